@@ -1,0 +1,435 @@
+//! `git orchestrate demo`: a throwaway repository with a tiny shell project and a master
+//! plan, and a scripted agent that drives this very binary through the workflow, printing
+//! every briefing and transition. Nothing is simulated: real git, real processes.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use clap::Args;
+
+use super::error::CommandError;
+use super::{Failure, Ui};
+
+/// Run a whole PR cycle in a throwaway repository with a built-in scripted agent: plan,
+/// branch, RED (with analysis), GREEN, checkpoint, a failing submit and its fix, the next
+/// step. Shows each briefing and transition, then the audit log.
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Build the demo repository here (a new or empty directory) and keep it.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+
+    /// Keep the temporary demo repository and print where it is.
+    #[arg(long)]
+    pub keep: bool,
+}
+
+const MASTER_PLAN: &str = "# Master plan: calc, a tiny shell calculator
+
+## PR 1: feat: Add and subtract numbers
+- `add A B` prints A + B
+- `sub A B` prints A - B
+
+## PR 2: feat: Multiply numbers
+- `mul A B` prints A * B
+";
+
+const CONFIG: &str = "main_branch = \"main\"
+master_plan = \"docs/Plan_Doc/Active_Plan.md\"
+
+[[preflight]]
+name = \"tests\"
+command = \"sh tests/run_all.sh\"
+timeout = \"1m\"
+
+[test]
+timeout = \"1m\"
+output_tail = 40
+";
+
+const RUN_ALL: &str = "#!/bin/sh
+# Runs every tests/test_*.sh; fails on the first failure.
+for t in tests/test_*.sh; do
+  [ -e \"$t\" ] || continue
+  sh \"$t\" || exit 1
+done
+echo \"all tests passed\"
+";
+
+const CALC_EMPTY: &str = "# calc: shell functions for arithmetic.\n";
+
+const TEST_ADD: &str = "#!/bin/sh
+. ./lib/calc.sh
+result=$(add 2 3)
+if [ \"$result\" != \"5\" ]; then
+  echo \"FAIL: add 2 3 printed '$result', expected 5\"
+  exit 1
+fi
+echo \"ok: add 2 3 = 5\"
+";
+
+const CALC_ADD: &str = "# calc: shell functions for arithmetic.
+add() { echo $(($1 + $2)); }
+";
+
+const CALC_ADD_REFACTOR_BROKEN: &str = "# calc: shell functions for arithmetic.
+
+# add A B: prints A + B.
+add() { printf '%d\\n' \"$(($1 + $3))\"; }
+";
+
+const CALC_ADD_REFACTOR_FIXED: &str = "# calc: shell functions for arithmetic.
+
+# add A B: prints A + B.
+add() { printf '%d\\n' \"$(($1 + $2))\"; }
+";
+
+const PLAN: &str = r#"{
+  "masterPlanPath": "docs/Plan_Doc/Active_Plan.md",
+  "prTitle": "feat: Add and subtract numbers",
+  "summary": "calc gains add and sub",
+  "verificationPlan": "tests/test_add.sh and tests/test_sub.sh pass under preflight",
+  "tasks": [
+    { "taskName": "add", "status": "TODO", "tdd_steps": [
+      { "type": "RED", "description": "tests/test_add.sh: add 2 3 prints 5", "status": "TODO" },
+      { "type": "GREEN", "description": "implement add in lib/calc.sh", "status": "TODO" },
+      { "type": "REFACTOR", "description": "document add and print with printf", "status": "TODO" } ] },
+    { "taskName": "sub", "status": "TODO", "tdd_steps": [
+      { "type": "RED", "description": "tests/test_sub.sh: sub 5 3 prints 2", "status": "TODO" },
+      { "type": "GREEN", "description": "implement sub in lib/calc.sh", "status": "TODO" } ] }
+  ]
+}
+"#;
+
+fn demo_error(message: impl Into<String>) -> Failure {
+    Failure::Command(CommandError::store(message))
+}
+
+struct Demo<'a> {
+    repo: PathBuf,
+    exe: PathBuf,
+    path_env: std::ffi::OsString,
+    ui: &'a mut Ui,
+    shown_tip: Option<String>,
+}
+
+impl Demo<'_> {
+    fn say(&mut self, text: &str) -> Result<(), Failure> {
+        self.ui.text(text).map_err(Failure::from)
+    }
+
+    fn banner(&mut self, who: &str, what: &str) -> Result<(), Failure> {
+        self.say(&format!("\n━━━━ {who}: {what}"))
+    }
+
+    fn write(&self, path: &str, content: &str) -> Result<(), Failure> {
+        let full = self.repo.join(path);
+        if let Some(parent) = full.parent() {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| demo_error(format!("create {}: {e}", parent.display())))?;
+        }
+        std::fs::write(&full, content)
+            .map_err(|e| demo_error(format!("write {}: {e}", full.display())))
+    }
+
+    fn git(&self, args: &[&str]) -> Result<String, Failure> {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(&self.repo)
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| demo_error(format!("run git: {e}")))?;
+        if !out.status.success() {
+            return Err(demo_error(format!(
+                "git {} failed: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&out.stderr)
+            )));
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
+    /// Runs `git orchestrate ARGS` (this binary) as the agent would, prints what it printed
+    /// and the transitions it made, and checks the exit code the script expects.
+    fn agent(
+        &mut self,
+        what: &str,
+        args: &[&str],
+        stdin: Option<&str>,
+        expect: u8,
+    ) -> Result<String, Failure> {
+        let shown: Vec<String> = args
+            .iter()
+            .map(|a| crate::workflow::briefing::shell_quote(a))
+            .collect();
+        self.banner("agent", what)?;
+        self.say(&format!("$ git orchestrate {}", shown.join(" ")))?;
+        let mut child = Command::new(&self.exe)
+            .args(args)
+            .current_dir(&self.repo)
+            .env("PATH", &self.path_env)
+            .env_remove("GIT_ORCHESTRATE_WORKFLOW")
+            .stdin(if stdin.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| demo_error(format!("run {}: {e}", self.exe.display())))?;
+        if let (Some(input), Some(mut pipe)) = (stdin, child.stdin.take()) {
+            pipe.write_all(input.as_bytes())
+                .map_err(|e| demo_error(format!("write to git orchestrate: {e}")))?;
+        }
+        let out = child
+            .wait_with_output()
+            .map_err(|e| demo_error(format!("wait for git orchestrate: {e}")))?;
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let code = out.status.code().unwrap_or(-1);
+        self.say(&stdout)?;
+        self.say(&String::from_utf8_lossy(&out.stderr))?;
+        self.say(&format!("[exit {code}]"))?;
+        if code != i32::from(expect) {
+            return Err(demo_error(format!(
+                "the demo expected exit {expect} from `git orchestrate {}`, got {code}",
+                args.join(" ")
+            )));
+        }
+        self.transitions()?;
+        Ok(stdout)
+    }
+
+    /// Prints the workflow commits made since the last look.
+    fn transitions(&mut self) -> Result<(), Failure> {
+        let reference = "refs/orchestrator/workflows/main";
+        let tip = self
+            .git(&["rev-parse", "--verify", "--quiet", reference])
+            .ok();
+        let tip = tip.map(|t| t.trim().to_string()).filter(|t| !t.is_empty());
+        if tip == self.shown_tip {
+            return Ok(());
+        }
+        let range = match &self.shown_tip {
+            Some(old) => format!("{old}..{reference}"),
+            None => reference.to_string(),
+        };
+        let log = self.git(&["log", "--reverse", "--format=%h %s", &range])?;
+        for line in log.lines() {
+            self.say(&format!("  transition {line}"))?;
+        }
+        self.shown_tip = tip;
+        Ok(())
+    }
+}
+
+pub fn run(args: &DemoArgs, ui: &mut Ui) -> Result<u8, Failure> {
+    let exe =
+        std::env::current_exe().map_err(|e| demo_error(format!("cannot find this binary: {e}")))?;
+    let mut temp = None;
+    let (repo, keep) = match &args.dir {
+        Some(dir) => {
+            if dir.exists()
+                && std::fs::read_dir(dir)
+                    .map_err(|e| demo_error(format!("read {}: {e}", dir.display())))?
+                    .next()
+                    .is_some()
+            {
+                return Err(Failure::Command(CommandError::invalid_input(
+                    format!("{} is not empty", dir.display()),
+                    "Pass a new or empty directory to --dir.",
+                )));
+            }
+            std::fs::create_dir_all(dir)
+                .map_err(|e| demo_error(format!("create {}: {e}", dir.display())))?;
+            (dir.clone(), true)
+        }
+        None => {
+            let dir = tempfile::Builder::new()
+                .prefix("git-orchestrate-demo-")
+                .tempdir()
+                .map_err(|e| demo_error(format!("create a temporary directory: {e}")))?;
+            let path = dir.path().to_path_buf();
+            temp = Some(dir);
+            (path, args.keep)
+        }
+    };
+    // `git orchestrate` inside the demo must be this binary, whatever else is installed.
+    let mut paths = vec![exe.parent().map(Path::to_path_buf).unwrap_or_default()];
+    paths.extend(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    ));
+    let path_env = std::env::join_paths(paths).map_err(|e| demo_error(format!("PATH: {e}")))?;
+    let mut demo = Demo {
+        repo: repo.clone(),
+        exe,
+        path_env,
+        ui,
+        shown_tip: None,
+    };
+    script(&mut demo)?;
+    if keep {
+        let dir = repo.display().to_string();
+        demo.say(&format!(
+            "\nThe demo repository is kept at {dir}\n  cd {dir} && git orchestrate status"
+        ))?;
+        // A TempDir deletes its directory on drop unless it is kept.
+        if let Some(temp) = temp {
+            let _ = temp.keep();
+        }
+    } else {
+        demo.say("\n(The demo repository was temporary and is removed now; `git orchestrate demo --keep` keeps it.)")?;
+    }
+    Ok(0)
+}
+
+fn script(d: &mut Demo) -> Result<(), Failure> {
+    d.say(&format!(
+        "git-orchestrate demo: a throwaway repository at {}\n\
+         A scripted agent drives the real `git orchestrate` binary through one PR: it plans, gets a\n\
+         branch, writes a RED test, analyses its failure, makes it GREEN, checkpoints, breaks the\n\
+         code in a REFACTOR (so you see DEBUGGING), fixes it, and moves on to the next task.",
+        d.repo.display()
+    ))?;
+    d.banner(
+        "human",
+        "set up a repository with a tiny project, a master plan and .orchestrate.toml",
+    )?;
+    d.git(&["init", "--quiet", "--initial-branch=main"])?;
+    for (key, value) in [
+        ("user.name", "Demo Human"),
+        ("user.email", "human@demo.invalid"),
+        ("commit.gpgsign", "false"),
+        ("core.hooksPath", ".git/hooks"),
+    ] {
+        d.git(&["config", key, value])?;
+    }
+    d.write("docs/Plan_Doc/Active_Plan.md", MASTER_PLAN)?;
+    d.write("tests/run_all.sh", RUN_ALL)?;
+    d.write("lib/calc.sh", CALC_EMPTY)?;
+    d.write(".orchestrate.toml", CONFIG)?;
+    d.git(&["add", "--all"])?;
+    d.git(&[
+        "commit",
+        "--quiet",
+        "-m",
+        "calc: project skeleton, master plan, orchestrator config",
+    ])?;
+    d.say(&d.git(&["log", "--oneline", "--stat"])?)?;
+
+    d.agent("what should I do?", &["get-task"], None, 0)?;
+    d.agent(
+        "submit the plan for PR 1 (on stdin)",
+        &[
+            "submit-work",
+            "--summary",
+            "plan for PR 1: add and sub",
+            "--plan",
+            "-",
+        ],
+        Some(PLAN),
+        0,
+    )?;
+    d.agent("what now?", &["get-task"], None, 0)?;
+
+    d.banner("agent", "writes tests/test_add.sh (add does not exist yet)")?;
+    d.write("tests/test_add.sh", TEST_ADD)?;
+    d.agent(
+        "submit the RED test",
+        &[
+            "submit-work",
+            "--summary",
+            "test for add",
+            "--test-command",
+            "sh tests/test_add.sh",
+            "--expectation",
+            "FAIL",
+        ],
+        None,
+        3,
+    )?;
+    d.agent("what now?", &["get-task"], None, 0)?;
+    d.agent(
+        "it failed because add is not defined: the intended reason",
+        &[
+            "submit-work",
+            "--summary",
+            "fails with 'add: not found': add does not exist yet",
+            "--analysis-decision",
+            "SUCCESS",
+        ],
+        None,
+        0,
+    )?;
+    d.agent("next step", &["get-task"], None, 0)?;
+
+    d.banner("agent", "implements add in lib/calc.sh")?;
+    d.write("lib/calc.sh", CALC_ADD)?;
+    d.agent(
+        "submit GREEN",
+        &[
+            "submit-work",
+            "--summary",
+            "add implemented with shell arithmetic",
+            "--test-command",
+            "sh tests/test_add.sh",
+            "--expectation",
+            "PASS",
+        ],
+        None,
+        0,
+    )?;
+    d.agent("next step", &["get-task"], None, 0)?;
+    d.agent("checkpoint", &["checkpoint"], None, 0)?;
+    d.agent("next step", &["get-task"], None, 0)?;
+
+    d.banner("agent", "refactors add, and slips: $3 instead of $2")?;
+    d.write("lib/calc.sh", CALC_ADD_REFACTOR_BROKEN)?;
+    d.agent(
+        "submit REFACTOR",
+        &[
+            "submit-work",
+            "--summary",
+            "document add, print with printf",
+            "--test-command",
+            "sh tests/test_add.sh",
+            "--expectation",
+            "PASS",
+        ],
+        None,
+        1,
+    )?;
+    d.agent("what now?", &["get-task"], None, 0)?;
+
+    d.banner("agent", "reads the verbatim output: the arithmetic fails on \"2 + \", so $3 is empty; fixes $3 -> $2")?;
+    d.write("lib/calc.sh", CALC_ADD_REFACTOR_FIXED)?;
+    d.agent(
+        "submit the fix",
+        &[
+            "submit-work",
+            "--summary",
+            "hypothesis: add used $3; fixed to $2",
+            "--test-command",
+            "sh tests/test_add.sh",
+        ],
+        None,
+        0,
+    )?;
+    d.agent("next step", &["get-task"], None, 0)?;
+    d.agent("checkpoint", &["checkpoint"], None, 0)?;
+    d.agent("next step", &["get-task"], None, 0)?;
+
+    d.banner("human", "looks at the state, the plan and the audit log")?;
+    d.agent("status (read-only)", &["status"], None, 0)?;
+    d.agent("the plan", &["plan", "show"], None, 0)?;
+    d.say("\n$ git log --format='%h %s' refs/orchestrator/workflows/main")?;
+    d.say(&d.git(&["log", "--format=%h %s", "refs/orchestrator/workflows/main"])?)?;
+    d.say("$ git log --oneline feat/add-and-subtract-numbers")?;
+    d.say(&d.git(&["log", "--oneline", "feat/add-and-subtract-numbers"])?)?;
+    d.say(
+        "The workflow state, the plan and the full output of every run live in git, under\n\
+         refs/orchestrator/workflows/main; the working tree holds only the project.",
+    )?;
+    Ok(())
+}

@@ -1,0 +1,85 @@
+//! `git orchestrate init`: configure a repository and create its workflow.
+
+use clap::Args;
+use serde_json::json;
+
+use super::{Failure, Ui};
+use crate::config::FILE_NAME;
+use crate::engine::{self, Session};
+
+/// Set up git-orchestrate in this repository: write .orchestrate.toml if there is none (an
+/// existing one is never overwritten) and create the workflow in INITIALIZING. Safe to run
+/// again.
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// The branch PRs start from and merge into (default: main, else master, else the
+    /// current branch).
+    #[arg(long, value_name = "BRANCH")]
+    pub main_branch: Option<String>,
+
+    /// The preflight command every PASS must also pass, e.g. "cargo test".
+    #[arg(long, value_name = "COMMAND")]
+    pub preflight: Option<String>,
+}
+
+pub fn run(session: &Session, args: &InitArgs, ui: &mut Ui) -> Result<u8, Failure> {
+    let report = engine::init(
+        session,
+        args.main_branch.as_deref(),
+        args.preflight.as_deref(),
+    )?;
+    if ui.json {
+        ui.json_object(json!({
+            "workflow": report.workflow,
+            "ref": report.reference,
+            "main_branch": report.main_branch,
+            "config": report.config_path,
+            "config_written": report.config_written,
+            "created": report.created,
+            "state": report.state.status,
+            "warnings": report.warnings,
+        }))?;
+        return Ok(0);
+    }
+    let mut lines = vec![if report.config_written {
+        format!(
+            "wrote {} (main branch: {})",
+            report.config_path.display(),
+            report.main_branch
+        )
+    } else {
+        format!("kept {}", report.config_path.display())
+    }];
+    if let Some(note) = &report.config_note {
+        lines.push(format!("note: {note}"));
+    }
+    lines.push(if report.created {
+        format!(
+            "created workflow {} in INITIALIZING ({})",
+            report.workflow, report.reference
+        )
+    } else {
+        format!(
+            "workflow {} exists ({}, state {})",
+            report.workflow, report.reference, report.state.status
+        )
+    });
+    if !ui.quiet {
+        if report.config_written {
+            lines.push(format!(
+                "next: commit {FILE_NAME} on {} (git add {FILE_NAME} && git commit -m \"chore: configure git-orchestrate\"), \
+                 then have your agent run `git orchestrate get-task`",
+                report.main_branch
+            ));
+        } else {
+            lines.push("next: have your agent run `git orchestrate get-task`".to_string());
+        }
+        for w in &report.warnings {
+            lines.push(format!("WARNING: {w}"));
+        }
+    }
+    for line in lines {
+        ui.line(line)?;
+    }
+    Ok(0)
+}

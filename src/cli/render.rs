@@ -1,0 +1,147 @@
+//! Output: text for people, JSON objects for machines, and errors in both forms. Writes go
+//! through here so that a closed pipe ends the program quietly instead of panicking.
+
+use std::io::Write;
+
+use serde_json::{Value, json};
+
+use super::error::CommandError;
+use crate::workflow::state::{ExitRecord, PreflightRecord, format_ms};
+
+/// The JSON schema version of every object printed with `--json`.
+pub const JSON_SCHEMA: u32 = 1;
+
+pub struct Ui {
+    pub json: bool,
+    pub quiet: bool,
+    out: Box<dyn Write>,
+}
+
+impl Ui {
+    pub fn new(json: bool, quiet: bool) -> Self {
+        Ui {
+            json,
+            quiet,
+            out: Box::new(std::io::stdout().lock()),
+        }
+    }
+
+    /// A Ui writing into a buffer, for tests and the demo.
+    pub fn buffered(json: bool, out: Box<dyn Write>) -> Self {
+        Ui {
+            json,
+            quiet: false,
+            out,
+        }
+    }
+
+    pub fn text(&mut self, text: &str) -> std::io::Result<()> {
+        self.out.write_all(text.as_bytes())?;
+        if !text.is_empty() && !text.ends_with('\n') {
+            self.out.write_all(b"\n")?;
+        }
+        self.out.flush()
+    }
+
+    pub fn line(&mut self, line: impl AsRef<str>) -> std::io::Result<()> {
+        writeln!(self.out, "{}", line.as_ref())
+    }
+
+    /// Prints a JSON object, adding `"schema": 1` first.
+    pub fn json_object(&mut self, value: Value) -> std::io::Result<()> {
+        let mut object = serde_json::Map::new();
+        object.insert("schema".into(), json!(JSON_SCHEMA));
+        if let Value::Object(fields) = value {
+            object.extend(fields);
+        }
+        serde_json::to_writer_pretty(&mut self.out, &Value::Object(object))?;
+        writeln!(self.out)?;
+        self.out.flush()
+    }
+
+    /// Renders an error: JSON on stdout with `--json`, otherwise text on stderr.
+    pub fn error(&mut self, err: &CommandError) -> std::io::Result<()> {
+        if self.json {
+            let mut error = json!({
+                "code": err.code,
+                "kind": err.kind,
+                "message": err.message,
+            });
+            if let Some(state) = err.state {
+                error["state"] = json!(state);
+            }
+            if let Some(hint) = &err.hint {
+                error["hint"] = json!(hint);
+            }
+            if !err.problems.is_empty() {
+                error["problems"] = json!(err.problems);
+            }
+            if let Some(output) = &err.output {
+                error["output"] = json!(String::from_utf8_lossy(output));
+            }
+            return self.json_object(json!({ "error": error }));
+        }
+        let mut text = String::new();
+        if let Some(output) = &err.output {
+            text.push_str(&output_block(&String::from_utf8_lossy(output), None));
+        }
+        text.push_str(&format!("error: {}\n", err.message));
+        for p in &err.problems {
+            text.push_str(&format!("  - {p}\n"));
+        }
+        if let Some(hint) = &err.hint {
+            if !self.quiet {
+                text.push_str(&format!("hint: {hint}\n"));
+            }
+        }
+        let mut stderr = std::io::stderr().lock();
+        stderr.write_all(text.as_bytes())?;
+        stderr.flush()
+    }
+}
+
+const RULE: &str = "----------------------------------------------------------------";
+
+/// Output between rules, with where to find all of it.
+pub fn output_block(text: &str, full: Option<&str>) -> String {
+    let heading = match full {
+        Some(cmd) => format!("output (the end of it; all of it: {cmd}):\n"),
+        None => "output:\n".to_string(),
+    };
+    let newline = if text.is_empty() || text.ends_with('\n') {
+        ""
+    } else {
+        "\n"
+    };
+    format!("{heading}{RULE}\n{text}{newline}{RULE}\n")
+}
+
+/// `exit 0, 812ms` for a gate or test line.
+pub fn exit_and_time(exit: &ExitRecord, ms: u64) -> String {
+    format!("{exit}, {}", format_ms(ms))
+}
+
+/// `preflight: tests ok (exit 0, 812ms), lint FAILED (exit 1, 90ms)` or the honest
+/// `preflight: none configured`.
+pub fn preflight_line(preflight: &PreflightRecord) -> String {
+    if preflight.gates.is_empty() {
+        return "preflight: none configured (WARNING: a pass was verified by the test command alone)".to_string();
+    }
+    let gates: Vec<String> = preflight
+        .gates
+        .iter()
+        .map(|g| {
+            format!(
+                "{} {} ({})",
+                g.name,
+                if g.exit.success() { "ok" } else { "FAILED" },
+                exit_and_time(&g.exit, g.ms)
+            )
+        })
+        .collect();
+    format!("preflight: {}", gates.join(", "))
+}
+
+pub fn exit_json(exit: &ExitRecord) -> Value {
+    serde_json::to_value(exit).unwrap_or(Value::Null)
+}

@@ -1,0 +1,154 @@
+//! `git orchestrate status`: where the workflow stands. Read-only: it never acts.
+
+use clap::Args;
+use serde_json::json;
+
+use super::render::preflight_line;
+use super::{Failure, Ui};
+use crate::engine::Session;
+use crate::workflow::{State, Status};
+
+/// Show the workflow's state, branch, current step, counters, last result and warnings.
+/// Unlike get-task it never changes anything.
+#[derive(Debug, Args)]
+pub struct StatusArgs {}
+
+pub fn run(session: &Session, _args: &StatusArgs, ui: &mut Ui) -> Result<u8, Failure> {
+    let snapshot = session
+        .store
+        .read()
+        .map_err(crate::engine::EngineError::from)?;
+    let (state, plan, tip) = match &snapshot {
+        Some(s) => (s.state.clone(), s.plan.clone(), Some(s.tip.to_string())),
+        None => (State::new(None), None, None),
+    };
+    let loaded = session.load_config(Some(&state))?;
+    let mut warnings = loaded.warnings;
+    if let Some(w) = session.branch_warning(&state)? {
+        warnings.push(w);
+    }
+    let head = session
+        .store
+        .head_branch()
+        .map_err(crate::engine::EngineError::from)?;
+    let current = plan.as_ref().and_then(|p| {
+        p.current_step()
+            .and_then(|id| p.step(id).map(|s| (id, s, &p.tasks[id.task])))
+    });
+    if ui.json {
+        return ui
+            .json_object(json!({
+                "workflow": session.store.workflow(),
+                "exists": snapshot.is_some(),
+                "state": state.status,
+                "branch": state.current_pr_branch,
+                "head": head,
+                "main_branch": state.main_branch,
+                "step": current.map(|(id, s, task)| json!({
+                    "id": id.to_string(), "task": task.name, "type": s.kind, "description": s.description,
+                })),
+                "progress": plan.as_ref().map(|p| { let (d, t) = p.progress(); json!({"done": d, "total": t}) }),
+                "pr_title": plan.as_ref().map(|p| p.pr_title.clone()),
+                "debug_attempt_counter": state.debug_attempt_counter,
+                "pending": state.pending.as_ref().map(|p| p.kind()),
+                "last_run": state.last_run,
+                "last_commit_hash": state.last_commit_hash,
+                "config": { "origin": loaded.origin.to_string(), "preflight": loaded.config.gate_names() },
+                "warnings": warnings,
+                "tip": tip,
+            }))
+            .map(|()| 0)
+            .map_err(Failure::from);
+    }
+    let mut lines = Vec::new();
+    let reference = session.store.ref_name();
+    lines.push(match &tip {
+        Some(tip) => format!(
+            "workflow  {} ({reference} @ {})",
+            session.store.workflow(),
+            &tip[..12]
+        ),
+        None => format!(
+            "workflow  {} (not created yet: `git orchestrate init` or `get-task` creates it)",
+            session.store.workflow()
+        ),
+    });
+    let attempt = if state.status == Status::Debugging {
+        format!(" · debugging attempt {}", state.debug_attempt_counter)
+    } else {
+        String::new()
+    };
+    lines.push(format!("state     {}{attempt}", state.status));
+    if let Some(plan) = &plan {
+        let (done, total) = plan.progress();
+        lines.push(format!(
+            "PR        {} · {done} of {total} steps done",
+            plan.pr_title
+        ));
+    }
+    if let Some(branch) = &state.current_pr_branch {
+        let checked_out = if head.as_deref() == Some(branch.as_str()) {
+            "checked out"
+        } else {
+            "not checked out"
+        };
+        let created = if state.status == Status::CreatingBranch {
+            "to be created"
+        } else {
+            checked_out
+        };
+        lines.push(format!("branch    {branch} ({created})"));
+    }
+    if let Some((id, step, task)) = current {
+        lines.push(format!(
+            "step      {id} {} of task {}/{} \"{}\": {}",
+            step.kind,
+            id.task + 1,
+            plan.as_ref().map_or(0, |p| p.tasks.len()),
+            task.name,
+            step.description.lines().next().unwrap_or_default()
+        ));
+    }
+    if let Some(pending) = &state.pending {
+        let what = match pending.kind() {
+            "analysis" => "analysis of the last RED run (submit-work --analysis-decision)",
+            _ => "a checkpoint commit (git orchestrate checkpoint)",
+        };
+        lines.push(format!("pending   {what}"));
+    }
+    if let Some(run) = &state.last_run {
+        let mut line = format!(
+            "last run  step {} `{}`: {} ({})",
+            run.step,
+            run.command,
+            run.verdict.as_str(),
+            run.exit
+        );
+        if let Some(pre) = &run.preflight {
+            line.push_str(&format!(" · {}", preflight_line(pre)));
+        }
+        lines.push(line);
+    }
+    if let Some(commit) = &state.last_commit_hash {
+        lines.push(format!("checkpoint {}", &commit[..commit.len().min(12)]));
+    }
+    let gates = loaded.config.gate_names();
+    lines.push(format!(
+        "config    {} · preflight: {}",
+        loaded.origin,
+        if gates.is_empty() {
+            "none".to_string()
+        } else {
+            gates.join(", ")
+        }
+    ));
+    for line in lines {
+        ui.line(line)?;
+    }
+    if !ui.quiet {
+        for w in &warnings {
+            ui.line(format!("WARNING: {w}"))?;
+        }
+    }
+    Ok(0)
+}

@@ -1,0 +1,202 @@
+//! `git orchestrate submit-work`: the verification gateway.
+
+use std::io::Read;
+use std::path::PathBuf;
+
+use clap::{ArgGroup, Args, ValueEnum};
+use serde_json::json;
+
+use super::error::CommandError;
+use super::render::{exit_and_time, exit_json, output_block, preflight_line};
+use super::{Failure, Ui};
+use crate::engine::{self, Session, SubmitKind, SubmitReport};
+use crate::exec::tail_lines;
+use crate::workflow::{Decision, Expectation, Pending, Status, Verdict};
+
+/// Submit work for verification: a PR plan (--plan), a test run (--test-command), or your
+/// judgement of a NEEDS_ANALYSIS result (--analysis-decision). Never run tests to judge your
+/// work yourself; this runs them, then the preflight gates.
+///
+/// Exit codes: 0 SUCCESS, 1 FAILURE, 3 NEEDS_ANALYSIS, 2 invalid input, 4 not accepted in
+/// this state.
+#[derive(Debug, Args)]
+#[command(group(ArgGroup::new("work").required(true).args(["test_command", "analysis_decision", "plan"])))]
+pub struct SubmitWorkArgs {
+    /// A brief summary of what you did and why; it is recorded in the workflow's history.
+    #[arg(long, short)]
+    pub summary: String,
+
+    /// The command that runs the test for this step (`sh -c`, in the repository root, stdin
+    /// closed, killed with its process group at `test.timeout`).
+    #[arg(long, value_name = "COMMAND", conflicts_with_all = ["analysis_decision", "plan"])]
+    pub test_command: Option<String>,
+
+    /// What the test must do: FAIL for a RED step, PASS for GREEN and REFACTOR (the default
+    /// follows the step, and a contradicting value is refused).
+    #[arg(long, value_enum, ignore_case = true, requires = "test_command")]
+    pub expectation: Option<ExpectationArg>,
+
+    /// After NEEDS_ANALYSIS: SUCCESS if the RED test failed for the intended reason, FAILURE if
+    /// for another one.
+    #[arg(long, value_enum, ignore_case = true, conflicts_with = "plan")]
+    pub analysis_decision: Option<DecisionArg>,
+
+    /// The PR plan as JSON (schema: `git orchestrate get-task` in INITIALIZING): a file, or
+    /// `-` to read it from stdin.
+    #[arg(long, value_name = "FILE|-")]
+    pub plan: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum ExpectationArg {
+    #[value(name = "PASS")]
+    Pass,
+    #[value(name = "FAIL")]
+    Fail,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum DecisionArg {
+    #[value(name = "SUCCESS")]
+    Success,
+    #[value(name = "FAILURE")]
+    Failure,
+}
+
+fn read_plan(path: &PathBuf) -> Result<Vec<u8>, CommandError> {
+    let result = if path.as_os_str() == "-" {
+        let mut bytes = Vec::new();
+        std::io::stdin().read_to_end(&mut bytes).map(|_| bytes)
+    } else {
+        std::fs::read(path)
+    };
+    result.map_err(|e| {
+        let what = if path.as_os_str() == "-" {
+            "the plan from stdin".to_string()
+        } else {
+            format!("the plan file {}", path.display())
+        };
+        CommandError::invalid_input(
+            format!("cannot read {what}: {e}"),
+            "Pass a readable JSON file with --plan FILE, or pipe it with --plan -.",
+        )
+    })
+}
+
+pub fn run(session: &Session, args: &SubmitWorkArgs, ui: &mut Ui) -> Result<u8, Failure> {
+    if args.summary.trim().is_empty() {
+        return Err(Failure::Command(CommandError::invalid_input(
+            "--summary must not be empty",
+            "Say in one line what you did, e.g. --summary \"add() sums two numbers\".",
+        )));
+    }
+    let kind = match (&args.plan, &args.test_command, args.analysis_decision) {
+        (Some(path), _, _) => SubmitKind::Plan(read_plan(path).map_err(Failure::Command)?),
+        (_, Some(command), _) if command.trim().is_empty() => {
+            return Err(Failure::Command(CommandError::invalid_input(
+                "--test-command must not be empty",
+                "Pass the command that runs this step's test.",
+            )));
+        }
+        (_, Some(command), _) => SubmitKind::Test {
+            command: command.clone(),
+            expectation: args.expectation.map(|e| match e {
+                ExpectationArg::Pass => Expectation::Pass,
+                ExpectationArg::Fail => Expectation::Fail,
+            }),
+        },
+        (_, _, Some(decision)) => SubmitKind::Analysis(match decision {
+            DecisionArg::Success => Decision::Success,
+            DecisionArg::Failure => Decision::Failure,
+        }),
+        (None, None, None) => {
+            return Err(Failure::Command(CommandError::usage(
+                "submit-work needs one of --plan, --test-command or --analysis-decision",
+            )));
+        }
+    };
+    let report = engine::submit(session, &args.summary, &kind)?;
+    let code = match report.verdict {
+        Verdict::Success => 0,
+        Verdict::Failure => 1,
+        Verdict::NeedsAnalysis => 3,
+    };
+    let next = next_action(&report);
+    if ui.json {
+        ui.json_object(json!({
+            "status": report.verdict,
+            "output": String::from_utf8_lossy(&report.output),
+            "state": report.state.status,
+            "step": report.step.map(|s| s.to_string()),
+            "debug_attempt_counter": report.state.debug_attempt_counter,
+            "pending": report.state.pending.as_ref().map(|p| p.kind()),
+            "test": report.test.as_ref().map(|t| json!({
+                "command": t.command, "exit": exit_json(&t.exit), "ms": t.ms,
+            })),
+            "preflight": report.preflight,
+            "next": next,
+        }))?;
+        return Ok(code);
+    }
+    let verdict = report.verdict.as_str();
+    let headline = report
+        .headline
+        .strip_prefix(&format!("{verdict}: "))
+        .unwrap_or(&report.headline);
+    let mut text = format!("{verdict}: {headline}\n");
+    if let Some(test) = &report.test {
+        text.push_str(&format!(
+            "$ {}   ({})\n",
+            test.command,
+            exit_and_time(&test.exit, test.ms)
+        ));
+    }
+    if let Some(pre) = &report.preflight {
+        text.push_str(&preflight_line(pre));
+        text.push('\n');
+    }
+    if report.verdict != Verdict::Success && !report.output.is_empty() {
+        let tail_len = session
+            .load_config(Some(&report.state))?
+            .config
+            .test
+            .output_tail;
+        let command = session.store.output_log_command();
+        text.push_str(&output_block(
+            &tail_lines(&report.output, tail_len),
+            Some(&command),
+        ));
+    }
+    if !ui.quiet {
+        text.push_str(&format!(
+            "state: {} · next: {next}\n",
+            describe_state(&report)
+        ));
+    }
+    ui.text(&text)?;
+    Ok(code)
+}
+
+fn describe_state(report: &SubmitReport) -> String {
+    match report.state.status {
+        Status::Debugging => format!("DEBUGGING (attempt {})", report.state.debug_attempt_counter),
+        status => status.to_string(),
+    }
+}
+
+fn next_action(report: &SubmitReport) -> String {
+    match (&report.state.pending, report.state.status, report.verdict) {
+        (Some(Pending::Checkpoint { .. }), _, _) => {
+            "make the checkpoint commit with `git orchestrate checkpoint`, then run `git orchestrate get-task`".into()
+        }
+        (Some(Pending::Analysis { .. }), _, _) => "judge why the RED test failed, then answer with \
+             `git orchestrate submit-work --summary \"<why>\" --analysis-decision SUCCESS` (intended reason) \
+             or `--analysis-decision FAILURE` (`git orchestrate get-task` explains)"
+            .into(),
+        (_, Status::CreatingBranch, _) => {
+            "run `git orchestrate get-task`; it creates the PR branch and gives you the first step".into()
+        }
+        (_, Status::Debugging, _) => "run `git orchestrate get-task` for the failing output and debugging guidance".into(),
+        _ => "run `git orchestrate get-task` for your next instruction".into(),
+    }
+}

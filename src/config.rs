@@ -1,0 +1,385 @@
+//! `.orchestrate.toml` (SPEC §4): parsing with errors that name the key and line, the
+//! defaults, and the file `init` writes.
+
+use std::fmt;
+use std::time::Duration;
+
+use serde::{Deserialize, Deserializer};
+
+/// The config file's name, at the repository root.
+pub const FILE_NAME: &str = ".orchestrate.toml";
+
+const DEFAULT_MASTER_PLAN: &str = "docs/Plan_Doc/Active_Plan.md";
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
+const DEFAULT_OUTPUT_TAIL: usize = 200;
+
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    #[serde(default)]
+    pub main_branch: Option<String>,
+    #[serde(default = "default_master_plan")]
+    pub master_plan: String,
+    /// No remote: local-only, no pull before branching.
+    #[serde(default)]
+    pub remote: Option<String>,
+    #[serde(default)]
+    pub preflight: Vec<Gate>,
+    #[serde(default)]
+    pub test: TestConfig,
+}
+
+/// One `[[preflight]]` command gate.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Gate {
+    #[serde(deserialize_with = "non_empty")]
+    pub name: String,
+    #[serde(deserialize_with = "non_empty")]
+    pub command: String,
+    #[serde(default = "default_timeout", deserialize_with = "duration")]
+    pub timeout: Duration,
+    /// Consecutive gates with the same group run in parallel.
+    #[serde(default)]
+    pub group: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TestConfig {
+    /// For the agent's `--test-command`.
+    #[serde(default = "default_timeout", deserialize_with = "duration")]
+    pub timeout: Duration,
+    /// Lines of output shown in briefings; the full text is in `output.log`.
+    #[serde(default = "default_output_tail", deserialize_with = "positive")]
+    pub output_tail: usize,
+}
+
+impl Default for TestConfig {
+    fn default() -> Self {
+        TestConfig {
+            timeout: DEFAULT_TIMEOUT,
+            output_tail: DEFAULT_OUTPUT_TAIL,
+        }
+    }
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            main_branch: None,
+            master_plan: default_master_plan(),
+            remote: None,
+            preflight: Vec::new(),
+            test: TestConfig::default(),
+        }
+    }
+}
+
+fn default_master_plan() -> String {
+    DEFAULT_MASTER_PLAN.to_string()
+}
+
+fn default_timeout() -> Duration {
+    DEFAULT_TIMEOUT
+}
+
+fn default_output_tail() -> usize {
+    DEFAULT_OUTPUT_TAIL
+}
+
+fn non_empty<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    let s = String::deserialize(d)?;
+    if s.trim().is_empty() {
+        return Err(serde::de::Error::custom("must not be empty"));
+    }
+    Ok(s)
+}
+
+fn positive<'de, D: Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
+    let n = usize::deserialize(d)?;
+    if n == 0 {
+        return Err(serde::de::Error::custom("must be at least 1"));
+    }
+    Ok(n)
+}
+
+fn duration<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+    let s = String::deserialize(d)?;
+    parse_duration(&s).map_err(serde::de::Error::custom)
+}
+
+/// Parses `"10m"`, `"30s"`, `"1h30m"`, `"500ms"`. A bare number is refused: its unit would
+/// be a guess.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let bad = || {
+        format!(
+            "invalid duration \"{text}\": use a number with a unit, like \"500ms\", \"30s\", \"10m\" or \"1h30m\""
+        )
+    };
+    let mut rest = text.trim();
+    if rest.is_empty() {
+        return Err(bad());
+    }
+    let mut total = Duration::ZERO;
+    while !rest.is_empty() {
+        let digits = rest.find(|c: char| !c.is_ascii_digit()).ok_or_else(bad)?;
+        if digits == 0 {
+            return Err(bad());
+        }
+        let n: u64 = rest[..digits].parse().map_err(|_| bad())?;
+        rest = &rest[digits..];
+        let unit_len = rest
+            .find(|c: char| c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        let unit = match &rest[..unit_len] {
+            "ms" => Duration::from_millis(n),
+            "s" => Duration::from_secs(n),
+            "m" => Duration::from_secs(n.saturating_mul(60)),
+            "h" => Duration::from_secs(n.saturating_mul(3600)),
+            _ => return Err(bad()),
+        };
+        total = total.saturating_add(unit);
+        rest = &rest[unit_len..];
+    }
+    if total.is_zero() {
+        return Err(format!(
+            "invalid duration \"{text}\": must be longer than zero"
+        ));
+    }
+    Ok(total)
+}
+
+/// Where a config was read from, for messages and warnings.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// `<main>:.orchestrate.toml`, read from the object database: protected from the PR branch.
+    MainBranch(String),
+    /// The working-tree file.
+    WorkingTree,
+    /// No file anywhere: defaults.
+    Defaults,
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Origin::MainBranch(main) => write!(f, "{main}:{FILE_NAME}"),
+            Origin::WorkingTree => write!(f, "{FILE_NAME} (working tree)"),
+            Origin::Defaults => f.write_str("built-in defaults (no .orchestrate.toml)"),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("invalid {origin}: {message}")]
+pub struct ConfigError {
+    pub origin: String,
+    pub message: String,
+}
+
+impl Config {
+    /// Parses a config file's text; `origin` names it in errors.
+    pub fn parse(text: &str, origin: &Origin) -> Result<Config, ConfigError> {
+        let err = |message: String| ConfigError {
+            origin: origin.to_string(),
+            message,
+        };
+        let config: Config =
+            toml::from_str(text).map_err(|e| err(e.to_string().trim_end().to_string()))?;
+        let mut seen = std::collections::HashSet::new();
+        for (i, gate) in config.preflight.iter().enumerate() {
+            if !seen.insert(gate.name.as_str()) {
+                return Err(err(format!(
+                    "preflight[{i}].name: the gate name \"{}\" is used twice; gate names must be unique",
+                    gate.name
+                )));
+            }
+        }
+        Ok(config)
+    }
+
+    pub fn gate_names(&self) -> Vec<String> {
+        self.preflight.iter().map(|g| g.name.clone()).collect()
+    }
+
+    /// Identifies the preflight configuration: a passing result is only reused for the same
+    /// gates (SPEC §7.3). It is the blob id of a canonical rendering of the gates.
+    pub fn preflight_key(&self) -> String {
+        let mut canonical = String::new();
+        for g in &self.preflight {
+            canonical.push_str(&format!(
+                "{}\0{}\0{}\0{}\n",
+                g.name,
+                g.command,
+                g.timeout.as_millis(),
+                g.group.as_deref().unwrap_or("")
+            ));
+        }
+        gix::objs::compute_hash(
+            gix::hash::Kind::Sha1,
+            gix::objs::Kind::Blob,
+            canonical.as_bytes(),
+        )
+        .map(|id| id.to_string())
+        .unwrap_or(canonical)
+    }
+}
+
+/// The file `init` writes when there is none: every key documented, preflight from `--preflight`.
+pub fn initial_file(main_branch: &str, preflight: Option<&str>) -> String {
+    let gate = match preflight {
+        Some(command) => format!(
+            "[[preflight]]\nname = \"preflight\"\ncommand = {}\ntimeout = \"10m\"\n",
+            toml_string(command)
+        ),
+        None => "# No preflight gate yet: a PASS is then verified by the agent's test command alone.\n\
+                 # Add the command that must pass before any step counts, for example:\n\
+                 # [[preflight]]\n# name = \"tests\"\n# command = \"cargo test\"\n# timeout = \"10m\"\n"
+            .to_string(),
+    };
+    format!(
+        "# git-orchestrate configuration (every key: `man git-orchestrate`, or docs/config.md in its sources).
+# Commit this file on {main_branch}: once a PR branch exists, the gates are read from
+# {main_branch}:{FILE_NAME}, so an agent cannot weaken them on its branch.
+
+main_branch = {main}
+master_plan = \"{DEFAULT_MASTER_PLAN}\"
+# remote = \"origin\"          # set to pull {main_branch} before each new PR branch
+
+# Ordered gates, run after every passing PASS submit and on checkpoints.
+# Consecutive gates with the same `group` run in parallel.
+{gate}
+[test]
+timeout = \"10m\"            # for the agent's --test-command; the process group is killed after it
+output_tail = 200           # lines of output shown in briefings; output.log keeps all of it
+",
+        main = toml_string(main_branch)
+    )
+}
+
+fn toml_string(s: &str) -> String {
+    toml::Value::String(s.to_string()).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn parse(text: &str) -> Result<Config, String> {
+        Config::parse(text, &Origin::WorkingTree).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn defaults_when_empty() {
+        assert_eq!(parse("").unwrap(), Config::default());
+        assert!(Config::default().preflight.is_empty());
+    }
+
+    #[test]
+    fn a_full_file_parses() {
+        let config = parse(
+            r#"
+main_branch = "trunk"
+master_plan = "PLAN.md"
+remote = "origin"
+[[preflight]]
+name = "fmt"
+command = "cargo fmt --check"
+timeout = "30s"
+group = "fast"
+[[preflight]]
+name = "lint"
+command = "cargo clippy"
+group = "fast"
+[test]
+timeout = "1h30m"
+output_tail = 50
+"#,
+        )
+        .unwrap();
+        assert_eq!(config.main_branch.as_deref(), Some("trunk"));
+        assert_eq!(config.preflight[0].timeout, Duration::from_secs(30));
+        assert_eq!(config.preflight[1].timeout, DEFAULT_TIMEOUT);
+        assert_eq!(config.preflight[1].group.as_deref(), Some("fast"));
+        assert_eq!(config.test.timeout, Duration::from_secs(5400));
+        assert_eq!(config.test.output_tail, 50);
+    }
+
+    #[test]
+    fn unknown_keys_name_the_key_and_line() {
+        let err = parse("master_plan = \"x\"\n[test]\ntimeout = \"1s\"\ntail = 3\n").unwrap_err();
+        assert!(
+            err.starts_with("invalid .orchestrate.toml (working tree): TOML parse error at line 4"),
+            "{err}"
+        );
+        assert!(err.contains("unknown field `tail`"), "{err}");
+    }
+
+    #[test]
+    fn bad_durations_name_the_line() {
+        let err =
+            parse("[[preflight]]\nname = \"t\"\ncommand = \"true\"\ntimeout = \"10 minutes\"\n")
+                .unwrap_err();
+        assert!(err.contains("line 4"), "{err}");
+        assert!(err.contains("invalid duration \"10 minutes\""), "{err}");
+        let err = parse("[test]\ntimeout = 600\n").unwrap_err();
+        assert!(err.contains("line 2"), "{err}");
+    }
+
+    #[test]
+    fn bad_types_and_values_are_errors() {
+        assert!(parse("remote = 3\n").unwrap_err().contains("line 1"));
+        assert!(
+            parse("[test]\noutput_tail = 0\n")
+                .unwrap_err()
+                .contains("must be at least 1")
+        );
+        assert!(
+            parse("[[preflight]]\nname = \"t\"\ncommand = \" \"\n")
+                .unwrap_err()
+                .contains("must not be empty")
+        );
+        let dup = parse(
+            "[[preflight]]\nname = \"t\"\ncommand = \"a\"\n[[preflight]]\nname = \"t\"\ncommand = \"b\"\n",
+        );
+        assert_eq!(
+            dup.unwrap_err(),
+            "invalid .orchestrate.toml (working tree): preflight[1].name: the gate name \"t\" is used twice; gate names must be unique"
+        );
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("1h30m"), Ok(Duration::from_secs(5400)));
+        assert!(parse_duration("0s").is_err());
+        assert!(parse_duration("10").is_err());
+        assert!(parse_duration("m").is_err());
+        assert!(parse_duration("5d").is_err());
+    }
+
+    #[test]
+    fn the_preflight_key_changes_with_the_gates() {
+        let a = parse("[[preflight]]\nname = \"t\"\ncommand = \"a\"\n").unwrap();
+        let b = parse("[[preflight]]\nname = \"t\"\ncommand = \"b\"\n").unwrap();
+        assert_ne!(a.preflight_key(), b.preflight_key());
+        assert_eq!(a.preflight_key(), a.clone().preflight_key());
+        assert_eq!(a.preflight_key().len(), 40);
+    }
+
+    #[test]
+    fn the_initial_file_parses_to_what_it_says() {
+        let text = initial_file("main", Some("sh -c 'make test'"));
+        let config = parse(&text).unwrap();
+        assert_eq!(config.main_branch.as_deref(), Some("main"));
+        assert_eq!(config.preflight[0].command, "sh -c 'make test'");
+        assert!(
+            parse(&initial_file("trunk", None))
+                .unwrap()
+                .preflight
+                .is_empty()
+        );
+    }
+}

@@ -1,0 +1,178 @@
+//! `checkpoint`: verifies the working tree with preflight (or reuses the passing result for
+//! exactly this tree and these gates), commits everything as a checkpoint, and records it.
+
+use super::{EngineError, Session, io_error};
+use crate::gates;
+use crate::workflow::state::PreflightRecord;
+use crate::workflow::{self, Event, Pending, Rejection, RejectionKind, State, Status, StepId};
+
+pub struct CheckpointReport {
+    pub commit: String,
+    pub subject: String,
+    pub step: Option<StepId>,
+    /// The preflight run, or `None` when the result of the last submit was reused.
+    pub preflight: Option<PreflightRecord>,
+    pub cached: bool,
+    pub state: State,
+}
+
+const GET_TASK: &str = "Run `git orchestrate get-task` for the current instruction.";
+
+fn wrong_state(state: Status, message: String, hint: &str) -> EngineError {
+    EngineError::Rejected(Rejection {
+        kind: RejectionKind::WrongState,
+        state,
+        message,
+        hint: hint.to_string(),
+    })
+}
+
+pub fn checkpoint(
+    session: &Session,
+    message: Option<&str>,
+) -> Result<CheckpointReport, EngineError> {
+    let Some(snap) = session.store.read()? else {
+        return Err(wrong_state(
+            Status::Initializing,
+            "checkpoint is not accepted in state INITIALIZING: there is no PR branch yet".into(),
+            GET_TASK,
+        ));
+    };
+    let state = &snap.state;
+    let branch = match (&state.current_pr_branch, state.status) {
+        (Some(branch), Status::ExecutingTdd | Status::Debugging) => branch.clone(),
+        (_, status) => {
+            return Err(wrong_state(
+                status,
+                format!(
+                    "checkpoint is not accepted in state {status}: checkpoints are commits on the PR branch \
+                     while its steps are worked on"
+                ),
+                GET_TASK,
+            ));
+        }
+    };
+    let head = session.store.head_branch()?;
+    if head.as_deref() != Some(branch.as_str()) {
+        return Err(wrong_state(
+            state.status,
+            format!(
+                "HEAD is on {}, not on the PR branch {branch} (state {})",
+                head.as_deref().unwrap_or("a detached commit"),
+                state.status
+            ),
+            &format!("Run `git checkout {branch}`, then `git orchestrate checkpoint` again."),
+        ));
+    }
+
+    let config = session.load_config(Some(state))?.config;
+    let tree = session.git.worktree_tree(&session.store.index_path())?;
+    let owed = match &state.pending {
+        Some(Pending::Checkpoint {
+            step,
+            verified_tree,
+            preflight_key,
+        }) => Some((
+            *step,
+            verified_tree.as_deref() == Some(tree.as_str())
+                && preflight_key.as_deref() == Some(config.preflight_key().as_str()),
+        )),
+        _ => None,
+    };
+    let cached = owed.is_some_and(|(_, same)| same);
+    let preflight = if cached {
+        None
+    } else {
+        let run = gates::run_preflight(&config.preflight, session.store.workdir())
+            .map_err(io_error("run preflight"))?;
+        if let Some(failed) = run.failed() {
+            return Err(EngineError::CheckpointRefused {
+                gate: failed.name.clone(),
+                exit: failed.run.exit.to_string(),
+                output: failed.run.output.clone(),
+            });
+        }
+        Some(run.record())
+    };
+
+    let step = owed.map(|(step, _)| step);
+    let subject = subject(message, step, snap.plan.as_ref());
+    let full_message = format!(
+        "{subject}\n\nOrchestrator-Checkpoint: {}\n",
+        step.map_or_else(|| "manual".to_string(), |s| s.to_string())
+    );
+    session.git.add_all()?;
+    let commit = session
+        .git
+        .commit(&full_message, true, session.store.has_identity())
+        .map_err(EngineError::CommitRefused)?;
+
+    let state = session.with_retries(|| {
+        let snap = session.store.read()?.ok_or(EngineError::Conflict)?;
+        let t = workflow::transition(
+            &snap.state,
+            snap.plan.as_ref(),
+            Event::CheckpointRecorded {
+                commit: commit.clone(),
+                subject: subject.clone(),
+            },
+        )
+        .map_err(EngineError::Rejected)?;
+        session.commit(&snap, &t, None)?;
+        Ok(t.state)
+    })?;
+    Ok(CheckpointReport {
+        commit,
+        subject,
+        step,
+        preflight,
+        cached,
+        state,
+    })
+}
+
+fn subject(message: Option<&str>, step: Option<StepId>, plan: Option<&workflow::Plan>) -> String {
+    const MAX: usize = 72;
+    let text = match (message, step) {
+        (Some(m), _) => m
+            .trim()
+            .trim_start_matches("checkpoint:")
+            .trim()
+            .to_string(),
+        (None, Some(step)) => {
+            let description = plan
+                .and_then(|p| p.step(step))
+                .map(|s| s.description.lines().next().unwrap_or_default().to_string())
+                .unwrap_or_default();
+            format!("{step} {description}")
+        }
+        (None, None) => "work in progress".to_string(),
+    };
+    let mut subject = format!("checkpoint: {}", text.trim());
+    if subject.chars().count() > MAX {
+        subject = subject.chars().take(MAX - 1).collect::<String>() + "…";
+    }
+    subject
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn subjects() {
+        assert_eq!(
+            subject(Some("checkpoint: tidy"), None, None),
+            "checkpoint: tidy"
+        );
+        assert_eq!(
+            subject(Some("tidy"), Some(StepId::new(0, 1)), None),
+            "checkpoint: tidy"
+        );
+        assert_eq!(subject(None, None, None), "checkpoint: work in progress");
+        let long = subject(Some(&"x".repeat(100)), None, None);
+        assert_eq!(long.chars().count(), 72);
+        assert!(long.ends_with('…'));
+    }
+}

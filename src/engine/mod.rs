@@ -1,0 +1,282 @@
+//! The imperative shell around the pure workflow core: each command reads a snapshot, asks
+//! `workflow` what to do, carries it out (git, test commands, gates), and stores the result
+//! with a compare-and-swap. A lost race re-runs the whole command from a fresh read.
+
+mod checkpoint;
+mod get_task;
+mod init;
+mod submit;
+
+use std::path::Path;
+use std::time::Duration;
+
+use crate::config::{self, Config, ConfigError, Origin};
+use crate::exec::{Git, GitError};
+use crate::store::{FileChange, Snapshot, Store, StoreError, TransitionWrite, WriteError};
+use crate::workflow::plan::Problem;
+use crate::workflow::{PlanChange, Rejection, State, Status, Transition};
+
+pub use checkpoint::{CheckpointReport, checkpoint};
+pub use get_task::{TaskReport, get_task};
+pub use init::{InitReport, init};
+pub use submit::{SubmitKind, SubmitReport, TestReport, submit};
+
+/// How often a command re-runs after losing a race before it gives up (exit 5).
+const MAX_ATTEMPTS: u32 = 100;
+
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error("{}", .0.message)]
+    Rejected(Rejection),
+    #[error("the plan was not accepted: {} problem(s)", .0.len())]
+    InvalidPlan(Vec<Problem>),
+    #[error(
+        "gave up after {attempts} attempts: other processes kept changing workflow \"{workflow}\" while this command ran"
+    )]
+    RetriesExhausted { attempts: u32, workflow: String },
+    #[error("could not {what}: {source}")]
+    Io {
+        what: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Git(#[from] GitError),
+    /// Preflight refused a checkpoint commit: the work failed verification (exit 1).
+    #[error("checkpoint refused: preflight gate `{gate}` failed ({exit})")]
+    CheckpointRefused {
+        gate: String,
+        exit: String,
+        output: Vec<u8>,
+    },
+    /// git refused the checkpoint commit (a hook, usually): the work failed verification (exit 1).
+    #[error("the checkpoint commit was refused: {0}")]
+    CommitRefused(GitError),
+    /// A lost compare-and-swap; never escapes [`Session::with_retries`].
+    #[error("the workflow changed while this command ran")]
+    Conflict,
+}
+
+impl From<WriteError> for EngineError {
+    fn from(e: WriteError) -> Self {
+        match e {
+            WriteError::Conflict => EngineError::Conflict,
+            WriteError::Store(e) => EngineError::Store(e),
+        }
+    }
+}
+
+pub(crate) fn io_error(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> EngineError {
+    let what = what.into();
+    move |source| EngineError::Io { what, source }
+}
+
+/// A repository and workflow to act on.
+pub struct Session {
+    pub store: Store,
+    pub git: Git,
+}
+
+/// The configuration in force, where it came from, and what the user must be warned about.
+pub struct Loaded {
+    pub config: Config,
+    pub origin: Origin,
+    pub warnings: Vec<String>,
+}
+
+impl Session {
+    pub fn open(dir: &Path, workflow: &str) -> Result<Session, EngineError> {
+        let store = Store::discover(dir, workflow)?;
+        let git = Git::new(store.workdir());
+        Ok(Session { store, git })
+    }
+
+    /// The workflow's snapshot, creating the workflow in INITIALIZING when it does not exist.
+    pub fn read_or_create(&self) -> Result<Snapshot, EngineError> {
+        if let Some(snapshot) = self.store.read()? {
+            return Ok(snapshot);
+        }
+        let working_tree = self.working_tree_config()?;
+        let main = match working_tree.as_ref().and_then(|c| c.main_branch.clone()) {
+            Some(main) => main,
+            None => self.store.detect_main_branch()?,
+        };
+        let state = State::new(Some(main));
+        self.store.write(
+            None,
+            &TransitionWrite {
+                event: "create",
+                from: None,
+                state: &state,
+                plan: FileChange::Keep,
+                output_log: FileChange::Keep,
+                step: None,
+                summary: "workflow created",
+            },
+        )?;
+        self.store.read()?.ok_or(EngineError::Conflict)
+    }
+
+    fn working_tree_config(&self) -> Result<Option<Config>, EngineError> {
+        match self.read_working_tree_config()? {
+            Some(text) => Ok(Some(Config::parse(&text, &Origin::WorkingTree)?)),
+            None => Ok(None),
+        }
+    }
+
+    fn read_working_tree_config(&self) -> Result<Option<String>, EngineError> {
+        let path = self.store.workdir().join(config::FILE_NAME);
+        match std::fs::read_to_string(&path) {
+            Ok(text) => Ok(Some(text)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(io_error(format!("read {}", path.display()))(e)),
+        }
+    }
+
+    /// The main branch of this workflow: fixed in its state once it exists.
+    pub fn main_branch(&self, state: Option<&State>) -> Result<String, EngineError> {
+        if let Some(main) = state.and_then(|s| s.main_branch.clone()) {
+            return Ok(main);
+        }
+        match self.working_tree_config()?.and_then(|c| c.main_branch) {
+            Some(main) => Ok(main),
+            None => Ok(self.store.detect_main_branch()?),
+        }
+    }
+
+    /// The configuration in force for `state` (SPEC §4): once a PR branch exists, the file as
+    /// committed on the main branch, so an agent cannot weaken its own gates; before that,
+    /// the working-tree file, with a warning while it is not committed on main.
+    pub fn load_config(&self, state: Option<&State>) -> Result<Loaded, EngineError> {
+        let main = self.main_branch(state)?;
+        let on_main = self.store.file_at_branch(&main, config::FILE_NAME)?;
+        let working = self.read_working_tree_config()?;
+        let pr_branch = state.and_then(|s| s.current_pr_branch.as_deref());
+        let mut warnings = Vec::new();
+        let (text, origin) = match (pr_branch, on_main, working) {
+            (Some(branch), Some(committed), working) => {
+                let committed = String::from_utf8_lossy(&committed).into_owned();
+                if working.as_deref().is_some_and(|w| w != committed) {
+                    warnings.push(format!(
+                        "{} in the working tree differs from {main}:{}; the gates of {main} stay in \
+                         force for branch {branch} (changes take effect once merged into {main})",
+                        config::FILE_NAME,
+                        config::FILE_NAME
+                    ));
+                }
+                (Some(committed), Origin::MainBranch(main.clone()))
+            }
+            (_, on_main, Some(working)) => {
+                match on_main {
+                    None => warnings.push(format!(
+                        "{} is not committed on {main}: the gates are read from the working tree and are \
+                         not protected (an agent could edit them); commit it on {main}",
+                        config::FILE_NAME
+                    )),
+                    Some(committed) if committed != working.as_bytes() => warnings.push(format!(
+                        "{} has uncommitted changes: they are in force now, but not protected until \
+                         committed on {main}",
+                        config::FILE_NAME
+                    )),
+                    Some(_) => {}
+                }
+                (Some(working), Origin::WorkingTree)
+            }
+            (_, Some(committed), None) => (
+                Some(String::from_utf8_lossy(&committed).into_owned()),
+                Origin::MainBranch(main.clone()),
+            ),
+            (_, None, None) => (None, Origin::Defaults),
+        };
+        let config = match &text {
+            Some(text) => Config::parse(text, &origin)?,
+            None => Config::default(),
+        };
+        if config.preflight.is_empty() {
+            warnings.push(format!(
+                "no preflight gates are configured ([[preflight]] in {}, read from {origin}): a PASS is \
+                 verified by the agent's test command alone",
+                config::FILE_NAME
+            ));
+        }
+        Ok(Loaded {
+            config,
+            origin,
+            warnings,
+        })
+    }
+
+    /// Warns when the working tree is not on the PR branch the workflow expects.
+    pub fn branch_warning(&self, state: &State) -> Result<Option<String>, EngineError> {
+        let Some(branch) = &state.current_pr_branch else {
+            return Ok(None);
+        };
+        if !matches!(state.status, Status::ExecutingTdd | Status::Debugging) {
+            return Ok(None);
+        }
+        let head = self.store.head_branch()?;
+        Ok((head.as_deref() != Some(branch.as_str())).then(|| {
+            format!(
+                "HEAD is on {}, but this PR's branch is {branch}: run `git checkout {branch}`",
+                head.as_deref().unwrap_or("a detached commit")
+            )
+        }))
+    }
+
+    /// Stores `t` on top of `snapshot`.
+    pub fn commit(
+        &self,
+        snapshot: &Snapshot,
+        t: &Transition,
+        output: Option<&[u8]>,
+    ) -> Result<(), EngineError> {
+        self.store.write(
+            Some(snapshot),
+            &TransitionWrite {
+                event: t.event,
+                from: Some(t.from),
+                state: &t.state,
+                plan: match &t.plan {
+                    PlanChange::Keep => FileChange::Keep,
+                    PlanChange::Replace(plan) => FileChange::Set(plan),
+                    PlanChange::Drop => FileChange::Remove,
+                },
+                output_log: output.map_or(FileChange::Keep, FileChange::Set),
+                step: t.step.map(|s| s.to_string()),
+                summary: &t.summary,
+            },
+        )?;
+        Ok(())
+    }
+
+    /// Runs `attempt` until it does not lose a race, at most [`MAX_ATTEMPTS`] times.
+    pub fn with_retries<T>(
+        &self,
+        mut attempt: impl FnMut() -> Result<T, EngineError>,
+    ) -> Result<T, EngineError> {
+        for n in 0..MAX_ATTEMPTS {
+            match attempt() {
+                Err(EngineError::Conflict) => std::thread::sleep(backoff(n)),
+                other => return other,
+            }
+        }
+        Err(EngineError::RetriesExhausted {
+            attempts: MAX_ATTEMPTS,
+            workflow: self.store.workflow().to_string(),
+        })
+    }
+}
+
+/// A random pause that grows with the attempt number, so racing processes spread out.
+fn backoff(attempt: u32) -> Duration {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u32(attempt);
+    h.write_u32(std::process::id());
+    let cap_ms = 1u64 << attempt.min(6);
+    Duration::from_micros(h.finish() % (cap_ms * 1000) + 100)
+}

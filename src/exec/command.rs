@@ -1,0 +1,277 @@
+//! Runs a shell command the way SPEC §6.2 demands: `sh -c` in the repo root, stdin closed,
+//! stdout and stderr captured together and verbatim, and the whole process group killed at
+//! the timeout.
+
+use std::io::Read;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crate::workflow::state::ExitRecord;
+
+/// Output beyond this is dropped from the front: the end of a log is where failures are.
+const MAX_OUTPUT: usize = 16 * 1024 * 1024;
+
+/// How long to wait for the output pipe to close after the process group is gone. Only a
+/// process that left the group (setsid) can keep it open that long.
+const DRAIN_GRACE: Duration = Duration::from_secs(2);
+
+#[derive(Clone, Debug)]
+pub struct RunOutput {
+    pub exit: ExitRecord,
+    /// stdout and stderr interleaved as the command wrote them, byte for byte.
+    pub output: Vec<u8>,
+    pub elapsed: Duration,
+}
+
+/// Runs `command` with `sh -c` in `dir`. When it exits, anything it left running in its
+/// process group is killed too, so no stray process outlives the gate or holds its output.
+pub fn run_shell(command: &str, dir: &Path, timeout: Duration) -> std::io::Result<RunOutput> {
+    use std::os::unix::process::CommandExt;
+
+    let (mut reader, writer) = std::io::pipe()?;
+    let start = Instant::now();
+    let child = {
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c")
+            .arg(command)
+            .current_dir(dir)
+            .stdin(Stdio::null())
+            .stdout(writer.try_clone()?)
+            .stderr(writer)
+            .process_group(0);
+        // `cmd` holds our copies of the pipe's write end; dropping it at the end of this
+        // block leaves only the child's, so the reader sees EOF when the group is gone.
+        cmd.spawn()?
+    };
+    let pgid = child.id();
+
+    let captured = Arc::new(Mutex::new(Captured::default()));
+    let (done_tx, done_rx) = mpsc::channel();
+    {
+        let captured = Arc::clone(&captured);
+        thread::spawn(move || {
+            let mut chunk = [0u8; 64 * 1024];
+            loop {
+                match reader.read(&mut chunk) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => match captured.lock() {
+                        Ok(mut c) => c.push(&chunk[..n]),
+                        Err(_) => break,
+                    },
+                }
+            }
+            let _ = done_tx.send(());
+        });
+    }
+
+    let exit = wait_with_timeout(child, pgid, timeout)?;
+    kill_group(pgid);
+    let _ = done_rx.recv_timeout(DRAIN_GRACE);
+    let output = match captured.lock() {
+        Ok(mut c) => c.take(),
+        Err(poisoned) => poisoned.into_inner().take(),
+    };
+    Ok(RunOutput {
+        exit,
+        output,
+        elapsed: start.elapsed(),
+    })
+}
+
+fn wait_with_timeout(
+    mut child: Child,
+    pgid: u32,
+    timeout: Duration,
+) -> std::io::Result<ExitRecord> {
+    use std::os::unix::process::ExitStatusExt;
+
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        let _ = tx.send(child.wait());
+    });
+    let status = match rx.recv_timeout(timeout) {
+        Ok(status) => status?,
+        Err(_) => {
+            kill_group(pgid);
+            let _ = rx.recv();
+            return Ok(ExitRecord::timed_out(
+                u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
+            ));
+        }
+    };
+    Ok(match (status.code(), status.signal()) {
+        (Some(code), _) => ExitRecord::code(code),
+        (None, Some(signal)) => ExitRecord::signal(signal),
+        (None, None) => ExitRecord::code(-1),
+    })
+}
+
+fn kill_group(pgid: u32) {
+    let pid = i32::try_from(pgid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw);
+    if let Some(pid) = pid {
+        // ESRCH (nothing left in the group) is the normal case after a clean exit.
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    }
+}
+
+#[derive(Default)]
+struct Captured {
+    bytes: Vec<u8>,
+    dropped: usize,
+}
+
+impl Captured {
+    fn push(&mut self, chunk: &[u8]) {
+        self.bytes.extend_from_slice(chunk);
+        if self.bytes.len() > 2 * MAX_OUTPUT {
+            let excess = self.bytes.len() - MAX_OUTPUT;
+            self.bytes.drain(..excess);
+            self.dropped += excess;
+        }
+    }
+
+    fn take(&mut self) -> Vec<u8> {
+        if self.bytes.len() > MAX_OUTPUT {
+            let excess = self.bytes.len() - MAX_OUTPUT;
+            self.bytes.drain(..excess);
+            self.dropped += excess;
+        }
+        let mut out = Vec::new();
+        if self.dropped > 0 {
+            out.extend_from_slice(
+                format!(
+                    "[git-orchestrate: the first {} bytes of output were dropped; the last {} are kept]\n",
+                    self.dropped, MAX_OUTPUT
+                )
+                .as_bytes(),
+            );
+        }
+        out.append(&mut self.bytes);
+        out
+    }
+}
+
+/// The last `lines` lines of `output` as text. Bytes that are not UTF-8 are shown as U+FFFD;
+/// `output.log` keeps the originals.
+pub fn tail_lines(output: &[u8], lines: usize) -> String {
+    let trimmed = output.strip_suffix(b"\n").unwrap_or(output);
+    let start = trimmed
+        .iter()
+        .enumerate()
+        .rev()
+        .filter(|(_, b)| **b == b'\n')
+        .nth(lines.saturating_sub(1))
+        .map_or(0, |(i, _)| i + 1);
+    let mut text = String::from_utf8_lossy(&output[start..]).into_owned();
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn captures_both_streams_and_the_exit_code() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = run_shell(
+            "echo out; echo err >&2; exit 3",
+            dir.path(),
+            Duration::from_secs(10),
+        )
+        .unwrap();
+        assert_eq!(out.exit, ExitRecord::code(3));
+        assert_eq!(out.output, b"out\nerr\n");
+    }
+
+    #[test]
+    fn runs_in_the_given_directory_with_stdin_closed() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = run_shell("pwd; cat; echo done", dir.path(), Duration::from_secs(10)).unwrap();
+        let text = String::from_utf8(out.output).unwrap();
+        let expected_dir = dir.path().canonicalize().unwrap();
+        assert_eq!(text, format!("{}\ndone\n", expected_dir.display()));
+        assert!(out.exit.success());
+    }
+
+    #[test]
+    fn keeps_bytes_that_are_not_utf8() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = run_shell(r"printf 'a\377b\n'", dir.path(), Duration::from_secs(10)).unwrap();
+        assert_eq!(out.output, b"a\xffb\n");
+        assert_eq!(tail_lines(&out.output, 5), "a\u{fffd}b\n");
+    }
+
+    #[test]
+    fn a_timeout_kills_the_whole_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let pidfile = dir.path().join("child.pid");
+        let command = format!(
+            "sleep 300 & echo $! > {}; echo started; wait",
+            pidfile.display()
+        );
+        let out = run_shell(&command, dir.path(), Duration::from_millis(500)).unwrap();
+        assert_eq!(out.exit, ExitRecord::timed_out(500));
+        assert_eq!(out.output, b"started\n");
+        let pid: i32 = std::fs::read_to_string(&pidfile)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        assert!(
+            process_gone(pid),
+            "the backgrounded sleep {pid} survived the timeout"
+        );
+    }
+
+    #[test]
+    fn leftovers_of_a_finished_command_do_not_hold_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = run_shell("sleep 300 & echo bye", dir.path(), Duration::from_secs(60)).unwrap();
+        assert!(out.exit.success());
+        assert_eq!(out.output, b"bye\n");
+    }
+
+    /// Polls for the process to be gone (or a zombie awaiting its new parent).
+    pub(crate) fn process_gone(pid: i32) -> bool {
+        for _ in 0..100 {
+            match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+                Err(_) => return true,
+                Ok(stat) if stat.split(") ").nth(1).is_some_and(|s| s.starts_with('Z')) => {
+                    return true;
+                }
+                Ok(_) => thread::sleep(Duration::from_millis(50)),
+            }
+        }
+        false
+    }
+
+    #[test]
+    fn tails() {
+        assert_eq!(tail_lines(b"a\nb\nc\n", 2), "b\nc\n");
+        assert_eq!(tail_lines(b"a\nb\nc", 2), "b\nc\n");
+        assert_eq!(tail_lines(b"a\nb\n", 5), "a\nb\n");
+        assert_eq!(tail_lines(b"", 5), "");
+    }
+
+    #[test]
+    fn huge_output_keeps_its_end() {
+        let mut c = Captured::default();
+        let block = vec![b'x'; MAX_OUTPUT];
+        c.push(&block);
+        c.push(&block);
+        c.push(b"the end\n");
+        let out = c.take();
+        assert!(out.starts_with(b"[git-orchestrate: the first "));
+        assert!(out.ends_with(b"the end\n"));
+    }
+}

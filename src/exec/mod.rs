@@ -1,0 +1,8 @@
+//! The only code that starts processes: the agent's test command and preflight gates
+//! (`sh -c` with timeouts and process-group kill), and git porcelain on the working tree.
+
+pub mod command;
+pub mod git;
+
+pub use command::{RunOutput, run_shell, tail_lines};
+pub use git::{Git, GitError};

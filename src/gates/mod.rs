@@ -1,0 +1,185 @@
+//! Preflight (SPEC §7.1): the ordered `[[preflight]]` gates, consecutive gates sharing a
+//! `group` run in parallel, and the first failing gate (after its group finishes) stops the run.
+
+use std::path::Path;
+use std::thread;
+
+use crate::config::Gate;
+use crate::exec::{self, RunOutput};
+use crate::workflow::state::{GateRecord, PreflightRecord};
+
+/// One gate's run, with its full output.
+#[derive(Clone, Debug)]
+pub struct GateRun {
+    pub name: String,
+    pub command: String,
+    pub run: RunOutput,
+}
+
+/// The result of running preflight: every gate that ran, in config order.
+#[derive(Clone, Debug)]
+pub struct PreflightRun {
+    pub gates: Vec<GateRun>,
+}
+
+impl PreflightRun {
+    /// The first gate that failed, in config order.
+    pub fn failed(&self) -> Option<&GateRun> {
+        self.gates.iter().find(|g| !g.run.exit.success())
+    }
+
+    pub fn passed(&self) -> bool {
+        self.failed().is_none()
+    }
+
+    /// True when there was nothing to run: such a pass proves nothing and is reported so.
+    pub fn is_empty(&self) -> bool {
+        self.gates.is_empty()
+    }
+
+    pub fn record(&self) -> PreflightRecord {
+        PreflightRecord {
+            passed: self.passed(),
+            gates: self
+                .gates
+                .iter()
+                .map(|g| GateRecord {
+                    name: g.name.clone(),
+                    exit: g.run.exit,
+                    ms: u64::try_from(g.run.elapsed.as_millis()).unwrap_or(u64::MAX),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// Runs `gates` in `dir`.
+pub fn run_preflight(gates: &[Gate], dir: &Path) -> std::io::Result<PreflightRun> {
+    let mut done = Vec::new();
+    for batch in batches(gates) {
+        let runs: Vec<std::io::Result<GateRun>> = if batch.len() == 1 {
+            vec![run_gate(&batch[0], dir)]
+        } else {
+            thread::scope(|scope| {
+                let handles: Vec<_> = batch
+                    .iter()
+                    .map(|gate| scope.spawn(move || run_gate(gate, dir)))
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| {
+                        h.join().unwrap_or_else(|_| {
+                            Err(std::io::Error::other("a gate runner panicked"))
+                        })
+                    })
+                    .collect()
+            })
+        };
+        for run in runs {
+            done.push(run?);
+        }
+        if done.iter().any(|g| !g.run.exit.success()) {
+            break;
+        }
+    }
+    Ok(PreflightRun { gates: done })
+}
+
+fn run_gate(gate: &Gate, dir: &Path) -> std::io::Result<GateRun> {
+    Ok(GateRun {
+        name: gate.name.clone(),
+        command: gate.command.clone(),
+        run: exec::run_shell(&gate.command, dir, gate.timeout)?,
+    })
+}
+
+/// Splits gates into runs of consecutive gates sharing a group; ungrouped gates run alone.
+fn batches(gates: &[Gate]) -> Vec<&[Gate]> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for i in 1..=gates.len() {
+        let same =
+            i < gates.len() && gates[i].group.is_some() && gates[i].group == gates[i - 1].group;
+        if !same {
+            out.push(&gates[start..i]);
+            start = i;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+    use std::time::Duration;
+
+    fn gate(name: &str, command: &str, group: Option<&str>) -> Gate {
+        Gate {
+            name: name.into(),
+            command: command.into(),
+            timeout: Duration::from_secs(30),
+            group: group.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn groups_are_consecutive_runs() {
+        let gates = [
+            gate("a", "true", None),
+            gate("b", "true", Some("g")),
+            gate("c", "true", Some("g")),
+            gate("d", "true", None),
+            gate("e", "true", Some("g")),
+        ];
+        let names: Vec<Vec<&str>> = batches(&gates)
+            .iter()
+            .map(|b| b.iter().map(|g| g.name.as_str()).collect())
+            .collect();
+        assert_eq!(names, vec![vec!["a"], vec!["b", "c"], vec!["d"], vec!["e"]]);
+        assert!(batches(&[]).is_empty());
+    }
+
+    #[test]
+    fn the_first_failure_stops_after_its_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let gates = [
+            gate("one", "true", None),
+            gate("two", "echo broken; exit 4", Some("g")),
+            gate("three", "true", Some("g")),
+            gate("never", "true", None),
+        ];
+        let run = run_preflight(&gates, dir.path()).unwrap();
+        let ran: Vec<_> = run.gates.iter().map(|g| g.name.as_str()).collect();
+        assert_eq!(ran, vec!["one", "two", "three"]);
+        let failed = run.failed().unwrap();
+        assert_eq!(failed.name, "two");
+        assert_eq!(failed.run.output, b"broken\n");
+        assert!(!run.record().passed);
+    }
+
+    #[test]
+    fn a_group_runs_in_parallel() {
+        // Each gate waits for the other's marker file: only concurrent runs can both pass.
+        let dir = tempfile::tempdir().unwrap();
+        let wait_for = |me: &str, other: &str| {
+            format!(
+                "touch {me}; for i in $(seq 1 100); do [ -e {other} ] && exit 0; sleep 0.05; done; exit 1"
+            )
+        };
+        let gates = [
+            gate("left", &wait_for("left", "right"), Some("g")),
+            gate("right", &wait_for("right", "left"), Some("g")),
+        ];
+        let run = run_preflight(&gates, dir.path()).unwrap();
+        assert!(run.passed(), "{:?}", run.record());
+    }
+
+    #[test]
+    fn no_gates_is_an_empty_pass() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = run_preflight(&[], dir.path()).unwrap();
+        assert!(run.passed() && run.is_empty());
+        assert_eq!(run.record().gates, vec![]);
+    }
+}

@@ -1,0 +1,22 @@
+//! git-orchestrate: a git extension that drives an AI coding agent (or a human) through a
+//! tool-gated, test-driven workflow, one pull request at a time, with all of its state kept
+//! in git (SPEC §2).
+//!
+//! Layers, from the inside out: [`workflow`] is the pure state machine and briefing text;
+//! [`store`] reads and compare-and-swap-writes the workflow refs with gix; [`exec`] runs
+//! processes; [`gates`] runs preflight; [`engine`] ties them together per command; [`cli`]
+//! parses arguments and prints.
+
+#![forbid(unsafe_code)]
+
+pub mod cli;
+pub mod config;
+pub mod engine;
+pub mod exec;
+pub mod gates;
+pub mod store;
+pub mod workflow;
+
+/// The identity used when git has none configured, so nothing fails for lack of `user.name`.
+pub const FALLBACK_NAME: &str = "git-orchestrate";
+pub const FALLBACK_EMAIL: &str = "git-orchestrate@localhost";

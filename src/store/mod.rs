@@ -1,0 +1,581 @@
+//! The only code that knows ref names and tree paths (SPEC §2): reads a workflow's tip
+//! snapshot in-process with gix, writes a transition as blob/tree/commit followed by one
+//! compare-and-swap ref update, and reads the history and the repository facts the engine
+//! needs (branches, HEAD, files committed on the main branch).
+
+mod time;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use gix::ObjectId;
+use gix::bstr::ByteSlice;
+use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
+use gix::refs::{FullName, Target};
+
+use crate::workflow::plan::Plan;
+use crate::workflow::state::{State, Status};
+
+pub use time::format_time;
+
+const WORKFLOWS: &str = "refs/orchestrator/workflows/";
+const STATE_FILE: &str = "state.json";
+const PLAN_FILE: &str = "pr.json";
+const OUTPUT_FILE: &str = "output.log";
+
+use crate::{FALLBACK_EMAIL, FALLBACK_NAME};
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("not a git repository (or any parent up to the filesystem root): {0}")]
+    NotARepository(String),
+    #[error("the repository has no working tree; git orchestrate needs one to run tests in")]
+    Bare,
+    #[error(
+        "invalid workflow name \"{0}\": use letters, digits, '.', '_' and '-' (not starting with '.' or '-')"
+    )]
+    BadWorkflowName(String),
+    #[error("cannot read {what} of {reference} (commit {commit}): {message}")]
+    Corrupt {
+        reference: String,
+        commit: String,
+        what: String,
+        message: String,
+    },
+    #[error("git object store: {0}")]
+    Git(String),
+}
+
+fn git_err(e: impl std::fmt::Display) -> StoreError {
+    StoreError::Git(e.to_string())
+}
+
+/// Why a write did not happen.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    /// Another process moved the workflow ref since it was read: re-run from a fresh read.
+    #[error("the workflow changed while this command ran")]
+    Conflict,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// The state of a workflow at its tip.
+#[derive(Clone, Debug)]
+pub struct Snapshot {
+    pub tip: ObjectId,
+    pub state: State,
+    pub plan: Option<Plan>,
+    entries: BTreeMap<String, ObjectId>,
+}
+
+impl Snapshot {
+    pub fn has_output_log(&self) -> bool {
+        self.entries.contains_key(OUTPUT_FILE)
+    }
+}
+
+/// A change to one file of the workflow tree.
+#[derive(Clone, Copy, Debug)]
+pub enum FileChange<'a, T: ?Sized> {
+    Keep,
+    Set(&'a T),
+    Remove,
+}
+
+/// One transition to store.
+pub struct TransitionWrite<'a> {
+    pub event: &'a str,
+    pub from: Option<Status>,
+    pub state: &'a State,
+    pub plan: FileChange<'a, Plan>,
+    pub output_log: FileChange<'a, [u8]>,
+    pub step: Option<String>,
+    pub summary: &'a str,
+}
+
+/// One entry of `git orchestrate log`.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct HistoryEntry {
+    pub commit: String,
+    pub time: String,
+    pub event: String,
+    pub from: Option<String>,
+    pub to: Option<String>,
+    pub step: Option<String>,
+    pub subject: String,
+    pub body: String,
+}
+
+pub struct Store {
+    repo: gix::Repository,
+    workflow: String,
+    ref_name: FullName,
+}
+
+impl Store {
+    /// Finds the repository containing `dir` (honouring `GIT_DIR` and friends, as hooks set
+    /// them) and addresses workflow `workflow` in it.
+    pub fn discover(dir: &Path, workflow: &str) -> Result<Store, StoreError> {
+        if !valid_workflow_name(workflow) {
+            return Err(StoreError::BadWorkflowName(workflow.to_string()));
+        }
+        let repo = gix::discover_with_environment_overrides(dir)
+            .map_err(|e| StoreError::NotARepository(e.to_string()))?;
+        if repo.workdir().is_none() {
+            return Err(StoreError::Bare);
+        }
+        let ref_name = FullName::try_from(format!("{WORKFLOWS}{workflow}"))
+            .map_err(|_| StoreError::BadWorkflowName(workflow.to_string()))?;
+        Ok(Store {
+            repo,
+            workflow: workflow.to_string(),
+            ref_name,
+        })
+    }
+
+    pub fn workflow(&self) -> &str {
+        &self.workflow
+    }
+
+    /// `refs/orchestrator/workflows/<name>`
+    pub fn ref_name(&self) -> String {
+        self.ref_name.as_bstr().to_string()
+    }
+
+    /// A command a person or agent can run to see the full output of the last run.
+    pub fn output_log_command(&self) -> String {
+        format!("git show {}:{OUTPUT_FILE}", self.ref_name())
+    }
+
+    pub fn workdir(&self) -> &Path {
+        self.repo.workdir().unwrap_or_else(|| self.repo.git_dir())
+    }
+
+    pub fn index_path(&self) -> PathBuf {
+        self.repo.index_path()
+    }
+
+    /// Reads the workflow at its tip, or `None` when it does not exist yet.
+    pub fn read(&self) -> Result<Option<Snapshot>, StoreError> {
+        let Some(tip) = self.tip()? else {
+            return Ok(None);
+        };
+        let corrupt = |what: &str, message: String| StoreError::Corrupt {
+            reference: self.ref_name(),
+            commit: tip.to_string(),
+            what: what.to_string(),
+            message,
+        };
+        let commit = self
+            .repo
+            .find_commit(tip)
+            .map_err(|e| corrupt("the tip commit", e.to_string()))?;
+        let tree_id = commit
+            .tree_id()
+            .map_err(|e| corrupt("the tree", e.to_string()))?;
+        let tree = self
+            .repo
+            .find_tree(tree_id)
+            .map_err(|e| corrupt("the tree", e.to_string()))?;
+        let mut entries = BTreeMap::new();
+        for entry in tree
+            .decode()
+            .map_err(|e| corrupt("the tree", e.to_string()))?
+            .entries
+        {
+            entries.insert(
+                entry.filename.to_str_lossy().into_owned(),
+                entry.oid.to_owned(),
+            );
+        }
+        let blob = |name: &str| -> Result<Option<Vec<u8>>, StoreError> {
+            entries
+                .get(name)
+                .map(|id| {
+                    self.repo
+                        .find_blob(*id)
+                        .map(|b| b.data.clone())
+                        .map_err(|e| corrupt(name, e.to_string()))
+                })
+                .transpose()
+        };
+        let state_bytes =
+            blob(STATE_FILE)?.ok_or_else(|| corrupt(STATE_FILE, "it is missing".into()))?;
+        let state = State::from_json(&state_bytes).map_err(|m| corrupt(STATE_FILE, m))?;
+        let plan = blob(PLAN_FILE)?
+            .map(|bytes| serde_json::from_slice::<Plan>(&bytes))
+            .transpose()
+            .map_err(|e| corrupt(PLAN_FILE, e.to_string()))?;
+        Ok(Some(Snapshot {
+            tip,
+            state,
+            plan,
+            entries,
+        }))
+    }
+
+    /// The commit the workflow ref points at.
+    pub fn tip(&self) -> Result<Option<ObjectId>, StoreError> {
+        let reference = self
+            .repo
+            .try_find_reference(&self.ref_name)
+            .map_err(git_err)?;
+        Ok(reference.and_then(|r| r.target().try_id().map(ToOwned::to_owned)))
+    }
+
+    /// The full `output.log` of the snapshot, when there is one.
+    pub fn output_log(&self, snapshot: &Snapshot) -> Result<Option<Vec<u8>>, StoreError> {
+        snapshot
+            .entries
+            .get(OUTPUT_FILE)
+            .map(|id| {
+                self.repo
+                    .find_blob(*id)
+                    .map(|b| b.data.clone())
+                    .map_err(git_err)
+            })
+            .transpose()
+    }
+
+    /// Stores a transition: objects first, then one compare-and-swap of the ref against
+    /// `expected` (the tip the command read; `None` = the ref must not exist yet). A crash at
+    /// any point leaves either the old state or the new one.
+    pub fn write(
+        &self,
+        expected: Option<&Snapshot>,
+        write: &TransitionWrite,
+    ) -> Result<ObjectId, WriteError> {
+        let mut entries = expected.map(|s| s.entries.clone()).unwrap_or_default();
+        let blob = |bytes: &[u8]| -> Result<ObjectId, StoreError> {
+            Ok(self.repo.write_blob(bytes).map_err(git_err)?.detach())
+        };
+        entries.insert(STATE_FILE.into(), blob(&write.state.to_json())?);
+        match write.plan {
+            FileChange::Keep => {}
+            FileChange::Set(plan) => {
+                entries.insert(PLAN_FILE.into(), blob(&plan.to_json())?);
+            }
+            FileChange::Remove => {
+                entries.remove(PLAN_FILE);
+            }
+        }
+        match write.output_log {
+            FileChange::Keep => {}
+            FileChange::Set(bytes) => {
+                entries.insert(OUTPUT_FILE.into(), blob(bytes)?);
+            }
+            FileChange::Remove => {
+                entries.remove(OUTPUT_FILE);
+            }
+        }
+        let tree = gix::objs::Tree {
+            entries: entries
+                .iter()
+                .map(|(name, oid)| gix::objs::tree::Entry {
+                    mode: gix::objs::tree::EntryKind::Blob.into(),
+                    filename: name.as_str().into(),
+                    oid: *oid,
+                })
+                .collect(),
+        };
+        let tree_id = self.repo.write_object(&tree).map_err(git_err)?.detach();
+
+        let signature = self.signature()?;
+        let message = commit_message(write);
+        let commit = gix::objs::Commit {
+            tree: tree_id,
+            parents: expected.map(|s| s.tip).into_iter().collect(),
+            author: signature.clone(),
+            committer: signature.clone(),
+            encoding: None,
+            message: message.clone().into(),
+            extra_headers: Vec::new(),
+        };
+        let commit_id = self.repo.write_object(&commit).map_err(git_err)?.detach();
+
+        let edit = RefEdit {
+            change: Change::Update {
+                log: LogChange {
+                    mode: RefLog::AndReference,
+                    // git does not log refs outside refs/heads and friends unless told to.
+                    force_create_reflog: true,
+                    message: format!(
+                        "git-orchestrate: {}",
+                        message.lines().next().unwrap_or_default()
+                    )
+                    .into(),
+                },
+                expected: match expected {
+                    Some(s) => PreviousValue::MustExistAndMatch(Target::Object(s.tip)),
+                    None => PreviousValue::MustNotExist,
+                },
+                new: Target::Object(commit_id),
+            },
+            name: self.ref_name.clone(),
+            deref: false,
+        };
+        let mut time_buf = gix::date::parse::TimeBuf::default();
+        match self
+            .repo
+            .edit_references_as(Some(edit), Some(signature.to_ref(&mut time_buf)))
+        {
+            Ok(_) => Ok(commit_id),
+            Err(e) if is_lost_race(&e) => Err(WriteError::Conflict),
+            Err(e) => Err(WriteError::Store(git_err(e))),
+        }
+    }
+
+    /// True when git has a committer identity (config or environment).
+    pub fn has_identity(&self) -> bool {
+        self.repo.committer().is_some()
+    }
+
+    /// The user's identity, or the fixed fallback.
+    fn signature(&self) -> Result<gix::actor::Signature, StoreError> {
+        match self.repo.committer() {
+            Some(Ok(sig)) => sig.to_owned().map_err(git_err),
+            Some(Err(e)) => Err(git_err(e)),
+            None => Ok(gix::actor::Signature {
+                name: FALLBACK_NAME.into(),
+                email: FALLBACK_EMAIL.into(),
+                time: gix::date::Time::now_local_or_utc(),
+            }),
+        }
+    }
+
+    /// The transitions, newest first, following first parents from the tip.
+    pub fn history(&self, limit: usize) -> Result<Vec<HistoryEntry>, StoreError> {
+        let mut out = Vec::new();
+        let mut next = self.tip()?;
+        while let Some(id) = next {
+            if out.len() >= limit {
+                break;
+            }
+            let commit = self.repo.find_commit(id).map_err(git_err)?;
+            let message = commit.message_raw_sloppy().to_str_lossy().into_owned();
+            let time = commit.time().map(format_time).unwrap_or_default();
+            next = commit.parent_ids().next().map(|p| p.detach());
+            out.push(parse_history_entry(id.to_string(), time, &message));
+        }
+        Ok(out)
+    }
+
+    /// True when `refs/heads/<name>` exists.
+    pub fn branch_exists(&self, name: &str) -> Result<bool, StoreError> {
+        Ok(self
+            .repo
+            .try_find_reference(format!("refs/heads/{name}").as_str())
+            .map_err(git_err)?
+            .is_some())
+    }
+
+    /// The branch HEAD is on, or `None` when detached.
+    pub fn head_branch(&self) -> Result<Option<String>, StoreError> {
+        Ok(self
+            .repo
+            .head_name()
+            .map_err(git_err)?
+            .map(|name| name.shorten().to_str_lossy().into_owned()))
+    }
+
+    /// The branch `init` should call main: `main`, else `master`, else the current branch.
+    pub fn detect_main_branch(&self) -> Result<String, StoreError> {
+        for candidate in ["main", "master"] {
+            if self.branch_exists(candidate)? {
+                return Ok(candidate.to_string());
+            }
+        }
+        Ok(self.head_branch()?.unwrap_or_else(|| "main".to_string()))
+    }
+
+    /// A file as committed at the tip of `branch`, read from the object database.
+    pub fn file_at_branch(&self, branch: &str, path: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        let Some(mut reference) = self
+            .repo
+            .try_find_reference(format!("refs/heads/{branch}").as_str())
+            .map_err(git_err)?
+        else {
+            return Ok(None);
+        };
+        let tree = reference.peel_to_tree().map_err(git_err)?;
+        let Some(entry) = tree.lookup_entry_by_path(path).map_err(git_err)? else {
+            return Ok(None);
+        };
+        let object = entry.object().map_err(git_err)?;
+        Ok(Some(object.data.clone()))
+    }
+
+    /// The newest checkpoint commit on HEAD's first-parent line that is newer than `since`
+    /// and not on `main`'s tip: `(id, subject)`.
+    pub fn find_checkpoint(
+        &self,
+        since: Option<&str>,
+        main: &str,
+    ) -> Result<Option<(String, String)>, StoreError> {
+        const MAX_WALK: usize = 500;
+        let Ok(head) = self.repo.head_id() else {
+            return Ok(None);
+        };
+        let main_tip = self
+            .repo
+            .try_find_reference(format!("refs/heads/{main}").as_str())
+            .map_err(git_err)?
+            .and_then(|r| r.target().try_id().map(ToOwned::to_owned));
+        let mut next = Some(head.detach());
+        for _ in 0..MAX_WALK {
+            let Some(id) = next else { break };
+            let hex = id.to_string();
+            if Some(hex.as_str()) == since || Some(id) == main_tip {
+                break;
+            }
+            let commit = self.repo.find_commit(id).map_err(git_err)?;
+            let message = commit.message_raw_sloppy().to_str_lossy().into_owned();
+            if is_checkpoint_message(&message) {
+                let subject = message.lines().next().unwrap_or_default().to_string();
+                return Ok(Some((hex, subject)));
+            }
+            next = commit.parent_ids().next().map(|p| p.detach());
+        }
+        Ok(None)
+    }
+}
+
+/// A checkpoint commit's message starts with `checkpoint:` or carries the
+/// `Orchestrator-Checkpoint:` trailer (SPEC §7.2).
+pub fn is_checkpoint_message(message: &str) -> bool {
+    message.trim_start().starts_with("checkpoint:")
+        || message
+            .lines()
+            .any(|l| l.starts_with("Orchestrator-Checkpoint:"))
+}
+
+/// True when `name` can be a branch: git's ref-format rules, checked by gix.
+pub fn is_valid_branch_name(name: &str) -> bool {
+    FullName::try_from(format!("refs/heads/{name}")).is_ok()
+}
+
+fn valid_workflow_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 100
+        && !name.starts_with(['.', '-'])
+        && !name.ends_with(".lock")
+        && !name.contains("..")
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
+}
+
+fn is_lost_race(e: &gix::Error) -> bool {
+    use gix::error::Class;
+    e.downcast_any_ref::<gix::refs::file::transaction::prepare::ReferenceOutOfDate>()
+        .is_some()
+        || e.downcast_any_ref::<gix::refs::file::transaction::prepare::MustNotExist>()
+            .is_some()
+        || matches!(e.dominant_class(), Some(Class::Conflict | Class::Retryable))
+}
+
+fn commit_message(write: &TransitionWrite) -> String {
+    let from = write.from.map_or("(none)", Status::as_str);
+    let to = write.state.status.as_str();
+    let mut message = format!("{}: {from} -> {to}\n", write.event);
+    let body = write.summary.trim();
+    if !body.is_empty() {
+        message.push('\n');
+        message.push_str(body);
+        message.push('\n');
+    }
+    message.push_str(&format!(
+        "\nOrchestrator-Event: {}\nOrchestrator-From: {from}\nOrchestrator-To: {to}\n",
+        write.event
+    ));
+    if let Some(step) = &write.step {
+        message.push_str(&format!("Orchestrator-Step: {step}\n"));
+    }
+    message
+}
+
+fn parse_history_entry(commit: String, time: String, message: &str) -> HistoryEntry {
+    let trailer = |key: &str| {
+        message
+            .lines()
+            .rev()
+            .find_map(|l| l.strip_prefix(key).map(|v| v.trim().to_string()))
+    };
+    let subject = message.lines().next().unwrap_or_default().to_string();
+    let body: Vec<&str> = message
+        .lines()
+        .skip(1)
+        .filter(|l| !l.starts_with("Orchestrator-"))
+        .collect();
+    HistoryEntry {
+        commit,
+        time,
+        event: trailer("Orchestrator-Event:")
+            .unwrap_or_else(|| subject.split(':').next().unwrap_or_default().to_string()),
+        from: trailer("Orchestrator-From:"),
+        to: trailer("Orchestrator-To:"),
+        step: trailer("Orchestrator-Step:"),
+        subject,
+        body: body.join("\n").trim().to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn commit_messages_carry_the_trailers() {
+        let mut state = State::new(None);
+        state.status = Status::Debugging;
+        let msg = commit_message(&TransitionWrite {
+            event: "test",
+            from: Some(Status::ExecutingTdd),
+            state: &state,
+            plan: FileChange::Keep,
+            output_log: FileChange::Keep,
+            step: Some("1.2".into()),
+            summary: "FAILURE: `make` (exit 2)\n\nI tried",
+        });
+        assert_eq!(
+            msg,
+            "test: EXECUTING_TDD -> DEBUGGING\n\nFAILURE: `make` (exit 2)\n\nI tried\n\n\
+             Orchestrator-Event: test\nOrchestrator-From: EXECUTING_TDD\nOrchestrator-To: DEBUGGING\nOrchestrator-Step: 1.2\n"
+        );
+        let entry = parse_history_entry("c".into(), "t".into(), &msg);
+        assert_eq!(entry.event, "test");
+        assert_eq!(entry.from.as_deref(), Some("EXECUTING_TDD"));
+        assert_eq!(entry.to.as_deref(), Some("DEBUGGING"));
+        assert_eq!(entry.step.as_deref(), Some("1.2"));
+        assert_eq!(entry.body, "FAILURE: `make` (exit 2)\n\nI tried");
+    }
+
+    #[test]
+    fn checkpoint_messages() {
+        assert!(is_checkpoint_message("checkpoint: 1.2 add"));
+        assert!(is_checkpoint_message(
+            "tidy\n\nOrchestrator-Checkpoint: 1.3\n"
+        ));
+        assert!(!is_checkpoint_message("fix: checkpoint: not at start"));
+    }
+
+    #[test]
+    fn workflow_names() {
+        for good in ["main", "feature-x", "a.b_c"] {
+            assert!(valid_workflow_name(good), "{good}");
+        }
+        for bad in ["", "-x", ".x", "a..b", "a/b", "x.lock", "a b", "ä"] {
+            assert!(!valid_workflow_name(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn branch_names_follow_git_rules() {
+        assert!(is_valid_branch_name("feat/add-numbers"));
+        assert!(!is_valid_branch_name("feat..x"));
+        assert!(!is_valid_branch_name("x.lock"));
+        assert!(!is_valid_branch_name("-x/"));
+    }
+}

@@ -1,0 +1,107 @@
+//! Turns a PR title into a safe branch name (SPEC §6.1): `"feat: Implement New Feature"` →
+//! `feat/implement-new-feature`, using only `[a-z0-9._/-]`.
+
+/// Longest slug we produce; git allows more, people reading `git branch` do not.
+const MAX_SLUG: usize = 60;
+
+/// The branch name for a PR title, or `None` when the title has nothing to name it by.
+///
+/// A conventional-commit prefix (`feat:`, `fix(scope):`, `chore!:`) becomes a directory,
+/// the rest a hyphenated slug. The result never starts with `-` or `.`, never contains `..`
+/// or `//`, and never ends with `.`, `/` or `.lock`, so it passes git's ref-format rules.
+pub fn sanitize(title: &str) -> Option<String> {
+    let title = title.trim();
+    let (prefix, rest) = match conventional_prefix(title) {
+        Some((prefix, rest)) => (Some(prefix), rest),
+        None => (None, title),
+    };
+    let slug = slug(rest)?;
+    Some(match prefix {
+        Some(prefix) => format!("{prefix}/{slug}"),
+        None => slug,
+    })
+}
+
+/// The name to use when `base` is taken: `base-2`, `base-3`, …
+pub fn numbered(base: &str, n: usize) -> String {
+    if n <= 1 {
+        base.to_string()
+    } else {
+        format!("{base}-{n}")
+    }
+}
+
+fn conventional_prefix(title: &str) -> Option<(String, &str)> {
+    let (head, rest) = title.split_once(':')?;
+    let kind = head.split('(').next()?.trim_end_matches('!').trim();
+    let is_word =
+        !kind.is_empty() && kind.len() <= 16 && kind.chars().all(|c| c.is_ascii_alphabetic());
+    is_word.then(|| (kind.to_ascii_lowercase(), rest))
+}
+
+fn slug(text: &str) -> Option<String> {
+    let mut out = String::new();
+    let mut gap = false;
+    for c in text.chars().flat_map(char::to_lowercase) {
+        if c.is_ascii_alphanumeric() {
+            if gap && !out.is_empty() {
+                out.push('-');
+            }
+            gap = false;
+            out.push(c);
+        } else {
+            gap = true;
+        }
+    }
+    if out.len() > MAX_SLUG {
+        // Cut at a word boundary when there is one; the slug is ASCII, so any index is a char boundary.
+        let cut = out[..=MAX_SLUG]
+            .rfind('-')
+            .filter(|i| *i > 0)
+            .unwrap_or(MAX_SLUG);
+        out.truncate(cut);
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn titles_become_branch_names() {
+        let cases = [
+            (
+                "feat: Implement New Feature",
+                Some("feat/implement-new-feature"),
+            ),
+            (
+                "fix(parser)!: Don't crash on ..",
+                Some("fix/don-t-crash-on"),
+            ),
+            ("Add the thing", Some("add-the-thing")),
+            ("  --.lock ../../etc/passwd  ", Some("lock-etc-passwd")),
+            ("feat: Ünïcödé Straße", Some("feat/n-c-d-stra-e")),
+            ("chore: ~^:?*[\\ @{", None),
+            ("???", None),
+            ("refs/heads/main", Some("refs-heads-main")),
+        ];
+        for (title, expected) in cases {
+            assert_eq!(sanitize(title).as_deref(), expected, "title {title:?}");
+        }
+    }
+
+    #[test]
+    fn long_titles_are_cut() {
+        let name = sanitize(&format!("feat: {}", "word ".repeat(40))).unwrap();
+        assert!(name.len() <= "feat/".len() + MAX_SLUG, "{name}");
+        assert!(name.ends_with("-word"), "{name}");
+    }
+
+    #[test]
+    fn taken_names_get_numbers() {
+        assert_eq!(numbered("feat/x", 1), "feat/x");
+        assert_eq!(numbered("feat/x", 3), "feat/x-3");
+    }
+}

@@ -1,0 +1,71 @@
+//! The pure workflow core: state and plan types, the transition table, the decisions
+//! `get-task` and `submit-work` make before they act, and the briefing text.
+//!
+//! Nothing here touches git, processes or the filesystem. The engine reads a snapshot,
+//! asks this module what to do, carries it out, feeds back what happened as an [`Event`],
+//! and stores the [`Transition`] that comes back.
+
+pub mod branch_name;
+pub mod briefing;
+pub mod plan;
+pub mod state;
+mod transition;
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+pub use plan::{Plan, StepId, StepType};
+pub use state::{Pending, State, Status, Verdict};
+pub use transition::{
+    Accepted, Effect, Event, GetTaskStep, OutputSource, PlanChange, PreflightOutcome, Rejection,
+    RejectionKind, SubmitRequest, TestRun, Transition, check_submit, get_task_step, transition,
+};
+
+/// What the agent expects its test command to do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Expectation {
+    Pass,
+    Fail,
+}
+
+impl Expectation {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Expectation::Pass => "PASS",
+            Expectation::Fail => "FAIL",
+        }
+    }
+
+    /// RED steps prove a test fails; GREEN and REFACTOR steps prove it passes.
+    pub fn for_step(kind: StepType) -> Self {
+        match kind {
+            StepType::Red => Expectation::Fail,
+            StepType::Green | StepType::Refactor => Expectation::Pass,
+        }
+    }
+}
+
+impl fmt::Display for Expectation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The agent's judgement of a NEEDS_ANALYSIS result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Decision {
+    Success,
+    Failure,
+}
+
+impl Decision {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Decision::Success => "SUCCESS",
+            Decision::Failure => "FAILURE",
+        }
+    }
+}

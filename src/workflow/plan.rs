@@ -1,0 +1,593 @@
+//! `pr.json`: the active PR plan (SPEC §3.2), step addressing (`T.S`), and validation of
+//! submitted plans that reports every problem with its JSON path.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Plan {
+    #[serde(rename = "masterPlanPath")]
+    pub master_plan_path: String,
+    #[serde(rename = "prTitle")]
+    pub pr_title: String,
+    pub summary: String,
+    #[serde(rename = "verificationPlan")]
+    pub verification_plan: String,
+    pub tasks: Vec<Task>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Task {
+    #[serde(rename = "taskName")]
+    pub name: String,
+    pub status: TaskStatus,
+    #[serde(
+        rename = "breakdownHistory",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub breakdown_history: Option<BreakdownHistory>,
+    pub tdd_steps: Vec<Step>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BreakdownHistory {
+    #[serde(rename = "originalTaskName")]
+    pub original_task_name: String,
+    pub justification: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Step {
+    #[serde(rename = "type")]
+    pub kind: StepType,
+    pub description: String,
+    pub status: StepStatus,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum TaskStatus {
+    Todo,
+    InProgress,
+    Done,
+    Error,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum StepStatus {
+    Todo,
+    Done,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum StepType {
+    Red,
+    Green,
+    Refactor,
+}
+
+impl StepType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StepType::Red => "RED",
+            StepType::Green => "GREEN",
+            StepType::Refactor => "REFACTOR",
+        }
+    }
+
+    /// A checkpoint commit follows every passing GREEN and REFACTOR step (SPEC §7.2).
+    pub fn needs_checkpoint(self) -> bool {
+        matches!(self, StepType::Green | StepType::Refactor)
+    }
+}
+
+impl fmt::Display for StepType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A step's address: 0-based indices inside, `T.S` (1-based) outside.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct StepId {
+    pub task: usize,
+    pub step: usize,
+}
+
+impl StepId {
+    pub fn new(task: usize, step: usize) -> Self {
+        StepId { task, step }
+    }
+}
+
+impl fmt::Display for StepId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}", self.task + 1, self.step + 1)
+    }
+}
+
+impl FromStr for StepId {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let parse = |part: &str| part.parse::<usize>().ok().filter(|n| *n >= 1);
+        match s.split_once('.') {
+            Some((t, st)) => match (parse(t), parse(st)) {
+                (Some(t), Some(st)) => Ok(StepId::new(t - 1, st - 1)),
+                _ => Err(format!("`{s}` is not a step id like `2.3`")),
+            },
+            None => Err(format!("`{s}` is not a step id like `2.3`")),
+        }
+    }
+}
+
+impl Serialize for StepId {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for StepId {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(deserializer)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+impl Plan {
+    /// The first TODO step of the first task that is not DONE (SPEC §3.2).
+    pub fn current_step(&self) -> Option<StepId> {
+        self.tasks
+            .iter()
+            .enumerate()
+            .filter(|(_, task)| task.status != TaskStatus::Done)
+            .find_map(|(t, task)| {
+                task.tdd_steps
+                    .iter()
+                    .position(|s| s.status == StepStatus::Todo)
+                    .map(|s| StepId::new(t, s))
+            })
+    }
+
+    pub fn step(&self, id: StepId) -> Option<&Step> {
+        self.tasks.get(id.task)?.tdd_steps.get(id.step)
+    }
+
+    pub fn task(&self, id: StepId) -> Option<&Task> {
+        self.tasks.get(id.task)
+    }
+
+    /// True when no step is left to do: the PR is ready for review, or the plan is stale.
+    pub fn all_done(&self) -> bool {
+        self.current_step().is_none()
+    }
+
+    /// Marks a step DONE and keeps its task's status in line: DONE when every step is,
+    /// IN_PROGRESS once any is.
+    pub fn complete_step(&mut self, id: StepId) {
+        let Some(task) = self.tasks.get_mut(id.task) else {
+            return;
+        };
+        if let Some(step) = task.tdd_steps.get_mut(id.step) {
+            step.status = StepStatus::Done;
+        }
+        task.status = if task.tdd_steps.iter().all(|s| s.status == StepStatus::Done) {
+            TaskStatus::Done
+        } else {
+            TaskStatus::InProgress
+        };
+    }
+
+    /// (steps done, steps in all)
+    pub fn progress(&self) -> (usize, usize) {
+        let steps = self.tasks.iter().flat_map(|t| &t.tdd_steps);
+        let total = steps.clone().count();
+        let done = steps.filter(|s| s.status == StepStatus::Done).count();
+        (done, total)
+    }
+
+    pub fn to_json(&self) -> Vec<u8> {
+        let mut out = serde_json::to_vec_pretty(self).expect("plan serializes: plain data");
+        out.push(b'\n');
+        out
+    }
+}
+
+/// One thing wrong with a submitted plan, at a JSON path like `tasks[1].tdd_steps[0].type`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Problem {
+    pub path: String,
+    pub message: String,
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.path, self.message)
+    }
+}
+
+const PLAN_FIELDS: &[&str] = &[
+    "masterPlanPath",
+    "prTitle",
+    "summary",
+    "verificationPlan",
+    "tasks",
+];
+const TASK_FIELDS: &[&str] = &["taskName", "status", "breakdownHistory", "tdd_steps"];
+const STEP_FIELDS: &[&str] = &["type", "description", "status"];
+const HISTORY_FIELDS: &[&str] = &["originalTaskName", "justification"];
+
+/// Parses and validates a submitted plan. On failure returns **every** problem found, in
+/// document order, so an agent can fix them all in one go.
+pub fn parse_plan(bytes: &[u8]) -> Result<Plan, Vec<Problem>> {
+    let value: Value = serde_json::from_slice(bytes).map_err(|e| {
+        vec![Problem {
+            path: "(root)".into(),
+            message: format!("not valid JSON: {e}"),
+        }]
+    })?;
+    let mut v = Validator::default();
+    v.plan(&value);
+    if v.problems.is_empty() {
+        let plan: Plan = serde_json::from_value(value).map_err(|e| {
+            vec![Problem {
+                path: "(root)".into(),
+                message: e.to_string(),
+            }]
+        })?;
+        if plan.all_done() {
+            v.problem(
+                "tasks",
+                "every step is already DONE; a plan needs at least one TODO step",
+            );
+        } else if super::branch_name::sanitize(&plan.pr_title).is_none() {
+            v.problem(
+                "prTitle",
+                "needs at least one letter or digit to name the PR branch",
+            );
+        } else {
+            return Ok(plan);
+        }
+    }
+    Err(v.problems)
+}
+
+#[derive(Default)]
+struct Validator {
+    problems: Vec<Problem>,
+}
+
+fn describe(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn join(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_string()
+    } else {
+        format!("{path}.{key}")
+    }
+}
+
+impl Validator {
+    fn problem(&mut self, path: &str, message: impl Into<String>) {
+        self.problems.push(Problem {
+            path: if path.is_empty() {
+                "(root)".into()
+            } else {
+                path.into()
+            },
+            message: message.into(),
+        });
+    }
+
+    fn object<'v>(
+        &mut self,
+        path: &str,
+        value: &'v Value,
+        fields: &[&str],
+    ) -> Option<&'v serde_json::Map<String, Value>> {
+        let Some(map) = value.as_object() else {
+            self.problem(
+                path,
+                format!("expected an object, found {}", describe(value)),
+            );
+            return None;
+        };
+        for key in map.keys().filter(|k| !fields.contains(&k.as_str())) {
+            self.problem(
+                &join(path, key),
+                format!("unknown field (expected one of {})", fields.join(", ")),
+            );
+        }
+        Some(map)
+    }
+
+    fn string(&mut self, path: &str, map: &serde_json::Map<String, Value>, key: &str) {
+        let at = join(path, key);
+        match map.get(key) {
+            None => self.problem(&at, "missing (expected a non-empty string)"),
+            Some(Value::String(s)) if s.trim().is_empty() => self.problem(&at, "must not be empty"),
+            Some(Value::String(_)) => {}
+            Some(other) => {
+                self.problem(&at, format!("expected a string, found {}", describe(other)))
+            }
+        }
+    }
+
+    fn enumeration(
+        &mut self,
+        path: &str,
+        map: &serde_json::Map<String, Value>,
+        key: &str,
+        allowed: &[&str],
+    ) -> Option<String> {
+        let at = join(path, key);
+        let expected = match allowed {
+            [a, b] => format!("{a} or {b}"),
+            [rest @ .., last] => format!("{} or {last}", rest.join(", ")),
+            [] => String::new(),
+        };
+        match map.get(key) {
+            None => self.problem(&at, format!("missing (expected {expected})")),
+            Some(Value::String(s)) if allowed.contains(&s.as_str()) => return Some(s.clone()),
+            Some(Value::String(s)) => {
+                self.problem(&at, format!("expected {expected}, found \"{s}\""))
+            }
+            Some(other) => self.problem(
+                &at,
+                format!("expected {expected}, found {}", describe(other)),
+            ),
+        }
+        None
+    }
+
+    fn plan(&mut self, value: &Value) {
+        let Some(map) = self.object("", value, PLAN_FIELDS) else {
+            return;
+        };
+        for key in ["masterPlanPath", "prTitle", "summary", "verificationPlan"] {
+            self.string("", map, key);
+        }
+        match map.get("tasks") {
+            None => self.problem("tasks", "missing (expected a non-empty array of tasks)"),
+            Some(Value::Array(tasks)) if tasks.is_empty() => {
+                self.problem("tasks", "must contain at least one task")
+            }
+            Some(Value::Array(tasks)) => {
+                for (i, task) in tasks.iter().enumerate() {
+                    self.task(&format!("tasks[{i}]"), task);
+                }
+            }
+            Some(other) => self.problem(
+                "tasks",
+                format!("expected an array of tasks, found {}", describe(other)),
+            ),
+        }
+    }
+
+    fn task(&mut self, path: &str, value: &Value) {
+        let Some(map) = self.object(path, value, TASK_FIELDS) else {
+            return;
+        };
+        self.string(path, map, "taskName");
+        let status = self.enumeration(
+            path,
+            map,
+            "status",
+            &["TODO", "IN_PROGRESS", "DONE", "ERROR"],
+        );
+        if let Some(history) = map.get("breakdownHistory") {
+            let at = join(path, "breakdownHistory");
+            if let Some(h) = self.object(&at, history, HISTORY_FIELDS) {
+                self.string(&at, h, "originalTaskName");
+                self.string(&at, h, "justification");
+            }
+        }
+        let steps_at = join(path, "tdd_steps");
+        match map.get("tdd_steps") {
+            None => self.problem(&steps_at, "missing (expected a non-empty array of steps)"),
+            Some(Value::Array(steps)) if steps.is_empty() => {
+                self.problem(&steps_at, "must contain at least one step")
+            }
+            Some(Value::Array(steps)) => {
+                let mut first_todo = None;
+                for (i, step) in steps.iter().enumerate() {
+                    let at = format!("{steps_at}[{i}]");
+                    if self.step(&at, step).as_deref() == Some("TODO") && first_todo.is_none() {
+                        first_todo = Some(i);
+                    }
+                }
+                if let (Some("DONE"), Some(i)) = (status.as_deref(), first_todo) {
+                    self.problem(
+                        &join(path, "status"),
+                        format!("is DONE, but tdd_steps[{i}] is still TODO"),
+                    );
+                }
+            }
+            Some(other) => self.problem(
+                &steps_at,
+                format!("expected an array of steps, found {}", describe(other)),
+            ),
+        }
+    }
+
+    /// Returns the step's status when it is valid.
+    fn step(&mut self, path: &str, value: &Value) -> Option<String> {
+        let map = self.object(path, value, STEP_FIELDS)?;
+        self.enumeration(path, map, "type", &["RED", "GREEN", "REFACTOR"]);
+        self.string(path, map, "description");
+        self.enumeration(path, map, "status", &["TODO", "DONE"])
+    }
+}
+
+/// The plan schema exactly as the INITIALIZING briefing shows it.
+pub const PLAN_SCHEMA: &str = r#"{
+  "masterPlanPath": "string  (path of the master plan this PR comes from)",
+  "prTitle": "string  (e.g. \"feat: Implement New Feature\"; names the branch)",
+  "summary": "string  (what the PR delivers)",
+  "verificationPlan": "string  (how the whole PR is proven to work)",
+  "tasks": [
+    {
+      "taskName": "string",
+      "status": "TODO | IN_PROGRESS | DONE | ERROR",
+      "breakdownHistory": { "originalTaskName": "string", "justification": "string" },  // optional
+      "tdd_steps": [
+        { "type": "RED | GREEN | REFACTOR", "description": "string", "status": "TODO | DONE" }
+      ]
+    }
+  ]
+}"#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn problems(json: &str) -> Vec<String> {
+        parse_plan(json.as_bytes())
+            .unwrap_err()
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    }
+
+    const GOOD: &str = r#"{
+        "masterPlanPath": "docs/plan.md", "prTitle": "feat: Add numbers", "summary": "s",
+        "verificationPlan": "v",
+        "tasks": [
+          {"taskName": "t1", "status": "TODO", "tdd_steps": [
+            {"type": "RED", "description": "r", "status": "TODO"},
+            {"type": "GREEN", "description": "g", "status": "TODO"}]},
+          {"taskName": "t2", "status": "TODO", "tdd_steps": [
+            {"type": "REFACTOR", "description": "f", "status": "TODO"}]}
+        ]}"#;
+
+    #[test]
+    fn a_good_plan_parses_and_addresses_steps() {
+        let mut plan = parse_plan(GOOD.as_bytes()).unwrap();
+        assert_eq!(plan.current_step(), Some(StepId::new(0, 0)));
+        plan.complete_step(StepId::new(0, 0));
+        assert_eq!(plan.tasks[0].status, TaskStatus::InProgress);
+        assert_eq!(plan.current_step(), Some(StepId::new(0, 1)));
+        plan.complete_step(StepId::new(0, 1));
+        assert_eq!(plan.tasks[0].status, TaskStatus::Done);
+        assert_eq!(
+            plan.current_step().map(|s| s.to_string()),
+            Some("2.1".into())
+        );
+        assert_eq!(plan.progress(), (2, 3));
+        plan.complete_step(StepId::new(1, 0));
+        assert!(plan.all_done());
+    }
+
+    #[test]
+    fn not_json_is_one_problem_at_the_root() {
+        assert_eq!(
+            problems("<plan>not json</plan>"),
+            vec!["(root): not valid JSON: expected value at line 1 column 1"]
+        );
+    }
+
+    #[test]
+    fn every_problem_is_listed_with_its_path() {
+        let json = r#"{
+            "prTitle": 7, "summary": "", "verificationPlan": "v", "extra": true,
+            "tasks": [
+              {"taskName": "t1", "status": "WIP", "tdd_steps": [
+                {"type": "BLUE", "description": "r", "status": "TODO"},
+                {"kind": "GREEN", "description": "g"}]},
+              {"taskName": "t2", "status": "DONE", "tdd_steps": [
+                {"type": "RED", "description": "x", "status": "TODO"}]},
+              {"status": "TODO", "tdd_steps": []},
+              "nope"
+            ]}"#;
+        assert_eq!(
+            problems(json),
+            vec![
+                "extra: unknown field (expected one of masterPlanPath, prTitle, summary, verificationPlan, tasks)",
+                "masterPlanPath: missing (expected a non-empty string)",
+                "prTitle: expected a string, found a number",
+                "summary: must not be empty",
+                "tasks[0].status: expected TODO, IN_PROGRESS, DONE or ERROR, found \"WIP\"",
+                "tasks[0].tdd_steps[0].type: expected RED, GREEN or REFACTOR, found \"BLUE\"",
+                "tasks[0].tdd_steps[1].kind: unknown field (expected one of type, description, status)",
+                "tasks[0].tdd_steps[1].type: missing (expected RED, GREEN or REFACTOR)",
+                "tasks[0].tdd_steps[1].status: missing (expected TODO or DONE)",
+                "tasks[1].status: is DONE, but tdd_steps[0] is still TODO",
+                "tasks[2].taskName: missing (expected a non-empty string)",
+                "tasks[2].tdd_steps: must contain at least one step",
+                "tasks[3]: expected an object, found a string",
+            ]
+        );
+    }
+
+    #[test]
+    fn empty_tasks_and_wrong_root() {
+        assert_eq!(
+            problems(
+                r#"{"masterPlanPath":"m","prTitle":"p","summary":"s","verificationPlan":"v","tasks":[]}"#
+            ),
+            vec!["tasks: must contain at least one task"]
+        );
+        assert_eq!(
+            problems("[]"),
+            vec!["(root): expected an object, found an array"]
+        );
+    }
+
+    #[test]
+    fn a_plan_with_nothing_to_do_is_rejected() {
+        let json = GOOD.replace("\"TODO\"", "\"DONE\"");
+        assert_eq!(
+            problems(&json),
+            vec!["tasks: every step is already DONE; a plan needs at least one TODO step"]
+        );
+    }
+
+    #[test]
+    fn a_title_without_letters_is_rejected() {
+        let json = GOOD.replace("feat: Add numbers", "!!! ???");
+        assert_eq!(
+            problems(&json),
+            vec!["prTitle: needs at least one letter or digit to name the PR branch"]
+        );
+    }
+
+    #[test]
+    fn breakdown_history_is_checked_when_present() {
+        let json = GOOD.replace(
+            r#""taskName": "t2","#,
+            r#""taskName": "t2", "breakdownHistory": {"originalTaskName": "", "why": 1},"#,
+        );
+        assert_eq!(
+            problems(&json),
+            vec![
+                "tasks[1].breakdownHistory.why: unknown field (expected one of originalTaskName, justification)",
+                "tasks[1].breakdownHistory.originalTaskName: must not be empty",
+                "tasks[1].breakdownHistory.justification: missing (expected a non-empty string)",
+            ]
+        );
+    }
+
+    #[test]
+    fn step_ids_parse_and_print_one_based() {
+        assert_eq!("2.3".parse::<StepId>(), Ok(StepId::new(1, 2)));
+        assert!("0.1".parse::<StepId>().is_err());
+        assert!("x".parse::<StepId>().is_err());
+        assert_eq!(StepId::new(0, 0).to_string(), "1.1");
+    }
+}

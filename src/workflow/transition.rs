@@ -1,0 +1,1054 @@
+//! The transition table (seed 000 §4.1 as refined by SPEC §6): `transition(state, plan,
+//! event) -> (state, effects)`, plus the pure checks that decide what `get-task` must do and
+//! whether a `submit-work` is accepted at all.
+
+use super::plan::{Plan, StepId};
+use super::state::{ExitRecord, LastRun, Pending, PreflightRecord, State, Status, Verdict};
+use super::{Decision, Expectation};
+
+/// Something that happened, observed by the engine and fed to [`transition`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum Event {
+    /// A valid plan was submitted in INITIALIZING; `branch` is the free branch name for it.
+    PlanSubmitted {
+        plan: Plan,
+        branch: String,
+        summary: String,
+    },
+    /// The plan in INITIALIZING or CREATING_BRANCH had no step left to do.
+    StalePlanDropped,
+    /// The PR branch exists and is checked out.
+    BranchReady,
+    /// Creating or checking out the PR branch failed; the reason is for the agent.
+    BranchBlocked { reason: String },
+    /// The agent's test command ran (and, after a passing PASS run, the preflight gates).
+    TestRan(TestRun),
+    /// The agent judged a NEEDS_ANALYSIS result.
+    AnalysisDecided { decision: Decision, summary: String },
+    /// A checkpoint commit was found on the PR branch (or just made by `checkpoint`).
+    CheckpointRecorded { commit: String, subject: String },
+}
+
+impl Event {
+    /// The name used in the commit subject and the `Orchestrator-Event` trailer.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Event::PlanSubmitted { .. } => "plan",
+            Event::StalePlanDropped => "drop-stale-plan",
+            Event::BranchReady => "branch",
+            Event::BranchBlocked { .. } => "branch-blocked",
+            Event::TestRan(_) => "test",
+            Event::AnalysisDecided { .. } => "analysis",
+            Event::CheckpointRecorded { .. } => "checkpoint",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct TestRun {
+    pub step: StepId,
+    pub command: String,
+    pub expectation: Expectation,
+    pub exit: ExitRecord,
+    /// The last lines of the command's output, verbatim (lossy only where it was not UTF-8).
+    pub output_tail: String,
+    /// Present exactly when the command passed under a PASS expectation.
+    pub preflight: Option<PreflightOutcome>,
+    pub summary: String,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct PreflightOutcome {
+    pub record: PreflightRecord,
+    /// The failing gate's name and output tail, when one failed.
+    pub failure: Option<(String, String)>,
+    /// The tree the gates verified, recorded only when gates actually ran.
+    pub verified_tree: Option<String>,
+    pub key: Option<String>,
+}
+
+/// What the engine must carry out besides storing the new state.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Effect {
+    /// Store this output, verbatim, as `output.log` in the new state.
+    SaveOutput(OutputSource),
+    /// `submit-work` answers with this verdict (and its exit code).
+    Reply(Verdict),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OutputSource {
+    /// The agent's test command.
+    Test,
+    /// The named preflight gate.
+    Gate(String),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum PlanChange {
+    Keep,
+    Replace(Plan),
+    Drop,
+}
+
+/// The result of [`transition`]: the new state, what happens to the plan, and the effects.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Transition {
+    pub event: &'static str,
+    pub from: Status,
+    pub state: State,
+    pub plan: PlanChange,
+    pub step: Option<StepId>,
+    /// The commit message body: what happened, then the agent's own summary.
+    pub summary: String,
+    pub effects: Vec<Effect>,
+}
+
+impl Transition {
+    pub fn to(&self) -> Status {
+        self.state.status
+    }
+
+    pub fn verdict(&self) -> Option<Verdict> {
+        self.effects.iter().find_map(|e| match e {
+            Effect::Reply(v) => Some(*v),
+            Effect::SaveOutput(_) => None,
+        })
+    }
+}
+
+/// Why a command is not accepted now. Carries the state so every message can name it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rejection {
+    pub kind: RejectionKind,
+    pub state: Status,
+    pub message: String,
+    /// The next legal action.
+    pub hint: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RejectionKind {
+    /// Wrong state for this command (exit 4).
+    WrongState,
+    /// The request contradicts the plan, e.g. the wrong expectation for the step (exit 2).
+    InvalidInput,
+}
+
+impl Rejection {
+    fn wrong_state(state: Status, message: impl Into<String>, hint: impl Into<String>) -> Self {
+        Rejection {
+            kind: RejectionKind::WrongState,
+            state,
+            message: message.into(),
+            hint: hint.into(),
+        }
+    }
+}
+
+const GET_TASK_HINT: &str = "Run `git orchestrate get-task` for the current instruction.";
+
+/// What `get-task` has to do before it can brief the agent.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum GetTaskStep {
+    /// Nothing to act on: brief from the stored state.
+    Brief,
+    /// A plan with no step left outside review/finalization is stale (SPEC §6.1).
+    DropStalePlan,
+    /// A plan sits in INITIALIZING (or CREATING_BRANCH has no branch name): treat it as just
+    /// submitted, which names its branch.
+    AdoptPlan,
+    /// Create (or, after an interrupted run, check out) the PR branch.
+    PrepareBranch { branch: String },
+    /// A checkpoint is owed: look for a checkpoint commit newer than `since`.
+    LookForCheckpoint { since: Option<String> },
+    /// Waiting for a human; get-task exits 10 without acting.
+    Halted,
+}
+
+pub fn get_task_step(state: &State, plan: Option<&Plan>) -> GetTaskStep {
+    let all_done = plan.is_some_and(Plan::all_done);
+    match state.status {
+        Status::Initializing | Status::CreatingBranch if all_done => GetTaskStep::DropStalePlan,
+        Status::Initializing if plan.is_some() => GetTaskStep::AdoptPlan,
+        Status::CreatingBranch => match (&state.current_pr_branch, plan) {
+            (_, None) => GetTaskStep::DropStalePlan,
+            (None, Some(_)) => GetTaskStep::AdoptPlan,
+            (Some(branch), Some(_)) => GetTaskStep::PrepareBranch {
+                branch: branch.clone(),
+            },
+        },
+        Status::ExecutingTdd | Status::Debugging => match &state.pending {
+            Some(Pending::Checkpoint { .. }) => GetTaskStep::LookForCheckpoint {
+                since: state.last_commit_hash.clone(),
+            },
+            _ => GetTaskStep::Brief,
+        },
+        Status::Halted => GetTaskStep::Halted,
+        _ => GetTaskStep::Brief,
+    }
+}
+
+/// A `submit-work` request, before anything has run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SubmitRequest {
+    Plan,
+    Test { expectation: Option<Expectation> },
+    Analysis(Decision),
+}
+
+/// What the engine should do for an accepted submit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Accepted {
+    Plan,
+    Test {
+        step: StepId,
+        expectation: Expectation,
+    },
+    Analysis,
+}
+
+/// Decides whether `submit-work` is accepted in this state, before anything runs.
+pub fn check_submit(
+    state: &State,
+    plan: Option<&Plan>,
+    request: SubmitRequest,
+) -> Result<Accepted, Rejection> {
+    let status = state.status;
+    let in_tdd = matches!(status, Status::ExecutingTdd | Status::Debugging);
+    match request {
+        SubmitRequest::Plan if status == Status::Initializing => Ok(Accepted::Plan),
+        SubmitRequest::Plan => Err(Rejection::wrong_state(
+            status,
+            match plan {
+                Some(plan) => format!(
+                    "submit-work --plan is not accepted in state {status}: the plan \"{}\" is active",
+                    plan.pr_title
+                ),
+                None => format!("submit-work --plan is not accepted in state {status}"),
+            },
+            GET_TASK_HINT,
+        )),
+        SubmitRequest::Test { .. } | SubmitRequest::Analysis(_) if !in_tdd => {
+            Err(not_in_tdd(status, request))
+        }
+        SubmitRequest::Test { expectation } => {
+            let (step_id, step) = current_step(status, plan)?;
+            match &state.pending {
+                Some(Pending::Analysis { step, .. }) => {
+                    return Err(Rejection::wrong_state(
+                        status,
+                        format!(
+                            "submit-work --test-command is not accepted now: step {step} is waiting for \
+                             your analysis of the last run (state {status})"
+                        ),
+                        "Answer with `git orchestrate submit-work --summary \"<why>\" --analysis-decision SUCCESS` \
+                         (it failed for the intended reason) or `--analysis-decision FAILURE`.",
+                    ));
+                }
+                Some(Pending::Checkpoint { step, .. }) => {
+                    return Err(Rejection::wrong_state(
+                        status,
+                        format!(
+                            "submit-work --test-command is not accepted now: step {step} passed and its \
+                             checkpoint commit comes first (state {status})"
+                        ),
+                        "Run `git orchestrate checkpoint`, then `git orchestrate get-task`.",
+                    ));
+                }
+                None => {}
+            }
+            let wanted = Expectation::for_step(step.kind);
+            match expectation {
+                Some(given) if given != wanted => Err(Rejection {
+                    kind: RejectionKind::InvalidInput,
+                    state: status,
+                    message: format!(
+                        "step {step_id} is a {} step, so its test is expected to {}; --expectation {given} \
+                         does not fit it",
+                        step.kind,
+                        if wanted == Expectation::Fail {
+                            "fail"
+                        } else {
+                            "pass"
+                        }
+                    ),
+                    hint: format!(
+                        "Submit with --expectation {wanted}, or leave --expectation out."
+                    ),
+                }),
+                _ => Ok(Accepted::Test {
+                    step: step_id,
+                    expectation: wanted,
+                }),
+            }
+        }
+        SubmitRequest::Analysis(_) => match &state.pending {
+            Some(Pending::Analysis { .. }) => Ok(Accepted::Analysis),
+            _ => Err(Rejection::wrong_state(
+                status,
+                format!(
+                    "no analysis is pending in state {status}: --analysis-decision answers a NEEDS_ANALYSIS result"
+                ),
+                GET_TASK_HINT,
+            )),
+        },
+    }
+}
+
+fn not_in_tdd(status: Status, request: SubmitRequest) -> Rejection {
+    let what = match request {
+        SubmitRequest::Analysis(_) => "submit-work --analysis-decision",
+        _ => "submit-work --test-command",
+    };
+    let (why, hint) = match status {
+        Status::Initializing => (
+            "no PR plan is active yet",
+            "Submit a plan first: `git orchestrate submit-work --summary \"<one line>\" --plan FILE` \
+             (`git orchestrate get-task` shows the schema).",
+        ),
+        Status::CreatingBranch => (
+            "the PR branch has not been created yet",
+            "Run `git orchestrate get-task`; it creates the branch and gives you the first step.",
+        ),
+        Status::Halted => (
+            "the workflow is halted for a human",
+            "A human has to answer it (`git orchestrate status` shows why).",
+        ),
+        _ => ("this state takes no test submissions", GET_TASK_HINT),
+    };
+    Rejection::wrong_state(
+        status,
+        format!("{what} is not accepted in state {status}: {why}"),
+        hint,
+    )
+}
+
+fn current_step(
+    status: Status,
+    plan: Option<&Plan>,
+) -> Result<(StepId, &super::plan::Step), Rejection> {
+    plan.and_then(|p| p.current_step().and_then(|id| p.step(id).map(|s| (id, s))))
+        .ok_or_else(|| {
+            Rejection::wrong_state(
+                status,
+                format!(
+                    "every step of the plan is DONE (state {status}); there is nothing to test"
+                ),
+                GET_TASK_HINT,
+            )
+        })
+}
+
+/// The transition table. Returns the new state and the effects, or a rejection when the
+/// event does not apply to this state (the engine checks first, so this is the backstop
+/// against a state that moved underneath it).
+pub fn transition(
+    state: &State,
+    plan: Option<&Plan>,
+    event: Event,
+) -> Result<Transition, Rejection> {
+    let from = state.status;
+    let name = event.name();
+    let mut next = state.clone();
+    let done = |next: State, plan: PlanChange, step, summary: String, effects| {
+        Ok(Transition {
+            event: name,
+            from,
+            state: next,
+            plan,
+            step,
+            summary,
+            effects,
+        })
+    };
+    match event {
+        Event::PlanSubmitted {
+            plan: new_plan,
+            branch,
+            summary,
+        } => {
+            if !matches!(from, Status::Initializing | Status::CreatingBranch) {
+                return Err(Rejection::wrong_state(
+                    from,
+                    format!("a plan is only accepted in INITIALIZING, not in {from}"),
+                    GET_TASK_HINT,
+                ));
+            }
+            next.status = Status::CreatingBranch;
+            next.current_pr_branch = Some(branch.clone());
+            next.debug_attempt_counter = 0;
+            next.last_error = None;
+            next.pending = None;
+            next.last_run = None;
+            let body = format!(
+                "plan \"{}\" accepted; branch {branch}\n\n{summary}",
+                new_plan.pr_title
+            );
+            done(
+                next,
+                PlanChange::Replace(new_plan),
+                None,
+                body,
+                vec![Effect::Reply(Verdict::Success)],
+            )
+        }
+        Event::StalePlanDropped => {
+            next.status = Status::Initializing;
+            next.current_pr_branch = None;
+            next.pending = None;
+            next.last_error = None;
+            next.last_run = None;
+            next.debug_attempt_counter = 0;
+            let body = match plan {
+                Some(p) => format!(
+                    "dropped the stale plan \"{}\": no step left to do",
+                    p.pr_title
+                ),
+                None => "dropped an empty plan".to_string(),
+            };
+            done(next, PlanChange::Drop, None, body, vec![])
+        }
+        Event::BranchReady => {
+            require(from, &[Status::CreatingBranch], name)?;
+            next.status = Status::ExecutingTdd;
+            next.last_error = None;
+            let branch = next.current_pr_branch.clone().unwrap_or_default();
+            done(
+                next,
+                PlanChange::Keep,
+                None,
+                format!("on branch {branch}"),
+                vec![],
+            )
+        }
+        Event::BranchBlocked { reason } => {
+            require(from, &[Status::CreatingBranch], name)?;
+            next.last_error = Some(reason.clone());
+            done(next, PlanChange::Keep, None, reason, vec![])
+        }
+        Event::TestRan(run) => test_ran(next, plan, run, from, name),
+        Event::AnalysisDecided { decision, summary } => {
+            let Some(Pending::Analysis {
+                step, output_tail, ..
+            }) = state.pending.clone()
+            else {
+                return Err(Rejection::wrong_state(
+                    from,
+                    format!("no analysis is pending in state {from}"),
+                    GET_TASK_HINT,
+                ));
+            };
+            next.pending = None;
+            match decision {
+                Decision::Success => {
+                    let mut new_plan = plan.cloned().ok_or_else(|| missing_plan(from))?;
+                    new_plan.complete_step(step);
+                    leave_debugging(&mut next);
+                    if let Some(run) = &mut next.last_run {
+                        run.verdict = Verdict::Success;
+                    }
+                    let body = format!(
+                        "step {step} DONE: the RED test failed for the intended reason\n\n{summary}"
+                    );
+                    done(
+                        next,
+                        PlanChange::Replace(new_plan),
+                        Some(step),
+                        body,
+                        vec![Effect::Reply(Verdict::Success)],
+                    )
+                }
+                Decision::Failure => {
+                    enter_debugging(&mut next, output_tail);
+                    if let Some(run) = &mut next.last_run {
+                        run.verdict = Verdict::Failure;
+                    }
+                    let body = format!(
+                        "step {step}: the RED test failed for the wrong reason; debugging attempt {}\n\n{summary}",
+                        next.debug_attempt_counter
+                    );
+                    done(
+                        next,
+                        PlanChange::Keep,
+                        Some(step),
+                        body,
+                        vec![Effect::Reply(Verdict::Failure)],
+                    )
+                }
+            }
+        }
+        Event::CheckpointRecorded { commit, subject } => {
+            require(from, &[Status::ExecutingTdd, Status::Debugging], name)?;
+            // A checkpoint nobody asked for (a human's) still moves `last_commit_hash`.
+            let step = match &state.pending {
+                Some(Pending::Checkpoint { step, .. }) => {
+                    next.pending = None;
+                    Some(*step)
+                }
+                _ => None,
+            };
+            next.last_commit_hash = Some(commit.clone());
+            let body = match step {
+                Some(step) => format!("checkpoint for step {step}: {commit} {subject}"),
+                None => format!("checkpoint {commit} {subject}"),
+            };
+            done(next, PlanChange::Keep, step, body, vec![])
+        }
+    }
+}
+
+fn require(from: Status, allowed: &[Status], event: &str) -> Result<(), Rejection> {
+    if allowed.contains(&from) {
+        Ok(())
+    } else {
+        Err(Rejection::wrong_state(
+            from,
+            format!("`{event}` does not apply in state {from}"),
+            GET_TASK_HINT,
+        ))
+    }
+}
+
+fn missing_plan(status: Status) -> Rejection {
+    Rejection::wrong_state(
+        status,
+        format!("no PR plan is active in state {status}"),
+        GET_TASK_HINT,
+    )
+}
+
+/// DEBUGGING entry, or one more failed attempt inside it (SPEC §6.2, §6.3).
+fn enter_debugging(next: &mut State, error_tail: String) {
+    next.debug_attempt_counter = if next.status == Status::Debugging {
+        next.debug_attempt_counter + 1
+    } else {
+        1
+    };
+    next.status = Status::Debugging;
+    next.last_error = Some(error_tail);
+}
+
+/// A submit whose outcome matched its expectation ends debugging (SPEC §6.3).
+fn leave_debugging(next: &mut State) {
+    next.status = Status::ExecutingTdd;
+    next.debug_attempt_counter = 0;
+    next.last_error = None;
+}
+
+fn test_ran(
+    mut next: State,
+    plan: Option<&Plan>,
+    run: TestRun,
+    from: Status,
+    name: &'static str,
+) -> Result<Transition, Rejection> {
+    require(from, &[Status::ExecutingTdd, Status::Debugging], name)?;
+    let plan = plan.ok_or_else(|| missing_plan(from))?;
+    let step_kind = plan
+        .step(run.step)
+        .map(|s| s.kind)
+        .ok_or_else(|| missing_plan(from))?;
+    let step = run.step;
+    let passed = run.exit.success();
+    let mut last_run = LastRun {
+        step,
+        command: run.command.clone(),
+        expectation: run.expectation,
+        exit: run.exit,
+        verdict: Verdict::Failure,
+        preflight: run.preflight.as_ref().map(|p| p.record.clone()),
+    };
+    let (command, exit) = (&run.command, run.exit);
+    let finish = |mut next: State, last_run: LastRun, plan_change, body: String, effects| {
+        next.last_run = Some(last_run);
+        Ok(Transition {
+            event: name,
+            from,
+            state: next,
+            plan: plan_change,
+            step: Some(step),
+            summary: format!("{body}\n\n{}", run.summary),
+            effects,
+        })
+    };
+    match (run.expectation, passed, &run.preflight) {
+        (Expectation::Pass, true, Some(pre)) if pre.record.passed => {
+            let mut new_plan = plan.clone();
+            new_plan.complete_step(step);
+            leave_debugging(&mut next);
+            next.pending = step_kind.needs_checkpoint().then(|| Pending::Checkpoint {
+                step,
+                verified_tree: pre.verified_tree.clone(),
+                preflight_key: pre.key.clone(),
+            });
+            last_run.verdict = Verdict::Success;
+            let gates = match pre.record.gates.len() {
+                0 => "preflight: none configured".to_string(),
+                1 => "preflight passed (1 gate)".to_string(),
+                n => format!("preflight passed ({n} gates)"),
+            };
+            finish(
+                next,
+                last_run,
+                PlanChange::Replace(new_plan),
+                format!("SUCCESS: step {step} DONE: `{command}` passed ({exit}); {gates}"),
+                vec![
+                    Effect::SaveOutput(OutputSource::Test),
+                    Effect::Reply(Verdict::Success),
+                ],
+            )
+        }
+        (
+            Expectation::Pass,
+            true,
+            Some(PreflightOutcome {
+                failure: Some((gate, tail)),
+                ..
+            }),
+        ) => {
+            enter_debugging(&mut next, tail.clone());
+            let body = format!(
+                "FAILURE: `{command}` passed ({exit}), but preflight gate `{gate}` failed; debugging attempt {}",
+                next.debug_attempt_counter
+            );
+            let gate = gate.clone();
+            finish(
+                next,
+                last_run,
+                PlanChange::Keep,
+                body,
+                vec![
+                    Effect::SaveOutput(OutputSource::Gate(gate)),
+                    Effect::Reply(Verdict::Failure),
+                ],
+            )
+        }
+        (Expectation::Pass, true, _) => Err(Rejection::wrong_state(
+            from,
+            "a passing PASS run needs its preflight result before it can be recorded",
+            GET_TASK_HINT,
+        )),
+        (Expectation::Pass, false, _) => {
+            enter_debugging(&mut next, run.output_tail.clone());
+            let body = format!(
+                "FAILURE: `{command}` failed ({exit}); debugging attempt {}",
+                next.debug_attempt_counter
+            );
+            finish(
+                next,
+                last_run,
+                PlanChange::Keep,
+                body,
+                vec![
+                    Effect::SaveOutput(OutputSource::Test),
+                    Effect::Reply(Verdict::Failure),
+                ],
+            )
+        }
+        (Expectation::Fail, false, _) => {
+            next.pending = Some(Pending::Analysis {
+                step,
+                command: run.command.clone(),
+                exit: run.exit,
+                output_tail: run.output_tail.clone(),
+            });
+            last_run.verdict = Verdict::NeedsAnalysis;
+            finish(
+                next,
+                last_run,
+                PlanChange::Keep,
+                format!(
+                    "NEEDS_ANALYSIS: the RED test `{command}` failed ({exit}), as it should; awaiting the analysis"
+                ),
+                vec![
+                    Effect::SaveOutput(OutputSource::Test),
+                    Effect::Reply(Verdict::NeedsAnalysis),
+                ],
+            )
+        }
+        (Expectation::Fail, true, _) => {
+            enter_debugging(&mut next, run.output_tail.clone());
+            let body = format!(
+                "FAILURE: the RED test `{command}` passed ({exit}), but a RED test must fail; debugging attempt {}",
+                next.debug_attempt_counter
+            );
+            finish(
+                next,
+                last_run,
+                PlanChange::Keep,
+                body,
+                vec![
+                    Effect::SaveOutput(OutputSource::Test),
+                    Effect::Reply(Verdict::Failure),
+                ],
+            )
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workflow::plan::parse_plan;
+    use crate::workflow::state::GateRecord;
+    use pretty_assertions::assert_eq;
+
+    const PLAN: &str = r#"{
+        "masterPlanPath": "docs/plan.md", "prTitle": "feat: Add numbers", "summary": "s",
+        "verificationPlan": "v",
+        "tasks": [
+          {"taskName": "add", "status": "TODO", "tdd_steps": [
+            {"type": "RED", "description": "test add", "status": "TODO"},
+            {"type": "GREEN", "description": "implement add", "status": "TODO"},
+            {"type": "REFACTOR", "description": "tidy add", "status": "TODO"}]}
+        ]}"#;
+
+    fn plan() -> Plan {
+        parse_plan(PLAN.as_bytes()).unwrap()
+    }
+
+    /// The plan with the first `n` steps DONE.
+    fn plan_done(n: usize) -> Plan {
+        let mut p = plan();
+        for s in 0..n {
+            p.complete_step(StepId::new(0, s));
+        }
+        p
+    }
+
+    fn state(status: Status) -> State {
+        let mut s = State::new(Some("main".into()));
+        s.status = status;
+        if !matches!(status, Status::Initializing) {
+            s.current_pr_branch = Some("feat/add-numbers".into());
+        }
+        s
+    }
+
+    fn debugging(counter: u32) -> State {
+        let mut s = state(Status::Debugging);
+        s.debug_attempt_counter = counter;
+        s.last_error = Some("old failure".into());
+        s
+    }
+
+    fn with_pending(mut s: State, pending: Pending) -> State {
+        s.pending = Some(pending);
+        s
+    }
+
+    fn analysis_pending(step: StepId) -> Pending {
+        Pending::Analysis {
+            step,
+            command: "sh t.sh".into(),
+            exit: ExitRecord::code(1),
+            output_tail: "assertion failed: add missing".into(),
+        }
+    }
+
+    fn checkpoint_pending(step: StepId) -> Pending {
+        Pending::Checkpoint {
+            step,
+            verified_tree: None,
+            preflight_key: None,
+        }
+    }
+
+    fn gates(passed: bool) -> PreflightOutcome {
+        PreflightOutcome {
+            record: PreflightRecord {
+                passed,
+                gates: vec![GateRecord {
+                    name: "tests".into(),
+                    exit: ExitRecord::code(if passed { 0 } else { 1 }),
+                    ms: 5,
+                }],
+            },
+            failure: (!passed).then(|| ("tests".to_string(), "gate broke".to_string())),
+            verified_tree: passed.then(|| "tree-oid".to_string()),
+            key: passed.then(|| "key".to_string()),
+        }
+    }
+
+    fn run(
+        step: StepId,
+        expectation: Expectation,
+        code: i32,
+        preflight: Option<PreflightOutcome>,
+    ) -> Event {
+        Event::TestRan(TestRun {
+            step,
+            command: "sh t.sh".into(),
+            expectation,
+            exit: ExitRecord::code(code),
+            output_tail: format!("output of exit {code}"),
+            preflight,
+            summary: "did it".into(),
+        })
+    }
+
+    /// What a table row checks: the resulting status, the fields that carry the protocol,
+    /// which steps are DONE afterwards, and the effects.
+    #[derive(Debug, PartialEq)]
+    struct Outcome {
+        to: Status,
+        counter: u32,
+        last_error: Option<String>,
+        pending: Option<&'static str>,
+        branch: Option<String>,
+        done_steps: Option<usize>,
+        effects: Vec<Effect>,
+    }
+
+    fn outcome(t: &Transition, plan_before: Option<&Plan>) -> Outcome {
+        let plan_after = match &t.plan {
+            PlanChange::Keep => plan_before.cloned(),
+            PlanChange::Replace(p) => Some(p.clone()),
+            PlanChange::Drop => None,
+        };
+        Outcome {
+            to: t.to(),
+            counter: t.state.debug_attempt_counter,
+            last_error: t.state.last_error.clone(),
+            pending: t.state.pending.as_ref().map(Pending::kind),
+            branch: t.state.current_pr_branch.clone(),
+            done_steps: plan_after.map(|p| p.progress().0),
+            effects: t.effects.clone(),
+        }
+    }
+
+    fn expect(
+        to: Status,
+        counter: u32,
+        last_error: Option<&str>,
+        pending: Option<&'static str>,
+        done_steps: Option<usize>,
+        effects: Vec<Effect>,
+    ) -> Outcome {
+        Outcome {
+            to,
+            counter,
+            last_error: last_error.map(str::to_string),
+            pending,
+            branch: (to != Status::Initializing).then(|| "feat/add-numbers".to_string()),
+            done_steps,
+            effects,
+        }
+    }
+
+    use Effect::{Reply, SaveOutput};
+    use Expectation::{Fail, Pass};
+    use OutputSource::{Gate, Test};
+    use Status::*;
+
+    #[test]
+    fn transition_table() {
+        let s11 = StepId::new(0, 0);
+        let s12 = StepId::new(0, 1);
+        let s13 = StepId::new(0, 2);
+        #[rustfmt::skip]
+        let table: Vec<(&str, State, Option<Plan>, Event, Outcome)> = vec![
+            ("plan accepted in INITIALIZING",
+             state(Initializing), None,
+             Event::PlanSubmitted { plan: plan(), branch: "feat/add-numbers".into(), summary: "p".into() },
+             expect(CreatingBranch, 0, None, None, Some(0), vec![Reply(Verdict::Success)])),
+            ("stale plan dropped in INITIALIZING",
+             state(Initializing), Some(plan_done(3)), Event::StalePlanDropped,
+             expect(Initializing, 0, None, None, None, vec![])),
+            ("stale plan dropped in CREATING_BRANCH",
+             state(CreatingBranch), Some(plan_done(3)), Event::StalePlanDropped,
+             expect(Initializing, 0, None, None, None, vec![])),
+            ("branch created",
+             state(CreatingBranch), Some(plan()), Event::BranchReady,
+             expect(ExecutingTdd, 0, None, None, Some(0), vec![])),
+            ("branch blocked keeps the state and says why",
+             state(CreatingBranch), Some(plan()), Event::BranchBlocked { reason: "dirty".into() },
+             expect(CreatingBranch, 0, Some("dirty"), None, Some(0), vec![])),
+            ("RED fails as expected -> NEEDS_ANALYSIS",
+             state(ExecutingTdd), Some(plan()), run(s11, Fail, 1, None),
+             expect(ExecutingTdd, 0, None, Some("analysis"), Some(0), vec![SaveOutput(Test), Reply(Verdict::NeedsAnalysis)])),
+            ("RED passes -> mismatch -> DEBUGGING 1",
+             state(ExecutingTdd), Some(plan()), run(s11, Fail, 0, None),
+             expect(Debugging, 1, Some("output of exit 0"), None, Some(0), vec![SaveOutput(Test), Reply(Verdict::Failure)])),
+            ("analysis SUCCESS -> step DONE, no checkpoint after RED",
+             with_pending(state(ExecutingTdd), analysis_pending(s11)), Some(plan()),
+             Event::AnalysisDecided { decision: Decision::Success, summary: "right reason".into() },
+             expect(ExecutingTdd, 0, None, None, Some(1), vec![Reply(Verdict::Success)])),
+            ("analysis FAILURE -> DEBUGGING 1 with the analysed output",
+             with_pending(state(ExecutingTdd), analysis_pending(s11)), Some(plan()),
+             Event::AnalysisDecided { decision: Decision::Failure, summary: "typo".into() },
+             expect(Debugging, 1, Some("assertion failed: add missing"), None, Some(0), vec![Reply(Verdict::Failure)])),
+            ("GREEN passes with preflight -> DONE + checkpoint owed",
+             state(ExecutingTdd), Some(plan_done(1)), run(s12, Pass, 0, Some(gates(true))),
+             expect(ExecutingTdd, 0, None, Some("checkpoint"), Some(2), vec![SaveOutput(Test), Reply(Verdict::Success)])),
+            ("GREEN fails -> DEBUGGING 1",
+             state(ExecutingTdd), Some(plan_done(1)), run(s12, Pass, 1, None),
+             expect(Debugging, 1, Some("output of exit 1"), None, Some(1), vec![SaveOutput(Test), Reply(Verdict::Failure)])),
+            ("GREEN passes but a gate fails -> DEBUGGING 1 with the gate output",
+             state(ExecutingTdd), Some(plan_done(1)), run(s12, Pass, 0, Some(gates(false))),
+             expect(Debugging, 1, Some("gate broke"), None, Some(1), vec![SaveOutput(Gate("tests".into())), Reply(Verdict::Failure)])),
+            ("REFACTOR passes -> checkpoint owed",
+             state(ExecutingTdd), Some(plan_done(2)), run(s13, Pass, 0, Some(gates(true))),
+             expect(ExecutingTdd, 0, None, Some("checkpoint"), Some(3), vec![SaveOutput(Test), Reply(Verdict::Success)])),
+            ("DEBUGGING: another failure counts up",
+             debugging(3), Some(plan_done(1)), run(s12, Pass, 2, None),
+             expect(Debugging, 4, Some("output of exit 2"), None, Some(1), vec![SaveOutput(Test), Reply(Verdict::Failure)])),
+            ("DEBUGGING: a matching PASS leaves debugging, clears counter and error",
+             debugging(3), Some(plan_done(1)), run(s12, Pass, 0, Some(gates(true))),
+             expect(ExecutingTdd, 0, None, Some("checkpoint"), Some(2), vec![SaveOutput(Test), Reply(Verdict::Success)])),
+            ("DEBUGGING: a failing gate counts up",
+             debugging(2), Some(plan_done(1)), run(s12, Pass, 0, Some(gates(false))),
+             expect(Debugging, 3, Some("gate broke"), None, Some(1), vec![SaveOutput(Gate("tests".into())), Reply(Verdict::Failure)])),
+            ("DEBUGGING on a RED step: failing as expected asks for analysis, still DEBUGGING",
+             debugging(1), Some(plan()), run(s11, Fail, 1, None),
+             expect(Debugging, 1, Some("old failure"), Some("analysis"), Some(0), vec![SaveOutput(Test), Reply(Verdict::NeedsAnalysis)])),
+            ("DEBUGGING on a RED step: passing again counts up",
+             debugging(1), Some(plan()), run(s11, Fail, 0, None),
+             expect(Debugging, 2, Some("output of exit 0"), None, Some(0), vec![SaveOutput(Test), Reply(Verdict::Failure)])),
+            ("DEBUGGING: analysis SUCCESS leaves debugging",
+             with_pending(debugging(2), analysis_pending(s11)), Some(plan()),
+             Event::AnalysisDecided { decision: Decision::Success, summary: "ok".into() },
+             expect(ExecutingTdd, 0, None, None, Some(1), vec![Reply(Verdict::Success)])),
+            ("DEBUGGING: analysis FAILURE counts up",
+             with_pending(debugging(2), analysis_pending(s11)), Some(plan()),
+             Event::AnalysisDecided { decision: Decision::Failure, summary: "no".into() },
+             expect(Debugging, 3, Some("assertion failed: add missing"), None, Some(0), vec![Reply(Verdict::Failure)])),
+            ("checkpoint recorded clears what was owed",
+             with_pending(state(ExecutingTdd), checkpoint_pending(s12)), Some(plan_done(2)),
+             Event::CheckpointRecorded { commit: "abc".into(), subject: "checkpoint: 1.2".into() },
+             expect(ExecutingTdd, 0, None, None, Some(2), vec![])),
+        ];
+        for (name, before, plan, event, expected) in table {
+            let t = transition(&before, plan.as_ref(), event)
+                .unwrap_or_else(|r| panic!("{name}: rejected: {r:?}"));
+            assert_eq!(outcome(&t, plan.as_ref()), expected, "{name}");
+        }
+    }
+
+    #[test]
+    fn checkpoint_records_the_commit_and_keeps_the_verified_tree_until_then() {
+        let t = transition(
+            &state(ExecutingTdd),
+            Some(&plan_done(1)),
+            run(StepId::new(0, 1), Pass, 0, Some(gates(true))),
+        )
+        .unwrap();
+        assert_eq!(
+            t.state.pending,
+            Some(Pending::Checkpoint {
+                step: StepId::new(0, 1),
+                verified_tree: Some("tree-oid".into()),
+                preflight_key: Some("key".into()),
+            })
+        );
+        let t2 = transition(
+            &t.state,
+            Some(&plan_done(2)),
+            Event::CheckpointRecorded {
+                commit: "c0ffee".into(),
+                subject: "checkpoint: 1.2".into(),
+            },
+        )
+        .unwrap();
+        assert_eq!(t2.state.last_commit_hash.as_deref(), Some("c0ffee"));
+        assert_eq!(t2.state.pending, None);
+    }
+
+    #[test]
+    fn events_that_do_not_fit_the_state_are_rejected() {
+        #[rustfmt::skip]
+        let table: Vec<(State, Option<Plan>, Event)> = vec![
+            (state(ExecutingTdd), Some(plan()), Event::PlanSubmitted { plan: plan(), branch: "b".into(), summary: "s".into() }),
+            (state(Initializing), None, Event::BranchReady),
+            (state(ExecutingTdd), Some(plan()), Event::BranchBlocked { reason: "r".into() }),
+            (state(Initializing), None, run(StepId::new(0, 0), Fail, 1, None)),
+            (state(CreatingBranch), Some(plan()), run(StepId::new(0, 0), Fail, 1, None)),
+            (state(ExecutingTdd), Some(plan()), Event::AnalysisDecided { decision: Decision::Success, summary: "s".into() }),
+            (state(Initializing), None, Event::CheckpointRecorded { commit: "c".into(), subject: "s".into() }),
+        ];
+        for (before, plan, event) in table {
+            let name = format!("{} in {}", event.name(), before.status);
+            let r = transition(&before, plan.as_ref(), event).expect_err(&name);
+            assert_eq!(r.kind, RejectionKind::WrongState, "{name}");
+            assert_eq!(r.state, before.status, "{name}");
+        }
+    }
+
+    #[test]
+    fn get_task_decides_what_to_do() {
+        let owed = with_pending(state(ExecutingTdd), checkpoint_pending(StepId::new(0, 1)));
+        let mut owed_with_last = owed.clone();
+        owed_with_last.last_commit_hash = Some("c1".into());
+        let mut creating_unnamed = state(CreatingBranch);
+        creating_unnamed.current_pr_branch = None;
+        let mut halted = state(Halted);
+        halted.current_pr_branch = None;
+        #[rustfmt::skip]
+        let table: Vec<(&str, State, Option<Plan>, GetTaskStep)> = vec![
+            ("fresh workflow", state(Initializing), None, GetTaskStep::Brief),
+            ("stale plan in INITIALIZING", state(Initializing), Some(plan_done(3)), GetTaskStep::DropStalePlan),
+            ("stale plan in CREATING_BRANCH", state(CreatingBranch), Some(plan_done(3)), GetTaskStep::DropStalePlan),
+            ("CREATING_BRANCH without a plan", state(CreatingBranch), None, GetTaskStep::DropStalePlan),
+            ("live plan in INITIALIZING", state(Initializing), Some(plan()), GetTaskStep::AdoptPlan),
+            ("CREATING_BRANCH without a name", creating_unnamed, Some(plan()), GetTaskStep::AdoptPlan),
+            ("CREATING_BRANCH", state(CreatingBranch), Some(plan()),
+             GetTaskStep::PrepareBranch { branch: "feat/add-numbers".into() }),
+            ("a step to do", state(ExecutingTdd), Some(plan()), GetTaskStep::Brief),
+            ("debugging", debugging(1), Some(plan()), GetTaskStep::Brief),
+            ("checkpoint owed", owed, Some(plan_done(2)), GetTaskStep::LookForCheckpoint { since: None }),
+            ("checkpoint owed after an earlier one", owed_with_last, Some(plan_done(2)),
+             GetTaskStep::LookForCheckpoint { since: Some("c1".into()) }),
+            ("halted", halted, None, GetTaskStep::Halted),
+        ];
+        for (name, st, plan, expected) in table {
+            assert_eq!(get_task_step(&st, plan.as_ref()), expected, "{name}");
+        }
+    }
+
+    #[test]
+    fn submit_is_checked_before_anything_runs() {
+        let s11 = StepId::new(0, 0);
+        let s12 = StepId::new(0, 1);
+        let test = |e| SubmitRequest::Test { expectation: e };
+        let accepted = |step, expectation| Ok(Accepted::Test { step, expectation });
+        #[rustfmt::skip]
+        let table: Vec<(&str, State, Option<Plan>, SubmitRequest, Result<Accepted, (RejectionKind, &str)>)> = vec![
+            ("plan in INITIALIZING", state(Initializing), None, SubmitRequest::Plan, Ok(Accepted::Plan)),
+            ("plan while one is active", state(ExecutingTdd), Some(plan()), SubmitRequest::Plan,
+             Err((RejectionKind::WrongState, "submit-work --plan is not accepted in state EXECUTING_TDD: the plan \"feat: Add numbers\" is active"))),
+            ("test in INITIALIZING", state(Initializing), None, test(None),
+             Err((RejectionKind::WrongState, "submit-work --test-command is not accepted in state INITIALIZING: no PR plan is active yet"))),
+            ("test in CREATING_BRANCH", state(CreatingBranch), Some(plan()), test(Some(Fail)),
+             Err((RejectionKind::WrongState, "submit-work --test-command is not accepted in state CREATING_BRANCH: the PR branch has not been created yet"))),
+            ("RED: expectation defaults to FAIL", state(ExecutingTdd), Some(plan()), test(None), accepted(s11, Fail)),
+            ("RED with FAIL", state(ExecutingTdd), Some(plan()), test(Some(Fail)), accepted(s11, Fail)),
+            ("RED with PASS is refused", state(ExecutingTdd), Some(plan()), test(Some(Pass)),
+             Err((RejectionKind::InvalidInput, "step 1.1 is a RED step, so its test is expected to fail; --expectation PASS does not fit it"))),
+            ("GREEN with FAIL is refused", state(ExecutingTdd), Some(plan_done(1)), test(Some(Fail)),
+             Err((RejectionKind::InvalidInput, "step 1.2 is a GREEN step, so its test is expected to pass; --expectation FAIL does not fit it"))),
+            ("GREEN defaults to PASS", debugging(2), Some(plan_done(1)), test(None), accepted(s12, Pass)),
+            ("test while analysis pending", with_pending(state(ExecutingTdd), analysis_pending(s11)), Some(plan()), test(None),
+             Err((RejectionKind::WrongState, "submit-work --test-command is not accepted now: step 1.1 is waiting for your analysis of the last run (state EXECUTING_TDD)"))),
+            ("test while checkpoint owed", with_pending(state(ExecutingTdd), checkpoint_pending(s12)), Some(plan_done(2)), test(None),
+             Err((RejectionKind::WrongState, "submit-work --test-command is not accepted now: step 1.2 passed and its checkpoint commit comes first (state EXECUTING_TDD)"))),
+            ("test with everything DONE", state(ExecutingTdd), Some(plan_done(3)), test(None),
+             Err((RejectionKind::WrongState, "every step of the plan is DONE (state EXECUTING_TDD); there is nothing to test"))),
+            ("analysis when pending", with_pending(state(ExecutingTdd), analysis_pending(s11)), Some(plan()),
+             SubmitRequest::Analysis(Decision::Success), Ok(Accepted::Analysis)),
+            ("analysis when nothing is pending", state(ExecutingTdd), Some(plan()), SubmitRequest::Analysis(Decision::Success),
+             Err((RejectionKind::WrongState, "no analysis is pending in state EXECUTING_TDD: --analysis-decision answers a NEEDS_ANALYSIS result"))),
+            ("analysis in INITIALIZING", state(Initializing), None, SubmitRequest::Analysis(Decision::Failure),
+             Err((RejectionKind::WrongState, "submit-work --analysis-decision is not accepted in state INITIALIZING: no PR plan is active yet"))),
+        ];
+        for (name, st, plan, request, expected) in table {
+            let got = check_submit(&st, plan.as_ref(), request).map_err(|r| {
+                assert_eq!(r.state, st.status, "{name}: names the state");
+                assert!(!r.hint.is_empty(), "{name}: says what to do next");
+                (r.kind, r.message)
+            });
+            let expected = expected.map_err(|(k, m)| (k, m.to_string()));
+            assert_eq!(got, expected, "{name}");
+        }
+    }
+}
