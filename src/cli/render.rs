@@ -82,17 +82,15 @@ impl Ui {
             return self.json_object(json!({ "error": error }));
         }
         let mut text = String::new();
-        if let Some(output) = &err.output {
+        if let Some(output) = err.output.as_ref().filter(|o| !o.is_empty()) {
             text.push_str(&output_block(&String::from_utf8_lossy(output), None));
         }
         text.push_str(&format!("error: {}\n", err.message));
         for p in &err.problems {
             text.push_str(&format!("  - {p}\n"));
         }
-        if let Some(hint) = &err.hint {
-            if !self.quiet {
-                text.push_str(&format!("hint: {hint}\n"));
-            }
+        if let Some(hint) = err.hint.as_ref().filter(|_| !self.quiet) {
+            text.push_str(&format!("hint: {hint}\n"));
         }
         let mut stderr = std::io::stderr().lock();
         stderr.write_all(text.as_bytes())?;

@@ -42,12 +42,13 @@ pub fn checkpoint(
     let branch = match (&state.current_pr_branch, state.status) {
         (Some(branch), Status::ExecutingTdd | Status::Debugging) => branch.clone(),
         (_, status) => {
+            let why = match status {
+                Status::Initializing | Status::CreatingBranch => "there is no PR branch yet",
+                _ => "checkpoints are commits on the PR branch while its steps are worked on",
+            };
             return Err(wrong_state(
                 status,
-                format!(
-                    "checkpoint is not accepted in state {status}: checkpoints are commits on the PR branch \
-                     while its steps are worked on"
-                ),
+                format!("checkpoint is not accepted in state {status}: {why}"),
                 GET_TASK,
             ));
         }

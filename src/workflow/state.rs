@@ -153,11 +153,11 @@ impl fmt::Display for ExitRecord {
 
 /// `1500` → `1.5s`, `600000` → `10m`: durations as a person reads them.
 pub fn format_ms(ms: u64) -> String {
-    if ms % 3_600_000 == 0 && ms > 0 {
+    if ms.is_multiple_of(3_600_000) && ms > 0 {
         format!("{}h", ms / 3_600_000)
-    } else if ms % 60_000 == 0 && ms > 0 {
+    } else if ms.is_multiple_of(60_000) && ms > 0 {
         format!("{}m", ms / 60_000)
-    } else if ms % 1000 == 0 {
+    } else if ms.is_multiple_of(1000) {
         format!("{}s", ms / 1000)
     } else if ms >= 1000 {
         format!("{:.1}s", ms as f64 / 1000.0)

@@ -1006,6 +1006,14 @@ mod tests {
         }
     }
 
+    type SubmitCase = (
+        &'static str,
+        State,
+        Option<Plan>,
+        SubmitRequest,
+        Result<Accepted, (RejectionKind, &'static str)>,
+    );
+
     #[test]
     fn submit_is_checked_before_anything_runs() {
         let s11 = StepId::new(0, 0);
@@ -1013,7 +1021,7 @@ mod tests {
         let test = |e| SubmitRequest::Test { expectation: e };
         let accepted = |step, expectation| Ok(Accepted::Test { step, expectation });
         #[rustfmt::skip]
-        let table: Vec<(&str, State, Option<Plan>, SubmitRequest, Result<Accepted, (RejectionKind, &str)>)> = vec![
+        let table: Vec<SubmitCase> = vec![
             ("plan in INITIALIZING", state(Initializing), None, SubmitRequest::Plan, Ok(Accepted::Plan)),
             ("plan while one is active", state(ExecutingTdd), Some(plan()), SubmitRequest::Plan,
              Err((RejectionKind::WrongState, "submit-work --plan is not accepted in state EXECUTING_TDD: the plan \"feat: Add numbers\" is active"))),

@@ -1,0 +1,344 @@
+//! CREATING_BRANCH (SPEC §6.1) and the protected configuration (SPEC §4): branch names,
+//! dirty trees, pulling only with a remote, gates read from main, identity, worktrees.
+
+use pretty_assertions::assert_eq;
+
+use crate::support::{CONFIG, PLAN, REF, TestRepo};
+
+#[test]
+fn a_dirty_tree_blocks_the_branch_and_says_why_until_it_is_clean() {
+    let repo = TestRepo::new();
+    repo.submit_plan(PLAN).expect(0);
+    repo.write("run_tests.sh", "echo edited\n");
+    let out = repo.run(&["get-task"]).expect(0).stdout.clone();
+    assert_eq!(
+        out,
+        "git-orchestrate · workflow main · CREATING_BRANCH
+PR: feat: Add numbers · branch feat/add-numbers (not created yet) · 0 of 5 steps done
+
+The PR branch feat/add-numbers could not be created:
+  the working tree has uncommitted changes to tracked files, and switching branches could carry them into the PR or lose them:
+   M run_tests.sh
+  Commit them, or put them aside with `git stash`.
+
+Resolve that (for example commit or stash the changes), then run `git orchestrate get-task`
+again; it retries.
+
+Rules: make one attempt, then report it through `git orchestrate submit-work`; never run the
+tests to judge your work yourself, the orchestrator does. Do not edit refs/orchestrator/* or
+the orchestrator's state. Whenever you are unsure what to do, run `git orchestrate get-task`.
+"
+    );
+    assert_eq!(repo.status(), "CREATING_BRANCH");
+    assert_eq!(repo.git(&["branch", "--show-current"]).trim(), "main");
+    // Asking again records nothing new: the reason is the same.
+    let len = repo.history_len();
+    repo.run(&["get-task"]).expect(0);
+    assert_eq!(repo.history_len(), len);
+
+    repo.git(&["stash", "--quiet"]);
+    let out = repo.run(&["get-task"]).expect(0).stdout.clone();
+    assert!(
+        out.contains(
+            "Done for you: checked out main, and created branch feat/add-numbers from it."
+        ),
+        "{out}"
+    );
+    assert_eq!(
+        repo.git(&["branch", "--show-current"]).trim(),
+        "feat/add-numbers"
+    );
+    assert!(repo.state().get("last_error").is_none());
+}
+
+#[test]
+fn untracked_files_do_not_block_the_branch() {
+    let repo = TestRepo::new();
+    repo.write("plan.json", PLAN);
+    repo.run(&["submit-work", "-s", "plan", "--plan", "plan.json"])
+        .expect(0);
+    repo.run(&["get-task"]).expect(0);
+    assert_eq!(repo.status(), "EXECUTING_TDD");
+}
+
+#[test]
+fn the_branch_starts_from_main_even_when_another_branch_is_checked_out() {
+    let repo = TestRepo::new();
+    repo.git(&["checkout", "--quiet", "-b", "elsewhere"]);
+    repo.write("elsewhere.txt", "not for the PR\n");
+    repo.commit_all("elsewhere");
+    repo.submit_plan(PLAN).expect(0);
+    repo.run(&["get-task"]).expect(0);
+    assert_eq!(
+        repo.git(&["rev-parse", "HEAD"]),
+        repo.git(&["rev-parse", "main"])
+    );
+    assert!(!repo.path.join("elsewhere.txt").exists());
+}
+
+/// A bare remote holding `repo`'s main, and a second clone that pushes a newer main to it.
+fn remote_with_newer_main(repo: &TestRepo) -> tempfile::TempDir {
+    let remote = tempfile::tempdir().unwrap();
+    let remote_path = remote.path().to_str().unwrap().to_string();
+    repo.git(&[
+        "init",
+        "--quiet",
+        "--bare",
+        "--initial-branch=main",
+        &remote_path,
+    ]);
+    repo.git(&["remote", "add", "origin", &remote_path]);
+    repo.git(&["push", "--quiet", "origin", "main"]);
+    let other = tempfile::tempdir().unwrap();
+    let other_path = other.path().to_str().unwrap().to_string();
+    repo.git(&["clone", "--quiet", &remote_path, &other_path]);
+    std::fs::write(other.path().join("upstream.txt"), "from upstream\n").unwrap();
+    for args in [
+        vec!["add", "upstream.txt"],
+        vec![
+            "-c",
+            "user.name=Other",
+            "-c",
+            "user.email=o@example.invalid",
+            "commit",
+            "--quiet",
+            "-m",
+            "upstream",
+        ],
+        vec!["push", "--quiet", "origin", "main"],
+    ] {
+        let mut full = vec!["-C", other_path.as_str()];
+        full.extend(args);
+        repo.git(&full);
+    }
+    remote
+}
+
+#[test]
+fn without_a_configured_remote_main_is_not_pulled() {
+    let repo = TestRepo::new();
+    let _remote = remote_with_newer_main(&repo);
+    repo.submit_plan(PLAN).expect(0);
+    let out = repo.run(&["get-task"]).expect(0).stdout.clone();
+    assert!(
+        out.contains(
+            "Done for you: checked out main, and created branch feat/add-numbers from it."
+        ),
+        "{out}"
+    );
+    assert!(!repo.path.join("upstream.txt").exists());
+}
+
+#[test]
+fn with_a_configured_remote_main_is_pulled_before_branching() {
+    let repo = TestRepo::with_config(&format!("remote = \"origin\"\n{CONFIG}"));
+    let _remote = remote_with_newer_main(&repo);
+    repo.submit_plan(PLAN).expect(0);
+    let out = repo.run(&["get-task"]).expect(0).stdout.clone();
+    assert!(
+        out.contains("Done for you: checked out main, updated it from origin, and created branch feat/add-numbers from it."),
+        "{out}"
+    );
+    assert!(
+        repo.path.join("upstream.txt").exists(),
+        "main was pulled before branching"
+    );
+}
+
+#[test]
+fn a_failing_pull_blocks_the_branch_with_gits_own_words() {
+    let repo = TestRepo::with_config(&format!("remote = \"nowhere\"\n{CONFIG}"));
+    repo.submit_plan(PLAN).expect(0);
+    let out = repo.run(&["get-task"]).expect(0).stdout.clone();
+    assert!(out.contains("The PR branch feat/add-numbers could not be created:\n  `git pull --quiet --ff-only nowhere main` failed (exit 1):"), "{out}");
+    assert_eq!(repo.status(), "CREATING_BRANCH");
+}
+
+#[test]
+fn a_taken_branch_name_gets_a_number_and_hostile_titles_are_tamed() {
+    let repo = TestRepo::new();
+    repo.git(&["branch", "feat/add-numbers"]);
+    repo.submit_plan(PLAN).expect(0);
+    assert_eq!(repo.state()["current_pr_branch"], "feat/add-numbers-2");
+
+    let repo = TestRepo::new();
+    let hostile = PLAN.replace(
+        "feat: Add numbers",
+        "-fix: ../../HEAD.lock; rm -rf $HOME `x` @{u}",
+    );
+    repo.submit_plan(&hostile).expect(0);
+    let branch = repo.state()["current_pr_branch"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(branch, "fix-head-lock-rm-rf-home-x-u");
+    repo.run(&["get-task"]).expect(0);
+    assert_eq!(repo.git(&["branch", "--show-current"]).trim(), branch);
+
+    // A branch named like the prefix directory forces a flat name.
+    let repo = TestRepo::new();
+    repo.git(&["branch", "feat"]);
+    repo.submit_plan(PLAN).expect(0);
+    assert_eq!(repo.state()["current_pr_branch"], "feat-add-numbers");
+}
+
+#[test]
+fn an_interrupted_branch_creation_is_resumed_not_duplicated() {
+    let repo = TestRepo::new();
+    repo.submit_plan(PLAN).expect(0);
+    // As if get-task was killed after `git checkout -b` and before its state write.
+    repo.git(&["checkout", "--quiet", "-b", "feat/add-numbers"]);
+    repo.git(&["checkout", "--quiet", "main"]);
+    let out = repo.run(&["get-task"]).expect(0).stdout.clone();
+    assert!(
+        out.contains(
+            "checked out branch feat/add-numbers, created by an earlier interrupted get-task."
+        ),
+        "{out}"
+    );
+    assert_eq!(
+        repo.git(&["branch", "--list", "feat/*"]),
+        "* feat/add-numbers\n"
+    );
+}
+
+#[test]
+fn on_the_pr_branch_the_gates_come_from_main_not_from_the_agents_edits() {
+    let repo = TestRepo::at_green_step();
+    // The agent weakens its preflight on its branch, and makes the real gate fail.
+    repo.write(
+        ".orchestrate.toml",
+        &CONFIG.replace("sh run_tests.sh", "true"),
+    );
+    repo.write("fail", "");
+    let out = repo.submit_test("true", None);
+    out.expect(1);
+    assert!(
+        out.stdout.contains("preflight gate `tests` failed"),
+        "{}",
+        out.stdout
+    );
+    let brief = repo.run(&["get-task"]).expect(0).stdout.clone();
+    assert!(
+        brief.contains(
+            "WARNING: .orchestrate.toml in the working tree differs from main:.orchestrate.toml; the gates of main stay in force for branch feat/add-numbers (changes take effect once merged into main)"
+        ),
+        "{brief}"
+    );
+    // Committing the edit on the branch does not help either.
+    repo.git(&["add", ".orchestrate.toml"]);
+    repo.git(&["commit", "--quiet", "-m", "weaken"]);
+    repo.submit_test("true", None).expect(1);
+    assert_eq!(repo.state()["debug_attempt_counter"], 2);
+    let status = repo.run(&["status", "--json"]).expect(0).json();
+    assert_eq!(status["config"]["origin"], "main:.orchestrate.toml");
+}
+
+#[test]
+fn an_uncommitted_config_is_used_but_flagged_as_unprotected() {
+    let repo = TestRepo::with_config("");
+    repo.write(".orchestrate.toml", CONFIG);
+    let brief = repo.run(&["get-task"]).expect(0).stdout.clone();
+    assert!(
+        brief.contains(
+            "WARNING: .orchestrate.toml is not committed on main: the gates are read from the working tree and are not protected (an agent could edit them); commit it on main"
+        ),
+        "{brief}"
+    );
+    let status = repo.run(&["status"]).expect(0).stdout.clone();
+    assert!(
+        status.contains("WARNING: .orchestrate.toml is not committed on main"),
+        "{status}"
+    );
+    assert!(
+        status.contains("config    .orchestrate.toml (working tree) · preflight: tests"),
+        "{status}"
+    );
+}
+
+#[test]
+fn without_a_git_identity_transitions_use_the_fixed_one() {
+    let repo = TestRepo::new();
+    repo.git(&["config", "--unset", "user.name"]);
+    repo.git(&["config", "--unset", "user.email"]);
+    repo.run(&["get-task"]).expect(0);
+    repo.submit_plan(PLAN).expect(0);
+    assert_eq!(
+        repo.git(&["log", "-1", "--format=%an <%ae> / %cn <%ce>", REF]),
+        "git-orchestrate <git-orchestrate@localhost> / git-orchestrate <git-orchestrate@localhost>\n"
+    );
+    // And a checkpoint commit does not fail for lack of it either.
+    repo.run(&["get-task"]).expect(0);
+    repo.submit_test("false", None).expect(3);
+    repo.run(&["submit-work", "-s", "ok", "--analysis-decision", "SUCCESS"])
+        .expect(0);
+    repo.submit_test("true", None).expect(0);
+    repo.run(&["checkpoint"]).expect(0);
+    assert_eq!(
+        repo.git(&["log", "-1", "--format=%an"]),
+        "git-orchestrate\n"
+    );
+}
+
+#[test]
+fn the_users_identity_is_used_when_configured() {
+    let repo = TestRepo::new();
+    repo.run(&["get-task"]).expect(0);
+    assert_eq!(
+        repo.git(&["log", "-1", "--format=%an <%ae>", REF]),
+        "Test User <test@example.invalid>\n"
+    );
+}
+
+#[test]
+fn linked_worktrees_see_the_same_workflow() {
+    let repo = TestRepo::at_green_step();
+    let wt = tempfile::tempdir().unwrap();
+    let wt_path = wt.path().join("wt");
+    repo.git(&[
+        "worktree",
+        "add",
+        "--quiet",
+        "--detach",
+        wt_path.to_str().unwrap(),
+        "main",
+    ]);
+    let json = repo
+        .run_in(&wt_path, &["status", "--json"])
+        .expect(0)
+        .json();
+    assert_eq!(json["state"], "EXECUTING_TDD");
+    assert_eq!(json["tip"], repo.tip().unwrap().as_str());
+    // Running from a subdirectory finds the repository too.
+    let sub = repo.path.join("docs");
+    assert_eq!(
+        repo.run_in(&sub, &["status", "--json"]).expect(0).json()["state"],
+        "EXECUTING_TDD"
+    );
+}
+
+#[test]
+fn workflows_are_independent_and_selected_by_flag_or_environment() {
+    let repo = TestRepo::new();
+    repo.run(&["--workflow", "second", "get-task"]).expect(0);
+    repo.submit_plan(PLAN).expect(0);
+    let refs = repo.git(&["for-each-ref", "--format=%(refname)", "refs/orchestrator"]);
+    assert_eq!(
+        refs,
+        "refs/orchestrator/workflows/main\nrefs/orchestrator/workflows/second\n"
+    );
+    let second = repo
+        .run(&["--workflow", "second", "status", "--json"])
+        .expect(0)
+        .json();
+    assert_eq!(second["state"], "INITIALIZING");
+    let mut cmd = repo.command(crate::support::BIN, ["status", "--json"]);
+    let out = cmd
+        .env("GIT_ORCHESTRATE_WORKFLOW", "second")
+        .output()
+        .unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["workflow"], "second");
+    assert_eq!(json["state"], "INITIALIZING");
+    assert_eq!(repo.status(), "CREATING_BRANCH");
+}

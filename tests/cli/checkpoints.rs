@@ -1,0 +1,223 @@
+//! `checkpoint` (SPEC §7.2, §7.3 for what the foundation enforces) and `init`.
+
+use pretty_assertions::assert_eq;
+
+use crate::support::{PLAN, REF, TestRepo, redact_ids};
+
+/// A repo whose preflight gate counts its runs in a file outside the working tree.
+fn counting_repo() -> (TestRepo, std::path::PathBuf) {
+    let repo = TestRepo::with_config("");
+    let counter =
+        repo.dir()
+            .parent()
+            .unwrap()
+            .join(format!("runs-{}-{:p}", std::process::id(), &repo));
+    let config = format!(
+        "[[preflight]]\nname = \"counted\"\ncommand = \"echo run >> '{}'; [ ! -e fail ] || {{ echo 'fail exists'; exit 1; }}\"\n",
+        counter.display()
+    );
+    repo.write(".orchestrate.toml", &config);
+    repo.commit_all("config");
+    repo.submit_plan(PLAN).expect(0);
+    repo.run(&["get-task"]).expect(0);
+    repo.submit_test("false", None).expect(3);
+    repo.run(&["submit-work", "-s", "ok", "--analysis-decision", "SUCCESS"])
+        .expect(0);
+    (repo, counter)
+}
+
+fn runs(counter: &std::path::Path) -> usize {
+    std::fs::read_to_string(counter)
+        .map(|s| s.lines().count())
+        .unwrap_or(0)
+}
+
+#[test]
+fn a_checkpoint_right_after_a_passing_submit_does_not_run_preflight_again() {
+    let (repo, counter) = counting_repo();
+    repo.write("add.sh", "echo 5\n");
+    repo.submit_test("sh add.sh", None).expect(0);
+    assert_eq!(runs(&counter), 1);
+    let out = repo.run(&["checkpoint"]).expect(0).stdout.clone();
+    assert!(out.contains("preflight: passed for exactly this tree and these gates at the last submit-work; not run again"), "{out}");
+    assert_eq!(
+        runs(&counter),
+        1,
+        "the checkpoint reused the verified result"
+    );
+    let _ = std::fs::remove_file(&counter);
+}
+
+#[test]
+fn a_checkpoint_of_a_different_tree_runs_preflight() {
+    let (repo, counter) = counting_repo();
+    repo.write("add.sh", "echo 5\n");
+    repo.submit_test("sh add.sh", None).expect(0);
+    repo.write("extra.txt", "changed after verification\n");
+    let out = repo.run(&["checkpoint"]).expect(0).stdout.clone();
+    assert!(out.contains("preflight: counted ok (exit 0, "), "{out}");
+    assert_eq!(runs(&counter), 2);
+    assert_eq!(
+        repo.git(&["show", "--format=", "--name-only", "HEAD"]),
+        "add.sh\nextra.txt\n"
+    );
+    let _ = std::fs::remove_file(&counter);
+}
+
+#[test]
+fn a_failing_preflight_refuses_the_checkpoint_and_commits_nothing() {
+    let (repo, counter) = counting_repo();
+    repo.write("add.sh", "echo 5\n");
+    repo.submit_test("sh add.sh", None).expect(0);
+    repo.write("fail", "");
+    let head = repo.git(&["rev-parse", "HEAD"]);
+    let tip = repo.tip();
+    let out = repo.run(&["checkpoint"]);
+    out.expect(1);
+    assert_eq!(
+        out.stderr,
+        "output:\n----------------------------------------------------------------\n\
+         fail exists\n\
+         ----------------------------------------------------------------\n\
+         error: checkpoint refused: preflight gate `counted` failed (exit 1); nothing was committed\n\
+         hint: Fix what the gate reports, then run `git orchestrate checkpoint` again.\n"
+    );
+    assert_eq!(repo.git(&["rev-parse", "HEAD"]), head);
+    assert_eq!(repo.tip(), tip);
+    assert_eq!(
+        repo.git(&["diff", "--cached", "--name-only"]),
+        "",
+        "the index was left alone"
+    );
+    assert_eq!(repo.state()["pending"]["kind"], "checkpoint");
+    let _ = std::fs::remove_file(&counter);
+}
+
+#[test]
+fn checkpoint_refuses_another_branch() {
+    let repo = TestRepo::at_green_step();
+    repo.git(&["checkout", "--quiet", "main"]);
+    let out = repo.run(&["checkpoint"]);
+    out.expect(4);
+    assert_eq!(
+        out.stderr,
+        "error: HEAD is on main, not on the PR branch feat/add-numbers (state EXECUTING_TDD)\n\
+         hint: Run `git checkout feat/add-numbers`, then `git orchestrate checkpoint` again.\n"
+    );
+    let brief = repo.run(&["get-task"]).expect(0).stdout.clone();
+    assert!(brief.contains("WARNING: HEAD is on main, but this PR's branch is feat/add-numbers: run `git checkout feat/add-numbers`"), "{brief}");
+}
+
+#[test]
+fn a_checkpoint_nobody_asked_for_is_recorded_too() {
+    let repo = TestRepo::at_green_step();
+    repo.write("notes.txt", "wip\n");
+    let out = repo
+        .run(&["checkpoint", "-m", "human's safety net"])
+        .expect(0)
+        .stdout
+        .clone();
+    assert!(
+        redact_ids(&out)
+            .starts_with("checkpoint <id>: checkpoint: human's safety net\npreflight: tests ok"),
+        "{out}"
+    );
+    let head = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
+    assert_eq!(repo.state()["last_commit_hash"], head.as_str());
+    assert_eq!(
+        repo.git(&["log", "-1", "--format=%B"]),
+        "checkpoint: human's safety net\n\nOrchestrator-Checkpoint: manual\n\n"
+    );
+    assert_eq!(
+        repo.git(&["log", "-1", "--format=%s", REF]),
+        "checkpoint: EXECUTING_TDD -> EXECUTING_TDD\n"
+    );
+}
+
+#[test]
+fn checkpoint_json() {
+    let repo = TestRepo::at_green_step();
+    repo.submit_test("true", None).expect(0);
+    let json = repo.run(&["checkpoint", "--json"]).expect(0).json();
+    assert_eq!(json["schema"], 1);
+    assert_eq!(json["step"], "1.2");
+    assert_eq!(json["cached"], true);
+    assert_eq!(json["preflight"], serde_json::Value::Null);
+    assert_eq!(json["subject"], "checkpoint: 1.2 implement add");
+    assert_eq!(json["commit"], repo.git(&["rev-parse", "HEAD"]).trim());
+}
+
+#[test]
+fn init_writes_a_config_once_creates_the_workflow_and_is_idempotent() {
+    let repo = TestRepo::with_config("");
+    let out = repo
+        .run(&["init", "--preflight", "make test"])
+        .expect(0)
+        .stdout
+        .clone();
+    let config_path = repo.path.join(".orchestrate.toml");
+    assert_eq!(
+        out,
+        format!(
+            "wrote {} (main branch: main)\n\
+             created workflow main in INITIALIZING (refs/orchestrator/workflows/main)\n\
+             next: commit .orchestrate.toml on main (git add .orchestrate.toml && git commit -m \"chore: configure git-orchestrate\"), then have your agent run `git orchestrate get-task`\n\
+             WARNING: .orchestrate.toml is not committed on main: the gates are read from the working tree and are not protected (an agent could edit them); commit it on main\n",
+            config_path.display()
+        )
+    );
+    let written = std::fs::read_to_string(&config_path).unwrap();
+    assert!(written.contains("main_branch = \"main\""), "{written}");
+    assert!(
+        written.contains("[[preflight]]\nname = \"preflight\"\ncommand = \"make test\"\n"),
+        "{written}"
+    );
+    let tip = repo.tip();
+    assert_eq!(repo.status(), "INITIALIZING");
+
+    // Again: nothing changes; flags that would change the file are reported as not applied.
+    std::fs::write(&config_path, "# mine\nmain_branch = \"main\"\n").unwrap();
+    let out = repo
+        .run(&["init", "--preflight", "other"])
+        .expect(0)
+        .stdout
+        .clone();
+    assert!(out.starts_with(&format!(
+        "kept {}\nnote: kept the existing .orchestrate.toml; --preflight not applied (edit the file instead)\nworkflow main exists",
+        config_path.display()
+    )), "{out}");
+    assert_eq!(
+        std::fs::read_to_string(&config_path).unwrap(),
+        "# mine\nmain_branch = \"main\"\n"
+    );
+    assert_eq!(repo.tip(), tip);
+
+    let json = repo.run(&["init", "--json"]).expect(0).json();
+    assert_eq!(json["created"], false);
+    assert_eq!(json["config_written"], false);
+    assert_eq!(json["state"], "INITIALIZING");
+    assert_eq!(json["ref"], REF);
+}
+
+#[test]
+fn init_detects_master_and_records_it() {
+    let repo = TestRepo::empty();
+    repo.git(&["checkout", "--quiet", "-b", "master"]);
+    repo.write("README", "x\n");
+    repo.commit_all("first");
+    repo.run(&["init"]).expect(0);
+    assert_eq!(repo.state()["main_branch"], "master");
+    assert!(
+        std::fs::read_to_string(repo.path.join(".orchestrate.toml"))
+            .unwrap()
+            .contains("main_branch = \"master\"")
+    );
+    let out = repo.run(&["init", "--main-branch", "../bad"]);
+    out.expect(2);
+    assert!(
+        out.stderr
+            .starts_with("error: --main-branch \"../bad\" is not a valid branch name"),
+        "{}",
+        out.stderr
+    );
+}

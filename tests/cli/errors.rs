@@ -1,0 +1,358 @@
+//! Bad input gets a clear error and changes nothing; wrong-state commands exit 4 naming the
+//! state; every error has its exit code (SPEC §5) and a JSON form.
+
+use pretty_assertions::assert_eq;
+
+use crate::support::{PLAN, TestRepo};
+
+const PLAN_HINT: &str = "hint: Fix every problem listed and submit the plan again; `git orchestrate get-task` shows the schema.\n";
+
+fn rejected_plan(repo: &TestRepo, plan: &str) -> String {
+    let before = repo.tip();
+    let out = repo.submit_plan(plan);
+    out.expect(2);
+    assert_eq!(out.stdout, "");
+    assert_eq!(
+        repo.tip(),
+        before,
+        "a rejected plan must not move the workflow ref"
+    );
+    assert_eq!(repo.status(), "INITIALIZING");
+    out.stderr.clone()
+}
+
+#[test]
+fn bad_plans_are_rejected_with_every_problem_listed_and_nothing_written() {
+    let repo = TestRepo::new();
+    repo.run(&["init"]).expect(0);
+
+    assert_eq!(
+        rejected_plan(&repo, "this is not { json"),
+        format!(
+            "error: the plan was not accepted (1 problem); nothing was written\n  \
+             - (root): not valid JSON: expected ident at line 1 column 2\n{PLAN_HINT}"
+        )
+    );
+
+    let missing =
+        r#"{"prTitle": "feat: x", "tasks": [{"taskName": "t", "tdd_steps": [{"type": "RED"}]}]}"#;
+    assert_eq!(
+        rejected_plan(&repo, missing),
+        format!(
+            "error: the plan was not accepted (6 problems); nothing was written
+  - masterPlanPath: missing (expected a non-empty string)
+  - summary: missing (expected a non-empty string)
+  - verificationPlan: missing (expected a non-empty string)
+  - tasks[0].status: missing (expected TODO, IN_PROGRESS, DONE or ERROR)
+  - tasks[0].tdd_steps[0].description: missing (expected a non-empty string)
+  - tasks[0].tdd_steps[0].status: missing (expected TODO or DONE)
+{PLAN_HINT}"
+        )
+    );
+
+    let wrong_enum = PLAN.replace("\"REFACTOR\"", "\"CLEANUP\"").replace(
+        "\"status\": \"TODO\", \"tdd_steps\"",
+        "\"status\": \"STARTED\", \"tdd_steps\"",
+    );
+    assert_eq!(
+        rejected_plan(&repo, &wrong_enum),
+        format!(
+            "error: the plan was not accepted (3 problems); nothing was written
+  - tasks[0].status: expected TODO, IN_PROGRESS, DONE or ERROR, found \"STARTED\"
+  - tasks[0].tdd_steps[2].type: expected RED, GREEN or REFACTOR, found \"CLEANUP\"
+  - tasks[1].status: expected TODO, IN_PROGRESS, DONE or ERROR, found \"STARTED\"
+{PLAN_HINT}"
+        )
+    );
+
+    let empty_tasks = r#"{"masterPlanPath": "m", "prTitle": "feat: x", "summary": "s", "verificationPlan": "v", "tasks": []}"#;
+    assert_eq!(
+        rejected_plan(&repo, empty_tasks),
+        format!(
+            "error: the plan was not accepted (1 problem); nothing was written\n  - tasks: must contain at least one task\n{PLAN_HINT}"
+        )
+    );
+
+    // The same problems as JSON, on stdout.
+    let out = repo.run_with_stdin(
+        &["--json", "submit-work", "-s", "p", "--plan", "-"],
+        empty_tasks,
+    );
+    out.expect(2);
+    assert_eq!(
+        out.json(),
+        serde_json::json!({
+            "schema": 1,
+            "error": {
+                "code": 2,
+                "kind": "invalid_plan",
+                "message": "the plan was not accepted (1 problem); nothing was written",
+                "state": "INITIALIZING",
+                "hint": "Fix every problem listed and submit the plan again; `git orchestrate get-task` shows the schema.",
+                "problems": [{"path": "tasks", "message": "must contain at least one task"}],
+            }
+        })
+    );
+
+    // A plan file that does not exist.
+    let out = repo.run(&["submit-work", "-s", "p", "--plan", "no-such-plan.json"]);
+    out.expect(2);
+    assert!(
+        out.stderr
+            .starts_with("error: cannot read the plan file no-such-plan.json: "),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn commands_in_the_wrong_state_exit_4_and_name_the_state() {
+    let repo = TestRepo::new();
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["submit-work", "-s", "x", "--test-command", "true"],
+            "error: submit-work --test-command is not accepted in state INITIALIZING: no PR plan is active yet\n\
+             hint: Submit a plan first: `git orchestrate submit-work --summary \"<one line>\" --plan FILE` (`git orchestrate get-task` shows the schema).\n",
+        ),
+        (
+            &["submit-work", "-s", "x", "--analysis-decision", "SUCCESS"],
+            "error: submit-work --analysis-decision is not accepted in state INITIALIZING: no PR plan is active yet\n\
+             hint: Submit a plan first: `git orchestrate submit-work --summary \"<one line>\" --plan FILE` (`git orchestrate get-task` shows the schema).\n",
+        ),
+        (
+            &["checkpoint"],
+            "error: checkpoint is not accepted in state INITIALIZING: there is no PR branch yet\n\
+             hint: Run `git orchestrate get-task` for the current instruction.\n",
+        ),
+    ];
+    for (args, stderr) in cases {
+        let out = repo.run(args);
+        out.expect(4);
+        assert_eq!(out.stderr, *stderr, "{args:?}");
+    }
+
+    repo.submit_plan(PLAN).expect(0);
+    let out = repo.submit_test("true", None);
+    out.expect(4);
+    assert!(
+        out.stderr
+            .contains("in state CREATING_BRANCH: the PR branch has not been created yet"),
+        "{}",
+        out.stderr
+    );
+
+    repo.run(&["get-task"]).expect(0);
+    let tip = repo.tip();
+    let out = repo.submit_plan(PLAN);
+    out.expect(4);
+    assert_eq!(
+        out.stderr,
+        "error: submit-work --plan is not accepted in state EXECUTING_TDD: the plan \"feat: Add numbers\" is active\n\
+         hint: Run `git orchestrate get-task` for the current instruction.\n"
+    );
+    let out = repo.run(&[
+        "--json",
+        "submit-work",
+        "-s",
+        "x",
+        "--analysis-decision",
+        "FAILURE",
+    ]);
+    out.expect(4);
+    assert_eq!(
+        out.json()["error"],
+        serde_json::json!({
+            "code": 4,
+            "kind": "wrong_state",
+            "message": "no analysis is pending in state EXECUTING_TDD: --analysis-decision answers a NEEDS_ANALYSIS result",
+            "state": "EXECUTING_TDD",
+            "hint": "Run `git orchestrate get-task` for the current instruction.",
+        })
+    );
+    assert_eq!(repo.tip(), tip, "refused commands write nothing");
+}
+
+#[test]
+fn an_expectation_that_contradicts_the_step_is_refused() {
+    let repo = TestRepo::at_first_step();
+    let tip = repo.tip();
+    let out = repo.submit_test("true", Some("PASS"));
+    out.expect(2);
+    assert_eq!(
+        out.stderr,
+        "error: step 1.1 is a RED step, so its test is expected to fail; --expectation PASS does not fit it\n\
+         hint: Submit with --expectation FAIL, or leave --expectation out.\n"
+    );
+    assert_eq!(repo.tip(), tip);
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let repo = TestRepo::new();
+    let out = repo.run(&["submit-work", "--summary", "x"]);
+    out.expect(2);
+    assert!(out.stderr.contains("--test-command"), "{}", out.stderr);
+    let out = repo.run(&[
+        "submit-work",
+        "-s",
+        "x",
+        "--test-command",
+        "true",
+        "--analysis-decision",
+        "SUCCESS",
+    ]);
+    out.expect(2);
+    let out = repo.run(&[
+        "submit-work",
+        "-s",
+        "x",
+        "--test-command",
+        "true",
+        "--expectation",
+        "MAYBE",
+    ]);
+    out.expect(2);
+    let out = repo.run(&["--json", "submit-work", "-s", "x"]);
+    out.expect(2);
+    assert_eq!(out.json()["error"]["kind"], "usage");
+    let out = repo.run(&["submit-work", "-s", "  ", "--test-command", "true"]);
+    out.expect(2);
+    assert_eq!(
+        out.stderr,
+        "error: --summary must not be empty\nhint: Say in one line what you did, e.g. --summary \"add() sums two numbers\".\n"
+    );
+    assert_eq!(repo.tip(), None, "nothing was created by bad usage");
+}
+
+#[test]
+fn hostile_workflow_names_are_refused() {
+    let repo = TestRepo::new();
+    for name in ["../escape", "a b", "-rf", "x.lock", "refs/heads/main"] {
+        let out = repo.run(&[&format!("--workflow={name}"), "status"]);
+        out.expect(2);
+        assert!(
+            out.stderr
+                .starts_with(&format!("error: invalid workflow name \"{name}\"")),
+            "{}",
+            out.stderr
+        );
+    }
+    let (ok, refs) = repo.git_try(&["for-each-ref", "refs/orchestrator"]);
+    assert!(ok && refs.is_empty(), "{refs}");
+}
+
+#[test]
+fn outside_a_repository_the_exit_code_is_5() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = TestRepo::new();
+    let out = repo.run_in(dir.path(), &["status"]);
+    out.expect(5);
+    assert!(
+        out.stderr.starts_with("error: not a git repository"),
+        "{}",
+        out.stderr
+    );
+    let out = repo.run_in(dir.path(), &["--json", "get-task"]);
+    out.expect(5);
+    assert_eq!(out.json()["error"]["kind"], "store");
+}
+
+#[test]
+fn an_unknown_config_key_is_an_error_naming_key_and_line_and_nothing_is_written() {
+    let repo =
+        TestRepo::with_config("main_branch = \"main\"\n\n[test]\ntimeout = \"1m\"\nretries = 3\n");
+    let out = repo.run(&["get-task"]);
+    out.expect(2);
+    assert!(
+        out.stderr.starts_with(
+            "error: invalid .orchestrate.toml (working tree): TOML parse error at line 5, column 1"
+        ),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("unknown field `retries`"),
+        "{}",
+        out.stderr
+    );
+    // The workflow ref is created before the config is read for the briefing; the bad config
+    // must stop everything that depends on it.
+    let out = repo.run(&["init"]);
+    out.expect(2);
+    assert!(
+        out.stderr.contains("unknown field `retries`"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn a_bad_duration_is_an_error() {
+    let repo = TestRepo::with_config(
+        "[[preflight]]\nname = \"t\"\ncommand = \"true\"\ntimeout = \"ten minutes\"\n",
+    );
+    let out = repo.run(&["status"]);
+    out.expect(2);
+    assert!(out.stderr.contains("line 4"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("invalid duration \"ten minutes\""),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn a_corrupt_state_is_a_clear_error_not_a_guess() {
+    let repo = TestRepo::new();
+    repo.run(&["init"]).expect(0);
+    let blob = {
+        use std::io::Write;
+        let mut child = repo
+            .command("git", ["hash-object", "-w", "--stdin"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(br#"{"schema": 1, "status": "PARTYING"}"#)
+            .unwrap();
+        String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap()
+    };
+    let tree = {
+        use std::io::Write;
+        let mut child = repo
+            .command("git", ["mktree"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(format!("100644 blob {}\tstate.json\n", blob.trim()).as_bytes())
+            .unwrap();
+        String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap()
+    };
+    let tip = repo.tip().unwrap();
+    let commit = repo.git(&["commit-tree", tree.trim(), "-p", &tip, "-m", "bad"]);
+    repo.git(&["update-ref", crate::support::REF, commit.trim()]);
+    let out = repo.run(&["get-task"]);
+    out.expect(5);
+    assert!(
+        out.stderr.starts_with(&format!(
+            "error: cannot read state.json of refs/orchestrator/workflows/main (commit {}): unknown variant `PARTYING`",
+            commit.trim()
+        )),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(
+        repo.tip().as_deref(),
+        Some(commit.trim()),
+        "nothing was written over it"
+    );
+}

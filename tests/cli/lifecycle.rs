@@ -1,0 +1,378 @@
+//! The TDD loop end to end with the real binary: plan → branch → RED → GREEN → checkpoint →
+//! REFACTOR, session resume, stale plans, and what is (not) written to the working tree.
+
+use pretty_assertions::assert_eq;
+
+use crate::support::{PLAN, REF, TestRepo, redact_ids};
+
+const RULES: &str =
+    "Rules: make one attempt, then report it through `git orchestrate submit-work`; never run the
+tests to judge your work yourself, the orchestrator does. Do not edit refs/orchestrator/* or
+the orchestrator's state. Whenever you are unsure what to do, run `git orchestrate get-task`.
+";
+
+#[test]
+fn a_full_pass_from_plan_to_refactor() {
+    let repo = TestRepo::new();
+
+    // INITIALIZING: the briefing carries the schema and creates the workflow.
+    let first = repo.run(&["get-task"]).expect(0).stdout.clone();
+    assert!(first.starts_with(
+        "git-orchestrate · workflow main · INITIALIZING\n\nGOAL: plan the next pull request."
+    ));
+    assert!(first.contains("1. Read the master plan: docs/plan.md"));
+    assert!(first.contains("\"tdd_steps\": ["));
+    assert_eq!(repo.status(), "INITIALIZING");
+
+    // The plan → CREATING_BRANCH; the branch is named from the title.
+    let out = repo.submit_plan(PLAN).expect(0).stdout.clone();
+    assert_eq!(
+        out,
+        "SUCCESS: plan \"feat: Add numbers\" accepted; branch feat/add-numbers\n\
+         state: CREATING_BRANCH · next: run `git orchestrate get-task`; it creates the PR branch and gives you the first step\n"
+    );
+    assert_eq!(repo.status(), "CREATING_BRANCH");
+
+    // get-task creates the branch and briefs step 1.1.
+    let brief = repo.run(&["get-task"]).expect(0).stdout.clone();
+    assert_eq!(
+        brief,
+        format!(
+            "git-orchestrate · workflow main · EXECUTING_TDD
+PR: feat: Add numbers · branch feat/add-numbers · 0 of 5 steps done
+
+Done for you: checked out main, and created branch feat/add-numbers from it.
+
+STEP 1.1 (RED) of task 1/2 \"add\":
+  test add
+
+Write a test for this behaviour that fails because the behaviour does not exist
+yet. Do not implement the behaviour in this step. Submit the test command with
+--expectation FAIL; you will then be asked to confirm that it failed for the intended reason.
+
+  git orchestrate submit-work --summary \"<what you did>\" --test-command \"<command that runs the test>\" --expectation FAIL
+
+Then run `git orchestrate get-task` for your next instruction.
+
+{RULES}"
+        )
+    );
+    assert_eq!(
+        repo.git(&["branch", "--show-current"]).trim(),
+        "feat/add-numbers"
+    );
+
+    // RED: a failing test needs analysis (exit 3), then SUCCESS marks it done.
+    repo.write("test_add.sh", "echo 'add: not found'; exit 1\n");
+    let out = repo
+        .submit_test("sh test_add.sh", Some("FAIL"))
+        .expect(3)
+        .stdout
+        .clone();
+    assert!(
+        out.starts_with(
+            "NEEDS_ANALYSIS: the RED test `sh test_add.sh` failed (exit 1), as it should"
+        ),
+        "{out}"
+    );
+    assert!(out.contains("add: not found\n"), "{out}");
+    let brief = repo.run(&["get-task"]).expect(0).stdout.clone();
+    assert!(
+        brief.contains("Your RED test failed as a RED test should (exit 1)."),
+        "{brief}"
+    );
+    assert!(brief.contains("$ sh test_add.sh\n"), "{brief}");
+    assert!(brief.contains("--analysis-decision SUCCESS"), "{brief}");
+    repo.run(&[
+        "submit-work",
+        "-s",
+        "add is missing: intended",
+        "--analysis-decision",
+        "SUCCESS",
+    ])
+    .expect(0);
+
+    // GREEN: passes, preflight runs, a checkpoint is owed.
+    let brief = repo.run(&["get-task"]).expect(0).stdout.clone();
+    assert!(
+        brief.contains("STEP 1.2 (GREEN) of task 1/2 \"add\":\n  implement add\n"),
+        "{brief}"
+    );
+    assert!(brief.contains("gates (tests)."), "{brief}");
+    repo.write("test_add.sh", "echo ok\n");
+    let out = repo
+        .submit_test("sh test_add.sh", Some("PASS"))
+        .expect(0)
+        .stdout
+        .clone();
+    assert!(
+        out.starts_with(
+            "SUCCESS: step 1.2 DONE: `sh test_add.sh` passed (exit 0); preflight passed (1 gate)\n"
+        ),
+        "{out}"
+    );
+    assert!(out.contains("\npreflight: tests ok (exit 0, "), "{out}");
+    assert!(
+        out.contains("next: make the checkpoint commit with `git orchestrate checkpoint`"),
+        "{out}"
+    );
+
+    // Until the checkpoint exists, get-task asks for it, and a test submit is refused.
+    let brief = repo.run(&["get-task"]).expect(0).stdout.clone();
+    assert!(
+        brief.contains(
+            "STEP 1.2 (GREEN) passed verification: \"implement add\".\n\nMake a safety checkpoint"
+        ),
+        "{brief}"
+    );
+    let refused = repo.submit_test("true", None);
+    refused.expect(4);
+    assert!(
+        refused
+            .stderr
+            .contains("checkpoint commit comes first (state EXECUTING_TDD)"),
+        "{}",
+        refused.stderr
+    );
+
+    let out = repo.run(&["checkpoint"]).expect(0).stdout.clone();
+    assert_eq!(
+        redact_ids(&out),
+        "checkpoint <id>: checkpoint: 1.2 implement add\n\
+         preflight: passed for exactly this tree and these gates at the last submit-work; not run again\n\
+         next: run `git orchestrate get-task`\n"
+    );
+    let head = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
+    assert_eq!(repo.state()["last_commit_hash"], head.as_str());
+    assert_eq!(
+        repo.git(&["log", "-1", "--format=%B"]),
+        "checkpoint: 1.2 implement add\n\nOrchestrator-Checkpoint: 1.2\n\n"
+    );
+    assert_eq!(
+        repo.git(&["status", "--porcelain"]),
+        "",
+        "the checkpoint committed everything"
+    );
+
+    // REFACTOR comes next, and passes.
+    let brief = repo.run(&["get-task"]).expect(0).stdout.clone();
+    assert!(
+        brief.contains("STEP 1.3 (REFACTOR) of task 1/2 \"add\":\n  tidy add\n"),
+        "{brief}"
+    );
+    repo.write("test_add.sh", "# tidied\necho ok\n");
+    repo.submit_test("sh test_add.sh", None).expect(0);
+    assert_eq!(repo.state()["pending"]["kind"], "checkpoint");
+
+    // The audit log has one commit per transition, each with its trailers.
+    let log = repo.git(&["log", "--format=%s", REF]);
+    assert_eq!(
+        log,
+        "test: EXECUTING_TDD -> EXECUTING_TDD
+checkpoint: EXECUTING_TDD -> EXECUTING_TDD
+test: EXECUTING_TDD -> EXECUTING_TDD
+analysis: EXECUTING_TDD -> EXECUTING_TDD
+test: EXECUTING_TDD -> EXECUTING_TDD
+branch: CREATING_BRANCH -> EXECUTING_TDD
+plan: INITIALIZING -> CREATING_BRANCH
+create: (none) -> INITIALIZING
+"
+    );
+    let trailers = repo.git(&["log", "-1", "--format=%(trailers)", REF]);
+    assert_eq!(
+        trailers,
+        "Orchestrator-Event: test\nOrchestrator-From: EXECUTING_TDD\nOrchestrator-To: EXECUTING_TDD\nOrchestrator-Step: 1.3\n\n"
+    );
+    // Every update is in the reflog, although git does not log custom refs by itself.
+    let reflog = repo.git(&["reflog", "show", "--format=%gs", REF]);
+    assert_eq!(reflog.lines().count(), 8, "{reflog}");
+    assert!(
+        reflog.starts_with("git-orchestrate: test: EXECUTING_TDD -> EXECUTING_TDD\n"),
+        "{reflog}"
+    );
+}
+
+#[test]
+fn a_new_session_resumes_where_the_last_one_stopped() {
+    let repo = TestRepo::at_green_step();
+    let first = repo.run(&["get-task"]).expect(0).stdout.clone();
+    // A fresh process (a new agent session) gets exactly the same briefing: the current step.
+    let again = repo.run(&["get-task", "--json"]).expect(0).json();
+    assert_eq!(again["briefing"], first.as_str());
+    assert_eq!(again["step"]["id"], "1.2");
+    assert_eq!(again["step"]["type"], "GREEN");
+    assert_eq!(again["step"]["task"], "add");
+
+    // Interrupted while an analysis was pending: the next session is asked for it.
+    let repo = TestRepo::at_first_step();
+    repo.submit_test("echo missing; exit 1", None).expect(3);
+    let json = repo.run(&["get-task", "--json"]).expect(0).json();
+    assert_eq!(json["pending"], "analysis");
+    let briefing = json["briefing"].as_str().unwrap();
+    assert!(briefing.contains("judge WHY it\nfailed"), "{briefing}");
+    assert!(briefing.contains("missing\n"), "{briefing}");
+}
+
+#[test]
+fn a_stale_all_done_plan_is_dropped() {
+    let repo = TestRepo::new();
+    repo.run(&["init"]).expect(0);
+    // A plan whose every step is DONE, left in INITIALIZING (as an interrupted older run or
+    // a hand edit leaves it): written with git plumbing, as any tool could.
+    let done_plan = PLAN.replace("\"TODO\"", "\"DONE\"");
+    let state = r#"{"schema": 1, "status": "INITIALIZING", "main_branch": "main"}"#;
+    let blob = |content: &str| -> String {
+        let mut cmd = repo.command("git", ["hash-object", "-w", "--stdin"]);
+        let out = {
+            use std::io::Write;
+            let mut child = cmd
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(content.as_bytes())
+                .unwrap();
+            child.wait_with_output().unwrap()
+        };
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    };
+    let tree_spec = format!(
+        "100644 blob {}\tpr.json\n100644 blob {}\tstate.json\n",
+        blob(&done_plan),
+        blob(state)
+    );
+    let tree = {
+        use std::io::Write;
+        let mut child = repo
+            .command("git", ["mktree"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(tree_spec.as_bytes())
+            .unwrap();
+        String::from_utf8(child.wait_with_output().unwrap().stdout)
+            .unwrap()
+            .trim()
+            .to_string()
+    };
+    let parent = repo.tip().unwrap();
+    let commit = repo.git(&["commit-tree", &tree, "-p", &parent, "-m", "left behind"]);
+    repo.git(&["update-ref", REF, commit.trim(), &parent]);
+
+    let out = repo.run(&["get-task"]).expect(0).stdout.clone();
+    assert!(
+        out.starts_with(
+            "git-orchestrate · workflow main · INITIALIZING\n\n\
+             Done for you: dropped the stale plan \"feat: Add numbers\": every step of it was DONE.\n\n\
+             GOAL: plan the next pull request."
+        ),
+        "{out}"
+    );
+    let (has_plan, _) = repo.git_try(&["cat-file", "-e", &format!("{REF}:pr.json")]);
+    assert!(!has_plan, "pr.json is gone from the workflow tree");
+    assert_eq!(
+        repo.git(&["log", "-1", "--format=%s", REF]),
+        "drop-stale-plan: INITIALIZING -> INITIALIZING\n"
+    );
+    // And a new plan is accepted again.
+    repo.submit_plan(PLAN).expect(0);
+}
+
+#[test]
+fn state_survives_reset_hard_and_clean_and_never_touches_the_working_tree() {
+    let repo = TestRepo::at_green_step();
+    repo.write("scratch.txt", "agent notes\n");
+    let files_before = repo.worktree_files();
+    let status_before = repo.run(&["status", "--json"]).expect(0).json();
+
+    // Only the project's files, the agent's own file: no state files anywhere.
+    assert_eq!(
+        files_before,
+        vec![
+            ".orchestrate.toml",
+            "docs/plan.md",
+            "run_tests.sh",
+            "scratch.txt"
+        ]
+    );
+    for name in [
+        "ACTIVE_PR.json",
+        "ORCHESTRATION_STATE.json",
+        "state.json",
+        "pr.json",
+        "output.log",
+    ] {
+        assert!(
+            !repo.path.join(name).exists(),
+            "{name} was written to the working tree"
+        );
+    }
+
+    repo.git(&["reset", "--hard", "--quiet"]);
+    repo.git(&["clean", "-fdxq"]);
+    assert_eq!(
+        repo.run(&["status", "--json"]).expect(0).json(),
+        status_before
+    );
+    let brief = repo.run(&["get-task", "--json"]).expect(0).json();
+    assert_eq!(brief["state"], "EXECUTING_TDD");
+    assert_eq!(brief["step"]["id"], "1.2");
+}
+
+#[test]
+fn status_never_acts() {
+    let repo = TestRepo::new();
+    // No workflow yet: status says so and does not create one.
+    let out = repo.run(&["status"]).expect(0).stdout.clone();
+    assert!(out.starts_with("workflow  main (not created yet"), "{out}");
+    assert_eq!(repo.tip(), None);
+
+    // CREATING_BRANCH: status does not create the branch (get-task would).
+    repo.submit_plan(PLAN).expect(0);
+    let tip = repo.tip();
+    let json = repo.run(&["status", "--json"]).expect(0).json();
+    assert_eq!(json["state"], "CREATING_BRANCH");
+    assert_eq!(json["tip"], tip.as_deref().unwrap());
+    assert_eq!(repo.tip(), tip);
+    assert_eq!(repo.git(&["branch", "--list", "feat/*"]), "");
+}
+
+#[test]
+fn a_manual_checkpoint_commit_is_recognised_by_get_task() {
+    let repo = TestRepo::at_green_step();
+    repo.write("impl.sh", "echo ok\n");
+    repo.submit_test("sh impl.sh", None).expect(0);
+    repo.commit_all("checkpoint: add implemented");
+    let head = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
+    let brief = repo.run(&["get-task"]).expect(0).stdout.clone();
+    assert!(
+        brief.contains(&format!(
+            "Done for you: recorded checkpoint {} (checkpoint: add implemented).",
+            &head[..12]
+        )),
+        "{brief}"
+    );
+    assert!(brief.contains("STEP 1.3 (REFACTOR)"), "{brief}");
+    assert_eq!(repo.state()["last_commit_hash"], head.as_str());
+    assert!(repo.state().get("pending").is_none());
+}
+
+#[test]
+fn an_ordinary_commit_is_not_a_checkpoint() {
+    let repo = TestRepo::at_green_step();
+    repo.write("impl.sh", "echo ok\n");
+    repo.submit_test("sh impl.sh", None).expect(0);
+    repo.commit_all("wip: not a checkpoint");
+    let brief = repo.run(&["get-task"]).expect(0).stdout.clone();
+    assert!(brief.contains("Make a safety checkpoint commit"), "{brief}");
+    assert_eq!(repo.state()["pending"]["kind"], "checkpoint");
+}

@@ -1,0 +1,23 @@
+//! End-to-end tests: the real binary in real repositories. One test binary for all areas,
+//! so they link once.
+
+mod branching;
+mod checkpoints;
+mod debugging;
+mod errors;
+mod json;
+mod lifecycle;
+mod race;
+mod support;
+
+/// Polls until process `pid` is gone (or a zombie awaiting its new parent), up to 5 s.
+pub fn process_gone(pid: i32) -> bool {
+    for _ in 0..100 {
+        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            Err(_) => return true,
+            Ok(stat) if stat.split(") ").nth(1).is_some_and(|s| s.starts_with('Z')) => return true,
+            Ok(_) => std::thread::sleep(std::time::Duration::from_millis(50)),
+        }
+    }
+    false
+}

@@ -1,0 +1,361 @@
+//! TestRepo: a real git repository in a temp dir, driven by the real binary with a hermetic
+//! environment (no system or global git config, fixed dates, C locale), so outputs are stable.
+
+#![allow(dead_code)]
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_git-orchestrate");
+pub const REF: &str = "refs/orchestrator/workflows/main";
+
+/// A plan with two tasks: add (RED, GREEN, REFACTOR) and sub (RED, GREEN).
+pub const PLAN: &str = r#"{
+  "masterPlanPath": "docs/plan.md",
+  "prTitle": "feat: Add numbers",
+  "summary": "add and sub",
+  "verificationPlan": "the tests pass",
+  "tasks": [
+    {"taskName": "add", "status": "TODO", "tdd_steps": [
+      {"type": "RED", "description": "test add", "status": "TODO"},
+      {"type": "GREEN", "description": "implement add", "status": "TODO"},
+      {"type": "REFACTOR", "description": "tidy add", "status": "TODO"}]},
+    {"taskName": "sub", "status": "TODO", "tdd_steps": [
+      {"type": "RED", "description": "test sub", "status": "TODO"},
+      {"type": "GREEN", "description": "implement sub", "status": "TODO"}]}
+  ]
+}"#;
+
+/// A config whose one gate runs the project's test script.
+pub const CONFIG: &str = r#"main_branch = "main"
+master_plan = "docs/plan.md"
+
+[[preflight]]
+name = "tests"
+command = "sh run_tests.sh"
+timeout = "30s"
+
+[test]
+timeout = "30s"
+output_tail = 20
+"#;
+
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+    pub raw_stdout: Vec<u8>,
+}
+
+impl Run {
+    fn from(out: Output) -> Run {
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+            raw_stdout: out.stdout,
+        }
+    }
+
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
+            panic!(
+                "stdout is not JSON ({e}):\n{}\nstderr:\n{}",
+                self.stdout, self.stderr
+            )
+        })
+    }
+
+    #[track_caller]
+    pub fn expect(&self, code: i32) -> &Run {
+        assert_eq!(
+            self.code, code,
+            "expected exit {code}, got {}\n--- stdout\n{}\n--- stderr\n{}",
+            self.code, self.stdout, self.stderr
+        );
+        self
+    }
+}
+
+pub struct TestRepo {
+    dir: tempfile::TempDir,
+    home: tempfile::TempDir,
+    pub path: PathBuf,
+}
+
+impl TestRepo {
+    /// An empty repository on branch main with a test identity, no commits.
+    pub fn empty() -> TestRepo {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let home = tempfile::tempdir().expect("temp home");
+        std::fs::write(home.path().join(".gitconfig"), "").expect("empty global config");
+        let path = dir.path().canonicalize().expect("canonical path");
+        let repo = TestRepo { dir, home, path };
+        repo.git(&["init", "--quiet", "--initial-branch=main"]);
+        repo.git(&["config", "user.name", "Test User"]);
+        repo.git(&["config", "user.email", "test@example.invalid"]);
+        repo.git(&["config", "commit.gpgsign", "false"]);
+        repo
+    }
+
+    /// A repository with a committed project: `run_tests.sh` (passes when the file
+    /// `fail` is absent), the config, and a master plan.
+    pub fn new() -> TestRepo {
+        Self::with_config(CONFIG)
+    }
+
+    pub fn with_config(config: &str) -> TestRepo {
+        let repo = Self::empty();
+        repo.write("run_tests.sh", "if [ -e fail ]; then echo 'tests: FAILED (fail exists)'; exit 1; fi\necho 'tests: ok'\n");
+        repo.write("docs/plan.md", "# Plan\n## PR 1: feat: Add numbers\n");
+        if !config.is_empty() {
+            repo.write(".orchestrate.toml", config);
+        }
+        repo.commit_all("initial");
+        repo
+    }
+
+    /// A repository in EXECUTING_TDD on the PR branch of [`PLAN`], at step 1.1.
+    pub fn at_first_step() -> TestRepo {
+        let repo = Self::new();
+        repo.submit_plan(PLAN).expect(0);
+        repo.run(&["get-task"]).expect(0);
+        repo
+    }
+
+    /// As [`Self::at_first_step`], with 1.1 done: at GREEN step 1.2.
+    pub fn at_green_step() -> TestRepo {
+        let repo = Self::at_first_step();
+        repo.submit_test("false", Some("FAIL")).expect(3);
+        repo.run(&[
+            "submit-work",
+            "-s",
+            "right reason",
+            "--analysis-decision",
+            "SUCCESS",
+        ])
+        .expect(0);
+        repo
+    }
+
+    fn env(&self, cmd: &mut Command) {
+        let bin_dir = Path::new(BIN).parent().expect("bin dir");
+        let path = std::env::join_paths(std::iter::once(bin_dir.to_path_buf()).chain(
+            std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
+        ))
+        .expect("PATH");
+        cmd.current_dir(&self.path)
+            .env("PATH", path)
+            .env("HOME", self.home.path())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", self.home.path().join(".gitconfig"))
+            .env("LC_ALL", "C")
+            .env("TZ", "UTC")
+            .env("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z")
+            .env("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
+            .env("GIT_EDITOR", ":")
+            .env_remove("GIT_DIR")
+            .env_remove("GIT_WORK_TREE")
+            .env_remove("GIT_INDEX_FILE")
+            .env_remove("GIT_ORCHESTRATE_WORKFLOW");
+    }
+
+    pub fn command<I, S>(&self, program: &str, args: I) -> Command
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        let mut cmd = Command::new(program);
+        cmd.args(args);
+        self.env(&mut cmd);
+        cmd
+    }
+
+    /// Runs git, asserting success; returns stdout.
+    #[track_caller]
+    pub fn git(&self, args: &[&str]) -> String {
+        let out = self
+            .command("git", args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("run git");
+        assert!(
+            out.status.success(),
+            "git {} failed:\n{}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Runs git and returns (success, stdout).
+    pub fn git_try(&self, args: &[&str]) -> (bool, String) {
+        let out = self
+            .command("git", args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("run git");
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    }
+
+    /// Runs `git-orchestrate ARGS` the way `git orchestrate ARGS` would.
+    pub fn run(&self, args: &[&str]) -> Run {
+        Run::from(
+            self.command(BIN, args)
+                .stdin(Stdio::null())
+                .output()
+                .expect("run git-orchestrate"),
+        )
+    }
+
+    pub fn run_in(&self, dir: &Path, args: &[&str]) -> Run {
+        let mut cmd = self.command(BIN, args);
+        cmd.current_dir(dir);
+        Run::from(
+            cmd.stdin(Stdio::null())
+                .output()
+                .expect("run git-orchestrate"),
+        )
+    }
+
+    pub fn run_with_stdin(&self, args: &[&str], stdin: &str) -> Run {
+        use std::io::Write;
+        let mut child = self
+            .command(BIN, args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn git-orchestrate");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(stdin.as_bytes())
+            .expect("write stdin");
+        Run::from(child.wait_with_output().expect("wait"))
+    }
+
+    pub fn submit_plan(&self, plan: &str) -> Run {
+        self.run_with_stdin(
+            &["submit-work", "--summary", "the plan", "--plan", "-"],
+            plan,
+        )
+    }
+
+    pub fn submit_test(&self, command: &str, expectation: Option<&str>) -> Run {
+        let mut args = vec![
+            "submit-work",
+            "--summary",
+            "did the step",
+            "--test-command",
+            command,
+        ];
+        if let Some(e) = expectation {
+            args.extend(["--expectation", e]);
+        }
+        self.run(&args)
+    }
+
+    pub fn write(&self, path: &str, content: &str) {
+        let full = self.path.join(path);
+        if let Some(parent) = full.parent() {
+            std::fs::create_dir_all(parent).expect("mkdir");
+        }
+        std::fs::write(full, content).expect("write file");
+    }
+
+    pub fn commit_all(&self, message: &str) {
+        self.git(&["add", "--all"]);
+        self.git(&["commit", "--quiet", "-m", message]);
+    }
+
+    /// The workflow ref's tip, if any.
+    pub fn tip(&self) -> Option<String> {
+        let (ok, out) = self.git_try(&["rev-parse", "--verify", "--quiet", REF]);
+        ok.then(|| out.trim().to_string())
+    }
+
+    /// `state.json` at the workflow tip.
+    pub fn state(&self) -> serde_json::Value {
+        serde_json::from_str(&self.git(&["show", &format!("{REF}:state.json")]))
+            .expect("state.json is JSON")
+    }
+
+    pub fn status(&self) -> String {
+        self.state()["status"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    }
+
+    /// Number of transitions (commits) in the workflow's history.
+    pub fn history_len(&self) -> usize {
+        self.git(&["rev-list", "--count", REF])
+            .trim()
+            .parse()
+            .expect("count")
+    }
+
+    /// Files in the working tree, relative, sorted, excluding `.git`.
+    pub fn worktree_files(&self) -> Vec<String> {
+        fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) {
+            for entry in std::fs::read_dir(dir).expect("read_dir") {
+                let entry = entry.expect("entry");
+                let path = entry.path();
+                if path.file_name() == Some(OsStr::new(".git")) {
+                    continue;
+                }
+                if path.is_dir() {
+                    walk(root, &path, out);
+                } else {
+                    out.push(
+                        path.strip_prefix(root)
+                            .expect("prefix")
+                            .display()
+                            .to_string(),
+                    );
+                }
+            }
+        }
+        let mut out = Vec::new();
+        walk(&self.path, &self.path, &mut out);
+        out.sort();
+        out
+    }
+
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+/// Replaces commit ids in `text` with `<id>` so outputs can be compared whole.
+pub fn redact_ids(text: &str) -> String {
+    let mut out = String::new();
+    let mut run = String::new();
+    let flush = |run: &mut String, out: &mut String| {
+        if run.len() >= 7
+            && run.chars().any(|c| c.is_ascii_digit())
+            && run.chars().any(|c| c.is_ascii_lowercase())
+        {
+            out.push_str("<id>");
+        } else {
+            out.push_str(run);
+        }
+        run.clear();
+    };
+    for c in text.chars() {
+        if c.is_ascii_hexdigit() && !c.is_ascii_uppercase() {
+            run.push(c);
+        } else {
+            flush(&mut run, &mut out);
+            out.push(c);
+        }
+    }
+    flush(&mut run, &mut out);
+    out
+}
