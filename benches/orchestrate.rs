@@ -1,1 +1,259 @@
-fn main() {}
+//! SPEC §12 quality bars, measured (not asserted): median wall time of `get-task`, `status`
+//! and `submit-work --test-command true` against `git rev-parse HEAD` in the same run, at
+//! history sizes 10 and 10,000 with a 200-task plan; plus get-task's peak RSS.
+//!
+//! Run with `cargo bench`. Ratios, not absolute times, are the figures that travel between
+//! machines. Commands are interleaved round-robin so machine noise hits all of them alike.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use git_orchestrate::store::{FileChange, Store, TransitionWrite};
+use git_orchestrate::workflow::Status;
+
+const BIN: &str = env!("CARGO_BIN_EXE_git-orchestrate");
+const RUNS: usize = 61;
+const TASKS: usize = 200;
+const PROBE_ENV: &str = "GIT_ORCHESTRATE_BENCH_RSS_PROBE";
+
+fn main() {
+    if let Ok(dir) = std::env::var(PROBE_ENV) {
+        rss_probe(Path::new(&dir));
+        return;
+    }
+    let fixtures = [Fixture::new(10), Fixture::new(10_000)];
+    // Every round runs every command on both fixtures, so machine noise (another build, a
+    // busy disk) lands on all of them alike and the ratios stay comparable.
+    let mut samples: Vec<[Vec<Duration>; 4]> = vec![Default::default(), Default::default()];
+    for fixture in &fixtures {
+        fixture.round();
+    }
+    for _ in 0..RUNS {
+        for (fixture, samples) in fixtures.iter().zip(samples.iter_mut()) {
+            for (i, d) in fixture.round().into_iter().enumerate() {
+                samples[i].push(d);
+            }
+        }
+    }
+    let medians: Vec<[Duration; 4]> = samples
+        .into_iter()
+        .map(|per_command| {
+            per_command.map(|mut s| {
+                s.sort();
+                s[s.len() / 2]
+            })
+        })
+        .collect();
+
+    println!(
+        "git-orchestrate bench: median of {RUNS} interleaved rounds; {TASKS}-task plan; no preflight gates"
+    );
+    println!("ratios are to `git rev-parse HEAD` measured in the same rounds\n");
+    println!(
+        "{:>8}  {:<38} {:>10} {:>8}   SPEC §12 bar",
+        "history", "command", "median", "ratio"
+    );
+    let names = [
+        "git rev-parse HEAD",
+        "git orchestrate get-task",
+        "git orchestrate status",
+        "git orchestrate submit-work (true)",
+    ];
+    let bars = [None, Some(1.5), Some(1.5), Some(3.0)];
+    for (fixture, medians) in fixtures.iter().zip(&medians) {
+        let base = medians[0].as_secs_f64();
+        for ((name, median), bar) in names.iter().zip(medians).zip(bars) {
+            let ratio = median.as_secs_f64() / base;
+            let verdict = bar.map_or(String::new(), |limit| {
+                format!(
+                    "≤ {limit}×: {}",
+                    if ratio <= limit { "met" } else { "NOT MET" }
+                )
+            });
+            println!(
+                "{:>8}  {:<38} {:>8.2}ms {:>7.2}×   {verdict}",
+                fixture.history,
+                name,
+                median.as_secs_f64() * 1000.0,
+                ratio
+            );
+        }
+        println!();
+    }
+    let growth = medians[1][3].as_secs_f64() / medians[0][3].as_secs_f64() - 1.0;
+    println!(
+        "write cost growth, 10,000 vs 10 transitions: {:+.1}%   (bar: within 10%: {})",
+        growth * 100.0,
+        if growth <= 0.10 { "met" } else { "NOT MET" }
+    );
+    match peak_rss_kib(&fixtures[1].dir) {
+        Some(kib) => println!(
+            "get-task peak RSS at 10,000 transitions: {:.1} MB   (bar: ≤ 20 MB: {})",
+            kib as f64 / 1024.0,
+            if kib <= 20 * 1024 { "met" } else { "NOT MET" }
+        ),
+        None => println!("get-task peak RSS: could not be measured"),
+    }
+}
+
+struct Fixture {
+    history: usize,
+    dir: PathBuf,
+    _temp: tempfile::TempDir,
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let status = command("git", dir)
+        .args(args)
+        .stdout(Stdio::null())
+        .status()
+        .expect("run git");
+    assert!(status.success(), "git {args:?} failed");
+}
+
+fn command(program: &str, dir: &Path) -> Command {
+    let mut cmd = Command::new(program);
+    cmd.current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_ORCHESTRATE_WORKFLOW")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    cmd
+}
+
+fn orchestrate(dir: &Path, args: &[&str]) -> i32 {
+    command(BIN, dir)
+        .args(args)
+        .status()
+        .expect("run git-orchestrate")
+        .code()
+        .unwrap_or(-1)
+}
+
+fn plan_json() -> String {
+    let tasks: Vec<String> = (1..=TASKS)
+        .map(|t| {
+            format!(
+                r#"{{"taskName": "task {t}: a realistic name for a unit of work", "status": "TODO", "tdd_steps": [
+                  {{"type": "RED", "description": "write a failing test for behaviour {t}, with enough words to be typical", "status": "TODO"}},
+                  {{"type": "GREEN", "description": "make the test for behaviour {t} pass with the least code", "status": "TODO"}},
+                  {{"type": "REFACTOR", "description": "tidy what behaviour {t} added", "status": "TODO"}}]}}"#
+            )
+        })
+        .collect();
+    format!(
+        r#"{{"masterPlanPath": "docs/plan.md", "prTitle": "feat: A large plan", "summary": "bench",
+            "verificationPlan": "bench", "tasks": [{}]}}"#,
+        tasks.join(",")
+    )
+}
+
+impl Fixture {
+    /// A repository in DEBUGGING on RED step 1.1 of a 200-task plan, with `history`
+    /// transitions: a state where every `submit-work --test-command true` is one write.
+    fn new(history: usize) -> Fixture {
+        let temp = tempfile::tempdir().expect("temp dir");
+        let dir = temp.path().to_path_buf();
+        git(&dir, &["init", "--quiet", "--initial-branch=main"]);
+        git(&dir, &["config", "user.name", "Bench"]);
+        git(&dir, &["config", "user.email", "bench@example.invalid"]);
+        std::fs::write(dir.join("README"), "bench\n").expect("write");
+        git(&dir, &["add", "README"]);
+        git(&dir, &["commit", "--quiet", "-m", "initial"]);
+        let plan = dir.join("../plan.json");
+        std::fs::write(&plan, plan_json()).expect("write plan");
+        assert_eq!(
+            orchestrate(
+                &dir,
+                &[
+                    "submit-work",
+                    "-s",
+                    "plan",
+                    "--plan",
+                    plan.to_str().expect("utf-8")
+                ]
+            ),
+            0
+        );
+        assert_eq!(orchestrate(&dir, &["get-task"]), 0);
+        // A passing RED test: DEBUGGING, where every further passing run counts one attempt.
+        assert_eq!(
+            orchestrate(&dir, &["submit-work", "-s", "x", "--test-command", "true"]),
+            1
+        );
+
+        let store = Store::discover(&dir, "main").expect("store");
+        let mut snapshot = store.read().expect("read").expect("workflow exists");
+        let mut made = store.history(usize::MAX).expect("history").len();
+        while made < history {
+            let mut state = snapshot.state.clone();
+            state.debug_attempt_counter += 1;
+            store
+                .write(
+                    Some(&snapshot),
+                    &TransitionWrite {
+                        event: "test",
+                        from: Some(Status::Debugging),
+                        state: &state,
+                        plan: FileChange::Keep,
+                        output_log: FileChange::Keep,
+                        step: Some("1.1".into()),
+                        summary: "FAILURE: bench filler",
+                    },
+                )
+                .expect("write");
+            snapshot = store.read().expect("read").expect("exists");
+            made += 1;
+        }
+        Fixture {
+            history,
+            dir,
+            _temp: temp,
+        }
+    }
+
+    /// One timed run each of: rev-parse, get-task, status, submit-work.
+    fn round(&self) -> [Duration; 4] {
+        let commands: [(&str, &[&str]); 4] = [
+            ("git", &["rev-parse", "HEAD"]),
+            (BIN, &["get-task"]),
+            (BIN, &["status"]),
+            (
+                BIN,
+                &["submit-work", "-s", "bench", "--test-command", "true"],
+            ),
+        ];
+        commands.map(|(program, args)| {
+            let start = Instant::now();
+            command(program, &self.dir)
+                .args(args)
+                .status()
+                .expect("run");
+            start.elapsed()
+        })
+    }
+}
+
+/// Runs the bench binary again as a probe whose only child is one `get-task`, and reads
+/// that child's peak RSS from getrusage(RUSAGE_CHILDREN).
+fn peak_rss_kib(dir: &Path) -> Option<i64> {
+    let exe = std::env::current_exe().ok()?;
+    let out = Command::new(exe).env(PROBE_ENV, dir).output().ok()?;
+    String::from_utf8_lossy(&out.stdout).trim().parse().ok()
+}
+
+fn rss_probe(dir: &Path) {
+    orchestrate(dir, &["get-task"]);
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: getrusage fills the struct it is given; RUSAGE_CHILDREN covers waited-for children.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, usage.as_mut_ptr()) };
+    if rc == 0 {
+        // SAFETY: initialized by the successful call above.
+        let usage = unsafe { usage.assume_init() };
+        println!("{}", usage.ru_maxrss);
+    }
+}

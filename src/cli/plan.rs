@@ -23,7 +23,10 @@ pub enum PlanCommand {
 pub fn run(session: &Session, args: &PlanArgs, ui: &mut Ui) -> Result<u8, Failure> {
     let PlanCommand::Show = args.command;
     let snapshot = session.store.read().map_err(EngineError::from)?;
-    let plan = snapshot.as_ref().and_then(|s| s.plan.clone());
+    let plan = match &snapshot {
+        Some(s) => session.store.plan(s).map_err(EngineError::from)?,
+        None => None,
+    };
     let current = plan.as_ref().and_then(|p| p.current_step());
     if ui.json {
         ui.json_object(json!({

@@ -5,7 +5,7 @@ use serde_json::json;
 
 use super::render::preflight_line;
 use super::{Failure, Ui};
-use crate::engine::Session;
+use crate::engine::{EngineError, Session};
 use crate::workflow::{State, Status};
 
 /// Show the workflow's state, branch, current step, counters, last result and warnings.
@@ -14,12 +14,9 @@ use crate::workflow::{State, Status};
 pub struct StatusArgs {}
 
 pub fn run(session: &Session, _args: &StatusArgs, ui: &mut Ui) -> Result<u8, Failure> {
-    let snapshot = session
-        .store
-        .read()
-        .map_err(crate::engine::EngineError::from)?;
+    let snapshot = session.store.read().map_err(EngineError::from)?;
     let (state, plan, tip) = match &snapshot {
-        Some(s) => (s.state.clone(), s.plan.clone(), Some(s.tip.to_string())),
+        Some(s) => (s.state.clone(), s.summary.clone(), Some(s.tip.to_string())),
         None => (State::new(None), None, None),
     };
     let loaded = session.load_config(Some(&state))?;
@@ -27,38 +24,28 @@ pub fn run(session: &Session, _args: &StatusArgs, ui: &mut Ui) -> Result<u8, Fai
     if let Some(w) = session.branch_warning(&state)? {
         warnings.push(w);
     }
-    let head = session
-        .store
-        .head_branch()
-        .map_err(crate::engine::EngineError::from)?;
-    let current = plan.as_ref().and_then(|p| {
-        p.current_step()
-            .and_then(|id| p.step(id).map(|s| (id, s, &p.tasks[id.task])))
-    });
+    let head = session.store.head_branch().map_err(EngineError::from)?;
+    let current = plan.as_ref().and_then(|p| p.current.as_ref());
     if ui.json {
-        return ui
-            .json_object(json!({
-                "workflow": session.store.workflow(),
-                "exists": snapshot.is_some(),
-                "state": state.status,
-                "branch": state.current_pr_branch,
-                "head": head,
-                "main_branch": state.main_branch,
-                "step": current.map(|(id, s, task)| json!({
-                    "id": id.to_string(), "task": task.name, "type": s.kind, "description": s.description,
-                })),
-                "progress": plan.as_ref().map(|p| { let (d, t) = p.progress(); json!({"done": d, "total": t}) }),
-                "pr_title": plan.as_ref().map(|p| p.pr_title.clone()),
-                "debug_attempt_counter": state.debug_attempt_counter,
-                "pending": state.pending.as_ref().map(|p| p.kind()),
-                "last_run": state.last_run,
-                "last_commit_hash": state.last_commit_hash,
-                "config": { "origin": loaded.origin.to_string(), "preflight": loaded.config.gate_names() },
-                "warnings": warnings,
-                "tip": tip,
-            }))
-            .map(|()| 0)
-            .map_err(Failure::from);
+        ui.json_object(json!({
+            "workflow": session.store.workflow(),
+            "exists": snapshot.is_some(),
+            "state": state.status,
+            "branch": state.current_pr_branch,
+            "head": head,
+            "main_branch": state.main_branch,
+            "step": current,
+            "progress": plan.as_ref().map(|p| json!({"done": p.done, "total": p.total})),
+            "pr_title": plan.as_ref().map(|p| p.title.clone()),
+            "debug_attempt_counter": state.debug_attempt_counter,
+            "pending": state.pending.as_ref().map(|p| p.kind()),
+            "last_run": state.last_run,
+            "last_commit_hash": state.last_commit_hash,
+            "config": { "origin": loaded.origin.to_string(), "preflight": loaded.config.gate_names() },
+            "warnings": warnings,
+            "tip": tip,
+        }))?;
+        return Ok(0);
     }
     let mut lines = Vec::new();
     let reference = session.store.ref_name();
@@ -80,32 +67,29 @@ pub fn run(session: &Session, _args: &StatusArgs, ui: &mut Ui) -> Result<u8, Fai
     };
     lines.push(format!("state     {}{attempt}", state.status));
     if let Some(plan) = &plan {
-        let (done, total) = plan.progress();
         lines.push(format!(
-            "PR        {} · {done} of {total} steps done",
-            plan.pr_title
+            "PR        {} · {} of {} steps done",
+            plan.title, plan.done, plan.total
         ));
     }
     if let Some(branch) = &state.current_pr_branch {
-        let checked_out = if head.as_deref() == Some(branch.as_str()) {
+        let where_ = if state.status == Status::CreatingBranch {
+            "to be created"
+        } else if head.as_deref() == Some(branch.as_str()) {
             "checked out"
         } else {
             "not checked out"
         };
-        let created = if state.status == Status::CreatingBranch {
-            "to be created"
-        } else {
-            checked_out
-        };
-        lines.push(format!("branch    {branch} ({created})"));
+        lines.push(format!("branch    {branch} ({where_})"));
     }
-    if let Some((id, step, task)) = current {
+    if let Some(step) = current {
         lines.push(format!(
-            "step      {id} {} of task {}/{} \"{}\": {}",
+            "step      {} {} of task {}/{} \"{}\": {}",
+            step.id,
             step.kind,
-            id.task + 1,
-            plan.as_ref().map_or(0, |p| p.tasks.len()),
-            task.name,
+            step.id.task + 1,
+            plan.as_ref().map_or(0, |p| p.tasks),
+            step.task,
             step.description.lines().next().unwrap_or_default()
         ));
     }

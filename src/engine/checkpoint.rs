@@ -71,16 +71,19 @@ pub fn checkpoint(
     let owed = match &state.pending {
         Some(Pending::Checkpoint {
             step,
+            description,
             verified_tree,
             preflight_key,
+            ..
         }) => Some((
+            description.as_str(),
             *step,
             verified_tree.as_deref() == Some(tree.as_str())
                 && preflight_key.as_deref() == Some(config.preflight_key().as_str()),
         )),
         _ => None,
     };
-    let cached = owed.is_some_and(|(_, same)| same);
+    let cached = owed.is_some_and(|(_, _, same)| same);
     let preflight = if cached {
         None
     } else {
@@ -96,8 +99,9 @@ pub fn checkpoint(
         Some(run.record())
     };
 
-    let step = owed.map(|(step, _)| step);
-    let subject = subject(message, step, snap.plan.as_ref());
+    let step = owed.map(|(description, step, _)| (step, description));
+    let subject = subject(message, step);
+    let step = step.map(|(step, _)| step);
     let full_message = format!(
         "{subject}\n\nOrchestrator-Checkpoint: {}\n",
         step.map_or_else(|| "manual".to_string(), |s| s.to_string())
@@ -105,14 +109,14 @@ pub fn checkpoint(
     session.git.add_all()?;
     let commit = session
         .git
-        .commit(&full_message, true, session.store.has_identity())
+        .commit(&full_message, true, session.store.identity().is_some())
         .map_err(EngineError::CommitRefused)?;
 
     let state = session.with_retries(|| {
         let snap = session.store.read()?.ok_or(EngineError::Conflict)?;
         let t = workflow::transition(
             &snap.state,
-            snap.plan.as_ref(),
+            None,
             Event::CheckpointRecorded {
                 commit: commit.clone(),
                 subject: subject.clone(),
@@ -132,7 +136,7 @@ pub fn checkpoint(
     })
 }
 
-fn subject(message: Option<&str>, step: Option<StepId>, plan: Option<&workflow::Plan>) -> String {
+fn subject(message: Option<&str>, step: Option<(StepId, &str)>) -> String {
     const MAX: usize = 72;
     let text = match (message, step) {
         (Some(m), _) => m
@@ -140,12 +144,8 @@ fn subject(message: Option<&str>, step: Option<StepId>, plan: Option<&workflow::
             .trim_start_matches("checkpoint:")
             .trim()
             .to_string(),
-        (None, Some(step)) => {
-            let description = plan
-                .and_then(|p| p.step(step))
-                .map(|s| s.description.lines().next().unwrap_or_default().to_string())
-                .unwrap_or_default();
-            format!("{step} {description}")
+        (None, Some((step, description))) => {
+            format!("{step} {}", description.lines().next().unwrap_or_default())
         }
         (None, None) => "work in progress".to_string(),
     };
@@ -163,16 +163,17 @@ mod tests {
 
     #[test]
     fn subjects() {
+        assert_eq!(subject(Some("checkpoint: tidy"), None), "checkpoint: tidy");
         assert_eq!(
-            subject(Some("checkpoint: tidy"), None, None),
+            subject(Some("tidy"), Some((StepId::new(0, 1), "x"))),
             "checkpoint: tidy"
         );
         assert_eq!(
-            subject(Some("tidy"), Some(StepId::new(0, 1)), None),
-            "checkpoint: tidy"
+            subject(None, Some((StepId::new(0, 1), "add\nmore"))),
+            "checkpoint: 1.2 add"
         );
-        assert_eq!(subject(None, None, None), "checkpoint: work in progress");
-        let long = subject(Some(&"x".repeat(100)), None, None);
+        assert_eq!(subject(None, None), "checkpoint: work in progress");
+        let long = subject(Some(&"x".repeat(100)), None);
         assert_eq!(long.chars().count(), 72);
         assert!(long.ends_with('…'));
     }

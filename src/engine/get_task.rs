@@ -4,7 +4,8 @@
 use super::{EngineError, Session};
 use crate::store::{Snapshot, is_valid_branch_name};
 use crate::workflow::briefing::{self, Briefing};
-use crate::workflow::{self, Event, GetTaskStep, Plan, Rejection, State, Status, branch_name};
+use crate::workflow::plan::PlanSummary;
+use crate::workflow::{self, Event, GetTaskStep, Rejection, State, Status, branch_name};
 
 /// At most this many orchestrator steps per `get-task`; each state needs at most two.
 const MAX_STEPS: usize = 8;
@@ -12,7 +13,7 @@ const MAX_STEPS: usize = 8;
 pub struct TaskReport {
     pub workflow: String,
     pub state: State,
-    pub plan: Option<Plan>,
+    pub plan: Option<PlanSummary>,
     pub briefing: Briefing,
     /// The workflow waits for a human: `get-task` exits 10.
     pub halted: bool,
@@ -26,20 +27,22 @@ fn attempt(session: &Session) -> Result<TaskReport, EngineError> {
     let mut done = Vec::new();
     let mut snap = session.read_or_create()?;
     for _ in 0..MAX_STEPS {
-        let event = match workflow::get_task_step(&snap.state, snap.plan.as_ref()) {
+        let event = match workflow::get_task_step(&snap.state, snap.summary.as_ref()) {
             GetTaskStep::Brief | GetTaskStep::Halted => break,
             GetTaskStep::DropStalePlan => {
-                done.push(match &snap.plan {
-                    Some(p) => format!(
-                        "dropped the stale plan \"{}\": every step of it was DONE.",
-                        p.pr_title
-                    ),
+                let title = snap.summary.as_ref().map(|s| s.title.clone());
+                done.push(match &title {
+                    Some(title) => {
+                        format!("dropped the stale plan \"{title}\": every step of it was DONE.")
+                    }
                     None => "dropped an empty plan.".to_string(),
                 });
-                Event::StalePlanDropped
+                Event::StalePlanDropped { title }
             }
             GetTaskStep::AdoptPlan => {
-                let Some(plan) = snap.plan.clone() else { break };
+                let Some(plan) = session.store.plan(&snap)? else {
+                    break;
+                };
                 let branch = free_branch_name(session, &plan.pr_title)?;
                 done.push(format!("took up the stored plan \"{}\".", plan.pr_title));
                 Event::PlanSubmitted {
@@ -78,8 +81,8 @@ fn attempt(session: &Session) -> Result<TaskReport, EngineError> {
             }
         };
         let blocked = matches!(event, Event::BranchBlocked { .. });
-        let t = workflow::transition(&snap.state, snap.plan.as_ref(), event)
-            .map_err(EngineError::Rejected)?;
+        // None of get-task's own events completes a step: the full plan is not needed.
+        let t = workflow::transition(&snap.state, None, event).map_err(EngineError::Rejected)?;
         session.commit(&snap, &t, None)?;
         snap = session.store.read()?.ok_or(EngineError::Conflict)?;
         if blocked {
@@ -101,7 +104,7 @@ fn report(session: &Session, snap: Snapshot, done: &[String]) -> Result<TaskRepo
     let briefing = briefing::brief(&briefing::Context {
         workflow: session.store.workflow(),
         state: &snap.state,
-        plan: snap.plan.as_ref(),
+        plan: snap.summary.as_ref(),
         master_plan: &loaded.config.master_plan,
         output_log_command: &output_log_command,
         gates: &gates,
@@ -111,7 +114,7 @@ fn report(session: &Session, snap: Snapshot, done: &[String]) -> Result<TaskRepo
     Ok(TaskReport {
         workflow: session.store.workflow().to_string(),
         state: snap.state,
-        plan: snap.plan,
+        plan: snap.summary,
         briefing,
         halted,
     })

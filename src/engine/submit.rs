@@ -8,8 +8,8 @@ use crate::gates::{self, PreflightRun};
 use crate::workflow::plan::parse_plan;
 use crate::workflow::state::{ExitRecord, PreflightRecord};
 use crate::workflow::{
-    self, Accepted, Decision, Effect, Event, Expectation, OutputSource, Plan, PreflightOutcome,
-    State, StepId, SubmitRequest, TestRun, Verdict,
+    self, Accepted, Decision, Effect, Event, Expectation, OutputSource, PreflightOutcome, State,
+    StepId, SubmitRequest, TestRun, Verdict,
 };
 
 /// What the agent submits. Plan bytes are read once, before any attempt, so a retry after a
@@ -32,7 +32,6 @@ pub struct TestReport {
 pub struct SubmitReport {
     pub verdict: Verdict,
     pub state: State,
-    pub plan: Option<Plan>,
     pub step: Option<StepId>,
     /// The output the verdict rests on: the test's, or the failing gate's. Verbatim bytes.
     pub output: Vec<u8>,
@@ -63,7 +62,7 @@ fn attempt(
         },
         SubmitKind::Analysis(d) => SubmitRequest::Analysis(*d),
     };
-    let accepted = workflow::check_submit(&snap.state, snap.plan.as_ref(), request)
+    let accepted = workflow::check_submit(&snap.state, snap.summary.as_ref(), request)
         .map_err(EngineError::Rejected)?;
     let mut test_run: Option<(RunOutput, Option<PreflightRun>)> = None;
     let mut test_command = None;
@@ -77,7 +76,14 @@ fn attempt(
                 summary: summary.to_string(),
             }
         }
-        (Accepted::Test { step, expectation }, SubmitKind::Test { command, .. }) => {
+        (
+            Accepted::Test {
+                step,
+                kind: step_kind,
+                expectation,
+            },
+            SubmitKind::Test { command, .. },
+        ) => {
             let loaded = session.load_config(Some(&snap.state))?;
             let config = &loaded.config;
             let workdir = session.store.workdir();
@@ -112,6 +118,7 @@ fn attempt(
             test_command = Some(command.clone());
             Event::TestRan(TestRun {
                 step,
+                kind: step_kind,
                 command: command.clone(),
                 expectation,
                 exit: run.exit,
@@ -132,7 +139,12 @@ fn attempt(
             });
         }
     };
-    let t = workflow::transition(&snap.state, snap.plan.as_ref(), event)
+    let full_plan = if workflow::needs_full_plan(&event) {
+        session.store.plan(&snap)?
+    } else {
+        None
+    };
+    let t = workflow::transition(&snap.state, full_plan.as_ref(), event)
         .map_err(EngineError::Rejected)?;
     let output: Option<&[u8]> = t.effects.iter().find_map(|e| match (e, &test_run) {
         (Effect::SaveOutput(OutputSource::Test), Some((run, _))) => Some(run.output.as_slice()),
@@ -144,11 +156,7 @@ fn attempt(
         _ => None,
     });
     session.commit(&snap, &t, output)?;
-    let plan = match t.plan {
-        workflow::PlanChange::Keep => snap.plan,
-        workflow::PlanChange::Replace(p) => Some(p),
-        workflow::PlanChange::Drop => None,
-    };
+
     let output = output.map(<[u8]>::to_vec).unwrap_or_default();
     Ok(SubmitReport {
         verdict: t
@@ -161,7 +169,6 @@ fn attempt(
             .unwrap_or(Verdict::Success),
         headline: t.summary.lines().next().unwrap_or_default().to_string(),
         state: t.state,
-        plan,
         step: t.step,
         output,
         test: test_run

@@ -35,7 +35,8 @@ pub fn run_shell(command: &str, dir: &Path, timeout: Duration) -> std::io::Resul
     let (mut reader, writer) = std::io::pipe()?;
     let start = Instant::now();
     let child = {
-        let mut cmd = Command::new("sh");
+        // POSIX puts sh at /bin/sh; naming it skips a PATH search on every run.
+        let mut cmd = Command::new("/bin/sh");
         cmd.arg("-c")
             .arg(command)
             .current_dir(dir)

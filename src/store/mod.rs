@@ -9,11 +9,11 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use gix::ObjectId;
-use gix::bstr::ByteSlice;
+use gix::bstr::{BString, ByteSlice};
 use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
 use gix::refs::{FullName, Target};
 
-use crate::workflow::plan::Plan;
+use crate::workflow::plan::{Plan, PlanSummary};
 use crate::workflow::state::{State, Status};
 
 pub use time::format_time;
@@ -60,12 +60,17 @@ pub enum WriteError {
     Store(#[from] StoreError),
 }
 
-/// The state of a workflow at its tip.
+/// The state of a workflow at its tip. The plan is summarised; the full plan is parsed only
+/// when asked for ([`Store::plan`]), because a 200-task `pr.json` costs more to parse than
+/// everything else a `get-task` does.
 #[derive(Clone, Debug)]
 pub struct Snapshot {
     pub tip: ObjectId,
     pub state: State,
-    pub plan: Option<Plan>,
+    /// The active plan's summary, `None` when no plan is active.
+    pub summary: Option<PlanSummary>,
+    /// The full plan when reading had to parse it anyway (a missing or stale summary).
+    parsed: Option<Plan>,
     entries: BTreeMap<String, ObjectId>,
 }
 
@@ -203,14 +208,25 @@ impl Store {
         let state_bytes =
             blob(STATE_FILE)?.ok_or_else(|| corrupt(STATE_FILE, "it is missing".into()))?;
         let state = State::from_json(&state_bytes).map_err(|m| corrupt(STATE_FILE, m))?;
-        let plan = blob(PLAN_FILE)?
-            .map(|bytes| serde_json::from_slice::<Plan>(&bytes))
-            .transpose()
-            .map_err(|e| corrupt(PLAN_FILE, e.to_string()))?;
+        let plan_id = entries.get(PLAN_FILE).map(ToString::to_string);
+        let (summary, parsed) = match (&plan_id, &state.plan_summary) {
+            (None, _) => (None, None),
+            // The summary describes exactly this pr.json: no need to parse it.
+            (Some(id), Some(summary)) if state.plan_blob.as_ref() == Some(id) => {
+                (Some(summary.clone()), None)
+            }
+            (Some(_), _) => {
+                let bytes = blob(PLAN_FILE)?.unwrap_or_default();
+                let plan: Plan = serde_json::from_slice(&bytes)
+                    .map_err(|e| corrupt(PLAN_FILE, e.to_string()))?;
+                (Some(plan.summary()), Some(plan))
+            }
+        };
         Ok(Some(Snapshot {
             tip,
             state,
-            plan,
+            summary,
+            parsed,
             entries,
         }))
     }
@@ -222,6 +238,25 @@ impl Store {
             .try_find_reference(&self.ref_name)
             .map_err(git_err)?;
         Ok(reference.and_then(|r| r.target().try_id().map(ToOwned::to_owned)))
+    }
+
+    /// The snapshot's full plan, parsed from `pr.json` on demand.
+    pub fn plan(&self, snapshot: &Snapshot) -> Result<Option<Plan>, StoreError> {
+        if let Some(plan) = &snapshot.parsed {
+            return Ok(Some(plan.clone()));
+        }
+        let Some(id) = snapshot.entries.get(PLAN_FILE) else {
+            return Ok(None);
+        };
+        let bytes = self.repo.find_blob(*id).map_err(git_err)?.data.clone();
+        serde_json::from_slice(&bytes)
+            .map(Some)
+            .map_err(|e| StoreError::Corrupt {
+                reference: self.ref_name(),
+                commit: snapshot.tip.to_string(),
+                what: PLAN_FILE.to_string(),
+                message: e.to_string(),
+            })
     }
 
     /// The full `output.log` of the snapshot, when there is one.
@@ -247,19 +282,45 @@ impl Store {
         write: &TransitionWrite,
     ) -> Result<ObjectId, WriteError> {
         let mut entries = expected.map(|s| s.entries.clone()).unwrap_or_default();
+        // The plan summary always describes the pr.json written beside it.
+        let mut state = write.state.clone();
+        (state.plan_summary, state.plan_blob) = match write.plan {
+            FileChange::Set(plan) => (Some(plan.summary()), None),
+            FileChange::Keep => (
+                expected.and_then(|s| s.summary.clone()),
+                entries.get(PLAN_FILE).map(ToString::to_string),
+            ),
+            FileChange::Remove => (None, None),
+        };
+        // Content that repeats (an empty output.log, an unchanged plan) is often stored already:
+        // hashing is far cheaper than creating another object file.
         let blob = |bytes: &[u8]| -> Result<ObjectId, StoreError> {
+            let id = gix::objs::compute_hash(self.repo.object_hash(), gix::objs::Kind::Blob, bytes)
+                .map_err(git_err)?;
+            if self.repo.has_object(id) {
+                return Ok(id);
+            }
             Ok(self.repo.write_blob(bytes).map_err(git_err)?.detach())
         };
-        entries.insert(STATE_FILE.into(), blob(&write.state.to_json())?);
         match write.plan {
             FileChange::Keep => {}
             FileChange::Set(plan) => {
-                entries.insert(PLAN_FILE.into(), blob(&plan.to_json())?);
+                let id = blob(&plan.to_json())?;
+                state.plan_blob = Some(id.to_string());
+                entries.insert(PLAN_FILE.into(), id);
             }
             FileChange::Remove => {
                 entries.remove(PLAN_FILE);
             }
         }
+        // state.json is new with every transition; probing for it first would only make gix
+        // rescan the pack directory on the miss.
+        let state_id = self
+            .repo
+            .write_blob(state.to_json())
+            .map_err(git_err)?
+            .detach();
+        entries.insert(STATE_FILE.into(), state_id);
         match write.output_log {
             FileChange::Keep => {}
             FileChange::Set(bytes) => {
@@ -326,22 +387,36 @@ impl Store {
         }
     }
 
-    /// True when git has a committer identity (config or environment).
-    pub fn has_identity(&self) -> bool {
-        self.repo.committer().is_some()
+    /// The committer identity as git resolves it: `GIT_COMMITTER_*`, then `committer.*`, then
+    /// `user.*` (and `EMAIL` for the address). `None` when either part is missing.
+    pub fn identity(&self) -> Option<(BString, BString)> {
+        let config = self.repo.config_snapshot();
+        let env = |key: &str| std::env::var_os(key).map(|v| BString::from(v.as_encoded_bytes()));
+        let name = env("GIT_COMMITTER_NAME")
+            .or_else(|| config.string("committer.name"))
+            .or_else(|| config.string("user.name"))?;
+        let email = env("GIT_COMMITTER_EMAIL")
+            .or_else(|| config.string("committer.email"))
+            .or_else(|| config.string("user.email"))
+            .or_else(|| env("EMAIL"))?;
+        Some((name, email))
     }
 
-    /// The user's identity, or the fixed fallback.
+    /// The user's identity, or the fixed fallback. The time is `GIT_COMMITTER_DATE` or now, in
+    /// UTC: gix's local-time lookup reads the whole zoneinfo database, a third of a write's cost.
     fn signature(&self) -> Result<gix::actor::Signature, StoreError> {
-        match self.repo.committer() {
-            Some(Ok(sig)) => sig.to_owned().map_err(git_err),
-            Some(Err(e)) => Err(git_err(e)),
-            None => Ok(gix::actor::Signature {
-                name: FALLBACK_NAME.into(),
-                email: FALLBACK_EMAIL.into(),
-                time: gix::date::Time::now_local_or_utc(),
-            }),
-        }
+        let (name, email) = self
+            .identity()
+            .unwrap_or_else(|| (FALLBACK_NAME.into(), FALLBACK_EMAIL.into()));
+        let time = match std::env::var("GIT_COMMITTER_DATE") {
+            Ok(date) => gix::date::parse(&date, None).map_err(|e| {
+                StoreError::Git(format!(
+                    "GIT_COMMITTER_DATE=\"{date}\" is not a date git understands: {e}"
+                ))
+            })?,
+            Err(_) => gix::date::Time::now_utc(),
+        };
+        Ok(gix::actor::Signature { name, email, time })
     }
 
     /// The transitions, newest first, following first parents from the tip.

@@ -5,15 +5,15 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use super::plan::{PLAN_SCHEMA, Plan, StepId, StepType};
+use super::Expectation;
+use super::plan::{PLAN_SCHEMA, PlanSummary, StepSummary, StepType};
 use super::state::{LastRun, Pending, State, Status, Verdict};
-use super::{Expectation, plan::Step};
 
 /// Everything a briefing is made from. The engine gathers it; nothing here reads git.
 pub struct Context<'a> {
     pub workflow: &'a str,
     pub state: &'a State,
-    pub plan: Option<&'a Plan>,
+    pub plan: Option<&'a PlanSummary>,
     /// `master_plan` from the config.
     pub master_plan: &'a str,
     /// A command that prints the full `output.log` of the workflow.
@@ -53,35 +53,27 @@ the orchestrator's state. Whenever you are unsure what to do, run `git orchestra
 pub fn brief(ctx: &Context) -> Briefing {
     let mut out = String::new();
     header(&mut out, ctx);
-    let current = ctx
-        .plan
-        .and_then(|p| p.current_step().and_then(|id| p.step(id).map(|s| (id, s))));
-    let step = current.map(|(id, s)| StepView {
-        id: id.to_string(),
-        task: ctx
-            .plan
-            .map(|p| p.tasks[id.task].name.clone())
-            .unwrap_or_default(),
+    let current = ctx.plan.and_then(|p| p.current.as_ref());
+    let step = current.map(|s| StepView {
+        id: s.id.to_string(),
+        task: s.task.clone(),
         kind: s.kind,
         description: s.description.clone(),
     });
     match (ctx.state.status, ctx.plan, current) {
         (Status::Initializing, _, _) => initializing(&mut out, ctx),
         (Status::CreatingBranch, _, _) => creating_branch(&mut out, ctx),
-        (Status::ExecutingTdd | Status::Debugging, Some(plan), Some((id, step))) => {
-            match &ctx.state.pending {
-                Some(Pending::Analysis { .. }) => analysis(&mut out, ctx, plan, id, step),
-                Some(Pending::Checkpoint { step, .. }) => checkpoint(&mut out, plan, *step),
-                None if ctx.state.status == Status::Debugging => {
-                    debugging(&mut out, ctx, plan, id, step)
+        (Status::ExecutingTdd | Status::Debugging, Some(plan), current) => {
+            match (&ctx.state.pending, current) {
+                (Some(pending @ Pending::Checkpoint { .. }), _) => checkpoint(&mut out, pending),
+                (Some(Pending::Analysis { .. }), Some(step)) => analysis(&mut out, ctx, plan, step),
+                (None, Some(step)) if ctx.state.status == Status::Debugging => {
+                    debugging(&mut out, ctx, plan, step)
                 }
-                None => tdd_step(&mut out, ctx, plan, id, step),
+                (None, Some(step)) => tdd_step(&mut out, ctx, plan, step),
+                (_, None) => all_steps_done(&mut out),
             }
         }
-        (Status::ExecutingTdd | Status::Debugging, Some(plan), None) => match &ctx.state.pending {
-            Some(Pending::Checkpoint { step, .. }) => checkpoint(&mut out, plan, *step),
-            _ => all_steps_done(&mut out),
-        },
         (status, _, _) => {
             let _ = writeln!(
                 out,
@@ -106,7 +98,7 @@ fn header(out: &mut String, ctx: &Context) {
         ctx.workflow, ctx.state.status
     );
     if let Some(plan) = ctx.plan {
-        let (done, total) = plan.progress();
+        let (done, total) = (plan.done, plan.total);
         let branch = match (&ctx.state.current_pr_branch, ctx.state.status) {
             (Some(b), Status::CreatingBranch) => format!(" · branch {b} (not created yet)"),
             (Some(b), _) => format!(" · branch {b}"),
@@ -115,7 +107,7 @@ fn header(out: &mut String, ctx: &Context) {
         let _ = writeln!(
             out,
             "PR: {}{branch} · {done} of {total} steps done",
-            plan.pr_title
+            plan.title
         );
     }
     out.push('\n');
@@ -192,14 +184,15 @@ again; it retries.
     }
 }
 
-fn step_line(out: &mut String, plan: &Plan, id: StepId, step: &Step) {
+fn step_line(out: &mut String, plan: &PlanSummary, step: &StepSummary) {
     let _ = writeln!(
         out,
-        "STEP {id} ({}) of task {}/{} \"{}\":\n{}",
+        "STEP {} ({}) of task {}/{} \"{}\":\n{}",
+        step.id,
         step.kind,
-        id.task + 1,
-        plan.tasks.len(),
-        plan.tasks[id.task].name,
+        step.id.task + 1,
+        plan.tasks,
+        step.task,
         indent(&step.description)
     );
 }
@@ -222,8 +215,8 @@ fn submit_command(expectation: Expectation, command: Option<&str>, summary: &str
     )
 }
 
-fn tdd_step(out: &mut String, ctx: &Context, plan: &Plan, id: StepId, step: &Step) {
-    step_line(out, plan, id, step);
+fn tdd_step(out: &mut String, ctx: &Context, plan: &PlanSummary, step: &StepSummary) {
+    step_line(out, plan, step);
     out.push('\n');
     let what = match step.kind {
         StepType::Red => {
@@ -273,7 +266,7 @@ fn output_block(out: &mut String, ctx: &Context, tail: &str) {
     );
 }
 
-fn analysis(out: &mut String, ctx: &Context, plan: &Plan, id: StepId, step: &Step) {
+fn analysis(out: &mut String, ctx: &Context, plan: &PlanSummary, step: &StepSummary) {
     let Some(Pending::Analysis {
         command,
         exit,
@@ -283,7 +276,7 @@ fn analysis(out: &mut String, ctx: &Context, plan: &Plan, id: StepId, step: &Ste
     else {
         return;
     };
-    step_line(out, plan, id, step);
+    step_line(out, plan, step);
     let _ = write!(
         out,
         "
@@ -311,11 +304,16 @@ Answer with exactly one of:
     );
 }
 
-fn checkpoint(out: &mut String, plan: &Plan, id: StepId) {
-    let (kind, description) = plan
-        .step(id)
-        .map(|s| (s.kind.as_str(), s.description.as_str()))
-        .unwrap_or(("?", ""));
+fn checkpoint(out: &mut String, pending: &Pending) {
+    let Pending::Checkpoint {
+        step: id,
+        step_type: kind,
+        description,
+        ..
+    } = pending
+    else {
+        return;
+    };
     let _ = write!(
         out,
         "STEP {id} ({kind}) passed verification: \"{description}\".
@@ -364,10 +362,11 @@ fn what_failed(run: &LastRun) -> String {
     }
 }
 
-fn debugging(out: &mut String, ctx: &Context, plan: &Plan, id: StepId, step: &Step) {
+fn debugging(out: &mut String, ctx: &Context, plan: &PlanSummary, step: &StepSummary) {
     let state = ctx.state;
+    let id = step.id;
     out.push_str("Your previous submission failed. Your new primary goal is to fix the bug.\n\n");
-    step_line(out, plan, id, step);
+    step_line(out, plan, step);
     let _ = writeln!(
         out,
         "\nDebugging attempt {} on this step.",
@@ -430,7 +429,7 @@ pub fn shell_quote(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workflow::plan::parse_plan;
+    use crate::workflow::plan::{Step, StepId, parse_plan};
     use crate::workflow::state::{ExitRecord, GateRecord, PreflightRecord};
     use pretty_assertions::assert_eq;
 
@@ -443,7 +442,11 @@ mod tests {
             {"type": "GREEN", "description": "implement add", "status": "TODO"}]}
         ]}"#;
 
-    fn ctx<'a>(state: &'a State, plan: Option<&'a Plan>, gates: &'a [String]) -> Context<'a> {
+    fn ctx<'a>(
+        state: &'a State,
+        plan: Option<&'a PlanSummary>,
+        gates: &'a [String],
+    ) -> Context<'a> {
         Context {
             workflow: "main",
             state,
@@ -467,7 +470,8 @@ mod tests {
     fn red_step_briefing() {
         let plan = parse_plan(PLAN.as_bytes()).unwrap();
         let state = tdd_state();
-        let b = brief(&ctx(&state, Some(&plan), &[]));
+        let summary = plan.summary();
+        let b = brief(&ctx(&state, Some(&summary), &[]));
         assert_eq!(
             b.text,
             r#"git-orchestrate · workflow main · EXECUTING_TDD
@@ -525,7 +529,8 @@ the orchestrator's state. Whenever you are unsure what to do, run `git orchestra
         });
         let gates = vec!["lint".to_string()];
         let warnings = vec!["a warning".to_string()];
-        let mut c = ctx(&state, Some(&plan), &gates);
+        let summary = plan.summary();
+        let mut c = ctx(&state, Some(&summary), &gates);
         c.warnings = &warnings;
         let b = brief(&c);
         assert_eq!(
@@ -574,10 +579,13 @@ WARNING: a warning
         let mut state = tdd_state();
         state.pending = Some(Pending::Checkpoint {
             step: StepId::new(0, 1),
+            step_type: StepType::Green,
+            description: "implement add".into(),
             verified_tree: None,
             preflight_key: None,
         });
-        let b = brief(&ctx(&state, Some(&plan), &[]));
+        let summary = plan.summary();
+        let b = brief(&ctx(&state, Some(&summary), &[]));
         assert_eq!(
             b.text,
             r#"git-orchestrate · workflow main · EXECUTING_TDD

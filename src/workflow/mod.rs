@@ -19,7 +19,8 @@ pub use plan::{Plan, StepId, StepType};
 pub use state::{Pending, State, Status, Verdict};
 pub use transition::{
     Accepted, Effect, Event, GetTaskStep, OutputSource, PlanChange, PreflightOutcome, Rejection,
-    RejectionKind, SubmitRequest, TestRun, Transition, check_submit, get_task_step, transition,
+    RejectionKind, SubmitRequest, TestRun, Transition, check_submit, get_task_step,
+    needs_full_plan, transition,
 };
 
 /// What the agent expects its test command to do.

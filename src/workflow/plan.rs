@@ -199,6 +199,58 @@ impl Plan {
     }
 }
 
+/// What briefings, `status` and the submit checks need of a plan: small enough to live in
+/// `state.json`, so the hot path never parses a large `pr.json` (SPEC §12).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanSummary {
+    pub title: String,
+    pub tasks: usize,
+    pub done: usize,
+    pub total: usize,
+    /// The current step: the first TODO step of the first task not DONE.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current: Option<StepSummary>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StepSummary {
+    pub id: StepId,
+    pub task: String,
+    #[serde(rename = "type")]
+    pub kind: StepType,
+    pub description: String,
+}
+
+impl PlanSummary {
+    pub fn all_done(&self) -> bool {
+        self.current.is_none()
+    }
+}
+
+impl Plan {
+    pub fn summary(&self) -> PlanSummary {
+        let (done, total) = self.progress();
+        PlanSummary {
+            title: self.pr_title.clone(),
+            tasks: self.tasks.len(),
+            done,
+            total,
+            current: self.current_step().and_then(|id| self.step_summary(id)),
+        }
+    }
+
+    pub fn step_summary(&self, id: StepId) -> Option<StepSummary> {
+        let task = self.task(id)?;
+        let step = self.step(id)?;
+        Some(StepSummary {
+            id,
+            task: task.name.clone(),
+            kind: step.kind,
+            description: step.description.clone(),
+        })
+    }
+}
+
 /// One thing wrong with a submitted plan, at a JSON path like `tasks[1].tdd_steps[0].type`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Problem {

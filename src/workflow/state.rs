@@ -5,7 +5,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use super::plan::StepId;
+use super::plan::{PlanSummary, StepId, StepType};
 
 /// The only `state.json` schema this version reads and writes.
 pub const STATE_SCHEMA: u32 = 1;
@@ -80,6 +80,9 @@ pub enum Pending {
     /// A GREEN or REFACTOR step passed; a checkpoint commit must be made before the next step.
     Checkpoint {
         step: StepId,
+        #[serde(rename = "type")]
+        step_type: StepType,
+        description: String,
         /// The tree preflight verified, when gates ran: a checkpoint of exactly this tree
         /// needs no second preflight run (SPEC §7.3).
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -236,6 +239,13 @@ pub struct State {
     pub review_round: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_run: Option<LastRun>,
+    /// A summary of `pr.json`, maintained by the store beside it so that `get-task` and
+    /// `status` never parse a large plan. Trusted only while `plan_blob` names the `pr.json`
+    /// in the same tree; transitions never set it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan_summary: Option<PlanSummary>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan_blob: Option<String>,
     /// Fields written by a newer version are carried through unchanged, never dropped.
     #[serde(flatten)]
     pub extra: BTreeMap<String, serde_json::Value>,
@@ -258,6 +268,8 @@ impl State {
             pending: None,
             review_round: 0,
             last_run: None,
+            plan_summary: None,
+            plan_blob: None,
             extra: BTreeMap::new(),
         }
     }

@@ -2,7 +2,7 @@
 //! event) -> (state, effects)`, plus the pure checks that decide what `get-task` must do and
 //! whether a `submit-work` is accepted at all.
 
-use super::plan::{Plan, StepId};
+use super::plan::{Plan, PlanSummary, StepId, StepType};
 use super::state::{ExitRecord, LastRun, Pending, PreflightRecord, State, Status, Verdict};
 use super::{Decision, Expectation};
 
@@ -16,7 +16,7 @@ pub enum Event {
         summary: String,
     },
     /// The plan in INITIALIZING or CREATING_BRANCH had no step left to do.
-    StalePlanDropped,
+    StalePlanDropped { title: Option<String> },
     /// The PR branch exists and is checked out.
     BranchReady,
     /// Creating or checking out the PR branch failed; the reason is for the agent.
@@ -34,7 +34,7 @@ impl Event {
     pub fn name(&self) -> &'static str {
         match self {
             Event::PlanSubmitted { .. } => "plan",
-            Event::StalePlanDropped => "drop-stale-plan",
+            Event::StalePlanDropped { .. } => "drop-stale-plan",
             Event::BranchReady => "branch",
             Event::BranchBlocked { .. } => "branch-blocked",
             Event::TestRan(_) => "test",
@@ -47,6 +47,7 @@ impl Event {
 #[derive(Clone, Debug, PartialEq)]
 pub struct TestRun {
     pub step: StepId,
+    pub kind: StepType,
     pub command: String,
     pub expectation: Expectation,
     pub exit: ExitRecord,
@@ -166,8 +167,8 @@ pub enum GetTaskStep {
     Halted,
 }
 
-pub fn get_task_step(state: &State, plan: Option<&Plan>) -> GetTaskStep {
-    let all_done = plan.is_some_and(Plan::all_done);
+pub fn get_task_step(state: &State, plan: Option<&PlanSummary>) -> GetTaskStep {
+    let all_done = plan.is_some_and(PlanSummary::all_done);
     match state.status {
         Status::Initializing | Status::CreatingBranch if all_done => GetTaskStep::DropStalePlan,
         Status::Initializing if plan.is_some() => GetTaskStep::AdoptPlan,
@@ -203,6 +204,7 @@ pub enum Accepted {
     Plan,
     Test {
         step: StepId,
+        kind: StepType,
         expectation: Expectation,
     },
     Analysis,
@@ -211,7 +213,7 @@ pub enum Accepted {
 /// Decides whether `submit-work` is accepted in this state, before anything runs.
 pub fn check_submit(
     state: &State,
-    plan: Option<&Plan>,
+    plan: Option<&PlanSummary>,
     request: SubmitRequest,
 ) -> Result<Accepted, Rejection> {
     let status = state.status;
@@ -223,7 +225,7 @@ pub fn check_submit(
             match plan {
                 Some(plan) => format!(
                     "submit-work --plan is not accepted in state {status}: the plan \"{}\" is active",
-                    plan.pr_title
+                    plan.title
                 ),
                 None => format!("submit-work --plan is not accepted in state {status}"),
             },
@@ -233,7 +235,8 @@ pub fn check_submit(
             Err(not_in_tdd(status, request))
         }
         SubmitRequest::Test { expectation } => {
-            let (step_id, step) = current_step(status, plan)?;
+            let step = current_step(status, plan)?;
+            let step_id = step.id;
             match &state.pending {
                 Some(Pending::Analysis { step, .. }) => {
                     return Err(Rejection::wrong_state(
@@ -279,6 +282,7 @@ pub fn check_submit(
                 }),
                 _ => Ok(Accepted::Test {
                     step: step_id,
+                    kind: step.kind,
                     expectation: wanted,
                 }),
             }
@@ -326,18 +330,30 @@ fn not_in_tdd(status: Status, request: SubmitRequest) -> Rejection {
 
 fn current_step(
     status: Status,
-    plan: Option<&Plan>,
-) -> Result<(StepId, &super::plan::Step), Rejection> {
-    plan.and_then(|p| p.current_step().and_then(|id| p.step(id).map(|s| (id, s))))
-        .ok_or_else(|| {
-            Rejection::wrong_state(
-                status,
-                format!(
-                    "every step of the plan is DONE (state {status}); there is nothing to test"
-                ),
-                GET_TASK_HINT,
-            )
-        })
+    plan: Option<&PlanSummary>,
+) -> Result<&super::plan::StepSummary, Rejection> {
+    plan.and_then(|p| p.current.as_ref()).ok_or_else(|| {
+        Rejection::wrong_state(
+            status,
+            format!("every step of the plan is DONE (state {status}); there is nothing to test"),
+            GET_TASK_HINT,
+        )
+    })
+}
+
+/// True when `transition` needs the full plan for `event`, because a step is completed.
+/// Every other event is decided from the state and the event alone, so the engine can skip
+/// parsing a large `pr.json`.
+pub fn needs_full_plan(event: &Event) -> bool {
+    match event {
+        Event::TestRan(run) => {
+            run.expectation == Expectation::Pass
+                && run.exit.success()
+                && run.preflight.as_ref().is_some_and(|p| p.record.passed)
+        }
+        Event::AnalysisDecided { decision, .. } => *decision == Decision::Success,
+        _ => false,
+    }
 }
 
 /// The transition table. Returns the new state and the effects, or a rejection when the
@@ -393,18 +409,15 @@ pub fn transition(
                 vec![Effect::Reply(Verdict::Success)],
             )
         }
-        Event::StalePlanDropped => {
+        Event::StalePlanDropped { title } => {
             next.status = Status::Initializing;
             next.current_pr_branch = None;
             next.pending = None;
             next.last_error = None;
             next.last_run = None;
             next.debug_attempt_counter = 0;
-            let body = match plan {
-                Some(p) => format!(
-                    "dropped the stale plan \"{}\": no step left to do",
-                    p.pr_title
-                ),
+            let body = match title {
+                Some(title) => format!("dropped the stale plan \"{title}\": no step left to do"),
                 None => "dropped an empty plan".to_string(),
             };
             done(next, PlanChange::Drop, None, body, vec![])
@@ -544,11 +557,7 @@ fn test_ran(
     name: &'static str,
 ) -> Result<Transition, Rejection> {
     require(from, &[Status::ExecutingTdd, Status::Debugging], name)?;
-    let plan = plan.ok_or_else(|| missing_plan(from))?;
-    let step_kind = plan
-        .step(run.step)
-        .map(|s| s.kind)
-        .ok_or_else(|| missing_plan(from))?;
+    let step_kind = run.kind;
     let step = run.step;
     let passed = run.exit.success();
     let mut last_run = LastRun {
@@ -574,11 +583,18 @@ fn test_ran(
     };
     match (run.expectation, passed, &run.preflight) {
         (Expectation::Pass, true, Some(pre)) if pre.record.passed => {
+            let plan = plan.ok_or_else(|| missing_plan(from))?;
+            let description = plan
+                .step(step)
+                .map(|s| s.description.clone())
+                .unwrap_or_default();
             let mut new_plan = plan.clone();
             new_plan.complete_step(step);
             leave_debugging(&mut next);
             next.pending = step_kind.needs_checkpoint().then(|| Pending::Checkpoint {
                 step,
+                step_type: step_kind,
+                description,
                 verified_tree: pre.verified_tree.clone(),
                 preflight_key: pre.key.clone(),
             });
@@ -750,6 +766,8 @@ mod tests {
     fn checkpoint_pending(step: StepId) -> Pending {
         Pending::Checkpoint {
             step,
+            step_type: StepType::Green,
+            description: "implement add".into(),
             verified_tree: None,
             preflight_key: None,
         }
@@ -779,6 +797,7 @@ mod tests {
     ) -> Event {
         Event::TestRan(TestRun {
             step,
+            kind: plan().step(step).unwrap().kind,
             command: "sh t.sh".into(),
             expectation,
             exit: ExitRecord::code(code),
@@ -854,10 +873,10 @@ mod tests {
              Event::PlanSubmitted { plan: plan(), branch: "feat/add-numbers".into(), summary: "p".into() },
              expect(CreatingBranch, 0, None, None, Some(0), vec![Reply(Verdict::Success)])),
             ("stale plan dropped in INITIALIZING",
-             state(Initializing), Some(plan_done(3)), Event::StalePlanDropped,
+             state(Initializing), Some(plan_done(3)), Event::StalePlanDropped { title: Some("feat: Add numbers".into()) },
              expect(Initializing, 0, None, None, None, vec![])),
             ("stale plan dropped in CREATING_BRANCH",
-             state(CreatingBranch), Some(plan_done(3)), Event::StalePlanDropped,
+             state(CreatingBranch), Some(plan_done(3)), Event::StalePlanDropped { title: None },
              expect(Initializing, 0, None, None, None, vec![])),
             ("branch created",
              state(CreatingBranch), Some(plan()), Event::BranchReady,
@@ -920,9 +939,18 @@ mod tests {
              expect(ExecutingTdd, 0, None, None, Some(2), vec![])),
         ];
         for (name, before, plan, event, expected) in table {
-            let t = transition(&before, plan.as_ref(), event)
+            let t = transition(&before, plan.as_ref(), event.clone())
                 .unwrap_or_else(|r| panic!("{name}: rejected: {r:?}"));
             assert_eq!(outcome(&t, plan.as_ref()), expected, "{name}");
+            // The engine parses pr.json only when needs_full_plan says so: every other event
+            // must come out the same without it.
+            if !needs_full_plan(&event) {
+                assert_eq!(
+                    transition(&before, None, event),
+                    Ok(t),
+                    "{name}: without the full plan"
+                );
+            }
         }
     }
 
@@ -938,6 +966,8 @@ mod tests {
             t.state.pending,
             Some(Pending::Checkpoint {
                 step: StepId::new(0, 1),
+                step_type: StepType::Green,
+                description: "implement add".into(),
                 verified_tree: Some("tree-oid".into()),
                 preflight_key: Some("key".into()),
             })
@@ -1002,7 +1032,8 @@ mod tests {
             ("halted", halted, None, GetTaskStep::Halted),
         ];
         for (name, st, plan, expected) in table {
-            assert_eq!(get_task_step(&st, plan.as_ref()), expected, "{name}");
+            let summary = plan.as_ref().map(Plan::summary);
+            assert_eq!(get_task_step(&st, summary.as_ref()), expected, "{name}");
         }
     }
 
@@ -1019,7 +1050,14 @@ mod tests {
         let s11 = StepId::new(0, 0);
         let s12 = StepId::new(0, 1);
         let test = |e| SubmitRequest::Test { expectation: e };
-        let accepted = |step, expectation| Ok(Accepted::Test { step, expectation });
+        let accepted = |step: StepId, expectation| {
+            let kind = plan().step(step).unwrap().kind;
+            Ok(Accepted::Test {
+                step,
+                kind,
+                expectation,
+            })
+        };
         #[rustfmt::skip]
         let table: Vec<SubmitCase> = vec![
             ("plan in INITIALIZING", state(Initializing), None, SubmitRequest::Plan, Ok(Accepted::Plan)),
@@ -1050,7 +1088,8 @@ mod tests {
              Err((RejectionKind::WrongState, "submit-work --analysis-decision is not accepted in state INITIALIZING: no PR plan is active yet"))),
         ];
         for (name, st, plan, request, expected) in table {
-            let got = check_submit(&st, plan.as_ref(), request).map_err(|r| {
+            let summary = plan.as_ref().map(Plan::summary);
+            let got = check_submit(&st, summary.as_ref(), request).map_err(|r| {
                 assert_eq!(r.state, st.status, "{name}: names the state");
                 assert!(!r.hint.is_empty(), "{name}: says what to do next");
                 (r.kind, r.message)

@@ -376,3 +376,72 @@ fn an_ordinary_commit_is_not_a_checkpoint() {
     assert!(brief.contains("Make a safety checkpoint commit"), "{brief}");
     assert_eq!(repo.state()["pending"]["kind"], "checkpoint");
 }
+
+#[test]
+fn a_plan_edited_outside_the_orchestrator_is_read_afresh_not_from_a_stale_summary() {
+    use std::io::Write;
+    let repo = TestRepo::at_green_step();
+    // Mark step 1.2 DONE in pr.json by hand, keeping state.json (and its plan summary) as is.
+    let mut plan: serde_json::Value =
+        serde_json::from_str(&repo.git(&["show", &format!("{REF}:pr.json")])).unwrap();
+    plan["tasks"][0]["tdd_steps"][1]["status"] = "DONE".into();
+    let hash = |bytes: &[u8]| {
+        let mut child = repo
+            .command("git", ["hash-object", "-w", "--stdin"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(bytes).unwrap();
+        String::from_utf8(child.wait_with_output().unwrap().stdout)
+            .unwrap()
+            .trim()
+            .to_string()
+    };
+    let plan_blob = hash(serde_json::to_string_pretty(&plan).unwrap().as_bytes());
+    let state_blob = repo
+        .git(&["rev-parse", &format!("{REF}:state.json")])
+        .trim()
+        .to_string();
+    let tree = {
+        let mut child = repo
+            .command("git", ["mktree"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let spec =
+            format!("100644 blob {plan_blob}\tpr.json\n100644 blob {state_blob}\tstate.json\n");
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(spec.as_bytes())
+            .unwrap();
+        String::from_utf8(child.wait_with_output().unwrap().stdout)
+            .unwrap()
+            .trim()
+            .to_string()
+    };
+    let tip = repo.tip().unwrap();
+    let commit = repo.git(&["commit-tree", &tree, "-p", &tip, "-m", "hand edit"]);
+    repo.git(&["update-ref", REF, commit.trim(), &tip]);
+
+    let json = repo.run(&["get-task", "--json"]).expect(0).json();
+    assert_eq!(
+        json["step"]["id"], "1.3",
+        "the summary of the old pr.json must not be trusted"
+    );
+    assert_eq!(
+        repo.run(&["status", "--json"]).expect(0).json()["progress"]["done"],
+        2
+    );
+    // The next write repairs the cached summary.
+    repo.submit_test("true", None).expect(0);
+    let state = repo.state();
+    assert_eq!(
+        state["plan_blob"],
+        repo.git(&["rev-parse", &format!("{REF}:pr.json")]).trim()
+    );
+    assert_eq!(state["plan_summary"]["done"], 3);
+}
