@@ -2,14 +2,16 @@
 //! plan, and a scripted agent that drives this very binary through the workflow, printing
 //! every briefing and transition. Nothing is simulated: real git, real processes.
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 use clap::Args;
+use serde::Serialize;
+use serde_json::json;
 
 use super::error::CommandError;
 use super::{Failure, Ui};
+use crate::exec;
+use crate::workflow::briefing::shell_quote;
 
 /// Run a whole PR cycle in a throwaway repository with a built-in scripted agent: plan,
 /// branch, RED (with analysis), GREEN, checkpoint, a failing submit and its fix, the next
@@ -106,21 +108,50 @@ fn demo_error(message: impl Into<String>) -> Failure {
     Failure::Command(CommandError::store(message))
 }
 
+/// One thing the scripted agent or human did, as `--json` reports it.
+#[derive(Serialize)]
+struct Step {
+    actor: &'static str,
+    what: String,
+    command: Option<String>,
+    exit: Option<i32>,
+    stdout: String,
+    stderr: String,
+    /// Workflow commits made by this step: `<short id> <subject>`.
+    transitions: Vec<String>,
+}
+
 struct Demo<'a> {
     repo: PathBuf,
     exe: PathBuf,
     path_env: std::ffi::OsString,
     ui: &'a mut Ui,
     shown_tip: Option<String>,
+    steps: Vec<Step>,
 }
 
 impl Demo<'_> {
+    /// Narration for people; with `--json` the steps speak for themselves.
     fn say(&mut self, text: &str) -> Result<(), Failure> {
+        if self.ui.json {
+            return Ok(());
+        }
         self.ui.text(text).map_err(Failure::from)
     }
 
-    fn banner(&mut self, who: &str, what: &str) -> Result<(), Failure> {
-        self.say(&format!("\n━━━━ {who}: {what}"))
+    /// Something done outside `git orchestrate`: editing files, looking at git.
+    fn act(&mut self, actor: &'static str, what: &str) -> Result<(), Failure> {
+        self.say(&format!("\n━━━━ {actor}: {what}"))?;
+        self.steps.push(Step {
+            actor,
+            what: what.to_string(),
+            command: None,
+            exit: None,
+            stdout: String::new(),
+            stderr: String::new(),
+            transitions: Vec::new(),
+        });
+        Ok(())
     }
 
     fn write(&self, path: &str, content: &str) -> Result<(), Failure> {
@@ -134,13 +165,9 @@ impl Demo<'_> {
     }
 
     fn git(&self, args: &[&str]) -> Result<String, Failure> {
-        let out = Command::new("git")
-            .args(args)
-            .current_dir(&self.repo)
-            .stdin(Stdio::null())
-            .output()
+        let out = exec::run_captured(Path::new("git"), args, &self.repo, &[], None)
             .map_err(|e| demo_error(format!("run git: {e}")))?;
-        if !out.status.success() {
+        if out.code != Some(0) {
             return Err(demo_error(format!(
                 "git {} failed: {}",
                 args.join(" "),
@@ -150,77 +177,70 @@ impl Demo<'_> {
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     }
 
-    /// Runs `git orchestrate ARGS` (this binary) as the agent would, prints what it printed
+    /// Runs `git orchestrate ARGS` (this binary) as the `actor` would, prints what it printed
     /// and the transitions it made, and checks the exit code the script expects.
-    fn agent(
+    fn run(
         &mut self,
+        actor: &'static str,
         what: &str,
         args: &[&str],
         stdin: Option<&str>,
-        expect: u8,
+        expect: i32,
     ) -> Result<String, Failure> {
-        let shown: Vec<String> = args
-            .iter()
-            .map(|a| crate::workflow::briefing::shell_quote(a))
-            .collect();
-        self.banner("agent", what)?;
-        self.say(&format!("$ git orchestrate {}", shown.join(" ")))?;
-        let mut child = Command::new(&self.exe)
-            .args(args)
-            .current_dir(&self.repo)
-            .env("PATH", &self.path_env)
-            .env_remove("GIT_ORCHESTRATE_WORKFLOW")
-            .stdin(if stdin.is_some() {
-                Stdio::piped()
-            } else {
-                Stdio::null()
-            })
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
+        let shown: Vec<String> = args.iter().map(|a| shell_quote(a)).collect();
+        let command = format!("git orchestrate {}", shown.join(" "));
+        self.say(&format!("\n━━━━ {actor}: {what}\n$ {command}"))?;
+        let env = [
+            ("PATH", Some(self.path_env.as_os_str())),
+            ("GIT_ORCHESTRATE_WORKFLOW", None),
+        ];
+        let out = exec::run_captured(&self.exe, args, &self.repo, &env, stdin.map(str::as_bytes))
             .map_err(|e| demo_error(format!("run {}: {e}", self.exe.display())))?;
-        if let (Some(input), Some(mut pipe)) = (stdin, child.stdin.take()) {
-            pipe.write_all(input.as_bytes())
-                .map_err(|e| demo_error(format!("write to git orchestrate: {e}")))?;
-        }
-        let out = child
-            .wait_with_output()
-            .map_err(|e| demo_error(format!("wait for git orchestrate: {e}")))?;
         let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-        let code = out.status.code().unwrap_or(-1);
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        let code = out.code.unwrap_or(-1);
         self.say(&stdout)?;
-        self.say(&String::from_utf8_lossy(&out.stderr))?;
+        self.say(&stderr)?;
         self.say(&format!("[exit {code}]"))?;
-        if code != i32::from(expect) {
+        if code != expect {
             return Err(demo_error(format!(
-                "the demo expected exit {expect} from `git orchestrate {}`, got {code}",
-                args.join(" ")
+                "the demo expected exit {expect} from `{command}`, got {code}:\n{stderr}"
             )));
         }
-        self.transitions()?;
+        let transitions = self.transitions()?;
+        self.steps.push(Step {
+            actor,
+            what: what.to_string(),
+            command: Some(command),
+            exit: Some(code),
+            stdout: stdout.clone(),
+            stderr,
+            transitions,
+        });
         Ok(stdout)
     }
 
-    /// Prints the workflow commits made since the last look.
-    fn transitions(&mut self) -> Result<(), Failure> {
+    /// Prints and returns the workflow commits made since the last look.
+    fn transitions(&mut self) -> Result<Vec<String>, Failure> {
         let reference = "refs/orchestrator/workflows/main";
         let tip = self
             .git(&["rev-parse", "--verify", "--quiet", reference])
             .ok();
         let tip = tip.map(|t| t.trim().to_string()).filter(|t| !t.is_empty());
         if tip == self.shown_tip {
-            return Ok(());
+            return Ok(Vec::new());
         }
         let range = match &self.shown_tip {
             Some(old) => format!("{old}..{reference}"),
             None => reference.to_string(),
         };
         let log = self.git(&["log", "--reverse", "--format=%h %s", &range])?;
-        for line in log.lines() {
+        let lines: Vec<String> = log.lines().map(str::to_string).collect();
+        for line in &lines {
             self.say(&format!("  transition {line}"))?;
         }
         self.shown_tip = tip;
-        Ok(())
+        Ok(lines)
     }
 }
 
@@ -256,32 +276,66 @@ pub fn run(args: &DemoArgs, ui: &mut Ui) -> Result<u8, Failure> {
         }
     };
     // `git orchestrate` inside the demo must be this binary, whatever else is installed.
-    let mut paths = vec![exe.parent().map(Path::to_path_buf).unwrap_or_default()];
-    paths.extend(std::env::split_paths(
-        &std::env::var_os("PATH").unwrap_or_default(),
-    ));
-    let path_env = std::env::join_paths(paths).map_err(|e| demo_error(format!("PATH: {e}")))?;
+    let path_env = exec::path_with_first(exe.parent().unwrap_or(Path::new("/")))
+        .map_err(|e| demo_error(format!("PATH: {e}")))?;
     let mut demo = Demo {
         repo: repo.clone(),
         exe,
         path_env,
         ui,
         shown_tip: None,
+        steps: Vec::new(),
     };
     script(&mut demo)?;
+    let audit_log = demo.git(&["log", "--format=%h %s", "refs/orchestrator/workflows/main"])?;
     if keep {
         let dir = repo.display().to_string();
         demo.say(&format!(
             "\nThe demo repository is kept at {dir}\n  cd {dir} && git orchestrate status"
         ))?;
         // A TempDir deletes its directory on drop unless it is kept.
-        if let Some(temp) = temp {
+        if let Some(temp) = temp.take() {
             let _ = temp.keep();
         }
     } else {
         demo.say("\n(The demo repository was temporary and is removed now; `git orchestrate demo --keep` keeps it.)")?;
     }
+    if demo.ui.json {
+        let steps = std::mem::take(&mut demo.steps);
+        demo.ui.json_object(json!({
+            "repository": repo,
+            "kept": keep,
+            "steps": steps,
+            "audit_log": audit_log.lines().collect::<Vec<_>>(),
+        }))?;
+    }
     Ok(0)
+}
+
+impl Demo<'_> {
+    fn agent(
+        &mut self,
+        what: &str,
+        args: &[&str],
+        stdin: Option<&str>,
+        expect: i32,
+    ) -> Result<String, Failure> {
+        self.run("agent", what, args, stdin, expect)
+    }
+
+    fn human(&mut self, what: &str, args: &[&str], expect: i32) -> Result<String, Failure> {
+        self.run("human", what, args, None, expect)
+    }
+}
+
+fn submit_test<'a>(summary: &'a str, command: &'a str) -> [&'a str; 5] {
+    [
+        "submit-work",
+        "--summary",
+        summary,
+        "--test-command",
+        command,
+    ]
 }
 
 fn script(d: &mut Demo) -> Result<(), Failure> {
@@ -292,7 +346,7 @@ fn script(d: &mut Demo) -> Result<(), Failure> {
          code in a REFACTOR (so you see DEBUGGING), fixes it, and moves on to the next task.",
         d.repo.display()
     ))?;
-    d.banner(
+    d.act(
         "human",
         "set up a repository with a tiny project, a master plan and .orchestrate.toml",
     )?;
@@ -316,7 +370,8 @@ fn script(d: &mut Demo) -> Result<(), Failure> {
         "-m",
         "calc: project skeleton, master plan, orchestrator config",
     ])?;
-    d.say(&d.git(&["log", "--oneline", "--stat"])?)?;
+    let log = d.git(&["log", "--oneline", "--stat"])?;
+    d.say(&log)?;
 
     d.agent("what should I do?", &["get-task"], None, 0)?;
     d.agent(
@@ -333,19 +388,12 @@ fn script(d: &mut Demo) -> Result<(), Failure> {
     )?;
     d.agent("what now?", &["get-task"], None, 0)?;
 
-    d.banner("agent", "writes tests/test_add.sh (add does not exist yet)")?;
+    d.act("agent", "writes tests/test_add.sh (add does not exist yet)")?;
     d.write("tests/test_add.sh", TEST_ADD)?;
+    let red = submit_test("test for add", "sh tests/test_add.sh");
     d.agent(
         "submit the RED test",
-        &[
-            "submit-work",
-            "--summary",
-            "test for add",
-            "--test-command",
-            "sh tests/test_add.sh",
-            "--expectation",
-            "FAIL",
-        ],
+        &[&red[..], &["--expectation", "FAIL"]].concat(),
         None,
         3,
     )?;
@@ -364,19 +412,15 @@ fn script(d: &mut Demo) -> Result<(), Failure> {
     )?;
     d.agent("next step", &["get-task"], None, 0)?;
 
-    d.banner("agent", "implements add in lib/calc.sh")?;
+    d.act("agent", "implements add in lib/calc.sh")?;
     d.write("lib/calc.sh", CALC_ADD)?;
+    let green = submit_test(
+        "add implemented with shell arithmetic",
+        "sh tests/test_add.sh",
+    );
     d.agent(
         "submit GREEN",
-        &[
-            "submit-work",
-            "--summary",
-            "add implemented with shell arithmetic",
-            "--test-command",
-            "sh tests/test_add.sh",
-            "--expectation",
-            "PASS",
-        ],
+        &[&green[..], &["--expectation", "PASS"]].concat(),
         None,
         0,
     )?;
@@ -384,49 +428,34 @@ fn script(d: &mut Demo) -> Result<(), Failure> {
     d.agent("checkpoint", &["checkpoint"], None, 0)?;
     d.agent("next step", &["get-task"], None, 0)?;
 
-    d.banner("agent", "refactors add, and slips: $3 instead of $2")?;
+    d.act("agent", "refactors add, and slips: $3 instead of $2")?;
     d.write("lib/calc.sh", CALC_ADD_REFACTOR_BROKEN)?;
-    d.agent(
-        "submit REFACTOR",
-        &[
-            "submit-work",
-            "--summary",
-            "document add, print with printf",
-            "--test-command",
-            "sh tests/test_add.sh",
-            "--expectation",
-            "PASS",
-        ],
-        None,
-        1,
-    )?;
+    let refactor = submit_test("document add, print with printf", "sh tests/test_add.sh");
+    d.agent("submit REFACTOR", &refactor, None, 1)?;
     d.agent("what now?", &["get-task"], None, 0)?;
 
-    d.banner("agent", "reads the verbatim output: the arithmetic fails on \"2 + \", so $3 is empty; fixes $3 -> $2")?;
-    d.write("lib/calc.sh", CALC_ADD_REFACTOR_FIXED)?;
-    d.agent(
-        "submit the fix",
-        &[
-            "submit-work",
-            "--summary",
-            "hypothesis: add used $3; fixed to $2",
-            "--test-command",
-            "sh tests/test_add.sh",
-        ],
-        None,
-        0,
+    d.act(
+        "agent",
+        "reads the verbatim output: the arithmetic fails on \"2 + \", so $3 is empty; fixes $3 -> $2",
     )?;
+    d.write("lib/calc.sh", CALC_ADD_REFACTOR_FIXED)?;
+    let fix = submit_test(
+        "hypothesis: add used $3; fixed to $2",
+        "sh tests/test_add.sh",
+    );
+    d.agent("submit the fix", &fix, None, 0)?;
     d.agent("next step", &["get-task"], None, 0)?;
     d.agent("checkpoint", &["checkpoint"], None, 0)?;
     d.agent("next step", &["get-task"], None, 0)?;
 
-    d.banner("human", "looks at the state, the plan and the audit log")?;
-    d.agent("status (read-only)", &["status"], None, 0)?;
-    d.agent("the plan", &["plan", "show"], None, 0)?;
-    d.say("\n$ git log --format='%h %s' refs/orchestrator/workflows/main")?;
-    d.say(&d.git(&["log", "--format=%h %s", "refs/orchestrator/workflows/main"])?)?;
-    d.say("$ git log --oneline feat/add-and-subtract-numbers")?;
-    d.say(&d.git(&["log", "--oneline", "feat/add-and-subtract-numbers"])?)?;
+    d.human("where does the workflow stand? (read-only)", &["status"], 0)?;
+    d.human("the plan", &["plan", "show"], 0)?;
+    d.human("the audit log", &["log"], 0)?;
+    d.act("human", "looks at the PR branch")?;
+    let branch = d.git(&["log", "--oneline", "feat/add-and-subtract-numbers"])?;
+    d.say(&format!(
+        "$ git log --oneline feat/add-and-subtract-numbers\n{branch}"
+    ))?;
     d.say(
         "The workflow state, the plan and the full output of every run live in git, under\n\
          refs/orchestrator/workflows/main; the working tree holds only the project.",

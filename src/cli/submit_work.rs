@@ -18,7 +18,7 @@ use crate::workflow::{Decision, Expectation, Pending, Status, Verdict};
 /// work yourself; this runs them, then the preflight gates.
 ///
 /// Exit codes: 0 SUCCESS, 1 FAILURE, 3 NEEDS_ANALYSIS, 2 invalid input, 4 not accepted in
-/// this state.
+/// this state, 5 repository or store problem.
 #[derive(Debug, Args)]
 #[command(group(ArgGroup::new("work").required(true).args(["test_command", "analysis_decision", "plan"])))]
 pub struct SubmitWorkArgs {

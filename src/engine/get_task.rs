@@ -2,10 +2,10 @@
 //! plan, create the PR branch, record a checkpoint) and returns the briefing.
 
 use super::{EngineError, Session};
-use crate::store::{Snapshot, is_valid_branch_name};
+use crate::store::{FoundCheckpoint, Snapshot, is_valid_branch_name};
 use crate::workflow::briefing::{self, Briefing};
 use crate::workflow::plan::PlanSummary;
-use crate::workflow::{self, Event, GetTaskStep, Rejection, State, Status, branch_name};
+use crate::workflow::{self, Event, GetTaskStep, Pending, Rejection, State, Status, branch_name};
 
 /// At most this many orchestrator steps per `get-task`; each state needs at most two.
 const MAX_STEPS: usize = 8;
@@ -25,6 +25,7 @@ pub fn get_task(session: &Session) -> Result<TaskReport, EngineError> {
 
 fn attempt(session: &Session) -> Result<TaskReport, EngineError> {
     let mut done = Vec::new();
+    let mut notes = Vec::new();
     let mut snap = session.read_or_create()?;
     for _ in 0..MAX_STEPS {
         let event = match workflow::get_task_step(&snap.state, snap.summary.as_ref()) {
@@ -68,15 +69,22 @@ fn attempt(session: &Session) -> Result<TaskReport, EngineError> {
                     break;
                 }
                 let main = session.main_branch(Some(&snap.state))?;
-                match session.store.find_checkpoint(since.as_deref(), &main)? {
-                    Some((commit, subject)) => {
-                        done.push(format!(
-                            "recorded checkpoint {} ({subject}).",
-                            &commit[..commit.len().min(12)]
-                        ));
-                        Event::CheckpointRecorded { commit, subject }
-                    }
-                    None => break,
+                let Some(found) = session.store.find_checkpoint(since.as_deref(), &main)? else {
+                    break;
+                };
+                let short = &found.commit[..found.commit.len().min(12)];
+                if let Some(why) = unverified(session, &snap.state, &found)? {
+                    notes.push(format!(
+                        "commit {short} ({}) is marked as a checkpoint, but {why}; it was not recorded. \
+                         Run `git orchestrate checkpoint`: it runs preflight on exactly what it commits.",
+                        found.subject
+                    ));
+                    break;
+                }
+                done.push(format!("recorded checkpoint {short} ({}).", found.subject));
+                Event::CheckpointRecorded {
+                    commit: found.commit,
+                    subject: found.subject,
                 }
             }
         };
@@ -89,12 +97,46 @@ fn attempt(session: &Session) -> Result<TaskReport, EngineError> {
             break;
         }
     }
-    report(session, snap, &done)
+    report(session, snap, &done, notes)
 }
 
-fn report(session: &Session, snap: Snapshot, done: &[String]) -> Result<TaskReport, EngineError> {
+/// Why a checkpoint commit made outside `git orchestrate checkpoint` does not count: it holds
+/// a tree other than the one preflight verified, or the gates changed since. `None` when it
+/// counts, including when no gate ran (there was nothing to verify against).
+fn unverified(
+    session: &Session,
+    state: &State,
+    found: &FoundCheckpoint,
+) -> Result<Option<String>, EngineError> {
+    let Some(Pending::Checkpoint {
+        verified_tree: Some(verified),
+        preflight_key,
+        ..
+    }) = &state.pending
+    else {
+        return Ok(None);
+    };
+    if *verified != found.tree {
+        return Ok(Some(
+            "it holds changes that preflight has not verified (its tree differs from the one verified at the \
+             last submit-work)"
+                .to_string(),
+        ));
+    }
+    let key = session.load_config(Some(state))?.config.preflight_key();
+    Ok((preflight_key.as_deref() != Some(key.as_str()))
+        .then(|| "the preflight gates changed since its tree was verified".to_string()))
+}
+
+fn report(
+    session: &Session,
+    snap: Snapshot,
+    done: &[String],
+    notes: Vec<String>,
+) -> Result<TaskReport, EngineError> {
     let loaded = session.load_config(Some(&snap.state))?;
-    let mut warnings = loaded.warnings;
+    let mut warnings = notes;
+    warnings.extend(loaded.warnings);
     if let Some(w) = session.branch_warning(&snap.state)? {
         warnings.push(w);
     }

@@ -196,6 +196,18 @@ impl Session {
             Some(text) => Config::parse(text, &origin)?,
             None => Config::default(),
         };
+        if let (Some(fixed), Some(configured)) = (
+            state.and_then(|s| s.main_branch.as_ref()),
+            &config.main_branch,
+        ) && fixed != configured
+        {
+            warnings.push(format!(
+                "{} says main_branch = \"{configured}\", but workflow {} was created with {fixed} as its \
+                 main branch, which stays in force (start a new workflow with --workflow to use another)",
+                origin,
+                self.store.workflow()
+            ));
+        }
         if config.preflight.is_empty() {
             warnings.push(format!(
                 "no preflight gates are configured ([[preflight]] in {}, read from {origin}): a PASS is \

@@ -55,6 +55,8 @@ fn attempt(
     kind: &SubmitKind,
 ) -> Result<SubmitReport, EngineError> {
     let snap = session.read_or_create()?;
+    // A broken config stops every submit, not only those that run commands.
+    let config = session.load_config(Some(&snap.state))?.config;
     let request = match kind {
         SubmitKind::Plan(_) => SubmitRequest::Plan,
         SubmitKind::Test { expectation, .. } => SubmitRequest::Test {
@@ -84,8 +86,7 @@ fn attempt(
             },
             SubmitKind::Test { command, .. },
         ) => {
-            let loaded = session.load_config(Some(&snap.state))?;
-            let config = &loaded.config;
+            let config = &config;
             let workdir = session.store.workdir();
             let run = exec::run_shell(command, workdir, config.test.timeout)
                 .map_err(io_error(format!("run the test command `{command}`")))?;

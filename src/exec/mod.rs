@@ -3,6 +3,8 @@
 
 pub mod command;
 pub mod git;
+pub mod process;
 
 pub use command::{RunOutput, run_shell, tail_lines};
 pub use git::{Git, GitError};
+pub use process::{Captured, path_with_first, run_captured};

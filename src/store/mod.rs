@@ -487,7 +487,7 @@ impl Store {
         &self,
         since: Option<&str>,
         main: &str,
-    ) -> Result<Option<(String, String)>, StoreError> {
+    ) -> Result<Option<FoundCheckpoint>, StoreError> {
         const MAX_WALK: usize = 500;
         let Ok(head) = self.repo.head_id() else {
             return Ok(None);
@@ -507,13 +507,24 @@ impl Store {
             let commit = self.repo.find_commit(id).map_err(git_err)?;
             let message = commit.message_raw_sloppy().to_str_lossy().into_owned();
             if is_checkpoint_message(&message) {
-                let subject = message.lines().next().unwrap_or_default().to_string();
-                return Ok(Some((hex, subject)));
+                return Ok(Some(FoundCheckpoint {
+                    commit: hex,
+                    subject: message.lines().next().unwrap_or_default().to_string(),
+                    tree: commit.tree_id().map_err(git_err)?.to_string(),
+                }));
             }
             next = commit.parent_ids().next().map(|p| p.detach());
         }
         Ok(None)
     }
+}
+
+/// A checkpoint commit found on the PR branch.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FoundCheckpoint {
+    pub commit: String,
+    pub subject: String,
+    pub tree: String,
 }
 
 /// A checkpoint commit's message starts with `checkpoint:` or carries the

@@ -323,8 +323,8 @@ Make a safety checkpoint commit before the next step:
   git orchestrate checkpoint
 
 It stages all changes, commits them as \"checkpoint: {id} …\" and records the commit.
-(A commit of your own whose message starts with \"checkpoint:\" counts too.) Then run
-`git orchestrate get-task` for the next step.
+(A commit of your own whose message starts with \"checkpoint:\" counts too, if it holds
+exactly what was verified.) Then run `git orchestrate get-task` for the next step.
 "
     );
 }
@@ -598,8 +598,8 @@ Make a safety checkpoint commit before the next step:
   git orchestrate checkpoint
 
 It stages all changes, commits them as "checkpoint: 1.2 …" and records the commit.
-(A commit of your own whose message starts with "checkpoint:" counts too.) Then run
-`git orchestrate get-task` for the next step.
+(A commit of your own whose message starts with "checkpoint:" counts too, if it holds
+exactly what was verified.) Then run `git orchestrate get-task` for the next step.
 
 Rules: make one attempt, then report it through `git orchestrate submit-work`; never run the
 tests to judge your work yourself, the orchestrator does. Do not edit refs/orchestrator/* or

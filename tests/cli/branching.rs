@@ -342,3 +342,36 @@ fn workflows_are_independent_and_selected_by_flag_or_environment() {
     assert_eq!(json["state"], "INITIALIZING");
     assert_eq!(repo.status(), "CREATING_BRANCH");
 }
+
+#[test]
+fn changing_main_branch_in_the_config_later_is_flagged_not_silently_ignored() {
+    let repo = TestRepo::new();
+    repo.run(&["init"]).expect(0);
+    repo.write(
+        ".orchestrate.toml",
+        &CONFIG.replace("main_branch = \"main\"", "main_branch = \"trunk\""),
+    );
+    let status = repo.run(&["status"]).expect(0).stdout.clone();
+    assert!(
+        status.contains(
+            "WARNING: .orchestrate.toml (working tree) says main_branch = \"trunk\", but workflow main was created with main as its main branch, which stays in force (start a new workflow with --workflow to use another)"
+        ),
+        "{status}"
+    );
+}
+
+#[test]
+fn a_broken_config_stops_every_submit() {
+    let repo = TestRepo::new();
+    repo.run(&["init"]).expect(0);
+    repo.write(".orchestrate.toml", "bogus = 1\n");
+    let tip = repo.tip();
+    let out = repo.submit_plan(PLAN);
+    out.expect(2);
+    assert!(
+        out.stderr.contains("unknown field `bogus`"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(repo.tip(), tip);
+}

@@ -445,3 +445,29 @@ fn a_plan_edited_outside_the_orchestrator_is_read_afresh_not_from_a_stale_summar
     );
     assert_eq!(state["plan_summary"]["done"], 3);
 }
+
+#[test]
+fn a_manual_checkpoint_with_unverified_changes_is_not_recorded() {
+    let repo = TestRepo::at_green_step();
+    repo.write("impl.sh", "echo ok\n");
+    repo.submit_test("sh impl.sh", None).expect(0);
+    repo.write("sneaked-in.txt", "changed after verification\n");
+    repo.commit_all("checkpoint: add implemented");
+    let short = repo
+        .git(&["rev-parse", "--short=12", "HEAD"])
+        .trim()
+        .to_string();
+    let brief = repo.run(&["get-task"]).expect(0).stdout.clone();
+    assert!(brief.contains("Make a safety checkpoint commit"), "{brief}");
+    assert!(
+        brief.contains(&format!(
+            "WARNING: commit {short} (checkpoint: add implemented) is marked as a checkpoint, but it holds changes that preflight has not verified (its tree differs from the one verified at the last submit-work); it was not recorded. Run `git orchestrate checkpoint`: it runs preflight on exactly what it commits."
+        )),
+        "{brief}"
+    );
+    assert_eq!(repo.state()["pending"]["kind"], "checkpoint");
+    // `git orchestrate checkpoint` verifies what is there now and records its own commit.
+    let out = repo.run(&["checkpoint"]).expect(0).stdout.clone();
+    assert!(out.contains("preflight: tests ok"), "{out}");
+    assert!(repo.state().get("pending").is_none());
+}

@@ -4,6 +4,7 @@
 mod branching;
 mod checkpoints;
 mod debugging;
+mod demo;
 mod errors;
 mod json;
 mod lifecycle;
