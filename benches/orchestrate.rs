@@ -201,6 +201,7 @@ impl Fixture {
                         state: &state,
                         plan: FileChange::Keep,
                         output_log: FileChange::Keep,
+                        escalation: FileChange::Keep,
                         step: Some("1.1".into()),
                         summary: "FAILURE: bench filler",
                     },

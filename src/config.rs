@@ -6,6 +6,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Deserializer};
 
+use crate::workflow::Thresholds;
+
 /// The config file's name, at the repository root.
 pub const FILE_NAME: &str = ".orchestrate.toml";
 
@@ -26,7 +28,68 @@ pub struct Config {
     #[serde(default)]
     pub preflight: Vec<Gate>,
     #[serde(default)]
+    pub debugging: Debugging,
+    #[serde(default)]
     pub test: TestConfig,
+}
+
+/// `[debugging]`: when the guidance changes and the escape tools unlock (seed 003).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Debugging {
+    pub hypothesize_max_attempts: u32,
+    pub instrumentation_max_attempts: u32,
+    pub unlock_scope_reduction_at: u32,
+    pub unlock_escalation_at: u32,
+}
+
+impl Default for Debugging {
+    fn default() -> Self {
+        let t = Thresholds::default();
+        Debugging {
+            hypothesize_max_attempts: t.hypothesize_max_attempts,
+            instrumentation_max_attempts: t.instrumentation_max_attempts,
+            unlock_scope_reduction_at: t.unlock_scope_reduction_at,
+            unlock_escalation_at: t.unlock_escalation_at,
+        }
+    }
+}
+
+impl Debugging {
+    pub fn thresholds(&self) -> Thresholds {
+        Thresholds {
+            hypothesize_max_attempts: self.hypothesize_max_attempts,
+            instrumentation_max_attempts: self.instrumentation_max_attempts,
+            unlock_scope_reduction_at: self.unlock_scope_reduction_at,
+            unlock_escalation_at: self.unlock_escalation_at,
+        }
+    }
+
+    /// Each threshold at least 1, and none before the one it follows.
+    fn validate(&self) -> Result<(), String> {
+        let order = [
+            ("hypothesize_max_attempts", self.hypothesize_max_attempts),
+            (
+                "instrumentation_max_attempts",
+                self.instrumentation_max_attempts,
+            ),
+            ("unlock_scope_reduction_at", self.unlock_scope_reduction_at),
+            ("unlock_escalation_at", self.unlock_escalation_at),
+        ];
+        if let Some((key, _)) = order.iter().find(|(_, v)| *v == 0) {
+            return Err(format!("debugging.{key}: must be at least 1"));
+        }
+        for pair in order.windows(2) {
+            let ((a, va), (b, vb)) = (pair[0], pair[1]);
+            if vb < va {
+                return Err(format!(
+                    "debugging.{b} = {vb} comes before debugging.{a} = {va}; the thresholds must not \
+                     decrease (hypothesize ≤ instrumentation ≤ scope reduction ≤ escalation)"
+                ));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// One `[[preflight]]` command gate.
@@ -71,6 +134,7 @@ impl Default for Config {
             master_plan: default_master_plan(),
             remote: None,
             preflight: Vec::new(),
+            debugging: Debugging::default(),
             test: TestConfig::default(),
         }
     }
@@ -187,6 +251,7 @@ impl Config {
         };
         let config: Config =
             toml::from_str(text).map_err(|e| err(e.to_string().trim_end().to_string()))?;
+        config.debugging.validate().map_err(err)?;
         let mut seen = std::collections::HashSet::new();
         for (i, gate) in config.preflight.iter().enumerate() {
             if !seen.insert(gate.name.as_str()) {
@@ -250,6 +315,13 @@ master_plan = \"{DEFAULT_MASTER_PLAN}\"
 # Ordered gates, run after every passing PASS submit and on checkpoints.
 # Consecutive gates with the same `group` run in parallel.
 {gate}
+# Debugging: guidance tiers and when the escape tools unlock (these are the defaults).
+[debugging]
+hypothesize_max_attempts = 2        # attempts 1-2: hypothesize and fix
+instrumentation_max_attempts = 5    # then: instrument and log
+unlock_scope_reduction_at = 6       # request-scope-reduction unlocks
+unlock_escalation_at = 10           # escalate unlocks
+
 [test]
 timeout = \"10m\"            # for the agent's --test-command; the process group is killed after it
 output_tail = 200           # lines of output shown in briefings; output.log keeps all of it

@@ -45,6 +45,13 @@ name = \"tests\"
 command = \"sh tests/run_all.sh\"
 timeout = \"1m\"
 
+# Small thresholds, so the demo reaches the escape hatches quickly (defaults: 2 / 5 / 6 / 10).
+[debugging]
+hypothesize_max_attempts = 1
+instrumentation_max_attempts = 1
+unlock_scope_reduction_at = 2
+unlock_escalation_at = 3
+
 [test]
 timeout = \"1m\"
 output_tail = 40
@@ -85,6 +92,68 @@ const CALC_ADD_REFACTOR_FIXED: &str = "# calc: shell functions for arithmetic.
 
 # add A B: prints A + B.
 add() { printf '%d\\n' \"$(($1 + $2))\"; }
+";
+
+const TEST_SUB: &str = "#!/bin/sh
+. ./lib/calc.sh
+result=$(sub 5 3)
+if [ \"$result\" != \"2\" ]; then
+  echo \"FAIL: sub 5 3 printed '$result', expected 2\"
+  exit 1
+fi
+echo \"ok: sub 5 3 = 2\"
+";
+
+const TEST_NEG: &str = "#!/bin/sh
+. ./lib/calc.sh
+result=$(neg 3)
+if [ \"$result\" != \"-3\" ]; then
+  echo \"FAIL: neg 3 printed '$result', expected -3\"
+  exit 1
+fi
+echo \"ok: neg 3 = -3\"
+";
+
+/// The calc library after task 1, plus `extra`.
+fn calc_with(extra: &str) -> String {
+    format!("{CALC_ADD_REFACTOR_FIXED}{extra}")
+}
+
+const REPLAN: &str = r#"{
+  "masterPlanPath": "docs/Plan_Doc/Active_Plan.md",
+  "prTitle": "feat: Add and subtract numbers",
+  "summary": "calc gains add and sub",
+  "verificationPlan": "tests/test_add.sh and tests/test_sub.sh pass under preflight",
+  "tasks": [
+    { "taskName": "add", "status": "DONE", "tdd_steps": [
+      { "type": "RED", "description": "tests/test_add.sh: add 2 3 prints 5", "status": "DONE" },
+      { "type": "GREEN", "description": "implement add in lib/calc.sh", "status": "DONE" },
+      { "type": "REFACTOR", "description": "document add and print with printf", "status": "DONE" } ] },
+    { "taskName": "sub 2a: negate numbers", "status": "TODO",
+      "breakdownHistory": { "originalTaskName": "sub",
+        "justification": "two attempts at sub failed on operand order; negation is a smaller, separately testable step" },
+      "tdd_steps": [
+      { "type": "RED", "description": "tests/test_neg.sh: neg 3 prints -3", "status": "TODO" },
+      { "type": "GREEN", "description": "implement neg in lib/calc.sh", "status": "TODO" } ] },
+    { "taskName": "sub 2b (Verification): sub is add with the second number negated", "status": "TODO", "tdd_steps": [
+      { "type": "RED", "description": "tests/test_sub.sh, the original RED test: sub 5 3 prints 2", "status": "TODO" },
+      { "type": "GREEN", "description": "implement sub with add and neg", "status": "TODO" } ] }
+  ]
+}
+"#;
+
+const ESCALATION: &str = "# sub 5 3 keeps printing 0
+
+**Goal:** task 2b, `sub A B` prints A - B, built as `add A (neg B)`.
+
+**Tried:**
+1. `sub() { add \"$1\" \"$(neg $1)\"; }`: prints 0.
+2. The same again, with quoting changes: prints 0 (identical failure).
+3. `sub() { add \"$(neg $1)\" \"$1\"; }`: prints 0.
+
+**Error:** `FAIL: sub 5 3 printed '0', expected 2`
+
+**Analysis:** every variant cancels out. I do not see which operand `neg` should take.
 ";
 
 const PLAN: &str = r#"{
@@ -338,6 +407,193 @@ fn submit_test<'a>(summary: &'a str, command: &'a str) -> [&'a str; 5] {
     ]
 }
 
+/// Task 2 goes wrong: a locked escape hatch, the unlock, a scope reduction and re-plan, then
+/// an escalation that a human answers with guidance.
+fn sub_story(d: &mut Demo) -> Result<(), Failure> {
+    d.act("agent", "writes tests/test_sub.sh (sub does not exist yet)")?;
+    d.write("tests/test_sub.sh", TEST_SUB)?;
+    d.agent(
+        "submit the RED test",
+        &submit_test("test for sub", "sh tests/test_sub.sh"),
+        None,
+        3,
+    )?;
+    d.agent(
+        "it failed because sub is not defined: the intended reason",
+        &[
+            "submit-work",
+            "--summary",
+            "'sub: not found': sub does not exist yet",
+            "--analysis-decision",
+            "SUCCESS",
+        ],
+        None,
+        0,
+    )?;
+    d.agent("next step", &["get-task"], None, 0)?;
+
+    d.act(
+        "agent",
+        "implements sub, with the operands the wrong way round",
+    )?;
+    d.write("lib/calc.sh", &calc_with("sub() { echo $(($2 - $1)); }\n"))?;
+    let green = submit_test("sub implemented", "sh tests/test_sub.sh");
+    d.agent("submit GREEN", &green, None, 1)?;
+    d.agent("what now?", &["get-task"], None, 0)?;
+    d.agent(
+        "try to give up on the task already",
+        &["request-scope-reduction"],
+        None,
+        4,
+    )?;
+
+    d.act("agent", "tries another fix, and fails again")?;
+    d.write("lib/calc.sh", &calc_with("sub() { echo $(($1 + $2)); }\n"))?;
+    d.agent(
+        "submit the fix",
+        &submit_test("swapped the operator", "sh tests/test_sub.sh"),
+        None,
+        1,
+    )?;
+    d.agent(
+        "what now? (the scope reduction is unlocked)",
+        &["get-task"],
+        None,
+        0,
+    )?;
+    d.agent("reduce the scope", &["request-scope-reduction"], None, 0)?;
+    d.act(
+        "agent",
+        "deletes tests/test_sub.sh, left behind by the failed attempt; the verification task recreates it",
+    )?;
+    let leftover = d.repo.join("tests/test_sub.sh");
+    std::fs::remove_file(&leftover)
+        .map_err(|e| demo_error(format!("remove {}: {e}", leftover.display())))?;
+    d.agent(
+        "submit the re-plan: sub becomes 2a (negate) and 2b (verification)",
+        &[
+            "submit-work",
+            "--summary",
+            "sub split into neg and a verification task",
+            "--plan",
+            "-",
+        ],
+        Some(REPLAN),
+        0,
+    )?;
+    d.agent("next step", &["get-task"], None, 0)?;
+
+    d.act("agent", "writes tests/test_neg.sh")?;
+    d.write("tests/test_neg.sh", TEST_NEG)?;
+    d.agent(
+        "submit the RED test",
+        &submit_test("test for neg", "sh tests/test_neg.sh"),
+        None,
+        3,
+    )?;
+    d.agent(
+        "neg is not defined: the intended reason",
+        &[
+            "submit-work",
+            "--summary",
+            "'neg: not found': neg does not exist yet",
+            "--analysis-decision",
+            "SUCCESS",
+        ],
+        None,
+        0,
+    )?;
+    d.write("lib/calc.sh", &calc_with("neg() { echo $((0 - $1)); }\n"))?;
+    d.agent(
+        "submit GREEN for neg",
+        &submit_test("neg implemented", "sh tests/test_neg.sh"),
+        None,
+        0,
+    )?;
+    d.agent("checkpoint", &["checkpoint"], None, 0)?;
+    d.agent("next step", &["get-task"], None, 0)?;
+    d.act(
+        "agent",
+        "recreates the original RED test, tests/test_sub.sh, for the verification task",
+    )?;
+    d.write("tests/test_sub.sh", TEST_SUB)?;
+    d.agent(
+        "submit the RED test",
+        &submit_test("original sub test", "sh tests/test_sub.sh"),
+        None,
+        3,
+    )?;
+    d.agent(
+        "sub is not defined: the intended reason",
+        &[
+            "submit-work",
+            "--summary",
+            "'sub: not found' again",
+            "--analysis-decision",
+            "SUCCESS",
+        ],
+        None,
+        0,
+    )?;
+
+    d.act(
+        "agent",
+        "implements sub with add and neg, and negates the wrong operand",
+    )?;
+    let wrong = "neg() { echo $((0 - $1)); }\nsub() { add \"$1\" \"$(neg $1)\"; }\n";
+    d.write("lib/calc.sh", &calc_with(wrong))?;
+    let green = submit_test("sub = add a (neg b)", "sh tests/test_sub.sh");
+    d.agent("submit GREEN", &green, None, 1)?;
+    d.agent("submit the same idea again", &green, None, 1)?;
+    d.agent(
+        "what now? (identical failures are called out)",
+        &["get-task"],
+        None,
+        0,
+    )?;
+    d.write(
+        "lib/calc.sh",
+        &calc_with("neg() { echo $((0 - $1)); }\nsub() { add \"$(neg $1)\" \"$1\"; }\n"),
+    )?;
+    d.agent("a third try", &green, None, 1)?;
+    d.agent("what now? (escalation is unlocked)", &["get-task"], None, 0)?;
+    d.agent(
+        "escalate with a report",
+        &["escalate", "--report", "-"],
+        Some(ESCALATION),
+        10,
+    )?;
+    d.agent("what now?", &["get-task"], None, 10)?;
+    d.human(
+        "reads the report and answers it",
+        &[
+            "resume",
+            "--guidance",
+            "neg the SECOND operand: sub A B = add A (neg B). Your tries negated $1.",
+        ],
+        0,
+    )?;
+    d.agent(
+        "what now? (the guidance is shown once)",
+        &["get-task"],
+        None,
+        0,
+    )?;
+    d.write(
+        "lib/calc.sh",
+        &calc_with("neg() { echo $((0 - $1)); }\nsub() { add \"$1\" \"$(neg \"$2\")\"; }\n"),
+    )?;
+    d.agent(
+        "submit the fix",
+        &submit_test("sub negates its second operand", "sh tests/test_sub.sh"),
+        None,
+        0,
+    )?;
+    d.agent("checkpoint", &["checkpoint"], None, 0)?;
+    d.agent("next step", &["get-task"], None, 0)?;
+    Ok(())
+}
+
 fn script(d: &mut Demo) -> Result<(), Failure> {
     d.say(&format!(
         "git-orchestrate demo: a throwaway repository at {}\n\
@@ -447,6 +703,8 @@ fn script(d: &mut Demo) -> Result<(), Failure> {
     d.agent("next step", &["get-task"], None, 0)?;
     d.agent("checkpoint", &["checkpoint"], None, 0)?;
     d.agent("next step", &["get-task"], None, 0)?;
+
+    sub_story(d)?;
 
     d.human("where does the workflow stand? (read-only)", &["status"], 0)?;
     d.human("the plan", &["plan", "show"], 0)?;

@@ -86,7 +86,7 @@ impl From<EngineError> for CommandError {
                 err.state = Some(r.state);
                 err
             }
-            EngineError::InvalidPlan(problems) => {
+                        EngineError::InvalidPlan { state, problems } => {
                 let mut err = CommandError::new(
                     2,
                     "invalid_plan",
@@ -96,11 +96,13 @@ impl From<EngineError> for CommandError {
                         if problems.len() == 1 { "" } else { "s" }
                     ),
                 )
-                .hint(
-                    "Fix every problem listed and submit the plan again; `git orchestrate get-task` shows the schema.",
-                );
+                                .hint(if state == Status::Replanning {
+                    "Fix every problem listed and submit the re-plan again; `git orchestrate get-task` repeats the rules."
+                } else {
+                    "Fix every problem listed and submit the plan again; `git orchestrate get-task` shows the schema."
+                });
                 err.problems = problems;
-                err.state = Some(Status::Initializing);
+                err.state = Some(state);
                 err
             }
             EngineError::Config(_) => CommandError::new(2, "invalid_config", message)

@@ -4,6 +4,7 @@
 mod checkpoint;
 mod demo;
 mod error;
+mod escape;
 mod get_task;
 mod init;
 mod log;
@@ -59,6 +60,9 @@ pub enum Command {
     GetTask(get_task::GetTaskArgs),
     SubmitWork(submit_work::SubmitWorkArgs),
     Checkpoint(checkpoint::CheckpointArgs),
+    RequestScopeReduction(escape::ScopeReductionArgs),
+    Escalate(escape::EscalateArgs),
+    Resume(escape::ResumeArgs),
     Status(status::StatusArgs),
     Log(log::LogArgs),
     Plan(plan::PlanArgs),
@@ -129,6 +133,9 @@ pub fn run(cli: &Cli, ui: &mut Ui) -> Result<u8, Failure> {
         Command::GetTask(args) => get_task::run(&open()?, args, ui),
         Command::SubmitWork(args) => submit_work::run(&open()?, args, ui),
         Command::Checkpoint(args) => checkpoint::run(&open()?, args, ui),
+        Command::RequestScopeReduction(args) => escape::scope_reduction(&open()?, args, ui),
+        Command::Escalate(args) => escape::escalate(&open()?, args, ui),
+        Command::Resume(args) => escape::resume(&open()?, args, ui),
         Command::Status(args) => status::run(&open()?, args, ui),
         Command::Log(args) => log::run(&open()?, args, ui),
         Command::Plan(args) => plan::run(&open()?, args, ui),

@@ -40,7 +40,11 @@ pub fn run(session: &Session, _args: &StatusArgs, ui: &mut Ui) -> Result<u8, Fai
             "debug_attempt_counter": state.debug_attempt_counter,
             "pending": state.pending.as_ref().map(|p| p.kind()),
             "last_run": state.last_run,
-            "last_commit_hash": state.last_commit_hash,
+                        "last_commit_hash": state.last_commit_hash,
+            "identical_failures": state.identical_failures,
+            "halt": state.halt,
+            "replan": state.replan_context,
+            "guidance": state.guidance,
             "config": { "origin": loaded.origin.to_string(), "preflight": loaded.config.gate_names() },
             "warnings": warnings,
             "tip": tip,
@@ -92,6 +96,22 @@ pub fn run(session: &Session, _args: &StatusArgs, ui: &mut Ui) -> Result<u8, Fai
             step.task,
             step.description.lines().next().unwrap_or_default()
         ));
+    }
+    if let Some(halt) = &state.halt {
+        lines.push(format!(
+            "halted    {} · `git orchestrate resume` returns to {}",
+            halt.message, halt.resume_to
+        ));
+    }
+    if let Some(replan) = &state.replan_context {
+        lines.push(format!(
+            "replan    task {} \"{}\" is to be broken into smaller tasks (submit-work --plan)",
+            replan.step.task + 1,
+            replan.original_task
+        ));
+    }
+    if state.guidance.is_some() {
+        lines.push("guidance  a human's guidance waits for the agent's next get-task".to_string());
     }
     if let Some(pending) = &state.pending {
         let what = match pending.kind() {

@@ -26,10 +26,15 @@ pub fn get_task(session: &Session) -> Result<TaskReport, EngineError> {
 fn attempt(session: &Session) -> Result<TaskReport, EngineError> {
     let mut done = Vec::new();
     let mut notes = Vec::new();
+    let mut guidance = None;
     let mut snap = session.read_or_create()?;
     for _ in 0..MAX_STEPS {
         let event = match workflow::get_task_step(&snap.state, snap.summary.as_ref()) {
             GetTaskStep::Brief | GetTaskStep::Halted => break,
+            GetTaskStep::DeliverGuidance => {
+                guidance.clone_from(&snap.state.guidance);
+                Event::GuidanceDelivered
+            }
             GetTaskStep::DropStalePlan => {
                 let title = snap.summary.as_ref().map(|s| s.title.clone());
                 done.push(match &title {
@@ -97,7 +102,7 @@ fn attempt(session: &Session) -> Result<TaskReport, EngineError> {
             break;
         }
     }
-    report(session, snap, &done, notes)
+    report(session, snap, &done, notes, guidance.as_deref())
 }
 
 /// Why a checkpoint commit made outside `git orchestrate checkpoint` does not count: it holds
@@ -133,6 +138,7 @@ fn report(
     snap: Snapshot,
     done: &[String],
     notes: Vec<String>,
+    guidance: Option<&str>,
 ) -> Result<TaskReport, EngineError> {
     let loaded = session.load_config(Some(&snap.state))?;
     let mut warnings = notes;
@@ -143,7 +149,19 @@ fn report(
     let halted = snap.state.status == Status::Halted;
     let gates = loaded.config.gate_names();
     let output_log_command = session.store.output_log_command();
+    let escalation = match snap.state.halt {
+        Some(_) => session.store.escalation(&snap)?,
+        None => None,
+    };
+    let escalation_command = session.store.escalation_command();
+    let plan_show_command = session.store.plan_show_command();
     let briefing = briefing::brief(&briefing::Context {
+        thresholds: loaded.config.debugging.thresholds(),
+        guidance,
+        escalation: escalation
+            .as_deref()
+            .map(|report| (escalation_command.as_str(), report)),
+        plan_show_command: &plan_show_command,
         workflow: session.store.workflow(),
         state: &snap.state,
         plan: snap.summary.as_ref(),

@@ -3,6 +3,7 @@
 //! with a compare-and-swap. A lost race re-runs the whole command from a fresh read.
 
 mod checkpoint;
+mod escape;
 mod get_task;
 mod init;
 mod submit;
@@ -14,9 +15,10 @@ use crate::config::{self, Config, ConfigError, Origin};
 use crate::exec::{Git, GitError};
 use crate::store::{FileChange, Snapshot, Store, StoreError, TransitionWrite, WriteError};
 use crate::workflow::plan::Problem;
-use crate::workflow::{PlanChange, Rejection, State, Status, Transition};
+use crate::workflow::{Effect, PlanChange, Rejection, State, Status, Transition};
 
 pub use checkpoint::{CheckpointReport, checkpoint};
+pub use escape::{EscalateReport, ResumeReport, escalate, request_scope_reduction, resume};
 pub use get_task::{TaskReport, get_task};
 pub use init::{InitReport, init};
 pub use submit::{SubmitKind, SubmitReport, TestReport, submit};
@@ -32,8 +34,11 @@ pub enum EngineError {
     Config(#[from] ConfigError),
     #[error("{}", .0.message)]
     Rejected(Rejection),
-    #[error("the plan was not accepted: {} problem(s)", .0.len())]
-    InvalidPlan(Vec<Problem>),
+    #[error("the plan was not accepted: {} problem(s)", .problems.len())]
+    InvalidPlan {
+        state: Status,
+        problems: Vec<Problem>,
+    },
     #[error(
         "gave up after {attempts} attempts: other processes kept changing workflow \"{workflow}\" while this command ran"
     )]
@@ -114,6 +119,7 @@ impl Session {
                 state: &state,
                 plan: FileChange::Keep,
                 output_log: FileChange::Keep,
+                escalation: FileChange::Keep,
                 step: None,
                 summary: "workflow created",
             },
@@ -239,7 +245,7 @@ impl Session {
         }))
     }
 
-    /// Stores `t` on top of `snapshot`.
+    /// Stores `t` on top of `snapshot`; `output` is the run output its `SaveOutput` effect names.
     pub fn commit(
         &self,
         snapshot: &Snapshot,
@@ -258,6 +264,15 @@ impl Session {
                     PlanChange::Drop => FileChange::Remove,
                 },
                 output_log: output.map_or(FileChange::Keep, FileChange::Set),
+                escalation: t
+                    .effects
+                    .iter()
+                    .find_map(|e| match e {
+                        Effect::SaveEscalation(report) => Some(FileChange::Set(report.as_bytes())),
+                        Effect::DropEscalation => Some(FileChange::Remove),
+                        _ => None,
+                    })
+                    .unwrap_or(FileChange::Keep),
                 step: t.step.map(|s| s.to_string()),
                 summary: &t.summary,
             },

@@ -6,6 +6,7 @@ use super::{EngineError, Session, io_error};
 use crate::exec::{self, RunOutput};
 use crate::gates::{self, PreflightRun};
 use crate::workflow::plan::parse_plan;
+use crate::workflow::replan::check_replan;
 use crate::workflow::state::{ExitRecord, PreflightRecord};
 use crate::workflow::{
     self, Accepted, Decision, Effect, Event, Expectation, OutputSource, PreflightOutcome, State,
@@ -70,11 +71,31 @@ fn attempt(
     let mut test_command = None;
     let event = match (accepted, kind) {
         (Accepted::Plan, SubmitKind::Plan(bytes)) => {
-            let plan = parse_plan(bytes).map_err(EngineError::InvalidPlan)?;
+            let plan = parse_plan(bytes).map_err(|problems| EngineError::InvalidPlan {
+                state: snap.state.status,
+                problems,
+            })?;
             let branch = free_branch_name(session, &plan.pr_title)?;
             Event::PlanSubmitted {
                 plan,
                 branch,
+                summary: summary.to_string(),
+            }
+        }
+        (Accepted::Replan, SubmitKind::Plan(bytes)) => {
+            let plan = parse_plan(bytes).map_err(|problems| EngineError::InvalidPlan {
+                state: snap.state.status,
+                problems,
+            })?;
+            let old = session.store.plan(&snap)?;
+            if let (Some(old), Some(context)) = (&old, &snap.state.replan_context) {
+                check_replan(old, context, &plan).map_err(|problems| EngineError::InvalidPlan {
+                    state: snap.state.status,
+                    problems,
+                })?;
+            }
+            Event::Replanned {
+                plan,
                 summary: summary.to_string(),
             }
         }
@@ -165,7 +186,7 @@ fn attempt(
             .iter()
             .find_map(|e| match e {
                 Effect::Reply(v) => Some(*v),
-                Effect::SaveOutput(_) => None,
+                _ => None,
             })
             .unwrap_or(Verdict::Success),
         headline: t.summary.lines().next().unwrap_or_default().to_string(),

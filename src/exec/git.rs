@@ -101,6 +101,11 @@ impl Git {
             .collect())
     }
 
+    /// Reverts tracked files and the index to HEAD. Untracked files are left alone.
+    pub fn reset_hard(&self) -> Result<(), GitError> {
+        self.run(["reset", "--hard", "--quiet", "HEAD"]).map(drop)
+    }
+
     pub fn checkout(&self, branch: &str) -> Result<(), GitError> {
         self.run(["checkout", "--quiet", branch]).map(drop)
     }

@@ -22,6 +22,7 @@ const WORKFLOWS: &str = "refs/orchestrator/workflows/";
 const STATE_FILE: &str = "state.json";
 const PLAN_FILE: &str = "pr.json";
 const OUTPUT_FILE: &str = "output.log";
+const ESCALATION_FILE: &str = "escalation.md";
 
 use crate::{FALLBACK_EMAIL, FALLBACK_NAME};
 
@@ -81,12 +82,21 @@ impl Snapshot {
 }
 
 /// A change to one file of the workflow tree.
-#[derive(Clone, Copy, Debug)]
+#[derive(Debug)]
 pub enum FileChange<'a, T: ?Sized> {
     Keep,
     Set(&'a T),
     Remove,
 }
+
+// By hand: the derives would demand `T: Copy`, which `[u8]` is not.
+impl<T: ?Sized> Clone for FileChange<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T: ?Sized> Copy for FileChange<'_, T> {}
 
 /// One transition to store.
 pub struct TransitionWrite<'a> {
@@ -95,6 +105,7 @@ pub struct TransitionWrite<'a> {
     pub state: &'a State,
     pub plan: FileChange<'a, Plan>,
     pub output_log: FileChange<'a, [u8]>,
+    pub escalation: FileChange<'a, [u8]>,
     pub step: Option<String>,
     pub summary: &'a str,
 }
@@ -261,9 +272,30 @@ impl Store {
 
     /// The full `output.log` of the snapshot, when there is one.
     pub fn output_log(&self, snapshot: &Snapshot) -> Result<Option<Vec<u8>>, StoreError> {
+        self.file(snapshot, OUTPUT_FILE)
+    }
+
+    /// The agent's escalation report, while the workflow is halted for it.
+    pub fn escalation(&self, snapshot: &Snapshot) -> Result<Option<String>, StoreError> {
+        Ok(self
+            .file(snapshot, ESCALATION_FILE)?
+            .map(|bytes| String::from_utf8_lossy(&bytes).into_owned()))
+    }
+
+    /// A command that prints the active plan, to start a re-plan from.
+    pub fn plan_show_command(&self) -> String {
+        format!("git show {}:{PLAN_FILE}", self.ref_name())
+    }
+
+    /// A command that prints the escalation report.
+    pub fn escalation_command(&self) -> String {
+        format!("git show {}:{ESCALATION_FILE}", self.ref_name())
+    }
+
+    fn file(&self, snapshot: &Snapshot, name: &str) -> Result<Option<Vec<u8>>, StoreError> {
         snapshot
             .entries
-            .get(OUTPUT_FILE)
+            .get(name)
             .map(|id| {
                 self.repo
                     .find_blob(*id)
@@ -321,13 +353,18 @@ impl Store {
             .map_err(git_err)?
             .detach();
         entries.insert(STATE_FILE.into(), state_id);
-        match write.output_log {
-            FileChange::Keep => {}
-            FileChange::Set(bytes) => {
-                entries.insert(OUTPUT_FILE.into(), blob(bytes)?);
-            }
-            FileChange::Remove => {
-                entries.remove(OUTPUT_FILE);
+        for (name, change) in [
+            (OUTPUT_FILE, write.output_log),
+            (ESCALATION_FILE, write.escalation),
+        ] {
+            match change {
+                FileChange::Keep => {}
+                FileChange::Set(bytes) => {
+                    entries.insert(name.into(), blob(bytes)?);
+                }
+                FileChange::Remove => {
+                    entries.remove(name);
+                }
             }
         }
         let tree = gix::objs::Tree {
@@ -622,6 +659,7 @@ mod tests {
             state: &state,
             plan: FileChange::Keep,
             output_log: FileChange::Keep,
+            escalation: FileChange::Keep,
             step: Some("1.2".into()),
             summary: "FAILURE: `make` (exit 2)\n\nI tried",
         });

@@ -6,8 +6,9 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use super::Expectation;
+use super::debugging::{Thresholds, Tier};
 use super::plan::{PLAN_SCHEMA, PlanSummary, StepSummary, StepType};
-use super::state::{LastRun, Pending, State, Status, Verdict};
+use super::state::{HaltReason, LastRun, Pending, State, Status, Verdict};
 
 /// Everything a briefing is made from. The engine gathers it; nothing here reads git.
 pub struct Context<'a> {
@@ -24,6 +25,13 @@ pub struct Context<'a> {
     pub done: &'a [String],
     /// Problems the agent (and whoever reads along) must know about.
     pub warnings: &'a [String],
+    pub thresholds: Thresholds,
+    /// A human's guidance from `resume`, delivered with this briefing (once).
+    pub guidance: Option<&'a str>,
+    /// While halted by an escalation: the command that prints the report, and the report.
+    pub escalation: Option<(&'a str, &'a str)>,
+    /// A command that prints the active plan, for a re-plan to start from.
+    pub plan_show_command: &'a str,
 }
 
 /// A briefing and the structured view of its step, for `--json`.
@@ -45,6 +53,9 @@ pub struct StepView {
 
 const RULE: &str = "----------------------------------------------------------------";
 
+/// Where a re-plan is edited: inside the git directory, so no `git add --all` stages it.
+const PLAN_FILE: &str = "\"$(git rev-parse --git-dir)/plan.json\"";
+
 const RULES: &str =
     "Rules: make one attempt, then report it through `git orchestrate submit-work`; never run the
 tests to judge your work yourself, the orchestrator does. Do not edit refs/orchestrator/* or
@@ -60,7 +71,23 @@ pub fn brief(ctx: &Context) -> Briefing {
         kind: s.kind,
         description: s.description.clone(),
     });
+    if let Some(guidance) = ctx.guidance {
+        let _ = write!(
+            out,
+            "GUIDANCE FROM A HUMAN (shown once; follow it):\n{}\n\n",
+            indent(guidance)
+        );
+    }
     match (ctx.state.status, ctx.plan, current) {
+        (Status::Halted, _, _) => {
+            halted(&mut out, ctx);
+            return Briefing {
+                text: out,
+                step,
+                attempt: ctx.state.debug_attempt_counter,
+            };
+        }
+        (Status::Replanning, _, _) => replanning(&mut out, ctx),
         (Status::Initializing, _, _) => initializing(&mut out, ctx),
         (Status::CreatingBranch, _, _) => creating_branch(&mut out, ctx),
         (Status::ExecutingTdd | Status::Debugging, Some(plan), current) => {
@@ -197,11 +224,15 @@ fn step_line(out: &mut String, plan: &PlanSummary, step: &StepSummary) {
     );
 }
 
-fn gates_phrase(gates: &[String]) -> String {
+/// What happens after a passing PASS submit, as one sentence.
+fn gates_sentence(gates: &[String]) -> String {
     if gates.is_empty() {
-        "(none are configured, so your test command is the only check)".to_string()
+        "No preflight gates are configured, so your test command is the only check.".to_string()
     } else {
-        format!("({})", gates.join(", "))
+        format!(
+            "When it passes, the orchestrator runs the preflight gates ({}).",
+            gates.join(", ")
+        )
     }
 }
 
@@ -227,14 +258,15 @@ yet. Do not implement the behaviour in this step. Submit the test command with
         }
         StepType::Green => format!(
             "Write the least code that makes the failing test from the RED step pass. Submit the
-test command with --expectation PASS; when it passes, the orchestrator runs the preflight
-gates {}.",
-            gates_phrase(ctx.gates)
+test command with --expectation PASS.
+{}",
+            gates_sentence(ctx.gates)
         ),
         StepType::Refactor => format!(
-            "Improve the code of this task without changing its behaviour. Submit the test command
-with --expectation PASS; the tests must still pass, then the preflight gates run {}.",
-            gates_phrase(ctx.gates)
+            "Improve the code of this task without changing its behaviour; its tests must still
+pass. Submit the test command with --expectation PASS.
+{}",
+            gates_sentence(ctx.gates)
         ),
     };
     let _ = write!(
@@ -364,38 +396,185 @@ fn what_failed(run: &LastRun) -> String {
 
 fn debugging(out: &mut String, ctx: &Context, plan: &PlanSummary, step: &StepSummary) {
     let state = ctx.state;
-    let id = step.id;
+    let attempt = state.debug_attempt_counter;
     out.push_str("Your previous submission failed. Your new primary goal is to fix the bug.\n\n");
     step_line(out, plan, step);
-    let _ = writeln!(
-        out,
-        "\nDebugging attempt {} on this step.",
-        state.debug_attempt_counter
-    );
+    if attempt == 0 {
+        out.push_str(
+            "\nDebugging resumes after a human's guidance; the attempt count starts again.\n",
+        );
+    } else {
+        let _ = writeln!(out, "\nDebugging attempt {attempt} on this step.");
+    }
     if let Some(run) = &state.last_run {
         let _ = writeln!(out, "What failed: {}", what_failed(run));
     }
     out.push('\n');
     output_block(out, ctx, state.last_error.as_deref().unwrap_or(""));
+    if state.identical_failures > 0 {
+        let _ = write!(
+            out,
+            "\nYour last {} attempts failed identically: the same output came back, so your changes did not
+reach the cause. Try a different approach.\n",
+            if state.identical_failures == 1 { "two".to_string() } else { (state.identical_failures + 1).to_string() }
+        );
+    }
     let command = state
         .last_run
         .as_ref()
-        .filter(|r| r.step == id)
+        .filter(|r| r.step == step.id)
         .map(|r| r.command.as_str());
-    let _ = write!(
-        out,
-        "
+    let submit = submit_command(
+        Expectation::for_step(step.kind),
+        command,
+        "<hypothesis and fix>",
+    );
+    let _ = match ctx.thresholds.tier(attempt) {
+        Tier::Hypothesize => write!(
+            out,
+            "
 Guidance: read the output above, form one hypothesis about the cause, make one focused fix,
 and submit again:
 
-  {}
+  {submit}
+"
+        ),
+        Tier::Instrument => write!(
+            out,
+            "
+Guidance: your fixes have not worked, so stop guessing. Add temporary logging, prints or
+assertions around the code that fails, submit to run them, and read what the new output shows
+before you change any behaviour. Remove the instrumentation once you have found the cause.
+
+  {submit}
+"
+        ),
+        Tier::ReduceScope => write!(
+            out,
+            "
+Guidance: {attempt} attempts have failed. Conclude that this task is too large or too vague to
+finish as planned, and request a scope reduction. It reverts the working tree to the last
+commit (untracked files stay) and asks you to break the task into smaller ones:
+
+  git orchestrate request-scope-reduction
+
+(If you are certain that one last fix will do it, you may still submit it:
+  {submit})
+"
+        ),
+        Tier::Escalate => write!(
+            out,
+            "
+You have made numerous attempts and have been unable to solve the problem. Your new primary goal
+is to escalate for external help. You MUST generate a comprehensive markdown report detailing
+the problem, what you've tried, and any relevant error messages. Then, you MUST run
+
+  git orchestrate escalate --report <file>      (or --report - with the report on stdin)
+
+with the full markdown report. The workflow then stops and waits for a human.
+"
+        ),
+    };
+}
+
+fn replanning(out: &mut String, ctx: &Context) {
+    let Some(context) = &ctx.state.replan_context else {
+        return;
+    };
+    let task = context.step.task + 1;
+    let _ =
+        write!(
+        out,
+        "Your previous attempt failed and all changes have been reverted. Your new assignment is to
+create a more granular plan.
+
+1. Analyze the original goal: task {task}, '{original}', and the final error:
+{RULE}
+{error}{newline}{RULE}
+2. Break down the original task into the smallest possible verifiable Implementation Tasks,
+   each with its own full Red-Green-Refactor cycle.
+3. The very last task in your new plan must be a 'Verification Task' (its taskName contains
+   \"Verification\"). This task's purpose is to prove that the preceding sub-tasks collectively
+   achieve the original goal. Its RED step should be a recreation of the original task's RED
+   step.
+4. Update the plan to replace the original task with your new plan. The first new task must
+   include a breakdownHistory object documenting the original goal and your justification:
+     \"breakdownHistory\": {{ \"originalTaskName\": \"{original}\", \"justification\": \"<why>\" }}
+
+Start from the stored plan, change only task {task}, and submit the whole plan. Keep the file
+inside the git directory, where no commit picks it up:
+
+  {plan_show} > {PLAN_FILE}
+  git orchestrate submit-work --summary \"<one line>\" --plan {PLAN_FILE}
+
+Keep every task before task {task} and every task after it exactly as it is; the new tasks, and all
+their steps, start as \"TODO\". Every rule that is broken is listed if the plan is refused.
 ",
-        submit_command(
-            Expectation::for_step(step.kind),
-            command,
-            "<hypothesis and fix>"
-        )
+        original = context.original_task,
+        error = context.error,
+        newline = if context.error.is_empty() || context.error.ends_with('\n') { "" } else { "\n" },
+                plan_show = ctx.plan_show_command,
     );
+    if !context.untracked.is_empty() {
+        out.push_str("\nThe revert left these untracked files in place (delete them if they belong to the failed attempt):\n");
+        for file in &context.untracked {
+            let _ = writeln!(out, "  {file}");
+        }
+    }
+}
+
+fn halted(out: &mut String, ctx: &Context) {
+    let Some(halt) = &ctx.state.halt else {
+        out.push_str(
+            "The workflow is HALTED for a human; `git orchestrate status` shows what is known.\n",
+        );
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "The workflow is HALTED and waits for a human: {}.",
+        halt.message
+    );
+    out.push_str(
+        "\nFor the agent: stop here. There is nothing to do until a human resumes the workflow.\n",
+    );
+    match halt.reason {
+        HaltReason::Escalated => {
+            let _ = write!(
+                out,
+                "
+For the human: read the agent's report below, then answer it:
+
+  git orchestrate resume --guidance \"<what to try, or what you changed>\"
+
+The workflow then returns to {} and shows your guidance to the agent once.
+",
+                halt.resume_to
+            );
+            if let Some((command, report)) = ctx.escalation {
+                let newline = if report.ends_with('\n') { "" } else { "\n" };
+                let _ = write!(
+                    out,
+                    "\nThe report ({command}):\n{RULE}\n{report}{newline}{RULE}\n"
+                );
+            }
+        }
+        HaltReason::MergeConflict => {
+            let _ = write!(
+                out,
+                "
+For the human: resolve the conflict, merge the branch into the main branch yourself, then run
+
+  git orchestrate resume
+
+which checks that the branch is merged, cleans up and moves on to the next PR.
+"
+            );
+        }
+    }
+    for w in ctx.warnings {
+        let _ = writeln!(out, "\nWARNING: {w}");
+    }
 }
 
 fn all_steps_done(out: &mut String) {
@@ -456,6 +635,10 @@ mod tests {
             gates,
             done: &[],
             warnings: &[],
+            thresholds: Thresholds::default(),
+            guidance: None,
+            escalation: None,
+            plan_show_command: "git show refs/orchestrator/workflows/main:pr.json",
         }
     }
 
@@ -613,5 +796,248 @@ the orchestrator's state. Whenever you are unsure what to do, run `git orchestra
         assert_eq!(shell_quote("make"), "make");
         assert_eq!(shell_quote("cargo test -p x"), "'cargo test -p x'");
         assert_eq!(shell_quote("echo 'hi'"), r"'echo '\''hi'\'''");
+    }
+
+    /// Compares `text` with `tests/snapshots/briefings/<name>.txt`; with UPDATE_SNAPSHOTS=1
+    /// writes it instead. A missing snapshot is a failure, never silently accepted.
+    fn assert_snapshot(name: &str, text: &str) {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/snapshots/briefings")
+            .join(format!("{name}.txt"));
+        if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, text).unwrap();
+            return;
+        }
+        let expected = std::fs::read_to_string(&path).unwrap_or_else(|_| {
+            panic!(
+                "no snapshot {}; run with UPDATE_SNAPSHOTS=1 and review it",
+                path.display()
+            )
+        });
+        assert_eq!(text, expected, "briefing {name} differs from its snapshot");
+    }
+
+    const TWO_TASKS: &str = r#"{
+        "masterPlanPath": "docs/plan.md", "prTitle": "feat: Add numbers", "summary": "s",
+        "verificationPlan": "v",
+        "tasks": [
+          {"taskName": "add", "status": "TODO", "tdd_steps": [
+            {"type": "RED", "description": "test that add(2, 3) is 5", "status": "TODO"},
+            {"type": "GREEN", "description": "implement add", "status": "TODO"},
+            {"type": "REFACTOR", "description": "tidy add", "status": "TODO"}]},
+          {"taskName": "sub", "status": "TODO", "tdd_steps": [
+            {"type": "RED", "description": "test that sub(5, 3) is 2", "status": "TODO"}]}
+        ]}"#;
+
+    fn plan_at(done: usize) -> crate::workflow::plan::Plan {
+        let mut plan = parse_plan(TWO_TASKS.as_bytes()).unwrap();
+        for s in 0..done {
+            plan.complete_step(StepId::new(0, s));
+        }
+        plan
+    }
+
+    /// What a snapshot varies besides the state and the plan.
+    #[derive(Default)]
+    struct Extras<'a> {
+        done: &'a [String],
+        warnings: &'a [String],
+        no_gates: bool,
+        thresholds: Option<Thresholds>,
+        guidance: Option<&'a str>,
+        escalation: Option<(&'a str, &'a str)>,
+    }
+
+    fn render(state: &State, done: usize, extras: Extras) -> String {
+        let summary = plan_at(done).summary();
+        let gates = if extras.no_gates {
+            vec![]
+        } else {
+            vec!["tests".to_string()]
+        };
+        let mut c = ctx(state, Some(&summary), &gates);
+        c.done = extras.done;
+        c.warnings = extras.warnings;
+        c.thresholds = extras.thresholds.unwrap_or_default();
+        c.guidance = extras.guidance;
+        c.escalation = extras.escalation;
+        brief(&c).text
+    }
+
+    fn failed_green(attempt: u32) -> State {
+        let mut state = tdd_state();
+        state.status = Status::Debugging;
+        state.debug_attempt_counter = attempt;
+        state.last_error = Some("test add ... FAILED\nexpected 5, got -1\n".into());
+        state.last_run = Some(LastRun {
+            step: StepId::new(0, 1),
+            command: "cargo test add".into(),
+            expectation: Expectation::Pass,
+            exit: ExitRecord::code(101),
+            verdict: Verdict::Failure,
+            preflight: None,
+        });
+        state
+    }
+
+    #[test]
+    fn every_briefing_matches_its_snapshot() {
+        let mut init = State::new(Some("main".into()));
+        let initializing = {
+            let c = ctx(&init, None, &[]);
+            brief(&c).text
+        };
+        assert_snapshot("initializing", &initializing);
+
+        init.status = Status::CreatingBranch;
+        init.current_pr_branch = Some("feat/add-numbers".into());
+        init.last_error = Some("the working tree has uncommitted changes to tracked files:\n M src/lib.rs\nCommit them, or put them aside with `git stash`.".into());
+        assert_snapshot(
+            "creating_branch_blocked",
+            &render(&init, 0, Extras::default()),
+        );
+
+        let tdd = tdd_state();
+        assert_snapshot("red_step", &render(&tdd, 0, Extras::default()));
+        let done =
+            vec!["checked out main, and created branch feat/add-numbers from it.".to_string()];
+        assert_snapshot(
+            "red_step_after_branching",
+            &render(
+                &tdd,
+                0,
+                Extras {
+                    done: &done,
+                    ..Default::default()
+                },
+            ),
+        );
+        assert_snapshot("green_step", &render(&tdd, 1, Extras::default()));
+        assert_snapshot("refactor_step", &render(&tdd, 2, Extras::default()));
+        assert_snapshot(
+            "refactor_step_no_gates",
+            &render(
+                &tdd,
+                2,
+                Extras {
+                    no_gates: true,
+                    ..Default::default()
+                },
+            ),
+        );
+
+        let mut analysis = tdd_state();
+        analysis.pending = Some(Pending::Analysis {
+            step: StepId::new(0, 0),
+            command: "cargo test add".into(),
+            exit: ExitRecord::code(101),
+            output_tail: "error[E0425]: cannot find function `add` in this scope\n".into(),
+        });
+        assert_snapshot("analysis", &render(&analysis, 0, Extras::default()));
+
+        for attempt in [1, 2, 3, 5, 6, 9, 10] {
+            assert_snapshot(
+                &format!("debugging_attempt_{attempt}"),
+                &render(&failed_green(attempt), 1, Extras::default()),
+            );
+        }
+        let custom = Thresholds {
+            hypothesize_max_attempts: 1,
+            instrumentation_max_attempts: 1,
+            unlock_scope_reduction_at: 2,
+            unlock_escalation_at: 3,
+        };
+        for attempt in [2, 3] {
+            assert_snapshot(
+                &format!("debugging_custom_attempt_{attempt}"),
+                &render(
+                    &failed_green(attempt),
+                    1,
+                    Extras {
+                        thresholds: Some(custom),
+                        ..Default::default()
+                    },
+                ),
+            );
+        }
+        let mut identical = failed_green(4);
+        identical.identical_failures = 2;
+        assert_snapshot(
+            "debugging_identical",
+            &render(&identical, 1, Extras::default()),
+        );
+
+        let mut red_passed = failed_green(1);
+        red_passed.last_run = Some(LastRun {
+            step: StepId::new(0, 0),
+            command: "cargo test add".into(),
+            expectation: Expectation::Fail,
+            exit: ExitRecord::code(0),
+            verdict: Verdict::Failure,
+            preflight: None,
+        });
+        assert_snapshot(
+            "debugging_red_passed",
+            &render(&red_passed, 0, Extras::default()),
+        );
+
+        let mut timed_out = failed_green(1);
+        if let Some(run) = &mut timed_out.last_run {
+            run.exit = ExitRecord::timed_out(600_000);
+        }
+        assert_snapshot(
+            "debugging_timed_out",
+            &render(&timed_out, 1, Extras::default()),
+        );
+
+        let resumed = failed_green(0);
+        let warnings = vec!["no preflight gates are configured".to_string()];
+        assert_snapshot(
+            "debugging_resumed_with_guidance",
+            &render(
+                &resumed,
+                1,
+                Extras {
+                    guidance: Some(
+                        "The test uses the old signature; call add(a, b), not add(&[a, b]).",
+                    ),
+                    warnings: &warnings,
+                    ..Default::default()
+                },
+            ),
+        );
+
+        let mut replanning = failed_green(6);
+        replanning.status = Status::Replanning;
+        replanning.replan_context = Some(crate::workflow::state::ReplanContext {
+            original_task: "add".into(),
+            step: StepId::new(0, 1),
+            error: "test add ... FAILED\nexpected 5, got -1\n".into(),
+            untracked: vec!["scratch/debug.log".into(), "notes.txt".into()],
+        });
+        assert_snapshot("replanning", &render(&replanning, 1, Extras::default()));
+
+        let mut halted = failed_green(10);
+        halted.status = Status::Halted;
+        halted.halt = Some(crate::workflow::state::Halt {
+            reason: HaltReason::Escalated,
+            message: "the agent escalated for external help after 10 failed attempts".into(),
+            resume_to: Status::Debugging,
+        });
+        assert_snapshot(
+            "halted_escalated",
+            &render(
+                &halted,
+                1,
+                Extras {
+                    escalation: Some((
+                        "git show refs/orchestrator/workflows/main:escalation.md",
+                        "# add() returns -1\n\nTried: 10 fixes. The subtraction comes from the macro.\n",
+                    )),
+                    ..Default::default()
+                },
+            ),
+        );
     }
 }

@@ -7,7 +7,9 @@
 
 pub mod branch_name;
 pub mod briefing;
+pub mod debugging;
 pub mod plan;
+pub mod replan;
 pub mod state;
 mod transition;
 
@@ -15,12 +17,13 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+pub use debugging::{Thresholds, Tier};
 pub use plan::{Plan, StepId, StepType};
 pub use state::{Pending, State, Status, Verdict};
 pub use transition::{
     Accepted, Effect, Event, GetTaskStep, OutputSource, PlanChange, PreflightOutcome, Rejection,
-    RejectionKind, SubmitRequest, TestRun, Transition, check_submit, get_task_step,
-    needs_full_plan, transition,
+    RejectionKind, SubmitRequest, TestRun, Transition, check_escalate, check_resume,
+    check_scope_reduction, check_submit, get_task_step, needs_full_plan, transition,
 };
 
 /// What the agent expects its test command to do.

@@ -216,6 +216,37 @@ pub struct LastRun {
     pub preflight: Option<PreflightRecord>,
 }
 
+/// What a scope reduction saved for the re-plan (SPEC §6.3).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReplanContext {
+    /// The task being replaced.
+    pub original_task: String,
+    /// The step that kept failing; its task is the one to replace.
+    pub step: StepId,
+    /// The last failure's output tail.
+    pub error: String,
+    /// Untracked files the revert left in place.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub untracked: Vec<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HaltReason {
+    /// The agent escalated for external help.
+    Escalated,
+    /// The automated merge hit a conflict.
+    MergeConflict,
+}
+
+/// Why the workflow waits for a human, and where `resume` returns to.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Halt {
+    pub reason: HaltReason,
+    pub message: String,
+    pub resume_to: Status,
+}
+
 /// `state.json`. Field names follow the seed's ORCHESTRATION_STATE; the rest are ours.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct State {
@@ -235,8 +266,18 @@ pub struct State {
     pub last_error: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pending: Option<Pending>,
+    /// How many failures in a row came back with the same output as the one before.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub identical_failures: u32,
     #[serde(default, skip_serializing_if = "is_zero")]
     pub review_round: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replan_context: Option<ReplanContext>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub halt: Option<Halt>,
+    /// A human's guidance from `resume`, shown once in the next briefing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guidance: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_run: Option<LastRun>,
     /// A summary of `pr.json`, maintained by the store beside it so that `get-task` and
@@ -266,7 +307,11 @@ impl State {
             main_branch,
             last_error: None,
             pending: None,
+            identical_failures: 0,
             review_round: 0,
+            replan_context: None,
+            halt: None,
+            guidance: None,
             last_run: None,
             plan_summary: None,
             plan_blob: None,

@@ -2,8 +2,10 @@
 //! event) -> (state, effects)`, plus the pure checks that decide what `get-task` must do and
 //! whether a `submit-work` is accepted at all.
 
-use super::plan::{Plan, PlanSummary, StepId, StepType};
+use super::debugging::{Thresholds, same_failure};
+use super::plan::{Plan, PlanSummary, StepId, StepSummary, StepType};
 use super::state::{ExitRecord, LastRun, Pending, PreflightRecord, State, Status, Verdict};
+use super::state::{Halt, HaltReason, ReplanContext};
 use super::{Decision, Expectation};
 
 /// Something that happened, observed by the engine and fed to [`transition`].
@@ -27,6 +29,20 @@ pub enum Event {
     AnalysisDecided { decision: Decision, summary: String },
     /// A checkpoint commit was found on the PR branch (or just made by `checkpoint`).
     CheckpointRecorded { commit: String, subject: String },
+    /// `request-scope-reduction`: the working tree was reset to HEAD; `untracked` files stayed.
+    ScopeReduced {
+        step: StepId,
+        original_task: String,
+        untracked: Vec<String>,
+    },
+    /// A re-plan that follows the rules of [`super::replan::check_replan`].
+    Replanned { plan: Plan, summary: String },
+    /// `escalate`: the agent's report for a human.
+    Escalated { report: String },
+    /// `resume`: a human answered the halt.
+    Resumed { guidance: Option<String> },
+    /// `get-task` showed the human's guidance; it is shown once.
+    GuidanceDelivered,
 }
 
 impl Event {
@@ -40,6 +56,11 @@ impl Event {
             Event::TestRan(_) => "test",
             Event::AnalysisDecided { .. } => "analysis",
             Event::CheckpointRecorded { .. } => "checkpoint",
+            Event::ScopeReduced { .. } => "scope-reduction",
+            Event::Replanned { .. } => "replan",
+            Event::Escalated { .. } => "escalate",
+            Event::Resumed { .. } => "resume",
+            Event::GuidanceDelivered => "guidance",
         }
     }
 }
@@ -75,6 +96,10 @@ pub enum Effect {
     SaveOutput(OutputSource),
     /// `submit-work` answers with this verdict (and its exit code).
     Reply(Verdict),
+    /// Store the agent's escalation report as `escalation.md`.
+    SaveEscalation(String),
+    /// The halt is over: remove `escalation.md`.
+    DropEscalation,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -113,7 +138,7 @@ impl Transition {
     pub fn verdict(&self) -> Option<Verdict> {
         self.effects.iter().find_map(|e| match e {
             Effect::Reply(v) => Some(*v),
-            Effect::SaveOutput(_) => None,
+            _ => None,
         })
     }
 }
@@ -165,10 +190,15 @@ pub enum GetTaskStep {
     LookForCheckpoint { since: Option<String> },
     /// Waiting for a human; get-task exits 10 without acting.
     Halted,
+    /// A human's guidance waits to be shown, once.
+    DeliverGuidance,
 }
 
 pub fn get_task_step(state: &State, plan: Option<&PlanSummary>) -> GetTaskStep {
     let all_done = plan.is_some_and(PlanSummary::all_done);
+    if state.guidance.is_some() && state.status != Status::Halted {
+        return GetTaskStep::DeliverGuidance;
+    }
     match state.status {
         Status::Initializing | Status::CreatingBranch if all_done => GetTaskStep::DropStalePlan,
         Status::Initializing if plan.is_some() => GetTaskStep::AdoptPlan,
@@ -202,6 +232,8 @@ pub enum SubmitRequest {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Accepted {
     Plan,
+    /// A plan in REPLANNING: it must follow the re-plan rules.
+    Replan,
     Test {
         step: StepId,
         kind: StepType,
@@ -220,6 +252,7 @@ pub fn check_submit(
     let in_tdd = matches!(status, Status::ExecutingTdd | Status::Debugging);
     match request {
         SubmitRequest::Plan if status == Status::Initializing => Ok(Accepted::Plan),
+        SubmitRequest::Plan if status == Status::Replanning => Ok(Accepted::Replan),
         SubmitRequest::Plan => Err(Rejection::wrong_state(
             status,
             match plan {
@@ -508,7 +541,198 @@ pub fn transition(
             };
             done(next, PlanChange::Keep, step, body, vec![])
         }
+        Event::ScopeReduced {
+            step,
+            original_task,
+            untracked,
+        } => {
+            require(from, &[Status::Debugging], name)?;
+            let body = format!(
+                "scope reduction after {} failed attempts: the working tree was reset to HEAD; task \"{original_task}\" \
+                 is to be re-planned",
+                state.debug_attempt_counter
+            );
+            next.status = Status::Replanning;
+            next.pending = None;
+            next.replan_context = Some(ReplanContext {
+                original_task,
+                step,
+                error: state.last_error.clone().unwrap_or_default(),
+                untracked,
+            });
+            done(next, PlanChange::Keep, Some(step), body, vec![])
+        }
+        Event::Replanned {
+            plan: new_plan,
+            summary,
+        } => {
+            require(from, &[Status::Replanning], name)?;
+            let original = state
+                .replan_context
+                .as_ref()
+                .map(|c| c.original_task.clone())
+                .unwrap_or_default();
+            let body = format!(
+                "re-plan accepted: \"{original}\" is replaced by {} tasks\n\n{summary}",
+                new_plan.tasks.len() - plan.map_or(0, |p| p.tasks.len()).saturating_sub(1)
+            );
+            leave_debugging(&mut next);
+            next.replan_context = None;
+            next.pending = None;
+            done(
+                next,
+                PlanChange::Replace(new_plan),
+                None,
+                body,
+                vec![Effect::Reply(Verdict::Success)],
+            )
+        }
+        Event::Escalated { report } => {
+            require(from, ESCALATABLE, name)?;
+            let message = format!(
+                "the agent escalated for external help after {} failed attempts",
+                state.debug_attempt_counter
+            );
+            next.status = Status::Halted;
+            next.halt = Some(Halt {
+                reason: HaltReason::Escalated,
+                message: message.clone(),
+                resume_to: from,
+            });
+            done(
+                next,
+                PlanChange::Keep,
+                None,
+                message,
+                vec![Effect::SaveEscalation(report)],
+            )
+        }
+        Event::Resumed { guidance } => {
+            let Some(halt) = state.halt.clone() else {
+                return Err(Rejection::wrong_state(
+                    from,
+                    format!("`resume` does not apply in state {from}"),
+                    GET_TASK_HINT,
+                ));
+            };
+            next.status = halt.resume_to;
+            next.halt = None;
+            next.debug_attempt_counter = 0;
+            next.identical_failures = 0;
+            let body = match &guidance {
+                Some(g) => format!(
+                    "resumed after: {}\n\nGuidance from a human:\n{g}",
+                    halt.message
+                ),
+                None => format!("resumed after: {}", halt.message),
+            };
+            next.guidance = guidance;
+            done(
+                next,
+                PlanChange::Keep,
+                None,
+                body,
+                vec![Effect::DropEscalation],
+            )
+        }
+        Event::GuidanceDelivered => {
+            next.guidance = None;
+            done(
+                next,
+                PlanChange::Keep,
+                None,
+                "the human's guidance was shown to the agent".into(),
+                vec![],
+            )
+        }
     }
+}
+
+/// States an agent may escalate from, once unlocked.
+const ESCALATABLE: &[Status] = &[Status::Debugging, Status::Replanning];
+
+/// Decides whether `request-scope-reduction` is unlocked (SPEC §6.3); returns the step
+/// whose task is to be re-planned.
+pub fn check_scope_reduction(
+    state: &State,
+    plan: Option<&PlanSummary>,
+    thresholds: &Thresholds,
+) -> Result<StepSummary, Rejection> {
+    let status = state.status;
+    let at = thresholds.unlock_scope_reduction_at;
+    if !matches!(status, Status::ExecutingTdd | Status::Debugging) {
+        return Err(Rejection::wrong_state(
+            status,
+            format!(
+                "request-scope-reduction is not accepted in state {status}: it replaces a task that keeps failing"
+            ),
+            GET_TASK_HINT,
+        ));
+    }
+    let attempts = if status == Status::Debugging {
+        state.debug_attempt_counter
+    } else {
+        0
+    };
+    if attempts < at {
+        return Err(locked("request-scope-reduction", status, attempts, at));
+    }
+    plan.and_then(|p| p.current.clone()).ok_or_else(|| {
+        Rejection::wrong_state(
+            status,
+            format!("no step is in progress in state {status}"),
+            GET_TASK_HINT,
+        )
+    })
+}
+
+/// Decides whether `escalate` is unlocked (SPEC §6.4).
+pub fn check_escalate(state: &State, thresholds: &Thresholds) -> Result<(), Rejection> {
+    let status = state.status;
+    let at = thresholds.unlock_escalation_at;
+    if !ESCALATABLE.contains(&status) && status != Status::ExecutingTdd {
+        return Err(Rejection::wrong_state(
+            status,
+            format!(
+                "escalate is not accepted in state {status}: it hands a problem the agent cannot solve to a human"
+            ),
+            GET_TASK_HINT,
+        ));
+    }
+    let attempts = if status == Status::ExecutingTdd {
+        0
+    } else {
+        state.debug_attempt_counter
+    };
+    if attempts < at {
+        return Err(locked("escalate", status, attempts, at));
+    }
+    Ok(())
+}
+
+/// `resume` is for HALTED only.
+pub fn check_resume(state: &State) -> Result<(), Rejection> {
+    match (&state.halt, state.status) {
+        (Some(_), Status::Halted) => Ok(()),
+        (_, status) => Err(Rejection::wrong_state(
+            status,
+            format!("resume is not accepted in state {status}: the workflow is not halted"),
+            "Nothing waits for a human; `git orchestrate status` shows where the workflow stands.",
+        )),
+    }
+}
+
+fn locked(tool: &str, status: Status, attempts: u32, at: u32) -> Rejection {
+    let more = at - attempts;
+    Rejection::wrong_state(
+        status,
+        format!(
+            "{tool} is locked: {more} more failed attempt{} needed (it unlocks at attempt {at}; this is attempt \
+             {attempts}, state {status})",
+            if more == 1 { "" } else { "s" }
+        ),
+        "Keep debugging: `git orchestrate get-task` shows the failing output and the guidance for this attempt.",
+    )
 }
 
 fn require(from: Status, allowed: &[Status], event: &str) -> Result<(), Rejection> {
@@ -533,7 +757,19 @@ fn missing_plan(status: Status) -> Rejection {
 
 /// DEBUGGING entry, or one more failed attempt inside it (SPEC §6.2, §6.3).
 fn enter_debugging(next: &mut State, error_tail: String) {
-    next.debug_attempt_counter = if next.status == Status::Debugging {
+    let again = next.status == Status::Debugging;
+    // Agents loop on identical errors; the briefing says so when it happens.
+    let repeated = again
+        && next
+            .last_error
+            .as_deref()
+            .is_some_and(|old| same_failure(old, &error_tail));
+    next.identical_failures = if repeated {
+        next.identical_failures + 1
+    } else {
+        0
+    };
+    next.debug_attempt_counter = if again {
         next.debug_attempt_counter + 1
     } else {
         1
@@ -546,6 +782,7 @@ fn enter_debugging(next: &mut State, error_tail: String) {
 fn leave_debugging(next: &mut State) {
     next.status = Status::ExecutingTdd;
     next.debug_attempt_counter = 0;
+    next.identical_failures = 0;
     next.last_error = None;
 }
 
@@ -1097,5 +1334,287 @@ mod tests {
             let expected = expected.map_err(|(k, m)| (k, m.to_string()));
             assert_eq!(got, expected, "{name}");
         }
+    }
+
+    fn halted_from(resume_to: Status, counter: u32) -> State {
+        let mut s = state(Halted);
+        s.debug_attempt_counter = counter;
+        s.last_error = Some("old failure".into());
+        s.halt = Some(Halt {
+            reason: HaltReason::Escalated,
+            message: "the agent escalated".into(),
+            resume_to,
+        });
+        s
+    }
+
+    fn replanning() -> State {
+        let mut s = debugging(7);
+        s.status = Replanning;
+        s.replan_context = Some(ReplanContext {
+            original_task: "add".into(),
+            step: StepId::new(0, 1),
+            error: "old failure".into(),
+            untracked: vec![],
+        });
+        s
+    }
+
+    type EscapeCase = (&'static str, State, Event, Status, u32, Vec<Effect>);
+    /// (attempt, what request-scope-reduction answers, what escalate answers)
+    type LockCase = (&'static str, Result<StepId, String>, Result<(), String>);
+
+    /// The escape hatches and halts: each event's resulting state, counter and effects.
+    #[test]
+    fn escape_transitions() {
+        let s12 = StepId::new(0, 1);
+        let mut with_guidance = debugging(0);
+        with_guidance.guidance = Some("try X".into());
+        #[rustfmt::skip]
+        let table: Vec<EscapeCase> = vec![
+            ("scope reduction", debugging(6),
+             Event::ScopeReduced { step: s12, original_task: "add".into(), untracked: vec!["junk.txt".into()] },
+             Replanning, 6, vec![]),
+            ("re-plan accepted", replanning(),
+             Event::Replanned { plan: plan_done(1), summary: "smaller".into() },
+             ExecutingTdd, 0, vec![Reply(Verdict::Success)]),
+            ("escalate from DEBUGGING", debugging(10),
+             Event::Escalated { report: "# help".into() },
+             Halted, 10, vec![Effect::SaveEscalation("# help".into())]),
+            ("escalate from REPLANNING", replanning(),
+             Event::Escalated { report: "# help".into() },
+             Halted, 7, vec![Effect::SaveEscalation("# help".into())]),
+            ("resume to DEBUGGING", halted_from(Debugging, 10),
+             Event::Resumed { guidance: Some("try X".into()) },
+             Debugging, 0, vec![Effect::DropEscalation]),
+            ("resume to REPLANNING", halted_from(Replanning, 7),
+             Event::Resumed { guidance: None },
+             Replanning, 0, vec![Effect::DropEscalation]),
+            ("guidance delivered", with_guidance,
+             Event::GuidanceDelivered,
+             Debugging, 0, vec![]),
+        ];
+        for (name, before, event, to, counter, effects) in table {
+            let t = transition(&before, Some(&plan_done(1)), event)
+                .unwrap_or_else(|r| panic!("{name}: {r:?}"));
+            assert_eq!(
+                (t.to(), t.state.debug_attempt_counter, t.effects.clone()),
+                (to, counter, effects),
+                "{name}"
+            );
+        }
+    }
+
+    #[test]
+    fn what_the_escape_events_leave_in_the_state() {
+        let t = transition(
+            &debugging(6),
+            None,
+            Event::ScopeReduced {
+                step: StepId::new(0, 1),
+                original_task: "add".into(),
+                untracked: vec!["junk.txt".into()],
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            t.state.replan_context,
+            Some(ReplanContext {
+                original_task: "add".into(),
+                step: StepId::new(0, 1),
+                error: "old failure".into(),
+                untracked: vec!["junk.txt".into()],
+            })
+        );
+        let t = transition(
+            &replanning(),
+            None,
+            Event::Replanned {
+                plan: plan(),
+                summary: "s".into(),
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            (t.state.replan_context.clone(), t.state.last_error.clone()),
+            (None, None)
+        );
+        assert_eq!(t.plan, PlanChange::Replace(plan()));
+
+        let t = transition(
+            &debugging(10),
+            None,
+            Event::Escalated { report: "r".into() },
+        )
+        .unwrap();
+        let halt = t.state.halt.clone().unwrap();
+        assert_eq!(
+            (halt.reason, halt.resume_to),
+            (HaltReason::Escalated, Debugging)
+        );
+        assert_eq!(
+            halt.message,
+            "the agent escalated for external help after 10 failed attempts"
+        );
+
+        let t = transition(
+            &halted_from(Debugging, 10),
+            None,
+            Event::Resumed {
+                guidance: Some("look at X".into()),
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            (t.state.halt.clone(), t.state.guidance.clone()),
+            (None, Some("look at X".into()))
+        );
+        assert_eq!(
+            t.state.last_error.as_deref(),
+            Some("old failure"),
+            "the failure stays in view"
+        );
+        assert!(
+            t.summary.ends_with("Guidance from a human:\nlook at X"),
+            "{}",
+            t.summary
+        );
+        assert_eq!(
+            get_task_step(&t.state, Some(&plan_done(1).summary())),
+            GetTaskStep::DeliverGuidance
+        );
+        let t = transition(&t.state, None, Event::GuidanceDelivered).unwrap();
+        assert_eq!(t.state.guidance, None);
+        assert_eq!(
+            get_task_step(&t.state, Some(&plan_done(1).summary())),
+            GetTaskStep::Brief
+        );
+    }
+
+    #[test]
+    fn identical_failures_are_counted() {
+        let fail = |before: &State, output: &str| {
+            let mut run = run(StepId::new(0, 1), Pass, 1, None);
+            if let Event::TestRan(r) = &mut run {
+                r.output_tail = output.into();
+            }
+            transition(before, None, run).unwrap().state
+        };
+        let first = fail(&state(ExecutingTdd), "assert failed in 0.51s");
+        assert_eq!(first.identical_failures, 0);
+        let second = fail(&first, "assert failed in 0.73s");
+        assert_eq!(
+            second.identical_failures, 1,
+            "same failure, different timing"
+        );
+        let third = fail(&second, "assert failed in 0.70s");
+        assert_eq!(third.identical_failures, 2);
+        let different = fail(&third, "a new error");
+        assert_eq!(different.identical_failures, 0);
+        let passed = transition(
+            &different,
+            Some(&plan_done(1)),
+            run(StepId::new(0, 1), Pass, 0, Some(gates(true))),
+        )
+        .unwrap();
+        assert_eq!(passed.state.identical_failures, 0);
+    }
+
+    #[test]
+    fn the_escape_tools_are_locked_until_their_attempt() {
+        let default = Thresholds::default();
+        let custom = Thresholds {
+            hypothesize_max_attempts: 1,
+            instrumentation_max_attempts: 1,
+            unlock_scope_reduction_at: 2,
+            unlock_escalation_at: 3,
+        };
+        let summary = plan_done(1).summary();
+        let scope = |st: &State, t: &Thresholds| {
+            check_scope_reduction(st, Some(&summary), t)
+                .map(|s| s.id)
+                .map_err(|r| r.message)
+        };
+        let escalate = |st: &State, t: &Thresholds| check_escalate(st, t).map_err(|r| r.message);
+        #[rustfmt::skip]
+        let cases: Vec<LockCase> = vec![
+            ("attempt 1", scope(&debugging(1), &default), escalate(&debugging(1), &default)),
+            ("attempt 5", scope(&debugging(5), &default), escalate(&debugging(5), &default)),
+            ("attempt 6", scope(&debugging(6), &default), escalate(&debugging(6), &default)),
+            ("attempt 9", scope(&debugging(9), &default), escalate(&debugging(9), &default)),
+            ("attempt 10", scope(&debugging(10), &default), escalate(&debugging(10), &default)),
+            ("custom attempt 1", scope(&debugging(1), &custom), escalate(&debugging(1), &custom)),
+            ("custom attempt 2", scope(&debugging(2), &custom), escalate(&debugging(2), &custom)),
+            ("custom attempt 3", scope(&debugging(3), &custom), escalate(&debugging(3), &custom)),
+            ("not debugging", scope(&state(ExecutingTdd), &custom), escalate(&state(ExecutingTdd), &custom)),
+        ];
+        let locked = |tool: &str, more: u32, at: u32, attempt: u32, state: &str| {
+            format!(
+                "{tool} is locked: {more} more failed attempt{} needed (it unlocks at attempt {at}; this is attempt {attempt}, state {state})",
+                if more == 1 { "" } else { "s" }
+            )
+        };
+        let s12 = StepId::new(0, 1);
+        #[rustfmt::skip]
+        let expected: Vec<LockCase> = vec![
+            ("attempt 1", Err(locked("request-scope-reduction", 5, 6, 1, "DEBUGGING")), Err(locked("escalate", 9, 10, 1, "DEBUGGING"))),
+            ("attempt 5", Err(locked("request-scope-reduction", 1, 6, 5, "DEBUGGING")), Err(locked("escalate", 5, 10, 5, "DEBUGGING"))),
+            ("attempt 6", Ok(s12), Err(locked("escalate", 4, 10, 6, "DEBUGGING"))),
+            ("attempt 9", Ok(s12), Err(locked("escalate", 1, 10, 9, "DEBUGGING"))),
+            ("attempt 10", Ok(s12), Ok(())),
+            ("custom attempt 1", Err(locked("request-scope-reduction", 1, 2, 1, "DEBUGGING")), Err(locked("escalate", 2, 3, 1, "DEBUGGING"))),
+            ("custom attempt 2", Ok(s12), Err(locked("escalate", 1, 3, 2, "DEBUGGING"))),
+            ("custom attempt 3", Ok(s12), Ok(())),
+            ("not debugging", Err(locked("request-scope-reduction", 2, 2, 0, "EXECUTING_TDD")), Err(locked("escalate", 3, 3, 0, "EXECUTING_TDD"))),
+        ];
+        assert_eq!(cases, expected);
+
+        // Outside the TDD loop they are not locked but out of place; REPLANNING may escalate.
+        assert!(
+            check_scope_reduction(&state(Initializing), None, &default)
+                .unwrap_err()
+                .message
+                .starts_with("request-scope-reduction is not accepted in state INITIALIZING")
+        );
+        assert!(check_scope_reduction(&replanning(), None, &default).is_err());
+        assert_eq!(check_escalate(&replanning(), &custom), Ok(()));
+        assert!(check_escalate(&halted_from(Debugging, 10), &default).is_err());
+    }
+
+    #[test]
+    fn resume_only_answers_a_halt() {
+        assert_eq!(check_resume(&halted_from(Debugging, 3)), Ok(()));
+        for st in [state(ExecutingTdd), debugging(3), state(Initializing)] {
+            let r = check_resume(&st).unwrap_err();
+            assert_eq!(
+                r.message,
+                format!(
+                    "resume is not accepted in state {}: the workflow is not halted",
+                    st.status
+                )
+            );
+        }
+    }
+
+    #[test]
+    fn a_plan_in_replanning_is_a_replan() {
+        assert_eq!(
+            check_submit(
+                &replanning(),
+                Some(&plan_done(1).summary()),
+                SubmitRequest::Plan
+            ),
+            Ok(Accepted::Replan)
+        );
+        let r = check_submit(
+            &replanning(),
+            Some(&plan_done(1).summary()),
+            SubmitRequest::Test { expectation: None },
+        )
+        .unwrap_err();
+        assert_eq!(
+            r.message,
+            "submit-work --test-command is not accepted in state REPLANNING: this state takes no test submissions"
+        );
     }
 }

@@ -6,6 +6,7 @@ mod checkpoints;
 mod debugging;
 mod demo;
 mod errors;
+mod escapes;
 mod json;
 mod lifecycle;
 mod race;

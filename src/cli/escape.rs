@@ -1,0 +1,117 @@
+//! `request-scope-reduction`, `escalate` and `resume`: the escape hatches of debugging and the
+//! human's answer to a halt (SPEC §6.3, §6.4).
+
+use std::io::Read;
+use std::path::PathBuf;
+
+use clap::Args;
+use serde_json::json;
+
+use super::error::CommandError;
+use super::{Failure, Ui};
+use crate::engine::{self, Session};
+
+/// Give up on a task that keeps failing: revert tracked changes to the last commit (untracked
+/// files stay, and are listed) and re-plan the task as smaller ones. Locked until
+/// `[debugging] unlock_scope_reduction_at` failed attempts (default 6).
+#[derive(Debug, Args)]
+pub struct ScopeReductionArgs {}
+
+/// Hand the problem to a human: store a markdown report, halt the workflow, print the report,
+/// and exit 10. Locked until `[debugging] unlock_escalation_at` failed attempts (default 10).
+#[derive(Debug, Args)]
+pub struct EscalateArgs {
+    /// The markdown report: the goal, what was tried, the error messages, your analysis. A
+    /// file, or `-` for stdin.
+    #[arg(long, value_name = "FILE|-")]
+    pub report: PathBuf,
+}
+
+/// For humans: answer a halt. The workflow returns to where it stopped, with the attempt
+/// counter reset; the guidance is shown to the agent once, in its next briefing.
+#[derive(Debug, Args)]
+pub struct ResumeArgs {
+    /// What the agent should try, or what you changed.
+    #[arg(long, value_name = "TEXT")]
+    pub guidance: Option<String>,
+}
+
+pub fn scope_reduction(
+    session: &Session,
+    _args: &ScopeReductionArgs,
+    ui: &mut Ui,
+) -> Result<u8, Failure> {
+    let report = engine::request_scope_reduction(session)?;
+    if ui.json {
+        ui.json_object(json!({
+            "workflow": report.workflow,
+            "state": report.state.status,
+            "replan": report.state.replan_context,
+            "briefing": report.briefing.text,
+        }))?;
+    } else {
+        ui.text(&report.briefing.text)?;
+    }
+    Ok(0)
+}
+
+pub fn escalate(session: &Session, args: &EscalateArgs, ui: &mut Ui) -> Result<u8, Failure> {
+    let from_stdin = args.report.as_os_str() == "-";
+    let bytes = if from_stdin {
+        let mut bytes = Vec::new();
+        std::io::stdin().read_to_end(&mut bytes).map(|_| bytes)
+    } else {
+        std::fs::read(&args.report)
+    }
+    .map_err(|e| {
+        Failure::Command(CommandError::invalid_input(
+            format!(
+                "cannot read the report {}: {e}",
+                if from_stdin {
+                    "from stdin".to_string()
+                } else {
+                    args.report.display().to_string()
+                }
+            ),
+            "Pass a markdown file with --report FILE, or pipe it with --report -.",
+        ))
+    })?;
+    let report = String::from_utf8(bytes).map_err(|_| {
+        Failure::Command(CommandError::invalid_input(
+            "the report is not UTF-8 text",
+            "Write the report as UTF-8 markdown.",
+        ))
+    })?;
+    let done = engine::escalate(session, &report)?;
+    if ui.json {
+        ui.json_object(json!({ "state": done.state.status, "report": done.report }))?;
+    } else {
+        // The report, verbatim: the seed's escalate prints exactly what it was given.
+        ui.text(&done.report)?;
+    }
+    Ok(10)
+}
+
+pub fn resume(session: &Session, args: &ResumeArgs, ui: &mut Ui) -> Result<u8, Failure> {
+    let done = engine::resume(session, args.guidance.as_deref())?;
+    if ui.json {
+        ui.json_object(json!({
+            "state": done.state.status,
+            "resumed_from": done.from,
+            "guidance": done.guidance,
+        }))?;
+        return Ok(0);
+    }
+    let mut text = format!(
+        "resumed: HALTED -> {} (halted because {})\n",
+        done.state.status, done.from
+    );
+    if !ui.quiet {
+        text.push_str(match done.guidance {
+            Some(_) => "the agent sees your guidance once, in its next `git orchestrate get-task`\n",
+            None => "no guidance given; the agent's next `git orchestrate get-task` continues where it stopped\n",
+        });
+    }
+    ui.text(&text)?;
+    Ok(0)
+}

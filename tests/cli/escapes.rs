@@ -1,0 +1,374 @@
+//! Nudge and Unlock end to end (SPEC §6.3, §6.4): locked escape tools, scope reduction that
+//! really reverts the tree, re-planning, escalation that halts, and a human's resume.
+
+use pretty_assertions::assert_eq;
+
+use crate::support::{CONFIG, PLAN, REF, TestRepo};
+
+/// Scope reduction unlocks at attempt 2, escalation at 3.
+fn quick_unlock_repo() -> TestRepo {
+    let config = format!(
+        "{CONFIG}\n[debugging]\nhypothesize_max_attempts = 1\ninstrumentation_max_attempts = 1\n\
+         unlock_scope_reduction_at = 2\nunlock_escalation_at = 3\n"
+    );
+    let repo = TestRepo::with_config(&config);
+    repo.submit_plan(PLAN).expect(0);
+    repo.run(&["get-task"]).expect(0);
+    repo.submit_test("false", None).expect(3);
+    repo.run(&[
+        "submit-work",
+        "-s",
+        "right reason",
+        "--analysis-decision",
+        "SUCCESS",
+    ])
+    .expect(0);
+    repo
+}
+
+fn fail(repo: &TestRepo, output: &str) {
+    repo.submit_test(&format!("echo '{output}'; exit 1"), None)
+        .expect(1);
+}
+
+#[test]
+fn the_escape_tools_stay_locked_until_their_attempt_and_the_default_thresholds_apply() {
+    let repo = TestRepo::at_green_step();
+    fail(&repo, "first");
+    let out = repo.run(&["request-scope-reduction"]);
+    out.expect(4);
+    assert_eq!(
+        out.stderr,
+        "error: request-scope-reduction is locked: 5 more failed attempts needed (it unlocks at attempt 6; this is attempt 1, state DEBUGGING)\n\
+         hint: Keep debugging: `git orchestrate get-task` shows the failing output and the guidance for this attempt.\n"
+    );
+    let out = repo.run_with_stdin(&["escalate", "--report", "-"], "# help\n");
+    out.expect(4);
+    assert!(
+        out.stderr.starts_with(
+            "error: escalate is locked: 9 more failed attempts needed (it unlocks at attempt 10"
+        ),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(repo.status(), "DEBUGGING");
+}
+
+#[test]
+fn a_custom_debugging_config_moves_the_unlock_points_and_the_guidance() {
+    let repo = quick_unlock_repo();
+    fail(&repo, "one");
+    let brief = repo.run(&["get-task"]).expect(0).stdout.clone();
+    assert!(
+        brief.contains("Guidance: read the output above, form one hypothesis"),
+        "{brief}"
+    );
+    assert!(repo.run(&["request-scope-reduction"]).code == 4);
+    fail(&repo, "two");
+    let brief = repo.run(&["get-task"]).expect(0).stdout.clone();
+    assert!(
+        brief.contains("Guidance: 2 attempts have failed."),
+        "{brief}"
+    );
+    assert!(
+        brief.contains("  git orchestrate request-scope-reduction\n"),
+        "{brief}"
+    );
+    fail(&repo, "three");
+    let brief = repo.run(&["get-task"]).expect(0).stdout.clone();
+    assert!(
+        brief.contains("Your new primary goal\nis to escalate for external help."),
+        "{brief}"
+    );
+}
+
+#[test]
+fn thresholds_that_decrease_are_a_config_error() {
+    let repo = TestRepo::with_config(&format!(
+        "{CONFIG}\n[debugging]\nunlock_scope_reduction_at = 8\nunlock_escalation_at = 4\n"
+    ));
+    let out = repo.run(&["status"]);
+    out.expect(2);
+    assert_eq!(
+        out.stderr,
+        "error: invalid .orchestrate.toml (working tree): debugging.unlock_escalation_at = 4 comes before debugging.unlock_scope_reduction_at = 8; the thresholds must not decrease (hypothesize ≤ instrumentation ≤ scope reduction ≤ escalation)\n\
+         hint: Fix .orchestrate.toml (every key is described in `git orchestrate init`'s file and docs/config.md).\n"
+    );
+    let repo = TestRepo::with_config(&format!(
+        "{CONFIG}\n[debugging]\nhypothesize_max_attempts = 0\n"
+    ));
+    let out = repo.run(&["status"]);
+    out.expect(2);
+    assert!(
+        out.stderr
+            .contains("debugging.hypothesize_max_attempts: must be at least 1"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn identical_failures_are_called_out() {
+    let repo = TestRepo::at_green_step();
+    fail(&repo, "assertion failed: left == right");
+    fail(&repo, "assertion failed: left == right");
+    let brief = repo.run(&["get-task"]).expect(0).stdout.clone();
+    assert!(
+        brief.contains("Your last two attempts failed identically: the same output came back"),
+        "{brief}"
+    );
+    fail(&repo, "a different error");
+    let brief = repo.run(&["get-task"]).expect(0).stdout.clone();
+    assert!(!brief.contains("failed identically"), "{brief}");
+}
+
+#[test]
+fn scope_reduction_reverts_tracked_changes_to_the_last_checkpoint_and_keeps_untracked_files() {
+    let repo = quick_unlock_repo();
+    // A verified GREEN step and its checkpoint: the state to return to.
+    repo.write("add.sh", "echo 5\n");
+    repo.submit_test("sh add.sh", None).expect(0);
+    repo.run(&["checkpoint"]).expect(0);
+    let checkpoint = repo.git(&["rev-parse", "HEAD"]);
+    // The REFACTOR goes wrong twice, with changes to a tracked file and a new file.
+    repo.write("add.sh", "echo broken\n");
+    repo.write("debug.log", "instrumentation\n");
+    fail(&repo, "refactor broke add");
+    fail(&repo, "refactor broke add again");
+    let tip_before = repo.tip();
+
+    let out = repo.run(&["request-scope-reduction"]);
+    out.expect(0);
+    assert!(
+        out.stdout
+            .starts_with("git-orchestrate · workflow main · REPLANNING\n"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("1. Analyze the original goal: task 1, 'add', and the final error:\n"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("refactor broke add again\n"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("The revert left these untracked files in place (delete them if they belong to the failed attempt):\n  debug.log\n"),
+        "{}",
+        out.stdout
+    );
+    // Tracked changes are gone, the untracked file is still there, HEAD did not move.
+    assert_eq!(
+        std::fs::read_to_string(repo.path.join("add.sh")).unwrap(),
+        "echo 5\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(repo.path.join("debug.log")).unwrap(),
+        "instrumentation\n"
+    );
+    assert_eq!(repo.git(&["rev-parse", "HEAD"]), checkpoint);
+    assert_eq!(repo.git(&["status", "--porcelain"]), "?? debug.log\n");
+    // And the state moved with a new transition on top of the old one.
+    let state = repo.state();
+    assert_eq!(state["status"], "REPLANNING");
+    assert_eq!(state["replan_context"]["original_task"], "add");
+    assert_eq!(state["replan_context"]["step"], "1.3");
+    assert_eq!(
+        state["replan_context"]["untracked"],
+        serde_json::json!(["debug.log"])
+    );
+    assert_eq!(
+        repo.git(&["rev-parse", &format!("{REF}^")]).trim(),
+        tip_before.unwrap()
+    );
+    assert_eq!(
+        repo.git(&["log", "-1", "--format=%s", REF]),
+        "scope-reduction: DEBUGGING -> REPLANNING\n"
+    );
+}
+
+fn replan_with(repo: &TestRepo, edit: impl FnOnce(&mut serde_json::Value)) -> crate::support::Run {
+    let mut plan: serde_json::Value =
+        serde_json::from_str(&repo.git(&["show", &format!("{REF}:pr.json")])).unwrap();
+    edit(&mut plan);
+    repo.run_with_stdin(
+        &["submit-work", "-s", "smaller tasks", "--plan", "-"],
+        &plan.to_string(),
+    )
+}
+
+fn new_task(name: &str, history: bool) -> serde_json::Value {
+    let mut task = serde_json::json!({
+        "taskName": name, "status": "TODO",
+        "tdd_steps": [
+            {"type": "RED", "description": format!("test {name}"), "status": "TODO"},
+            {"type": "GREEN", "description": format!("do {name}"), "status": "TODO"}]
+    });
+    if history {
+        task["breakdownHistory"] =
+            serde_json::json!({"originalTaskName": "add", "justification": "too big"});
+    }
+    task
+}
+
+#[test]
+fn a_replan_must_follow_the_rules_and_then_resets_the_counters() {
+    let repo = quick_unlock_repo();
+    fail(&repo, "one");
+    fail(&repo, "two");
+    repo.run(&["request-scope-reduction"]).expect(0);
+    let tip = repo.tip();
+
+    // Keeping the failed task and adding no verification task breaks two rules: both listed.
+    let out = replan_with(&repo, |plan| {
+        let tasks = plan["tasks"].as_array_mut().unwrap();
+        tasks.insert(1, new_task("add 1b", false));
+    });
+    out.expect(2);
+    assert_eq!(
+        out.stderr,
+        "error: the plan was not accepted (3 problems); nothing was written
+  - tasks[0]: is a new task: it and all its steps must be TODO (nothing of it is verified yet)
+  - tasks[0].breakdownHistory: missing: the first new task must record that it replaces \"add\" and why
+  - tasks[1].taskName: the last new task must be the verification task (its name contains \"Verification\") that proves the new tasks together achieve \"add\"; found \"add 1b\"
+hint: Fix every problem listed and submit the re-plan again; `git orchestrate get-task` repeats the rules.
+"
+    );
+    assert_eq!(repo.tip(), tip);
+
+    // A good one: the failed task replaced by two tasks, the later task untouched.
+    let out = replan_with(&repo, |plan| {
+        let tasks = plan["tasks"].as_array_mut().unwrap();
+        tasks[0] = new_task("add 1a: parse numbers", true);
+        tasks.insert(1, new_task("add 1b (Verification): add works", false));
+    });
+    out.expect(0);
+    let state = repo.state();
+    assert_eq!(state["status"], "EXECUTING_TDD");
+    assert!(state.get("debug_attempt_counter").is_none(), "{state}");
+    assert!(state.get("replan_context").is_none(), "{state}");
+    let brief = repo.run(&["get-task", "--json"]).expect(0).json();
+    assert_eq!(brief["step"]["id"], "1.1");
+    assert_eq!(brief["step"]["task"], "add 1a: parse numbers");
+    let plan = repo.run(&["plan", "show"]).expect(0).stdout.clone();
+    assert!(
+        plan.contains("(broken down from \"add\": too big)"),
+        "{plan}"
+    );
+}
+
+#[test]
+fn escalation_prints_exactly_the_report_halts_and_a_human_resumes_with_guidance_shown_once() {
+    let repo = quick_unlock_repo();
+    fail(&repo, "one");
+    fail(&repo, "two");
+    let out = repo.run_with_stdin(&["escalate", "--report", "-"], "# help\n");
+    out.expect(4);
+    assert!(
+        out.stderr
+            .contains("escalate is locked: 1 more failed attempt needed"),
+        "{}",
+        out.stderr
+    );
+    fail(&repo, "three");
+
+    let out = repo.run_with_stdin(&["escalate", "--report", "-"], "  \n");
+    out.expect(2);
+    assert!(
+        out.stderr
+            .starts_with("error: the escalation report is empty\n"),
+        "{}",
+        out.stderr
+    );
+
+    let report = "# add() never returns 5\n\nTried:\n- three fixes\n\nError: `three`\n";
+    let out = repo.run_with_stdin(&["escalate", "--report", "-"], report);
+    out.expect(10);
+    assert_eq!(
+        out.stdout, report,
+        "escalate prints the report verbatim, and nothing else"
+    );
+    assert_eq!(repo.git(&["show", &format!("{REF}:escalation.md")]), report);
+    let state = repo.state();
+    assert_eq!(state["status"], "HALTED");
+    assert_eq!(state["halt"]["reason"], "escalated");
+    assert_eq!(state["halt"]["resume_to"], "DEBUGGING");
+
+    // While halted: get-task shows the halt and exits 10; the agent's tools are refused.
+    let out = repo.run(&["get-task"]);
+    out.expect(10);
+    assert!(out.stdout.contains("The workflow is HALTED and waits for a human: the agent escalated for external help after 3 failed attempts."), "{}", out.stdout);
+    assert!(out.stdout.contains(report), "{}", out.stdout);
+    assert_eq!(repo.submit_test("true", None).code, 4);
+    let status = repo.run(&["status"]).expect(0).stdout.clone();
+    assert!(status.contains("halted    the agent escalated for external help after 3 failed attempts · `git orchestrate resume` returns to DEBUGGING"), "{status}");
+
+    let out = repo.run(&[
+        "resume",
+        "--guidance",
+        "add() must return a number, not print it",
+    ]);
+    out.expect(0);
+    assert_eq!(
+        out.stdout,
+        "resumed: HALTED -> DEBUGGING (halted because the agent escalated for external help after 3 failed attempts)\n\
+         the agent sees your guidance once, in its next `git orchestrate get-task`\n"
+    );
+    let body = repo.git(&["log", "-1", "--format=%B", REF]);
+    assert!(
+        body.contains("Guidance from a human:\nadd() must return a number, not print it\n"),
+        "{body}"
+    );
+    let state = repo.state();
+    assert_eq!(state["status"], "DEBUGGING");
+    assert!(state.get("debug_attempt_counter").is_none());
+    let (has_report, _) = repo.git_try(&["cat-file", "-e", &format!("{REF}:escalation.md")]);
+    assert!(!has_report, "the report belongs to the halt");
+
+    let first = repo.run(&["get-task"]).expect(0).stdout.clone();
+    assert!(first.contains("GUIDANCE FROM A HUMAN (shown once; follow it):\n  add() must return a number, not print it\n"), "{first}");
+    assert!(
+        first.contains("three\n"),
+        "the failing output is still shown: {first}"
+    );
+    let second = repo.run(&["get-task"]).expect(0).stdout.clone();
+    assert!(!second.contains("GUIDANCE FROM A HUMAN"), "{second}");
+    assert_eq!(
+        repo.git(&["log", "-1", "--format=%s", REF]),
+        "guidance: DEBUGGING -> DEBUGGING\n"
+    );
+
+    // resume only answers a halt.
+    let out = repo.run(&["resume"]);
+    out.expect(4);
+    assert!(
+        out.stderr.starts_with(
+            "error: resume is not accepted in state DEBUGGING: the workflow is not halted"
+        ),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn escalation_from_replanning_resumes_to_replanning() {
+    let repo = quick_unlock_repo();
+    for n in ["one", "two", "three"] {
+        fail(&repo, n);
+    }
+    repo.run(&["request-scope-reduction"]).expect(0);
+    repo.run_with_stdin(&["escalate", "--report", "-"], "# cannot split this task\n")
+        .expect(10);
+    assert_eq!(repo.state()["halt"]["resume_to"], "REPLANNING");
+    repo.run(&["resume"]).expect(0);
+    assert_eq!(repo.status(), "REPLANNING");
+    let brief = repo.run(&["get-task"]).expect(0).stdout.clone();
+    assert!(
+        brief.contains("Your new assignment is to\ncreate a more granular plan."),
+        "{brief}"
+    );
+}
