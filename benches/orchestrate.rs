@@ -202,6 +202,7 @@ impl Fixture {
                         plan: FileChange::Keep,
                         output_log: FileChange::Keep,
                         escalation: FileChange::Keep,
+                        review: FileChange::Keep,
                         step: Some("1.1".into()),
                         summary: "FAILURE: bench filler",
                     },

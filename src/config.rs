@@ -7,6 +7,7 @@ use std::time::Duration;
 use serde::{Deserialize, Deserializer};
 
 use crate::workflow::Thresholds;
+use crate::workflow::review::Priority;
 
 /// The config file's name, at the repository root.
 pub const FILE_NAME: &str = ".orchestrate.toml";
@@ -30,7 +31,103 @@ pub struct Config {
     #[serde(default)]
     pub debugging: Debugging,
     #[serde(default)]
+    pub review: ReviewConfig,
+    #[serde(default)]
     pub test: TestConfig,
+}
+
+/// `[review]` as written: every key optional, so a preset can fill what is not said.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReviewConfig {
+    pub preset: Option<Preset>,
+    #[serde(default, deserialize_with = "optional_non_empty")]
+    pub command: Option<String>,
+    pub dimensions: Option<Vec<String>>,
+    pub block_on: Option<Vec<Priority>>,
+    pub max_rounds: Option<u32>,
+    pub human: Option<bool>,
+    #[serde(default, deserialize_with = "optional_duration")]
+    pub timeout: Option<Duration>,
+}
+
+/// Seed 001's gate formulas, as review presets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Preset {
+    /// Every dimension, no human gate.
+    CodeReview,
+    /// Security, resilience and correctness, and a human must approve.
+    SecurityAudit,
+    /// Correctness and security only.
+    QuickReview,
+    /// No dimensions, no human gate.
+    None,
+}
+
+/// The review policy in force: the preset's values with the explicit keys over them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReviewPolicy {
+    /// No command: no automated review (a human gate may still apply).
+    pub command: Option<String>,
+    /// One review run per dimension, in parallel; none: one run without a dimension.
+    pub dimensions: Vec<String>,
+    pub block_on: Vec<Priority>,
+    pub max_rounds: u32,
+    pub human: bool,
+    pub timeout: Duration,
+}
+
+/// The seven dimensions of the `code-review` preset.
+pub const ALL_DIMENSIONS: [&str; 7] = [
+    "correctness",
+    "security",
+    "resilience",
+    "performance",
+    "maintainability",
+    "tests",
+    "documentation",
+];
+
+impl ReviewConfig {
+    pub fn policy(&self) -> ReviewPolicy {
+        let (dimensions, human): (&[&str], bool) = match self.preset {
+            Some(Preset::CodeReview) => (&ALL_DIMENSIONS, false),
+            Some(Preset::SecurityAudit) => (&["security", "resilience", "correctness"], true),
+            Some(Preset::QuickReview) => (&["correctness", "security"], false),
+            Some(Preset::None) | None => (&[], false),
+        };
+        ReviewPolicy {
+            command: self.command.clone(),
+            dimensions: self
+                .dimensions
+                .clone()
+                .unwrap_or_else(|| dimensions.iter().map(|d| d.to_string()).collect()),
+            block_on: self
+                .block_on
+                .clone()
+                .unwrap_or_else(|| vec![Priority::P0, Priority::P1]),
+            max_rounds: self.max_rounds.unwrap_or(3),
+            human: self.human.unwrap_or(human),
+            timeout: self.timeout.unwrap_or(DEFAULT_TIMEOUT),
+        }
+    }
+
+    fn validate(&self) -> Result<(), String> {
+        if self.max_rounds == Some(0) {
+            return Err("review.max_rounds: must be at least 1".into());
+        }
+        if let Some(dimensions) = &self.dimensions {
+            if let Some(i) = dimensions.iter().position(|d| d.trim().is_empty()) {
+                return Err(format!("review.dimensions[{i}]: must not be empty"));
+            }
+            let mut seen = std::collections::HashSet::new();
+            if let Some(d) = dimensions.iter().find(|d| !seen.insert(d.as_str())) {
+                return Err(format!("review.dimensions: \"{d}\" is listed twice"));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// `[debugging]`: when the guidance changes and the escape tools unlock (seed 003).
@@ -135,6 +232,7 @@ impl Default for Config {
             remote: None,
             preflight: Vec::new(),
             debugging: Debugging::default(),
+            review: ReviewConfig::default(),
             test: TestConfig::default(),
         }
     }
@@ -166,6 +264,14 @@ fn positive<'de, D: Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
         return Err(serde::de::Error::custom("must be at least 1"));
     }
     Ok(n)
+}
+
+fn optional_duration<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+    duration(d).map(Some)
+}
+
+fn optional_non_empty<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    non_empty(d).map(Some)
 }
 
 fn duration<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
@@ -252,6 +358,7 @@ impl Config {
         let config: Config =
             toml::from_str(text).map_err(|e| err(e.to_string().trim_end().to_string()))?;
         config.debugging.validate().map_err(err)?;
+        config.review.validate().map_err(err)?;
         let mut seen = std::collections::HashSet::new();
         for (i, gate) in config.preflight.iter().enumerate() {
             if !seen.insert(gate.name.as_str()) {

@@ -13,9 +13,11 @@ use super::{Failure, Ui};
 use crate::exec;
 use crate::workflow::briefing::shell_quote;
 
-/// Run a whole PR cycle in a throwaway repository with a built-in scripted agent: plan,
-/// branch, RED (with analysis), GREEN, checkpoint, a failing submit and its fix, the next
-/// step. Shows each briefing and transition, then the audit log.
+/// Run a whole PR in a throwaway repository with a built-in scripted agent: plan, branch,
+/// RED with analysis, GREEN, checkpoints, debugging, a locked and then an unlocked scope
+/// reduction with a re-plan, an escalation a human answers, a code review round with a
+/// finding, the squash, the master plan, the merge, and the start of the next PR. Shows each
+/// briefing and transition, then the audit log.
 #[derive(Debug, Args)]
 pub struct DemoArgs {
     /// Build the demo repository here (a new or empty directory) and keep it.
@@ -45,6 +47,12 @@ name = \"tests\"
 command = \"sh tests/run_all.sh\"
 timeout = \"1m\"
 
+# The demo's reviewer is a small script (tools/review.sh); a real one would ask a model.
+[review]
+command = \"sh tools/review.sh\"
+dimensions = [\"correctness\", \"style\"]
+max_rounds = 2
+
 # Small thresholds, so the demo reaches the escape hatches quickly (defaults: 2 / 5 / 6 / 10).
 [debugging]
 hypothesize_max_attempts = 1
@@ -65,6 +73,25 @@ for t in tests/test_*.sh; do
 done
 echo \"all tests passed\"
 ";
+
+/// Reads the review context (JSON) on stdin and prints findings (JSON). It knows two rules:
+/// style wants every function to print with printf; correctness always notes the missing docs.
+const REVIEWER: &str = r#"#!/bin/sh
+# The demo's code reviewer. git orchestrate runs it once per dimension, the review context
+# as JSON on stdin ({pr, base, head, diff, dimension, round, ...}); it prints
+# {"findings": [{"priority", "file", "line", "issue", "suggestion"}]}.
+context=$(cat)
+case "$context" in
+  *'"dimension":"style"'*)
+    if printf '%s' "$context" | grep -q '+[a-z]*() { echo \$(('; then
+      echo '{"findings": [{"priority": "P1", "file": "lib/calc.sh", "issue": "a function prints with echo while add prints with printf: output formatting must be consistent", "suggestion": "print with printf as add does"}]}'
+    else
+      echo '{"findings": []}'
+    fi ;;
+  *)
+    echo '{"findings": [{"priority": "P3", "file": "lib/calc.sh", "issue": "sub and neg have no usage comment", "suggestion": "document them like add"}]}' ;;
+esac
+"#;
 
 const CALC_EMPTY: &str = "# calc: shell functions for arithmetic.\n";
 
@@ -155,6 +182,19 @@ const ESCALATION: &str = "# sub 5 3 keeps printing 0
 
 **Analysis:** every variant cancels out. I do not see which operand `neg` should take.
 ";
+
+const PLAN_2: &str = r#"{
+  "masterPlanPath": "docs/Plan_Doc/Active_Plan.md",
+  "prTitle": "feat: Multiply numbers",
+  "summary": "calc gains mul",
+  "verificationPlan": "tests/test_mul.sh passes under preflight",
+  "tasks": [
+    { "taskName": "mul", "status": "TODO", "tdd_steps": [
+      { "type": "RED", "description": "tests/test_mul.sh: mul 4 3 prints 12", "status": "TODO" },
+      { "type": "GREEN", "description": "implement mul in lib/calc.sh", "status": "TODO" } ] }
+  ]
+}
+"#;
 
 const PLAN: &str = r#"{
   "masterPlanPath": "docs/Plan_Doc/Active_Plan.md",
@@ -590,6 +630,95 @@ fn sub_story(d: &mut Demo) -> Result<(), Failure> {
         0,
     )?;
     d.agent("checkpoint", &["checkpoint"], None, 0)?;
+    Ok(())
+}
+
+/// Every step is DONE: the orchestrator reviews, the agent fixes a finding, the review passes,
+/// the agent squashes and updates the master plan, and the orchestrator merges.
+fn review_story(d: &mut Demo) -> Result<(), Failure> {
+    d.agent(
+        "next step (every step is DONE: the review runs)",
+        &["get-task"],
+        None,
+        0,
+    )?;
+    d.act("agent", "prints with printf in neg, as the finding asks")?;
+    d.write(
+        "lib/calc.sh",
+        &calc_with(
+            "neg() { printf '%d\\n' \"$((0 - $1))\"; }\nsub() { add \"$1\" \"$(neg \"$2\")\"; }\n",
+        ),
+    )?;
+    d.agent(
+        "submit the fix",
+        &submit_test("neg prints with printf", "sh tests/run_all.sh"),
+        None,
+        0,
+    )?;
+    d.agent("checkpoint", &["checkpoint"], None, 0)?;
+    d.agent("next step (review round 2)", &["get-task"], None, 0)?;
+
+    d.act(
+        "agent",
+        "squashes the branch into one commit, as instructed",
+    )?;
+    let base = d.git(&["merge-base", "main", "HEAD"])?;
+    d.git(&["reset", "--soft", base.trim()])?;
+    d.git(&["commit", "--quiet", "-m", "feat: Add and subtract numbers"])?;
+    d.agent(
+        "confirm the squash",
+        &["submit-work", "--summary", "squashed"],
+        None,
+        0,
+    )?;
+    d.agent("next step", &["get-task"], None, 0)?;
+
+    d.act(
+        "agent",
+        "marks PR 1 [DONE] in the master plan, with the squashed commit's hash",
+    )?;
+    let squashed = d.git(&["rev-parse", "--short=12", "HEAD"])?;
+    let plan_path = "docs/Plan_Doc/Active_Plan.md";
+    let updated = MASTER_PLAN.replace(
+        "## PR 1: feat: Add and subtract numbers",
+        &format!(
+            "## PR 1: feat: Add and subtract numbers [DONE] ({})",
+            squashed.trim()
+        ),
+    );
+    d.write(plan_path, &updated)?;
+    d.git(&[
+        "commit",
+        "--quiet",
+        "-m",
+        "docs: mark PR 1 done",
+        "--",
+        plan_path,
+    ])?;
+    d.agent(
+        "confirm the master plan update",
+        &["submit-work", "--summary", "master plan updated"],
+        None,
+        0,
+    )?;
+    d.agent(
+        "next step (the orchestrator merges)",
+        &["get-task"],
+        None,
+        0,
+    )?;
+    d.agent(
+        "submit the plan for PR 2",
+        &[
+            "submit-work",
+            "--summary",
+            "plan for PR 2: mul",
+            "--plan",
+            "-",
+        ],
+        Some(PLAN_2),
+        0,
+    )?;
     d.agent("next step", &["get-task"], None, 0)?;
     Ok(())
 }
@@ -597,9 +726,10 @@ fn sub_story(d: &mut Demo) -> Result<(), Failure> {
 fn script(d: &mut Demo) -> Result<(), Failure> {
     d.say(&format!(
         "git-orchestrate demo: a throwaway repository at {}\n\
-         A scripted agent drives the real `git orchestrate` binary through one PR: it plans, gets a\n\
-         branch, writes a RED test, analyses its failure, makes it GREEN, checkpoints, breaks the\n\
-         code in a REFACTOR (so you see DEBUGGING), fixes it, and moves on to the next task.",
+                  A scripted agent drives the real `git orchestrate` binary through one PR, from its plan to\n\
+         its merge: RED, GREEN and REFACTOR steps with checkpoints; debugging, a scope reduction and\n\
+         a re-plan; an escalation that a human answers; a code review round with a finding; the\n\
+         squash, the master-plan update and the merge; then the start of the next PR.",
         d.repo.display()
     ))?;
     d.act(
@@ -618,6 +748,7 @@ fn script(d: &mut Demo) -> Result<(), Failure> {
     d.write("docs/Plan_Doc/Active_Plan.md", MASTER_PLAN)?;
     d.write("tests/run_all.sh", RUN_ALL)?;
     d.write("lib/calc.sh", CALC_EMPTY)?;
+    d.write("tools/review.sh", REVIEWER)?;
     d.write(".orchestrate.toml", CONFIG)?;
     d.git(&["add", "--all"])?;
     d.git(&[
@@ -705,15 +836,14 @@ fn script(d: &mut Demo) -> Result<(), Failure> {
     d.agent("next step", &["get-task"], None, 0)?;
 
     sub_story(d)?;
+    review_story(d)?;
 
     d.human("where does the workflow stand? (read-only)", &["status"], 0)?;
     d.human("the plan", &["plan", "show"], 0)?;
     d.human("the audit log", &["log"], 0)?;
-    d.act("human", "looks at the PR branch")?;
-    let branch = d.git(&["log", "--oneline", "feat/add-and-subtract-numbers"])?;
-    d.say(&format!(
-        "$ git log --oneline feat/add-and-subtract-numbers\n{branch}"
-    ))?;
+    d.act("human", "looks at what landed on main")?;
+    let history = d.git(&["log", "--oneline", "--graph", "main"])?;
+    d.say(&format!("$ git log --oneline --graph main\n{history}"))?;
     d.say(
         "The workflow state, the plan and the full output of every run live in git, under\n\
          refs/orchestrator/workflows/main; the working tree holds only the project.",

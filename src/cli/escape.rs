@@ -97,9 +97,19 @@ pub fn resume(session: &Session, args: &ResumeArgs, ui: &mut Ui) -> Result<u8, F
     if ui.json {
         ui.json_object(json!({
             "state": done.state.status,
-            "resumed_from": done.from,
+                        "resumed_from": done.from,
             "guidance": done.guidance,
+            "merged": done.merged,
         }))?;
+        return Ok(0);
+    }
+    if let Some(branch) = &done.merged {
+        let text = format!(
+            "resumed: {branch} is merged and deleted; HALTED -> {}, and the agent's next \
+             `git orchestrate get-task` plans the next PR\n",
+            done.state.status
+        );
+        ui.text(&text)?;
         return Ok(0);
     }
     let mut text = format!(
@@ -113,5 +123,44 @@ pub fn resume(session: &Session, args: &ResumeArgs, ui: &mut Ui) -> Result<u8, F
         });
     }
     ui.text(&text)?;
+    Ok(0)
+}
+
+/// For humans: approve the PR at the review's human gate (`[review] human = true`).
+#[derive(Debug, Args)]
+pub struct ApproveArgs {}
+
+/// For humans: reject the PR at the review's human gate. The comment becomes a blocking
+/// finding: a new task for the agent, then another review round.
+#[derive(Debug, Args)]
+pub struct RejectArgs {
+    /// What must change.
+    #[arg(long, short = 'm', value_name = "TEXT")]
+    pub comment: String,
+}
+
+pub fn approve(session: &Session, _args: &ApproveArgs, ui: &mut Ui) -> Result<u8, Failure> {
+    let state = engine::approve(session)?;
+    if ui.json {
+        ui.json_object(json!({ "state": state.status }))?;
+    } else {
+        ui.text(&format!(
+            "approved: CODE_REVIEW -> {}; the agent's next `git orchestrate get-task` finalizes the PR\n",
+            state.status
+        ))?;
+    }
+    Ok(0)
+}
+
+pub fn reject(session: &Session, args: &RejectArgs, ui: &mut Ui) -> Result<u8, Failure> {
+    let state = engine::reject(session, &args.comment)?;
+    if ui.json {
+        ui.json_object(json!({ "state": state.status }))?;
+    } else {
+        ui.text(&format!(
+            "rejected: CODE_REVIEW -> {}; your comment is the agent's next task, and another review follows it\n",
+            state.status
+        ))?;
+    }
     Ok(0)
 }

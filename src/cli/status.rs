@@ -34,14 +34,21 @@ pub fn run(session: &Session, _args: &StatusArgs, ui: &mut Ui) -> Result<u8, Fai
             "branch": state.current_pr_branch,
             "head": head,
             "main_branch": state.main_branch,
-            "step": current,
+                        // The same step shape as get-task --json.
+            "step": current.map(|s| json!({
+                "id": s.id.to_string(), "task": s.task, "type": s.kind, "description": s.description,
+            })),
             "progress": plan.as_ref().map(|p| json!({"done": p.done, "total": p.total})),
             "pr_title": plan.as_ref().map(|p| p.title.clone()),
             "debug_attempt_counter": state.debug_attempt_counter,
             "pending": state.pending.as_ref().map(|p| p.kind()),
             "last_run": state.last_run,
                         "last_commit_hash": state.last_commit_hash,
-            "identical_failures": state.identical_failures,
+                        "identical_failures": state.identical_failures,
+            "review_round": state.review_round,
+            "last_review": state.last_review,
+            "verified_tree": state.verified_tree,
+            "final_commit": state.final_commit,
             "halt": state.halt,
             "replan": state.replan_context,
             "guidance": state.guidance,
@@ -116,6 +123,12 @@ pub fn run(session: &Session, _args: &StatusArgs, ui: &mut Ui) -> Result<u8, Fai
     if let Some(pending) = &state.pending {
         let what = match pending.kind() {
             "analysis" => "analysis of the last RED run (submit-work --analysis-decision)",
+            "approval" => {
+                "a human's answer to the review: git orchestrate approve | reject --comment TEXT"
+            }
+            "escalation" => {
+                "the agent's escalation: the review rounds are used up (git orchestrate escalate)"
+            }
             _ => "a checkpoint commit (git orchestrate checkpoint)",
         };
         lines.push(format!("pending   {what}"));
@@ -135,6 +148,19 @@ pub fn run(session: &Session, _args: &StatusArgs, ui: &mut Ui) -> Result<u8, Fai
     }
     if let Some(commit) = &state.last_commit_hash {
         lines.push(format!("checkpoint {}", &commit[..commit.len().min(12)]));
+    }
+    if let Some(review) = &state.last_review {
+        lines.push(if review.ran {
+            format!(
+                "review    round {}: {} finding(s), {} blocking",
+                review.round, review.findings, review.blocking
+            )
+        } else {
+            "review    no review command configured".to_string()
+        });
+    }
+    if let Some(commit) = &state.final_commit {
+        lines.push(format!("squashed  {}", &commit[..commit.len().min(12)]));
     }
     let gates = loaded.config.gate_names();
     lines.push(format!(

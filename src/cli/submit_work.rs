@@ -14,13 +14,14 @@ use crate::exec::tail_lines;
 use crate::workflow::{Decision, Expectation, Pending, Status, Verdict};
 
 /// Submit work for verification: a PR plan (--plan), a test run (--test-command), or your
-/// judgement of a NEEDS_ANALYSIS result (--analysis-decision). Never run tests to judge your
-/// work yourself; this runs them, then the preflight gates.
+/// judgement of a NEEDS_ANALYSIS result (--analysis-decision). With only --summary it confirms
+/// a finalization step (the squash, the master-plan commit), which is then checked. Never run
+/// tests to judge your work yourself; this runs them, then the preflight gates.
 ///
 /// Exit codes: 0 SUCCESS, 1 FAILURE, 3 NEEDS_ANALYSIS, 2 invalid input, 4 not accepted in
 /// this state, 5 repository or store problem.
 #[derive(Debug, Args)]
-#[command(group(ArgGroup::new("work").required(true).args(["test_command", "analysis_decision", "plan"])))]
+#[command(group(ArgGroup::new("work").args(["test_command", "analysis_decision", "plan"])))]
 pub struct SubmitWorkArgs {
     /// A brief summary of what you did and why; it is recorded in the workflow's history.
     #[arg(long, short)]
@@ -109,11 +110,7 @@ pub fn run(session: &Session, args: &SubmitWorkArgs, ui: &mut Ui) -> Result<u8, 
             DecisionArg::Success => Decision::Success,
             DecisionArg::Failure => Decision::Failure,
         }),
-        (None, None, None) => {
-            return Err(Failure::Command(CommandError::usage(
-                "submit-work needs one of --plan, --test-command or --analysis-decision",
-            )));
-        }
+        (None, None, None) => SubmitKind::Confirm,
     };
     let report = engine::submit(session, &args.summary, &kind)?;
     let code = match report.verdict {
@@ -196,7 +193,10 @@ fn next_action(report: &SubmitReport) -> String {
         (_, Status::CreatingBranch, _) => {
             "run `git orchestrate get-task`; it creates the PR branch and gives you the first step".into()
         }
-        (_, Status::Debugging, _) => "run `git orchestrate get-task` for the failing output and debugging guidance".into(),
+                (_, Status::Debugging, _) => "run `git orchestrate get-task` for the failing output and debugging guidance".into(),
+        (_, Status::AwaitingFinalization | Status::FinalizeComplete, Verdict::Failure) => {
+            "fix what is said above and submit again (`git orchestrate get-task` repeats the instructions)".into()
+        }
         _ => "run `git orchestrate get-task` for your next instruction".into(),
     }
 }

@@ -120,6 +120,8 @@ pub fn checkpoint(
             Event::CheckpointRecorded {
                 commit: commit.clone(),
                 subject: subject.clone(),
+                // Preflight passed for this tree, just now or at the last submit.
+                verified_tree: Some(tree.clone()),
             },
         )
         .map_err(EngineError::Rejected)?;

@@ -1,5 +1,5 @@
 //! The escape hatches of Nudge and Unlock (SPEC §6.3, §6.4): `request-scope-reduction` and
-//! `escalate`, each locked until enough attempts have failed, and the human's `resume`.
+//! `escalate`, each locked until enough attempts have failed.
 
 use super::get_task::{self, TaskReport};
 use super::{EngineError, Session};
@@ -76,47 +76,12 @@ pub fn escalate(session: &Session, report: &str) -> Result<EscalateReport, Engin
     })
 }
 
-/// What `resume` did.
-pub struct ResumeReport {
-    pub from: String,
-    pub state: State,
-    pub guidance: Option<String>,
-}
-
-/// `resume [--guidance]`: a human answers a halt; the workflow returns where it stopped.
-pub fn resume(session: &Session, guidance: Option<&str>) -> Result<ResumeReport, EngineError> {
-    let guidance = guidance
-        .map(str::trim)
-        .filter(|g| !g.is_empty())
-        .map(str::to_string);
-    session.with_retries(|| {
-        let snap = session.read_or_create()?;
-        workflow::check_resume(&snap.state).map_err(EngineError::Rejected)?;
-        let from = snap
-            .state
-            .halt
-            .as_ref()
-            .map(|h| h.message.clone())
-            .unwrap_or_default();
-        let t = workflow::transition(
-            &snap.state,
-            None,
-            Event::Resumed {
-                guidance: guidance.clone(),
-            },
-        )
-        .map_err(EngineError::Rejected)?;
-        session.commit(&snap, &t, None)?;
-        Ok(ResumeReport {
-            from,
-            state: t.state,
-            guidance: guidance.clone(),
-        })
-    })
-}
-
 /// The orchestrator only touches the working tree on the PR branch it created.
-fn require_pr_branch(session: &Session, state: &State, command: &str) -> Result<(), EngineError> {
+pub(super) fn require_pr_branch(
+    session: &Session,
+    state: &State,
+    command: &str,
+) -> Result<(), EngineError> {
     let Some(branch) = &state.current_pr_branch else {
         return Ok(());
     };

@@ -2,6 +2,8 @@
 //! plan, create the PR branch, record a checkpoint) and returns the briefing.
 
 use super::{EngineError, Session};
+use crate::exec::MergeOutcome;
+use crate::gates::review::{ReviewContext, run_review};
 use crate::store::{FoundCheckpoint, Snapshot, is_valid_branch_name};
 use crate::workflow::briefing::{self, Briefing};
 use crate::workflow::plan::PlanSummary;
@@ -90,15 +92,68 @@ fn attempt(session: &Session) -> Result<TaskReport, EngineError> {
                 Event::CheckpointRecorded {
                     commit: found.commit,
                     subject: found.subject,
+                    verified_tree: None,
                 }
             }
+            GetTaskStep::StartReview => Event::ReviewStarted {
+                max_rounds: session
+                    .load_config(Some(&snap.state))?
+                    .config
+                    .review
+                    .policy()
+                    .max_rounds,
+            },
+            GetTaskStep::RunReview { round } => {
+                let event = review(session, &snap, round)?;
+                done.push(match &event {
+                    Event::ReviewCompleted { record, .. } if !record.ran => {
+                        "no review command is configured, so nothing was reviewed automatically."
+                            .to_string()
+                    }
+                    Event::ReviewCompleted { record, .. } => format!(
+                        "ran code review round {round}: {} finding{}, {} blocking.",
+                        record.findings.len(),
+                        if record.findings.len() == 1 { "" } else { "s" },
+                        record.blocking().len()
+                    ),
+                    _ => format!("tried to run code review round {round}."),
+                });
+                event
+            }
+            GetTaskStep::StartMerge => Event::MergeStarted,
+            GetTaskStep::Merge { branch } => {
+                let event = merge(session, &snap, &branch)?;
+                if let Event::Merged { .. } = &event {
+                    let main = session.main_branch(Some(&snap.state))?;
+                    done.push(format!(
+                        "merged {branch} into {main} and deleted the branch."
+                    ));
+                }
+                if matches!(&event, Event::MergeBlocked { reason } if snap.state.last_error.as_deref() == Some(reason.as_str()))
+                {
+                    break;
+                }
+                event
+            }
         };
-        let blocked = matches!(event, Event::BranchBlocked { .. });
-        // None of get-task's own events completes a step: the full plan is not needed.
-        let t = workflow::transition(&snap.state, None, event).map_err(EngineError::Rejected)?;
+        // These leave the workflow where it is: report now rather than try again.
+        let stop = matches!(
+            event,
+            Event::BranchBlocked { .. }
+                | Event::ReviewFailed { .. }
+                | Event::MergeBlocked { .. }
+                | Event::MergeConflicted { .. }
+        );
+        let full_plan = if workflow::needs_full_plan(&event) {
+            session.store.plan(&snap)?
+        } else {
+            None
+        };
+        let t = workflow::transition(&snap.state, full_plan.as_ref(), event)
+            .map_err(EngineError::Rejected)?;
         session.commit(&snap, &t, None)?;
         snap = session.store.read()?.ok_or(EngineError::Conflict)?;
-        if blocked {
+        if stop {
             break;
         }
     }
@@ -146,7 +201,9 @@ fn report(
     if let Some(w) = session.branch_warning(&snap.state)? {
         warnings.push(w);
     }
-    let halted = snap.state.status == Status::Halted;
+    // Halted, or waiting for a human's approval: either way the agent has nothing to do.
+    let halted = snap.state.status == Status::Halted
+        || matches!(snap.state.pending, Some(Pending::Approval { .. }));
     let gates = loaded.config.gate_names();
     let output_log_command = session.store.output_log_command();
     let escalation = match snap.state.halt {
@@ -155,6 +212,8 @@ fn report(
     };
     let escalation_command = session.store.escalation_command();
     let plan_show_command = session.store.plan_show_command();
+    let review_show_command = session.store.review_show_command();
+    let main_branch = session.main_branch(Some(&snap.state))?;
     let briefing = briefing::brief(&briefing::Context {
         thresholds: loaded.config.debugging.thresholds(),
         guidance,
@@ -162,6 +221,8 @@ fn report(
             .as_deref()
             .map(|report| (escalation_command.as_str(), report)),
         plan_show_command: &plan_show_command,
+        review_show_command: &review_show_command,
+        main_branch: &main_branch,
         workflow: session.store.workflow(),
         state: &snap.state,
         plan: snap.summary.as_ref(),
@@ -279,4 +340,120 @@ fn prepare_branch(
         ))
     };
     Ok(steps().map_err(|e| e.to_string()))
+}
+
+/// Runs code review round `round` on the PR branch: the diff from where it left main to its
+/// tip, reviewed per dimension. A review that cannot run is an error event, never approval.
+fn review(session: &Session, snap: &Snapshot, round: u32) -> Result<Event, EngineError> {
+    let policy = session
+        .load_config(Some(&snap.state))?
+        .config
+        .review
+        .policy();
+    let main = session.main_branch(Some(&snap.state))?;
+    let Some(branch) = snap.state.current_pr_branch.clone() else {
+        return Ok(Event::ReviewFailed {
+            error: "the workflow has no PR branch to review".into(),
+        });
+    };
+    let Some(plan) = session.store.plan(snap)? else {
+        return Ok(Event::ReviewFailed {
+            error: "the workflow has no PR plan to review against".into(),
+        });
+    };
+    let git = &session.git;
+    let gathered = (|| -> Result<(String, String, String, bool), crate::exec::GitError> {
+        let head = git.rev_parse(&branch)?;
+        let base = git.merge_base(&main, &head)?;
+        let diff = git.diff(&base, &head)?;
+        let config_changed = git
+            .changed_files(&base, &head)?
+            .iter()
+            .any(|f| f == crate::config::FILE_NAME);
+        Ok((head, base, diff, config_changed))
+    })();
+    let (head, base, diff, config_changed) = match gathered {
+        Ok(found) => found,
+        Err(e) => {
+            return Ok(Event::ReviewFailed {
+                error: format!("could not gather the diff of {branch}: {e}"),
+            });
+        }
+    };
+    let context = ReviewContext {
+        plan: &plan,
+        branch: &branch,
+        main_branch: &main,
+        base: &base,
+        head: &head,
+        diff: &diff,
+        round,
+        config_changed,
+    };
+    Ok(
+        match run_review(&policy, &context, session.store.workdir()) {
+            Ok(record) => Event::ReviewCompleted {
+                record,
+                human: policy.human,
+            },
+            Err(error) => Event::ReviewFailed { error },
+        },
+    )
+}
+
+/// Merges the PR branch into main (SPEC §6.7). Safe to run again after a crash: a branch
+/// already merged and deleted counts as merged.
+fn merge(session: &Session, snap: &Snapshot, branch: &str) -> Result<Event, EngineError> {
+    let main = session.main_branch(Some(&snap.state))?;
+    let git = &session.git;
+    let blocked = |reason: String| Ok(Event::MergeBlocked { reason });
+    let changes = git.tracked_changes()?;
+    if !changes.trim().is_empty() {
+        return blocked(format!(
+            "the working tree has uncommitted changes to tracked files:\n{}\nCommit them, or put them aside with `git stash`.",
+            changes.trim_end()
+        ));
+    }
+    if !session.store.branch_exists(branch)? {
+        let merged = match &snap.state.final_commit {
+            Some(commit) => git.is_ancestor(commit, &main)?,
+            None => false,
+        };
+        return if merged {
+            Ok(Event::Merged {
+                branch: branch.to_string(),
+            })
+        } else {
+            blocked(format!(
+                "the branch {branch} is gone, and its squashed commit is not in {main}"
+            ))
+        };
+    }
+    if let Err(e) = git.checkout(&main) {
+        return blocked(e.to_string());
+    }
+    if let Some(remote) = session.load_config(Some(&snap.state))?.config.remote
+        && let Err(e) = git.pull_ff_only(&remote, &main)
+    {
+        return blocked(e.to_string());
+    }
+    match git.merge_no_ff(branch, session.store.identity().is_some()) {
+        Ok(MergeOutcome::Merged) => {}
+        Ok(MergeOutcome::Conflict(files)) => {
+            git.merge_abort()?;
+            return Ok(Event::MergeConflicted {
+                message: format!(
+                    "ERROR: Automated merge failed due to a conflict. Please resolve the conflict in branch '{branch}' \
+                     and merge it to {main} manually. Then run `git orchestrate resume`: it checks that the branch \
+                                          is merged, deletes it, and continues with the next PR. Conflicting files: {}.",
+                    files.join(", ")
+                ),
+            });
+        }
+        Err(e) => return blocked(e.to_string()),
+    }
+    git.delete_branch(branch)?;
+    Ok(Event::Merged {
+        branch: branch.to_string(),
+    })
 }

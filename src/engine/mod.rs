@@ -4,7 +4,9 @@
 
 mod checkpoint;
 mod escape;
+mod finalize;
 mod get_task;
+mod human;
 mod init;
 mod submit;
 
@@ -18,8 +20,9 @@ use crate::workflow::plan::Problem;
 use crate::workflow::{Effect, PlanChange, Rejection, State, Status, Transition};
 
 pub use checkpoint::{CheckpointReport, checkpoint};
-pub use escape::{EscalateReport, ResumeReport, escalate, request_scope_reduction, resume};
+pub use escape::{EscalateReport, escalate, request_scope_reduction};
 pub use get_task::{TaskReport, get_task};
+pub use human::{ResumeReport, approve, reject, resume};
 pub use init::{InitReport, init};
 pub use submit::{SubmitKind, SubmitReport, TestReport, submit};
 
@@ -120,6 +123,7 @@ impl Session {
                 plan: FileChange::Keep,
                 output_log: FileChange::Keep,
                 escalation: FileChange::Keep,
+                review: FileChange::Keep,
                 step: None,
                 summary: "workflow created",
             },
@@ -252,6 +256,11 @@ impl Session {
         t: &Transition,
         output: Option<&[u8]>,
     ) -> Result<(), EngineError> {
+        let review = t.effects.iter().find_map(|e| match e {
+            Effect::SaveReview(record) => Some(Some(record.to_json())),
+            Effect::DropReview => Some(None),
+            _ => None,
+        });
         self.store.write(
             Some(snapshot),
             &TransitionWrite {
@@ -273,6 +282,11 @@ impl Session {
                         _ => None,
                     })
                     .unwrap_or(FileChange::Keep),
+                review: match &review {
+                    Some(Some(bytes)) => FileChange::Set(bytes),
+                    Some(None) => FileChange::Remove,
+                    None => FileChange::Keep,
+                },
                 step: t.step.map(|s| s.to_string()),
                 summary: &t.summary,
             },

@@ -1,6 +1,7 @@
 //! `submit-work`: the verification gateway. Accepts a plan, runs the agent's test command and
 //! then preflight, or takes the agent's analysis, and stores the outcome.
 
+use super::finalize;
 use super::get_task::free_branch_name;
 use super::{EngineError, Session, io_error};
 use crate::exec::{self, RunOutput};
@@ -22,6 +23,8 @@ pub enum SubmitKind {
         expectation: Option<Expectation>,
     },
     Analysis(Decision),
+    /// Only a summary: confirms a finalization step (the squash, the master-plan commit).
+    Confirm,
 }
 
 pub struct TestReport {
@@ -64,6 +67,7 @@ fn attempt(
             expectation: *expectation,
         },
         SubmitKind::Analysis(d) => SubmitRequest::Analysis(*d),
+        SubmitKind::Confirm => SubmitRequest::Confirm,
     };
     let accepted = workflow::check_submit(&snap.state, snap.summary.as_ref(), request)
         .map_err(EngineError::Rejected)?;
@@ -114,7 +118,9 @@ fn attempt(
             let preflight = if expectation == Expectation::Pass && run.exit.success() {
                 let pre = gates::run_preflight(&config.preflight, workdir)
                     .map_err(io_error("run preflight"))?;
-                let verified_tree = if pre.passed() && !pre.is_empty() {
+                // Every passing run records the tree it verified: the squash is checked
+                // against it (SPEC §6.6), and a checkpoint of that tree needs no new preflight.
+                let verified_tree = if pre.passed() {
                     Some(session.git.worktree_tree(&session.store.index_path())?)
                 } else {
                     None
@@ -148,6 +154,16 @@ fn attempt(
                 preflight,
                 summary: summary.to_string(),
             })
+        }
+        (Accepted::Squash, SubmitKind::Confirm) => match finalize::verify_squash(session, &snap)? {
+            Ok(commit) => Event::Squashed { commit },
+            Err(reason) => return Ok(refused(snap.state, reason)),
+        },
+        (Accepted::MasterPlanUpdate, SubmitKind::Confirm) => {
+            match finalize::verify_master_plan(session, &snap)? {
+                Ok(commit) => Event::MasterPlanUpdated { commit },
+                Err(reason) => return Ok(refused(snap.state, reason)),
+            }
         }
         (Accepted::Analysis, SubmitKind::Analysis(decision)) => Event::AnalysisDecided {
             decision: *decision,
@@ -203,4 +219,17 @@ fn attempt(
             }),
         preflight: test_run.and_then(|(_, pre)| pre.map(|p| p.record())),
     })
+}
+
+/// A finalization check that failed: FAILURE with the reason, and the state unchanged.
+fn refused(state: State, reason: String) -> SubmitReport {
+    SubmitReport {
+        verdict: Verdict::Failure,
+        headline: reason,
+        state,
+        step: None,
+        output: Vec::new(),
+        test: None,
+        preflight: None,
+    }
 }

@@ -22,65 +22,123 @@ const DRAIN_GRACE: Duration = Duration::from_secs(2);
 #[derive(Clone, Debug)]
 pub struct RunOutput {
     pub exit: ExitRecord,
-    /// stdout and stderr interleaved as the command wrote them, byte for byte.
+    /// stdout and stderr interleaved as the command wrote them, byte for byte; only stdout
+    /// when [`ShellOptions::split_stderr`] was asked for.
     pub output: Vec<u8>,
+    /// stderr, when it was kept apart.
+    pub stderr: Vec<u8>,
     pub elapsed: Duration,
+}
+
+/// How to run a shell command beyond the defaults (stdin closed, streams together).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ShellOptions<'a> {
+    /// Fed to the command's stdin, which is then closed.
+    pub stdin: Option<&'a [u8]>,
+    /// Keep stderr apart, for commands whose stdout is data (reviewers print JSON).
+    pub split_stderr: bool,
 }
 
 /// Runs `command` with `sh -c` in `dir`. When it exits, anything it left running in its
 /// process group is killed too, so no stray process outlives the gate or holds its output.
 pub fn run_shell(command: &str, dir: &Path, timeout: Duration) -> std::io::Result<RunOutput> {
+    run_shell_with(command, dir, timeout, ShellOptions::default())
+}
+
+/// [`run_shell`] with stdin input and/or stderr kept apart.
+pub fn run_shell_with(
+    command: &str,
+    dir: &Path,
+    timeout: Duration,
+    options: ShellOptions,
+) -> std::io::Result<RunOutput> {
     use std::os::unix::process::CommandExt;
 
-    let (mut reader, writer) = std::io::pipe()?;
+    let (out_reader, out_writer) = std::io::pipe()?;
+    let (err_reader, err_writer) = if options.split_stderr {
+        let (r, w) = std::io::pipe()?;
+        (Some(r), w)
+    } else {
+        (None, out_writer.try_clone()?)
+    };
     let start = Instant::now();
-    let child = {
+    let mut child = {
         // POSIX puts sh at /bin/sh; naming it skips a PATH search on every run.
         let mut cmd = Command::new("/bin/sh");
         cmd.arg("-c")
             .arg(command)
             .current_dir(dir)
-            .stdin(Stdio::null())
-            .stdout(writer.try_clone()?)
-            .stderr(writer)
+            .stdin(if options.stdin.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
+            .stdout(out_writer)
+            .stderr(err_writer)
             .process_group(0);
-        // `cmd` holds our copies of the pipe's write end; dropping it at the end of this
-        // block leaves only the child's, so the reader sees EOF when the group is gone.
+        // `cmd` holds our copies of the pipes' write ends; dropping it at the end of this
+        // block leaves only the child's, so the readers see EOF when the group is gone.
         cmd.spawn()?
     };
     let pgid = child.id();
-
-    let captured = Arc::new(Mutex::new(Captured::default()));
-    let (done_tx, done_rx) = mpsc::channel();
-    {
-        let captured = Arc::clone(&captured);
+    if let (Some(input), Some(mut pipe)) = (options.stdin, child.stdin.take()) {
+        let input = input.to_vec();
+        // A separate writer: a command that prints before reading all its input must not
+        // deadlock against us.
         thread::spawn(move || {
-            let mut chunk = [0u8; 64 * 1024];
-            loop {
-                match reader.read(&mut chunk) {
-                    Ok(0) | Err(_) => break,
-                    Ok(n) => match captured.lock() {
-                        Ok(mut c) => c.push(&chunk[..n]),
-                        Err(_) => break,
-                    },
-                }
-            }
-            let _ = done_tx.send(());
+            use std::io::Write;
+            let _ = pipe.write_all(&input);
         });
     }
+    let stdout = spawn_reader(out_reader);
+    let stderr = err_reader.map(spawn_reader);
 
     let exit = wait_with_timeout(child, pgid, timeout)?;
     kill_group(pgid);
-    let _ = done_rx.recv_timeout(DRAIN_GRACE);
-    let output = match captured.lock() {
-        Ok(mut c) => c.take(),
-        Err(poisoned) => poisoned.into_inner().take(),
-    };
     Ok(RunOutput {
         exit,
-        output,
+        output: stdout.finish(),
+        stderr: stderr.map(Reader::finish).unwrap_or_default(),
         elapsed: start.elapsed(),
     })
+}
+
+/// A pipe drained on its own thread into a bounded buffer.
+struct Reader {
+    captured: Arc<Mutex<Captured>>,
+    done: mpsc::Receiver<()>,
+}
+
+fn spawn_reader(mut pipe: std::io::PipeReader) -> Reader {
+    let captured = Arc::new(Mutex::new(Captured::default()));
+    let (done_tx, done) = mpsc::channel();
+    let shared = Arc::clone(&captured);
+    thread::spawn(move || {
+        let mut chunk = [0u8; 64 * 1024];
+        loop {
+            match pipe.read(&mut chunk) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => match shared.lock() {
+                    Ok(mut c) => c.push(&chunk[..n]),
+                    Err(_) => break,
+                },
+            }
+        }
+        let _ = done_tx.send(());
+    });
+    Reader { captured, done }
+}
+
+impl Reader {
+    /// What was read, once the pipe closed (or, if a process outside the group keeps it
+    /// open, after a grace period).
+    fn finish(self) -> Vec<u8> {
+        let _ = self.done.recv_timeout(DRAIN_GRACE);
+        match self.captured.lock() {
+            Ok(mut c) => c.take(),
+            Err(poisoned) => poisoned.into_inner().take(),
+        }
+    }
 }
 
 fn wait_with_timeout(

@@ -161,18 +161,152 @@ impl Git {
             args.push("--allow-empty");
         }
         let (mut cmd, shown) = self.command(args);
-        if !has_identity {
-            for (key, value) in [
-                ("GIT_AUTHOR_NAME", crate::FALLBACK_NAME),
-                ("GIT_AUTHOR_EMAIL", crate::FALLBACK_EMAIL),
-                ("GIT_COMMITTER_NAME", crate::FALLBACK_NAME),
-                ("GIT_COMMITTER_EMAIL", crate::FALLBACK_EMAIL),
-            ] {
-                cmd.env(key, value);
-            }
-        }
+        with_identity(&mut cmd, has_identity);
         run(cmd, shown)?;
         Ok(self.run(["rev-parse", "HEAD"])?.trim().to_string())
+    }
+
+    /// The commit `rev` names.
+    pub fn rev_parse(&self, rev: &str) -> Result<String, GitError> {
+        Ok(self
+            .run([
+                "rev-parse",
+                "--verify",
+                "--quiet",
+                &format!("{rev}^{{commit}}"),
+            ])?
+            .trim()
+            .to_string())
+    }
+
+    /// The tree of commit `rev`.
+    pub fn tree_of(&self, rev: &str) -> Result<String, GitError> {
+        Ok(self
+            .run([
+                "rev-parse",
+                "--verify",
+                "--quiet",
+                &format!("{rev}^{{tree}}"),
+            ])?
+            .trim()
+            .to_string())
+    }
+
+    pub fn merge_base(&self, a: &str, b: &str) -> Result<String, GitError> {
+        Ok(self.run(["merge-base", a, b])?.trim().to_string())
+    }
+
+    /// How many commits `range` (`a..b`) holds.
+    pub fn count(&self, range: &str) -> Result<u64, GitError> {
+        let out = self.run(["rev-list", "--count", range])?;
+        out.trim().parse().map_err(|_| GitError {
+            command: format!("git rev-list --count {range}"),
+            status: Some(0),
+            stderr: format!("unexpected output {:?}", out.trim()),
+        })
+    }
+
+    pub fn subject(&self, rev: &str) -> Result<String, GitError> {
+        Ok(self
+            .run(["log", "-1", "--format=%s", rev])?
+            .trim_end()
+            .to_string())
+    }
+
+    pub fn parents(&self, rev: &str) -> Result<Vec<String>, GitError> {
+        let line = self.run(["rev-list", "--parents", "-n", "1", rev])?;
+        Ok(line
+            .split_whitespace()
+            .skip(1)
+            .map(str::to_string)
+            .collect())
+    }
+
+    /// The paths that differ between two commits.
+    pub fn changed_files(&self, a: &str, b: &str) -> Result<Vec<String>, GitError> {
+        Ok(self
+            .run(["diff", "--name-only", "--no-renames", a, b])?
+            .lines()
+            .map(str::to_string)
+            .collect())
+    }
+
+    /// The patch from `a` to `b`, as a reviewer reads it.
+    pub fn diff(&self, a: &str, b: &str) -> Result<String, GitError> {
+        self.run(["diff", "--no-color", "--no-ext-diff", a, b])
+    }
+
+    /// A file as committed in `rev`, or `None` when it is not there.
+    pub fn show(&self, rev: &str, path: &str) -> Result<Option<Vec<u8>>, GitError> {
+        let (cmd, shown) = self.command(["show", &format!("{rev}:{path}")]);
+        match run_bytes(cmd, shown) {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(e) if e.status == Some(128) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// True when `a` is an ancestor of (or equal to) `b`.
+    pub fn is_ancestor(&self, a: &str, b: &str) -> Result<bool, GitError> {
+        match self.run(["merge-base", "--is-ancestor", a, b]) {
+            Ok(_) => Ok(true),
+            Err(e) if e.status == Some(1) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// `git merge --no-ff --no-edit BRANCH` into the current branch.
+    pub fn merge_no_ff(&self, branch: &str, has_identity: bool) -> Result<MergeOutcome, GitError> {
+        let (mut cmd, shown) = self.command(["merge", "--no-ff", "--no-edit", "--quiet", branch]);
+        with_identity(&mut cmd, has_identity);
+        match run(cmd, shown) {
+            Ok(_) => Ok(MergeOutcome::Merged),
+            Err(e) => {
+                let conflicted = self.run(["ls-files", "--unmerged"])?;
+                if conflicted.trim().is_empty() {
+                    Err(e)
+                } else {
+                    let mut files: Vec<String> = conflicted
+                        .lines()
+                        .filter_map(|l| l.split('\t').nth(1).map(str::to_string))
+                        .collect();
+                    files.dedup();
+                    Ok(MergeOutcome::Conflict(files))
+                }
+            }
+        }
+    }
+
+    pub fn merge_abort(&self) -> Result<(), GitError> {
+        self.run(["merge", "--abort"]).map(drop)
+    }
+
+    /// `git branch -d`: refuses to delete a branch that is not merged.
+    pub fn delete_branch(&self, branch: &str) -> Result<(), GitError> {
+        self.run(["branch", "--quiet", "-d", branch]).map(drop)
+    }
+}
+
+/// What `git merge` did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MergeOutcome {
+    Merged,
+    /// It stopped with these files in conflict; the merge is still in progress.
+    Conflict(Vec<String>),
+}
+
+/// Without an identity configured, git commits as the fixed git-orchestrate identity
+/// instead of failing.
+fn with_identity(cmd: &mut Command, has_identity: bool) {
+    if !has_identity {
+        for (key, value) in [
+            ("GIT_AUTHOR_NAME", crate::FALLBACK_NAME),
+            ("GIT_AUTHOR_EMAIL", crate::FALLBACK_EMAIL),
+            ("GIT_COMMITTER_NAME", crate::FALLBACK_NAME),
+            ("GIT_COMMITTER_EMAIL", crate::FALLBACK_EMAIL),
+        ] {
+            cmd.env(key, value);
+        }
     }
 }
 
@@ -184,14 +318,18 @@ fn io_error(what: &str, e: std::io::Error) -> GitError {
     }
 }
 
-fn run(mut cmd: Command, shown: String) -> Result<String, GitError> {
+fn run(cmd: Command, shown: String) -> Result<String, GitError> {
+    run_bytes(cmd, shown).map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+}
+
+fn run_bytes(mut cmd: Command, shown: String) -> Result<Vec<u8>, GitError> {
     let out = cmd.output().map_err(|e| GitError {
         command: shown.clone(),
         status: None,
         stderr: e.to_string(),
     })?;
     if out.status.success() {
-        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+        Ok(out.stdout)
     } else {
         let mut said = String::from_utf8_lossy(&out.stderr).into_owned();
         if said.trim().is_empty() {

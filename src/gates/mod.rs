@@ -1,5 +1,8 @@
-//! Preflight (SPEC §7.1): the ordered `[[preflight]]` gates, consecutive gates sharing a
+//! The gates work must pass: preflight (SPEC §7.1), here, and the code review (SPEC §6.5), in
+//! [`review`]. Preflight runs the ordered `[[preflight]]` gates; consecutive gates sharing a
 //! `group` run in parallel, and the first failing gate (after its group finishes) stops the run.
+
+pub mod review;
 
 use std::path::Path;
 use std::thread;

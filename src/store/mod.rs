@@ -23,6 +23,7 @@ const STATE_FILE: &str = "state.json";
 const PLAN_FILE: &str = "pr.json";
 const OUTPUT_FILE: &str = "output.log";
 const ESCALATION_FILE: &str = "escalation.md";
+const REVIEW_FILE: &str = "review.json";
 
 use crate::{FALLBACK_EMAIL, FALLBACK_NAME};
 
@@ -106,6 +107,7 @@ pub struct TransitionWrite<'a> {
     pub plan: FileChange<'a, Plan>,
     pub output_log: FileChange<'a, [u8]>,
     pub escalation: FileChange<'a, [u8]>,
+    pub review: FileChange<'a, [u8]>,
     pub step: Option<String>,
     pub summary: &'a str,
 }
@@ -287,6 +289,11 @@ impl Store {
         format!("git show {}:{PLAN_FILE}", self.ref_name())
     }
 
+    /// A command that prints the last review's findings.
+    pub fn review_show_command(&self) -> String {
+        format!("git show {}:{REVIEW_FILE}", self.ref_name())
+    }
+
     /// A command that prints the escalation report.
     pub fn escalation_command(&self) -> String {
         format!("git show {}:{ESCALATION_FILE}", self.ref_name())
@@ -356,6 +363,7 @@ impl Store {
         for (name, change) in [
             (OUTPUT_FILE, write.output_log),
             (ESCALATION_FILE, write.escalation),
+            (REVIEW_FILE, write.review),
         ] {
             match change {
                 FileChange::Keep => {}
@@ -660,6 +668,7 @@ mod tests {
             plan: FileChange::Keep,
             output_log: FileChange::Keep,
             escalation: FileChange::Keep,
+            review: FileChange::Keep,
             step: Some("1.2".into()),
             summary: "FAILURE: `make` (exit 2)\n\nI tried",
         });

@@ -32,6 +32,10 @@ pub struct Context<'a> {
     pub escalation: Option<(&'a str, &'a str)>,
     /// A command that prints the active plan, for a re-plan to start from.
     pub plan_show_command: &'a str,
+    /// A command that prints the last review's findings.
+    pub review_show_command: &'a str,
+    /// The branch PRs start from and merge into.
+    pub main_branch: &'a str,
 }
 
 /// A briefing and the structured view of its step, for `--json`.
@@ -99,14 +103,21 @@ pub fn brief(ctx: &Context) -> Briefing {
                 }
                 (None, Some(step)) => tdd_step(&mut out, ctx, plan, step),
                 (_, None) => all_steps_done(&mut out),
+                // Approval and escalation only wait in CODE_REVIEW.
+                (Some(Pending::Approval { .. } | Pending::Escalation { .. }), Some(step)) => {
+                    tdd_step(&mut out, ctx, plan, step)
+                }
             }
         }
-        (status, _, _) => {
+        (Status::CodeReview, _, _) => code_review(&mut out, ctx),
+        (Status::AwaitingFinalization, Some(plan), _) => awaiting_finalization(&mut out, ctx, plan),
+        (Status::FinalizeComplete, Some(plan), _) => finalize_complete(&mut out, ctx, plan),
+        (Status::PlanUpdated | Status::MergingBranch, _, _) => merging(&mut out, ctx),
+        (status, None, _) => {
             let _ = writeln!(
                 out,
-                "This workflow is in state {status}, which this version of git-orchestrate ({}) does not \
-                 drive. Upgrade git-orchestrate, or ask a human to look at `git orchestrate status`.",
-                env!("CARGO_PKG_VERSION")
+                "State {status} needs an active PR plan, and there is none. A human has to look at \
+                 `git orchestrate status` and `git orchestrate log`."
             );
         }
     }
@@ -256,9 +267,15 @@ yet. Do not implement the behaviour in this step. Submit the test command with
 --expectation FAIL; you will then be asked to confirm that it failed for the intended reason."
                 .to_string()
         }
-        StepType::Green => format!(
+        StepType::Green if step.after_red => format!(
             "Write the least code that makes the failing test from the RED step pass. Submit the
 test command with --expectation PASS.
+{}",
+            gates_sentence(ctx.gates)
+        ),
+        StepType::Green => format!(
+            "Make the change this step describes, keeping every test passing. Submit the test
+command that proves it with --expectation PASS.
 {}",
             gates_sentence(ctx.gates)
         ),
@@ -530,9 +547,10 @@ fn halted(out: &mut String, ctx: &Context) {
         );
         return;
     };
+    let stop = if halt.message.ends_with('.') { "" } else { "." };
     let _ = writeln!(
         out,
-        "The workflow is HALTED and waits for a human: {}.",
+        "The workflow is HALTED and waits for a human: {}{stop}",
         halt.message
     );
     out.push_str(
@@ -574,6 +592,158 @@ which checks that the branch is merged, cleans up and moves on to the next PR.
     }
     for w in ctx.warnings {
         let _ = writeln!(out, "\nWARNING: {w}");
+    }
+}
+
+fn code_review(out: &mut String, ctx: &Context) {
+    let state = ctx.state;
+    match &state.pending {
+        Some(Pending::Approval { round }) => {
+            let reviewed = match &state.last_review {
+                Some(r) if r.ran => format!(
+                    "The automated review (round {round}) found no blocking issues ({} noted; {}).",
+                    r.findings, ctx.review_show_command
+                ),
+                _ => "No automated review is configured.".to_string(),
+            };
+            let _ = write!(
+                out,
+                "{reviewed} The PR now waits for a human's approval.
+
+For the agent: stop here. There is nothing to do until a human answers.
+
+For the human: look at the branch ({branch}), then answer:
+
+  git orchestrate approve
+  git orchestrate reject --comment \"<what must change>\"
+
+A rejection becomes a blocking finding: a new task for the agent, then another review.
+",
+                branch = state.current_pr_branch.as_deref().unwrap_or("?")
+            );
+        }
+        Some(Pending::Escalation { reason }) => {
+            let _ = write!(
+                out,
+                "The code review keeps finding blocking issues: {reason}.
+
+You have made numerous attempts and have been unable to solve the problem. Your new primary goal
+is to escalate for external help. You MUST generate a comprehensive markdown report detailing
+the problem, what you've tried, and any relevant error messages (the last review's findings:
+{review}). Then, you MUST run
+
+  git orchestrate escalate --report <file>      (or --report - with the report on stdin)
+
+with the full markdown report. The workflow then stops and waits for a human.
+",
+                review = ctx.review_show_command
+            );
+        }
+        _ => match &state.last_error {
+            Some(error) => {
+                let _ = write!(
+                    out,
+                    "The automated code review could not run, so the PR is NOT approved:
+{}
+
+Run `git orchestrate get-task` again to retry the review. If it fails the same way, stop and
+tell a human: the review command (review.command in {main}:.orchestrate.toml) needs fixing.
+",
+                    indent(error),
+                    main = ctx.main_branch
+                );
+            }
+            None => {
+                out.push_str("The code review runs with the next `git orchestrate get-task`.\n")
+            }
+        },
+    }
+}
+
+fn awaiting_finalization(out: &mut String, ctx: &Context, plan: &PlanSummary) {
+    let reviewed = match &ctx.state.last_review {
+        Some(r) if r.ran => format!(
+            "the code review passed (round {}: {} finding{} noted, none blocking; {})",
+            r.round,
+            r.findings,
+            if r.findings == 1 { "" } else { "s" },
+            ctx.review_show_command
+        ),
+        _ => "no automated review is configured".to_string(),
+    };
+    let _ = write!(
+        out,
+        "Every step is DONE and {reviewed}.
+
+Finalize the PR: squash all commits of this branch into one commit titled with the PR title.
+Commit everything you want in the PR first; then run exactly:
+
+  git reset --soft $(git merge-base {main} HEAD) && git commit -m {title}
+
+Then confirm. The orchestrator checks that the branch is exactly one commit over {main}, that
+its message is the PR title, and that its tree is the one that last passed verification (a
+squash may not bring in anything unverified):
+
+  git orchestrate submit-work --summary \"squashed\"
+",
+        main = ctx.main_branch,
+        title = shell_quote(&plan.title)
+    );
+}
+
+fn finalize_complete(out: &mut String, ctx: &Context, plan: &PlanSummary) {
+    let commit = ctx.state.final_commit.as_deref().unwrap_or("?");
+    let _ = write!(
+        out,
+        "The PR is squashed into commit {commit}.
+
+Update the master plan, {path}: mark the PR \"{title}\" as [DONE]
+and write the squashed commit's hash next to it:
+
+  {commit}
+
+Change nothing else, and commit only that file, as a second commit on the branch:
+
+  git add {path_arg} && git commit -m {message}
+
+Then confirm. The orchestrator checks that the commit changes only the master plan and that the
+file mentions the hash:
+
+  git orchestrate submit-work --summary \"master plan updated\"
+",
+        path = plan.master_plan_path,
+        path_arg = shell_quote(&plan.master_plan_path),
+        title = plan.title,
+        message = shell_quote(&format!(
+            "docs: mark \"{}\" done in the master plan",
+            plan.title
+        )),
+    );
+}
+
+fn merging(out: &mut String, ctx: &Context) {
+    let branch = ctx.state.current_pr_branch.as_deref().unwrap_or("?");
+    match &ctx.state.last_error {
+        Some(reason) => {
+            let _ = write!(
+                out,
+                "The merge of {branch} into {main} could not start:
+{}
+
+Resolve that (for example commit or stash the changes), then run `git orchestrate get-task`
+again; it retries the merge.
+",
+                indent(reason),
+                main = ctx.main_branch
+            );
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "The next `git orchestrate get-task` merges {branch} into {}.",
+                ctx.main_branch
+            );
+        }
     }
 }
 
@@ -639,6 +809,8 @@ mod tests {
             guidance: None,
             escalation: None,
             plan_show_command: "git show refs/orchestrator/workflows/main:pr.json",
+            review_show_command: "git show refs/orchestrator/workflows/main:review.json",
+            main_branch: "main",
         }
     }
 
@@ -830,10 +1002,13 @@ the orchestrator's state. Whenever you are unsure what to do, run `git orchestra
             {"type": "RED", "description": "test that sub(5, 3) is 2", "status": "TODO"}]}
         ]}"#;
 
+    /// The two-task plan with its first `done` steps DONE, in plan order.
     fn plan_at(done: usize) -> crate::workflow::plan::Plan {
         let mut plan = parse_plan(TWO_TASKS.as_bytes()).unwrap();
-        for s in 0..done {
-            plan.complete_step(StepId::new(0, s));
+        for _ in 0..done {
+            if let Some(id) = plan.current_step() {
+                plan.complete_step(id);
+            }
         }
         plan
     }
@@ -1025,6 +1200,95 @@ the orchestrator's state. Whenever you are unsure what to do, run `git orchestra
             message: "the agent escalated for external help after 10 failed attempts".into(),
             resume_to: Status::Debugging,
         });
+        let reviewed = |status: Status| {
+            let mut s = tdd_state();
+            s.status = status;
+            s.review_round = 1;
+            s.last_review = Some(crate::workflow::state::ReviewSummary {
+                round: 1,
+                ran: true,
+                findings: 2,
+                blocking: 0,
+            });
+            s
+        };
+        let mut approval = reviewed(Status::CodeReview);
+        approval.pending = Some(Pending::Approval { round: 1 });
+        assert_snapshot(
+            "code_review_approval",
+            &render(&approval, 4, Extras::default()),
+        );
+        let mut exhausted = reviewed(Status::CodeReview);
+        exhausted.pending = Some(Pending::Escalation {
+            reason:
+                "3 review rounds ended with blocking findings, the most review.max_rounds allows"
+                    .into(),
+        });
+        assert_snapshot(
+            "code_review_escalation",
+            &render(&exhausted, 4, Extras::default()),
+        );
+        let mut review_error = reviewed(Status::CodeReview);
+        review_error.last_error =
+            Some("the security review failed: `sh review.sh` ended with exit 2; it said:\nreview.sh: jq: not found".into());
+        assert_snapshot(
+            "code_review_error",
+            &render(&review_error, 4, Extras::default()),
+        );
+        assert_snapshot(
+            "awaiting_finalization",
+            &render(
+                &reviewed(Status::AwaitingFinalization),
+                4,
+                Extras::default(),
+            ),
+        );
+        let mut squashed = reviewed(Status::FinalizeComplete);
+        squashed.final_commit = Some("5d88a7584537662d385f2fcc39fd439fe6c13aee".into());
+        assert_snapshot(
+            "finalize_complete",
+            &render(&squashed, 4, Extras::default()),
+        );
+        let mut merge_blocked = reviewed(Status::MergingBranch);
+        merge_blocked.last_error = Some("`git checkout --quiet main` failed (exit 1):\nerror: Your local changes would be overwritten".into());
+        assert_snapshot(
+            "merging_blocked",
+            &render(&merge_blocked, 4, Extras::default()),
+        );
+        let mut conflict = reviewed(Status::Halted);
+        conflict.halt = Some(crate::workflow::state::Halt {
+            reason: HaltReason::MergeConflict,
+            message: "ERROR: Automated merge failed due to a conflict. Please resolve the conflict in branch 'feat/add-numbers' and merge it to main manually. Then run `git orchestrate resume`: it checks that the branch is merged, deletes it, and continues with the next PR. Conflicting files: src/lib.rs.".into(),
+            resume_to: Status::MergingBranch,
+        });
+        assert_snapshot(
+            "halted_merge_conflict",
+            &render(&conflict, 4, Extras::default()),
+        );
+        let mut with_feedback = plan_at(3);
+        with_feedback.tasks[1].status = crate::workflow::plan::TaskStatus::Done;
+        with_feedback.tasks[1].tdd_steps[0].status = crate::workflow::plan::StepStatus::Done;
+        with_feedback
+            .tasks
+            .push(crate::workflow::review::feedback_task(
+                1,
+                &[crate::workflow::review::Finding {
+                    priority: crate::workflow::review::Priority::P1,
+                    file: Some("src/lib.rs".into()),
+                    line: Some(12),
+                    issue: "add() panics on overflow".into(),
+                    suggestion: Some("use checked_add".into()),
+                    dimensions: vec!["correctness".into()],
+                    human: false,
+                }],
+            ));
+        let summary = with_feedback.summary();
+        let gates = vec!["tests".to_string()];
+        assert_snapshot(
+            "green_step_review_fix",
+            &brief(&ctx(&tdd, Some(&summary), &gates)).text,
+        );
+
         assert_snapshot(
             "halted_escalated",
             &render(

@@ -10,6 +10,7 @@ pub mod briefing;
 pub mod debugging;
 pub mod plan;
 pub mod replan;
+pub mod review;
 pub mod state;
 mod transition;
 

@@ -204,6 +204,8 @@ impl Plan {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PlanSummary {
     pub title: String,
+    #[serde(rename = "masterPlanPath")]
+    pub master_plan_path: String,
     pub tasks: usize,
     pub done: usize,
     pub total: usize,
@@ -219,6 +221,10 @@ pub struct StepSummary {
     #[serde(rename = "type")]
     pub kind: StepType,
     pub description: String,
+    /// The step before it in its task is a RED step (a GREEN step then makes that test pass;
+    /// otherwise, as for review feedback, it makes the change it describes).
+    #[serde(default)]
+    pub after_red: bool,
 }
 
 impl PlanSummary {
@@ -232,6 +238,7 @@ impl Plan {
         let (done, total) = self.progress();
         PlanSummary {
             title: self.pr_title.clone(),
+            master_plan_path: self.master_plan_path.clone(),
             tasks: self.tasks.len(),
             done,
             total,
@@ -242,11 +249,13 @@ impl Plan {
     pub fn step_summary(&self, id: StepId) -> Option<StepSummary> {
         let task = self.task(id)?;
         let step = self.step(id)?;
+        let after_red = id.step > 0 && task.tdd_steps[id.step - 1].kind == StepType::Red;
         Some(StepSummary {
             id,
             task: task.name.clone(),
             kind: step.kind,
             description: step.description.clone(),
+            after_red,
         })
     }
 }

@@ -91,6 +91,10 @@ pub enum Pending {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         preflight_key: Option<String>,
     },
+    /// The automated review passed; a human must `approve` or `reject`.
+    Approval { round: u32 },
+    /// The review rounds are used up; the agent must escalate (SPEC §6.5).
+    Escalation { reason: String },
 }
 
 impl Pending {
@@ -98,8 +102,21 @@ impl Pending {
         match self {
             Pending::Analysis { .. } => "analysis",
             Pending::Checkpoint { .. } => "checkpoint",
+            Pending::Approval { .. } => "approval",
+            Pending::Escalation { .. } => "escalation",
         }
     }
+}
+
+/// The outcome of the last code review, for `status` and the briefings (the findings are in
+/// `review.json`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReviewSummary {
+    pub round: u32,
+    /// False when no review command is configured.
+    pub ran: bool,
+    pub findings: usize,
+    pub blocking: usize,
 }
 
 /// How a command ended. Exactly one of the fields is set.
@@ -256,6 +273,15 @@ pub struct State {
     pub debug_attempt_counter: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_commit_hash: Option<String>,
+    /// The tree of the working tree when it last passed verification (test and preflight):
+    /// the squashed commit must have exactly this tree (SPEC §6.6).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verified_tree: Option<String>,
+    /// The PR's single squashed commit, once finalized.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub final_commit: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_review: Option<ReviewSummary>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub current_pr_branch: Option<String>,
     /// The branch PRs start from and merge into, fixed when the workflow is created so that
@@ -303,6 +329,9 @@ impl State {
             status: Status::Initializing,
             debug_attempt_counter: 0,
             last_commit_hash: None,
+            verified_tree: None,
+            final_commit: None,
+            last_review: None,
             current_pr_branch: None,
             main_branch,
             last_error: None,

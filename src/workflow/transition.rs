@@ -4,8 +4,9 @@
 
 use super::debugging::{Thresholds, same_failure};
 use super::plan::{Plan, PlanSummary, StepId, StepSummary, StepType};
+use super::review::{Finding, Priority, ReviewRecord, feedback_task};
 use super::state::{ExitRecord, LastRun, Pending, PreflightRecord, State, Status, Verdict};
-use super::state::{Halt, HaltReason, ReplanContext};
+use super::state::{Halt, HaltReason, ReplanContext, ReviewSummary};
 use super::{Decision, Expectation};
 
 /// Something that happened, observed by the engine and fed to [`transition`].
@@ -27,8 +28,13 @@ pub enum Event {
     TestRan(TestRun),
     /// The agent judged a NEEDS_ANALYSIS result.
     AnalysisDecided { decision: Decision, summary: String },
-    /// A checkpoint commit was found on the PR branch (or just made by `checkpoint`).
-    CheckpointRecorded { commit: String, subject: String },
+    /// A checkpoint commit was found on the PR branch (or just made by `checkpoint`, which
+    /// verified its tree).
+    CheckpointRecorded {
+        commit: String,
+        subject: String,
+        verified_tree: Option<String>,
+    },
     /// `request-scope-reduction`: the working tree was reset to HEAD; `untracked` files stayed.
     ScopeReduced {
         step: StepId,
@@ -43,6 +49,29 @@ pub enum Event {
     Resumed { guidance: Option<String> },
     /// `get-task` showed the human's guidance; it is shown once.
     GuidanceDelivered,
+    /// Every step is DONE: `get-task` starts the code review (SPEC §6.5), unless the rounds
+    /// are used up.
+    ReviewStarted { max_rounds: u32 },
+    /// The review ran, or there was nothing to run (no review command).
+    ReviewCompleted { record: ReviewRecord, human: bool },
+    /// A reviewer crashed, timed out or printed something unreadable: never an approval.
+    ReviewFailed { error: String },
+    /// A human approved the reviewed PR.
+    Approved,
+    /// A human rejected it; the comment becomes a blocking finding.
+    Rejected { comment: String },
+    /// The branch is one commit over main, with the verified tree.
+    Squashed { commit: String },
+    /// The master plan marks the PR DONE, in a second commit.
+    MasterPlanUpdated { commit: String },
+    /// PLAN_UPDATED → MERGING_BRANCH.
+    MergeStarted,
+    /// The branch is merged into main (by get-task, or by a human after a conflict) and gone.
+    Merged { branch: String },
+    /// The merge could not start: a dirty tree, a failed checkout or pull.
+    MergeBlocked { reason: String },
+    /// The merge conflicted and was aborted: a human has to merge.
+    MergeConflicted { message: String },
 }
 
 impl Event {
@@ -61,6 +90,17 @@ impl Event {
             Event::Escalated { .. } => "escalate",
             Event::Resumed { .. } => "resume",
             Event::GuidanceDelivered => "guidance",
+            Event::ReviewStarted { .. } => "review-start",
+            Event::ReviewCompleted { .. } => "review",
+            Event::ReviewFailed { .. } => "review-error",
+            Event::Approved => "approve",
+            Event::Rejected { .. } => "reject",
+            Event::Squashed { .. } => "squash",
+            Event::MasterPlanUpdated { .. } => "plan-update",
+            Event::MergeStarted => "merge-start",
+            Event::Merged { .. } => "merge",
+            Event::MergeBlocked { .. } => "merge-blocked",
+            Event::MergeConflicted { .. } => "merge-conflict",
         }
     }
 }
@@ -100,6 +140,10 @@ pub enum Effect {
     SaveEscalation(String),
     /// The halt is over: remove `escalation.md`.
     DropEscalation,
+    /// Store the review's record as `review.json`.
+    SaveReview(ReviewRecord),
+    /// The PR is merged: its `pr.json` and `review.json` go.
+    DropReview,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -192,6 +236,14 @@ pub enum GetTaskStep {
     Halted,
     /// A human's guidance waits to be shown, once.
     DeliverGuidance,
+    /// Every step is DONE: start the code review (SPEC §6.5).
+    StartReview,
+    /// Run the review of this round (or record that there is nothing to run).
+    RunReview { round: u32 },
+    /// PLAN_UPDATED: move on to the merge.
+    StartMerge,
+    /// Merge the PR branch into main.
+    Merge { branch: String },
 }
 
 pub fn get_task_step(state: &State, plan: Option<&PlanSummary>) -> GetTaskStep {
@@ -213,7 +265,22 @@ pub fn get_task_step(state: &State, plan: Option<&PlanSummary>) -> GetTaskStep {
             Some(Pending::Checkpoint { .. }) => GetTaskStep::LookForCheckpoint {
                 since: state.last_commit_hash.clone(),
             },
+            None if all_done && state.status == Status::ExecutingTdd => GetTaskStep::StartReview,
             _ => GetTaskStep::Brief,
+        },
+        Status::CodeReview => match &state.pending {
+            // Waiting for a human, or for the agent's escalation: nothing to run.
+            Some(_) => GetTaskStep::Brief,
+            None => GetTaskStep::RunReview {
+                round: state.review_round + 1,
+            },
+        },
+        Status::PlanUpdated => GetTaskStep::StartMerge,
+        Status::MergingBranch => match &state.current_pr_branch {
+            Some(branch) => GetTaskStep::Merge {
+                branch: branch.clone(),
+            },
+            None => GetTaskStep::Brief,
         },
         Status::Halted => GetTaskStep::Halted,
         _ => GetTaskStep::Brief,
@@ -224,8 +291,12 @@ pub fn get_task_step(state: &State, plan: Option<&PlanSummary>) -> GetTaskStep {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SubmitRequest {
     Plan,
-    Test { expectation: Option<Expectation> },
+    Test {
+        expectation: Option<Expectation>,
+    },
     Analysis(Decision),
+    /// No plan, test or analysis: "done", for the finalization steps.
+    Confirm,
 }
 
 /// What the engine should do for an accepted submit.
@@ -240,6 +311,10 @@ pub enum Accepted {
         expectation: Expectation,
     },
     Analysis,
+    /// AWAITING_FINALIZATION: verify the squash.
+    Squash,
+    /// FINALIZE_COMPLETE: verify the master-plan commit.
+    MasterPlanUpdate,
 }
 
 /// Decides whether `submit-work` is accepted in this state, before anything runs.
@@ -253,6 +328,18 @@ pub fn check_submit(
     match request {
         SubmitRequest::Plan if status == Status::Initializing => Ok(Accepted::Plan),
         SubmitRequest::Plan if status == Status::Replanning => Ok(Accepted::Replan),
+        SubmitRequest::Confirm => match status {
+            Status::AwaitingFinalization => Ok(Accepted::Squash),
+            Status::FinalizeComplete => Ok(Accepted::MasterPlanUpdate),
+            _ => Err(Rejection::wrong_state(
+                status,
+                format!(
+                    "submit-work without --plan, --test-command or --analysis-decision confirms a finalization \
+                     step; in state {status} there is none"
+                ),
+                GET_TASK_HINT,
+            )),
+        },
         SubmitRequest::Plan => Err(Rejection::wrong_state(
             status,
             match plan {
@@ -292,7 +379,8 @@ pub fn check_submit(
                         "Run `git orchestrate checkpoint`, then `git orchestrate get-task`.",
                     ));
                 }
-                None => {}
+                // Approval and escalation only wait in CODE_REVIEW, refused above.
+                Some(Pending::Approval { .. } | Pending::Escalation { .. }) | None => {}
             }
             let wanted = Expectation::for_step(step.kind);
             match expectation {
@@ -385,6 +473,8 @@ pub fn needs_full_plan(event: &Event) -> bool {
                 && run.preflight.as_ref().is_some_and(|p| p.record.passed)
         }
         Event::AnalysisDecided { decision, .. } => *decision == Decision::Success,
+        Event::ReviewCompleted { record, .. } => !record.blocking().is_empty(),
+        Event::Rejected { .. } => true,
         _ => false,
     }
 }
@@ -524,7 +614,14 @@ pub fn transition(
                 }
             }
         }
-        Event::CheckpointRecorded { commit, subject } => {
+        Event::CheckpointRecorded {
+            commit,
+            subject,
+            verified_tree,
+        } => {
+            if verified_tree.is_some() {
+                next.verified_tree = verified_tree;
+            }
             require(from, &[Status::ExecutingTdd, Status::Debugging], name)?;
             // A checkpoint nobody asked for (a human's) still moves `last_commit_hash`.
             let step = match &state.pending {
@@ -619,6 +716,11 @@ pub fn transition(
             next.halt = None;
             next.debug_attempt_counter = 0;
             next.identical_failures = 0;
+            if halt.resume_to == Status::CodeReview {
+                // The human answered an exhausted review: the rounds start again.
+                next.review_round = 0;
+                next.pending = None;
+            }
             let body = match &guidance {
                 Some(g) => format!(
                     "resumed after: {}\n\nGuidance from a human:\n{g}",
@@ -645,11 +747,197 @@ pub fn transition(
                 vec![],
             )
         }
+        Event::ReviewStarted { max_rounds } => {
+            require(from, &[Status::ExecutingTdd], name)?;
+            next.status = Status::CodeReview;
+            next.last_error = None;
+            let body = if state.review_round >= max_rounds {
+                let reason = format!(
+                    "{} review round{} ended with blocking findings, the most review.max_rounds allows",
+                    state.review_round,
+                    if state.review_round == 1 { "" } else { "s" }
+                );
+                next.pending = Some(Pending::Escalation {
+                    reason: reason.clone(),
+                });
+                format!("every step is DONE, but {reason}: the agent must escalate")
+            } else {
+                format!(
+                    "every step is DONE: code review round {}",
+                    state.review_round + 1
+                )
+            };
+            done(next, PlanChange::Keep, None, body, vec![])
+        }
+        Event::ReviewCompleted { record, human } => {
+            require(from, &[Status::CodeReview], name)?;
+            let blocking = record.blocking();
+            next.review_round = record.round;
+            next.last_error = None;
+            next.last_review = Some(ReviewSummary {
+                round: record.round,
+                ran: record.ran,
+                findings: record.findings.len(),
+                blocking: blocking.len(),
+            });
+            let effects = vec![Effect::SaveReview(record.clone())];
+            if !blocking.is_empty() {
+                let plan = plan.ok_or_else(|| missing_plan(from))?;
+                let mut new_plan = plan.clone();
+                new_plan.tasks.push(feedback_task(record.round, &blocking));
+                next.status = Status::ExecutingTdd;
+                let body = format!(
+                    "review round {}: {} blocking finding{} sent back as a new task\n\n{}",
+                    record.round,
+                    blocking.len(),
+                    if blocking.len() == 1 { "" } else { "s" },
+                    blocking
+                        .iter()
+                        .map(ToString::to_string)
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                );
+                return done(next, PlanChange::Replace(new_plan), None, body, effects);
+            }
+            let what = if record.ran {
+                format!(
+                    "review round {}: no blocking findings ({} noted)",
+                    record.round,
+                    record.findings.len()
+                )
+            } else {
+                "no review command is configured: nothing was reviewed automatically".to_string()
+            };
+            let body = if human {
+                next.pending = Some(Pending::Approval {
+                    round: record.round,
+                });
+                format!("{what}; waiting for a human's approval")
+            } else {
+                next.status = Status::AwaitingFinalization;
+                what
+            };
+            done(next, PlanChange::Keep, None, body, effects)
+        }
+        Event::ReviewFailed { error } => {
+            require(from, &[Status::CodeReview], name)?;
+            next.last_error = Some(error.clone());
+            done(
+                next,
+                PlanChange::Keep,
+                None,
+                format!("the review could not run: {error}"),
+                vec![],
+            )
+        }
+        Event::Approved => {
+            awaiting_approval(state)?;
+            next.pending = None;
+            next.status = Status::AwaitingFinalization;
+            done(
+                next,
+                PlanChange::Keep,
+                None,
+                "a human approved the PR".into(),
+                vec![],
+            )
+        }
+        Event::Rejected { comment } => {
+            awaiting_approval(state)?;
+            let plan = plan.ok_or_else(|| missing_plan(from))?;
+            let finding = Finding {
+                priority: Priority::P1,
+                file: None,
+                line: None,
+                issue: comment.clone(),
+                suggestion: None,
+                dimensions: Vec::new(),
+                human: true,
+            };
+            let mut new_plan = plan.clone();
+            new_plan
+                .tasks
+                .push(feedback_task(state.review_round, &[finding]));
+            next.pending = None;
+            next.status = Status::ExecutingTdd;
+            let body = format!("a human rejected the PR:\n{comment}");
+            done(next, PlanChange::Replace(new_plan), None, body, vec![])
+        }
+        Event::Squashed { commit } => {
+            require(from, &[Status::AwaitingFinalization], name)?;
+            next.status = Status::FinalizeComplete;
+            next.last_error = None;
+            next.final_commit = Some(commit.clone());
+            done(
+                next,
+                PlanChange::Keep,
+                None,
+                format!("squashed into {commit}"),
+                vec![],
+            )
+        }
+        Event::MasterPlanUpdated { commit } => {
+            require(from, &[Status::FinalizeComplete], name)?;
+            next.status = Status::PlanUpdated;
+            let body = format!("the master plan marks the PR done, in {commit}");
+            done(next, PlanChange::Keep, None, body, vec![])
+        }
+        Event::MergeStarted => {
+            require(from, &[Status::PlanUpdated], name)?;
+            next.status = Status::MergingBranch;
+            done(next, PlanChange::Keep, None, "merging".into(), vec![])
+        }
+        Event::Merged { branch } => {
+            let after_conflict = from == Status::Halted
+                && state
+                    .halt
+                    .as_ref()
+                    .is_some_and(|h| h.reason == HaltReason::MergeConflict);
+            if from != Status::MergingBranch && !after_conflict {
+                require(from, &[Status::MergingBranch], name)?;
+            }
+            let main = state.main_branch.clone();
+            let extra = std::mem::take(&mut next.extra);
+            next = State::new(main);
+            next.extra = extra;
+            let body = if after_conflict {
+                format!("{branch} was merged by a human after a conflict; the branch is cleaned up")
+            } else {
+                format!("merged {branch} and deleted it")
+            };
+            done(next, PlanChange::Drop, None, body, vec![Effect::DropReview])
+        }
+        Event::MergeBlocked { reason } => {
+            require(from, &[Status::MergingBranch], name)?;
+            next.last_error = Some(reason.clone());
+            done(next, PlanChange::Keep, None, reason, vec![])
+        }
+        Event::MergeConflicted { message } => {
+            require(from, &[Status::MergingBranch], name)?;
+            next.status = Status::Halted;
+            next.halt = Some(Halt {
+                reason: HaltReason::MergeConflict,
+                message: message.clone(),
+                resume_to: Status::MergingBranch,
+            });
+            done(next, PlanChange::Keep, None, message, vec![])
+        }
+    }
+}
+
+fn awaiting_approval(state: &State) -> Result<(), Rejection> {
+    match (&state.pending, state.status) {
+        (Some(Pending::Approval { .. }), Status::CodeReview) => Ok(()),
+        (_, status) => Err(Rejection::wrong_state(
+            status,
+            format!("nothing waits for a human's approval in state {status}"),
+            "`git orchestrate status` shows where the workflow stands.",
+        )),
     }
 }
 
 /// States an agent may escalate from, once unlocked.
-const ESCALATABLE: &[Status] = &[Status::Debugging, Status::Replanning];
+const ESCALATABLE: &[Status] = &[Status::Debugging, Status::Replanning, Status::CodeReview];
 
 /// Decides whether `request-scope-reduction` is unlocked (SPEC §6.3); returns the step
 /// whose task is to be re-planned.
@@ -698,6 +986,16 @@ pub fn check_escalate(state: &State, thresholds: &Thresholds) -> Result<(), Reje
             ),
             GET_TASK_HINT,
         ));
+    }
+    if status == Status::CodeReview {
+        return match state.pending {
+            Some(Pending::Escalation { .. }) => Ok(()),
+            _ => Err(Rejection::wrong_state(
+                status,
+                "escalate is locked in state CODE_REVIEW: it unlocks when the review rounds (review.max_rounds) are used up",
+                GET_TASK_HINT,
+            )),
+        };
     }
     let attempts = if status == Status::ExecutingTdd {
         0
@@ -828,6 +1126,9 @@ fn test_ran(
             let mut new_plan = plan.clone();
             new_plan.complete_step(step);
             leave_debugging(&mut next);
+            if pre.verified_tree.is_some() {
+                next.verified_tree.clone_from(&pre.verified_tree);
+            }
             next.pending = step_kind.needs_checkpoint().then(|| Pending::Checkpoint {
                 step,
                 step_type: step_kind,
@@ -1172,7 +1473,7 @@ mod tests {
              expect(Debugging, 3, Some("assertion failed: add missing"), None, Some(0), vec![Reply(Verdict::Failure)])),
             ("checkpoint recorded clears what was owed",
              with_pending(state(ExecutingTdd), checkpoint_pending(s12)), Some(plan_done(2)),
-             Event::CheckpointRecorded { commit: "abc".into(), subject: "checkpoint: 1.2".into() },
+             Event::CheckpointRecorded { commit: "abc".into(), subject: "checkpoint: 1.2".into(), verified_tree: None, },
              expect(ExecutingTdd, 0, None, None, Some(2), vec![])),
         ];
         for (name, before, plan, event, expected) in table {
@@ -1215,6 +1516,7 @@ mod tests {
             Event::CheckpointRecorded {
                 commit: "c0ffee".into(),
                 subject: "checkpoint: 1.2".into(),
+                verified_tree: None,
             },
         )
         .unwrap();
@@ -1232,7 +1534,7 @@ mod tests {
             (state(Initializing), None, run(StepId::new(0, 0), Fail, 1, None)),
             (state(CreatingBranch), Some(plan()), run(StepId::new(0, 0), Fail, 1, None)),
             (state(ExecutingTdd), Some(plan()), Event::AnalysisDecided { decision: Decision::Success, summary: "s".into() }),
-            (state(Initializing), None, Event::CheckpointRecorded { commit: "c".into(), subject: "s".into() }),
+            (state(Initializing), None, Event::CheckpointRecorded { commit: "c".into(), subject: "s".into(), verified_tree: None, }),
         ];
         for (before, plan, event) in table {
             let name = format!("{} in {}", event.name(), before.status);
@@ -1615,6 +1917,278 @@ mod tests {
         assert_eq!(
             r.message,
             "submit-work --test-command is not accepted in state REPLANNING: this state takes no test submissions"
+        );
+    }
+
+    fn record(round: u32, priorities: &[Priority]) -> ReviewRecord {
+        ReviewRecord {
+            round,
+            ran: true,
+            dimensions: vec!["correctness".into()],
+            block_on: vec![Priority::P0, Priority::P1],
+            findings: priorities
+                .iter()
+                .enumerate()
+                .map(|(i, p)| Finding {
+                    priority: *p,
+                    file: Some("src/lib.rs".into()),
+                    line: Some(i as u64 + 1),
+                    issue: format!("issue {i}"),
+                    suggestion: None,
+                    dimensions: vec!["correctness".into()],
+                    human: false,
+                })
+                .collect(),
+        }
+    }
+
+    fn in_review(round: u32) -> State {
+        let mut s = state(CodeReview);
+        s.review_round = round;
+        s
+    }
+
+    fn approval_pending() -> State {
+        let mut s = in_review(1);
+        s.pending = Some(Pending::Approval { round: 1 });
+        s
+    }
+
+    type ReviewCase = (
+        &'static str,
+        State,
+        Event,
+        Status,
+        Option<&'static str>,
+        usize,
+    );
+
+    /// Review, finalization and merge: the resulting state, what is pending, and how many
+    /// tasks the plan has afterwards (it starts with 1; feedback appends one).
+    #[test]
+    fn review_finalize_merge_transitions() {
+        let mut conflicted = state(Halted);
+        conflicted.halt = Some(Halt {
+            reason: HaltReason::MergeConflict,
+            message: "ERROR: Automated merge failed".into(),
+            resume_to: MergingBranch,
+        });
+        #[rustfmt::skip]
+        let table: Vec<ReviewCase> = vec![
+            ("all DONE: the review starts", state(ExecutingTdd), Event::ReviewStarted { max_rounds: 3 }, CodeReview, None, 1),
+            ("rounds used up: escalation owed", { let mut s = state(ExecutingTdd); s.review_round = 3; s },
+             Event::ReviewStarted { max_rounds: 3 }, CodeReview, Some("escalation"), 1),
+            ("blocking findings: a task is appended", in_review(0),
+             Event::ReviewCompleted { record: record(1, &[Priority::P1, Priority::P3]), human: false }, ExecutingTdd, None, 2),
+            ("no blocking findings", in_review(0),
+             Event::ReviewCompleted { record: record(1, &[Priority::P2, Priority::P3]), human: false }, AwaitingFinalization, None, 1),
+            ("no blocking findings, human gate", in_review(0),
+             Event::ReviewCompleted { record: record(1, &[]), human: true }, CodeReview, Some("approval"), 1),
+            ("review error: never an approval", in_review(0),
+             Event::ReviewFailed { error: "crashed".into() }, CodeReview, None, 1),
+            ("approved", approval_pending(), Event::Approved, AwaitingFinalization, None, 1),
+            ("rejected: the comment is a task", approval_pending(),
+             Event::Rejected { comment: "rename it".into() }, ExecutingTdd, None, 2),
+            ("squashed", state(AwaitingFinalization), Event::Squashed { commit: "c1".into() }, FinalizeComplete, None, 1),
+            ("master plan updated", state(FinalizeComplete), Event::MasterPlanUpdated { commit: "c2".into() }, PlanUpdated, None, 1),
+            ("merge starts", state(PlanUpdated), Event::MergeStarted, MergingBranch, None, 1),
+            ("merged", state(MergingBranch), Event::Merged { branch: "feat/x".into() }, Initializing, None, 0),
+            ("merged by a human after a conflict", conflicted, Event::Merged { branch: "feat/x".into() }, Initializing, None, 0),
+            ("merge blocked", state(MergingBranch), Event::MergeBlocked { reason: "dirty".into() }, MergingBranch, None, 1),
+            ("merge conflict halts", state(MergingBranch), Event::MergeConflicted { message: "ERROR: …".into() }, Halted, None, 1),
+        ];
+        for (name, before, event, to, pending, tasks) in table {
+            let all_done = plan_done(3);
+            let t = transition(&before, Some(&all_done), event.clone())
+                .unwrap_or_else(|r| panic!("{name}: {r:?}"));
+            let tasks_after = match &t.plan {
+                PlanChange::Keep => 1,
+                PlanChange::Replace(p) => p.tasks.len(),
+                PlanChange::Drop => 0,
+            };
+            assert_eq!(
+                (
+                    t.to(),
+                    t.state.pending.as_ref().map(Pending::kind),
+                    tasks_after
+                ),
+                (to, pending, tasks),
+                "{name}"
+            );
+            if !needs_full_plan(&event) {
+                assert_eq!(
+                    transition(&before, None, event),
+                    Ok(t),
+                    "{name}: without the full plan"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn what_review_and_merge_leave_behind() {
+        let t = transition(
+            &in_review(0),
+            Some(&plan_done(3)),
+            Event::ReviewCompleted {
+                record: record(1, &[Priority::P0, Priority::P2]),
+                human: false,
+            },
+        )
+        .unwrap();
+        let PlanChange::Replace(plan) = &t.plan else {
+            panic!("the plan grows")
+        };
+        assert_eq!(
+            plan.tasks[0],
+            plan_done(3).tasks[0],
+            "the earlier tasks are kept as they were"
+        );
+        let task = &plan.tasks[1];
+        assert_eq!(task.name, "Address code review feedback (round 1)");
+        assert_eq!(
+            task.tdd_steps.len(),
+            1,
+            "only the blocking finding becomes a step"
+        );
+        assert_eq!(
+            task.tdd_steps[0].description,
+            "Fix: [P0] src/lib.rs:1: issue 0"
+        );
+        assert_eq!(t.state.review_round, 1);
+        assert_eq!(
+            t.state.last_review,
+            Some(ReviewSummary {
+                round: 1,
+                ran: true,
+                findings: 2,
+                blocking: 1
+            })
+        );
+        assert!(matches!(t.effects.as_slice(), [Effect::SaveReview(r)] if r.round == 1));
+
+        let t = transition(
+            &approval_pending(),
+            Some(&plan_done(3)),
+            Event::Rejected {
+                comment: "no".into(),
+            },
+        )
+        .unwrap();
+        let PlanChange::Replace(plan) = &t.plan else {
+            panic!("the plan grows")
+        };
+        assert_eq!(
+            plan.tasks[1].tdd_steps[0].description,
+            "Fix: [P1] (from a human) no"
+        );
+
+        let mut merging = state(MergingBranch);
+        merging.final_commit = Some("c1".into());
+        merging.verified_tree = Some("t1".into());
+        merging.review_round = 2;
+        merging.extra.insert("future".into(), serde_json::json!(1));
+        let t = transition(
+            &merging,
+            None,
+            Event::Merged {
+                branch: "feat/add-numbers".into(),
+            },
+        )
+        .unwrap();
+        let mut fresh = State::new(Some("main".into()));
+        fresh.extra.insert("future".into(), serde_json::json!(1));
+        assert_eq!(t.state, fresh, "the next PR starts from a clean state");
+        assert_eq!(t.plan, PlanChange::Drop);
+        assert_eq!(t.effects, vec![Effect::DropReview]);
+
+        let t = transition(
+            &state(MergingBranch),
+            None,
+            Event::MergeConflicted {
+                message: "ERROR: x".into(),
+            },
+        )
+        .unwrap();
+        let halt = t.state.halt.unwrap();
+        assert_eq!(
+            (halt.reason, halt.resume_to, halt.message.as_str()),
+            (HaltReason::MergeConflict, MergingBranch, "ERROR: x")
+        );
+    }
+
+    #[test]
+    fn get_task_drives_review_and_merge() {
+        let done = plan_done(3).summary();
+        let mut exhausted = in_review(3);
+        exhausted.pending = Some(Pending::Escalation { reason: "r".into() });
+        #[rustfmt::skip]
+        let table: Vec<(&str, State, GetTaskStep)> = vec![
+            ("every step DONE", state(ExecutingTdd), GetTaskStep::StartReview),
+            ("in review", in_review(1), GetTaskStep::RunReview { round: 2 }),
+            ("waiting for approval", approval_pending(), GetTaskStep::Brief),
+            ("rounds used up", exhausted, GetTaskStep::Brief),
+            ("finalization is the agent's", state(AwaitingFinalization), GetTaskStep::Brief),
+            ("master plan is the agent's", state(FinalizeComplete), GetTaskStep::Brief),
+            ("plan updated", state(PlanUpdated), GetTaskStep::StartMerge),
+            ("merging", state(MergingBranch), GetTaskStep::Merge { branch: "feat/add-numbers".into() }),
+        ];
+        for (name, st, expected) in table {
+            assert_eq!(get_task_step(&st, Some(&done)), expected, "{name}");
+        }
+    }
+
+    #[test]
+    fn finalization_submits_and_the_review_escape() {
+        assert_eq!(
+            check_submit(&state(AwaitingFinalization), None, SubmitRequest::Confirm),
+            Ok(Accepted::Squash)
+        );
+        assert_eq!(
+            check_submit(&state(FinalizeComplete), None, SubmitRequest::Confirm),
+            Ok(Accepted::MasterPlanUpdate)
+        );
+        assert_eq!(
+            check_submit(&state(ExecutingTdd), None, SubmitRequest::Confirm)
+                .unwrap_err()
+                .message,
+            "submit-work without --plan, --test-command or --analysis-decision confirms a finalization step; in state EXECUTING_TDD there is none"
+        );
+        let t = Thresholds::default();
+        assert_eq!(
+            check_escalate(&in_review(1), &t).unwrap_err().message,
+            "escalate is locked in state CODE_REVIEW: it unlocks when the review rounds (review.max_rounds) are used up"
+        );
+        let mut exhausted = in_review(3);
+        exhausted.pending = Some(Pending::Escalation { reason: "r".into() });
+        assert_eq!(check_escalate(&exhausted, &t), Ok(()));
+        let halted = transition(
+            &exhausted,
+            None,
+            Event::Escalated {
+                report: "# r".into(),
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            halted.state.halt.as_ref().map(|h| h.resume_to),
+            Some(CodeReview)
+        );
+        let resumed = transition(
+            &halted.state,
+            None,
+            Event::Resumed {
+                guidance: Some("ok".into()),
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            (
+                resumed.to(),
+                resumed.state.review_round,
+                resumed.state.pending.clone()
+            ),
+            (CodeReview, 0, None)
         );
     }
 }

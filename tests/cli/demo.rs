@@ -47,7 +47,19 @@ escalate: DEBUGGING -> HALTED
 resume: HALTED -> DEBUGGING
 guidance: DEBUGGING -> DEBUGGING
 test: DEBUGGING -> EXECUTING_TDD
-checkpoint: EXECUTING_TDD -> EXECUTING_TDD";
+checkpoint: EXECUTING_TDD -> EXECUTING_TDD
+review-start: EXECUTING_TDD -> CODE_REVIEW
+review: CODE_REVIEW -> EXECUTING_TDD
+test: EXECUTING_TDD -> EXECUTING_TDD
+checkpoint: EXECUTING_TDD -> EXECUTING_TDD
+review-start: EXECUTING_TDD -> CODE_REVIEW
+review: CODE_REVIEW -> AWAITING_FINALIZATION
+squash: AWAITING_FINALIZATION -> FINALIZE_COMPLETE
+plan-update: FINALIZE_COMPLETE -> PLAN_UPDATED
+merge-start: PLAN_UPDATED -> MERGING_BRANCH
+merge: MERGING_BRANCH -> INITIALIZING
+plan: INITIALIZING -> CREATING_BRANCH
+branch: CREATING_BRANCH -> EXECUTING_TDD";
     let oldest_first: Vec<String> = audit.into_iter().rev().collect();
     assert_eq!(oldest_first.join("\n"), expected);
     let steps = j["steps"].as_array().unwrap();
@@ -59,10 +71,29 @@ checkpoint: EXECUTING_TDD -> EXECUTING_TDD";
             .collect()
     };
     // plan, RED, analysis, GREEN, broken REFACTOR, fix; sub: RED, analysis, two failures;
-    // re-plan; neg: RED, analysis, GREEN; sub again: RED, analysis, three failures, the fix.
+    // re-plan; neg: RED, analysis, GREEN; sub again: RED, analysis, three failures, the fix;
+    // the review's fix, the squash, the master plan, PR 2's plan.
     assert_eq!(
         exits("git orchestrate submit-work"),
-        vec![0, 3, 0, 0, 1, 0, 3, 0, 1, 1, 0, 3, 0, 0, 3, 0, 1, 1, 1, 0]
+        vec![
+            0, 3, 0, 0, 1, 0, 3, 0, 1, 1, 0, 3, 0, 0, 3, 0, 1, 1, 1, 0, 0, 0, 0, 0
+        ]
+    );
+    // The review found something in round 1 and passed in round 2.
+    let reviews: Vec<&str> = steps
+        .iter()
+        .filter_map(|s| s["stdout"].as_str())
+        .filter_map(|o| {
+            o.lines()
+                .find(|l| l.starts_with("Done for you: ran code review"))
+        })
+        .collect();
+    assert_eq!(
+        reviews,
+        vec![
+            "Done for you: ran code review round 1: 2 findings, 1 blocking.",
+            "Done for you: ran code review round 2: 1 finding, 0 blocking.",
+        ]
     );
     // The locked escape hatch, then the unlocked one; the escalation halts (10) until resumed.
     assert_eq!(exits("git orchestrate request-scope-reduction"), vec![4, 0]);
@@ -92,7 +123,25 @@ checkpoint: EXECUTING_TDD -> EXECUTING_TDD";
             .unwrap()
             .contains("FAIL: add 2 3 printed '', expected 5")
     );
-    // The demo repository holds the project only; the state is in refs.
+    // PR 1 is merged into main and marked DONE; PR 2 is under way on its own branch.
+    let git = |args: &[&str]| {
+        let mut full = vec!["-C", dir.to_str().unwrap()];
+        full.extend_from_slice(args);
+        scratch.git(&full)
+    };
+    assert_eq!(
+        git(&["branch", "--show-current"]),
+        "feat/multiply-numbers\n"
+    );
+    assert_eq!(
+        git(&["log", "--first-parent", "--format=%s", "main"]),
+        "Merge branch 'feat/add-and-subtract-numbers'\ncalc: project skeleton, master plan, orchestrator config\n"
+    );
+    let plan = std::fs::read_to_string(dir.join("docs/Plan_Doc/Active_Plan.md")).unwrap();
+    assert!(
+        plan.contains("## PR 1: feat: Add and subtract numbers [DONE] ("),
+        "{plan}"
+    );
     let calc = std::fs::read_to_string(dir.join("lib/calc.sh")).unwrap();
     assert!(
         calc.contains("sub() { add \"$1\" \"$(neg \"$2\")\"; }"),

@@ -124,6 +124,16 @@ fn commands_in_the_wrong_state_exit_4_and_name_the_state() {
             "error: checkpoint is not accepted in state INITIALIZING: there is no PR branch yet\n\
              hint: Run `git orchestrate get-task` for the current instruction.\n",
         ),
+        (
+            &["submit-work", "-s", "done"],
+            "error: submit-work without --plan, --test-command or --analysis-decision confirms a finalization step; in state INITIALIZING there is none\n\
+             hint: Run `git orchestrate get-task` for the current instruction.\n",
+        ),
+        (
+            &["approve"],
+            "error: nothing waits for a human's approval in state INITIALIZING\n\
+             hint: `git orchestrate status` shows where the workflow stands.\n",
+        ),
     ];
     for (args, stderr) in cases {
         let out = repo.run(args);
@@ -189,9 +199,9 @@ fn an_expectation_that_contradicts_the_step_is_refused() {
 #[test]
 fn usage_errors_exit_2() {
     let repo = TestRepo::new();
-    let out = repo.run(&["submit-work", "--summary", "x"]);
+    let out = repo.run(&["submit-work"]);
     out.expect(2);
-    assert!(out.stderr.contains("--test-command"), "{}", out.stderr);
+    assert!(out.stderr.contains("--summary"), "{}", out.stderr);
     let out = repo.run(&[
         "submit-work",
         "-s",
@@ -212,7 +222,7 @@ fn usage_errors_exit_2() {
         "MAYBE",
     ]);
     out.expect(2);
-    let out = repo.run(&["--json", "submit-work", "-s", "x"]);
+    let out = repo.run(&["--json", "submit-work", "--plan"]);
     out.expect(2);
     assert_eq!(out.json()["error"]["kind"], "usage");
     let out = repo.run(&["submit-work", "-s", "  ", "--test-command", "true"]);

@@ -10,6 +10,7 @@ mod escapes;
 mod json;
 mod lifecycle;
 mod race;
+mod review;
 mod support;
 
 /// Polls until process `pid` is gone (or a zombie awaiting its new parent), up to 5 s.

@@ -1,0 +1,134 @@
+//! What humans answer: `approve` and `reject` at the review's human gate (SPEC §6.5), and
+//! `resume` after a halt (SPEC §6.4, §6.7).
+
+use super::{EngineError, Session};
+use crate::workflow::state::HaltReason;
+use crate::workflow::{self, Event, Rejection, RejectionKind, State};
+
+/// What `resume` did.
+pub struct ResumeReport {
+    pub from: String,
+    pub state: State,
+    pub guidance: Option<String>,
+    /// After a merge conflict: the branch the human merged and that was cleaned up.
+    pub merged: Option<String>,
+}
+
+/// `resume [--guidance]`: back to where the workflow stopped. After a merge conflict it first
+/// checks that the human merged the branch, then cleans up and moves on to the next PR.
+pub fn resume(session: &Session, guidance: Option<&str>) -> Result<ResumeReport, EngineError> {
+    let guidance = guidance
+        .map(str::trim)
+        .filter(|g| !g.is_empty())
+        .map(str::to_string);
+    session.with_retries(|| {
+        let snap = session.read_or_create()?;
+        workflow::check_resume(&snap.state).map_err(EngineError::Rejected)?;
+        let halt = snap.state.halt.clone();
+        let from = halt.as_ref().map(|h| h.message.clone()).unwrap_or_default();
+        let (event, merged) = match halt.map(|h| h.reason) {
+            Some(HaltReason::MergeConflict) => {
+                let branch = merged_branch(session, &snap.state)?;
+                (
+                    Event::Merged {
+                        branch: branch.clone(),
+                    },
+                    Some(branch),
+                )
+            }
+            _ => (
+                Event::Resumed {
+                    guidance: guidance.clone(),
+                },
+                None,
+            ),
+        };
+        let t = workflow::transition(&snap.state, None, event).map_err(EngineError::Rejected)?;
+        session.commit(&snap, &t, None)?;
+        Ok(ResumeReport {
+            from,
+            state: t.state,
+            guidance: if merged.is_some() {
+                None
+            } else {
+                guidance.clone()
+            },
+            merged,
+        })
+    })
+}
+
+/// After a merge conflict: the branch must be merged into main now. Deletes it and returns
+/// its name; refuses (exit 4) while it is not merged.
+fn merged_branch(session: &Session, state: &State) -> Result<String, EngineError> {
+    let main = session.main_branch(Some(state))?;
+    let branch = state.current_pr_branch.clone().unwrap_or_default();
+    let git = &session.git;
+    let exists = !branch.is_empty() && session.store.branch_exists(&branch)?;
+    let tip = if exists {
+        Some(git.rev_parse(&branch)?)
+    } else {
+        state.final_commit.clone()
+    };
+    let merged = match &tip {
+        Some(tip) => git.is_ancestor(tip, &main)?,
+        None => false,
+    };
+    if !merged {
+        return Err(EngineError::Rejected(Rejection {
+            kind: RejectionKind::WrongState,
+            state: state.status,
+            message: format!(
+                "{branch} is not merged into {main} yet (state {})",
+                state.status
+            ),
+            hint: format!(
+                "Merge it yourself: `git checkout {main} && git merge --no-ff {branch}`, resolve the \
+                 conflicts and commit; then run `git orchestrate resume` again."
+            ),
+        }));
+    }
+    if exists {
+        if session.store.head_branch()?.as_deref() == Some(branch.as_str()) {
+            git.checkout(&main)?;
+        }
+        git.delete_branch(&branch)?;
+    }
+    Ok(branch)
+}
+
+/// `approve`: the human gate after a clean review.
+pub fn approve(session: &Session) -> Result<State, EngineError> {
+    answer(session, || Event::Approved)
+}
+
+/// `reject --comment`: the comment becomes a blocking finding and a new task.
+pub fn reject(session: &Session, comment: &str) -> Result<State, EngineError> {
+    if comment.trim().is_empty() {
+        return Err(EngineError::Rejected(Rejection {
+            kind: RejectionKind::InvalidInput,
+            state: session.read_or_create()?.state.status,
+            message: "the rejection needs a comment: it becomes the agent's next task".into(),
+            hint: "Say what must change: git orchestrate reject --comment \"...\"".into(),
+        }));
+    }
+    answer(session, || Event::Rejected {
+        comment: comment.trim().to_string(),
+    })
+}
+
+fn answer(session: &Session, event: impl Fn() -> Event) -> Result<State, EngineError> {
+    session.with_retries(|| {
+        let snap = session.read_or_create()?;
+        let event = event();
+        let full_plan = if workflow::needs_full_plan(&event) {
+            session.store.plan(&snap)?
+        } else {
+            None
+        };
+        let t = workflow::transition(&snap.state, full_plan.as_ref(), event)
+            .map_err(EngineError::Rejected)?;
+        session.commit(&snap, &t, None)?;
+        Ok(t.state)
+    })
+}

@@ -1,0 +1,137 @@
+//! The automated code review (SPEC §6.5): the review command once per dimension, in parallel,
+//! the review context on its stdin as JSON, its findings read from stdout and merged. A crash,
+//! a timeout or unreadable output is an error, never an approval.
+
+use std::path::Path;
+use std::thread;
+
+use serde_json::json;
+
+use crate::config::ReviewPolicy;
+use crate::exec::{self, ShellOptions};
+use crate::workflow::Plan;
+use crate::workflow::review::{ReviewRecord, aggregate, parse_findings};
+
+/// What the reviewers are told, besides their dimension.
+pub struct ReviewContext<'a> {
+    pub plan: &'a Plan,
+    pub branch: &'a str,
+    pub main_branch: &'a str,
+    pub base: &'a str,
+    pub head: &'a str,
+    pub diff: &'a str,
+    pub round: u32,
+    /// The PR changes `.orchestrate.toml`: the reviewer should look hard at that.
+    pub config_changed: bool,
+}
+
+/// Runs the review of `context.round`. With no review command configured, nothing runs and
+/// the record says so (`ran: false`).
+pub fn run_review(
+    policy: &ReviewPolicy,
+    context: &ReviewContext,
+    dir: &Path,
+) -> Result<ReviewRecord, String> {
+    let record = |findings| ReviewRecord {
+        round: context.round,
+        ran: policy.command.is_some(),
+        dimensions: policy.dimensions.clone(),
+        block_on: policy.block_on.clone(),
+        findings,
+    };
+    let Some(command) = &policy.command else {
+        return Ok(record(Vec::new()));
+    };
+    let dimensions: Vec<Option<&str>> = if policy.dimensions.is_empty() {
+        vec![None]
+    } else {
+        policy.dimensions.iter().map(|d| Some(d.as_str())).collect()
+    };
+    let results: Vec<Result<Vec<_>, String>> = thread::scope(|scope| {
+        let runs: Vec<_> = dimensions
+            .iter()
+            .map(|dimension| {
+                scope.spawn(move || review_one(command, policy, context, *dimension, dir))
+            })
+            .collect();
+        runs.into_iter()
+            .map(|run| {
+                run.join()
+                    .unwrap_or_else(|_| Err("a reviewer thread panicked".to_string()))
+            })
+            .collect()
+    });
+    let mut findings = Vec::new();
+    let mut errors = Vec::new();
+    for result in results {
+        match result {
+            Ok(found) => findings.extend(found),
+            Err(e) => errors.push(e),
+        }
+    }
+    if errors.is_empty() {
+        Ok(record(aggregate(findings)))
+    } else {
+        Err(errors.join("\n"))
+    }
+}
+
+fn review_one(
+    command: &str,
+    policy: &ReviewPolicy,
+    context: &ReviewContext,
+    dimension: Option<&str>,
+    dir: &Path,
+) -> Result<Vec<crate::workflow::review::Finding>, String> {
+    let input = json!({
+        "pr": context.plan,
+        "branch": context.branch,
+        "main_branch": context.main_branch,
+        "base": context.base,
+        "head": context.head,
+        "diff": context.diff,
+        "dimension": dimension,
+        "round": context.round,
+        "config_changed": context.config_changed,
+    })
+    .to_string();
+    let which = dimension.map_or_else(
+        || "the review command".to_string(),
+        |d| format!("the {d} review"),
+    );
+    let run = exec::run_shell_with(
+        command,
+        dir,
+        policy.timeout,
+        ShellOptions {
+            stdin: Some(input.as_bytes()),
+            split_stderr: true,
+        },
+    )
+    .map_err(|e| format!("{which} could not start `{command}`: {e}"))?;
+    let said = |bytes: &[u8]| {
+        let tail = exec::tail_lines(bytes, 20);
+        if tail.trim().is_empty() {
+            String::new()
+        } else {
+            format!("; it said:\n{}", tail.trim_end())
+        }
+    };
+    if !run.exit.success() {
+        return Err(format!(
+            "{which} failed: `{command}` ended with {}{}",
+            run.exit,
+            said(if run.stderr.is_empty() {
+                &run.output
+            } else {
+                &run.stderr
+            })
+        ));
+    }
+    parse_findings(&run.output, dimension).map_err(|why| {
+        format!(
+            "{which} printed something that is not a review: {why}{}",
+            said(&run.output)
+        )
+    })
+}

@@ -1,0 +1,557 @@
+//! Review, finalization and merge end to end (SPEC §6.5–§6.7), with real review scripts, real
+//! squashes and real merge conflicts.
+
+use pretty_assertions::assert_eq;
+
+use crate::support::{CONFIG, REF, TestRepo};
+
+/// One task: RED then GREEN, with the PR title `title`.
+fn one_task_plan(title: &str, file: &str) -> String {
+    format!(
+        r#"{{"masterPlanPath": "docs/plan.md", "prTitle": "{title}", "summary": "s", "verificationPlan": "v",
+            "tasks": [{{"taskName": "{file}", "status": "TODO", "tdd_steps": [
+              {{"type": "RED", "description": "test {file}", "status": "TODO"}},
+              {{"type": "GREEN", "description": "create {file}", "status": "TODO"}}]}}]}}"#
+    )
+}
+
+/// A repository whose review runs `review.sh` (committed on main) with `review` settings.
+fn repo_with_reviewer(script: &str, review: &str) -> TestRepo {
+    let repo = TestRepo::with_config(&format!(
+        "{CONFIG}\n[review]\ncommand = \"sh review.sh\"\n{review}"
+    ));
+    repo.write("review.sh", script);
+    repo.commit_all("reviewer");
+    repo
+}
+
+/// Plans the PR and does both steps, up to the checkpoint after GREEN.
+fn do_the_steps(repo: &TestRepo, title: &str, file: &str) {
+    repo.submit_plan(&one_task_plan(title, file)).expect(0);
+    repo.run(&["get-task"]).expect(0);
+    repo.submit_test(&format!("test -e {file}"), None).expect(3);
+    repo.run(&[
+        "submit-work",
+        "-s",
+        "missing",
+        "--analysis-decision",
+        "SUCCESS",
+    ])
+    .expect(0);
+    repo.write(file, &format!("{file} v1\n"));
+    repo.submit_test(&format!("test -e {file}"), None).expect(0);
+    repo.run(&["checkpoint"]).expect(0);
+}
+
+const FINDS_IN_ROUND_1: &str = r#"ctx=$(cat)
+case "$ctx" in
+  *'"round":1'*) echo '{"findings": [
+      {"priority": "P1", "file": "add.txt", "line": 1, "issue": "the content is a placeholder", "suggestion": "write the real thing"},
+      {"priority": "P3", "issue": "no changelog entry"}]}' ;;
+  *) echo '{"findings": [{"priority": "P3", "issue": "no changelog entry"}]}' ;;
+esac
+"#;
+
+#[test]
+fn blocking_findings_become_a_task_the_plan_is_kept_and_the_next_round_approves() {
+    let repo = repo_with_reviewer(FINDS_IN_ROUND_1, "");
+    do_the_steps(&repo, "feat: Add", "add.txt");
+    let plan_before = repo.git(&["show", &format!("{REF}:pr.json")]);
+
+    let brief = repo.run(&["get-task"]).expect(0).stdout.clone();
+    assert!(
+        brief.contains("Done for you: ran code review round 1: 2 findings, 1 blocking.\n"),
+        "{brief}"
+    );
+    assert!(
+        brief.contains(
+            "STEP 2.1 (GREEN) of task 2/2 \"Address code review feedback (round 1)\":\n  Fix: [P1] add.txt:1: the content is a placeholder (suggestion: write the real thing)\n"
+        ),
+        "{brief}"
+    );
+    // The plan is kept: the first task untouched, one task appended.
+    let before: serde_json::Value = serde_json::from_str(&plan_before).unwrap();
+    let after: serde_json::Value =
+        serde_json::from_str(&repo.git(&["show", &format!("{REF}:pr.json")])).unwrap();
+    assert_eq!(after["tasks"][0], before["tasks"][0]);
+    assert_eq!(after["tasks"].as_array().unwrap().len(), 2);
+    let review: serde_json::Value =
+        serde_json::from_str(&repo.git(&["show", &format!("{REF}:review.json")])).unwrap();
+    assert_eq!(review["round"], 1);
+    assert_eq!(review["findings"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        review["findings"][0]["priority"], "P1",
+        "sorted by priority"
+    );
+    assert_eq!(
+        repo.git(&["log", "-2", "--format=%s", REF]),
+        "review: CODE_REVIEW -> EXECUTING_TDD\nreview-start: EXECUTING_TDD -> CODE_REVIEW\n"
+    );
+
+    // The fix passes; the next get-task reviews again (round 2), which only notes a P3.
+    repo.write("add.txt", "the real thing\n");
+    repo.submit_test("test -e add.txt", None).expect(0);
+    repo.run(&["checkpoint"]).expect(0);
+    let brief = repo.run(&["get-task"]).expect(0).stdout.clone();
+    assert!(
+        brief.contains("Done for you: ran code review round 2: 1 finding, 0 blocking.\n"),
+        "{brief}"
+    );
+    assert!(
+        brief.starts_with("git-orchestrate · workflow main · AWAITING_FINALIZATION\n"),
+        "{brief}"
+    );
+    assert_eq!(
+        repo.state()["last_review"],
+        serde_json::json!({"round": 2, "ran": true, "findings": 1, "blocking": 0})
+    );
+}
+
+#[test]
+fn a_review_that_crashes_prints_garbage_or_hangs_is_an_error_never_an_approval() {
+    for (script, review, expected) in [
+        (
+            "cat >/dev/null; echo 'reviewer exploded' >&2; exit 3\n",
+            "",
+            "the review command failed: `sh review.sh` ended with exit 3; it said:\nreviewer exploded",
+        ),
+        (
+            "cat >/dev/null; echo 'LGTM, ship it'\n",
+            "",
+            "the review command printed something that is not a review: its output is not JSON",
+        ),
+        (
+            "cat >/dev/null; echo '{\"findings\": [{\"priority\": \"urgent\", \"issue\": \"x\"}]}'\n",
+            "",
+            "findings[0].priority: expected \"P0\", \"P1\", \"P2\" or \"P3\"",
+        ),
+        (
+            "cat >/dev/null; sleep 30; echo '{\"findings\": []}'\n",
+            "timeout = \"1s\"\n",
+            "the review command failed: `sh review.sh` ended with killed after the 1s timeout",
+        ),
+    ] {
+        let repo = repo_with_reviewer(script, review);
+        do_the_steps(&repo, "feat: Add", "add.txt");
+        let brief = repo.run(&["get-task"]).expect(0).stdout.clone();
+        assert!(
+            brief.contains("The automated code review could not run, so the PR is NOT approved:"),
+            "{brief}"
+        );
+        let state = repo.state();
+        let error = state["last_error"].as_str().unwrap_or_default();
+        assert!(
+            error.contains(expected),
+            "expected {expected:?} in:\n{error}"
+        );
+        assert_eq!(state["status"], "CODE_REVIEW", "{script}");
+        assert!(state.get("last_review").is_none(), "{state}");
+        // The next get-task retries; the error stays until the review runs.
+        repo.run(&["get-task"]).expect(0);
+        assert_eq!(repo.status(), "CODE_REVIEW");
+        assert_eq!(repo.submit_test("true", None).code, 4);
+    }
+}
+
+#[test]
+fn dimensions_are_reviewed_in_parallel_and_their_findings_merged() {
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let script = format!(
+        r#"ctx=$(cat)
+dim=$(printf '%s' "$ctx" | sed -n 's/.*"dimension":"\([a-z]*\)".*/\1/p')
+echo "start $dim" >> '{log}'
+sleep 1
+echo "end $dim" >> '{log}'
+echo "{{\"findings\": [{{\"priority\": \"P2\", \"file\": \"add.txt\", \"issue\": \"seen by every dimension\"}}, {{\"priority\": \"P3\", \"issue\": \"only $dim\"}}]}}"
+"#,
+        log = log.path().display()
+    );
+    let repo = repo_with_reviewer(&script, "dimensions = [\"correctness\", \"security\"]\n");
+    do_the_steps(&repo, "feat: Add", "add.txt");
+    repo.run(&["get-task"]).expect(0);
+    let lines: Vec<String> = std::fs::read_to_string(log.path())
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    assert_eq!(lines.len(), 4, "{lines:?}");
+    // Both started before either ended: they ran at the same time.
+    assert!(
+        lines[0].starts_with("start") && lines[1].starts_with("start"),
+        "{lines:?}"
+    );
+    let review: serde_json::Value =
+        serde_json::from_str(&repo.git(&["show", &format!("{REF}:review.json")])).unwrap();
+    let findings = review["findings"].as_array().unwrap();
+    assert_eq!(
+        findings.len(),
+        3,
+        "the shared finding is merged: {findings:?}"
+    );
+    assert_eq!(findings[0]["issue"], "seen by every dimension");
+    assert_eq!(
+        findings[0]["dimensions"],
+        serde_json::json!(["correctness", "security"])
+    );
+    assert_eq!(repo.status(), "AWAITING_FINALIZATION");
+}
+
+#[test]
+fn the_review_is_told_when_the_pr_changes_the_config() {
+    let seen = tempfile::NamedTempFile::new().unwrap();
+    let script = format!(
+        "ctx=$(cat)\ncase \"$ctx\" in *'\"config_changed\":true'*) echo changed > '{0}' ;; *) echo unchanged > '{0}' ;; esac\necho '{{\"findings\": []}}'\n",
+        seen.path().display()
+    );
+    let repo = repo_with_reviewer(&script, "");
+    repo.submit_plan(&one_task_plan("feat: Add", "add.txt"))
+        .expect(0);
+    repo.run(&["get-task"]).expect(0);
+    repo.submit_test("false", None).expect(3);
+    repo.run(&["submit-work", "-s", "ok", "--analysis-decision", "SUCCESS"])
+        .expect(0);
+    let config = std::fs::read_to_string(repo.path.join(".orchestrate.toml")).unwrap();
+    repo.write(
+        ".orchestrate.toml",
+        &config.replace("output_tail = 20", "output_tail = 30"),
+    );
+    repo.submit_test("true", None).expect(0);
+    repo.run(&["checkpoint"]).expect(0);
+    repo.run(&["get-task"]).expect(0);
+    assert_eq!(std::fs::read_to_string(seen.path()).unwrap(), "changed\n");
+}
+
+#[test]
+fn used_up_review_rounds_lead_to_escalation() {
+    let always = "cat >/dev/null; echo '{\"findings\": [{\"priority\": \"P0\", \"issue\": \"still wrong\"}]}'\n";
+    let repo = repo_with_reviewer(always, "max_rounds = 1\n");
+    do_the_steps(&repo, "feat: Add", "add.txt");
+    repo.run(&["get-task"]).expect(0);
+    let out = repo.run_with_stdin(&["escalate", "--report", "-"], "# help\n");
+    out.expect(4);
+    assert_eq!(repo.status(), "EXECUTING_TDD");
+    repo.submit_test("true", None).expect(0);
+    repo.run(&["checkpoint"]).expect(0);
+
+    let brief = repo.run(&["get-task"]).expect(0).stdout.clone();
+    assert!(
+        brief.contains("The code review keeps finding blocking issues: 1 review round ended with blocking findings, the most review.max_rounds allows."),
+        "{brief}"
+    );
+    assert!(
+        brief.contains("Your new primary goal\nis to escalate for external help."),
+        "{brief}"
+    );
+    assert_eq!(repo.state()["pending"]["kind"], "escalation");
+    repo.run_with_stdin(
+        &["escalate", "--report", "-"],
+        "# the review never passes\n",
+    )
+    .expect(10);
+    assert_eq!(repo.state()["halt"]["resume_to"], "CODE_REVIEW");
+    repo.run(&[
+        "resume",
+        "--guidance",
+        "the P0 is a false positive; I changed the reviewer",
+    ])
+    .expect(0);
+    assert_eq!(repo.status(), "CODE_REVIEW");
+    assert!(
+        repo.state().get("review_round").is_none(),
+        "the rounds start again"
+    );
+}
+
+#[test]
+fn the_human_gate_waits_for_approve_or_reject() {
+    let clean = "cat >/dev/null; echo '{\"findings\": []}'\n";
+    let repo = repo_with_reviewer(clean, "human = true\n");
+    do_the_steps(&repo, "feat: Add", "add.txt");
+    let out = repo.run(&["get-task"]);
+    out.expect(10);
+    assert!(
+        out.stdout
+            .contains("The PR now waits for a human's approval."),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(repo.state()["pending"]["kind"], "approval");
+    // The agent cannot approve its own work by submitting.
+    assert_eq!(repo.run(&["submit-work", "-s", "done"]).code, 4);
+
+    let out = repo.run(&["reject", "--comment", "name the file after the feature"]);
+    out.expect(0);
+    let brief = repo.run(&["get-task"]).expect(0).stdout.clone();
+    assert!(
+        brief.contains("Fix: [P1] (from a human) name the file after the feature"),
+        "{brief}"
+    );
+    repo.submit_test("true", None).expect(0);
+    repo.run(&["checkpoint"]).expect(0);
+    repo.run(&["get-task"]).expect(10);
+    repo.run(&["approve"]).expect(0);
+    assert_eq!(repo.status(), "AWAITING_FINALIZATION");
+    assert_eq!(
+        repo.run(&["approve"]).code,
+        4,
+        "nothing waits for approval any more"
+    );
+}
+
+/// A repository at AWAITING_FINALIZATION, with no review command.
+fn ready_to_squash() -> TestRepo {
+    let repo = TestRepo::new();
+    do_the_steps(&repo, "feat: Add", "add.txt");
+    let brief = repo.run(&["get-task"]).expect(0).stdout.clone();
+    assert!(
+        brief.contains(
+            "Done for you: no review command is configured, so nothing was reviewed automatically."
+        ),
+        "{brief}"
+    );
+    assert_eq!(repo.status(), "AWAITING_FINALIZATION");
+    repo
+}
+
+fn squash(repo: &TestRepo, title: &str) {
+    let base = repo.git(&["merge-base", "main", "HEAD"]);
+    repo.git(&["reset", "--soft", base.trim()]);
+    repo.git(&["commit", "--quiet", "-m", title]);
+}
+
+#[test]
+fn the_squash_check_wants_one_commit_the_title_and_the_verified_tree() {
+    let repo = ready_to_squash();
+    repo.git(&["commit", "--quiet", "--allow-empty", "-m", "one more"]);
+    let tip = repo.tip();
+    let out = repo.run(&["submit-work", "-s", "squashed"]);
+    out.expect(1);
+    assert!(
+        out.stdout
+            .starts_with("FAILURE: the branch has 2 commits over main; it must have exactly one."),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(repo.tip(), tip, "a failed check leaves the state unchanged");
+
+    squash(&repo, "wip");
+    let out = repo.run(&["submit-work", "-s", "squashed"]);
+    out.expect(1);
+    assert!(out.stdout.starts_with("FAILURE: the squashed commit is titled \"wip\"; it must be titled with the PR title, \"feat: Add\""), "{}", out.stdout);
+
+    // A squash that smuggles in an unverified change.
+    repo.write("sneaky.txt", "not verified\n");
+    repo.git(&["add", "sneaky.txt"]);
+    repo.git(&["commit", "--quiet", "--amend", "-m", "feat: Add"]);
+    let out = repo.run(&["submit-work", "-s", "squashed"]);
+    out.expect(1);
+    assert!(
+        out.stdout
+            .contains("is not the tree that last passed verification"),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(repo.tip(), tip);
+
+    repo.git(&["rm", "--quiet", "sneaky.txt"]);
+    repo.git(&["commit", "--quiet", "--amend", "-m", "feat: Add"]);
+    let out = repo.run(&["submit-work", "-s", "squashed"]);
+    out.expect(0);
+    let head = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
+    assert_eq!(repo.state()["final_commit"], head.as_str());
+    assert_eq!(repo.status(), "FINALIZE_COMPLETE");
+}
+
+#[test]
+fn the_master_plan_commit_must_change_only_the_plan_and_name_the_squash() {
+    let repo = ready_to_squash();
+    squash(&repo, "feat: Add");
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    let squashed = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
+    let brief = repo.run(&["get-task"]).expect(0).stdout.clone();
+    assert!(
+        brief.contains(&format!(
+            "and write the squashed commit's hash next to it:\n\n  {squashed}\n"
+        )),
+        "{brief}"
+    );
+
+    repo.write(
+        "docs/plan.md",
+        "# Plan\n## PR 1: feat: Add numbers [DONE]\n",
+    );
+    repo.write("other.txt", "x\n");
+    repo.commit_all("docs: plan");
+    let out = repo.run(&["submit-work", "-s", "updated"]);
+    out.expect(1);
+    assert!(out.stdout.contains("FAILURE: the commit changes docs/plan.md, other.txt; it must change only the master plan, docs/plan.md"), "{}", out.stdout);
+
+    repo.git(&["reset", "--quiet", "--hard", &squashed]);
+    repo.write(
+        "docs/plan.md",
+        "# Plan\n## PR 1: feat: Add numbers [DONE]\n",
+    );
+    repo.commit_all("docs: plan");
+    let out = repo.run(&["submit-work", "-s", "updated"]);
+    out.expect(1);
+    assert!(
+        out.stdout
+            .contains("docs/plan.md does not mention the squashed commit"),
+        "{}",
+        out.stdout
+    );
+
+    repo.write(
+        "docs/plan.md",
+        &format!(
+            "# Plan\n## PR 1: feat: Add numbers [DONE] {}\n",
+            &squashed[..7]
+        ),
+    );
+    repo.git(&["commit", "--quiet", "--amend", "-am", "docs: plan"]);
+    repo.run(&["submit-work", "-s", "updated"]).expect(0);
+    assert_eq!(repo.status(), "PLAN_UPDATED");
+}
+
+/// Finalizes and updates the master plan of the PR in progress, up to PLAN_UPDATED.
+fn finalize(repo: &TestRepo, title: &str, pr: &str) {
+    squash(repo, title);
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    let squashed = repo.git(&["rev-parse", "--short=12", "HEAD"]);
+    let plan = std::fs::read_to_string(repo.path.join("docs/plan.md")).unwrap();
+    let marked = plan.replace(
+        &format!("## {pr}\n"),
+        &format!("## {pr} [DONE] {}\n", squashed.trim()),
+    );
+    assert_ne!(plan, marked, "{pr} is in the master plan");
+    repo.write("docs/plan.md", &marked);
+    repo.commit_all(&format!("docs: {pr} done"));
+    repo.run(&["submit-work", "-s", "plan updated"]).expect(0);
+}
+
+#[test]
+fn a_merge_conflict_halts_leaves_main_clean_and_resume_takes_over_after_a_manual_merge() {
+    let repo = ready_to_squash();
+    finalize(&repo, "feat: Add", "PR 1: feat: Add numbers");
+    // Meanwhile main changed the same file.
+    let branch = repo.git(&["branch", "--show-current"]).trim().to_string();
+    repo.git(&["checkout", "--quiet", "main"]);
+    repo.write("add.txt", "main's own version\n");
+    repo.commit_all("main: add.txt");
+    repo.git(&["checkout", "--quiet", &branch]);
+
+    let out = repo.run(&["get-task"]);
+    out.expect(10);
+    assert!(
+        out.stdout.contains(&format!(
+            "ERROR: Automated merge failed due to a conflict. Please resolve the conflict in branch '{branch}' and merge it to main manually."
+        )),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(repo.state()["halt"]["reason"], "merge_conflict");
+    // main is clean: the merge was aborted.
+    assert_eq!(repo.git(&["branch", "--show-current"]).trim(), "main");
+    assert_eq!(repo.git(&["status", "--porcelain"]), "");
+    assert!(!repo.path.join(".git/MERGE_HEAD").exists());
+
+    let out = repo.run(&["resume"]);
+    out.expect(4);
+    assert!(
+        out.stderr.starts_with(&format!(
+            "error: {branch} is not merged into main yet (state HALTED)"
+        )),
+        "{}",
+        out.stderr
+    );
+
+    // The human merges by hand.
+    let (merged, _) = repo.git_try(&["merge", "--no-ff", "--no-edit", &branch]);
+    assert!(!merged, "the merge conflicts");
+    repo.write("add.txt", "both versions, reconciled\n");
+    repo.git(&["add", "add.txt"]);
+    repo.git(&["commit", "--quiet", "--no-edit"]);
+    let out = repo.run(&["resume"]);
+    out.expect(0);
+    assert!(
+        out.stdout.starts_with(&format!(
+            "resumed: {branch} is merged and deleted; HALTED -> INITIALIZING"
+        )),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(repo.status(), "INITIALIZING");
+    assert_eq!(repo.git(&["branch", "--list", &branch]), "");
+    let brief = repo.run(&["get-task"]).expect(0).stdout.clone();
+    assert!(
+        brief.contains("GOAL: plan the next pull request."),
+        "{brief}"
+    );
+}
+
+#[test]
+fn two_prs_in_a_row_from_one_master_plan_are_both_merged_with_every_transition_in_the_log() {
+    let repo = TestRepo::new();
+    repo.write(
+        "docs/plan.md",
+        "# Plan\n## PR 1: feat: Add\n## PR 2: feat: Sub\n",
+    );
+    repo.commit_all("master plan");
+    for (title, file, pr) in [
+        ("feat: Add", "add.txt", "PR 1: feat: Add"),
+        ("feat: Sub", "sub.txt", "PR 2: feat: Sub"),
+    ] {
+        do_the_steps(&repo, title, file);
+        repo.run(&["get-task"]).expect(0);
+        finalize(&repo, title, pr);
+        let brief = repo.run(&["get-task"]).expect(0).stdout.clone();
+        assert!(
+            brief.contains("GOAL: plan the next pull request."),
+            "{brief}"
+        );
+    }
+    assert_eq!(
+        repo.git(&["log", "--first-parent", "--format=%s", "main"]),
+        "Merge branch 'feat/sub'\nMerge branch 'feat/add'\nmaster plan\ninitial\n"
+    );
+    assert_eq!(
+        repo.git(&["log", "--format=%s", "main^2", "-2"]),
+        "docs: PR 2: feat: Sub done\nfeat: Sub\n"
+    );
+    assert_eq!(
+        repo.git(&["log", "--format=%s", "main~1^2", "-2"]),
+        "docs: PR 1: feat: Add done\nfeat: Add\n"
+    );
+    assert_eq!(repo.git(&["branch", "--format=%(refname:short)"]), "main\n");
+    let plan = std::fs::read_to_string(repo.path.join("docs/plan.md")).unwrap();
+    assert!(
+        plan.contains("## PR 1: feat: Add [DONE]") && plan.contains("## PR 2: feat: Sub [DONE]"),
+        "{plan}"
+    );
+
+    let one_pr = "plan: INITIALIZING -> CREATING_BRANCH
+branch: CREATING_BRANCH -> EXECUTING_TDD
+test: EXECUTING_TDD -> EXECUTING_TDD
+analysis: EXECUTING_TDD -> EXECUTING_TDD
+test: EXECUTING_TDD -> EXECUTING_TDD
+checkpoint: EXECUTING_TDD -> EXECUTING_TDD
+review-start: EXECUTING_TDD -> CODE_REVIEW
+review: CODE_REVIEW -> AWAITING_FINALIZATION
+squash: AWAITING_FINALIZATION -> FINALIZE_COMPLETE
+plan-update: FINALIZE_COMPLETE -> PLAN_UPDATED
+merge-start: PLAN_UPDATED -> MERGING_BRANCH
+merge: MERGING_BRANCH -> INITIALIZING";
+    let audit: Vec<String> = repo
+        .git(&["log", "--reverse", "--format=%s", REF])
+        .lines()
+        .map(str::to_string)
+        .collect();
+    assert_eq!(
+        audit.join("\n"),
+        format!("create: (none) -> INITIALIZING\n{one_pr}\n{one_pr}")
+    );
+    assert_eq!(
+        repo.state(),
+        serde_json::json!({"schema": 1, "status": "INITIALIZING", "main_branch": "main"})
+    );
+}
