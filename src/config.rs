@@ -422,6 +422,18 @@ master_plan = \"{DEFAULT_MASTER_PLAN}\"
 # Ordered gates, run after every passing PASS submit and on checkpoints.
 # Consecutive gates with the same `group` run in parallel.
 {gate}
+# Code review, run by get-task once every step is DONE. Without a command there
+# is no automated review. The command gets the review context as JSON on stdin and prints
+# {{\"findings\": [{{\"priority\": \"P0\"..\"P3\", \"file\", \"line\", \"issue\", \"suggestion\"}}]}}.
+# [review]
+# preset = \"code-review\"        # code-review | security-audit | quick-review | none
+# command = \"./tools/review.sh\"
+# dimensions = [\"correctness\", \"security\"]   # one run per dimension, in parallel
+# block_on = [\"P0\", \"P1\"]          # findings of these priorities send the work back
+# max_rounds = 3                  # then the agent must escalate
+# human = false                   # true: a human approves or rejects after the review
+# timeout = \"10m\"
+
 # Debugging: guidance tiers and when the escape tools unlock (these are the defaults).
 [debugging]
 hypothesize_max_attempts = 2        # attempts 1-2: hypothesize and fix
@@ -560,5 +572,79 @@ output_tail = 50
                 .preflight
                 .is_empty()
         );
+        // The commented [review] example is valid once uncommented.
+        let uncommented: String = text
+            .lines()
+            .map(|l| match l.strip_prefix("# ") {
+                Some(rest) if rest.starts_with('[') || rest.contains(" = ") => rest,
+                _ => l,
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        let config = parse(&uncommented).unwrap();
+        assert_eq!(
+            config.review.policy().command.as_deref(),
+            Some("./tools/review.sh")
+        );
+        assert_eq!(
+            config.review.policy().dimensions,
+            vec!["correctness", "security"]
+        );
+    }
+
+    #[test]
+    fn review_presets_and_the_keys_that_override_them() {
+        let policy = |text: &str| parse(text).unwrap().review.policy();
+        let none = policy("");
+        assert_eq!(
+            (
+                none.command,
+                none.dimensions.len(),
+                none.human,
+                none.max_rounds
+            ),
+            (None, 0, false, 3)
+        );
+        assert_eq!(none.block_on, vec![Priority::P0, Priority::P1]);
+        assert_eq!(none.timeout, DEFAULT_TIMEOUT);
+        let code = policy("[review]\npreset = \"code-review\"\n");
+        assert_eq!(code.dimensions, ALL_DIMENSIONS.to_vec());
+        assert!(!code.human);
+        let audit = policy("[review]\npreset = \"security-audit\"\n");
+        assert_eq!(
+            audit.dimensions,
+            vec!["security", "resilience", "correctness"]
+        );
+        assert!(audit.human);
+        let quick = policy("[review]\npreset = \"quick-review\"\n");
+        assert_eq!(quick.dimensions, vec!["correctness", "security"]);
+        let overridden = policy(
+            "[review]\npreset = \"security-audit\"\nhuman = false\ndimensions = [\"security\"]\n\
+             block_on = [\"P0\"]\nmax_rounds = 5\ntimeout = \"2m\"\ncommand = \"review\"\n",
+        );
+        assert_eq!(overridden.dimensions, vec!["security"]);
+        assert!(!overridden.human, "an explicit key beats the preset");
+        assert_eq!(
+            (overridden.block_on, overridden.max_rounds),
+            (vec![Priority::P0], 5)
+        );
+        assert_eq!(overridden.timeout, Duration::from_secs(120));
+        assert_eq!(overridden.command.as_deref(), Some("review"));
+    }
+
+    #[test]
+    fn bad_review_settings_are_errors() {
+        let err = |text: &str| parse(text).unwrap_err();
+        assert!(err("[review]\npreset = \"thorough\"\n").contains("unknown variant `thorough`"));
+        assert!(err("[review]\nblock_on = [\"P9\"]\n").contains("unknown variant `P9`"));
+        assert!(
+            err("[review]\nmax_rounds = 0\n").ends_with("review.max_rounds: must be at least 1")
+        );
+        assert!(
+            err("[review]\ndimensions = [\"a\", \"a\"]\n")
+                .ends_with("review.dimensions: \"a\" is listed twice")
+        );
+        assert!(err("[review]\ncommand = \"\"\n").contains("must not be empty"));
+        assert!(err("[review]\nreviewers = 2\n").contains("unknown field `reviewers`"));
     }
 }

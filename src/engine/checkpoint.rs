@@ -4,7 +4,7 @@
 use super::{EngineError, Session, io_error};
 use crate::gates;
 use crate::workflow::state::PreflightRecord;
-use crate::workflow::{self, Event, Pending, Rejection, RejectionKind, State, Status, StepId};
+use crate::workflow::{Event, Pending, Rejection, RejectionKind, State, Status, StepId};
 
 pub struct CheckpointReport {
     pub commit: String,
@@ -114,18 +114,15 @@ pub fn checkpoint(
 
     let state = session.with_retries(|| {
         let snap = session.store.read()?.ok_or(EngineError::Conflict)?;
-        let t = workflow::transition(
-            &snap.state,
-            None,
+        let t = session.apply(
+            &snap,
             Event::CheckpointRecorded {
                 commit: commit.clone(),
                 subject: subject.clone(),
                 // Preflight passed for this tree, just now or at the last submit.
                 verified_tree: Some(tree.clone()),
             },
-        )
-        .map_err(EngineError::Rejected)?;
-        session.commit(&snap, &t, None)?;
+        )?;
         Ok(t.state)
     })?;
     Ok(CheckpointReport {

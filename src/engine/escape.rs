@@ -22,17 +22,14 @@ pub fn request_scope_reduction(session: &Session) -> Result<TaskReport, EngineEr
         // a clean tree, and running the command again is harmless.
         session.git.reset_hard()?;
         let untracked = session.git.untracked_files()?;
-        let t = workflow::transition(
-            &snap.state,
-            None,
+        session.apply(
+            &snap,
             Event::ScopeReduced {
                 step: step.id,
                 original_task: step.task.clone(),
                 untracked,
             },
-        )
-        .map_err(EngineError::Rejected)?;
-        session.commit(&snap, &t, None)?;
+        )?;
         Ok(())
     })?;
     get_task::get_task(session)
@@ -60,15 +57,12 @@ pub fn escalate(session: &Session, report: &str) -> Result<EscalateReport, Engin
                     .into(),
             }));
         }
-        let t = workflow::transition(
-            &snap.state,
-            None,
+                let t = session.apply(
+            &snap,
             Event::Escalated {
                 report: report.to_string(),
             },
-        )
-        .map_err(EngineError::Rejected)?;
-        session.commit(&snap, &t, None)?;
+        )?;
         Ok(EscalateReport {
             report: report.to_string(),
             state: t.state,

@@ -144,14 +144,7 @@ fn attempt(session: &Session) -> Result<TaskReport, EngineError> {
                 | Event::MergeBlocked { .. }
                 | Event::MergeConflicted { .. }
         );
-        let full_plan = if workflow::needs_full_plan(&event) {
-            session.store.plan(&snap)?
-        } else {
-            None
-        };
-        let t = workflow::transition(&snap.state, full_plan.as_ref(), event)
-            .map_err(EngineError::Rejected)?;
-        session.commit(&snap, &t, None)?;
+        session.apply(&snap, event)?;
         snap = session.store.read()?.ok_or(EngineError::Conflict)?;
         if stop {
             break;

@@ -43,8 +43,7 @@ pub fn resume(session: &Session, guidance: Option<&str>) -> Result<ResumeReport,
                 None,
             ),
         };
-        let t = workflow::transition(&snap.state, None, event).map_err(EngineError::Rejected)?;
-        session.commit(&snap, &t, None)?;
+        let t = session.apply(&snap, event)?;
         Ok(ResumeReport {
             from,
             state: t.state,
@@ -120,15 +119,6 @@ pub fn reject(session: &Session, comment: &str) -> Result<State, EngineError> {
 fn answer(session: &Session, event: impl Fn() -> Event) -> Result<State, EngineError> {
     session.with_retries(|| {
         let snap = session.read_or_create()?;
-        let event = event();
-        let full_plan = if workflow::needs_full_plan(&event) {
-            session.store.plan(&snap)?
-        } else {
-            None
-        };
-        let t = workflow::transition(&snap.state, full_plan.as_ref(), event)
-            .map_err(EngineError::Rejected)?;
-        session.commit(&snap, &t, None)?;
-        Ok(t.state)
+        Ok(session.apply(&snap, event())?.state)
     })
 }

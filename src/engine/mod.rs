@@ -17,7 +17,7 @@ use crate::config::{self, Config, ConfigError, Origin};
 use crate::exec::{Git, GitError};
 use crate::store::{FileChange, Snapshot, Store, StoreError, TransitionWrite, WriteError};
 use crate::workflow::plan::Problem;
-use crate::workflow::{Effect, PlanChange, Rejection, State, Status, Transition};
+use crate::workflow::{self, Effect, Event, PlanChange, Rejection, State, Status, Transition};
 
 pub use checkpoint::{CheckpointReport, checkpoint};
 pub use escape::{EscalateReport, escalate, request_scope_reduction};
@@ -247,6 +247,25 @@ impl Session {
                 head.as_deref().unwrap_or("a detached commit")
             )
         }))
+    }
+
+    /// The transition `event` makes from `snapshot`, with the full plan parsed only when the
+    /// event needs it (it completes a step or adds a task).
+    pub fn transition(&self, snapshot: &Snapshot, event: Event) -> Result<Transition, EngineError> {
+        let full_plan = if workflow::needs_full_plan(&event) {
+            self.store.plan(snapshot)?
+        } else {
+            None
+        };
+        workflow::transition(&snapshot.state, full_plan.as_ref(), event)
+            .map_err(EngineError::Rejected)
+    }
+
+    /// The transition for `event`, stored: for events that save no run output.
+    pub fn apply(&self, snapshot: &Snapshot, event: Event) -> Result<Transition, EngineError> {
+        let t = self.transition(snapshot, event)?;
+        self.commit(snapshot, &t, None)?;
+        Ok(t)
     }
 
     /// Stores `t` on top of `snapshot`; `output` is the run output its `SaveOutput` effect names.

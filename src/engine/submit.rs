@@ -177,13 +177,7 @@ fn attempt(
             });
         }
     };
-    let full_plan = if workflow::needs_full_plan(&event) {
-        session.store.plan(&snap)?
-    } else {
-        None
-    };
-    let t = workflow::transition(&snap.state, full_plan.as_ref(), event)
-        .map_err(EngineError::Rejected)?;
+    let t = session.transition(&snap, event)?;
     let output: Option<&[u8]> = t.effects.iter().find_map(|e| match (e, &test_run) {
         (Effect::SaveOutput(OutputSource::Test), Some((run, _))) => Some(run.output.as_slice()),
         (Effect::SaveOutput(OutputSource::Gate(name)), Some((_, Some(pre)))) => pre

@@ -8,6 +8,8 @@
 pub mod branch_name;
 pub mod briefing;
 pub mod debugging;
+#[cfg(test)]
+mod diagram;
 pub mod plan;
 pub mod replan;
 pub mod review;

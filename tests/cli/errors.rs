@@ -315,47 +315,13 @@ fn a_bad_duration_is_an_error() {
 fn a_corrupt_state_is_a_clear_error_not_a_guess() {
     let repo = TestRepo::new();
     repo.run(&["init"]).expect(0);
-    let blob = {
-        use std::io::Write;
-        let mut child = repo
-            .command("git", ["hash-object", "-w", "--stdin"])
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(br#"{"schema": 1, "status": "PARTYING"}"#)
-            .unwrap();
-        String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap()
-    };
-    let tree = {
-        use std::io::Write;
-        let mut child = repo
-            .command("git", ["mktree"])
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(format!("100644 blob {}\tstate.json\n", blob.trim()).as_bytes())
-            .unwrap();
-        String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap()
-    };
-    let tip = repo.tip().unwrap();
-    let commit = repo.git(&["commit-tree", tree.trim(), "-p", &tip, "-m", "bad"]);
-    repo.git(&["update-ref", crate::support::REF, commit.trim()]);
+    let commit =
+        repo.write_workflow_commit(&[("state.json", br#"{"schema": 1, "status": "PARTYING"}"#)]);
     let out = repo.run(&["get-task"]);
     out.expect(5);
     assert!(
         out.stderr.starts_with(&format!(
-            "error: cannot read state.json of refs/orchestrator/workflows/main (commit {}): unknown variant `PARTYING`",
-            commit.trim()
+            "error: cannot read state.json of refs/orchestrator/workflows/main (commit {commit}): unknown variant `PARTYING`"
         )),
         "{}",
         out.stderr

@@ -221,52 +221,10 @@ fn a_stale_all_done_plan_is_dropped() {
     // a hand edit leaves it): written with git plumbing, as any tool could.
     let done_plan = PLAN.replace("\"TODO\"", "\"DONE\"");
     let state = r#"{"schema": 1, "status": "INITIALIZING", "main_branch": "main"}"#;
-    let blob = |content: &str| -> String {
-        let mut cmd = repo.command("git", ["hash-object", "-w", "--stdin"]);
-        let out = {
-            use std::io::Write;
-            let mut child = cmd
-                .stdin(std::process::Stdio::piped())
-                .stdout(std::process::Stdio::piped())
-                .spawn()
-                .unwrap();
-            child
-                .stdin
-                .take()
-                .unwrap()
-                .write_all(content.as_bytes())
-                .unwrap();
-            child.wait_with_output().unwrap()
-        };
-        String::from_utf8(out.stdout).unwrap().trim().to_string()
-    };
-    let tree_spec = format!(
-        "100644 blob {}\tpr.json\n100644 blob {}\tstate.json\n",
-        blob(&done_plan),
-        blob(state)
-    );
-    let tree = {
-        use std::io::Write;
-        let mut child = repo
-            .command("git", ["mktree"])
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(tree_spec.as_bytes())
-            .unwrap();
-        String::from_utf8(child.wait_with_output().unwrap().stdout)
-            .unwrap()
-            .trim()
-            .to_string()
-    };
-    let parent = repo.tip().unwrap();
-    let commit = repo.git(&["commit-tree", &tree, "-p", &parent, "-m", "left behind"]);
-    repo.git(&["update-ref", REF, commit.trim(), &parent]);
+    repo.write_workflow_commit(&[
+        ("pr.json", done_plan.as_bytes()),
+        ("state.json", state.as_bytes()),
+    ]);
 
     let out = repo.run(&["get-task"]).expect(0).stdout.clone();
     assert!(
@@ -379,53 +337,19 @@ fn an_ordinary_commit_is_not_a_checkpoint() {
 
 #[test]
 fn a_plan_edited_outside_the_orchestrator_is_read_afresh_not_from_a_stale_summary() {
-    use std::io::Write;
     let repo = TestRepo::at_green_step();
     // Mark step 1.2 DONE in pr.json by hand, keeping state.json (and its plan summary) as is.
     let mut plan: serde_json::Value =
         serde_json::from_str(&repo.git(&["show", &format!("{REF}:pr.json")])).unwrap();
     plan["tasks"][0]["tdd_steps"][1]["status"] = "DONE".into();
-    let hash = |bytes: &[u8]| {
-        let mut child = repo
-            .command("git", ["hash-object", "-w", "--stdin"])
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        child.stdin.take().unwrap().write_all(bytes).unwrap();
-        String::from_utf8(child.wait_with_output().unwrap().stdout)
-            .unwrap()
-            .trim()
-            .to_string()
-    };
-    let plan_blob = hash(serde_json::to_string_pretty(&plan).unwrap().as_bytes());
-    let state_blob = repo
-        .git(&["rev-parse", &format!("{REF}:state.json")])
-        .trim()
-        .to_string();
-    let tree = {
-        let mut child = repo
-            .command("git", ["mktree"])
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        let spec =
-            format!("100644 blob {plan_blob}\tpr.json\n100644 blob {state_blob}\tstate.json\n");
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(spec.as_bytes())
-            .unwrap();
-        String::from_utf8(child.wait_with_output().unwrap().stdout)
-            .unwrap()
-            .trim()
-            .to_string()
-    };
-    let tip = repo.tip().unwrap();
-    let commit = repo.git(&["commit-tree", &tree, "-p", &tip, "-m", "hand edit"]);
-    repo.git(&["update-ref", REF, commit.trim(), &tip]);
+    let state_json = repo.git(&["show", &format!("{REF}:state.json")]);
+    repo.write_workflow_commit(&[
+        (
+            "pr.json",
+            serde_json::to_string_pretty(&plan).unwrap().as_bytes(),
+        ),
+        ("state.json", state_json.as_bytes()),
+    ]);
 
     let json = repo.run(&["get-task", "--json"]).expect(0).json();
     assert_eq!(

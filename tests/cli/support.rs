@@ -301,6 +301,48 @@ impl TestRepo {
             .expect("count")
     }
 
+    /// Runs git with `input` on stdin, asserting success; returns stdout.
+    pub fn git_with_stdin(&self, args: &[&str], input: &[u8]) -> String {
+        use std::io::Write;
+        let mut child = self
+            .command("git", args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("spawn git");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(input)
+            .expect("write stdin");
+        let out = child.wait_with_output().expect("wait for git");
+        assert!(out.status.success(), "git {} failed", args.join(" "));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Puts a workflow commit with exactly `files` on top of the workflow ref, with plain git
+    /// plumbing: what an older version, another tool or a hand edit could leave behind.
+    pub fn write_workflow_commit(&self, files: &[(&str, &[u8])]) -> String {
+        let mut spec = String::new();
+        for (name, content) in files {
+            let blob = self.git_with_stdin(&["hash-object", "-w", "--stdin"], content);
+            spec.push_str(&format!("100644 blob {}\t{name}\n", blob.trim()));
+        }
+        let tree = self.git_with_stdin(&["mktree"], spec.as_bytes());
+        let parent = self.tip().expect("the workflow exists");
+        let commit = self.git(&[
+            "commit-tree",
+            tree.trim(),
+            "-p",
+            &parent,
+            "-m",
+            "written by hand",
+        ]);
+        self.git(&["update-ref", REF, commit.trim(), &parent]);
+        commit.trim().to_string()
+    }
+
     /// Files in the working tree, relative, sorted, excluding `.git`.
     pub fn worktree_files(&self) -> Vec<String> {
         fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) {
