@@ -97,18 +97,21 @@ pub fn resume(session: &Session, args: &ResumeArgs, ui: &mut Ui) -> Result<u8, F
     if ui.json {
         ui.json_object(json!({
             "state": done.state.status,
-                        "resumed_from": done.from,
+                                    "halt_message": done.from,
             "guidance": done.guidance,
             "merged": done.merged,
         }))?;
         return Ok(0);
     }
     if let Some(branch) = &done.merged {
-        let text = format!(
+        let mut text = format!(
             "resumed: {branch} is merged and deleted; HALTED -> {}, and the agent's next \
              `git orchestrate get-task` plans the next PR\n",
             done.state.status
         );
+        if args.guidance.is_some() {
+            text.push_str("note: --guidance is not kept after a merge conflict: the PR is done, and the next one starts afresh\n");
+        }
         ui.text(&text)?;
         return Ok(0);
     }

@@ -10,7 +10,6 @@ use super::error::CommandError;
 use super::render::{exit_and_time, exit_json, output_block, preflight_line};
 use super::{Failure, Ui};
 use crate::engine::{self, Session, SubmitKind, SubmitReport};
-use crate::exec::tail_lines;
 use crate::workflow::{Decision, Expectation, Pending, Status, Verdict};
 
 /// Submit work for verification: a PR plan (--plan), a test run (--test-command), or your
@@ -122,6 +121,8 @@ pub fn run(session: &Session, args: &SubmitWorkArgs, ui: &mut Ui) -> Result<u8, 
     if ui.json {
         ui.json_object(json!({
             "status": report.verdict,
+            // One line: what happened, or why a finalization check refused.
+            "summary": report.headline,
             "output": String::from_utf8_lossy(&report.output),
             "state": report.state.status,
             "step": report.step.map(|s| s.to_string()),
@@ -153,16 +154,8 @@ pub fn run(session: &Session, args: &SubmitWorkArgs, ui: &mut Ui) -> Result<u8, 
         text.push('\n');
     }
     if report.verdict != Verdict::Success && !report.output.is_empty() {
-        let tail_len = session
-            .load_config(Some(&report.state))?
-            .config
-            .test
-            .output_tail;
         let command = session.store.output_log_command();
-        text.push_str(&output_block(
-            &tail_lines(&report.output, tail_len),
-            Some(&command),
-        ));
+        text.push_str(&output_block(&report.output_tail, Some(&command)));
     }
     if !ui.quiet {
         text.push_str(&format!(
@@ -195,7 +188,7 @@ fn next_action(report: &SubmitReport) -> String {
         }
                 (_, Status::Debugging, _) => "run `git orchestrate get-task` for the failing output and debugging guidance".into(),
         (_, Status::AwaitingFinalization | Status::FinalizeComplete, Verdict::Failure) => {
-            "fix what is said above and submit again (`git orchestrate get-task` repeats the instructions)".into()
+                        "fix what the FAILURE line says and submit again (`git orchestrate get-task` repeats the instructions)".into()
         }
         _ => "run `git orchestrate get-task` for your next instruction".into(),
     }

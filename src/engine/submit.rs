@@ -39,6 +39,8 @@ pub struct SubmitReport {
     pub step: Option<StepId>,
     /// The output the verdict rests on: the test's, or the failing gate's. Verbatim bytes.
     pub output: Vec<u8>,
+    /// Its last `test.output_tail` lines, as briefings show them.
+    pub output_tail: String,
     pub test: Option<TestReport>,
     pub preflight: Option<PreflightRecord>,
     /// The one-line account stored in the transition commit.
@@ -98,8 +100,11 @@ fn attempt(
                     problems,
                 })?;
             }
+            // The rules guarantee the old plan's other tasks are all still there.
+            let new_tasks = plan.tasks.len() + 1 - old.map_or(1, |o| o.tasks.len());
             Event::Replanned {
                 plan,
+                new_tasks,
                 summary: summary.to_string(),
             }
         }
@@ -190,6 +195,7 @@ fn attempt(
     session.commit(&snap, &t, output)?;
 
     let output = output.map(<[u8]>::to_vec).unwrap_or_default();
+    let output_tail = exec::tail_lines(&output, config.test.output_tail);
     Ok(SubmitReport {
         verdict: t
             .effects
@@ -203,6 +209,7 @@ fn attempt(
         state: t.state,
         step: t.step,
         output,
+        output_tail,
         test: test_run
             .as_ref()
             .zip(test_command)
@@ -223,6 +230,7 @@ fn refused(state: State, reason: String) -> SubmitReport {
         state,
         step: None,
         output: Vec::new(),
+        output_tail: String::new(),
         test: None,
         preflight: None,
     }

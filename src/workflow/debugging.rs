@@ -59,8 +59,8 @@ pub fn same_failure(a: &str, b: &str) -> bool {
     !a.is_empty() && a == b
 }
 
-/// Masks durations (`0.52s`, `12ms`), ISO timestamps, `0x` addresses and temp paths, and
-/// trailing space, so that reruns of the same failure compare equal.
+/// Masks durations (`0.52s`, `12ms`), ISO timestamps, `0x` addresses and trailing space, so
+/// that reruns of the same failure compare equal.
 pub fn normalize(text: &str) -> String {
     text.lines()
         .map(|line| mask_line(line.trim_end()))

@@ -239,6 +239,7 @@ fn triggers() -> Vec<(&'static str, State, Option<Plan>, Event)> {
             Some(plan(1)),
             Event::Replanned {
                 plan: plan(1),
+                new_tasks: 2,
                 summary: String::new(),
             },
         ),

@@ -41,8 +41,13 @@ pub enum Event {
         original_task: String,
         untracked: Vec<String>,
     },
-    /// A re-plan that follows the rules of [`super::replan::check_replan`].
-    Replanned { plan: Plan, summary: String },
+    /// A re-plan that follows the rules of [`super::replan::check_replan`]; `new_tasks`
+    /// replace the failed one.
+    Replanned {
+        plan: Plan,
+        new_tasks: usize,
+        summary: String,
+    },
     /// `escalate`: the agent's report for a human.
     Escalated { report: String },
     /// `resume`: a human answered the halt.
@@ -661,6 +666,7 @@ pub fn transition(
         }
         Event::Replanned {
             plan: new_plan,
+            new_tasks,
             summary,
         } => {
             require(from, &[Status::Replanning], name)?;
@@ -670,8 +676,7 @@ pub fn transition(
                 .map(|c| c.original_task.clone())
                 .unwrap_or_default();
             let body = format!(
-                "re-plan accepted: \"{original}\" is replaced by {} tasks\n\n{summary}",
-                new_plan.tasks.len() - plan.map_or(0, |p| p.tasks.len()).saturating_sub(1)
+                "re-plan accepted: \"{original}\" is replaced by {new_tasks} tasks\n\n{summary}"
             );
             leave_debugging(&mut next);
             next.replan_context = None;
@@ -686,10 +691,15 @@ pub fn transition(
         }
         Event::Escalated { report } => {
             require(from, ESCALATABLE, name)?;
-            let message = format!(
-                "the agent escalated for external help after {} failed attempts",
-                state.debug_attempt_counter
-            );
+            let message = match &state.pending {
+                Some(Pending::Escalation { reason }) => {
+                    format!("the agent escalated for external help: {reason}")
+                }
+                _ => format!(
+                    "the agent escalated for external help after {} failed attempts",
+                    state.debug_attempt_counter
+                ),
+            };
             next.status = Status::Halted;
             next.halt = Some(Halt {
                 reason: HaltReason::Escalated,
@@ -1678,7 +1688,7 @@ mod tests {
              Event::ScopeReduced { step: s12, original_task: "add".into(), untracked: vec!["junk.txt".into()] },
              Replanning, 6, vec![]),
             ("re-plan accepted", replanning(),
-             Event::Replanned { plan: plan_done(1), summary: "smaller".into() },
+             Event::Replanned { plan: plan_done(1), new_tasks: 2, summary: "smaller".into() },
              ExecutingTdd, 0, vec![Reply(Verdict::Success)]),
             ("escalate from DEBUGGING", debugging(10),
              Event::Escalated { report: "# help".into() },
@@ -1733,6 +1743,7 @@ mod tests {
             None,
             Event::Replanned {
                 plan: plan(),
+                new_tasks: 2,
                 summary: "s".into(),
             },
         )

@@ -333,6 +333,19 @@ fn the_squash_check_wants_one_commit_the_title_and_the_verified_tree() {
         out.stdout
     );
     assert_eq!(repo.tip(), tip, "a failed check leaves the state unchanged");
+    let json = repo
+        .run(&["--json", "submit-work", "-s", "squashed"])
+        .expect(1)
+        .json();
+    assert_eq!(json["status"], "FAILURE");
+    assert_eq!(json["state"], "AWAITING_FINALIZATION");
+    assert!(
+        json["summary"]
+            .as_str()
+            .unwrap()
+            .starts_with("the branch has 2 commits over main"),
+        "the reason reaches JSON readers too: {json}"
+    );
 
     squash(&repo, "wip");
     let out = repo.run(&["submit-work", "-s", "squashed"]);
