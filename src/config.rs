@@ -357,6 +357,7 @@ impl Config {
         };
         let config: Config =
             toml::from_str(text).map_err(|e| err(e.to_string().trim_end().to_string()))?;
+        config.validate_names().map_err(err)?;
         config.debugging.validate().map_err(err)?;
         config.review.validate().map_err(err)?;
         let mut seen = std::collections::HashSet::new();
@@ -369,6 +370,44 @@ impl Config {
             }
         }
         Ok(config)
+    }
+
+    /// The names git is handed as arguments or paths: they must be what they claim, so that
+    /// none is read as an option or escapes the repository.
+    fn validate_names(&self) -> Result<(), String> {
+        if let Some(main) = &self.main_branch
+            && (main.starts_with('-') || !crate::store::is_valid_branch_name(main))
+        {
+            return Err(format!(
+                "main_branch: \"{main}\" is not a valid branch name"
+            ));
+        }
+        let path = &self.master_plan;
+        let parts_ok = path.split('/').all(|part| !matches!(part, "" | "." | ".."));
+        if !parts_ok
+            || path.starts_with('-')
+            || path.contains(|c: char| c.is_control() || c == '\\')
+        {
+            return Err(format!(
+                "master_plan: \"{path}\" must be a file path relative to the repository root, like \
+                 docs/PLAN.md (no leading /, no . or .. parts)"
+            ));
+        }
+        if path == FILE_NAME {
+            return Err(format!(
+                "master_plan: the master plan cannot be {FILE_NAME} itself"
+            ));
+        }
+        if let Some(remote) = &self.remote
+            && (remote.is_empty()
+                || remote.starts_with('-')
+                || remote.contains(|c: char| c.is_whitespace() || c.is_control()))
+        {
+            return Err(format!(
+                "remote: \"{remote}\" is not a remote name (like origin)"
+            ));
+        }
+        Ok(())
     }
 
     pub fn gate_names(&self) -> Vec<String> {
@@ -506,6 +545,54 @@ output_tail = 50
             "{err}"
         );
         assert!(err.contains("unknown field `tail`"), "{err}");
+    }
+
+    #[test]
+    fn names_handed_to_git_are_checked() {
+        let cases = [
+            (
+                "main_branch = \"-x\"",
+                "main_branch: \"-x\" is not a valid branch name",
+            ),
+            (
+                "main_branch = \"a..b\"",
+                "main_branch: \"a..b\" is not a valid branch name",
+            ),
+            (
+                "master_plan = \"/etc/passwd\"",
+                "master_plan: \"/etc/passwd\" must be a file path relative to the repository root, like docs/PLAN.md (no leading /, no . or .. parts)",
+            ),
+            (
+                "master_plan = \"docs/../x.md\"",
+                "master_plan: \"docs/../x.md\" must be a file path relative to the repository root, like docs/PLAN.md (no leading /, no . or .. parts)",
+            ),
+            (
+                "master_plan = \"./x.md\"",
+                "master_plan: \"./x.md\" must be a file path relative to the repository root, like docs/PLAN.md (no leading /, no . or .. parts)",
+            ),
+            (
+                "master_plan = \".orchestrate.toml\"",
+                "master_plan: the master plan cannot be .orchestrate.toml itself",
+            ),
+            (
+                "remote = \"--upload-pack=evil\"",
+                "remote: \"--upload-pack=evil\" is not a remote name (like origin)",
+            ),
+            (
+                "remote = \"\"",
+                "remote: \"\" is not a remote name (like origin)",
+            ),
+        ];
+        for (text, message) in cases {
+            assert_eq!(
+                parse(text),
+                Err(format!(
+                    "invalid .orchestrate.toml (working tree): {message}"
+                )),
+                "{text}"
+            );
+        }
+        assert!(parse("main_branch = \"release/2.x\"\nmaster_plan = \"docs/My Plan.md\"").is_ok());
     }
 
     #[test]

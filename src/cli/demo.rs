@@ -8,7 +8,7 @@ use clap::Args;
 use serde::Serialize;
 use serde_json::json;
 
-use super::error::CommandError;
+use super::error::{CommandError, HUMAN_ENV};
 use super::{Failure, Ui};
 use crate::exec;
 use crate::workflow::briefing::shell_quote;
@@ -28,6 +28,9 @@ pub struct DemoArgs {
     #[arg(long)]
     pub keep: bool,
 }
+
+/// The workflow the demo drives (the default one).
+const DEMO_WORKFLOW: &str = "main";
 
 const MASTER_PLAN: &str = "# Master plan: calc, a tiny shell calculator
 
@@ -299,9 +302,13 @@ impl Demo<'_> {
         let shown: Vec<String> = args.iter().map(|a| shell_quote(a)).collect();
         let command = format!("git orchestrate {}", shown.join(" "));
         self.say(&format!("\n━━━━ {actor}: {what}\n$ {command}"))?;
+        // The human's commands are typed in a terminal; the demo says so the way a script
+        // acting for a person does. The agent runs without that claim.
+        let human = (actor == "human").then_some(std::ffi::OsStr::new("1"));
         let env = [
             ("PATH", Some(self.path_env.as_os_str())),
             ("GIT_ORCHESTRATE_WORKFLOW", None),
+            (HUMAN_ENV, human),
         ];
         let out = exec::run_captured(&self.exe, args, &self.repo, &env, stdin.map(str::as_bytes))
             .map_err(|e| demo_error(format!("run {}: {e}", self.exe.display())))?;
@@ -331,7 +338,8 @@ impl Demo<'_> {
 
     /// Prints and returns the workflow commits made since the last look.
     fn transitions(&mut self) -> Result<Vec<String>, Failure> {
-        let reference = "refs/orchestrator/workflows/main";
+        let reference = crate::store::workflow_ref(DEMO_WORKFLOW);
+        let reference = reference.as_str();
         let tip = self
             .git(&["rev-parse", "--verify", "--quiet", reference])
             .ok();
@@ -396,7 +404,11 @@ pub fn run(args: &DemoArgs, ui: &mut Ui) -> Result<u8, Failure> {
         steps: Vec::new(),
     };
     script(&mut demo)?;
-    let audit_log = demo.git(&["log", "--format=%h %s", "refs/orchestrator/workflows/main"])?;
+    let audit_log = demo.git(&[
+        "log",
+        "--format=%h %s",
+        &crate::store::workflow_ref(DEMO_WORKFLOW),
+    ])?;
     if keep {
         let dir = repo.display().to_string();
         demo.say(&format!(

@@ -6,6 +6,9 @@ use crate::store::StoreError;
 use crate::workflow::plan::Problem;
 use crate::workflow::{RejectionKind, Status};
 
+/// Set to 1 to run a human's command (`resume`, `approve`, `reject`) without a terminal.
+pub const HUMAN_ENV: &str = "GIT_ORCHESTRATE_HUMAN";
+
 /// Why a command did not complete.
 #[derive(Debug)]
 pub enum Failure {
@@ -63,6 +66,22 @@ impl CommandError {
         e
     }
 
+    /// A human's command run where no human is: exit 4, like every "not allowed now".
+    pub fn human_only(command: &str) -> Self {
+        Self::new(
+            4,
+            "human_only",
+            format!(
+                "{command} is a human's answer, and stdin is not a terminal: an agent must not answer \
+                 its own halt or review"
+            ),
+        )
+        .hint(format!(
+            "Run `git orchestrate {command}` yourself, in a terminal. A script that acts for a human can set \
+             {HUMAN_ENV}=1."
+        ))
+    }
+
     pub fn store(message: impl Into<String>) -> Self {
         Self::new(5, "store", message)
     }
@@ -108,6 +127,10 @@ impl From<EngineError> for CommandError {
             EngineError::Config(_) => CommandError::new(2, "invalid_config", message)
                 .hint("Fix .orchestrate.toml (every key is described in `git orchestrate init`'s file and docs/config.md)."),
             EngineError::Store(StoreError::BadWorkflowName(_)) => CommandError::new(2, "invalid_input", message),
+                        EngineError::Store(StoreError::Locked { path, .. }) => CommandError::new(5, "locked", message).hint(format!(
+                "Nothing was written. If no git or git-orchestrate process is still running, delete the lock: rm {}",
+                crate::workflow::briefing::shell_quote(&path.display().to_string())
+            )),
             EngineError::Store(StoreError::NotARepository(_) | StoreError::Bare) => {
                 CommandError::new(5, "store", message).hint("Run git orchestrate inside a git repository with a working tree.")
             }
@@ -116,7 +139,8 @@ impl From<EngineError> for CommandError {
             EngineError::RetriesExhausted { .. } => CommandError::new(5, "retries_exhausted", message)
                 .hint("Nothing was written. Run the command again once the other processes are done."),
             EngineError::Io { .. } | EngineError::Conflict => CommandError::new(5, "io", message),
-            EngineError::Git(_) => CommandError::new(5, "git", message),
+                        EngineError::Git(_) => CommandError::new(5, "git", message),
+            EngineError::Internal(_) => CommandError::new(5, "internal", message),
             EngineError::CheckpointRefused { output, .. } => {
                 let mut err = CommandError::new(1, "verification_failed", format!("{message}; nothing was committed"))
                     .hint("Fix what the gate reports, then run `git orchestrate checkpoint` again.");

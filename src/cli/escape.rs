@@ -1,13 +1,12 @@
 //! `request-scope-reduction`, `escalate` and `resume`: the escape hatches of debugging and the
 //! human's answer to a halt (SPEC §6.3, §6.4).
 
-use std::io::Read;
 use std::path::PathBuf;
 
 use clap::Args;
 use serde_json::json;
 
-use super::error::CommandError;
+use super::error::{CommandError, HUMAN_ENV};
 use super::{Failure, Ui};
 use crate::engine::{self, Session};
 
@@ -56,26 +55,11 @@ pub fn scope_reduction(
 }
 
 pub fn escalate(session: &Session, args: &EscalateArgs, ui: &mut Ui) -> Result<u8, Failure> {
-    let from_stdin = args.report.as_os_str() == "-";
-    let bytes = if from_stdin {
-        let mut bytes = Vec::new();
-        std::io::stdin().read_to_end(&mut bytes).map(|_| bytes)
-    } else {
-        std::fs::read(&args.report)
-    }
-    .map_err(|e| {
-        Failure::Command(CommandError::invalid_input(
-            format!(
-                "cannot read the report {}: {e}",
-                if from_stdin {
-                    "from stdin".to_string()
-                } else {
-                    args.report.display().to_string()
-                }
-            ),
-            "Pass a markdown file with --report FILE, or pipe it with --report -.",
-        ))
-    })?;
+    let bytes = super::read_input(
+        &args.report,
+        "the report",
+        "Pass a markdown file with --report FILE, or pipe it with --report -.",
+    )?;
     let report = String::from_utf8(bytes).map_err(|_| {
         Failure::Command(CommandError::invalid_input(
             "the report is not UTF-8 text",
@@ -93,6 +77,7 @@ pub fn escalate(session: &Session, args: &EscalateArgs, ui: &mut Ui) -> Result<u
 }
 
 pub fn resume(session: &Session, args: &ResumeArgs, ui: &mut Ui) -> Result<u8, Failure> {
+    require_human("resume")?;
     let done = engine::resume(session, args.guidance.as_deref())?;
     if ui.json {
         ui.json_object(json!({
@@ -142,7 +127,21 @@ pub struct RejectArgs {
     pub comment: String,
 }
 
+/// `resume`, `approve` and `reject` answer for a human. Agents run commands without a
+/// terminal; refusing them there stops an agent from waving its own work through (a speed
+/// bump, not a wall: the environment variable is for scripts acting for a person).
+fn require_human(command: &str) -> Result<(), Failure> {
+    use std::io::IsTerminal as _;
+    let said = std::env::var(HUMAN_ENV).is_ok_and(|v| v == "1");
+    if said || std::io::stdin().is_terminal() {
+        Ok(())
+    } else {
+        Err(Failure::Command(CommandError::human_only(command)))
+    }
+}
+
 pub fn approve(session: &Session, _args: &ApproveArgs, ui: &mut Ui) -> Result<u8, Failure> {
+    require_human("approve")?;
     let state = engine::approve(session)?;
     if ui.json {
         ui.json_object(json!({ "state": state.status }))?;
@@ -156,6 +155,7 @@ pub fn approve(session: &Session, _args: &ApproveArgs, ui: &mut Ui) -> Result<u8
 }
 
 pub fn reject(session: &Session, args: &RejectArgs, ui: &mut Ui) -> Result<u8, Failure> {
+    require_human("reject")?;
     let state = engine::reject(session, &args.comment)?;
     if ui.json {
         ui.json_object(json!({ "state": state.status }))?;

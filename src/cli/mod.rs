@@ -120,6 +120,30 @@ fn usage_error(e: clap::Error) -> ExitCode {
     ExitCode::from(2)
 }
 
+/// The bytes of an input given as `FILE` or `-` (stdin); `what` names it in the error, and
+/// `hint` says how to pass it.
+fn read_input(path: &std::path::Path, what: &str, hint: &str) -> Result<Vec<u8>, Failure> {
+    use std::io::Read as _;
+    let from_stdin = path.as_os_str() == "-";
+    let result = if from_stdin {
+        let mut bytes = Vec::new();
+        std::io::stdin().read_to_end(&mut bytes).map(|_| bytes)
+    } else {
+        std::fs::read(path)
+    };
+    result.map_err(|e| {
+        let source = if from_stdin {
+            "from stdin".to_string()
+        } else {
+            path.display().to_string()
+        };
+        Failure::Command(CommandError::invalid_input(
+            format!("cannot read {what} {source}: {e}"),
+            hint,
+        ))
+    })
+}
+
 /// Runs one parsed command line; returns the exit code of a completed command.
 pub fn run(cli: &Cli, ui: &mut Ui) -> Result<u8, Failure> {
     let open = || -> Result<Session, Failure> {

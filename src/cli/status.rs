@@ -19,8 +19,25 @@ pub fn run(session: &Session, _args: &StatusArgs, ui: &mut Ui) -> Result<u8, Fai
         Some(s) => (s.state.clone(), s.summary.clone(), Some(s.tip.to_string())),
         None => (State::new(None), None, None),
     };
-    let loaded = session.load_config(Some(&state))?;
-    let mut warnings = loaded.warnings;
+    // A broken config is one more thing to report, not a reason to hide the state.
+    let (loaded, mut warnings) = match session.load_config(Some(&state)) {
+        Ok(mut loaded) => {
+            let warnings = std::mem::take(&mut loaded.warnings);
+            (Ok(loaded), warnings)
+        }
+        Err(EngineError::Config(e)) => {
+            let message = e.to_string();
+            (
+                Err(message),
+                vec![
+                    "the configuration is invalid: get-task, submit-work and checkpoint refuse to run \
+                     until it is fixed"
+                        .to_string(),
+                ],
+            )
+        }
+        Err(e) => return Err(e.into()),
+    };
     if let Some(w) = session.branch_warning(&state)? {
         warnings.push(w);
     }
@@ -45,14 +62,19 @@ pub fn run(session: &Session, _args: &StatusArgs, ui: &mut Ui) -> Result<u8, Fai
             "last_run": state.last_run,
                         "last_commit_hash": state.last_commit_hash,
                         "identical_failures": state.identical_failures,
-            "review_round": state.review_round,
+                        "review_round": state.review_round,
+            "blocked_rounds": state.blocked_rounds,
             "last_review": state.last_review,
             "verified_tree": state.verified_tree,
-            "final_commit": state.final_commit,
+                        "final_commit": state.final_commit,
+            "plan_commit": state.plan_commit,
             "halt": state.halt,
             "replan": state.replan_context,
             "guidance": state.guidance,
-            "config": { "origin": loaded.origin.to_string(), "preflight": loaded.config.gate_names() },
+                        "config": match &loaded {
+                Ok(loaded) => json!({ "origin": loaded.origin.to_string(), "preflight": loaded.config.gate_names() }),
+                Err(error) => json!({ "error": error }),
+            },
             "warnings": warnings,
             "tip": tip,
         }))?;
@@ -162,16 +184,21 @@ pub fn run(session: &Session, _args: &StatusArgs, ui: &mut Ui) -> Result<u8, Fai
     if let Some(commit) = &state.final_commit {
         lines.push(format!("squashed  {}", &commit[..commit.len().min(12)]));
     }
-    let gates = loaded.config.gate_names();
-    lines.push(format!(
-        "config    {} · preflight: {}",
-        loaded.origin,
-        if gates.is_empty() {
-            "none".to_string()
-        } else {
-            gates.join(", ")
+    lines.push(match &loaded {
+        Ok(loaded) => {
+            let gates = loaded.config.gate_names();
+            format!(
+                "config    {} · preflight: {}",
+                loaded.origin,
+                if gates.is_empty() {
+                    "none".to_string()
+                } else {
+                    gates.join(", ")
+                }
+            )
         }
-    ));
+        Err(error) => format!("config    INVALID: {error}"),
+    });
     for line in lines {
         ui.line(line)?;
     }

@@ -1,6 +1,5 @@
 //! `git orchestrate submit-work`: the verification gateway.
 
-use std::io::Read;
 use std::path::PathBuf;
 
 use clap::{ArgGroup, Args, ValueEnum};
@@ -63,26 +62,6 @@ pub enum DecisionArg {
     Failure,
 }
 
-fn read_plan(path: &PathBuf) -> Result<Vec<u8>, CommandError> {
-    let result = if path.as_os_str() == "-" {
-        let mut bytes = Vec::new();
-        std::io::stdin().read_to_end(&mut bytes).map(|_| bytes)
-    } else {
-        std::fs::read(path)
-    };
-    result.map_err(|e| {
-        let what = if path.as_os_str() == "-" {
-            "the plan from stdin".to_string()
-        } else {
-            format!("the plan file {}", path.display())
-        };
-        CommandError::invalid_input(
-            format!("cannot read {what}: {e}"),
-            "Pass a readable JSON file with --plan FILE, or pipe it with --plan -.",
-        )
-    })
-}
-
 pub fn run(session: &Session, args: &SubmitWorkArgs, ui: &mut Ui) -> Result<u8, Failure> {
     if args.summary.trim().is_empty() {
         return Err(Failure::Command(CommandError::invalid_input(
@@ -91,7 +70,11 @@ pub fn run(session: &Session, args: &SubmitWorkArgs, ui: &mut Ui) -> Result<u8, 
         )));
     }
     let kind = match (&args.plan, &args.test_command, args.analysis_decision) {
-        (Some(path), _, _) => SubmitKind::Plan(read_plan(path).map_err(Failure::Command)?),
+        (Some(path), _, _) => SubmitKind::Plan(super::read_input(
+            path,
+            "the plan",
+            "Pass a readable JSON file with --plan FILE, or pipe it with --plan -.",
+        )?),
         (_, Some(command), _) if command.trim().is_empty() => {
             return Err(Failure::Command(CommandError::invalid_input(
                 "--test-command must not be empty",
@@ -131,7 +114,8 @@ pub fn run(session: &Session, args: &SubmitWorkArgs, ui: &mut Ui) -> Result<u8, 
             "test": report.test.as_ref().map(|t| json!({
                 "command": t.command, "exit": exit_json(&t.exit), "ms": t.ms,
             })),
-            "preflight": report.preflight,
+                        "preflight": report.preflight,
+            "notes": report.notes,
             "next": next,
         }))?;
         return Ok(code);
@@ -152,6 +136,9 @@ pub fn run(session: &Session, args: &SubmitWorkArgs, ui: &mut Ui) -> Result<u8, 
     if let Some(pre) = &report.preflight {
         text.push_str(&preflight_line(pre));
         text.push('\n');
+    }
+    for note in &report.notes {
+        text.push_str(&format!("note: {note}\n"));
     }
     if report.verdict != Verdict::Success && !report.output.is_empty() {
         let command = session.store.output_log_command();

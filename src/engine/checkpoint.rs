@@ -1,10 +1,10 @@
 //! `checkpoint`: verifies the working tree with preflight (or reuses the passing result for
 //! exactly this tree and these gates), commits everything as a checkpoint, and records it.
 
-use super::{EngineError, Session, io_error};
+use super::{EngineError, Session, io_error, wrong_state};
 use crate::gates;
 use crate::workflow::state::PreflightRecord;
-use crate::workflow::{Event, Pending, Rejection, RejectionKind, State, Status, StepId};
+use crate::workflow::{Event, Pending, State, Status, StepId};
 
 pub struct CheckpointReport {
     pub commit: String,
@@ -18,15 +18,6 @@ pub struct CheckpointReport {
 
 const GET_TASK: &str = "Run `git orchestrate get-task` for the current instruction.";
 
-fn wrong_state(state: Status, message: String, hint: &str) -> EngineError {
-    EngineError::Rejected(Rejection {
-        kind: RejectionKind::WrongState,
-        state,
-        message,
-        hint: hint.to_string(),
-    })
-}
-
 pub fn checkpoint(
     session: &Session,
     message: Option<&str>,
@@ -34,13 +25,13 @@ pub fn checkpoint(
     let Some(snap) = session.store.read()? else {
         return Err(wrong_state(
             Status::Initializing,
-            "checkpoint is not accepted in state INITIALIZING: there is no PR branch yet".into(),
+            "checkpoint is not accepted in state INITIALIZING: there is no PR branch yet",
             GET_TASK,
         ));
     };
     let state = &snap.state;
-    let branch = match (&state.current_pr_branch, state.status) {
-        (Some(branch), Status::ExecutingTdd | Status::Debugging) => branch.clone(),
+    match (&state.current_pr_branch, state.status) {
+        (Some(_), Status::ExecutingTdd | Status::Debugging) => {}
         (_, status) => {
             let why = match status {
                 Status::Initializing | Status::CreatingBranch => "there is no PR branch yet",
@@ -52,19 +43,8 @@ pub fn checkpoint(
                 GET_TASK,
             ));
         }
-    };
-    let head = session.store.head_branch()?;
-    if head.as_deref() != Some(branch.as_str()) {
-        return Err(wrong_state(
-            state.status,
-            format!(
-                "HEAD is on {}, not on the PR branch {branch} (state {})",
-                head.as_deref().unwrap_or("a detached commit"),
-                state.status
-            ),
-            &format!("Run `git checkout {branch}`, then `git orchestrate checkpoint` again."),
-        ));
     }
+    session.require_pr_branch(state, "checkpoint", "")?;
 
     let config = session.load_config(Some(state))?.config;
     let tree = session.git.worktree_tree(&session.store.index_path())?;
@@ -96,6 +76,18 @@ pub fn checkpoint(
                 output: failed.run.output.clone(),
             });
         }
+        // Preflight verified the tree as it was when it started: a file written meanwhile
+        // (by the gates themselves, or anyone else) would be committed unverified.
+        let after = session.git.worktree_tree(&session.store.index_path())?;
+        if after != tree {
+            return Err(tree_changed(
+                session,
+                state.status,
+                "files changed while preflight ran, so it did not verify what would be committed",
+                &after,
+                &tree,
+            )?);
+        }
         Some(run.record())
     };
 
@@ -107,10 +99,35 @@ pub fn checkpoint(
         step.map_or_else(|| "manual".to_string(), |s| s.to_string())
     );
     session.git.add_all()?;
+    let staged = session.git.write_tree()?;
+    if staged != tree {
+        return Err(tree_changed(
+            session,
+            state.status,
+            "files changed after preflight verified them; they are staged, but nothing was committed",
+            &staged,
+            &tree,
+        )?);
+    }
     let commit = session
         .git
         .commit(&full_message, true, session.store.identity().is_some())
         .map_err(EngineError::CommitRefused)?;
+    // A pre-commit hook that rewrites files (a formatter) commits a tree nobody verified.
+    let committed = session.git.tree_of(&commit)?;
+    if committed != tree {
+        return Err(tree_changed(
+            session,
+            state.status,
+            &format!(
+                "commit {} holds a tree other than the one preflight verified (a commit hook changed \
+                 files?); it stays, but is not recorded as a checkpoint",
+                &commit[..commit.len().min(12)]
+            ),
+            &committed,
+            &tree,
+        )?);
+    }
 
     let state = session.with_retries(|| {
         let snap = session.store.read()?.ok_or(EngineError::Conflict)?;
@@ -133,6 +150,34 @@ pub fn checkpoint(
         cached,
         state,
     })
+}
+
+/// The refusal when the tree to commit is not the verified one, naming the files that differ
+/// (often build output a `.gitignore` should cover).
+fn tree_changed(
+    session: &Session,
+    state: Status,
+    why: &str,
+    found: &str,
+    verified: &str,
+) -> Result<EngineError, EngineError> {
+    const SHOWN: usize = 10;
+    let files = session.git.changed_files(verified, found)?;
+    let mut list = files
+        .iter()
+        .take(SHOWN)
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .join(", ");
+    if files.len() > SHOWN {
+        list.push_str(&format!(" and {} more", files.len() - SHOWN));
+    }
+    Ok(wrong_state(
+        state,
+        format!("checkpoint refused: {why} (state {state}); changed: {list}"),
+        "Run `git orchestrate checkpoint` again once nothing else is writing to the working tree; it \
+                  verifies and commits the tree as it is then. Build output belongs in .gitignore.",
+    ))
 }
 
 fn subject(message: Option<&str>, step: Option<(StepId, &str)>) -> String {

@@ -3,13 +3,15 @@
 
 use super::get_task::{self, TaskReport};
 use super::{EngineError, Session};
-use crate::workflow::{self, Event, Rejection, RejectionKind, State};
+use crate::workflow::{self, Event, Rejection, RejectionKind, State, Thresholds};
 
 /// `request-scope-reduction`: when unlocked, reverts tracked changes to HEAD (untracked files
 /// stay, and are listed), saves the re-plan context, and returns the REPLANNING briefing.
 pub fn request_scope_reduction(session: &Session) -> Result<TaskReport, EngineError> {
     session.with_retries(|| {
-        let snap = session.read_or_create()?;
+        let snap = session.read_or_refuse("request-scope-reduction", |s| {
+            workflow::check_scope_reduction(s, None, &Thresholds::default()).err()
+        })?;
         let config = session.load_config(Some(&snap.state))?.config;
         let step = workflow::check_scope_reduction(
             &snap.state,
@@ -17,9 +19,18 @@ pub fn request_scope_reduction(session: &Session) -> Result<TaskReport, EngineEr
             &config.debugging.thresholds(),
         )
         .map_err(EngineError::Rejected)?;
-        require_pr_branch(session, &snap.state, "request-scope-reduction")?;
+        session.require_pr_branch(
+            &snap.state,
+            "request-scope-reduction",
+            "; request-scope-reduction resets the PR branch's working tree",
+        )?;
         // The revert happens before the state moves: a crash in between leaves DEBUGGING and
-        // a clean tree, and running the command again is harmless.
+        // a clean tree, and running the command again is harmless. It is destructive, so it
+        // only happens while the state is still the one checked: a submit that landed
+        // meanwhile makes this attempt start over (and the tool may no longer be unlocked).
+        if session.store.tip()? != Some(snap.tip) {
+            return Err(EngineError::Conflict);
+        }
         session.git.reset_hard()?;
         let untracked = session.git.untracked_files()?;
         session.apply(
@@ -44,7 +55,9 @@ pub struct EscalateReport {
 /// `escalate --report`: when unlocked, stores the report and halts for a human.
 pub fn escalate(session: &Session, report: &str) -> Result<EscalateReport, EngineError> {
     session.with_retries(|| {
-        let snap = session.read_or_create()?;
+        let snap = session.read_or_refuse("escalate", |s| {
+            workflow::check_escalate(s, &Thresholds::default()).err()
+        })?;
         let config = session.load_config(Some(&snap.state))?.config;
         workflow::check_escalate(&snap.state, &config.debugging.thresholds()).map_err(EngineError::Rejected)?;
         if report.trim().is_empty() {
@@ -68,29 +81,4 @@ pub fn escalate(session: &Session, report: &str) -> Result<EscalateReport, Engin
             state: t.state,
         })
     })
-}
-
-/// The orchestrator only touches the working tree on the PR branch it created.
-pub(super) fn require_pr_branch(
-    session: &Session,
-    state: &State,
-    command: &str,
-) -> Result<(), EngineError> {
-    let Some(branch) = &state.current_pr_branch else {
-        return Ok(());
-    };
-    let head = session.store.head_branch()?;
-    if head.as_deref() == Some(branch.as_str()) {
-        return Ok(());
-    }
-    Err(EngineError::Rejected(Rejection {
-        kind: RejectionKind::WrongState,
-        state: state.status,
-        message: format!(
-            "HEAD is on {}, not on the PR branch {branch} (state {}); {command} resets the PR branch's working tree",
-            head.as_deref().unwrap_or("a detached commit"),
-            state.status
-        ),
-        hint: format!("Run `git checkout {branch}`, then `git orchestrate {command}` again."),
-    }))
 }

@@ -3,6 +3,7 @@
 //! the master plan, and names the squashed commit.
 
 use super::{EngineError, Session};
+use crate::exec::GitError;
 use crate::store::Snapshot;
 
 /// `Ok(Ok(commit))` when the squash holds, `Ok(Err(reason))` when it does not.
@@ -10,12 +11,27 @@ pub fn verify_squash(
     session: &Session,
     snap: &Snapshot,
 ) -> Result<Result<String, String>, EngineError> {
+    session.require_pr_branch(&snap.state, "submit-work", FINALIZATION)?;
+    let main = session.main_branch(Some(&snap.state))?;
+    Ok(as_reason(squash(session, snap, &main)))
+}
+
+/// Completes "HEAD is on X, not on the PR branch B (state S)".
+const FINALIZATION: &str = "; finalization checks the PR branch";
+
+/// A git command that fails during a check (a missing branch, an unreadable commit) fails
+/// the check, with git's words as the reason.
+fn as_reason(checked: Result<Result<String, String>, GitError>) -> Result<String, String> {
+    checked.unwrap_or_else(|e| Err(format!("the check could not run: {e}")))
+}
+
+fn squash(
+    session: &Session,
+    snap: &Snapshot,
+    main: &str,
+) -> Result<Result<String, String>, GitError> {
     let git = &session.git;
     let state = &snap.state;
-    let main = session.main_branch(Some(state))?;
-    if let Err(reason) = on_pr_branch(session, snap)? {
-        return Ok(Err(reason));
-    }
     let Some(plan) = &snap.summary else {
         return Ok(Err("there is no PR plan to finalize".into()));
     };
@@ -57,22 +73,30 @@ pub fn verify_squash(
 }
 
 /// `Ok(Ok(commit))` when the master-plan commit holds, `Ok(Err(reason))` when it does not.
+/// The file is the configured master plan (`path`), the one the plan had to name.
 pub fn verify_master_plan(
     session: &Session,
     snap: &Snapshot,
+    path: &str,
 ) -> Result<Result<String, String>, EngineError> {
+    session.require_pr_branch(&snap.state, "submit-work", FINALIZATION)?;
+    Ok(as_reason(master_plan(session, snap, path)))
+}
+
+fn master_plan(
+    session: &Session,
+    snap: &Snapshot,
+    path: &str,
+) -> Result<Result<String, String>, GitError> {
     let git = &session.git;
-    if let Err(reason) = on_pr_branch(session, snap)? {
-        return Ok(Err(reason));
-    }
-    let (Some(squashed), Some(plan)) = (&snap.state.final_commit, &snap.summary) else {
+    let Some(squashed) = &snap.state.final_commit else {
         return Ok(Err("the PR has not been squashed yet".into()));
     };
     let head = git.rev_parse("HEAD")?;
     if head == *squashed {
         return Ok(Err(format!(
             "HEAD is still the squashed commit; commit the change to {} on top of it",
-            plan.master_plan_path
+            path
         )));
     }
     if git.parents(&head)? != [squashed.clone()] {
@@ -81,36 +105,23 @@ pub fn verify_master_plan(
         )));
     }
     let changed = git.changed_files(squashed, &head)?;
-    if changed != [plan.master_plan_path.clone()] {
+    if changed != [path.to_string()] {
         return Ok(Err(format!(
             "the commit changes {}; it must change only the master plan, {}",
             changed.join(", "),
-            plan.master_plan_path
+            path
         )));
     }
     let text = git
-        .show(&head, &plan.master_plan_path)?
+        .show(&head, path)?
         .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
         .unwrap_or_default();
     if !text.contains(&squashed[..7]) {
         return Ok(Err(format!(
             "{} does not mention the squashed commit {} (write its hash next to the PR marked [DONE])",
-            plan.master_plan_path,
+            path,
             &squashed[..12]
         )));
     }
     Ok(Ok(head))
-}
-
-fn on_pr_branch(session: &Session, snap: &Snapshot) -> Result<Result<(), String>, EngineError> {
-    let branch = snap.state.current_pr_branch.as_deref().unwrap_or_default();
-    let head = session.store.head_branch()?;
-    Ok(if head.as_deref() == Some(branch) {
-        Ok(())
-    } else {
-        Err(format!(
-            "HEAD is on {}, not on the PR branch {branch}: run `git checkout {branch}` first",
-            head.as_deref().unwrap_or("a detached commit")
-        ))
-    })
 }

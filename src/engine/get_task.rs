@@ -63,7 +63,11 @@ fn attempt(session: &Session) -> Result<TaskReport, EngineError> {
             {
                 Ok(what) => {
                     done.push(what);
-                    Event::BranchReady
+                    let main = session.main_branch(Some(&snap.state))?;
+                    // Where the branch left main bounds the search for checkpoint commits.
+                    Event::BranchReady {
+                        base: session.git.merge_base(&main, &branch).ok(),
+                    }
                 }
                 Err(reason) if snap.state.last_error.as_deref() == Some(reason.as_str()) => break,
                 Err(reason) => Event::BranchBlocked { reason },
@@ -76,7 +80,8 @@ fn attempt(session: &Session) -> Result<TaskReport, EngineError> {
                     break;
                 }
                 let main = session.main_branch(Some(&snap.state))?;
-                let Some(found) = session.store.find_checkpoint(since.as_deref(), &main)? else {
+                let stops = [since.as_deref(), snap.state.branch_base.as_deref()];
+                let Some(found) = session.store.find_checkpoint(&stops, &main)? else {
                     break;
                 };
                 let short = &found.commit[..found.commit.len().min(12)];
@@ -154,20 +159,27 @@ fn attempt(session: &Session) -> Result<TaskReport, EngineError> {
 }
 
 /// Why a checkpoint commit made outside `git orchestrate checkpoint` does not count: it holds
-/// a tree other than the one preflight verified, or the gates changed since. `None` when it
-/// counts, including when no gate ran (there was nothing to verify against).
+/// a tree other than the one preflight verified, no tree was verified, or the gates changed
+/// since. `None` when it counts.
 fn unverified(
     session: &Session,
     state: &State,
     found: &FoundCheckpoint,
 ) -> Result<Option<String>, EngineError> {
     let Some(Pending::Checkpoint {
-        verified_tree: Some(verified),
+        verified_tree,
         preflight_key,
         ..
     }) = &state.pending
     else {
+        // A checkpoint nobody asked for: it marks progress and claims no verification.
         return Ok(None);
+    };
+    let Some(verified) = verified_tree else {
+        return Ok(Some(
+            "files changed while the last test ran, so no tree was verified that it could match"
+                .to_string(),
+        ));
     };
     if *verified != found.tree {
         return Ok(Some(
@@ -294,13 +306,11 @@ fn prepare_branch(
     if session.store.head_branch()?.as_deref() == Some(branch) {
         return Ok(Ok(format!("branch {branch} is checked out.")));
     }
-    let changes = session.git.tracked_changes()?;
-    if !changes.trim().is_empty() {
-        return Ok(Err(format!(
-            "the working tree has uncommitted changes to tracked files, and switching branches could \
-             carry them into the PR or lose them:\n{}\nCommit them, or put them aside with `git stash`.",
-            changes.trim_end()
-        )));
+    if let Some(why) = dirty(
+        session,
+        ", and switching branches could carry them into the PR or lose them",
+    )? {
+        return Ok(Err(why));
     }
     let main = session.main_branch(Some(&snap.state))?;
     if !session.store.branch_exists(&main)? {
@@ -333,6 +343,19 @@ fn prepare_branch(
         ))
     };
     Ok(steps().map_err(|e| e.to_string()))
+}
+
+/// Why the working tree must not be switched: its uncommitted changes to tracked files,
+/// listed; `risk` completes the first sentence. `None` when it is clean.
+fn dirty(session: &Session, risk: &str) -> Result<Option<String>, EngineError> {
+    let changes = session.git.tracked_changes()?;
+    Ok((!changes.trim().is_empty()).then(|| {
+        format!(
+            "the working tree has uncommitted changes to tracked files{risk}:\n{}\nCommit them, or put \
+             them aside with `git stash`.",
+            changes.trim_end()
+        )
+    }))
 }
 
 /// Runs code review round `round` on the PR branch: the diff from where it left main to its
@@ -400,15 +423,17 @@ fn merge(session: &Session, snap: &Snapshot, branch: &str) -> Result<Event, Engi
     let main = session.main_branch(Some(&snap.state))?;
     let git = &session.git;
     let blocked = |reason: String| Ok(Event::MergeBlocked { reason });
-    let changes = git.tracked_changes()?;
-    if !changes.trim().is_empty() {
-        return blocked(format!(
-            "the working tree has uncommitted changes to tracked files:\n{}\nCommit them, or put them aside with `git stash`.",
-            changes.trim_end()
-        ));
+    if let Some(why) = dirty(session, "")? {
+        return blocked(why);
     }
+    // What finalization checked: the merge takes exactly this commit, nothing added since.
+    let checked = snap
+        .state
+        .plan_commit
+        .as_ref()
+        .or(snap.state.final_commit.as_ref());
     if !session.store.branch_exists(branch)? {
-        let merged = match &snap.state.final_commit {
+        let merged = match checked {
             Some(commit) => git.is_ancestor(commit, &main)?,
             None => false,
         };
@@ -422,6 +447,18 @@ fn merge(session: &Session, snap: &Snapshot, branch: &str) -> Result<Event, Engi
             ))
         };
     }
+    let tip = git.rev_parse(branch)?;
+    match checked {
+        Some(checked) if *checked == tip => {}
+        Some(checked) => {
+            return blocked(format!(
+                "the branch {branch} moved after finalization was checked: its tip is {tip}, but the \
+                 checked master-plan commit is {checked}. Only checked work is merged: put the branch \
+                 back with `git branch -f {branch} {checked}` (check out {main} first), or ask a human"
+            ));
+        }
+        None => return blocked("finalization recorded no checked commit to merge".into()),
+    }
     if let Err(e) = git.checkout(&main) {
         return blocked(e.to_string());
     }
@@ -430,7 +467,11 @@ fn merge(session: &Session, snap: &Snapshot, branch: &str) -> Result<Event, Engi
     {
         return blocked(e.to_string());
     }
-    match git.merge_no_ff(branch, session.store.identity().is_some()) {
+    match git.merge_no_ff(
+        &tip,
+        &format!("Merge branch '{branch}'"),
+        session.store.identity().is_some(),
+    ) {
         Ok(MergeOutcome::Merged) => {}
         Ok(MergeOutcome::Conflict(files)) => {
             git.merge_abort()?;

@@ -3,7 +3,7 @@
 
 use super::{EngineError, Session};
 use crate::workflow::state::HaltReason;
-use crate::workflow::{self, Event, Rejection, RejectionKind, State};
+use crate::workflow::{self, Event, Rejection, RejectionKind, State, Status};
 
 /// What `resume` did.
 pub struct ResumeReport {
@@ -22,7 +22,7 @@ pub fn resume(session: &Session, guidance: Option<&str>) -> Result<ResumeReport,
         .filter(|g| !g.is_empty())
         .map(str::to_string);
     session.with_retries(|| {
-        let snap = session.read_or_create()?;
+        let snap = session.read_or_refuse("resume", |s| workflow::check_resume(s).err())?;
         workflow::check_resume(&snap.state).map_err(EngineError::Rejected)?;
         let halt = snap.state.halt.clone();
         let from = halt.as_ref().map(|h| h.message.clone()).unwrap_or_default();
@@ -64,13 +64,15 @@ fn merged_branch(session: &Session, state: &State) -> Result<String, EngineError
     let branch = state.current_pr_branch.clone().unwrap_or_default();
     let git = &session.git;
     let exists = !branch.is_empty() && session.store.branch_exists(&branch)?;
-    let tip = if exists {
-        Some(git.rev_parse(&branch)?)
-    } else {
-        state.final_commit.clone()
+    // The work finalization checked must be in main; the human may have added a
+    // conflict resolution on top of it.
+    let checked = match (&state.plan_commit, &state.final_commit, exists) {
+        (Some(commit), _, _) | (None, Some(commit), false) => Some(commit.clone()),
+        (None, _, true) => Some(git.rev_parse(&branch)?),
+        (None, None, false) => None,
     };
-    let merged = match &tip {
-        Some(tip) => git.is_ancestor(tip, &main)?,
+    let merged = match &checked {
+        Some(commit) => git.is_ancestor(commit, &main)?,
         None => false,
     };
     if !merged {
@@ -106,7 +108,10 @@ pub fn reject(session: &Session, comment: &str) -> Result<State, EngineError> {
     if comment.trim().is_empty() {
         return Err(EngineError::Rejected(Rejection {
             kind: RejectionKind::InvalidInput,
-            state: session.read_or_create()?.state.status,
+            state: session
+                .store
+                .read()?
+                .map_or(Status::Initializing, |s| s.state.status),
             message: "the rejection needs a comment: it becomes the agent's next task".into(),
             hint: "Say what must change: git orchestrate reject --comment \"...\"".into(),
         }));
@@ -118,7 +123,9 @@ pub fn reject(session: &Session, comment: &str) -> Result<State, EngineError> {
 
 fn answer(session: &Session, event: impl Fn() -> Event) -> Result<State, EngineError> {
     session.with_retries(|| {
-        let snap = session.read_or_create()?;
+        let snap = session.read_or_refuse(event().name(), |s| {
+            workflow::transition(s, None, event()).err()
+        })?;
         Ok(session.apply(&snap, event())?.state)
     })
 }

@@ -64,6 +64,9 @@ pub enum EngineError {
     /// git refused the checkpoint commit (a hook, usually): the work failed verification (exit 1).
     #[error("the checkpoint commit was refused: {0}")]
     CommitRefused(GitError),
+    /// A broken promise inside git-orchestrate itself: a bug to report.
+    #[error("internal error: {0} (please report this as a git-orchestrate bug)")]
+    Internal(String),
     /// A lost compare-and-swap; never escapes [`Session::with_retries`].
     #[error("the workflow changed while this command ran")]
     Conflict,
@@ -76,6 +79,20 @@ impl From<WriteError> for EngineError {
             WriteError::Store(e) => EngineError::Store(e),
         }
     }
+}
+
+/// "Not allowed now" (exit 4): the message names the state, the hint the next legal action.
+pub(crate) fn wrong_state(
+    state: Status,
+    message: impl Into<String>,
+    hint: impl Into<String>,
+) -> EngineError {
+    EngineError::Rejected(Rejection {
+        kind: workflow::RejectionKind::WrongState,
+        state,
+        message: message.into(),
+        hint: hint.into(),
+    })
 }
 
 pub(crate) fn io_error(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> EngineError {
@@ -129,6 +146,30 @@ impl Session {
             },
         )?;
         self.store.read()?.ok_or(EngineError::Conflict)
+    }
+
+    /// The workflow's snapshot, for a command that has nothing to do in a new workflow: when
+    /// the workflow does not exist, the command is refused as `refuse` refuses it in
+    /// INITIALIZING, and nothing is created.
+    pub fn read_or_refuse(
+        &self,
+        command: &str,
+        refuse: impl FnOnce(&State) -> Option<Rejection>,
+    ) -> Result<Snapshot, EngineError> {
+        if let Some(snapshot) = self.store.read()? {
+            return Ok(snapshot);
+        }
+        Err(match refuse(&State::new(None)) {
+            Some(rejection) => EngineError::Rejected(rejection),
+            None => wrong_state(
+                Status::Initializing,
+                format!(
+                    "{command} is not accepted in state INITIALIZING: workflow \"{}\" has not started yet",
+                    self.store.workflow()
+                ),
+                "Run `git orchestrate get-task`: it explains how to submit the first plan.",
+            ),
+        })
     }
 
     fn working_tree_config(&self) -> Result<Option<Config>, EngineError> {
@@ -232,6 +273,33 @@ impl Session {
         })
     }
 
+    /// Refuses (exit 4) unless HEAD is on the PR branch: the orchestrator only verifies,
+    /// commits or resets the work on the branch it created. `why` completes "HEAD is on X,
+    /// not on the PR branch B (state S)".
+    pub(crate) fn require_pr_branch(
+        &self,
+        state: &State,
+        command: &str,
+        why: &str,
+    ) -> Result<(), EngineError> {
+        let Some(branch) = &state.current_pr_branch else {
+            return Ok(());
+        };
+        let head = self.store.head_branch()?;
+        if head.as_deref() == Some(branch.as_str()) {
+            return Ok(());
+        }
+        Err(wrong_state(
+            state.status,
+            format!(
+                "HEAD is on {}, not on the PR branch {branch} (state {}){why}",
+                head.as_deref().unwrap_or("a detached commit"),
+                state.status
+            ),
+            format!("Run `git checkout {branch}`, then `git orchestrate {command}` again."),
+        ))
+    }
+
     /// Warns when the working tree is not on the PR branch the workflow expects.
     pub fn branch_warning(&self, state: &State) -> Result<Option<String>, EngineError> {
         let Some(branch) = &state.current_pr_branch else {
@@ -277,9 +345,10 @@ impl Session {
     ) -> Result<(), EngineError> {
         let review = t.effects.iter().find_map(|e| match e {
             Effect::SaveReview(record) => Some(Some(record.to_json())),
-            Effect::DropReview => Some(None),
+            Effect::DropPrRecords => Some(None),
             _ => None,
         });
+        let merged = t.effects.contains(&Effect::DropPrRecords);
         self.store.write(
             Some(snapshot),
             &TransitionWrite {
@@ -291,7 +360,11 @@ impl Session {
                     PlanChange::Replace(plan) => FileChange::Set(plan),
                     PlanChange::Drop => FileChange::Remove,
                 },
-                output_log: output.map_or(FileChange::Keep, FileChange::Set),
+                output_log: match output {
+                    Some(bytes) => FileChange::Set(bytes),
+                    None if merged => FileChange::Remove,
+                    None => FileChange::Keep,
+                },
                 escalation: t
                     .effects
                     .iter()
@@ -323,6 +396,10 @@ impl Session {
                 Err(EngineError::Conflict) => std::thread::sleep(backoff(n)),
                 other => return other,
             }
+        }
+        // Not other processes, but a lock that nobody releases.
+        if let Some(locked) = self.store.lock() {
+            return Err(EngineError::Store(locked));
         }
         Err(EngineError::RetriesExhausted {
             attempts: MAX_ATTEMPTS,

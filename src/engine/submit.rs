@@ -4,14 +4,15 @@
 use super::finalize;
 use super::get_task::free_branch_name;
 use super::{EngineError, Session, io_error};
+use crate::config::Config;
 use crate::exec::{self, RunOutput};
 use crate::gates::{self, PreflightRun};
-use crate::workflow::plan::parse_plan;
+use crate::workflow::plan::{Plan, parse_submitted_plan};
 use crate::workflow::replan::check_replan;
 use crate::workflow::state::{ExitRecord, PreflightRecord};
 use crate::workflow::{
     self, Accepted, Decision, Effect, Event, Expectation, OutputSource, PreflightOutcome, State,
-    StepId, SubmitRequest, TestRun, Verdict,
+    Status, StepId, SubmitRequest, TestRun, Verdict,
 };
 
 /// What the agent submits. Plan bytes are read once, before any attempt, so a retry after a
@@ -45,6 +46,8 @@ pub struct SubmitReport {
     pub preflight: Option<PreflightRecord>,
     /// The one-line account stored in the transition commit.
     pub headline: String,
+    /// What the agent should know besides the verdict.
+    pub notes: Vec<String>,
 }
 
 pub fn submit(
@@ -60,9 +63,6 @@ fn attempt(
     summary: &str,
     kind: &SubmitKind,
 ) -> Result<SubmitReport, EngineError> {
-    let snap = session.read_or_create()?;
-    // A broken config stops every submit, not only those that run commands.
-    let config = session.load_config(Some(&snap.state))?.config;
     let request = match kind {
         SubmitKind::Plan(_) => SubmitRequest::Plan,
         SubmitKind::Test { expectation, .. } => SubmitRequest::Test {
@@ -71,16 +71,23 @@ fn attempt(
         SubmitKind::Analysis(d) => SubmitRequest::Analysis(*d),
         SubmitKind::Confirm => SubmitRequest::Confirm,
     };
+    // Only a plan starts a workflow.
+    let snap = match kind {
+        SubmitKind::Plan(_) => session.read_or_create()?,
+        _ => session.read_or_refuse("submit-work", |s| {
+            workflow::check_submit(s, None, request).err()
+        })?,
+    };
+    // A broken config stops every submit, not only those that run commands.
+    let config = session.load_config(Some(&snap.state))?.config;
     let accepted = workflow::check_submit(&snap.state, snap.summary.as_ref(), request)
         .map_err(EngineError::Rejected)?;
     let mut test_run: Option<(RunOutput, Option<PreflightRun>)> = None;
     let mut test_command = None;
+    let mut notes = Vec::new();
     let event = match (accepted, kind) {
         (Accepted::Plan, SubmitKind::Plan(bytes)) => {
-            let plan = parse_plan(bytes).map_err(|problems| EngineError::InvalidPlan {
-                state: snap.state.status,
-                problems,
-            })?;
+            let plan = parse(bytes, &config, snap.state.status)?;
             let branch = free_branch_name(session, &plan.pr_title)?;
             Event::PlanSubmitted {
                 plan,
@@ -89,10 +96,7 @@ fn attempt(
             }
         }
         (Accepted::Replan, SubmitKind::Plan(bytes)) => {
-            let plan = parse_plan(bytes).map_err(|problems| EngineError::InvalidPlan {
-                state: snap.state.status,
-                problems,
-            })?;
+            let plan = parse(bytes, &config, snap.state.status)?;
             let old = session.store.plan(&snap)?;
             if let (Some(old), Some(context)) = (&old, &snap.state.replan_context) {
                 check_replan(old, context, &plan).map_err(|problems| EngineError::InvalidPlan {
@@ -116,19 +120,46 @@ fn attempt(
             },
             SubmitKind::Test { command, .. },
         ) => {
+            session.require_pr_branch(
+                &snap.state,
+                "submit-work",
+                "; the test verifies the work on the PR branch",
+            )?;
             let config = &config;
             let workdir = session.store.workdir();
+            let index = session.store.index_path();
+            let pass = expectation == Expectation::Pass;
+            // The tree under test, taken before anything runs: what passed is this tree only
+            // if nothing changed it meanwhile.
+            let before = if pass {
+                Some(session.git.worktree_tree(&index)?)
+            } else {
+                None
+            };
             let run = exec::run_shell(command, workdir, config.test.timeout)
                 .map_err(io_error(format!("run the test command `{command}`")))?;
-            let preflight = if expectation == Expectation::Pass && run.exit.success() {
+            let preflight = if pass && run.exit.success() {
                 let pre = gates::run_preflight(&config.preflight, workdir)
                     .map_err(io_error("run preflight"))?;
                 // Every passing run records the tree it verified: the squash is checked
                 // against it (SPEC §6.6), and a checkpoint of that tree needs no new preflight.
-                let verified_tree = if pre.passed() {
-                    Some(session.git.worktree_tree(&session.store.index_path())?)
-                } else {
-                    None
+                let verified_tree = match (pre.passed(), before) {
+                    (true, Some(before)) => {
+                        let after = session.git.worktree_tree(&index)?;
+                        if after == before {
+                            Some(after)
+                        } else {
+                            let changed = session.git.changed_files(&before, &after)?;
+                            notes.push(format!(
+                                "files changed while the test and preflight ran ({}), so this run verified \
+                                 no definite tree: `git orchestrate checkpoint` runs preflight again on \
+                                 what it commits (build output belongs in .gitignore)",
+                                changed.join(", ")
+                            ));
+                            None
+                        }
+                    }
+                    _ => None,
                 };
                 let failure = pre.failed().map(|g| {
                     (
@@ -165,7 +196,7 @@ fn attempt(
             Err(reason) => return Ok(refused(snap.state, reason)),
         },
         (Accepted::MasterPlanUpdate, SubmitKind::Confirm) => {
-            match finalize::verify_master_plan(session, &snap)? {
+            match finalize::verify_master_plan(session, &snap, &config.master_plan)? {
                 Ok(commit) => Event::MasterPlanUpdated { commit },
                 Err(reason) => return Ok(refused(snap.state, reason)),
             }
@@ -176,10 +207,9 @@ fn attempt(
         },
         (accepted, _) => {
             // check_submit answers each request kind only with its own acceptance.
-            return Err(EngineError::Io {
-                what: "match the submission to its acceptance".into(),
-                source: std::io::Error::other(format!("{accepted:?} does not fit the request")),
-            });
+            return Err(EngineError::Internal(format!(
+                "the submission was accepted as {accepted:?}, which does not fit its kind"
+            )));
         }
     };
     let t = session.transition(&snap, event)?;
@@ -197,14 +227,8 @@ fn attempt(
     let output = output.map(<[u8]>::to_vec).unwrap_or_default();
     let output_tail = exec::tail_lines(&output, config.test.output_tail);
     Ok(SubmitReport {
-        verdict: t
-            .effects
-            .iter()
-            .find_map(|e| match e {
-                Effect::Reply(v) => Some(*v),
-                _ => None,
-            })
-            .unwrap_or(Verdict::Success),
+        verdict: t.verdict().unwrap_or(Verdict::Success),
+        notes,
         headline: t.summary.lines().next().unwrap_or_default().to_string(),
         state: t.state,
         step: t.step,
@@ -222,9 +246,16 @@ fn attempt(
     })
 }
 
+/// A submitted plan, valid and naming the configured master plan; every problem otherwise.
+fn parse(bytes: &[u8], config: &Config, state: Status) -> Result<Plan, EngineError> {
+    parse_submitted_plan(bytes, &config.master_plan)
+        .map_err(|problems| EngineError::InvalidPlan { state, problems })
+}
+
 /// A finalization check that failed: FAILURE with the reason, and the state unchanged.
 fn refused(state: State, reason: String) -> SubmitReport {
     SubmitReport {
+        notes: Vec::new(),
         verdict: Verdict::Failure,
         headline: reason,
         state,

@@ -216,8 +216,12 @@ impl Captured {
     }
 }
 
-/// The last `lines` lines of `output` as text. Bytes that are not UTF-8 are shown as U+FFFD;
-/// `output.log` keeps the originals.
+/// A tail is kept in `state.json`, which every command reads: a few minified lines must not
+/// make it megabytes.
+pub const MAX_TAIL_BYTES: usize = 64 * 1024;
+
+/// The last `lines` lines of `output` as text, at most [`MAX_TAIL_BYTES`] of them. Bytes that
+/// are not UTF-8 are shown as U+FFFD; `output.log` keeps the originals.
 pub fn tail_lines(output: &[u8], lines: usize) -> String {
     let trimmed = output.strip_suffix(b"\n").unwrap_or(output);
     let start = trimmed
@@ -227,7 +231,21 @@ pub fn tail_lines(output: &[u8], lines: usize) -> String {
         .filter(|(_, b)| **b == b'\n')
         .nth(lines.saturating_sub(1))
         .map_or(0, |(i, _)| i + 1);
-    let mut text = String::from_utf8_lossy(&output[start..]).into_owned();
+    let (start, cut) = if output.len() - start > MAX_TAIL_BYTES {
+        let mut at = output.len() - MAX_TAIL_BYTES;
+        // Start on a character, so the cut does not show as a replacement character.
+        while at < output.len() && (output[at] & 0b1100_0000) == 0b1000_0000 {
+            at += 1;
+        }
+        (
+            at,
+            "[… earlier output cut: the full output is in output.log …]\n",
+        )
+    } else {
+        (start, "")
+    };
+    let mut text = String::from(cut);
+    text.push_str(&String::from_utf8_lossy(&output[start..]));
     if !text.is_empty() && !text.ends_with('\n') {
         text.push('\n');
     }
@@ -238,6 +256,24 @@ pub fn tail_lines(output: &[u8], lines: usize) -> String {
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+
+    #[test]
+    fn tails_are_bounded_in_bytes_too() {
+        let line = "é".repeat(20_000);
+        let output = format!("first\n{line}\n{line}\n");
+        let tail = tail_lines(output.as_bytes(), 200);
+        assert!(
+            tail.starts_with("[… earlier output cut: the full output is in output.log …]\né"),
+            "cut on a character boundary"
+        );
+        assert!(tail.len() <= MAX_TAIL_BYTES + 100, "{}", tail.len());
+        assert!(tail.ends_with(&format!("{line}\n")));
+        assert_eq!(
+            tail_lines(b"a\nb\nc\n", 2),
+            "b\nc\n",
+            "short output: lines only"
+        );
+    }
 
     #[test]
     fn captures_both_streams_and_the_exit_code() {

@@ -94,11 +94,12 @@ impl Git {
     }
 
     pub fn untracked_files(&self) -> Result<Vec<String>, GitError> {
-        Ok(self
-            .run(["ls-files", "--others", "--exclude-standard"])?
-            .lines()
-            .map(str::to_string)
-            .collect())
+        Ok(paths(&self.run([
+            "ls-files",
+            "-z",
+            "--others",
+            "--exclude-standard",
+        ])?))
     }
 
     /// Reverts tracked files and the index to HEAD. Untracked files are left alone.
@@ -224,11 +225,14 @@ impl Git {
 
     /// The paths that differ between two commits.
     pub fn changed_files(&self, a: &str, b: &str) -> Result<Vec<String>, GitError> {
-        Ok(self
-            .run(["diff", "--name-only", "--no-renames", a, b])?
-            .lines()
-            .map(str::to_string)
-            .collect())
+        Ok(paths(&self.run([
+            "diff",
+            "-z",
+            "--name-only",
+            "--no-renames",
+            a,
+            b,
+        ])?))
     }
 
     /// The patch from `a` to `b`, as a reviewer reads it.
@@ -256,19 +260,25 @@ impl Git {
     }
 
     /// `git merge --no-ff --no-edit BRANCH` into the current branch.
-    pub fn merge_no_ff(&self, branch: &str, has_identity: bool) -> Result<MergeOutcome, GitError> {
-        let (mut cmd, shown) = self.command(["merge", "--no-ff", "--no-edit", "--quiet", branch]);
+    /// Merges `commit` into the checked-out branch with a merge commit titled `message`.
+    pub fn merge_no_ff(
+        &self,
+        commit: &str,
+        message: &str,
+        has_identity: bool,
+    ) -> Result<MergeOutcome, GitError> {
+        let (mut cmd, shown) = self.command(["merge", "--no-ff", "--quiet", "-m", message, commit]);
         with_identity(&mut cmd, has_identity);
         match run(cmd, shown) {
             Ok(_) => Ok(MergeOutcome::Merged),
             Err(e) => {
-                let conflicted = self.run(["ls-files", "--unmerged"])?;
-                if conflicted.trim().is_empty() {
+                let conflicted = self.run(["ls-files", "-z", "--unmerged"])?;
+                if conflicted.is_empty() {
                     Err(e)
                 } else {
-                    let mut files: Vec<String> = conflicted
-                        .lines()
-                        .filter_map(|l| l.split('\t').nth(1).map(str::to_string))
+                    let mut files: Vec<String> = paths(&conflicted)
+                        .iter()
+                        .filter_map(|l| l.split_once('\t').map(|(_, path)| path.to_string()))
                         .collect();
                     files.dedup();
                     Ok(MergeOutcome::Conflict(files))
@@ -285,6 +295,15 @@ impl Git {
     pub fn delete_branch(&self, branch: &str) -> Result<(), GitError> {
         self.run(["branch", "--quiet", "-d", branch]).map(drop)
     }
+}
+
+/// The entries of a `-z` listing: paths exactly as stored, never quoted.
+fn paths(listing: &str) -> Vec<String> {
+    listing
+        .split('\0')
+        .filter(|p| !p.is_empty())
+        .map(str::to_string)
+        .collect()
 }
 
 /// What `git merge` did.
@@ -340,5 +359,54 @@ fn run_bytes(mut cmd: Command, shown: String) -> Result<Vec<u8>, GitError> {
             status: out.status.code(),
             stderr: said,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn git(dir: &Path, args: &[&str]) -> String {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    }
+
+    #[test]
+    fn paths_come_back_exactly_as_named_never_quoted() {
+        let dir = tempfile::tempdir().unwrap();
+        let dir = dir.path();
+        git(dir, &["init", "--quiet"]);
+        git(dir, &["commit", "--quiet", "--allow-empty", "-m", "empty"]);
+        let first = git(dir, &["rev-parse", "HEAD"]);
+        let names = ["a b.txt", "docs/Plän.md", "new\nline.txt", "tab\there.txt"];
+        std::fs::create_dir(dir.join("docs")).unwrap();
+        for name in names {
+            std::fs::write(dir.join(name), "x\n").unwrap();
+        }
+        let g = Git::new(dir);
+        let mut untracked = g.untracked_files().unwrap();
+        untracked.sort();
+        assert_eq!(untracked, names);
+        git(dir, &["add", "--all"]);
+        git(dir, &["commit", "--quiet", "-m", "files"]);
+        let mut changed = g.changed_files(&first, "HEAD").unwrap();
+        changed.sort();
+        assert_eq!(changed, names);
     }
 }

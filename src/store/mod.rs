@@ -44,9 +44,24 @@ pub enum StoreError {
         what: String,
         message: String,
     },
+    #[error(
+        "workflow ref {reference} is locked by {} (left {}s ago): a git process that crashed can leave \
+         such a lock behind",
+        path.display(),
+        age.as_secs()
+    )]
+    Locked {
+        reference: String,
+        path: PathBuf,
+        age: std::time::Duration,
+    },
     #[error("git object store: {0}")]
     Git(String),
 }
+
+/// A ref lock older than this is not another command at work (they hold it for
+/// milliseconds) but the remains of a crash.
+const STALE_LOCK: std::time::Duration = std::time::Duration::from_secs(30);
 
 fn git_err(e: impl std::fmt::Display) -> StoreError {
     StoreError::Git(e.to_string())
@@ -156,7 +171,7 @@ impl Store {
         &self.workflow
     }
 
-    /// `refs/orchestrator/workflows/<name>`
+    /// `refs/orchestrator/workflows/<name>`; see [`workflow_ref`].
     pub fn ref_name(&self) -> String {
         self.ref_name.as_bstr().to_string()
     }
@@ -427,9 +442,28 @@ impl Store {
             .edit_references_as(Some(edit), Some(signature.to_ref(&mut time_buf)))
         {
             Ok(_) => Ok(commit_id),
-            Err(e) if is_lost_race(&e) => Err(WriteError::Conflict),
+            Err(e) if is_lost_race(&e) => match self.lock() {
+                Some(locked) if matches!(&locked, StoreError::Locked { age, .. } if *age >= STALE_LOCK) => {
+                    Err(WriteError::Store(locked))
+                }
+                _ => Err(WriteError::Conflict),
+            },
             Err(e) => Err(WriteError::Store(git_err(e))),
         }
+    }
+
+    /// The lock file on the workflow ref, if one exists, as a [`StoreError::Locked`].
+    pub fn lock(&self) -> Option<StoreError> {
+        let path = self
+            .repo
+            .common_dir()
+            .join(format!("{}.lock", self.ref_name.as_bstr()));
+        let modified = std::fs::metadata(&path).ok()?.modified().ok()?;
+        Some(StoreError::Locked {
+            reference: self.ref_name.to_string(),
+            age: modified.elapsed().unwrap_or_default(),
+            path,
+        })
     }
 
     /// The committer identity as git resolves it: `GIT_COMMITTER_*`, then `committer.*`, then
@@ -526,11 +560,12 @@ impl Store {
         Ok(Some(object.data.clone()))
     }
 
-    /// The newest checkpoint commit on HEAD's first-parent line that is newer than `since`
-    /// and not on `main`'s tip: `(id, subject)`.
+    /// The newest checkpoint commit on HEAD's first-parent line, walking back no further
+    /// than the first of `stops` (the last recorded checkpoint, where the branch left main)
+    /// or `main`'s tip.
     pub fn find_checkpoint(
         &self,
-        since: Option<&str>,
+        stops: &[Option<&str>],
         main: &str,
     ) -> Result<Option<FoundCheckpoint>, StoreError> {
         const MAX_WALK: usize = 500;
@@ -546,7 +581,7 @@ impl Store {
         for _ in 0..MAX_WALK {
             let Some(id) = next else { break };
             let hex = id.to_string();
-            if Some(hex.as_str()) == since || Some(id) == main_tip {
+            if stops.contains(&Some(hex.as_str())) || Some(id) == main_tip {
                 break;
             }
             let commit = self.repo.find_commit(id).map_err(git_err)?;
@@ -579,6 +614,11 @@ pub fn is_checkpoint_message(message: &str) -> bool {
         || message
             .lines()
             .any(|l| l.starts_with("Orchestrator-Checkpoint:"))
+}
+
+/// The ref a workflow's history lives in: `refs/orchestrator/workflows/<name>`.
+pub fn workflow_ref(workflow: &str) -> String {
+    format!("{WORKFLOWS}{workflow}")
 }
 
 /// True when `name` can be a branch: git's ref-format rules, checked by gix.

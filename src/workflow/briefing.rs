@@ -176,15 +176,16 @@ fn initializing(out: &mut String, ctx: &Context) {
 
 1. Read the master plan: {master}
 2. Pick the first PR in it that is not marked [DONE].
-3. Write that PR's plan as JSON in the schema below. Break the work into small tasks, each
-   proven by its own steps: RED (a test that fails because the behaviour is missing),
-   GREEN (the least code that makes it pass), REFACTOR (clean up, tests still passing).
-   Every status starts as \"TODO\".
-4. Submit the plan from a file, or with `--plan -` on stdin:
+3. Write that PR's plan as JSON in the schema below, with \"masterPlanPath\": \"{master}\".
+   Break the work into small tasks, each proven by its own steps: RED (a test that fails
+   because the behaviour is missing), GREEN (the least code that makes it pass), REFACTOR
+   (clean up, tests still passing). Every status starts as \"TODO\".
+4. Submit the plan on stdin, or from a file outside the repository (a file inside it would
+   be committed with the next checkpoint); the orchestrator keeps the plan in git:
 
-     git orchestrate submit-work --summary \"<one line>\" --plan <file>
-
-   The orchestrator keeps the plan in git; do not commit the file.
+     git orchestrate submit-work --summary \"<one line>\" --plan - <<'EOF'
+     {{ ...the plan... }}
+     EOF
 5. Then run `git orchestrate get-task`: it creates the PR branch and gives you the first step.
 
 PLAN SCHEMA (every field is required unless marked optional):
@@ -692,6 +693,7 @@ squash may not bring in anything unverified):
 }
 
 fn finalize_complete(out: &mut String, ctx: &Context, plan: &PlanSummary) {
+    // The configured path: the plan named it when it was submitted, and the check uses it.
     let commit = ctx.state.final_commit.as_deref().unwrap_or("?");
     let _ = write!(
         out,
@@ -711,8 +713,8 @@ file mentions the hash:
 
   git orchestrate submit-work --summary \"master plan updated\"
 ",
-        path = plan.master_plan_path,
-        path_arg = shell_quote(&plan.master_plan_path),
+        path = ctx.master_plan,
+        path_arg = shell_quote(ctx.master_plan),
         title = plan.title,
         message = shell_quote(&format!(
             "docs: mark \"{}\" done in the master plan",

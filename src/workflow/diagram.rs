@@ -143,7 +143,7 @@ fn triggers() -> Vec<(&'static str, State, Option<Plan>, Event)> {
             "get-task: branch created",
             at(CreatingBranch),
             Some(plan(0)),
-            Event::BranchReady,
+            Event::BranchReady { base: None },
         ),
         (
             "get-task: branch blocked",

@@ -287,13 +287,26 @@ const HISTORY_FIELDS: &[&str] = &["originalTaskName", "justification"];
 /// Parses and validates a submitted plan. On failure returns **every** problem found, in
 /// document order, so an agent can fix them all in one go.
 pub fn parse_plan(bytes: &[u8]) -> Result<Plan, Vec<Problem>> {
+    parse(bytes, None)
+}
+
+/// [`parse_plan`] for a plan an agent submits: its `masterPlanPath` must also be the master
+/// plan the configuration names, the file finalization checks.
+pub fn parse_submitted_plan(bytes: &[u8], master_plan: &str) -> Result<Plan, Vec<Problem>> {
+    parse(bytes, Some(master_plan))
+}
+
+fn parse(bytes: &[u8], master_plan: Option<&str>) -> Result<Plan, Vec<Problem>> {
     let value: Value = serde_json::from_slice(bytes).map_err(|e| {
         vec![Problem {
             path: "(root)".into(),
             message: format!("not valid JSON: {e}"),
         }]
     })?;
-    let mut v = Validator::default();
+    let mut v = Validator {
+        problems: Vec::new(),
+        master_plan,
+    };
     v.plan(&value);
     if v.problems.is_empty() {
         let plan: Plan = serde_json::from_value(value).map_err(|e| {
@@ -319,9 +332,9 @@ pub fn parse_plan(bytes: &[u8]) -> Result<Plan, Vec<Problem>> {
     Err(v.problems)
 }
 
-#[derive(Default)]
-struct Validator {
+struct Validator<'a> {
     problems: Vec<Problem>,
+    master_plan: Option<&'a str>,
 }
 
 fn describe(value: &Value) -> &'static str {
@@ -343,7 +356,7 @@ fn join(path: &str, key: &str) -> String {
     }
 }
 
-impl Validator {
+impl Validator<'_> {
     fn problem(&mut self, path: &str, message: impl Into<String>) {
         self.problems.push(Problem {
             path: if path.is_empty() {
@@ -377,16 +390,42 @@ impl Validator {
         Some(map)
     }
 
-    fn string(&mut self, path: &str, map: &serde_json::Map<String, Value>, key: &str) {
+    /// A required non-empty string; returns it when it is one.
+    fn string<'v>(
+        &mut self,
+        path: &str,
+        map: &'v serde_json::Map<String, Value>,
+        key: &str,
+    ) -> Option<&'v str> {
         let at = join(path, key);
         match map.get(key) {
             None => self.problem(&at, "missing (expected a non-empty string)"),
             Some(Value::String(s)) if s.trim().is_empty() => self.problem(&at, "must not be empty"),
-            Some(Value::String(_)) => {}
+            Some(Value::String(s)) => return Some(s),
             Some(other) => {
                 self.problem(&at, format!("expected a string, found {}", describe(other)))
             }
         }
+        None
+    }
+
+    /// A string that ends up in a commit subject, a branch name or a path: one line, no
+    /// control characters.
+    fn line<'v>(
+        &mut self,
+        path: &str,
+        map: &'v serde_json::Map<String, Value>,
+        key: &str,
+    ) -> Option<&'v str> {
+        let s = self.string(path, map, key)?;
+        if s.chars().any(char::is_control) {
+            self.problem(
+                &join(path, key),
+                "must be a single line without control characters",
+            );
+            return None;
+        }
+        Some(s)
     }
 
     fn enumeration(
@@ -420,7 +459,20 @@ impl Validator {
         let Some(map) = self.object("", value, PLAN_FIELDS) else {
             return;
         };
-        for key in ["masterPlanPath", "prTitle", "summary", "verificationPlan"] {
+        let master_plan = self.line("", map, "masterPlanPath");
+        if let (Some(given), Some(configured)) = (master_plan, self.master_plan)
+            && given.trim_start_matches("./") != configured
+        {
+            self.problem(
+                "masterPlanPath",
+                format!(
+                    "is \"{given}\", but the configured master plan (master_plan in .orchestrate.toml) is \
+                     \"{configured}\"; the plan must come from it"
+                ),
+            );
+        }
+        self.line("", map, "prTitle");
+        for key in ["summary", "verificationPlan"] {
             self.string("", map, key);
         }
         match map.get("tasks") {
@@ -444,7 +496,7 @@ impl Validator {
         let Some(map) = self.object(path, value, TASK_FIELDS) else {
             return;
         };
-        self.string(path, map, "taskName");
+        self.line(path, map, "taskName");
         let status = self.enumeration(
             path,
             map,
@@ -625,6 +677,48 @@ mod tests {
         assert_eq!(
             problems(&json),
             vec!["prTitle: needs at least one letter or digit to name the PR branch"]
+        );
+    }
+
+    #[test]
+    fn names_that_become_subjects_and_branches_are_single_lines() {
+        let json = GOOD
+            .replace("feat: Add numbers", r"feat: Add\nnumbers")
+            .replace(r#""taskName": "t2""#, r#""taskName": "t2\u001b[31m""#)
+            .replace("docs/plan.md", r"docs/plan.md\r");
+        assert_eq!(
+            problems(&json),
+            vec![
+                "masterPlanPath: must be a single line without control characters",
+                "prTitle: must be a single line without control characters",
+                "tasks[1].taskName: must be a single line without control characters",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_submitted_plan_names_the_configured_master_plan() {
+        assert!(parse_submitted_plan(GOOD.as_bytes(), "docs/plan.md").is_ok());
+        let json = GOOD.replace("docs/plan.md", "./docs/plan.md");
+        assert!(
+            parse_submitted_plan(json.as_bytes(), "docs/plan.md").is_ok(),
+            "a leading ./ names the same file"
+        );
+        let json = GOOD.replace("\"tasks\": [", "\"tasks\": 3, \"x\": [");
+        let got: Vec<String> = parse_submitted_plan(json.as_bytes(), "PLAN.md")
+            .unwrap_err()
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                "x: unknown field (expected one of masterPlanPath, prTitle, summary, verificationPlan, tasks)",
+                "masterPlanPath: is \"docs/plan.md\", but the configured master plan (master_plan in \
+                 .orchestrate.toml) is \"PLAN.md\"; the plan must come from it",
+                "tasks: expected an array of tasks, found a number",
+            ],
+            "listed with every other problem"
         );
     }
 

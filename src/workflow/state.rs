@@ -280,6 +280,13 @@ pub struct State {
     /// The PR's single squashed commit, once finalized.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub final_commit: Option<String>,
+    /// The master-plan commit that was checked at FINALIZE_COMPLETE: the branch is only
+    /// merged while its tip is still this commit, so nothing unchecked rides along.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan_commit: Option<String>,
+    /// Where the PR branch left the main branch: the search for checkpoint commits stops here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch_base: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_review: Option<ReviewSummary>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -297,6 +304,10 @@ pub struct State {
     pub identical_failures: u32,
     #[serde(default, skip_serializing_if = "is_zero")]
     pub review_round: u32,
+    /// Review rounds that sent work back with blocking findings, since the review started or
+    /// a human resumed it: `review.max_rounds` limits these, not a human's rejections.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub blocked_rounds: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replan_context: Option<ReplanContext>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -331,6 +342,8 @@ impl State {
             last_commit_hash: None,
             verified_tree: None,
             final_commit: None,
+            plan_commit: None,
+            branch_base: None,
             last_review: None,
             current_pr_branch: None,
             main_branch,
@@ -338,6 +351,7 @@ impl State {
             pending: None,
             identical_failures: 0,
             review_round: 0,
+            blocked_rounds: 0,
             replan_context: None,
             halt: None,
             guidance: None,

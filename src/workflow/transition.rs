@@ -20,8 +20,8 @@ pub enum Event {
     },
     /// The plan in INITIALIZING or CREATING_BRANCH had no step left to do.
     StalePlanDropped { title: Option<String> },
-    /// The PR branch exists and is checked out.
-    BranchReady,
+    /// The PR branch exists and is checked out; `base` is where it left the main branch.
+    BranchReady { base: Option<String> },
     /// Creating or checking out the PR branch failed; the reason is for the agent.
     BranchBlocked { reason: String },
     /// The agent's test command ran (and, after a passing PASS run, the preflight gates).
@@ -85,7 +85,7 @@ impl Event {
         match self {
             Event::PlanSubmitted { .. } => "plan",
             Event::StalePlanDropped { .. } => "drop-stale-plan",
-            Event::BranchReady => "branch",
+            Event::BranchReady { .. } => "branch",
             Event::BranchBlocked { .. } => "branch-blocked",
             Event::TestRan(_) => "test",
             Event::AnalysisDecided { .. } => "analysis",
@@ -147,8 +147,9 @@ pub enum Effect {
     DropEscalation,
     /// Store the review's record as `review.json`.
     SaveReview(ReviewRecord),
-    /// The PR is merged: its `pr.json` and `review.json` go.
-    DropReview,
+    /// The PR is merged: its `review.json` and `output.log` go (`pr.json` goes with
+    /// [`PlanChange::Drop`]).
+    DropPrRecords,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -360,8 +361,8 @@ pub fn check_submit(
             Err(not_in_tdd(status, request))
         }
         SubmitRequest::Test { expectation } => {
-            let step = current_step(status, plan)?;
-            let step_id = step.id;
+            // The pending item comes first: after the last step passed, "checkpoint first"
+            // is the answer, not "every step is DONE".
             match &state.pending {
                 Some(Pending::Analysis { step, .. }) => {
                     return Err(Rejection::wrong_state(
@@ -387,6 +388,8 @@ pub fn check_submit(
                 // Approval and escalation only wait in CODE_REVIEW, refused above.
                 Some(Pending::Approval { .. } | Pending::Escalation { .. }) | None => {}
             }
+            let step = current_step(status, plan)?;
+            let step_id = step.id;
             let wanted = Expectation::for_step(step.kind);
             match expectation {
                 Some(given) if given != wanted => Err(Rejection {
@@ -550,10 +553,11 @@ pub fn transition(
             };
             done(next, PlanChange::Drop, None, body, vec![])
         }
-        Event::BranchReady => {
+        Event::BranchReady { base } => {
             require(from, &[Status::CreatingBranch], name)?;
             next.status = Status::ExecutingTdd;
             next.last_error = None;
+            next.branch_base = base;
             let branch = next.current_pr_branch.clone().unwrap_or_default();
             done(
                 next,
@@ -727,8 +731,9 @@ pub fn transition(
             next.debug_attempt_counter = 0;
             next.identical_failures = 0;
             if halt.resume_to == Status::CodeReview {
-                // The human answered an exhausted review: the rounds start again.
-                next.review_round = 0;
+                // The human answered an exhausted review: the rounds start again (their
+                // numbers go on, so feedback tasks keep distinct names).
+                next.blocked_rounds = 0;
                 next.pending = None;
             }
             let body = match &guidance {
@@ -761,11 +766,11 @@ pub fn transition(
             require(from, &[Status::ExecutingTdd], name)?;
             next.status = Status::CodeReview;
             next.last_error = None;
-            let body = if state.review_round >= max_rounds {
+            let body = if state.blocked_rounds >= max_rounds {
                 let reason = format!(
                     "{} review round{} ended with blocking findings, the most review.max_rounds allows",
-                    state.review_round,
-                    if state.review_round == 1 { "" } else { "s" }
+                    state.blocked_rounds,
+                    if state.blocked_rounds == 1 { "" } else { "s" }
                 );
                 next.pending = Some(Pending::Escalation {
                     reason: reason.clone(),
@@ -793,6 +798,7 @@ pub fn transition(
             let effects = vec![Effect::SaveReview(record.clone())];
             if !blocking.is_empty() {
                 let plan = plan.ok_or_else(|| missing_plan(from))?;
+                next.blocked_rounds += 1;
                 let mut new_plan = plan.clone();
                 new_plan.tasks.push(feedback_task(record.round, &blocking));
                 next.status = Status::ExecutingTdd;
@@ -889,6 +895,7 @@ pub fn transition(
         Event::MasterPlanUpdated { commit } => {
             require(from, &[Status::FinalizeComplete], name)?;
             next.status = Status::PlanUpdated;
+            next.plan_commit = Some(commit.clone());
             let body = format!("the master plan marks the PR done, in {commit}");
             done(next, PlanChange::Keep, None, body, vec![])
         }
@@ -915,7 +922,13 @@ pub fn transition(
             } else {
                 format!("merged {branch} and deleted it")
             };
-            done(next, PlanChange::Drop, None, body, vec![Effect::DropReview])
+            done(
+                next,
+                PlanChange::Drop,
+                None,
+                body,
+                vec![Effect::DropPrRecords],
+            )
         }
         Event::MergeBlocked { reason } => {
             require(from, &[Status::MergingBranch], name)?;
@@ -1427,7 +1440,7 @@ mod tests {
              state(CreatingBranch), Some(plan_done(3)), Event::StalePlanDropped { title: None },
              expect(Initializing, 0, None, None, None, vec![])),
             ("branch created",
-             state(CreatingBranch), Some(plan()), Event::BranchReady,
+             state(CreatingBranch), Some(plan()), Event::BranchReady { base: None },
              expect(ExecutingTdd, 0, None, None, Some(0), vec![])),
             ("branch blocked keeps the state and says why",
              state(CreatingBranch), Some(plan()), Event::BranchBlocked { reason: "dirty".into() },
@@ -1539,7 +1552,7 @@ mod tests {
         #[rustfmt::skip]
         let table: Vec<(State, Option<Plan>, Event)> = vec![
             (state(ExecutingTdd), Some(plan()), Event::PlanSubmitted { plan: plan(), branch: "b".into(), summary: "s".into() }),
-            (state(Initializing), None, Event::BranchReady),
+            (state(Initializing), None, Event::BranchReady { base: None }),
             (state(ExecutingTdd), Some(plan()), Event::BranchBlocked { reason: "r".into() }),
             (state(Initializing), None, run(StepId::new(0, 0), Fail, 1, None)),
             (state(CreatingBranch), Some(plan()), run(StepId::new(0, 0), Fail, 1, None)),
@@ -1627,6 +1640,8 @@ mod tests {
              Err((RejectionKind::WrongState, "submit-work --test-command is not accepted now: step 1.1 is waiting for your analysis of the last run (state EXECUTING_TDD)"))),
             ("test while checkpoint owed", with_pending(state(ExecutingTdd), checkpoint_pending(s12)), Some(plan_done(2)), test(None),
              Err((RejectionKind::WrongState, "submit-work --test-command is not accepted now: step 1.2 passed and its checkpoint commit comes first (state EXECUTING_TDD)"))),
+                        ("last step passed, checkpoint owed", with_pending(state(ExecutingTdd), checkpoint_pending(StepId::new(0, 2))), Some(plan_done(3)), test(None),
+             Err((RejectionKind::WrongState, "submit-work --test-command is not accepted now: step 1.3 passed and its checkpoint commit comes first (state EXECUTING_TDD)"))),
             ("test with everything DONE", state(ExecutingTdd), Some(plan_done(3)), test(None),
              Err((RejectionKind::WrongState, "every step of the plan is DONE (state EXECUTING_TDD); there is nothing to test"))),
             ("analysis when pending", with_pending(state(ExecutingTdd), analysis_pending(s11)), Some(plan()),
@@ -1987,8 +2002,10 @@ mod tests {
         #[rustfmt::skip]
         let table: Vec<ReviewCase> = vec![
             ("all DONE: the review starts", state(ExecutingTdd), Event::ReviewStarted { max_rounds: 3 }, CodeReview, None, 1),
-            ("rounds used up: escalation owed", { let mut s = state(ExecutingTdd); s.review_round = 3; s },
+                        ("rounds used up: escalation owed", { let mut s = state(ExecutingTdd); s.review_round = 3; s.blocked_rounds = 3; s },
              Event::ReviewStarted { max_rounds: 3 }, CodeReview, Some("escalation"), 1),
+            ("a human's rejections use up no rounds", { let mut s = state(ExecutingTdd); s.review_round = 3; s.blocked_rounds = 1; s },
+             Event::ReviewStarted { max_rounds: 3 }, CodeReview, None, 1),
             ("blocking findings: a task is appended", in_review(0),
              Event::ReviewCompleted { record: record(1, &[Priority::P1, Priority::P3]), human: false }, ExecutingTdd, None, 2),
             ("no blocking findings", in_review(0),
@@ -2066,7 +2083,7 @@ mod tests {
             task.tdd_steps[0].description,
             "Fix: [P0] src/lib.rs:1: issue 0"
         );
-        assert_eq!(t.state.review_round, 1);
+        assert_eq!((t.state.review_round, t.state.blocked_rounds), (1, 1));
         assert_eq!(
             t.state.last_review,
             Some(ReviewSummary {
@@ -2093,11 +2110,47 @@ mod tests {
             plan.tasks[1].tdd_steps[0].description,
             "Fix: [P1] (from a human) no"
         );
+        assert_eq!(
+            t.state.blocked_rounds, 0,
+            "a rejection is not a blocked round"
+        );
+
+        let t = transition(
+            &state(FinalizeComplete),
+            None,
+            Event::MasterPlanUpdated {
+                commit: "c2".into(),
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            t.state.plan_commit.as_deref(),
+            Some("c2"),
+            "the merge checks the tip against it"
+        );
+
+        let mut exhausted = state(Halted);
+        exhausted.review_round = 3;
+        exhausted.blocked_rounds = 3;
+        exhausted.halt = Some(Halt {
+            reason: HaltReason::Escalated,
+            message: "rounds used up".into(),
+            resume_to: CodeReview,
+        });
+        let t = transition(&exhausted, None, Event::Resumed { guidance: None }).unwrap();
+        assert_eq!(
+            (t.to(), t.state.review_round, t.state.blocked_rounds),
+            (CodeReview, 3, 0),
+            "resumed review: the rounds start again, their numbers go on"
+        );
 
         let mut merging = state(MergingBranch);
         merging.final_commit = Some("c1".into());
         merging.verified_tree = Some("t1".into());
         merging.review_round = 2;
+        merging.blocked_rounds = 1;
+        merging.plan_commit = Some("c2".into());
+        merging.branch_base = Some("b0".into());
         merging.extra.insert("future".into(), serde_json::json!(1));
         let t = transition(
             &merging,
@@ -2111,7 +2164,7 @@ mod tests {
         fresh.extra.insert("future".into(), serde_json::json!(1));
         assert_eq!(t.state, fresh, "the next PR starts from a clean state");
         assert_eq!(t.plan, PlanChange::Drop);
-        assert_eq!(t.effects, vec![Effect::DropReview]);
+        assert_eq!(t.effects, vec![Effect::DropPrRecords]);
 
         let t = transition(
             &state(MergingBranch),
@@ -2196,7 +2249,7 @@ mod tests {
         assert_eq!(
             (
                 resumed.to(),
-                resumed.state.review_round,
+                resumed.state.blocked_rounds,
                 resumed.state.pending.clone()
             ),
             (CodeReview, 0, None)

@@ -13,7 +13,7 @@ fn counting_repo() -> (TestRepo, std::path::PathBuf) {
             .unwrap()
             .join(format!("runs-{}-{:p}", std::process::id(), &repo));
     let config = format!(
-        "[[preflight]]\nname = \"counted\"\ncommand = \"echo run >> '{}'; [ ! -e fail ] || {{ echo 'fail exists'; exit 1; }}\"\n",
+        "master_plan = \"docs/plan.md\"\n[[preflight]]\nname = \"counted\"\ncommand = \"echo run >> '{}'; [ ! -e fail ] || {{ echo 'fail exists'; exit 1; }}\"\n",
         counter.display()
     );
     repo.write(".orchestrate.toml", &config);
@@ -220,4 +220,147 @@ fn init_detects_master_and_records_it() {
         "{}",
         out.stderr
     );
+}
+
+#[test]
+fn a_test_that_changes_files_verifies_no_tree() {
+    let (repo, counter) = counting_repo();
+    repo.write("add.sh", "echo 5\n");
+    // The command passes, and writes a file while it runs: what passed is no definite tree.
+    let out = repo.submit_test(
+        "sh add.sh && echo written-during-the-test > during.txt",
+        None,
+    );
+    out.expect(0);
+    assert!(
+        out.stdout.contains(
+            "note: files changed while the test and preflight ran (during.txt), so this run verified no \
+             definite tree: `git orchestrate checkpoint` runs preflight again on what it commits (build \
+             output belongs in .gitignore)\n"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(repo.state()["pending"]["kind"], "checkpoint");
+    assert!(repo.state()["pending"].get("verified_tree").is_none());
+    // A checkpoint commit made by hand has nothing verified to match: it is not recorded.
+    repo.commit_all("checkpoint: add");
+    let brief = repo.run(&["get-task"]).expect(0).stdout.clone();
+    assert!(
+        brief.contains("is marked as a checkpoint, but files changed while the last test ran, so no tree was verified that it could match; it was not recorded."),
+        "{brief}"
+    );
+    assert_eq!(repo.state()["pending"]["kind"], "checkpoint");
+    // The command verifies what it commits.
+    let before = runs(&counter);
+    repo.run(&["checkpoint"]).expect(0);
+    assert_eq!(
+        runs(&counter),
+        before + 1,
+        "preflight ran for the checkpoint"
+    );
+    assert!(repo.state().get("pending").is_none());
+    let _ = std::fs::remove_file(&counter);
+}
+
+#[test]
+fn a_gate_that_changes_files_refuses_the_checkpoint() {
+    let repo = TestRepo::at_green_step();
+    repo.write(
+        ".orchestrate.toml",
+        &format!(
+            "{}\n[[preflight]]\nname = \"writer\"\ncommand = \"date > stamp.txt\"\n",
+            crate::support::CONFIG
+        ),
+    );
+    repo.git(&["stash", "--quiet"]);
+    repo.git(&["checkout", "--quiet", "main"]);
+    repo.git(&["stash", "pop", "--quiet"]);
+    repo.commit_all("a gate that writes");
+    repo.git(&["checkout", "--quiet", "feat/add-numbers"]);
+    let head = repo.git(&["rev-parse", "HEAD"]);
+    let out = repo.run(&["checkpoint", "-m", "wip"]);
+    out.expect(4);
+    assert_eq!(
+        out.stderr,
+        "error: checkpoint refused: files changed while preflight ran, so it did not verify what would be \
+         committed (state EXECUTING_TDD); changed: stamp.txt\n\
+         hint: Run `git orchestrate checkpoint` again once nothing else is writing to the working tree; it \
+         verifies and commits the tree as it is then. Build output belongs in .gitignore.\n"
+    );
+    assert_eq!(
+        repo.git(&["rev-parse", "HEAD"]),
+        head,
+        "nothing was committed"
+    );
+}
+
+#[test]
+fn a_commit_hook_that_rewrites_files_leaves_the_checkpoint_unrecorded() {
+    let repo = TestRepo::at_green_step();
+    repo.submit_test("true", None).expect(0);
+    let hook = repo.path.join(".git/hooks/pre-commit");
+    std::fs::write(
+        &hook,
+        "#!/bin/sh\necho formatted >> run_tests.sh\ngit add run_tests.sh\n",
+    )
+    .unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let tip = repo.tip();
+    let out = repo.run(&["checkpoint"]);
+    out.expect(4);
+    let short = repo.git(&["rev-parse", "--short=12", "HEAD"]);
+    assert_eq!(
+        out.stderr,
+        format!(
+            "error: checkpoint refused: commit {} holds a tree other than the one preflight verified (a commit \
+             hook changed files?); it stays, but is not recorded as a checkpoint (state EXECUTING_TDD); \
+             changed: run_tests.sh\n\
+             hint: Run `git orchestrate checkpoint` again once nothing else is writing to the working tree; it \
+             verifies and commits the tree as it is then. Build output belongs in .gitignore.\n",
+            short.trim()
+        )
+    );
+    assert_eq!(repo.tip(), tip, "the workflow did not record it");
+    assert_eq!(repo.state()["pending"]["kind"], "checkpoint");
+}
+
+#[test]
+fn tests_run_on_the_pr_branch_only() {
+    let repo = TestRepo::at_green_step();
+    repo.git(&["checkout", "--quiet", "main"]);
+    let tip = repo.tip();
+    let out = repo.submit_test("true", None);
+    out.expect(4);
+    assert_eq!(
+        out.stderr,
+        "error: HEAD is on main, not on the PR branch feat/add-numbers (state EXECUTING_TDD); the test \
+         verifies the work on the PR branch\n\
+         hint: Run `git checkout feat/add-numbers`, then `git orchestrate submit-work` again.\n"
+    );
+    assert_eq!(repo.tip(), tip);
+}
+
+#[test]
+fn old_checkpoint_commits_on_main_are_not_mistaken_for_this_prs() {
+    let repo = TestRepo::new();
+    repo.write("old.txt", "from an earlier life\n");
+    repo.commit_all("checkpoint: something long ago");
+    repo.submit_plan(PLAN).expect(0);
+    repo.run(&["get-task"]).expect(0);
+    // main moves on after the branch left it.
+    repo.git(&["checkout", "--quiet", "main"]);
+    repo.write("later.txt", "x\n");
+    repo.commit_all("later on main");
+    repo.git(&["checkout", "--quiet", "feat/add-numbers"]);
+    repo.submit_test("false", Some("FAIL")).expect(3);
+    repo.run(&["submit-work", "-s", "ok", "--analysis-decision", "SUCCESS"])
+        .expect(0);
+    repo.submit_test("true", None).expect(0);
+    let brief = repo.run(&["get-task"]).expect(0).stdout.clone();
+    assert!(!brief.contains("is marked as a checkpoint"), "{brief}");
+    assert!(brief.contains("Make a safety checkpoint commit"), "{brief}");
 }

@@ -181,7 +181,9 @@ fn a_failing_preflight_gate_enters_debugging_with_the_gate_output() {
 #[test]
 fn no_preflight_is_reported_as_none_configured_never_as_a_pass() {
     let repo = TestRepo::with_config("");
-    repo.submit_plan(crate::support::PLAN).expect(0);
+    // No config at all: the plan names the default master plan.
+    repo.submit_plan(&crate::support::PLAN.replace("docs/plan.md", "docs/Plan_Doc/Active_Plan.md"))
+        .expect(0);
     let brief = repo.run(&["get-task"]).expect(0).stdout.clone();
     assert!(
         brief.contains("WARNING: no preflight gates are configured ([[preflight]] in .orchestrate.toml, read from built-in defaults (no .orchestrate.toml)): a PASS is verified by the agent's test command alone"),

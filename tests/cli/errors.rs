@@ -65,11 +65,20 @@ fn bad_plans_are_rejected_with_every_problem_listed_and_nothing_written() {
         )
     );
 
-    let empty_tasks = r#"{"masterPlanPath": "m", "prTitle": "feat: x", "summary": "s", "verificationPlan": "v", "tasks": []}"#;
+    let empty_tasks = r#"{"masterPlanPath": "docs/plan.md", "prTitle": "feat: x", "summary": "s", "verificationPlan": "v", "tasks": []}"#;
     assert_eq!(
         rejected_plan(&repo, empty_tasks),
         format!(
             "error: the plan was not accepted (1 problem); nothing was written\n  - tasks: must contain at least one task\n{PLAN_HINT}"
+        )
+    );
+
+    // The plan must come from the configured master plan: finalization edits that file.
+    let elsewhere = PLAN.replace("docs/plan.md", "src/lib.rs");
+    assert_eq!(
+        rejected_plan(&repo, &elsewhere),
+        format!(
+            "error: the plan was not accepted (1 problem); nothing was written\n  - masterPlanPath: is \"src/lib.rs\", but the configured master plan (master_plan in .orchestrate.toml) is \"docs/plan.md\"; the plan must come from it\n{PLAN_HINT}"
         )
     );
 
@@ -99,7 +108,7 @@ fn bad_plans_are_rejected_with_every_problem_listed_and_nothing_written() {
     out.expect(2);
     assert!(
         out.stderr
-            .starts_with("error: cannot read the plan file no-such-plan.json: "),
+            .starts_with("error: cannot read the plan no-such-plan.json: "),
         "{}",
         out.stderr
     );
@@ -136,10 +145,44 @@ fn commands_in_the_wrong_state_exit_4_and_name_the_state() {
         ),
     ];
     for (args, stderr) in cases {
-        let out = repo.run(args);
+        let out = if args[0] == "approve" {
+            repo.human(args)
+        } else {
+            repo.run(args)
+        };
         out.expect(4);
         assert_eq!(out.stderr, *stderr, "{args:?}");
     }
+    for args in [
+        &["resume"][..],
+        &["reject", "--comment", "no"],
+        &["escalate", "--report", "-"],
+        &["request-scope-reduction"],
+    ] {
+        let out = if args[0] == "escalate" || args[0] == "request-scope-reduction" {
+            repo.run(args)
+        } else {
+            repo.human(args)
+        };
+        out.expect(4);
+        assert!(
+            out.stderr.contains("is not accepted in state INITIALIZING")
+                || out.stderr.contains("in state INITIALIZING"),
+            "{args:?}: {}",
+            out.stderr
+        );
+    }
+    assert!(
+        !repo
+            .git_try(&[
+                "rev-parse",
+                "--verify",
+                "--quiet",
+                "refs/orchestrator/workflows/main"
+            ])
+            .0,
+        "a refused command creates no workflow"
+    );
 
     repo.submit_plan(PLAN).expect(0);
     let out = repo.submit_test("true", None);
@@ -301,13 +344,33 @@ fn a_bad_duration_is_an_error() {
     let repo = TestRepo::with_config(
         "[[preflight]]\nname = \"t\"\ncommand = \"true\"\ntimeout = \"ten minutes\"\n",
     );
-    let out = repo.run(&["status"]);
+    let out = repo.run(&["get-task"]);
     out.expect(2);
     assert!(out.stderr.contains("line 4"), "{}", out.stderr);
     assert!(
         out.stderr.contains("invalid duration \"ten minutes\""),
         "{}",
         out.stderr
+    );
+    // status still shows where the workflow stands, with the config error in it.
+    let out = repo.run(&["status"]);
+    out.expect(0);
+    assert!(
+        out.stdout.contains("state     INITIALIZING\nconfig    INVALID: invalid .orchestrate.toml (working tree): TOML parse error at line 4"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.ends_with("WARNING: the configuration is invalid: get-task, submit-work and checkpoint refuse to run until it is fixed\n"),
+        "{}",
+        out.stdout
+    );
+    let json = repo.run(&["status", "--json"]).expect(0).json();
+    assert!(
+        json["config"]["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("invalid duration \"ten minutes\"")),
+        "{json}"
     );
 }
 

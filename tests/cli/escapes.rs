@@ -87,7 +87,7 @@ fn thresholds_that_decrease_are_a_config_error() {
     let repo = TestRepo::with_config(&format!(
         "{CONFIG}\n[debugging]\nunlock_scope_reduction_at = 8\nunlock_escalation_at = 4\n"
     ));
-    let out = repo.run(&["status"]);
+    let out = repo.run(&["get-task"]);
     out.expect(2);
     assert_eq!(
         out.stderr,
@@ -97,7 +97,7 @@ fn thresholds_that_decrease_are_a_config_error() {
     let repo = TestRepo::with_config(&format!(
         "{CONFIG}\n[debugging]\nhypothesize_max_attempts = 0\n"
     ));
-    let out = repo.run(&["status"]);
+    let out = repo.run(&["get-task"]);
     out.expect(2);
     assert!(
         out.stderr
@@ -307,7 +307,7 @@ fn escalation_prints_exactly_the_report_halts_and_a_human_resumes_with_guidance_
     let status = repo.run(&["status"]).expect(0).stdout.clone();
     assert!(status.contains("halted    the agent escalated for external help after 3 failed attempts · `git orchestrate resume` returns to DEBUGGING"), "{status}");
 
-    let out = repo.run(&[
+    let out = repo.human(&[
         "resume",
         "--guidance",
         "add() must return a number, not print it",
@@ -343,7 +343,7 @@ fn escalation_prints_exactly_the_report_halts_and_a_human_resumes_with_guidance_
     );
 
     // resume only answers a halt.
-    let out = repo.run(&["resume"]);
+    let out = repo.human(&["resume"]);
     out.expect(4);
     assert!(
         out.stderr.starts_with(
@@ -364,7 +364,7 @@ fn escalation_from_replanning_resumes_to_replanning() {
     repo.run_with_stdin(&["escalate", "--report", "-"], "# cannot split this task\n")
         .expect(10);
     assert_eq!(repo.state()["halt"]["resume_to"], "REPLANNING");
-    repo.run(&["resume"]).expect(0);
+    repo.human(&["resume"]).expect(0);
     assert_eq!(repo.status(), "REPLANNING");
     let brief = repo.run(&["get-task"]).expect(0).stdout.clone();
     assert!(

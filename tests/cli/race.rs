@@ -101,3 +101,36 @@ fn eight_processes_racing_lose_no_update() {
     repo.run(&["get-task"]).expect(0);
     repo.run(&["log", "-n", "3"]).expect(0);
 }
+
+#[test]
+fn a_lock_left_by_a_crash_is_named_not_retried_for_ever() {
+    let repo = TestRepo::at_green_step();
+    let tip = repo.tip();
+    let lock = repo.path.join(".git/refs/orchestrator/workflows/main.lock");
+    let file = std::fs::File::create(&lock).unwrap();
+    file.set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(120))
+        .unwrap();
+    drop(file);
+    let out = repo.submit_test("false", None);
+    out.expect(5);
+    // The temporary directory's path needs no shell quoting.
+    let lock_shown = lock.display().to_string();
+    assert!(
+        out.stderr.starts_with(&format!(
+            "error: workflow ref refs/orchestrator/workflows/main is locked by {lock_shown} (left 1"
+        )),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.ends_with(&format!(
+            "s ago): a git process that crashed can leave such a lock behind\n\
+             hint: Nothing was written. If no git or git-orchestrate process is still running, delete the lock: rm {lock_shown}\n"
+        )),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(repo.tip(), tip);
+    std::fs::remove_file(&lock).unwrap();
+    repo.submit_test("false", None).expect(1);
+}

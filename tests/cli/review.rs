@@ -249,16 +249,20 @@ fn used_up_review_rounds_lead_to_escalation() {
     )
     .expect(10);
     assert_eq!(repo.state()["halt"]["resume_to"], "CODE_REVIEW");
-    repo.run(&[
+    repo.human(&[
         "resume",
         "--guidance",
         "the P0 is a false positive; I changed the reviewer",
     ])
     .expect(0);
     assert_eq!(repo.status(), "CODE_REVIEW");
-    assert!(
-        repo.state().get("review_round").is_none(),
-        "the rounds start again"
+    assert_eq!(
+        (
+            repo.state().get("blocked_rounds"),
+            &repo.state()["review_round"]
+        ),
+        (None, &serde_json::json!(1)),
+        "the rounds start again; their numbers go on"
     );
 }
 
@@ -276,10 +280,25 @@ fn the_human_gate_waits_for_approve_or_reject() {
         out.stdout
     );
     assert_eq!(repo.state()["pending"]["kind"], "approval");
-    // The agent cannot approve its own work by submitting.
+    // The agent cannot approve its own work by submitting, nor by answering for the human:
+    // it runs without a terminal.
     assert_eq!(repo.run(&["submit-work", "-s", "done"]).code, 4);
+    let tip = repo.tip();
+    for args in [&["approve"][..], &["reject", "--comment", "fine"]] {
+        let out = repo.run(args);
+        out.expect(4);
+        assert_eq!(
+            out.stderr,
+            format!(
+                "error: {0} is a human's answer, and stdin is not a terminal: an agent must not answer its own halt or review\n\
+                 hint: Run `git orchestrate {0}` yourself, in a terminal. A script that acts for a human can set GIT_ORCHESTRATE_HUMAN=1.\n",
+                args[0]
+            )
+        );
+    }
+    assert_eq!(repo.tip(), tip, "nothing was written");
 
-    let out = repo.run(&["reject", "--comment", "name the file after the feature"]);
+    let out = repo.human(&["reject", "--comment", "name the file after the feature"]);
     out.expect(0);
     let brief = repo.run(&["get-task"]).expect(0).stdout.clone();
     assert!(
@@ -289,10 +308,10 @@ fn the_human_gate_waits_for_approve_or_reject() {
     repo.submit_test("true", None).expect(0);
     repo.run(&["checkpoint"]).expect(0);
     repo.run(&["get-task"]).expect(10);
-    repo.run(&["approve"]).expect(0);
+    repo.human(&["approve"]).expect(0);
     assert_eq!(repo.status(), "AWAITING_FINALIZATION");
     assert_eq!(
-        repo.run(&["approve"]).code,
+        repo.human(&["approve"]).code,
         4,
         "nothing waits for approval any more"
     );
@@ -443,6 +462,72 @@ fn finalize(repo: &TestRepo, title: &str, pr: &str) {
 }
 
 #[test]
+fn only_the_checked_master_plan_commit_is_merged() {
+    let repo = ready_to_squash();
+    finalize(&repo, "feat: Add", "PR 1: feat: Add numbers");
+    let checked = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
+    assert_eq!(repo.state()["plan_commit"], checked.as_str());
+    // Work added after the checks would ride into main unverified.
+    repo.write("sneaky.txt", "never verified\n");
+    repo.commit_all("one more thing");
+    let out = repo.run(&["get-task"]);
+    out.expect(0);
+    assert!(
+        out.stdout.contains(&format!(
+            "the branch feat/add moved after finalization was checked: its tip is {}, but the checked \
+             master-plan commit is {checked}. Only checked work is merged: put the branch back with \
+             `git branch -f feat/add {checked}` (check out main first), or ask a human",
+            repo.git(&["rev-parse", "HEAD"]).trim()
+        )),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(repo.status(), "MERGING_BRANCH");
+    assert!(
+        !repo.git_try(&["cat-file", "-e", "main:sneaky.txt"]).0,
+        "nothing reached main"
+    );
+    repo.git(&["reset", "--quiet", "--hard", &checked]);
+    let out = repo.run(&["get-task"]);
+    out.expect(0);
+    assert!(
+        out.stdout
+            .contains("merged feat/add into main and deleted the branch."),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(
+        repo.git(&["rev-parse", "main^2"]).trim(),
+        checked,
+        "main merged exactly the checked commit"
+    );
+    assert_eq!(
+        repo.git(&["log", "-1", "--format=%s", "main"]).trim(),
+        "Merge branch 'feat/add'"
+    );
+    assert_eq!(
+        repo.git(&["ls-tree", "--name-only", REF]),
+        "state.json\n",
+        "the merged PR leaves no plan, review or output behind"
+    );
+}
+
+#[test]
+fn finalization_is_checked_on_the_pr_branch_only() {
+    let repo = ready_to_squash();
+    squash(&repo, "feat: Add");
+    repo.git(&["checkout", "--quiet", "main"]);
+    let out = repo.run(&["submit-work", "-s", "squashed"]);
+    out.expect(4);
+    assert_eq!(
+        out.stderr,
+        "error: HEAD is on main, not on the PR branch feat/add (state AWAITING_FINALIZATION); \
+         finalization checks the PR branch\n\
+         hint: Run `git checkout feat/add`, then `git orchestrate submit-work` again.\n"
+    );
+}
+
+#[test]
 fn a_merge_conflict_halts_leaves_main_clean_and_resume_takes_over_after_a_manual_merge() {
     let repo = ready_to_squash();
     finalize(&repo, "feat: Add", "PR 1: feat: Add numbers");
@@ -468,7 +553,7 @@ fn a_merge_conflict_halts_leaves_main_clean_and_resume_takes_over_after_a_manual
     assert_eq!(repo.git(&["status", "--porcelain"]), "");
     assert!(!repo.path.join(".git/MERGE_HEAD").exists());
 
-    let out = repo.run(&["resume"]);
+    let out = repo.human(&["resume"]);
     out.expect(4);
     assert!(
         out.stderr.starts_with(&format!(
@@ -484,7 +569,7 @@ fn a_merge_conflict_halts_leaves_main_clean_and_resume_takes_over_after_a_manual
     repo.write("add.txt", "both versions, reconciled\n");
     repo.git(&["add", "add.txt"]);
     repo.git(&["commit", "--quiet", "--no-edit"]);
-    let out = repo.run(&["resume"]);
+    let out = repo.human(&["resume"]);
     out.expect(0);
     assert!(
         out.stdout.starts_with(&format!(

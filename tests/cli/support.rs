@@ -158,7 +158,8 @@ impl TestRepo {
             .env_remove("GIT_DIR")
             .env_remove("GIT_WORK_TREE")
             .env_remove("GIT_INDEX_FILE")
-            .env_remove("GIT_ORCHESTRATE_WORKFLOW");
+            .env_remove("GIT_ORCHESTRATE_WORKFLOW")
+            .env_remove("GIT_ORCHESTRATE_HUMAN");
     }
 
     pub fn command<I, S>(&self, program: &str, args: I) -> Command
@@ -206,6 +207,18 @@ impl TestRepo {
     pub fn run(&self, args: &[&str]) -> Run {
         Run::from(
             self.command(BIN, args)
+                .stdin(Stdio::null())
+                .output()
+                .expect("run git-orchestrate"),
+        )
+    }
+
+    /// Runs a human's command (`resume`, `approve`, `reject`) as a script acting for a
+    /// person does: without a terminal, with GIT_ORCHESTRATE_HUMAN=1.
+    pub fn human(&self, args: &[&str]) -> Run {
+        Run::from(
+            self.command(BIN, args)
+                .env("GIT_ORCHESTRATE_HUMAN", "1")
                 .stdin(Stdio::null())
                 .output()
                 .expect("run git-orchestrate"),
