@@ -443,7 +443,8 @@ fn merge(session: &Session, snap: &Snapshot, branch: &str) -> Result<Event, Engi
             })
         } else {
             blocked(format!(
-                "the branch {branch} is gone, and its squashed commit is not in {main}"
+                "the branch {branch} is gone, and the commit finalization checked ({}) is not in {main}",
+                checked.map_or("none recorded", String::as_str)
             ))
         };
     }

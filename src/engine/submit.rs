@@ -73,7 +73,18 @@ fn attempt(
     };
     // Only a plan starts a workflow.
     let snap = match kind {
-        SubmitKind::Plan(_) => session.read_or_create()?,
+        SubmitKind::Plan(bytes) => match session.store.read()? {
+            Some(snap) => snap,
+            None => {
+                // A plan that is not accepted leaves nothing behind, not even a new workflow.
+                parse(
+                    bytes,
+                    &session.load_config(None)?.config,
+                    Status::Initializing,
+                )?;
+                session.read_or_create()?
+            }
+        },
         _ => session.read_or_refuse("submit-work", |s| {
             workflow::check_submit(s, None, request).err()
         })?,

@@ -22,6 +22,15 @@ fn rejected_plan(repo: &TestRepo, plan: &str) -> String {
 }
 
 #[test]
+fn a_rejected_first_plan_creates_no_workflow() {
+    let repo = TestRepo::new();
+    repo.submit_plan("{}").expect(2);
+    assert_eq!(repo.tip(), None, "not even the workflow ref");
+    repo.submit_plan(PLAN).expect(0);
+    assert_eq!(repo.status(), "CREATING_BRANCH");
+}
+
+#[test]
 fn bad_plans_are_rejected_with_every_problem_listed_and_nothing_written() {
     let repo = TestRepo::new();
     repo.run(&["init"]).expect(0);
