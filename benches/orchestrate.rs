@@ -1,6 +1,8 @@
 //! SPEC §12 quality bars, measured (not asserted): median wall time of `get-task`, `status`
 //! and `submit-work --test-command true` against `git rev-parse HEAD` in the same run, at
-//! history sizes 10 and 10,000 with a 200-task plan; plus get-task's peak RSS.
+//! history sizes 10 and 10,000 with a 200-task plan (the write path of a failing attempt),
+//! and of a passing GREEN step (the success path: the plan is rewritten); plus get-task's
+//! peak RSS.
 //!
 //! Run with `cargo bench`. Ratios, not absolute times, are the figures that travel between
 //! machines. Commands are interleaved round-robin so machine noise hits all of them alike.
@@ -23,6 +25,9 @@ fn main() {
         return;
     }
     let fixtures = [Fixture::new(10), Fixture::new(10_000)];
+    let green = GreenStep::new();
+    let mut pass_samples = Vec::new();
+    let mut pass_base = Vec::new();
     // Every round runs every command on both fixtures, so machine noise (another build, a
     // busy disk) lands on all of them alike and the ratios stay comparable.
     let mut samples: Vec<[Vec<Duration>; 4]> = vec![Default::default(), Default::default()];
@@ -35,6 +40,9 @@ fn main() {
                 samples[i].push(d);
             }
         }
+        let [base, pass] = green.round();
+        pass_base.push(base);
+        pass_samples.push(pass);
     }
     let medians: Vec<[Duration; 4]> = samples
         .into_iter()
@@ -81,6 +89,19 @@ fn main() {
         }
         println!();
     }
+    let (base, pass) = (median(pass_base), median(pass_samples));
+    let ratio = pass.as_secs_f64() / base.as_secs_f64();
+    println!(
+        "{:>8}  {:<38} {:>8.2}ms {:>7.2}×   ≤ 3×: {}",
+        "GREEN",
+        "submit-work PASS (true), step DONE",
+        pass.as_secs_f64() * 1000.0,
+        ratio,
+        if ratio <= 3.0 { "met" } else { "NOT MET" }
+    );
+    println!(
+        "          (with gates configured, a passing run also takes the tree before and after it)\n"
+    );
     let growth = medians[1][3].as_secs_f64() / medians[0][3].as_secs_f64() - 1.0;
     println!(
         "write cost growth, 10,000 vs 10 transitions: {:+.1}%   (bar: within 10%: {})",
@@ -146,7 +167,7 @@ fn plan_json() -> String {
         })
         .collect();
     format!(
-        r#"{{"masterPlanPath": "docs/plan.md", "prTitle": "feat: A large plan", "summary": "bench",
+        r#"{{"masterPlanPath": "docs/Plan_Doc/Active_Plan.md", "prTitle": "feat: A large plan", "summary": "bench",
             "verificationPlan": "bench", "tasks": [{}]}}"#,
         tasks.join(",")
     )
@@ -237,6 +258,85 @@ impl Fixture {
                 .expect("run");
             start.elapsed()
         })
+    }
+}
+
+fn median(mut samples: Vec<Duration>) -> Duration {
+    samples.sort();
+    samples[samples.len() / 2]
+}
+
+/// A repository at GREEN step 1.2, where `submit-work --test-command true` passes, runs
+/// preflight (none configured) and completes the step: the success path. The workflow ref is
+/// put back before each run, so every run does the same work.
+struct GreenStep {
+    dir: PathBuf,
+    tip: String,
+    _temp: tempfile::TempDir,
+}
+
+impl GreenStep {
+    fn new() -> GreenStep {
+        let temp = tempfile::tempdir().expect("temp dir");
+        let dir = temp.path().to_path_buf();
+        git(&dir, &["init", "--quiet", "--initial-branch=main"]);
+        git(&dir, &["config", "user.name", "Bench"]);
+        git(&dir, &["config", "user.email", "bench@example.invalid"]);
+        std::fs::write(dir.join("README"), "bench\n").expect("write");
+        git(&dir, &["add", "README"]);
+        git(&dir, &["commit", "--quiet", "-m", "initial"]);
+        let plan = dir.join("../plan.json");
+        std::fs::write(&plan, plan_json()).expect("write plan");
+        let plan = plan.to_str().expect("utf-8");
+        assert_eq!(
+            orchestrate(&dir, &["submit-work", "-s", "plan", "--plan", plan]),
+            0
+        );
+        assert_eq!(orchestrate(&dir, &["get-task"]), 0);
+        assert_eq!(
+            orchestrate(
+                &dir,
+                &["submit-work", "-s", "red", "--test-command", "false"]
+            ),
+            3
+        );
+        assert_eq!(
+            orchestrate(
+                &dir,
+                &["submit-work", "-s", "why", "--analysis-decision", "SUCCESS"]
+            ),
+            0
+        );
+        let store = Store::discover(&dir, "main").expect("store");
+        let tip = store.tip().expect("tip").expect("exists").to_string();
+        GreenStep {
+            dir,
+            tip,
+            _temp: temp,
+        }
+    }
+
+    /// One timed run each of: rev-parse, a passing submit-work.
+    fn round(&self) -> [Duration; 2] {
+        git(
+            &self.dir,
+            &["update-ref", "refs/orchestrator/workflows/main", &self.tip],
+        );
+        let time = |program: &str, args: &[&str]| {
+            let start = Instant::now();
+            let status = command(program, &self.dir)
+                .args(args)
+                .status()
+                .expect("run");
+            (start.elapsed(), status.code())
+        };
+        let (base, _) = time("git", &["rev-parse", "HEAD"]);
+        let (pass, code) = time(
+            BIN,
+            &["submit-work", "-s", "bench", "--test-command", "true"],
+        );
+        assert_eq!(code, Some(0), "the GREEN step passes");
+        [base, pass]
     }
 }
 

@@ -78,7 +78,11 @@ pub fn checkpoint(
         }
         // Preflight verified the tree as it was when it started: a file written meanwhile
         // (by the gates themselves, or anyone else) would be committed unverified.
-        let after = session.git.worktree_tree(&session.store.index_path())?;
+        let after = if config.preflight.is_empty() {
+            tree.clone()
+        } else {
+            session.git.worktree_tree(&session.store.index_path())?
+        };
         if after != tree {
             return Err(tree_changed(
                 session,

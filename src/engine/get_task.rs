@@ -175,11 +175,14 @@ fn unverified(
         // A checkpoint nobody asked for: it marks progress and claims no verification.
         return Ok(None);
     };
+    let config = session.load_config(Some(state))?.config;
     let Some(verified) = verified_tree else {
-        return Ok(Some(
-            "files changed while the last test ran, so no tree was verified that it could match"
-                .to_string(),
-        ));
+        // No gates: nothing was verified, so there is nothing for the commit to match.
+        return Ok((!config.preflight.is_empty()).then(|| {
+                        "the last submit-work verified no tree it could match (files changed while it ran, or no \
+             gates were configured then)"
+                .to_string()
+        }));
     };
     if *verified != found.tree {
         return Ok(Some(
@@ -188,7 +191,7 @@ fn unverified(
                 .to_string(),
         ));
     }
-    let key = session.load_config(Some(state))?.config.preflight_key();
+    let key = config.preflight_key();
     Ok((preflight_key.as_deref() != Some(key.as_str()))
         .then(|| "the preflight gates changed since its tree was verified".to_string()))
 }

@@ -141,8 +141,10 @@ fn attempt(
             let index = session.store.index_path();
             let pass = expectation == Expectation::Pass;
             // The tree under test, taken before anything runs: what passed is this tree only
-            // if nothing changed it meanwhile.
-            let before = if pass {
+            // if nothing changed it meanwhile. Without gates nothing but the agent's own
+            // command looked at the tree, so no tree is recorded as verified (and no time is
+            // spent taking one): the checkpoint's commit is what the squash is held to.
+            let before = if pass && !config.preflight.is_empty() {
                 Some(session.git.worktree_tree(&index)?)
             } else {
                 None

@@ -247,7 +247,7 @@ fn a_test_that_changes_files_verifies_no_tree() {
     repo.commit_all("checkpoint: add");
     let brief = repo.run(&["get-task"]).expect(0).stdout.clone();
     assert!(
-        brief.contains("is marked as a checkpoint, but files changed while the last test ran, so no tree was verified that it could match; it was not recorded."),
+        brief.contains("is marked as a checkpoint, but the last submit-work verified no tree it could match (files changed while it ran, or no gates were configured then); it was not recorded."),
         "{brief}"
     );
     assert_eq!(repo.state()["pending"]["kind"], "checkpoint");
@@ -363,4 +363,39 @@ fn old_checkpoint_commits_on_main_are_not_mistaken_for_this_prs() {
     let brief = repo.run(&["get-task"]).expect(0).stdout.clone();
     assert!(!brief.contains("is marked as a checkpoint"), "{brief}");
     assert!(brief.contains("Make a safety checkpoint commit"), "{brief}");
+}
+
+#[test]
+fn without_gates_no_tree_counts_as_verified_and_a_hand_made_checkpoint_is_recorded() {
+    let repo = TestRepo::with_config("master_plan = \"docs/plan.md\"\n");
+    repo.submit_plan(PLAN).expect(0);
+    repo.run(&["get-task"]).expect(0);
+    repo.submit_test("false", None).expect(3);
+    repo.run(&["submit-work", "-s", "ok", "--analysis-decision", "SUCCESS"])
+        .expect(0);
+    repo.write("add.sh", "echo 5\n");
+    let out = repo.submit_test("sh add.sh", None);
+    out.expect(0);
+    assert!(
+        out.stdout.contains("preflight: none configured"),
+        "{}",
+        out.stdout
+    );
+    let state = repo.state();
+    assert!(
+        state.get("verified_tree").is_none(),
+        "nothing verified a tree: {state}"
+    );
+    assert!(state["pending"].get("verified_tree").is_none());
+    repo.commit_all("checkpoint: add");
+    let head = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
+    let brief = repo.run(&["get-task"]).expect(0).stdout.clone();
+    assert!(
+        brief.contains(&format!(
+            "recorded checkpoint {} (checkpoint: add).",
+            &head[..12]
+        )),
+        "{brief}"
+    );
+    assert_eq!(repo.state()["last_commit_hash"], head.as_str());
 }
