@@ -76,9 +76,10 @@ impl CommandError {
                  its own halt or review"
             ),
         )
+                // The variable that lifts this is documented for people, not offered to the agent
+        // that was just refused.
         .hint(format!(
-            "Run `git orchestrate {command}` yourself, in a terminal. A script that acts for a human can set \
-             {HUMAN_ENV}=1."
+            "Ask a human to run `git orchestrate {command}` in a terminal."
         ))
     }
 
@@ -128,7 +129,7 @@ impl From<EngineError> for CommandError {
                 .hint("Fix .orchestrate.toml (every key is described in `git orchestrate init`'s file and docs/config.md)."),
             EngineError::Store(StoreError::BadWorkflowName(_)) => CommandError::new(2, "invalid_input", message),
                         EngineError::Store(StoreError::Locked { path, .. }) => CommandError::new(5, "locked", message).hint(format!(
-                "Nothing was written. If no git or git-orchestrate process is still running, delete the lock: rm {}",
+                                "The workflow state was not changed. If no git or git-orchestrate process is still running, delete the lock: rm {}",
                 crate::workflow::briefing::shell_quote(&path.display().to_string())
             )),
             EngineError::Store(StoreError::NotARepository(_) | StoreError::Bare) => {

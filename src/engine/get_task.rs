@@ -94,10 +94,12 @@ fn attempt(session: &Session) -> Result<TaskReport, EngineError> {
                     break;
                 }
                 done.push(format!("recorded checkpoint {short} ({}).", found.subject));
+                // Its tree is the verified one when gates ran (that was just checked), and
+                // without gates the last checkpoint's tree is what the squash is held to.
                 Event::CheckpointRecorded {
                     commit: found.commit,
                     subject: found.subject,
-                    verified_tree: None,
+                    verified_tree: Some(found.tree),
                 }
             }
             GetTaskStep::StartReview => Event::ReviewStarted {
@@ -430,13 +432,10 @@ fn merge(session: &Session, snap: &Snapshot, branch: &str) -> Result<Event, Engi
         return blocked(why);
     }
     // What finalization checked: the merge takes exactly this commit, nothing added since.
-    let checked = snap
-        .state
-        .plan_commit
-        .as_ref()
-        .or(snap.state.final_commit.as_ref());
+    let checked = snap.state.plan_commit.as_ref();
     if !session.store.branch_exists(branch)? {
-        let merged = match checked {
+        // A crash after the merge deleted the branch: merged if the checked work is in main.
+        let merged = match checked.or(snap.state.final_commit.as_ref()) {
             Some(commit) => git.is_ancestor(commit, &main)?,
             None => false,
         };
@@ -461,7 +460,13 @@ fn merge(session: &Session, snap: &Snapshot, branch: &str) -> Result<Event, Engi
                  back with `git branch -f {branch} {checked}` (check out {main} first), or ask a human"
             ));
         }
-        None => return blocked("finalization recorded no checked commit to merge".into()),
+        None => {
+            return blocked(format!(
+                "no checked master-plan commit is recorded (the workflow was finalized by an older \
+                 git-orchestrate), so nothing can be merged automatically: a human merges {branch} into \
+                 {main} by hand"
+            ));
+        }
     }
     if let Err(e) = git.checkout(&main) {
         return blocked(e.to_string());

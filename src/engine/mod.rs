@@ -398,7 +398,7 @@ impl Session {
             }
         }
         // Not other processes, but a lock that nobody releases.
-        if let Some(locked) = self.store.lock() {
+        if let Some(locked) = self.store.stale_lock() {
             return Err(EngineError::Store(locked));
         }
         Err(EngineError::RetriesExhausted {

@@ -442,26 +442,30 @@ impl Store {
             .edit_references_as(Some(edit), Some(signature.to_ref(&mut time_buf)))
         {
             Ok(_) => Ok(commit_id),
-            Err(e) if is_lost_race(&e) => match self.lock() {
-                Some(locked) if matches!(&locked, StoreError::Locked { age, .. } if *age >= STALE_LOCK) => {
-                    Err(WriteError::Store(locked))
-                }
-                _ => Err(WriteError::Conflict),
+            Err(e) if is_lost_race(&e) => match self.stale_lock() {
+                Some(locked) => Err(WriteError::Store(locked)),
+                None => Err(WriteError::Conflict),
             },
             Err(e) => Err(WriteError::Store(git_err(e))),
         }
     }
 
-    /// The lock file on the workflow ref, if one exists, as a [`StoreError::Locked`].
-    pub fn lock(&self) -> Option<StoreError> {
+    /// The lock file on the workflow ref, as a [`StoreError::Locked`], when it has been there
+    /// longer than any command holds it: the remains of a crash, not a process at work.
+    pub fn stale_lock(&self) -> Option<StoreError> {
         let path = self
             .repo
             .common_dir()
             .join(format!("{}.lock", self.ref_name.as_bstr()));
-        let modified = std::fs::metadata(&path).ok()?.modified().ok()?;
-        Some(StoreError::Locked {
+        let age = std::fs::metadata(&path)
+            .ok()?
+            .modified()
+            .ok()?
+            .elapsed()
+            .unwrap_or_default();
+        (age >= STALE_LOCK).then(|| StoreError::Locked {
             reference: self.ref_name.to_string(),
-            age: modified.elapsed().unwrap_or_default(),
+            age,
             path,
         })
     }
@@ -723,6 +727,59 @@ mod tests {
         assert_eq!(entry.to.as_deref(), Some("DEBUGGING"));
         assert_eq!(entry.step.as_deref(), Some("1.2"));
         assert_eq!(entry.body, "FAILURE: `make` (exit 2)\n\nI tried");
+    }
+
+    fn transition(state: &State) -> TransitionWrite<'_> {
+        TransitionWrite {
+            event: "test",
+            from: Some(state.status),
+            state,
+            plan: FileChange::Keep,
+            output_log: FileChange::Keep,
+            escalation: FileChange::Keep,
+            review: FileChange::Keep,
+            step: None,
+            summary: "",
+        }
+    }
+
+    #[test]
+    fn a_lock_left_behind_is_reported_at_once_and_a_fresh_one_is_a_lost_race() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = std::process::Command::new("git")
+            .args(["init", "--quiet"])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        let store = Store::discover(dir.path(), "main").unwrap();
+        let state = State::new(Some("main".into()));
+        store.write(None, &transition(&state)).unwrap();
+        let snapshot = store.read().unwrap().unwrap();
+        let lock = dir
+            .path()
+            .join(".git/refs/orchestrator/workflows/main.lock");
+
+        let file = std::fs::File::create(&lock).unwrap();
+        assert!(
+            matches!(
+                store.write(Some(&snapshot), &transition(&state)),
+                Err(WriteError::Conflict)
+            ),
+            "a fresh lock is another process at work: retry"
+        );
+        file.set_modified(std::time::SystemTime::now() - 2 * STALE_LOCK)
+            .unwrap();
+        match store.write(Some(&snapshot), &transition(&state)) {
+            Err(WriteError::Store(StoreError::Locked { path, age, .. })) => {
+                assert_eq!(path, lock);
+                assert!(age >= STALE_LOCK);
+            }
+            other => panic!("a stale lock is named, not retried: {other:?}"),
+        }
+        drop(file);
+        std::fs::remove_file(&lock).unwrap();
+        store.write(Some(&snapshot), &transition(&state)).unwrap();
     }
 
     #[test]

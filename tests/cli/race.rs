@@ -125,7 +125,7 @@ fn a_lock_left_by_a_crash_is_named_not_retried_for_ever() {
     assert!(
         out.stderr.ends_with(&format!(
             "s ago): a git process that crashed can leave such a lock behind\n\
-             hint: Nothing was written. If no git or git-orchestrate process is still running, delete the lock: rm {lock_shown}\n"
+             hint: The workflow state was not changed. If no git or git-orchestrate process is still running, delete the lock: rm {lock_shown}\n"
         )),
         "{}",
         out.stderr

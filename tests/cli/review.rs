@@ -291,7 +291,7 @@ fn the_human_gate_waits_for_approve_or_reject() {
             out.stderr,
             format!(
                 "error: {0} is a human's answer, and stdin is not a terminal: an agent must not answer its own halt or review\n\
-                 hint: Run `git orchestrate {0}` yourself, in a terminal. A script that acts for a human can set GIT_ORCHESTRATE_HUMAN=1.\n",
+                 hint: Ask a human to run `git orchestrate {0}` in a terminal.\n",
                 args[0]
             )
         );
@@ -509,6 +509,45 @@ fn only_the_checked_master_plan_commit_is_merged() {
         repo.git(&["ls-tree", "--name-only", REF]),
         "state.json\n",
         "the merged PR leaves no plan, review or output behind"
+    );
+}
+
+#[test]
+fn without_gates_the_squash_is_held_to_the_last_checkpoint_however_it_was_made() {
+    let repo = TestRepo::with_config("master_plan = \"docs/plan.md\"\n");
+    repo.submit_plan(&crate::support::PLAN.replace(
+        r#",
+    {"taskName": "sub", "status": "TODO", "tdd_steps": [
+      {"type": "RED", "description": "test sub", "status": "TODO"},
+      {"type": "GREEN", "description": "implement sub", "status": "TODO"}]}"#,
+        "",
+    ))
+    .expect(0);
+    repo.run(&["get-task"]).expect(0);
+    repo.submit_test("false", None).expect(3);
+    repo.run(&["submit-work", "-s", "why", "--analysis-decision", "SUCCESS"])
+        .expect(0);
+    // GREEN: checkpointed by the command.
+    repo.write("add.sh", "echo 5\n");
+    repo.submit_test("sh add.sh", None).expect(0);
+    repo.run(&["checkpoint"]).expect(0);
+    // REFACTOR: checkpointed by hand, and recorded by get-task.
+    repo.write("add.sh", "# add\necho 5\n");
+    repo.write("notes.txt", "tidied\n");
+    repo.submit_test("sh add.sh", None).expect(0);
+    repo.commit_all("checkpoint: tidy add");
+    let brief = repo.run(&["get-task"]).expect(0).stdout.clone();
+    assert!(brief.contains("recorded checkpoint"), "{brief}");
+    repo.run(&["get-task"]).expect(0);
+    assert_eq!(repo.status(), "AWAITING_FINALIZATION");
+    squash(&repo, "feat: Add numbers");
+    let out = repo.run(&["submit-work", "-s", "squashed"]);
+    out.expect(0);
+    assert_eq!(repo.status(), "FINALIZE_COMPLETE");
+    assert_eq!(
+        repo.git(&["show", "--format=", "--name-only", "HEAD"]),
+        "add.sh\nnotes.txt\n",
+        "the squash holds every step's work"
     );
 }
 
