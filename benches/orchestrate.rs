@@ -173,34 +173,34 @@ fn plan_json() -> String {
     )
 }
 
+/// A repository on the first step of the 200-task plan, its PR branch checked out.
+fn planned_repo() -> (tempfile::TempDir, PathBuf) {
+    let temp = tempfile::tempdir().expect("temp dir");
+    let dir = temp.path().join("repo");
+    std::fs::create_dir(&dir).expect("create the repo dir");
+    git(&dir, &["init", "--quiet", "--initial-branch=main"]);
+    git(&dir, &["config", "user.name", "Bench"]);
+    git(&dir, &["config", "user.email", "bench@example.invalid"]);
+    std::fs::write(dir.join("README"), "bench\n").expect("write");
+    git(&dir, &["add", "README"]);
+    git(&dir, &["commit", "--quiet", "-m", "initial"]);
+    // Beside the repository, not in it: the plan is no part of the project.
+    let plan = temp.path().join("plan.json");
+    std::fs::write(&plan, plan_json()).expect("write plan");
+    let plan = plan.to_str().expect("utf-8");
+    assert_eq!(
+        orchestrate(&dir, &["submit-work", "-s", "plan", "--plan", plan]),
+        0
+    );
+    assert_eq!(orchestrate(&dir, &["get-task"]), 0);
+    (temp, dir)
+}
+
 impl Fixture {
     /// A repository in DEBUGGING on RED step 1.1 of a 200-task plan, with `history`
     /// transitions: a state where every `submit-work --test-command true` is one write.
     fn new(history: usize) -> Fixture {
-        let temp = tempfile::tempdir().expect("temp dir");
-        let dir = temp.path().to_path_buf();
-        git(&dir, &["init", "--quiet", "--initial-branch=main"]);
-        git(&dir, &["config", "user.name", "Bench"]);
-        git(&dir, &["config", "user.email", "bench@example.invalid"]);
-        std::fs::write(dir.join("README"), "bench\n").expect("write");
-        git(&dir, &["add", "README"]);
-        git(&dir, &["commit", "--quiet", "-m", "initial"]);
-        let plan = dir.join("../plan.json");
-        std::fs::write(&plan, plan_json()).expect("write plan");
-        assert_eq!(
-            orchestrate(
-                &dir,
-                &[
-                    "submit-work",
-                    "-s",
-                    "plan",
-                    "--plan",
-                    plan.to_str().expect("utf-8")
-                ]
-            ),
-            0
-        );
-        assert_eq!(orchestrate(&dir, &["get-task"]), 0);
+        let (temp, dir) = planned_repo();
         // A passing RED test: DEBUGGING, where every further passing run counts one attempt.
         assert_eq!(
             orchestrate(&dir, &["submit-work", "-s", "x", "--test-command", "true"]),
@@ -277,22 +277,7 @@ struct GreenStep {
 
 impl GreenStep {
     fn new() -> GreenStep {
-        let temp = tempfile::tempdir().expect("temp dir");
-        let dir = temp.path().to_path_buf();
-        git(&dir, &["init", "--quiet", "--initial-branch=main"]);
-        git(&dir, &["config", "user.name", "Bench"]);
-        git(&dir, &["config", "user.email", "bench@example.invalid"]);
-        std::fs::write(dir.join("README"), "bench\n").expect("write");
-        git(&dir, &["add", "README"]);
-        git(&dir, &["commit", "--quiet", "-m", "initial"]);
-        let plan = dir.join("../plan.json");
-        std::fs::write(&plan, plan_json()).expect("write plan");
-        let plan = plan.to_str().expect("utf-8");
-        assert_eq!(
-            orchestrate(&dir, &["submit-work", "-s", "plan", "--plan", plan]),
-            0
-        );
-        assert_eq!(orchestrate(&dir, &["get-task"]), 0);
+        let (temp, dir) = planned_repo();
         assert_eq!(
             orchestrate(
                 &dir,
