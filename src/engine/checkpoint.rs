@@ -1,9 +1,10 @@
 //! `checkpoint`: verifies the working tree with preflight (or reuses the passing result for
 //! exactly this tree and these gates), commits everything as a checkpoint, and records it.
 
-use super::{EngineError, Session, io_error, wrong_state};
+use super::{EngineError, Session, io_error, notes, wrong_state};
 use crate::gates;
-use crate::workflow::state::PreflightRecord;
+use crate::workflow::notes::{CheckpointNote, NoteGate, NotePreflight};
+use crate::workflow::state::{PreflightCache, PreflightRecord};
 use crate::workflow::{Event, Pending, State, Status, StepId};
 
 pub struct CheckpointReport {
@@ -47,25 +48,25 @@ pub fn checkpoint(
     session.require_pr_branch(state, "checkpoint", "")?;
 
     let config = session.load_config(Some(state))?.config;
+    let key = config.preflight_key();
     let tree = session.git.worktree_tree(&session.store.index_path())?;
     let owed = match &state.pending {
         Some(Pending::Checkpoint {
-            step,
-            description,
-            verified_tree,
-            preflight_key,
-            ..
-        }) => Some((
-            description.as_str(),
-            *step,
-            verified_tree.as_deref() == Some(tree.as_str())
-                && preflight_key.as_deref() == Some(config.preflight_key().as_str()),
-        )),
+            step, description, ..
+        }) => Some((*step, description.as_str())),
         _ => None,
     };
-    let cached = owed.is_some_and(|(_, _, same)| same);
-    let preflight = if cached {
-        None
+    // Gates that passed on exactly this tree (at the last submit, say) are not run again.
+    let cache = state
+        .preflight_cache
+        .as_ref()
+        .filter(|c| c.covers(&tree, &key));
+    let cached = cache.is_some();
+    let preflight = if let Some(cache) = cache {
+        PreflightRecord {
+            passed: true,
+            gates: cache.gates.clone(),
+        }
     } else {
         let run = gates::run_preflight(&config.preflight, session.store.workdir())
             .map_err(io_error("run preflight"))?;
@@ -92,10 +93,30 @@ pub fn checkpoint(
                 &tree,
             )?);
         }
-        Some(run.record())
+        let record = run.record();
+        if !config.preflight.is_empty() {
+            // Recorded before the commit: the commit-msg hook finds it and does not run the
+            // gates a second time.
+            let cache = PreflightCache {
+                tree: tree.clone(),
+                key: key.clone(),
+                gates: record.gates.clone(),
+            };
+            session.with_retries(|| {
+                let snap = session.store.read()?.ok_or(EngineError::Conflict)?;
+                session.apply(
+                    &snap,
+                    Event::PreflightPassed {
+                        cache: cache.clone(),
+                    },
+                )?;
+                Ok(())
+            })?;
+        }
+        record
     };
 
-    let step = owed.map(|(description, step, _)| (step, description));
+    let step = owed;
     let subject = subject(message, step);
     let step = step.map(|(step, _)| step);
     let full_message = format!(
@@ -133,6 +154,21 @@ pub fn checkpoint(
         )?);
     }
 
+    // The post-commit hook notes the commit when hooks are installed; without them, this
+    // does (a note that is already there is not written twice).
+    let note = CheckpointNote::new(
+        session.store.workflow(),
+        step.map(|s| s.to_string()),
+        &tree,
+        NotePreflight {
+            passed: true,
+            cached,
+            gates: preflight.gates.iter().map(NoteGate::from).collect(),
+        },
+        &key,
+    );
+    notes::record_checkpoint(session, &commit, &note)?;
+
     let state = session.with_retries(|| {
         let snap = session.store.read()?.ok_or(EngineError::Conflict)?;
         let t = session.apply(
@@ -150,7 +186,7 @@ pub fn checkpoint(
         commit,
         subject,
         step,
-        preflight,
+        preflight: (!cached).then_some(preflight),
         cached,
         state,
     })

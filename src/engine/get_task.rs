@@ -1,7 +1,7 @@
 //! `get-task`: performs the orchestrator's own steps for the current state (drop a stale
 //! plan, create the PR branch, record a checkpoint) and returns the briefing.
 
-use super::{EngineError, Session};
+use super::{EngineError, Session, notes};
 use crate::exec::MergeOutcome;
 use crate::gates::review::{ReviewContext, run_review};
 use crate::store::{FoundCheckpoint, Snapshot, is_valid_branch_name};
@@ -160,42 +160,33 @@ fn attempt(session: &Session) -> Result<TaskReport, EngineError> {
     report(session, snap, &done, notes, guidance.as_deref())
 }
 
-/// Why a checkpoint commit made outside `git orchestrate checkpoint` does not count: it holds
-/// a tree other than the one preflight verified, no tree was verified, or the gates changed
-/// since. `None` when it counts.
+/// Why a checkpoint commit made outside `git orchestrate checkpoint` does not count. It
+/// counts when preflight passed on exactly its tree under the gates in force: at a submit or
+/// a `checkpoint` (the preflight cache), or in the `commit-msg` hook (its note); and when no
+/// gates are configured, since there is nothing to verify. `None` when it counts.
 fn unverified(
     session: &Session,
     state: &State,
     found: &FoundCheckpoint,
 ) -> Result<Option<String>, EngineError> {
-    let Some(Pending::Checkpoint {
-        verified_tree,
-        preflight_key,
-        ..
-    }) = &state.pending
-    else {
-        // A checkpoint nobody asked for: it marks progress and claims no verification.
-        return Ok(None);
-    };
     let config = session.load_config(Some(state))?.config;
-    let Some(verified) = verified_tree else {
-        // No gates: nothing was verified, so there is nothing for the commit to match.
-        return Ok((!config.preflight.is_empty()).then(|| {
-                        "the last submit-work verified no tree it could match (files changed while it ran, or no \
-             gates were configured then)"
-                .to_string()
-        }));
-    };
-    if *verified != found.tree {
-        return Ok(Some(
-            "it holds changes that preflight has not verified (its tree differs from the one verified at the \
-             last submit-work)"
-                .to_string(),
-        ));
+    if config.preflight.is_empty() {
+        return Ok(None);
     }
     let key = config.preflight_key();
-    Ok((preflight_key.as_deref() != Some(key.as_str()))
-        .then(|| "the preflight gates changed since its tree was verified".to_string()))
+    let cache = state.preflight_cache.as_ref();
+    if cache.is_some_and(|c| c.covers(&found.tree, &key))
+        || notes::noted_as_verified(session, &found.commit, &found.tree, &key)?
+    {
+        return Ok(None);
+    }
+    Ok(Some(if cache.is_some_and(|c| c.tree == found.tree) {
+        "the preflight gates changed since its tree was verified".to_string()
+    } else {
+        "it holds a tree that preflight has not verified (not at the last submit-work, and no \
+         commit-msg hook noted it)"
+            .to_string()
+    }))
 }
 
 fn report(

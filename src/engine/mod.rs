@@ -8,6 +8,7 @@ mod finalize;
 mod get_task;
 mod human;
 mod init;
+pub mod notes;
 mod submit;
 
 use std::path::Path;
@@ -64,6 +65,9 @@ pub enum EngineError {
     /// git refused the checkpoint commit (a hook, usually): the work failed verification (exit 1).
     #[error("the checkpoint commit was refused: {0}")]
     CommitRefused(GitError),
+    /// An argument that cannot be used, whatever the state (exit 2).
+    #[error("{message}")]
+    BadInput { message: String, hint: String },
     /// A broken promise inside git-orchestrate itself: a bug to report.
     #[error("internal error: {0} (please report this as a git-orchestrate bug)")]
     Internal(String),

@@ -3,7 +3,7 @@
 
 use super::finalize;
 use super::get_task::free_branch_name;
-use super::{EngineError, Session, io_error};
+use super::{EngineError, Session, io_error, notes};
 use crate::config::Config;
 use crate::exec::{self, RunOutput};
 use crate::gates::{self, PreflightRun};
@@ -205,7 +205,11 @@ fn attempt(
             })
         }
         (Accepted::Squash, SubmitKind::Confirm) => match finalize::verify_squash(session, &snap)? {
-            Ok(commit) => Event::Squashed { commit },
+            Ok(commit) => {
+                // Before the state moves: a retry writes the same record, which is kept once.
+                notes::record_final(session, &snap, &commit)?;
+                Event::Squashed { commit }
+            }
             Err(reason) => return Ok(refused(snap.state, reason)),
         },
         (Accepted::MasterPlanUpdate, SubmitKind::Confirm) => {

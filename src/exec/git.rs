@@ -207,6 +207,27 @@ impl Git {
         })
     }
 
+    /// The commits `revs` select (as `git log` takes them: `a..b`, `x --not --remotes`),
+    /// newest first, each with its tree and message.
+    pub fn commits(&self, revs: &[&str]) -> Result<Vec<LoggedCommit>, GitError> {
+        let mut args = vec!["log", "-z", "--format=%H%x01%T%x01%B"];
+        args.extend_from_slice(revs);
+        args.push("--");
+        Ok(self
+            .run(args)?
+            .split('\0')
+            .filter(|entry| !entry.is_empty())
+            .filter_map(|entry| {
+                let mut parts = entry.splitn(3, '\x01');
+                Some(LoggedCommit {
+                    commit: parts.next()?.trim_start_matches('\n').to_string(),
+                    tree: parts.next()?.to_string(),
+                    message: parts.next()?.to_string(),
+                })
+            })
+            .collect())
+    }
+
     pub fn subject(&self, rev: &str) -> Result<String, GitError> {
         Ok(self
             .run(["log", "-1", "--format=%s", rev])?
@@ -304,6 +325,14 @@ fn paths(listing: &str) -> Vec<String> {
         .filter(|p| !p.is_empty())
         .map(str::to_string)
         .collect()
+}
+
+/// A commit as [`Git::commits`] lists it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LoggedCommit {
+    pub commit: String,
+    pub tree: String,
+    pub message: String,
 }
 
 /// What `git merge` did.

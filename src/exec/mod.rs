@@ -6,5 +6,5 @@ pub mod git;
 pub mod process;
 
 pub use command::{RunOutput, ShellOptions, run_shell, run_shell_with, tail_lines};
-pub use git::{Git, GitError, MergeOutcome};
+pub use git::{Git, GitError, LoggedCommit, MergeOutcome};
 pub use process::{Captured, path_with_first, run_captured};

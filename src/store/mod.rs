@@ -3,6 +3,7 @@
 //! compare-and-swap ref update, and reads the history and the repository facts the engine
 //! needs (branches, HEAD, files committed on the main branch).
 
+mod notes;
 mod time;
 
 use std::collections::BTreeMap;
@@ -16,6 +17,7 @@ use gix::refs::{FullName, Target};
 use crate::workflow::plan::{Plan, PlanSummary};
 use crate::workflow::state::{State, Status};
 
+pub use notes::{NOTES_REF, NoteReader};
 pub use time::format_time;
 
 const WORKFLOWS: &str = "refs/orchestrator/workflows/";
@@ -299,6 +301,11 @@ impl Store {
             .map(|bytes| String::from_utf8_lossy(&bytes).into_owned()))
     }
 
+    /// The last review's record (`review.json`), when there is one.
+    pub fn review(&self, snapshot: &Snapshot) -> Result<Option<Vec<u8>>, StoreError> {
+        self.file(snapshot, REVIEW_FILE)
+    }
+
     /// A command that prints the active plan, to start a re-plan from.
     pub fn plan_show_command(&self) -> String {
         format!("git show {}:{PLAN_FILE}", self.ref_name())
@@ -414,26 +421,44 @@ impl Store {
             extra_headers: Vec::new(),
         };
         let commit_id = self.repo.write_object(&commit).map_err(git_err)?.detach();
+        self.update_ref(
+            &self.ref_name,
+            expected.map(|s| s.tip),
+            commit_id,
+            format!(
+                "git-orchestrate: {}",
+                message.lines().next().unwrap_or_default()
+            ),
+            &signature,
+        )?;
+        Ok(commit_id)
+    }
 
+    /// Moves `name` from `expected` (`None`: it must not exist) to `new`, logging `message`:
+    /// the compare-and-swap every write ends with.
+    fn update_ref(
+        &self,
+        name: &FullName,
+        expected: Option<ObjectId>,
+        new: ObjectId,
+        message: String,
+        signature: &gix::actor::Signature,
+    ) -> Result<(), WriteError> {
         let edit = RefEdit {
             change: Change::Update {
                 log: LogChange {
                     mode: RefLog::AndReference,
                     // git does not log refs outside refs/heads and friends unless told to.
                     force_create_reflog: true,
-                    message: format!(
-                        "git-orchestrate: {}",
-                        message.lines().next().unwrap_or_default()
-                    )
-                    .into(),
+                    message: message.into(),
                 },
                 expected: match expected {
-                    Some(s) => PreviousValue::MustExistAndMatch(Target::Object(s.tip)),
+                    Some(tip) => PreviousValue::MustExistAndMatch(Target::Object(tip)),
                     None => PreviousValue::MustNotExist,
                 },
-                new: Target::Object(commit_id),
+                new: Target::Object(new),
             },
-            name: self.ref_name.clone(),
+            name: name.clone(),
             deref: false,
         };
         let mut time_buf = gix::date::parse::TimeBuf::default();
@@ -441,8 +466,8 @@ impl Store {
             .repo
             .edit_references_as(Some(edit), Some(signature.to_ref(&mut time_buf)))
         {
-            Ok(_) => Ok(commit_id),
-            Err(e) if is_lost_race(&e) => match self.stale_lock() {
+            Ok(_) => Ok(()),
+            Err(e) if is_lost_race(&e) => match self.stale_lock_of(name) {
                 Some(locked) => Err(WriteError::Store(locked)),
                 None => Err(WriteError::Conflict),
             },
@@ -450,13 +475,20 @@ impl Store {
         }
     }
 
-    /// The lock file on the workflow ref, as a [`StoreError::Locked`], when it has been there
-    /// longer than any command holds it: the remains of a crash, not a process at work.
+    /// A lock file on the workflow ref or the notes ref, as a [`StoreError::Locked`], when it
+    /// has been there longer than any command holds it: the remains of a crash, not a
+    /// process at work.
     pub fn stale_lock(&self) -> Option<StoreError> {
+        let notes = FullName::try_from(NOTES_REF).ok()?;
+        self.stale_lock_of(&self.ref_name)
+            .or_else(|| self.stale_lock_of(&notes))
+    }
+
+    fn stale_lock_of(&self, name: &FullName) -> Option<StoreError> {
         let path = self
             .repo
             .common_dir()
-            .join(format!("{}.lock", self.ref_name.as_bstr()));
+            .join(format!("{}.lock", name.as_bstr()));
         let age = std::fs::metadata(&path)
             .ok()?
             .modified()
@@ -464,7 +496,7 @@ impl Store {
             .elapsed()
             .unwrap_or_default();
         (age >= STALE_LOCK).then(|| StoreError::Locked {
-            reference: self.ref_name.to_string(),
+            reference: name.to_string(),
             age,
             path,
         })
@@ -572,34 +604,60 @@ impl Store {
         stops: &[Option<&str>],
         main: &str,
     ) -> Result<Option<FoundCheckpoint>, StoreError> {
-        const MAX_WALK: usize = 500;
         let Ok(head) = self.repo.head_id() else {
             return Ok(None);
         };
+        Ok(self
+            .walk_checkpoints(head.detach(), stops, main, 1)?
+            .into_iter()
+            .next())
+    }
+
+    /// Every checkpoint commit on the first-parent line back from `from`, newest first,
+    /// with the same stops as [`Self::find_checkpoint`].
+    pub fn checkpoints_from(
+        &self,
+        from: &str,
+        stops: &[Option<&str>],
+        main: &str,
+    ) -> Result<Vec<FoundCheckpoint>, StoreError> {
+        let from = ObjectId::from_hex(from.as_bytes()).map_err(git_err)?;
+        self.walk_checkpoints(from, stops, main, usize::MAX)
+    }
+
+    fn walk_checkpoints(
+        &self,
+        from: ObjectId,
+        stops: &[Option<&str>],
+        main: &str,
+        most: usize,
+    ) -> Result<Vec<FoundCheckpoint>, StoreError> {
+        const MAX_WALK: usize = 500;
         let main_tip = self
             .repo
             .try_find_reference(format!("refs/heads/{main}").as_str())
             .map_err(git_err)?
             .and_then(|r| r.target().try_id().map(ToOwned::to_owned));
-        let mut next = Some(head.detach());
+        let mut found = Vec::new();
+        let mut next = Some(from);
         for _ in 0..MAX_WALK {
             let Some(id) = next else { break };
             let hex = id.to_string();
-            if stops.contains(&Some(hex.as_str())) || Some(id) == main_tip {
+            if found.len() >= most || stops.contains(&Some(hex.as_str())) || Some(id) == main_tip {
                 break;
             }
             let commit = self.repo.find_commit(id).map_err(git_err)?;
             let message = commit.message_raw_sloppy().to_str_lossy().into_owned();
             if is_checkpoint_message(&message) {
-                return Ok(Some(FoundCheckpoint {
+                found.push(FoundCheckpoint {
                     commit: hex,
                     subject: message.lines().next().unwrap_or_default().to_string(),
                     tree: commit.tree_id().map_err(git_err)?.to_string(),
-                }));
+                });
             }
             next = commit.parent_ids().next().map(|p| p.detach());
         }
-        Ok(None)
+        Ok(found)
     }
 }
 

@@ -212,6 +212,18 @@ fn triggers() -> Vec<(&'static str, State, Option<Plan>, Event)> {
             },
         ),
         (
+            "checkpoint: preflight passed",
+            at(ExecutingTdd),
+            Some(plan(1)),
+            Event::PreflightPassed {
+                cache: crate::workflow::state::PreflightCache {
+                    tree: "t".into(),
+                    key: "k".into(),
+                    gates: vec![],
+                },
+            },
+        ),
+        (
             "fails again",
             debugging(1),
             Some(plan(1)),
@@ -445,7 +457,7 @@ mod tests {
             triggers().iter().map(|(_, _, _, e)| e.name()).collect();
         assert_eq!(
             names.len(),
-            23,
+            24,
             "every Event variant appears in the trigger table: {names:?}"
         );
     }

@@ -202,6 +202,22 @@ pub struct PreflightRecord {
     pub gates: Vec<GateRecord>,
 }
 
+/// A passing preflight run, keyed by what it verified: the tree and the gate configuration.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PreflightCache {
+    pub tree: String,
+    /// [`crate::config::Config::preflight_key`] of the gates that ran.
+    pub key: String,
+    pub gates: Vec<GateRecord>,
+}
+
+impl PreflightCache {
+    /// True when this run verified `tree` under the gates `key` identifies.
+    pub fn covers(&self, tree: &str, key: &str) -> bool {
+        self.tree == tree && self.key == key
+    }
+}
+
 /// The verdict `submit-work` returns (the seed's `status`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
@@ -317,6 +333,11 @@ pub struct State {
     pub guidance: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_run: Option<LastRun>,
+    /// The last passing preflight run and the tree it verified (SPEC §7.3): a checkpoint of
+    /// exactly this tree under exactly these gates needs no second run, from the
+    /// `checkpoint` command or the `commit-msg` hook.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preflight_cache: Option<PreflightCache>,
     /// A summary of `pr.json`, maintained by the store beside it so that `get-task` and
     /// `status` never parse a large plan. Trusted only while `plan_blob` names the `pr.json`
     /// in the same tree; transitions never set it.
@@ -356,6 +377,7 @@ impl State {
             halt: None,
             guidance: None,
             last_run: None,
+            preflight_cache: None,
             plan_summary: None,
             plan_blob: None,
             extra: BTreeMap::new(),

@@ -6,7 +6,7 @@ use super::debugging::{Thresholds, same_failure};
 use super::plan::{Plan, PlanSummary, StepId, StepSummary, StepType};
 use super::review::{Finding, Priority, ReviewRecord, feedback_task};
 use super::state::{ExitRecord, LastRun, Pending, PreflightRecord, State, Status, Verdict};
-use super::state::{Halt, HaltReason, ReplanContext, ReviewSummary};
+use super::state::{Halt, HaltReason, PreflightCache, ReplanContext, ReviewSummary};
 use super::{Decision, Expectation};
 
 /// Something that happened, observed by the engine and fed to [`transition`].
@@ -35,6 +35,9 @@ pub enum Event {
         subject: String,
         verified_tree: Option<String>,
     },
+    /// `checkpoint` ran preflight itself and it passed on `cache.tree`; recorded before the
+    /// commit, so that the `commit-msg` hook finds it and does not run the gates again.
+    PreflightPassed { cache: PreflightCache },
     /// `request-scope-reduction`: the working tree was reset to HEAD; `untracked` files stayed.
     ScopeReduced {
         step: StepId,
@@ -90,6 +93,7 @@ impl Event {
             Event::TestRan(_) => "test",
             Event::AnalysisDecided { .. } => "analysis",
             Event::CheckpointRecorded { .. } => "checkpoint",
+            Event::PreflightPassed { .. } => "preflight",
             Event::ScopeReduced { .. } => "scope-reduction",
             Event::Replanned { .. } => "replan",
             Event::Escalated { .. } => "escalate",
@@ -647,6 +651,12 @@ pub fn transition(
             };
             done(next, PlanChange::Keep, step, body, vec![])
         }
+        Event::PreflightPassed { cache } => {
+            require(from, &[Status::ExecutingTdd, Status::Debugging], name)?;
+            let body = format!("preflight passed on tree {} for a checkpoint", cache.tree);
+            next.preflight_cache = Some(cache);
+            done(next, PlanChange::Keep, None, body, vec![])
+        }
         Event::ScopeReduced {
             step,
             original_task,
@@ -1149,8 +1159,13 @@ fn test_ran(
             let mut new_plan = plan.clone();
             new_plan.complete_step(step);
             leave_debugging(&mut next);
-            if pre.verified_tree.is_some() {
-                next.verified_tree.clone_from(&pre.verified_tree);
+            if let (Some(tree), Some(key)) = (&pre.verified_tree, &pre.key) {
+                next.verified_tree = Some(tree.clone());
+                next.preflight_cache = Some(PreflightCache {
+                    tree: tree.clone(),
+                    key: key.clone(),
+                    gates: pre.record.gates.clone(),
+                });
             }
             next.pending = step_kind.needs_checkpoint().then(|| Pending::Checkpoint {
                 step,
@@ -1545,6 +1560,35 @@ mod tests {
         .unwrap();
         assert_eq!(t2.state.last_commit_hash.as_deref(), Some("c0ffee"));
         assert_eq!(t2.state.pending, None);
+        let cache = PreflightCache {
+            tree: "tree-oid".into(),
+            key: "key".into(),
+            gates: gates(true).record.gates,
+        };
+        assert_eq!(
+            t2.state.preflight_cache.as_ref(),
+            Some(&cache),
+            "the passing run is kept for the hook and the checkpoint command"
+        );
+
+        let newer = PreflightCache {
+            tree: "tree-2".into(),
+            ..cache
+        };
+        let t3 = transition(
+            &t2.state,
+            None,
+            Event::PreflightPassed {
+                cache: newer.clone(),
+            },
+        )
+        .unwrap();
+        assert_eq!(t3.state.preflight_cache, Some(newer));
+        assert_eq!(
+            t3.state.verified_tree.as_deref(),
+            Some("tree-oid"),
+            "only a recorded checkpoint moves the tree the squash is held to"
+        );
     }
 
     #[test]

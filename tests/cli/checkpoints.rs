@@ -247,7 +247,7 @@ fn a_test_that_changes_files_verifies_no_tree() {
     repo.commit_all("checkpoint: add");
     let brief = repo.run(&["get-task"]).expect(0).stdout.clone();
     assert!(
-        brief.contains("is marked as a checkpoint, but the last submit-work verified no tree it could match (files changed while it ran, or no gates were configured then); it was not recorded."),
+        brief.contains("is marked as a checkpoint, but it holds a tree that preflight has not verified (not at the last submit-work, and no commit-msg hook noted it); it was not recorded."),
         "{brief}"
     );
     assert_eq!(repo.state()["pending"]["kind"], "checkpoint");

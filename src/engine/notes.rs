@@ -1,0 +1,215 @@
+//! Verification notes (SPEC §7.4): the checkpoint record a checkpoint commit carries, the
+//! final record on a PR's squashed commit, and `verify`, which finds checkpoint commits that
+//! carry no passing record.
+
+use super::{EngineError, Session};
+use crate::config;
+use crate::exec::GitError;
+use crate::store::{Snapshot, is_checkpoint_message};
+use crate::workflow::notes::{
+    CheckpointNote, FinalNote, FinalReview, FoldedCheckpoint, NOTE_VERSION, NoteGate,
+    checkpoint_records, tool,
+};
+use crate::workflow::review::ReviewRecord;
+
+/// Attaches `note` to `commit`, unless the commit already carries a passing record for the
+/// same tree (the post-commit hook may have written one a moment ago).
+pub fn record_checkpoint(
+    session: &Session,
+    commit: &str,
+    note: &CheckpointNote,
+) -> Result<(), EngineError> {
+    let line = note.to_line();
+    session.with_retries(|| {
+        let existing = session.store.notes()?.get(commit)?.unwrap_or_default();
+        if checkpoint_records(&existing)
+            .iter()
+            .any(|r| r.passes(&note.tree))
+        {
+            return Ok(());
+        }
+        session.store.add_note_line(commit, &line)?;
+        Ok(())
+    })
+}
+
+/// True when `commit` carries a passing checkpoint record for `tree` under the gates `key`
+/// identifies: the `commit-msg` hook verified it.
+pub fn noted_as_verified(
+    session: &Session,
+    commit: &str,
+    tree: &str,
+    key: &str,
+) -> Result<bool, EngineError> {
+    let note = session.store.notes()?.get(commit)?.unwrap_or_default();
+    Ok(checkpoint_records(&note)
+        .iter()
+        .any(|r| r.passes(tree) && r.preflight_key.as_deref() == Some(key)))
+}
+
+/// Writes the final record on the squashed commit `squashed` of the PR in `snap`: the plan,
+/// the review, the checkpoints with their notes, and whether the PR changes the config.
+pub fn record_final(session: &Session, snap: &Snapshot, squashed: &str) -> Result<(), EngineError> {
+    let state = &snap.state;
+    let main = session.main_branch(Some(state))?;
+    let git = &session.git;
+    let base = git.merge_base(&main, squashed)?;
+    let config_changed = git
+        .changed_files(&base, squashed)?
+        .iter()
+        .any(|f| f == config::FILE_NAME);
+    let review = match session.store.review(snap)? {
+        Some(bytes) => serde_json::from_slice::<ReviewRecord>(&bytes)
+            .ok()
+            .map(|r| FinalReview {
+                rounds: r.round,
+                ran: r.ran,
+                findings: r.findings,
+            }),
+        None => None,
+    };
+    let mut checkpoints = Vec::new();
+    if let Some(last) = &state.last_commit_hash {
+        let stops = [state.branch_base.as_deref(), Some(base.as_str())];
+        let mut reader = session.store.notes()?;
+        for found in session.store.checkpoints_from(last, &stops, &main)? {
+            let note = reader
+                .get(&found.commit)?
+                .map(|text| checkpoint_records(&text))
+                .and_then(|records| {
+                    records
+                        .iter()
+                        .find(|r| r.passes(&found.tree))
+                        .or(records.first())
+                        .cloned()
+                });
+            checkpoints.push(FoldedCheckpoint {
+                commit: found.commit,
+                subject: found.subject,
+                note,
+            });
+        }
+        // Oldest first, as they were made.
+        checkpoints.reverse();
+    }
+    let note = FinalNote {
+        v: NOTE_VERSION,
+        kind: "final".into(),
+        workflow: session.store.workflow().to_string(),
+        pr: snap
+            .summary
+            .as_ref()
+            .map(|p| p.title.clone())
+            .unwrap_or_default(),
+        branch: state.current_pr_branch.clone().unwrap_or_default(),
+        tree: git.tree_of(squashed)?,
+        steps: snap.summary.as_ref().map_or(0, |p| p.total),
+        review,
+        checkpoints,
+        config_changed,
+        tool: tool(),
+    };
+    let line = note.to_line();
+    session.with_retries(|| {
+        session.store.add_note_line(squashed, &line)?;
+        Ok(())
+    })
+}
+
+/// How one checkpoint commit fares under `verify`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verification {
+    /// A passing record for its tree; `gates` ran (or had run on this tree, `cached`).
+    Verified { cached: bool, gates: Vec<NoteGate> },
+    /// A passing record, but no gates were configured: nothing was verified.
+    NoGates,
+    /// No record at all: committed without the hook (`--no-verify`, or hooks not installed).
+    Missing,
+    /// Records, but none for this commit's tree (amended or rebased after it was verified).
+    OtherTree,
+}
+
+impl Verification {
+    /// Whether `verify` and `pre-push` accept the commit.
+    pub fn passes(&self) -> bool {
+        matches!(self, Verification::Verified { .. } | Verification::NoGates)
+    }
+}
+
+/// A checkpoint commit `verify` looked at.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CheckedCommit {
+    pub commit: String,
+    pub subject: String,
+    pub verification: Verification,
+}
+
+/// What `verify` found in a range.
+pub struct VerifyReport {
+    pub range: Vec<String>,
+    pub commits: usize,
+    pub checkpoints: Vec<CheckedCommit>,
+}
+
+impl VerifyReport {
+    pub fn failures(&self) -> impl Iterator<Item = &CheckedCommit> {
+        self.checkpoints.iter().filter(|c| !c.verification.passes())
+    }
+}
+
+/// The range `verify` checks without one: what the current branch adds to the main branch.
+pub fn default_range(session: &Session) -> Result<String, EngineError> {
+    let state = session.store.read()?.map(|s| s.state);
+    Ok(format!("{}..HEAD", session.main_branch(state.as_ref())?))
+}
+
+/// Checks every checkpoint commit that `revs` select (as `git log` takes them).
+pub fn verify(session: &Session, revs: &[&str]) -> Result<VerifyReport, EngineError> {
+    let commits = session.git.commits(revs).map_err(|e| bad_range(revs, e))?;
+    let mut reader = session.store.notes()?;
+    let mut checkpoints = Vec::new();
+    for logged in &commits {
+        if !is_checkpoint_message(&logged.message) {
+            continue;
+        }
+        let records = reader
+            .get(&logged.commit)?
+            .map(|text| checkpoint_records(&text))
+            .unwrap_or_default();
+        let verification = match records.iter().find(|r| r.passes(&logged.tree)) {
+            Some(r) if r.preflight.gates.is_empty() => Verification::NoGates,
+            Some(r) => Verification::Verified {
+                cached: r.preflight.cached,
+                gates: r.preflight.gates.clone(),
+            },
+            None if records.is_empty() => Verification::Missing,
+            None => Verification::OtherTree,
+        };
+        checkpoints.push(CheckedCommit {
+            commit: logged.commit.clone(),
+            subject: logged
+                .message
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .to_string(),
+            verification,
+        });
+    }
+    Ok(VerifyReport {
+        range: revs.iter().map(ToString::to_string).collect(),
+        commits: commits.len(),
+        checkpoints,
+    })
+}
+
+fn bad_range(revs: &[&str], e: GitError) -> EngineError {
+    EngineError::BadInput {
+        message: format!(
+            "git cannot list the commits of {}: {}",
+            revs.join(" "),
+            e.stderr.trim()
+        ),
+        hint: "Give a range git understands, like main..HEAD or HEAD~10..HEAD.".into(),
+    }
+}

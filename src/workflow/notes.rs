@@ -1,0 +1,206 @@
+//! What the verification notes say (SPEC §7.4): one JSON object per line, so that notes
+//! written in two clones merge by union. A checkpoint note records the preflight run that
+//! verified a checkpoint commit's tree; the final note sums up a squashed PR.
+
+use serde::{Deserialize, Serialize};
+
+use super::review::Finding;
+use super::state::{ExitRecord, GateRecord};
+
+/// The note format this version writes; lines with another `v` are kept but not read.
+pub const NOTE_VERSION: u32 = 1;
+
+/// The program and version that wrote a record.
+pub fn tool() -> String {
+    format!("git-orchestrate {}", env!("CARGO_PKG_VERSION"))
+}
+
+/// One gate's result as a note records it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NoteGate {
+    pub name: String,
+    /// The exit code; `null` when the gate was killed (then `signal` or `timeout_ms` says how).
+    pub exit: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signal: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+    pub ms: u64,
+}
+
+impl From<&GateRecord> for NoteGate {
+    fn from(g: &GateRecord) -> Self {
+        let ExitRecord {
+            code,
+            signal,
+            timeout_ms,
+        } = g.exit;
+        NoteGate {
+            name: g.name.clone(),
+            exit: code,
+            signal,
+            timeout_ms,
+            ms: g.ms,
+        }
+    }
+}
+
+/// The preflight behind a record.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NotePreflight {
+    pub passed: bool,
+    /// True when the gates did not run for this commit because they had passed on exactly
+    /// this tree with exactly these gates before; `gates` are that earlier run's.
+    pub cached: bool,
+    /// Empty when no gates are configured: a pass that proves nothing, and reported so.
+    pub gates: Vec<NoteGate>,
+}
+
+/// `{"v":1,"kind":"checkpoint",…}`: a checkpoint commit whose tree passed preflight.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckpointNote {
+    pub v: u32,
+    pub kind: String,
+    pub workflow: String,
+    /// The plan step the checkpoint completed, when the workflow was waiting for one.
+    pub step: Option<String>,
+    pub tree: String,
+    pub preflight: NotePreflight,
+    /// Identifies the gate configuration that passed (the same gates give the same key).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preflight_key: Option<String>,
+    pub tool: String,
+}
+
+impl CheckpointNote {
+    pub fn new(
+        workflow: &str,
+        step: Option<String>,
+        tree: &str,
+        preflight: NotePreflight,
+        preflight_key: &str,
+    ) -> Self {
+        CheckpointNote {
+            v: NOTE_VERSION,
+            kind: "checkpoint".into(),
+            workflow: workflow.to_string(),
+            step,
+            tree: tree.to_string(),
+            preflight,
+            preflight_key: Some(preflight_key.to_string()),
+            tool: tool(),
+        }
+    }
+
+    pub fn to_line(&self) -> String {
+        serde_json::to_string(self).expect("a note serializes: plain data")
+    }
+
+    /// True when this record says `tree` passed its gates.
+    pub fn passes(&self, tree: &str) -> bool {
+        self.preflight.passed && self.tree == tree
+    }
+}
+
+/// A checkpoint folded into the final note.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FoldedCheckpoint {
+    pub commit: String,
+    pub subject: String,
+    /// Its checkpoint note, or `null` when it has none (made with `--no-verify`, say).
+    pub note: Option<CheckpointNote>,
+}
+
+/// The review as the final note records it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FinalReview {
+    pub rounds: u32,
+    /// False when no review command is configured.
+    pub ran: bool,
+    /// The last round's findings: none of them blocked.
+    pub findings: Vec<Finding>,
+}
+
+/// `{"v":1,"kind":"final",…}`: the squashed commit of a PR, with what verified it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FinalNote {
+    pub v: u32,
+    pub kind: String,
+    pub workflow: String,
+    pub pr: String,
+    pub branch: String,
+    pub tree: String,
+    pub steps: usize,
+    pub review: Option<FinalReview>,
+    pub checkpoints: Vec<FoldedCheckpoint>,
+    /// The PR changes `.orchestrate.toml`: its gates take effect once it is merged (SPEC §4).
+    pub config_changed: bool,
+    pub tool: String,
+}
+
+impl FinalNote {
+    pub fn to_line(&self) -> String {
+        serde_json::to_string(self).expect("a note serializes: plain data")
+    }
+}
+
+/// The checkpoint records in a note's text; lines of other kinds or versions, and lines
+/// that are not ours, are skipped.
+pub fn checkpoint_records(note: &str) -> Vec<CheckpointNote> {
+    note.lines()
+        .filter_map(|line| serde_json::from_str::<CheckpointNote>(line).ok())
+        .filter(|r| r.v == NOTE_VERSION && r.kind == "checkpoint")
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn a_checkpoint_note_is_one_line_in_the_spec_shape() {
+        let note = CheckpointNote::new(
+            "main",
+            Some("1.2".into()),
+            "t1",
+            NotePreflight {
+                passed: true,
+                cached: false,
+                gates: vec![NoteGate::from(&GateRecord {
+                    name: "tests".into(),
+                    exit: ExitRecord::code(0),
+                    ms: 812,
+                })],
+            },
+            "k1",
+        );
+        assert_eq!(
+            note.to_line(),
+            format!(
+                r#"{{"v":1,"kind":"checkpoint","workflow":"main","step":"1.2","tree":"t1","preflight":{{"passed":true,"cached":false,"gates":[{{"name":"tests","exit":0,"ms":812}}]}},"preflight_key":"k1","tool":"git-orchestrate {}"}}"#,
+                env!("CARGO_PKG_VERSION")
+            )
+        );
+        let text = format!(
+            "not ours\n{}\n{{\"v\":2,\"kind\":\"checkpoint\"}}\n",
+            note.to_line()
+        );
+        assert_eq!(checkpoint_records(&text), vec![note.clone()]);
+        assert!(note.passes("t1"));
+        assert!(!note.passes("t2"), "another tree is not verified by it");
+    }
+
+    #[test]
+    fn killed_gates_have_no_exit_code() {
+        let gate = NoteGate::from(&GateRecord {
+            name: "slow".into(),
+            exit: ExitRecord::timed_out(30_000),
+            ms: 30_001,
+        });
+        assert_eq!(
+            serde_json::to_string(&gate).unwrap(),
+            r#"{"name":"slow","exit":null,"timeout_ms":30000,"ms":30001}"#
+        );
+    }
+}
