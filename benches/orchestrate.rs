@@ -26,8 +26,10 @@ fn main() {
     }
     let fixtures = [Fixture::new(10), Fixture::new(10_000)];
     let green = GreenStep::new();
+    let hooks = HookBench::new();
     let mut pass_samples = Vec::new();
     let mut pass_base = Vec::new();
+    let mut hook_samples: [Vec<Duration>; 4] = Default::default();
     // Every round runs every command on both fixtures, so machine noise (another build, a
     // busy disk) lands on all of them alike and the ratios stay comparable.
     let mut samples: Vec<[Vec<Duration>; 4]> = vec![Default::default(), Default::default()];
@@ -43,6 +45,9 @@ fn main() {
         let [base, pass] = green.round();
         pass_base.push(base);
         pass_samples.push(pass);
+        for (i, d) in hooks.round().into_iter().enumerate() {
+            hook_samples[i].push(d);
+        }
     }
     let medians: Vec<[Duration; 4]> = samples
         .into_iter()
@@ -102,6 +107,33 @@ fn main() {
     println!(
         "          (with gates configured, a passing run also takes the tree before and after it)\n"
     );
+    let [
+        plain_commit,
+        hooked_commit,
+        plain_checkpoint,
+        hooked_checkpoint,
+    ] = hook_samples.map(median);
+    println!("hooks, against the same commit in the same repository without them (SPEC §12):");
+    for (name, plain, hooked, bar_ms) in [
+        ("ordinary commit", plain_commit, hooked_commit, 5.0),
+        (
+            "checkpoint commit, preflight cached",
+            plain_checkpoint,
+            hooked_checkpoint,
+            20.0,
+        ),
+    ] {
+        let overhead = (hooked.as_secs_f64() - plain.as_secs_f64()) * 1000.0;
+        println!(
+            "          {:<38} {:>6.2}ms without, {:>6.2}ms with: {:+.2}ms   ≤ {bar_ms} ms: {}",
+            name,
+            plain.as_secs_f64() * 1000.0,
+            hooked.as_secs_f64() * 1000.0,
+            overhead,
+            if overhead <= bar_ms { "met" } else { "NOT MET" }
+        );
+    }
+    println!();
     let growth = medians[1][3].as_secs_f64() / medians[0][3].as_secs_f64() - 1.0;
     println!(
         "write cost growth, 10,000 vs 10 transitions: {:+.1}%   (bar: within 10%: {})",
@@ -322,6 +354,108 @@ impl GreenStep {
         );
         assert_eq!(code, Some(0), "the GREEN step passes");
         [base, pass]
+    }
+}
+
+/// Two repositories at the same owed checkpoint, one with the hooks installed and one
+/// without. The one gate sleeps, so a cache miss would show; the step's passing submit has
+/// just recorded it for exactly the tree in the index.
+struct HookBench {
+    repos: [(PathBuf, String); 2],
+    path: std::ffi::OsString,
+    _temps: [tempfile::TempDir; 2],
+}
+
+impl HookBench {
+    fn new() -> HookBench {
+        let bin_dir = Path::new(BIN).parent().expect("the binary's directory");
+        let path = std::env::join_paths(std::iter::once(bin_dir.to_path_buf()).chain(
+            std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
+        ))
+        .expect("PATH");
+        let make = |hooks: bool| {
+            let temp = tempfile::tempdir().expect("temp dir");
+            let dir = temp.path().join("repo");
+            std::fs::create_dir(&dir).expect("create the repo dir");
+            git(&dir, &["init", "--quiet", "--initial-branch=main"]);
+            git(&dir, &["config", "user.name", "Bench"]);
+            git(&dir, &["config", "user.email", "bench@example.invalid"]);
+            std::fs::write(
+                dir.join(".orchestrate.toml"),
+                "[[preflight]]\nname = \"slow\"\ncommand = \"sleep 0.3\"\n",
+            )
+            .expect("write the config");
+            git(&dir, &["add", ".orchestrate.toml"]);
+            git(&dir, &["commit", "--quiet", "-m", "initial"]);
+            if hooks {
+                assert_eq!(orchestrate(&dir, &["hooks", "install"]), 0);
+            }
+            let plan = temp.path().join("plan.json");
+            std::fs::write(
+                &plan,
+                r#"{"masterPlanPath": "docs/Plan_Doc/Active_Plan.md", "prTitle": "feat: Hooks", "summary": "s",
+                    "verificationPlan": "v", "tasks": [{"taskName": "t", "status": "TODO", "tdd_steps": [
+                    {"type": "RED", "description": "r", "status": "TODO"},
+                    {"type": "GREEN", "description": "g", "status": "TODO"}]}]}"#,
+            )
+            .expect("write plan");
+            let plan = plan.to_str().expect("utf-8");
+            for (args, code) in [
+                (&["submit-work", "-s", "plan", "--plan", plan][..], 0),
+                (&["get-task"], 0),
+                (&["submit-work", "-s", "red", "--test-command", "false"], 3),
+                (
+                    &["submit-work", "-s", "why", "--analysis-decision", "SUCCESS"],
+                    0,
+                ),
+                (&["submit-work", "-s", "green", "--test-command", "true"], 0),
+            ] {
+                assert_eq!(orchestrate(&dir, args), code, "{args:?}");
+            }
+            let head = String::from_utf8(
+                command("git", &dir)
+                    .args(["rev-parse", "HEAD"])
+                    .stdout(Stdio::piped())
+                    .output()
+                    .expect("rev-parse")
+                    .stdout,
+            )
+            .expect("utf-8")
+            .trim()
+            .to_string();
+            (temp, (dir, head))
+        };
+        let (plain_temp, plain) = make(false);
+        let (hooked_temp, hooked) = make(true);
+        HookBench {
+            repos: [plain, hooked],
+            path,
+            _temps: [plain_temp, hooked_temp],
+        }
+    }
+
+    /// One timed commit each: ordinary without and with hooks, then a checkpoint without
+    /// and with. Each repository is put back on its head before each commit.
+    fn round(&self) -> [Duration; 4] {
+        let commit = |(dir, head): &(PathBuf, String), message: &str| {
+            git(dir, &["reset", "--quiet", "--soft", head]);
+            let start = Instant::now();
+            let status = command("git", dir)
+                .env("PATH", &self.path)
+                .args(["commit", "--quiet", "--allow-empty", "-m", message])
+                .status()
+                .expect("run git commit");
+            let elapsed = start.elapsed();
+            assert!(status.success(), "git commit -m {message:?}");
+            elapsed
+        };
+        let [plain, hooked] = &self.repos;
+        [
+            commit(plain, "docs: an ordinary commit"),
+            commit(hooked, "docs: an ordinary commit"),
+            commit(plain, "checkpoint: bench"),
+            commit(hooked, "checkpoint: bench"),
+        ]
     }
 }
 

@@ -34,6 +34,27 @@ pub struct Config {
     pub review: ReviewConfig,
     #[serde(default)]
     pub test: TestConfig,
+    #[serde(default)]
+    pub hooks: HooksConfig,
+}
+
+/// `[hooks]` (SPEC §7.4, §8).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HooksConfig {
+    /// What `pre-push` does with a pushed checkpoint commit that has no passing note.
+    #[serde(default)]
+    pub pre_push: PrePush,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PrePush {
+    /// Say so, and push anyway.
+    #[default]
+    Warn,
+    /// Refuse the push.
+    Enforce,
 }
 
 /// `[review]` as written: every key optional, so a preset can fill what is not said.
@@ -234,6 +255,7 @@ impl Default for Config {
             debugging: Debugging::default(),
             review: ReviewConfig::default(),
             test: TestConfig::default(),
+            hooks: HooksConfig::default(),
         }
     }
 }
@@ -480,6 +502,10 @@ instrumentation_max_attempts = 5    # then: instrument and log
 unlock_scope_reduction_at = 6       # request-scope-reduction unlocks
 unlock_escalation_at = 10           # escalate unlocks
 
+# Git hooks (`git orchestrate hooks install`; init installs them).
+[hooks]
+pre_push = \"warn\"          # \"enforce\": refuse to push checkpoint commits without a passing note
+
 [test]
 timeout = \"10m\"            # for the agent's --test-command; the process group is killed after it
 output_tail = 200           # lines of output shown in briefings; output.log keeps all of it
@@ -545,6 +571,26 @@ output_tail = 50
             "{err}"
         );
         assert!(err.contains("unknown field `tail`"), "{err}");
+    }
+
+    #[test]
+    fn the_pre_push_mode_is_warn_or_enforce() {
+        assert_eq!(parse("").unwrap().hooks.pre_push, PrePush::Warn);
+        assert_eq!(
+            parse("[hooks]\npre_push = \"enforce\"\n")
+                .unwrap()
+                .hooks
+                .pre_push,
+            PrePush::Enforce
+        );
+        let err = parse("[hooks]\npre_push = \"sometimes\"\n").unwrap_err();
+        assert!(err.contains("line 2"), "{err}");
+        assert!(
+            err.contains("unknown variant `sometimes`, expected `warn` or `enforce`"),
+            "{err}"
+        );
+        let err = parse("[hooks]\npre_commit = \"warn\"\n").unwrap_err();
+        assert!(err.contains("unknown field `pre_commit`"), "{err}");
     }
 
     #[test]

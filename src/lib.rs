@@ -14,6 +14,7 @@ pub mod config;
 pub mod engine;
 pub mod exec;
 pub mod gates;
+pub mod hooks;
 pub mod store;
 pub mod workflow;
 

@@ -3,13 +3,15 @@
 use clap::Args;
 use serde_json::json;
 
+use super::error::CommandError;
 use super::{Failure, Ui};
 use crate::config::FILE_NAME;
 use crate::engine::{self, Session};
+use crate::hooks::install;
 
 /// Set up git-orchestrate in this repository: write .orchestrate.toml if there is none (an
-/// existing one is never overwritten) and create the workflow in INITIALIZING. Safe to run
-/// again.
+/// existing one is never overwritten), install the git hooks (see `hooks`), and create the
+/// workflow in INITIALIZING. Safe to run again.
 #[derive(Debug, Args)]
 pub struct InitArgs {
     /// The branch PRs start from and merge into (default: main, else master, else the
@@ -20,6 +22,10 @@ pub struct InitArgs {
     /// The preflight command every PASS must also pass, e.g. "cargo test".
     #[arg(long, value_name = "COMMAND")]
     pub preflight: Option<String>,
+
+    /// Do not install the git hooks (`git orchestrate hooks install` does it later).
+    #[arg(long)]
+    pub no_hooks: bool,
 }
 
 pub fn run(session: &Session, args: &InitArgs, ui: &mut Ui) -> Result<u8, Failure> {
@@ -28,6 +34,15 @@ pub fn run(session: &Session, args: &InitArgs, ui: &mut Ui) -> Result<u8, Failur
         args.main_branch.as_deref(),
         args.preflight.as_deref(),
     )?;
+    let hooks = if args.no_hooks {
+        None
+    } else {
+        Some(install::install(&session.git).map_err(|e| {
+            Failure::Command(CommandError::store(format!(
+                "the workflow is set up, but the hooks could not be installed: {e}"
+            )))
+        })?)
+    };
     if ui.json {
         ui.json_object(json!({
             "workflow": report.workflow,
@@ -36,7 +51,8 @@ pub fn run(session: &Session, args: &InitArgs, ui: &mut Ui) -> Result<u8, Failur
             "config": report.config_path,
             "config_written": report.config_written,
             "created": report.created,
-            "state": report.state.status,
+                        "state": report.state.status,
+            "hooks": hooks.as_ref().map(super::hooks::report_json),
             "warnings": report.warnings,
         }))?;
         return Ok(0);
@@ -64,6 +80,17 @@ pub fn run(session: &Session, args: &InitArgs, ui: &mut Ui) -> Result<u8, Failur
             report.workflow, report.reference, report.state.status
         )
     });
+    lines.extend(
+        match &hooks {
+            Some(report) => super::hooks::report_text(report),
+            None => {
+                "hooks not installed (--no-hooks): `git orchestrate hooks install` installs them\n"
+                    .to_string()
+            }
+        }
+        .lines()
+        .map(str::to_string),
+    );
     if !ui.quiet {
         if report.config_written {
             lines.push(format!(

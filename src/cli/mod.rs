@@ -3,15 +3,18 @@
 
 mod checkpoint;
 mod demo;
+mod doctor;
 mod error;
 mod escape;
 mod get_task;
+mod hooks;
 mod init;
 mod log;
 mod plan;
 mod render;
 mod status;
 mod submit_work;
+mod verify;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -68,6 +71,11 @@ pub enum Command {
     Status(status::StatusArgs),
     Log(log::LogArgs),
     Plan(plan::PlanArgs),
+    Verify(verify::VerifyArgs),
+    Hooks(hooks::HooksArgs),
+    #[command(hide = true)]
+    Hook(hooks::HookArgs),
+    Doctor(doctor::DoctorArgs),
     Demo(demo::DemoArgs),
 }
 
@@ -167,6 +175,10 @@ pub fn run(cli: &Cli, ui: &mut Ui) -> Result<u8, Failure> {
         Command::Status(args) => status::run(&open()?, args, ui),
         Command::Log(args) => log::run(&open()?, args, ui),
         Command::Plan(args) => plan::run(&open()?, args, ui),
+        Command::Verify(args) => verify::run(&open()?, args, ui),
+        Command::Hooks(args) => hooks::run(&open()?, args, ui),
+        Command::Hook(args) => hooks::hook(&open()?, args, ui),
+        Command::Doctor(args) => doctor::run(&open()?, args, ui),
         Command::Demo(args) => demo::run(args, ui),
     }
 }

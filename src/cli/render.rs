@@ -47,6 +47,14 @@ impl Ui {
         writeln!(self.out, "{}", line.as_ref())
     }
 
+    /// A line for the person at the terminal when stdout is not theirs: hooks, whose
+    /// stdout git may keep for itself.
+    pub fn stderr_line(&mut self, line: impl AsRef<str>) -> std::io::Result<()> {
+        let mut stderr = std::io::stderr().lock();
+        writeln!(stderr, "{}", line.as_ref())?;
+        stderr.flush()
+    }
+
     /// Prints a JSON object, adding `"schema": 1` first.
     pub fn json_object(&mut self, value: Value) -> std::io::Result<()> {
         let mut object = serde_json::Map::new();

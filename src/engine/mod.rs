@@ -3,6 +3,7 @@
 //! with a compare-and-swap. A lost race re-runs the whole command from a fresh read.
 
 mod checkpoint;
+mod doctor;
 mod escape;
 mod finalize;
 mod get_task;
@@ -21,6 +22,7 @@ use crate::workflow::plan::Problem;
 use crate::workflow::{self, Effect, Event, PlanChange, Rejection, State, Status, Transition};
 
 pub use checkpoint::{CheckpointReport, checkpoint};
+pub use doctor::{Check, Level, doctor};
 pub use escape::{EscalateReport, escalate, request_scope_reduction};
 pub use get_task::{TaskReport, get_task};
 pub use human::{ResumeReport, approve, reject, resume};

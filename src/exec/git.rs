@@ -102,6 +102,29 @@ impl Git {
         ])?))
     }
 
+    /// Files whose working-tree state is not what the index (`GIT_INDEX_FILE`, when git set
+    /// it for a hook) holds: tracked files changed since they were staged, and untracked
+    /// files that are not ignored. One `git status`, both at once.
+    pub fn unstaged_files(&self) -> Result<Vec<String>, GitError> {
+        // A hook runs while git holds the index lock: status must not try to refresh it.
+        let listing = self.run([
+            "--no-optional-locks",
+            "status",
+            "--porcelain",
+            "-z",
+            "--untracked-files=all",
+            "--no-renames",
+        ])?;
+        Ok(paths(&listing)
+            .into_iter()
+            .filter(|entry| {
+                let worktree = entry.as_bytes().get(1).copied();
+                entry.starts_with("??") || !matches!(worktree, Some(b' ') | None)
+            })
+            .map(|entry| entry.get(3..).unwrap_or_default().to_string())
+            .collect())
+    }
+
     /// Reverts tracked files and the index to HEAD. Untracked files are left alone.
     pub fn reset_hard(&self) -> Result<(), GitError> {
         self.run(["reset", "--hard", "--quiet", "HEAD"]).map(drop)
@@ -205,6 +228,49 @@ impl Git {
             status: Some(0),
             stderr: format!("unexpected output {:?}", out.trim()),
         })
+    }
+
+    /// Where git keeps `name` for this working tree (`git rev-parse --git-path`): honours
+    /// `core.hooksPath` for `hooks`, and linked worktrees. Relative paths are made absolute.
+    pub fn git_path(&self, name: &str) -> Result<PathBuf, GitError> {
+        let path = PathBuf::from(self.run(["rev-parse", "--git-path", name])?.trim_end());
+        Ok(if path.is_absolute() {
+            path
+        } else {
+            self.workdir.join(path)
+        })
+    }
+
+    /// Every value of a multi-valued config key, in order.
+    pub fn config_all(&self, key: &str) -> Result<Vec<String>, GitError> {
+        match self.run(["config", "--get-all", key]) {
+            Ok(values) => Ok(values.lines().map(str::to_string).collect()),
+            Err(e) if e.status == Some(1) => Ok(Vec::new()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The configured remotes.
+    pub fn remotes(&self) -> Result<Vec<String>, GitError> {
+        Ok(self.run(["remote"])?.lines().map(str::to_string).collect())
+    }
+
+    /// `git version 2.47.3` → `2.47.3`.
+    pub fn version(&self) -> Result<String, GitError> {
+        Ok(self
+            .run(["version"])?
+            .trim()
+            .trim_start_matches("git version ")
+            .to_string())
+    }
+
+    /// A config value as git resolves it, or `None` when it is not set.
+    pub fn config(&self, key: &str) -> Result<Option<String>, GitError> {
+        match self.run(["config", "--get", key]) {
+            Ok(value) => Ok(Some(value.trim_end().to_string())),
+            Err(e) if e.status == Some(1) => Ok(None),
+            Err(e) => Err(e),
+        }
     }
 
     /// The commits `revs` select (as `git log` takes them: `a..b`, `x --not --remotes`),

@@ -191,6 +191,25 @@ impl Store {
         self.repo.index_path()
     }
 
+    /// This working tree's git directory (`.git`, or `.git/worktrees/<name>` in a linked
+    /// worktree): where state that belongs to one working tree is kept.
+    pub fn git_dir(&self) -> &Path {
+        self.repo.git_dir()
+    }
+
+    /// HEAD's commit: its id, tree and message, or `None` on an unborn branch.
+    pub fn head_commit(&self) -> Result<Option<FoundCommit>, StoreError> {
+        let Ok(id) = self.repo.head_id() else {
+            return Ok(None);
+        };
+        let commit = self.repo.find_commit(id).map_err(git_err)?;
+        Ok(Some(FoundCommit {
+            commit: id.to_string(),
+            tree: commit.tree_id().map_err(git_err)?.to_string(),
+            message: commit.message_raw_sloppy().to_str_lossy().into_owned(),
+        }))
+    }
+
     /// Reads the workflow at its tip, or `None` when it does not exist yet.
     pub fn read(&self) -> Result<Option<Snapshot>, StoreError> {
         let Some(tip) = self.tip()? else {
@@ -659,6 +678,14 @@ impl Store {
         }
         Ok(found)
     }
+}
+
+/// A commit as [`Store::head_commit`] reads it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FoundCommit {
+    pub commit: String,
+    pub tree: String,
+    pub message: String,
 }
 
 /// A checkpoint commit found on the PR branch.

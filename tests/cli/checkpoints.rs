@@ -161,9 +161,14 @@ fn init_writes_a_config_once_creates_the_workflow_and_is_idempotent() {
         format!(
             "wrote {} (main branch: main)\n\
              created workflow main in INITIALIZING (refs/orchestrator/workflows/main)\n\
+             hooks in {}\n  \
+             commit-msg   installed (its own file)\n  \
+             post-commit  installed (its own file)\n  \
+             pre-push     installed (its own file)\n\
              next: commit .orchestrate.toml on main (git add .orchestrate.toml && git commit -m \"chore: configure git-orchestrate\"), then have your agent run `git orchestrate get-task`\n\
              WARNING: .orchestrate.toml is not committed on main: the gates are read from the working tree and are not protected (an agent could edit them); commit it on main\n",
-            config_path.display()
+            config_path.display(),
+            repo.path.join(".git/hooks").display()
         )
     );
     let written = std::fs::read_to_string(&config_path).unwrap();
@@ -192,7 +197,8 @@ fn init_writes_a_config_once_creates_the_workflow_and_is_idempotent() {
     );
     assert_eq!(repo.tip(), tip);
 
-    let json = repo.run(&["init", "--json"]).expect(0).json();
+    let json = repo.run(&["init", "--json", "--no-hooks"]).expect(0).json();
+    assert_eq!(json["hooks"], serde_json::Value::Null);
     assert_eq!(json["created"], false);
     assert_eq!(json["config_written"], false);
     assert_eq!(json["state"], "INITIALIZING");

@@ -7,6 +7,7 @@ mod debugging;
 mod demo;
 mod errors;
 mod escapes;
+mod hooks;
 mod json;
 mod lifecycle;
 mod race;

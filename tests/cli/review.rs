@@ -392,6 +392,25 @@ fn the_squash_check_wants_one_commit_the_title_and_the_verified_tree() {
     let head = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
     assert_eq!(repo.state()["final_commit"], head.as_str());
     assert_eq!(repo.status(), "FINALIZE_COMPLETE");
+
+    // The squashed commit carries the final record, with the checkpoints folded in.
+    let note = repo.git(&["notes", "--ref=orchestrator", "show", "HEAD"]);
+    let note: serde_json::Value = serde_json::from_str(note.trim()).unwrap();
+    assert_eq!(note["kind"], "final");
+    assert_eq!(note["pr"], "feat: Add");
+    assert_eq!(note["branch"], "feat/add");
+    assert_eq!(note["steps"], 2);
+    assert_eq!(note["config_changed"], false);
+    assert_eq!(note["tree"], repo.git(&["rev-parse", "HEAD^{tree}"]).trim());
+    assert_eq!(
+        note["review"],
+        serde_json::json!({"rounds": 1, "ran": false, "findings": []})
+    );
+    let checkpoints = note["checkpoints"].as_array().unwrap();
+    assert_eq!(checkpoints.len(), 1, "{note}");
+    assert_eq!(checkpoints[0]["subject"], "checkpoint: 1.2 create add.txt");
+    assert_eq!(checkpoints[0]["note"]["preflight"]["passed"], true);
+    assert_eq!(checkpoints[0]["note"]["step"], "1.2");
 }
 
 #[test]

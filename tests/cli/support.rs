@@ -190,6 +190,16 @@ impl TestRepo {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
+    /// Runs git as a person would, hooks and all, returning how it ended.
+    pub fn git_run(&self, args: &[&str]) -> Run {
+        Run::from(
+            self.command("git", args)
+                .stdin(Stdio::null())
+                .output()
+                .expect("run git"),
+        )
+    }
+
     /// Runs git and returns (success, stdout).
     pub fn git_try(&self, args: &[&str]) -> (bool, String) {
         let out = self

@@ -1,0 +1,53 @@
+//! `git orchestrate doctor`: is everything in place for the guarantees to hold?
+
+use clap::Args;
+use serde_json::json;
+
+use super::{Failure, Ui};
+use crate::engine::{self, Level, Session};
+
+/// Check the setup: the config parses, preflight has gates, the hooks are installed and
+/// actually reach git-orchestrate (each is run in a dry run), fetch refspecs share the state,
+/// an identity is configured, and the workflow state is readable. Each line says ok, warning
+/// or error, and how to fix it. Exit 1 when there is an error.
+#[derive(Debug, Args)]
+pub struct DoctorArgs {}
+
+pub fn run(session: &Session, _args: &DoctorArgs, ui: &mut Ui) -> Result<u8, Failure> {
+    let checks = engine::doctor(session)?;
+    let count = |level| checks.iter().filter(|c| c.level == level).count();
+    let (errors, warnings) = (count(Level::Error), count(Level::Warning));
+    let code = u8::from(errors > 0);
+    if ui.json {
+        ui.json_object(json!({
+            "checks": checks.iter().map(|c| json!({
+                "check": c.name,
+                "level": match c.level { Level::Ok => "ok", Level::Warning => "warning", Level::Error => "error" },
+                "message": c.message,
+                "fix": c.fix,
+            })).collect::<Vec<_>>(),
+            "errors": errors,
+            "warnings": warnings,
+        }))?;
+        return Ok(code);
+    }
+    let mut text = String::new();
+    for c in &checks {
+        let label = match c.level {
+            Level::Ok => "ok",
+            Level::Warning => "warning",
+            Level::Error => "ERROR",
+        };
+        text.push_str(&format!("{label:<8} {:<20} {}\n", c.name, c.message));
+        if let Some(fix) = c.fix.as_ref().filter(|_| c.level != Level::Ok) {
+            text.push_str(&format!("{:<29} fix: {fix}\n", ""));
+        }
+    }
+    text.push_str(&format!(
+        "{errors} error{}, {warnings} warning{}\n",
+        if errors == 1 { "" } else { "s" },
+        if warnings == 1 { "" } else { "s" }
+    ));
+    ui.text(&text)?;
+    Ok(code)
+}

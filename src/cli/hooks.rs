@@ -1,0 +1,281 @@
+//! `git orchestrate hooks install|uninstall|status`, and `git orchestrate hook <name>`, which
+//! the installed hooks call.
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
+use serde_json::{Value, json};
+
+use super::error::CommandError;
+use super::render::output_block;
+use super::{Failure, Ui};
+use crate::engine::Session;
+use crate::hooks::install::{self, Action, HookState, InstallError, Report};
+use crate::hooks::run::{self, Outcome};
+
+/// Install, remove or show the git hooks that enforce preflight on checkpoint commits
+/// (commit-msg), note verified checkpoints (post-commit) and check pushes (pre-push). They go
+/// where git looks for hooks (core.hooksPath and linked worktrees are honoured). A hook of
+/// yours is never overwritten: a shell hook gets a marked block, any other hook is chained;
+/// uninstall restores it byte for byte. husky, lefthook and pre-commit are detected and left
+/// alone, with instructions.
+#[derive(Debug, Args)]
+pub struct HooksArgs {
+    #[command(subcommand)]
+    pub action: HooksAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum HooksAction {
+    /// Install the hooks (an older version of them is updated).
+    Install,
+    /// Remove the hooks, leaving yours exactly as they were.
+    Uninstall,
+    /// Show where each hook stands.
+    Status,
+}
+
+/// Run by the installed hooks: `git orchestrate hook commit-msg FILE`,
+/// `hook post-commit`, `hook pre-push REMOTE URL` (ref lines on stdin).
+#[derive(Debug, Args)]
+pub struct HookArgs {
+    /// The hook: commit-msg, post-commit or pre-push.
+    pub name: String,
+    /// What git passed to the hook.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    pub args: Vec<String>,
+}
+
+fn install_error(e: InstallError) -> Failure {
+    Failure::Command(match e {
+        InstallError::Git(e) => CommandError::store(e.to_string()),
+        other => CommandError::store(other.to_string()),
+    })
+}
+
+pub fn run(session: &Session, args: &HooksArgs, ui: &mut Ui) -> Result<u8, Failure> {
+    let git = &session.git;
+    let report = match args.action {
+        HooksAction::Install => install::install(git),
+        HooksAction::Uninstall => install::uninstall(git),
+        HooksAction::Status => install::status(git),
+    }
+    .map_err(install_error)?;
+    render(&report, ui)?;
+    Ok(0)
+}
+
+/// The hooks report, as `hooks` and `init` print it.
+pub fn render(report: &Report, ui: &mut Ui) -> Result<(), Failure> {
+    if ui.json {
+        ui.json_object(report_json(report))?;
+        return Ok(());
+    }
+    ui.text(&report_text(report))?;
+    Ok(())
+}
+
+pub fn report_json(report: &Report) -> Value {
+    json!({
+        "dir": report.dir,
+        "hooks_path": report.hooks_path,
+        "managed_by": report.managed_by.map(|m| m.name()),
+        "hooks": report.hooks.iter().map(|h| {
+            let (state, mode, current) = match &h.state {
+                HookState::Installed { mode, current } => ("installed", Some(mode_name(*mode)), Some(*current)),
+                HookState::Missing => ("missing", None, None),
+                HookState::Foreign => ("foreign", None, None),
+                HookState::Managed(_) => ("managed", None, None),
+            };
+            json!({
+                "name": h.name,
+                "path": h.path,
+                "state": state,
+                "mode": mode,
+                "current": current,
+                "executable": h.executable,
+                "action": h.action.as_ref().map(action_name),
+                "manager": match &h.state { HookState::Managed(m) => Some(m.name()), _ => None },
+            })
+        }).collect::<Vec<_>>(),
+    })
+}
+
+fn mode_name(mode: install::Mode) -> &'static str {
+    match mode {
+        install::Mode::Own => "own",
+        install::Mode::Block => "block",
+        install::Mode::Chained => "chained",
+    }
+}
+
+fn action_name(action: &Action) -> &'static str {
+    match action {
+        Action::Installed(_) => "installed",
+        Action::Updated(_) => "updated",
+        Action::Unchanged => "unchanged",
+        Action::Removed(_) => "removed",
+        Action::Skipped(_) => "skipped",
+    }
+}
+
+pub fn report_text(report: &Report) -> String {
+    let mut text = format!("hooks in {}", report.dir.display());
+    if let Some(path) = &report.hooks_path {
+        text.push_str(&format!(" (core.hooksPath = {path})"));
+    }
+    text.push('\n');
+    let mut advice = Vec::new();
+    for h in &report.hooks {
+        let what = match (&h.action, &h.state) {
+            (Some(Action::Installed(mode)), _) => format!("installed ({mode})"),
+            (Some(Action::Updated(mode)), _) => format!("updated ({mode})"),
+            (Some(Action::Unchanged), _) => "already installed".to_string(),
+            (Some(Action::Removed(mode)), _) => format!("removed (was {mode})"),
+            (Some(Action::Skipped(m)), _) | (None, HookState::Managed(m)) => {
+                advice.push(*m);
+                format!("left alone: {} manages it", m.name())
+            }
+            (None, HookState::Installed { mode, current }) => format!(
+                "installed ({mode}){}",
+                if *current {
+                    ""
+                } else {
+                    "; an older version: `git orchestrate hooks install` updates it"
+                }
+            ),
+            (None, HookState::Missing) => "not installed".to_string(),
+            (None, HookState::Foreign) => "not installed (a hook of yours is there)".to_string(),
+        };
+        let dormant = matches!(h.state, HookState::Installed { .. }) && !h.executable;
+        text.push_str(&format!(
+            "  {:<12} {what}{}\n",
+            h.name,
+            if dormant {
+                " — NOT executable, so git does not run it (chmod +x)"
+            } else {
+                ""
+            }
+        ));
+    }
+    advice.dedup();
+    for manager in advice {
+        text.push_str(&format!("note: {}\n", manager.instructions()));
+    }
+    text
+}
+
+pub fn hook(session: &Session, args: &HookArgs, ui: &mut Ui) -> Result<u8, Failure> {
+    let outcome = match args.name.as_str() {
+        "commit-msg" => {
+            let Some(file) = args.args.first() else {
+                return Err(Failure::Command(CommandError::usage(
+                    "hook commit-msg needs the commit message file git passes it",
+                )));
+            };
+            run::commit_msg(session, &PathBuf::from(file))?
+        }
+        "post-commit" => match run::post_commit(session) {
+            Ok(outcome) => outcome,
+            // The commit is made: say what went wrong, and do not pretend it failed.
+            Err(e) => {
+                let e = CommandError::from(e);
+                ui.stderr_line(format!(
+                    "git-orchestrate: WARNING: the checkpoint was verified, but its note could not be written: {}",
+                    e.message
+                ))?;
+                return Ok(0);
+            }
+        },
+        "pre-push" => {
+            let remote = args.args.first().map_or("", String::as_str);
+            let mut lines = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin(), &mut lines).map_err(|e| {
+                Failure::Command(CommandError::store(format!(
+                    "cannot read the pushed refs from stdin: {e}"
+                )))
+            })?;
+            run::pre_push(session, remote, &lines)?
+        }
+        other => {
+            return Err(Failure::Command(CommandError::usage(format!(
+                "there is no hook \"{other}\": git-orchestrate has commit-msg, post-commit and pre-push"
+            ))));
+        }
+    };
+    hook_outcome(outcome, ui)
+}
+
+/// What a hook says. git shows hook output to the person committing; it is kept short.
+fn hook_outcome(outcome: Outcome, ui: &mut Ui) -> Result<u8, Failure> {
+    let (code, text) = match outcome {
+                Outcome::Probe(nonce) => {
+            // On stdout: `doctor` reads it there.
+            ui.line(format!("git-orchestrate hook probe {nonce}"))?;
+            return Ok(0);
+        }
+        Outcome::Pass | Outcome::Noted(_) => (0, String::new()),
+        Outcome::Verified { cached: true, .. } => (
+            0,
+            "git-orchestrate: checkpoint verified: preflight passed on exactly this tree before; not run again"
+                .to_string(),
+        ),
+        Outcome::Verified { gates: 0, .. } => (
+            0,
+            "git-orchestrate: checkpoint committed, but no preflight gates are configured: nothing verified it"
+                .to_string(),
+        ),
+        Outcome::Verified { gates, .. } => (
+            0,
+            format!(
+                "git-orchestrate: checkpoint verified: preflight passed ({gates} gate{})",
+                if gates == 1 { "" } else { "s" }
+            ),
+        ),
+        Outcome::Unstaged(files) => (
+            1,
+            format!(
+                "error: checkpoint commit refused: the working tree holds changes this commit does not ({}).\n\
+                 A checkpoint is verified on exactly what it commits: stage them (git add -A) or stash them \
+                 (git stash -u), then commit again.",
+                files.join(", ")
+            ),
+        ),
+                Outcome::GateFailed { gate, exit, output } => (
+            1,
+            format!(
+                "{}error: checkpoint commit refused: preflight gate `{gate}` failed ({exit}); nothing was committed.\n\
+                 Fix what the gate reports, then commit again.",
+                if output.is_empty() {
+                    String::new()
+                } else {
+                    output_block(&run::output_tail(&output), None)
+                }
+            ),
+        ),
+        Outcome::Unverified { commits, refused } => {
+            let mut text = format!(
+                "git-orchestrate: {} checkpoint commit{} without a passing note (made without the commit-msg hook?):\n",
+                commits.len(),
+                if commits.len() == 1 { "" } else { "s" }
+            );
+            for c in &commits {
+                text.push_str(&format!("  {} {}\n", &c.commit[..12.min(c.commit.len())], c.subject));
+            }
+            if refused {
+                text.push_str(
+                    "error: push refused ([hooks] pre_push = \"enforce\"). Verify them again: `git orchestrate verify` \
+                     lists them; recommit each through the hook (for example `git commit --amend --no-edit` on it).",
+                );
+                (1, text)
+            } else {
+                text.push_str("pushing anyway ([hooks] pre_push = \"warn\")");
+                (0, text)
+            }
+        }
+    };
+    if !text.is_empty() {
+        ui.stderr_line(text)?;
+    }
+    Ok(code)
+}

@@ -1,0 +1,125 @@
+//! `git orchestrate verify [RANGE]`: checkpoint commits without a passing note.
+
+use clap::Args;
+use serde_json::json;
+
+use super::render::exit_and_time;
+use super::{Failure, Ui};
+use crate::engine::Session;
+use crate::engine::notes::{self, Verification};
+use crate::workflow::state::{ExitRecord, format_ms};
+
+/// Check that every checkpoint commit in RANGE carries a passing verification note
+/// (refs/notes/orchestrator), as the commit-msg hook writes it. A checkpoint made with
+/// --no-verify, or without the hooks installed, has none. Exit 1 if any lacks one.
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// The commits to check, as `git log` takes them (default: <main branch>..HEAD).
+    #[arg(value_name = "RANGE", allow_hyphen_values = true)]
+    pub range: Vec<String>,
+}
+
+pub fn run(session: &Session, args: &VerifyArgs, ui: &mut Ui) -> Result<u8, Failure> {
+    let default;
+    let revs: Vec<&str> = if args.range.is_empty() {
+        default = notes::default_range(session)?;
+        vec![default.as_str()]
+    } else {
+        args.range.iter().map(String::as_str).collect()
+    };
+    let report = notes::verify(session, &revs)?;
+    let failures = report.failures().count();
+    let code = u8::from(failures > 0);
+    if ui.json {
+        ui.json_object(json!({
+            "range": report.range,
+            "commits": report.commits,
+            "checkpoints": report.checkpoints.iter().map(|c| {
+                let (status, cached, gates) = match &c.verification {
+                    Verification::Verified { cached, gates } => ("verified", Some(*cached), Some(gates)),
+                    Verification::NoGates => ("no_gates", None, None),
+                    Verification::Missing => ("missing", None, None),
+                    Verification::OtherTree => ("other_tree", None, None),
+                };
+                json!({
+                    "commit": c.commit, "subject": c.subject, "status": status,
+                    "cached": cached, "gates": gates,
+                })
+            }).collect::<Vec<_>>(),
+            "failures": failures,
+        }))?;
+        return Ok(code);
+    }
+    let range = report.range.join(" ");
+    let mut text = format!(
+        "{} checkpoint commit{} in {range} ({} commit{} looked at)\n",
+        report.checkpoints.len(),
+        if report.checkpoints.len() == 1 {
+            ""
+        } else {
+            "s"
+        },
+        report.commits,
+        if report.commits == 1 { "" } else { "s" },
+    );
+    for c in &report.checkpoints {
+        let (label, why) = match &c.verification {
+            Verification::Verified { cached, gates } => {
+                let ran: Vec<String> = gates
+                    .iter()
+                    .map(|g| {
+                        let exit = ExitRecord {
+                            code: g.exit,
+                            signal: g.signal,
+                            timeout_ms: g.timeout_ms,
+                        };
+                        format!("{} ({})", g.name, exit_and_time(&exit, g.ms))
+                    })
+                    .collect();
+                let total: u64 = gates.iter().map(|g| g.ms).sum();
+                (
+                    "ok",
+                    format!(
+                        "preflight passed{}: {} in {}",
+                        if *cached {
+                            " on this tree before"
+                        } else {
+                            ""
+                        },
+                        ran.join(", "),
+                        format_ms(total)
+                    ),
+                )
+            }
+            Verification::NoGates => (
+                "ok?",
+                "noted, but no preflight gates were configured: nothing verified it".to_string(),
+            ),
+            Verification::Missing => (
+                "MISSING",
+                "no note: committed without the commit-msg hook (--no-verify, or hooks not installed)"
+                    .to_string(),
+            ),
+            Verification::OtherTree => (
+                "CHANGED",
+                "its notes are for another tree: amended or rebased after it was verified".to_string(),
+            ),
+        };
+        text.push_str(&format!(
+            "  {label:<8} {} {}\n           {why}\n",
+            &c.commit[..12.min(c.commit.len())],
+            c.subject
+        ));
+    }
+    if failures > 0 {
+        text.push_str(&format!(
+            "{failures} checkpoint commit{} without a passing note. Recommit {} through the hook (with \
+             the hooks installed: `git orchestrate hooks install`), or make a new checkpoint with \
+             `git orchestrate checkpoint`.\n",
+            if failures == 1 { "" } else { "s" },
+            if failures == 1 { "it" } else { "them" },
+        ));
+    }
+    ui.text(&text)?;
+    Ok(code)
+}

@@ -1,0 +1,478 @@
+//! Puts the shims where git runs hooks (`git rev-parse --git-path hooks`, which honours
+//! `core.hooksPath` and linked worktrees) without ever clobbering a hook that is there
+//! (SPEC §8). A shell hook gets our block inserted after its first line; any other hook is
+//! moved aside and run by our shim after our block. `uninstall` undoes either exactly, so
+//! the user's hook is back byte for byte. Hook managers that own the files (husky,
+//! lefthook, pre-commit) are left alone, with instructions for adding our hooks there.
+
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use super::{BEGIN, END, NAMES, shim};
+use crate::exec::{Git, GitError};
+
+/// The first lines of a hook file git-orchestrate wrote whole: uninstall deletes it.
+const OWN_HEADER: &str = "#!/bin/sh\n# This hook file was written by git-orchestrate.\n";
+
+/// A hook that was not a shell script is moved here and run by the shim.
+const ORIGINAL_SUFFIX: &str = ".git-orchestrate-original";
+
+#[derive(Debug, thiserror::Error)]
+pub enum InstallError {
+    #[error(transparent)]
+    Git(#[from] GitError),
+    #[error("could not {what} {}: {source}", path.display())]
+    Io {
+        what: &'static str,
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error(
+        "{} exists already: a hook moved aside by an earlier install is still there; move it back or \
+         delete it, then install again",
+        path.display()
+    )]
+    OriginalInTheWay { path: PathBuf },
+}
+
+fn io_err(what: &'static str, path: &Path) -> impl FnOnce(io::Error) -> InstallError {
+    let path = path.to_path_buf();
+    move |source| InstallError::Io { what, path, source }
+}
+
+/// How our hook is in place.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// The whole file is ours.
+    Own,
+    /// Our block sits in the user's shell hook.
+    Block,
+    /// The user's hook was moved aside; ours runs it after our block.
+    Chained,
+}
+
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Mode::Own => "its own file",
+            Mode::Block => "a block in your hook",
+            Mode::Chained => "chained: your hook runs after it",
+        })
+    }
+}
+
+/// A tool that owns hook files, which would undo an edit of them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Manager {
+    Husky,
+    Lefthook,
+    PreCommit,
+}
+
+impl Manager {
+    pub fn name(self) -> &'static str {
+        match self {
+            Manager::Husky => "husky",
+            Manager::Lefthook => "lefthook",
+            Manager::PreCommit => "pre-commit",
+        }
+    }
+
+    /// How to run our hooks from the manager's own configuration.
+    pub fn instructions(self) -> String {
+        match self {
+            Manager::Husky => "husky runs the hook files in .husky/: add `git-orchestrate hook commit-msg \"$1\"` \
+                 to .husky/commit-msg, `git-orchestrate hook post-commit` to .husky/post-commit, and \
+                 `git-orchestrate hook pre-push \"$@\"` to .husky/pre-push"
+                .to_string(),
+            Manager::Lefthook => "add to lefthook.yml: commit-msg: {commands: {git-orchestrate: {run: \
+                 git-orchestrate hook commit-msg {1}}}}, post-commit: {commands: {git-orchestrate: {run: \
+                 git-orchestrate hook post-commit}}}, pre-push: {commands: {git-orchestrate: {run: \
+                 git-orchestrate hook pre-push {1} {2}, use_stdin: true}}}; then run `lefthook install`"
+                .to_string(),
+            Manager::PreCommit => "add a local hook per stage to .pre-commit-config.yaml: repo: local, \
+                 hooks: [{id: git-orchestrate-commit-msg, name: git-orchestrate, entry: git-orchestrate hook \
+                 commit-msg, language: system, stages: [commit-msg]}] and the same for post-commit and \
+                 pre-push (entry: git-orchestrate hook <stage>); then `pre-commit install -t commit-msg -t \
+                 post-commit -t pre-push`"
+                .to_string(),
+        }
+    }
+}
+
+/// Where one hook stands.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HookState {
+    Installed {
+        mode: Mode,
+        current: bool,
+    },
+    Missing,
+    /// A hook of the user's without our block.
+    Foreign,
+    Managed(Manager),
+}
+
+/// One hook in a report.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HookReport {
+    pub name: &'static str,
+    pub path: PathBuf,
+    pub state: HookState,
+    /// What `install` or `uninstall` did to it; `None` for `status`.
+    pub action: Option<Action>,
+    /// False when git would not run the file: it is not executable.
+    pub executable: bool,
+}
+
+/// What `install` or `uninstall` did to one hook.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Action {
+    Installed(Mode),
+    Updated(Mode),
+    Unchanged,
+    Removed(Mode),
+    Skipped(Manager),
+}
+
+pub struct Report {
+    pub dir: PathBuf,
+    /// `core.hooksPath`, when set.
+    pub hooks_path: Option<String>,
+    /// The manager that owns the whole hooks directory, when one does.
+    pub managed_by: Option<Manager>,
+    pub hooks: Vec<HookReport>,
+}
+
+/// Where each hook stands, changing nothing.
+pub fn status(git: &Git) -> Result<Report, InstallError> {
+    survey(git, |_, _, _| Ok(None))
+}
+
+/// Installs every hook that is not installed, and brings an older block up to date.
+pub fn install(git: &Git) -> Result<Report, InstallError> {
+    survey(git, |name, path, state| match state {
+        HookState::Managed(manager) => Ok(Some(Action::Skipped(*manager))),
+        HookState::Missing => {
+            write_new(path, &own_file(name))?;
+            Ok(Some(Action::Installed(Mode::Own)))
+        }
+        HookState::Installed { current: true, .. } => Ok(Some(Action::Unchanged)),
+        HookState::Installed { mode, .. } => {
+            let text = read(path)?;
+            let updated = replace_block(&text, block(name)).unwrap_or(text);
+            write_keeping_mode(path, &updated)?;
+            Ok(Some(Action::Updated(*mode)))
+        }
+        HookState::Foreign => {
+            let text = read(path)?;
+            if is_shell_script(&text)
+                && is_executable(path)
+                && let Some(with_block) = insert_block(&text, block(name))
+            {
+                write_keeping_mode(path, &with_block)?;
+                return Ok(Some(Action::Installed(Mode::Block)));
+            }
+            let original = original_path(path);
+            if original.exists() {
+                return Err(InstallError::OriginalInTheWay { path: original });
+            }
+            std::fs::rename(path, &original).map_err(io_err("move aside", path))?;
+            write_new(path, &chained_file(name))?;
+            Ok(Some(Action::Installed(Mode::Chained)))
+        }
+    })
+}
+
+/// Removes our hooks; a hook of the user's is left exactly as it was before `install`.
+pub fn uninstall(git: &Git) -> Result<Report, InstallError> {
+    survey(git, |_, path, state| {
+        let HookState::Installed { mode, .. } = state else {
+            return Ok(None);
+        };
+        match mode {
+            Mode::Own => {
+                std::fs::remove_file(path).map_err(io_err("remove", path))?;
+            }
+            Mode::Chained => {
+                std::fs::remove_file(path).map_err(io_err("remove", path))?;
+                std::fs::rename(original_path(path), path).map_err(io_err("move back", path))?;
+            }
+            Mode::Block => {
+                let text = read(path)?;
+                if let Some(without) = remove_block(&text) {
+                    write_keeping_mode(path, &without)?;
+                }
+            }
+        }
+        Ok(Some(Action::Removed(*mode)))
+    })
+}
+
+/// Looks at every hook, lets `act` change it, and reports where each stands afterwards.
+fn survey(
+    git: &Git,
+    mut act: impl FnMut(&'static str, &Path, &HookState) -> Result<Option<Action>, InstallError>,
+) -> Result<Report, InstallError> {
+    let dir = git.git_path("hooks")?;
+    let hooks_path = git.config("core.hooksPath")?;
+    let managed_by = hooks_path
+        .as_deref()
+        .filter(|p| p.contains(".husky"))
+        .map(|_| Manager::Husky)
+        .or_else(|| {
+            [
+                "lefthook.yml",
+                ".lefthook.yml",
+                "lefthook.yaml",
+                ".lefthook.yaml",
+            ]
+            .iter()
+            .any(|f| git.workdir().join(f).exists())
+            .then_some(Manager::Lefthook)
+        });
+    let mut hooks = Vec::new();
+    for name in NAMES {
+        let path = dir.join(name);
+        let state = hook_state(name, &path, managed_by)?;
+        let action = act(name, &path, &state)?;
+        let after = if action.is_some() {
+            hook_state(name, &path, managed_by)?
+        } else {
+            state
+        };
+        hooks.push(HookReport {
+            name,
+            executable: is_executable(&path),
+            path,
+            state: after,
+            action,
+        });
+    }
+    Ok(Report {
+        dir,
+        hooks_path,
+        managed_by,
+        hooks,
+    })
+}
+
+fn hook_state(
+    name: &str,
+    path: &Path,
+    managed_by: Option<Manager>,
+) -> Result<HookState, InstallError> {
+    let text = match std::fs::read(path) {
+        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return Ok(match managed_by {
+                Some(manager) => HookState::Managed(manager),
+                None => HookState::Missing,
+            });
+        }
+        Err(e) => return Err(io_err("read", path)(e)),
+    };
+    if let Some(ours) = find_block(&text) {
+        let mode = if text.starts_with(OWN_HEADER) {
+            if original_path(path).exists() {
+                Mode::Chained
+            } else {
+                Mode::Own
+            }
+        } else {
+            Mode::Block
+        };
+        return Ok(HookState::Installed {
+            mode,
+            current: ours == block(name),
+        });
+    }
+    if let Some(manager) = managed_by {
+        return Ok(HookState::Managed(manager));
+    }
+    if text.contains("File generated by pre-commit") {
+        return Ok(HookState::Managed(Manager::PreCommit));
+    }
+    if text.contains("lefthook") {
+        return Ok(HookState::Managed(Manager::Lefthook));
+    }
+    Ok(HookState::Foreign)
+}
+
+/// The block of hook `name`: its shim without the shebang line.
+fn block(name: &str) -> &'static str {
+    let shim = shim(name).unwrap_or_default();
+    shim.split_once('\n').map_or("", |(_, rest)| rest)
+}
+
+fn own_file(name: &str) -> String {
+    format!("{OWN_HEADER}{}", block(name))
+}
+
+fn chained_file(name: &str) -> String {
+    format!(
+        "{OWN_HEADER}{}\
+         # The hook that was here before git-orchestrate, moved aside; it runs now.\n\
+         git_orchestrate_original=\"${{0%/*}}/{name}{ORIGINAL_SUFFIX}\"\n\
+         if [ -x \"$git_orchestrate_original\" ]; then exec \"$git_orchestrate_original\" \"$@\"; fi\n",
+        block(name)
+    )
+}
+
+fn original_path(path: &Path) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(ORIGINAL_SUFFIX);
+    path.with_file_name(name)
+}
+
+/// True for a script that a POSIX shell runs: our block is shell.
+pub fn is_shell_script(text: &str) -> bool {
+    let Some(first) = text.lines().next() else {
+        return false;
+    };
+    let Some(interpreter) = first.strip_prefix("#!") else {
+        return false;
+    };
+    let mut words = interpreter.split_whitespace();
+    let program = words.next().unwrap_or_default();
+    let program = if program.ends_with("/env") {
+        words.next().unwrap_or_default()
+    } else {
+        program
+    };
+    let base = program.rsplit('/').next().unwrap_or_default();
+    matches!(base, "sh" | "bash" | "dash" | "zsh" | "ksh" | "ash")
+}
+
+/// The text from the line `BEGIN` through the line `END`, both included, if it is there.
+fn find_block(text: &str) -> Option<&str> {
+    let start = line_start(text, BEGIN)?;
+    let end = line_start(&text[start..], END)? + start;
+    let end = text[end..].find('\n').map_or(text.len(), |i| end + i + 1);
+    Some(&text[start..end])
+}
+
+fn line_start(text: &str, line: &str) -> Option<usize> {
+    let mut at = 0;
+    for l in text.split_inclusive('\n') {
+        if l.trim_end_matches('\n') == line {
+            return Some(at);
+        }
+        at += l.len();
+    }
+    None
+}
+
+/// `text` with `block` after its first line; `None` when the first line has no end.
+pub fn insert_block(text: &str, block: &str) -> Option<String> {
+    let first_end = text.find('\n')? + 1;
+    Some(format!(
+        "{}{block}{}",
+        &text[..first_end],
+        &text[first_end..]
+    ))
+}
+
+/// `text` without our block: exactly what [`insert_block`] was given.
+pub fn remove_block(text: &str) -> Option<String> {
+    let found = find_block(text)?;
+    let start = found.as_ptr() as usize - text.as_ptr() as usize;
+    Some(format!(
+        "{}{}",
+        &text[..start],
+        &text[start + found.len()..]
+    ))
+}
+
+fn replace_block(text: &str, block: &str) -> Option<String> {
+    let found = find_block(text)?;
+    let start = found.as_ptr() as usize - text.as_ptr() as usize;
+    Some(format!(
+        "{}{block}{}",
+        &text[..start],
+        &text[start + found.len()..]
+    ))
+}
+
+fn read(path: &Path) -> Result<String, InstallError> {
+    let bytes = std::fs::read(path).map_err(io_err("read", path))?;
+    String::from_utf8(bytes).map_err(|_| InstallError::Io {
+        what: "read",
+        path: path.to_path_buf(),
+        source: io::Error::new(io::ErrorKind::InvalidData, "the hook is not UTF-8 text"),
+    })
+}
+
+fn write_new(path: &Path, text: &str) -> Result<(), InstallError> {
+    use std::os::unix::fs::PermissionsExt;
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(io_err("create", dir))?;
+    }
+    std::fs::write(path, text).map_err(io_err("write", path))?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))
+        .map_err(io_err("make executable", path))
+}
+
+fn write_keeping_mode(path: &Path, text: &str) -> Result<(), InstallError> {
+    std::fs::write(path, text).map_err(io_err("write", path))
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn shells_are_recognised_by_their_shebang() {
+        for yes in [
+            "#!/bin/sh\n",
+            "#!/bin/bash -e\n",
+            "#!/usr/bin/env bash\n",
+            "#! /bin/dash\n",
+            "#!/usr/bin/env zsh\nx",
+        ] {
+            assert!(is_shell_script(yes), "{yes:?}");
+        }
+        for no in [
+            "#!/usr/bin/env python3\n",
+            "#!/usr/bin/node\n",
+            "echo hi\n",
+            "",
+        ] {
+            assert!(!is_shell_script(no), "{no:?}");
+        }
+    }
+
+    #[test]
+    fn a_block_comes_out_exactly_as_it_went_in() {
+        let theirs = "#!/bin/bash\nset -e\necho theirs\nexit 0\n";
+        let with = insert_block(theirs, block("commit-msg")).unwrap();
+        assert!(
+            with.starts_with(&format!("#!/bin/bash\n{BEGIN}\n")),
+            "{with}"
+        );
+        assert!(
+            with.ends_with(&format!("{END}\nset -e\necho theirs\nexit 0\n")),
+            "{with}"
+        );
+        assert_eq!(find_block(&with), Some(block("commit-msg")));
+        assert_eq!(remove_block(&with).as_deref(), Some(theirs));
+        assert_eq!(
+            insert_block("#!/bin/sh", block("commit-msg")),
+            None,
+            "no line end"
+        );
+        let older = with.replace("verifies checkpoint commits", "checks checkpoint commits");
+        assert_eq!(
+            replace_block(&older, block("commit-msg")).as_deref(),
+            Some(with.as_str())
+        );
+    }
+}

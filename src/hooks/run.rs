@@ -1,0 +1,243 @@
+//! What the installed hooks run (`git orchestrate hook <name>`), for agents and humans alike
+//! (SPEC §7.3, §7.4):
+//! - `commit-msg`, for checkpoint commits only: the working tree must equal what is
+//!   committed, then preflight runs on it unless it passed on exactly this tree and these
+//!   gates before. A pass is left for `post-commit` to note.
+//! - `post-commit`: attaches that record to the new commit.
+//! - `pre-push`: the pushed checkpoint commits must carry a passing note
+//!   (`[hooks] pre_push` says whether a missing one is a warning or a refusal).
+//!
+//! Ordinary commits get no preflight, no state write and no network.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use super::{PENDING_NOTE, PROBE_ENV};
+use crate::config::PrePush;
+use crate::engine::notes::{self, CheckedCommit};
+use crate::engine::{EngineError, Session, io_error};
+use crate::exec;
+use crate::gates;
+use crate::store::is_checkpoint_message;
+use crate::workflow::Pending;
+use crate::workflow::notes::{CheckpointNote, NoteGate, NotePreflight};
+
+/// What a hook decided.
+#[derive(Debug)]
+pub enum Outcome {
+    /// `doctor`'s dry run reached the binary; nothing else happened.
+    Probe(String),
+    /// Nothing to do: an ordinary commit, or a push with nothing to check.
+    Pass,
+    /// A checkpoint commit passed preflight (`cached`: it had passed on this tree before).
+    Verified { cached: bool, gates: usize },
+    /// `post-commit` attached the record to this commit.
+    Noted(String),
+    /// The working tree holds changes the commit would not: verifying it would prove
+    /// nothing about the commit.
+    Unstaged(Vec<String>),
+    /// A gate failed: the commit is refused.
+    GateFailed {
+        gate: String,
+        exit: String,
+        output: Vec<u8>,
+    },
+    /// Pushed checkpoint commits without a passing note; `refused` under `pre_push =
+    /// "enforce"`.
+    Unverified {
+        commits: Vec<CheckedCommit>,
+        refused: bool,
+    },
+}
+
+fn probe() -> Option<Outcome> {
+    std::env::var(PROBE_ENV).ok().map(Outcome::Probe)
+}
+
+/// Where `commit-msg` leaves the record of a verified checkpoint for `post-commit`.
+fn pending_note(session: &Session) -> PathBuf {
+    session.store.git_dir().join(PENDING_NOTE)
+}
+
+/// `commit-msg <message-file>`.
+pub fn commit_msg(session: &Session, message_file: &Path) -> Result<Outcome, EngineError> {
+    if let Some(probe) = probe() {
+        return Ok(probe);
+    }
+    let message = std::fs::read(message_file)
+        .map_err(io_error(format!("read {}", message_file.display())))?;
+    if !is_checkpoint_message(&String::from_utf8_lossy(&message)) {
+        return Ok(Outcome::Pass);
+    }
+    // The commit is what the index holds (git points GIT_INDEX_FILE at it, also for `commit
+    // -a`); preflight runs on the working tree, so the two must be the same.
+    let git = &session.git;
+    let unstaged = git.unstaged_files()?;
+    if !unstaged.is_empty() {
+        return Ok(Outcome::Unstaged(unstaged));
+    }
+    let tree = git.write_tree()?;
+    let snapshot = session.store.read()?;
+    let state = snapshot.as_ref().map(|s| &s.state);
+    let config = session.load_config(state)?.config;
+    let key = config.preflight_key();
+    let cache = state
+        .and_then(|s| s.preflight_cache.as_ref())
+        .filter(|c| c.covers(&tree, &key));
+    let (cached, gates) = match cache {
+        Some(cache) => (true, cache.gates.clone()),
+        None => {
+            let run = gates::run_preflight(&config.preflight, session.store.workdir())
+                .map_err(io_error("run preflight"))?;
+            if let Some(failed) = run.failed() {
+                return Ok(Outcome::GateFailed {
+                    gate: failed.name.clone(),
+                    exit: failed.run.exit.to_string(),
+                    output: failed.run.output.clone(),
+                });
+            }
+            (false, run.record().gates)
+        }
+    };
+    let on_pr_branch = match (state, session.store.head_branch()?) {
+        (Some(s), Some(head)) => s.current_pr_branch.as_deref() == Some(head.as_str()),
+        _ => false,
+    };
+    let step = match state.and_then(|s| s.pending.as_ref()) {
+        Some(Pending::Checkpoint { step, .. }) if on_pr_branch => Some(step.to_string()),
+        _ => None,
+    };
+    let note = CheckpointNote::new(
+        session.store.workflow(),
+        step,
+        &tree,
+        NotePreflight {
+            passed: true,
+            cached,
+            gates: gates.iter().map(NoteGate::from).collect(),
+        },
+        &key,
+    );
+    write_pending(&pending_note(session), &note.to_line())?;
+    Ok(Outcome::Verified {
+        cached,
+        gates: gates.len(),
+    })
+}
+
+/// Written whole or not at all: a half-written record must not be attached.
+fn write_pending(path: &Path, line: &str) -> Result<(), EngineError> {
+    let dir = path.parent().unwrap_or(path);
+    std::fs::create_dir_all(dir).map_err(io_error(format!("create {}", dir.display())))?;
+    let mut file = tempfile::NamedTempFile::new_in(dir)
+        .map_err(io_error(format!("create a file in {}", dir.display())))?;
+    file.write_all(line.as_bytes())
+        .map_err(io_error(format!("write {}", path.display())))?;
+    file.persist(path)
+        .map_err(|e| io_error(format!("write {}", path.display()))(e.error))?;
+    Ok(())
+}
+
+/// `post-commit`.
+pub fn post_commit(session: &Session) -> Result<Outcome, EngineError> {
+    if let Some(probe) = probe() {
+        return Ok(probe);
+    }
+    let path = pending_note(session);
+    let line = match std::fs::read_to_string(&path) {
+        Ok(line) => line,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Outcome::Pass),
+        Err(e) => return Err(io_error(format!("read {}", path.display()))(e)),
+    };
+    // Taken whatever happens next: a record is for the commit that follows it, or none.
+    std::fs::remove_file(&path).map_err(io_error(format!("remove {}", path.display())))?;
+    let Ok(note) = serde_json::from_str::<CheckpointNote>(line.trim_end()) else {
+        return Ok(Outcome::Pass);
+    };
+    let Some(head) = session.store.head_commit()? else {
+        return Ok(Outcome::Pass);
+    };
+    if !is_checkpoint_message(&head.message) || head.tree != note.tree {
+        return Ok(Outcome::Pass);
+    }
+    notes::record_checkpoint(session, &head.commit, &note)?;
+    Ok(Outcome::Noted(head.commit))
+}
+
+/// One line git gives `pre-push` on stdin.
+struct PushedRef<'a> {
+    local_ref: &'a str,
+    local: &'a str,
+    remote: &'a str,
+}
+
+fn is_zero(id: &str) -> bool {
+    id.bytes().all(|b| b == b'0')
+}
+
+/// `pre-push <remote> <url>`, with git's ref lines on stdin.
+pub fn pre_push(session: &Session, remote: &str, lines: &str) -> Result<Outcome, EngineError> {
+    if let Some(probe) = probe() {
+        return Ok(probe);
+    }
+    let pushed: Vec<PushedRef> = lines
+        .lines()
+        .filter_map(|line| {
+            let mut words = line.split_whitespace();
+            Some(PushedRef {
+                local_ref: words.next()?,
+                local: words.next()?,
+                remote: words.nth(1)?,
+            })
+        })
+        // Deletions push no commits; workflow and notes refs hold no checkpoint commits.
+        .filter(|p| {
+            !is_zero(p.local)
+                && !p.local_ref.starts_with("refs/orchestrator/")
+                && !p.local_ref.starts_with("refs/notes/")
+        })
+        .collect();
+    if pushed.is_empty() {
+        return Ok(Outcome::Pass);
+    }
+    let known_remote = session
+        .git
+        .config(&format!("remote.{remote}.url"))?
+        .is_some();
+    let not_on_remote = if known_remote {
+        format!("--remotes={remote}")
+    } else {
+        "--remotes".to_string()
+    };
+    let mut failed = Vec::new();
+    for p in &pushed {
+        let range = format!("{}..{}", p.remote, p.local);
+        let report = if !is_zero(p.remote) && session.git.rev_parse(p.remote).is_ok() {
+            notes::verify(session, &[&range])?
+        } else {
+            // A new branch, or one whose remote tip is not here: what no remote-tracking
+            // branch has yet.
+            notes::verify(session, &[p.local, "--not", &not_on_remote])?
+        };
+        failed.extend(report.failures().cloned());
+    }
+    if failed.is_empty() {
+        return Ok(Outcome::Pass);
+    }
+    failed.dedup_by(|a, b| a.commit == b.commit);
+    let snapshot = session.store.read()?;
+    let mode = session
+        .load_config(snapshot.as_ref().map(|s| &s.state))?
+        .config
+        .hooks
+        .pre_push;
+    Ok(Outcome::Unverified {
+        commits: failed,
+        refused: mode == PrePush::Enforce,
+    })
+}
+
+/// The tail of a failing gate's output, as the refused commit shows it.
+pub fn output_tail(output: &[u8]) -> String {
+    exec::tail_lines(output, 40)
+}

@@ -1,0 +1,580 @@
+//! The git hooks (SPEC §7.3, §7.4, §8) with real `git commit` and `git push`: the installed
+//! shims call the binary built for these tests, which is first on PATH.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use pretty_assertions::assert_eq;
+
+use crate::support::{PLAN, TestRepo};
+
+/// A repository whose one gate counts its runs in a file outside the working tree and
+/// fails while the file `fail` exists; hooks installed.
+fn hooked_repo(extra_config: &str) -> (TestRepo, PathBuf) {
+    let repo = TestRepo::with_config("");
+    let counter =
+        repo.dir()
+            .parent()
+            .unwrap()
+            .join(format!("hook-runs-{}-{:p}", std::process::id(), &repo));
+    repo.write(
+        ".orchestrate.toml",
+        &format!(
+            "master_plan = \"docs/plan.md\"\n{extra_config}\n[[preflight]]\nname = \"counted\"\n\
+             command = \"echo run >> '{}'; [ ! -e fail ] || {{ echo 'fail exists'; exit 1; }}\"\n",
+            counter.display()
+        ),
+    );
+    repo.commit_all("config");
+    repo.run(&["hooks", "install"]).expect(0);
+    (repo, counter)
+}
+
+fn runs(counter: &Path) -> usize {
+    std::fs::read_to_string(counter).map_or(0, |s| s.lines().count())
+}
+
+fn head(repo: &TestRepo) -> String {
+    repo.git(&["rev-parse", "HEAD"]).trim().to_string()
+}
+
+/// The orchestrator's note on `rev`, parsed, one value per line.
+fn notes(repo: &TestRepo, rev: &str) -> Vec<serde_json::Value> {
+    let (ok, out) = repo.git_try(&["notes", "--ref=orchestrator", "show", rev]);
+    if !ok {
+        return Vec::new();
+    }
+    out.lines()
+        .map(|l| serde_json::from_str(l).expect("a note line is JSON"))
+        .collect()
+}
+
+#[test]
+fn a_human_checkpoint_commit_is_verified_refused_when_failing_and_noted_when_passing() {
+    let (repo, counter) = hooked_repo("");
+    repo.write("a.txt", "a\n");
+    repo.write("fail", "");
+    repo.git(&["add", "--all"]);
+    let before = head(&repo);
+    let out = repo.git_run(&["commit", "-m", "checkpoint: add a"]);
+    assert_ne!(out.code, 0, "refused");
+    assert!(
+        out.stderr.contains(
+            "fail exists\n----------------------------------------------------------------\n\
+             error: checkpoint commit refused: preflight gate `counted` failed (exit 1); nothing was committed."
+        ),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(head(&repo), before, "nothing was committed");
+    assert_eq!(runs(&counter), 1);
+
+    repo.git(&["rm", "--quiet", "--cached", "fail"]);
+    std::fs::remove_file(repo.path.join("fail")).unwrap();
+    let out = repo.git_run(&["commit", "-m", "checkpoint: add a"]);
+    out.expect(0);
+    assert!(
+        out.stderr
+            .contains("git-orchestrate: checkpoint verified: preflight passed (1 gate)"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(runs(&counter), 2);
+    let note = notes(&repo, "HEAD");
+    assert_eq!(note.len(), 1, "{note:?}");
+    let tree = repo.git(&["rev-parse", "HEAD^{tree}"]).trim().to_string();
+    assert_eq!(note[0]["v"], 1);
+    assert_eq!(note[0]["kind"], "checkpoint");
+    assert_eq!(note[0]["workflow"], "main");
+    assert_eq!(note[0]["tree"], tree.as_str());
+    assert_eq!(note[0]["preflight"]["passed"], true);
+    assert_eq!(note[0]["preflight"]["cached"], false);
+    assert_eq!(note[0]["preflight"]["gates"][0]["name"], "counted");
+    assert_eq!(note[0]["preflight"]["gates"][0]["exit"], 0);
+    assert!(
+        !repo.path.join(".git/orchestrator/checkpoint-note").exists(),
+        "the hand-over file is gone"
+    );
+}
+
+#[test]
+fn ordinary_commits_never_run_preflight_nor_get_a_note() {
+    let (repo, counter) = hooked_repo("");
+    let tip = repo.tip();
+    repo.write("a.txt", "a\n");
+    repo.git(&["add", "a.txt"]);
+    repo.git_run(&["commit", "-m", "feat: a"]).expect(0);
+    repo.write("a.txt", "b\n");
+    repo.git_run(&[
+        "commit",
+        "-a",
+        "-m",
+        "fix: a, mentioning a checkpoint in passing",
+    ])
+    .expect(0);
+    repo.git_run(&["commit", "--allow-empty", "-m", "chore: nothing"])
+        .expect(0);
+    assert_eq!(runs(&counter), 0, "no preflight for ordinary commits");
+    assert_eq!(notes(&repo, "HEAD"), Vec::<serde_json::Value>::new());
+    assert!(
+        !repo
+            .git_try(&[
+                "rev-parse",
+                "--verify",
+                "--quiet",
+                "refs/notes/orchestrator"
+            ])
+            .0,
+        "no note was written at all"
+    );
+    assert_eq!(repo.tip(), tip, "no state was written");
+}
+
+#[test]
+fn changes_the_commit_leaves_out_refuse_a_checkpoint() {
+    let (repo, counter) = hooked_repo("");
+    repo.write("a.txt", "a\n");
+    repo.commit_all("feat: a");
+    repo.write("a.txt", "staged\n");
+    repo.git(&["add", "a.txt"]);
+    repo.write("a.txt", "staged, then changed again\n");
+    repo.write("new.txt", "never added\n");
+    let out = repo.git_run(&["commit", "-m", "checkpoint: half of it"]);
+    assert_ne!(out.code, 0);
+    assert!(
+        out.stderr.contains(
+            "error: checkpoint commit refused: the working tree holds changes this commit does not \
+             (a.txt, new.txt).\nA checkpoint is verified on exactly what it commits: stage them (git add -A) \
+             or stash them (git stash -u), then commit again."
+        ),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(runs(&counter), 0, "nothing was verified");
+    // `commit -a` stages the tracked change; the untracked file still stands in the way.
+    let out = repo.git_run(&["commit", "-a", "-m", "checkpoint: with -a"]);
+    assert_ne!(out.code, 0);
+    assert!(out.stderr.contains("(new.txt)"), "{}", out.stderr);
+    std::fs::remove_file(repo.path.join("new.txt")).unwrap();
+    repo.git_run(&["commit", "-a", "-m", "checkpoint: with -a"])
+        .expect(0);
+    assert_eq!(runs(&counter), 1);
+    assert_eq!(notes(&repo, "HEAD").len(), 1);
+}
+
+#[test]
+fn a_checkpoint_after_a_passing_submit_runs_no_second_preflight() {
+    let (repo, counter) = hooked_repo("");
+    repo.submit_plan(PLAN).expect(0);
+    repo.run(&["get-task"]).expect(0);
+    repo.submit_test("false", None).expect(3);
+    repo.run(&["submit-work", "-s", "ok", "--analysis-decision", "SUCCESS"])
+        .expect(0);
+    repo.write("add.sh", "echo 5\n");
+    repo.submit_test("sh add.sh", None).expect(0);
+    assert_eq!(runs(&counter), 1, "the submit ran preflight");
+
+    // By hand: the hook finds the submit's result for exactly this tree.
+    repo.git(&["add", "--all"]);
+    let out = repo.git_run(&["commit", "-m", "checkpoint: 1.2 add"]);
+    out.expect(0);
+    assert!(
+        out.stderr
+            .contains("preflight passed on exactly this tree before; not run again"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(runs(&counter), 1, "no second run");
+    let note = notes(&repo, "HEAD");
+    assert_eq!(note[0]["preflight"]["cached"], true);
+    assert_eq!(note[0]["step"], "1.2");
+    let brief = repo.run(&["get-task"]).expect(0).stdout.clone();
+    assert!(brief.contains("recorded checkpoint"), "{brief}");
+
+    // With the command, after a change: one run, by the command; the hook reuses it.
+    repo.write("add.sh", "# add\necho 5\n");
+    repo.submit_test("sh add.sh", None).expect(0);
+    assert_eq!(runs(&counter), 2);
+    repo.write("notes.txt", "changed after the submit\n");
+    let out = repo.run(&["checkpoint"]).expect(0).stdout.clone();
+    assert!(out.contains("preflight: counted ok"), "{out}");
+    assert_eq!(
+        runs(&counter),
+        3,
+        "the command ran it once, the hook not again"
+    );
+    let note = notes(&repo, "HEAD");
+    assert_eq!(note.len(), 1, "one record, not one per writer: {note:?}");
+    assert_eq!(
+        note[0]["tree"],
+        repo.git(&["rev-parse", "HEAD^{tree}"]).trim()
+    );
+}
+
+#[test]
+fn checkpoint_notes_itself_without_hooks() {
+    let repo = TestRepo::at_green_step();
+    repo.submit_test("true", None).expect(0);
+    repo.run(&["checkpoint"]).expect(0);
+    let note = notes(&repo, "HEAD");
+    assert_eq!(note.len(), 1, "{note:?}");
+    assert_eq!(note[0]["preflight"]["cached"], true);
+    assert_eq!(note[0]["step"], "1.2");
+    repo.run(&["verify"]).expect(0);
+}
+
+fn write_hook(dir: &Path, name: &str, text: &str, mode: u32) {
+    std::fs::create_dir_all(dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+fn file_and_mode(path: &Path) -> (Vec<u8>, u32) {
+    (
+        std::fs::read(path).unwrap(),
+        std::fs::metadata(path).unwrap().permissions().mode() & 0o777,
+    )
+}
+
+#[test]
+fn the_users_hooks_keep_running_and_come_back_byte_for_byte() {
+    let repo = TestRepo::new();
+    let hooks = repo.path.join(".git/hooks");
+    let ran = repo
+        .dir()
+        .parent()
+        .unwrap()
+        .join(format!("user-hooks-{:p}", &repo));
+    // A shell hook gets our block; a hook in another language is chained.
+    let shell = format!(
+        "#!/bin/bash\n# the user's own\necho \"commit-msg ran\" >> '{}'\nexit 0\n",
+        ran.display()
+    );
+    write_hook(&hooks, "commit-msg", &shell, 0o750);
+    let awk = String::from_utf8(
+        repo.command("sh", ["-c", "command -v awk"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    let other = format!(
+        "#!{} -f\nBEGIN {{ print \"post-commit ran\" >> \"{}\"; exit 0 }}\n",
+        awk.trim(),
+        ran.display()
+    );
+    write_hook(&hooks, "post-commit", &other, 0o755);
+    let before = [
+        file_and_mode(&hooks.join("commit-msg")),
+        file_and_mode(&hooks.join("post-commit")),
+    ];
+
+    let out = repo.run(&["hooks", "install"]).expect(0).stdout.clone();
+    assert_eq!(
+        out,
+        format!(
+            "hooks in {}\n  commit-msg   installed (a block in your hook)\n  \
+             post-commit  installed (chained: your hook runs after it)\n  pre-push     installed (its own file)\n",
+            hooks.display()
+        )
+    );
+    repo.write("a.txt", "a\n");
+    repo.git(&["add", "a.txt"]);
+    repo.git_run(&["commit", "-m", "checkpoint: a"]).expect(0);
+    assert_eq!(
+        std::fs::read_to_string(&ran).unwrap(),
+        "commit-msg ran\npost-commit ran\n",
+        "both of the user's hooks still run"
+    );
+    assert_eq!(notes(&repo, "HEAD").len(), 1, "and ours too");
+    let again = repo.run(&["hooks", "install"]).expect(0).stdout.clone();
+    assert!(again.contains("commit-msg   already installed"), "{again}");
+
+    let out = repo.run(&["hooks", "uninstall"]).expect(0).stdout.clone();
+    assert!(
+        out.contains("commit-msg   removed (was a block in your hook)"),
+        "{out}"
+    );
+    assert_eq!(
+        [
+            file_and_mode(&hooks.join("commit-msg")),
+            file_and_mode(&hooks.join("post-commit")),
+        ],
+        before,
+        "restored byte for byte, mode included"
+    );
+    assert!(!hooks.join("pre-push").exists(), "our own file is gone");
+    assert!(!hooks.join("post-commit.git-orchestrate-original").exists());
+}
+
+#[test]
+fn core_hooks_path_and_linked_worktrees_are_honoured() {
+    let (repo, counter) = hooked_repo("");
+    repo.run(&["hooks", "uninstall"]).expect(0);
+    repo.git(&["config", "core.hooksPath", "shared-hooks"]);
+    let out = repo.run(&["hooks", "install"]).expect(0).stdout.clone();
+    let dir = repo.path.join("shared-hooks");
+    assert!(
+        out.starts_with(&format!(
+            "hooks in {} (core.hooksPath = shared-hooks)\n",
+            dir.display()
+        )),
+        "{out}"
+    );
+    assert!(dir.join("commit-msg").exists());
+    repo.write("fail", "");
+    repo.write(".gitignore", "shared-hooks/\n");
+    repo.git(&["add", "--all"]);
+    assert_ne!(repo.git_run(&["commit", "-m", "checkpoint: x"]).code, 0);
+    repo.git(&["rm", "--quiet", "--cached", "fail"]);
+    std::fs::remove_file(repo.path.join("fail")).unwrap();
+    repo.git_run(&["commit", "-m", "checkpoint: x"]).expect(0);
+    assert_eq!(notes(&repo, "HEAD").len(), 1);
+
+    // A linked worktree shares the repository's hooks directory (.git/hooks, here).
+    repo.git(&["config", "--unset", "core.hooksPath"]);
+    repo.run(&["hooks", "install"]).expect(0);
+    let worktree = repo.dir().parent().unwrap().join(format!("wt-{:p}", &repo));
+    repo.git(&[
+        "worktree",
+        "add",
+        "--quiet",
+        "-b",
+        "side",
+        worktree.to_str().unwrap(),
+    ]);
+    let run_in = |args: &[&str]| {
+        let out = repo
+            .command("git", args)
+            .current_dir(&worktree)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    std::fs::write(worktree.join("fail"), "").unwrap();
+    run_in(&["add", "--all"]);
+    let (code, stderr) = run_in(&["commit", "-m", "checkpoint: in a worktree"]);
+    assert_ne!(code, Some(0), "{stderr}");
+    assert!(
+        stderr.contains("preflight gate `counted` failed"),
+        "{stderr}"
+    );
+    run_in(&["rm", "--quiet", "--cached", "fail"]);
+    std::fs::remove_file(worktree.join("fail")).unwrap();
+    std::fs::write(worktree.join("w.txt"), "w\n").unwrap();
+    run_in(&["add", "--all"]);
+    let (code, stderr) = run_in(&["commit", "-m", "checkpoint: in a worktree"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(
+        notes(&repo, "side").len(),
+        1,
+        "noted, and visible from the main worktree"
+    );
+    assert!(runs(&counter) >= 4);
+}
+
+#[test]
+fn verify_finds_a_checkpoint_made_without_the_hook() {
+    let (repo, _) = hooked_repo("");
+    repo.git(&["checkout", "--quiet", "-b", "work"]);
+    repo.write("a.txt", "a\n");
+    repo.git(&["add", "a.txt"]);
+    repo.git_run(&["commit", "-m", "checkpoint: verified"])
+        .expect(0);
+    repo.write("b.txt", "b\n");
+    repo.git(&["add", "b.txt"]);
+    repo.git_run(&["commit", "--no-verify", "-m", "checkpoint: sneaked past"])
+        .expect(0);
+    repo.git_run(&["commit", "--allow-empty", "-m", "docs: ordinary"])
+        .expect(0);
+    let sneaky = repo.git(&["rev-parse", "HEAD~1"]).trim().to_string();
+
+    let out = repo.run(&["verify"]);
+    out.expect(1);
+    assert!(
+        out.stdout
+            .starts_with("2 checkpoint commits in main..HEAD (3 commits looked at)\n"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains(&format!(
+            "  MISSING  {} checkpoint: sneaked past\n           no note: committed without the commit-msg hook (--no-verify, or hooks not installed)\n",
+            &sneaky[..12]
+        )),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("  ok       "), "{}", out.stdout);
+    let json = repo
+        .run(&["verify", "--json", "main..HEAD"])
+        .expect(1)
+        .json();
+    assert_eq!(json["failures"], 1);
+    assert_eq!(json["checkpoints"][0]["status"], "missing");
+    assert_eq!(json["checkpoints"][1]["status"], "verified");
+    repo.run(&["verify", "HEAD~3..HEAD~2"]).expect(0);
+    let out = repo.run(&["verify", "no-such-branch..HEAD"]);
+    out.expect(2);
+    assert!(
+        out.stderr
+            .starts_with("error: git cannot list the commits of no-such-branch..HEAD"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn pre_push_warns_or_refuses_unverified_checkpoints() {
+    let (repo, _) = hooked_repo("[hooks]\npre_push = \"enforce\"");
+    let remote = repo
+        .dir()
+        .parent()
+        .unwrap()
+        .join(format!("remote-{:p}.git", &repo));
+    repo.git(&["init", "--quiet", "--bare", remote.to_str().unwrap()]);
+    repo.git(&["remote", "add", "origin", remote.to_str().unwrap()]);
+    let out = repo.git_run(&["push", "--quiet", "origin", "main"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+
+    repo.git(&["checkout", "--quiet", "-b", "work"]);
+    repo.write("a.txt", "a\n");
+    repo.git(&["add", "a.txt"]);
+    repo.git_run(&["commit", "-m", "checkpoint: verified"])
+        .expect(0);
+    repo.git_run(&["push", "--quiet", "origin", "work"])
+        .expect(0);
+
+    repo.write("b.txt", "b\n");
+    repo.git(&["add", "b.txt"]);
+    repo.git_run(&["commit", "--no-verify", "-m", "checkpoint: sneaked past"])
+        .expect(0);
+    let out = repo.git_run(&["push", "origin", "work"]);
+    assert_ne!(out.code, 0, "enforce refuses the push");
+    assert!(
+        out.stderr
+            .contains("git-orchestrate: 1 checkpoint commit without a passing note"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("checkpoint: sneaked past"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr
+            .contains("error: push refused ([hooks] pre_push = \"enforce\")"),
+        "{}",
+        out.stderr
+    );
+    let (_, remote_work) = repo.git_try(&["ls-remote", "origin", "refs/heads/work"]);
+    assert!(
+        !remote_work.starts_with(repo.git(&["rev-parse", "HEAD"]).trim()),
+        "the remote did not get it"
+    );
+
+    // warn (the default) pushes, and says so. (No workflow exists, so the working tree's
+    // config is the one in force.)
+    let config = std::fs::read_to_string(repo.path.join(".orchestrate.toml")).unwrap();
+    repo.write(".orchestrate.toml", &config.replace("enforce", "warn"));
+    repo.commit_all("chore: warn only");
+    let out = repo.git_run(&["push", "origin", "work"]);
+    out.expect(0);
+    assert!(
+        out.stderr
+            .contains("pushing anyway ([hooks] pre_push = \"warn\")"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn hook_managers_are_left_alone_with_instructions() {
+    let repo = TestRepo::new();
+    repo.git(&["config", "core.hooksPath", ".husky/_"]);
+    let out = repo.run(&["hooks", "install"]).expect(0).stdout.clone();
+    assert!(
+        out.contains("commit-msg   left alone: husky manages it"),
+        "{out}"
+    );
+    assert!(
+        out.contains("note: husky runs the hook files in .husky/"),
+        "{out}"
+    );
+    assert!(!repo.path.join(".husky/_/commit-msg").exists());
+
+    let repo = TestRepo::new();
+    write_hook(
+        &repo.path.join(".git/hooks"),
+        "pre-push",
+        "#!/usr/bin/env python3\n# File generated by pre-commit: https://pre-commit.com\n",
+        0o755,
+    );
+    let out = repo.run(&["hooks", "install"]).expect(0).stdout.clone();
+    assert!(
+        out.contains("commit-msg   installed (its own file)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("pre-push     left alone: pre-commit manages it"),
+        "{out}"
+    );
+    assert!(
+        out.contains("note: add a local hook per stage to .pre-commit-config.yaml"),
+        "{out}"
+    );
+}
+
+#[test]
+fn doctor_proves_the_hooks_reach_the_binary() {
+    let (repo, _) = hooked_repo("");
+    let out = repo.run(&["doctor"]);
+    out.expect(0);
+    assert!(
+        out.stdout
+            .contains("ok       hook commit-msg      installed and firing"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.ends_with("0 errors, 0 warnings\n"),
+        "{}",
+        out.stdout
+    );
+
+    // Without git-orchestrate on the PATH the hooks run with, they are installed but dead.
+    let out = repo
+        .command(crate::support::BIN, ["doctor"])
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains(
+            "ERROR    hook commit-msg      installed, but running it does not reach git-orchestrate"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("fix: put git-orchestrate on the PATH git runs hooks with"),
+        "{stdout}"
+    );
+
+    repo.run(&["hooks", "uninstall"]).expect(0);
+    let json = repo.run(&["doctor", "--json"]).expect(1).json();
+    let hook = json["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["check"] == "hook commit-msg")
+        .unwrap()
+        .clone();
+    assert_eq!(hook["level"], "error");
+    assert_eq!(hook["fix"], "git orchestrate hooks install");
+}
