@@ -144,6 +144,16 @@ fi
 echo \"ok: neg 3 = -3\"
 ";
 
+const TEST_MUL: &str = "#!/bin/sh
+. ./lib/calc.sh
+result=$(mul 4 3)
+if [ \"$result\" != \"12\" ]; then
+  echo \"FAIL: mul 4 3 printed '$result', expected 12\"
+  exit 1
+fi
+echo \"ok: mul 4 3 = 12\"
+";
+
 /// The calc library after task 1, plus `extra`.
 fn calc_with(extra: &str) -> String {
     format!("{CALC_ADD_REFACTOR_FIXED}{extra}")
@@ -266,6 +276,12 @@ impl Demo<'_> {
         Ok(())
     }
 
+    fn remove(&self, path: &str) -> Result<(), Failure> {
+        let full = self.repo.join(path);
+        std::fs::remove_file(&full)
+            .map_err(|e| demo_error(format!("remove {}: {e}", full.display())))
+    }
+
     fn write(&self, path: &str, content: &str) -> Result<(), Failure> {
         let full = self.repo.join(path);
         if let Some(parent) = full.parent() {
@@ -277,8 +293,7 @@ impl Demo<'_> {
     }
 
     fn git(&self, args: &[&str]) -> Result<String, Failure> {
-        let out = exec::run_captured(Path::new("git"), args, &self.repo, &[], None)
-            .map_err(|e| demo_error(format!("run git: {e}")))?;
+        let out = self.git_captured(args)?;
         if out.code != Some(0) {
             return Err(demo_error(format!(
                 "git {} failed: {}",
@@ -287,6 +302,55 @@ impl Demo<'_> {
             )));
         }
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
+    /// Runs git with the demo's PATH, so that the installed hooks run this binary.
+    fn git_captured(&self, args: &[&str]) -> Result<exec::Captured, Failure> {
+        exec::run_captured(
+            Path::new("git"),
+            args,
+            &self.repo,
+            &[("PATH", Some(self.path_env.as_os_str()))],
+            None,
+        )
+        .map_err(|e| demo_error(format!("run git: {e}")))
+    }
+
+    /// Runs a git command the `actor` types, hooks and all, and shows what it printed;
+    /// `succeeds` is what the script expects of it.
+    fn git_shown(
+        &mut self,
+        actor: &'static str,
+        what: &str,
+        args: &[&str],
+        succeeds: bool,
+    ) -> Result<(), Failure> {
+        let shown: Vec<String> = args.iter().map(|a| shell_quote(a)).collect();
+        let command = format!("git {}", shown.join(" "));
+        self.say(&format!("\n━━━━ {actor}: {what}\n$ {command}"))?;
+        let out = self.git_captured(args)?;
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        let code = out.code.unwrap_or(-1);
+        self.say(&stdout)?;
+        self.say(&stderr)?;
+        self.say(&format!("[exit {code}]"))?;
+        if (code == 0) != succeeds {
+            return Err(demo_error(format!(
+                "the demo expected `{command}` to {}, but it exited {code}:\n{stderr}",
+                if succeeds { "succeed" } else { "fail" }
+            )));
+        }
+        self.steps.push(Step {
+            actor,
+            what: what.to_string(),
+            command: Some(command),
+            exit: Some(code),
+            stdout,
+            stderr,
+            transitions: Vec::new(),
+        });
+        Ok(())
     }
 
     /// Runs `git orchestrate ARGS` (this binary) as the `actor` would, prints what it printed
@@ -670,6 +734,11 @@ fn review_story(d: &mut Demo) -> Result<(), Failure> {
     d.agent("checkpoint", &["checkpoint"], None, 0)?;
     d.agent("next step (review round 2)", &["get-task"], None, 0)?;
 
+    d.human(
+        "every checkpoint on the branch carries a passing verification note",
+        &["verify"],
+        0,
+    )?;
     d.act(
         "agent",
         "squashes the branch into one commit, as instructed",
@@ -732,6 +801,21 @@ fn review_story(d: &mut Demo) -> Result<(), Failure> {
         0,
     )?;
     d.agent("next step", &["get-task"], None, 0)?;
+
+    d.act(
+        "human",
+        "writes tests/test_mul.sh before mul exists, and tries to commit it as a checkpoint",
+    )?;
+    d.write("tests/test_mul.sh", TEST_MUL)?;
+    d.git(&["add", "tests/test_mul.sh"])?;
+    d.git_shown(
+        "human",
+        "the commit-msg hook runs preflight on exactly what would be committed",
+        &["commit", "-m", "checkpoint: mul test"],
+        false,
+    )?;
+    d.git(&["rm", "--quiet", "--cached", "tests/test_mul.sh"])?;
+    d.remove("tests/test_mul.sh")?;
     Ok(())
 }
 
@@ -771,6 +855,11 @@ fn script(d: &mut Demo) -> Result<(), Failure> {
     ])?;
     let log = d.git(&["log", "--oneline", "--stat"])?;
     d.say(&log)?;
+    d.human(
+        "install the git hooks: they verify every checkpoint commit, a person's too",
+        &["hooks", "install"],
+        0,
+    )?;
 
     d.agent("what should I do?", &["get-task"], None, 0)?;
     d.agent(

@@ -147,6 +147,39 @@ branch: CREATING_BRANCH -> EXECUTING_TDD";
         calc.contains("sub() { add \"$1\" \"$(neg \"$2\")\"; }"),
         "{calc}"
     );
+    // The hooks: every checkpoint verified and noted; a person's failing checkpoint refused.
+    assert_eq!(exits("git orchestrate verify"), vec![0]);
+    let verify = steps
+        .iter()
+        .find(|s| s["command"] == "git orchestrate verify")
+        .unwrap();
+    assert!(
+        verify["stdout"]
+            .as_str()
+            .unwrap()
+            .starts_with("5 checkpoint commits in main..HEAD"),
+        "{verify}"
+    );
+    assert_eq!(exits("git commit"), vec![1]);
+    let refused = steps
+        .iter()
+        .find(|s| {
+            s["command"]
+                .as_str()
+                .is_some_and(|c| c.starts_with("git commit"))
+        })
+        .unwrap();
+    assert!(
+        refused["stderr"].as_str().unwrap().contains(
+            "error: checkpoint commit refused: preflight gate `tests` failed (exit 1); nothing was committed."
+        ),
+        "{refused}"
+    );
+    assert_eq!(
+        git(&["status", "--porcelain"]),
+        "",
+        "the demo leaves a clean tree"
+    );
 }
 
 #[test]
