@@ -33,7 +33,7 @@ pub fn run(session: &Session, args: &CheckpointArgs, ui: &mut Ui) -> Result<u8, 
     let mut text = format!("checkpoint {}: {}\n", &report.commit[..12], report.subject);
     match &report.preflight {
         None => text.push_str(
-            "preflight: passed for exactly this tree and these gates at the last submit-work; not run again\n",
+            "preflight: passed on exactly this tree with these gates before (at a submit-work or checkpoint); not run again\n",
         ),
         Some(pre) => {
             text.push_str(&preflight_line(pre));

@@ -272,30 +272,80 @@ fn refspecs(session: &Session, checks: &mut Vec<Check>) -> Result<(), EngineErro
         return Ok(());
     }
     for remote in remotes {
+        let name = format!("refspecs {remote}");
         let fetch = session.git.config_all(&format!("remote.{remote}.fetch"))?;
-        let missing: Vec<&str> = [
-            "+refs/orchestrator/*:refs/orchestrator/*",
-            "+refs/notes/orchestrator:refs/notes/orchestrator",
-        ]
-        .into_iter()
-        .filter(|spec| !fetch.iter().any(|f| f == spec))
-        .collect();
+        // A fetch straight onto local state silently replaces (with --prune: deletes) what
+        // this clone has not pushed yet.
+        let destructive: Vec<&String> = fetch
+            .iter()
+            .filter(|spec| {
+                let destination = spec.rsplit(':').next().unwrap_or_default();
+                destination.starts_with("refs/orchestrator/workflows")
+                    || destination.starts_with("refs/orchestrator/claims")
+                    || destination == "refs/notes/orchestrator"
+                    || destination == "refs/orchestrator/*"
+            })
+            .collect();
+        if !destructive.is_empty() {
+            checks.push(check(
+                &name,
+                Level::Error,
+                format!(
+                    "{} fetches straight onto this clone's workflow state: a fetch can overwrite or delete state \
+                     not pushed yet",
+                    destructive
+                        .iter()
+                        .map(|s| s.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                Some(
+                    destructive
+                        .iter()
+                        .map(|spec| {
+                            format!(
+                                "git config --fixed-value --unset remote.{remote}.fetch {}",
+                                shell_quote(spec)
+                            )
+                        })
+                        .collect::<Vec<_>>()
+                        .join(" && "),
+                ),
+            ));
+            continue;
+        }
+        let wanted = [
+            format!("refs/orchestrator/workflows/*:refs/orchestrator/remotes/{remote}/workflows/*"),
+            format!("refs/orchestrator/claims/*:refs/orchestrator/remotes/{remote}/claims/*"),
+            format!("refs/notes/orchestrator:refs/notes/remotes/{remote}/orchestrator"),
+        ];
+        let missing: Vec<&String> = wanted
+            .iter()
+            .filter(|spec| !fetch.iter().any(|f| f == *spec))
+            .collect();
         checks.push(if missing.is_empty() {
             check(
-                &format!("refspecs {remote}"),
+                &name,
                 Level::Ok,
-                "workflow state and notes are fetched",
+                format!(
+                    "workflow state and notes are fetched into refs/orchestrator/remotes/{remote}/"
+                ),
                 None,
             )
         } else {
             check(
-                &format!("refspecs {remote}"),
+                &name,
                 Level::Warning,
                 format!("`git fetch {remote}` does not bring the workflow state and notes along"),
                 Some(
                     missing
                         .iter()
-                        .map(|spec| format!("git config --add remote.{remote}.fetch '{spec}'"))
+                        .map(|spec| {
+                            format!(
+                                "git config --add remote.{remote}.fetch {}",
+                                shell_quote(spec)
+                            )
+                        })
                         .collect::<Vec<_>>()
                         .join(" && "),
                 ),

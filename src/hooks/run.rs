@@ -224,7 +224,9 @@ pub fn pre_push(session: &Session, remote: &str, lines: &str) -> Result<Outcome,
     if failed.is_empty() {
         return Ok(Outcome::Pass);
     }
-    failed.dedup_by(|a, b| a.commit == b.commit);
+    // Two pushed branches can share commits: each is reported once.
+    let mut seen = std::collections::HashSet::new();
+    failed.retain(|c| seen.insert(c.commit.clone()));
     let snapshot = session.store.read()?;
     let mode = session
         .load_config(snapshot.as_ref().map(|s| &s.state))?

@@ -39,7 +39,7 @@ fn a_checkpoint_right_after_a_passing_submit_does_not_run_preflight_again() {
     repo.submit_test("sh add.sh", None).expect(0);
     assert_eq!(runs(&counter), 1);
     let out = repo.run(&["checkpoint"]).expect(0).stdout.clone();
-    assert!(out.contains("preflight: passed for exactly this tree and these gates at the last submit-work; not run again"), "{out}");
+    assert!(out.contains("preflight: passed on exactly this tree with these gates before (at a submit-work or checkpoint); not run again"), "{out}");
     assert_eq!(
         runs(&counter),
         1,

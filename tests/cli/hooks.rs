@@ -578,3 +578,49 @@ fn doctor_proves_the_hooks_reach_the_binary() {
     assert_eq!(hook["level"], "error");
     assert_eq!(hook["fix"], "git orchestrate hooks install");
 }
+
+#[test]
+fn doctor_wants_remote_tracking_refspecs_and_flags_one_that_overwrites_local_state() {
+    let (repo, _) = hooked_repo("");
+    repo.git(&["remote", "add", "origin", "https://example.invalid/x.git"]);
+    let check = |repo: &TestRepo| {
+        let json = repo.run(&["doctor", "--json"]).json();
+        json["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["check"] == "refspecs origin")
+            .unwrap()
+            .clone()
+    };
+    let c = check(&repo);
+    assert_eq!(c["level"], "warning");
+    assert_eq!(
+        c["fix"],
+        "git config --add remote.origin.fetch 'refs/orchestrator/workflows/*:refs/orchestrator/remotes/origin/workflows/*' && \
+         git config --add remote.origin.fetch 'refs/orchestrator/claims/*:refs/orchestrator/remotes/origin/claims/*' && \
+         git config --add remote.origin.fetch refs/notes/orchestrator:refs/notes/remotes/origin/orchestrator"
+    );
+    // Applying the fix makes it ok.
+    let fix = c["fix"].as_str().unwrap().to_string();
+    repo.command("sh", ["-c", &fix]).status().unwrap();
+    assert_eq!(check(&repo)["level"], "ok");
+
+    repo.git(&[
+        "config",
+        "--add",
+        "remote.origin.fetch",
+        "+refs/orchestrator/*:refs/orchestrator/*",
+    ]);
+    let c = check(&repo);
+    assert_eq!(c["level"], "error", "{c}");
+    assert!(
+        c["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("+refs/orchestrator/*:refs/orchestrator/* fetches straight onto this clone's workflow state"),
+        "{c}"
+    );
+    let out = repo.run(&["doctor"]);
+    out.expect(1);
+}

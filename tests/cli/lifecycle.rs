@@ -139,7 +139,7 @@ Then run `git orchestrate get-task` for your next instruction.
     assert_eq!(
         redact_ids(&out),
         "checkpoint <id>: checkpoint: 1.2 implement add\n\
-         preflight: passed for exactly this tree and these gates at the last submit-work; not run again\n\
+         preflight: passed on exactly this tree with these gates before (at a submit-work or checkpoint); not run again\n\
          next: run `git orchestrate get-task`\n"
     );
     let head = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
