@@ -205,17 +205,23 @@ fn plan_json() -> String {
     )
 }
 
-/// A repository on the first step of the 200-task plan, its PR branch checked out.
-fn planned_repo() -> (tempfile::TempDir, PathBuf) {
-    let temp = tempfile::tempdir().expect("temp dir");
+/// A new repository in `temp/repo` whose first commit holds `file` with `content`.
+fn new_repo(temp: &tempfile::TempDir, file: &str, content: &str) -> PathBuf {
     let dir = temp.path().join("repo");
     std::fs::create_dir(&dir).expect("create the repo dir");
     git(&dir, &["init", "--quiet", "--initial-branch=main"]);
     git(&dir, &["config", "user.name", "Bench"]);
     git(&dir, &["config", "user.email", "bench@example.invalid"]);
-    std::fs::write(dir.join("README"), "bench\n").expect("write");
-    git(&dir, &["add", "README"]);
+    std::fs::write(dir.join(file), content).expect("write");
+    git(&dir, &["add", file]);
     git(&dir, &["commit", "--quiet", "-m", "initial"]);
+    dir
+}
+
+/// A repository on the first step of the 200-task plan, its PR branch checked out.
+fn planned_repo() -> (tempfile::TempDir, PathBuf) {
+    let temp = tempfile::tempdir().expect("temp dir");
+    let dir = new_repo(&temp, "README", "bench\n");
     // Beside the repository, not in it: the plan is no part of the project.
     let plan = temp.path().join("plan.json");
     std::fs::write(&plan, plan_json()).expect("write plan");
@@ -375,18 +381,11 @@ impl HookBench {
         .expect("PATH");
         let make = |hooks: bool| {
             let temp = tempfile::tempdir().expect("temp dir");
-            let dir = temp.path().join("repo");
-            std::fs::create_dir(&dir).expect("create the repo dir");
-            git(&dir, &["init", "--quiet", "--initial-branch=main"]);
-            git(&dir, &["config", "user.name", "Bench"]);
-            git(&dir, &["config", "user.email", "bench@example.invalid"]);
-            std::fs::write(
-                dir.join(".orchestrate.toml"),
+            let dir = new_repo(
+                &temp,
+                ".orchestrate.toml",
                 "[[preflight]]\nname = \"slow\"\ncommand = \"sleep 0.3\"\n",
-            )
-            .expect("write the config");
-            git(&dir, &["add", ".orchestrate.toml"]);
-            git(&dir, &["commit", "--quiet", "-m", "initial"]);
+            );
             if hooks {
                 assert_eq!(orchestrate(&dir, &["hooks", "install"]), 0);
             }

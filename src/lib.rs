@@ -16,6 +16,8 @@ pub mod exec;
 pub mod gates;
 pub mod hooks;
 pub mod store;
+#[cfg(test)]
+mod test_git;
 pub mod workflow;
 
 /// The identity used when git has none configured, so nothing fails for lack of `user.name`.

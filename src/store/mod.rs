@@ -831,12 +831,7 @@ mod tests {
     #[test]
     fn a_lock_left_behind_is_reported_at_once_and_a_fresh_one_is_a_lost_race() {
         let dir = tempfile::tempdir().unwrap();
-        let out = std::process::Command::new("git")
-            .args(["init", "--quiet"])
-            .current_dir(dir.path())
-            .output()
-            .unwrap();
-        assert!(out.status.success());
+        crate::test_git::git(dir.path(), &["init", "--quiet"]);
         let store = Store::discover(dir.path(), "main").unwrap();
         let state = State::new(Some("main".into()));
         store.write(None, &transition(&state)).unwrap();

@@ -138,29 +138,7 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     fn repo() -> (tempfile::TempDir, Store, String) {
-        let dir = tempfile::tempdir().unwrap();
-        let git = |args: &[&str]| {
-            let out = std::process::Command::new("git")
-                .args(args)
-                .current_dir(dir.path())
-                .env("GIT_CONFIG_NOSYSTEM", "1")
-                .env("GIT_CONFIG_GLOBAL", "/dev/null")
-                .env("GIT_AUTHOR_NAME", "t")
-                .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
-                .env("GIT_COMMITTER_NAME", "t")
-                .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
-                .output()
-                .unwrap();
-            assert!(
-                out.status.success(),
-                "{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            String::from_utf8(out.stdout).unwrap().trim().to_string()
-        };
-        git(&["init", "--quiet"]);
-        git(&["commit", "--quiet", "--allow-empty", "-m", "one"]);
-        let head = git(&["rev-parse", "HEAD"]);
+        let (dir, head) = crate::test_git::repo_with_a_commit();
         let store = Store::discover(dir.path(), "main").unwrap();
         (dir, store, head)
     }

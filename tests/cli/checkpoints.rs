@@ -2,21 +2,13 @@
 
 use pretty_assertions::assert_eq;
 
-use crate::support::{PLAN, REF, TestRepo, redact_ids};
+use crate::support::{PLAN, REF, TestRepo, counter_file, counting_config, redact_ids, runs};
 
 /// A repo whose preflight gate counts its runs in a file outside the working tree.
 fn counting_repo() -> (TestRepo, std::path::PathBuf) {
     let repo = TestRepo::with_config("");
-    let counter =
-        repo.dir()
-            .parent()
-            .unwrap()
-            .join(format!("runs-{}-{:p}", std::process::id(), &repo));
-    let config = format!(
-        "master_plan = \"docs/plan.md\"\n[[preflight]]\nname = \"counted\"\ncommand = \"echo run >> '{}'; [ ! -e fail ] || {{ echo 'fail exists'; exit 1; }}\"\n",
-        counter.display()
-    );
-    repo.write(".orchestrate.toml", &config);
+    let counter = counter_file(&repo, "runs");
+    repo.write(".orchestrate.toml", &counting_config(&counter, ""));
     repo.commit_all("config");
     repo.submit_plan(PLAN).expect(0);
     repo.run(&["get-task"]).expect(0);
@@ -24,12 +16,6 @@ fn counting_repo() -> (TestRepo, std::path::PathBuf) {
     repo.run(&["submit-work", "-s", "ok", "--analysis-decision", "SUCCESS"])
         .expect(0);
     (repo, counter)
-}
-
-fn runs(counter: &std::path::Path) -> usize {
-    std::fs::read_to_string(counter)
-        .map(|s| s.lines().count())
-        .unwrap_or(0)
 }
 
 #[test]

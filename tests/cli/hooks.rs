@@ -6,32 +6,20 @@ use std::path::{Path, PathBuf};
 
 use pretty_assertions::assert_eq;
 
-use crate::support::{PLAN, TestRepo};
+use crate::support::{PLAN, TestRepo, counter_file, counting_config, runs};
 
 /// A repository whose one gate counts its runs in a file outside the working tree and
 /// fails while the file `fail` exists; hooks installed.
 fn hooked_repo(extra_config: &str) -> (TestRepo, PathBuf) {
     let repo = TestRepo::with_config("");
-    let counter =
-        repo.dir()
-            .parent()
-            .unwrap()
-            .join(format!("hook-runs-{}-{:p}", std::process::id(), &repo));
+    let counter = counter_file(&repo, "hook-runs");
     repo.write(
         ".orchestrate.toml",
-        &format!(
-            "master_plan = \"docs/plan.md\"\n{extra_config}\n[[preflight]]\nname = \"counted\"\n\
-             command = \"echo run >> '{}'; [ ! -e fail ] || {{ echo 'fail exists'; exit 1; }}\"\n",
-            counter.display()
-        ),
+        &counting_config(&counter, extra_config),
     );
     repo.commit_all("config");
     repo.run(&["hooks", "install"]).expect(0);
     (repo, counter)
-}
-
-fn runs(counter: &Path) -> usize {
-    std::fs::read_to_string(counter).map_or(0, |s| s.lines().count())
 }
 
 fn head(repo: &TestRepo) -> String {

@@ -27,6 +27,29 @@ pub const PLAN: &str = r#"{
   ]
 }"#;
 
+/// A file beside `repo` (outside its working tree) for a gate to count its runs in.
+pub fn counter_file(repo: &TestRepo, name: &str) -> PathBuf {
+    repo.dir()
+        .parent()
+        .expect("a temp dir has a parent")
+        .join(format!("{name}-{}-{:p}", std::process::id(), repo))
+}
+
+/// A config whose one gate, `counted`, adds a line to `counter` on each run and fails while
+/// the file `fail` exists.
+pub fn counting_config(counter: &Path, extra: &str) -> String {
+    format!(
+        "master_plan = \"docs/plan.md\"\n{extra}\n[[preflight]]\nname = \"counted\"\n\
+         command = \"echo run >> '{}'; [ ! -e fail ] || {{ echo 'fail exists'; exit 1; }}\"\n",
+        counter.display()
+    )
+}
+
+/// How often a counting gate ran.
+pub fn runs(counter: &Path) -> usize {
+    std::fs::read_to_string(counter).map_or(0, |s| s.lines().count())
+}
+
 /// A config whose one gate runs the project's test script.
 pub const CONFIG: &str = r#"main_branch = "main"
 master_plan = "docs/plan.md"
