@@ -20,6 +20,9 @@ pub mod store;
 mod test_git;
 pub mod workflow;
 
+/// Names the workflow when `--workflow` is not given; how the hooks learn it, too.
+pub const WORKFLOW_ENV: &str = "GIT_ORCHESTRATE_WORKFLOW";
+
 /// The identity used when git has none configured, so nothing fails for lack of `user.name`.
 pub const FALLBACK_NAME: &str = "git-orchestrate";
 pub const FALLBACK_EMAIL: &str = "git-orchestrate@localhost";

@@ -106,7 +106,7 @@ impl From<EngineError> for CommandError {
                 err.state = Some(r.state);
                 err
             }
-                        EngineError::InvalidPlan { state, problems } => {
+            EngineError::InvalidPlan { state, problems } => {
                 let mut err = CommandError::new(
                     2,
                     "invalid_plan",
@@ -116,7 +116,7 @@ impl From<EngineError> for CommandError {
                         if problems.len() == 1 { "" } else { "s" }
                     ),
                 )
-                                .hint(if state == Status::Replanning {
+                .hint(if state == Status::Replanning {
                     "Fix every problem listed and submit the re-plan again; `git orchestrate get-task` repeats the rules."
                 } else {
                     "Fix every problem listed and submit the plan again; `git orchestrate get-task` shows the schema."
@@ -128,8 +128,8 @@ impl From<EngineError> for CommandError {
             EngineError::Config(_) => CommandError::new(2, "invalid_config", message)
                 .hint("Fix .orchestrate.toml (every key is described in `git orchestrate init`'s file and docs/config.md)."),
             EngineError::Store(StoreError::BadWorkflowName(_)) => CommandError::new(2, "invalid_input", message),
-                        EngineError::Store(StoreError::Locked { path, .. }) => CommandError::new(5, "locked", message).hint(format!(
-                                "The workflow state was not changed. If no git or git-orchestrate process is still running, delete the lock: rm {}",
+            EngineError::Store(StoreError::Locked { path, .. }) => CommandError::new(5, "locked", message).hint(format!(
+                "The workflow state was not changed. If no git or git-orchestrate process is still running, delete the lock: rm {}",
                 crate::workflow::briefing::shell_quote(&path.display().to_string())
             )),
             EngineError::Store(StoreError::NotARepository(_) | StoreError::Bare) => {
@@ -140,8 +140,8 @@ impl From<EngineError> for CommandError {
             EngineError::RetriesExhausted { .. } => CommandError::new(5, "retries_exhausted", message)
                 .hint("Nothing was written. Run the command again once the other processes are done."),
             EngineError::Io { .. } | EngineError::Conflict => CommandError::new(5, "io", message),
-                        EngineError::Git(_) => CommandError::new(5, "git", message),
-                        EngineError::Internal(_) => CommandError::new(5, "internal", message),
+            EngineError::Git(_) => CommandError::new(5, "git", message),
+            EngineError::Internal(_) => CommandError::new(5, "internal", message),
             EngineError::BadInput { hint, .. } => CommandError::invalid_input(message, hint),
             EngineError::CheckpointRefused { output, .. } => {
                 let mut err = CommandError::new(1, "verification_failed", format!("{message}; nothing was committed"))

@@ -82,7 +82,7 @@ pub fn resume(session: &Session, args: &ResumeArgs, ui: &mut Ui) -> Result<u8, F
     if ui.json {
         ui.json_object(json!({
             "state": done.state.status,
-                                    "halt_message": done.from,
+            "halt_message": done.from,
             "guidance": done.guidance,
             "merged": done.merged,
         }))?;

@@ -80,6 +80,7 @@ pub fn report_json(report: &Report) -> Value {
         "dir": report.dir,
         "hooks_path": report.hooks_path,
         "managed_by": report.managed_by.map(|m| m.name()),
+        "notes": report.notes,
         "hooks": report.hooks.iter().map(|h| {
             let (state, mode, current) = match &h.state {
                 HookState::Installed { mode, current } => ("installed", Some(mode_name(*mode)), Some(*current)),
@@ -162,6 +163,9 @@ pub fn report_text(report: &Report) -> String {
     for manager in advice {
         text.push_str(&format!("note: {}\n", manager.instructions()));
     }
+    for note in &report.notes {
+        text.push_str(&format!("note: {note}\n"));
+    }
     text
 }
 
@@ -209,7 +213,7 @@ pub fn hook(session: &Session, args: &HookArgs, ui: &mut Ui) -> Result<u8, Failu
 /// What a hook says. git shows hook output to the person committing; it is kept short.
 fn hook_outcome(outcome: Outcome, ui: &mut Ui) -> Result<u8, Failure> {
     let (code, text) = match outcome {
-                Outcome::Probe(nonce) => {
+        Outcome::Probe(nonce) => {
             // On stdout: `doctor` reads it there.
             ui.line(format!("git-orchestrate hook probe {nonce}"))?;
             return Ok(0);
@@ -241,7 +245,15 @@ fn hook_outcome(outcome: Outcome, ui: &mut Ui) -> Result<u8, Failure> {
                 files.join(", ")
             ),
         ),
-                Outcome::GateFailed { gate, exit, output } => (
+        Outcome::ChangedDuringPreflight(files) => (
+            1,
+            format!(
+                "error: checkpoint commit refused: files changed while preflight ran ({}), so it did not \
+                 verify exactly what would be committed. Build output belongs in .gitignore; commit again.",
+                files.join(", ")
+            ),
+        ),
+        Outcome::GateFailed { gate, exit, output } => (
             1,
             format!(
                 "{}error: checkpoint commit refused: preflight gate `{gate}` failed ({exit}); nothing was committed.\n\

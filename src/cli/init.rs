@@ -51,7 +51,7 @@ pub fn run(session: &Session, args: &InitArgs, ui: &mut Ui) -> Result<u8, Failur
             "config": report.config_path,
             "config_written": report.config_written,
             "created": report.created,
-                        "state": report.state.status,
+            "state": report.state.status,
             "hooks": hooks.as_ref().map(super::hooks::report_json),
             "warnings": report.warnings,
         }))?;

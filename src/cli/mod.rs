@@ -40,7 +40,7 @@ pub struct Cli {
     #[arg(
         long,
         global = true,
-        env = "GIT_ORCHESTRATE_WORKFLOW",
+        env = crate::WORKFLOW_ENV,
         default_value = "main"
     )]
     pub workflow: String,

@@ -51,7 +51,7 @@ pub fn run(session: &Session, _args: &StatusArgs, ui: &mut Ui) -> Result<u8, Fai
             "branch": state.current_pr_branch,
             "head": head,
             "main_branch": state.main_branch,
-                        // The same step shape as get-task --json.
+            // The same step shape as get-task --json.
             "step": current.map(|s| json!({
                 "id": s.id.to_string(), "task": s.task, "type": s.kind, "description": s.description,
             })),
@@ -60,18 +60,18 @@ pub fn run(session: &Session, _args: &StatusArgs, ui: &mut Ui) -> Result<u8, Fai
             "debug_attempt_counter": state.debug_attempt_counter,
             "pending": state.pending.as_ref().map(|p| p.kind()),
             "last_run": state.last_run,
-                        "last_commit_hash": state.last_commit_hash,
-                        "identical_failures": state.identical_failures,
-                        "review_round": state.review_round,
+            "last_commit_hash": state.last_commit_hash,
+            "identical_failures": state.identical_failures,
+            "review_round": state.review_round,
             "blocked_rounds": state.blocked_rounds,
             "last_review": state.last_review,
             "verified_tree": state.verified_tree,
-                        "final_commit": state.final_commit,
+            "final_commit": state.final_commit,
             "plan_commit": state.plan_commit,
             "halt": state.halt,
             "replan": state.replan_context,
             "guidance": state.guidance,
-                        "config": match &loaded {
+            "config": match &loaded {
                 Ok(loaded) => json!({ "origin": loaded.origin.to_string(), "preflight": loaded.config.gate_names() }),
                 Err(error) => json!({ "error": error }),
             },

@@ -114,7 +114,7 @@ pub fn run(session: &Session, args: &SubmitWorkArgs, ui: &mut Ui) -> Result<u8, 
             "test": report.test.as_ref().map(|t| json!({
                 "command": t.command, "exit": exit_json(&t.exit), "ms": t.ms,
             })),
-                        "preflight": report.preflight,
+            "preflight": report.preflight,
             "notes": report.notes,
             "next": next,
         }))?;
@@ -173,9 +173,9 @@ fn next_action(report: &SubmitReport) -> String {
         (_, Status::CreatingBranch, _) => {
             "run `git orchestrate get-task`; it creates the PR branch and gives you the first step".into()
         }
-                (_, Status::Debugging, _) => "run `git orchestrate get-task` for the failing output and debugging guidance".into(),
+        (_, Status::Debugging, _) => "run `git orchestrate get-task` for the failing output and debugging guidance".into(),
         (_, Status::AwaitingFinalization | Status::FinalizeComplete, Verdict::Failure) => {
-                        "fix what the FAILURE line says and submit again (`git orchestrate get-task` repeats the instructions)".into()
+            "fix what the FAILURE line says and submit again (`git orchestrate get-task` repeats the instructions)".into()
         }
         _ => "run `git orchestrate get-task` for your next instruction".into(),
     }

@@ -136,7 +136,13 @@ pub fn checkpoint(
     }
     let commit = session
         .git
-        .commit(&full_message, true, session.store.identity().is_some())
+        .commit(
+            &full_message,
+            true,
+            session.store.identity().is_some(),
+            // The commit-msg hook acts for this workflow, not the default one.
+            &[(crate::WORKFLOW_ENV, session.store.workflow())],
+        )
         .map_err(EngineError::CommitRefused)?;
     // A pre-commit hook that rewrites files (a formatter) commits a tree nobody verified.
     let committed = session.git.tree_of(&commit)?;

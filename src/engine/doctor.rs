@@ -259,6 +259,25 @@ fn probe(
     )))
 }
 
+/// True when fetching with `spec` writes onto this clone's own workflow state or notes:
+/// `+refs/*:refs/*` (what `clone --mirror` sets), `refs/notes/*:refs/notes/*`, and the like.
+fn writes_local_state(spec: &str) -> bool {
+    const LOCAL: [&str; 3] = [
+        "refs/orchestrator/workflows/",
+        "refs/orchestrator/claims/",
+        "refs/notes/orchestrator",
+    ];
+    let Some((_, destination)) = spec.split_once(':') else {
+        return false;
+    };
+    match destination.strip_suffix('*') {
+        Some(prefix) => LOCAL.iter().any(|local| local.starts_with(prefix)),
+        None => LOCAL.iter().any(|local| {
+            destination == local.trim_end_matches('/') || destination.starts_with(local)
+        }),
+    }
+}
+
 /// The fetch refspecs that bring workflow state and notes along (SPEC §9).
 fn refspecs(session: &Session, checks: &mut Vec<Check>) -> Result<(), EngineError> {
     let remotes = session.git.remotes()?;
@@ -278,13 +297,7 @@ fn refspecs(session: &Session, checks: &mut Vec<Check>) -> Result<(), EngineErro
         // this clone has not pushed yet.
         let destructive: Vec<&String> = fetch
             .iter()
-            .filter(|spec| {
-                let destination = spec.rsplit(':').next().unwrap_or_default();
-                destination.starts_with("refs/orchestrator/workflows")
-                    || destination.starts_with("refs/orchestrator/claims")
-                    || destination == "refs/notes/orchestrator"
-                    || destination == "refs/orchestrator/*"
-            })
+            .filter(|spec| writes_local_state(spec))
             .collect();
         if !destructive.is_empty() {
             checks.push(check(
@@ -353,4 +366,30 @@ fn refspecs(session: &Session, checks: &mut Vec<Check>) -> Result<(), EngineErro
         });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::writes_local_state;
+
+    #[test]
+    fn refspecs_that_overwrite_local_state_are_recognised() {
+        for bad in [
+            "+refs/*:refs/*",
+            "+refs/notes/*:refs/notes/*",
+            "+refs/orchestrator/*:refs/orchestrator/*",
+            "refs/notes/orchestrator:refs/notes/orchestrator",
+            "+refs/orchestrator/workflows/*:refs/orchestrator/workflows/*",
+        ] {
+            assert!(writes_local_state(bad), "{bad}");
+        }
+        for fine in [
+            "+refs/heads/*:refs/remotes/origin/*",
+            "refs/orchestrator/workflows/*:refs/orchestrator/remotes/origin/workflows/*",
+            "refs/notes/orchestrator:refs/notes/remotes/origin/orchestrator",
+            "refs/heads/main",
+        ] {
+            assert!(!writes_local_state(fine), "{fine}");
+        }
+    }
 }

@@ -479,7 +479,7 @@ fn merge(session: &Session, snap: &Snapshot, branch: &str) -> Result<Event, Engi
                 message: format!(
                     "ERROR: Automated merge failed due to a conflict. Please resolve the conflict in branch '{branch}' \
                      and merge it to {main} manually. Then run `git orchestrate resume`: it checks that the branch \
-                                          is merged, deletes it, and continues with the next PR. Conflicting files: {}.",
+                     is merged, deletes it, and continues with the next PR. Conflicting files: {}.",
                     files.join(", ")
                 ),
             });

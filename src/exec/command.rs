@@ -15,6 +15,27 @@ use crate::workflow::state::ExitRecord;
 /// Output beyond this is dropped from the front: the end of a log is where failures are.
 const MAX_OUTPUT: usize = 16 * 1024 * 1024;
 
+/// What `git rev-parse --local-env-vars` lists: git sets some of them for hooks (`GIT_DIR`,
+/// `GIT_INDEX_FILE`). A command run from a hook must not inherit them: its own git commands
+/// (a test suite that builds scratch repositories, say) would act on the user's repository.
+const GIT_LOCAL_ENV: [&str; 15] = [
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_CONFIG",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_COUNT",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_IMPLICIT_WORK_TREE",
+    "GIT_GRAFT_FILE",
+    "GIT_INDEX_FILE",
+    "GIT_NO_REPLACE_OBJECTS",
+    "GIT_REPLACE_REF_BASE",
+    "GIT_PREFIX",
+    "GIT_SHALLOW_FILE",
+    "GIT_COMMON_DIR",
+];
+
 /// How long to wait for the output pipe to close after the process group is gone. Only a
 /// process that left the group (setsid) can keep it open that long.
 const DRAIN_GRACE: Duration = Duration::from_secs(2);
@@ -76,6 +97,9 @@ pub fn run_shell_with(
             .stdout(out_writer)
             .stderr(err_writer)
             .process_group(0);
+        for var in GIT_LOCAL_ENV {
+            cmd.env_remove(var);
+        }
         // `cmd` holds our copies of the pipes' write ends; dropping it at the end of this
         // block leaves only the child's, so the readers see EOF when the group is gone.
         cmd.spawn()?

@@ -179,6 +179,7 @@ impl Git {
         message: &str,
         allow_empty: bool,
         has_identity: bool,
+        hook_env: &[(&str, &str)],
     ) -> Result<String, GitError> {
         let mut args = vec!["commit", "--quiet", "-m", message];
         if allow_empty {
@@ -186,6 +187,8 @@ impl Git {
         }
         let (mut cmd, shown) = self.command(args);
         with_identity(&mut cmd, has_identity);
+        // For the hooks the commit runs: they see git's environment, not our arguments.
+        cmd.envs(hook_env.iter().copied());
         run(cmd, shown)?;
         Ok(self.run(["rev-parse", "HEAD"])?.trim().to_string())
     }
@@ -230,10 +233,48 @@ impl Git {
         })
     }
 
+    /// A commit message as git cleans it up: comment lines (`core.commentChar`) removed,
+    /// blank lines squeezed (`git stripspace --strip-comments`).
+    pub fn strip_comments(&self, message: &str) -> Result<String, GitError> {
+        use std::io::Write as _;
+        let (mut cmd, shown) = self.command(["stripspace", "--strip-comments"]);
+        cmd.stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let failed = |e: std::io::Error| GitError {
+            command: shown.clone(),
+            status: None,
+            stderr: e.to_string(),
+        };
+        let mut child = cmd.spawn().map_err(failed)?;
+        if let Some(mut stdin) = child.stdin.take() {
+            stdin.write_all(message.as_bytes()).map_err(failed)?;
+        }
+        let out = child.wait_with_output().map_err(failed)?;
+        if !out.status.success() {
+            return Err(GitError {
+                command: shown,
+                status: out.status.code(),
+                stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+            });
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
     /// Where git keeps `name` for this working tree (`git rev-parse --git-path`): honours
     /// `core.hooksPath` for `hooks`, and linked worktrees. Relative paths are made absolute.
     pub fn git_path(&self, name: &str) -> Result<PathBuf, GitError> {
         let path = PathBuf::from(self.run(["rev-parse", "--git-path", name])?.trim_end());
+        Ok(if path.is_absolute() {
+            path
+        } else {
+            self.workdir.join(path)
+        })
+    }
+
+    /// The git directory all worktrees share (`git rev-parse --git-common-dir`), absolute.
+    pub fn common_dir(&self) -> Result<PathBuf, GitError> {
+        let path = PathBuf::from(self.run(["rev-parse", "--git-common-dir"])?.trim_end());
         Ok(if path.is_absolute() {
             path
         } else {

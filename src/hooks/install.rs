@@ -144,6 +144,8 @@ pub struct Report {
     /// The manager that owns the whole hooks directory, when one does.
     pub managed_by: Option<Manager>,
     pub hooks: Vec<HookReport>,
+    /// What to know about where the hooks directory is.
+    pub notes: Vec<String>,
 }
 
 /// Where each hook stands, changing nothing.
@@ -153,6 +155,20 @@ pub fn status(git: &Git) -> Result<Report, InstallError> {
 
 /// Installs every hook that is not installed, and brings an older block up to date.
 pub fn install(git: &Git) -> Result<Report, InstallError> {
+    // Every hook that would be moved aside is checked first: an install that stops half way
+    // would leave some hooks in place and others not.
+    let dir = git.git_path("hooks")?;
+    for name in NAMES {
+        let path = dir.join(name);
+        if matches!(hook_state(name, &path, None)?, HookState::Foreign)
+            && block_text(name, &path).is_none()
+            && original_path(&path).exists()
+        {
+            return Err(InstallError::OriginalInTheWay {
+                path: original_path(&path),
+            });
+        }
+    }
     survey(git, |name, path, state| match state {
         HookState::Managed(manager) => Ok(Some(Action::Skipped(*manager))),
         HookState::Missing => {
@@ -167,11 +183,7 @@ pub fn install(git: &Git) -> Result<Report, InstallError> {
             Ok(Some(Action::Updated(*mode)))
         }
         HookState::Foreign => {
-            let text = read(path)?;
-            if is_shell_script(&text)
-                && is_executable(path)
-                && let Some(with_block) = insert_block(&text, block(name))
-            {
+            if let Some(with_block) = block_text(name, path) {
                 write_keeping_mode(path, &with_block)?;
                 return Ok(Some(Action::Installed(Mode::Block)));
             }
@@ -184,6 +196,21 @@ pub fn install(git: &Git) -> Result<Report, InstallError> {
             Ok(Some(Action::Installed(Mode::Chained)))
         }
     })
+}
+
+/// The user's hook with our block in it, when the hook is one our block can go into: an
+/// executable shell script in a regular file (a symlink is chained instead, so that its
+/// target, perhaps a tracked file, is never edited).
+fn block_text(name: &str, path: &Path) -> Option<String> {
+    let regular = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file());
+    if !regular || !is_executable(path) {
+        return None;
+    }
+    let text = String::from_utf8(std::fs::read(path).ok()?).ok()?;
+    if !is_shell_script(&text) {
+        return None;
+    }
+    insert_block(&text, block(name))
 }
 
 /// Removes our hooks; a hook of the user's is left exactly as it was before `install`.
@@ -251,12 +278,48 @@ fn survey(
             action,
         });
     }
+    let notes = location_notes(git, &dir, hooks_path.as_deref());
     Ok(Report {
         dir,
         hooks_path,
         managed_by,
         hooks,
+        notes,
     })
+}
+
+/// A hooks directory inside the working tree, or one shared by every repository, changes
+/// what installing means.
+fn location_notes(git: &Git, dir: &Path, hooks_path: Option<&str>) -> Vec<String> {
+    let mut notes = Vec::new();
+    let workdir = git.workdir();
+    let in_git_dir = dir
+        .strip_prefix(workdir)
+        .is_ok_and(|rest| rest.starts_with(".git"));
+    if dir.starts_with(workdir) && !in_git_dir {
+        notes.push(format!(
+            "the hooks directory {} is in the working tree: commit the hook files (or list them in \
+             .gitignore), or they count as untracked files, and untracked files refuse every checkpoint commit",
+            dir.display()
+        ));
+    }
+    match hooks_path {
+        Some(path) if !Path::new(path).is_absolute() => notes.push(format!(
+            "core.hooksPath = {path} is relative, so each linked worktree has its own hooks directory: run \
+             `git orchestrate hooks install` in each"
+        )),
+                Some(path)
+            if !dir.starts_with(workdir)
+                && git.common_dir().is_ok_and(|common| !dir.starts_with(common)) =>
+        {
+            notes.push(format!(
+                "core.hooksPath = {path} is outside this repository: these hooks serve every repository that \
+                 uses it"
+            ));
+        }
+        _ => {}
+    }
+    notes
 }
 
 fn hook_state(

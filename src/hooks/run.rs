@@ -36,6 +36,9 @@ pub enum Outcome {
     /// The working tree holds changes the commit would not: verifying it would prove
     /// nothing about the commit.
     Unstaged(Vec<String>),
+    /// Files changed while the gates ran (written by a gate, say): they did not verify
+    /// exactly what is committed.
+    ChangedDuringPreflight(Vec<String>),
     /// A gate failed: the commit is refused.
     GateFailed {
         gate: String,
@@ -66,7 +69,11 @@ pub fn commit_msg(session: &Session, message_file: &Path) -> Result<Outcome, Eng
     }
     let message = std::fs::read(message_file)
         .map_err(io_error(format!("read {}", message_file.display())))?;
-    if !is_checkpoint_message(&String::from_utf8_lossy(&message)) {
+    let raw = String::from_utf8_lossy(&message);
+    // Judged as git will commit it: a template's comment lines above the subject must not
+    // hide a checkpoint. Either reading makes it one: a doubt is settled by verifying.
+    let committed = session.git.strip_comments(above_scissors(&raw))?;
+    if !is_checkpoint_message(&committed) && !is_checkpoint_message(&raw) {
         return Ok(Outcome::Pass);
     }
     // The commit is what the index holds (git points GIT_INDEX_FILE at it, also for `commit
@@ -96,6 +103,11 @@ pub fn commit_msg(session: &Session, message_file: &Path) -> Result<Outcome, Eng
                     output: failed.run.output.clone(),
                 });
             }
+            // The gates saw the working tree; it must still be what is committed.
+            let changed = git.unstaged_files()?;
+            if !changed.is_empty() {
+                return Ok(Outcome::ChangedDuringPreflight(changed));
+            }
             (false, run.record().gates)
         }
     };
@@ -123,6 +135,20 @@ pub fn commit_msg(session: &Session, message_file: &Path) -> Result<Outcome, Eng
         cached,
         gates: gates.len(),
     })
+}
+
+/// The message above `commit -v`'s scissors line: below it is the diff, not the message.
+fn above_scissors(message: &str) -> &str {
+    const SCISSORS: &str = " ------------------------ >8 ------------------------";
+    let mut at = 0;
+    for line in message.split_inclusive('\n') {
+        let mut chars = line.trim_end_matches('\n').chars();
+        if chars.next().is_some() && chars.as_str() == SCISSORS {
+            return &message[..at];
+        }
+        at += line.len();
+    }
+    message
 }
 
 /// Written whole or not at all: a half-written record must not be attached.

@@ -1684,7 +1684,7 @@ mod tests {
              Err((RejectionKind::WrongState, "submit-work --test-command is not accepted now: step 1.1 is waiting for your analysis of the last run (state EXECUTING_TDD)"))),
             ("test while checkpoint owed", with_pending(state(ExecutingTdd), checkpoint_pending(s12)), Some(plan_done(2)), test(None),
              Err((RejectionKind::WrongState, "submit-work --test-command is not accepted now: step 1.2 passed and its checkpoint commit comes first (state EXECUTING_TDD)"))),
-                        ("last step passed, checkpoint owed", with_pending(state(ExecutingTdd), checkpoint_pending(StepId::new(0, 2))), Some(plan_done(3)), test(None),
+            ("last step passed, checkpoint owed", with_pending(state(ExecutingTdd), checkpoint_pending(StepId::new(0, 2))), Some(plan_done(3)), test(None),
              Err((RejectionKind::WrongState, "submit-work --test-command is not accepted now: step 1.3 passed and its checkpoint commit comes first (state EXECUTING_TDD)"))),
             ("test with everything DONE", state(ExecutingTdd), Some(plan_done(3)), test(None),
              Err((RejectionKind::WrongState, "every step of the plan is DONE (state EXECUTING_TDD); there is nothing to test"))),
@@ -2046,7 +2046,7 @@ mod tests {
         #[rustfmt::skip]
         let table: Vec<ReviewCase> = vec![
             ("all DONE: the review starts", state(ExecutingTdd), Event::ReviewStarted { max_rounds: 3 }, CodeReview, None, 1),
-                        ("rounds used up: escalation owed", { let mut s = state(ExecutingTdd); s.review_round = 3; s.blocked_rounds = 3; s },
+            ("rounds used up: escalation owed", { let mut s = state(ExecutingTdd); s.review_round = 3; s.blocked_rounds = 3; s },
              Event::ReviewStarted { max_rounds: 3 }, CodeReview, Some("escalation"), 1),
             ("a human's rejections use up no rounds", { let mut s = state(ExecutingTdd); s.review_round = 3; s.blocked_rounds = 1; s },
              Event::ReviewStarted { max_rounds: 3 }, CodeReview, None, 1),

@@ -612,3 +612,229 @@ fn doctor_wants_remote_tracking_refspecs_and_flags_one_that_overwrites_local_sta
     let out = repo.run(&["doctor"]);
     out.expect(1);
 }
+
+#[test]
+fn a_checkpoint_under_template_comments_is_still_verified() {
+    let (repo, counter) = hooked_repo("");
+    repo.write("a.txt", "a\n");
+    repo.write("fail", "");
+    repo.git(&["add", "--all"]);
+    // As an editor leaves it after a commit.template: comments first, the subject below.
+    let message = repo
+        .dir()
+        .parent()
+        .unwrap()
+        .join(format!("msg-{:p}", &repo));
+    std::fs::write(
+        &message,
+        "# Write the subject below; lines starting with # are dropped.\n\ncheckpoint: sneaky\n",
+    )
+    .unwrap();
+    let out = repo.git_run(&["commit", "--cleanup=strip", "-F", message.to_str().unwrap()]);
+    assert_ne!(out.code, 0, "verified, and refused: the gate fails");
+    assert!(
+        out.stderr.contains("preflight gate `counted` failed"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(runs(&counter), 1);
+}
+
+#[test]
+fn gates_run_by_a_hook_do_not_see_the_hooks_git_environment() {
+    let repo = TestRepo::with_config("");
+    // A test suite that makes its own repositories would act on the user's with these.
+    repo.write(
+        ".orchestrate.toml",
+        "master_plan = \"docs/plan.md\"\n[[preflight]]\nname = \"clean-env\"\n\
+         command = \"env | grep -E '^GIT_(DIR|INDEX_FILE|WORK_TREE|PREFIX)=' && exit 1; exit 0\"\n",
+    );
+    repo.commit_all("config");
+    repo.run(&["hooks", "install"]).expect(0);
+    let worktree = repo
+        .dir()
+        .parent()
+        .unwrap()
+        .join(format!("wt-env-{:p}", &repo));
+    repo.git(&[
+        "worktree",
+        "add",
+        "--quiet",
+        "-b",
+        "side",
+        worktree.to_str().unwrap(),
+    ]);
+    std::fs::write(worktree.join("run_tests.sh"), "echo changed\n").unwrap();
+    let out = repo
+        .command(
+            "git",
+            ["commit", "-a", "-m", "checkpoint: in a worktree, with -a"],
+        )
+        .current_dir(&worktree)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("checkpoint verified: preflight passed (1 gate)"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn files_a_gate_writes_refuse_the_checkpoint_commit() {
+    let repo = TestRepo::with_config("");
+    repo.write(
+        ".orchestrate.toml",
+        "master_plan = \"docs/plan.md\"\n[[preflight]]\nname = \"writer\"\ncommand = \"date > stamp.txt\"\n",
+    );
+    repo.commit_all("config");
+    repo.run(&["hooks", "install"]).expect(0);
+    repo.write("a.txt", "a\n");
+    repo.git(&["add", "a.txt"]);
+    let before = head(&repo);
+    let out = repo.git_run(&["commit", "-m", "checkpoint: a"]);
+    assert_ne!(out.code, 0);
+    assert!(
+        out.stderr.contains(
+            "error: checkpoint commit refused: files changed while preflight ran (stamp.txt), so it did not \
+             verify exactly what would be committed."
+        ),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(head(&repo), before);
+}
+
+#[test]
+fn the_checkpoint_command_tells_the_hook_its_workflow() {
+    let (repo, counter) = hooked_repo("");
+    let feat = |args: &[&str]| {
+        let mut full = vec!["--workflow", "feat"];
+        full.extend_from_slice(args);
+        repo.run(&full)
+    };
+    repo.run_with_stdin(
+        &[
+            "--workflow",
+            "feat",
+            "submit-work",
+            "-s",
+            "plan",
+            "--plan",
+            "-",
+        ],
+        PLAN,
+    )
+    .expect(0);
+    feat(&["get-task"]).expect(0);
+    feat(&["submit-work", "-s", "red", "--test-command", "false"]).expect(3);
+    feat(&["submit-work", "-s", "ok", "--analysis-decision", "SUCCESS"]).expect(0);
+    repo.write("add.sh", "echo 5\n");
+    feat(&["submit-work", "-s", "green", "--test-command", "sh add.sh"]).expect(0);
+    assert_eq!(runs(&counter), 1);
+    feat(&["checkpoint"]).expect(0);
+    assert_eq!(runs(&counter), 1, "the hook found the workflow's cache");
+    let note = notes(&repo, "HEAD");
+    assert_eq!(note.len(), 1, "{note:?}");
+    assert_eq!(note[0]["workflow"], "feat");
+    assert_eq!(note[0]["step"], "1.2");
+}
+
+#[test]
+fn doctor_runs_none_of_the_users_hook_code() {
+    let repo = TestRepo::new();
+    let hooks = repo.path.join(".git/hooks");
+    let ran = repo
+        .dir()
+        .parent()
+        .unwrap()
+        .join(format!("ran-{:p}", &repo));
+    for name in ["commit-msg", "post-commit", "pre-push"] {
+        write_hook(
+            &hooks,
+            name,
+            &format!("#!/bin/sh\necho {name} >> '{}'\n", ran.display()),
+            0o755,
+        );
+    }
+    repo.run(&["hooks", "install"]).expect(0);
+    repo.run(&["doctor"]).expect(0);
+    let out = repo
+        .command(crate::support::BIN, ["doctor"])
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        !ran.exists(),
+        "the probe stopped before the user's code, with and without the binary"
+    );
+}
+
+#[test]
+fn a_symlinked_or_binary_hook_is_chained_and_comes_back() {
+    let repo = TestRepo::new();
+    let hooks = repo.path.join(".git/hooks");
+    std::fs::create_dir_all(&hooks).unwrap();
+    // A tracked hook script, linked into the hooks directory: its target must not be edited.
+    repo.write("scripts/commit-msg", "#!/bin/sh\nexit 0\n");
+    std::fs::set_permissions(
+        repo.path.join("scripts/commit-msg"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    repo.commit_all("scripts");
+    std::os::unix::fs::symlink(
+        repo.path.join("scripts/commit-msg"),
+        hooks.join("commit-msg"),
+    )
+    .unwrap();
+    // A compiled hook: not text at all.
+    let mut binary = b"\x7fELF\x02\x01\x01\x00".to_vec();
+    binary.extend_from_slice(&[0xff, 0xfe, 0x00, 0x80]);
+    std::fs::write(hooks.join("pre-push"), &binary).unwrap();
+    std::fs::set_permissions(
+        hooks.join("pre-push"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+
+    let out = repo.run(&["hooks", "install"]).expect(0).stdout.clone();
+    assert!(
+        out.contains("commit-msg   installed (chained: your hook runs after it)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("pre-push     installed (chained: your hook runs after it)"),
+        "{out}"
+    );
+    assert_eq!(
+        repo.git(&["status", "--porcelain"]),
+        "",
+        "the tracked target is untouched"
+    );
+    repo.run(&["hooks", "uninstall"]).expect(0);
+    assert!(
+        std::fs::symlink_metadata(hooks.join("commit-msg"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(std::fs::read(hooks.join("pre-push")).unwrap(), binary);
+}
+
+#[test]
+fn a_hooks_directory_in_the_working_tree_is_pointed_out() {
+    let repo = TestRepo::new();
+    repo.git(&["config", "core.hooksPath", ".githooks"]);
+    let out = repo.run(&["hooks", "install"]).expect(0).stdout.clone();
+    assert!(
+        out.contains("is in the working tree: commit the hook files (or list them in .gitignore)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("core.hooksPath = .githooks is relative, so each linked worktree has its own hooks directory"),
+        "{out}"
+    );
+}
