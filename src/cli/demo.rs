@@ -508,6 +508,16 @@ impl Demo<'_> {
         self.run("agent", what, args, stdin, expect)
     }
 
+    /// The agent submits a plan on stdin, as the briefing suggests.
+    fn submit_plan(&mut self, what: &str, summary: &str, plan: &str) -> Result<String, Failure> {
+        self.agent(
+            what,
+            &["submit-work", "--summary", summary, "--plan", "-"],
+            Some(plan),
+            0,
+        )
+    }
+
     fn human(&mut self, what: &str, args: &[&str], expect: i32) -> Result<String, Failure> {
         self.run("human", what, args, None, expect)
     }
@@ -582,20 +592,11 @@ fn sub_story(d: &mut Demo) -> Result<(), Failure> {
         "agent",
         "deletes tests/test_sub.sh, left behind by the failed attempt; the verification task recreates it",
     )?;
-    let leftover = d.repo.join("tests/test_sub.sh");
-    std::fs::remove_file(&leftover)
-        .map_err(|e| demo_error(format!("remove {}: {e}", leftover.display())))?;
-    d.agent(
+    d.remove("tests/test_sub.sh")?;
+    d.submit_plan(
         "submit the re-plan: sub becomes 2a (negate) and 2b (verification)",
-        &[
-            "submit-work",
-            "--summary",
-            "sub split into neg and a verification task",
-            "--plan",
-            "-",
-        ],
-        Some(REPLAN),
-        0,
+        "sub split into neg and a verification task",
+        REPLAN,
     )?;
     d.agent("next step", &["get-task"], None, 0)?;
 
@@ -788,18 +789,7 @@ fn review_story(d: &mut Demo) -> Result<(), Failure> {
         None,
         0,
     )?;
-    d.agent(
-        "submit the plan for PR 2",
-        &[
-            "submit-work",
-            "--summary",
-            "plan for PR 2: mul",
-            "--plan",
-            "-",
-        ],
-        Some(PLAN_2),
-        0,
-    )?;
+    d.submit_plan("submit the plan for PR 2", "plan for PR 2: mul", PLAN_2)?;
     d.agent("next step", &["get-task"], None, 0)?;
 
     d.act(
@@ -862,17 +852,10 @@ fn script(d: &mut Demo) -> Result<(), Failure> {
     )?;
 
     d.agent("what should I do?", &["get-task"], None, 0)?;
-    d.agent(
+    d.submit_plan(
         "submit the plan for PR 1 (on stdin)",
-        &[
-            "submit-work",
-            "--summary",
-            "plan for PR 1: add and sub",
-            "--plan",
-            "-",
-        ],
-        Some(PLAN),
-        0,
+        "plan for PR 1: add and sub",
+        PLAN,
     )?;
     d.agent("what now?", &["get-task"], None, 0)?;
 

@@ -183,7 +183,7 @@ pub fn checkpoint(
                 commit: commit.clone(),
                 subject: subject.clone(),
                 // Preflight passed for this tree, just now or at the last submit.
-                verified_tree: Some(tree.clone()),
+                tree: tree.clone(),
             },
         )?;
         Ok(t.state)

@@ -99,7 +99,7 @@ fn attempt(session: &Session) -> Result<TaskReport, EngineError> {
                 Event::CheckpointRecorded {
                     commit: found.commit,
                     subject: found.subject,
-                    verified_tree: Some(found.tree),
+                    tree: found.tree,
                 }
             }
             GetTaskStep::StartReview => Event::ReviewStarted {

@@ -162,6 +162,17 @@ impl Git {
             .map_err(|e| io_error("create a scratch index", e))?;
         if index.exists() {
             std::fs::copy(index, scratch.path()).map_err(|e| io_error("copy the index", e))?;
+            // git re-reads a file changed in the same instant the index was written only if it
+            // can tell ("racy git", by the index's mtime). A copy made now would look newer
+            // than such a change, and the change would be missed: the copy keeps the mtime.
+            let modified = std::fs::metadata(index)
+                .and_then(|m| m.modified())
+                .map_err(|e| io_error("read the index's time", e))?;
+            std::fs::File::options()
+                .write(true)
+                .open(scratch.path())
+                .and_then(|f| f.set_modified(modified))
+                .map_err(|e| io_error("keep the index's time", e))?;
         } else {
             // An empty file is not a valid index; git treats a missing one as empty.
             std::fs::remove_file(scratch.path())

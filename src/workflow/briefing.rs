@@ -938,8 +938,6 @@ WARNING: a warning
             step: StepId::new(0, 1),
             step_type: StepType::Green,
             description: "implement add".into(),
-            verified_tree: None,
-            preflight_key: None,
         });
         let summary = plan.summary();
         let b = brief(&ctx(&state, Some(&summary), &[]));

@@ -200,15 +200,13 @@ fn triggers() -> Vec<(&'static str, State, Option<Plan>, Event)> {
                     step: StepId::new(0, 1),
                     step_type: crate::workflow::StepType::Green,
                     description: "g".into(),
-                    verified_tree: None,
-                    preflight_key: None,
                 })
             }),
             Some(plan(2)),
             Event::CheckpointRecorded {
                 commit: "c".into(),
                 subject: "s".into(),
-                verified_tree: None,
+                tree: "t".into(),
             },
         ),
         (

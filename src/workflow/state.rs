@@ -83,13 +83,6 @@ pub enum Pending {
         #[serde(rename = "type")]
         step_type: StepType,
         description: String,
-        /// The tree preflight verified, when gates ran: a checkpoint of exactly this tree
-        /// needs no second preflight run (SPEC §7.3).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        verified_tree: Option<String>,
-        /// Identifies the preflight configuration that verified `verified_tree`.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        preflight_key: Option<String>,
     },
     /// The automated review passed; a human must `approve` or `reject`.
     Approval { round: u32 },

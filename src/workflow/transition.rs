@@ -28,12 +28,12 @@ pub enum Event {
     TestRan(TestRun),
     /// The agent judged a NEEDS_ANALYSIS result.
     AnalysisDecided { decision: Decision, summary: String },
-    /// A checkpoint commit was found on the PR branch (or just made by `checkpoint`, which
-    /// verified its tree).
+    /// A checkpoint commit was found on the PR branch (or just made by `checkpoint`); its
+    /// tree passed preflight, and the squash is held to it.
     CheckpointRecorded {
         commit: String,
         subject: String,
-        verified_tree: Option<String>,
+        tree: String,
     },
     /// `checkpoint` ran preflight itself and it passed on `cache.tree`; recorded before the
     /// commit, so that the `commit-msg` hook finds it and does not run the gates again.
@@ -630,12 +630,10 @@ pub fn transition(
         Event::CheckpointRecorded {
             commit,
             subject,
-            verified_tree,
+            tree,
         } => {
-            if verified_tree.is_some() {
-                next.verified_tree = verified_tree;
-            }
             require(from, &[Status::ExecutingTdd, Status::Debugging], name)?;
+            next.verified_tree = Some(tree);
             // A checkpoint nobody asked for (a human's) still moves `last_commit_hash`.
             let step = match &state.pending {
                 Some(Pending::Checkpoint { step, .. }) => {
@@ -1167,12 +1165,10 @@ fn test_ran(
                     gates: pre.record.gates.clone(),
                 });
             }
-            next.pending = step_kind.needs_checkpoint().then(|| Pending::Checkpoint {
+            next.pending = step_kind.needs_checkpoint().then_some(Pending::Checkpoint {
                 step,
                 step_type: step_kind,
                 description,
-                verified_tree: pre.verified_tree.clone(),
-                preflight_key: pre.key.clone(),
             });
             last_run.verdict = Verdict::Success;
             let gates = match pre.record.gates.len() {
@@ -1344,8 +1340,6 @@ mod tests {
             step,
             step_type: StepType::Green,
             description: "implement add".into(),
-            verified_tree: None,
-            preflight_key: None,
         }
     }
 
@@ -1511,7 +1505,7 @@ mod tests {
              expect(Debugging, 3, Some("assertion failed: add missing"), None, Some(0), vec![Reply(Verdict::Failure)])),
             ("checkpoint recorded clears what was owed",
              with_pending(state(ExecutingTdd), checkpoint_pending(s12)), Some(plan_done(2)),
-             Event::CheckpointRecorded { commit: "abc".into(), subject: "checkpoint: 1.2".into(), verified_tree: None, },
+             Event::CheckpointRecorded { commit: "abc".into(), subject: "checkpoint: 1.2".into(), tree: "t".into(), },
              expect(ExecutingTdd, 0, None, None, Some(2), vec![])),
         ];
         for (name, before, plan, event, expected) in table {
@@ -1544,8 +1538,6 @@ mod tests {
                 step: StepId::new(0, 1),
                 step_type: StepType::Green,
                 description: "implement add".into(),
-                verified_tree: Some("tree-oid".into()),
-                preflight_key: Some("key".into()),
             })
         );
         let t2 = transition(
@@ -1554,7 +1546,7 @@ mod tests {
             Event::CheckpointRecorded {
                 commit: "c0ffee".into(),
                 subject: "checkpoint: 1.2".into(),
-                verified_tree: None,
+                tree: "tree-oid".into(),
             },
         )
         .unwrap();
@@ -1601,7 +1593,7 @@ mod tests {
             (state(Initializing), None, run(StepId::new(0, 0), Fail, 1, None)),
             (state(CreatingBranch), Some(plan()), run(StepId::new(0, 0), Fail, 1, None)),
             (state(ExecutingTdd), Some(plan()), Event::AnalysisDecided { decision: Decision::Success, summary: "s".into() }),
-            (state(Initializing), None, Event::CheckpointRecorded { commit: "c".into(), subject: "s".into(), verified_tree: None, }),
+            (state(Initializing), None, Event::CheckpointRecorded { commit: "c".into(), subject: "s".into(), tree: "t".into(), }),
         ];
         for (before, plan, event) in table {
             let name = format!("{} in {}", event.name(), before.status);
