@@ -141,7 +141,8 @@ impl From<EngineError> for CommandError {
                 .hint("Nothing was written. Run the command again once the other processes are done."),
             EngineError::Io { .. } | EngineError::Conflict => CommandError::new(5, "io", message),
             EngineError::Git(_) => CommandError::new(5, "git", message),
-            EngineError::Internal(_) => CommandError::new(5, "internal", message),
+                        EngineError::Internal(_) => CommandError::new(5, "internal", message),
+            EngineError::Remote { hint, .. } => CommandError::new(5, "remote", message).hint(hint),
             EngineError::BadInput { hint, .. } => CommandError::invalid_input(message, hint),
             EngineError::CheckpointRefused { output, .. } => {
                 let mut err = CommandError::new(1, "verification_failed", format!("{message}; nothing was committed"))

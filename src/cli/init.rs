@@ -10,8 +10,9 @@ use crate::engine::{self, Session};
 use crate::hooks::install;
 
 /// Set up git-orchestrate in this repository: write .orchestrate.toml if there is none (an
-/// existing one is never overwritten), install the git hooks (see `hooks`), and create the
-/// workflow in INITIALIZING. Safe to run again.
+/// existing one is never overwritten), install the git hooks (see `hooks`), add each remote's
+/// fetch refspecs for the workflow state and notes, and create the workflow in INITIALIZING,
+/// or, when the remote already has it (a fresh clone), adopt the remote's. Safe to run again.
 #[derive(Debug, Args)]
 pub struct InitArgs {
     /// The branch PRs start from and merge into (default: main, else master, else the
@@ -50,7 +51,13 @@ pub fn run(session: &Session, args: &InitArgs, ui: &mut Ui) -> Result<u8, Failur
             "main_branch": report.main_branch,
             "config": report.config_path,
             "config_written": report.config_written,
-            "created": report.created,
+                        "created": report.created,
+            "adopted": report.adopted.as_ref().map(|a| json!({
+                "remote": a.remote, "tip": a.tip, "state": a.state, "transitions": a.transitions,
+            })),
+            "refspecs_added": report.refspecs_added.iter().map(|(remote, spec)| json!({
+                "remote": remote, "refspec": spec,
+            })).collect::<Vec<_>>(),
             "state": report.state.status,
             "hooks": hooks.as_ref().map(super::hooks::report_json),
             "warnings": report.warnings,
@@ -69,7 +76,20 @@ pub fn run(session: &Session, args: &InitArgs, ui: &mut Ui) -> Result<u8, Failur
     if let Some(note) = &report.config_note {
         lines.push(format!("note: {note}"));
     }
-    lines.push(if report.created {
+    for (remote, spec) in &report.refspecs_added {
+        lines.push(format!("added fetch refspec remote.{remote}.fetch {spec}"));
+    }
+    lines.push(if let Some(adopted) = &report.adopted {
+        format!(
+            "ADOPTED workflow {} from {}: {} transitions, state {} ({} @ {}); this clone continues that history",
+            report.workflow,
+            adopted.remote,
+            adopted.transitions,
+            adopted.state,
+            report.reference,
+            &adopted.tip[..12]
+        )
+    } else if report.created {
         format!(
             "created workflow {} in INITIALIZING ({})",
             report.workflow, report.reference

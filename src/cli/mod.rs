@@ -14,6 +14,8 @@ mod plan;
 mod render;
 mod status;
 mod submit_work;
+mod sync;
+
 mod verify;
 
 use std::io::Write;
@@ -72,6 +74,7 @@ pub enum Command {
     Log(log::LogArgs),
     Plan(plan::PlanArgs),
     Verify(verify::VerifyArgs),
+    Sync(sync::SyncArgs),
     Hooks(hooks::HooksArgs),
     #[command(hide = true)]
     Hook(hooks::HookArgs),
@@ -176,6 +179,7 @@ pub fn run(cli: &Cli, ui: &mut Ui) -> Result<u8, Failure> {
         Command::Log(args) => log::run(&open()?, args, ui),
         Command::Plan(args) => plan::run(&open()?, args, ui),
         Command::Verify(args) => verify::run(&open()?, args, ui),
+        Command::Sync(args) => sync::run(&open()?, args, ui),
         Command::Hooks(args) => hooks::run(&open()?, args, ui),
         Command::Hook(args) => hooks::hook(&open()?, args, ui),
         Command::Doctor(args) => doctor::run(&open()?, args, ui),

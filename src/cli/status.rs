@@ -42,6 +42,7 @@ pub fn run(session: &Session, _args: &StatusArgs, ui: &mut Ui) -> Result<u8, Fai
         warnings.push(w);
     }
     let head = session.store.head_branch().map_err(EngineError::from)?;
+    let remotes = remote_standings(session, snapshot.as_ref().map(|s| s.tip))?;
     let current = plan.as_ref().and_then(|p| p.current.as_ref());
     if ui.json {
         ui.json_object(json!({
@@ -75,8 +76,12 @@ pub fn run(session: &Session, _args: &StatusArgs, ui: &mut Ui) -> Result<u8, Fai
                 Ok(loaded) => json!({ "origin": loaded.origin.to_string(), "preflight": loaded.config.gate_names() }),
                 Err(error) => json!({ "error": error }),
             },
-            "warnings": warnings,
+                        "warnings": warnings,
             "tip": tip,
+            "remotes": remotes.iter().map(|r| json!({
+                "remote": r.remote, "tip": r.tip.to_string(), "standing": r.standing(),
+                "ahead": r.relation.ahead, "behind": r.relation.behind,
+            })).collect::<Vec<_>>(),
         }))?;
         return Ok(0);
     }
@@ -184,6 +189,32 @@ pub fn run(session: &Session, _args: &StatusArgs, ui: &mut Ui) -> Result<u8, Fai
     if let Some(commit) = &state.final_commit {
         lines.push(format!("squashed  {}", &commit[..commit.len().min(12)]));
     }
+    for r in &remotes {
+        let what = match r.standing() {
+            "equal" => "up to date".to_string(),
+            "ahead" => format!(
+                "{} ahead: `git orchestrate sync {}` pushes them",
+                plural(r.relation.ahead),
+                r.remote
+            ),
+            "behind" => format!(
+                "{} behind: `git orchestrate sync {}` fast-forwards",
+                plural(r.relation.behind),
+                r.remote
+            ),
+            _ => format!(
+                "DIVERGED: {} here, {} there since the fork: `git orchestrate sync {}` shows both",
+                plural(r.relation.ahead),
+                r.relation.behind,
+                r.remote
+            ),
+        };
+        lines.push(format!(
+            "remote    {} @ {}: {what}",
+            r.remote,
+            &r.tip.to_string()[..12]
+        ));
+    }
     lines.push(match &loaded {
         Ok(loaded) => {
             let gates = loaded.config.gate_names();
@@ -208,4 +239,40 @@ pub fn run(session: &Session, _args: &StatusArgs, ui: &mut Ui) -> Result<u8, Fai
         }
     }
     Ok(0)
+}
+
+/// This workflow against a remote's copy, as last fetched.
+struct RemoteStanding {
+    remote: String,
+    tip: gix::ObjectId,
+    relation: crate::store::Relation,
+}
+
+impl RemoteStanding {
+    fn standing(&self) -> &'static str {
+        self.relation.standing().as_str()
+    }
+}
+
+/// Only what the remote-tracking refs say: `status` never fetches.
+fn remote_standings(
+    session: &Session,
+    tip: Option<gix::ObjectId>,
+) -> Result<Vec<RemoteStanding>, EngineError> {
+    let Some(tip) = tip else {
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::new();
+    for (remote, theirs) in session.store.tracking_tips()? {
+        out.push(RemoteStanding {
+            relation: session.store.relation(tip, theirs)?,
+            remote,
+            tip: theirs,
+        });
+    }
+    Ok(out)
+}
+
+fn plural(n: usize) -> String {
+    format!("{n} transition{}", if n == 1 { "" } else { "s" })
 }

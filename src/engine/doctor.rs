@@ -8,6 +8,7 @@ use super::{EngineError, Session};
 use crate::exec::{self, ShellOptions};
 use crate::hooks::PROBE_ENV;
 use crate::hooks::install::{self, HookState};
+use crate::store;
 use crate::workflow::briefing::shell_quote;
 
 /// How a check came out.
@@ -259,25 +260,6 @@ fn probe(
     )))
 }
 
-/// True when fetching with `spec` writes onto this clone's own workflow state or notes:
-/// `+refs/*:refs/*` (what `clone --mirror` sets), `refs/notes/*:refs/notes/*`, and the like.
-fn writes_local_state(spec: &str) -> bool {
-    const LOCAL: [&str; 3] = [
-        "refs/orchestrator/workflows/",
-        "refs/orchestrator/claims/",
-        "refs/notes/orchestrator",
-    ];
-    let Some((_, destination)) = spec.split_once(':') else {
-        return false;
-    };
-    match destination.strip_suffix('*') {
-        Some(prefix) => LOCAL.iter().any(|local| local.starts_with(prefix)),
-        None => LOCAL.iter().any(|local| {
-            destination == local.trim_end_matches('/') || destination.starts_with(local)
-        }),
-    }
-}
-
 /// The fetch refspecs that bring workflow state and notes along (SPEC §9).
 fn refspecs(session: &Session, checks: &mut Vec<Check>) -> Result<(), EngineError> {
     let remotes = session.git.remotes()?;
@@ -297,7 +279,7 @@ fn refspecs(session: &Session, checks: &mut Vec<Check>) -> Result<(), EngineErro
         // this clone has not pushed yet.
         let destructive: Vec<&String> = fetch
             .iter()
-            .filter(|spec| writes_local_state(spec))
+            .filter(|spec| store::writes_local_state(spec))
             .collect();
         if !destructive.is_empty() {
             checks.push(check(
@@ -327,15 +309,25 @@ fn refspecs(session: &Session, checks: &mut Vec<Check>) -> Result<(), EngineErro
             ));
             continue;
         }
-        let wanted = [
-            format!("refs/orchestrator/workflows/*:refs/orchestrator/remotes/{remote}/workflows/*"),
-            format!("refs/orchestrator/claims/*:refs/orchestrator/remotes/{remote}/claims/*"),
-            format!("refs/notes/orchestrator:refs/notes/remotes/{remote}/orchestrator"),
-        ];
+        let wanted = store::fetch_refspecs(&remote);
         let missing: Vec<&String> = wanted
             .iter()
             .filter(|spec| !fetch.iter().any(|f| f == *spec))
             .collect();
+        let exact = store::exact_notes_refspec(&remote);
+        if fetch.contains(&exact) {
+            checks.push(check(
+                &name,
+                Level::Warning,
+                format!(
+                    "{exact} makes `git fetch {remote}` fail while {remote} has no notes yet (\"couldn't find remote ref\")"
+                ),
+                Some(format!(
+                    "git config --fixed-value --unset remote.{remote}.fetch {}; `git orchestrate sync {remote}` adds the pattern that replaces it",
+                    shell_quote(&exact)
+                )),
+            ));
+        }
         checks.push(if missing.is_empty() {
             check(
                 &name,
@@ -366,30 +358,4 @@ fn refspecs(session: &Session, checks: &mut Vec<Check>) -> Result<(), EngineErro
         });
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::writes_local_state;
-
-    #[test]
-    fn refspecs_that_overwrite_local_state_are_recognised() {
-        for bad in [
-            "+refs/*:refs/*",
-            "+refs/notes/*:refs/notes/*",
-            "+refs/orchestrator/*:refs/orchestrator/*",
-            "refs/notes/orchestrator:refs/notes/orchestrator",
-            "+refs/orchestrator/workflows/*:refs/orchestrator/workflows/*",
-        ] {
-            assert!(writes_local_state(bad), "{bad}");
-        }
-        for fine in [
-            "+refs/heads/*:refs/remotes/origin/*",
-            "refs/orchestrator/workflows/*:refs/orchestrator/remotes/origin/workflows/*",
-            "refs/notes/orchestrator:refs/notes/remotes/origin/orchestrator",
-            "refs/heads/main",
-        ] {
-            assert!(!writes_local_state(fine), "{fine}");
-        }
-    }
 }

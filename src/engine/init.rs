@@ -1,9 +1,11 @@
-//! `init`: writes `.orchestrate.toml` when there is none (never overwriting one) and creates
-//! the workflow in INITIALIZING. Running it again changes nothing.
+//! `init`: writes `.orchestrate.toml` when there is none (never overwriting one), adds the
+//! fetch refspecs that share state (SPEC §9.1), and creates the workflow in INITIALIZING, or,
+//! on a fresh clone whose remote has it, adopts the remote's. Running it again changes nothing.
 
 use std::io::Write as _;
 use std::path::PathBuf;
 
+use super::sync::{Adoption, adopt_from_remote, ensure_refspecs, resolve_remote};
 use super::{EngineError, Session, io_error};
 use crate::config::{self, Config, Origin};
 use crate::store::is_valid_branch_name;
@@ -18,6 +20,10 @@ pub struct InitReport {
     /// Set when flags were given but an existing file was kept.
     pub config_note: Option<String>,
     pub created: bool,
+    /// Set when the workflow was adopted from a remote instead of created.
+    pub adopted: Option<Adoption>,
+    /// The fetch refspecs added, with their remote.
+    pub refspecs_added: Vec<(String, String)>,
     pub state: State,
     pub warnings: Vec<String>,
 }
@@ -78,12 +84,32 @@ pub fn init(
             (true, None)
         }
     };
-    let created = snapshot.is_none();
+    let mut refspecs_added = Vec::new();
+    for remote in session.git.remotes()? {
+        for spec in ensure_refspecs(session, &remote)? {
+            refspecs_added.push((remote.clone(), spec));
+        }
+    }
+    let mut warnings = Vec::new();
+    let adopted = match (&snapshot, resolve_remote(session, None)) {
+        (None, Ok(remote)) => match adopt_from_remote(session, &remote) {
+            Ok(adopted) => adopted,
+            // Offline is no reason to refuse a local start; `sync` reports the split later.
+            Err(e) => {
+                warnings.push(format!(
+                    "{e}; created a new workflow: if {remote} has one, `git orchestrate sync` will report                      the two as diverged"
+                ));
+                None
+            }
+        },
+        _ => None,
+    };
+    let created = snapshot.is_none() && adopted.is_none();
     let snapshot = match snapshot {
         Some(s) => s,
         None => session.with_retries(|| session.read_or_create())?,
     };
-    let mut warnings = session.load_config(Some(&snapshot.state))?.warnings;
+    warnings.extend(session.load_config(Some(&snapshot.state))?.warnings);
     let main = session.main_branch(Some(&snapshot.state))?;
     if let Some(asked) = main_branch.filter(|m| *m != main) {
         warnings.push(format!(
@@ -99,6 +125,8 @@ pub fn init(
         config_written,
         config_note,
         created,
+        adopted,
+        refspecs_added,
         state: snapshot.state,
         warnings,
     })

@@ -11,6 +11,7 @@ mod human;
 mod init;
 pub mod notes;
 mod submit;
+mod sync;
 
 use std::path::Path;
 use std::time::Duration;
@@ -28,6 +29,10 @@ pub use get_task::{TaskReport, get_task};
 pub use human::{ResumeReport, approve, reject, resume};
 pub use init::{InitReport, init};
 pub use submit::{SubmitKind, SubmitReport, TestReport, submit};
+pub use sync::{
+    Action, Adoption, BranchSync, NotesSync, Side, SyncReport, WorkflowSync, adopt_from_remote,
+    ensure_refspecs, resolve_remote, sync,
+};
 
 /// How often a command re-runs after losing a race before it gives up (exit 5).
 const MAX_ATTEMPTS: u32 = 100;
@@ -73,6 +78,15 @@ pub enum EngineError {
     /// A broken promise inside git-orchestrate itself: a bug to report.
     #[error("internal error: {0} (please report this as a git-orchestrate bug)")]
     Internal(String),
+    /// The remote refused or could not be reached (exit 5); `answer` is what git and the
+    /// host said.
+    #[error("could not {what}: {answer}")]
+    Remote {
+        remote: String,
+        what: String,
+        answer: String,
+        hint: String,
+    },
     /// A lost compare-and-swap; never escapes [`Session::with_retries`].
     #[error("the workflow changed while this command ran")]
     Conflict,

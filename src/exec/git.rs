@@ -430,6 +430,142 @@ impl Git {
         self.run(["merge", "--abort"]).map(drop)
     }
 
+    /// Adds one value to a multi-valued config key (`git config --add`).
+    pub fn config_add(&self, key: &str, value: &str) -> Result<(), GitError> {
+        self.run(["config", "--add", key, value]).map(drop)
+    }
+
+    /// Removes the values of `key` that are exactly `value`.
+    pub fn config_unset_value(&self, key: &str, value: &str) -> Result<(), GitError> {
+        self.run(["config", "--fixed-value", "--unset-all", key, value])
+            .map(drop)
+    }
+
+    /// The refs on `remote` that match `patterns` (`git ls-remote`), as `(name, id)`.
+    pub fn ls_remote(
+        &self,
+        remote: &str,
+        patterns: &[&str],
+    ) -> Result<Vec<(String, String)>, GitError> {
+        let mut args = vec!["ls-remote", "--quiet", remote];
+        args.extend_from_slice(patterns);
+        Ok(self
+            .run(args)?
+            .lines()
+            .filter_map(|line| {
+                let (id, name) = line.split_once('\t')?;
+                Some((name.to_string(), id.to_string()))
+            })
+            .collect())
+    }
+
+    /// Fetches exactly `refspecs` from `remote`. `--refmap=` keeps git from also updating
+    /// whatever the configured refspecs map the same sources to: with a `refs/*:refs/*`
+    /// mapping configured, that would write onto local state.
+    pub fn fetch(&self, remote: &str, refspecs: &[String]) -> Result<(), GitError> {
+        let mut args = vec![
+            "fetch",
+            "--quiet",
+            "--no-tags",
+            "--no-write-fetch-head",
+            "--no-recurse-submodules",
+            "--refmap=",
+            remote,
+        ];
+        args.extend(refspecs.iter().map(String::as_str));
+        self.run(args).map(drop)
+    }
+
+    /// `git push --atomic --porcelain`: every update lands or none does. Each lease is
+    /// `(ref, expected id)`, `None` meaning the ref must not exist on the remote; refs
+    /// without a lease are pushed without force. The error carries git's whole answer.
+    pub fn push_atomic(
+        &self,
+        remote: &str,
+        leases: &[(String, Option<String>)],
+        refspecs: &[String],
+    ) -> Result<(), GitError> {
+        let mut args = vec![
+            "push".to_string(),
+            "--atomic".to_string(),
+            "--porcelain".to_string(),
+        ];
+        for (reference, expected) in leases {
+            args.push(format!(
+                "--force-with-lease={reference}:{}",
+                expected.as_deref().unwrap_or_default()
+            ));
+        }
+        args.push(remote.to_string());
+        args.extend(refspecs.iter().cloned());
+        let (mut cmd, shown) = self.command(&args);
+        let out = cmd.output().map_err(|e| GitError {
+            command: shown.clone(),
+            status: None,
+            stderr: e.to_string(),
+        })?;
+        if out.status.success() {
+            return Ok(());
+        }
+        // What the host said (`remote: …`, `fatal: …`) is on stderr, the verdict on each ref
+        // on stdout (`!\t<src>:<dst>\t[remote rejected] (why)`).
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let said = stderr
+            .lines()
+            .filter(|l| !l.trim().is_empty() && !l.contains("failed to push some refs"))
+            .map(str::to_string)
+            .chain(stdout.lines().filter_map(|l| {
+                let mut fields = l.strip_prefix("!\t")?.split('\t');
+                let (_, target) = fields.next()?.split_once(':')?;
+                Some(format!("{target}: {}", fields.next().unwrap_or("refused")))
+            }))
+            .collect::<Vec<_>>()
+            .join("\n");
+        Err(GitError {
+            command: shown,
+            status: out.status.code(),
+            stderr: said,
+        })
+    }
+
+    /// The branches checked out in any worktree of this repository (`refs/heads/…` names
+    /// shortened), with the worktree's path.
+    pub fn checked_out_branches(&self) -> Result<Vec<(String, PathBuf)>, GitError> {
+        let listing = self.run(["worktree", "list", "--porcelain", "-z"])?;
+        let mut out = Vec::new();
+        let mut path = None;
+        for field in listing.split('\0') {
+            if let Some(p) = field.strip_prefix("worktree ") {
+                path = Some(PathBuf::from(p));
+            } else if let (Some(branch), Some(p)) =
+                (field.strip_prefix("branch refs/heads/"), &path)
+            {
+                out.push((branch.to_string(), p.clone()));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Fast-forwards the checked-out branch to `commit`; git refuses when that is not a
+    /// fast-forward or would overwrite local changes.
+    pub fn merge_ff_only(&self, commit: &str) -> Result<(), GitError> {
+        self.run(["merge", "--ff-only", "--quiet", commit])
+            .map(drop)
+    }
+
+    /// Moves the checked-out branch to `commit` keeping local changes (`git reset --keep`);
+    /// git refuses when a changed file would be overwritten.
+    pub fn reset_keep(&self, commit: &str) -> Result<(), GitError> {
+        self.run(["reset", "--keep", "--quiet", commit]).map(drop)
+    }
+
+    /// Creates `branch` at `start` with `start` as its upstream.
+    pub fn create_tracking_branch(&self, branch: &str, start: &str) -> Result<(), GitError> {
+        self.run(["branch", "--quiet", "--track", branch, start])
+            .map(drop)
+    }
+
     /// `git branch -d`: refuses to delete a branch that is not merged.
     pub fn delete_branch(&self, branch: &str) -> Result<(), GitError> {
         self.run(["branch", "--quiet", "-d", branch]).map(drop)

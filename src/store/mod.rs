@@ -4,6 +4,7 @@
 //! needs (branches, HEAD, files committed on the main branch).
 
 mod notes;
+mod remote;
 mod time;
 
 use std::collections::BTreeMap;
@@ -18,6 +19,10 @@ use crate::workflow::plan::{Plan, PlanSummary};
 use crate::workflow::state::{State, Status};
 
 pub use notes::{NOTES_REF, NoteReader};
+pub use remote::{
+    Backup, LocalRef, Relation, Standing, exact_notes_refspec, fetch_refspecs, sync_refspecs,
+    tracking_branch_ref, tracking_notes_ref, tracking_ref, writes_local_state,
+};
 pub use time::format_time;
 
 const WORKFLOWS: &str = "refs/orchestrator/workflows/";
@@ -212,11 +217,17 @@ impl Store {
 
     /// Reads the workflow at its tip, or `None` when it does not exist yet.
     pub fn read(&self) -> Result<Option<Snapshot>, StoreError> {
-        let Some(tip) = self.tip()? else {
-            return Ok(None);
-        };
+        match self.tip()? {
+            Some(tip) => self.read_at(tip, &self.ref_name()).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// Reads the workflow state held by commit `tip`, which `reference` (named in errors)
+    /// points at: this workflow's tip, or a remote's copy of it.
+    pub fn read_at(&self, tip: ObjectId, reference: &str) -> Result<Snapshot, StoreError> {
         let corrupt = |what: &str, message: String| StoreError::Corrupt {
-            reference: self.ref_name(),
+            reference: reference.to_string(),
             commit: tip.to_string(),
             what: what.to_string(),
             message,
@@ -271,13 +282,13 @@ impl Store {
                 (Some(plan.summary()), Some(plan))
             }
         };
-        Ok(Some(Snapshot {
+        Ok(Snapshot {
             tip,
             state,
             summary,
             parsed,
             entries,
-        }))
+        })
     }
 
     /// The commit the workflow ref points at.
@@ -555,10 +566,24 @@ impl Store {
 
     /// The transitions, newest first, following first parents from the tip.
     pub fn history(&self, limit: usize) -> Result<Vec<HistoryEntry>, StoreError> {
+        match self.tip()? {
+            Some(tip) => self.history_from(tip, None, limit),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    /// The transitions from `tip` back to (not including) `stop`, newest first, at most
+    /// `limit`.
+    pub fn history_from(
+        &self,
+        tip: ObjectId,
+        stop: Option<ObjectId>,
+        limit: usize,
+    ) -> Result<Vec<HistoryEntry>, StoreError> {
         let mut out = Vec::new();
-        let mut next = self.tip()?;
+        let mut next = Some(tip);
         while let Some(id) = next {
-            if out.len() >= limit {
+            if out.len() >= limit || Some(id) == stop {
                 break;
             }
             let commit = self.repo.find_commit(id).map_err(git_err)?;
@@ -715,7 +740,8 @@ pub fn is_valid_branch_name(name: &str) -> bool {
     FullName::try_from(format!("refs/heads/{name}")).is_ok()
 }
 
-fn valid_workflow_name(name: &str) -> bool {
+/// True when `name` can name a workflow (see [`StoreError::BadWorkflowName`]).
+pub fn valid_workflow_name(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= 100
         && !name.starts_with(['.', '-'])

@@ -13,6 +13,7 @@ mod lifecycle;
 mod race;
 mod review;
 mod support;
+mod sync;
 
 /// Polls until process `pid` is gone (or a zombie awaiting its new parent), up to 5 s.
 pub fn process_gone(pid: i32) -> bool {

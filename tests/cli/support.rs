@@ -122,6 +122,43 @@ impl TestRepo {
         repo
     }
 
+    /// A clone of `url` (a bare remote made by [`Self::share`]), with the test identity.
+    pub fn clone_of(url: &Path) -> TestRepo {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let home = tempfile::tempdir().expect("temp home");
+        std::fs::write(home.path().join(".gitconfig"), "").expect("empty global config");
+        let path = dir.path().canonicalize().expect("canonical path");
+        let repo = TestRepo { dir, home, path };
+        let url = url.display().to_string();
+        repo.git(&["clone", "--quiet", &url, "."]);
+        repo.git(&["config", "user.name", "Test User"]);
+        repo.git(&["config", "user.email", "test@example.invalid"]);
+        repo.git(&["config", "commit.gpgsign", "false"]);
+        repo
+    }
+
+    /// Makes a bare repository, adds it as `origin` and pushes `main` to it. The returned
+    /// directory holds it at `remote.git`.
+    pub fn share(&self) -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let bare = dir
+            .path()
+            .canonicalize()
+            .expect("canonical")
+            .join("remote.git");
+        let bare_str = bare.display().to_string();
+        self.git(&[
+            "init",
+            "--quiet",
+            "--bare",
+            "--initial-branch=main",
+            &bare_str,
+        ]);
+        self.git(&["remote", "add", "origin", &bare_str]);
+        self.git(&["push", "--quiet", "origin", "main"]);
+        (dir, bare)
+    }
+
     /// A repository with a committed project: `run_tests.sh` (passes when the file
     /// `fail` is absent), the config, and a master plan.
     pub fn new() -> TestRepo {

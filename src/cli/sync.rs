@@ -1,0 +1,224 @@
+//! `git orchestrate sync [REMOTE] [--take local|remote]`: share workflow state, notes and PR
+//! branches through a git remote.
+
+use clap::{Args, ValueEnum};
+use serde_json::{Value, json};
+
+use super::{Failure, Ui};
+use crate::engine::{self, Action, Session, Side, SyncReport};
+use crate::store::HistoryEntry;
+
+/// Bring this clone and a remote level: fetch the remote's workflows, notes and PR branches;
+/// adopt what only the remote has, fast-forward what it has more of, push (atomically, with a
+/// lease) what only this clone has, and merge the notes by their lines. A workflow that moved
+/// on both sides is reported and left as it is (exit 4) until you choose a side with
+/// --take. Adds the fetch refspecs on first use.
+#[derive(Debug, Args)]
+pub struct SyncArgs {
+    /// The remote (default: `remote` in .orchestrate.toml, else origin, else the only one).
+    #[arg(value_name = "REMOTE")]
+    pub remote: Option<String>,
+
+    /// For a workflow (--workflow, default main) that diverged: keep this clone's history
+    /// (`local`, pushed with a lease) or the remote's (`remote`). The other tip is kept
+    /// under refs/orchestrator/backups/<workflow>/, never destroyed.
+    #[arg(long, value_enum, value_name = "SIDE")]
+    pub take: Option<TakeSide>,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum TakeSide {
+    Local,
+    Remote,
+}
+
+fn action_name(action: Action) -> &'static str {
+    match action {
+        Action::Nothing => "up_to_date",
+        Action::Adopt => "adopted",
+        Action::FastForward => "fast_forwarded",
+        Action::Push => "pushed",
+        Action::Diverged => "diverged",
+        Action::TakeLocal => "took_local",
+        Action::TakeRemote => "took_remote",
+    }
+}
+
+fn history_json(entries: &[HistoryEntry]) -> Vec<Value> {
+    entries
+        .iter()
+        .map(|e| json!({"commit": e.commit, "subject": e.subject, "time": e.time}))
+        .collect()
+}
+
+fn short(id: &Option<String>) -> &str {
+    id.as_deref().map_or("-", |id| &id[..id.len().min(12)])
+}
+
+fn plural(n: usize, what: &str) -> String {
+    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
+}
+
+pub fn run(session: &Session, args: &SyncArgs, ui: &mut Ui) -> Result<u8, Failure> {
+    let take = args.take.map(|side| match side {
+        TakeSide::Local => Side::Local,
+        TakeSide::Remote => Side::Remote,
+    });
+    let report = engine::sync(session, args.remote.as_deref(), take)?;
+    let code = if report.diverged() { 4 } else { 0 };
+    if ui.json {
+        ui.json_object(report_json(&report))?;
+        return Ok(code);
+    }
+    for line in report_text(session, &report) {
+        ui.line(line)?;
+    }
+    if !ui.quiet {
+        for w in &report.warnings {
+            ui.line(format!("WARNING: {w}"))?;
+        }
+    }
+    Ok(code)
+}
+
+fn report_json(report: &SyncReport) -> Value {
+    json!({
+        "remote": report.remote,
+        "refspecs_added": report.refspecs_added,
+        "workflows": report.workflows.iter().map(|w| json!({
+            "workflow": w.workflow,
+            "action": action_name(w.action),
+            "tip": w.tip,
+            "remote_tip": w.remote_tip,
+            "state": w.state,
+            "ahead": w.ahead,
+            "behind": w.behind,
+            "base": w.base,
+            "local_since": history_json(&w.local_since),
+            "remote_since": history_json(&w.remote_since),
+            "backup": w.backup,
+        })).collect::<Vec<_>>(),
+        "notes": {
+            "action": action_name(report.notes.action),
+            "merged": report.notes.merged,
+        },
+        "branches": report.branches.iter().map(|b| json!({
+            "workflow": b.workflow,
+            "branch": b.branch,
+            "action": action_name(b.action),
+            "backup": b.backup,
+            "not_moved": b.not_moved,
+        })).collect::<Vec<_>>(),
+        "pushed": report.pushed,
+        "rounds": report.rounds,
+        "diverged": report.diverged(),
+        "warnings": report.warnings,
+    })
+}
+
+fn report_text(session: &Session, report: &SyncReport) -> Vec<String> {
+    let remote = &report.remote;
+    let mut lines = vec![format!("sync with {remote}")];
+    for spec in &report.refspecs_added {
+        lines.push(format!(
+            "  added fetch refspec  remote.{remote}.fetch {spec}"
+        ));
+    }
+    if report.workflows.is_empty() {
+        lines.push("  no workflows on either side".to_string());
+    }
+    for w in &report.workflows {
+        let state = w.state.map(|s| format!(" ({s})")).unwrap_or_default();
+        let what = match w.action {
+            Action::Nothing => format!("up to date{state}"),
+            Action::Adopt => format!("adopted from {remote}{state}"),
+            Action::FastForward => {
+                format!("fast-forwarded {}{state}", plural(w.behind, "transition"))
+            }
+            Action::Push if w.remote_tip.is_none() => format!("pushed (new on {remote}){state}"),
+            Action::Push => format!("pushed {}{state}", plural(w.ahead, "transition")),
+            Action::TakeLocal => format!(
+                "took this clone's history{state}; {remote}'s tip {} is kept as {}",
+                short(&w.remote_tip),
+                w.backup.as_deref().unwrap_or("-")
+            ),
+            Action::TakeRemote => format!(
+                "took {remote}'s history{state}; this clone's tip is kept as {}",
+                w.backup.as_deref().unwrap_or("-")
+            ),
+            Action::Diverged => format!(
+                "DIVERGED: this clone {} ({} since the fork), {remote} {} ({} since the fork); nothing changed",
+                short(&w.tip),
+                plural(w.ahead, "transition"),
+                short(&w.remote_tip),
+                plural(w.behind, "transition")
+            ),
+        };
+        lines.push(format!("  workflow {}: {what}", w.workflow));
+        if w.action == Action::Diverged {
+            if w.base.is_none() {
+                lines.push(
+                    "    the two histories share no transition: one of them was started afresh"
+                        .to_string(),
+                );
+            }
+            for (side, entries) in [("here", &w.local_since), (remote.as_str(), &w.remote_since)] {
+                for e in entries {
+                    lines.push(format!("    {side:>8}  {} {}", &e.commit[..12], e.subject));
+                }
+            }
+            let flag = if w.workflow == session.store.workflow() {
+                String::new()
+            } else {
+                format!(" --workflow {}", w.workflow)
+            };
+            lines.push(format!(
+                "    choose one: `git orchestrate{flag} sync {remote} --take local` (push this clone's) or \
+                 `--take remote` (adopt {remote}'s); the other tip is kept under refs/orchestrator/backups/"
+            ));
+        }
+    }
+    let notes = match (report.notes.action, report.notes.merged) {
+        (Action::Push, true) => format!("merged with {remote}'s (union of lines), pushed"),
+        (Action::Push, false) => "pushed".to_string(),
+        (Action::Adopt, _) => format!("adopted from {remote}"),
+        (Action::FastForward, _) => "fast-forwarded".to_string(),
+        _ => "up to date".to_string(),
+    };
+    lines.push(format!("  notes: {notes}"));
+    for b in &report.branches {
+        let what = match b.action {
+            Action::Nothing => "up to date".to_string(),
+            Action::Adopt => format!("created from {remote}/{}", b.branch),
+            Action::FastForward => "fast-forwarded".to_string(),
+            Action::Push => "pushed".to_string(),
+            Action::TakeLocal => format!(
+                "pushed this clone's; {remote}'s tip is kept as {}",
+                b.backup.as_deref().unwrap_or("-")
+            ),
+            Action::TakeRemote => format!(
+                "moved to {remote}'s; this clone's tip is kept as {}",
+                b.backup.as_deref().unwrap_or("-")
+            ),
+            Action::Diverged => format!(
+                "DIVERGED from {remote}/{}; nothing changed (merge or rebase it, or sync --take)",
+                b.branch
+            ),
+        };
+        let what = match &b.not_moved {
+            Some(why) => format!("NOT updated: {why}"),
+            None => what,
+        };
+        lines.push(format!(
+            "  branch {} (workflow {}): {what}",
+            b.branch, b.workflow
+        ));
+    }
+    if report.rounds > 1 {
+        lines.push(format!(
+            "  {remote} changed during the sync: done in {} rounds",
+            report.rounds
+        ));
+    }
+    lines
+}

@@ -1,0 +1,802 @@
+//! `sync` (SPEC §9.2): brings this clone's workflows, notes and PR branches level with a
+//! remote. Each ref is classified first (equal, adopt, fast-forward, push, diverged) as
+//! plain data, then carried out: local moves are compare-and-swaps, the pushes go out in one
+//! `git push --atomic` with a lease on every state ref. A push that loses a race is retried
+//! from a fresh fetch; nothing that exists only in this clone is ever dropped.
+
+use gix::ObjectId;
+
+use super::{EngineError, Session, backoff};
+use crate::exec::GitError;
+use crate::store::{
+    self, Backup, HistoryEntry, LocalRef, Relation, Standing, WriteError, tracking_branch_ref,
+    tracking_notes_ref, tracking_ref,
+};
+use crate::workflow::Status;
+
+/// How many fetch–reconcile–push rounds `sync` makes before giving up on a remote that
+/// keeps changing under it.
+const MAX_ROUNDS: u32 = 10;
+
+/// Which side `sync --take` keeps when a workflow has diverged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    Local,
+    Remote,
+}
+
+/// What to do with one ref: the plan, before anything is carried out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    Nothing,
+    /// Only the remote has it: create it here.
+    Adopt,
+    FastForward,
+    /// Only this clone has it, or has more of it: push.
+    Push,
+    /// Both moved on: change nothing, report.
+    Diverged,
+    /// Diverged, and `--take local`: keep the remote's tip under a backup ref, push ours.
+    TakeLocal,
+    /// Diverged, and `--take remote`: keep our tip under a backup ref, move to theirs.
+    TakeRemote,
+}
+
+/// The plan for one ref. `standing` is `None` when either side is missing.
+pub fn plan(local: bool, remote: bool, standing: Option<Standing>, take: Option<Side>) -> Action {
+    match (local, remote, standing) {
+        (false, false, _) => Action::Nothing,
+        (false, true, _) => Action::Adopt,
+        (true, false, _) => Action::Push,
+        (true, true, Some(Standing::Equal) | None) => Action::Nothing,
+        (true, true, Some(Standing::Behind)) => Action::FastForward,
+        (true, true, Some(Standing::Ahead)) => Action::Push,
+        (true, true, Some(Standing::Diverged)) => match take {
+            None => Action::Diverged,
+            Some(Side::Local) => Action::TakeLocal,
+            Some(Side::Remote) => Action::TakeRemote,
+        },
+    }
+}
+
+/// What `sync` did with one workflow.
+#[derive(Clone, Debug)]
+pub struct WorkflowSync {
+    pub workflow: String,
+    pub action: Action,
+    /// The local tip after the sync (`None`: still absent).
+    pub tip: Option<String>,
+    pub remote_tip: Option<String>,
+    pub state: Option<Status>,
+    /// Transitions this clone had that the remote had not, and the other way round.
+    pub ahead: usize,
+    pub behind: usize,
+    /// For a divergence: the shared transition, and each side's transitions since.
+    pub base: Option<String>,
+    pub local_since: Vec<HistoryEntry>,
+    pub remote_since: Vec<HistoryEntry>,
+    /// Where `--take` kept the tip it moved away from.
+    pub backup: Option<String>,
+}
+
+/// What `sync` did with the notes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NotesSync {
+    /// `Nothing`, `Adopt`, `FastForward` or `Push`; a union merge is `Push` with `merged`.
+    pub action: Action,
+    pub merged: bool,
+}
+
+/// What `sync` did with a workflow's PR branch.
+#[derive(Clone, Debug)]
+pub struct BranchSync {
+    pub workflow: String,
+    pub branch: String,
+    pub action: Action,
+    pub backup: Option<String>,
+    /// Why the local branch could not be moved, when it could not.
+    pub not_moved: Option<String>,
+}
+
+#[derive(Clone, Debug)]
+pub struct SyncReport {
+    pub remote: String,
+    pub refspecs_added: Vec<String>,
+    pub workflows: Vec<WorkflowSync>,
+    pub notes: NotesSync,
+    pub branches: Vec<BranchSync>,
+    /// The remote refs the push updated.
+    pub pushed: Vec<String>,
+    /// Fetch–reconcile–push rounds: more than one when a push lost a race.
+    pub rounds: u32,
+    pub warnings: Vec<String>,
+}
+
+impl SyncReport {
+    /// True when a workflow or a branch diverged and was left as it was.
+    pub fn diverged(&self) -> bool {
+        self.workflows.iter().any(|w| w.action == Action::Diverged)
+            || self.branches.iter().any(|b| b.action == Action::Diverged)
+    }
+}
+
+/// One ref to push, with the lease that protects it.
+#[derive(Clone, Debug)]
+struct Push {
+    /// What to push (a commit id).
+    source: ObjectId,
+    /// The ref on the remote.
+    target: String,
+    /// The remote-tracking ref that shows what we saw of `target`.
+    tracking: String,
+    /// The tip we saw on the remote (`None`: absent).
+    seen: Option<ObjectId>,
+    /// Pushed with `--force-with-lease=<target>:<seen>`; otherwise a plain, never forced,
+    /// push.
+    leased: bool,
+}
+
+/// The remote `sync` and `init` talk to: the one named, else the config's `remote`, else
+/// `origin`, else the only remote there is.
+pub fn resolve_remote(session: &Session, named: Option<&str>) -> Result<String, EngineError> {
+    let remotes = session.git.remotes()?;
+    if let Some(name) = named {
+        if remotes.iter().any(|r| r == name) {
+            return Ok(name.to_string());
+        }
+        return Err(EngineError::BadInput {
+            message: format!("there is no remote named \"{name}\""),
+            hint: format!(
+                "The remotes are: {}. Add one with `git remote add {name} <url>`.",
+                if remotes.is_empty() {
+                    "(none)".to_string()
+                } else {
+                    remotes.join(", ")
+                }
+            ),
+        });
+    }
+    let configured = session
+        .store
+        .read()
+        .ok()
+        .flatten()
+        .and_then(|s| session.load_config(Some(&s.state)).ok())
+        .and_then(|loaded| loaded.config.remote);
+    for candidate in configured.into_iter().chain(["origin".to_string()]) {
+        if remotes.contains(&candidate) {
+            return Ok(candidate);
+        }
+    }
+    match remotes.as_slice() {
+        [only] => Ok(only.clone()),
+        [] => Err(EngineError::BadInput {
+            message: "this repository has no remote to sync with".into(),
+            hint:
+                "Add one with `git remote add origin <url>`, then run `git orchestrate sync` again."
+                    .into(),
+        }),
+        many => Err(EngineError::BadInput {
+            message: format!(
+                "this repository has several remotes ({}) and none is called origin",
+                many.join(", ")
+            ),
+            hint:
+                "Name one: `git orchestrate sync <remote>`, or set `remote` in .orchestrate.toml."
+                    .into(),
+        }),
+    }
+}
+
+/// Adds the SPEC §9.1 fetch refspecs for `remote` that are missing, and replaces the exact
+/// notes refspec (which breaks `git fetch` while the remote has no notes) by its pattern.
+/// Returns the refspecs added; running it again adds nothing.
+pub fn ensure_refspecs(session: &Session, remote: &str) -> Result<Vec<String>, EngineError> {
+    let key = format!("remote.{remote}.fetch");
+    let present = session.git.config_all(&key)?;
+    let exact = store::exact_notes_refspec(remote);
+    if present.contains(&exact) {
+        session.git.config_unset_value(&key, &exact)?;
+    }
+    let mut added = Vec::new();
+    for spec in store::fetch_refspecs(remote) {
+        if !present.contains(&spec) {
+            session.git.config_add(&key, &spec)?;
+            added.push(spec);
+        }
+    }
+    Ok(added)
+}
+
+/// A failure talking to the remote, with what the host answered.
+fn remote_error(remote: &str, what: String, e: GitError, hint: String) -> EngineError {
+    EngineError::Remote {
+        remote: remote.to_string(),
+        what,
+        answer: e.stderr.trim().to_string(),
+        hint,
+    }
+}
+
+fn fetch(session: &Session, remote: &str) -> Result<(), EngineError> {
+    session
+        .git
+        .fetch(remote, &store::sync_refspecs(remote))
+        .map_err(|e| {
+            remote_error(
+                remote,
+                format!("fetch the workflow state from {remote}"),
+                e,
+                format!(
+                    "Nothing was changed. Check that `git fetch {remote}` works (network, credentials), then run `git orchestrate sync {remote}` again."
+                ),
+            )
+        })
+}
+
+/// The fetch refspecs destructive of local state that `remote` has configured.
+fn destructive_refspecs(session: &Session, remote: &str) -> Result<Vec<String>, EngineError> {
+    Ok(session
+        .git
+        .config_all(&format!("remote.{remote}.fetch"))?
+        .into_iter()
+        .filter(|spec| store::writes_local_state(spec))
+        .collect())
+}
+
+/// `git orchestrate sync [REMOTE] [--take local|remote]`. `--take` applies to this session's
+/// workflow only; other diverged workflows are reported and left alone.
+pub fn sync(
+    session: &Session,
+    remote: Option<&str>,
+    take: Option<Side>,
+) -> Result<SyncReport, EngineError> {
+    let remote = resolve_remote(session, remote)?;
+    let refspecs_added = ensure_refspecs(session, &remote)?;
+    let mut warnings = Vec::new();
+    let destructive = destructive_refspecs(session, &remote)?;
+    if !destructive.is_empty() {
+        warnings.push(format!(
+            "remote.{remote}.fetch has {}: a plain `git fetch {remote}` overwrites this clone's state with the remote's; `git orchestrate doctor` prints the command that removes it",
+            destructive.join(", ")
+        ));
+    }
+    let mut refused: Option<(Vec<Push>, GitError)> = None;
+    for round in 1..=MAX_ROUNDS {
+        fetch(session, &remote)?;
+        if let Some((pushes, error)) = refused.take() {
+            // Nothing moved on the remote since: the host refused the push itself.
+            if !moved_since(session, &pushes)? {
+                return Err(push_refused(&remote, &pushes, error));
+            }
+        }
+        let reconciled = match reconcile(session, &remote, take) {
+            Err(EngineError::Conflict) => {
+                std::thread::sleep(backoff(round));
+                continue;
+            }
+            other => other?,
+        };
+        let pushed = reconciled.pushes.iter().map(|p| p.target.clone()).collect();
+        if !reconciled.pushes.is_empty()
+            && let Err(e) = push(session, &remote, &reconciled.pushes)
+        {
+            refused = Some((reconciled.pushes, e));
+            std::thread::sleep(backoff(round));
+            continue;
+        }
+        warnings.extend(reconciled.warnings);
+        return Ok(SyncReport {
+            remote,
+            refspecs_added,
+            workflows: reconciled.workflows,
+            notes: reconciled.notes,
+            branches: reconciled.branches,
+            pushed,
+            rounds: round,
+            warnings,
+        });
+    }
+    if let Some((pushes, error)) = refused {
+        return Err(push_refused(&remote, &pushes, error));
+    }
+    Err(EngineError::RetriesExhausted {
+        attempts: MAX_ROUNDS,
+        workflow: session.store.workflow().to_string(),
+    })
+}
+
+/// True when a ref the push targeted is no longer where the push expected it.
+fn moved_since(session: &Session, pushes: &[Push]) -> Result<bool, EngineError> {
+    for p in pushes {
+        if session.store.ref_tip(&p.tracking)? != p.seen {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+fn push_refused(remote: &str, pushes: &[Push], error: GitError) -> EngineError {
+    let refs: Vec<&str> = pushes.iter().map(|p| p.target.as_str()).collect();
+    let custom = refs
+        .iter()
+        .any(|r| r.starts_with("refs/orchestrator/") || r.starts_with("refs/notes/"));
+    remote_error(
+        remote,
+        format!("push {} to {remote}", refs.join(", ")),
+        error,
+        if custom {
+            format!(
+                "The local state is kept; nothing was pushed (the push is atomic). Some hosts refuse refs outside \
+                 refs/heads and refs/tags: allow refs/orchestrator/* and refs/notes/* on {remote}, or share state \
+                 through a remote that accepts them. `git orchestrate sync {remote}` retries."
+            )
+        } else {
+            format!(
+                "The local state is kept; nothing was pushed. `git orchestrate sync {remote}` retries."
+            )
+        },
+    )
+}
+
+fn push(session: &Session, remote: &str, pushes: &[Push]) -> Result<(), GitError> {
+    let leases: Vec<(String, Option<String>)> = pushes
+        .iter()
+        .filter(|p| p.leased)
+        .map(|p| (p.target.clone(), p.seen.map(|id| id.to_string())))
+        .collect();
+    let refspecs: Vec<String> = pushes
+        .iter()
+        .map(|p| format!("{}:{}", p.source, p.target))
+        .collect();
+    session.git.push_atomic(remote, &leases, &refspecs)
+}
+
+struct Reconciled {
+    workflows: Vec<WorkflowSync>,
+    notes: NotesSync,
+    branches: Vec<BranchSync>,
+    pushes: Vec<Push>,
+    warnings: Vec<String>,
+}
+
+/// How far back a divergence report lists each side's transitions.
+const DIVERGED_LISTED: usize = 20;
+
+fn moved(e: WriteError) -> EngineError {
+    e.into()
+}
+
+/// Compares every local ref with what was just fetched, carries out the local moves, and
+/// returns what is left to push. A local compare-and-swap that loses a race is
+/// [`EngineError::Conflict`]: the round is re-run.
+fn reconcile(
+    session: &Session,
+    remote: &str,
+    take: Option<Side>,
+) -> Result<Reconciled, EngineError> {
+    let store = &session.store;
+    let local = store.local_workflows()?;
+    let tracked = store.tracking_workflows(remote)?;
+    let mut names: Vec<&String> = local.keys().chain(tracked.keys()).collect();
+    names.sort();
+    names.dedup();
+    let mut out = Reconciled {
+        workflows: Vec::new(),
+        notes: NotesSync {
+            action: Action::Nothing,
+            merged: false,
+        },
+        branches: Vec::new(),
+        pushes: Vec::new(),
+        warnings: Vec::new(),
+    };
+    for name in names {
+        if !store::valid_workflow_name(name) {
+            out.warnings.push(format!(
+                "skipped a workflow ref with an invalid name: {}",
+                tracking_ref(remote, name)
+            ));
+            continue;
+        }
+        let ours = local.get(name).copied();
+        let theirs = tracked.get(name).copied();
+        let relation = match (ours, theirs) {
+            (Some(a), Some(b)) => Some(store.relation(a, b)?),
+            _ => None,
+        };
+        let this_one = name == store.workflow();
+        let action = plan(
+            ours.is_some(),
+            theirs.is_some(),
+            relation.as_ref().map(Relation::standing),
+            take.filter(|_| this_one),
+        );
+        let reference = LocalRef::Workflow(name);
+        let mut backup = None;
+        let message = |what: &str| format!("sync {remote}: {what} workflow {name}");
+        match (action, ours, theirs) {
+            (Action::Adopt, None, Some(theirs)) => store
+                .move_ref(reference, None, theirs, &message("adopt"))
+                .map_err(moved)?,
+            (Action::FastForward, Some(ours), Some(theirs)) => store
+                .move_ref(reference, Some(ours), theirs, &message("fast-forward"))
+                .map_err(moved)?,
+            (Action::TakeRemote, Some(ours), Some(theirs)) => {
+                backup = Some(
+                    store
+                        .backup(name, Backup::State, ours, &message("keep the local tip of"))
+                        .map_err(moved)?,
+                );
+                store
+                    .move_ref(reference, Some(ours), theirs, &message("take the remote's"))
+                    .map_err(moved)?;
+            }
+            (Action::TakeLocal, Some(ours), Some(theirs)) => {
+                backup = Some(
+                    store
+                        .backup(
+                            name,
+                            Backup::State,
+                            theirs,
+                            &message("keep the remote tip of"),
+                        )
+                        .map_err(moved)?,
+                );
+                out.pushes
+                    .push(state_push(remote, name, ours, Some(theirs)));
+            }
+            (Action::Push, Some(ours), theirs) => {
+                out.pushes.push(state_push(remote, name, ours, theirs));
+            }
+            _ => {}
+        }
+        let tip = match action {
+            Action::Adopt | Action::FastForward | Action::TakeRemote => theirs,
+            _ => ours,
+        };
+        let (local_since, remote_since) = match (action, relation, ours, theirs) {
+            (Action::Diverged, Some(relation), Some(ours), Some(theirs)) => (
+                store.history_from(ours, relation.base, DIVERGED_LISTED)?,
+                store.history_from(theirs, relation.base, DIVERGED_LISTED)?,
+            ),
+            _ => (Vec::new(), Vec::new()),
+        };
+        let state = match tip {
+            Some(tip) => match store.read_at(tip, &LocalRef::Workflow(name).name()) {
+                Ok(snapshot) => Some(snapshot.state),
+                Err(e) => {
+                    out.warnings.push(e.to_string());
+                    None
+                }
+            },
+            None => None,
+        };
+        if let Some(branch) = state.as_ref().and_then(|s| s.current_pr_branch.clone())
+            && !out.branches.iter().any(|b| b.branch == branch)
+        {
+            let synced = sync_branch(
+                session,
+                remote,
+                name,
+                &branch,
+                take.filter(|_| this_one),
+                &mut out.pushes,
+            )?;
+            out.branches.push(synced);
+        }
+        out.workflows.push(WorkflowSync {
+            workflow: name.clone(),
+            action,
+            tip: tip.map(|t| t.to_string()),
+            remote_tip: theirs.map(|t| t.to_string()),
+            state: state.map(|s| s.status),
+            ahead: relation.map_or(0, |r| r.ahead),
+            behind: relation.map_or(0, |r| r.behind),
+            base: relation.and_then(|r| r.base).map(|b| b.to_string()),
+            local_since,
+            remote_since,
+            backup,
+        });
+    }
+    out.notes = sync_notes(session, remote, &mut out.pushes)?;
+    Ok(out)
+}
+
+fn state_push(remote: &str, name: &str, ours: ObjectId, theirs: Option<ObjectId>) -> Push {
+    Push {
+        source: ours,
+        target: LocalRef::Workflow(name).name(),
+        tracking: tracking_ref(remote, name),
+        seen: theirs,
+        leased: true,
+    }
+}
+
+/// How a commit graph ref (notes, a branch) stands: by ancestry, as git sees it.
+fn standing_by_ancestry(
+    session: &Session,
+    ours: ObjectId,
+    theirs: ObjectId,
+) -> Result<Standing, EngineError> {
+    let (a, b) = (ours.to_string(), theirs.to_string());
+    Ok(if ours == theirs {
+        Standing::Equal
+    } else if session.git.is_ancestor(&a, &b)? {
+        Standing::Behind
+    } else if session.git.is_ancestor(&b, &a)? {
+        Standing::Ahead
+    } else {
+        Standing::Diverged
+    })
+}
+
+/// Notes never diverge for good: two histories are merged by the union of their lines.
+fn sync_notes(
+    session: &Session,
+    remote: &str,
+    pushes: &mut Vec<Push>,
+) -> Result<NotesSync, EngineError> {
+    let store = &session.store;
+    let ours = store.local_tip(LocalRef::Notes)?;
+    let theirs = store.tracking_notes(remote)?;
+    let standing = match (ours, theirs) {
+        (Some(a), Some(b)) => Some(standing_by_ancestry(session, a, b)?),
+        _ => None,
+    };
+    let action = plan(ours.is_some(), theirs.is_some(), standing, None);
+    let message = format!("sync {remote}: notes");
+    let (action, merged, push_tip) = match (action, ours, theirs) {
+        (Action::Adopt, None, Some(theirs)) => {
+            store
+                .move_ref(LocalRef::Notes, None, theirs, &message)
+                .map_err(moved)?;
+            (Action::Adopt, false, None)
+        }
+        (Action::FastForward, Some(ours), Some(theirs)) => {
+            store
+                .move_ref(LocalRef::Notes, Some(ours), theirs, &message)
+                .map_err(moved)?;
+            (Action::FastForward, false, None)
+        }
+        (Action::Push, Some(ours), _) => (Action::Push, false, Some(ours)),
+        (Action::Diverged, Some(ours), Some(theirs)) => {
+            let merged = store.merge_notes(ours, theirs)?;
+            store
+                .move_ref(
+                    LocalRef::Notes,
+                    Some(ours),
+                    merged,
+                    &format!("{message} merged"),
+                )
+                .map_err(moved)?;
+            (Action::Push, true, Some(merged))
+        }
+        (action, _, _) => (action, false, None),
+    };
+    if let Some(tip) = push_tip {
+        pushes.push(Push {
+            source: tip,
+            target: LocalRef::Notes.name(),
+            tracking: tracking_notes_ref(remote),
+            seen: theirs,
+            leased: true,
+        });
+    }
+    Ok(NotesSync { action, merged })
+}
+
+/// The PR branch travels with its workflow: pushed (never forced) when this clone has more
+/// of it, moved forward here when the remote has more, and never moved under a working tree
+/// with changes git would have to overwrite.
+fn sync_branch(
+    session: &Session,
+    remote: &str,
+    workflow: &str,
+    branch: &str,
+    take: Option<Side>,
+    pushes: &mut Vec<Push>,
+) -> Result<BranchSync, EngineError> {
+    let store = &session.store;
+    let reference = LocalRef::Branch(branch);
+    let ours = store.local_tip(reference)?;
+    let theirs = store.tracking_branch(remote, branch)?;
+    let standing = match (ours, theirs) {
+        (Some(a), Some(b)) => Some(standing_by_ancestry(session, a, b)?),
+        _ => None,
+    };
+    let action = plan(ours.is_some(), theirs.is_some(), standing, take);
+    let tracking = tracking_branch_ref(remote, branch);
+    let mut synced = BranchSync {
+        workflow: workflow.to_string(),
+        branch: branch.to_string(),
+        action,
+        backup: None,
+        not_moved: None,
+    };
+    let message = format!("sync {remote}: branch {branch} of workflow {workflow}");
+    match (action, ours, theirs) {
+        (Action::Adopt, None, Some(_)) => {
+            session.git.create_tracking_branch(branch, &tracking)?;
+        }
+        (Action::FastForward | Action::TakeRemote, Some(ours), Some(theirs)) => {
+            if action == Action::TakeRemote {
+                synced.backup = Some(
+                    store
+                        .backup(workflow, Backup::Branch, ours, &message)
+                        .map_err(moved)?,
+                );
+            }
+            synced.not_moved = move_branch(session, branch, ours, theirs, action, &message)?;
+        }
+        (Action::Push | Action::TakeLocal, Some(ours), theirs) => {
+            if action == Action::TakeLocal
+                && let Some(theirs) = theirs
+            {
+                synced.backup = Some(
+                    store
+                        .backup(workflow, Backup::Branch, theirs, &message)
+                        .map_err(moved)?,
+                );
+            }
+            pushes.push(Push {
+                source: ours,
+                target: reference.name(),
+                tracking,
+                seen: theirs,
+                leased: action == Action::TakeLocal,
+            });
+        }
+        _ => {}
+    }
+    Ok(synced)
+}
+
+/// Moves a local branch to `theirs`: by ref when no worktree has it checked out, by `git
+/// merge --ff-only` (or `reset --keep` for `--take remote`) in this one. Returns why it was
+/// not moved, when git refused.
+fn move_branch(
+    session: &Session,
+    branch: &str,
+    ours: ObjectId,
+    theirs: ObjectId,
+    action: Action,
+    message: &str,
+) -> Result<Option<String>, EngineError> {
+    let checked_out = session.git.checked_out_branches()?;
+    let here = session.store.head_branch()?;
+    let Some((_, path)) = checked_out.iter().find(|(b, _)| b == branch) else {
+        session
+            .store
+            .move_ref(LocalRef::Branch(branch), Some(ours), theirs, message)
+            .map_err(moved)?;
+        return Ok(None);
+    };
+    if here.as_deref() != Some(branch) {
+        return Ok(Some(format!(
+            "it is checked out in {}; update it there (`git merge --ff-only`) or run sync there",
+            path.display()
+        )));
+    }
+    let target = theirs.to_string();
+    let result = if action == Action::TakeRemote {
+        session.git.reset_keep(&target)
+    } else {
+        session.git.merge_ff_only(&target)
+    };
+    Ok(result.err().map(|e| {
+        format!(
+            "git refused to move the checked-out branch: {}; commit or stash your changes and run sync again",
+            e.stderr.trim()
+        )
+    }))
+}
+
+/// The state `init` adopts on a fresh clone.
+#[derive(Clone, Debug)]
+pub struct Adoption {
+    pub remote: String,
+    pub tip: String,
+    pub state: Status,
+    pub transitions: usize,
+}
+
+/// On a clone where this workflow does not exist yet, looks for it on the remote
+/// (`git ls-remote`) and, when it is there, fetches and adopts it with the notes, so that
+/// `init` continues the shared history instead of starting a second one. Pushes nothing.
+pub fn adopt_from_remote(session: &Session, remote: &str) -> Result<Option<Adoption>, EngineError> {
+    let reference = session.store.ref_name();
+    let listed = session
+        .git
+        .ls_remote(remote, &[&reference])
+        .map_err(|e| {
+            remote_error(
+                remote,
+                format!("look for workflow state on {remote}"),
+                e,
+                format!("Check that `git ls-remote {remote}` works, or run `git orchestrate sync {remote}` later."),
+            )
+        })?;
+    if !listed.iter().any(|(name, _)| *name == reference) {
+        return Ok(None);
+    }
+    fetch(session, remote)?;
+    let workflow = session.store.workflow().to_string();
+    let Some(theirs) = session
+        .store
+        .tracking_workflows(remote)?
+        .get(&workflow)
+        .copied()
+    else {
+        return Ok(None);
+    };
+    session
+        .store
+        .move_ref(
+            LocalRef::Workflow(&workflow),
+            None,
+            theirs,
+            &format!("init: adopt workflow {workflow} from {remote}"),
+        )
+        .map_err(moved)?;
+    // Not pushed: the notes are brought level here only, like `sync` does before its push.
+    let mut unused = Vec::new();
+    sync_notes(session, remote, &mut unused)?;
+    let snapshot = session
+        .store
+        .read()?
+        .ok_or_else(|| EngineError::Internal("an adopted workflow cannot be read".into()))?;
+    let transitions = session.store.history_from(theirs, None, usize::MAX)?.len();
+    Ok(Some(Adoption {
+        remote: remote.to_string(),
+        tip: theirs.to_string(),
+        state: snapshot.state.status,
+        transitions,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn every_combination_has_one_plan() {
+        use Action::{Adopt, FastForward, Nothing, Push, TakeLocal, TakeRemote};
+        use Standing::{Ahead, Behind, Equal};
+        let cases = [
+            (false, false, None, None, Nothing),
+            (false, true, None, None, Adopt),
+            (true, false, None, None, Push),
+            (true, true, Some(Equal), None, Nothing),
+            (true, true, Some(Behind), None, FastForward),
+            (true, true, Some(Ahead), None, Push),
+            (true, true, Some(Standing::Diverged), None, Action::Diverged),
+            (
+                true,
+                true,
+                Some(Standing::Diverged),
+                Some(Side::Local),
+                TakeLocal,
+            ),
+            (
+                true,
+                true,
+                Some(Standing::Diverged),
+                Some(Side::Remote),
+                TakeRemote,
+            ),
+            // --take changes nothing that has not diverged.
+            (true, true, Some(Behind), Some(Side::Local), FastForward),
+            (true, true, Some(Ahead), Some(Side::Remote), Push),
+            (false, true, None, Some(Side::Local), Adopt),
+        ];
+        for (local, remote, standing, take, expected) in cases {
+            assert_eq!(
+                plan(local, remote, standing, take),
+                expected,
+                "{local} {remote} {standing:?} {take:?}"
+            );
+        }
+    }
+}

@@ -1,0 +1,513 @@
+//! State travels with clones and pushes (SPEC §9): two clones of a bare remote, the real
+//! binary, real `git fetch` and `git push`.
+
+use std::path::Path;
+
+use pretty_assertions::assert_eq;
+
+use crate::support::{REF, TestRepo};
+
+const TRACKING: &str = "refs/orchestrator/remotes/origin/workflows/main";
+const BRANCH: &str = "feat/add-numbers";
+
+fn rev(repo: &TestRepo, name: &str) -> Option<String> {
+    let (ok, out) = repo.git_try(&["rev-parse", "--verify", "--quiet", name]);
+    ok.then(|| out.trim().to_string())
+}
+
+fn remote_refs(bare: &Path) -> Vec<String> {
+    let out = std::process::Command::new("git")
+        .args(["for-each-ref", "--format=%(refname)"])
+        .current_dir(bare)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+fn remote_tip(bare: &Path, name: &str) -> Option<String> {
+    let out = std::process::Command::new("git")
+        .args(["rev-parse", "--verify", "--quiet", name])
+        .current_dir(bare)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .unwrap();
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// Every commit in `tips` is still reachable in `repo`: from the workflow ref, or from a
+/// backup ref. Unpushed local state is never lost.
+#[track_caller]
+fn assert_kept(repo: &TestRepo, tips: &[&str]) {
+    let refs = repo.git(&["for-each-ref", "--format=%(refname)", "refs/orchestrator/"]);
+    for tip in tips {
+        let kept = refs
+            .lines()
+            .any(|r| repo.git_try(&["merge-base", "--is-ancestor", tip, r]).0);
+        assert!(
+            kept,
+            "{tip} is no longer reachable from refs/orchestrator/:\n{refs}"
+        );
+    }
+}
+
+/// Clone A at step 1.1 of the plan, sharing through a bare remote; clone B a fresh clone of
+/// it, before anyone synced.
+fn two_clones() -> (TestRepo, TestRepo, tempfile::TempDir, std::path::PathBuf) {
+    let a = TestRepo::new();
+    let (dir, bare) = a.share();
+    a.run(&["init"]).expect(0);
+    a.submit_plan(crate::support::PLAN).expect(0);
+    a.run(&["get-task"]).expect(0);
+    let b = TestRepo::clone_of(&bare);
+    (a, b, dir, bare)
+}
+
+#[test]
+fn a_second_clone_adopts_the_workflow_and_each_clone_receives_the_others_progress() {
+    let (a, b, _dir, bare) = two_clones();
+    let out = a.run(&["sync"]);
+    out.expect(0);
+    assert!(
+        out.stdout
+            .contains("workflow main: pushed (new on origin) (EXECUTING_TDD)"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains(&format!("branch {BRANCH} (workflow main): pushed")),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(remote_tip(&bare, REF), a.tip());
+    assert_eq!(
+        remote_tip(&bare, &format!("refs/heads/{BRANCH}")),
+        rev(&a, BRANCH)
+    );
+
+    // A fresh clone's init adopts the remote's workflow instead of starting another.
+    let out = b.run(&["init"]);
+    out.expect(0);
+    assert!(
+        out.stdout
+            .contains("ADOPTED workflow main from origin: 3 transitions, state EXECUTING_TDD"),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(b.tip(), a.tip());
+    assert!(
+        b.git(&["config", "--get-all", "remote.origin.fetch"])
+            .contains("refs/orchestrator/workflows/*:refs/orchestrator/remotes/origin/workflows/*"),
+    );
+
+    // A advances; a plain fetch in B brings it into the tracking namespace only.
+    a.submit_test("false", Some("FAIL")).expect(3);
+    a.run(&["sync"]).expect(0);
+    let b_before = b.tip().unwrap();
+    b.git(&["fetch", "--quiet", "origin"]);
+    assert_eq!(
+        b.tip().as_deref(),
+        Some(b_before.as_str()),
+        "git fetch never moves local state"
+    );
+    assert_eq!(rev(&b, TRACKING), a.tip());
+    let status = b.run(&["status", "--json"]).expect(0).json();
+    assert_eq!(status["remotes"][0]["remote"], "origin");
+    assert_eq!(status["remotes"][0]["standing"], "behind");
+    assert_eq!(status["remotes"][0]["behind"], 1);
+
+    let out = b.run(&["sync"]);
+    out.expect(0);
+    assert!(
+        out.stdout
+            .contains("workflow main: fast-forwarded 1 transition (EXECUTING_TDD)"),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(b.tip(), a.tip());
+    assert_eq!(
+        b.run(&["status", "--json"]).json()["remotes"][0]["standing"],
+        "equal"
+    );
+
+    // B continues on the PR branch it received, commits, and syncs; A receives both.
+    b.git(&["checkout", "--quiet", BRANCH]);
+    b.run(&[
+        "submit-work",
+        "-s",
+        "right reason",
+        "--analysis-decision",
+        "SUCCESS",
+    ])
+    .expect(0);
+    b.write("notes.txt", "from b\n");
+    b.commit_all("wip from b");
+    let out = b.run(&["sync"]);
+    out.expect(0);
+    assert!(
+        out.stdout.contains("workflow main: pushed 1 transition"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains(&format!("branch {BRANCH} (workflow main): pushed")),
+        "{}",
+        out.stdout
+    );
+
+    let a_before = a.tip().unwrap();
+    let out = a.run(&["sync", "--json"]);
+    out.expect(0);
+    let json = out.json();
+    assert_eq!(json["workflows"][0]["action"], "fast_forwarded");
+    assert_eq!(json["branches"][0]["action"], "fast_forwarded");
+    assert_eq!(a.tip(), b.tip());
+    assert_eq!(
+        rev(&a, "HEAD"),
+        rev(&b, BRANCH),
+        "A's checked-out PR branch moved forward"
+    );
+    assert_eq!(
+        std::fs::read_to_string(a.path.join("notes.txt")).unwrap(),
+        "from b\n"
+    );
+    assert_eq!(a.status(), "EXECUTING_TDD");
+    assert_kept(&a, &[&a_before]);
+    assert_kept(&b, &[&b_before]);
+}
+
+#[test]
+fn both_advancing_is_reported_as_diverged_and_take_keeps_the_other_tip() {
+    let (a, b, _dir, bare) = two_clones();
+    a.run(&["sync"]).expect(0);
+    b.run(&["init"]).expect(0);
+    b.git(&["checkout", "--quiet", BRANCH]);
+    let base = a.tip().unwrap();
+
+    // Different transitions on each side: A's RED test fails, B's passes.
+    a.submit_test("false", Some("FAIL")).expect(3);
+    b.submit_test("true", Some("FAIL")).expect(1);
+    let (a_tip, b_tip) = (a.tip().unwrap(), b.tip().unwrap());
+    a.run(&["sync"]).expect(0);
+
+    let out = b.run(&["sync"]);
+    out.expect(4);
+    assert!(
+        out.stdout.contains("workflow main: DIVERGED: this clone"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("(1 transition since the fork)"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("test: EXECUTING_TDD -> DEBUGGING"),
+        "B's own transition: {}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("test: EXECUTING_TDD -> EXECUTING_TDD"),
+        "A's transition: {}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("--take local"), "{}", out.stdout);
+    assert_eq!(
+        b.tip().as_deref(),
+        Some(b_tip.as_str()),
+        "nothing changed here"
+    );
+    assert_eq!(
+        remote_tip(&bare, REF).as_deref(),
+        Some(a_tip.as_str()),
+        "nothing changed there"
+    );
+    let json = b.run(&["sync", "--json"]).expect(4).json();
+    assert_eq!(json["workflows"][0]["action"], "diverged");
+    assert_eq!(json["workflows"][0]["base"], base.as_str());
+    assert_eq!(
+        json["workflows"][0]["local_since"][0]["commit"],
+        b_tip.as_str()
+    );
+    assert_eq!(
+        json["workflows"][0]["remote_since"][0]["commit"],
+        a_tip.as_str()
+    );
+    assert_eq!(
+        b.run(&["status", "--json"]).json()["remotes"][0]["standing"],
+        "diverged"
+    );
+
+    // B keeps its own history; A's tip stays under a backup ref.
+    let out = b.run(&["sync", "--take", "local"]);
+    out.expect(0);
+    let backup = format!("refs/orchestrator/backups/main/state-{a_tip}");
+    assert!(out.stdout.contains(&backup), "{}", out.stdout);
+    assert_eq!(rev(&b, &backup).as_deref(), Some(a_tip.as_str()));
+    assert_eq!(remote_tip(&bare, REF).as_deref(), Some(b_tip.as_str()));
+
+    // A now sees the divergence from its side, and takes the remote's.
+    a.run(&["sync"]).expect(4);
+    assert_eq!(a.tip().as_deref(), Some(a_tip.as_str()));
+    let out = a.run(&["sync", "--take", "remote"]);
+    out.expect(0);
+    assert_eq!(a.tip().as_deref(), Some(b_tip.as_str()));
+    assert_eq!(
+        rev(&a, &backup).as_deref(),
+        Some(a_tip.as_str()),
+        "A's own tip is kept"
+    );
+    assert_eq!(a.status(), "DEBUGGING");
+    a.run(&["sync"]).expect(0);
+    assert_kept(&a, &[&a_tip, &b_tip]);
+    assert_kept(&b, &[&a_tip, &b_tip]);
+}
+
+fn add_note(repo: &TestRepo, commit: &str, line: &str) {
+    repo.git(&["notes", "--ref=orchestrator", "append", "-m", line, commit]);
+}
+
+fn notes_on(repo: &TestRepo, commit: &str) -> Vec<String> {
+    let mut lines: Vec<String> = repo
+        .git(&["notes", "--ref=orchestrator", "show", commit])
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(str::to_string)
+        .collect();
+    lines.sort();
+    lines
+}
+
+#[test]
+fn notes_from_both_clones_are_all_there_after_sync_in_both() {
+    let a = TestRepo::new();
+    let (_dir, bare) = a.share();
+    a.run(&["init"]).expect(0);
+    let b = TestRepo::clone_of(&bare);
+    b.run(&["init"]).expect(0);
+    let first = a.git(&["rev-parse", "HEAD"]).trim().to_string();
+    b.write("b.txt", "b\n");
+    b.commit_all("b's commit");
+    let second = b.git(&["rev-parse", "HEAD"]).trim().to_string();
+
+    add_note(&a, &first, "{\"from\":\"a\"}");
+    add_note(&b, &first, "{\"from\":\"b\"}");
+    add_note(&b, &second, "{\"from\":\"b\",\"n\":2}");
+    a.run(&["sync"]).expect(0);
+    let out = b.run(&["sync"]);
+    out.expect(0);
+    assert!(
+        out.stdout
+            .contains("notes: merged with origin's (union of lines), pushed"),
+        "{}",
+        out.stdout
+    );
+    a.run(&["sync"]).expect(0);
+    a.git(&["fetch", "--quiet", "origin", "main"]);
+
+    for repo in [&a, &b] {
+        assert_eq!(
+            notes_on(repo, &first),
+            vec!["{\"from\":\"a\"}", "{\"from\":\"b\"}"]
+        );
+        assert_eq!(notes_on(repo, &second), vec!["{\"from\":\"b\",\"n\":2}"]);
+    }
+    assert_eq!(
+        remote_tip(&bare, "refs/notes/orchestrator"),
+        rev(&a, "refs/notes/orchestrator")
+    );
+    assert_eq!(
+        rev(&a, "refs/notes/orchestrator"),
+        rev(&b, "refs/notes/orchestrator")
+    );
+}
+
+#[test]
+fn two_clones_syncing_at_once_one_wins_and_the_other_retries_to_a_consistent_end() {
+    let a = TestRepo::new();
+    let (_dir, bare) = a.share();
+    // Holds every push for a moment, so that both syncs have fetched before either lands.
+    let hook = bare.join("hooks/pre-receive");
+    std::fs::write(&hook, "#!/bin/sh\ncat >/dev/null\nsleep 1\n").unwrap();
+    std::process::Command::new("chmod")
+        .arg("+x")
+        .arg(&hook)
+        .status()
+        .unwrap();
+    let b = TestRepo::clone_of(&bare);
+    a.run(&["--workflow", "wa", "init"]).expect(0);
+    b.run(&["--workflow", "wb", "init"]).expect(0);
+    let first = a.git(&["rev-parse", "HEAD"]).trim().to_string();
+    add_note(&a, &first, "{\"from\":\"a\"}");
+    add_note(&b, &first, "{\"from\":\"b\"}");
+
+    let spawn = |repo: &TestRepo| {
+        repo.command(crate::support::BIN, ["sync", "--json"])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (pa, pb) = (spawn(&a), spawn(&b));
+    let outs = [
+        pa.wait_with_output().unwrap(),
+        pb.wait_with_output().unwrap(),
+    ];
+    let mut rounds = Vec::new();
+    for out in &outs {
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+        rounds.push(json["rounds"].as_u64().unwrap());
+    }
+    rounds.sort();
+    assert_eq!(rounds[0], 1, "one push won at once: {rounds:?}");
+    assert!(
+        rounds[1] >= 2,
+        "the other lost the race and retried: {rounds:?}"
+    );
+
+    // One more sync each, and all three agree.
+    a.run(&["sync"]).expect(0);
+    b.run(&["sync"]).expect(0);
+    for repo in [&a, &b] {
+        for workflow in ["wa", "wb"] {
+            let name = format!("refs/orchestrator/workflows/{workflow}");
+            assert_eq!(rev(repo, &name), remote_tip(&bare, &name), "{workflow}");
+            assert!(rev(repo, &name).is_some());
+        }
+        assert_eq!(
+            notes_on(repo, &first),
+            vec!["{\"from\":\"a\"}", "{\"from\":\"b\"}"]
+        );
+        assert_eq!(
+            rev(repo, "refs/notes/orchestrator"),
+            remote_tip(&bare, "refs/notes/orchestrator")
+        );
+    }
+}
+
+#[test]
+fn a_plain_git_push_or_fetch_leaves_state_alone() {
+    let (a, b, _dir, bare) = two_clones();
+    // init added only fetch refspecs, none for push.
+    assert_eq!(
+        a.git_try(&["config", "--get-all", "remote.origin.push"]).0,
+        false
+    );
+    a.git(&["push", "--quiet", "origin", "main"]);
+    a.git(&["push", "--quiet", "origin", BRANCH]);
+    assert!(
+        !remote_refs(&bare)
+            .iter()
+            .any(|r| r.starts_with("refs/orchestrator/") || r.starts_with("refs/notes/")),
+        "{:?}",
+        remote_refs(&bare)
+    );
+
+    // B starts its own workflow before it ever syncs: a plain fetch keeps it.
+    // At another time than A's: the same transition at the same second is the same commit.
+    let init = b
+        .command(crate::support::BIN, ["init"])
+        .env("GIT_COMMITTER_DATE", "2026-02-02T00:00:00Z")
+        .output()
+        .unwrap();
+    assert!(init.status.success());
+    let b_own = b.tip().unwrap();
+    a.run(&["sync"]).expect(0);
+    // The remote has no notes yet: the fetch must not fail on the notes refspec.
+    b.git(&["fetch", "--quiet", "origin"]);
+    assert_eq!(b.tip().as_deref(), Some(b_own.as_str()));
+    assert_eq!(rev(&b, TRACKING), a.tip());
+    let out = b.run(&["sync"]);
+    out.expect(4);
+    assert!(out.stdout.contains("share no transition"), "{}", out.stdout);
+    assert_eq!(b.tip().as_deref(), Some(b_own.as_str()));
+    assert_kept(&b, &[&b_own]);
+}
+
+#[test]
+fn a_host_that_refuses_custom_refs_gets_a_clear_message_and_nothing_changes() {
+    let (a, _b, _dir, bare) = two_clones();
+    let hook = bare.join("hooks/pre-receive");
+    std::fs::write(
+        &hook,
+        "#!/bin/sh\nwhile read old new ref; do\n  case $ref in refs/orchestrator/*|refs/notes/*)\n    \
+         echo \"this host accepts branches and tags only, not $ref\" >&2; exit 1;;\n  esac\ndone\n",
+    )
+    .unwrap();
+    std::process::Command::new("chmod")
+        .arg("+x")
+        .arg(&hook)
+        .status()
+        .unwrap();
+    let before = a.tip();
+    let out = a.run(&["sync"]);
+    out.expect(5);
+    assert!(
+        out.stderr
+            .contains("could not push refs/orchestrator/workflows/main"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains(
+            "this host accepts branches and tags only, not refs/orchestrator/workflows/main"
+        ),
+        "the host's answer is shown: {}",
+        out.stderr
+    );
+    assert!(
+        out.stderr
+            .contains("refuse refs outside refs/heads and refs/tags"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(a.tip(), before);
+    assert!(
+        remote_refs(&bare)
+            .iter()
+            .all(|r| !r.starts_with("refs/orchestrator/"))
+    );
+    let json = a.run(&["sync", "--json"]).expect(5).json();
+    assert_eq!(json["error"]["kind"], "remote");
+}
+
+#[test]
+fn sync_without_a_remote_says_how_to_add_one() {
+    let repo = TestRepo::new();
+    let out = repo.run(&["sync"]);
+    out.expect(2);
+    assert!(
+        out.stderr
+            .contains("this repository has no remote to sync with"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("git remote add origin"),
+        "{}",
+        out.stderr
+    );
+    let out = repo.run(&["sync", "upstream"]);
+    out.expect(2);
+    assert!(
+        out.stderr.contains("there is no remote named \"upstream\""),
+        "{}",
+        out.stderr
+    );
+}
