@@ -97,7 +97,8 @@ pub fn init(
             // Offline is no reason to refuse a local start; `sync` reports the split later.
             Err(e) => {
                 warnings.push(format!(
-                    "{e}; created a new workflow: if {remote} has one, `git orchestrate sync` will report                      the two as diverged"
+                    "{e}; created a new workflow: if {remote} has one, `git orchestrate sync` will \
+                     report the two as diverged"
                 ));
                 None
             }

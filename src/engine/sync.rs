@@ -156,12 +156,10 @@ pub fn resolve_remote(session: &Session, named: Option<&str>) -> Result<String, 
             ),
         });
     }
+    let state = session.store.read().ok().flatten().map(|s| s.state);
     let configured = session
-        .store
-        .read()
+        .load_config(state.as_ref())
         .ok()
-        .flatten()
-        .and_then(|s| session.load_config(Some(&s.state)).ok())
         .and_then(|loaded| loaded.config.remote);
     for candidate in configured.into_iter().chain(["origin".to_string()]) {
         if remotes.contains(&candidate) {
@@ -278,12 +276,17 @@ pub fn sync(
             other => other?,
         };
         let pushed = reconciled.pushes.iter().map(|p| p.target.clone()).collect();
-        if !reconciled.pushes.is_empty()
-            && let Err(e) = push(session, &remote, &reconciled.pushes)
-        {
-            refused = Some((reconciled.pushes, e));
-            std::thread::sleep(backoff(round));
-            continue;
+        if !reconciled.pushes.is_empty() {
+            match push(session, &remote, &reconciled.pushes) {
+                // The pre-push hook's warnings, for one.
+                Ok(said) if !said.is_empty() => warnings.push(format!("git push said: {said}")),
+                Ok(_) => {}
+                Err(e) => {
+                    refused = Some((reconciled.pushes, e));
+                    std::thread::sleep(backoff(round));
+                    continue;
+                }
+            }
         }
         warnings.extend(reconciled.warnings);
         return Ok(SyncReport {
@@ -297,8 +300,12 @@ pub fn sync(
             warnings,
         });
     }
+    // The last round's push failed too: a refusal, unless the remote moved again.
     if let Some((pushes, error)) = refused {
-        return Err(push_refused(&remote, &pushes, error));
+        fetch(session, &remote)?;
+        if !moved_since(session, &pushes)? {
+            return Err(push_refused(&remote, &pushes, error));
+        }
     }
     Err(EngineError::RetriesExhausted {
         attempts: MAX_ROUNDS,
@@ -318,9 +325,15 @@ fn moved_since(session: &Session, pushes: &[Push]) -> Result<bool, EngineError> 
 
 fn push_refused(remote: &str, pushes: &[Push], error: GitError) -> EngineError {
     let refs: Vec<&str> = pushes.iter().map(|p| p.target.as_str()).collect();
-    let custom = refs
+    // The host answered (a hook of its own, HTTP 403), rather than our own pre-push hook or
+    // the network.
+    let from_host = ["[remote rejected]", "remote:", " 403"]
         .iter()
-        .any(|r| r.starts_with("refs/orchestrator/") || r.starts_with("refs/notes/"));
+        .any(|sign| error.stderr.contains(sign));
+    let custom = from_host
+        && refs
+            .iter()
+            .any(|r| r.starts_with("refs/orchestrator/") || r.starts_with("refs/notes/"));
     remote_error(
         remote,
         format!("push {} to {remote}", refs.join(", ")),
@@ -333,13 +346,14 @@ fn push_refused(remote: &str, pushes: &[Push], error: GitError) -> EngineError {
             )
         } else {
             format!(
-                "The local state is kept; nothing was pushed. `git orchestrate sync {remote}` retries."
+                "The local state is kept; nothing was pushed (the push is atomic). Fix what git reports, then run \
+                 `git orchestrate sync {remote}` again."
             )
         },
     )
 }
 
-fn push(session: &Session, remote: &str, pushes: &[Push]) -> Result<(), GitError> {
+fn push(session: &Session, remote: &str, pushes: &[Push]) -> Result<String, GitError> {
     let leases: Vec<(String, Option<String>)> = pushes
         .iter()
         .filter(|p| p.leased)
@@ -617,7 +631,9 @@ fn sync_branch(
     let message = format!("sync {remote}: branch {branch} of workflow {workflow}");
     match (action, ours, theirs) {
         (Action::Adopt, None, Some(_)) => {
-            session.git.create_tracking_branch(branch, &tracking)?;
+            if let Err(e) = session.git.create_tracking_branch(branch, &tracking) {
+                synced.not_moved = Some(format!("git could not create it: {}", e.stderr.trim()));
+            }
         }
         (Action::FastForward | Action::TakeRemote, Some(ours), Some(theirs)) => {
             if action == Action::TakeRemote {

@@ -478,13 +478,14 @@ impl Git {
 
     /// `git push --atomic --porcelain`: every update lands or none does. Each lease is
     /// `(ref, expected id)`, `None` meaning the ref must not exist on the remote; refs
-    /// without a lease are pushed without force. The error carries git's whole answer.
+    /// without a lease are pushed without force. The error carries git's whole answer; a
+    /// push that succeeds returns what hooks and the host said (stderr), if anything.
     pub fn push_atomic(
         &self,
         remote: &str,
         leases: &[(String, Option<String>)],
         refspecs: &[String],
-    ) -> Result<(), GitError> {
+    ) -> Result<String, GitError> {
         let mut args = vec![
             "push".to_string(),
             "--atomic".to_string(),
@@ -505,7 +506,7 @@ impl Git {
             stderr: e.to_string(),
         })?;
         if out.status.success() {
-            return Ok(());
+            return Ok(String::from_utf8_lossy(&out.stderr).trim().to_string());
         }
         // What the host said (`remote: …`, `fatal: …`) is on stderr, the verdict on each ref
         // on stdout (`!\t<src>:<dst>\t[remote rejected] (why)`).

@@ -334,9 +334,19 @@ fn notes_from_both_clones_are_all_there_after_sync_in_both() {
 fn two_clones_syncing_at_once_one_wins_and_the_other_retries_to_a_consistent_end() {
     let a = TestRepo::new();
     let (_dir, bare) = a.share();
-    // Holds every push for a moment, so that both syncs have fetched before either lands.
+    // A barrier: the first push waits (up to 20 s) until the second has arrived, so both
+    // syncs have fetched before either lands, however slow the machine.
     let hook = bare.join("hooks/pre-receive");
-    std::fs::write(&hook, "#!/bin/sh\ncat >/dev/null\nsleep 1\n").unwrap();
+    let arrivals = bare.parent().unwrap().join("arrivals");
+    std::fs::write(
+        &hook,
+        format!(
+            "#!/bin/sh\ncat >/dev/null\nd='{}'\nmkdir -p \"$d\" && touch \"$d/$$\"\ni=0\n\
+             while [ \"$(ls \"$d\" | wc -l)\" -lt 2 ] && [ $i -lt 200 ]; do sleep 0.1; i=$((i+1)); done\n",
+            arrivals.display()
+        ),
+    )
+    .unwrap();
     std::process::Command::new("chmod")
         .arg("+x")
         .arg(&hook)
@@ -509,5 +519,32 @@ fn sync_without_a_remote_says_how_to_add_one() {
         out.stderr.contains("there is no remote named \"upstream\""),
         "{}",
         out.stderr
+    );
+}
+
+#[test]
+fn the_pre_push_hook_checks_what_sync_pushes_and_its_warning_is_shown() {
+    let (a, _b, _dir, bare) = two_clones();
+    a.write("x.txt", "x\n");
+    a.git(&["add", "x.txt"]);
+    a.git(&[
+        "commit",
+        "--quiet",
+        "--no-verify",
+        "-m",
+        "checkpoint: 1.1 made without the hook",
+    ]);
+    let out = a.run(&["sync"]);
+    out.expect(0);
+    assert!(
+        out.stdout.contains(
+            "WARNING: git push said: git-orchestrate: 1 checkpoint commit without a passing note"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(
+        remote_tip(&bare, &format!("refs/heads/{BRANCH}")),
+        rev(&a, "HEAD")
     );
 }
