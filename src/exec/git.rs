@@ -499,12 +499,8 @@ impl Git {
         }
         args.push(remote.to_string());
         args.extend(refspecs.iter().cloned());
-        let (mut cmd, shown) = self.command(&args);
-        let out = cmd.output().map_err(|e| GitError {
-            command: shown.clone(),
-            status: None,
-            stderr: e.to_string(),
-        })?;
+        let (cmd, shown) = self.command(&args);
+        let out = output(cmd, &shown)?;
         if out.status.success() {
             return Ok(String::from_utf8_lossy(&out.stderr).trim().to_string());
         }
@@ -625,12 +621,17 @@ fn run(cmd: Command, shown: String) -> Result<String, GitError> {
     run_bytes(cmd, shown).map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
 }
 
-fn run_bytes(mut cmd: Command, shown: String) -> Result<Vec<u8>, GitError> {
-    let out = cmd.output().map_err(|e| GitError {
-        command: shown.clone(),
+/// Runs `cmd` to completion; only a failure to start it is an error here.
+fn output(mut cmd: Command, shown: &str) -> Result<std::process::Output, GitError> {
+    cmd.output().map_err(|e| GitError {
+        command: shown.to_string(),
         status: None,
         stderr: e.to_string(),
-    })?;
+    })
+}
+
+fn run_bytes(cmd: Command, shown: String) -> Result<Vec<u8>, GitError> {
+    let out = output(cmd, &shown)?;
     if out.status.success() {
         Ok(out.stdout)
     } else {

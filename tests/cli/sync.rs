@@ -108,6 +108,15 @@ fn a_second_clone_adopts_the_workflow_and_each_clone_receives_the_others_progres
 
     // A advances; a plain fetch in B brings it into the tracking namespace only.
     a.submit_test("false", Some("FAIL")).expect(3);
+    let status = a.run(&["status"]).expect(0).stdout.clone();
+    let pushed_tip = rev(&a, TRACKING).unwrap();
+    assert!(
+        status.contains(&format!(
+            "remote    origin @ {}: 1 transition ahead: `git orchestrate sync origin` pushes them\n",
+            &pushed_tip[..12]
+        )),
+        "{status}"
+    );
     a.run(&["sync"]).expect(0);
     let b_before = b.tip().unwrap();
     b.git(&["fetch", "--quiet", "origin"]);
@@ -547,4 +556,61 @@ fn the_pre_push_hook_checks_what_sync_pushes_and_its_warning_is_shown() {
         remote_tip(&bare, &format!("refs/heads/{BRANCH}")),
         rev(&a, "HEAD")
     );
+}
+
+#[test]
+fn a_pr_branch_is_never_moved_over_local_work_and_take_keeps_the_other_tip() {
+    let (a, b, _dir, bare) = two_clones();
+    a.run(&["sync"]).expect(0);
+    b.run(&["init"]).expect(0);
+    b.git(&["checkout", "--quiet", BRANCH]);
+
+    // A commits to the PR branch; B has an uncommitted change to the same file.
+    a.write("shared.txt", "from a\n");
+    a.commit_all("a's work");
+    a.run(&["sync"]).expect(0);
+    b.write("shared.txt", "b, not committed\n");
+    let out = b.run(&["sync"]);
+    out.expect(0);
+    assert!(
+        out.stdout.contains(&format!(
+            "branch {BRANCH} (workflow main): NOT updated: git refused"
+        )),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(
+        std::fs::read_to_string(b.path.join("shared.txt")).unwrap(),
+        "b, not committed\n"
+    );
+
+    // B commits its own version instead: now the branch has diverged, and nothing moves.
+    b.commit_all("b's work");
+    let b_commit = rev(&b, "HEAD").unwrap();
+    let out = b.run(&["sync"]);
+    out.expect(4);
+    assert!(
+        out.stdout
+            .contains(&format!("branch {BRANCH} (workflow main): DIVERGED")),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(rev(&b, "HEAD").as_deref(), Some(b_commit.as_str()));
+    let a_commit = rev(&a, "HEAD").unwrap();
+    assert_eq!(
+        remote_tip(&bare, &format!("refs/heads/{BRANCH}")).as_deref(),
+        Some(a_commit.as_str())
+    );
+
+    // --take remote moves B's checked-out branch to A's and keeps B's commit.
+    let out = b.run(&["sync", "--take", "remote"]);
+    out.expect(0);
+    assert_eq!(rev(&b, "HEAD").as_deref(), Some(a_commit.as_str()));
+    assert_eq!(
+        std::fs::read_to_string(b.path.join("shared.txt")).unwrap(),
+        "from a\n"
+    );
+    let backup = format!("refs/orchestrator/backups/main/branch-{b_commit}");
+    assert!(out.stdout.contains(&backup), "{}", out.stdout);
+    assert_kept(&b, &[&b_commit]);
 }
