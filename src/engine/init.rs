@@ -95,6 +95,13 @@ pub fn init(
         (None, Ok(remote)) => match adopt_from_remote(session, &remote) {
             Ok(adopted) => adopted,
             // Offline is no reason to refuse a local start; `sync` reports the split later.
+            Err(e) if session.store.tip()?.is_some() => {
+                warnings.push(format!(
+                    "adopted workflow {} from {remote}, but then: {e}; `git orchestrate sync {remote}` finishes it",
+                    session.store.workflow()
+                ));
+                None
+            }
             Err(e) => {
                 warnings.push(format!(
                     "{e}; created a new workflow: if {remote} has one, `git orchestrate sync` will \

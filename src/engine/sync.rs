@@ -4,6 +4,8 @@
 //! `git push --atomic` with a lease on every state ref. A push that loses a race is retried
 //! from a fresh fetch; nothing that exists only in this clone is ever dropped.
 
+use std::collections::BTreeMap;
+
 use gix::ObjectId;
 
 use super::{EngineError, Session, backoff};
@@ -226,7 +228,8 @@ fn fetch(session: &Session, remote: &str) -> Result<(), EngineError> {
                 format!("fetch the workflow state from {remote}"),
                 e,
                 format!(
-                    "Nothing was changed. Check that `git fetch {remote}` works (network, credentials), then run `git orchestrate sync {remote}` again."
+                                        "Nothing was pushed. Check that `git fetch {remote}` works (network, credentials), then run `git orchestrate sync {remote}` again."
+
                 ),
             )
         })
@@ -260,6 +263,12 @@ pub fn sync(
         ));
     }
     let mut refused: Option<(Vec<Push>, GitError)> = None;
+    let mut takes = Takes {
+        side: take,
+        first_seen: BTreeMap::new(),
+    };
+    // What earlier rounds did here before their push lost a race: their local moves stand.
+    let mut earlier: Vec<Reconciled> = Vec::new();
     for round in 1..=MAX_ROUNDS {
         fetch(session, &remote)?;
         if let Some((pushes, error)) = refused.take() {
@@ -268,7 +277,7 @@ pub fn sync(
                 return Err(push_refused(&remote, &pushes, error));
             }
         }
-        let reconciled = match reconcile(session, &remote, take) {
+        let mut reconciled = match reconcile(session, &remote, &mut takes) {
             Err(EngineError::Conflict) => {
                 std::thread::sleep(backoff(round));
                 continue;
@@ -282,11 +291,15 @@ pub fn sync(
                 Ok(said) if !said.is_empty() => warnings.push(format!("git push said: {said}")),
                 Ok(_) => {}
                 Err(e) => {
-                    refused = Some((reconciled.pushes, e));
+                    refused = Some((std::mem::take(&mut reconciled.pushes), e));
+                    earlier.push(reconciled);
                     std::thread::sleep(backoff(round));
                     continue;
                 }
             }
+        }
+        for before in &earlier {
+            carry_over(before, &mut reconciled);
         }
         warnings.extend(reconciled.warnings);
         return Ok(SyncReport {
@@ -307,10 +320,64 @@ pub fn sync(
             return Err(push_refused(&remote, &pushes, error));
         }
     }
-    Err(EngineError::RetriesExhausted {
-        attempts: MAX_ROUNDS,
-        workflow: session.store.workflow().to_string(),
+    Err(EngineError::Remote {
+        remote: remote.clone(),
+        what: format!("push to {remote}"),
+        answer: format!("{remote} changed under every one of {MAX_ROUNDS} attempts"),
+        hint: format!(
+            "Local moves made so far stand; nothing of this clone's was lost. Run `git orchestrate sync {remote}` \
+             again when the other clones are done."
+        ),
     })
+}
+
+/// `--take` decides against the remote tip the user was shown: when a retry finds another
+/// tip there, the ref is reported as diverged again instead.
+struct Takes {
+    side: Option<Side>,
+    /// The remote tip of each ref (by its remote-tracking name) when `--take` first met it.
+    first_seen: BTreeMap<String, Option<ObjectId>>,
+}
+
+impl Takes {
+    fn side_for(&mut self, applies: bool, tracking: &str, seen: Option<ObjectId>) -> Option<Side> {
+        let side = self.side.filter(|_| applies)?;
+        let first = *self.first_seen.entry(tracking.to_string()).or_insert(seen);
+        (first == seen).then_some(side)
+    }
+}
+
+/// A local move an earlier round made (its push then lost a race) is reported as what
+/// happened, not as "up to date".
+fn carry_over(before: &Reconciled, now: &mut Reconciled) {
+    let local_move =
+        |a: Action| matches!(a, Action::Adopt | Action::FastForward | Action::TakeRemote);
+    for w in &mut now.workflows {
+        if w.action == Action::Nothing
+            && let Some(old) = before
+                .workflows
+                .iter()
+                .find(|o| o.workflow == w.workflow && local_move(o.action))
+        {
+            w.action = old.action;
+            w.behind = old.behind;
+            w.backup = old.backup.clone();
+        }
+    }
+    for b in &mut now.branches {
+        if b.action == Action::Nothing
+            && let Some(old) = before
+                .branches
+                .iter()
+                .find(|o| o.branch == b.branch && local_move(o.action) && o.not_moved.is_none())
+        {
+            b.action = old.action;
+            b.backup = old.backup.clone();
+        }
+    }
+    if now.notes.action == Action::Nothing && local_move(before.notes.action) {
+        now.notes = before.notes.clone();
+    }
 }
 
 /// True when a ref the push targeted is no longer where the push expected it.
@@ -327,13 +394,11 @@ fn push_refused(remote: &str, pushes: &[Push], error: GitError) -> EngineError {
     let refs: Vec<&str> = pushes.iter().map(|p| p.target.as_str()).collect();
     // The host answered (a hook of its own, HTTP 403), rather than our own pre-push hook or
     // the network.
-    let from_host = ["[remote rejected]", "remote:", " 403"]
-        .iter()
-        .any(|sign| error.stderr.contains(sign));
-    let custom = from_host
-        && refs
-            .iter()
-            .any(|r| r.starts_with("refs/orchestrator/") || r.starts_with("refs/notes/"));
+    // Only when the host refused a state ref itself (not the atomic push's other refs with
+    // it), or refused the whole push with HTTP 403.
+    let custom = error.stderr.lines().any(|line| {
+        (store::is_state_ref(line) && !line.contains("atomic push failed")) || line.contains(" 403")
+    });
     remote_error(
         remote,
         format!("push {} to {remote}", refs.join(", ")),
@@ -387,7 +452,7 @@ fn moved(e: WriteError) -> EngineError {
 fn reconcile(
     session: &Session,
     remote: &str,
-    take: Option<Side>,
+    takes: &mut Takes,
 ) -> Result<Reconciled, EngineError> {
     let store = &session.store;
     let local = store.local_workflows()?;
@@ -415,16 +480,24 @@ fn reconcile(
         }
         let ours = local.get(name).copied();
         let theirs = tracked.get(name).copied();
+        // One broken ref (a tip that is not a transition) is skipped, not fatal to the rest.
         let relation = match (ours, theirs) {
-            (Some(a), Some(b)) => Some(store.relation(a, b)?),
+            (Some(a), Some(b)) => match store.relation(a, b) {
+                Ok(relation) => Some(relation),
+                Err(e) => {
+                    out.warnings.push(format!("skipped workflow {name}: {e}"));
+                    continue;
+                }
+            },
             _ => None,
         };
         let this_one = name == store.workflow();
+        let take = takes.side_for(this_one, &tracking_ref(remote, name), theirs);
         let action = plan(
             ours.is_some(),
             theirs.is_some(),
             relation.as_ref().map(Relation::standing),
-            take.filter(|_| this_one),
+            take,
         );
         let reference = LocalRef::Workflow(name);
         let mut backup = None;
@@ -486,18 +559,22 @@ fn reconcile(
             },
             None => None,
         };
-        if let Some(branch) = state.as_ref().and_then(|s| s.current_pr_branch.clone())
-            && !out.branches.iter().any(|b| b.branch == branch)
+        if let Some(state) = &state
+            && let Some(branch) = &state.current_pr_branch
+            && !out.branches.iter().any(|b| b.branch == *branch)
         {
-            let synced = sync_branch(
-                session,
-                remote,
-                name,
-                &branch,
-                take.filter(|_| this_one),
-                &mut out.pushes,
-            )?;
-            out.branches.push(synced);
+            // The name comes from state another clone wrote: it must be a branch the workflow
+            // could have created, never an option to git and never the main branch.
+            if !store::is_valid_branch_name(branch)
+                || branch.starts_with('-')
+                || state.main_branch.as_deref() == Some(branch.as_str())
+            {
+                out.warnings.push(format!(
+                    "workflow {name} names \"{branch}\" as its PR branch, which sync does not touch"
+                ));
+            } else {
+                sync_branch(session, remote, name, branch, takes, this_one, &mut out)?;
+            }
         }
         out.workflows.push(WorkflowSync {
             workflow: name.clone(),
@@ -608,19 +685,29 @@ fn sync_branch(
     remote: &str,
     workflow: &str,
     branch: &str,
-    take: Option<Side>,
-    pushes: &mut Vec<Push>,
-) -> Result<BranchSync, EngineError> {
+    takes: &mut Takes,
+    selected: bool,
+    out: &mut Reconciled,
+) -> Result<(), EngineError> {
     let store = &session.store;
     let reference = LocalRef::Branch(branch);
     let ours = store.local_tip(reference)?;
     let theirs = store.tracking_branch(remote, branch)?;
     let standing = match (ours, theirs) {
-        (Some(a), Some(b)) => Some(standing_by_ancestry(session, a, b)?),
+        (Some(a), Some(b)) => match standing_by_ancestry(session, a, b) {
+            Ok(standing) => Some(standing),
+            Err(e) => {
+                out.warnings.push(format!(
+                    "skipped branch {branch} of workflow {workflow}: {e}"
+                ));
+                return Ok(());
+            }
+        },
         _ => None,
     };
-    let action = plan(ours.is_some(), theirs.is_some(), standing, take);
     let tracking = tracking_branch_ref(remote, branch);
+    let take = takes.side_for(selected, &tracking, theirs);
+    let action = plan(ours.is_some(), theirs.is_some(), standing, take);
     let mut synced = BranchSync {
         workflow: workflow.to_string(),
         branch: branch.to_string(),
@@ -655,7 +742,7 @@ fn sync_branch(
                         .map_err(moved)?,
                 );
             }
-            pushes.push(Push {
+            out.pushes.push(Push {
                 source: ours,
                 target: reference.name(),
                 tracking,
@@ -665,7 +752,8 @@ fn sync_branch(
         }
         _ => {}
     }
-    Ok(synced)
+    out.branches.push(synced);
+    Ok(())
 }
 
 /// Moves a local branch to `theirs`: by ref when no worktree has it checked out, by `git
@@ -693,6 +781,12 @@ fn move_branch(
             "it is checked out in {}; update it there (`git merge --ff-only`) or run sync there",
             path.display()
         )));
+    }
+    // git moves a checked-out branch without a compare-and-swap: check just before.
+    if session.store.local_tip(LocalRef::Branch(branch))? != Some(ours) {
+        return Ok(Some(
+            "it got a new commit while sync ran; run sync again".to_string(),
+        ));
     }
     let target = theirs.to_string();
     let result = if action == Action::TakeRemote {

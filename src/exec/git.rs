@@ -469,6 +469,8 @@ impl Git {
             "--no-tags",
             "--no-write-fetch-head",
             "--no-recurse-submodules",
+            // Only under the refspecs' own destinations: remote-tracking copies.
+            "--prune",
             "--refmap=",
             remote,
         ];
@@ -502,7 +504,13 @@ impl Git {
         let (cmd, shown) = self.command(&args);
         let out = output(cmd, &shown)?;
         if out.status.success() {
-            return Ok(String::from_utf8_lossy(&out.stderr).trim().to_string());
+            // Hooks' words; the host's chatter ("remote: Create a pull request …") is not.
+            let said: Vec<&str> = std::str::from_utf8(&out.stderr)
+                .unwrap_or_default()
+                .lines()
+                .filter(|l| !l.trim().is_empty() && !l.starts_with("remote:"))
+                .collect();
+            return Ok(said.join("\n"));
         }
         // What the host said (`remote: …`, `fatal: …`) is on stderr, the verdict on each ref
         // on stdout (`!\t<src>:<dst>\t[remote rejected] (why)`).
@@ -547,20 +555,28 @@ impl Git {
     /// Fast-forwards the checked-out branch to `commit`; git refuses when that is not a
     /// fast-forward or would overwrite local changes.
     pub fn merge_ff_only(&self, commit: &str) -> Result<(), GitError> {
-        self.run(["merge", "--ff-only", "--quiet", commit])
+        self.run(["merge", "--ff-only", "--quiet", "--end-of-options", commit])
             .map(drop)
     }
 
     /// Moves the checked-out branch to `commit` keeping local changes (`git reset --keep`);
     /// git refuses when a changed file would be overwritten.
     pub fn reset_keep(&self, commit: &str) -> Result<(), GitError> {
-        self.run(["reset", "--keep", "--quiet", commit]).map(drop)
+        self.run(["reset", "--keep", "--quiet", "--end-of-options", commit])
+            .map(drop)
     }
 
     /// Creates `branch` at `start` with `start` as its upstream.
     pub fn create_tracking_branch(&self, branch: &str, start: &str) -> Result<(), GitError> {
-        self.run(["branch", "--quiet", "--track", branch, start])
-            .map(drop)
+        self.run([
+            "branch",
+            "--quiet",
+            "--track",
+            "--end-of-options",
+            branch,
+            start,
+        ])
+        .map(drop)
     }
 
     /// `git branch -d`: refuses to delete a branch that is not merged.

@@ -20,8 +20,8 @@ use crate::workflow::state::{State, Status};
 
 pub use notes::{NOTES_REF, NoteReader};
 pub use remote::{
-    Backup, LocalRef, Relation, Standing, exact_notes_refspec, fetch_refspecs, sync_refspecs,
-    tracking_branch_ref, tracking_notes_ref, tracking_ref, writes_local_state,
+    Backup, LocalRef, Relation, Standing, exact_notes_refspec, fetch_refspecs, is_state_ref,
+    sync_refspecs, tracking_branch_ref, tracking_notes_ref, tracking_ref, writes_local_state,
 };
 pub use time::format_time;
 

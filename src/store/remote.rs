@@ -57,11 +57,20 @@ pub fn writes_local_state(spec: &str) -> bool {
         return false;
     };
     match destination.strip_suffix('*') {
-        Some(prefix) => LOCAL.iter().any(|local| local.starts_with(prefix)),
+        // `refs/*` covers all of it; `refs/orchestrator/workflows/a*` some of it.
+        Some(prefix) => LOCAL
+            .iter()
+            .any(|local| local.starts_with(prefix) || prefix.starts_with(local)),
         None => LOCAL.iter().any(|local| {
             destination == local.trim_end_matches('/') || destination.starts_with(local)
         }),
     }
+}
+
+/// True when `text` names one of the refs that carry state (`refs/orchestrator/…`,
+/// `refs/notes/…`).
+pub fn is_state_ref(text: &str) -> bool {
+    text.contains("refs/orchestrator/") || text.contains("refs/notes/")
 }
 
 /// `refs/orchestrator/remotes/<remote>/workflows/<workflow>`.
@@ -426,6 +435,7 @@ mod tests {
             "+refs/orchestrator/*:refs/orchestrator/*",
             "refs/notes/orchestrator:refs/notes/orchestrator",
             "+refs/orchestrator/workflows/*:refs/orchestrator/workflows/*",
+            "x/*:refs/orchestrator/workflows/a*",
         ] {
             assert!(writes_local_state(bad), "{bad}");
         }

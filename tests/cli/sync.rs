@@ -40,11 +40,16 @@ fn remote_tip(bare: &Path, name: &str) -> Option<String> {
         .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
-/// Every commit in `tips` is still reachable in `repo`: from the workflow ref, or from a
-/// backup ref. Unpushed local state is never lost.
+/// Every commit in `tips` is still reachable in `repo` from a local workflow ref or a backup
+/// ref (not from a remote's copy). Unpushed local state is never lost.
 #[track_caller]
 fn assert_kept(repo: &TestRepo, tips: &[&str]) {
-    let refs = repo.git(&["for-each-ref", "--format=%(refname)", "refs/orchestrator/"]);
+    let refs = repo.git(&[
+        "for-each-ref",
+        "--format=%(refname)",
+        "refs/orchestrator/workflows/",
+        "refs/orchestrator/backups/",
+    ]);
     for tip in tips {
         let kept = refs
             .lines()
@@ -613,4 +618,77 @@ fn a_pr_branch_is_never_moved_over_local_work_and_take_keeps_the_other_tip() {
     let backup = format!("refs/orchestrator/backups/main/branch-{b_commit}");
     assert!(out.stdout.contains(&backup), "{}", out.stdout);
     assert_kept(&b, &[&b_commit]);
+}
+
+#[test]
+fn a_branch_name_from_the_remote_is_never_taken_as_an_option_or_the_main_branch() {
+    let (a, b, _dir, _bare) = two_clones();
+    a.run(&["sync"]).expect(0);
+    b.run(&["init"]).expect(0);
+    // A hostile clone rewrites the state to name "-m" (and pushes such a branch) or main.
+    for hostile in ["-m", "main"] {
+        let mut state = a.state();
+        state["current_pr_branch"] = serde_json::json!(hostile);
+        let bytes = serde_json::to_vec_pretty(&state).unwrap();
+        a.write_workflow_commit(&[("state.json", &bytes)]);
+        a.git(&["push", "--quiet", "origin", "HEAD:refs/heads/-m"]);
+        let out = a.run(&["sync"]);
+        out.expect(0);
+        assert!(
+            out.stdout.contains(&format!(
+                "names \"{hostile}\" as its PR branch, which sync does not touch"
+            )),
+            "{}",
+            out.stdout
+        );
+        let head = b.git(&["symbolic-ref", "HEAD"]);
+        let main = rev(&b, "main");
+        let out = b.run(&["sync"]);
+        out.expect(0);
+        assert!(
+            out.stdout.contains("workflow main: fast-forwarded"),
+            "{}",
+            out.stdout
+        );
+        assert_eq!(
+            b.git(&["symbolic-ref", "HEAD"]),
+            head,
+            "B's branch was not renamed"
+        );
+        assert_eq!(rev(&b, "main"), main, "main was not moved");
+        assert_eq!(rev(&b, "refs/heads/-m"), None);
+    }
+}
+
+#[test]
+fn sync_replaces_the_exact_notes_refspec_that_breaks_git_fetch() {
+    let (a, _b, _dir, _bare) = two_clones();
+    let exact = "refs/notes/orchestrator:refs/notes/remotes/origin/orchestrator";
+    a.git(&["config", "--add", "remote.origin.fetch", exact]);
+    assert!(
+        !a.git_try(&["fetch", "--quiet", "origin"]).0,
+        "git fetch fails while origin has no notes"
+    );
+    let doctor = a.run(&["doctor", "--json"]).json();
+    assert!(
+        doctor["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["level"] == "warning"
+                && c["message"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with(&format!("{exact} makes `git fetch origin` fail"))),
+        "{doctor}"
+    );
+    a.run(&["sync"]).expect(0);
+    let specs = a.git(&["config", "--get-all", "remote.origin.fetch"]);
+    assert!(!specs.lines().any(|s| s == exact), "{specs}");
+    assert!(
+        specs
+            .lines()
+            .any(|s| s == "refs/notes/orchestrator*:refs/notes/remotes/origin/orchestrator*")
+    );
+    a.git(&["fetch", "--quiet", "origin"]);
 }
