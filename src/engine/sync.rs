@@ -11,7 +11,7 @@ use gix::ObjectId;
 use super::{EngineError, Session, backoff};
 use crate::exec::GitError;
 use crate::store::{
-    self, Backup, HistoryEntry, LocalRef, Relation, Standing, WriteError, tracking_branch_ref,
+    self, Backup, HistoryEntry, LocalRef, Relation, Standing, tracking_branch_ref,
     tracking_notes_ref, tracking_ref,
 };
 use crate::workflow::Status;
@@ -442,10 +442,6 @@ struct Reconciled {
 /// How far back a divergence report lists each side's transitions.
 const DIVERGED_LISTED: usize = 20;
 
-fn moved(e: WriteError) -> EngineError {
-    e.into()
-}
-
 /// Compares every local ref with what was just fetched, carries out the local moves, and
 /// returns what is left to push. A local compare-and-swap that loses a race is
 /// [`EngineError::Conflict`]: the round is re-run.
@@ -503,33 +499,28 @@ fn reconcile(
         let mut backup = None;
         let message = |what: &str| format!("sync {remote}: {what} workflow {name}");
         match (action, ours, theirs) {
-            (Action::Adopt, None, Some(theirs)) => store
-                .move_ref(reference, None, theirs, &message("adopt"))
-                .map_err(moved)?,
-            (Action::FastForward, Some(ours), Some(theirs)) => store
-                .move_ref(reference, Some(ours), theirs, &message("fast-forward"))
-                .map_err(moved)?,
+            (Action::Adopt, None, Some(theirs)) => {
+                store.move_ref(reference, None, theirs, &message("adopt"))?
+            }
+            (Action::FastForward, Some(ours), Some(theirs)) => {
+                store.move_ref(reference, Some(ours), theirs, &message("fast-forward"))?
+            }
             (Action::TakeRemote, Some(ours), Some(theirs)) => {
-                backup = Some(
-                    store
-                        .backup(name, Backup::State, ours, &message("keep the local tip of"))
-                        .map_err(moved)?,
-                );
-                store
-                    .move_ref(reference, Some(ours), theirs, &message("take the remote's"))
-                    .map_err(moved)?;
+                backup = Some(store.backup(
+                    name,
+                    Backup::State,
+                    ours,
+                    &message("keep the local tip of"),
+                )?);
+                store.move_ref(reference, Some(ours), theirs, &message("take the remote's"))?;
             }
             (Action::TakeLocal, Some(ours), Some(theirs)) => {
-                backup = Some(
-                    store
-                        .backup(
-                            name,
-                            Backup::State,
-                            theirs,
-                            &message("keep the remote tip of"),
-                        )
-                        .map_err(moved)?,
-                );
+                backup = Some(store.backup(
+                    name,
+                    Backup::State,
+                    theirs,
+                    &message("keep the remote tip of"),
+                )?);
                 out.pushes
                     .push(state_push(remote, name, ours, Some(theirs)));
             }
@@ -639,28 +630,22 @@ fn sync_notes(
     let message = format!("sync {remote}: notes");
     let (action, merged, push_tip) = match (action, ours, theirs) {
         (Action::Adopt, None, Some(theirs)) => {
-            store
-                .move_ref(LocalRef::Notes, None, theirs, &message)
-                .map_err(moved)?;
+            store.move_ref(LocalRef::Notes, None, theirs, &message)?;
             (Action::Adopt, false, None)
         }
         (Action::FastForward, Some(ours), Some(theirs)) => {
-            store
-                .move_ref(LocalRef::Notes, Some(ours), theirs, &message)
-                .map_err(moved)?;
+            store.move_ref(LocalRef::Notes, Some(ours), theirs, &message)?;
             (Action::FastForward, false, None)
         }
         (Action::Push, Some(ours), _) => (Action::Push, false, Some(ours)),
         (Action::Diverged, Some(ours), Some(theirs)) => {
             let merged = store.merge_notes(ours, theirs)?;
-            store
-                .move_ref(
-                    LocalRef::Notes,
-                    Some(ours),
-                    merged,
-                    &format!("{message} merged"),
-                )
-                .map_err(moved)?;
+            store.move_ref(
+                LocalRef::Notes,
+                Some(ours),
+                merged,
+                &format!("{message} merged"),
+            )?;
             (Action::Push, true, Some(merged))
         }
         (action, _, _) => (action, false, None),
@@ -724,11 +709,7 @@ fn sync_branch(
         }
         (Action::FastForward | Action::TakeRemote, Some(ours), Some(theirs)) => {
             if action == Action::TakeRemote {
-                synced.backup = Some(
-                    store
-                        .backup(workflow, Backup::Branch, ours, &message)
-                        .map_err(moved)?,
-                );
+                synced.backup = Some(store.backup(workflow, Backup::Branch, ours, &message)?);
             }
             synced.not_moved = move_branch(session, branch, ours, theirs, action, &message)?;
         }
@@ -736,11 +717,7 @@ fn sync_branch(
             if action == Action::TakeLocal
                 && let Some(theirs) = theirs
             {
-                synced.backup = Some(
-                    store
-                        .backup(workflow, Backup::Branch, theirs, &message)
-                        .map_err(moved)?,
-                );
+                synced.backup = Some(store.backup(workflow, Backup::Branch, theirs, &message)?);
             }
             out.pushes.push(Push {
                 source: ours,
@@ -772,8 +749,7 @@ fn move_branch(
     let Some((_, path)) = checked_out.iter().find(|(b, _)| b == branch) else {
         session
             .store
-            .move_ref(LocalRef::Branch(branch), Some(ours), theirs, message)
-            .map_err(moved)?;
+            .move_ref(LocalRef::Branch(branch), Some(ours), theirs, message)?;
         return Ok(None);
     };
     if here.as_deref() != Some(branch) {
@@ -840,15 +816,12 @@ pub fn adopt_from_remote(session: &Session, remote: &str) -> Result<Option<Adopt
     else {
         return Ok(None);
     };
-    session
-        .store
-        .move_ref(
-            LocalRef::Workflow(&workflow),
-            None,
-            theirs,
-            &format!("init: adopt workflow {workflow} from {remote}"),
-        )
-        .map_err(moved)?;
+    session.store.move_ref(
+        LocalRef::Workflow(&workflow),
+        None,
+        theirs,
+        &format!("init: adopt workflow {workflow} from {remote}"),
+    )?;
     // Not pushed: the notes are brought level here only, like `sync` does before its push.
     let mut unused = Vec::new();
     sync_notes(session, remote, &mut unused)?;

@@ -90,6 +90,28 @@ impl Run {
         })
     }
 
+    /// Asserts that stdout contains `text`, showing stdout when it does not.
+    #[track_caller]
+    pub fn says(&self, text: &str) -> &Run {
+        assert!(
+            self.stdout.contains(text),
+            "stdout lacks {text:?}:\n{}",
+            self.stdout
+        );
+        self
+    }
+
+    /// Asserts that stderr contains `text`, showing stderr when it does not.
+    #[track_caller]
+    pub fn warns(&self, text: &str) -> &Run {
+        assert!(
+            self.stderr.contains(text),
+            "stderr lacks {text:?}:\n{}",
+            self.stderr
+        );
+        self
+    }
+
     #[track_caller]
     pub fn expect(&self, code: i32) -> &Run {
         assert_eq!(

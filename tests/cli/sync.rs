@@ -78,18 +78,8 @@ fn a_second_clone_adopts_the_workflow_and_each_clone_receives_the_others_progres
     let (a, b, _dir, bare) = two_clones();
     let out = a.run(&["sync"]);
     out.expect(0);
-    assert!(
-        out.stdout
-            .contains("workflow main: pushed (new on origin) (EXECUTING_TDD)"),
-        "{}",
-        out.stdout
-    );
-    assert!(
-        out.stdout
-            .contains(&format!("branch {BRANCH} (workflow main): pushed")),
-        "{}",
-        out.stdout
-    );
+    out.says("workflow main: pushed (new on origin) (EXECUTING_TDD)");
+    out.says(&format!("branch {BRANCH} (workflow main): pushed"));
     assert_eq!(remote_tip(&bare, REF), a.tip());
     assert_eq!(
         remote_tip(&bare, &format!("refs/heads/{BRANCH}")),
@@ -99,12 +89,7 @@ fn a_second_clone_adopts_the_workflow_and_each_clone_receives_the_others_progres
     // A fresh clone's init adopts the remote's workflow instead of starting another.
     let out = b.run(&["init"]);
     out.expect(0);
-    assert!(
-        out.stdout
-            .contains("ADOPTED workflow main from origin: 3 transitions, state EXECUTING_TDD"),
-        "{}",
-        out.stdout
-    );
+    out.says("ADOPTED workflow main from origin: 3 transitions, state EXECUTING_TDD");
     assert_eq!(b.tip(), a.tip());
     assert!(
         b.git(&["config", "--get-all", "remote.origin.fetch"])
@@ -138,12 +123,7 @@ fn a_second_clone_adopts_the_workflow_and_each_clone_receives_the_others_progres
 
     let out = b.run(&["sync"]);
     out.expect(0);
-    assert!(
-        out.stdout
-            .contains("workflow main: fast-forwarded 1 transition (EXECUTING_TDD)"),
-        "{}",
-        out.stdout
-    );
+    out.says("workflow main: fast-forwarded 1 transition (EXECUTING_TDD)");
     assert_eq!(b.tip(), a.tip());
     assert_eq!(
         b.run(&["status", "--json"]).json()["remotes"][0]["standing"],
@@ -164,17 +144,8 @@ fn a_second_clone_adopts_the_workflow_and_each_clone_receives_the_others_progres
     b.commit_all("wip from b");
     let out = b.run(&["sync"]);
     out.expect(0);
-    assert!(
-        out.stdout.contains("workflow main: pushed 1 transition"),
-        "{}",
-        out.stdout
-    );
-    assert!(
-        out.stdout
-            .contains(&format!("branch {BRANCH} (workflow main): pushed")),
-        "{}",
-        out.stdout
-    );
+    out.says("workflow main: pushed 1 transition");
+    out.says(&format!("branch {BRANCH} (workflow main): pushed"));
 
     let a_before = a.tip().unwrap();
     let out = a.run(&["sync", "--json"]);
@@ -213,27 +184,11 @@ fn both_advancing_is_reported_as_diverged_and_take_keeps_the_other_tip() {
 
     let out = b.run(&["sync"]);
     out.expect(4);
-    assert!(
-        out.stdout.contains("workflow main: DIVERGED: this clone"),
-        "{}",
-        out.stdout
-    );
-    assert!(
-        out.stdout.contains("(1 transition since the fork)"),
-        "{}",
-        out.stdout
-    );
-    assert!(
-        out.stdout.contains("test: EXECUTING_TDD -> DEBUGGING"),
-        "B's own transition: {}",
-        out.stdout
-    );
-    assert!(
-        out.stdout.contains("test: EXECUTING_TDD -> EXECUTING_TDD"),
-        "A's transition: {}",
-        out.stdout
-    );
-    assert!(out.stdout.contains("--take local"), "{}", out.stdout);
+    out.says("workflow main: DIVERGED: this clone");
+    out.says("(1 transition since the fork)");
+    out.says("test: EXECUTING_TDD -> DEBUGGING");
+    out.says("test: EXECUTING_TDD -> EXECUTING_TDD");
+    out.says("--take local");
     assert_eq!(
         b.tip().as_deref(),
         Some(b_tip.as_str()),
@@ -264,7 +219,7 @@ fn both_advancing_is_reported_as_diverged_and_take_keeps_the_other_tip() {
     let out = b.run(&["sync", "--take", "local"]);
     out.expect(0);
     let backup = format!("refs/orchestrator/backups/main/state-{a_tip}");
-    assert!(out.stdout.contains(&backup), "{}", out.stdout);
+    out.says(&backup);
     assert_eq!(rev(&b, &backup).as_deref(), Some(a_tip.as_str()));
     assert_eq!(remote_tip(&bare, REF).as_deref(), Some(b_tip.as_str()));
 
@@ -318,12 +273,7 @@ fn notes_from_both_clones_are_all_there_after_sync_in_both() {
     a.run(&["sync"]).expect(0);
     let out = b.run(&["sync"]);
     out.expect(0);
-    assert!(
-        out.stdout
-            .contains("notes: merged with origin's (union of lines), pushed"),
-        "{}",
-        out.stdout
-    );
+    out.says("notes: merged with origin's (union of lines), pushed");
     a.run(&["sync"]).expect(0);
     a.git(&["fetch", "--quiet", "origin", "main"]);
 
@@ -459,7 +409,7 @@ fn a_plain_git_push_or_fetch_leaves_state_alone() {
     assert_eq!(rev(&b, TRACKING), a.tip());
     let out = b.run(&["sync"]);
     out.expect(4);
-    assert!(out.stdout.contains("share no transition"), "{}", out.stdout);
+    out.says("share no transition");
     assert_eq!(b.tip().as_deref(), Some(b_own.as_str()));
     assert_kept(&b, &[&b_own]);
 }
@@ -482,25 +432,9 @@ fn a_host_that_refuses_custom_refs_gets_a_clear_message_and_nothing_changes() {
     let before = a.tip();
     let out = a.run(&["sync"]);
     out.expect(5);
-    assert!(
-        out.stderr
-            .contains("could not push refs/orchestrator/workflows/main"),
-        "{}",
-        out.stderr
-    );
-    assert!(
-        out.stderr.contains(
-            "this host accepts branches and tags only, not refs/orchestrator/workflows/main"
-        ),
-        "the host's answer is shown: {}",
-        out.stderr
-    );
-    assert!(
-        out.stderr
-            .contains("refuse refs outside refs/heads and refs/tags"),
-        "{}",
-        out.stderr
-    );
+    out.warns("could not push refs/orchestrator/workflows/main");
+    out.warns("this host accepts branches and tags only, not refs/orchestrator/workflows/main");
+    out.warns("refuse refs outside refs/heads and refs/tags");
     assert_eq!(a.tip(), before);
     assert!(
         remote_refs(&bare)
@@ -516,24 +450,11 @@ fn sync_without_a_remote_says_how_to_add_one() {
     let repo = TestRepo::new();
     let out = repo.run(&["sync"]);
     out.expect(2);
-    assert!(
-        out.stderr
-            .contains("this repository has no remote to sync with"),
-        "{}",
-        out.stderr
-    );
-    assert!(
-        out.stderr.contains("git remote add origin"),
-        "{}",
-        out.stderr
-    );
+    out.warns("this repository has no remote to sync with");
+    out.warns("git remote add origin");
     let out = repo.run(&["sync", "upstream"]);
     out.expect(2);
-    assert!(
-        out.stderr.contains("there is no remote named \"upstream\""),
-        "{}",
-        out.stderr
-    );
+    out.warns("there is no remote named \"upstream\"");
 }
 
 #[test]
@@ -550,13 +471,7 @@ fn the_pre_push_hook_checks_what_sync_pushes_and_its_warning_is_shown() {
     ]);
     let out = a.run(&["sync"]);
     out.expect(0);
-    assert!(
-        out.stdout.contains(
-            "WARNING: git push said: git-orchestrate: 1 checkpoint commit without a passing note"
-        ),
-        "{}",
-        out.stdout
-    );
+    out.says("WARNING: git push said: git-orchestrate: 1 checkpoint commit without a passing note");
     assert_eq!(
         remote_tip(&bare, &format!("refs/heads/{BRANCH}")),
         rev(&a, "HEAD")
@@ -577,13 +492,9 @@ fn a_pr_branch_is_never_moved_over_local_work_and_take_keeps_the_other_tip() {
     b.write("shared.txt", "b, not committed\n");
     let out = b.run(&["sync"]);
     out.expect(0);
-    assert!(
-        out.stdout.contains(&format!(
-            "branch {BRANCH} (workflow main): NOT updated: git refused"
-        )),
-        "{}",
-        out.stdout
-    );
+    out.says(&format!(
+        "branch {BRANCH} (workflow main): NOT updated: git refused"
+    ));
     assert_eq!(
         std::fs::read_to_string(b.path.join("shared.txt")).unwrap(),
         "b, not committed\n"
@@ -594,12 +505,7 @@ fn a_pr_branch_is_never_moved_over_local_work_and_take_keeps_the_other_tip() {
     let b_commit = rev(&b, "HEAD").unwrap();
     let out = b.run(&["sync"]);
     out.expect(4);
-    assert!(
-        out.stdout
-            .contains(&format!("branch {BRANCH} (workflow main): DIVERGED")),
-        "{}",
-        out.stdout
-    );
+    out.says(&format!("branch {BRANCH} (workflow main): DIVERGED"));
     assert_eq!(rev(&b, "HEAD").as_deref(), Some(b_commit.as_str()));
     let a_commit = rev(&a, "HEAD").unwrap();
     assert_eq!(
@@ -616,7 +522,7 @@ fn a_pr_branch_is_never_moved_over_local_work_and_take_keeps_the_other_tip() {
         "from a\n"
     );
     let backup = format!("refs/orchestrator/backups/main/branch-{b_commit}");
-    assert!(out.stdout.contains(&backup), "{}", out.stdout);
+    out.says(&backup);
     assert_kept(&b, &[&b_commit]);
 }
 
@@ -634,22 +540,14 @@ fn a_branch_name_from_the_remote_is_never_taken_as_an_option_or_the_main_branch(
         a.git(&["push", "--quiet", "origin", "HEAD:refs/heads/-m"]);
         let out = a.run(&["sync"]);
         out.expect(0);
-        assert!(
-            out.stdout.contains(&format!(
-                "names \"{hostile}\" as its PR branch, which sync does not touch"
-            )),
-            "{}",
-            out.stdout
-        );
+        out.says(&format!(
+            "names \"{hostile}\" as its PR branch, which sync does not touch"
+        ));
         let head = b.git(&["symbolic-ref", "HEAD"]);
         let main = rev(&b, "main");
         let out = b.run(&["sync"]);
         out.expect(0);
-        assert!(
-            out.stdout.contains("workflow main: fast-forwarded"),
-            "{}",
-            out.stdout
-        );
+        out.says("workflow main: fast-forwarded");
         assert_eq!(
             b.git(&["symbolic-ref", "HEAD"]),
             head,
