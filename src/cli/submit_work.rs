@@ -175,7 +175,8 @@ fn next_action(report: &SubmitReport) -> String {
         }
         (_, Status::Debugging, _) => "run `git orchestrate get-task` for the failing output and debugging guidance".into(),
         (_, Status::AwaitingFinalization | Status::FinalizeComplete, Verdict::Failure) => {
-            "fix what the FAILURE line says and submit again (`git orchestrate get-task` repeats the instructions)".into()
+            "fix what the FAILURE line says and submit again (`git orchestrate get-task` repeats the instructions); \
+             if it cannot be fixed, hand it to a human with `git orchestrate escalate --report FILE`".into()
         }
         _ => "run `git orchestrate get-task` for your next instruction".into(),
     }

@@ -272,6 +272,12 @@ fn triggers() -> Vec<(&'static str, State, Option<Plan>, Event)> {
             Event::Escalated { report: "r".into() },
         ),
         (
+            "escalate (review cannot run)",
+            with(at(CodeReview), |s| s.last_error = Some("e".into())),
+            Some(plan(2)),
+            Event::Escalated { report: "r".into() },
+        ),
+        (
             "resume",
             halted(HaltReason::Escalated, Debugging),
             Some(plan(1)),
@@ -390,6 +396,66 @@ fn triggers() -> Vec<(&'static str, State, Option<Plan>, Event)> {
             Event::Merged {
                 branch: "feat/x".into(),
             },
+        ),
+        (
+            "escalate",
+            with(at(Initializing), |s| s.current_pr_branch = None),
+            None,
+            Event::Escalated { report: "r".into() },
+        ),
+        (
+            "resume",
+            halted(HaltReason::Escalated, Initializing),
+            None,
+            Event::Resumed { guidance: None },
+        ),
+        (
+            "escalate",
+            at(CreatingBranch),
+            Some(plan(0)),
+            Event::Escalated { report: "r".into() },
+        ),
+        (
+            "resume",
+            halted(HaltReason::Escalated, CreatingBranch),
+            Some(plan(0)),
+            Event::Resumed { guidance: None },
+        ),
+        (
+            "escalate",
+            at(AwaitingFinalization),
+            Some(plan(2)),
+            Event::Escalated { report: "r".into() },
+        ),
+        (
+            "resume",
+            halted(HaltReason::Escalated, AwaitingFinalization),
+            Some(plan(2)),
+            Event::Resumed { guidance: None },
+        ),
+        (
+            "escalate",
+            at(FinalizeComplete),
+            Some(plan(2)),
+            Event::Escalated { report: "r".into() },
+        ),
+        (
+            "resume",
+            halted(HaltReason::Escalated, FinalizeComplete),
+            Some(plan(2)),
+            Event::Resumed { guidance: None },
+        ),
+        (
+            "escalate",
+            at(MergingBranch),
+            Some(plan(2)),
+            Event::Escalated { report: "r".into() },
+        ),
+        (
+            "resume",
+            halted(HaltReason::Escalated, MergingBranch),
+            Some(plan(2)),
+            Event::Resumed { guidance: None },
         ),
     ]
 }

@@ -530,12 +530,46 @@ impl Validator<'_> {
                         format!("is DONE, but tdd_steps[{i}] is still TODO"),
                     );
                 }
+                self.ends_verified(&steps_at, steps);
             }
             Some(other) => self.problem(
                 &steps_at,
                 format!("expected an array of steps, found {}", describe(other)),
             ),
         }
+    }
+
+    /// A task with work left must end with a GREEN or REFACTOR step still to do: a RED step
+    /// only proves a test fails, so a task whose remaining steps are all RED would reach
+    /// finalization with nothing verified and no tree the squash could be held to.
+    fn ends_verified(&mut self, steps_at: &str, steps: &[Value]) {
+        let field = |step: &Value, key: &str| {
+            step.get(key)
+                .and_then(Value::as_str)
+                .map(ToString::to_string)
+        };
+        let Some(last_todo) = steps
+            .iter()
+            .rposition(|s| field(s, "status").as_deref() == Some("TODO"))
+        else {
+            return;
+        };
+        if field(&steps[last_todo], "type").as_deref() != Some("RED") {
+            return;
+        }
+        let which = if last_todo + 1 == steps.len() {
+            format!("ends with a RED step (tdd_steps[{last_todo}])")
+        } else {
+            format!("has a RED step (tdd_steps[{last_todo}]) as its last TODO step")
+        };
+        self.problem(
+            steps_at,
+            format!(
+                "{which}; every task must end with a GREEN or REFACTOR step: a RED step only proves a \
+                 test fails, so nothing would verify the task's work (add the GREEN step that makes the \
+                 test pass)"
+            ),
+        );
     }
 
     /// Returns the step's status when it is valid.
@@ -641,6 +675,9 @@ mod tests {
                 "tasks[0].tdd_steps[1].type: missing (expected RED, GREEN or REFACTOR)",
                 "tasks[0].tdd_steps[1].status: missing (expected TODO or DONE)",
                 "tasks[1].status: is DONE, but tdd_steps[0] is still TODO",
+                "tasks[1].tdd_steps: ends with a RED step (tdd_steps[0]); every task must end with a GREEN or \
+                 REFACTOR step: a RED step only proves a test fails, so nothing would verify the task's work \
+                 (add the GREEN step that makes the test pass)",
                 "tasks[2].taskName: missing (expected a non-empty string)",
                 "tasks[2].tdd_steps: must contain at least one step",
                 "tasks[3]: expected an object, found a string",
@@ -668,6 +705,48 @@ mod tests {
         assert_eq!(
             problems(&json),
             vec!["tasks: every step is already DONE; a plan needs at least one TODO step"]
+        );
+    }
+
+    #[test]
+    fn a_task_with_work_left_ends_with_a_green_or_refactor_step() {
+        let red_only = GOOD.replace(
+            r#"{"type": "REFACTOR", "description": "f", "status": "TODO"}"#,
+            r#"{"type": "RED", "description": "f", "status": "TODO"}"#,
+        );
+        assert_eq!(
+            problems(&red_only),
+            vec![
+                "tasks[1].tdd_steps: ends with a RED step (tdd_steps[0]); every task must end with a GREEN or \
+                 REFACTOR step: a RED step only proves a test fails, so nothing would verify the task's work \
+                 (add the GREEN step that makes the test pass)"
+            ]
+        );
+        // A GREEN step already DONE after the last RED one verifies nothing that is left.
+        let green_done = GOOD.replace(
+            r#"{"type": "GREEN", "description": "g", "status": "TODO"}"#,
+            r#"{"type": "GREEN", "description": "g", "status": "DONE"}"#,
+        );
+        assert_eq!(
+            problems(&green_done),
+            vec![
+                "tasks[0].tdd_steps: has a RED step (tdd_steps[0]) as its last TODO step; every task must end \
+                 with a GREEN or REFACTOR step: a RED step only proves a test fails, so nothing would verify \
+                 the task's work (add the GREEN step that makes the test pass)"
+            ]
+        );
+        // A task with nothing left to do verifies nothing more either way: it is history.
+        let done_red = GOOD.replace(
+            r#"{"taskName": "t1", "status": "TODO", "tdd_steps": [
+            {"type": "RED", "description": "r", "status": "TODO"},"#,
+            r#"{"taskName": "t0", "status": "DONE", "tdd_steps": [
+            {"type": "RED", "description": "r0", "status": "DONE"}]},
+          {"taskName": "t1", "status": "TODO", "tdd_steps": [
+            {"type": "RED", "description": "r", "status": "TODO"},"#,
+        );
+        assert_eq!(
+            parse_plan(done_red.as_bytes()).map(|p| p.tasks.len()),
+            Ok(3)
         );
     }
 

@@ -146,7 +146,8 @@ mod tests {
             {"type": "RED", "description": "test sub", "status": "DONE"},
             {"type": "GREEN", "description": "implement sub", "status": "TODO"}]},
           {"taskName": "mul", "status": "TODO", "tdd_steps": [
-            {"type": "RED", "description": "test mul", "status": "TODO"}]}
+            {"type": "RED", "description": "test mul", "status": "TODO"},
+            {"type": "GREEN", "description": "implement mul", "status": "TODO"}]}
         ]}"#;
 
     fn old() -> Plan {

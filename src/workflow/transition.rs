@@ -703,14 +703,15 @@ pub fn transition(
         }
         Event::Escalated { report } => {
             require(from, ESCALATABLE, name)?;
-            let message = match &state.pending {
-                Some(Pending::Escalation { reason }) => {
+            let message = match (&state.pending, from) {
+                (Some(Pending::Escalation { reason }), _) => {
                     format!("the agent escalated for external help: {reason}")
                 }
-                _ => format!(
+                (_, Status::Debugging | Status::Replanning) => format!(
                     "the agent escalated for external help after {} failed attempts",
                     state.debug_attempt_counter
                 ),
+                _ => format!("the agent escalated for external help in state {from}"),
             };
             next.status = Status::Halted;
             next.halt = Some(Halt {
@@ -967,8 +968,19 @@ fn awaiting_approval(state: &State) -> Result<(), Rejection> {
     }
 }
 
-/// States an agent may escalate from, once unlocked.
-const ESCALATABLE: &[Status] = &[Status::Debugging, Status::Replanning, Status::CodeReview];
+/// States an agent may escalate from, once unlocked: every state in which it can be stuck
+/// with no command of its own that leads out. PLAN_UPDATED is left by `get-task` itself, and
+/// HALTED already waits for a human.
+const ESCALATABLE: &[Status] = &[
+    Status::Initializing,
+    Status::CreatingBranch,
+    Status::Debugging,
+    Status::Replanning,
+    Status::CodeReview,
+    Status::AwaitingFinalization,
+    Status::FinalizeComplete,
+    Status::MergingBranch,
+];
 
 /// Decides whether `request-scope-reduction` is unlocked (SPEC §6.3); returns the step
 /// whose task is to be re-planned.
@@ -1005,33 +1017,62 @@ pub fn check_scope_reduction(
     })
 }
 
-/// Decides whether `escalate` is unlocked (SPEC §6.4).
+/// Decides whether `escalate` is unlocked (SPEC §6.4). In the TDD loop it unlocks with the
+/// failed attempts; in code review when the rounds are used up or the review cannot run;
+/// in the other states where an agent can be stuck (planning, branch creation, finalization,
+/// merge) it is always open, since no attempt counter measures being stuck there.
 pub fn check_escalate(state: &State, thresholds: &Thresholds) -> Result<(), Rejection> {
     let status = state.status;
     let at = thresholds.unlock_escalation_at;
-    if !ESCALATABLE.contains(&status) && status != Status::ExecutingTdd {
-        return Err(Rejection::wrong_state(
-            status,
-            format!(
-                "escalate is not accepted in state {status}: it hands a problem the agent cannot solve to a human"
-            ),
-            GET_TASK_HINT,
-        ));
-    }
-    if status == Status::CodeReview {
-        return match state.pending {
-            Some(Pending::Escalation { .. }) => Ok(()),
-            _ => Err(Rejection::wrong_state(
+    match status {
+        Status::Halted => {
+            return Err(Rejection::wrong_state(
                 status,
-                "escalate is locked in state CODE_REVIEW: it unlocks when the review rounds (review.max_rounds) are used up",
+                "escalate is not accepted in state HALTED: the workflow already waits for a human",
+                "A human answers with `git orchestrate resume --guidance \"<what to try>\"`; \
+                 `git orchestrate status` shows why it halted.",
+            ));
+        }
+        Status::PlanUpdated => {
+            return Err(Rejection::wrong_state(
+                status,
+                "escalate is not accepted in state PLAN_UPDATED: the PR is finalized and only the merge is left",
+                "Run `git orchestrate get-task`: it merges the PR branch.",
+            ));
+        }
+        Status::CodeReview => {
+            return match (&state.pending, &state.last_error) {
+                (Some(Pending::Escalation { .. }), _) => Ok(()),
+                (Some(Pending::Approval { .. }), _) => Err(Rejection::wrong_state(
+                    status,
+                    "escalate is not accepted in state CODE_REVIEW now: the PR already waits for a human's approval",
+                    "A human answers with `git orchestrate approve` or `git orchestrate reject --comment TEXT`.",
+                )),
+                // The review command itself fails: nothing the agent does can fix it.
+                (None, Some(_)) => Ok(()),
+                _ => Err(Rejection::wrong_state(
+                    status,
+                    "escalate is locked in state CODE_REVIEW: it unlocks when the review rounds (review.max_rounds) \
+                     are used up or the review cannot run",
+                    "Run `git orchestrate get-task`: it runs the review and briefs you on its findings.",
+                )),
+            };
+        }
+        _ if !ESCALATABLE.contains(&status) && status != Status::ExecutingTdd => {
+            return Err(Rejection::wrong_state(
+                status,
+                format!(
+                    "escalate is not accepted in state {status}: it hands a problem the agent cannot solve to a human"
+                ),
                 GET_TASK_HINT,
-            )),
-        };
+            ));
+        }
+        _ => {}
     }
-    let attempts = if status == Status::ExecutingTdd {
-        0
-    } else {
-        state.debug_attempt_counter
+    let attempts = match status {
+        Status::ExecutingTdd => 0,
+        Status::Debugging => state.debug_attempt_counter,
+        _ => return Ok(()),
     };
     if attempts < at {
         return Err(locked("escalate", status, attempts, at));
@@ -1053,6 +1094,13 @@ pub fn check_resume(state: &State) -> Result<(), Rejection> {
 
 fn locked(tool: &str, status: Status, attempts: u32, at: u32) -> Rejection {
     let more = at - attempts;
+    // Only DEBUGGING has a failing output to look at; in EXECUTING_TDD nothing has failed yet.
+    let hint = if status == Status::Debugging {
+        "Keep debugging: `git orchestrate get-task` shows the failing output and the guidance for this attempt."
+    } else {
+        "No attempt has failed yet: work on the current step (`git orchestrate get-task` shows it) and \
+         submit it with `git orchestrate submit-work`."
+    };
     Rejection::wrong_state(
         status,
         format!(
@@ -1060,7 +1108,7 @@ fn locked(tool: &str, status: Status, attempts: u32, at: u32) -> Rejection {
              {attempts}, state {status})",
             if more == 1 { "" } else { "s" }
         ),
-        "Keep debugging: `git orchestrate get-task` shows the failing output and the guidance for this attempt.",
+        hint,
     )
 }
 
@@ -1756,6 +1804,39 @@ mod tests {
             ("guidance delivered", with_guidance,
              Event::GuidanceDelivered,
              Debugging, 0, vec![]),
+            ("escalate from INITIALIZING", state(Initializing),
+             Event::Escalated { report: "# help".into() },
+             Halted, 0, vec![Effect::SaveEscalation("# help".into())]),
+            ("escalate from CREATING_BRANCH", state(CreatingBranch),
+             Event::Escalated { report: "# help".into() },
+             Halted, 0, vec![Effect::SaveEscalation("# help".into())]),
+            ("escalate from CODE_REVIEW: the review cannot run", review_failing(),
+             Event::Escalated { report: "# help".into() },
+             Halted, 0, vec![Effect::SaveEscalation("# help".into())]),
+            ("escalate from AWAITING_FINALIZATION", state(AwaitingFinalization),
+             Event::Escalated { report: "# help".into() },
+             Halted, 0, vec![Effect::SaveEscalation("# help".into())]),
+            ("escalate from FINALIZE_COMPLETE", state(FinalizeComplete),
+             Event::Escalated { report: "# help".into() },
+             Halted, 0, vec![Effect::SaveEscalation("# help".into())]),
+            ("escalate from MERGING_BRANCH", state(MergingBranch),
+             Event::Escalated { report: "# help".into() },
+             Halted, 0, vec![Effect::SaveEscalation("# help".into())]),
+            ("resume to INITIALIZING", halted_from(Initializing, 0),
+             Event::Resumed { guidance: None },
+             Initializing, 0, vec![Effect::DropEscalation]),
+            ("resume to CREATING_BRANCH", halted_from(CreatingBranch, 0),
+             Event::Resumed { guidance: None },
+             CreatingBranch, 0, vec![Effect::DropEscalation]),
+            ("resume to AWAITING_FINALIZATION", halted_from(AwaitingFinalization, 0),
+             Event::Resumed { guidance: Some("squash with X".into()) },
+             AwaitingFinalization, 0, vec![Effect::DropEscalation]),
+            ("resume to FINALIZE_COMPLETE", halted_from(FinalizeComplete, 0),
+             Event::Resumed { guidance: None },
+             FinalizeComplete, 0, vec![Effect::DropEscalation]),
+            ("resume to MERGING_BRANCH", halted_from(MergingBranch, 0),
+             Event::Resumed { guidance: None },
+             MergingBranch, 0, vec![Effect::DropEscalation]),
         ];
         for (name, before, event, to, counter, effects) in table {
             let t = transition(&before, Some(&plan_done(1)), event)
@@ -1766,6 +1847,75 @@ mod tests {
                 "{name}"
             );
         }
+    }
+
+    fn review_failing() -> State {
+        let mut s = state(CodeReview);
+        s.last_error = Some("the reviewer crashed".into());
+        s
+    }
+
+    /// Every state answers `escalate`: open where an agent can be stuck, locked in the loops
+    /// that unlock it, refused where a human or `get-task` acts next; each refusal's hint fits
+    /// its state (never "keep debugging" outside DEBUGGING).
+    #[test]
+    fn escalate_is_open_wherever_an_agent_can_be_stuck() {
+        let t = Thresholds::default();
+        let mut approval = state(CodeReview);
+        approval.pending = Some(Pending::Approval { round: 1 });
+        let mut exhausted = state(CodeReview);
+        exhausted.pending = Some(Pending::Escalation { reason: "r".into() });
+        #[rustfmt::skip]
+        let table: Vec<(&str, State, Result<(), &str>)> = vec![
+            ("planning", state(Initializing), Ok(())),
+            ("branch creation", state(CreatingBranch), Ok(())),
+            ("a step to do", state(ExecutingTdd),
+             Err("No attempt has failed yet: work on the current step (`git orchestrate get-task` shows it) and submit it with `git orchestrate submit-work`.")),
+            ("debugging, locked", debugging(3),
+             Err("Keep debugging: `git orchestrate get-task` shows the failing output and the guidance for this attempt.")),
+            ("debugging, unlocked", debugging(10), Ok(())),
+            ("re-planning", replanning(), Ok(())),
+            ("review running", state(CodeReview),
+             Err("Run `git orchestrate get-task`: it runs the review and briefs you on its findings.")),
+            ("review cannot run", review_failing(), Ok(())),
+            ("review rounds used up", exhausted, Ok(())),
+            ("waiting for approval", approval,
+             Err("A human answers with `git orchestrate approve` or `git orchestrate reject --comment TEXT`.")),
+            ("finalization", state(AwaitingFinalization), Ok(())),
+            ("master plan", state(FinalizeComplete), Ok(())),
+            ("merge next", state(PlanUpdated), Err("Run `git orchestrate get-task`: it merges the PR branch.")),
+            ("merging", state(MergingBranch), Ok(())),
+            ("halted", halted_from(Debugging, 10),
+             Err("A human answers with `git orchestrate resume --guidance \"<what to try>\"`; `git orchestrate status` shows why it halted.")),
+        ];
+        for (name, st, expected) in table {
+            let got = check_escalate(&st, &t);
+            assert_eq!(
+                got.as_ref().map(|_| ()).map_err(|r| r.hint.as_str()),
+                expected,
+                "{name}"
+            );
+            // What the check lets through, the transition takes, back to where it came from.
+            if got.is_ok() {
+                let halted = transition(&st, None, Event::Escalated { report: "r".into() })
+                    .unwrap_or_else(|r| panic!("{name}: {r:?}"));
+                assert_eq!(
+                    halted.state.halt.map(|h| h.resume_to),
+                    Some(st.status),
+                    "{name}"
+                );
+            }
+        }
+        let t = transition(
+            &state(AwaitingFinalization),
+            None,
+            Event::Escalated { report: "r".into() },
+        )
+        .unwrap();
+        assert_eq!(
+            t.summary,
+            "the agent escalated for external help in state AWAITING_FINALIZATION"
+        );
     }
 
     #[test]
@@ -2257,7 +2407,8 @@ mod tests {
         let t = Thresholds::default();
         assert_eq!(
             check_escalate(&in_review(1), &t).unwrap_err().message,
-            "escalate is locked in state CODE_REVIEW: it unlocks when the review rounds (review.max_rounds) are used up"
+            "escalate is locked in state CODE_REVIEW: it unlocks when the review rounds (review.max_rounds) are used up \
+             or the review cannot run"
         );
         let mut exhausted = in_review(3);
         exhausted.pending = Some(Pending::Escalation { reason: "r".into() });

@@ -372,3 +372,55 @@ fn escalation_from_replanning_resumes_to_replanning() {
         "{brief}"
     );
 }
+
+#[test]
+fn a_plan_whose_tasks_end_with_a_red_step_is_refused_and_nothing_is_written() {
+    let repo = TestRepo::new();
+    let tip = repo.tip();
+    let red_only = PLAN.replace(
+        r#",
+      {"type": "GREEN", "description": "implement sub", "status": "TODO"}"#,
+        "",
+    );
+    let out = repo.submit_plan(&red_only);
+    out.expect(2).warns(
+        "  - tasks[1].tdd_steps: ends with a RED step (tdd_steps[0]); every task must end with a GREEN or \
+         REFACTOR step: a RED step only proves a test fails, so nothing would verify the task's work (add the \
+         GREEN step that makes the test pass)\n",
+    );
+    assert_eq!(repo.tip(), tip, "nothing was written");
+}
+
+#[test]
+fn a_replan_whose_new_task_ends_with_a_red_step_is_refused() {
+    let repo = quick_unlock_repo();
+    fail(&repo, "one");
+    fail(&repo, "two");
+    repo.run(&["request-scope-reduction"]).expect(0);
+    let tip = repo.tip();
+    let out = replan_with(&repo, |plan| {
+        let tasks = plan["tasks"].as_array_mut().unwrap();
+        tasks[0] = new_task("add 1a: parse numbers", true);
+        let mut verification = new_task("add 1b (Verification): add works", false);
+        verification["tdd_steps"].as_array_mut().unwrap().pop();
+        tasks.insert(1, verification);
+    });
+    out.expect(2)
+        .warns("  - tasks[1].tdd_steps: ends with a RED step (tdd_steps[0]); every task must end with a GREEN");
+    assert_eq!(repo.tip(), tip, "nothing was written");
+    assert_eq!(repo.status(), "REPLANNING");
+}
+
+#[test]
+fn escalate_refusals_give_the_hint_that_fits_the_state() {
+    let repo = TestRepo::at_first_step();
+    let out = repo.run_with_stdin(&["escalate", "--report", "-"], "# help\n");
+    out.expect(4);
+    assert_eq!(
+        out.stderr,
+        "error: escalate is locked: 10 more failed attempts needed (it unlocks at attempt 10; this is attempt 0, state EXECUTING_TDD)\n\
+         hint: No attempt has failed yet: work on the current step (`git orchestrate get-task` shows it) and submit it with \
+         `git orchestrate submit-work`.\n"
+    );
+    assert_eq!(repo.status(), "EXECUTING_TDD");
+}

@@ -711,3 +711,41 @@ merge: MERGING_BRANCH -> INITIALIZING";
         serde_json::json!({"schema": 1, "status": "INITIALIZING", "main_branch": "main"})
     );
 }
+
+/// AWAITING_FINALIZATION can dead-end (a squash check the agent cannot satisfy): escalate is
+/// open there, `resume` returns to it, and escalating again while halted says who answers.
+#[test]
+fn escalate_from_finalization_halts_and_resume_returns_to_it() {
+    let repo = ready_to_squash();
+    repo.run_with_stdin(
+        &["escalate", "--report", "-"],
+        "# the squash keeps failing\n",
+    )
+    .expect(10)
+    .says("# the squash keeps failing\n");
+    let state = repo.state();
+    assert_eq!(state["status"], "HALTED");
+    assert_eq!(state["halt"]["resume_to"], "AWAITING_FINALIZATION");
+    assert_eq!(
+        state["halt"]["message"],
+        "the agent escalated for external help in state AWAITING_FINALIZATION"
+    );
+    repo.run(&["get-task"]).expect(10);
+
+    let tip = repo.tip();
+    let out = repo.run_with_stdin(&["escalate", "--report", "-"], "# again\n");
+    out.expect(4);
+    assert_eq!(
+        out.stderr,
+        "error: escalate is not accepted in state HALTED: the workflow already waits for a human\n\
+         hint: A human answers with `git orchestrate resume --guidance \"<what to try>\"`; \
+         `git orchestrate status` shows why it halted.\n"
+    );
+    assert_eq!(repo.tip(), tip, "nothing changed");
+
+    repo.human(&["resume", "--guidance", "squash with git reset --soft"])
+        .expect(0);
+    assert_eq!(repo.status(), "AWAITING_FINALIZATION");
+    let brief = repo.run(&["get-task"]).expect(0).stdout.clone();
+    assert!(brief.contains("squash with git reset --soft"), "{brief}");
+}
