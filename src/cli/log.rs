@@ -8,29 +8,46 @@ use crate::engine::{EngineError, Session};
 
 /// Show the workflow's transitions, newest first: one commit under
 /// refs/orchestrator/workflows/<name> per transition (`git log` of that ref shows the same).
+/// When older transitions are left out, the last line says how many there are in all.
 #[derive(Debug, Args)]
 pub struct LogArgs {
     /// How many transitions to show.
-    #[arg(short = 'n', long = "max-count", default_value_t = 20)]
+    #[arg(
+        short = 'n',
+        long = "max-count",
+        visible_alias = "limit",
+        value_name = "N",
+        default_value_t = 20
+    )]
     pub max_count: usize,
+
+    /// Show every transition.
+    #[arg(long, conflicts_with = "max_count")]
+    pub all: bool,
 }
 
 pub fn run(session: &Session, args: &LogArgs, ui: &mut Ui) -> Result<u8, Failure> {
-    let entries = session
+    let limit = (!args.all).then_some(args.max_count);
+    let page = session
         .store
-        .history(args.max_count)
+        .history_page(limit)
         .map_err(EngineError::from)?;
     if ui.json {
-        ui.json_object(json!({ "workflow": session.store.workflow(), "entries": entries }))?;
+        ui.json_object(json!({
+            "workflow": session.store.workflow(),
+            "entries": page.entries,
+            "total": page.total,
+            "truncated": page.truncated(),
+        }))?;
         return Ok(0);
     }
-    if entries.is_empty() {
+    if page.total == 0 {
         ui.line(format!(
             "workflow {} has no history yet",
             session.store.workflow()
         ))?;
     }
-    for e in &entries {
+    for e in &page.entries {
         let step = e
             .step
             .as_deref()
@@ -46,6 +63,15 @@ pub fn run(session: &Session, args: &LogArgs, ui: &mut Ui) -> Result<u8, Failure
         if !headline.is_empty() {
             ui.line(format!("    {headline}"))?;
         }
+    }
+    if page.truncated() {
+        // Newest first: the note sits where the listing stops, at the oldest shown.
+        ui.line(format!(
+            "(showing the newest {} of {} transitions; `git orchestrate log -n {}` or `--all` shows them all)",
+            page.entries.len(),
+            page.total,
+            page.total
+        ))?;
     }
     Ok(0)
 }

@@ -147,6 +147,20 @@ pub struct HistoryEntry {
     pub body: String,
 }
 
+/// The newest transitions, and how many the history holds in all.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HistoryPage {
+    pub entries: Vec<HistoryEntry>,
+    pub total: usize,
+}
+
+impl HistoryPage {
+    /// True when older transitions exist than the ones listed.
+    pub fn truncated(&self) -> bool {
+        self.entries.len() < self.total
+    }
+}
+
 pub struct Store {
     repo: gix::Repository,
     workflow: String,
@@ -570,6 +584,40 @@ impl Store {
             Some(tip) => self.history_from(tip, None, limit),
             None => Ok(Vec::new()),
         }
+    }
+
+    /// The newest `limit` transitions (all with `None`), and how many there are in all. Only
+    /// a truncated listing walks on to count the rest, and then reads nothing of each older
+    /// commit but its first parent.
+    pub fn history_page(&self, limit: Option<usize>) -> Result<HistoryPage, StoreError> {
+        let Some(tip) = self.tip()? else {
+            return Ok(HistoryPage {
+                entries: Vec::new(),
+                total: 0,
+            });
+        };
+        let limit = limit.unwrap_or(usize::MAX);
+        let entries = self.history_from(tip, None, limit)?;
+        let mut total = entries.len();
+        let mut next = match entries.last() {
+            Some(last) if total == limit => {
+                let id = ObjectId::from_hex(last.commit.as_bytes()).map_err(git_err)?;
+                self.first_parent(id)?
+            }
+            // `-n 0`: nothing listed, everything counted.
+            None if limit == 0 => Some(tip),
+            _ => None,
+        };
+        while let Some(id) = next {
+            total += 1;
+            next = self.first_parent(id)?;
+        }
+        Ok(HistoryPage { entries, total })
+    }
+
+    fn first_parent(&self, id: ObjectId) -> Result<Option<ObjectId>, StoreError> {
+        let commit = self.repo.find_commit(id).map_err(git_err)?;
+        Ok(commit.parent_ids().next().map(|p| p.detach()))
     }
 
     /// The transitions from `tip` back to (not including) `stop`, newest first, at most

@@ -180,3 +180,48 @@ Task 2 [TODO] sub
     assert_eq!(j["plan"]["tasks"][0]["tdd_steps"][0]["status"], "DONE");
     assert_eq!(j["plan"]["tasks"][0]["status"], "IN_PROGRESS");
 }
+
+#[test]
+fn log_says_when_older_transitions_are_left_out() {
+    let repo = TestRepo::at_green_step();
+    let total = repo.history_len();
+    assert!(total > 2, "{total}");
+    let out = repo.run(&["log", "-n", "2"]).expect(0).stdout.clone();
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 5, "{out}");
+    assert_eq!(
+        lines[4],
+        format!(
+            "(showing the newest 2 of {total} transitions; `git orchestrate log -n {total}` or `--all` shows them all)"
+        )
+    );
+    let all = repo.run(&["log", "--all"]).expect(0).stdout.clone();
+    assert!(!all.contains("showing the newest"), "{all}");
+    assert!(all.contains("create: (none) -> INITIALIZING"), "{all}");
+    assert_eq!(
+        repo.run(&["log", "--limit", &total.to_string()])
+            .expect(0)
+            .stdout,
+        all
+    );
+
+    let j = repo.run(&["log", "-n", "2", "--json"]).expect(0).json();
+    assert_eq!(
+        (
+            j["entries"].as_array().unwrap().len(),
+            &j["total"],
+            &j["truncated"]
+        ),
+        (2, &json!(total), &json!(true))
+    );
+    let j = repo.run(&["log", "--all", "--json"]).expect(0).json();
+    assert_eq!(
+        (
+            j["entries"].as_array().unwrap().len(),
+            &j["total"],
+            &j["truncated"]
+        ),
+        (total, &json!(total), &json!(false))
+    );
+    repo.run(&["log", "--all", "-n", "3"]).expect(2);
+}
