@@ -42,6 +42,13 @@ pub fn run(session: &Session, _args: &StatusArgs, ui: &mut Ui) -> Result<u8, Fai
         warnings.push(w);
     }
     let head = session.store.head_branch().map_err(EngineError::from)?;
+    // Another worktree may hold the PR branch; then a `git checkout` here would fail.
+    let elsewhere = match &state.current_pr_branch {
+        Some(branch) if state.status != Status::CreatingBranch => {
+            session.branch_worktree(branch)?
+        }
+        _ => None,
+    };
     let remotes = remote_standings(session, snapshot.as_ref().map(|s| s.tip))?;
     let current = plan.as_ref().and_then(|p| p.current.as_ref());
     if ui.json {
@@ -51,6 +58,7 @@ pub fn run(session: &Session, _args: &StatusArgs, ui: &mut Ui) -> Result<u8, Fai
             "state": state.status,
             "branch": state.current_pr_branch,
             "head": head,
+            "branch_worktree": elsewhere,
             "main_branch": state.main_branch,
             // The same step shape as get-task --json.
             "step": current.map(|s| json!({
@@ -112,11 +120,13 @@ pub fn run(session: &Session, _args: &StatusArgs, ui: &mut Ui) -> Result<u8, Fai
     }
     if let Some(branch) = &state.current_pr_branch {
         let where_ = if state.status == Status::CreatingBranch {
-            "to be created"
+            "to be created".to_string()
         } else if head.as_deref() == Some(branch.as_str()) {
-            "checked out"
+            "checked out".to_string()
+        } else if let Some(path) = &elsewhere {
+            format!("checked out in {}", path.display())
         } else {
-            "not checked out"
+            "not checked out".to_string()
         };
         lines.push(format!("branch    {branch} ({where_})"));
     }

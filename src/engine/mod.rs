@@ -13,7 +13,7 @@ pub mod notes;
 mod submit;
 mod sync;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::config::{self, Config, ConfigError, Origin};
@@ -309,6 +309,14 @@ impl Session {
         if head.as_deref() == Some(branch.as_str()) {
             return Ok(());
         }
+        // git refuses to check out a branch another worktree has: send the agent there.
+        let hint = match self.branch_worktree(branch)? {
+            Some(path) => format!(
+                "{branch} is checked out in the worktree {}: run `git orchestrate {command}` there.",
+                path.display()
+            ),
+            None => format!("Run `git checkout {branch}`, then `git orchestrate {command}` again."),
+        };
         Err(wrong_state(
             state.status,
             format!(
@@ -316,8 +324,20 @@ impl Session {
                 head.as_deref().unwrap_or("a detached commit"),
                 state.status
             ),
-            format!("Run `git checkout {branch}`, then `git orchestrate {command}` again."),
+            hint,
         ))
+    }
+
+    /// The worktree `branch` is checked out in, when that is not this one.
+    pub fn branch_worktree(&self, branch: &str) -> Result<Option<PathBuf>, EngineError> {
+        if self.store.head_branch()?.as_deref() == Some(branch) {
+            return Ok(None);
+        }
+        Ok(self
+            .git
+            .checked_out_branches()?
+            .into_iter()
+            .find_map(|(name, path)| (name == branch).then_some(path)))
     }
 
     /// Warns when the working tree is not on the PR branch the workflow expects.
@@ -329,11 +349,18 @@ impl Session {
             return Ok(None);
         }
         let head = self.store.head_branch()?;
-        Ok((head.as_deref() != Some(branch.as_str())).then(|| {
-            format!(
-                "HEAD is on {}, but this PR's branch is {branch}: run `git checkout {branch}`",
-                head.as_deref().unwrap_or("a detached commit")
-            )
+        if head.as_deref() == Some(branch.as_str()) {
+            return Ok(None);
+        }
+        let head = head.as_deref().unwrap_or("a detached commit");
+        Ok(Some(match self.branch_worktree(branch)? {
+            Some(path) => format!(
+                "HEAD is on {head}, but this PR's branch is {branch}, checked out in the worktree {}: work there",
+                path.display()
+            ),
+            None => format!(
+                "HEAD is on {head}, but this PR's branch is {branch}: run `git checkout {branch}`"
+            ),
         }))
     }
 

@@ -375,3 +375,59 @@ fn a_broken_config_stops_every_submit() {
     );
     assert_eq!(repo.tip(), tip);
 }
+
+/// The PR branch checked out in a linked worktree: `status` in the main worktree says where,
+/// and nothing suggests a `git checkout` git would refuse.
+#[test]
+fn status_names_the_worktree_that_has_the_pr_branch() {
+    let repo = TestRepo::at_green_step();
+    repo.git(&["checkout", "--quiet", "main"]);
+    let linked = repo.dir().parent().unwrap().join(format!(
+        "linked-{}",
+        repo.dir().file_name().unwrap().to_string_lossy()
+    ));
+    let linked_str = linked.to_str().unwrap();
+    repo.git(&["worktree", "add", "--quiet", linked_str, "feat/add-numbers"]);
+    let listed = repo.run(&["status", "--json"]).expect(0).json()["branch_worktree"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        std::fs::canonicalize(&listed).unwrap(),
+        std::fs::canonicalize(&linked).unwrap()
+    );
+
+    let out = repo.run(&["status"]).expect(0).stdout.clone();
+    assert!(
+        out.contains(&format!(
+            "branch    feat/add-numbers (checked out in {listed})\n"
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!(
+            "WARNING: HEAD is on main, but this PR's branch is feat/add-numbers, checked out in the worktree {listed}: work there\n"
+        )),
+        "{out}"
+    );
+    assert!(!out.contains("git checkout"), "{out}");
+
+    let tip = repo.tip();
+    repo.submit_test("true", None).expect(4).warns(&format!(
+        "hint: feat/add-numbers is checked out in the worktree {listed}: run `git orchestrate submit-work` there.\n"
+    ));
+    assert_eq!(repo.tip(), tip);
+
+    // Without a worktree holding it, the branch is simply not checked out.
+    repo.git(&["worktree", "remove", linked_str]);
+    let out = repo.run(&["status"]).expect(0).stdout.clone();
+    assert!(
+        out.contains("branch    feat/add-numbers (not checked out)\n"),
+        "{out}"
+    );
+    assert!(out.contains("run `git checkout feat/add-numbers`"), "{out}");
+    assert_eq!(
+        repo.run(&["status", "--json"]).expect(0).json()["branch_worktree"],
+        serde_json::Value::Null
+    );
+}
