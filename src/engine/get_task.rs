@@ -52,6 +52,7 @@ fn attempt(session: &Session) -> Result<TaskReport, EngineError> {
                     break;
                 };
                 let branch = free_branch_name(session, &plan.pr_title)?;
+                check_branch_free(session, &branch, snap.state.status)?;
                 done.push(format!("took up the stored plan \"{}\".", plan.pr_title));
                 Event::PlanSubmitted {
                     plan,
@@ -59,19 +60,23 @@ fn attempt(session: &Session) -> Result<TaskReport, EngineError> {
                     summary: "get-task took up a plan stored in INITIALIZING".to_string(),
                 }
             }
-            GetTaskStep::PrepareBranch { branch } => match prepare_branch(session, &snap, &branch)?
-            {
-                Ok(what) => {
-                    done.push(what);
-                    let main = session.main_branch(Some(&snap.state))?;
-                    // Where the branch left main bounds the search for checkpoint commits.
-                    Event::BranchReady {
-                        base: session.git.merge_base(&main, &branch).ok(),
+            GetTaskStep::PrepareBranch { branch } => {
+                check_branch_free(session, &branch, snap.state.status)?;
+                match prepare_branch(session, &snap, &branch)? {
+                    Ok(what) => {
+                        done.push(what);
+                        let main = session.main_branch(Some(&snap.state))?;
+                        // Where the branch left main bounds the search for checkpoint commits.
+                        Event::BranchReady {
+                            base: session.git.merge_base(&main, &branch).ok(),
+                        }
                     }
+                    Err(reason) if snap.state.last_error.as_deref() == Some(reason.as_str()) => {
+                        break;
+                    }
+                    Err(reason) => Event::BranchBlocked { reason },
                 }
-                Err(reason) if snap.state.last_error.as_deref() == Some(reason.as_str()) => break,
-                Err(reason) => Event::BranchBlocked { reason },
-            },
+            }
             GetTaskStep::LookForCheckpoint { since } => {
                 let Some(branch) = snap.state.current_pr_branch.clone() else {
                     break;
@@ -243,6 +248,16 @@ fn report(
 }
 
 /// A branch name for `title` that no branch has yet: `feat/x`, else `feat/x-2`, `feat/x-3`, …
+/// Refuses `branch` when another workflow of this repository drives it (exit 4, naming it).
+pub(super) fn check_branch_free(
+    session: &Session,
+    branch: &str,
+    status: Status,
+) -> Result<(), EngineError> {
+    let holders = session.store.other_workflow_branches()?;
+    branch_name::check_branch_free(branch, status, &holders).map_err(EngineError::Rejected)
+}
+
 pub(super) fn free_branch_name(session: &Session, title: &str) -> Result<String, EngineError> {
     let base = branch_name::sanitize(title).ok_or_else(|| {
         EngineError::Rejected(Rejection {

@@ -2,7 +2,7 @@
 //! then preflight, or takes the agent's analysis, and stores the outcome.
 
 use super::finalize;
-use super::get_task::free_branch_name;
+use super::get_task::{check_branch_free, free_branch_name};
 use super::{EngineError, Session, io_error, notes};
 use crate::config::Config;
 use crate::exec::{self, RunOutput};
@@ -77,11 +77,13 @@ fn attempt(
             Some(snap) => snap,
             None => {
                 // A plan that is not accepted leaves nothing behind, not even a new workflow.
-                parse(
+                let plan = parse(
                     bytes,
                     &session.load_config(None)?.config,
                     Status::Initializing,
                 )?;
+                let branch = free_branch_name(session, &plan.pr_title)?;
+                check_branch_free(session, &branch, Status::Initializing)?;
                 session.read_or_create()?
             }
         },
@@ -100,6 +102,7 @@ fn attempt(
         (Accepted::Plan, SubmitKind::Plan(bytes)) => {
             let plan = parse(bytes, &config, snap.state.status)?;
             let branch = free_branch_name(session, &plan.pr_title)?;
+            check_branch_free(session, &branch, snap.state.status)?;
             Event::PlanSubmitted {
                 plan,
                 branch,

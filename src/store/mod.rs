@@ -15,6 +15,7 @@ use gix::bstr::{BString, ByteSlice};
 use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
 use gix::refs::{FullName, Target};
 
+use crate::workflow::branch_name::BranchHolder;
 use crate::workflow::plan::{Plan, PlanSummary};
 use crate::workflow::state::{State, Status};
 
@@ -303,6 +304,28 @@ impl Store {
             parsed,
             entries,
         })
+    }
+
+    /// The PR branches the other workflows of this repository record. A workflow that cannot
+    /// be read is left out: its own commands report it, and it blocks no one else.
+    pub fn other_workflow_branches(&self) -> Result<Vec<BranchHolder>, StoreError> {
+        let mut out = Vec::new();
+        for (name, tip) in self.local_workflows()? {
+            if name == self.workflow {
+                continue;
+            }
+            let Ok(snapshot) = self.read_at(tip, &workflow_ref(&name)) else {
+                continue;
+            };
+            if let Some(branch) = snapshot.state.current_pr_branch {
+                out.push(BranchHolder {
+                    workflow: name,
+                    status: snapshot.state.status,
+                    branch,
+                });
+            }
+        }
+        Ok(out)
     }
 
     /// The commit the workflow ref points at.

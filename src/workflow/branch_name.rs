@@ -1,6 +1,9 @@
 //! Turns a PR title into a safe branch name (SPEC §6.1): `"feat: Implement New Feature"` →
 //! `feat/implement-new-feature`, using only `[a-z0-9._/-]`.
 
+use super::state::Status;
+use super::transition::{Rejection, RejectionKind};
+
 /// Longest slug we produce; git allows more, people reading `git branch` do not.
 const MAX_SLUG: usize = 60;
 
@@ -29,6 +32,56 @@ pub fn numbered(base: &str, n: usize) -> String {
     } else {
         format!("{base}-{n}")
     }
+}
+
+/// A PR branch that another workflow of this repository records.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BranchHolder {
+    pub workflow: String,
+    pub status: Status,
+    pub branch: String,
+}
+
+/// Refuses `branch` to a workflow in `status` when another workflow drives it: two workflows
+/// on one branch would check out, commit to and merge each other's work.
+///
+/// A plan (submitted in INITIALIZING) may not name a branch any other workflow records. In
+/// CREATING_BRANCH the branch is refused only when its holder is past CREATING_BRANCH (it
+/// created the branch): when two workflows were both given the name (before this check, or
+/// in a race), the first to create the branch keeps it.
+pub fn check_branch_free(
+    branch: &str,
+    status: Status,
+    holders: &[BranchHolder],
+) -> Result<(), Rejection> {
+    let Some(holder) = holders.iter().find(|h| {
+        h.branch == branch
+            && (status != Status::CreatingBranch || h.status != Status::CreatingBranch)
+    }) else {
+        return Ok(());
+    };
+    let other = &holder.workflow;
+    let hint = if status == Status::CreatingBranch {
+        format!(
+            "Workflow \"{other}\" drives this PR; this one can go on once that one is merged. To hand the \
+             question to a human now: `git orchestrate escalate --report FILE`."
+        )
+    } else {
+        format!(
+            "Plan another PR of the master plan (a prTitle that names another branch), or continue this PR in \
+             its workflow: `git orchestrate --workflow {other} get-task`."
+        )
+    };
+    Err(Rejection {
+        kind: RejectionKind::WrongState,
+        state: status,
+        message: format!(
+            "the PR branch {branch} is already the branch of workflow \"{other}\" (state {}); two workflows \
+             cannot drive one branch (state {status})",
+            holder.status
+        ),
+        hint,
+    })
 }
 
 fn conventional_prefix(title: &str) -> Option<(String, &str)> {
@@ -103,5 +156,47 @@ mod tests {
     fn taken_names_get_numbers() {
         assert_eq!(numbered("feat/x", 1), "feat/x");
         assert_eq!(numbered("feat/x", 3), "feat/x-3");
+    }
+
+    #[test]
+    fn a_branch_another_workflow_drives_is_refused() {
+        use Status::*;
+        let holder = |status| BranchHolder {
+            workflow: "other".into(),
+            status,
+            branch: "feat/x".into(),
+        };
+        let refused = |status, holder_status| {
+            check_branch_free("feat/x", status, &[holder(holder_status)]).map_err(|r| r.message)
+        };
+        let taken = |holder_status, status| {
+            Err(format!(
+                "the PR branch feat/x is already the branch of workflow \"other\" (state {holder_status}); two \
+                 workflows cannot drive one branch (state {status})"
+            ))
+        };
+        assert_eq!(
+            refused(Initializing, ExecutingTdd),
+            taken(ExecutingTdd, Initializing)
+        );
+        assert_eq!(
+            refused(Initializing, CreatingBranch),
+            taken(CreatingBranch, Initializing)
+        );
+        assert_eq!(
+            refused(CreatingBranch, Debugging),
+            taken(Debugging, CreatingBranch)
+        );
+        assert_eq!(
+            refused(CreatingBranch, CreatingBranch),
+            Ok(()),
+            "both only named it: the first to create it keeps it"
+        );
+        assert_eq!(
+            check_branch_free("feat/y", Initializing, &[holder(ExecutingTdd)]),
+            Ok(())
+        );
+        let r = check_branch_free("feat/x", CreatingBranch, &[holder(ExecutingTdd)]).unwrap_err();
+        assert_eq!(r.kind, RejectionKind::WrongState);
     }
 }

@@ -431,3 +431,83 @@ fn status_names_the_worktree_that_has_the_pr_branch() {
         serde_json::Value::Null
     );
 }
+
+/// Two workflows with the same prTitle would drive one PR branch: the second plan is
+/// refused, naming the workflow that has the branch, and nothing is written.
+#[test]
+fn a_second_workflow_cannot_take_the_branch_of_another() {
+    let repo = TestRepo::new();
+    repo.submit_plan(PLAN).expect(0);
+    let other_ref = "refs/orchestrator/workflows/other";
+    let submit_other = || {
+        repo.run_with_stdin(
+            &[
+                "--workflow",
+                "other",
+                "submit-work",
+                "-s",
+                "same PR",
+                "--plan",
+                "-",
+            ],
+            PLAN,
+        )
+    };
+    let out = submit_other();
+    out.expect(4);
+    assert_eq!(
+        out.stderr,
+        "error: the PR branch feat/add-numbers is already the branch of workflow \"main\" (state CREATING_BRANCH); \
+         two workflows cannot drive one branch (state INITIALIZING)\n\
+         hint: Plan another PR of the master plan (a prTitle that names another branch), or continue this PR in \
+         its workflow: `git orchestrate --workflow main get-task`.\n"
+    );
+    assert!(
+        !repo
+            .git_try(&["rev-parse", "--verify", "--quiet", other_ref])
+            .0,
+        "no workflow was created"
+    );
+    // The same from a workflow that already exists, in INITIALIZING.
+    repo.run(&["--workflow", "other", "get-task"]).expect(0);
+    let tip = repo.git(&["rev-parse", other_ref]);
+    submit_other()
+        .expect(4)
+        .warns("already the branch of workflow \"main\" (state CREATING_BRANCH)");
+    assert_eq!(repo.git(&["rev-parse", other_ref]), tip, "nothing changed");
+}
+
+/// Two workflows that were both given one branch name (in a race, or by an older version):
+/// the first to create the branch keeps it, the other refuses in CREATING_BRANCH.
+#[test]
+fn in_creating_branch_the_workflow_that_created_the_branch_keeps_it() {
+    let repo = TestRepo::new();
+    repo.submit_plan(PLAN).expect(0);
+    // The other workflow's state as an unchecked submit would have left it: same branch.
+    let main_tip = repo.git(&["rev-parse", REF]);
+    repo.git(&[
+        "update-ref",
+        "refs/orchestrator/workflows/other",
+        main_tip.trim(),
+    ]);
+    repo.run(&["get-task"]).expect(0);
+    assert_eq!(repo.status(), "EXECUTING_TDD");
+    let head = repo.git(&["rev-parse", "HEAD"]);
+    let tip = repo.git(&["rev-parse", "refs/orchestrator/workflows/other"]);
+
+    let out = repo.run(&["--workflow", "other", "get-task"]);
+    out.expect(4);
+    assert_eq!(
+        out.stderr,
+        "error: the PR branch feat/add-numbers is already the branch of workflow \"main\" (state EXECUTING_TDD); \
+         two workflows cannot drive one branch (state CREATING_BRANCH)\n\
+         hint: Workflow \"main\" drives this PR; this one can go on once that one is merged. To hand the question \
+         to a human now: `git orchestrate escalate --report FILE`.\n"
+    );
+    assert_eq!(
+        repo.git(&["rev-parse", "refs/orchestrator/workflows/other"]),
+        tip,
+        "nothing changed"
+    );
+    assert_eq!(repo.git(&["rev-parse", "HEAD"]), head);
+}
