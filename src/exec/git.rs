@@ -569,7 +569,7 @@ impl Git {
             return Err(GitError {
                 command: format!("git reset --keep {commit}"),
                 status: None,
-                stderr: "not run: it takes a full commit id".to_string(),
+                stderr: "it takes a full commit id".to_string(),
             });
         }
         self.run(["reset", "--keep", "--quiet", commit, "--"])
