@@ -114,6 +114,7 @@ fn action_name(action: &Action) -> &'static str {
     match action {
         Action::Installed(_) => "installed",
         Action::Updated(_) => "updated",
+        Action::Repaired { .. } => "repaired",
         Action::Unchanged => "unchanged",
         Action::Removed(_) => "removed",
         Action::Skipped(_) => "skipped",
@@ -131,6 +132,10 @@ pub fn report_text(report: &Report) -> String {
         let what = match (&h.action, &h.state) {
             (Some(Action::Installed(mode)), _) => format!("installed ({mode})"),
             (Some(Action::Updated(mode)), _) => format!("updated ({mode})"),
+            (Some(Action::Repaired { mode, updated }), _) => format!(
+                "{}made executable again ({mode}): git was skipping it",
+                if *updated { "updated, and " } else { "" }
+            ),
             (Some(Action::Unchanged), _) => "already installed".to_string(),
             (Some(Action::Removed(mode)), _) => format!("removed (was {mode})"),
             (Some(Action::Skipped(m)), _) | (None, HookState::Managed(m)) => {

@@ -770,11 +770,21 @@ fn move_branch(
     } else {
         session.git.merge_ff_only(&target)
     };
-    Ok(result.err().map(|e| {
+    let Err(e) = result else {
+        return Ok(None);
+    };
+    // Advice to commit or stash fits only when there is something to commit or stash;
+    // otherwise what git said is the whole story.
+    let git = &session.git;
+    let local_changes =
+        !git.tracked_changes()?.trim().is_empty() || !git.untracked_files()?.is_empty();
+    Ok(Some(if local_changes {
         format!(
             "git refused to move the checked-out branch: {}; commit or stash your changes and run sync again",
             e.stderr.trim()
         )
+    } else {
+        format!("git could not move the checked-out branch: {e}")
     }))
 }
 

@@ -307,7 +307,7 @@ impl Git {
         Ok(self.run(["remote"])?.lines().map(str::to_string).collect())
     }
 
-    /// `git version 2.47.3` → `2.47.3`.
+    /// `git version 2.47.3` → `2.47.3`; see [`MIN_VERSION`].
     pub fn version(&self) -> Result<String, GitError> {
         Ok(self
             .run(["version"])?
@@ -559,10 +559,20 @@ impl Git {
             .map(drop)
     }
 
-    /// Moves the checked-out branch to `commit` keeping local changes (`git reset --keep`);
-    /// git refuses when a changed file would be overwritten.
+    /// Moves the checked-out branch to `commit`, a full object id, keeping local changes
+    /// (`git reset --keep`); git refuses when a changed file would be overwritten.
     pub fn reset_keep(&self, commit: &str) -> Result<(), GitError> {
-        self.run(["reset", "--keep", "--quiet", "--end-of-options", commit])
+        // git 2.39 (Debian 12's) rejects `--end-of-options` in `reset` ("must come before
+        // non-option arguments") wherever it stands; newer gits accept it. A full object id cannot be an option,
+        // and the `--` after it keeps a file of that name from making it ambiguous.
+        if !is_full_object_id(commit) {
+            return Err(GitError {
+                command: format!("git reset --keep {commit}"),
+                status: None,
+                stderr: "it takes a full commit id".to_string(),
+            });
+        }
+        self.run(["reset", "--keep", "--quiet", commit, "--"])
             .map(drop)
     }
 
@@ -583,6 +593,30 @@ impl Git {
     pub fn delete_branch(&self, branch: &str) -> Result<(), GitError> {
         self.run(["branch", "--quiet", "-d", branch]).map(drop)
     }
+}
+
+/// The oldest git git-orchestrate works with, as (major, minor): the test suite runs
+/// against it (`.ci/run`). What it relies on: `--end-of-options` (2.24), `git worktree
+/// list -z` (2.36).
+pub const MIN_VERSION: (u32, u32) = (2, 39);
+
+/// `2.39.5`, `2.47.3.windows.1`, `2.39.5 (Apple Git-154)` → (major, minor); `None` when
+/// it does not start with two numbers.
+pub fn parse_version(version: &str) -> Option<(u32, u32)> {
+    let mut parts = version
+        .trim()
+        .split(|c: char| !c.is_ascii_digit())
+        .map(str::parse::<u32>);
+    if !version.trim().starts_with(|c: char| c.is_ascii_digit()) {
+        return None;
+    }
+    Some((parts.next()?.ok()?, parts.next()?.ok()?))
+}
+
+/// 40 (SHA-1) or 64 (SHA-256) lowercase hex digits: what git prints as a commit id, and
+/// what no option or ref expression can be mistaken for.
+pub fn is_full_object_id(text: &str) -> bool {
+    matches!(text.len(), 40 | 64) && text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
 /// The entries of a `-z` listing: paths exactly as stored, never quoted.
@@ -691,5 +725,52 @@ mod tests {
         let mut changed = g.changed_files(&first, "HEAD").unwrap();
         changed.sort();
         assert_eq!(changed, names);
+    }
+
+    #[test]
+    fn versions_are_read_as_git_prints_them() {
+        assert_eq!(parse_version("2.39.5"), Some((2, 39)));
+        assert_eq!(parse_version("2.47.3.windows.1"), Some((2, 47)));
+        assert_eq!(parse_version("2.39.5 (Apple Git-154)"), Some((2, 39)));
+        assert_eq!(parse_version("3.0"), Some((3, 0)));
+        assert_eq!(parse_version("2"), None);
+        assert_eq!(parse_version("unknown"), None);
+        assert!(parse_version("2.38.9") < Some(MIN_VERSION));
+        assert!(parse_version("2.39.0") >= Some(MIN_VERSION));
+        assert!(parse_version("10.1") > Some(MIN_VERSION));
+    }
+
+    #[test]
+    fn only_a_full_object_id_is_passed_to_reset_without_end_of_options() {
+        assert!(is_full_object_id(&"a".repeat(40)));
+        assert!(is_full_object_id(&"0123456789abcdef".repeat(4)));
+        for not in [
+            "-m",
+            "HEAD",
+            "abc123",
+            &"A".repeat(40),
+            &"g".repeat(40),
+            &"a".repeat(41),
+        ] {
+            assert!(!is_full_object_id(not), "{not}");
+        }
+    }
+
+    /// git 2.39 refuses `reset --keep --end-of-options <commit>`; this is the form that
+    /// works there and on newer gits, even beside a file named like the commit.
+    #[test]
+    fn reset_keep_moves_to_a_commit_whose_id_is_also_a_file_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let dir = dir.path();
+        git(dir, &["init", "--quiet"]);
+        git(dir, &["commit", "--quiet", "--allow-empty", "-m", "one"]);
+        let first = git(dir, &["rev-parse", "HEAD"]).trim().to_string();
+        git(dir, &["commit", "--quiet", "--allow-empty", "-m", "two"]);
+        std::fs::write(dir.join(&first), "x\n").unwrap();
+        let g = Git::new(dir);
+        g.reset_keep(&first).unwrap();
+        assert_eq!(git(dir, &["rev-parse", "HEAD"]).trim(), first);
+        let refused = g.reset_keep("HEAD~1").unwrap_err();
+        assert_eq!(refused.status, None, "{refused}");
     }
 }

@@ -132,6 +132,11 @@ pub struct HookReport {
 pub enum Action {
     Installed(Mode),
     Updated(Mode),
+    /// A file of ours lacked its run bit and got it back (`updated`: its block too).
+    Repaired {
+        mode: Mode,
+        updated: bool,
+    },
     Unchanged,
     Removed(Mode),
     Skipped(Manager),
@@ -175,12 +180,27 @@ pub fn install(git: &Git) -> Result<Report, InstallError> {
             write_new(path, &own_file(name))?;
             Ok(Some(Action::Installed(Mode::Own)))
         }
-        HookState::Installed { current: true, .. } => Ok(Some(Action::Unchanged)),
-        HookState::Installed { mode, .. } => {
-            let text = read(path)?;
-            let updated = replace_block(&text, block(name)).unwrap_or(text);
-            write_keeping_mode(path, &updated)?;
-            Ok(Some(Action::Updated(*mode)))
+        HookState::Installed { mode, current } => {
+            if !current {
+                let text = read(path)?;
+                let updated = replace_block(&text, block(name)).unwrap_or(text);
+                write_keeping_mode(path, &updated)?;
+            }
+            // A file of ours without its run bit (an install cut short, a checkout that
+            // dropped it) is one git silently skips. A hook of the user's keeps the mode
+            // they gave it.
+            let repaired = *mode != Mode::Block && !is_executable(path);
+            if repaired {
+                make_executable(path)?;
+            }
+            Ok(Some(match (current, repaired) {
+                (true, false) => Action::Unchanged,
+                (false, false) => Action::Updated(*mode),
+                (_, true) => Action::Repaired {
+                    mode: *mode,
+                    updated: !current,
+                },
+            }))
         }
         HookState::Foreign => {
             if let Some(with_block) = block_text(name, path) {
@@ -468,13 +488,32 @@ fn read(path: &Path) -> Result<String, InstallError> {
     })
 }
 
+/// Written beside `path` and renamed onto it already executable, so an interrupted install
+/// leaves no half-written hook and none without its run bit.
 fn write_new(path: &Path, text: &str) -> Result<(), InstallError> {
+    use std::io::Write as _;
     use std::os::unix::fs::PermissionsExt;
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(io_err("create", dir))?;
-    }
-    std::fs::write(path, text).map_err(io_err("write", path))?;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(io_err("create", dir))?;
+    let mut file = tempfile::NamedTempFile::new_in(dir).map_err(io_err("create a file in", dir))?;
+    file.write_all(text.as_bytes())
+        .map_err(io_err("write", path))?;
+    file.as_file()
+        .set_permissions(std::fs::Permissions::from_mode(0o755))
+        .map_err(io_err("make executable", path))?;
+    file.persist(path)
+        .map_err(|e| io_err("write", path)(e.error))?;
+    Ok(())
+}
+
+/// Adds the run bits a hook file of ours lost, keeping the rest of its mode.
+fn make_executable(path: &Path) -> Result<(), InstallError> {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(path)
+        .map_err(io_err("read", path))?
+        .permissions()
+        .mode();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode | 0o111))
         .map_err(io_err("make executable", path))
 }
 

@@ -18,7 +18,7 @@ use crate::engine::notes::{self, CheckedCommit};
 use crate::engine::{EngineError, Session, io_error};
 use crate::exec;
 use crate::gates;
-use crate::store::is_checkpoint_message;
+use crate::store::{is_checkpoint_message, is_state_ref_name, transition_history_globs};
 use crate::workflow::Pending;
 use crate::workflow::notes::{CheckpointNote, NoteGate, NotePreflight};
 
@@ -192,8 +192,10 @@ pub fn post_commit(session: &Session) -> Result<Outcome, EngineError> {
 
 /// One line git gives `pre-push` on stdin.
 struct PushedRef<'a> {
-    local_ref: &'a str,
     local: &'a str,
+    /// The ref being updated on the remote. The local side can be a bare object id
+    /// (`git push origin <id>:<ref>`, as `sync` pushes), so this is what tells what is pushed.
+    remote_ref: &'a str,
     remote: &'a str,
 }
 
@@ -209,19 +211,15 @@ pub fn pre_push(session: &Session, remote: &str, lines: &str) -> Result<Outcome,
     let pushed: Vec<PushedRef> = lines
         .lines()
         .filter_map(|line| {
-            let mut words = line.split_whitespace();
+            let mut words = line.split_whitespace().skip(1);
             Some(PushedRef {
-                local_ref: words.next()?,
                 local: words.next()?,
-                remote: words.nth(1)?,
+                remote_ref: words.next()?,
+                remote: words.next()?,
             })
         })
         // Deletions push no commits; workflow and notes refs hold no checkpoint commits.
-        .filter(|p| {
-            !is_zero(p.local)
-                && !p.local_ref.starts_with("refs/orchestrator/")
-                && !p.local_ref.starts_with("refs/notes/")
-        })
+        .filter(|p| !is_zero(p.local) && !is_state_ref_name(p.remote_ref))
         .collect();
     if pushed.is_empty() {
         return Ok(Outcome::Pass);
@@ -235,16 +233,23 @@ pub fn pre_push(session: &Session, remote: &str, lines: &str) -> Result<Outcome,
     } else {
         "--remotes".to_string()
     };
+    // Never a workflow's own transitions, whatever ref they are pushed to.
+    let transitions: Vec<String> = transition_history_globs()
+        .iter()
+        .map(|g| format!("--glob={g}"))
+        .collect();
     let mut failed = Vec::new();
     for p in &pushed {
         let range = format!("{}..{}", p.remote, p.local);
-        let report = if !is_zero(p.remote) && session.git.rev_parse(p.remote).is_ok() {
-            notes::verify(session, &[&range])?
+        let mut revs = if !is_zero(p.remote) && session.git.rev_parse(p.remote).is_ok() {
+            vec![range.as_str(), "--not"]
         } else {
             // A new branch, or one whose remote tip is not here: what no remote-tracking
             // branch has yet.
-            notes::verify(session, &[p.local, "--not", &not_on_remote])?
+            vec![p.local, "--not", &not_on_remote]
         };
+        revs.extend(transitions.iter().map(String::as_str));
+        let report = notes::verify(session, &revs)?;
         failed.extend(report.failures().cloned());
     }
     if failed.is_empty() {

@@ -24,6 +24,7 @@ pub use remote::{
     Backup, LocalRef, Relation, Standing, exact_notes_refspec, fetch_refspecs, is_state_ref,
     sync_refspecs, tracking_branch_ref, tracking_notes_ref, tracking_ref, writes_local_state,
 };
+pub use remote::{is_state_ref_name, transition_history_globs};
 pub use time::format_time;
 
 const WORKFLOWS: &str = "refs/orchestrator/workflows/";

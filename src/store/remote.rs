@@ -73,6 +73,24 @@ pub fn is_state_ref(text: &str) -> bool {
     text.contains("refs/orchestrator/") || text.contains("refs/notes/")
 }
 
+/// True when `name` is a ref under `refs/orchestrator/` or `refs/notes/`: its commits are
+/// workflow transitions or notes, never checkpoint commits.
+pub fn is_state_ref_name(name: &str) -> bool {
+    name.starts_with("refs/orchestrator/") || name.starts_with("refs/notes/")
+}
+
+/// `git log --glob` patterns for every ref that holds workflow transitions: the workflows,
+/// their remote-tracking copies and the backups of their tips. A transition's subject
+/// (`checkpoint: EXECUTING_TDD -> …`) reads like a checkpoint commit's; being reachable
+/// from these is what tells it apart.
+pub fn transition_history_globs() -> [String; 3] {
+    [
+        format!("{WORKFLOWS}*"),
+        format!("{REMOTES}*/workflows/*"),
+        format!("{BACKUPS}*/state-*"),
+    ]
+}
+
 /// `refs/orchestrator/remotes/<remote>/workflows/<workflow>`.
 pub fn tracking_ref(remote: &str, workflow: &str) -> String {
     format!("{REMOTES}{remote}/workflows/{workflow}")

@@ -838,3 +838,144 @@ fn a_hooks_directory_in_the_working_tree_is_pointed_out() {
         "{out}"
     );
 }
+
+/// A bare remote beside `repo`, added as `origin`, with main pushed.
+fn add_remote(repo: &TestRepo) {
+    let remote = repo
+        .dir()
+        .parent()
+        .unwrap()
+        .join(format!("remote-{:p}.git", repo));
+    repo.git(&["init", "--quiet", "--bare", remote.to_str().unwrap()]);
+    repo.git(&["remote", "add", "origin", remote.to_str().unwrap()]);
+    repo.git_run(&["push", "--quiet", "origin", "main"])
+        .expect(0);
+}
+
+#[test]
+fn pre_push_judges_by_the_remote_ref_and_never_takes_a_transition_for_a_checkpoint() {
+    let (repo, _) = hooked_repo("[hooks]\npre_push = \"enforce\"");
+    add_remote(&repo);
+    repo.submit_plan(PLAN).expect(0);
+    repo.run(&["get-task"]).expect(0);
+    repo.submit_test("false", None).expect(3);
+    repo.run(&["submit-work", "-s", "ok", "--analysis-decision", "SUCCESS"])
+        .expect(0);
+    repo.write("add.sh", "echo 5\n");
+    repo.submit_test("sh add.sh", None).expect(0);
+    repo.run(&["checkpoint"]).expect(0);
+    let tip = repo.tip().unwrap();
+    assert!(
+        repo.git(&["log", "-1", "--format=%s", &tip])
+            .starts_with("checkpoint: EXECUTING_TDD -> "),
+        "the workflow's last transition reads like a checkpoint commit"
+    );
+
+    // Pushed by object id, as `sync` pushes: the local side is no ref name.
+    let out = repo.git_run(&["push", "origin", &format!("{tip}:{}", crate::support::REF)]);
+    out.expect(0);
+    assert!(!out.stderr.contains("git-orchestrate"), "{}", out.stderr);
+    // Even onto a branch, a transition is not a checkpoint commit.
+    let out = repo.git_run(&["push", "origin", &format!("{tip}:refs/heads/state-copy")]);
+    out.expect(0);
+    assert!(!out.stderr.contains("git-orchestrate"), "{}", out.stderr);
+
+    // A checkpoint commit without its note is still found when pushed by id.
+    repo.write("b.txt", "b\n");
+    repo.git(&["add", "b.txt"]);
+    repo.git_run(&["commit", "--no-verify", "-m", "checkpoint: sneaked past"])
+        .expect(0);
+    let out = repo.git_run(&["push", "origin", &format!("{}:refs/heads/x", head(&repo))]);
+    assert_ne!(out.code, 0, "enforce refuses the push");
+    assert!(
+        out.stderr
+            .contains("git-orchestrate: 1 checkpoint commit without a passing note"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("checkpoint: sneaked past"),
+        "{}",
+        out.stderr
+    );
+}
+
+/// `hooks install` and `init` give a hook file of theirs its run bit back, and say so.
+#[test]
+fn installing_again_makes_a_hook_that_lost_its_run_bit_executable() {
+    let (repo, counter) = hooked_repo("");
+    let hook = repo.path.join(".git/hooks/commit-msg");
+    let chmod = |mode: u32| {
+        std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(mode)).unwrap();
+    };
+    for args in [&["hooks", "install"][..], &["init"][..]] {
+        chmod(0o644);
+        let out = repo.run(args);
+        out.expect(0);
+        out.says("commit-msg   made executable again (its own file): git was skipping it");
+        assert!(!out.stdout.contains("NOT executable"), "{}", out.stdout);
+        assert_eq!(file_and_mode(&hook).1, 0o755, "{args:?}");
+    }
+    chmod(0o644);
+    let json = repo.run(&["hooks", "install", "--json"]).expect(0).json();
+    assert_eq!(json["hooks"][0]["action"], "repaired", "{json}");
+    assert_eq!(json["hooks"][0]["executable"], true, "{json}");
+    repo.run(&["hooks", "install"])
+        .expect(0)
+        .says("commit-msg   already installed");
+
+    // The repaired hook runs: a checkpoint commit is verified.
+    repo.write("a.txt", "a\n");
+    repo.git(&["add", "a.txt"]);
+    repo.git_run(&["commit", "-m", "checkpoint: add a"])
+        .expect(0)
+        .warns("git-orchestrate: checkpoint verified: preflight passed (1 gate)");
+    assert_eq!(runs(&counter), 1);
+    assert_eq!(notes(&repo, "HEAD").len(), 1);
+}
+
+#[test]
+fn doctor_checks_the_review_commands_program_and_the_git_version() {
+    let (repo, _) = hooked_repo("[review]\ncommand = \"sh tools/review.sh --strict\"");
+    let out = repo.run(&["doctor"]);
+    out.expect(1);
+    out.says(&format!(
+        "ERROR    review               [review] command `sh tools/review.sh --strict`: {} does not exist, so every review would fail",
+        repo.path.join("tools/review.sh").display()
+    ));
+    out.says("fix: create it, or correct `command` under [review] in .orchestrate.toml");
+    out.says("1 error, 0 warnings");
+    let version = repo.git(&["version"]);
+    let version = version.trim().trim_start_matches("git version ");
+    out.says(&format!(
+        "ok       git                  {version} (2.39 or newer is needed)"
+    ));
+
+    repo.write("tools/review.sh", "echo '{\"findings\": []}'\n");
+    repo.run(&["doctor"])
+        .expect(0)
+        .says("ok       review               `sh tools/review.sh --strict`");
+
+    // A program on no PATH, named bare.
+    let config = std::fs::read_to_string(repo.path.join(".orchestrate.toml")).unwrap();
+    repo.write(
+        ".orchestrate.toml",
+        &config.replace("sh tools/review.sh --strict", "no-such-reviewer --x"),
+    );
+    let json = repo.run(&["doctor", "--json"]).expect(1).json();
+    let review = json["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["check"] == "review")
+        .unwrap()
+        .clone();
+    assert_eq!(review["level"], "error", "{json}");
+    assert!(
+        review["message"]
+            .as_str()
+            .unwrap()
+            .contains("`no-such-reviewer` is not on PATH"),
+        "{json}"
+    );
+}

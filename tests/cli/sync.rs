@@ -590,3 +590,84 @@ fn sync_replaces_the_exact_notes_refspec_that_breaks_git_fetch() {
     );
     a.git(&["fetch", "--quiet", "origin"]);
 }
+
+/// Clone A of a shared project whose committed config has `[hooks] pre_push = mode`, with a
+/// checkpoint made by `git orchestrate checkpoint` at step 1.1: the workflow then holds a
+/// transition whose subject reads `checkpoint: EXECUTING_TDD -> …`.
+fn checkpointed_clone(mode: &str) -> (TestRepo, tempfile::TempDir, std::path::PathBuf) {
+    let a = TestRepo::with_config(&format!(
+        "{}\n[hooks]\npre_push = \"{mode}\"\n",
+        crate::support::CONFIG
+    ));
+    let (dir, bare) = a.share();
+    a.run(&["init"]).expect(0);
+    a.submit_plan(crate::support::PLAN).expect(0);
+    a.run(&["get-task"]).expect(0);
+    a.submit_test("false", Some("FAIL")).expect(3);
+    a.run(&[
+        "submit-work",
+        "-s",
+        "right reason",
+        "--analysis-decision",
+        "SUCCESS",
+    ])
+    .expect(0);
+    a.write("add.sh", "echo 5\n");
+    a.submit_test("sh add.sh", None).expect(0);
+    a.run(&["checkpoint"]).expect(0);
+    let transitions = a.git(&["log", "--format=%s", REF]);
+    assert!(
+        transitions.lines().any(|s| s.starts_with("checkpoint: ")),
+        "{transitions}"
+    );
+    (a, dir, bare)
+}
+
+#[test]
+fn sync_pushes_a_verified_checkpoint_and_the_workflow_under_either_pre_push_mode() {
+    for mode in ["enforce", "warn"] {
+        let (a, _dir, bare) = checkpointed_clone(mode);
+        let out = a.run(&["sync"]);
+        out.expect(0);
+        assert!(
+            !out.stdout.contains("WARNING"),
+            "{mode}: no commit pushed lacks a note:\n{}",
+            out.stdout
+        );
+        assert_eq!(remote_tip(&bare, REF), a.tip(), "{mode}");
+        assert_eq!(
+            remote_tip(&bare, &format!("refs/heads/{BRANCH}")),
+            rev(&a, "HEAD"),
+            "{mode}"
+        );
+    }
+}
+
+#[test]
+fn a_checked_out_branch_git_cannot_move_is_reported_in_gits_words_not_as_local_changes() {
+    let (a, b, _dir, _bare) = two_clones();
+    a.run(&["sync"]).expect(0);
+    b.run(&["init"]).expect(0);
+    b.git(&["checkout", "--quiet", BRANCH]);
+    a.write("shared.txt", "from a\n");
+    a.commit_all("a's work");
+    a.run(&["sync"]).expect(0);
+    b.write("other.txt", "from b\n");
+    b.commit_all("b's work");
+    b.run(&["sync"]).expect(4);
+    let b_commit = rev(&b, "HEAD").unwrap();
+
+    // Nothing uncommitted in B; git fails for a reason of its own (another git holds the
+    // index).
+    let lock = b.path.join(".git/index.lock");
+    std::fs::write(&lock, "").unwrap();
+    let out = b.run(&["sync", "--take", "remote"]);
+    std::fs::remove_file(&lock).unwrap();
+    out.expect(0);
+    out.says(&format!(
+        "branch {BRANCH} (workflow main): NOT updated: git could not move the checked-out branch: `git reset --keep"
+    ));
+    out.says("index.lock");
+    assert!(!out.stdout.contains("commit or stash"), "{}", out.stdout);
+    assert_eq!(rev(&b, "HEAD").as_deref(), Some(b_commit.as_str()));
+}
