@@ -115,44 +115,74 @@ fn usage_error(e: clap::Error) -> ExitCode {
         let _ = e.print();
         return ExitCode::SUCCESS;
     }
-    if std::env::args().any(|a| a == "--json") {
-        let err = CommandError::usage(
-            e.render()
-                .to_string()
-                .trim_start_matches("error: ")
-                .trim()
-                .to_string(),
-        );
+    let message = usage_text(&e);
+    // `args_os`: an argument that is not UTF-8 is itself a usage error, not a reason to panic.
+    if std::env::args_os().any(|a| a == "--json") {
+        let err = CommandError::usage(message.trim_start_matches("error: ").trim().to_string());
         let mut ui = Ui::new(true, false);
         let _ = ui.error(&err);
     } else {
-        let _ = e.print();
+        let _ = write!(std::io::stderr(), "{message}");
     }
     ExitCode::from(2)
 }
+
+/// clap's usage error as plain text. Run as `git orchestrate`, `--help` makes git look for a
+/// man page that may not be installed, so the error points at `-h`; an argument that is not
+/// valid UTF-8 is named as such.
+fn usage_text(e: &clap::Error) -> String {
+    let text = e.render().to_string().replace("try '--help'", "try '-h'");
+    if e.kind() == clap::error::ErrorKind::InvalidUtf8 {
+        return text.replacen(
+            "error: ",
+            "error: every argument must be valid UTF-8 text: ",
+            1,
+        );
+    }
+    text
+}
+
+/// The most input a command reads from a file or stdin: far above any real plan, analysis or
+/// report, and low enough that `--plan /dev/zero` fails at once instead of filling memory.
+pub const MAX_INPUT_BYTES: u64 = 8 * 1024 * 1024;
 
 /// The bytes of an input given as `FILE` or `-` (stdin); `what` names it in the error, and
 /// `hint` says how to pass it.
 fn read_input(path: &std::path::Path, what: &str, hint: &str) -> Result<Vec<u8>, Failure> {
     use std::io::Read as _;
     let from_stdin = path.as_os_str() == "-";
-    let result = if from_stdin {
-        let mut bytes = Vec::new();
-        std::io::stdin().read_to_end(&mut bytes).map(|_| bytes)
-    } else {
-        std::fs::read(path)
-    };
-    result.map_err(|e| {
-        let source = if from_stdin {
+    let source = || {
+        if from_stdin {
             "from stdin".to_string()
         } else {
             path.display().to_string()
-        };
-        Failure::Command(CommandError::invalid_input(
-            format!("cannot read {what} {source}: {e}"),
+        }
+    };
+    let mut bytes = Vec::new();
+    let result = if from_stdin {
+        std::io::stdin()
+            .take(MAX_INPUT_BYTES + 1)
+            .read_to_end(&mut bytes)
+    } else {
+        std::fs::File::open(path).and_then(|f| f.take(MAX_INPUT_BYTES + 1).read_to_end(&mut bytes))
+    };
+    if let Err(e) = result {
+        return Err(Failure::Command(CommandError::invalid_input(
+            format!("cannot read {what} {}: {e}", source()),
             hint,
-        ))
-    })
+        )));
+    }
+    if bytes.len() as u64 > MAX_INPUT_BYTES {
+        return Err(Failure::Command(CommandError::invalid_input(
+            format!(
+                "{what} {} is larger than the limit of {} MiB",
+                source(),
+                MAX_INPUT_BYTES / (1024 * 1024)
+            ),
+            hint,
+        )));
+    }
+    Ok(bytes)
 }
 
 /// Runs one parsed command line; returns the exit code of a completed command.

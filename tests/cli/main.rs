@@ -8,6 +8,7 @@ mod demo;
 mod errors;
 mod escapes;
 mod hooks;
+mod input;
 mod json;
 mod lifecycle;
 mod race;

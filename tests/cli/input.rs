@@ -1,0 +1,110 @@
+//! Hostile and malformed input found by the bad-input runs (issue 10): each is refused with
+//! exit 2 and a clear message, and nothing is written.
+
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::process::Stdio;
+
+use pretty_assertions::assert_eq;
+
+use crate::support::{BIN, PLAN, Run, TestRepo};
+
+fn run_os(repo: &TestRepo, args: &[&OsStr]) -> Run {
+    let out = repo
+        .command(BIN, args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run git-orchestrate");
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        raw_stdout: out.stdout,
+    }
+}
+
+#[test]
+fn an_argument_that_is_not_utf8_is_a_usage_error_not_a_panic() {
+    let repo = TestRepo::at_first_step();
+    let before = repo.tip();
+    let bad = OsStr::from_bytes(b"\xff");
+    for args in [
+        vec![
+            OsStr::new("submit-work"),
+            OsStr::new("-s"),
+            bad,
+            OsStr::new("--test-command"),
+            OsStr::new("true"),
+        ],
+        vec![OsStr::new("checkpoint"), OsStr::new("-m"), bad],
+        vec![OsStr::new("--workflow"), bad, OsStr::new("status")],
+        vec![
+            OsStr::new("--json"),
+            OsStr::new("checkpoint"),
+            OsStr::new("-m"),
+            bad,
+        ],
+    ] {
+        let out = run_os(&repo, &args);
+        assert_eq!(out.code, 2, "{args:?}: {}{}", out.stdout, out.stderr);
+        let text = format!("{}{}", out.stdout, out.stderr);
+        assert!(text.contains("must be valid UTF-8"), "{args:?}: {text}");
+        assert!(!text.contains("panicked"), "{text}");
+    }
+    let mut cmd = repo.command(BIN, ["status"]);
+    cmd.env("GIT_ORCHESTRATE_WORKFLOW", OsStr::from_bytes(b"w\xff"));
+    let out = cmd.stdin(Stdio::null()).output().expect("run");
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(repo.tip(), before, "nothing was written");
+}
+
+#[test]
+fn usage_errors_point_at_dash_h_not_the_man_page() {
+    let repo = TestRepo::new();
+    let out = repo.run(&["no-such-command"]);
+    out.expect(2);
+    assert!(out.stderr.contains("try '-h'"), "{}", out.stderr);
+    assert!(!out.stderr.contains("--help"), "{}", out.stderr);
+    let out = repo.run(&["submit-work", "--no-such-flag"]);
+    out.expect(2);
+    assert!(out.stderr.contains("try '-h'"), "{}", out.stderr);
+}
+
+#[test]
+fn a_plan_input_larger_than_the_cap_is_refused_at_once() {
+    let repo = TestRepo::new();
+    let out = repo.run(&["submit-work", "-s", "plan", "--plan", "/dev/zero"]);
+    out.expect(2);
+    assert_eq!(
+        out.stderr.lines().next(),
+        Some("error: the plan /dev/zero is larger than the limit of 8 MiB")
+    );
+    let big = repo
+        .dir()
+        .parent()
+        .expect("parent")
+        .join(format!("big-{}.json", std::process::id()));
+    std::fs::write(&big, vec![b' '; 8 * 1024 * 1024 + 1]).expect("write");
+    let out = repo.run(&[
+        "submit-work",
+        "-s",
+        "plan",
+        "--plan",
+        big.to_str().expect("utf8"),
+    ]);
+    std::fs::remove_file(&big).expect("remove");
+    out.expect(2);
+    assert!(
+        out.stderr.contains("larger than the limit of 8 MiB"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(repo.tip(), None, "no workflow was created");
+    // Just under the cap is read (and judged as JSON).
+    repo.submit_plan(PLAN).expect(0);
+}
