@@ -27,7 +27,7 @@ pub fn run(session: &Session, args: &VerifyArgs, ui: &mut Ui) -> Result<u8, Fail
     } else {
         args.range.iter().map(String::as_str).collect()
     };
-    let report = notes::verify(session, &revs)?;
+    let report = notes::verify_range(session, &revs)?;
     let failures = report.failures().count();
     let code = u8::from(failures > 0);
     if ui.json {
@@ -38,6 +38,8 @@ pub fn run(session: &Session, args: &VerifyArgs, ui: &mut Ui) -> Result<u8, Fail
                 let (status, cached, gates) = match &c.verification {
                     Verification::Verified { cached, gates } => ("verified", Some(*cached), Some(gates)),
                     Verification::NoGates => ("no_gates", None, None),
+                    Verification::GatesMissing => ("gates_missing", None, None),
+                    Verification::Failed => ("failed", None, None),
                     Verification::Missing => ("missing", None, None),
                     Verification::OtherTree => ("other_tree", None, None),
                 };
@@ -94,6 +96,15 @@ pub fn run(session: &Session, args: &VerifyArgs, ui: &mut Ui) -> Result<u8, Fail
             Verification::NoGates => (
                 "ok?",
                 "noted, but no preflight gates were configured: nothing verified it".to_string(),
+            ),
+            Verification::GatesMissing => (
+                "NO GATES",
+                "noted as passing with no gates, but preflight gates are configured: they never ran on it"
+                    .to_string(),
+            ),
+            Verification::Failed => (
+                "FAILED",
+                "its note for this tree records no pass: a gate failed or did not run".to_string(),
             ),
             Verification::Missing => (
                 "MISSING",

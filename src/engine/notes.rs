@@ -123,8 +123,13 @@ pub enum Verification {
     Verified { cached: bool, gates: Vec<NoteGate> },
     /// A passing record, but no gates were configured: nothing was verified.
     NoGates,
+    /// A passing record that ran no gates, while gates are configured now: it proves
+    /// nothing about them.
+    GatesMissing,
     /// No record at all: committed without the hook (`--no-verify`, or hooks not installed).
     Missing,
+    /// Records for this commit's tree, but none that passes (a gate failed).
+    Failed,
     /// Records, but none for this commit's tree (amended or rebased after it was verified).
     OtherTree,
 }
@@ -158,17 +163,53 @@ impl VerifyReport {
 }
 
 /// The range `verify` checks without one: what the current branch adds to the main branch.
+/// The branch is named in full, so a tag named like it does not change the range.
 pub fn default_range(session: &Session) -> Result<String, EngineError> {
     let state = session.store.read()?.map(|s| s.state);
-    Ok(format!("{}..HEAD", session.main_branch(state.as_ref())?))
+    Ok(format!(
+        "refs/heads/{}..HEAD",
+        session.main_branch(state.as_ref())?
+    ))
 }
 
-/// Checks every checkpoint commit that `revs` select (as `git log` takes them).
+/// Checks every checkpoint commit in a range a person gave (`verify RANGE…`): revisions
+/// only, never options, since `git log` would act on an option (`--output=FILE` writes a
+/// file) and then verify nothing.
+pub fn verify_range(session: &Session, revs: &[&str]) -> Result<VerifyReport, EngineError> {
+    if let Some(option) = revs.iter().find(|r| r.starts_with('-')) {
+        return Err(EngineError::BadInput {
+            message: format!("{option} is not a range: verify takes revisions, not options"),
+            hint: "Give a range git understands, like main..HEAD or HEAD~10..HEAD.".into(),
+        });
+    }
+    let commits = session
+        .git
+        .commits_of_revisions(revs)
+        .map_err(|e| bad_range(revs, e))?;
+    check_commits(session, revs, &commits)
+}
+
+/// Checks every checkpoint commit that `revs` select (as `git log` takes them, options such
+/// as `--not` included: the callers are our own code).
 pub fn verify(session: &Session, revs: &[&str]) -> Result<VerifyReport, EngineError> {
     let commits = session.git.commits(revs).map_err(|e| bad_range(revs, e))?;
+    check_commits(session, revs, &commits)
+}
+
+fn check_commits(
+    session: &Session,
+    revs: &[&str],
+    commits: &[crate::exec::git::LoggedCommit],
+) -> Result<VerifyReport, EngineError> {
+    // A record that ran no gates passes only while none are configured. A configuration
+    // that cannot be read counts as configured: strict is the safe side.
+    let state = session.store.read()?.map(|s| s.state);
+    let gates_configured = session
+        .load_config(state.as_ref())
+        .map_or(true, |loaded| !loaded.config.preflight.is_empty());
     let mut reader = session.store.notes()?;
     let mut checkpoints = Vec::new();
-    for logged in &commits {
+    for logged in commits {
         if !is_checkpoint_message(&logged.message) {
             continue;
         }
@@ -177,12 +218,16 @@ pub fn verify(session: &Session, revs: &[&str]) -> Result<VerifyReport, EngineEr
             .map(|text| checkpoint_records(&text))
             .unwrap_or_default();
         let verification = match records.iter().find(|r| r.passes(&logged.tree)) {
+            Some(r) if r.preflight.gates.is_empty() && gates_configured => {
+                Verification::GatesMissing
+            }
             Some(r) if r.preflight.gates.is_empty() => Verification::NoGates,
             Some(r) => Verification::Verified {
                 cached: r.preflight.cached,
                 gates: r.preflight.gates.clone(),
             },
             None if records.is_empty() => Verification::Missing,
+            None if records.iter().any(|r| r.tree == logged.tree) => Verification::Failed,
             None => Verification::OtherTree,
         };
         checkpoints.push(CheckedCommit {

@@ -346,6 +346,14 @@ impl Git {
             .collect())
     }
 
+    /// [`Git::commits`] for revisions a person gave: after `--end-of-options`, so that none
+    /// of them is taken as an option.
+    pub fn commits_of_revisions(&self, revs: &[&str]) -> Result<Vec<LoggedCommit>, GitError> {
+        let mut args = vec!["--end-of-options"];
+        args.extend_from_slice(revs);
+        self.commits(&args)
+    }
+
     pub fn subject(&self, rev: &str) -> Result<String, GitError> {
         Ok(self
             .run(["log", "-1", "--format=%s", rev])?

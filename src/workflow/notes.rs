@@ -96,9 +96,12 @@ impl CheckpointNote {
         serde_json::to_string(self).expect("a note serializes: plain data")
     }
 
-    /// True when this record says `tree` passed its gates.
+    /// True when this record says `tree` passed its gates: `passed`, and every gate it
+    /// lists exited 0 (a record that says it passed with a failing gate is not believed).
     pub fn passes(&self, tree: &str) -> bool {
-        self.preflight.passed && self.tree == tree
+        self.preflight.passed
+            && self.tree == tree
+            && self.preflight.gates.iter().all(|g| g.exit == Some(0))
     }
 }
 

@@ -108,3 +108,117 @@ fn a_plan_input_larger_than_the_cap_is_refused_at_once() {
     // Just under the cap is read (and judged as JSON).
     repo.submit_plan(PLAN).expect(0);
 }
+
+/// A repository with hooks and a counting gate, on a branch with one checkpoint commit whose
+/// note the hook wrote.
+fn branch_with_a_checkpoint() -> TestRepo {
+    let repo = TestRepo::with_config("");
+    let counter = crate::support::counter_file(&repo, "verify-runs");
+    repo.write(
+        ".orchestrate.toml",
+        &crate::support::counting_config(&counter, ""),
+    );
+    repo.commit_all("config");
+    repo.run(&["hooks", "install"]).expect(0);
+    repo.git(&["checkout", "-q", "-b", "feature"]);
+    repo.write("a.txt", "a\n");
+    repo.git(&["add", "--all"]);
+    repo.git(&["commit", "-q", "-m", "checkpoint: a"]);
+    repo
+}
+
+#[test]
+fn verify_refuses_options_as_ranges_and_writes_nothing() {
+    let repo = branch_with_a_checkpoint();
+    let target = repo
+        .dir()
+        .parent()
+        .expect("parent")
+        .join(format!("out-{}", std::process::id()));
+    let output = format!("--output={}", target.display());
+    for bad in [output.as_str(), "--format=%H", "-p"] {
+        let out = repo.run(&["verify", bad]);
+        out.expect(2);
+        assert!(
+            out.stderr.starts_with(&format!(
+                "error: {bad} is not a range: verify takes revisions, not options"
+            )),
+            "{}",
+            out.stderr
+        );
+    }
+    assert!(
+        !target.exists(),
+        "git log must not have written {}",
+        target.display()
+    );
+    repo.run(&["verify", "main..HEAD"]).expect(0);
+}
+
+#[test]
+fn a_tag_named_like_the_main_branch_does_not_change_the_default_range() {
+    let repo = branch_with_a_checkpoint();
+    // A tag `main` at the checkpoint: `main..HEAD` would then be empty and verify nothing.
+    repo.git(&["tag", "main", "HEAD"]);
+    repo.git(&[
+        "commit",
+        "-q",
+        "--no-verify",
+        "--allow-empty",
+        "-m",
+        "checkpoint: sneaked",
+    ]);
+    let out = repo.run(&["verify", "--json"]);
+    out.expect(1);
+    let json = out.json();
+    assert_eq!(json["range"], serde_json::json!(["refs/heads/main..HEAD"]));
+    let statuses: Vec<&str> = json["checkpoints"]
+        .as_array()
+        .expect("checkpoints")
+        .iter()
+        .map(|c| c["status"].as_str().expect("status"))
+        .collect();
+    assert_eq!(statuses, ["missing", "verified"]);
+}
+
+/// Replaces the note on HEAD with `line`.
+fn forge_note(repo: &TestRepo, line: &str) {
+    repo.git(&[
+        "notes",
+        "--ref=orchestrator",
+        "add",
+        "-f",
+        "-m",
+        line,
+        "HEAD",
+    ]);
+}
+
+#[test]
+fn a_note_with_a_failing_gate_or_no_gates_while_gates_are_configured_is_not_a_pass() {
+    let repo = branch_with_a_checkpoint();
+    let tree = repo.git(&["rev-parse", "HEAD^{tree}"]).trim().to_string();
+    let record = |gates: &str| {
+        format!(
+            r#"{{"v":1,"kind":"checkpoint","workflow":"main","step":null,"tree":"{tree}","preflight":{{"passed":true,"cached":false,"gates":{gates}}},"tool":"x"}}"#
+        )
+    };
+    forge_note(&repo, &record(r#"[{"name":"counted","exit":1,"ms":5}]"#));
+    let out = repo.run(&["verify", "--json"]);
+    out.expect(1);
+    assert_eq!(out.json()["checkpoints"][0]["status"], "failed");
+
+    forge_note(&repo, &record("[]"));
+    let out = repo.run(&["verify"]);
+    out.expect(1);
+    assert!(
+        out.stdout.contains("NO GATES")
+            && out
+                .stdout
+                .contains("preflight gates are configured: they never ran on it"),
+        "{}",
+        out.stdout
+    );
+    forge_note(&repo, &record(r#"[{"name":"counted","exit":0,"ms":5}]"#));
+    repo.run(&["verify"]).expect(0);
+}
