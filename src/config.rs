@@ -384,6 +384,17 @@ impl Config {
         config.review.validate().map_err(err)?;
         let mut seen = std::collections::HashSet::new();
         for (i, gate) in config.preflight.iter().enumerate() {
+            if gate
+                .name
+                .chars()
+                .any(crate::workflow::plan::is_deceptive_char)
+            {
+                return Err(err(format!(
+                    "preflight[{i}].name: {:?} contains control, bidirectional-override or invisible \
+                     direction characters; a gate name is one plain line",
+                    gate.name
+                )));
+            }
             if !seen.insert(gate.name.as_str()) {
                 return Err(err(format!(
                     "preflight[{i}].name: the gate name \"{}\" is used twice; gate names must be unique",

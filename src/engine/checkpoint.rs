@@ -23,6 +23,17 @@ pub fn checkpoint(
     session: &Session,
     message: Option<&str>,
 ) -> Result<CheckpointReport, EngineError> {
+    if let Some(m) = message
+        && m.trim().trim_start_matches("checkpoint:").trim().is_empty()
+    {
+        return Err(EngineError::BadInput {
+            message: "the checkpoint message (-m) is empty: a commit subject must say what the checkpoint holds"
+                .into(),
+            hint: "Give a message, e.g. -m \"add() handles negatives\", or leave out -m for the step and its \
+                   description."
+                .into(),
+        });
+    }
     let Some(snap) = session.store.read()? else {
         return Err(wrong_state(
             Status::Initializing,
@@ -117,10 +128,11 @@ pub fn checkpoint(
     };
 
     let step = owed;
-    let subject = subject(message, step);
+    let (subject, body) = subject(message, step);
     let step = step.map(|(step, _)| step);
     let full_message = format!(
-        "{subject}\n\nOrchestrator-Checkpoint: {}\n",
+        "{subject}\n\n{}Orchestrator-Checkpoint: {}\n",
+        body.map(|b| format!("{b}\n\n")).unwrap_or_default(),
         step.map_or_else(|| "manual".to_string(), |s| s.to_string())
     );
     session.git.add_all()?;
@@ -226,24 +238,43 @@ fn tree_changed(
     ))
 }
 
-fn subject(message: Option<&str>, step: Option<(StepId, &str)>) -> String {
+/// The checkpoint's subject, and its whole text as the body when the subject had to be
+/// cut. A cut keeps the step id and the start of the description and ends at a word
+/// boundary, so checkpoints of steps that start alike still read apart.
+fn subject(message: Option<&str>, step: Option<(StepId, &str)>) -> (String, Option<String>) {
     const MAX: usize = 72;
-    let text = match (message, step) {
-        (Some(m), _) => m
-            .trim()
-            .trim_start_matches("checkpoint:")
-            .trim()
-            .to_string(),
-        (None, Some((step, description))) => {
-            format!("{step} {}", description.lines().next().unwrap_or_default())
-        }
-        (None, None) => "work in progress".to_string(),
+    let (prefix, text) = match (message, step) {
+        (Some(m), _) => (
+            String::new(),
+            m.trim()
+                .trim_start_matches("checkpoint:")
+                .trim()
+                .to_string(),
+        ),
+        (None, Some((step, description))) => (format!("{step} "), description.trim().to_string()),
+        (None, None) => (String::new(), "work in progress".to_string()),
     };
-    let mut subject = format!("checkpoint: {}", text.trim());
-    if subject.chars().count() > MAX {
-        subject = subject.chars().take(MAX - 1).collect::<String>() + "…";
+    let first_line = text.lines().next().unwrap_or_default().trim();
+    let head = format!("checkpoint: {prefix}");
+    let whole = format!("{head}{first_line}");
+    let several_lines = text.lines().count() > 1;
+    if whole.chars().count() <= MAX {
+        return (whole, several_lines.then_some(text));
     }
-    subject
+    // Room for the text after the head and the ellipsis.
+    let room = MAX.saturating_sub(head.chars().count() + 1);
+    let kept: String = first_line.chars().take(room).collect();
+    let cut_at_word = first_line
+        .chars()
+        .nth(room)
+        .is_some_and(char::is_whitespace);
+    let kept = match kept.rfind(char::is_whitespace) {
+        // A word boundary in the second half: cut there rather than mid-word.
+        _ if cut_at_word => kept.trim_end().to_string(),
+        Some(i) if kept[..i].chars().count() >= room / 2 => kept[..i].trim_end().to_string(),
+        _ => kept,
+    };
+    (format!("{head}{kept}…"), Some(text))
 }
 
 #[cfg(test)]
@@ -253,18 +284,53 @@ mod tests {
 
     #[test]
     fn subjects() {
-        assert_eq!(subject(Some("checkpoint: tidy"), None), "checkpoint: tidy");
+        let plain = |m, step| subject(m, step).0;
+        assert_eq!(plain(Some("checkpoint: tidy"), None), "checkpoint: tidy");
         assert_eq!(
-            subject(Some("tidy"), Some((StepId::new(0, 1), "x"))),
+            plain(Some("tidy"), Some((StepId::new(0, 1), "x"))),
             "checkpoint: tidy"
         );
         assert_eq!(
             subject(None, Some((StepId::new(0, 1), "add\nmore"))),
-            "checkpoint: 1.2 add"
+            (
+                "checkpoint: 1.2 add".to_string(),
+                Some("add\nmore".to_string())
+            )
         );
-        assert_eq!(subject(None, None), "checkpoint: work in progress");
-        let long = subject(Some(&"x".repeat(100)), None);
+        assert_eq!(
+            subject(None, None),
+            ("checkpoint: work in progress".to_string(), None)
+        );
+        let long = plain(Some(&"x".repeat(100)), None);
         assert_eq!(long.chars().count(), 72);
         assert!(long.ends_with('…'));
+    }
+
+    /// Three review fixes whose descriptions start alike: each subject keeps its step id,
+    /// is cut at a word boundary, and the body has the whole description.
+    #[test]
+    fn long_step_descriptions_are_cut_at_a_word_with_the_whole_text_in_the_body() {
+        let descriptions = [
+            "Fix: [P1] inflection/__init__.py: new public function plural_verb_case lacks a docstring",
+            "Fix: [P1] inflection/__init__.py: new public function plural_noun_case lacks type hints",
+            "Fix: [P1] inflection/__init__.py: new public function singular_case is untested",
+        ];
+        let subjects: Vec<(String, Option<String>)> = descriptions
+            .iter()
+            .enumerate()
+            .map(|(i, d)| subject(None, Some((StepId::new(2, i), d))))
+            .collect();
+        assert_eq!(
+            subjects.iter().map(|(s, _)| s.as_str()).collect::<Vec<_>>(),
+            [
+                "checkpoint: 3.1 Fix: [P1] inflection/__init__.py: new public function…",
+                "checkpoint: 3.2 Fix: [P1] inflection/__init__.py: new public function…",
+                "checkpoint: 3.3 Fix: [P1] inflection/__init__.py: new public function…",
+            ]
+        );
+        for ((s, body), d) in subjects.iter().zip(descriptions) {
+            assert!(s.chars().count() <= 72, "{s}");
+            assert_eq!(body.as_deref(), Some(d));
+        }
     }
 }

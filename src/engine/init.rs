@@ -42,11 +42,7 @@ pub fn init(
         }));
     }
     let path = session.store.workdir().join(config::FILE_NAME);
-    let existing = match std::fs::read_to_string(&path) {
-        Ok(text) => Some(text),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(io_error(format!("read {}", path.display()))(e)),
-    };
+    let existing = session.read_working_tree_config()?;
     let snapshot = session.store.read()?;
     let (config_written, config_note) = match existing {
         Some(text) => {

@@ -199,13 +199,22 @@ impl Session {
         }
     }
 
-    fn read_working_tree_config(&self) -> Result<Option<String>, EngineError> {
+    pub(crate) fn read_working_tree_config(&self) -> Result<Option<String>, EngineError> {
         let path = self.store.workdir().join(config::FILE_NAME);
-        match std::fs::read_to_string(&path) {
-            Ok(text) => Ok(Some(text)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(io_error(format!("read {}", path.display()))(e)),
-        }
+        let bytes = match std::fs::read(&path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            // A directory in its place is the user's input gone wrong, not a broken repository.
+            Err(e) if e.kind() == std::io::ErrorKind::IsADirectory || path.is_dir() => {
+                return Err(ConfigError {
+                    origin: Origin::WorkingTree.to_string(),
+                    message: "it is a directory, not a file".into(),
+                }
+                .into());
+            }
+            Err(e) => return Err(io_error(format!("read {}", path.display()))(e)),
+        };
+        Ok(Some(config_text(bytes, &Origin::WorkingTree)?))
     }
 
     /// The main branch of this workflow: fixed in its state once it exists.
@@ -230,7 +239,7 @@ impl Session {
         let mut warnings = Vec::new();
         let (text, origin) = match (pr_branch, on_main, working) {
             (Some(branch), Some(committed), working) => {
-                let committed = String::from_utf8_lossy(&committed).into_owned();
+                let committed = config_text(committed, &Origin::MainBranch(main.clone()))?;
                 if working.as_deref().is_some_and(|w| w != committed) {
                     warnings.push(format!(
                         "{} in the working tree differs from {main}:{}; the gates of {main} stay in \
@@ -258,7 +267,7 @@ impl Session {
                 (Some(working), Origin::WorkingTree)
             }
             (_, Some(committed), None) => (
-                Some(String::from_utf8_lossy(&committed).into_owned()),
+                Some(config_text(committed, &Origin::MainBranch(main.clone()))?),
                 Origin::MainBranch(main.clone()),
             ),
             (_, None, None) => (None, Origin::Defaults),
@@ -453,6 +462,18 @@ impl Session {
             workflow: self.store.workflow().to_string(),
         })
     }
+}
+
+/// A config file's bytes as text: TOML is UTF-8, and a file that is not is refused rather
+/// than read with its bad bytes replaced.
+fn config_text(bytes: Vec<u8>, origin: &Origin) -> Result<String, ConfigError> {
+    String::from_utf8(bytes).map_err(|e| ConfigError {
+        origin: origin.to_string(),
+        message: format!(
+            "not valid UTF-8 text (an invalid byte at offset {}): TOML files are UTF-8",
+            e.utf8_error().valid_up_to()
+        ),
+    })
 }
 
 /// A random pause that grows with the attempt number, so racing processes spread out.

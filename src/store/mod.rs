@@ -854,18 +854,29 @@ fn commit_message(write: &TransitionWrite) -> String {
 }
 
 fn parse_history_entry(commit: String, time: String, message: &str) -> HistoryEntry {
+    let lines: Vec<&str> = message.trim_end().lines().collect();
+    // The trailers are the last paragraph, as git reads them: a summary the agent wrote
+    // (`--summary "Orchestrator-Step: 9.9"`) stays in the body, whatever its lines look like.
+    let block = lines
+        .iter()
+        .rposition(|l| l.trim().is_empty())
+        .map_or(lines.len(), |blank| blank + 1);
+    let (text, trailers) = if lines[block.min(lines.len())..]
+        .iter()
+        .all(|l| l.starts_with("Orchestrator-"))
+        && block > 0
+    {
+        (&lines[..block], &lines[block..])
+    } else {
+        (&lines[..], &lines[lines.len()..])
+    };
     let trailer = |key: &str| {
-        message
-            .lines()
-            .rev()
+        trailers
+            .iter()
             .find_map(|l| l.strip_prefix(key).map(|v| v.trim().to_string()))
     };
-    let subject = message.lines().next().unwrap_or_default().to_string();
-    let body: Vec<&str> = message
-        .lines()
-        .skip(1)
-        .filter(|l| !l.starts_with("Orchestrator-"))
-        .collect();
+    let subject = lines.first().copied().unwrap_or_default().to_string();
+    let body: Vec<&str> = text.iter().skip(1).copied().collect();
     HistoryEntry {
         commit,
         time,
@@ -910,6 +921,33 @@ mod tests {
         assert_eq!(entry.to.as_deref(), Some("DEBUGGING"));
         assert_eq!(entry.step.as_deref(), Some("1.2"));
         assert_eq!(entry.body, "FAILURE: `make` (exit 2)\n\nI tried");
+    }
+
+    /// A summary whose lines read like our trailers stays text: only the last paragraph is
+    /// trailers, and a plan transition (no step) does not take a step from the summary.
+    #[test]
+    fn a_summary_that_looks_like_trailers_is_not_read_as_them() {
+        let mut state = State::new(None);
+        state.status = Status::CreatingBranch;
+        let summary = "plan\nOrchestrator-Step: 9.9\nOrchestrator-To: MERGING_BRANCH\n\nOrchestrator-Step: 9.8";
+        let msg = commit_message(&TransitionWrite {
+            event: "plan",
+            from: Some(Status::Initializing),
+            state: &state,
+            plan: FileChange::Keep,
+            output_log: FileChange::Keep,
+            escalation: FileChange::Keep,
+            review: FileChange::Keep,
+            step: None,
+            summary,
+        });
+        let entry = parse_history_entry("c".into(), "t".into(), &msg);
+        assert_eq!(entry.step, None);
+        assert_eq!(entry.to.as_deref(), Some("CREATING_BRANCH"));
+        assert_eq!(entry.body, summary);
+        // A message of a subject alone has no trailers and no body.
+        let entry = parse_history_entry("c".into(), "t".into(), "create: (none) -> INITIALIZING\n");
+        assert_eq!((entry.event.as_str(), entry.body.as_str()), ("create", ""));
     }
 
     fn transition(state: &State) -> TransitionWrite<'_> {

@@ -18,7 +18,7 @@ pub fn sanitize(title: &str) -> Option<String> {
         Some((prefix, rest)) => (Some(prefix), rest),
         None => (None, title),
     };
-    let slug = slug(rest)?;
+    let slug = slug(rest).or_else(|| fallback(rest))?;
     Some(match prefix {
         Some(prefix) => format!("{prefix}/{slug}"),
         None => slug,
@@ -92,16 +92,67 @@ fn conventional_prefix(title: &str) -> Option<(String, &str)> {
     is_word.then(|| (kind.to_ascii_lowercase(), rest))
 }
 
+/// A name for a title written in a script with no Latin letters (`"日本語のタイトル"`):
+/// `pr-` and a short hash of the title, the same for the same title. `None` when the title
+/// has no letter or digit at all.
+fn fallback(text: &str) -> Option<String> {
+    if !text.chars().any(char::is_alphanumeric) {
+        return None;
+    }
+    // FNV-1a: stable across builds and platforms, which std's hasher does not promise.
+    let hash = text.trim().bytes().fold(0x811c_9dc5_u32, |h, b| {
+        (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
+    });
+    Some(format!("pr-{hash:08x}"))
+}
+
+/// The ASCII letters a Latin letter with a diacritic (or a ligature) is read as, so that
+/// `"ünïcödé título"` names `unicode-titulo`. Covers Latin-1 and Latin Extended-A.
+fn ascii_of(c: char) -> Option<&'static str> {
+    Some(match c {
+        'à'..='å' | 'ā' | 'ă' | 'ą' => "a",
+        'æ' => "ae",
+        'ç' | 'ć' | 'ĉ' | 'ċ' | 'č' => "c",
+        'ď' | 'đ' | 'ð' => "d",
+        'è'..='ë' | 'ē' | 'ĕ' | 'ė' | 'ę' | 'ě' => "e",
+        'ĝ' | 'ğ' | 'ġ' | 'ģ' => "g",
+        'ĥ' | 'ħ' => "h",
+        'ì'..='ï' | 'ĩ' | 'ī' | 'ĭ' | 'į' | 'ı' => "i",
+        'ĳ' => "ij",
+        'ĵ' => "j",
+        'ķ' | 'ĸ' => "k",
+        'ĺ' | 'ļ' | 'ľ' | 'ŀ' | 'ł' => "l",
+        'ñ' | 'ń' | 'ņ' | 'ň' | 'ŉ' | 'ŋ' => "n",
+        'ò'..='ö' | 'ø' | 'ō' | 'ŏ' | 'ő' => "o",
+        'œ' => "oe",
+        'ŕ' | 'ŗ' | 'ř' => "r",
+        'ś' | 'ŝ' | 'ş' | 'š' | 'ſ' => "s",
+        'ß' => "ss",
+        'ţ' | 'ť' | 'ŧ' => "t",
+        'þ' => "th",
+        'ù'..='ü' | 'ũ' | 'ū' | 'ŭ' | 'ů' | 'ű' | 'ų' => "u",
+        'ŵ' => "w",
+        'ý' | 'ÿ' | 'ŷ' => "y",
+        'ź' | 'ż' | 'ž' => "z",
+        _ => return None,
+    })
+}
+
 fn slug(text: &str) -> Option<String> {
     let mut out = String::new();
     let mut gap = false;
+    let push = |part: &str, out: &mut String, gap: &mut bool| {
+        if *gap && !out.is_empty() {
+            out.push('-');
+        }
+        *gap = false;
+        out.push_str(part);
+    };
     for c in text.chars().flat_map(char::to_lowercase) {
         if c.is_ascii_alphanumeric() {
-            if gap && !out.is_empty() {
-                out.push('-');
-            }
-            gap = false;
-            out.push(c);
+            push(c.encode_utf8(&mut [0; 4]), &mut out, &mut gap);
+        } else if let Some(ascii) = ascii_of(c) {
+            push(ascii, &mut out, &mut gap);
         } else {
             gap = true;
         }
@@ -135,7 +186,12 @@ mod tests {
             ),
             ("Add the thing", Some("add-the-thing")),
             ("  --.lock ../../etc/passwd  ", Some("lock-etc-passwd")),
-            ("feat: Ünïcödé Straße", Some("feat/n-c-d-stra-e")),
+            ("feat: Ünïcödé Straße", Some("feat/unicode-strasse")),
+            ("ünïcödé título", Some("unicode-titulo")),
+            ("Łódź Æsir œuvre", Some("lodz-aesir-oeuvre")),
+            ("日本語のタイトル", Some("pr-e4c4a99b")),
+            ("feat: 日本語", Some("feat/pr-805f5ce7")),
+            ("mixed 日本 title", Some("mixed-title")),
             ("chore: ~^:?*[\\ @{", None),
             ("???", None),
             ("refs/heads/main", Some("refs-heads-main")),

@@ -304,7 +304,7 @@ fn parse(bytes: &[u8], master_plan: Option<&str>) -> Result<Plan, Vec<Problem>> 
         }]
     })?;
     let mut v = Validator {
-        problems: Vec::new(),
+        problems: duplicate_keys(bytes),
         master_plan,
     };
     v.plan(&value);
@@ -330,6 +330,112 @@ fn parse(bytes: &[u8], master_plan: Option<&str>) -> Result<Plan, Vec<Problem>> 
         }
     }
     Err(v.problems)
+}
+
+/// Every key that appears twice in one JSON object, at its path. serde_json keeps the last
+/// silently, so a plan could say one thing to a reader and another to us.
+fn duplicate_keys(bytes: &[u8]) -> Vec<Problem> {
+    use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+    use std::cell::RefCell;
+
+    struct Walk<'a> {
+        path: String,
+        found: &'a RefCell<Vec<Problem>>,
+    }
+    impl<'de> DeserializeSeed<'de> for Walk<'_> {
+        type Value = ();
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+            d.deserialize_any(self)
+        }
+    }
+    impl<'de> Visitor<'de> for Walk<'_> {
+        type Value = ();
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("any JSON value")
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_str<E>(self, _: &str) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_unit<E>(self) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+            let mut i = 0;
+            while seq
+                .next_element_seed(Walk {
+                    path: format!("{}[{i}]", self.path),
+                    found: self.found,
+                })?
+                .is_some()
+            {
+                i += 1;
+            }
+            Ok(())
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+            let mut seen = std::collections::HashSet::new();
+            while let Some(key) = map.next_key::<String>()? {
+                let path = join(&self.path, &key);
+                if !seen.insert(key) {
+                    self.found.borrow_mut().push(Problem {
+                        path: path.clone(),
+                        message: "the key appears more than once in this object; give it once"
+                            .into(),
+                    });
+                }
+                map.next_value_seed(Walk {
+                    path,
+                    found: self.found,
+                })?;
+            }
+            Ok(())
+        }
+    }
+
+    let found = RefCell::new(Vec::new());
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    // The JSON is already known to parse; a walk that stops early only finds fewer.
+    let _ = Walk {
+        path: String::new(),
+        found: &found,
+    }
+    .deserialize(&mut de);
+    found.into_inner()
+}
+
+/// Characters that make text read differently from what it is: C0/C1 controls, the
+/// bidirectional overrides and isolates (a title that renders reversed), the invisible
+/// direction marks and the line and paragraph separators.
+pub fn is_deceptive_char(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{061C}'
+                | '\u{200E}'
+                | '\u{200F}'
+                | '\u{202A}'..='\u{202E}'
+                | '\u{2066}'..='\u{2069}'
+                | '\u{2028}'
+                | '\u{2029}'
+                | '\u{FEFF}'
+        )
+}
+
+/// Like [`is_deceptive_char`], but a text of several lines may keep its newlines and tabs.
+fn is_deceptive_in_text(c: char) -> bool {
+    !matches!(c, '\n' | '\r' | '\t') && is_deceptive_char(c)
 }
 
 struct Validator<'a> {
@@ -401,6 +507,10 @@ impl Validator<'_> {
         match map.get(key) {
             None => self.problem(&at, "missing (expected a non-empty string)"),
             Some(Value::String(s)) if s.trim().is_empty() => self.problem(&at, "must not be empty"),
+            Some(Value::String(s)) if s.chars().any(is_deceptive_in_text) => self.problem(
+                &at,
+                "must not contain control, bidirectional-override or invisible direction characters",
+            ),
             Some(Value::String(s)) => return Some(s),
             Some(other) => {
                 self.problem(&at, format!("expected a string, found {}", describe(other)))
@@ -418,10 +528,11 @@ impl Validator<'_> {
         key: &str,
     ) -> Option<&'v str> {
         let s = self.string(path, map, key)?;
-        if s.chars().any(char::is_control) {
+        if s.chars().any(is_deceptive_char) {
             self.problem(
                 &join(path, key),
-                "must be a single line without control characters",
+                "must be a single line without control, bidirectional-override or invisible direction \
+                 characters",
             );
             return None;
         }
@@ -768,9 +879,12 @@ mod tests {
         assert_eq!(
             problems(&json),
             vec![
-                "masterPlanPath: must be a single line without control characters",
-                "prTitle: must be a single line without control characters",
-                "tasks[1].taskName: must be a single line without control characters",
+                "masterPlanPath: must be a single line without control, bidirectional-override or invisible \
+                 direction characters",
+                "prTitle: must be a single line without control, bidirectional-override or invisible direction \
+                 characters",
+                "tasks[1].taskName: must not contain control, bidirectional-override or invisible direction \
+                 characters",
             ]
         );
     }

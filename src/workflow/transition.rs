@@ -282,7 +282,7 @@ pub fn get_task_step(state: &State, plan: Option<&PlanSummary>) -> GetTaskStep {
             // Waiting for a human, or for the agent's escalation: nothing to run.
             Some(_) => GetTaskStep::Brief,
             None => GetTaskStep::RunReview {
-                round: state.review_round + 1,
+                round: state.review_round.saturating_add(1),
             },
         },
         Status::PlanUpdated => GetTaskStep::StartMerge,
@@ -788,7 +788,7 @@ pub fn transition(
             } else {
                 format!(
                     "every step is DONE: code review round {}",
-                    state.review_round + 1
+                    state.review_round.saturating_add(1)
                 )
             };
             done(next, PlanChange::Keep, None, body, vec![])
@@ -807,7 +807,7 @@ pub fn transition(
             let effects = vec![Effect::SaveReview(record.clone())];
             if !blocking.is_empty() {
                 let plan = plan.ok_or_else(|| missing_plan(from))?;
-                next.blocked_rounds += 1;
+                next.blocked_rounds = next.blocked_rounds.saturating_add(1);
                 let mut new_plan = plan.clone();
                 new_plan.tasks.push(feedback_task(record.round, &blocking));
                 next.status = Status::ExecutingTdd;
@@ -1142,12 +1142,12 @@ fn enter_debugging(next: &mut State, error_tail: String) {
             .as_deref()
             .is_some_and(|old| same_failure(old, &error_tail));
     next.identical_failures = if repeated {
-        next.identical_failures + 1
+        next.identical_failures.saturating_add(1)
     } else {
         0
     };
     next.debug_attempt_counter = if again {
-        next.debug_attempt_counter + 1
+        next.debug_attempt_counter.saturating_add(1)
     } else {
         1
     };
@@ -1847,6 +1847,25 @@ mod tests {
                 "{name}"
             );
         }
+    }
+
+    /// A counter at its limit stays there: wrapping to 0 would unlock nothing and hide the
+    /// attempts (a state written by hand or by a long run can hold u32::MAX).
+    #[test]
+    fn counters_at_their_limit_saturate() {
+        let mut s = debugging(u32::MAX);
+        s.identical_failures = u32::MAX;
+        s.blocked_rounds = u32::MAX;
+        s.review_round = u32::MAX;
+        enter_debugging(&mut s, "old failure".into());
+        assert_eq!(s.debug_attempt_counter, u32::MAX);
+        assert_eq!(s.identical_failures, u32::MAX);
+        let mut review = state(CodeReview);
+        review.review_round = u32::MAX;
+        assert_eq!(
+            get_task_step(&review, None),
+            GetTaskStep::RunReview { round: u32::MAX }
+        );
     }
 
     fn review_failing() -> State {

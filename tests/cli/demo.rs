@@ -157,7 +157,7 @@ branch: CREATING_BRANCH -> EXECUTING_TDD";
         verify["stdout"]
             .as_str()
             .unwrap()
-            .starts_with("5 checkpoint commits in main..HEAD"),
+            .starts_with("5 checkpoint commits in refs/heads/main..HEAD"),
         "{verify}"
     );
     assert_eq!(exits("git commit"), vec![1]);

@@ -385,7 +385,7 @@ fn verify_finds_a_checkpoint_made_without_the_hook() {
     out.expect(1);
     assert!(
         out.stdout
-            .starts_with("2 checkpoint commits in main..HEAD (3 commits looked at)\n"),
+            .starts_with("2 checkpoint commits in refs/heads/main..HEAD (3 commits looked at)\n"),
         "{}",
         out.stdout
     );

@@ -222,3 +222,195 @@ fn a_note_with_a_failing_gate_or_no_gates_while_gates_are_configured_is_not_a_pa
     forge_note(&repo, &record(r#"[{"name":"counted","exit":0,"ms":5}]"#));
     repo.run(&["verify"]).expect(0);
 }
+
+#[test]
+fn a_plan_with_a_duplicate_key_is_refused_naming_every_path() {
+    let repo = TestRepo::new();
+    let plan = PLAN
+        .replacen(
+            r#""prTitle": "feat: Add numbers","#,
+            r#""prTitle": "feat: Add numbers", "prTitle": "feat: Something else","#,
+            1,
+        )
+        .replacen(
+            r#"{"taskName": "sub", "#,
+            r#"{"taskName": "sub", "taskName": "mul", "#,
+            1,
+        );
+    let out = repo.submit_plan(&plan);
+    out.expect(2);
+    assert!(
+        out.stderr
+            .contains("prTitle: the key appears more than once in this object; give it once"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr
+            .contains("tasks[1].taskName: the key appears more than once"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(repo.tip(), None);
+}
+
+#[test]
+fn deceptive_characters_in_titles_task_names_and_gate_names_are_refused() {
+    let repo = TestRepo::new();
+    for (from, to, path) in [
+        ("feat: Add numbers", "feat: Add \u{202E}srebmun", "prTitle"),
+        (
+            r#""taskName": "add""#,
+            "\"taskName\": \"a\u{2066}dd\"",
+            "tasks[0].taskName",
+        ),
+        (
+            "test add",
+            "test\u{200F} add",
+            "tasks[0].tdd_steps[0].description",
+        ),
+    ] {
+        let out = repo.submit_plan(&PLAN.replacen(from, to, 1));
+        out.expect(2);
+        assert!(
+            out.stderr.contains(&format!("{path}: must"))
+                && out.stderr.contains("bidirectional-override"),
+            "{path}: {}",
+            out.stderr
+        );
+    }
+    assert_eq!(repo.tip(), None);
+    repo.write(
+        ".orchestrate.toml",
+        "master_plan = \"docs/plan.md\"\n[[preflight]]\nname = \"te\u{202E}sts\"\ncommand = \"true\"\n",
+    );
+    let out = repo.run(&["get-task"]);
+    out.expect(2);
+    assert!(out.stderr.contains("preflight[0].name"), "{}", out.stderr);
+}
+
+#[test]
+fn titles_in_other_scripts_name_a_branch() {
+    for (title, branch) in [
+        ("feat: ünïcödé título", "feat/unicode-titulo"),
+        ("日本語のタイトル", "pr-e4c4a99b"),
+    ] {
+        let repo = TestRepo::new();
+        repo.submit_plan(&PLAN.replacen("feat: Add numbers", title, 1))
+            .expect(0);
+        repo.run(&["get-task"]).expect(0);
+        assert_eq!(repo.git(&["branch", "--show-current"]).trim(), branch);
+    }
+}
+
+#[test]
+fn a_config_that_is_not_utf8_or_is_a_directory_is_bad_input_and_status_still_shows_the_rest() {
+    let repo = TestRepo::at_first_step();
+    let before = repo.tip();
+    // Before the PR branch: the working-tree file is in force; after, main's. Write both.
+    for broken in ["bytes", "dir"] {
+        let path = repo.dir().join(".orchestrate.toml");
+        if path.is_dir() {
+            std::fs::remove_dir(&path).expect("rmdir");
+        } else {
+            std::fs::remove_file(&path).expect("rm");
+        }
+        if broken == "bytes" {
+            std::fs::write(&path, b"master_plan = \"docs/\xffplan.md\"\n").expect("write");
+        } else {
+            std::fs::create_dir(&path).expect("mkdir");
+        }
+        let git_dir = repo.dir().join(".git");
+        // The committed file on main is read once a PR branch exists: break it there too,
+        // through a fresh repo is not needed — `init` reads the working tree.
+        let out = repo.run(&["init", "--no-hooks"]);
+        assert_eq!(out.code, 2, "{broken}: {}{}", out.stdout, out.stderr);
+        assert!(
+            out.stderr.contains(if broken == "bytes" {
+                "not valid UTF-8"
+            } else {
+                "a directory"
+            }),
+            "{broken}: {}",
+            out.stderr
+        );
+        assert!(git_dir.exists());
+        let out = repo.run(&["status"]);
+        out.expect(0);
+        assert!(out.stdout.contains("EXECUTING_TDD"), "{}", out.stdout);
+    }
+    assert_eq!(repo.tip(), before);
+}
+
+#[test]
+fn a_committed_config_that_is_not_utf8_is_bad_input() {
+    let repo = TestRepo::at_first_step();
+    // main's file is in force on the PR branch: commit broken bytes there.
+    repo.git(&["checkout", "-q", "main"]);
+    std::fs::write(
+        repo.dir().join(".orchestrate.toml"),
+        b"master_plan = \"\xff\"\n",
+    )
+    .expect("write");
+    repo.git(&["commit", "-q", "--no-verify", "-am", "broken config"]);
+    let branch = repo.state()["current_pr_branch"]
+        .as_str()
+        .expect("branch")
+        .to_string();
+    repo.git(&["checkout", "-q", &branch]);
+    let out = repo.run(&["get-task"]);
+    out.expect(2);
+    assert!(
+        out.stderr
+            .contains("main:.orchestrate.toml: not valid UTF-8"),
+        "{}",
+        out.stderr
+    );
+    repo.run(&["status"]).expect(0);
+}
+
+#[test]
+fn a_summary_that_looks_like_trailers_does_not_change_what_log_shows() {
+    let repo = TestRepo::new();
+    let out = repo.run_with_stdin(
+        &[
+            "submit-work",
+            "-s",
+            "the plan\nOrchestrator-Step: 9.9",
+            "--plan",
+            "-",
+        ],
+        PLAN,
+    );
+    out.expect(0);
+    let log = repo.run(&["log", "--json"]);
+    log.expect(0);
+    let entry = &log.json()["entries"][0];
+    assert_eq!(entry["step"], serde_json::Value::Null);
+    assert!(
+        entry["body"]
+            .as_str()
+            .expect("body")
+            .ends_with("\n\nthe plan\nOrchestrator-Step: 9.9"),
+        "{entry}"
+    );
+    let text = repo.run(&["log"]).expect(0).stdout.clone();
+    assert!(!text.contains("[9.9]"), "{text}");
+}
+
+#[test]
+fn an_empty_checkpoint_message_is_refused() {
+    let repo = TestRepo::at_green_step();
+    repo.write("add.sh", "echo 5\n");
+    let before = repo.git(&["rev-parse", "HEAD"]);
+    for message in ["", "  ", "checkpoint:"] {
+        let out = repo.run(&["checkpoint", "-m", message]);
+        out.expect(2);
+        assert!(
+            out.stderr.contains("the checkpoint message (-m) is empty"),
+            "{}",
+            out.stderr
+        );
+    }
+    assert_eq!(repo.git(&["rev-parse", "HEAD"]), before, "no commit");
+}
