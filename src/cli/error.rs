@@ -136,7 +136,8 @@ impl From<EngineError> for CommandError {
                 CommandError::new(5, "store", message).hint("Run git orchestrate inside a git repository with a working tree.")
             }
             EngineError::Store(_) => CommandError::new(5, "store", message)
-                .hint("The workflow ref could not be read; `git log refs/orchestrator/workflows/<name>` shows its history."),
+                .hint("git-orchestrate could not read or write the repository (the cause is above: a full disk, a \
+                       read-only file system, a damaged object); fix that, then run the command again."),
             EngineError::RetriesExhausted { .. } => CommandError::new(5, "retries_exhausted", message)
                 .hint("Nothing was written. Run the command again once the other processes are done."),
             EngineError::Io { .. } | EngineError::Conflict => CommandError::new(5, "io", message),

@@ -156,9 +156,14 @@ impl Git {
     /// The tree `git add --all && git write-tree` would produce, computed in a scratch copy of
     /// the index so the user's staging area is left alone.
     pub fn worktree_tree(&self, index: &Path) -> Result<String, GitError> {
+        // Beside the index, inside the git directory: a command killed mid-way leaves its
+        // copy where the next one clears it, not in the system's temp dir.
+        let dir = index.parent().unwrap_or(Path::new(".")).join(SCRATCH_DIR);
+        std::fs::create_dir_all(&dir).map_err(|e| io_error("create a scratch index", e))?;
+        remove_abandoned_scratch(&dir);
         let scratch = tempfile::Builder::new()
-            .prefix("git-orchestrate-index")
-            .tempfile()
+            .prefix(&format!("index-{}-", std::process::id()))
+            .tempfile_in(&dir)
             .map_err(|e| io_error("create a scratch index", e))?;
         if index.exists() {
             std::fs::copy(index, scratch.path()).map_err(|e| io_error("copy the index", e))?;
@@ -600,6 +605,45 @@ impl Git {
     /// `git branch -d`: refuses to delete a branch that is not merged.
     pub fn delete_branch(&self, branch: &str) -> Result<(), GitError> {
         self.run(["branch", "--quiet", "-d", branch]).map(drop)
+    }
+}
+
+/// Where scratch copies of the index live, relative to the index's directory (`.git/`).
+pub const SCRATCH_DIR: &str = "orchestrator/scratch";
+
+/// Removes scratch indexes whose command is gone: named `index-<pid>-…`, with no live
+/// process of that id, or older than an hour (a reused pid). Best effort: a copy that
+/// cannot be removed now is removed by a later run.
+fn remove_abandoned_scratch(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("index-"))
+            .and_then(|n| n.split('-').next())
+            .and_then(|p| p.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        // EPERM: the process exists, it is someone else's.
+        let alive = rustix::process::Pid::from_raw(pid).is_some_and(|pid| {
+            matches!(
+                rustix::process::test_kill_process(pid),
+                Ok(()) | Err(rustix::io::Errno::PERM)
+            )
+        });
+        let old = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > std::time::Duration::from_secs(3600));
+        if !alive || old {
+            let _ = std::fs::remove_file(entry.path());
+        }
     }
 }
 

@@ -72,8 +72,25 @@ pub enum StoreError {
 /// milliseconds) but the remains of a crash.
 const STALE_LOCK: std::time::Duration = std::time::Duration::from_secs(30);
 
-fn git_err(e: impl std::fmt::Display) -> StoreError {
-    StoreError::Git(e.to_string())
+/// The error with every cause under it: gix wraps the OS's answer ("No space left on
+/// device", "Read-only file system") several levels down, and that is what a person needs.
+fn git_err(e: impl std::error::Error) -> StoreError {
+    StoreError::Git(error_chain(&e))
+}
+
+/// `e` and its sources, joined with ": ", each message once.
+pub fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        let message = cause.to_string();
+        if !text.contains(&message) {
+            text.push_str(": ");
+            text.push_str(&message);
+        }
+        source = cause.source();
+    }
+    text
 }
 
 /// Why a write did not happen.

@@ -3,6 +3,7 @@
 
 mod branching;
 mod checkpoints;
+mod crash;
 mod debugging;
 mod demo;
 mod errors;
