@@ -5,7 +5,7 @@ use serde_json::json;
 
 use super::render::preflight_line;
 use super::{Failure, Ui};
-use crate::engine::{self, Session};
+use crate::engine::{self, Session, WithoutCommit};
 
 /// Stage everything and make the checkpoint commit on the PR branch. Preflight runs first,
 /// unless it already passed for exactly this tree and these gates (right after a
@@ -27,18 +27,58 @@ pub fn run(session: &Session, args: &CheckpointArgs, ui: &mut Ui) -> Result<u8, 
             "preflight": report.preflight,
             "cached": report.cached,
             "state": report.state.status,
+            "new_commit": report.without_commit.is_none(),
+            "recorded_without_commit": report.without_commit.map(|w| match w {
+                WithoutCommit::Recovered => "recovered",
+                WithoutCommit::Unchanged => "unchanged",
+            }),
+            "untracked_added": report.untracked_added,
+            "gitignore_suggestions": report.ignore_suggestions,
         }))?;
         return Ok(0);
     }
-    let mut text = format!("checkpoint {}: {}\n", &report.commit[..12], report.subject);
-    match &report.preflight {
-        None => text.push_str(
+    let mut text = match report.without_commit {
+        None => format!("checkpoint {}: {}\n", &report.commit[..12], report.subject),
+        Some(WithoutCommit::Recovered) => format!(
+            "checkpoint {}: {}\nrecorded the checkpoint commit an interrupted run had made (its note attached); no new \
+             commit\n",
+            &report.commit[..12],
+            report.subject
+        ),
+        Some(WithoutCommit::Unchanged) => format!(
+            "checkpoint {}: {}\nnothing changed since this checkpoint: the step is recorded on it; no new commit\n",
+            &report.commit[..12],
+            report.subject
+        ),
+    };
+    match (&report.preflight, report.without_commit) {
+        (_, Some(_)) => {}
+        (None, None) => text.push_str(
             "preflight: passed on exactly this tree with these gates before (at a submit-work or checkpoint); not run again\n",
         ),
-        Some(pre) => {
+        (Some(pre), None) => {
             text.push_str(&preflight_line(pre));
             text.push('\n');
         }
+    }
+    if !report.untracked_added.is_empty() {
+        text.push_str(&format!(
+            "added {} file{} that git did not track before: {}\n",
+            report.untracked_added.len(),
+            if report.untracked_added.len() == 1 {
+                ""
+            } else {
+                "s"
+            },
+            report.untracked_added.join(", ")
+        ));
+    }
+    if !report.ignore_suggestions.is_empty() && !ui.quiet {
+        text.push_str(&format!(
+            "warning: some of them look like build output, now committed; if they are, add to .gitignore: {} \
+             (and `git rm -r --cached` them before the next checkpoint)\n",
+            report.ignore_suggestions.join(" ")
+        ));
     }
     if !ui.quiet {
         text.push_str("next: run `git orchestrate get-task`\n");

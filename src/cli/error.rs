@@ -97,6 +97,21 @@ impl From<EngineError> for CommandError {
     fn from(e: EngineError) -> Self {
         let message = e.to_string();
         match e {
+            EngineError::AfterCommit { commit, source } => {
+                // The cause decides the exit code; the message and hint say the commit exists.
+                let mut err = CommandError::from(*source);
+                err.message = message;
+                let finish = format!(
+                    "Commit {} stays; `git orchestrate get-task` (or `checkpoint`) finishes recording it without \
+                     a second commit.",
+                    &commit[..commit.len().min(12)]
+                );
+                err.hint = Some(match err.hint.take() {
+                    Some(hint) => format!("{hint} {finish}"),
+                    None => finish,
+                });
+                err
+            }
             EngineError::Rejected(r) => {
                 let (code, kind) = match r.kind {
                     RejectionKind::WrongState => (4, "wrong_state"),
@@ -128,10 +143,21 @@ impl From<EngineError> for CommandError {
             EngineError::Config(_) => CommandError::new(2, "invalid_config", message)
                 .hint("Fix .orchestrate.toml (every key is described in `git orchestrate init`'s file and docs/config.md)."),
             EngineError::Store(StoreError::BadWorkflowName(_)) => CommandError::new(2, "invalid_input", message),
-            EngineError::Store(StoreError::Locked { path, .. }) => CommandError::new(5, "locked", message).hint(format!(
-                "The workflow state was not changed. If no git or git-orchestrate process is still running, delete the lock: rm {}",
-                crate::workflow::briefing::shell_quote(&path.display().to_string())
-            )),
+            EngineError::Store(StoreError::Locked { path, reference, .. }) => {
+                let rm = crate::workflow::briefing::shell_quote(&path.display().to_string());
+                CommandError::new(5, "locked", message).hint(if reference.starts_with("refs/notes/") {
+                    format!(
+                        "Only the verification note was not written: a commit this command made is kept. If no \
+                         git or git-orchestrate process is still running, delete the lock (rm {rm}), then run \
+                         `git orchestrate get-task`: it attaches the missing note."
+                    )
+                } else {
+                    format!(
+                        "The workflow state was not changed. If no git or git-orchestrate process is still \
+                         running, delete the lock: rm {rm}"
+                    )
+                })
+            }
             EngineError::Store(StoreError::NotARepository(_) | StoreError::Bare) => {
                 CommandError::new(5, "store", message).hint("Run git orchestrate inside a git repository with a working tree.")
             }

@@ -41,6 +41,18 @@ pub fn run(session: &Session, _args: &StatusArgs, ui: &mut Ui) -> Result<u8, Fai
     if let Some(w) = session.branch_warning(&state)? {
         warnings.push(w);
     }
+    // A lock file is either a command at work right now or a crash's remains; say which file.
+    let locks = session.store.lock_sightings();
+    for lock in &locks {
+        warnings.push(format!(
+            "{} is locked by {} (left {}s ago): if no git or git-orchestrate process is running, a crash \
+             left it; delete it (rm {}) or every write to it fails",
+            lock.reference,
+            lock.path.display(),
+            lock.age.as_secs(),
+            crate::workflow::briefing::shell_quote(&lock.path.display().to_string())
+        ));
+    }
     let head = session.store.head_branch().map_err(EngineError::from)?;
     // Another worktree may hold the PR branch; then a `git checkout` here would fail.
     let elsewhere = match &state.current_pr_branch {
@@ -84,7 +96,10 @@ pub fn run(session: &Session, _args: &StatusArgs, ui: &mut Ui) -> Result<u8, Fai
                 Ok(loaded) => json!({ "origin": loaded.origin.to_string(), "preflight": loaded.config.gate_names() }),
                 Err(error) => json!({ "error": error }),
             },
-                        "warnings": warnings,
+            "warnings": warnings,
+            "locks": locks.iter().map(|l| json!({
+                "reference": l.reference, "path": l.path, "age_s": l.age.as_secs(),
+            })).collect::<Vec<_>>(),
             "tip": tip,
             "remotes": remotes.iter().map(|r| json!({
                 "remote": r.remote, "tip": r.tip.to_string(), "standing": r.standing(),

@@ -3,6 +3,7 @@
 
 use super::{EngineError, Session, io_error, notes, wrong_state};
 use crate::gates;
+use crate::store::FoundCommit;
 use crate::workflow::notes::{CheckpointNote, NoteGate, NotePreflight};
 use crate::workflow::state::{PreflightCache, PreflightRecord};
 use crate::workflow::{Event, Pending, State, Status, StepId};
@@ -11,6 +12,12 @@ pub struct CheckpointReport {
     pub commit: String,
     pub subject: String,
     pub step: Option<StepId>,
+    /// Files the checkpoint committed that were untracked before it.
+    pub untracked_added: Vec<String>,
+    /// `.gitignore` lines for those of them that look like build output.
+    pub ignore_suggestions: Vec<String>,
+    /// How the checkpoint came about when it made no new commit.
+    pub without_commit: Option<WithoutCommit>,
     /// The preflight run, or `None` when the result of the last submit was reused.
     pub preflight: Option<PreflightRecord>,
     pub cached: bool,
@@ -18,6 +25,15 @@ pub struct CheckpointReport {
 }
 
 const GET_TASK: &str = "Run `git orchestrate get-task` for the current instruction.";
+
+/// A checkpoint recorded on a commit that already existed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WithoutCommit {
+    /// HEAD was a checkpoint commit whose recording a crash cut short: noted and recorded.
+    Recovered,
+    /// Nothing changed since the last checkpoint: the owed step is recorded on it.
+    Unchanged,
+}
 
 pub fn checkpoint(
     session: &Session,
@@ -43,7 +59,7 @@ pub fn checkpoint(
     };
     let state = &snap.state;
     match (&state.current_pr_branch, state.status) {
-        (Some(_), Status::ExecutingTdd | Status::Debugging) => {}
+        (Some(_), Status::ExecutingTdd | Status::Debugging | Status::AwaitingFinalization) => {}
         (_, status) => {
             let why = match status {
                 Status::Initializing | Status::CreatingBranch => "there is no PR branch yet",
@@ -67,6 +83,46 @@ pub fn checkpoint(
         }) => Some((*step, description.as_str())),
         _ => None,
     };
+    let head = session.store.head_commit()?;
+    if let Some(head) = &head {
+        if let Some(report) = recover(session, &snap, head)? {
+            if head.tree == tree {
+                return Ok(report);
+            }
+            // Recorded; what changed since is a checkpoint of its own.
+            return checkpoint(session, message);
+        }
+        if head.tree == tree {
+            match owed {
+                Some((step, _))
+                    if state.last_commit_hash.as_deref() == Some(head.commit.as_str()) =>
+                {
+                    return record_without_commit(
+                        session,
+                        head,
+                        Some(step),
+                        WithoutCommit::Unchanged,
+                    );
+                }
+                // Plain commits since the last checkpoint hold the step's work: the checkpoint
+                // commit (empty) marks it.
+                Some(_) => {}
+                None => {
+                    return Err(wrong_state(
+                        state.status,
+                        format!(
+                            "checkpoint refused: nothing changed since the last commit ({} {}); no commit was \
+                             made (state {})",
+                            &head.commit[..head.commit.len().min(12)],
+                            head.message.lines().next().unwrap_or_default(),
+                            state.status
+                        ),
+                        "Change something first; `git status` shows that the working tree matches HEAD.",
+                    ));
+                }
+            }
+        }
+    }
     // Gates that passed on exactly this tree (at the last submit, say) are not run again.
     let cache = state
         .preflight_cache
@@ -135,6 +191,7 @@ pub fn checkpoint(
         body.map(|b| format!("{b}\n\n")).unwrap_or_default(),
         step.map_or_else(|| "manual".to_string(), |s| s.to_string())
     );
+    let untracked = session.git.untracked_files()?;
     session.git.add_all()?;
     let staged = session.git.write_tree()?;
     if staged != tree {
@@ -185,29 +242,195 @@ pub fn checkpoint(
         },
         &key,
     );
-    notes::record_checkpoint(session, &commit, &note)?;
+    let made = |e: EngineError| EngineError::AfterCommit {
+        commit: commit.clone(),
+        source: Box::new(e),
+    };
+    notes::record_checkpoint(session, &commit, &note).map_err(made)?;
 
+    let state = session
+        .with_retries(|| {
+            let snap = session.store.read()?.ok_or(EngineError::Conflict)?;
+            let t = session.apply(
+                &snap,
+                Event::CheckpointRecorded {
+                    commit: commit.clone(),
+                    subject: subject.clone(),
+                    // Preflight passed for this tree, just now or at the last submit.
+                    tree: tree.clone(),
+                },
+            )?;
+            Ok(t.state)
+        })
+        .map_err(made)?;
+    let ignore_suggestions = build_output_patterns(&untracked);
+    Ok(CheckpointReport {
+        commit,
+        subject,
+        step,
+        untracked_added: untracked,
+        ignore_suggestions,
+        without_commit: None,
+        preflight: (!cached).then_some(preflight),
+        cached,
+        state,
+    })
+}
+
+/// A HEAD checkpoint commit that the workflow has not recorded, whose tree it verified (a
+/// checkpoint killed after `git commit`): its note is attached and it is recorded, so no
+/// second commit is made. `None` when HEAD is no such commit.
+fn recover(
+    session: &Session,
+    snap: &crate::store::Snapshot,
+    head: &FoundCommit,
+) -> Result<Option<CheckpointReport>, EngineError> {
+    let state = &snap.state;
+    if state.last_commit_hash.as_deref() == Some(head.commit.as_str())
+        || state.branch_base.as_deref() == Some(head.commit.as_str())
+    {
+        return Ok(None);
+    }
+    let main = session.main_branch(Some(state))?;
+    let stops = [
+        state.last_commit_hash.as_deref(),
+        state.branch_base.as_deref(),
+    ];
+    let Some(found) = session.store.find_checkpoint(&stops, &main)? else {
+        return Ok(None);
+    };
+    if found.commit != head.commit || super::get_task::unverified(session, state, &found)?.is_some()
+    {
+        return Ok(None);
+    }
+    attach_missing_note(session, state, &found.commit, &found.tree)?;
+    let step = match &state.pending {
+        Some(Pending::Checkpoint { step, .. }) => Some(*step),
+        _ => None,
+    };
+    record_without_commit(session, head, step, WithoutCommit::Recovered).map(Some)
+}
+
+/// Records `head` as the checkpoint, with no new commit.
+fn record_without_commit(
+    session: &Session,
+    head: &FoundCommit,
+    step: Option<StepId>,
+    how: WithoutCommit,
+) -> Result<CheckpointReport, EngineError> {
+    let subject = head.message.lines().next().unwrap_or_default().to_string();
     let state = session.with_retries(|| {
         let snap = session.store.read()?.ok_or(EngineError::Conflict)?;
         let t = session.apply(
             &snap,
             Event::CheckpointRecorded {
-                commit: commit.clone(),
+                commit: head.commit.clone(),
                 subject: subject.clone(),
-                // Preflight passed for this tree, just now or at the last submit.
-                tree: tree.clone(),
+                tree: head.tree.clone(),
             },
         )?;
         Ok(t.state)
     })?;
     Ok(CheckpointReport {
-        commit,
+        commit: head.commit.clone(),
         subject,
         step,
-        preflight: (!cached).then_some(preflight),
-        cached,
+        untracked_added: Vec::new(),
+        ignore_suggestions: Vec::new(),
+        without_commit: Some(how),
+        preflight: None,
+        cached: true,
         state,
     })
+}
+
+/// The `.gitignore` lines for files that look like build output (what a test run leaves
+/// behind), one per kind, in the order first seen.
+pub fn build_output_patterns(files: &[String]) -> Vec<String> {
+    const DIRS: &[&str] = &[
+        "__pycache__",
+        ".pytest_cache",
+        ".mypy_cache",
+        ".ruff_cache",
+        ".tox",
+        "node_modules",
+        "target",
+        "build",
+        "dist",
+        ".gradle",
+        "coverage",
+        ".nyc_output",
+    ];
+    const SUFFIXES: &[&str] = &[".pyc", ".pyo", ".o", ".obj", ".class", ".so", ".a", ".log"];
+    let mut patterns: Vec<String> = Vec::new();
+    for file in files {
+        let dir = file
+            .split('/')
+            .find(|part| DIRS.contains(part) || part.ends_with(".egg-info"))
+            .map(|part| {
+                if part.ends_with(".egg-info") {
+                    "*.egg-info/".to_string()
+                } else {
+                    format!("{part}/")
+                }
+            });
+        let pattern = dir.or_else(|| {
+            SUFFIXES
+                .iter()
+                .find(|s| file.ends_with(*s))
+                .map(|s| format!("*{s}"))
+        });
+        if let Some(p) = pattern
+            && !patterns.contains(&p)
+        {
+            patterns.push(p);
+        }
+    }
+    patterns
+}
+
+/// Attaches the note a checkpoint commit should carry when the workflow's own record
+/// verified its tree but the note is missing: a checkpoint killed between `git commit` and
+/// its note. Nothing happens when a passing note for the tree is there. The note says
+/// `cached`, since the gates ran before the commit.
+pub(super) fn attach_missing_note(
+    session: &Session,
+    state: &State,
+    commit: &str,
+    tree: &str,
+) -> Result<(), EngineError> {
+    let existing = session.store.notes()?.get(commit)?.unwrap_or_default();
+    if crate::workflow::notes::checkpoint_records(&existing)
+        .iter()
+        .any(|r| r.passes(tree))
+    {
+        return Ok(());
+    }
+    let config = session.load_config(Some(state))?.config;
+    let key = config.preflight_key();
+    let gates = match &state.preflight_cache {
+        Some(cache) if cache.covers(tree, &key) => cache.gates.iter().map(NoteGate::from).collect(),
+        // Without gates there is nothing to have run; with gates and no record of them on
+        // this tree, the commit is not the workflow's to vouch for.
+        _ if config.preflight.is_empty() => Vec::new(),
+        _ => return Ok(()),
+    };
+    let step = match &state.pending {
+        Some(Pending::Checkpoint { step, .. }) => Some(step.to_string()),
+        _ => None,
+    };
+    let note = CheckpointNote::new(
+        session.store.workflow(),
+        step,
+        tree,
+        NotePreflight {
+            passed: true,
+            cached: true,
+            gates,
+        },
+        &key,
+    );
+    notes::record_checkpoint(session, commit, &note)
 }
 
 /// The refusal when the tree to commit is not the verified one, naming the files that differ

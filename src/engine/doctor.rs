@@ -95,6 +95,29 @@ pub fn doctor(session: &Session) -> Result<Vec<Check>, EngineError> {
         }
     };
 
+    for lock in session.store.lock_sightings() {
+        // Older than any writer holds one: a crash's. Younger: maybe a command at work.
+        let level = if lock.age.as_secs() >= 2 {
+            Level::Error
+        } else {
+            Level::Warning
+        };
+        checks.push(check(
+            "lock",
+            level,
+            format!(
+                "{} is locked by {} (left {}s ago): every write to it fails until it is gone",
+                lock.reference,
+                lock.path.display(),
+                lock.age.as_secs()
+            ),
+            Some(format!(
+                "if no git or git-orchestrate process is running, delete it: rm {}",
+                crate::workflow::briefing::shell_quote(&lock.path.display().to_string())
+            )),
+        ));
+    }
+
     match session.load_config(state.as_ref()) {
         Ok(loaded) => {
             checks.push(check(

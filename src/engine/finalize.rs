@@ -63,10 +63,22 @@ fn squash(
     };
     let tree = git.tree_of("HEAD")?;
     if tree != verified {
+        let differ = git.tree_changes(&verified, &tree)?;
+        const SHOWN: usize = 20;
+        let mut listed: Vec<String> = differ
+            .iter()
+            .take(SHOWN)
+            .map(|(how, path)| format!("{how} {path}"))
+            .collect();
+        if differ.len() > SHOWN {
+            listed.push(format!("and {} more", differ.len() - SHOWN));
+        }
         return Ok(Err(format!(
             "the squashed commit's tree ({tree}) is not the tree that last passed verification ({verified}): \
-             the squash holds changes that were never verified. Make the branch hold exactly the verified \
-             work (for example `git reset --soft HEAD~1`, undo the extra changes, and squash again)"
+             the squash holds changes that were never verified ({}). To keep them, verify them first: \
+             `git reset --soft HEAD~1`, then `git orchestrate checkpoint` (it verifies and commits them), and \
+             squash again; to drop them, undo them and squash again",
+            listed.join(", ")
         )));
     }
     Ok(Ok(head))

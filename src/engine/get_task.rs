@@ -98,6 +98,13 @@ fn attempt(session: &Session) -> Result<TaskReport, EngineError> {
                     ));
                     break;
                 }
+                // A checkpoint killed after its commit left it without a note: add it now.
+                super::checkpoint::attach_missing_note(
+                    session,
+                    &snap.state,
+                    &found.commit,
+                    &found.tree,
+                )?;
                 done.push(format!("recorded checkpoint {short} ({}).", found.subject));
                 // Its tree is the verified one when gates ran (that was just checked), and
                 // without gates the last checkpoint's tree is what the squash is held to.
@@ -169,7 +176,7 @@ fn attempt(session: &Session) -> Result<TaskReport, EngineError> {
 /// counts when preflight passed on exactly its tree under the gates in force: at a submit or
 /// a `checkpoint` (the preflight cache), or in the `commit-msg` hook (its note); and when no
 /// gates are configured, since there is nothing to verify. `None` when it counts.
-fn unverified(
+pub(super) fn unverified(
     session: &Session,
     state: &State,
     found: &FoundCheckpoint,

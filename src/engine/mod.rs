@@ -14,15 +14,17 @@ mod submit;
 mod sync;
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::config::{self, Config, ConfigError, Origin};
 use crate::exec::{Git, GitError};
-use crate::store::{FileChange, Snapshot, Store, StoreError, TransitionWrite, WriteError};
+use crate::store::{
+    FileChange, LockSighting, Snapshot, Store, StoreError, TransitionWrite, WriteError,
+};
 use crate::workflow::plan::Problem;
 use crate::workflow::{self, Effect, Event, PlanChange, Rejection, State, Status, Transition};
 
-pub use checkpoint::{CheckpointReport, checkpoint};
+pub use checkpoint::{CheckpointReport, WithoutCommit, checkpoint};
 pub use doctor::{Check, Level, doctor};
 pub use escape::{EscalateReport, escalate, request_scope_reduction};
 pub use get_task::{TaskReport, get_task};
@@ -37,10 +39,22 @@ pub use sync::{
 /// How often a command re-runs after losing a race before it gives up (exit 5).
 const MAX_ATTEMPTS: u32 = 100;
 
+/// How long a ref lock may stay the same file, unchanged, over a ref that does not move,
+/// before it counts as left by a crash. Writers hold such a lock for milliseconds; this
+/// leaves room for a loaded machine.
+const LOCK_HELD_BY_NOBODY: Duration = Duration::from_secs(2);
+
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// A checkpoint's commit was made, and what came after it failed: the commit stays, and
+    /// the next `checkpoint` or `get-task` finishes recording it.
+    #[error("checkpoint commit {} was made and is kept, but recording it failed: {source}", &commit[..commit.len().min(12)])]
+    AfterCommit {
+        commit: String,
+        source: Box<EngineError>,
+    },
     #[error(transparent)]
     Config(#[from] ConfigError),
     #[error("{}", .0.message)]
@@ -447,9 +461,28 @@ impl Session {
         &self,
         mut attempt: impl FnMut() -> Result<T, EngineError>,
     ) -> Result<T, EngineError> {
+        // Locks seen after a lost race, with when each was first seen as it is.
+        let mut seen: Vec<(LockSighting, Instant)> = Vec::new();
         for n in 0..MAX_ATTEMPTS {
             match attempt() {
-                Err(EngineError::Conflict) => std::thread::sleep(backoff(n)),
+                Err(EngineError::Conflict) => {
+                    // A writer at work holds a ref lock for milliseconds and then the ref moves;
+                    // the same lock file, unchanged, over a still ref for this long is a crash's.
+                    let now = self.store.lock_sightings();
+                    let mut next = Vec::with_capacity(now.len());
+                    for lock in now {
+                        let since = seen
+                            .iter()
+                            .find(|(old, _)| old.same_lock(&lock))
+                            .map_or_else(Instant::now, |(_, since)| *since);
+                        if since.elapsed() >= LOCK_HELD_BY_NOBODY {
+                            return Err(EngineError::Store(lock.into_error()));
+                        }
+                        next.push((lock, since));
+                    }
+                    seen = next;
+                    std::thread::sleep(backoff(n));
+                }
                 other => return other,
             }
         }

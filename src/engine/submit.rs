@@ -55,13 +55,27 @@ pub fn submit(
     summary: &str,
     kind: &SubmitKind,
 ) -> Result<SubmitReport, EngineError> {
-    session.with_retries(|| attempt(session, summary, kind))
+    // The test and the gates run once: a lost race re-reads the state and re-decides, but
+    // never runs the agent's command again (it may be slow, or not repeatable).
+    let mut measured = None;
+    session.with_retries(|| attempt(session, summary, kind, &mut measured))
+}
+
+/// The test command's run and what preflight made of it, for the step it was run for.
+#[derive(Clone)]
+struct Measured {
+    step: StepId,
+    expectation: Expectation,
+    run: RunOutput,
+    preflight: Option<(PreflightRun, PreflightOutcome)>,
+    notes: Vec<String>,
 }
 
 fn attempt(
     session: &Session,
     summary: &str,
     kind: &SubmitKind,
+    measured: &mut Option<Measured>,
 ) -> Result<SubmitReport, EngineError> {
     let request = match kind {
         SubmitKind::Plan(_) => SubmitRequest::Plan,
@@ -134,67 +148,30 @@ fn attempt(
             },
             SubmitKind::Test { command, .. },
         ) => {
-            session.require_pr_branch(
-                &snap.state,
-                "submit-work",
-                "; the test verifies the work on the PR branch",
-            )?;
-            let config = &config;
-            let workdir = session.store.workdir();
-            let index = session.store.index_path();
-            let pass = expectation == Expectation::Pass;
-            // The tree under test, taken before anything runs: what passed is this tree only
-            // if nothing changed it meanwhile. Without gates nothing but the agent's own
-            // command looked at the tree, so no tree is recorded as verified (and no time is
-            // spent taking one): the checkpoint's commit is what the squash is held to.
-            let before = if pass && !config.preflight.is_empty() {
-                Some(session.git.worktree_tree(&index)?)
-            } else {
-                None
+            let m = match measured.as_ref() {
+                Some(m) if m.step == step && m.expectation == expectation => m.clone(),
+                Some(m) => {
+                    return Err(EngineError::Rejected(workflow::Rejection {
+                        kind: workflow::RejectionKind::WrongState,
+                        state: snap.state.status,
+                        message: format!(
+                            "the workflow moved on while the test ran (another process changed it: the run was \
+                             for step {}, the workflow is now in state {}); nothing was recorded",
+                            m.step, snap.state.status
+                        ),
+                        hint: "Run `git orchestrate get-task` for the current instruction.".into(),
+                    }));
+                }
+                None => {
+                    let m = measure(session, &snap.state, &config, command, step, expectation)?;
+                    *measured = Some(m.clone());
+                    m
+                }
             };
-            let run = exec::run_shell(command, workdir, config.test.timeout)
-                .map_err(io_error(format!("run the test command `{command}`")))?;
-            let preflight = if pass && run.exit.success() {
-                let pre = gates::run_preflight(&config.preflight, workdir)
-                    .map_err(io_error("run preflight"))?;
-                // Every passing run records the tree it verified: the squash is checked
-                // against it (SPEC §6.6), and a checkpoint of that tree needs no new preflight.
-                let verified_tree = match (pre.passed(), before) {
-                    (true, Some(before)) => {
-                        let after = session.git.worktree_tree(&index)?;
-                        if after == before {
-                            Some(after)
-                        } else {
-                            let changed = session.git.changed_files(&before, &after)?;
-                            notes.push(format!(
-                                "files changed while the test and preflight ran ({}), so this run verified \
-                                 no definite tree: `git orchestrate checkpoint` runs preflight again on \
-                                 what it commits (build output belongs in .gitignore)",
-                                changed.join(", ")
-                            ));
-                            None
-                        }
-                    }
-                    _ => None,
-                };
-                let failure = pre.failed().map(|g| {
-                    (
-                        g.name.clone(),
-                        exec::tail_lines(&g.run.output, config.test.output_tail),
-                    )
-                });
-                let outcome = PreflightOutcome {
-                    record: pre.record(),
-                    failure,
-                    key: verified_tree.as_ref().map(|_| config.preflight_key()),
-                    verified_tree,
-                };
-                test_run = Some((run.clone(), Some(pre)));
-                Some(outcome)
-            } else {
-                test_run = Some((run.clone(), None));
-                None
-            };
+            notes.extend(m.notes.iter().cloned());
+            let preflight = m.preflight.as_ref().map(|(_, outcome)| outcome.clone());
+            test_run = Some((m.run.clone(), m.preflight.map(|(pre, _)| pre)));
+            let run = m.run;
             test_command = Some(command.clone());
             Event::TestRan(TestRun {
                 step,
@@ -263,6 +240,84 @@ fn attempt(
                 ms: u64::try_from(run.elapsed.as_millis()).unwrap_or(u64::MAX),
             }),
         preflight: test_run.and_then(|(_, pre)| pre.map(|p| p.record())),
+    })
+}
+
+/// Runs the agent's test command and, after a passing run that was meant to pass, the
+/// preflight gates; records the tree they verified when nothing changed it meanwhile.
+fn measure(
+    session: &Session,
+    state: &State,
+    config: &Config,
+    command: &str,
+    step: StepId,
+    expectation: Expectation,
+) -> Result<Measured, EngineError> {
+    session.require_pr_branch(
+        state,
+        "submit-work",
+        "; the test verifies the work on the PR branch",
+    )?;
+    let workdir = session.store.workdir();
+    let index = session.store.index_path();
+    let pass = expectation == Expectation::Pass;
+    let mut notes = Vec::new();
+    // The tree under test, taken before anything runs: what passed is this tree only
+    // if nothing changed it meanwhile. Without gates nothing but the agent's own
+    // command looked at the tree, so no tree is recorded as verified (and no time is
+    // spent taking one): the checkpoint's commit is what the squash is held to.
+    let before = if pass && !config.preflight.is_empty() {
+        Some(session.git.worktree_tree(&index)?)
+    } else {
+        None
+    };
+    let run = exec::run_shell(command, workdir, config.test.timeout)
+        .map_err(io_error(format!("run the test command `{command}`")))?;
+    let preflight = if pass && run.exit.success() {
+        let pre =
+            gates::run_preflight(&config.preflight, workdir).map_err(io_error("run preflight"))?;
+        // Every passing run records the tree it verified: the squash is checked
+        // against it (SPEC §6.6), and a checkpoint of that tree needs no new preflight.
+        let verified_tree = match (pre.passed(), before) {
+            (true, Some(before)) => {
+                let after = session.git.worktree_tree(&index)?;
+                if after == before {
+                    Some(after)
+                } else {
+                    let changed = session.git.changed_files(&before, &after)?;
+                    notes.push(format!(
+                        "files changed while the test and preflight ran ({}), so this run verified \
+                         no definite tree: `git orchestrate checkpoint` runs preflight again on \
+                         what it commits (build output belongs in .gitignore)",
+                        changed.join(", ")
+                    ));
+                    None
+                }
+            }
+            _ => None,
+        };
+        let failure = pre.failed().map(|g| {
+            (
+                g.name.clone(),
+                exec::tail_lines(&g.run.output, config.test.output_tail),
+            )
+        });
+        let outcome = PreflightOutcome {
+            record: pre.record(),
+            failure,
+            key: verified_tree.as_ref().map(|_| config.preflight_key()),
+            verified_tree,
+        };
+        Some((pre, outcome))
+    } else {
+        None
+    };
+    Ok(Measured {
+        step,
+        expectation,
+        run,
+        preflight,
+        notes,
     })
 }
 

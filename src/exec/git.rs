@@ -387,6 +387,23 @@ impl Git {
         ])?))
     }
 
+    /// Each path that differs between trees (or commits) `a` and `b`, with how: `added`,
+    /// `removed` or `changed` (from `a` to `b`).
+    pub fn tree_changes(&self, a: &str, b: &str) -> Result<Vec<(&'static str, String)>, GitError> {
+        let listing = self.run(["diff", "-z", "--name-status", "--no-renames", a, b])?;
+        let mut fields = listing.split('\0').filter(|f| !f.is_empty());
+        let mut out = Vec::new();
+        while let (Some(status), Some(path)) = (fields.next(), fields.next()) {
+            let how = match status.chars().next() {
+                Some('A') => "added",
+                Some('D') => "removed",
+                _ => "changed",
+            };
+            out.push((how, path.to_string()));
+        }
+        Ok(out)
+    }
+
     /// The patch from `a` to `b`, as a reviewer reads it.
     pub fn diff(&self, a: &str, b: &str) -> Result<String, GitError> {
         self.run(["diff", "--no-color", "--no-ext-diff", a, b])

@@ -54,8 +54,9 @@ pub enum StoreError {
         message: String,
     },
     #[error(
-        "workflow ref {reference} is locked by {} (left {}s ago): a git process that crashed can leave \
-         such a lock behind",
+        "{} {reference} is locked by {} (left {}s ago): a git process that crashed can leave such a lock \
+         behind",
+        if reference.starts_with("refs/notes/") { "the notes ref" } else { "workflow ref" },
         path.display(),
         age.as_secs()
     )]
@@ -91,6 +92,32 @@ pub fn error_chain(e: &dyn std::error::Error) -> String {
         source = cause.source();
     }
     text
+}
+
+/// A ref's lock file at one moment; two sightings are equal when the same file, unchanged,
+/// locks a ref that has not moved.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LockSighting {
+    pub reference: String,
+    pub path: PathBuf,
+    identity: (u64, u64, std::time::SystemTime),
+    value: Option<ObjectId>,
+    pub age: std::time::Duration,
+}
+
+impl LockSighting {
+    pub fn same_lock(&self, other: &LockSighting) -> bool {
+        (&self.reference, &self.path, &self.identity, &self.value)
+            == (&other.reference, &other.path, &other.identity, &other.value)
+    }
+
+    pub fn into_error(self) -> StoreError {
+        StoreError::Locked {
+            reference: self.reference,
+            path: self.path,
+            age: self.age,
+        }
+    }
 }
 
 /// Why a write did not happen.
@@ -567,6 +594,42 @@ impl Store {
         let notes = FullName::try_from(NOTES_REF).ok()?;
         self.stale_lock_of(&self.ref_name)
             .or_else(|| self.stale_lock_of(&notes))
+    }
+
+    /// The lock files on the workflow ref and the notes ref as they are now, each with
+    /// what identifies it and the ref's value: a lock seen again unchanged while its ref
+    /// stands still is held by nobody at work.
+    pub fn lock_sightings(&self) -> Vec<LockSighting> {
+        let notes = FullName::try_from(NOTES_REF).ok();
+        [Some(self.ref_name.clone()), notes]
+            .into_iter()
+            .flatten()
+            .filter_map(|name| {
+                let path = self
+                    .repo
+                    .common_dir()
+                    .join(format!("{}.lock", name.as_bstr()));
+                let meta = std::fs::symlink_metadata(&path).ok()?;
+                let modified = meta.modified().ok()?;
+                let value = self
+                    .repo
+                    .try_find_reference(name.as_ref())
+                    .ok()
+                    .flatten()
+                    .and_then(|r| r.target().try_id().map(ToOwned::to_owned));
+                Some(LockSighting {
+                    reference: name.to_string(),
+                    path,
+                    identity: (
+                        std::os::unix::fs::MetadataExt::ino(&meta),
+                        meta.len(),
+                        modified,
+                    ),
+                    value,
+                    age: modified.elapsed().unwrap_or_default(),
+                })
+            })
+            .collect()
     }
 
     fn stale_lock_of(&self, name: &FullName) -> Option<StoreError> {

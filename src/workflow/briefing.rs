@@ -677,7 +677,9 @@ fn awaiting_finalization(out: &mut String, ctx: &Context, plan: &PlanSummary) {
         "Every step is DONE and {reviewed}.
 
 Finalize the PR: squash all commits of this branch into one commit titled with the PR title.
-Commit everything you want in the PR first; then run exactly:
+The squash must hold exactly the tree that last passed verification, so add nothing by hand
+now. If something is still missing, add it and run `git orchestrate checkpoint` first: it
+verifies the addition and commits it. Then run exactly:
 
   git reset --soft $(git merge-base {main} HEAD) && git commit -m {title}
 

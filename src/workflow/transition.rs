@@ -632,7 +632,16 @@ pub fn transition(
             subject,
             tree,
         } => {
-            require(from, &[Status::ExecutingTdd, Status::Debugging], name)?;
+            // In AWAITING_FINALIZATION: a late addition, verified before the squash.
+            require(
+                from,
+                &[
+                    Status::ExecutingTdd,
+                    Status::Debugging,
+                    Status::AwaitingFinalization,
+                ],
+                name,
+            )?;
             next.verified_tree = Some(tree);
             // A checkpoint nobody asked for (a human's) still moves `last_commit_hash`.
             let step = match &state.pending {
@@ -650,7 +659,15 @@ pub fn transition(
             done(next, PlanChange::Keep, step, body, vec![])
         }
         Event::PreflightPassed { cache } => {
-            require(from, &[Status::ExecutingTdd, Status::Debugging], name)?;
+            require(
+                from,
+                &[
+                    Status::ExecutingTdd,
+                    Status::Debugging,
+                    Status::AwaitingFinalization,
+                ],
+                name,
+            )?;
             let body = format!("preflight passed on tree {} for a checkpoint", cache.tree);
             next.preflight_cache = Some(cache);
             done(next, PlanChange::Keep, None, body, vec![])

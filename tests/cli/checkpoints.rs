@@ -271,6 +271,7 @@ fn a_gate_that_changes_files_refuses_the_checkpoint() {
     repo.commit_all("a gate that writes");
     repo.git(&["checkout", "--quiet", "feat/add-numbers"]);
     let head = repo.git(&["rev-parse", "HEAD"]);
+    repo.write("wip.txt", "work\n");
     let out = repo.run(&["checkpoint", "-m", "wip"]);
     out.expect(4);
     assert_eq!(

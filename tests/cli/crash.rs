@@ -69,3 +69,103 @@ fn a_store_error_names_the_os_cause() {
     );
     assert!(!out.stderr.contains("could not be read"), "{}", out.stderr);
 }
+
+/// An empty lock left by a crash: the command runs the agent's test once, sees the same
+/// lock over a still ref, and stops naming it, instead of retrying for half a minute.
+#[test]
+fn a_lock_left_by_a_crash_is_reported_after_one_test_run() {
+    let repo = TestRepo::at_green_step();
+    let counter = crate::support::counter_file(&repo, "lock-test-runs");
+    let lock = repo
+        .dir()
+        .join(".git/refs/orchestrator/workflows/main.lock");
+    std::fs::write(&lock, b"").expect("lock");
+    let before = repo.tip();
+    repo.write("add.sh", "echo 5\n");
+    let command = format!("echo run >> '{}'; sh add.sh", counter.display());
+    let out = repo.run(&["submit-work", "-s", "add", "--test-command", &command]);
+    out.expect(5);
+    assert_eq!(
+        crate::support::runs(&counter),
+        1,
+        "the test command ran once"
+    );
+    assert!(
+        out.stderr.starts_with(&format!(
+            "error: workflow ref refs/orchestrator/workflows/main is locked by {}",
+            lock.display()
+        )),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("The workflow state was not changed"),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains("kept changing"), "{}", out.stderr);
+
+    let status = repo.run(&["status", "--json"]);
+    status.expect(0);
+    assert_eq!(
+        status.json()["locks"][0]["path"],
+        lock.display().to_string()
+    );
+    let doctor = repo.run(&["doctor"]);
+    assert!(
+        doctor
+            .stdout
+            .contains(&format!("is locked by {}", lock.display())),
+        "{}",
+        doctor.stdout
+    );
+
+    std::fs::remove_file(&lock).expect("unlock");
+    assert_eq!(repo.tip(), before, "nothing was written while locked");
+    repo.submit_test("sh add.sh", None).expect(0);
+}
+
+/// The notes ref locked: the checkpoint's commit is made and kept, the error names the
+/// notes ref and says so, and once the lock is gone get-task attaches the missing note.
+#[test]
+fn a_locked_notes_ref_keeps_the_commit_and_get_task_attaches_the_note_later() {
+    let repo = TestRepo::at_green_step();
+    repo.write("add.sh", "echo 5\n");
+    repo.submit_test("sh add.sh", None).expect(0);
+    let lock = repo.dir().join(".git/refs/notes/orchestrator.lock");
+    std::fs::create_dir_all(lock.parent().expect("dir")).expect("mkdir");
+    std::fs::write(&lock, b"").expect("lock");
+    let out = repo.run(&["checkpoint"]);
+    out.expect(5);
+    let head = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
+    assert!(
+        out.stderr.starts_with(&format!(
+            "error: checkpoint commit {} was made and is kept, but recording it failed: the notes ref \
+             refs/notes/orchestrator is locked by {}",
+            &head[..12],
+            lock.display()
+        )),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("a commit this command made is kept"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        repo.git(&["log", "-1", "--format=%s"])
+            .starts_with("checkpoint: 1.2")
+    );
+
+    std::fs::remove_file(&lock).expect("unlock");
+    repo.run(&["get-task"]).expect(0);
+    assert_eq!(
+        repo.git(&["rev-parse", "HEAD"]).trim(),
+        head,
+        "no second commit"
+    );
+    let note = repo.git(&["notes", "--ref=orchestrator", "show", &head]);
+    assert!(note.contains(r#""kind":"checkpoint""#), "{note}");
+    repo.run(&["verify"]).expect(0);
+}

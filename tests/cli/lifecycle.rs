@@ -140,6 +140,7 @@ Then run `git orchestrate get-task` for your next instruction.
         redact_ids(&out),
         "checkpoint <id>: checkpoint: 1.2 implement add\n\
          preflight: passed on exactly this tree with these gates before (at a submit-work or checkpoint); not run again\n\
+         added 1 file that git did not track before: test_add.sh\n\
          next: run `git orchestrate get-task`\n"
     );
     let head = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
