@@ -169,3 +169,107 @@ fn a_locked_notes_ref_keeps_the_commit_and_get_task_attaches_the_note_later() {
     assert!(note.contains(r#""kind":"checkpoint""#), "{note}");
     repo.run(&["verify"]).expect(0);
 }
+
+/// A checkpoint killed right after its `git commit`: the commit is there, with no note and
+/// not recorded. The next `checkpoint` notes and records it instead of committing again.
+#[test]
+fn a_checkpoint_cut_short_after_its_commit_is_finished_not_repeated() {
+    let repo = TestRepo::at_green_step();
+    repo.write("add.sh", "echo 5\n");
+    repo.submit_test("sh add.sh", None).expect(0);
+    // What `checkpoint` had done when it was killed: staged and committed, nothing more.
+    repo.git(&["add", "--all"]);
+    repo.git(&[
+        "commit",
+        "-q",
+        "--no-verify",
+        "-m",
+        "checkpoint: 1.2 implement add\n\nOrchestrator-Checkpoint: 1.2",
+    ]);
+    let head = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
+    let out = repo.run(&["checkpoint"]);
+    out.expect(0);
+    assert!(
+        out.stdout
+            .contains("recorded the checkpoint commit an interrupted run had made"),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(
+        repo.git(&["rev-parse", "HEAD"]).trim(),
+        head,
+        "no second commit"
+    );
+    assert_eq!(repo.state()["last_commit_hash"], head.as_str());
+    assert_eq!(repo.state()["pending"], serde_json::Value::Null);
+    let note = repo.git(&["notes", "--ref=orchestrator", "show", &head]);
+    assert!(note.contains(r#""step":"1.2""#), "{note}");
+    repo.run(&["verify"]).expect(0);
+}
+
+/// Nothing changed: a checkpoint nobody owes is refused with no commit; an owed one (a
+/// REFACTOR that changed nothing) is recorded on the last checkpoint, with no empty commit.
+#[test]
+fn a_checkpoint_with_no_change_makes_no_commit() {
+    let repo = TestRepo::at_green_step();
+    repo.write("add.sh", "echo 5\n");
+    repo.submit_test("sh add.sh", None).expect(0);
+    repo.run(&["checkpoint"]).expect(0);
+    let head = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
+    let tip = repo.tip();
+    let out = repo.run(&["checkpoint", "-m", "again"]);
+    out.expect(4);
+    assert!(
+        out.stderr.starts_with(&format!(
+            "error: checkpoint refused: nothing changed since the last commit ({} checkpoint: 1.2 implement add)",
+            &head[..12]
+        )),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(repo.tip(), tip, "the state is unchanged");
+    // REFACTOR 1.3 changes nothing: its owed checkpoint is the last one.
+    repo.run(&["get-task"]).expect(0);
+    repo.submit_test("sh add.sh", None).expect(0);
+    let out = repo.run(&["--json", "checkpoint"]);
+    out.expect(0);
+    let json = out.json();
+    assert_eq!(json["new_commit"], false);
+    assert_eq!(json["recorded_without_commit"], "unchanged");
+    assert_eq!(json["step"], "1.3");
+    assert_eq!(
+        repo.git(&["rev-parse", "HEAD"]).trim(),
+        head,
+        "no empty commit"
+    );
+    assert_eq!(repo.git(&["rev-list", "--count", "main..HEAD"]).trim(), "1");
+}
+
+/// Build output a test run left untracked is listed, and a .gitignore line suggested.
+#[test]
+fn a_checkpoint_lists_the_untracked_files_it_adds_and_flags_build_output() {
+    let repo = TestRepo::at_green_step();
+    repo.write("add.sh", "echo 5\n");
+    repo.write("__pycache__/add.cpython-311.pyc", "bytecode");
+    repo.submit_test("sh add.sh", None).expect(0);
+    let out = repo.run(&["checkpoint"]);
+    out.expect(0);
+    assert!(
+        out.stdout.contains(
+            "added 2 files that git did not track before: __pycache__/add.cpython-311.pyc, add.sh\n\
+             warning: some of them look like build output, now committed; if they are, add to .gitignore: __pycache__/"
+        ),
+        "{}",
+        out.stdout
+    );
+    repo.write("docs/notes.md", "more\n");
+    let json = repo
+        .run(&["--json", "checkpoint", "-m", "notes"])
+        .expect(0)
+        .json();
+    assert_eq!(
+        json["untracked_added"],
+        serde_json::json!(["docs/notes.md"])
+    );
+    assert_eq!(json["gitignore_suggestions"], serde_json::json!([]));
+}

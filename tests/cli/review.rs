@@ -749,3 +749,35 @@ fn escalate_from_finalization_halts_and_resume_returns_to_it() {
     let brief = repo.run(&["get-task"]).expect(0).stdout.clone();
     assert!(brief.contains("squash with git reset --soft"), "{brief}");
 }
+
+/// A file added after the last verification: the squash check names it, and `checkpoint`
+/// in AWAITING_FINALIZATION verifies it so the squash then holds.
+#[test]
+fn a_late_addition_is_named_by_the_squash_check_and_verified_by_a_checkpoint() {
+    let repo = ready_to_squash();
+    let brief = repo.run(&["get-task"]).expect(0).stdout.clone();
+    assert!(
+        brief.contains("add nothing by hand\nnow. If something is still missing, add it and run `git orchestrate checkpoint` first"),
+        "{brief}"
+    );
+    repo.write("late.txt", "forgot this\n");
+    repo.commit_all("late addition");
+    squash(&repo, "feat: Add");
+    let out = repo.run(&["submit-work", "-s", "squashed"]);
+    out.expect(1);
+    assert!(
+        out.stdout
+            .contains("the squash holds changes that were never verified (added late.txt)"),
+        "{}",
+        out.stdout
+    );
+    // Undo the squash of the late file, verify it with a checkpoint, squash again.
+    repo.git(&["reset", "--soft", "HEAD~1"]);
+    repo.git(&["reset", "--quiet"]);
+    let out = repo.run(&["checkpoint", "-m", "late addition"]);
+    out.expect(0);
+    assert_eq!(repo.status(), "AWAITING_FINALIZATION");
+    squash(&repo, "feat: Add");
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    assert_eq!(repo.status(), "FINALIZE_COMPLETE");
+}
