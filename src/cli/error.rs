@@ -158,6 +158,19 @@ impl From<EngineError> for CommandError {
                     )
                 })
             }
+            EngineError::Store(StoreError::Vanished { reference, tip, restorable }) => {
+                CommandError::new(5, "workflow_vanished", message).hint(if restorable {
+                    format!(
+                        "Restore it: git update-ref {reference} {tip} (then `git orchestrate status`). To start over \
+                         instead, deliberately: git orchestrate init --new"
+                    )
+                } else {
+                    format!(
+                        "Its commit {tip} is gone from the object store too; another clone may still have the \
+                         workflow (`git orchestrate sync`). To start over: git orchestrate init --new"
+                    )
+                })
+            }
             EngineError::Store(StoreError::NotARepository(_) | StoreError::Bare) => {
                 CommandError::new(5, "store", message).hint("Run git orchestrate inside a git repository with a working tree.")
             }

@@ -27,6 +27,11 @@ pub struct InitArgs {
     /// Do not install the git hooks (`git orchestrate hooks install` does it later).
     #[arg(long)]
     pub no_hooks: bool,
+
+    /// Start the workflow over although it existed here and its ref was deleted (without it,
+    /// commands refuse and say how to restore the ref). Takes nothing from a remote.
+    #[arg(long)]
+    pub new: bool,
 }
 
 pub fn run(session: &Session, args: &InitArgs, ui: &mut Ui) -> Result<u8, Failure> {
@@ -34,6 +39,7 @@ pub fn run(session: &Session, args: &InitArgs, ui: &mut Ui) -> Result<u8, Failur
         session,
         args.main_branch.as_deref(),
         args.preflight.as_deref(),
+        args.new,
     )?;
     let hooks = if args.no_hooks {
         None

@@ -41,6 +41,15 @@ pub fn run(session: &Session, _args: &StatusArgs, ui: &mut Ui) -> Result<u8, Fai
     if let Some(w) = session.branch_warning(&state)? {
         warnings.push(w);
     }
+    if snapshot.is_none()
+        && let Some((tip, _)) = session.store.vanished_tip().map_err(EngineError::from)?
+    {
+        warnings.push(format!(
+            "the workflow existed here, but its ref was deleted (last tip {tip}): restore it with `git update-ref \
+             {} {tip}`, or start over with `git orchestrate init --new`",
+            session.store.ref_name()
+        ));
+    }
     // A lock file is either a command at work right now or a crash's remains; say which file.
     let locks = session.store.lock_sightings();
     for lock in &locks {

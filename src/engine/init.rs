@@ -32,7 +32,33 @@ pub fn init(
     session: &Session,
     main_branch: Option<&str>,
     preflight: Option<&str>,
+    fresh: bool,
 ) -> Result<InitReport, EngineError> {
+    // A deleted workflow ref is restored or given up on purpose, never replaced silently.
+    if session.store.tip()?.is_none() {
+        if fresh {
+            session.store.forget_vanished()?;
+        } else {
+            session.refuse_if_vanished()?;
+        }
+    } else if fresh {
+        let status = session
+            .store
+            .read()?
+            .map_or(Status::Initializing, |s| s.state.status);
+        return Err(EngineError::Rejected(Rejection {
+            kind: RejectionKind::WrongState,
+            state: status,
+            message: format!(
+                "init --new starts a workflow over only when its ref is gone, and workflow {} exists (state \
+                 {status}); nothing was changed",
+                session.store.workflow()
+            ),
+            hint: "Use `--workflow NAME` for another workflow beside it, or delete this one's ref first if you \
+                   really mean to drop its history."
+                .into(),
+        }));
+    }
     if let Some(main) = main_branch.filter(|m| !is_valid_branch_name(m)) {
         return Err(EngineError::Rejected(Rejection {
             kind: RejectionKind::InvalidInput,
@@ -88,6 +114,8 @@ pub fn init(
     }
     let mut warnings = Vec::new();
     let adopted = match (&snapshot, resolve_remote(session, None)) {
+        // A deliberate fresh start does not take the remote's history back either.
+        (None, Ok(_)) if fresh => None,
         (None, Ok(remote)) => match adopt_from_remote(session, &remote) {
             Ok(adopted) => adopted,
             // Offline is no reason to refuse a local start; `sync` reports the split later.

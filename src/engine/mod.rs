@@ -159,6 +159,7 @@ impl Session {
         if let Some(snapshot) = self.store.read()? {
             return Ok(snapshot);
         }
+        self.refuse_if_vanished()?;
         let working_tree = self.working_tree_config()?;
         let main = match working_tree.as_ref().and_then(|c| c.main_branch.clone()) {
             Some(main) => main,
@@ -180,6 +181,20 @@ impl Session {
             },
         )?;
         self.store.read()?.ok_or(EngineError::Conflict)
+    }
+
+    /// Refuses to start a workflow whose ref was deleted (a test command, a script): the new
+    /// one would silently replace its history. `init --new` starts over on purpose.
+    pub fn refuse_if_vanished(&self) -> Result<(), EngineError> {
+        match self.store.vanished_tip()? {
+            Some((tip, restorable)) => Err(StoreError::Vanished {
+                reference: self.store.ref_name(),
+                tip,
+                restorable,
+            }
+            .into()),
+            None => Ok(()),
+        }
     }
 
     /// The workflow's snapshot, for a command that has nothing to do in a new workflow: when

@@ -28,6 +28,8 @@ pub use remote::{is_state_ref_name, transition_history_globs};
 pub use time::format_time;
 
 const WORKFLOWS: &str = "refs/orchestrator/workflows/";
+/// The last tip of each workflow ref, one file per workflow, under the git directory.
+const TIP_MARKERS: &str = "orchestrator/tips";
 const STATE_FILE: &str = "state.json";
 const PLAN_FILE: &str = "pr.json";
 const OUTPUT_FILE: &str = "output.log";
@@ -64,6 +66,16 @@ pub enum StoreError {
         reference: String,
         path: PathBuf,
         age: std::time::Duration,
+    },
+    #[error(
+        "workflow ref {reference} is missing, but the workflow existed here (its last tip was {tip}): something \
+         deleted the ref, and starting a new workflow would drop its history"
+    )]
+    Vanished {
+        reference: String,
+        tip: String,
+        /// Whether the tip commit is still in the object store (then `update-ref` restores it).
+        restorable: bool,
     },
     #[error("git object store: {0}")]
     Git(String),
@@ -578,7 +590,17 @@ impl Store {
             .repo
             .edit_references_as(Some(edit), Some(signature.to_ref(&mut time_buf)))
         {
-            Ok(_) => Ok(()),
+            Ok(_) => {
+                if let Some(workflow) = name
+                    .as_bstr()
+                    .to_str()
+                    .ok()
+                    .and_then(|n| n.strip_prefix(WORKFLOWS))
+                {
+                    self.remember_tip(workflow, new);
+                }
+                Ok(())
+            }
             Err(e) if is_lost_race(&e) => match self.stale_lock_of(name) {
                 Some(locked) => Err(WriteError::Store(locked)),
                 None => Err(WriteError::Conflict),
@@ -594,6 +616,83 @@ impl Store {
         let notes = FullName::try_from(NOTES_REF).ok()?;
         self.stale_lock_of(&self.ref_name)
             .or_else(|| self.stale_lock_of(&notes))
+    }
+
+    /// Where the last tip written to a workflow's ref is kept, outside the ref store: git
+    /// deletes a ref's reflog with the ref, so this is what remains when something (a test
+    /// command, a script) deletes the workflow ref.
+    fn tip_marker(&self, workflow: &str) -> PathBuf {
+        self.repo.common_dir().join(TIP_MARKERS).join(workflow)
+    }
+
+    /// Best effort, after the ref moved: a marker that could not be written only weakens the
+    /// check for a deleted ref, and the write itself has happened.
+    fn remember_tip(&self, workflow: &str, tip: ObjectId) {
+        let path = self.tip_marker(workflow);
+        let Some(dir) = path.parent() else { return };
+        let tmp = dir.join(format!(".{workflow}.{}", std::process::id()));
+        let written = std::fs::create_dir_all(dir)
+            .and_then(|()| std::fs::write(&tmp, format!("{tip}\n")))
+            .and_then(|()| std::fs::rename(&tmp, &path));
+        if written.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+    }
+
+    /// When this workflow's ref is missing but it existed here (its reflog, or the tip
+    /// marker, says so): the last tip it had, and whether that commit is still in the
+    /// object store.
+    pub fn vanished_tip(&self) -> Result<Option<(String, bool)>, StoreError> {
+        if self.tip()?.is_some() {
+            return Ok(None);
+        }
+        let reflog = self
+            .repo
+            .common_dir()
+            .join("logs")
+            .join(self.ref_name.as_bstr().to_str().unwrap_or_default());
+        let from_reflog = std::fs::read_to_string(reflog).ok().and_then(|log| {
+            log.lines()
+                .last()
+                .and_then(|line| line.split(' ').nth(1).map(str::to_string))
+        });
+        let from_marker = || {
+            std::fs::read_to_string(self.tip_marker(&self.workflow))
+                .ok()
+                .map(|t| t.trim().to_string())
+        };
+        let Some(tip) = from_reflog
+            .or_else(from_marker)
+            .and_then(|t| ObjectId::from_hex(t.as_bytes()).ok())
+            .filter(|t| !t.is_null())
+        else {
+            return Ok(None);
+        };
+        let exists = self.repo.find_commit(tip).is_ok();
+        Ok(Some((tip.to_string(), exists)))
+    }
+
+    /// Forgets that this workflow existed (its tip marker and reflog), for a deliberate
+    /// fresh start (`init --new`).
+    pub fn forget_vanished(&self) -> Result<(), StoreError> {
+        let reflog = self
+            .repo
+            .common_dir()
+            .join("logs")
+            .join(self.ref_name.as_bstr().to_str().unwrap_or_default());
+        for path in [self.tip_marker(&self.workflow), reflog] {
+            match std::fs::remove_file(&path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => {
+                    return Err(StoreError::Git(format!(
+                        "cannot remove {}: {e}",
+                        path.display()
+                    )));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The lock files on the workflow ref and the notes ref as they are now, each with

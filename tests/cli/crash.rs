@@ -273,3 +273,56 @@ fn a_checkpoint_lists_the_untracked_files_it_adds_and_flags_build_output() {
     );
     assert_eq!(json["gitignore_suggestions"], serde_json::json!([]));
 }
+
+/// A test command that deletes the workflow ref: the next get-task does not start a new
+/// workflow over the old one's history; it names the last tip and how to restore it.
+#[test]
+fn a_deleted_workflow_ref_is_not_silently_replaced() {
+    let repo = TestRepo::at_green_step();
+    let tip = repo.tip().expect("a workflow");
+    let out = repo.submit_test(
+        "git update-ref -d refs/orchestrator/workflows/main; sh add.sh",
+        None,
+    );
+    // The submit itself lost its ref mid-way: it may fail, but never recreate.
+    assert_ne!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    repo.git(&["update-ref", "-d", "refs/orchestrator/workflows/main"]);
+    for args in [&["get-task"][..], &["init", "--no-hooks"][..]] {
+        let out = repo.run(args);
+        out.expect(5);
+        assert!(
+            out.stderr.starts_with(&format!(
+                "error: workflow ref refs/orchestrator/workflows/main is missing, but the workflow existed here \
+                 (its last tip was {tip})"
+            )),
+            "{args:?}: {}",
+            out.stderr
+        );
+        assert!(
+            out.stderr.contains(&format!(
+                "hint: Restore it: git update-ref refs/orchestrator/workflows/main {tip}"
+            )),
+            "{}",
+            out.stderr
+        );
+        assert_eq!(repo.tip(), None, "{args:?} created nothing");
+    }
+    let status = repo.run(&["status"]);
+    status.expect(0);
+    assert!(
+        status
+            .stdout
+            .contains(&format!("its ref was deleted (last tip {tip})")),
+        "{}",
+        status.stdout
+    );
+    repo.git(&["update-ref", "refs/orchestrator/workflows/main", &tip]);
+    assert_eq!(repo.status(), "EXECUTING_TDD");
+
+    // On purpose: --new starts over (and refuses while the workflow exists).
+    repo.run(&["init", "--no-hooks", "--new"]).expect(4);
+    repo.git(&["update-ref", "-d", "refs/orchestrator/workflows/main"]);
+    repo.run(&["init", "--no-hooks", "--new"]).expect(0);
+    assert_eq!(repo.status(), "INITIALIZING");
+    repo.run(&["get-task"]).expect(0);
+}
