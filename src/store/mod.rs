@@ -626,16 +626,18 @@ impl Store {
     }
 
     /// Best effort, after the ref moved: a marker that could not be written only weakens the
-    /// check for a deleted ref, and the write itself has happened.
+    /// check for a deleted ref, and the write itself has happened. One small write, on every
+    /// transition: a marker cut short by a crash reads as no marker (the reflog still speaks
+    /// while the ref exists), so it needs no temporary file and rename.
     fn remember_tip(&self, workflow: &str, tip: ObjectId) {
         let path = self.tip_marker(workflow);
-        let Some(dir) = path.parent() else { return };
-        let tmp = dir.join(format!(".{workflow}.{}", std::process::id()));
-        let written = std::fs::create_dir_all(dir)
-            .and_then(|()| std::fs::write(&tmp, format!("{tip}\n")))
-            .and_then(|()| std::fs::rename(&tmp, &path));
-        if written.is_err() {
-            let _ = std::fs::remove_file(&tmp);
+        let line = format!("{tip}\n");
+        if let Err(e) = std::fs::write(&path, &line)
+            && e.kind() == std::io::ErrorKind::NotFound
+            && let Some(dir) = path.parent()
+            && std::fs::create_dir_all(dir).is_ok()
+        {
+            let _ = std::fs::write(&path, &line);
         }
     }
 
