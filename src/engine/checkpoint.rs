@@ -6,7 +6,7 @@ use crate::gates;
 use crate::store::FoundCommit;
 use crate::workflow::notes::{CheckpointNote, NoteGate, NotePreflight};
 use crate::workflow::state::{PreflightCache, PreflightRecord};
-use crate::workflow::{Event, Pending, State, Status, StepId};
+use crate::workflow::{CHECKPOINT_STATES, Event, Pending, State, Status, StepId};
 
 pub struct CheckpointReport {
     pub commit: String,
@@ -59,7 +59,7 @@ pub fn checkpoint(
     };
     let state = &snap.state;
     match (&state.current_pr_branch, state.status) {
-        (Some(_), Status::ExecutingTdd | Status::Debugging | Status::AwaitingFinalization) => {}
+        (Some(_), status) if CHECKPOINT_STATES.contains(&status) => {}
         (_, status) => {
             let why = match status {
                 Status::Initializing | Status::CreatingBranch => "there is no PR branch yet",

@@ -1114,13 +1114,8 @@ mod tests {
         let msg = commit_message(&TransitionWrite {
             event: "plan",
             from: Some(Status::Initializing),
-            state: &state,
-            plan: FileChange::Keep,
-            output_log: FileChange::Keep,
-            escalation: FileChange::Keep,
-            review: FileChange::Keep,
-            step: None,
             summary,
+            ..transition(&state)
         });
         let entry = parse_history_entry("c".into(), "t".into(), &msg);
         assert_eq!(entry.step, None);

@@ -25,9 +25,9 @@ pub use debugging::{Thresholds, Tier};
 pub use plan::{Plan, StepId, StepType};
 pub use state::{Pending, State, Status, Verdict};
 pub use transition::{
-    Accepted, Effect, Event, GetTaskStep, OutputSource, PlanChange, PreflightOutcome, Rejection,
-    RejectionKind, SubmitRequest, TestRun, Transition, check_escalate, check_resume,
-    check_scope_reduction, check_submit, get_task_step, needs_full_plan, transition,
+    Accepted, CHECKPOINT_STATES, Effect, Event, GetTaskStep, OutputSource, PlanChange,
+    PreflightOutcome, Rejection, RejectionKind, SubmitRequest, TestRun, Transition, check_escalate,
+    check_resume, check_scope_reduction, check_submit, get_task_step, needs_full_plan, transition,
 };
 
 /// What the agent expects its test command to do.

@@ -632,16 +632,7 @@ pub fn transition(
             subject,
             tree,
         } => {
-            // In AWAITING_FINALIZATION: a late addition, verified before the squash.
-            require(
-                from,
-                &[
-                    Status::ExecutingTdd,
-                    Status::Debugging,
-                    Status::AwaitingFinalization,
-                ],
-                name,
-            )?;
+            require(from, CHECKPOINT_STATES, name)?;
             next.verified_tree = Some(tree);
             // A checkpoint nobody asked for (a human's) still moves `last_commit_hash`.
             let step = match &state.pending {
@@ -659,15 +650,7 @@ pub fn transition(
             done(next, PlanChange::Keep, step, body, vec![])
         }
         Event::PreflightPassed { cache } => {
-            require(
-                from,
-                &[
-                    Status::ExecutingTdd,
-                    Status::Debugging,
-                    Status::AwaitingFinalization,
-                ],
-                name,
-            )?;
+            require(from, CHECKPOINT_STATES, name)?;
             let body = format!("preflight passed on tree {} for a checkpoint", cache.tree);
             next.preflight_cache = Some(cache);
             done(next, PlanChange::Keep, None, body, vec![])
@@ -984,6 +967,14 @@ fn awaiting_approval(state: &State) -> Result<(), Rejection> {
         )),
     }
 }
+
+/// States a checkpoint (and the preflight run for it) is taken in: the TDD loop, and
+/// AWAITING_FINALIZATION for a late addition, verified before the squash.
+pub const CHECKPOINT_STATES: &[Status] = &[
+    Status::ExecutingTdd,
+    Status::Debugging,
+    Status::AwaitingFinalization,
+];
 
 /// States an agent may escalate from, once unlocked: every state in which it can be stuck
 /// with no command of its own that leads out. PLAN_UPDATED is left by `get-task` itself, and

@@ -12,16 +12,11 @@ fn run_with_env(repo: &TestRepo, args: &[&str], env: &[(&str, &std::path::Path)]
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let out = cmd
-        .stdin(Stdio::null())
-        .output()
-        .expect("run git-orchestrate");
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        raw_stdout: out.stdout,
-    }
+    Run::from(
+        cmd.stdin(Stdio::null())
+            .output()
+            .expect("run git-orchestrate"),
+    )
 }
 
 #[test]

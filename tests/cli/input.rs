@@ -10,17 +10,12 @@ use pretty_assertions::assert_eq;
 use crate::support::{BIN, PLAN, Run, TestRepo};
 
 fn run_os(repo: &TestRepo, args: &[&OsStr]) -> Run {
-    let out = repo
-        .command(BIN, args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run git-orchestrate");
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        raw_stdout: out.stdout,
-    }
+    Run::from(
+        repo.command(BIN, args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("run git-orchestrate"),
+    )
 }
 
 #[test]

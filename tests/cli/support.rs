@@ -72,7 +72,7 @@ pub struct Run {
 }
 
 impl Run {
-    fn from(out: Output) -> Run {
+    pub fn from(out: Output) -> Run {
         Run {
             code: out.status.code().unwrap_or(-1),
             stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
