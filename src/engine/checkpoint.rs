@@ -111,7 +111,7 @@ pub fn checkpoint(
                     return Err(wrong_state(
                         state.status,
                         format!(
-                            "checkpoint refused: nothing changed since the last commit ({} {}); no commit was \
+                            "checkpoint refused: nothing changed since the last checkpoint (HEAD is {} {}); no commit was \
                              made (state {})",
                             &head.commit[..head.commit.len().min(12)],
                             head.message.lines().next().unwrap_or_default(),

@@ -216,7 +216,7 @@ fn a_checkpoint_with_no_change_makes_no_commit() {
     out.expect(4);
     assert!(
         out.stderr.starts_with(&format!(
-            "error: checkpoint refused: nothing changed since the last commit ({} checkpoint: 1.2 implement add)",
+            "error: checkpoint refused: nothing changed since the last checkpoint (HEAD is {} checkpoint: 1.2 implement add)",
             &head[..12]
         )),
         "{}",
