@@ -12,7 +12,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use git_orchestrate::store::{FileChange, Store, TransitionWrite};
-use git_orchestrate::workflow::Status;
+use git_orchestrate::workflow::{Phase, PlanChange, Status};
 
 const BIN: &str = env!("CARGO_BIN_EXE_git-orchestrate");
 const RUNS: usize = 61;
@@ -254,7 +254,9 @@ impl Fixture {
         let mut made = store.history(usize::MAX).expect("history").len();
         while made < history {
             let mut state = snapshot.state.clone();
-            state.debug_attempt_counter += 1;
+            if let Phase::Debugging { attempts, .. } = &mut state.phase {
+                attempts.count += 1;
+            }
             store
                 .write(
                     Some(&snapshot),
@@ -262,7 +264,7 @@ impl Fixture {
                         event: "test",
                         from: Some(Status::Debugging),
                         state: &state,
-                        plan: FileChange::Keep,
+                        plan: &PlanChange::Keep,
                         output_log: FileChange::Keep,
                         escalation: FileChange::Keep,
                         review: FileChange::Keep,

@@ -26,7 +26,7 @@ pub fn run(session: &Session, args: &CheckpointArgs, ui: &mut Ui) -> Result<u8, 
             "step": report.step.map(|s| s.to_string()),
             "preflight": report.preflight,
             "cached": report.cached,
-            "state": report.state.status,
+            "state": report.state.status(),
             "new_commit": report.without_commit.is_none(),
             "recorded_without_commit": report.without_commit.map(|w| match w {
                 WithoutCommit::Recovered => "recovered",

@@ -44,8 +44,8 @@ pub fn scope_reduction(
     if ui.json {
         ui.json_object(json!({
             "workflow": report.workflow,
-            "state": report.state.status,
-            "replan": report.state.replan_context,
+            "state": report.state.status(),
+            "replan": report.state.replan_context(),
             "briefing": report.briefing.text,
         }))?;
     } else {
@@ -68,7 +68,7 @@ pub fn escalate(session: &Session, args: &EscalateArgs, ui: &mut Ui) -> Result<u
     })?;
     let done = engine::escalate(session, &report)?;
     if ui.json {
-        ui.json_object(json!({ "state": done.state.status, "report": done.report }))?;
+        ui.json_object(json!({ "state": done.state.status(), "report": done.report }))?;
     } else {
         // The report, verbatim: the seed's escalate prints exactly what it was given.
         ui.text(&done.report)?;
@@ -81,7 +81,7 @@ pub fn resume(session: &Session, args: &ResumeArgs, ui: &mut Ui) -> Result<u8, F
     let done = engine::resume(session, args.guidance.as_deref())?;
     if ui.json {
         ui.json_object(json!({
-            "state": done.state.status,
+            "state": done.state.status(),
             "halt_message": done.from,
             "guidance": done.guidance,
             "merged": done.merged,
@@ -92,7 +92,7 @@ pub fn resume(session: &Session, args: &ResumeArgs, ui: &mut Ui) -> Result<u8, F
         let mut text = format!(
             "resumed: {branch} is merged and deleted; HALTED -> {}, and the agent's next \
              `git orchestrate get-task` plans the next PR\n",
-            done.state.status
+            done.state.status()
         );
         if args.guidance.is_some() {
             text.push_str("note: --guidance is not kept after a merge conflict: the PR is done, and the next one starts afresh\n");
@@ -102,7 +102,8 @@ pub fn resume(session: &Session, args: &ResumeArgs, ui: &mut Ui) -> Result<u8, F
     }
     let mut text = format!(
         "resumed: HALTED -> {} (halted because {})\n",
-        done.state.status, done.from
+        done.state.status(),
+        done.from
     );
     if !ui.quiet {
         text.push_str(match done.guidance {
@@ -144,11 +145,11 @@ pub fn approve(session: &Session, _args: &ApproveArgs, ui: &mut Ui) -> Result<u8
     require_human("approve")?;
     let state = engine::approve(session)?;
     if ui.json {
-        ui.json_object(json!({ "state": state.status }))?;
+        ui.json_object(json!({ "state": state.status() }))?;
     } else {
         ui.text(&format!(
             "approved: CODE_REVIEW -> {}; the agent's next `git orchestrate get-task` finalizes the PR\n",
-            state.status
+            state.status()
         ))?;
     }
     Ok(0)
@@ -158,11 +159,11 @@ pub fn reject(session: &Session, args: &RejectArgs, ui: &mut Ui) -> Result<u8, F
     require_human("reject")?;
     let state = engine::reject(session, &args.comment)?;
     if ui.json {
-        ui.json_object(json!({ "state": state.status }))?;
+        ui.json_object(json!({ "state": state.status() }))?;
     } else {
         ui.text(&format!(
             "rejected: CODE_REVIEW -> {}; your comment is the agent's next task, and another review follows it\n",
-            state.status
+            state.status()
         ))?;
     }
     Ok(0)

@@ -17,11 +17,11 @@ pub fn run(session: &Session, _args: &GetTaskArgs, ui: &mut Ui) -> Result<u8, Fa
     if ui.json {
         ui.json_object(json!({
             "workflow": report.workflow,
-            "state": report.state.status,
-            "branch": report.state.current_pr_branch,
+            "state": report.state.status(),
+            "branch": report.state.branch(),
             "step": report.briefing.step,
             "attempt": report.briefing.attempt,
-            "pending": report.state.pending.as_ref().map(|p| p.kind()),
+            "pending": report.state.pending().as_ref().map(|p| p.kind()),
             "briefing": report.briefing.text,
         }))?;
     } else {

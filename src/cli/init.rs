@@ -64,7 +64,7 @@ pub fn run(session: &Session, args: &InitArgs, ui: &mut Ui) -> Result<u8, Failur
             "refspecs_added": report.refspecs_added.iter().map(|(remote, spec)| json!({
                 "remote": remote, "refspec": spec,
             })).collect::<Vec<_>>(),
-            "state": report.state.status,
+            "state": report.state.status(),
             "hooks": hooks.as_ref().map(super::hooks::report_json),
             "warnings": report.warnings,
         }))?;
@@ -103,7 +103,7 @@ pub fn run(session: &Session, args: &InitArgs, ui: &mut Ui) -> Result<u8, Failur
     } else {
         format!(
             "workflow {} exists ({}, state {})",
-            report.workflow, report.reference, report.state.status
+            report.workflow, report.reference, report.state.status()
         )
     });
     lines.extend(

@@ -38,7 +38,7 @@ pub fn run(session: &Session, args: &PlanArgs, ui: &mut Ui) -> Result<u8, Failur
     }
     let Some(plan) = plan else {
         let state = snapshot.map_or("INITIALIZING (not created yet)".to_string(), |s| {
-            s.state.status.to_string()
+            s.state.status().to_string()
         });
         ui.line(format!(
             "no active PR plan (state {state}); `git orchestrate get-task` says how to submit one"

@@ -64,8 +64,8 @@ pub fn run(session: &Session, _args: &StatusArgs, ui: &mut Ui) -> Result<u8, Fai
     }
     let head = session.store.head_branch().map_err(EngineError::from)?;
     // Another worktree may hold the PR branch; then a `git checkout` here would fail.
-    let elsewhere = match &state.current_pr_branch {
-        Some(branch) if state.status != Status::CreatingBranch => {
+    let elsewhere = match state.branch() {
+        Some(branch) if state.status() != Status::CreatingBranch => {
             session.branch_worktree(branch)?
         }
         _ => None,
@@ -76,8 +76,8 @@ pub fn run(session: &Session, _args: &StatusArgs, ui: &mut Ui) -> Result<u8, Fai
         ui.json_object(json!({
             "workflow": session.store.workflow(),
             "exists": snapshot.is_some(),
-            "state": state.status,
-            "branch": state.current_pr_branch,
+            "state": state.status(),
+            "branch": state.branch(),
             "head": head,
             "branch_worktree": elsewhere,
             "main_branch": state.main_branch,
@@ -87,19 +87,19 @@ pub fn run(session: &Session, _args: &StatusArgs, ui: &mut Ui) -> Result<u8, Fai
             })),
             "progress": plan.as_ref().map(|p| json!({"done": p.done, "total": p.total})),
             "pr_title": plan.as_ref().map(|p| p.title.clone()),
-            "debug_attempt_counter": state.debug_attempt_counter,
-            "pending": state.pending.as_ref().map(|p| p.kind()),
-            "last_run": state.last_run,
-            "last_commit_hash": state.last_commit_hash,
-            "identical_failures": state.identical_failures,
-            "review_round": state.review_round,
-            "blocked_rounds": state.blocked_rounds,
-            "last_review": state.last_review,
-            "verified_tree": state.verified_tree,
-            "final_commit": state.final_commit,
-            "plan_commit": state.plan_commit,
-            "halt": state.halt,
-            "replan": state.replan_context,
+            "debug_attempt_counter": state.attempts(),
+            "pending": state.pending().as_ref().map(|p| p.kind()),
+            "last_run": state.last_run(),
+            "last_commit_hash": state.last_checkpoint(),
+            "identical_failures": state.identical_failures(),
+            "review_round": state.review_round(),
+            "blocked_rounds": state.blocked_rounds(),
+            "last_review": state.last_review(),
+            "verified_tree": state.verified_tree(),
+            "final_commit": state.final_commit(),
+            "plan_commit": state.plan_commit(),
+            "halt": state.halt(),
+            "replan": state.replan_context(),
             "guidance": state.guidance,
             "config": match &loaded {
                 Ok(loaded) => json!({ "origin": loaded.origin.to_string(), "preflight": loaded.config.gate_names() }),
@@ -130,22 +130,22 @@ pub fn run(session: &Session, _args: &StatusArgs, ui: &mut Ui) -> Result<u8, Fai
             session.store.workflow()
         ),
     });
-    let attempt = if state.status == Status::Debugging {
-        format!(" · debugging attempt {}", state.debug_attempt_counter)
+    let attempt = if state.status() == Status::Debugging {
+        format!(" · debugging attempt {}", state.attempts())
     } else {
         String::new()
     };
-    lines.push(format!("state     {}{attempt}", state.status));
+    lines.push(format!("state     {}{attempt}", state.status()));
     if let Some(plan) = &plan {
         lines.push(format!(
             "PR        {} · {} of {} steps done",
             plan.title, plan.done, plan.total
         ));
     }
-    if let Some(branch) = &state.current_pr_branch {
-        let where_ = if state.status == Status::CreatingBranch {
+    if let Some(branch) = state.branch() {
+        let where_ = if state.status() == Status::CreatingBranch {
             "to be created".to_string()
-        } else if head.as_deref() == Some(branch.as_str()) {
+        } else if head.as_deref() == Some(branch) {
             "checked out".to_string()
         } else if let Some(path) = &elsewhere {
             format!("checked out in {}", path.display())
@@ -165,13 +165,13 @@ pub fn run(session: &Session, _args: &StatusArgs, ui: &mut Ui) -> Result<u8, Fai
             step.description.lines().next().unwrap_or_default()
         ));
     }
-    if let Some(halt) = &state.halt {
+    if let Some(halt) = &state.halt() {
         lines.push(format!(
             "halted    {} · `git orchestrate resume` returns to {}",
             halt.message, halt.resume_to
         ));
     }
-    if let Some(replan) = &state.replan_context {
+    if let Some(replan) = &state.replan_context() {
         lines.push(format!(
             "replan    task {} \"{}\" is to be broken into smaller tasks (submit-work --plan)",
             replan.step.task + 1,
@@ -181,7 +181,7 @@ pub fn run(session: &Session, _args: &StatusArgs, ui: &mut Ui) -> Result<u8, Fai
     if state.guidance.is_some() {
         lines.push("guidance  a human's guidance waits for the agent's next get-task".to_string());
     }
-    if let Some(pending) = &state.pending {
+    if let Some(pending) = &state.pending() {
         let what = match pending.kind() {
             "analysis" => "analysis of the last RED run (submit-work --analysis-decision)",
             "approval" => {
@@ -194,7 +194,7 @@ pub fn run(session: &Session, _args: &StatusArgs, ui: &mut Ui) -> Result<u8, Fai
         };
         lines.push(format!("pending   {what}"));
     }
-    if let Some(run) = &state.last_run {
+    if let Some(run) = &state.last_run() {
         let mut line = format!(
             "last run  step {} `{}`: {} ({})",
             run.step,
@@ -207,10 +207,10 @@ pub fn run(session: &Session, _args: &StatusArgs, ui: &mut Ui) -> Result<u8, Fai
         }
         lines.push(line);
     }
-    if let Some(commit) = &state.last_commit_hash {
+    if let Some(commit) = state.last_checkpoint() {
         lines.push(format!("checkpoint {}", &commit[..commit.len().min(12)]));
     }
-    if let Some(review) = &state.last_review {
+    if let Some(review) = &state.last_review() {
         lines.push(if review.ran {
             format!(
                 "review    round {}: {} finding(s), {} blocking",
@@ -220,7 +220,7 @@ pub fn run(session: &Session, _args: &StatusArgs, ui: &mut Ui) -> Result<u8, Fai
             "review    no review command configured".to_string()
         });
     }
-    if let Some(commit) = &state.final_commit {
+    if let Some(commit) = state.final_commit() {
         lines.push(format!("squashed  {}", &commit[..commit.len().min(12)]));
     }
     for r in &remotes {

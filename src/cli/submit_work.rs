@@ -107,10 +107,10 @@ pub fn run(session: &Session, args: &SubmitWorkArgs, ui: &mut Ui) -> Result<u8, 
             // One line: what happened, or why a finalization check refused.
             "summary": report.headline,
             "output": String::from_utf8_lossy(&report.output),
-            "state": report.state.status,
+            "state": report.state.status(),
             "step": report.step.map(|s| s.to_string()),
-            "debug_attempt_counter": report.state.debug_attempt_counter,
-            "pending": report.state.pending.as_ref().map(|p| p.kind()),
+            "debug_attempt_counter": report.state.attempts(),
+            "pending": report.state.pending().as_ref().map(|p| p.kind()),
             "test": report.test.as_ref().map(|t| json!({
                 "command": t.command, "exit": exit_json(&t.exit), "ms": t.ms,
             })),
@@ -155,14 +155,14 @@ pub fn run(session: &Session, args: &SubmitWorkArgs, ui: &mut Ui) -> Result<u8, 
 }
 
 fn describe_state(report: &SubmitReport) -> String {
-    match report.state.status {
-        Status::Debugging => format!("DEBUGGING (attempt {})", report.state.debug_attempt_counter),
+    match report.state.status() {
+        Status::Debugging => format!("DEBUGGING (attempt {})", report.state.attempts()),
         status => status.to_string(),
     }
 }
 
 fn next_action(report: &SubmitReport) -> String {
-    match (&report.state.pending, report.state.status, report.verdict) {
+    match (&report.state.pending(), report.state.status(), report.verdict) {
         (Some(Pending::Checkpoint { .. }), _, _) => {
             "make the checkpoint commit with `git orchestrate checkpoint`, then run `git orchestrate get-task`".into()
         }

@@ -7,7 +7,7 @@ use super::render::exit_and_time;
 use super::{Failure, Ui};
 use crate::engine::Session;
 use crate::engine::notes::{self, Verification};
-use crate::workflow::state::{ExitRecord, format_ms};
+use crate::workflow::state::format_ms;
 
 /// Check that every checkpoint commit in RANGE carries a passing verification note
 /// (refs/notes/orchestrator), as the commit-msg hook writes it. A checkpoint made with
@@ -70,12 +70,10 @@ pub fn run(session: &Session, args: &VerifyArgs, ui: &mut Ui) -> Result<u8, Fail
                 let ran: Vec<String> = gates
                     .iter()
                     .map(|g| {
-                        let exit = ExitRecord {
-                            code: g.exit,
-                            signal: g.signal,
-                            timeout_ms: g.timeout_ms,
-                        };
-                        format!("{} ({})", g.name, exit_and_time(&exit, g.ms))
+                        match g.exit_record() {
+                            Some(exit) => format!("{} ({})", g.name, exit_and_time(&exit, g.ms)),
+                            None => format!("{} (unknown exit, {})", g.name, format_ms(g.ms)),
+                        }
                     })
                     .collect();
                 let total: u64 = gates.iter().map(|g| g.ms).sum();

@@ -58,7 +58,7 @@ pub fn checkpoint(
         ));
     };
     let state = &snap.state;
-    match (&state.current_pr_branch, state.status) {
+    match (state.branch(), state.status()) {
         (Some(_), status) if CHECKPOINT_STATES.contains(&status) => {}
         (_, status) => {
             let why = match status {
@@ -77,7 +77,8 @@ pub fn checkpoint(
     let config = session.load_config(Some(state))?.config;
     let key = config.preflight_key();
     let tree = session.git.worktree_tree(&session.store.index_path())?;
-    let owed = match &state.pending {
+    let pending = state.pending();
+    let owed = match &pending {
         Some(Pending::Checkpoint {
             step, description, ..
         }) => Some((*step, description.as_str())),
@@ -94,9 +95,7 @@ pub fn checkpoint(
         }
         if head.tree == tree {
             match owed {
-                Some((step, _))
-                    if state.last_commit_hash.as_deref() == Some(head.commit.as_str()) =>
-                {
+                Some((step, _)) if state.last_checkpoint() == Some(head.commit.as_str()) => {
                     return record_without_commit(
                         session,
                         head,
@@ -109,13 +108,13 @@ pub fn checkpoint(
                 Some(_) => {}
                 None => {
                     return Err(wrong_state(
-                        state.status,
+                        state.status(),
                         format!(
                             "checkpoint refused: nothing changed since the last checkpoint (HEAD is {} {}); no commit was \
                              made (state {})",
                             &head.commit[..head.commit.len().min(12)],
                             head.message.lines().next().unwrap_or_default(),
-                            state.status
+                            state.status()
                         ),
                         "Change something first; `git status` shows that the working tree matches HEAD.",
                     ));
@@ -124,14 +123,10 @@ pub fn checkpoint(
         }
     }
     // Gates that passed on exactly this tree (at the last submit, say) are not run again.
-    let cache = state
-        .preflight_cache
-        .as_ref()
-        .filter(|c| c.covers(&tree, &key));
+    let cache = state.preflight_cache().filter(|c| c.covers(&tree, &key));
     let cached = cache.is_some();
     let preflight = if let Some(cache) = cache {
         PreflightRecord {
-            passed: true,
             gates: cache.gates.clone(),
         }
     } else {
@@ -154,7 +149,7 @@ pub fn checkpoint(
         if after != tree {
             return Err(tree_changed(
                 session,
-                state.status,
+                state.status(),
                 "files changed while preflight ran, so it did not verify what would be committed",
                 &after,
                 &tree,
@@ -197,7 +192,7 @@ pub fn checkpoint(
     if staged != tree {
         return Err(tree_changed(
             session,
-            state.status,
+            state.status(),
             "files changed after preflight verified them; they are staged, but nothing was committed",
             &staged,
             &tree,
@@ -218,7 +213,7 @@ pub fn checkpoint(
     if committed != tree {
         return Err(tree_changed(
             session,
-            state.status,
+            state.status(),
             &format!(
                 "commit {} holds a tree other than the one preflight verified (a commit hook changed \
                  files?); it stays, but is not recorded as a checkpoint",
@@ -286,16 +281,13 @@ fn recover(
     head: &FoundCommit,
 ) -> Result<Option<CheckpointReport>, EngineError> {
     let state = &snap.state;
-    if state.last_commit_hash.as_deref() == Some(head.commit.as_str())
-        || state.branch_base.as_deref() == Some(head.commit.as_str())
+    if state.last_checkpoint() == Some(head.commit.as_str())
+        || state.branch_base() == Some(head.commit.as_str())
     {
         return Ok(None);
     }
     let main = session.main_branch(Some(state))?;
-    let stops = [
-        state.last_commit_hash.as_deref(),
-        state.branch_base.as_deref(),
-    ];
+    let stops = [state.last_checkpoint(), state.branch_base()];
     let Some(found) = session.store.find_checkpoint(&stops, &main)? else {
         return Ok(None);
     };
@@ -304,7 +296,7 @@ fn recover(
         return Ok(None);
     }
     attach_missing_note(session, state, &found.commit, &found.tree)?;
-    let step = match &state.pending {
+    let step = match &state.pending() {
         Some(Pending::Checkpoint { step, .. }) => Some(*step),
         _ => None,
     };
@@ -408,14 +400,14 @@ pub(super) fn attach_missing_note(
     }
     let config = session.load_config(Some(state))?.config;
     let key = config.preflight_key();
-    let gates = match &state.preflight_cache {
+    let gates = match &state.preflight_cache() {
         Some(cache) if cache.covers(tree, &key) => cache.gates.iter().map(NoteGate::from).collect(),
         // Without gates there is nothing to have run; with gates and no record of them on
         // this tree, the commit is not the workflow's to vouch for.
         _ if config.preflight.is_empty() => Vec::new(),
         _ => return Ok(()),
     };
-    let step = match &state.pending {
+    let step = match &state.pending() {
         Some(Pending::Checkpoint { step, .. }) => Some(step.to_string()),
         _ => None,
     };

@@ -64,7 +64,7 @@ pub fn doctor(session: &Session) -> Result<Vec<Check>, EngineError> {
                 format!(
                     "workflow {}: {} ({})",
                     session.store.workflow(),
-                    snapshot.state.status,
+                    snapshot.state.status(),
                     session.store.ref_name()
                 ),
                 None,

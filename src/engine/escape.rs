@@ -63,7 +63,7 @@ pub fn escalate(session: &Session, report: &str) -> Result<EscalateReport, Engin
         if report.trim().is_empty() {
             return Err(EngineError::Rejected(Rejection {
                 kind: RejectionKind::InvalidInput,
-                state: snap.state.status,
+                state: snap.state.status(),
                 message: "the escalation report is empty".into(),
                 hint: "Write a markdown report: the problem, what you tried, and the error messages; pass it \
                        with --report FILE or --report -."

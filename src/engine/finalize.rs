@@ -52,8 +52,8 @@ fn squash(
             plan.title
         )));
     }
-    let verified = match (&state.verified_tree, &state.last_commit_hash) {
-        (Some(tree), _) => tree.clone(),
+    let verified = match (state.verified_tree(), state.last_checkpoint()) {
+        (Some(tree), _) => tree.to_string(),
         (None, Some(checkpoint)) => git.tree_of(checkpoint)?,
         (None, None) => {
             return Ok(Err(
@@ -101,7 +101,7 @@ fn master_plan(
     path: &str,
 ) -> Result<Result<String, String>, GitError> {
     let git = &session.git;
-    let Some(squashed) = &snap.state.final_commit else {
+    let Some(squashed) = &snap.state.final_commit() else {
         return Ok(Err("the PR has not been squashed yet".into()));
     };
     let head = git.rev_parse("HEAD")?;
@@ -111,7 +111,7 @@ fn master_plan(
             path
         )));
     }
-    if git.parents(&head)? != [squashed.clone()] {
+    if git.parents(&head)? != [squashed.to_string()] {
         return Ok(Err(format!(
             "the master-plan commit must sit directly on the squashed commit {squashed}, as the only commit after it"
         )));

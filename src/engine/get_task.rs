@@ -52,7 +52,7 @@ fn attempt(session: &Session) -> Result<TaskReport, EngineError> {
                     break;
                 };
                 let branch = free_branch_name(session, &plan.pr_title)?;
-                check_branch_free(session, &branch, snap.state.status)?;
+                check_branch_free(session, &branch, snap.state.status())?;
                 done.push(format!("took up the stored plan \"{}\".", plan.pr_title));
                 Event::PlanSubmitted {
                     plan,
@@ -61,7 +61,7 @@ fn attempt(session: &Session) -> Result<TaskReport, EngineError> {
                 }
             }
             GetTaskStep::PrepareBranch { branch } => {
-                check_branch_free(session, &branch, snap.state.status)?;
+                check_branch_free(session, &branch, snap.state.status())?;
                 match prepare_branch(session, &snap, &branch)? {
                     Ok(what) => {
                         done.push(what);
@@ -71,21 +71,21 @@ fn attempt(session: &Session) -> Result<TaskReport, EngineError> {
                             base: session.git.merge_base(&main, &branch).ok(),
                         }
                     }
-                    Err(reason) if snap.state.last_error.as_deref() == Some(reason.as_str()) => {
+                    Err(reason) if snap.state.last_error() == Some(reason.as_str()) => {
                         break;
                     }
                     Err(reason) => Event::BranchBlocked { reason },
                 }
             }
             GetTaskStep::LookForCheckpoint { since } => {
-                let Some(branch) = snap.state.current_pr_branch.clone() else {
+                let Some(branch) = snap.state.branch().map(str::to_string) else {
                     break;
                 };
                 if session.store.head_branch()?.as_deref() != Some(branch.as_str()) {
                     break;
                 }
                 let main = session.main_branch(Some(&snap.state))?;
-                let stops = [since.as_deref(), snap.state.branch_base.as_deref()];
+                let stops = [since.as_deref(), snap.state.branch_base()];
                 let Some(found) = session.store.find_checkpoint(&stops, &main)? else {
                     break;
                 };
@@ -148,7 +148,7 @@ fn attempt(session: &Session) -> Result<TaskReport, EngineError> {
                         "merged {branch} into {main} and deleted the branch."
                     ));
                 }
-                if matches!(&event, Event::MergeBlocked { reason } if snap.state.last_error.as_deref() == Some(reason.as_str()))
+                if matches!(&event, Event::MergeBlocked { reason } if snap.state.last_error() == Some(reason.as_str()))
                 {
                     break;
                 }
@@ -186,7 +186,7 @@ pub(super) fn unverified(
         return Ok(None);
     }
     let key = config.preflight_key();
-    let cache = state.preflight_cache.as_ref();
+    let cache = state.preflight_cache();
     if cache.is_some_and(|c| c.covers(&found.tree, &key))
         || notes::noted_as_verified(session, &found.commit, &found.tree, &key)?
     {
@@ -215,11 +215,11 @@ fn report(
         warnings.push(w);
     }
     // Halted, or waiting for a human's approval: either way the agent has nothing to do.
-    let halted = snap.state.status == Status::Halted
-        || matches!(snap.state.pending, Some(Pending::Approval { .. }));
+    let halted = snap.state.status() == Status::Halted
+        || matches!(snap.state.pending(), Some(Pending::Approval { .. }));
     let gates = loaded.config.gate_names();
     let output_log_command = session.store.output_log_command();
-    let escalation = match snap.state.halt {
+    let escalation = match snap.state.halt() {
         Some(_) => session.store.escalation(&snap)?,
         None => None,
     };
@@ -385,7 +385,7 @@ fn review(session: &Session, snap: &Snapshot, round: u32) -> Result<Event, Engin
         .review
         .policy();
     let main = session.main_branch(Some(&snap.state))?;
-    let Some(branch) = snap.state.current_pr_branch.clone() else {
+    let Some(branch) = snap.state.branch().map(str::to_string) else {
         return Ok(Event::ReviewFailed {
             error: "the workflow has no PR branch to review".into(),
         });
@@ -445,10 +445,10 @@ fn merge(session: &Session, snap: &Snapshot, branch: &str) -> Result<Event, Engi
         return blocked(why);
     }
     // What finalization checked: the merge takes exactly this commit, nothing added since.
-    let checked = snap.state.plan_commit.as_ref();
+    let checked = snap.state.plan_commit();
     if !session.store.branch_exists(branch)? {
         // A crash after the merge deleted the branch: merged if the checked work is in main.
-        let merged = match checked.or(snap.state.final_commit.as_ref()) {
+        let merged = match checked.or(snap.state.final_commit()) {
             Some(commit) => git.is_ancestor(commit, &main)?,
             None => false,
         };
@@ -459,7 +459,7 @@ fn merge(session: &Session, snap: &Snapshot, branch: &str) -> Result<Event, Engi
         } else {
             blocked(format!(
                 "the branch {branch} is gone, and the commit finalization checked ({}) is not in {main}",
-                checked.map_or("none recorded", String::as_str)
+                checked.unwrap_or("none recorded")
             ))
         };
     }

@@ -24,7 +24,7 @@ pub fn resume(session: &Session, guidance: Option<&str>) -> Result<ResumeReport,
     session.with_retries(|| {
         let snap = session.read_or_refuse("resume", |s| workflow::check_resume(s).err())?;
         workflow::check_resume(&snap.state).map_err(EngineError::Rejected)?;
-        let halt = snap.state.halt.clone();
+        let halt = snap.state.halt().clone();
         let from = halt.as_ref().map(|h| h.message.clone()).unwrap_or_default();
         let (event, merged) = match halt.map(|h| h.reason) {
             Some(HaltReason::MergeConflict) => {
@@ -61,13 +61,13 @@ pub fn resume(session: &Session, guidance: Option<&str>) -> Result<ResumeReport,
 /// its name; refuses (exit 4) while it is not merged.
 fn merged_branch(session: &Session, state: &State) -> Result<String, EngineError> {
     let main = session.main_branch(Some(state))?;
-    let branch = state.current_pr_branch.clone().unwrap_or_default();
+    let branch = state.branch().map(str::to_string).unwrap_or_default();
     let git = &session.git;
     let exists = !branch.is_empty() && session.store.branch_exists(&branch)?;
     // The work finalization checked must be in main; the human may have added a
     // conflict resolution on top of it.
-    let checked = match (&state.plan_commit, &state.final_commit, exists) {
-        (Some(commit), _, _) | (None, Some(commit), false) => Some(commit.clone()),
+    let checked = match (state.plan_commit(), state.final_commit(), exists) {
+        (Some(commit), _, _) | (None, Some(commit), false) => Some(commit.to_string()),
         (None, _, true) => Some(git.rev_parse(&branch)?),
         (None, None, false) => None,
     };
@@ -78,10 +78,10 @@ fn merged_branch(session: &Session, state: &State) -> Result<String, EngineError
     if !merged {
         return Err(EngineError::Rejected(Rejection {
             kind: RejectionKind::WrongState,
-            state: state.status,
+            state: state.status(),
             message: format!(
                 "{branch} is not merged into {main} yet (state {})",
-                state.status
+                state.status()
             ),
             hint: format!(
                 "Merge it yourself: `git checkout {main} && git merge --no-ff {branch}`, resolve the \
@@ -111,7 +111,7 @@ pub fn reject(session: &Session, comment: &str) -> Result<State, EngineError> {
             state: session
                 .store
                 .read()?
-                .map_or(Status::Initializing, |s| s.state.status),
+                .map_or(Status::Initializing, |s| s.state.status()),
             message: "the rejection needs a comment: it becomes the agent's next task".into(),
             hint: "Say what must change: git orchestrate reject --comment \"...\"".into(),
         }));

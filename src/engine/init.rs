@@ -45,7 +45,7 @@ pub fn init(
         let status = session
             .store
             .read()?
-            .map_or(Status::Initializing, |s| s.state.status);
+            .map_or(Status::Initializing, |s| s.state.status());
         return Err(EngineError::Rejected(Rejection {
             kind: RejectionKind::WrongState,
             state: status,

@@ -172,7 +172,7 @@ impl Session {
                 event: "create",
                 from: None,
                 state: &state,
-                plan: FileChange::Keep,
+                plan: &PlanChange::Keep,
                 output_log: FileChange::Keep,
                 escalation: FileChange::Keep,
                 review: FileChange::Keep,
@@ -264,7 +264,7 @@ impl Session {
         let main = self.main_branch(state)?;
         let on_main = self.store.file_at_branch(&main, config::FILE_NAME)?;
         let working = self.read_working_tree_config()?;
-        let pr_branch = state.and_then(|s| s.current_pr_branch.as_deref());
+        let pr_branch = state.and_then(|s| s.branch());
         let mut warnings = Vec::new();
         let (text, origin) = match (pr_branch, on_main, working) {
             (Some(branch), Some(committed), working) => {
@@ -340,11 +340,11 @@ impl Session {
         command: &str,
         why: &str,
     ) -> Result<(), EngineError> {
-        let Some(branch) = &state.current_pr_branch else {
+        let Some(branch) = state.branch() else {
             return Ok(());
         };
         let head = self.store.head_branch()?;
-        if head.as_deref() == Some(branch.as_str()) {
+        if head.as_deref() == Some(branch) {
             return Ok(());
         }
         // git refuses to check out a branch another worktree has: send the agent there.
@@ -356,11 +356,11 @@ impl Session {
             None => format!("Run `git checkout {branch}`, then `git orchestrate {command}` again."),
         };
         Err(wrong_state(
-            state.status,
+            state.status(),
             format!(
                 "HEAD is on {}, not on the PR branch {branch} (state {}){why}",
                 head.as_deref().unwrap_or("a detached commit"),
-                state.status
+                state.status()
             ),
             hint,
         ))
@@ -380,14 +380,14 @@ impl Session {
 
     /// Warns when the working tree is not on the PR branch the workflow expects.
     pub fn branch_warning(&self, state: &State) -> Result<Option<String>, EngineError> {
-        let Some(branch) = &state.current_pr_branch else {
+        let Some(branch) = state.branch() else {
             return Ok(None);
         };
-        if !matches!(state.status, Status::ExecutingTdd | Status::Debugging) {
+        if !matches!(state.status(), Status::ExecutingTdd | Status::Debugging) {
             return Ok(None);
         }
         let head = self.store.head_branch()?;
-        if head.as_deref() == Some(branch.as_str()) {
+        if head.as_deref() == Some(branch) {
             return Ok(None);
         }
         let head = head.as_deref().unwrap_or("a detached commit");
@@ -440,11 +440,7 @@ impl Session {
                 event: t.event,
                 from: Some(t.from),
                 state: &t.state,
-                plan: match &t.plan {
-                    PlanChange::Keep => FileChange::Keep,
-                    PlanChange::Replace(plan) => FileChange::Set(plan),
-                    PlanChange::Drop => FileChange::Remove,
-                },
+                plan: &t.plan,
                 output_log: match output {
                     Some(bytes) => FileChange::Set(bytes),
                     None if merged => FileChange::Remove,

@@ -69,8 +69,8 @@ pub fn record_final(session: &Session, snap: &Snapshot, squashed: &str) -> Resul
         None => None,
     };
     let mut checkpoints = Vec::new();
-    if let Some(last) = &state.last_commit_hash {
-        let stops = [state.branch_base.as_deref(), Some(base.as_str())];
+    if let Some(last) = state.last_checkpoint() {
+        let stops = [state.branch_base(), Some(base.as_str())];
         let mut reader = session.store.notes()?;
         for found in session.store.checkpoints_from(last, &stops, &main)? {
             let note = reader
@@ -101,7 +101,7 @@ pub fn record_final(session: &Session, snap: &Snapshot, squashed: &str) -> Resul
             .as_ref()
             .map(|p| p.title.clone())
             .unwrap_or_default(),
-        branch: state.current_pr_branch.clone().unwrap_or_default(),
+        branch: state.branch().map(str::to_string).unwrap_or_default(),
         tree: git.tree_of(squashed)?,
         steps: snap.summary.as_ref().map_or(0, |p| p.total),
         review,

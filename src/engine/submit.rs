@@ -114,9 +114,9 @@ fn attempt(
     let mut notes = Vec::new();
     let event = match (accepted, kind) {
         (Accepted::Plan, SubmitKind::Plan(bytes)) => {
-            let plan = parse(bytes, &config, snap.state.status)?;
+            let plan = parse(bytes, &config, snap.state.status())?;
             let branch = free_branch_name(session, &plan.pr_title)?;
-            check_branch_free(session, &branch, snap.state.status)?;
+            check_branch_free(session, &branch, snap.state.status())?;
             Event::PlanSubmitted {
                 plan,
                 branch,
@@ -124,11 +124,11 @@ fn attempt(
             }
         }
         (Accepted::Replan, SubmitKind::Plan(bytes)) => {
-            let plan = parse(bytes, &config, snap.state.status)?;
+            let plan = parse(bytes, &config, snap.state.status())?;
             let old = session.store.plan(&snap)?;
-            if let (Some(old), Some(context)) = (&old, &snap.state.replan_context) {
+            if let (Some(old), Some(context)) = (&old, &snap.state.replan_context()) {
                 check_replan(old, context, &plan).map_err(|problems| EngineError::InvalidPlan {
-                    state: snap.state.status,
+                    state: snap.state.status(),
                     problems,
                 })?;
             }
@@ -144,6 +144,7 @@ fn attempt(
             Accepted::Test {
                 step,
                 kind: step_kind,
+                description,
                 expectation,
             },
             SubmitKind::Test { command, .. },
@@ -153,11 +154,12 @@ fn attempt(
                 Some(m) => {
                     return Err(EngineError::Rejected(workflow::Rejection {
                         kind: workflow::RejectionKind::WrongState,
-                        state: snap.state.status,
+                        state: snap.state.status(),
                         message: format!(
                             "the workflow moved on while the test ran (another process changed it: the run was \
                              for step {}, the workflow is now in state {}); nothing was recorded",
-                            m.step, snap.state.status
+                            m.step,
+                            snap.state.status()
                         ),
                         hint: "Run `git orchestrate get-task` for the current instruction.".into(),
                     }));
@@ -176,6 +178,7 @@ fn attempt(
             Event::TestRan(TestRun {
                 step,
                 kind: step_kind,
+                description,
                 command: command.clone(),
                 expectation,
                 exit: run.exit,

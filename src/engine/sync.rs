@@ -551,14 +551,14 @@ fn reconcile(
             None => None,
         };
         if let Some(state) = &state
-            && let Some(branch) = &state.current_pr_branch
+            && let Some(branch) = state.branch()
             && !out.branches.iter().any(|b| b.branch == *branch)
         {
             // The name comes from state another clone wrote: it must be a branch the workflow
             // could have created, never an option to git and never the main branch.
             if !store::is_valid_branch_name(branch)
                 || branch.starts_with('-')
-                || state.main_branch.as_deref() == Some(branch.as_str())
+                || state.main_branch.as_deref() == Some(branch)
             {
                 out.warnings.push(format!(
                     "workflow {name} names \"{branch}\" as its PR branch, which sync does not touch"
@@ -572,7 +572,7 @@ fn reconcile(
             action,
             tip: tip.map(|t| t.to_string()),
             remote_tip: theirs.map(|t| t.to_string()),
-            state: state.map(|s| s.status),
+            state: state.map(|s| s.status()),
             ahead: relation.map_or(0, |r| r.ahead),
             behind: relation.map_or(0, |r| r.behind),
             base: relation.and_then(|r| r.base).map(|b| b.to_string()),
@@ -843,7 +843,7 @@ pub fn adopt_from_remote(session: &Session, remote: &str) -> Result<Option<Adopt
     Ok(Some(Adoption {
         remote: remote.to_string(),
         tip: theirs.to_string(),
-        state: snapshot.state.status,
+        state: snapshot.state.status(),
         transitions,
     }))
 }

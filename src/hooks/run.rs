@@ -89,7 +89,7 @@ pub fn commit_msg(session: &Session, message_file: &Path) -> Result<Outcome, Eng
     let config = session.load_config(state)?.config;
     let key = config.preflight_key();
     let cache = state
-        .and_then(|s| s.preflight_cache.as_ref())
+        .and_then(|s| s.preflight_cache())
         .filter(|c| c.covers(&tree, &key));
     let (cached, gates) = match cache {
         Some(cache) => (true, cache.gates.clone()),
@@ -112,10 +112,10 @@ pub fn commit_msg(session: &Session, message_file: &Path) -> Result<Outcome, Eng
         }
     };
     let on_pr_branch = match (state, session.store.head_branch()?) {
-        (Some(s), Some(head)) => s.current_pr_branch.as_deref() == Some(head.as_str()),
+        (Some(s), Some(head)) => s.branch() == Some(head.as_str()),
         _ => false,
     };
-    let step = match state.and_then(|s| s.pending.as_ref()) {
+    let step = match state.and_then(|s| s.pending()) {
         Some(Pending::Checkpoint { step, .. }) if on_pr_branch => Some(step.to_string()),
         _ => None,
     };

@@ -15,9 +15,10 @@ use gix::bstr::{BString, ByteSlice};
 use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
 use gix::refs::{FullName, Target};
 
+use crate::workflow::PlanChange;
 use crate::workflow::branch_name::BranchHolder;
-use crate::workflow::plan::{Plan, PlanSummary};
-use crate::workflow::state::{State, Status};
+use crate::workflow::plan::{Plan, PlanSummary, StepId};
+use crate::workflow::state::{State, StateWire, Status};
 
 pub use notes::{NOTES_REF, NoteReader};
 pub use remote::{
@@ -48,6 +49,8 @@ pub enum StoreError {
         "invalid workflow name \"{0}\": use letters, digits, '.', '_' and '-' (not starting with '.' or '-')"
     )]
     BadWorkflowName(String),
+    #[error("internal error: {0}")]
+    Internal(String),
     #[error("cannot read {what} of {reference} (commit {commit}): {message}")]
     Corrupt {
         reference: String,
@@ -151,9 +154,24 @@ pub struct Snapshot {
     pub state: State,
     /// The active plan's summary, `None` when no plan is active.
     pub summary: Option<PlanSummary>,
-    /// The full plan when reading had to parse it anyway (a missing or stale summary).
+    /// The full plan, progress included, when reading had to parse it anyway (a missing or
+    /// stale summary).
     parsed: Option<Plan>,
+    /// The steps completed since `pr.json` was stored.
+    done: Vec<StepId>,
     entries: BTreeMap<String, ObjectId>,
+}
+
+/// `plan_progress` in `state.json`: the store's record of the plan. `pr.json` is written
+/// once per plan; the steps completed since ride here, so a passing step rewrites a few
+/// bytes, not the plan. The summary spares `get-task` and `status` parsing a large plan, and
+/// is trusted only while `plan` names the `pr.json` beside it (a hand edit makes it stale).
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+struct Progress {
+    plan: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    done: Vec<StepId>,
+    summary: PlanSummary,
 }
 
 impl Snapshot {
@@ -184,7 +202,7 @@ pub struct TransitionWrite<'a> {
     pub event: &'a str,
     pub from: Option<Status>,
     pub state: &'a State,
-    pub plan: FileChange<'a, Plan>,
+    pub plan: &'a PlanChange,
     pub output_log: FileChange<'a, [u8]>,
     pub escalation: FileChange<'a, [u8]>,
     pub review: FileChange<'a, [u8]>,
@@ -339,19 +357,24 @@ impl Store {
         };
         let state_bytes =
             blob(STATE_FILE)?.ok_or_else(|| corrupt(STATE_FILE, "it is missing".into()))?;
-        let state = State::from_json(&state_bytes).map_err(|m| corrupt(STATE_FILE, m))?;
+        let (state, progress) = read_state(&state_bytes).map_err(|m| corrupt(STATE_FILE, m))?;
         let plan_id = entries.get(PLAN_FILE).map(ToString::to_string);
-        let (summary, parsed) = match (&plan_id, &state.plan_summary) {
-            (None, _) => (None, None),
+        let (summary, parsed, done) = match (&plan_id, progress) {
+            (None, _) => (None, None, Vec::new()),
             // The summary describes exactly this pr.json: no need to parse it.
-            (Some(id), Some(summary)) if state.plan_blob.as_ref() == Some(id) => {
-                (Some(summary.clone()), None)
+            (Some(id), Some(progress)) if &progress.plan == id => {
+                (Some(progress.summary), None, progress.done)
             }
-            (Some(_), _) => {
+            (Some(_), progress) => {
                 let bytes = blob(PLAN_FILE)?.unwrap_or_default();
-                let plan: Plan = serde_json::from_slice(&bytes)
+                let mut plan: Plan = serde_json::from_slice(&bytes)
                     .map_err(|e| corrupt(PLAN_FILE, e.to_string()))?;
-                (Some(plan.summary()), Some(plan))
+                // Progress outlives a hand edit of the plan: it is ours, the edit is not.
+                let done = progress.map(|p| p.done).unwrap_or_default();
+                for step in &done {
+                    plan.complete_step(*step);
+                }
+                (Some(plan.summary()), Some(plan), done)
             }
         };
         Ok(Snapshot {
@@ -359,6 +382,7 @@ impl Store {
             state,
             summary,
             parsed,
+            done,
             entries,
         })
     }
@@ -374,11 +398,11 @@ impl Store {
             let Ok(snapshot) = self.read_at(tip, &workflow_ref(&name)) else {
                 continue;
             };
-            if let Some(branch) = snapshot.state.current_pr_branch {
+            if let Some(branch) = snapshot.state.branch() {
                 out.push(BranchHolder {
                     workflow: name,
-                    status: snapshot.state.status,
-                    branch,
+                    status: snapshot.state.status(),
+                    branch: branch.to_string(),
                 });
             }
         }
@@ -394,7 +418,8 @@ impl Store {
         Ok(reference.and_then(|r| r.target().try_id().map(ToOwned::to_owned)))
     }
 
-    /// The snapshot's full plan, parsed from `pr.json` on demand.
+    /// The snapshot's full plan as it now reads: `pr.json`, parsed on demand, with the steps
+    /// completed since it was stored marked DONE.
     pub fn plan(&self, snapshot: &Snapshot) -> Result<Option<Plan>, StoreError> {
         if let Some(plan) = &snapshot.parsed {
             return Ok(Some(plan.clone()));
@@ -403,14 +428,16 @@ impl Store {
             return Ok(None);
         };
         let bytes = self.repo.find_blob(*id).map_err(git_err)?.data.clone();
-        serde_json::from_slice(&bytes)
-            .map(Some)
-            .map_err(|e| StoreError::Corrupt {
-                reference: self.ref_name(),
-                commit: snapshot.tip.to_string(),
-                what: PLAN_FILE.to_string(),
-                message: e.to_string(),
-            })
+        let mut plan: Plan = serde_json::from_slice(&bytes).map_err(|e| StoreError::Corrupt {
+            reference: self.ref_name(),
+            commit: snapshot.tip.to_string(),
+            what: PLAN_FILE.to_string(),
+            message: e.to_string(),
+        })?;
+        for step in &snapshot.done {
+            plan.complete_step(*step);
+        }
+        Ok(Some(plan))
     }
 
     /// The full `output.log` of the snapshot, when there is one.
@@ -467,16 +494,6 @@ impl Store {
         write: &TransitionWrite,
     ) -> Result<ObjectId, WriteError> {
         let mut entries = expected.map(|s| s.entries.clone()).unwrap_or_default();
-        // The plan summary always describes the pr.json written beside it.
-        let mut state = write.state.clone();
-        (state.plan_summary, state.plan_blob) = match write.plan {
-            FileChange::Set(plan) => (Some(plan.summary()), None),
-            FileChange::Keep => (
-                expected.and_then(|s| s.summary.clone()),
-                entries.get(PLAN_FILE).map(ToString::to_string),
-            ),
-            FileChange::Remove => (None, None),
-        };
         // Content that repeats (an empty output.log, an unchanged plan) is often stored already:
         // hashing is far cheaper than creating another object file.
         let blob = |bytes: &[u8]| -> Result<ObjectId, StoreError> {
@@ -487,22 +504,78 @@ impl Store {
             }
             Ok(self.repo.write_blob(bytes).map_err(git_err)?.detach())
         };
-        match write.plan {
-            FileChange::Keep => {}
-            FileChange::Set(plan) => {
-                let id = blob(&plan.to_json())?;
-                state.plan_blob = Some(id.to_string());
-                entries.insert(PLAN_FILE.into(), id);
-            }
-            FileChange::Remove => {
+        let current_plan = || -> Result<Plan, StoreError> {
+            expected
+                .map(|s| self.plan(s))
+                .transpose()?
+                .flatten()
+                .ok_or_else(|| {
+                    StoreError::Internal("the transition changes a plan, and none is active".into())
+                })
+        };
+        // A completed step rewrites only the small progress record: the plan stays as stored,
+        // until its last step is done and the PR is read as a whole.
+        let mut plan_written = None;
+        let progress = match write.plan {
+            PlanChange::Keep => expected.and_then(|s| {
+                let plan = s.entries.get(PLAN_FILE)?.to_string();
+                Some(Progress {
+                    plan,
+                    done: s.done.clone(),
+                    summary: s.summary.clone()?,
+                })
+            }),
+            PlanChange::Drop => {
                 entries.remove(PLAN_FILE);
+                None
             }
-        }
+            PlanChange::CompleteStep(step) => {
+                let mut plan = current_plan()?;
+                plan.complete_step(*step);
+                if plan.all_done() {
+                    plan_written = Some(plan);
+                    None
+                } else {
+                    let mut done = expected.map(|s| s.done.clone()).unwrap_or_default();
+                    if !done.contains(step) {
+                        done.push(*step);
+                    }
+                    Some(Progress {
+                        plan: entries
+                            .get(PLAN_FILE)
+                            .map(ToString::to_string)
+                            .unwrap_or_default(),
+                        done,
+                        summary: plan.summary(),
+                    })
+                }
+            }
+            PlanChange::Materialize => {
+                plan_written = Some(current_plan()?);
+                None
+            }
+            PlanChange::Replace(plan) => {
+                plan_written = Some(plan.clone());
+                None
+            }
+        };
+        let progress = match plan_written {
+            Some(plan) => {
+                let id = blob(&plan.to_json())?;
+                entries.insert(PLAN_FILE.into(), id);
+                Some(Progress {
+                    plan: id.to_string(),
+                    done: Vec::new(),
+                    summary: plan.summary(),
+                })
+            }
+            None => progress,
+        };
         // state.json is new with every transition; probing for it first would only make gix
         // rescan the pack directory on the miss.
         let state_id = self
             .repo
-            .write_blob(state.to_json())
+            .write_blob(state_json(write.state, progress.as_ref())?)
             .map_err(git_err)?
             .detach();
         entries.insert(STATE_FILE.into(), state_id);
@@ -1005,6 +1078,31 @@ pub fn valid_workflow_name(name: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
 }
 
+/// `state.json` with the store's plan record in it.
+fn state_json(state: &State, progress: Option<&Progress>) -> Result<Vec<u8>, StoreError> {
+    let mut wire = StateWire::from(state.clone());
+    wire.plan_progress = progress
+        .map(serde_json::to_value)
+        .transpose()
+        .map_err(|e| StoreError::Internal(e.to_string()))?;
+    let mut out =
+        serde_json::to_vec_pretty(&wire).map_err(|e| StoreError::Internal(e.to_string()))?;
+    out.push(b'\n');
+    Ok(out)
+}
+
+/// Splits `state.json` into the state and the store's plan record.
+fn read_state(bytes: &[u8]) -> Result<(State, Option<Progress>), String> {
+    let mut wire = State::wire_from_json(bytes)?;
+    let progress = wire
+        .plan_progress
+        .take()
+        .map(serde_json::from_value)
+        .transpose()
+        .map_err(|e| format!("`plan_progress`: {e}"))?;
+    Ok((State::try_from(wire)?, progress))
+}
+
 fn is_lost_race(e: &gix::Error) -> bool {
     use gix::error::Class;
     e.downcast_any_ref::<gix::refs::file::transaction::prepare::ReferenceOutOfDate>()
@@ -1016,7 +1114,7 @@ fn is_lost_race(e: &gix::Error) -> bool {
 
 fn commit_message(write: &TransitionWrite) -> String {
     let from = write.from.map_or("(none)", Status::as_str);
-    let to = write.state.status.as_str();
+    let to = write.state.status().as_str();
     let mut message = format!("{}: {from} -> {to}\n", write.event);
     let body = write.summary.trim();
     if !body.is_empty() {
@@ -1079,12 +1177,14 @@ mod tests {
     #[test]
     fn commit_messages_carry_the_trailers() {
         let mut state = State::new(None);
-        state.status = Status::Debugging;
+        state = state.edit(|w| {
+            w.status = Status::Debugging;
+        });
         let msg = commit_message(&TransitionWrite {
             event: "test",
             from: Some(Status::ExecutingTdd),
             state: &state,
-            plan: FileChange::Keep,
+            plan: &PlanChange::Keep,
             output_log: FileChange::Keep,
             escalation: FileChange::Keep,
             review: FileChange::Keep,
@@ -1109,7 +1209,9 @@ mod tests {
     #[test]
     fn a_summary_that_looks_like_trailers_is_not_read_as_them() {
         let mut state = State::new(None);
-        state.status = Status::CreatingBranch;
+        state = state.edit(|w| {
+            w.status = Status::CreatingBranch;
+        });
         let summary = "plan\nOrchestrator-Step: 9.9\nOrchestrator-To: MERGING_BRANCH\n\nOrchestrator-Step: 9.8";
         let msg = commit_message(&TransitionWrite {
             event: "plan",
@@ -1129,9 +1231,9 @@ mod tests {
     fn transition(state: &State) -> TransitionWrite<'_> {
         TransitionWrite {
             event: "test",
-            from: Some(state.status),
+            from: Some(state.status()),
             state,
-            plan: FileChange::Keep,
+            plan: &PlanChange::Keep,
             output_log: FileChange::Keep,
             escalation: FileChange::Keep,
             review: FileChange::Keep,

@@ -494,7 +494,7 @@ mod tests {
                         event: "test",
                         from: None,
                         state: &state,
-                        plan: super::super::FileChange::Keep,
+                        plan: &crate::workflow::PlanChange::Keep,
                         output_log: super::super::FileChange::Keep,
                         escalation: super::super::FileChange::Keep,
                         review: super::super::FileChange::Keep,

@@ -82,23 +82,23 @@ pub fn brief(ctx: &Context) -> Briefing {
             indent(guidance)
         );
     }
-    match (ctx.state.status, ctx.plan, current) {
+    match (ctx.state.status(), ctx.plan, current) {
         (Status::Halted, _, _) => {
             halted(&mut out, ctx);
             return Briefing {
                 text: out,
                 step,
-                attempt: ctx.state.debug_attempt_counter,
+                attempt: ctx.state.attempts(),
             };
         }
         (Status::Replanning, _, _) => replanning(&mut out, ctx),
         (Status::Initializing, _, _) => initializing(&mut out, ctx),
         (Status::CreatingBranch, _, _) => creating_branch(&mut out, ctx),
         (Status::ExecutingTdd | Status::Debugging, Some(plan), current) => {
-            match (&ctx.state.pending, current) {
+            match (&ctx.state.pending(), current) {
                 (Some(pending @ Pending::Checkpoint { .. }), _) => checkpoint(&mut out, pending),
                 (Some(Pending::Analysis { .. }), Some(step)) => analysis(&mut out, ctx, plan, step),
-                (None, Some(step)) if ctx.state.status == Status::Debugging => {
+                (None, Some(step)) if ctx.state.status() == Status::Debugging => {
                     debugging(&mut out, ctx, plan, step)
                 }
                 (None, Some(step)) => tdd_step(&mut out, ctx, plan, step),
@@ -125,7 +125,7 @@ pub fn brief(ctx: &Context) -> Briefing {
     Briefing {
         text: out,
         step,
-        attempt: ctx.state.debug_attempt_counter,
+        attempt: ctx.state.attempts(),
     }
 }
 
@@ -133,11 +133,12 @@ fn header(out: &mut String, ctx: &Context) {
     let _ = writeln!(
         out,
         "git-orchestrate · workflow {} · {}",
-        ctx.workflow, ctx.state.status
+        ctx.workflow,
+        ctx.state.status()
     );
     if let Some(plan) = ctx.plan {
         let (done, total) = (plan.done, plan.total);
-        let branch = match (&ctx.state.current_pr_branch, ctx.state.status) {
+        let branch = match (&ctx.state.branch(), ctx.state.status()) {
             (Some(b), Status::CreatingBranch) => format!(" · branch {b} (not created yet)"),
             (Some(b), _) => format!(" · branch {b}"),
             (None, _) => String::new(),
@@ -196,12 +197,8 @@ PLAN SCHEMA (every field is required unless marked optional):
 }
 
 fn creating_branch(out: &mut String, ctx: &Context) {
-    let branch = ctx
-        .state
-        .current_pr_branch
-        .as_deref()
-        .unwrap_or("(unnamed)");
-    match &ctx.state.last_error {
+    let branch = ctx.state.branch().unwrap_or("(unnamed)");
+    match &ctx.state.last_error() {
         Some(reason) => {
             let _ = write!(
                 out,
@@ -322,7 +319,7 @@ fn analysis(out: &mut String, ctx: &Context, plan: &PlanSummary, step: &StepSumm
         exit,
         output_tail,
         ..
-    }) = &ctx.state.pending
+    }) = &ctx.state.pending()
     else {
         return;
     };
@@ -414,7 +411,7 @@ fn what_failed(run: &LastRun) -> String {
 
 fn debugging(out: &mut String, ctx: &Context, plan: &PlanSummary, step: &StepSummary) {
     let state = ctx.state;
-    let attempt = state.debug_attempt_counter;
+    let attempt = state.attempts();
     out.push_str("Your previous submission failed. Your new primary goal is to fix the bug.\n\n");
     step_line(out, plan, step);
     if attempt == 0 {
@@ -424,21 +421,21 @@ fn debugging(out: &mut String, ctx: &Context, plan: &PlanSummary, step: &StepSum
     } else {
         let _ = writeln!(out, "\nDebugging attempt {attempt} on this step.");
     }
-    if let Some(run) = &state.last_run {
+    if let Some(run) = &state.last_run() {
         let _ = writeln!(out, "What failed: {}", what_failed(run));
     }
     out.push('\n');
-    output_block(out, ctx, state.last_error.as_deref().unwrap_or(""));
-    if state.identical_failures > 0 {
+    output_block(out, ctx, state.last_error().unwrap_or(""));
+    if state.identical_failures() > 0 {
         let _ = write!(
             out,
             "\nYour last {} attempts failed identically: the same output came back, so your changes did not
 reach the cause. Try a different approach.\n",
-            if state.identical_failures == 1 { "two".to_string() } else { (state.identical_failures + 1).to_string() }
+            if state.identical_failures() == 1 { "two".to_string() } else { (state.identical_failures() + 1).to_string() }
         );
     }
     let command = state
-        .last_run
+        .last_run()
         .as_ref()
         .filter(|r| r.step == step.id)
         .map(|r| r.command.as_str());
@@ -496,7 +493,7 @@ with the full markdown report. The workflow then stops and waits for a human.
 }
 
 fn replanning(out: &mut String, ctx: &Context) {
-    let Some(context) = &ctx.state.replan_context else {
+    let Some(context) = &ctx.state.replan_context() else {
         return;
     };
     let task = context.step.task + 1;
@@ -542,7 +539,7 @@ their steps, start as \"TODO\". Every rule that is broken is listed if the plan 
 }
 
 fn halted(out: &mut String, ctx: &Context) {
-    let Some(halt) = &ctx.state.halt else {
+    let Some(halt) = &ctx.state.halt() else {
         out.push_str(
             "The workflow is HALTED for a human; `git orchestrate status` shows what is known.\n",
         );
@@ -598,9 +595,9 @@ which checks that the branch is merged, cleans up and moves on to the next PR.
 
 fn code_review(out: &mut String, ctx: &Context) {
     let state = ctx.state;
-    match &state.pending {
+    match &state.pending() {
         Some(Pending::Approval { round }) => {
-            let reviewed = match &state.last_review {
+            let reviewed = match &state.last_review() {
                 Some(r) if r.ran => format!(
                     "The automated review (round {round}) found no blocking issues ({} noted; {}).",
                     r.findings, ctx.review_show_command
@@ -620,7 +617,7 @@ For the human: look at the branch ({branch}), then answer:
 
 A rejection becomes a blocking finding: a new task for the agent, then another review.
 ",
-                branch = state.current_pr_branch.as_deref().unwrap_or("?")
+                branch = state.branch().unwrap_or("?")
             );
         }
         Some(Pending::Escalation { reason }) => {
@@ -640,7 +637,7 @@ with the full markdown report. The workflow then stops and waits for a human.
                 review = ctx.review_show_command
             );
         }
-        _ => match &state.last_error {
+        _ => match state.last_error() {
             Some(error) => {
                 let _ = write!(
                     out,
@@ -662,7 +659,7 @@ tell a human: the review command (review.command in {main}:.orchestrate.toml) ne
 }
 
 fn awaiting_finalization(out: &mut String, ctx: &Context, plan: &PlanSummary) {
-    let reviewed = match &ctx.state.last_review {
+    let reviewed = match &ctx.state.last_review() {
         Some(r) if r.ran => format!(
             "the code review passed (round {}: {} finding{} noted, none blocking; {})",
             r.round,
@@ -696,7 +693,7 @@ squash may not bring in anything unverified):
 
 fn finalize_complete(out: &mut String, ctx: &Context, plan: &PlanSummary) {
     // The configured path: the plan named it when it was submitted, and the check uses it.
-    let commit = ctx.state.final_commit.as_deref().unwrap_or("?");
+    let commit = ctx.state.final_commit().unwrap_or("?");
     let _ = write!(
         out,
         "The PR is squashed into commit {commit}.
@@ -726,8 +723,8 @@ file mentions the hash:
 }
 
 fn merging(out: &mut String, ctx: &Context) {
-    let branch = ctx.state.current_pr_branch.as_deref().unwrap_or("?");
-    match &ctx.state.last_error {
+    let branch = ctx.state.branch().unwrap_or("?");
+    match &ctx.state.last_error() {
         Some(reason) => {
             let _ = write!(
                 out,
@@ -820,8 +817,10 @@ mod tests {
 
     fn tdd_state() -> State {
         let mut s = State::new(Some("main".into()));
-        s.status = Status::ExecutingTdd;
-        s.current_pr_branch = Some("feat/add-numbers".into());
+        s = s.edit(|w| {
+            w.status = Status::ExecutingTdd;
+            w.current_pr_branch = Some("feat/add-numbers".into());
+        });
         s
     }
 
@@ -868,23 +867,24 @@ the orchestrator's state. Whenever you are unsure what to do, run `git orchestra
         let mut plan = parse_plan(PLAN.as_bytes()).unwrap();
         plan.complete_step(StepId::new(0, 0));
         let mut state = tdd_state();
-        state.status = Status::Debugging;
-        state.debug_attempt_counter = 2;
-        state.last_error = Some("lint: line 3: unused variable\n".into());
-        state.last_run = Some(LastRun {
-            step: StepId::new(0, 1),
-            command: "sh tests/add.sh".into(),
-            expectation: Expectation::Pass,
-            exit: ExitRecord::code(0),
-            verdict: Verdict::Failure,
-            preflight: Some(PreflightRecord {
-                passed: false,
-                gates: vec![GateRecord {
-                    name: "lint".into(),
-                    exit: ExitRecord::code(3),
-                    ms: 12,
-                }],
-            }),
+        state = state.edit(|w| {
+            w.status = Status::Debugging;
+            w.debug_attempt_counter = 2;
+            w.last_error = Some("lint: line 3: unused variable\n".into());
+            w.last_run = Some(LastRun {
+                step: StepId::new(0, 1),
+                command: "sh tests/add.sh".into(),
+                expectation: Expectation::Pass,
+                exit: ExitRecord::code(0),
+                verdict: Verdict::Failure,
+                preflight: Some(PreflightRecord {
+                    gates: vec![GateRecord {
+                        name: "lint".into(),
+                        exit: ExitRecord::code(3),
+                        ms: 12,
+                    }],
+                }),
+            });
         });
         let gates = vec!["lint".to_string()];
         let warnings = vec!["a warning".to_string()];
@@ -936,10 +936,12 @@ WARNING: a warning
             status: crate::workflow::plan::StepStatus::Todo,
         });
         let mut state = tdd_state();
-        state.pending = Some(Pending::Checkpoint {
-            step: StepId::new(0, 1),
-            step_type: StepType::Green,
-            description: "implement add".into(),
+        state = state.edit(|w| {
+            w.pending = Some(Pending::Checkpoint {
+                step: StepId::new(0, 1),
+                step_type: StepType::Green,
+                description: "implement add".into(),
+            });
         });
         let summary = plan.summary();
         let b = brief(&ctx(&state, Some(&summary), &[]));
@@ -1046,16 +1048,18 @@ the orchestrator's state. Whenever you are unsure what to do, run `git orchestra
 
     fn failed_green(attempt: u32) -> State {
         let mut state = tdd_state();
-        state.status = Status::Debugging;
-        state.debug_attempt_counter = attempt;
-        state.last_error = Some("test add ... FAILED\nexpected 5, got -1\n".into());
-        state.last_run = Some(LastRun {
-            step: StepId::new(0, 1),
-            command: "cargo test add".into(),
-            expectation: Expectation::Pass,
-            exit: ExitRecord::code(101),
-            verdict: Verdict::Failure,
-            preflight: None,
+        state = state.edit(|w| {
+            w.status = Status::Debugging;
+            w.debug_attempt_counter = attempt;
+            w.last_error = Some("test add ... FAILED\nexpected 5, got -1\n".into());
+            w.last_run = Some(LastRun {
+                step: StepId::new(0, 1),
+                command: "cargo test add".into(),
+                expectation: Expectation::Pass,
+                exit: ExitRecord::code(101),
+                verdict: Verdict::Failure,
+                preflight: None,
+            });
         });
         state
     }
@@ -1069,9 +1073,11 @@ the orchestrator's state. Whenever you are unsure what to do, run `git orchestra
         };
         assert_snapshot("initializing", &initializing);
 
-        init.status = Status::CreatingBranch;
-        init.current_pr_branch = Some("feat/add-numbers".into());
-        init.last_error = Some("the working tree has uncommitted changes to tracked files:\n M src/lib.rs\nCommit them, or put them aside with `git stash`.".into());
+        init = init.edit(|w| {
+            w.status = Status::CreatingBranch;
+            w.current_pr_branch = Some("feat/add-numbers".into());
+            w.last_error = Some("the working tree has uncommitted changes to tracked files:\n M src/lib.rs\nCommit them, or put them aside with `git stash`.".into());
+        });
         assert_snapshot(
             "creating_branch_blocked",
             &render(&init, 0, Extras::default()),
@@ -1107,11 +1113,13 @@ the orchestrator's state. Whenever you are unsure what to do, run `git orchestra
         );
 
         let mut analysis = tdd_state();
-        analysis.pending = Some(Pending::Analysis {
-            step: StepId::new(0, 0),
-            command: "cargo test add".into(),
-            exit: ExitRecord::code(101),
-            output_tail: "error[E0425]: cannot find function `add` in this scope\n".into(),
+        analysis = analysis.edit(|w| {
+            w.pending = Some(Pending::Analysis {
+                step: StepId::new(0, 0),
+                command: "cargo test add".into(),
+                exit: ExitRecord::code(101),
+                output_tail: "error[E0425]: cannot find function `add` in this scope\n".into(),
+            });
         });
         assert_snapshot("analysis", &render(&analysis, 0, Extras::default()));
 
@@ -1141,20 +1149,24 @@ the orchestrator's state. Whenever you are unsure what to do, run `git orchestra
             );
         }
         let mut identical = failed_green(4);
-        identical.identical_failures = 2;
+        identical = identical.edit(|w| {
+            w.identical_failures = 2;
+        });
         assert_snapshot(
             "debugging_identical",
             &render(&identical, 1, Extras::default()),
         );
 
         let mut red_passed = failed_green(1);
-        red_passed.last_run = Some(LastRun {
-            step: StepId::new(0, 0),
-            command: "cargo test add".into(),
-            expectation: Expectation::Fail,
-            exit: ExitRecord::code(0),
-            verdict: Verdict::Failure,
-            preflight: None,
+        red_passed = red_passed.edit(|w| {
+            w.last_run = Some(LastRun {
+                step: StepId::new(0, 0),
+                command: "cargo test add".into(),
+                expectation: Expectation::Fail,
+                exit: ExitRecord::code(0),
+                verdict: Verdict::Failure,
+                preflight: None,
+            });
         });
         assert_snapshot(
             "debugging_red_passed",
@@ -1162,7 +1174,7 @@ the orchestrator's state. Whenever you are unsure what to do, run `git orchestra
         );
 
         let mut timed_out = failed_green(1);
-        if let Some(run) = &mut timed_out.last_run {
+        if let Some(run) = timed_out.pr_mut().and_then(|pr| pr.last_run.as_mut()) {
             run.exit = ExitRecord::timed_out(600_000);
         }
         assert_snapshot(
@@ -1188,53 +1200,67 @@ the orchestrator's state. Whenever you are unsure what to do, run `git orchestra
         );
 
         let mut replanning = failed_green(6);
-        replanning.status = Status::Replanning;
-        replanning.replan_context = Some(crate::workflow::state::ReplanContext {
-            original_task: "add".into(),
-            step: StepId::new(0, 1),
-            error: "test add ... FAILED\nexpected 5, got -1\n".into(),
-            untracked: vec!["scratch/debug.log".into(), "notes.txt".into()],
+        replanning = replanning.edit(|w| {
+            w.status = Status::Replanning;
+            w.replan_context = Some(crate::workflow::state::ReplanContext {
+                original_task: "add".into(),
+                step: StepId::new(0, 1),
+                error: "test add ... FAILED\nexpected 5, got -1\n".into(),
+                untracked: vec!["scratch/debug.log".into(), "notes.txt".into()],
+            });
         });
         assert_snapshot("replanning", &render(&replanning, 1, Extras::default()));
 
         let mut halted = failed_green(10);
-        halted.status = Status::Halted;
-        halted.halt = Some(crate::workflow::state::Halt {
-            reason: HaltReason::Escalated,
-            message: "the agent escalated for external help after 10 failed attempts".into(),
-            resume_to: Status::Debugging,
+        halted = halted.edit(|w| {
+            w.status = Status::Halted;
+            w.halt = Some(crate::workflow::state::HaltRecord {
+                reason: HaltReason::Escalated,
+                message: "the agent escalated for external help after 10 failed attempts".into(),
+                resume_to: Status::Debugging,
+            });
         });
         let reviewed = |status: Status| {
             let mut s = tdd_state();
-            s.status = status;
-            s.review_round = 1;
-            s.last_review = Some(crate::workflow::state::ReviewSummary {
-                round: 1,
-                ran: true,
-                findings: 2,
-                blocking: 0,
+            s = s.edit(|w| {
+                w.status = status;
+                w.review_round = 1;
+                w.last_review = Some(crate::workflow::state::ReviewSummary {
+                    round: 1,
+                    ran: true,
+                    findings: 2,
+                    blocking: 0,
+                });
             });
             s
         };
         let mut approval = reviewed(Status::CodeReview);
-        approval.pending = Some(Pending::Approval { round: 1 });
+        approval = approval.edit(|w| {
+            w.pending = Some(Pending::Approval { round: 1 });
+        });
         assert_snapshot(
             "code_review_approval",
             &render(&approval, 4, Extras::default()),
         );
         let mut exhausted = reviewed(Status::CodeReview);
-        exhausted.pending = Some(Pending::Escalation {
-            reason:
-                "3 review rounds ended with blocking findings, the most review.max_rounds allows"
-                    .into(),
+        exhausted = exhausted.edit(|w| {
+            w.pending = Some(Pending::Escalation {
+                reason:
+                    "3 review rounds ended with blocking findings, the most review.max_rounds allows"
+                        .into(),
+            });
         });
         assert_snapshot(
             "code_review_escalation",
             &render(&exhausted, 4, Extras::default()),
         );
         let mut review_error = reviewed(Status::CodeReview);
-        review_error.last_error =
-            Some("the security review failed: `sh review.sh` ended with exit 2; it said:\nreview.sh: jq: not found".into());
+        review_error = review_error.edit(|w| {
+            w.last_error = Some(
+                "the security review failed: `sh review.sh` ended with exit 2; it said:\nreview.sh: jq: not found"
+                    .into(),
+            )
+        });
         assert_snapshot(
             "code_review_error",
             &render(&review_error, 4, Extras::default()),
@@ -1248,22 +1274,28 @@ the orchestrator's state. Whenever you are unsure what to do, run `git orchestra
             ),
         );
         let mut squashed = reviewed(Status::FinalizeComplete);
-        squashed.final_commit = Some("5d88a7584537662d385f2fcc39fd439fe6c13aee".into());
+        squashed = squashed.edit(|w| {
+            w.final_commit = Some("5d88a7584537662d385f2fcc39fd439fe6c13aee".into());
+        });
         assert_snapshot(
             "finalize_complete",
             &render(&squashed, 4, Extras::default()),
         );
         let mut merge_blocked = reviewed(Status::MergingBranch);
-        merge_blocked.last_error = Some("`git checkout --quiet main` failed (exit 1):\nerror: Your local changes would be overwritten".into());
+        merge_blocked = merge_blocked.edit(|w| {
+            w.last_error = Some("`git checkout --quiet main` failed (exit 1):\nerror: Your local changes would be overwritten".into());
+        });
         assert_snapshot(
             "merging_blocked",
             &render(&merge_blocked, 4, Extras::default()),
         );
         let mut conflict = reviewed(Status::Halted);
-        conflict.halt = Some(crate::workflow::state::Halt {
-            reason: HaltReason::MergeConflict,
-            message: "ERROR: Automated merge failed due to a conflict. Please resolve the conflict in branch 'feat/add-numbers' and merge it to main manually. Then run `git orchestrate resume`: it checks that the branch is merged, deletes it, and continues with the next PR. Conflicting files: src/lib.rs.".into(),
-            resume_to: Status::MergingBranch,
+        conflict = conflict.edit(|w| {
+            w.halt = Some(crate::workflow::state::HaltRecord {
+                reason: HaltReason::MergeConflict,
+                message: "ERROR: Automated merge failed due to a conflict. Please resolve the conflict in branch 'feat/add-numbers' and merge it to main manually. Then run `git orchestrate resume`: it checks that the branch is merged, deletes it, and continues with the next PR. Conflicting files: src/lib.rs.".into(),
+                resume_to: Status::MergingBranch,
+            });
         });
         assert_snapshot(
             "halted_merge_conflict",

@@ -4,9 +4,9 @@
 use super::plan::{Plan, StepId, parse_plan};
 use super::review::{Finding, Priority, ReviewRecord};
 use super::state::{
-    ExitRecord, GateRecord, Halt, HaltReason, Pending, PreflightRecord, ReplanContext,
+    ExitRecord, GateRecord, HaltReason, HaltRecord, Pending, PreflightRecord, ReplanContext,
 };
-use super::state::{State, Status};
+use super::state::{State, StateWire, Status};
 use super::{Decision, Event, Expectation, PreflightOutcome, TestRun, transition};
 
 const PLAN: &str = r#"{"masterPlanPath": "m", "prTitle": "feat: x", "summary": "s", "verificationPlan": "v",
@@ -22,14 +22,29 @@ fn plan(done: usize) -> Plan {
     plan
 }
 
-fn at(status: Status) -> State {
-    let mut s = State::new(Some("main".into()));
+/// A sample state at `status`, as `state.json` would hold it: with every field some phase
+/// needs, so that edits only add what the trigger is about.
+fn at(status: Status) -> StateWire {
+    let mut s = StateWire::from(State::new(Some("main".into())));
     s.status = status;
     s.current_pr_branch = Some("feat/x".into());
+    s.final_commit = Some("c".into());
+    s.plan_commit = Some("p".into());
+    s.replan_context = Some(ReplanContext {
+        original_task: "t".into(),
+        step: StepId::new(0, 1),
+        error: String::new(),
+        untracked: vec![],
+    });
+    s.halt = Some(HaltRecord {
+        reason: HaltReason::Escalated,
+        message: "m".into(),
+        resume_to: Status::ExecutingTdd,
+    });
     s
 }
 
-fn with(mut s: State, edit: impl FnOnce(&mut State)) -> State {
+fn with(mut s: StateWire, edit: impl FnOnce(&mut StateWire)) -> StateWire {
     edit(&mut s);
     s
 }
@@ -39,13 +54,13 @@ fn run(step: usize, expectation: Expectation, code: i32, preflight: Option<bool>
     Event::TestRan(TestRun {
         step: StepId::new(0, step),
         kind,
+        description: String::new(),
         command: "c".into(),
         expectation,
         exit: ExitRecord::code(code),
         output_tail: String::new(),
         preflight: preflight.map(|passed| PreflightOutcome {
             record: PreflightRecord {
-                passed,
                 gates: vec![GateRecord {
                     name: "g".into(),
                     exit: ExitRecord::code(i32::from(!passed)),
@@ -78,9 +93,9 @@ fn review(blocking: bool) -> ReviewRecord {
     }
 }
 
-fn halted(reason: HaltReason, resume_to: Status) -> State {
+fn halted(reason: HaltReason, resume_to: Status) -> StateWire {
     with(at(Status::Halted), |s| {
-        s.halt = Some(Halt {
+        s.halt = Some(HaltRecord {
             reason,
             message: "m".into(),
             resume_to,
@@ -89,7 +104,7 @@ fn halted(reason: HaltReason, resume_to: Status) -> State {
 }
 
 /// (trigger, state before, plan, event): every transition the workflow makes.
-fn triggers() -> Vec<(&'static str, State, Option<Plan>, Event)> {
+fn triggers() -> Vec<(&'static str, StateWire, Option<Plan>, Event)> {
     use Status::*;
     let debugging = |n| {
         with(at(Debugging), |s| {
@@ -97,7 +112,7 @@ fn triggers() -> Vec<(&'static str, State, Option<Plan>, Event)> {
             s.last_error = Some("e".into());
         })
     };
-    let analysis = |s: State| {
+    let analysis = |s: StateWire| {
         with(s, |s| {
             s.pending = Some(Pending::Analysis {
                 step: StepId::new(0, 0),
@@ -121,7 +136,7 @@ fn triggers() -> Vec<(&'static str, State, Option<Plan>, Event)> {
     let exhausted = with(at(CodeReview), |s| {
         s.pending = Some(Pending::Escalation { reason: "r".into() })
     });
-    let merge = |s: State| with(s, |s| s.final_commit = Some("c".into()));
+    let merge = |s: StateWire| with(s, |s| s.final_commit = Some("c".into()));
     vec![
         (
             "submit-work --plan",
@@ -464,11 +479,15 @@ fn triggers() -> Vec<(&'static str, State, Option<Plan>, Event)> {
 /// the transition function on the trigger table.
 pub fn mermaid() -> String {
     let mut edges: Vec<(Status, &str, Status)> = Vec::new();
-    for (trigger, state, plan, event) in triggers() {
+    for (trigger, wire, plan, event) in triggers() {
+        let state = State::try_from(wire).unwrap_or_else(|e| {
+            panic!("the diagram's trigger `{trigger}` starts from a bad state: {e}")
+        });
         let t = transition(&state, plan.as_ref(), event).unwrap_or_else(|r| {
             panic!(
                 "the diagram's trigger `{trigger}` is rejected in {}: {}",
-                state.status, r.message
+                state.status(),
+                r.message
             )
         });
         let edge = (t.from, trigger, t.to());

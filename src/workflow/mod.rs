@@ -23,11 +23,12 @@ use serde::{Deserialize, Serialize};
 
 pub use debugging::{Thresholds, Tier};
 pub use plan::{Plan, StepId, StepType};
-pub use state::{Pending, State, Status, Verdict};
+pub use state::{Pending, Phase, Pr, State, Status, Verdict};
 pub use transition::{
     Accepted, CHECKPOINT_STATES, Effect, Event, GetTaskStep, OutputSource, PlanChange,
-    PreflightOutcome, Rejection, RejectionKind, SubmitRequest, TestRun, Transition, check_escalate,
-    check_resume, check_scope_reduction, check_submit, get_task_step, needs_full_plan, transition,
+    PreflightOutcome, Rejection, RejectionKind, SubmitRequest, TestRun, Transition, check_approval,
+    check_escalate, check_resume, check_scope_reduction, check_submit, get_task_step,
+    needs_full_plan, transition,
 };
 
 /// What the agent expects its test command to do.

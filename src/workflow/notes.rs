@@ -28,16 +28,29 @@ pub struct NoteGate {
     pub ms: u64,
 }
 
+impl NoteGate {
+    /// How the gate ended; `None` for a note that records none of the three.
+    pub fn exit_record(&self) -> Option<ExitRecord> {
+        match (self.exit, self.signal, self.timeout_ms) {
+            (Some(code), _, _) => Some(ExitRecord::Code(code)),
+            (None, Some(signal), _) => Some(ExitRecord::Signal(signal)),
+            (None, None, Some(after_ms)) => Some(ExitRecord::TimedOut { after_ms }),
+            (None, None, None) => None,
+        }
+    }
+}
+
 impl From<&GateRecord> for NoteGate {
     fn from(g: &GateRecord) -> Self {
-        let ExitRecord {
-            code,
-            signal,
-            timeout_ms,
-        } = g.exit;
+        let (mut exit, mut signal, mut timeout_ms) = (None, None, None);
+        match g.exit {
+            ExitRecord::Code(code) => exit = Some(code),
+            ExitRecord::Signal(s) => signal = Some(s),
+            ExitRecord::TimedOut { after_ms } => timeout_ms = Some(after_ms),
+        }
         NoteGate {
             name: g.name.clone(),
-            exit: code,
+            exit,
             signal,
             timeout_ms,
             ms: g.ms,

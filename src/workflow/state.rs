@@ -1,62 +1,50 @@
-//! `state.json`: the orchestration state of one workflow (SPEC §3.1), and its status enum.
+//! `state.json`: the orchestration state of one workflow. In memory it is a typed [`Phase`]
+//! that owns exactly the data valid in it; on disk it is the flat schema-1 object of
+//! docs/refs.md (`StateWire`), which every version so far has written.
 
 use std::collections::BTreeMap;
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use super::plan::{PlanSummary, StepId, StepType};
+use super::plan::{StepId, StepType};
 
 /// The only `state.json` schema this version reads and writes.
 pub const STATE_SCHEMA: u32 = 1;
 
-/// Where the workflow is. Names are the seed's, spelled as in `state.json`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum Status {
-    Initializing,
-    CreatingBranch,
-    ExecutingTdd,
-    Debugging,
-    Replanning,
-    CodeReview,
-    AwaitingFinalization,
-    FinalizeComplete,
-    PlanUpdated,
-    MergingBranch,
-    Halted,
+/// Declares [`Status`] and its name table from one list, so `Status::ALL` cannot miss one.
+macro_rules! statuses {
+    ($($variant:ident => $name:literal),* $(,)?) => {
+        /// Where the workflow is. Names are spelled as in `state.json` (docs/states.md).
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        pub enum Status {
+            $(#[serde(rename = $name)] $variant,)*
+        }
+
+        impl Status {
+            pub const ALL: &'static [Status] = &[$(Status::$variant),*];
+
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(Status::$variant => $name,)*
+                }
+            }
+        }
+    };
 }
 
-impl Status {
-    pub const ALL: [Status; 11] = [
-        Status::Initializing,
-        Status::CreatingBranch,
-        Status::ExecutingTdd,
-        Status::Debugging,
-        Status::Replanning,
-        Status::CodeReview,
-        Status::AwaitingFinalization,
-        Status::FinalizeComplete,
-        Status::PlanUpdated,
-        Status::MergingBranch,
-        Status::Halted,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Status::Initializing => "INITIALIZING",
-            Status::CreatingBranch => "CREATING_BRANCH",
-            Status::ExecutingTdd => "EXECUTING_TDD",
-            Status::Debugging => "DEBUGGING",
-            Status::Replanning => "REPLANNING",
-            Status::CodeReview => "CODE_REVIEW",
-            Status::AwaitingFinalization => "AWAITING_FINALIZATION",
-            Status::FinalizeComplete => "FINALIZE_COMPLETE",
-            Status::PlanUpdated => "PLAN_UPDATED",
-            Status::MergingBranch => "MERGING_BRANCH",
-            Status::Halted => "HALTED",
-        }
-    }
+statuses! {
+    Initializing => "INITIALIZING",
+    CreatingBranch => "CREATING_BRANCH",
+    ExecutingTdd => "EXECUTING_TDD",
+    Debugging => "DEBUGGING",
+    Replanning => "REPLANNING",
+    CodeReview => "CODE_REVIEW",
+    AwaitingFinalization => "AWAITING_FINALIZATION",
+    FinalizeComplete => "FINALIZE_COMPLETE",
+    PlanUpdated => "PLAN_UPDATED",
+    MergingBranch => "MERGING_BRANCH",
+    Halted => "HALTED",
 }
 
 impl fmt::Display for Status {
@@ -65,7 +53,9 @@ impl fmt::Display for Status {
     }
 }
 
-/// What the next submit or get-task must resolve before the workflow moves on.
+/// What the next submit or get-task must resolve before the workflow moves on, as recorded
+/// in `state.json` and shown by `status`. In memory it lives in the phase it belongs to
+/// ([`TddPending`], [`ReviewStage`]).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Pending {
@@ -86,7 +76,7 @@ pub enum Pending {
     },
     /// The automated review passed; a human must `approve` or `reject`.
     Approval { round: u32 },
-    /// The review rounds are used up; the agent must escalate (SPEC §6.5).
+    /// The review rounds are used up; the agent must escalate (docs/states.md).
     Escalation { reason: String },
 }
 
@@ -101,6 +91,60 @@ impl Pending {
     }
 }
 
+/// What waits inside the TDD loop before the next step can be submitted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TddPending {
+    Analysis {
+        step: StepId,
+        command: String,
+        exit: ExitRecord,
+        output_tail: String,
+    },
+    Checkpoint {
+        step: StepId,
+        step_type: StepType,
+        description: String,
+    },
+}
+
+impl From<TddPending> for Pending {
+    fn from(p: TddPending) -> Pending {
+        match p {
+            TddPending::Analysis {
+                step,
+                command,
+                exit,
+                output_tail,
+            } => Pending::Analysis {
+                step,
+                command,
+                exit,
+                output_tail,
+            },
+            TddPending::Checkpoint {
+                step,
+                step_type,
+                description,
+            } => Pending::Checkpoint {
+                step,
+                step_type,
+                description,
+            },
+        }
+    }
+}
+
+/// Where the code review stands.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ReviewStage {
+    /// The next round is to run; `error` says why the last attempt could not.
+    Due { error: Option<String> },
+    /// The review passed; a human must `approve` or `reject`.
+    AwaitingApproval { round: u32 },
+    /// The rounds are used up; the agent must escalate.
+    MustEscalate { reason: String },
+}
+
 /// The outcome of the last code review, for `status` and the briefings (the findings are in
 /// `review.json`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -112,54 +156,89 @@ pub struct ReviewSummary {
     pub blocking: usize,
 }
 
-/// How a command ended. Exactly one of the fields is set.
+/// How a command ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ExitRecord {
+#[serde(into = "ExitWire", try_from = "ExitWire")]
+pub enum ExitRecord {
+    Code(i32),
+    Signal(i32),
+    TimedOut { after_ms: u64 },
+}
+
+/// `{"code": 0}`, `{"signal": 9}` or `{"timeout_ms": 600000}`.
+#[derive(Clone, Copy, Serialize, Deserialize)]
+struct ExitWire {
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub code: Option<i32>,
+    code: Option<i32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub signal: Option<i32>,
+    signal: Option<i32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub timeout_ms: Option<u64>,
+    timeout_ms: Option<u64>,
+}
+
+impl From<ExitRecord> for ExitWire {
+    fn from(e: ExitRecord) -> ExitWire {
+        let mut wire = ExitWire {
+            code: None,
+            signal: None,
+            timeout_ms: None,
+        };
+        match e {
+            ExitRecord::Code(code) => wire.code = Some(code),
+            ExitRecord::Signal(signal) => wire.signal = Some(signal),
+            ExitRecord::TimedOut { after_ms } => wire.timeout_ms = Some(after_ms),
+        }
+        wire
+    }
+}
+
+impl TryFrom<ExitWire> for ExitRecord {
+    type Error = &'static str;
+
+    fn try_from(w: ExitWire) -> Result<ExitRecord, Self::Error> {
+        match (w.code, w.signal, w.timeout_ms) {
+            (Some(code), None, None) => Ok(ExitRecord::Code(code)),
+            (None, Some(signal), None) => Ok(ExitRecord::Signal(signal)),
+            (None, None, Some(after_ms)) => Ok(ExitRecord::TimedOut { after_ms }),
+            _ => Err("an exit record holds exactly one of `code`, `signal` and `timeout_ms`"),
+        }
+    }
 }
 
 impl ExitRecord {
     pub fn code(code: i32) -> Self {
-        ExitRecord {
-            code: Some(code),
-            signal: None,
-            timeout_ms: None,
-        }
+        ExitRecord::Code(code)
     }
 
     pub fn signal(signal: i32) -> Self {
-        ExitRecord {
-            code: None,
-            signal: Some(signal),
-            timeout_ms: None,
-        }
+        ExitRecord::Signal(signal)
     }
 
     pub fn timed_out(after_ms: u64) -> Self {
-        ExitRecord {
-            code: None,
-            signal: None,
-            timeout_ms: Some(after_ms),
-        }
+        ExitRecord::TimedOut { after_ms }
     }
 
     pub fn success(&self) -> bool {
-        self.code == Some(0)
+        *self == ExitRecord::Code(0)
+    }
+
+    /// The exit code, when the command exited on its own.
+    pub fn exit_code(&self) -> Option<i32> {
+        match self {
+            ExitRecord::Code(code) => Some(*code),
+            _ => None,
+        }
     }
 }
 
 impl fmt::Display for ExitRecord {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match (self.code, self.signal, self.timeout_ms) {
-            (Some(code), _, _) => write!(f, "exit {code}"),
-            (_, Some(signal), _) => write!(f, "killed by signal {signal}"),
-            (_, _, Some(ms)) => write!(f, "killed after the {} timeout", format_ms(ms)),
-            _ => f.write_str("unknown exit"),
+        match self {
+            ExitRecord::Code(code) => write!(f, "exit {code}"),
+            ExitRecord::Signal(signal) => write!(f, "killed by signal {signal}"),
+            ExitRecord::TimedOut { after_ms } => {
+                write!(f, "killed after the {} timeout", format_ms(*after_ms))
+            }
         }
     }
 }
@@ -187,12 +266,41 @@ pub struct GateRecord {
     pub ms: u64,
 }
 
-/// The preflight run that followed a passing test.
+/// The preflight run that followed a passing test: every gate that ran, in config order
+/// (a run stops at the first failure, so it passed exactly when every recorded gate did).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "PreflightWire", from = "PreflightWire")]
 pub struct PreflightRecord {
-    pub passed: bool,
-    /// Empty when no gates are configured: then `passed` is vacuous and every report says so.
+    /// Empty when no gates are configured: then the pass is vacuous and every report says so.
     pub gates: Vec<GateRecord>,
+}
+
+impl PreflightRecord {
+    pub fn passed(&self) -> bool {
+        self.gates.iter().all(|g| g.exit.success())
+    }
+}
+
+/// `passed` is written for readers of `state.json`; it is recomputed, never trusted, on read.
+#[derive(Clone, Serialize, Deserialize)]
+struct PreflightWire {
+    passed: bool,
+    gates: Vec<GateRecord>,
+}
+
+impl From<PreflightRecord> for PreflightWire {
+    fn from(r: PreflightRecord) -> PreflightWire {
+        PreflightWire {
+            passed: r.passed(),
+            gates: r.gates,
+        }
+    }
+}
+
+impl From<PreflightWire> for PreflightRecord {
+    fn from(w: PreflightWire) -> PreflightRecord {
+        PreflightRecord { gates: w.gates }
+    }
 }
 
 /// A passing preflight run, keyed by what it verified: the tree and the gate configuration.
@@ -211,7 +319,7 @@ impl PreflightCache {
     }
 }
 
-/// The verdict `submit-work` returns (the seed's `status`).
+/// The verdict `submit-work` returns (the agent guide's `status`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum Verdict {
@@ -242,7 +350,7 @@ pub struct LastRun {
     pub preflight: Option<PreflightRecord>,
 }
 
-/// What a scope reduction saved for the re-plan (SPEC §6.3).
+/// What a scope reduction saved for the re-plan (docs/states.md).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReplanContext {
     /// The task being replaced.
@@ -265,121 +373,394 @@ pub enum HaltReason {
     MergeConflict,
 }
 
-/// Why the workflow waits for a human, and where `resume` returns to.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// Why the workflow waits for a human.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Halt {
     pub reason: HaltReason,
     pub message: String,
-    pub resume_to: Status,
 }
 
-/// `state.json`. Field names follow the seed's ORCHESTRATION_STATE; the rest are ours.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct State {
-    pub schema: u32,
-    pub status: Status,
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub debug_attempt_counter: u32,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_commit_hash: Option<String>,
-    /// The tree of the working tree when it last passed verification (test and preflight):
-    /// the squashed commit must have exactly this tree (SPEC §6.6).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub verified_tree: Option<String>,
-    /// The PR's single squashed commit, once finalized.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub final_commit: Option<String>,
-    /// The master-plan commit that was checked at FINALIZE_COMPLETE: the branch is only
-    /// merged while its tip is still this commit, so nothing unchecked rides along.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub plan_commit: Option<String>,
-    /// Where the PR branch left the main branch: the search for checkpoint commits stops here.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub branch_base: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_review: Option<ReviewSummary>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub current_pr_branch: Option<String>,
-    /// The branch PRs start from and merge into, fixed when the workflow is created so that
-    /// an agent cannot redirect the protected config (SPEC §4) by editing its own copy.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub main_branch: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_error: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pending: Option<Pending>,
+/// The failed attempts of the DEBUGGING loop.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Attempts {
+    /// Failed attempts since debugging started (or a human answered a halt).
+    pub count: u32,
     /// How many failures in a row came back with the same output as the one before.
-    #[serde(default, skip_serializing_if = "is_zero")]
     pub identical_failures: u32,
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub review_round: u32,
-    /// Review rounds that sent work back with blocking findings, since the review started or
-    /// a human resumed it: `review.max_rounds` limits these, not a human's rejections.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub blocked_rounds: u32,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub replan_context: Option<ReplanContext>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub halt: Option<Halt>,
-    /// A human's guidance from `resume`, shown once in the next briefing.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub guidance: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_run: Option<LastRun>,
-    /// The last passing preflight run and the tree it verified (SPEC §7.3): a checkpoint of
-    /// exactly this tree under exactly these gates needs no second run, from the
-    /// `checkpoint` command or the `commit-msg` hook.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub preflight_cache: Option<PreflightCache>,
-    /// A summary of `pr.json`, maintained by the store beside it so that `get-task` and
-    /// `status` never parse a large plan. Trusted only while `plan_blob` names the `pr.json`
-    /// in the same tree; transitions never set it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub plan_summary: Option<PlanSummary>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub plan_blob: Option<String>,
-    /// Fields written by a newer version are carried through unchanged, never dropped.
-    #[serde(flatten)]
-    pub extra: BTreeMap<String, serde_json::Value>,
+    /// The last failure's output tail.
+    pub error: String,
 }
 
-fn is_zero(n: &u32) -> bool {
-    *n == 0
+/// The review rounds of a PR.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ReviewProgress {
+    /// The last round that ran (0: none yet).
+    pub round: u32,
+    /// Rounds that sent work back with blocking findings, since the review started or a human
+    /// resumed it: `review.max_rounds` limits these, not a human's rejections.
+    pub blocked_rounds: u32,
+    pub last: Option<ReviewSummary>,
+}
+
+/// What the workflow knows about the PR while its branch exists.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Pr {
+    pub branch: String,
+    /// Where the PR branch left the main branch: the search for checkpoint commits stops here.
+    pub base: Option<String>,
+    /// The last checkpoint commit recorded.
+    pub last_checkpoint: Option<String>,
+    /// The tree of the working tree when it last passed verification (test and preflight):
+    /// the squashed commit must have exactly this tree (docs/states.md).
+    pub verified_tree: Option<String>,
+    /// The last passing preflight run and the tree it verified: a checkpoint of exactly this
+    /// tree under exactly these gates needs no second run, from the `checkpoint` command or
+    /// the `commit-msg` hook.
+    pub preflight_cache: Option<PreflightCache>,
+    pub last_run: Option<LastRun>,
+    pub review: ReviewProgress,
+}
+
+impl Pr {
+    pub fn new(branch: String, base: Option<String>) -> Pr {
+        Pr {
+            branch,
+            base,
+            last_checkpoint: None,
+            verified_tree: None,
+            preflight_cache: None,
+            last_run: None,
+            review: ReviewProgress::default(),
+        }
+    }
+}
+
+/// The two commits finalization checked: the squash, and the master-plan update on top.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Finalized {
+    /// The PR's single squashed commit.
+    pub final_commit: String,
+    /// The master-plan commit that was checked: the branch is only merged while its tip is
+    /// still this commit, so nothing unchecked rides along.
+    pub plan_commit: String,
+}
+
+/// Where the workflow is, with exactly the data valid there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// No PR is active (a submitted plan may wait to be adopted).
+    Initializing,
+    /// A plan was accepted; its branch is to be created. `blocked`: why the last try failed.
+    CreatingBranch {
+        branch: String,
+        blocked: Option<String>,
+    },
+    ExecutingTdd {
+        pr: Pr,
+        pending: Option<TddPending>,
+    },
+    Debugging {
+        pr: Pr,
+        attempts: Attempts,
+        pending: Option<TddPending>,
+    },
+    /// A scope reduction reverted the work; the agent re-plans the failed task.
+    Replanning {
+        pr: Pr,
+        /// The failed attempts that led here, for the escalation message.
+        attempts: u32,
+        context: ReplanContext,
+    },
+    CodeReview {
+        pr: Pr,
+        stage: ReviewStage,
+    },
+    AwaitingFinalization {
+        pr: Pr,
+    },
+    FinalizeComplete {
+        pr: Pr,
+        final_commit: String,
+    },
+    PlanUpdated {
+        pr: Pr,
+        finalized: Finalized,
+    },
+    MergingBranch {
+        pr: Pr,
+        finalized: Finalized,
+        /// Why the last merge could not start.
+        blocked: Option<String>,
+    },
+    /// Waiting for a human; `resume` returns to `resume`, as it was.
+    Halted {
+        halt: Halt,
+        resume: Box<Phase>,
+    },
+}
+
+impl Phase {
+    pub fn status(&self) -> Status {
+        match self {
+            Phase::Initializing => Status::Initializing,
+            Phase::CreatingBranch { .. } => Status::CreatingBranch,
+            Phase::ExecutingTdd { .. } => Status::ExecutingTdd,
+            Phase::Debugging { .. } => Status::Debugging,
+            Phase::Replanning { .. } => Status::Replanning,
+            Phase::CodeReview { .. } => Status::CodeReview,
+            Phase::AwaitingFinalization { .. } => Status::AwaitingFinalization,
+            Phase::FinalizeComplete { .. } => Status::FinalizeComplete,
+            Phase::PlanUpdated { .. } => Status::PlanUpdated,
+            Phase::MergingBranch { .. } => Status::MergingBranch,
+            Phase::Halted { .. } => Status::Halted,
+        }
+    }
+
+    /// The PR's data, also while halted.
+    pub fn pr(&self) -> Option<&Pr> {
+        match self {
+            Phase::Initializing | Phase::CreatingBranch { .. } => None,
+            Phase::ExecutingTdd { pr, .. }
+            | Phase::Debugging { pr, .. }
+            | Phase::Replanning { pr, .. }
+            | Phase::CodeReview { pr, .. }
+            | Phase::AwaitingFinalization { pr }
+            | Phase::FinalizeComplete { pr, .. }
+            | Phase::PlanUpdated { pr, .. }
+            | Phase::MergingBranch { pr, .. } => Some(pr),
+            Phase::Halted { resume, .. } => resume.pr(),
+        }
+    }
+
+    fn pr_mut(&mut self) -> Option<&mut Pr> {
+        match self {
+            Phase::Initializing | Phase::CreatingBranch { .. } => None,
+            Phase::ExecutingTdd { pr, .. }
+            | Phase::Debugging { pr, .. }
+            | Phase::Replanning { pr, .. }
+            | Phase::CodeReview { pr, .. }
+            | Phase::AwaitingFinalization { pr }
+            | Phase::FinalizeComplete { pr, .. }
+            | Phase::PlanUpdated { pr, .. }
+            | Phase::MergingBranch { pr, .. } => Some(pr),
+            Phase::Halted { resume, .. } => resume.pr_mut(),
+        }
+    }
+
+    /// What waits to be resolved, in the wire's terms.
+    pub fn pending(&self) -> Option<Pending> {
+        match self {
+            Phase::ExecutingTdd { pending, .. } | Phase::Debugging { pending, .. } => {
+                pending.clone().map(Pending::from)
+            }
+            Phase::CodeReview { stage, .. } => match stage {
+                ReviewStage::Due { .. } => None,
+                ReviewStage::AwaitingApproval { round } => {
+                    Some(Pending::Approval { round: *round })
+                }
+                ReviewStage::MustEscalate { reason } => Some(Pending::Escalation {
+                    reason: reason.clone(),
+                }),
+            },
+            Phase::Halted { resume, .. } => resume.pending(),
+            Phase::Initializing
+            | Phase::CreatingBranch { .. }
+            | Phase::Replanning { .. }
+            | Phase::AwaitingFinalization { .. }
+            | Phase::FinalizeComplete { .. }
+            | Phase::PlanUpdated { .. }
+            | Phase::MergingBranch { .. } => None,
+        }
+    }
+
+    /// The last problem the phase recorded: a failing output, a blocked branch or merge, a
+    /// review that could not run.
+    pub fn last_error(&self) -> Option<&str> {
+        match self {
+            Phase::CreatingBranch { blocked, .. } | Phase::MergingBranch { blocked, .. } => {
+                blocked.as_deref()
+            }
+            Phase::Debugging { attempts, .. } => Some(&attempts.error),
+            Phase::Replanning { context, .. } => Some(&context.error),
+            Phase::CodeReview {
+                stage: ReviewStage::Due { error },
+                ..
+            } => error.as_deref(),
+            Phase::Halted { resume, .. } => resume.last_error(),
+            Phase::Initializing
+            | Phase::ExecutingTdd { .. }
+            | Phase::CodeReview { .. }
+            | Phase::AwaitingFinalization { .. }
+            | Phase::FinalizeComplete { .. }
+            | Phase::PlanUpdated { .. } => None,
+        }
+    }
+
+    /// Failed attempts counted toward the escape tools (docs/states.md).
+    pub fn attempts(&self) -> u32 {
+        match self {
+            Phase::Debugging { attempts, .. } => attempts.count,
+            Phase::Replanning { attempts, .. } => *attempts,
+            Phase::Halted { resume, .. } => resume.attempts(),
+            _ => 0,
+        }
+    }
+
+    pub fn identical_failures(&self) -> u32 {
+        match self {
+            Phase::Debugging { attempts, .. } => attempts.identical_failures,
+            Phase::Halted { resume, .. } => resume.identical_failures(),
+            _ => 0,
+        }
+    }
+
+    fn finalized(&self) -> (Option<&str>, Option<&str>) {
+        match self {
+            Phase::FinalizeComplete { final_commit, .. } => (Some(final_commit), None),
+            Phase::PlanUpdated { finalized, .. } | Phase::MergingBranch { finalized, .. } => {
+                (Some(&finalized.final_commit), Some(&finalized.plan_commit))
+            }
+            Phase::Halted { resume, .. } => resume.finalized(),
+            _ => (None, None),
+        }
+    }
+}
+
+/// One workflow's state: the phase, and what outlives every PR.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(into = "StateWire", try_from = "StateWire")]
+pub struct State {
+    /// The branch PRs start from and merge into, fixed when the workflow is created so that
+    /// an agent cannot redirect the protected config (docs/config.md) by editing its own copy.
+    pub main_branch: Option<String>,
+    pub phase: Phase,
+    /// A human's guidance from `resume`, shown once in the next briefing.
+    pub guidance: Option<String>,
+    /// Fields written by a newer version are carried through unchanged, never dropped.
+    pub extra: BTreeMap<String, serde_json::Value>,
 }
 
 impl State {
     pub fn new(main_branch: Option<String>) -> Self {
         State {
-            schema: STATE_SCHEMA,
-            status: Status::Initializing,
-            debug_attempt_counter: 0,
-            last_commit_hash: None,
-            verified_tree: None,
-            final_commit: None,
-            plan_commit: None,
-            branch_base: None,
-            last_review: None,
-            current_pr_branch: None,
             main_branch,
-            last_error: None,
-            pending: None,
-            identical_failures: 0,
-            review_round: 0,
-            blocked_rounds: 0,
-            replan_context: None,
-            halt: None,
+            phase: Phase::Initializing,
             guidance: None,
-            last_run: None,
-            preflight_cache: None,
-            plan_summary: None,
-            plan_blob: None,
             extra: BTreeMap::new(),
         }
     }
 
+    pub fn status(&self) -> Status {
+        self.phase.status()
+    }
+
+    pub fn pr(&self) -> Option<&Pr> {
+        self.phase.pr()
+    }
+
+    pub fn pr_mut(&mut self) -> Option<&mut Pr> {
+        self.phase.pr_mut()
+    }
+
+    /// The PR branch, once a plan named it.
+    pub fn branch(&self) -> Option<&str> {
+        match &self.phase {
+            Phase::CreatingBranch { branch, .. } => Some(branch),
+            Phase::Halted { resume, .. } => match &**resume {
+                Phase::CreatingBranch { branch, .. } => Some(branch),
+                other => other.pr().map(|pr| pr.branch.as_str()),
+            },
+            other => other.pr().map(|pr| pr.branch.as_str()),
+        }
+    }
+
+    pub fn pending(&self) -> Option<Pending> {
+        self.phase.pending()
+    }
+
+    pub fn last_error(&self) -> Option<&str> {
+        self.phase.last_error()
+    }
+
+    pub fn attempts(&self) -> u32 {
+        self.phase.attempts()
+    }
+
+    pub fn identical_failures(&self) -> u32 {
+        self.phase.identical_failures()
+    }
+
+    /// The halt, with the status `resume` returns to.
+    pub fn halt(&self) -> Option<HaltRecord> {
+        match &self.phase {
+            Phase::Halted { halt, resume } => Some(HaltRecord {
+                reason: halt.reason,
+                message: halt.message.clone(),
+                resume_to: resume.status(),
+            }),
+            _ => None,
+        }
+    }
+
+    pub fn replan_context(&self) -> Option<&ReplanContext> {
+        match &self.phase {
+            Phase::Replanning { context, .. } => Some(context),
+            Phase::Halted { resume, .. } => match &**resume {
+                Phase::Replanning { context, .. } => Some(context),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    pub fn last_run(&self) -> Option<&LastRun> {
+        self.pr().and_then(|pr| pr.last_run.as_ref())
+    }
+
+    pub fn last_review(&self) -> Option<&ReviewSummary> {
+        self.pr().and_then(|pr| pr.review.last.as_ref())
+    }
+
+    pub fn review_round(&self) -> u32 {
+        self.pr().map_or(0, |pr| pr.review.round)
+    }
+
+    pub fn blocked_rounds(&self) -> u32 {
+        self.pr().map_or(0, |pr| pr.review.blocked_rounds)
+    }
+
+    pub fn last_checkpoint(&self) -> Option<&str> {
+        self.pr().and_then(|pr| pr.last_checkpoint.as_deref())
+    }
+
+    pub fn branch_base(&self) -> Option<&str> {
+        self.pr().and_then(|pr| pr.base.as_deref())
+    }
+
+    pub fn verified_tree(&self) -> Option<&str> {
+        self.pr().and_then(|pr| pr.verified_tree.as_deref())
+    }
+
+    pub fn preflight_cache(&self) -> Option<&PreflightCache> {
+        self.pr().and_then(|pr| pr.preflight_cache.as_ref())
+    }
+
+    pub fn final_commit(&self) -> Option<&str> {
+        self.phase.finalized().0
+    }
+
+    pub fn plan_commit(&self) -> Option<&str> {
+        self.phase.finalized().1
+    }
+
     /// Parses `state.json` as read from a workflow ref. An unknown schema or status is an
-    /// error, never a guess (SPEC §3.1).
+    /// error, never a guess (docs/refs.md).
     pub fn from_json(bytes: &[u8]) -> Result<State, String> {
+        State::try_from(State::wire_from_json(bytes)?)
+    }
+
+    /// Parses `state.json` into its wire form, checking the schema first.
+    pub fn wire_from_json(bytes: &[u8]) -> Result<StateWire, String> {
         #[derive(Deserialize)]
         struct SchemaOnly {
             schema: Option<serde_json::Value>,
@@ -403,6 +784,355 @@ impl State {
         let mut out = serde_json::to_vec_pretty(self).expect("state serializes: plain data");
         out.push(b'\n');
         out
+    }
+
+    /// The state with its wire form edited: how tests build a state in any phase. Fields the
+    /// phase needs and the edit left out get placeholders, so a test names only what it is
+    /// about.
+    #[cfg(test)]
+    pub fn edit(self, f: impl FnOnce(&mut StateWire)) -> State {
+        let mut wire = StateWire::from(self);
+        f(&mut wire);
+        let status = wire.halt.as_ref().map_or(wire.status, |h| h.resume_to);
+        if status != Status::Initializing {
+            wire.current_pr_branch
+                .get_or_insert_with(|| "feat/add-numbers".into());
+        }
+        if wire.status == Status::Halted && wire.halt.is_none() {
+            wire.halt = Some(HaltRecord {
+                reason: HaltReason::Escalated,
+                message: "halted".into(),
+                resume_to: Status::ExecutingTdd,
+            });
+        }
+        let status = wire.halt.as_ref().map_or(wire.status, |h| h.resume_to);
+        if matches!(
+            status,
+            Status::FinalizeComplete | Status::PlanUpdated | Status::MergingBranch
+        ) {
+            wire.final_commit.get_or_insert_with(|| "final".into());
+            wire.plan_commit.get_or_insert_with(|| "plan".into());
+        }
+        if status == Status::Replanning && wire.replan_context.is_none() {
+            wire.replan_context = Some(ReplanContext {
+                original_task: "add".into(),
+                step: StepId::new(0, 1),
+                error: wire.last_error.clone().unwrap_or_default(),
+                untracked: Vec::new(),
+            });
+        }
+        State::try_from(wire).expect("the edited state is valid")
+    }
+}
+
+/// `halt` in `state.json`: why the workflow waits for a human, and where `resume` returns.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HaltRecord {
+    pub reason: HaltReason,
+    pub message: String,
+    pub resume_to: Status,
+}
+
+/// `state.json` as schema 1 spells it: one flat object whose fields each phase uses a subset
+/// of (docs/refs.md). Field names and order are the format; [`State`] is built from it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StateWire {
+    pub schema: u32,
+    pub status: Status,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub debug_attempt_counter: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_commit_hash: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verified_tree: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub final_commit: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan_commit: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch_base: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_review: Option<ReviewSummary>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current_pr_branch: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub main_branch: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending: Option<Pending>,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub identical_failures: u32,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub review_round: u32,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub blocked_rounds: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replan_context: Option<ReplanContext>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub halt: Option<HaltRecord>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guidance: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_run: Option<LastRun>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preflight_cache: Option<PreflightCache>,
+    /// The store's own record of the plan (docs/refs.md): progress since `pr.json` was
+    /// stored, and a summary of it. Never part of [`State`]; the store reads and writes it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan_progress: Option<serde_json::Value>,
+    /// The plan summary cache of versions up to 0.2: read and dropped, so it never rides
+    /// along in `extra`.
+    #[serde(default, skip_serializing)]
+    pub plan_summary: Option<serde_json::Value>,
+    #[serde(default, skip_serializing)]
+    pub plan_blob: Option<serde_json::Value>,
+    #[serde(flatten)]
+    pub extra: BTreeMap<String, serde_json::Value>,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+impl StateWire {
+    fn empty(status: Status) -> StateWire {
+        StateWire {
+            schema: STATE_SCHEMA,
+            status,
+            debug_attempt_counter: 0,
+            last_commit_hash: None,
+            verified_tree: None,
+            final_commit: None,
+            plan_commit: None,
+            branch_base: None,
+            last_review: None,
+            current_pr_branch: None,
+            main_branch: None,
+            last_error: None,
+            pending: None,
+            identical_failures: 0,
+            review_round: 0,
+            blocked_rounds: 0,
+            replan_context: None,
+            halt: None,
+            guidance: None,
+            last_run: None,
+            preflight_cache: None,
+            plan_progress: None,
+            plan_summary: None,
+            plan_blob: None,
+            extra: BTreeMap::new(),
+        }
+    }
+
+    /// The phase these fields describe at `status` (the resume target, inside a halt).
+    fn phase_at(&self, status: Status) -> Result<Phase, String> {
+        let required = |value: &Option<String>, field: &str| {
+            value
+                .clone()
+                .ok_or_else(|| format!("state {status} needs `{field}`, which is missing"))
+        };
+        let pr = || -> Result<Pr, String> {
+            Ok(Pr {
+                branch: required(&self.current_pr_branch, "current_pr_branch")?,
+                base: self.branch_base.clone(),
+                last_checkpoint: self.last_commit_hash.clone(),
+                verified_tree: self.verified_tree.clone(),
+                preflight_cache: self.preflight_cache.clone(),
+                last_run: self.last_run.clone(),
+                review: ReviewProgress {
+                    round: self.review_round,
+                    blocked_rounds: self.blocked_rounds,
+                    last: self.last_review.clone(),
+                },
+            })
+        };
+        let tdd_pending = || match self.pending.clone() {
+            Some(Pending::Analysis {
+                step,
+                command,
+                exit,
+                output_tail,
+            }) => Ok(Some(TddPending::Analysis {
+                step,
+                command,
+                exit,
+                output_tail,
+            })),
+            Some(Pending::Checkpoint {
+                step,
+                step_type,
+                description,
+            }) => Ok(Some(TddPending::Checkpoint {
+                step,
+                step_type,
+                description,
+            })),
+            Some(other) => Err(format!(
+                "state {status} cannot wait for {} (`pending`)",
+                other.kind()
+            )),
+            None => Ok(None),
+        };
+        let finalized = || -> Result<Finalized, String> {
+            Ok(Finalized {
+                final_commit: required(&self.final_commit, "final_commit")?,
+                plan_commit: required(&self.plan_commit, "plan_commit")?,
+            })
+        };
+        Ok(match status {
+            Status::Initializing => Phase::Initializing,
+            // A branch name is what CREATING_BRANCH is about: without one, the plan is adopted
+            // again, as in INITIALIZING.
+            Status::CreatingBranch => match &self.current_pr_branch {
+                Some(branch) => Phase::CreatingBranch {
+                    branch: branch.clone(),
+                    blocked: self.last_error.clone(),
+                },
+                None => Phase::Initializing,
+            },
+            Status::ExecutingTdd => Phase::ExecutingTdd {
+                pr: pr()?,
+                pending: tdd_pending()?,
+            },
+            Status::Debugging => Phase::Debugging {
+                pr: pr()?,
+                attempts: Attempts {
+                    count: self.debug_attempt_counter,
+                    identical_failures: self.identical_failures,
+                    error: self.last_error.clone().unwrap_or_default(),
+                },
+                pending: tdd_pending()?,
+            },
+            Status::Replanning => Phase::Replanning {
+                pr: pr()?,
+                attempts: self.debug_attempt_counter,
+                context: self.replan_context.clone().ok_or_else(|| {
+                    "state REPLANNING needs `replan_context`, which is missing".to_string()
+                })?,
+            },
+            Status::CodeReview => Phase::CodeReview {
+                pr: pr()?,
+                stage: match self.pending.clone() {
+                    None => ReviewStage::Due {
+                        error: self.last_error.clone(),
+                    },
+                    Some(Pending::Approval { round }) => ReviewStage::AwaitingApproval { round },
+                    Some(Pending::Escalation { reason }) => ReviewStage::MustEscalate { reason },
+                    Some(other) => {
+                        return Err(format!(
+                            "state {status} cannot wait for {} (`pending`)",
+                            other.kind()
+                        ));
+                    }
+                },
+            },
+            Status::AwaitingFinalization => Phase::AwaitingFinalization { pr: pr()? },
+            Status::FinalizeComplete => Phase::FinalizeComplete {
+                pr: pr()?,
+                final_commit: required(&self.final_commit, "final_commit")?,
+            },
+            Status::PlanUpdated => Phase::PlanUpdated {
+                pr: pr()?,
+                finalized: finalized()?,
+            },
+            Status::MergingBranch => Phase::MergingBranch {
+                pr: pr()?,
+                finalized: finalized()?,
+                blocked: self.last_error.clone(),
+            },
+            Status::Halted => {
+                let halt = self
+                    .halt
+                    .as_ref()
+                    .ok_or_else(|| "state HALTED needs `halt`, which is missing".to_string())?;
+                if halt.resume_to == Status::Halted {
+                    return Err("`halt.resume_to` cannot be HALTED".to_string());
+                }
+                Phase::Halted {
+                    halt: Halt {
+                        reason: halt.reason,
+                        message: halt.message.clone(),
+                    },
+                    resume: Box::new(self.phase_at(halt.resume_to)?),
+                }
+            }
+        })
+    }
+
+    /// Sets the fields that describe `phase` (not `status`: a halt records its own).
+    fn describe(&mut self, phase: &Phase) {
+        if let Some(pr) = phase.pr() {
+            self.current_pr_branch = Some(pr.branch.clone());
+            self.branch_base = pr.base.clone();
+            self.last_commit_hash = pr.last_checkpoint.clone();
+            self.verified_tree = pr.verified_tree.clone();
+            self.preflight_cache = pr.preflight_cache.clone();
+            self.last_run = pr.last_run.clone();
+            self.review_round = pr.review.round;
+            self.blocked_rounds = pr.review.blocked_rounds;
+            self.last_review = pr.review.last.clone();
+        }
+        self.pending = phase.pending();
+        self.last_error = phase.last_error().map(str::to_string);
+        match phase {
+            Phase::Initializing
+            | Phase::ExecutingTdd { .. }
+            | Phase::CodeReview { .. }
+            | Phase::AwaitingFinalization { .. } => {}
+            Phase::CreatingBranch { branch, .. } => self.current_pr_branch = Some(branch.clone()),
+            Phase::Debugging { attempts, .. } => {
+                self.debug_attempt_counter = attempts.count;
+                self.identical_failures = attempts.identical_failures;
+            }
+            Phase::Replanning {
+                attempts, context, ..
+            } => {
+                self.debug_attempt_counter = *attempts;
+                self.replan_context = Some(context.clone());
+            }
+            Phase::FinalizeComplete { final_commit, .. } => {
+                self.final_commit = Some(final_commit.clone());
+            }
+            Phase::PlanUpdated { finalized, .. } | Phase::MergingBranch { finalized, .. } => {
+                self.final_commit = Some(finalized.final_commit.clone());
+                self.plan_commit = Some(finalized.plan_commit.clone());
+            }
+            Phase::Halted { halt, resume } => {
+                self.describe(resume);
+                self.halt = Some(HaltRecord {
+                    reason: halt.reason,
+                    message: halt.message.clone(),
+                    resume_to: resume.status(),
+                });
+            }
+        }
+    }
+}
+
+impl TryFrom<StateWire> for State {
+    type Error = String;
+
+    fn try_from(wire: StateWire) -> Result<State, String> {
+        let phase = wire.phase_at(wire.status)?;
+        Ok(State {
+            main_branch: wire.main_branch,
+            phase,
+            guidance: wire.guidance,
+            extra: wire.extra,
+        })
+    }
+}
+
+impl From<State> for StateWire {
+    fn from(state: State) -> StateWire {
+        let mut wire = StateWire::empty(state.status());
+        wire.describe(&state.phase);
+        wire.main_branch = state.main_branch;
+        wire.guidance = state.guidance;
+        wire.extra = state.extra;
+        wire
     }
 }
 
@@ -434,11 +1164,135 @@ mod tests {
 
     #[test]
     fn unknown_fields_survive_a_round_trip() {
-        let state =
-            State::from_json(br#"{"schema":1,"status":"HALTED","future_field":{"a":1}}"#).unwrap();
+        let state = State::from_json(
+            br#"{"schema":1,"status":"HALTED","future_field":{"a":1},
+                 "halt":{"reason":"escalated","message":"m","resume_to":"INITIALIZING"}}"#,
+        )
+        .unwrap();
         let again = State::from_json(&state.to_json()).unwrap();
         assert_eq!(again.extra["future_field"], serde_json::json!({"a": 1}));
-        assert_eq!(again.status, Status::Halted);
+        assert_eq!(again.status(), Status::Halted);
+    }
+
+    #[test]
+    fn the_old_plan_summary_cache_is_read_and_dropped() {
+        let state = State::from_json(
+            br#"{"schema":1,"status":"INITIALIZING","plan_summary":{"title":"t"},"plan_blob":"abc"}"#,
+        )
+        .unwrap();
+        assert!(state.extra.is_empty(), "{:?}", state.extra);
+        assert_eq!(
+            String::from_utf8(state.to_json()).unwrap(),
+            "{\n  \"schema\": 1,\n  \"status\": \"INITIALIZING\"\n}\n"
+        );
+    }
+
+    /// Every phase, as version 0.2 wrote it: read into a phase and written back byte for byte.
+    #[test]
+    fn schema_1_states_round_trip_through_their_phase() {
+        let pr = r#""current_pr_branch":"feat/x","branch_base":"b0","last_commit_hash":"c1","verified_tree":"t1","review_round":2,"blocked_rounds":1"#;
+        let cases = [
+            r#"{"schema":1,"status":"INITIALIZING","main_branch":"main"}"#.to_string(),
+            r#"{"schema":1,"status":"CREATING_BRANCH","current_pr_branch":"feat/x","last_error":"dirty"}"#.into(),
+            format!(r#"{{"schema":1,"status":"EXECUTING_TDD",{pr},"pending":{{"kind":"checkpoint","step":"1.2","type":"GREEN","description":"d"}}}}"#),
+            format!(r#"{{"schema":1,"status":"DEBUGGING","debug_attempt_counter":3,{pr},"last_error":"boom","identical_failures":1,"pending":{{"kind":"analysis","step":"1.1","command":"false","exit":{{"code":1}},"output_tail":"x"}}}}"#),
+            format!(r#"{{"schema":1,"status":"REPLANNING","debug_attempt_counter":5,{pr},"last_error":"boom","replan_context":{{"original_task":"a","step":"1.2","error":"boom"}}}}"#),
+            format!(r#"{{"schema":1,"status":"CODE_REVIEW",{pr},"pending":{{"kind":"approval","round":2}}}}"#),
+            format!(r#"{{"schema":1,"status":"CODE_REVIEW",{pr},"last_error":"reviewer crashed"}}"#),
+            format!(r#"{{"schema":1,"status":"AWAITING_FINALIZATION",{pr}}}"#),
+            format!(r#"{{"schema":1,"status":"FINALIZE_COMPLETE","final_commit":"f",{pr}}}"#),
+            format!(r#"{{"schema":1,"status":"MERGING_BRANCH","final_commit":"f","plan_commit":"p",{pr},"last_error":"dirty"}}"#),
+            format!(r#"{{"schema":1,"status":"HALTED","debug_attempt_counter":4,{pr},"last_error":"boom","halt":{{"reason":"escalated","message":"help","resume_to":"DEBUGGING"}},"guidance":"g"}}"#),
+        ];
+        for json in cases {
+            let state = State::from_json(json.as_bytes()).unwrap_or_else(|e| panic!("{json}: {e}"));
+            let written: serde_json::Value = serde_json::from_slice(&state.to_json()).unwrap();
+            let read: serde_json::Value = serde_json::from_str(&json).unwrap();
+            assert_eq!(written, read, "{json}");
+        }
+    }
+
+    #[test]
+    fn a_halt_keeps_the_phase_it_resumes_to() {
+        let state = State::from_json(
+            br#"{"schema":1,"status":"HALTED","debug_attempt_counter":4,"current_pr_branch":"b","last_error":"boom",
+                 "halt":{"reason":"escalated","message":"help","resume_to":"DEBUGGING"}}"#,
+        )
+        .unwrap();
+        let Phase::Halted { halt, resume } = &state.phase else {
+            panic!("{:?}", state.phase)
+        };
+        assert_eq!(halt.message, "help");
+        assert_eq!(resume.status(), Status::Debugging);
+        assert_eq!(state.attempts(), 4);
+        assert_eq!(state.branch(), Some("b"));
+    }
+
+    #[test]
+    fn states_that_cannot_be_are_errors_naming_the_field() {
+        for (json, wanted) in [
+            (
+                r#"{"schema":1,"status":"EXECUTING_TDD"}"#,
+                "state EXECUTING_TDD needs `current_pr_branch`",
+            ),
+            (
+                r#"{"schema":1,"status":"HALTED"}"#,
+                "state HALTED needs `halt`",
+            ),
+            (
+                r#"{"schema":1,"status":"MERGING_BRANCH","current_pr_branch":"b","final_commit":"f"}"#,
+                "state MERGING_BRANCH needs `plan_commit`",
+            ),
+            (
+                r#"{"schema":1,"status":"EXECUTING_TDD","current_pr_branch":"b","pending":{"kind":"approval","round":1}}"#,
+                "state EXECUTING_TDD cannot wait for approval",
+            ),
+            (
+                r#"{"schema":1,"status":"DEBUGGING","current_pr_branch":"b","last_run":{"step":"1.1","command":"c","expectation":"PASS","exit":{"code":1,"signal":9},"verdict":"FAILURE"}}"#,
+                "exactly one of `code`, `signal` and `timeout_ms`",
+            ),
+        ] {
+            let err = State::from_json(json.as_bytes()).unwrap_err();
+            assert!(err.contains(wanted), "{json}: {err}");
+        }
+    }
+
+    #[test]
+    fn a_preflight_record_passes_exactly_when_every_gate_did() {
+        let gate = |code| GateRecord {
+            name: "g".into(),
+            exit: ExitRecord::code(code),
+            ms: 1,
+        };
+        assert!(PreflightRecord { gates: vec![] }.passed());
+        assert!(
+            PreflightRecord {
+                gates: vec![gate(0)]
+            }
+            .passed()
+        );
+        assert!(
+            !PreflightRecord {
+                gates: vec![gate(0), gate(1)]
+            }
+            .passed()
+        );
+        // A stored `passed` is never believed over the gates it summarises.
+        let forged: PreflightRecord = serde_json::from_str(
+            r#"{"passed":true,"gates":[{"name":"g","exit":{"code":1},"ms":1}]}"#,
+        )
+        .unwrap();
+        assert!(!forged.passed());
+    }
+
+    #[test]
+    fn every_status_is_listed_once() {
+        let names: std::collections::BTreeSet<_> = Status::ALL.iter().map(|s| s.as_str()).collect();
+        assert_eq!(names.len(), Status::ALL.len());
+        for status in Status::ALL {
+            let json = serde_json::to_string(status).unwrap();
+            assert_eq!(json, format!("\"{status}\""));
+        }
     }
 
     #[test]

@@ -1,12 +1,13 @@
-//! The transition table (seed 000 §4.1 as refined by SPEC §6): `transition(state, plan,
-//! event) -> (state, effects)`, plus the pure checks that decide what `get-task` must do and
-//! whether a `submit-work` is accepted at all.
+//! The transition table (docs/states.md): `transition(state, plan, event) -> (state,
+//! effects)`, one function per event, plus the pure checks that decide what `get-task` must
+//! do and whether a `submit-work` is accepted at all.
 
 use super::debugging::{Thresholds, same_failure};
 use super::plan::{Plan, PlanSummary, StepId, StepSummary, StepType};
 use super::review::{Finding, Priority, ReviewRecord, feedback_task};
-use super::state::{ExitRecord, LastRun, Pending, PreflightRecord, State, Status, Verdict};
-use super::state::{Halt, HaltReason, PreflightCache, ReplanContext, ReviewSummary};
+use super::state::{Attempts, ExitRecord, LastRun, Pending, PreflightRecord, State, Status};
+use super::state::{Finalized, Halt, HaltReason, Phase, Pr, PreflightCache, ReplanContext};
+use super::state::{ReviewStage, ReviewSummary, TddPending, Verdict};
 use super::{Decision, Expectation};
 
 /// Something that happened, observed by the engine and fed to [`transition`].
@@ -57,8 +58,8 @@ pub enum Event {
     Resumed { guidance: Option<String> },
     /// `get-task` showed the human's guidance; it is shown once.
     GuidanceDelivered,
-    /// Every step is DONE: `get-task` starts the code review (SPEC §6.5), unless the rounds
-    /// are used up.
+    /// Every step is DONE: `get-task` starts the code review (docs/states.md), unless the
+    /// rounds are used up.
     ReviewStarted { max_rounds: u32 },
     /// The review ran, or there was nothing to run (no review command).
     ReviewCompleted { record: ReviewRecord, human: bool },
@@ -118,6 +119,8 @@ impl Event {
 pub struct TestRun {
     pub step: StepId,
     pub kind: StepType,
+    /// The step's description, for the checkpoint it may owe.
+    pub description: String,
     pub command: String,
     pub expectation: Expectation,
     pub exit: ExitRecord,
@@ -164,9 +167,17 @@ pub enum OutputSource {
     Gate(String),
 }
 
+/// What happens to the PR plan. The accepted plan is stored once and never rewritten for
+/// progress: a completed step is recorded beside it (docs/refs.md), so that success costs
+/// no more than failure.
 #[derive(Clone, Debug, PartialEq)]
 pub enum PlanChange {
     Keep,
+    /// The step is DONE.
+    CompleteStep(StepId),
+    /// Store the plan as it now reads, progress included, as the plan: where someone is
+    /// about to read or rewrite it (a re-plan, the review).
+    Materialize,
     Replace(Plan),
     Drop,
 }
@@ -186,7 +197,7 @@ pub struct Transition {
 
 impl Transition {
     pub fn to(&self) -> Status {
-        self.state.status
+        self.state.status()
     }
 
     pub fn verdict(&self) -> Option<Verdict> {
@@ -216,7 +227,11 @@ pub enum RejectionKind {
 }
 
 impl Rejection {
-    fn wrong_state(state: Status, message: impl Into<String>, hint: impl Into<String>) -> Self {
+    pub(crate) fn wrong_state(
+        state: Status,
+        message: impl Into<String>,
+        hint: impl Into<String>,
+    ) -> Self {
         Rejection {
             kind: RejectionKind::WrongState,
             state,
@@ -226,17 +241,17 @@ impl Rejection {
     }
 }
 
-const GET_TASK_HINT: &str = "Run `git orchestrate get-task` for the current instruction.";
+pub(crate) const GET_TASK_HINT: &str =
+    "Run `git orchestrate get-task` for the current instruction.";
 
 /// What `get-task` has to do before it can brief the agent.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum GetTaskStep {
     /// Nothing to act on: brief from the stored state.
     Brief,
-    /// A plan with no step left outside review/finalization is stale (SPEC §6.1).
+    /// A plan with no step left outside review/finalization is stale (docs/states.md).
     DropStalePlan,
-    /// A plan sits in INITIALIZING (or CREATING_BRANCH has no branch name): treat it as just
-    /// submitted, which names its branch.
+    /// A plan sits in INITIALIZING: treat it as just submitted, which names its branch.
     AdoptPlan,
     /// Create (or, after an interrupted run, check out) the PR branch.
     PrepareBranch { branch: String },
@@ -246,7 +261,7 @@ pub enum GetTaskStep {
     Halted,
     /// A human's guidance waits to be shown, once.
     DeliverGuidance,
-    /// Every step is DONE: start the code review (SPEC §6.5).
+    /// Every step is DONE: start the code review (docs/states.md).
     StartReview,
     /// Run the review of this round (or record that there is nothing to run).
     RunReview { round: u32 },
@@ -258,42 +273,53 @@ pub enum GetTaskStep {
 
 pub fn get_task_step(state: &State, plan: Option<&PlanSummary>) -> GetTaskStep {
     let all_done = plan.is_some_and(PlanSummary::all_done);
-    if state.guidance.is_some() && state.status != Status::Halted {
+    if state.guidance.is_some() && state.status() != Status::Halted {
         return GetTaskStep::DeliverGuidance;
     }
-    match state.status {
-        Status::Initializing | Status::CreatingBranch if all_done => GetTaskStep::DropStalePlan,
-        Status::Initializing if plan.is_some() => GetTaskStep::AdoptPlan,
-        Status::CreatingBranch => match (&state.current_pr_branch, plan) {
-            (_, None) => GetTaskStep::DropStalePlan,
-            (None, Some(_)) => GetTaskStep::AdoptPlan,
-            (Some(branch), Some(_)) => GetTaskStep::PrepareBranch {
+    let owed_checkpoint = |pr: &Pr, pending: &Option<TddPending>| match pending {
+        Some(TddPending::Checkpoint { .. }) => Some(GetTaskStep::LookForCheckpoint {
+            since: pr.last_checkpoint.clone(),
+        }),
+        Some(TddPending::Analysis { .. }) | None => None,
+    };
+    match &state.phase {
+        Phase::Initializing | Phase::CreatingBranch { .. } if all_done => {
+            GetTaskStep::DropStalePlan
+        }
+        Phase::Initializing if plan.is_some() => GetTaskStep::AdoptPlan,
+        Phase::Initializing => GetTaskStep::Brief,
+        Phase::CreatingBranch { branch, .. } => match plan {
+            None => GetTaskStep::DropStalePlan,
+            Some(_) => GetTaskStep::PrepareBranch {
                 branch: branch.clone(),
             },
         },
-        Status::ExecutingTdd | Status::Debugging => match &state.pending {
-            Some(Pending::Checkpoint { .. }) => GetTaskStep::LookForCheckpoint {
-                since: state.last_commit_hash.clone(),
+        Phase::ExecutingTdd { pr, pending } => {
+            owed_checkpoint(pr, pending).unwrap_or(match pending {
+                None if all_done => GetTaskStep::StartReview,
+                _ => GetTaskStep::Brief,
+            })
+        }
+        Phase::Debugging { pr, pending, .. } => {
+            owed_checkpoint(pr, pending).unwrap_or(GetTaskStep::Brief)
+        }
+        Phase::CodeReview { pr, stage } => match stage {
+            ReviewStage::Due { .. } => GetTaskStep::RunReview {
+                round: pr.review.round.saturating_add(1),
             },
-            None if all_done && state.status == Status::ExecutingTdd => GetTaskStep::StartReview,
-            _ => GetTaskStep::Brief,
-        },
-        Status::CodeReview => match &state.pending {
             // Waiting for a human, or for the agent's escalation: nothing to run.
-            Some(_) => GetTaskStep::Brief,
-            None => GetTaskStep::RunReview {
-                round: state.review_round.saturating_add(1),
-            },
+            ReviewStage::AwaitingApproval { .. } | ReviewStage::MustEscalate { .. } => {
+                GetTaskStep::Brief
+            }
         },
-        Status::PlanUpdated => GetTaskStep::StartMerge,
-        Status::MergingBranch => match &state.current_pr_branch {
-            Some(branch) => GetTaskStep::Merge {
-                branch: branch.clone(),
-            },
-            None => GetTaskStep::Brief,
+        Phase::PlanUpdated { .. } => GetTaskStep::StartMerge,
+        Phase::MergingBranch { pr, .. } => GetTaskStep::Merge {
+            branch: pr.branch.clone(),
         },
-        Status::Halted => GetTaskStep::Halted,
-        _ => GetTaskStep::Brief,
+        Phase::Halted { .. } => GetTaskStep::Halted,
+        Phase::Replanning { .. }
+        | Phase::AwaitingFinalization { .. }
+        | Phase::FinalizeComplete { .. } => GetTaskStep::Brief,
     }
 }
 
@@ -310,7 +336,7 @@ pub enum SubmitRequest {
 }
 
 /// What the engine should do for an accepted submit.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Accepted {
     Plan,
     /// A plan in REPLANNING: it must follow the re-plan rules.
@@ -318,6 +344,7 @@ pub enum Accepted {
     Test {
         step: StepId,
         kind: StepType,
+        description: String,
         expectation: Expectation,
     },
     Analysis,
@@ -333,7 +360,7 @@ pub fn check_submit(
     plan: Option<&PlanSummary>,
     request: SubmitRequest,
 ) -> Result<Accepted, Rejection> {
-    let status = state.status;
+    let status = state.status();
     let in_tdd = matches!(status, Status::ExecutingTdd | Status::Debugging);
     match request {
         SubmitRequest::Plan if status == Status::Initializing => Ok(Accepted::Plan),
@@ -367,7 +394,7 @@ pub fn check_submit(
         SubmitRequest::Test { expectation } => {
             // The pending item comes first: after the last step passed, "checkpoint first"
             // is the answer, not "every step is DONE".
-            match &state.pending {
+            match state.pending() {
                 Some(Pending::Analysis { step, .. }) => {
                     return Err(Rejection::wrong_state(
                         status,
@@ -416,11 +443,12 @@ pub fn check_submit(
                 _ => Ok(Accepted::Test {
                     step: step_id,
                     kind: step.kind,
+                    description: step.description.clone(),
                     expectation: wanted,
                 }),
             }
         }
-        SubmitRequest::Analysis(_) => match &state.pending {
+        SubmitRequest::Analysis(_) => match state.pending() {
             Some(Pending::Analysis { .. }) => Ok(Accepted::Analysis),
             _ => Err(Rejection::wrong_state(
                 status,
@@ -474,17 +502,11 @@ fn current_step(
     })
 }
 
-/// True when `transition` needs the full plan for `event`, because a step is completed.
+/// True when `transition` needs the full plan for `event`: to append a review task to it.
 /// Every other event is decided from the state and the event alone, so the engine can skip
 /// parsing a large `pr.json`.
 pub fn needs_full_plan(event: &Event) -> bool {
     match event {
-        Event::TestRan(run) => {
-            run.expectation == Expectation::Pass
-                && run.exit.success()
-                && run.preflight.as_ref().is_some_and(|p| p.record.passed)
-        }
-        Event::AnalysisDecided { decision, .. } => *decision == Decision::Success,
         Event::ReviewCompleted { record, .. } => !record.blocking().is_empty(),
         Event::Rejected { .. } => true,
         _ => false,
@@ -493,479 +515,870 @@ pub fn needs_full_plan(event: &Event) -> bool {
 
 /// The transition table. Returns the new state and the effects, or a rejection when the
 /// event does not apply to this state (the engine checks first, so this is the backstop
-/// against a state that moved underneath it).
+/// against a state that moved underneath it). `plan` is the full plan, progress included,
+/// when [`needs_full_plan`] says the event needs it.
 pub fn transition(
     state: &State,
     plan: Option<&Plan>,
     event: Event,
 ) -> Result<Transition, Rejection> {
-    let from = state.status;
+    let from = state.status();
     let name = event.name();
-    let mut next = state.clone();
-    let done = |next: State, plan: PlanChange, step, summary: String, effects| {
-        Ok(Transition {
-            event: name,
-            from,
-            state: next,
-            plan,
-            step,
-            summary,
-            effects,
-        })
-    };
-    match event {
+    let next = match event {
         Event::PlanSubmitted {
-            plan: new_plan,
+            plan,
             branch,
             summary,
-        } => {
-            if !matches!(from, Status::Initializing | Status::CreatingBranch) {
-                return Err(Rejection::wrong_state(
-                    from,
-                    format!("a plan is only accepted in INITIALIZING, not in {from}"),
-                    GET_TASK_HINT,
-                ));
-            }
-            next.status = Status::CreatingBranch;
-            next.current_pr_branch = Some(branch.clone());
-            next.debug_attempt_counter = 0;
-            next.last_error = None;
-            next.pending = None;
-            next.last_run = None;
-            let body = format!(
-                "plan \"{}\" accepted; branch {branch}\n\n{summary}",
-                new_plan.pr_title
-            );
-            done(
-                next,
-                PlanChange::Replace(new_plan),
-                None,
-                body,
-                vec![Effect::Reply(Verdict::Success)],
-            )
-        }
-        Event::StalePlanDropped { title } => {
-            next.status = Status::Initializing;
-            next.current_pr_branch = None;
-            next.pending = None;
-            next.last_error = None;
-            next.last_run = None;
-            next.debug_attempt_counter = 0;
-            let body = match title {
-                Some(title) => format!("dropped the stale plan \"{title}\": no step left to do"),
-                None => "dropped an empty plan".to_string(),
-            };
-            done(next, PlanChange::Drop, None, body, vec![])
-        }
-        Event::BranchReady { base } => {
-            require(from, &[Status::CreatingBranch], name)?;
-            next.status = Status::ExecutingTdd;
-            next.last_error = None;
-            next.branch_base = base;
-            let branch = next.current_pr_branch.clone().unwrap_or_default();
-            done(
-                next,
-                PlanChange::Keep,
-                None,
-                format!("on branch {branch}"),
-                vec![],
-            )
-        }
-        Event::BranchBlocked { reason } => {
-            require(from, &[Status::CreatingBranch], name)?;
-            next.last_error = Some(reason.clone());
-            done(next, PlanChange::Keep, None, reason, vec![])
-        }
-        Event::TestRan(run) => test_ran(next, plan, run, from, name),
-        Event::AnalysisDecided { decision, summary } => {
-            let Some(Pending::Analysis {
-                step, output_tail, ..
-            }) = state.pending.clone()
-            else {
-                return Err(Rejection::wrong_state(
-                    from,
-                    format!("no analysis is pending in state {from}"),
-                    GET_TASK_HINT,
-                ));
-            };
-            next.pending = None;
-            match decision {
-                Decision::Success => {
-                    let mut new_plan = plan.cloned().ok_or_else(|| missing_plan(from))?;
-                    new_plan.complete_step(step);
-                    leave_debugging(&mut next);
-                    if let Some(run) = &mut next.last_run {
-                        run.verdict = Verdict::Success;
-                    }
-                    let body = format!(
-                        "step {step} DONE: the RED test failed for the intended reason\n\n{summary}"
-                    );
-                    done(
-                        next,
-                        PlanChange::Replace(new_plan),
-                        Some(step),
-                        body,
-                        vec![Effect::Reply(Verdict::Success)],
-                    )
-                }
-                Decision::Failure => {
-                    enter_debugging(&mut next, output_tail);
-                    if let Some(run) = &mut next.last_run {
-                        run.verdict = Verdict::Failure;
-                    }
-                    let body = format!(
-                        "step {step}: the RED test failed for the wrong reason; debugging attempt {}\n\n{summary}",
-                        next.debug_attempt_counter
-                    );
-                    done(
-                        next,
-                        PlanChange::Keep,
-                        Some(step),
-                        body,
-                        vec![Effect::Reply(Verdict::Failure)],
-                    )
-                }
-            }
-        }
+        } => plan_submitted(state, plan, branch, &summary),
+        Event::StalePlanDropped { title } => stale_plan_dropped(state, title),
+        Event::BranchReady { base } => branch_ready(state, base),
+        Event::BranchBlocked { reason } => branch_blocked(state, reason),
+        Event::TestRan(run) => test_ran(state, run),
+        Event::AnalysisDecided { decision, summary } => analysis_decided(state, decision, &summary),
         Event::CheckpointRecorded {
             commit,
             subject,
             tree,
-        } => {
-            require(from, CHECKPOINT_STATES, name)?;
-            next.verified_tree = Some(tree);
-            // A checkpoint nobody asked for (a human's) still moves `last_commit_hash`.
-            let step = match &state.pending {
-                Some(Pending::Checkpoint { step, .. }) => {
-                    next.pending = None;
-                    Some(*step)
-                }
-                _ => None,
-            };
-            next.last_commit_hash = Some(commit.clone());
-            let body = match step {
-                Some(step) => format!("checkpoint for step {step}: {commit} {subject}"),
-                None => format!("checkpoint {commit} {subject}"),
-            };
-            done(next, PlanChange::Keep, step, body, vec![])
-        }
-        Event::PreflightPassed { cache } => {
-            require(from, CHECKPOINT_STATES, name)?;
-            let body = format!("preflight passed on tree {} for a checkpoint", cache.tree);
-            next.preflight_cache = Some(cache);
-            done(next, PlanChange::Keep, None, body, vec![])
-        }
+        } => checkpoint_recorded(state, commit, &subject, tree),
+        Event::PreflightPassed { cache } => preflight_passed(state, cache),
         Event::ScopeReduced {
             step,
             original_task,
             untracked,
-        } => {
-            require(from, &[Status::Debugging], name)?;
-            let body = format!(
-                "scope reduction after {} failed attempts: the working tree was reset to HEAD; task \"{original_task}\" \
-                 is to be re-planned",
-                state.debug_attempt_counter
-            );
-            next.status = Status::Replanning;
-            next.pending = None;
-            next.replan_context = Some(ReplanContext {
-                original_task,
-                step,
-                error: state.last_error.clone().unwrap_or_default(),
-                untracked,
-            });
-            done(next, PlanChange::Keep, Some(step), body, vec![])
-        }
+        } => scope_reduced(state, step, original_task, untracked),
         Event::Replanned {
-            plan: new_plan,
+            plan,
             new_tasks,
             summary,
-        } => {
-            require(from, &[Status::Replanning], name)?;
-            let original = state
-                .replan_context
-                .as_ref()
-                .map(|c| c.original_task.clone())
-                .unwrap_or_default();
-            let body = format!(
-                "re-plan accepted: \"{original}\" is replaced by {new_tasks} tasks\n\n{summary}"
-            );
-            leave_debugging(&mut next);
-            next.replan_context = None;
-            next.pending = None;
-            done(
-                next,
-                PlanChange::Replace(new_plan),
-                None,
-                body,
-                vec![Effect::Reply(Verdict::Success)],
-            )
+        } => replanned(state, plan, new_tasks, &summary),
+        Event::Escalated { report } => escalated(state, report),
+        Event::Resumed { guidance } => resumed(state, guidance),
+        Event::GuidanceDelivered => Ok(Next::new(
+            State {
+                guidance: None,
+                ..state.clone()
+            },
+            "the human's guidance was shown to the agent".into(),
+        )),
+        Event::ReviewStarted { max_rounds } => review_started(state, max_rounds),
+        Event::ReviewCompleted { record, human } => review_completed(state, plan, record, human),
+        Event::ReviewFailed { error } => review_failed(state, error),
+        Event::Approved => approved(state),
+        Event::Rejected { comment } => rejected(state, plan, comment),
+        Event::Squashed { commit } => squashed(state, commit),
+        Event::MasterPlanUpdated { commit } => master_plan_updated(state, commit),
+        Event::MergeStarted => merge_started(state),
+        Event::Merged { branch } => merged(state, &branch),
+        Event::MergeBlocked { reason } => merge_blocked(state, reason),
+        Event::MergeConflicted { message } => merge_conflicted(state, message),
+    }
+    .map_err(|reason| reason.rejection(from, name))?;
+    Ok(Transition {
+        event: name,
+        from,
+        state: next.state,
+        plan: next.plan,
+        step: next.step,
+        summary: next.summary,
+        effects: next.effects,
+    })
+}
+
+/// What one event's function decides; [`transition`] adds the event's name and origin.
+struct Next {
+    state: State,
+    plan: PlanChange,
+    step: Option<StepId>,
+    summary: String,
+    effects: Vec<Effect>,
+}
+
+impl Next {
+    fn new(state: State, summary: String) -> Next {
+        Next {
+            state,
+            plan: PlanChange::Keep,
+            step: None,
+            summary,
+            effects: Vec::new(),
         }
-        Event::Escalated { report } => {
-            require(from, ESCALATABLE, name)?;
-            let message = match (&state.pending, from) {
-                (Some(Pending::Escalation { reason }), _) => {
-                    format!("the agent escalated for external help: {reason}")
-                }
-                (_, Status::Debugging | Status::Replanning) => format!(
-                    "the agent escalated for external help after {} failed attempts",
-                    state.debug_attempt_counter
-                ),
-                _ => format!("the agent escalated for external help in state {from}"),
-            };
-            next.status = Status::Halted;
-            next.halt = Some(Halt {
-                reason: HaltReason::Escalated,
-                message: message.clone(),
-                resume_to: from,
-            });
-            done(
-                next,
-                PlanChange::Keep,
-                None,
-                message,
-                vec![Effect::SaveEscalation(report)],
-            )
+    }
+
+    fn plan(mut self, plan: PlanChange) -> Next {
+        self.plan = plan;
+        self
+    }
+
+    fn step(mut self, step: StepId) -> Next {
+        self.step = Some(step);
+        self
+    }
+
+    fn effects(mut self, effects: Vec<Effect>) -> Next {
+        self.effects = effects;
+        self
+    }
+}
+
+/// Why an event does not apply; turned into a [`Rejection`] naming the state.
+enum Refusal {
+    /// The event does not fit the state at all.
+    WrongState,
+    /// The event needs the plan, and none is active.
+    NoPlan,
+    /// Anything else, in its own words.
+    Said(String),
+    /// Refused as a command's own check refuses it.
+    Rejected(Rejection),
+}
+
+impl Refusal {
+    fn rejection(self, from: Status, event: &str) -> Rejection {
+        let message = match self {
+            Refusal::WrongState => format!("`{event}` does not apply in state {from}"),
+            Refusal::NoPlan => format!("no PR plan is active in state {from}"),
+            Refusal::Said(message) => message,
+            Refusal::Rejected(rejection) => return rejection,
+        };
+        Rejection::wrong_state(from, message, GET_TASK_HINT)
+    }
+}
+
+fn with_phase(state: &State, phase: Phase) -> State {
+    State {
+        phase,
+        ..state.clone()
+    }
+}
+
+fn plan_submitted(
+    state: &State,
+    plan: Plan,
+    branch: String,
+    summary: &str,
+) -> Result<Next, Refusal> {
+    match state.phase {
+        Phase::Initializing | Phase::CreatingBranch { .. } => {}
+        _ => {
+            return Err(Refusal::Said(format!(
+                "a plan is only accepted in INITIALIZING, not in {}",
+                state.status()
+            )));
         }
-        Event::Resumed { guidance } => {
-            let Some(halt) = state.halt.clone() else {
-                return Err(Rejection::wrong_state(
-                    from,
-                    format!("`resume` does not apply in state {from}"),
-                    GET_TASK_HINT,
-                ));
-            };
-            next.status = halt.resume_to;
-            next.halt = None;
-            next.debug_attempt_counter = 0;
-            next.identical_failures = 0;
-            if halt.resume_to == Status::CodeReview {
-                // The human answered an exhausted review: the rounds start again (their
-                // numbers go on, so feedback tasks keep distinct names).
-                next.blocked_rounds = 0;
-                next.pending = None;
-            }
-            let body = match &guidance {
-                Some(g) => format!(
-                    "resumed after: {}\n\nGuidance from a human:\n{g}",
-                    halt.message
-                ),
-                None => format!("resumed after: {}", halt.message),
-            };
-            next.guidance = guidance;
-            done(
-                next,
-                PlanChange::Keep,
-                None,
-                body,
-                vec![Effect::DropEscalation],
-            )
+    }
+    let body = format!(
+        "plan \"{}\" accepted; branch {branch}\n\n{summary}",
+        plan.pr_title
+    );
+    let phase = Phase::CreatingBranch {
+        branch,
+        blocked: None,
+    };
+    Ok(Next::new(with_phase(state, phase), body)
+        .plan(PlanChange::Replace(plan))
+        .effects(vec![Effect::Reply(Verdict::Success)]))
+}
+
+fn stale_plan_dropped(state: &State, title: Option<String>) -> Result<Next, Refusal> {
+    match state.phase {
+        Phase::Initializing | Phase::CreatingBranch { .. } => {}
+        _ => return Err(Refusal::WrongState),
+    }
+    let body = match title {
+        Some(title) => format!("dropped the stale plan \"{title}\": no step left to do"),
+        None => "dropped an empty plan".to_string(),
+    };
+    Ok(Next::new(with_phase(state, Phase::Initializing), body).plan(PlanChange::Drop))
+}
+
+fn branch_ready(state: &State, base: Option<String>) -> Result<Next, Refusal> {
+    let Phase::CreatingBranch { branch, .. } = &state.phase else {
+        return Err(Refusal::WrongState);
+    };
+    let phase = Phase::ExecutingTdd {
+        pr: Pr::new(branch.clone(), base),
+        pending: None,
+    };
+    Ok(Next::new(
+        with_phase(state, phase),
+        format!("on branch {branch}"),
+    ))
+}
+
+fn branch_blocked(state: &State, reason: String) -> Result<Next, Refusal> {
+    let Phase::CreatingBranch { branch, .. } = &state.phase else {
+        return Err(Refusal::WrongState);
+    };
+    let phase = Phase::CreatingBranch {
+        branch: branch.clone(),
+        blocked: Some(reason.clone()),
+    };
+    Ok(Next::new(with_phase(state, phase), reason))
+}
+
+/// The TDD loop's data, whichever of its two phases the workflow is in.
+struct Tdd {
+    pr: Pr,
+    attempts: Option<Attempts>,
+    pending: Option<TddPending>,
+}
+
+impl Tdd {
+    fn of(state: &State) -> Option<Tdd> {
+        match &state.phase {
+            Phase::ExecutingTdd { pr, pending } => Some(Tdd {
+                pr: pr.clone(),
+                attempts: None,
+                pending: pending.clone(),
+            }),
+            Phase::Debugging {
+                pr,
+                attempts,
+                pending,
+            } => Some(Tdd {
+                pr: pr.clone(),
+                attempts: Some(attempts.clone()),
+                pending: pending.clone(),
+            }),
+            _ => None,
         }
-        Event::GuidanceDelivered => {
-            next.guidance = None;
-            done(
-                next,
-                PlanChange::Keep,
-                None,
-                "the human's guidance was shown to the agent".into(),
-                vec![],
-            )
+    }
+
+    /// The attempt failed: DEBUGGING starts, or counts one more attempt (docs/states.md).
+    fn failed(self, error: String) -> Phase {
+        let attempts = match self.attempts {
+            // Agents loop on identical errors; the briefing says so when it happens.
+            Some(old) => Attempts {
+                count: old.count.saturating_add(1),
+                identical_failures: if same_failure(&old.error, &error) {
+                    old.identical_failures.saturating_add(1)
+                } else {
+                    0
+                },
+                error,
+            },
+            None => Attempts {
+                count: 1,
+                identical_failures: 0,
+                error,
+            },
+        };
+        Phase::Debugging {
+            pr: self.pr,
+            attempts,
+            pending: self.pending,
         }
-        Event::ReviewStarted { max_rounds } => {
-            require(from, &[Status::ExecutingTdd], name)?;
-            next.status = Status::CodeReview;
-            next.last_error = None;
-            let body = if state.blocked_rounds >= max_rounds {
-                let reason = format!(
-                    "{} review round{} ended with blocking findings, the most review.max_rounds allows",
-                    state.blocked_rounds,
-                    if state.blocked_rounds == 1 { "" } else { "s" }
-                );
-                next.pending = Some(Pending::Escalation {
-                    reason: reason.clone(),
-                });
-                format!("every step is DONE, but {reason}: the agent must escalate")
-            } else {
-                format!(
-                    "every step is DONE: code review round {}",
-                    state.review_round.saturating_add(1)
-                )
-            };
-            done(next, PlanChange::Keep, None, body, vec![])
+    }
+
+    /// The outcome matched the expectation: debugging is over.
+    fn succeeded(self) -> Phase {
+        Phase::ExecutingTdd {
+            pr: self.pr,
+            pending: self.pending,
         }
-        Event::ReviewCompleted { record, human } => {
-            require(from, &[Status::CodeReview], name)?;
-            let blocking = record.blocking();
-            next.review_round = record.round;
-            next.last_error = None;
-            next.last_review = Some(ReviewSummary {
-                round: record.round,
-                ran: record.ran,
-                findings: record.findings.len(),
-                blocking: blocking.len(),
-            });
-            let effects = vec![Effect::SaveReview(record.clone())];
-            if !blocking.is_empty() {
-                let plan = plan.ok_or_else(|| missing_plan(from))?;
-                next.blocked_rounds = next.blocked_rounds.saturating_add(1);
-                let mut new_plan = plan.clone();
-                new_plan.tasks.push(feedback_task(record.round, &blocking));
-                next.status = Status::ExecutingTdd;
-                let body = format!(
-                    "review round {}: {} blocking finding{} sent back as a new task\n\n{}",
-                    record.round,
-                    blocking.len(),
-                    if blocking.len() == 1 { "" } else { "s" },
-                    blocking
-                        .iter()
-                        .map(ToString::to_string)
-                        .collect::<Vec<_>>()
-                        .join("\n")
-                );
-                return done(next, PlanChange::Replace(new_plan), None, body, effects);
-            }
-            let what = if record.ran {
-                format!(
-                    "review round {}: no blocking findings ({} noted)",
-                    record.round,
-                    record.findings.len()
-                )
-            } else {
-                "no review command is configured: nothing was reviewed automatically".to_string()
-            };
-            let body = if human {
-                next.pending = Some(Pending::Approval {
-                    round: record.round,
-                });
-                format!("{what}; waiting for a human's approval")
-            } else {
-                next.status = Status::AwaitingFinalization;
-                what
-            };
-            done(next, PlanChange::Keep, None, body, effects)
-        }
-        Event::ReviewFailed { error } => {
-            require(from, &[Status::CodeReview], name)?;
-            next.last_error = Some(error.clone());
-            done(
-                next,
-                PlanChange::Keep,
-                None,
-                format!("the review could not run: {error}"),
-                vec![],
-            )
-        }
-        Event::Approved => {
-            awaiting_approval(state)?;
-            next.pending = None;
-            next.status = Status::AwaitingFinalization;
-            done(
-                next,
-                PlanChange::Keep,
-                None,
-                "a human approved the PR".into(),
-                vec![],
-            )
-        }
-        Event::Rejected { comment } => {
-            awaiting_approval(state)?;
-            let plan = plan.ok_or_else(|| missing_plan(from))?;
-            let finding = Finding {
-                priority: Priority::P1,
-                file: None,
-                line: None,
-                issue: comment.clone(),
-                suggestion: None,
-                dimensions: Vec::new(),
-                human: true,
-            };
-            let mut new_plan = plan.clone();
-            new_plan
-                .tasks
-                .push(feedback_task(state.review_round, &[finding]));
-            next.pending = None;
-            next.status = Status::ExecutingTdd;
-            let body = format!("a human rejected the PR:\n{comment}");
-            done(next, PlanChange::Replace(new_plan), None, body, vec![])
-        }
-        Event::Squashed { commit } => {
-            require(from, &[Status::AwaitingFinalization], name)?;
-            next.status = Status::FinalizeComplete;
-            next.last_error = None;
-            next.final_commit = Some(commit.clone());
-            done(
-                next,
-                PlanChange::Keep,
-                None,
-                format!("squashed into {commit}"),
-                vec![],
-            )
-        }
-        Event::MasterPlanUpdated { commit } => {
-            require(from, &[Status::FinalizeComplete], name)?;
-            next.status = Status::PlanUpdated;
-            next.plan_commit = Some(commit.clone());
-            let body = format!("the master plan marks the PR done, in {commit}");
-            done(next, PlanChange::Keep, None, body, vec![])
-        }
-        Event::MergeStarted => {
-            require(from, &[Status::PlanUpdated], name)?;
-            next.status = Status::MergingBranch;
-            done(next, PlanChange::Keep, None, "merging".into(), vec![])
-        }
-        Event::Merged { branch } => {
-            let after_conflict = from == Status::Halted
-                && state
-                    .halt
-                    .as_ref()
-                    .is_some_and(|h| h.reason == HaltReason::MergeConflict);
-            if from != Status::MergingBranch && !after_conflict {
-                require(from, &[Status::MergingBranch], name)?;
-            }
-            let main = state.main_branch.clone();
-            let extra = std::mem::take(&mut next.extra);
-            next = State::new(main);
-            next.extra = extra;
-            let body = if after_conflict {
-                format!("{branch} was merged by a human after a conflict; the branch is cleaned up")
-            } else {
-                format!("merged {branch} and deleted it")
-            };
-            done(
-                next,
-                PlanChange::Drop,
-                None,
-                body,
-                vec![Effect::DropPrRecords],
-            )
-        }
-        Event::MergeBlocked { reason } => {
-            require(from, &[Status::MergingBranch], name)?;
-            next.last_error = Some(reason.clone());
-            done(next, PlanChange::Keep, None, reason, vec![])
-        }
-        Event::MergeConflicted { message } => {
-            require(from, &[Status::MergingBranch], name)?;
-            next.status = Status::Halted;
-            next.halt = Some(Halt {
-                reason: HaltReason::MergeConflict,
-                message: message.clone(),
-                resume_to: Status::MergingBranch,
-            });
-            done(next, PlanChange::Keep, None, message, vec![])
+    }
+
+    /// The phase as it was, with the changes made to its data.
+    fn unchanged(self) -> Phase {
+        match self.attempts {
+            Some(attempts) => Phase::Debugging {
+                pr: self.pr,
+                attempts,
+                pending: self.pending,
+            },
+            None => self.succeeded(),
         }
     }
 }
 
-fn awaiting_approval(state: &State) -> Result<(), Rejection> {
-    match (&state.pending, state.status) {
-        (Some(Pending::Approval { .. }), Status::CodeReview) => Ok(()),
-        (_, status) => Err(Rejection::wrong_state(
-            status,
-            format!("nothing waits for a human's approval in state {status}"),
-            "`git orchestrate status` shows where the workflow stands.",
-        )),
+fn test_ran(state: &State, run: TestRun) -> Result<Next, Refusal> {
+    let mut tdd = Tdd::of(state).ok_or(Refusal::WrongState)?;
+    let step = run.step;
+    let (command, exit) = (&run.command, run.exit);
+    let mut last_run = LastRun {
+        step,
+        command: run.command.clone(),
+        expectation: run.expectation,
+        exit: run.exit,
+        verdict: Verdict::Failure,
+        preflight: run.preflight.as_ref().map(|p| p.record.clone()),
+    };
+    let (phase, plan, body, output, verdict) = match (
+        run.expectation,
+        exit.success(),
+        &run.preflight,
+    ) {
+        (Expectation::Pass, true, Some(pre)) if pre.record.passed() => {
+            if let (Some(tree), Some(key)) = (&pre.verified_tree, &pre.key) {
+                tdd.pr.verified_tree = Some(tree.clone());
+                tdd.pr.preflight_cache = Some(PreflightCache {
+                    tree: tree.clone(),
+                    key: key.clone(),
+                    gates: pre.record.gates.clone(),
+                });
+            }
+            tdd.pending = run.kind.needs_checkpoint().then(|| TddPending::Checkpoint {
+                step,
+                step_type: run.kind,
+                description: run.description.clone(),
+            });
+            let gates = match pre.record.gates.len() {
+                0 => "preflight: none configured".to_string(),
+                1 => "preflight passed (1 gate)".to_string(),
+                n => format!("preflight passed ({n} gates)"),
+            };
+            (
+                tdd.succeeded(),
+                PlanChange::CompleteStep(step),
+                format!("SUCCESS: step {step} DONE: `{command}` passed ({exit}); {gates}"),
+                OutputSource::Test,
+                Verdict::Success,
+            )
+        }
+        (
+            Expectation::Pass,
+            true,
+            Some(PreflightOutcome {
+                failure: Some((gate, tail)),
+                ..
+            }),
+        ) => {
+            let phase = tdd.failed(tail.clone());
+            let body = format!(
+                "FAILURE: `{command}` passed ({exit}), but preflight gate `{gate}` failed; debugging attempt {}",
+                phase.attempts()
+            );
+            let output = OutputSource::Gate(gate.clone());
+            (phase, PlanChange::Keep, body, output, Verdict::Failure)
+        }
+        (Expectation::Pass, true, _) => {
+            return Err(Refusal::Said(
+                "a passing PASS run needs its preflight result before it can be recorded".into(),
+            ));
+        }
+        (Expectation::Pass, false, _) => {
+            let phase = tdd.failed(run.output_tail.clone());
+            let body = format!(
+                "FAILURE: `{command}` failed ({exit}); debugging attempt {}",
+                phase.attempts()
+            );
+            (
+                phase,
+                PlanChange::Keep,
+                body,
+                OutputSource::Test,
+                Verdict::Failure,
+            )
+        }
+        (Expectation::Fail, false, _) => {
+            tdd.pending = Some(TddPending::Analysis {
+                step,
+                command: run.command.clone(),
+                exit: run.exit,
+                output_tail: run.output_tail.clone(),
+            });
+            (
+                tdd.unchanged(),
+                PlanChange::Keep,
+                format!(
+                    "NEEDS_ANALYSIS: the RED test `{command}` failed ({exit}), as it should; awaiting the analysis"
+                ),
+                OutputSource::Test,
+                Verdict::NeedsAnalysis,
+            )
+        }
+        (Expectation::Fail, true, _) => {
+            let phase = tdd.failed(run.output_tail.clone());
+            let body = format!(
+                "FAILURE: the RED test `{command}` passed ({exit}), but a RED test must fail; debugging attempt {}",
+                phase.attempts()
+            );
+            (
+                phase,
+                PlanChange::Keep,
+                body,
+                OutputSource::Test,
+                Verdict::Failure,
+            )
+        }
+    };
+    last_run.verdict = verdict;
+    let mut next = with_phase(state, phase);
+    if let Some(pr) = next.pr_mut() {
+        pr.last_run = Some(last_run);
     }
+    Ok(Next::new(next, format!("{body}\n\n{}", run.summary))
+        .plan(plan)
+        .step(step)
+        .effects(vec![Effect::SaveOutput(output), Effect::Reply(verdict)]))
+}
+
+fn analysis_decided(state: &State, decision: Decision, summary: &str) -> Result<Next, Refusal> {
+    let no_analysis = || {
+        Refusal::Said(format!(
+            "no analysis is pending in state {}",
+            state.status()
+        ))
+    };
+    let mut tdd = Tdd::of(state).ok_or_else(no_analysis)?;
+    let Some(TddPending::Analysis {
+        step, output_tail, ..
+    }) = tdd.pending.take()
+    else {
+        return Err(no_analysis());
+    };
+    let (phase, plan, body, verdict) = match decision {
+        Decision::Success => (
+            tdd.succeeded(),
+            PlanChange::CompleteStep(step),
+            format!("step {step} DONE: the RED test failed for the intended reason\n\n{summary}"),
+            Verdict::Success,
+        ),
+        Decision::Failure => {
+            let phase = tdd.failed(output_tail);
+            let body = format!(
+                "step {step}: the RED test failed for the wrong reason; debugging attempt {}\n\n{summary}",
+                phase.attempts()
+            );
+            (phase, PlanChange::Keep, body, Verdict::Failure)
+        }
+    };
+    let mut next = with_phase(state, phase);
+    if let Some(run) = next.pr_mut().and_then(|pr| pr.last_run.as_mut()) {
+        run.verdict = verdict;
+    }
+    Ok(Next::new(next, body)
+        .plan(plan)
+        .step(step)
+        .effects(vec![Effect::Reply(verdict)]))
+}
+
+fn checkpoint_recorded(
+    state: &State,
+    commit: String,
+    subject: &str,
+    tree: String,
+) -> Result<Next, Refusal> {
+    let mut phase = state.phase.clone();
+    // A checkpoint nobody asked for (a human's) still moves the last checkpoint.
+    let (pr, step) = match &mut phase {
+        Phase::ExecutingTdd { pr, pending } | Phase::Debugging { pr, pending, .. } => {
+            let step = match pending.take() {
+                Some(TddPending::Checkpoint { step, .. }) => Some(step),
+                other => {
+                    *pending = other;
+                    None
+                }
+            };
+            (pr, step)
+        }
+        Phase::AwaitingFinalization { pr } => (pr, None),
+        _ => return Err(Refusal::WrongState),
+    };
+    pr.verified_tree = Some(tree);
+    pr.last_checkpoint = Some(commit.clone());
+    let body = match step {
+        Some(step) => format!("checkpoint for step {step}: {commit} {subject}"),
+        None => format!("checkpoint {commit} {subject}"),
+    };
+    let next = Next::new(with_phase(state, phase), body);
+    Ok(match step {
+        Some(step) => next.step(step),
+        None => next,
+    })
+}
+
+fn preflight_passed(state: &State, cache: PreflightCache) -> Result<Next, Refusal> {
+    if !CHECKPOINT_STATES.contains(&state.status()) {
+        return Err(Refusal::WrongState);
+    }
+    let body = format!("preflight passed on tree {} for a checkpoint", cache.tree);
+    let mut next = state.clone();
+    if let Some(pr) = next.pr_mut() {
+        pr.preflight_cache = Some(cache);
+    }
+    Ok(Next::new(next, body))
+}
+
+fn scope_reduced(
+    state: &State,
+    step: StepId,
+    original_task: String,
+    untracked: Vec<String>,
+) -> Result<Next, Refusal> {
+    let Phase::Debugging { pr, attempts, .. } = &state.phase else {
+        return Err(Refusal::WrongState);
+    };
+    let body = format!(
+        "scope reduction after {} failed attempts: the working tree was reset to HEAD; task \"{original_task}\" \
+         is to be re-planned",
+        attempts.count
+    );
+    let phase = Phase::Replanning {
+        pr: pr.clone(),
+        attempts: attempts.count,
+        context: ReplanContext {
+            original_task,
+            step,
+            error: attempts.error.clone(),
+            untracked,
+        },
+    };
+    // The re-plan starts from the stored plan, so it must read as it stands now.
+    Ok(Next::new(with_phase(state, phase), body)
+        .plan(PlanChange::Materialize)
+        .step(step))
+}
+
+fn replanned(state: &State, plan: Plan, new_tasks: usize, summary: &str) -> Result<Next, Refusal> {
+    let Phase::Replanning { pr, context, .. } = &state.phase else {
+        return Err(Refusal::WrongState);
+    };
+    let body = format!(
+        "re-plan accepted: \"{}\" is replaced by {new_tasks} tasks\n\n{summary}",
+        context.original_task
+    );
+    let phase = Phase::ExecutingTdd {
+        pr: pr.clone(),
+        pending: None,
+    };
+    Ok(Next::new(with_phase(state, phase), body)
+        .plan(PlanChange::Replace(plan))
+        .effects(vec![Effect::Reply(Verdict::Success)]))
+}
+
+fn escalated(state: &State, report: String) -> Result<Next, Refusal> {
+    let from = state.status();
+    if !ESCALATABLE.contains(&from) {
+        return Err(Refusal::WrongState);
+    }
+    let message = match (&state.phase, state.pending()) {
+        (_, Some(Pending::Escalation { reason })) => {
+            format!("the agent escalated for external help: {reason}")
+        }
+        (Phase::Debugging { .. } | Phase::Replanning { .. }, _) => format!(
+            "the agent escalated for external help after {} failed attempts",
+            state.attempts()
+        ),
+        _ => format!("the agent escalated for external help in state {from}"),
+    };
+    let phase = Phase::Halted {
+        halt: Halt {
+            reason: HaltReason::Escalated,
+            message: message.clone(),
+        },
+        resume: Box::new(state.phase.clone()),
+    };
+    Ok(Next::new(with_phase(state, phase), message).effects(vec![Effect::SaveEscalation(report)]))
+}
+
+fn resumed(state: &State, guidance: Option<String>) -> Result<Next, Refusal> {
+    let Phase::Halted { halt, resume } = &state.phase else {
+        return Err(Refusal::Said(format!(
+            "`resume` does not apply in state {}",
+            state.status()
+        )));
+    };
+    // A human answered: the attempts that unlocked the escape tools start again.
+    let phase = match (**resume).clone() {
+        Phase::Debugging {
+            pr,
+            attempts,
+            pending,
+        } => Phase::Debugging {
+            pr,
+            attempts: Attempts {
+                count: 0,
+                identical_failures: 0,
+                ..attempts
+            },
+            pending,
+        },
+        Phase::Replanning { pr, context, .. } => Phase::Replanning {
+            pr,
+            attempts: 0,
+            context,
+        },
+        // The human answered an exhausted review: the rounds start again (their numbers go
+        // on, so feedback tasks keep distinct names).
+        Phase::CodeReview { mut pr, stage } => {
+            pr.review.blocked_rounds = 0;
+            let error = match stage {
+                ReviewStage::Due { error } => error,
+                ReviewStage::AwaitingApproval { .. } | ReviewStage::MustEscalate { .. } => None,
+            };
+            Phase::CodeReview {
+                pr,
+                stage: ReviewStage::Due { error },
+            }
+        }
+        other @ (Phase::Initializing
+        | Phase::CreatingBranch { .. }
+        | Phase::ExecutingTdd { .. }
+        | Phase::AwaitingFinalization { .. }
+        | Phase::FinalizeComplete { .. }
+        | Phase::PlanUpdated { .. }
+        | Phase::MergingBranch { .. }
+        | Phase::Halted { .. }) => other,
+    };
+    let body = match &guidance {
+        Some(g) => format!(
+            "resumed after: {}\n\nGuidance from a human:\n{g}",
+            halt.message
+        ),
+        None => format!("resumed after: {}", halt.message),
+    };
+    let next = State {
+        phase,
+        guidance,
+        ..state.clone()
+    };
+    Ok(Next::new(next, body).effects(vec![Effect::DropEscalation]))
+}
+
+fn review_started(state: &State, max_rounds: u32) -> Result<Next, Refusal> {
+    let Phase::ExecutingTdd { pr, .. } = &state.phase else {
+        return Err(Refusal::WrongState);
+    };
+    let blocked = pr.review.blocked_rounds;
+    let (stage, body) = if blocked >= max_rounds {
+        let reason = format!(
+            "{blocked} review round{} ended with blocking findings, the most review.max_rounds allows",
+            if blocked == 1 { "" } else { "s" }
+        );
+        let body = format!("every step is DONE, but {reason}: the agent must escalate");
+        (ReviewStage::MustEscalate { reason }, body)
+    } else {
+        let body = format!(
+            "every step is DONE: code review round {}",
+            pr.review.round.saturating_add(1)
+        );
+        (ReviewStage::Due { error: None }, body)
+    };
+    let phase = Phase::CodeReview {
+        pr: pr.clone(),
+        stage,
+    };
+    // The PR is read as a whole from here on: store the plan as it stands.
+    Ok(Next::new(with_phase(state, phase), body).plan(PlanChange::Materialize))
+}
+
+fn review_completed(
+    state: &State,
+    plan: Option<&Plan>,
+    record: ReviewRecord,
+    human: bool,
+) -> Result<Next, Refusal> {
+    let Phase::CodeReview { pr, .. } = &state.phase else {
+        return Err(Refusal::WrongState);
+    };
+    let blocking = record.blocking();
+    let mut pr = pr.clone();
+    pr.review.round = record.round;
+    pr.review.last = Some(ReviewSummary {
+        round: record.round,
+        ran: record.ran,
+        findings: record.findings.len(),
+        blocking: blocking.len(),
+    });
+    let effects = vec![Effect::SaveReview(record.clone())];
+    if !blocking.is_empty() {
+        let mut new_plan = plan.ok_or(Refusal::NoPlan)?.clone();
+        new_plan.tasks.push(feedback_task(record.round, &blocking));
+        pr.review.blocked_rounds = pr.review.blocked_rounds.saturating_add(1);
+        let body = format!(
+            "review round {}: {} blocking finding{} sent back as a new task\n\n{}",
+            record.round,
+            blocking.len(),
+            if blocking.len() == 1 { "" } else { "s" },
+            blocking
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
+        let phase = Phase::ExecutingTdd { pr, pending: None };
+        return Ok(Next::new(with_phase(state, phase), body)
+            .plan(PlanChange::Replace(new_plan))
+            .effects(effects));
+    }
+    let what = if record.ran {
+        format!(
+            "review round {}: no blocking findings ({} noted)",
+            record.round,
+            record.findings.len()
+        )
+    } else {
+        "no review command is configured: nothing was reviewed automatically".to_string()
+    };
+    let (phase, body) = if human {
+        let stage = ReviewStage::AwaitingApproval {
+            round: record.round,
+        };
+        let body = format!("{what}; waiting for a human's approval");
+        (Phase::CodeReview { pr, stage }, body)
+    } else {
+        (Phase::AwaitingFinalization { pr }, what)
+    };
+    Ok(Next::new(with_phase(state, phase), body).effects(effects))
+}
+
+fn review_failed(state: &State, error: String) -> Result<Next, Refusal> {
+    let Phase::CodeReview {
+        pr,
+        stage: ReviewStage::Due { .. },
+    } = &state.phase
+    else {
+        return Err(Refusal::WrongState);
+    };
+    let phase = Phase::CodeReview {
+        pr: pr.clone(),
+        stage: ReviewStage::Due {
+            error: Some(error.clone()),
+        },
+    };
+    let body = format!("the review could not run: {error}");
+    Ok(Next::new(with_phase(state, phase), body))
+}
+
+/// The PR of a review that waits for a human's approval.
+fn awaiting_approval(state: &State) -> Result<&Pr, Rejection> {
+    match &state.phase {
+        Phase::CodeReview {
+            pr,
+            stage: ReviewStage::AwaitingApproval { .. },
+        } => Ok(pr),
+        _ => {
+            let status = state.status();
+            Err(Rejection::wrong_state(
+                status,
+                format!("nothing waits for a human's approval in state {status}"),
+                "`git orchestrate status` shows where the workflow stands.",
+            ))
+        }
+    }
+}
+
+/// `approve` and `reject` are for a review that waits for a human.
+pub fn check_approval(state: &State) -> Result<(), Rejection> {
+    awaiting_approval(state).map(|_| ())
+}
+
+fn approved(state: &State) -> Result<Next, Refusal> {
+    let pr = awaiting_approval(state).map_err(Refusal::Rejected)?;
+    let phase = Phase::AwaitingFinalization { pr: pr.clone() };
+    Ok(Next::new(
+        with_phase(state, phase),
+        "a human approved the PR".into(),
+    ))
+}
+
+fn rejected(state: &State, plan: Option<&Plan>, comment: String) -> Result<Next, Refusal> {
+    let pr = awaiting_approval(state).map_err(Refusal::Rejected)?;
+    let mut new_plan = plan.ok_or(Refusal::NoPlan)?.clone();
+    let finding = Finding {
+        priority: Priority::P1,
+        file: None,
+        line: None,
+        issue: comment.clone(),
+        suggestion: None,
+        dimensions: Vec::new(),
+        human: true,
+    };
+    new_plan
+        .tasks
+        .push(feedback_task(pr.review.round, &[finding]));
+    let phase = Phase::ExecutingTdd {
+        pr: pr.clone(),
+        pending: None,
+    };
+    let body = format!("a human rejected the PR:\n{comment}");
+    Ok(Next::new(with_phase(state, phase), body).plan(PlanChange::Replace(new_plan)))
+}
+
+fn squashed(state: &State, commit: String) -> Result<Next, Refusal> {
+    let Phase::AwaitingFinalization { pr } = &state.phase else {
+        return Err(Refusal::WrongState);
+    };
+    let body = format!("squashed into {commit}");
+    let phase = Phase::FinalizeComplete {
+        pr: pr.clone(),
+        final_commit: commit,
+    };
+    Ok(Next::new(with_phase(state, phase), body))
+}
+
+fn master_plan_updated(state: &State, commit: String) -> Result<Next, Refusal> {
+    let Phase::FinalizeComplete { pr, final_commit } = &state.phase else {
+        return Err(Refusal::WrongState);
+    };
+    let body = format!("the master plan marks the PR done, in {commit}");
+    let phase = Phase::PlanUpdated {
+        pr: pr.clone(),
+        finalized: Finalized {
+            final_commit: final_commit.clone(),
+            plan_commit: commit,
+        },
+    };
+    Ok(Next::new(with_phase(state, phase), body))
+}
+
+fn merge_started(state: &State) -> Result<Next, Refusal> {
+    let Phase::PlanUpdated { pr, finalized } = &state.phase else {
+        return Err(Refusal::WrongState);
+    };
+    let phase = Phase::MergingBranch {
+        pr: pr.clone(),
+        finalized: finalized.clone(),
+        blocked: None,
+    };
+    Ok(Next::new(with_phase(state, phase), "merging".into()))
+}
+
+fn merged(state: &State, branch: &str) -> Result<Next, Refusal> {
+    let after_conflict = match &state.phase {
+        Phase::MergingBranch { .. } => false,
+        Phase::Halted { halt, .. } if halt.reason == HaltReason::MergeConflict => true,
+        _ => return Err(Refusal::WrongState),
+    };
+    let body = if after_conflict {
+        format!("{branch} was merged by a human after a conflict; the branch is cleaned up")
+    } else {
+        format!("merged {branch} and deleted it")
+    };
+    let next = State {
+        extra: state.extra.clone(),
+        ..State::new(state.main_branch.clone())
+    };
+    Ok(Next::new(next, body)
+        .plan(PlanChange::Drop)
+        .effects(vec![Effect::DropPrRecords]))
+}
+
+fn merge_blocked(state: &State, reason: String) -> Result<Next, Refusal> {
+    let Phase::MergingBranch { pr, finalized, .. } = &state.phase else {
+        return Err(Refusal::WrongState);
+    };
+    let phase = Phase::MergingBranch {
+        pr: pr.clone(),
+        finalized: finalized.clone(),
+        blocked: Some(reason.clone()),
+    };
+    Ok(Next::new(with_phase(state, phase), reason))
+}
+
+fn merge_conflicted(state: &State, message: String) -> Result<Next, Refusal> {
+    let Phase::MergingBranch { .. } = &state.phase else {
+        return Err(Refusal::WrongState);
+    };
+    let phase = Phase::Halted {
+        halt: Halt {
+            reason: HaltReason::MergeConflict,
+            message: message.clone(),
+        },
+        resume: Box::new(state.phase.clone()),
+    };
+    Ok(Next::new(with_phase(state, phase), message))
 }
 
 /// States a checkpoint (and the preflight run for it) is taken in: the TDD loop, and
@@ -997,7 +1410,7 @@ pub fn check_scope_reduction(
     plan: Option<&PlanSummary>,
     thresholds: &Thresholds,
 ) -> Result<StepSummary, Rejection> {
-    let status = state.status;
+    let status = state.status();
     let at = thresholds.unlock_scope_reduction_at;
     if !matches!(status, Status::ExecutingTdd | Status::Debugging) {
         return Err(Rejection::wrong_state(
@@ -1009,7 +1422,7 @@ pub fn check_scope_reduction(
         ));
     }
     let attempts = if status == Status::Debugging {
-        state.debug_attempt_counter
+        state.attempts()
     } else {
         0
     };
@@ -1030,7 +1443,7 @@ pub fn check_scope_reduction(
 /// in the other states where an agent can be stuck (planning, branch creation, finalization,
 /// merge) it is always open, since no attempt counter measures being stuck there.
 pub fn check_escalate(state: &State, thresholds: &Thresholds) -> Result<(), Rejection> {
-    let status = state.status;
+    let status = state.status();
     let at = thresholds.unlock_escalation_at;
     match status {
         Status::Halted => {
@@ -1049,7 +1462,7 @@ pub fn check_escalate(state: &State, thresholds: &Thresholds) -> Result<(), Reje
             ));
         }
         Status::CodeReview => {
-            return match (&state.pending, &state.last_error) {
+            return match (state.pending(), state.last_error()) {
                 (Some(Pending::Escalation { .. }), _) => Ok(()),
                 (Some(Pending::Approval { .. }), _) => Err(Rejection::wrong_state(
                     status,
@@ -1079,7 +1492,7 @@ pub fn check_escalate(state: &State, thresholds: &Thresholds) -> Result<(), Reje
     }
     let attempts = match status {
         Status::ExecutingTdd => 0,
-        Status::Debugging => state.debug_attempt_counter,
+        Status::Debugging => state.attempts(),
         _ => return Ok(()),
     };
     if attempts < at {
@@ -1090,7 +1503,7 @@ pub fn check_escalate(state: &State, thresholds: &Thresholds) -> Result<(), Reje
 
 /// `resume` is for HALTED only.
 pub fn check_resume(state: &State) -> Result<(), Rejection> {
-    match (&state.halt, state.status) {
+    match (state.halt(), state.status()) {
         (Some(_), Status::Halted) => Ok(()),
         (_, status) => Err(Rejection::wrong_state(
             status,
@@ -1118,217 +1531,6 @@ fn locked(tool: &str, status: Status, attempts: u32, at: u32) -> Rejection {
         ),
         hint,
     )
-}
-
-fn require(from: Status, allowed: &[Status], event: &str) -> Result<(), Rejection> {
-    if allowed.contains(&from) {
-        Ok(())
-    } else {
-        Err(Rejection::wrong_state(
-            from,
-            format!("`{event}` does not apply in state {from}"),
-            GET_TASK_HINT,
-        ))
-    }
-}
-
-fn missing_plan(status: Status) -> Rejection {
-    Rejection::wrong_state(
-        status,
-        format!("no PR plan is active in state {status}"),
-        GET_TASK_HINT,
-    )
-}
-
-/// DEBUGGING entry, or one more failed attempt inside it (SPEC §6.2, §6.3).
-fn enter_debugging(next: &mut State, error_tail: String) {
-    let again = next.status == Status::Debugging;
-    // Agents loop on identical errors; the briefing says so when it happens.
-    let repeated = again
-        && next
-            .last_error
-            .as_deref()
-            .is_some_and(|old| same_failure(old, &error_tail));
-    next.identical_failures = if repeated {
-        next.identical_failures.saturating_add(1)
-    } else {
-        0
-    };
-    next.debug_attempt_counter = if again {
-        next.debug_attempt_counter.saturating_add(1)
-    } else {
-        1
-    };
-    next.status = Status::Debugging;
-    next.last_error = Some(error_tail);
-}
-
-/// A submit whose outcome matched its expectation ends debugging (SPEC §6.3).
-fn leave_debugging(next: &mut State) {
-    next.status = Status::ExecutingTdd;
-    next.debug_attempt_counter = 0;
-    next.identical_failures = 0;
-    next.last_error = None;
-}
-
-fn test_ran(
-    mut next: State,
-    plan: Option<&Plan>,
-    run: TestRun,
-    from: Status,
-    name: &'static str,
-) -> Result<Transition, Rejection> {
-    require(from, &[Status::ExecutingTdd, Status::Debugging], name)?;
-    let step_kind = run.kind;
-    let step = run.step;
-    let passed = run.exit.success();
-    let mut last_run = LastRun {
-        step,
-        command: run.command.clone(),
-        expectation: run.expectation,
-        exit: run.exit,
-        verdict: Verdict::Failure,
-        preflight: run.preflight.as_ref().map(|p| p.record.clone()),
-    };
-    let (command, exit) = (&run.command, run.exit);
-    let finish = |mut next: State, last_run: LastRun, plan_change, body: String, effects| {
-        next.last_run = Some(last_run);
-        Ok(Transition {
-            event: name,
-            from,
-            state: next,
-            plan: plan_change,
-            step: Some(step),
-            summary: format!("{body}\n\n{}", run.summary),
-            effects,
-        })
-    };
-    match (run.expectation, passed, &run.preflight) {
-        (Expectation::Pass, true, Some(pre)) if pre.record.passed => {
-            let plan = plan.ok_or_else(|| missing_plan(from))?;
-            let description = plan
-                .step(step)
-                .map(|s| s.description.clone())
-                .unwrap_or_default();
-            let mut new_plan = plan.clone();
-            new_plan.complete_step(step);
-            leave_debugging(&mut next);
-            if let (Some(tree), Some(key)) = (&pre.verified_tree, &pre.key) {
-                next.verified_tree = Some(tree.clone());
-                next.preflight_cache = Some(PreflightCache {
-                    tree: tree.clone(),
-                    key: key.clone(),
-                    gates: pre.record.gates.clone(),
-                });
-            }
-            next.pending = step_kind.needs_checkpoint().then_some(Pending::Checkpoint {
-                step,
-                step_type: step_kind,
-                description,
-            });
-            last_run.verdict = Verdict::Success;
-            let gates = match pre.record.gates.len() {
-                0 => "preflight: none configured".to_string(),
-                1 => "preflight passed (1 gate)".to_string(),
-                n => format!("preflight passed ({n} gates)"),
-            };
-            finish(
-                next,
-                last_run,
-                PlanChange::Replace(new_plan),
-                format!("SUCCESS: step {step} DONE: `{command}` passed ({exit}); {gates}"),
-                vec![
-                    Effect::SaveOutput(OutputSource::Test),
-                    Effect::Reply(Verdict::Success),
-                ],
-            )
-        }
-        (
-            Expectation::Pass,
-            true,
-            Some(PreflightOutcome {
-                failure: Some((gate, tail)),
-                ..
-            }),
-        ) => {
-            enter_debugging(&mut next, tail.clone());
-            let body = format!(
-                "FAILURE: `{command}` passed ({exit}), but preflight gate `{gate}` failed; debugging attempt {}",
-                next.debug_attempt_counter
-            );
-            let gate = gate.clone();
-            finish(
-                next,
-                last_run,
-                PlanChange::Keep,
-                body,
-                vec![
-                    Effect::SaveOutput(OutputSource::Gate(gate)),
-                    Effect::Reply(Verdict::Failure),
-                ],
-            )
-        }
-        (Expectation::Pass, true, _) => Err(Rejection::wrong_state(
-            from,
-            "a passing PASS run needs its preflight result before it can be recorded",
-            GET_TASK_HINT,
-        )),
-        (Expectation::Pass, false, _) => {
-            enter_debugging(&mut next, run.output_tail.clone());
-            let body = format!(
-                "FAILURE: `{command}` failed ({exit}); debugging attempt {}",
-                next.debug_attempt_counter
-            );
-            finish(
-                next,
-                last_run,
-                PlanChange::Keep,
-                body,
-                vec![
-                    Effect::SaveOutput(OutputSource::Test),
-                    Effect::Reply(Verdict::Failure),
-                ],
-            )
-        }
-        (Expectation::Fail, false, _) => {
-            next.pending = Some(Pending::Analysis {
-                step,
-                command: run.command.clone(),
-                exit: run.exit,
-                output_tail: run.output_tail.clone(),
-            });
-            last_run.verdict = Verdict::NeedsAnalysis;
-            finish(
-                next,
-                last_run,
-                PlanChange::Keep,
-                format!(
-                    "NEEDS_ANALYSIS: the RED test `{command}` failed ({exit}), as it should; awaiting the analysis"
-                ),
-                vec![
-                    Effect::SaveOutput(OutputSource::Test),
-                    Effect::Reply(Verdict::NeedsAnalysis),
-                ],
-            )
-        }
-        (Expectation::Fail, true, _) => {
-            enter_debugging(&mut next, run.output_tail.clone());
-            let body = format!(
-                "FAILURE: the RED test `{command}` passed ({exit}), but a RED test must fail; debugging attempt {}",
-                next.debug_attempt_counter
-            );
-            finish(
-                next,
-                last_run,
-                PlanChange::Keep,
-                body,
-                vec![
-                    Effect::SaveOutput(OutputSource::Test),
-                    Effect::Reply(Verdict::Failure),
-                ],
-            )
-        }
-    }
 }
 
 #[cfg(test)]
@@ -1363,22 +1565,30 @@ mod tests {
 
     fn state(status: Status) -> State {
         let mut s = State::new(Some("main".into()));
-        s.status = status;
+        s = s.edit(|w| {
+            w.status = status;
+        });
         if !matches!(status, Status::Initializing) {
-            s.current_pr_branch = Some("feat/add-numbers".into());
+            s = s.edit(|w| {
+                w.current_pr_branch = Some("feat/add-numbers".into());
+            });
         }
         s
     }
 
     fn debugging(counter: u32) -> State {
         let mut s = state(Status::Debugging);
-        s.debug_attempt_counter = counter;
-        s.last_error = Some("old failure".into());
+        s = s.edit(|w| {
+            w.debug_attempt_counter = counter;
+            w.last_error = Some("old failure".into());
+        });
         s
     }
 
     fn with_pending(mut s: State, pending: Pending) -> State {
-        s.pending = Some(pending);
+        s = s.edit(|w| {
+            w.pending = Some(pending);
+        });
         s
     }
 
@@ -1402,7 +1612,6 @@ mod tests {
     fn gates(passed: bool) -> PreflightOutcome {
         PreflightOutcome {
             record: PreflightRecord {
-                passed,
                 gates: vec![GateRecord {
                     name: "tests".into(),
                     exit: ExitRecord::code(if passed { 0 } else { 1 }),
@@ -1424,6 +1633,7 @@ mod tests {
         Event::TestRan(TestRun {
             step,
             kind: plan().step(step).unwrap().kind,
+            description: plan().step(step).unwrap().description.clone(),
             command: "sh t.sh".into(),
             expectation,
             exit: ExitRecord::code(code),
@@ -1448,16 +1658,20 @@ mod tests {
 
     fn outcome(t: &Transition, plan_before: Option<&Plan>) -> Outcome {
         let plan_after = match &t.plan {
-            PlanChange::Keep => plan_before.cloned(),
+            PlanChange::Keep | PlanChange::Materialize => plan_before.cloned(),
+            PlanChange::CompleteStep(step) => plan_before.cloned().map(|mut p| {
+                p.complete_step(*step);
+                p
+            }),
             PlanChange::Replace(p) => Some(p.clone()),
             PlanChange::Drop => None,
         };
         Outcome {
             to: t.to(),
-            counter: t.state.debug_attempt_counter,
-            last_error: t.state.last_error.clone(),
-            pending: t.state.pending.as_ref().map(Pending::kind),
-            branch: t.state.current_pr_branch.clone(),
+            counter: t.state.attempts(),
+            last_error: t.state.last_error().map(str::to_string),
+            pending: t.state.pending().as_ref().map(Pending::kind),
+            branch: t.state.branch().map(str::to_string),
             done_steps: plan_after.map(|p| p.progress().0),
             effects: t.effects.clone(),
         }
@@ -1589,7 +1803,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            t.state.pending,
+            t.state.pending(),
             Some(Pending::Checkpoint {
                 step: StepId::new(0, 1),
                 step_type: StepType::Green,
@@ -1606,15 +1820,15 @@ mod tests {
             },
         )
         .unwrap();
-        assert_eq!(t2.state.last_commit_hash.as_deref(), Some("c0ffee"));
-        assert_eq!(t2.state.pending, None);
+        assert_eq!(t2.state.last_checkpoint(), Some("c0ffee"));
+        assert_eq!(t2.state.pending(), None);
         let cache = PreflightCache {
             tree: "tree-oid".into(),
             key: "key".into(),
             gates: gates(true).record.gates,
         };
         assert_eq!(
-            t2.state.preflight_cache.as_ref(),
+            t2.state.preflight_cache(),
             Some(&cache),
             "the passing run is kept for the hook and the checkpoint command"
         );
@@ -1631,9 +1845,9 @@ mod tests {
             },
         )
         .unwrap();
-        assert_eq!(t3.state.preflight_cache, Some(newer));
+        assert_eq!(t3.state.preflight_cache(), Some(&newer));
         assert_eq!(
-            t3.state.verified_tree.as_deref(),
+            t3.state.verified_tree(),
             Some("tree-oid"),
             "only a recorded checkpoint moves the tree the squash is held to"
         );
@@ -1652,10 +1866,10 @@ mod tests {
             (state(Initializing), None, Event::CheckpointRecorded { commit: "c".into(), subject: "s".into(), tree: "t".into(), }),
         ];
         for (before, plan, event) in table {
-            let name = format!("{} in {}", event.name(), before.status);
+            let name = format!("{} in {}", event.name(), before.status());
             let r = transition(&before, plan.as_ref(), event).expect_err(&name);
             assert_eq!(r.kind, RejectionKind::WrongState, "{name}");
-            assert_eq!(r.state, before.status, "{name}");
+            assert_eq!(r.state, before.status(), "{name}");
         }
     }
 
@@ -1663,11 +1877,16 @@ mod tests {
     fn get_task_decides_what_to_do() {
         let owed = with_pending(state(ExecutingTdd), checkpoint_pending(StepId::new(0, 1)));
         let mut owed_with_last = owed.clone();
-        owed_with_last.last_commit_hash = Some("c1".into());
-        let mut creating_unnamed = state(CreatingBranch);
-        creating_unnamed.current_pr_branch = None;
+        owed_with_last = owed_with_last.edit(|w| {
+            w.last_commit_hash = Some("c1".into());
+        });
+        // As an older version could leave it: read from state.json, it is INITIALIZING again.
+        let creating_unnamed =
+            State::from_json(br#"{"schema":1,"status":"CREATING_BRANCH"}"#).unwrap();
         let mut halted = state(Halted);
-        halted.current_pr_branch = None;
+        halted = halted.edit(|w| {
+            w.current_pr_branch = None;
+        });
         #[rustfmt::skip]
         let table: Vec<(&str, State, Option<Plan>, GetTaskStep)> = vec![
             ("fresh workflow", state(Initializing), None, GetTaskStep::Brief),
@@ -1706,9 +1925,11 @@ mod tests {
         let test = |e| SubmitRequest::Test { expectation: e };
         let accepted = |step: StepId, expectation| {
             let kind = plan().step(step).unwrap().kind;
+            let description = plan().step(step).unwrap().description.clone();
             Ok(Accepted::Test {
                 step,
                 kind,
+                description,
                 expectation,
             })
         };
@@ -1746,7 +1967,7 @@ mod tests {
         for (name, st, plan, request, expected) in table {
             let summary = plan.as_ref().map(Plan::summary);
             let got = check_submit(&st, summary.as_ref(), request).map_err(|r| {
-                assert_eq!(r.state, st.status, "{name}: names the state");
+                assert_eq!(r.state, st.status(), "{name}: names the state");
                 assert!(!r.hint.is_empty(), "{name}: says what to do next");
                 (r.kind, r.message)
             });
@@ -1757,24 +1978,28 @@ mod tests {
 
     fn halted_from(resume_to: Status, counter: u32) -> State {
         let mut s = state(Halted);
-        s.debug_attempt_counter = counter;
-        s.last_error = Some("old failure".into());
-        s.halt = Some(Halt {
-            reason: HaltReason::Escalated,
-            message: "the agent escalated".into(),
-            resume_to,
+        s = s.edit(|w| {
+            w.debug_attempt_counter = counter;
+            w.last_error = Some("old failure".into());
+            w.halt = Some(crate::workflow::state::HaltRecord {
+                reason: HaltReason::Escalated,
+                message: "the agent escalated".into(),
+                resume_to,
+            });
         });
         s
     }
 
     fn replanning() -> State {
         let mut s = debugging(7);
-        s.status = Replanning;
-        s.replan_context = Some(ReplanContext {
-            original_task: "add".into(),
-            step: StepId::new(0, 1),
-            error: "old failure".into(),
-            untracked: vec![],
+        s = s.edit(|w| {
+            w.status = Replanning;
+            w.replan_context = Some(ReplanContext {
+                original_task: "add".into(),
+                step: StepId::new(0, 1),
+                error: "old failure".into(),
+                untracked: vec![],
+            });
         });
         s
     }
@@ -1850,7 +2075,7 @@ mod tests {
             let t = transition(&before, Some(&plan_done(1)), event)
                 .unwrap_or_else(|r| panic!("{name}: {r:?}"));
             assert_eq!(
-                (t.to(), t.state.debug_attempt_counter, t.effects.clone()),
+                (t.to(), t.state.attempts(), t.effects.clone()),
                 (to, counter, effects),
                 "{name}"
             );
@@ -1862,14 +2087,21 @@ mod tests {
     #[test]
     fn counters_at_their_limit_saturate() {
         let mut s = debugging(u32::MAX);
-        s.identical_failures = u32::MAX;
-        s.blocked_rounds = u32::MAX;
-        s.review_round = u32::MAX;
-        enter_debugging(&mut s, "old failure".into());
-        assert_eq!(s.debug_attempt_counter, u32::MAX);
-        assert_eq!(s.identical_failures, u32::MAX);
+        s = s.edit(|w| {
+            w.identical_failures = u32::MAX;
+            w.blocked_rounds = u32::MAX;
+            w.review_round = u32::MAX;
+        });
+        let s = with_phase(
+            &s,
+            Tdd::of(&s).expect("debugging").failed("old failure".into()),
+        );
+        assert_eq!(s.attempts(), u32::MAX);
+        assert_eq!(s.identical_failures(), u32::MAX);
         let mut review = state(CodeReview);
-        review.review_round = u32::MAX;
+        review = review.edit(|w| {
+            w.review_round = u32::MAX;
+        });
         assert_eq!(
             get_task_step(&review, None),
             GetTaskStep::RunReview { round: u32::MAX }
@@ -1878,7 +2110,9 @@ mod tests {
 
     fn review_failing() -> State {
         let mut s = state(CodeReview);
-        s.last_error = Some("the reviewer crashed".into());
+        s = s.edit(|w| {
+            w.last_error = Some("the reviewer crashed".into());
+        });
         s
     }
 
@@ -1889,9 +2123,13 @@ mod tests {
     fn escalate_is_open_wherever_an_agent_can_be_stuck() {
         let t = Thresholds::default();
         let mut approval = state(CodeReview);
-        approval.pending = Some(Pending::Approval { round: 1 });
+        approval = approval.edit(|w| {
+            w.pending = Some(Pending::Approval { round: 1 });
+        });
         let mut exhausted = state(CodeReview);
-        exhausted.pending = Some(Pending::Escalation { reason: "r".into() });
+        exhausted = exhausted.edit(|w| {
+            w.pending = Some(Pending::Escalation { reason: "r".into() });
+        });
         #[rustfmt::skip]
         let table: Vec<(&str, State, Result<(), &str>)> = vec![
             ("planning", state(Initializing), Ok(())),
@@ -1927,8 +2165,8 @@ mod tests {
                 let halted = transition(&st, None, Event::Escalated { report: "r".into() })
                     .unwrap_or_else(|r| panic!("{name}: {r:?}"));
                 assert_eq!(
-                    halted.state.halt.map(|h| h.resume_to),
-                    Some(st.status),
+                    halted.state.halt().map(|h| h.resume_to),
+                    Some(st.status()),
                     "{name}"
                 );
             }
@@ -1958,7 +2196,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            t.state.replan_context,
+            t.state.replan_context().cloned(),
             Some(ReplanContext {
                 original_task: "add".into(),
                 step: StepId::new(0, 1),
@@ -1977,7 +2215,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            (t.state.replan_context.clone(), t.state.last_error.clone()),
+            (t.state.replan_context(), t.state.last_error()),
             (None, None)
         );
         assert_eq!(t.plan, PlanChange::Replace(plan()));
@@ -1988,7 +2226,7 @@ mod tests {
             Event::Escalated { report: "r".into() },
         )
         .unwrap();
-        let halt = t.state.halt.clone().unwrap();
+        let halt = t.state.halt().clone().unwrap();
         assert_eq!(
             (halt.reason, halt.resume_to),
             (HaltReason::Escalated, Debugging)
@@ -2007,11 +2245,11 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            (t.state.halt.clone(), t.state.guidance.clone()),
+            (t.state.halt().clone(), t.state.guidance.clone()),
             (None, Some("look at X".into()))
         );
         assert_eq!(
-            t.state.last_error.as_deref(),
+            t.state.last_error(),
             Some("old failure"),
             "the failure stays in view"
         );
@@ -2042,23 +2280,24 @@ mod tests {
             transition(before, None, run).unwrap().state
         };
         let first = fail(&state(ExecutingTdd), "assert failed in 0.51s");
-        assert_eq!(first.identical_failures, 0);
+        assert_eq!(first.identical_failures(), 0);
         let second = fail(&first, "assert failed in 0.73s");
         assert_eq!(
-            second.identical_failures, 1,
+            second.identical_failures(),
+            1,
             "same failure, different timing"
         );
         let third = fail(&second, "assert failed in 0.70s");
-        assert_eq!(third.identical_failures, 2);
+        assert_eq!(third.identical_failures(), 2);
         let different = fail(&third, "a new error");
-        assert_eq!(different.identical_failures, 0);
+        assert_eq!(different.identical_failures(), 0);
         let passed = transition(
             &different,
             Some(&plan_done(1)),
             run(StepId::new(0, 1), Pass, 0, Some(gates(true))),
         )
         .unwrap();
-        assert_eq!(passed.state.identical_failures, 0);
+        assert_eq!(passed.state.identical_failures(), 0);
     }
 
     #[test]
@@ -2131,7 +2370,7 @@ mod tests {
                 r.message,
                 format!(
                     "resume is not accepted in state {}: the workflow is not halted",
-                    st.status
+                    st.status()
                 )
             );
         }
@@ -2183,13 +2422,17 @@ mod tests {
 
     fn in_review(round: u32) -> State {
         let mut s = state(CodeReview);
-        s.review_round = round;
+        s = s.edit(|w| {
+            w.review_round = round;
+        });
         s
     }
 
     fn approval_pending() -> State {
         let mut s = in_review(1);
-        s.pending = Some(Pending::Approval { round: 1 });
+        s = s.edit(|w| {
+            w.pending = Some(Pending::Approval { round: 1 });
+        });
         s
     }
 
@@ -2207,17 +2450,19 @@ mod tests {
     #[test]
     fn review_finalize_merge_transitions() {
         let mut conflicted = state(Halted);
-        conflicted.halt = Some(Halt {
-            reason: HaltReason::MergeConflict,
-            message: "ERROR: Automated merge failed".into(),
-            resume_to: MergingBranch,
+        conflicted = conflicted.edit(|w| {
+            w.halt = Some(crate::workflow::state::HaltRecord {
+                reason: HaltReason::MergeConflict,
+                message: "ERROR: Automated merge failed".into(),
+                resume_to: MergingBranch,
+            });
         });
         #[rustfmt::skip]
         let table: Vec<ReviewCase> = vec![
             ("all DONE: the review starts", state(ExecutingTdd), Event::ReviewStarted { max_rounds: 3 }, CodeReview, None, 1),
-            ("rounds used up: escalation owed", { let mut s = state(ExecutingTdd); s.review_round = 3; s.blocked_rounds = 3; s },
+            ("rounds used up: escalation owed", state(ExecutingTdd).edit(|w| { w.review_round = 3; w.blocked_rounds = 3; }),
              Event::ReviewStarted { max_rounds: 3 }, CodeReview, Some("escalation"), 1),
-            ("a human's rejections use up no rounds", { let mut s = state(ExecutingTdd); s.review_round = 3; s.blocked_rounds = 1; s },
+            ("a human's rejections use up no rounds", state(ExecutingTdd).edit(|w| { w.review_round = 3; w.blocked_rounds = 1; }),
              Event::ReviewStarted { max_rounds: 3 }, CodeReview, None, 1),
             ("blocking findings: a task is appended", in_review(0),
              Event::ReviewCompleted { record: record(1, &[Priority::P1, Priority::P3]), human: false }, ExecutingTdd, None, 2),
@@ -2243,14 +2488,14 @@ mod tests {
             let t = transition(&before, Some(&all_done), event.clone())
                 .unwrap_or_else(|r| panic!("{name}: {r:?}"));
             let tasks_after = match &t.plan {
-                PlanChange::Keep => 1,
+                PlanChange::Keep | PlanChange::Materialize | PlanChange::CompleteStep(_) => 1,
                 PlanChange::Replace(p) => p.tasks.len(),
                 PlanChange::Drop => 0,
             };
             assert_eq!(
                 (
                     t.to(),
-                    t.state.pending.as_ref().map(Pending::kind),
+                    t.state.pending().as_ref().map(Pending::kind),
                     tasks_after
                 ),
                 (to, pending, tasks),
@@ -2296,9 +2541,9 @@ mod tests {
             task.tdd_steps[0].description,
             "Fix: [P0] src/lib.rs:1: issue 0"
         );
-        assert_eq!((t.state.review_round, t.state.blocked_rounds), (1, 1));
+        assert_eq!((t.state.review_round(), t.state.blocked_rounds()), (1, 1));
         assert_eq!(
-            t.state.last_review,
+            t.state.last_review().cloned(),
             Some(ReviewSummary {
                 round: 1,
                 ran: true,
@@ -2324,7 +2569,8 @@ mod tests {
             "Fix: [P1] (from a human) no"
         );
         assert_eq!(
-            t.state.blocked_rounds, 0,
+            t.state.blocked_rounds(),
+            0,
             "a rejection is not a blocked round"
         );
 
@@ -2337,33 +2583,37 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            t.state.plan_commit.as_deref(),
+            t.state.plan_commit(),
             Some("c2"),
             "the merge checks the tip against it"
         );
 
         let mut exhausted = state(Halted);
-        exhausted.review_round = 3;
-        exhausted.blocked_rounds = 3;
-        exhausted.halt = Some(Halt {
-            reason: HaltReason::Escalated,
-            message: "rounds used up".into(),
-            resume_to: CodeReview,
+        exhausted = exhausted.edit(|w| {
+            w.review_round = 3;
+            w.blocked_rounds = 3;
+            w.halt = Some(crate::workflow::state::HaltRecord {
+                reason: HaltReason::Escalated,
+                message: "rounds used up".into(),
+                resume_to: CodeReview,
+            });
         });
         let t = transition(&exhausted, None, Event::Resumed { guidance: None }).unwrap();
         assert_eq!(
-            (t.to(), t.state.review_round, t.state.blocked_rounds),
+            (t.to(), t.state.review_round(), t.state.blocked_rounds()),
             (CodeReview, 3, 0),
             "resumed review: the rounds start again, their numbers go on"
         );
 
         let mut merging = state(MergingBranch);
-        merging.final_commit = Some("c1".into());
-        merging.verified_tree = Some("t1".into());
-        merging.review_round = 2;
-        merging.blocked_rounds = 1;
-        merging.plan_commit = Some("c2".into());
-        merging.branch_base = Some("b0".into());
+        merging = merging.edit(|w| {
+            w.final_commit = Some("c1".into());
+            w.verified_tree = Some("t1".into());
+            w.review_round = 2;
+            w.blocked_rounds = 1;
+            w.plan_commit = Some("c2".into());
+            w.branch_base = Some("b0".into());
+        });
         merging.extra.insert("future".into(), serde_json::json!(1));
         let t = transition(
             &merging,
@@ -2387,7 +2637,7 @@ mod tests {
             },
         )
         .unwrap();
-        let halt = t.state.halt.unwrap();
+        let halt = t.state.halt().unwrap();
         assert_eq!(
             (halt.reason, halt.resume_to, halt.message.as_str()),
             (HaltReason::MergeConflict, MergingBranch, "ERROR: x")
@@ -2398,7 +2648,9 @@ mod tests {
     fn get_task_drives_review_and_merge() {
         let done = plan_done(3).summary();
         let mut exhausted = in_review(3);
-        exhausted.pending = Some(Pending::Escalation { reason: "r".into() });
+        exhausted = exhausted.edit(|w| {
+            w.pending = Some(Pending::Escalation { reason: "r".into() });
+        });
         #[rustfmt::skip]
         let table: Vec<(&str, State, GetTaskStep)> = vec![
             ("every step DONE", state(ExecutingTdd), GetTaskStep::StartReview),
@@ -2438,7 +2690,9 @@ mod tests {
              or the review cannot run"
         );
         let mut exhausted = in_review(3);
-        exhausted.pending = Some(Pending::Escalation { reason: "r".into() });
+        exhausted = exhausted.edit(|w| {
+            w.pending = Some(Pending::Escalation { reason: "r".into() });
+        });
         assert_eq!(check_escalate(&exhausted, &t), Ok(()));
         let halted = transition(
             &exhausted,
@@ -2449,7 +2703,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            halted.state.halt.as_ref().map(|h| h.resume_to),
+            halted.state.halt().as_ref().map(|h| h.resume_to),
             Some(CodeReview)
         );
         let resumed = transition(
@@ -2463,8 +2717,8 @@ mod tests {
         assert_eq!(
             (
                 resumed.to(),
-                resumed.state.blocked_rounds,
-                resumed.state.pending.clone()
+                resumed.state.blocked_rounds(),
+                resumed.state.pending().clone()
             ),
             (CodeReview, 0, None)
         );

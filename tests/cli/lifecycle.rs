@@ -361,14 +361,14 @@ fn a_plan_edited_outside_the_orchestrator_is_read_afresh_not_from_a_stale_summar
         repo.run(&["status", "--json"]).expect(0).json()["progress"]["done"],
         2
     );
-    // The next write repairs the cached summary.
+    // The next write repairs the store's record: progress kept, the summary of this pr.json.
     repo.submit_test("true", None).expect(0);
     let state = repo.state();
     assert_eq!(
-        state["plan_blob"],
+        state["plan_progress"]["plan"],
         repo.git(&["rev-parse", &format!("{REF}:pr.json")]).trim()
     );
-    assert_eq!(state["plan_summary"]["done"], 3);
+    assert_eq!(state["plan_progress"]["summary"]["done"], 3);
 }
 
 #[test]
