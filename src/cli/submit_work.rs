@@ -9,7 +9,8 @@ use super::error::CommandError;
 use super::render::{exit_and_time, exit_json, output_block, preflight_line};
 use super::{Failure, Ui};
 use crate::engine::{self, Session, SubmitKind, SubmitReport};
-use crate::workflow::{Decision, Expectation, Pending, Status, Verdict};
+use crate::workflow::briefing;
+use crate::workflow::{Decision, Expectation, Status, Verdict};
 
 /// Submit work for verification: a PR plan (--plan), a test run (--test-command), or your
 /// judgement of a NEEDS_ANALYSIS result (--analysis-decision). With only --summary it confirms
@@ -100,7 +101,7 @@ pub fn run(session: &Session, args: &SubmitWorkArgs, ui: &mut Ui) -> Result<u8, 
         Verdict::Failure => 1,
         Verdict::NeedsAnalysis => 3,
     };
-    let next = next_action(&report);
+    let next = briefing::next_action(&report.state, report.verdict);
     if ui.json {
         ui.json_object(json!({
             "status": report.verdict,
@@ -158,26 +159,5 @@ fn describe_state(report: &SubmitReport) -> String {
     match report.state.status() {
         Status::Debugging => format!("DEBUGGING (attempt {})", report.state.attempts()),
         status => status.to_string(),
-    }
-}
-
-fn next_action(report: &SubmitReport) -> String {
-    match (&report.state.pending(), report.state.status(), report.verdict) {
-        (Some(Pending::Checkpoint { .. }), _, _) => {
-            "make the checkpoint commit with `git orchestrate checkpoint`, then run `git orchestrate get-task`".into()
-        }
-        (Some(Pending::Analysis { .. }), _, _) => "judge why the RED test failed, then answer with \
-             `git orchestrate submit-work --summary \"<why>\" --analysis-decision SUCCESS` (intended reason) \
-             or `--analysis-decision FAILURE` (`git orchestrate get-task` explains)"
-            .into(),
-        (_, Status::CreatingBranch, _) => {
-            "run `git orchestrate get-task`; it creates the PR branch and gives you the first step".into()
-        }
-        (_, Status::Debugging, _) => "run `git orchestrate get-task` for the failing output and debugging guidance".into(),
-        (_, Status::AwaitingFinalization | Status::FinalizeComplete, Verdict::Failure) => {
-            "fix what the FAILURE line says and submit again (`git orchestrate get-task` repeats the instructions); \
-             if it cannot be fixed, hand it to a human with `git orchestrate escalate --report FILE`".into()
-        }
-        _ => "run `git orchestrate get-task` for your next instruction".into(),
     }
 }

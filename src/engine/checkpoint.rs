@@ -6,7 +6,7 @@ use crate::gates;
 use crate::store::FoundCommit;
 use crate::workflow::notes::{CheckpointNote, NoteGate, NotePreflight};
 use crate::workflow::state::{PreflightCache, PreflightRecord};
-use crate::workflow::{CHECKPOINT_STATES, Event, Pending, State, Status, StepId};
+use crate::workflow::{self, Event, Pending, State, Status, StepId};
 
 pub struct CheckpointReport {
     pub commit: String,
@@ -58,32 +58,13 @@ pub fn checkpoint(
         ));
     };
     let state = &snap.state;
-    match (state.branch(), state.status()) {
-        (Some(_), status) if CHECKPOINT_STATES.contains(&status) => {}
-        (_, status) => {
-            let why = match status {
-                Status::Initializing | Status::CreatingBranch => "there is no PR branch yet",
-                _ => "checkpoints are commits on the PR branch while its steps are worked on",
-            };
-            return Err(wrong_state(
-                status,
-                format!("checkpoint is not accepted in state {status}: {why}"),
-                GET_TASK,
-            ));
-        }
-    }
+    let owed = workflow::check_checkpoint(state).map_err(EngineError::Rejected)?;
     session.require_pr_branch(state, "checkpoint", "")?;
 
     let config = session.load_config(Some(state))?.config;
     let key = config.preflight_key();
     let tree = session.git.worktree_tree(&session.store.index_path())?;
-    let pending = state.pending();
-    let owed = match &pending {
-        Some(Pending::Checkpoint {
-            step, description, ..
-        }) => Some((*step, description.as_str())),
-        _ => None,
-    };
+    let owed = owed.as_ref().map(|o| (o.step, o.description.as_str()));
     let head = session.store.head_commit()?;
     if let Some(head) = &head {
         if let Some(report) = recover(session, &snap, head)? {

@@ -6,11 +6,8 @@ use super::{EngineError, Session};
 use crate::exec::GitError;
 use crate::store::Snapshot;
 
-/// `Ok(Ok(commit))` when the squash holds, `Ok(Err(reason))` when it does not.
-pub fn verify_squash(
-    session: &Session,
-    snap: &Snapshot,
-) -> Result<Result<String, String>, EngineError> {
+/// Whether the squash holds.
+pub fn verify_squash(session: &Session, snap: &Snapshot) -> Result<FinalizeCheck, EngineError> {
     session.require_pr_branch(&snap.state, "submit-work", FINALIZATION)?;
     let main = session.main_branch(Some(&snap.state))?;
     Ok(as_reason(squash(session, snap, &main)))
@@ -19,46 +16,57 @@ pub fn verify_squash(
 /// Completes "HEAD is on X, not on the PR branch B (state S)".
 const FINALIZATION: &str = "; finalization checks the PR branch";
 
-/// A git command that fails during a check (a missing branch, an unreadable commit) fails
-/// the check, with git's words as the reason.
-fn as_reason(checked: Result<Result<String, String>, GitError>) -> Result<String, String> {
-    checked.unwrap_or_else(|e| Err(format!("the check could not run: {e}")))
+/// What a finalization check found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FinalizeCheck {
+    /// The commit holds.
+    Holds { commit: String },
+    /// It does not, and this says why.
+    Refused { reason: String },
 }
 
-fn squash(
-    session: &Session,
-    snap: &Snapshot,
-    main: &str,
-) -> Result<Result<String, String>, GitError> {
+fn refuse(reason: impl Into<String>) -> Result<FinalizeCheck, GitError> {
+    Ok(FinalizeCheck::Refused {
+        reason: reason.into(),
+    })
+}
+
+/// A git command that fails during a check (a missing branch, an unreadable commit) fails
+/// the check, with git's words as the reason.
+fn as_reason(checked: Result<FinalizeCheck, GitError>) -> FinalizeCheck {
+    checked.unwrap_or_else(|e| FinalizeCheck::Refused {
+        reason: format!("the check could not run: {e}"),
+    })
+}
+
+fn squash(session: &Session, snap: &Snapshot, main: &str) -> Result<FinalizeCheck, GitError> {
     let git = &session.git;
     let state = &snap.state;
     let Some(plan) = &snap.summary else {
-        return Ok(Err("there is no PR plan to finalize".into()));
+        return refuse("there is no PR plan to finalize");
     };
     let head = git.rev_parse("HEAD")?;
     let count = git.count(&format!("{main}..HEAD"))?;
     if count != 1 {
-        return Ok(Err(format!(
+        return refuse(format!(
             "the branch has {count} commits over {main}; it must have exactly one. Squash them: \
              git reset --soft $(git merge-base {main} HEAD) && git commit -m {}",
             crate::workflow::briefing::shell_quote(&plan.title)
-        )));
+        ));
     }
     let subject = git.subject("HEAD")?;
     if subject != plan.title {
-        return Ok(Err(format!(
+        return refuse(format!(
             "the squashed commit is titled \"{subject}\"; it must be titled with the PR title, \"{}\" \
              (fix it with `git commit --amend -m ...`)",
             plan.title
-        )));
+        ));
     }
     let verified = match (state.verified_tree(), state.last_checkpoint()) {
         (Some(tree), _) => tree.to_string(),
         (None, Some(checkpoint)) => git.tree_of(checkpoint)?,
         (None, None) => {
-            return Ok(Err(
-                "nothing on this branch has passed verification yet".into()
-            ));
+            return refuse("nothing on this branch has passed verification yet");
         }
     };
     let tree = git.tree_of("HEAD")?;
@@ -73,67 +81,63 @@ fn squash(
         if differ.len() > SHOWN {
             listed.push(format!("and {} more", differ.len() - SHOWN));
         }
-        return Ok(Err(format!(
+        return refuse(format!(
             "the squashed commit's tree ({tree}) is not the tree that last passed verification ({verified}): \
              the squash holds changes that were never verified ({}). To keep them, verify them first: \
              `git reset --soft HEAD~1`, then `git orchestrate checkpoint` (it verifies and commits them), and \
              squash again; to drop them, undo them and squash again",
             listed.join(", ")
-        )));
+        ));
     }
-    Ok(Ok(head))
+    Ok(FinalizeCheck::Holds { commit: head })
 }
 
-/// `Ok(Ok(commit))` when the master-plan commit holds, `Ok(Err(reason))` when it does not.
+/// Whether the master-plan commit holds.
 /// The file is the configured master plan (`path`), the one the plan had to name.
 pub fn verify_master_plan(
     session: &Session,
     snap: &Snapshot,
     path: &str,
-) -> Result<Result<String, String>, EngineError> {
+) -> Result<FinalizeCheck, EngineError> {
     session.require_pr_branch(&snap.state, "submit-work", FINALIZATION)?;
     Ok(as_reason(master_plan(session, snap, path)))
 }
 
-fn master_plan(
-    session: &Session,
-    snap: &Snapshot,
-    path: &str,
-) -> Result<Result<String, String>, GitError> {
+fn master_plan(session: &Session, snap: &Snapshot, path: &str) -> Result<FinalizeCheck, GitError> {
     let git = &session.git;
     let Some(squashed) = &snap.state.final_commit() else {
-        return Ok(Err("the PR has not been squashed yet".into()));
+        return refuse("the PR has not been squashed yet");
     };
     let head = git.rev_parse("HEAD")?;
     if head == *squashed {
-        return Ok(Err(format!(
+        return refuse(format!(
             "HEAD is still the squashed commit; commit the change to {} on top of it",
             path
-        )));
+        ));
     }
     if git.parents(&head)? != [squashed.to_string()] {
-        return Ok(Err(format!(
+        return refuse(format!(
             "the master-plan commit must sit directly on the squashed commit {squashed}, as the only commit after it"
-        )));
+        ));
     }
     let changed = git.changed_files(squashed, &head)?;
     if changed != [path.to_string()] {
-        return Ok(Err(format!(
+        return refuse(format!(
             "the commit changes {}; it must change only the master plan, {}",
             changed.join(", "),
             path
-        )));
+        ));
     }
     let text = git
         .show(&head, path)?
         .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
         .unwrap_or_default();
     if !text.contains(&squashed[..7]) {
-        return Ok(Err(format!(
+        return refuse(format!(
             "{} does not mention the squashed commit {} (write its hash next to the PR marked [DONE])",
             path,
             &squashed[..12]
-        )));
+        ));
     }
-    Ok(Ok(head))
+    Ok(FinalizeCheck::Holds { commit: head })
 }

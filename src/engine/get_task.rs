@@ -5,7 +5,7 @@ use super::{EngineError, Session, notes};
 use crate::exec::MergeOutcome;
 use crate::gates::review::{ReviewContext, run_review};
 use crate::store::{FoundCheckpoint, Snapshot, is_valid_branch_name};
-use crate::workflow::briefing::{self, Briefing};
+use crate::workflow::briefing::{self, BranchOutcome, Briefing, DoneAction};
 use crate::workflow::plan::PlanSummary;
 use crate::workflow::{self, Event, GetTaskStep, Pending, Rejection, State, Status, branch_name};
 
@@ -39,11 +39,8 @@ fn attempt(session: &Session) -> Result<TaskReport, EngineError> {
             }
             GetTaskStep::DropStalePlan => {
                 let title = snap.summary.as_ref().map(|s| s.title.clone());
-                done.push(match &title {
-                    Some(title) => {
-                        format!("dropped the stale plan \"{title}\": every step of it was DONE.")
-                    }
-                    None => "dropped an empty plan.".to_string(),
+                done.push(DoneAction::DroppedStalePlan {
+                    title: title.clone(),
                 });
                 Event::StalePlanDropped { title }
             }
@@ -53,7 +50,9 @@ fn attempt(session: &Session) -> Result<TaskReport, EngineError> {
                 };
                 let branch = free_branch_name(session, &plan.pr_title)?;
                 check_branch_free(session, &branch, snap.state.status())?;
-                done.push(format!("took up the stored plan \"{}\".", plan.pr_title));
+                done.push(DoneAction::AdoptedPlan {
+                    title: plan.pr_title.clone(),
+                });
                 Event::PlanSubmitted {
                     plan,
                     branch,
@@ -63,18 +62,15 @@ fn attempt(session: &Session) -> Result<TaskReport, EngineError> {
             GetTaskStep::PrepareBranch { branch } => {
                 check_branch_free(session, &branch, snap.state.status())?;
                 match prepare_branch(session, &snap, &branch)? {
-                    Ok(what) => {
-                        done.push(what);
+                    BranchOutcome::Blocked { reason } => Event::BranchBlocked { reason },
+                    ready => {
+                        done.push(DoneAction::Branch(ready));
                         let main = session.main_branch(Some(&snap.state))?;
                         // Where the branch left main bounds the search for checkpoint commits.
                         Event::BranchReady {
                             base: session.git.merge_base(&main, &branch).ok(),
                         }
                     }
-                    Err(reason) if snap.state.last_error() == Some(reason.as_str()) => {
-                        break;
-                    }
-                    Err(reason) => Event::BranchBlocked { reason },
                 }
             }
             GetTaskStep::LookForCheckpoint { since } => {
@@ -89,8 +85,8 @@ fn attempt(session: &Session) -> Result<TaskReport, EngineError> {
                 let Some(found) = session.store.find_checkpoint(&stops, &main)? else {
                     break;
                 };
-                let short = &found.commit[..found.commit.len().min(12)];
                 if let Some(why) = unverified(session, &snap.state, &found)? {
+                    let short = &found.commit[..found.commit.len().min(12)];
                     notes.push(format!(
                         "commit {short} ({}) is marked as a checkpoint, but {why}; it was not recorded. \
                          Run `git orchestrate checkpoint`: it runs preflight on exactly what it commits.",
@@ -105,7 +101,10 @@ fn attempt(session: &Session) -> Result<TaskReport, EngineError> {
                     &found.commit,
                     &found.tree,
                 )?;
-                done.push(format!("recorded checkpoint {short} ({}).", found.subject));
+                done.push(DoneAction::RecordedCheckpoint {
+                    commit: found.commit.clone(),
+                    subject: found.subject.clone(),
+                });
                 // Its tree is the verified one when gates ran (that was just checked), and
                 // without gates the last checkpoint's tree is what the squash is held to.
                 Event::CheckpointRecorded {
@@ -126,16 +125,14 @@ fn attempt(session: &Session) -> Result<TaskReport, EngineError> {
                 let event = review(session, &snap, round)?;
                 done.push(match &event {
                     Event::ReviewCompleted { record, .. } if !record.ran => {
-                        "no review command is configured, so nothing was reviewed automatically."
-                            .to_string()
+                        DoneAction::NothingToReview
                     }
-                    Event::ReviewCompleted { record, .. } => format!(
-                        "ran code review round {round}: {} finding{}, {} blocking.",
-                        record.findings.len(),
-                        if record.findings.len() == 1 { "" } else { "s" },
-                        record.blocking().len()
-                    ),
-                    _ => format!("tried to run code review round {round}."),
+                    Event::ReviewCompleted { record, .. } => DoneAction::ReviewRan {
+                        round,
+                        findings: record.findings.len(),
+                        blocking: record.blocking().len(),
+                    },
+                    _ => DoneAction::ReviewFailed { round },
                 });
                 event
             }
@@ -144,25 +141,15 @@ fn attempt(session: &Session) -> Result<TaskReport, EngineError> {
                 let event = merge(session, &snap, &branch)?;
                 if let Event::Merged { .. } = &event {
                     let main = session.main_branch(Some(&snap.state))?;
-                    done.push(format!(
-                        "merged {branch} into {main} and deleted the branch."
-                    ));
-                }
-                if matches!(&event, Event::MergeBlocked { reason } if snap.state.last_error() == Some(reason.as_str()))
-                {
-                    break;
+                    done.push(DoneAction::Merged { branch, main });
                 }
                 event
             }
         };
-        // These leave the workflow where it is: report now rather than try again.
-        let stop = matches!(
-            event,
-            Event::BranchBlocked { .. }
-                | Event::ReviewFailed { .. }
-                | Event::MergeBlocked { .. }
-                | Event::MergeConflicted { .. }
-        );
+        if workflow::already_recorded(&snap.state, &event) {
+            break;
+        }
+        let stop = workflow::get_task_stops_after(&event);
         session.apply(&snap, event)?;
         snap = session.store.read()?.ok_or(EngineError::Conflict)?;
         if stop {
@@ -204,7 +191,7 @@ pub(super) fn unverified(
 fn report(
     session: &Session,
     snap: Snapshot,
-    done: &[String],
+    done: &[DoneAction],
     notes: Vec<String>,
     guidance: Option<&str>,
 ) -> Result<TaskReport, EngineError> {
@@ -315,52 +302,54 @@ fn parent_is_branch(session: &Session, name: &str) -> Result<bool, EngineError> 
 
 /// Checks out main, updates it when a remote is configured, and creates the PR branch from
 /// it; an existing branch of that name (from an interrupted run) is checked out instead.
-/// `Ok(Err(reason))` means the working tree blocked it and nothing was changed.
 fn prepare_branch(
     session: &Session,
     snap: &Snapshot,
     branch: &str,
-) -> Result<Result<String, String>, EngineError> {
+) -> Result<BranchOutcome, EngineError> {
+    let blocked = |reason: String| Ok(BranchOutcome::Blocked { reason });
     if session.store.head_branch()?.as_deref() == Some(branch) {
-        return Ok(Ok(format!("branch {branch} is checked out.")));
+        return Ok(BranchOutcome::CheckedOut {
+            branch: branch.to_string(),
+        });
     }
     if let Some(why) = dirty(
         session,
         ", and switching branches could carry them into the PR or lose them",
     )? {
-        return Ok(Err(why));
+        return blocked(why);
     }
     let main = session.main_branch(Some(&snap.state))?;
     if !session.store.branch_exists(&main)? {
-        return Ok(Err(format!(
+        return blocked(format!(
             "the main branch {main} does not exist yet: make a first commit on it (PR branches start from it)."
-        )));
+        ));
     }
     let git = &session.git;
     if session.store.branch_exists(branch)? {
-        return Ok(git
-            .checkout(branch)
-            .map(|()| {
-                format!("checked out branch {branch}, created by an earlier interrupted get-task.")
-            })
-            .map_err(|e| e.to_string()));
+        return match git.checkout(branch) {
+            Ok(()) => Ok(BranchOutcome::Resumed {
+                branch: branch.to_string(),
+            }),
+            Err(e) => blocked(e.to_string()),
+        };
     }
     let remote = session.load_config(Some(&snap.state))?.config.remote;
-    let steps = || -> Result<String, crate::exec::GitError> {
+    let steps = || -> Result<(), crate::exec::GitError> {
         git.checkout(&main)?;
-        let pulled = match &remote {
-            Some(remote) => {
-                git.pull_ff_only(remote, &main)?;
-                format!(", updated it from {remote}")
-            }
-            None => String::new(),
-        };
-        git.checkout_new_branch(branch, &main)?;
-        Ok(format!(
-            "checked out {main}{pulled}, and created branch {branch} from it."
-        ))
+        if let Some(remote) = &remote {
+            git.pull_ff_only(remote, &main)?;
+        }
+        git.checkout_new_branch(branch, &main)
     };
-    Ok(steps().map_err(|e| e.to_string()))
+    match steps() {
+        Ok(()) => Ok(BranchOutcome::Created {
+            branch: branch.to_string(),
+            main,
+            pulled_from: remote,
+        }),
+        Err(e) => blocked(e.to_string()),
+    }
 }
 
 /// Why the working tree must not be switched: its uncommitted changes to tracked files,

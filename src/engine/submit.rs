@@ -1,7 +1,7 @@
 //! `submit-work`: the verification gateway. Accepts a plan, runs the agent's test command and
 //! then preflight, or takes the agent's analysis, and stores the outcome.
 
-use super::finalize;
+use super::finalize::{self, FinalizeCheck};
 use super::get_task::{check_branch_free, free_branch_name};
 use super::{EngineError, Session, io_error, notes};
 use crate::config::Config;
@@ -188,17 +188,17 @@ fn attempt(
             })
         }
         (Accepted::Squash, SubmitKind::Confirm) => match finalize::verify_squash(session, &snap)? {
-            Ok(commit) => {
+            FinalizeCheck::Holds { commit } => {
                 // Before the state moves: a retry writes the same record, which is kept once.
                 notes::record_final(session, &snap, &commit)?;
                 Event::Squashed { commit }
             }
-            Err(reason) => return Ok(refused(snap.state, reason)),
+            FinalizeCheck::Refused { reason } => return Ok(refused(snap.state, reason)),
         },
         (Accepted::MasterPlanUpdate, SubmitKind::Confirm) => {
             match finalize::verify_master_plan(session, &snap, &config.master_plan)? {
-                Ok(commit) => Event::MasterPlanUpdated { commit },
-                Err(reason) => return Ok(refused(snap.state, reason)),
+                FinalizeCheck::Holds { commit } => Event::MasterPlanUpdated { commit },
+                FinalizeCheck::Refused { reason } => return Ok(refused(snap.state, reason)),
             }
         }
         (Accepted::Analysis, SubmitKind::Analysis(decision)) => Event::AnalysisDecided {

@@ -22,7 +22,7 @@ pub struct Context<'a> {
     /// Names of the preflight gates in force (empty: none configured).
     pub gates: &'a [String],
     /// What `get-task` did just now, in the order it did it.
-    pub done: &'a [String],
+    pub done: &'a [DoneAction],
     /// Problems the agent (and whoever reads along) must know about.
     pub warnings: &'a [String],
     pub thresholds: Thresholds,
@@ -53,6 +53,115 @@ pub struct StepView {
     #[serde(rename = "type")]
     pub kind: StepType,
     pub description: String,
+}
+
+/// How `get-task` got the PR branch checked out.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BranchOutcome {
+    /// It already was.
+    CheckedOut { branch: String },
+    /// An interrupted `get-task` had created it; now it is checked out.
+    Resumed { branch: String },
+    /// Created from the main branch, after updating main from `pulled_from`.
+    Created {
+        branch: String,
+        main: String,
+        pulled_from: Option<String>,
+    },
+    /// The working tree (or git) blocked it; nothing was changed.
+    Blocked { reason: String },
+}
+
+/// Something `get-task` did for the agent, shown as "Done for you: …".
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DoneAction {
+    DroppedStalePlan {
+        title: Option<String>,
+    },
+    AdoptedPlan {
+        title: String,
+    },
+    /// The branch is checked out ([`BranchOutcome::Blocked`] is never done).
+    Branch(BranchOutcome),
+    RecordedCheckpoint {
+        commit: String,
+        subject: String,
+    },
+    ReviewRan {
+        round: u32,
+        findings: usize,
+        blocking: usize,
+    },
+    /// No review command is configured.
+    NothingToReview,
+    ReviewFailed {
+        round: u32,
+    },
+    Merged {
+        branch: String,
+        main: String,
+    },
+}
+
+impl std::fmt::Display for DoneAction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DoneAction::DroppedStalePlan { title: Some(title) } => {
+                write!(
+                    f,
+                    "dropped the stale plan \"{title}\": every step of it was DONE."
+                )
+            }
+            DoneAction::DroppedStalePlan { title: None } => f.write_str("dropped an empty plan."),
+            DoneAction::AdoptedPlan { title } => write!(f, "took up the stored plan \"{title}\"."),
+            DoneAction::Branch(BranchOutcome::CheckedOut { branch }) => {
+                write!(f, "branch {branch} is checked out.")
+            }
+            DoneAction::Branch(BranchOutcome::Resumed { branch }) => write!(
+                f,
+                "checked out branch {branch}, created by an earlier interrupted get-task."
+            ),
+            DoneAction::Branch(BranchOutcome::Created {
+                branch,
+                main,
+                pulled_from,
+            }) => {
+                let pulled = pulled_from
+                    .as_ref()
+                    .map(|remote| format!(", updated it from {remote}"))
+                    .unwrap_or_default();
+                write!(
+                    f,
+                    "checked out {main}{pulled}, and created branch {branch} from it."
+                )
+            }
+            DoneAction::Branch(BranchOutcome::Blocked { reason }) => {
+                write!(f, "could not check out the PR branch: {reason}")
+            }
+            DoneAction::RecordedCheckpoint { commit, subject } => {
+                let short = &commit[..commit.len().min(12)];
+                write!(f, "recorded checkpoint {short} ({subject}).")
+            }
+            DoneAction::ReviewRan {
+                round,
+                findings,
+                blocking,
+            } => write!(
+                f,
+                "ran code review round {round}: {findings} finding{}, {blocking} blocking.",
+                if *findings == 1 { "" } else { "s" }
+            ),
+            DoneAction::NothingToReview => f.write_str(
+                "no review command is configured, so nothing was reviewed automatically.",
+            ),
+            DoneAction::ReviewFailed { round } => {
+                write!(f, "tried to run code review round {round}.")
+            }
+            DoneAction::Merged { branch, main } => {
+                write!(f, "merged {branch} into {main} and deleted the branch.")
+            }
+        }
+    }
 }
 
 const RULE: &str = "----------------------------------------------------------------";
@@ -776,6 +885,31 @@ pub fn shell_quote(s: &str) -> String {
     }
 }
 
+/// What the agent does after a `submit-work` that left the workflow in `state`.
+pub fn next_action(state: &State, verdict: Verdict) -> &'static str {
+    match (state.pending(), state.status(), verdict) {
+        (Some(Pending::Checkpoint { .. }), _, _) => {
+            "make the checkpoint commit with `git orchestrate checkpoint`, then run `git orchestrate get-task`"
+        }
+        (Some(Pending::Analysis { .. }), _, _) => {
+            "judge why the RED test failed, then answer with \
+             `git orchestrate submit-work --summary \"<why>\" --analysis-decision SUCCESS` (intended reason) \
+             or `--analysis-decision FAILURE` (`git orchestrate get-task` explains)"
+        }
+        (_, Status::CreatingBranch, _) => {
+            "run `git orchestrate get-task`; it creates the PR branch and gives you the first step"
+        }
+        (_, Status::Debugging, _) => {
+            "run `git orchestrate get-task` for the failing output and debugging guidance"
+        }
+        (_, Status::AwaitingFinalization | Status::FinalizeComplete, Verdict::Failure) => {
+            "fix what the FAILURE line says and submit again (`git orchestrate get-task` repeats the instructions); \
+             if it cannot be fixed, hand it to a human with `git orchestrate escalate --report FILE`"
+        }
+        _ => "run `git orchestrate get-task` for your next instruction",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1022,7 +1156,7 @@ the orchestrator's state. Whenever you are unsure what to do, run `git orchestra
     /// What a snapshot varies besides the state and the plan.
     #[derive(Default)]
     struct Extras<'a> {
-        done: &'a [String],
+        done: &'a [DoneAction],
         warnings: &'a [String],
         no_gates: bool,
         thresholds: Option<Thresholds>,
@@ -1085,8 +1219,11 @@ the orchestrator's state. Whenever you are unsure what to do, run `git orchestra
 
         let tdd = tdd_state();
         assert_snapshot("red_step", &render(&tdd, 0, Extras::default()));
-        let done =
-            vec!["checked out main, and created branch feat/add-numbers from it.".to_string()];
+        let done = vec![DoneAction::Branch(BranchOutcome::Created {
+            branch: "feat/add-numbers".into(),
+            main: "main".into(),
+            pulled_from: None,
+        })];
         assert_snapshot(
             "red_step_after_branching",
             &render(

@@ -25,10 +25,11 @@ pub use debugging::{Thresholds, Tier};
 pub use plan::{Plan, StepId, StepType};
 pub use state::{Pending, Phase, Pr, State, Status, Verdict};
 pub use transition::{
-    Accepted, CHECKPOINT_STATES, Effect, Event, GetTaskStep, OutputSource, PlanChange,
-    PreflightOutcome, Rejection, RejectionKind, SubmitRequest, TestRun, Transition, check_approval,
-    check_escalate, check_resume, check_scope_reduction, check_submit, get_task_step,
-    needs_full_plan, transition,
+    Accepted, CHECKPOINT_STATES, Effect, Event, GetTaskStep, OutputSource, OwedCheckpoint,
+    PlanChange, PreflightOutcome, Rejection, RejectionKind, SubmitRequest, TestRun, Transition,
+    already_recorded, check_approval, check_checkpoint, check_escalate, check_resume,
+    check_scope_reduction, check_submit, get_task_step, get_task_stops_after, needs_full_plan,
+    transition,
 };
 
 /// What the agent expects its test command to do.

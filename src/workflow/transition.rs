@@ -323,6 +323,29 @@ pub fn get_task_step(state: &State, plan: Option<&PlanSummary>) -> GetTaskStep {
     }
 }
 
+/// True when `get-task` reports after `event` instead of acting again: the workflow stays
+/// where it is until something outside changes.
+pub fn get_task_stops_after(event: &Event) -> bool {
+    matches!(
+        event,
+        Event::BranchBlocked { .. }
+            | Event::ReviewFailed { .. }
+            | Event::MergeBlocked { .. }
+            | Event::MergeConflicted { .. }
+    )
+}
+
+/// True when `event` would record the problem the state already records: the same blocked
+/// branch or merge is not written again at every `get-task`.
+pub fn already_recorded(state: &State, event: &Event) -> bool {
+    match event {
+        Event::BranchBlocked { reason } | Event::MergeBlocked { reason } => {
+            state.last_error() == Some(reason.as_str())
+        }
+        _ => false,
+    }
+}
+
 /// A `submit-work` request, before anything has run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SubmitRequest {
@@ -1388,6 +1411,50 @@ pub const CHECKPOINT_STATES: &[Status] = &[
     Status::Debugging,
     Status::AwaitingFinalization,
 ];
+
+/// A checkpoint the workflow owes: the step that passed and its description.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OwedCheckpoint {
+    pub step: StepId,
+    pub description: String,
+}
+
+/// Decides whether `checkpoint` is accepted: on the PR branch while its steps are worked on
+/// or before the squash. Returns the checkpoint a passed step owes, if any (a checkpoint
+/// nobody asked for is a human's, and is recorded too).
+pub fn check_checkpoint(state: &State) -> Result<Option<OwedCheckpoint>, Rejection> {
+    let refuse = |why: &str| {
+        let status = state.status();
+        Err(Rejection::wrong_state(
+            status,
+            format!("checkpoint is not accepted in state {status}: {why}"),
+            GET_TASK_HINT,
+        ))
+    };
+    match &state.phase {
+        Phase::ExecutingTdd { pending, .. } | Phase::Debugging { pending, .. } => {
+            Ok(match pending {
+                Some(TddPending::Checkpoint {
+                    step, description, ..
+                }) => Some(OwedCheckpoint {
+                    step: *step,
+                    description: description.clone(),
+                }),
+                Some(TddPending::Analysis { .. }) | None => None,
+            })
+        }
+        Phase::AwaitingFinalization { .. } => Ok(None),
+        Phase::Initializing | Phase::CreatingBranch { .. } => refuse("there is no PR branch yet"),
+        Phase::Replanning { .. }
+        | Phase::CodeReview { .. }
+        | Phase::FinalizeComplete { .. }
+        | Phase::PlanUpdated { .. }
+        | Phase::MergingBranch { .. }
+        | Phase::Halted { .. } => {
+            refuse("checkpoints are commits on the PR branch while its steps are worked on")
+        }
+    }
+}
 
 /// States an agent may escalate from, once unlocked: every state in which it can be stuck
 /// with no command of its own that leads out. PLAN_UPDATED is left by `get-task` itself, and
