@@ -145,7 +145,7 @@ impl From<EngineError> for CommandError {
             EngineError::Store(StoreError::BadWorkflowName(_)) => CommandError::new(2, "invalid_input", message),
             EngineError::Store(StoreError::Locked { path, reference, .. }) => {
                 let rm = crate::workflow::briefing::shell_quote(&path.display().to_string());
-                CommandError::new(5, "locked", message).hint(if reference.starts_with("refs/notes/") {
+                CommandError::new(5, "locked", message).hint(if crate::store::is_notes_ref(&reference) {
                     format!(
                         "Only the verification note was not written: a commit this command made is kept. If no \
                          git or git-orchestrate process is still running, delete the lock (rm {rm}), then run \

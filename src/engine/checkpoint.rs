@@ -1,11 +1,10 @@
 //! `checkpoint`: verifies the working tree with preflight (or reuses the passing result for
 //! exactly this tree and these gates), commits everything as a checkpoint, and records it.
 
-use super::{EngineError, Session, io_error, notes, wrong_state};
-use crate::gates;
+use super::verify::{GateSource, Recheck, Reuse, recorded_verification, verify_tree};
+use super::{EngineError, Session, notes, wrong_state};
 use crate::store::FoundCommit;
-use crate::workflow::notes::{CheckpointNote, NoteGate, NotePreflight};
-use crate::workflow::state::{PreflightCache, PreflightRecord};
+use crate::workflow::state::PreflightRecord;
 use crate::workflow::{self, Event, Pending, State, Status, StepId};
 
 pub struct CheckpointReport {
@@ -62,7 +61,6 @@ pub fn checkpoint(
     session.require_pr_branch(state, "checkpoint", "")?;
 
     let config = session.load_config(Some(state))?.config;
-    let key = config.preflight_key();
     let tree = session.git.worktree_tree(&session.store.index_path())?;
     let owed = owed.as_ref().map(|o| (o.step, o.description.as_str()));
     let head = session.store.head_commit()?;
@@ -104,60 +102,48 @@ pub fn checkpoint(
         }
     }
     // Gates that passed on exactly this tree (at the last submit, say) are not run again.
-    let cache = state.preflight_cache().filter(|c| c.covers(&tree, &key));
-    let cached = cache.is_some();
-    let preflight = if let Some(cache) = cache {
-        PreflightRecord {
-            gates: cache.gates.clone(),
-        }
-    } else {
-        let run = gates::run_preflight(&config.preflight, session.store.workdir())
-            .map_err(io_error("run preflight"))?;
-        if let Some(failed) = run.failed() {
-            return Err(EngineError::CheckpointRefused {
-                gate: failed.name.clone(),
-                exit: failed.run.exit.to_string(),
-                output: failed.run.output.clone(),
-            });
-        }
-        // Preflight verified the tree as it was when it started: a file written meanwhile
-        // (by the gates themselves, or anyone else) would be committed unverified.
-        let after = if config.preflight.is_empty() {
-            tree.clone()
-        } else {
-            session.git.worktree_tree(&session.store.index_path())?
-        };
-        if after != tree {
-            return Err(tree_changed(
-                session,
-                state.status(),
-                "files changed while preflight ran, so it did not verify what would be committed",
-                &after,
-                &tree,
-            )?);
-        }
-        let record = run.record();
-        if !config.preflight.is_empty() {
-            // Recorded before the commit: the commit-msg hook finds it and does not run the
-            // gates a second time.
-            let cache = PreflightCache {
-                tree: tree.clone(),
-                key: key.clone(),
-                gates: record.gates.clone(),
-            };
-            session.with_retries(|| {
-                let snap = session.store.read()?.ok_or(EngineError::Conflict)?;
-                session.apply(
-                    &snap,
-                    Event::PreflightPassed {
-                        cache: cache.clone(),
-                    },
-                )?;
-                Ok(())
-            })?;
-        }
-        record
-    };
+    let verification = verify_tree(
+        session,
+        Some(state),
+        &config,
+        Some(&tree),
+        Reuse::Cache,
+        Recheck::WorktreeTree,
+    )?;
+    if let Some(failed) = verification.failed {
+        return Err(EngineError::CheckpointRefused {
+            gate: failed.name,
+            exit: failed.exit,
+            output: failed.output,
+        });
+    }
+    // Preflight verified the tree as it was when it started: a file written meanwhile (by
+    // the gates themselves, or anyone else) would be committed unverified.
+    if !verification.changed_during.is_empty() {
+        let after = session.git.worktree_tree(&session.store.index_path())?;
+        return Err(tree_changed(
+            session,
+            state.status(),
+            "files changed while preflight ran, so it did not verify what would be committed",
+            &after,
+            &tree,
+        )?);
+    }
+    let cached = verification.source == GateSource::Recorded;
+    if let (GateSource::Ran, Some(cache)) = (verification.source, verification.cache()) {
+        // Recorded before the commit: the commit-msg hook finds it and does not run the
+        // gates a second time.
+        session.with_retries(|| {
+            let snap = session.store.read()?.ok_or(EngineError::Conflict)?;
+            session.apply(
+                &snap,
+                Event::PreflightPassed {
+                    cache: cache.clone(),
+                },
+            )?;
+            Ok(())
+        })?;
+    }
 
     let step = owed;
     let (subject, body) = subject(message, step);
@@ -207,22 +193,13 @@ pub fn checkpoint(
 
     // The post-commit hook notes the commit when hooks are installed; without them, this
     // does (a note that is already there is not written twice).
-    let note = CheckpointNote::new(
-        session.store.workflow(),
-        step.map(|s| s.to_string()),
-        &tree,
-        NotePreflight {
-            passed: true,
-            cached,
-            gates: preflight.gates.iter().map(NoteGate::from).collect(),
-        },
-        &key,
-    );
     let made = |e: EngineError| EngineError::AfterCommit {
         commit: commit.clone(),
         source: Box::new(e),
     };
-    notes::record_checkpoint(session, &commit, &note).map_err(made)?;
+    if let Some(note) = verification.note(session.store.workflow(), step.map(|s| s.to_string())) {
+        notes::record_checkpoint(session, &commit, &note).map_err(made)?;
+    }
 
     let state = session
         .with_retries(|| {
@@ -247,7 +224,9 @@ pub fn checkpoint(
         untracked_added: untracked,
         ignore_suggestions,
         without_commit: None,
-        preflight: (!cached).then_some(preflight),
+        preflight: (!cached).then(|| PreflightRecord {
+            gates: verification.gates.clone(),
+        }),
         cached,
         state,
     })
@@ -380,30 +359,19 @@ pub(super) fn attach_missing_note(
         return Ok(());
     }
     let config = session.load_config(Some(state))?.config;
-    let key = config.preflight_key();
-    let gates = match &state.preflight_cache() {
-        Some(cache) if cache.covers(tree, &key) => cache.gates.iter().map(NoteGate::from).collect(),
-        // Without gates there is nothing to have run; with gates and no record of them on
-        // this tree, the commit is not the workflow's to vouch for.
-        _ if config.preflight.is_empty() => Vec::new(),
-        _ => return Ok(()),
+    // With gates and no record of them on this tree, the commit is not the workflow's to
+    // vouch for.
+    let Some(verification) = recorded_verification(Some(state), &config, tree) else {
+        return Ok(());
     };
     let step = match &state.pending() {
         Some(Pending::Checkpoint { step, .. }) => Some(step.to_string()),
         _ => None,
     };
-    let note = CheckpointNote::new(
-        session.store.workflow(),
-        step,
-        tree,
-        NotePreflight {
-            passed: true,
-            cached: true,
-            gates,
-        },
-        &key,
-    );
-    notes::record_checkpoint(session, commit, &note)
+    match verification.note(session.store.workflow(), step) {
+        Some(note) => notes::record_checkpoint(session, commit, &note),
+        None => Ok(()),
+    }
 }
 
 /// The refusal when the tree to commit is not the verified one, naming the files that differ

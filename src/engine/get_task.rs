@@ -1,6 +1,7 @@
 //! `get-task`: performs the orchestrator's own steps for the current state (drop a stale
 //! plan, create the PR branch, record a checkpoint) and returns the briefing.
 
+use super::verify::recorded_verification;
 use super::{EngineError, Session, notes};
 use crate::exec::MergeOutcome;
 use crate::gates::review::{ReviewContext, run_review};
@@ -169,23 +170,23 @@ pub(super) fn unverified(
     found: &FoundCheckpoint,
 ) -> Result<Option<String>, EngineError> {
     let config = session.load_config(Some(state))?.config;
-    if config.preflight.is_empty() {
-        return Ok(None);
-    }
-    let key = config.preflight_key();
-    let cache = state.preflight_cache();
-    if cache.is_some_and(|c| c.covers(&found.tree, &key))
-        || notes::noted_as_verified(session, &found.commit, &found.tree, &key)?
+    if recorded_verification(Some(state), &config, &found.tree).is_some()
+        || notes::noted_as_verified(session, &found.commit, &found.tree, &config.preflight_key())?
     {
         return Ok(None);
     }
-    Ok(Some(if cache.is_some_and(|c| c.tree == found.tree) {
-        "the preflight gates changed since its tree was verified".to_string()
-    } else {
-        "it holds a tree that preflight has not verified (not at the last submit-work, and no \
+    Ok(Some(
+        if state
+            .preflight_cache()
+            .is_some_and(|c| c.tree == found.tree)
+        {
+            "the preflight gates changed since its tree was verified".to_string()
+        } else {
+            "it holds a tree that preflight has not verified (not at the last submit-work, and no \
          commit-msg hook noted it)"
-            .to_string()
-    }))
+                .to_string()
+        },
+    ))
 }
 
 fn report(

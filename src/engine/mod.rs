@@ -12,6 +12,7 @@ mod init;
 pub mod notes;
 mod submit;
 mod sync;
+pub mod verify;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

@@ -167,8 +167,8 @@ impl VerifyReport {
 pub fn default_range(session: &Session) -> Result<String, EngineError> {
     let state = session.store.read()?.map(|s| s.state);
     Ok(format!(
-        "refs/heads/{}..HEAD",
-        session.main_branch(state.as_ref())?
+        "{}..HEAD",
+        crate::store::branch_ref(&session.main_branch(state.as_ref())?)
     ))
 }
 

@@ -3,10 +3,11 @@
 
 use super::finalize::{self, FinalizeCheck};
 use super::get_task::{check_branch_free, free_branch_name};
+use super::verify::{Recheck, Reuse, verify_tree};
 use super::{EngineError, Session, io_error, notes};
 use crate::config::Config;
 use crate::exec::{self, RunOutput};
-use crate::gates::{self, PreflightRun};
+use crate::gates::PreflightRun;
 use crate::workflow::plan::{Plan, parse_submitted_plan};
 use crate::workflow::replan::check_replan;
 use crate::workflow::state::{ExitRecord, PreflightRecord};
@@ -277,41 +278,40 @@ fn measure(
     let run = exec::run_shell(command, workdir, config.test.timeout)
         .map_err(io_error(format!("run the test command `{command}`")))?;
     let preflight = if pass && run.exit.success() {
-        let pre =
-            gates::run_preflight(&config.preflight, workdir).map_err(io_error("run preflight"))?;
-        // Every passing run records the tree it verified: the squash is checked
-        // against it (SPEC §6.6), and a checkpoint of that tree needs no new preflight.
-        let verified_tree = match (pre.passed(), before) {
-            (true, Some(before)) => {
-                let after = session.git.worktree_tree(&index)?;
-                if after == before {
-                    Some(after)
-                } else {
-                    let changed = session.git.changed_files(&before, &after)?;
-                    notes.push(format!(
-                        "files changed while the test and preflight ran ({}), so this run verified \
-                         no definite tree: `git orchestrate checkpoint` runs preflight again on \
-                         what it commits (build output belongs in .gitignore)",
-                        changed.join(", ")
-                    ));
-                    None
-                }
-            }
-            _ => None,
-        };
-        let failure = pre.failed().map(|g| {
+        // Every passing run records the tree it verified: the squash is checked against it
+        // (docs/states.md), and a checkpoint of that tree needs no new preflight.
+        let verification = verify_tree(
+            session,
+            Some(state),
+            config,
+            before.as_deref(),
+            Reuse::Never,
+            Recheck::WorktreeTree,
+        )?;
+        if !verification.changed_during.is_empty() {
+            notes.push(format!(
+                "files changed while the test and preflight ran ({}), so this run verified \
+                 no definite tree: `git orchestrate checkpoint` runs preflight again on \
+                 what it commits (build output belongs in .gitignore)",
+                verification.changed_during.join(", ")
+            ));
+        }
+        let failure = verification.failed.as_ref().map(|g| {
             (
                 g.name.clone(),
-                exec::tail_lines(&g.run.output, config.test.output_tail),
+                exec::tail_lines(&g.output, config.test.output_tail),
             )
         });
+        let cache = verification.cache();
         let outcome = PreflightOutcome {
-            record: pre.record(),
+            record: PreflightRecord {
+                gates: verification.gates.clone(),
+            },
             failure,
-            key: verified_tree.as_ref().map(|_| config.preflight_key()),
-            verified_tree,
+            key: cache.as_ref().map(|c| c.key.clone()),
+            verified_tree: cache.map(|c| c.tree),
         };
-        Some((pre, outcome))
+        verification.run.map(|pre| (pre, outcome))
     } else {
         None
     };

@@ -573,9 +573,12 @@ impl Git {
         for field in listing.split('\0') {
             if let Some(p) = field.strip_prefix("worktree ") {
                 path = Some(PathBuf::from(p));
-            } else if let (Some(branch), Some(p)) =
-                (field.strip_prefix("branch refs/heads/"), &path)
-            {
+            } else if let (Some(branch), Some(p)) = (
+                field
+                    .strip_prefix("branch ")
+                    .and_then(crate::store::branch_of_ref),
+                &path,
+            ) {
                 out.push((branch.to_string(), p.clone()));
             }
         }

@@ -15,12 +15,12 @@ use std::path::{Path, PathBuf};
 use super::{PENDING_NOTE, PROBE_ENV};
 use crate::config::PrePush;
 use crate::engine::notes::{self, CheckedCommit};
+use crate::engine::verify::{GateSource, Recheck, Reuse, verify_tree};
 use crate::engine::{EngineError, Session, io_error};
 use crate::exec;
-use crate::gates;
 use crate::store::{is_checkpoint_message, is_state_ref_name, transition_history_globs};
 use crate::workflow::Pending;
-use crate::workflow::notes::{CheckpointNote, NoteGate, NotePreflight};
+use crate::workflow::notes::CheckpointNote;
 
 /// What a hook decided.
 #[derive(Debug)]
@@ -87,30 +87,25 @@ pub fn commit_msg(session: &Session, message_file: &Path) -> Result<Outcome, Eng
     let snapshot = session.store.read()?;
     let state = snapshot.as_ref().map(|s| &s.state);
     let config = session.load_config(state)?.config;
-    let key = config.preflight_key();
-    let cache = state
-        .and_then(|s| s.preflight_cache())
-        .filter(|c| c.covers(&tree, &key));
-    let (cached, gates) = match cache {
-        Some(cache) => (true, cache.gates.clone()),
-        None => {
-            let run = gates::run_preflight(&config.preflight, session.store.workdir())
-                .map_err(io_error("run preflight"))?;
-            if let Some(failed) = run.failed() {
-                return Ok(Outcome::GateFailed {
-                    gate: failed.name.clone(),
-                    exit: failed.run.exit.to_string(),
-                    output: failed.run.output.clone(),
-                });
-            }
-            // The gates saw the working tree; it must still be what is committed.
-            let changed = git.unstaged_files()?;
-            if !changed.is_empty() {
-                return Ok(Outcome::ChangedDuringPreflight(changed));
-            }
-            (false, run.record().gates)
-        }
-    };
+    let verification = verify_tree(
+        session,
+        state,
+        &config,
+        Some(&tree),
+        Reuse::Cache,
+        Recheck::Unstaged,
+    )?;
+    if let Some(failed) = verification.failed {
+        return Ok(Outcome::GateFailed {
+            gate: failed.name,
+            exit: failed.exit,
+            output: failed.output,
+        });
+    }
+    // The gates saw the working tree; it must still be what is committed.
+    if !verification.changed_during.is_empty() {
+        return Ok(Outcome::ChangedDuringPreflight(verification.changed_during));
+    }
     let on_pr_branch = match (state, session.store.head_branch()?) {
         (Some(s), Some(head)) => s.branch() == Some(head.as_str()),
         _ => false,
@@ -119,17 +114,11 @@ pub fn commit_msg(session: &Session, message_file: &Path) -> Result<Outcome, Eng
         Some(Pending::Checkpoint { step, .. }) if on_pr_branch => Some(step.to_string()),
         _ => None,
     };
-    let note = CheckpointNote::new(
-        session.store.workflow(),
-        step,
-        &tree,
-        NotePreflight {
-            passed: true,
-            cached,
-            gates: gates.iter().map(NoteGate::from).collect(),
-        },
-        &key,
-    );
+    let Some(note) = verification.note(session.store.workflow(), step) else {
+        return Ok(Outcome::Pass);
+    };
+    let cached = verification.source == GateSource::Recorded;
+    let gates = verification.gates;
     write_pending(&pending_note(session), &note.to_line())?;
     Ok(Outcome::Verified {
         cached,

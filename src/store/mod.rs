@@ -1056,6 +1056,23 @@ pub fn is_checkpoint_message(message: &str) -> bool {
             .any(|l| l.starts_with("Orchestrator-Checkpoint:"))
 }
 
+const BRANCHES: &str = "refs/heads/";
+
+/// The full ref name of branch `name`: a revision that no tag of the same name can shadow.
+pub fn branch_ref(name: &str) -> String {
+    format!("{BRANCHES}{name}")
+}
+
+/// The branch a full ref name names, when it is a branch.
+pub fn branch_of_ref(reference: &str) -> Option<&str> {
+    reference.strip_prefix(BRANCHES)
+}
+
+/// True for the ref the verification notes live in, or any other notes ref.
+pub fn is_notes_ref(reference: &str) -> bool {
+    reference.starts_with("refs/notes/")
+}
+
 /// The ref a workflow's history lives in: `refs/orchestrator/workflows/<name>`.
 pub fn workflow_ref(workflow: &str) -> String {
     format!("{WORKFLOWS}{workflow}")

@@ -1,0 +1,249 @@
+//! Verifying a tree, the one way it is done: preflight on it, or the passing run the
+//! workflow recorded for exactly this tree under exactly these gates; a check that nothing
+//! changed while the gates ran; and the checkpoint note built from the result.
+
+use super::{EngineError, Session, io_error};
+use crate::config::Config;
+use crate::gates::{self, PreflightRun};
+use crate::workflow::State;
+use crate::workflow::notes::{CheckpointNote, NoteGate, NotePreflight};
+use crate::workflow::state::{GateRecord, PreflightCache};
+
+/// Where a verification's gate results come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GateSource {
+    /// The gates ran just now.
+    Ran,
+    /// They passed on this tree under these gates before (the preflight cache), or there
+    /// are none to run: nothing ran now.
+    Recorded,
+}
+
+/// Whether a recorded pass may stand in for running the gates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reuse {
+    /// Always run: the test just ran, and what it left must be checked afresh.
+    Never,
+    /// Run unless the preflight cache covers the tree and the gates.
+    Cache,
+}
+
+/// How to tell whether the gates' view of the tree is still the tree being verified.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Recheck {
+    /// Take the working tree's tree again and compare it with the tree given.
+    WorktreeTree,
+    /// The tree given is the index's: the working tree must still match the index.
+    Unstaged,
+}
+
+/// The first gate that failed; the gates after it did not run.
+#[derive(Clone, Debug)]
+pub struct FailedGate {
+    pub name: String,
+    pub exit: String,
+    pub output: Vec<u8>,
+}
+
+/// The result of [`verify_tree`].
+#[derive(Clone, Debug)]
+pub struct TreeVerification {
+    /// The tree the gates were asked about, taken before anything ran; `None` when there
+    /// was nothing to verify it with (no gates, at a submit).
+    pub tree: Option<String>,
+    /// [`Config::preflight_key`] of the gates in force.
+    pub key: String,
+    pub gates: Vec<GateRecord>,
+    pub source: GateSource,
+    /// Files that changed while the gates ran; then no tree was verified.
+    pub changed_during: Vec<String>,
+    pub failed: Option<FailedGate>,
+    /// The run itself, with every gate's output, when the gates ran.
+    pub run: Option<PreflightRun>,
+}
+
+impl TreeVerification {
+    pub fn passed(&self) -> bool {
+        self.failed.is_none()
+    }
+
+    /// The tree this verification vouches for: the gates passed on it and nothing changed.
+    pub fn verified_tree(&self) -> Option<&str> {
+        (self.passed() && self.changed_during.is_empty())
+            .then_some(self.tree.as_deref())
+            .flatten()
+    }
+
+    /// The preflight cache entry this verification makes, when gates ran and vouch for a tree.
+    pub fn cache(&self) -> Option<PreflightCache> {
+        let tree = self.verified_tree()?;
+        (!self.gates.is_empty()).then(|| PreflightCache {
+            tree: tree.to_string(),
+            key: self.key.clone(),
+            gates: self.gates.clone(),
+        })
+    }
+
+    /// The note for a checkpoint commit of the verified tree, made in the one place notes are
+    /// made. `None` when nothing was verified.
+    pub fn note(&self, workflow: &str, step: Option<String>) -> Option<CheckpointNote> {
+        let tree = self.verified_tree()?;
+        Some(CheckpointNote::new(
+            workflow,
+            step,
+            tree,
+            NotePreflight {
+                passed: true,
+                cached: self.source == GateSource::Recorded,
+                gates: self.gates.iter().map(NoteGate::from).collect(),
+            },
+            &self.key,
+        ))
+    }
+}
+
+/// The verification the workflow already holds for `tree`: the preflight cache when it
+/// covers the tree under the gates in force, or, without gates, the empty one. `None` when
+/// only running the gates could verify it.
+pub fn recorded_verification(
+    state: Option<&State>,
+    config: &Config,
+    tree: &str,
+) -> Option<TreeVerification> {
+    let key = config.preflight_key();
+    let gates = match state.and_then(State::preflight_cache) {
+        Some(cache) if cache.covers(tree, &key) => cache.gates.clone(),
+        _ if config.preflight.is_empty() => Vec::new(),
+        _ => return None,
+    };
+    Some(TreeVerification {
+        tree: Some(tree.to_string()),
+        key,
+        gates,
+        source: GateSource::Recorded,
+        changed_during: Vec::new(),
+        failed: None,
+        run: None,
+    })
+}
+
+/// Verifies `tree` (the working tree's or the index's, taken before anything ran) with the
+/// gates of `config`: reuses the recorded pass when `reuse` allows, else runs preflight in
+/// the working tree and then checks with `recheck` that the gates saw `tree`. A failing gate
+/// or a changed file is reported in the result, not as an error.
+pub fn verify_tree(
+    session: &Session,
+    state: Option<&State>,
+    config: &Config,
+    tree: Option<&str>,
+    reuse: Reuse,
+    recheck: Recheck,
+) -> Result<TreeVerification, EngineError> {
+    if reuse == Reuse::Cache
+        && let Some(tree) = tree
+        && let Some(recorded) = recorded_verification(state, config, tree)
+        // Without gates there is nothing to reuse: the empty run is the honest record.
+        && !recorded.gates.is_empty()
+    {
+        return Ok(recorded);
+    }
+    let run = gates::run_preflight(&config.preflight, session.store.workdir())
+        .map_err(io_error("run preflight"))?;
+    let failed = run.failed().map(|g| FailedGate {
+        name: g.name.clone(),
+        exit: g.run.exit.to_string(),
+        output: g.run.output.clone(),
+    });
+    let changed_during = match tree {
+        Some(tree) if failed.is_none() && !config.preflight.is_empty() => match recheck {
+            Recheck::WorktreeTree => {
+                let after = session.git.worktree_tree(&session.store.index_path())?;
+                if after == tree {
+                    Vec::new()
+                } else {
+                    session.git.changed_files(tree, &after)?
+                }
+            }
+            Recheck::Unstaged => session.git.unstaged_files()?,
+        },
+        _ => Vec::new(),
+    };
+    Ok(TreeVerification {
+        tree: tree.map(str::to_string),
+        key: config.preflight_key(),
+        gates: run.record().gates,
+        source: GateSource::Ran,
+        changed_during,
+        failed,
+        run: Some(run),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workflow::state::ExitRecord;
+    use pretty_assertions::assert_eq;
+
+    fn verification(source: GateSource, changed: &[&str]) -> TreeVerification {
+        TreeVerification {
+            tree: Some("t1".into()),
+            key: "k1".into(),
+            gates: vec![GateRecord {
+                name: "tests".into(),
+                exit: ExitRecord::code(0),
+                ms: 812,
+            }],
+            source,
+            changed_during: changed.iter().map(|s| s.to_string()).collect(),
+            failed: None,
+            run: None,
+        }
+    }
+
+    #[test]
+    fn the_note_says_what_was_verified_and_how() {
+        let note = verification(GateSource::Ran, &[])
+            .note("main", Some("1.2".into()))
+            .expect("verified");
+        assert_eq!(
+            note.to_line(),
+            format!(
+                r#"{{"v":1,"kind":"checkpoint","workflow":"main","step":"1.2","tree":"t1","preflight":{{"passed":true,"cached":false,"gates":[{{"name":"tests","exit":0,"ms":812}}]}},"preflight_key":"k1","tool":"git-orchestrate {}"}}"#,
+                env!("CARGO_PKG_VERSION")
+            )
+        );
+        let cached = verification(GateSource::Recorded, &[])
+            .note("main", None)
+            .expect("verified");
+        assert!(cached.preflight.cached);
+        assert_eq!(cached.step, None);
+    }
+
+    #[test]
+    fn nothing_is_vouched_for_when_files_changed_or_a_gate_failed() {
+        let changed = verification(GateSource::Ran, &["build.log"]);
+        assert_eq!(changed.verified_tree(), None);
+        assert!(changed.note("main", None).is_none());
+        assert!(changed.cache().is_none());
+        let mut failed = verification(GateSource::Ran, &[]);
+        failed.failed = Some(FailedGate {
+            name: "tests".into(),
+            exit: "exit 1".into(),
+            output: b"boom".to_vec(),
+        });
+        assert_eq!(failed.verified_tree(), None);
+        assert!(failed.note("main", None).is_none());
+    }
+
+    #[test]
+    fn a_pass_without_gates_vouches_for_the_tree_but_makes_no_cache() {
+        let mut none = verification(GateSource::Recorded, &[]);
+        none.gates.clear();
+        assert_eq!(none.verified_tree(), Some("t1"));
+        assert!(
+            none.cache().is_none(),
+            "an empty pass proves nothing to reuse"
+        );
+    }
+}
