@@ -1,4 +1,4 @@
-//! `.orchestrate.toml` (SPEC §4): parsing with errors that name the key and line, the
+//! `.orchestrate.toml` (docs/config.md, "Which file is in force"): parsing with errors that name the key and line, the
 //! defaults, and the file `init` writes.
 
 use std::fmt;
@@ -38,7 +38,7 @@ pub struct Config {
     pub hooks: HooksConfig,
 }
 
-/// `[hooks]` (SPEC §7.4, §8).
+/// `[hooks]` (docs/config.md, "[hooks]").
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HooksConfig {
@@ -72,7 +72,7 @@ pub struct ReviewConfig {
     pub timeout: Option<Duration>,
 }
 
-/// Seed 001's gate formulas, as review presets.
+/// The review presets' gate formulas (docs/config.md, "[review]").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Preset {
@@ -151,7 +151,7 @@ impl ReviewConfig {
     }
 }
 
-/// `[debugging]`: when the guidance changes and the escape tools unlock (seed 003).
+/// `[debugging]`: when the guidance changes and the escape tools unlock (docs/config.md, "[debugging]").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Debugging {
@@ -448,7 +448,7 @@ impl Config {
     }
 
     /// Identifies the preflight configuration: a passing result is only reused for the same
-    /// gates (SPEC §7.3). It is the blob id of a canonical rendering of the gates.
+    /// gates (docs/config.md, "The preflight cache"). It is the blob id of a canonical rendering of the gates.
     pub fn preflight_key(&self) -> String {
         let mut canonical = String::new();
         for g in &self.preflight {

@@ -1,6 +1,6 @@
 //! git-orchestrate: a git extension that drives an AI coding agent (or a human) through a
 //! tool-gated, test-driven workflow, one pull request at a time, with all of its state kept
-//! in git (SPEC §2).
+//! in git (docs/refs.md).
 //!
 //! Layers, from the inside out: [`workflow`] is the pure state machine and briefing text;
 //! [`store`] reads and compare-and-swap-writes the workflow refs with gix; [`exec`] runs
@@ -11,6 +11,7 @@
 
 pub mod cli;
 pub mod config;
+pub mod demo;
 pub mod engine;
 pub mod exec;
 pub mod gates;

@@ -4,10 +4,12 @@ use clap::Args;
 use serde_json::json;
 
 use super::render::preflight_line;
-use super::{Failure, Ui};
+use super::{Exit, Failure, Ui};
 use crate::engine::{self, Session, WithoutCommit};
 
-/// Stage everything and make the checkpoint commit on the PR branch. Preflight runs first,
+/// Stage everything and make the checkpoint commit on the PR branch.
+///
+/// Preflight runs first,
 /// unless it already passed for exactly this tree and these gates (right after a
 /// successful submit-work); a failing gate refuses the commit.
 #[derive(Debug, Args)]
@@ -17,7 +19,7 @@ pub struct CheckpointArgs {
     pub message: Option<String>,
 }
 
-pub fn run(session: &Session, args: &CheckpointArgs, ui: &mut Ui) -> Result<u8, Failure> {
+pub fn run(session: &Session, args: &CheckpointArgs, ui: &mut Ui) -> Result<Exit, Failure> {
     let report = engine::checkpoint(session, args.message.as_deref())?;
     if ui.json {
         ui.json_object(json!({
@@ -35,7 +37,7 @@ pub fn run(session: &Session, args: &CheckpointArgs, ui: &mut Ui) -> Result<u8, 
             "untracked_added": report.untracked_added,
             "gitignore_suggestions": report.ignore_suggestions,
         }))?;
-        return Ok(0);
+        return Ok(Exit::Success);
     }
     let mut text = match report.without_commit {
         None => format!("checkpoint {}: {}\n", &report.commit[..12], report.subject),
@@ -84,5 +86,5 @@ pub fn run(session: &Session, args: &CheckpointArgs, ui: &mut Ui) -> Result<u8, 
         text.push_str("next: run `git orchestrate get-task`\n");
     }
     ui.text(&text)?;
-    Ok(0)
+    Ok(Exit::Success)
 }

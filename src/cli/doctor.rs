@@ -3,21 +3,27 @@
 use clap::Args;
 use serde_json::json;
 
-use super::{Failure, Ui};
+use super::{Exit, Failure, Ui};
 use crate::engine::{self, Level, Session};
 
-/// Check the setup: the config parses, preflight has gates, the hooks are installed and
+/// Check the setup, and say how to fix what is wrong.
+///
+/// The config parses, preflight has gates, the hooks are installed and
 /// actually reach git-orchestrate (each is run in a dry run), fetch refspecs share the state,
 /// an identity is configured, and the workflow state is readable. Each line says ok, warning
 /// or error, and how to fix it. Exit 1 when there is an error.
 #[derive(Debug, Args)]
 pub struct DoctorArgs {}
 
-pub fn run(session: &Session, _args: &DoctorArgs, ui: &mut Ui) -> Result<u8, Failure> {
+pub fn run(session: &Session, _args: &DoctorArgs, ui: &mut Ui) -> Result<Exit, Failure> {
     let checks = engine::doctor(session)?;
     let count = |level| checks.iter().filter(|c| c.level == level).count();
     let (errors, warnings) = (count(Level::Error), count(Level::Warning));
-    let code = u8::from(errors > 0);
+    let code = if errors > 0 {
+        Exit::VerificationFailed
+    } else {
+        Exit::Success
+    };
     if ui.json {
         ui.json_object(json!({
             "checks": checks.iter().map(|c| json!({

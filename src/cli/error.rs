@@ -1,5 +1,8 @@
-//! Maps every library error to its exit code (SPEC §5) and to a message that says what
-//! happened, in which state, and what to do next.
+//! Maps every library error to its exit code (docs/agent-guide.md) and to a message that
+//! says what happened, in which state, and what to do next: one `Exit`, one `ErrorKind`, one
+//! mapping.
+
+use std::process::ExitCode;
 
 use crate::engine::EngineError;
 use crate::store::StoreError;
@@ -9,13 +12,93 @@ use crate::workflow::{RejectionKind, Status};
 /// Set to 1 to run a human's command (`resume`, `approve`, `reject`) without a terminal.
 pub const HUMAN_ENV: &str = "GIT_ORCHESTRATE_HUMAN";
 
+/// `resume`, `approve` and `reject` answer for a human. Agents run commands without a
+/// terminal; refusing them there stops an agent from waving its own work through (a speed
+/// bump, not a wall: the environment variable is for scripts acting for a person).
+pub fn require_human(command: &str) -> Result<(), Failure> {
+    use std::io::IsTerminal as _;
+    let said = std::env::var(HUMAN_ENV).is_ok_and(|v| v == "1");
+    if said || std::io::stdin().is_terminal() {
+        Ok(())
+    } else {
+        Err(Failure::from(CommandError::human_only(command)))
+    }
+}
+
+/// How a command ends, as its exit code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exit {
+    Success = 0,
+    VerificationFailed = 1,
+    Usage = 2,
+    NeedsAnalysis = 3,
+    NotAllowed = 4,
+    Store = 5,
+    Halted = 10,
+}
+
+impl Exit {
+    pub fn code(self) -> u8 {
+        self as u8
+    }
+}
+
+impl From<Exit> for ExitCode {
+    fn from(exit: Exit) -> ExitCode {
+        ExitCode::from(exit.code())
+    }
+}
+
+/// Why a command did not complete, as `--json` names it (`error.kind`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    Usage,
+    InvalidInput,
+    InvalidPlan,
+    InvalidConfig,
+    WrongState,
+    HumanOnly,
+    VerificationFailed,
+    Store,
+    Locked,
+    WorkflowVanished,
+    RetriesExhausted,
+    Io,
+    Git,
+    Remote,
+    Internal,
+}
+
+impl ErrorKind {
+    /// The one place an error's kind decides the exit code.
+    pub fn exit(self) -> Exit {
+        match self {
+            ErrorKind::VerificationFailed => Exit::VerificationFailed,
+            ErrorKind::Usage
+            | ErrorKind::InvalidInput
+            | ErrorKind::InvalidPlan
+            | ErrorKind::InvalidConfig => Exit::Usage,
+            ErrorKind::WrongState | ErrorKind::HumanOnly => Exit::NotAllowed,
+            ErrorKind::Store
+            | ErrorKind::Locked
+            | ErrorKind::WorkflowVanished
+            | ErrorKind::RetriesExhausted
+            | ErrorKind::Io
+            | ErrorKind::Git
+            | ErrorKind::Remote
+            | ErrorKind::Internal => Exit::Store,
+        }
+    }
+}
+
 /// Why a command did not complete.
 #[derive(Debug)]
 pub enum Failure {
     /// Writing to stdout failed (a closed pipe is not an error worth a message).
     Output(std::io::Error),
     /// The command failed; rendered as an error, exits with its code.
-    Command(CommandError),
+    Command(Box<CommandError>),
 }
 
 impl From<std::io::Error> for Failure {
@@ -26,57 +109,66 @@ impl From<std::io::Error> for Failure {
 
 impl From<EngineError> for Failure {
     fn from(e: EngineError) -> Self {
-        Failure::Command(e.into())
+        Failure::Command(Box::new(e.into()))
+    }
+}
+
+impl From<CommandError> for Failure {
+    fn from(e: CommandError) -> Self {
+        Failure::Command(Box::new(e))
     }
 }
 
 /// An error as the user sees it.
 #[derive(Debug, Clone)]
 pub struct CommandError {
-    pub code: u8,
-    pub kind: &'static str,
+    pub kind: ErrorKind,
     pub message: String,
     pub state: Option<Status>,
     pub hint: Option<String>,
     pub problems: Vec<Problem>,
     /// Output of a failed verification, shown with the error.
     pub output: Option<Vec<u8>>,
+    /// What the error came from, outermost first, each not already said by the message:
+    /// printed as "Caused by:".
+    pub causes: Vec<String>,
 }
 
 impl CommandError {
-    fn new(code: u8, kind: &'static str, message: impl Into<String>) -> Self {
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
         CommandError {
-            code,
             kind,
             message: message.into(),
             state: None,
             hint: None,
             problems: Vec::new(),
             output: None,
+            causes: Vec::new(),
         }
     }
 
+    pub fn exit(&self) -> Exit {
+        self.kind.exit()
+    }
+
     pub fn usage(message: impl Into<String>) -> Self {
-        Self::new(2, "usage", message)
+        Self::new(ErrorKind::Usage, message)
     }
 
     pub fn invalid_input(message: impl Into<String>, hint: impl Into<String>) -> Self {
-        let mut e = Self::new(2, "invalid_input", message);
-        e.hint = Some(hint.into());
-        e
+        Self::new(ErrorKind::InvalidInput, message).hint(hint)
     }
 
     /// A human's command run where no human is: exit 4, like every "not allowed now".
     pub fn human_only(command: &str) -> Self {
         Self::new(
-            4,
-            "human_only",
+            ErrorKind::HumanOnly,
             format!(
                 "{command} is a human's answer, and stdin is not a terminal: an agent must not answer \
                  its own halt or review"
             ),
         )
-                // The variable that lifts this is documented for people, not offered to the agent
+        // The variable that lifts this is documented for people, not offered to the agent
         // that was just refused.
         .hint(format!(
             "Ask a human to run `git orchestrate {command}` in a terminal."
@@ -84,19 +176,43 @@ impl CommandError {
     }
 
     pub fn store(message: impl Into<String>) -> Self {
-        Self::new(5, "store", message)
+        Self::new(ErrorKind::Store, message)
     }
 
-    fn hint(mut self, hint: impl Into<String>) -> Self {
+    pub fn hint(mut self, hint: impl Into<String>) -> Self {
         self.hint = Some(hint.into());
+        self
+    }
+
+    /// Adds the sources of `error` under this message, each once.
+    pub fn caused_by(mut self, error: &dyn std::error::Error) -> Self {
+        let mut source = error.source();
+        while let Some(cause) = source {
+            let text = cause.to_string();
+            let said =
+                self.message.contains(&text) || self.causes.iter().any(|c| c.contains(&text));
+            if !said && !text.trim().is_empty() {
+                self.causes.push(text);
+            }
+            source = cause.source();
+        }
         self
     }
 }
 
 impl From<EngineError> for CommandError {
     fn from(e: EngineError) -> Self {
-        let message = e.to_string();
-        match e {
+        let causes = CommandError::store(e.to_string()).caused_by(&e).causes;
+        let mut err = classify(e);
+        err.causes = causes;
+        err
+    }
+}
+
+/// The kind, exit code and hint of each engine error.
+fn classify(e: EngineError) -> CommandError {
+    let message = e.to_string();
+    match e {
             EngineError::AfterCommit { commit, source } => {
                 // The cause decides the exit code; the message and hint say the commit exists.
                 let mut err = CommandError::from(*source);
@@ -113,18 +229,16 @@ impl From<EngineError> for CommandError {
                 err
             }
             EngineError::Rejected(r) => {
-                let (code, kind) = match r.kind {
-                    RejectionKind::WrongState => (4, "wrong_state"),
-                    RejectionKind::InvalidInput => (2, "invalid_input"),
+                let kind = match r.kind {
+                    RejectionKind::WrongState => ErrorKind::WrongState,
+                    RejectionKind::InvalidInput => ErrorKind::InvalidInput,
                 };
-                let mut err = CommandError::new(code, kind, r.message).hint(r.hint);
+                let mut err = CommandError::new(kind, r.message).hint(r.hint);
                 err.state = Some(r.state);
                 err
             }
             EngineError::InvalidPlan { state, problems } => {
-                let mut err = CommandError::new(
-                    2,
-                    "invalid_plan",
+                let mut err = CommandError::new(ErrorKind::InvalidPlan,
                     format!(
                         "the plan was not accepted ({} problem{}); nothing was written",
                         problems.len(),
@@ -140,12 +254,12 @@ impl From<EngineError> for CommandError {
                 err.state = Some(state);
                 err
             }
-            EngineError::Config(_) => CommandError::new(2, "invalid_config", message)
+            EngineError::Config(_) => CommandError::new(ErrorKind::InvalidConfig, message)
                 .hint("Fix .orchestrate.toml (every key is described in `git orchestrate init`'s file and docs/config.md)."),
-            EngineError::Store(StoreError::BadWorkflowName(_)) => CommandError::new(2, "invalid_input", message),
+            EngineError::Store(StoreError::BadWorkflowName(_)) => CommandError::new(ErrorKind::InvalidInput, message),
             EngineError::Store(StoreError::Locked { path, reference, .. }) => {
                 let rm = crate::workflow::briefing::shell_quote(&path.display().to_string());
-                CommandError::new(5, "locked", message).hint(if crate::store::is_notes_ref(&reference) {
+                CommandError::new(ErrorKind::Locked, message).hint(if crate::store::is_notes_ref(&reference) {
                     format!(
                         "Only the verification note was not written: a commit this command made is kept. If no \
                          git or git-orchestrate process is still running, delete the lock (rm {rm}), then run \
@@ -159,7 +273,7 @@ impl From<EngineError> for CommandError {
                 })
             }
             EngineError::Store(StoreError::Vanished { reference, tip, restorable }) => {
-                CommandError::new(5, "workflow_vanished", message).hint(if restorable {
+                CommandError::new(ErrorKind::WorkflowVanished, message).hint(if restorable {
                     format!(
                         "Restore it: git update-ref {reference} {tip} (then `git orchestrate status`). To start over \
                          instead, deliberately: git orchestrate init --new"
@@ -172,26 +286,105 @@ impl From<EngineError> for CommandError {
                 })
             }
             EngineError::Store(StoreError::NotARepository(_) | StoreError::Bare) => {
-                CommandError::new(5, "store", message).hint("Run git orchestrate inside a git repository with a working tree.")
+                CommandError::new(ErrorKind::Store, message).hint("Run git orchestrate inside a git repository with a working tree.")
             }
-            EngineError::Store(_) => CommandError::new(5, "store", message)
+            EngineError::Store(_) => CommandError::new(ErrorKind::Store, message)
                 .hint("git-orchestrate could not read or write the repository (the cause is above: a full disk, a \
                        read-only file system, a damaged object); fix that, then run the command again."),
-            EngineError::RetriesExhausted { .. } => CommandError::new(5, "retries_exhausted", message)
+            EngineError::RetriesExhausted { .. } => CommandError::new(ErrorKind::RetriesExhausted, message)
                 .hint("Nothing was written. Run the command again once the other processes are done."),
-            EngineError::Io { .. } | EngineError::Conflict => CommandError::new(5, "io", message),
-            EngineError::Git(_) => CommandError::new(5, "git", message),
-                        EngineError::Internal(_) => CommandError::new(5, "internal", message),
-            EngineError::Remote { hint, .. } => CommandError::new(5, "remote", message).hint(hint),
+            EngineError::Io { .. } | EngineError::Conflict => CommandError::new(ErrorKind::Io, message),
+            EngineError::Git(_) => CommandError::new(ErrorKind::Git, message),
+                        EngineError::Internal(_) => CommandError::new(ErrorKind::Internal, message),
+            EngineError::Remote { hint, .. } => CommandError::new(ErrorKind::Remote, message).hint(hint),
             EngineError::BadInput { hint, .. } => CommandError::invalid_input(message, hint),
             EngineError::CheckpointRefused { output, .. } => {
-                let mut err = CommandError::new(1, "verification_failed", format!("{message}; nothing was committed"))
+                let mut err = CommandError::new(ErrorKind::VerificationFailed, format!("{message}; nothing was committed"))
                     .hint("Fix what the gate reports, then run `git orchestrate checkpoint` again.");
                 err.output = Some(output);
                 err
             }
-            EngineError::CommitRefused(_) => CommandError::new(1, "verification_failed", message)
+            EngineError::CommitRefused(_) => CommandError::new(ErrorKind::VerificationFailed, message)
                 .hint("Nothing was recorded. Fix what git reported, then run `git orchestrate checkpoint` again."),
         }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    /// An error with a source, as gix nests the OS's answer under its own.
+    #[derive(Debug)]
+    struct Wrapped(&'static str, std::io::Error);
+
+    impl std::fmt::Display for Wrapped {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str(self.0)
+        }
+    }
+
+    impl std::error::Error for Wrapped {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(&self.1)
+        }
+    }
+
+    #[test]
+    fn a_store_failure_prints_what_caused_it() {
+        let os = std::io::Error::new(std::io::ErrorKind::StorageFull, "No space left on device");
+        let e = EngineError::Store(StoreError::Objects {
+            message: "could not write loose object".into(),
+            source: Box::new(Wrapped("could not write loose object", os)),
+        });
+        let err = CommandError::from(e);
+        assert_eq!(err.exit(), Exit::Store);
+        assert_eq!(err.causes, vec!["No space left on device".to_string()]);
+        assert_eq!(
+            crate::cli::render::error_text(&err, true),
+            "error: git object store: could not write loose object\nCaused by:\n  1: No space left on device\n"
+        );
+    }
+
+    #[test]
+    fn every_kind_has_its_exit_code() {
+        for (kind, exit, name) in [
+            (ErrorKind::Usage, Exit::Usage, "usage"),
+            (ErrorKind::InvalidPlan, Exit::Usage, "invalid_plan"),
+            (ErrorKind::WrongState, Exit::NotAllowed, "wrong_state"),
+            (ErrorKind::HumanOnly, Exit::NotAllowed, "human_only"),
+            (
+                ErrorKind::VerificationFailed,
+                Exit::VerificationFailed,
+                "verification_failed",
+            ),
+            (ErrorKind::Locked, Exit::Store, "locked"),
+            (
+                ErrorKind::WorkflowVanished,
+                Exit::Store,
+                "workflow_vanished",
+            ),
+            (
+                ErrorKind::RetriesExhausted,
+                Exit::Store,
+                "retries_exhausted",
+            ),
+        ] {
+            assert_eq!(kind.exit(), exit, "{name}");
+            assert_eq!(serde_json::to_value(kind).unwrap(), name);
+        }
+        assert_eq!(
+            [
+                Exit::Success,
+                Exit::VerificationFailed,
+                Exit::Usage,
+                Exit::NeedsAnalysis,
+                Exit::NotAllowed,
+                Exit::Store,
+                Exit::Halted
+            ]
+            .map(Exit::code),
+            [0, 1, 2, 3, 4, 5, 10]
+        );
     }
 }

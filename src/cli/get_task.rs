@@ -3,16 +3,18 @@
 use clap::Args;
 use serde_json::json;
 
-use super::{Failure, Ui};
+use super::{Exit, Failure, Ui};
 use crate::engine::{self, Session};
 
-/// Print what to do now. May act first, as the orchestrator's own steps require: create the
+/// Print what to do now: the briefing for the current state.
+///
+/// May act first, as the orchestrator's own steps require: create the
 /// PR branch, record a checkpoint commit, drop a stale plan. Exits 10 while the workflow
 /// waits for a human.
 #[derive(Debug, Args)]
 pub struct GetTaskArgs {}
 
-pub fn run(session: &Session, _args: &GetTaskArgs, ui: &mut Ui) -> Result<u8, Failure> {
+pub fn run(session: &Session, _args: &GetTaskArgs, ui: &mut Ui) -> Result<Exit, Failure> {
     let report = engine::get_task(session)?;
     if ui.json {
         ui.json_object(json!({
@@ -27,5 +29,9 @@ pub fn run(session: &Session, _args: &GetTaskArgs, ui: &mut Ui) -> Result<u8, Fa
     } else {
         ui.text(&report.briefing.text)?;
     }
-    Ok(if report.halted { 10 } else { 0 })
+    Ok(if report.halted {
+        Exit::Halted
+    } else {
+        Exit::Success
+    })
 }

@@ -6,16 +6,17 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 use serde_json::{Value, json};
 
-use super::error::CommandError;
+use super::error::{CommandError, ErrorKind};
 use super::render::output_block;
-use super::{Failure, Ui};
+use super::{Exit, Failure, Ui};
 use crate::engine::Session;
 use crate::hooks::install::{self, Action, HookState, InstallError, Report};
 use crate::hooks::run::{self, Outcome};
 
-/// Install, remove or show the git hooks that enforce preflight on checkpoint commits
-/// (commit-msg), note verified checkpoints (post-commit) and check pushes (pre-push). They go
-/// where git looks for hooks (core.hooksPath and linked worktrees are honoured). A hook of
+/// Install, remove or show the git hooks that enforce preflight on checkpoints.
+///
+/// commit-msg runs preflight on checkpoint commits, post-commit notes verified checkpoints,
+/// pre-push checks pushes. They go where git looks for hooks (core.hooksPath and linked worktrees are honoured). A hook of
 /// yours is never overwritten: a shell hook gets a marked block, any other hook is chained;
 /// uninstall restores it byte for byte. husky, lefthook and pre-commit are detected and left
 /// alone, with instructions.
@@ -47,13 +48,15 @@ pub struct HookArgs {
 }
 
 fn install_error(e: InstallError) -> Failure {
-    Failure::Command(match e {
-        InstallError::Git(e) => CommandError::store(e.to_string()),
-        other => CommandError::store(other.to_string()),
-    })
+    let kind = match &e {
+        InstallError::Git(_) => ErrorKind::Git,
+        InstallError::Io { .. } => ErrorKind::Io,
+        _ => ErrorKind::Store,
+    };
+    Failure::from(CommandError::new(kind, e.to_string()).caused_by(&e))
 }
 
-pub fn run(session: &Session, args: &HooksArgs, ui: &mut Ui) -> Result<u8, Failure> {
+pub fn run(session: &Session, args: &HooksArgs, ui: &mut Ui) -> Result<Exit, Failure> {
     let git = &session.git;
     let report = match args.action {
         HooksAction::Install => install::install(git),
@@ -62,7 +65,7 @@ pub fn run(session: &Session, args: &HooksArgs, ui: &mut Ui) -> Result<u8, Failu
     }
     .map_err(install_error)?;
     render(&report, ui)?;
-    Ok(0)
+    Ok(Exit::Success)
 }
 
 /// The hooks report, as `hooks` and `init` print it.
@@ -174,11 +177,11 @@ pub fn report_text(report: &Report) -> String {
     text
 }
 
-pub fn hook(session: &Session, args: &HookArgs, ui: &mut Ui) -> Result<u8, Failure> {
+pub fn hook(session: &Session, args: &HookArgs, ui: &mut Ui) -> Result<Exit, Failure> {
     let outcome = match args.name.as_str() {
         "commit-msg" => {
             let Some(file) = args.args.first() else {
-                return Err(Failure::Command(CommandError::usage(
+                return Err(Failure::from(CommandError::usage(
                     "hook commit-msg needs the commit message file git passes it",
                 )));
             };
@@ -193,21 +196,21 @@ pub fn hook(session: &Session, args: &HookArgs, ui: &mut Ui) -> Result<u8, Failu
                     "git-orchestrate: WARNING: the checkpoint was verified, but its note could not be written: {}",
                     e.message
                 ))?;
-                return Ok(0);
+                return Ok(Exit::Success);
             }
         },
         "pre-push" => {
             let remote = args.args.first().map_or("", String::as_str);
             let mut lines = String::new();
             std::io::Read::read_to_string(&mut std::io::stdin(), &mut lines).map_err(|e| {
-                Failure::Command(CommandError::store(format!(
+                Failure::from(CommandError::store(format!(
                     "cannot read the pushed refs from stdin: {e}"
                 )))
             })?;
             run::pre_push(session, remote, &lines)?
         }
         other => {
-            return Err(Failure::Command(CommandError::usage(format!(
+            return Err(Failure::from(CommandError::usage(format!(
                 "there is no hook \"{other}\": git-orchestrate has commit-msg, post-commit and pre-push"
             ))));
         }
@@ -216,33 +219,33 @@ pub fn hook(session: &Session, args: &HookArgs, ui: &mut Ui) -> Result<u8, Failu
 }
 
 /// What a hook says. git shows hook output to the person committing; it is kept short.
-fn hook_outcome(outcome: Outcome, ui: &mut Ui) -> Result<u8, Failure> {
+fn hook_outcome(outcome: Outcome, ui: &mut Ui) -> Result<Exit, Failure> {
     let (code, text) = match outcome {
         Outcome::Probe(nonce) => {
             // On stdout: `doctor` reads it there.
             ui.line(format!("git-orchestrate hook probe {nonce}"))?;
-            return Ok(0);
+            return Ok(Exit::Success);
         }
-        Outcome::Pass | Outcome::Noted(_) => (0, String::new()),
+        Outcome::Pass | Outcome::Noted(_) => (Exit::Success, String::new()),
         Outcome::Verified { cached: true, .. } => (
-            0,
+                Exit::Success,
             "git-orchestrate: checkpoint verified: preflight passed on exactly this tree before; not run again"
                 .to_string(),
         ),
         Outcome::Verified { gates: 0, .. } => (
-            0,
+                Exit::Success,
             "git-orchestrate: checkpoint committed, but no preflight gates are configured: nothing verified it"
                 .to_string(),
         ),
         Outcome::Verified { gates, .. } => (
-            0,
+                Exit::Success,
             format!(
                 "git-orchestrate: checkpoint verified: preflight passed ({gates} gate{})",
                 if gates == 1 { "" } else { "s" }
             ),
         ),
         Outcome::Unstaged(files) => (
-            1,
+                Exit::VerificationFailed,
             format!(
                 "error: checkpoint commit refused: the working tree holds changes this commit does not ({}).\n\
                  A checkpoint is verified on exactly what it commits: stage them (git add -A) or stash them \
@@ -251,7 +254,7 @@ fn hook_outcome(outcome: Outcome, ui: &mut Ui) -> Result<u8, Failure> {
             ),
         ),
         Outcome::ChangedDuringPreflight(files) => (
-            1,
+                Exit::VerificationFailed,
             format!(
                 "error: checkpoint commit refused: files changed while preflight ran ({}), so it did not \
                  verify exactly what would be committed. Build output belongs in .gitignore; commit again.",
@@ -259,7 +262,7 @@ fn hook_outcome(outcome: Outcome, ui: &mut Ui) -> Result<u8, Failure> {
             ),
         ),
         Outcome::GateFailed { gate, exit, output } => (
-            1,
+                Exit::VerificationFailed,
             format!(
                 "{}error: checkpoint commit refused: preflight gate `{gate}` failed ({exit}); nothing was committed.\n\
                  Fix what the gate reports, then commit again.",
@@ -284,10 +287,10 @@ fn hook_outcome(outcome: Outcome, ui: &mut Ui) -> Result<u8, Failure> {
                     "error: push refused ([hooks] pre_push = \"enforce\"). Verify them again: `git orchestrate verify` \
                      lists them; recommit each through the hook (for example `git commit --amend --no-edit` on it).",
                 );
-                (1, text)
+                (Exit::VerificationFailed, text)
             } else {
                 text.push_str("pushing anyway ([hooks] pre_push = \"warn\")");
-                (0, text)
+                (Exit::Success, text)
             }
         }
     };

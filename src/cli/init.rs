@@ -4,13 +4,14 @@ use clap::Args;
 use serde_json::json;
 
 use super::error::CommandError;
-use super::{Failure, Ui};
+use super::{Exit, Failure, Ui};
 use crate::config::FILE_NAME;
 use crate::engine::{self, Session};
 use crate::hooks::install;
 
-/// Set up git-orchestrate in this repository: write .orchestrate.toml if there is none (an
-/// existing one is never overwritten), install the git hooks (see `hooks`), add each remote's
+/// Set up git-orchestrate in this repository (safe to run again).
+///
+/// Writes .orchestrate.toml if there is none (an existing one is never overwritten), install the git hooks (see `hooks`), add each remote's
 /// fetch refspecs for the workflow state and notes, and create the workflow in INITIALIZING,
 /// or, when the remote already has it (a fresh clone), adopt the remote's. Safe to run again.
 #[derive(Debug, Args)]
@@ -34,7 +35,7 @@ pub struct InitArgs {
     pub new: bool,
 }
 
-pub fn run(session: &Session, args: &InitArgs, ui: &mut Ui) -> Result<u8, Failure> {
+pub fn run(session: &Session, args: &InitArgs, ui: &mut Ui) -> Result<Exit, Failure> {
     let report = engine::init(
         session,
         args.main_branch.as_deref(),
@@ -45,7 +46,7 @@ pub fn run(session: &Session, args: &InitArgs, ui: &mut Ui) -> Result<u8, Failur
         None
     } else {
         Some(install::install(&session.git).map_err(|e| {
-            Failure::Command(CommandError::store(format!(
+            Failure::from(CommandError::store(format!(
                 "the workflow is set up, but the hooks could not be installed: {e}"
             )))
         })?)
@@ -68,7 +69,7 @@ pub fn run(session: &Session, args: &InitArgs, ui: &mut Ui) -> Result<u8, Failur
             "hooks": hooks.as_ref().map(super::hooks::report_json),
             "warnings": report.warnings,
         }))?;
-        return Ok(0);
+        return Ok(Exit::Success);
     }
     let mut lines = vec![if report.config_written {
         format!(
@@ -134,5 +135,5 @@ pub fn run(session: &Session, args: &InitArgs, ui: &mut Ui) -> Result<u8, Failur
     for line in lines {
         ui.line(line)?;
     }
-    Ok(0)
+    Ok(Exit::Success)
 }

@@ -3,10 +3,12 @@
 use clap::Args;
 use serde_json::json;
 
-use super::{Failure, Ui};
+use super::{Exit, Failure, Ui};
 use crate::engine::{EngineError, Session};
 
-/// Show the workflow's transitions, newest first: one commit under
+/// Show the workflow's transitions, newest first.
+///
+/// One commit under
 /// refs/orchestrator/workflows/<name> per transition (`git log` of that ref shows the same).
 /// When older transitions are left out, the last line says how many there are in all.
 #[derive(Debug, Args)]
@@ -26,7 +28,7 @@ pub struct LogArgs {
     pub all: bool,
 }
 
-pub fn run(session: &Session, args: &LogArgs, ui: &mut Ui) -> Result<u8, Failure> {
+pub fn run(session: &Session, args: &LogArgs, ui: &mut Ui) -> Result<Exit, Failure> {
     let limit = (!args.all).then_some(args.max_count);
     let page = session
         .store
@@ -39,7 +41,7 @@ pub fn run(session: &Session, args: &LogArgs, ui: &mut Ui) -> Result<u8, Failure
             "total": page.total,
             "truncated": page.truncated(),
         }))?;
-        return Ok(0);
+        return Ok(Exit::Success);
     }
     if page.total == 0 {
         ui.line(format!(
@@ -73,5 +75,5 @@ pub fn run(session: &Session, args: &LogArgs, ui: &mut Ui) -> Result<u8, Failure
             page.total
         ))?;
     }
-    Ok(0)
+    Ok(Exit::Success)
 }

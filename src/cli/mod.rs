@@ -1,21 +1,24 @@
 //! The command line: clap definitions, one file per subcommand, and the only code that
 //! prints. Every command renders for people or, with `--json`, as a versioned JSON object.
 
+mod approve;
 mod checkpoint;
 mod demo;
 mod doctor;
 mod error;
-mod escape;
+mod escalate;
 mod get_task;
 mod hooks;
 mod init;
 mod log;
 mod plan;
+mod reject;
 mod render;
+mod request_scope_reduction;
+mod resume;
 mod status;
 mod submit_work;
 mod sync;
-
 mod verify;
 
 use std::io::Write;
@@ -23,14 +26,14 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-pub use error::{CommandError, Failure};
+pub use error::{CommandError, ErrorKind, Exit, Failure};
 pub use render::Ui;
 
 use crate::engine::Session;
 
-/// Drive an AI coding agent (or a human) through a tool-gated, test-driven workflow, one pull
-/// request at a time. All state lives in git under refs/orchestrator/*.
+/// Drive an AI coding agent (or a human) through a test-driven workflow, one PR at a time.
 ///
+/// The workflow is tool-gated, and all of its state lives in git under refs/orchestrator/*.
 /// Agents loop on `git orchestrate get-task` (what to do now) and `git orchestrate
 /// submit-work` (prove it). Exit codes: 0 success, 1 verification failed, 2 bad input,
 /// 3 needs analysis, 4 not allowed in this state, 5 repository/store problem, 10 halted for a
@@ -65,11 +68,11 @@ pub enum Command {
     GetTask(get_task::GetTaskArgs),
     SubmitWork(submit_work::SubmitWorkArgs),
     Checkpoint(checkpoint::CheckpointArgs),
-    RequestScopeReduction(escape::ScopeReductionArgs),
-    Escalate(escape::EscalateArgs),
-    Resume(escape::ResumeArgs),
-    Approve(escape::ApproveArgs),
-    Reject(escape::RejectArgs),
+    RequestScopeReduction(request_scope_reduction::ScopeReductionArgs),
+    Escalate(escalate::EscalateArgs),
+    Resume(resume::ResumeArgs),
+    Approve(approve::ApproveArgs),
+    Reject(reject::RejectArgs),
     Status(status::StatusArgs),
     Log(log::LogArgs),
     Plan(plan::PlanArgs),
@@ -90,21 +93,23 @@ pub fn main() -> ExitCode {
     };
     let mut ui = Ui::new(cli.json, cli.quiet);
     match run(&cli, &mut ui) {
-        Ok(code) => ExitCode::from(code),
-        Err(Failure::Output(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Ok(exit) => exit.into(),
+        Err(Failure::Output(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+            Exit::Success.into()
+        }
         Err(Failure::Output(e)) => {
             let _ = writeln!(std::io::stderr(), "error: could not write output: {e}");
-            ExitCode::from(5)
+            Exit::Store.into()
         }
         Err(Failure::Command(err)) => {
-            let code = err.code;
+            let exit = err.exit();
             match ui.error(&err) {
                 Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
                     let _ = writeln!(std::io::stderr(), "error: {}", err.message);
                 }
                 _ => {}
             }
-            ExitCode::from(code)
+            exit.into()
         }
     }
 }
@@ -113,7 +118,7 @@ fn usage_error(e: clap::Error) -> ExitCode {
     use clap::error::ErrorKind;
     if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
         let _ = e.print();
-        return ExitCode::SUCCESS;
+        return Exit::Success.into();
     }
     let message = usage_text(&e);
     // `args_os`: an argument that is not UTF-8 is itself a usage error, not a reason to panic.
@@ -124,7 +129,7 @@ fn usage_error(e: clap::Error) -> ExitCode {
     } else {
         let _ = write!(std::io::stderr(), "{message}");
     }
-    ExitCode::from(2)
+    Exit::Usage.into()
 }
 
 /// clap's usage error as plain text. Run as `git orchestrate`, `--help` makes git look for a
@@ -167,13 +172,13 @@ fn read_input(path: &std::path::Path, what: &str, hint: &str) -> Result<Vec<u8>,
         std::fs::File::open(path).and_then(|f| f.take(MAX_INPUT_BYTES + 1).read_to_end(&mut bytes))
     };
     if let Err(e) = result {
-        return Err(Failure::Command(CommandError::invalid_input(
+        return Err(Failure::from(CommandError::invalid_input(
             format!("cannot read {what} {}: {e}", source()),
             hint,
         )));
     }
     if bytes.len() as u64 > MAX_INPUT_BYTES {
-        return Err(Failure::Command(CommandError::invalid_input(
+        return Err(Failure::from(CommandError::invalid_input(
             format!(
                 "{what} {} is larger than the limit of {} MiB",
                 source(),
@@ -186,25 +191,26 @@ fn read_input(path: &std::path::Path, what: &str, hint: &str) -> Result<Vec<u8>,
 }
 
 /// Runs one parsed command line; returns the exit code of a completed command.
-pub fn run(cli: &Cli, ui: &mut Ui) -> Result<u8, Failure> {
+pub fn run(cli: &Cli, ui: &mut Ui) -> Result<Exit, Failure> {
     let open = || -> Result<Session, Failure> {
         let dir = std::env::current_dir().map_err(|e| {
-            Failure::Command(CommandError::store(format!(
-                "cannot read the current directory: {e}"
-            )))
+            Failure::from(CommandError::new(
+                ErrorKind::Io,
+                format!("cannot read the current directory: {e}"),
+            ))
         })?;
-        Session::open(&dir, &cli.workflow).map_err(|e| Failure::Command(e.into()))
+        Session::open(&dir, &cli.workflow).map_err(Failure::from)
     };
     match &cli.command {
         Command::Init(args) => init::run(&open()?, args, ui),
         Command::GetTask(args) => get_task::run(&open()?, args, ui),
         Command::SubmitWork(args) => submit_work::run(&open()?, args, ui),
         Command::Checkpoint(args) => checkpoint::run(&open()?, args, ui),
-        Command::RequestScopeReduction(args) => escape::scope_reduction(&open()?, args, ui),
-        Command::Escalate(args) => escape::escalate(&open()?, args, ui),
-        Command::Resume(args) => escape::resume(&open()?, args, ui),
-        Command::Approve(args) => escape::approve(&open()?, args, ui),
-        Command::Reject(args) => escape::reject(&open()?, args, ui),
+        Command::RequestScopeReduction(args) => request_scope_reduction::run(&open()?, args, ui),
+        Command::Escalate(args) => escalate::run(&open()?, args, ui),
+        Command::Resume(args) => resume::run(&open()?, args, ui),
+        Command::Approve(args) => approve::run(&open()?, args, ui),
+        Command::Reject(args) => reject::run(&open()?, args, ui),
         Command::Status(args) => status::run(&open()?, args, ui),
         Command::Log(args) => log::run(&open()?, args, ui),
         Command::Plan(args) => plan::run(&open()?, args, ui),
@@ -214,5 +220,170 @@ pub fn run(cli: &Cli, ui: &mut Ui) -> Result<u8, Failure> {
         Command::Hook(args) => hooks::hook(&open()?, args, ui),
         Command::Doctor(args) => doctor::run(&open()?, args, ui),
         Command::Demo(args) => demo::run(args, ui),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    /// `-h` lists each command on one short line; the paragraph is for `<command> --help`.
+    #[test]
+    fn short_help_has_one_short_line_per_command() {
+        let help = Cli::command().render_help().to_string();
+        let commands = help
+            .split("Commands:\n")
+            .nth(1)
+            .and_then(|rest| rest.split("\n\n").next())
+            .expect("a Commands: section");
+        let visible: Vec<String> = Cli::command()
+            .get_subcommands()
+            .filter(|c| !c.is_hide_set())
+            .map(|c| c.get_name().to_string())
+            .chain(["help".to_string()])
+            .collect();
+        let listed: Vec<String> = commands
+            .lines()
+            .map(|l| l.split_whitespace().next().unwrap_or_default().to_string())
+            .collect();
+        assert_eq!(listed, visible, "one line per command:\n{commands}");
+        for line in commands.lines() {
+            assert!(line.len() <= 120, "too long for a one-line summary: {line}");
+            assert!(
+                !line.trim_end().ends_with('.'),
+                "a summary, not a sentence: {line}"
+            );
+        }
+        let long = Cli::command()
+            .find_subcommand_mut("sync")
+            .expect("sync")
+            .render_long_help()
+            .to_string();
+        assert!(
+            long.contains("until you choose a side with --take"),
+            "{long}"
+        );
+    }
+
+    /// Roff as the man page writes it, as plain text: `\fBplan show\fR` → `plan show`.
+    fn plain(roff: &str) -> String {
+        roff.replace("\\fB", "")
+            .replace("\\fR", "")
+            .replace("\\fI", "")
+            .replace("\\-", "-")
+            .trim_start_matches(".BI ")
+            .trim_start_matches(".BR ")
+            .trim_start_matches(".B ")
+            .to_string()
+    }
+
+    /// The man page is written by hand, and checked against the clap definitions here: every
+    /// command is in its synopsis and has an entry under COMMANDS naming each of its options,
+    /// every entry is a command, and every global option is described.
+    #[test]
+    fn the_man_page_matches_the_command_line() {
+        let page = include_str!("../../docs/git-orchestrate.1");
+        let section = |name: &str| {
+            let start = page
+                .find(&format!(".SH {name}\n"))
+                .unwrap_or_else(|| panic!("section {name}"));
+            let rest = &page[start + 5 + name.len()..];
+            rest[..rest.find("\n.SH ").unwrap_or(rest.len())].to_string()
+        };
+        // The entries of COMMANDS: a `.TP` outside `.RS`/`.RE`, its header line, its text.
+        let mut entries: Vec<(String, String)> = Vec::new();
+        let mut depth = 0;
+        let mut lines = section("COMMANDS")
+            .lines()
+            .map(str::to_string)
+            .collect::<Vec<_>>();
+        lines.push(".TP".into());
+        let mut current: Option<(String, String)> = None;
+        let mut i = 0;
+        while i < lines.len() {
+            let line = &lines[i];
+            match line.as_str() {
+                ".RS" => depth += 1,
+                ".RE" => depth -= 1,
+                ".TP" if depth == 0 => {
+                    entries.extend(current.take());
+                    if let Some(header) = lines.get(i + 1) {
+                        let name: Vec<&str> = Vec::new();
+                        let text = plain(header);
+                        let mut name = name;
+                        for word in text.split_whitespace() {
+                            if word.starts_with(['-', '[', '(']) || word.contains('|') {
+                                break;
+                            }
+                            name.push(word);
+                        }
+                        current = Some((name.join(" "), String::new()));
+                    }
+                }
+                _ => {}
+            }
+            if let Some((_, text)) = current.as_mut() {
+                text.push_str(&plain(line));
+                text.push('\n');
+            }
+            i += 1;
+        }
+        let cli = Cli::command();
+        let global: Vec<String> = cli
+            .get_arguments()
+            .filter_map(|a| a.get_long().map(str::to_string))
+            .collect();
+        let synopsis = plain(&section("SYNOPSIS"));
+        for command in cli.get_subcommands() {
+            let name = command.get_name();
+            let entry = entries
+                .iter()
+                .find(|(n, _)| n == name || n.starts_with(&format!("{name} ")))
+                .unwrap_or_else(|| panic!("the man page has no COMMANDS entry for `{name}`"));
+            if !command.is_hide_set() {
+                assert!(
+                    synopsis.contains(&format!("git orchestrate {name}")),
+                    "the SYNOPSIS lacks `{name}`"
+                );
+            }
+            for arg in command.get_arguments() {
+                let Some(long) = arg.get_long() else { continue };
+                if global.iter().any(|g| g == long) || long == "help" {
+                    continue;
+                }
+                assert!(
+                    entry.1.contains(&format!("--{long}")),
+                    "the man page's entry for `{name}` does not describe --{long}"
+                );
+            }
+            for sub in command.get_subcommands() {
+                assert!(
+                    entry.1.contains(sub.get_name()),
+                    "the man page's entry for `{name}` does not name `{}`",
+                    sub.get_name()
+                );
+            }
+        }
+        for (name, _) in &entries {
+            let first = name.split(' ').next().unwrap_or_default();
+            assert!(
+                cli.find_subcommand(first).is_some(),
+                "the man page describes `{name}`, which is no command"
+            );
+        }
+        let options = plain(&section("GLOBAL OPTIONS"));
+        for long in global.iter().filter(|l| *l != "help" && *l != "version") {
+            assert!(
+                options.contains(&format!("--{long}")),
+                "GLOBAL OPTIONS lacks --{long}"
+            );
+        }
     }
 }

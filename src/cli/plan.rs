@@ -3,7 +3,7 @@
 use clap::{Args, Subcommand};
 use serde_json::json;
 
-use super::{Failure, Ui};
+use super::{Exit, Failure, Ui};
 use crate::engine::{EngineError, Session};
 use crate::workflow::plan::{StepStatus, TaskStatus};
 
@@ -20,7 +20,7 @@ pub enum PlanCommand {
     Show,
 }
 
-pub fn run(session: &Session, args: &PlanArgs, ui: &mut Ui) -> Result<u8, Failure> {
+pub fn run(session: &Session, args: &PlanArgs, ui: &mut Ui) -> Result<Exit, Failure> {
     let PlanCommand::Show = args.command;
     let snapshot = session.store.read().map_err(EngineError::from)?;
     let plan = match &snapshot {
@@ -34,7 +34,7 @@ pub fn run(session: &Session, args: &PlanArgs, ui: &mut Ui) -> Result<u8, Failur
             "plan": plan,
             "current_step": current.map(|s| s.to_string()),
         }))?;
-        return Ok(0);
+        return Ok(Exit::Success);
     }
     let Some(plan) = plan else {
         let state = snapshot.map_or("INITIALIZING (not created yet)".to_string(), |s| {
@@ -43,7 +43,7 @@ pub fn run(session: &Session, args: &PlanArgs, ui: &mut Ui) -> Result<u8, Failur
         ui.line(format!(
             "no active PR plan (state {state}); `git orchestrate get-task` says how to submit one"
         ))?;
-        return Ok(0);
+        return Ok(Exit::Success);
     };
     let (done, total) = plan.progress();
     let mut text = format!(
@@ -82,5 +82,5 @@ pub fn run(session: &Session, args: &PlanArgs, ui: &mut Ui) -> Result<u8, Failur
         }
     }
     ui.text(&text)?;
-    Ok(0)
+    Ok(Exit::Success)
 }

@@ -71,10 +71,13 @@ impl Ui {
     pub fn error(&mut self, err: &CommandError) -> std::io::Result<()> {
         if self.json {
             let mut error = json!({
-                "code": err.code,
+                "code": err.exit().code(),
                 "kind": err.kind,
                 "message": err.message,
             });
+            if !err.causes.is_empty() {
+                error["causes"] = json!(err.causes);
+            }
             if let Some(state) = err.state {
                 error["state"] = json!(state);
             }
@@ -89,21 +92,34 @@ impl Ui {
             }
             return self.json_object(json!({ "error": error }));
         }
-        let mut text = String::new();
-        if let Some(output) = err.output.as_ref().filter(|o| !o.is_empty()) {
-            text.push_str(&output_block(&String::from_utf8_lossy(output), None));
-        }
-        text.push_str(&format!("error: {}\n", err.message));
-        for p in &err.problems {
-            text.push_str(&format!("  - {p}\n"));
-        }
-        if let Some(hint) = err.hint.as_ref().filter(|_| !self.quiet) {
-            text.push_str(&format!("hint: {hint}\n"));
-        }
+        let text = error_text(err, self.quiet);
         let mut stderr = std::io::stderr().lock();
         stderr.write_all(text.as_bytes())?;
         stderr.flush()
     }
+}
+
+/// An error as people read it: the failing output, the message, the problems, what caused
+/// it, and the hint (left out with `--quiet`).
+pub fn error_text(err: &CommandError, quiet: bool) -> String {
+    let mut text = String::new();
+    if let Some(output) = err.output.as_ref().filter(|o| !o.is_empty()) {
+        text.push_str(&output_block(&String::from_utf8_lossy(output), None));
+    }
+    text.push_str(&format!("error: {}\n", err.message));
+    for p in &err.problems {
+        text.push_str(&format!("  - {p}\n"));
+    }
+    if !err.causes.is_empty() {
+        text.push_str("Caused by:\n");
+        for (n, cause) in err.causes.iter().enumerate() {
+            text.push_str(&format!("  {}: {cause}\n", n + 1));
+        }
+    }
+    if let Some(hint) = err.hint.as_ref().filter(|_| !quiet) {
+        text.push_str(&format!("hint: {hint}\n"));
+    }
+    text
 }
 
 const RULE: &str = "----------------------------------------------------------------";

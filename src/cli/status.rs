@@ -4,16 +4,17 @@ use clap::Args;
 use serde_json::json;
 
 use super::render::preflight_line;
-use super::{Failure, Ui};
+use super::{Exit, Failure, Ui};
 use crate::engine::{EngineError, Session};
 use crate::workflow::{State, Status};
 
-/// Show the workflow's state, branch, current step, counters, last result and warnings.
-/// Unlike get-task it never changes anything.
+/// Show where the workflow stands; unlike get-task it never changes anything.
+///
+/// The state, branch, current step, counters, last result, warnings, locks and remotes.
 #[derive(Debug, Args)]
 pub struct StatusArgs {}
 
-pub fn run(session: &Session, _args: &StatusArgs, ui: &mut Ui) -> Result<u8, Failure> {
+pub fn run(session: &Session, _args: &StatusArgs, ui: &mut Ui) -> Result<Exit, Failure> {
     let snapshot = session.store.read().map_err(EngineError::from)?;
     let (state, plan, tip) = match &snapshot {
         Some(s) => (s.state.clone(), s.summary.clone(), Some(s.tip.to_string())),
@@ -115,7 +116,7 @@ pub fn run(session: &Session, _args: &StatusArgs, ui: &mut Ui) -> Result<u8, Fai
                 "ahead": r.relation.ahead, "behind": r.relation.behind,
             })).collect::<Vec<_>>(),
         }))?;
-        return Ok(0);
+        return Ok(Exit::Success);
     }
     let mut lines = Vec::new();
     let reference = session.store.ref_name();
@@ -272,7 +273,7 @@ pub fn run(session: &Session, _args: &StatusArgs, ui: &mut Ui) -> Result<u8, Fai
             ui.line(format!("WARNING: {w}"))?;
         }
     }
-    Ok(0)
+    Ok(Exit::Success)
 }
 
 /// This workflow against a remote's copy, as last fetched.

@@ -7,13 +7,14 @@ use serde_json::json;
 
 use super::error::CommandError;
 use super::render::{exit_and_time, exit_json, output_block, preflight_line};
-use super::{Failure, Ui};
+use super::{Exit, Failure, Ui};
 use crate::engine::{self, Session, SubmitKind, SubmitReport};
 use crate::workflow::briefing;
 use crate::workflow::{Decision, Expectation, Status, Verdict};
 
-/// Submit work for verification: a PR plan (--plan), a test run (--test-command), or your
-/// judgement of a NEEDS_ANALYSIS result (--analysis-decision). With only --summary it confirms
+/// Submit work for verification: a plan, a test run, an analysis, a finalization step.
+///
+/// A PR plan (--plan), a test run (--test-command), or your judgement of a NEEDS_ANALYSIS result (--analysis-decision). With only --summary it confirms
 /// a finalization step (the squash, the master-plan commit), which is then checked. Never run
 /// tests to judge your work yourself; this runs them, then the preflight gates.
 ///
@@ -63,9 +64,9 @@ pub enum DecisionArg {
     Failure,
 }
 
-pub fn run(session: &Session, args: &SubmitWorkArgs, ui: &mut Ui) -> Result<u8, Failure> {
+pub fn run(session: &Session, args: &SubmitWorkArgs, ui: &mut Ui) -> Result<Exit, Failure> {
     if args.summary.trim().is_empty() {
-        return Err(Failure::Command(CommandError::invalid_input(
+        return Err(Failure::from(CommandError::invalid_input(
             "--summary must not be empty",
             "Say in one line what you did, e.g. --summary \"add() sums two numbers\".",
         )));
@@ -77,7 +78,7 @@ pub fn run(session: &Session, args: &SubmitWorkArgs, ui: &mut Ui) -> Result<u8, 
             "Pass a readable JSON file with --plan FILE, or pipe it with --plan -.",
         )?),
         (_, Some(command), _) if command.trim().is_empty() => {
-            return Err(Failure::Command(CommandError::invalid_input(
+            return Err(Failure::from(CommandError::invalid_input(
                 "--test-command must not be empty",
                 "Pass the command that runs this step's test.",
             )));
@@ -97,9 +98,9 @@ pub fn run(session: &Session, args: &SubmitWorkArgs, ui: &mut Ui) -> Result<u8, 
     };
     let report = engine::submit(session, &args.summary, &kind)?;
     let code = match report.verdict {
-        Verdict::Success => 0,
-        Verdict::Failure => 1,
-        Verdict::NeedsAnalysis => 3,
+        Verdict::Success => Exit::Success,
+        Verdict::Failure => Exit::VerificationFailed,
+        Verdict::NeedsAnalysis => Exit::NeedsAnalysis,
     };
     let next = briefing::next_action(&report.state, report.verdict);
     if ui.json {

@@ -4,15 +4,17 @@
 use clap::{Args, ValueEnum};
 use serde_json::{Value, json};
 
-use super::{Failure, Ui};
+use super::{Exit, Failure, Ui};
 use crate::engine::{self, Action, Session, Side, SyncReport};
 use crate::store::HistoryEntry;
 
-/// Bring this clone and a remote level: fetch the remote's workflows, notes and PR branches;
-/// adopt what only the remote has, fast-forward what it has more of, push (atomically, with a
-/// lease) what only this clone has, and merge the notes by their lines. A workflow that moved
-/// on both sides is reported and left as it is (exit 4) until you choose a side with
-/// --take. Adds the fetch refspecs on first use.
+/// Bring this clone and a remote level: workflows, notes and PR branches.
+///
+/// Fetches the remote's workflows, notes and PR branches; adopts what only the remote has,
+/// fast-forwards what it has more of, pushes (atomically, with a lease) what only this clone
+/// has, and merges the notes by their lines. A workflow that moved on both sides is reported
+/// and left as it is (exit 4) until you choose a side with --take. Adds the fetch refspecs
+/// on first use.
 #[derive(Debug, Args)]
 pub struct SyncArgs {
     /// The remote (default: `remote` in .orchestrate.toml, else origin, else the only one).
@@ -59,13 +61,17 @@ fn plural(n: usize, what: &str) -> String {
     format!("{n} {what}{}", if n == 1 { "" } else { "s" })
 }
 
-pub fn run(session: &Session, args: &SyncArgs, ui: &mut Ui) -> Result<u8, Failure> {
+pub fn run(session: &Session, args: &SyncArgs, ui: &mut Ui) -> Result<Exit, Failure> {
     let take = args.take.map(|side| match side {
         TakeSide::Local => Side::Local,
         TakeSide::Remote => Side::Remote,
     });
     let report = engine::sync(session, args.remote.as_deref(), take)?;
-    let code = if report.diverged() { 4 } else { 0 };
+    let code = if report.diverged() {
+        Exit::NotAllowed
+    } else {
+        Exit::Success
+    };
     if ui.json {
         ui.json_object(report_json(&report))?;
         return Ok(code);

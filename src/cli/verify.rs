@@ -4,13 +4,14 @@ use clap::Args;
 use serde_json::json;
 
 use super::render::exit_and_time;
-use super::{Failure, Ui};
+use super::{Exit, Failure, Ui};
 use crate::engine::Session;
 use crate::engine::notes::{self, Verification};
 use crate::workflow::state::format_ms;
 
-/// Check that every checkpoint commit in RANGE carries a passing verification note
-/// (refs/notes/orchestrator), as the commit-msg hook writes it. A checkpoint made with
+/// Check that every checkpoint commit in RANGE carries a passing verification note.
+///
+/// The notes are in refs/notes/orchestrator, as the commit-msg hook writes them. A checkpoint made with
 /// --no-verify, or without the hooks installed, has none. Exit 1 if any lacks one.
 #[derive(Debug, Args)]
 pub struct VerifyArgs {
@@ -19,7 +20,7 @@ pub struct VerifyArgs {
     pub range: Vec<String>,
 }
 
-pub fn run(session: &Session, args: &VerifyArgs, ui: &mut Ui) -> Result<u8, Failure> {
+pub fn run(session: &Session, args: &VerifyArgs, ui: &mut Ui) -> Result<Exit, Failure> {
     let default;
     let revs: Vec<&str> = if args.range.is_empty() {
         default = notes::default_range(session)?;
@@ -29,7 +30,11 @@ pub fn run(session: &Session, args: &VerifyArgs, ui: &mut Ui) -> Result<u8, Fail
     };
     let report = notes::verify_range(session, &revs)?;
     let failures = report.failures().count();
-    let code = u8::from(failures > 0);
+    let code = if failures > 0 {
+        Exit::VerificationFailed
+    } else {
+        Exit::Success
+    };
     if ui.json {
         ui.json_object(json!({
             "range": report.range,

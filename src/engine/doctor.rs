@@ -544,7 +544,7 @@ fn probe(
     )))
 }
 
-/// The fetch refspecs that bring workflow state and notes along (SPEC §9).
+/// The fetch refspecs that bring workflow state and notes along (docs/refs.md, "Sharing through a remote").
 fn refspecs(session: &Session, checks: &mut Vec<Check>) -> Result<(), EngineError> {
     let remotes = session.git.remotes()?;
     if remotes.is_empty() {

@@ -1,4 +1,4 @@
-//! The escape hatches of Nudge and Unlock (SPEC §6.3, §6.4): `request-scope-reduction` and
+//! The escape hatches of Nudge and Unlock (docs/agent-guide.md, "The escape tools and their locks"): `request-scope-reduction` and
 //! `escalate`, each locked until enough attempts have failed.
 
 use super::get_task::{self, TaskReport};

@@ -1,4 +1,4 @@
-//! The finalization checks (SPEC §6.6): the squash is one commit over main, titled with the
+//! The finalization checks (docs/architecture.md, "Finalization and merge"): the squash is one commit over main, titled with the
 //! PR title, with exactly the verified tree; the master-plan commit sits on it, changes only
 //! the master plan, and names the squashed commit.
 

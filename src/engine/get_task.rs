@@ -425,7 +425,7 @@ fn review(session: &Session, snap: &Snapshot, round: u32) -> Result<Event, Engin
     )
 }
 
-/// Merges the PR branch into main (SPEC §6.7). Safe to run again after a crash: a branch
+/// Merges the PR branch into main (docs/architecture.md, "Finalization and merge"). Safe to run again after a crash: a branch
 /// already merged and deleted counts as merged.
 fn merge(session: &Session, snap: &Snapshot, branch: &str) -> Result<Event, EngineError> {
     let main = session.main_branch(Some(&snap.state))?;

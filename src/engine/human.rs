@@ -1,5 +1,5 @@
-//! What humans answer: `approve` and `reject` at the review's human gate (SPEC §6.5), and
-//! `resume` after a halt (SPEC §6.4, §6.7).
+//! What humans answer: `approve` and `reject` at the review's human gate (docs/config.md, "[review]"), and
+//! `resume` after a halt (docs/agent-guide.md, "HALTED").
 
 use super::{EngineError, Session};
 use crate::workflow::state::HaltReason;

@@ -1,5 +1,5 @@
 //! `init`: writes `.orchestrate.toml` when there is none (never overwriting one), adds the
-//! fetch refspecs that share state (SPEC §9.1), and creates the workflow in INITIALIZING, or,
+//! fetch refspecs that share state (docs/refs.md, "Fetch refspecs"), and creates the workflow in INITIALIZING, or,
 //! on a fresh clone whose remote has it, adopts the remote's. Running it again changes nothing.
 
 use std::io::Write as _;

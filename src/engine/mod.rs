@@ -258,7 +258,7 @@ impl Session {
         }
     }
 
-    /// The configuration in force for `state` (SPEC §4): once a PR branch exists, the file as
+    /// The configuration in force for `state` (docs/config.md, "Which file is in force"): once a PR branch exists, the file as
     /// committed on the main branch, so an agent cannot weaken its own gates; before that,
     /// the working-tree file, with a warning while it is not committed on main.
     pub fn load_config(&self, state: Option<&State>) -> Result<Loaded, EngineError> {

@@ -1,4 +1,4 @@
-//! Verification notes (SPEC §7.4): the checkpoint record a checkpoint commit carries, the
+//! Verification notes (docs/refs.md, "refs/notes/orchestrator"): the checkpoint record a checkpoint commit carries, the
 //! final record on a PR's squashed commit, and `verify`, which finds checkpoint commits that
 //! carry no passing record.
 

@@ -1,4 +1,4 @@
-//! `sync` (SPEC §9.2): brings this clone's workflows, notes and PR branches level with a
+//! `sync` (docs/refs.md, "What `sync` does"): brings this clone's workflows, notes and PR branches level with a
 //! remote. Each ref is classified first (equal, adopt, fast-forward, push, diverged) as
 //! plain data, then carried out: local moves are compare-and-swaps, the pushes go out in one
 //! `git push --atomic` with a lease on every state ref. A push that loses a race is retried
@@ -188,7 +188,7 @@ pub fn resolve_remote(session: &Session, named: Option<&str>) -> Result<String, 
     }
 }
 
-/// Adds the SPEC §9.1 fetch refspecs for `remote` that are missing, and replaces the exact
+/// Adds the (docs/refs.md, "Fetch refspecs") fetch refspecs for `remote` that are missing, and replaces the exact
 /// notes refspec (which breaks `git fetch` while the remote has no notes) by its pattern.
 /// Returns the refspecs added; running it again adds nothing.
 pub fn ensure_refspecs(session: &Session, remote: &str) -> Result<Vec<String>, EngineError> {

@@ -1,4 +1,4 @@
-//! Runs a shell command the way SPEC §6.2 demands: `sh -c` in the repo root, stdin closed,
+//! Runs a shell command the way (docs/agent-guide.md, "EXECUTING_TDD") demands: `sh -c` in the repo root, stdin closed,
 //! stdout and stderr captured together and verbatim, and the whole process group killed at
 //! the timeout.
 

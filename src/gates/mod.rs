@@ -1,4 +1,4 @@
-//! The gates work must pass: preflight (SPEC §7.1), here, and the code review (SPEC §6.5), in
+//! The gates work must pass: preflight (docs/config.md, "Preflight"), here, and the code review (docs/config.md, "[review]"), in
 //! [`review`]. Preflight runs the ordered `[[preflight]]` gates; consecutive gates sharing a
 //! `group` run in parallel, and the first failing gate (after its group finishes) stops the run.
 

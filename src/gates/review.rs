@@ -1,4 +1,4 @@
-//! The automated code review (SPEC §6.5): the review command once per dimension, in parallel,
+//! The automated code review (docs/config.md, "[review]"): the review command once per dimension, in parallel,
 //! the review context on its stdin as JSON, its findings read from stdout and merged. A crash,
 //! a timeout or unreadable output is an error, never an approval.
 

@@ -1,6 +1,6 @@
 //! Puts the shims where git runs hooks (`git rev-parse --git-path hooks`, which honours
 //! `core.hooksPath` and linked worktrees) without ever clobbering a hook that is there
-//! (SPEC §8). A shell hook gets our block inserted after its first line; any other hook is
+//! (docs/config.md, "[hooks]"). A shell hook gets our block inserted after its first line; any other hook is
 //! moved aside and run by our shim after our block. `uninstall` undoes either exactly, so
 //! the user's hook is back byte for byte. Hook managers that own the files (husky,
 //! lefthook, pre-commit) are left alone, with instructions for adding our hooks there.

@@ -1,4 +1,4 @@
-//! The git hooks (SPEC §7.3, §8): the shim scripts from `hooks/` and how they are put in
+//! The git hooks (docs/architecture.md, "Hooks and notes"): the shim scripts from `hooks/` and how they are put in
 //! place ([`install`]: install, uninstall, status, never clobbering a hook that is there),
 //! and what they run ([`run`]: the `git orchestrate hook <name>` entry points).
 

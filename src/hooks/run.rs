@@ -1,5 +1,5 @@
 //! What the installed hooks run (`git orchestrate hook <name>`), for agents and humans alike
-//! (SPEC §7.3, §7.4):
+//! (docs/architecture.md, "Hooks and notes"):
 //! - `commit-msg`, for checkpoint commits only: the working tree must equal what is
 //!   committed, then preflight runs on it unless it passed on exactly this tree and these
 //!   gates before. A pass is left for `post-commit` to note.

@@ -1,4 +1,4 @@
-//! The only code that knows ref names and tree paths (SPEC §2): reads a workflow's tip
+//! The only code that knows ref names and tree paths (docs/refs.md): reads a workflow's tip
 //! snapshot in-process with gix, writes a transition as blob/tree/commit followed by one
 //! compare-and-swap ref update, and reads the history and the repository facts the engine
 //! needs (branches, HEAD, files committed on the main branch).
@@ -82,16 +82,27 @@ pub enum StoreError {
     },
     #[error("git object store: {0}")]
     Git(String),
+    /// gix failed; the OS's answer ("No space left on device", "Read-only file system") is
+    /// several sources down, and is printed as what caused it.
+    #[error("git object store: {message}")]
+    Objects {
+        message: String,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
 }
 
 /// A ref lock older than this is not another command at work (they hold it for
 /// milliseconds) but the remains of a crash.
 const STALE_LOCK: std::time::Duration = std::time::Duration::from_secs(30);
 
-/// The error with every cause under it: gix wraps the OS's answer ("No space left on
-/// device", "Read-only file system") several levels down, and that is what a person needs.
-fn git_err(e: impl std::error::Error) -> StoreError {
-    StoreError::Git(error_chain(&e))
+/// A gix error, its causes kept: the OS's answer is several levels down, and that is what
+/// a person needs.
+fn git_err(e: impl std::error::Error + Send + Sync + 'static) -> StoreError {
+    StoreError::Objects {
+        message: e.to_string(),
+        source: Box::new(e),
+    }
 }
 
 /// `e` and its sources, joined with ": ", each message once.
@@ -1048,7 +1059,7 @@ pub struct FoundCheckpoint {
 }
 
 /// A checkpoint commit's message starts with `checkpoint:` or carries the
-/// `Orchestrator-Checkpoint:` trailer (SPEC §7.2).
+/// `Orchestrator-Checkpoint:` trailer (docs/refs.md).
 pub fn is_checkpoint_message(message: &str) -> bool {
     message.trim_start().starts_with("checkpoint:")
         || message

@@ -1,4 +1,4 @@
-//! `refs/notes/orchestrator` (SPEC §7.4): verification records attached to commits as git
+//! `refs/notes/orchestrator` (docs/refs.md, "refs/notes/orchestrator"): verification records attached to commits as git
 //! notes, one JSON object per line so that notes from two clones merge by union. Reads go
 //! through one notes tree per command; a write adds a line with the same discipline as a
 //! transition: objects first, then a compare-and-swap of the notes ref.

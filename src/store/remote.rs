@@ -1,4 +1,4 @@
-//! The refs that carry state between clones (SPEC §9): the fetch refspecs, the
+//! The refs that carry state between clones (docs/refs.md, "Sharing through a remote"): the fetch refspecs, the
 //! remote-tracking copies under `refs/orchestrator/remotes/<remote>/` and
 //! `refs/notes/remotes/<remote>/orchestrator`, backups of tips that `sync --take` replaced,
 //! how two workflow tips relate, and the line-union merge of two notes histories.
@@ -17,9 +17,9 @@ const BACKUPS: &str = "refs/orchestrator/backups/";
 const CLAIMS: &str = "refs/orchestrator/claims/";
 
 /// The fetch refspecs `init` and `sync` add for `remote`: non-forced, into the
-/// remote-tracking namespace, never onto local state (SPEC §9.1).
+/// remote-tracking namespace, never onto local state (docs/refs.md, "Fetch refspecs").
 ///
-/// The notes refspec is a pattern (`orchestrator*`), not SPEC's exact
+/// The notes refspec is a pattern (`orchestrator*`), not the exact one docs/refs.md describes
 /// `refs/notes/orchestrator`: git fails the whole `git fetch` with "couldn't find remote
 /// ref" when an exact configured source is missing, which it is on every remote until the
 /// first notes are pushed.
@@ -43,7 +43,7 @@ pub fn sync_refspecs(remote: &str) -> Vec<String> {
     specs
 }
 
-/// The exact notes refspec SPEC §9.1 spells out, which breaks `git fetch` while the remote
+/// The exact notes refspec (docs/refs.md, "Fetch refspecs") spells out, which breaks `git fetch` while the remote
 /// has no notes (see [`fetch_refspecs`]).
 pub fn exact_notes_refspec(remote: &str) -> String {
     format!("{NOTES_REF}:{}", tracking_notes_ref(remote))

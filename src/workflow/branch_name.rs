@@ -1,4 +1,4 @@
-//! Turns a PR title into a safe branch name (SPEC §6.1): `"feat: Implement New Feature"` →
+//! Turns a PR title into a safe branch name (docs/agent-guide.md, "INITIALIZING"): `"feat: Implement New Feature"` →
 //! `feat/implement-new-feature`, using only `[a-z0-9._/-]`.
 
 use super::state::Status;

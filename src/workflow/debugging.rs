@@ -1,4 +1,4 @@
-//! Nudge and Unlock (SPEC §6.3, seed 003): which guidance tier an attempt gets, when the
+//! Nudge and Unlock (docs/agent-guide.md, "The escape tools and their locks"): which guidance tier an attempt gets, when the
 //! escape tools unlock, and whether two failures are the same failure.
 
 use serde::{Deserialize, Serialize};
@@ -13,7 +13,7 @@ pub struct Thresholds {
 }
 
 impl Default for Thresholds {
-    /// Seed 003's defaults: 2 / 5 / 6 / 10.
+    /// The defaults: 2 / 5 / 6 / 10 (docs/config.md, "[debugging]").
     fn default() -> Self {
         Thresholds {
             hypothesize_max_attempts: 2,

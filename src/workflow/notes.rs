@@ -1,4 +1,4 @@
-//! What the verification notes say (SPEC §7.4): one JSON object per line, so that notes
+//! What the verification notes say (docs/refs.md, "refs/notes/orchestrator"): one JSON object per line, so that notes
 //! written in two clones merge by union. A checkpoint note records the preflight run that
 //! verified a checkpoint commit's tree; the final note sums up a squashed PR.
 
@@ -149,7 +149,7 @@ pub struct FinalNote {
     pub steps: usize,
     pub review: Option<FinalReview>,
     pub checkpoints: Vec<FoldedCheckpoint>,
-    /// The PR changes `.orchestrate.toml`: its gates take effect once it is merged (SPEC §4).
+    /// The PR changes `.orchestrate.toml`: its gates take effect once it is merged (docs/config.md, "Which file is in force").
     pub config_changed: bool,
     pub tool: String,
 }

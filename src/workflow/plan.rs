@@ -1,4 +1,4 @@
-//! `pr.json`: the active PR plan (SPEC §3.2), step addressing (`T.S`), and validation of
+//! `pr.json`: the active PR plan (docs/refs.md, "pr.json"), step addressing (`T.S`), and validation of
 //! submitted plans that reports every problem with its JSON path.
 
 use std::fmt;
@@ -81,7 +81,7 @@ impl StepType {
         }
     }
 
-    /// A checkpoint commit follows every passing GREEN and REFACTOR step (SPEC §7.2).
+    /// A checkpoint commit follows every passing GREEN and REFACTOR step (docs/refs.md, "Transition commits").
     pub fn needs_checkpoint(self) -> bool {
         matches!(self, StepType::Green | StepType::Refactor)
     }
@@ -141,7 +141,7 @@ impl<'de> Deserialize<'de> for StepId {
 }
 
 impl Plan {
-    /// The first TODO step of the first task that is not DONE (SPEC §3.2).
+    /// The first TODO step of the first task that is not DONE (docs/refs.md, "pr.json").
     pub fn current_step(&self) -> Option<StepId> {
         self.tasks
             .iter()
@@ -200,7 +200,7 @@ impl Plan {
 }
 
 /// What briefings, `status` and the submit checks need of a plan: small enough to live in
-/// `state.json`, so the hot path never parses a large `pr.json` (SPEC §12).
+/// `state.json`, so the hot path never parses a large `pr.json` (docs/architecture.md).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PlanSummary {
     pub title: String,

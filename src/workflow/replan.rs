@@ -1,4 +1,4 @@
-//! The rules a re-plan must follow after a scope reduction (SPEC §6.3, seed 000 Phase 3):
+//! The rules a re-plan must follow after a scope reduction (docs/agent-guide.md, "REPLANNING"):
 //! DONE tasks unchanged, the failed task replaced by smaller ones, the first carrying
 //! `breakdownHistory`, the last a verification task, everything else as it was.
 

@@ -1,4 +1,4 @@
-//! Code review findings (SPEC §6.5, seed 001): what a reviewer must print, how the findings
+//! Code review findings (docs/config.md, "[review]"): what a reviewer must print, how the findings
 //! of several dimensions are merged, which of them block, and the task they become.
 
 use std::fmt;

@@ -1470,7 +1470,7 @@ const ESCALATABLE: &[Status] = &[
     Status::MergingBranch,
 ];
 
-/// Decides whether `request-scope-reduction` is unlocked (SPEC §6.3); returns the step
+/// Decides whether `request-scope-reduction` is unlocked (docs/agent-guide.md, "The escape tools and their locks"); returns the step
 /// whose task is to be re-planned.
 pub fn check_scope_reduction(
     state: &State,
@@ -1505,7 +1505,7 @@ pub fn check_scope_reduction(
     })
 }
 
-/// Decides whether `escalate` is unlocked (SPEC §6.4). In the TDD loop it unlocks with the
+/// Decides whether `escalate` is unlocked (docs/agent-guide.md, "The escape tools and their locks"). In the TDD loop it unlocks with the
 /// failed attempts; in code review when the rounds are used up or the review cannot run;
 /// in the other states where an agent can be stuck (planning, branch creation, finalization,
 /// merge) it is always open, since no attempt counter measures being stuck there.

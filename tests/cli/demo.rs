@@ -208,3 +208,27 @@ fn the_demo_prints_for_people_and_cleans_up() {
         "{path} was not removed"
     );
 }
+
+/// The plan the demo's agent submits is the one this test submits: a change to it that the
+/// orchestrator would refuse fails here, with the problems named.
+#[test]
+fn the_demo_plan_is_accepted_as_it_stands() {
+    let repo = TestRepo::with_config(
+        "main_branch = \"main\"\nmaster_plan = \"docs/Plan_Doc/Active_Plan.md\"\n",
+    );
+    repo.write(
+        "docs/Plan_Doc/Active_Plan.md",
+        "# Master plan\n## PR 1: feat: Add and subtract numbers\n",
+    );
+    repo.commit_all("master plan");
+    repo.run(&["init"]).expect(0);
+    repo.submit_plan(include_str!("../../src/demo/plan.json"))
+        .expect(0);
+    let task = repo.run(&["get-task", "--json"]).expect(0).json();
+    assert_eq!(task["step"]["id"], "1.1");
+    assert_eq!(
+        task["step"]["description"],
+        "tests/test_add.sh: add 2 3 prints 5"
+    );
+    assert_eq!(task["branch"], "feat/add-and-subtract-numbers");
+}

@@ -1,0 +1,33 @@
+//! `git orchestrate reject`: a human's rejection at the review's human gate.
+
+use clap::Args;
+use serde_json::json;
+
+use super::error::require_human;
+use super::{Exit, Failure, Ui};
+use crate::engine::{self, Session};
+
+/// For humans: reject the PR at the review's human gate, with a comment.
+///
+/// The comment becomes a blocking finding: a new task for the agent, then another review
+/// round.
+#[derive(Debug, Args)]
+pub struct RejectArgs {
+    /// What must change.
+    #[arg(long, short = 'm', value_name = "TEXT")]
+    pub comment: String,
+}
+
+pub fn run(session: &Session, args: &RejectArgs, ui: &mut Ui) -> Result<Exit, Failure> {
+    require_human("reject")?;
+    let state = engine::reject(session, &args.comment)?;
+    if ui.json {
+        ui.json_object(json!({ "state": state.status() }))?;
+    } else {
+        ui.text(&format!(
+            "rejected: CODE_REVIEW -> {}; your comment is the agent's next task, and another review follows it\n",
+            state.status()
+        ))?;
+    }
+    Ok(Exit::Success)
+}

@@ -1,0 +1,30 @@
+//! `git orchestrate request-scope-reduction`: give up on a task that keeps failing, and re-plan it.
+
+use clap::Args;
+use serde_json::json;
+
+use super::{Exit, Failure, Ui};
+use crate::engine::{self, Session};
+
+/// Give up on a task that keeps failing, and re-plan it as smaller ones.
+///
+/// Reverts tracked changes to the last commit (untracked files stay, and are listed); the
+/// briefing then asks for a re-plan of the task. Locked until `[debugging]
+/// unlock_scope_reduction_at` failed attempts (default 6).
+#[derive(Debug, Args)]
+pub struct ScopeReductionArgs {}
+
+pub fn run(session: &Session, _args: &ScopeReductionArgs, ui: &mut Ui) -> Result<Exit, Failure> {
+    let report = engine::request_scope_reduction(session)?;
+    if ui.json {
+        ui.json_object(json!({
+            "workflow": report.workflow,
+            "state": report.state.status(),
+            "replan": report.state.replan_context(),
+            "briefing": report.briefing.text,
+        }))?;
+    } else {
+        ui.text(&report.briefing.text)?;
+    }
+    Ok(Exit::Success)
+}

@@ -1,0 +1,58 @@
+//! `git orchestrate resume`: a human's answer to a halt.
+
+use clap::Args;
+use serde_json::json;
+
+use super::error::require_human;
+use super::{Exit, Failure, Ui};
+use crate::engine::{self, Session};
+
+/// For humans: answer a halt, with guidance for the agent.
+///
+/// The workflow returns to where it stopped, with the attempt counter reset; the guidance
+/// is shown to the agent once, in its next briefing.
+#[derive(Debug, Args)]
+pub struct ResumeArgs {
+    /// What the agent should try, or what you changed.
+    #[arg(long, value_name = "TEXT")]
+    pub guidance: Option<String>,
+}
+
+pub fn run(session: &Session, args: &ResumeArgs, ui: &mut Ui) -> Result<Exit, Failure> {
+    require_human("resume")?;
+    let done = engine::resume(session, args.guidance.as_deref())?;
+    if ui.json {
+        ui.json_object(json!({
+            "state": done.state.status(),
+            "halt_message": done.from,
+            "guidance": done.guidance,
+            "merged": done.merged,
+        }))?;
+        return Ok(Exit::Success);
+    }
+    if let Some(branch) = &done.merged {
+        let mut text = format!(
+            "resumed: {branch} is merged and deleted; HALTED -> {}, and the agent's next \
+             `git orchestrate get-task` plans the next PR\n",
+            done.state.status()
+        );
+        if args.guidance.is_some() {
+            text.push_str("note: --guidance is not kept after a merge conflict: the PR is done, and the next one starts afresh\n");
+        }
+        ui.text(&text)?;
+        return Ok(Exit::Success);
+    }
+    let mut text = format!(
+        "resumed: HALTED -> {} (halted because {})\n",
+        done.state.status(),
+        done.from
+    );
+    if !ui.quiet {
+        text.push_str(match done.guidance {
+            Some(_) => "the agent sees your guidance once, in its next `git orchestrate get-task`\n",
+            None => "no guidance given; the agent's next `git orchestrate get-task` continues where it stopped\n",
+        });
+    }
+    ui.text(&text)?;
+    Ok(Exit::Success)
+}
