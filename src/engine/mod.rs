@@ -14,6 +14,7 @@ mod submit;
 mod sync;
 pub mod verify;
 
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -139,9 +140,17 @@ pub(crate) fn io_error(what: impl Into<String>) -> impl FnOnce(std::io::Error) -
 pub struct Session {
     pub store: Store,
     pub git: Git,
+    /// The configuration in force, loaded once per command attempt (and again only when the
+    /// attempt moved the workflow to where another file is in force).
+    config: RefCell<Option<(ConfigKey, Loaded)>>,
 }
 
+/// What decides which configuration is in force: the main branch, the PR branch (once there
+/// is one), and the main branch the workflow was created with.
+type ConfigKey = (String, Option<String>, Option<String>);
+
 /// The configuration in force, where it came from, and what the user must be warned about.
+#[derive(Clone)]
 pub struct Loaded {
     pub config: Config,
     pub origin: Origin,
@@ -152,7 +161,11 @@ impl Session {
     pub fn open(dir: &Path, workflow: &str) -> Result<Session, EngineError> {
         let store = Store::discover(dir, workflow)?;
         let git = Git::new(store.workdir());
-        Ok(Session { store, git })
+        Ok(Session {
+            store,
+            git,
+            config: RefCell::new(None),
+        })
     }
 
     /// The workflow's snapshot, creating the workflow in INITIALIZING when it does not exist.
@@ -263,6 +276,22 @@ impl Session {
     /// the working-tree file, with a warning while it is not committed on main.
     pub fn load_config(&self, state: Option<&State>) -> Result<Loaded, EngineError> {
         let main = self.main_branch(state)?;
+        let key = (
+            main.clone(),
+            state.and_then(|s| s.branch()).map(str::to_string),
+            state.and_then(|s| s.main_branch.clone()),
+        );
+        if let Some((cached, loaded)) = self.config.borrow().as_ref()
+            && *cached == key
+        {
+            return Ok(loaded.clone());
+        }
+        let loaded = self.read_config(state, main)?;
+        *self.config.borrow_mut() = Some((key, loaded.clone()));
+        Ok(loaded)
+    }
+
+    fn read_config(&self, state: Option<&State>, main: String) -> Result<Loaded, EngineError> {
         let on_main = self.store.file_at_branch(&main, config::FILE_NAME)?;
         let working = self.read_working_tree_config()?;
         let pr_branch = state.and_then(|s| s.branch());
@@ -476,6 +505,8 @@ impl Session {
         // Locks seen after a lost race, with when each was first seen as it is.
         let mut seen: Vec<(LockSighting, Instant)> = Vec::new();
         for n in 0..MAX_ATTEMPTS {
+            // Each attempt reads the configuration afresh, as it reads the state.
+            self.config.borrow_mut().take();
             match attempt() {
                 Err(EngineError::Conflict) => {
                     // A writer at work holds a ref lock for milliseconds and then the ref moves;
