@@ -1,7 +1,6 @@
 //! `git orchestrate approve`: a human's approval at the review's human gate.
 
 use clap::Args;
-use serde_json::json;
 
 use super::error::require_human;
 use super::{Exit, Failure, Ui};
@@ -13,13 +12,13 @@ pub struct ApproveArgs {}
 
 pub fn run(session: &Session, _args: &ApproveArgs, ui: &mut Ui) -> Result<Exit, Failure> {
     require_human("approve")?;
-    let state = engine::approve(session)?;
+    let answer = engine::approve(session)?;
     if ui.json {
-        ui.json_object(json!({ "state": state.status() }))?;
+        ui.report(&answer)?;
     } else {
         ui.text(&format!(
             "approved: CODE_REVIEW -> {}; the agent's next `git orchestrate get-task` finalizes the PR\n",
-            state.status()
+            answer.state
         ))?;
     }
     Ok(Exit::Success)

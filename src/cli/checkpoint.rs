@@ -1,7 +1,6 @@
 //! `git orchestrate checkpoint`: verify, commit and record a checkpoint in one go.
 
 use clap::Args;
-use serde_json::json;
 
 use super::render::preflight_line;
 use super::{Exit, Failure, Ui};
@@ -22,21 +21,7 @@ pub struct CheckpointArgs {
 pub fn run(session: &Session, args: &CheckpointArgs, ui: &mut Ui) -> Result<Exit, Failure> {
     let report = engine::checkpoint(session, args.message.as_deref())?;
     if ui.json {
-        ui.json_object(json!({
-            "commit": report.commit,
-            "subject": report.subject,
-            "step": report.step.map(|s| s.to_string()),
-            "preflight": report.preflight,
-            "cached": report.cached,
-            "state": report.state.status(),
-            "new_commit": report.without_commit.is_none(),
-            "recorded_without_commit": report.without_commit.map(|w| match w {
-                WithoutCommit::Recovered => "recovered",
-                WithoutCommit::Unchanged => "unchanged",
-            }),
-            "untracked_added": report.untracked_added,
-            "gitignore_suggestions": report.ignore_suggestions,
-        }))?;
+        ui.report(&report)?;
         return Ok(Exit::Success);
     }
     let mut text = match report.without_commit {

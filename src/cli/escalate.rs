@@ -3,7 +3,6 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use serde_json::json;
 
 use super::error::CommandError;
 use super::{Exit, Failure, Ui};
@@ -35,7 +34,7 @@ pub fn run(session: &Session, args: &EscalateArgs, ui: &mut Ui) -> Result<Exit, 
     })?;
     let done = engine::escalate(session, &report)?;
     if ui.json {
-        ui.json_object(json!({ "state": done.state.status(), "report": done.report }))?;
+        ui.report(&done)?;
     } else {
         // The report, verbatim: the escalation tool prints exactly what it was given.
         ui.text(&done.report)?;

@@ -1,7 +1,6 @@
 //! `git orchestrate reject`: a human's rejection at the review's human gate.
 
 use clap::Args;
-use serde_json::json;
 
 use super::error::require_human;
 use super::{Exit, Failure, Ui};
@@ -20,13 +19,13 @@ pub struct RejectArgs {
 
 pub fn run(session: &Session, args: &RejectArgs, ui: &mut Ui) -> Result<Exit, Failure> {
     require_human("reject")?;
-    let state = engine::reject(session, &args.comment)?;
+    let answer = engine::reject(session, &args.comment)?;
     if ui.json {
-        ui.json_object(json!({ "state": state.status() }))?;
+        ui.report(&answer)?;
     } else {
         ui.text(&format!(
             "rejected: CODE_REVIEW -> {}; your comment is the agent's next task, and another review follows it\n",
-            state.status()
+            answer.state
         ))?;
     }
     Ok(Exit::Success)

@@ -67,6 +67,12 @@ impl Ui {
         self.out.flush()
     }
 
+    /// A command's report as its `--json` object, `"schema"` first.
+    pub fn report(&mut self, report: &impl serde::Serialize) -> std::io::Result<()> {
+        let value = serde_json::to_value(report).map_err(std::io::Error::other)?;
+        self.json_object(value)
+    }
+
     /// Renders an error: JSON on stdout with `--json`, otherwise text on stderr.
     pub fn error(&mut self, err: &CommandError) -> std::io::Result<()> {
         if self.json {
@@ -162,8 +168,4 @@ pub fn preflight_line(preflight: &PreflightRecord) -> String {
         })
         .collect();
     format!("preflight: {}", gates.join(", "))
-}
-
-pub fn exit_json(exit: &ExitRecord) -> Value {
-    serde_json::to_value(exit).unwrap_or(Value::Null)
 }

@@ -1,7 +1,6 @@
 //! `git orchestrate request-scope-reduction`: give up on a task that keeps failing, and re-plan it.
 
 use clap::Args;
-use serde_json::json;
 
 use super::{Exit, Failure, Ui};
 use crate::engine::{self, Session};
@@ -17,14 +16,9 @@ pub struct ScopeReductionArgs {}
 pub fn run(session: &Session, _args: &ScopeReductionArgs, ui: &mut Ui) -> Result<Exit, Failure> {
     let report = engine::request_scope_reduction(session)?;
     if ui.json {
-        ui.json_object(json!({
-            "workflow": report.workflow,
-            "state": report.state.status(),
-            "replan": report.state.replan_context(),
-            "briefing": report.briefing.text,
-        }))?;
+        ui.report(&report)?;
     } else {
-        ui.text(&report.briefing.text)?;
+        ui.text(&report.briefing)?;
     }
     Ok(Exit::Success)
 }

@@ -1,7 +1,6 @@
 //! `git orchestrate resume`: a human's answer to a halt.
 
 use clap::Args;
-use serde_json::json;
 
 use super::error::require_human;
 use super::{Exit, Failure, Ui};
@@ -22,19 +21,14 @@ pub fn run(session: &Session, args: &ResumeArgs, ui: &mut Ui) -> Result<Exit, Fa
     require_human("resume")?;
     let done = engine::resume(session, args.guidance.as_deref())?;
     if ui.json {
-        ui.json_object(json!({
-            "state": done.state.status(),
-            "halt_message": done.from,
-            "guidance": done.guidance,
-            "merged": done.merged,
-        }))?;
+        ui.report(&done)?;
         return Ok(Exit::Success);
     }
     if let Some(branch) = &done.merged {
         let mut text = format!(
             "resumed: {branch} is merged and deleted; HALTED -> {}, and the agent's next \
              `git orchestrate get-task` plans the next PR\n",
-            done.state.status()
+            done.state
         );
         if args.guidance.is_some() {
             text.push_str("note: --guidance is not kept after a merge conflict: the PR is done, and the next one starts afresh\n");
@@ -44,8 +38,7 @@ pub fn run(session: &Session, args: &ResumeArgs, ui: &mut Ui) -> Result<Exit, Fa
     }
     let mut text = format!(
         "resumed: HALTED -> {} (halted because {})\n",
-        done.state.status(),
-        done.from
+        done.state, done.halt_message
     );
     if !ui.quiet {
         text.push_str(match done.guidance {

@@ -3,13 +3,11 @@
 use std::path::PathBuf;
 
 use clap::{ArgGroup, Args, ValueEnum};
-use serde_json::json;
 
 use super::error::CommandError;
-use super::render::{exit_and_time, exit_json, output_block, preflight_line};
+use super::render::{exit_and_time, output_block, preflight_line};
 use super::{Exit, Failure, Ui};
-use crate::engine::{self, Session, SubmitKind, SubmitReport};
-use crate::workflow::briefing;
+use crate::engine::{self, Session, SubmitKind};
 use crate::workflow::{Decision, Expectation, Status, Verdict};
 
 /// Submit work for verification: a plan, a test run, an analysis, a finalization step.
@@ -102,24 +100,8 @@ pub fn run(session: &Session, args: &SubmitWorkArgs, ui: &mut Ui) -> Result<Exit
         Verdict::Failure => Exit::VerificationFailed,
         Verdict::NeedsAnalysis => Exit::NeedsAnalysis,
     };
-    let next = briefing::next_action(&report.state, report.verdict);
     if ui.json {
-        ui.json_object(json!({
-            "status": report.verdict,
-            // One line: what happened, or why a finalization check refused.
-            "summary": report.headline,
-            "output": String::from_utf8_lossy(&report.output),
-            "state": report.state.status(),
-            "step": report.step.map(|s| s.to_string()),
-            "debug_attempt_counter": report.state.attempts(),
-            "pending": report.state.pending().as_ref().map(|p| p.kind()),
-            "test": report.test.as_ref().map(|t| json!({
-                "command": t.command, "exit": exit_json(&t.exit), "ms": t.ms,
-            })),
-            "preflight": report.preflight,
-            "notes": report.notes,
-            "next": next,
-        }))?;
+        ui.report(&report)?;
         return Ok(code);
     }
     let verdict = report.verdict.as_str();
@@ -147,18 +129,12 @@ pub fn run(session: &Session, args: &SubmitWorkArgs, ui: &mut Ui) -> Result<Exit
         text.push_str(&output_block(&report.output_tail, Some(&command)));
     }
     if !ui.quiet {
-        text.push_str(&format!(
-            "state: {} · next: {next}\n",
-            describe_state(&report)
-        ));
+        let state = match report.state {
+            Status::Debugging => format!("DEBUGGING (attempt {})", report.debug_attempt_counter),
+            status => status.to_string(),
+        };
+        text.push_str(&format!("state: {state} · next: {}\n", report.next));
     }
     ui.text(&text)?;
     Ok(code)
-}
-
-fn describe_state(report: &SubmitReport) -> String {
-    match report.state.status() {
-        Status::Debugging => format!("DEBUGGING (attempt {})", report.state.attempts()),
-        status => status.to_string(),
-    }
 }

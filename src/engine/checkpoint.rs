@@ -2,31 +2,39 @@
 //! exactly this tree and these gates), commits everything as a checkpoint, and records it.
 
 use super::verify::{GateSource, Recheck, Reuse, recorded_verification, verify_tree};
+use serde::Serialize;
+
 use super::{EngineError, Session, notes, wrong_state};
 use crate::store::FoundCommit;
 use crate::workflow::state::PreflightRecord;
 use crate::workflow::{self, Event, Pending, State, Status, StepId};
 
+/// What `checkpoint` answers (docs/agent-guide.md, "Checkpoint").
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct CheckpointReport {
     pub commit: String,
     pub subject: String,
     pub step: Option<StepId>,
-    /// Files the checkpoint committed that were untracked before it.
-    pub untracked_added: Vec<String>,
-    /// `.gitignore` lines for those of them that look like build output.
-    pub ignore_suggestions: Vec<String>,
-    /// How the checkpoint came about when it made no new commit.
-    pub without_commit: Option<WithoutCommit>,
     /// The preflight run, or `None` when the result of the last submit was reused.
     pub preflight: Option<PreflightRecord>,
     pub cached: bool,
-    pub state: State,
+    pub state: Status,
+    pub new_commit: bool,
+    /// How the checkpoint came about when it made no new commit.
+    #[serde(rename = "recorded_without_commit")]
+    pub without_commit: Option<WithoutCommit>,
+    /// Files the checkpoint committed that were untracked before it.
+    pub untracked_added: Vec<String>,
+    /// `.gitignore` lines for those of them that look like build output.
+    #[serde(rename = "gitignore_suggestions")]
+    pub ignore_suggestions: Vec<String>,
 }
 
 const GET_TASK: &str = "Run `git orchestrate get-task` for the current instruction.";
 
 /// A checkpoint recorded on a commit that already existed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum WithoutCommit {
     /// HEAD was a checkpoint commit whose recording a crash cut short: noted and recorded.
     Recovered,
@@ -213,7 +221,7 @@ pub fn checkpoint(
                     tree: tree.clone(),
                 },
             )?;
-            Ok(t.state)
+            Ok(t.to())
         })
         .map_err(made)?;
     let ignore_suggestions = build_output_patterns(&untracked);
@@ -224,6 +232,7 @@ pub fn checkpoint(
         untracked_added: untracked,
         ignore_suggestions,
         without_commit: None,
+        new_commit: true,
         preflight: (!cached).then(|| PreflightRecord {
             gates: verification.gates.clone(),
         }),
@@ -281,7 +290,7 @@ fn record_without_commit(
                 tree: head.tree.clone(),
             },
         )?;
-        Ok(t.state)
+        Ok(t.to())
     })?;
     Ok(CheckpointReport {
         commit: head.commit.clone(),
@@ -290,6 +299,7 @@ fn record_without_commit(
         untracked_added: Vec::new(),
         ignore_suggestions: Vec::new(),
         without_commit: Some(how),
+        new_commit: false,
         preflight: None,
         cached: true,
         state,

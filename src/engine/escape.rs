@@ -1,13 +1,25 @@
 //! The escape hatches of Nudge and Unlock (docs/agent-guide.md, "The escape tools and their locks"): `request-scope-reduction` and
 //! `escalate`, each locked until enough attempts have failed.
 
-use super::get_task::{self, TaskReport};
+use serde::Serialize;
+
+use super::get_task;
 use super::{EngineError, Session};
-use crate::workflow::{self, Event, Rejection, RejectionKind, State, Thresholds};
+use crate::workflow::state::ReplanContext;
+use crate::workflow::{self, Event, Rejection, RejectionKind, Status, Thresholds};
+
+/// What `request-scope-reduction` answers: the REPLANNING briefing.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ScopeReductionReport {
+    pub workflow: String,
+    pub state: Status,
+    pub replan: Option<ReplanContext>,
+    pub briefing: String,
+}
 
 /// `request-scope-reduction`: when unlocked, reverts tracked changes to HEAD (untracked files
 /// stay, and are listed), saves the re-plan context, and returns the REPLANNING briefing.
-pub fn request_scope_reduction(session: &Session) -> Result<TaskReport, EngineError> {
+pub fn request_scope_reduction(session: &Session) -> Result<ScopeReductionReport, EngineError> {
     session.with_retries(|| {
         let snap = session.read_or_refuse("request-scope-reduction", |s| {
             workflow::check_scope_reduction(s, None, &Thresholds::default()).err()
@@ -43,13 +55,20 @@ pub fn request_scope_reduction(session: &Session) -> Result<TaskReport, EngineEr
         )?;
         Ok(())
     })?;
-    get_task::get_task(session)
+    let task = get_task::brief(session)?;
+    Ok(ScopeReductionReport {
+        workflow: session.store.workflow().to_string(),
+        state: task.state.status(),
+        replan: task.state.replan_context().cloned(),
+        briefing: task.briefing.text,
+    })
 }
 
 /// What `escalate` did: the report is printed verbatim, and the command exits 10.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct EscalateReport {
+    pub state: Status,
     pub report: String,
-    pub state: State,
 }
 
 /// `escalate --report`: when unlocked, stores the report and halts for a human.
@@ -77,8 +96,8 @@ pub fn escalate(session: &Session, report: &str) -> Result<EscalateReport, Engin
             },
         )?;
         Ok(EscalateReport {
+            state: t.to(),
             report: report.to_string(),
-            state: t.state,
         })
     })
 }

@@ -6,23 +6,57 @@ use super::{EngineError, Session, notes};
 use crate::exec::MergeOutcome;
 use crate::gates::review::{ReviewContext, run_review};
 use crate::store::{FoundCheckpoint, Snapshot, is_valid_branch_name};
-use crate::workflow::briefing::{self, BranchOutcome, Briefing, DoneAction};
-use crate::workflow::plan::PlanSummary;
+use serde::Serialize;
+
+use crate::workflow::briefing::{self, BranchOutcome, Briefing, DoneAction, StepView};
 use crate::workflow::{self, Event, GetTaskStep, Pending, Rejection, State, Status, branch_name};
 
 /// At most this many orchestrator steps per `get-task`; each state needs at most two.
 const MAX_STEPS: usize = 8;
 
-pub struct TaskReport {
+/// What `get-task` answers (docs/agent-guide.md, "`get-task --json`").
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct GetTaskReport {
     pub workflow: String,
-    pub state: State,
-    pub plan: Option<PlanSummary>,
-    pub briefing: Briefing,
+    pub state: Status,
+    pub branch: Option<String>,
+    pub step: Option<StepView>,
+    pub attempt: u32,
+    pub pending: Option<&'static str>,
+    pub briefing: String,
     /// The workflow waits for a human: `get-task` exits 10.
+    #[serde(skip)]
     pub halted: bool,
 }
 
-pub fn get_task(session: &Session) -> Result<TaskReport, EngineError> {
+/// The briefing and the state it was made for.
+pub(super) struct TaskReport {
+    pub state: State,
+    pub briefing: Briefing,
+    pub halted: bool,
+}
+
+impl TaskReport {
+    pub(super) fn report(self, session: &Session) -> GetTaskReport {
+        GetTaskReport {
+            workflow: session.store.workflow().to_string(),
+            state: self.state.status(),
+            branch: self.state.branch().map(str::to_string),
+            step: self.briefing.step,
+            attempt: self.briefing.attempt,
+            pending: self.state.pending().as_ref().map(Pending::kind),
+            briefing: self.briefing.text,
+            halted: self.halted,
+        }
+    }
+}
+
+pub fn get_task(session: &Session) -> Result<GetTaskReport, EngineError> {
+    Ok(brief(session)?.report(session))
+}
+
+/// Acts as the state requires, then briefs.
+pub(super) fn brief(session: &Session) -> Result<TaskReport, EngineError> {
     session.with_retries(|| attempt(session))
 }
 
@@ -234,9 +268,7 @@ fn report(
         warnings: &warnings,
     });
     Ok(TaskReport {
-        workflow: session.store.workflow().to_string(),
         state: snap.state,
-        plan: snap.summary,
         briefing,
         halted,
     })

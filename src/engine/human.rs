@@ -1,17 +1,27 @@
 //! What humans answer: `approve` and `reject` at the review's human gate (docs/config.md, "[review]"), and
 //! `resume` after a halt (docs/agent-guide.md, "HALTED").
 
+use serde::Serialize;
+
 use super::{EngineError, Session};
 use crate::workflow::state::HaltReason;
 use crate::workflow::{self, Event, Rejection, RejectionKind, State, Status};
 
 /// What `resume` did.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ResumeReport {
-    pub from: String,
-    pub state: State,
+    pub state: Status,
+    /// Why the workflow had halted.
+    pub halt_message: String,
     pub guidance: Option<String>,
     /// After a merge conflict: the branch the human merged and that was cleaned up.
     pub merged: Option<String>,
+}
+
+/// What `approve` or `reject` did.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct AnswerReport {
+    pub state: Status,
 }
 
 /// `resume [--guidance]`: back to where the workflow stopped. After a merge conflict it first
@@ -45,8 +55,8 @@ pub fn resume(session: &Session, guidance: Option<&str>) -> Result<ResumeReport,
         };
         let t = session.apply(&snap, event)?;
         Ok(ResumeReport {
-            from,
-            state: t.state,
+            halt_message: from,
+            state: t.to(),
             guidance: if merged.is_some() {
                 None
             } else {
@@ -99,12 +109,12 @@ fn merged_branch(session: &Session, state: &State) -> Result<String, EngineError
 }
 
 /// `approve`: the human gate after a clean review.
-pub fn approve(session: &Session) -> Result<State, EngineError> {
+pub fn approve(session: &Session) -> Result<AnswerReport, EngineError> {
     answer(session, || Event::Approved)
 }
 
 /// `reject --comment`: the comment becomes a blocking finding and a new task.
-pub fn reject(session: &Session, comment: &str) -> Result<State, EngineError> {
+pub fn reject(session: &Session, comment: &str) -> Result<AnswerReport, EngineError> {
     if comment.trim().is_empty() {
         return Err(EngineError::Rejected(Rejection {
             kind: RejectionKind::InvalidInput,
@@ -121,11 +131,13 @@ pub fn reject(session: &Session, comment: &str) -> Result<State, EngineError> {
     })
 }
 
-fn answer(session: &Session, event: impl Fn() -> Event) -> Result<State, EngineError> {
+fn answer(session: &Session, event: impl Fn() -> Event) -> Result<AnswerReport, EngineError> {
     session.with_retries(|| {
         let snap = session.read_or_refuse(event().name(), |s| {
             workflow::transition(s, None, event()).err()
         })?;
-        Ok(session.apply(&snap, event())?.state)
+        Ok(AnswerReport {
+            state: session.apply(&snap, event())?.to(),
+        })
     })
 }

@@ -28,9 +28,9 @@ use crate::workflow::{self, Effect, Event, PlanChange, Rejection, State, Status,
 
 pub use checkpoint::{CheckpointReport, WithoutCommit, checkpoint};
 pub use doctor::{Check, Level, doctor};
-pub use escape::{EscalateReport, escalate, request_scope_reduction};
-pub use get_task::{TaskReport, get_task};
-pub use human::{ResumeReport, approve, reject, resume};
+pub use escape::{EscalateReport, ScopeReductionReport, escalate, request_scope_reduction};
+pub use get_task::{GetTaskReport, get_task};
+pub use human::{AnswerReport, ResumeReport, approve, reject, resume};
 pub use init::{InitReport, init};
 pub use submit::{SubmitKind, SubmitReport, TestReport, submit};
 pub use sync::{

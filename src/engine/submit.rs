@@ -1,6 +1,8 @@
 //! `submit-work`: the verification gateway. Accepts a plan, runs the agent's test command and
 //! then preflight, or takes the agent's analysis, and stores the outcome.
 
+use serde::Serialize;
+
 use super::finalize::{self, FinalizeCheck};
 use super::get_task::{check_branch_free, free_branch_name};
 use super::verify::{Recheck, Reuse, verify_tree};
@@ -8,12 +10,13 @@ use super::{EngineError, Session, io_error, notes};
 use crate::config::Config;
 use crate::exec::{self, RunOutput};
 use crate::gates::PreflightRun;
+use crate::workflow::briefing;
 use crate::workflow::plan::{Plan, parse_submitted_plan};
 use crate::workflow::replan::check_replan;
 use crate::workflow::state::{ExitRecord, PreflightRecord};
 use crate::workflow::{
-    self, Accepted, Decision, Effect, Event, Expectation, OutputSource, PreflightOutcome, State,
-    Status, StepId, SubmitRequest, TestRun, Verdict,
+    self, Accepted, Decision, Effect, Event, Expectation, OutputSource, Pending, PreflightOutcome,
+    State, Status, StepId, SubmitRequest, TestRun, Verdict,
 };
 
 /// What the agent submits. Plan bytes are read once, before any attempt, so a retry after a
@@ -29,26 +32,63 @@ pub enum SubmitKind {
     Confirm,
 }
 
+/// The agent's test command as it ran.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct TestReport {
     pub command: String,
     pub exit: ExitRecord,
     pub ms: u64,
 }
 
+/// What `submit-work` answers (docs/agent-guide.md, "`submit-work --json`").
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct SubmitReport {
+    #[serde(rename = "status")]
     pub verdict: Verdict,
-    pub state: State,
-    pub step: Option<StepId>,
-    /// The output the verdict rests on: the test's, or the failing gate's. Verbatim bytes.
+    /// The one-line account stored in the transition commit, or why a finalization check
+    /// refused.
+    #[serde(rename = "summary")]
+    pub headline: String,
+    /// The output the verdict rests on: the test's, or the failing gate's; verbatim bytes,
+    /// as text where they are not UTF-8.
+    #[serde(serialize_with = "lossy")]
     pub output: Vec<u8>,
-    /// Its last `test.output_tail` lines, as briefings show them.
-    pub output_tail: String,
+    pub state: Status,
+    pub step: Option<StepId>,
+    pub debug_attempt_counter: u32,
+    pub pending: Option<&'static str>,
     pub test: Option<TestReport>,
     pub preflight: Option<PreflightRecord>,
-    /// The one-line account stored in the transition commit.
-    pub headline: String,
     /// What the agent should know besides the verdict.
     pub notes: Vec<String>,
+    /// What to do next.
+    pub next: &'static str,
+    /// The output's last `test.output_tail` lines, as briefings show them.
+    #[serde(skip)]
+    pub output_tail: String,
+}
+
+fn lossy<S: serde::Serializer>(bytes: &[u8], s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&String::from_utf8_lossy(bytes))
+}
+
+impl SubmitReport {
+    fn new(state: &State, verdict: Verdict, headline: String) -> SubmitReport {
+        SubmitReport {
+            verdict,
+            headline,
+            output: Vec::new(),
+            state: state.status(),
+            step: None,
+            debug_attempt_counter: state.attempts(),
+            pending: state.pending().as_ref().map(Pending::kind),
+            test: None,
+            preflight: None,
+            notes: Vec::new(),
+            next: briefing::next_action(state, verdict),
+            output_tail: String::new(),
+        }
+    }
 }
 
 pub fn submit(
@@ -227,11 +267,10 @@ fn attempt(
 
     let output = output.map(<[u8]>::to_vec).unwrap_or_default();
     let output_tail = exec::tail_lines(&output, config.test.output_tail);
+    let verdict = t.verdict().unwrap_or(Verdict::Success);
+    let headline = t.summary.lines().next().unwrap_or_default().to_string();
     Ok(SubmitReport {
-        verdict: t.verdict().unwrap_or(Verdict::Success),
         notes,
-        headline: t.summary.lines().next().unwrap_or_default().to_string(),
-        state: t.state,
         step: t.step,
         output,
         output_tail,
@@ -244,6 +283,7 @@ fn attempt(
                 ms: u64::try_from(run.elapsed.as_millis()).unwrap_or(u64::MAX),
             }),
         preflight: test_run.and_then(|(_, pre)| pre.map(|p| p.record())),
+        ..SubmitReport::new(&t.state, verdict, headline)
     })
 }
 
@@ -332,15 +372,5 @@ fn parse(bytes: &[u8], config: &Config, state: Status) -> Result<Plan, EngineErr
 
 /// A finalization check that failed: FAILURE with the reason, and the state unchanged.
 fn refused(state: State, reason: String) -> SubmitReport {
-    SubmitReport {
-        notes: Vec::new(),
-        verdict: Verdict::Failure,
-        headline: reason,
-        state,
-        step: None,
-        output: Vec::new(),
-        output_tail: String::new(),
-        test: None,
-        preflight: None,
-    }
+    SubmitReport::new(&state, Verdict::Failure, reason)
 }
