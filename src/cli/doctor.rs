@@ -1,7 +1,6 @@
 //! `git orchestrate doctor`: is everything in place for the guarantees to hold?
 
 use clap::Args;
-use serde_json::json;
 
 use super::{Exit, Failure, Ui};
 use crate::engine::{self, Level, Session};
@@ -16,29 +15,19 @@ use crate::engine::{self, Level, Session};
 pub struct DoctorArgs {}
 
 pub fn run(session: &Session, _args: &DoctorArgs, ui: &mut Ui) -> Result<Exit, Failure> {
-    let checks = engine::doctor(session)?;
-    let count = |level| checks.iter().filter(|c| c.level == level).count();
-    let (errors, warnings) = (count(Level::Error), count(Level::Warning));
-    let code = if errors > 0 {
+    let report = engine::doctor(session)?;
+    let code = if report.errors > 0 {
         Exit::VerificationFailed
     } else {
         Exit::Success
     };
     if ui.json {
-        ui.json_object(json!({
-            "checks": checks.iter().map(|c| json!({
-                "check": c.name,
-                "level": match c.level { Level::Ok => "ok", Level::Warning => "warning", Level::Error => "error" },
-                "message": c.message,
-                "fix": c.fix,
-            })).collect::<Vec<_>>(),
-            "errors": errors,
-            "warnings": warnings,
-        }))?;
+        ui.report(&report)?;
         return Ok(code);
     }
+    let (checks, errors, warnings) = (&report.checks, report.errors, report.warnings);
     let mut text = String::new();
-    for c in &checks {
+    for c in checks {
         let label = match c.level {
             Level::Ok => "ok",
             Level::Warning => "warning",

@@ -294,6 +294,8 @@ fn classify(e: EngineError) -> CommandError {
             EngineError::RetriesExhausted { .. } => CommandError::new(ErrorKind::RetriesExhausted, message)
                 .hint("Nothing was written. Run the command again once the other processes are done."),
             EngineError::Io { .. } | EngineError::Conflict => CommandError::new(ErrorKind::Io, message),
+            EngineError::Hooks { .. } => CommandError::new(ErrorKind::Store, message)
+                .hint("Fix what is named, then run `git orchestrate hooks install`."),
             EngineError::Git(_) => CommandError::new(ErrorKind::Git, message),
                         EngineError::Internal(_) => CommandError::new(ErrorKind::Internal, message),
             EngineError::Remote { hint, .. } => CommandError::new(ErrorKind::Remote, message).hint(hint),

@@ -4,7 +4,6 @@
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
-use serde_json::{Value, json};
 
 use super::error::{CommandError, ErrorKind};
 use super::render::output_block;
@@ -71,57 +70,11 @@ pub fn run(session: &Session, args: &HooksArgs, ui: &mut Ui) -> Result<Exit, Fai
 /// The hooks report, as `hooks` and `init` print it.
 pub fn render(report: &Report, ui: &mut Ui) -> Result<(), Failure> {
     if ui.json {
-        ui.json_object(report_json(report))?;
+        ui.report(report)?;
         return Ok(());
     }
     ui.text(&report_text(report))?;
     Ok(())
-}
-
-pub fn report_json(report: &Report) -> Value {
-    json!({
-        "dir": report.dir,
-        "hooks_path": report.hooks_path,
-        "managed_by": report.managed_by.map(|m| m.name()),
-        "notes": report.notes,
-        "hooks": report.hooks.iter().map(|h| {
-            let (state, mode, current) = match &h.state {
-                HookState::Installed { mode, current } => ("installed", Some(mode_name(*mode)), Some(*current)),
-                HookState::Missing => ("missing", None, None),
-                HookState::Foreign => ("foreign", None, None),
-                HookState::Managed(_) => ("managed", None, None),
-            };
-            json!({
-                "name": h.name,
-                "path": h.path,
-                "state": state,
-                "mode": mode,
-                "current": current,
-                "executable": h.executable,
-                "action": h.action.as_ref().map(action_name),
-                "manager": match &h.state { HookState::Managed(m) => Some(m.name()), _ => None },
-            })
-        }).collect::<Vec<_>>(),
-    })
-}
-
-fn mode_name(mode: install::Mode) -> &'static str {
-    match mode {
-        install::Mode::Own => "own",
-        install::Mode::Block => "block",
-        install::Mode::Chained => "chained",
-    }
-}
-
-fn action_name(action: &Action) -> &'static str {
-    match action {
-        Action::Installed(_) => "installed",
-        Action::Updated(_) => "updated",
-        Action::Repaired { .. } => "repaired",
-        Action::Unchanged => "unchanged",
-        Action::Removed(_) => "removed",
-        Action::Skipped(_) => "skipped",
-    }
 }
 
 pub fn report_text(report: &Report) -> String {

@@ -1,19 +1,17 @@
 //! `git orchestrate init`: configure a repository and create its workflow.
 
 use clap::Args;
-use serde_json::json;
 
-use super::error::CommandError;
 use super::{Exit, Failure, Ui};
 use crate::config::FILE_NAME;
 use crate::engine::{self, Session};
-use crate::hooks::install;
 
 /// Set up git-orchestrate in this repository (safe to run again).
 ///
-/// Writes .orchestrate.toml if there is none (an existing one is never overwritten), install the git hooks (see `hooks`), add each remote's
-/// fetch refspecs for the workflow state and notes, and create the workflow in INITIALIZING,
-/// or, when the remote already has it (a fresh clone), adopt the remote's. Safe to run again.
+/// Writes .orchestrate.toml if there is none (an existing one is never overwritten), installs
+/// the git hooks (see `hooks`), adds each remote's fetch refspecs for the workflow state and
+/// notes, and creates the workflow in INITIALIZING, or, when the remote already has it (a
+/// fresh clone), adopts the remote's.
 #[derive(Debug, Args)]
 pub struct InitArgs {
     /// The branch PRs start from and merge into (default: main, else master, else the
@@ -41,34 +39,10 @@ pub fn run(session: &Session, args: &InitArgs, ui: &mut Ui) -> Result<Exit, Fail
         args.main_branch.as_deref(),
         args.preflight.as_deref(),
         args.new,
+        !args.no_hooks,
     )?;
-    let hooks = if args.no_hooks {
-        None
-    } else {
-        Some(install::install(&session.git).map_err(|e| {
-            Failure::from(CommandError::store(format!(
-                "the workflow is set up, but the hooks could not be installed: {e}"
-            )))
-        })?)
-    };
     if ui.json {
-        ui.json_object(json!({
-            "workflow": report.workflow,
-            "ref": report.reference,
-            "main_branch": report.main_branch,
-            "config": report.config_path,
-            "config_written": report.config_written,
-                        "created": report.created,
-            "adopted": report.adopted.as_ref().map(|a| json!({
-                "remote": a.remote, "tip": a.tip, "state": a.state, "transitions": a.transitions,
-            })),
-            "refspecs_added": report.refspecs_added.iter().map(|(remote, spec)| json!({
-                "remote": remote, "refspec": spec,
-            })).collect::<Vec<_>>(),
-            "state": report.state.status(),
-            "hooks": hooks.as_ref().map(super::hooks::report_json),
-            "warnings": report.warnings,
-        }))?;
+        ui.report(&report)?;
         return Ok(Exit::Success);
     }
     let mut lines = vec![if report.config_written {
@@ -83,8 +57,11 @@ pub fn run(session: &Session, args: &InitArgs, ui: &mut Ui) -> Result<Exit, Fail
     if let Some(note) = &report.config_note {
         lines.push(format!("note: {note}"));
     }
-    for (remote, spec) in &report.refspecs_added {
-        lines.push(format!("added fetch refspec remote.{remote}.fetch {spec}"));
+    for added in &report.refspecs_added {
+        lines.push(format!(
+            "added fetch refspec remote.{}.fetch {}",
+            added.remote, added.refspec
+        ));
     }
     lines.push(if let Some(adopted) = &report.adopted {
         format!(
@@ -104,11 +81,11 @@ pub fn run(session: &Session, args: &InitArgs, ui: &mut Ui) -> Result<Exit, Fail
     } else {
         format!(
             "workflow {} exists ({}, state {})",
-            report.workflow, report.reference, report.state.status()
+            report.workflow, report.reference, report.state
         )
     });
     lines.extend(
-        match &hooks {
+        match &report.hooks {
             Some(report) => super::hooks::report_text(report),
             None => {
                 "hooks not installed (--no-hooks): `git orchestrate hooks install` installs them\n"

@@ -1,10 +1,8 @@
 //! `git orchestrate log`: the transition history, newest first.
 
-use clap::Args;
-use serde_json::json;
-
 use super::{Exit, Failure, Ui};
-use crate::engine::{EngineError, Session};
+use crate::engine::{self, Session};
+use clap::Args;
 
 /// Show the workflow's transitions, newest first.
 ///
@@ -30,24 +28,13 @@ pub struct LogArgs {
 
 pub fn run(session: &Session, args: &LogArgs, ui: &mut Ui) -> Result<Exit, Failure> {
     let limit = (!args.all).then_some(args.max_count);
-    let page = session
-        .store
-        .history_page(limit)
-        .map_err(EngineError::from)?;
+    let page = engine::log(session, limit)?;
     if ui.json {
-        ui.json_object(json!({
-            "workflow": session.store.workflow(),
-            "entries": page.entries,
-            "total": page.total,
-            "truncated": page.truncated(),
-        }))?;
+        ui.report(&page)?;
         return Ok(Exit::Success);
     }
     if page.total == 0 {
-        ui.line(format!(
-            "workflow {} has no history yet",
-            session.store.workflow()
-        ))?;
+        ui.line(format!("workflow {} has no history yet", page.workflow))?;
     }
     for e in &page.entries {
         let step = e
@@ -66,7 +53,7 @@ pub fn run(session: &Session, args: &LogArgs, ui: &mut Ui) -> Result<Exit, Failu
             ui.line(format!("    {headline}"))?;
         }
     }
-    if page.truncated() {
+    if page.truncated {
         // Newest first: the note sits where the listing stops, at the oldest shown.
         ui.line(format!(
             "(showing the newest {} of {} transitions; `git orchestrate log -n {}` or `--all` shows them all)",

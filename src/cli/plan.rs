@@ -1,10 +1,9 @@
 //! `git orchestrate plan show`: the active PR plan.
 
 use clap::{Args, Subcommand};
-use serde_json::json;
 
 use super::{Exit, Failure, Ui};
-use crate::engine::{EngineError, Session};
+use crate::engine::{self, Session};
 use crate::workflow::plan::{StepStatus, TaskStatus};
 
 /// Work with the active PR plan (stored as pr.json in the workflow ref).
@@ -22,24 +21,18 @@ pub enum PlanCommand {
 
 pub fn run(session: &Session, args: &PlanArgs, ui: &mut Ui) -> Result<Exit, Failure> {
     let PlanCommand::Show = args.command;
-    let snapshot = session.store.read().map_err(EngineError::from)?;
-    let plan = match &snapshot {
-        Some(s) => session.store.plan(s).map_err(EngineError::from)?,
-        None => None,
-    };
-    let current = plan.as_ref().and_then(|p| p.current_step());
+    let report = engine::plan(session)?;
     if ui.json {
-        ui.json_object(json!({
-            "workflow": session.store.workflow(),
-            "plan": plan,
-            "current_step": current.map(|s| s.to_string()),
-        }))?;
+        ui.report(&report)?;
         return Ok(Exit::Success);
     }
-    let Some(plan) = plan else {
-        let state = snapshot.map_or("INITIALIZING (not created yet)".to_string(), |s| {
-            s.state.status().to_string()
-        });
+    let current = report.current_step;
+    let Some(plan) = report.plan else {
+        let state = report
+            .state
+            .map_or("INITIALIZING (not created yet)".to_string(), |s| {
+                s.to_string()
+            });
         ui.line(format!(
             "no active PR plan (state {state}); `git orchestrate get-task` says how to submit one"
         ))?;

@@ -2,11 +2,9 @@
 //! branches through a git remote.
 
 use clap::{Args, ValueEnum};
-use serde_json::{Value, json};
 
 use super::{Exit, Failure, Ui};
 use crate::engine::{self, Action, Session, Side, SyncReport};
-use crate::store::HistoryEntry;
 
 /// Bring this clone and a remote level: workflows, notes and PR branches.
 ///
@@ -34,25 +32,6 @@ pub enum TakeSide {
     Remote,
 }
 
-fn action_name(action: Action) -> &'static str {
-    match action {
-        Action::Nothing => "up_to_date",
-        Action::Adopt => "adopted",
-        Action::FastForward => "fast_forwarded",
-        Action::Push => "pushed",
-        Action::Diverged => "diverged",
-        Action::TakeLocal => "took_local",
-        Action::TakeRemote => "took_remote",
-    }
-}
-
-fn history_json(entries: &[HistoryEntry]) -> Vec<Value> {
-    entries
-        .iter()
-        .map(|e| json!({"commit": e.commit, "subject": e.subject, "time": e.time}))
-        .collect()
-}
-
 fn short(id: &Option<String>) -> &str {
     id.as_deref().map_or("-", |id| &id[..id.len().min(12)])
 }
@@ -73,7 +52,7 @@ pub fn run(session: &Session, args: &SyncArgs, ui: &mut Ui) -> Result<Exit, Fail
         Exit::Success
     };
     if ui.json {
-        ui.json_object(report_json(&report))?;
+        ui.report(&report)?;
         return Ok(code);
     }
     for line in report_text(session, &report) {
@@ -85,41 +64,6 @@ pub fn run(session: &Session, args: &SyncArgs, ui: &mut Ui) -> Result<Exit, Fail
         }
     }
     Ok(code)
-}
-
-fn report_json(report: &SyncReport) -> Value {
-    json!({
-        "remote": report.remote,
-        "refspecs_added": report.refspecs_added,
-        "workflows": report.workflows.iter().map(|w| json!({
-            "workflow": w.workflow,
-            "action": action_name(w.action),
-            "tip": w.tip,
-            "remote_tip": w.remote_tip,
-            "state": w.state,
-            "ahead": w.ahead,
-            "behind": w.behind,
-            "base": w.base,
-            "local_since": history_json(&w.local_since),
-            "remote_since": history_json(&w.remote_since),
-            "backup": w.backup,
-        })).collect::<Vec<_>>(),
-        "notes": {
-            "action": action_name(report.notes.action),
-            "merged": report.notes.merged,
-        },
-        "branches": report.branches.iter().map(|b| json!({
-            "workflow": b.workflow,
-            "branch": b.branch,
-            "action": action_name(b.action),
-            "backup": b.backup,
-            "not_moved": b.not_moved,
-        })).collect::<Vec<_>>(),
-        "pushed": report.pushed,
-        "rounds": report.rounds,
-        "diverged": report.diverged(),
-        "warnings": report.warnings,
-    })
 }
 
 fn report_text(session: &Session, report: &SyncReport) -> Vec<String> {

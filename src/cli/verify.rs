@@ -1,7 +1,6 @@
 //! `git orchestrate verify [RANGE]`: checkpoint commits without a passing note.
 
 use clap::Args;
-use serde_json::json;
 
 use super::render::exit_and_time;
 use super::{Exit, Failure, Ui};
@@ -36,25 +35,7 @@ pub fn run(session: &Session, args: &VerifyArgs, ui: &mut Ui) -> Result<Exit, Fa
         Exit::Success
     };
     if ui.json {
-        ui.json_object(json!({
-            "range": report.range,
-            "commits": report.commits,
-            "checkpoints": report.checkpoints.iter().map(|c| {
-                let (status, cached, gates) = match &c.verification {
-                    Verification::Verified { cached, gates } => ("verified", Some(*cached), Some(gates)),
-                    Verification::NoGates => ("no_gates", None, None),
-                    Verification::GatesMissing => ("gates_missing", None, None),
-                    Verification::Failed => ("failed", None, None),
-                    Verification::Missing => ("missing", None, None),
-                    Verification::OtherTree => ("other_tree", None, None),
-                };
-                json!({
-                    "commit": c.commit, "subject": c.subject, "status": status,
-                    "cached": cached, "gates": gates,
-                })
-            }).collect::<Vec<_>>(),
-            "failures": failures,
-        }))?;
+        ui.report(&report)?;
         return Ok(code);
     }
     let range = report.range.join(" ");

@@ -14,7 +14,8 @@ use crate::store;
 use crate::workflow::briefing::shell_quote;
 
 /// How a check came out.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Level {
     Ok,
     Warning,
@@ -22,8 +23,9 @@ pub enum Level {
 }
 
 /// One line of the doctor's report.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Check {
+    #[serde(rename = "check")]
     pub name: String,
     pub level: Level,
     pub message: String,
@@ -43,7 +45,25 @@ fn check(name: &str, level: Level, message: impl Into<String>, fix: Option<Strin
 /// How long one hook may take to answer the probe.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
 
-pub fn doctor(session: &Session) -> Result<Vec<Check>, EngineError> {
+/// What `doctor` found (docs/agent-guide.md, "Other commands").
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct DoctorReport {
+    pub checks: Vec<Check>,
+    pub errors: usize,
+    pub warnings: usize,
+}
+
+pub fn doctor(session: &Session) -> Result<DoctorReport, EngineError> {
+    let checks = checks(session)?;
+    let count = |level| checks.iter().filter(|c| c.level == level).count();
+    Ok(DoctorReport {
+        errors: count(Level::Error),
+        warnings: count(Level::Warning),
+        checks,
+    })
+}
+
+fn checks(session: &Session) -> Result<Vec<Check>, EngineError> {
     let git = &session.git;
     let version = git.version()?;
     let mut checks = vec![

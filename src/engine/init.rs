@@ -6,26 +6,42 @@ use std::io::Write as _;
 use std::path::PathBuf;
 
 use super::sync::{Adoption, adopt_from_remote, ensure_refspecs, resolve_remote};
+use serde::Serialize;
+
 use super::{EngineError, Session, io_error};
 use crate::config::{self, Config, Origin};
+use crate::hooks::install;
 use crate::store::is_valid_branch_name;
-use crate::workflow::{Rejection, RejectionKind, State, Status};
+use crate::workflow::{Rejection, RejectionKind, Status};
 
+/// What `init` did (docs/agent-guide.md, "Other commands").
+#[derive(Serialize)]
 pub struct InitReport {
     pub workflow: String,
+    #[serde(rename = "ref")]
     pub reference: String,
     pub main_branch: String,
+    #[serde(rename = "config")]
     pub config_path: PathBuf,
     pub config_written: bool,
     /// Set when flags were given but an existing file was kept.
+    #[serde(skip)]
     pub config_note: Option<String>,
     pub created: bool,
     /// Set when the workflow was adopted from a remote instead of created.
     pub adopted: Option<Adoption>,
-    /// The fetch refspecs added, with their remote.
-    pub refspecs_added: Vec<(String, String)>,
-    pub state: State,
+    /// The fetch refspecs added.
+    pub refspecs_added: Vec<RefspecAdded>,
+    pub state: Status,
+    /// The hooks as installed; `None` with `--no-hooks`.
+    pub hooks: Option<install::Report>,
     pub warnings: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RefspecAdded {
+    pub remote: String,
+    pub refspec: String,
 }
 
 pub fn init(
@@ -33,6 +49,7 @@ pub fn init(
     main_branch: Option<&str>,
     preflight: Option<&str>,
     fresh: bool,
+    hooks: bool,
 ) -> Result<InitReport, EngineError> {
     // A deleted workflow ref is restored or given up on purpose, never replaced silently.
     if session.store.tip()?.is_none() {
@@ -158,8 +175,16 @@ pub fn init(
         config_note,
         created,
         adopted,
-        refspecs_added,
-        state: snapshot.state,
+        refspecs_added: refspecs_added
+            .into_iter()
+            .map(|(remote, refspec)| RefspecAdded { remote, refspec })
+            .collect(),
+        state: snapshot.state.status(),
+        hooks: if hooks {
+            Some(install::install(&session.git).map_err(|source| EngineError::Hooks { source })?)
+        } else {
+            None
+        },
         warnings,
     })
 }

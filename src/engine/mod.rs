@@ -7,9 +7,11 @@ mod doctor;
 mod escape;
 mod finalize;
 mod get_task;
+mod history;
 mod human;
 mod init;
 pub mod notes;
+mod status;
 mod submit;
 mod sync;
 pub mod verify;
@@ -27,11 +29,13 @@ use crate::workflow::plan::Problem;
 use crate::workflow::{self, Effect, Event, PlanChange, Rejection, State, Status, Transition};
 
 pub use checkpoint::{CheckpointReport, WithoutCommit, checkpoint};
-pub use doctor::{Check, Level, doctor};
+pub use doctor::{Check, DoctorReport, Level, doctor};
 pub use escape::{EscalateReport, ScopeReductionReport, escalate, request_scope_reduction};
 pub use get_task::{GetTaskReport, get_task};
+pub use history::{LogReport, PlanReport, log, plan};
 pub use human::{AnswerReport, ResumeReport, approve, reject, resume};
-pub use init::{InitReport, init};
+pub use init::{InitReport, RefspecAdded, init};
+pub use status::{ConfigStatus, StatusReport, status};
 pub use submit::{SubmitKind, SubmitReport, TestReport, submit};
 pub use sync::{
     Action, Adoption, BranchSync, NotesSync, Side, SyncReport, WorkflowSync, adopt_from_remote,
@@ -102,6 +106,12 @@ pub enum EngineError {
         what: String,
         answer: String,
         hint: String,
+    },
+    /// `init` set the workflow up, and installing the hooks failed.
+    #[error("the workflow is set up, but the hooks could not be installed: {source}")]
+    Hooks {
+        #[source]
+        source: crate::hooks::install::InstallError,
     },
     /// A lost compare-and-swap; never escapes [`Session::with_retries`].
     #[error("the workflow changed while this command ran")]

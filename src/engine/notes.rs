@@ -149,11 +149,60 @@ pub struct CheckedCommit {
     pub verification: Verification,
 }
 
-/// What `verify` found in a range.
+/// What `verify` found in a range (docs/agent-guide.md, "Other commands").
 pub struct VerifyReport {
     pub range: Vec<String>,
     pub commits: usize,
     pub checkpoints: Vec<CheckedCommit>,
+}
+
+impl serde::Serialize for VerifyReport {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        #[derive(serde::Serialize)]
+        struct Checkpoint<'a> {
+            commit: &'a str,
+            subject: &'a str,
+            status: &'static str,
+            cached: Option<bool>,
+            gates: Option<&'a [NoteGate]>,
+        }
+        #[derive(serde::Serialize)]
+        struct View<'a> {
+            range: &'a [String],
+            commits: usize,
+            checkpoints: Vec<Checkpoint<'a>>,
+            failures: usize,
+        }
+        View {
+            range: &self.range,
+            commits: self.commits,
+            checkpoints: self
+                .checkpoints
+                .iter()
+                .map(|c| {
+                    let (status, cached, gates) = match &c.verification {
+                        Verification::Verified { cached, gates } => {
+                            ("verified", Some(*cached), Some(gates.as_slice()))
+                        }
+                        Verification::NoGates => ("no_gates", None, None),
+                        Verification::GatesMissing => ("gates_missing", None, None),
+                        Verification::Failed => ("failed", None, None),
+                        Verification::Missing => ("missing", None, None),
+                        Verification::OtherTree => ("other_tree", None, None),
+                    };
+                    Checkpoint {
+                        commit: &c.commit,
+                        subject: &c.subject,
+                        status,
+                        cached,
+                        gates,
+                    }
+                })
+                .collect(),
+            failures: self.failures().count(),
+        }
+        .serialize(serializer)
+    }
 }
 
 impl VerifyReport {

@@ -4,6 +4,8 @@
 //! `git push --atomic` with a lease on every state ref. A push that loses a race is retried
 //! from a fresh fetch; nothing that exists only in this clone is ever dropped.
 
+use serde::Serialize;
+
 use std::collections::BTreeMap;
 
 use gix::ObjectId;
@@ -27,20 +29,28 @@ pub enum Side {
     Remote,
 }
 
-/// What to do with one ref: the plan, before anything is carried out.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// What to do with one ref: the plan, before anything is carried out; in reports, what was
+/// done.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub enum Action {
+    #[serde(rename = "up_to_date")]
     Nothing,
     /// Only the remote has it: create it here.
+    #[serde(rename = "adopted")]
     Adopt,
+    #[serde(rename = "fast_forwarded")]
     FastForward,
     /// Only this clone has it, or has more of it: push.
+    #[serde(rename = "pushed")]
     Push,
     /// Both moved on: change nothing, report.
+    #[serde(rename = "diverged")]
     Diverged,
     /// Diverged, and `--take local`: keep the remote's tip under a backup ref, push ours.
+    #[serde(rename = "took_local")]
     TakeLocal,
     /// Diverged, and `--take remote`: keep our tip under a backup ref, move to theirs.
+    #[serde(rename = "took_remote")]
     TakeRemote,
 }
 
@@ -62,7 +72,7 @@ pub fn plan(local: bool, remote: bool, standing: Option<Standing>, take: Option<
 }
 
 /// What `sync` did with one workflow.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize)]
 pub struct WorkflowSync {
     pub workflow: String,
     pub action: Action,
@@ -75,14 +85,31 @@ pub struct WorkflowSync {
     pub behind: usize,
     /// For a divergence: the shared transition, and each side's transitions since.
     pub base: Option<String>,
+    #[serde(serialize_with = "brief_history")]
     pub local_since: Vec<HistoryEntry>,
+    #[serde(serialize_with = "brief_history")]
     pub remote_since: Vec<HistoryEntry>,
     /// Where `--take` kept the tip it moved away from.
     pub backup: Option<String>,
 }
 
+/// Each side's transitions since a divergence, as `sync --json` lists them.
+fn brief_history<S: serde::Serializer>(entries: &[HistoryEntry], s: S) -> Result<S::Ok, S::Error> {
+    #[derive(Serialize)]
+    struct Brief<'a> {
+        commit: &'a str,
+        subject: &'a str,
+        time: &'a str,
+    }
+    s.collect_seq(entries.iter().map(|e| Brief {
+        commit: &e.commit,
+        subject: &e.subject,
+        time: &e.time,
+    }))
+}
+
 /// What `sync` did with the notes.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct NotesSync {
     /// `Nothing`, `Adopt`, `FastForward` or `Push`; a union merge is `Push` with `merged`.
     pub action: Action,
@@ -90,7 +117,7 @@ pub struct NotesSync {
 }
 
 /// What `sync` did with a workflow's PR branch.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize)]
 pub struct BranchSync {
     pub workflow: String,
     pub branch: String,
@@ -100,6 +127,7 @@ pub struct BranchSync {
     pub not_moved: Option<String>,
 }
 
+/// What `sync` did (docs/agent-guide.md, "Other commands").
 #[derive(Clone, Debug)]
 pub struct SyncReport {
     pub remote: String,
@@ -112,6 +140,35 @@ pub struct SyncReport {
     /// Fetch–reconcile–push rounds: more than one when a push lost a race.
     pub rounds: u32,
     pub warnings: Vec<String>,
+}
+
+impl Serialize for SyncReport {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct View<'a> {
+            remote: &'a str,
+            refspecs_added: &'a [String],
+            workflows: &'a [WorkflowSync],
+            notes: &'a NotesSync,
+            branches: &'a [BranchSync],
+            pushed: &'a [String],
+            rounds: u32,
+            diverged: bool,
+            warnings: &'a [String],
+        }
+        View {
+            remote: &self.remote,
+            refspecs_added: &self.refspecs_added,
+            workflows: &self.workflows,
+            notes: &self.notes,
+            branches: &self.branches,
+            pushed: &self.pushed,
+            rounds: self.rounds,
+            diverged: self.diverged(),
+            warnings: &self.warnings,
+        }
+        .serialize(serializer)
+    }
 }
 
 impl SyncReport {
@@ -789,7 +846,7 @@ fn move_branch(
 }
 
 /// The state `init` adopts on a fresh clone.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize)]
 pub struct Adoption {
     pub remote: String,
     pub tip: String,

@@ -153,6 +153,85 @@ pub struct Report {
     pub notes: Vec<String>,
 }
 
+/// `hooks --json` (docs/agent-guide.md, "Other commands"): each hook's state by name.
+impl serde::Serialize for Report {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        #[derive(serde::Serialize)]
+        struct Hook<'a> {
+            name: &'a str,
+            path: &'a Path,
+            state: &'static str,
+            mode: Option<&'static str>,
+            current: Option<bool>,
+            executable: bool,
+            action: Option<&'static str>,
+            manager: Option<&'static str>,
+        }
+        #[derive(serde::Serialize)]
+        struct View<'a> {
+            dir: &'a Path,
+            hooks_path: &'a Option<String>,
+            managed_by: Option<&'static str>,
+            notes: &'a [String],
+            hooks: Vec<Hook<'a>>,
+        }
+        View {
+            dir: &self.dir,
+            hooks_path: &self.hooks_path,
+            managed_by: self.managed_by.map(Manager::name),
+            notes: &self.notes,
+            hooks: self
+                .hooks
+                .iter()
+                .map(|h| {
+                    let (state, mode, current, manager) = match &h.state {
+                        HookState::Installed { mode, current } => {
+                            ("installed", Some(mode.name()), Some(*current), None)
+                        }
+                        HookState::Missing => ("missing", None, None, None),
+                        HookState::Foreign => ("foreign", None, None, None),
+                        HookState::Managed(m) => ("managed", None, None, Some(m.name())),
+                    };
+                    Hook {
+                        name: h.name,
+                        path: &h.path,
+                        state,
+                        mode,
+                        current,
+                        executable: h.executable,
+                        action: h.action.as_ref().map(Action::name),
+                        manager,
+                    }
+                })
+                .collect(),
+        }
+        .serialize(serializer)
+    }
+}
+
+impl Mode {
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Own => "own",
+            Mode::Block => "block",
+            Mode::Chained => "chained",
+        }
+    }
+}
+
+impl Action {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Action::Installed(_) => "installed",
+            Action::Updated(_) => "updated",
+            Action::Repaired { .. } => "repaired",
+            Action::Unchanged => "unchanged",
+            Action::Removed(_) => "removed",
+            Action::Skipped(_) => "skipped",
+        }
+    }
+}
+
 /// Where each hook stands, changing nothing.
 pub fn status(git: &Git) -> Result<Report, InstallError> {
     survey(git, |_, _, _| Ok(None))

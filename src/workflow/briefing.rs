@@ -164,6 +164,17 @@ impl std::fmt::Display for DoneAction {
     }
 }
 
+impl From<&StepSummary> for StepView {
+    fn from(s: &StepSummary) -> StepView {
+        StepView {
+            id: s.id.to_string(),
+            task: s.task.clone(),
+            kind: s.kind,
+            description: s.description.clone(),
+        }
+    }
+}
+
 const RULE: &str = "----------------------------------------------------------------";
 
 /// Where a re-plan is edited: inside the git directory, so no `git add --all` stages it.
@@ -178,12 +189,7 @@ pub fn brief(ctx: &Context) -> Briefing {
     let mut out = String::new();
     header(&mut out, ctx);
     let current = ctx.plan.and_then(|p| p.current.as_ref());
-    let step = current.map(|s| StepView {
-        id: s.id.to_string(),
-        task: s.task.clone(),
-        kind: s.kind,
-        description: s.description.clone(),
-    });
+    let step = current.map(StepView::from);
     if let Some(guidance) = ctx.guidance {
         let _ = write!(
             out,

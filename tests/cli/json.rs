@@ -225,3 +225,111 @@ fn log_says_when_older_transitions_are_left_out() {
     );
     repo.run(&["log", "--all", "-n", "3"]).expect(2);
 }
+
+/// The keys of each report, in the order they are written: the typed reports the engine
+/// builds are the documented shapes (docs/agent-guide.md, "JSON"), and MCP returns the same.
+#[test]
+fn reports_keep_their_documented_keys_in_order() {
+    fn keys(v: &serde_json::Value) -> Vec<String> {
+        v.as_object().unwrap().keys().cloned().collect()
+    }
+    let repo = TestRepo::at_green_step();
+    repo.write("impl.sh", "echo ok\n");
+    let submit = repo
+        .run(&[
+            "--json",
+            "submit-work",
+            "-s",
+            "green",
+            "--test-command",
+            "sh impl.sh",
+        ])
+        .expect(0)
+        .json();
+    assert_eq!(
+        keys(&submit),
+        [
+            "schema",
+            "status",
+            "summary",
+            "output",
+            "state",
+            "step",
+            "debug_attempt_counter",
+            "pending",
+            "test",
+            "preflight",
+            "notes",
+            "next"
+        ]
+    );
+    let checkpoint = repo.run(&["--json", "checkpoint"]).expect(0).json();
+    assert_eq!(
+        keys(&checkpoint),
+        [
+            "schema",
+            "commit",
+            "subject",
+            "step",
+            "preflight",
+            "cached",
+            "state",
+            "new_commit",
+            "recorded_without_commit",
+            "untracked_added",
+            "gitignore_suggestions"
+        ]
+    );
+    assert_eq!(
+        checkpoint["recorded_without_commit"],
+        serde_json::Value::Null
+    );
+    let status = repo.run(&["--json", "status"]).expect(0).json();
+    assert_eq!(
+        keys(&status),
+        [
+            "schema",
+            "workflow",
+            "exists",
+            "state",
+            "branch",
+            "head",
+            "branch_worktree",
+            "main_branch",
+            "step",
+            "progress",
+            "pr_title",
+            "debug_attempt_counter",
+            "pending",
+            "last_run",
+            "last_commit_hash",
+            "identical_failures",
+            "review_round",
+            "blocked_rounds",
+            "last_review",
+            "verified_tree",
+            "final_commit",
+            "plan_commit",
+            "halt",
+            "replan",
+            "guidance",
+            "config",
+            "warnings",
+            "locks",
+            "tip",
+            "remotes"
+        ]
+    );
+    assert_eq!(
+        keys(&repo.run(&["--json", "log"]).expect(0).json()),
+        ["schema", "workflow", "entries", "total", "truncated"]
+    );
+    assert_eq!(
+        keys(&repo.run(&["--json", "plan", "show"]).expect(0).json()),
+        ["schema", "workflow", "plan", "current_step"]
+    );
+    assert_eq!(
+        keys(&repo.run(&["--json", "doctor"]).json()),
+        ["schema", "checks", "errors", "warnings"]
+    );
+}

@@ -1,0 +1,215 @@
+//! `status`: where the workflow stands, gathered without acting: the state, the plan's
+//! progress, the configuration in force (or why it is invalid), warnings, ref locks, and how
+//! the workflow stands against each remote's copy as last fetched.
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use super::{EngineError, Session};
+use crate::workflow::briefing::StepView;
+use crate::workflow::plan::StepSummary;
+use crate::workflow::state::{HaltRecord, LastRun, ReplanContext, ReviewSummary};
+use crate::workflow::{Pending, State, Status};
+
+/// What `status` reports (docs/agent-guide.md, "`status --json`").
+#[derive(Clone, Debug, Serialize)]
+pub struct StatusReport {
+    pub workflow: String,
+    pub exists: bool,
+    pub state: Status,
+    pub branch: Option<String>,
+    pub head: Option<String>,
+    /// Another worktree that has the PR branch checked out.
+    pub branch_worktree: Option<PathBuf>,
+    pub main_branch: Option<String>,
+    /// The same step shape as `get-task --json`.
+    pub step: Option<StepView>,
+    pub progress: Option<Progress>,
+    pub pr_title: Option<String>,
+    pub debug_attempt_counter: u32,
+    pub pending: Option<&'static str>,
+    pub last_run: Option<LastRun>,
+    pub last_commit_hash: Option<String>,
+    pub identical_failures: u32,
+    pub review_round: u32,
+    pub blocked_rounds: u32,
+    pub last_review: Option<ReviewSummary>,
+    pub verified_tree: Option<String>,
+    pub final_commit: Option<String>,
+    pub plan_commit: Option<String>,
+    pub halt: Option<HaltRecord>,
+    pub replan: Option<ReplanContext>,
+    pub guidance: Option<String>,
+    pub config: ConfigStatus,
+    pub warnings: Vec<String>,
+    pub locks: Vec<LockReport>,
+    pub tip: Option<String>,
+    pub remotes: Vec<RemoteReport>,
+    /// The ref the workflow lives in, for people.
+    #[serde(skip)]
+    pub reference: String,
+    /// The current step with its task's number, for people.
+    #[serde(skip)]
+    pub current: Option<StepSummary>,
+    /// How many tasks the plan has.
+    #[serde(skip)]
+    pub tasks: usize,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Progress {
+    pub done: usize,
+    pub total: usize,
+}
+
+/// The configuration in force, or why it cannot be read.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum ConfigStatus {
+    Loaded {
+        origin: String,
+        preflight: Vec<String>,
+    },
+    Invalid {
+        error: String,
+    },
+}
+
+/// A ref lock file seen now.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct LockReport {
+    pub reference: String,
+    pub path: PathBuf,
+    pub age_s: u64,
+}
+
+/// This workflow against a remote's copy, as last fetched: `status` never fetches.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RemoteReport {
+    pub remote: String,
+    pub tip: String,
+    /// `equal`, `ahead`, `behind` or `diverged`.
+    pub standing: &'static str,
+    pub ahead: usize,
+    pub behind: usize,
+}
+
+pub fn status(session: &Session) -> Result<StatusReport, EngineError> {
+    let snapshot = session.store.read()?;
+    let (state, plan, tip) = match &snapshot {
+        Some(s) => (s.state.clone(), s.summary.clone(), Some(s.tip)),
+        None => (State::new(None), None, None),
+    };
+    // A broken config is one more thing to report, not a reason to hide the state.
+    let (config, mut warnings) = match session.load_config(Some(&state)) {
+        Ok(loaded) => (
+            ConfigStatus::Loaded {
+                origin: loaded.origin.to_string(),
+                preflight: loaded.config.gate_names(),
+            },
+            loaded.warnings,
+        ),
+        Err(EngineError::Config(e)) => (
+            ConfigStatus::Invalid {
+                error: e.to_string(),
+            },
+            vec![
+                "the configuration is invalid: get-task, submit-work and checkpoint refuse to run \
+                 until it is fixed"
+                    .to_string(),
+            ],
+        ),
+        Err(e) => return Err(e),
+    };
+    if let Some(w) = session.branch_warning(&state)? {
+        warnings.push(w);
+    }
+    if snapshot.is_none()
+        && let Some((tip, _)) = session.store.vanished_tip()?
+    {
+        warnings.push(format!(
+            "the workflow existed here, but its ref was deleted (last tip {tip}): restore it with `git update-ref \
+             {} {tip}`, or start over with `git orchestrate init --new`",
+            session.store.ref_name()
+        ));
+    }
+    // A lock file is either a command at work right now or a crash's remains; say which file.
+    let locks = session.store.lock_sightings();
+    for lock in &locks {
+        warnings.push(format!(
+            "{} is locked by {} (left {}s ago): if no git or git-orchestrate process is running, a crash \
+             left it; delete it (rm {}) or every write to it fails",
+            lock.reference,
+            lock.path.display(),
+            lock.age.as_secs(),
+            crate::workflow::briefing::shell_quote(&lock.path.display().to_string())
+        ));
+    }
+    let head = session.store.head_branch()?;
+    // Another worktree may hold the PR branch; then a `git checkout` here would fail.
+    let branch_worktree = match state.branch() {
+        Some(branch) if state.status() != Status::CreatingBranch => {
+            session.branch_worktree(branch)?
+        }
+        _ => None,
+    };
+    let mut remotes = Vec::new();
+    if let Some(tip) = tip {
+        for (remote, theirs) in session.store.tracking_tips()? {
+            let relation = session.store.relation(tip, theirs)?;
+            remotes.push(RemoteReport {
+                remote,
+                tip: theirs.to_string(),
+                standing: relation.standing().as_str(),
+                ahead: relation.ahead,
+                behind: relation.behind,
+            });
+        }
+    }
+    let current = plan.as_ref().and_then(|p| p.current.clone());
+    Ok(StatusReport {
+        workflow: session.store.workflow().to_string(),
+        exists: snapshot.is_some(),
+        state: state.status(),
+        branch: state.branch().map(str::to_string),
+        head,
+        branch_worktree,
+        main_branch: state.main_branch.clone(),
+        step: current.as_ref().map(StepView::from),
+        progress: plan.as_ref().map(|p| Progress {
+            done: p.done,
+            total: p.total,
+        }),
+        pr_title: plan.as_ref().map(|p| p.title.clone()),
+        debug_attempt_counter: state.attempts(),
+        pending: state.pending().as_ref().map(Pending::kind),
+        last_run: state.last_run().cloned(),
+        last_commit_hash: state.last_checkpoint().map(str::to_string),
+        identical_failures: state.identical_failures(),
+        review_round: state.review_round(),
+        blocked_rounds: state.blocked_rounds(),
+        last_review: state.last_review().cloned(),
+        verified_tree: state.verified_tree().map(str::to_string),
+        final_commit: state.final_commit().map(str::to_string),
+        plan_commit: state.plan_commit().map(str::to_string),
+        halt: state.halt(),
+        replan: state.replan_context().cloned(),
+        guidance: state.guidance.clone(),
+        config,
+        warnings,
+        locks: locks
+            .iter()
+            .map(|l| LockReport {
+                reference: l.reference.clone(),
+                path: l.path.clone(),
+                age_s: l.age.as_secs(),
+            })
+            .collect(),
+        tip: tip.map(|t| t.to_string()),
+        remotes,
+        reference: session.store.ref_name(),
+        current,
+        tasks: plan.as_ref().map_or(0, |p| p.tasks),
+    })
+}
