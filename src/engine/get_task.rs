@@ -236,9 +236,7 @@ fn report(
     if let Some(w) = session.branch_warning(&snap.state)? {
         warnings.push(w);
     }
-    // Halted, or waiting for a human's approval: either way the agent has nothing to do.
-    let halted = snap.state.status() == Status::Halted
-        || matches!(snap.state.pending(), Some(Pending::Approval { .. }));
+    let halted = snap.state.waits_for_human();
     let gates = loaded.config.gate_names();
     let output_log_command = session.store.output_log_command();
     let escalation = match snap.state.halt() {

@@ -602,7 +602,14 @@ impl Phase {
             Phase::Debugging { attempts, .. } => attempts.count,
             Phase::Replanning { attempts, .. } => *attempts,
             Phase::Halted { resume, .. } => resume.attempts(),
-            _ => 0,
+            Phase::Initializing
+            | Phase::CreatingBranch { .. }
+            | Phase::ExecutingTdd { .. }
+            | Phase::CodeReview { .. }
+            | Phase::AwaitingFinalization { .. }
+            | Phase::FinalizeComplete { .. }
+            | Phase::PlanUpdated { .. }
+            | Phase::MergingBranch { .. } => 0,
         }
     }
 
@@ -610,7 +617,15 @@ impl Phase {
         match self {
             Phase::Debugging { attempts, .. } => attempts.identical_failures,
             Phase::Halted { resume, .. } => resume.identical_failures(),
-            _ => 0,
+            Phase::Initializing
+            | Phase::CreatingBranch { .. }
+            | Phase::ExecutingTdd { .. }
+            | Phase::Replanning { .. }
+            | Phase::CodeReview { .. }
+            | Phase::AwaitingFinalization { .. }
+            | Phase::FinalizeComplete { .. }
+            | Phase::PlanUpdated { .. }
+            | Phase::MergingBranch { .. } => 0,
         }
     }
 
@@ -621,7 +636,13 @@ impl Phase {
                 (Some(&finalized.final_commit), Some(&finalized.plan_commit))
             }
             Phase::Halted { resume, .. } => resume.finalized(),
-            _ => (None, None),
+            Phase::Initializing
+            | Phase::CreatingBranch { .. }
+            | Phase::ExecutingTdd { .. }
+            | Phase::Debugging { .. }
+            | Phase::Replanning { .. }
+            | Phase::CodeReview { .. }
+            | Phase::AwaitingFinalization { .. } => (None, None),
         }
     }
 }
@@ -676,6 +697,27 @@ impl State {
 
     pub fn pending(&self) -> Option<Pending> {
         self.phase.pending()
+    }
+
+    /// True when only a human can move the workflow on: halted, or a review waiting for
+    /// approval. The agent then has nothing to do (`get-task` exits 10).
+    pub fn waits_for_human(&self) -> bool {
+        match &self.phase {
+            Phase::Halted { .. } => true,
+            Phase::CodeReview { stage, .. } => match stage {
+                ReviewStage::AwaitingApproval { .. } => true,
+                ReviewStage::Due { .. } | ReviewStage::MustEscalate { .. } => false,
+            },
+            Phase::Initializing
+            | Phase::CreatingBranch { .. }
+            | Phase::ExecutingTdd { .. }
+            | Phase::Debugging { .. }
+            | Phase::Replanning { .. }
+            | Phase::AwaitingFinalization { .. }
+            | Phase::FinalizeComplete { .. }
+            | Phase::PlanUpdated { .. }
+            | Phase::MergingBranch { .. } => false,
+        }
     }
 
     pub fn last_error(&self) -> Option<&str> {

@@ -391,7 +391,15 @@ pub fn check_submit(
         SubmitRequest::Confirm => match status {
             Status::AwaitingFinalization => Ok(Accepted::Squash),
             Status::FinalizeComplete => Ok(Accepted::MasterPlanUpdate),
-            _ => Err(Rejection::wrong_state(
+            Status::Initializing
+            | Status::CreatingBranch
+            | Status::ExecutingTdd
+            | Status::Debugging
+            | Status::Replanning
+            | Status::CodeReview
+            | Status::PlanUpdated
+            | Status::MergingBranch
+            | Status::Halted => Err(Rejection::wrong_state(
                 status,
                 format!(
                     "submit-work without --plan, --test-command or --analysis-decision confirms a finalization \
@@ -674,20 +682,33 @@ fn with_phase(state: &State, phase: Phase) -> State {
     }
 }
 
+/// Planning: no PR branch exists yet, so a plan can be taken up or dropped.
+fn before_branch(state: &State) -> bool {
+    match state.phase {
+        Phase::Initializing | Phase::CreatingBranch { .. } => true,
+        Phase::ExecutingTdd { .. }
+        | Phase::Debugging { .. }
+        | Phase::Replanning { .. }
+        | Phase::CodeReview { .. }
+        | Phase::AwaitingFinalization { .. }
+        | Phase::FinalizeComplete { .. }
+        | Phase::PlanUpdated { .. }
+        | Phase::MergingBranch { .. }
+        | Phase::Halted { .. } => false,
+    }
+}
+
 fn plan_submitted(
     state: &State,
     plan: Plan,
     branch: String,
     summary: &str,
 ) -> Result<Next, Refusal> {
-    match state.phase {
-        Phase::Initializing | Phase::CreatingBranch { .. } => {}
-        _ => {
-            return Err(Refusal::Said(format!(
-                "a plan is only accepted in INITIALIZING, not in {}",
-                state.status()
-            )));
-        }
+    if !before_branch(state) {
+        return Err(Refusal::Said(format!(
+            "a plan is only accepted in INITIALIZING, not in {}",
+            state.status()
+        )));
     }
     let body = format!(
         "plan \"{}\" accepted; branch {branch}\n\n{summary}",
@@ -703,9 +724,8 @@ fn plan_submitted(
 }
 
 fn stale_plan_dropped(state: &State, title: Option<String>) -> Result<Next, Refusal> {
-    match state.phase {
-        Phase::Initializing | Phase::CreatingBranch { .. } => {}
-        _ => return Err(Refusal::WrongState),
+    if !before_branch(state) {
+        return Err(Refusal::WrongState);
     }
     let body = match title {
         Some(title) => format!("dropped the stale plan \"{title}\": no step left to do"),
@@ -763,7 +783,15 @@ impl Tdd {
                 attempts: Some(attempts.clone()),
                 pending: pending.clone(),
             }),
-            _ => None,
+            Phase::Initializing
+            | Phase::CreatingBranch { .. }
+            | Phase::Replanning { .. }
+            | Phase::CodeReview { .. }
+            | Phase::AwaitingFinalization { .. }
+            | Phase::FinalizeComplete { .. }
+            | Phase::PlanUpdated { .. }
+            | Phase::MergingBranch { .. }
+            | Phase::Halted { .. } => None,
         }
     }
 
@@ -996,7 +1024,14 @@ fn checkpoint_recorded(
             (pr, step)
         }
         Phase::AwaitingFinalization { pr } => (pr, None),
-        _ => return Err(Refusal::WrongState),
+        Phase::Initializing
+        | Phase::CreatingBranch { .. }
+        | Phase::Replanning { .. }
+        | Phase::CodeReview { .. }
+        | Phase::FinalizeComplete { .. }
+        | Phase::PlanUpdated { .. }
+        | Phase::MergingBranch { .. }
+        | Phase::Halted { .. } => return Err(Refusal::WrongState),
     };
     pr.verified_tree = Some(tree);
     pr.last_checkpoint = Some(commit.clone());
@@ -1361,8 +1396,19 @@ fn merge_started(state: &State) -> Result<Next, Refusal> {
 fn merged(state: &State, branch: &str) -> Result<Next, Refusal> {
     let after_conflict = match &state.phase {
         Phase::MergingBranch { .. } => false,
-        Phase::Halted { halt, .. } if halt.reason == HaltReason::MergeConflict => true,
-        _ => return Err(Refusal::WrongState),
+        Phase::Halted { halt, .. } => match halt.reason {
+            HaltReason::MergeConflict => true,
+            HaltReason::Escalated => return Err(Refusal::WrongState),
+        },
+        Phase::Initializing
+        | Phase::CreatingBranch { .. }
+        | Phase::ExecutingTdd { .. }
+        | Phase::Debugging { .. }
+        | Phase::Replanning { .. }
+        | Phase::CodeReview { .. }
+        | Phase::AwaitingFinalization { .. }
+        | Phase::FinalizeComplete { .. }
+        | Phase::PlanUpdated { .. } => return Err(Refusal::WrongState),
     };
     let body = if after_conflict {
         format!("{branch} was merged by a human after a conflict; the branch is cleaned up")
@@ -1479,19 +1525,27 @@ pub fn check_scope_reduction(
 ) -> Result<StepSummary, Rejection> {
     let status = state.status();
     let at = thresholds.unlock_scope_reduction_at;
-    if !matches!(status, Status::ExecutingTdd | Status::Debugging) {
-        return Err(Rejection::wrong_state(
-            status,
-            format!(
-                "request-scope-reduction is not accepted in state {status}: it replaces a task that keeps failing"
-            ),
-            GET_TASK_HINT,
-        ));
-    }
-    let attempts = if status == Status::Debugging {
-        state.attempts()
-    } else {
-        0
+    let attempts = match &state.phase {
+        Phase::Debugging { attempts, .. } => attempts.count,
+        // Nothing has failed yet: locked, and the message says how far from unlocking.
+        Phase::ExecutingTdd { .. } => 0,
+        Phase::Initializing
+        | Phase::CreatingBranch { .. }
+        | Phase::Replanning { .. }
+        | Phase::CodeReview { .. }
+        | Phase::AwaitingFinalization { .. }
+        | Phase::FinalizeComplete { .. }
+        | Phase::PlanUpdated { .. }
+        | Phase::MergingBranch { .. }
+        | Phase::Halted { .. } => {
+            return Err(Rejection::wrong_state(
+                status,
+                format!(
+                    "request-scope-reduction is not accepted in state {status}: it replaces a task that keeps failing"
+                ),
+                GET_TASK_HINT,
+            ));
+        }
     };
     if attempts < at {
         return Err(locked("request-scope-reduction", status, attempts, at));
@@ -1512,8 +1566,8 @@ pub fn check_scope_reduction(
 pub fn check_escalate(state: &State, thresholds: &Thresholds) -> Result<(), Rejection> {
     let status = state.status();
     let at = thresholds.unlock_escalation_at;
-    match status {
-        Status::Halted => {
+    let attempts = match &state.phase {
+        Phase::Halted { .. } => {
             return Err(Rejection::wrong_state(
                 status,
                 "escalate is not accepted in state HALTED: the workflow already waits for a human",
@@ -1521,24 +1575,24 @@ pub fn check_escalate(state: &State, thresholds: &Thresholds) -> Result<(), Reje
                  `git orchestrate status` shows why it halted.",
             ));
         }
-        Status::PlanUpdated => {
+        Phase::PlanUpdated { .. } => {
             return Err(Rejection::wrong_state(
                 status,
                 "escalate is not accepted in state PLAN_UPDATED: the PR is finalized and only the merge is left",
                 "Run `git orchestrate get-task`: it merges the PR branch.",
             ));
         }
-        Status::CodeReview => {
-            return match (state.pending(), state.last_error()) {
-                (Some(Pending::Escalation { .. }), _) => Ok(()),
-                (Some(Pending::Approval { .. }), _) => Err(Rejection::wrong_state(
+        Phase::CodeReview { stage, .. } => {
+            return match stage {
+                ReviewStage::MustEscalate { .. } => Ok(()),
+                ReviewStage::AwaitingApproval { .. } => Err(Rejection::wrong_state(
                     status,
                     "escalate is not accepted in state CODE_REVIEW now: the PR already waits for a human's approval",
                     "A human answers with `git orchestrate approve` or `git orchestrate reject --comment TEXT`.",
                 )),
                 // The review command itself fails: nothing the agent does can fix it.
-                (None, Some(_)) => Ok(()),
-                _ => Err(Rejection::wrong_state(
+                ReviewStage::Due { error: Some(_) } => Ok(()),
+                ReviewStage::Due { error: None } => Err(Rejection::wrong_state(
                     status,
                     "escalate is locked in state CODE_REVIEW: it unlocks when the review rounds (review.max_rounds) \
                      are used up or the review cannot run",
@@ -1546,21 +1600,15 @@ pub fn check_escalate(state: &State, thresholds: &Thresholds) -> Result<(), Reje
                 )),
             };
         }
-        _ if !ESCALATABLE.contains(&status) && status != Status::ExecutingTdd => {
-            return Err(Rejection::wrong_state(
-                status,
-                format!(
-                    "escalate is not accepted in state {status}: it hands a problem the agent cannot solve to a human"
-                ),
-                GET_TASK_HINT,
-            ));
-        }
-        _ => {}
-    }
-    let attempts = match status {
-        Status::ExecutingTdd => 0,
-        Status::Debugging => state.attempts(),
-        _ => return Ok(()),
+        // No attempt counter measures being stuck here: always open.
+        Phase::Initializing
+        | Phase::CreatingBranch { .. }
+        | Phase::Replanning { .. }
+        | Phase::AwaitingFinalization { .. }
+        | Phase::FinalizeComplete { .. }
+        | Phase::MergingBranch { .. } => return Ok(()),
+        Phase::ExecutingTdd { .. } => 0,
+        Phase::Debugging { attempts, .. } => attempts.count,
     };
     if attempts < at {
         return Err(locked("escalate", status, attempts, at));
