@@ -73,6 +73,17 @@ pub fn run_shell_with(
     timeout: Duration,
     options: ShellOptions,
 ) -> std::io::Result<RunOutput> {
+    run(command, dir, timeout, options, true)
+}
+
+/// `use_pidfd`: false to take the path of kernels without pidfds (tests take both).
+fn run(
+    command: &str,
+    dir: &Path,
+    timeout: Duration,
+    options: ShellOptions,
+    use_pidfd: bool,
+) -> std::io::Result<RunOutput> {
     use std::os::unix::process::CommandExt;
 
     let (out_reader, out_writer) = std::io::pipe()?;
@@ -114,17 +125,135 @@ pub fn run_shell_with(
             let _ = pipe.write_all(&input);
         });
     }
-    let stdout = spawn_reader(out_reader);
-    let stderr = err_reader.map(spawn_reader);
-
-    let exit = wait_with_timeout(child, pgid, timeout)?;
-    kill_group(pgid);
+    let (exit, output, stderr) = match pidfd(pgid).filter(|_| use_pidfd) {
+        Some(pidfd) => collect(
+            child,
+            &pidfd,
+            pgid,
+            start + timeout,
+            timeout,
+            out_reader,
+            err_reader,
+        )?,
+        None => {
+            let stdout = spawn_reader(out_reader);
+            let stderr = err_reader.map(spawn_reader);
+            let exit = wait_with_timeout(child, pgid, timeout)?;
+            kill_group(pgid);
+            (
+                exit,
+                stdout.finish(),
+                stderr.map(Reader::finish).unwrap_or_default(),
+            )
+        }
+    };
     Ok(RunOutput {
         exit,
-        output: stdout.finish(),
-        stderr: stderr.map(Reader::finish).unwrap_or_default(),
+        output,
+        stderr,
         elapsed: start.elapsed(),
     })
+}
+
+/// A descriptor that becomes readable when the process exits; `None` on a kernel without
+/// pidfds (before Linux 5.3), where a thread waits instead.
+fn pidfd(pid: u32) -> Option<std::os::fd::OwnedFd> {
+    let pid = rustix::process::Pid::from_raw(i32::try_from(pid).ok()?)?;
+    rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok()
+}
+
+/// Waits for the command and drains its pipes on this thread, all with one `poll`: an
+/// ordinary run starts no thread. When the command exits (or times out) its group is
+/// killed, and the pipes are read until they close, or for [`DRAIN_GRACE`] at most.
+fn collect(
+    mut child: Child,
+    pidfd: &std::os::fd::OwnedFd,
+    pgid: u32,
+    deadline: Instant,
+    timeout: Duration,
+    out: std::io::PipeReader,
+    err: Option<std::io::PipeReader>,
+) -> std::io::Result<(ExitRecord, Vec<u8>, Vec<u8>)> {
+    use rustix::event::{PollFd, PollFlags, poll};
+
+    let mut pipes = [(Some(out), Captured::default()), (err, Captured::default())];
+    let mut exit = None;
+    let mut drain_until = deadline;
+    let mut chunk = [0u8; 16 * 1024];
+    while pipes.iter().any(|(pipe, _)| pipe.is_some()) || exit.is_none() {
+        let now = Instant::now();
+        if now >= drain_until {
+            if exit.is_some() {
+                // A process that left the group holds a pipe: keep what was read.
+                break;
+            }
+            kill_group(pgid);
+            child.wait()?;
+            exit = Some(ExitRecord::timed_out(
+                u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
+            ));
+            drain_until = Instant::now() + DRAIN_GRACE;
+            continue;
+        }
+        let wait = rustix::event::Timespec::try_from(drain_until - now).ok();
+        let (ready_pipes, exited) = {
+            let mut fds: Vec<PollFd<'_>> = Vec::with_capacity(3);
+            let mut which = Vec::with_capacity(3);
+            for (i, (pipe, _)) in pipes.iter().enumerate() {
+                if let Some(pipe) = pipe {
+                    fds.push(PollFd::new(pipe, PollFlags::IN));
+                    which.push(Some(i));
+                }
+            }
+            if exit.is_none() {
+                fds.push(PollFd::new(pidfd, PollFlags::IN));
+                which.push(None);
+            }
+            match poll(&mut fds, wait.as_ref()) {
+                Ok(_) => {}
+                Err(rustix::io::Errno::INTR) => continue,
+                Err(e) => return Err(e.into()),
+            }
+            let mut ready = Vec::new();
+            let mut exited = false;
+            for (fd, which) in fds.iter().zip(which) {
+                if fd.revents().is_empty() {
+                    continue;
+                }
+                match which {
+                    Some(i) => ready.push(i),
+                    None => exited = true,
+                }
+            }
+            (ready, exited)
+        };
+        for i in ready_pipes {
+            let (pipe, captured) = &mut pipes[i];
+            match pipe.as_mut().map(|p| p.read(&mut chunk)) {
+                Some(Ok(n)) if n > 0 => captured.push(&chunk[..n]),
+                _ => *pipe = None,
+            }
+        }
+        if exited {
+            use std::os::unix::process::ExitStatusExt;
+            let status = child.wait()?;
+            exit = Some(match (status.code(), status.signal()) {
+                (Some(code), _) => ExitRecord::code(code),
+                (None, Some(signal)) => ExitRecord::signal(signal),
+                (None, None) => ExitRecord::code(-1),
+            });
+            // Whatever it left running goes with it, so the pipes close.
+            kill_group(pgid);
+            drain_until = Instant::now() + DRAIN_GRACE;
+        }
+    }
+    kill_group(pgid);
+    let [(_, mut output), (_, mut stderr)] = pipes;
+    Ok((
+        exit.unwrap_or(ExitRecord::code(-1)),
+        output.take(),
+        stderr.take(),
+    ))
 }
 
 /// A pipe drained on its own thread into a bounded buffer.
@@ -332,13 +461,27 @@ mod tests {
 
     #[test]
     fn a_timeout_kills_the_whole_group() {
+        for use_pidfd in [true, false] {
+            a_timeout_kills_the_whole_group_with(use_pidfd);
+        }
+    }
+
+    fn a_timeout_kills_the_whole_group_with(use_pidfd: bool) {
         let dir = tempfile::tempdir().unwrap();
         let pidfile = dir.path().join("child.pid");
         let command = format!(
             "sleep 300 & echo $! > {}; echo started; wait",
             pidfile.display()
         );
-        let out = run_shell(&command, dir.path(), Duration::from_millis(500)).unwrap();
+        let timeout = Duration::from_millis(500);
+        let out = run(
+            &command,
+            dir.path(),
+            timeout,
+            ShellOptions::default(),
+            use_pidfd,
+        )
+        .unwrap();
         assert_eq!(out.exit, ExitRecord::timed_out(500));
         assert_eq!(out.output, b"started\n");
         let pid: i32 = std::fs::read_to_string(&pidfile)
@@ -355,9 +498,25 @@ mod tests {
     #[test]
     fn leftovers_of_a_finished_command_do_not_hold_it() {
         let dir = tempfile::tempdir().unwrap();
-        let out = run_shell("sleep 300 & echo bye", dir.path(), Duration::from_secs(60)).unwrap();
-        assert!(out.exit.success());
-        assert_eq!(out.output, b"bye\n");
+        for use_pidfd in [true, false] {
+            let started = Instant::now();
+            let out = run(
+                "sleep 300 & echo bye; echo err >&2; exit 7",
+                dir.path(),
+                Duration::from_secs(60),
+                ShellOptions {
+                    split_stderr: true,
+                    ..ShellOptions::default()
+                },
+                use_pidfd,
+            )
+            .unwrap();
+            assert_eq!(out.exit, ExitRecord::code(7));
+            assert_eq!(out.output, b"bye\n");
+            assert_eq!(out.stderr, b"err\n");
+            // Killed with the group at exit, the sleep holds nothing for the grace period.
+            assert!(started.elapsed() < DRAIN_GRACE, "use_pidfd {use_pidfd}");
+        }
     }
 
     /// Polls for the process to be gone (or a zombie awaiting its new parent).
