@@ -2,6 +2,7 @@
 //! installed *and reach the binary*, the refspecs that share state, the identity, the
 //! workflow state — and says for each what to do about it.
 
+use crate::workflow::briefing::Notice;
 use std::path::Path;
 use std::time::Duration;
 
@@ -146,12 +147,13 @@ fn checks(session: &Session) -> Result<Vec<Check>, EngineError> {
                 format!("read from {}", loaded.origin),
                 None,
             ));
+            // Missing gates get a check of their own, below.
             for warning in loaded
                 .warnings
                 .iter()
-                .filter(|w| !w.starts_with("no preflight"))
+                .filter(|w| !matches!(w, Notice::NoPreflightGates { .. }))
             {
-                checks.push(check("config", Level::Warning, warning.clone(), None));
+                checks.push(check("config", Level::Warning, warning.to_string(), None));
             }
             let gates = loaded.config.gate_names();
             checks.push(if gates.is_empty() {

@@ -8,7 +8,7 @@ use crate::gates::review::{ReviewContext, run_review};
 use crate::store::{FoundCheckpoint, Snapshot, is_valid_branch_name};
 use serde::Serialize;
 
-use crate::workflow::briefing::{self, BranchOutcome, Briefing, DoneAction, StepView};
+use crate::workflow::briefing::{self, BranchOutcome, Briefing, DoneAction, Notice, StepView};
 use crate::workflow::{self, Event, GetTaskStep, Pending, Rejection, State, Status, branch_name};
 
 /// At most this many orchestrator steps per `get-task`; each state needs at most two.
@@ -120,13 +120,8 @@ fn attempt(session: &Session) -> Result<TaskReport, EngineError> {
                 let Some(found) = session.store.find_checkpoint(&stops, &main)? else {
                     break;
                 };
-                if let Some(why) = unverified(session, &snap.state, &found)? {
-                    let short = &found.commit[..found.commit.len().min(12)];
-                    notes.push(format!(
-                        "commit {short} ({}) is marked as a checkpoint, but {why}; it was not recorded. \
-                         Run `git orchestrate checkpoint`: it runs preflight on exactly what it commits.",
-                        found.subject
-                    ));
+                if let Some(notice) = unverified(session, &snap.state, &found)? {
+                    notes.push(notice);
                     break;
                 }
                 // A checkpoint killed after its commit left it without a note: add it now.
@@ -202,40 +197,34 @@ pub(super) fn unverified(
     session: &Session,
     state: &State,
     found: &FoundCheckpoint,
-) -> Result<Option<String>, EngineError> {
+) -> Result<Option<Notice>, EngineError> {
     let config = session.load_config(Some(state))?.config;
     if recorded_verification(Some(state), &config, &found.tree).is_some()
         || notes::noted_as_verified(session, &found.commit, &found.tree, &config.preflight_key())?
     {
         return Ok(None);
     }
-    Ok(Some(
-        if state
+    Ok(Some(Notice::UnverifiedCheckpoint {
+        commit: found.commit.clone(),
+        subject: found.subject.clone(),
+        gates_changed: state
             .preflight_cache()
-            .is_some_and(|c| c.tree == found.tree)
-        {
-            "the preflight gates changed since its tree was verified".to_string()
-        } else {
-            "it holds a tree that preflight has not verified (not at the last submit-work, and no \
-         commit-msg hook noted it)"
-                .to_string()
-        },
-    ))
+            .is_some_and(|c| c.tree == found.tree),
+    }))
 }
 
 fn report(
     session: &Session,
     snap: Snapshot,
     done: &[DoneAction],
-    notes: Vec<String>,
+    notes: Vec<Notice>,
     guidance: Option<&str>,
 ) -> Result<TaskReport, EngineError> {
     let loaded = session.load_config(Some(&snap.state))?;
-    let mut warnings = notes;
-    warnings.extend(loaded.warnings);
-    if let Some(w) = session.branch_warning(&snap.state)? {
-        warnings.push(w);
-    }
+    let mut notices = notes;
+    notices.extend(loaded.warnings);
+    notices.extend(session.branch_warning(&snap.state)?);
+    let warnings: Vec<String> = notices.iter().map(ToString::to_string).collect();
     let halted = snap.state.waits_for_human();
     let gates = loaded.config.gate_names();
     let output_log_command = session.store.output_log_command();

@@ -158,7 +158,13 @@ pub fn init(
         Some(s) => s,
         None => session.with_retries(|| session.read_or_create())?,
     };
-    warnings.extend(session.load_config(Some(&snapshot.state))?.warnings);
+    warnings.extend(
+        session
+            .load_config(Some(&snapshot.state))?
+            .warnings
+            .iter()
+            .map(ToString::to_string),
+    );
     let main = session.main_branch(Some(&snapshot.state))?;
     if let Some(asked) = main_branch.filter(|m| *m != main) {
         warnings.push(format!(

@@ -25,6 +25,7 @@ use crate::exec::{Git, GitError};
 use crate::store::{
     FileChange, LockSighting, Snapshot, Store, StoreError, TransitionWrite, WriteError,
 };
+use crate::workflow::briefing::Notice;
 use crate::workflow::plan::Problem;
 use crate::workflow::{self, Effect, Event, PlanChange, Rejection, State, Status, Transition};
 
@@ -164,7 +165,7 @@ type ConfigKey = (String, Option<String>, Option<String>);
 pub struct Loaded {
     pub config: Config,
     pub origin: Origin,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Notice>,
 }
 
 impl Session {
@@ -310,27 +311,19 @@ impl Session {
             (Some(branch), Some(committed), working) => {
                 let committed = config_text(committed, &Origin::MainBranch(main.clone()))?;
                 if working.as_deref().is_some_and(|w| w != committed) {
-                    warnings.push(format!(
-                        "{} in the working tree differs from {main}:{}; the gates of {main} stay in \
-                         force for branch {branch} (changes take effect once merged into {main})",
-                        config::FILE_NAME,
-                        config::FILE_NAME
-                    ));
+                    warnings.push(Notice::ConfigDiffersFromMain {
+                        main: main.clone(),
+                        branch: branch.to_string(),
+                    });
                 }
                 (Some(committed), Origin::MainBranch(main.clone()))
             }
             (_, on_main, Some(working)) => {
                 match on_main {
-                    None => warnings.push(format!(
-                        "{} is not committed on {main}: the gates are read from the working tree and are \
-                         not protected (an agent could edit them); commit it on {main}",
-                        config::FILE_NAME
-                    )),
-                    Some(committed) if committed != working.as_bytes() => warnings.push(format!(
-                        "{} has uncommitted changes: they are in force now, but not protected until \
-                         committed on {main}",
-                        config::FILE_NAME
-                    )),
+                    None => warnings.push(Notice::ConfigNotCommitted { main: main.clone() }),
+                    Some(committed) if committed != working.as_bytes() => {
+                        warnings.push(Notice::ConfigUncommitted { main: main.clone() });
+                    }
                     Some(_) => {}
                 }
                 (Some(working), Origin::WorkingTree)
@@ -350,19 +343,17 @@ impl Session {
             &config.main_branch,
         ) && fixed != configured
         {
-            warnings.push(format!(
-                "{} says main_branch = \"{configured}\", but workflow {} was created with {fixed} as its \
-                 main branch, which stays in force (start a new workflow with --workflow to use another)",
-                origin,
-                self.store.workflow()
-            ));
+            warnings.push(Notice::MainBranchFixed {
+                origin: origin.to_string(),
+                configured: configured.clone(),
+                workflow: self.store.workflow().to_string(),
+                fixed: fixed.clone(),
+            });
         }
         if config.preflight.is_empty() {
-            warnings.push(format!(
-                "no preflight gates are configured ([[preflight]] in {}, read from {origin}): a PASS is \
-                 verified by the agent's test command alone",
-                config::FILE_NAME
-            ));
+            warnings.push(Notice::NoPreflightGates {
+                origin: origin.to_string(),
+            });
         }
         Ok(Loaded {
             config,
@@ -419,7 +410,7 @@ impl Session {
     }
 
     /// Warns when the working tree is not on the PR branch the workflow expects.
-    pub fn branch_warning(&self, state: &State) -> Result<Option<String>, EngineError> {
+    pub fn branch_warning(&self, state: &State) -> Result<Option<Notice>, EngineError> {
         let Some(branch) = state.branch() else {
             return Ok(None);
         };
@@ -430,15 +421,10 @@ impl Session {
         if head.as_deref() == Some(branch) {
             return Ok(None);
         }
-        let head = head.as_deref().unwrap_or("a detached commit");
-        Ok(Some(match self.branch_worktree(branch)? {
-            Some(path) => format!(
-                "HEAD is on {head}, but this PR's branch is {branch}, checked out in the worktree {}: work there",
-                path.display()
-            ),
-            None => format!(
-                "HEAD is on {head}, but this PR's branch is {branch}: run `git checkout {branch}`"
-            ),
+        Ok(Some(Notice::OffBranch {
+            head,
+            branch: branch.to_string(),
+            worktree: self.branch_worktree(branch)?,
         }))
     }
 

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use super::{EngineError, Session};
-use crate::workflow::briefing::StepView;
+use crate::workflow::briefing::{Notice, StepView};
 use crate::workflow::plan::StepSummary;
 use crate::workflow::state::{HaltRecord, LastRun, ReplanContext, ReviewSummary};
 use crate::workflow::{Pending, State, Status};
@@ -102,7 +102,7 @@ pub fn status(session: &Session) -> Result<StatusReport, EngineError> {
         None => (State::new(None), None, None),
     };
     // A broken config is one more thing to report, not a reason to hide the state.
-    let (config, mut warnings) = match session.load_config(Some(&state)) {
+    let (config, mut notices) = match session.load_config(Some(&state)) {
         Ok(loaded) => (
             ConfigStatus::Loaded {
                 origin: loaded.origin.to_string(),
@@ -114,38 +114,29 @@ pub fn status(session: &Session) -> Result<StatusReport, EngineError> {
             ConfigStatus::Invalid {
                 error: e.to_string(),
             },
-            vec![
-                "the configuration is invalid: get-task, submit-work and checkpoint refuse to run \
-                 until it is fixed"
-                    .to_string(),
-            ],
+            vec![Notice::ConfigInvalid],
         ),
         Err(e) => return Err(e),
     };
-    if let Some(w) = session.branch_warning(&state)? {
-        warnings.push(w);
-    }
+    notices.extend(session.branch_warning(&state)?);
     if snapshot.is_none()
         && let Some((tip, _)) = session.store.vanished_tip()?
     {
-        warnings.push(format!(
-            "the workflow existed here, but its ref was deleted (last tip {tip}): restore it with `git update-ref \
-             {} {tip}`, or start over with `git orchestrate init --new`",
-            session.store.ref_name()
-        ));
+        notices.push(Notice::WorkflowVanished {
+            reference: session.store.ref_name(),
+            tip,
+        });
     }
     // A lock file is either a command at work right now or a crash's remains; say which file.
     let locks = session.store.lock_sightings();
     for lock in &locks {
-        warnings.push(format!(
-            "{} is locked by {} (left {}s ago): if no git or git-orchestrate process is running, a crash \
-             left it; delete it (rm {}) or every write to it fails",
-            lock.reference,
-            lock.path.display(),
-            lock.age.as_secs(),
-            crate::workflow::briefing::shell_quote(&lock.path.display().to_string())
-        ));
+        notices.push(Notice::Locked {
+            reference: lock.reference.clone(),
+            path: lock.path.clone(),
+            age_s: lock.age.as_secs(),
+        });
     }
+    let warnings: Vec<String> = notices.iter().map(ToString::to_string).collect();
     let head = session.store.head_branch()?;
     // Another worktree may hold the PR branch; then a `git checkout` here would fail.
     let branch_worktree = match state.branch() {

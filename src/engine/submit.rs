@@ -10,7 +10,7 @@ use super::{EngineError, Session, io_error, notes};
 use crate::config::Config;
 use crate::exec::{self, RunOutput};
 use crate::gates::PreflightRun;
-use crate::workflow::briefing;
+use crate::workflow::briefing::{self, Notice};
 use crate::workflow::plan::{Plan, parse_submitted_plan};
 use crate::workflow::replan::check_replan;
 use crate::workflow::state::{ExitRecord, PreflightRecord};
@@ -329,12 +329,12 @@ fn measure(
             Recheck::WorktreeTree,
         )?;
         if !verification.changed_during.is_empty() {
-            notes.push(format!(
-                "files changed while the test and preflight ran ({}), so this run verified \
-                 no definite tree: `git orchestrate checkpoint` runs preflight again on \
-                 what it commits (build output belongs in .gitignore)",
-                verification.changed_during.join(", ")
-            ));
+            notes.push(
+                Notice::FilesChangedDuringRun {
+                    files: verification.changed_during.clone(),
+                }
+                .to_string(),
+            );
         }
         let failure = verification.failed.as_ref().map(|g| {
             (

@@ -72,6 +72,165 @@ pub enum BranchOutcome {
     Blocked { reason: String },
 }
 
+/// Something the agent (and whoever reads along) must know, found by the shell and worded
+/// here: a warning in briefings and `status`, a note of `submit-work`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Notice {
+    /// The working tree's config differs from the main branch's, which stays in force.
+    ConfigDiffersFromMain {
+        main: String,
+        branch: String,
+    },
+    /// The config is read from the working tree because it is not committed on main.
+    ConfigNotCommitted {
+        main: String,
+    },
+    /// The working tree's config is in force with changes not committed on main.
+    ConfigUncommitted {
+        main: String,
+    },
+    /// The config names another main branch than the one the workflow was created with.
+    MainBranchFixed {
+        origin: String,
+        configured: String,
+        workflow: String,
+        fixed: String,
+    },
+    NoPreflightGates {
+        origin: String,
+    },
+    /// The config does not parse; the commands that need it refuse.
+    ConfigInvalid,
+    /// HEAD is not on the PR branch (which may be checked out in another worktree).
+    OffBranch {
+        head: Option<String>,
+        branch: String,
+        worktree: Option<std::path::PathBuf>,
+    },
+    /// A commit marked as a checkpoint holds a tree the gates in force did not verify.
+    UnverifiedCheckpoint {
+        commit: String,
+        subject: String,
+        gates_changed: bool,
+    },
+    /// Files changed while the test and preflight ran: no tree was verified.
+    FilesChangedDuringRun {
+        files: Vec<String>,
+    },
+    /// The workflow ref was deleted; its last tip is known.
+    WorkflowVanished {
+        reference: String,
+        tip: String,
+    },
+    /// A ref lock file is there.
+    Locked {
+        reference: String,
+        path: std::path::PathBuf,
+        age_s: u64,
+    },
+}
+
+impl std::fmt::Display for Notice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        const CONFIG: &str = crate::config::FILE_NAME;
+        match self {
+            Notice::ConfigDiffersFromMain { main, branch } => write!(
+                f,
+                "{CONFIG} in the working tree differs from {main}:{CONFIG}; the gates of {main} stay in \
+                 force for branch {branch} (changes take effect once merged into {main})"
+            ),
+            Notice::ConfigNotCommitted { main } => write!(
+                f,
+                "{CONFIG} is not committed on {main}: the gates are read from the working tree and are \
+                 not protected (an agent could edit them); commit it on {main}"
+            ),
+            Notice::ConfigUncommitted { main } => write!(
+                f,
+                "{CONFIG} has uncommitted changes: they are in force now, but not protected until \
+                 committed on {main}"
+            ),
+            Notice::MainBranchFixed {
+                origin,
+                configured,
+                workflow,
+                fixed,
+            } => write!(
+                f,
+                "{origin} says main_branch = \"{configured}\", but workflow {workflow} was created with {fixed} as its \
+                 main branch, which stays in force (start a new workflow with --workflow to use another)"
+            ),
+            Notice::NoPreflightGates { origin } => write!(
+                f,
+                "no preflight gates are configured ([[preflight]] in {CONFIG}, read from {origin}): a PASS is \
+                 verified by the agent's test command alone"
+            ),
+            Notice::ConfigInvalid => f.write_str(
+                "the configuration is invalid: get-task, submit-work and checkpoint refuse to run \
+                 until it is fixed",
+            ),
+            Notice::OffBranch {
+                head,
+                branch,
+                worktree,
+            } => {
+                let head = head.as_deref().unwrap_or("a detached commit");
+                match worktree {
+                    Some(path) => write!(
+                        f,
+                        "HEAD is on {head}, but this PR's branch is {branch}, checked out in the worktree {}: work there",
+                        path.display()
+                    ),
+                    None => write!(
+                        f,
+                        "HEAD is on {head}, but this PR's branch is {branch}: run `git checkout {branch}`"
+                    ),
+                }
+            }
+            Notice::UnverifiedCheckpoint {
+                commit,
+                subject,
+                gates_changed,
+            } => {
+                let short = &commit[..commit.len().min(12)];
+                let why = if *gates_changed {
+                    "the preflight gates changed since its tree was verified"
+                } else {
+                    "it holds a tree that preflight has not verified (not at the last submit-work, and no \
+                     commit-msg hook noted it)"
+                };
+                write!(
+                    f,
+                    "commit {short} ({subject}) is marked as a checkpoint, but {why}; it was not recorded. \
+                     Run `git orchestrate checkpoint`: it runs preflight on exactly what it commits."
+                )
+            }
+            Notice::FilesChangedDuringRun { files } => write!(
+                f,
+                "files changed while the test and preflight ran ({}), so this run verified \
+                 no definite tree: `git orchestrate checkpoint` runs preflight again on \
+                 what it commits (build output belongs in .gitignore)",
+                files.join(", ")
+            ),
+            Notice::WorkflowVanished { reference, tip } => write!(
+                f,
+                "the workflow existed here, but its ref was deleted (last tip {tip}): restore it with `git update-ref \
+                 {reference} {tip}`, or start over with `git orchestrate init --new`"
+            ),
+            Notice::Locked {
+                reference,
+                path,
+                age_s,
+            } => write!(
+                f,
+                "{reference} is locked by {} (left {age_s}s ago): if no git or git-orchestrate process is running, a crash \
+                 left it; delete it (rm {}) or every write to it fails",
+                path.display(),
+                shell_quote(&path.display().to_string())
+            ),
+        }
+    }
+}
+
 /// Something `get-task` did for the agent, shown as "Done for you: …".
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum DoneAction {
