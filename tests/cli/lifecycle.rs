@@ -396,3 +396,102 @@ fn a_manual_checkpoint_with_unverified_changes_is_not_recorded() {
     assert!(out.contains("preflight: tests ok"), "{out}");
     assert!(repo.state().get("pending").is_none());
 }
+
+/// A passing step is recorded beside the plan: pr.json keeps its object id (a large plan is
+/// not rewritten for every step), while `plan show` and get-task see the step DONE; the plan
+/// is written whole again when its last step is done.
+#[test]
+fn progress_is_recorded_beside_the_plan_until_the_last_step() {
+    let repo = TestRepo::at_green_step();
+    let blob = || {
+        repo.git(&["rev-parse", &format!("{REF}:pr.json")])
+            .trim()
+            .to_string()
+    };
+    let accepted = blob();
+    repo.write("impl.sh", "echo ok\n");
+    repo.submit_test("sh impl.sh", None).expect(0);
+    assert_eq!(blob(), accepted, "the plan blob is the one accepted");
+    assert_eq!(
+        repo.state()["plan_progress"]["done"],
+        serde_json::json!(["1.1", "1.2"])
+    );
+    let shown = repo.run(&["plan", "show", "--json"]).expect(0).json();
+    assert_eq!(shown["plan"]["tasks"][0]["tdd_steps"][1]["status"], "DONE");
+    assert_eq!(shown["plan"]["tasks"][0]["status"], "IN_PROGRESS");
+    assert_eq!(shown["current_step"], "1.3");
+    let stored: serde_json::Value =
+        serde_json::from_str(&repo.git(&["show", &format!("{REF}:pr.json")])).unwrap();
+    assert_eq!(stored["tasks"][0]["tdd_steps"][1]["status"], "TODO");
+
+    // Task 1 ends (1.3), task 2 runs to its last step (2.2): the plan is stored as it now
+    // reads, and the record starts afresh.
+    repo.run(&["checkpoint"]).expect(0);
+    repo.run(&["get-task"]).expect(0);
+    repo.write("impl.sh", "echo tidy\n");
+    repo.submit_test("sh impl.sh", None).expect(0);
+    repo.run(&["checkpoint"]).expect(0);
+    repo.run(&["get-task"]).expect(0);
+    assert_eq!(blob(), accepted, "still the plan as accepted");
+    repo.submit_test("false", Some("FAIL")).expect(3);
+    repo.run(&[
+        "submit-work",
+        "-s",
+        "right reason",
+        "--analysis-decision",
+        "SUCCESS",
+    ])
+    .expect(0);
+    assert_eq!(blob(), accepted);
+    repo.write("sub.sh", "echo sub\n");
+    repo.submit_test("sh sub.sh", None).expect(0);
+    assert_ne!(blob(), accepted);
+    let stored: serde_json::Value =
+        serde_json::from_str(&repo.git(&["show", &format!("{REF}:pr.json")])).unwrap();
+    assert_eq!(stored["tasks"][0]["status"], "DONE");
+    assert_eq!(stored["tasks"][1]["status"], "DONE");
+    assert!(repo.state()["plan_progress"].get("done").is_none());
+    assert_eq!(repo.state()["plan_progress"]["summary"]["done"], 5);
+}
+
+/// A workflow written by 0.2 (step statuses inside pr.json, the summary cache in
+/// state.json's `plan_summary` and `plan_blob`) reads as it did and carries on.
+#[test]
+fn a_workflow_written_by_the_previous_version_carries_on() {
+    let repo = TestRepo::at_green_step();
+    let plan = repo.run(&["plan", "show", "--json"]).expect(0).json()["plan"].clone();
+    let plan_json = serde_json::to_string_pretty(&plan).unwrap();
+    let mut state = repo.state();
+    let object = state.as_object_mut().unwrap();
+    object.remove("plan_progress");
+    object.insert(
+        "plan_summary".into(),
+        serde_json::json!({"title": "feat: Add numbers", "masterPlanPath": "docs/plan.md",
+            "tasks": 2, "done": 1, "total": 5,
+            "current": {"id": "1.2", "task": "add", "type": "GREEN", "description": "implement add", "after_red": true}}),
+    );
+    object.insert(
+        "plan_blob".into(),
+        "0000000000000000000000000000000000000000".into(),
+    );
+    repo.write_workflow_commit(&[
+        ("pr.json", plan_json.as_bytes()),
+        (
+            "state.json",
+            serde_json::to_string_pretty(&state).unwrap().as_bytes(),
+        ),
+    ]);
+
+    let task = repo.run(&["get-task", "--json"]).expect(0).json();
+    assert_eq!(task["step"]["id"], "1.2");
+    repo.write("impl.sh", "echo ok\n");
+    repo.submit_test("sh impl.sh", None).expect(0);
+    let state = repo.state();
+    assert!(state.get("plan_summary").is_none() && state.get("plan_blob").is_none());
+    assert_eq!(state["plan_progress"]["done"], serde_json::json!(["1.2"]));
+    assert_eq!(state["plan_progress"]["summary"]["done"], 2);
+    assert_eq!(
+        repo.run(&["plan", "show", "--json"]).expect(0).json()["current_step"],
+        "1.3"
+    );
+}
