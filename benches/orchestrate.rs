@@ -1,4 +1,4 @@
-//! SPEC §12 quality bars, measured (not asserted): median wall time of `get-task`, `status`
+//! The quality bars (docs/architecture.md), measured (not asserted): median wall time of `get-task`, `status`
 //! and `submit-work --test-command true` against `git rev-parse HEAD` in the same run, at
 //! history sizes 10 and 10,000 with a 200-task plan (the write path of a failing attempt),
 //! and of a passing GREEN step (the success path: the plan is rewritten); plus get-task's

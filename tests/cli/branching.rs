@@ -1,4 +1,4 @@
-//! CREATING_BRANCH (SPEC §6.1) and the protected configuration (SPEC §4): branch names,
+//! CREATING_BRANCH (docs/agent-guide.md) and the protected configuration (docs/config.md, "Which file is in force"): branch names,
 //! dirty trees, pulling only with a remote, gates read from main, identity, worktrees.
 
 use pretty_assertions::assert_eq;

@@ -1,4 +1,4 @@
-//! `checkpoint` (SPEC §7.2, §7.3 for what the foundation enforces) and `init`.
+//! `checkpoint` (docs/agent-guide.md, "Checkpoint") and `init`.
 
 use pretty_assertions::assert_eq;
 

@@ -1,4 +1,4 @@
-//! DEBUGGING entry and exit (SPEC §6.2, §6.3): failing submits, passing RED tests, failing
+//! DEBUGGING entry and exit (docs/agent-guide.md, "DEBUGGING"): failing submits, passing RED tests, failing
 //! gates, hanging commands, and output kept verbatim.
 
 use pretty_assertions::assert_eq;

@@ -1,5 +1,5 @@
 //! Bad input gets a clear error and changes nothing; wrong-state commands exit 4 naming the
-//! state; every error has its exit code (SPEC §5) and a JSON form.
+//! state; every error has its exit code (docs/agent-guide.md, "Refusals and errors") and a JSON form.
 
 use pretty_assertions::assert_eq;
 

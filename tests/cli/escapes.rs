@@ -1,4 +1,4 @@
-//! Nudge and Unlock end to end (SPEC §6.3, §6.4): locked escape tools, scope reduction that
+//! Nudge and Unlock end to end (docs/agent-guide.md, "The escape tools and their locks"): locked escape tools, scope reduction that
 //! really reverts the tree, re-planning, escalation that halts, and a human's resume.
 
 use pretty_assertions::assert_eq;

@@ -1,4 +1,4 @@
-//! The git hooks (SPEC §7.3, §7.4, §8) with real `git commit` and `git push`: the installed
+//! The git hooks (docs/architecture.md, "Hooks and notes") with real `git commit` and `git push`: the installed
 //! shims call the binary built for these tests, which is first on PATH.
 
 use std::os::unix::fs::PermissionsExt;

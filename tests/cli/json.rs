@@ -1,4 +1,4 @@
-//! The `--json` shapes of SPEC §5 (the stable core; more fields may be added, none renamed),
+//! The `--json` shapes of docs/agent-guide.md, "JSON" (the stable core; more fields may be added, none renamed),
 //! and the `log` and `plan show` views.
 
 use pretty_assertions::assert_eq;

@@ -1,4 +1,4 @@
-//! Concurrency (SPEC §2, §12): real processes racing on one workflow. Every write is a
+//! Concurrency (docs/architecture.md, "Compare-and-swap"): real processes racing on one workflow. Every write is a
 //! compare-and-swap, so no update is lost and the history stays one straight line.
 
 use std::collections::HashMap;

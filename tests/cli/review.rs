@@ -1,4 +1,4 @@
-//! Review, finalization and merge end to end (SPEC §6.5–§6.7), with real review scripts, real
+//! Review, finalization and merge end to end (docs/architecture.md, "Code review", "Finalization and merge"), with real review scripts, real
 //! squashes and real merge conflicts.
 
 use pretty_assertions::assert_eq;

@@ -1,4 +1,4 @@
-//! State travels with clones and pushes (SPEC §9): two clones of a bare remote, the real
+//! State travels with clones and pushes (docs/refs.md, "Sharing through a remote"): two clones of a bare remote, the real
 //! binary, real `git fetch` and `git push`.
 
 use std::path::Path;
