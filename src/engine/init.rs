@@ -12,6 +12,7 @@ use super::{EngineError, Session, io_error};
 use crate::config::{self, Config, Origin};
 use crate::hooks::install;
 use crate::store::is_valid_branch_name;
+use crate::workflow::briefing::Notice;
 use crate::workflow::{Rejection, RejectionKind, Status};
 
 /// What `init` did (docs/agent-guide.md, "Other commands").
@@ -137,17 +138,24 @@ pub fn init(
             Ok(adopted) => adopted,
             // Offline is no reason to refuse a local start; `sync` reports the split later.
             Err(e) if session.store.tip()?.is_some() => {
-                warnings.push(format!(
-                    "adopted workflow {} from {remote}, but then: {e}; `git orchestrate sync {remote}` finishes it",
-                    session.store.workflow()
-                ));
+                warnings.push(
+                    Notice::AdoptionUnfinished {
+                        workflow: session.store.workflow().to_string(),
+                        remote: remote.clone(),
+                        error: e.to_string(),
+                    }
+                    .to_string(),
+                );
                 None
             }
             Err(e) => {
-                warnings.push(format!(
-                    "{e}; created a new workflow: if {remote} has one, `git orchestrate sync` will \
-                     report the two as diverged"
-                ));
+                warnings.push(
+                    Notice::AdoptionFailed {
+                        remote: remote.clone(),
+                        error: e.to_string(),
+                    }
+                    .to_string(),
+                );
                 None
             }
         },
@@ -167,10 +175,14 @@ pub fn init(
     );
     let main = session.main_branch(Some(&snapshot.state))?;
     if let Some(asked) = main_branch.filter(|m| *m != main) {
-        warnings.push(format!(
-            "workflow {} already uses {main} as its main branch; --main-branch {asked} does not change that",
-            session.store.workflow()
-        ));
+        warnings.push(
+            Notice::MainBranchKept {
+                workflow: session.store.workflow().to_string(),
+                main: main.clone(),
+                asked: asked.to_string(),
+            }
+            .to_string(),
+        );
     }
     Ok(InitReport {
         workflow: session.store.workflow().to_string(),

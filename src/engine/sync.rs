@@ -4,6 +4,7 @@
 //! `git push --atomic` with a lease on every state ref. A push that loses a race is retried
 //! from a fresh fetch; nothing that exists only in this clone is ever dropped.
 
+use crate::workflow::briefing::Notice;
 use serde::Serialize;
 
 use std::collections::BTreeMap;
@@ -314,10 +315,13 @@ pub fn sync(
     let mut warnings = Vec::new();
     let destructive = destructive_refspecs(session, &remote)?;
     if !destructive.is_empty() {
-        warnings.push(format!(
-            "remote.{remote}.fetch has {}: a plain `git fetch {remote}` overwrites this clone's state with the remote's; `git orchestrate doctor` prints the command that removes it",
-            destructive.join(", ")
-        ));
+        warnings.push(
+            Notice::DestructiveRefspecs {
+                remote: remote.clone(),
+                refspecs: destructive.iter().map(ToString::to_string).collect(),
+            }
+            .to_string(),
+        );
     }
     let mut refused: Option<(Vec<Push>, GitError)> = None;
     let mut takes = Takes {
@@ -345,7 +349,9 @@ pub fn sync(
         if !reconciled.pushes.is_empty() {
             match push(session, &remote, &reconciled.pushes) {
                 // The pre-push hook's warnings, for one.
-                Ok(said) if !said.is_empty() => warnings.push(format!("git push said: {said}")),
+                Ok(said) if !said.is_empty() => {
+                    warnings.push(Notice::PushSaid { said }.to_string())
+                }
                 Ok(_) => {}
                 Err(e) => {
                     refused = Some((std::mem::take(&mut reconciled.pushes), e));
@@ -525,10 +531,16 @@ fn reconcile(
     };
     for name in names {
         if !store::valid_workflow_name(name) {
-            out.warnings.push(format!(
-                "skipped a workflow ref with an invalid name: {}",
-                tracking_ref(remote, name)
-            ));
+            out.warnings.push(
+                Notice::Skipped {
+                    what: format!(
+                        "a workflow ref with an invalid name: {}",
+                        tracking_ref(remote, name)
+                    ),
+                    why: String::new(),
+                }
+                .to_string(),
+            );
             continue;
         }
         let ours = local.get(name).copied();
@@ -538,7 +550,13 @@ fn reconcile(
             (Some(a), Some(b)) => match store.relation(a, b) {
                 Ok(relation) => Some(relation),
                 Err(e) => {
-                    out.warnings.push(format!("skipped workflow {name}: {e}"));
+                    out.warnings.push(
+                        Notice::Skipped {
+                            what: format!("workflow {name}"),
+                            why: e.to_string(),
+                        }
+                        .to_string(),
+                    );
                     continue;
                 }
             },
@@ -617,9 +635,13 @@ fn reconcile(
                 || branch.starts_with('-')
                 || state.main_branch.as_deref() == Some(branch)
             {
-                out.warnings.push(format!(
-                    "workflow {name} names \"{branch}\" as its PR branch, which sync does not touch"
-                ));
+                out.warnings.push(
+                    Notice::BranchNotTouched {
+                        workflow: name.clone(),
+                        branch: branch.to_string(),
+                    }
+                    .to_string(),
+                );
             } else {
                 sync_branch(session, remote, name, branch, takes, this_one, &mut out)?;
             }
@@ -739,9 +761,13 @@ fn sync_branch(
         (Some(a), Some(b)) => match standing_by_ancestry(session, a, b) {
             Ok(standing) => Some(standing),
             Err(e) => {
-                out.warnings.push(format!(
-                    "skipped branch {branch} of workflow {workflow}: {e}"
-                ));
+                out.warnings.push(
+                    Notice::Skipped {
+                        what: format!("branch {branch} of workflow {workflow}"),
+                        why: e.to_string(),
+                    }
+                    .to_string(),
+                );
                 return Ok(());
             }
         },

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use super::{BEGIN, END, NAMES, shim};
 use crate::exec::{Git, GitError};
+use crate::workflow::briefing::Notice;
 
 /// The first lines of a hook file git-orchestrate wrote whole: uninstall deletes it.
 const OWN_HEADER: &str = "#!/bin/sh\n# This hook file was written by git-orchestrate.\n";
@@ -396,25 +397,32 @@ fn location_notes(git: &Git, dir: &Path, hooks_path: Option<&str>) -> Vec<String
         .strip_prefix(workdir)
         .is_ok_and(|rest| rest.starts_with(".git"));
     if dir.starts_with(workdir) && !in_git_dir {
-        notes.push(format!(
-            "the hooks directory {} is in the working tree: commit the hook files (or list them in \
-             .gitignore), or they count as untracked files, and untracked files refuse every checkpoint commit",
-            dir.display()
-        ));
+        notes.push(
+            Notice::HooksInWorkingTree {
+                dir: dir.to_path_buf(),
+            }
+            .to_string(),
+        );
     }
     match hooks_path {
-        Some(path) if !Path::new(path).is_absolute() => notes.push(format!(
-            "core.hooksPath = {path} is relative, so each linked worktree has its own hooks directory: run \
-             `git orchestrate hooks install` in each"
-        )),
-                Some(path)
+        Some(path) if !Path::new(path).is_absolute() => notes.push(
+            Notice::RelativeHooksPath {
+                path: path.to_string(),
+            }
+            .to_string(),
+        ),
+        Some(path)
             if !dir.starts_with(workdir)
-                && git.common_dir().is_ok_and(|common| !dir.starts_with(common)) =>
+                && git
+                    .common_dir()
+                    .is_ok_and(|common| !dir.starts_with(common)) =>
         {
-            notes.push(format!(
-                "core.hooksPath = {path} is outside this repository: these hooks serve every repository that \
-                 uses it"
-            ));
+            notes.push(
+                Notice::SharedHooksPath {
+                    path: path.to_string(),
+                }
+                .to_string(),
+            );
         }
         _ => {}
     }

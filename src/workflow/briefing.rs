@@ -128,6 +128,54 @@ pub enum Notice {
         path: std::path::PathBuf,
         age_s: u64,
     },
+    /// `init` adopted the remote's workflow, and a later step of the adoption failed.
+    AdoptionUnfinished {
+        workflow: String,
+        remote: String,
+        error: String,
+    },
+    /// `init` could not look at the remote, and created a workflow of its own.
+    AdoptionFailed {
+        remote: String,
+        error: String,
+    },
+    /// `init --main-branch` named another main branch than the workflow's.
+    MainBranchKept {
+        workflow: String,
+        main: String,
+        asked: String,
+    },
+    /// Fetch refspecs that make a plain `git fetch` overwrite this clone's state.
+    DestructiveRefspecs {
+        remote: String,
+        refspecs: Vec<String>,
+    },
+    /// What `git push` said besides succeeding.
+    PushSaid {
+        said: String,
+    },
+    /// `sync` left something out and goes on with the rest.
+    Skipped {
+        what: String,
+        why: String,
+    },
+    /// A workflow names its main branch or an unsafe name as its PR branch.
+    BranchNotTouched {
+        workflow: String,
+        branch: String,
+    },
+    /// The hooks directory lies in the working tree.
+    HooksInWorkingTree {
+        dir: std::path::PathBuf,
+    },
+    /// `core.hooksPath` is relative: each linked worktree has its own hooks.
+    RelativeHooksPath {
+        path: String,
+    },
+    /// `core.hooksPath` is outside the repository: the hooks serve others too.
+    SharedHooksPath {
+        path: String,
+    },
 }
 
 impl std::fmt::Display for Notice {
@@ -226,6 +274,55 @@ impl std::fmt::Display for Notice {
                  left it; delete it (rm {}) or every write to it fails",
                 path.display(),
                 shell_quote(&path.display().to_string())
+            ),
+            Notice::AdoptionUnfinished {
+                workflow,
+                remote,
+                error,
+            } => write!(
+                f,
+                "adopted workflow {workflow} from {remote}, but then: {error}; `git orchestrate sync {remote}` finishes it"
+            ),
+            Notice::AdoptionFailed { remote, error } => write!(
+                f,
+                "{error}; created a new workflow: if {remote} has one, `git orchestrate sync` will \
+                 report the two as diverged"
+            ),
+            Notice::MainBranchKept {
+                workflow,
+                main,
+                asked,
+            } => write!(
+                f,
+                "workflow {workflow} already uses {main} as its main branch; --main-branch {asked} does not change that"
+            ),
+            Notice::DestructiveRefspecs { remote, refspecs } => write!(
+                f,
+                "remote.{remote}.fetch has {}: a plain `git fetch {remote}` overwrites this clone's state with the remote's; `git orchestrate doctor` prints the command that removes it",
+                refspecs.join(", ")
+            ),
+            Notice::PushSaid { said } => write!(f, "git push said: {said}"),
+            Notice::Skipped { what, why } if why.is_empty() => write!(f, "skipped {what}"),
+            Notice::Skipped { what, why } => write!(f, "skipped {what}: {why}"),
+            Notice::BranchNotTouched { workflow, branch } => write!(
+                f,
+                "workflow {workflow} names \"{branch}\" as its PR branch, which sync does not touch"
+            ),
+            Notice::HooksInWorkingTree { dir } => write!(
+                f,
+                "the hooks directory {} is in the working tree: commit the hook files (or list them in \
+                 .gitignore), or they count as untracked files, and untracked files refuse every checkpoint commit",
+                dir.display()
+            ),
+            Notice::RelativeHooksPath { path } => write!(
+                f,
+                "core.hooksPath = {path} is relative, so each linked worktree has its own hooks directory: run \
+                 `git orchestrate hooks install` in each"
+            ),
+            Notice::SharedHooksPath { path } => write!(
+                f,
+                "core.hooksPath = {path} is outside this repository: these hooks serve every repository that \
+                 uses it"
             ),
         }
     }
