@@ -62,26 +62,48 @@ pub struct Cli {
     pub command: Command,
 }
 
+// Deferred: only the subcommand given is built in full, which saves a start-up cost that
+// every call pays (the hot path is one call ≈ one `git rev-parse`). So each variant carries
+// the one line `-h` lists (its arguments' doc comment, built only when it runs, has the
+// rest); a test keeps the two first lines the same.
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub enum Command {
+    /// Set up git-orchestrate in this repository (safe to run again)
     Init(init::InitArgs),
+    /// Print what to do now: the briefing for the current state
     GetTask(get_task::GetTaskArgs),
+    /// Submit work for verification: a plan, a test run, an analysis, a finalization step
     SubmitWork(submit_work::SubmitWorkArgs),
+    /// Stage everything and make the checkpoint commit on the PR branch
     Checkpoint(checkpoint::CheckpointArgs),
+    /// Give up on a task that keeps failing, and re-plan it as smaller ones
     RequestScopeReduction(request_scope_reduction::ScopeReductionArgs),
+    /// Hand the problem to a human: store a report, halt, exit 10
     Escalate(escalate::EscalateArgs),
+    /// For humans: answer a halt, with guidance for the agent
     Resume(resume::ResumeArgs),
+    /// For humans: approve the PR at the review's human gate (`[review] human = true`)
     Approve(approve::ApproveArgs),
+    /// For humans: reject the PR at the review's human gate, with a comment
     Reject(reject::RejectArgs),
+    /// Show where the workflow stands; unlike get-task it never changes anything
     Status(status::StatusArgs),
+    /// Show the workflow's transitions, newest first
     Log(log::LogArgs),
+    /// Work with the active PR plan (stored as pr.json in the workflow ref)
     Plan(plan::PlanArgs),
+    /// Check that every checkpoint commit in RANGE carries a passing verification note
     Verify(verify::VerifyArgs),
+    /// Bring this clone and a remote level: workflows, notes and PR branches
     Sync(sync::SyncArgs),
+    /// Install, remove or show the git hooks that enforce preflight on checkpoints
     Hooks(hooks::HooksArgs),
     #[command(hide = true)]
     Hook(hooks::HookArgs),
+    /// Check the setup, and say how to fix what is wrong
     Doctor(doctor::DoctorArgs),
+    /// Run a whole PR in a throwaway repository with a built-in scripted agent
     Demo(demo::DemoArgs),
 }
 
@@ -234,6 +256,25 @@ mod tests {
         Cli::command().debug_assert();
     }
 
+    /// The subcommands are built only when they run; the line `-h` shows for each comes from
+    /// its variant and must be the first line of its own help.
+    #[test]
+    fn each_summary_is_the_first_line_of_its_commands_help() {
+        let eager = Cli::command();
+        let mut built = Cli::command();
+        built.build();
+        for command in eager.get_subcommands().filter(|c| !c.is_hide_set()) {
+            let name = command.get_name();
+            let full = built.find_subcommand(name).expect("built");
+            assert_eq!(
+                command.get_about().map(ToString::to_string),
+                full.get_about().map(ToString::to_string),
+                "`{name}`"
+            );
+            assert!(full.get_arguments().count() > 0, "`{name}` was built");
+        }
+    }
+
     /// `-h` lists each command on one short line; the paragraph is for `<command> --help`.
     #[test]
     fn short_help_has_one_short_line_per_command() {
@@ -255,6 +296,11 @@ mod tests {
             .collect();
         assert_eq!(listed, visible, "one line per command:\n{commands}");
         for line in commands.lines() {
+            let name = line.split_whitespace().next().unwrap_or_default();
+            assert!(
+                line.len() > name.len() + 4 && !line[2 + name.len()..].trim().is_empty(),
+                "`{name}` has no summary in -h: {line}"
+            );
             assert!(line.len() <= 120, "too long for a one-line summary: {line}");
             assert!(
                 !line.trim_end().ends_with('.'),
@@ -335,13 +381,16 @@ mod tests {
             }
             i += 1;
         }
-        let cli = Cli::command();
+        let mut cli = Cli::command();
+        // Build the deferred subcommands: their arguments exist only then.
+        cli.build();
         let global: Vec<String> = cli
             .get_arguments()
             .filter_map(|a| a.get_long().map(str::to_string))
             .collect();
         let synopsis = plain(&section("SYNOPSIS"));
-        for command in cli.get_subcommands() {
+        // clap's own `help` subcommand appears once the command is built.
+        for command in cli.get_subcommands().filter(|c| c.get_name() != "help") {
             let name = command.get_name();
             let entry = entries
                 .iter()
@@ -363,7 +412,7 @@ mod tests {
                     "the man page's entry for `{name}` does not describe --{long}"
                 );
             }
-            for sub in command.get_subcommands() {
+            for sub in command.get_subcommands().filter(|s| s.get_name() != "help") {
                 assert!(
                     entry.1.contains(sub.get_name()),
                     "the man page's entry for `{name}` does not name `{}`",
