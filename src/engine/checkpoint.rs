@@ -128,14 +128,11 @@ pub fn checkpoint(
     // Preflight verified the tree as it was when it started: a file written meanwhile (by
     // the gates themselves, or anyone else) would be committed unverified.
     if !verification.changed_during.is_empty() {
-        let after = session.git.worktree_tree(&session.store.index_path())?;
-        return Err(tree_changed(
-            session,
+        return Err(files_changed(
             state.status(),
             "files changed while preflight ran, so it did not verify what would be committed",
-            &after,
-            &tree,
-        )?);
+            &verification.changed_during,
+        ));
     }
     let cached = verification.source == GateSource::Recorded;
     if let (GateSource::Ran, Some(cache)) = (verification.source, verification.cache()) {
@@ -393,8 +390,13 @@ fn tree_changed(
     found: &str,
     verified: &str,
 ) -> Result<EngineError, EngineError> {
-    const SHOWN: usize = 10;
     let files = session.git.changed_files(verified, found)?;
+    Ok(files_changed(state, why, &files))
+}
+
+/// The refusal naming `files`, the ones that differ from the verified tree.
+fn files_changed(state: Status, why: &str, files: &[String]) -> EngineError {
+    const SHOWN: usize = 10;
     let mut list = files
         .iter()
         .take(SHOWN)
@@ -404,12 +406,12 @@ fn tree_changed(
     if files.len() > SHOWN {
         list.push_str(&format!(" and {} more", files.len() - SHOWN));
     }
-    Ok(wrong_state(
+    wrong_state(
         state,
         format!("checkpoint refused: {why} (state {state}); changed: {list}"),
         "Run `git orchestrate checkpoint` again once nothing else is writing to the working tree; it \
                   verifies and commits the tree as it is then. Build output belongs in .gitignore.",
-    ))
+    )
 }
 
 /// The checkpoint's subject, and its whole text as the body when the subject had to be

@@ -236,6 +236,57 @@ mod tests {
         assert!(failed.note("main", None).is_none());
     }
 
+    fn config(gates: &str) -> Config {
+        Config::parse(gates, &crate::config::Origin::WorkingTree).expect("valid config")
+    }
+
+    fn state_with_cache(cache: PreflightCache) -> State {
+        State::new(None).edit(|w| {
+            w.status = crate::workflow::Status::ExecutingTdd;
+            w.preflight_cache = Some(cache);
+        })
+    }
+
+    #[test]
+    fn a_recorded_pass_stands_in_only_for_its_tree_under_the_same_gates() {
+        let gates = config("[[preflight]]\nname = \"tests\"\ncommand = \"true\"\n");
+        let cached = verification(GateSource::Ran, &[]).gates;
+        let state = state_with_cache(PreflightCache {
+            tree: "t1".into(),
+            key: gates.preflight_key(),
+            gates: cached.clone(),
+        });
+        let recorded = recorded_verification(Some(&state), &gates, "t1").expect("covered");
+        assert_eq!(recorded.source, GateSource::Recorded);
+        assert_eq!(recorded.gates, cached);
+        assert_eq!(recorded.key, gates.preflight_key());
+        assert!(recorded.run.is_none());
+        assert!(
+            recorded
+                .note("main", None)
+                .expect("verified")
+                .preflight
+                .cached
+        );
+
+        assert!(recorded_verification(Some(&state), &gates, "t2").is_none());
+        let other = config("[[preflight]]\nname = \"tests\"\ncommand = \"make test\"\n");
+        assert!(
+            recorded_verification(Some(&state), &other, "t1").is_none(),
+            "a pass under other gates proves nothing about these"
+        );
+        assert!(recorded_verification(None, &gates, "t1").is_none());
+    }
+
+    #[test]
+    fn without_gates_every_tree_is_recorded_as_verified_by_none() {
+        let none = recorded_verification(None, &config(""), "t1").expect("nothing to run");
+        assert_eq!(none.verified_tree(), Some("t1"));
+        assert!(none.gates.is_empty());
+        let note = none.note("main", None).expect("verified");
+        assert!(note.preflight.gates.is_empty());
+    }
+
     #[test]
     fn a_pass_without_gates_vouches_for_the_tree_but_makes_no_cache() {
         let mut none = verification(GateSource::Recorded, &[]);
