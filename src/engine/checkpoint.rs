@@ -7,7 +7,7 @@ use serde::Serialize;
 use super::{EngineError, Session, notes, wrong_state};
 use crate::store::FoundCommit;
 use crate::workflow::state::PreflightRecord;
-use crate::workflow::{self, Event, Pending, State, Status, StepId};
+use crate::workflow::{self, Event, State, Status, StepId};
 
 /// What `checkpoint` answers (docs/agent-guide.md, "Checkpoint").
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -262,10 +262,7 @@ fn recover(
         return Ok(None);
     }
     attach_missing_note(session, state, &found.commit, &found.tree)?;
-    let step = match &state.pending() {
-        Some(Pending::Checkpoint { step, .. }) => Some(*step),
-        _ => None,
-    };
+    let step = state.owed_checkpoint();
     record_without_commit(session, head, step, WithoutCommit::Recovered).map(Some)
 }
 
@@ -371,10 +368,7 @@ pub(super) fn attach_missing_note(
     let Some(verification) = recorded_verification(Some(state), &config, tree) else {
         return Ok(());
     };
-    let step = match &state.pending() {
-        Some(Pending::Checkpoint { step, .. }) => Some(step.to_string()),
-        _ => None,
-    };
+    let step = state.owed_checkpoint().map(|s| s.to_string());
     match verification.note(session.store.workflow(), step) {
         Some(note) => notes::record_checkpoint(session, commit, &note),
         None => Ok(()),

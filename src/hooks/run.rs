@@ -19,7 +19,7 @@ use crate::engine::verify::{GateSource, Recheck, Reuse, verify_tree};
 use crate::engine::{EngineError, Session, io_error};
 use crate::exec;
 use crate::store::{is_checkpoint_message, is_state_ref_name, transition_history_globs};
-use crate::workflow::Pending;
+use crate::workflow::State;
 use crate::workflow::notes::CheckpointNote;
 
 /// What a hook decided.
@@ -110,10 +110,10 @@ pub fn commit_msg(session: &Session, message_file: &Path) -> Result<Outcome, Eng
         (Some(s), Some(head)) => s.branch() == Some(head.as_str()),
         _ => false,
     };
-    let step = match state.and_then(|s| s.pending()) {
-        Some(Pending::Checkpoint { step, .. }) if on_pr_branch => Some(step.to_string()),
-        _ => None,
-    };
+    let step = state
+        .and_then(State::owed_checkpoint)
+        .filter(|_| on_pr_branch)
+        .map(|s| s.to_string());
     let Some(note) = verification.note(session.store.workflow(), step) else {
         return Ok(Outcome::Pass);
     };

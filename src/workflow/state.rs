@@ -699,6 +699,26 @@ impl State {
         self.phase.pending()
     }
 
+    /// The step whose checkpoint the workflow waits for, when it waits for one.
+    pub fn owed_checkpoint(&self) -> Option<StepId> {
+        match &self.phase {
+            Phase::ExecutingTdd { pending, .. } | Phase::Debugging { pending, .. } => match pending
+            {
+                Some(TddPending::Checkpoint { step, .. }) => Some(*step),
+                Some(TddPending::Analysis { .. }) | None => None,
+            },
+            Phase::Initializing
+            | Phase::CreatingBranch { .. }
+            | Phase::Replanning { .. }
+            | Phase::CodeReview { .. }
+            | Phase::AwaitingFinalization { .. }
+            | Phase::FinalizeComplete { .. }
+            | Phase::PlanUpdated { .. }
+            | Phase::MergingBranch { .. }
+            | Phase::Halted { .. } => None,
+        }
+    }
+
     /// True when only a human can move the workflow on: halted, or a review waiting for
     /// approval. The agent then has nothing to do (`get-task` exits 10).
     pub fn waits_for_human(&self) -> bool {
