@@ -1,4 +1,4 @@
-//! Runs a shell command the way (docs/agent-guide.md, "EXECUTING_TDD") demands: `sh -c` in the repo root, stdin closed,
+//! Runs a shell command the way (docs/agent-guide.md, "EXECUTING_TDD") demands: as `sh -c` would, in the repo root, stdin closed,
 //! stdout and stderr captured together and verbatim, and the whole process group killed at
 //! the timeout.
 
@@ -60,7 +60,7 @@ pub struct ShellOptions<'a> {
     pub split_stderr: bool,
 }
 
-/// Runs `command` with `sh -c` in `dir`. When it exits, anything it left running in its
+/// Runs `command` as `sh -c` would, in `dir`. When it exits, anything it left running in its
 /// process group is killed too, so no stray process outlives the gate or holds its output.
 pub fn run_shell(command: &str, dir: &Path, timeout: Duration) -> std::io::Result<RunOutput> {
     run_shell_with(command, dir, timeout, ShellOptions::default())
@@ -74,6 +74,14 @@ pub fn run_shell_with(
     options: ShellOptions,
 ) -> std::io::Result<RunOutput> {
     run(command, dir, timeout, options, true)
+}
+
+/// `command` itself, when it can be started without a shell: git's rule
+/// (`prepare_shell_cmd`), no character a shell would treat specially. A path is made
+/// absolute against `dir` by the kernel only after the chdir, so one with a `/` goes to sh.
+fn plain_program(command: &str) -> Option<&str> {
+    const SHELL_META: &str = "|&;<>()$`\\\"' \t\n*?[#~=%/";
+    (!command.is_empty() && !command.contains(|c| SHELL_META.contains(c))).then_some(command)
 }
 
 /// `use_pidfd`: false to take the path of kernels without pidfds (tests take both).
@@ -94,27 +102,37 @@ fn run(
         (None, out_writer.try_clone()?)
     };
     let start = Instant::now();
-    let mut child = {
-        // POSIX puts sh at /bin/sh; naming it skips a PATH search on every run.
-        let mut cmd = Command::new("/bin/sh");
-        cmd.arg("-c")
-            .arg(command)
-            .current_dir(dir)
+    let spawn = |program: &str, script: Option<&str>| {
+        let mut cmd = Command::new(program);
+        if let Some(script) = script {
+            cmd.arg("-c").arg(script);
+        }
+        cmd.current_dir(dir)
             .stdin(if options.stdin.is_some() {
                 Stdio::piped()
             } else {
                 Stdio::null()
             })
-            .stdout(out_writer)
-            .stderr(err_writer)
+            .stdout(out_writer.try_clone()?)
+            .stderr(err_writer.try_clone()?)
             .process_group(0);
         for var in GIT_LOCAL_ENV {
             cmd.env_remove(var);
         }
-        // `cmd` holds our copies of the pipes' write ends; dropping it at the end of this
-        // block leaves only the child's, so the readers see EOF when the group is gone.
-        cmd.spawn()?
+        cmd.spawn()
     };
+    // What git does for hooks and aliases: a command with nothing for a shell to interpret
+    // is started directly, sparing a shell's start-up on every run. Anything the kernel
+    // will not start that way (a shell builtin, a script without `#!`, a missing program)
+    // goes to sh after all, which runs it or reports it as it always would.
+    // POSIX puts sh at /bin/sh; naming it skips a PATH search on every run.
+    let mut child = match plain_program(command).map(|program| spawn(program, None)) {
+        Some(Ok(child)) => child,
+        _ => spawn("/bin/sh", Some(command))?,
+    };
+    // Only the child's copies of the pipes' write ends may remain, so that the readers see
+    // EOF when the group is gone.
+    drop((out_writer, err_writer));
     let pgid = child.id();
     if let (Some(input), Some(mut pipe)) = (options.stdin, child.stdin.take()) {
         let input = input.to_vec();
@@ -439,6 +457,41 @@ mod tests {
         .unwrap();
         assert_eq!(out.exit, ExitRecord::code(3));
         assert_eq!(out.output, b"out\nerr\n");
+    }
+
+    #[test]
+    fn a_command_with_nothing_for_a_shell_starts_directly_and_behaves_as_under_sh() {
+        assert_eq!(plain_program("true"), Some("true"));
+        assert_eq!(plain_program("pytest"), Some("pytest"));
+        for shell_needed in [
+            "",
+            "cargo test",
+            "./run_tests.sh",
+            "A=1",
+            "x;y",
+            "$T",
+            "~/t",
+        ] {
+            assert_eq!(plain_program(shell_needed), None, "{shell_needed:?}");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let timeout = Duration::from_secs(10);
+        let run = |command: &str| run_shell(command, dir.path(), timeout).unwrap();
+        assert_eq!(run("true").exit, ExitRecord::code(0));
+        assert_eq!(run("false").exit, ExitRecord::code(1));
+        // Builtins have no program to start: sh runs them after all.
+        assert_eq!(run(":").exit, ExitRecord::code(0));
+        assert_eq!(run("exit").exit, ExitRecord::code(0));
+        // A missing program is reported by sh, as it always was.
+        let missing = run("no-such-program-for-git-orchestrate");
+        assert_eq!(missing.exit, ExitRecord::code(127));
+        let text = String::from_utf8_lossy(&missing.output);
+        assert!(text.contains("not found"), "{text}");
+        let expected_dir = dir.path().canonicalize().unwrap();
+        assert_eq!(
+            run("pwd").output,
+            format!("{}\n", expected_dir.display()).into_bytes()
+        );
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! compare-and-swap ref update, and reads the history and the repository facts the engine
 //! needs (branches, HEAD, files committed on the main branch).
 
+mod loose;
 mod notes;
 mod remote;
 mod time;
@@ -505,6 +506,7 @@ impl Store {
         write: &TransitionWrite,
     ) -> Result<ObjectId, WriteError> {
         let mut entries = expected.map(|s| s.entries.clone()).unwrap_or_default();
+        let objects = std::cell::RefCell::new(loose::LooseWriter::new(&self.repo));
         // Content that repeats (an empty output.log, an unchanged plan) is often stored already:
         // hashing is far cheaper than creating another object file.
         let blob = |bytes: &[u8]| -> Result<ObjectId, StoreError> {
@@ -513,7 +515,7 @@ impl Store {
             if self.repo.has_object(id) {
                 return Ok(id);
             }
-            Ok(self.repo.write_blob(bytes).map_err(git_err)?.detach())
+            objects.borrow_mut().write(gix::objs::Kind::Blob, bytes)
         };
         let current_plan = || -> Result<Plan, StoreError> {
             expected
@@ -584,11 +586,10 @@ impl Store {
         };
         // state.json is new with every transition; probing for it first would only make gix
         // rescan the pack directory on the miss.
-        let state_id = self
-            .repo
-            .write_blob(state_json(write.state, progress.as_ref())?)
-            .map_err(git_err)?
-            .detach();
+        let state_id = objects.borrow_mut().write(
+            gix::objs::Kind::Blob,
+            &state_json(write.state, progress.as_ref())?,
+        )?;
         entries.insert(STATE_FILE.into(), state_id);
         for (name, change) in [
             (OUTPUT_FILE, write.output_log),
@@ -615,7 +616,7 @@ impl Store {
                 })
                 .collect(),
         };
-        let tree_id = self.repo.write_object(&tree).map_err(git_err)?.detach();
+        let tree_id = objects.borrow_mut().write_object(&tree)?;
 
         let signature = self.signature()?;
         let message = commit_message(write);
@@ -628,7 +629,7 @@ impl Store {
             message: message.clone().into(),
             extra_headers: Vec::new(),
         };
-        let commit_id = self.repo.write_object(&commit).map_err(git_err)?.detach();
+        let commit_id = objects.borrow_mut().write_object(&commit)?;
         self.update_ref(
             &self.ref_name,
             expected.map(|s| s.tip),
