@@ -11,12 +11,12 @@ use crate::config::Config;
 use crate::exec::{self, RunOutput};
 use crate::gates::PreflightRun;
 use crate::workflow::briefing::{self, Notice};
-use crate::workflow::plan::{Plan, parse_submitted_plan};
+use crate::workflow::plan::{Plan, parse_first_plan, parse_submitted_plan};
 use crate::workflow::replan::check_replan;
 use crate::workflow::state::{ExitRecord, PreflightRecord};
 use crate::workflow::{
     self, Accepted, Decision, Effect, Event, Expectation, OutputSource, Pending, PreflightOutcome,
-    State, Status, StepId, SubmitRequest, TestRun, Verdict,
+    RedRerun, State, Status, StepId, StepType, SubmitRequest, TestRun, Verdict,
 };
 
 /// What the agent submits. Plan bytes are read once, before any attempt, so a retry after a
@@ -108,8 +108,11 @@ struct Measured {
     step: StepId,
     expectation: Expectation,
     run: RunOutput,
-    preflight: Option<(PreflightRun, PreflightOutcome)>,
-    notes: Vec<String>,
+    /// The task's RED test run again, and its command.
+    red_rerun: Option<(RunOutput, String)>,
+    /// The gates' run (none when the test changed the tree: they were not asked) and what
+    /// the workflow makes of it.
+    preflight: Option<(Option<PreflightRun>, PreflightOutcome)>,
 }
 
 fn attempt(
@@ -132,7 +135,7 @@ fn attempt(
             Some(snap) => snap,
             None => {
                 // A plan that is not accepted leaves nothing behind, not even a new workflow.
-                let plan = parse(
+                let (plan, _) = parse_first(
                     bytes,
                     &session.load_config(None)?.config,
                     Status::Initializing,
@@ -153,9 +156,13 @@ fn attempt(
     let mut test_run: Option<(RunOutput, Option<PreflightRun>)> = None;
     let mut test_command = None;
     let mut notes = Vec::new();
+    let mut red_output = None;
     let event = match (accepted, kind) {
         (Accepted::Plan, SubmitKind::Plan(bytes)) => {
-            let plan = parse(bytes, &config, snap.state.status())?;
+            let (plan, claimed_done) = parse_first(bytes, &config, snap.state.status())?;
+            if claimed_done > 0 {
+                notes.push(Notice::PlanStatusesIgnored { claimed_done }.to_string());
+            }
             let branch = free_branch_name(session, &plan.pr_title)?;
             check_branch_free(session, &branch, snap.state.status())?;
             Event::PlanSubmitted {
@@ -206,14 +213,27 @@ fn attempt(
                     }));
                 }
                 None => {
-                    let m = measure(session, &snap.state, &config, command, step, expectation)?;
+                    let m = measure(
+                        session,
+                        &snap.state,
+                        &config,
+                        command,
+                        step,
+                        step_kind,
+                        expectation,
+                    )?;
                     *measured = Some(m.clone());
                     m
                 }
             };
-            notes.extend(m.notes.iter().cloned());
             let preflight = m.preflight.as_ref().map(|(_, outcome)| outcome.clone());
-            test_run = Some((m.run.clone(), m.preflight.map(|(pre, _)| pre)));
+            let red_rerun = m.red_rerun.as_ref().map(|(out, command)| RedRerun {
+                command: command.clone(),
+                exit: out.exit,
+                output_tail: exec::tail_lines(&out.output, config.test.output_tail),
+            });
+            red_output = m.red_rerun.map(|(out, _)| out.output);
+            test_run = Some((m.run.clone(), m.preflight.and_then(|(pre, _)| pre)));
             let run = m.run;
             test_command = Some(command.clone());
             Event::TestRan(TestRun {
@@ -225,6 +245,7 @@ fn attempt(
                 exit: run.exit,
                 output_tail: exec::tail_lines(&run.output, config.test.output_tail),
                 preflight,
+                red_rerun,
                 summary: summary.to_string(),
             })
         }
@@ -256,6 +277,7 @@ fn attempt(
     let t = session.transition(&snap, event)?;
     let output: Option<&[u8]> = t.effects.iter().find_map(|e| match (e, &test_run) {
         (Effect::SaveOutput(OutputSource::Test), Some((run, _))) => Some(run.output.as_slice()),
+        (Effect::SaveOutput(OutputSource::RedTest), _) => red_output.as_deref(),
         (Effect::SaveOutput(OutputSource::Gate(name)), Some((_, Some(pre)))) => pre
             .gates
             .iter()
@@ -295,6 +317,7 @@ fn measure(
     config: &Config,
     command: &str,
     step: StepId,
+    kind: StepType,
     expectation: Expectation,
 ) -> Result<Measured, EngineError> {
     session.require_pr_branch(
@@ -305,7 +328,6 @@ fn measure(
     let workdir = session.store.workdir();
     let index = session.store.index_path();
     let pass = expectation == Expectation::Pass;
-    let mut notes = Vec::new();
     // The tree under test, taken before anything runs: what passed is this tree only
     // if nothing changed it meanwhile. Without gates nothing but the agent's own
     // command looked at the tree, so no tree is recorded as verified (and no time is
@@ -317,41 +339,71 @@ fn measure(
     };
     let run = exec::run_shell(command, workdir, config.test.timeout)
         .map_err(io_error(format!("run the test command `{command}`")))?;
-    let preflight = if pass && run.exit.success() {
-        // Every passing run records the tree it verified: the squash is checked against it
-        // (docs/states.md), and a checkpoint of that tree needs no new preflight.
-        let verification = verify_tree(
-            session,
-            Some(state),
-            config,
-            before.as_deref(),
-            Reuse::Never,
-            Recheck::WorktreeTree,
-        )?;
-        if !verification.changed_during.is_empty() {
-            notes.push(
-                Notice::FilesChangedDuringRun {
-                    files: verification.changed_during.clone(),
-                }
-                .to_string(),
-            );
+    // The task's RED test must pass now too (docs/integrity.md): a GREEN step that makes
+    // its own command pass proves nothing about the test that failed at RED.
+    let red_rerun = match state.red_test_due(step, kind) {
+        Some(red) if pass && run.exit.success() && red.command != command => {
+            let out = exec::run_shell(&red.command, workdir, config.test.timeout).map_err(
+                io_error(format!("run the RED test `{}` again", red.command)),
+            )?;
+            Some((out, red.command.clone()))
         }
-        let failure = verification.failed.as_ref().map(|g| {
-            (
-                g.name.clone(),
-                exec::tail_lines(&g.output, config.test.output_tail),
-            )
-        });
-        let cache = verification.cache();
-        let outcome = PreflightOutcome {
-            record: PreflightRecord {
-                gates: verification.gates.clone(),
-            },
-            failure,
-            key: cache.as_ref().map(|c| c.key.clone()),
-            verified_tree: cache.map(|c| c.tree),
+        _ => None,
+    };
+    let red_passed = red_rerun.as_ref().is_none_or(|(out, _)| out.exit.success());
+    let preflight = if pass && run.exit.success() && red_passed {
+        // What the gates are asked about must be what the test ran on: a test that changes
+        // the tree, and a gate that changes it back, verify nothing (docs/integrity.md).
+        let changed_by_test = match &before {
+            Some(before) => {
+                let after_test = session.git.worktree_tree(&index)?;
+                if &after_test == before {
+                    Vec::new()
+                } else {
+                    session.git.changed_files(before, &after_test)?
+                }
+            }
+            None => Vec::new(),
         };
-        verification.run.map(|pre| (pre, outcome))
+        if changed_by_test.is_empty() {
+            // Every passing run records the tree it verified: the squash is checked against
+            // it (docs/states.md), and a checkpoint of that tree needs no new preflight.
+            let verification = verify_tree(
+                session,
+                Some(state),
+                config,
+                before.as_deref(),
+                Reuse::Never,
+                Recheck::WorktreeTree,
+            )?;
+            let failure = verification.failed.as_ref().map(|g| {
+                (
+                    g.name.clone(),
+                    exec::tail_lines(&g.output, config.test.output_tail),
+                )
+            });
+            let cache = verification.cache();
+            let outcome = PreflightOutcome {
+                record: PreflightRecord {
+                    gates: verification.gates.clone(),
+                },
+                failure,
+                key: cache.as_ref().map(|c| c.key.clone()),
+                verified_tree: cache.map(|c| c.tree),
+                changed: verification.changed_during.clone(),
+            };
+            verification.run.map(|pre| (Some(pre), outcome))
+        } else {
+            // The gates would verify a tree the test did not run on: they are not run.
+            let outcome = PreflightOutcome {
+                record: PreflightRecord { gates: Vec::new() },
+                failure: None,
+                key: None,
+                verified_tree: None,
+                changed: changed_by_test,
+            };
+            Some((None, outcome))
+        }
     } else {
         None
     };
@@ -359,14 +411,20 @@ fn measure(
         step,
         expectation,
         run,
+        red_rerun,
         preflight,
-        notes,
     })
 }
 
 /// A submitted plan, valid and naming the configured master plan; every problem otherwise.
 fn parse(bytes: &[u8], config: &Config, state: Status) -> Result<Plan, EngineError> {
     parse_submitted_plan(bytes, &config.master_plan)
+        .map_err(|problems| EngineError::InvalidPlan { state, problems })
+}
+
+/// [`parse`] for the plan that starts a PR: its statuses are reset, and counted.
+fn parse_first(bytes: &[u8], config: &Config, state: Status) -> Result<(Plan, usize), EngineError> {
+    parse_first_plan(bytes, &config.master_plan)
         .map_err(|problems| EngineError::InvalidPlan { state, problems })
 }
 

@@ -113,9 +113,9 @@ pub enum Notice {
         subject: String,
         gates_changed: bool,
     },
-    /// Files changed while the test and preflight ran: no tree was verified.
-    FilesChangedDuringRun {
-        files: Vec<String>,
+    /// A first plan marked steps DONE; they start TODO like every other.
+    PlanStatusesIgnored {
+        claimed_done: usize,
     },
     /// The workflow ref was deleted; its last tip is known.
     WorkflowVanished {
@@ -252,12 +252,11 @@ impl std::fmt::Display for Notice {
                      Run `git orchestrate checkpoint`: it runs preflight on exactly what it commits."
                 )
             }
-            Notice::FilesChangedDuringRun { files } => write!(
+            Notice::PlanStatusesIgnored { claimed_done } => write!(
                 f,
-                "files changed while the test and preflight ran ({}), so this run verified \
-                 no definite tree: `git orchestrate checkpoint` runs preflight again on \
-                 what it commits (build output belongs in .gitignore)",
-                files.join(", ")
+                "the plan marked {claimed_done} step{} DONE; a step is DONE only when its test \
+                 ran here, so every step starts TODO",
+                if *claimed_done == 1 { "" } else { "s" }
             ),
             Notice::WorkflowVanished { reference, tip } => write!(
                 f,

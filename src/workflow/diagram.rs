@@ -70,7 +70,9 @@ fn run(step: usize, expectation: Expectation, code: i32, preflight: Option<bool>
             failure: (!passed).then(|| ("g".to_string(), String::new())),
             verified_tree: passed.then(|| "t".to_string()),
             key: None,
+            changed: Vec::new(),
         }),
+        red_rerun: None,
         summary: String::new(),
     })
 }

@@ -26,8 +26,8 @@ pub use plan::{Plan, StepId, StepType};
 pub use state::{Pending, Phase, Pr, State, Status, Verdict};
 pub use transition::{
     Accepted, CHECKPOINT_STATES, Effect, Event, GetTaskStep, OutputSource, OwedCheckpoint,
-    PlanChange, PreflightOutcome, Rejection, RejectionKind, SubmitRequest, TestRun, Transition,
-    already_recorded, check_approval, check_checkpoint, check_escalate, check_resume,
+    PlanChange, PreflightOutcome, RedRerun, Rejection, RejectionKind, SubmitRequest, TestRun,
+    Transition, already_recorded, check_approval, check_checkpoint, check_escalate, check_resume,
     check_scope_reduction, check_submit, get_task_step, get_task_stops_after, needs_full_plan,
     transition,
 };

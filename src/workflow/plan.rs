@@ -184,6 +184,19 @@ impl Plan {
         };
     }
 
+    /// Every step and task back to TODO; returns how many steps were marked DONE.
+    pub fn reset_progress(&mut self) -> usize {
+        let mut done = 0;
+        for task in &mut self.tasks {
+            task.status = TaskStatus::Todo;
+            for step in &mut task.tdd_steps {
+                done += usize::from(step.status == StepStatus::Done);
+                step.status = StepStatus::Todo;
+            }
+        }
+        done
+    }
+
     /// (steps done, steps in all)
     pub fn progress(&self) -> (usize, usize) {
         let steps = self.tasks.iter().flat_map(|t| &t.tdd_steps);
@@ -287,16 +300,27 @@ const HISTORY_FIELDS: &[&str] = &["originalTaskName", "justification"];
 /// Parses and validates a submitted plan. On failure returns **every** problem found, in
 /// document order, so an agent can fix them all in one go.
 pub fn parse_plan(bytes: &[u8]) -> Result<Plan, Vec<Problem>> {
-    parse(bytes, None)
+    parse(bytes, None, false).map(|(plan, _)| plan)
 }
 
 /// [`parse_plan`] for a plan an agent submits: its `masterPlanPath` must also be the master
 /// plan the configuration names, the file finalization checks.
 pub fn parse_submitted_plan(bytes: &[u8], master_plan: &str) -> Result<Plan, Vec<Problem>> {
-    parse(bytes, Some(master_plan))
+    parse(bytes, Some(master_plan), false).map(|(plan, _)| plan)
 }
 
-fn parse(bytes: &[u8], master_plan: Option<&str>) -> Result<Plan, Vec<Problem>> {
+/// [`parse_submitted_plan`] for the plan that starts a PR: its statuses are no claim the
+/// workflow takes (docs/integrity.md): every step starts TODO. Also returns how many steps
+/// it marked DONE.
+pub fn parse_first_plan(bytes: &[u8], master_plan: &str) -> Result<(Plan, usize), Vec<Problem>> {
+    parse(bytes, Some(master_plan), true)
+}
+
+fn parse(
+    bytes: &[u8],
+    master_plan: Option<&str>,
+    fresh: bool,
+) -> Result<(Plan, usize), Vec<Problem>> {
     let value: Value = serde_json::from_slice(bytes).map_err(|e| {
         vec![Problem {
             path: "(root)".into(),
@@ -309,12 +333,13 @@ fn parse(bytes: &[u8], master_plan: Option<&str>) -> Result<Plan, Vec<Problem>> 
     };
     v.plan(&value);
     if v.problems.is_empty() {
-        let plan: Plan = serde_json::from_value(value).map_err(|e| {
+        let mut plan: Plan = serde_json::from_value(value).map_err(|e| {
             vec![Problem {
                 path: "(root)".into(),
                 message: e.to_string(),
             }]
         })?;
+        let claimed_done = if fresh { plan.reset_progress() } else { 0 };
         if plan.all_done() {
             v.problem(
                 "tasks",
@@ -326,7 +351,7 @@ fn parse(bytes: &[u8], master_plan: Option<&str>) -> Result<Plan, Vec<Problem>> 
                 "needs at least one letter or digit to name the PR branch",
             );
         } else {
-            return Ok(plan);
+            return Ok((plan, claimed_done));
         }
     }
     Err(v.problems)

@@ -419,6 +419,17 @@ pub struct Pr {
     pub preflight_cache: Option<PreflightCache>,
     pub last_run: Option<LastRun>,
     pub review: ReviewProgress,
+    /// The command that failed as intended at the current task's RED step: it must pass at
+    /// the task's GREEN step (docs/integrity.md), and is dropped once it has.
+    pub red_test: Option<RedTest>,
+}
+
+/// A task's RED test, to be run again when the task's GREEN step passes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RedTest {
+    /// The task's index in the plan (0-based; step ids count from 1).
+    pub task: usize,
+    pub command: String,
 }
 
 impl Pr {
@@ -431,6 +442,7 @@ impl Pr {
             preflight_cache: None,
             last_run: None,
             review: ReviewProgress::default(),
+            red_test: None,
         }
     }
 }
@@ -807,6 +819,14 @@ impl State {
         self.pr().and_then(|pr| pr.preflight_cache.as_ref())
     }
 
+    /// The RED test still to be run again at `step`, when `step` is its task's GREEN step
+    /// (docs/integrity.md).
+    pub fn red_test_due(&self, step: StepId, kind: StepType) -> Option<&RedTest> {
+        self.pr()
+            .and_then(|pr| pr.red_test.as_ref())
+            .filter(|red| kind == StepType::Green && red.task == step.task)
+    }
+
     pub fn final_commit(&self) -> Option<&str> {
         self.phase.finalized().0
     }
@@ -939,6 +959,8 @@ pub struct StateWire {
     pub last_run: Option<LastRun>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preflight_cache: Option<PreflightCache>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub red_test: Option<RedTest>,
     /// The store's own record of the plan (docs/refs.md): progress since `pr.json` was
     /// stored, and a summary of it. Never part of [`State`]; the store reads and writes it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -981,6 +1003,7 @@ impl StateWire {
             guidance: None,
             last_run: None,
             preflight_cache: None,
+            red_test: None,
             plan_progress: None,
             plan_summary: None,
             plan_blob: None,
@@ -1008,6 +1031,7 @@ impl StateWire {
                     blocked_rounds: self.blocked_rounds,
                     last: self.last_review.clone(),
                 },
+                red_test: self.red_test.clone(),
             })
         };
         let tdd_pending = || match self.pending.clone() {
@@ -1135,6 +1159,7 @@ impl StateWire {
             self.review_round = pr.review.round;
             self.blocked_rounds = pr.review.blocked_rounds;
             self.last_review = pr.review.last.clone();
+            self.red_test = pr.red_test.clone();
         }
         self.pending = phase.pending();
         self.last_error = phase.last_error().map(str::to_string);

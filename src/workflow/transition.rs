@@ -7,7 +7,7 @@ use super::plan::{Plan, PlanSummary, StepId, StepSummary, StepType};
 use super::review::{Finding, Priority, ReviewRecord, feedback_task};
 use super::state::{Attempts, ExitRecord, LastRun, Pending, PreflightRecord, State, Status};
 use super::state::{Finalized, Halt, HaltReason, Phase, Pr, PreflightCache, ReplanContext};
-use super::state::{ReviewStage, ReviewSummary, TddPending, Verdict};
+use super::state::{RedTest, ReviewStage, ReviewSummary, TddPending, Verdict};
 use super::{Decision, Expectation};
 
 /// Something that happened, observed by the engine and fed to [`transition`].
@@ -128,7 +128,18 @@ pub struct TestRun {
     pub output_tail: String,
     /// Present exactly when the command passed under a PASS expectation.
     pub preflight: Option<PreflightOutcome>,
+    /// The task's RED test, run again after the command passed at the task's GREEN step
+    /// ([`State::red_test_due`]); `None` when none was due or it is the command itself.
+    pub red_rerun: Option<RedRerun>,
     pub summary: String,
+}
+
+/// A RED test run again at its task's GREEN step: it must pass now.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RedRerun {
+    pub command: String,
+    pub exit: ExitRecord,
+    pub output_tail: String,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -139,6 +150,9 @@ pub struct PreflightOutcome {
     /// The tree the gates verified, recorded only when gates actually ran.
     pub verified_tree: Option<String>,
     pub key: Option<String>,
+    /// Files that differ between the trees taken before the test, after it and after
+    /// preflight: then the pass does not count (docs/integrity.md).
+    pub changed: Vec<String>,
 }
 
 /// What the engine must carry out besides storing the new state.
@@ -165,6 +179,8 @@ pub enum OutputSource {
     Test,
     /// The named preflight gate.
     Gate(String),
+    /// The task's RED test, run again at its GREEN step.
+    RedTest,
 }
 
 /// What happens to the PR plan. The accepted plan is stored once and never rewritten for
@@ -700,7 +716,7 @@ fn before_branch(state: &State) -> bool {
 
 fn plan_submitted(
     state: &State,
-    plan: Plan,
+    mut plan: Plan,
     branch: String,
     summary: &str,
 ) -> Result<Next, Refusal> {
@@ -710,6 +726,8 @@ fn plan_submitted(
             state.status()
         )));
     }
+    // What the agent claims done is no record (docs/integrity.md): every step starts TODO.
+    plan.reset_progress();
     let body = format!(
         "plan \"{}\" accepted; branch {branch}\n\n{summary}",
         plan.pr_title
@@ -854,12 +872,61 @@ fn test_ran(state: &State, run: TestRun) -> Result<Next, Refusal> {
         verdict: Verdict::Failure,
         preflight: run.preflight.as_ref().map(|p| p.record.clone()),
     };
+    let red_due = state.red_test_due(step, run.kind);
+    let red_failed = run.red_rerun.as_ref().filter(|red| !red.exit.success());
     let (phase, plan, body, output, verdict) = match (
         run.expectation,
         exit.success(),
         &run.preflight,
+        red_failed,
     ) {
-        (Expectation::Pass, true, Some(pre)) if pre.record.passed() => {
+        (Expectation::Pass, true, _, None)
+            if red_due.is_some_and(|red| red.command != run.command) && run.red_rerun.is_none() =>
+        {
+            return Err(Refusal::Said(
+                "a passing GREEN run needs its task's RED test run again before it can be recorded"
+                    .into(),
+            ));
+        }
+        (Expectation::Pass, true, _, Some(red)) => {
+            let phase = tdd.failed(red.output_tail.clone());
+            let body = format!(
+                "FAILURE: `{command}` passed ({exit}), but the task's RED test `{}` still fails ({}): \
+                 the GREEN step must make it pass; debugging attempt {}",
+                red.command,
+                red.exit,
+                phase.attempts()
+            );
+            (
+                phase,
+                PlanChange::Keep,
+                body,
+                OutputSource::RedTest,
+                Verdict::Failure,
+            )
+        }
+        (Expectation::Pass, true, Some(pre), None) if !pre.changed.is_empty() => {
+            let files = pre.changed.join(", ");
+            let phase = tdd.failed(format!(
+                "files changed while the test and preflight ran: {files}\n"
+            ));
+            let body = format!(
+                "FAILURE: `{command}` passed ({exit}), but files changed while the test and preflight ran \
+                 ({files}): a pass counts only for the tree it ran on; debugging attempt {}",
+                phase.attempts()
+            );
+            (
+                phase,
+                PlanChange::Keep,
+                body,
+                OutputSource::Test,
+                Verdict::Failure,
+            )
+        }
+        (Expectation::Pass, true, Some(pre), None) if pre.record.passed() => {
+            if red_due.is_some() {
+                tdd.pr.red_test = None;
+            }
             if let (Some(tree), Some(key)) = (&pre.verified_tree, &pre.key) {
                 tdd.pr.verified_tree = Some(tree.clone());
                 tdd.pr.preflight_cache = Some(PreflightCache {
@@ -893,6 +960,7 @@ fn test_ran(state: &State, run: TestRun) -> Result<Next, Refusal> {
                 failure: Some((gate, tail)),
                 ..
             }),
+            None,
         ) => {
             let phase = tdd.failed(tail.clone());
             let body = format!(
@@ -902,12 +970,12 @@ fn test_ran(state: &State, run: TestRun) -> Result<Next, Refusal> {
             let output = OutputSource::Gate(gate.clone());
             (phase, PlanChange::Keep, body, output, Verdict::Failure)
         }
-        (Expectation::Pass, true, _) => {
+        (Expectation::Pass, true, _, None) => {
             return Err(Refusal::Said(
                 "a passing PASS run needs its preflight result before it can be recorded".into(),
             ));
         }
-        (Expectation::Pass, false, _) => {
+        (Expectation::Pass, false, _, _) => {
             let phase = tdd.failed(run.output_tail.clone());
             let body = format!(
                 "FAILURE: `{command}` failed ({exit}); debugging attempt {}",
@@ -921,7 +989,7 @@ fn test_ran(state: &State, run: TestRun) -> Result<Next, Refusal> {
                 Verdict::Failure,
             )
         }
-        (Expectation::Fail, false, _) => {
+        (Expectation::Fail, false, _, _) => {
             tdd.pending = Some(TddPending::Analysis {
                 step,
                 command: run.command.clone(),
@@ -938,7 +1006,7 @@ fn test_ran(state: &State, run: TestRun) -> Result<Next, Refusal> {
                 Verdict::NeedsAnalysis,
             )
         }
-        (Expectation::Fail, true, _) => {
+        (Expectation::Fail, true, _, _) => {
             let phase = tdd.failed(run.output_tail.clone());
             let body = format!(
                 "FAILURE: the RED test `{command}` passed ({exit}), but a RED test must fail; debugging attempt {}",
@@ -973,14 +1041,24 @@ fn analysis_decided(state: &State, decision: Decision, summary: &str) -> Result<
     };
     let mut tdd = Tdd::of(state).ok_or_else(no_analysis)?;
     let Some(TddPending::Analysis {
-        step, output_tail, ..
+        step,
+        output_tail,
+        command,
+        ..
     }) = tdd.pending.take()
     else {
         return Err(no_analysis());
     };
     let (phase, plan, body, verdict) = match decision {
         Decision::Success => (
-            tdd.succeeded(),
+            {
+                // The GREEN step must make exactly this test pass (docs/integrity.md).
+                tdd.pr.red_test = Some(RedTest {
+                    task: step.task,
+                    command,
+                });
+                tdd.succeeded()
+            },
             PlanChange::CompleteStep(step),
             format!("step {step} DONE: the RED test failed for the intended reason\n\n{summary}"),
             Verdict::Success,
@@ -1072,8 +1150,13 @@ fn scope_reduced(
          is to be re-planned",
         attempts.count
     );
+    // The task it was for is re-planned; its replacements have RED steps of their own.
+    let pr = Pr {
+        red_test: None,
+        ..pr.clone()
+    };
     let phase = Phase::Replanning {
-        pr: pr.clone(),
+        pr,
         attempts: attempts.count,
         context: ReplanContext {
             original_task,
@@ -1736,6 +1819,7 @@ mod tests {
             failure: (!passed).then(|| ("tests".to_string(), "gate broke".to_string())),
             verified_tree: passed.then(|| "tree-oid".to_string()),
             key: passed.then(|| "key".to_string()),
+            changed: Vec::new(),
         }
     }
 
@@ -1754,6 +1838,7 @@ mod tests {
             exit: ExitRecord::code(code),
             output_tail: format!("output of exit {code}"),
             preflight,
+            red_rerun: None,
             summary: "did it".into(),
         })
     }

@@ -3,7 +3,7 @@
 
 use pretty_assertions::assert_eq;
 
-use crate::support::{CONFIG, PLAN, REF, TestRepo};
+use crate::support::{CONFIG, PLAN, RED, REF, TestRepo};
 
 #[test]
 fn a_dirty_tree_blocks_the_branch_and_says_why_until_it_is_clean() {
@@ -269,9 +269,10 @@ fn without_a_git_identity_transitions_use_the_fixed_one() {
     );
     // And a checkpoint commit does not fail for lack of it either.
     repo.run(&["get-task"]).expect(0);
-    repo.submit_test("false", None).expect(3);
+    repo.submit_test(RED, None).expect(3);
     repo.run(&["submit-work", "-s", "ok", "--analysis-decision", "SUCCESS"])
         .expect(0);
+    repo.write("add.sh", "echo 5\n");
     repo.submit_test("true", None).expect(0);
     repo.run(&["checkpoint"]).expect(0);
     assert_eq!(

@@ -3,7 +3,7 @@
 
 use pretty_assertions::assert_eq;
 
-use crate::support::{REF, TestRepo};
+use crate::support::{RED, REF, TestRepo};
 
 #[test]
 fn a_failing_pass_submit_enters_debugging_with_the_verbatim_output_in_the_next_briefing() {
@@ -189,9 +189,10 @@ fn no_preflight_is_reported_as_none_configured_never_as_a_pass() {
         brief.contains("WARNING: no preflight gates are configured ([[preflight]] in .orchestrate.toml, read from built-in defaults (no .orchestrate.toml)): a PASS is verified by the agent's test command alone"),
         "{brief}"
     );
-    repo.submit_test("false", None).expect(3);
+    repo.submit_test(RED, None).expect(3);
     repo.run(&["submit-work", "-s", "ok", "--analysis-decision", "SUCCESS"])
         .expect(0);
+    repo.write("add.sh", "echo 5\n");
     let out = repo.submit_test("true", None).expect(0).stdout.clone();
     assert!(
         out.contains(

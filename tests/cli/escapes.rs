@@ -3,7 +3,7 @@
 
 use pretty_assertions::assert_eq;
 
-use crate::support::{CONFIG, PLAN, REF, TestRepo};
+use crate::support::{CONFIG, PLAN, RED, REF, TestRepo};
 
 /// Scope reduction unlocks at attempt 2, escalation at 3.
 fn quick_unlock_repo() -> TestRepo {
@@ -14,7 +14,7 @@ fn quick_unlock_repo() -> TestRepo {
     let repo = TestRepo::with_config(&config);
     repo.submit_plan(PLAN).expect(0);
     repo.run(&["get-task"]).expect(0);
-    repo.submit_test("false", None).expect(3);
+    repo.submit_test(RED, None).expect(3);
     repo.run(&[
         "submit-work",
         "-s",

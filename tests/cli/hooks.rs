@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use pretty_assertions::assert_eq;
 
-use crate::support::{PLAN, TestRepo, counter_file, counting_config, runs};
+use crate::support::{PLAN, RED, TestRepo, counter_file, counting_config, runs};
 
 /// A repository whose one gate counts its runs in a file outside the working tree and
 /// fails while the file `fail` exists; hooks installed.
@@ -155,7 +155,7 @@ fn a_checkpoint_after_a_passing_submit_runs_no_second_preflight() {
     let (repo, counter) = hooked_repo("");
     repo.submit_plan(PLAN).expect(0);
     repo.run(&["get-task"]).expect(0);
-    repo.submit_test("false", None).expect(3);
+    repo.submit_test(RED, None).expect(3);
     repo.run(&["submit-work", "-s", "ok", "--analysis-decision", "SUCCESS"])
         .expect(0);
     repo.write("add.sh", "echo 5\n");
@@ -728,7 +728,7 @@ fn the_checkpoint_command_tells_the_hook_its_workflow() {
     )
     .expect(0);
     feat(&["get-task"]).expect(0);
-    feat(&["submit-work", "-s", "red", "--test-command", "false"]).expect(3);
+    feat(&["submit-work", "-s", "red", "--test-command", RED]).expect(3);
     feat(&["submit-work", "-s", "ok", "--analysis-decision", "SUCCESS"]).expect(0);
     repo.write("add.sh", "echo 5\n");
     feat(&["submit-work", "-s", "green", "--test-command", "sh add.sh"]).expect(0);
@@ -858,7 +858,7 @@ fn pre_push_judges_by_the_remote_ref_and_never_takes_a_transition_for_a_checkpoi
     add_remote(&repo);
     repo.submit_plan(PLAN).expect(0);
     repo.run(&["get-task"]).expect(0);
-    repo.submit_test("false", None).expect(3);
+    repo.submit_test(RED, None).expect(3);
     repo.run(&["submit-work", "-s", "ok", "--analysis-decision", "SUCCESS"])
         .expect(0);
     repo.write("add.sh", "echo 5\n");

@@ -253,11 +253,12 @@ fn state_survives_reset_hard_and_clean_and_never_touches_the_working_tree() {
     let files_before = repo.worktree_files();
     let status_before = repo.run(&["status", "--json"]).expect(0).json();
 
-    // Only the project's files, the agent's own file: no state files anywhere.
+    // Only the project's files, the agent's own files: no state files anywhere.
     assert_eq!(
         files_before,
         vec![
             ".orchestrate.toml",
+            "add.sh",
             "docs/plan.md",
             "run_tests.sh",
             "scratch.txt"
@@ -433,7 +434,7 @@ fn progress_is_recorded_beside_the_plan_until_the_last_step() {
     repo.run(&["checkpoint"]).expect(0);
     repo.run(&["get-task"]).expect(0);
     assert_eq!(blob(), accepted, "still the plan as accepted");
-    repo.submit_test("false", Some("FAIL")).expect(3);
+    repo.submit_test("sh sub.sh", Some("FAIL")).expect(3);
     repo.run(&[
         "submit-work",
         "-s",

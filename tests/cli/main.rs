@@ -10,6 +10,7 @@ mod errors;
 mod escapes;
 mod hooks;
 mod input;
+mod integrity;
 mod json;
 mod lifecycle;
 mod race;

@@ -3,7 +3,7 @@
 
 use pretty_assertions::assert_eq;
 
-use crate::support::{CONFIG, REF, TestRepo};
+use crate::support::{CONFIG, RED, REF, TestRepo};
 
 /// One task: RED then GREEN, with the PR title `title`.
 fn one_task_plan(title: &str, file: &str) -> String {
@@ -207,7 +207,7 @@ fn the_review_is_told_when_the_pr_changes_the_config() {
     repo.submit_plan(&one_task_plan("feat: Add", "add.txt"))
         .expect(0);
     repo.run(&["get-task"]).expect(0);
-    repo.submit_test("false", None).expect(3);
+    repo.submit_test(RED, None).expect(3);
     repo.run(&["submit-work", "-s", "ok", "--analysis-decision", "SUCCESS"])
         .expect(0);
     let config = std::fs::read_to_string(repo.path.join(".orchestrate.toml")).unwrap();
@@ -215,6 +215,7 @@ fn the_review_is_told_when_the_pr_changes_the_config() {
         ".orchestrate.toml",
         &config.replace("output_tail = 20", "output_tail = 30"),
     );
+    repo.write("add.sh", "echo 5\n");
     repo.submit_test("true", None).expect(0);
     repo.run(&["checkpoint"]).expect(0);
     repo.run(&["get-task"]).expect(0);
@@ -543,7 +544,7 @@ fn without_gates_the_squash_is_held_to_the_last_checkpoint_however_it_was_made()
     ))
     .expect(0);
     repo.run(&["get-task"]).expect(0);
-    repo.submit_test("false", None).expect(3);
+    repo.submit_test(RED, None).expect(3);
     repo.run(&["submit-work", "-s", "why", "--analysis-decision", "SUCCESS"])
         .expect(0);
     // GREEN: checkpointed by the command.

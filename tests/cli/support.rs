@@ -27,6 +27,10 @@ pub const PLAN: &str = r#"{
   ]
 }"#;
 
+/// The RED test of task "add": it fails until the GREEN step writes `add.sh`, and must pass
+/// after it (docs/integrity.md: a RED test must turn GREEN).
+pub const RED: &str = "sh add.sh";
+
 /// A file beside `repo` (outside its working tree) for a gate to count its runs in.
 pub fn counter_file(repo: &TestRepo, name: &str) -> PathBuf {
     repo.dir()
@@ -206,10 +210,11 @@ impl TestRepo {
         repo
     }
 
-    /// As [`Self::at_first_step`], with 1.1 done: at GREEN step 1.2.
+    /// As [`Self::at_first_step`], with 1.1 done: at GREEN step 1.2, its work written
+    /// (`add.sh`, which makes the RED test pass) and not yet submitted.
     pub fn at_green_step() -> TestRepo {
         let repo = Self::at_first_step();
-        repo.submit_test("false", Some("FAIL")).expect(3);
+        repo.submit_test(RED, Some("FAIL")).expect(3);
         repo.run(&[
             "submit-work",
             "-s",
@@ -218,6 +223,7 @@ impl TestRepo {
             "SUCCESS",
         ])
         .expect(0);
+        repo.write("add.sh", "echo 5\n");
         repo
     }
 

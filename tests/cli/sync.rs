@@ -5,7 +5,7 @@ use std::path::Path;
 
 use pretty_assertions::assert_eq;
 
-use crate::support::{REF, TestRepo};
+use crate::support::{RED, REF, TestRepo};
 
 const TRACKING: &str = "refs/orchestrator/remotes/origin/workflows/main";
 const BRANCH: &str = "feat/add-numbers";
@@ -97,7 +97,7 @@ fn a_second_clone_adopts_the_workflow_and_each_clone_receives_the_others_progres
     );
 
     // A advances; a plain fetch in B brings it into the tracking namespace only.
-    a.submit_test("false", Some("FAIL")).expect(3);
+    a.submit_test(RED, Some("FAIL")).expect(3);
     let status = a.run(&["status"]).expect(0).stdout.clone();
     let pushed_tip = rev(&a, TRACKING).unwrap();
     assert!(
@@ -177,7 +177,7 @@ fn both_advancing_is_reported_as_diverged_and_take_keeps_the_other_tip() {
     let base = a.tip().unwrap();
 
     // Different transitions on each side: A's RED test fails, B's passes.
-    a.submit_test("false", Some("FAIL")).expect(3);
+    a.submit_test(RED, Some("FAIL")).expect(3);
     b.submit_test("true", Some("FAIL")).expect(1);
     let (a_tip, b_tip) = (a.tip().unwrap(), b.tip().unwrap());
     a.run(&["sync"]).expect(0);
@@ -603,7 +603,7 @@ fn checkpointed_clone(mode: &str) -> (TestRepo, tempfile::TempDir, std::path::Pa
     a.run(&["init"]).expect(0);
     a.submit_plan(crate::support::PLAN).expect(0);
     a.run(&["get-task"]).expect(0);
-    a.submit_test("false", Some("FAIL")).expect(3);
+    a.submit_test(RED, Some("FAIL")).expect(3);
     a.run(&[
         "submit-work",
         "-s",

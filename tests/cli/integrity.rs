@@ -1,0 +1,129 @@
+//! A cheating agent (docs/integrity.md): each test plays one route by which an agent could
+//! make progress appear without the work, against a repository with a real gate, and
+//! asserts what blocks or detects it.
+
+use crate::support::*;
+use pretty_assertions::assert_eq;
+
+/// A plan with its steps already marked DONE: "3 of 5 steps done" before any test ran.
+#[test]
+fn a_plan_submitted_with_steps_done_starts_every_step_todo() {
+    let repo = TestRepo::new();
+    let claimed = PLAN.replacen(
+        r#"{"taskName": "add", "status": "TODO", "tdd_steps": [
+      {"type": "RED", "description": "test add", "status": "TODO"},
+      {"type": "GREEN", "description": "implement add", "status": "TODO"},
+      {"type": "REFACTOR", "description": "tidy add", "status": "TODO"}]}"#,
+        r#"{"taskName": "add", "status": "DONE", "tdd_steps": [
+      {"type": "RED", "description": "test add", "status": "DONE"},
+      {"type": "GREEN", "description": "implement add", "status": "DONE"},
+      {"type": "REFACTOR", "description": "tidy add", "status": "DONE"}]}"#,
+        1,
+    );
+    assert_ne!(claimed, PLAN, "the plan was edited");
+    repo.submit_plan(&claimed)
+        .expect(0)
+        .says("the plan marked 3 steps DONE; a step is DONE only when its test ran here, so every step starts TODO");
+    let plan: serde_json::Value =
+        serde_json::from_str(&repo.git(&["show", &format!("{REF}:pr.json")])).unwrap();
+    let statuses: Vec<&str> = plan["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|t| {
+            std::iter::once(t["status"].as_str().unwrap()).chain(
+                t["tdd_steps"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|s| s["status"].as_str().unwrap()),
+            )
+        })
+        .collect();
+    assert_eq!(statuses, vec!["TODO"; 7]);
+    repo.run(&["get-task"]).expect(0).says("1.1");
+    // Every step DONE is no longer "a plan with nothing to do": it is a plan to do.
+    let all_done = PLAN.replace(r#""status": "TODO""#, r#""status": "DONE""#);
+    let fresh = TestRepo::new();
+    fresh
+        .submit_plan(&all_done)
+        .expect(0)
+        .says("the plan marked 5 steps DONE");
+}
+
+/// RED with `false`, the analysis says SUCCESS, GREEN with `true`, no code: the task's RED
+/// test is run again at its GREEN step and still fails.
+#[test]
+fn a_red_test_that_never_turns_green_blocks_the_green_step() {
+    let repo = TestRepo::at_first_step();
+    repo.submit_test("false", Some("FAIL")).expect(3);
+    repo.run(&[
+        "submit-work",
+        "-s",
+        "fails",
+        "--analysis-decision",
+        "SUCCESS",
+    ])
+    .expect(0);
+    assert_eq!(repo.state()["red_test"]["command"], "false");
+    let out = repo.submit_test("true", None);
+    out.expect(1);
+    assert_eq!(
+        out.stdout.lines().next().unwrap(),
+        "FAILURE: `true` passed (exit 0), but the task's RED test `false` still fails (exit 1): the \
+         GREEN step must make it pass; debugging attempt 1"
+    );
+    assert_eq!(repo.status(), "DEBUGGING");
+    repo.run(&["plan", "show"])
+        .expect(0)
+        .says("progress:     1 of 5 steps done");
+
+    // The honest path: a RED test that the GREEN work makes pass.
+    let honest = TestRepo::at_first_step();
+    honest.submit_test("sh add.sh", Some("FAIL")).expect(3);
+    honest
+        .run(&[
+            "submit-work",
+            "-s",
+            "no add.sh",
+            "--analysis-decision",
+            "SUCCESS",
+        ])
+        .expect(0);
+    honest.write("add.sh", "echo 5\n");
+    honest.submit_test("true", None).expect(0);
+    assert!(
+        honest.state().get("red_test").is_none(),
+        "the RED test passed once: it is not run again at REFACTOR"
+    );
+}
+
+/// The test command fixes the code, and a gate script breaks it again, so the tree after
+/// preflight is the tree before the test: the trees taken before the test, after it and
+/// after preflight must all agree.
+#[test]
+fn a_test_that_fixes_the_tree_which_a_gate_breaks_again_does_not_pass() {
+    let repo = TestRepo::with_config(&format!(
+        "{CONFIG}\n[[preflight]]\nname = \"lint\"\ncommand = \"sh lint.sh\"\n"
+    ));
+    repo.write("lint.sh", "true\n");
+    repo.commit_all("lint");
+    repo.submit_plan(PLAN).expect(0);
+    repo.run(&["get-task"]).expect(0);
+    repo.submit_test(RED, Some("FAIL")).expect(3);
+    repo.run(&["submit-work", "-s", "ok", "--analysis-decision", "SUCCESS"])
+        .expect(0);
+    // Broken work, and a gate script that puts the breakage back after the tests ran.
+    repo.write("add.sh", "echo 5\n");
+    repo.write("fail", "");
+    repo.write("lint.sh", "touch fail\n");
+    let out = repo.submit_test("rm fail && sh add.sh", None);
+    out.expect(1);
+    assert_eq!(
+        out.stdout.lines().next().unwrap(),
+        "FAILURE: `rm fail && sh add.sh` passed (exit 0), but files changed while the test and \
+         preflight ran (fail): a pass counts only for the tree it ran on; debugging attempt 1"
+    );
+    assert!(repo.state().get("verified_tree").is_none());
+    assert!(repo.state().get("preflight_cache").is_none());
+}
