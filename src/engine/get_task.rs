@@ -2,7 +2,7 @@
 //! plan, create the PR branch, record a checkpoint) and returns the briefing.
 
 use super::verify::recorded_verification;
-use super::{EngineError, Session, notes};
+use super::{EngineError, Session};
 use crate::exec::MergeOutcome;
 use crate::gates::review::{ReviewContext, run_review};
 use crate::store::{FoundCheckpoint, Snapshot, is_valid_branch_name};
@@ -190,18 +190,17 @@ fn attempt(session: &Session) -> Result<TaskReport, EngineError> {
 }
 
 /// Why a checkpoint commit made outside `git orchestrate checkpoint` does not count. It
-/// counts when preflight passed on exactly its tree under the gates in force: at a submit or
-/// a `checkpoint` (the preflight cache), or in the `commit-msg` hook (its note); and when no
-/// gates are configured, since there is nothing to verify. `None` when it counts.
+/// counts when the workflow's chain records a preflight pass on exactly its tree under the
+/// gates in force (the preflight cache: written at a submit, by `checkpoint` or by the
+/// `commit-msg` hook), and when no gates are configured, since there is nothing to verify.
+/// A note never counts: anyone can write one (docs/integrity.md). `None` when it counts.
 pub(super) fn unverified(
     session: &Session,
     state: &State,
     found: &FoundCheckpoint,
 ) -> Result<Option<Notice>, EngineError> {
     let config = session.load_config(Some(state))?.config;
-    if recorded_verification(Some(state), &config, &found.tree).is_some()
-        || notes::noted_as_verified(session, &found.commit, &found.tree, &config.preflight_key())?
-    {
+    if recorded_verification(Some(state), &config, &found.tree).is_some() {
         return Ok(None);
     }
     Ok(Some(Notice::UnverifiedCheckpoint {

@@ -33,20 +33,6 @@ pub fn record_checkpoint(
     })
 }
 
-/// True when `commit` carries a passing checkpoint record for `tree` under the gates `key`
-/// identifies: the `commit-msg` hook verified it.
-pub fn noted_as_verified(
-    session: &Session,
-    commit: &str,
-    tree: &str,
-    key: &str,
-) -> Result<bool, EngineError> {
-    let note = session.store.notes()?.get(commit)?.unwrap_or_default();
-    Ok(checkpoint_records(&note)
-        .iter()
-        .any(|r| r.passes(tree) && r.preflight_key.as_deref() == Some(key)))
-}
-
 /// Writes the final record on the squashed commit `squashed` of the PR in `snap`: the plan,
 /// the review, the checkpoints with their notes, and whether the PR changes the config.
 pub fn record_final(session: &Session, snap: &Snapshot, squashed: &str) -> Result<(), EngineError> {

@@ -243,8 +243,8 @@ impl std::fmt::Display for Notice {
                 let why = if *gates_changed {
                     "the preflight gates changed since its tree was verified"
                 } else {
-                    "it holds a tree that preflight has not verified (not at the last submit-work, and no \
-                     commit-msg hook noted it)"
+                    "it holds a tree that preflight has not verified (not at the last submit-work, nor in \
+                     `checkpoint` or the commit-msg hook; a note is no proof)"
                 };
                 write!(
                     f,

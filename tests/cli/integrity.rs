@@ -127,3 +127,113 @@ fn a_test_that_fixes_the_tree_which_a_gate_breaks_again_does_not_pass() {
     assert!(repo.state().get("verified_tree").is_none());
     assert!(repo.state().get("preflight_cache").is_none());
 }
+
+/// A line a note would hold for a passing checkpoint of `tree`, under the gates `key`.
+fn forged_note(tree: &str, key: &str) -> String {
+    format!(
+        r#"{{"v":1,"kind":"checkpoint","workflow":"main","step":"1.2","tree":"{tree}","preflight":{{"passed":true,"cached":false,"gates":[{{"name":"tests","exit":0,"ms":5}}]}},"preflight_key":"{key}","tool":"git-orchestrate 0.3.0"}}"#
+    )
+}
+
+/// After a passing GREEN step: broken work committed as the checkpoint, unverified.
+fn broken_checkpoint_commit(repo: &TestRepo, no_verify: bool) -> (String, String) {
+    repo.submit_test("sh add.sh", None).expect(0);
+    let key = repo.state()["preflight_cache"]["key"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    repo.write("fail", "");
+    repo.git(&["add", "--all"]);
+    let mut args = vec!["commit", "--quiet", "-m", "checkpoint: add"];
+    if no_verify {
+        args.push("--no-verify");
+    }
+    repo.git(&args);
+    (
+        repo.git(&["rev-parse", "HEAD^{tree}"]).trim().to_string(),
+        key,
+    )
+}
+
+fn assert_not_recorded(repo: &TestRepo) {
+    let brief = repo.run(&["get-task"]).expect(0).stdout.clone();
+    assert!(
+        brief.contains(
+            "is marked as a checkpoint, but it holds a tree that preflight has not verified"
+        ),
+        "{brief}"
+    );
+    assert_eq!(repo.state()["pending"]["kind"], "checkpoint");
+    assert_ne!(
+        repo.state()["last_commit_hash"].as_str(),
+        Some(repo.git(&["rev-parse", "HEAD"]).trim()),
+        "the broken commit was recorded as the checkpoint"
+    );
+}
+
+/// A passing note forged by hand, with the key copied from state.json, is no proof.
+#[test]
+fn a_forged_note_does_not_make_a_checkpoint_verified() {
+    let repo = TestRepo::at_green_step();
+    let (tree, key) = broken_checkpoint_commit(&repo, true);
+    repo.git(&[
+        "notes",
+        "--ref=orchestrator",
+        "add",
+        "-m",
+        &forged_note(&tree, &key),
+        "HEAD",
+    ]);
+    assert_not_recorded(&repo);
+    // The command that verifies it says what is wrong.
+    repo.run(&["checkpoint"])
+        .expect(1)
+        .warns("preflight gate `tests` failed");
+}
+
+/// The record the commit-msg hook leaves for post-commit, written by hand before a commit
+/// that skips commit-msg: post-commit attaches it, and it proves nothing.
+#[test]
+fn a_hand_written_pending_note_does_not_make_a_checkpoint_verified() {
+    let repo = TestRepo::at_green_step();
+    repo.run(&["hooks", "install"]).expect(0);
+    repo.submit_test("sh add.sh", None).expect(0);
+    let key = repo.state()["preflight_cache"]["key"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    repo.write("fail", "");
+    repo.git(&["add", "--all"]);
+    let tree = repo.git(&["write-tree"]).trim().to_string();
+    repo.write(
+        ".git/orchestrator/checkpoint-note",
+        &format!("{}\n", forged_note(&tree, &key)),
+    );
+    repo.git(&["commit", "--quiet", "--no-verify", "-m", "checkpoint: add"]);
+    assert!(
+        repo.git(&["notes", "--ref=orchestrator", "show", "HEAD"])
+            .contains(&tree),
+        "post-commit attached the forged record"
+    );
+    assert_not_recorded(&repo);
+}
+
+/// The honest path through the hooks: commit-msg runs the gates on a tree the chain has
+/// not seen, records the pass in the chain, and get-task takes the commit.
+#[test]
+fn a_checkpoint_the_commit_msg_hook_verified_is_recorded_from_the_chain() {
+    let repo = TestRepo::at_green_step();
+    repo.run(&["hooks", "install"]).expect(0);
+    repo.submit_test("sh add.sh", None).expect(0);
+    let before = repo.history_len();
+    repo.write("add.sh", "# add\necho 5\n");
+    repo.commit_all("checkpoint: add");
+    let tree = repo.git(&["rev-parse", "HEAD^{tree}"]).trim().to_string();
+    assert_eq!(repo.history_len(), before + 1, "the hook recorded the pass");
+    assert_eq!(repo.state()["preflight_cache"]["tree"], tree.as_str());
+    repo.run(&["get-task"]).expect(0);
+    assert_eq!(
+        repo.state()["last_commit_hash"].as_str(),
+        Some(repo.git(&["rev-parse", "HEAD"]).trim())
+    );
+}

@@ -387,7 +387,7 @@ fn a_manual_checkpoint_with_unverified_changes_is_not_recorded() {
     assert!(brief.contains("Make a safety checkpoint commit"), "{brief}");
     assert!(
         brief.contains(&format!(
-            "WARNING: commit {short} (checkpoint: add implemented) is marked as a checkpoint, but it holds a tree that preflight has not verified (not at the last submit-work, and no commit-msg hook noted it); it was not recorded. Run `git orchestrate checkpoint`: it runs preflight on exactly what it commits."
+            "WARNING: commit {short} (checkpoint: add implemented) is marked as a checkpoint, but it holds a tree that preflight has not verified (not at the last submit-work, nor in `checkpoint` or the commit-msg hook; a note is no proof); it was not recorded. Run `git orchestrate checkpoint`: it runs preflight on exactly what it commits."
         )),
         "{brief}"
     );
