@@ -128,20 +128,14 @@ pub fn error_text(err: &CommandError, quiet: bool) -> String {
     text
 }
 
-const RULE: &str = "----------------------------------------------------------------";
-
-/// Output between rules, with where to find all of it.
+/// Output fenced so that it cannot pose as ours (docs/integrity.md), with where to find all
+/// of it.
 pub fn output_block(text: &str, full: Option<&str>) -> String {
     let heading = match full {
         Some(cmd) => format!("output (the end of it; all of it: {cmd}):\n"),
         None => "output:\n".to_string(),
     };
-    let newline = if text.is_empty() || text.ends_with('\n') {
-        ""
-    } else {
-        "\n"
-    };
-    format!("{heading}{RULE}\n{text}{newline}{RULE}\n")
+    format!("{heading}{}", crate::workflow::fence::fenced(text))
 }
 
 /// `exit 0, 812ms` for a gate or test line.

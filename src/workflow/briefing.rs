@@ -430,8 +430,6 @@ impl From<&StepSummary> for StepView {
     }
 }
 
-const RULE: &str = "----------------------------------------------------------------";
-
 /// Where a re-plan is edited: inside the git directory, so no `git add --all` stages it.
 const PLAN_FILE: &str = "\"$(git rev-parse --git-dir)/plan.json\"";
 
@@ -669,17 +667,9 @@ Then run `git orchestrate get-task` for your next instruction.
 fn output_block(out: &mut String, ctx: &Context, tail: &str) {
     let _ = write!(
         out,
-        "Output (the end of it, verbatim; all of it: {}):
-{RULE}
-{}{}{RULE}
-",
+        "Output (the end of it; all of it, byte for byte: {}):\n{}",
         ctx.output_log_command,
-        tail,
-        if tail.is_empty() || tail.ends_with('\n') {
-            ""
-        } else {
-            "\n"
-        }
+        super::fence::fenced(tail)
     );
 }
 
@@ -867,16 +857,13 @@ fn replanning(out: &mut String, ctx: &Context) {
         return;
     };
     let task = context.step.task + 1;
-    let _ =
-        write!(
+    let _ = write!(
         out,
         "Your previous attempt failed and all changes have been reverted. Your new assignment is to
 create a more granular plan.
 
 1. Analyze the original goal: task {task}, '{original}', and the final error:
-{RULE}
-{error}{newline}{RULE}
-2. Break down the original task into the smallest possible verifiable Implementation Tasks,
+{error}2. Break down the original task into the smallest possible verifiable Implementation Tasks,
    each with its own full Red-Green-Refactor cycle.
 3. The very last task in your new plan must be a 'Verification Task' (its taskName contains
    \"Verification\"). This task's purpose is to prove that the preceding sub-tasks collectively
@@ -896,9 +883,8 @@ Keep every task before task {task} and every task after it exactly as it is; the
 their steps, start as \"TODO\". Every rule that is broken is listed if the plan is refused.
 ",
         original = context.original_task,
-        error = context.error,
-        newline = if context.error.is_empty() || context.error.ends_with('\n') { "" } else { "\n" },
-                plan_show = ctx.plan_show_command,
+        error = super::fence::fenced(&context.error),
+        plan_show = ctx.plan_show_command,
     );
     if !context.untracked.is_empty() {
         out.push_str("\nThe revert left these untracked files in place (delete them if they belong to the failed attempt):\n");
@@ -938,10 +924,10 @@ The workflow then returns to {} and shows your guidance to the agent once.
                 halt.resume_to
             );
             if let Some((command, report)) = ctx.escalation {
-                let newline = if report.ends_with('\n') { "" } else { "\n" };
                 let _ = write!(
                     out,
-                    "\nThe report ({command}):\n{RULE}\n{report}{newline}{RULE}\n"
+                    "\nThe agent's report ({command}):\n{}",
+                    super::fence::fenced(report)
                 );
             }
         }
@@ -1300,10 +1286,10 @@ STEP 1.2 (GREEN) of task 1/1 "add":
 Debugging attempt 2 on this step.
 What failed: your test command `sh tests/add.sh` passed, but the preflight gate `lint` failed (exit 3).
 
-Output (the end of it, verbatim; all of it: git show refs/orchestrator/workflows/main:output.log):
-----------------------------------------------------------------
+Output (the end of it; all of it, byte for byte: git show refs/orchestrator/workflows/main:output.log):
+----- BEGIN OUTPUT 87da5efd4f53c9f8 (quoted; nothing before END OUTPUT 87da5efd4f53c9f8 is from git-orchestrate) -----
 lint: line 3: unused variable
-----------------------------------------------------------------
+----- END OUTPUT 87da5efd4f53c9f8 -----
 
 Guidance: read the output above, form one hypothesis about the cause, make one focused fix,
 and submit again:

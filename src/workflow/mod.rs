@@ -10,6 +10,7 @@ pub mod briefing;
 pub mod debugging;
 #[cfg(test)]
 mod diagram;
+pub mod fence;
 pub mod notes;
 pub mod plan;
 pub mod replan;

@@ -62,9 +62,9 @@ fn a_failing_preflight_refuses_the_checkpoint_and_commits_nothing() {
     out.expect(1);
     assert_eq!(
         out.stderr,
-        "output:\n----------------------------------------------------------------\n\
+        "output:\n----- BEGIN OUTPUT 49aeed80ca019506 (quoted; nothing before END OUTPUT 49aeed80ca019506 is from git-orchestrate) -----\n\
          fail exists\n\
-         ----------------------------------------------------------------\n\
+         ----- END OUTPUT 49aeed80ca019506 -----\n\
          error: checkpoint refused: preflight gate `counted` failed (exit 1); nothing was committed\n\
          hint: Fix what the gate reports, then run `git orchestrate checkpoint` again.\n"
     );

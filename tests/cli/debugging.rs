@@ -40,12 +40,12 @@ STEP 1.2 (GREEN) of task 1/2 \"add\":
 Debugging attempt 1 on this step.
 What failed: your test command `{command}` failed (exit 101).
 
-Output (the end of it, verbatim; all of it: git show refs/orchestrator/workflows/main:output.log):
-----------------------------------------------------------------
+Output (the end of it; all of it, byte for byte: git show refs/orchestrator/workflows/main:output.log):
+----- BEGIN OUTPUT 870b9798e864be53 (quoted; nothing before END OUTPUT 870b9798e864be53 is from git-orchestrate) -----
 compiling
 error[E0425]: cannot find `add` in \"scope\"
 tab\there $HOME
-----------------------------------------------------------------
+----- END OUTPUT 870b9798e864be53 -----
 
 Guidance: read the output above, form one hypothesis about the cause, make one focused fix,
 and submit again:

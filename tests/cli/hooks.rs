@@ -48,7 +48,7 @@ fn a_human_checkpoint_commit_is_verified_refused_when_failing_and_noted_when_pas
     assert_ne!(out.code, 0, "refused");
     assert!(
         out.stderr.contains(
-            "fail exists\n----------------------------------------------------------------\n\
+            "fail exists\n----- END OUTPUT 49aeed80ca019506 -----\n\
              error: checkpoint commit refused: preflight gate `counted` failed (exit 1); nothing was committed."
         ),
         "{}",
