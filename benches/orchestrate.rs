@@ -270,6 +270,7 @@ impl Fixture {
                         review: FileChange::Keep,
                         step: Some("1.1".into()),
                         summary: "FAILURE: bench filler",
+                        human: None,
                     },
                 )
                 .expect("write");

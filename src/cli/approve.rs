@@ -11,8 +11,8 @@ use crate::engine::{self, Session};
 pub struct ApproveArgs {}
 
 pub fn run(session: &Session, _args: &ApproveArgs, ui: &mut Ui) -> Result<Exit, Failure> {
-    require_human("approve")?;
-    let answer = engine::approve(session)?;
+    let human = require_human("approve")?;
+    let answer = engine::approve(session, human)?;
     if ui.json {
         ui.report(&answer)?;
     } else {

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use crate::engine::EngineError;
 use crate::store::StoreError;
 use crate::workflow::plan::Problem;
-use crate::workflow::{RejectionKind, Status};
+use crate::workflow::{Human, RejectionKind, Status};
 
 /// Set to 1 to run a human's command (`resume`, `approve`, `reject`) without a terminal.
 pub const HUMAN_ENV: &str = "GIT_ORCHESTRATE_HUMAN";
@@ -15,11 +15,13 @@ pub const HUMAN_ENV: &str = "GIT_ORCHESTRATE_HUMAN";
 /// `resume`, `approve` and `reject` answer for a human. Agents run commands without a
 /// terminal; refusing them there stops an agent from waving its own work through (a speed
 /// bump, not a wall: the environment variable is for scripts acting for a person).
-pub fn require_human(command: &str) -> Result<(), Failure> {
+/// Returns how the answer is authorised, which the transition records (docs/integrity.md).
+pub fn require_human(command: &str) -> Result<Human, Failure> {
     use std::io::IsTerminal as _;
-    let said = std::env::var(HUMAN_ENV).is_ok_and(|v| v == "1");
-    if said || std::io::stdin().is_terminal() {
-        Ok(())
+    if std::io::stdin().is_terminal() {
+        Ok(Human::Terminal)
+    } else if std::env::var(HUMAN_ENV).is_ok_and(|v| v == "1") {
+        Ok(Human::Env)
     } else {
         Err(Failure::from(CommandError::human_only(command)))
     }

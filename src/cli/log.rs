@@ -2,6 +2,7 @@
 
 use super::{Exit, Failure, Ui};
 use crate::engine::{self, Session};
+use crate::workflow::Human;
 use clap::Args;
 
 /// Show the workflow's transitions, newest first.
@@ -24,6 +25,15 @@ pub struct LogArgs {
     /// Show every transition.
     #[arg(long, conflicts_with = "max_count")]
     pub all: bool,
+}
+
+/// How an answer was authorised, in words.
+fn human_word(recorded: &str) -> String {
+    match Human::parse(recorded) {
+        Some(Human::Terminal) => "at a terminal".to_string(),
+        Some(Human::Env) => "GIT_ORCHESTRATE_HUMAN=1, without a terminal".to_string(),
+        None => recorded.to_string(),
+    }
 }
 
 pub fn run(session: &Session, args: &LogArgs, ui: &mut Ui) -> Result<Exit, Failure> {
@@ -51,6 +61,9 @@ pub fn run(session: &Session, args: &LogArgs, ui: &mut Ui) -> Result<Exit, Failu
         ))?;
         if !headline.is_empty() {
             ui.line(format!("    {headline}"))?;
+        }
+        if let Some(human) = &e.human {
+            ui.line(format!("    answered by a human: {}", human_word(human)))?;
         }
     }
     if page.truncated {

@@ -18,8 +18,8 @@ pub struct RejectArgs {
 }
 
 pub fn run(session: &Session, args: &RejectArgs, ui: &mut Ui) -> Result<Exit, Failure> {
-    require_human("reject")?;
-    let answer = engine::reject(session, &args.comment)?;
+    let human = require_human("reject")?;
+    let answer = engine::reject(session, &args.comment, human)?;
     if ui.json {
         ui.report(&answer)?;
     } else {

@@ -18,8 +18,8 @@ pub struct ResumeArgs {
 }
 
 pub fn run(session: &Session, args: &ResumeArgs, ui: &mut Ui) -> Result<Exit, Failure> {
-    require_human("resume")?;
-    let done = engine::resume(session, args.guidance.as_deref())?;
+    let human = require_human("resume")?;
+    let done = engine::resume(session, args.guidance.as_deref(), human)?;
     if ui.json {
         ui.report(&done)?;
         return Ok(Exit::Success);

@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use super::{EngineError, Session};
 use crate::workflow::state::HaltReason;
-use crate::workflow::{self, Event, Rejection, RejectionKind, State, Status};
+use crate::workflow::{self, Event, Human, Rejection, RejectionKind, State, Status};
 
 /// What `resume` did.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -26,7 +26,11 @@ pub struct AnswerReport {
 
 /// `resume [--guidance]`: back to where the workflow stopped. After a merge conflict it first
 /// checks that the human merged the branch, then cleans up and moves on to the next PR.
-pub fn resume(session: &Session, guidance: Option<&str>) -> Result<ResumeReport, EngineError> {
+pub fn resume(
+    session: &Session,
+    guidance: Option<&str>,
+    human: Human,
+) -> Result<ResumeReport, EngineError> {
     let guidance = guidance
         .map(str::trim)
         .filter(|g| !g.is_empty())
@@ -53,7 +57,7 @@ pub fn resume(session: &Session, guidance: Option<&str>) -> Result<ResumeReport,
                 None,
             ),
         };
-        let t = session.apply(&snap, event)?;
+        let t = session.apply_answer(&snap, event, human)?;
         Ok(ResumeReport {
             halt_message: from,
             state: t.to(),
@@ -109,12 +113,12 @@ fn merged_branch(session: &Session, state: &State) -> Result<String, EngineError
 }
 
 /// `approve`: the human gate after a clean review.
-pub fn approve(session: &Session) -> Result<AnswerReport, EngineError> {
-    answer(session, || Event::Approved)
+pub fn approve(session: &Session, human: Human) -> Result<AnswerReport, EngineError> {
+    answer(session, human, || Event::Approved)
 }
 
 /// `reject --comment`: the comment becomes a blocking finding and a new task.
-pub fn reject(session: &Session, comment: &str) -> Result<AnswerReport, EngineError> {
+pub fn reject(session: &Session, comment: &str, human: Human) -> Result<AnswerReport, EngineError> {
     if comment.trim().is_empty() {
         return Err(EngineError::Rejected(Rejection {
             kind: RejectionKind::InvalidInput,
@@ -126,18 +130,22 @@ pub fn reject(session: &Session, comment: &str) -> Result<AnswerReport, EngineEr
             hint: "Say what must change: git orchestrate reject --comment \"...\"".into(),
         }));
     }
-    answer(session, || Event::Rejected {
+    answer(session, human, || Event::Rejected {
         comment: comment.trim().to_string(),
     })
 }
 
-fn answer(session: &Session, event: impl Fn() -> Event) -> Result<AnswerReport, EngineError> {
+fn answer(
+    session: &Session,
+    human: Human,
+    event: impl Fn() -> Event,
+) -> Result<AnswerReport, EngineError> {
     session.with_retries(|| {
         let snap = session.read_or_refuse(event().name(), |s| {
             workflow::transition(s, None, event()).err()
         })?;
         Ok(AnswerReport {
-            state: session.apply(&snap, event())?.to(),
+            state: session.apply_answer(&snap, event(), human)?.to(),
         })
     })
 }

@@ -27,7 +27,9 @@ use crate::store::{
 };
 use crate::workflow::briefing::Notice;
 use crate::workflow::plan::Problem;
-use crate::workflow::{self, Effect, Event, PlanChange, Rejection, State, Status, Transition};
+use crate::workflow::{
+    self, Effect, Event, Human, PlanChange, Rejection, State, Status, Transition,
+};
 
 pub use checkpoint::{CheckpointReport, WithoutCommit, checkpoint};
 pub use doctor::{Check, DoctorReport, Level, doctor};
@@ -203,6 +205,7 @@ impl Session {
                 review: FileChange::Keep,
                 step: None,
                 summary: "workflow created",
+                human: None,
             },
         )?;
         self.store.read()?.ok_or(EngineError::Conflict)
@@ -447,12 +450,34 @@ impl Session {
         Ok(t)
     }
 
+    /// [`Self::apply`] for a human's answer, recorded with how it was authorised.
+    pub fn apply_answer(
+        &self,
+        snapshot: &Snapshot,
+        event: Event,
+        human: Human,
+    ) -> Result<Transition, EngineError> {
+        let t = self.transition(snapshot, event)?;
+        self.write_transition(snapshot, &t, None, Some(human))?;
+        Ok(t)
+    }
+
     /// Stores `t` on top of `snapshot`; `output` is the run output its `SaveOutput` effect names.
     pub fn commit(
         &self,
         snapshot: &Snapshot,
         t: &Transition,
         output: Option<&[u8]>,
+    ) -> Result<(), EngineError> {
+        self.write_transition(snapshot, t, output, None)
+    }
+
+    fn write_transition(
+        &self,
+        snapshot: &Snapshot,
+        t: &Transition,
+        output: Option<&[u8]>,
+        human: Option<Human>,
     ) -> Result<(), EngineError> {
         let review = t.effects.iter().find_map(|e| match e {
             Effect::SaveReview(record) => Some(Some(record.to_json())),
@@ -488,6 +513,7 @@ impl Session {
                 },
                 step: t.step.map(|s| s.to_string()),
                 summary: &t.summary,
+                human,
             },
         )?;
         Ok(())

@@ -7,7 +7,7 @@ use crate::config;
 use crate::exec::GitError;
 use crate::store::{Snapshot, is_checkpoint_message};
 use crate::workflow::notes::{
-    CheckpointNote, FinalNote, FinalReview, FoldedCheckpoint, NOTE_VERSION, NoteGate,
+    CheckpointNote, FinalNote, FinalReview, FoldedCheckpoint, HumanAnswer, NOTE_VERSION, NoteGate,
     checkpoint_records, tool,
 };
 use crate::workflow::review::ReviewRecord;
@@ -78,6 +78,19 @@ pub fn record_final(session: &Session, snap: &Snapshot, squashed: &str) -> Resul
         // Oldest first, as they were made.
         checkpoints.reverse();
     }
+    let mut human_answers: Vec<HumanAnswer> = session
+        .store
+        .history_back_to(snap.tip, "plan")?
+        .into_iter()
+        .filter_map(|e| {
+            Some(HumanAnswer {
+                by: e.human?,
+                event: e.event,
+                commit: e.commit,
+            })
+        })
+        .collect();
+    human_answers.reverse();
     let note = FinalNote {
         v: NOTE_VERSION,
         kind: "final".into(),
@@ -93,6 +106,7 @@ pub fn record_final(session: &Session, snap: &Snapshot, squashed: &str) -> Resul
         review,
         checkpoints,
         config_changed,
+        human_answers,
         tool: tool(),
     };
     let line = note.to_line();

@@ -16,10 +16,10 @@ use gix::bstr::{BString, ByteSlice};
 use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
 use gix::refs::{FullName, Target};
 
-use crate::workflow::PlanChange;
 use crate::workflow::branch_name::BranchHolder;
 use crate::workflow::plan::{Plan, PlanSummary, StepId};
 use crate::workflow::state::{State, StateWire, Status};
+use crate::workflow::{Human, PlanChange};
 
 pub use notes::{NOTES_REF, NoteReader};
 pub use remote::{
@@ -220,6 +220,8 @@ pub struct TransitionWrite<'a> {
     pub review: FileChange<'a, [u8]>,
     pub step: Option<String>,
     pub summary: &'a str,
+    /// How a human's answer was authorised, when the transition is one.
+    pub human: Option<Human>,
 }
 
 /// One entry of `git orchestrate log`.
@@ -231,6 +233,8 @@ pub struct HistoryEntry {
     pub from: Option<String>,
     pub to: Option<String>,
     pub step: Option<String>,
+    /// How a human's answer was authorised (`terminal`, `GIT_ORCHESTRATE_HUMAN`).
+    pub human: Option<String>,
     pub subject: String,
     pub body: String,
 }
@@ -933,6 +937,30 @@ impl Store {
         Ok(out)
     }
 
+    /// The transitions from `tip` back to the newest one of `event`, inclusive: a PR's own
+    /// history, back to its `plan`.
+    pub fn history_back_to(
+        &self,
+        tip: ObjectId,
+        event: &str,
+    ) -> Result<Vec<HistoryEntry>, StoreError> {
+        let mut out = Vec::new();
+        let mut next = Some(tip);
+        while let Some(id) = next {
+            let commit = self.repo.find_commit(id).map_err(git_err)?;
+            let message = commit.message_raw_sloppy().to_str_lossy().into_owned();
+            let time = commit.time().map(format_time).unwrap_or_default();
+            next = commit.parent_ids().next().map(|p| p.detach());
+            let entry = parse_history_entry(id.to_string(), time, &message);
+            let reached = entry.event == event;
+            out.push(entry);
+            if reached {
+                break;
+            }
+        }
+        Ok(out)
+    }
+
     /// True when `refs/heads/<name>` exists.
     pub fn branch_exists(&self, name: &str) -> Result<bool, StoreError> {
         Ok(self
@@ -1158,6 +1186,9 @@ fn commit_message(write: &TransitionWrite) -> String {
     if let Some(step) = &write.step {
         message.push_str(&format!("Orchestrator-Step: {step}\n"));
     }
+    if let Some(human) = write.human {
+        message.push_str(&format!("Orchestrator-Human: {}\n", human.as_str()));
+    }
     message
 }
 
@@ -1193,6 +1224,7 @@ fn parse_history_entry(commit: String, time: String, message: &str) -> HistoryEn
         from: trailer("Orchestrator-From:"),
         to: trailer("Orchestrator-To:"),
         step: trailer("Orchestrator-Step:"),
+        human: trailer("Orchestrator-Human:"),
         subject,
         body: body.join("\n").trim().to_string(),
     }
@@ -1219,6 +1251,7 @@ mod tests {
             review: FileChange::Keep,
             step: Some("1.2".into()),
             summary: "FAILURE: `make` (exit 2)\n\nI tried",
+            human: None,
         });
         assert_eq!(
             msg,
@@ -1268,6 +1301,7 @@ mod tests {
             review: FileChange::Keep,
             step: None,
             summary: "",
+            human: None,
         }
     }
 

@@ -500,6 +500,7 @@ mod tests {
                         review: super::super::FileChange::Keep,
                         step: None,
                         summary: &summary,
+                        human: None,
                     },
                 )
                 .unwrap();

@@ -33,6 +33,34 @@ pub use transition::{
     transition,
 };
 
+/// How a human's answer (`resume`, `approve`, `reject`) was authorised (docs/integrity.md):
+/// it is recorded with the transition, for `log`, the review and the final note.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum Human {
+    /// The command ran with a terminal on stdin.
+    Terminal,
+    /// `GIT_ORCHESTRATE_HUMAN=1` said so, without a terminal: a script acting for a person,
+    /// or an agent that set it.
+    Env,
+}
+
+impl Human {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Human::Terminal => "terminal",
+            Human::Env => "GIT_ORCHESTRATE_HUMAN",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Human> {
+        match text {
+            "terminal" => Some(Human::Terminal),
+            "GIT_ORCHESTRATE_HUMAN" => Some(Human::Env),
+            _ => None,
+        }
+    }
+}
+
 /// What the agent expects its test command to do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]

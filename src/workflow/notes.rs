@@ -151,7 +151,20 @@ pub struct FinalNote {
     pub checkpoints: Vec<FoldedCheckpoint>,
     /// The PR changes `.orchestrate.toml`: its gates take effect once it is merged (docs/config.md, "Which file is in force").
     pub config_changed: bool,
+    /// The humans' answers during the PR (`approve`, `reject`, `resume`), oldest first, with
+    /// how each was authorised (docs/integrity.md).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub human_answers: Vec<HumanAnswer>,
     pub tool: String,
+}
+
+/// One human answer in the final note.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HumanAnswer {
+    pub event: String,
+    pub commit: String,
+    /// `terminal` or `GIT_ORCHESTRATE_HUMAN`.
+    pub by: String,
 }
 
 impl FinalNote {

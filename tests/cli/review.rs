@@ -316,6 +316,68 @@ fn the_human_gate_waits_for_approve_or_reject() {
         4,
         "nothing waits for approval any more"
     );
+
+    // Each answer is recorded with how it was authorised: in the log and the final note.
+    let message = repo.git(&["log", "-1", "--format=%B", REF]);
+    assert!(
+        message
+            .trim_end()
+            .ends_with("Orchestrator-Human: GIT_ORCHESTRATE_HUMAN"),
+        "{message}"
+    );
+    let log = repo.run(&["log", "-n", "1"]).expect(0).stdout.clone();
+    assert!(
+        log.contains("    answered by a human: GIT_ORCHESTRATE_HUMAN=1, without a terminal\n"),
+        "{log}"
+    );
+    let entries = repo.run(&["log", "--json"]).expect(0).json();
+    assert_eq!(entries["entries"][0]["human"], "GIT_ORCHESTRATE_HUMAN");
+    assert_eq!(entries["entries"][1]["human"], serde_json::Value::Null);
+    squash(&repo, "feat: Add");
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    let note = repo.git(&["notes", "--ref=orchestrator", "show", "HEAD"]);
+    let note: serde_json::Value = serde_json::from_str(note.trim()).unwrap();
+    let answers: Vec<(&str, &str)> = note["human_answers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| (a["event"].as_str().unwrap(), a["by"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        answers,
+        vec![
+            ("reject", "GIT_ORCHESTRATE_HUMAN"),
+            ("approve", "GIT_ORCHESTRATE_HUMAN")
+        ]
+    );
+}
+
+/// At a terminal (a real pty, from `script`), the answer is recorded as given there.
+#[test]
+fn an_answer_at_a_terminal_is_recorded_as_such() {
+    let clean = "cat >/dev/null; echo '{\"findings\": []}'\n";
+    let repo = repo_with_reviewer(clean, "human = true\n");
+    do_the_steps(&repo, "feat: Add", "add.txt");
+    repo.run(&["get-task"]).expect(10);
+    let out = repo
+        .command(
+            "script",
+            [
+                "-qec",
+                &format!("{} approve", crate::support::BIN),
+                "/dev/null",
+            ],
+        )
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(repo.status(), "AWAITING_FINALIZATION");
+    let message = repo.git(&["log", "-1", "--format=%B", REF]);
+    assert!(
+        message.trim_end().ends_with("Orchestrator-Human: terminal"),
+        "{message}"
+    );
 }
 
 /// A repository at AWAITING_FINALIZATION, with no review command.
