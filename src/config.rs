@@ -36,6 +36,18 @@ pub struct Config {
     pub test: TestConfig,
     #[serde(default)]
     pub hooks: HooksConfig,
+    #[serde(default)]
+    pub gates: GatesConfig,
+}
+
+/// `[gates]` (docs/config.md, "[gates]").
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GatesConfig {
+    /// Paths (git pathspec globs) a PR must not change: a human changes them on main
+    /// (docs/integrity.md). The config file and the review command's script always are.
+    #[serde(default)]
+    pub protected: Vec<String>,
 }
 
 /// `[hooks]` (docs/config.md, "[hooks]").
@@ -256,6 +268,7 @@ impl Default for Config {
             review: ReviewConfig::default(),
             test: TestConfig::default(),
             hooks: HooksConfig::default(),
+            gates: GatesConfig::default(),
         }
     }
 }
@@ -351,6 +364,9 @@ pub enum Origin {
     WorkingTree,
     /// No file anywhere: defaults.
     Defaults,
+    /// `<main>:.orchestrate.toml` as it was at `commit`, when the PR began or a human last
+    /// repinned it (docs/integrity.md).
+    Pinned { main: String, commit: String },
 }
 
 impl fmt::Display for Origin {
@@ -359,6 +375,11 @@ impl fmt::Display for Origin {
             Origin::MainBranch(main) => write!(f, "{main}:{FILE_NAME}"),
             Origin::WorkingTree => write!(f, "{FILE_NAME} (working tree)"),
             Origin::Defaults => f.write_str("built-in defaults (no .orchestrate.toml)"),
+            Origin::Pinned { main, commit } => write!(
+                f,
+                "{main}:{FILE_NAME} as pinned for this PR (at {})",
+                &commit[..commit.len().min(12)]
+            ),
         }
     }
 }
@@ -380,6 +401,18 @@ impl Config {
         let config: Config =
             toml::from_str(text).map_err(|e| err(e.to_string().trim_end().to_string()))?;
         config.validate_names().map_err(err)?;
+        for (i, pattern) in config.gates.protected.iter().enumerate() {
+            if pattern.trim().is_empty()
+                || pattern.starts_with('/')
+                || pattern.starts_with(':')
+                || pattern.split('/').any(|part| part == "..")
+            {
+                return Err(err(format!(
+                    "gates.protected[{i}]: \"{pattern}\" is not a path in the repository (a glob \
+                     such as \"run_tests.sh\" or \"ci/**\", relative to its root)"
+                )));
+            }
+        }
         config.debugging.validate().map_err(err)?;
         config.review.validate().map_err(err)?;
         let mut seen = std::collections::HashSet::new();
@@ -407,6 +440,15 @@ impl Config {
 
     /// The names git is handed as arguments or paths: they must be what they claim, so that
     /// none is read as an option or escapes the repository.
+    /// The pathspecs of the protected paths: the config file, the files the review command
+    /// runs, and `[gates] protected` (docs/integrity.md).
+    pub fn protected_pathspecs(&self, review_files: &[String]) -> Vec<String> {
+        std::iter::once(format!(":(literal){FILE_NAME}"))
+            .chain(review_files.iter().map(|f| format!(":(literal){f}")))
+            .chain(self.gates.protected.iter().map(|p| format!(":(glob){p}")))
+            .collect()
+    }
+
     fn validate_names(&self) -> Result<(), String> {
         if let Some(main) = &self.main_branch
             && (main.starts_with('-') || !crate::store::is_valid_branch_name(main))
@@ -512,6 +554,11 @@ hypothesize_max_attempts = 2        # attempts 1-2: hypothesize and fix
 instrumentation_max_attempts = 5    # then: instrument and log
 unlock_scope_reduction_at = 6       # request-scope-reduction unlocks
 unlock_escalation_at = 10           # escalate unlocks
+
+# Paths a PR must not change (globs); a human changes them on main, then runs
+# `git orchestrate repin`. This file and the review command's script always are.
+[gates]
+protected = []               # e.g. [\"run_tests.sh\", \"ci/**\"]
 
 # Git hooks (`git orchestrate hooks install`; init installs them).
 [hooks]
@@ -774,6 +821,37 @@ output_tail = 50
         );
         assert_eq!(overridden.timeout, Duration::from_secs(120));
         assert_eq!(overridden.command.as_deref(), Some("review"));
+    }
+
+    #[test]
+    fn protected_paths_are_pathspecs_and_bad_ones_are_errors() {
+        let config = Config::parse(
+            "[gates]\nprotected = [\"run_tests.sh\", \"ci/**\"]\n[review]\ncommand = \"sh tools/review.sh\"\n",
+            &Origin::WorkingTree,
+        )
+        .expect("valid");
+        assert_eq!(
+            config.protected_pathspecs(&["tools/review.sh".to_string()]),
+            vec![
+                ":(literal).orchestrate.toml",
+                ":(literal)tools/review.sh",
+                ":(glob)run_tests.sh",
+                ":(glob)ci/**"
+            ]
+        );
+        for bad in ["\"\"", "\"/etc/passwd\"", "\"../x\"", "\":(top)x\""] {
+            let err = Config::parse(
+                &format!("[gates]\nprotected = [{bad}]\n"),
+                &Origin::WorkingTree,
+            )
+            .expect_err(bad);
+            assert!(
+                err.message.starts_with("gates.protected[0]: "),
+                "{bad}: {}",
+                err.message
+            );
+        }
+        assert!(Config::parse("[gates]\nprotect = []\n", &Origin::WorkingTree).is_err());
     }
 
     #[test]

@@ -214,6 +214,14 @@ fn hook_outcome(outcome: Outcome, ui: &mut Ui) -> Result<Exit, Failure> {
                 files.join(", ")
             ),
         ),
+        Outcome::Protected(files) => (
+            Exit::VerificationFailed,
+            format!(
+                "error: checkpoint commit refused: it changes protected paths ({}), which a human \
+                 changes on main (then `git orchestrate repin`); nothing was committed.",
+                files.join(", ")
+            ),
+        ),
         Outcome::GateFailed { gate, exit, output } => (
                 Exit::VerificationFailed,
             format!(

@@ -14,6 +14,7 @@ mod log;
 mod plan;
 mod reject;
 mod render;
+mod repin;
 mod request_scope_reduction;
 mod resume;
 mod status;
@@ -87,6 +88,8 @@ pub enum Command {
     Approve(approve::ApproveArgs),
     /// For humans: reject the PR at the review's human gate, with a comment
     Reject(reject::RejectArgs),
+    /// For humans: verify the rest of the PR under main's gates as they are now
+    Repin(repin::RepinArgs),
     /// Show where the workflow stands; unlike get-task it never changes anything
     Status(status::StatusArgs),
     /// Show the workflow's transitions, newest first
@@ -233,6 +236,7 @@ pub fn run(cli: &Cli, ui: &mut Ui) -> Result<Exit, Failure> {
         Command::Resume(args) => resume::run(&open()?, args, ui),
         Command::Approve(args) => approve::run(&open()?, args, ui),
         Command::Reject(args) => reject::run(&open()?, args, ui),
+        Command::Repin(args) => repin::run(&open()?, args, ui),
         Command::Status(args) => status::run(&open()?, args, ui),
         Command::Log(args) => log::run(&open()?, args, ui),
         Command::Plan(args) => plan::run(&open()?, args, ui),

@@ -118,6 +118,9 @@ pub fn checkpoint(
         Reuse::Cache,
         Recheck::WorktreeTree,
     )?;
+    if !verification.protected.is_empty() {
+        return Err(protected_changed(state.status(), &verification.protected));
+    }
     if let Some(failed) = verification.failed {
         return Err(EngineError::CheckpointRefused {
             gate: failed.name,
@@ -389,6 +392,20 @@ fn tree_changed(
 }
 
 /// The refusal naming `files`, the ones that differ from the verified tree.
+fn protected_changed(state: Status, files: &[String]) -> EngineError {
+    wrong_state(
+        state,
+        format!(
+            "checkpoint refused: the working tree changes protected paths ({}), which a human changes \
+             on main; nothing was committed (state {state})",
+            files.join(", ")
+        ),
+        "Put them back as they are on main (`git checkout <main> -- <path>`, or `git checkout \
+         HEAD -- <path>` if the branch has not changed them); if they must change, a human commits \
+         the change on main and runs `git orchestrate repin`.",
+    )
+}
+
 fn files_changed(state: Status, why: &str, files: &[String]) -> EngineError {
     const SHOWN: usize = 10;
     let mut list = files

@@ -287,6 +287,22 @@ const INTERPRETERS: [&str; 12] = [
     "sh", "bash", "dash", "zsh", "ksh", "ash", "python", "python3", "node", "ruby", "perl", "php",
 ];
 
+/// The files in the repository that `command` runs: a program named by a relative path, or
+/// the script an interpreter reads. What the review command runs is protected
+/// (docs/integrity.md).
+pub(crate) fn repository_files(command: &str) -> Vec<String> {
+    files_named(command)
+        .into_iter()
+        .filter_map(|needed| match needed {
+            Needed::Program(p) if p.contains('/') => Some(p),
+            Needed::Script(s) => Some(s),
+            Needed::Program(_) => None,
+        })
+        .filter(|p| !p.starts_with('/') && !p.starts_with('~') && !p.contains('$'))
+        .map(|p| p.trim_start_matches("./").to_string())
+        .collect()
+}
+
 /// The files the first simple command of `command` needs, as far as they can be read off it
 /// without running a shell: words with expansions, and anything after an option, are not
 /// guessed at.

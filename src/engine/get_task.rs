@@ -1,7 +1,7 @@
 //! `get-task`: performs the orchestrator's own steps for the current state (drop a stale
 //! plan, create the PR branch, record a checkpoint) and returns the briefing.
 
-use super::verify::recorded_verification;
+use super::verify::{protected_changes, recorded_verification};
 use super::{EngineError, Session};
 use crate::exec::MergeOutcome;
 use crate::gates::review::{ReviewContext, run_review};
@@ -104,6 +104,7 @@ fn attempt(session: &Session) -> Result<TaskReport, EngineError> {
                         // Where the branch left main bounds the search for checkpoint commits.
                         Event::BranchReady {
                             base: session.git.merge_base(&main, &branch).ok(),
+                            pin: session.pin_now(&main)?,
                         }
                     }
                 }
@@ -387,11 +388,21 @@ fn dirty(session: &Session, risk: &str) -> Result<Option<String>, EngineError> {
 /// Runs code review round `round` on the PR branch: the diff from where it left main to its
 /// tip, reviewed per dimension. A review that cannot run is an error event, never approval.
 fn review(session: &Session, snap: &Snapshot, round: u32) -> Result<Event, EngineError> {
-    let policy = session
-        .load_config(Some(&snap.state))?
-        .config
-        .review
-        .policy();
+    let config = session.load_config(Some(&snap.state))?.config;
+    // The reviewer runs from the working tree: an edited review script would review as the
+    // agent likes (docs/integrity.md).
+    let tree = session.git.worktree_tree(&session.store.index_path())?;
+    let protected = protected_changes(session, Some(&snap.state), &config, &tree)?;
+    if !protected.is_empty() {
+        return Ok(Event::ReviewFailed {
+            error: format!(
+                "the working tree changes protected paths ({}), so the review was not run: a human \
+                 changes these on main (then `git orchestrate repin`); put them back as they are on main",
+                protected.join(", ")
+            ),
+        });
+    }
+    let policy = config.review.policy();
     let main = session.main_branch(Some(&snap.state))?;
     let Some(branch) = snap.state.branch().map(str::to_string) else {
         return Ok(Event::ReviewFailed {

@@ -11,6 +11,7 @@ mod history;
 mod human;
 mod init;
 pub mod notes;
+mod repin;
 mod status;
 mod submit;
 mod sync;
@@ -27,6 +28,7 @@ use crate::store::{
 };
 use crate::workflow::briefing::Notice;
 use crate::workflow::plan::Problem;
+use crate::workflow::state::Pin;
 use crate::workflow::{
     self, Effect, Event, Human, PlanChange, Rejection, State, Status, Transition,
 };
@@ -38,6 +40,7 @@ pub use get_task::{GetTaskReport, get_task};
 pub use history::{LogReport, PlanReport, log, plan};
 pub use human::{AnswerReport, ResumeReport, approve, reject, resume};
 pub use init::{InitReport, RefspecAdded, init};
+pub use repin::{RepinReport, repin};
 pub use status::{ConfigStatus, StatusReport, status};
 pub use submit::{SubmitKind, SubmitReport, TestReport, submit};
 pub use sync::{
@@ -159,8 +162,8 @@ pub struct Session {
 }
 
 /// What decides which configuration is in force: the main branch, the PR branch (once there
-/// is one), and the main branch the workflow was created with.
-type ConfigKey = (String, Option<String>, Option<String>);
+/// is one), the main branch the workflow was created with, and the pin of the PR's gates.
+type ConfigKey = (String, Option<String>, Option<String>, Option<String>);
 
 /// The configuration in force, where it came from, and what the user must be warned about.
 #[derive(Clone)]
@@ -288,12 +291,21 @@ impl Session {
     /// The configuration in force for `state` (docs/config.md, "Which file is in force"): once a PR branch exists, the file as
     /// committed on the main branch, so an agent cannot weaken its own gates; before that,
     /// the working-tree file, with a warning while it is not committed on main.
+    /// main's gates as they are now, for a PR to be verified under (docs/integrity.md).
+    pub fn pin_now(&self, main: &str) -> Result<Option<Pin>, EngineError> {
+        Ok(self
+            .store
+            .pin_of_branch(main, config::FILE_NAME)?
+            .map(|(commit, config)| Pin { commit, config }))
+    }
+
     pub fn load_config(&self, state: Option<&State>) -> Result<Loaded, EngineError> {
         let main = self.main_branch(state)?;
         let key = (
             main.clone(),
             state.and_then(|s| s.branch()).map(str::to_string),
             state.and_then(|s| s.main_branch.clone()),
+            state.and_then(State::pin).map(|p| p.commit.clone()),
         );
         if let Some((cached, loaded)) = self.config.borrow().as_ref()
             && *cached == key
@@ -306,20 +318,43 @@ impl Session {
     }
 
     fn read_config(&self, state: Option<&State>, main: String) -> Result<Loaded, EngineError> {
-        let on_main = self.store.file_at_branch(&main, config::FILE_NAME)?;
+        let now_on_main = self.store.file_at_branch(&main, config::FILE_NAME)?;
+        let mut warnings = Vec::new();
+        // A PR is verified under main's gates as they were when it began; a change on main
+        // takes effect when a human repins (docs/integrity.md).
+        let (on_main, main_origin) = match state.and_then(State::pin) {
+            Some(pin) => {
+                let pinned = pin
+                    .config
+                    .as_deref()
+                    .map(|b| self.store.blob(b))
+                    .transpose()?;
+                if pinned != now_on_main {
+                    warnings.push(Notice::MainGatesChanged {
+                        main: main.clone(),
+                        pinned: pin.commit.clone(),
+                    });
+                }
+                let origin = Origin::Pinned {
+                    main: main.clone(),
+                    commit: pin.commit.clone(),
+                };
+                (pinned, origin)
+            }
+            None => (now_on_main, Origin::MainBranch(main.clone())),
+        };
         let working = self.read_working_tree_config()?;
         let pr_branch = state.and_then(|s| s.branch());
-        let mut warnings = Vec::new();
         let (text, origin) = match (pr_branch, on_main, working) {
             (Some(branch), Some(committed), working) => {
-                let committed = config_text(committed, &Origin::MainBranch(main.clone()))?;
+                let committed = config_text(committed, &main_origin)?;
                 if working.as_deref().is_some_and(|w| w != committed) {
                     warnings.push(Notice::ConfigDiffersFromMain {
                         main: main.clone(),
                         branch: branch.to_string(),
                     });
                 }
-                (Some(committed), Origin::MainBranch(main.clone()))
+                (Some(committed), main_origin)
             }
             (_, on_main, Some(working)) => {
                 match on_main {
@@ -331,10 +366,9 @@ impl Session {
                 }
                 (Some(working), Origin::WorkingTree)
             }
-            (_, Some(committed), None) => (
-                Some(config_text(committed, &Origin::MainBranch(main.clone()))?),
-                Origin::MainBranch(main.clone()),
-            ),
+            (_, Some(committed), None) => {
+                (Some(config_text(committed, &main_origin)?), main_origin)
+            }
             (_, None, None) => (None, Origin::Defaults),
         };
         let config = match &text {

@@ -391,8 +391,9 @@ fn measure(
                 key: cache.as_ref().map(|c| c.key.clone()),
                 verified_tree: cache.map(|c| c.tree),
                 changed: verification.changed_during.clone(),
+                protected: verification.protected.clone(),
             };
-            verification.run.map(|pre| (Some(pre), outcome))
+            Some((verification.run, outcome))
         } else {
             // The gates would verify a tree the test did not run on: they are not run.
             let outcome = PreflightOutcome {
@@ -401,6 +402,7 @@ fn measure(
                 key: None,
                 verified_tree: None,
                 changed: changed_by_test,
+                protected: Vec::new(),
             };
             Some((None, outcome))
         }

@@ -57,6 +57,9 @@ pub struct TreeVerification {
     pub source: GateSource,
     /// Files that changed while the gates ran; then no tree was verified.
     pub changed_during: Vec<String>,
+    /// Protected paths the tree changes ([`protected_changes`]); then the gates did not run
+    /// and nothing was verified.
+    pub protected: Vec<String>,
     pub failed: Option<FailedGate>,
     /// The run itself, with every gate's output, when the gates ran.
     pub run: Option<PreflightRun>,
@@ -64,7 +67,7 @@ pub struct TreeVerification {
 
 impl TreeVerification {
     pub fn passed(&self) -> bool {
-        self.failed.is_none()
+        self.failed.is_none() && self.protected.is_empty()
     }
 
     /// The tree this verification vouches for: the gates passed on it and nothing changed.
@@ -122,9 +125,32 @@ pub fn recorded_verification(
         gates,
         source: GateSource::Recorded,
         changed_during: Vec::new(),
+        protected: Vec::new(),
         failed: None,
         run: None,
     })
+}
+
+/// The protected paths (docs/integrity.md) in which `tree` differs from main at the PR's
+/// pin: the config file, what the review command runs, and `[gates] protected`. A
+/// verification of such a tree does not count: a human changes these on main.
+pub fn protected_changes(
+    session: &Session,
+    state: Option<&State>,
+    config: &Config,
+    tree: &str,
+) -> Result<Vec<String>, EngineError> {
+    let Some(pin) = state.and_then(State::pin) else {
+        return Ok(Vec::new());
+    };
+    let review_files = config
+        .review
+        .command
+        .as_deref()
+        .map(super::doctor::repository_files)
+        .unwrap_or_default();
+    let specs = config.protected_pathspecs(&review_files);
+    Ok(session.git.changed_files_in(&pin.commit, tree, &specs)?)
 }
 
 /// Verifies `tree` (the working tree's or the index's, taken before anything ran) with the
@@ -146,6 +172,21 @@ pub fn verify_tree(
         && !recorded.gates.is_empty()
     {
         return Ok(recorded);
+    }
+    if let Some(tree) = tree {
+        let protected = protected_changes(session, state, config, tree)?;
+        if !protected.is_empty() {
+            return Ok(TreeVerification {
+                tree: Some(tree.to_string()),
+                key: config.preflight_key(),
+                gates: Vec::new(),
+                source: GateSource::Ran,
+                changed_during: Vec::new(),
+                protected,
+                failed: None,
+                run: None,
+            });
+        }
     }
     let run = gates::run_preflight(&config.preflight, session.store.workdir())
         .map_err(io_error("run preflight"))?;
@@ -174,6 +215,7 @@ pub fn verify_tree(
         gates: run.record().gates,
         source: GateSource::Ran,
         changed_during,
+        protected: Vec::new(),
         failed,
         run: Some(run),
     })
@@ -196,6 +238,7 @@ mod tests {
             }],
             source,
             changed_during: changed.iter().map(|s| s.to_string()).collect(),
+            protected: Vec::new(),
             failed: None,
             run: None,
         }

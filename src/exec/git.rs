@@ -375,6 +375,18 @@ impl Git {
             .collect())
     }
 
+    /// The paths matching `pathspecs` that differ between two trees (or commits).
+    pub fn changed_files_in(
+        &self,
+        a: &str,
+        b: &str,
+        pathspecs: &[String],
+    ) -> Result<Vec<String>, GitError> {
+        let mut args = vec!["diff", "-z", "--name-only", "--no-renames", a, b, "--"];
+        args.extend(pathspecs.iter().map(String::as_str));
+        Ok(paths(&self.run(args)?))
+    }
+
     /// The paths that differ between two commits.
     pub fn changed_files(&self, a: &str, b: &str) -> Result<Vec<String>, GitError> {
         Ok(paths(&self.run([

@@ -39,6 +39,8 @@ pub enum Outcome {
     /// Files changed while the gates ran (written by a gate, say): they did not verify
     /// exactly what is committed.
     ChangedDuringPreflight(Vec<String>),
+    /// The commit changes protected paths (docs/integrity.md): refused, no gate ran.
+    Protected(Vec<String>),
     /// A gate failed: the commit is refused.
     GateFailed {
         gate: String,
@@ -95,6 +97,9 @@ pub fn commit_msg(session: &Session, message_file: &Path) -> Result<Outcome, Eng
         Reuse::Cache,
         Recheck::Unstaged,
     )?;
+    if !verification.protected.is_empty() {
+        return Ok(Outcome::Protected(verification.protected));
+    }
     if let Some(failed) = verification.failed {
         return Ok(Outcome::GateFailed {
             gate: failed.name,

@@ -990,6 +990,34 @@ impl Store {
     }
 
     /// A file as committed at the tip of `branch`, read from the object database.
+    /// The commit `refs/heads/<branch>` points at, and the blob id of `path` in it.
+    pub fn pin_of_branch(
+        &self,
+        branch: &str,
+        path: &str,
+    ) -> Result<Option<(String, Option<String>)>, StoreError> {
+        let Some(mut reference) = self
+            .repo
+            .try_find_reference(format!("refs/heads/{branch}").as_str())
+            .map_err(git_err)?
+        else {
+            return Ok(None);
+        };
+        let commit = reference.peel_to_commit().map_err(git_err)?;
+        let tree = commit.tree().map_err(git_err)?;
+        let blob = tree
+            .lookup_entry_by_path(path)
+            .map_err(git_err)?
+            .map(|entry| entry.object_id().to_string());
+        Ok(Some((commit.id.to_string(), blob)))
+    }
+
+    /// The bytes of blob `id`.
+    pub fn blob(&self, id: &str) -> Result<Vec<u8>, StoreError> {
+        let id = ObjectId::from_hex(id.as_bytes()).map_err(git_err)?;
+        Ok(self.repo.find_blob(id).map_err(git_err)?.data.clone())
+    }
+
     pub fn file_at_branch(&self, branch: &str, path: &str) -> Result<Option<Vec<u8>>, StoreError> {
         let Some(mut reference) = self
             .repo

@@ -113,6 +113,11 @@ pub enum Notice {
         subject: String,
         gates_changed: bool,
     },
+    /// main's config changed since the PR's gates were pinned; the pinned one stays in force.
+    MainGatesChanged {
+        main: String,
+        pinned: String,
+    },
     /// A first plan marked steps DONE; they start TODO like every other.
     PlanStatusesIgnored {
         claimed_done: usize,
@@ -252,6 +257,12 @@ impl std::fmt::Display for Notice {
                      Run `git orchestrate checkpoint`: it runs preflight on exactly what it commits."
                 )
             }
+            Notice::MainGatesChanged { main, pinned } => write!(
+                f,
+                "{main}'s gates changed since this PR began: it is verified under {main}:{CONFIG} as \
+                 of {}, until a human runs `git orchestrate repin`",
+                &pinned[..pinned.len().min(12)]
+            ),
             Notice::PlanStatusesIgnored { claimed_done } => write!(
                 f,
                 "the plan marked {claimed_done} step{} DONE; a step is DONE only when its test \

@@ -71,6 +71,7 @@ fn run(step: usize, expectation: Expectation, code: i32, preflight: Option<bool>
             verified_tree: passed.then(|| "t".to_string()),
             key: None,
             changed: Vec::new(),
+            protected: Vec::new(),
         }),
         red_rerun: None,
         summary: String::new(),
@@ -160,7 +161,10 @@ fn triggers() -> Vec<(&'static str, StateWire, Option<Plan>, Event)> {
             "get-task: branch created",
             at(CreatingBranch),
             Some(plan(0)),
-            Event::BranchReady { base: None },
+            Event::BranchReady {
+                base: None,
+                pin: None,
+            },
         ),
         (
             "get-task: branch blocked",

@@ -422,6 +422,18 @@ pub struct Pr {
     /// The command that failed as intended at the current task's RED step: it must pass at
     /// the task's GREEN step (docs/integrity.md), and is dropped once it has.
     pub red_test: Option<RedTest>,
+    /// The main-branch commit whose gates this PR is verified under (docs/integrity.md).
+    pub pin: Option<Pin>,
+}
+
+/// Where a PR's gates come from: main as it was when the PR began, until a human repins.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Pin {
+    /// The main-branch commit.
+    pub commit: String,
+    /// The blob of its `.orchestrate.toml`; `None` when it had none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config: Option<String>,
 }
 
 /// A task's RED test, to be run again when the task's GREEN step passes.
@@ -443,6 +455,7 @@ impl Pr {
             last_run: None,
             review: ReviewProgress::default(),
             red_test: None,
+            pin: None,
         }
     }
 }
@@ -819,6 +832,11 @@ impl State {
         self.pr().and_then(|pr| pr.preflight_cache.as_ref())
     }
 
+    /// The main-branch commit the PR's gates are pinned at.
+    pub fn pin(&self) -> Option<&Pin> {
+        self.pr().and_then(|pr| pr.pin.as_ref())
+    }
+
     /// The RED test still to be run again at `step`, when `step` is its task's GREEN step
     /// (docs/integrity.md).
     pub fn red_test_due(&self, step: StepId, kind: StepType) -> Option<&RedTest> {
@@ -961,6 +979,8 @@ pub struct StateWire {
     pub preflight_cache: Option<PreflightCache>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub red_test: Option<RedTest>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pin: Option<Pin>,
     /// The store's own record of the plan (docs/refs.md): progress since `pr.json` was
     /// stored, and a summary of it. Never part of [`State`]; the store reads and writes it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1004,6 +1024,7 @@ impl StateWire {
             last_run: None,
             preflight_cache: None,
             red_test: None,
+            pin: None,
             plan_progress: None,
             plan_summary: None,
             plan_blob: None,
@@ -1032,6 +1053,7 @@ impl StateWire {
                     last: self.last_review.clone(),
                 },
                 red_test: self.red_test.clone(),
+                pin: self.pin.clone(),
             })
         };
         let tdd_pending = || match self.pending.clone() {
@@ -1160,6 +1182,7 @@ impl StateWire {
             self.blocked_rounds = pr.review.blocked_rounds;
             self.last_review = pr.review.last.clone();
             self.red_test = pr.red_test.clone();
+            self.pin = pr.pin.clone();
         }
         self.pending = phase.pending();
         self.last_error = phase.last_error().map(str::to_string);

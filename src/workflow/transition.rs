@@ -6,7 +6,7 @@ use super::debugging::{Thresholds, same_failure};
 use super::plan::{Plan, PlanSummary, StepId, StepSummary, StepType};
 use super::review::{Finding, Priority, ReviewRecord, feedback_task};
 use super::state::{Attempts, ExitRecord, LastRun, Pending, PreflightRecord, State, Status};
-use super::state::{Finalized, Halt, HaltReason, Phase, Pr, PreflightCache, ReplanContext};
+use super::state::{Finalized, Halt, HaltReason, Phase, Pin, Pr, PreflightCache, ReplanContext};
 use super::state::{RedTest, ReviewStage, ReviewSummary, TddPending, Verdict};
 use super::{Decision, Expectation};
 
@@ -21,8 +21,14 @@ pub enum Event {
     },
     /// The plan in INITIALIZING or CREATING_BRANCH had no step left to do.
     StalePlanDropped { title: Option<String> },
-    /// The PR branch exists and is checked out; `base` is where it left the main branch.
-    BranchReady { base: Option<String> },
+    /// The PR branch exists and is checked out; `base` is where it left the main branch,
+    /// `pin` main's gates as they are now, which the whole PR is verified under.
+    BranchReady {
+        base: Option<String>,
+        pin: Option<Pin>,
+    },
+    /// `repin`: a human moved the PR's gates to main's as they are now.
+    Repinned { pin: Pin },
     /// Creating or checking out the PR branch failed; the reason is for the agent.
     BranchBlocked { reason: String },
     /// The agent's test command ran (and, after a passing PASS run, the preflight gates).
@@ -90,6 +96,7 @@ impl Event {
             Event::PlanSubmitted { .. } => "plan",
             Event::StalePlanDropped { .. } => "drop-stale-plan",
             Event::BranchReady { .. } => "branch",
+            Event::Repinned { .. } => "repin",
             Event::BranchBlocked { .. } => "branch-blocked",
             Event::TestRan(_) => "test",
             Event::AnalysisDecided { .. } => "analysis",
@@ -153,6 +160,9 @@ pub struct PreflightOutcome {
     /// Files that differ between the trees taken before the test, after it and after
     /// preflight: then the pass does not count (docs/integrity.md).
     pub changed: Vec<String>,
+    /// Protected paths the tree changes against main at the PR's pin: then the gates did
+    /// not run and the pass does not count (docs/integrity.md).
+    pub protected: Vec<String>,
 }
 
 /// What the engine must carry out besides storing the new state.
@@ -578,7 +588,8 @@ pub fn transition(
             summary,
         } => plan_submitted(state, plan, branch, &summary),
         Event::StalePlanDropped { title } => stale_plan_dropped(state, title),
-        Event::BranchReady { base } => branch_ready(state, base),
+        Event::BranchReady { base, pin } => branch_ready(state, base, pin),
+        Event::Repinned { pin } => repinned(state, pin),
         Event::BranchBlocked { reason } => branch_blocked(state, reason),
         Event::TestRan(run) => test_ran(state, run),
         Event::AnalysisDecided { decision, summary } => analysis_decided(state, decision, &summary),
@@ -752,18 +763,39 @@ fn stale_plan_dropped(state: &State, title: Option<String>) -> Result<Next, Refu
     Ok(Next::new(with_phase(state, Phase::Initializing), body).plan(PlanChange::Drop))
 }
 
-fn branch_ready(state: &State, base: Option<String>) -> Result<Next, Refusal> {
+fn branch_ready(state: &State, base: Option<String>, pin: Option<Pin>) -> Result<Next, Refusal> {
     let Phase::CreatingBranch { branch, .. } = &state.phase else {
         return Err(Refusal::WrongState);
     };
     let phase = Phase::ExecutingTdd {
-        pr: Pr::new(branch.clone(), base),
+        pr: Pr {
+            pin,
+            ..Pr::new(branch.clone(), base)
+        },
         pending: None,
     };
     Ok(Next::new(
         with_phase(state, phase),
         format!("on branch {branch}"),
     ))
+}
+
+fn repinned(state: &State, pin: Pin) -> Result<Next, Refusal> {
+    let mut next = state.clone();
+    let Some(pr) = next.pr_mut() else {
+        return Err(Refusal::Said(format!(
+            "there is no PR whose gates could be repinned in state {}",
+            state.status()
+        )));
+    };
+    let body = format!(
+        "a human repinned the PR's gates to main at {}",
+        &pin.commit[..pin.commit.len().min(12)]
+    );
+    pr.pin = Some(pin);
+    // A pass under the old gates proves nothing under the new ones.
+    pr.preflight_cache = None;
+    Ok(Next::new(next, body))
 }
 
 fn branch_blocked(state: &State, reason: String) -> Result<Next, Refusal> {
@@ -913,6 +945,24 @@ fn test_ran(state: &State, run: TestRun) -> Result<Next, Refusal> {
             let body = format!(
                 "FAILURE: `{command}` passed ({exit}), but files changed while the test and preflight ran \
                  ({files}): a pass counts only for the tree it ran on; debugging attempt {}",
+                phase.attempts()
+            );
+            (
+                phase,
+                PlanChange::Keep,
+                body,
+                OutputSource::Test,
+                Verdict::Failure,
+            )
+        }
+        (Expectation::Pass, true, Some(pre), None) if !pre.protected.is_empty() => {
+            let files = pre.protected.join(", ");
+            let phase = tdd.failed(format!(
+                "the working tree changes protected paths: {files}\n"
+            ));
+            let body = format!(
+                "FAILURE: `{command}` passed ({exit}), but the working tree changes protected paths \
+                 ({files}): a human changes these on main; debugging attempt {}",
                 phase.attempts()
             );
             (
@@ -1820,6 +1870,7 @@ mod tests {
             verified_tree: passed.then(|| "tree-oid".to_string()),
             key: passed.then(|| "key".to_string()),
             changed: Vec::new(),
+            protected: Vec::new(),
         }
     }
 
@@ -1919,7 +1970,7 @@ mod tests {
              state(CreatingBranch), Some(plan_done(3)), Event::StalePlanDropped { title: None },
              expect(Initializing, 0, None, None, None, vec![])),
             ("branch created",
-             state(CreatingBranch), Some(plan()), Event::BranchReady { base: None },
+             state(CreatingBranch), Some(plan()), Event::BranchReady { base: None, pin: None },
              expect(ExecutingTdd, 0, None, None, Some(0), vec![])),
             ("branch blocked keeps the state and says why",
              state(CreatingBranch), Some(plan()), Event::BranchBlocked { reason: "dirty".into() },
@@ -2058,7 +2109,7 @@ mod tests {
         #[rustfmt::skip]
         let table: Vec<(State, Option<Plan>, Event)> = vec![
             (state(ExecutingTdd), Some(plan()), Event::PlanSubmitted { plan: plan(), branch: "b".into(), summary: "s".into() }),
-            (state(Initializing), None, Event::BranchReady { base: None }),
+            (state(Initializing), None, Event::BranchReady { base: None, pin: None }),
             (state(ExecutingTdd), Some(plan()), Event::BranchBlocked { reason: "r".into() }),
             (state(Initializing), None, run(StepId::new(0, 0), Fail, 1, None)),
             (state(CreatingBranch), Some(plan()), run(StepId::new(0, 0), Fail, 1, None)),

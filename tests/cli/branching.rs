@@ -213,8 +213,12 @@ fn on_the_pr_branch_the_gates_come_from_main_not_from_the_agents_edits() {
     repo.write("fail", "");
     let out = repo.submit_test("true", None);
     out.expect(1);
+    // The config file is protected: a tree that changes it verifies nothing.
     assert!(
-        out.stdout.contains("preflight gate `tests` failed"),
+        out.stdout.starts_with(
+            "FAILURE: `true` passed (exit 0), but the working tree changes protected paths \
+             (.orchestrate.toml): a human changes these on main; debugging attempt 1"
+        ),
         "{}",
         out.stdout
     );
@@ -231,7 +235,21 @@ fn on_the_pr_branch_the_gates_come_from_main_not_from_the_agents_edits() {
     repo.submit_test("true", None).expect(1);
     assert_eq!(repo.state()["debug_attempt_counter"], 2);
     let status = repo.run(&["status", "--json"]).expect(0).json();
-    assert_eq!(status["config"]["origin"], "main:.orchestrate.toml");
+    let pin = repo.state()["pin"]["commit"].as_str().unwrap().to_string();
+    assert_eq!(pin, repo.git(&["rev-parse", "main"]).trim());
+    assert_eq!(
+        status["config"]["origin"],
+        format!(
+            "main:.orchestrate.toml as pinned for this PR (at {})",
+            &pin[..12]
+        )
+    );
+    // Without the protected file, the gates of main still judge, and the failing one fails.
+    repo.git(&["checkout", "main", "--", ".orchestrate.toml"]);
+    repo.git(&["commit", "--quiet", "-m", "put it back"]);
+    repo.submit_test("true", None)
+        .expect(1)
+        .says("preflight gate `tests` failed");
 }
 
 #[test]

@@ -267,6 +267,9 @@ fn a_gate_that_changes_files_refuses_the_checkpoint() {
     repo.git(&["stash", "pop", "--quiet"]);
     repo.commit_all("a gate that writes");
     repo.git(&["checkout", "--quiet", "feat/add-numbers"]);
+    // main's new gates judge this PR once a human has repinned it.
+    repo.human(&["repin"]).expect(0);
+    repo.git(&["merge", "--quiet", "--no-edit", "main"]);
     let head = repo.git(&["rev-parse", "HEAD"]);
     repo.write("wip.txt", "work\n");
     let out = repo.run(&["checkpoint", "-m", "wip"]);

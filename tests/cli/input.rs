@@ -340,7 +340,7 @@ fn a_config_that_is_not_utf8_or_is_a_directory_is_bad_input_and_status_still_sho
 #[test]
 fn a_committed_config_that_is_not_utf8_is_bad_input() {
     let repo = TestRepo::at_first_step();
-    // main's file is in force on the PR branch: commit broken bytes there.
+    // main's file is in force on the PR branch, as pinned: commit broken bytes there.
     repo.git(&["checkout", "-q", "main"]);
     std::fs::write(
         repo.dir().join(".orchestrate.toml"),
@@ -353,7 +353,13 @@ fn a_committed_config_that_is_not_utf8_is_bad_input() {
         .expect("branch")
         .to_string();
     repo.git(&["checkout", "-q", &branch]);
-    let out = repo.run(&["get-task"]);
+    // The PR goes on under the pinned gates, and says that main's changed.
+    repo.run(&["get-task"])
+        .expect(0)
+        .says("WARNING: main's gates changed since this PR began");
+    // A human who repins is told the new file is broken; nothing changes.
+    let tip = repo.tip();
+    let out = repo.human(&["repin"]);
     out.expect(2);
     assert!(
         out.stderr
@@ -361,7 +367,25 @@ fn a_committed_config_that_is_not_utf8_is_bad_input() {
         "{}",
         out.stderr
     );
+    assert_eq!(repo.tip(), tip);
     repo.run(&["status"]).expect(0);
+    // A workflow with no PR yet reads main's file as it is: a broken one stops it.
+    let fresh = TestRepo::new();
+    fresh.write(".orchestrate.toml", "x");
+    std::fs::write(
+        fresh.dir().join(".orchestrate.toml"),
+        b"master_plan = \"\xff\"\n",
+    )
+    .expect("write");
+    fresh.git(&["commit", "-q", "--no-verify", "-am", "broken config"]);
+    let out = fresh.run(&["get-task"]);
+    out.expect(2);
+    assert!(
+        out.stderr
+            .contains(".orchestrate.toml (working tree): not valid UTF-8"),
+        "{}",
+        out.stderr
+    );
 }
 
 #[test]

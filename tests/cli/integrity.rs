@@ -268,3 +268,131 @@ fn output_that_poses_as_the_orchestrator_stays_quoted() {
     );
     assert!(brief.contains("\\x1b[2K\\x1b[1A"), "{brief}");
 }
+
+/// A one-task plan (RED, GREEN) that creates `file`.
+fn one_task_plan(file: &str) -> String {
+    format!(
+        r#"{{"masterPlanPath": "docs/plan.md", "prTitle": "feat: Add", "summary": "s", "verificationPlan": "v",
+            "tasks": [{{"taskName": "{file}", "status": "TODO", "tdd_steps": [
+              {{"type": "RED", "description": "test {file}", "status": "TODO"}},
+              {{"type": "GREEN", "description": "create {file}", "status": "TODO"}}]}}]}}"#
+    )
+}
+
+/// A weakened config committed on main mid-PR (the same gate name, `command = "true"`):
+/// the PR stays under the gates it began with, and every briefing and `status` say main's
+/// changed, until a human repins.
+#[test]
+fn a_config_weakened_on_main_mid_pr_does_not_judge_the_pr() {
+    let repo = TestRepo::at_green_step();
+    let weak = CONFIG.replace("sh run_tests.sh", "true");
+    let on_main = |config: &str, message: &str| {
+        repo.git(&["checkout", "--quiet", "main"]);
+        repo.write(".orchestrate.toml", config);
+        repo.git(&["commit", "--quiet", "-m", message, ".orchestrate.toml"]);
+        repo.git(&["checkout", "--quiet", "feat/add-numbers"]);
+    };
+    on_main(&weak, "weaken the gates");
+    repo.write("fail", "");
+    repo.submit_test("sh add.sh", None)
+        .expect(1)
+        .says("but preflight gate `tests` failed");
+    let warning = "main's gates changed since this PR began: it is verified under main:.orchestrate.toml as of";
+    repo.run(&["get-task"]).expect(0).says(warning);
+    repo.run(&["status"]).expect(0).says(warning);
+    // Moved back on main: nothing to say, and the pinned gates still judge.
+    on_main(CONFIG, "restore the gates");
+    let brief = repo.run(&["get-task"]).expect(0).stdout.clone();
+    assert!(!brief.contains("main's gates changed"), "{brief}");
+    // Repinning is a human's answer.
+    let tip = repo.tip();
+    repo.run(&["repin"]).expect(4);
+    assert_eq!(repo.tip(), tip);
+    let out = repo.human(&["repin", "--json"]).expect(0).json();
+    assert_eq!(out["changed"], true);
+    assert_eq!(out["config_changed"], false);
+    assert_eq!(
+        repo.state()["pin"]["commit"].as_str(),
+        Some(repo.git(&["rev-parse", "main"]).trim())
+    );
+    repo.human(&["repin"]).expect(0).says("nothing changed");
+}
+
+/// The gate script gutted in the working tree (it prints ok and exits 0): a protected path
+/// the tree changes makes the pass not count, and the gates do not even run.
+#[test]
+fn a_gutted_gate_script_does_not_verify() {
+    let repo = TestRepo::with_config(&format!(
+        "{CONFIG}\n[gates]\nprotected = [\"run_tests.sh\"]\n"
+    ));
+    repo.submit_plan(PLAN).expect(0);
+    repo.run(&["get-task"]).expect(0);
+    repo.submit_test(RED, Some("FAIL")).expect(3);
+    repo.run(&["submit-work", "-s", "ok", "--analysis-decision", "SUCCESS"])
+        .expect(0);
+    repo.write("add.sh", "echo 5\n");
+    repo.write("fail", "");
+    repo.write("run_tests.sh", "echo 'tests: ok'\n");
+    let out = repo.submit_test("sh add.sh", None);
+    out.expect(1);
+    assert_eq!(
+        out.stdout.lines().next().unwrap(),
+        "FAILURE: `sh add.sh` passed (exit 0), but the working tree changes protected paths \
+         (run_tests.sh): a human changes these on main; debugging attempt 1"
+    );
+    // Committed on the branch, it is refused as a checkpoint too.
+    repo.git(&["add", "--all"]);
+    let out = repo.git_run(&["commit", "--quiet", "-m", "checkpoint: gutted"]);
+    assert_eq!(out.code, 0, "no hooks installed: git commits it");
+    repo.run(&["get-task"]).expect(0);
+    assert!(repo.state().get("last_commit_hash").is_none());
+    repo.write("more.txt", "more\n");
+    repo.run(&["checkpoint"])
+        .expect(4)
+        .warns("the working tree changes protected paths (run_tests.sh)");
+    // With the hooks, the commit itself is refused.
+    repo.run(&["hooks", "install"]).expect(0);
+    repo.write("run_tests.sh", "exit 0\n");
+    repo.git(&["add", "--all"]);
+    let (ok, _) = repo.git_try(&["commit", "--quiet", "-m", "checkpoint: gutted again"]);
+    assert!(!ok, "the commit-msg hook refused it");
+}
+
+/// An uncommitted edit to the in-repo reviewer script: the review is not run at all, and
+/// nothing is approved.
+#[test]
+fn an_edited_review_script_does_not_review() {
+    let repo = TestRepo::with_config(&format!("{CONFIG}\n[review]\ncommand = \"sh review.sh\"\n"));
+    repo.write(
+        "review.sh",
+        "cat >/dev/null; echo '{\"findings\": [{\"priority\": \"P0\", \"issue\": \"wrong\"}]}'\n",
+    );
+    repo.commit_all("reviewer");
+    repo.submit_plan(&one_task_plan("add.txt")).expect(0);
+    repo.run(&["get-task"]).expect(0);
+    repo.submit_test("test -e add.txt", None).expect(3);
+    repo.run(&[
+        "submit-work",
+        "-s",
+        "missing",
+        "--analysis-decision",
+        "SUCCESS",
+    ])
+    .expect(0);
+    repo.write("add.txt", "v1\n");
+    repo.submit_test("test -e add.txt", None).expect(0);
+    repo.run(&["checkpoint"]).expect(0);
+    repo.write("review.sh", "cat >/dev/null; echo '{\"findings\": []}'\n");
+    let brief = repo.run(&["get-task"]).expect(0).stdout.clone();
+    assert!(
+        brief.contains("The automated code review could not run, so the PR is NOT approved"),
+        "{brief}"
+    );
+    assert!(
+        brief.contains(
+            "the working tree changes protected paths (review.sh), so the review was not run"
+        ),
+        "{brief}"
+    );
+    assert_eq!(repo.status(), "CODE_REVIEW");
+}

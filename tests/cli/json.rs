@@ -116,9 +116,13 @@ fn status_json() {
     assert_eq!(j["progress"], json!({"done": 1, "total": 5}));
     assert_eq!(j["tip"], repo.tip().unwrap().as_str());
     assert_eq!(j["last_run"]["verdict"], "FAILURE");
+    let pin = repo.git(&["rev-parse", "main"]);
     assert_eq!(
         j["config"],
-        json!({"origin": "main:.orchestrate.toml", "preflight": ["tests"]})
+        json!({
+            "origin": format!("main:.orchestrate.toml as pinned for this PR (at {})", &pin[..12]),
+            "preflight": ["tests"]
+        })
     );
 }
 

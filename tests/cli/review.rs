@@ -196,8 +196,10 @@ echo "{{\"findings\": [{{\"priority\": \"P2\", \"file\": \"add.txt\", \"issue\":
     assert_eq!(repo.status(), "AWAITING_FINALIZATION");
 }
 
+/// The config file is protected (docs/integrity.md): a PR that changes it verifies nothing,
+/// so no review sees one.
 #[test]
-fn the_review_is_told_when_the_pr_changes_the_config() {
+fn a_pr_that_changes_the_config_does_not_verify() {
     let seen = tempfile::NamedTempFile::new().unwrap();
     let script = format!(
         "ctx=$(cat)\ncase \"$ctx\" in *'\"config_changed\":true'*) echo changed > '{0}' ;; *) echo unchanged > '{0}' ;; esac\necho '{{\"findings\": []}}'\n",
@@ -216,10 +218,14 @@ fn the_review_is_told_when_the_pr_changes_the_config() {
         &config.replace("output_tail = 20", "output_tail = 30"),
     );
     repo.write("add.sh", "echo 5\n");
+    repo.submit_test("true", None)
+        .expect(1)
+        .says("but the working tree changes protected paths (.orchestrate.toml)");
+    repo.git(&["checkout", "HEAD", "--", ".orchestrate.toml"]);
     repo.submit_test("true", None).expect(0);
     repo.run(&["checkpoint"]).expect(0);
     repo.run(&["get-task"]).expect(0);
-    assert_eq!(std::fs::read_to_string(seen.path()).unwrap(), "changed\n");
+    assert_eq!(std::fs::read_to_string(seen.path()).unwrap(), "unchanged\n");
 }
 
 #[test]

@@ -1,0 +1,44 @@
+//! `git orchestrate repin`: a human moves the PR's gates to main's as they are now.
+
+use clap::Args;
+
+use super::error::require_human;
+use super::{Exit, Failure, Ui};
+use crate::engine::{self, Session};
+
+/// For humans: verify the rest of the PR under main's gates as they are now.
+///
+/// A PR is verified under main's .orchestrate.toml (and protected paths) as they were when
+/// its branch was created, so that a change on main mid-PR cannot weaken the gates; every
+/// briefing and `status` say when main's gates have changed since. `repin` takes them as they
+/// are now. A pass recorded under the old gates no longer counts for a checkpoint.
+#[derive(Debug, Args)]
+pub struct RepinArgs {}
+
+pub fn run(session: &Session, _args: &RepinArgs, ui: &mut Ui) -> Result<Exit, Failure> {
+    let human = require_human("repin")?;
+    let report = engine::repin(session, human)?;
+    if ui.json {
+        ui.report(&report)?;
+        return Ok(Exit::Success);
+    }
+    let short = |c: &str| c[..c.len().min(12)].to_string();
+    let text = if report.changed {
+        format!(
+            "repinned: the PR is now verified under main at {}{}\n",
+            short(&report.to),
+            if report.config_changed {
+                " (its .orchestrate.toml differs from the one pinned before)"
+            } else {
+                ""
+            }
+        )
+    } else {
+        format!(
+            "the PR's gates are pinned at main's {} already; nothing changed\n",
+            short(&report.to)
+        )
+    };
+    ui.text(&text)?;
+    Ok(Exit::Success)
+}

@@ -1,0 +1,68 @@
+//! `repin`: a human moves a PR's gates to main's as they are now (docs/integrity.md).
+
+use serde::Serialize;
+
+use super::{EngineError, Session};
+use crate::config::{Config, Origin};
+use crate::workflow::{Event, Human, Rejection, RejectionKind, Status};
+
+/// What `repin` did.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RepinReport {
+    pub state: Status,
+    /// The main commit the gates were pinned at before; `None` for a PR begun before pins.
+    pub from: Option<String>,
+    pub to: String,
+    /// False when the PR was pinned at this commit already: nothing was written.
+    pub changed: bool,
+    /// main's `.orchestrate.toml` differs from the one pinned before.
+    pub config_changed: bool,
+}
+
+pub fn repin(session: &Session, human: Human) -> Result<RepinReport, EngineError> {
+    session.with_retries(|| {
+        let snap = session.read_or_refuse("repin", |_| None)?;
+        let state = &snap.state;
+        if state.pr().is_none() {
+            return Err(EngineError::Rejected(Rejection {
+                kind: RejectionKind::WrongState,
+                state: state.status(),
+                message: format!(
+                    "there is no PR whose gates could be repinned (state {})",
+                    state.status()
+                ),
+                hint: "A PR's gates are pinned when its branch is created; the next one takes main's as they are then."
+                    .into(),
+            }));
+        }
+        let main = session.main_branch(Some(state))?;
+        let Some(pin) = session.pin_now(&main)? else {
+            return Err(EngineError::Rejected(Rejection {
+                kind: RejectionKind::WrongState,
+                state: state.status(),
+                message: format!("the main branch {main} does not exist"),
+                hint: "Create it, or fix main_branch in .orchestrate.toml.".into(),
+            }));
+        };
+        // Broken gates are never pinned: every command after would refuse.
+        if let Some(blob) = &pin.config {
+            let origin = Origin::MainBranch(main.clone());
+            let text = super::config_text(session.store.blob(blob)?, &origin)?;
+            Config::parse(&text, &origin)?;
+        }
+        let before = state.pin().cloned();
+        let config_changed = before.as_ref().is_none_or(|b| b.config != pin.config);
+        let report = |state, changed| RepinReport {
+            state,
+            from: before.as_ref().map(|b| b.commit.clone()),
+            to: pin.commit.clone(),
+            changed,
+            config_changed,
+        };
+        if before.as_ref() == Some(&pin) {
+            return Ok(report(state.status(), false));
+        }
+        let t = session.apply_answer(&snap, Event::Repinned { pin: pin.clone() }, human)?;
+        Ok(report(t.to(), true))
+    })
+}
