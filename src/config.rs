@@ -38,6 +38,28 @@ pub struct Config {
     pub hooks: HooksConfig,
     #[serde(default)]
     pub gates: GatesConfig,
+    #[serde(default)]
+    pub finalize: FinalizeConfig,
+}
+
+/// `[finalize]` (docs/config.md, "[finalize]").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FinalizeConfig {
+    /// Run the gates once more on the squashed commit in a fresh linked worktree before the
+    /// squash counts (docs/integrity.md).
+    #[serde(default = "yes")]
+    pub clean_check: bool,
+}
+
+impl Default for FinalizeConfig {
+    fn default() -> Self {
+        FinalizeConfig { clean_check: true }
+    }
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// `[gates]` (docs/config.md, "[gates]").
@@ -269,6 +291,7 @@ impl Default for Config {
             test: TestConfig::default(),
             hooks: HooksConfig::default(),
             gates: GatesConfig::default(),
+            finalize: FinalizeConfig::default(),
         }
     }
 }
@@ -559,6 +582,10 @@ unlock_escalation_at = 10           # escalate unlocks
 # `git orchestrate repin`. This file and the review command's script always are.
 [gates]
 protected = []               # e.g. [\"run_tests.sh\", \"ci/**\"]
+
+# At finalization the gates run once more on the squashed commit, in a fresh worktree.
+[finalize]
+clean_check = true
 
 # Git hooks (`git orchestrate hooks install`; init installs them).
 [hooks]

@@ -2,9 +2,45 @@
 //! PR title, with exactly the verified tree; the master-plan commit sits on it, changes only
 //! the master plan, and names the squashed commit.
 
-use super::{EngineError, Session};
-use crate::exec::GitError;
+use super::{EngineError, Session, io_error};
+use crate::config::Config;
+use crate::exec::{self, GitError};
+use crate::gates;
 use crate::store::Snapshot;
+
+/// Where the clean final check's worktrees live, inside the git directory.
+const CLEAN_CHECK_DIR: &str = "orchestrator/clean-check";
+
+/// The clean final check (docs/integrity.md): the gates in force run once more on the
+/// squashed `commit`, in a fresh linked worktree that holds only what the commit holds, so
+/// that nothing untracked or ignored in the working tree can have made it pass. `None` when
+/// it passed (or is off, or there are no gates); the refusal otherwise. The worktree is
+/// removed however the run ends.
+pub fn clean_check(
+    session: &Session,
+    config: &Config,
+    commit: &str,
+) -> Result<Option<String>, EngineError> {
+    if !config.finalize.clean_check || config.preflight.is_empty() {
+        return Ok(None);
+    }
+    let parent = session.store.git_dir().join(CLEAN_CHECK_DIR);
+    let worktree = session.git.temp_worktree(&parent, commit)?;
+    let run = gates::run_preflight(&config.preflight, worktree.path())
+        .map_err(io_error("run preflight in the clean worktree"))?;
+    drop(worktree);
+    Ok(run.failed().map(|gate| {
+        format!(
+            "the clean final check failed: preflight gate `{}` failed ({}) on the squashed commit in a \
+             fresh worktree, though it passed in yours: something the commit does not hold (an \
+             untracked or ignored file) made it pass there. Commit what the tests need, then squash \
+             and submit again.\n{}",
+            gate.name,
+            gate.run.exit,
+            exec::tail_lines(&gate.run.output, config.test.output_tail)
+        )
+    }))
+}
 
 /// Whether the squash holds.
 pub fn verify_squash(session: &Session, snap: &Snapshot) -> Result<FinalizeCheck, EngineError> {

@@ -251,6 +251,9 @@ fn attempt(
         }
         (Accepted::Squash, SubmitKind::Confirm) => match finalize::verify_squash(session, &snap)? {
             FinalizeCheck::Holds { commit } => {
+                if let Some(reason) = finalize::clean_check(session, &config, &commit)? {
+                    return Ok(refused(snap.state, reason));
+                }
                 // Before the state moves: a retry writes the same record, which is kept once.
                 notes::record_final(session, &snap, &commit)?;
                 Event::Squashed { commit }

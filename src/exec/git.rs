@@ -646,6 +646,91 @@ pub const SCRATCH_DIR: &str = "orchestrator/scratch";
 /// Removes scratch indexes whose command is gone: named `index-<pid>-…`, with no live
 /// process of that id, or older than an hour (a reused pid). Best effort: a copy that
 /// cannot be removed now is removed by a later run.
+/// A temporary linked worktree, detached at a commit: removed (and pruned from git's list)
+/// when dropped, whatever happened meanwhile. One left by a killed process is removed by
+/// the next [`Git::temp_worktree`].
+pub struct TempWorktree<'a> {
+    git: &'a Git,
+    path: PathBuf,
+}
+
+impl TempWorktree<'_> {
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for TempWorktree<'_> {
+    fn drop(&mut self) {
+        remove_worktree(self.git, &self.path);
+    }
+}
+
+fn remove_worktree(git: &Git, path: &Path) {
+    let _ = git.run([
+        OsStr::new("worktree"),
+        OsStr::new("remove"),
+        OsStr::new("--force"),
+        path.as_os_str(),
+    ]);
+    let _ = std::fs::remove_dir_all(path);
+    let _ = git.run(["worktree", "prune"]);
+}
+
+impl Git {
+    /// A fresh linked worktree of `commit` in a new directory under `parent` (inside the git
+    /// directory): only what the commit holds, no untracked or ignored file. Checkout hooks
+    /// do not run.
+    pub fn temp_worktree(&self, parent: &Path, commit: &str) -> Result<TempWorktree<'_>, GitError> {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| io_error("create a directory for a worktree", e))?;
+        if let Ok(entries) = std::fs::read_dir(parent) {
+            for entry in entries.flatten() {
+                let pid = entry
+                    .file_name()
+                    .to_str()
+                    .and_then(|n| n.strip_prefix("wt-"))
+                    .and_then(|n| n.split('-').next())
+                    .and_then(|p| p.parse::<i32>().ok());
+                if pid.is_some_and(|pid| !process_alive(pid)) {
+                    remove_worktree(self, &entry.path());
+                }
+            }
+        }
+        let dir = tempfile::Builder::new()
+            .prefix(&format!("wt-{}-", std::process::id()))
+            .tempdir_in(parent)
+            .map_err(|e| io_error("create a directory for a worktree", e))?
+            .keep();
+        let worktree = TempWorktree {
+            git: self,
+            path: dir,
+        };
+        self.run([
+            OsStr::new("-c"),
+            OsStr::new("core.hooksPath=/dev/null"),
+            OsStr::new("worktree"),
+            OsStr::new("add"),
+            OsStr::new("--detach"),
+            OsStr::new("--force"),
+            OsStr::new("--quiet"),
+            worktree.path.as_os_str(),
+            OsStr::new(commit),
+        ])?;
+        Ok(worktree)
+    }
+}
+
+/// True when process `pid` exists (EPERM: it does, and is someone else's).
+fn process_alive(pid: i32) -> bool {
+    rustix::process::Pid::from_raw(pid).is_some_and(|pid| {
+        matches!(
+            rustix::process::test_kill_process(pid),
+            Ok(()) | Err(rustix::io::Errno::PERM)
+        )
+    })
+}
+
 fn remove_abandoned_scratch(dir: &Path) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
@@ -660,13 +745,7 @@ fn remove_abandoned_scratch(dir: &Path) {
         else {
             continue;
         };
-        // EPERM: the process exists, it is someone else's.
-        let alive = rustix::process::Pid::from_raw(pid).is_some_and(|pid| {
-            matches!(
-                rustix::process::test_kill_process(pid),
-                Ok(()) | Err(rustix::io::Errno::PERM)
-            )
-        });
+        let alive = process_alive(pid);
         let old = entry
             .metadata()
             .and_then(|m| m.modified())

@@ -396,3 +396,160 @@ fn an_edited_review_script_does_not_review() {
     );
     assert_eq!(repo.status(), "CODE_REVIEW");
 }
+
+/// A repository at AWAITING_FINALIZATION of a one-task PR under `config`, with `add.txt`
+/// created, and the branch squashed to one commit titled with the PR title.
+fn squashed_under(config: &str) -> TestRepo {
+    let repo = TestRepo::with_config(config);
+    repo.submit_plan(&one_task_plan("add.txt")).expect(0);
+    repo.run(&["get-task"]).expect(0);
+    repo.submit_test("test -e add.txt", None).expect(3);
+    repo.run(&[
+        "submit-work",
+        "-s",
+        "missing",
+        "--analysis-decision",
+        "SUCCESS",
+    ])
+    .expect(0);
+    repo.write("add.txt", "v1\n");
+    repo.submit_test("test -e add.txt", None).expect(0);
+    repo.run(&["checkpoint"]).expect(0);
+    repo.run(&["get-task"]).expect(0);
+    assert_eq!(repo.status(), "AWAITING_FINALIZATION");
+    let base = repo.git(&["merge-base", "main", "HEAD"]);
+    repo.git(&["reset", "--soft", base.trim()]);
+    repo.git(&["commit", "--quiet", "-m", "feat: Add"]);
+    repo
+}
+
+fn worktrees(repo: &TestRepo) -> usize {
+    repo.git(&["worktree", "list", "--porcelain"])
+        .lines()
+        .filter(|l| l.starts_with("worktree "))
+        .count()
+}
+
+/// The gates pass in the working tree only because of an ignored file: the clean final
+/// check runs them on the squashed commit in a fresh worktree, where they fail.
+#[test]
+fn the_clean_final_check_catches_a_pass_that_needs_an_untracked_file() {
+    let repo = {
+        let config = format!(
+            "{CONFIG}\n[[preflight]]\nname = \"generated\"\ncommand = \"test -e generated.txt || {{ echo 'generated.txt is missing'; exit 1; }}\"\n"
+        );
+        let repo = TestRepo::with_config(&config);
+        repo.write(".gitignore", "generated.txt\n");
+        repo.commit_all("ignore generated.txt");
+        repo.write("generated.txt", "made by hand, never committed\n");
+        repo
+    };
+    repo.submit_plan(&one_task_plan("add.txt")).expect(0);
+    repo.run(&["get-task"]).expect(0);
+    repo.submit_test("test -e add.txt", None).expect(3);
+    repo.run(&[
+        "submit-work",
+        "-s",
+        "missing",
+        "--analysis-decision",
+        "SUCCESS",
+    ])
+    .expect(0);
+    repo.write("add.txt", "v1\n");
+    repo.submit_test("test -e add.txt", None).expect(0);
+    repo.run(&["checkpoint"]).expect(0);
+    repo.run(&["get-task"]).expect(0);
+    let base = repo.git(&["merge-base", "main", "HEAD"]);
+    repo.git(&["reset", "--soft", base.trim()]);
+    repo.git(&["commit", "--quiet", "-m", "feat: Add"]);
+    let tip = repo.tip();
+    let out = repo.run(&["submit-work", "-s", "squashed"]);
+    out.expect(1);
+    assert!(
+        out.stdout.starts_with(
+            "FAILURE: the clean final check failed: preflight gate `generated` failed (exit 1) on the \
+             squashed commit in a fresh worktree"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("generated.txt is missing"),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(repo.tip(), tip, "nothing was recorded");
+    assert_eq!(repo.status(), "AWAITING_FINALIZATION");
+    assert_eq!(worktrees(&repo), 1, "the clean worktree is gone");
+    // Off by config (on main, repinned by a human): the squash counts as before.
+    let off = squashed_under(&format!("{CONFIG}\n[finalize]\nclean_check = false\n"));
+    off.run(&["submit-work", "-s", "squashed"]).expect(0);
+    assert_eq!(off.status(), "FINALIZE_COMPLETE");
+}
+
+/// A gate that hangs in the clean worktree is killed at its timeout, and the worktree is
+/// removed; one left by a killed git-orchestrate is removed by the next run.
+#[test]
+fn the_clean_worktree_is_removed_after_a_timeout_and_after_a_kill() {
+    let config = format!(
+        "{CONFIG}\n[[preflight]]\nname = \"slow-when-clean\"\ncommand = \"[ -e generated.txt ] || sleep 30\"\ntimeout = \"1s\"\n"
+    );
+    let repo = TestRepo::with_config(&config);
+    repo.write(".gitignore", "generated.txt\n");
+    repo.commit_all("ignore generated.txt");
+    repo.write("generated.txt", "x\n");
+    repo.submit_plan(&one_task_plan("add.txt")).expect(0);
+    repo.run(&["get-task"]).expect(0);
+    repo.submit_test("test -e add.txt", None).expect(3);
+    repo.run(&[
+        "submit-work",
+        "-s",
+        "missing",
+        "--analysis-decision",
+        "SUCCESS",
+    ])
+    .expect(0);
+    repo.write("add.txt", "v1\n");
+    repo.submit_test("test -e add.txt", None).expect(0);
+    repo.run(&["checkpoint"]).expect(0);
+    repo.run(&["get-task"]).expect(0);
+    let base = repo.git(&["merge-base", "main", "HEAD"]);
+    repo.git(&["reset", "--soft", base.trim()]);
+    repo.git(&["commit", "--quiet", "-m", "feat: Add"]);
+
+    let out = repo.run(&["submit-work", "-s", "squashed"]);
+    out.expect(1);
+    assert!(
+        out.stdout
+            .contains("`slow-when-clean` failed (killed after"),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(worktrees(&repo), 1);
+
+    // Killed while the gate runs in the clean worktree.
+    let mut child = repo
+        .command(BIN, ["submit-work", "-s", "squashed"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while worktrees(&repo) < 2 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert_eq!(worktrees(&repo), 2, "the clean worktree was made");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(worktrees(&repo), 2, "a killed process cannot clean up");
+    repo.run(&["submit-work", "-s", "squashed"]).expect(1);
+    assert_eq!(
+        worktrees(&repo),
+        1,
+        "the next run removed the one left behind"
+    );
+    let left = std::fs::read_dir(repo.dir().join(".git/orchestrator/clean-check"))
+        .unwrap()
+        .count();
+    assert_eq!(left, 0);
+}
