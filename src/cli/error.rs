@@ -299,6 +299,10 @@ fn classify(e: EngineError) -> CommandError {
             EngineError::Hooks { .. } => CommandError::new(ErrorKind::Store, message)
                 .hint("Fix what is named, then run `git orchestrate hooks install`."),
             EngineError::Git(_) => CommandError::new(ErrorKind::Git, message),
+            EngineError::Forged { .. } => CommandError::new(ErrorKind::VerificationFailed, message).hint(
+                "Nothing was changed. `git orchestrate audit --all` lists what is wrong; a human decides what to \
+                 keep (the remote's history can be inspected under refs/orchestrator/remotes/).",
+            ),
                         EngineError::Internal(_) => CommandError::new(ErrorKind::Internal, message),
             EngineError::Remote { hint, .. } => CommandError::new(ErrorKind::Remote, message).hint(hint),
             EngineError::BadInput { hint, .. } => CommandError::invalid_input(message, hint),

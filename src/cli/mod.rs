@@ -2,6 +2,7 @@
 //! prints. Every command renders for people or, with `--json`, as a versioned JSON object.
 
 mod approve;
+mod audit;
 mod checkpoint;
 mod demo;
 mod doctor;
@@ -98,6 +99,8 @@ pub enum Command {
     Plan(plan::PlanArgs),
     /// Check that every checkpoint commit in RANGE carries a passing verification note
     Verify(verify::VerifyArgs),
+    /// Replay the workflow's history and check that nothing in it was forged
+    Audit(audit::AuditArgs),
     /// Bring this clone and a remote level: workflows, notes and PR branches
     Sync(sync::SyncArgs),
     /// Install, remove or show the git hooks that enforce preflight on checkpoints
@@ -241,6 +244,7 @@ pub fn run(cli: &Cli, ui: &mut Ui) -> Result<Exit, Failure> {
         Command::Log(args) => log::run(&open()?, args, ui),
         Command::Plan(args) => plan::run(&open()?, args, ui),
         Command::Verify(args) => verify::run(&open()?, args, ui),
+        Command::Audit(args) => audit::run(&open()?, args, ui),
         Command::Sync(args) => sync::run(&open()?, args, ui),
         Command::Hooks(args) => hooks::run(&open()?, args, ui),
         Command::Hook(args) => hooks::hook(&open()?, args, ui),

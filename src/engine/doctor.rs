@@ -181,6 +181,7 @@ fn checks(session: &Session) -> Result<Vec<Check>, EngineError> {
 
     hooks(session, &mut checks)?;
     refspecs(session, &mut checks)?;
+    history(session, &mut checks)?;
 
     checks.push(match session.store.identity() {
         Some((name, email)) => check("identity", Level::Ok, format!("{name} <{email}>"), None),
@@ -261,6 +262,48 @@ fn review_command(command: Option<&str>, root: &Path) -> Check {
         ),
         Some("create it, or correct `command` under [review] in .orchestrate.toml".into()),
     )
+}
+
+/// Every workflow's history, replayed (docs/integrity.md).
+fn history(session: &Session, checks: &mut Vec<Check>) -> Result<(), EngineError> {
+    let report = super::audit::audit(session, true)?;
+    if report.clean() {
+        checks.push(check(
+            "history",
+            Level::Ok,
+            format!(
+                "{} transition{} replayed, none forged{}",
+                report.replayed,
+                if report.replayed == 1 { "" } else { "s" },
+                if report.unrecorded > 0 {
+                    format!(
+                        " ({} written before events were recorded: read, not replayed)",
+                        report.unrecorded
+                    )
+                } else {
+                    String::new()
+                }
+            ),
+            None,
+        ));
+    }
+    for p in &report.problems {
+        checks.push(check(
+            "history",
+            Level::Error,
+            format!(
+                "workflow {}{}: {}",
+                p.workflow,
+                p.commit
+                    .as_deref()
+                    .map(|c| format!(", commit {c}"))
+                    .unwrap_or_default(),
+                p.problem
+            ),
+            Some("git orchestrate audit --all".into()),
+        ));
+    }
+    Ok(())
 }
 
 /// A file a command runs: its program, or a script an interpreter reads.

@@ -454,12 +454,41 @@ fn review(session: &Session, snap: &Snapshot, round: u32) -> Result<Event, Engin
     )
 }
 
+/// The first forged transition of the PR in `snap`: from its plan's acceptance to the tip.
+fn forged_in_pr(
+    session: &Session,
+    snap: &Snapshot,
+) -> Result<Option<super::audit::AuditProblem>, EngineError> {
+    let store = &session.store;
+    let pr = store.history_back_to(snap.tip, "plan")?;
+    let stop = match pr.last() {
+        Some(plan) if plan.event == "plan" => {
+            let id = gix::ObjectId::from_hex(plan.commit.as_bytes())
+                .map_err(|e| EngineError::Internal(format!("a commit id did not parse: {e}")))?;
+            store.commit_record(id)?.parents.first().copied()
+        }
+        _ => None,
+    };
+    let chain = super::audit::audit_chain(store, store.workflow(), snap.tip, stop)?;
+    Ok(chain.forged)
+}
+
 /// Merges the PR branch into main (docs/architecture.md, "Finalization and merge"). Safe to run again after a crash: a branch
 /// already merged and deleted counts as merged.
 fn merge(session: &Session, snap: &Snapshot, branch: &str) -> Result<Event, EngineError> {
     let main = session.main_branch(Some(&snap.state))?;
     let git = &session.git;
     let blocked = |reason: String| Ok(Event::MergeBlocked { reason });
+    // Only a PR whose every transition is what its recorded event makes is merged
+    // (docs/integrity.md).
+    if let Some(problem) = forged_in_pr(session, snap)? {
+        return blocked(format!(
+            "the PR's history is forged, so it is not merged: commit {}: {} (`git orchestrate audit` \
+             shows it; a human decides what to keep)",
+            problem.commit.as_deref().unwrap_or("?"),
+            problem.problem
+        ));
+    }
     if let Some(why) = dirty(session, "")? {
         return blocked(why);
     }

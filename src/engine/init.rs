@@ -136,6 +136,8 @@ pub fn init(
         (None, Ok(_)) if fresh => None,
         (None, Ok(remote)) => match adopt_from_remote(session, &remote) {
             Ok(adopted) => adopted,
+            // Neither adopted nor replaced by a fresh start that would hide it.
+            Err(e @ EngineError::Forged { .. }) => return Err(e),
             // Offline is no reason to refuse a local start; `sync` reports the split later.
             Err(e) if session.store.tip()?.is_some() => {
                 warnings.push(

@@ -2,6 +2,7 @@
 //! `workflow` what to do, carries it out (git, test commands, gates), and stores the result
 //! with a compare-and-swap. A lost race re-runs the whole command from a fresh read.
 
+pub mod audit;
 mod checkpoint;
 mod doctor;
 mod escape;
@@ -33,6 +34,7 @@ use crate::workflow::{
     self, Effect, Event, Human, PlanChange, Rejection, State, Status, Transition,
 };
 
+pub use audit::{AuditReport, audit};
 pub use checkpoint::{CheckpointReport, WithoutCommit, checkpoint};
 pub use doctor::{Check, DoctorReport, Level, doctor};
 pub use escape::{EscalateReport, ScopeReductionReport, escalate, request_scope_reduction};
@@ -122,6 +124,13 @@ pub enum EngineError {
     /// A lost compare-and-swap; never escapes [`Session::with_retries`].
     #[error("the workflow changed while this command ran")]
     Conflict,
+    /// The audit found a transition that is not what its recorded event makes
+    /// (docs/integrity.md); `what` says what was refused because of it.
+    #[error("{what}: workflow {} has a forged transition, commit {}: {}", .problem.workflow, .problem.commit.as_deref().unwrap_or("?"), .problem.problem)]
+    Forged {
+        what: String,
+        problem: Box<audit::AuditProblem>,
+    },
 }
 
 impl From<WriteError> for EngineError {
@@ -209,6 +218,9 @@ impl Session {
                 step: None,
                 summary: "workflow created",
                 human: None,
+                // Marks a history whose every transition records its event, so that `audit`
+                // tells a transition with none from one written before events were.
+                input: Some(audit::CREATED.to_string()),
             },
         )?;
         self.store.read()?.ok_or(EngineError::Conflict)
@@ -548,6 +560,7 @@ impl Session {
                 step: t.step.map(|s| s.to_string()),
                 summary: &t.summary,
                 human,
+                input: Some(event_record(&t.input)?),
             },
         )?;
         Ok(())
@@ -606,6 +619,12 @@ fn config_text(bytes: Vec<u8>, origin: &Origin) -> Result<String, ConfigError> {
             e.utf8_error().valid_up_to()
         ),
     })
+}
+
+/// The JSON an event is recorded as, in its transition's commit.
+fn event_record(event: &Event) -> Result<String, EngineError> {
+    serde_json::to_string(event)
+        .map_err(|e| EngineError::Internal(format!("an event did not serialize: {e}")))
 }
 
 /// A random pause that grows with the attempt number, so racing processes spread out.

@@ -338,6 +338,7 @@ pub fn sync(
                 return Err(push_refused(&remote, &pushes, error));
             }
         }
+        audit_incoming(session, &remote)?;
         let mut reconciled = match reconcile(session, &remote, &mut takes) {
             Err(EngineError::Conflict) => {
                 std::thread::sleep(backoff(round));
@@ -392,6 +393,33 @@ pub fn sync(
              again when the other clones are done."
         ),
     })
+}
+
+/// Every transition the remote's workflows would bring in is replayed before anything here
+/// moves (docs/integrity.md): a forged one refuses the whole sync, naming it.
+fn audit_incoming(session: &Session, remote: &str) -> Result<(), EngineError> {
+    let store = &session.store;
+    let local = store.local_workflows()?;
+    for (name, theirs) in store.tracking_workflows(remote)? {
+        if !store::valid_workflow_name(&name) {
+            continue;
+        }
+        let stop = match local.get(&name) {
+            Some(&ours) => store.relation(ours, theirs)?.base,
+            None => None,
+        };
+        if stop == Some(theirs) {
+            continue;
+        }
+        let chain = super::audit::audit_chain(store, &name, theirs, stop)?;
+        if let Some(problem) = chain.forged {
+            return Err(EngineError::Forged {
+                what: format!("sync refused what {remote} holds"),
+                problem: Box::new(problem),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// `--take` decides against the remote tip the user was shown: when a retry finds another
@@ -909,6 +937,13 @@ pub fn adopt_from_remote(session: &Session, remote: &str) -> Result<Option<Adopt
     else {
         return Ok(None);
     };
+    let chain = super::audit::audit_chain(&session.store, &workflow, theirs, None)?;
+    if let Some(problem) = chain.forged {
+        return Err(EngineError::Forged {
+            what: format!("init refused to adopt workflow {workflow} from {remote}"),
+            problem: Box::new(problem),
+        });
+    }
     session.store.move_ref(
         LocalRef::Workflow(&workflow),
         None,

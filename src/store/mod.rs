@@ -32,6 +32,8 @@ pub use time::format_time;
 const WORKFLOWS: &str = "refs/orchestrator/workflows/";
 /// The last tip of each workflow ref, one file per workflow, under the git directory.
 const TIP_MARKERS: &str = "orchestrator/tips";
+/// The commit header that records the event a transition applied.
+pub const EVENT_HEADER: &str = "orchestrator-event";
 const STATE_FILE: &str = "state.json";
 const PLAN_FILE: &str = "pr.json";
 const OUTPUT_FILE: &str = "output.log";
@@ -190,7 +192,37 @@ impl Snapshot {
     pub fn has_output_log(&self) -> bool {
         self.entries.contains_key(OUTPUT_FILE)
     }
+
+    /// The blob `pr.json` names, while a plan is active.
+    pub fn plan_blob(&self) -> Option<ObjectId> {
+        self.entries.get(PLAN_FILE).copied()
+    }
+
+    /// The steps completed since `pr.json` was stored.
+    pub fn done(&self) -> &[StepId] {
+        &self.done
+    }
 }
+
+/// What `audit` reads of a transition commit besides its state.
+#[derive(Clone, Debug)]
+pub struct CommitRecord {
+    pub parents: Vec<ObjectId>,
+    /// The `orchestrator-event` header: the event the transition applied, as JSON.
+    pub event: Option<String>,
+    pub history: HistoryEntry,
+}
+
+/// One line of a ref's reflog.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReflogEntry {
+    pub old: String,
+    pub new: String,
+    pub message: String,
+}
+
+/// How a move of a workflow ref that git-orchestrate made starts its reflog message.
+pub const REFLOG_PREFIX: &str = "git-orchestrate: ";
 
 /// A change to one file of the workflow tree.
 #[derive(Debug)]
@@ -222,6 +254,9 @@ pub struct TransitionWrite<'a> {
     pub summary: &'a str,
     /// How a human's answer was authorised, when the transition is one.
     pub human: Option<Human>,
+    /// The event the transition applied, as JSON: the commit's `orchestrator-event` header,
+    /// from which `audit` computes the transition again (docs/integrity.md).
+    pub input: Option<String>,
 }
 
 /// One entry of `git orchestrate log`.
@@ -631,7 +666,11 @@ impl Store {
             committer: signature.clone(),
             encoding: None,
             message: message.clone().into(),
-            extra_headers: Vec::new(),
+            extra_headers: write
+                .input
+                .iter()
+                .map(|json| (EVENT_HEADER.into(), json.as_str().into()))
+                .collect(),
         };
         let commit_id = objects.borrow_mut().write_object(&commit)?;
         self.update_ref(
@@ -1012,6 +1051,50 @@ impl Store {
         Ok(Some((commit.id.to_string(), blob)))
     }
 
+    /// The parents, the recorded event and the message of transition commit `id`.
+    pub fn commit_record(&self, id: ObjectId) -> Result<CommitRecord, StoreError> {
+        let commit = self.repo.find_commit(id).map_err(git_err)?;
+        let decoded = commit.decode().map_err(git_err)?;
+        let event = decoded
+            .extra_headers()
+            .find(EVENT_HEADER)
+            .map(|v| v.to_str_lossy().into_owned());
+        let message = commit.message_raw_sloppy().to_str_lossy().into_owned();
+        let time = commit.time().map(format_time).unwrap_or_default();
+        Ok(CommitRecord {
+            parents: commit.parent_ids().map(|p| p.detach()).collect(),
+            event,
+            history: parse_history_entry(id.to_string(), time, &message),
+        })
+    }
+
+    /// The reflog of `reference`, oldest first; empty when it has none.
+    pub fn reflog(&self, reference: &str) -> Result<Vec<ReflogEntry>, StoreError> {
+        let path = self.repo.common_dir().join("logs").join(reference);
+        let text = match std::fs::read(&path) {
+            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => {
+                return Err(StoreError::Internal(format!(
+                    "cannot read {}: {e}",
+                    path.display()
+                )));
+            }
+        };
+        Ok(text
+            .lines()
+            .filter_map(|line| {
+                let (head, message) = line.split_once('\t').unwrap_or((line, ""));
+                let mut words = head.split(' ');
+                Some(ReflogEntry {
+                    old: words.next()?.to_string(),
+                    new: words.next()?.to_string(),
+                    message: message.to_string(),
+                })
+            })
+            .collect())
+    }
+
     /// The bytes of blob `id`.
     pub fn blob(&self, id: &str) -> Result<Vec<u8>, StoreError> {
         let id = ObjectId::from_hex(id.as_bytes()).map_err(git_err)?;
@@ -1280,6 +1363,7 @@ mod tests {
             step: Some("1.2".into()),
             summary: "FAILURE: `make` (exit 2)\n\nI tried",
             human: None,
+            input: None,
         });
         assert_eq!(
             msg,
@@ -1330,6 +1414,7 @@ mod tests {
             step: None,
             summary: "",
             human: None,
+            input: None,
         }
     }
 

@@ -501,6 +501,7 @@ mod tests {
                         step: None,
                         summary: &summary,
                         human: None,
+                        input: None,
                     },
                 )
                 .unwrap();

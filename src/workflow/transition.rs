@@ -9,9 +9,13 @@ use super::state::{Attempts, ExitRecord, LastRun, Pending, PreflightRecord, Stat
 use super::state::{Finalized, Halt, HaltReason, Phase, Pin, Pr, PreflightCache, ReplanContext};
 use super::state::{RedTest, ReviewStage, ReviewSummary, TddPending, Verdict};
 use super::{Decision, Expectation};
+use serde::{Deserialize, Serialize};
 
-/// Something that happened, observed by the engine and fed to [`transition`].
-#[derive(Clone, Debug, PartialEq)]
+/// Something that happened, observed by the engine and fed to [`transition`]. Each
+/// transition commit records the event it applied, so that `audit` can compute it again
+/// (docs/integrity.md).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum Event {
     /// A valid plan was submitted in INITIALIZING; `branch` is the free branch name for it.
     PlanSubmitted {
@@ -122,7 +126,8 @@ impl Event {
     }
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct TestRun {
     pub step: StepId,
     pub kind: StepType,
@@ -142,14 +147,16 @@ pub struct TestRun {
 }
 
 /// A RED test run again at its task's GREEN step: it must pass now.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct RedRerun {
     pub command: String,
     pub exit: ExitRecord,
     pub output_tail: String,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct PreflightOutcome {
     pub record: PreflightRecord,
     /// The failing gate's name and output tail, when one failed.
@@ -212,6 +219,8 @@ pub enum PlanChange {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Transition {
     pub event: &'static str,
+    /// The event applied, as each transition commit records it (docs/integrity.md).
+    pub input: Event,
     pub from: Status,
     pub state: State,
     pub plan: PlanChange,
@@ -581,6 +590,7 @@ pub fn transition(
 ) -> Result<Transition, Rejection> {
     let from = state.status();
     let name = event.name();
+    let input = event.clone();
     let next = match event {
         Event::PlanSubmitted {
             plan,
@@ -633,6 +643,7 @@ pub fn transition(
     .map_err(|reason| reason.rejection(from, name))?;
     Ok(Transition {
         event: name,
+        input,
         from,
         state: next.state,
         plan: next.plan,

@@ -553,3 +553,191 @@ fn the_clean_worktree_is_removed_after_a_timeout_and_after_a_kill() {
         .count();
     assert_eq!(left, 0);
 }
+
+/// A whole PR, merged: every transition is what its recorded event makes.
+#[test]
+fn an_honest_pr_audits_clean() {
+    let repo = squashed_under(CONFIG);
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    // The master plan marks the PR done, in a commit on the squash.
+    let brief = repo.run(&["get-task"]).expect(0).stdout.clone();
+    assert!(brief.contains("docs/plan.md"), "{brief}");
+    let squash = repo.git(&["rev-parse", "HEAD"]);
+    repo.write(
+        "docs/plan.md",
+        &format!("# Plan\n## PR 1: feat: Add [DONE] {}\n", squash.trim()),
+    );
+    repo.git(&[
+        "commit",
+        "--quiet",
+        "-am",
+        &format!("docs: mark feat: Add done ({})", &squash[..12]),
+    ]);
+    repo.run(&["submit-work", "-s", "plan updated"]).expect(0);
+    repo.run(&["get-task"]).expect(0);
+    assert_eq!(repo.status(), "INITIALIZING", "merged");
+    let transitions = repo.history_len();
+    let out = repo.run(&["audit"]).expect(0).stdout.clone();
+    assert_eq!(
+        out,
+        format!(
+            "audit of workflow main: {} transitions replayed: clean\n",
+            transitions - 1
+        )
+    );
+    let doctor = repo.run(&["doctor", "--json"]).json();
+    let history: Vec<&serde_json::Value> = doctor["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["check"] == "history")
+        .collect();
+    assert_eq!(history.len(), 1, "{doctor}");
+    assert_eq!(history[0]["level"], "ok");
+}
+
+/// A hand-forged workflow commit (hash-object, mktree, commit-tree, update-ref) that marks
+/// the steps DONE and sets verified_tree: the audit names it, doctor reports it, and the
+/// merge would refuse it.
+#[test]
+fn a_hand_forged_workflow_commit_is_found_by_the_audit() {
+    let repo = TestRepo::at_green_step();
+    let mut state = repo.state();
+    state["verified_tree"] = serde_json::json!(repo.git(&["rev-parse", "HEAD^{tree}"]).trim());
+    let plan = repo
+        .git(&["show", &format!("{REF}:pr.json")])
+        .replace(r#""status": "TODO""#, r#""status": "DONE""#);
+    let forged = repo.write_workflow_commit(&[
+        (
+            "state.json",
+            serde_json::to_string_pretty(&state).unwrap().as_bytes(),
+        ),
+        ("pr.json", plan.as_bytes()),
+    ]);
+    let out = repo.run(&["audit"]);
+    out.expect(1);
+    assert!(
+        out.stdout.contains(&format!(
+            "FORGED: workflow main, commit {forged}: it records no event, after transitions that do: git-orchestrate did not write it"
+        )),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("was moved to")
+            && out
+                .stdout
+                .contains("by something other than git-orchestrate"),
+        "the reflog's writer: {}",
+        out.stdout
+    );
+    assert!(out.stdout.ends_with(": FORGED\n"), "{}", out.stdout);
+    let json = repo.run(&["audit", "--json"]).json();
+    assert_eq!(json["problems"][0]["commit"], forged.as_str());
+    repo.run(&["doctor"]).says("history");
+
+    // A forged commit that copies a real event: its state is not what the event makes.
+    let repo = TestRepo::at_green_step();
+    let tip = repo.tip().unwrap();
+    let real = repo.git(&["cat-file", "commit", &tip]);
+    let mut state = repo.state();
+    state["debug_attempt_counter"] = serde_json::json!(0);
+    state["last_commit_hash"] = serde_json::json!(repo.git(&["rev-parse", "HEAD"]).trim());
+    let blob = repo.git_with_stdin(
+        &["hash-object", "-w", "--stdin"],
+        serde_json::to_string_pretty(&state).unwrap().as_bytes(),
+    );
+    let tree = repo.git(&["rev-parse", &format!("{tip}^{{tree}}")]);
+    let entries = repo.git(&["ls-tree", tree.trim()]);
+    let spec: String = entries
+        .lines()
+        .map(|l| {
+            if l.ends_with("\tstate.json") {
+                format!("100644 blob {}\tstate.json\n", blob.trim())
+            } else {
+                format!("{l}\n")
+            }
+        })
+        .collect();
+    let new_tree = repo.git_with_stdin(&["mktree"], spec.as_bytes());
+    let commit_text = real.replacen(
+        &format!("tree {}", tree.trim()),
+        &format!("tree {}", new_tree.trim()),
+        1,
+    );
+    let forged = repo.git_with_stdin(
+        &["hash-object", "-t", "commit", "-w", "--stdin"],
+        commit_text.as_bytes(),
+    );
+    let parent = repo.git(&["rev-parse", &format!("{tip}^")]);
+    repo.git(&[
+        "update-ref",
+        "-m",
+        "git-orchestrate: analysis",
+        REF,
+        forged.trim(),
+        &tip,
+    ]);
+    let _ = parent;
+    let out = repo.run(&["audit"]);
+    out.expect(1);
+    assert!(
+        out.stdout.contains(&format!(
+            "FORGED: workflow main, commit {}: its state is not the one its recorded event makes",
+            forged.trim()
+        )),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("  expected: {"), "{}", out.stdout);
+}
+
+/// The forged state pushed to the remote: another clone's sync replays what it would bring
+/// in, refuses it, and changes nothing.
+#[test]
+fn sync_refuses_a_forged_chain_and_changes_nothing() {
+    let a = TestRepo::new();
+    let (_dir, bare) = a.share();
+    a.run(&["init"]).expect(0);
+    a.submit_plan(PLAN).expect(0);
+    a.run(&["get-task"]).expect(0);
+    a.run(&["sync"]).expect(0);
+    let b = TestRepo::clone_of(&bare);
+    b.run(&["init"]).expect(0);
+    let b_tip = b.tip();
+    // A forges a transition and pushes it.
+    let mut state = a.state();
+    state["verified_tree"] = serde_json::json!(a.git(&["rev-parse", "HEAD^{tree}"]).trim());
+    let forged = a.write_workflow_commit(&[(
+        "state.json",
+        serde_json::to_string_pretty(&state).unwrap().as_bytes(),
+    )]);
+    a.git(&["push", "--quiet", "origin", &format!("{REF}:{REF}")]);
+    let refs_before = b.git(&[
+        "for-each-ref",
+        "refs/orchestrator/workflows/",
+        "refs/heads/",
+    ]);
+    let out = b.run(&["sync"]);
+    out.expect(1);
+    assert!(
+        out.stderr.starts_with(&format!(
+            "error: sync refused what origin holds: workflow main has a forged transition, commit {forged}:"
+        )),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(b.tip(), b_tip, "nothing changed");
+    assert_eq!(
+        b.git(&[
+            "for-each-ref",
+            "refs/orchestrator/workflows/",
+            "refs/heads/"
+        ]),
+        refs_before
+    );
+    // A fresh clone's init does not adopt it either.
+    let c = TestRepo::clone_of(&bare);
+    c.run(&["init"]).expect(1);
+    assert_eq!(c.tip(), None);
+}

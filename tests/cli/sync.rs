@@ -545,9 +545,17 @@ fn a_branch_name_from_the_remote_is_never_taken_as_an_option_or_the_main_branch(
         ));
         let head = b.git(&["symbolic-ref", "HEAD"]);
         let main = rev(&b, "main");
+        // A hand-written transition: the audit refuses it before sync touches anything
+        // (docs/integrity.md), and the branch name is never taken either way.
         let out = b.run(&["sync"]);
-        out.expect(0);
-        out.says("workflow main: fast-forwarded");
+        out.expect(1);
+        assert!(
+            out.stderr.starts_with(
+                "error: sync refused what origin holds: workflow main has a forged transition"
+            ),
+            "{}",
+            out.stderr
+        );
         assert_eq!(
             b.git(&["symbolic-ref", "HEAD"]),
             head,

@@ -1,0 +1,341 @@
+//! `audit`: replays a workflow's chain through the pure transition function, checks that
+//! git-orchestrate wrote each move of its ref, and finds deleted and rewound refs
+//! (docs/integrity.md). `sync`, the merge and `doctor` run it too.
+
+use std::collections::HashMap;
+
+use gix::ObjectId;
+use serde::Serialize;
+
+use super::{EngineError, Session};
+use crate::store::{REFLOG_PREFIX, Snapshot, Store, workflow_ref};
+use crate::workflow::{self, Event, PlanChange, State};
+
+/// The event header of a workflow's first commit, from 0.3 on: every transition after it
+/// records its event.
+pub const CREATED: &str = r#"{"event":"create"}"#;
+
+/// One thing the audit found wrong.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct AuditProblem {
+    pub workflow: String,
+    /// The commit (or reflog entry's new value) it is about; `None` for the ref itself.
+    pub commit: Option<String>,
+    pub problem: String,
+    /// The state the transition function computes, when the found one differs.
+    pub expected: Option<serde_json::Value>,
+    pub found: Option<serde_json::Value>,
+}
+
+/// What `audit` found, for one workflow or all.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct AuditReport {
+    pub workflows: Vec<String>,
+    /// Transitions replayed and found to be what their recorded event produces.
+    pub replayed: usize,
+    /// Transitions written before events were recorded (0.3): their chain is read, not
+    /// replayed. They can only come before the first recorded one.
+    pub unrecorded: usize,
+    pub problems: Vec<AuditProblem>,
+}
+
+impl AuditReport {
+    pub fn clean(&self) -> bool {
+        self.problems.is_empty()
+    }
+}
+
+/// The audit of one chain segment.
+#[derive(Clone, Debug, Default)]
+pub struct ChainAudit {
+    pub replayed: usize,
+    pub unrecorded: usize,
+    /// The first commit, oldest first, that is not what it claims; the replay stops there.
+    pub forged: Option<AuditProblem>,
+    /// The segment's commits, newest first.
+    pub commits: Vec<ObjectId>,
+}
+
+/// `audit [--all]`: this workflow, or every local workflow.
+pub fn audit(session: &Session, all: bool) -> Result<AuditReport, EngineError> {
+    let store = &session.store;
+    let mut names: Vec<String> = if all {
+        store.local_workflows()?.into_keys().collect()
+    } else {
+        vec![store.workflow().to_string()]
+    };
+    names.sort();
+    let mut report = AuditReport {
+        workflows: names.clone(),
+        replayed: 0,
+        unrecorded: 0,
+        problems: Vec::new(),
+    };
+    for name in &names {
+        let reference = workflow_ref(name);
+        let tip = store.ref_tip(&reference)?;
+        let reflog = store.reflog(&reference)?;
+        let Some(tip) = tip else {
+            if let Some(last) = reflog.last() {
+                report.problems.push(AuditProblem {
+                    workflow: name.clone(),
+                    commit: Some(last.new.clone()),
+                    problem: format!(
+                        "{reference} was deleted; its reflog remembers it at {}",
+                        last.new
+                    ),
+                    expected: None,
+                    found: None,
+                });
+            }
+            continue;
+        };
+        let chain = audit_chain(store, name, tip, None)?;
+        report.replayed += chain.replayed;
+        report.unrecorded += chain.unrecorded;
+        report.problems.extend(chain.forged.clone());
+        report
+            .problems
+            .extend(reflog_problems(name, &reference, &reflog, &chain.commits));
+    }
+    Ok(report)
+}
+
+/// Replays the chain from `tip` back to `stop` (exclusive; `None`: to its root).
+pub fn audit_chain(
+    store: &Store,
+    workflow: &str,
+    tip: ObjectId,
+    stop: Option<ObjectId>,
+) -> Result<ChainAudit, EngineError> {
+    let reference = workflow_ref(workflow);
+    let problem = |commit: ObjectId, text: String| AuditProblem {
+        workflow: workflow.to_string(),
+        commit: Some(commit.to_string()),
+        problem: text,
+        expected: None,
+        found: None,
+    };
+    let mut records = Vec::new();
+    let mut next = Some(tip);
+    while let Some(id) = next {
+        if Some(id) == stop {
+            break;
+        }
+        let record = store.commit_record(id)?;
+        next = record.parents.first().copied();
+        let extra_parents = record.parents.len() > 1;
+        records.push((id, record));
+        if extra_parents {
+            break;
+        }
+    }
+    let mut audit = ChainAudit {
+        commits: records.iter().map(|(id, _)| *id).collect(),
+        ..ChainAudit::default()
+    };
+    records.reverse();
+    let mut parent: Option<Snapshot> = match stop {
+        Some(stop) => Some(store.read_at(stop, &reference)?),
+        None => None,
+    };
+    // Before the segment, the history already records events: from here on every
+    // transition must.
+    let mut recorded_seen = match stop {
+        Some(stop) => store.commit_record(stop)?.event.is_some(),
+        None => false,
+    };
+    for (id, record) in records {
+        if record.parents.len() > 1 {
+            audit.forged = Some(problem(
+                id,
+                "a merge commit: git-orchestrate never writes one into a workflow's chain".into(),
+            ));
+            return Ok(audit);
+        }
+        let snap = match store.read_at(id, &reference) {
+            Ok(snap) => snap,
+            Err(e) => {
+                audit.forged = Some(problem(id, format!("its state cannot be read: {e}")));
+                return Ok(audit);
+            }
+        };
+        let Some(before) = parent.take() else {
+            recorded_seen = record.event.as_deref() == Some(CREATED);
+            // The root: a new workflow, and nothing else.
+            let fresh = State::new(snap.state.main_branch.clone());
+            if snap.state != fresh || snap.plan_blob().is_some() {
+                audit.forged = Some(AuditProblem {
+                    expected: serde_json::to_value(&fresh).ok(),
+                    found: serde_json::to_value(&snap.state).ok(),
+                    ..problem(id, "the first commit is not a new workflow".into())
+                });
+                return Ok(audit);
+            }
+            parent = Some(snap);
+            continue;
+        };
+        let Some(json) = &record.event else {
+            if recorded_seen {
+                audit.forged = Some(problem(
+                    id,
+                    "it records no event, after transitions that do: git-orchestrate did not write it"
+                        .into(),
+                ));
+                return Ok(audit);
+            }
+            audit.unrecorded += 1;
+            parent = Some(snap);
+            continue;
+        };
+        recorded_seen = true;
+        if let Err(mismatch) = replay(store, &before, &snap, json, &record.history) {
+            let (text, expected, found) = *mismatch;
+            audit.forged = Some(AuditProblem {
+                expected,
+                found,
+                ..problem(id, text)
+            });
+            return Ok(audit);
+        }
+        audit.replayed += 1;
+        parent = Some(snap);
+    }
+    Ok(audit)
+}
+
+/// Why a replay failed, with the state expected and found when they differ.
+type Mismatch = Box<(String, Option<serde_json::Value>, Option<serde_json::Value>)>;
+
+/// Checks that `after` is the transition the recorded `event` makes from `before`.
+fn replay(
+    store: &Store,
+    before: &Snapshot,
+    after: &Snapshot,
+    event: &str,
+    history: &crate::store::HistoryEntry,
+) -> Result<(), Mismatch> {
+    let said = |text: String| Box::new((text, None, None));
+    let event: Event = serde_json::from_str(event).map_err(|e| {
+        said(format!(
+            "its recorded event is not one git-orchestrate writes: {e}"
+        ))
+    })?;
+    let plan = if workflow::needs_full_plan(&event) {
+        store
+            .plan(before)
+            .map_err(|e| said(format!("the plan before it cannot be read: {e}")))?
+    } else {
+        None
+    };
+    let t = workflow::transition(&before.state, plan.as_ref(), event).map_err(|r| {
+        said(format!(
+            "its recorded event is refused in state {}: {}",
+            r.state, r.message
+        ))
+    })?;
+    if history.event != t.event
+        || history.from.as_deref() != Some(t.from.as_str())
+        || history.to.as_deref() != Some(t.to().as_str())
+    {
+        return Err(said(format!(
+            "its message says {} {} -> {}, but its event makes {} {} -> {}",
+            history.event,
+            history.from.as_deref().unwrap_or("?"),
+            history.to.as_deref().unwrap_or("?"),
+            t.event,
+            t.from,
+            t.to()
+        )));
+    }
+    if t.state != after.state {
+        return Err(Box::new((
+            "its state is not the one its recorded event makes".into(),
+            serde_json::to_value(&t.state).ok(),
+            serde_json::to_value(&after.state).ok(),
+        )));
+    }
+    let plan_holds = match &t.plan {
+        PlanChange::Keep => {
+            after.plan_blob() == before.plan_blob() && after.done() == before.done()
+        }
+        PlanChange::Drop => after.plan_blob().is_none(),
+        PlanChange::CompleteStep(step) if after.plan_blob() == before.plan_blob() => {
+            let mut done = before.done().to_vec();
+            if !done.contains(step) {
+                done.push(*step);
+            }
+            after.done() == done.as_slice()
+        }
+        PlanChange::CompleteStep(step) => {
+            let mut expected = store.plan(before).ok().flatten();
+            if let Some(plan) = &mut expected {
+                plan.complete_step(*step);
+            }
+            after.done().is_empty()
+                && expected.is_some()
+                && store.plan(after).ok().flatten() == expected
+        }
+        PlanChange::Materialize => {
+            after.done().is_empty()
+                && store.plan(after).ok().flatten() == store.plan(before).ok().flatten()
+        }
+        PlanChange::Replace(plan) => {
+            after.done().is_empty() && store.plan(after).ok().flatten().as_ref() == Some(plan)
+        }
+    };
+    if !plan_holds {
+        return Err(said(
+            "its plan is not the one its recorded event makes".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Moves of the ref that git-orchestrate did not make, and rewinds.
+fn reflog_problems(
+    workflow: &str,
+    reference: &str,
+    reflog: &[crate::store::ReflogEntry],
+    chain: &[ObjectId],
+) -> Vec<AuditProblem> {
+    // Newest first in `chain`: a larger index is older.
+    let position: HashMap<String, usize> = chain
+        .iter()
+        .enumerate()
+        .map(|(i, id)| (id.to_string(), i))
+        .collect();
+    let zero = |id: &str| id.bytes().all(|b| b == b'0');
+    let mut problems = Vec::new();
+    for entry in reflog {
+        let problem = |text: String| AuditProblem {
+            workflow: workflow.to_string(),
+            commit: Some(entry.new.clone()),
+            problem: text,
+            expected: None,
+            found: None,
+        };
+        if !entry.message.starts_with(REFLOG_PREFIX) {
+            problems.push(problem(format!(
+                "{reference} was moved to {} by something other than git-orchestrate (reflog message \"{}\")",
+                entry.new, entry.message
+            )));
+            continue;
+        }
+        if zero(&entry.old) || zero(&entry.new) {
+            continue;
+        }
+        // A move back along the chain; `sync --take` replaces a chain on purpose, and
+        // keeps the old tip under refs/orchestrator/backups/.
+        if let (Some(old), Some(new)) = (position.get(&entry.old), position.get(&entry.new))
+            && new > old
+            && !entry.message.contains("take the remote's")
+        {
+            problems.push(problem(format!(
+                "{reference} was rewound from {} to {}",
+                entry.old, entry.new
+            )));
+        }
+    }
+    problems
+}
