@@ -1,8 +1,8 @@
 //! The quality bars (docs/architecture.md), measured (not asserted): median wall time of `get-task`, `status`
 //! and `submit-work --test-command true` against `git rev-parse HEAD` in the same run, at
 //! history sizes 10 and 10,000 with a 200-task plan (the write path of a failing attempt),
-//! and of a passing GREEN step (the success path: the plan is rewritten); plus get-task's
-//! peak RSS.
+//! and of a passing GREEN step (the success path; its test is the RED step's own command,
+//! `test -e done`); `audit` of the 10,000 transitions; plus get-task's peak RSS.
 //!
 //! Run with `cargo bench`. Ratios, not absolute times, are the figures that travel between
 //! machines. Commands are interleaved round-robin so machine noise hits all of them alike.
@@ -19,6 +19,8 @@ const BIN: &str = env!("CARGO_BIN_EXE_git-orchestrate");
 const RUNS: usize = 61;
 const TASKS: usize = 200;
 const PROBE_ENV: &str = "GIT_ORCHESTRATE_BENCH_RSS_PROBE";
+/// The test of the GREEN-step benches: it fails until the file `done` exists.
+const GREEN_TEST: &str = "test -e done";
 
 fn main() {
     if let Ok(dir) = std::env::var(PROBE_ENV) {
@@ -104,7 +106,7 @@ fn main() {
     println!(
         "{:>8}  {:<38} {:>8.2}ms {:>7.2}×   ≤ 3×: {}",
         "GREEN",
-        "submit-work PASS (true), step DONE",
+        "submit-work PASS (test -e), GREEN DONE",
         pass.as_secs_f64() * 1000.0,
         ratio,
         if ratio <= 3.0 { "met" } else { "NOT MET" }
@@ -342,9 +344,11 @@ fn median(mut samples: Vec<Duration>) -> Duration {
     samples[samples.len() / 2]
 }
 
-/// A repository at GREEN step 1.2, where `submit-work --test-command true` passes, runs
-/// preflight (none configured) and completes the step: the success path. The workflow ref is
-/// put back before each run, so every run does the same work.
+/// A repository at GREEN step 1.2, where the RED step's own test command now passes, runs
+/// preflight (none configured) and completes the step: the success path. The same command
+/// as at RED, as an agent runs its test: a GREEN step that runs another one also runs the RED
+/// test again (docs/integrity.md), one process more. The workflow ref is put back before
+/// each run, so every run does the same work.
 struct GreenStep {
     dir: PathBuf,
     tip: String,
@@ -357,7 +361,7 @@ impl GreenStep {
         assert_eq!(
             orchestrate(
                 &dir,
-                &["submit-work", "-s", "red", "--test-command", "false"]
+                &["submit-work", "-s", "red", "--test-command", GREEN_TEST]
             ),
             3
         );
@@ -368,6 +372,7 @@ impl GreenStep {
             ),
             0
         );
+        std::fs::write(dir.join("done"), "").expect("the GREEN work");
         let store = Store::discover(&dir, "main").expect("store");
         let tip = store.tip().expect("tip").expect("exists").to_string();
         GreenStep {
@@ -394,7 +399,7 @@ impl GreenStep {
         let (base, _) = time("git", &["rev-parse", "HEAD"]);
         let (pass, code) = time(
             BIN,
-            &["submit-work", "-s", "bench", "--test-command", "true"],
+            &["submit-work", "-s", "bench", "--test-command", GREEN_TEST],
         );
         assert_eq!(code, Some(0), "the GREEN step passes");
         [base, pass]
@@ -440,13 +445,22 @@ impl HookBench {
             for (args, code) in [
                 (&["submit-work", "-s", "plan", "--plan", plan][..], 0),
                 (&["get-task"], 0),
-                (&["submit-work", "-s", "red", "--test-command", "false"], 3),
+                (
+                    &["submit-work", "-s", "red", "--test-command", GREEN_TEST],
+                    3,
+                ),
                 (
                     &["submit-work", "-s", "why", "--analysis-decision", "SUCCESS"],
                     0,
                 ),
-                (&["submit-work", "-s", "green", "--test-command", "true"], 0),
+                (
+                    &["submit-work", "-s", "green", "--test-command", GREEN_TEST],
+                    0,
+                ),
             ] {
+                if args.contains(&"green") {
+                    std::fs::write(dir.join("done"), "").expect("the GREEN work");
+                }
                 assert_eq!(orchestrate(&dir, args), code, "{args:?}");
             }
             let head = String::from_utf8(

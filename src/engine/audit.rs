@@ -62,9 +62,12 @@ pub fn audit(session: &Session, all: bool) -> Result<AuditReport, EngineError> {
     let mut names: Vec<String> = if all {
         store.local_workflows()?.into_keys().collect()
     } else {
-        vec![store.workflow().to_string()]
+        Vec::new()
     };
+    // The selected one always: it may be the one whose ref was deleted.
+    names.push(store.workflow().to_string());
     names.sort();
+    names.dedup();
     let mut report = AuditReport {
         workflows: names.clone(),
         replayed: 0,
@@ -76,14 +79,17 @@ pub fn audit(session: &Session, all: bool) -> Result<AuditReport, EngineError> {
         let tip = store.ref_tip(&reference)?;
         let reflog = store.reflog(&reference)?;
         let Some(tip) = tip else {
-            if let Some(last) = reflog.last() {
+            // git drops a deleted ref's reflog; the tip marker remembers it then.
+            let remembered = match reflog.last() {
+                Some(last) => Some(last.new.clone()),
+                None if name == store.workflow() => store.vanished_tip()?.map(|(tip, _)| tip),
+                None => None,
+            };
+            if let Some(last) = remembered {
                 report.problems.push(AuditProblem {
                     workflow: name.clone(),
-                    commit: Some(last.new.clone()),
-                    problem: format!(
-                        "{reference} was deleted; its reflog remembers it at {}",
-                        last.new
-                    ),
+                    commit: Some(last.clone()),
+                    problem: format!("{reference} was deleted; it was last at {last}"),
                     expected: None,
                     found: None,
                 });
@@ -94,6 +100,32 @@ pub fn audit(session: &Session, all: bool) -> Result<AuditReport, EngineError> {
         report.replayed += chain.replayed;
         report.unrecorded += chain.unrecorded;
         report.problems.extend(chain.forged.clone());
+        // git keeps no reflog for a ref it recreates after a deletion; the tip git-orchestrate
+        // last wrote still tells a move by anything else.
+        if let Some(last) = store
+            .last_written_tip(name)
+            .and_then(|t| ObjectId::from_hex(t.as_bytes()).ok())
+            && last != tip
+        {
+            let held = chain.commits.contains(&last);
+            report.problems.push(AuditProblem {
+                workflow: name.clone(),
+                commit: Some(tip.to_string()),
+                problem: if held {
+                    format!(
+                        "{reference} was moved on from {last}, the tip git-orchestrate last wrote, by \
+                         something else"
+                    )
+                } else {
+                    format!(
+                        "{reference} was rewound or replaced: git-orchestrate last wrote {last}, which its \
+                         history no longer holds"
+                    )
+                },
+                expected: None,
+                found: None,
+            });
+        }
         report
             .problems
             .extend(reflog_problems(name, &reference, &reflog, &chain.commits));
@@ -327,10 +359,13 @@ fn reflog_problems(
         }
         // A move back along the chain; `sync --take` replaces a chain on purpose, and
         // keeps the old tip under refs/orchestrator/backups/.
-        if let (Some(old), Some(new)) = (position.get(&entry.old), position.get(&entry.new))
-            && new > old
-            && !entry.message.contains("take the remote's")
-        {
+        let rewound = match (position.get(&entry.old), position.get(&entry.new)) {
+            (Some(old), Some(new)) => new > old,
+            // Moved onto today's history from a commit it no longer holds: back.
+            (None, Some(_)) => true,
+            _ => false,
+        };
+        if rewound && !entry.message.contains("take the remote's") {
             problems.push(problem(format!(
                 "{reference} was rewound from {} to {}",
                 entry.old, entry.new

@@ -769,6 +769,14 @@ impl Store {
         }
     }
 
+    /// The tip git-orchestrate last wrote to `workflow`'s ref in this repository, when it
+    /// remembers one: something else moved the ref when it is not the tip now.
+    pub fn last_written_tip(&self, workflow: &str) -> Option<String> {
+        let text = std::fs::read_to_string(self.tip_marker(workflow)).ok()?;
+        let tip = text.trim();
+        (!tip.is_empty()).then(|| tip.to_string())
+    }
+
     /// When this workflow's ref is missing but it existed here (its reflog, or the tip
     /// marker, says so): the last tip it had, and whether that commit is still in the
     /// object store.

@@ -741,3 +741,38 @@ fn sync_refuses_a_forged_chain_and_changes_nothing() {
     c.run(&["init"]).expect(1);
     assert_eq!(c.tip(), None);
 }
+
+/// The workflow ref deleted, then `init`: refused while the reflog remembers it, and
+/// `status` says how to restore it. A ref moved back is reported by the audit.
+#[test]
+fn a_deleted_or_rewound_workflow_ref_is_reported() {
+    let repo = TestRepo::at_green_step();
+    let tip = repo.tip().unwrap();
+    let attempts_before = repo.history_len();
+    repo.git(&["update-ref", "-d", REF]);
+    repo.run(&["init"])
+        .expect(5)
+        .warns("but the workflow existed here");
+    repo.run(&["get-task"]).expect(5);
+    repo.run(&["status"]).expect(0).says("its ref was deleted");
+    assert_eq!(repo.tip(), None, "nothing was started over");
+    repo.run(&["audit"])
+        .expect(1)
+        .says(&format!("{REF} was deleted; it was last at {tip}"));
+    repo.git(&["update-ref", REF, &tip]);
+    assert_eq!(repo.history_len(), attempts_before);
+
+    // Rewound two transitions with plain git: the reflog shows who, and where to.
+    let older = repo.git(&["rev-parse", &format!("{tip}~2")]);
+    repo.git(&["update-ref", REF, older.trim()]);
+    let out = repo.run(&["audit"]);
+    out.expect(1);
+    assert!(
+        out.stdout.contains(&format!(
+            "{REF} was rewound or replaced: git-orchestrate last wrote {tip}, which its history no \
+             longer holds"
+        )),
+        "{}",
+        out.stdout
+    );
+}
