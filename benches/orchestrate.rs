@@ -459,7 +459,9 @@ impl HookBench {
                 ),
             ] {
                 if args.contains(&"green") {
+                    // Staged: the checkpoint commits exactly what the GREEN step verified.
                     std::fs::write(dir.join("done"), "").expect("the GREEN work");
+                    git(&dir, &["add", "done"]);
                 }
                 assert_eq!(orchestrate(&dir, args), code, "{args:?}");
             }

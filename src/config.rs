@@ -67,7 +67,8 @@ fn yes() -> bool {
 #[serde(deny_unknown_fields)]
 pub struct GatesConfig {
     /// Paths (git pathspec globs) a PR must not change: a human changes them on main
-    /// (docs/integrity.md). The config file and the review command's script always are.
+    /// (docs/integrity.md). The config file and the scripts the gates and the review
+    /// command run always are.
     #[serde(default)]
     pub protected: Vec<String>,
 }
@@ -463,11 +464,11 @@ impl Config {
 
     /// The names git is handed as arguments or paths: they must be what they claim, so that
     /// none is read as an option or escapes the repository.
-    /// The pathspecs of the protected paths: the config file, the files the review command
-    /// runs, and `[gates] protected` (docs/integrity.md).
-    pub fn protected_pathspecs(&self, review_files: &[String]) -> Vec<String> {
+    /// The pathspecs of the protected paths: the config file, `judges` (the files the gates
+    /// and the review command run), and `[gates] protected` (docs/integrity.md).
+    pub fn protected_pathspecs(&self, judges: &[String]) -> Vec<String> {
         std::iter::once(format!(":(literal){FILE_NAME}"))
-            .chain(review_files.iter().map(|f| format!(":(literal){f}")))
+            .chain(judges.iter().map(|f| format!(":(literal){f}")))
             .chain(self.gates.protected.iter().map(|p| format!(":(glob){p}")))
             .collect()
     }
@@ -579,7 +580,8 @@ unlock_scope_reduction_at = 6       # request-scope-reduction unlocks
 unlock_escalation_at = 10           # escalate unlocks
 
 # Paths a PR must not change (globs); a human changes them on main, then runs
-# `git orchestrate repin`. This file and the review command's script always are.
+# `git orchestrate repin`. This file, and the scripts the gates and the review run
+# (`sh run_tests.sh`: run_tests.sh), always are.
 [gates]
 protected = []               # e.g. [\"run_tests.sh\", \"ci/**\"]
 

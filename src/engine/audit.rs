@@ -324,6 +324,54 @@ fn replay(
     Ok(())
 }
 
+/// The names of the PR's tasks whose checkpoints changed nothing (docs/integrity.md): the
+/// tree of a task's last checkpoint is the tree it started from (the checkpoint before it,
+/// or where the branch left main). Read from the checkpoint events the PR's transitions
+/// record; tasks without a recorded checkpoint are not judged.
+pub fn empty_tasks(session: &Session, snap: &Snapshot) -> Result<Vec<String>, EngineError> {
+    let store = &session.store;
+    let Some(plan) = store.plan(snap)? else {
+        return Ok(Vec::new());
+    };
+    let mut tree = match snap.state.branch_base() {
+        Some(base) => session.git.tree_of(base).ok(),
+        None => None,
+    };
+    // Per task: the tree it started from and the tree of its last checkpoint.
+    let mut spans: Vec<Option<(Option<String>, String)>> = vec![None; plan.tasks.len()];
+    let mut pr = store.history_back_to(snap.tip, "plan")?;
+    pr.reverse();
+    for entry in pr.iter().filter(|e| e.event == "checkpoint") {
+        let id = ObjectId::from_hex(entry.commit.as_bytes())
+            .map_err(|e| EngineError::Internal(format!("a commit id did not parse: {e}")))?;
+        let Some(Ok(Event::CheckpointRecorded { tree: after, .. })) = store
+            .commit_record(id)?
+            .event
+            .map(|json| serde_json::from_str::<Event>(&json))
+        else {
+            continue;
+        };
+        let task = entry
+            .step
+            .as_deref()
+            .and_then(|s| s.parse::<crate::workflow::StepId>().ok())
+            .map(|s| s.task);
+        if let Some(span) = task.and_then(|t| spans.get_mut(t)) {
+            let started = span.take().map_or_else(|| tree.clone(), |(from, _)| from);
+            *span = Some((started, after.clone()));
+        }
+        tree = Some(after);
+    }
+    Ok(spans
+        .iter()
+        .zip(&plan.tasks)
+        .filter_map(|(span, task)| match span {
+            Some((Some(from), to)) if from == to => Some(task.name.clone()),
+            _ => None,
+        })
+        .collect())
+}
+
 /// Moves of the ref that git-orchestrate did not make, and rewinds.
 fn reflog_problems(
     workflow: &str,

@@ -433,6 +433,7 @@ fn review(session: &Session, snap: &Snapshot, round: u32) -> Result<Event, Engin
             });
         }
     };
+    let empty_tasks = super::audit::empty_tasks(session, snap)?;
     let context = ReviewContext {
         plan: &plan,
         branch: &branch,
@@ -442,6 +443,7 @@ fn review(session: &Session, snap: &Snapshot, round: u32) -> Result<Event, Engin
         diff: &diff,
         round,
         config_changed,
+        empty_tasks: &empty_tasks,
     };
     Ok(
         match run_review(&policy, &context, session.store.workdir()) {

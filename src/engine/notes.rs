@@ -107,6 +107,7 @@ pub fn record_final(session: &Session, snap: &Snapshot, squashed: &str) -> Resul
         checkpoints,
         config_changed,
         human_answers,
+        empty_tasks: super::audit::empty_tasks(session, snap)?,
         tool: tool(),
     };
     let line = note.to_line();

@@ -132,7 +132,8 @@ pub fn recorded_verification(
 }
 
 /// The protected paths (docs/integrity.md) in which `tree` differs from main at the PR's
-/// pin: the config file, what the review command runs, and `[gates] protected`. A
+/// pin: the config file, the scripts the gates and the review command run, and `[gates]
+/// protected`. A
 /// verification of such a tree does not count: a human changes these on main.
 pub fn protected_changes(
     session: &Session,
@@ -143,13 +144,15 @@ pub fn protected_changes(
     let Some(pin) = state.and_then(State::pin) else {
         return Ok(Vec::new());
     };
-    let review_files = config
-        .review
-        .command
-        .as_deref()
-        .map(super::doctor::repository_files)
-        .unwrap_or_default();
-    let specs = config.protected_pathspecs(&review_files);
+    // The judges themselves: the scripts the gates and the reviewer run.
+    let judges: Vec<String> = config
+        .preflight
+        .iter()
+        .map(|g| g.command.as_str())
+        .chain(config.review.command.as_deref())
+        .flat_map(super::doctor::repository_files)
+        .collect();
+    let specs = config.protected_pathspecs(&judges);
     Ok(session.git.changed_files_in(&pin.commit, tree, &specs)?)
 }
 

@@ -23,6 +23,8 @@ pub struct ReviewContext<'a> {
     pub round: u32,
     /// The PR changes `.orchestrate.toml`: the reviewer should look hard at that.
     pub config_changed: bool,
+    /// Tasks whose checkpoints changed nothing (docs/integrity.md): look hard at those too.
+    pub empty_tasks: &'a [String],
 }
 
 /// Runs the review of `context.round`. With no review command configured, nothing runs and
@@ -93,6 +95,7 @@ fn review_one(
         "dimension": dimension,
         "round": context.round,
         "config_changed": context.config_changed,
+        "empty_tasks": context.empty_tasks,
     })
     .to_string();
     let which = dimension.map_or_else(

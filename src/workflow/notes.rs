@@ -155,6 +155,9 @@ pub struct FinalNote {
     /// how each was authorised (docs/integrity.md).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub human_answers: Vec<HumanAnswer>,
+    /// Tasks whose checkpoints changed nothing (docs/integrity.md).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub empty_tasks: Vec<String>,
     pub tool: String,
 }
 

@@ -322,9 +322,7 @@ fn a_config_weakened_on_main_mid_pr_does_not_judge_the_pr() {
 /// the tree changes makes the pass not count, and the gates do not even run.
 #[test]
 fn a_gutted_gate_script_does_not_verify() {
-    let repo = TestRepo::with_config(&format!(
-        "{CONFIG}\n[gates]\nprotected = [\"run_tests.sh\"]\n"
-    ));
+    let repo = TestRepo::with_config(&format!("{CONFIG}\n"));
     repo.submit_plan(PLAN).expect(0);
     repo.run(&["get-task"]).expect(0);
     repo.submit_test(RED, Some("FAIL")).expect(3);
@@ -775,4 +773,75 @@ fn a_deleted_or_rewound_workflow_ref_is_reported() {
         "{}",
         out.stdout
     );
+}
+
+/// A task whose checkpoints change nothing (its GREEN step's file removed again at
+/// REFACTOR, so the task ends on the tree it began with) is named to the reviewer and in
+/// the final note.
+#[test]
+fn a_task_that_changes_nothing_is_flagged_in_review_and_in_the_final_note() {
+    let seen = tempfile::NamedTempFile::new().unwrap();
+    let reviewer = format!(
+        "cat > '{}'\necho '{{\"findings\": []}}'\n",
+        seen.path().display()
+    );
+    let repo = TestRepo::with_config(&format!("{CONFIG}\n[review]\ncommand = \"sh review.sh\"\n"));
+    repo.write("review.sh", &reviewer);
+    repo.commit_all("reviewer");
+    let plan = r#"{"masterPlanPath": "docs/plan.md", "prTitle": "feat: Add", "summary": "s", "verificationPlan": "v",
+        "tasks": [
+          {"taskName": "real", "status": "TODO", "tdd_steps": [
+            {"type": "RED", "description": "r", "status": "TODO"},
+            {"type": "GREEN", "description": "g", "status": "TODO"}]},
+          {"taskName": "hollow", "status": "TODO", "tdd_steps": [
+            {"type": "RED", "description": "r", "status": "TODO"},
+            {"type": "GREEN", "description": "g", "status": "TODO"},
+            {"type": "REFACTOR", "description": "f", "status": "TODO"}]}]}"#;
+    repo.submit_plan(plan).expect(0);
+    repo.run(&["get-task"]).expect(0);
+    repo.submit_test("test -e real.txt", None).expect(3);
+    repo.run(&[
+        "submit-work",
+        "-s",
+        "missing",
+        "--analysis-decision",
+        "SUCCESS",
+    ])
+    .expect(0);
+    repo.write("real.txt", "real\n");
+    repo.submit_test("test -e real.txt", None).expect(0);
+    repo.run(&["checkpoint"]).expect(0);
+    repo.run(&["get-task"]).expect(0);
+    // Task 2: a file at GREEN, gone again at REFACTOR.
+    repo.submit_test("test -e tmp.txt", None).expect(3);
+    repo.run(&[
+        "submit-work",
+        "-s",
+        "missing",
+        "--analysis-decision",
+        "SUCCESS",
+    ])
+    .expect(0);
+    repo.write("tmp.txt", "x\n");
+    repo.submit_test("test -e tmp.txt", None).expect(0);
+    repo.run(&["checkpoint"]).expect(0);
+    repo.run(&["get-task"]).expect(0);
+    std::fs::remove_file(repo.dir().join("tmp.txt")).unwrap();
+    repo.submit_test("true", None).expect(0);
+    repo.run(&["checkpoint"]).expect(0);
+    repo.run(&["get-task"]).expect(0);
+    let context: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(seen.path()).unwrap()).unwrap();
+    assert_eq!(context["empty_tasks"], serde_json::json!(["hollow"]));
+    assert_eq!(repo.status(), "AWAITING_FINALIZATION");
+    let base = repo.git(&["merge-base", "main", "HEAD"]);
+    repo.git(&["reset", "--soft", base.trim()]);
+    repo.git(&["commit", "--quiet", "-m", "feat: Add"]);
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    let note: serde_json::Value = serde_json::from_str(
+        repo.git(&["notes", "--ref=orchestrator", "show", "HEAD"])
+            .trim(),
+    )
+    .unwrap();
+    assert_eq!(note["empty_tasks"], serde_json::json!(["hollow"]));
 }
