@@ -132,6 +132,7 @@ pub fn reject(session: &Session, comment: &str, human: Human) -> Result<AnswerRe
     }
     answer(session, human, || Event::Rejected {
         comment: comment.trim().to_string(),
+        by: Some(human),
     })
 }
 

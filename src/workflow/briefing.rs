@@ -1711,6 +1711,7 @@ the orchestrator's state. Whenever you are unsure what to do, run `git orchestra
                     suggestion: Some("use checked_add".into()),
                     dimensions: vec!["correctness".into()],
                     human: false,
+                    answered: None,
                 }],
             ));
         let summary = with_feedback.summary();

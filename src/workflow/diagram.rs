@@ -92,6 +92,7 @@ fn review(blocking: bool) -> ReviewRecord {
             suggestion: None,
             dimensions: vec![],
             human: false,
+            answered: None,
         }],
     }
 }
@@ -368,6 +369,7 @@ fn triggers() -> Vec<(&'static str, StateWire, Option<Plan>, Event)> {
             Some(plan(2)),
             Event::Rejected {
                 comment: "c".into(),
+                by: None,
             },
         ),
         (

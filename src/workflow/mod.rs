@@ -35,12 +35,14 @@ pub use transition::{
 
 /// How a human's answer (`resume`, `approve`, `reject`) was authorised (docs/integrity.md):
 /// it is recorded with the transition, for `log`, the review and the final note.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Human {
     /// The command ran with a terminal on stdin.
+    #[serde(rename = "terminal")]
     Terminal,
     /// `GIT_ORCHESTRATE_HUMAN=1` said so, without a terminal: a script acting for a person,
     /// or an agent that set it.
+    #[serde(rename = "GIT_ORCHESTRATE_HUMAN")]
     Env,
 }
 

@@ -50,6 +50,9 @@ pub struct Finding {
     /// Set when a human reported it with `reject`: it always blocks.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub human: bool,
+    /// How that human's answer was authorised (docs/integrity.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answered: Option<crate::workflow::Human>,
 }
 
 impl fmt::Display for Finding {
@@ -61,7 +64,13 @@ impl fmt::Display for Finding {
             _ => {}
         }
         if self.human {
-            f.write_str(" (from a human)")?;
+            f.write_str(match self.answered {
+                Some(crate::workflow::Human::Terminal) => " (from a human, at a terminal)",
+                Some(crate::workflow::Human::Env) => {
+                    " (from a human, through GIT_ORCHESTRATE_HUMAN)"
+                }
+                None => " (from a human)",
+            })?;
         }
         write!(f, " {}", self.issue)?;
         if let Some(s) = &self.suggestion {
@@ -121,6 +130,7 @@ pub fn parse_findings(stdout: &[u8], dimension: Option<&str>) -> Result<Vec<Find
             suggestion: text("suggestion")?,
             dimensions: dimension.map(|d| vec![d.to_string()]).unwrap_or_default(),
             human: false,
+            answered: None,
         });
     }
     Ok(out)
@@ -223,6 +233,7 @@ mod tests {
             suggestion: None,
             dimensions: vec![dimension.into()],
             human: false,
+            answered: None,
         }
     }
 

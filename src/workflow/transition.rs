@@ -8,7 +8,7 @@ use super::review::{Finding, Priority, ReviewRecord, feedback_task};
 use super::state::{Attempts, ExitRecord, LastRun, Pending, PreflightRecord, State, Status};
 use super::state::{Finalized, Halt, HaltReason, Phase, Pin, Pr, PreflightCache, ReplanContext};
 use super::state::{RedTest, ReviewStage, ReviewSummary, TddPending, Verdict};
-use super::{Decision, Expectation};
+use super::{Decision, Expectation, Human};
 use serde::{Deserialize, Serialize};
 
 /// Something that happened, observed by the engine and fed to [`transition`]. Each
@@ -78,7 +78,12 @@ pub enum Event {
     /// A human approved the reviewed PR.
     Approved,
     /// A human rejected it; the comment becomes a blocking finding.
-    Rejected { comment: String },
+    Rejected {
+        comment: String,
+        /// How the answer was authorised; `None` in events recorded before 0.3.
+        #[serde(default)]
+        by: Option<Human>,
+    },
     /// The branch is one commit over main, with the verified tree.
     Squashed { commit: String },
     /// The master plan marks the PR DONE, in a second commit.
@@ -632,7 +637,7 @@ pub fn transition(
         Event::ReviewCompleted { record, human } => review_completed(state, plan, record, human),
         Event::ReviewFailed { error } => review_failed(state, error),
         Event::Approved => approved(state),
-        Event::Rejected { comment } => rejected(state, plan, comment),
+        Event::Rejected { comment, by } => rejected(state, plan, comment, by),
         Event::Squashed { commit } => squashed(state, commit),
         Event::MasterPlanUpdated { commit } => master_plan_updated(state, commit),
         Event::MergeStarted => merge_started(state),
@@ -1475,7 +1480,12 @@ fn approved(state: &State) -> Result<Next, Refusal> {
     ))
 }
 
-fn rejected(state: &State, plan: Option<&Plan>, comment: String) -> Result<Next, Refusal> {
+fn rejected(
+    state: &State,
+    plan: Option<&Plan>,
+    comment: String,
+    by: Option<Human>,
+) -> Result<Next, Refusal> {
     let pr = awaiting_approval(state).map_err(Refusal::Rejected)?;
     let mut new_plan = plan.ok_or(Refusal::NoPlan)?.clone();
     let finding = Finding {
@@ -1486,6 +1496,7 @@ fn rejected(state: &State, plan: Option<&Plan>, comment: String) -> Result<Next,
         suggestion: None,
         dimensions: Vec::new(),
         human: true,
+        answered: by,
     };
     new_plan
         .tasks
@@ -2677,6 +2688,7 @@ mod tests {
                     suggestion: None,
                     dimensions: vec!["correctness".into()],
                     human: false,
+                    answered: None,
                 })
                 .collect(),
         }
@@ -2736,7 +2748,7 @@ mod tests {
              Event::ReviewFailed { error: "crashed".into() }, CodeReview, None, 1),
             ("approved", approval_pending(), Event::Approved, AwaitingFinalization, None, 1),
             ("rejected: the comment is a task", approval_pending(),
-             Event::Rejected { comment: "rename it".into() }, ExecutingTdd, None, 2),
+             Event::Rejected { comment: "rename it".into(), by: None }, ExecutingTdd, None, 2),
             ("squashed", state(AwaitingFinalization), Event::Squashed { commit: "c1".into() }, FinalizeComplete, None, 1),
             ("master plan updated", state(FinalizeComplete), Event::MasterPlanUpdated { commit: "c2".into() }, PlanUpdated, None, 1),
             ("merge starts", state(PlanUpdated), Event::MergeStarted, MergingBranch, None, 1),
@@ -2820,6 +2832,7 @@ mod tests {
             Some(&plan_done(3)),
             Event::Rejected {
                 comment: "no".into(),
+                by: None,
             },
         )
         .unwrap();

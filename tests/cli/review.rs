@@ -309,7 +309,9 @@ fn the_human_gate_waits_for_approve_or_reject() {
     out.expect(0);
     let brief = repo.run(&["get-task"]).expect(0).stdout.clone();
     assert!(
-        brief.contains("Fix: [P1] (from a human) name the file after the feature"),
+        brief.contains(
+            "Fix: [P1] (from a human, through GIT_ORCHESTRATE_HUMAN) name the file after the feature"
+        ),
         "{brief}"
     );
     repo.submit_test("true", None).expect(0);
