@@ -17,7 +17,7 @@ use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
 use gix::refs::{FullName, Target};
 
 use crate::workflow::branch_name::BranchHolder;
-use crate::workflow::plan::{Plan, PlanSummary, StepId};
+use crate::workflow::plan::{Plan, PlanSummary, StepId, StepSummary, StepType};
 use crate::workflow::state::{State, StateWire, Status};
 use crate::workflow::{Human, PlanChange};
 
@@ -173,6 +173,8 @@ pub struct Snapshot {
     parsed: Option<Plan>,
     /// The steps completed since `pr.json` was stored.
     done: Vec<StepId>,
+    /// The store's plan record as read, when it describes this `pr.json`.
+    progress: Option<Progress>,
     entries: BTreeMap<String, ObjectId>,
 }
 
@@ -186,6 +188,58 @@ struct Progress {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     done: Vec<StepId>,
     summary: PlanSummary,
+    /// The steps after the current one in its task: completing the current step then needs
+    /// no parse of the plan to know the next.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    ahead: Vec<StepSummary>,
+}
+
+impl Progress {
+    /// The record for `plan` stored as blob `id`, with `done` completed since.
+    fn of(plan: &Plan, id: String, done: Vec<StepId>) -> Progress {
+        let summary = plan.summary();
+        let ahead = summary
+            .current
+            .as_ref()
+            .and_then(|c| plan.tasks.get(c.id.task).map(|t| (c.id, t)))
+            .map(|(id, task)| {
+                (id.step + 1..task.tdd_steps.len())
+                    .filter_map(|s| plan.step_summary(StepId::new(id.task, s)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        Progress {
+            plan: id,
+            done,
+            summary,
+            ahead,
+        }
+    }
+
+    /// The record once `step`, the current step, is done, when the next one is in the same
+    /// task (every step before it is done, since steps are done in order).
+    fn completed(&self, step: StepId) -> Option<Progress> {
+        let current = self.summary.current.as_ref()?;
+        let (next, rest) = self.ahead.split_first()?;
+        if current.id != step {
+            return None;
+        }
+        let mut done = self.done.clone();
+        done.push(step);
+        Some(Progress {
+            plan: self.plan.clone(),
+            done,
+            summary: PlanSummary {
+                done: self.summary.done + 1,
+                current: Some(StepSummary {
+                    after_red: current.kind == StepType::Red,
+                    ..next.clone()
+                }),
+                ..self.summary.clone()
+            },
+            ahead: rest.to_vec(),
+        })
+    }
 }
 
 impl Snapshot {
@@ -410,11 +464,14 @@ impl Store {
             blob(STATE_FILE)?.ok_or_else(|| corrupt(STATE_FILE, "it is missing".into()))?;
         let (state, progress) = read_state(&state_bytes).map_err(|m| corrupt(STATE_FILE, m))?;
         let plan_id = entries.get(PLAN_FILE).map(ToString::to_string);
+        let mut trusted = None;
         let (summary, parsed, done) = match (&plan_id, progress) {
             (None, _) => (None, None, Vec::new()),
             // The summary describes exactly this pr.json: no need to parse it.
             (Some(id), Some(progress)) if &progress.plan == id => {
-                (Some(progress.summary), None, progress.done)
+                let read = (Some(progress.summary.clone()), None, progress.done.clone());
+                trusted = Some(progress);
+                read
             }
             (Some(_), progress) => {
                 let bytes = blob(PLAN_FILE)?.unwrap_or_default();
@@ -434,6 +491,7 @@ impl Store {
             summary,
             parsed,
             done,
+            progress: trusted,
             entries,
         })
     }
@@ -575,8 +633,21 @@ impl Store {
                     plan,
                     done: s.done.clone(),
                     summary: s.summary.clone()?,
+                    ahead: s
+                        .progress
+                        .as_ref()
+                        .map(|p| p.ahead.clone())
+                        .unwrap_or_default(),
                 })
             }),
+            // The next step is in the same task: known without reading the plan.
+            PlanChange::CompleteStep(step)
+                if let Some(next) = expected
+                    .and_then(|s| s.progress.as_ref())
+                    .and_then(|p| p.completed(*step)) =>
+            {
+                Some(next)
+            }
             PlanChange::Drop => {
                 entries.remove(PLAN_FILE);
                 None
@@ -592,14 +663,14 @@ impl Store {
                     if !done.contains(step) {
                         done.push(*step);
                     }
-                    Some(Progress {
-                        plan: entries
+                    Some(Progress::of(
+                        &plan,
+                        entries
                             .get(PLAN_FILE)
                             .map(ToString::to_string)
                             .unwrap_or_default(),
                         done,
-                        summary: plan.summary(),
-                    })
+                    ))
                 }
             }
             PlanChange::Materialize => {
@@ -615,11 +686,7 @@ impl Store {
             Some(plan) => {
                 let id = blob(&plan.to_json())?;
                 entries.insert(PLAN_FILE.into(), id);
-                Some(Progress {
-                    plan: id.to_string(),
-                    done: Vec::new(),
-                    summary: plan.summary(),
-                })
+                Some(Progress::of(&plan, id.to_string(), Vec::new()))
             }
             None => progress,
         };
@@ -1353,6 +1420,47 @@ fn parse_history_entry(commit: String, time: String, message: &str) -> HistoryEn
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+
+    /// Completing a step inside its task from the record alone gives what reading the whole
+    /// plan gives; at a task's last step it declines, and the plan is read.
+    #[test]
+    fn the_record_knows_the_next_step_of_the_task_without_the_plan() {
+        let mut plan = crate::workflow::plan::parse_plan(
+            br#"{"masterPlanPath": "m", "prTitle": "feat: X", "summary": "s", "verificationPlan": "v",
+                "tasks": [
+                  {"taskName": "a", "status": "TODO", "tdd_steps": [
+                    {"type": "RED", "description": "r", "status": "TODO"},
+                    {"type": "GREEN", "description": "g", "status": "TODO"},
+                    {"type": "REFACTOR", "description": "f", "status": "TODO"}]},
+                  {"taskName": "b", "status": "TODO", "tdd_steps": [
+                    {"type": "RED", "description": "r2", "status": "TODO"},
+                    {"type": "GREEN", "description": "g2", "status": "TODO"}]}]}"#,
+        )
+        .unwrap();
+        let mut record = Progress::of(&plan, "blob".into(), Vec::new());
+        let mut done = Vec::new();
+        for step in [StepId::new(0, 0), StepId::new(0, 1)] {
+            let fast = record
+                .completed(step)
+                .expect("the next step is in the task");
+            plan.complete_step(step);
+            done.push(step);
+            let slow = Progress::of(&plan, "blob".into(), done.clone());
+            assert_eq!(
+                serde_json::to_value(&fast).unwrap(),
+                serde_json::to_value(&slow).unwrap()
+            );
+            record = fast;
+        }
+        assert!(
+            record.completed(StepId::new(0, 2)).is_none(),
+            "the task's last step: the next one is in another task"
+        );
+        assert!(
+            record.completed(StepId::new(1, 0)).is_none(),
+            "not the current step"
+        );
+    }
 
     #[test]
     fn commit_messages_carry_the_trailers() {
