@@ -845,3 +845,45 @@ fn a_task_that_changes_nothing_is_flagged_in_review_and_in_the_final_note() {
     .unwrap();
     assert_eq!(note["empty_tasks"], serde_json::json!(["hollow"]));
 }
+
+/// A history written before transitions recorded their events (0.2): read, not replayed,
+/// and what this version adds on top of it is replayed from the old state.
+#[test]
+fn a_history_from_before_recorded_events_audits_clean_and_carries_on() {
+    let repo = TestRepo::at_first_step();
+    // Rewrite the chain without the event headers, as 0.2 wrote it.
+    let commits = repo.git(&["rev-list", "--reverse", "--first-parent", REF]);
+    let mut parent: Option<String> = None;
+    for commit in commits.lines() {
+        let tree = repo.git(&["rev-parse", &format!("{commit}^{{tree}}")]);
+        let message = repo.git(&["log", "-1", "--format=%B", commit]);
+        let mut args = vec!["commit-tree", tree.trim(), "-m", message.trim_end()];
+        if let Some(p) = &parent {
+            args.extend(["-p", p.as_str()]);
+        }
+        parent = Some(repo.git(&args).trim().to_string());
+    }
+    let old = parent.unwrap();
+    assert!(
+        !repo
+            .git(&["cat-file", "commit", &old])
+            .contains("orchestrator-event")
+    );
+    repo.git(&["update-ref", REF, &old]);
+    // 0.2 left its own reflog and tip marker; these are ours for the old chain, so go.
+    std::fs::remove_file(repo.dir().join(".git/logs").join(REF)).unwrap();
+    let _ = std::fs::remove_file(repo.dir().join(".git/orchestrator/tips/main"));
+    let legacy = repo.history_len() - 1;
+
+    repo.submit_test(RED, Some("FAIL")).expect(3);
+    repo.run(&["submit-work", "-s", "ok", "--analysis-decision", "SUCCESS"])
+        .expect(0);
+    let out = repo.run(&["audit"]).expect(0).stdout.clone();
+    assert_eq!(
+        out,
+        format!(
+            "audit of workflow main: 2 transitions replayed, {legacy} written before events were recorded \
+             (read, not replayed): clean\n"
+        )
+    );
+}
