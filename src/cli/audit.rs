@@ -32,15 +32,7 @@ pub fn run(session: &Session, args: &AuditArgs, ui: &mut Ui) -> Result<Exit, Fai
     }
     let mut text = String::new();
     for p in &report.problems {
-        text.push_str(&format!(
-            "FORGED: workflow {}{}: {}\n",
-            p.workflow,
-            p.commit
-                .as_deref()
-                .map(|c| format!(", commit {c}"))
-                .unwrap_or_default(),
-            p.problem
-        ));
+        text.push_str(&format!("FORGED: {p}\n"));
         if let (Some(expected), Some(found)) = (&p.expected, &p.found) {
             text.push_str(&format!("  expected: {expected}\n  found:    {found}\n"));
         }

@@ -300,8 +300,9 @@ fn classify(e: EngineError) -> CommandError {
                 .hint("Fix what is named, then run `git orchestrate hooks install`."),
             EngineError::Git(_) => CommandError::new(ErrorKind::Git, message),
             EngineError::Forged { .. } => CommandError::new(ErrorKind::VerificationFailed, message).hint(
-                "Nothing was changed. `git orchestrate audit --all` lists what is wrong; a human decides what to \
-                 keep (the remote's history can be inspected under refs/orchestrator/remotes/).",
+                "No workflow ref here was moved or created. `git orchestrate audit --all` lists what is wrong \
+                 here; the remote's history is under refs/orchestrator/remotes/ to inspect, and a human \
+                 decides what to keep.",
             ),
                         EngineError::Internal(_) => CommandError::new(ErrorKind::Internal, message),
             EngineError::Remote { hint, .. } => CommandError::new(ErrorKind::Remote, message).hint(hint),

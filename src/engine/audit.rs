@@ -8,7 +8,7 @@ use gix::ObjectId;
 use serde::Serialize;
 
 use super::{EngineError, Session};
-use crate::store::{REFLOG_PREFIX, Snapshot, Store, workflow_ref};
+use crate::store::{HistoryEntry, REFLOG_PREFIX, Snapshot, Store, workflow_ref};
 use crate::workflow::{self, Event, PlanChange, State};
 
 /// The event header of a workflow's first commit, from 0.3 on: every transition after it
@@ -25,6 +25,17 @@ pub struct AuditProblem {
     /// The state the transition function computes, when the found one differs.
     pub expected: Option<serde_json::Value>,
     pub found: Option<serde_json::Value>,
+}
+
+/// `workflow main, commit <id>: <problem>`.
+impl std::fmt::Display for AuditProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "workflow {}", self.workflow)?;
+        if let Some(commit) = &self.commit {
+            write!(f, ", commit {commit}")?;
+        }
+        write!(f, ": {}", self.problem)
+    }
 }
 
 /// What `audit` found, for one workflow or all.
@@ -328,7 +339,12 @@ fn replay(
 /// tree of a task's last checkpoint is the tree it started from (the checkpoint before it,
 /// or where the branch left main). Read from the checkpoint events the PR's transitions
 /// record; tasks without a recorded checkpoint are not judged.
-pub fn empty_tasks(session: &Session, snap: &Snapshot) -> Result<Vec<String>, EngineError> {
+/// `pr` is the PR's history, newest first, as [`Store::history_back_to`] reads it.
+pub fn empty_tasks(
+    session: &Session,
+    snap: &Snapshot,
+    pr: &[HistoryEntry],
+) -> Result<Vec<String>, EngineError> {
     let store = &session.store;
     let Some(plan) = store.plan(snap)? else {
         return Ok(Vec::new());
@@ -339,9 +355,7 @@ pub fn empty_tasks(session: &Session, snap: &Snapshot) -> Result<Vec<String>, En
     };
     // Per task: the tree it started from and the tree of its last checkpoint.
     let mut spans: Vec<Option<(Option<String>, String)>> = vec![None; plan.tasks.len()];
-    let mut pr = store.history_back_to(snap.tip, "plan")?;
-    pr.reverse();
-    for entry in pr.iter().filter(|e| e.event == "checkpoint") {
+    for entry in pr.iter().rev().filter(|e| e.event == "checkpoint") {
         let id = ObjectId::from_hex(entry.commit.as_bytes())
             .map_err(|e| EngineError::Internal(format!("a commit id did not parse: {e}")))?;
         let Some(Ok(Event::CheckpointRecorded { tree: after, .. })) = store

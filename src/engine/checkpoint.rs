@@ -1,7 +1,7 @@
 //! `checkpoint`: verifies the working tree with preflight (or reuses the passing result for
 //! exactly this tree and these gates), commits everything as a checkpoint, and records it.
 
-use super::verify::{GateSource, Recheck, Reuse, recorded_verification, verify_tree};
+use super::verify::{GateSource, Recheck, Reuse, record_pass, recorded_verification, verify_tree};
 use serde::Serialize;
 
 use super::{EngineError, Session, notes, wrong_state};
@@ -138,20 +138,9 @@ pub fn checkpoint(
         ));
     }
     let cached = verification.source == GateSource::Recorded;
-    if let (GateSource::Ran, Some(cache)) = (verification.source, verification.cache()) {
-        // Recorded before the commit: the commit-msg hook finds it and does not run the
-        // gates a second time.
-        session.with_retries(|| {
-            let snap = session.store.read()?.ok_or(EngineError::Conflict)?;
-            session.apply(
-                &snap,
-                Event::PreflightPassed {
-                    cache: cache.clone(),
-                },
-            )?;
-            Ok(())
-        })?;
-    }
+    // Recorded before the commit: the commit-msg hook finds it and does not run the gates a
+    // second time.
+    record_pass(session, &verification)?;
 
     let step = owed;
     let (subject, body) = subject(message, step);

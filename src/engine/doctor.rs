@@ -291,15 +291,7 @@ fn history(session: &Session, checks: &mut Vec<Check>) -> Result<(), EngineError
         checks.push(check(
             "history",
             Level::Error,
-            format!(
-                "workflow {}{}: {}",
-                p.workflow,
-                p.commit
-                    .as_deref()
-                    .map(|c| format!(", commit {c}"))
-                    .unwrap_or_default(),
-                p.problem
-            ),
+            p.to_string(),
             Some("git orchestrate audit --all".into()),
         ));
     }

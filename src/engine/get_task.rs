@@ -433,7 +433,8 @@ fn review(session: &Session, snap: &Snapshot, round: u32) -> Result<Event, Engin
             });
         }
     };
-    let empty_tasks = super::audit::empty_tasks(session, snap)?;
+    let pr = session.store.history_back_to(snap.tip, "plan")?;
+    let empty_tasks = super::audit::empty_tasks(session, snap, &pr)?;
     let context = ReviewContext {
         plan: &plan,
         branch: &branch,

@@ -307,7 +307,7 @@ impl Session {
     pub fn pin_now(&self, main: &str) -> Result<Option<Pin>, EngineError> {
         Ok(self
             .store
-            .pin_of_branch(main, config::FILE_NAME)?
+            .file_id_at_branch(main, config::FILE_NAME)?
             .map(|(commit, config)| Pin { commit, config }))
     }
 
@@ -330,18 +330,17 @@ impl Session {
     }
 
     fn read_config(&self, state: Option<&State>, main: String) -> Result<Loaded, EngineError> {
-        let now_on_main = self.store.file_at_branch(&main, config::FILE_NAME)?;
+        // main's file as it is now: its blob id only, which tells a change without a read.
+        let now_on_main = self
+            .store
+            .file_id_at_branch(&main, config::FILE_NAME)?
+            .and_then(|(_, blob)| blob);
         let mut warnings = Vec::new();
         // A PR is verified under main's gates as they were when it began; a change on main
         // takes effect when a human repins (docs/integrity.md).
-        let (on_main, main_origin) = match state.and_then(State::pin) {
+        let (blob, main_origin) = match state.and_then(State::pin) {
             Some(pin) => {
-                let pinned = pin
-                    .config
-                    .as_deref()
-                    .map(|b| self.store.blob(b))
-                    .transpose()?;
-                if pinned != now_on_main {
+                if pin.config != now_on_main {
                     warnings.push(Notice::MainGatesChanged {
                         main: main.clone(),
                         pinned: pin.commit.clone(),
@@ -351,10 +350,11 @@ impl Session {
                     main: main.clone(),
                     commit: pin.commit.clone(),
                 };
-                (pinned, origin)
+                (pin.config.clone(), origin)
             }
             None => (now_on_main, Origin::MainBranch(main.clone())),
         };
+        let on_main = blob.as_deref().map(|b| self.store.blob(b)).transpose()?;
         let working = self.read_working_tree_config()?;
         let pr_branch = state.and_then(|s| s.branch());
         let (text, origin) = match (pr_branch, on_main, working) {

@@ -78,19 +78,18 @@ pub fn record_final(session: &Session, snap: &Snapshot, squashed: &str) -> Resul
         // Oldest first, as they were made.
         checkpoints.reverse();
     }
-    let mut human_answers: Vec<HumanAnswer> = session
-        .store
-        .history_back_to(snap.tip, "plan")?
-        .into_iter()
+    let pr = session.store.history_back_to(snap.tip, "plan")?;
+    let human_answers: Vec<HumanAnswer> = pr
+        .iter()
+        .rev()
         .filter_map(|e| {
             Some(HumanAnswer {
-                by: e.human?,
-                event: e.event,
-                commit: e.commit,
+                by: e.human.clone()?,
+                event: e.event.clone(),
+                commit: e.commit.clone(),
             })
         })
         .collect();
-    human_answers.reverse();
     let note = FinalNote {
         v: NOTE_VERSION,
         kind: "final".into(),
@@ -107,7 +106,7 @@ pub fn record_final(session: &Session, snap: &Snapshot, squashed: &str) -> Resul
         checkpoints,
         config_changed,
         human_answers,
-        empty_tasks: super::audit::empty_tasks(session, snap)?,
+        empty_tasks: super::audit::empty_tasks(session, snap, &pr)?,
         tool: tool(),
     };
     let line = note.to_line();

@@ -5,9 +5,9 @@
 use super::{EngineError, Session, io_error};
 use crate::config::Config;
 use crate::gates::{self, PreflightRun};
-use crate::workflow::State;
 use crate::workflow::notes::{CheckpointNote, NoteGate, NotePreflight};
 use crate::workflow::state::{GateRecord, PreflightCache};
+use crate::workflow::{CHECKPOINT_STATES, Event, State};
 
 /// Where a verification's gate results come from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -128,6 +128,30 @@ pub fn recorded_verification(
         protected: Vec::new(),
         failed: None,
         run: None,
+    })
+}
+
+/// Records in the workflow's chain a pass the gates just made (a `preflight` transition),
+/// so that the chain, and nothing else, proves the tree verified (docs/integrity.md): the
+/// `commit-msg` hook and `checkpoint` then find it. Nothing is recorded for a reused pass,
+/// a failed one, or outside a state that takes checkpoints.
+pub fn record_pass(session: &Session, verification: &TreeVerification) -> Result<(), EngineError> {
+    let (GateSource::Ran, Some(cache)) = (verification.source, verification.cache()) else {
+        return Ok(());
+    };
+    session.with_retries(|| {
+        let Some(snap) = session.store.read()? else {
+            return Ok(());
+        };
+        if CHECKPOINT_STATES.contains(&snap.state.status()) {
+            session.apply(
+                &snap,
+                Event::PreflightPassed {
+                    cache: cache.clone(),
+                },
+            )?;
+        }
+        Ok(())
     })
 }
 

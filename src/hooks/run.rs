@@ -15,12 +15,12 @@ use std::path::{Path, PathBuf};
 use super::{PENDING_NOTE, PROBE_ENV};
 use crate::config::PrePush;
 use crate::engine::notes::{self, CheckedCommit};
-use crate::engine::verify::{GateSource, Recheck, Reuse, verify_tree};
+use crate::engine::verify::{GateSource, Recheck, Reuse, record_pass, verify_tree};
 use crate::engine::{EngineError, Session, io_error};
 use crate::exec;
 use crate::store::{is_checkpoint_message, is_state_ref_name, transition_history_globs};
+use crate::workflow::State;
 use crate::workflow::notes::CheckpointNote;
-use crate::workflow::{CHECKPOINT_STATES, Event, State};
 
 /// What a hook decided.
 #[derive(Debug)]
@@ -118,23 +118,8 @@ pub fn commit_msg(session: &Session, message_file: &Path) -> Result<Outcome, Eng
     // The pass is proof only once the workflow's own chain records it (docs/integrity.md):
     // `get-task` then records the commit as it would one made by `checkpoint`. The note
     // below is the report for people and CI.
-    if let (GateSource::Ran, Some(cache), true) =
-        (verification.source, verification.cache(), on_pr_branch)
-    {
-        session.with_retries(|| {
-            let Some(snap) = session.store.read()? else {
-                return Ok(());
-            };
-            if CHECKPOINT_STATES.contains(&snap.state.status()) {
-                session.apply(
-                    &snap,
-                    Event::PreflightPassed {
-                        cache: cache.clone(),
-                    },
-                )?;
-            }
-            Ok(())
-        })?;
+    if on_pr_branch {
+        record_pass(session, &verification)?;
     }
     let step = state
         .and_then(State::owed_checkpoint)

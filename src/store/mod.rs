@@ -1103,9 +1103,8 @@ impl Store {
         Ok(self.head_branch()?.unwrap_or_else(|| "main".to_string()))
     }
 
-    /// A file as committed at the tip of `branch`, read from the object database.
     /// The commit `refs/heads/<branch>` points at, and the blob id of `path` in it.
-    pub fn pin_of_branch(
+    pub fn file_id_at_branch(
         &self,
         branch: &str,
         path: &str,
@@ -1174,22 +1173,6 @@ impl Store {
     pub fn blob(&self, id: &str) -> Result<Vec<u8>, StoreError> {
         let id = ObjectId::from_hex(id.as_bytes()).map_err(git_err)?;
         Ok(self.repo.find_blob(id).map_err(git_err)?.data.clone())
-    }
-
-    pub fn file_at_branch(&self, branch: &str, path: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        let Some(mut reference) = self
-            .repo
-            .try_find_reference(format!("refs/heads/{branch}").as_str())
-            .map_err(git_err)?
-        else {
-            return Ok(None);
-        };
-        let tree = reference.peel_to_tree().map_err(git_err)?;
-        let Some(entry) = tree.lookup_entry_by_path(path).map_err(git_err)? else {
-            return Ok(None);
-        };
-        let object = entry.object().map_err(git_err)?;
-        Ok(Some(object.data.clone()))
     }
 
     /// The newest checkpoint commit on HEAD's first-parent line, walking back no further

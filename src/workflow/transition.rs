@@ -908,6 +908,32 @@ impl Tdd {
     }
 }
 
+/// A passing run whose tree does not count (docs/integrity.md): `what` happened to `files`,
+/// and `why` that undoes the pass. The attempt fails like any other.
+fn pass_not_counted(
+    tdd: Tdd,
+    run: &TestRun,
+    files: &[String],
+    what: &str,
+    why: &str,
+) -> (Phase, PlanChange, String, OutputSource, Verdict) {
+    let files = files.join(", ");
+    let phase = tdd.failed(format!("{what}: {files}\n"));
+    let body = format!(
+        "FAILURE: `{}` passed ({}), but {what} ({files}): {why}; debugging attempt {}",
+        run.command,
+        run.exit,
+        phase.attempts()
+    );
+    (
+        phase,
+        PlanChange::Keep,
+        body,
+        OutputSource::Test,
+        Verdict::Failure,
+    )
+}
+
 fn test_ran(state: &State, run: TestRun) -> Result<Next, Refusal> {
     let mut tdd = Tdd::of(state).ok_or(Refusal::WrongState)?;
     let step = run.step;
@@ -953,40 +979,20 @@ fn test_ran(state: &State, run: TestRun) -> Result<Next, Refusal> {
                 Verdict::Failure,
             )
         }
-        (Expectation::Pass, true, Some(pre), None) if !pre.changed.is_empty() => {
-            let files = pre.changed.join(", ");
-            let phase = tdd.failed(format!(
-                "files changed while the test and preflight ran: {files}\n"
-            ));
-            let body = format!(
-                "FAILURE: `{command}` passed ({exit}), but files changed while the test and preflight ran \
-                 ({files}): a pass counts only for the tree it ran on; debugging attempt {}",
-                phase.attempts()
-            );
-            (
-                phase,
-                PlanChange::Keep,
-                body,
-                OutputSource::Test,
-                Verdict::Failure,
-            )
-        }
+        (Expectation::Pass, true, Some(pre), None) if !pre.changed.is_empty() => pass_not_counted(
+            tdd,
+            &run,
+            &pre.changed,
+            "files changed while the test and preflight ran",
+            "a pass counts only for the tree it ran on",
+        ),
         (Expectation::Pass, true, Some(pre), None) if !pre.protected.is_empty() => {
-            let files = pre.protected.join(", ");
-            let phase = tdd.failed(format!(
-                "the working tree changes protected paths: {files}\n"
-            ));
-            let body = format!(
-                "FAILURE: `{command}` passed ({exit}), but the working tree changes protected paths \
-                 ({files}): a human changes these on main; debugging attempt {}",
-                phase.attempts()
-            );
-            (
-                phase,
-                PlanChange::Keep,
-                body,
-                OutputSource::Test,
-                Verdict::Failure,
+            pass_not_counted(
+                tdd,
+                &run,
+                &pre.protected,
+                "the working tree changes protected paths",
+                "a human changes these on main",
             )
         }
         (Expectation::Pass, true, Some(pre), None) if pre.record.passed() => {

@@ -269,16 +269,6 @@ fn output_that_poses_as_the_orchestrator_stays_quoted() {
     assert!(brief.contains("\\x1b[2K\\x1b[1A"), "{brief}");
 }
 
-/// A one-task plan (RED, GREEN) that creates `file`.
-fn one_task_plan(file: &str) -> String {
-    format!(
-        r#"{{"masterPlanPath": "docs/plan.md", "prTitle": "feat: Add", "summary": "s", "verificationPlan": "v",
-            "tasks": [{{"taskName": "{file}", "status": "TODO", "tdd_steps": [
-              {{"type": "RED", "description": "test {file}", "status": "TODO"}},
-              {{"type": "GREEN", "description": "create {file}", "status": "TODO"}}]}}]}}"#
-    )
-}
-
 /// A weakened config committed on main mid-PR (the same gate name, `command = "true"`):
 /// the PR stays under the gates it began with, and every briefing and `status` say main's
 /// changed, until a human repins.
@@ -366,20 +356,7 @@ fn an_edited_review_script_does_not_review() {
         "cat >/dev/null; echo '{\"findings\": [{\"priority\": \"P0\", \"issue\": \"wrong\"}]}'\n",
     );
     repo.commit_all("reviewer");
-    repo.submit_plan(&one_task_plan("add.txt")).expect(0);
-    repo.run(&["get-task"]).expect(0);
-    repo.submit_test("test -e add.txt", None).expect(3);
-    repo.run(&[
-        "submit-work",
-        "-s",
-        "missing",
-        "--analysis-decision",
-        "SUCCESS",
-    ])
-    .expect(0);
-    repo.write("add.txt", "v1\n");
-    repo.submit_test("test -e add.txt", None).expect(0);
-    repo.run(&["checkpoint"]).expect(0);
+    do_the_steps(&repo, "feat: Add", "add.txt");
     repo.write("review.sh", "cat >/dev/null; echo '{\"findings\": []}'\n");
     let brief = repo.run(&["get-task"]).expect(0).stdout.clone();
     assert!(
@@ -396,23 +373,16 @@ fn an_edited_review_script_does_not_review() {
 }
 
 /// A repository at AWAITING_FINALIZATION of a one-task PR under `config`, with `add.txt`
-/// created, and the branch squashed to one commit titled with the PR title.
-fn squashed_under(config: &str) -> TestRepo {
+/// created, and the branch squashed to one commit titled with the PR title. `ignored`, when
+/// given, is a file in `.gitignore` that exists in the working tree only.
+fn squashed_under(config: &str, ignored: Option<&str>) -> TestRepo {
     let repo = TestRepo::with_config(config);
-    repo.submit_plan(&one_task_plan("add.txt")).expect(0);
-    repo.run(&["get-task"]).expect(0);
-    repo.submit_test("test -e add.txt", None).expect(3);
-    repo.run(&[
-        "submit-work",
-        "-s",
-        "missing",
-        "--analysis-decision",
-        "SUCCESS",
-    ])
-    .expect(0);
-    repo.write("add.txt", "v1\n");
-    repo.submit_test("test -e add.txt", None).expect(0);
-    repo.run(&["checkpoint"]).expect(0);
+    if let Some(file) = ignored {
+        repo.write(".gitignore", &format!("{file}\n"));
+        repo.commit_all("ignore it");
+        repo.write(file, "made by hand, never committed\n");
+    }
+    do_the_steps(&repo, "feat: Add", "add.txt");
     repo.run(&["get-task"]).expect(0);
     assert_eq!(repo.status(), "AWAITING_FINALIZATION");
     let base = repo.git(&["merge-base", "main", "HEAD"]);
@@ -432,34 +402,12 @@ fn worktrees(repo: &TestRepo) -> usize {
 /// check runs them on the squashed commit in a fresh worktree, where they fail.
 #[test]
 fn the_clean_final_check_catches_a_pass_that_needs_an_untracked_file() {
-    let repo = {
-        let config = format!(
+    let repo = squashed_under(
+        &format!(
             "{CONFIG}\n[[preflight]]\nname = \"generated\"\ncommand = \"test -e generated.txt || {{ echo 'generated.txt is missing'; exit 1; }}\"\n"
-        );
-        let repo = TestRepo::with_config(&config);
-        repo.write(".gitignore", "generated.txt\n");
-        repo.commit_all("ignore generated.txt");
-        repo.write("generated.txt", "made by hand, never committed\n");
-        repo
-    };
-    repo.submit_plan(&one_task_plan("add.txt")).expect(0);
-    repo.run(&["get-task"]).expect(0);
-    repo.submit_test("test -e add.txt", None).expect(3);
-    repo.run(&[
-        "submit-work",
-        "-s",
-        "missing",
-        "--analysis-decision",
-        "SUCCESS",
-    ])
-    .expect(0);
-    repo.write("add.txt", "v1\n");
-    repo.submit_test("test -e add.txt", None).expect(0);
-    repo.run(&["checkpoint"]).expect(0);
-    repo.run(&["get-task"]).expect(0);
-    let base = repo.git(&["merge-base", "main", "HEAD"]);
-    repo.git(&["reset", "--soft", base.trim()]);
-    repo.git(&["commit", "--quiet", "-m", "feat: Add"]);
+        ),
+        Some("generated.txt"),
+    );
     let tip = repo.tip();
     let out = repo.run(&["submit-work", "-s", "squashed"]);
     out.expect(1);
@@ -480,7 +428,10 @@ fn the_clean_final_check_catches_a_pass_that_needs_an_untracked_file() {
     assert_eq!(repo.status(), "AWAITING_FINALIZATION");
     assert_eq!(worktrees(&repo), 1, "the clean worktree is gone");
     // Off by config (on main, repinned by a human): the squash counts as before.
-    let off = squashed_under(&format!("{CONFIG}\n[finalize]\nclean_check = false\n"));
+    let off = squashed_under(
+        &format!("{CONFIG}\n[finalize]\nclean_check = false\n"),
+        None,
+    );
     off.run(&["submit-work", "-s", "squashed"]).expect(0);
     assert_eq!(off.status(), "FINALIZE_COMPLETE");
 }
@@ -489,32 +440,12 @@ fn the_clean_final_check_catches_a_pass_that_needs_an_untracked_file() {
 /// removed; one left by a killed git-orchestrate is removed by the next run.
 #[test]
 fn the_clean_worktree_is_removed_after_a_timeout_and_after_a_kill() {
-    let config = format!(
-        "{CONFIG}\n[[preflight]]\nname = \"slow-when-clean\"\ncommand = \"[ -e generated.txt ] || sleep 30\"\ntimeout = \"1s\"\n"
+    let repo = squashed_under(
+        &format!(
+            "{CONFIG}\n[[preflight]]\nname = \"slow-when-clean\"\ncommand = \"[ -e generated.txt ] || sleep 30\"\ntimeout = \"1s\"\n"
+        ),
+        Some("generated.txt"),
     );
-    let repo = TestRepo::with_config(&config);
-    repo.write(".gitignore", "generated.txt\n");
-    repo.commit_all("ignore generated.txt");
-    repo.write("generated.txt", "x\n");
-    repo.submit_plan(&one_task_plan("add.txt")).expect(0);
-    repo.run(&["get-task"]).expect(0);
-    repo.submit_test("test -e add.txt", None).expect(3);
-    repo.run(&[
-        "submit-work",
-        "-s",
-        "missing",
-        "--analysis-decision",
-        "SUCCESS",
-    ])
-    .expect(0);
-    repo.write("add.txt", "v1\n");
-    repo.submit_test("test -e add.txt", None).expect(0);
-    repo.run(&["checkpoint"]).expect(0);
-    repo.run(&["get-task"]).expect(0);
-    let base = repo.git(&["merge-base", "main", "HEAD"]);
-    repo.git(&["reset", "--soft", base.trim()]);
-    repo.git(&["commit", "--quiet", "-m", "feat: Add"]);
-
     let out = repo.run(&["submit-work", "-s", "squashed"]);
     out.expect(1);
     assert!(
@@ -555,7 +486,7 @@ fn the_clean_worktree_is_removed_after_a_timeout_and_after_a_kill() {
 /// A whole PR, merged: every transition is what its recorded event makes.
 #[test]
 fn an_honest_pr_audits_clean() {
-    let repo = squashed_under(CONFIG);
+    let repo = squashed_under(CONFIG, None);
     repo.run(&["submit-work", "-s", "squashed"]).expect(0);
     // The master plan marks the PR done, in a commit on the squash.
     let brief = repo.run(&["get-task"]).expect(0).stdout.clone();

@@ -3,18 +3,9 @@
 
 use pretty_assertions::assert_eq;
 
-use crate::support::{CONFIG, RED, REF, TestRepo};
+use crate::support::{CONFIG, RED, REF, TestRepo, do_the_steps, one_task_plan};
 
 /// One task: RED then GREEN, with the PR title `title`.
-fn one_task_plan(title: &str, file: &str) -> String {
-    format!(
-        r#"{{"masterPlanPath": "docs/plan.md", "prTitle": "{title}", "summary": "s", "verificationPlan": "v",
-            "tasks": [{{"taskName": "{file}", "status": "TODO", "tdd_steps": [
-              {{"type": "RED", "description": "test {file}", "status": "TODO"}},
-              {{"type": "GREEN", "description": "create {file}", "status": "TODO"}}]}}]}}"#
-    )
-}
-
 /// A repository whose review runs `review.sh` (committed on main) with `review` settings.
 fn repo_with_reviewer(script: &str, review: &str) -> TestRepo {
     let repo = TestRepo::with_config(&format!(
@@ -23,24 +14,6 @@ fn repo_with_reviewer(script: &str, review: &str) -> TestRepo {
     repo.write("review.sh", script);
     repo.commit_all("reviewer");
     repo
-}
-
-/// Plans the PR and does both steps, up to the checkpoint after GREEN.
-fn do_the_steps(repo: &TestRepo, title: &str, file: &str) {
-    repo.submit_plan(&one_task_plan(title, file)).expect(0);
-    repo.run(&["get-task"]).expect(0);
-    repo.submit_test(&format!("test -e {file}"), None).expect(3);
-    repo.run(&[
-        "submit-work",
-        "-s",
-        "missing",
-        "--analysis-decision",
-        "SUCCESS",
-    ])
-    .expect(0);
-    repo.write(file, &format!("{file} v1\n"));
-    repo.submit_test(&format!("test -e {file}"), None).expect(0);
-    repo.run(&["checkpoint"]).expect(0);
 }
 
 const FINDS_IN_ROUND_1: &str = r#"ctx=$(cat)

@@ -27,6 +27,34 @@ pub const PLAN: &str = r#"{
   ]
 }"#;
 
+/// A plan with one task, RED then GREEN, that creates `file`.
+pub fn one_task_plan(title: &str, file: &str) -> String {
+    format!(
+        r#"{{"masterPlanPath": "docs/plan.md", "prTitle": "{title}", "summary": "s", "verificationPlan": "v",
+            "tasks": [{{"taskName": "{file}", "status": "TODO", "tdd_steps": [
+              {{"type": "RED", "description": "test {file}", "status": "TODO"}},
+              {{"type": "GREEN", "description": "create {file}", "status": "TODO"}}]}}]}}"#
+    )
+}
+
+/// Plans the PR and does both steps, up to the checkpoint after GREEN.
+pub fn do_the_steps(repo: &TestRepo, title: &str, file: &str) {
+    repo.submit_plan(&one_task_plan(title, file)).expect(0);
+    repo.run(&["get-task"]).expect(0);
+    repo.submit_test(&format!("test -e {file}"), None).expect(3);
+    repo.run(&[
+        "submit-work",
+        "-s",
+        "missing",
+        "--analysis-decision",
+        "SUCCESS",
+    ])
+    .expect(0);
+    repo.write(file, &format!("{file} v1\n"));
+    repo.submit_test(&format!("test -e {file}"), None).expect(0);
+    repo.run(&["checkpoint"]).expect(0);
+}
+
 /// The RED test of task "add": it fails until the GREEN step writes `add.sh`, and must pass
 /// after it (docs/integrity.md: a RED test must turn GREEN).
 pub const RED: &str = "sh add.sh";
