@@ -93,6 +93,12 @@ fn lines(report: &StatusReport) -> Vec<String> {
             replan.original_task
         ));
     }
+    if report.idle {
+        lines.push(
+            "idle      nothing left to do: the agent said no PR is left (submit-work --no-pr-left)"
+                .to_string(),
+        );
+    }
     if report.guidance.is_some() {
         lines.push("guidance  a human's guidance waits for the agent's next get-task".to_string());
     }

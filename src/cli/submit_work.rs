@@ -12,14 +12,15 @@ use crate::workflow::{Decision, Expectation, Status, Verdict};
 
 /// Submit work for verification: a plan, a test run, an analysis, a finalization step.
 ///
-/// A PR plan (--plan), a test run (--test-command), or your judgement of a NEEDS_ANALYSIS result (--analysis-decision). With only --summary it confirms
+/// A PR plan (--plan), a test run (--test-command), your judgement of a NEEDS_ANALYSIS result
+/// (--analysis-decision), or that no PR is left to do (--no-pr-left). With only --summary it confirms
 /// a finalization step (the squash, the master-plan commit), which is then checked. Never run
 /// tests to judge your work yourself; this runs them, then the preflight gates.
 ///
 /// Exit codes: 0 SUCCESS, 1 FAILURE, 3 NEEDS_ANALYSIS, 2 invalid input, 4 not accepted in
 /// this state, 5 repository or store problem.
 #[derive(Debug, Args)]
-#[command(group(ArgGroup::new("work").args(["test_command", "analysis_decision", "plan"])))]
+#[command(group(ArgGroup::new("work").args(["test_command", "analysis_decision", "plan", "no_pr_left"])))]
 pub struct SubmitWorkArgs {
     /// A brief summary of what you did and why; it is recorded in the workflow's history.
     #[arg(long, short)]
@@ -44,6 +45,12 @@ pub struct SubmitWorkArgs {
     /// `-` to read it from stdin.
     #[arg(long, value_name = "FILE|-")]
     pub plan: Option<PathBuf>,
+
+    /// In INITIALIZING: every PR of the master plan is marked [DONE], so there is nothing to
+    /// plan. get-task then answers "nothing left to do" until the master plan changes on the
+    /// main branch.
+    #[arg(long)]
+    pub no_pr_left: bool,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -70,6 +77,7 @@ pub fn run(session: &Session, args: &SubmitWorkArgs, ui: &mut Ui) -> Result<Exit
         )));
     }
     let kind = match (&args.plan, &args.test_command, args.analysis_decision) {
+        _ if args.no_pr_left => SubmitKind::NoPrLeft,
         (Some(path), _, _) => SubmitKind::Plan(super::read_input(
             path,
             "the plan",

@@ -23,6 +23,8 @@ pub struct GetTaskReport {
     pub step: Option<StepView>,
     pub attempt: u32,
     pub pending: Option<&'static str>,
+    /// Nothing is left to do (SPEC §6.1): an unattended agent stops here.
+    pub idle: bool,
     pub briefing: String,
     /// The workflow waits for a human: `get-task` exits 10.
     #[serde(skip)]
@@ -34,6 +36,7 @@ pub(super) struct TaskReport {
     pub state: State,
     pub briefing: Briefing,
     pub halted: bool,
+    pub idle: bool,
 }
 
 impl TaskReport {
@@ -45,6 +48,7 @@ impl TaskReport {
             step: self.briefing.step,
             attempt: self.briefing.attempt,
             pending: self.state.pending().as_ref().map(Pending::kind),
+            idle: self.idle,
             briefing: self.briefing.text,
             halted: self.halted,
         }
@@ -236,7 +240,9 @@ fn report(
     let plan_show_command = session.store.plan_show_command();
     let review_show_command = session.store.review_show_command();
     let main_branch = session.main_branch(Some(&snap.state))?;
+    let idle = session.idle_holds(&snap.state, &loaded.config.master_plan)?;
     let briefing = briefing::brief(&briefing::Context {
+        idle,
         thresholds: loaded.config.debugging.thresholds(),
         guidance,
         escalation: escalation
@@ -258,6 +264,7 @@ fn report(
         state: snap.state,
         briefing,
         halted,
+        idle,
     })
 }
 

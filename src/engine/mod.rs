@@ -311,6 +311,25 @@ impl Session {
             .map(|(commit, config)| Pin { commit, config }))
     }
 
+    /// The blob of the master plan on `main` now: what `--no-pr-left` judges and what idle
+    /// holds against (SPEC §6.1). `None` when the branch or the file does not exist.
+    pub fn master_plan_blob(&self, main: &str, path: &str) -> Result<Option<String>, EngineError> {
+        Ok(self
+            .store
+            .file_id_at_branch(main, path)?
+            .and_then(|(_, blob)| blob))
+    }
+
+    /// True when `state` is idle and the master plan on the main branch is still the one the
+    /// agent judged: nothing is left to do.
+    pub fn idle_holds(&self, state: &State, master_plan: &str) -> Result<bool, EngineError> {
+        let Some(idle) = &state.idle else {
+            return Ok(false);
+        };
+        let main = self.main_branch(Some(state))?;
+        Ok(self.master_plan_blob(&main, master_plan)? == idle.master_plan)
+    }
+
     pub fn load_config(&self, state: Option<&State>) -> Result<Loaded, EngineError> {
         let main = self.main_branch(state)?;
         let key = (

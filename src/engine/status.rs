@@ -41,6 +41,9 @@ pub struct StatusReport {
     pub halt: Option<HaltRecord>,
     pub replan: Option<ReplanContext>,
     pub guidance: Option<String>,
+    /// Nothing is left to do (SPEC §6.1): `--no-pr-left` was said and the master plan on
+    /// the main branch has not changed since.
+    pub idle: bool,
     pub config: ConfigStatus,
     pub warnings: Vec<String>,
     pub locks: Vec<LockReport>,
@@ -102,13 +105,17 @@ pub fn status(session: &Session) -> Result<StatusReport, EngineError> {
         None => (State::new(None), None, None),
     };
     // A broken config is one more thing to report, not a reason to hide the state.
+    let mut idle = false;
     let (config, mut notices) = match session.load_config(Some(&state)) {
         Ok(loaded) => (
             ConfigStatus::Loaded {
                 origin: loaded.origin.to_string(),
                 preflight: loaded.config.gate_names(),
             },
-            loaded.warnings,
+            {
+                idle = session.idle_holds(&state, &loaded.config.master_plan)?;
+                loaded.warnings
+            },
         ),
         Err(EngineError::Config(e)) => (
             ConfigStatus::Invalid {
@@ -187,6 +194,7 @@ pub fn status(session: &Session) -> Result<StatusReport, EngineError> {
         halt: state.halt(),
         replan: state.replan_context().cloned(),
         guidance: state.guidance.clone(),
+        idle,
         config,
         warnings,
         locks: locks

@@ -30,6 +30,8 @@ pub enum SubmitKind {
     Analysis(Decision),
     /// Only a summary: confirms a finalization step (the squash, the master-plan commit).
     Confirm,
+    /// `--no-pr-left`: every PR of the master plan is done (SPEC §6.1).
+    NoPrLeft,
 }
 
 /// The agent's test command as it ran.
@@ -128,9 +130,11 @@ fn attempt(
         },
         SubmitKind::Analysis(d) => SubmitRequest::Analysis(*d),
         SubmitKind::Confirm => SubmitRequest::Confirm,
+        SubmitKind::NoPrLeft => SubmitRequest::NoPrLeft,
     };
-    // Only a plan starts a workflow.
+    // Only a plan, or saying there is none to make, starts a workflow.
     let snap = match kind {
+        SubmitKind::NoPrLeft => session.read_or_create()?,
         SubmitKind::Plan(bytes) => match session.store.read()? {
             Some(snap) => snap,
             None => {
@@ -264,6 +268,13 @@ fn attempt(
             match finalize::verify_master_plan(session, &snap, &config.master_plan)? {
                 FinalizeCheck::Holds { commit } => Event::MasterPlanUpdated { commit },
                 FinalizeCheck::Refused { reason } => return Ok(refused(snap.state, reason)),
+            }
+        }
+        (Accepted::NoPrLeft, SubmitKind::NoPrLeft) => {
+            let main = session.main_branch(Some(&snap.state))?;
+            Event::NoPrLeft {
+                master_plan: session.master_plan_blob(&main, &config.master_plan)?,
+                summary: summary.to_string(),
             }
         }
         (Accepted::Analysis, SubmitKind::Analysis(decision)) => Event::AnalysisDecided {

@@ -36,6 +36,9 @@ pub struct Context<'a> {
     pub review_show_command: &'a str,
     /// The branch PRs start from and merge into.
     pub main_branch: &'a str,
+    /// INITIALIZING after `submit-work --no-pr-left`, and the master plan on the main branch
+    /// is still the one judged: nothing is left to do (SPEC §6.1).
+    pub idle: bool,
 }
 
 /// A briefing and the structured view of its step, for `--json`.
@@ -471,6 +474,14 @@ pub fn brief(ctx: &Context) -> Briefing {
             };
         }
         (Status::Replanning, _, _) => replanning(&mut out, ctx),
+        (Status::Initializing, _, _) if ctx.idle => {
+            nothing_left(&mut out, ctx);
+            return Briefing {
+                text: out,
+                step,
+                attempt: 0,
+            };
+        }
         (Status::Initializing, _, _) => initializing(&mut out, ctx),
         (Status::CreatingBranch, _, _) => creating_branch(&mut out, ctx),
         (Status::ExecutingTdd | Status::Debugging, Some(plan), current) => {
@@ -568,10 +579,31 @@ fn initializing(out: &mut String, ctx: &Context) {
      EOF
 5. Then run `git orchestrate get-task`: it creates the PR branch and gives you the first step.
 
+If every PR in the master plan is marked [DONE], there is nothing to plan. Say so, and stop:
+
+     git orchestrate submit-work --summary \"<one line>\" --no-pr-left
+
+From then on `git orchestrate get-task` answers \"nothing left to do\" (exit 0) until a commit
+on {main} changes {master}.
+
 PLAN SCHEMA (every field is required unless marked optional):
 {PLAN_SCHEMA}
 ",
-        master = ctx.master_plan
+        master = ctx.master_plan,
+        main = ctx.main_branch
+    );
+}
+
+/// The stop condition of an unattended agent: nothing of the master plan is left.
+fn nothing_left(out: &mut String, ctx: &Context) {
+    let _ = writeln!(
+        out,
+        "NOTHING LEFT TO DO: every PR of the master plan ({master}) is done, as recorded by
+`submit-work --no-pr-left`. Stop here; do not start work that is not in the master plan.
+This holds until a commit on {main} changes {master}; then `git orchestrate get-task` briefs
+the next PR.",
+        master = ctx.master_plan,
+        main = ctx.main_branch
     );
 }
 
@@ -1164,6 +1196,9 @@ pub fn next_action(state: &State, verdict: Verdict) -> &'static str {
             "fix what the FAILURE line says and submit again (`git orchestrate get-task` repeats the instructions); \
              if it cannot be fixed, hand it to a human with `git orchestrate escalate --report FILE`"
         }
+        (_, Status::Initializing, _) if state.idle.is_some() => {
+            "stop: nothing is left to do until the master plan changes on the main branch"
+        }
         _ => "run `git orchestrate get-task` for your next instruction",
     }
 }
@@ -1204,6 +1239,7 @@ mod tests {
             plan_show_command: "git show refs/orchestrator/workflows/main:pr.json",
             review_show_command: "git show refs/orchestrator/workflows/main:review.json",
             main_branch: "main",
+            idle: false,
         }
     }
 
@@ -1464,6 +1500,13 @@ the orchestrator's state. Whenever you are unsure what to do, run `git orchestra
             brief(&c).text
         };
         assert_snapshot("initializing", &initializing);
+        let idle = {
+            let mut c = ctx(&init, None, &[]);
+            c.idle = true;
+            brief(&c)
+        };
+        assert_eq!((idle.step, idle.attempt), (None, 0));
+        assert_snapshot("idle", &idle.text);
 
         init = init.edit(|w| {
             w.status = Status::CreatingBranch;

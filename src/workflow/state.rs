@@ -682,8 +682,19 @@ pub struct State {
     pub phase: Phase,
     /// A human's guidance from `resume`, shown once in the next briefing.
     pub guidance: Option<String>,
+    /// In INITIALIZING: the agent said no PR of the master plan is left (SPEC §6.1).
+    pub idle: Option<Idle>,
     /// Fields written by a newer version are carried through unchanged, never dropped.
     pub extra: BTreeMap<String, serde_json::Value>,
+}
+
+/// `submit-work --no-pr-left`: the master plan the agent judged. It holds only while the
+/// main branch's master plan is still this blob; a commit that changes it ends it by itself.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Idle {
+    /// The blob of `<main>:<master_plan>` then; none when there was no such file.
+    pub master_plan: Option<String>,
 }
 
 impl State {
@@ -692,6 +703,7 @@ impl State {
             main_branch,
             phase: Phase::Initializing,
             guidance: None,
+            idle: None,
             extra: BTreeMap::new(),
         }
     }
@@ -974,6 +986,8 @@ pub struct StateWire {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub guidance: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle: Option<Idle>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_run: Option<LastRun>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preflight_cache: Option<PreflightCache>,
@@ -1021,6 +1035,7 @@ impl StateWire {
             replan_context: None,
             halt: None,
             guidance: None,
+            idle: None,
             last_run: None,
             preflight_cache: None,
             red_test: None,
@@ -1230,6 +1245,8 @@ impl TryFrom<StateWire> for State {
             main_branch: wire.main_branch,
             phase,
             guidance: wire.guidance,
+            // Idle describes INITIALIZING only; anywhere else it would be stale.
+            idle: wire.idle.filter(|_| wire.status == Status::Initializing),
             extra: wire.extra,
         })
     }
@@ -1241,6 +1258,7 @@ impl From<State> for StateWire {
         wire.describe(&state.phase);
         wire.main_branch = state.main_branch;
         wire.guidance = state.guidance;
+        wire.idle = state.idle;
         wire.extra = state.extra;
         wire
     }

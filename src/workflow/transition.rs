@@ -7,7 +7,7 @@ use super::plan::{Plan, PlanSummary, StepId, StepSummary, StepType};
 use super::review::{Finding, Priority, ReviewRecord, feedback_task};
 use super::state::{Attempts, ExitRecord, LastRun, Pending, PreflightRecord, State, Status};
 use super::state::{Finalized, Halt, HaltReason, Phase, Pin, Pr, PreflightCache, ReplanContext};
-use super::state::{RedTest, ReviewStage, ReviewSummary, TddPending, Verdict};
+use super::state::{Idle, RedTest, ReviewStage, ReviewSummary, TddPending, Verdict};
 use super::{Decision, Expectation, Human};
 use serde::{Deserialize, Serialize};
 
@@ -96,6 +96,12 @@ pub enum Event {
     MergeBlocked { reason: String },
     /// The merge conflicted and was aborted: a human has to merge.
     MergeConflicted { message: String },
+    /// `submit-work --no-pr-left` in INITIALIZING: every PR of the master plan is done;
+    /// `master_plan` is the blob judged (SPEC §6.1).
+    NoPrLeft {
+        master_plan: Option<String>,
+        summary: String,
+    },
 }
 
 impl Event {
@@ -127,6 +133,7 @@ impl Event {
             Event::Merged { .. } => "merge",
             Event::MergeBlocked { .. } => "merge-blocked",
             Event::MergeConflicted { .. } => "merge-conflict",
+            Event::NoPrLeft { .. } => "no-pr-left",
         }
     }
 }
@@ -396,6 +403,8 @@ pub enum SubmitRequest {
     Analysis(Decision),
     /// No plan, test or analysis: "done", for the finalization steps.
     Confirm,
+    /// `--no-pr-left`: nothing of the master plan is left to do.
+    NoPrLeft,
 }
 
 /// What the engine should do for an accepted submit.
@@ -415,6 +424,8 @@ pub enum Accepted {
     Squash,
     /// FINALIZE_COMPLETE: verify the master-plan commit.
     MasterPlanUpdate,
+    /// INITIALIZING with no plan: record that nothing is left (SPEC §6.1).
+    NoPrLeft,
 }
 
 /// Decides whether `submit-work` is accepted in this state, before anything runs.
@@ -427,6 +438,25 @@ pub fn check_submit(
     let in_tdd = matches!(status, Status::ExecutingTdd | Status::Debugging);
     match request {
         SubmitRequest::Plan if status == Status::Initializing => Ok(Accepted::Plan),
+        SubmitRequest::NoPrLeft => match (status, plan) {
+            (Status::Initializing, None) => Ok(Accepted::NoPrLeft),
+            (Status::Initializing, Some(plan)) => Err(Rejection::wrong_state(
+                status,
+                format!(
+                    "submit-work --no-pr-left is not accepted while the plan \"{}\" waits to be taken up",
+                    plan.title
+                ),
+                GET_TASK_HINT,
+            )),
+            _ => Err(Rejection::wrong_state(
+                status,
+                format!(
+                    "submit-work --no-pr-left is only accepted in INITIALIZING, when no PR is active; \
+                     in state {status} there is work to finish"
+                ),
+                GET_TASK_HINT,
+            )),
+        },
         SubmitRequest::Plan if status == Status::Replanning => Ok(Accepted::Replan),
         SubmitRequest::Confirm => match status {
             Status::AwaitingFinalization => Ok(Accepted::Squash),
@@ -644,8 +674,17 @@ pub fn transition(
         Event::Merged { branch } => merged(state, &branch),
         Event::MergeBlocked { reason } => merge_blocked(state, reason),
         Event::MergeConflicted { message } => merge_conflicted(state, message),
+        Event::NoPrLeft {
+            master_plan,
+            summary,
+        } => no_pr_left(state, master_plan, &summary),
     }
     .map_err(|reason| reason.rejection(from, name))?;
+    let mut next = next;
+    // Idle holds until anything else happens: a plan, an escalation, a human's answer.
+    if name != "no-pr-left" {
+        next.state.idle = None;
+    }
     Ok(Transition {
         event: name,
         input,
@@ -766,6 +805,25 @@ fn plan_submitted(
     Ok(Next::new(with_phase(state, phase), body)
         .plan(PlanChange::Replace(plan))
         .effects(vec![Effect::Reply(Verdict::Success)]))
+}
+
+fn no_pr_left(state: &State, master_plan: Option<String>, summary: &str) -> Result<Next, Refusal> {
+    if state.status() != Status::Initializing {
+        return Err(Refusal::WrongState);
+    }
+    let judged = master_plan
+        .as_deref()
+        .map_or("no master plan".to_string(), |b| {
+            format!("master plan {}", &b[..b.len().min(12)])
+        });
+    Ok(Next::new(
+        State {
+            idle: Some(Idle { master_plan }),
+            ..state.clone()
+        },
+        format!("nothing left to do ({judged})\n\n{summary}"),
+    )
+    .effects(vec![Effect::Reply(Verdict::Success)]))
 }
 
 fn stale_plan_dropped(state: &State, title: Option<String>) -> Result<Next, Refusal> {

@@ -9,6 +9,7 @@ mod demo;
 mod errors;
 mod escapes;
 mod hooks;
+mod idle;
 mod input;
 mod integrity;
 mod json;

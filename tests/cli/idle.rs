@@ -1,0 +1,113 @@
+//! The stop condition (SPEC §6.1): `submit-work --no-pr-left`, idle while the master plan
+//! on the main branch is unchanged, and what ends it.
+
+use crate::support::*;
+use pretty_assertions::assert_eq;
+
+#[test]
+fn no_pr_left_makes_get_task_say_nothing_is_left_until_the_master_plan_changes() {
+    let repo = TestRepo::new();
+    repo.run(&["get-task"])
+        .expect(0)
+        .says("--no-pr-left")
+        .says("until a commit\non main changes docs/plan.md");
+    let out = repo.run(&["submit-work", "-s", "all PRs are [DONE]", "--no-pr-left"]);
+    out.expect(0)
+        .says("SUCCESS: nothing left to do (master plan ");
+    out.says("next: stop: nothing is left to do");
+
+    let task = repo.run(&["get-task"]);
+    task.expect(0);
+    assert_eq!(
+        task.stdout,
+        "git-orchestrate · workflow main · INITIALIZING\n\nNOTHING LEFT TO DO: every PR of the master plan (docs/plan.md) is done, as recorded by\n`submit-work --no-pr-left`. Stop here; do not start work that is not in the master plan.\nThis holds until a commit on main changes docs/plan.md; then `git orchestrate get-task` briefs\nthe next PR.\n"
+    );
+    let json = repo.run(&["get-task", "--json"]).expect(0).json();
+    assert_eq!(json["idle"], true);
+    assert_eq!(json["state"], "INITIALIZING");
+    assert_eq!(
+        repo.run(&["status", "--json"]).expect(0).json()["idle"],
+        true
+    );
+    repo.run(&["status"])
+        .expect(0)
+        .says("idle      nothing left to do");
+    // Asking again is harmless, and nothing but the one transition was written.
+    let tip = repo.tip();
+    repo.run(&["get-task"]).expect(0);
+    assert_eq!(repo.tip(), tip);
+
+    // A commit elsewhere does not end it; one that changes the master plan does.
+    repo.write("README", "x\n");
+    repo.commit_all("unrelated");
+    assert_eq!(
+        repo.run(&["get-task", "--json"]).expect(0).json()["idle"],
+        true
+    );
+    repo.write(
+        "docs/plan.md",
+        "# Plan\n## PR 1: feat: Add numbers [DONE]\n## PR 2: feat: Sub\n",
+    );
+    repo.commit_all("plan: PR 2");
+    let json = repo.run(&["get-task", "--json"]).expect(0).json();
+    assert_eq!(json["idle"], false);
+    assert!(
+        json["briefing"]
+            .as_str()
+            .unwrap()
+            .contains("GOAL: plan the next pull request.")
+    );
+    assert_eq!(
+        repo.run(&["status", "--json"]).expect(0).json()["idle"],
+        false
+    );
+
+    // A plan leaves INITIALIZING and idle behind for good.
+    repo.submit_plan(&one_task_plan("feat: Sub", "sub.sh"))
+        .expect(0);
+    assert_eq!(repo.state().get("idle"), None);
+    repo.run(&["audit"]).expect(0);
+}
+
+#[test]
+fn no_pr_left_is_refused_while_a_pr_is_in_progress_and_changes_nothing() {
+    let repo = TestRepo::at_first_step();
+    let tip = repo.tip();
+    let out = repo.run(&["submit-work", "-s", "done?", "--no-pr-left"]);
+    out.expect(4);
+    assert!(
+        out.stderr
+            .contains("--no-pr-left is only accepted in INITIALIZING, when no PR is active"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(repo.tip(), tip);
+    // It is a kind of work of its own: not together with a test run.
+    repo.run(&[
+        "submit-work",
+        "-s",
+        "x",
+        "--no-pr-left",
+        "--test-command",
+        "true",
+    ])
+    .expect(2);
+}
+
+#[test]
+fn idle_is_recorded_against_a_missing_master_plan_too() {
+    let repo = TestRepo::with_config("master_plan = \"PLAN.md\"\n");
+    repo.run(&["submit-work", "-s", "no plan at all", "--no-pr-left"])
+        .expect(0)
+        .says("nothing left to do (no master plan)");
+    assert_eq!(
+        repo.run(&["get-task", "--json"]).expect(0).json()["idle"],
+        true
+    );
+    repo.write("PLAN.md", "# Plan\n## PR 1\n");
+    repo.commit_all("a master plan");
+    assert_eq!(
+        repo.run(&["get-task", "--json"]).expect(0).json()["idle"],
+        false
+    );
+}
