@@ -40,6 +40,30 @@ pub struct Config {
     pub gates: GatesConfig,
     #[serde(default)]
     pub finalize: FinalizeConfig,
+    #[serde(default)]
+    pub agent: AgentConfig,
+}
+
+/// `[agent]` (docs/config.md, "[agent]"): how the agent hooks behave.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentConfig {
+    /// The Stop hook lets the agent stop after this many consecutive blocked stops with no
+    /// transition in between, so a misbehaving loop ends (SPEC §11).
+    #[serde(default = "default_max_stop_blocks", deserialize_with = "positive_u32")]
+    pub max_stop_blocks: u32,
+}
+
+impl Default for AgentConfig {
+    fn default() -> Self {
+        AgentConfig {
+            max_stop_blocks: default_max_stop_blocks(),
+        }
+    }
+}
+
+fn default_max_stop_blocks() -> u32 {
+    3
 }
 
 /// `[finalize]` (docs/config.md, "[finalize]").
@@ -293,6 +317,7 @@ impl Default for Config {
             hooks: HooksConfig::default(),
             gates: GatesConfig::default(),
             finalize: FinalizeConfig::default(),
+            agent: AgentConfig::default(),
         }
     }
 }
@@ -319,6 +344,14 @@ fn non_empty<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
 
 fn positive<'de, D: Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
     let n = usize::deserialize(d)?;
+    if n == 0 {
+        return Err(serde::de::Error::custom("must be at least 1"));
+    }
+    Ok(n)
+}
+
+fn positive_u32<'de, D: Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
+    let n = u32::deserialize(d)?;
     if n == 0 {
         return Err(serde::de::Error::custom("must be at least 1"));
     }
@@ -588,6 +621,11 @@ protected = []               # e.g. [\"run_tests.sh\", \"ci/**\"]
 # At finalization the gates run once more on the squashed commit, in a fresh worktree.
 [finalize]
 clean_check = true
+
+# Agent hooks (`git orchestrate init --agent claude|codex|gemini`): the Stop hook lets the
+# agent stop after this many blocked stops in a row with no progress.
+[agent]
+max_stop_blocks = 3
 
 # Git hooks (`git orchestrate hooks install`; init installs them).
 [hooks]

@@ -9,6 +9,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod agent;
 pub mod cli;
 pub mod config;
 pub mod demo;

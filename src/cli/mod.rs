@@ -1,6 +1,7 @@
 //! The command line: clap definitions, one file per subcommand, and the only code that
 //! prints. Every command renders for people or, with `--json`, as a versioned JSON object.
 
+mod agent_hook;
 mod approve;
 mod audit;
 mod checkpoint;
@@ -18,6 +19,7 @@ mod render;
 mod repin;
 mod request_scope_reduction;
 mod resume;
+mod schema;
 mod status;
 mod submit_work;
 mod sync;
@@ -111,6 +113,10 @@ pub enum Command {
     Doctor(doctor::DoctorArgs),
     /// Run a whole PR in a throwaway repository with a built-in scripted agent
     Demo(demo::DemoArgs),
+    /// Print the agent tools' schemas, in the function-calling format of a model API
+    Schema(schema::SchemaArgs),
+    /// Agent client hooks: session-start context, the pre-tool-use guard, the stop rule
+    AgentHook(agent_hook::AgentHookArgs),
 }
 
 /// The binary's entry point: parses, runs, maps the outcome to an exit code.
@@ -250,6 +256,8 @@ pub fn run(cli: &Cli, ui: &mut Ui) -> Result<Exit, Failure> {
         Command::Hook(args) => hooks::hook(&open()?, args, ui),
         Command::Doctor(args) => doctor::run(&open()?, args, ui),
         Command::Demo(args) => demo::run(args, ui),
+        Command::Schema(args) => schema::run(args, ui),
+        Command::AgentHook(args) => agent_hook::run(&cli.workflow, args),
     }
 }
 

@@ -32,6 +32,8 @@ pub use time::format_time;
 const WORKFLOWS: &str = "refs/orchestrator/workflows/";
 /// The last tip of each workflow ref, one file per workflow, under the git directory.
 const TIP_MARKERS: &str = "orchestrator/tips";
+/// The agent Stop hook's loop guard, one file per agent session.
+const STOP_BLOCKS: &str = "orchestrator/stop-blocks";
 /// The commit header that records the event a transition applied.
 pub const EVENT_HEADER: &str = "orchestrator-event";
 const STATE_FILE: &str = "state.json";
@@ -395,6 +397,48 @@ impl Store {
     /// worktree): where state that belongs to one working tree is kept.
     pub fn git_dir(&self) -> &Path {
         self.repo.git_dir()
+    }
+
+    /// The repository's git directory shared by all its worktrees: refs, hooks, config.
+    pub fn common_dir(&self) -> &Path {
+        self.repo.common_dir()
+    }
+
+    /// Where git runs hooks from: `core.hooksPath` (relative to the top directory, as git
+    /// takes it), else `hooks` in the common directory. Read in-process, for the agent hooks.
+    pub fn hooks_dir(&self) -> PathBuf {
+        let configured = self
+            .repo
+            .config_snapshot()
+            .string("core.hooksPath")
+            .map(|p| p.to_str_lossy().into_owned());
+        match configured {
+            Some(path) if path.starts_with('/') => PathBuf::from(path),
+            Some(path) => self.workdir().join(path),
+            None => self.repo.common_dir().join("hooks"),
+        }
+    }
+
+    /// The agent Stop hook's count of blocked stops for one agent session (a name made safe
+    /// for a file).
+    pub fn stop_blocks_file(&self, session: &str) -> PathBuf {
+        let safe: String = session
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .take(80)
+            .collect();
+        let name = if safe.is_empty() {
+            "default".to_string()
+        } else {
+            safe
+        };
+        self.repo.common_dir().join(STOP_BLOCKS).join(name)
     }
 
     /// HEAD's commit: its id, tree and message, or `None` on an unborn branch.

@@ -1,0 +1,143 @@
+//! `git orchestrate agent-hook <client> <event>`: the agent clients' hook adapters. Reads
+//! the client's hook JSON on stdin and answers on stdout in that client's format; never fails
+//! the hook: session-start and stop fail open, pre-tool-use fails closed (SPEC §11).
+
+use std::io::{Read as _, Write as _};
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+
+use super::{Exit, Failure, MAX_INPUT_BYTES};
+use crate::agent::guard::Decision;
+use crate::agent::hook::{self, Client, HookOutput};
+use crate::engine::{self, EngineError, Session};
+use crate::store::StoreError;
+
+/// Agent client hooks: session-start context, the pre-tool-use guard, the stop rule.
+///
+/// Installed by `git orchestrate init --agent CLIENT` in the client's settings. session-start
+/// gives the agent the workflow's compact briefing; pre-tool-use denies shell commands and
+/// file writes that go around the workflow (docs/agent-guide.md lists them, and the guard's
+/// limits); stop keeps the agent working while the workflow expects its work, and lets it stop
+/// when a human is needed or nothing is left to do ([agent] max_stop_blocks bounds it).
+/// Always exits 0 with the answer in the client's format.
+#[derive(Debug, Args)]
+pub struct AgentHookArgs {
+    /// The agent client whose hook format to read and answer in.
+    #[arg(value_enum)]
+    pub client: ClientArg,
+    /// The hook event (Gemini CLI's BeforeTool is pre-tool-use, its AfterAgent is stop).
+    #[arg(value_enum)]
+    pub event: EventArg,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum ClientArg {
+    Claude,
+    Codex,
+    Gemini,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum EventArg {
+    SessionStart,
+    PreToolUse,
+    Stop,
+}
+
+pub fn run(workflow: &str, args: &AgentHookArgs) -> Result<Exit, Failure> {
+    let client = match args.client {
+        ClientArg::Claude => Client::Claude,
+        ClientArg::Codex => Client::Codex,
+        ClientArg::Gemini => Client::Gemini,
+    };
+    let mut bytes = Vec::new();
+    let read = std::io::stdin()
+        .take(MAX_INPUT_BYTES)
+        .read_to_end(&mut bytes);
+    let input = read
+        .map_err(|e| format!("cannot read the hook input: {e}"))
+        .and_then(|_| hook::parse_input(&bytes));
+    let output = match args.event {
+        EventArg::PreToolUse => match input {
+            Ok(input) => match guard(workflow, &input) {
+                Ok(Decision::Allow) => hook::allow(client),
+                Ok(Decision::Deny(reason)) => hook::deny_tool(client, &reason),
+                Err(e) => hook::deny_tool(
+                    client,
+                    &format!("the guard could not check this call, so it is refused: {e}"),
+                ),
+            },
+            Err(e) => hook::deny_tool(
+                client,
+                &format!("the guard could not check this call, so it is refused: {e}"),
+            ),
+        },
+        EventArg::Stop => {
+            let decision = input.map_err(EngineError::Internal).and_then(|input| {
+                let session = open(workflow, &input)?;
+                engine::agent_hook::stop(&session, input.session_id.as_deref().unwrap_or("default"))
+            });
+            match decision {
+                Ok(decision) => hook::stop_answer(client, &decision),
+                Err(e) => fail_open(client, &e),
+            }
+        }
+        EventArg::SessionStart => {
+            let view = input.map_err(EngineError::Internal).and_then(|input| {
+                let session = open(workflow, &input)?;
+                engine::agent_hook::workflow_view(&session)
+            });
+            match view {
+                Ok((view, _)) => hook::session_context(client, &view.compact_briefing()),
+                Err(e) => fail_open(client, &e),
+            }
+        }
+    };
+    print(&output)?;
+    Ok(Exit::Success)
+}
+
+/// The session for the directory the agent works in.
+fn open(workflow: &str, input: &hook::HookInput) -> Result<Session, EngineError> {
+    let dir = match input.cwd.as_deref().filter(|c| !c.is_empty()) {
+        Some(cwd) => PathBuf::from(cwd),
+        None => std::env::current_dir().map_err(|e| {
+            EngineError::Internal(format!("cannot read the current directory: {e}"))
+        })?,
+    };
+    Session::open(&dir, workflow)
+}
+
+/// The guard's decision. Outside a git repository there is nothing to guard.
+fn guard(workflow: &str, input: &hook::HookInput) -> Result<Decision, EngineError> {
+    let session = match open(workflow, input) {
+        Err(EngineError::Store(StoreError::NotARepository(_))) => return Ok(Decision::Allow),
+        other => other?,
+    };
+    let cwd = input
+        .cwd
+        .as_deref()
+        .map(PathBuf::from)
+        .unwrap_or_else(|| session.store.workdir().to_path_buf());
+    let ctx = engine::agent_hook::guard_context(&session, &cwd)?;
+    Ok(hook::check_tool(input, &ctx))
+}
+
+/// Session-start and stop never keep the agent from working: the error goes to stderr.
+fn fail_open(client: Client, error: &EngineError) -> HookOutput {
+    let _ = writeln!(
+        std::io::stderr(),
+        "git-orchestrate agent-hook: {error} (the hook lets the agent go on)"
+    );
+    hook::allow(client)
+}
+
+fn print(output: &HookOutput) -> Result<(), Failure> {
+    if let Some(text) = &output.stdout {
+        let mut stdout = std::io::stdout().lock();
+        writeln!(stdout, "{text}")?;
+        stdout.flush()?;
+    }
+    Ok(())
+}

@@ -1,0 +1,115 @@
+//! `agent-hook`: gathers what the agent clients' hooks judge by (the guard's context, where
+//! the workflow stands) and keeps the Stop hook's count of blocked stops. Read-only on the
+//! workflow: a hook never moves it.
+
+use std::path::Path;
+
+use super::{EngineError, Session, io_error};
+use crate::agent::guard::GuardContext;
+use crate::agent::hook::{StopDecision, StopRecord, WorkflowView, decide_stop};
+use crate::config::FILE_NAME;
+
+/// What the guard needs, read in-process (the hook runs before every shell command).
+pub fn guard_context(session: &Session, cwd: &Path) -> Result<GuardContext, EngineError> {
+    let snapshot = session.store.read()?;
+    let state = snapshot.as_ref().map(|s| &s.state);
+    let config = session.load_config(state)?.config;
+    let judges: Vec<String> = config
+        .preflight
+        .iter()
+        .map(|g| g.command.as_str())
+        .chain(config.review.command.as_deref())
+        .flat_map(super::doctor::repository_files)
+        .collect();
+    Ok(GuardContext {
+        root: session.store.workdir().to_path_buf(),
+        cwd: cwd.to_path_buf(),
+        git_dir: session.store.common_dir().to_path_buf(),
+        hooks_dir: session.store.hooks_dir(),
+        main_branch: session.main_branch(state)?,
+        head_branch: session.store.head_branch()?,
+        gate_commands: config.preflight.iter().map(|g| g.command.clone()).collect(),
+        protected_files: std::iter::once(FILE_NAME.to_string())
+            .chain(judges)
+            .collect(),
+        protected_globs: config.gates.protected.clone(),
+    })
+}
+
+/// Where the workflow stands, as the hooks tell the agent.
+pub fn workflow_view(session: &Session) -> Result<(WorkflowView, u32), EngineError> {
+    let snapshot = session.store.read()?;
+    let workflow = session.store.workflow().to_string();
+    let Some(snap) = snapshot else {
+        let config = session.load_config(None)?.config;
+        return Ok((
+            WorkflowView {
+                workflow,
+                state: "INITIALIZING".into(),
+                ..WorkflowView::default()
+            },
+            config.agent.max_stop_blocks,
+        ));
+    };
+    let config = session.load_config(Some(&snap.state))?.config;
+    let idle = session.idle_holds(&snap.state, &config.master_plan)?;
+    let step = snap
+        .summary
+        .as_ref()
+        .and_then(|p| p.current.as_ref())
+        .map(|s| {
+            format!(
+                "{} ({}) of task \"{}\": {}",
+                s.id,
+                s.kind,
+                s.task,
+                s.description.lines().next().unwrap_or_default()
+            )
+        });
+    let halt = snap.state.halt();
+    Ok((
+        WorkflowView {
+            workflow,
+            state: snap.state.status().to_string(),
+            pr_title: snap.summary.as_ref().map(|p| p.title.clone()),
+            branch: snap.state.branch().map(str::to_string),
+            step,
+            pending: snap.state.pending().as_ref().map(|p| p.kind().to_string()),
+            waits_for_human: snap.state.waits_for_human(),
+            halt_message: halt.map(|h| h.message),
+            idle,
+            tip: Some(snap.tip.to_string()),
+        },
+        config.agent.max_stop_blocks,
+    ))
+}
+
+/// The Stop hook: decides by the workflow and this agent session's record of blocked stops,
+/// and keeps the new record (best effort: a record that cannot be written only weakens the
+/// loop guard, and the answer stands).
+pub fn stop(session: &Session, agent_session: &str) -> Result<StopDecision, EngineError> {
+    let (view, max_blocks) = workflow_view(session)?;
+    let path = session.store.stop_blocks_file(agent_session);
+    let record: StopRecord = std::fs::read(&path)
+        .ok()
+        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+        .unwrap_or_default();
+    let (decision, next) = decide_stop(&view, &record, max_blocks);
+    if next != record {
+        let _ = write_record(&path, &next);
+    }
+    Ok(decision)
+}
+
+fn write_record(path: &Path, record: &StopRecord) -> Result<(), EngineError> {
+    let dir = path
+        .parent()
+        .ok_or_else(|| EngineError::Internal("the stop record has no directory".into()))?;
+    std::fs::create_dir_all(dir).map_err(io_error(format!("create {}", dir.display())))?;
+    let bytes = serde_json::to_vec(record).map_err(|e| EngineError::Internal(e.to_string()))?;
+    // Whole or not at all: a torn record would read as none, which is safe, but a rename is
+    // as cheap.
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, bytes).map_err(io_error(format!("write {}", tmp.display())))?;
+    std::fs::rename(&tmp, path).map_err(io_error(format!("rename {}", tmp.display())))
+}
