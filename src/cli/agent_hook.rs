@@ -45,7 +45,7 @@ pub enum EventArg {
     Stop,
 }
 
-pub fn run(workflow: &str, args: &AgentHookArgs) -> Result<Exit, Failure> {
+pub fn run(workflow: Option<&str>, args: &AgentHookArgs) -> Result<Exit, Failure> {
     let client = match args.client {
         ClientArg::Claude => Client::Claude,
         ClientArg::Codex => Client::Codex,
@@ -99,18 +99,18 @@ pub fn run(workflow: &str, args: &AgentHookArgs) -> Result<Exit, Failure> {
 }
 
 /// The session for the directory the agent works in.
-fn open(workflow: &str, input: &hook::HookInput) -> Result<Session, EngineError> {
+fn open(workflow: Option<&str>, input: &hook::HookInput) -> Result<Session, EngineError> {
     let dir = match input.cwd.as_deref().filter(|c| !c.is_empty()) {
         Some(cwd) => PathBuf::from(cwd),
         None => std::env::current_dir().map_err(|e| {
             EngineError::Internal(format!("cannot read the current directory: {e}"))
         })?,
     };
-    Session::open(&dir, workflow)
+    Session::open_selected(&dir, workflow)
 }
 
 /// The guard's decision. Outside a git repository there is nothing to guard.
-fn guard(workflow: &str, input: &hook::HookInput) -> Result<Decision, EngineError> {
+fn guard(workflow: Option<&str>, input: &hook::HookInput) -> Result<Decision, EngineError> {
     let session = match open(workflow, input) {
         Err(EngineError::Store(StoreError::NotARepository(_))) => return Ok(Decision::Allow),
         other => other?,

@@ -4,7 +4,7 @@ use clap::Args;
 
 use super::render::preflight_line;
 use super::{Exit, Failure, Ui};
-use crate::engine::{self, Session, WithoutCommit};
+use crate::engine::{self, CheckpointReport, Session, WithoutCommit};
 
 /// Stage everything and make the checkpoint commit on the PR branch.
 ///
@@ -24,6 +24,12 @@ pub fn run(session: &Session, args: &CheckpointArgs, ui: &mut Ui) -> Result<Exit
         ui.report(&report)?;
         return Ok(Exit::Success);
     }
+    ui.text(&render_text(&report, ui.quiet))?;
+    Ok(Exit::Success)
+}
+
+/// The report as people (and agents reading text) see it.
+pub(super) fn render_text(report: &CheckpointReport, quiet: bool) -> String {
     let mut text = match report.without_commit {
         None => format!("checkpoint {}: {}\n", &report.commit[..12], report.subject),
         Some(WithoutCommit::Recovered) => format!(
@@ -60,16 +66,15 @@ pub fn run(session: &Session, args: &CheckpointArgs, ui: &mut Ui) -> Result<Exit
             report.untracked_added.join(", ")
         ));
     }
-    if !report.ignore_suggestions.is_empty() && !ui.quiet {
+    if !report.ignore_suggestions.is_empty() && !quiet {
         text.push_str(&format!(
             "warning: some of them look like build output, now committed; if they are, add to .gitignore: {} \
              (and `git rm -r --cached` them before the next checkpoint)\n",
             report.ignore_suggestions.join(" ")
         ));
     }
-    if !ui.quiet {
+    if !quiet {
         text.push_str("next: run `git orchestrate get-task`\n");
     }
-    ui.text(&text)?;
-    Ok(Exit::Success)
+    text
 }

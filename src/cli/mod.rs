@@ -13,6 +13,7 @@ mod get_task;
 mod hooks;
 mod init;
 mod log;
+mod mcp;
 mod plan;
 mod reject;
 mod render;
@@ -45,14 +46,10 @@ use crate::engine::Session;
 #[derive(Debug, Parser)]
 #[command(name = "git-orchestrate", bin_name = "git orchestrate", version)]
 pub struct Cli {
-    /// The workflow to act on (several can live side by side).
-    #[arg(
-        long,
-        global = true,
-        env = crate::WORKFLOW_ENV,
-        default_value = "main"
-    )]
-    pub workflow: String,
+    /// The workflow to act on (several can live side by side). Default: git config
+    /// `orchestrate.workflow`, else "main".
+    #[arg(long, global = true, env = crate::WORKFLOW_ENV)]
+    pub workflow: Option<String>,
 
     /// Print a JSON object (with "schema": 1) instead of text; errors too, on stdout.
     #[arg(long, global = true)]
@@ -117,6 +114,8 @@ pub enum Command {
     Schema(schema::SchemaArgs),
     /// Agent client hooks: session-start context, the pre-tool-use guard, the stop rule
     AgentHook(agent_hook::AgentHookArgs),
+    /// Serve the agent tools over MCP on stdin/stdout, for one agent session
+    Mcp(mcp::McpArgs),
 }
 
 /// The binary's entry point: parses, runs, maps the outcome to an exit code.
@@ -125,7 +124,12 @@ pub fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => return usage_error(e),
     };
-    let mut ui = Ui::new(cli.json, cli.quiet);
+    // `mcp` owns stdout for the protocol, written from another thread: no lock held here, and
+    // anything else it has to say goes to stderr.
+    let mut ui = match cli.command {
+        Command::Mcp(_) => Ui::buffered(cli.json, Box::new(std::io::stderr())),
+        _ => Ui::new(cli.json, cli.quiet),
+    };
     match run(&cli, &mut ui) {
         Ok(exit) => exit.into(),
         Err(Failure::Output(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => {
@@ -233,7 +237,7 @@ pub fn run(cli: &Cli, ui: &mut Ui) -> Result<Exit, Failure> {
                 format!("cannot read the current directory: {e}"),
             ))
         })?;
-        Session::open(&dir, &cli.workflow).map_err(Failure::from)
+        Session::open_selected(&dir, cli.workflow.as_deref()).map_err(Failure::from)
     };
     match &cli.command {
         Command::Init(args) => init::run(&open()?, args, ui),
@@ -257,7 +261,8 @@ pub fn run(cli: &Cli, ui: &mut Ui) -> Result<Exit, Failure> {
         Command::Doctor(args) => doctor::run(&open()?, args, ui),
         Command::Demo(args) => demo::run(args, ui),
         Command::Schema(args) => schema::run(args, ui),
-        Command::AgentHook(args) => agent_hook::run(&cli.workflow, args),
+        Command::AgentHook(args) => agent_hook::run(cli.workflow.as_deref(), args),
+        Command::Mcp(args) => mcp::run(cli.workflow.as_deref(), args),
     }
 }
 

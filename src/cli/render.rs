@@ -76,33 +76,38 @@ impl Ui {
     /// Renders an error: JSON on stdout with `--json`, otherwise text on stderr.
     pub fn error(&mut self, err: &CommandError) -> std::io::Result<()> {
         if self.json {
-            let mut error = json!({
-                "code": err.exit().code(),
-                "kind": err.kind,
-                "message": err.message,
-            });
-            if !err.causes.is_empty() {
-                error["causes"] = json!(err.causes);
-            }
-            if let Some(state) = err.state {
-                error["state"] = json!(state);
-            }
-            if let Some(hint) = &err.hint {
-                error["hint"] = json!(hint);
-            }
-            if !err.problems.is_empty() {
-                error["problems"] = json!(err.problems);
-            }
-            if let Some(output) = &err.output {
-                error["output"] = json!(String::from_utf8_lossy(output));
-            }
-            return self.json_object(json!({ "error": error }));
+            return self.json_object(error_json(err));
         }
         let text = error_text(err, self.quiet);
         let mut stderr = std::io::stderr().lock();
         stderr.write_all(text.as_bytes())?;
         stderr.flush()
     }
+}
+
+/// An error as `--json` prints it, without `"schema"`: `{"error": {code, kind, message, …}}`.
+pub fn error_json(err: &CommandError) -> Value {
+    let mut error = json!({
+        "code": err.exit().code(),
+        "kind": err.kind,
+        "message": err.message,
+    });
+    if !err.causes.is_empty() {
+        error["causes"] = json!(err.causes);
+    }
+    if let Some(state) = err.state {
+        error["state"] = json!(state);
+    }
+    if let Some(hint) = &err.hint {
+        error["hint"] = json!(hint);
+    }
+    if !err.problems.is_empty() {
+        error["problems"] = json!(err.problems);
+    }
+    if let Some(output) = &err.output {
+        error["output"] = json!(String::from_utf8_lossy(output));
+    }
+    json!({ "error": error })
 }
 
 /// An error as people read it: the failing output, the message, the problems, what caused

@@ -7,7 +7,7 @@ use clap::{ArgGroup, Args, ValueEnum};
 use super::error::CommandError;
 use super::render::{exit_and_time, output_block, preflight_line};
 use super::{Exit, Failure, Ui};
-use crate::engine::{self, Session, SubmitKind};
+use crate::engine::{self, Session, SubmitKind, SubmitReport};
 use crate::workflow::{Decision, Expectation, Status, Verdict};
 
 /// Submit work for verification: a plan, a test run, an analysis, a finalization step.
@@ -103,15 +103,26 @@ pub fn run(session: &Session, args: &SubmitWorkArgs, ui: &mut Ui) -> Result<Exit
         (None, None, None) => SubmitKind::Confirm,
     };
     let report = engine::submit(session, &args.summary, &kind)?;
-    let code = match report.verdict {
-        Verdict::Success => Exit::Success,
-        Verdict::Failure => Exit::VerificationFailed,
-        Verdict::NeedsAnalysis => Exit::NeedsAnalysis,
-    };
+    let code = exit_of(report.verdict);
     if ui.json {
         ui.report(&report)?;
         return Ok(code);
     }
+    ui.text(&render_text(session, &report, ui.quiet))?;
+    Ok(code)
+}
+
+/// The exit code of a verdict.
+pub(super) fn exit_of(verdict: Verdict) -> Exit {
+    match verdict {
+        Verdict::Success => Exit::Success,
+        Verdict::Failure => Exit::VerificationFailed,
+        Verdict::NeedsAnalysis => Exit::NeedsAnalysis,
+    }
+}
+
+/// The report as people (and agents reading text) see it.
+pub(super) fn render_text(session: &Session, report: &SubmitReport, quiet: bool) -> String {
     let verdict = report.verdict.as_str();
     let headline = report
         .headline
@@ -136,13 +147,12 @@ pub fn run(session: &Session, args: &SubmitWorkArgs, ui: &mut Ui) -> Result<Exit
         let command = session.store.output_log_command();
         text.push_str(&output_block(&report.output_tail, Some(&command)));
     }
-    if !ui.quiet {
+    if !quiet {
         let state = match report.state {
             Status::Debugging => format!("DEBUGGING (attempt {})", report.debug_attempt_counter),
             status => status.to_string(),
         };
         text.push_str(&format!("state: {state} · next: {}\n", report.next));
     }
-    ui.text(&text)?;
-    Ok(code)
+    text
 }

@@ -185,7 +185,12 @@ pub struct Loaded {
 
 impl Session {
     pub fn open(dir: &Path, workflow: &str) -> Result<Session, EngineError> {
-        let store = Store::discover(dir, workflow)?;
+        Self::open_selected(dir, Some(workflow))
+    }
+
+    /// As [`Self::open`]; `None`: the workflow git config selects, else `main`.
+    pub fn open_selected(dir: &Path, workflow: Option<&str>) -> Result<Session, EngineError> {
+        let store = Store::discover_selected(dir, workflow)?;
         let git = Git::new(store.workdir());
         Ok(Session {
             store,
@@ -329,6 +334,12 @@ impl Session {
         };
         let main = self.main_branch(Some(state))?;
         Ok(self.master_plan_blob(&main, master_plan)? == idle.master_plan)
+    }
+
+    /// Forgets what an earlier call in this process read: a long-lived server (`mcp`) starts
+    /// each call from the repository as it is now.
+    pub fn begin_call(&self) {
+        self.config.borrow_mut().take();
     }
 
     pub fn load_config(&self, state: Option<&State>) -> Result<Loaded, EngineError> {
@@ -545,6 +556,16 @@ impl Session {
         output: Option<&[u8]>,
         human: Option<Human>,
     ) -> Result<(), EngineError> {
+        // A cancelled MCP call records nothing, even when its commands had all finished.
+        if crate::exec::cancel::cancelled() {
+            return Err(EngineError::Io {
+                what: "record the transition".into(),
+                source: std::io::Error::new(
+                    std::io::ErrorKind::Interrupted,
+                    "the call was cancelled; nothing was recorded",
+                ),
+            });
+        }
         let review = t.effects.iter().find_map(|e| match e {
             Effect::SaveReview(record) => Some(Some(record.to_json())),
             Effect::DropPrRecords => Some(None),

@@ -134,6 +134,7 @@ fn run(
     // EOF when the group is gone.
     drop((out_writer, err_writer));
     let pgid = child.id();
+    let registration = super::cancel::register(pgid, command);
     if let (Some(input), Some(mut pipe)) = (options.stdin, child.stdin.take()) {
         let input = input.to_vec();
         // A separate writer: a command that prints before reading all its input must not
@@ -165,6 +166,12 @@ fn run(
             )
         }
     };
+    if registration.cancelled() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::Interrupted,
+            "the call was cancelled; the command was killed with its process group",
+        ));
+    }
     Ok(RunOutput {
         exit,
         output,
@@ -340,7 +347,7 @@ fn wait_with_timeout(
     })
 }
 
-fn kill_group(pgid: u32) {
+pub(super) fn kill_group(pgid: u32) {
     let pid = i32::try_from(pgid)
         .ok()
         .and_then(rustix::process::Pid::from_raw);

@@ -1,10 +1,12 @@
 //! The only code that starts processes: the agent's test command and preflight gates
 //! (`sh -c` with timeouts and process-group kill), and git porcelain on the working tree.
 
+pub mod cancel;
 pub mod command;
 pub mod git;
 pub mod process;
 
+pub use cancel::Cancel;
 pub use command::{RunOutput, ShellOptions, run_shell, run_shell_with, tail_lines};
 pub use git::{Git, GitError, LoggedCommit, MergeOutcome};
 pub use process::{Captured, path_with_first, run_captured};

@@ -32,6 +32,9 @@ pub use time::format_time;
 const WORKFLOWS: &str = "refs/orchestrator/workflows/";
 /// The last tip of each workflow ref, one file per workflow, under the git directory.
 const TIP_MARKERS: &str = "orchestrator/tips";
+/// The git config key that selects a worktree's workflow when none is named.
+pub const WORKFLOW_CONFIG_KEY: &str = "orchestrate.workflow";
+pub const DEFAULT_WORKFLOW: &str = "main";
 /// The agent Stop hook's loop guard, one file per agent session.
 const STOP_BLOCKS: &str = "orchestrator/stop-blocks";
 /// The commit header that records the event a transition applied.
@@ -354,13 +357,33 @@ impl Store {
     /// Finds the repository containing `dir` (honouring `GIT_DIR` and friends, as hooks set
     /// them) and addresses workflow `workflow` in it.
     pub fn discover(dir: &Path, workflow: &str) -> Result<Store, StoreError> {
-        if !valid_workflow_name(workflow) {
+        Self::discover_selected(dir, Some(workflow))
+    }
+
+    /// As [`Self::discover`]; with no workflow named, the one git config selects
+    /// (`orchestrate.workflow`, worktree config included), else `main` (SPEC §9.3).
+    pub fn discover_selected(dir: &Path, workflow: Option<&str>) -> Result<Store, StoreError> {
+        if let Some(workflow) = workflow
+            && !valid_workflow_name(workflow)
+        {
             return Err(StoreError::BadWorkflowName(workflow.to_string()));
         }
         let repo = gix::discover_with_environment_overrides(dir)
             .map_err(|e| StoreError::NotARepository(e.to_string()))?;
         if repo.workdir().is_none() {
             return Err(StoreError::Bare);
+        }
+        let workflow = match workflow {
+            Some(w) => w.to_string(),
+            None => repo
+                .config_snapshot()
+                .string(WORKFLOW_CONFIG_KEY)
+                .map(|w| w.to_str_lossy().into_owned())
+                .unwrap_or_else(|| DEFAULT_WORKFLOW.to_string()),
+        };
+        let workflow = workflow.as_str();
+        if !valid_workflow_name(workflow) {
+            return Err(StoreError::BadWorkflowName(workflow.to_string()));
         }
         let ref_name = FullName::try_from(format!("{WORKFLOWS}{workflow}"))
             .map_err(|_| StoreError::BadWorkflowName(workflow.to_string()))?;

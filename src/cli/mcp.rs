@@ -1,0 +1,621 @@
+//! `git orchestrate mcp`: a stdio MCP server (SPEC §11) on the official Rust SDK, exposing the
+//! agent tools as the same engine calls the commands make. One process per agent session
+//! keeps the repository open; the engine runs on one worker thread, one call at a time, while
+//! the protocol thread sends progress and hears cancellations. Nothing but the protocol is
+//! written to stdout.
+
+use std::path::PathBuf;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use clap::Args;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    InitializeResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    Resource, ResourceContents, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
+use serde_json::{Map, Value, json};
+use tokio::sync::oneshot;
+
+use super::error::CommandError;
+use super::render::{error_json, error_text};
+use super::{Exit, Failure};
+use crate::agent::tools::{
+    self, CHECKPOINT, ESCALATE, GET_TASK, REQUEST_SCOPE_REDUCTION, SUBMIT_WORK,
+};
+use crate::engine::{self, EngineError, Session, SubmitKind};
+use crate::exec::Cancel;
+use crate::workflow::{Decision, Expectation};
+
+/// Serve the agent tools over MCP on stdin/stdout, for one agent session.
+///
+/// Tools: get_task, submit_work, request_scope_reduction, escalate_for_external_help and
+/// checkpoint (`git orchestrate schema` prints them); each returns the text the command
+/// prints and its --json object as structuredContent. Results that are errors for the agent
+/// (bad input, wrong state, a locked tool, a halt) carry isError with the next legal action.
+/// While submit_work runs tests it sends progress notifications; a cancelled call kills the
+/// test's process group and records nothing. Read-only resources: orchestrate://status,
+/// orchestrate://plan, orchestrate://output.log. Register it with `git orchestrate init
+/// --agent claude|codex|gemini`.
+#[derive(Debug, Args)]
+pub struct McpArgs {}
+
+/// How often a running call reports progress.
+const PROGRESS_EVERY: Duration = Duration::from_secs(1);
+
+const STATUS_URI: &str = "orchestrate://status";
+const PLAN_URI: &str = "orchestrate://plan";
+const OUTPUT_URI: &str = "orchestrate://output.log";
+
+pub fn run(workflow: Option<&str>, _args: &McpArgs) -> Result<Exit, Failure> {
+    let dir = std::env::current_dir().map_err(|e| {
+        Failure::from(CommandError::new(
+            super::ErrorKind::Io,
+            format!("cannot read the current directory: {e}"),
+        ))
+    })?;
+    let (jobs, inbox) = mpsc::channel();
+    let workflow = workflow.map(str::to_string);
+    std::thread::Builder::new()
+        .name("engine".into())
+        .spawn(move || worker(dir, workflow, inbox))?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async move {
+        let server = Server { jobs };
+        match server.serve(rmcp::transport::stdio()).await {
+            Ok(service) => {
+                let _ = service.waiting().await;
+                Ok(Exit::Success)
+            }
+            Err(e) => Err(Failure::from(CommandError::new(
+                super::ErrorKind::Io,
+                format!("the MCP session could not start: {e}"),
+            ))),
+        }
+    })
+}
+
+/// Work for the engine thread.
+enum Job {
+    Call {
+        name: String,
+        args: Map<String, Value>,
+        cancel: Cancel,
+        reply: oneshot::Sender<CallToolResult>,
+    },
+    Read {
+        uri: String,
+        reply: oneshot::Sender<Result<String, String>>,
+    },
+}
+
+#[derive(Clone)]
+struct Server {
+    jobs: mpsc::Sender<Job>,
+}
+
+impl ServerHandler for Server {
+    fn get_info(&self) -> ServerConfig {
+        InitializeResult::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .build(),
+        )
+        .with_server_info(Implementation::new("git-orchestrate", env!("CARGO_PKG_VERSION")))
+        .with_instructions(
+            "git-orchestrate drives your work through a test-driven workflow. Call get_task for your goal, \
+             report every result through submit_work (never run the tests yourself to judge your work), \
+             and make checkpoint commits with checkpoint. Stop when get_task says nothing is left to do \
+             or a human is needed.",
+        )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(mcp_tools()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let name = request.name.to_string();
+        if !tools::tools().iter().any(|t| t.name == name) {
+            return Err(McpError::invalid_params(
+                format!("there is no tool {name:?}; the tools are listed by tools/list"),
+                None,
+            ));
+        }
+        let cancel = Cancel::new();
+        let (reply, mut answer) = oneshot::channel();
+        self.jobs
+            .send(Job::Call {
+                name,
+                args: request.arguments.unwrap_or_default(),
+                cancel: cancel.clone(),
+                reply,
+            })
+            .map_err(|_| McpError::internal_error("the engine thread is gone", None))?;
+        let token = context.meta.get_progress_token();
+        let ticker = async {
+            let Some(token) = token else {
+                return std::future::pending::<()>().await;
+            };
+            let mut seconds = 0u64;
+            loop {
+                tokio::time::sleep(PROGRESS_EVERY).await;
+                seconds += 1;
+                let running = cancel.running();
+                let message = if running.is_empty() {
+                    format!("working ({seconds} s)")
+                } else {
+                    format!("running `{}` ({seconds} s)", running.join("`, `"))
+                };
+                let _ = context
+                    .peer
+                    .notify_progress(
+                        ProgressNotificationParam::new(token.clone(), seconds as f64)
+                            .with_message(message),
+                    )
+                    .await;
+            }
+        };
+        tokio::select! {
+            result = &mut answer => result
+                .map(CallToolResponse::from)
+                .map_err(|_| McpError::internal_error("the engine thread stopped", None)),
+            _ = context.ct.cancelled() => {
+                // Kill what runs, and wait until the engine has given up: nothing is recorded.
+                cancel.cancel();
+                let _ = answer.await;
+                Err(McpError::internal_error("the call was cancelled; nothing was recorded", None))
+            }
+            _ = ticker => Err(McpError::internal_error("progress stopped", None)),
+        }
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        let resource = |uri: &str, name: &str, description: &str, mime: &str| {
+            let mut r = Resource::new(uri, name);
+            r.description = Some(description.to_string());
+            r.mime_type = Some(mime.to_string());
+            r
+        };
+        Ok(ListResourcesResult::with_all_items(vec![
+            resource(
+                STATUS_URI,
+                "status",
+                "Where the workflow stands (`git orchestrate status --json`); never changes anything.",
+                "application/json",
+            ),
+            resource(
+                PLAN_URI,
+                "plan",
+                "The active PR plan (`git orchestrate plan show --json`).",
+                "application/json",
+            ),
+            resource(
+                OUTPUT_URI,
+                "output.log",
+                "The full output of the last test or gate run.",
+                "text/plain",
+            ),
+        ]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        let uri = request.uri.clone();
+        let (reply, answer) = oneshot::channel();
+        self.jobs
+            .send(Job::Read {
+                uri: uri.clone(),
+                reply,
+            })
+            .map_err(|_| McpError::internal_error("the engine thread is gone", None))?;
+        match answer.await {
+            Ok(Ok(text)) => {
+                let mime = if uri == OUTPUT_URI {
+                    "text/plain"
+                } else {
+                    "application/json"
+                };
+                Ok(ReadResourceResult::new(vec![
+                    ResourceContents::text(text, uri).with_mime_type(mime),
+                ])
+                .into())
+            }
+            Ok(Err(message)) => Err(McpError::resource_not_found(message, None)),
+            Err(_) => Err(McpError::internal_error("the engine thread stopped", None)),
+        }
+    }
+}
+
+/// The tools as MCP lists them: the schemas `git orchestrate schema` prints.
+fn mcp_tools() -> Vec<Tool> {
+    tools::tools()
+        .into_iter()
+        .map(|t| {
+            let schema = match t.parameters {
+                Value::Object(map) => map,
+                _ => Map::new(),
+            };
+            let mut tool = Tool::default();
+            tool.name = t.name.into();
+            tool.description = Some(t.description.into());
+            tool.input_schema = std::sync::Arc::new(schema);
+            tool
+        })
+        .collect()
+}
+
+/// The engine thread: owns the session, answers one job at a time.
+fn worker(dir: PathBuf, workflow: Option<String>, inbox: mpsc::Receiver<Job>) {
+    let mut session: Option<Session> = None;
+    for job in inbox {
+        if session.is_none() {
+            session = Session::open_selected(&dir, workflow.as_deref()).ok();
+        }
+        match job {
+            Job::Call {
+                name,
+                args,
+                cancel,
+                reply,
+            } => {
+                let result = match &session {
+                    Some(s) => {
+                        s.begin_call();
+                        cancel.scope(|| call(s, &name, &args))
+                    }
+                    None => match Session::open_selected(&dir, workflow.as_deref()) {
+                        Ok(_) => error_result(&CommandError::new(
+                            super::ErrorKind::Internal,
+                            "the repository could not be opened".to_string(),
+                        )),
+                        Err(e) => error_result(&CommandError::from(e)),
+                    },
+                };
+                let _ = reply.send(result);
+            }
+            Job::Read { uri, reply } => {
+                let result = match &session {
+                    Some(s) => {
+                        s.begin_call();
+                        read(s, &uri)
+                    }
+                    None => Err("not inside a git repository with a working tree".to_string()),
+                };
+                let _ = reply.send(result);
+            }
+        }
+    }
+}
+
+/// One tool call, answered as SPEC §11 maps exit codes: 0 and 3 a normal result, 1 a normal
+/// result that says FAILURE, 2, 4, 5 and 10 `isError` with the message and the next action.
+fn call(session: &Session, name: &str, args: &Map<String, Value>) -> CallToolResult {
+    let outcome = match name {
+        GET_TASK => no_arguments(args).and_then(|()| {
+            let report = engine::get_task(session).map_err(refused)?;
+            let halted = report.halted;
+            let text = report.briefing.clone();
+            Ok(Answer::new(text, &report).error_if(halted))
+        }),
+        SUBMIT_WORK => submit_kind(args).and_then(|(summary, kind)| {
+            let report = engine::submit(session, &summary, &kind).map_err(refused)?;
+            let text = super::submit_work::render_text(session, &report, false);
+            Ok(Answer::new(text, &report))
+        }),
+        REQUEST_SCOPE_REDUCTION => no_arguments(args).and_then(|()| {
+            let report = engine::request_scope_reduction(session).map_err(refused)?;
+            Ok(Answer::new(report.briefing.clone(), &report))
+        }),
+        ESCALATE => text_argument(args, "markdown_report", true).and_then(|report| {
+            let report = report.unwrap_or_default();
+            let done = engine::escalate(session, &report).map_err(refused)?;
+            let text = format!(
+                "HALTED: your report is with a human, and the workflow waits for their answer \
+                 (`git orchestrate resume`). Stop working now.\n\n{}",
+                done.report
+            );
+            Ok(Answer::new(text, &done).error_if(true))
+        }),
+        CHECKPOINT => text_argument(args, "message", false).and_then(|message| {
+            let report = engine::checkpoint(session, message.as_deref()).map_err(refused)?;
+            Ok(Answer::new(
+                super::checkpoint::render_text(&report, false),
+                &report,
+            ))
+        }),
+        _ => Err(bad(
+            format!("there is no tool {name:?}"),
+            "The tools are listed by tools/list.",
+        )),
+    };
+    match outcome {
+        Ok(answer) => answer.result(),
+        Err(err) => error_result(&err),
+    }
+}
+
+/// Bad input (exit 2): the message and how to give it right.
+fn bad(message: impl Into<String>, hint: impl Into<String>) -> Box<CommandError> {
+    Box::new(CommandError::invalid_input(message, hint))
+}
+
+fn refused(e: EngineError) -> Box<CommandError> {
+    Box::new(CommandError::from(e))
+}
+
+/// A tool's answer: the text the command prints, and its `--json` object.
+struct Answer {
+    text: String,
+    structured: Value,
+    is_error: bool,
+}
+
+impl Answer {
+    fn new(text: String, report: &impl serde::Serialize) -> Answer {
+        let mut structured = Map::new();
+        structured.insert("schema".into(), json!(super::render::JSON_SCHEMA));
+        if let Ok(Value::Object(fields)) = serde_json::to_value(report) {
+            structured.extend(fields);
+        }
+        Answer {
+            text,
+            structured: Value::Object(structured),
+            is_error: false,
+        }
+    }
+
+    fn error_if(mut self, halted: bool) -> Answer {
+        self.is_error = halted;
+        self
+    }
+
+    fn result(self) -> CallToolResult {
+        let mut result = if self.is_error {
+            CallToolResult::error(vec![ContentBlock::text(self.text)])
+        } else {
+            CallToolResult::success(vec![ContentBlock::text(self.text)])
+        };
+        result.structured_content = Some(self.structured);
+        result
+    }
+}
+
+/// An error the agent reads: `isError`, except a failed verification (exit 1), which is a
+/// normal result whose status says FAILURE.
+fn error_result(err: &CommandError) -> CallToolResult {
+    let mut structured = Map::new();
+    structured.insert("schema".into(), json!(super::render::JSON_SCHEMA));
+    if err.exit() == Exit::VerificationFailed {
+        structured.insert("status".into(), json!("FAILURE"));
+    }
+    if let Value::Object(fields) = error_json(err) {
+        structured.extend(fields);
+    }
+    let text = error_text(err, false);
+    let mut result = if err.exit() == Exit::VerificationFailed {
+        CallToolResult::success(vec![ContentBlock::text(text)])
+    } else {
+        CallToolResult::error(vec![ContentBlock::text(text)])
+    };
+    result.structured_content = Some(Value::Object(structured));
+    result
+}
+
+fn unknown_keys(args: &Map<String, Value>, known: &[&str]) -> Result<(), Box<CommandError>> {
+    let unknown: Vec<&str> = args
+        .keys()
+        .map(String::as_str)
+        .filter(|k| !known.contains(k))
+        .collect();
+    if unknown.is_empty() {
+        return Ok(());
+    }
+    Err(bad(
+        format!("unknown argument(s): {}", unknown.join(", ")),
+        format!(
+            "This tool takes {}.",
+            if known.is_empty() {
+                "no arguments".to_string()
+            } else {
+                known.join(", ")
+            }
+        ),
+    ))
+}
+
+fn no_arguments(args: &Map<String, Value>) -> Result<(), Box<CommandError>> {
+    unknown_keys(args, &[])
+}
+
+/// The one text argument `key` (required or not), and nothing else.
+fn text_argument(
+    args: &Map<String, Value>,
+    key: &str,
+    required: bool,
+) -> Result<Option<String>, Box<CommandError>> {
+    unknown_keys(args, &[key])?;
+    match args.get(key) {
+        Some(Value::String(s)) if !s.trim().is_empty() => Ok(Some(s.clone())),
+        None | Some(Value::Null) if !required => Ok(None),
+        _ => Err(bad(
+            format!("`{key}` must be a non-empty string"),
+            format!("Pass `{key}` as text."),
+        )),
+    }
+}
+
+/// submit_work's arguments as the engine takes them, with the checks `submit-work` makes.
+fn submit_kind(args: &Map<String, Value>) -> Result<(String, SubmitKind), Box<CommandError>> {
+    unknown_keys(
+        args,
+        &[
+            "summary",
+            "test_command",
+            "expectation",
+            "analysis_decision",
+            "plan",
+            "no_pr_left",
+        ],
+    )?;
+    let text = |key: &str| -> Result<Option<String>, Box<CommandError>> {
+        match args.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(_) => Err(bad(
+                format!("`{key}` must be a string"),
+                format!("Pass `{key}` as text."),
+            )),
+        }
+    };
+    let summary = text("summary")?.unwrap_or_default();
+    if summary.trim().is_empty() {
+        return Err(bad(
+            "`summary` must not be empty",
+            "Say in one line what you did, e.g. \"add() sums two numbers\".",
+        ));
+    }
+    let no_pr_left = match args.get("no_pr_left") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => {
+            return Err(bad(
+                "`no_pr_left` must be true or false",
+                "Pass \"no_pr_left\": true when every PR of the master plan is done.",
+            ));
+        }
+    };
+    let test_command = text("test_command")?;
+    let expectation = text("expectation")?;
+    let decision = text("analysis_decision")?;
+    let plan = args.get("plan").filter(|v| !v.is_null());
+    let given: Vec<&str> = [
+        ("test_command", test_command.is_some()),
+        ("analysis_decision", decision.is_some()),
+        ("plan", plan.is_some()),
+        ("no_pr_left", no_pr_left),
+    ]
+    .iter()
+    .filter(|(_, given)| *given)
+    .map(|(name, _)| *name)
+    .collect();
+    if given.len() > 1 {
+        return Err(bad(
+            format!("{} cannot be given together", given.join(" and ")),
+            "Submit one kind of work at a time: a plan, a test run, an analysis, or no_pr_left.",
+        ));
+    }
+    if expectation.is_some() && test_command.is_none() {
+        return Err(bad(
+            "`expectation` needs a `test_command`",
+            "Pass the test command with its expectation.",
+        ));
+    }
+    let kind = if no_pr_left {
+        SubmitKind::NoPrLeft
+    } else if let Some(plan) = plan {
+        SubmitKind::Plan(match plan {
+            // A plan given as text is taken as the JSON it holds.
+            Value::String(s) => s.clone().into_bytes(),
+            other => serde_json::to_vec(other).unwrap_or_default(),
+        })
+    } else if let Some(command) = test_command {
+        if command.trim().is_empty() {
+            return Err(bad(
+                "`test_command` must not be empty",
+                "Pass the command that runs this step's test.",
+            ));
+        }
+        let expectation = match expectation
+            .as_deref()
+            .map(str::to_ascii_uppercase)
+            .as_deref()
+        {
+            None => None,
+            Some("PASS") => Some(Expectation::Pass),
+            Some("FAIL") => Some(Expectation::Fail),
+            Some(other) => {
+                return Err(bad(
+                    format!("`expectation` must be PASS or FAIL, not {other:?}"),
+                    "FAIL for a RED step, PASS for GREEN and REFACTOR.",
+                ));
+            }
+        };
+        SubmitKind::Test {
+            command,
+            expectation,
+        }
+    } else if let Some(decision) = decision {
+        SubmitKind::Analysis(match decision.to_ascii_uppercase().as_str() {
+            "SUCCESS" => Decision::Success,
+            "FAILURE" => Decision::Failure,
+            other => {
+                return Err(bad(
+                    format!("`analysis_decision` must be SUCCESS or FAILURE, not {other:?}"),
+                    "SUCCESS if the RED test failed for the intended reason, FAILURE otherwise.",
+                ));
+            }
+        })
+    } else {
+        SubmitKind::Confirm
+    };
+    Ok((summary, kind))
+}
+
+/// A read-only resource's text.
+fn read(session: &Session, uri: &str) -> Result<String, String> {
+    let as_json = |value: Result<Value, EngineError>| -> Result<String, String> {
+        let value = value.map_err(|e| CommandError::from(e).message)?;
+        let mut object = Map::new();
+        object.insert("schema".into(), json!(super::render::JSON_SCHEMA));
+        if let Value::Object(fields) = value {
+            object.extend(fields);
+        }
+        serde_json::to_string_pretty(&Value::Object(object)).map_err(|e| e.to_string())
+    };
+    let to_value =
+        |v: Result<Value, serde_json::Error>| v.map_err(|e| EngineError::Internal(e.to_string()));
+    match uri {
+        STATUS_URI => {
+            as_json(engine::status(session).and_then(|r| to_value(serde_json::to_value(r))))
+        }
+        PLAN_URI => as_json(engine::plan(session).and_then(|r| to_value(serde_json::to_value(r)))),
+        OUTPUT_URI => {
+            let snapshot = session
+                .store
+                .read()
+                .map_err(|e| e.to_string())?
+                .ok_or("the workflow has not started: there is no output.log yet")?;
+            let bytes = session
+                .store
+                .output_log(&snapshot)
+                .map_err(|e| e.to_string())?
+                .ok_or("no test or gate has run yet: there is no output.log")?;
+            Ok(String::from_utf8_lossy(&bytes).into_owned())
+        }
+        other => Err(format!(
+            "there is no resource {other:?}; they are {STATUS_URI}, {PLAN_URI} and {OUTPUT_URI}"
+        )),
+    }
+}
