@@ -14,6 +14,7 @@ mod input;
 mod integrity;
 mod json;
 mod lifecycle;
+mod mcp;
 mod race;
 mod review;
 mod support;

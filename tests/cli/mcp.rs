@@ -1,0 +1,392 @@
+//! `git orchestrate mcp` driven by a real MCP client (rmcp's own, over the server's stdio):
+//! the whole loop, errors with the next action, a cancelled submit, protocol versions.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use pretty_assertions::assert_eq;
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig,
+    ClientRequest, Implementation, ProgressNotificationParam, ProtocolVersion,
+    ReadResourceRequestParams, ResourceContents,
+};
+use rmcp::service::{NotificationContext, PeerRequestOptions, RoleClient, RunningService};
+use rmcp::transport::TokioChildProcess;
+use rmcp::{ClientHandler, ServiceExt};
+use serde_json::{Value, json};
+
+use crate::support::*;
+
+/// A client that remembers the progress notifications it hears.
+#[derive(Clone)]
+struct Client {
+    info: ClientConfig,
+    progress: Arc<Mutex<Vec<String>>>,
+}
+
+impl ClientHandler for Client {
+    fn get_info(&self) -> ClientConfig {
+        self.info.clone()
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.progress
+            .lock()
+            .unwrap()
+            .push(params.message.unwrap_or_default());
+    }
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
+async fn connect(
+    repo: &TestRepo,
+    version: ProtocolVersion,
+) -> (RunningService<RoleClient, Client>, Arc<Mutex<Vec<String>>>) {
+    let command = tokio::process::Command::from(repo.command(BIN, ["mcp"]));
+    let transport = TokioChildProcess::new(command).expect("the server starts");
+    let progress = Arc::new(Mutex::new(Vec::new()));
+    let info = ClientConfig::new(
+        ClientCapabilities::default(),
+        Implementation::new("git-orchestrate-tests", "1"),
+    )
+    .with_protocol_version(version);
+    let client = Client {
+        info,
+        progress: progress.clone(),
+    }
+    .serve(transport)
+    .await
+    .expect("the handshake succeeds");
+    (client, progress)
+}
+
+async fn call(
+    client: &RunningService<RoleClient, Client>,
+    tool: &str,
+    args: Value,
+) -> CallToolResult {
+    let Value::Object(args) = args else {
+        panic!("arguments must be an object")
+    };
+    tokio::time::timeout(
+        Duration::from_secs(60),
+        client.call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(args)),
+    )
+    .await
+    .expect("answered in time")
+    .expect("a tool result")
+}
+
+fn text(result: &CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("")
+}
+
+fn structured(result: &CallToolResult) -> Value {
+    result
+        .structured_content
+        .clone()
+        .expect("structuredContent")
+}
+
+fn is_error(result: &CallToolResult) -> bool {
+    result.is_error == Some(true)
+}
+
+#[test]
+fn a_real_client_drives_the_whole_loop_through_the_server() {
+    let repo = TestRepo::new();
+    runtime().block_on(async {
+        let (client, _) = connect(&repo, ProtocolVersion::V_2025_11_25).await;
+        let tools: Vec<String> = client
+            .list_all_tools()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|t| t.name.to_string())
+            .collect();
+        assert_eq!(
+            tools,
+            ["get_task", "submit_work", "request_scope_reduction", "escalate_for_external_help", "checkpoint"]
+        );
+
+        // The briefing is the one `get-task` prints, the structured content its --json.
+        let task = call(&client, "get_task", json!({})).await;
+        assert!(!is_error(&task));
+        let cli = repo.run(&["get-task", "--json"]).expect(0).json();
+        assert_eq!(text(&task), cli["briefing"].as_str().unwrap());
+        assert_eq!(structured(&task), cli);
+
+        let plan: Value = serde_json::from_str(PLAN).unwrap();
+        let planned = call(&client, "submit_work", json!({"summary": "plan it", "plan": plan})).await;
+        assert!(!is_error(&planned), "{}", text(&planned));
+        assert_eq!(structured(&planned)["status"], "SUCCESS");
+        assert_eq!(structured(&planned)["state"], "CREATING_BRANCH");
+
+        let red = call(&client, "get_task", json!({})).await;
+        assert_eq!(structured(&red)["step"]["type"], "RED");
+        assert!(text(&red).contains("STEP 1.1 (RED)"), "{}", text(&red));
+
+        let ran = call(
+            &client,
+            "submit_work",
+            json!({"summary": "test add", "test_command": RED, "expectation": "FAIL"}),
+        )
+        .await;
+        assert!(!is_error(&ran), "exit 3 is a normal result: {}", text(&ran));
+        assert_eq!(structured(&ran)["status"], "NEEDS_ANALYSIS");
+        let judged = call(
+            &client,
+            "submit_work",
+            json!({"summary": "right reason", "analysis_decision": "SUCCESS"}),
+        )
+        .await;
+        assert_eq!(structured(&judged)["status"], "SUCCESS");
+
+        // A failing GREEN run is a normal result whose status says FAILURE.
+        let failed = call(
+            &client,
+            "submit_work",
+            json!({"summary": "not yet", "test_command": RED, "expectation": "PASS"}),
+        )
+        .await;
+        assert!(!is_error(&failed));
+        assert_eq!(structured(&failed)["status"], "FAILURE");
+        assert!(text(&failed).starts_with("FAILURE: "), "{}", text(&failed));
+
+        repo.write("add.sh", "echo 5\n");
+        let green = call(
+            &client,
+            "submit_work",
+            json!({"summary": "add works", "test_command": RED, "expectation": "PASS"}),
+        )
+        .await;
+        assert_eq!(structured(&green)["status"], "SUCCESS", "{}", text(&green));
+        assert_eq!(structured(&green)["pending"], "checkpoint");
+        let checkpoint = call(&client, "checkpoint", json!({})).await;
+        assert!(!is_error(&checkpoint), "{}", text(&checkpoint));
+        let commit = structured(&checkpoint)["commit"].as_str().unwrap().to_string();
+        assert_eq!(repo.git(&["rev-parse", "HEAD"]).trim(), commit);
+        let next = call(&client, "get_task", json!({})).await;
+        assert!(text(&next).contains("STEP 1.3 (REFACTOR)"), "{}", text(&next));
+
+        // The resources read what the commands print.
+        let status = client
+            .read_resource(ReadResourceRequestParams::new("orchestrate://status"))
+            .await
+            .unwrap();
+        let ResourceContents::TextResourceContents { text: status, .. } = &status.contents[0] else {
+            panic!("text")
+        };
+        let status: Value = serde_json::from_str(status).unwrap();
+        assert_eq!(status["state"], "EXECUTING_TDD");
+        assert_eq!(status["tip"], json!(repo.tip()));
+        let log = client
+            .read_resource(ReadResourceRequestParams::new("orchestrate://output.log"))
+            .await
+            .unwrap();
+        assert!(matches!(&log.contents[0], ResourceContents::TextResourceContents { text, .. } if text.contains("5")));
+        client.cancel().await.unwrap();
+    });
+    // Every step went through the engine: the history replays clean.
+    repo.run(&["audit"]).expect(0);
+}
+
+#[test]
+fn errors_carry_the_next_action_and_change_nothing() {
+    let repo = TestRepo::new();
+    runtime().block_on(async {
+        let (client, _) = connect(&repo, ProtocolVersion::V_2025_11_25).await;
+        let wrong = call(
+            &client,
+            "submit_work",
+            json!({"summary": "x", "test_command": "true", "expectation": "PASS"}),
+        )
+        .await;
+        assert!(is_error(&wrong));
+        let error = &structured(&wrong)["error"];
+        assert_eq!(error["code"], 4);
+        assert_eq!(error["kind"], "wrong_state");
+        assert!(
+            text(&wrong).contains("hint: Submit a plan first"),
+            "{}",
+            text(&wrong)
+        );
+
+        for (args, message) in [
+            (json!({"summary": ""}), "`summary` must not be empty"),
+            (
+                json!({"summary": "x", "bogus": 1}),
+                "unknown argument(s): bogus",
+            ),
+            (
+                json!({"summary": "x", "test_command": "true", "plan": {}}),
+                "test_command and plan cannot be given together",
+            ),
+            (
+                json!({"summary": "x", "expectation": "PASS"}),
+                "`expectation` needs a `test_command`",
+            ),
+            (
+                json!({"summary": "x", "test_command": "true", "expectation": "MAYBE"}),
+                "must be PASS or FAIL",
+            ),
+        ] {
+            let bad = call(&client, "submit_work", args.clone()).await;
+            assert!(is_error(&bad), "{args}");
+            assert_eq!(structured(&bad)["error"]["code"], 2, "{args}");
+            assert!(text(&bad).contains(message), "{args}: {}", text(&bad));
+        }
+        let bad_plan = call(
+            &client,
+            "submit_work",
+            json!({"summary": "x", "plan": {"prTitle": 3}}),
+        )
+        .await;
+        assert!(is_error(&bad_plan));
+        assert_eq!(structured(&bad_plan)["error"]["code"], 2);
+        assert!(
+            text(&bad_plan).contains("prTitle: expected a string, found a number"),
+            "{}",
+            text(&bad_plan)
+        );
+        assert!(
+            structured(&bad_plan)["error"]["problems"]
+                .as_array()
+                .is_some_and(|p| p.len() == 5)
+        );
+
+        let locked = call(&client, "request_scope_reduction", json!({})).await;
+        assert!(is_error(&locked));
+        assert_eq!(structured(&locked)["error"]["code"], 4);
+        let locked = call(
+            &client,
+            "escalate_for_external_help",
+            json!({"markdown_report": "help"}),
+        )
+        .await;
+        assert!(is_error(&locked));
+        assert_eq!(structured(&locked)["error"]["code"], 4);
+        client.cancel().await.unwrap();
+    });
+    assert_eq!(repo.tip(), None, "nothing was written");
+}
+
+#[test]
+fn a_cancelled_submit_kills_the_test_and_records_nothing() {
+    let repo = TestRepo::at_green_step();
+    let tip = repo.tip();
+    let pid_file = repo.path.join("test.pid");
+    runtime().block_on(async {
+        let (client, progress) = connect(&repo, ProtocolVersion::V_2025_11_25).await;
+        let Value::Object(args) = json!({
+            "summary": "slow",
+            "test_command": "echo $$ > test.pid; sleep 300 & wait",
+            "expectation": "PASS"
+        }) else {
+            unreachable!()
+        };
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(
+            CallToolRequestParams::new("submit_work").with_arguments(args),
+        ));
+        let handle = client
+            .send_cancellable_request(request, PeerRequestOptions::no_options())
+            .await
+            .unwrap();
+        // The test runs, and the client hears about it.
+        for _ in 0..200 {
+            if pid_file.exists() && !progress.lock().unwrap().is_empty() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let heard = progress.lock().unwrap().clone();
+        assert!(
+            heard.iter().any(|m| m.contains("sleep 300")),
+            "progress names the running command: {heard:?}"
+        );
+        let pid: i32 = std::fs::read_to_string(&pid_file)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        handle
+            .cancel(Some("the test takes too long".into()))
+            .await
+            .unwrap();
+        assert!(
+            crate::process_gone(pid),
+            "the test's shell {pid} was killed"
+        );
+        // The server goes on, and the workflow is where it was.
+        let task = call(&client, "get_task", json!({})).await;
+        assert!(text(&task).contains("STEP 1.2 (GREEN)"), "{}", text(&task));
+        client.cancel().await.unwrap();
+    });
+    assert_eq!(repo.tip(), tip, "the cancelled call wrote nothing");
+    let sleepers = std::process::Command::new("pgrep")
+        .args(["-f", "sleep 300"])
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&sleepers.stdout).trim().is_empty(),
+        "the test's process group is gone"
+    );
+}
+
+#[test]
+fn both_protocol_versions_are_spoken() {
+    let repo = TestRepo::new();
+    for version in [ProtocolVersion::V_2024_11_05, ProtocolVersion::V_2025_11_25] {
+        runtime().block_on(async {
+            let (client, _) = connect(&repo, version.clone()).await;
+            let info = client.peer_info().expect("the server's initialize result");
+            assert_eq!(info.protocol_version, version);
+            assert_eq!(info.server_info.clone().unwrap().name, "git-orchestrate");
+            let task = call(&client, "get_task", json!({})).await;
+            assert!(text(&task).contains("GOAL: plan the next pull request."));
+            client.cancel().await.unwrap();
+        });
+    }
+}
+
+#[test]
+fn the_workflow_is_chosen_by_flag_or_by_git_config() {
+    let repo = TestRepo::new();
+    repo.git(&["config", "orchestrate.workflow", "second"]);
+    runtime().block_on(async {
+        let (client, _) = connect(&repo, ProtocolVersion::V_2025_11_25).await;
+        let task = call(&client, "get_task", json!({})).await;
+        assert_eq!(structured(&task)["workflow"], "second");
+        client.cancel().await.unwrap();
+    });
+    assert!(
+        repo.git(&["for-each-ref", "refs/orchestrator/workflows/"])
+            .contains("workflows/second")
+    );
+    // The CLI reads the same key; a flag wins over it.
+    assert_eq!(
+        repo.run(&["status", "--json"]).expect(0).json()["workflow"],
+        "second"
+    );
+    assert_eq!(
+        repo.run(&["--workflow", "main", "status", "--json"])
+            .expect(0)
+            .json()["workflow"],
+        "main"
+    );
+}
