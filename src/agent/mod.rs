@@ -4,5 +4,6 @@
 
 pub mod guard;
 pub mod hook;
+pub mod setup;
 pub mod shell;
 pub mod tools;

@@ -3,8 +3,11 @@
 use clap::Args;
 
 use super::{Exit, Failure, Ui};
+use crate::agent::hook::Client;
 use crate::config::FILE_NAME;
+use crate::engine::agent_setup::{self, AgentSetupReport, FileAction};
 use crate::engine::{self, Session};
+use crate::store::DEFAULT_WORKFLOW;
 
 /// Set up git-orchestrate in this repository (safe to run again).
 ///
@@ -31,9 +34,49 @@ pub struct InitArgs {
     /// commands refuse and say how to restore the ref). Takes nothing from a remote.
     #[arg(long)]
     pub new: bool,
+
+    /// Also wire an agent client to the workflow: its hooks (session-start, the pre-tool-use
+    /// guard, stop) and the MCP server, merged into .claude/settings.json and .mcp.json
+    /// (claude), .codex/config.toml and .codex/hooks.json (codex), or .gemini/settings.json
+    /// (gemini). Nothing of yours is dropped or reordered; running it again changes nothing.
+    #[arg(long, value_enum, value_name = "CLIENT")]
+    pub agent: Option<AgentArg>,
+
+    /// With --agent: take the client's wiring out again, restoring each file exactly as it
+    /// was (a file you changed since keeps your changes, without ours). Nothing else is
+    /// touched.
+    #[arg(long, requires = "agent")]
+    pub remove: bool,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum AgentArg {
+    Claude,
+    Codex,
+    Gemini,
+}
+
+impl AgentArg {
+    fn client(self) -> Client {
+        match self {
+            AgentArg::Claude => Client::Claude,
+            AgentArg::Codex => Client::Codex,
+            AgentArg::Gemini => Client::Gemini,
+        }
+    }
 }
 
 pub fn run(session: &Session, args: &InitArgs, ui: &mut Ui) -> Result<Exit, Failure> {
+    let workflow = Some(session.store.workflow()).filter(|w| *w != DEFAULT_WORKFLOW);
+    if let (Some(agent), true) = (args.agent, args.remove) {
+        let report = agent_setup::setup_agent(session, agent.client(), workflow, true)?;
+        if ui.json {
+            ui.json_object(serde_json::json!({ "agent": report }))?;
+        } else {
+            ui.text(&agent_text(&report, ui.quiet))?;
+        }
+        return Ok(Exit::Success);
+    }
     let report = engine::init(
         session,
         args.main_branch.as_deref(),
@@ -41,8 +84,21 @@ pub fn run(session: &Session, args: &InitArgs, ui: &mut Ui) -> Result<Exit, Fail
         args.new,
         !args.no_hooks,
     )?;
+    let agent = match args.agent {
+        Some(agent) => Some(agent_setup::setup_agent(
+            session,
+            agent.client(),
+            workflow,
+            false,
+        )?),
+        None => None,
+    };
     if ui.json {
-        ui.report(&report)?;
+        let mut value = serde_json::to_value(&report).map_err(std::io::Error::other)?;
+        if let Some(agent) = &agent {
+            value["agent"] = serde_json::to_value(agent).map_err(std::io::Error::other)?;
+        }
+        ui.json_object(value)?;
         return Ok(Exit::Success);
     }
     let mut lines = vec![if report.config_written {
@@ -112,5 +168,58 @@ pub fn run(session: &Session, args: &InitArgs, ui: &mut Ui) -> Result<Exit, Fail
     for line in lines {
         ui.line(line)?;
     }
+    if let Some(agent) = &agent {
+        ui.text(&agent_text(agent, ui.quiet))?;
+    }
     Ok(Exit::Success)
+}
+
+/// What `init --agent` did, and how to check it.
+fn agent_text(report: &AgentSetupReport, quiet: bool) -> String {
+    let mut text = String::new();
+    for file in &report.files {
+        let action = match file.action {
+            FileAction::Created => "created",
+            FileAction::Updated => "added git-orchestrate to",
+            FileAction::Unchanged => "unchanged:",
+            FileAction::Restored => "restored",
+            FileAction::Removed => "removed",
+            FileAction::Cleaned => {
+                "took git-orchestrate out of (you changed it since; the rest is kept)"
+            }
+        };
+        text.push_str(&format!(
+            "agent {}: {action} {}
+",
+            report.client, file.path
+        ));
+    }
+    if quiet {
+        return text;
+    }
+    if report.removed {
+        text.push_str(&format!(
+            "agent {}: the hooks and the MCP server are gone from its project files
+",
+            report.client
+        ));
+        return text;
+    }
+    let check = match report.client {
+        "claude" => {
+            "check: `claude mcp list` lists orchestrate (approve the project server once when Claude Code              asks; `claude -p` connects it without asking), and `/hooks` in a session shows the three hooks"
+        }
+        "codex" => {
+            "check: `codex mcp list` lists orchestrate; Codex runs project hooks only once trusted              (`codex exec --dangerously-bypass-hook-trust` in automation)"
+        }
+        _ => {
+            "check: `gemini mcp list` lists orchestrate, and `/hooks` in a session shows the hooks"
+        }
+    };
+    text.push_str(&format!(
+        "{check}
+next: commit these files if the whole team's agents should use them; the agent starts with          `get_task`
+"
+    ));
+    text
 }

@@ -3,6 +3,7 @@
 //! with a compare-and-swap. A lost race re-runs the whole command from a fresh read.
 
 pub mod agent_hook;
+pub mod agent_setup;
 pub mod audit;
 mod checkpoint;
 mod doctor;

@@ -37,6 +37,8 @@ pub const WORKFLOW_CONFIG_KEY: &str = "orchestrate.workflow";
 pub const DEFAULT_WORKFLOW: &str = "main";
 /// The agent Stop hook's loop guard, one file per agent session.
 const STOP_BLOCKS: &str = "orchestrator/stop-blocks";
+/// `init --agent`'s record of the client files as they were.
+const AGENT_SETUP: &str = "orchestrator/agent-setup";
 /// The commit header that records the event a transition applied.
 pub const EVENT_HEADER: &str = "orchestrator-event";
 const STATE_FILE: &str = "state.json";
@@ -440,6 +442,11 @@ impl Store {
             Some(path) => self.workdir().join(path),
             None => self.repo.common_dir().join("hooks"),
         }
+    }
+
+    /// Where `init --agent` keeps what a client's files held before it wrote them.
+    pub fn agent_setup_dir(&self, client: &str) -> PathBuf {
+        self.repo.common_dir().join(AGENT_SETUP).join(client)
     }
 
     /// The agent Stop hook's count of blocked stops for one agent session (a name made safe

@@ -1,0 +1,230 @@
+//! `init --agent`: writes the agent client's project files (src/agent/setup.rs decides what
+//! goes in them) and keeps what was there before, so that `--remove` restores it exactly.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::{EngineError, Session, io_error};
+use crate::agent::hook::Client;
+use crate::agent::setup::{self, Launch};
+
+/// What happened to one file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FileAction {
+    Created,
+    Updated,
+    Unchanged,
+    /// `--remove`: the file is back to the bytes it had before `init --agent`.
+    Restored,
+    /// `--remove`: the file was ours alone and is gone.
+    Removed,
+    /// `--remove`: the file changed since, so our entries were taken out of it and the rest
+    /// kept (its layout may differ from before).
+    Cleaned,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct AgentFileReport {
+    pub path: String,
+    pub action: FileAction,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct AgentSetupReport {
+    pub client: &'static str,
+    pub removed: bool,
+    pub files: Vec<AgentFileReport>,
+}
+
+/// The launcher our entries use: `git-orchestrate`, found on PATH by the client.
+const PROGRAM: &str = "git-orchestrate";
+
+pub fn setup_agent(
+    session: &Session,
+    client: Client,
+    workflow: Option<&str>,
+    remove: bool,
+) -> Result<AgentSetupReport, EngineError> {
+    let root = session.store.workdir().to_path_buf();
+    let backups = session.store.agent_setup_dir(client_name(client));
+    let launch = Launch {
+        program: PROGRAM.to_string(),
+        workflow: workflow.map(str::to_string),
+    };
+    // Check every file before writing any: a refusal leaves them all as they were.
+    let mut planned = Vec::new();
+    for file in setup::files(client) {
+        let path = root.join(file.path);
+        let current = read_text(&path)?;
+        let next = if remove {
+            match &current {
+                Some(text) if setup::has_ours(file.kind, text) => {
+                    let original = Backup::read(&backups, file.path)?;
+                    match original.filter(|b| b.ours.as_deref() == Some(text.as_str())) {
+                        Some(b) => Plan::Restore(b.before),
+                        None => match setup::uninstall(file.kind, text)
+                            .map_err(|e| bad(file.path, &e))?
+                        {
+                            Some(rest) => Plan::Write(rest, FileAction::Cleaned),
+                            None => Plan::Restore(None),
+                        },
+                    }
+                }
+                _ => Plan::Keep,
+            }
+        } else {
+            let next = setup::install(file.kind, current.as_deref(), &launch)
+                .map_err(|e| bad(file.path, &e))?;
+            if Some(&next) == current.as_ref() {
+                Plan::Keep
+            } else {
+                Plan::Install {
+                    before: current.clone(),
+                    next,
+                }
+            }
+        };
+        planned.push((file.path, path, next));
+    }
+    let mut files = Vec::new();
+    for (name, path, plan) in planned {
+        let action = match plan {
+            Plan::Keep => FileAction::Unchanged,
+            Plan::Install { before, next } => {
+                // The first install keeps what was there; a re-install after the user took our
+                // entries out keeps the file as it is now.
+                let keep = match Backup::read(&backups, name)? {
+                    Some(b) if b.ours.as_deref() == before.as_deref() => b.before,
+                    _ => before.clone(),
+                };
+                Backup {
+                    before: keep,
+                    ours: Some(next.clone()),
+                }
+                .write(&backups, name)?;
+                write_text(&path, &next)?;
+                if before.is_none() {
+                    FileAction::Created
+                } else {
+                    FileAction::Updated
+                }
+            }
+            Plan::Restore(Some(bytes)) => {
+                write_text(&path, &bytes)?;
+                Backup::forget(&backups, name)?;
+                FileAction::Restored
+            }
+            Plan::Restore(None) => {
+                std::fs::remove_file(&path)
+                    .map_err(io_error(format!("remove {}", path.display())))?;
+                // A directory we made for it (.claude, .codex, .gemini) goes too when empty.
+                if let Some(dir) = path.parent().filter(|d| *d != root) {
+                    let _ = std::fs::remove_dir(dir);
+                }
+                Backup::forget(&backups, name)?;
+                FileAction::Removed
+            }
+            Plan::Write(text, action) => {
+                write_text(&path, &text)?;
+                Backup::forget(&backups, name)?;
+                action
+            }
+        };
+        files.push(AgentFileReport {
+            path: name.to_string(),
+            action,
+        });
+    }
+    Ok(AgentSetupReport {
+        client: client_name(client),
+        removed: remove,
+        files,
+    })
+}
+
+enum Plan {
+    Keep,
+    Install {
+        before: Option<String>,
+        next: String,
+    },
+    /// The bytes from before, or no file.
+    Restore(Option<String>),
+    Write(String, FileAction),
+}
+
+pub fn client_name(client: Client) -> &'static str {
+    match client {
+        Client::Claude => "claude",
+        Client::Codex => "codex",
+        Client::Gemini => "gemini",
+    }
+}
+
+fn bad(path: &str, problem: &str) -> EngineError {
+    EngineError::BadInput {
+        message: format!("{path}: {problem}; nothing was changed"),
+        hint: format!("Fix {path} (or move it aside), then run the command again."),
+    }
+}
+
+fn read_text(path: &Path) -> Result<Option<String>, EngineError> {
+    match std::fs::read(path) {
+        Ok(bytes) => String::from_utf8(bytes)
+            .map(Some)
+            .map_err(|_| EngineError::BadInput {
+                message: format!("{} is not UTF-8 text; nothing was changed", path.display()),
+                hint: "Fix the file, then run the command again.".into(),
+            }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(io_error(format!("read {}", path.display()))(e)),
+    }
+}
+
+/// Whole or not at all: a temporary file renamed over it.
+fn write_text(path: &Path, text: &str) -> Result<(), EngineError> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(io_error(format!("create {}", dir.display())))?;
+    }
+    let tmp = path.with_extension("git-orchestrate.tmp");
+    std::fs::write(&tmp, text).map_err(io_error(format!("write {}", tmp.display())))?;
+    std::fs::rename(&tmp, path).map_err(io_error(format!("write {}", path.display())))
+}
+
+/// What a file held before `init --agent` first wrote it, and what it wrote last.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+struct Backup {
+    before: Option<String>,
+    ours: Option<String>,
+}
+
+impl Backup {
+    fn file(dir: &Path, name: &str) -> PathBuf {
+        dir.join(format!("{}.json", name.replace('/', "%2F")))
+    }
+
+    fn read(dir: &Path, name: &str) -> Result<Option<Backup>, EngineError> {
+        let path = Self::file(dir, name);
+        match std::fs::read(&path) {
+            Ok(bytes) => Ok(serde_json::from_slice(&bytes).ok()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(io_error(format!("read {}", path.display()))(e)),
+        }
+    }
+
+    fn write(&self, dir: &Path, name: &str) -> Result<(), EngineError> {
+        let text = serde_json::to_string(self).map_err(|e| EngineError::Internal(e.to_string()))?;
+        write_text(&Self::file(dir, name), &text)
+    }
+
+    fn forget(dir: &Path, name: &str) -> Result<(), EngineError> {
+        match std::fs::remove_file(Self::file(dir, name)) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                Err(io_error(format!("remove the record of {name}"))(e))
+            }
+            _ => Ok(()),
+        }
+    }
+}

@@ -1,0 +1,202 @@
+//! `init --agent`: merging into a client's project files full of the user's own settings,
+//! idempotence, and `--remove` restoring them byte for byte.
+
+use crate::support::*;
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+
+/// A settings file a real user might have: unrelated settings, other hooks, odd spacing.
+const CLAUDE_SETTINGS: &str = "{\n\t\"model\": \"claude-opus-4\",\n\t\"permissions\": {\"allow\": [\"Bash(npm run lint)\"], \"deny\": [\"Read(./.env)\"]},\n\t\"hooks\": {\n\t\t\"PreToolUse\": [{\"matcher\": \"Edit\", \"hooks\": [{\"type\": \"command\", \"command\": \"prettier --check\"}]}],\n\t\t\"Notification\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"notify-send done\"}]}]\n\t},\n\t\"statusLine\": {\"type\": \"command\", \"command\": \"echo hi\"},\n\t\"env\": {\"A\": \"1\"}\n}";
+
+fn read(repo: &TestRepo, path: &str) -> Option<String> {
+    std::fs::read_to_string(repo.path.join(path)).ok()
+}
+
+#[test]
+fn init_agent_claude_merges_keeps_everything_and_remove_restores_it_byte_for_byte() {
+    let repo = TestRepo::new();
+    repo.write(".claude/settings.json", CLAUDE_SETTINGS);
+    let out = repo.run(&["init", "--agent", "claude"]);
+    out.expect(0)
+        .says("agent claude: added git-orchestrate to .claude/settings.json")
+        .says("agent claude: created .mcp.json")
+        .says("claude mcp list");
+
+    let settings: Value =
+        serde_json::from_str(&read(&repo, ".claude/settings.json").unwrap()).unwrap();
+    let keys: Vec<&String> = settings.as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["model", "permissions", "hooks", "statusLine", "env"]);
+    assert_eq!(settings["permissions"]["deny"], json!(["Read(./.env)"]));
+    assert_eq!(
+        settings["permissions"]["allow"],
+        json!(["Bash(npm run lint)", "mcp__orchestrate"])
+    );
+    let hooks: Vec<&String> = settings["hooks"].as_object().unwrap().keys().collect();
+    assert_eq!(
+        hooks,
+        ["PreToolUse", "Notification", "SessionStart", "Stop"]
+    );
+    assert_eq!(
+        settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"],
+        "prettier --check"
+    );
+    assert_eq!(
+        settings["hooks"]["PreToolUse"][1]["hooks"][0]["command"],
+        "git-orchestrate agent-hook claude pre-tool-use"
+    );
+    assert_eq!(
+        settings["hooks"]["Notification"][0]["hooks"][0]["command"],
+        "notify-send done"
+    );
+    assert!(
+        read(&repo, ".claude/settings.json")
+            .unwrap()
+            .contains("\n\t\"model\""),
+        "tabs kept"
+    );
+    let mcp: Value = serde_json::from_str(&read(&repo, ".mcp.json").unwrap()).unwrap();
+    assert_eq!(
+        mcp,
+        json!({"mcpServers": {"orchestrate": {"type": "stdio", "command": "git-orchestrate", "args": ["mcp"]}}})
+    );
+
+    // Again: nothing changes, byte for byte.
+    let before = (
+        read(&repo, ".claude/settings.json"),
+        read(&repo, ".mcp.json"),
+    );
+    repo.run(&["init", "--agent", "claude"])
+        .expect(0)
+        .says("agent claude: unchanged: .claude/settings.json")
+        .says("agent claude: unchanged: .mcp.json");
+    assert_eq!(
+        (
+            read(&repo, ".claude/settings.json"),
+            read(&repo, ".mcp.json")
+        ),
+        before
+    );
+
+    // Remove: the user's file exactly as it was (its odd spacing too), ours gone.
+    let json = repo
+        .run(&["init", "--agent", "claude", "--remove", "--json"])
+        .expect(0)
+        .json();
+    assert_eq!(
+        json["agent"]["files"],
+        json!([{"path": ".claude/settings.json", "action": "restored"}, {"path": ".mcp.json", "action": "removed"}])
+    );
+    assert_eq!(
+        read(&repo, ".claude/settings.json").as_deref(),
+        Some(CLAUDE_SETTINGS)
+    );
+    assert_eq!(read(&repo, ".mcp.json"), None);
+    // Removing twice is harmless.
+    repo.run(&["init", "--agent", "claude", "--remove"])
+        .expect(0)
+        .says("unchanged: .claude/settings.json");
+}
+
+#[test]
+fn a_file_changed_after_init_keeps_the_users_changes_when_ours_are_removed() {
+    let repo = TestRepo::new();
+    repo.run(&["init", "--agent", "claude"]).expect(0);
+    let text = read(&repo, ".claude/settings.json").unwrap();
+    let mut value: Value = serde_json::from_str(&text).unwrap();
+    value["model"] = json!("sonnet");
+    repo.write(
+        ".claude/settings.json",
+        &serde_json::to_string_pretty(&value).unwrap(),
+    );
+    repo.run(&["init", "--agent", "claude", "--remove"])
+        .expect(0)
+        .says("took git-orchestrate out of");
+    let left: Value = serde_json::from_str(&read(&repo, ".claude/settings.json").unwrap()).unwrap();
+    assert_eq!(left, json!({"model": "sonnet"}));
+    // The directory init made for them is gone with them when nothing else is in it.
+    assert_eq!(read(&repo, ".mcp.json"), None);
+}
+
+#[test]
+fn codex_and_gemini_files_round_trip() {
+    let repo = TestRepo::new();
+    let codex = "model = \"o4-mini\"\napproval_policy = \"never\"\n\n[mcp_servers.docs]\ncommand = \"docs\"\n";
+    repo.write(".codex/config.toml", codex);
+    let gemini = "{\n  \"theme\": \"dark\",\n  \"mcpServers\": {\n    \"other\": {\n      \"command\": \"x\"\n    }\n  }\n}\n";
+    repo.write(".gemini/settings.json", gemini);
+    repo.run(&["init", "--agent", "codex"])
+        .expect(0)
+        .says("codex mcp list");
+    repo.run(&["init", "--agent", "gemini"])
+        .expect(0)
+        .says("gemini mcp list");
+
+    let config: toml::Table = toml::from_str(&read(&repo, ".codex/config.toml").unwrap()).unwrap();
+    assert_eq!(
+        config["mcp_servers"]["orchestrate"]["args"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+    assert_eq!(
+        config["mcp_servers"]["docs"]["command"].as_str(),
+        Some("docs")
+    );
+    let hooks: Value = serde_json::from_str(&read(&repo, ".codex/hooks.json").unwrap()).unwrap();
+    assert_eq!(
+        hooks["hooks"]["Stop"][0]["hooks"][0]["command"],
+        "git-orchestrate agent-hook codex stop"
+    );
+    let settings: Value =
+        serde_json::from_str(&read(&repo, ".gemini/settings.json").unwrap()).unwrap();
+    let servers: Vec<&String> = settings["mcpServers"].as_object().unwrap().keys().collect();
+    assert_eq!(servers, ["other", "orchestrate"]);
+    assert_eq!(
+        settings["hooks"]["AfterAgent"][0]["hooks"][0]["command"],
+        "git-orchestrate agent-hook gemini stop"
+    );
+
+    repo.run(&["init", "--agent", "codex", "--remove"])
+        .expect(0);
+    repo.run(&["init", "--agent", "gemini", "--remove"])
+        .expect(0);
+    assert_eq!(read(&repo, ".codex/config.toml").as_deref(), Some(codex));
+    assert_eq!(read(&repo, ".codex/hooks.json"), None);
+    assert_eq!(
+        read(&repo, ".gemini/settings.json").as_deref(),
+        Some(gemini)
+    );
+}
+
+#[test]
+fn a_broken_file_is_refused_and_nothing_is_written() {
+    let repo = TestRepo::new();
+    repo.write(".claude/settings.json", "{ \"model\": ");
+    let out = repo.run(&["init", "--agent", "claude"]);
+    out.expect(2);
+    assert!(
+        out.stderr
+            .contains(".claude/settings.json: it is not valid JSON"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(
+        read(&repo, ".claude/settings.json").as_deref(),
+        Some("{ \"model\": ")
+    );
+    assert_eq!(read(&repo, ".mcp.json"), None);
+    repo.run(&["init", "--remove"]).expect(2);
+}
+
+#[test]
+fn a_workflow_chosen_by_flag_is_named_in_the_wiring() {
+    let repo = TestRepo::new();
+    repo.run(&["--workflow", "w2", "init", "--agent", "claude"])
+        .expect(0);
+    let mcp: Value = serde_json::from_str(&read(&repo, ".mcp.json").unwrap()).unwrap();
+    assert_eq!(
+        mcp["mcpServers"]["orchestrate"]["args"],
+        json!(["--workflow", "w2", "mcp"])
+    );
+}
