@@ -2,7 +2,9 @@
 //! and `submit-work --test-command true` against `git rev-parse HEAD` in the same run, at
 //! history sizes 10 and 10,000 with a 200-task plan (the write path of a failing attempt),
 //! and of a passing GREEN step (the success path; its test is the RED step's own command,
-//! `test -e done`); `audit` of the 10,000 transitions; plus get-task's peak RSS.
+//! `test -e done`); `audit` of the 10,000 transitions; plus get-task's peak RSS; and the
+//! agent adapters: a `get_task` round trip on a warm MCP server, `agent-hook` pre-tool-use
+//! and stop, and the server's peak RSS (`GIT_ORCHESTRATE_BENCH=agents` runs only those).
 //!
 //! Run with `cargo bench`. Ratios, not absolute times, are the figures that travel between
 //! machines. Commands are interleaved round-robin so machine noise hits all of them alike.
@@ -25,6 +27,11 @@ const GREEN_TEST: &str = "test -e done";
 fn main() {
     if let Ok(dir) = std::env::var(PROBE_ENV) {
         rss_probe(Path::new(&dir));
+        return;
+    }
+    // Only the agent adapters, for a quick look: `GIT_ORCHESTRATE_BENCH=agents cargo bench`.
+    if std::env::var("GIT_ORCHESTRATE_BENCH").as_deref() == Ok("agents") {
+        agent_bench(&Fixture::new(10_000).dir);
         return;
     }
     let fixtures = [Fixture::new(10), Fixture::new(10_000)];
@@ -164,6 +171,7 @@ fn main() {
         fixtures[1].history,
         if audit <= 2.0 { "met" } else { "NOT MET" }
     );
+    agent_bench(&fixtures[1].dir);
     match peak_rss_kib(&fixtures[1].dir) {
         Some(kib) => println!(
             "get-task peak RSS at 10,000 transitions: {:.1} MB   (bar: ≤ 20 MB: {})",
@@ -509,6 +517,127 @@ impl HookBench {
             commit(plain, "checkpoint: bench"),
             commit(hooked, "checkpoint: bench"),
         ]
+    }
+}
+
+/// The agent adapters (SPEC §12): a `get_task` round trip on a warm MCP server, and one
+/// `agent-hook` call each for pre-tool-use and stop, against `git rev-parse HEAD` measured in
+/// the same rounds; then the server's peak RSS.
+fn agent_bench(dir: &Path) {
+    use std::io::{BufRead, BufReader, Write};
+    let mut server = command(BIN, dir)
+        .arg("mcp")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("start the MCP server");
+    let mut to_server = server.stdin.take().expect("stdin");
+    let mut from_server = BufReader::new(server.stdout.take().expect("stdout"));
+    let mut line = String::new();
+    let mut exchange = |request: &str, answer: bool| {
+        writeln!(to_server, "{request}").expect("write to the server");
+        to_server.flush().expect("flush");
+        if answer {
+            line.clear();
+            from_server
+                .read_line(&mut line)
+                .expect("read from the server");
+            assert!(line.contains("\"result\""), "the server answered: {line}");
+        }
+    };
+    exchange(
+        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}"#,
+        true,
+    );
+    exchange(
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        false,
+    );
+    let hook = |event: &str, input: &str| {
+        let start = Instant::now();
+        let mut child = command(BIN, dir)
+            .args(["agent-hook", "claude", event])
+            .stdin(Stdio::piped())
+            .spawn()
+            .expect("run agent-hook");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(input.as_bytes())
+            .expect("write the hook input");
+        assert!(child.wait().expect("wait").success());
+        start.elapsed()
+    };
+    let cwd = dir.display().to_string();
+    let pre = format!(
+        r#"{{"session_id":"bench","cwd":"{cwd}","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{{"command":"cargo build && git status"}}}}"#
+    );
+    let stop = format!(
+        r#"{{"session_id":"bench","cwd":"{cwd}","hook_event_name":"Stop","stop_hook_active":false}}"#
+    );
+    let mut samples: [Vec<Duration>; 4] = Default::default();
+    for id in 1..=RUNS {
+        let start = Instant::now();
+        let status = command("git", dir)
+            .args(["rev-parse", "HEAD"])
+            .status()
+            .expect("rev-parse");
+        samples[0].push(start.elapsed());
+        assert!(status.success());
+        let start = Instant::now();
+        exchange(
+            &format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"get_task","arguments":{{}}}}}}"#
+            ),
+            true,
+        );
+        samples[1].push(start.elapsed());
+        samples[2].push(hook("pre-tool-use", &pre));
+        samples[3].push(hook("stop", &stop));
+    }
+    let rss = std::fs::read_to_string(format!("/proc/{}/status", server.id()))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1).map(str::to_string))
+        })
+        .and_then(|kb| kb.parse::<f64>().ok());
+    drop(exchange);
+    let _ = server.kill();
+    let _ = server.wait();
+    let [base, mcp, pre, stop] = samples.map(median);
+    let base_s = base.as_secs_f64();
+    println!(
+        "\nagent adapters at 10,000 transitions (ratios to `git rev-parse HEAD`, {:.2}ms here):",
+        base_s * 1000.0
+    );
+    for (name, d, bar) in [
+        ("mcp get_task round trip, warm server", mcp, 0.5),
+        ("agent-hook claude pre-tool-use", pre, 2.0),
+        ("agent-hook claude stop", stop, 2.0),
+    ] {
+        let ratio = d.as_secs_f64() / base_s;
+        println!(
+            "          {:<38} {:>8.3}ms {:>7.2}×   ≤ {bar}×: {}",
+            name,
+            d.as_secs_f64() * 1000.0,
+            ratio,
+            if ratio <= bar { "met" } else { "NOT MET" }
+        );
+    }
+    match rss {
+        Some(kb) => println!(
+            "          mcp server peak RSS: {:.1} MB   (bar: ≤ 30 MB: {})",
+            kb / 1024.0,
+            if kb <= 30.0 * 1024.0 {
+                "met"
+            } else {
+                "NOT MET"
+            }
+        ),
+        None => println!("          mcp server peak RSS: could not be measured"),
     }
 }
 
