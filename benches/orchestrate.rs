@@ -604,7 +604,6 @@ fn agent_bench(dir: &Path) {
                 .and_then(|l| l.split_whitespace().nth(1).map(str::to_string))
         })
         .and_then(|kb| kb.parse::<f64>().ok());
-    drop(exchange);
     let _ = server.kill();
     let _ = server.wait();
     let [base, mcp, pre, stop] = samples.map(median);
