@@ -207,10 +207,12 @@ fn agent_text(report: &AgentSetupReport, quiet: bool) -> String {
     }
     let check = match report.client {
         "claude" => {
-            "check: `claude mcp list` lists orchestrate (approve the project server once when Claude Code              asks; `claude -p` connects it without asking), and `/hooks` in a session shows the three hooks"
+            "check: `claude mcp list` lists orchestrate (approve the project server once when Claude Code \
+             asks; `claude -p` connects it without asking), and `/hooks` in a session shows the three hooks"
         }
         "codex" => {
-            "check: `codex mcp list` lists orchestrate; Codex runs project hooks only once trusted              (`codex exec --dangerously-bypass-hook-trust` in automation)"
+            "check: `codex mcp list` lists orchestrate; Codex runs project hooks only once trusted \
+             (`codex exec --dangerously-bypass-hook-trust` in automation)"
         }
         _ => {
             "check: `gemini mcp list` lists orchestrate, and `/hooks` in a session shows the hooks"
@@ -218,7 +220,8 @@ fn agent_text(report: &AgentSetupReport, quiet: bool) -> String {
     };
     text.push_str(&format!(
         "{check}
-next: commit these files if the whole team's agents should use them; the agent starts with          `get_task`
+next: commit these files if the whole team's agents should use them; the agent starts with \
+         `get_task`
 "
     ));
     text

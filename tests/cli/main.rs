@@ -4,6 +4,7 @@
 mod agent_setup;
 mod branching;
 mod checkpoints;
+mod claude;
 mod crash;
 mod debugging;
 mod demo;

@@ -1,0 +1,400 @@
+//! The real Claude Code CLI (pinned, installed with npm into a cache outside the clone), run
+//! headless against a scripted fake model on 127.0.0.1 (tests/agents/fake_anthropic.py): its
+//! turns call our MCP tools and Bash, and the hooks `init --agent claude` wired decide what
+//! happens. Skipped, loudly, only when `npm` is missing; a failed install fails the test.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+
+use crate::support::*;
+
+/// The pinned version (AGENT-CLIENTS.md): newer ones declare node ≥ 22, and an unpinned
+/// install on Node 20 silently picks an old one.
+const CLAUDE_VERSION: &str = "2.1.330";
+
+fn cache_dir() -> PathBuf {
+    match std::env::var_os("GIT_ORCHESTRATE_CI_CACHE") {
+        Some(dir) => PathBuf::from(dir),
+        None => {
+            PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cache/git-orchestrate-ci")
+        }
+    }
+}
+
+/// The `claude` binary, installed once per machine; `None` only when npm is missing.
+fn claude_bin() -> Option<PathBuf> {
+    static BIN: OnceLock<Option<PathBuf>> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let prefix = cache_dir().join(format!("claude-code-{CLAUDE_VERSION}"));
+        let bin = prefix.join("node_modules/.bin/claude");
+        if bin.exists() {
+            return Some(bin);
+        }
+        if Command::new("npm").arg("--version").output().is_err() {
+            eprintln!(
+                "\n*** SKIPPED: the real Claude Code CLI tests need `npm` (Node.js), which is not installed ***\n"
+            );
+            return None;
+        }
+        // Into a directory of its own, renamed into place: a concurrent or killed install
+        // never leaves a half-installed cache behind.
+        let staging = cache_dir().join(format!("claude-code-{CLAUDE_VERSION}.{}", std::process::id()));
+        std::fs::create_dir_all(&staging).expect("create the npm cache directory");
+        eprintln!("installing @anthropic-ai/claude-code@{CLAUDE_VERSION} into {}", prefix.display());
+        let out = Command::new("npm")
+            .args(["install", "--no-audit", "--no-fund", "--prefix"])
+            .arg(&staging)
+            .arg(format!("@anthropic-ai/claude-code@{CLAUDE_VERSION}"))
+            .stdin(Stdio::null())
+            .output()
+            .expect("run npm");
+        assert!(
+            out.status.success(),
+            "npm could not install @anthropic-ai/claude-code@{CLAUDE_VERSION} (is the registry reachable?):\n{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        if std::fs::rename(&staging, &prefix).is_err() {
+            // Another run got there first.
+            let _ = std::fs::remove_dir_all(&staging);
+        }
+        assert!(bin.exists(), "npm installed no {}", bin.display());
+        Some(bin)
+    })
+    .clone()
+}
+
+/// The scripted model, a child process; killed when dropped.
+struct FakeModel {
+    child: std::process::Child,
+    dir: tempfile::TempDir,
+    port: u16,
+}
+
+impl FakeModel {
+    fn start(turns: Value) -> FakeModel {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let script = dir.path().join("script.json");
+        std::fs::write(&script, json!({ "turns": turns }).to_string()).expect("write the script");
+        let server = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents/fake_anthropic.py");
+        let port_file = dir.path().join("port");
+        let child = Command::new("python3")
+            .arg(server)
+            .arg(&script)
+            .arg(dir.path().join("log.jsonl"))
+            .arg(&port_file)
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("python3 runs the fake model");
+        let start = Instant::now();
+        let port = loop {
+            if let Ok(text) = std::fs::read_to_string(&port_file) {
+                break text.trim().parse().expect("a port");
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "the fake model did not start"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        FakeModel { child, dir, port }
+    }
+
+    /// Every request Claude Code made, in order.
+    fn requests(&self) -> Vec<Value> {
+        std::fs::read_to_string(self.dir.path().join("log.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("a logged request"))
+            .collect()
+    }
+
+    /// The conversation as the model last saw it.
+    fn conversation(&self) -> Vec<Value> {
+        self.requests()
+            .iter()
+            .rev()
+            .find_map(|r| r["body"]["messages"].as_array().cloned())
+            .unwrap_or_default()
+    }
+
+    /// How many turns the model answered: the assistant turns in the last request, and that
+    /// request's own answer.
+    fn turns(&self) -> usize {
+        self.conversation()
+            .iter()
+            .filter(|m| m["role"] == "assistant")
+            .count()
+            + 1
+    }
+
+    /// The result of the tool call made in script turn `turn`: its text and is_error.
+    fn tool_result(&self, turn: usize) -> (String, bool) {
+        let id = format!("toolu_{turn:02}_00");
+        for message in self.conversation() {
+            for block in message["content"].as_array().into_iter().flatten() {
+                if block["type"] == "tool_result" && block["tool_use_id"] == id {
+                    let text = match &block["content"] {
+                        Value::String(s) => s.clone(),
+                        Value::Array(parts) => parts
+                            .iter()
+                            .filter_map(|p| p["text"].as_str())
+                            .collect::<Vec<_>>()
+                            .join(""),
+                        other => other.to_string(),
+                    };
+                    return (text, block["is_error"] == true);
+                }
+            }
+        }
+        panic!("no result for the tool call of turn {turn}")
+    }
+
+    /// The texts of what the hooks told the model (system or user messages).
+    fn hook_messages(&self, prefix: &str) -> Vec<String> {
+        let mut found = Vec::new();
+        for message in self.conversation() {
+            let texts: Vec<String> = match &message["content"] {
+                Value::String(s) => vec![s.clone()],
+                Value::Array(parts) => parts
+                    .iter()
+                    .filter_map(|p| p["text"].as_str().map(str::to_string))
+                    .collect(),
+                _ => Vec::new(),
+            };
+            found.extend(texts.into_iter().filter(|t| t.starts_with(prefix)));
+        }
+        found
+    }
+}
+
+impl Drop for FakeModel {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `claude -p` in the repository, headless, against the fake model; killed after 3 minutes.
+fn run_claude(repo: &TestRepo, claude: &Path, model: &FakeModel) -> Output {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = repo.command(
+        claude.to_str().expect("utf-8 path"),
+        [
+            "-p",
+            "Work on this repository.",
+            "--output-format",
+            "json",
+            "--dangerously-skip-permissions",
+        ],
+    );
+    cmd.env(
+        "ANTHROPIC_BASE_URL",
+        format!("http://127.0.0.1:{}", model.port),
+    )
+    .env("ANTHROPIC_API_KEY", "dummy")
+    .env("DISABLE_TELEMETRY", "1")
+    .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+    .env("DISABLE_AUTOUPDATER", "1")
+    .env("IS_SANDBOX", "1")
+    .env("ENABLE_TOOL_SEARCH", "false")
+    .stdin(Stdio::null())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .process_group(0);
+    let child = cmd.spawn().expect("claude starts");
+    let pid = child.id() as i32;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(Duration::from_secs(180)) {
+        Ok(out) => out.expect("claude ran"),
+        Err(_) => {
+            // SAFETY-free: kill(2) through the libc crate on the group we made.
+            unsafe { libc::kill(-pid, libc::SIGKILL) };
+            panic!("claude -p did not finish in 3 minutes");
+        }
+    }
+}
+
+fn mcp(tool: &str, input: Value) -> Value {
+    json!([{"tool_use": {"name": format!("mcp__orchestrate__{tool}"), "input": input}}])
+}
+
+fn bash(command: &str) -> Value {
+    json!([{"tool_use": {"name": "Bash", "input": {"command": command, "description": "run it"}}}])
+}
+
+fn say(text: &str) -> Value {
+    json!([{ "text": text }])
+}
+
+#[test]
+fn claude_code_works_a_step_through_mcp_and_the_hooks_keep_it_honest() {
+    let Some(claude) = claude_bin() else { return };
+    let repo = TestRepo::new();
+    repo.run(&["init", "--agent", "claude"]).expect(0);
+    let settings: Value = serde_json::from_str(
+        &std::fs::read_to_string(repo.path.join(".claude/settings.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"],
+        "git-orchestrate agent-hook claude pre-tool-use"
+    );
+    let plan: Value = serde_json::from_str(&one_task_plan("feat: Add numbers", "add.sh")).unwrap();
+    let model = FakeModel::start(json!([
+        /* 0 */ mcp("get_task", json!({})),
+        /* 1 */ bash("git commit --no-verify --allow-empty -m sneaky"),
+        /* 2 */
+        mcp(
+            "submit_work",
+            json!({"summary": "plan the PR", "plan": plan})
+        ),
+        /* 3 */ mcp("get_task", json!({})),
+        /* 4 */
+        mcp(
+            "submit_work",
+            json!({"summary": "RED", "test_command": "test -e add.sh", "expectation": "FAIL"})
+        ),
+        /* 5 */
+        mcp(
+            "submit_work",
+            json!({"summary": "add.sh is missing", "analysis_decision": "SUCCESS"})
+        ),
+        /* 6 */ bash("sh run_tests.sh"),
+        /* 7 */ bash("echo 'add.sh v1' > add.sh"),
+        /* 8 */ say("I think I am done."),
+        /* 9 */
+        mcp(
+            "submit_work",
+            json!({"summary": "GREEN", "test_command": "test -e add.sh", "expectation": "PASS"})
+        ),
+        /* 10 */ mcp("checkpoint", json!({})),
+        /* 11 */ say("Done."),
+        /* 12 */ say("Done!"),
+        /* 13 */ say("Really done."),
+        /* 14 */ say("Stopping."),
+    ]));
+    let out = run_claude(&repo, &claude, &model);
+    assert!(
+        out.status.success(),
+        "claude failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // The session started with the workflow's briefing in the model's context.
+    let first = serde_json::to_string(&model.requests()[0]["body"]).unwrap();
+    assert!(
+        first.contains("git-orchestrate: workflow main is in state INITIALIZING"),
+        "{first}"
+    );
+    // The MCP tools answered.
+    let (task, error) = model.tool_result(0);
+    assert!(
+        !error && task.contains("GOAL: plan the next pull request."),
+        "{task}"
+    );
+    let (red, _) = model.tool_result(4);
+    assert!(red.contains("NEEDS_ANALYSIS"), "{red}");
+    // The guard's denials reached the model, with the legal route.
+    let (denied, error) = model.tool_result(1);
+    assert!(error, "{denied}");
+    assert!(
+        denied.contains("PreToolUse:Bash hook error")
+            && denied.contains("git orchestrate checkpoint"),
+        "{denied}"
+    );
+    let (denied, error) = model.tool_result(6);
+    assert!(
+        error && denied.contains("preflight gate's command") && denied.contains("submit-work"),
+        "{denied}"
+    );
+    let (written, error) = model.tool_result(7);
+    assert!(!error, "an ordinary command runs: {written}");
+    // The Stop hook kept the agent going while the step was open, then let it go after
+    // [agent] max_stop_blocks blocks with no progress.
+    let stops = model.hook_messages("Stop hook feedback:");
+    assert_eq!(stops.len(), 4, "{stops:#?}");
+    assert!(
+        stops[0].contains("Current step 1.2 (GREEN)"),
+        "{}",
+        stops[0]
+    );
+    assert_eq!(model.turns(), 15, "every turn of the script was played");
+
+    // The workflow moved only through submit_work and checkpoint, and nothing else was
+    // committed.
+    assert!(
+        !repo
+            .git(&["log", "--all", "--format=%s"])
+            .contains("sneaky")
+    );
+    let subject = repo.git(&["log", "-1", "--format=%s"]);
+    assert_eq!(subject.trim(), "checkpoint: 1.2 create add.sh");
+    let events: Vec<String> = repo.run(&["log", "--json"]).expect(0).json()["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .map(|e| e["event"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        events,
+        [
+            "create",
+            "plan",
+            "branch",
+            "test",
+            "analysis",
+            "test",
+            "checkpoint"
+        ]
+    );
+    repo.run(&["audit"]).expect(0);
+}
+
+#[test]
+fn claude_code_stops_when_nothing_is_left() {
+    let Some(claude) = claude_bin() else { return };
+    let repo = TestRepo::new();
+    repo.write(
+        "docs/plan.md",
+        "# Plan\n## PR 1: feat: Add numbers [DONE]\n",
+    );
+    repo.commit_all("plan: all done");
+    repo.run(&["init", "--agent", "claude"]).expect(0);
+    let model = FakeModel::start(json!([
+        mcp("get_task", json!({})),
+        mcp(
+            "submit_work",
+            json!({"summary": "every PR is [DONE]", "no_pr_left": true})
+        ),
+        say("Nothing is left to do."),
+    ]));
+    let out = run_claude(&repo, &claude, &model);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (said, error) = model.tool_result(1);
+    assert!(!error && said.contains("nothing left to do"), "{said}");
+    assert_eq!(
+        model.hook_messages("Stop hook feedback:"),
+        Vec::<String>::new(),
+        "the agent may stop"
+    );
+    assert_eq!(model.turns(), 3, "it stopped after saying so");
+    assert_eq!(
+        repo.run(&["get-task", "--json"]).expect(0).json()["idle"],
+        true
+    );
+}
