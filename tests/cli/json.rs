@@ -21,6 +21,7 @@ fn get_task_json() {
             "step": {"id": "1.2", "task": "add", "type": "GREEN", "description": "implement add"},
             "attempt": 0,
             "pending": null,
+            "idle": false,
             "briefing": text,
         })
     );
@@ -317,6 +318,7 @@ fn reports_keep_their_documented_keys_in_order() {
             "halt",
             "replan",
             "guidance",
+            "idle",
             "config",
             "warnings",
             "locks",
