@@ -689,6 +689,36 @@ fn sub_story(d: &mut Demo) -> Result<(), DemoError> {
 
 /// Every step is DONE: the orchestrator reviews, the agent fixes a finding, the review passes,
 /// the agent squashes and updates the master plan, and the orchestrator merges.
+/// Agents that plug in natively (SPEC §11): the tool schemas for a custom loop, and one
+/// `get_task` round trip over MCP, the server `init --agent claude|codex|gemini` registers.
+fn agents_story(d: &mut Demo) -> Result<(), DemoError> {
+    d.act(
+        "human",
+        "wires a real agent instead of this script: `git orchestrate init --agent claude` (or codex, \
+         gemini) registers the MCP server and the hooks; a custom loop takes the tools as JSON",
+    )?;
+    d.human(
+        "the agent tools in Anthropic's format (also openai, gemini, json-schema)",
+        &["schema", "--format", "anthropic"],
+        0,
+    )?;
+    let session = concat!(
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"demo","version":"1"}}}"#,
+        "\n",
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        "\n",
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get_task","arguments":{}}}"#,
+        "\n",
+    );
+    d.agent(
+        "the same get_task as an MCP client calls it (initialize, then tools/call)",
+        &["mcp"],
+        Some(session),
+        0,
+    )?;
+    Ok(())
+}
+
 fn review_story(d: &mut Demo) -> Result<(), DemoError> {
     d.agent(
         "next step (every step is DONE: the review runs)",
@@ -899,6 +929,7 @@ fn script(d: &mut Demo) -> Result<(), DemoError> {
     sub_story(d)?;
     review_story(d)?;
 
+    agents_story(d)?;
     d.human("where does the workflow stand? (read-only)", &["status"], 0)?;
     d.human("the plan", &["plan", "show"], 0)?;
     d.human("the audit log", &["log"], 0)?;

@@ -232,3 +232,15 @@ fn the_demo_plan_is_accepted_as_it_stands() {
     );
     assert_eq!(task["branch"], "feat/add-and-subtract-numbers");
 }
+
+/// The demo shows the agent integration: the tool schemas, and a get_task round trip over MCP.
+#[test]
+fn the_demo_shows_the_schemas_and_an_mcp_round_trip() {
+    let scratch = TestRepo::empty();
+    let out = scratch.run(&["demo"]);
+    out.expect(0)
+        .says("$ git orchestrate schema --format anthropic\n[\n  {\n    \"name\": \"get_task\",")
+        .says("\"input_schema\": {")
+        .says("$ git orchestrate mcp\n{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"protocolVersion\":\"2025-11-25\"")
+        .says("{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"git-orchestrate · workflow main · EXECUTING_TDD");
+}
