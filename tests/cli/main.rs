@@ -2,9 +2,9 @@
 //! so they link once.
 
 mod agent_setup;
+mod agents;
 mod branching;
 mod checkpoints;
-mod claude;
 mod crash;
 mod debugging;
 mod demo;

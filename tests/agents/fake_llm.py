@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
-"""A scripted fake of the Anthropic Messages API on 127.0.0.1, for driving the real Claude
-Code CLI offline in tests (AGENT-CLIENTS.md).
+"""A scripted fake model on 127.0.0.1 for driving the real agent CLIs offline in tests
+(AGENT-CLIENTS.md): the Anthropic Messages API (Claude Code), the OpenAI Responses API
+(Codex) and the Gemini API (Gemini CLI), each streamed as the client expects.
 
-Usage: fake_anthropic.py SCRIPT.json LOG.jsonl PORTFILE
+Usage: fake_llm.py SCRIPT.json LOG.jsonl PORTFILE
 
-It is stateless: for each request it counts the assistant turns already in `messages` and
+It is stateless: for each request it counts the model's turns already in the conversation and
 answers with that turn of the script, so retries and hook-injected user messages simply move
 the script on. A turn is a list of blocks, {"text": "..."} or {"tool_use": {"name": ...,
-"input": {...}}}; a turn with a tool_use ends with stop_reason "tool_use". Past the end of the
-script it answers "done". Every request is appended to LOG.jsonl as {"path", "body"}.
+"input": {...}}}; a turn with a tool_use ends as a tool call. Past the end of the script it
+answers "done". Every request is appended to LOG.jsonl as {"path", "body"}.
 """
 
 import json
@@ -75,8 +76,12 @@ class Handler(BaseHTTPRequestHandler):
         with LOCK:
             with open(LOG, "a") as log:
                 log.write(json.dumps({"path": self.path, "body": body}) + "\n")
-        if "count_tokens" in self.path:
-            return self.reply_json({"input_tokens": 100})
+        if "count_tokens" in self.path or "countTokens" in self.path:
+            return self.reply_json({"input_tokens": 100, "totalTokens": 100})
+        if self.path.startswith("/v1/responses"):
+            return self.openai(body)
+        if ":streamGenerateContent" in self.path or ":generateContent" in self.path:
+            return self.gemini(body)
         if not self.path.startswith("/v1/messages"):
             return self.reply_json({})
         n, turn = turn_for(body)
@@ -117,6 +122,82 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
+
+
+def sse(handler, events):
+    data = "".join(events).encode()
+    handler.send_response(200)
+    handler.send_header("Content-Type", "text/event-stream")
+    handler.send_header("Cache-Control", "no-cache")
+    handler.send_header("Content-Length", str(len(data)))
+    handler.end_headers()
+    handler.wfile.write(data)
+
+
+def openai(self, body):
+    """The Responses API, streamed: one output item per block."""
+    items = body.get("input") or []
+    n = sum(1 for i in items if i.get("type") == "function_call"
+            or (i.get("type") == "message" and i.get("role") == "assistant"))
+    turn = SCRIPT[n] if n < len(SCRIPT) else [{"text": "done"}]
+    output = []
+    for i, block in enumerate(turn):
+        if "tool_use" in block:
+            use = block["tool_use"]
+            output.append({"type": "function_call", "id": "fc_%02d_%02d" % (n, i),
+                           "call_id": "call_%02d_%02d" % (n, i), "name": use["name"],
+                           "arguments": json.dumps(use.get("input", {})), "status": "completed"})
+            # Codex offers an MCP server's tools in a namespace (`mcp__orchestrate`).
+            if "namespace" in use:
+                output[-1]["namespace"] = use["namespace"]
+        else:
+            output.append({"type": "message", "id": "msg_%02d_%02d" % (n, i), "role": "assistant",
+                           "status": "completed",
+                           "content": [{"type": "output_text", "text": block.get("text", ""),
+                                        "annotations": []}]})
+    rid = "resp_%02d" % n
+    usage = {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 5,
+             "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 15}
+    events = ["event: response.created\ndata: %s\n\n" % json.dumps(
+        {"type": "response.created", "response": {"id": rid, "status": "in_progress", "output": []}})]
+    for i, item in enumerate(output):
+        events.append("event: response.output_item.added\ndata: %s\n\n" % json.dumps(
+            {"type": "response.output_item.added", "output_index": i, "item": item}))
+        events.append("event: response.output_item.done\ndata: %s\n\n" % json.dumps(
+            {"type": "response.output_item.done", "output_index": i, "item": item}))
+    events.append("event: response.completed\ndata: %s\n\n" % json.dumps(
+        {"type": "response.completed",
+         "response": {"id": rid, "status": "completed", "output": output, "usage": usage}}))
+    sse(self, events)
+
+
+def gemini(self, body):
+    """The Gemini API: the router's JSON-mode call answered with a model choice; the
+    streamed call with the script's turn."""
+    if ":generateContent" in self.path:
+        choice = json.dumps({"reasoning": "scripted", "model_choice": "flash"})
+        return self.reply_json({"candidates": [{"content": {"role": "model", "parts": [{"text": choice}]},
+                                                "finishReason": "STOP", "index": 0}],
+                                "usageMetadata": {"promptTokenCount": 1, "candidatesTokenCount": 1,
+                                                  "totalTokenCount": 2}})
+    contents = body.get("contents") or []
+    n = sum(1 for c in contents if c.get("role") == "model")
+    turn = SCRIPT[n] if n < len(SCRIPT) else [{"text": "done"}]
+    parts = []
+    for block in turn:
+        if "tool_use" in block:
+            use = block["tool_use"]
+            parts.append({"functionCall": {"name": use["name"], "args": use.get("input", {})}})
+        else:
+            parts.append({"text": block.get("text", "")})
+    chunk = {"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP",
+                             "index": 0}],
+             "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15}}
+    sse(self, ["data: %s\n\n" % json.dumps(chunk)])
+
+
+Handler.openai = openai
+Handler.gemini = gemini
 
 
 def main():

@@ -1,7 +1,8 @@
-//! The real Claude Code CLI (pinned, installed with npm into a cache outside the clone), run
-//! headless against a scripted fake model on 127.0.0.1 (tests/agents/fake_anthropic.py): its
-//! turns call our MCP tools and Bash, and the hooks `init --agent claude` wired decide what
-//! happens. Skipped, loudly, only when `npm` is missing; a failed install fails the test.
+//! The real agent CLIs (Claude Code, Codex, Gemini CLI; pinned, installed with npm into a cache
+//! outside the clone), run headless against a scripted fake model on 127.0.0.1
+//! (tests/agents/fake_llm.py): its turns call our MCP tools and the shell, and the hooks
+//! `init --agent` wired decide what happens. Skipped, loudly, only when `npm` is missing; a
+//! failed install fails the test.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -26,47 +27,89 @@ fn cache_dir() -> PathBuf {
     }
 }
 
+/// An agent CLI from npm, pinned; its cache directory's name and its binary.
+struct Cli {
+    package: &'static str,
+    version: &'static str,
+    dir: &'static str,
+    bin: &'static str,
+}
+
+const CLAUDE: Cli = Cli {
+    package: "@anthropic-ai/claude-code",
+    version: CLAUDE_VERSION,
+    dir: "claude-code",
+    bin: "claude",
+};
+/// Codex CLI and Gemini CLI as AGENT-CLIENTS.md observed them.
+const CODEX: Cli = Cli {
+    package: "@openai/codex",
+    version: "0.169.0",
+    dir: "codex",
+    bin: "codex",
+};
+const GEMINI: Cli = Cli {
+    package: "@google/gemini-cli",
+    version: "0.61.0",
+    dir: "gemini-cli",
+    bin: "gemini",
+};
+
 /// The `claude` binary, installed once per machine; `None` only when npm is missing.
 fn claude_bin() -> Option<PathBuf> {
     static BIN: OnceLock<Option<PathBuf>> = OnceLock::new();
-    BIN.get_or_init(|| {
-        let prefix = cache_dir().join(format!("claude-code-{CLAUDE_VERSION}"));
-        let bin = prefix.join("node_modules/.bin/claude");
-        if bin.exists() {
-            return Some(bin);
-        }
-        if Command::new("npm").arg("--version").output().is_err() {
-            eprintln!(
-                "\n*** SKIPPED: the real Claude Code CLI tests need `npm` (Node.js), which is not installed ***\n"
-            );
-            return None;
-        }
-        // Into a directory of its own, renamed into place: a concurrent or killed install
-        // never leaves a half-installed cache behind.
-        let staging = cache_dir().join(format!("claude-code-{CLAUDE_VERSION}.{}", std::process::id()));
-        std::fs::create_dir_all(&staging).expect("create the npm cache directory");
-        eprintln!("installing @anthropic-ai/claude-code@{CLAUDE_VERSION} into {}", prefix.display());
-        let out = Command::new("npm")
-            .args(["install", "--no-audit", "--no-fund", "--prefix"])
-            .arg(&staging)
-            .arg(format!("@anthropic-ai/claude-code@{CLAUDE_VERSION}"))
-            .stdin(Stdio::null())
-            .output()
-            .expect("run npm");
-        assert!(
-            out.status.success(),
-            "npm could not install @anthropic-ai/claude-code@{CLAUDE_VERSION} (is the registry reachable?):\n{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
+    BIN.get_or_init(|| install(&CLAUDE)).clone()
+}
+
+fn codex_bin() -> Option<PathBuf> {
+    static BIN: OnceLock<Option<PathBuf>> = OnceLock::new();
+    BIN.get_or_init(|| install(&CODEX)).clone()
+}
+
+fn gemini_bin() -> Option<PathBuf> {
+    static BIN: OnceLock<Option<PathBuf>> = OnceLock::new();
+    BIN.get_or_init(|| install(&GEMINI)).clone()
+}
+
+/// Installs `cli` into the cache unless it is there; `None` only when npm is missing. A
+/// failed install (an unreachable registry) fails the test.
+fn install(cli: &Cli) -> Option<PathBuf> {
+    let (package, version) = (cli.package, cli.version);
+    let prefix = cache_dir().join(format!("{}-{version}", cli.dir));
+    let bin = prefix.join("node_modules/.bin").join(cli.bin);
+    if bin.exists() {
+        return Some(bin);
+    }
+    if Command::new("npm").arg("--version").output().is_err() {
+        eprintln!(
+            "\n*** SKIPPED: the real agent CLI tests need `npm` (Node.js), which is not installed ***\n"
         );
-        if std::fs::rename(&staging, &prefix).is_err() {
-            // Another run got there first.
-            let _ = std::fs::remove_dir_all(&staging);
-        }
-        assert!(bin.exists(), "npm installed no {}", bin.display());
-        Some(bin)
-    })
-    .clone()
+        return None;
+    }
+    // Into a directory of its own, renamed into place: a concurrent or killed install never
+    // leaves a half-installed cache behind.
+    let staging = cache_dir().join(format!("{}-{version}.{}", cli.dir, std::process::id()));
+    std::fs::create_dir_all(&staging).expect("create the npm cache directory");
+    eprintln!("installing {package}@{version} into {}", prefix.display());
+    let out = Command::new("npm")
+        .args(["install", "--no-audit", "--no-fund", "--prefix"])
+        .arg(&staging)
+        .arg(format!("{package}@{version}"))
+        .stdin(Stdio::null())
+        .output()
+        .expect("run npm");
+    assert!(
+        out.status.success(),
+        "npm could not install {package}@{version} (is the registry reachable?):\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    if std::fs::rename(&staging, &prefix).is_err() {
+        // Another run got there first.
+        let _ = std::fs::remove_dir_all(&staging);
+    }
+    assert!(bin.exists(), "npm installed no {}", bin.display());
+    Some(bin)
 }
 
 /// The scripted model, a child process; killed when dropped.
@@ -81,7 +124,7 @@ impl FakeModel {
         let dir = tempfile::tempdir().expect("temp dir");
         let script = dir.path().join("script.json");
         std::fs::write(&script, json!({ "turns": turns }).to_string()).expect("write the script");
-        let server = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents/fake_anthropic.py");
+        let server = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents/fake_llm.py");
         let port_file = dir.path().join("port");
         let child = Command::new("python3")
             .arg(server)
@@ -182,7 +225,6 @@ impl Drop for FakeModel {
 
 /// `claude -p` in the repository, headless, against the fake model; killed after 3 minutes.
 fn run_claude(repo: &TestRepo, claude: &Path, model: &FakeModel) -> Output {
-    use std::os::unix::process::CommandExt;
     let mut cmd = repo.command(
         claude.to_str().expect("utf-8 path"),
         [
@@ -202,23 +244,30 @@ fn run_claude(repo: &TestRepo, claude: &Path, model: &FakeModel) -> Output {
     .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
     .env("DISABLE_AUTOUPDATER", "1")
     .env("IS_SANDBOX", "1")
-    .env("ENABLE_TOOL_SEARCH", "false")
-    .stdin(Stdio::null())
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped())
-    .process_group(0);
-    let child = cmd.spawn().expect("claude starts");
+    .env("ENABLE_TOOL_SEARCH", "false");
+    run_agent(cmd)
+}
+
+/// Runs an agent CLI headless (stdin closed) in its own process group, killed after 3
+/// minutes.
+fn run_agent(mut cmd: Command) -> Output {
+    use std::os::unix::process::CommandExt;
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    let child = cmd.spawn().expect("the agent CLI starts");
     let pid = child.id() as i32;
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let _ = tx.send(child.wait_with_output());
     });
     match rx.recv_timeout(Duration::from_secs(180)) {
-        Ok(out) => out.expect("claude ran"),
+        Ok(out) => out.expect("the agent CLI ran"),
         Err(_) => {
             // SAFETY-free: kill(2) through the libc crate on the group we made.
             unsafe { libc::kill(-pid, libc::SIGKILL) };
-            panic!("claude -p did not finish in 3 minutes");
+            panic!("the agent CLI did not finish in 3 minutes");
         }
     }
 }
@@ -396,5 +445,170 @@ fn claude_code_stops_when_nothing_is_left() {
     assert_eq!(
         repo.run(&["get-task", "--json"]).expect(0).json()["idle"],
         true
+    );
+}
+
+/// `codex exec` in the repository against the fake model (the Responses API), with a
+/// CODEX_HOME of its own that trusts the project, so its `.codex/` files count.
+fn run_codex(repo: &TestRepo, codex: &Path, model: &FakeModel) -> Output {
+    let home = tempfile::tempdir().expect("temp dir");
+    std::fs::write(
+        home.path().join("config.toml"),
+        format!(
+            "model = \"gpt-fake\"\nmodel_provider = \"fake\"\n\n[model_providers.fake]\nname = \"fake\"\n\
+             base_url = \"http://127.0.0.1:{}/v1\"\nwire_api = \"responses\"\nenv_key = \"FAKE_KEY\"\n\n\
+             [projects.{}]\ntrust_level = \"trusted\"\n",
+            model.port,
+            toml::Value::String(repo.path.display().to_string())
+        ),
+    )
+    .expect("write the Codex config");
+    let mut cmd = repo.command(
+        codex.to_str().expect("utf-8 path"),
+        [
+            "exec",
+            "--dangerously-bypass-approvals-and-sandbox",
+            "--dangerously-bypass-hook-trust",
+            "Work on this repository.",
+        ],
+    );
+    cmd.env("CODEX_HOME", home.path()).env("FAKE_KEY", "dummy");
+    run_agent(cmd)
+}
+
+/// `gemini -p` in the repository against the fake model, with a HOME whose user settings
+/// choose API-key auth.
+fn run_gemini(repo: &TestRepo, gemini: &Path, model: &FakeModel) -> Output {
+    let home = tempfile::tempdir().expect("temp dir");
+    std::fs::create_dir(home.path().join(".gemini")).expect("mkdir .gemini");
+    std::fs::write(
+        home.path().join(".gemini/settings.json"),
+        r#"{"security": {"auth": {"selectedType": "gemini-api-key"}}}"#,
+    )
+    .expect("write the Gemini user settings");
+    let mut cmd = repo.command(
+        gemini.to_str().expect("utf-8 path"),
+        ["-p", "Work on this repository.", "--yolo"],
+    );
+    cmd.env("HOME", home.path())
+        .env(
+            "GOOGLE_GEMINI_BASE_URL",
+            format!("http://127.0.0.1:{}", model.port),
+        )
+        .env("GEMINI_API_KEY", "dummy")
+        .env("GEMINI_CLI_TRUST_WORKSPACE", "true");
+    run_agent(cmd)
+}
+
+/// The last request the model got, as JSON text: its whole conversation.
+fn last_request(model: &FakeModel, path_part: &str) -> Value {
+    model
+        .requests()
+        .into_iter()
+        .rev()
+        .find(|r| r["path"].as_str().is_some_and(|p| p.contains(path_part)))
+        .map(|r| r["body"].clone())
+        .expect("the agent asked the model")
+}
+
+fn succeeded(out: &Output) {
+    assert!(
+        out.status.success(),
+        "the agent CLI failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn codex_wired_by_init_agent_calls_the_mcp_tools_and_obeys_the_hooks() {
+    let Some(codex) = codex_bin() else { return };
+    let repo = TestRepo::new();
+    repo.run(&["init", "--agent", "codex"]).expect(0);
+    let model = FakeModel::start(json!([
+        [{"tool_use": {"namespace": "mcp__orchestrate", "name": "get_task", "input": {}}}],
+        [{"tool_use": {"name": "exec_command", "input": {"cmd": "git commit --no-verify --allow-empty -m sneaky"}}}],
+        say("Done."),
+    ]));
+    let out = run_codex(&repo, &codex, &model);
+    succeeded(&out);
+    let input = last_request(&model, "/v1/responses")["input"].clone();
+    let items = input.as_array().unwrap();
+    let output_of = |call: &str| {
+        items
+            .iter()
+            .find(|i| i["type"] == "function_call_output" && i["call_id"] == call)
+            .map(|i| i["output"].to_string())
+            .unwrap_or_else(|| panic!("no output for {call}: {input:#}"))
+    };
+    let task = output_of("call_00_00");
+    assert!(task.contains("GOAL: plan the next pull request."), "{task}");
+    let denied = output_of("call_01_00");
+    assert!(
+        denied.contains("Command blocked by PreToolUse hook: git-orchestrate:")
+            && denied.contains("--no-verify"),
+        "{denied}"
+    );
+    let text = input.to_string();
+    assert!(
+        text.contains("git-orchestrate: workflow main is in state INITIALIZING"),
+        "the session-start context"
+    );
+    // Codex sets stop_hook_active; our own guard lets it go after three blocks all the same.
+    assert_eq!(text.matches("<hook_prompt").count(), 3, "{text}");
+    assert!(
+        !repo
+            .git(&["log", "--all", "--format=%s"])
+            .contains("sneaky")
+    );
+}
+
+#[test]
+fn gemini_wired_by_init_agent_calls_the_mcp_tools_and_obeys_the_hooks() {
+    let Some(gemini) = gemini_bin() else { return };
+    let repo = TestRepo::new();
+    repo.run(&["init", "--agent", "gemini"]).expect(0);
+    let model = FakeModel::start(json!([
+        [{"tool_use": {"name": "mcp_orchestrate_get_task", "input": {}}}],
+        [{"tool_use": {"name": "run_shell_command", "input": {"command": "git commit --no-verify --allow-empty -m sneaky"}}}],
+        say("Done."),
+    ]));
+    let out = run_gemini(&repo, &gemini, &model);
+    succeeded(&out);
+    let contents = last_request(&model, "streamGenerateContent")["contents"].clone();
+    let response_of = |tool: &str| {
+        contents
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|c| c["parts"].as_array().cloned().unwrap_or_default())
+            .find(|p| p["functionResponse"]["name"] == tool)
+            .map(|p| p["functionResponse"]["response"].to_string())
+            .unwrap_or_else(|| panic!("no response for {tool}: {contents:#}"))
+    };
+    let task = response_of("mcp_orchestrate_get_task");
+    assert!(task.contains("GOAL: plan the next pull request."), "{task}");
+    let denied = response_of("run_shell_command");
+    assert!(
+        denied.contains("Tool execution blocked: git-orchestrate:")
+            && denied.contains("--no-verify"),
+        "{denied}"
+    );
+    let text = contents.to_string();
+    assert!(
+        text.contains("<hook_context>git-orchestrate: workflow main is in state INITIALIZING"),
+        "the session-start context"
+    );
+    // Gemini CLI does not set stop_hook_active: only our loop guard ends the blocks.
+    assert_eq!(
+        text.matches("The workflow is not done and expects your work.")
+            .count(),
+        3,
+        "{text}"
+    );
+    assert!(
+        !repo
+            .git(&["log", "--all", "--format=%s"])
+            .contains("sneaky")
     );
 }
