@@ -14,13 +14,7 @@ pub fn guard_context(session: &Session, cwd: &Path) -> Result<GuardContext, Engi
     let snapshot = session.store.read()?;
     let state = snapshot.as_ref().map(|s| &s.state);
     let config = session.load_config(state)?.config;
-    let judges: Vec<String> = config
-        .preflight
-        .iter()
-        .map(|g| g.command.as_str())
-        .chain(config.review.command.as_deref())
-        .flat_map(super::doctor::repository_files)
-        .collect();
+    let judges = super::verify::judges(&config);
     Ok(GuardContext {
         root: session.store.workdir().to_path_buf(),
         cwd: cwd.to_path_buf(),

@@ -168,16 +168,19 @@ pub fn protected_changes(
     let Some(pin) = state.and_then(State::pin) else {
         return Ok(Vec::new());
     };
-    // The judges themselves: the scripts the gates and the reviewer run.
-    let judges: Vec<String> = config
+    let specs = config.protected_pathspecs(&judges(config));
+    Ok(session.git.changed_files_in(&pin.commit, tree, &specs)?)
+}
+
+/// The judges themselves: the repository's scripts the gates and the reviewer run.
+pub fn judges(config: &Config) -> Vec<String> {
+    config
         .preflight
         .iter()
         .map(|g| g.command.as_str())
         .chain(config.review.command.as_deref())
         .flat_map(super::doctor::repository_files)
-        .collect();
-    let specs = config.protected_pathspecs(&judges);
-    Ok(session.git.changed_files_in(&pin.commit, tree, &specs)?)
+        .collect()
 }
 
 /// Verifies `tree` (the working tree's or the index's, taken before anything ran) with the
