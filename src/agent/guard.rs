@@ -1018,6 +1018,30 @@ mod tests {
         );
     }
 
+    /// Hostile input never panics and never takes long: random lines over the characters a
+    /// shell treats specially.
+    #[test]
+    fn random_command_lines_are_judged_without_panicking() {
+        let alphabet: Vec<char> = "ab gitcommit-n$()`'\"\\;&|<>\n#={}*.~/2".chars().collect();
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        let ctx = ctx();
+        for _ in 0..20_000 {
+            let len = (seed >> 59) as usize + 1;
+            let mut line = String::new();
+            for _ in 0..len * 3 {
+                seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+                line.push(alphabet[(seed >> 33) as usize % alphabet.len()]);
+            }
+            let _ = check_shell(&line, &ctx);
+            let _ = check_patch(&line, &ctx);
+            let _ = check_file_write(&line, &ctx);
+        }
+        let deep = format!("{}git commit -n{}", "$(".repeat(200), ")".repeat(200));
+        assert!(matches!(check_shell(&deep, &ctx), Decision::Deny(_)));
+        let wide = "sh -c \"".repeat(50) + "git commit -n" + &"\"".repeat(50);
+        let _ = check_shell(&wide, &ctx);
+    }
+
     #[test]
     fn globs_match_as_git_does() {
         assert!(glob_match("ci/**", "ci/a/b.sh"));
