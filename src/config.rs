@@ -42,6 +42,54 @@ pub struct Config {
     pub finalize: FinalizeConfig,
     #[serde(default)]
     pub agent: AgentConfig,
+    #[serde(default)]
+    pub retry: RetryConfig,
+}
+
+/// `[retry]` (docs/config.md, "[retry]"): how `git orchestrate run` retries an agent that
+/// makes no progress (seed 001's names).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RetryConfig {
+    #[serde(default)]
+    pub strategy: RetryStrategy,
+    /// With `auto`: a fresh session after this many turns without progress on one step.
+    #[serde(default = "default_fresh_after", deserialize_with = "positive_u32")]
+    pub fresh_after_failures: u32,
+    /// Turns without progress on one step before the run stops as stuck.
+    #[serde(default = "default_max_iterations", deserialize_with = "positive_u32")]
+    pub max_iterations: u32,
+}
+
+impl Default for RetryConfig {
+    fn default() -> Self {
+        RetryConfig {
+            strategy: RetryStrategy::default(),
+            fresh_after_failures: default_fresh_after(),
+            max_iterations: default_max_iterations(),
+        }
+    }
+}
+
+/// Which agent session the next turn goes to.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RetryStrategy {
+    /// The same session, which keeps its context (seed 001's default).
+    #[default]
+    Same,
+    /// A new session every turn.
+    Fresh,
+    /// The same session until `fresh_after_failures` turns made no progress on one step.
+    Auto,
+}
+
+fn default_fresh_after() -> u32 {
+    2
+}
+
+fn default_max_iterations() -> u32 {
+    3
 }
 
 /// `[agent]` (docs/config.md, "[agent]"): how the agent hooks behave.
@@ -318,6 +366,7 @@ impl Default for Config {
             gates: GatesConfig::default(),
             finalize: FinalizeConfig::default(),
             agent: AgentConfig::default(),
+            retry: RetryConfig::default(),
         }
     }
 }
@@ -626,6 +675,13 @@ clean_check = true
 # agent stop after this many blocked stops in a row with no progress.
 [agent]
 max_stop_blocks = 3
+
+# `git orchestrate run`, the driver loop: which agent session a turn goes to, and when an
+# agent that makes no progress on a step is stopped as stuck.
+[retry]
+strategy = \"same\"            # \"fresh\": a new session every turn; \"auto\": fresh after fresh_after_failures
+fresh_after_failures = 2
+max_iterations = 3
 
 # Git hooks (`git orchestrate hooks install`; init installs them).
 [hooks]

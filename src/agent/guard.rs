@@ -1029,7 +1029,9 @@ mod tests {
             let len = (seed >> 59) as usize + 1;
             let mut line = String::new();
             for _ in 0..len * 3 {
-                seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+                seed = seed
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
                 line.push(alphabet[(seed >> 33) as usize % alphabet.len()]);
             }
             let _ = check_shell(&line, &ctx);

@@ -4,6 +4,7 @@
 
 pub mod guard;
 pub mod hook;
+pub mod run;
 pub mod setup;
 pub mod shell;
 pub mod tools;

@@ -20,6 +20,7 @@ mod render;
 mod repin;
 mod request_scope_reduction;
 mod resume;
+mod run;
 mod schema;
 mod status;
 mod submit_work;
@@ -116,6 +117,8 @@ pub enum Command {
     AgentHook(agent_hook::AgentHookArgs),
     /// Serve the agent tools over MCP on stdin/stdout, for one agent session
     Mcp(mcp::McpArgs),
+    /// Let an agent work unattended: brief it, let it work, repeat until done or a human is needed
+    Run(run::RunArgs),
 }
 
 /// The binary's entry point: parses, runs, maps the outcome to an exit code.
@@ -263,6 +266,7 @@ pub fn run(cli: &Cli, ui: &mut Ui) -> Result<Exit, Failure> {
         Command::Schema(args) => schema::run(args, ui),
         Command::AgentHook(args) => agent_hook::run(cli.workflow.as_deref(), args),
         Command::Mcp(args) => mcp::run(cli.workflow.as_deref(), args),
+        Command::Run(args) => run::run(&open()?, args, ui),
     }
 }
 

@@ -15,6 +15,7 @@ mod human;
 mod init;
 pub mod notes;
 mod repin;
+pub mod run;
 mod status;
 mod submit;
 mod sync;

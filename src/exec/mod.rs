@@ -1,6 +1,7 @@
 //! The only code that starts processes: the agent's test command and preflight gates
 //! (`sh -c` with timeouts and process-group kill), and git porcelain on the working tree.
 
+pub mod agent;
 pub mod cancel;
 pub mod command;
 pub mod git;

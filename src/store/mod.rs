@@ -35,6 +35,8 @@ const TIP_MARKERS: &str = "orchestrator/tips";
 /// The git config key that selects a worktree's workflow when none is named.
 pub const WORKFLOW_CONFIG_KEY: &str = "orchestrate.workflow";
 pub const DEFAULT_WORKFLOW: &str = "main";
+/// `git orchestrate run`'s record of its turns, one ref per workflow.
+const RUNS: &str = "refs/orchestrator/runs/";
 /// The agent Stop hook's loop guard, one file per agent session.
 const STOP_BLOCKS: &str = "orchestrator/stop-blocks";
 /// `init --agent`'s record of the client files as they were.
@@ -825,6 +827,68 @@ impl Store {
             &signature,
         )?;
         Ok(commit_id)
+    }
+
+    /// Where `run` writes the briefing of the turn at hand, for `GIT_ORCHESTRATE_BRIEFING_FILE`:
+    /// in the git directory, never in the working tree.
+    pub fn run_briefing_file(&self) -> PathBuf {
+        self.repo
+            .common_dir()
+            .join("orchestrator/run")
+            .join(format!("{}.briefing.txt", self.workflow))
+    }
+
+    /// `refs/orchestrator/runs/<workflow>`: one commit per turn of `git orchestrate run`.
+    pub fn run_ref_name(&self) -> String {
+        format!("{RUNS}{}", self.workflow)
+    }
+
+    /// Appends a turn of `run` to the run ref: a commit whose tree holds `files`, on top of
+    /// the last one (compare-and-swap, retried when another run appended meanwhile).
+    pub fn append_run_record(
+        &self,
+        files: &[(&str, &[u8])],
+        message: &str,
+    ) -> Result<ObjectId, StoreError> {
+        let name = FullName::try_from(self.run_ref_name())
+            .map_err(|_| StoreError::BadWorkflowName(self.workflow.clone()))?;
+        let mut names: Vec<&(&str, &[u8])> = files.iter().collect();
+        names.sort_by(|a, b| a.0.cmp(b.0));
+        let signature = self.signature()?;
+        for _ in 0..20 {
+            let parent = match self.repo.try_find_reference(&name).map_err(git_err)? {
+                Some(mut r) => Some(r.peel_to_id().map_err(git_err)?.detach()),
+                None => None,
+            };
+            let mut objects = loose::LooseWriter::new(&self.repo);
+            let mut entries = Vec::new();
+            for (file, bytes) in &names {
+                entries.push(gix::objs::tree::Entry {
+                    mode: gix::objs::tree::EntryKind::Blob.into(),
+                    filename: (*file).into(),
+                    oid: objects.write(gix::objs::Kind::Blob, bytes)?,
+                });
+            }
+            let tree = objects.write_object(&gix::objs::Tree { entries })?;
+            let commit = objects.write_object(&gix::objs::Commit {
+                tree,
+                parents: parent.into_iter().collect(),
+                author: signature.clone(),
+                committer: signature.clone(),
+                encoding: None,
+                message: message.into(),
+                extra_headers: Vec::new(),
+            })?;
+            match self.update_ref(&name, parent, commit, message.to_string(), &signature) {
+                Ok(()) => return Ok(commit),
+                Err(WriteError::Conflict) => continue,
+                Err(WriteError::Store(e)) => return Err(e),
+            }
+        }
+        Err(StoreError::Internal(format!(
+            "{} kept changing while a run turn was recorded",
+            self.run_ref_name()
+        )))
     }
 
     /// Moves `name` from `expected` (`None`: it must not exist) to `new`, logging `message`:

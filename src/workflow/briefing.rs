@@ -974,6 +974,27 @@ The workflow then returns to {} and shows your guidance to the agent once.
                 );
             }
         }
+        HaltReason::Stuck => {
+            let _ = write!(
+                out,
+                "
+For the human: read the run's report below (the briefings the agent was given, what it said,
+the last failing output), then answer it:
+
+  git orchestrate resume --guidance \"<what to try, or what you changed>\"
+
+The workflow then returns to {} and shows your guidance to the agent once.
+",
+                halt.resume_to
+            );
+            if let Some((command, report)) = ctx.escalation {
+                let _ = write!(
+                    out,
+                    "\nThe run's report ({command}):\n{}",
+                    super::fence::fenced(report)
+                );
+            }
+        }
         HaltReason::MergeConflict => {
             let _ = write!(
                 out,

@@ -371,6 +371,8 @@ pub enum HaltReason {
     Escalated,
     /// The automated merge hit a conflict.
     MergeConflict,
+    /// `git orchestrate run` gave up on the agent: turns in a row without progress.
+    Stuck,
 }
 
 /// Why the workflow waits for a human.

@@ -96,6 +96,9 @@ pub enum Event {
     MergeBlocked { reason: String },
     /// The merge conflicted and was aborted: a human has to merge.
     MergeConflicted { message: String },
+    /// `run` gave up: `turns` turns of the agent in a row made no transition on one step;
+    /// the report says what was tried (SPEC §11).
+    Stuck { report: String, turns: u32 },
     /// `submit-work --no-pr-left` in INITIALIZING: every PR of the master plan is done;
     /// `master_plan` is the blob judged (SPEC §6.1).
     NoPrLeft {
@@ -134,6 +137,7 @@ impl Event {
             Event::MergeBlocked { .. } => "merge-blocked",
             Event::MergeConflicted { .. } => "merge-conflict",
             Event::NoPrLeft { .. } => "no-pr-left",
+            Event::Stuck { .. } => "stuck",
         }
     }
 }
@@ -678,6 +682,7 @@ pub fn transition(
             master_plan,
             summary,
         } => no_pr_left(state, master_plan, &summary),
+        Event::Stuck { report, turns } => stuck(state, report, turns),
     }
     .map_err(|reason| reason.rejection(from, name))?;
     let mut next = next;
@@ -1343,6 +1348,25 @@ fn escalated(state: &State, report: String) -> Result<Next, Refusal> {
     Ok(Next::new(with_phase(state, phase), message).effects(vec![Effect::SaveEscalation(report)]))
 }
 
+/// `run` found the agent stuck: halted for a human, the report kept as an escalation's is.
+fn stuck(state: &State, report: String, turns: u32) -> Result<Next, Refusal> {
+    if state.status() == Status::Halted {
+        return Err(Refusal::WrongState);
+    }
+    let message = format!(
+        "`git orchestrate run` stopped the agent as stuck: {turns} turns in a row without progress in state {}",
+        state.status()
+    );
+    let phase = Phase::Halted {
+        halt: Halt {
+            reason: HaltReason::Stuck,
+            message: message.clone(),
+        },
+        resume: Box::new(state.phase.clone()),
+    };
+    Ok(Next::new(with_phase(state, phase), message).effects(vec![Effect::SaveEscalation(report)]))
+}
+
 fn resumed(state: &State, guidance: Option<String>) -> Result<Next, Refusal> {
     let Phase::Halted { halt, resume } = &state.phase else {
         return Err(Refusal::Said(format!(
@@ -1617,7 +1641,7 @@ fn merged(state: &State, branch: &str) -> Result<Next, Refusal> {
         Phase::MergingBranch { .. } => false,
         Phase::Halted { halt, .. } => match halt.reason {
             HaltReason::MergeConflict => true,
-            HaltReason::Escalated => return Err(Refusal::WrongState),
+            HaltReason::Escalated | HaltReason::Stuck => return Err(Refusal::WrongState),
         },
         Phase::Initializing
         | Phase::CreatingBranch { .. }

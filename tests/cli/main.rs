@@ -19,6 +19,7 @@ mod lifecycle;
 mod mcp;
 mod race;
 mod review;
+mod run;
 mod support;
 mod sync;
 

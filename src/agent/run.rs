@@ -1,0 +1,407 @@
+//! `git orchestrate run`, the decisions (SPEC §11, seed 001): which agent session a turn goes
+//! to, when an agent that makes no progress is stuck, how each known agent CLI is started
+//! headless and what it said, and the stuck report. Pure: the engine runs the turns.
+
+use serde_json::Value;
+
+use crate::config::RetryStrategy;
+
+use super::hook::Client;
+
+/// Which session a turn goes to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SessionMode {
+    Same,
+    Fresh,
+}
+
+impl SessionMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SessionMode::Same => "same",
+            SessionMode::Fresh => "fresh",
+        }
+    }
+}
+
+/// The retry bookkeeping of a run: turns without progress on the step at hand.
+#[derive(Clone, Debug)]
+pub struct Retry {
+    pub strategy: RetryStrategy,
+    pub fresh_after: u32,
+    pub max_iterations: u32,
+    /// Where the workflow stood for the turns counted: state and step.
+    step: Option<String>,
+    /// Turns in a row on `step` that made no transition.
+    pub without_progress: u32,
+}
+
+/// What a finished turn means for the run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Next {
+    Continue,
+    /// `max_iterations` turns in a row made no progress on one step.
+    Stuck,
+}
+
+impl Retry {
+    pub fn new(strategy: RetryStrategy, fresh_after: u32, max_iterations: u32) -> Retry {
+        Retry {
+            strategy,
+            fresh_after,
+            max_iterations,
+            step: None,
+            without_progress: 0,
+        }
+    }
+
+    /// The session for the next turn, given whether there is one to continue.
+    pub fn mode(&self, have_session: bool) -> SessionMode {
+        if !have_session {
+            return SessionMode::Fresh;
+        }
+        match self.strategy {
+            RetryStrategy::Same => SessionMode::Same,
+            RetryStrategy::Fresh => SessionMode::Fresh,
+            // Once, when the count reaches the threshold: the fresh session then continues.
+            RetryStrategy::Auto
+                if self.without_progress > 0 && self.without_progress.is_multiple_of(self.fresh_after) =>
+            {
+                SessionMode::Fresh
+            }
+            RetryStrategy::Auto => SessionMode::Same,
+        }
+    }
+
+    /// Counts a finished turn on `step`: `progressed` when the workflow made a transition.
+    pub fn record(&mut self, step: &str, progressed: bool) -> Next {
+        if progressed || self.step.as_deref() != Some(step) {
+            self.step = Some(step.to_string());
+            self.without_progress = 0;
+        }
+        if !progressed {
+            self.without_progress += 1;
+        }
+        if self.without_progress >= self.max_iterations {
+            Next::Stuck
+        } else {
+            Next::Continue
+        }
+    }
+}
+
+/// How a known agent CLI runs one turn headless: its arguments (after the program name) and
+/// the session the turn belongs to, when known before it runs.
+pub fn agent_arguments(
+    client: Client,
+    mode: SessionMode,
+    session: Option<&str>,
+    new_session: &str,
+    prompt: &str,
+) -> (Vec<String>, Option<String>) {
+    let s = |v: &[&str]| v.iter().map(|a| a.to_string()).collect::<Vec<_>>();
+    let resume = session.filter(|_| mode == SessionMode::Same);
+    match client {
+        // Claude Code takes the session id of a new session, and resumes by it.
+        Client::Claude => {
+            let mut args = s(&[
+                "-p",
+                prompt,
+                "--output-format",
+                "json",
+                "--dangerously-skip-permissions",
+            ]);
+            let id = match resume {
+                Some(id) => {
+                    args.extend(s(&["--resume", id]));
+                    id
+                }
+                None => {
+                    args.extend(s(&["--session-id", new_session]));
+                    new_session
+                }
+            };
+            (args, Some(id.to_string()))
+        }
+        Client::Codex => match resume {
+            Some(id) => (
+                s(&[
+                    "exec",
+                    "resume",
+                    "--json",
+                    "--dangerously-bypass-approvals-and-sandbox",
+                    id,
+                    prompt,
+                ]),
+                Some(id.to_string()),
+            ),
+            // Codex names its session itself: read from its first event.
+            None => (
+                s(&[
+                    "exec",
+                    "--json",
+                    "--dangerously-bypass-approvals-and-sandbox",
+                    prompt,
+                ]),
+                None,
+            ),
+        },
+        Client::Gemini => {
+            let mut args = s(&["-p", prompt, "--yolo", "--output-format", "json"]);
+            match resume {
+                // Gemini CLI resumes "latest" or an index; the run's own session is the latest.
+                Some(id) => {
+                    args.extend(s(&["--resume", "latest"]));
+                    (args, Some(id.to_string()))
+                }
+                None => {
+                    args.extend(s(&["--session-id", new_session]));
+                    (args, Some(new_session.to_string()))
+                }
+            }
+        }
+    }
+}
+
+/// The program of a known agent.
+pub fn program(client: Client) -> &'static str {
+    match client {
+        Client::Claude => "claude",
+        Client::Codex => "codex",
+        Client::Gemini => "gemini",
+    }
+}
+
+/// What the agent said at the end of its turn, and its session id, read off its headless
+/// output (Claude Code's and Gemini CLI's JSON result, Codex's JSON events); `None` where the
+/// output does not say.
+pub fn read_output(client: Client, stdout: &str) -> (Option<String>, Option<String>) {
+    match client {
+        Client::Claude | Client::Gemini => {
+            let Some(value) = last_json_object(stdout) else {
+                return (None, None);
+            };
+            let said = value["result"]
+                .as_str()
+                .or_else(|| value["response"].as_str())
+                .map(str::to_string);
+            let session = value["session_id"]
+                .as_str()
+                .or_else(|| value["sessionId"].as_str())
+                .map(str::to_string);
+            (said, session)
+        }
+        Client::Codex => {
+            let mut said = None;
+            let mut session = None;
+            for line in stdout.lines() {
+                let Ok(event) = serde_json::from_str::<Value>(line) else {
+                    continue;
+                };
+                if session.is_none() {
+                    session = ["thread_id", "session_id"]
+                        .iter()
+                        .find_map(|k| event[*k].as_str())
+                        .map(str::to_string);
+                }
+                if let Some(text) = event["item"]["text"].as_str()
+                    && event["item"]["type"] == "agent_message"
+                {
+                    said = Some(text.to_string());
+                }
+            }
+            (said, session)
+        }
+    }
+}
+
+/// The last line of `text` that is a JSON object (a CLI may print warnings before it).
+fn last_json_object(text: &str) -> Option<Value> {
+    if let Ok(value @ Value::Object(_)) = serde_json::from_str::<Value>(text.trim()) {
+        return Some(value);
+    }
+    text.lines().rev().find_map(|l| {
+        serde_json::from_str::<Value>(l)
+            .ok()
+            .filter(Value::is_object)
+    })
+}
+
+/// One turn, as the stuck report tells it.
+#[derive(Clone, Debug)]
+pub struct TurnStory {
+    pub turn: u32,
+    pub mode: SessionMode,
+    pub session: Option<String>,
+    pub seconds: f64,
+    pub exit: String,
+    pub briefing: String,
+    pub said: String,
+}
+
+/// The report a stuck run leaves for the human (as `escalation.md`).
+pub fn stuck_report(
+    state: &str,
+    step: &str,
+    max_iterations: u32,
+    turns: &[TurnStory],
+    last_failure: Option<&str>,
+) -> String {
+    let mut out = format!(
+        "# `git orchestrate run`: the agent is stuck\n\nIn state {state}, on {step}, the agent made no progress \
+         (no transition of the workflow) in {} turns in a row, so the run stopped it \
+         (`[retry] max_iterations = {max_iterations}`).\n",
+        turns.len()
+    );
+    for t in turns {
+        out.push_str(&format!(
+            "\n## Turn {} ({} session{}, {:.1} s, {})\n\nThe briefing it was given:\n\n{}\nWhat the agent said:\n\n{}",
+            t.turn,
+            t.mode.as_str(),
+            t.session.as_deref().map(|s| format!(" {s}")).unwrap_or_default(),
+            t.seconds,
+            t.exit,
+            quote(&t.briefing),
+            quote(if t.said.trim().is_empty() { "(nothing)" } else { &t.said }),
+        ));
+    }
+    out.push_str("\n## The last failing output\n\n");
+    match last_failure {
+        Some(text) if !text.trim().is_empty() => out.push_str(&quote(text)),
+        _ => out.push_str("(none recorded for this step)\n"),
+    }
+    out
+}
+
+/// Text indented as a Markdown code block: nothing in it can close it.
+fn quote(text: &str) -> String {
+    let mut out = String::new();
+    for line in text.lines() {
+        out.push_str("    ");
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn auto_goes_fresh_once_after_n_turns_without_progress_then_stuck() {
+        let mut retry = Retry::new(RetryStrategy::Auto, 2, 3);
+        assert_eq!(retry.mode(false), SessionMode::Fresh);
+        assert_eq!(retry.record("s1", true), Next::Continue);
+        assert_eq!(retry.mode(true), SessionMode::Same);
+        assert_eq!(retry.record("s2", false), Next::Continue);
+        assert_eq!(retry.mode(true), SessionMode::Same);
+        assert_eq!(retry.record("s2", false), Next::Continue);
+        assert_eq!(retry.mode(true), SessionMode::Fresh);
+        assert_eq!(retry.record("s2", false), Next::Stuck);
+        // Progress starts the count again.
+        let mut retry = Retry::new(RetryStrategy::Auto, 2, 3);
+        retry.record("s1", false);
+        retry.record("s1", false);
+        assert_eq!(retry.record("s1", true), Next::Continue);
+        assert_eq!(retry.without_progress, 0);
+        assert_eq!(retry.mode(true), SessionMode::Same);
+    }
+
+    #[test]
+    fn same_and_fresh_are_what_they_say() {
+        let retry = Retry::new(RetryStrategy::Same, 2, 3);
+        assert_eq!(retry.mode(true), SessionMode::Same);
+        assert_eq!(retry.mode(false), SessionMode::Fresh);
+        let retry = Retry::new(RetryStrategy::Fresh, 2, 3);
+        assert_eq!(retry.mode(true), SessionMode::Fresh);
+    }
+
+    #[test]
+    fn known_agents_continue_their_own_sessions() {
+        let (args, session) =
+            agent_arguments(Client::Claude, SessionMode::Fresh, None, "u-1", "do it");
+        assert_eq!(
+            args,
+            [
+                "-p",
+                "do it",
+                "--output-format",
+                "json",
+                "--dangerously-skip-permissions",
+                "--session-id",
+                "u-1"
+            ]
+        );
+        assert_eq!(session.as_deref(), Some("u-1"));
+        let (args, _) = agent_arguments(
+            Client::Claude,
+            SessionMode::Same,
+            Some("u-1"),
+            "u-2",
+            "go on",
+        );
+        assert_eq!(args[5..], ["--resume", "u-1"]);
+        let (args, session) =
+            agent_arguments(Client::Codex, SessionMode::Same, Some("t-9"), "u", "p");
+        assert_eq!(
+            args,
+            [
+                "exec",
+                "resume",
+                "--json",
+                "--dangerously-bypass-approvals-and-sandbox",
+                "t-9",
+                "p"
+            ]
+        );
+        assert_eq!(session.as_deref(), Some("t-9"));
+        let (args, session) =
+            agent_arguments(Client::Codex, SessionMode::Fresh, Some("t-9"), "u", "p");
+        assert_eq!(args[..2], ["exec", "--json"]);
+        assert_eq!(session, None);
+        let (args, _) = agent_arguments(Client::Gemini, SessionMode::Same, Some("g"), "u", "p");
+        assert_eq!(args[args.len() - 2..], ["--resume", "latest"]);
+    }
+
+    #[test]
+    fn what_each_agent_said_is_read_off_its_output() {
+        let claude = "warning: old node\n{\"type\":\"result\",\"result\":\"All done.\",\"session_id\":\"abc\"}\n";
+        assert_eq!(
+            read_output(Client::Claude, claude),
+            (Some("All done.".into()), Some("abc".into()))
+        );
+        let codex = "{\"type\":\"thread.started\",\"thread_id\":\"t-1\"}\n{\"type\":\"item.completed\",\"item\":{\"type\":\"agent_message\",\"text\":\"fixed\"}}\n";
+        assert_eq!(
+            read_output(Client::Codex, codex),
+            (Some("fixed".into()), Some("t-1".into()))
+        );
+        assert_eq!(read_output(Client::Gemini, "not json"), (None, None));
+    }
+
+    #[test]
+    fn the_stuck_report_tells_each_turn() {
+        let turn = |n| TurnStory {
+            turn: n,
+            mode: SessionMode::Same,
+            session: Some("s".into()),
+            seconds: 1.0,
+            exit: "exit 0".into(),
+            briefing: "STEP 1.2 (GREEN)\n```\nx".into(),
+            said: String::new(),
+        };
+        let report = stuck_report(
+            "EXECUTING_TDD",
+            "step 1.2 (GREEN)",
+            2,
+            &[turn(3), turn(4)],
+            Some("boom"),
+        );
+        assert!(report.starts_with("# `git orchestrate run`: the agent is stuck\n\nIn state EXECUTING_TDD, on step 1.2 (GREEN), the agent made no progress (no transition of the workflow) in 2 turns in a row"), "{report}");
+        assert!(report.contains("## Turn 4 (same session s, 1.0 s, exit 0)\n\nThe briefing it was given:\n\n    STEP 1.2 (GREEN)\n    ```\n    x\n"), "{report}");
+        assert!(report.contains("What the agent said:\n\n    (nothing)\n"));
+        assert!(report.ends_with("## The last failing output\n\n    boom\n"));
+    }
+}

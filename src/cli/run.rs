@@ -1,0 +1,152 @@
+//! `git orchestrate run`: the driver loop, for people (a line per turn, a summary) and, with
+//! `--json`, one JSON event per line.
+
+use clap::{Args, ValueEnum};
+
+use super::error::CommandError;
+use super::{Exit, Failure, Ui};
+use crate::agent::hook::Client;
+use crate::config::RetryStrategy;
+use crate::engine::Session;
+use crate::engine::run::{self, Driver, RunEvent, RunOptions};
+
+/// Let an agent work unattended: brief it, let it work, repeat until done or a human is needed
+///
+/// Each turn runs `get-task`, then hands the briefing to the agent and waits: a known agent
+/// CLI headless (claude -p, codex exec, gemini -p, each with its "approve everything" flag:
+/// the pre-tool-use guard of `init --agent` stays in force), or any command after `--`, which
+/// gets the briefing on stdin and in GIT_ORCHESTRATE_BRIEFING_FILE. A turn makes progress
+/// when the workflow made a transition during it. Stops with exit 0 when nothing is left to
+/// do (`submit-work --no-pr-left`); with exit 10 when the workflow waits for a human, when the
+/// agent made no progress on one step for `[retry] max_iterations` turns (the workflow then
+/// halts as stuck, with a report), or after --max-turns. Each turn's briefing and output are
+/// kept in refs/orchestrator/runs/<workflow>. Ctrl-C stops the agent with its children; the
+/// workflow stays consistent.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The agent CLI to run (it must be on PATH); or give a command after `--`.
+    #[arg(long, value_enum)]
+    pub agent: Option<AgentArg>,
+
+    /// Stop after this many turns (exit 10).
+    #[arg(long, value_name = "N", default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_turns: u32,
+
+    /// Which session a turn goes to: the same one (keeps its context), a fresh one every turn,
+    /// or auto: fresh after --fresh-after turns without progress (default: [retry] strategy).
+    #[arg(long, value_enum)]
+    pub retry: Option<RetryArg>,
+
+    /// With auto: turns without progress on one step before a fresh session (default:
+    /// [retry] fresh_after_failures).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub fresh_after: Option<u32>,
+
+    /// Any agent command (after `--`): the briefing on its stdin.
+    #[arg(last = true, value_name = "CMD")]
+    pub command: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum AgentArg {
+    Claude,
+    Codex,
+    Gemini,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum RetryArg {
+    Same,
+    Fresh,
+    Auto,
+}
+
+pub fn run(session: &Session, args: &RunArgs, ui: &mut Ui) -> Result<Exit, Failure> {
+    let driver = match (args.agent, args.command.is_empty()) {
+        (Some(agent), true) => Driver::Known(match agent {
+            AgentArg::Claude => Client::Claude,
+            AgentArg::Codex => Client::Codex,
+            AgentArg::Gemini => Client::Gemini,
+        }),
+        (None, false) => Driver::Command(args.command.clone()),
+        (Some(_), false) => {
+            return Err(Failure::from(CommandError::invalid_input(
+                "give either --agent or a command after `--`, not both",
+                "`git orchestrate run --agent claude`, or `git orchestrate run -- ./my-agent.sh`.",
+            )));
+        }
+        (None, true) => {
+            return Err(Failure::from(CommandError::invalid_input(
+                "run needs an agent: --agent claude|codex|gemini, or a command after `--`",
+                "`git orchestrate run --agent claude`, or `git orchestrate run -- ./my-agent.sh`.",
+            )));
+        }
+    };
+    let options = RunOptions {
+        driver,
+        max_turns: args.max_turns,
+        strategy: args.retry.map(|r| match r {
+            RetryArg::Same => RetryStrategy::Same,
+            RetryArg::Fresh => RetryStrategy::Fresh,
+            RetryArg::Auto => RetryStrategy::Auto,
+        }),
+        fresh_after: args.fresh_after,
+    };
+    let json = ui.json;
+    let quiet = ui.quiet;
+    let summary = run::run(session, &options, &mut |event| match event {
+        RunEvent::Start {
+            turn,
+            state,
+            step,
+            attempt,
+            session,
+        } if !json && !quiet => ui.line(format!(
+            "turn {turn} · {state}{} · attempt {attempt} · {} session · working…",
+            step.map(|s| format!(" · {s}")).unwrap_or_default(),
+            session.as_str()
+        )),
+        RunEvent::Start { .. } => Ok(()),
+        RunEvent::Done(turn) if json => {
+            ui.line(serde_json::to_string(turn).map_err(std::io::Error::other)?)
+        }
+        RunEvent::Done(turn) => ui.line(format!(
+            "turn {} · {:.1} s · {} · {} session{} · {}",
+            turn.turn,
+            turn.seconds,
+            turn.exit,
+            turn.session.as_str(),
+            turn.session_id
+                .as_deref()
+                .map(|s| format!(" {}", &s[..s.len().min(8)]))
+                .unwrap_or_default(),
+            if turn.progressed {
+                format!("progress → {}", turn.state_after)
+            } else {
+                format!(
+                    "no progress ({} in a row on this step)",
+                    turn.without_progress
+                )
+            }
+        )),
+    })?;
+    if json {
+        ui.line(serde_json::to_string(&summary).map_err(std::io::Error::other)?)?;
+    } else {
+        ui.line(format!(
+            "run: {} after {} turn{} ({} with progress, {:.1} s): {}; state {}; turns kept in {}",
+            summary.outcome,
+            summary.turns,
+            if summary.turns == 1 { "" } else { "s" },
+            summary.transitions,
+            summary.seconds,
+            summary.message,
+            summary.state,
+            summary.run_ref
+        ))?;
+    }
+    Ok(match summary.outcome {
+        "idle" => Exit::Success,
+        _ => Exit::Halted,
+    })
+}

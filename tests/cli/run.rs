@@ -1,0 +1,234 @@
+//! `git orchestrate run -- CMD`: the driver loop with a scripted agent
+//! (tests/agents/scripted_agent.py) that works through the real commands: a plan done end to
+//! end, an agent stuck on a step (fresh session, then HALTED stuck with a report), an agent
+//! that never does anything, the turn limit, and Ctrl-C.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use pretty_assertions::assert_eq;
+use serde_json::Value;
+
+use crate::support::*;
+
+fn agent() -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/agents/scripted_agent.py")
+        .display()
+        .to_string()
+}
+
+/// `run --json -- python3 scripted_agent.py` with `mode`; its exit code and events.
+fn run(repo: &TestRepo, mode: &str, extra: &[&str]) -> (i32, Vec<Value>) {
+    let plan = repo.path.parent().unwrap().join(format!(
+        "plan-{}.json",
+        repo.path.file_name().unwrap().to_string_lossy()
+    ));
+    std::fs::write(&plan, one_task_plan("feat: Add numbers", "add.sh")).unwrap();
+    let agent = agent();
+    let mut args = vec!["--json", "run"];
+    args.extend_from_slice(extra);
+    args.extend_from_slice(&["--", "python3", &agent]);
+    let out = repo
+        .command(BIN, &args)
+        .env("AGENT_MODE", mode)
+        .env("PLAN_FILE", &plan)
+        .output()
+        .unwrap();
+    let out = Run::from(out);
+    let events = out
+        .stdout
+        .lines()
+        .map(|l| {
+            serde_json::from_str(l)
+                .unwrap_or_else(|e| panic!("not JSON ({e}): {l}\n{}", out.stderr))
+        })
+        .collect();
+    (out.code, events)
+}
+
+fn field<'a>(events: &'a [Value], key: &str) -> Vec<&'a str> {
+    events
+        .iter()
+        .filter(|e| e["event"] == "turn")
+        .map(|e| e[key].as_str().unwrap_or("-"))
+        .collect()
+}
+
+#[test]
+fn a_scripted_agent_works_a_plan_end_to_end_and_the_run_ends_when_nothing_is_left() {
+    let repo = TestRepo::new();
+    let (code, events) = run(&repo, "good", &[]);
+    assert_eq!(code, 0, "{events:#?}");
+    assert_eq!(
+        field(&events, "state"),
+        [
+            "INITIALIZING",
+            "EXECUTING_TDD",
+            "EXECUTING_TDD",
+            "AWAITING_FINALIZATION",
+            "FINALIZE_COMPLETE",
+            "INITIALIZING"
+        ]
+    );
+    assert!(
+        events
+            .iter()
+            .filter(|e| e["event"] == "turn")
+            .all(|e| e["progressed"] == true)
+    );
+    // Same session from the second turn on (the default strategy).
+    assert_eq!(
+        field(&events, "session"),
+        ["fresh", "same", "same", "same", "same", "same"]
+    );
+    let end = events.last().unwrap();
+    assert_eq!(end["event"], "end");
+    assert_eq!(end["outcome"], "idle");
+    assert_eq!(end["turns"], 6);
+    assert_eq!(
+        repo.run(&["get-task", "--json"]).expect(0).json()["idle"],
+        true
+    );
+    assert!(
+        repo.git(&["log", "--format=%s", "main"])
+            .contains("feat: Add numbers")
+    );
+    // Each turn is kept: its briefing and what the agent printed.
+    let turns = repo.git(&["log", "--format=%s", "refs/orchestrator/runs/main"]);
+    assert_eq!(turns.lines().count(), 6, "{turns}");
+    let said = repo.git(&["show", "refs/orchestrator/runs/main~5:stdout.log"]);
+    assert!(said.starts_with("turn 1, session fresh"), "{said}");
+    assert!(
+        repo.git(&["show", "refs/orchestrator/runs/main~5:briefing.txt"])
+            .contains("GOAL: plan the next pull request.")
+    );
+    repo.run(&["audit"]).expect(0);
+}
+
+#[test]
+fn an_agent_stuck_on_a_step_gets_a_fresh_session_then_the_workflow_halts_as_stuck() {
+    let repo = TestRepo::new();
+    let (code, events) = run(&repo, "lazy", &["--retry", "auto", "--fresh-after", "2"]);
+    assert_eq!(code, 10, "{events:#?}");
+    // Plan, RED, then three turns on GREEN without progress: same, same, then fresh.
+    assert_eq!(
+        field(&events, "session"),
+        ["fresh", "same", "same", "same", "fresh"]
+    );
+    let progressed: Vec<bool> = events
+        .iter()
+        .filter(|e| e["event"] == "turn")
+        .map(|e| e["progressed"] == true)
+        .collect();
+    assert_eq!(progressed, [true, true, false, false, false]);
+    let ids: Vec<&str> = field(&events, "session_id");
+    assert_eq!(ids[1], ids[3], "the same session continues");
+    assert_ne!(ids[3], ids[4], "a fresh session is a new one");
+    assert_eq!(events.last().unwrap()["outcome"], "stuck");
+
+    let status = repo.run(&["status", "--json"]).expect(0).json();
+    assert_eq!(status["state"], "HALTED");
+    assert_eq!(status["halt"]["reason"], "stuck");
+    assert_eq!(status["halt"]["resume_to"], "EXECUTING_TDD");
+    let report = repo.git(&["show", "refs/orchestrator/workflows/main:escalation.md"]);
+    assert!(
+        report.starts_with("# `git orchestrate run`: the agent is stuck"),
+        "{report}"
+    );
+    assert!(
+        report.contains("on step 1.2 (GREEN), the agent made no progress"),
+        "{report}"
+    );
+    assert!(report.contains("## Turn 5 (fresh session"), "{report}");
+    assert!(
+        report.contains("    STEP 1.2 (GREEN) of task 1/1"),
+        "the briefing given: {report}"
+    );
+    assert!(
+        report.contains("    Not today."),
+        "what the agent said: {report}"
+    );
+    // The halted briefing shows the report; a human answers it as an escalation.
+    repo.run(&["get-task"]).expect(10).says("The run's report");
+    repo.human(&["resume", "--guidance", "write add.sh"])
+        .expect(0);
+    assert_eq!(
+        repo.run(&["status", "--json"]).expect(0).json()["state"],
+        "EXECUTING_TDD"
+    );
+    repo.run(&["audit"]).expect(0);
+}
+
+#[test]
+fn an_agent_that_never_acts_does_not_loop_forever() {
+    let repo = TestRepo::new();
+    let (code, events) = run(&repo, "idle", &[]);
+    assert_eq!(code, 10);
+    assert_eq!(field(&events, "session"), ["fresh", "same", "same"]);
+    assert_eq!(events.last().unwrap()["outcome"], "stuck");
+    assert_eq!(
+        repo.run(&["status", "--json"]).expect(0).json()["halt"]["reason"],
+        "stuck"
+    );
+    // The turn limit ends a run as well, with the workflow left as it was.
+    let repo = TestRepo::new();
+    let (code, events) = run(&repo, "good", &["--max-turns", "2"]);
+    assert_eq!(code, 10);
+    assert_eq!(events.last().unwrap()["outcome"], "max_turns");
+    assert_eq!(
+        repo.run(&["status", "--json"]).expect(0).json()["state"],
+        "EXECUTING_TDD"
+    );
+}
+
+#[test]
+fn run_needs_an_agent_and_says_how() {
+    let repo = TestRepo::new();
+    let out = repo.run(&["run"]);
+    out.expect(2);
+    assert!(out.stderr.contains("run needs an agent"), "{}", out.stderr);
+    repo.run(&["run", "--agent", "claude", "--", "true"])
+        .expect(2);
+    let out = repo.run(&["run", "--", "/nonexistent/agent"]);
+    out.expect(2);
+    assert!(out.stderr.contains("not found"), "{}", out.stderr);
+}
+
+#[test]
+fn ctrl_c_stops_the_agent_and_leaves_the_workflow_consistent() {
+    use std::os::unix::process::CommandExt;
+    let repo = TestRepo::new();
+    repo.run(&["get-task"]).expect(0);
+    let tip = repo.tip();
+    let agent = agent();
+    // As a terminal runs it: `run` and the agent in one foreground process group.
+    let mut child = repo
+        .command(BIN, ["run", "--", "python3", &agent])
+        .env("AGENT_MODE", "sleep")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let pid_file = repo.path.join("agent.pid");
+    for _ in 0..200 {
+        if pid_file.exists() && std::fs::read_to_string(&pid_file).is_ok_and(|s| !s.is_empty()) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let agent_pid: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // SAFETY: kill(2) on the process group made above.
+    unsafe { libc::kill(-(child.id() as i32), libc::SIGINT) };
+    let status = child.wait().unwrap();
+    assert!(!status.success());
+    assert!(crate::process_gone(agent_pid), "the agent was stopped");
+    assert_eq!(repo.tip(), tip, "nothing was written");
+    repo.run(&["status"]).expect(0);
+    repo.run(&["audit"]).expect(0);
+}
