@@ -836,6 +836,27 @@ output_tail = 50
     #[test]
     fn bad_types_and_values_are_errors() {
         assert!(parse("remote = 3\n").unwrap_err().contains("line 1"));
+        for (text, says) in [
+            ("[retry]\nstrategy = \"maybe\"\n", "unknown variant `maybe`"),
+            ("[retry]\nmax_iterations = 0\n", "must be at least 1"),
+            ("[retry]\nfresh_after_failures = -1\n", "invalid value"),
+            ("[retry]\nfresh_after = 2\n", "unknown field `fresh_after`"),
+            ("[agent]\nmax_stop_blocks = 0\n", "must be at least 1"),
+        ] {
+            let err = parse(text).unwrap_err();
+            assert!(err.contains(says), "{text}: {err}");
+        }
+        let retry = parse("[retry]\nstrategy = \"auto\"\nmax_iterations = 5\n")
+            .unwrap()
+            .retry;
+        assert_eq!(
+            (
+                retry.strategy,
+                retry.fresh_after_failures,
+                retry.max_iterations
+            ),
+            (RetryStrategy::Auto, 2, 5)
+        );
         assert!(
             parse("[test]\noutput_tail = 0\n")
                 .unwrap_err()

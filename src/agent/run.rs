@@ -66,7 +66,8 @@ impl Retry {
             RetryStrategy::Fresh => SessionMode::Fresh,
             // Once, when the count reaches the threshold: the fresh session then continues.
             RetryStrategy::Auto
-                if self.without_progress > 0 && self.without_progress.is_multiple_of(self.fresh_after) =>
+                if self.without_progress > 0
+                    && self.without_progress.is_multiple_of(self.fresh_after) =>
             {
                 SessionMode::Fresh
             }

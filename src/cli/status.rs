@@ -144,6 +144,12 @@ fn lines(report: &StatusReport) -> Vec<String> {
     if let Some(commit) = &report.final_commit {
         lines.push(format!("squashed  {}", &commit[..commit.len().min(12)]));
     }
+    if let Some(run) = &report.run {
+        lines.push(format!(
+            "run       last {} · its briefing and output: git show {}:briefing.txt, :stdout.log",
+            run.subject, run.reference
+        ));
+    }
     for r in &report.remotes {
         let what = match r.standing {
             "equal" => "up to date".to_string(),

@@ -12,6 +12,15 @@ use crate::workflow::plan::StepSummary;
 use crate::workflow::state::{HaltRecord, LastRun, ReplanContext, ReviewSummary};
 use crate::workflow::{Pending, State, Status};
 
+/// The last turn `run` recorded (`status --json` "run").
+#[derive(Clone, Debug, Serialize)]
+pub struct RunPointer {
+    #[serde(rename = "ref")]
+    pub reference: String,
+    pub commit: String,
+    pub subject: String,
+}
+
 /// What `status` reports (docs/agent-guide.md, "`status --json`").
 #[derive(Clone, Debug, Serialize)]
 pub struct StatusReport {
@@ -49,6 +58,8 @@ pub struct StatusReport {
     pub locks: Vec<LockReport>,
     pub tip: Option<String>,
     pub remotes: Vec<RemoteReport>,
+    /// The last turn of `git orchestrate run`, where its briefing and output are kept.
+    pub run: Option<RunPointer>,
     /// The ref the workflow lives in, for people.
     #[serde(skip)]
     pub reference: String,
@@ -207,6 +218,14 @@ pub fn status(session: &Session) -> Result<StatusReport, EngineError> {
             .collect(),
         tip: tip.map(|t| t.to_string()),
         remotes,
+        run: session
+            .store
+            .last_run_record()?
+            .map(|(commit, subject)| RunPointer {
+                reference: session.store.run_ref_name(),
+                commit,
+                subject,
+            }),
         reference: session.store.ref_name(),
         current,
         tasks: plan.as_ref().map_or(0, |p| p.tasks),

@@ -843,6 +843,26 @@ impl Store {
         format!("{RUNS}{}", self.workflow)
     }
 
+    /// The last turn `run` recorded: its commit and subject.
+    pub fn last_run_record(&self) -> Result<Option<(String, String)>, StoreError> {
+        let Some(mut reference) = self
+            .repo
+            .try_find_reference(self.run_ref_name().as_str())
+            .map_err(git_err)?
+        else {
+            return Ok(None);
+        };
+        let commit = reference.peel_to_commit().map_err(git_err)?;
+        let subject = commit
+            .message_raw_sloppy()
+            .to_str_lossy()
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .to_string();
+        Ok(Some((commit.id.to_string(), subject)))
+    }
+
     /// Appends a turn of `run` to the run ref: a commit whose tree holds `files`, on top of
     /// the last one (compare-and-swap, retried when another run appended meanwhile).
     pub fn append_run_record(

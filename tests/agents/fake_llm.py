@@ -18,14 +18,38 @@ import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-SCRIPT = json.load(open(sys.argv[1]))["turns"]
+LOADED = json.load(open(sys.argv[1]))
+SCRIPT = LOADED.get("turns", [])
+# Several conversations, each chosen by its prompt: [{"match": "...", "turns": [...]}]. The
+# newest user message that contains a `match` starts the episode; the turns count from there.
+BY_PROMPT = LOADED.get("by_prompt", [])
 LOG = sys.argv[2]
 PORTFILE = sys.argv[3]
 LOCK = threading.Lock()
 
 
+def text_of(message):
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    return "".join(p.get("text", "") for p in content or [] if isinstance(p, dict))
+
+
 def turn_for(body):
     messages = body.get("messages") or []
+    if BY_PROMPT:
+        for i in range(len(messages) - 1, -1, -1):
+            if messages[i].get("role") != "user":
+                continue
+            text = text_of(messages[i])
+            for entry in BY_PROMPT:
+                if entry["match"] in text:
+                    n = sum(1 for m in messages[i + 1:] if m.get("role") == "assistant")
+                    turns = entry["turns"]
+                    # Tool-use ids stay unique across episodes: the index counts all turns.
+                    total = sum(1 for m in messages if m.get("role") == "assistant")
+                    return total, turns[n] if n < len(turns) else [{"text": "done"}]
+        return 0, [{"text": "done"}]
     n = sum(1 for m in messages if m.get("role") == "assistant")
     if n < len(SCRIPT):
         return n, SCRIPT[n]

@@ -121,9 +121,18 @@ struct FakeModel {
 
 impl FakeModel {
     fn start(turns: Value) -> FakeModel {
+        Self::with_script(json!({ "turns": turns }))
+    }
+
+    /// A model that answers by the prompt of each conversation: `[{"match", "turns"}]`.
+    fn start_by_prompt(entries: Value) -> FakeModel {
+        Self::with_script(json!({ "by_prompt": entries }))
+    }
+
+    fn with_script(script_json: Value) -> FakeModel {
         let dir = tempfile::tempdir().expect("temp dir");
         let script = dir.path().join("script.json");
-        std::fs::write(&script, json!({ "turns": turns }).to_string()).expect("write the script");
+        std::fs::write(&script, script_json.to_string()).expect("write the script");
         let server = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents/fake_llm.py");
         let port_file = dir.path().join("port");
         let child = Command::new("python3")
@@ -611,4 +620,220 @@ fn gemini_wired_by_init_agent_calls_the_mcp_tools_and_obeys_the_hooks() {
             .git(&["log", "--all", "--format=%s"])
             .contains("sneaky")
     );
+}
+
+/// `git orchestrate run --agent claude --json` against the fake model: the real `claude`
+/// first on PATH, with the offline environment; its exit code and JSON events.
+fn run_with_claude(
+    repo: &TestRepo,
+    claude: &Path,
+    model: &FakeModel,
+    extra: &[&str],
+) -> (i32, Vec<Value>) {
+    let path = std::env::join_paths(
+        [
+            claude.parent().unwrap().to_path_buf(),
+            Path::new(BIN).parent().unwrap().to_path_buf(),
+        ]
+        .into_iter()
+        .chain(std::env::split_paths(
+            &std::env::var_os("PATH").unwrap_or_default(),
+        )),
+    )
+    .unwrap();
+    let mut args = vec!["--json", "run", "--agent", "claude"];
+    args.extend_from_slice(extra);
+    let mut cmd = repo.command(BIN, &args);
+    cmd.env("PATH", path)
+        .env(
+            "ANTHROPIC_BASE_URL",
+            format!("http://127.0.0.1:{}", model.port),
+        )
+        .env("ANTHROPIC_API_KEY", "dummy")
+        .env("DISABLE_TELEMETRY", "1")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .env("IS_SANDBOX", "1")
+        .env("ENABLE_TOOL_SEARCH", "false");
+    let out = run_agent(cmd);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let events = stdout
+        .lines()
+        .map(|l| {
+            serde_json::from_str(l).unwrap_or_else(|e| {
+                panic!(
+                    "not JSON ({e}): {l}\n{}",
+                    String::from_utf8_lossy(&out.stderr)
+                )
+            })
+        })
+        .collect();
+    (out.status.code().unwrap_or(-1), events)
+}
+
+fn turns_of<'a>(events: &'a [Value], key: &str) -> Vec<&'a Value> {
+    events
+        .iter()
+        .filter(|e| e["event"] == "turn")
+        .map(|e| &e[key])
+        .collect()
+}
+
+/// The briefings of a one-task PR, each answered as a careful agent would: through the MCP
+/// tools, and the shell for the squash and the master plan.
+fn careful_agent(plan_file: &Path) -> Value {
+    let plan = plan_file.display();
+    json!([
+        {"match": "GOAL: plan the next pull request.", "turns": [
+            bash(&format!(
+                "if grep -q DONE docs/plan.md; then git orchestrate submit-work -s 'every PR is done' --no-pr-left; \
+                 else git orchestrate submit-work -s 'plan the PR' --plan {plan}; fi"
+            )),
+            say("Planned, or nothing left."),
+        ]},
+        {"match": "STEP 1.1 (RED)", "turns": [
+            mcp("submit_work", json!({"summary": "RED", "test_command": "test -e add.sh", "expectation": "FAIL"})),
+            mcp("submit_work", json!({"summary": "add.sh is missing", "analysis_decision": "SUCCESS"})),
+            say("RED done."),
+        ]},
+        {"match": "STEP 1.2 (GREEN)", "turns": [
+            bash("echo 'add.sh v1' > add.sh"),
+            mcp("submit_work", json!({"summary": "GREEN", "test_command": "test -e add.sh", "expectation": "PASS"})),
+            mcp("checkpoint", json!({})),
+            say("GREEN done."),
+        ]},
+        {"match": "Finalize the PR: squash", "turns": [
+            bash("git reset --soft $(git merge-base main HEAD) && git commit -q -m 'feat: Add numbers'"),
+            mcp("submit_work", json!({"summary": "squashed"})),
+            say("Squashed."),
+        ]},
+        {"match": "Update the master plan", "turns": [
+            bash("sed -i \"s/feat: Add numbers/feat: Add numbers [DONE] $(git rev-parse HEAD)/\" docs/plan.md && git add docs/plan.md && git commit -q -m 'docs: mark done'"),
+            mcp("submit_work", json!({"summary": "master plan updated"})),
+            say("Marked done."),
+        ]},
+    ])
+}
+
+#[test]
+fn run_with_claude_code_works_a_plan_end_to_end_and_stops_when_nothing_is_left() {
+    let Some(claude) = claude_bin() else { return };
+    let repo = TestRepo::new();
+    repo.run(&["init", "--agent", "claude"]).expect(0);
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", "chore: wire Claude Code"]);
+    let plan = repo.path.with_extension("plan.json");
+    std::fs::write(&plan, one_task_plan("feat: Add numbers", "add.sh")).unwrap();
+    let model = FakeModel::start_by_prompt(careful_agent(&plan));
+    let (code, events) = run_with_claude(&repo, &claude, &model, &[]);
+    assert_eq!(code, 0, "{events:#?}");
+    assert_eq!(events.last().unwrap()["outcome"], "idle", "{events:#?}");
+    let states: Vec<&str> = turns_of(&events, "state")
+        .iter()
+        .map(|s| s.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        states,
+        [
+            "INITIALIZING",
+            "EXECUTING_TDD",
+            "EXECUTING_TDD",
+            "AWAITING_FINALIZATION",
+            "FINALIZE_COMPLETE",
+            "INITIALIZING"
+        ]
+    );
+    assert!(turns_of(&events, "progressed").iter().all(|p| **p == true));
+    // One Claude Code session, continued turn after turn.
+    let ids: Vec<&Value> = turns_of(&events, "session_id");
+    assert!(
+        ids.iter().all(|id| *id == ids[0] && id.is_string()),
+        "{ids:?}"
+    );
+    assert_eq!(
+        repo.run(&["get-task", "--json"]).expect(0).json()["idle"],
+        true
+    );
+    assert!(
+        repo.git(&["log", "--format=%s", "main"])
+            .contains("feat: Add numbers")
+    );
+    repo.run(&["audit"]).expect(0);
+}
+
+#[test]
+fn run_with_claude_code_halts_a_stuck_agent_after_a_fresh_session() {
+    let Some(claude) = claude_bin() else { return };
+    let repo = TestRepo::new();
+    repo.run(&["init", "--agent", "claude"]).expect(0);
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", "chore: wire Claude Code"]);
+    let plan = repo.path.with_extension("plan.json");
+    std::fs::write(&plan, one_task_plan("feat: Add numbers", "add.sh")).unwrap();
+    let mut script = careful_agent(&plan);
+    // On GREEN this agent only talks.
+    let cannot = say("I cannot make this pass.");
+    script[2]["turns"] = json!([cannot, cannot, cannot, cannot]);
+    let model = FakeModel::start_by_prompt(script);
+    let (code, events) = run_with_claude(
+        &repo,
+        &claude,
+        &model,
+        &["--retry", "auto", "--fresh-after", "2"],
+    );
+    assert_eq!(code, 10, "{events:#?}");
+    assert_eq!(events.last().unwrap()["outcome"], "stuck");
+    let sessions: Vec<&str> = turns_of(&events, "session")
+        .iter()
+        .map(|s| s.as_str().unwrap())
+        .collect();
+    assert_eq!(sessions, ["fresh", "same", "same", "same", "fresh"]);
+    let ids = turns_of(&events, "session_id");
+    assert_eq!(ids[1], ids[3]);
+    assert_ne!(ids[3], ids[4], "a fresh Claude Code session");
+    let status = repo.run(&["status", "--json"]).expect(0).json();
+    assert_eq!(status["halt"]["reason"], "stuck");
+    let report = repo.git(&["show", "refs/orchestrator/workflows/main:escalation.md"]);
+    assert!(
+        report.contains("    I cannot make this pass."),
+        "what the agent said: {report}"
+    );
+    assert!(
+        report.contains("    git-orchestrate · workflow main · EXECUTING_TDD"),
+        "the briefing: {report}"
+    );
+}
+
+#[test]
+fn run_with_claude_code_ends_a_loop_of_denied_commands_and_blocked_stops() {
+    let Some(claude) = claude_bin() else { return };
+    let repo = TestRepo::new();
+    repo.run(&["init", "--agent", "claude"]).expect(0);
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", "chore: wire Claude Code"]);
+    // An agent that only ever runs the gate itself (denied) and then tries to stop (blocked):
+    // without the Stop hook's loop guard and the run's stuck rule this would never end.
+    let model = FakeModel::start_by_prompt(json!([
+        {"match": "GOAL: plan the next pull request.", "turns": [bash("sh run_tests.sh"), say("Tests first.")]},
+    ]));
+    let (code, events) = run_with_claude(&repo, &claude, &model, &[]);
+    assert_eq!(code, 10, "{events:#?}");
+    assert_eq!(events.last().unwrap()["outcome"], "stuck");
+    assert_eq!(turns_of(&events, "progressed").len(), 3);
+    // Each of the three sessions stopped after [agent] max_stop_blocks blocked stops.
+    // The session goes on from turn to turn: its last request holds every blocked stop.
+    let feedback = model
+        .requests()
+        .iter()
+        .map(|r| {
+            serde_json::to_string(&r["body"]["messages"])
+                .unwrap()
+                .matches("Stop hook feedback:")
+                .count()
+        })
+        .max()
+        .unwrap_or(0);
+    assert_eq!(feedback, 9, "three blocked stops in each of three turns");
+    let denied = serde_json::to_string(&model.requests()).unwrap();
+    assert!(denied.contains("preflight gate's command"));
 }

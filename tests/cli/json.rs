@@ -323,7 +323,8 @@ fn reports_keep_their_documented_keys_in_order() {
             "warnings",
             "locks",
             "tip",
-            "remotes"
+            "remotes",
+            "run"
         ]
     );
     assert_eq!(

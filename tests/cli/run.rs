@@ -103,6 +103,17 @@ fn a_scripted_agent_works_a_plan_end_to_end_and_the_run_ends_when_nothing_is_lef
         repo.git(&["show", "refs/orchestrator/runs/main~5:briefing.txt"])
             .contains("GOAL: plan the next pull request.")
     );
+    let status = repo.run(&["status", "--json"]).expect(0).json();
+    assert_eq!(status["run"]["ref"], "refs/orchestrator/runs/main");
+    assert!(
+        status["run"]["subject"]
+            .as_str()
+            .unwrap()
+            .starts_with("turn 6: INITIALIZING")
+    );
+    repo.run(&["status"])
+        .expect(0)
+        .says("run       last turn 6: INITIALIZING");
     repo.run(&["audit"]).expect(0);
 }
 
