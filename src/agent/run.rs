@@ -125,6 +125,7 @@ pub fn agent_arguments(
             };
             (args, Some(id.to_string()))
         }
+        // Codex runs project hooks only once trusted; unattended, the guard must run.
         Client::Codex => match resume {
             Some(id) => (
                 s(&[
@@ -132,6 +133,7 @@ pub fn agent_arguments(
                     "resume",
                     "--json",
                     "--dangerously-bypass-approvals-and-sandbox",
+                    "--dangerously-bypass-hook-trust",
                     id,
                     prompt,
                 ]),
@@ -143,6 +145,7 @@ pub fn agent_arguments(
                     "exec",
                     "--json",
                     "--dangerously-bypass-approvals-and-sandbox",
+                    "--dangerously-bypass-hook-trust",
                     prompt,
                 ]),
                 None,
@@ -354,6 +357,7 @@ mod tests {
                 "resume",
                 "--json",
                 "--dangerously-bypass-approvals-and-sandbox",
+                "--dangerously-bypass-hook-trust",
                 "t-9",
                 "p"
             ]

@@ -630,9 +630,35 @@ fn run_with_claude(
     model: &FakeModel,
     extra: &[&str],
 ) -> (i32, Vec<Value>) {
+    let base = format!("http://127.0.0.1:{}", model.port);
+    run_driver(
+        repo,
+        "claude",
+        claude,
+        &[
+            ("ANTHROPIC_BASE_URL", base.as_str()),
+            ("ANTHROPIC_API_KEY", "dummy"),
+            ("DISABLE_TELEMETRY", "1"),
+            ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
+            ("DISABLE_AUTOUPDATER", "1"),
+            ("IS_SANDBOX", "1"),
+            ("ENABLE_TOOL_SEARCH", "false"),
+        ],
+        extra,
+    )
+}
+
+/// `git orchestrate run --agent AGENT --json` with the agent's CLI first on PATH and `env`.
+fn run_driver(
+    repo: &TestRepo,
+    agent: &str,
+    cli: &Path,
+    env: &[(&str, &str)],
+    extra: &[&str],
+) -> (i32, Vec<Value>) {
     let path = std::env::join_paths(
         [
-            claude.parent().unwrap().to_path_buf(),
+            cli.parent().unwrap().to_path_buf(),
             Path::new(BIN).parent().unwrap().to_path_buf(),
         ]
         .into_iter()
@@ -641,20 +667,13 @@ fn run_with_claude(
         )),
     )
     .unwrap();
-    let mut args = vec!["--json", "run", "--agent", "claude"];
+    let mut args = vec!["--json", "run", "--agent", agent];
     args.extend_from_slice(extra);
     let mut cmd = repo.command(BIN, &args);
-    cmd.env("PATH", path)
-        .env(
-            "ANTHROPIC_BASE_URL",
-            format!("http://127.0.0.1:{}", model.port),
-        )
-        .env("ANTHROPIC_API_KEY", "dummy")
-        .env("DISABLE_TELEMETRY", "1")
-        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-        .env("DISABLE_AUTOUPDATER", "1")
-        .env("IS_SANDBOX", "1")
-        .env("ENABLE_TOOL_SEARCH", "false");
+    cmd.env("PATH", path);
+    for (key, value) in env {
+        cmd.env(key, value);
+    }
     let out = run_agent(cmd);
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let events = stdout
@@ -836,4 +855,82 @@ fn run_with_claude_code_ends_a_loop_of_denied_commands_and_blocked_stops() {
     assert_eq!(feedback, 9, "three blocked stops in each of three turns");
     let denied = serde_json::to_string(&model.requests()).unwrap();
     assert!(denied.contains("preflight gate's command"));
+}
+
+/// Codex and Gemini CLI under `run`: the agent says nothing is left, and the run ends there.
+/// The shell tool starts a login shell that may reset PATH, so the agent names the binary.
+#[test]
+fn run_with_codex_and_gemini_ends_when_the_agent_says_nothing_is_left() {
+    let (Some(codex), Some(gemini)) = (codex_bin(), gemini_bin()) else {
+        return;
+    };
+    let done = format!("{BIN} submit-work -s 'every PR is done' --no-pr-left");
+    for agent in ["codex", "gemini"] {
+        let repo = TestRepo::new();
+        repo.write(
+            "docs/plan.md",
+            "# Plan\n## PR 1: feat: Add numbers [DONE]\n",
+        );
+        repo.commit_all("plan: all done");
+        repo.run(&["init", "--agent", agent]).expect(0);
+        let shell = match agent {
+            "codex" => json!([{"tool_use": {"name": "exec_command", "input": {"cmd": done}}}]),
+            _ => json!([{"tool_use": {"name": "run_shell_command", "input": {"command": done}}}]),
+        };
+        let model = FakeModel::start(json!([shell, say("Nothing is left to do.")]));
+        let home = tempfile::tempdir().unwrap();
+        let base = format!("http://127.0.0.1:{}", model.port);
+        let (code, events) = if agent == "codex" {
+            std::fs::write(
+                home.path().join("config.toml"),
+                format!(
+                    "model = \"gpt-fake\"\nmodel_provider = \"fake\"\n[model_providers.fake]\nname = \"fake\"\n\
+                     base_url = \"{base}/v1\"\nwire_api = \"responses\"\nenv_key = \"FAKE_KEY\"\n[projects.{}]\n\
+                     trust_level = \"trusted\"\n",
+                    toml::Value::String(repo.path.display().to_string())
+                ),
+            )
+            .unwrap();
+            let codex_home = home.path().display().to_string();
+            run_driver(
+                &repo,
+                agent,
+                &codex,
+                &[("CODEX_HOME", &codex_home), ("FAKE_KEY", "dummy")],
+                &[],
+            )
+        } else {
+            std::fs::create_dir(home.path().join(".gemini")).unwrap();
+            std::fs::write(
+                home.path().join(".gemini/settings.json"),
+                r#"{"security": {"auth": {"selectedType": "gemini-api-key"}}}"#,
+            )
+            .unwrap();
+            let gemini_home = home.path().display().to_string();
+            run_driver(
+                &repo,
+                agent,
+                &gemini,
+                &[
+                    ("HOME", &gemini_home),
+                    ("GOOGLE_GEMINI_BASE_URL", &base),
+                    ("GEMINI_API_KEY", "dummy"),
+                    ("GEMINI_CLI_TRUST_WORKSPACE", "true"),
+                ],
+                &[],
+            )
+        };
+        assert_eq!(code, 0, "{agent}: {events:#?}");
+        assert_eq!(events.last().unwrap()["outcome"], "idle", "{agent}");
+        let turns = turns_of(&events, "progressed");
+        assert_eq!(turns, [&json!(true)], "{agent}: one turn, with progress");
+        assert!(
+            turns_of(&events, "session_id")[0].is_string(),
+            "{agent}: its session is known"
+        );
+        assert_eq!(
+            repo.run(&["get-task", "--json"]).expect(0).json()["idle"],
+            true
+        );
+    }
 }
