@@ -457,9 +457,9 @@ fn claude_code_stops_when_nothing_is_left() {
     );
 }
 
-/// `codex exec` in the repository against the fake model (the Responses API), with a
-/// CODEX_HOME of its own that trusts the project, so its `.codex/` files count.
-fn run_codex(repo: &TestRepo, codex: &Path, model: &FakeModel) -> Output {
+/// A CODEX_HOME whose config points Codex at the fake model and trusts the project, so its
+/// `.codex/` files count.
+fn codex_home(repo: &TestRepo, model: &FakeModel) -> tempfile::TempDir {
     let home = tempfile::tempdir().expect("temp dir");
     std::fs::write(
         home.path().join("config.toml"),
@@ -472,6 +472,25 @@ fn run_codex(repo: &TestRepo, codex: &Path, model: &FakeModel) -> Output {
         ),
     )
     .expect("write the Codex config");
+    home
+}
+
+/// A HOME whose Gemini CLI user settings choose API-key auth.
+fn gemini_home() -> tempfile::TempDir {
+    let home = tempfile::tempdir().expect("temp dir");
+    std::fs::create_dir(home.path().join(".gemini")).expect("mkdir .gemini");
+    std::fs::write(
+        home.path().join(".gemini/settings.json"),
+        r#"{"security": {"auth": {"selectedType": "gemini-api-key"}}}"#,
+    )
+    .expect("write the Gemini user settings");
+    home
+}
+
+/// `codex exec` in the repository against the fake model (the Responses API), with a
+/// CODEX_HOME of its own that trusts the project, so its `.codex/` files count.
+fn run_codex(repo: &TestRepo, codex: &Path, model: &FakeModel) -> Output {
+    let home = codex_home(repo, model);
     let mut cmd = repo.command(
         codex.to_str().expect("utf-8 path"),
         [
@@ -488,13 +507,7 @@ fn run_codex(repo: &TestRepo, codex: &Path, model: &FakeModel) -> Output {
 /// `gemini -p` in the repository against the fake model, with a HOME whose user settings
 /// choose API-key auth.
 fn run_gemini(repo: &TestRepo, gemini: &Path, model: &FakeModel) -> Output {
-    let home = tempfile::tempdir().expect("temp dir");
-    std::fs::create_dir(home.path().join(".gemini")).expect("mkdir .gemini");
-    std::fs::write(
-        home.path().join(".gemini/settings.json"),
-        r#"{"security": {"auth": {"selectedType": "gemini-api-key"}}}"#,
-    )
-    .expect("write the Gemini user settings");
+    let home = gemini_home();
     let mut cmd = repo.command(
         gemini.to_str().expect("utf-8 path"),
         ["-p", "Work on this repository.", "--yolo"],
@@ -878,19 +891,9 @@ fn run_with_codex_and_gemini_ends_when_the_agent_says_nothing_is_left() {
             _ => json!([{"tool_use": {"name": "run_shell_command", "input": {"command": done}}}]),
         };
         let model = FakeModel::start(json!([shell, say("Nothing is left to do.")]));
-        let home = tempfile::tempdir().unwrap();
         let base = format!("http://127.0.0.1:{}", model.port);
         let (code, events) = if agent == "codex" {
-            std::fs::write(
-                home.path().join("config.toml"),
-                format!(
-                    "model = \"gpt-fake\"\nmodel_provider = \"fake\"\n[model_providers.fake]\nname = \"fake\"\n\
-                     base_url = \"{base}/v1\"\nwire_api = \"responses\"\nenv_key = \"FAKE_KEY\"\n[projects.{}]\n\
-                     trust_level = \"trusted\"\n",
-                    toml::Value::String(repo.path.display().to_string())
-                ),
-            )
-            .unwrap();
+            let home = codex_home(&repo, &model);
             let codex_home = home.path().display().to_string();
             run_driver(
                 &repo,
@@ -900,12 +903,7 @@ fn run_with_codex_and_gemini_ends_when_the_agent_says_nothing_is_left() {
                 &[],
             )
         } else {
-            std::fs::create_dir(home.path().join(".gemini")).unwrap();
-            std::fs::write(
-                home.path().join(".gemini/settings.json"),
-                r#"{"security": {"auth": {"selectedType": "gemini-api-key"}}}"#,
-            )
-            .unwrap();
+            let home = gemini_home();
             let gemini_home = home.path().display().to_string();
             run_driver(
                 &repo,
