@@ -34,6 +34,10 @@ fn main() {
         agent_bench(&Fixture::new(10_000).dir);
         return;
     }
+    if std::env::var("GIT_ORCHESTRATE_BENCH").as_deref() == Ok("managers") {
+        manager_bench();
+        return;
+    }
     let fixtures = [Fixture::new(10), Fixture::new(10_000)];
     let green = GreenStep::new();
     let hooks = HookBench::new();
@@ -172,6 +176,7 @@ fn main() {
         if audit <= 2.0 { "met" } else { "NOT MET" }
     );
     agent_bench(&fixtures[1].dir);
+    manager_bench();
     match peak_rss_kib(&fixtures[1].dir) {
         Some(kib) => println!(
             "get-task peak RSS at 10,000 transitions: {:.1} MB   (bar: ≤ 20 MB: {})",
@@ -637,6 +642,139 @@ fn agent_bench(dir: &Path) {
             }
         ),
         None => println!("          mcp server peak RSS: could not be measured"),
+    }
+}
+
+/// An ordinary commit through each hook manager the tests installed (pre-commit, lefthook,
+/// husky, in ~/.cache/git-orchestrate-ci): without hooks; with the manager, a hook of the
+/// user's, and our entries with `true` in place of git-orchestrate (the manager's own cost of
+/// the stages ours use); and with ours. The difference of the last two is ours.
+fn manager_bench() {
+    let cache = std::path::PathBuf::from(std::env::var_os("HOME").unwrap_or_default())
+        .join(".cache/git-orchestrate-ci");
+    println!("\nordinary commit through a hook manager (medians of {RUNS}):");
+    for (manager, bin) in [
+        ("pre-commit", cache.join("pre-commit-4.3.0/bin")),
+        ("lefthook", cache.join("lefthook-1.13.6/node_modules/.bin")),
+        ("husky", cache.join("husky-9.1.7/node_modules/.bin")),
+    ] {
+        if !bin.join(manager).exists() {
+            println!(
+                "          {manager:<12} not measured: {} is not installed (the tests install it)",
+                bin.join(manager).display()
+            );
+            continue;
+        }
+        let path = std::env::join_paths(
+            [
+                bin.clone(),
+                Path::new(BIN).parent().expect("bin dir").to_path_buf(),
+            ]
+            .into_iter()
+            .chain(std::env::split_paths(
+                &std::env::var_os("PATH").unwrap_or_default(),
+            )),
+        )
+        .expect("PATH");
+        let temp = tempfile::tempdir().expect("temp dir");
+        let make = |name: &str, ours: bool| -> PathBuf {
+            let files = [
+                ".pre-commit-config.yaml",
+                "lefthook.yml",
+                ".husky/commit-msg",
+                ".husky/post-commit",
+                ".husky/pre-push",
+            ];
+            let dir = temp.path().join(name);
+            std::fs::create_dir(&dir).expect("mkdir");
+            git(&dir, &["init", "--quiet", "--initial-branch=main"]);
+            git(&dir, &["config", "user.name", "Bench"]);
+            git(&dir, &["config", "user.email", "bench@example.invalid"]);
+            let run = |program: &str, args: &[&str]| {
+                let status = command(program, &dir)
+                    .env("PATH", &path)
+                    .env("PRE_COMMIT_HOME", temp.path().join("pre-commit-home"))
+                    .args(args)
+                    .status()
+                    .expect("run the manager");
+                assert!(status.success(), "{program} {args:?}");
+            };
+            match manager {
+                "pre-commit" => std::fs::write(
+                    dir.join(".pre-commit-config.yaml"),
+                    "repos:\n- repo: local\n  hooks:\n  - id: user\n    name: user\n    entry: \"true\"\n    language: system\n    always_run: true\n    pass_filenames: false\n",
+                ),
+                "lefthook" => std::fs::write(dir.join("lefthook.yml"), "pre-commit:\n  commands:\n    user:\n      run: \"true\"\n"),
+                _ => {
+                    run("husky", &[]);
+                    std::fs::write(dir.join(".husky/pre-commit"), "true\n")
+                }
+            }
+            .expect("write the manager's configuration");
+            run(BIN, &["hooks", "install", "--manager", manager]);
+            if !ours {
+                for file in files {
+                    if let Ok(text) = std::fs::read_to_string(dir.join(file)) {
+                        // Each entry of ours, whole (its shell pre-check too), becomes `true`.
+                        let noop: String = text
+                            .lines()
+                            .map(|line| {
+                                if !line.contains("git-orchestrate hook") {
+                                    return format!("{line}\n");
+                                }
+                                match ["run: ", "entry: "]
+                                    .iter()
+                                    .find_map(|k| line.find(k).map(|i| i + k.len()))
+                                {
+                                    Some(at) => format!("{}\"true\"\n", &line[..at]),
+                                    None => "true\n".to_string(),
+                                }
+                            })
+                            .collect();
+                        std::fs::write(dir.join(file), noop).expect("write the no-op entries");
+                    }
+                }
+            }
+            git(&dir, &["add", "-A"]);
+            run("git", &["commit", "--quiet", "-m", "chore: hooks"]);
+            dir
+        };
+        let bare = temp.path().join("bare");
+        std::fs::create_dir(&bare).expect("mkdir");
+        git(&bare, &["init", "--quiet", "--initial-branch=main"]);
+        git(&bare, &["config", "user.name", "Bench"]);
+        git(&bare, &["config", "user.email", "bench@example.invalid"]);
+        let repos = [bare, make("no-op", false), make("ours", true)];
+        let mut samples: [Vec<Duration>; 3] = Default::default();
+        for _ in 0..RUNS {
+            for (i, dir) in repos.iter().enumerate() {
+                let start = Instant::now();
+                let status = command("git", dir)
+                    .env("PATH", &path)
+                    .env("PRE_COMMIT_HOME", temp.path().join("pre-commit-home"))
+                    .args([
+                        "commit",
+                        "--quiet",
+                        "--allow-empty",
+                        "-m",
+                        "docs: an ordinary commit",
+                    ])
+                    .status()
+                    .expect("git commit");
+                samples[i].push(start.elapsed());
+                assert!(status.success(), "{manager}: commit");
+            }
+        }
+        let [none, with_manager, with_ours] = samples.map(median);
+        let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+        let ours = ms(with_ours) - ms(with_manager);
+        println!(
+            "          {manager:<12} no hooks {:>6.2}ms · the manager, our stages as no-ops +{:.2}ms · ours on top {:+.2}ms   ≤ 5 ms: {}",
+            ms(none),
+            ms(with_manager) - ms(none),
+            ours,
+            if ours <= 5.0 { "met" } else { "NOT MET" }
+        );
     }
 }
 

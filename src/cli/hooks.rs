@@ -9,7 +9,8 @@ use super::error::{CommandError, ErrorKind};
 use super::render::output_block;
 use super::{Exit, Failure, Ui};
 use crate::engine::Session;
-use crate::hooks::install::{self, Action, HookState, InstallError, Report};
+use crate::hooks::install::{self, Action, HookState, InstallError, Manager, Report};
+use crate::hooks::managed::{self, FileAction as ManagedFileAction, InstallStep, ManagedReport};
 use crate::hooks::run::{self, Outcome};
 
 /// Install, remove or show the git hooks that enforce preflight on checkpoints.
@@ -17,8 +18,9 @@ use crate::hooks::run::{self, Outcome};
 /// commit-msg runs preflight on checkpoint commits, post-commit notes verified checkpoints,
 /// pre-push checks pushes. They go where git looks for hooks (core.hooksPath and linked worktrees are honoured). A hook of
 /// yours is never overwritten: a shell hook gets a marked block, any other hook is chained;
-/// uninstall restores it byte for byte. husky, lefthook and pre-commit are detected and left
-/// alone, with instructions.
+/// uninstall restores it byte for byte. With a hook manager (pre-commit, lefthook, husky:
+/// detected, or --manager), they go into its configuration instead, and its own install step
+/// runs when the tool is on PATH; uninstall takes out exactly what was added.
 #[derive(Debug, Args)]
 pub struct HooksArgs {
     #[command(subcommand)]
@@ -27,12 +29,40 @@ pub struct HooksArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum HooksAction {
-    /// Install the hooks (an older version of them is updated).
-    Install,
+    /// Install the hooks (an older version of them is updated); with a hook manager, into its
+    /// configuration.
+    Install(ManagerChoice),
     /// Remove the hooks, leaving yours exactly as they were.
-    Uninstall,
+    Uninstall(ManagerChoice),
     /// Show where each hook stands.
     Status,
+}
+
+#[derive(Debug, Args)]
+pub struct ManagerChoice {
+    /// Put our hooks into this hook manager's configuration (.pre-commit-config.yaml,
+    /// lefthook.yml, .husky/<hook>) instead of the hooks directory. Without it, a manager the
+    /// repository uses is detected: husky by core.hooksPath, lefthook and pre-commit by their
+    /// config files.
+    #[arg(long, value_enum)]
+    pub manager: Option<ManagerArg>,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum ManagerArg {
+    PreCommit,
+    Lefthook,
+    Husky,
+}
+
+impl ManagerArg {
+    fn manager(self) -> Manager {
+        match self {
+            ManagerArg::PreCommit => Manager::PreCommit,
+            ManagerArg::Lefthook => Manager::Lefthook,
+            ManagerArg::Husky => Manager::Husky,
+        }
+    }
 }
 
 /// Run by the installed hooks: `git orchestrate hook commit-msg FILE`,
@@ -50,6 +80,7 @@ fn install_error(e: InstallError) -> Failure {
     let kind = match &e {
         InstallError::Git(_) => ErrorKind::Git,
         InstallError::Io { .. } => ErrorKind::Io,
+        InstallError::Config { .. } => ErrorKind::InvalidInput,
         _ => ErrorKind::Store,
     };
     Failure::from(CommandError::new(kind, e.to_string()).caused_by(&e))
@@ -57,13 +88,73 @@ fn install_error(e: InstallError) -> Failure {
 
 pub fn run(session: &Session, args: &HooksArgs, ui: &mut Ui) -> Result<Exit, Failure> {
     let git = &session.git;
-    let report = match args.action {
-        HooksAction::Install => install::install(git),
-        HooksAction::Uninstall => install::uninstall(git),
+    let chosen = |choice: &ManagerChoice| -> Result<Option<(Manager, String)>, Failure> {
+        match choice.manager {
+            Some(m) => Ok(Some((m.manager(), "--manager".to_string()))),
+            None => managed::detect(git).map_err(install_error),
+        }
+    };
+    let report = match &args.action {
+        HooksAction::Install(choice) => match chosen(choice)? {
+            Some((manager, found)) => {
+                let report = managed::install(git, manager, found).map_err(install_error)?;
+                return render_managed(&report, false, ui);
+            }
+            None => install::install(git),
+        },
+        HooksAction::Uninstall(choice) => match chosen(choice)? {
+            Some((manager, found)) => {
+                let report = managed::uninstall(git, manager, found).map_err(install_error)?;
+                install::uninstall(git).map_err(install_error)?;
+                return render_managed(&report, true, ui);
+            }
+            None => install::uninstall(git),
+        },
         HooksAction::Status => install::status(git),
     }
     .map_err(install_error)?;
     render(&report, ui)?;
+    Ok(Exit::Success)
+}
+
+/// What `hooks install|uninstall` did in a hook manager's configuration.
+fn render_managed(report: &ManagedReport, removed: bool, ui: &mut Ui) -> Result<Exit, Failure> {
+    if ui.json {
+        ui.report(report)?;
+        return Ok(Exit::Success);
+    }
+    let mut text = if report.found == "--manager" {
+        format!("hook manager {} (--manager): ", report.manager)
+    } else {
+        format!("found {} ({}): ", report.manager, report.found)
+    };
+    text.push_str(if removed {
+        "taking git-orchestrate's hooks out of its configuration\n"
+    } else {
+        "git-orchestrate's commit-msg, post-commit and pre-push go into its configuration\n"
+    });
+    for file in &report.files {
+        let what = match file.action {
+            ManagedFileAction::Created => "created, with our hooks",
+            ManagedFileAction::Added => "our hooks added",
+            ManagedFileAction::Unchanged if removed => "none of ours in it",
+            ManagedFileAction::Unchanged => "our hooks are in it already",
+            ManagedFileAction::Removed => "our hooks taken out; the rest is as it was",
+            ManagedFileAction::Deleted => "removed: it held only our hooks",
+        };
+        text.push_str(&format!("  {}: {what}\n", file.path.display()));
+    }
+    match &report.install_step {
+        InstallStep::Ran(command) => text.push_str(&format!(
+            "ran `{command}`: the manager's hooks are in place\n"
+        )),
+        InstallStep::Needed(command) => text.push_str(&format!(
+            "next: run `{command}`, so that git runs {}'s hooks (it is not on PATH here)\n",
+            report.manager
+        )),
+        InstallStep::NotNeeded => {}
+    }
+    ui.text(&text)?;
     Ok(Exit::Success)
 }
 
@@ -153,14 +244,42 @@ pub fn hook(session: &Session, args: &HookArgs, ui: &mut Ui) -> Result<Exit, Fai
             }
         },
         "pre-push" => {
-            let remote = args.args.first().map_or("", String::as_str);
+            // pre-commit reads git's ref lines itself and passes them on as variables.
+            let from_pre_commit = |name: &str| std::env::var(format!("PRE_COMMIT_{name}")).ok();
+            let remote = args
+                .args
+                .first()
+                .cloned()
+                .or_else(|| from_pre_commit("REMOTE_NAME"))
+                .unwrap_or_default();
             let mut lines = String::new();
             std::io::Read::read_to_string(&mut std::io::stdin(), &mut lines).map_err(|e| {
                 Failure::from(CommandError::store(format!(
                     "cannot read the pushed refs from stdin: {e}"
                 )))
             })?;
-            run::pre_push(session, remote, &lines)?
+            if lines.trim().is_empty()
+                && let Some(local) = from_pre_commit("LOCAL_BRANCH")
+            {
+                const ZERO: &str = "0000000000000000000000000000000000000000";
+                let to = from_pre_commit("TO_REF")
+                    .filter(|r| !r.is_empty())
+                    .or_else(|| {
+                        session
+                            .git
+                            .run(["rev-parse", "--verify", local.as_str()])
+                            .ok()
+                    })
+                    .map(|s| s.trim().to_string())
+                    .unwrap_or_default();
+                let from = from_pre_commit("FROM_REF")
+                    .filter(|r| !r.is_empty())
+                    .unwrap_or_else(|| ZERO.to_string());
+                let remote_branch =
+                    from_pre_commit("REMOTE_BRANCH").unwrap_or_else(|| local.clone());
+                lines = format!("{local} {to} {remote_branch} {from}\n");
+            }
+            run::pre_push(session, &remote, &lines)?
         }
         other => {
             return Err(Failure::from(CommandError::usage(format!(
@@ -175,7 +294,11 @@ pub fn hook(session: &Session, args: &HookArgs, ui: &mut Ui) -> Result<Exit, Fai
 fn hook_outcome(outcome: Outcome, ui: &mut Ui) -> Result<Exit, Failure> {
     let (code, text) = match outcome {
         Outcome::Probe(nonce) => {
-            // On stdout: `doctor` reads it there.
+            // On stdout: `doctor` reads it there; and in a file, for a hook manager that keeps
+            // a passing hook's output to itself (pre-commit).
+            if let Some(file) = std::env::var_os(crate::hooks::PROBE_FILE_ENV) {
+                let _ = std::fs::write(file, format!("git-orchestrate hook probe {nonce}\n"));
+            }
             ui.line(format!("git-orchestrate hook probe {nonce}"))?;
             return Ok(Exit::Success);
         }

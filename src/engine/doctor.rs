@@ -9,8 +9,8 @@ use std::time::Duration;
 use super::{EngineError, Session};
 use crate::exec::git::{MIN_VERSION as MIN_GIT_VERSION, parse_version};
 use crate::exec::{self, ShellOptions};
-use crate::hooks::PROBE_ENV;
 use crate::hooks::install::{self, HookState};
+use crate::hooks::{PROBE_ENV, PROBE_FILE_ENV};
 use crate::store;
 use crate::workflow::briefing::shell_quote;
 
@@ -526,6 +526,57 @@ fn hooks(session: &Session, checks: &mut Vec<Check>) -> Result<(), EngineError> 
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.subsec_nanos())
     );
+    // Through a hook manager: our entries in its configuration, proven by running its shims.
+    if let Ok(Some((manager, found))) = crate::hooks::managed::detect(&session.git) {
+        let configured = crate::hooks::managed::configured(&session.git, manager).unwrap_or(false);
+        for name in crate::hooks::NAMES {
+            let check_name = format!("hook {name}");
+            if !configured {
+                checks.push(check(
+                    &check_name,
+                    Level::Error,
+                    format!("{} manages the hooks here ({found}), and our hooks are not in its configuration", manager.name()),
+                    Some("git orchestrate hooks install".into()),
+                ));
+                continue;
+            }
+            let shim = match crate::hooks::managed::shim(&session.git, manager, name) {
+                Ok(path) => path,
+                Err(e) => {
+                    checks.push(check(&check_name, Level::Error, e.to_string(), None));
+                    continue;
+                }
+            };
+            if !shim.exists() {
+                checks.push(check(
+                    &check_name,
+                    Level::Error,
+                    format!("our hook is in {}'s configuration, but {} is not there: git does not run it", manager.name(), shim.display()),
+                    Some(match manager {
+                        crate::hooks::install::Manager::PreCommit => "pre-commit install".to_string(),
+                        crate::hooks::install::Manager::Lefthook => "lefthook install".to_string(),
+                        crate::hooks::install::Manager::Husky => "npx husky".to_string(),
+                    }),
+                ));
+                continue;
+            }
+            checks.push(match probe(session, name, &shim, &nonce)? {
+                Ok(()) => check(
+                    &check_name,
+                    Level::Ok,
+                    format!("installed through {} and firing ({})", manager.name(), shim.display()),
+                    None,
+                ),
+                Err(said) => check(
+                    &check_name,
+                    Level::Error,
+                    format!("in {}'s configuration, but running {} does not reach git-orchestrate: {said}", manager.name(), shim.display()),
+                    Some("put git-orchestrate on the PATH git runs hooks with (cargo install puts it in ~/.cargo/bin)".into()),
+                ),
+            });
+        }
+        return Ok(());
+    }
     for h in &report.hooks {
         let name = format!("hook {}", h.name);
         match &h.state {
@@ -586,23 +637,41 @@ fn probe(
         "pre-push" => "origin origin".to_string(),
         _ => String::new(),
     };
+    let answer = dir.path().join("probe-answer");
     let command = format!(
-        "{PROBE_ENV}={} {} {args}",
+        "{PROBE_ENV}={} {PROBE_FILE_ENV}={} {} {args}",
         shell_quote(nonce),
+        shell_quote(&answer.display().to_string()),
         shell_quote(&path.display().to_string())
+    );
+    // A pushed ref, for a manager that runs no pre-push hook when nothing is pushed.
+    let head = session
+        .store
+        .head_commit()?
+        .map(|c| c.commit)
+        .unwrap_or_else(|| "0".repeat(40));
+    let pushed = format!(
+        "refs/heads/git-orchestrate-probe {head} refs/heads/git-orchestrate-probe {}\n",
+        "0".repeat(40)
     );
     let run = exec::run_shell_with(
         &command,
         session.store.workdir(),
         PROBE_TIMEOUT,
         ShellOptions {
-            stdin: Some(b""),
+            stdin: Some(if name == "pre-push" {
+                pushed.as_bytes()
+            } else {
+                b""
+            }),
             split_stderr: true,
         },
     )
     .map_err(super::io_error(format!("run {}", path.display())))?;
     let stdout = String::from_utf8_lossy(&run.output);
-    if run.exit.success() && stdout.contains(&format!("git-orchestrate hook probe {nonce}")) {
+    let marker = format!("git-orchestrate hook probe {nonce}");
+    let in_file = std::fs::read_to_string(&answer).is_ok_and(|a| a.contains(&marker));
+    if run.exit.success() && (stdout.contains(&marker) || in_file) {
         return Ok(Ok(()));
     }
     let said = String::from_utf8_lossy(&run.stderr).trim().to_string();

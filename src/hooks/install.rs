@@ -3,7 +3,8 @@
 //! (docs/config.md, "[hooks]"). A shell hook gets our block inserted after its first line; any other hook is
 //! moved aside and run by our shim after our block. `uninstall` undoes either exactly, so
 //! the user's hook is back byte for byte. Hook managers that own the files (husky,
-//! lefthook, pre-commit) are left alone, with instructions for adding our hooks there.
+//! lefthook, pre-commit) are left alone here; `managed.rs` puts our hooks into their
+//! configuration instead.
 
 use std::fmt;
 use std::io;
@@ -36,6 +37,9 @@ pub enum InstallError {
         path.display()
     )]
     OriginalInTheWay { path: PathBuf },
+    /// A hook manager's configuration our entries cannot go into as it is written.
+    #[error("{}: {problem}; nothing was changed", path.display())]
+    Config { path: PathBuf, problem: String },
 }
 
 fn io_err(what: &'static str, path: &Path) -> impl FnOnce(io::Error) -> InstallError {
@@ -83,23 +87,10 @@ impl Manager {
 
     /// How to run our hooks from the manager's own configuration.
     pub fn instructions(self) -> String {
-        match self {
-            Manager::Husky => "husky runs the hook files in .husky/: add `git-orchestrate hook commit-msg \"$1\"` \
-                 to .husky/commit-msg, `git-orchestrate hook post-commit` to .husky/post-commit, and \
-                 `git-orchestrate hook pre-push \"$@\"` to .husky/pre-push"
-                .to_string(),
-            Manager::Lefthook => "add to lefthook.yml: commit-msg: {commands: {git-orchestrate: {run: \
-                 git-orchestrate hook commit-msg {1}}}}, post-commit: {commands: {git-orchestrate: {run: \
-                 git-orchestrate hook post-commit}}}, pre-push: {commands: {git-orchestrate: {run: \
-                 git-orchestrate hook pre-push {1} {2}, use_stdin: true}}}; then run `lefthook install`"
-                .to_string(),
-            Manager::PreCommit => "add a local hook per stage to .pre-commit-config.yaml: repo: local, \
-                 hooks: [{id: git-orchestrate-commit-msg, name: git-orchestrate, entry: git-orchestrate hook \
-                 commit-msg, language: system, stages: [commit-msg]}] and the same for post-commit and \
-                 pre-push (entry: git-orchestrate hook <stage>); then `pre-commit install -t commit-msg -t \
-                 post-commit -t pre-push`"
-                .to_string(),
-        }
+        format!(
+            "`git orchestrate hooks install --manager {}` adds our commit-msg, post-commit and pre-push to its configuration",
+            self.name()
+        )
     }
 }
 

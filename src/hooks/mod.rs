@@ -3,6 +3,8 @@
 //! and what they run ([`run`]: the `git orchestrate hook <name>` entry points).
 
 pub mod install;
+pub mod managed;
+pub mod managers;
 pub mod run;
 
 /// The hooks git-orchestrate installs, in the order it reports them.
@@ -16,6 +18,8 @@ pub const END: &str = "# <<< git-orchestrate <<<";
 /// Set to a value to make the hooks prove they reach the binary and do nothing else
 /// (`doctor` runs them so).
 pub const PROBE_ENV: &str = "GIT_ORCHESTRATE_HOOK_PROBE";
+/// Where the probed hook also writes its answer (`doctor`, through a hook manager).
+pub const PROBE_FILE_ENV: &str = "GIT_ORCHESTRATE_HOOK_PROBE_FILE";
 
 /// Where, relative to the git directory, `commit-msg` leaves the record of a verified
 /// checkpoint for `post-commit` to attach. The `post-commit` shim tests for this path

@@ -482,19 +482,25 @@ fn pre_push_warns_or_refuses_unverified_checkpoints() {
 }
 
 #[test]
-fn hook_managers_are_left_alone_with_instructions() {
+fn hook_managers_are_detected_and_their_files_are_left_alone() {
+    // husky, found by core.hooksPath: our lines go into its scripts, never into .husky/_.
     let repo = TestRepo::new();
     repo.git(&["config", "core.hooksPath", ".husky/_"]);
     let out = repo.run(&["hooks", "install"]).expect(0).stdout.clone();
     assert!(
-        out.contains("commit-msg   left alone: husky manages it"),
-        "{out}"
-    );
-    assert!(
-        out.contains("note: husky runs the hook files in .husky/"),
+        out.contains("found husky (core.hooksPath is .husky/_): git-orchestrate's commit-msg, post-commit and pre-push go into its configuration"),
         "{out}"
     );
     assert!(!repo.path.join(".husky/_/commit-msg").exists());
+    assert!(
+        std::fs::read_to_string(repo.path.join(".husky/commit-msg"))
+            .unwrap()
+            .contains("then git-orchestrate hook commit-msg \"$1\"; fi")
+    );
+    repo.run(&["hooks", "uninstall"]).expect(0);
+    assert!(!repo.path.join(".husky/commit-msg").exists());
+
+    // A pre-commit hook file without a pre-commit configuration: that hook is left alone.
 
     let repo = TestRepo::new();
     write_hook(
@@ -513,8 +519,23 @@ fn hook_managers_are_left_alone_with_instructions() {
         "{out}"
     );
     assert!(
-        out.contains("note: add a local hook per stage to .pre-commit-config.yaml"),
+        out.contains("note: `git orchestrate hooks install --manager pre-commit` adds our"),
         "{out}"
+    );
+    // A broken configuration is refused, and nothing changes.
+    let repo = TestRepo::new();
+    repo.write("lefthook.yml", "commit-msg: [oops]\n");
+    let out = repo.run(&["hooks", "install"]);
+    out.expect(2);
+    assert!(
+        out.stderr
+            .contains("lefthook.yml: `commit-msg:` is written inline"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(
+        std::fs::read_to_string(repo.path.join("lefthook.yml")).unwrap(),
+        "commit-msg: [oops]\n"
     );
 }
 

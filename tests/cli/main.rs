@@ -16,6 +16,7 @@ mod input;
 mod integrity;
 mod json;
 mod lifecycle;
+mod managers;
 mod mcp;
 mod race;
 mod review;

@@ -1,0 +1,486 @@
+//! Our hooks in the hook managers people already use (pre-commit, lefthook, husky): the
+//! entries added to each manager's own configuration, as text edits between marker lines so
+//! that every other entry and the file's layout stay as they are, and `uninstall` takes out
+//! exactly what was added (a line we had to change comes back from its `# was:` copy). Pure:
+//! text in, text out.
+
+use super::{BEGIN, END};
+
+/// What a line we replaced was, inside our block.
+const WAS: &str = "# was: ";
+/// Inside our block: the file had no newline at its end, and we added one.
+const ADDED_NEWLINE: &str = "# (git-orchestrate added the newline at the end of this file)";
+
+/// The pre-commit stages our hooks need, with `pre-commit` kept for the user's own hooks.
+const PRE_COMMIT_TYPES: [&str; 4] = ["pre-commit", "commit-msg", "post-commit", "pre-push"];
+
+/// True when `text` holds a block of ours.
+pub fn has_ours(text: &str) -> bool {
+    text.lines().any(|l| l.trim() == BEGIN)
+}
+
+/// `text` without our blocks: each replaced by the lines it says it replaced.
+pub fn remove_ours(text: &str) -> String {
+    let mut out = String::new();
+    let mut inside = false;
+    let mut added_newline = false;
+    for line in text.split_inclusive('\n') {
+        let trimmed = line.trim();
+        if !inside && trimmed == BEGIN {
+            inside = true;
+            continue;
+        }
+        if inside {
+            if trimmed == END {
+                inside = false;
+            } else if trimmed == ADDED_NEWLINE {
+                added_newline = true;
+            } else if let Some(original) = line.trim_start().strip_prefix(WAS) {
+                out.push_str(original);
+            }
+            continue;
+        }
+        out.push_str(line);
+    }
+    if added_newline && out.ends_with('\n') {
+        out.pop();
+    }
+    out
+}
+
+/// `text` ending with a newline, and the line that says so when we had to add it (it goes
+/// into our first block).
+fn with_final_newline(text: &str) -> (String, Option<String>) {
+    if text.is_empty() || text.ends_with('\n') {
+        (text.to_string(), None)
+    } else {
+        (format!("{text}\n"), Some(ADDED_NEWLINE.to_string()))
+    }
+}
+
+fn block(indent: &str, lines: &[String]) -> String {
+    let mut out = format!("{indent}{BEGIN}\n");
+    for line in lines {
+        out.push_str(line);
+        out.push('\n');
+    }
+    out.push_str(&format!("{indent}{END}\n"));
+    out
+}
+
+/// The leading spaces of `line`.
+fn indent_of(line: &str) -> &str {
+    &line[..line.len() - line.trim_start_matches(' ').len()]
+}
+
+/// A line that says something (not blank, not only a comment).
+fn meaningful(line: &str) -> bool {
+    let t = line.trim();
+    !t.is_empty() && !t.starts_with('#')
+}
+
+/// The index of the top-level `key:` line.
+fn top_level(lines: &[&str], key: &str) -> Option<usize> {
+    lines.iter().position(|l| {
+        l.strip_prefix(key)
+            .is_some_and(|rest| rest.starts_with(':'))
+    })
+}
+
+/// `.pre-commit-config.yaml` with a `repo: local` hook per stage and the install types
+/// those stages need. `program` starts git-orchestrate.
+pub fn pre_commit_install(text: &str, program: &str) -> Result<String, String> {
+    if has_ours(text) {
+        return Ok(text.to_string());
+    }
+    let (normalized, note) = with_final_newline(text);
+    let text = normalized.as_str();
+    let mut lines: Vec<&str> = text.lines().collect();
+    let newline_at_end = true;
+    let mut out: Vec<String> = Vec::new();
+    // The hooks: the first item of `repos:`.
+    let hook = |id: &str, stage: &str, files: bool| -> Vec<String> {
+        let mut v = vec![
+            format!("    - id: git-orchestrate-{id}"),
+            format!("      name: git-orchestrate {id}"),
+            format!("      entry: {program} hook {stage}"),
+            "      language: system".to_string(),
+            format!("      stages: [{stage}]"),
+            "      always_run: true".to_string(),
+            // pre-commit keeps a passing hook's output to itself; ours is for the person.
+            "      verbose: true".to_string(),
+        ];
+        if !files {
+            v.push("      pass_filenames: false".to_string());
+        }
+        v
+    };
+    let ours = |indent: &str| -> Vec<String> {
+        let mut v = vec![format!("- repo: local"), "  hooks:".to_string()];
+        v.extend(hook("commit-msg", "commit-msg", true));
+        v.extend(hook("post-commit", "post-commit", false));
+        v.extend(hook("pre-push", "pre-push", false));
+        v.into_iter().map(|l| format!("{indent}{l}")).collect()
+    };
+    match top_level(&lines, "repos") {
+        Some(i) => {
+            let rest = lines[i]["repos:".len()..].trim();
+            if !rest.is_empty() && !rest.starts_with('#') && rest != "[]" {
+                return Err(
+                    "`repos:` is written inline; write it as a block list to add hooks to it"
+                        .into(),
+                );
+            }
+            let item_indent = lines[i + 1..]
+                .iter()
+                .find(|l| meaningful(l))
+                .filter(|l| l.trim_start().starts_with('-'))
+                .map(|l| indent_of(l).to_string())
+                .unwrap_or_else(|| "  ".to_string());
+            for line in &lines[..i] {
+                out.push(line.to_string());
+            }
+            if rest == "[]" {
+                let mut replaced = vec![format!("{WAS}{}", lines[i]), "repos:".to_string()];
+                replaced.extend(ours(&item_indent));
+                out.push(block("", &replaced).trim_end().to_string());
+            } else {
+                out.push(lines[i].to_string());
+                out.push(
+                    block(&item_indent, &ours(&item_indent))
+                        .trim_end()
+                        .to_string(),
+                );
+            }
+            for line in &lines[i + 1..] {
+                out.push(line.to_string());
+            }
+        }
+        None => {
+            out.extend(lines.iter().map(|l| l.to_string()));
+            let mut added = vec!["repos:".to_string()];
+            added.extend(ours("  "));
+            out.push(block("", &added).trim_end().to_string());
+        }
+    }
+    let mut text = out.join("\n");
+    if newline_at_end {
+        text.push('\n');
+    }
+    // The install types, so that `pre-commit install` puts in the stages we need.
+    lines = text.lines().collect();
+    let types = format!("[{}]", PRE_COMMIT_TYPES.join(", "));
+    let first: Vec<String> = note
+        .into_iter()
+        .chain([format!("default_install_hook_types: {types}")])
+        .collect();
+    let text = match top_level(&lines, "default_install_hook_types") {
+        None => format!("{}{text}", block("", &first)),
+        Some(i) => {
+            let line = lines[i];
+            let rest = line["default_install_hook_types:".len()..].trim();
+            let mut merged: Vec<String> = Vec::new();
+            let mut block_items = Vec::new();
+            if let Some(inner) = rest.strip_prefix('[').and_then(|r| r.split(']').next()) {
+                merged.extend(
+                    inner
+                        .split(',')
+                        .map(|t| t.trim().to_string())
+                        .filter(|t| !t.is_empty()),
+                );
+            } else if rest.is_empty() || rest.starts_with('#') {
+                for l in &lines[i + 1..] {
+                    if !meaningful(l) {
+                        continue;
+                    }
+                    match l.trim_start().strip_prefix('-') {
+                        Some(item) if l.starts_with(' ') || l.starts_with('-') => {
+                            block_items.push(l.to_string());
+                            merged.push(
+                                item.split('#')
+                                    .next()
+                                    .unwrap_or_default()
+                                    .trim()
+                                    .to_string(),
+                            );
+                        }
+                        _ => break,
+                    }
+                }
+            } else {
+                return Err(format!("cannot read `{}`", line.trim()));
+            }
+            let missing: Vec<&str> = PRE_COMMIT_TYPES
+                .iter()
+                .filter(|t| !merged.iter().any(|m| m == *t))
+                .copied()
+                .collect();
+            if missing.is_empty() {
+                return Ok(match first.len() {
+                    // The newline we added needs saying, in a block of its own.
+                    2 => format!("{}{text}", block("", &first[..1])),
+                    _ => text,
+                });
+            }
+            let mut out: Vec<String> = lines[..i].iter().map(|l| l.to_string()).collect();
+            let consumed = 1 + if rest.starts_with('[') {
+                0
+            } else {
+                count_through(&lines[i + 1..], &block_items)
+            };
+            let mut replaced: Vec<String> = first[..first.len() - 1].to_vec();
+            replaced.extend(lines[i..i + consumed].iter().map(|l| format!("{WAS}{l}")));
+            merged.extend(missing.iter().map(|m| m.to_string()));
+            replaced.push(format!(
+                "default_install_hook_types: [{}]",
+                merged.join(", ")
+            ));
+            out.push(block("", &replaced).trim_end().to_string());
+            out.extend(lines[i + consumed..].iter().map(|l| l.to_string()));
+            let mut t = out.join("\n");
+            if newline_at_end {
+                t.push('\n');
+            }
+            t
+        }
+    };
+    Ok(text)
+}
+
+/// How many lines from the start of `lines` it takes to pass every one of `items`.
+fn count_through(lines: &[&str], items: &[String]) -> usize {
+    let Some(last) = items.last() else {
+        return 0;
+    };
+    lines.iter().position(|l| *l == last).map_or(0, |p| p + 1)
+}
+
+/// The shell that starts `hook commit-msg` only for a message that mentions a checkpoint,
+/// and `hook post-commit` only when commit-msg left a record (or git names no index to find
+/// it by), as the installed shims do: an ordinary commit starts no process of ours.
+fn fast_path(hook: &str, program: &str, message: &str) -> String {
+    match hook {
+        "commit-msg" => format!(
+            "if grep -qi checkpoint {message}; then {program} hook commit-msg {message}; fi"
+        ),
+        _ => format!(
+            "f=\"${{GIT_INDEX_FILE:+${{GIT_INDEX_FILE%/*}}/orchestrator/checkpoint-note}}\"; \
+             if [ -z \"$f\" ] || [ -e \"$f\" ]; then {program} hook post-commit; fi"
+        ),
+    }
+}
+
+/// The lefthook command of one hook.
+fn lefthook_command(hook: &str, program: &str) -> Vec<String> {
+    let mut v = vec!["git-orchestrate:".to_string()];
+    match hook {
+        "commit-msg" | "post-commit" => v.push(format!(
+            "  run: {}",
+            yaml_quoted(&fast_path(hook, program, "{1}"))
+        )),
+        _ => {
+            v.push(format!("  run: {program} hook pre-push {{1}} {{2}}"));
+            v.push("  use_stdin: true".to_string());
+        }
+    }
+    v
+}
+
+/// `text` as a YAML double-quoted scalar.
+fn yaml_quoted(text: &str) -> String {
+    format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\""))
+}
+
+/// `lefthook.yml` with a `git-orchestrate` command under each of our hooks.
+pub fn lefthook_install(text: &str, program: &str) -> Result<String, String> {
+    if has_ours(text) {
+        return Ok(text.to_string());
+    }
+    let (normalized, note) = with_final_newline(text);
+    let newline_at_end = true;
+    let mut lines: Vec<String> = normalized.lines().map(str::to_string).collect();
+    let mut appended: Vec<String> = note.into_iter().collect();
+    for hook in super::NAMES {
+        let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+        let Some(i) = top_level(&refs, hook) else {
+            appended.push(format!("{hook}:"));
+            appended.push("  commands:".to_string());
+            appended.extend(
+                lefthook_command(hook, program)
+                    .into_iter()
+                    .map(|l| format!("    {l}")),
+            );
+            continue;
+        };
+        if !lines[i][hook.len() + 1..].trim().is_empty()
+            && !lines[i][hook.len() + 1..].trim().starts_with('#')
+        {
+            return Err(format!(
+                "`{hook}:` is written inline; write it as a block to add a command to it"
+            ));
+        }
+        // The hook's own block: the lines indented under it.
+        let end = (i + 1..lines.len())
+            .find(|&j| meaningful(&lines[j]) && !lines[j].starts_with(' '))
+            .unwrap_or(lines.len());
+        let child = (i + 1..end)
+            .find(|&j| meaningful(&lines[j]))
+            .map(|j| indent_of(&lines[j]).to_string())
+            .unwrap_or_else(|| "  ".to_string());
+        let commands = (i + 1..end).find(|&j| lines[j] == format!("{child}commands:"));
+        let (at, inserted) = match commands {
+            Some(c) => {
+                let grandchild = (c + 1..end)
+                    .find(|&j| meaningful(&lines[j]))
+                    .map(|j| indent_of(&lines[j]).to_string())
+                    .filter(|g| g.len() > child.len())
+                    .unwrap_or_else(|| format!("{child}{child}"));
+                let body: Vec<String> = lefthook_command(hook, program)
+                    .into_iter()
+                    .map(|l| format!("{grandchild}{l}"))
+                    .collect();
+                (c + 1, block(&grandchild, &body))
+            }
+            None => {
+                let mut body = vec![format!("{child}commands:")];
+                body.extend(
+                    lefthook_command(hook, program)
+                        .into_iter()
+                        .map(|l| format!("{child}{child}{l}")),
+                );
+                (i + 1, block(&child, &body))
+            }
+        };
+        let inserted: Vec<String> = inserted.trim_end().lines().map(str::to_string).collect();
+        lines.splice(at..at, inserted);
+    }
+    if appended.iter().any(|l| l != ADDED_NEWLINE) || appended.len() == 1 {
+        lines.push(block("", &appended).trim_end().to_string());
+    }
+    let mut text = lines.join("\n");
+    if newline_at_end {
+        text.push('\n');
+    }
+    Ok(text)
+}
+
+/// `.husky/<hook>` with our command: last for commit-msg and post-commit (after the user's
+/// own, which may edit the message), first for pre-push (which reads git's ref lines on
+/// stdin).
+pub fn husky_install(hook: &str, text: Option<&str>, program: &str) -> String {
+    let text = text.unwrap_or_default();
+    if has_ours(text) {
+        return text.to_string();
+    }
+    let command = match hook {
+        "commit-msg" | "post-commit" => fast_path(hook, program, "\"$1\""),
+        _ => format!("{program} hook pre-push \"$@\""),
+    };
+    let (text, note) = with_final_newline(text);
+    let ours = block("", &note.into_iter().chain([command]).collect::<Vec<_>>());
+    if hook == "pre-push" {
+        match text.split_once('\n') {
+            Some((first, rest)) if first.starts_with("#!") => format!("{first}\n{ours}{rest}"),
+            _ => format!("{ours}{text}"),
+        }
+    } else {
+        format!("{text}{ours}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    const PRE_COMMIT: &str = "# my hooks\nrepos:\n  - repo: local\n    hooks:\n      - id: lint\n        name: lint\n        entry: ./lint.sh\n        language: system\n";
+
+    #[test]
+    fn pre_commit_gets_a_local_repo_and_the_stages_and_loses_exactly_them() {
+        let added = pre_commit_install(PRE_COMMIT, "git-orchestrate").unwrap();
+        assert!(added.starts_with("# >>> git-orchestrate >>>\ndefault_install_hook_types: [pre-commit, commit-msg, post-commit, pre-push]\n# <<< git-orchestrate <<<\n# my hooks\nrepos:\n  # >>> git-orchestrate >>>\n  - repo: local\n    hooks:\n      - id: git-orchestrate-commit-msg\n"), "{added}");
+        assert!(added.contains("      - id: lint"), "{added}");
+        assert!(
+            added.contains("entry: git-orchestrate hook pre-push"),
+            "{added}"
+        );
+        assert_eq!(
+            pre_commit_install(&added, "git-orchestrate").unwrap(),
+            added
+        );
+        assert_eq!(remove_ours(&added), PRE_COMMIT);
+        // An install-types line of the user's is widened, and comes back as it was.
+        let with_types =
+            format!("default_install_hook_types: [pre-commit, pre-merge-commit]\n{PRE_COMMIT}");
+        let added = pre_commit_install(&with_types, "git-orchestrate").unwrap();
+        assert!(added.contains("default_install_hook_types: [pre-commit, pre-merge-commit, commit-msg, post-commit, pre-push]"), "{added}");
+        assert_eq!(remove_ours(&added), with_types);
+        let block_types =
+            format!("default_install_hook_types:\n  - pre-commit\n  - commit-msg\n{PRE_COMMIT}");
+        let added = pre_commit_install(&block_types, "git-orchestrate").unwrap();
+        assert!(
+            added.contains(
+                "default_install_hook_types: [pre-commit, commit-msg, post-commit, pre-push]"
+            ),
+            "{added}"
+        );
+        assert_eq!(remove_ours(&added), block_types);
+        // A file with nothing yet, and one written inline.
+        let fresh = pre_commit_install("", "git-orchestrate").unwrap();
+        assert!(fresh.contains("repos:\n  - repo: local"), "{fresh}");
+        assert_eq!(remove_ours(&fresh), "");
+        assert!(pre_commit_install("repos: [{repo: local, hooks: []}]\n", "x").is_err());
+    }
+
+    const LEFTHOOK: &str = "pre-commit:\n  parallel: true\n  commands:\n    lint:\n      run: npm run lint\ncommit-msg:\n  commands:\n    commitlint:\n      run: npx commitlint --edit {1}\n";
+
+    #[test]
+    fn lefthook_gets_a_command_under_each_hook_and_loses_exactly_them() {
+        let added = lefthook_install(LEFTHOOK, "git-orchestrate").unwrap();
+        assert_eq!(
+            added,
+            "pre-commit:\n  parallel: true\n  commands:\n    lint:\n      run: npm run lint\ncommit-msg:\n  commands:\n    # >>> git-orchestrate >>>\n    git-orchestrate:\n      run: \"if grep -qi checkpoint {1}; then git-orchestrate hook commit-msg {1}; fi\"\n    # <<< git-orchestrate <<<\n    commitlint:\n      run: npx commitlint --edit {1}\n# >>> git-orchestrate >>>\npost-commit:\n  commands:\n    git-orchestrate:\n      run: \"f=\\\"${GIT_INDEX_FILE:+${GIT_INDEX_FILE%/*}/orchestrator/checkpoint-note}\\\"; if [ -z \\\"$f\\\" ] || [ -e \\\"$f\\\" ]; then git-orchestrate hook post-commit; fi\"\npre-push:\n  commands:\n    git-orchestrate:\n      run: git-orchestrate hook pre-push {1} {2}\n      use_stdin: true\n# <<< git-orchestrate <<<\n"
+        );
+        assert_eq!(lefthook_install(&added, "git-orchestrate").unwrap(), added);
+        assert_eq!(remove_ours(&added), LEFTHOOK);
+        let jobs = "post-commit:\n  jobs:\n    - run: echo hi\n";
+        let added = lefthook_install(jobs, "g").unwrap();
+        assert!(added.starts_with("post-commit:\n  # >>> git-orchestrate >>>\n  commands:\n    git-orchestrate:\n      run: \"f="), "{added}");
+        assert!(
+            added.contains("then g hook post-commit; fi\"\n  # <<< git-orchestrate <<<\n  jobs:"),
+            "{added}"
+        );
+        assert_eq!(remove_ours(&added), jobs);
+    }
+
+    #[test]
+    fn husky_files_get_one_line_each_where_it_belongs() {
+        assert_eq!(
+            husky_install(
+                "commit-msg",
+                Some("npx commitlint --edit \"$1\"\n"),
+                "git-orchestrate"
+            ),
+            "npx commitlint --edit \"$1\"\n# >>> git-orchestrate >>>\nif grep -qi checkpoint \"$1\"; then git-orchestrate hook commit-msg \"$1\"; fi\n# <<< git-orchestrate <<<\n"
+        );
+        assert_eq!(
+            husky_install("pre-push", Some("#!/bin/sh\nnpm test\n"), "g"),
+            "#!/bin/sh\n# >>> git-orchestrate >>>\ng hook pre-push \"$@\"\n# <<< git-orchestrate <<<\nnpm test\n"
+        );
+        let created = husky_install("post-commit", None, "g");
+        assert_eq!(remove_ours(&created), "");
+        let user = "npm test";
+        assert_eq!(
+            remove_ours(&husky_install("commit-msg", Some(user), "g")),
+            user
+        );
+        assert_eq!(
+            remove_ours(&husky_install("pre-push", Some(user), "g")),
+            user
+        );
+        let yaml = "pre-commit:\n  commands:\n    a:\n      run: x";
+        assert_eq!(remove_ours(&lefthook_install(yaml, "g").unwrap()), yaml);
+        let yaml = "repos:\n- repo: local\n  hooks: []";
+        assert_eq!(remove_ours(&pre_commit_install(yaml, "g").unwrap()), yaml);
+    }
+}

@@ -1,0 +1,327 @@
+//! `hooks install` into the hook managers people use, tested with the real tools: pre-commit
+//! (from PyPI, in a virtualenv), lefthook and husky (from npm), each installed once into the
+//! cache outside the clone. Skipped, loudly, only when python3 or npm is missing; a failed
+//! install fails the test.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+
+use pretty_assertions::assert_eq;
+
+use crate::support::*;
+
+fn cache_dir() -> PathBuf {
+    match std::env::var_os("GIT_ORCHESTRATE_CI_CACHE") {
+        Some(dir) => PathBuf::from(dir),
+        None => {
+            PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cache/git-orchestrate-ci")
+        }
+    }
+}
+
+/// Runs an installer; a failure (an unreachable registry) fails the test, loudly.
+fn must(cmd: &mut Command, what: &str) {
+    let out = cmd
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert!(
+        out.status.success(),
+        "{what} failed (is the registry reachable?):\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The directory holding the tool's program, installed once; `None` when the installer is
+/// missing.
+fn tool(name: &str) -> Option<PathBuf> {
+    static PRE_COMMIT: OnceLock<Option<PathBuf>> = OnceLock::new();
+    static LEFTHOOK: OnceLock<Option<PathBuf>> = OnceLock::new();
+    static HUSKY: OnceLock<Option<PathBuf>> = OnceLock::new();
+    let (cell, package, version) = match name {
+        "pre-commit" => (&PRE_COMMIT, "pre-commit", "4.3.0"),
+        "lefthook" => (&LEFTHOOK, "lefthook", "1.13.6"),
+        _ => (&HUSKY, "husky", "9.1.7"),
+    };
+    cell.get_or_init(|| {
+        let prefix = cache_dir().join(format!("{package}-{version}"));
+        let bin = if name == "pre-commit" {
+            prefix.join("bin")
+        } else {
+            prefix.join("node_modules/.bin")
+        };
+        if bin.join(name).exists() {
+            return Some(bin);
+        }
+        let installer = if name == "pre-commit" {
+            "python3"
+        } else {
+            "npm"
+        };
+        if Command::new(installer).arg("--version").output().is_err() {
+            eprintln!(
+                "\n*** SKIPPED: the {name} tests need `{installer}`, which is not installed ***\n"
+            );
+            return None;
+        }
+        let staging = cache_dir().join(format!("{package}-{version}.{}", std::process::id()));
+        std::fs::create_dir_all(&staging).expect("create the cache directory");
+        eprintln!("installing {package} {version} into {}", prefix.display());
+        if name == "pre-commit" {
+            must(
+                Command::new("python3").args(["-m", "venv"]).arg(&staging),
+                "python3 -m venv",
+            );
+            must(
+                Command::new(staging.join("bin/pip")).args([
+                    "install",
+                    "-q",
+                    &format!("pre-commit=={version}"),
+                ]),
+                "pip install pre-commit",
+            );
+        } else {
+            must(
+                Command::new("npm")
+                    .args(["install", "--no-audit", "--no-fund", "--prefix"])
+                    .arg(&staging)
+                    .arg(format!("{package}@{version}")),
+                &format!("npm install {package}"),
+            );
+        }
+        // A virtualenv records its own path: it is used where it was made, so it is moved
+        // into place only when nothing is there (another run's is as good).
+        if std::fs::rename(&staging, &prefix).is_err() {
+            let _ = std::fs::remove_dir_all(&staging);
+        }
+        if name == "pre-commit" && !bin.join(name).exists() {
+            panic!("pre-commit did not install into {}", prefix.display());
+        }
+        Some(bin)
+    })
+    .clone()
+}
+
+/// A repository whose gate fails while `fail` exists, with `manager` set up and one hook of
+/// the user's configured in it (it writes `user-hook-ran`).
+fn repo_with(manager: &str, bin: &Path) -> (TestRepo, String, Vec<(String, String)>) {
+    let repo = TestRepo::new();
+    let path = std::env::join_paths(
+        [
+            bin.to_path_buf(),
+            Path::new(BIN).parent().unwrap().to_path_buf(),
+        ]
+        .into_iter()
+        .chain(std::env::split_paths(
+            &std::env::var_os("PATH").unwrap_or_default(),
+        )),
+    )
+    .unwrap()
+    .into_string()
+    .unwrap();
+    let env = vec![
+        ("PATH".to_string(), path),
+        (
+            "PRE_COMMIT_HOME".to_string(),
+            repo.path
+                .with_extension("pre-commit-home")
+                .display()
+                .to_string(),
+        ),
+    ];
+    let config = match manager {
+        "pre-commit" => {
+            let text = "# the team's hooks\nrepos:\n- repo: local\n  hooks:\n  - id: user-hook\n    name: user hook\n    entry: sh -c 'touch user-hook-ran'\n    language: system\n    always_run: true\n    pass_filenames: false\n";
+            repo.write(".pre-commit-config.yaml", text);
+            (".pre-commit-config.yaml".to_string(), text.to_string())
+        }
+        "lefthook" => {
+            let text = "pre-commit:\n  commands:\n    user-hook:\n      run: touch user-hook-ran\ncommit-msg:\n  commands:\n    lint-message:\n      run: grep -q . {1}\n";
+            repo.write("lefthook.yml", text);
+            ("lefthook.yml".to_string(), text.to_string())
+        }
+        _ => {
+            let text = "touch user-hook-ran\n";
+            repo.write(".husky/pre-commit", text);
+            repo.write(".husky/commit-msg", "grep -q . \"$1\"\n");
+            (".husky/pre-commit".to_string(), text.to_string())
+        }
+    };
+    repo.write(".gitignore", "user-hook-ran\n");
+    repo.commit_all(&format!("chore: {manager}"));
+    let mut setup = repo.command(
+        &bin.join(if manager == "husky" { "husky" } else { manager })
+            .display()
+            .to_string(),
+        [] as [&str; 0],
+    );
+    if manager != "husky" {
+        setup.arg("install");
+    }
+    for (k, v) in &env {
+        setup.env(k, v);
+    }
+    let out = setup.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{manager} install: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let _ = config;
+    let (file, text) = match manager {
+        "pre-commit" => (
+            ".pre-commit-config.yaml",
+            std::fs::read_to_string(repo.path.join(".pre-commit-config.yaml")).unwrap(),
+        ),
+        "lefthook" => (
+            "lefthook.yml",
+            std::fs::read_to_string(repo.path.join("lefthook.yml")).unwrap(),
+        ),
+        _ => (
+            ".husky/commit-msg",
+            std::fs::read_to_string(repo.path.join(".husky/commit-msg")).unwrap(),
+        ),
+    };
+    (repo, format!("{file}\n{text}"), env)
+}
+
+fn run_in(repo: &TestRepo, env: &[(String, String)], program: &str, args: &[&str]) -> Run {
+    let mut cmd = repo.command(program, args);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    Run::from(cmd.output().unwrap())
+}
+
+fn exercise(manager: &str) {
+    let Some(bin) = tool(manager) else { return };
+    let (repo, saved, env) = repo_with(manager, &bin);
+    let (file, before) = saved.split_once('\n').unwrap();
+    let orchestrate = |args: &[&str]| run_in(&repo, &env, BIN, args);
+    let git = |args: &[&str]| run_in(&repo, &env, "git", args);
+
+    // Detected, and integrated: the manager's own install step runs too.
+    let out = orchestrate(&["hooks", "install"]);
+    out.expect(0).says(&format!("found {manager} ("));
+    if manager != "husky" {
+        out.says(&format!("ran `{manager} install`"));
+    }
+    assert!(
+        std::fs::read_to_string(repo.path.join(file))
+            .unwrap()
+            .contains("git-orchestrate")
+    );
+
+    // An ordinary commit (the team commits the configuration): the user's hook runs, ours
+    // leaves it alone (no note).
+    repo.write("a.txt", "a\n");
+    git(&["add", "-A"]).expect(0);
+    git(&["commit", "-q", "-m", "chore: git-orchestrate's hooks"]).expect(0);
+    assert!(
+        repo.path.join("user-hook-ran").exists(),
+        "{manager}: the user's hook ran"
+    );
+    let noted = git(&["notes", "--ref=orchestrator", "list", "HEAD"]);
+    assert_eq!(
+        noted.stdout.trim(),
+        "",
+        "{manager}: no note on an ordinary commit"
+    );
+
+    // A failing checkpoint is refused through the manager; a passing one is noted.
+    repo.write("b.txt", "b\n");
+    repo.write("fail", "");
+    git(&["add", "b.txt", "fail"]).expect(0);
+    let before_head = git(&["rev-parse", "HEAD"]).stdout;
+    let refused = git(&["commit", "-q", "-m", "checkpoint: add b"]);
+    assert_ne!(
+        refused.code, 0,
+        "{manager}: refused\n{}\n{}",
+        refused.stdout, refused.stderr
+    );
+    assert_eq!(
+        git(&["rev-parse", "HEAD"]).stdout,
+        before_head,
+        "{manager}: nothing committed"
+    );
+    git(&["rm", "-q", "--cached", "fail"]).expect(0);
+    std::fs::remove_file(repo.path.join("fail")).unwrap();
+    let passed = git(&["commit", "-q", "-m", "checkpoint: add b"]);
+    passed.expect(0);
+    let note = git(&["notes", "--ref=orchestrator", "show", "HEAD"]);
+    assert!(
+        note.stdout.contains("\"kind\":\"checkpoint\""),
+        "{manager}: noted\n{}{}",
+        note.stdout,
+        passed.stderr
+    );
+
+    // doctor runs each hook through the manager's shim.
+    let doctor = orchestrate(&["doctor", "--json"]).json();
+    for hook in ["commit-msg", "post-commit", "pre-push"] {
+        let check = doctor["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["check"] == format!("hook {hook}"))
+            .unwrap_or_else(|| panic!("{manager}: no check for {hook}: {doctor:#}"));
+        assert_eq!(check["level"], "ok", "{manager} {hook}: {check:#}");
+        assert!(
+            check["message"]
+                .as_str()
+                .unwrap()
+                .contains(&format!("installed through {manager} and firing")),
+            "{check:#}"
+        );
+    }
+
+    // pre-push sees what is pushed (through pre-commit, from its variables): a checkpoint
+    // made without the hooks is named.
+    repo.write("c.txt", "c\n");
+    git(&["add", "c.txt"]).expect(0);
+    git(&[
+        "commit",
+        "-q",
+        "--no-verify",
+        "-m",
+        "checkpoint: sneaked past",
+    ])
+    .expect(0);
+    let remote = repo.path.with_extension("remote.git");
+    git(&["init", "-q", "--bare", remote.to_str().unwrap()]).expect(0);
+    git(&["remote", "add", "origin", remote.to_str().unwrap()]).expect(0);
+    let pushed = git(&["push", "-q", "origin", "main"]);
+    pushed.expect(0);
+    // pre-commit shows a hook's output on stdout.
+    assert!(
+        format!("{}{}", pushed.stdout, pushed.stderr).contains("checkpoint: sneaked past"),
+        "{manager}: pre-push reached us\n{}{}",
+        pushed.stdout,
+        pushed.stderr
+    );
+
+    // Uninstall gives the configuration back exactly.
+    orchestrate(&["hooks", "uninstall"]).expect(0);
+    assert_eq!(
+        std::fs::read_to_string(repo.path.join(file)).unwrap(),
+        before,
+        "{manager}"
+    );
+}
+
+#[test]
+fn pre_commit_runs_our_hooks_beside_the_users() {
+    exercise("pre-commit");
+}
+
+#[test]
+fn lefthook_runs_our_hooks_beside_the_users() {
+    exercise("lefthook");
+}
+
+#[test]
+fn husky_runs_our_hooks_beside_the_users() {
+    exercise("husky");
+}
