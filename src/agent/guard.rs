@@ -75,6 +75,8 @@ const READERS: &[&str] = &[
     "basename",
     "dirname",
     "pwd",
+    "pushd",
+    "popd",
     "true",
     "false",
     ":",
@@ -111,8 +113,16 @@ fn check_line(line: &str, ctx: &GuardContext, depth: usize) -> Result<(), String
             e.0
         )
     })?;
+    // `cd DIR` moves where the commands after it write: the guard follows it.
+    let mut here = ctx.clone();
     for simple in &commands {
-        check_simple(simple, ctx, depth)?;
+        if let [cd, dir] = simple.words.as_slice()
+            && matches!(cd.as_str(), "cd" | "pushd")
+        {
+            here.cwd = normalize(&here.cwd.join(dir));
+            continue;
+        }
+        check_simple(simple, &here, depth)?;
     }
     Ok(())
 }
@@ -814,6 +824,10 @@ mod tests {
         ("git notes --ref=orchestrator list", ""),
         ("git config --get core.hooksPath", ""),
         ("cat .git/hooks/commit-msg", ""),
+        ("cd .git/hooks && ls -la", ""),
+        ("cd .git/hooks && rm commit-msg", "orchestrator's state"),
+        ("cd .git && echo x > hooks/pre-push", "orchestrator's state"),
+        ("cd src && echo x > ../run_tests.sh", "protected"),
         ("echo ok > notes.txt", ""),
         ("git push origin feat/x", ""),
         ("git reset --hard HEAD", ""),
