@@ -954,47 +954,14 @@ fn halted(out: &mut String, ctx: &Context) {
         "\nFor the agent: stop here. There is nothing to do until a human resumes the workflow.\n",
     );
     match halt.reason {
-        HaltReason::Escalated => {
-            let _ = write!(
-                out,
-                "
-For the human: read the agent's report below, then answer it:
-
-  git orchestrate resume --guidance \"<what to try, or what you changed>\"
-
-The workflow then returns to {} and shows your guidance to the agent once.
-",
-                halt.resume_to
-            );
-            if let Some((command, report)) = ctx.escalation {
-                let _ = write!(
-                    out,
-                    "\nThe agent's report ({command}):\n{}",
-                    super::fence::fenced(report)
-                );
-            }
-        }
-        HaltReason::Stuck => {
-            let _ = write!(
-                out,
-                "
-For the human: read the run's report below (the briefings the agent was given, what it said,
-the last failing output), then answer it:
-
-  git orchestrate resume --guidance \"<what to try, or what you changed>\"
-
-The workflow then returns to {} and shows your guidance to the agent once.
-",
-                halt.resume_to
-            );
-            if let Some((command, report)) = ctx.escalation {
-                let _ = write!(
-                    out,
-                    "\nThe run's report ({command}):\n{}",
-                    super::fence::fenced(report)
-                );
-            }
-        }
+        HaltReason::Escalated => report_to_answer(out, ctx, &halt.resume_to, "agent's report", ""),
+        HaltReason::Stuck => report_to_answer(
+            out,
+            ctx,
+            &halt.resume_to,
+            "run's report",
+            " (the briefings the agent was given, what it said,\nthe last failing output)",
+        ),
         HaltReason::MergeConflict => {
             let _ = write!(
                 out,
@@ -1010,6 +977,27 @@ which checks that the branch is merged, cleans up and moves on to the next PR.
     }
     for w in ctx.warnings {
         let _ = writeln!(out, "\nWARNING: {w}");
+    }
+}
+
+/// A halt a human answers with guidance, and the report it rests on (`escalation.md`).
+fn report_to_answer(out: &mut String, ctx: &Context, resume_to: &Status, what: &str, about: &str) {
+    let _ = write!(
+        out,
+        "
+For the human: read the {what} below{about}, then answer it:
+
+  git orchestrate resume --guidance \"<what to try, or what you changed>\"
+
+The workflow then returns to {resume_to} and shows your guidance to the agent once.
+"
+    );
+    if let Some((command, report)) = ctx.escalation {
+        let _ = write!(
+            out,
+            "\nThe {what} ({command}):\n{}",
+            super::fence::fenced(report)
+        );
     }
 }
 
