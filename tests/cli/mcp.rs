@@ -295,7 +295,7 @@ fn a_cancelled_submit_kills_the_test_and_records_nothing() {
         let (client, progress) = connect(&repo, ProtocolVersion::V_2025_11_25).await;
         let Value::Object(args) = json!({
             "summary": "slow",
-            "test_command": "echo $$ > test.pid; sleep 300 & wait",
+            "test_command": "sleep 301 & echo $! > sleep.pid; echo $$ > test.pid; wait",
             "expectation": "PASS"
         }) else {
             unreachable!()
@@ -309,14 +309,15 @@ fn a_cancelled_submit_kills_the_test_and_records_nothing() {
             .unwrap();
         // The test runs, and the client hears about it.
         for _ in 0..200 {
-            if pid_file.exists() && !progress.lock().unwrap().is_empty() {
+            let written = std::fs::read_to_string(&pid_file).is_ok_and(|p| p.ends_with('\n'));
+            if written && !progress.lock().unwrap().is_empty() {
                 break;
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
         let heard = progress.lock().unwrap().clone();
         assert!(
-            heard.iter().any(|m| m.contains("sleep 300")),
+            heard.iter().any(|m| m.contains("sleep 301")),
             "progress names the running command: {heard:?}"
         );
         let pid: i32 = std::fs::read_to_string(&pid_file)
@@ -338,12 +339,15 @@ fn a_cancelled_submit_kills_the_test_and_records_nothing() {
         client.cancel().await.unwrap();
     });
     assert_eq!(repo.tip(), tip, "the cancelled call wrote nothing");
-    let sleepers = std::process::Command::new("pgrep")
-        .args(["-f", "sleep 300"])
-        .output()
+    // The background sleep was in the test's process group: it is gone too (its own pid,
+    // since other tests run sleeps of their own meanwhile).
+    let sleeper: i32 = std::fs::read_to_string(repo.path.join("sleep.pid"))
+        .unwrap()
+        .trim()
+        .parse()
         .unwrap();
     assert!(
-        String::from_utf8_lossy(&sleepers.stdout).trim().is_empty(),
+        crate::process_gone(sleeper),
         "the test's process group is gone"
     );
 }
