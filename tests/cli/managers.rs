@@ -52,7 +52,9 @@ fn tool(name: &str) -> Option<PathBuf> {
         } else {
             prefix.join("node_modules/.bin")
         };
-        if bin.join(name).exists() {
+        // Written last: a directory without it is a killed or failed install, done again.
+        let complete = prefix.join(".installed");
+        if complete.exists() && bin.join(name).exists() {
             return Some(bin);
         }
         let installer = if name == "pre-commit" {
@@ -66,16 +68,24 @@ fn tool(name: &str) -> Option<PathBuf> {
             );
             return None;
         }
-        let staging = cache_dir().join(format!("{package}-{version}.{}", std::process::id()));
-        std::fs::create_dir_all(&staging).expect("create the cache directory");
+        std::fs::create_dir_all(cache_dir()).expect("create the cache directory");
+        // A virtualenv's scripts name its own path in their `#!` line, so it cannot be built
+        // elsewhere and moved into place: it is built where it stays, one installer at a time
+        // (a lock directory; another test binary may be installing the same tool).
+        let _lock = InstallLock::take(&cache_dir().join(format!("{package}-{version}.lock")));
+        if complete.exists() && bin.join(name).exists() {
+            return Some(bin);
+        }
+        let _ = std::fs::remove_dir_all(&prefix);
+        std::fs::create_dir_all(&prefix).expect("create the install directory");
         eprintln!("installing {package} {version} into {}", prefix.display());
         if name == "pre-commit" {
             must(
-                Command::new("python3").args(["-m", "venv"]).arg(&staging),
+                Command::new("python3").args(["-m", "venv"]).arg(&prefix),
                 "python3 -m venv",
             );
             must(
-                Command::new(staging.join("bin/pip")).args([
+                Command::new(prefix.join("bin/pip")).args([
                     "install",
                     "-q",
                     &format!("pre-commit=={version}"),
@@ -86,22 +96,56 @@ fn tool(name: &str) -> Option<PathBuf> {
             must(
                 Command::new("npm")
                     .args(["install", "--no-audit", "--no-fund", "--prefix"])
-                    .arg(&staging)
+                    .arg(&prefix)
                     .arg(format!("{package}@{version}")),
                 &format!("npm install {package}"),
             );
         }
-        // A virtualenv records its own path: it is used where it was made, so it is moved
-        // into place only when nothing is there (another run's is as good).
-        if std::fs::rename(&staging, &prefix).is_err() {
-            let _ = std::fs::remove_dir_all(&staging);
-        }
-        if name == "pre-commit" && !bin.join(name).exists() {
-            panic!("pre-commit did not install into {}", prefix.display());
-        }
+        assert!(
+            bin.join(name).exists(),
+            "{package} did not install into {}",
+            prefix.display()
+        );
+        std::fs::write(&complete, "").expect("mark the install complete");
         Some(bin)
     })
     .clone()
+}
+
+/// Held while a tool is installed: `mkdir` is atomic, so one installer at a time; a lock left
+/// by a killed run is taken over after ten minutes.
+struct InstallLock(PathBuf);
+
+impl InstallLock {
+    fn take(path: &Path) -> InstallLock {
+        let start = std::time::Instant::now();
+        loop {
+            if std::fs::create_dir(path).is_ok() {
+                return InstallLock(path.to_path_buf());
+            }
+            let stale = std::fs::metadata(path)
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.elapsed().ok())
+                .is_some_and(|age| age > std::time::Duration::from_secs(600));
+            if stale {
+                let _ = std::fs::remove_dir(path);
+                continue;
+            }
+            assert!(
+                start.elapsed() < std::time::Duration::from_secs(900),
+                "another install holds {} for 15 minutes",
+                path.display()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+    }
+}
+
+impl Drop for InstallLock {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir(&self.0);
+    }
 }
 
 /// A repository whose gate fails while `fail` exists, with `manager` set up and one hook of
