@@ -55,9 +55,14 @@ pub fn run(workflow: Option<&str>, args: &AgentHookArgs) -> Result<Exit, Failure
     let read = std::io::stdin()
         .take(MAX_INPUT_BYTES)
         .read_to_end(&mut bytes);
+    // What the client sent is input, not a bug of ours: it is reported as such.
     let input = read
         .map_err(|e| format!("cannot read the hook input: {e}"))
-        .and_then(|_| hook::parse_input(&bytes));
+        .and_then(|_| hook::parse_input(&bytes))
+        .map_err(|message| EngineError::BadInput {
+            message,
+            hint: "the agent client sends its hook JSON on stdin".into(),
+        });
     let output = match args.event {
         EventArg::PreToolUse => match input {
             Ok(input) => match guard(workflow, &input) {
@@ -74,7 +79,7 @@ pub fn run(workflow: Option<&str>, args: &AgentHookArgs) -> Result<Exit, Failure
             ),
         },
         EventArg::Stop => {
-            let decision = input.map_err(EngineError::Internal).and_then(|input| {
+            let decision = input.and_then(|input| {
                 let session = open(workflow, &input)?;
                 engine::agent_hook::stop(&session, input.session_id.as_deref().unwrap_or("default"))
             });
@@ -84,7 +89,7 @@ pub fn run(workflow: Option<&str>, args: &AgentHookArgs) -> Result<Exit, Failure
             }
         }
         EventArg::SessionStart => {
-            let view = input.map_err(EngineError::Internal).and_then(|input| {
+            let view = input.and_then(|input| {
                 let session = open(workflow, &input)?;
                 engine::agent_hook::workflow_view(&session)
             });
