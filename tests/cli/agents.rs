@@ -95,6 +95,9 @@ fn install(cli: &Cli) -> Option<PathBuf> {
         .args(["install", "--no-audit", "--no-fund", "--prefix"])
         .arg(&staging)
         .arg(format!("{package}@{version}"))
+        // Claude Code's install script fetches its native binary; none of them should see the
+        // clone the tests run in.
+        .current_dir(&staging)
         .stdin(Stdio::null())
         .output()
         .expect("run npm");

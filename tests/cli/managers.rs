@@ -93,11 +93,21 @@ fn tool(name: &str) -> Option<PathBuf> {
                 "pip install pre-commit",
             );
         } else {
+            // No install scripts, from a directory outside any repository: lefthook's
+            // postinstall runs `lefthook install -f` in the directory npm was started from
+            // (outside CI), which would take over the hooks of the clone the tests run in.
             must(
                 Command::new("npm")
-                    .args(["install", "--no-audit", "--no-fund", "--prefix"])
+                    .args([
+                        "install",
+                        "--ignore-scripts",
+                        "--no-audit",
+                        "--no-fund",
+                        "--prefix",
+                    ])
                     .arg(&prefix)
-                    .arg(format!("{package}@{version}")),
+                    .arg(format!("{package}@{version}"))
+                    .current_dir(&prefix),
                 &format!("npm install {package}"),
             );
         }
