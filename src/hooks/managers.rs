@@ -100,10 +100,20 @@ pub fn pre_commit_install(text: &str, program: &str) -> Result<String, String> {
     let mut out: Vec<String> = Vec::new();
     // The hooks: the first item of `repos:`.
     let hook = |id: &str, stage: &str, files: bool| -> Vec<String> {
+        // pre-commit starts an entry itself, with no shell: commit-msg and post-commit go
+        // through the same fast path as the other managers' entries, so that an ordinary
+        // commit starts no process of ours (a `sh` and a `grep` cost less than our start).
+        let entry = match stage {
+            "commit-msg" | "post-commit" => yaml_quoted(&format!(
+                "sh -c '{}' git-orchestrate",
+                fast_path(stage, program, "\"$1\"")
+            )),
+            _ => format!("{program} hook {stage}"),
+        };
         let mut v = vec![
             format!("    - id: git-orchestrate-{id}"),
             format!("      name: git-orchestrate {id}"),
-            format!("      entry: {program} hook {stage}"),
+            format!("      entry: {entry}"),
             "      language: system".to_string(),
             format!("      stages: [{stage}]"),
             "      always_run: true".to_string(),

@@ -73,9 +73,11 @@ pub fn commit_msg(session: &Session, message_file: &Path) -> Result<Outcome, Eng
         .map_err(io_error(format!("read {}", message_file.display())))?;
     let raw = String::from_utf8_lossy(&message);
     // Judged as git will commit it: a template's comment lines above the subject must not
-    // hide a checkpoint. Either reading makes it one: a doubt is settled by verifying.
-    let committed = session.git.strip_comments(above_scissors(&raw))?;
-    if !is_checkpoint_message(&committed) && !is_checkpoint_message(&raw) {
+    // hide a checkpoint. Either reading makes it one: a doubt is settled by verifying. The raw
+    // reading first: for a checkpoint it saves starting `git stripspace`.
+    if !is_checkpoint_message(&raw)
+        && !is_checkpoint_message(&session.git.strip_comments(above_scissors(&raw))?)
+    {
         return Ok(Outcome::Pass);
     }
     // The commit is what the index holds (git points GIT_INDEX_FILE at it, also for `commit
