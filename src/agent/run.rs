@@ -92,6 +92,25 @@ impl Retry {
     }
 }
 
+/// The longest briefing given as the agent's prompt argument: Linux takes at most 128 KiB in
+/// one argument (MAX_ARG_STRLEN), and a briefing carries up to 64 KiB of failing output
+/// besides everything else.
+pub const MAX_PROMPT_BYTES: usize = 96 * 1024;
+
+/// The prompt for a known agent: the briefing itself, or, when it is too long for one
+/// argument, where to read it (the file `run` writes it to for every turn).
+pub fn prompt(briefing: &str, file: &std::path::Path) -> String {
+    if briefing.len() <= MAX_PROMPT_BYTES {
+        return briefing.to_string();
+    }
+    format!(
+        "Your briefing from git-orchestrate is too long to pass here ({} bytes). Read all of it \
+         from the file {} and do what it says.",
+        briefing.len(),
+        file.display()
+    )
+}
+
 /// How a known agent CLI runs one turn headless: its arguments (after the program name) and
 /// the session the turn belongs to, when known before it runs.
 pub fn agent_arguments(
@@ -321,6 +340,22 @@ mod tests {
         assert_eq!(retry.mode(false), SessionMode::Fresh);
         let retry = Retry::new(RetryStrategy::Fresh, 2, 3);
         assert_eq!(retry.mode(true), SessionMode::Fresh);
+    }
+
+    #[test]
+    fn a_briefing_too_long_for_one_argument_goes_by_its_file() {
+        let file = std::path::Path::new("/repo/.git/orchestrator/run/briefing.txt");
+        let short = "STEP 1.1 (RED)\n";
+        assert_eq!(prompt(short, file), short);
+        let long = "x".repeat(MAX_PROMPT_BYTES + 1);
+        assert_eq!(
+            prompt(&long, file),
+            format!(
+                "Your briefing from git-orchestrate is too long to pass here ({} bytes). Read all \
+                 of it from the file /repo/.git/orchestrator/run/briefing.txt and do what it says.",
+                MAX_PROMPT_BYTES + 1
+            )
+        );
     }
 
     #[test]

@@ -301,7 +301,8 @@ fn run_turn(
         .map_err(io_error(format!("write {}", briefing_file.display())))?;
     let (program, args, stdin, used) = match driver {
         Driver::Known(client) => {
-            let (args, used) = decide::agent_arguments(*client, mode, session_id, new_id, briefing);
+            let prompt = decide::prompt(briefing, briefing_file);
+            let (args, used) = decide::agent_arguments(*client, mode, session_id, new_id, &prompt);
             (OsString::from(decide::program(*client)), args, None, used)
         }
         Driver::Command(argv) => {
