@@ -705,26 +705,60 @@ fn check_written_path(path: &str, ctx: &GuardContext) -> Result<(), String> {
         return Err(reason);
     }
     let absolute = normalize(&ctx.cwd.join(path));
-    for dir in [&ctx.git_dir, &ctx.hooks_dir] {
-        if !dir.as_os_str().is_empty() && absolute.starts_with(normalize(dir)) {
+    // Judged as written and as the file system resolves it: a symbolic link (`ln -s .git g`,
+    // then writing `g/hooks/commit-msg`; a link to a protected file) writes where it points.
+    let candidates = std::iter::once(absolute.clone()).chain(resolved(&absolute));
+    let roots: Vec<PathBuf> = std::iter::once(normalize(&ctx.root))
+        .chain(std::fs::canonicalize(&ctx.root).ok())
+        .collect();
+    for candidate in candidates {
+        for dir in [&ctx.git_dir, &ctx.hooks_dir] {
+            if dir.as_os_str().is_empty() {
+                continue;
+            }
+            let inside = std::iter::once(normalize(dir))
+                .chain(std::fs::canonicalize(dir).ok())
+                .any(|d| candidate.starts_with(d));
+            if inside {
+                return Err(format!(
+                    "{path} is inside {}, which holds the hooks and the orchestrator's state: {STATE_IS_THE_ORCHESTRATORS}",
+                    dir.display()
+                ));
+            }
+        }
+        let Some(relative) = roots.iter().find_map(|r| candidate.strip_prefix(r).ok()) else {
+            continue;
+        };
+        let relative = relative.to_string_lossy();
+        if ctx.protected_files.iter().any(|f| f == relative.as_ref())
+            || ctx.protected_globs.iter().any(|g| glob_match(g, &relative))
+        {
             return Err(format!(
-                "{path} is inside {}, which holds the hooks and the orchestrator's state: {STATE_IS_THE_ORCHESTRATORS}",
-                dir.display()
+                "{relative} is protected (docs/integrity.md): the gates that judge your work, and the files they run, change only on the main branch, by a human; if it must change, say why in `git orchestrate escalate --report FILE`"
             ));
         }
     }
-    let Ok(relative) = absolute.strip_prefix(normalize(&ctx.root)) else {
-        return Ok(());
-    };
-    let relative = relative.to_string_lossy();
-    if ctx.protected_files.iter().any(|f| f == relative.as_ref())
-        || ctx.protected_globs.iter().any(|g| glob_match(g, &relative))
-    {
-        return Err(format!(
-            "{relative} is protected (docs/integrity.md): the gates that judge your work, and the files they run, change only on the main branch, by a human; if it must change, say why in `git orchestrate escalate --report FILE`"
-        ));
-    }
     Ok(())
+}
+
+/// `path` as the file system resolves it: its longest existing ancestor (the whole path, when
+/// it exists, so a final link is followed as a write follows it) made canonical, the rest
+/// appended. `None` when nothing of it exists or it resolves to itself.
+fn resolved(path: &Path) -> Option<PathBuf> {
+    let mut existing = path;
+    let mut rest = Vec::new();
+    let real = loop {
+        if let Ok(real) = std::fs::canonicalize(existing) {
+            break real;
+        }
+        rest.push(existing.file_name()?);
+        existing = existing.parent()?;
+    };
+    let mut out = real;
+    for part in rest.iter().rev() {
+        out.push(part);
+    }
+    (out != path).then_some(out)
 }
 
 /// `.` and `..` resolved without touching the file system.
@@ -952,6 +986,47 @@ mod tests {
         // Unreadable.
         ("echo 'unclosed", "cannot be read"),
     ];
+
+    #[test]
+    fn a_write_through_a_symbolic_link_is_judged_where_it_lands() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let root = dir.path().join("repo");
+        std::fs::create_dir_all(root.join(".git/hooks")).expect("mkdir");
+        std::fs::write(root.join("run_tests.sh"), "exit 0\n").expect("write");
+        let link = |target: &str, name: &str| {
+            std::os::unix::fs::symlink(root.join(target), root.join(name)).expect("symlink")
+        };
+        link(".git", "g");
+        link("run_tests.sh", "tests-link.sh");
+        link(".", "here");
+        let ctx = GuardContext {
+            root: root.clone(),
+            cwd: root.clone(),
+            git_dir: root.join(".git"),
+            hooks_dir: root.join(".git/hooks"),
+            ..ctx()
+        };
+        for (path, why) in [
+            ("g/hooks/commit-msg", "holds the hooks"),
+            ("g/orchestrator/new/deeper/file", "holds the hooks"),
+            ("tests-link.sh", "protected"),
+            ("here/run_tests.sh", "protected"),
+            ("here/.orchestrate.toml", "protected"),
+        ] {
+            match check_file_write(path, &ctx) {
+                Decision::Deny(reason) => assert!(reason.contains(why), "{path}: {reason}"),
+                Decision::Allow => panic!("{path} was allowed"),
+            }
+            let shell = format!("echo x > {path}");
+            assert!(
+                matches!(check_shell(&shell, &ctx), Decision::Deny(_)),
+                "{shell}"
+            );
+        }
+        for path in ["notes.txt", "src/new/file.rs", "here/notes.txt"] {
+            assert_eq!(check_file_write(path, &ctx), Decision::Allow, "{path}");
+        }
+    }
 
     #[test]
     fn the_guard_table() {
