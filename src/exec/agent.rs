@@ -53,25 +53,75 @@ pub fn run_agent(
             let _ = pipe.write_all(&input);
         });
     }
-    let out = child.wait_with_output()?;
-    let exit = match out.status.code() {
+    // Read as it comes, keeping only the end: an agent that prints without end must not
+    // fill our memory.
+    let readers = [
+        child
+            .stdout
+            .take()
+            .map(|pipe| std::thread::spawn(move || read_end(pipe))),
+        child
+            .stderr
+            .take()
+            .map(|pipe| std::thread::spawn(move || read_end(pipe))),
+    ];
+    let status = child.wait()?;
+    let [stdout, stderr] = readers.map(|reader| {
+        reader
+            .map(|r| r.join().unwrap_or_default())
+            .unwrap_or_default()
+    });
+    let exit = match status.code() {
         Some(code) => ExitRecord::Code(code),
         None => {
             use std::os::unix::process::ExitStatusExt;
-            ExitRecord::Signal(out.status.signal().unwrap_or(0))
+            ExitRecord::Signal(status.signal().unwrap_or(0))
         }
     };
     Ok(AgentTurn {
         exit,
-        stdout: keep_end(out.stdout),
-        stderr: keep_end(out.stderr),
+        stdout,
+        stderr,
         elapsed: start.elapsed(),
     })
 }
 
-fn keep_end(mut bytes: Vec<u8>) -> Vec<u8> {
-    if bytes.len() > MAX_TURN_OUTPUT {
-        bytes.drain(..bytes.len() - MAX_TURN_OUTPUT);
+/// All of `pipe` read, its last [`MAX_TURN_OUTPUT`] bytes kept. A read error ends it with
+/// what was read.
+fn read_end(mut pipe: impl std::io::Read) -> Vec<u8> {
+    let mut kept = Vec::new();
+    let mut buffer = vec![0u8; 64 * 1024];
+    loop {
+        match pipe.read(&mut buffer) {
+            Ok(0) => break,
+            Ok(n) => {
+                kept.extend_from_slice(&buffer[..n]);
+                // Trimmed in batches, so a long stream costs amortised O(1) per byte.
+                if kept.len() > 2 * MAX_TURN_OUTPUT {
+                    kept.drain(..kept.len() - MAX_TURN_OUTPUT);
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => break,
+        }
     }
-    bytes
+    if kept.len() > MAX_TURN_OUTPUT {
+        kept.drain(..kept.len() - MAX_TURN_OUTPUT);
+    }
+    kept
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_end_of_a_long_stream_is_kept() {
+        let mut stream = vec![b'a'; 3 * MAX_TURN_OUTPUT + 17];
+        stream.extend_from_slice(b"the end\n");
+        let kept = read_end(&stream[..]);
+        assert_eq!(kept.len(), MAX_TURN_OUTPUT);
+        assert!(kept.ends_with(b"aaathe end\n"));
+        assert_eq!(read_end(&b"short"[..]), b"short");
+    }
 }
