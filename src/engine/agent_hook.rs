@@ -102,8 +102,9 @@ fn write_record(path: &Path, record: &StopRecord) -> Result<(), EngineError> {
     std::fs::create_dir_all(dir).map_err(io_error(format!("create {}", dir.display())))?;
     let bytes = serde_json::to_vec(record).map_err(|e| EngineError::Internal(e.to_string()))?;
     // Whole or not at all: a torn record would read as none, which is safe, but a rename is
-    // as cheap.
-    let tmp = path.with_extension("tmp");
+    // as cheap. The temporary name is this process's, so two stops of one session at once
+    // each rename a whole record (the last one stands).
+    let tmp = path.with_extension(format!("{}.tmp", std::process::id()));
     std::fs::write(&tmp, bytes).map_err(io_error(format!("write {}", tmp.display())))?;
     std::fs::rename(&tmp, path).map_err(io_error(format!("rename {}", tmp.display())))
 }
