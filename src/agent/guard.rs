@@ -70,6 +70,20 @@ const READERS: &[&str] = &[
     "tree",
     "du",
     "bat",
+    "nl",
+    "cut",
+    "jq",
+    "shellcheck",
+    "tac",
+    "strings",
+    "column",
+    "comm",
+    "paste",
+    "fold",
+    "awk",
+    "gawk",
+    "mawk",
+    "sort",
     "git",
     "git-orchestrate",
     "basename",
@@ -85,14 +99,14 @@ const READERS: &[&str] = &[
 /// Programs that run the command named by their arguments.
 const WRAPPERS: &[&str] = &[
     "env", "sudo", "doas", "command", "exec", "nohup", "time", "nice", "timeout", "stdbuf",
-    "setsid", "xargs", "builtin", "unbuffer",
+    "setsid", "xargs", "builtin", "unbuffer", "ionice", "flock", "watch", "coproc",
 ];
 
 const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "ash", "busybox"];
 
 /// Shell keywords that may start a simple command and are not its program.
 const KEYWORDS: &[&str] = &[
-    "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "!", "{", "}", "time",
+    "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "!", "{", "}",
 ];
 
 /// Judges a shell command line.
@@ -113,7 +127,21 @@ fn check_line(line: &str, ctx: &GuardContext, depth: usize) -> Result<(), String
             e.0
         )
     })?;
-    // `cd DIR` moves where the commands after it write: the guard follows it.
+    // A shell that reads its script on stdin (`echo "…" | sh`, `cat <<EOF | bash`): the text
+    // the line prints is its script.
+    if commands.iter().any(is_bare_shell) {
+        for simple in &commands {
+            let printed = match simple.words.first().map(|w| basename(w)) {
+                Some("echo" | "printf") => Some(simple.words[1..].join(" ")),
+                _ => simple.heredoc.clone(),
+            };
+            if let Some(text) = printed {
+                check_line(&text, ctx, depth + 1)?;
+            }
+        }
+    }
+    // `cd DIR` moves where the commands after it write, `git checkout B` the branch they
+    // commit to: the guard follows both.
     let mut here = ctx.clone();
     for simple in &commands {
         if let [cd, dir] = simple.words.as_slice()
@@ -123,8 +151,39 @@ fn check_line(line: &str, ctx: &GuardContext, depth: usize) -> Result<(), String
             continue;
         }
         check_simple(simple, &here, depth)?;
+        if let Some(branch) = switched_branch(&simple.words) {
+            here.head_branch = Some(branch);
+        }
     }
     Ok(())
+}
+
+/// `sh`, `bash -s`…: a shell given no script, which runs what arrives on its stdin.
+fn is_bare_shell(simple: &Simple) -> bool {
+    let Some(program) = simple.words.first() else {
+        return false;
+    };
+    SHELLS.contains(&basename(program))
+        && simple.words[1..]
+            .iter()
+            .all(|w| w.starts_with('-') && !w.contains('c'))
+}
+
+/// The branch `git checkout B` / `git switch B` (or `-b B`…) leaves HEAD on.
+fn switched_branch(words: &[String]) -> Option<String> {
+    let [git, sub, rest @ ..] = words else {
+        return None;
+    };
+    if basename(git) != "git" || !matches!(sub.as_str(), "checkout" | "switch") {
+        return None;
+    }
+    match rest {
+        [branch] if !branch.starts_with('-') => Some(branch.clone()),
+        [flag, branch, ..] if matches!(flag.as_str(), "-b" | "-B" | "-c" | "-C") => {
+            Some(branch.clone())
+        }
+        _ => None,
+    }
 }
 
 fn check_simple(simple: &Simple, ctx: &GuardContext, depth: usize) -> Result<(), String> {
@@ -152,7 +211,12 @@ fn check_simple(simple: &Simple, ctx: &GuardContext, depth: usize) -> Result<(),
             words.remove(0);
             continue;
         }
-        if matches!(*first, "for" | "case" | "select" | "function") {
+        if *first == "function" {
+            // `function NAME { body…`: the body's first command follows on the same words.
+            words.drain(..words.len().min(2));
+            continue;
+        }
+        if matches!(*first, "for" | "case" | "select") {
             return Ok(());
         }
         break;
@@ -166,9 +230,47 @@ fn check_simple(simple: &Simple, ctx: &GuardContext, depth: usize) -> Result<(),
         return Err(reason);
     }
     match name {
-        "git" => check_git(&words[1..], ctx)?,
+        "git" => check_git(&words[1..], ctx, depth)?,
         "git-orchestrate" => check_orchestrate(&words[1..])?,
         "eval" => check_line(&words[1..].join(" "), ctx, depth + 1)?,
+        "trap" => {
+            if let Some(action) = words.get(1) {
+                check_line(action, ctx, depth + 1)?;
+            }
+        }
+        "script" => {
+            if let Some(command) = shell_script(&words[1..]) {
+                check_line(command, ctx, depth + 1)?;
+            }
+        }
+        "find" => {
+            // `-exec CMD… ;` / `-execdir`, `-ok`: each command find runs.
+            let mut rest = &words[1..];
+            while let Some(at) = rest
+                .iter()
+                .position(|w| matches!(*w, "-exec" | "-execdir" | "-ok" | "-okdir"))
+            {
+                let after = &rest[at + 1..];
+                let end = after
+                    .iter()
+                    .position(|w| matches!(*w, ";" | "+"))
+                    .unwrap_or(after.len());
+                let run = Simple {
+                    words: after[..end].iter().map(|w| w.to_string()).collect(),
+                    ..Simple::default()
+                };
+                check_simple(&run, ctx, depth + 1)?;
+                rest = &after[end..];
+            }
+        }
+        "apply_patch" | "applypatch" => {
+            let patch = words.get(1).copied().or(simple.heredoc.as_deref());
+            if let Some(patch) = patch
+                && let Decision::Deny(reason) = check_patch(patch, ctx)
+            {
+                return Err(reason);
+            }
+        }
         _ if SHELLS.contains(&name) => {
             if let Some(script) = shell_script(&words[1..]) {
                 check_line(script, ctx, depth + 1)?;
@@ -179,10 +281,29 @@ fn check_simple(simple: &Simple, ctx: &GuardContext, depth: usize) -> Result<(),
         }
         _ => {}
     }
-    if !READERS.contains(&name) {
+    if !only_reads(name, &words[1..]) {
         check_writer(name, &words[1..], ctx)?;
     }
     Ok(())
+}
+
+/// A program that only reads the files it is given, with these arguments (`sort -o`,
+/// `xxd -r`, `gawk -i inplace`, `tree -o` write).
+fn only_reads(name: &str, args: &[&str]) -> bool {
+    let writes = match name {
+        "sort" => args.iter().any(|a| {
+            a.starts_with("-o")
+                || a.starts_with("--output")
+                || (a.starts_with('-') && !a.starts_with("--") && a.contains('o'))
+        }),
+        "xxd" => args.iter().any(|a| a.starts_with("-r") || *a == "-revert"),
+        "tree" => args.iter().any(|a| a.starts_with("-o")),
+        "awk" | "gawk" | "mawk" => args
+            .iter()
+            .any(|a| a.starts_with("-i") || a.starts_with("--include")),
+        _ => false,
+    };
+    READERS.contains(&name) && !writes
 }
 
 /// The environment settings a command line makes: the human marker, a hooks path or a notes
@@ -190,6 +311,7 @@ fn check_simple(simple: &Simple, ctx: &GuardContext, depth: usize) -> Result<(),
 fn check_assignments(assignments: &[String]) -> Result<(), String> {
     for assignment in assignments {
         let (name, value) = assignment.split_once('=').unwrap_or((assignment, ""));
+        let name = name.strip_suffix('+').unwrap_or(name);
         if name == "GIT_ORCHESTRATE_HUMAN" {
             return Err(format!(
                 "setting {name} is for humans at their own terminal: {HUMAN_ONLY}"
@@ -199,6 +321,19 @@ fn check_assignments(assignments: &[String]) -> Result<(), String> {
             return Err(format!(
                 "{name} would move core.hooksPath away from the installed hooks: {USE_CHECKPOINT}"
             ));
+        }
+        if matches!(
+            name,
+            "GIT_CONFIG_GLOBAL" | "GIT_CONFIG_SYSTEM" | "GIT_CONFIG"
+        ) {
+            return Err(format!(
+                "{name} swaps in a git configuration the guard cannot see (it may move core.hooksPath): {USE_CHECKPOINT}"
+            ));
+        }
+        if (name.starts_with("GIT_CONFIG_KEY_") || name == "GIT_CONFIG_PARAMETERS")
+            && let Some(reason) = risky_setting(value)
+        {
+            return Err(format!("{name}: {reason}"));
         }
         if name == "GIT_NOTES_REF" && value.contains("orchestrator") {
             return Err(format!(
@@ -222,20 +357,39 @@ fn unwrap<'w>(words: &[&'w str]) -> Result<Vec<&'w str>, String> {
         // Options, assignments (env) and a duration (timeout) or priority (nice) before the
         // command.
         let mut assigned = Vec::new();
+        let mut locked = false;
         while let Some(next) = rest.first() {
             if next.starts_with('-') {
-                let takes_value = matches!(
-                    (name, *next),
-                    ("nice", "-n")
-                        | ("timeout", "-s" | "-k" | "--signal" | "--kill-after")
-                        | ("env", "-u" | "-C" | "--unset" | "--chdir" | "-S")
-                        | ("sudo", "-u" | "-g" | "-C" | "-D")
-                        | (
-                            "xargs",
-                            "-I" | "-n" | "-P" | "-L" | "-d" | "-E" | "-s" | "-a"
-                        )
-                        | ("stdbuf", "-i" | "-o" | "-e")
-                );
+                if name == "env" && (*next == "-S" || next.starts_with("--split-string")) {
+                    return Err(
+                        "`env -S` hides the command it runs from the guard; run the command itself"
+                            .into(),
+                    );
+                }
+                if name == "flock" && matches!(*next, "-c" | "--command") {
+                    return Ok(rest[1..]
+                        .first()
+                        .map_or_else(Vec::new, |c| vec!["sh", "-c", c]));
+                }
+                let sudo_cluster = name == "sudo"
+                    && !next.starts_with("--")
+                    && next.ends_with(['u', 'g', 'C', 'D', 'h', 'p', 'U', 'r', 't', 'T']);
+                let takes_value = sudo_cluster
+                    || matches!(
+                        (name, *next),
+                        ("nice", "-n")
+                            | ("timeout", "-s" | "-k" | "--signal" | "--kill-after")
+                            | ("env", "-u" | "-C" | "--unset" | "--chdir")
+                            | ("exec", "-a")
+                            | ("ionice", "-c" | "-n" | "-p" | "-P" | "-u")
+                            | ("flock", "-w" | "-E" | "--timeout" | "--conflict-exit-code")
+                            | ("watch", "-n" | "-d" | "--interval")
+                            | (
+                                "xargs",
+                                "-I" | "-n" | "-P" | "-L" | "-d" | "-E" | "-s" | "-a"
+                            )
+                            | ("stdbuf", "-i" | "-o" | "-e")
+                    );
                 rest = &rest[1..];
                 if takes_value && !rest.is_empty() {
                     rest = &rest[1..];
@@ -244,6 +398,10 @@ fn unwrap<'w>(words: &[&'w str]) -> Result<Vec<&'w str>, String> {
                 assigned.push(next.to_string());
                 rest = &rest[1..];
             } else if name == "timeout" && next.starts_with(|c: char| c.is_ascii_digit()) {
+                rest = &rest[1..];
+            } else if name == "flock" && !locked {
+                // `flock FILE CMD…`: the lock file first.
+                locked = true;
                 rest = &rest[1..];
             } else {
                 break;
@@ -257,12 +415,21 @@ fn unwrap<'w>(words: &[&'w str]) -> Result<Vec<&'w str>, String> {
 /// The script of `sh -c SCRIPT` (also `-ec`, `-lc`, …).
 fn shell_script<'w>(args: &[&'w str]) -> Option<&'w str> {
     let mut iter = args.iter();
+    let mut command = false;
     while let Some(arg) = iter.next() {
+        if *arg == "--" {
+            continue;
+        }
+        if matches!(*arg, "-o" | "+o" | "-O" | "+O") {
+            iter.next();
+            continue;
+        }
         if arg.starts_with('-') && !arg.starts_with("--") && arg.contains('c') {
-            return iter.next().copied();
+            command = true;
+            continue;
         }
         if !arg.starts_with('-') && !arg.starts_with('+') {
-            return None;
+            return command.then_some(*arg);
         }
     }
     None
@@ -325,37 +492,50 @@ fn script_of(words: &[&str]) -> Option<String> {
 }
 
 /// `git …`: the global options first (`-c core.hooksPath=…` among them), then the subcommand.
-fn check_git(args: &[&str], ctx: &GuardContext) -> Result<(), String> {
+fn check_git(args: &[&str], ctx: &GuardContext, depth: usize) -> Result<(), String> {
+    let mut here = ctx.clone();
+    let ctx = &mut here;
     let mut i = 0;
     while i < args.len() {
         let arg = args[i];
-        match arg {
+        let (option, attached) = match arg.split_once('=') {
+            Some((o, v)) if arg.starts_with("--") => (o, Some(v)),
+            _ => (arg, None),
+        };
+        let value = || {
+            attached
+                .or_else(|| args.get(i + 1).copied())
+                .unwrap_or_default()
+        };
+        let step = if attached.is_some() { 1 } else { 2 };
+        match option {
             "-c" | "--config-env" => {
-                let setting = args.get(i + 1).copied().unwrap_or_default();
-                if setting.to_ascii_lowercase().starts_with("core.hookspath") {
-                    return Err(format!(
-                        "`git {arg} {setting}` bypasses the installed hooks: {USE_CHECKPOINT}"
-                    ));
+                if let Some(reason) = risky_setting(value()) {
+                    return Err(format!("`git {arg} {}`: {reason}", value()));
                 }
-                i += 2;
+                i += step;
             }
-            "-C" | "--git-dir" | "--work-tree" | "--namespace" | "--exec-path" => i += 2,
-            _ if arg.starts_with("-c") && arg.to_ascii_lowercase().contains("core.hookspath") => {
-                return Err(format!(
-                    "`git {arg}` bypasses the installed hooks: {USE_CHECKPOINT}"
-                ));
+            _ if arg.starts_with("-c") => {
+                if let Some(reason) = risky_setting(&arg[2..]) {
+                    return Err(format!("`git {arg}`: {reason}"));
+                }
+                i += 1;
             }
-            _ if arg.starts_with("--config-env=")
-                && arg.to_ascii_lowercase().contains("core.hookspath") =>
-            {
-                return Err(format!(
-                    "`git {arg}` bypasses the installed hooks: {USE_CHECKPOINT}"
-                ));
+            "-C" => {
+                ctx.cwd = normalize(&ctx.cwd.join(value()));
+                i += step;
             }
+            "--work-tree" => {
+                // Every file the command writes lands under it.
+                check_written_path(&format!("{}/x", value()), ctx)?;
+                i += step;
+            }
+            "--git-dir" | "--namespace" | "--exec-path" => i += step,
             _ if arg.starts_with('-') => i += 1,
             _ => break,
         }
     }
+    let ctx = &*ctx;
     let Some(sub) = args.get(i) else {
         return Ok(());
     };
@@ -371,7 +551,93 @@ fn check_git(args: &[&str], ctx: &GuardContext) -> Result<(), String> {
     };
     let orchestrator_ref =
         |w: &&str| w.contains("refs/orchestrator") || w.contains("refs/notes/orchestrator");
+    if on_main
+        && matches!(
+            *sub,
+            "merge" | "cherry-pick" | "revert" | "am" | "rebase" | "pull"
+        )
+    {
+        return Err(format!(
+            "`git {sub}` on the main branch ({main}) changes it; the orchestrator merges PRs into {main} after review (`git orchestrate get-task`)"
+        ));
+    }
+    if matches!(*sub, "merge" | "pull" | "push" | "am") && rest.iter().any(|w| skips_verify(w)) {
+        return Err(format!(
+            "`git {sub} --no-verify` skips the hooks that enforce preflight: {USE_CHECKPOINT}"
+        ));
+    }
     match *sub {
+        "commit-tree" => {
+            return Err(format!(
+                "`git commit-tree` makes a commit no hook sees: {USE_CHECKPOINT}"
+            ));
+        }
+        "fetch" | "pull" => {
+            // A refspec writes its destination: `git fetch . HEAD:refs/orchestrator/…`.
+            if let Some(r) = rest.iter().filter(|w| w.contains(':')).find(|w| {
+                let dst = w.rsplit(':').next().unwrap_or_default();
+                orchestrator_ref(&dst) || names_main(w)
+            }) {
+                return Err(format!(
+                    "`git {sub} … {r}` writes a ref the orchestrator keeps: {STATE_IS_THE_ORCHESTRATORS}"
+                ));
+            }
+        }
+        "rebase" => {
+            let mut iter = rest.iter();
+            while let Some(w) = iter.next() {
+                let exec = match *w {
+                    "-x" | "--exec" => iter.next().copied(),
+                    _ => w.strip_prefix("--exec=").or_else(|| w.strip_prefix("-x")),
+                };
+                if let Some(command) = exec.filter(|c| !c.is_empty()) {
+                    check_line(command, ctx, depth + 1)?;
+                }
+            }
+        }
+        "submodule" if rest.contains(&"foreach") => {
+            let at = rest
+                .iter()
+                .position(|w| *w == "foreach")
+                .unwrap_or_default();
+            let command: Vec<&str> = rest[at + 1..]
+                .iter()
+                .filter(|w| !w.starts_with("--"))
+                .copied()
+                .collect();
+            check_line(&command.join(" "), ctx, depth + 1)?;
+        }
+        "mv" | "rm" | "restore" => {
+            let paths: Vec<&&str> = rest.iter().filter(|w| !w.starts_with('-')).collect();
+            for path in &paths {
+                check_written_path(path, ctx)?;
+            }
+            // What a move or a removal takes away (a move's destination stays).
+            let removed = match *sub {
+                "rm" => &paths[..],
+                "mv" => &paths[..paths.len().saturating_sub(1)],
+                _ => &[],
+            };
+            for path in removed {
+                holds_guarded(path, ctx)?;
+            }
+        }
+        "checkout" if rest.contains(&"--") => {
+            let at = rest.iter().position(|w| *w == "--").unwrap_or_default();
+            for path in &rest[at + 1..] {
+                check_written_path(path, ctx)?;
+            }
+        }
+        "worktree" => {
+            let mut iter = rest.iter();
+            while let Some(w) = iter.next() {
+                if matches!(*w, "-B" | "-b") && iter.next().is_some_and(names_main) {
+                    return Err(format!(
+                        "`git worktree {w} {main}` resets the main branch; the orchestrator merges into it"
+                    ));
+                }
+            }
+        }
         "commit" => {
             if commit_skips_hooks(rest) {
                 return Err(format!(
@@ -384,11 +650,6 @@ fn check_git(args: &[&str], ctx: &GuardContext) -> Result<(), String> {
                 ));
             }
         }
-        "merge" | "cherry-pick" | "revert" | "am" | "rebase" | "pull" if on_main => {
-            return Err(format!(
-                "`git {sub}` on the main branch ({main}) changes it; the orchestrator merges PRs into {main} after review (`git orchestrate get-task`)"
-            ));
-        }
         "config" => {
             let reads = rest.iter().any(|w| {
                 matches!(
@@ -397,13 +658,12 @@ fn check_git(args: &[&str], ctx: &GuardContext) -> Result<(), String> {
                 )
             });
             if !reads
-                && rest
+                && let Some((key, reason)) = rest
                     .iter()
-                    .any(|w| w.to_ascii_lowercase().contains("core.hookspath"))
+                    .filter(|w| !w.starts_with('-'))
+                    .find_map(|w| risky_setting(w).map(|r| (w, r)))
             {
-                return Err(format!(
-                    "changing core.hooksPath would bypass the installed hooks: {USE_CHECKPOINT}"
-                ));
+                return Err(format!("changing {key}: {reason}"));
             }
         }
         "update-ref" => {
@@ -453,7 +713,21 @@ fn check_git(args: &[&str], ctx: &GuardContext) -> Result<(), String> {
                 .filter(|w| !w.starts_with('-'))
                 .skip(1)
                 .collect();
+            // A wildcard refspec (`refs/heads/*`, `+refs/*:refs/*`) names whatever matches it.
+            let wildcard_main = |w: &&&str| {
+                let dst = w
+                    .rsplit(':')
+                    .next()
+                    .unwrap_or_default()
+                    .trim_start_matches('+');
+                let prefix = dst.split('*').next().unwrap_or_default();
+                dst.contains('*')
+                    && (format!("refs/heads/{main}").starts_with(prefix)
+                        || "refs/orchestrator/".starts_with(prefix)
+                        || prefix.starts_with("refs/orchestrator"))
+            };
             if refspecs.iter().any(|w| names_main(w))
+                || refspecs.iter().any(wildcard_main)
                 || rest.contains(&"--all")
                 || (on_main && refspecs.is_empty())
                 || (on_main && refspecs.iter().any(|w| **w == "HEAD"))
@@ -465,18 +739,10 @@ fn check_git(args: &[&str], ctx: &GuardContext) -> Result<(), String> {
         }
         "branch" => {
             let moves = rest.iter().any(|w| {
-                matches!(
-                    *w,
-                    "-f" | "--force"
-                        | "-D"
-                        | "-d"
-                        | "--delete"
-                        | "-m"
-                        | "-M"
-                        | "--move"
-                        | "-c"
-                        | "-C"
-                )
+                matches!(*w, "--force" | "--delete" | "--move" | "--copy")
+                    || (w.starts_with('-')
+                        && !w.starts_with("--")
+                        && w.contains(['f', 'D', 'd', 'm', 'M', 'c', 'C']))
             });
             if moves && rest.iter().any(names_main) {
                 return Err(format!(
@@ -487,9 +753,18 @@ fn check_git(args: &[&str], ctx: &GuardContext) -> Result<(), String> {
         "checkout" | "switch" => {
             let mut iter = rest.iter();
             while let Some(w) = iter.next() {
-                if matches!(*w, "-B" | "-C" | "--force-create")
-                    && iter.next().is_some_and(names_main)
-                {
+                let cluster = w.starts_with('-') && !w.starts_with("--");
+                // `-B main`, `-fB main`, `-Bmain`, `--force-create=main`.
+                let resets = if let Some(v) = w.strip_prefix("--force-create=") {
+                    names_main(&v)
+                } else if *w == "--force-create" || (cluster && w.ends_with(['B', 'C'])) {
+                    iter.clone().next().is_some_and(names_main)
+                } else if cluster && let Some(at) = w.find(['B', 'C']) {
+                    names_main(&&w[at + 1..])
+                } else {
+                    false
+                };
+                if resets {
                     return Err(format!(
                         "`git {sub} {w} {main}` resets the main branch; the orchestrator merges into it"
                     ));
@@ -527,25 +802,53 @@ fn looks_like_revision(word: &str) -> bool {
         || (word.len() >= 7 && word.chars().all(|c| c.is_ascii_hexdigit()))
 }
 
-/// `git commit` options: `--no-verify`, or `-n` alone or in a cluster (`-an`), stopping at a
-/// letter whose value follows (`-mn` is the message "n").
+/// `--no-verify` or an abbreviation git takes for it (`--no-ver`; shorter is ambiguous
+/// with `--no-verbose`).
+fn skips_verify(arg: &str) -> bool {
+    arg.len() >= "--no-ver".len() && "--no-verify".starts_with(arg)
+}
+
+/// `git commit` options: `--no-verify`, or `-n` alone or in a cluster (`-an`), skipping the
+/// values of the options that take one (`-mn` and `-m -n` are the message "n" and "-n").
 fn commit_skips_hooks(args: &[&str]) -> bool {
-    for arg in args {
+    const TAKE_VALUE: &[&str] = &[
+        "--message",
+        "--file",
+        "--author",
+        "--date",
+        "--template",
+        "--reuse-message",
+        "--reedit-message",
+        "--fixup",
+        "--squash",
+        "--trailer",
+        "--cleanup",
+        "--pathspec-from-file",
+    ];
+    let mut iter = args.iter();
+    while let Some(arg) = iter.next() {
         if *arg == "--" {
             return false;
         }
-        if *arg == "--no-verify"
-            || *arg == "--no-ver"
-            || *arg == "--no-veri"
-            || *arg == "--no-verif"
-        {
+        if skips_verify(arg) {
             return true;
         }
+        if TAKE_VALUE.contains(arg) {
+            iter.next();
+            continue;
+        }
         if let Some(cluster) = arg.strip_prefix('-').filter(|c| !c.starts_with('-')) {
-            for letter in cluster.chars() {
+            for (at, letter) in cluster.char_indices() {
                 match letter {
                     'n' => return true,
-                    'm' | 'F' | 'c' | 'C' | 't' | 'u' | 'S' => break,
+                    'm' | 'F' | 'c' | 'C' | 't' => {
+                        if at + 1 == cluster.len() {
+                            iter.next();
+                        }
+                        break;
+                    }
+                    // Optional values, attached only.
+                    'u' | 'S' => break,
                     _ => {}
                 }
             }
@@ -554,18 +857,51 @@ fn commit_skips_hooks(args: &[&str]) -> bool {
     false
 }
 
+/// Why setting this git configuration (`key=value` or `key`) goes around the workflow:
+/// moving the hooks, including a file the guard cannot read, an alias that hides the
+/// command it runs, pointing `git notes` at the orchestrator's notes.
+fn risky_setting(setting: &str) -> Option<String> {
+    let key = setting
+        .split_once('=')
+        .map_or(setting, |(k, _)| k)
+        .trim_matches(['\'', '"'])
+        .to_ascii_lowercase();
+    if key.starts_with("core.hookspath") {
+        Some(format!("it bypasses the installed hooks: {USE_CHECKPOINT}"))
+    } else if key.starts_with("include.") || key.starts_with("includeif.") {
+        Some(format!(
+            "it includes a configuration the guard cannot see (it may move core.hooksPath): {USE_CHECKPOINT}"
+        ))
+    } else if key.starts_with("alias.") {
+        Some(
+            "a git alias hides the command it runs from the guard; run the command itself"
+                .to_string(),
+        )
+    } else if key.starts_with("core.notesref") {
+        Some(format!(
+            "it points git notes at another notes ref, and refs/notes/orchestrator is the orchestrator's: {STATE_IS_THE_ORCHESTRATORS}"
+        ))
+    } else {
+        None
+    }
+}
+
 fn check_git_notes(args: &[&str]) -> Result<(), String> {
     let mut notes_ref = None;
     let mut sub = None;
     let mut i = 0;
     while i < args.len() {
         let arg = args[i];
-        if arg == "--ref" {
+        // git takes `--re` and `--r` for `--ref`.
+        let is_ref = |o: &str| o.len() >= 3 && "--ref".starts_with(o);
+        if is_ref(arg) {
             notes_ref = args.get(i + 1).copied();
             i += 2;
             continue;
         }
-        if let Some(r) = arg.strip_prefix("--ref=") {
+        if let Some((option, r)) = arg.split_once('=')
+            && is_ref(option)
+        {
             notes_ref = Some(r);
         } else if !arg.starts_with('-') && sub.is_none() {
             sub = Some(arg);
@@ -604,13 +940,24 @@ fn check_orchestrate(args: &[&str]) -> Result<(), String> {
         }
     }
     let sub = iter.next().copied();
-    let next = iter.next().copied();
-    match (sub, next) {
-        (Some(cmd @ ("resume" | "approve" | "reject" | "repin")), _) => Err(format!(
+    // The subcommand's own words, its options (`--json`, `--workflow W`) left out.
+    let mut words = Vec::new();
+    while let Some(arg) = iter.next() {
+        if *arg == "--workflow" {
+            iter.next();
+        } else if !arg.starts_with('-') {
+            words.push(*arg);
+        }
+    }
+    match sub {
+        Some(cmd @ ("resume" | "approve" | "reject" | "repin")) => Err(format!(
             "`git orchestrate {cmd}` is for humans: {HUMAN_ONLY}"
         )),
-        (Some("hooks"), Some("uninstall")) => Err(format!(
+        Some("hooks") if words.first() == Some(&"uninstall") => Err(format!(
             "`git orchestrate hooks uninstall` removes the hooks that enforce preflight; it is for humans: {HUMAN_ONLY}"
+        )),
+        Some("init") if args.contains(&"--remove") => Err(format!(
+            "`git orchestrate init --agent … --remove` takes out the agent's guard and hooks; it is for humans: {HUMAN_ONLY}"
         )),
         _ => Ok(()),
     }
@@ -635,20 +982,105 @@ fn check_writer(name: &str, args: &[&str], ctx: &GuardContext) -> Result<(), Str
         {
             Vec::new()
         }
+        // The destination only (the sources are read), and the file a source becomes in a
+        // destination directory.
+        "cp" | "install" | "ln" | "rsync" | "scp" => {
+            let operands: Vec<&str> = args
+                .iter()
+                .filter(|a| !a.starts_with('-'))
+                .copied()
+                .collect();
+            let mut targets: Vec<&str> = operands.last().copied().into_iter().collect();
+            if let Some(dir) = args
+                .iter()
+                .position(|a| *a == "-t" || *a == "--target-directory")
+                .and_then(|at| args.get(at + 1))
+            {
+                targets.push(dir);
+            }
+            for target in targets.clone() {
+                into_directory(target, &operands, ctx)?;
+            }
+            targets
+        }
+        "mv" => {
+            let operands: Vec<&str> = args
+                .iter()
+                .filter(|a| !a.starts_with('-'))
+                .copied()
+                .collect();
+            if let Some(dest) = operands.last() {
+                into_directory(dest, &operands, ctx)?;
+            }
+            operands
+        }
         _ => args
             .iter()
             .filter(|a| !a.starts_with('-'))
             .copied()
             .collect(),
     };
-    for target in targets {
+    for target in &targets {
         check_written_path(target, ctx)?;
+    }
+    // Deleting or moving a directory deletes what is in it (a move's destination stays).
+    let removed = match name {
+        "rm" | "rmdir" | "unlink" | "shred" => &targets[..],
+        "mv" => &targets[..targets.len().saturating_sub(1)],
+        _ => &[],
+    };
+    for target in removed {
+        holds_guarded(target, ctx)?;
     }
     // Anything else that names the git internals (a script, an interpreter's one-liner) is
     // refused too: there is no reason for an agent's command to touch them.
     for arg in args {
         if let Some(reason) = git_internal_mention(arg, ctx) {
             return Err(reason);
+        }
+    }
+    Ok(())
+}
+
+/// Writing into `dest` when it is a directory writes `dest/<name>` for each source.
+fn into_directory(dest: &str, operands: &[&str], ctx: &GuardContext) -> Result<(), String> {
+    if !ctx.cwd.join(dest).is_dir() {
+        return Ok(());
+    }
+    for source in operands.iter().filter(|o| **o != dest) {
+        if let Some(name) = Path::new(source).file_name() {
+            check_written_path(&format!("{dest}/{}", name.to_string_lossy()), ctx)?;
+        }
+    }
+    Ok(())
+}
+
+/// Refuses `path` when it is a directory that holds the git directory, the hooks or a
+/// protected path (`rm -rf ci` with `ci/**` protected; `rm -rf .`).
+fn holds_guarded(path: &str, ctx: &GuardContext) -> Result<(), String> {
+    let target = normalize(&ctx.cwd.join(path));
+    if target.as_os_str().is_empty() {
+        return Ok(());
+    }
+    for dir in [&ctx.git_dir, &ctx.hooks_dir] {
+        if !dir.as_os_str().is_empty() && normalize(dir).starts_with(&target) {
+            return Err(format!(
+                "{path} holds {}, the hooks and the orchestrator's state: {STATE_IS_THE_ORCHESTRATORS}",
+                dir.display()
+            ));
+        }
+    }
+    let root = normalize(&ctx.root);
+    let protected = ctx.protected_files.iter().map(String::as_str).chain(
+        ctx.protected_globs
+            .iter()
+            .map(|g| g.split(['*', '?', '[']).next().unwrap_or_default()),
+    );
+    for inside in protected {
+        if normalize(&root.join(inside.trim_end_matches('/'))).starts_with(&target) {
+            return Err(format!(
+                "{path} holds {inside}, which is protected (docs/integrity.md): the gates that judge your work, and the files they run, change only on the main branch, by a human"
+            ));
         }
     }
     Ok(())
@@ -672,10 +1104,13 @@ fn git_internal_mention(word: &str, ctx: &GuardContext) -> Option<String> {
         ctx.git_dir.join("logs/refs/orchestrator"),
         ctx.git_dir.join("config"),
     ];
+    // The user's own git configuration can move core.hooksPath for every repository.
+    let user_config = word.ends_with(".gitconfig") || word.contains(".config/git/config");
     let named = INTERNAL
         .iter()
         .find(|p| word.contains(**p))
         .map(|p| p.to_string())
+        .or_else(|| user_config.then(|| word.to_string()))
         .or_else(|| (!hooks.is_empty() && word.contains(hooks.as_ref())).then(|| hooks.to_string()))
         .or_else(|| {
             git_dir_parts
@@ -985,6 +1420,131 @@ mod tests {
         ("mv run_tests.sh old.sh", "protected"),
         // Unreadable.
         ("echo 'unclosed", "cannot be read"),
+        // Allowed: reading, and words that only look like flags.
+        ("git commit -m -n", ""),
+        ("git commit -m '-nothing' --author 'A <a@b>'", ""),
+        ("git commit -F msg.txt -a", ""),
+        ("diff <(sort a) <(sort b)", ""),
+        ("awk '{print}' run_tests.sh", ""),
+        ("sort .orchestrate.toml | nl", ""),
+        ("jq . .orchestrate.toml; cut -d= -f1 .orchestrate.toml", ""),
+        ("cp run_tests.sh /tmp/", ""),
+        ("git fetch origin main:refs/remotes/origin/main", ""),
+        ("git checkout feat/y && git commit -m x", ""),
+        ("echo 'git commit -n' > notes.txt", ""),
+        ("rm -rf target build", ""),
+        ("mv /tmp/notes.txt . && mv a.txt b.txt", ""),
+        ("time -p cargo build", ""),
+        // Hooks skipped or moved another way.
+        ("git merge --no-verify -m x feat/y", "--no-verify"),
+        ("git push --no-verify origin feat/x", "--no-verify"),
+        ("git commit --no-ver -m x", "--no-verify"),
+        ("git commit $'\\x2dn' -m x", "--no-verify"),
+        ("git commit $'\\055n' -m x", "--no-verify"),
+        ("sh -c -- 'git commit -n'", "--no-verify"),
+        ("bash -o errexit -c 'git commit -n'", "--no-verify"),
+        ("bash <<< 'git commit -n -m x'", "--no-verify"),
+        ("echo 'git commit -n -m x' | sh", "--no-verify"),
+        ("function f { git commit -n -m x; }; f", "--no-verify"),
+        ("time -p git commit -n -m x", "--no-verify"),
+        ("coproc git commit -n -m x", "--no-verify"),
+        ("exec -a foo git commit -n -m x", "--no-verify"),
+        ("flock /tmp/l git commit -n -m x", "--no-verify"),
+        ("flock /tmp/l -c 'git commit -n -m x'", "--no-verify"),
+        ("ionice -c3 git commit -n -m x", "--no-verify"),
+        ("sudo -iu root git commit -n -m x", "--no-verify"),
+        ("env -S 'git commit -n -m x'", "env -S"),
+        ("trap 'git commit -n -m x' EXIT", "--no-verify"),
+        (
+            "find . -maxdepth 0 -exec git commit -n -m x \\;",
+            "--no-verify",
+        ),
+        ("script -qc 'git commit -n -m x' /dev/null", "--no-verify"),
+        (
+            "git rebase -x 'git commit -n --amend --no-edit' HEAD~1",
+            "--no-verify",
+        ),
+        ("git submodule foreach 'git commit -n -m x'", "--no-verify"),
+        ("git -c alias.ci='commit --no-verify' ci -m x", "alias"),
+        ("git config alias.ci 'commit -n'", "alias"),
+        ("git -c include.path=/tmp/h.cfg commit -m x", "includes"),
+        ("git config include.path /tmp/h.cfg", "includes"),
+        (
+            "GIT_CONFIG_GLOBAL=/tmp/h.cfg git commit -m x",
+            "GIT_CONFIG_GLOBAL",
+        ),
+        (
+            "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=include.path GIT_CONFIG_VALUE_0=/tmp/h git commit",
+            "includes",
+        ),
+        (
+            "printf '[core]hooksPath=/x' >> ~/.gitconfig",
+            "orchestrator's state",
+        ),
+        ("git commit-tree HEAD^{tree} -p HEAD -m x", "commit-tree"),
+        // The orchestrator's refs and notes, another way.
+        (
+            "git fetch . +HEAD:refs/orchestrator/workflows/main",
+            "writes a ref the orchestrator keeps",
+        ),
+        (
+            "git fetch . feat/x:main",
+            "writes a ref the orchestrator keeps",
+        ),
+        (
+            "git notes --re orchestrator add -m x",
+            "refs/notes/orchestrator",
+        ),
+        (
+            "git -c core.notesRef=refs/notes/orchestrator notes add -m x",
+            "notes ref",
+        ),
+        (
+            "git config core.notesRef refs/notes/orchestrator",
+            "notes ref",
+        ),
+        ("git push origin 'refs/heads/*'", "pushing the main branch"),
+        (
+            "git push origin '+refs/*:refs/*'",
+            "pushing the main branch",
+        ),
+        // Writes into the hooks, the state or protected files, another way.
+        (
+            "git --work-tree=.git/hooks checkout HEAD -- commit-msg",
+            "orchestrator's state",
+        ),
+        ("echo x >& .git/hooks/commit-msg", "orchestrator's state"),
+        ("echo 'exit 0' >& run_tests.sh", "protected"),
+        ("git mv run_tests.sh x.sh", "protected"),
+        ("git rm -r ci", "protected"),
+        ("git restore --source=HEAD~3 run_tests.sh", "protected"),
+        ("rm -rf ci", "holds"),
+        ("mv ci /tmp/old", "holds"),
+        ("rm -rf ../repo", "holds"),
+        ("xxd -r /tmp/hex run_tests.sh", "protected"),
+        ("sort -o run_tests.sh x", "protected"),
+        (
+            "apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: run_tests.sh\n*** End Patch\nEOF",
+            "protected",
+        ),
+        // Humans only, another way.
+        (
+            "GIT_ORCHESTRATE_HUMAN+=1 git orchestrate approve",
+            "for humans",
+        ),
+        ("git orchestrate hooks --json uninstall", "for humans"),
+        (
+            "git orchestrate hooks --workflow main uninstall",
+            "for humans",
+        ),
+        ("git orchestrate init --agent claude --remove", "for humans"),
+        // The main branch, another way.
+        ("git checkout main && git commit -m x", "main branch"),
+        ("git switch main; git merge feat/x", "main branch"),
+        ("git branch -Df main", "main branch"),
+        ("git checkout -fB main", "resets the main branch"),
+        ("git switch --force-create=main", "resets the main branch"),
+        ("git worktree add -B main /tmp/w", "resets the main branch"),
     ];
 
     #[test]

@@ -88,6 +88,12 @@ pub fn check_tool(input: &HookInput, ctx: &GuardContext) -> Decision {
         (Some(Value::String(c)), _) | (_, Some(Value::String(c))) => Some(c.clone()),
         (Some(Value::Array(argv)), _) | (_, Some(Value::Array(argv))) => {
             let argv: Vec<&str> = argv.iter().filter_map(Value::as_str).collect();
+            // `["apply_patch", PATCH]`: Codex's patch tool through its shell.
+            if let [program, patch, ..] = argv.as_slice()
+                && program.ends_with("apply_patch")
+            {
+                return guard::check_patch(patch, ctx);
+            }
             Some(match argv.as_slice() {
                 // `["bash", "-lc", script]`: the script is the command line.
                 [shell, flag, script]

@@ -40,10 +40,13 @@ enum Token {
     Word(String),
     /// `;`, `&`, `|`, `&&`, `||`, `(`, `)`, newline: the simple command ends.
     Separator(bool),
-    /// A redirection operator; `true` when it writes.
+    /// A redirection operator; `writes` when it writes a file. `dup` is `>&`, which writes
+    /// the file its target names unless that is a descriptor; `herestring` is `<<<`.
     Redirect {
         writes: bool,
         heredoc: bool,
+        dup: bool,
+        herestring: bool,
     },
     End,
 }
@@ -79,14 +82,23 @@ impl Lexer {
                         current.words.push(word);
                     }
                 }
-                Token::Redirect { writes, heredoc } => {
+                Token::Redirect {
+                    writes,
+                    heredoc,
+                    dup,
+                    herestring,
+                } => {
                     let target = match self.token(&mut nested, depth)? {
                         Token::Word(w) => w,
                         _ => return Err(Unreadable("a redirection without a target".into())),
                     };
+                    let descriptor = target == "-" || target.chars().all(|c| c.is_ascii_digit());
                     if heredoc {
                         pending_heredocs.push((target, finished.len()));
-                    } else if writes {
+                    } else if herestring {
+                        // What a command reads on stdin: a shell runs it.
+                        current.heredoc = Some(target);
+                    } else if writes || (dup && !descriptor) {
                         current.writes.push(target);
                     }
                 }
@@ -177,6 +189,8 @@ impl Lexer {
                     return Ok(Token::Redirect {
                         writes: true,
                         heredoc: false,
+                        dup: false,
+                        herestring: false,
                     });
                 }
                 self.pos += 1;
@@ -188,6 +202,8 @@ impl Lexer {
                 }
                 return Ok(Token::Separator(false));
             }
+            // `<(…)` and `>(…)`: process substitution, a word whose commands run.
+            '<' | '>' if self.peek(1) == Some('(') => {}
             '<' | '>' => return Ok(self.redirect()),
             _ => {}
         }
@@ -203,6 +219,9 @@ impl Lexer {
         let mut word = String::new();
         while let Some(c) = self.peek(0) {
             match c {
+                '<' | '>' if self.peek(1) == Some('(') => {
+                    word.push_str(&self.substitution(nested, depth)?)
+                }
                 ' ' | '\t' | '\n' | ';' | '&' | '|' | '(' | ')' | '<' | '>' => break,
                 '\\' => {
                     self.pos += 1;
@@ -274,13 +293,8 @@ impl Lexer {
                             }
                             Some('\\') => {
                                 self.pos += 1;
-                                if let Some(e) = self.peek(0) {
-                                    word.push(match e {
-                                        'n' => '\n',
-                                        't' => '\t',
-                                        other => other,
-                                    });
-                                    self.pos += 1;
+                                if let Some(c) = self.ansi_c_escape() {
+                                    word.push(c);
                                 }
                             }
                             Some(q) => {
@@ -303,6 +317,43 @@ impl Lexer {
         Ok(Token::Word(word))
     }
 
+    /// One escape of `$'…'` after its backslash, as bash decodes it: `\n`, `\x2d`, `\055`,
+    /// `\u002d`… (`None` for a lone trailing backslash).
+    fn ansi_c_escape(&mut self) -> Option<char> {
+        let e = self.peek(0)?;
+        self.pos += 1;
+        let number = |lexer: &mut Self, radix: u32, most: usize| {
+            let mut value = 0u32;
+            let mut taken = 0;
+            while taken < most
+                && let Some(d) = lexer.peek(0).and_then(|c| c.to_digit(radix))
+            {
+                value = value * radix + d;
+                lexer.pos += 1;
+                taken += 1;
+            }
+            (taken > 0).then(|| char::from_u32(value).unwrap_or('\u{fffd}'))
+        };
+        Some(match e {
+            'n' => '\n',
+            't' => '\t',
+            'r' => '\r',
+            'a' => '\u{7}',
+            'b' => '\u{8}',
+            'e' | 'E' => '\u{1b}',
+            'f' => '\u{c}',
+            'v' => '\u{b}',
+            'x' => number(self, 16, 2).unwrap_or('x'),
+            'u' => number(self, 16, 4).unwrap_or('u'),
+            'U' => number(self, 16, 8).unwrap_or('U'),
+            '0'..='7' => {
+                self.pos -= 1;
+                number(self, 8, 3).unwrap_or('0')
+            }
+            other => other,
+        })
+    }
+
     fn redirect(&mut self) -> Token {
         let first = self.peek(0);
         self.pos += 1;
@@ -315,6 +366,8 @@ impl Lexer {
                     return Token::Redirect {
                         writes: false,
                         heredoc: false,
+                        dup: false,
+                        herestring: true,
                     };
                 }
                 if self.peek(0) == Some('-') {
@@ -323,6 +376,8 @@ impl Lexer {
                 Token::Redirect {
                     writes: false,
                     heredoc: true,
+                    dup: false,
+                    herestring: false,
                 }
             }
             (Some('<'), Some('>')) => {
@@ -330,6 +385,8 @@ impl Lexer {
                 Token::Redirect {
                     writes: true,
                     heredoc: false,
+                    dup: false,
+                    herestring: false,
                 }
             }
             (Some('<'), Some('&')) => {
@@ -337,18 +394,24 @@ impl Lexer {
                 Token::Redirect {
                     writes: false,
                     heredoc: false,
+                    dup: false,
+                    herestring: false,
                 }
             }
             (Some('<'), _) => Token::Redirect {
                 writes: false,
                 heredoc: false,
+                dup: false,
+                herestring: false,
             },
             (_, Some('&')) => {
-                // `>&2`: a descriptor, not a file.
+                // `>&2` is a descriptor, `>&file` a file (bash).
                 self.pos += 1;
                 Token::Redirect {
                     writes: false,
                     heredoc: false,
+                    dup: true,
+                    herestring: false,
                 }
             }
             (_, Some('>' | '|')) => {
@@ -356,11 +419,15 @@ impl Lexer {
                 Token::Redirect {
                     writes: true,
                     heredoc: false,
+                    dup: false,
+                    herestring: false,
                 }
             }
             _ => Token::Redirect {
                 writes: true,
                 heredoc: false,
+                dup: false,
+                herestring: false,
             },
         }
     }
@@ -438,10 +505,11 @@ impl Lexer {
     }
 }
 
-/// `NAME=value`, as the shell takes it before the program name.
+/// `NAME=value` (or bash's `NAME+=value`), as the shell takes it before the program name.
 pub fn is_assignment(word: &str) -> bool {
     match word.split_once('=') {
         Some((name, _)) => {
+            let name = name.strip_suffix('+').unwrap_or(name);
             !name.is_empty()
                 && !name.starts_with(|c: char| c.is_ascii_digit())
                 && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
@@ -535,6 +603,33 @@ mod tests {
         assert_eq!(parsed[0].words, ["sh"]);
         assert_eq!(parsed[0].heredoc.as_deref(), Some("git commit -n\n"));
         assert_eq!(parsed[1].words, ["echo", "done"]);
+    }
+
+    #[test]
+    fn ansi_c_quotes_are_decoded_as_bash_decodes_them() {
+        assert_eq!(
+            words(r"git commit $'\x2dn' $'\055n' $'\u002dn' $'a\'b'"),
+            w(&[&["git", "commit", "-n", "-n", "-n", "a'b"]])
+        );
+    }
+
+    #[test]
+    fn process_substitutions_and_here_strings_are_read() {
+        assert_eq!(
+            words("diff <(sort a) >(tee b)"),
+            w(&[
+                &["diff", "<(sort a)", ">(tee b)"],
+                &["sort", "a"],
+                &["tee", "b"]
+            ])
+        );
+        let parsed = parse("bash <<< 'git commit -n'").unwrap();
+        assert_eq!(parsed[0].heredoc.as_deref(), Some("git commit -n"));
+    }
+
+    #[test]
+    fn a_duplication_to_a_file_writes_it() {
+        assert_eq!(parse("echo x >& f 2>&1 >&-").unwrap()[0].writes, ["f"]);
     }
 
     #[test]

@@ -114,10 +114,26 @@ fn open(workflow: Option<&str>, input: &hook::HookInput) -> Result<Session, Engi
     Session::open_selected(&dir, workflow)
 }
 
-/// The guard's decision. Outside a git repository there is nothing to guard.
+/// The guard's decision. A command run outside the repository (`cd /tmp`, then `rm -rf
+/// /repo/.git/hooks`) is judged against the project the client runs its hooks in; only
+/// with no repository there either is there nothing to guard.
 fn guard(workflow: Option<&str>, input: &hook::HookInput) -> Result<Decision, EngineError> {
     let session = match open(workflow, input) {
-        Err(EngineError::Store(StoreError::NotARepository(_))) => return Ok(Decision::Allow),
+        Err(EngineError::Store(StoreError::NotARepository(_))) => {
+            let project = ["CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR"]
+                .iter()
+                .filter_map(std::env::var_os)
+                .map(PathBuf::from)
+                .chain(std::env::current_dir().ok())
+                .find_map(|dir| match Session::open_selected(&dir, workflow) {
+                    Err(EngineError::Store(StoreError::NotARepository(_))) => None,
+                    other => Some(other),
+                });
+            match project {
+                Some(session) => session?,
+                None => return Ok(Decision::Allow),
+            }
+        }
         other => other?,
     };
     let cwd = input

@@ -142,6 +142,21 @@ fn each_client_gets_the_guards_denial_in_its_own_format() {
                    "tool_input": {"file_path": ".git/orchestrator/x", "content": ""}}),
             "orchestrator's state",
         ),
+        // Run from outside the repository, the command is judged against the project the
+        // client runs its hooks in.
+        (
+            "claude",
+            json!({"session_id": "s", "cwd": "/", "tool_name": "Bash",
+                   "tool_input": {"command": format!("rm -rf {cwd}/.git/hooks")}}),
+            "orchestrator's state",
+        ),
+        (
+            "codex",
+            json!({"session_id": "s", "cwd": cwd, "tool_name": "shell",
+                   "tool_input": {"command": ["apply_patch",
+                       "*** Begin Patch\n*** Update File: .orchestrate.toml\n@@\n-a\n+b\n*** End Patch"]}}),
+            "protected",
+        ),
     ];
     for (client, input, why) in calls {
         let run = hook(&repo, client, "pre-tool-use", input.to_string().as_bytes());
