@@ -118,7 +118,8 @@ pub fn run(session: &Session, args: &RunArgs, ui: &mut Ui) -> Result<Exit, Failu
             turn.session.as_str(),
             turn.session_id
                 .as_deref()
-                .map(|s| format!(" {}", &s[..s.len().min(8)]))
+                // The id is the agent's own output: cut by characters, not bytes.
+                .map(|s| format!(" {}", s.chars().take(8).collect::<String>()))
                 .unwrap_or_default(),
             if turn.progressed {
                 format!("progress → {}", turn.state_after)

@@ -160,7 +160,12 @@ pub fn install(git: &Git, manager: Manager, found: String) -> Result<ManagedRepo
                 managers::pre_commit_install(before.as_deref().unwrap_or_default(), PROGRAM)
             }
             (Manager::Lefthook, _) => {
-                managers::lefthook_install(before.as_deref().unwrap_or_default(), PROGRAM)
+                let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+                managers::lefthook_install(
+                    before.as_deref().unwrap_or_default(),
+                    PROGRAM,
+                    name.as_deref().unwrap_or("lefthook.yml"),
+                )
             }
             (Manager::Husky, Some(hook)) => {
                 Ok(managers::husky_install(hook, before.as_deref(), PROGRAM))

@@ -280,8 +280,8 @@ fn fast_path(hook: &str, program: &str, message: &str) -> String {
     }
 }
 
-/// The lefthook command of one hook.
-fn lefthook_command(hook: &str, program: &str) -> Vec<String> {
+/// The lefthook command of one hook. `config` is the configuration file's name.
+fn lefthook_command(hook: &str, program: &str, config: &str) -> Vec<String> {
     let mut v = vec!["git-orchestrate:".to_string()];
     match hook {
         "commit-msg" | "post-commit" => v.push(format!(
@@ -289,7 +289,16 @@ fn lefthook_command(hook: &str, program: &str) -> Vec<String> {
             yaml_quoted(&fast_path(hook, program, "{1}"))
         )),
         _ => {
-            v.push(format!("  run: {program} hook pre-push {{1}} {{2}}"));
+            // lefthook skips a pre-push command when HEAD has no "push files" against its
+            // upstream, whatever is being pushed (`git push origin other-branch` from an
+            // up-to-date main; a push of empty commits). A command with a `files` list that
+            // names a file (its own configuration, which exists) and uses it is always run;
+            // the list goes into a shell comment.
+            v.push(format!("  files: echo {config}"));
+            v.push(format!(
+                "  run: {}",
+                yaml_quoted(&format!("{program} hook pre-push {{1}} {{2}} # {{files}}"))
+            ));
             v.push("  use_stdin: true".to_string());
         }
     }
@@ -302,7 +311,7 @@ fn yaml_quoted(text: &str) -> String {
 }
 
 /// `lefthook.yml` with a `git-orchestrate` command under each of our hooks.
-pub fn lefthook_install(text: &str, program: &str) -> Result<String, String> {
+pub fn lefthook_install(text: &str, program: &str, config: &str) -> Result<String, String> {
     if has_ours(text) {
         return Ok(text.to_string());
     }
@@ -316,7 +325,7 @@ pub fn lefthook_install(text: &str, program: &str) -> Result<String, String> {
             appended.push(format!("{hook}:"));
             appended.push("  commands:".to_string());
             appended.extend(
-                lefthook_command(hook, program)
+                lefthook_command(hook, program, config)
                     .into_iter()
                     .map(|l| format!("    {l}")),
             );
@@ -345,7 +354,7 @@ pub fn lefthook_install(text: &str, program: &str) -> Result<String, String> {
                     .map(|j| indent_of(&lines[j]).to_string())
                     .filter(|g| g.len() > child.len())
                     .unwrap_or_else(|| format!("{child}{child}"));
-                let body: Vec<String> = lefthook_command(hook, program)
+                let body: Vec<String> = lefthook_command(hook, program, config)
                     .into_iter()
                     .map(|l| format!("{grandchild}{l}"))
                     .collect();
@@ -354,7 +363,7 @@ pub fn lefthook_install(text: &str, program: &str) -> Result<String, String> {
             None => {
                 let mut body = vec![format!("{child}commands:")];
                 body.extend(
-                    lefthook_command(hook, program)
+                    lefthook_command(hook, program, config)
                         .into_iter()
                         .map(|l| format!("{child}{child}{l}")),
                 );
@@ -446,15 +455,18 @@ mod tests {
 
     #[test]
     fn lefthook_gets_a_command_under_each_hook_and_loses_exactly_them() {
-        let added = lefthook_install(LEFTHOOK, "git-orchestrate").unwrap();
+        let added = lefthook_install(LEFTHOOK, "git-orchestrate", "lefthook.yml").unwrap();
         assert_eq!(
             added,
-            "pre-commit:\n  parallel: true\n  commands:\n    lint:\n      run: npm run lint\ncommit-msg:\n  commands:\n    # >>> git-orchestrate >>>\n    git-orchestrate:\n      run: \"if grep -qi checkpoint {1}; then git-orchestrate hook commit-msg {1}; fi\"\n    # <<< git-orchestrate <<<\n    commitlint:\n      run: npx commitlint --edit {1}\n# >>> git-orchestrate >>>\npost-commit:\n  commands:\n    git-orchestrate:\n      run: \"f=\\\"${GIT_INDEX_FILE:+${GIT_INDEX_FILE%/*}/orchestrator/checkpoint-note}\\\"; if [ -z \\\"$f\\\" ] || [ -e \\\"$f\\\" ]; then git-orchestrate hook post-commit; fi\"\npre-push:\n  commands:\n    git-orchestrate:\n      run: git-orchestrate hook pre-push {1} {2}\n      use_stdin: true\n# <<< git-orchestrate <<<\n"
+            "pre-commit:\n  parallel: true\n  commands:\n    lint:\n      run: npm run lint\ncommit-msg:\n  commands:\n    # >>> git-orchestrate >>>\n    git-orchestrate:\n      run: \"if grep -qi checkpoint {1}; then git-orchestrate hook commit-msg {1}; fi\"\n    # <<< git-orchestrate <<<\n    commitlint:\n      run: npx commitlint --edit {1}\n# >>> git-orchestrate >>>\npost-commit:\n  commands:\n    git-orchestrate:\n      run: \"f=\\\"${GIT_INDEX_FILE:+${GIT_INDEX_FILE%/*}/orchestrator/checkpoint-note}\\\"; if [ -z \\\"$f\\\" ] || [ -e \\\"$f\\\" ]; then git-orchestrate hook post-commit; fi\"\npre-push:\n  commands:\n    git-orchestrate:\n      files: echo lefthook.yml\n      run: \"git-orchestrate hook pre-push {1} {2} # {files}\"\n      use_stdin: true\n# <<< git-orchestrate <<<\n"
         );
-        assert_eq!(lefthook_install(&added, "git-orchestrate").unwrap(), added);
+        assert_eq!(
+            lefthook_install(&added, "git-orchestrate", "lefthook.yml").unwrap(),
+            added
+        );
         assert_eq!(remove_ours(&added), LEFTHOOK);
         let jobs = "post-commit:\n  jobs:\n    - run: echo hi\n";
-        let added = lefthook_install(jobs, "g").unwrap();
+        let added = lefthook_install(jobs, "g", "lefthook.yml").unwrap();
         assert!(added.starts_with("post-commit:\n  # >>> git-orchestrate >>>\n  commands:\n    git-orchestrate:\n      run: \"f="), "{added}");
         assert!(
             added.contains("then g hook post-commit; fi\"\n  # <<< git-orchestrate <<<\n  jobs:"),
@@ -489,7 +501,10 @@ mod tests {
             user
         );
         let yaml = "pre-commit:\n  commands:\n    a:\n      run: x";
-        assert_eq!(remove_ours(&lefthook_install(yaml, "g").unwrap()), yaml);
+        assert_eq!(
+            remove_ours(&lefthook_install(yaml, "g", "lefthook.yml").unwrap()),
+            yaml
+        );
         let yaml = "repos:\n- repo: local\n  hooks: []";
         assert_eq!(remove_ours(&pre_commit_install(yaml, "g").unwrap()), yaml);
     }

@@ -346,12 +346,35 @@ fn exercise(manager: &str) {
     let remote = repo.path.with_extension("remote.git");
     git(&["init", "-q", "--bare", remote.to_str().unwrap()]).expect(0);
     git(&["remote", "add", "origin", remote.to_str().unwrap()]).expect(0);
-    let pushed = git(&["push", "-q", "origin", "main"]);
+    let pushed = git(&["push", "-q", "-u", "origin", "main"]);
     pushed.expect(0);
     // pre-commit shows a hook's output on stdout.
     assert!(
         format!("{}{}", pushed.stdout, pushed.stderr).contains("checkpoint: sneaked past"),
         "{manager}: pre-push reached us\n{}{}",
+        pushed.stdout,
+        pushed.stderr
+    );
+
+    // From an up-to-date main, a new branch of one empty unverified checkpoint: no file
+    // changes between HEAD and its upstream (lefthook skips a pre-push command then, unless
+    // it is told otherwise), and still pre-push must see it.
+    git(&["checkout", "-q", "-b", "sneaky"]).expect(0);
+    git(&[
+        "commit",
+        "-q",
+        "--no-verify",
+        "--allow-empty",
+        "-m",
+        "checkpoint: empty and unverified",
+    ])
+    .expect(0);
+    git(&["checkout", "-q", "main"]).expect(0);
+    let pushed = git(&["push", "-q", "origin", "sneaky"]);
+    pushed.expect(0);
+    assert!(
+        format!("{}{}", pushed.stdout, pushed.stderr).contains("checkpoint: empty and unverified"),
+        "{manager}: pre-push reached us for a branch other than HEAD\n{}{}",
         pushed.stdout,
         pushed.stderr
     );
