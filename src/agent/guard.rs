@@ -96,6 +96,17 @@ const READERS: &[&str] = &[
     ":",
 ];
 
+/// The clients' settings that hold the hooks and the MCP server (`init --agent`), in the
+/// project or the user's home: an agent that rewrites them switches its own guard off.
+const AGENT_SETTINGS: &[&str] = &[
+    ".claude/settings.json",
+    ".claude/settings.local.json",
+    ".mcp.json",
+    ".codex/config.toml",
+    ".codex/hooks.json",
+    ".gemini/settings.json",
+];
+
 /// Programs that run the command named by their arguments.
 const WRAPPERS: &[&str] = &[
     "env", "sudo", "doas", "command", "exec", "nohup", "time", "nice", "timeout", "stdbuf",
@@ -1161,6 +1172,11 @@ fn check_written_path(path: &str, ctx: &GuardContext) -> Result<(), String> {
                 ));
             }
         }
+        if let Some(file) = AGENT_SETTINGS.iter().find(|f| candidate.ends_with(f)) {
+            return Err(format!(
+                "{path} is an agent's settings ({file}), where `git orchestrate init --agent` put this guard and the Stop hook; a human changes them"
+            ));
+        }
         let Some(relative) = roots.iter().find_map(|r| candidate.strip_prefix(r).ok()) else {
             continue;
         };
@@ -1527,6 +1543,10 @@ mod tests {
             "apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: run_tests.sh\n*** End Patch\nEOF",
             "protected",
         ),
+        ("echo '{}' > .claude/settings.json", "agent's settings"),
+        ("rm ~/.claude/settings.json", "agent's settings"),
+        ("sed -i s/x/y/ .codex/hooks.json", "agent's settings"),
+        ("cat .claude/settings.json .mcp.json", ""),
         // Humans only, another way.
         (
             "GIT_ORCHESTRATE_HUMAN+=1 git orchestrate approve",

@@ -56,6 +56,16 @@ const FILE_WRITERS: &[&str] = &[
     "replace",
 ];
 
+/// The clients' shell tools: Claude Code's and Codex's `Bash`, Codex's `exec_command`,
+/// `shell` and `local_shell`, Gemini CLI's `run_shell_command`.
+const SHELL_TOOLS: &[&str] = &[
+    "Bash",
+    "exec_command",
+    "shell",
+    "local_shell",
+    "run_shell_command",
+];
+
 /// The guard over one tool call: shell commands, patches and file writes; other tools pass.
 pub fn check_tool(input: &HookInput, ctx: &GuardContext) -> Decision {
     let tool = input.tool_name.as_deref().unwrap_or_default();
@@ -108,6 +118,10 @@ pub fn check_tool(input: &HookInput, ctx: &GuardContext) -> Decision {
     };
     match command {
         Some(command) => guard::check_shell(&command, ctx),
+        // A shell tool whose command is not there to read: closed, as for any doubt.
+        None if SHELL_TOOLS.contains(&tool) => Decision::Deny(format!(
+            "the {tool} call carries no command the guard can read (`command` must be a string or a list of strings)"
+        )),
         None => Decision::Allow,
     }
 }
@@ -480,6 +494,12 @@ mod tests {
             json!({"file_path": "/r/.git/hooks/commit-msg"})
         )));
         assert!(!denied(&input("Bash", json!({"command": "ls"}))));
+        assert!(denied(&input("Bash", json!({"command": 123}))));
+        assert!(denied(&input("run_shell_command", json!({}))));
+        assert!(denied(&input(
+            "Edit",
+            json!({"file_path": "/r/.claude/settings.json"})
+        )));
         assert!(!denied(&input(
             "mcp__orchestrate__submit_work",
             json!({"summary": "s"})
