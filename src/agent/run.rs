@@ -171,7 +171,16 @@ pub fn agent_arguments(
             ),
         },
         Client::Gemini => {
-            let mut args = s(&["-p", prompt, "--yolo", "--output-format", "json"]);
+            // `--skip-trust`: in a folder not yet trusted, Gemini CLI drops `--yolo` back to
+            // asking, and nobody is there to answer.
+            let mut args = s(&[
+                "-p",
+                prompt,
+                "--yolo",
+                "--skip-trust",
+                "--output-format",
+                "json",
+            ]);
             match resume {
                 // Gemini CLI resumes "latest" or an index; the run's own session is the latest.
                 Some(id) => {

@@ -91,6 +91,8 @@ pub fn run(
 ) -> Result<RunSummary, EngineError> {
     let started = std::time::Instant::now();
     let config = session.load_config(None)?.config;
+    crate::exec::agent::forward_stop_signals()
+        .map_err(|e| EngineError::Internal(format!("cannot watch for signals: {e}")))?;
     let mut retry = Retry::new(
         options.strategy.unwrap_or(config.retry.strategy),
         options

@@ -1,12 +1,14 @@
 //! Runs one turn of an agent for `git orchestrate run`: the agent CLI (or the user's command)
 //! with the briefing on stdin or as its prompt, to completion. The agent stays in our process
-//! group, so a Ctrl-C at the terminal stops it and its children with us; what it printed is
-//! kept, its end only when it printed more than a turn's record holds.
+//! group, so a Ctrl-C at the terminal stops it and its children with us, and a signal sent to
+//! us alone is passed on to it; what it printed is kept, its end only when it printed more
+//! than a turn's record holds.
 
 use std::ffi::OsString;
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::workflow::state::ExitRecord;
@@ -45,6 +47,7 @@ pub fn run_agent(
         cmd.env(key, value);
     }
     let mut child = cmd.spawn()?;
+    AGENT.store(child.id() as i32, Ordering::SeqCst);
     if let (Some(input), Some(mut pipe)) = (stdin, child.stdin.take()) {
         let input = input.to_vec();
         // Apart, so an agent that prints before it reads cannot deadlock against us; one
@@ -56,20 +59,31 @@ pub fn run_agent(
     // Read as it comes, keeping only the end: an agent that prints without end must not
     // fill our memory.
     let readers = [
-        child
-            .stdout
-            .take()
-            .map(|pipe| std::thread::spawn(move || read_end(pipe))),
-        child
-            .stderr
-            .take()
-            .map(|pipe| std::thread::spawn(move || read_end(pipe))),
+        child.stdout.take().map(reader),
+        child.stderr.take().map(reader),
     ];
-    let status = child.wait()?;
+    let status = child.wait();
+    AGENT.store(0, Ordering::SeqCst);
+    if STOPPING.load(Ordering::SeqCst) {
+        // The signal thread ends the process: nothing more is recorded or started.
+        loop {
+            std::thread::park();
+        }
+    }
+    let status = status?;
+    // A child the agent left running in the background (a server, `sleep 600 &`) keeps the
+    // pipes open after the agent has exited: the turn ends with the agent, with what was
+    // read by then, and the readers are left to finish on their own.
+    let deadline = Instant::now() + AFTER_EXIT;
     let [stdout, stderr] = readers.map(|reader| {
-        reader
-            .map(|r| r.join().unwrap_or_default())
-            .unwrap_or_default()
+        let Some((kept, handle)) = reader else {
+            return Vec::new();
+        };
+        while !handle.is_finished() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let kept = kept.lock().map(|k| k.clone()).unwrap_or_default();
+        trimmed(kept)
     });
     let exit = match status.code() {
         Some(code) => ExitRecord::Code(code),
@@ -86,29 +100,83 @@ pub fn run_agent(
     })
 }
 
-/// All of `pipe` read, its last [`MAX_TURN_OUTPUT`] bytes kept. A read error ends it with
-/// what was read.
-fn read_end(mut pipe: impl std::io::Read) -> Vec<u8> {
-    let mut kept = Vec::new();
+/// The agent running now (0: none), for the signal thread.
+static AGENT: AtomicI32 = AtomicI32::new(0);
+/// Set by the signal thread before it stops the agent.
+static STOPPING: AtomicBool = AtomicBool::new(false);
+
+/// From now on, a SIGINT, SIGTERM or SIGHUP sent to this process alone (`kill PID`, a
+/// supervisor stopping it) reaches the agent too before this process ends as the signal
+/// would end it. A Ctrl-C at the terminal reaches every process of the foreground group
+/// anyway; a supervisor's signal would otherwise leave the agent running without us.
+pub fn forward_stop_signals() -> std::io::Result<()> {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])?;
+    std::thread::spawn(move || {
+        let Some(number) = signals.forever().next() else {
+            return;
+        };
+        STOPPING.store(true, Ordering::SeqCst);
+        let agent = AGENT.load(Ordering::SeqCst);
+        if let (Some(signal), Some(pid)) = (
+            rustix::process::Signal::from_named_raw(number),
+            rustix::process::Pid::from_raw(agent),
+        ) {
+            let me = rustix::process::getpid();
+            if rustix::process::getpgrp() == me {
+                // Leading our group (a shell's job), the agent's children are in it too.
+                let _ = rustix::process::kill_current_process_group(signal);
+            } else {
+                let _ = rustix::process::kill_process(pid, signal);
+            }
+        }
+        let _ = signal_hook::low_level::emulate_default_handler(number);
+        // A signal whose default is not to end (none of ours): end as interrupted.
+        std::process::exit(128 + number);
+    });
+    Ok(())
+}
+
+/// How long a turn waits, once the agent has exited, for the rest of its output.
+const AFTER_EXIT: Duration = Duration::from_secs(2);
+
+type Kept = std::sync::Arc<std::sync::Mutex<Vec<u8>>>;
+
+/// A thread reading `pipe` into a buffer it shares.
+fn reader(pipe: impl std::io::Read + Send + 'static) -> (Kept, std::thread::JoinHandle<()>) {
+    let kept = Kept::default();
+    let shared = kept.clone();
+    let handle = std::thread::spawn(move || read_end(pipe, &shared));
+    (kept, handle)
+}
+
+/// All of `pipe` read into `kept`, its last [`MAX_TURN_OUTPUT`] bytes kept. A read error
+/// ends it with what was read.
+fn read_end(mut pipe: impl std::io::Read, kept: &Kept) {
     let mut buffer = vec![0u8; 64 * 1024];
     loop {
         match pipe.read(&mut buffer) {
             Ok(0) => break,
             Ok(n) => {
+                let Ok(mut kept) = kept.lock() else { break };
                 kept.extend_from_slice(&buffer[..n]);
                 // Trimmed in batches, so a long stream costs amortised O(1) per byte.
                 if kept.len() > 2 * MAX_TURN_OUTPUT {
-                    kept.drain(..kept.len() - MAX_TURN_OUTPUT);
+                    let excess = kept.len() - MAX_TURN_OUTPUT;
+                    kept.drain(..excess);
                 }
             }
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(_) => break,
         }
     }
-    if kept.len() > MAX_TURN_OUTPUT {
-        kept.drain(..kept.len() - MAX_TURN_OUTPUT);
+}
+
+fn trimmed(mut bytes: Vec<u8>) -> Vec<u8> {
+    if bytes.len() > MAX_TURN_OUTPUT {
+        bytes.drain(..bytes.len() - MAX_TURN_OUTPUT);
     }
-    kept
+    bytes
 }
 
 #[cfg(test)]
@@ -119,9 +187,32 @@ mod tests {
     fn only_the_end_of_a_long_stream_is_kept() {
         let mut stream = vec![b'a'; 3 * MAX_TURN_OUTPUT + 17];
         stream.extend_from_slice(b"the end\n");
-        let kept = read_end(&stream[..]);
+        let read = |bytes: &[u8]| {
+            let kept = Kept::default();
+            read_end(bytes, &kept);
+            trimmed(kept.lock().unwrap().clone())
+        };
+        let kept = read(&stream[..]);
         assert_eq!(kept.len(), MAX_TURN_OUTPUT);
         assert!(kept.ends_with(b"aaathe end\n"));
-        assert_eq!(read_end(&b"short"[..]), b"short");
+        assert_eq!(read(b"short"), b"short");
+    }
+
+    #[test]
+    fn a_child_left_in_the_background_does_not_hold_the_turn() {
+        let dir = tempfile::tempdir().unwrap();
+        let started = Instant::now();
+        let turn = run_agent(
+            &OsString::from("sh"),
+            &["-c".into(), "echo done; sleep 30 &".into()],
+            dir.path(),
+            &[],
+            None,
+        )
+        .unwrap();
+        assert_eq!(turn.stdout, b"done\n");
+        assert!(matches!(turn.exit, ExitRecord::Code(0)));
+        // Not a timing assertion of speed: the background sleep is 30 s, the wait 2 s.
+        assert!(started.elapsed() < Duration::from_secs(25));
     }
 }

@@ -243,3 +243,40 @@ fn ctrl_c_stops_the_agent_and_leaves_the_workflow_consistent() {
     repo.run(&["status"]).expect(0);
     repo.run(&["audit"]).expect(0);
 }
+
+#[test]
+fn a_signal_to_run_alone_stops_the_agent_too() {
+    let repo = TestRepo::new();
+    repo.run(&["get-task"]).expect(0);
+    let tip = repo.tip();
+    let agent = agent();
+    // As a supervisor stops it: `kill PID` to `run` alone, which shares its process group
+    // with this test.
+    let mut child = repo
+        .command(BIN, ["run", "--", "python3", &agent])
+        .env("AGENT_MODE", "sleep")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid_file = repo.path.join("agent.pid");
+    for _ in 0..200 {
+        if pid_file.exists() && std::fs::read_to_string(&pid_file).is_ok_and(|s| !s.is_empty()) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let agent_pid: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // SAFETY: kill(2) of the child started above.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let status = child.wait().unwrap();
+    assert!(!status.success());
+    assert!(crate::process_gone(agent_pid), "the agent was stopped");
+    assert_eq!(repo.tip(), tip, "nothing was written");
+    repo.run(&["status"]).expect(0);
+    repo.run(&["audit"]).expect(0);
+}
