@@ -184,8 +184,15 @@ pub fn pre_commit_install(text: &str, program: &str) -> Result<String, String> {
         .into_iter()
         .chain([format!("default_install_hook_types: {types}")])
         .collect();
+    // The stages the user's hooks ran at before: a hook without `stages` runs at every
+    // installed type, so widening the types would run it at ours too (a linter given the
+    // commit message as its file) unless `default_stages` keeps it where it was.
+    let widened_from: Option<Vec<String>>;
     let text = match top_level(&lines, "default_install_hook_types") {
-        None => format!("{}{text}", block("", &first)),
+        None => {
+            widened_from = Some(vec!["pre-commit".to_string()]);
+            format!("{}{text}", block("", &first))
+        }
         Some(i) => {
             let line = lines[i];
             let rest = line["default_install_hook_types:".len()..].trim();
@@ -240,6 +247,7 @@ pub fn pre_commit_install(text: &str, program: &str) -> Result<String, String> {
             };
             let mut replaced: Vec<String> = first[..first.len() - 1].to_vec();
             replaced.extend(lines[i..i + consumed].iter().map(|l| format!("{WAS}{l}")));
+            widened_from = Some(merged.clone());
             merged.extend(missing.iter().map(|m| m.to_string()));
             replaced.push(format!(
                 "default_install_hook_types: [{}]",
@@ -254,7 +262,14 @@ pub fn pre_commit_install(text: &str, program: &str) -> Result<String, String> {
             t
         }
     };
-    Ok(text)
+    let lines: Vec<&str> = text.lines().collect();
+    Ok(match widened_from {
+        Some(stages) if top_level(&lines, "default_stages").is_none() => {
+            let kept = format!("default_stages: [{}]", stages.join(", "));
+            format!("{}{text}", block("", &[kept]))
+        }
+        _ => text,
+    })
 }
 
 /// How many lines from the start of `lines` it takes to pass every one of `items`.
@@ -417,7 +432,7 @@ mod tests {
     #[test]
     fn pre_commit_gets_a_local_repo_and_the_stages_and_loses_exactly_them() {
         let added = pre_commit_install(PRE_COMMIT, "git-orchestrate").unwrap();
-        assert!(added.starts_with("# >>> git-orchestrate >>>\ndefault_install_hook_types: [pre-commit, commit-msg, post-commit, pre-push]\n# <<< git-orchestrate <<<\n# my hooks\nrepos:\n  # >>> git-orchestrate >>>\n  - repo: local\n    hooks:\n      - id: git-orchestrate-commit-msg\n"), "{added}");
+        assert!(added.starts_with("# >>> git-orchestrate >>>\ndefault_stages: [pre-commit]\n# <<< git-orchestrate <<<\n# >>> git-orchestrate >>>\ndefault_install_hook_types: [pre-commit, commit-msg, post-commit, pre-push]\n# <<< git-orchestrate <<<\n# my hooks\nrepos:\n  # >>> git-orchestrate >>>\n  - repo: local\n    hooks:\n      - id: git-orchestrate-commit-msg\n"), "{added}");
         assert!(added.contains("      - id: lint"), "{added}");
         assert!(
             added.contains("entry: git-orchestrate hook pre-push"),
@@ -433,6 +448,11 @@ mod tests {
             format!("default_install_hook_types: [pre-commit, pre-merge-commit]\n{PRE_COMMIT}");
         let added = pre_commit_install(&with_types, "git-orchestrate").unwrap();
         assert!(added.contains("default_install_hook_types: [pre-commit, pre-merge-commit, commit-msg, post-commit, pre-push]"), "{added}");
+        // The user's hooks without `stages` stay at the stages they ran at.
+        assert!(
+            added.contains("\ndefault_stages: [pre-commit, pre-merge-commit]\n"),
+            "{added}"
+        );
         assert_eq!(remove_ours(&added), with_types);
         let block_types =
             format!("default_install_hook_types:\n  - pre-commit\n  - commit-msg\n{PRE_COMMIT}");
@@ -444,6 +464,15 @@ mod tests {
             "{added}"
         );
         assert_eq!(remove_ours(&added), block_types);
+        assert!(
+            added.contains("\ndefault_stages: [pre-commit, commit-msg]\n"),
+            "{added}"
+        );
+        // A `default_stages` of the user's is theirs.
+        let with_stages = format!("default_stages: [pre-push]\n{PRE_COMMIT}");
+        let added = pre_commit_install(&with_stages, "git-orchestrate").unwrap();
+        assert_eq!(added.matches("default_stages").count(), 1, "{added}");
+        assert_eq!(remove_ours(&added), with_stages);
         // A file with nothing yet, and one written inline.
         let fresh = pre_commit_install("", "git-orchestrate").unwrap();
         assert!(fresh.contains("repos:\n  - repo: local"), "{fresh}");

@@ -187,17 +187,17 @@ fn repo_with(manager: &str, bin: &Path) -> (TestRepo, String, Vec<(String, Strin
     ];
     let config = match manager {
         "pre-commit" => {
-            let text = "# the team's hooks\nrepos:\n- repo: local\n  hooks:\n  - id: user-hook\n    name: user hook\n    entry: sh -c 'touch user-hook-ran'\n    language: system\n    always_run: true\n    pass_filenames: false\n";
+            let text = "# the team's hooks\nrepos:\n- repo: local\n  hooks:\n  - id: user-hook\n    name: user hook\n    entry: sh -c 'echo ran >> user-hook-ran'\n    language: system\n    always_run: true\n    pass_filenames: false\n";
             repo.write(".pre-commit-config.yaml", text);
             (".pre-commit-config.yaml".to_string(), text.to_string())
         }
         "lefthook" => {
-            let text = "pre-commit:\n  commands:\n    user-hook:\n      run: touch user-hook-ran\ncommit-msg:\n  commands:\n    lint-message:\n      run: grep -q . {1}\n";
+            let text = "pre-commit:\n  commands:\n    user-hook:\n      run: echo ran >> user-hook-ran\ncommit-msg:\n  commands:\n    lint-message:\n      run: grep -q . {1}\n";
             repo.write("lefthook.yml", text);
             ("lefthook.yml".to_string(), text.to_string())
         }
         _ => {
-            let text = "touch user-hook-ran\n";
+            let text = "echo ran >> user-hook-ran\n";
             repo.write(".husky/pre-commit", text);
             repo.write(".husky/commit-msg", "grep -q . \"$1\"\n");
             (".husky/pre-commit".to_string(), text.to_string())
@@ -273,9 +273,12 @@ fn exercise(manager: &str) {
     repo.write("a.txt", "a\n");
     git(&["add", "-A"]).expect(0);
     git(&["commit", "-q", "-m", "chore: git-orchestrate's hooks"]).expect(0);
-    assert!(
-        repo.path.join("user-hook-ran").exists(),
-        "{manager}: the user's hook ran"
+    // Once: at the stage it ran at before (pre-commit runs a hook without `stages` at every
+    // installed type, unless `default_stages` says otherwise).
+    assert_eq!(
+        std::fs::read_to_string(repo.path.join("user-hook-ran")).unwrap_or_default(),
+        "ran\n",
+        "{manager}: the user's hook ran, once"
     );
     let noted = git(&["notes", "--ref=orchestrator", "list", "HEAD"]);
     assert_eq!(
