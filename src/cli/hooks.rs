@@ -149,7 +149,7 @@ fn render_managed(report: &ManagedReport, removed: bool, ui: &mut Ui) -> Result<
             "ran `{command}`: the manager's hooks are in place\n"
         )),
         InstallStep::Needed(command) => text.push_str(&format!(
-            "next: run `{command}`, so that git runs {}'s hooks (it is not on PATH here)\n",
+            "next: run `{command}`, so that git runs {}'s hooks (it could not run here). Until then no hook of git-orchestrate runs: ours were taken out of the hooks directory so that they would not run twice\n",
             report.manager
         )),
         InstallStep::NotNeeded => {}

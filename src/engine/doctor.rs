@@ -571,7 +571,11 @@ fn hooks(session: &Session, checks: &mut Vec<Check>) -> Result<(), EngineError> 
                     &check_name,
                     Level::Error,
                     format!("in {}'s configuration, but running {} does not reach git-orchestrate: {said}", manager.name(), shim.display()),
-                    Some("put git-orchestrate on the PATH git runs hooks with (cargo install puts it in ~/.cargo/bin)".into()),
+                    Some(match manager {
+                        // pre-commit runs nothing while its configuration has unstaged changes.
+                        crate::hooks::install::Manager::PreCommit => "commit .pre-commit-config.yaml (pre-commit refuses to run while it has unstaged changes); else put git-orchestrate on the PATH git runs hooks with (cargo install puts it in ~/.cargo/bin)".to_string(),
+                        _ => "put git-orchestrate on the PATH git runs hooks with (cargo install puts it in ~/.cargo/bin), and check that the manager's own install step ran".to_string(),
+                    }),
                 ),
             });
         }

@@ -154,7 +154,19 @@ pub fn install(git: &Git, manager: Manager, found: String) -> Result<ManagedRepo
     // Every file is edited in memory first: a refusal leaves all of them as they were.
     let mut edits = Vec::new();
     for (path, hook) in files(git, manager)? {
-        let before = read(&path)?;
+        let original = read(&path)?;
+        // A file whose every line ends in CRLF is edited as LF and written back as CRLF, so
+        // that it keeps its line ends and `uninstall` gives it back byte for byte.
+        let crlf = original.as_deref().is_some_and(|t| {
+            t.contains("\r\n") && t.matches('\n').count() == t.matches("\r\n").count()
+        });
+        let before = original.as_deref().map(|t| {
+            if crlf {
+                t.replace("\r\n", "\n")
+            } else {
+                t.to_string()
+            }
+        });
         let after = match (manager, hook) {
             (Manager::PreCommit, _) => {
                 managers::pre_commit_install(before.as_deref().unwrap_or_default(), PROGRAM)
@@ -176,7 +188,12 @@ pub fn install(git: &Git, manager: Manager, found: String) -> Result<ManagedRepo
             path: path.clone(),
             problem,
         })?;
-        edits.push((path, before, after));
+        let after = if crlf {
+            after.replace('\n', "\r\n")
+        } else {
+            after
+        };
+        edits.push((path, original, after));
     }
     let mut report = Vec::new();
     for (path, before, after) in edits {

@@ -405,3 +405,38 @@ fn lefthook_runs_our_hooks_beside_the_users() {
 fn husky_runs_our_hooks_beside_the_users() {
     exercise("husky");
 }
+
+#[test]
+fn a_configuration_with_crlf_line_ends_keeps_them_and_comes_back_byte_for_byte() {
+    // No manager on PATH is needed: the configuration is edited either way.
+    for (manager, file, text) in [
+        (
+            "lefthook",
+            "lefthook.yml",
+            "pre-commit:\r\n  commands:\r\n    lint:\r\n      run: echo lint\r\n",
+        ),
+        (
+            "pre-commit",
+            ".pre-commit-config.yaml",
+            "repos:\r\n- repo: local\r\n  hooks:\r\n  - id: lint\r\n    name: lint\r\n    entry: echo\r\n    language: system\r\n",
+        ),
+    ] {
+        let repo = TestRepo::new();
+        repo.write(file, text);
+        repo.run(&["hooks", "install", "--manager", manager])
+            .expect(0);
+        let added = std::fs::read_to_string(repo.path.join(file)).unwrap();
+        assert!(added.contains("git-orchestrate"), "{manager}: {added}");
+        assert_eq!(
+            added.matches('\n').count(),
+            added.matches("\r\n").count(),
+            "{manager}: every line still ends in CRLF\n{added:?}"
+        );
+        repo.run(&["hooks", "uninstall"]).expect(0);
+        assert_eq!(
+            std::fs::read(repo.path.join(file)).unwrap(),
+            text.as_bytes(),
+            "{manager}"
+        );
+    }
+}
