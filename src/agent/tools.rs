@@ -57,10 +57,7 @@ pub fn tools() -> Vec<Tool> {
                         "enum": ["SUCCESS", "FAILURE"],
                         "description": "Your final judgment after analyzing a 'NEEDS_ANALYSIS' response. Use 'SUCCESS' if the test failed as intended, 'FAILURE' otherwise."
                     },
-                    "plan": {
-                        "type": "object",
-                        "description": "The PR plan, as the JSON object whose schema the INITIALIZING briefing of get_task shows."
-                    },
+                    "plan": plan_schema(),
                     "no_pr_left": {
                         "type": "boolean",
                         "description": "In INITIALIZING: true when every PR of the master plan is marked [DONE], so there is nothing left to do."
@@ -163,6 +160,56 @@ pub fn render(format: Format) -> Value {
     }
 }
 
+/// The PR plan as `submit-work --plan` reads it (docs/agent-guide.md, "The plan"): spelled
+/// out, so a model sees its shape and Gemini, which refuses an object without properties,
+/// takes it. The validator stays the judge (and lists every problem with its JSON path).
+fn plan_schema() -> Value {
+    let text = |description: &str| json!({"type": "string", "description": description});
+    let step = json!({
+        "type": "object",
+        "properties": {
+            "type": {"type": "string", "enum": ["RED", "GREEN", "REFACTOR"]},
+            "description": text("What this step does."),
+            "status": {"type": "string", "enum": ["TODO", "DONE"]}
+        },
+        "required": ["type", "description", "status"]
+    });
+    let task = json!({
+        "type": "object",
+        "properties": {
+            "taskName": text("One line."),
+            "status": {"type": "string", "enum": ["TODO", "IN_PROGRESS", "DONE", "ERROR"]},
+            "tdd_steps": {
+                "type": "array",
+                "items": step,
+                "description": "In order; a task with steps left ends with a GREEN or REFACTOR step."
+            },
+            "breakdownHistory": {
+                "type": "object",
+                "properties": {
+                    "originalTaskName": text("The task this one replaces."),
+                    "justification": text("Why it was broken down.")
+                },
+                "required": ["originalTaskName", "justification"],
+                "description": "Only in a re-plan, on the first new task."
+            }
+        },
+        "required": ["taskName", "status", "tdd_steps"]
+    });
+    json!({
+        "type": "object",
+        "description": "The PR plan (the INITIALIZING briefing of get_task shows an example).",
+        "properties": {
+            "masterPlanPath": text("The configured master plan, e.g. docs/Plan_Doc/Active_Plan.md."),
+            "prTitle": text("One line; it names the branch (\"feat: Add numbers\" → feat/add-numbers)."),
+            "summary": text("What the PR does."),
+            "verificationPlan": text("How the PR is verified."),
+            "tasks": {"type": "array", "items": task}
+        },
+        "required": ["masterPlanPath", "prTitle", "summary", "verificationPlan", "tasks"]
+    })
+}
+
 /// JSON Schema → Gemini's OpenAPI subset: types in uppercase, `additionalProperties` dropped
 /// (Gemini refuses it), an object without properties kept as `{"type": "OBJECT"}` with empty
 /// `properties` as the seed writes it.
@@ -175,6 +222,9 @@ fn gemini_schema(schema: &Value) -> Value {
                     ("additionalProperties", _) => {}
                     ("type", Value::String(t)) => {
                         out.insert(key.clone(), Value::String(t.to_uppercase()));
+                    }
+                    ("items", item) => {
+                        out.insert(key.clone(), gemini_schema(item));
                     }
                     ("properties", Value::Object(props)) => {
                         let props = props
@@ -242,6 +292,48 @@ mod tests {
         assert_eq!(
             submit(&gemini, "/0/functionDeclarations/0/parameters"),
             json!({"type": "OBJECT", "properties": {}, "required": []})
+        );
+    }
+
+    /// Gemini refuses a nested OBJECT without properties ("should be non-empty for OBJECT
+    /// type"), and takes only uppercase types: the plan is spelled out to its steps.
+    #[test]
+    fn gemini_gets_every_nested_object_with_its_properties() {
+        fn walk(v: &Value, path: &str, top: bool, wrong: &mut Vec<String>) {
+            let Value::Object(map) = v else { return };
+            if let Some(Value::String(t)) = map.get("type") {
+                if t.chars().any(|c| c.is_lowercase()) {
+                    wrong.push(format!("{path}: type {t}"));
+                }
+                let empty = map
+                    .get("properties")
+                    .and_then(Value::as_object)
+                    .is_none_or(|p| p.is_empty());
+                if t == "OBJECT" && !top && empty {
+                    wrong.push(format!("{path}: an OBJECT without properties"));
+                }
+            }
+            if let Some(Value::Object(props)) = map.get("properties") {
+                for (k, p) in props {
+                    walk(p, &format!("{path}.{k}"), false, wrong);
+                }
+            }
+            if let Some(items) = map.get("items") {
+                walk(items, &format!("{path}[]"), false, wrong);
+            }
+        }
+        let mut wrong = Vec::new();
+        let gemini = render(Format::Gemini);
+        for tool in gemini[0]["functionDeclarations"].as_array().unwrap() {
+            let name = tool["name"].as_str().unwrap();
+            walk(&tool["parameters"], name, true, &mut wrong);
+        }
+        assert!(wrong.is_empty(), "{wrong:#?}");
+        let step = &gemini[0]["functionDeclarations"][1]["parameters"]["properties"]["plan"]["properties"]
+            ["tasks"]["items"]["properties"]["tdd_steps"]["items"];
+        assert_eq!(
+            step["properties"]["type"]["enum"],
+            json!(["RED", "GREEN", "REFACTOR"])
         );
     }
 }
