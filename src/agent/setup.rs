@@ -206,7 +206,27 @@ fn merge_json(kind: Kind, root: &mut Map<String, Value>, launch: &Launch) -> Res
             let present = groups
                 .iter()
                 .any(|g| group_commands(g).any(|c| c == command));
+            // Ours for this event, set up for another workflow (or program): switched over in
+            // place, as the MCP server is, so the hooks and the server judge one workflow.
+            let suffix = format!(" agent-hook {} {ours}", client_name(kind));
+            let mut switched = false;
             if !present {
+                for hook in groups
+                    .iter_mut()
+                    .filter_map(|g| g.get_mut("hooks").and_then(Value::as_array_mut))
+                    .flatten()
+                {
+                    let stale = hook["command"]
+                        .as_str()
+                        .is_some_and(|c| c.contains(HOOK_MARK) && c.ends_with(&suffix));
+                    if stale {
+                        hook["command"] = json!(command);
+                        switched = true;
+                    }
+                }
+                changed |= switched;
+            }
+            if !present && !switched {
                 let mut group = Map::new();
                 if let Some(m) = matcher {
                     group.insert("matcher".into(), json!(m));
@@ -543,6 +563,29 @@ mod tests {
             "{\n  \"mcpServers\": {\n    \"orchestrate\": {\n      \"type\": \"stdio\",\n      \"command\": \"git-orchestrate\",\n      \"args\": [\n        \"mcp\"\n      ]\n    }\n  }\n}\n"
         );
         assert_eq!(uninstall(Kind::ClaudeMcp, &created).unwrap(), None);
+    }
+
+    #[test]
+    fn setting_up_again_for_another_workflow_switches_the_hooks_over() {
+        let w2 = Launch {
+            program: "git-orchestrate".into(),
+            workflow: Some("w2".into()),
+        };
+        for kind in [Kind::ClaudeSettings, Kind::GeminiSettings, Kind::CodexHooks] {
+            let first = install(kind, Some("{\"model\": \"x\"}\n"), &launch()).unwrap();
+            let again = install(kind, Some(&first), &w2).unwrap();
+            assert_eq!(
+                again.matches(" agent-hook ").count(),
+                first.matches(" agent-hook ").count(),
+                "{kind:?}: no second set\n{again}"
+            );
+            assert_eq!(
+                again.matches("--workflow w2 agent-hook").count(),
+                first.matches(" agent-hook ").count(),
+                "{kind:?}: every hook names w2\n{again}"
+            );
+            assert_eq!(install(kind, Some(&again), &w2).unwrap(), again);
+        }
     }
 
     #[test]
