@@ -142,6 +142,17 @@ fn check_line(line: &str, ctx: &GuardContext, depth: usize) -> Result<(), String
     // the line prints is its script.
     if commands.iter().any(is_bare_shell) {
         for simple in &commands {
+            // `sh < run_tests.sh`, `cat run_tests.sh | sh`: a script run as its stdin.
+            let scripts = match simple.words.first().map(|w| basename(w)) {
+                Some("cat") => simple.words[1..].to_vec(),
+                _ if is_bare_shell(simple) => simple.reads.clone(),
+                _ => Vec::new(),
+            };
+            for script in scripts.iter().filter(|s| !s.starts_with('-')) {
+                if let Some(reason) = gate_command(&["sh", script], ctx) {
+                    return Err(reason);
+                }
+            }
             let printed = match simple.words.first().map(|w| basename(w)) {
                 Some("echo" | "printf") => Some(simple.words[1..].join(" ")),
                 _ => simple.heredoc.clone(),
@@ -1542,6 +1553,13 @@ mod tests {
         (
             "apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: run_tests.sh\n*** End Patch\nEOF",
             "protected",
+        ),
+        ("sh < run_tests.sh", "preflight gate's command"),
+        ("cat ./run_tests.sh | bash -s", "preflight gate's command"),
+        ("cat run_tests.sh | wc -l", ""),
+        (
+            "cat <<EOF > notes.md\n$(git commit -n -m x)\nEOF",
+            "--no-verify",
         ),
         ("echo '{}' > .claude/settings.json", "agent's settings"),
         ("rm ~/.claude/settings.json", "agent's settings"),

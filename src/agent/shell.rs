@@ -13,6 +13,8 @@ pub struct Simple {
     pub writes: Vec<String>,
     /// The body of a here-document fed to this command, if any.
     pub heredoc: Option<String>,
+    /// Files of `<` redirections (what the command reads on stdin).
+    pub reads: Vec<String>,
 }
 
 /// Why a command line could not be read (an unclosed quote or substitution): the shell would
@@ -70,7 +72,7 @@ impl Lexer {
         let mut current = Simple::default();
         let mut nested = Vec::new();
         // Here-documents whose bodies start after the next newline: (delimiter, command index).
-        let mut pending_heredocs: Vec<(String, usize)> = Vec::new();
+        let mut pending_heredocs: Vec<(String, usize, bool)> = Vec::new();
         let mut finished: Vec<Simple> = Vec::new();
         loop {
             let token = self.token(&mut nested, depth)?;
@@ -88,25 +90,35 @@ impl Lexer {
                     dup,
                     herestring,
                 } => {
+                    let raw_start = self.pos;
                     let target = match self.token(&mut nested, depth)? {
                         Token::Word(w) => w,
                         _ => return Err(Unreadable("a redirection without a target".into())),
                     };
+                    // `<<EOF` expands `$(…)` in the body; `<<'EOF'` and `<<\EOF` do not.
+                    let expands = !self.chars[raw_start..self.pos]
+                        .iter()
+                        .any(|c| matches!(c, '\'' | '"' | '\\'));
                     let descriptor = target == "-" || target.chars().all(|c| c.is_ascii_digit());
                     if heredoc {
-                        pending_heredocs.push((target, finished.len()));
+                        pending_heredocs.push((target, finished.len(), expands));
                     } else if herestring {
                         // What a command reads on stdin: a shell runs it.
                         current.heredoc = Some(target);
                     } else if writes || (dup && !descriptor) {
                         current.writes.push(target);
+                    } else if !dup {
+                        current.reads.push(target);
                     }
                 }
                 Token::Separator(newline) => {
                     finished.push(std::mem::take(&mut current));
                     if newline {
-                        for (delimiter, index) in pending_heredocs.drain(..) {
+                        for (delimiter, index, expands) in pending_heredocs.drain(..) {
                             let body = self.heredoc_body(&delimiter);
+                            if expands {
+                                nested.extend(substitutions_in(&body, depth)?);
+                            }
                             if let Some(simple) = finished.get_mut(index) {
                                 simple.heredoc = Some(body);
                             }
@@ -115,8 +127,11 @@ impl Lexer {
                 }
                 Token::End => {
                     finished.push(current);
-                    for (delimiter, index) in pending_heredocs.drain(..) {
+                    for (delimiter, index, expands) in pending_heredocs.drain(..) {
                         let body = self.heredoc_body(&delimiter);
+                        if expands {
+                            nested.extend(substitutions_in(&body, depth)?);
+                        }
                         if let Some(simple) = finished.get_mut(index) {
                             simple.heredoc = Some(body);
                         }
@@ -505,6 +520,20 @@ impl Lexer {
     }
 }
 
+/// The commands of the `$(…)` and backticks in `text`, read as the shell reads the body of
+/// a here-document with an unquoted delimiter (as inside double quotes).
+fn substitutions_in(text: &str, depth: usize) -> Result<Vec<Simple>, Unreadable> {
+    if !text.contains("$(") && !text.contains('`') {
+        return Ok(Vec::new());
+    }
+    // A backslash means there what it means inside double quotes; a `"` is only a character.
+    let quoted = format!("\"{}\"", text.replace('"', "\\\""));
+    let mut out = Vec::new();
+    Lexer::new(&quoted).run(&mut out, depth + 1)?;
+    // The first is the body itself, as one word.
+    Ok(out.into_iter().skip(1).collect())
+}
+
 /// `NAME=value` (or bash's `NAME+=value`), as the shell takes it before the program name.
 pub fn is_assignment(word: &str) -> bool {
     match word.split_once('=') {
@@ -625,6 +654,15 @@ mod tests {
         );
         let parsed = parse("bash <<< 'git commit -n'").unwrap();
         assert_eq!(parsed[0].heredoc.as_deref(), Some("git commit -n"));
+    }
+
+    #[test]
+    fn an_unquoted_here_document_runs_its_substitutions() {
+        assert_eq!(
+            words("cat <<EOF\nx \"$(git commit -n)\" `rm y` \\$(not run)\nEOF"),
+            w(&[&["cat"], &["git", "commit", "-n"], &["rm", "y"]])
+        );
+        assert_eq!(words("cat <<'EOF'\n$(git commit -n)\nEOF"), w(&[&["cat"]]));
     }
 
     #[test]
