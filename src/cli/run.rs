@@ -1,6 +1,8 @@
 //! `git orchestrate run`: the driver loop, for people (a line per turn, a summary) and, with
 //! `--json`, one JSON event per line.
 
+use std::io::Write as _;
+
 use clap::{Args, ValueEnum};
 
 use super::error::CommandError;
@@ -94,6 +96,7 @@ pub fn run(session: &Session, args: &RunArgs, ui: &mut Ui) -> Result<Exit, Failu
     };
     let json = ui.json;
     let quiet = ui.quiet;
+    let mut ticker: Option<Ticker> = None;
     let summary = run::run(session, &options, &mut |event| match event {
         RunEvent::Start {
             turn,
@@ -101,36 +104,49 @@ pub fn run(session: &Session, args: &RunArgs, ui: &mut Ui) -> Result<Exit, Failu
             step,
             attempt,
             session,
-        } if !json && !quiet => ui.line(format!(
-            "turn {turn} · {state}{} · attempt {attempt} · {} session · working…",
-            step.map(|s| format!(" · {s}")).unwrap_or_default(),
-            session.as_str()
-        )),
+        } if !json && !quiet => {
+            let line = format!(
+                "turn {turn} · {state}{} · attempt {attempt} · {} session · working…",
+                step.map(|s| format!(" · {s}")).unwrap_or_default(),
+                session.as_str()
+            );
+            ui.line(&line)?;
+            ticker = Ticker::start();
+            Ok(())
+        }
         RunEvent::Start { .. } => Ok(()),
         RunEvent::Done(turn) if json => {
             ui.line(serde_json::to_string(turn).map_err(std::io::Error::other)?)
         }
-        RunEvent::Done(turn) => ui.line(format!(
-            "turn {} · {:.1} s · {} · {} session{} · {}",
-            turn.turn,
-            turn.seconds,
-            turn.exit,
-            turn.session.as_str(),
-            turn.session_id
-                .as_deref()
-                // The id is the agent's own output: cut by characters, not bytes.
-                .map(|s| format!(" {}", s.chars().take(8).collect::<String>()))
-                .unwrap_or_default(),
-            if turn.progressed {
-                format!("progress → {}", turn.state_after)
-            } else {
-                format!(
-                    "no progress ({} in a row on this step)",
-                    turn.without_progress
-                )
+        RunEvent::Done(turn) => {
+            if let Some(t) = ticker.take() {
+                t.stop();
             }
-        )),
+            ui.line(format!(
+                "turn {} · {:.1} s · {} · {} session{} · {}",
+                turn.turn,
+                turn.seconds,
+                turn.exit,
+                turn.session.as_str(),
+                turn.session_id
+                    .as_deref()
+                    // The id is the agent's own output: cut by characters, not bytes.
+                    .map(|s| format!(" {}", s.chars().take(8).collect::<String>()))
+                    .unwrap_or_default(),
+                if turn.progressed {
+                    format!("progress → {}", turn.state_after)
+                } else {
+                    format!(
+                        "no progress ({} in a row on this step)",
+                        turn.without_progress
+                    )
+                }
+            ))
+        }
     })?;
+    if let Some(t) = ticker.take() {
+        t.stop();
+    }
     if json {
         ui.line(serde_json::to_string(&summary).map_err(std::io::Error::other)?)?;
     } else {
@@ -150,4 +166,43 @@ pub fn run(session: &Session, args: &RunArgs, ui: &mut Ui) -> Result<Exit, Failu
         "idle" => Exit::Success,
         _ => Exit::Halted,
     })
+}
+
+/// The live part of a turn's line for a person at a terminal: the time the agent has been
+/// working, rewritten in place on stderr every second (nothing when stderr is not a
+/// terminal, so logs and pipes get the plain lines only).
+struct Ticker {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    handle: std::thread::JoinHandle<()>,
+}
+
+impl Ticker {
+    fn start() -> Option<Ticker> {
+        use std::io::IsTerminal as _;
+        use std::sync::atomic::Ordering;
+        if !std::io::stderr().is_terminal() {
+            return None;
+        }
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = stop.clone();
+        let started = std::time::Instant::now();
+        let handle = std::thread::spawn(move || {
+            while !flag.load(Ordering::SeqCst) {
+                std::thread::sleep(std::time::Duration::from_millis(200));
+                let seconds = started.elapsed().as_secs();
+                let mut err = std::io::stderr().lock();
+                let _ = write!(err, "\r\x1b[K  … {seconds} s");
+                let _ = err.flush();
+            }
+            let mut err = std::io::stderr().lock();
+            let _ = write!(err, "\r\x1b[K");
+            let _ = err.flush();
+        });
+        Some(Ticker { stop, handle })
+    }
+
+    fn stop(self) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        let _ = self.handle.join();
+    }
 }
