@@ -96,6 +96,19 @@ const READERS: &[&str] = &[
     ":",
 ];
 
+/// What in the git directory an agent's write would change the hooks, the workflow's state,
+/// the branches or the objects they name.
+const GIT_DIR_GUARDED: &[&str] = &[
+    "hooks",
+    "orchestrator",
+    "refs",
+    "logs",
+    "packed-refs",
+    "config",
+    "HEAD",
+    "objects",
+];
+
 /// The clients' settings that hold the hooks and the MCP server (`init --agent`), in the
 /// project or the user's home: an agent that rewrites them switches its own guard off.
 const AGENT_SETTINGS: &[&str] = &[
@@ -163,49 +176,133 @@ fn check_line(line: &str, ctx: &GuardContext, depth: usize) -> Result<(), String
         }
     }
     // `cd DIR` moves where the commands after it write, `git checkout B` the branch they
-    // commit to: the guard follows both.
+    // commit to: the guard follows both. A `cd` may fail or be undone (`(cd x)`, `cd x ||
+    // …`), so each command is judged from every directory it may run in.
     let mut here = ctx.clone();
+    let mut cwds = vec![normalize(&ctx.cwd)];
     for simple in &commands {
-        if let [cd, dir] = simple.words.as_slice()
-            && matches!(cd.as_str(), "cd" | "pushd")
-        {
-            here.cwd = normalize(&here.cwd.join(dir));
+        if let Some(dir) = cd_target(&simple.words) {
+            let next: Vec<PathBuf> = match dir {
+                Some(d) if !d.contains(['$', '`', '~']) && d != "-" => {
+                    cwds.iter().map(|c| normalize(&c.join(d))).collect()
+                }
+                // Somewhere the guard cannot know: most often the top of the repository.
+                _ => vec![normalize(&ctx.root)],
+            };
+            for cwd in next {
+                if !cwds.contains(&cwd) && cwds.len() < 16 {
+                    cwds.push(cwd);
+                }
+            }
             continue;
         }
-        check_simple(simple, &here, depth)?;
-        if let Some(branch) = switched_branch(&simple.words) {
+        for cwd in &cwds {
+            here.cwd = cwd.clone();
+            check_simple(simple, &here, depth)?;
+        }
+        if let Some(branch) = switched_branch(&simple.words, &ctx.main_branch) {
             here.head_branch = Some(branch);
         }
     }
     Ok(())
 }
 
-/// `sh`, `bash -s`…: a shell given no script, which runs what arrives on its stdin.
-fn is_bare_shell(simple: &Simple) -> bool {
-    let Some(program) = simple.words.first() else {
-        return false;
+/// The directory of `cd DIR` / `pushd DIR` / `builtin cd -P DIR` (`Some(None)`: `cd` alone,
+/// home), `None` for any other command.
+fn cd_target(words: &[String]) -> Option<Option<&str>> {
+    let words = match words {
+        [builtin, rest @ ..] if builtin == "builtin" || builtin == "command" => rest,
+        _ => words,
     };
-    SHELLS.contains(&basename(program))
-        && simple.words[1..]
-            .iter()
-            .all(|w| w.starts_with('-') && !w.contains('c'))
+    let [cd, args @ ..] = words else { return None };
+    if !matches!(cd.as_str(), "cd" | "pushd") {
+        return None;
+    }
+    let mut operands = args
+        .iter()
+        .skip_while(|a| a.starts_with('-') && a.len() > 1);
+    Some(
+        operands
+            .next()
+            .map(|d| if d == "--" { "" } else { d.as_str() }),
+    )
 }
 
-/// The branch `git checkout B` / `git switch B` (or `-b B`…) leaves HEAD on.
-fn switched_branch(words: &[String]) -> Option<String> {
+/// `sh`, `bash -s`, `sudo bash --norc`, `source /dev/stdin`, `xargs sh -c`…: a shell that
+/// runs what arrives on its stdin.
+fn is_bare_shell(simple: &Simple) -> bool {
+    let words: Vec<&str> = simple.words.iter().map(String::as_str).collect();
+    let words = unwrap(&words).unwrap_or_default();
+    let Some(program) = words.first() else {
+        return false;
+    };
+    let stdin = |w: &str| matches!(w, "/dev/stdin" | "/proc/self/fd/0" | "/dev/fd/0" | "-");
+    let name = basename(program);
+    if matches!(name, "source" | ".") {
+        return words.get(1).is_some_and(|w| stdin(w));
+    }
+    if !SHELLS.contains(&name) {
+        return false;
+    }
+    let mut args = words[1..].iter();
+    while let Some(w) = args.next() {
+        let short = w.starts_with('-') && !w.starts_with("--") && w.len() > 1;
+        if short && w.contains('s') {
+            return true;
+        }
+        if short && w.contains('c') {
+            // `sh -c` with its script still to come from elsewhere (`xargs sh -c`).
+            return shell_script(&words[1..]).is_none();
+        }
+        if matches!(*w, "-o" | "+o" | "-O" | "+O") {
+            args.next();
+            continue;
+        }
+        if w.starts_with('-') || w.starts_with('+') {
+            continue;
+        }
+        return stdin(w);
+    }
+    true
+}
+
+/// The branch `git checkout B` / `git switch B` (or `-b B`…) leaves HEAD on; the main
+/// branch when it cannot be told (`git checkout -`, a name from an expansion), which is the
+/// careful guess. `None` when HEAD stays (`git checkout -- FILE`, `git checkout REV -- FILE`).
+fn switched_branch(words: &[String], main: &str) -> Option<String> {
     let [git, sub, rest @ ..] = words else {
         return None;
     };
     if basename(git) != "git" || !matches!(sub.as_str(), "checkout" | "switch") {
         return None;
     }
-    match rest {
-        [branch] if !branch.starts_with('-') => Some(branch.clone()),
-        [flag, branch, ..] if matches!(flag.as_str(), "-b" | "-B" | "-c" | "-C") => {
-            Some(branch.clone())
-        }
-        _ => None,
+    if rest.iter().any(|w| w == "--") {
+        return None;
     }
+    let mut iter = rest.iter();
+    while let Some(w) = iter.next() {
+        if matches!(w.as_str(), "-b" | "-B" | "-c" | "-C" | "--orphan") {
+            return iter.next().cloned();
+        }
+        if let Some(v) = w
+            .strip_prefix("--create=")
+            .or_else(|| w.strip_prefix("--force-create="))
+            .or_else(|| w.strip_prefix("--orphan="))
+        {
+            return Some(v.to_string());
+        }
+        if !w.starts_with('-') {
+            return Some(if w.contains(['$', '`']) {
+                main.to_string()
+            } else {
+                w.clone()
+            });
+        }
+        if w == "-" {
+            return Some(main.to_string());
+        }
+    }
+    None
 }
 
 fn check_simple(simple: &Simple, ctx: &GuardContext, depth: usize) -> Result<(), String> {
@@ -213,6 +310,12 @@ fn check_simple(simple: &Simple, ctx: &GuardContext, depth: usize) -> Result<(),
         check_written_path(target, ctx)?;
     }
     check_assignments(&simple.assignments)?;
+    // `GIT_WORK_TREE=DIR git checkout …` writes under DIR, as `--work-tree` does.
+    for assignment in &simple.assignments {
+        if let Some(dir) = assignment.strip_prefix("GIT_WORK_TREE=") {
+            check_written_path(&format!("{dir}/x"), ctx)?;
+        }
+    }
     let mut words: Vec<&str> = simple.words.iter().map(String::as_str).collect();
     // `export X=y`, `declare -x X=y`: assignments too.
     if let Some(first) = words.first()
@@ -318,11 +421,15 @@ fn only_reads(name: &str, args: &[&str]) -> bool {
                 || a.starts_with("--output")
                 || (a.starts_with('-') && !a.starts_with("--") && a.contains('o'))
         }),
-        "xxd" => args.iter().any(|a| a.starts_with("-r") || *a == "-revert"),
+        // `xxd IN OUT` writes OUT.
+        "xxd" => {
+            args.iter().any(|a| a.starts_with("-r") || *a == "-revert")
+                || args.iter().filter(|a| !a.starts_with('-')).count() > 1
+        }
         "tree" => args.iter().any(|a| a.starts_with("-o")),
-        "awk" | "gawk" | "mawk" => args
-            .iter()
-            .any(|a| a.starts_with("-i") || a.starts_with("--include")),
+        // Its program can print into any file (`print > "f"`): the git internals it names
+        // are looked for, the files it reads are not taken as written.
+        "awk" | "gawk" | "mawk" => true,
         _ => false,
     };
     READERS.contains(&name) && !writes
@@ -462,8 +569,16 @@ fn basename(program: &str) -> &str {
 }
 
 /// A preflight gate's command, run directly: its words, or its script through another
-/// interpreter or path.
+/// interpreter or path. `sh -n SCRIPT` only reads it.
 fn gate_command(words: &[&str], ctx: &GuardContext) -> Option<String> {
+    if words.first().is_some_and(|p| SHELLS.contains(&basename(p)))
+        && words[1..]
+            .iter()
+            .take_while(|w| w.starts_with('-'))
+            .any(|w| !w.starts_with("--") && w.contains('n'))
+    {
+        return None;
+    }
     for gate in &ctx.gate_commands {
         let Ok(gate_commands) = shell::parse(gate) else {
             continue;
@@ -477,14 +592,22 @@ fn gate_command(words: &[&str], ctx: &GuardContext) -> Option<String> {
             {
                 continue;
             }
+            // A path is the same file named another way (`./run_tests.sh`, `/repo/x.sh`,
+            // `../x.sh` from a subdirectory), never just another file of the same name.
+            let same_path = |a: &str, b: &str| {
+                (a.contains('/') || b.contains('/'))
+                    && normalize(&ctx.cwd.join(a)) == normalize(&ctx.root.join(b))
+            };
             let same_words = words.len() >= gate_words.len()
                 && words
                     .iter()
                     .zip(&gate_words)
-                    .all(|(a, b)| a == b || (basename(a) == basename(b) && a.contains('/')));
+                    .all(|(a, b)| a == b || same_path(a, b));
             let same_script = script_of(words)
                 .zip(script_of(&gate_words))
-                .is_some_and(|(a, b)| a == b);
+                .is_some_and(|(a, b)| {
+                    normalize(&ctx.cwd.join(&a)) == normalize(&ctx.root.join(&b))
+                });
             if same_words || same_script {
                 return Some(format!(
                     "`{}` is the preflight gate's command ({gate}); {USE_SUBMIT}",
@@ -573,6 +696,21 @@ fn check_git(args: &[&str], ctx: &GuardContext, depth: usize) -> Result<(), Stri
     };
     let orchestrator_ref =
         |w: &&str| w.contains("refs/orchestrator") || w.contains("refs/notes/orchestrator");
+    // `git log --output=FILE`, `git diff --output FILE`, `git format-patch -o DIR`: git
+    // writes the file.
+    for (at, w) in rest.iter().enumerate() {
+        let written = match *w {
+            "--output" | "--output-directory" => rest.get(at + 1).copied(),
+            "-o" if *sub == "format-patch" => rest.get(at + 1).copied(),
+            _ => w
+                .strip_prefix("--output=")
+                .or_else(|| w.strip_prefix("--output-directory=")),
+        };
+        if let Some(path) = written {
+            check_written_path(path, ctx)?;
+            check_written_path(&format!("{path}/x"), ctx)?;
+        }
+    }
     if on_main
         && matches!(
             *sub,
@@ -629,6 +767,8 @@ fn check_git(args: &[&str], ctx: &GuardContext, depth: usize) -> Result<(), Stri
                 .collect();
             check_line(&command.join(" "), ctx, depth + 1)?;
         }
+        // `git rm --cached` only unstages: the files stay.
+        "rm" if rest.contains(&"--cached") => {}
         "mv" | "rm" | "restore" => {
             let paths: Vec<&&str> = rest.iter().filter(|w| !w.starts_with('-')).collect();
             for path in &paths {
@@ -673,12 +813,16 @@ fn check_git(args: &[&str], ctx: &GuardContext, depth: usize) -> Result<(), Stri
             }
         }
         "config" => {
+            let words: Vec<&&str> = rest.iter().filter(|w| !w.starts_with('-')).collect();
             let reads = rest.iter().any(|w| {
                 matches!(
                     *w,
                     "--get" | "--get-all" | "--get-regexp" | "-l" | "--list" | "get" | "list"
                 )
-            });
+            }) || (words.len() == 1
+                && !rest
+                    .iter()
+                    .any(|w| w.starts_with("--unset") || *w == "--add" || *w == "--replace-all"));
             if !reads
                 && let Some((key, reason)) = rest
                     .iter()
@@ -751,6 +895,7 @@ fn check_git(args: &[&str], ctx: &GuardContext, depth: usize) -> Result<(), Stri
             if refspecs.iter().any(|w| names_main(w))
                 || refspecs.iter().any(wildcard_main)
                 || rest.contains(&"--all")
+                || rest.contains(&"--branches")
                 || (on_main && refspecs.is_empty())
                 || (on_main && refspecs.iter().any(|w| **w == "HEAD"))
             {
@@ -899,6 +1044,15 @@ fn risky_setting(setting: &str) -> Option<String> {
             "a git alias hides the command it runs from the guard; run the command itself"
                 .to_string(),
         )
+    } else if key == "push.default"
+        || (key.starts_with("remote.")
+            && (key.ends_with(".push") || key.ends_with(".fetch") || key.ends_with(".mirror")))
+        || (key.starts_with("branch.") && (key.ends_with(".merge") || key.ends_with(".pushremote")))
+    {
+        Some(
+            "it changes which refs a push or fetch moves (the main branch's and the orchestrator's among them); push the PR branch by name, and `git orchestrate sync` moves the workflow"
+                .to_string(),
+        )
     } else if key.starts_with("core.notesref") {
         Some(format!(
             "it points git notes at another notes ref, and refs/notes/orchestrator is the orchestrator's: {STATE_IS_THE_ORCHESTRATORS}"
@@ -988,59 +1142,90 @@ fn check_orchestrate(args: &[&str]) -> Result<(), String> {
 /// A command that may write its arguments: the git internals and protected files are off
 /// limits. Programs that only read are not asked.
 fn check_writer(name: &str, args: &[&str], ctx: &GuardContext) -> Result<(), String> {
+    let operands: Vec<&str> = args
+        .iter()
+        .filter(|a| !a.starts_with('-'))
+        .copied()
+        .collect();
+    let value_of = |options: &[&str]| -> Vec<&str> {
+        let mut out = Vec::new();
+        for (at, arg) in args.iter().enumerate() {
+            for option in options {
+                if arg == option {
+                    out.extend(args.get(at + 1).copied());
+                } else if let Some(v) = arg.strip_prefix(option).filter(|_| option.len() > 2)
+                    && let Some(v) = v.strip_prefix('=')
+                {
+                    out.push(v);
+                }
+            }
+        }
+        out
+    };
+    // The files each known writer writes; a program not known to write is not taken to
+    // write the files it names (an agent's checker reading the config is ordinary work).
+    let mut mention_args: Vec<&str> = args.to_vec();
     let targets: Vec<&str> = match name {
+        "rm" | "rmdir" | "unlink" | "shred" | "touch" | "truncate" | "chmod" | "chown"
+        | "chgrp" | "mkdir" | "tee" | "ed" | "ex" | "patch" | "gzip" | "gunzip" | "bzip2"
+        | "xz" | "zstd" | "split" => operands.clone(),
         "dd" => args.iter().filter_map(|a| a.strip_prefix("of=")).collect(),
-        "sed" | "perl"
-            if !args
-                .iter()
-                .any(|a| a.starts_with("-i") || *a == "--in-place") =>
+        "sed" | "perl" | "ruby"
+            if args.iter().any(|a| {
+                a.starts_with("-i")
+                    || a.starts_with("--in-place")
+                    || (a.starts_with("-p") && a.contains('i'))
+            }) =>
         {
+            operands.clone()
+        }
+        "awk" | "gawk" | "mawk" if args.iter().any(|a| a.contains("inplace")) => operands.clone(),
+        "sort" => value_of(&["-o", "--output"]),
+        "tree" => value_of(&["-o"]),
+        "curl" => value_of(&["-o", "--output"]),
+        "wget" => value_of(&["-O", "--output-document"]),
+        // `xxd IN OUT` writes OUT; `xxd -r IN OUT` too.
+        "xxd" => operands.get(1).copied().into_iter().collect(),
+        "tar" | "unzip" => value_of(&["-C", "--directory", "-d"]),
+        "find" if args.contains(&"-delete") => {
+            find_deletes(args, ctx)?;
             Vec::new()
         }
-        "find"
-            if !args
-                .iter()
-                .any(|a| matches!(*a, "-delete" | "-exec" | "-execdir")) =>
-        {
+        // What find tests and prints is read; its -exec commands are judged apart.
+        "find" => {
+            mention_args.clear();
             Vec::new()
         }
         // The destination only (the sources are read), and the file a source becomes in a
         // destination directory.
         "cp" | "install" | "ln" | "rsync" | "scp" => {
-            let operands: Vec<&str> = args
-                .iter()
-                .filter(|a| !a.starts_with('-'))
-                .copied()
-                .collect();
             let mut targets: Vec<&str> = operands.last().copied().into_iter().collect();
-            if let Some(dir) = args
-                .iter()
-                .position(|a| *a == "-t" || *a == "--target-directory")
-                .and_then(|at| args.get(at + 1))
-            {
-                targets.push(dir);
-            }
+            targets.extend(value_of(&["-t", "--target-directory"]));
             for target in targets.clone() {
                 into_directory(target, &operands, ctx)?;
             }
+            // `cp -a src/. .`, `rsync -a src/ ./`, `cp -rT src .`: the contents of the
+            // source land in the destination directory itself, over whatever is there.
+            let contents = operands[..operands.len().saturating_sub(1)]
+                .iter()
+                .any(|s| s.ends_with("/.") || (name == "rsync" && s.ends_with('/')))
+                || args.iter().any(|a| {
+                    *a == "--no-target-directory"
+                        || (a.starts_with('-') && !a.starts_with("--") && a.contains('T'))
+                });
+            if contents && let Some(dest) = operands.last() {
+                holds_guarded(dest, ctx)?;
+            }
+            mention_args = targets.clone();
             targets
         }
         "mv" => {
-            let operands: Vec<&str> = args
-                .iter()
-                .filter(|a| !a.starts_with('-'))
-                .copied()
-                .collect();
             if let Some(dest) = operands.last() {
                 into_directory(dest, &operands, ctx)?;
             }
-            operands
+            operands.clone()
         }
-        _ => args
-            .iter()
-            .filter(|a| !a.starts_with('-'))
-            .copied()
-            .collect(),
+        _ => Vec::new(),
     };
     for target in &targets {
         check_written_path(target, ctx)?;
@@ -1056,9 +1241,68 @@ fn check_writer(name: &str, args: &[&str], ctx: &GuardContext) -> Result<(), Str
     }
     // Anything else that names the git internals (a script, an interpreter's one-liner) is
     // refused too: there is no reason for an agent's command to touch them.
-    for arg in args {
+    for arg in mention_args {
         if let Some(reason) = git_internal_mention(arg, ctx) {
             return Err(reason);
+        }
+    }
+    Ok(())
+}
+
+/// `find … -delete`: refused when it would reach the hooks or a protected file — its start
+/// holds them and its name tests (if any) match one of their names.
+fn find_deletes(args: &[&str], ctx: &GuardContext) -> Result<(), String> {
+    let starts: Vec<&str> = args
+        .iter()
+        .take_while(|a| !a.starts_with('-') && !matches!(**a, "(" | "!"))
+        .copied()
+        .collect();
+    let starts = if starts.is_empty() { vec!["."] } else { starts };
+    let patterns: Vec<&str> = args
+        .windows(2)
+        .filter(|w| matches!(w[0], "-name" | "-iname" | "-path" | "-ipath" | "-wholename"))
+        .map(|w| w[1])
+        .collect();
+    let guarded_names: Vec<String> = crate::hooks::NAMES
+        .iter()
+        .map(|n| n.to_string())
+        .chain(
+            ctx.protected_files
+                .iter()
+                .map(|f| f.rsplit('/').next().unwrap_or(f).to_string()),
+        )
+        .collect();
+    let may_match = patterns.is_empty()
+        || patterns.iter().any(|p| {
+            let p = p.rsplit('/').next().unwrap_or(p);
+            guarded_names
+                .iter()
+                .any(|n| glob_match(p, n) || glob_match(&p.to_lowercase(), &n.to_lowercase()))
+        });
+    let root = normalize(&ctx.root);
+    for start in starts {
+        if may_match {
+            holds_guarded(start, ctx)?;
+        }
+        // Under a protected glob's directory (`ci/**`), any deletion may hit it.
+        let target = normalize(&ctx.cwd.join(start));
+        for glob in &ctx.protected_globs {
+            let fixed = glob.split(['*', '?', '[']).next().unwrap_or_default();
+            let Some(dir) = fixed
+                .rsplit_once('/')
+                .map(|(d, _)| d)
+                .filter(|d| !d.is_empty())
+            else {
+                continue;
+            };
+            let prefix = normalize(&root.join(dir));
+            // Inside it, or above it with nothing to narrow what goes (`find . -name '*.pyc'
+            // -delete` is left to the gates' protected-path check).
+            if target.starts_with(&prefix) || (patterns.is_empty() && prefix.starts_with(&target)) {
+                return Err(format!(
+                    "`find {start} … -delete` reaches {glob}, which is protected (docs/integrity.md): the gates that judge your work, and the files they run, change only on the main branch, by a human"
+                ));
+            }
         }
     }
     Ok(())
@@ -1164,18 +1408,31 @@ fn check_written_path(path: &str, ctx: &GuardContext) -> Result<(), String> {
     let absolute = normalize(&ctx.cwd.join(path));
     // Judged as written and as the file system resolves it: a symbolic link (`ln -s .git g`,
     // then writing `g/hooks/commit-msg`; a link to a protected file) writes where it points.
-    let candidates = std::iter::once(absolute.clone()).chain(resolved(&absolute));
+    // `..` after a link goes up from where the link points, so the path is also resolved
+    // as written, before `..` is taken away as text.
+    let candidates = std::iter::once(absolute.clone())
+        .chain(resolved(&absolute))
+        .chain(resolved(&ctx.cwd.join(path)));
     let roots: Vec<PathBuf> = std::iter::once(normalize(&ctx.root))
         .chain(std::fs::canonicalize(&ctx.root).ok())
         .collect();
     for candidate in candidates {
-        for dir in [&ctx.git_dir, &ctx.hooks_dir] {
+        for (dir, whole) in [(&ctx.git_dir, false), (&ctx.hooks_dir, true)] {
             if dir.as_os_str().is_empty() {
                 continue;
             }
+            // In the git directory, the parts the workflow and the hooks live in; a lock
+            // file, `info/exclude` or a rebase's scratch files are git's ordinary business.
             let inside = std::iter::once(normalize(dir))
                 .chain(std::fs::canonicalize(dir).ok())
-                .any(|d| candidate.starts_with(d));
+                .filter_map(|d| candidate.strip_prefix(d).ok().map(Path::to_path_buf))
+                .any(|rest| {
+                    whole
+                        || rest.as_os_str().is_empty()
+                        || rest.components().next().is_some_and(|first| {
+                            GIT_DIR_GUARDED.contains(&first.as_os_str().to_string_lossy().as_ref())
+                        })
+                });
             if inside {
                 return Err(format!(
                     "{path} is inside {}, which holds the hooks and the orchestrator's state: {STATE_IS_THE_ORCHESTRATORS}",
@@ -1555,6 +1812,19 @@ mod tests {
             "protected",
         ),
         ("sh < run_tests.sh", "preflight gate's command"),
+        ("echo 'git commit -n -m x' | env sh", "--no-verify"),
+        (
+            "echo 'git commit -n -m x' | sudo bash --norc",
+            "--no-verify",
+        ),
+        ("echo 'git commit -n -m x' | bash /dev/stdin", "--no-verify"),
+        ("echo 'git commit -n -m x' | bash -s foo", "--no-verify"),
+        (
+            "echo 'git commit -n -m x' | source /dev/stdin",
+            "--no-verify",
+        ),
+        ("echo 'git commit -n -m x' | xargs -0 sh -c", "--no-verify"),
+        ("echo 'not a command (' ; bash scripts/setup.sh", ""),
         ("cat ./run_tests.sh | bash -s", "preflight gate's command"),
         ("cat run_tests.sh | wc -l", ""),
         (
@@ -1565,6 +1835,83 @@ mod tests {
         ("rm ~/.claude/settings.json", "agent's settings"),
         ("sed -i s/x/y/ .codex/hooks.json", "agent's settings"),
         ("cat .claude/settings.json .mcp.json", ""),
+        // Ordinary work that must stay allowed (a second review's false denials).
+        (
+            "git commit -m \"$(cat <<'EOF'\nfix: don't crash (\"x\")\nEOF\n)\"",
+            "",
+        ),
+        (
+            "find . -path ./.git -prune -o -name '*.rs' -exec grep -l foo {} +",
+            "",
+        ),
+        ("find . -name .orchestrate.toml -exec cat {} \\;", ""),
+        ("find . -type f -newer .git/config", ""),
+        ("find . -name '*.pyc' -delete", ""),
+        ("yq . .orchestrate.toml; taplo check .orchestrate.toml", ""),
+        ("python3 scripts/check.py .orchestrate.toml", ""),
+        ("bash -n run_tests.sh", ""),
+        ("go test ./internal/foo/...; pytest src/", ""),
+        ("./tools/lint.sh", ""),
+        ("git rm -r --cached .", ""),
+        ("rm -f .git/index.lock; rm -rf .git/rebase-merge", ""),
+        ("echo x >> .git/info/exclude", ""),
+        ("git config --local core.hooksPath", ""),
+        ("cp ~/.gitconfig /tmp/bak", ""),
+        (
+            "git config user.name x; git config --global core.editor vim",
+            "",
+        ),
+        ("cd sub && rm -rf build", ""),
+        ("git checkout -b feat/y && git commit -m x", ""),
+        // A second review's bypasses.
+        (
+            "x=\"$(cat <<'EOF'\n)\nEOF\ngit commit -n -m x\n)\"",
+            "--no-verify",
+        ),
+        ("cd /nonexistent; echo 'exit 0' > run_tests.sh", "protected"),
+        ("(cd sub); rm -f run_tests.sh", "protected"),
+        ("cd $PWD && rm run_tests.sh", "protected"),
+        ("cd -P sub && echo x > ../run_tests.sh", "protected"),
+        ("builtin cd sub && echo x > ../run_tests.sh", "protected"),
+        (
+            "git checkout -q main && git commit --allow-empty -m x",
+            "main branch",
+        ),
+        ("git switch --quiet main && git merge feat/x", "main branch"),
+        ("git checkout - && git commit -m x", "main branch"),
+        (
+            "git log -1 --format='tformat:exit 0' --output=.git/hooks/commit-msg",
+            "orchestrator's state",
+        ),
+        ("git diff --output=.orchestrate.toml", "protected"),
+        (
+            "git format-patch -o .git/hooks HEAD~1",
+            "orchestrator's state",
+        ),
+        (
+            "GIT_WORK_TREE=.git/hooks git checkout HEAD -- commit-msg",
+            "orchestrator's state",
+        ),
+        ("git push origin --branches", "pushing the main branch"),
+        (
+            "git -c push.default=matching push origin",
+            "which refs a push",
+        ),
+        (
+            "git config remote.origin.push refs/heads/main:refs/heads/main",
+            "which refs a push",
+        ),
+        ("find . -name commit-msg -delete", "holds"),
+        ("find . -name 'run_test*' -delete", "holds"),
+        ("find ci -name '*.sh' -delete", "protected"),
+        ("cp -a /tmp/evil/. .", "holds"),
+        ("rsync -a /tmp/evil/ ./", "holds"),
+        ("cp -rT /tmp/evil .", "holds"),
+        (
+            "awk 'BEGIN{print \"exit 0\" > \".git/hooks/commit-msg\"}'",
+            "orchestrator's state",
+        ),
+        ("xxd /tmp/x .git/hooks/commit-msg", "orchestrator's state"),
         // Humans only, another way.
         (
             "GIT_ORCHESTRATE_HUMAN+=1 git orchestrate approve",
@@ -1597,6 +1944,9 @@ mod tests {
         link(".git", "g");
         link("run_tests.sh", "tests-link.sh");
         link(".", "here");
+        std::fs::create_dir_all(root.join(".git/objects")).expect("mkdir");
+        std::fs::create_dir_all(root.join("sub")).expect("mkdir");
+        link(".git/objects", "sub/o");
         let ctx = GuardContext {
             root: root.clone(),
             cwd: root.clone(),
@@ -1606,6 +1956,8 @@ mod tests {
         };
         for (path, why) in [
             ("g/hooks/commit-msg", "holds the hooks"),
+            // `..` after a link: up from where it points.
+            ("sub/o/../hooks/commit-msg", "holds the hooks"),
             ("g/orchestrator/new/deeper/file", "holds the hooks"),
             ("tests-link.sh", "protected"),
             ("here/run_tests.sh", "protected"),

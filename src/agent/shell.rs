@@ -459,12 +459,53 @@ impl Lexer {
         let arithmetic = self.peek(0) == Some('(');
         let inner_start = self.pos;
         let mut level = 1;
+        // Here-documents opened inside: their bodies (after the next newline) are text, not
+        // parentheses or quotes (`git commit -m "$(cat <<'EOF' … don't … EOF )"`).
+        let mut heredocs: Vec<String> = Vec::new();
         while level > 0 {
             match self.peek(0) {
                 None => return Err(Unreadable("an unclosed $( substitution".into())),
                 Some('(') => level += 1,
                 Some(')') => level -= 1,
                 Some('\\') => self.pos += 1,
+                Some('<') if self.peek(1) == Some('<') && self.peek(2) != Some('<') => {
+                    self.pos += 2;
+                    if self.peek(0) == Some('-') {
+                        self.pos += 1;
+                    }
+                    while matches!(self.peek(0), Some(' ' | '\t')) {
+                        self.pos += 1;
+                    }
+                    let mut delimiter = String::new();
+                    while let Some(c) = self.peek(0) {
+                        if c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | ')' | '<' | '>')
+                        {
+                            break;
+                        }
+                        if !matches!(c, '\'' | '"' | '\\') {
+                            delimiter.push(c);
+                        }
+                        self.pos += 1;
+                    }
+                    heredocs.push(delimiter);
+                    continue;
+                }
+                Some('\n') if !heredocs.is_empty() => {
+                    self.pos += 1;
+                    for delimiter in std::mem::take(&mut heredocs) {
+                        let _ = self.heredoc_body(&delimiter);
+                    }
+                    continue;
+                }
+                Some('#')
+                    if self.pos == inner_start || self.chars[self.pos - 1].is_whitespace() =>
+                {
+                    // A comment runs to the end of its line.
+                    while self.peek(0).is_some_and(|c| c != '\n') {
+                        self.pos += 1;
+                    }
+                    continue;
+                }
                 Some(q @ ('\'' | '"')) => {
                     self.pos += 1;
                     while self.peek(0).is_some_and(|c| c != q) {
@@ -663,6 +704,35 @@ mod tests {
             w(&[&["cat"], &["git", "commit", "-n"], &["rm", "y"]])
         );
         assert_eq!(words("cat <<'EOF'\n$(git commit -n)\nEOF"), w(&[&["cat"]]));
+    }
+
+    #[test]
+    fn a_here_document_inside_a_substitution_is_its_text() {
+        let line = "git commit -m \"$(cat <<'EOF'\nfix: don't crash (\"really\")\nEOF\n)\"";
+        let parsed = parse(line).unwrap();
+        assert_eq!(parsed[0].words[..2], ["git", "commit"]);
+        assert_eq!(parsed[1].words, ["cat"]);
+        assert_eq!(
+            parsed[1].heredoc.as_deref(),
+            Some("fix: don't crash (\"really\")\n")
+        );
+        // A `)` in the body does not end the substitution early.
+        let hidden = "x=\"$(cat <<'EOF'\n)\nEOF\ngit commit -n -m x\n)\"";
+        let words: Vec<Vec<String>> = parse(hidden)
+            .unwrap()
+            .into_iter()
+            .map(|s| s.words)
+            .collect();
+        assert!(
+            words.contains(&vec![
+                "git".into(),
+                "commit".into(),
+                "-n".into(),
+                "-m".into(),
+                "x".into()
+            ]),
+            "{words:?}"
+        );
     }
 
     #[test]
