@@ -1132,6 +1132,14 @@ fn check_orchestrate(args: &[&str]) -> Result<(), String> {
         Some("hooks") if words.first() == Some(&"uninstall") => Err(format!(
             "`git orchestrate hooks uninstall` removes the hooks that enforce preflight; it is for humans: {HUMAN_ONLY}"
         )),
+        Some("hooks")
+            if words.first() == Some(&"install")
+                && args.iter().any(|a| a.starts_with("--manager")) =>
+        {
+            Err(format!(
+                "`git orchestrate hooks install --manager …` moves the hooks into a hook manager's configuration, which takes ours out until the manager installs its own; it is for humans: {HUMAN_ONLY}"
+            ))
+        }
         Some("init") if args.contains(&"--remove") => Err(format!(
             "`git orchestrate init --agent … --remove` takes out the agent's guard and hooks; it is for humans: {HUMAN_ONLY}"
         )),
@@ -1923,6 +1931,11 @@ mod tests {
             "for humans",
         ),
         ("git orchestrate init --agent claude --remove", "for humans"),
+        (
+            "git orchestrate hooks install --manager husky",
+            "for humans",
+        ),
+        ("git orchestrate hooks install", ""),
         // The main branch, another way.
         ("git checkout main && git commit -m x", "main branch"),
         ("git switch main; git merge feat/x", "main branch"),
