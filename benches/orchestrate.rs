@@ -288,7 +288,7 @@ impl Fixture {
         // Real transitions, each recording its event, as the commands write them: `audit`
         // replays them.
         while made < history {
-            let event = Event::TestRan(TestRun {
+            let event = Event::TestRan(Box::new(TestRun {
                 step: StepId::new(0, 0),
                 kind: StepType::Red,
                 description: "bench".into(),
@@ -299,7 +299,10 @@ impl Fixture {
                 preflight: None,
                 red_rerun: None,
                 summary: "bench filler".into(),
-            });
+                red_pin: None,
+                not_a_test: None,
+                syntax_error: None,
+            }));
             let t = transition(&snapshot.state, None, event).expect("a failing RED run");
             let input = serde_json::to_string(&t.input).expect("an event serializes");
             store

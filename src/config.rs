@@ -135,7 +135,7 @@ fn yes() -> bool {
 }
 
 /// `[gates]` (docs/config.md, "[gates]").
-#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GatesConfig {
     /// Paths (git pathspec globs) a PR must not change: a human changes them on main
@@ -143,6 +143,58 @@ pub struct GatesConfig {
     /// command run always are.
     #[serde(default)]
     pub protected: Vec<String>,
+    /// What the final check does when the gates fail with the tests the PR changed put back
+    /// as they were at the pin (docs/integrity.md, "Tests that existed at the pin").
+    #[serde(default)]
+    pub pinned_tests: PinnedTests,
+    /// Which paths are tests (globs): a PR that changes or removes one that existed at the pin
+    /// is named, and judged with it put back.
+    #[serde(default = "default_test_paths")]
+    pub test_paths: Vec<String>,
+}
+
+impl Default for GatesConfig {
+    fn default() -> Self {
+        GatesConfig {
+            protected: Vec::new(),
+            pinned_tests: PinnedTests::default(),
+            test_paths: default_test_paths(),
+        }
+    }
+}
+
+/// `[gates] pinned_tests`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PinnedTests {
+    /// Named in the review and the final note, with the gates' result beside the verdict.
+    #[default]
+    Report,
+    /// And the squash does not count while the gates fail with them put back.
+    Enforce,
+}
+
+/// Where tests live in the common layouts (pytest, unittest, Go, Rust, JavaScript, Java,
+/// Ruby, shell).
+pub const DEFAULT_TEST_PATHS: &[&str] = &[
+    "test/**",
+    "tests/**",
+    "spec/**",
+    "testdata/**",
+    "**/__tests__/**",
+    "**/test_*",
+    "**/*_test.*",
+    "**/*_spec.*",
+    "**/*.test.*",
+    "**/*.spec.*",
+    "**/*Test.java",
+    "**/*Tests.java",
+    "**/*Test.kt",
+    "**/conftest.py",
+];
+
+fn default_test_paths() -> Vec<String> {
+    DEFAULT_TEST_PATHS.iter().map(|p| p.to_string()).collect()
 }
 
 /// `[hooks]` (docs/config.md, "[hooks]").
@@ -507,16 +559,21 @@ impl Config {
         let config: Config =
             toml::from_str(text).map_err(|e| err(e.to_string().trim_end().to_string()))?;
         config.validate_names().map_err(err)?;
-        for (i, pattern) in config.gates.protected.iter().enumerate() {
-            if pattern.trim().is_empty()
-                || pattern.starts_with('/')
-                || pattern.starts_with(':')
-                || pattern.split('/').any(|part| part == "..")
-            {
-                return Err(err(format!(
-                    "gates.protected[{i}]: \"{pattern}\" is not a path in the repository (a glob \
-                     such as \"run_tests.sh\" or \"ci/**\", relative to its root)"
-                )));
+        for (key, patterns) in [
+            ("protected", &config.gates.protected),
+            ("test_paths", &config.gates.test_paths),
+        ] {
+            for (i, pattern) in patterns.iter().enumerate() {
+                if pattern.trim().is_empty()
+                    || pattern.starts_with('/')
+                    || pattern.starts_with(':')
+                    || pattern.split('/').any(|part| part == "..")
+                {
+                    return Err(err(format!(
+                        "gates.{key}[{i}]: \"{pattern}\" is not a path in the repository (a glob \
+                         such as \"run_tests.sh\" or \"ci/**\", relative to its root)"
+                    )));
+                }
             }
         }
         config.debugging.validate().map_err(err)?;
@@ -589,6 +646,14 @@ impl Config {
             ));
         }
         Ok(())
+    }
+
+    /// True when `path` is a test by `[gates] test_paths`.
+    pub fn is_test_path(&self, path: &str) -> bool {
+        self.gates
+            .test_paths
+            .iter()
+            .any(|pattern| crate::agent::guard::glob_match(pattern, path))
     }
 
     pub fn gate_names(&self) -> Vec<String> {

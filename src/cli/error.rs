@@ -69,6 +69,8 @@ pub enum ErrorKind {
     Io,
     Git,
     Remote,
+    /// A setting makes the repository unfit to verify in.
+    NotHermetic,
     Internal,
 }
 
@@ -89,6 +91,7 @@ impl ErrorKind {
             | ErrorKind::Io
             | ErrorKind::Git
             | ErrorKind::Remote
+            | ErrorKind::NotHermetic
             | ErrorKind::Internal => Exit::Store,
         }
     }
@@ -299,6 +302,11 @@ fn classify(e: EngineError) -> CommandError {
             EngineError::Hooks { .. } => CommandError::new(ErrorKind::Store, message)
                 .hint("Fix what is named, then run `git orchestrate hooks install`."),
             EngineError::Git(_) => CommandError::new(ErrorKind::Git, message),
+            EngineError::NotHermetic(problem) => CommandError::new(ErrorKind::NotHermetic, message)
+                .hint(format!(
+                    "Nothing was run or recorded. {}; `git orchestrate doctor` lists every such setting.",
+                    capitalized(&problem.fix)
+                )),
             EngineError::Forged { .. } => CommandError::new(ErrorKind::VerificationFailed, message).hint(
                 "No workflow ref here was moved or created. `git orchestrate audit --all` lists what is wrong \
                  here; the remote's history is under refs/orchestrator/remotes/ to inspect, and a human \
@@ -316,6 +324,13 @@ fn classify(e: EngineError) -> CommandError {
             EngineError::CommitRefused(_) => CommandError::new(ErrorKind::VerificationFailed, message)
                 .hint("Nothing was recorded. Fix what git reported, then run `git orchestrate checkpoint` again."),
         }
+}
+
+fn capitalized(text: &str) -> String {
+    let mut chars = text.chars();
+    chars.next().map_or_else(String::new, |first| {
+        first.to_uppercase().chain(chars).collect()
+    })
 }
 
 #[cfg(test)]

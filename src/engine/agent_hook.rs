@@ -14,7 +14,17 @@ pub fn guard_context(session: &Session, cwd: &Path) -> Result<GuardContext, Engi
     let snapshot = session.store.read()?;
     let state = snapshot.as_ref().map(|s| &s.state);
     let config = session.load_config(state)?.config;
-    let judges = super::verify::judges(&config);
+    guard_context_for(session, state, &config, cwd)
+}
+
+/// [`guard_context`] for a workflow state and configuration read already.
+pub fn guard_context_for(
+    session: &Session,
+    state: Option<&crate::workflow::State>,
+    config: &crate::config::Config,
+    cwd: &Path,
+) -> Result<GuardContext, EngineError> {
+    let judges = super::verify::judges(config);
     Ok(GuardContext {
         root: session.store.workdir().to_path_buf(),
         cwd: cwd.to_path_buf(),

@@ -179,6 +179,23 @@ fn checks(session: &Session) -> Result<Vec<Check>, EngineError> {
         )),
     }
 
+    let unsafe_settings = super::hermetic::problems(session)?;
+    if unsafe_settings.is_empty() {
+        checks.push(check(
+            "verification",
+            Level::Ok,
+            "nothing makes git store or show other than what the gates see",
+            None,
+        ));
+    }
+    for problem in unsafe_settings {
+        checks.push(check(
+            "verification",
+            Level::Error,
+            format!("{problem}: nothing is verified while it is set"),
+            Some(problem.fix),
+        ));
+    }
     hooks(session, &mut checks)?;
     refspecs(session, &mut checks)?;
     history(session, &mut checks)?;
@@ -662,6 +679,7 @@ fn probe(
         &command,
         session.store.workdir(),
         PROBE_TIMEOUT,
+        session.command_env(),
         ShellOptions {
             stdin: Some(if name == "pre-push" {
                 pushed.as_bytes()

@@ -2,49 +2,221 @@
 //! PR title, with exactly the verified tree; the master-plan commit sits on it, changes only
 //! the master plan, and names the squashed commit.
 
+use super::pr_record::{self, PrRecord};
+use super::scratch::Scratch;
 use super::{EngineError, Session, io_error};
-use crate::config::Config;
-use crate::exec::{self, GitError};
+use crate::config::{Config, PinnedTests};
+use crate::exec::{self, GitError, RunOutput};
 use crate::gates;
 use crate::store::Snapshot;
+use crate::workflow::fence::fenced;
+use crate::workflow::notes::{ChangedTests, RedProof};
+use crate::workflow::red;
 
-/// Where the clean final check's worktrees live, inside the git directory.
-const CLEAN_CHECK_DIR: &str = "orchestrator/clean-check";
+/// What the final check found (docs/integrity.md, "A clean final check" and "RED proves
+/// itself at the end"): what the squashed commit's verification rests on, every task's RED
+/// test on the PR's base and on the squashed commit, the tests the PR changed, and why the
+/// squash does not count, when it does not.
+#[derive(Clone, Debug)]
+pub struct FinalCheck {
+    /// For the final note: `not verified: no gates`, or what passed.
+    pub verification: String,
+    pub red_tests: Vec<RedProof>,
+    pub changed_tests: Option<ChangedTests>,
+    /// What the PR's chain records about its tests.
+    pub record: PrRecord,
+    pub refused: Option<String>,
+}
 
-/// The clean final check (docs/integrity.md): the gates in force run once more on the
-/// squashed `commit`, in a fresh linked worktree that holds only what the commit holds, so
-/// that nothing untracked or ignored in the working tree can have made it pass. `None` when
-/// it passed (or is off, or there are no gates); the refusal otherwise. The worktree is
-/// removed however the run ends.
-pub fn clean_check(
+/// The final check, on the squashed `commit`: the gates in force run once more in a fresh
+/// worktree that holds only what the commit holds; again with the tests the PR changed put
+/// back as they were at the pin; and every task's pinned RED test runs on the PR's base (it
+/// must fail) and on the squashed commit (it must pass), back to back. Each tree is written in
+/// one scratch worktree from the objects, and every worktree is removed however it ends.
+pub fn final_check(
     session: &Session,
+    snap: &Snapshot,
     config: &Config,
     commit: &str,
-) -> Result<Option<String>, EngineError> {
-    if !config.finalize.clean_check || config.preflight.is_empty() {
+) -> Result<FinalCheck, EngineError> {
+    let record = pr_record::of_snapshot(session, snap)?;
+    let no_gates = config.preflight.is_empty();
+    let mut check = FinalCheck {
+        verification: if no_gates {
+            "not verified: no gates".to_string()
+        } else {
+            "not verified again: the clean final check is off ([finalize] clean_check)".to_string()
+        },
+        red_tests: Vec::new(),
+        changed_tests: None,
+        record,
+        refused: None,
+    };
+    if !config.finalize.clean_check {
+        return Ok(check);
+    }
+    let git = &session.git;
+    let env = session.command_env();
+    let tree = git.tree_of(commit)?;
+    let squashed = Scratch::new(session, commit, &tree)?;
+    if !no_gates {
+        let run = gates::run_preflight(&config.preflight, squashed.path(), env)
+            .map_err(io_error("run preflight in the clean worktree"))?;
+        if let Some(gate) = run.failed() {
+            check.refused = Some(format!(
+                "the clean final check failed: preflight gate `{}` failed ({}) on the squashed commit in a \
+                 fresh worktree, though it passed in yours: something the commit does not hold (an \
+                 untracked or ignored file) made it pass there. Commit what the tests need, then squash \
+                 and submit again.\n{}",
+                gate.name,
+                gate.run.exit,
+                exec::tail_lines(&gate.run.output, config.test.output_tail)
+            ));
+            return Ok(check);
+        }
+        check.verification = format!(
+            "the gates passed on the squashed commit in a clean worktree ({})",
+            config.gate_names().join(", ")
+        );
+    }
+    if let Some(changed) = changed_tests(session, snap, config, &tree, &squashed)? {
+        let enforced = config.gates.pinned_tests == PinnedTests::Enforce;
+        if enforced && changed.passed == Some(false) {
+            check.refused = Some(format!(
+                "the PR changes tests that existed when it began ({}), and with them as they were then, \
+                 preflight gate `{}` fails: under [gates] pinned_tests = \"enforce\" a PR keeps the tests \
+                 it found passing. Put them back, or ask a human to change them on main.",
+                changed.paths.join(", "),
+                changed.failed_gate.as_deref().unwrap_or("?")
+            ));
+        }
+        check.changed_tests = Some(changed);
+        if check.refused.is_some() {
+            return Ok(check);
+        }
+    }
+    if check.record.reds.is_empty() {
+        return Ok(check);
+    }
+    let base = git.parents(commit)?.into_iter().next().ok_or_else(|| {
+        EngineError::Internal(format!("the squashed commit {commit} has no parent"))
+    })?;
+    let base_tree = git.tree_of(&base)?;
+    let before = Scratch::new(session, &base, &base_tree)?;
+    let timeout = config.test.timeout;
+    let run = |scratch: &Scratch, command: &str| -> Result<RunOutput, EngineError> {
+        exec::run_shell(command, scratch.path(), timeout, env)
+            .map_err(io_error(format!("run the RED test `{command}`")))
+    };
+    for pinned in check.record.reds.clone() {
+        if let Some(red_tree) = &pinned.tree {
+            before.put(red_tree, &pinned.paths)?;
+            squashed.put(red_tree, &pinned.paths)?;
+        }
+        let on_base = run(&before, &pinned.command)?;
+        let on_squash = run(&squashed, &pinned.command)?;
+        if pinned.tree.is_some() {
+            before.restore(&pinned.paths)?;
+            squashed.restore(&pinned.paths)?;
+        }
+        check.red_tests.push(RedProof {
+            step: pinned.step.to_string(),
+            command: pinned.command.clone(),
+            paths: pinned.paths.clone(),
+            base: on_base.exit,
+            squashed: on_squash.exit,
+        });
+        let task = pinned.step.task + 1;
+        let (why, output) = if on_base.exit.success() {
+            (
+                format!(
+                    "it passes on the PR's base ({}) too, so what it checks is not the PR's code: a test \
+                     whose verdict comes from elsewhere (a file outside the repository, the environment, \
+                     how it is run) proves nothing",
+                    &base[..base.len().min(12)]
+                ),
+                &on_base.output,
+            )
+        } else if let Some(not_run) =
+            red::did_not_run(&pinned.command, on_base.exit, &on_base.output)
+        {
+            (
+                format!("on the PR's base the test did not run ({not_run})"),
+                &on_base.output,
+            )
+        } else if !on_squash.exit.success() {
+            (
+                format!("it fails on the squashed commit ({})", on_squash.exit),
+                &on_squash.output,
+            )
+        } else {
+            continue;
+        };
+        check.refused = Some(format!(
+            "the final check of task {task}'s RED test (step {}, `{}`, with {} as the RED step left them) \
+             failed: {why}. Output:\n{}",
+            pinned.step,
+            pinned.command,
+            if pinned.paths.is_empty() {
+                "no pinned file".to_string()
+            } else {
+                pinned.paths.join(", ")
+            },
+            fenced(&exec::tail_lines(output, config.test.output_tail))
+        ));
+        return Ok(check);
+    }
+    Ok(check)
+}
+
+/// Tests present at the pin that the PR changes or removes, and the gates' verdict with them
+/// put back as they were then (restored afterwards).
+fn changed_tests(
+    session: &Session,
+    snap: &Snapshot,
+    config: &Config,
+    tree: &str,
+    squashed: &Scratch,
+) -> Result<Option<ChangedTests>, EngineError> {
+    let Some(pin) = snap.state.pin() else {
+        return Ok(None);
+    };
+    let paths: Vec<String> = session
+        .git
+        .tree_changes(&pin.commit, tree)?
+        .into_iter()
+        .filter(|(how, path)| *how != "added" && config.is_test_path(path))
+        .map(|(_, path)| path)
+        .collect();
+    if paths.is_empty() {
         return Ok(None);
     }
-    let parent = session.store.git_dir().join(CLEAN_CHECK_DIR);
-    let worktree = session.git.temp_worktree(&parent, commit)?;
-    let run = gates::run_preflight(&config.preflight, worktree.path())
-        .map_err(io_error("run preflight in the clean worktree"))?;
-    drop(worktree);
-    Ok(run.failed().map(|gate| {
-        format!(
-            "the clean final check failed: preflight gate `{}` failed ({}) on the squashed commit in a \
-             fresh worktree, though it passed in yours: something the commit does not hold (an \
-             untracked or ignored file) made it pass there. Commit what the tests need, then squash \
-             and submit again.\n{}",
-            gate.name,
-            gate.run.exit,
-            exec::tail_lines(&gate.run.output, config.test.output_tail)
-        )
+    let mode = match config.gates.pinned_tests {
+        PinnedTests::Report => "report",
+        PinnedTests::Enforce => "enforce",
+    };
+    let (passed, failed_gate) = if config.preflight.is_empty() {
+        (None, None)
+    } else {
+        let pinned_tree = session.git.tree_of(&pin.commit)?;
+        squashed.put(&pinned_tree, &paths)?;
+        let run = gates::run_preflight(&config.preflight, squashed.path(), session.command_env())
+            .map_err(io_error("run preflight with the pinned tests"))?;
+        squashed.restore(&paths)?;
+        (Some(run.passed()), run.failed().map(|g| g.name.clone()))
+    };
+    Ok(Some(ChangedTests {
+        paths,
+        mode: mode.to_string(),
+        passed,
+        failed_gate,
     }))
 }
 
 /// Whether the squash holds.
 pub fn verify_squash(session: &Session, snap: &Snapshot) -> Result<FinalizeCheck, EngineError> {
     session.require_pr_branch(&snap.state, "submit-work", FINALIZATION)?;
+    super::hermetic::require(session)?;
     let main = session.main_branch(Some(&snap.state))?;
     Ok(as_reason(squash(session, snap, &main)))
 }

@@ -454,7 +454,12 @@ fn review(session: &Session, snap: &Snapshot, round: u32) -> Result<Event, Engin
         empty_tasks: &empty_tasks,
     };
     Ok(
-        match run_review(&policy, &context, session.store.workdir()) {
+        match run_review(
+            &policy,
+            &context,
+            session.store.workdir(),
+            session.command_env(),
+        ) {
             Ok(record) => Event::ReviewCompleted {
                 record,
                 human: policy.human,
@@ -486,6 +491,7 @@ fn forged_in_pr(
 /// Merges the PR branch into main (docs/architecture.md, "Finalization and merge"). Safe to run again after a crash: a branch
 /// already merged and deleted counts as merged.
 fn merge(session: &Session, snap: &Snapshot, branch: &str) -> Result<Event, EngineError> {
+    super::hermetic::require(session)?;
     let main = session.main_branch(Some(&snap.state))?;
     let git = &session.git;
     let blocked = |reason: String| Ok(Event::MergeBlocked { reason });
@@ -513,6 +519,7 @@ fn merge(session: &Session, snap: &Snapshot, branch: &str) -> Result<Event, Engi
         return if merged {
             Ok(Event::Merged {
                 branch: branch.to_string(),
+                main: git.rev_parse(&main).ok(),
             })
         } else {
             blocked(format!(
@@ -569,5 +576,6 @@ fn merge(session: &Session, snap: &Snapshot, branch: &str) -> Result<Event, Engi
     git.delete_branch(branch)?;
     Ok(Event::Merged {
         branch: branch.to_string(),
+        main: Some(git.rev_parse("HEAD")?),
     })
 }

@@ -43,9 +43,12 @@ pub fn resume(
         let (event, merged) = match halt.map(|h| h.reason) {
             Some(HaltReason::MergeConflict) => {
                 let branch = merged_branch(session, &snap.state)?;
+                // The human merged by hand: main as it is now is theirs.
+                let main = session.main_branch(Some(&snap.state))?;
                 (
                     Event::Merged {
                         branch: branch.clone(),
+                        main: session.git.rev_parse(&main).ok(),
                     },
                     Some(branch),
                 )

@@ -10,12 +10,15 @@ mod doctor;
 mod escape;
 mod finalize;
 mod get_task;
+pub mod hermetic;
 mod history;
 mod human;
 mod init;
 pub mod notes;
+mod pr_record;
 mod repin;
 pub mod run;
+mod scratch;
 mod status;
 mod submit;
 mod sync;
@@ -26,7 +29,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::config::{self, Config, ConfigError, Origin};
-use crate::exec::{Git, GitError};
+use crate::exec::{CommandEnv, Git, GitError};
 use crate::store::{
     FileChange, LockSighting, Snapshot, Store, StoreError, TransitionWrite, WriteError,
 };
@@ -124,6 +127,10 @@ pub enum EngineError {
         #[source]
         source: crate::hooks::install::InstallError,
     },
+    /// A setting makes the repository unfit to verify in (docs/integrity.md, "Hermetic
+    /// verification"): nothing is verified until a human takes it away (exit 5).
+    #[error("nothing can be verified in this repository: {0}")]
+    NotHermetic(Box<hermetic::Unsafe>),
     /// A lost compare-and-swap; never escapes [`Session::with_retries`].
     #[error("the workflow changed while this command ran")]
     Conflict,
@@ -171,6 +178,8 @@ pub struct Session {
     /// The configuration in force, loaded once per command attempt (and again only when the
     /// attempt moved the workflow to where another file is in force).
     config: RefCell<Option<(ConfigKey, Loaded)>>,
+    /// The environment commands run in, made when the first one runs.
+    env: std::cell::OnceCell<CommandEnv>,
 }
 
 /// What decides which configuration is in force: the main branch, the PR branch (once there
@@ -193,11 +202,29 @@ impl Session {
     /// As [`Self::open`]; `None`: the workflow git config selects, else `main`.
     pub fn open_selected(dir: &Path, workflow: Option<&str>) -> Result<Session, EngineError> {
         let store = Store::discover_selected(dir, workflow)?;
-        let git = Git::new(store.workdir());
+        let program =
+            crate::exec::env::find_git_for(&[store.workdir(), store.git_dir(), store.common_dir()]);
+        let git = Git::with_program(store.workdir(), program);
         Ok(Session {
             store,
             git,
             config: RefCell::new(None),
+            env: std::cell::OnceCell::new(),
+        })
+    }
+
+    /// The environment the test, gate and review commands run in (docs/integrity.md,
+    /// "Hermetic verification").
+    pub fn command_env(&self) -> &CommandEnv {
+        self.env.get_or_init(|| {
+            CommandEnv::with_git(
+                &[
+                    self.store.workdir(),
+                    self.store.git_dir(),
+                    self.store.common_dir(),
+                ],
+                Some(self.git.program().to_path_buf()),
+            )
         })
     }
 

@@ -8,7 +8,7 @@ use crate::exec::GitError;
 use crate::store::{Snapshot, is_checkpoint_message};
 use crate::workflow::notes::{
     CheckpointNote, FinalNote, FinalReview, FoldedCheckpoint, HumanAnswer, NOTE_VERSION, NoteGate,
-    checkpoint_records, tool,
+    PathsOfStep, checkpoint_records, tool,
 };
 use crate::workflow::review::ReviewRecord;
 
@@ -35,7 +35,12 @@ pub fn record_checkpoint(
 
 /// Writes the final record on the squashed commit `squashed` of the PR in `snap`: the plan,
 /// the review, the checkpoints with their notes, and whether the PR changes the config.
-pub fn record_final(session: &Session, snap: &Snapshot, squashed: &str) -> Result<(), EngineError> {
+pub fn record_final(
+    session: &Session,
+    snap: &Snapshot,
+    squashed: &str,
+    check: &super::finalize::FinalCheck,
+) -> Result<(), EngineError> {
     let state = &snap.state;
     let main = session.main_branch(Some(state))?;
     let git = &session.git;
@@ -107,6 +112,24 @@ pub fn record_final(session: &Session, snap: &Snapshot, squashed: &str) -> Resul
         config_changed,
         human_answers,
         empty_tasks: super::audit::empty_tasks(session, snap, &pr)?,
+        verification: check.verification.clone(),
+        red_tests: check.red_tests.clone(),
+        edited_red_tests: check
+            .record
+            .edited_red_tests
+            .iter()
+            .map(|e| PathsOfStep {
+                step: e.step.to_string(),
+                paths: e.paths.clone(),
+            })
+            .collect(),
+        reds_without_a_test: check
+            .record
+            .reds_without_a_test
+            .iter()
+            .map(ToString::to_string)
+            .collect(),
+        changed_tests: check.changed_tests.clone(),
         tool: tool(),
     };
     let line = note.to_line();

@@ -195,6 +195,7 @@ pub fn verify_tree(
     reuse: Reuse,
     recheck: Recheck,
 ) -> Result<TreeVerification, EngineError> {
+    super::hermetic::require(session)?;
     if reuse == Reuse::Cache
         && let Some(tree) = tree
         && let Some(recorded) = recorded_verification(state, config, tree)
@@ -218,8 +219,12 @@ pub fn verify_tree(
             });
         }
     }
-    let run = gates::run_preflight(&config.preflight, session.store.workdir())
-        .map_err(io_error("run preflight"))?;
+    let run = gates::run_preflight(
+        &config.preflight,
+        session.store.workdir(),
+        session.command_env(),
+    )
+    .map_err(io_error("run preflight"))?;
     let failed = run.failed().map(|g| FailedGate {
         name: g.name.clone(),
         exit: g.run.exit.to_string(),

@@ -10,31 +10,11 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use super::env::CommandEnv;
 use crate::workflow::state::ExitRecord;
 
 /// Output beyond this is dropped from the front: the end of a log is where failures are.
 const MAX_OUTPUT: usize = 16 * 1024 * 1024;
-
-/// What `git rev-parse --local-env-vars` lists: git sets some of them for hooks (`GIT_DIR`,
-/// `GIT_INDEX_FILE`). A command run from a hook must not inherit them: its own git commands
-/// (a test suite that builds scratch repositories, say) would act on the user's repository.
-const GIT_LOCAL_ENV: [&str; 15] = [
-    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-    "GIT_CONFIG",
-    "GIT_CONFIG_PARAMETERS",
-    "GIT_CONFIG_COUNT",
-    "GIT_OBJECT_DIRECTORY",
-    "GIT_DIR",
-    "GIT_WORK_TREE",
-    "GIT_IMPLICIT_WORK_TREE",
-    "GIT_GRAFT_FILE",
-    "GIT_INDEX_FILE",
-    "GIT_NO_REPLACE_OBJECTS",
-    "GIT_REPLACE_REF_BASE",
-    "GIT_PREFIX",
-    "GIT_SHALLOW_FILE",
-    "GIT_COMMON_DIR",
-];
 
 /// How long to wait for the output pipe to close after the process group is gone. Only a
 /// process that left the group (setsid) can keep it open that long.
@@ -60,10 +40,16 @@ pub struct ShellOptions<'a> {
     pub split_stderr: bool,
 }
 
-/// Runs `command` as `sh -c` would, in `dir`. When it exits, anything it left running in its
-/// process group is killed too, so no stray process outlives the gate or holds its output.
-pub fn run_shell(command: &str, dir: &Path, timeout: Duration) -> std::io::Result<RunOutput> {
-    run_shell_with(command, dir, timeout, ShellOptions::default())
+/// Runs `command` as `sh -c` would, in `dir`, in the environment `env` (docs/integrity.md,
+/// "Hermetic verification"). When it exits, anything it left running in its process group is
+/// killed too, so no stray process outlives the gate or holds its output.
+pub fn run_shell(
+    command: &str,
+    dir: &Path,
+    timeout: Duration,
+    env: &CommandEnv,
+) -> std::io::Result<RunOutput> {
+    run_shell_with(command, dir, timeout, env, ShellOptions::default())
 }
 
 /// [`run_shell`] with stdin input and/or stderr kept apart.
@@ -71,9 +57,10 @@ pub fn run_shell_with(
     command: &str,
     dir: &Path,
     timeout: Duration,
+    env: &CommandEnv,
     options: ShellOptions,
 ) -> std::io::Result<RunOutput> {
-    run(command, dir, timeout, options, true)
+    run(command, dir, timeout, env, options, true)
 }
 
 /// `command` itself, when it can be started without a shell: git's rule
@@ -89,6 +76,7 @@ fn run(
     command: &str,
     dir: &Path,
     timeout: Duration,
+    env: &CommandEnv,
     options: ShellOptions,
     use_pidfd: bool,
 ) -> std::io::Result<RunOutput> {
@@ -116,9 +104,7 @@ fn run(
             .stdout(out_writer.try_clone()?)
             .stderr(err_writer.try_clone()?)
             .process_group(0);
-        for var in GIT_LOCAL_ENV {
-            cmd.env_remove(var);
-        }
+        env.apply(&mut cmd);
         cmd.spawn()
     };
     // What git does for hooks and aliases: a command with nothing for a shell to interpret
@@ -128,7 +114,7 @@ fn run(
     // POSIX puts sh at /bin/sh; naming it skips a PATH search on every run.
     let mut child = match plain_program(command).map(|program| spawn(program, None)) {
         Some(Ok(child)) => child,
-        _ => spawn("/bin/sh", Some(command))?,
+        _ => spawn(super::env::SH, Some(command))?,
     };
     // Only the child's copies of the pipes' write ends may remain, so that the readers see
     // EOF when the group is gone.
@@ -435,6 +421,10 @@ mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
 
+    fn env() -> &'static CommandEnv {
+        super::super::env::unconfined()
+    }
+
     #[test]
     fn tails_are_bounded_in_bytes_too() {
         let line = "é".repeat(20_000);
@@ -460,6 +450,7 @@ mod tests {
             "echo out; echo err >&2; exit 3",
             dir.path(),
             Duration::from_secs(10),
+            env(),
         )
         .unwrap();
         assert_eq!(out.exit, ExitRecord::code(3));
@@ -483,7 +474,7 @@ mod tests {
         }
         let dir = tempfile::tempdir().unwrap();
         let timeout = Duration::from_secs(10);
-        let run = |command: &str| run_shell(command, dir.path(), timeout).unwrap();
+        let run = |command: &str| run_shell(command, dir.path(), timeout, env()).unwrap();
         assert_eq!(run("true").exit, ExitRecord::code(0));
         assert_eq!(run("false").exit, ExitRecord::code(1));
         // Builtins have no program to start: sh runs them after all.
@@ -504,7 +495,13 @@ mod tests {
     #[test]
     fn runs_in_the_given_directory_with_stdin_closed() {
         let dir = tempfile::tempdir().unwrap();
-        let out = run_shell("pwd; cat; echo done", dir.path(), Duration::from_secs(10)).unwrap();
+        let out = run_shell(
+            "pwd; cat; echo done",
+            dir.path(),
+            Duration::from_secs(10),
+            env(),
+        )
+        .unwrap();
         let text = String::from_utf8(out.output).unwrap();
         let expected_dir = dir.path().canonicalize().unwrap();
         assert_eq!(text, format!("{}\ndone\n", expected_dir.display()));
@@ -514,7 +511,13 @@ mod tests {
     #[test]
     fn keeps_bytes_that_are_not_utf8() {
         let dir = tempfile::tempdir().unwrap();
-        let out = run_shell(r"printf 'a\377b\n'", dir.path(), Duration::from_secs(10)).unwrap();
+        let out = run_shell(
+            r"printf 'a\377b\n'",
+            dir.path(),
+            Duration::from_secs(10),
+            env(),
+        )
+        .unwrap();
         assert_eq!(out.output, b"a\xffb\n");
         assert_eq!(tail_lines(&out.output, 5), "a\u{fffd}b\n");
     }
@@ -538,6 +541,7 @@ mod tests {
             &command,
             dir.path(),
             timeout,
+            env(),
             ShellOptions::default(),
             use_pidfd,
         )
@@ -564,6 +568,7 @@ mod tests {
                 "sleep 300 & echo bye; echo err >&2; exit 7",
                 dir.path(),
                 Duration::from_secs(60),
+                env(),
                 ShellOptions {
                     split_stderr: true,
                     ..ShellOptions::default()

@@ -32,13 +32,30 @@ impl fmt::Display for GitError {
 #[derive(Clone, Debug)]
 pub struct Git {
     workdir: PathBuf,
+    /// The `git` program, by absolute path (docs/integrity.md, "Hermetic verification").
+    program: PathBuf,
 }
 
 impl Git {
+    /// git in `workdir`, the program found as [`super::env::find_git`] finds it for commands
+    /// run there.
     pub fn new(workdir: impl Into<PathBuf>) -> Self {
+        let workdir = workdir.into();
+        let program = super::env::find_git_for(&[&workdir]);
+        Git { workdir, program }
+    }
+
+    /// git in `workdir`, running `program`.
+    pub fn with_program(workdir: impl Into<PathBuf>, program: impl Into<PathBuf>) -> Self {
         Git {
             workdir: workdir.into(),
+            program: program.into(),
         }
+    }
+
+    /// The `git` program every command runs.
+    pub fn program(&self) -> &Path {
+        &self.program
     }
 
     pub fn workdir(&self) -> &Path {
@@ -58,12 +75,17 @@ impl Git {
                 .collect::<Vec<_>>()
                 .join(" ")
         );
-        let mut cmd = Command::new("git");
+        let mut cmd = Command::new(&self.program);
         cmd.args(&args)
             .current_dir(&self.workdir)
             .stdin(Stdio::null())
             // Never wait for a password prompt nobody will answer.
-            .env("GIT_TERMINAL_PROMPT", "0");
+            .env("GIT_TERMINAL_PROMPT", "0")
+            // What is read is what is stored: a replace ref would show other objects in
+            // place of the ones the workflow names (docs/integrity.md).
+            .env("GIT_NO_REPLACE_OBJECTS", "1")
+            // git runs the helpers of its exec path; the caller's is not ours to follow.
+            .env_remove("GIT_EXEC_PATH");
         (cmd, shown)
     }
 
@@ -678,9 +700,9 @@ fn remove_worktree(git: &Git, path: &Path) {
 }
 
 impl Git {
-    /// A fresh linked worktree of `commit` in a new directory under `parent` (inside the git
-    /// directory): only what the commit holds, no untracked or ignored file. Checkout hooks
-    /// do not run.
+    /// A fresh linked worktree detached at `commit` in a new directory under `parent` (inside
+    /// the git directory), with no file checked out: the caller writes the tree it verifies
+    /// from the objects (docs/integrity.md, "Hermetic verification"). No hook runs.
     pub fn temp_worktree(&self, parent: &Path, commit: &str) -> Result<TempWorktree<'_>, GitError> {
         std::fs::create_dir_all(parent)
             .map_err(|e| io_error("create a directory for a worktree", e))?;
@@ -713,11 +735,60 @@ impl Git {
             OsStr::new("add"),
             OsStr::new("--detach"),
             OsStr::new("--force"),
+            OsStr::new("--no-checkout"),
             OsStr::new("--quiet"),
             worktree.path.as_os_str(),
             OsStr::new(commit),
         ])?;
         Ok(worktree)
+    }
+
+    /// Makes the index (of this working tree) hold `tree`, touching no file.
+    pub fn read_tree(&self, tree: &str) -> Result<(), GitError> {
+        self.run(["read-tree", "--end-of-options", tree]).map(drop)
+    }
+
+    /// Which of `paths` git-lfs's filter applies to (`filter=lfs` in the attributes).
+    pub fn lfs_tracked(&self, paths: &[String]) -> Result<Vec<String>, GitError> {
+        if paths.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut args = vec!["check-attr", "-z", "filter", "--"];
+        args.extend(paths.iter().map(String::as_str));
+        let listing = self.run(args)?;
+        let fields: Vec<&str> = listing.split('\0').collect();
+        Ok(fields
+            .chunks(3)
+            .filter(|c| c.len() == 3 && c[2] == "lfs")
+            .map(|c| c[0].to_string())
+            .collect())
+    }
+
+    /// The content git-lfs checks out for the pointer file `path` (`git lfs smudge`).
+    pub fn lfs_smudge(&self, path: &str, pointer: &[u8]) -> Result<Vec<u8>, GitError> {
+        use std::io::Write as _;
+        let (mut cmd, shown) = self.command(["lfs", "smudge", "--", path]);
+        cmd.stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let failed = |e: std::io::Error| GitError {
+            command: shown.clone(),
+            status: None,
+            stderr: e.to_string(),
+        };
+        let mut child = cmd.spawn().map_err(failed)?;
+        if let Some(mut stdin) = child.stdin.take() {
+            stdin.write_all(pointer).map_err(failed)?;
+        }
+        let out = child.wait_with_output().map_err(failed)?;
+        if !out.status.success() {
+            return Err(GitError {
+                command: shown,
+                status: out.status.code(),
+                stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+            });
+        }
+        Ok(out.stdout)
     }
 }
 

@@ -4,10 +4,12 @@
 pub mod agent;
 pub mod cancel;
 pub mod command;
+pub mod env;
 pub mod git;
 pub mod process;
 
 pub use cancel::Cancel;
 pub use command::{RunOutput, ShellOptions, run_shell, run_shell_with, tail_lines};
+pub use env::CommandEnv;
 pub use git::{Git, GitError, LoggedCommit, MergeOutcome};
 pub use process::{Captured, path_with_first, run_captured};

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::thread;
 
 use crate::config::Gate;
-use crate::exec::{self, RunOutput};
+use crate::exec::{self, CommandEnv, RunOutput};
 use crate::workflow::state::{GateRecord, PreflightRecord};
 
 /// One gate's run, with its full output.
@@ -55,17 +55,21 @@ impl PreflightRun {
     }
 }
 
-/// Runs `gates` in `dir`.
-pub fn run_preflight(gates: &[Gate], dir: &Path) -> std::io::Result<PreflightRun> {
+/// Runs `gates` in `dir`, in the environment `env`.
+pub fn run_preflight(
+    gates: &[Gate],
+    dir: &Path,
+    env: &CommandEnv,
+) -> std::io::Result<PreflightRun> {
     let mut done = Vec::new();
     for batch in batches(gates) {
         let runs: Vec<std::io::Result<GateRun>> = if batch.len() == 1 {
-            vec![run_gate(&batch[0], dir)]
+            vec![run_gate(&batch[0], dir, env)]
         } else {
             thread::scope(|scope| {
                 let handles: Vec<_> = batch
                     .iter()
-                    .map(|gate| scope.spawn(move || run_gate(gate, dir)))
+                    .map(|gate| scope.spawn(move || run_gate(gate, dir, env)))
                     .collect();
                 handles
                     .into_iter()
@@ -87,11 +91,11 @@ pub fn run_preflight(gates: &[Gate], dir: &Path) -> std::io::Result<PreflightRun
     Ok(PreflightRun { gates: done })
 }
 
-fn run_gate(gate: &Gate, dir: &Path) -> std::io::Result<GateRun> {
+fn run_gate(gate: &Gate, dir: &Path, env: &CommandEnv) -> std::io::Result<GateRun> {
     Ok(GateRun {
         name: gate.name.clone(),
         command: gate.command.clone(),
-        run: exec::run_shell(&gate.command, dir, gate.timeout)?,
+        run: exec::run_shell(&gate.command, dir, gate.timeout, env)?,
     })
 }
 
@@ -151,7 +155,7 @@ mod tests {
             gate("three", "true", Some("g")),
             gate("never", "true", None),
         ];
-        let run = run_preflight(&gates, dir.path()).unwrap();
+        let run = run_preflight(&gates, dir.path(), exec::env::unconfined()).unwrap();
         let ran: Vec<_> = run.gates.iter().map(|g| g.name.as_str()).collect();
         assert_eq!(ran, vec!["one", "two", "three"]);
         let failed = run.failed().unwrap();
@@ -173,14 +177,14 @@ mod tests {
             gate("left", &wait_for("left", "right"), Some("g")),
             gate("right", &wait_for("right", "left"), Some("g")),
         ];
-        let run = run_preflight(&gates, dir.path()).unwrap();
+        let run = run_preflight(&gates, dir.path(), exec::env::unconfined()).unwrap();
         assert!(run.passed(), "{:?}", run.record());
     }
 
     #[test]
     fn no_gates_is_an_empty_pass() {
         let dir = tempfile::tempdir().unwrap();
-        let run = run_preflight(&[], dir.path()).unwrap();
+        let run = run_preflight(&[], dir.path(), exec::env::unconfined()).unwrap();
         assert!(run.passed() && run.is_empty());
         assert_eq!(run.record().gates, vec![]);
     }

@@ -8,7 +8,7 @@ use std::thread;
 use serde_json::json;
 
 use crate::config::ReviewPolicy;
-use crate::exec::{self, ShellOptions};
+use crate::exec::{self, CommandEnv, ShellOptions};
 use crate::workflow::Plan;
 use crate::workflow::review::{ReviewRecord, aggregate, parse_findings};
 
@@ -33,6 +33,7 @@ pub fn run_review(
     policy: &ReviewPolicy,
     context: &ReviewContext,
     dir: &Path,
+    env: &CommandEnv,
 ) -> Result<ReviewRecord, String> {
     let record = |findings| ReviewRecord {
         round: context.round,
@@ -53,7 +54,7 @@ pub fn run_review(
         let runs: Vec<_> = dimensions
             .iter()
             .map(|dimension| {
-                scope.spawn(move || review_one(command, policy, context, *dimension, dir))
+                scope.spawn(move || review_one(command, policy, context, *dimension, dir, env))
             })
             .collect();
         runs.into_iter()
@@ -84,6 +85,7 @@ fn review_one(
     context: &ReviewContext,
     dimension: Option<&str>,
     dir: &Path,
+    env: &CommandEnv,
 ) -> Result<Vec<crate::workflow::review::Finding>, String> {
     let input = json!({
         "pr": context.plan,
@@ -106,6 +108,7 @@ fn review_one(
         command,
         dir,
         policy.timeout,
+        env,
         ShellOptions {
             stdin: Some(input.as_bytes()),
             split_stderr: true,

@@ -3,9 +3,11 @@
 //! compare-and-swap ref update, and reads the history and the repository facts the engine
 //! needs (branches, HEAD, files committed on the main branch).
 
+mod export;
 mod loose;
 mod notes;
 mod remote;
+mod settings;
 mod time;
 
 use std::collections::BTreeMap;
@@ -21,12 +23,14 @@ use crate::workflow::plan::{Plan, PlanSummary, StepId, StepSummary, StepType};
 use crate::workflow::state::{State, StateWire, Status};
 use crate::workflow::{Human, PlanChange};
 
+pub use export::{EntryType, TreeEntry};
 pub use notes::{NOTES_REF, NoteReader};
 pub use remote::{
     Backup, LocalRef, Relation, Standing, exact_notes_refspec, fetch_refspecs, is_state_ref,
     sync_refspecs, tracking_branch_ref, tracking_notes_ref, tracking_ref, writes_local_state,
 };
 pub use remote::{is_state_ref_name, transition_history_globs};
+pub use settings::Setting;
 pub use time::format_time;
 
 const WORKFLOWS: &str = "refs/orchestrator/workflows/";
@@ -357,6 +361,23 @@ pub struct Store {
     ref_name: FullName,
 }
 
+/// Opens the repository containing `dir` with replace refs off: every object read is the
+/// object stored under its id, whatever `refs/replace/` holds (docs/integrity.md, "Hermetic
+/// verification"), as every git command of ours runs with `GIT_NO_REPLACE_OBJECTS`.
+fn open_without_replacements(dir: &Path) -> Result<gix::Repository, StoreError> {
+    const NO_REPLACE: &str = "core.useReplaceRefs=false";
+    let mut trust = gix::sec::trust::Mapping::<gix::open::Options>::default();
+    trust.full = trust.full.config_overrides([NO_REPLACE]);
+    trust.reduced = trust.reduced.config_overrides([NO_REPLACE]);
+    gix::ThreadSafeRepository::discover_with_environment_overrides_opts(
+        dir,
+        Default::default(),
+        trust,
+    )
+    .map(gix::Repository::from)
+    .map_err(|e| StoreError::NotARepository(e.to_string()))
+}
+
 impl Store {
     /// Finds the repository containing `dir` (honouring `GIT_DIR` and friends, as hooks set
     /// them) and addresses workflow `workflow` in it.
@@ -372,8 +393,7 @@ impl Store {
         {
             return Err(StoreError::BadWorkflowName(workflow.to_string()));
         }
-        let repo = gix::discover_with_environment_overrides(dir)
-            .map_err(|e| StoreError::NotARepository(e.to_string()))?;
+        let repo = open_without_replacements(dir)?;
         if repo.workdir().is_none() {
             return Err(StoreError::Bare);
         }
@@ -1561,6 +1581,31 @@ fn parse_history_entry(commit: String, time: String, message: &str) -> HistoryEn
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+
+    /// A replace ref shows another object under an id; the store reads what is stored.
+    #[test]
+    fn replace_refs_do_not_change_what_the_store_reads() {
+        use crate::test_git::git;
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        git(d, &["init", "--quiet", "--initial-branch=main"]);
+        std::fs::write(d.join("gates.toml"), "strict\n").unwrap();
+        git(d, &["add", "gates.toml"]);
+        git(d, &["commit", "--quiet", "-m", "one"]);
+        let pinned = git(d, &["rev-parse", "HEAD:gates.toml"]);
+        std::fs::write(d.join("weak"), "weak\n").unwrap();
+        let weak = git(d, &["hash-object", "-w", "weak"]);
+        git(d, &["replace", &pinned, &weak]);
+        assert_eq!(
+            git(d, &["cat-file", "-p", &pinned]),
+            "weak",
+            "the replacement is in force for git"
+        );
+        let store = Store::discover(d, "main").unwrap();
+        assert_eq!(store.blob(&pinned).unwrap(), b"strict\n");
+        let found = store.file_id_at_branch("main", "gates.toml").unwrap();
+        assert_eq!(found.and_then(|(_, blob)| blob), Some(pinned));
+    }
 
     /// Completing a step inside its task from the record alone gives what reading the whole
     /// plan gives; at a task's last step it declines, and the plan is read.

@@ -181,7 +181,10 @@ impl Relation {
 const MAX_WALK: usize = 1_000_000;
 
 impl Store {
-    fn refs_under(&self, prefix: &str) -> Result<BTreeMap<String, ObjectId>, StoreError> {
+    pub(super) fn refs_under(
+        &self,
+        prefix: &str,
+    ) -> Result<BTreeMap<String, ObjectId>, StoreError> {
         let platform = self.repo.references().map_err(git_err)?;
         let mut out = BTreeMap::new();
         for reference in platform.prefixed(prefix).map_err(git_err)? {

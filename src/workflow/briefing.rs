@@ -1566,6 +1566,9 @@ the orchestrator's state. Whenever you are unsure what to do, run `git orchestra
                 command: "cargo test add".into(),
                 exit: ExitRecord::code(101),
                 output_tail: "error[E0425]: cannot find function `add` in this scope\n".into(),
+                red_tree: None,
+                red_paths: Vec::new(),
+                syntax_error: None,
             });
         });
         assert_snapshot("analysis", &render(&analysis, 0, Extras::default()));

@@ -51,7 +51,7 @@ fn with(mut s: StateWire, edit: impl FnOnce(&mut StateWire)) -> StateWire {
 
 fn run(step: usize, expectation: Expectation, code: i32, preflight: Option<bool>) -> Event {
     let kind = plan(0).tasks[0].tdd_steps[step].kind;
-    Event::TestRan(TestRun {
+    Event::TestRan(Box::new(TestRun {
         step: StepId::new(0, step),
         kind,
         description: String::new(),
@@ -75,7 +75,10 @@ fn run(step: usize, expectation: Expectation, code: i32, preflight: Option<bool>
         }),
         red_rerun: None,
         summary: String::new(),
-    })
+        red_pin: None,
+        not_a_test: None,
+        syntax_error: None,
+    }))
 }
 
 fn review(blocking: bool) -> ReviewRecord {
@@ -123,6 +126,9 @@ fn triggers() -> Vec<(&'static str, StateWire, Option<Plan>, Event)> {
                 command: "c".into(),
                 exit: ExitRecord::code(1),
                 output_tail: String::new(),
+                red_tree: None,
+                red_paths: Vec::new(),
+                syntax_error: None,
             })
         })
     };
@@ -396,6 +402,7 @@ fn triggers() -> Vec<(&'static str, StateWire, Option<Plan>, Event)> {
             Some(plan(2)),
             Event::Merged {
                 branch: "feat/x".into(),
+                main: None,
             },
         ),
         (
@@ -418,6 +425,7 @@ fn triggers() -> Vec<(&'static str, StateWire, Option<Plan>, Event)> {
             Some(plan(2)),
             Event::Merged {
                 branch: "feat/x".into(),
+                main: None,
             },
         ),
         (

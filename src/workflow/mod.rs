@@ -13,6 +13,7 @@ mod diagram;
 pub mod fence;
 pub mod notes;
 pub mod plan;
+pub mod red;
 pub mod replan;
 pub mod review;
 pub mod state;

@@ -158,7 +158,60 @@ pub struct FinalNote {
     /// Tasks whose checkpoints changed nothing (docs/integrity.md).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub empty_tasks: Vec<String>,
+    /// What the final check says the squashed commit's verification rests on:
+    /// `not verified: no gates` when no gate is configured (docs/integrity.md).
+    #[serde(default)]
+    pub verification: String,
+    /// Every task's pinned RED test, run on the PR's base and on the squashed commit.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub red_tests: Vec<RedProof>,
+    /// GREEN steps that had changed their task's RED test: it was judged as the RED step
+    /// left it (docs/integrity.md).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub edited_red_tests: Vec<PathsOfStep>,
+    /// RED steps that changed no file: the test they ran was there before the task.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reds_without_a_test: Vec<String>,
+    /// Tests that existed at the pin and the PR changed or removed, and how the gates fared
+    /// with them put back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub changed_tests: Option<ChangedTests>,
     pub tool: String,
+}
+
+/// A task's pinned RED test at the final check: it failed on the PR's base and passed on the
+/// squashed commit, back to back, in one environment (a squash that counts has both).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RedProof {
+    pub step: String,
+    pub command: String,
+    /// The pinned paths put in for both runs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub paths: Vec<String>,
+    pub base: ExitRecord,
+    #[serde(rename = "final")]
+    pub squashed: ExitRecord,
+}
+
+/// Paths a step changed, named for a reviewer.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PathsOfStep {
+    pub step: String,
+    pub paths: Vec<String>,
+}
+
+/// Tests present at the pin that the PR changed or removed (docs/integrity.md).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChangedTests {
+    pub paths: Vec<String>,
+    /// `report` or `enforce` (`[gates] pinned_tests`).
+    pub mode: String,
+    /// The gates' verdict with those tests as they were at the pin; `None` when there are no
+    /// gates to run them.
+    pub passed: Option<bool>,
+    /// The first gate that failed so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed_gate: Option<String>,
 }
 
 /// One human answer in the final note.

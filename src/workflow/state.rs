@@ -66,6 +66,15 @@ pub enum Pending {
         exit: ExitRecord,
         /// The last lines of the output the agent has to judge (full text in `output.log`).
         output_tail: String,
+        /// The tree the RED run left, and the paths the step changed from the task's start:
+        /// what is pinned as its test when the analysis says SUCCESS (docs/integrity.md).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        red_tree: Option<String>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        red_paths: Vec<String>,
+        /// A line of the output that shows the test itself could not be read.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        syntax_error: Option<String>,
     },
     /// A GREEN or REFACTOR step passed; a checkpoint commit must be made before the next step.
     Checkpoint {
@@ -99,6 +108,9 @@ pub enum TddPending {
         command: String,
         exit: ExitRecord,
         output_tail: String,
+        red_tree: Option<String>,
+        red_paths: Vec<String>,
+        syntax_error: Option<String>,
     },
     Checkpoint {
         step: StepId,
@@ -115,11 +127,17 @@ impl From<TddPending> for Pending {
                 command,
                 exit,
                 output_tail,
+                red_tree,
+                red_paths,
+                syntax_error,
             } => Pending::Analysis {
                 step,
                 command,
                 exit,
                 output_tail,
+                red_tree,
+                red_paths,
+                syntax_error,
             },
             TddPending::Checkpoint {
                 step,
@@ -444,6 +462,23 @@ pub struct RedTest {
     /// The task's index in the plan (0-based; step ids count from 1).
     pub task: usize,
     pub command: String,
+    /// The tree the RED run was accepted on; `paths`, as it holds them, are the test: they
+    /// are put back for every later run of it (docs/integrity.md, "The RED test is pinned").
+    /// `None` for a RED accepted before tests were pinned.
+    #[serde(rename = "red_tree", default, skip_serializing_if = "Option::is_none")]
+    pub tree: Option<String>,
+    /// The paths the RED step changed from the task's start.
+    #[serde(rename = "red_paths", default, skip_serializing_if = "Vec::is_empty")]
+    pub paths: Vec<String>,
+}
+
+/// What a failing RED run pins as its test: the tree it left and the paths its step changed
+/// from the task's start.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RedPin {
+    pub tree: String,
+    pub paths: Vec<String>,
 }
 
 impl Pr {
@@ -686,6 +721,10 @@ pub struct State {
     pub guidance: Option<String>,
     /// In INITIALIZING: the agent said no PR of the master plan is left (SPEC §6.1).
     pub idle: Option<Idle>,
+    /// The main branch's tip as this workflow accounts for it: where it pinned its first PR,
+    /// its last merge, or a human's `repin`. First-parent commits on main after it that no
+    /// workflow merged moved main outside the workflow (docs/integrity.md).
+    pub main_tip: Option<String>,
     /// Fields written by a newer version are carried through unchanged, never dropped.
     pub extra: BTreeMap<String, serde_json::Value>,
 }
@@ -706,6 +745,7 @@ impl State {
             phase: Phase::Initializing,
             guidance: None,
             idle: None,
+            main_tip: None,
             extra: BTreeMap::new(),
         }
     }
@@ -997,6 +1037,8 @@ pub struct StateWire {
     pub red_test: Option<RedTest>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pin: Option<Pin>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub main_tip: Option<String>,
     /// The store's own record of the plan (docs/refs.md): progress since `pr.json` was
     /// stored, and a summary of it. Never part of [`State`]; the store reads and writes it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1042,6 +1084,7 @@ impl StateWire {
             preflight_cache: None,
             red_test: None,
             pin: None,
+            main_tip: None,
             plan_progress: None,
             plan_summary: None,
             plan_blob: None,
@@ -1079,11 +1122,17 @@ impl StateWire {
                 command,
                 exit,
                 output_tail,
+                red_tree,
+                red_paths,
+                syntax_error,
             }) => Ok(Some(TddPending::Analysis {
                 step,
                 command,
                 exit,
                 output_tail,
+                red_tree,
+                red_paths,
+                syntax_error,
             })),
             Some(Pending::Checkpoint {
                 step,
@@ -1249,6 +1298,7 @@ impl TryFrom<StateWire> for State {
             guidance: wire.guidance,
             // Idle describes INITIALIZING only; anywhere else it would be stale.
             idle: wire.idle.filter(|_| wire.status == Status::Initializing),
+            main_tip: wire.main_tip,
             extra: wire.extra,
         })
     }
@@ -1261,6 +1311,7 @@ impl From<State> for StateWire {
         wire.main_branch = state.main_branch;
         wire.guidance = state.guidance;
         wire.idle = state.idle;
+        wire.main_tip = state.main_tip;
         wire.extra = state.extra;
         wire
     }

@@ -7,7 +7,7 @@ use super::plan::{Plan, PlanSummary, StepId, StepSummary, StepType};
 use super::review::{Finding, Priority, ReviewRecord, feedback_task};
 use super::state::{Attempts, ExitRecord, LastRun, Pending, PreflightRecord, State, Status};
 use super::state::{Finalized, Halt, HaltReason, Phase, Pin, Pr, PreflightCache, ReplanContext};
-use super::state::{Idle, RedTest, ReviewStage, ReviewSummary, TddPending, Verdict};
+use super::state::{Idle, RedPin, RedTest, ReviewStage, ReviewSummary, TddPending, Verdict};
 use super::{Decision, Expectation, Human};
 use serde::{Deserialize, Serialize};
 
@@ -36,7 +36,7 @@ pub enum Event {
     /// Creating or checking out the PR branch failed; the reason is for the agent.
     BranchBlocked { reason: String },
     /// The agent's test command ran (and, after a passing PASS run, the preflight gates).
-    TestRan(TestRun),
+    TestRan(Box<TestRun>),
     /// The agent judged a NEEDS_ANALYSIS result.
     AnalysisDecided { decision: Decision, summary: String },
     /// A checkpoint commit was found on the PR branch (or just made by `checkpoint`); its
@@ -90,8 +90,14 @@ pub enum Event {
     MasterPlanUpdated { commit: String },
     /// PLAN_UPDATED → MERGING_BRANCH.
     MergeStarted,
-    /// The branch is merged into main (by get-task, or by a human after a conflict) and gone.
-    Merged { branch: String },
+    /// The branch is merged into main (by get-task, or by a human after a conflict) and gone;
+    /// `main` is main's tip after it, the commit the workflow accounts main to (`None` in
+    /// events recorded before 0.4).
+    Merged {
+        branch: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        main: Option<String>,
+    },
     /// The merge could not start: a dirty tree, a failed checkout or pull.
     MergeBlocked { reason: String },
     /// The merge conflicted and was aborted: a human has to merge.
@@ -157,9 +163,21 @@ pub struct TestRun {
     /// Present exactly when the command passed under a PASS expectation.
     pub preflight: Option<PreflightOutcome>,
     /// The task's RED test, run again after the command passed at the task's GREEN step
-    /// ([`State::red_test_due`]); `None` when none was due or it is the command itself.
+    /// ([`State::red_test_due`]); `None` when none was due, or it is the command itself and
+    /// its pinned paths are as the RED step left them.
     pub red_rerun: Option<RedRerun>,
     pub summary: String,
+    /// A failing RED run: the tree it left and the paths its step changed, pinned as its test
+    /// when the analysis accepts it (docs/integrity.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub red_pin: Option<RedPin>,
+    /// Why a failing RED run is no test that failed: it did not run (exit 126/127, a runner
+    /// that says nothing ran), or its test cannot be pinned (a link out of the repository).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_a_test: Option<String>,
+    /// A line of a failing RED run's output that shows the test could not be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub syntax_error: Option<String>,
 }
 
 /// A RED test run again at its task's GREEN step: it must pass now.
@@ -169,6 +187,10 @@ pub struct RedRerun {
     pub command: String,
     pub exit: ExitRecord,
     pub output_tail: String,
+    /// Pinned paths the GREEN step had changed: the run had them as the RED step left them
+    /// (in a scratch worktree), and the change is named to the reviewer (docs/integrity.md).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub restored: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -640,7 +662,7 @@ pub fn transition(
         Event::BranchReady { base, pin } => branch_ready(state, base, pin),
         Event::Repinned { pin } => repinned(state, pin),
         Event::BranchBlocked { reason } => branch_blocked(state, reason),
-        Event::TestRan(run) => test_ran(state, run),
+        Event::TestRan(run) => test_ran(state, *run),
         Event::AnalysisDecided { decision, summary } => analysis_decided(state, decision, &summary),
         Event::CheckpointRecorded {
             commit,
@@ -675,7 +697,7 @@ pub fn transition(
         Event::Squashed { commit } => squashed(state, commit),
         Event::MasterPlanUpdated { commit } => master_plan_updated(state, commit),
         Event::MergeStarted => merge_started(state),
-        Event::Merged { branch } => merged(state, &branch),
+        Event::Merged { branch, main } => merged(state, &branch, main),
         Event::MergeBlocked { reason } => merge_blocked(state, reason),
         Event::MergeConflicted { message } => merge_conflicted(state, message),
         Event::NoPrLeft {
@@ -846,6 +868,11 @@ fn branch_ready(state: &State, base: Option<String>, pin: Option<Pin>) -> Result
     let Phase::CreatingBranch { branch, .. } = &state.phase else {
         return Err(Refusal::WrongState);
     };
+    // The first pin is where this workflow starts to account for main.
+    let main_tip = state
+        .main_tip
+        .clone()
+        .or_else(|| pin.as_ref().map(|p| p.commit.clone()));
     let phase = Phase::ExecutingTdd {
         pr: Pr {
             pin,
@@ -854,26 +881,28 @@ fn branch_ready(state: &State, base: Option<String>, pin: Option<Pin>) -> Result
         pending: None,
     };
     Ok(Next::new(
-        with_phase(state, phase),
+        State {
+            main_tip,
+            ..with_phase(state, phase)
+        },
         format!("on branch {branch}"),
     ))
 }
 
 fn repinned(state: &State, pin: Pin) -> Result<Next, Refusal> {
     let mut next = state.clone();
-    let Some(pr) = next.pr_mut() else {
-        return Err(Refusal::Said(format!(
-            "there is no PR whose gates could be repinned in state {}",
-            state.status()
-        )));
+    let short = &pin.commit[..pin.commit.len().min(12)];
+    // A human's repin accounts for main as it is now: what moved it since is theirs.
+    next.main_tip = Some(pin.commit.clone());
+    let body = match next.pr_mut() {
+        Some(pr) => {
+            pr.pin = Some(pin.clone());
+            // A pass under the old gates proves nothing under the new ones.
+            pr.preflight_cache = None;
+            format!("a human repinned the PR's gates to main at {short}")
+        }
+        None => format!("a human accounted for main as it is at {short}"),
     };
-    let body = format!(
-        "a human repinned the PR's gates to main at {}",
-        &pin.commit[..pin.commit.len().min(12)]
-    );
-    pr.pin = Some(pin);
-    // A pass under the old gates proves nothing under the new ones.
-    pr.preflight_cache = None;
     Ok(Next::new(next, body))
 }
 
@@ -1124,12 +1153,32 @@ fn test_ran(state: &State, run: TestRun) -> Result<Next, Refusal> {
                 Verdict::Failure,
             )
         }
+        (Expectation::Fail, false, _, _) if run.not_a_test.is_some() => {
+            let why = run.not_a_test.clone().unwrap_or_default();
+            let phase = tdd.failed(format!("{why}\n{}", run.output_tail));
+            let body = format!(
+                "FAILURE: the RED test `{command}` failed ({exit}), but it is no test that failed: {why}; \
+                 debugging attempt {}",
+                phase.attempts()
+            );
+            (
+                phase,
+                PlanChange::Keep,
+                body,
+                OutputSource::Test,
+                Verdict::Failure,
+            )
+        }
         (Expectation::Fail, false, _, _) => {
+            let pin = run.red_pin.clone();
             tdd.pending = Some(TddPending::Analysis {
                 step,
                 command: run.command.clone(),
                 exit: run.exit,
                 output_tail: run.output_tail.clone(),
+                red_tree: pin.as_ref().map(|p| p.tree.clone()),
+                red_paths: pin.map(|p| p.paths).unwrap_or_default(),
+                syntax_error: run.syntax_error.clone(),
             });
             (
                 tdd.unchanged(),
@@ -1179,6 +1228,8 @@ fn analysis_decided(state: &State, decision: Decision, summary: &str) -> Result<
         step,
         output_tail,
         command,
+        red_tree,
+        red_paths,
         ..
     }) = tdd.pending.take()
     else {
@@ -1191,6 +1242,8 @@ fn analysis_decided(state: &State, decision: Decision, summary: &str) -> Result<
                 tdd.pr.red_test = Some(RedTest {
                     task: step.task,
                     command,
+                    tree: red_tree,
+                    paths: red_paths,
                 });
                 tdd.succeeded()
             },
@@ -1636,7 +1689,7 @@ fn merge_started(state: &State) -> Result<Next, Refusal> {
     Ok(Next::new(with_phase(state, phase), "merging".into()))
 }
 
-fn merged(state: &State, branch: &str) -> Result<Next, Refusal> {
+fn merged(state: &State, branch: &str, main: Option<String>) -> Result<Next, Refusal> {
     let after_conflict = match &state.phase {
         Phase::MergingBranch { .. } => false,
         Phase::Halted { halt, .. } => match halt.reason {
@@ -1660,6 +1713,7 @@ fn merged(state: &State, branch: &str) -> Result<Next, Refusal> {
     };
     let next = State {
         extra: state.extra.clone(),
+        main_tip: main.or_else(|| state.main_tip.clone()),
         ..State::new(state.main_branch.clone())
     };
     Ok(Next::new(next, body)
@@ -1956,6 +2010,9 @@ mod tests {
             command: "sh t.sh".into(),
             exit: ExitRecord::code(1),
             output_tail: "assertion failed: add missing".into(),
+            red_tree: None,
+            red_paths: Vec::new(),
+            syntax_error: None,
         }
     }
 
@@ -1990,7 +2047,7 @@ mod tests {
         code: i32,
         preflight: Option<PreflightOutcome>,
     ) -> Event {
-        Event::TestRan(TestRun {
+        Event::TestRan(Box::new(TestRun {
             step,
             kind: plan().step(step).unwrap().kind,
             description: plan().step(step).unwrap().description.clone(),
@@ -2001,7 +2058,10 @@ mod tests {
             preflight,
             red_rerun: None,
             summary: "did it".into(),
-        })
+            red_pin: None,
+            not_a_test: None,
+            syntax_error: None,
+        }))
     }
 
     /// What a table row checks: the resulting status, the fields that carry the protocol,
@@ -2843,8 +2903,8 @@ mod tests {
             ("squashed", state(AwaitingFinalization), Event::Squashed { commit: "c1".into() }, FinalizeComplete, None, 1),
             ("master plan updated", state(FinalizeComplete), Event::MasterPlanUpdated { commit: "c2".into() }, PlanUpdated, None, 1),
             ("merge starts", state(PlanUpdated), Event::MergeStarted, MergingBranch, None, 1),
-            ("merged", state(MergingBranch), Event::Merged { branch: "feat/x".into() }, Initializing, None, 0),
-            ("merged by a human after a conflict", conflicted, Event::Merged { branch: "feat/x".into() }, Initializing, None, 0),
+            ("merged", state(MergingBranch), Event::Merged { branch: "feat/x".into(), main: None }, Initializing, None, 0),
+            ("merged by a human after a conflict", conflicted, Event::Merged { branch: "feat/x".into(), main: None }, Initializing, None, 0),
             ("merge blocked", state(MergingBranch), Event::MergeBlocked { reason: "dirty".into() }, MergingBranch, None, 1),
             ("merge conflict halts", state(MergingBranch), Event::MergeConflicted { message: "ERROR: …".into() }, Halted, None, 1),
         ];
@@ -2986,6 +3046,7 @@ mod tests {
             None,
             Event::Merged {
                 branch: "feat/add-numbers".into(),
+                main: None,
             },
         )
         .unwrap();

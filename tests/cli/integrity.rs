@@ -80,7 +80,7 @@ fn a_red_test_that_never_turns_green_blocks_the_green_step() {
 
     // The honest path: a RED test that the GREEN work makes pass.
     let honest = TestRepo::at_first_step();
-    honest.submit_test("sh add.sh", Some("FAIL")).expect(3);
+    honest.submit_test(RED, Some("FAIL")).expect(3);
     honest
         .run(&[
             "submit-work",
@@ -707,10 +707,10 @@ fn a_deleted_or_rewound_workflow_ref_is_reported() {
 }
 
 /// A task whose checkpoints change nothing (its GREEN step's file removed again at
-/// REFACTOR, so the task ends on the tree it began with) is named to the reviewer and in
-/// the final note.
+/// REFACTOR, so the task ends on the tree it began with) is named to the reviewer; at the end
+/// its RED test, run on the squashed commit, still fails, and the squash does not count.
 #[test]
-fn a_task_that_changes_nothing_is_flagged_in_review_and_in_the_final_note() {
+fn a_task_that_changes_nothing_is_flagged_in_review_and_refused_at_the_end() {
     let seen = tempfile::NamedTempFile::new().unwrap();
     let reviewer = format!(
         "cat > '{}'\necho '{{\"findings\": []}}'\n",
@@ -768,13 +768,17 @@ fn a_task_that_changes_nothing_is_flagged_in_review_and_in_the_final_note() {
     let base = repo.git(&["merge-base", "main", "HEAD"]);
     repo.git(&["reset", "--soft", base.trim()]);
     repo.git(&["commit", "--quiet", "-m", "feat: Add"]);
-    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
-    let note: serde_json::Value = serde_json::from_str(
-        repo.git(&["notes", "--ref=orchestrator", "show", "HEAD"])
-            .trim(),
-    )
-    .unwrap();
-    assert_eq!(note["empty_tasks"], serde_json::json!(["hollow"]));
+    let out = repo.run(&["submit-work", "-s", "squashed"]);
+    out.expect(1);
+    assert!(
+        out.stdout.starts_with(
+            "FAILURE: the final check of task 2's RED test (step 2.1, `test -e tmp.txt`, with no pinned \
+             file as the RED step left them) failed: it fails on the squashed commit (exit 1)."
+        ),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(repo.status(), "AWAITING_FINALIZATION");
 }
 
 /// A history written before transitions recorded their events (0.2): read, not replayed,

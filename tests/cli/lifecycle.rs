@@ -3,7 +3,7 @@
 
 use pretty_assertions::assert_eq;
 
-use crate::support::{PLAN, REF, TestRepo, redact_ids};
+use crate::support::{PLAN, RED_SUB, REF, TestRepo, redact_ids};
 
 const RULES: &str =
     "Rules: make one attempt, then report it through `git orchestrate submit-work`; never run the
@@ -63,15 +63,18 @@ Then run `git orchestrate get-task` for your next instruction.
     );
 
     // RED: a failing test needs analysis (exit 3), then SUCCESS marks it done.
-    repo.write("test_add.sh", "echo 'add: not found'; exit 1\n");
+    repo.write(
+        "check_add.sh",
+        "[ \"$(sh add.sh 2>/dev/null)\" = 5 ] || { echo 'add: not found'; exit 1; }\n",
+    );
     let out = repo
-        .submit_test("sh test_add.sh", Some("FAIL"))
+        .submit_test("sh check_add.sh", Some("FAIL"))
         .expect(3)
         .stdout
         .clone();
     assert!(
         out.starts_with(
-            "NEEDS_ANALYSIS: the RED test `sh test_add.sh` failed (exit 1), as it should"
+            "NEEDS_ANALYSIS: the RED test `sh check_add.sh` failed (exit 1), as it should"
         ),
         "{out}"
     );
@@ -81,7 +84,7 @@ Then run `git orchestrate get-task` for your next instruction.
         brief.contains("Your RED test failed as a RED test should (exit 1)."),
         "{brief}"
     );
-    assert!(brief.contains("$ sh test_add.sh\n"), "{brief}");
+    assert!(brief.contains("$ sh check_add.sh\n"), "{brief}");
     assert!(brief.contains("--analysis-decision SUCCESS"), "{brief}");
     repo.run(&[
         "submit-work",
@@ -99,15 +102,15 @@ Then run `git orchestrate get-task` for your next instruction.
         "{brief}"
     );
     assert!(brief.contains("gates (tests)."), "{brief}");
-    repo.write("test_add.sh", "echo ok\n");
+    repo.write("add.sh", "echo 5\n");
     let out = repo
-        .submit_test("sh test_add.sh", Some("PASS"))
+        .submit_test("sh check_add.sh", Some("PASS"))
         .expect(0)
         .stdout
         .clone();
     assert!(
         out.starts_with(
-            "SUCCESS: step 1.2 DONE: `sh test_add.sh` passed (exit 0); preflight passed (1 gate)\n"
+            "SUCCESS: step 1.2 DONE: `sh check_add.sh` passed (exit 0); preflight passed (1 gate)\n"
         ),
         "{out}"
     );
@@ -140,7 +143,7 @@ Then run `git orchestrate get-task` for your next instruction.
         redact_ids(&out),
         "checkpoint <id>: checkpoint: 1.2 implement add\n\
          preflight: passed on exactly this tree with these gates before (at a submit-work or checkpoint); not run again\n\
-         added 1 file that git did not track before: test_add.sh\n\
+         added 2 files that git did not track before: add.sh, check_add.sh\n\
          next: run `git orchestrate get-task`\n"
     );
     let head = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
@@ -161,8 +164,8 @@ Then run `git orchestrate get-task` for your next instruction.
         brief.contains("STEP 1.3 (REFACTOR) of task 1/2 \"add\":\n  tidy add\n"),
         "{brief}"
     );
-    repo.write("test_add.sh", "# tidied\necho ok\n");
-    repo.submit_test("sh test_add.sh", None).expect(0);
+    repo.write("add.sh", "# tidied\necho 5\n");
+    repo.submit_test("sh check_add.sh", None).expect(0);
     assert_eq!(repo.state()["pending"]["kind"], "checkpoint");
 
     // The audit log has one commit per transition, each with its trailers.
@@ -261,7 +264,9 @@ fn state_survives_reset_hard_and_clean_and_never_touches_the_working_tree() {
             "add.sh",
             "docs/plan.md",
             "run_tests.sh",
-            "scratch.txt"
+            "scratch.txt",
+            "test_add.sh",
+            "test_sub.sh"
         ]
     );
     for name in [
@@ -434,7 +439,7 @@ fn progress_is_recorded_beside_the_plan_until_the_last_step() {
     repo.run(&["checkpoint"]).expect(0);
     repo.run(&["get-task"]).expect(0);
     assert_eq!(blob(), accepted, "still the plan as accepted");
-    repo.submit_test("sh sub.sh", Some("FAIL")).expect(3);
+    repo.submit_test(RED_SUB, Some("FAIL")).expect(3);
     repo.run(&[
         "submit-work",
         "-s",
@@ -444,8 +449,8 @@ fn progress_is_recorded_beside_the_plan_until_the_last_step() {
     ])
     .expect(0);
     assert_eq!(blob(), accepted);
-    repo.write("sub.sh", "echo sub\n");
-    repo.submit_test("sh sub.sh", None).expect(0);
+    repo.write("sub.sh", "echo 1\n");
+    repo.submit_test(RED_SUB, None).expect(0);
     assert_ne!(blob(), accepted);
     let stored: serde_json::Value =
         serde_json::from_str(&repo.git(&["show", &format!("{REF}:pr.json")])).unwrap();

@@ -199,7 +199,7 @@ fn a_real_client_drives_the_whole_loop_through_the_server() {
             .read_resource(ReadResourceRequestParams::new("orchestrate://output.log"))
             .await
             .unwrap();
-        assert!(matches!(&log.contents[0], ResourceContents::TextResourceContents { text, .. } if text.contains("5")));
+        assert!(matches!(&log.contents[0], ResourceContents::TextResourceContents { text, .. } if text.contains("add: 5 ok")));
         client.cancel().await.unwrap();
     });
     // Every step went through the engine: the history replays clean.

@@ -750,9 +750,11 @@ merge: MERGING_BRANCH -> INITIALIZING";
         audit.join("\n"),
         format!("create: (none) -> INITIALIZING\n{one_pr}\n{one_pr}")
     );
+    // The next PR starts clean; main is accounted for up to the last merge.
+    let main = repo.git(&["rev-parse", "main"]);
     assert_eq!(
         repo.state(),
-        serde_json::json!({"schema": 1, "status": "INITIALIZING", "main_branch": "main"})
+        serde_json::json!({"schema": 1, "status": "INITIALIZING", "main_branch": "main", "main_tip": main.trim()})
     );
 }
 

@@ -55,9 +55,19 @@ pub fn do_the_steps(repo: &TestRepo, title: &str, file: &str) {
     repo.run(&["checkpoint"]).expect(0);
 }
 
-/// The RED test of task "add": it fails until the GREEN step writes `add.sh`, and must pass
-/// after it (docs/integrity.md: a RED test must turn GREEN).
-pub const RED: &str = "sh add.sh";
+/// The RED test of task "add": `test_add.sh`, committed with the project, fails until the
+/// GREEN step writes `add.sh`, and must pass after it (docs/integrity.md: a RED test must turn
+/// GREEN).
+pub const RED: &str = "sh test_add.sh";
+
+/// The test `RED` runs: it checks what `add.sh` prints.
+pub const TEST_ADD: &str = "out=$(sh add.sh 2>&1)\n[ \"$out\" = 5 ] || { echo \"add: expected 5, got: $out\"; exit 1; }\necho 'add: 5 ok'\n";
+
+/// The RED test of task "sub": `test_sub.sh`, committed with the project, passes once
+/// `sub.sh` prints 1.
+pub const RED_SUB: &str = "sh test_sub.sh";
+pub const TEST_SUB: &str =
+    "out=$(sh sub.sh 2>&1)\n[ \"$out\" = 1 ] || { echo \"sub: expected 1, got: $out\"; exit 1; }\n";
 
 /// A file beside `repo` (outside its working tree) for a gate to count its runs in.
 pub fn counter_file(repo: &TestRepo, name: &str) -> PathBuf {
@@ -222,6 +232,8 @@ impl TestRepo {
     pub fn with_config(config: &str) -> TestRepo {
         let repo = Self::empty();
         repo.write("run_tests.sh", "if [ -e fail ]; then echo 'tests: FAILED (fail exists)'; exit 1; fi\necho 'tests: ok'\n");
+        repo.write("test_add.sh", TEST_ADD);
+        repo.write("test_sub.sh", TEST_SUB);
         repo.write("docs/plan.md", "# Plan\n## PR 1: feat: Add numbers\n");
         if !config.is_empty() {
             repo.write(".orchestrate.toml", config);

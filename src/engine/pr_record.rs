@@ -1,0 +1,106 @@
+//! What a PR's chain records about its tests (docs/integrity.md): the RED test each task
+//! pinned, the GREEN steps that had changed one, and the RED steps that pinned no file. Read
+//! from the events the transitions recorded, from the plan's acceptance to the tip.
+
+use gix::ObjectId;
+use serde::Serialize;
+
+use super::{EngineError, Session};
+use crate::store::{HistoryEntry, Snapshot};
+use crate::workflow::{Decision, Event, Expectation, StepId};
+
+/// A task's RED test as its step pinned it: run at the end on the PR's base (it must fail)
+/// and on the squashed commit (it must pass).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PinnedRed {
+    pub step: StepId,
+    pub command: String,
+    /// The tree the RED run left; `None` for a RED accepted before tests were pinned.
+    pub tree: Option<String>,
+    pub paths: Vec<String>,
+}
+
+/// A GREEN step whose working tree had changed its task's pinned RED test.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct EditedRed {
+    pub step: StepId,
+    pub paths: Vec<String>,
+}
+
+/// What the PR's chain says about its tests.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct PrRecord {
+    pub reds: Vec<PinnedRed>,
+    pub edited_red_tests: Vec<EditedRed>,
+    /// RED steps whose step changed no file: the test they ran was there before the task,
+    /// and nothing of it is pinned.
+    pub reds_without_a_test: Vec<StepId>,
+}
+
+/// The PR's record, from `pr` (its transitions, newest first, back to the plan's acceptance,
+/// as `Store::history_back_to` lists them).
+pub fn pr_record(session: &Session, pr: &[HistoryEntry]) -> Result<PrRecord, EngineError> {
+    let store = &session.store;
+    let mut record = PrRecord::default();
+    let mut failed_red: Option<PinnedRed> = None;
+    for entry in pr.iter().rev() {
+        if !matches!(
+            entry.event.as_str(),
+            "test" | "analysis" | "scope-reduction"
+        ) {
+            continue;
+        }
+        let id = ObjectId::from_hex(entry.commit.as_bytes())
+            .map_err(|e| EngineError::Internal(format!("a commit id did not parse: {e}")))?;
+        let Some(Ok(event)) = store
+            .commit_record(id)?
+            .event
+            .map(|json| serde_json::from_str::<Event>(&json))
+        else {
+            continue;
+        };
+        match event {
+            Event::TestRan(run) => {
+                let run = *run;
+                if run.expectation == Expectation::Fail && !run.exit.success() {
+                    failed_red = run.not_a_test.is_none().then(|| PinnedRed {
+                        step: run.step,
+                        command: run.command.clone(),
+                        tree: run.red_pin.as_ref().map(|p| p.tree.clone()),
+                        paths: run.red_pin.map(|p| p.paths).unwrap_or_default(),
+                    });
+                }
+                if let Some(rerun) = run.red_rerun.filter(|r| !r.restored.is_empty()) {
+                    record.edited_red_tests.push(EditedRed {
+                        step: run.step,
+                        paths: rerun.restored,
+                    });
+                }
+            }
+            Event::AnalysisDecided { decision, .. } => {
+                if let (Decision::Success, Some(red)) = (decision, failed_red.take()) {
+                    if red.tree.is_some() && red.paths.is_empty() {
+                        record.reds_without_a_test.push(red.step);
+                    }
+                    record.reds.push(red);
+                }
+                failed_red = None;
+            }
+            // The task is replaced; its tests, and those of every later task, go with it.
+            Event::ScopeReduced { step, .. } => {
+                record.reds.retain(|r| r.step.task < step.task);
+                record.edited_red_tests.retain(|r| r.step.task < step.task);
+                record.reds_without_a_test.retain(|s| s.task < step.task);
+                failed_red = None;
+            }
+            _ => {}
+        }
+    }
+    Ok(record)
+}
+
+/// [`pr_record`] of the PR at `snap`'s tip.
+pub fn of_snapshot(session: &Session, snap: &Snapshot) -> Result<PrRecord, EngineError> {
+    let pr = session.store.history_back_to(snap.tip, "plan")?;
+    pr_record(session, &pr)
+}

@@ -1,0 +1,84 @@
+//! Scratch worktrees for verification (docs/integrity.md): a linked worktree of the
+//! repository whose files are one tree written straight from the objects, where pinned paths
+//! are put in from another tree and taken out again. Removed however the run ends.
+
+use std::path::Path;
+
+use super::{EngineError, Session};
+use crate::exec::git::TempWorktree;
+use crate::exec::{Git, GitError};
+
+/// Where the scratch worktrees live, inside the git directory.
+const SCRATCH_DIR: &str = "orchestrator/clean-check";
+
+/// A tree, written out in a worktree of its own.
+pub struct Scratch<'a> {
+    session: &'a Session,
+    worktree: TempWorktree<'a>,
+    git: Git,
+    tree: String,
+}
+
+impl<'a> Scratch<'a> {
+    /// `tree` in a fresh worktree detached at `commit` (whose tree it usually is): nothing of
+    /// the working tree, untracked or ignored, is there, and no filter or hook ran to make it.
+    pub fn new(session: &'a Session, commit: &str, tree: &str) -> Result<Scratch<'a>, EngineError> {
+        let parent = session.store.git_dir().join(SCRATCH_DIR);
+        let worktree = session.git.temp_worktree(&parent, commit)?;
+        let git = Git::with_program(worktree.path(), session.git.program());
+        let scratch = Scratch {
+            session,
+            worktree,
+            git,
+            tree: tree.to_string(),
+        };
+        let pointers = session.store.export_tree(tree, scratch.path())?;
+        scratch.git.read_tree(tree)?;
+        scratch.fetch_lfs(&pointers)?;
+        Ok(scratch)
+    }
+
+    pub fn path(&self) -> &Path {
+        self.worktree.path()
+    }
+
+    /// Puts `paths` in as `from` has them (removed where it has none).
+    pub fn put(&self, from: &str, paths: &[String]) -> Result<(), EngineError> {
+        let pointers = self.session.store.put_paths(from, paths, self.path())?;
+        self.fetch_lfs(&pointers)
+    }
+
+    /// Puts `paths` back as this worktree's own tree has them.
+    pub fn restore(&self, paths: &[String]) -> Result<(), EngineError> {
+        self.put(&self.tree.clone(), paths)
+    }
+
+    /// git-lfs's content for the pointer files its filter applies to: git-lfs's own filter is
+    /// the one content filter a verification goes through (docs/integrity.md).
+    fn fetch_lfs(&self, pointers: &[String]) -> Result<(), EngineError> {
+        let lfs_configured = self
+            .session
+            .store
+            .settings("filter")
+            .iter()
+            .any(|s| s.key == "filter.lfs.smudge" || s.key == "filter.lfs.process");
+        if pointers.is_empty() || !lfs_configured {
+            return Ok(());
+        }
+        for path in self.git.lfs_tracked(pointers)? {
+            let file = self.path().join(&path);
+            let pointer = std::fs::read(&file)
+                .map_err(super::io_error(format!("read {}", file.display())))?;
+            let content = self.git.lfs_smudge(&path, &pointer).map_err(|e| GitError {
+                stderr: format!(
+                    "the git-lfs content of {path} could not be fetched: {}",
+                    e.stderr
+                ),
+                ..e
+            })?;
+            std::fs::write(&file, content)
+                .map_err(super::io_error(format!("write {}", file.display())))?;
+        }
+        Ok(())
+    }
+}

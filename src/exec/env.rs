@@ -1,0 +1,302 @@
+//! The environment of every process git-orchestrate starts (docs/integrity.md, "Hermetic
+//! verification"): `git` by an absolute path chosen once, `sh` and `git` pinned first on the
+//! commands' PATH, no PATH entry inside the repository, and none of the caller's `GIT_*`
+//! variables. The agent runs git-orchestrate with an environment it chose; what a gate's
+//! `sh run_tests.sh` or our own `git worktree add` reach must not be its programs.
+
+use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// POSIX puts the shell here; commands are started with it, and `sh` on their PATH is it.
+pub const SH: &str = "/bin/sh";
+
+/// Where the commands of one repository run from: what PATH they get, and which `git`.
+#[derive(Clone, Debug)]
+pub struct CommandEnv {
+    git: PathBuf,
+    path: OsString,
+}
+
+impl CommandEnv {
+    /// The environment for commands run in the repository whose working tree and git
+    /// directories are `inside`, from this process's own PATH and `GIT_EXEC_PATH`.
+    pub fn for_repository(inside: &[&Path]) -> CommandEnv {
+        Self::with_git(inside, None)
+    }
+
+    /// [`Self::for_repository`] with `git` found already ([`find_git_for`]).
+    pub fn with_git(inside: &[&Path], git: Option<PathBuf>) -> CommandEnv {
+        let path = std::env::var_os("PATH");
+        let exec_path = std::env::var_os("GIT_EXEC_PATH");
+        let inside = canonical_all(inside);
+        let git = git.unwrap_or_else(|| find_git(path.as_deref(), exec_path.as_deref(), &inside));
+        let mut entries: Vec<PathBuf> = tool_dir(&git, &inside).into_iter().collect();
+        entries.extend(clean_path(path.as_deref(), exec_path.as_deref(), &inside));
+        CommandEnv {
+            path: std::env::join_paths(entries).unwrap_or_default(),
+            git,
+        }
+    }
+
+    /// The `git` program every git command of ours runs.
+    pub fn git(&self) -> &Path {
+        &self.git
+    }
+
+    /// The PATH the commands we start get.
+    pub fn path(&self) -> &OsStr {
+        &self.path
+    }
+
+    /// Applies this environment to `cmd`: our PATH, and no `GIT_*` variable of the caller's
+    /// (git sets `GIT_DIR`, `GIT_INDEX_FILE` and more for hooks; an agent may set
+    /// `GIT_EXEC_PATH` or `GIT_CONFIG_*` to reach into what the command's own git does).
+    pub fn apply(&self, cmd: &mut std::process::Command) {
+        let set: Vec<OsString> = cmd.get_envs().map(|(k, _)| k.to_os_string()).collect();
+        for key in std::env::vars_os().map(|(k, _)| k).chain(set) {
+            if key.as_encoded_bytes().starts_with(b"GIT_") {
+                cmd.env_remove(&key);
+            }
+        }
+        cmd.env("PATH", &self.path);
+    }
+}
+
+/// The `git` to run for the repository whose directories are `inside`, from this process's
+/// PATH and `GIT_EXEC_PATH` ([`find_git`]).
+pub fn find_git_for(inside: &[&Path]) -> PathBuf {
+    find_git(
+        std::env::var_os("PATH").as_deref(),
+        std::env::var_os("GIT_EXEC_PATH").as_deref(),
+        &canonical_all(inside),
+    )
+}
+
+/// The environment of a process that knows no repository (unit tests, `demo`'s own setup).
+pub fn unconfined() -> &'static CommandEnv {
+    static ENV: OnceLock<CommandEnv> = OnceLock::new();
+    ENV.get_or_init(|| CommandEnv::for_repository(&[]))
+}
+
+fn canonical_all(dirs: &[&Path]) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for dir in dirs {
+        out.push(dir.to_path_buf());
+        if let Ok(real) = dir.canonicalize() {
+            out.push(real);
+        }
+    }
+    out
+}
+
+/// True when `entry` is a PATH entry that may name the machine's programs: absolute, not
+/// inside the repository, and not git's exec path as the caller set it.
+fn trusted_entry(entry: &Path, exec_path: Option<&OsStr>, inside: &[PathBuf]) -> bool {
+    if !entry.is_absolute() {
+        // "", "." and "bin" name the directory the command runs in: the repository's.
+        return false;
+    }
+    if exec_path.is_some_and(|e| Path::new(e) == entry) {
+        return false;
+    }
+    let real = entry.canonicalize().ok();
+    !inside
+        .iter()
+        .any(|dir| entry.starts_with(dir) || real.as_deref().is_some_and(|r| r.starts_with(dir)))
+}
+
+/// The PATH entries a command may look programs up in: `path`'s, in order, without the
+/// untrusted ones ([`trusted_entry`]).
+pub fn clean_path(
+    path: Option<&OsStr>,
+    exec_path: Option<&OsStr>,
+    inside: &[PathBuf],
+) -> Vec<PathBuf> {
+    std::env::split_paths(path.unwrap_or_default())
+        .filter(|entry| trusted_entry(entry, exec_path, inside))
+        .collect()
+}
+
+/// The `git` to run: the first executable `git` in a trusted PATH entry. When there is
+/// none, the one in git's exec path (git runs us with it first on PATH), then plain `git`.
+pub fn find_git(path: Option<&OsStr>, exec_path: Option<&OsStr>, inside: &[PathBuf]) -> PathBuf {
+    let executable = |dir: &Path| {
+        let candidate = dir.join("git");
+        is_executable(&candidate).then_some(candidate)
+    };
+    // Every command opens a session and finds git: an entry is resolved only when it holds one.
+    std::env::split_paths(path.unwrap_or_default())
+        .find_map(|dir| executable(&dir).filter(|_| trusted_entry(&dir, exec_path, inside)))
+        .or_else(|| {
+            std::env::split_paths(path.unwrap_or_default())
+                .filter(|e| e.is_absolute())
+                .find_map(|dir| executable(&dir))
+        })
+        .unwrap_or_else(|| PathBuf::from("git"))
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// Where the tool directory lives: the user's cache (`$XDG_CACHE_HOME`, `~/.cache`), which
+/// stays put between runs, else the system's temporary directory; never in the repository.
+fn cache_dir(inside: &[PathBuf]) -> PathBuf {
+    let uid = rustix::process::getuid().as_raw();
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .map(PathBuf::from)
+                .filter(|p| p.is_absolute())
+                .map(|home| home.join(".cache"))
+        })
+        .map(|c| c.join("git-orchestrate"));
+    match cache {
+        Some(dir) if trusted_entry(&dir, None, inside) => dir,
+        _ => {
+            let temp = std::env::temp_dir();
+            let temp = if trusted_entry(&temp, None, inside) {
+                temp
+            } else {
+                PathBuf::from("/tmp")
+            };
+            temp.join(format!("git-orchestrate-{uid}"))
+        }
+    }
+}
+
+/// A directory of this user's, outside the repository, holding `sh` and `git` as links to
+/// [`SH`] and `git`: first on the commands' PATH, so that a gate's `sh run_tests.sh` runs the
+/// system's shell whatever else PATH holds. `None` when it cannot be made; the commands then
+/// look `sh` up on the cleaned PATH.
+fn tool_dir(git: &Path, inside: &[PathBuf]) -> Option<PathBuf> {
+    use std::hash::{Hash, Hasher};
+    use std::os::unix::fs::{DirBuilderExt as _, MetadataExt as _};
+
+    let uid = rustix::process::getuid().as_raw();
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    git.hash(&mut hasher);
+    let base = cache_dir(inside);
+    if let Some(parent) = base.parent() {
+        let _ = std::fs::create_dir_all(parent);
+    }
+    let dir = base.join(format!("tools-{:016x}", hasher.finish()));
+    for d in [&base, &dir] {
+        match std::fs::DirBuilder::new().mode(0o700).create(d) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(_) => return None,
+        }
+        // Someone else's directory, or a link to one, is not ours to trust.
+        let meta = std::fs::symlink_metadata(d).ok()?;
+        if !meta.is_dir() || meta.uid() != uid {
+            return None;
+        }
+    }
+    for (name, target) in [("sh", Path::new(SH)), ("git", git)] {
+        let link = dir.join(name);
+        if std::fs::read_link(&link).ok().as_deref() == Some(target) {
+            continue;
+        }
+        // Made under a name of this process's own, then renamed over: two processes at once
+        // each leave a whole link.
+        let tmp = dir.join(format!(".{name}.{}", std::process::id()));
+        let _ = std::fs::remove_file(&tmp);
+        if std::os::unix::fs::symlink(target, &tmp).is_err()
+            || std::fs::rename(&tmp, &link).is_err()
+        {
+            let _ = std::fs::remove_file(&tmp);
+            return None;
+        }
+    }
+    Some(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn exe(dir: &Path, name: &str) {
+        use std::os::unix::fs::PermissionsExt as _;
+        let path = dir.join(name);
+        std::fs::write(&path, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+
+    #[test]
+    fn path_entries_inside_the_repository_relative_ones_and_the_exec_path_are_dropped() {
+        let repo = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let fake_exec = tempfile::tempdir().unwrap();
+        let repo_bin = repo.path().join("bin");
+        let path = std::env::join_paths([
+            repo_bin.clone(),
+            PathBuf::from("."),
+            PathBuf::from(""),
+            fake_exec.path().to_path_buf(),
+            outside.path().to_path_buf(),
+        ])
+        .unwrap();
+        let inside = canonical_all(&[repo.path()]);
+        assert_eq!(
+            clean_path(Some(&path), Some(fake_exec.path().as_os_str()), &inside),
+            vec![outside.path().to_path_buf()]
+        );
+    }
+
+    #[test]
+    fn git_is_the_first_outside_the_repository_and_the_exec_path() {
+        let repo = tempfile::tempdir().unwrap();
+        let fake_exec = tempfile::tempdir().unwrap();
+        let real = tempfile::tempdir().unwrap();
+        let repo_bin = repo.path().join("bin");
+        std::fs::create_dir(&repo_bin).unwrap();
+        for dir in [
+            &repo_bin,
+            &fake_exec.path().to_path_buf(),
+            &real.path().to_path_buf(),
+        ] {
+            exe(dir, "git");
+        }
+        let path = std::env::join_paths([
+            repo_bin.clone(),
+            fake_exec.path().to_path_buf(),
+            real.path().to_path_buf(),
+        ])
+        .unwrap();
+        let inside = canonical_all(&[repo.path()]);
+        assert_eq!(
+            find_git(Some(&path), Some(fake_exec.path().as_os_str()), &inside),
+            real.path().join("git")
+        );
+        // Without GIT_EXEC_PATH set, the first entry outside the repository is git's own.
+        assert_eq!(
+            find_git(Some(&path), None, &inside),
+            fake_exec.path().join("git")
+        );
+    }
+
+    #[test]
+    fn commands_get_the_pinned_sh_and_git_first_and_no_git_variables() {
+        let repo = tempfile::tempdir().unwrap();
+        let env = CommandEnv::for_repository(&[repo.path()]);
+        let first = std::env::split_paths(env.path())
+            .next()
+            .expect("a tool dir");
+        assert_eq!(std::fs::read_link(first.join("sh")).unwrap(), Path::new(SH));
+        assert_eq!(std::fs::read_link(first.join("git")).unwrap(), env.git());
+        let mut cmd = std::process::Command::new(SH);
+        cmd.args(["-c", "command -v sh; env | grep -c '^GIT_' || true"])
+            .env("GIT_DIR", "/nowhere")
+            .env("GIT_EXEC_PATH", "/nowhere");
+        env.apply(&mut cmd);
+        let out = cmd.output().unwrap();
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert_eq!(text, format!("{}\n0\n", first.join("sh").display()));
+    }
+}

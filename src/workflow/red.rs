@@ -1,0 +1,427 @@
+//! What makes a RED run a RED (docs/integrity.md, "The oracle the agent cannot write"): a
+//! command that ran no test did not fail as a test fails; a test that cannot be read failed
+//! for the wrong reason; a test file that is a link out of the repository is not the
+//! repository's to pin. Pure: the engine gives the output and the tree's entries.
+
+use super::state::ExitRecord;
+
+/// Why a failing RED run is not a test that failed: the command could not run, or its test
+/// runner reports that no test ran. `None` when a test ran (as far as the output tells).
+pub fn did_not_run(command: &str, exit: ExitRecord, output: &[u8]) -> Option<String> {
+    match exit {
+        ExitRecord::Code(126) => {
+            return Some(
+                "the command could not be executed (exit 126: a file that is not executable)"
+                    .into(),
+            );
+        }
+        ExitRecord::Code(127) => {
+            return Some("a program it runs was not found (exit 127)".into());
+        }
+        _ => {}
+    }
+    let text = String::from_utf8_lossy(output);
+    let lines: Vec<&str> = text.lines().map(str::trim).collect();
+    let lower = text.to_lowercase();
+    if lower.contains("no tests ran") {
+        return Some("the test runner says no tests ran".into());
+    }
+    if let Some(line) = lines
+        .iter()
+        .find(|l| cannot_open_script(l).is_some_and(|file| names_file(command, &file)))
+    {
+        return Some(format!("the test script could not be opened: {line}"));
+    }
+    let pytest = command.contains("pytest")
+        || command.contains("py.test")
+        || lower.contains("test session starts");
+    if pytest && exit == ExitRecord::Code(5) {
+        return Some("pytest collected no test to run (exit 5)".into());
+    }
+    if lines.iter().any(|l| l.starts_with("collected 0 items")) {
+        return Some("pytest collected no test (collected 0 items)".into());
+    }
+    if let Some(summary) = lines.iter().rev().find(|l| is_pytest_summary(l))
+        && summary.contains("deselected")
+        && !["failed", "error", "passed", "xfail", "xpass"]
+            .iter()
+            .any(|w| summary.contains(w))
+    {
+        return Some(format!(
+            "every test was deselected, none ran: {}",
+            summary.trim_matches('=').trim()
+        ));
+    }
+    if let Some(counts) = counts(&lines, "Ran ", " test")
+        && counts.iter().all(|n| *n == 0)
+    {
+        return Some("unittest ran 0 tests".into());
+    }
+    if let Some(counts) = counts(&lines, "running ", " test")
+        && counts.iter().all(|n| *n == 0)
+    {
+        return Some("every test binary ran 0 tests (running 0 tests)".into());
+    }
+    if lower.contains("no tests found") {
+        return Some("the test runner found no tests (No tests found)".into());
+    }
+    let go_ran = lines.iter().any(|l| {
+        l.starts_with("=== RUN")
+            || l.starts_with("--- FAIL")
+            || l.starts_with("--- PASS")
+            || l.starts_with("FAIL\t")
+            || l.starts_with("ok ")
+            || l.starts_with("ok\t")
+    });
+    if lower.contains("no test files") && !go_ran {
+        return Some("there are no test files (no test files)".into());
+    }
+    if let Some(counts) = counts(&lines, "", " passing")
+        && counts.iter().all(|n| *n == 0)
+        && !lines
+            .iter()
+            .any(|l| l.ends_with(" failing") || l.contains(" failing ("))
+    {
+        return Some("mocha ran no test (0 passing)".into());
+    }
+    None
+}
+
+/// The file in `sh: 0: cannot open x.sh: No such file` or `python3: can't open file '…'`:
+/// an interpreter that could not read its script.
+fn cannot_open_script(line: &str) -> Option<String> {
+    let (program, rest) = line.split_once(": ")?;
+    let program = program.rsplit('/').next().unwrap_or(program);
+    let shell = matches!(program, "sh" | "bash" | "dash" | "zsh" | "ksh" | "ash");
+    let python = program.starts_with("python");
+    let rest = rest.trim_start_matches(|c: char| c.is_ascii_digit() || c == ':' || c == ' ');
+    let lower = rest.to_lowercase();
+    if shell && (lower.starts_with("cannot open ") || lower.starts_with("can't open ")) {
+        let file = rest.split_once("open ")?.1;
+        return Some(file.split(':').next().unwrap_or(file).trim().to_string());
+    }
+    if python && lower.starts_with("can't open file ") {
+        let quoted = rest.get("can't open file ".len()..)?.split('\'').nth(1)?;
+        return Some(quoted.to_string());
+    }
+    None
+}
+
+/// True when `file` (as an interpreter named it) is one of the words of `command`: the test
+/// the command runs, not a file that test reads.
+fn names_file(command: &str, file: &str) -> bool {
+    command
+        .split_whitespace()
+        .map(|w| w.trim_matches(|c| c == '\'' || c == '"'))
+        .filter(|w| !w.is_empty())
+        .any(|word| {
+            let word = word.trim_start_matches("./");
+            file == word || file.ends_with(&format!("/{word}"))
+        })
+}
+
+/// `==== 3 deselected in 0.01s ====`: pytest's last line.
+fn is_pytest_summary(line: &str) -> bool {
+    line.starts_with('=') && line.ends_with('=') && line.contains(" in ")
+}
+
+/// The numbers `N` of every line that reads `{prefix}N{suffix}…`; `None` when no line does.
+fn counts(lines: &[&str], prefix: &str, suffix: &str) -> Option<Vec<u64>> {
+    let found: Vec<u64> = lines
+        .iter()
+        .filter_map(|l| {
+            let rest = l.strip_prefix(prefix)?;
+            let digits = rest.find(|c: char| !c.is_ascii_digit())?;
+            if digits == 0 || !rest[digits..].starts_with(suffix) {
+                return None;
+            }
+            rest[..digits].parse().ok()
+        })
+        .collect();
+    (!found.is_empty()).then_some(found)
+}
+
+/// The line that shows the test itself could not be read (a shell's or Python's syntax
+/// error), if one does: a RED that fails so proves nothing about the behaviour.
+pub fn syntax_error(output: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(output);
+    text.lines()
+        .map(str::trim)
+        .find(|line| {
+            let lower = line.to_lowercase();
+            lower.contains("syntax error:")
+                || lower.contains("syntax error near unexpected token")
+                || lower.contains("parse error near")
+                || line.starts_with("SyntaxError:")
+                || line.contains("Error: SyntaxError")
+        })
+        .map(|line| line.chars().take(200).collect())
+}
+
+/// A tree entry's kind, as far as pinning a test is concerned.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Entry {
+    /// A file or anything that is not a link.
+    File,
+    Directory,
+    /// A symbolic link, with its target.
+    Link(Vec<u8>),
+}
+
+/// Where the symbolic link at `path` (or one its resolution goes through) leads out of the
+/// repository, given the tree's entries; `None` when it stays inside. Absolute targets are
+/// outside: a clone elsewhere has nothing there.
+pub fn link_out_of_repository(path: &str, entry: &dyn Fn(&str) -> Option<Entry>) -> Option<String> {
+    let mut pending: Vec<String> = path.split('/').map(str::to_string).collect();
+    pending.reverse();
+    let mut resolved: Vec<String> = Vec::new();
+    let mut hops = 0;
+    while let Some(part) = pending.pop() {
+        match part.as_str() {
+            "" | "." => continue,
+            ".." => {
+                if resolved.pop().is_none() {
+                    return Some(format!("{path} leads above the repository's root"));
+                }
+                continue;
+            }
+            _ => {}
+        }
+        resolved.push(part);
+        let here = resolved.join("/");
+        if let Some(Entry::Link(target)) = entry(&here) {
+            hops += 1;
+            if hops > 40 {
+                return Some(format!("{path} is a loop of symbolic links"));
+            }
+            let target = String::from_utf8_lossy(&target).into_owned();
+            if target.starts_with('/') {
+                return Some(format!("{here} is a symbolic link to {target}"));
+            }
+            resolved.pop();
+            let mut parts: Vec<String> = target.split('/').map(str::to_string).collect();
+            parts.reverse();
+            pending.extend(parts);
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+    use proptest::prelude::*;
+
+    fn ran(command: &str, code: i32, output: &str) -> Option<String> {
+        did_not_run(command, ExitRecord::code(code), output.as_bytes())
+    }
+
+    #[test]
+    fn runners_that_say_nothing_ran_are_not_a_red() {
+        let nothing = [
+            ("sh t.sh", 127, "sh: 1: t.sh: not found\n"),
+            ("./t.sh", 126, "sh: 1: ./t.sh: Permission denied\n"),
+            (
+                "pytest -k mul",
+                5,
+                "collected 3 items / 3 deselected / 0 selected\n\n=== 3 deselected in 0.01s ===\n",
+            ),
+            (
+                "sh wrap.sh",
+                1,
+                "============ test session starts ============\ncollected 2 items / 2 deselected / 0 selected\n=========== 2 deselected in 0.02s ===========\n",
+            ),
+            (
+                "python -m pytest tests/test_mul.py",
+                4,
+                "ERROR: file or directory not found: tests/test_mul.py\n\nno tests ran in 0.00s\n",
+            ),
+            (
+                "python -m unittest discover -p nothing",
+                5,
+                "\n----------------------------------------------------------------------\nRan 0 tests in 0.000s\n\nNO TESTS RAN\n",
+            ),
+            ("python -m unittest", 1, "Ran 0 tests in 0.000s\n\nOK\n"),
+            (
+                "cargo test mul",
+                101,
+                "running 0 tests\n\ntest result: ok. 0 passed; 0 failed; 0 ignored; 0 measured; 5 filtered out\n\n     Running tests/cli.rs\n\nrunning 0 tests\n\ntest result: ok. 0 passed\n",
+            ),
+            (
+                "npx jest mul",
+                1,
+                "No tests found, exiting with code 1\nRun with `--passWithNoTests` to exit with code 0\n",
+            ),
+            (
+                "go test ./mul/...",
+                1,
+                "?   \texample.com/calc/mul\t[no test files]\n",
+            ),
+            (
+                "sh tests/test_mul.sh",
+                2,
+                "sh: 0: cannot open tests/test_mul.sh: No such file\n",
+            ),
+            (
+                "python3 tests/test_mul.py",
+                2,
+                "python3: can't open file '/r/tests/test_mul.py': [Errno 2] No such file or directory\n",
+            ),
+            ("npx mocha", 1, "\n\n  0 passing (1ms)\n\n"),
+        ];
+        for (command, code, output) in nothing {
+            assert!(ran(command, code, output).is_some(), "{command}: {output}");
+        }
+    }
+
+    #[test]
+    fn a_test_that_ran_and_failed_is_a_red() {
+        let failed = [
+            ("sh tests/test_add.sh", 1, "add: expected 5, got \n"),
+            (
+                "pytest -k add",
+                1,
+                "=== test session starts ===\ncollected 3 items / 2 deselected / 1 selected\nFAILED tests/test_calc.py::test_add\n=== 1 failed, 2 deselected in 0.03s ===\n",
+            ),
+            (
+                "python -m pytest",
+                2,
+                "=== test session starts ===\nE   ImportError: cannot import name 'mul' from 'calc'\n=== 1 error in 0.05s ===\n",
+            ),
+            (
+                "python -m unittest tests.test_mul",
+                1,
+                "ERROR: test_mul (unittest.loader._FailedTest)\nImportError: Failed to import test module: test_mul\nRan 1 test in 0.000s\n\nFAILED (errors=1)\n",
+            ),
+            (
+                "cargo test",
+                101,
+                "running 0 tests\n\ntest result: ok.\n\nrunning 3 tests\ntest mul ... FAILED\n\ntest result: FAILED. 2 passed; 1 failed\n",
+            ),
+            (
+                "cargo test",
+                101,
+                "error[E0425]: cannot find function `mul` in this scope\n",
+            ),
+            (
+                "go test ./...",
+                1,
+                "?   \texample.com/calc/cmd\t[no test files]\n--- FAIL: TestMul (0.00s)\nFAIL\texample.com/calc\t0.002s\n",
+            ),
+            ("npx mocha", 1, "  1 passing (2ms)\n  1 failing\n"),
+            (
+                "sh t.sh",
+                2,
+                "t.sh: 3: cannot open output.txt: No such file\n",
+            ),
+            // The test ran; what it runs is missing (the behaviour under test).
+            (
+                "sh tests/test_add.sh",
+                1,
+                "sh: 0: cannot open add.sh: No such file\nadd: expected 5\n",
+            ),
+            (
+                "cat out.txt",
+                1,
+                "cat: out.txt: No such file or directory\n",
+            ),
+        ];
+        for (command, code, output) in failed {
+            assert_eq!(ran(command, code, output), None, "{command}: {output}");
+        }
+        assert_eq!(
+            did_not_run("pytest", ExitRecord::signal(9), b"no tests ran"),
+            Some("the test runner says no tests ran".into())
+        );
+    }
+
+    #[test]
+    fn syntax_errors_of_shells_and_python_are_named() {
+        for (output, line) in [
+            (
+                "t.sh: 3: Syntax error: \"fi\" unexpected\n",
+                "t.sh: 3: Syntax error: \"fi\" unexpected",
+            ),
+            (
+                "t.sh: line 4: syntax error near unexpected token `}'\n",
+                "t.sh: line 4: syntax error near unexpected token `}'",
+            ),
+            (
+                "t.sh: line 9: syntax error: unexpected end of file\n",
+                "t.sh: line 9: syntax error: unexpected end of file",
+            ),
+            (
+                "  File \"t.py\", line 1\n    def f(\n         ^\nSyntaxError: '(' was never closed\n",
+                "SyntaxError: '(' was never closed",
+            ),
+        ] {
+            assert_eq!(syntax_error(output.as_bytes()).as_deref(), Some(line));
+        }
+        assert_eq!(syntax_error(b"add: expected 5, got 4\n"), None);
+    }
+
+    fn tree(entries: &[(&str, Entry)]) -> impl Fn(&str) -> Option<Entry> + use<> {
+        let entries: Vec<(String, Entry)> = entries
+            .iter()
+            .map(|(p, e)| (p.to_string(), e.clone()))
+            .collect();
+        move |path: &str| {
+            entries
+                .iter()
+                .find(|(p, _)| p == path)
+                .map(|(_, e)| e.clone())
+        }
+    }
+
+    #[test]
+    fn links_out_of_the_repository_are_found_through_other_links() {
+        let link = |t: &str| Entry::Link(t.as_bytes().to_vec());
+        let entries = tree(&[
+            ("tests/test_add.sh", link("/tmp/test_add.sh")),
+            ("tests/up.sh", link("../../outside.sh")),
+            ("tests/ok.sh", link("../lib/real.sh")),
+            ("lib/real.sh", Entry::File),
+            ("tests/via.sh", link("../vendor/t.sh")),
+            ("vendor", link("/opt/vendor")),
+            ("tests/loop.sh", link("loop2.sh")),
+            ("tests/loop2.sh", link("loop.sh")),
+            ("tests/plain.sh", Entry::File),
+        ]);
+        let out = |p: &str| link_out_of_repository(p, &entries);
+        assert_eq!(
+            out("tests/test_add.sh").as_deref(),
+            Some("tests/test_add.sh is a symbolic link to /tmp/test_add.sh")
+        );
+        assert_eq!(
+            out("tests/up.sh").as_deref(),
+            Some("tests/up.sh leads above the repository's root")
+        );
+        assert_eq!(out("tests/ok.sh"), None);
+        assert_eq!(
+            out("tests/via.sh").as_deref(),
+            Some("vendor is a symbolic link to /opt/vendor")
+        );
+        assert_eq!(
+            out("tests/loop.sh").as_deref(),
+            Some("tests/loop.sh is a loop of symbolic links")
+        );
+        assert_eq!(out("tests/plain.sh"), None);
+    }
+
+    proptest! {
+        /// Whatever a test prints, reading it neither panics nor takes long.
+        #[test]
+        fn any_output_is_read(command in ".{0,40}", code in -1i32..300, output in proptest::collection::vec(any::<u8>(), 0..2000)) {
+            let _ = did_not_run(&command, ExitRecord::code(code), &output);
+            let _ = syntax_error(&output);
+        }
+
+        /// Whatever a link says, the resolution ends and never panics.
+        #[test]
+        fn any_link_target_resolves(path in "[a-z./]{0,30}", target in "[a-z./]{0,30}") {
+            let link = Entry::Link(target.into_bytes());
+            let _ = link_out_of_repository(&path, &|p: &str| (p == "a" || p == "a/b").then(|| link.clone()));
+        }
+    }
+}
