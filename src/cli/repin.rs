@@ -12,6 +12,10 @@ use crate::engine::{self, Session};
 /// its branch was created, so that a change on main mid-PR cannot weaken the gates; every
 /// briefing and `status` say when main's gates have changed since. `repin` takes them as they
 /// are now. A pass recorded under the old gates no longer counts for a checkpoint.
+///
+/// It also accounts for main as it is now: commits on main that no workflow merged (a
+/// rebase, a merge made by hand) block every merge until a human has looked at them and run
+/// `repin`, with or without a PR active.
 #[derive(Debug, Args)]
 pub struct RepinArgs {}
 
@@ -23,21 +27,28 @@ pub fn run(session: &Session, _args: &RepinArgs, ui: &mut Ui) -> Result<Exit, Fa
         return Ok(Exit::Success);
     }
     let short = |c: &str| c[..c.len().min(12)].to_string();
-    let text = if report.changed {
-        format!(
-            "repinned: the PR is now verified under main at {}{}\n",
+    let text = match (report.changed, report.pr) {
+        (true, true) => format!(
+            "repinned: the PR is now verified under main at {}{}; main is accounted for up to it\n",
             short(&report.to),
             if report.config_changed {
                 " (its .orchestrate.toml differs from the one pinned before)"
             } else {
                 ""
             }
-        )
-    } else {
-        format!(
+        ),
+        (true, false) => format!(
+            "main is accounted for up to {}: what moved it since the last merge or repin is a human's now\n",
+            short(&report.to)
+        ),
+        (false, true) => format!(
             "the PR's gates are pinned at main's {} already; nothing changed\n",
             short(&report.to)
-        )
+        ),
+        (false, false) => format!(
+            "main is accounted for at {} already; nothing changed\n",
+            short(&report.to)
+        ),
     };
     ui.text(&text)?;
     Ok(Exit::Success)

@@ -99,6 +99,12 @@ pub fn run(session: &Session, args: &VerifyArgs, ui: &mut Ui) -> Result<Exit, Fa
                 "CHANGED",
                 "its notes are for another tree: amended or rebased after it was verified".to_string(),
             ),
+            Verification::Unauthenticated => (
+                "UNAUTHENTICATED",
+                "its note says it passed, but no workflow's history here records that tree as verified: \
+                 a note is anyone's word (fetch refs/orchestrator/* to check one made elsewhere)"
+                    .to_string(),
+            ),
         };
         text.push_str(&format!(
             "  {label:<8} {} {}\n           {why}\n",

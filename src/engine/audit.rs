@@ -111,6 +111,18 @@ pub fn audit(session: &Session, all: bool) -> Result<AuditReport, EngineError> {
         report.replayed += chain.replayed;
         report.unrecorded += chain.unrecorded;
         report.problems.extend(chain.forged.clone());
+        // main moved outside the workflow: named here as in every briefing (docs/integrity.md).
+        if let Ok(snapshot) = store.read_at(tip, &reference)
+            && let Some(drift) = super::main_line::drift(session, &snapshot.state)?
+        {
+            report.problems.push(AuditProblem {
+                workflow: name.clone(),
+                commit: drift.commits.first().map(|c| c.commit.clone()),
+                problem: drift.notice().to_string(),
+                expected: None,
+                found: None,
+            });
+        }
         // git keeps no reflog for a ref it recreates after a deletion; the tip git-orchestrate
         // last wrote still tells a move by anything else.
         if let Some(last) = store

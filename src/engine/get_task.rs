@@ -227,7 +227,7 @@ fn report(
     let loaded = session.load_config(Some(&snap.state))?;
     let mut notices = notes;
     notices.extend(loaded.warnings);
-    notices.extend(session.branch_warning(&snap.state)?);
+    notices.extend(session.state_warnings(&snap.state)?);
     let warnings: Vec<String> = notices.iter().map(ToString::to_string).collect();
     let halted = snap.state.waits_for_human();
     let gates = loaded.config.gate_names();
@@ -508,6 +508,18 @@ fn merge(session: &Session, snap: &Snapshot, branch: &str) -> Result<Event, Engi
     if let Some(why) = dirty(session, "")? {
         return blocked(why);
     }
+    // No note, no merge (docs/integrity.md): what CI and people check must be there.
+    let unnoted = super::notes::unnoted(session, snap)?;
+    if !unnoted.is_empty() {
+        return blocked(format!(
+            "the PR is not merged: {} of its commits carr{} no verification note in refs/notes/orchestrator: {}. \
+             Restore the notes (`git reflog refs/notes/orchestrator`, or `git orchestrate sync` from a clone \
+             that has them); a human decides when they are gone",
+            unnoted.len(),
+            if unnoted.len() == 1 { "ies" } else { "y" },
+            unnoted.join(", ")
+        ));
+    }
     // What finalization checked: the merge takes exactly this commit, nothing added since.
     let checked = snap.state.plan_commit();
     if !session.store.branch_exists(branch)? {
@@ -553,6 +565,10 @@ fn merge(session: &Session, snap: &Snapshot, branch: &str) -> Result<Event, Engi
         && let Err(e) = git.pull_ff_only(&remote, &main)
     {
         return blocked(e.to_string());
+    }
+    // main as it is now, pulled: only a workflow or a human moves it (docs/integrity.md).
+    if let Some(drift) = super::main_line::drift(session, &snap.state)? {
+        return blocked(format!("the PR is not merged: {}", drift.notice()));
     }
     match git.merge_no_ff(
         &tip,

@@ -14,6 +14,7 @@ pub mod hermetic;
 mod history;
 mod human;
 mod init;
+pub mod main_line;
 pub mod notes;
 mod pr_record;
 mod repin;
@@ -516,6 +517,14 @@ impl Session {
             .checked_out_branches()?
             .into_iter()
             .find_map(|(name, path)| (name == branch).then_some(path)))
+    }
+
+    /// What every briefing and `status` warn about besides the configuration: HEAD off the PR
+    /// branch, and main moved outside the workflow.
+    pub fn state_warnings(&self, state: &State) -> Result<Vec<Notice>, EngineError> {
+        let mut notices: Vec<Notice> = self.branch_warning(state)?.into_iter().collect();
+        notices.extend(main_line::drift(self, state)?.map(|d| d.notice()));
+        Ok(notices)
     }
 
     /// Warns when the working tree is not on the PR branch the workflow expects.

@@ -2,10 +2,13 @@
 //! final record on a PR's squashed commit, and `verify`, which finds checkpoint commits that
 //! carry no passing record.
 
+use std::collections::HashSet;
+
 use super::{EngineError, Session};
 use crate::config;
 use crate::exec::GitError;
 use crate::store::{Snapshot, is_checkpoint_message};
+use crate::workflow::Event;
 use crate::workflow::notes::{
     CheckpointNote, FinalNote, FinalReview, FoldedCheckpoint, HumanAnswer, NOTE_VERSION, NoteGate,
     PathsOfStep, checkpoint_records, tool,
@@ -130,6 +133,8 @@ pub fn record_final(
             .map(ToString::to_string)
             .collect(),
         changed_tests: check.changed_tests.clone(),
+        main_moved_outside: super::main_line::drift(session, state)?
+            .map(|d| d.notice().to_string()),
         tool: tool(),
     };
     let line = note.to_line();
@@ -137,6 +142,48 @@ pub fn record_final(
         session.store.add_note_line(squashed, &line)?;
         Ok(())
     })
+}
+
+/// The PR's commits that carry no verification note: the squashed commit without its final
+/// record, and each checkpoint the chain recorded without a passing record for its tree. A
+/// merge waits for them (docs/integrity.md): the notes are what CI and people check.
+pub fn unnoted(session: &Session, snap: &Snapshot) -> Result<Vec<String>, EngineError> {
+    let store = &session.store;
+    let mut reader = store.notes()?;
+    let mut missing = Vec::new();
+    if let Some(squashed) = snap.state.final_commit() {
+        let tree = session.git.tree_of(squashed)?;
+        let noted = reader.get(squashed)?.is_some_and(|text| {
+            text.lines().any(|line| {
+                serde_json::from_str::<FinalNote>(line)
+                    .is_ok_and(|n| n.v == NOTE_VERSION && n.kind == "final" && n.tree == tree)
+            })
+        });
+        if !noted {
+            missing.push(format!("{squashed} (the squashed commit)"));
+        }
+    }
+    for entry in store.history_back_to(snap.tip, "plan")? {
+        if entry.event != "checkpoint" {
+            continue;
+        }
+        let id = gix::ObjectId::from_hex(entry.commit.as_bytes())
+            .map_err(|e| EngineError::Internal(format!("a commit id did not parse: {e}")))?;
+        let Some(Ok(Event::CheckpointRecorded { commit, tree, .. })) = store
+            .commit_record(id)?
+            .event
+            .map(|json| serde_json::from_str::<Event>(&json))
+        else {
+            continue;
+        };
+        let noted = reader
+            .get(&commit)?
+            .is_some_and(|text| checkpoint_records(&text).iter().any(|r| r.passes(&tree)));
+        if !noted {
+            missing.push(format!("{commit} (a checkpoint)"));
+        }
+    }
+    Ok(missing)
 }
 
 /// How one checkpoint commit fares under `verify`.
@@ -155,6 +202,9 @@ pub enum Verification {
     Failed,
     /// Records, but none for this commit's tree (amended or rebased after it was verified).
     OtherTree,
+    /// A passing record for its tree that no workflow's chain backs: no transition here
+    /// records that tree as verified, so the note is anyone's word (docs/integrity.md).
+    Unauthenticated,
 }
 
 impl Verification {
@@ -212,6 +262,7 @@ impl serde::Serialize for VerifyReport {
                         Verification::Failed => ("failed", None, None),
                         Verification::Missing => ("missing", None, None),
                         Verification::OtherTree => ("other_tree", None, None),
+                        Verification::Unauthenticated => ("unauthenticated", None, None),
                     };
                     Checkpoint {
                         commit: &c.commit,
@@ -281,6 +332,8 @@ fn check_commits(
         .map_or(true, |loaded| !loaded.config.preflight.is_empty());
     let mut reader = session.store.notes()?;
     let mut checkpoints = Vec::new();
+    // Read only when a note says a tree passed: every chain is walked for it.
+    let mut backed: Option<HashSet<String>> = None;
     for logged in commits {
         if !is_checkpoint_message(&logged.message) {
             continue;
@@ -289,10 +342,16 @@ fn check_commits(
             .get(&logged.commit)?
             .map(|text| checkpoint_records(&text))
             .unwrap_or_default();
-        let verification = match records.iter().find(|r| r.passes(&logged.tree)) {
+        let passing = records.iter().find(|r| r.passes(&logged.tree));
+        if passing.is_some() && backed.is_none() {
+            backed = Some(chain_verified_trees(session)?);
+        }
+        let is_backed = backed.as_ref().is_some_and(|b| b.contains(&logged.tree));
+        let verification = match passing {
             Some(r) if r.preflight.gates.is_empty() && gates_configured => {
                 Verification::GatesMissing
             }
+            Some(_) if !is_backed => Verification::Unauthenticated,
             Some(r) if r.preflight.gates.is_empty() => Verification::NoGates,
             Some(r) => Verification::Verified {
                 cached: r.preflight.cached,
@@ -318,6 +377,46 @@ fn check_commits(
         commits: commits.len(),
         checkpoints,
     })
+}
+
+/// The trees the workflows' chains record as verified: a checkpoint recorded, a preflight
+/// pass, a passing run's verified tree; in every workflow here and every remote's as last
+/// fetched. What a note says is believed only for these.
+fn chain_verified_trees(session: &Session) -> Result<HashSet<String>, EngineError> {
+    let store = &session.store;
+    let mut trees = HashSet::new();
+    let mut seen = HashSet::new();
+    for tip in store.all_workflow_tips()? {
+        let mut next = Some(tip);
+        while let Some(id) = next {
+            if !seen.insert(id) {
+                break;
+            }
+            let record = store.commit_record(id)?;
+            next = record.parents.first().copied();
+            let Some(Ok(event)) = record
+                .event
+                .map(|json| serde_json::from_str::<Event>(&json))
+            else {
+                continue;
+            };
+            match event {
+                Event::CheckpointRecorded { tree, .. } => {
+                    trees.insert(tree);
+                }
+                Event::PreflightPassed { cache } => {
+                    trees.insert(cache.tree);
+                }
+                Event::TestRan(run) => {
+                    if let Some(tree) = run.preflight.and_then(|p| p.verified_tree) {
+                        trees.insert(tree);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(trees)
 }
 
 fn bad_range(revs: &[&str], e: GitError) -> EngineError {

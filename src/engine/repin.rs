@@ -1,4 +1,5 @@
-//! `repin`: a human moves a PR's gates to main's as they are now (docs/integrity.md).
+//! `repin`: a human moves a PR's gates to main's as they are now, and accounts for main as it
+//! is now: what moved it outside the workflow is the human's from then on (docs/integrity.md).
 
 use serde::Serialize;
 
@@ -17,24 +18,14 @@ pub struct RepinReport {
     pub changed: bool,
     /// main's `.orchestrate.toml` differs from the one pinned before.
     pub config_changed: bool,
+    /// A PR was active, and its gates were pinned; without one only main was accounted for.
+    pub pr: bool,
 }
 
 pub fn repin(session: &Session, human: Human) -> Result<RepinReport, EngineError> {
     session.with_retries(|| {
         let snap = session.read_or_refuse("repin", |_| None)?;
         let state = &snap.state;
-        if state.pr().is_none() {
-            return Err(EngineError::Rejected(Rejection {
-                kind: RejectionKind::WrongState,
-                state: state.status(),
-                message: format!(
-                    "there is no PR whose gates could be repinned (state {})",
-                    state.status()
-                ),
-                hint: "A PR's gates are pinned when its branch is created; the next one takes main's as they are then."
-                    .into(),
-            }));
-        }
         let main = session.main_branch(Some(state))?;
         let Some(pin) = session.pin_now(&main)? else {
             return Err(EngineError::Rejected(Rejection {
@@ -51,15 +42,21 @@ pub fn repin(session: &Session, human: Human) -> Result<RepinReport, EngineError
             Config::parse(&text, &origin)?;
         }
         let before = state.pin().cloned();
-        let config_changed = before.as_ref().is_none_or(|b| b.config != pin.config);
+        let has_pr = state.pr().is_some();
+        let config_changed = has_pr && before.as_ref().is_none_or(|b| b.config != pin.config);
         let report = |state, changed| RepinReport {
             state,
-            from: before.as_ref().map(|b| b.commit.clone()),
+            from: match &before {
+                Some(b) => Some(b.commit.clone()),
+                None => snap.state.main_tip.clone(),
+            },
             to: pin.commit.clone(),
             changed,
             config_changed,
+            pr: has_pr,
         };
-        if before.as_ref() == Some(&pin) {
+        let accounted = state.main_tip.as_deref() == Some(pin.commit.as_str());
+        if accounted && (!has_pr || before.as_ref() == Some(&pin)) {
             return Ok(report(state.status(), false));
         }
         let t = session.apply_answer(&snap, Event::Repinned { pin: pin.clone() }, human)?;

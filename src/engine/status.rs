@@ -136,7 +136,7 @@ pub fn status(session: &Session) -> Result<StatusReport, EngineError> {
         ),
         Err(e) => return Err(e),
     };
-    notices.extend(session.branch_warning(&state)?);
+    notices.extend(session.state_warnings(&state)?);
     if snapshot.is_none()
         && let Some((tip, _)) = session.store.vanished_tip()?
     {

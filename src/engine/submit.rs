@@ -15,13 +15,13 @@ use crate::gates::PreflightRun;
 use crate::store::EntryType;
 use crate::workflow::briefing::{self, Notice};
 use crate::workflow::plan::{Plan, parse_first_plan, parse_submitted_plan};
-use crate::workflow::red;
 use crate::workflow::replan::check_replan;
 use crate::workflow::state::{ExitRecord, PreflightRecord, RedPin, RedTest};
 use crate::workflow::{
     self, Accepted, Decision, Effect, Event, Expectation, OutputSource, Pending, PreflightOutcome,
     RedRerun, State, Status, StepId, StepType, SubmitRequest, TestRun, Verdict,
 };
+use crate::workflow::{master_plan, red};
 
 /// What the agent submits. Plan bytes are read once, before any attempt, so a retry after a
 /// lost race never reads stdin twice.
@@ -286,13 +286,10 @@ fn attempt(
                 FinalizeCheck::Refused { reason } => return Ok(refused(snap.state, reason)),
             }
         }
-        (Accepted::NoPrLeft, SubmitKind::NoPrLeft) => {
-            let main = session.main_branch(Some(&snap.state))?;
-            Event::NoPrLeft {
-                master_plan: session.master_plan_blob(&main, &config.master_plan)?,
-                summary: summary.to_string(),
-            }
-        }
+        (Accepted::NoPrLeft, SubmitKind::NoPrLeft) => Event::NoPrLeft {
+            master_plan: check_no_pr_left(session, &snap.state, &config)?,
+            summary: summary.to_string(),
+        },
         (Accepted::Analysis, SubmitKind::Analysis(decision)) => Event::AnalysisDecided {
             decision: *decision,
             summary: summary.to_string(),
@@ -608,6 +605,67 @@ fn judge_test_command(
                 .into(),
         }),
     }
+}
+
+/// `--no-pr-left` is a claim, and it is checked (docs/integrity.md, "Claims are checked"):
+/// refused while main moved outside the workflow, or while the master plan on main has a PR
+/// heading neither marked `[DONE]` nor claimed by another workflow's active PR. Returns the
+/// master plan's blob, which the idle state holds against.
+fn check_no_pr_left(
+    session: &Session,
+    state: &State,
+    config: &Config,
+) -> Result<Option<String>, EngineError> {
+    let status = state.status();
+    if let Some(drift) = super::main_line::drift(session, state)? {
+        return Err(super::wrong_state(
+            status,
+            format!("submit-work --no-pr-left is refused: {}", drift.notice()),
+            "A human looks at what moved main and runs `git orchestrate repin`; until then the master \
+             plan on it is not settled.",
+        ));
+    }
+    let main = session.main_branch(Some(state))?;
+    let blob = session.master_plan_blob(&main, &config.master_plan)?;
+    let Some(id) = &blob else {
+        return Ok(blob);
+    };
+    let text = String::from_utf8_lossy(&session.store.blob(id)?).into_owned();
+    let claimed = session.store.other_active_prs()?;
+    let open: Vec<String> = master_plan::open_prs(&text)
+        .into_iter()
+        .filter(|heading| {
+            let heading = heading.to_lowercase();
+            !claimed
+                .iter()
+                .any(|(_, title)| heading.contains(&title.to_lowercase()))
+        })
+        .collect();
+    if open.is_empty() {
+        return Ok(blob);
+    }
+    const SHOWN: usize = 5;
+    let mut listed: Vec<String> = open
+        .iter()
+        .take(SHOWN)
+        .map(|h| format!("\"{h}\""))
+        .collect();
+    if open.len() > SHOWN {
+        listed.push(format!("and {} more", open.len() - SHOWN));
+    }
+    Err(super::wrong_state(
+        status,
+        format!(
+            "submit-work --no-pr-left is refused: the master plan {main}:{} still has {} PR{} neither marked \
+             [DONE] nor claimed by another workflow: {}",
+            config.master_plan,
+            open.len(),
+            if open.len() == 1 { "" } else { "s" },
+            listed.join(", ")
+        ),
+        "Plan the first of them (`git orchestrate get-task` shows how); --no-pr-left is for when every PR \
+         of the master plan is marked [DONE].",
+    ))
 }
 
 /// A submitted plan, valid and naming the configured master plan; every problem otherwise.

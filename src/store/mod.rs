@@ -5,6 +5,7 @@
 
 mod export;
 mod loose;
+mod main_line;
 mod notes;
 mod remote;
 mod settings;
@@ -24,6 +25,7 @@ use crate::workflow::state::{State, StateWire, Status};
 use crate::workflow::{Human, PlanChange};
 
 pub use export::{EntryType, TreeEntry};
+pub use main_line::MainLine;
 pub use notes::{NOTES_REF, NoteReader};
 pub use remote::{
     Backup, LocalRef, Relation, Standing, exact_notes_refspec, fetch_refspecs, is_state_ref,
@@ -609,6 +611,23 @@ impl Store {
                     status: snapshot.state.status(),
                     branch: branch.to_string(),
                 });
+            }
+        }
+        Ok(out)
+    }
+
+    /// The PR titles of the other workflows of this repository that have a plan, by workflow.
+    pub fn other_active_prs(&self) -> Result<Vec<(String, String)>, StoreError> {
+        let mut out = Vec::new();
+        for (name, tip) in self.local_workflows()? {
+            if name == self.workflow {
+                continue;
+            }
+            let Ok(snapshot) = self.read_at(tip, &workflow_ref(&name)) else {
+                continue;
+            };
+            if let Some(summary) = snapshot.summary {
+                out.push((name, summary.title));
             }
         }
         Ok(out)

@@ -12,7 +12,7 @@ use gix::refs::FullName;
 
 use super::{NOTES_REF, Store, StoreError, WORKFLOWS, WriteError, git_err};
 
-const REMOTES: &str = "refs/orchestrator/remotes/";
+pub(super) const REMOTES: &str = "refs/orchestrator/remotes/";
 const BACKUPS: &str = "refs/orchestrator/backups/";
 const CLAIMS: &str = "refs/orchestrator/claims/";
 

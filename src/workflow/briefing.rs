@@ -184,12 +184,58 @@ pub enum Notice {
     SharedHooksPath {
         path: String,
     },
+    /// The main branch moved outside the workflow since the tip it accounts for: commits no
+    /// workflow merged, or a history that no longer leads back to it (docs/integrity.md).
+    MainMovedOutside {
+        main: String,
+        since: String,
+        /// `<short id> "<subject>"`, newest first.
+        commits: Vec<String>,
+        rewritten: bool,
+    },
 }
 
 impl std::fmt::Display for Notice {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         const CONFIG: &str = crate::config::FILE_NAME;
         match self {
+            Notice::MainMovedOutside {
+                main,
+                since,
+                commits,
+                rewritten,
+            } => {
+                let since = &since[..since.len().min(12)];
+                if *rewritten {
+                    write!(
+                        f,
+                        "{main} moved outside the workflow: its history no longer leads back to {since}, the \
+                         tip this workflow last accounted for (a rebase, a reset, a force-push)"
+                    )?;
+                } else {
+                    write!(
+                        f,
+                        "{main} moved outside the workflow since {since} (the last merge or repin): {} \
+                         commit{} no workflow merged",
+                        commits.len(),
+                        if commits.len() == 1 { "" } else { "s" }
+                    )?;
+                }
+                const SHOWN: usize = 5;
+                if !commits.is_empty() {
+                    let mut listed: Vec<&str> =
+                        commits.iter().take(SHOWN).map(String::as_str).collect();
+                    let more = format!("and {} more", commits.len().saturating_sub(SHOWN));
+                    if commits.len() > SHOWN {
+                        listed.push(&more);
+                    }
+                    write!(f, " ({})", listed.join(", "))?;
+                }
+                write!(
+                    f,
+                    "; no PR is merged until a human looks at them and runs `git orchestrate repin`"
+                )
+            }
             Notice::ConfigDiffersFromMain { main, branch } => write!(
                 f,
                 "{CONFIG} in the working tree differs from {main}:{CONFIG}; the gates of {main} stay in \

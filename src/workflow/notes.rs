@@ -176,6 +176,9 @@ pub struct FinalNote {
     /// with them put back.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub changed_tests: Option<ChangedTests>,
+    /// main moved outside the workflow when the PR was squashed: what every briefing said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub main_moved_outside: Option<String>,
     pub tool: String,
 }
 

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use pretty_assertions::assert_eq;
 
-use crate::support::{PLAN, RED, TestRepo, counter_file, counting_config, runs};
+use crate::support::{PLAN, RED, TestRepo, counter_file, counting_config, one_task_plan, runs};
 
 /// A repository whose one gate counts its runs in a file outside the working tree and
 /// fails while the file `fail` exists; hooks installed.
@@ -397,15 +397,16 @@ fn verify_finds_a_checkpoint_made_without_the_hook() {
         "{}",
         out.stdout
     );
-    assert!(out.stdout.contains("  ok       "), "{}", out.stdout);
+    // Made outside any workflow, its note is only the hook's word: no chain records the tree.
+    assert!(out.stdout.contains("  UNAUTHENTICATED "), "{}", out.stdout);
     let json = repo
         .run(&["verify", "--json", "main..HEAD"])
         .expect(1)
         .json();
-    assert_eq!(json["failures"], 1);
+    assert_eq!(json["failures"], 2);
     assert_eq!(json["checkpoints"][0]["status"], "missing");
-    assert_eq!(json["checkpoints"][1]["status"], "verified");
-    repo.run(&["verify", "HEAD~3..HEAD~2"]).expect(0);
+    assert_eq!(json["checkpoints"][1]["status"], "unauthenticated");
+    repo.run(&["verify", "HEAD~1..HEAD"]).expect(0);
     let out = repo.run(&["verify", "no-such-branch..HEAD"]);
     out.expect(2);
     assert!(
@@ -429,19 +430,24 @@ fn pre_push_warns_or_refuses_unverified_checkpoints() {
     let out = repo.git_run(&["push", "--quiet", "origin", "main"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
 
-    repo.git(&["checkout", "--quiet", "-b", "work"]);
+    // A checkpoint made by hand on a workflow's PR branch: the hook runs the gates and the
+    // workflow's chain records the pass, which is what makes its note believed.
+    repo.submit_plan(&one_task_plan("feat: Work", "a.txt"))
+        .expect(0);
+    repo.run(&["get-task"]).expect(0);
+    let branch = "feat/work";
     repo.write("a.txt", "a\n");
     repo.git(&["add", "a.txt"]);
     repo.git_run(&["commit", "-m", "checkpoint: verified"])
         .expect(0);
-    repo.git_run(&["push", "--quiet", "origin", "work"])
+    repo.git_run(&["push", "--quiet", "origin", branch])
         .expect(0);
 
     repo.write("b.txt", "b\n");
     repo.git(&["add", "b.txt"]);
     repo.git_run(&["commit", "--no-verify", "-m", "checkpoint: sneaked past"])
         .expect(0);
-    let out = repo.git_run(&["push", "origin", "work"]);
+    let out = repo.git_run(&["push", "origin", branch]);
     assert_ne!(out.code, 0, "enforce refuses the push");
     assert!(
         out.stderr
@@ -460,18 +466,22 @@ fn pre_push_warns_or_refuses_unverified_checkpoints() {
         "{}",
         out.stderr
     );
-    let (_, remote_work) = repo.git_try(&["ls-remote", "origin", "refs/heads/work"]);
+    let (_, remote_work) = repo.git_try(&["ls-remote", "origin", &format!("refs/heads/{branch}")]);
     assert!(
         !remote_work.starts_with(repo.git(&["rev-parse", "HEAD"]).trim()),
         "the remote did not get it"
     );
 
-    // warn (the default) pushes, and says so. (No workflow exists, so the working tree's
-    // config is the one in force.)
+    // warn (the default) pushes, and says so. The PR is verified under main's gates as pinned:
+    // a human changes them on main and repins.
+    repo.git(&["stash", "--include-untracked", "--quiet"]);
+    repo.git(&["checkout", "--quiet", "main"]);
     let config = std::fs::read_to_string(repo.path.join(".orchestrate.toml")).unwrap();
     repo.write(".orchestrate.toml", &config.replace("enforce", "warn"));
     repo.commit_all("chore: warn only");
-    let out = repo.git_run(&["push", "origin", "work"]);
+    repo.human(&["repin"]).expect(0);
+    repo.git(&["checkout", "--quiet", branch]);
+    let out = repo.git_run(&["push", "origin", branch]);
     out.expect(0);
     assert!(
         out.stderr

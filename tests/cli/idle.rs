@@ -11,6 +11,19 @@ fn no_pr_left_makes_get_task_say_nothing_is_left_until_the_master_plan_changes()
         .expect(0)
         .says("--no-pr-left")
         .says("until a commit\non main changes docs/plan.md");
+    // The claim is checked against the master plan on main: PR 1 is not done.
+    let tip = repo.tip();
+    let refused = repo.run(&["submit-work", "-s", "all PRs are [DONE]", "--no-pr-left"]);
+    refused.expect(4).warns(
+        "error: submit-work --no-pr-left is refused: the master plan main:docs/plan.md still has 1 PR \
+         neither marked [DONE] nor claimed by another workflow: \"PR 1: feat: Add numbers\"",
+    );
+    assert_eq!(repo.tip(), tip, "nothing was written");
+    repo.write(
+        "docs/plan.md",
+        "# Plan\n## PR 1: feat: Add numbers [DONE]\n",
+    );
+    repo.commit_all("plan: PR 1 done");
     let out = repo.run(&["submit-work", "-s", "all PRs are [DONE]", "--no-pr-left"]);
     out.expect(0)
         .says("SUCCESS: nothing left to do (master plan ");

@@ -115,7 +115,10 @@ fn branch_with_a_checkpoint() -> TestRepo {
     );
     repo.commit_all("config");
     repo.run(&["hooks", "install"]).expect(0);
-    repo.git(&["checkout", "-q", "-b", "feature"]);
+    // On a workflow's PR branch, so that its chain records what the hook verified.
+    repo.submit_plan(&crate::support::one_task_plan("feat: Feature", "a.txt"))
+        .expect(0);
+    repo.run(&["get-task"]).expect(0);
     repo.write("a.txt", "a\n");
     repo.git(&["add", "--all"]);
     repo.git(&["commit", "-q", "-m", "checkpoint: a"]);
@@ -214,6 +217,7 @@ fn a_note_with_a_failing_gate_or_no_gates_while_gates_are_configured_is_not_a_pa
         "{}",
         out.stdout
     );
+    // A passing record for a tree the workflow's chain verified is believed.
     forge_note(&repo, &record(r#"[{"name":"counted","exit":0,"ms":5}]"#));
     repo.run(&["verify"]).expect(0);
 }

@@ -639,6 +639,12 @@ fn a_merge_conflict_halts_leaves_main_clean_and_resume_takes_over_after_a_manual
     repo.write("add.txt", "main's own version\n");
     repo.commit_all("main: add.txt");
     repo.git(&["checkout", "--quiet", &branch]);
+    // A commit on main that no workflow merged blocks the merge until a human accounts for it.
+    repo.run(&["get-task"])
+        .expect(0)
+        .says("main moved outside the workflow since")
+        .says("1 commit no workflow merged");
+    repo.human(&["repin"]).expect(0);
 
     let out = repo.run(&["get-task"]);
     out.expect(10);
