@@ -684,13 +684,104 @@ impl Config {
 }
 
 /// The file `init` writes when there is none: every key documented, preflight from `--preflight`.
-pub fn initial_file(main_branch: &str, preflight: Option<&str>) -> String {
-    let gate = match preflight {
-        Some(command) => format!(
+/// The gate `init` writes first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FirstGate<'a> {
+    /// `--preflight CMD`.
+    Given(&'a str),
+    /// The project's test runner, found by [`detect_test_runner`].
+    Detected(&'a TestRunner),
+    None,
+}
+
+/// A project's test command, as its files show it.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct TestRunner {
+    pub command: String,
+    /// What showed it, for the comment above the gate.
+    pub from: String,
+}
+
+/// The test command the project's own files name, in this order: `Cargo.toml`, pytest
+/// (`pyproject.toml`, `pytest.ini`, `setup.cfg`, `tox.ini`, `conftest.py`), a `package.json`
+/// `test` script other than npm's placeholder, `go.mod`, a Makefile's `test` target. `read`
+/// gives a top-level file's text, or `None` when there is no such file.
+pub fn detect_test_runner(read: &dyn Fn(&str) -> Option<String>) -> Option<TestRunner> {
+    let found = |command: &str, from: &str| {
+        Some(TestRunner {
+            command: command.to_string(),
+            from: from.to_string(),
+        })
+    };
+    if read("Cargo.toml").is_some() {
+        return found("cargo test", "Cargo.toml");
+    }
+    let pytest = [
+        ("pyproject.toml", "pytest"),
+        ("pytest.ini", ""),
+        ("setup.cfg", "[tool:pytest]"),
+        ("tox.ini", "[pytest]"),
+        ("conftest.py", ""),
+    ];
+    for (file, mark) in pytest {
+        if read(file).is_some_and(|text| text.contains(mark)) {
+            return found("python -m pytest", file);
+        }
+    }
+    if let Some(text) = read("package.json")
+        && let Ok(json) = serde_json::from_str::<serde_json::Value>(&text)
+        && let Some(script) = json["scripts"]["test"].as_str()
+        && !script.contains("no test specified")
+    {
+        return found("npm test", "package.json's \"test\" script");
+    }
+    if read("go.mod").is_some() {
+        return found("go test ./...", "go.mod");
+    }
+    for file in ["GNUmakefile", "makefile", "Makefile"] {
+        if read(file).is_some_and(|text| {
+            text.lines()
+                .any(|l| l.starts_with("test:") || l.starts_with("test :"))
+        }) {
+            return found("make test", &format!("the {file}'s test target"));
+        }
+    }
+    None
+}
+
+/// A regular file's text, at most 1 MiB of it, for reading what a project's own files say;
+/// `None` when it is missing, not a regular file (a FIFO would block) or not text.
+pub fn read_small_file(path: &std::path::Path) -> Option<String> {
+    use std::io::Read as _;
+    const CAP: u64 = 1024 * 1024;
+    // Followed, then judged: a link to a device or a FIFO is no file to read.
+    let meta = std::fs::metadata(path).ok()?;
+    if !meta.is_file() {
+        return None;
+    }
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .ok()?
+        .take(CAP)
+        .read_to_string(&mut text)
+        .ok()?;
+    Some(text)
+}
+
+pub fn initial_file(main_branch: &str, first_gate: FirstGate) -> String {
+    let gate = match first_gate {
+        FirstGate::Given(command) => format!(
             "[[preflight]]\nname = \"preflight\"\ncommand = {}\ntimeout = \"10m\"\n",
             toml_string(command)
         ),
-        None => "# No preflight gate yet: a PASS is then verified by the agent's test command alone.\n\
+        FirstGate::Detected(runner) => format!(
+            "# Detected from {}: the project's tests are the first gate. Change the command if\n\
+             # they run otherwise; without any gate the final note says \"not verified: no gates\".\n\
+             [[preflight]]\nname = \"tests\"\ncommand = {}\ntimeout = \"10m\"\n",
+            runner.from,
+            toml_string(&runner.command)
+        ),
+        FirstGate::None => "# No preflight gate yet: a PASS is then verified by the agent's test command alone.\n\
                  # Add the command that must pass before any step counts, for example:\n\
                  # [[preflight]]\n# name = \"tests\"\n# command = \"cargo test\"\n# timeout = \"10m\"\n"
             .to_string(),
@@ -961,17 +1052,88 @@ output_tail = 50
     }
 
     #[test]
+    fn the_test_runner_is_detected_from_the_projects_own_files() {
+        let project = |files: &[(&str, &str)]| {
+            let files: Vec<(String, String)> = files
+                .iter()
+                .map(|(n, t)| (n.to_string(), t.to_string()))
+                .collect();
+            detect_test_runner(&move |name: &str| {
+                files
+                    .iter()
+                    .find(|(n, _)| n == name)
+                    .map(|(_, t)| t.clone())
+            })
+            .map(|r| (r.command, r.from))
+        };
+        let found = |command: &str, from: &str| Some((command.to_string(), from.to_string()));
+        assert_eq!(
+            project(&[("Cargo.toml", "[package]"), ("Makefile", "test:\n")]),
+            found("cargo test", "Cargo.toml")
+        );
+        assert_eq!(
+            project(&[("pyproject.toml", "[tool.pytest.ini_options]\n")]),
+            found("python -m pytest", "pyproject.toml")
+        );
+        assert_eq!(
+            project(&[("pyproject.toml", "[project]\nname = \"x\"\n")]),
+            None
+        );
+        assert_eq!(
+            project(&[("setup.cfg", "[tool:pytest]\n")]),
+            found("python -m pytest", "setup.cfg")
+        );
+        assert_eq!(
+            project(&[("conftest.py", "")]),
+            found("python -m pytest", "conftest.py")
+        );
+        assert_eq!(
+            project(&[("package.json", r#"{"scripts": {"test": "jest"}}"#)]),
+            found("npm test", "package.json's \"test\" script")
+        );
+        assert_eq!(
+            project(&[(
+                "package.json",
+                r#"{"scripts": {"test": "echo \"Error: no test specified\" && exit 1"}}"#
+            )]),
+            None
+        );
+        assert_eq!(
+            project(&[("go.mod", "module x\n")]),
+            found("go test ./...", "go.mod")
+        );
+        assert_eq!(
+            project(&[("Makefile", "build:\n\tcc x.c\ntest: build\n\t./t\n")]),
+            found("make test", "the Makefile's test target")
+        );
+        assert_eq!(project(&[("Makefile", "build:\n")]), None);
+        assert_eq!(project(&[]), None);
+    }
+
+    #[test]
     fn the_initial_file_parses_to_what_it_says() {
-        let text = initial_file("main", Some("sh -c 'make test'"));
+        let text = initial_file("main", FirstGate::Given("sh -c 'make test'"));
         let config = parse(&text).unwrap();
         assert_eq!(config.main_branch.as_deref(), Some("main"));
         assert_eq!(config.preflight[0].command, "sh -c 'make test'");
         assert!(
-            parse(&initial_file("trunk", None))
+            parse(&initial_file("trunk", FirstGate::None))
                 .unwrap()
                 .preflight
                 .is_empty()
         );
+        let runner = TestRunner {
+            command: "python -m pytest".into(),
+            from: "pyproject.toml".into(),
+        };
+        let detected = initial_file("main", FirstGate::Detected(&runner));
+        assert!(
+            detected.contains("# Detected from pyproject.toml"),
+            "{detected}"
+        );
+        let config = parse(&detected).unwrap();
+        assert_eq!(config.preflight[0].name, "tests");
+        assert_eq!(config.preflight[0].command, "python -m pytest");
         // The commented [review] example is valid once uncommented.
         let uncommented: String = text
             .lines()

@@ -113,6 +113,12 @@ pub fn run(session: &Session, args: &InitArgs, ui: &mut Ui) -> Result<Exit, Fail
     if let Some(note) = &report.config_note {
         lines.push(format!("note: {note}"));
     }
+    if let Some(runner) = &report.detected_gate {
+        lines.push(format!(
+            "first gate: `{}` (detected from {}); edit .orchestrate.toml if the tests run otherwise",
+            runner.command, runner.from
+        ));
+    }
     for added in &report.refspecs_added {
         lines.push(format!(
             "added fetch refspec remote.{}.fetch {}",

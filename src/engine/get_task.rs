@@ -442,6 +442,31 @@ fn review(session: &Session, snap: &Snapshot, round: u32) -> Result<Event, Engin
     };
     let pr = session.store.history_back_to(snap.tip, "plan")?;
     let empty_tasks = super::audit::empty_tasks(session, snap, &pr)?;
+    let record = super::pr_record::pr_record(session, &pr)?;
+    let edited_red_tests: Vec<(String, Vec<String>)> = record
+        .edited_red_tests
+        .iter()
+        .map(|e| (e.step.to_string(), e.paths.clone()))
+        .collect();
+    let reds_without_a_test: Vec<String> = record
+        .reds_without_a_test
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    // Tests present at the pin (main when the PR began) that the PR changes or removes.
+    let since = snap
+        .state
+        .pin()
+        .map_or(base.as_str(), |p| p.commit.as_str());
+    let changed_tests: Vec<String> = git
+        .tree_changes(since, &head)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|(how, path)| *how != "added" && config.is_test_path(path))
+        .map(|(_, path)| path)
+        .collect();
+    let main_moved_outside =
+        super::main_line::drift(session, &snap.state)?.map(|d| d.notice().to_string());
     let context = ReviewContext {
         plan: &plan,
         branch: &branch,
@@ -452,6 +477,10 @@ fn review(session: &Session, snap: &Snapshot, round: u32) -> Result<Event, Engin
         round,
         config_changed,
         empty_tasks: &empty_tasks,
+        edited_red_tests: &edited_red_tests,
+        reds_without_a_test: &reds_without_a_test,
+        changed_tests: &changed_tests,
+        main_moved_outside: main_moved_outside.as_deref(),
     };
     Ok(
         match run_review(

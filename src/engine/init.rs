@@ -28,6 +28,8 @@ pub struct InitReport {
     /// Set when flags were given but an existing file was kept.
     #[serde(skip)]
     pub config_note: Option<String>,
+    /// The test command found in the project's files and written as the first gate.
+    pub detected_gate: Option<config::TestRunner>,
     pub created: bool,
     /// Set when the workflow was adopted from a remote instead of created.
     pub adopted: Option<Adoption>,
@@ -88,6 +90,7 @@ pub fn init(
     let path = session.store.workdir().join(config::FILE_NAME);
     let existing = session.read_working_tree_config()?;
     let snapshot = session.store.read()?;
+    let mut detected_gate = None;
     let (config_written, config_note) = match existing {
         Some(text) => {
             Config::parse(&text, &Origin::WorkingTree)?;
@@ -112,7 +115,22 @@ pub fn init(
                 Some(main) => main.to_string(),
                 None => session.main_branch(snapshot.as_ref().map(|s| &s.state))?,
             };
-            let text = config::initial_file(&main, preflight);
+            // The project's own test runner is the first gate unless one was named: a
+            // workflow without gates verifies nothing but the agent's word.
+            let root = session.store.workdir().to_path_buf();
+            let detected = match preflight {
+                Some(_) => None,
+                None => config::detect_test_runner(&|name: &str| {
+                    crate::config::read_small_file(&root.join(name))
+                }),
+            };
+            let first_gate = match (preflight, &detected) {
+                (Some(command), _) => config::FirstGate::Given(command),
+                (None, Some(runner)) => config::FirstGate::Detected(runner),
+                (None, None) => config::FirstGate::None,
+            };
+            detected_gate = detected.clone();
+            let text = config::initial_file(&main, first_gate);
             // create_new: a file that appeared since the read above is never overwritten.
             let mut file = std::fs::OpenOptions::new()
                 .write(true)
@@ -193,6 +211,7 @@ pub fn init(
         config_path: path,
         config_written,
         config_note,
+        detected_gate,
         created,
         adopted,
         refspecs_added: refspecs_added

@@ -25,6 +25,14 @@ pub struct ReviewContext<'a> {
     pub config_changed: bool,
     /// Tasks whose checkpoints changed nothing (docs/integrity.md): look hard at those too.
     pub empty_tasks: &'a [String],
+    /// GREEN steps that had changed their task's pinned RED test, with the paths.
+    pub edited_red_tests: &'a [(String, Vec<String>)],
+    /// RED steps that changed no file: the test they ran was there before the task.
+    pub reds_without_a_test: &'a [String],
+    /// Tests present when the PR began that it changes or removes.
+    pub changed_tests: &'a [String],
+    /// main moved outside the workflow: what every briefing says about it.
+    pub main_moved_outside: Option<&'a str>,
 }
 
 /// Runs the review of `context.round`. With no review command configured, nothing runs and
@@ -98,6 +106,14 @@ fn review_one(
         "round": context.round,
         "config_changed": context.config_changed,
         "empty_tasks": context.empty_tasks,
+        "edited_red_tests": context
+            .edited_red_tests
+            .iter()
+            .map(|(step, paths)| json!({"step": step, "paths": paths}))
+            .collect::<Vec<_>>(),
+        "reds_without_a_test": context.reds_without_a_test,
+        "changed_tests": context.changed_tests,
+        "main_moved_outside": context.main_moved_outside,
     })
     .to_string();
     let which = dimension.map_or_else(

@@ -719,7 +719,12 @@ fn tdd_step(out: &mut String, ctx: &Context, plan: &PlanSummary, step: &StepSumm
         StepType::Red => {
             "Write a test for this behaviour that fails because the behaviour does not exist
 yet. Do not implement the behaviour in this step. Submit the test command with
---expectation FAIL; you will then be asked to confirm that it failed for the intended reason."
+--expectation FAIL; you will then be asked to confirm that it failed for the intended reason.
+
+The files this step changes are pinned as the test: every later run of it (at the GREEN
+step, and at the end on the PR's base and on the squashed commit) has them exactly as they
+are now. So change only the test here, inside the repository, and make it a test that runs: a
+command that runs no test (exit 126 or 127, a runner that reports no tests) is not a RED."
                 .to_string()
         }
         StepType::Green if step.after_red => format!(
@@ -767,6 +772,9 @@ fn analysis(out: &mut String, ctx: &Context, plan: &PlanSummary, step: &StepSumm
         command,
         exit,
         output_tail,
+        red_tree,
+        red_paths,
+        syntax_error,
         ..
     }) = &ctx.state.pending()
     else {
@@ -783,6 +791,45 @@ $ {command}
 "
     );
     output_block(out, ctx, output_tail);
+    if let Some(line) = syntax_error {
+        let _ = write!(
+            out,
+            "
+NOTE: the output shows that the test itself could not be read:
+  {line}
+A test that cannot be read says nothing about the behaviour: that is the wrong reason. Answer
+--analysis-decision FAILURE, fix the test, and submit the RED step again.
+"
+        );
+    }
+    if red_tree.is_some() {
+        const SHOWN: usize = 20;
+        if red_paths.is_empty() {
+            out.push_str(
+                "
+This RED step changed no file since the task began: nothing is pinned as its test, and the
+reviewer is told so. If its test was meant to be new, write it and submit the RED step again.
+",
+            );
+        } else {
+            let mut listed: Vec<&str> = red_paths.iter().take(SHOWN).map(String::as_str).collect();
+            let more = format!("and {} more", red_paths.len().saturating_sub(SHOWN));
+            if red_paths.len() > SHOWN {
+                listed.push(&more);
+            }
+            let _ = write!(
+                out,
+                "
+If you answer SUCCESS, what this RED step changed since the task began is pinned as its test:
+{}
+The GREEN step and the final check run the test with these files exactly as they are now. If
+one of them is not part of the test (a stub of the code, say), answer FAILURE and submit the
+RED step again without it.
+",
+                indent(&listed.join("\n"))
+            );
+        }
+    }
     out.push_str(
         "
 It failed for the intended reason when the output shows that the behaviour under test is
@@ -1325,6 +1372,11 @@ Write a test for this behaviour that fails because the behaviour does not exist
 yet. Do not implement the behaviour in this step. Submit the test command with
 --expectation FAIL; you will then be asked to confirm that it failed for the intended reason.
 
+The files this step changes are pinned as the test: every later run of it (at the GREEN
+step, and at the end on the PR's base and on the squashed commit) has them exactly as they
+are now. So change only the test here, inside the repository, and make it a test that runs: a
+command that runs no test (exit 126 or 127, a runner that reports no tests) is not a RED.
+
   git orchestrate submit-work --summary "<what you did>" --test-command "<command that runs the test>" --expectation FAIL
 
 Then run `git orchestrate get-task` for your next instruction.
@@ -1618,6 +1670,37 @@ the orchestrator's state. Whenever you are unsure what to do, run `git orchestra
             });
         });
         assert_snapshot("analysis", &render(&analysis, 0, Extras::default()));
+
+        let pinned = analysis.edit(|w| {
+            if let Some(Pending::Analysis {
+                red_tree,
+                red_paths,
+                syntax_error,
+                ..
+            }) = &mut w.pending
+            {
+                *red_tree = Some("a1b2c3".into());
+                *red_paths = vec!["tests/test_add.sh".into(), "src/add.sh".into()];
+                *syntax_error =
+                    Some("tests/test_add.sh: 3: Syntax error: \"fi\" unexpected".into());
+            }
+        });
+        assert_snapshot("analysis_pinned", &render(&pinned, 0, Extras::default()));
+        let nothing_pinned = pinned.edit(|w| {
+            if let Some(Pending::Analysis {
+                red_paths,
+                syntax_error,
+                ..
+            }) = &mut w.pending
+            {
+                red_paths.clear();
+                *syntax_error = None;
+            }
+        });
+        assert_snapshot(
+            "analysis_nothing_pinned",
+            &render(&nothing_pinned, 0, Extras::default()),
+        );
 
         for attempt in [1, 2, 3, 5, 6, 9, 10] {
             assert_snapshot(

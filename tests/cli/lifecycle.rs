@@ -50,6 +50,11 @@ Write a test for this behaviour that fails because the behaviour does not exist
 yet. Do not implement the behaviour in this step. Submit the test command with
 --expectation FAIL; you will then be asked to confirm that it failed for the intended reason.
 
+The files this step changes are pinned as the test: every later run of it (at the GREEN
+step, and at the end on the PR's base and on the squashed commit) has them exactly as they
+are now. So change only the test here, inside the repository, and make it a test that runs: a
+command that runs no test (exit 126 or 127, a runner that reports no tests) is not a RED.
+
   git orchestrate submit-work --summary \"<what you did>\" --test-command \"<command that runs the test>\" --expectation FAIL
 
 Then run `git orchestrate get-task` for your next instruction.
