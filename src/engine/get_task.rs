@@ -587,6 +587,17 @@ fn merge(session: &Session, snap: &Snapshot, branch: &str) -> Result<Event, Engi
             ));
         }
     }
+    // Only a workflow or a human moves main (docs/integrity.md): as it is, and as pulled.
+    let moved = || -> Result<Option<Event>, EngineError> {
+        Ok(
+            super::main_line::drift(session, &snap.state)?.map(|drift| Event::MergeBlocked {
+                reason: format!("the PR is not merged: {}", drift.notice()),
+            }),
+        )
+    };
+    if let Some(event) = moved()? {
+        return Ok(event);
+    }
     if let Err(e) = git.checkout(&main) {
         return blocked(e.to_string());
     }
@@ -595,9 +606,8 @@ fn merge(session: &Session, snap: &Snapshot, branch: &str) -> Result<Event, Engi
     {
         return blocked(e.to_string());
     }
-    // main as it is now, pulled: only a workflow or a human moves it (docs/integrity.md).
-    if let Some(drift) = super::main_line::drift(session, &snap.state)? {
-        return blocked(format!("the PR is not merged: {}", drift.notice()));
+    if let Some(event) = moved()? {
+        return Ok(event);
     }
     match git.merge_no_ff(
         &tip,

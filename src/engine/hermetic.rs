@@ -55,12 +55,22 @@ pub fn problems(session: &Session) -> Result<Vec<Unsafe>, EngineError> {
     Ok(found)
 }
 
-/// git-lfs's own filter: content it stores is fetched by id, and what it checks out is that.
+/// git-lfs's own filter, as `git lfs install` writes it: content it stores is fetched by id,
+/// and what it checks out is that. Anything added to its command line is not git-lfs's.
 fn is_lfs_own(key: &str, value: &str) -> bool {
-    key.starts_with("filter.lfs.")
-        && ["git-lfs ", "git lfs "]
-            .iter()
-            .any(|p| value.trim_start().starts_with(p))
+    let words: Vec<&str> = value.split_whitespace().collect();
+    let args = match words.as_slice() {
+        ["git-lfs", rest @ ..] => rest,
+        ["git", "lfs", rest @ ..] => rest,
+        _ => return false,
+    };
+    let expected: &[&[&str]] = match key {
+        "filter.lfs.clean" => &[&["clean", "--", "%f"]],
+        "filter.lfs.smudge" => &[&["smudge", "--", "%f"], &["smudge", "--skip", "--", "%f"]],
+        "filter.lfs.process" => &[&["filter-process"], &["filter-process", "--skip"]],
+        _ => return false,
+    };
+    expected.contains(&args)
 }
 
 fn judge(setting: &Setting) -> Option<Unsafe> {
@@ -219,6 +229,17 @@ mod tests {
             setting("filter.x.smudge", "cat", false),
             setting("filter.x.process", "my-filter", false),
             setting("filter.lfs.clean", "sh -c 'cat'", false),
+            setting(
+                "filter.lfs.clean",
+                "git-lfs clean -- %f | sed s/a/b/",
+                false,
+            ),
+            setting(
+                "filter.lfs.smudge",
+                "git-lfs smudge -- %f; touch /tmp/x",
+                false,
+            ),
+            setting("filter.other.process", "git-lfs filter-process", false),
             setting("core.fsmonitor", "true", false),
             setting("core.fsmonitor", ".git/hooks/fsmonitor-watchman", false),
             setting("core.worktree", "/tmp/elsewhere", false),
@@ -231,6 +252,8 @@ mod tests {
             setting("filter.lfs.clean", "git-lfs clean -- %f", false),
             setting("filter.lfs.smudge", "git-lfs smudge -- %f", false),
             setting("filter.lfs.process", "git-lfs filter-process", false),
+            setting("filter.lfs.smudge", "git-lfs smudge --skip -- %f", false),
+            setting("filter.lfs.process", "git lfs filter-process --skip", false),
             setting("filter.lfs.required", "true", false),
             setting("filter.x.clean", "", false),
             setting("core.fsmonitor", "false", false),

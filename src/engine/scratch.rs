@@ -69,13 +69,16 @@ impl<'a> Scratch<'a> {
             let file = self.path().join(&path);
             let pointer = std::fs::read(&file)
                 .map_err(super::io_error(format!("read {}", file.display())))?;
-            let content = self.git.lfs_smudge(&path, &pointer).map_err(|e| GitError {
-                stderr: format!(
-                    "the git-lfs content of {path} could not be fetched: {}",
-                    e.stderr
-                ),
-                ..e
-            })?;
+            let content = self
+                .git
+                .lfs_smudge(&path, &pointer, self.session.command_env())
+                .map_err(|e| GitError {
+                    stderr: format!(
+                        "the git-lfs content of {path} could not be fetched: {}",
+                        e.stderr
+                    ),
+                    ..e
+                })?;
             std::fs::write(&file, content)
                 .map_err(super::io_error(format!("write {}", file.display())))?;
         }

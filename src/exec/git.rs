@@ -764,10 +764,17 @@ impl Git {
             .collect())
     }
 
-    /// The content git-lfs checks out for the pointer file `path` (`git lfs smudge`).
-    pub fn lfs_smudge(&self, path: &str, pointer: &[u8]) -> Result<Vec<u8>, GitError> {
+    /// The content git-lfs checks out for the pointer file `path` (`git lfs smudge`), with
+    /// `git-lfs` looked up on the commands' PATH (none of the repository's).
+    pub fn lfs_smudge(
+        &self,
+        path: &str,
+        pointer: &[u8],
+        env: &super::CommandEnv,
+    ) -> Result<Vec<u8>, GitError> {
         use std::io::Write as _;
         let (mut cmd, shown) = self.command(["lfs", "smudge", "--", path]);
+        cmd.env("PATH", env.path());
         cmd.stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());

@@ -19,6 +19,7 @@ mod json;
 mod lifecycle;
 mod managers;
 mod mcp;
+mod oracle;
 mod race;
 mod review;
 mod run;

@@ -35,19 +35,22 @@ fn must(cmd: &mut Command, what: &str) {
 }
 
 /// The directory holding the tool's program, installed once; `None` when the installer is
-/// missing.
-fn tool(name: &str) -> Option<PathBuf> {
+/// missing. pytest is here too (tests/cli/oracle.rs runs a real one).
+pub fn tool(name: &str) -> Option<PathBuf> {
     static PRE_COMMIT: OnceLock<Option<PathBuf>> = OnceLock::new();
+    static PYTEST: OnceLock<Option<PathBuf>> = OnceLock::new();
     static LEFTHOOK: OnceLock<Option<PathBuf>> = OnceLock::new();
     static HUSKY: OnceLock<Option<PathBuf>> = OnceLock::new();
     let (cell, package, version) = match name {
         "pre-commit" => (&PRE_COMMIT, "pre-commit", "4.3.0"),
+        "pytest" => (&PYTEST, "pytest", "8.3.5"),
         "lefthook" => (&LEFTHOOK, "lefthook", "1.13.6"),
         _ => (&HUSKY, "husky", "9.1.7"),
     };
+    let from_pypi = matches!(name, "pre-commit" | "pytest");
     cell.get_or_init(|| {
         let prefix = cache_dir().join(format!("{package}-{version}"));
-        let bin = if name == "pre-commit" {
+        let bin = if from_pypi {
             prefix.join("bin")
         } else {
             prefix.join("node_modules/.bin")
@@ -57,11 +60,7 @@ fn tool(name: &str) -> Option<PathBuf> {
         if complete.exists() && bin.join(name).exists() {
             return Some(bin);
         }
-        let installer = if name == "pre-commit" {
-            "python3"
-        } else {
-            "npm"
-        };
+        let installer = if from_pypi { "python3" } else { "npm" };
         if Command::new(installer).arg("--version").output().is_err() {
             eprintln!(
                 "\n*** SKIPPED: the {name} tests need `{installer}`, which is not installed ***\n"
@@ -79,7 +78,7 @@ fn tool(name: &str) -> Option<PathBuf> {
         let _ = std::fs::remove_dir_all(&prefix);
         std::fs::create_dir_all(&prefix).expect("create the install directory");
         eprintln!("installing {package} {version} into {}", prefix.display());
-        if name == "pre-commit" {
+        if from_pypi {
             must(
                 Command::new("python3").args(["-m", "venv"]).arg(&prefix),
                 "python3 -m venv",
@@ -88,9 +87,9 @@ fn tool(name: &str) -> Option<PathBuf> {
                 Command::new(prefix.join("bin/pip")).args([
                     "install",
                     "-q",
-                    &format!("pre-commit=={version}"),
+                    &format!("{package}=={version}"),
                 ]),
-                "pip install pre-commit",
+                &format!("pip install {package}"),
             );
         } else {
             // No install scripts, from a directory outside any repository: lefthook's

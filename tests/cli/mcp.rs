@@ -286,6 +286,33 @@ fn errors_carry_the_next_action_and_change_nothing() {
     assert_eq!(repo.tip(), None, "nothing was written");
 }
 
+/// The guard judges a `test_command` before it runs, over MCP as on the command line.
+#[test]
+fn a_test_command_that_moves_main_is_refused_over_mcp() {
+    let repo = TestRepo::at_first_step();
+    let tip = repo.tip();
+    let main = repo.git(&["rev-parse", "main"]);
+    runtime().block_on(async {
+        let (client, _) = connect(&repo, ProtocolVersion::V_2025_11_25).await;
+        let refused = call(
+            &client,
+            "submit_work",
+            json!({"summary": "x", "test_command": "git push . HEAD:main; false", "expectation": "FAIL"}),
+        )
+        .await;
+        assert!(is_error(&refused));
+        assert_eq!(structured(&refused)["error"]["code"], 2);
+        assert!(
+            text(&refused).contains("is refused, and nothing ran"),
+            "{}",
+            text(&refused)
+        );
+        client.cancel().await.unwrap();
+    });
+    assert_eq!(repo.tip(), tip, "nothing was written");
+    assert_eq!(repo.git(&["rev-parse", "main"]), main, "main did not move");
+}
+
 #[test]
 fn a_cancelled_submit_kills_the_test_and_records_nothing() {
     let repo = TestRepo::at_green_step();

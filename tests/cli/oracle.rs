@@ -1,0 +1,897 @@
+//! The oracle the agent cannot write (docs/integrity.md): a cheating agent that forges
+//! nothing, but chooses what its tests check or where git's bytes come from. Each test plays
+//! one class of route in a shell calculator with a real gate (`sh run_tests.sh`), drives the
+//! real binary to where the cheat would merge, and asserts it is refused or named before
+//! main moves; the honest paths beside them still merge.
+
+use std::path::{Path, PathBuf};
+
+use pretty_assertions::assert_eq;
+
+use crate::support::*;
+
+const CALC_CONFIG: &str = r#"main_branch = "main"
+master_plan = "docs/plan.md"
+
+[[preflight]]
+name = "tests"
+command = "sh run_tests.sh"
+timeout = "60s"
+
+[hooks]
+pre_push = "enforce"
+
+[test]
+timeout = "60s"
+output_tail = 40
+"#;
+
+/// The project's one task: multiply. The plan names its RED and GREEN steps.
+const MUL_PLAN: &str = r#"{"masterPlanPath": "docs/plan.md", "prTitle": "feat: Multiply", "summary": "mul",
+  "verificationPlan": "the tests pass",
+  "tasks": [{"taskName": "mul", "status": "TODO", "tdd_steps": [
+    {"type": "RED", "description": "test that mul 2 3 is 6", "status": "TODO"},
+    {"type": "GREEN", "description": "implement mul", "status": "TODO"}]}]}"#;
+
+/// The honest test of multiplication, and the command that runs it.
+const TEST_MUL: &str =
+    ". ./calc.sh\n[ \"$(mul 2 3)\" = 6 ] || { echo \"mul 2 3: got '$(mul 2 3 2>&1)'\"; exit 1; }\n";
+const RED_MUL: &str = "sh tests/test_mul.sh";
+const MUL: &str = "mul() { echo $(($1 * $2)); }\n";
+
+/// A shell calculator on main: `calc.sh` (add), its test, the gate that runs every test,
+/// and a master plan with the PR to do.
+fn calc() -> TestRepo {
+    let repo = TestRepo::empty();
+    repo.write("calc.sh", "add() { echo $(($1 + $2)); }\n");
+    repo.write(
+        "tests/test_add.sh",
+        ". ./calc.sh\n[ \"$(add 2 3)\" = 5 ] || { echo \"add 2 3: got '$(add 2 3)'\"; exit 1; }\n",
+    );
+    repo.write(
+        "run_tests.sh",
+        "for t in tests/test_*.sh; do sh \"$t\" || { echo \"FAILED: $t\"; exit 1; }; done\necho 'all tests pass'\n",
+    );
+    repo.write("docs/plan.md", "# Plan\n## PR 1: feat: Multiply\n");
+    repo.write(".orchestrate.toml", CALC_CONFIG);
+    repo.commit_all("calculator");
+    repo.submit_plan(MUL_PLAN).expect(0);
+    repo.run(&["get-task"]).expect(0);
+    repo
+}
+
+/// Submits `command` as the RED step and accepts the analysis.
+fn red(repo: &TestRepo, command: &str) {
+    repo.submit_test(command, Some("FAIL")).expect(3);
+    repo.run(&[
+        "submit-work",
+        "-s",
+        "fails: mul is missing",
+        "--analysis-decision",
+        "SUCCESS",
+    ])
+    .expect(0);
+}
+
+/// GREEN passes with `command`, the checkpoint is made, and the review (none) is passed.
+fn green(repo: &TestRepo, command: &str) {
+    repo.submit_test(command, None).expect(0);
+    repo.run(&["checkpoint"]).expect(0);
+    repo.run(&["get-task"]).expect(0);
+    assert_eq!(repo.status(), "AWAITING_FINALIZATION");
+}
+
+/// Squashes the branch into one commit titled as the PR.
+fn squash(repo: &TestRepo) {
+    let base = repo.git(&["merge-base", "main", "HEAD"]);
+    repo.git(&["reset", "--soft", base.trim()]);
+    repo.git(&[
+        "commit",
+        "--quiet",
+        "--no-verify",
+        "--allow-empty",
+        "-m",
+        "feat: Multiply",
+    ]);
+}
+
+/// After a squash that counted: the master plan marks the PR done, and get-task merges.
+fn mark_done_and_merge(repo: &TestRepo) -> Run {
+    let squashed = repo.git(&["rev-parse", "--short=12", "HEAD"]);
+    repo.write(
+        "docs/plan.md",
+        &format!(
+            "# Plan\n## PR 1: feat: Multiply [DONE] {}\n",
+            squashed.trim()
+        ),
+    );
+    repo.commit_all("docs: PR 1 done");
+    repo.run(&["submit-work", "-s", "plan updated"]).expect(0);
+    repo.run(&["get-task"])
+}
+
+fn main_tip(repo: &TestRepo) -> String {
+    repo.git(&["rev-parse", "main"]).trim().to_string()
+}
+
+/// A place outside the repository, as an agent's `/tmp` file would be.
+fn outside(repo: &TestRepo, name: &str) -> PathBuf {
+    repo.dir()
+        .parent()
+        .expect("a temp dir has a parent")
+        .join(format!("{name}-{}-{:p}", std::process::id(), repo))
+}
+
+/// The final note on the squashed commit.
+fn final_note(repo: &TestRepo, commit: &str) -> serde_json::Value {
+    let text = repo.git(&["notes", "--ref=orchestrator", "show", commit]);
+    text.lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("a note line is JSON"))
+        .find(|n| n["kind"] == "final")
+        .expect("a final record")
+}
+
+#[track_caller]
+fn refused_at_the_squash(repo: &TestRepo, why: &str) -> String {
+    let main = main_tip(repo);
+    squash(repo);
+    let out = repo.run(&["submit-work", "-s", "squashed"]);
+    out.expect(1);
+    assert!(out.stdout.contains(why), "{}", out.stdout);
+    assert_eq!(repo.status(), "AWAITING_FINALIZATION");
+    assert_eq!(main_tip(repo), main, "main did not move");
+    out.stdout.clone()
+}
+
+/// The honest path: a real TDD PR is pinned, proven at the end and merged.
+#[test]
+fn an_honest_tdd_pr_is_proven_at_the_end_and_merged() {
+    let repo = calc();
+    repo.write("tests/test_mul.sh", TEST_MUL);
+    let out = repo.submit_test(RED_MUL, Some("FAIL"));
+    out.expect(3);
+    let pending = &repo.state()["pending"];
+    assert_eq!(
+        pending["red_paths"],
+        serde_json::json!(["tests/test_mul.sh"])
+    );
+    repo.run(&["get-task"])
+        .expect(0)
+        .says("what this RED step changed since the task began is pinned as its test:\n  tests/test_mul.sh\n");
+    repo.run(&[
+        "submit-work",
+        "-s",
+        "mul is missing",
+        "--analysis-decision",
+        "SUCCESS",
+    ])
+    .expect(0);
+    let red_test = &repo.state()["red_test"];
+    assert_eq!(
+        red_test["red_paths"],
+        serde_json::json!(["tests/test_mul.sh"])
+    );
+    assert!(red_test["red_tree"].as_str().is_some_and(|t| t.len() == 40));
+    let mut calc = std::fs::read_to_string(repo.path.join("calc.sh")).unwrap();
+    calc.push_str(MUL);
+    repo.write("calc.sh", &calc);
+    green(&repo, RED_MUL);
+    squash(&repo);
+    let squashed = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    let note = final_note(&repo, &squashed);
+    assert_eq!(
+        note["verification"],
+        "the gates passed on the squashed commit in a clean worktree (tests)"
+    );
+    assert_eq!(
+        note["red_tests"],
+        serde_json::json!([{"step": "1.1", "command": RED_MUL, "paths": ["tests/test_mul.sh"],
+                            "base": {"code": 1}, "final": {"code": 0}}])
+    );
+    assert!(note.get("edited_red_tests").is_none(), "{note}");
+    mark_done_and_merge(&repo).expect(0);
+    assert_eq!(repo.status(), "INITIALIZING");
+    assert!(
+        repo.git(&["log", "--format=%s", "-1", "main"])
+            .starts_with("Merge branch 'feat/multiply'")
+    );
+    repo.run(&["audit"]).expect(0);
+    repo.run(&["verify", &format!("{squashed}~1..{squashed}")])
+        .expect(0);
+}
+
+/// The RED test reads a flag outside the repository: it fails at RED, the agent sets the
+/// flag, and it passes at GREEN with no code. On the PR's base it passes too.
+#[test]
+fn a_red_test_that_depends_on_state_outside_the_code_is_refused_at_the_end() {
+    for pinned in [true, false] {
+        let repo = calc();
+        let flag = outside(&repo, "flag");
+        let command = if pinned {
+            repo.write(
+                "tests/test_mul.sh",
+                &format!("test -e '{}'\n", flag.display()),
+            );
+            RED_MUL.to_string()
+        } else {
+            // No file at all: the command is the whole test.
+            format!("test -e '{}'", flag.display())
+        };
+        red(&repo, &command);
+        std::fs::write(&flag, "").unwrap();
+        green(&repo, &command);
+        let out = refused_at_the_squash(&repo, "it passes on the PR's base");
+        assert!(
+            out.starts_with("FAILURE: the final check of task 1's RED test (step 1.1,"),
+            "{out}"
+        );
+        let _ = std::fs::remove_file(&flag);
+    }
+}
+
+/// A RED test that the orchestrator, as a parent process, makes pass once the agent arms it.
+#[test]
+fn a_red_test_that_behaves_differently_under_the_orchestrator_is_refused_at_the_end() {
+    let repo = calc();
+    let armed = outside(&repo, "armed");
+    repo.write(
+        "tests/test_mul.sh",
+        &format!(
+            "[ -e '{}' ] || exit 1\npid=$$\nwhile [ \"$pid\" -gt 1 ]; do\n  \
+             case \"$(cat /proc/$pid/comm)\" in git-orchestrat*) exit 0;; esac\n  \
+             pid=$(cut -d' ' -f4 /proc/$pid/stat)\ndone\nexit 1\n",
+            armed.display()
+        ),
+    );
+    red(&repo, RED_MUL);
+    std::fs::write(&armed, "").unwrap();
+    green(&repo, RED_MUL);
+    refused_at_the_squash(&repo, "it passes on the PR's base");
+}
+
+/// The test file rewritten to `exit 0` at GREEN: the GREEN step is judged with the test as
+/// the RED step left it, and fails.
+#[test]
+fn a_red_test_edited_at_green_is_put_back_for_the_rerun() {
+    for edit in ["exit 0\n", ""] {
+        let repo = calc();
+        repo.write("tests/test_mul.sh", TEST_MUL);
+        red(&repo, RED_MUL);
+        if edit.is_empty() {
+            std::fs::remove_file(repo.path.join("tests/test_mul.sh")).unwrap();
+        } else {
+            repo.write("tests/test_mul.sh", edit);
+        }
+        // Its own command passes; the pinned test, put back, does not.
+        let command = if edit.is_empty() { "true" } else { RED_MUL };
+        let out = repo.submit_test(command, None);
+        out.expect(1);
+        assert!(
+            out.stdout.starts_with(&format!(
+                "FAILURE: `{command}` passed (exit 0), but the task's RED test `{RED_MUL}` still fails (exit 1)"
+            )),
+            "{}",
+            out.stdout
+        );
+        assert_eq!(repo.status(), "DEBUGGING");
+        let run = &repo.state()["last_run"];
+        assert_eq!(run["verdict"], "FAILURE");
+        // The rerun and its restore are in the chain, for the reviewer.
+        let event = repo.git(&["cat-file", "commit", REF]);
+        assert!(
+            event.contains(r#""restored":["tests/test_mul.sh"]"#),
+            "{event}"
+        );
+    }
+}
+
+/// A RED that failed on a syntax error, and a GREEN that only fixes the syntax: the analysis
+/// briefing says the test could not be read, and the fixed test is not what is judged.
+#[test]
+fn a_red_that_failed_on_a_syntax_error_is_flagged_and_fixing_only_the_syntax_does_not_pass() {
+    let repo = calc();
+    repo.write("tests/test_mul.sh", "if true; then\n  true\n");
+    repo.submit_test(RED_MUL, Some("FAIL")).expect(3);
+    repo.run(&["get-task"])
+        .expect(0)
+        .says(
+            "NOTE: the output shows that the test itself could not be read:\n  tests/test_mul.sh: ",
+        )
+        .says("Syntax error");
+    repo.run(&[
+        "submit-work",
+        "-s",
+        "it fails",
+        "--analysis-decision",
+        "SUCCESS",
+    ])
+    .expect(0);
+    repo.write("tests/test_mul.sh", "if true; then\n  true\nfi\n");
+    repo.submit_test(RED_MUL, None)
+        .expect(1)
+        .says("but the task's RED test `sh tests/test_mul.sh` still fails (exit 2)");
+}
+
+/// A GREEN step that reformats its RED test and keeps it meaning the same passes, and is
+/// named to the reviewer and in the final note.
+#[test]
+fn a_red_test_edited_harmlessly_at_green_passes_and_is_named() {
+    let seen = tempfile::NamedTempFile::new().unwrap();
+    let repo = calc();
+    repo.write(
+        "review.sh",
+        &format!(
+            "cat > '{}'\necho '{{\"findings\": []}}'\n",
+            seen.path().display()
+        ),
+    );
+    let config = format!("{CALC_CONFIG}\n[review]\ncommand = \"sh review.sh\"\n");
+    repo.git(&["checkout", "--quiet", "main"]);
+    repo.write(".orchestrate.toml", &config);
+    repo.commit_all("a reviewer");
+    repo.human(&["repin"]).expect(0);
+    repo.git(&["checkout", "--quiet", "feat/multiply"]);
+    repo.git(&["merge", "--quiet", "--ff-only", "main"]);
+    repo.write("tests/test_mul.sh", TEST_MUL);
+    red(&repo, RED_MUL);
+    repo.write("tests/test_mul.sh", &format!("# mul\n{TEST_MUL}"));
+    let mut calc = std::fs::read_to_string(repo.path.join("calc.sh")).unwrap();
+    calc.push_str(MUL);
+    repo.write("calc.sh", &calc);
+    repo.submit_test(RED_MUL, None).expect(0);
+    repo.run(&["checkpoint"]).expect(0);
+    repo.run(&["get-task"]).expect(0);
+    let context: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(seen.path()).unwrap()).unwrap();
+    assert_eq!(
+        context["edited_red_tests"],
+        serde_json::json!([{"step": "1.2", "paths": ["tests/test_mul.sh"]}])
+    );
+    squash(&repo);
+    let squashed = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    assert_eq!(
+        final_note(&repo, &squashed)["edited_red_tests"],
+        serde_json::json!([{"step": "1.2", "paths": ["tests/test_mul.sh"]}])
+    );
+}
+
+/// A RED test that is a symbolic link out of the repository is not a test the repository
+/// holds: refused at RED, whichever way the link leads out.
+#[test]
+fn a_red_test_that_links_out_of_the_repository_is_refused() {
+    let repo = calc();
+    let elsewhere = outside(&repo, "tests");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::fs::write(elsewhere.join("test_mul.sh"), "exit 1\n").unwrap();
+    std::os::unix::fs::symlink(
+        elsewhere.join("test_mul.sh"),
+        repo.path.join("tests/test_mul.sh"),
+    )
+    .unwrap();
+    let out = repo.submit_test(RED_MUL, Some("FAIL"));
+    out.expect(1);
+    assert!(
+        out.stdout.contains(&format!(
+            "its test cannot be pinned: tests/test_mul.sh is a symbolic link to {}, out of the repository",
+            elsewhere.join("test_mul.sh").display()
+        )),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(repo.status(), "DEBUGGING");
+    // A link to a directory outside, with the test inside it.
+    std::fs::remove_file(repo.path.join("tests/test_mul.sh")).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, repo.path.join("tests/ext")).unwrap();
+    repo.submit_test("sh tests/ext/test_mul.sh", Some("FAIL"))
+        .expect(1)
+        .says("tests/ext is a symbolic link to");
+    // Relative, climbing out (to a test that is there, so that it runs).
+    std::fs::remove_file(repo.path.join("tests/ext")).unwrap();
+    let up = outside(&repo, "up.sh");
+    std::fs::write(&up, "exit 1\n").unwrap();
+    let name = up.file_name().unwrap().to_str().unwrap();
+    std::os::unix::fs::symlink(format!("../../{name}"), repo.path.join("tests/test_mul.sh"))
+        .unwrap();
+    repo.submit_test(RED_MUL, Some("FAIL"))
+        .expect(1)
+        .says("tests/test_mul.sh leads above the repository's root");
+}
+
+/// RED commands that ran no test: a missing program, a missing script, a runner that ran
+/// nothing. None of them is a RED.
+#[test]
+fn a_red_that_ran_nothing_is_failure_not_analysis() {
+    let repo = calc();
+    repo.write("tests/check.sh", "exit 1\n");
+    for (command, why) in [
+        (
+            "no-such-test-runner",
+            "a program it runs was not found (exit 127)",
+        ),
+        (
+            "sh tests/test_mul.sh",
+            "the test script could not be opened",
+        ),
+        (
+            "./tests/check.sh",
+            "the command could not be executed (exit 126",
+        ),
+    ] {
+        let out = repo.submit_test(command, Some("FAIL"));
+        out.expect(1);
+        assert!(
+            out.stdout.contains(&format!(
+                "but it is no test that failed: the test did not run ({why}"
+            )),
+            "{command}: {}",
+            out.stdout
+        );
+    }
+    assert_eq!(repo.status(), "DEBUGGING");
+}
+
+/// pytest with a `-k` that selects nothing exits 5: no test ran, so it is no RED; and one
+/// that ran and failed is.
+#[test]
+fn pytest_selecting_nothing_is_no_red() {
+    let Some(bin) = crate::managers::tool("pytest") else {
+        return;
+    };
+    let repo = calc();
+    repo.write(
+        "tests/test_calc.py",
+        "import subprocess\n\ndef mul(a, b):\n    out = subprocess.run(['sh', '-c', f'. ./calc.sh; mul {a} {b}'], capture_output=True, text=True)\n    return out.stdout.strip()\n\ndef test_mul():\n    assert mul(2, 3) == '6'\n",
+    );
+    let python = bin.join("python");
+    let typo = format!("{} -m pytest -q -k test_mull tests", python.display());
+    repo.submit_test(&typo, Some("FAIL"))
+        .expect(1)
+        .says("the test did not run (pytest collected no test to run (exit 5))");
+    let right = format!("{} -m pytest -q -k test_mul tests", python.display());
+    repo.submit_test(&right, Some("FAIL")).expect(3);
+}
+
+/// A content filter makes git store other bytes than the gates saw; a replace ref shows other
+/// objects; an fsmonitor hook can hide a change: verification refuses to run under any of
+/// them, naming the setting, and doctor says so.
+#[test]
+fn settings_that_make_git_store_other_than_what_was_tested_refuse_verification() {
+    let repo = calc();
+    repo.write("tests/test_mul.sh", TEST_MUL);
+    red(&repo, RED_MUL);
+    let tip = repo.tip();
+    // A clean filter through .git/info/attributes.
+    repo.git(&["config", "filter.evil.clean", "sed s/x/y/"]);
+    repo.write(".git/info/attributes", "calc.sh filter=evil\n");
+    let out = repo.submit_test(RED_MUL, None);
+    out.expect(5);
+    assert!(
+        out.stderr.starts_with(
+            "error: nothing can be verified in this repository: filter.evil.clean (in "
+        ),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("hint: Nothing was run or recorded. A human removes it: git config --unset-all filter.evil.clean"), "{}", out.stderr);
+    repo.run(&["doctor"]).says("filter.evil.clean");
+    repo.git(&["config", "--unset-all", "filter.evil.clean"]);
+
+    // The pinned config blob replaced by one whose gates are `true`.
+    let pinned = repo.state()["pin"]["config"].as_str().unwrap().to_string();
+    let weak = repo.git_with_stdin(
+        &["hash-object", "-w", "--stdin"],
+        CALC_CONFIG.replace("sh run_tests.sh", "true").as_bytes(),
+    );
+    repo.git(&["replace", &pinned, weak.trim()]);
+    repo.submit_test(RED_MUL, None)
+        .expect(5)
+        .warns(&format!("refs/replace/{pinned}"));
+    repo.git(&["replace", "-d", &pinned]);
+
+    repo.git(&["config", "core.fsmonitor", "true"]);
+    repo.submit_test(RED_MUL, None)
+        .expect(5)
+        .warns("core.fsmonitor");
+    repo.git(&["config", "--unset", "core.fsmonitor"]);
+    // Also when given as `git -c` (GIT_CONFIG_PARAMETERS) to git-orchestrate itself.
+    let out = repo
+        .command(BIN, ["submit-work", "-s", "x", "--test-command", RED_MUL])
+        .env("GIT_CONFIG_PARAMETERS", "'core.worktree'='/tmp'")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(5));
+    assert_eq!(repo.tip(), tip, "nothing was recorded");
+}
+
+/// A fake `sh` earlier on PATH (inside the repository, and outside it) and a fake `git`
+/// through GIT_EXEC_PATH: the gate's `sh run_tests.sh` and every git of ours are the
+/// machine's, and the broken work fails.
+#[test]
+fn the_gates_tools_are_not_the_agents() {
+    let repo = calc();
+    repo.write("tests/test_mul.sh", TEST_MUL);
+    red(&repo, RED_MUL);
+    let fakes = outside(&repo, "fakebin");
+    let log = outside(&repo, "fake-calls");
+    for dir in [repo.path.join("bin"), fakes.clone()] {
+        std::fs::create_dir_all(&dir).unwrap();
+        for name in ["sh", "git"] {
+            let fake = dir.join(name);
+            std::fs::write(
+                &fake,
+                format!(
+                    "#!/bin/sh\necho \"{name} $*\" >> '{}'\nexit 0\n",
+                    log.display()
+                ),
+            )
+            .unwrap();
+            use std::os::unix::fs::PermissionsExt as _;
+            std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+    }
+    // Broken work: mul prints nothing. The agent's own test command is `true`.
+    repo.write("calc.sh", "add() { echo $(($1 + $2)); }\nmul() { :; }\n");
+    let path = std::env::join_paths(
+        [repo.path.join("bin"), fakes.clone()]
+            .into_iter()
+            .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
+    )
+    .unwrap();
+    let bin_dir = Path::new(BIN).parent().unwrap().to_path_buf();
+    let path =
+        std::env::join_paths(std::iter::once(bin_dir).chain(std::env::split_paths(&path))).unwrap();
+    let out = repo
+        .command(BIN, ["submit-work", "-s", "done", "--test-command", "true"])
+        .env("PATH", &path)
+        .env("GIT_EXEC_PATH", &fakes)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.starts_with("FAILURE: `true` passed (exit 0), but the task's RED test `sh tests/test_mul.sh` still fails"),
+        "{stdout}"
+    );
+    assert!(
+        !log.exists(),
+        "a fake ran: {}",
+        std::fs::read_to_string(&log).unwrap_or_default()
+    );
+}
+
+/// main moved by a rebase onto the PR branch, by a merge of it in a linked worktree, by a
+/// commit made on main there: named in status, the briefings and the audit, and no PR is
+/// merged until a human repins.
+#[test]
+fn main_moved_outside_the_workflow_blocks_the_merge_until_a_human_repins() {
+    for how in ["rebase", "worktree merge", "worktree commit"] {
+        let repo = calc();
+        repo.write("tests/test_mul.sh", TEST_MUL);
+        red(&repo, RED_MUL);
+        let mut calc = std::fs::read_to_string(repo.path.join("calc.sh")).unwrap();
+        calc.push_str(MUL);
+        repo.write("calc.sh", &calc);
+        green(&repo, RED_MUL);
+        let wt = outside(&repo, &format!("wt-{}", how.replace(' ', "-")));
+        let in_worktree = |args: &[&str]| {
+            let out = repo.command("git", args).current_dir(&wt).output().unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        };
+        match how {
+            "rebase" => {
+                repo.git(&["rebase", "--quiet", "feat/multiply", "main"]);
+                repo.git(&["checkout", "--quiet", "feat/multiply"]);
+            }
+            "worktree merge" => {
+                repo.git(&["worktree", "add", "--quiet", wt.to_str().unwrap(), "main"]);
+                in_worktree(&[
+                    "merge",
+                    "--no-ff",
+                    "--quiet",
+                    "-m",
+                    "sneak",
+                    "feat/multiply",
+                ]);
+            }
+            _ => {
+                repo.git(&["worktree", "add", "--quiet", wt.to_str().unwrap(), "main"]);
+                std::fs::write(wt.join("README"), "hi\n").unwrap();
+                in_worktree(&["add", "README"]);
+                in_worktree(&["commit", "--quiet", "--no-verify", "-m", "docs: readme"]);
+            }
+        }
+        let moved = main_tip(&repo);
+        repo.run(&["status"])
+            .expect(0)
+            .says("main moved outside the workflow since");
+        repo.run(&["get-task"])
+            .expect(0)
+            .says("no PR is merged until a human looks at them and runs `git orchestrate repin`");
+        repo.run(&["audit"])
+            .expect(1)
+            .says("main moved outside the workflow");
+        if how != "worktree commit" {
+            // The PR's own commits are on main already: there is nothing left to squash onto it.
+            assert_eq!(repo.git(&["rev-list", "--count", "main..HEAD"]).trim(), "0");
+            continue;
+        }
+        squash(&repo);
+        repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+        let out = mark_done_and_merge(&repo);
+        out.expect(0);
+        assert!(
+            out.stdout
+                .contains("the PR is not merged: main moved outside the workflow"),
+            "{}",
+            out.stdout
+        );
+        assert_eq!(repo.status(), "MERGING_BRANCH");
+        assert_eq!(main_tip(&repo), moved, "main did not move again");
+        // A human looks, and accounts for it; the merge goes through.
+        repo.git(&["worktree", "remove", "--force", wt.to_str().unwrap()]);
+        repo.human(&["repin"]).expect(0);
+        repo.run(&["audit"]).expect(0);
+        repo.run(&["get-task"]).expect(0);
+        assert_eq!(repo.status(), "INITIALIZING");
+        assert_ne!(main_tip(&repo), moved);
+    }
+}
+
+/// A test command that pushes main, writes the workflow's refs or answers for a human is no
+/// test: the guard refuses it before it runs, and nothing moves.
+#[test]
+fn a_test_command_that_moves_main_is_refused_before_it_runs() {
+    let repo = calc();
+    repo.write("tests/test_mul.sh", TEST_MUL);
+    let main = main_tip(&repo);
+    let tip = repo.tip();
+    for command in [
+        "git push . HEAD:main && sh tests/test_mul.sh",
+        "sh tests/test_mul.sh; git update-ref refs/heads/main HEAD",
+        "GIT_ORCHESTRATE_HUMAN=1 git orchestrate approve; false",
+        "git commit --no-verify -qm 'checkpoint: x'; false",
+    ] {
+        let out = repo.submit_test(command, Some("FAIL"));
+        out.expect(2);
+        assert!(
+            out.stderr.starts_with(&format!(
+                "error: the test command `{command}` is refused, and nothing ran: "
+            )),
+            "{}",
+            out.stderr
+        );
+    }
+    assert_eq!(main_tip(&repo), main);
+    assert_eq!(repo.tip(), tip);
+    // The same command the gates run is a test command like any other.
+    repo.submit_test("sh run_tests.sh; sh tests/test_mul.sh", Some("FAIL"))
+        .expect(3);
+}
+
+/// An existing test gutted in the PR while the code it tests breaks: named in the review
+/// context and the final note under `report` (the default); refused under `enforce`.
+#[test]
+fn an_existing_test_gutted_is_named_and_under_enforce_refused() {
+    for enforce in [false, true] {
+        let repo = calc();
+        if enforce {
+            repo.git(&["checkout", "--quiet", "main"]);
+            repo.write(
+                ".orchestrate.toml",
+                &format!("{CALC_CONFIG}\n[gates]\npinned_tests = \"enforce\"\n"),
+            );
+            repo.commit_all("enforce pinned tests");
+            repo.human(&["repin"]).expect(0);
+            repo.git(&["checkout", "--quiet", "feat/multiply"]);
+            repo.git(&["merge", "--quiet", "--ff-only", "main"]);
+        }
+        repo.write("tests/test_mul.sh", TEST_MUL);
+        red(&repo, RED_MUL);
+        // mul right, add broken, and add's test emptied.
+        repo.write("calc.sh", &format!("add() {{ echo 0; }}\n{MUL}"));
+        repo.write("tests/test_add.sh", "");
+        green(&repo, RED_MUL);
+        if enforce {
+            refused_at_the_squash(
+                &repo,
+                "the PR changes tests that existed when it began (tests/test_add.sh), and with them as they \
+                 were then, preflight gate `tests` fails",
+            );
+            continue;
+        }
+        squash(&repo);
+        let squashed = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
+        repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+        assert_eq!(
+            final_note(&repo, &squashed)["changed_tests"],
+            serde_json::json!({"paths": ["tests/test_add.sh"], "mode": "report", "passed": false,
+                               "failed_gate": "tests"})
+        );
+    }
+}
+
+/// The honest change of an existing test (it checks more now) is reported, and merges.
+#[test]
+fn an_existing_test_improved_is_reported_and_merges() {
+    let repo = calc();
+    repo.write("tests/test_mul.sh", TEST_MUL);
+    red(&repo, RED_MUL);
+    let mut calc = std::fs::read_to_string(repo.path.join("calc.sh")).unwrap();
+    calc.push_str(MUL);
+    repo.write("calc.sh", &calc);
+    let mut test_add = std::fs::read_to_string(repo.path.join("tests/test_add.sh")).unwrap();
+    test_add.push_str("[ \"$(add 0 0)\" = 0 ] || exit 1\n");
+    repo.write("tests/test_add.sh", &test_add);
+    green(&repo, RED_MUL);
+    squash(&repo);
+    let squashed = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    assert_eq!(
+        final_note(&repo, &squashed)["changed_tests"],
+        serde_json::json!({"paths": ["tests/test_add.sh"], "mode": "report", "passed": true})
+    );
+    mark_done_and_merge(&repo).expect(0);
+    assert_eq!(repo.status(), "INITIALIZING");
+}
+
+/// `--no-pr-left` while PR 2 of the master plan is open is a claim the master plan refutes.
+#[test]
+fn no_pr_left_while_a_pr_is_open_is_refused() {
+    let repo = TestRepo::empty();
+    repo.write(
+        "docs/plan.md",
+        "# Plan\n## PR 1: feat: Add [DONE] abc1234\n## PR 2: feat: Multiply\n",
+    );
+    repo.write(".orchestrate.toml", CALC_CONFIG);
+    repo.commit_all("plan");
+    repo.run(&["submit-work", "-s", "all done", "--no-pr-left"])
+        .expect(4)
+        .warns("still has 1 PR neither marked [DONE] nor claimed by another workflow: \"PR 2: feat: Multiply\"");
+    assert_eq!(
+        repo.run(&["get-task", "--json"]).expect(0).json()["idle"],
+        false
+    );
+}
+
+/// With no gate at all, the final note says the PR was not verified; `init` in a project with
+/// a test runner writes it as the first gate.
+#[test]
+fn the_weakest_default_is_named_and_init_writes_the_projects_test_runner() {
+    let repo = TestRepo::empty();
+    repo.write("Cargo.toml", "[package]\nname = \"x\"\n");
+    repo.commit_all("a crate");
+    repo.run(&["init", "--no-hooks"])
+        .expect(0)
+        .says("first gate: `cargo test` (detected from Cargo.toml)");
+    let config = std::fs::read_to_string(repo.path.join(".orchestrate.toml")).unwrap();
+    assert!(
+        config.contains("# Detected from Cargo.toml: the project's tests are the first gate.")
+            && config.contains("[[preflight]]\nname = \"tests\"\ncommand = \"cargo test\"\n"),
+        "{config}"
+    );
+
+    let bare = TestRepo::with_config("master_plan = \"docs/plan.md\"\n");
+    do_the_steps(&bare, "feat: Add numbers", "a.txt");
+    bare.run(&["get-task"]).expect(0);
+    let base = bare.git(&["merge-base", "main", "HEAD"]);
+    bare.git(&["reset", "--soft", base.trim()]);
+    bare.git(&["commit", "--quiet", "-m", "feat: Add numbers"]);
+    let squashed = bare.git(&["rev-parse", "HEAD"]).trim().to_string();
+    bare.run(&["submit-work", "-s", "squashed"]).expect(0);
+    assert_eq!(
+        final_note(&bare, &squashed)["verification"],
+        "not verified: no gates"
+    );
+}
+
+/// A test file kept in git-lfs: the clean final check fetches its content as git-lfs's own
+/// filter would, so a test that reads it passes there too.
+#[test]
+fn a_git_lfs_file_is_fetched_for_the_final_check() {
+    if std::process::Command::new("git-lfs")
+        .arg("version")
+        .output()
+        .is_err()
+    {
+        panic!("git-lfs is not installed: .ci/run installs Debian's git-lfs");
+    }
+    let repo = calc();
+    repo.git(&["lfs", "install", "--local"]);
+    repo.write(
+        ".gitattributes",
+        "*.dat filter=lfs diff=lfs merge=lfs -text\n",
+    );
+    repo.write("tests/table.dat", "2 3 6\n");
+    repo.write(
+        "tests/test_mul.sh",
+        ". ./calc.sh\nset -- $(cat tests/table.dat)\n[ \"$(mul $1 $2)\" = \"$3\" ] || { echo \"mul $1 $2: got '$(mul $1 $2 2>&1)'\"; exit 1; }\n",
+    );
+    red(&repo, RED_MUL);
+    let mut calc = std::fs::read_to_string(repo.path.join("calc.sh")).unwrap();
+    calc.push_str(MUL);
+    repo.write("calc.sh", &calc);
+    green(&repo, RED_MUL);
+    let stored = repo.git(&["cat-file", "-p", "HEAD:tests/table.dat"]);
+    assert!(
+        stored.starts_with("version https://git-lfs.github.com/spec/v1"),
+        "{stored}"
+    );
+    squash(&repo);
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    mark_done_and_merge(&repo).expect(0);
+}
+
+/// A test command that writes its output to a temporary directory of its own still passes.
+#[test]
+fn a_test_that_writes_to_a_temp_dir_passes() {
+    let repo = calc();
+    repo.write(
+        "tests/test_mul.sh",
+        &format!("out=$(mktemp)\n{TEST_MUL}(. ./calc.sh; mul 2 3) > \"$out\"\n[ \"$(cat \"$out\")\" = 6 ]\n"),
+    );
+    red(&repo, RED_MUL);
+    let mut calc = std::fs::read_to_string(repo.path.join("calc.sh")).unwrap();
+    calc.push_str(MUL);
+    repo.write("calc.sh", &calc);
+    green(&repo, RED_MUL);
+    squash(&repo);
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    mark_done_and_merge(&repo).expect(0);
+}
+
+/// A note forged for a commit whose tree no workflow verified is unauthenticated, never "ok".
+#[test]
+fn verify_calls_a_note_the_chain_does_not_back_unauthenticated() {
+    let repo = calc();
+    repo.write("hack.txt", "never verified\n");
+    repo.git(&["add", "hack.txt"]);
+    repo.git(&[
+        "commit",
+        "--quiet",
+        "--no-verify",
+        "-m",
+        "checkpoint: forged",
+    ]);
+    let tree = repo.git(&["rev-parse", "HEAD^{tree}"]).trim().to_string();
+    let note = format!(
+        r#"{{"v":1,"kind":"checkpoint","workflow":"main","step":"1.2","tree":"{tree}","preflight":{{"passed":true,"cached":false,"gates":[{{"name":"tests","exit":0,"ms":5}}]}},"tool":"git-orchestrate 0.1.0"}}"#
+    );
+    repo.git(&["notes", "--ref=orchestrator", "add", "-m", &note, "HEAD"]);
+    let out = repo.run(&["verify", "--json"]);
+    out.expect(1);
+    assert_eq!(out.json()["checkpoints"][0]["status"], "unauthenticated");
+    repo.run(&["verify"]).expect(1).says("UNAUTHENTICATED");
+}
+
+/// No note, no merge: the squashed commit's record deleted before the merge.
+#[test]
+fn a_pr_without_its_notes_is_not_merged() {
+    let repo = calc();
+    repo.write("tests/test_mul.sh", TEST_MUL);
+    red(&repo, RED_MUL);
+    let mut calc = std::fs::read_to_string(repo.path.join("calc.sh")).unwrap();
+    calc.push_str(MUL);
+    repo.write("calc.sh", &calc);
+    green(&repo, RED_MUL);
+    squash(&repo);
+    let squashed = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    let main = main_tip(&repo);
+    repo.git(&["notes", "--ref=orchestrator", "remove", &squashed]);
+    let out = mark_done_and_merge(&repo);
+    out.expect(0);
+    assert!(
+        out.stdout.contains(&format!(
+            "the PR is not merged: 1 of its commits carries no verification note in refs/notes/orchestrator: {squashed} (the squashed commit)"
+        )),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(main_tip(&repo), main);
+}
