@@ -38,6 +38,10 @@ fn main() {
         manager_bench();
         return;
     }
+    if std::env::var("GIT_ORCHESTRATE_BENCH").as_deref() == Ok("final") {
+        final_check_bench();
+        return;
+    }
     let fixtures = [Fixture::new(10), Fixture::new(10_000)];
     let green = GreenStep::new();
     let hooks = HookBench::new();
@@ -177,6 +181,7 @@ fn main() {
     );
     agent_bench(&fixtures[1].dir);
     manager_bench();
+    final_check_bench();
     match peak_rss_kib(&fixtures[1].dir) {
         Some(kib) => println!(
             "get-task peak RSS at 10,000 transitions: {:.1} MB   (bar: ≤ 20 MB: {})",
@@ -358,6 +363,148 @@ impl Fixture {
 fn median(mut samples: Vec<Duration>) -> Duration {
     samples.sort();
     samples[samples.len() / 2]
+}
+
+/// Tasks in the final-check bench's PR: each pins its own RED test.
+const FINAL_TASKS: usize = 50;
+
+/// A PR of [`FINAL_TASKS`] tasks, each with its RED test pinned (`tests/test_<i>.sh`, which
+/// fails until the GREEN step writes `src/f_<i>`), squashed and waiting for its confirmation;
+/// `clean_check` on or off. Returns the repository and the workflow tip to put back.
+fn squashed_pr(temp: &tempfile::TempDir, clean_check: bool) -> (PathBuf, String) {
+    let dir = new_repo(
+        temp,
+        ".orchestrate.toml",
+        &format!(
+            "master_plan = \"docs/plan.md\"\n[[preflight]]\nname = \"tests\"\ncommand = \"true\"\n\
+             [finalize]\nclean_check = {clean_check}\n"
+        ),
+    );
+    let tasks: Vec<String> = (1..=FINAL_TASKS)
+        .map(|t| {
+            format!(
+                r#"{{"taskName": "t{t}", "status": "TODO", "tdd_steps": [
+                  {{"type": "RED", "description": "r", "status": "TODO"}},
+                  {{"type": "GREEN", "description": "g", "status": "TODO"}}]}}"#
+            )
+        })
+        .collect();
+    let plan = temp.path().join("plan.json");
+    std::fs::write(
+        &plan,
+        format!(
+            r#"{{"masterPlanPath": "docs/plan.md", "prTitle": "feat: Fifty", "summary": "s",
+                "verificationPlan": "v", "tasks": [{}]}}"#,
+            tasks.join(",")
+        ),
+    )
+    .expect("write plan");
+    let plan = plan.to_str().expect("utf-8");
+    assert_eq!(
+        orchestrate(&dir, &["submit-work", "-s", "plan", "--plan", plan]),
+        0
+    );
+    assert_eq!(orchestrate(&dir, &["get-task"]), 0);
+    std::fs::create_dir_all(dir.join("tests")).expect("tests dir");
+    std::fs::create_dir_all(dir.join("src")).expect("src dir");
+    for t in 1..=FINAL_TASKS {
+        let test = format!("sh tests/test_{t}.sh");
+        std::fs::write(
+            dir.join(format!("tests/test_{t}.sh")),
+            format!("[ -e src/f_{t} ]\n"),
+        )
+        .expect("write a test");
+        assert_eq!(
+            orchestrate(&dir, &["submit-work", "-s", "red", "--test-command", &test]),
+            3
+        );
+        assert_eq!(
+            orchestrate(
+                &dir,
+                &["submit-work", "-s", "why", "--analysis-decision", "SUCCESS"]
+            ),
+            0
+        );
+        std::fs::write(dir.join(format!("src/f_{t}")), "").expect("the GREEN work");
+        assert_eq!(
+            orchestrate(
+                &dir,
+                &["submit-work", "-s", "green", "--test-command", &test]
+            ),
+            0
+        );
+        assert_eq!(orchestrate(&dir, &["checkpoint"]), 0);
+        assert_eq!(orchestrate(&dir, &["get-task"]), 0);
+    }
+    assert_eq!(orchestrate(&dir, &["get-task"]), 0);
+    let base = String::from_utf8(
+        command("git", &dir)
+            .args(["merge-base", "main", "HEAD"])
+            .stdout(Stdio::piped())
+            .output()
+            .expect("merge-base")
+            .stdout,
+    )
+    .expect("utf-8");
+    git(&dir, &["reset", "--soft", base.trim()]);
+    git(&dir, &["commit", "--quiet", "-m", "feat: Fifty"]);
+    let store = Store::discover(&dir, "main").expect("store");
+    let tip = store.tip().expect("tip").expect("exists").to_string();
+    (dir, tip)
+}
+
+/// The final check of a 50-task PR (SPEC §12, attest's bar: the gates' and RED tests' own
+/// run time plus 0.5 s): the confirmation timed with the final check and without it, and
+/// what it runs (the gate once, each RED test on two trees) timed by hand.
+fn final_check_bench() {
+    const ROUNDS: usize = 5;
+    let (on_temp, off_temp) = (
+        tempfile::tempdir().expect("temp"),
+        tempfile::tempdir().expect("temp"),
+    );
+    let on = squashed_pr(&on_temp, true);
+    let off = squashed_pr(&off_temp, false);
+    let confirm = |(dir, tip): &(PathBuf, String)| {
+        git(
+            dir,
+            &["update-ref", "refs/orchestrator/workflows/main", tip],
+        );
+        let start = Instant::now();
+        let code = orchestrate(dir, &["submit-work", "-s", "squashed"]);
+        let took = start.elapsed();
+        assert_eq!(code, 0, "the squash counts");
+        took
+    };
+    let by_hand = |dir: &Path| {
+        let start = Instant::now();
+        assert!(command("true", dir).status().expect("gate").success());
+        for t in 1..=FINAL_TASKS {
+            for _ in 0..2 {
+                command("/bin/sh", dir)
+                    .args(["-c", &format!("sh tests/test_{t}.sh")])
+                    .status()
+                    .expect("a RED test");
+            }
+        }
+        start.elapsed()
+    };
+    let (mut with, mut without, mut runs) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..ROUNDS {
+        with.push(confirm(&on));
+        without.push(confirm(&off));
+        runs.push(by_hand(&on.0));
+    }
+    let (with, without, runs) = (median(with), median(without), median(runs));
+    let added = with.as_secs_f64() - without.as_secs_f64() - runs.as_secs_f64();
+    println!(
+        "final check of a {FINAL_TASKS}-task PR: {:.2} s with it, {:.2} s without; its gate and {} RED runs by hand: {:.2} s; added: {:+.2} s   (bar: ≤ 0.5 s: {})",
+        with.as_secs_f64(),
+        without.as_secs_f64(),
+        2 * FINAL_TASKS,
+        runs.as_secs_f64(),
+        added,
+        if added <= 0.5 { "met" } else { "NOT MET" }
+    );
 }
 
 /// A repository at GREEN step 1.2, where the RED step's own test command now passes, runs

@@ -25,6 +25,10 @@ pub struct FinalCheck {
     pub changed_tests: Option<ChangedTests>,
     /// What the PR's chain records about its tests.
     pub record: PrRecord,
+    /// Tests the PR adds that no RED step pinned.
+    pub unpinned_tests: Vec<String>,
+    /// Tasks of the plan without a RED step.
+    pub tasks_without_red: Vec<String>,
     pub refused: Option<String>,
 }
 
@@ -40,6 +44,16 @@ pub fn final_check(
     commit: &str,
 ) -> Result<FinalCheck, EngineError> {
     let record = pr_record::of_snapshot(session, snap)?;
+    let git = &session.git;
+    let base = git.parents(commit)?.into_iter().next().ok_or_else(|| {
+        EngineError::Internal(format!("the squashed commit {commit} has no parent"))
+    })?;
+    let unpinned_tests = record.unpinned_tests(session, config, &base, commit)?;
+    let tasks_without_red = session
+        .store
+        .plan(snap)?
+        .map(|plan| pr_record::tasks_without_red(&plan))
+        .unwrap_or_default();
     let no_gates = config.preflight.is_empty();
     let mut check = FinalCheck {
         verification: if no_gates {
@@ -50,12 +64,13 @@ pub fn final_check(
         red_tests: Vec::new(),
         changed_tests: None,
         record,
+        unpinned_tests,
+        tasks_without_red,
         refused: None,
     };
     if !config.finalize.clean_check {
         return Ok(check);
     }
-    let git = &session.git;
     let env = session.command_env();
     let tree = git.tree_of(commit)?;
     let squashed = Scratch::new(session, commit, &tree)?;
@@ -98,11 +113,11 @@ pub fn final_check(
     if check.record.reds.is_empty() {
         return Ok(check);
     }
-    let base = git.parents(commit)?.into_iter().next().ok_or_else(|| {
-        EngineError::Internal(format!("the squashed commit {commit} has no parent"))
-    })?;
     let base_tree = git.tree_of(&base)?;
     let before = Scratch::new(session, &base, &base_tree)?;
+    // Both runs see one history: a test that tells the trees apart by HEAD or the log, not by
+    // the code, cannot pass one and fail the other.
+    squashed.set_head(&base)?;
     let timeout = config.test.timeout;
     let run = |scratch: &Scratch, command: &str| -> Result<RunOutput, EngineError> {
         exec::run_shell(command, scratch.path(), timeout, env)

@@ -465,6 +465,10 @@ fn review(session: &Session, snap: &Snapshot, round: u32) -> Result<Event, Engin
         .filter(|(how, path)| *how != "added" && config.is_test_path(path))
         .map(|(_, path)| path)
         .collect();
+    let unpinned_tests = record
+        .unpinned_tests(session, &config, &base, &head)
+        .unwrap_or_default();
+    let tasks_without_red = super::pr_record::tasks_without_red(&plan);
     let main_moved_outside =
         super::main_line::drift(session, &snap.state)?.map(|d| d.notice().to_string());
     let context = ReviewContext {
@@ -480,6 +484,8 @@ fn review(session: &Session, snap: &Snapshot, round: u32) -> Result<Event, Engin
         edited_red_tests: &edited_red_tests,
         reds_without_a_test: &reds_without_a_test,
         changed_tests: &changed_tests,
+        unpinned_tests: &unpinned_tests,
+        tasks_without_red: &tasks_without_red,
         main_moved_outside: main_moved_outside.as_deref(),
     };
     Ok(
@@ -517,6 +523,43 @@ fn forged_in_pr(
     Ok(chain.forged)
 }
 
+/// Why main moved outside the workflow, if it did: its drift, less this PR's own merge when
+/// a crash came between the merge and its record (a merge commit of exactly the checked
+/// commit onto main, whose tree is what git makes of that merge, so nothing rode along).
+fn outside_moves(
+    session: &Session,
+    snap: &Snapshot,
+    checked: Option<&str>,
+) -> Result<Option<String>, EngineError> {
+    let Some(mut drift) = super::main_line::drift(session, &snap.state)? else {
+        return Ok(None);
+    };
+    let git = &session.git;
+    if let Some(checked) = checked {
+        let ours = |commit: &str| -> Result<bool, EngineError> {
+            let parents = git.parents(commit)?;
+            let [first, second] = parents.as_slice() else {
+                return Ok(false);
+            };
+            if second != checked {
+                return Ok(false);
+            }
+            Ok(git.merge_tree(first, checked)? == Some(git.tree_of(commit)?))
+        };
+        let mut kept = Vec::new();
+        for commit in drift.commits {
+            if !ours(&commit.commit)? {
+                kept.push(commit);
+            }
+        }
+        drift.commits = kept;
+    }
+    if drift.commits.is_empty() && !drift.rewritten {
+        return Ok(None);
+    }
+    Ok(Some(format!("the PR is not merged: {}", drift.notice())))
+}
+
 /// Merges the PR branch into main (docs/architecture.md, "Finalization and merge"). Safe to run again after a crash: a branch
 /// already merged and deleted counts as merged.
 fn merge(session: &Session, snap: &Snapshot, branch: &str) -> Result<Event, EngineError> {
@@ -551,6 +594,13 @@ fn merge(session: &Session, snap: &Snapshot, branch: &str) -> Result<Event, Engi
     }
     // What finalization checked: the merge takes exactly this commit, nothing added since.
     let checked = snap.state.plan_commit();
+    // Only a workflow or a human moves main (docs/integrity.md): as it is, and as pulled.
+    let moved = || -> Result<Option<Event>, EngineError> {
+        Ok(outside_moves(session, snap, checked)?.map(|reason| Event::MergeBlocked { reason }))
+    };
+    if let Some(event) = moved()? {
+        return Ok(event);
+    }
     if !session.store.branch_exists(branch)? {
         // A crash after the merge deleted the branch: merged if the checked work is in main.
         let merged = match checked.or(snap.state.final_commit()) {
@@ -586,17 +636,6 @@ fn merge(session: &Session, snap: &Snapshot, branch: &str) -> Result<Event, Engi
                  {main} by hand"
             ));
         }
-    }
-    // Only a workflow or a human moves main (docs/integrity.md): as it is, and as pulled.
-    let moved = || -> Result<Option<Event>, EngineError> {
-        Ok(
-            super::main_line::drift(session, &snap.state)?.map(|drift| Event::MergeBlocked {
-                reason: format!("the PR is not merged: {}", drift.notice()),
-            }),
-        )
-    };
-    if let Some(event) = moved()? {
-        return Ok(event);
     }
     if let Err(e) = git.checkout(&main) {
         return blocked(e.to_string());

@@ -132,6 +132,8 @@ pub fn record_final(
             .iter()
             .map(ToString::to_string)
             .collect(),
+        unpinned_tests: check.unpinned_tests.clone(),
+        tasks_without_red: check.tasks_without_red.clone(),
         changed_tests: check.changed_tests.clone(),
         main_moved_outside: super::main_line::drift(session, state)?
             .map(|d| d.notice().to_string()),

@@ -99,6 +99,45 @@ pub fn pr_record(session: &Session, pr: &[HistoryEntry]) -> Result<PrRecord, Eng
     Ok(record)
 }
 
+impl PrRecord {
+    /// Tests (by `[gates] test_paths`) the PR adds between `base` and `head` that no RED step
+    /// pinned: a test file a GREEN or REFACTOR step wrote, which a RED test may lean on while
+    /// it was never judged failing (docs/integrity.md).
+    pub fn unpinned_tests(
+        &self,
+        session: &Session,
+        config: &crate::config::Config,
+        base: &str,
+        head: &str,
+    ) -> Result<Vec<String>, EngineError> {
+        Ok(session
+            .git
+            .tree_changes(base, head)?
+            .into_iter()
+            .filter(|(how, path)| {
+                *how == "added"
+                    && config.is_test_path(path)
+                    && !self.reds.iter().any(|r| r.paths.contains(path))
+            })
+            .map(|(_, path)| path)
+            .collect())
+    }
+}
+
+/// The names of the plan's tasks that have no RED step: nothing proves their tests failed
+/// first.
+pub fn tasks_without_red(plan: &crate::workflow::Plan) -> Vec<String> {
+    plan.tasks
+        .iter()
+        .filter(|t| {
+            !t.tdd_steps
+                .iter()
+                .any(|s| s.kind == crate::workflow::StepType::Red)
+        })
+        .map(|t| t.name.clone())
+        .collect()
+}
+
 /// [`pr_record`] of the PR at `snap`'s tip.
 pub fn of_snapshot(session: &Session, snap: &Snapshot) -> Result<PrRecord, EngineError> {
     let pr = session.store.history_back_to(snap.tip, "plan")?;

@@ -2,14 +2,25 @@
 //! repository whose files are one tree written straight from the objects, where pinned paths
 //! are put in from another tree and taken out again. Removed however the run ends.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::{EngineError, Session};
 use crate::exec::git::TempWorktree;
 use crate::exec::{Git, GitError};
 
-/// Where the scratch worktrees live, inside the git directory.
-const SCRATCH_DIR: &str = "orchestrator/clean-check";
+/// Where this repository's scratch worktrees live: outside it, so that nothing a program
+/// finds by looking upward from one (a `node_modules`, a config file, a file the agent left
+/// there) is the working tree's.
+pub fn scratch_root(session: &Session) -> PathBuf {
+    crate::exec::env::scratch_dir(
+        &[
+            session.store.workdir(),
+            session.store.git_dir(),
+            session.store.common_dir(),
+        ],
+        session.store.common_dir(),
+    )
+}
 
 /// A tree, written out in a worktree of its own.
 pub struct Scratch<'a> {
@@ -23,8 +34,7 @@ impl<'a> Scratch<'a> {
     /// `tree` in a fresh worktree detached at `commit` (whose tree it usually is): nothing of
     /// the working tree, untracked or ignored, is there, and no filter or hook ran to make it.
     pub fn new(session: &'a Session, commit: &str, tree: &str) -> Result<Scratch<'a>, EngineError> {
-        let parent = session.store.git_dir().join(SCRATCH_DIR);
-        let worktree = session.git.temp_worktree(&parent, commit)?;
+        let worktree = session.git.temp_worktree(&scratch_root(session), commit)?;
         let git = Git::with_program(worktree.path(), session.git.program());
         let scratch = Scratch {
             session,
@@ -40,6 +50,12 @@ impl<'a> Scratch<'a> {
 
     pub fn path(&self) -> &Path {
         self.worktree.path()
+    }
+
+    /// Moves this worktree's HEAD to `commit`, its files and index as they are: runs that must
+    /// not tell two trees apart by their history see the same one.
+    pub fn set_head(&self, commit: &str) -> Result<(), EngineError> {
+        Ok(self.git.reset_soft(commit)?)
     }
 
     /// Puts `paths` in as `from` has them (removed where it has none).

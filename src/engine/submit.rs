@@ -635,10 +635,9 @@ fn check_no_pr_left(
     let open: Vec<String> = master_plan::open_prs(&text)
         .into_iter()
         .filter(|heading| {
-            let heading = heading.to_lowercase();
             !claimed
                 .iter()
-                .any(|(_, title)| heading.contains(&title.to_lowercase()))
+                .any(|(_, title)| master_plan::names_pr(heading, title))
         })
         .collect();
     if open.is_empty() {

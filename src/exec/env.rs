@@ -11,6 +11,45 @@ use std::sync::OnceLock;
 /// POSIX puts the shell here; commands are started with it, and `sh` on their PATH is it.
 pub const SH: &str = "/bin/sh";
 
+/// Variables that make the programs a command starts run code of the caller's choosing: the
+/// dynamic loader's preloads, a shell's start-up file and exported functions, the option
+/// variables of interpreters and the JVM. Removed from every command's environment, as the
+/// `GIT_*` ones are.
+const INJECTING: &[&str] = &[
+    "LD_PRELOAD",
+    "LD_AUDIT",
+    "LD_LIBRARY_PATH",
+    "DYLD_INSERT_LIBRARIES",
+    "DYLD_LIBRARY_PATH",
+    "BASH_ENV",
+    "ENV",
+    "SHELLOPTS",
+    "BASHOPTS",
+    "PS4",
+    "PROMPT_COMMAND",
+    "CDPATH",
+    "GLOBIGNORE",
+    "IFS",
+    "NODE_OPTIONS",
+    "PYTHONSTARTUP",
+    "PYTHONINSPECT",
+    "PERL5OPT",
+    "RUBYOPT",
+    "JAVA_TOOL_OPTIONS",
+    "_JAVA_OPTIONS",
+    "JDK_JAVA_OPTIONS",
+    "GCONV_PATH",
+];
+
+/// True for a variable no command of ours inherits: `GIT_*`, [`INJECTING`], and bash's
+/// exported functions (`BASH_FUNC_name%%`), which replace commands by name.
+fn withheld(key: &OsStr) -> bool {
+    let bytes = key.as_encoded_bytes();
+    bytes.starts_with(b"GIT_")
+        || bytes.starts_with(b"BASH_FUNC_")
+        || INJECTING.iter().any(|v| v.as_bytes() == bytes)
+}
+
 /// Where the commands of one repository run from: what PATH they get, and which `git`.
 #[derive(Clone, Debug)]
 pub struct CommandEnv {
@@ -51,11 +90,12 @@ impl CommandEnv {
 
     /// Applies this environment to `cmd`: our PATH, and no `GIT_*` variable of the caller's
     /// (git sets `GIT_DIR`, `GIT_INDEX_FILE` and more for hooks; an agent may set
-    /// `GIT_EXEC_PATH` or `GIT_CONFIG_*` to reach into what the command's own git does).
+    /// `GIT_EXEC_PATH` or `GIT_CONFIG_*` to reach into what the command's own git does), nor
+    /// any that injects code into what the command starts ([`withheld`]).
     pub fn apply(&self, cmd: &mut std::process::Command) {
         let set: Vec<OsString> = cmd.get_envs().map(|(k, _)| k.to_os_string()).collect();
         for key in std::env::vars_os().map(|(k, _)| k).chain(set) {
-            if key.as_encoded_bytes().starts_with(b"GIT_") {
+            if withheld(&key) {
                 cmd.env_remove(&key);
             }
         }
@@ -169,15 +209,53 @@ fn cache_dir(inside: &[PathBuf]) -> PathBuf {
     }
 }
 
+/// Where the scratch worktrees of the repository whose git directory is `common_dir` are
+/// made: this user's own directory (mode 0700) in the system's temporary directory, never
+/// inside the repository, one per repository so that the next run clears what a killed one
+/// left. When that directory is not this user's, inside the git directory after all.
+pub fn scratch_dir(inside: &[&Path], common_dir: &Path) -> PathBuf {
+    use std::hash::{Hash, Hasher};
+    let inside = canonical_all(inside);
+    let uid = rustix::process::getuid().as_raw();
+    let temp = std::env::temp_dir();
+    let temp = if trusted_entry(&temp, None, &inside) {
+        temp
+    } else {
+        PathBuf::from("/tmp")
+    };
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    common_dir
+        .canonicalize()
+        .unwrap_or_else(|_| common_dir.to_path_buf())
+        .hash(&mut hasher);
+    let base = temp.join(format!("git-orchestrate-{uid}"));
+    if own_dir(&base) {
+        base.join(format!("scratch-{:016x}", hasher.finish()))
+    } else {
+        common_dir.join("orchestrator/clean-check")
+    }
+}
+
+/// Makes `dir` (mode 0700) unless it exists; true when it is a directory of this user's, not
+/// a link.
+fn own_dir(dir: &Path) -> bool {
+    use std::os::unix::fs::{DirBuilderExt as _, MetadataExt as _};
+    match std::fs::DirBuilder::new().mode(0o700).create(dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(_) => return false,
+    }
+    std::fs::symlink_metadata(dir)
+        .is_ok_and(|m| m.is_dir() && m.uid() == rustix::process::getuid().as_raw())
+}
+
 /// A directory of this user's, outside the repository, holding `sh` and `git` as links to
 /// [`SH`] and `git`: first on the commands' PATH, so that a gate's `sh run_tests.sh` runs the
 /// system's shell whatever else PATH holds. `None` when it cannot be made; the commands then
 /// look `sh` up on the cleaned PATH.
 fn tool_dir(git: &Path, inside: &[PathBuf]) -> Option<PathBuf> {
     use std::hash::{Hash, Hasher};
-    use std::os::unix::fs::{DirBuilderExt as _, MetadataExt as _};
 
-    let uid = rustix::process::getuid().as_raw();
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     git.hash(&mut hasher);
     let base = cache_dir(inside);
@@ -185,19 +263,24 @@ fn tool_dir(git: &Path, inside: &[PathBuf]) -> Option<PathBuf> {
         let _ = std::fs::create_dir_all(parent);
     }
     let dir = base.join(format!("tools-{:016x}", hasher.finish()));
-    for d in [&base, &dir] {
-        match std::fs::DirBuilder::new().mode(0o700).create(d) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-            Err(_) => return None,
-        }
-        // Someone else's directory, or a link to one, is not ours to trust.
-        let meta = std::fs::symlink_metadata(d).ok()?;
-        if !meta.is_dir() || meta.uid() != uid {
-            return None;
-        }
+    // Someone else's directory, or a link to one, is not ours to trust.
+    if ![&base, &dir].iter().all(|d| own_dir(d)) {
+        return None;
     }
-    for (name, target) in [("sh", Path::new(SH)), ("git", git)] {
+    // bash too, where the system has one: the other shell gates are commonly written for.
+    let bash = ["/bin/bash", "/usr/bin/bash"]
+        .into_iter()
+        .map(Path::new)
+        .find(|p| is_executable(p));
+    let links = [
+        ("sh", Some(Path::new(SH))),
+        ("git", Some(git)),
+        ("bash", bash),
+    ];
+    for (name, target) in links
+        .into_iter()
+        .filter_map(|(name, target)| Some((name, target?)))
+    {
         let link = dir.join(name);
         if std::fs::read_link(&link).ok().as_deref() == Some(target) {
             continue;
@@ -291,12 +374,20 @@ mod tests {
         assert_eq!(std::fs::read_link(first.join("sh")).unwrap(), Path::new(SH));
         assert_eq!(std::fs::read_link(first.join("git")).unwrap(), env.git());
         let mut cmd = std::process::Command::new(SH);
-        cmd.args(["-c", "command -v sh; env | grep -c '^GIT_' || true"])
-            .env("GIT_DIR", "/nowhere")
-            .env("GIT_EXEC_PATH", "/nowhere");
+        cmd.args([
+            "-c",
+            "command -v sh; env | grep -c -e '^GIT_' -e '^LD_PRELOAD=' -e '^BASH_ENV=' -e '^BASH_FUNC_' || true",
+        ])
+        .env("GIT_DIR", "/nowhere")
+        .env("GIT_EXEC_PATH", "/nowhere")
+        .env("LD_PRELOAD", "/nowhere/evil.so")
+        .env("BASH_ENV", "/nowhere/rc")
+        .env("BASH_FUNC_bash%%", "() { :; }")
+        .env("KEEP_ME", "1");
         env.apply(&mut cmd);
         let out = cmd.output().unwrap();
         let text = String::from_utf8(out.stdout).unwrap();
         assert_eq!(text, format!("{}\n0\n", first.join("sh").display()));
+        assert!(cmd.get_envs().any(|(k, v)| k == "KEEP_ME" && v.is_some()));
     }
 }

@@ -490,6 +490,22 @@ impl Git {
         }
     }
 
+    /// The tree `git merge` would make of `ours` and `theirs` (`git merge-tree --write-tree`),
+    /// or `None` when they conflict.
+    pub fn merge_tree(&self, ours: &str, theirs: &str) -> Result<Option<String>, GitError> {
+        match self.run([
+            "merge-tree",
+            "--write-tree",
+            "--end-of-options",
+            ours,
+            theirs,
+        ]) {
+            Ok(out) => Ok(out.lines().next().map(|l| l.trim().to_string())),
+            Err(e) if e.status == Some(1) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
     pub fn merge_abort(&self) -> Result<(), GitError> {
         self.run(["merge", "--abort"]).map(drop)
     }
@@ -741,6 +757,19 @@ impl Git {
             OsStr::new(commit),
         ])?;
         Ok(worktree)
+    }
+
+    /// Moves HEAD to `commit` (a full id), leaving the index and the files as they are.
+    pub fn reset_soft(&self, commit: &str) -> Result<(), GitError> {
+        if !is_full_object_id(commit) {
+            return Err(GitError {
+                command: format!("git reset --soft {commit}"),
+                status: None,
+                stderr: "it takes a full commit id".to_string(),
+            });
+        }
+        self.run(["reset", "--soft", "--quiet", commit, "--"])
+            .map(drop)
     }
 
     /// Makes the index (of this working tree) hold `tree`, touching no file.

@@ -31,6 +31,10 @@ pub struct ReviewContext<'a> {
     pub reds_without_a_test: &'a [String],
     /// Tests present when the PR began that it changes or removes.
     pub changed_tests: &'a [String],
+    /// Tests the PR adds that no RED step pinned.
+    pub unpinned_tests: &'a [String],
+    /// Tasks without a RED step.
+    pub tasks_without_red: &'a [String],
     /// main moved outside the workflow: what every briefing says about it.
     pub main_moved_outside: Option<&'a str>,
 }
@@ -113,6 +117,8 @@ fn review_one(
             .collect::<Vec<_>>(),
         "reds_without_a_test": context.reds_without_a_test,
         "changed_tests": context.changed_tests,
+        "unpinned_tests": context.unpinned_tests,
+        "tasks_without_red": context.tasks_without_red,
         "main_moved_outside": context.main_moved_outside,
     })
     .to_string();

@@ -27,6 +27,31 @@ pub fn open_prs(text: &str) -> Vec<String> {
     open
 }
 
+/// The PR's title in a PR heading: what follows `PR <number>` and its separator
+/// (`PR 2: feat: Multiply` → `feat: Multiply`), for comparing with a plan's `prTitle`.
+pub fn heading_title(heading: &str) -> &str {
+    let lower = heading.to_ascii_lowercase();
+    let skip = if lower.starts_with("pull request") {
+        "pull request".len()
+    } else if lower.starts_with("pr") {
+        2
+    } else {
+        0
+    };
+    heading[skip..]
+        .trim_start_matches(|c: char| c.is_whitespace() || matches!(c, '#' | '-' | '.' | ':'))
+        .trim_start_matches(|c: char| c.is_ascii_digit())
+        .trim_start_matches(|c: char| c.is_whitespace() || matches!(c, '-' | '.' | ':' | ')'))
+        .trim()
+}
+
+/// True when an open PR heading names the PR titled `title` (the active plan of some
+/// workflow): the heading's title is exactly it, letter case aside.
+pub fn names_pr(heading: &str, title: &str) -> bool {
+    let title = title.trim();
+    !title.is_empty() && heading_title(heading).eq_ignore_ascii_case(title)
+}
+
 /// The text of an ATX heading (up to three spaces of indent, 1 to 6 `#`, then a space).
 fn heading_text(line: &str) -> Option<&str> {
     let indent = line.len() - line.trim_start_matches(' ').len();
@@ -85,6 +110,22 @@ mod tests {
         );
         assert!(open_prs("# Plan\n## PR 1: x [DONE]\n").is_empty());
         assert!(open_prs("").is_empty());
+    }
+
+    #[test]
+    fn a_heading_names_a_pr_only_by_its_whole_title() {
+        assert_eq!(heading_title("PR 2: feat: Multiply"), "feat: Multiply");
+        assert_eq!(heading_title("PR-3 Divide"), "Divide");
+        assert_eq!(heading_title("Pull Request 4: docs"), "docs");
+        assert_eq!(heading_title("pr #5: lower case"), "lower case");
+        assert!(names_pr("PR 2: feat: Multiply", "feat: multiply"));
+        assert!(!names_pr("PR 2: feat: Multiply", "PR"));
+        assert!(!names_pr("PR 2: feat: Multiply", "feat"));
+        assert!(!names_pr("PR 2: feat: Multiply", ""));
+        assert!(!names_pr(
+            "PR 2: feat: Multiply and divide",
+            "feat: Multiply"
+        ));
     }
 
     proptest! {

@@ -172,6 +172,12 @@ pub struct FinalNote {
     /// RED steps that changed no file: the test they ran was there before the task.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub reds_without_a_test: Vec<String>,
+    /// Tests the PR adds that no RED step pinned (written at a GREEN or REFACTOR step).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unpinned_tests: Vec<String>,
+    /// Tasks without a RED step: nothing proves their tests failed first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tasks_without_red: Vec<String>,
     /// Tests that existed at the pin and the PR changed or removed, and how the gates fared
     /// with them put back.
     #[serde(default, skip_serializing_if = "Option::is_none")]

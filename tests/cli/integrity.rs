@@ -477,10 +477,11 @@ fn the_clean_worktree_is_removed_after_a_timeout_and_after_a_kill() {
         1,
         "the next run removed the one left behind"
     );
-    let left = std::fs::read_dir(repo.dir().join(".git/orchestrator/clean-check"))
-        .unwrap()
-        .count();
-    assert_eq!(left, 0);
+    assert_eq!(repo.scratch_worktrees(), 0);
+    assert!(
+        !repo.dir().join(".git/orchestrator/clean-check").exists(),
+        "nothing of it is inside the repository"
+    );
 }
 
 /// A whole PR, merged: every transition is what its recorded event makes.

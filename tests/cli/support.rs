@@ -276,6 +276,7 @@ impl TestRepo {
         cmd.current_dir(&self.path)
             .env("PATH", path)
             .env("HOME", self.home.path())
+            .env("TMPDIR", self.temp_dir())
             .env("GIT_CONFIG_NOSYSTEM", "1")
             .env("GIT_CONFIG_GLOBAL", self.home.path().join(".gitconfig"))
             .env("LC_ALL", "C")
@@ -523,6 +524,29 @@ impl TestRepo {
 
     pub fn dir(&self) -> &Path {
         self.dir.path()
+    }
+
+    /// The commands' temporary directory (`TMPDIR`), this repository's own: where the
+    /// scratch worktrees of the final check go.
+    pub fn temp_dir(&self) -> PathBuf {
+        let dir = self.home.path().join("tmp");
+        std::fs::create_dir_all(&dir).expect("create the temp dir");
+        dir
+    }
+
+    /// The scratch worktrees left in [`Self::temp_dir`].
+    pub fn scratch_worktrees(&self) -> usize {
+        let Ok(users) = std::fs::read_dir(self.temp_dir()) else {
+            return 0;
+        };
+        users
+            .flatten()
+            .filter_map(|u| std::fs::read_dir(u.path()).ok())
+            .flat_map(|repos| repos.flatten())
+            .filter(|r| r.file_name().to_string_lossy().starts_with("scratch-"))
+            .filter_map(|r| std::fs::read_dir(r.path()).ok())
+            .map(|worktrees| worktrees.count())
+            .sum()
     }
 }
 
