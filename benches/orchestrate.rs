@@ -304,8 +304,7 @@ impl Fixture {
                 preflight: None,
                 red_rerun: None,
                 summary: "bench filler".into(),
-                red_pin: None,
-                not_a_test: None,
+                red: None,
                 syntax_error: None,
             }));
             let t = transition(&snapshot.state, None, event).expect("a failing RED run");

@@ -679,7 +679,7 @@ fn probe(
         &command,
         session.store.workdir(),
         PROBE_TIMEOUT,
-        session.command_env(),
+        session.command_env()?,
         ShellOptions {
             stdin: Some(if name == "pre-push" {
                 pushed.as_bytes()

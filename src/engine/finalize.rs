@@ -2,7 +2,7 @@
 //! PR title, with exactly the verified tree; the master-plan commit sits on it, changes only
 //! the master plan, and names the squashed commit.
 
-use super::pr_record::{self, PrRecord};
+use super::pr_record::{self, PinnedRed, PrRecord};
 use super::scratch::Scratch;
 use super::{EngineError, Session, io_error};
 use crate::config::{Config, PinnedTests};
@@ -11,7 +11,7 @@ use crate::gates;
 use crate::store::Snapshot;
 use crate::workflow::fence::fenced;
 use crate::workflow::notes::{ChangedTests, RedProof};
-use crate::workflow::red;
+use crate::workflow::{master_plan, red};
 
 /// What the final check found (docs/integrity.md, "A clean final check" and "RED proves
 /// itself at the end"): what the squashed commit's verification rests on, every task's RED
@@ -35,8 +35,9 @@ pub struct FinalCheck {
 /// The final check, on the squashed `commit`: the gates in force run once more in a fresh
 /// worktree that holds only what the commit holds; again with the tests the PR changed put
 /// back as they were at the pin; and every task's pinned RED test runs on the PR's base (it
-/// must fail) and on the squashed commit (it must pass), back to back. Each tree is written in
-/// one scratch worktree from the objects, and every worktree is removed however it ends.
+/// must fail) and on the squashed commit (it must pass, having run a test), back to back.
+/// Each tree is written in one scratch worktree from the objects, and every worktree is
+/// removed however it ends.
 pub fn final_check(
     session: &Session,
     snap: &Snapshot,
@@ -54,6 +55,7 @@ pub fn final_check(
         .plan(snap)?
         .map(|plan| pr_record::tasks_without_red(&plan))
         .unwrap_or_default();
+    let tree = git.tree_of(commit)?;
     let no_gates = config.preflight.is_empty();
     let mut check = FinalCheck {
         verification: if no_gates {
@@ -62,7 +64,7 @@ pub fn final_check(
             "not verified again: the clean final check is off ([finalize] clean_check)".to_string()
         },
         red_tests: Vec::new(),
-        changed_tests: None,
+        changed_tests: changed_tests(session, snap, config, &tree)?,
         record,
         unpinned_tests,
         tasks_without_red,
@@ -71,8 +73,7 @@ pub fn final_check(
     if !config.finalize.clean_check {
         return Ok(check);
     }
-    let env = session.command_env();
-    let tree = git.tree_of(commit)?;
+    let env = session.command_env()?;
     let squashed = Scratch::new(session, commit, &tree)?;
     if !no_gates {
         let run = gates::run_preflight(&config.preflight, squashed.path(), env)
@@ -94,9 +95,22 @@ pub fn final_check(
             config.gate_names().join(", ")
         );
     }
-    if let Some(changed) = changed_tests(session, snap, config, &tree, &squashed)? {
-        let enforced = config.gates.pinned_tests == PinnedTests::Enforce;
-        if enforced && changed.passed == Some(false) {
+    if let Some(changed) = check.changed_tests.as_mut()
+        && !no_gates
+    {
+        let pin = snap
+            .state
+            .pin()
+            .map(|p| p.commit.clone())
+            .unwrap_or_default();
+        let pinned_tree = git.tree_of(&pin)?;
+        squashed.put(&pinned_tree, &changed.paths)?;
+        let run = gates::run_preflight(&config.preflight, squashed.path(), env)
+            .map_err(io_error("run preflight with the pinned tests"))?;
+        squashed.restore(&changed.paths)?;
+        changed.passed = Some(run.passed());
+        changed.failed_gate = run.failed().map(|g| g.name.clone());
+        if config.gates.pinned_tests == PinnedTests::Enforce && !run.passed() {
             check.refused = Some(format!(
                 "the PR changes tests that existed when it began ({}), and with them as they were then, \
                  preflight gate `{}` fails: under [gates] pinned_tests = \"enforce\" a PR keeps the tests \
@@ -104,59 +118,111 @@ pub fn final_check(
                 changed.paths.join(", "),
                 changed.failed_gate.as_deref().unwrap_or("?")
             ));
-        }
-        check.changed_tests = Some(changed);
-        if check.refused.is_some() {
             return Ok(check);
         }
     }
-    if check.record.reds.is_empty() {
-        return Ok(check);
+    red_proofs(session, config, &mut check, &base, &tree, squashed)?;
+    Ok(check)
+}
+
+/// Every pinned RED test, on the PR's base and on the squashed commit (docs/integrity.md,
+/// "RED proves itself at the end"). On the base, each RED's files are put in as its step left
+/// them, shared code files too, and it must fail. On the squashed commit, every pinned file is
+/// put in as the latest RED step that pinned it left it (a later task's RED may extend an
+/// earlier task's test), shared files are the commit's own, and every RED test must pass
+/// having run a test. Both worktrees have the base as their HEAD.
+fn red_proofs(
+    session: &Session,
+    config: &Config,
+    check: &mut FinalCheck,
+    base: &str,
+    tree: &str,
+    squashed: Scratch<'_>,
+) -> Result<(), EngineError> {
+    let reds: Vec<PinnedRed> = check.record.reds.clone();
+    let (reds, unpinned): (Vec<PinnedRed>, Vec<PinnedRed>) =
+        reds.into_iter().partition(|r| r.tree.is_some());
+    if !unpinned.is_empty() {
+        check.verification.push_str(&format!(
+            "; {} RED test{} accepted before RED tests were pinned not run again ({})",
+            unpinned.len(),
+            if unpinned.len() == 1 { "" } else { "s" },
+            unpinned
+                .iter()
+                .map(|r| r.step.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
     }
-    let base_tree = git.tree_of(&base)?;
-    let before = Scratch::new(session, &base, &base_tree)?;
+    if reds.is_empty() {
+        return Ok(());
+    }
+    let git = &session.git;
+    let store = &session.store;
+    let env = session.command_env()?;
+    let base_tree = git.tree_of(base)?;
+    let before = Scratch::new(session, base, &base_tree)?;
     // Both runs see one history: a test that tells the trees apart by HEAD or the log, not by
     // the code, cannot pass one and fail the other.
-    squashed.set_head(&base)?;
+    squashed.set_head(base)?;
+    // The latest pin of each path, in the squashed worktree once for all the runs there.
+    let mut latest: std::collections::BTreeMap<&str, &str> = std::collections::BTreeMap::new();
+    for red in &reds {
+        let Some(red_tree) = &red.tree else { continue };
+        squashed.put(red_tree, &red.paths)?;
+        for path in &red.paths {
+            latest.insert(path, red_tree);
+        }
+    }
     let timeout = config.test.timeout;
     let run = |scratch: &Scratch, command: &str| -> Result<RunOutput, EngineError> {
         exec::run_shell(command, scratch.path(), timeout, env)
             .map_err(io_error(format!("run the RED test `{command}`")))
     };
-    for pinned in check.record.reds.clone() {
-        if let Some(red_tree) = &pinned.tree {
-            before.put(red_tree, &pinned.paths)?;
-            squashed.put(red_tree, &pinned.paths)?;
-        }
+    for pinned in &reds {
+        let Some(red_tree) = &pinned.tree else {
+            continue;
+        };
+        let on_base_paths: Vec<String> =
+            pinned.paths.iter().chain(&pinned.shared).cloned().collect();
+        before.put(red_tree, &on_base_paths)?;
         let on_base = run(&before, &pinned.command)?;
+        before.restore(&on_base_paths)?;
         let on_squash = run(&squashed, &pinned.command)?;
-        if pinned.tree.is_some() {
-            before.restore(&pinned.paths)?;
-            squashed.restore(&pinned.paths)?;
+        let mut changed_after_red = Vec::new();
+        for path in &pinned.paths {
+            let pin = latest.get(path.as_str()).copied().unwrap_or(red_tree);
+            let same = match (store.tree_entry(pin, path)?, store.tree_entry(tree, path)?) {
+                (Some(a), Some(b)) => a.id == b.id && a.kind == b.kind,
+                (None, None) => true,
+                _ => false,
+            };
+            if !same {
+                changed_after_red.push(path.clone());
+            }
         }
         check.red_tests.push(RedProof {
             step: pinned.step.to_string(),
             command: pinned.command.clone(),
             paths: pinned.paths.clone(),
+            shared: pinned.shared.clone(),
+            changed_after_red,
             base: on_base.exit,
             squashed: on_squash.exit,
         });
-        let task = pinned.step.task + 1;
+        let not_run = on_squash
+            .exit
+            .success()
+            .then(|| red::did_not_run(&pinned.command, on_squash.exit, &on_squash.output))
+            .flatten();
         let (why, output) = if on_base.exit.success() {
             (
                 format!(
                     "it passes on the PR's base ({}) too, so what it checks is not the PR's code: a test \
                      whose verdict comes from elsewhere (a file outside the repository, the environment, \
                      how it is run) proves nothing",
-                    &base[..base.len().min(12)]
+                    base.get(..12).unwrap_or(base)
                 ),
-                &on_base.output,
-            )
-        } else if let Some(not_run) =
-            red::did_not_run(&pinned.command, on_base.exit, &on_base.output)
-        {
-            (
-                format!("on the PR's base the test did not run ({not_run})"),
                 &on_base.output,
             )
         } else if !on_squash.exit.success() {
@@ -164,12 +230,18 @@ pub fn final_check(
                 format!("it fails on the squashed commit ({})", on_squash.exit),
                 &on_squash.output,
             )
+        } else if let Some(why) = not_run {
+            (
+                format!("on the squashed commit it passes without running a test ({why})"),
+                &on_squash.output,
+            )
         } else {
             continue;
         };
         check.refused = Some(format!(
-            "the final check of task {task}'s RED test (step {}, `{}`, with {} as the RED step left them) \
+            "the final check of task {}'s RED test (step {}, `{}`, with {} as the RED step left them) \
              failed: {why}. Output:\n{}",
+            pinned.step.task + 1,
             pinned.step,
             pinned.command,
             if pinned.paths.is_empty() {
@@ -179,19 +251,18 @@ pub fn final_check(
             },
             fenced(&exec::tail_lines(output, config.test.output_tail))
         ));
-        return Ok(check);
+        return Ok(());
     }
-    Ok(check)
+    Ok(())
 }
 
-/// Tests present at the pin that the PR changes or removes, and the gates' verdict with them
-/// put back as they were then (restored afterwards).
+/// Tests present at the pin that the PR changes or removes (their gates' verdict is left for
+/// the clean check to give).
 fn changed_tests(
     session: &Session,
     snap: &Snapshot,
     config: &Config,
     tree: &str,
-    squashed: &Scratch,
 ) -> Result<Option<ChangedTests>, EngineError> {
     let Some(pin) = snap.state.pin() else {
         return Ok(None);
@@ -210,21 +281,11 @@ fn changed_tests(
         PinnedTests::Report => "report",
         PinnedTests::Enforce => "enforce",
     };
-    let (passed, failed_gate) = if config.preflight.is_empty() {
-        (None, None)
-    } else {
-        let pinned_tree = session.git.tree_of(&pin.commit)?;
-        squashed.put(&pinned_tree, &paths)?;
-        let run = gates::run_preflight(&config.preflight, squashed.path(), session.command_env())
-            .map_err(io_error("run preflight with the pinned tests"))?;
-        squashed.restore(&paths)?;
-        (Some(run.passed()), run.failed().map(|g| g.name.clone()))
-    };
     Ok(Some(ChangedTests {
         paths,
         mode: mode.to_string(),
-        passed,
-        failed_gate,
+        passed: None,
+        failed_gate: None,
     }))
 }
 
@@ -355,6 +416,29 @@ fn master_plan(session: &Session, snap: &Snapshot, path: &str) -> Result<Finaliz
         .show(&head, path)?
         .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
         .unwrap_or_default();
+    // It marks this PR done, and no other: a master plan with every PR closed would make the
+    // next `--no-pr-left` true by the agent's own hand (docs/integrity.md).
+    let before = git
+        .show(squashed, path)?
+        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+        .unwrap_or_default();
+    let still_open = master_plan::open_prs(&text);
+    let closed: Vec<String> = master_plan::open_prs(&before)
+        .into_iter()
+        .filter(|heading| !still_open.contains(heading))
+        .collect();
+    if closed.len() > 1 {
+        return refuse(format!(
+            "the commit closes {} PRs of {path} ({}); it may mark only this PR done (the others stay as \
+             they were: undo the rest, and commit again)",
+            closed.len(),
+            closed
+                .iter()
+                .map(|h| format!("\"{h}\""))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
     if !text.contains(&squashed[..7]) {
         return refuse(format!(
             "{} does not mention the squashed commit {} (write its hash next to the PR marked [DONE])",

@@ -493,7 +493,7 @@ fn review(session: &Session, snap: &Snapshot, round: u32) -> Result<Event, Engin
             &policy,
             &context,
             session.store.workdir(),
-            session.command_env(),
+            session.command_env()?,
         ) {
             Ok(record) => Event::ReviewCompleted {
                 record,

@@ -10,7 +10,7 @@ use crate::workflow::briefing::Notice;
 
 /// How far back main's first-parent line is followed: a longer stretch since the last
 /// accounted tip counts as not followed, which a human settles with `repin`.
-const WALK: usize = 200;
+const WALK: usize = 1000;
 
 /// main moved outside the workflow.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -45,10 +45,47 @@ impl MainDrift {
     }
 }
 
+/// Transitions of another workflow that merged into main can be this much older than the
+/// tip this workflow accounts for: clocks of two machines disagree.
+const CLOCK_SKEW: i64 = 24 * 3600;
+
+/// Which of `candidates` (main's commits since `since`) are merges a workflow recorded in a
+/// chain that replays clean from the merge to its tip: a merge recorded in a chain that does
+/// not is no workflow's. Only the stretch of each chain since `since` is read.
+fn workflow_merges(
+    session: &Session,
+    since: &str,
+    candidates: &[(String, String)],
+) -> Result<std::collections::HashSet<String>, EngineError> {
+    let store = &session.store;
+    let not_before = store.commit_time(since).unwrap_or(0) - CLOCK_SKEW;
+    let mut recognised = std::collections::HashSet::new();
+    for record in store.merge_records(not_before)? {
+        if !candidates.iter().any(|(c, _)| *c == record.main) || recognised.contains(&record.main) {
+            continue;
+        }
+        let stop = store
+            .commit_record(record.transition)?
+            .parents
+            .first()
+            .copied();
+        let chain = super::audit::audit_chain(store, &record.workflow, record.tip, stop)?;
+        if chain.forged.is_none() {
+            recognised.insert(record.main);
+        }
+    }
+    Ok(recognised)
+}
+
 /// How main stands against what `state` accounts for; `None` when no workflow or human moved
 /// it since, or the workflow accounts for nothing yet.
 pub fn drift(session: &Session, state: &State) -> Result<Option<MainDrift>, EngineError> {
-    let Some(since) = state.main_tip.as_deref() else {
+    // A PR begun before main_tip was recorded accounts for main from its pin.
+    let Some(since) = state
+        .main_tip
+        .as_deref()
+        .or(state.pin().map(|p| p.commit.as_str()))
+    else {
         return Ok(None);
     };
     let main = session.main_branch(Some(state))?;
@@ -58,7 +95,7 @@ pub fn drift(session: &Session, state: &State) -> Result<Option<MainDrift>, Engi
     if line.reached && line.commits.is_empty() {
         return Ok(None);
     }
-    let merges = session.store.workflow_merges()?;
+    let merges = workflow_merges(session, since, &line.commits)?;
     let commits: Vec<ForeignCommit> = line
         .commits
         .into_iter()

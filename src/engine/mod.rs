@@ -17,6 +17,7 @@ mod init;
 pub mod main_line;
 pub mod notes;
 mod pr_record;
+mod red;
 mod repin;
 pub mod run;
 mod scratch;
@@ -216,17 +217,23 @@ impl Session {
 
     /// The environment the test, gate and review commands run in (docs/integrity.md,
     /// "Hermetic verification").
-    pub fn command_env(&self) -> &CommandEnv {
-        self.env.get_or_init(|| {
-            CommandEnv::with_git(
-                &[
-                    self.store.workdir(),
-                    self.store.git_dir(),
-                    self.store.common_dir(),
-                ],
-                Some(self.git.program().to_path_buf()),
-            )
-        })
+    pub fn command_env(&self) -> Result<&CommandEnv, EngineError> {
+        if let Some(env) = self.env.get() {
+            return Ok(env);
+        }
+        let env = CommandEnv::with_git(
+            &[
+                self.store.workdir(),
+                self.store.git_dir(),
+                self.store.common_dir(),
+            ],
+            Some(self.git.program().to_path_buf()),
+        )
+        .map_err(io_error(
+            "make the directory of the tools every command runs with (sh, bash, git): without it a \
+             command finds them wherever PATH says",
+        ))?;
+        Ok(self.env.get_or_init(|| env))
     }
 
     /// The workflow's snapshot, creating the workflow in INITIALIZING when it does not exist.

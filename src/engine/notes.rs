@@ -2,7 +2,7 @@
 //! final record on a PR's squashed commit, and `verify`, which finds checkpoint commits that
 //! carry no passing record.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use super::{EngineError, Session};
 use crate::config;
@@ -335,7 +335,7 @@ fn check_commits(
     let mut reader = session.store.notes()?;
     let mut checkpoints = Vec::new();
     // Read only when a note says a tree passed: every chain is walked for it.
-    let mut backed: Option<HashSet<String>> = None;
+    let mut backed: Option<ChainTrees> = None;
     for logged in commits {
         if !is_checkpoint_message(&logged.message) {
             continue;
@@ -348,7 +348,10 @@ fn check_commits(
         if passing.is_some() && backed.is_none() {
             backed = Some(chain_verified_trees(session)?);
         }
-        let is_backed = backed.as_ref().is_some_and(|b| b.contains(&logged.tree));
+        let is_backed = match (&mut backed, passing) {
+            (Some(trees), Some(_)) => trees.vouches_for(session, &logged.tree)?,
+            _ => false,
+        };
         let verification = match passing {
             Some(r) if r.preflight.gates.is_empty() && gates_configured => {
                 Verification::GatesMissing
@@ -381,12 +384,42 @@ fn check_commits(
     })
 }
 
-/// The trees the workflows' chains record as verified: a checkpoint recorded, a preflight
-/// pass, a passing run's verified tree; in every workflow here and every remote's as last
-/// fetched. What a note says is believed only for these.
-fn chain_verified_trees(session: &Session) -> Result<HashSet<String>, EngineError> {
+/// The trees the workflows' chains record as verified (a checkpoint recorded, a preflight
+/// pass, a passing run's verified tree), in every workflow here and every remote's as last
+/// fetched, with where each is recorded. What a note says is believed only for these, and
+/// only where the chain replays clean from that transition to its tip.
+struct ChainTrees {
+    /// tree → (chain tip, the transition that records it).
+    sources: HashMap<String, Vec<(gix::ObjectId, gix::ObjectId)>>,
+    /// Segments audited so far, and whether they replay clean.
+    audited: HashMap<(gix::ObjectId, gix::ObjectId), bool>,
+}
+
+impl ChainTrees {
+    fn vouches_for(&mut self, session: &Session, tree: &str) -> Result<bool, EngineError> {
+        let store = &session.store;
+        for &(tip, transition) in self.sources.get(tree).map_or(&[][..], Vec::as_slice) {
+            let clean = match self.audited.get(&(tip, transition)) {
+                Some(clean) => *clean,
+                None => {
+                    let stop = store.commit_record(transition)?.parents.first().copied();
+                    let chain = super::audit::audit_chain(store, "(a chain)", tip, stop)?;
+                    let clean = chain.forged.is_none();
+                    self.audited.insert((tip, transition), clean);
+                    clean
+                }
+            };
+            if clean {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+}
+
+fn chain_verified_trees(session: &Session) -> Result<ChainTrees, EngineError> {
     let store = &session.store;
-    let mut trees = HashSet::new();
+    let mut sources: HashMap<String, Vec<(gix::ObjectId, gix::ObjectId)>> = HashMap::new();
     let mut seen = HashSet::new();
     for tip in store.all_workflow_tips()? {
         let mut next = Some(tip);
@@ -402,23 +435,21 @@ fn chain_verified_trees(session: &Session) -> Result<HashSet<String>, EngineErro
             else {
                 continue;
             };
-            match event {
-                Event::CheckpointRecorded { tree, .. } => {
-                    trees.insert(tree);
-                }
-                Event::PreflightPassed { cache } => {
-                    trees.insert(cache.tree);
-                }
-                Event::TestRan(run) => {
-                    if let Some(tree) = run.preflight.and_then(|p| p.verified_tree) {
-                        trees.insert(tree);
-                    }
-                }
-                _ => {}
+            let tree = match event {
+                Event::CheckpointRecorded { tree, .. } => Some(tree),
+                Event::PreflightPassed { cache } => Some(cache.tree),
+                Event::TestRan(run) => run.preflight.and_then(|p| p.verified_tree),
+                _ => None,
+            };
+            if let Some(tree) = tree {
+                sources.entry(tree).or_default().push((tip, id));
             }
         }
     }
-    Ok(trees)
+    Ok(ChainTrees {
+        sources,
+        audited: HashMap::new(),
+    })
 }
 
 fn bad_range(revs: &[&str], e: GitError) -> EngineError {

@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use super::{EngineError, Session};
 use crate::store::{HistoryEntry, Snapshot};
+use crate::workflow::state::RedOutcome;
 use crate::workflow::{Decision, Event, Expectation, StepId};
 
 /// A task's RED test as its step pinned it: run at the end on the PR's base (it must fail)
@@ -17,7 +18,12 @@ pub struct PinnedRed {
     pub command: String,
     /// The tree the RED run left; `None` for a RED accepted before tests were pinned.
     pub tree: Option<String>,
+    /// The test's files, put back as the RED step left them wherever it runs again.
     pub paths: Vec<String>,
+    /// Files that existed before the task and that its RED step changed (a Rust module's
+    /// inline tests): as the RED step left them only on the PR's base, where the test must
+    /// fail; the GREEN step goes on to change them.
+    pub shared: Vec<String>,
 }
 
 /// A GREEN step whose working tree had changed its task's pinned RED test.
@@ -63,12 +69,24 @@ pub fn pr_record(session: &Session, pr: &[HistoryEntry]) -> Result<PrRecord, Eng
             Event::TestRan(run) => {
                 let run = *run;
                 if run.expectation == Expectation::Fail && !run.exit.success() {
-                    failed_red = run.not_a_test.is_none().then(|| PinnedRed {
-                        step: run.step,
-                        command: run.command.clone(),
-                        tree: run.red_pin.as_ref().map(|p| p.tree.clone()),
-                        paths: run.red_pin.map(|p| p.paths).unwrap_or_default(),
-                    });
+                    failed_red = match run.red {
+                        Some(RedOutcome::NotATest(_)) => None,
+                        Some(RedOutcome::Pinned(pin)) => Some(PinnedRed {
+                            step: run.step,
+                            command: run.command.clone(),
+                            tree: Some(pin.tree),
+                            paths: pin.paths,
+                            shared: pin.shared,
+                        }),
+                        // Recorded before RED tests were pinned.
+                        None => Some(PinnedRed {
+                            step: run.step,
+                            command: run.command.clone(),
+                            tree: None,
+                            paths: Vec::new(),
+                            shared: Vec::new(),
+                        }),
+                    };
                 }
                 if let Some(rerun) = run.red_rerun.filter(|r| !r.restored.is_empty()) {
                     record.edited_red_tests.push(EditedRed {
@@ -79,7 +97,7 @@ pub fn pr_record(session: &Session, pr: &[HistoryEntry]) -> Result<PrRecord, Eng
             }
             Event::AnalysisDecided { decision, .. } => {
                 if let (Decision::Success, Some(red)) = (decision, failed_red.take()) {
-                    if red.tree.is_some() && red.paths.is_empty() {
+                    if red.tree.is_some() && red.paths.is_empty() && red.shared.is_empty() {
                         record.reds_without_a_test.push(red.step);
                     }
                     record.reds.push(red);

@@ -87,7 +87,7 @@ impl<'a> Scratch<'a> {
                 .map_err(super::io_error(format!("read {}", file.display())))?;
             let content = self
                 .git
-                .lfs_smudge(&path, &pointer, self.session.command_env())
+                .lfs_smudge(&path, &pointer, self.session.command_env()?)
                 .map_err(|e| GitError {
                     stderr: format!(
                         "the git-lfs content of {path} could not be fetched: {}",

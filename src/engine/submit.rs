@@ -5,23 +5,22 @@ use serde::Serialize;
 
 use super::finalize::{self, FinalizeCheck};
 use super::get_task::{check_branch_free, free_branch_name};
-use super::scratch::Scratch;
+use super::red::{RedRun, Rerun};
 use super::verify::{Recheck, Reuse, verify_tree};
 use super::{EngineError, Session, io_error, notes};
 use crate::agent::guard;
 use crate::config::Config;
 use crate::exec::{self, RunOutput};
 use crate::gates::PreflightRun;
-use crate::store::EntryType;
 use crate::workflow::briefing::{self, Notice};
+use crate::workflow::master_plan;
 use crate::workflow::plan::{Plan, parse_first_plan, parse_submitted_plan};
 use crate::workflow::replan::check_replan;
-use crate::workflow::state::{ExitRecord, PreflightRecord, RedPin, RedTest};
+use crate::workflow::state::{ExitRecord, PreflightRecord};
 use crate::workflow::{
     self, Accepted, Decision, Effect, Event, Expectation, OutputSource, Pending, PreflightOutcome,
     RedRerun, State, Status, StepId, StepType, SubmitRequest, TestRun, Verdict,
 };
-use crate::workflow::{master_plan, red};
 
 /// What the agent submits. Plan bytes are read once, before any attempt, so a retry after a
 /// lost race never reads stdin twice.
@@ -115,10 +114,9 @@ struct Measured {
     expectation: Expectation,
     run: RunOutput,
     /// What a failing RED run pins as its test, or why it is no test that failed.
-    red: Option<RedOutcome>,
-    /// The task's RED test run again, its command, and the pinned paths that had to be put
-    /// back for it.
-    red_rerun: Option<(RunOutput, String, Vec<String>)>,
+    red: Option<RedRun>,
+    /// The task's RED test run again.
+    red_rerun: Option<Rerun>,
     /// The gates' run (none when the test changed the tree: they were not asked) and what
     /// the workflow makes of it.
     preflight: Option<(Option<PreflightRun>, PreflightOutcome)>,
@@ -238,16 +236,14 @@ fn attempt(
                 }
             };
             let preflight = m.preflight.as_ref().map(|(_, outcome)| outcome.clone());
-            let red_rerun = m
-                .red_rerun
-                .as_ref()
-                .map(|(out, command, restored)| RedRerun {
-                    command: command.clone(),
-                    exit: out.exit,
-                    output_tail: exec::tail_lines(&out.output, config.test.output_tail),
-                    restored: restored.clone(),
-                });
-            red_output = m.red_rerun.map(|(out, _, _)| out.output);
+            let red_rerun = m.red_rerun.as_ref().map(|r| RedRerun {
+                command: r.command.clone(),
+                exit: r.output.exit,
+                output_tail: exec::tail_lines(&r.output.output, config.test.output_tail),
+                restored: r.restored.clone(),
+                not_run: r.not_run.clone(),
+            });
+            red_output = m.red_rerun.map(|r| r.output.output);
             let red = m.red.unwrap_or_default();
             test_run = Some((m.run.clone(), m.preflight.and_then(|(pre, _)| pre)));
             let run = m.run;
@@ -263,8 +259,7 @@ fn attempt(
                 preflight,
                 red_rerun,
                 summary: summary.to_string(),
-                red_pin: red.pin,
-                not_a_test: red.not_a_test,
+                red: red.outcome,
                 syntax_error: red.syntax_error,
             }))
         }
@@ -366,23 +361,30 @@ fn measure(
     } else {
         None
     };
-    let run = exec::run_shell(command, workdir, config.test.timeout, session.command_env())
-        .map_err(io_error(format!("run the test command `{command}`")))?;
+    let run = exec::run_shell(
+        command,
+        workdir,
+        config.test.timeout,
+        session.command_env()?,
+    )
+    .map_err(io_error(format!("run the test command `{command}`")))?;
     let red = match (expectation, run.exit.success()) {
-        (Expectation::Fail, false) => Some(red_outcome(session, state, command, &run)?),
+        (Expectation::Fail, false) => {
+            Some(super::red::outcome(session, state, config, command, &run)?)
+        }
         _ => None,
     };
     // The task's RED test must pass now too (docs/integrity.md): a GREEN step that makes
     // its own command pass proves nothing about the test that failed at RED.
     let red_rerun = match state.red_test_due(step, kind) {
         Some(red) if pass && run.exit.success() => {
-            rerun_red(session, config, red, command, before.as_deref())?
+            super::red::rerun(session, config, red, command, &run, before.as_deref())?
         }
         _ => None,
     };
     let red_passed = red_rerun
         .as_ref()
-        .is_none_or(|(out, _, _)| out.exit.success());
+        .is_none_or(|r| r.output.exit.success() && r.not_run.is_none());
     let preflight = if pass && run.exit.success() && red_passed {
         // What the gates are asked about must be what the test ran on: a test that changes
         // the tree, and a gate that changes it back, verify nothing (docs/integrity.md).
@@ -449,135 +451,6 @@ fn measure(
         red_rerun,
         preflight,
     })
-}
-
-/// A RED step pins at most this many paths: a test is a few files, and every later run of it
-/// puts them back.
-const MAX_RED_PATHS: usize = 1000;
-
-/// What a failing RED run means (docs/integrity.md, "The oracle the agent cannot write").
-#[derive(Clone, Debug, Default)]
-struct RedOutcome {
-    pin: Option<RedPin>,
-    not_a_test: Option<String>,
-    syntax_error: Option<String>,
-}
-
-/// A failing RED run: no test when it did not run or its test lies out of the repository;
-/// else the tree it left and the paths its step changed since the task began, which are pinned
-/// as its test once the analysis accepts it.
-fn red_outcome(
-    session: &Session,
-    state: &State,
-    command: &str,
-    run: &RunOutput,
-) -> Result<RedOutcome, EngineError> {
-    let syntax_error = red::syntax_error(&run.output);
-    if let Some(why) = red::did_not_run(command, run.exit, &run.output) {
-        return Ok(RedOutcome {
-            pin: None,
-            not_a_test: Some(format!("the test did not run ({why})")),
-            syntax_error,
-        });
-    }
-    let git = &session.git;
-    let tree = git.worktree_tree(&session.store.index_path())?;
-    // Where the task began: its previous step's checkpoint, or where the branch left main.
-    let start = state
-        .last_checkpoint()
-        .or(state.branch_base())
-        .unwrap_or("HEAD")
-        .to_string();
-    let paths = git.changed_files(&start, &tree)?;
-    if paths.len() > MAX_RED_PATHS {
-        return Ok(RedOutcome {
-            pin: None,
-            not_a_test: Some(format!(
-                "the RED step changed {} files since the task began, and a RED test is pinned whole \
-                 (at most {MAX_RED_PATHS} files): leave what is not the test to the GREEN step",
-                paths.len()
-            )),
-            syntax_error,
-        });
-    }
-    let store = &session.store;
-    for path in &paths {
-        let is_link = store
-            .tree_entry(&tree, path)?
-            .is_some_and(|e| e.kind == EntryType::Link);
-        if !is_link {
-            continue;
-        }
-        let entry = |p: &str| match store.tree_entry(&tree, p) {
-            Ok(Some(e)) if e.kind == EntryType::Link => store
-                .link_target(&tree, p)
-                .ok()
-                .flatten()
-                .map(red::Entry::Link),
-            Ok(Some(e)) if e.kind == EntryType::Directory => Some(red::Entry::Directory),
-            Ok(Some(_)) => Some(red::Entry::File),
-            _ => None,
-        };
-        if let Some(why) = red::link_out_of_repository(path, &entry) {
-            return Ok(RedOutcome {
-                pin: None,
-                not_a_test: Some(format!(
-                    "its test cannot be pinned: {why}, out of the repository (a test is a file of the \
-                     repository, so that what it checks cannot change outside it)"
-                )),
-                syntax_error,
-            });
-        }
-    }
-    Ok(RedOutcome {
-        pin: Some(RedPin { tree, paths }),
-        not_a_test: None,
-        syntax_error,
-    })
-}
-
-/// Runs the task's RED test again after its GREEN step's command passed, with its pinned
-/// paths as the RED step left them: where the working tree still has them so, in place (and
-/// not at all when it is the command that just passed); else in a scratch worktree of the
-/// GREEN tree with them put back. `None` when the command's own run stands for it.
-fn rerun_red(
-    session: &Session,
-    config: &Config,
-    red: &RedTest,
-    command: &str,
-    before: Option<&str>,
-) -> Result<Option<(RunOutput, String, Vec<String>)>, EngineError> {
-    let workdir = session.store.workdir();
-    let restored = match &red.tree {
-        Some(tree) => session.store.differing_paths(tree, &red.paths, workdir)?,
-        None => Vec::new(),
-    };
-    let run = |dir: &std::path::Path| {
-        exec::run_shell(
-            &red.command,
-            dir,
-            config.test.timeout,
-            session.command_env(),
-        )
-        .map_err(io_error(format!(
-            "run the RED test `{}` again",
-            red.command
-        )))
-    };
-    match (&red.tree, restored.is_empty()) {
-        (_, true) if red.command == command => Ok(None),
-        (Some(pinned), false) => {
-            let green = match before {
-                Some(tree) => tree.to_string(),
-                None => session.git.worktree_tree(&session.store.index_path())?,
-            };
-            let scratch = Scratch::new(session, "HEAD", &green)?;
-            scratch.put(pinned, &red.paths)?;
-            let out = run(scratch.path())?;
-            Ok(Some((out, red.command.clone(), restored)))
-        }
-        _ => Ok(Some((run(workdir)?, red.command.clone(), Vec::new()))),
-    }
 }
 
 /// The guard judges a test command before it runs (docs/integrity.md): a command that moves

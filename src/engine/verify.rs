@@ -222,7 +222,7 @@ pub fn verify_tree(
     let run = gates::run_preflight(
         &config.preflight,
         session.store.workdir(),
-        session.command_env(),
+        session.command_env()?,
     )
     .map_err(io_error("run preflight"))?;
     let failed = run.failed().map(|g| FailedGate {

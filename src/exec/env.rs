@@ -6,6 +6,7 @@
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
+#[cfg(test)]
 use std::sync::OnceLock;
 
 /// POSIX puts the shell here; commands are started with it, and `sh` on their PATH is it.
@@ -60,22 +61,25 @@ pub struct CommandEnv {
 impl CommandEnv {
     /// The environment for commands run in the repository whose working tree and git
     /// directories are `inside`, from this process's own PATH and `GIT_EXEC_PATH`.
-    pub fn for_repository(inside: &[&Path]) -> CommandEnv {
+    pub fn for_repository(inside: &[&Path]) -> std::io::Result<CommandEnv> {
         Self::with_git(inside, None)
     }
 
-    /// [`Self::for_repository`] with `git` found already ([`find_git_for`]).
-    pub fn with_git(inside: &[&Path], git: Option<PathBuf>) -> CommandEnv {
+    /// [`Self::for_repository`] with `git` found already ([`find_git_for`]). Fails when no
+    /// tool directory can be made: the commands would then find `sh` wherever PATH says.
+    pub fn with_git(inside: &[&Path], git: Option<PathBuf>) -> std::io::Result<CommandEnv> {
         let path = std::env::var_os("PATH");
         let exec_path = std::env::var_os("GIT_EXEC_PATH");
         let inside = canonical_all(inside);
         let git = git.unwrap_or_else(|| find_git(path.as_deref(), exec_path.as_deref(), &inside));
-        let mut entries: Vec<PathBuf> = tool_dir(&git, &inside).into_iter().collect();
+        let lfs = find_tool("git-lfs", path.as_deref(), exec_path.as_deref(), &inside);
+        let tools = tool_dir(&git, lfs.as_deref(), &inside)?;
+        let mut entries = vec![tools];
         entries.extend(clean_path(path.as_deref(), exec_path.as_deref(), &inside));
-        CommandEnv {
+        Ok(CommandEnv {
             path: std::env::join_paths(entries).unwrap_or_default(),
             git,
-        }
+        })
     }
 
     /// The `git` program every git command of ours runs.
@@ -114,9 +118,10 @@ pub fn find_git_for(inside: &[&Path]) -> PathBuf {
 }
 
 /// The environment of a process that knows no repository (unit tests, `demo`'s own setup).
+#[cfg(test)]
 pub fn unconfined() -> &'static CommandEnv {
     static ENV: OnceLock<CommandEnv> = OnceLock::new();
-    ENV.get_or_init(|| CommandEnv::for_repository(&[]))
+    ENV.get_or_init(|| CommandEnv::for_repository(&[]).expect("a tool directory"))
 }
 
 fn canonical_all(dirs: &[&Path]) -> Vec<PathBuf> {
@@ -161,19 +166,70 @@ pub fn clean_path(
 /// The `git` to run: the first executable `git` in a trusted PATH entry. When there is
 /// none, the one in git's exec path (git runs us with it first on PATH), then plain `git`.
 pub fn find_git(path: Option<&OsStr>, exec_path: Option<&OsStr>, inside: &[PathBuf]) -> PathBuf {
-    let executable = |dir: &Path| {
-        let candidate = dir.join("git");
-        is_executable(&candidate).then_some(candidate)
-    };
-    // Every command opens a session and finds git: an entry is resolved only when it holds one.
-    std::env::split_paths(path.unwrap_or_default())
-        .find_map(|dir| executable(&dir).filter(|_| trusted_entry(&dir, exec_path, inside)))
+    find_tool("git", path, exec_path, inside)
         .or_else(|| {
             std::env::split_paths(path.unwrap_or_default())
                 .filter(|e| e.is_absolute())
-                .find_map(|dir| executable(&dir))
+                .map(|dir| dir.join("git"))
+                .find(|candidate| is_executable(candidate))
         })
         .unwrap_or_else(|| PathBuf::from("git"))
+}
+
+/// The program `name` to run: among the executables of that name in trusted PATH entries
+/// ([`trusted_entry`]), the first that is the system's ([`system_installed`]), else the
+/// first one at all. A PATH the caller chose can put any directory first; a program the
+/// system installed is one the caller's account could not have written.
+pub fn find_tool(
+    name: &str,
+    path: Option<&OsStr>,
+    exec_path: Option<&OsStr>,
+    inside: &[PathBuf],
+) -> Option<PathBuf> {
+    let mut first = None;
+    // Every command opens a session and finds git: an entry is resolved only when it holds one.
+    for dir in std::env::split_paths(path.unwrap_or_default()) {
+        let candidate = dir.join(name);
+        if !is_executable(&candidate) || !trusted_entry(&dir, exec_path, inside) {
+            continue;
+        }
+        if system_installed(&candidate) {
+            return Some(candidate);
+        }
+        first.get_or_insert(candidate);
+    }
+    first
+}
+
+/// True when `program`, followed through its links, lies in a directory owned by root that
+/// no one else may write, outside the temporary directories and this user's home: where a
+/// package manager installs, not where an account's own files go.
+fn system_installed(program: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt as _;
+    let Ok(real) = program.canonicalize() else {
+        return false;
+    };
+    let mut scratch: Vec<PathBuf> = vec![
+        PathBuf::from("/tmp"),
+        PathBuf::from("/var/tmp"),
+        PathBuf::from("/dev/shm"),
+        std::env::temp_dir(),
+    ];
+    scratch.extend(std::env::var_os("HOME").map(PathBuf::from));
+    let scratch: Vec<PathBuf> = scratch
+        .into_iter()
+        .flat_map(|d| {
+            let real = d.canonicalize().ok();
+            std::iter::once(d).chain(real)
+        })
+        .filter(|d| d.is_absolute() && d != Path::new("/"))
+        .collect();
+    if scratch.iter().any(|d| real.starts_with(d)) {
+        return false;
+    }
+    let owned_by_root =
+        |p: &Path| std::fs::metadata(p).is_ok_and(|m| m.uid() == 0 && m.mode() & 0o022 == 0);
+    owned_by_root(&real) && real.parent().is_some_and(owned_by_root)
 }
 
 fn is_executable(path: &Path) -> bool {
@@ -181,10 +237,22 @@ fn is_executable(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
+/// This user's directory (`git-orchestrate-<uid>`) in the system's temporary directory, or in
+/// `/tmp` when TMPDIR lies inside the repository.
+fn temp_base(inside: &[PathBuf]) -> PathBuf {
+    let uid = rustix::process::getuid().as_raw();
+    let temp = std::env::temp_dir();
+    let temp = if trusted_entry(&temp, None, inside) {
+        temp
+    } else {
+        PathBuf::from("/tmp")
+    };
+    temp.join(format!("git-orchestrate-{uid}"))
+}
+
 /// Where the tool directory lives: the user's cache (`$XDG_CACHE_HOME`, `~/.cache`), which
 /// stays put between runs, else the system's temporary directory; never in the repository.
 fn cache_dir(inside: &[PathBuf]) -> PathBuf {
-    let uid = rustix::process::getuid().as_raw();
     let cache = std::env::var_os("XDG_CACHE_HOME")
         .map(PathBuf::from)
         .filter(|p| p.is_absolute())
@@ -197,15 +265,7 @@ fn cache_dir(inside: &[PathBuf]) -> PathBuf {
         .map(|c| c.join("git-orchestrate"));
     match cache {
         Some(dir) if trusted_entry(&dir, None, inside) => dir,
-        _ => {
-            let temp = std::env::temp_dir();
-            let temp = if trusted_entry(&temp, None, inside) {
-                temp
-            } else {
-                PathBuf::from("/tmp")
-            };
-            temp.join(format!("git-orchestrate-{uid}"))
-        }
+        _ => temp_base(inside),
     }
 }
 
@@ -216,19 +276,12 @@ fn cache_dir(inside: &[PathBuf]) -> PathBuf {
 pub fn scratch_dir(inside: &[&Path], common_dir: &Path) -> PathBuf {
     use std::hash::{Hash, Hasher};
     let inside = canonical_all(inside);
-    let uid = rustix::process::getuid().as_raw();
-    let temp = std::env::temp_dir();
-    let temp = if trusted_entry(&temp, None, &inside) {
-        temp
-    } else {
-        PathBuf::from("/tmp")
-    };
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     common_dir
         .canonicalize()
         .unwrap_or_else(|_| common_dir.to_path_buf())
         .hash(&mut hasher);
-    let base = temp.join(format!("git-orchestrate-{uid}"));
+    let base = temp_base(&inside);
     if own_dir(&base) {
         base.join(format!("scratch-{:016x}", hasher.finish()))
     } else {
@@ -249,23 +302,40 @@ fn own_dir(dir: &Path) -> bool {
         .is_ok_and(|m| m.is_dir() && m.uid() == rustix::process::getuid().as_raw())
 }
 
-/// A directory of this user's, outside the repository, holding `sh` and `git` as links to
-/// [`SH`] and `git`: first on the commands' PATH, so that a gate's `sh run_tests.sh` runs the
-/// system's shell whatever else PATH holds. `None` when it cannot be made; the commands then
-/// look `sh` up on the cleaned PATH.
-fn tool_dir(git: &Path, inside: &[PathBuf]) -> Option<PathBuf> {
+/// A directory of this user's, outside the repository, holding `sh`, `bash`, `git` and
+/// `git-lfs` as links to the system's (or the `git` and `git-lfs` found): first on the
+/// commands' PATH, so that a gate's `sh run_tests.sh` runs the system's shell whatever else
+/// PATH holds. Made in the user's cache, else in the temporary directory; an error when
+/// neither can hold it.
+fn tool_dir(git: &Path, lfs: Option<&Path>, inside: &[PathBuf]) -> std::io::Result<PathBuf> {
+    let mut last = None;
+    for base in [cache_dir(inside), temp_base(inside)] {
+        match tool_dir_in(&base, git, lfs) {
+            Ok(dir) => return Ok(dir),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| std::io::Error::other("no directory for the tools")))
+}
+
+fn tool_dir_in(base: &Path, git: &Path, lfs: Option<&Path>) -> std::io::Result<PathBuf> {
     use std::hash::{Hash, Hasher};
 
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     git.hash(&mut hasher);
-    let base = cache_dir(inside);
+    lfs.hash(&mut hasher);
     if let Some(parent) = base.parent() {
         let _ = std::fs::create_dir_all(parent);
     }
     let dir = base.join(format!("tools-{:016x}", hasher.finish()));
     // Someone else's directory, or a link to one, is not ours to trust.
-    if ![&base, &dir].iter().all(|d| own_dir(d)) {
-        return None;
+    for d in [base, dir.as_path()] {
+        if !own_dir(d) {
+            return Err(std::io::Error::other(format!(
+                "{} is not a directory of this user's",
+                d.display()
+            )));
+        }
     }
     // bash too, where the system has one: the other shell gates are commonly written for.
     let bash = ["/bin/bash", "/usr/bin/bash"]
@@ -276,6 +346,7 @@ fn tool_dir(git: &Path, inside: &[PathBuf]) -> Option<PathBuf> {
         ("sh", Some(Path::new(SH))),
         ("git", Some(git)),
         ("bash", bash),
+        ("git-lfs", lfs),
     ];
     for (name, target) in links
         .into_iter()
@@ -289,14 +360,14 @@ fn tool_dir(git: &Path, inside: &[PathBuf]) -> Option<PathBuf> {
         // each leave a whole link.
         let tmp = dir.join(format!(".{name}.{}", std::process::id()));
         let _ = std::fs::remove_file(&tmp);
-        if std::os::unix::fs::symlink(target, &tmp).is_err()
-            || std::fs::rename(&tmp, &link).is_err()
+        if let Err(e) =
+            std::os::unix::fs::symlink(target, &tmp).and_then(|()| std::fs::rename(&tmp, &link))
         {
             let _ = std::fs::remove_file(&tmp);
-            return None;
+            return Err(e);
         }
     }
-    Some(dir)
+    Ok(dir)
 }
 
 #[cfg(test)]
@@ -364,10 +435,46 @@ mod tests {
         );
     }
 
+    /// A `git` the caller put first on PATH, in a directory of its own, loses to the one the
+    /// system installed further down.
+    #[test]
+    fn the_systems_git_wins_over_one_in_a_directory_of_the_callers() {
+        let real = std::env::split_paths(&std::env::var_os("PATH").unwrap())
+            .map(|d| d.join("git"))
+            .find(|g| system_installed(g))
+            .expect("the machine has a git the system installed");
+        let fake = tempfile::tempdir().unwrap();
+        exe(fake.path(), "git");
+        let path = std::env::join_paths([
+            fake.path().to_path_buf(),
+            real.parent().unwrap().to_path_buf(),
+        ])
+        .unwrap();
+        assert_eq!(find_tool("git", Some(&path), None, &[]), Some(real.clone()));
+        assert!(!system_installed(&fake.path().join("git")));
+        // Without one of the system's, the first trusted one.
+        let only_fake = std::env::join_paths([fake.path()]).unwrap();
+        assert_eq!(
+            find_tool("git", Some(&only_fake), None, &[]),
+            Some(fake.path().join("git"))
+        );
+    }
+
+    #[test]
+    fn a_tool_directory_that_cannot_be_made_is_an_error_not_a_fallback() {
+        let blocked = tempfile::tempdir().unwrap();
+        let base = blocked.path().join("cache");
+        std::fs::write(&base, "a file where the directory would go").unwrap();
+        assert!(tool_dir_in(&base, Path::new("/usr/bin/git"), None).is_err());
+        let fine = blocked.path().join("fine");
+        let dir = tool_dir_in(&fine, Path::new("/usr/bin/git"), None).unwrap();
+        assert_eq!(std::fs::read_link(dir.join("sh")).unwrap(), Path::new(SH));
+    }
+
     #[test]
     fn commands_get_the_pinned_sh_and_git_first_and_no_git_variables() {
         let repo = tempfile::tempdir().unwrap();
-        let env = CommandEnv::for_repository(&[repo.path()]);
+        let env = CommandEnv::for_repository(&[repo.path()]).unwrap();
         let first = std::env::split_paths(env.path())
             .next()
             .expect("a tool dir");

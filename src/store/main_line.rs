@@ -2,8 +2,6 @@
 //! workflows' merges made: what tells a move of main that no workflow made
 //! (docs/integrity.md, "main moves only through a workflow or a human").
 
-use std::collections::HashSet;
-
 use gix::ObjectId;
 use gix::bstr::ByteSlice;
 
@@ -81,22 +79,33 @@ impl Store {
         Ok(Some(line))
     }
 
-    /// The main-branch commits that workflows' merges made (`main_tip` after each `merge`
-    /// transition), of every workflow here and every remote's as last fetched.
-    pub fn workflow_merges(&self) -> Result<HashSet<String>, StoreError> {
-        let tips = self.all_workflow_tips()?;
-        let mut seen = HashSet::new();
-        let mut merges = HashSet::new();
-        for tip in tips {
+    /// The commit time of `commit` (seconds since the epoch), when it can be read.
+    pub fn commit_time(&self, commit: &str) -> Option<i64> {
+        let id = ObjectId::from_hex(commit.as_bytes()).ok()?;
+        let commit = self.repo.find_commit(id).ok()?;
+        commit.time().ok().map(|t| t.seconds)
+    }
+
+    /// The merges the workflows recorded (a `merge` transition's `main_tip`), in every
+    /// workflow here and every remote's as last fetched, walking each history back only to
+    /// its first transition older than `not_before` (seconds since the epoch).
+    pub fn merge_records(&self, not_before: i64) -> Result<Vec<MergeRecord>, StoreError> {
+        let mut tips: Vec<(String, ObjectId)> = self.refs_under(WORKFLOWS)?.into_iter().collect();
+        tips.extend(
+            self.refs_under(REMOTES)?
+                .into_iter()
+                .filter(|(name, _)| name.contains("/workflows/")),
+        );
+        let mut out = Vec::new();
+        for (name, tip) in tips {
             let mut next = Some(tip);
             while let Some(id) = next {
-                if !seen.insert(id) {
-                    break;
-                }
                 let commit = self.repo.find_commit(id).map_err(git_err)?;
                 next = commit.parent_ids().next().map(|p| p.detach());
-                let is_merge = commit.message_raw_sloppy().starts_with(b"merge: ");
-                if !is_merge {
+                if commit.time().map_or(true, |t| t.seconds < not_before) {
+                    break;
+                }
+                if !commit.message_raw_sloppy().starts_with(b"merge: ") {
                     continue;
                 }
                 let tree = commit.tree().map_err(git_err)?;
@@ -112,10 +121,26 @@ impl Store {
                     main_tip: Some(main),
                 }) = serde_json::from_slice(&blob.data)
                 {
-                    merges.insert(main);
+                    out.push(MergeRecord {
+                        workflow: name.clone(),
+                        tip,
+                        transition: id,
+                        main,
+                    });
                 }
             }
         }
-        Ok(merges)
+        Ok(out)
     }
+}
+
+/// A merge a workflow recorded: the main commit it made, and where its chain says so.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MergeRecord {
+    /// The workflow's name (`<remote>/workflows/<name>` for a remote's copy).
+    pub workflow: String,
+    /// The chain's tip, and the `merge` transition in it.
+    pub tip: ObjectId,
+    pub transition: ObjectId,
+    pub main: String,
 }

@@ -25,7 +25,7 @@ use crate::workflow::state::{State, StateWire, Status};
 use crate::workflow::{Human, PlanChange};
 
 pub use export::{EntryType, TreeEntry};
-pub use main_line::MainLine;
+pub use main_line::{MainLine, MergeRecord};
 pub use notes::{NOTES_REF, NoteReader};
 pub use remote::{
     Backup, LocalRef, Relation, Standing, exact_notes_refspec, fetch_refspecs, is_state_ref,

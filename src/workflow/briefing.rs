@@ -774,6 +774,7 @@ fn analysis(out: &mut String, ctx: &Context, plan: &PlanSummary, step: &StepSumm
         output_tail,
         red_tree,
         red_paths,
+        red_shared,
         syntax_error,
         ..
     }) = &ctx.state.pending()
@@ -804,19 +805,22 @@ A test that cannot be read says nothing about the behaviour: that is the wrong r
     }
     if red_tree.is_some() {
         const SHOWN: usize = 20;
-        if red_paths.is_empty() {
+        let listed = |paths: &[String]| {
+            let mut listed: Vec<String> = paths.iter().take(SHOWN).cloned().collect();
+            if paths.len() > SHOWN {
+                listed.push(format!("and {} more", paths.len() - SHOWN));
+            }
+            indent(&listed.join("\n"))
+        };
+        if red_paths.is_empty() && red_shared.is_empty() {
             out.push_str(
                 "
 This RED step changed no file since the task began: nothing is pinned as its test, and the
 reviewer is told so. If its test was meant to be new, write it and submit the RED step again.
 ",
             );
-        } else {
-            let mut listed: Vec<&str> = red_paths.iter().take(SHOWN).map(String::as_str).collect();
-            let more = format!("and {} more", red_paths.len().saturating_sub(SHOWN));
-            if red_paths.len() > SHOWN {
-                listed.push(&more);
-            }
+        }
+        if !red_paths.is_empty() {
             let _ = write!(
                 out,
                 "
@@ -826,7 +830,20 @@ The GREEN step and the final check run the test with these files exactly as they
 one of them is not part of the test (a stub of the code, say), answer FAILURE and submit the
 RED step again without it.
 ",
-                indent(&listed.join("\n"))
+                listed(red_paths)
+            );
+        }
+        if !red_shared.is_empty() {
+            let _ = write!(
+                out,
+                "
+These files existed before the task and are no test files by `[gates] test_paths`, so they
+are not pinned:
+{}
+The final check runs the test on the PR's base with them as they are now, where it must fail;
+the later steps go on to change them. A test that can live in a test file belongs there.
+",
+                listed(red_shared)
             );
         }
     }
@@ -1666,6 +1683,7 @@ the orchestrator's state. Whenever you are unsure what to do, run `git orchestra
                 output_tail: "error[E0425]: cannot find function `add` in this scope\n".into(),
                 red_tree: None,
                 red_paths: Vec::new(),
+                red_shared: Vec::new(),
                 syntax_error: None,
             });
         });
@@ -1701,6 +1719,12 @@ the orchestrator's state. Whenever you are unsure what to do, run `git orchestra
             "analysis_nothing_pinned",
             &render(&nothing_pinned, 0, Extras::default()),
         );
+        let shared = nothing_pinned.edit(|w| {
+            if let Some(Pending::Analysis { red_shared, .. }) = &mut w.pending {
+                *red_shared = vec!["src/lib.rs".into()];
+            }
+        });
+        assert_snapshot("analysis_shared", &render(&shared, 0, Extras::default()));
 
         for attempt in [1, 2, 3, 5, 6, 9, 10] {
             assert_snapshot(

@@ -75,8 +75,7 @@ fn run(step: usize, expectation: Expectation, code: i32, preflight: Option<bool>
         }),
         red_rerun: None,
         summary: String::new(),
-        red_pin: None,
-        not_a_test: None,
+        red: None,
         syntax_error: None,
     }))
 }
@@ -128,6 +127,7 @@ fn triggers() -> Vec<(&'static str, StateWire, Option<Plan>, Event)> {
                 output_tail: String::new(),
                 red_tree: None,
                 red_paths: Vec::new(),
+                red_shared: Vec::new(),
                 syntax_error: None,
             })
         })

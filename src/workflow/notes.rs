@@ -197,6 +197,14 @@ pub struct RedProof {
     /// The pinned paths put in for both runs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub paths: Vec<String>,
+    /// Code files that held the test's lines at RED: put in as the RED step left them on the
+    /// base only; the squashed commit's own are run (the test's lines there are not pinned).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shared: Vec<String>,
+    /// Pinned paths the squashed commit holds otherwise than their latest pin: what was
+    /// proven is the pinned test, not the one that merges.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changed_after_red: Vec<String>,
     pub base: ExitRecord,
     #[serde(rename = "final")]
     pub squashed: ExitRecord,

@@ -41,16 +41,43 @@ pub fn did_not_run(command: &str, exit: ExitRecord, output: &[u8]) -> Option<Str
     if lines.iter().any(|l| l.starts_with("collected 0 items")) {
         return Some("pytest collected no test (collected 0 items)".into());
     }
-    if let Some(summary) = lines.iter().rev().find(|l| is_pytest_summary(l))
-        && summary.contains("deselected")
-        && !["failed", "error", "passed", "xfail", "xpass"]
+    if let Some((summary, counts)) = lines.iter().rev().find_map(|l| pytest_summary(l))
+        && !counts.iter().any(|(n, kind)| {
+            *n > 0
+                && ["failed", "error", "errors", "passed", "xfailed", "xpassed"]
+                    .contains(&kind.as_str())
+        })
+        && counts
             .iter()
-            .any(|w| summary.contains(w))
+            .any(|(n, kind)| *n > 0 && (kind == "deselected" || kind == "skipped"))
     {
         return Some(format!(
-            "every test was deselected, none ran: {}",
-            summary.trim_matches('=').trim()
+            "every test was deselected or skipped, none ran: {summary}"
         ));
+    }
+    let results: Vec<&&str> = lines
+        .iter()
+        .filter(|l| l.starts_with("test result: "))
+        .collect();
+    if !results.is_empty()
+        && results
+            .iter()
+            .all(|l| l.contains(" 0 passed;") && l.contains(" 0 failed;"))
+    {
+        return Some(
+            "every test binary ran no test: each was ignored or filtered out (0 passed; 0 failed)"
+                .into(),
+        );
+    }
+    if let (Some(ran), Some(skipped)) = (
+        counts(&lines, "Ran ", " test"),
+        lines.iter().find_map(|l| {
+            let n = l.strip_prefix("OK (skipped=")?.strip_suffix(')')?;
+            n.parse::<u64>().ok()
+        }),
+    ) && ran.iter().sum::<u64>() == skipped
+    {
+        return Some(format!("unittest skipped every test it ran ({skipped})"));
     }
     if let Some(counts) = counts(&lines, "Ran ", " test")
         && counts.iter().all(|n| *n == 0)
@@ -120,9 +147,45 @@ fn names_file(command: &str, file: &str) -> bool {
         })
 }
 
-/// `==== 3 deselected in 0.01s ====`: pytest's last line.
-fn is_pytest_summary(line: &str) -> bool {
-    line.starts_with('=') && line.ends_with('=') && line.contains(" in ")
+/// `==== 1 failed, 3 deselected in 0.01s ====` (or without the `=`, as `-q` prints it):
+/// pytest's last line, and its counts by kind.
+fn pytest_summary(line: &str) -> Option<(String, Vec<(u64, String)>)> {
+    let summary = line.trim_matches('=').trim();
+    let (counts, time) = summary.rsplit_once(" in ")?;
+    let time = time.split_whitespace().next()?;
+    if !time.ends_with('s') || !time.starts_with(|c: char| c.is_ascii_digit()) {
+        return None;
+    }
+    let counts = counts
+        .split(", ")
+        .map(|part| {
+            let (n, kind) = part.split_once(' ')?;
+            Some((n.parse().ok()?, kind.to_string()))
+        })
+        .collect::<Option<Vec<(u64, String)>>>()?;
+    Some((summary.to_string(), counts))
+}
+
+/// How the GREEN step's run of its RED test is had (docs/integrity.md, "The oracle the
+/// agent cannot write").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RerunPlan {
+    /// The step's own command is the RED command, run on the pinned files as they were.
+    OwnRunStands,
+    /// Another command passed; the working tree still has the pinned files as they were.
+    InPlace,
+    /// The GREEN step changed pinned files: a scratch worktree of its tree gets them back.
+    Scratch,
+}
+
+/// The plan for running the RED test again, from whether the step's command is the RED
+/// command and whether the working tree has the pinned files as the RED step left them.
+pub fn rerun_plan(same_command: bool, unchanged: bool) -> RerunPlan {
+    match (same_command, unchanged) {
+        (true, true) => RerunPlan::OwnRunStands,
+        (false, true) => RerunPlan::InPlace,
+        (_, false) => RerunPlan::Scratch,
+    }
 }
 
 /// The numbers `N` of every line that reads `{prefix}N{suffix}…`; `None` when no line does.
@@ -269,6 +332,24 @@ mod tests {
                 "python3: can't open file '/r/tests/test_mul.py': [Errno 2] No such file or directory\n",
             ),
             ("npx mocha", 1, "\n\n  0 passing (1ms)\n\n"),
+            // `-q` prints the summary bare; skipped alone is no test run (a GREEN that passes so).
+            ("pytest -q -k mul", 5, "3 deselected in 0.01s\n"),
+            ("pytest -q", 0, "ss\n2 skipped in 0.01s\n"),
+            (
+                "pytest",
+                0,
+                "=== test session starts ===\n=== 1 skipped, 2 deselected in 0.02s ===\n",
+            ),
+            (
+                "cargo test",
+                0,
+                "running 2 tests\ntest a ... ignored\ntest b ... ignored\n\ntest result: ok. 0 passed; 0 failed; 2 ignored; 0 measured; 0 filtered out\n",
+            ),
+            (
+                "python -m unittest",
+                0,
+                "ss\n----\nRan 2 tests in 0.000s\n\nOK (skipped=2)\n",
+            ),
         ];
         for (command, code, output) in nothing {
             assert!(ran(command, code, output).is_some(), "{command}: {output}");
@@ -326,6 +407,24 @@ mod tests {
                 1,
                 "cat: out.txt: No such file or directory\n",
             ),
+            (
+                "pytest -q",
+                1,
+                "F.s\n1 failed, 1 passed, 1 skipped in 0.03s\n",
+            ),
+            ("pytest -q", 0, ".s\n1 passed, 1 skipped in 0.01s\n"),
+            (
+                "cargo test",
+                0,
+                "running 1 test\ntest a ... ok\n\ntest result: ok. 1 passed; 0 failed; 1 ignored; 0 measured; 0 filtered out\n\nrunning 0 tests\n\ntest result: ok. 0 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out\n",
+            ),
+            (
+                "python -m unittest",
+                0,
+                ".s\n----\nRan 2 tests in 0.000s\n\nOK (skipped=1)\n",
+            ),
+            // Words that look like a summary but are the test's own output.
+            ("sh t.sh", 1, "expected 3 items in 2s\n"),
         ];
         for (command, code, output) in failed {
             assert_eq!(ran(command, code, output), None, "{command}: {output}");
@@ -334,6 +433,14 @@ mod tests {
             did_not_run("pytest", ExitRecord::signal(9), b"no tests ran"),
             Some("the test runner says no tests ran".into())
         );
+    }
+
+    #[test]
+    fn the_red_test_runs_again_unless_its_own_run_is_it() {
+        assert_eq!(rerun_plan(true, true), RerunPlan::OwnRunStands);
+        assert_eq!(rerun_plan(false, true), RerunPlan::InPlace);
+        assert_eq!(rerun_plan(true, false), RerunPlan::Scratch);
+        assert_eq!(rerun_plan(false, false), RerunPlan::Scratch);
     }
 
     #[test]

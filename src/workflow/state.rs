@@ -72,6 +72,10 @@ pub enum Pending {
         red_tree: Option<String>,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         red_paths: Vec<String>,
+        /// Files the step changed that existed before it and are not tests (code beside an
+        /// inline test): the RED test's lines are there, but the file is not pinned.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        red_shared: Vec<String>,
         /// A line of the output that shows the test itself could not be read.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         syntax_error: Option<String>,
@@ -110,6 +114,7 @@ pub enum TddPending {
         output_tail: String,
         red_tree: Option<String>,
         red_paths: Vec<String>,
+        red_shared: Vec<String>,
         syntax_error: Option<String>,
     },
     Checkpoint {
@@ -129,6 +134,7 @@ impl From<TddPending> for Pending {
                 output_tail,
                 red_tree,
                 red_paths,
+                red_shared,
                 syntax_error,
             } => Pending::Analysis {
                 step,
@@ -137,6 +143,7 @@ impl From<TddPending> for Pending {
                 output_tail,
                 red_tree,
                 red_paths,
+                red_shared,
                 syntax_error,
             },
             TddPending::Checkpoint {
@@ -467,9 +474,15 @@ pub struct RedTest {
     /// `None` for a RED accepted before tests were pinned.
     #[serde(rename = "red_tree", default, skip_serializing_if = "Option::is_none")]
     pub tree: Option<String>,
-    /// The paths the RED step changed from the task's start.
+    /// The paths the RED step changed from the task's start that are the test: test files
+    /// (`[gates] test_paths`) and files the step created.
     #[serde(rename = "red_paths", default, skip_serializing_if = "Vec::is_empty")]
     pub paths: Vec<String>,
+    /// The other files the step changed: code files that existed before it, holding the
+    /// test's lines beside code (a Rust `#[cfg(test)]` module). Put in for the run on the
+    /// PR's base only; the code around them is the later steps' to change.
+    #[serde(rename = "red_shared", default, skip_serializing_if = "Vec::is_empty")]
+    pub shared: Vec<String>,
 }
 
 /// What a failing RED run pins as its test: the tree it left and the paths its step changed
@@ -478,7 +491,19 @@ pub struct RedTest {
 #[serde(deny_unknown_fields)]
 pub struct RedPin {
     pub tree: String,
+    /// The test: test files and files the step created; put back for every later run.
     pub paths: Vec<String>,
+    /// Code files that existed before the step and gained the test's lines.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shared: Vec<String>,
+}
+
+/// What a failing RED run is: a test that failed, pinned; or no test that failed, and why.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum RedOutcome {
+    Pinned(RedPin),
+    NotATest(String),
 }
 
 impl Pr {
@@ -1124,6 +1149,7 @@ impl StateWire {
                 output_tail,
                 red_tree,
                 red_paths,
+                red_shared,
                 syntax_error,
             }) => Ok(Some(TddPending::Analysis {
                 step,
@@ -1132,6 +1158,7 @@ impl StateWire {
                 output_tail,
                 red_tree,
                 red_paths,
+                red_shared,
                 syntax_error,
             })),
             Some(Pending::Checkpoint {

@@ -7,7 +7,7 @@ use super::plan::{Plan, PlanSummary, StepId, StepSummary, StepType};
 use super::review::{Finding, Priority, ReviewRecord, feedback_task};
 use super::state::{Attempts, ExitRecord, LastRun, Pending, PreflightRecord, State, Status};
 use super::state::{Finalized, Halt, HaltReason, Phase, Pin, Pr, PreflightCache, ReplanContext};
-use super::state::{Idle, RedPin, RedTest, ReviewStage, ReviewSummary, TddPending, Verdict};
+use super::state::{Idle, RedOutcome, RedTest, ReviewStage, ReviewSummary, TddPending, Verdict};
 use super::{Decision, Expectation, Human};
 use serde::{Deserialize, Serialize};
 
@@ -168,13 +168,11 @@ pub struct TestRun {
     pub red_rerun: Option<RedRerun>,
     pub summary: String,
     /// A failing RED run: the tree it left and the paths its step changed, pinned as its test
-    /// when the analysis accepts it (docs/integrity.md).
+    /// when the analysis accepts it; or why it is no test that failed: it did not run (exit
+    /// 126/127, a runner that says nothing ran), or its test cannot be pinned (a link out of
+    /// the repository) (docs/integrity.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub red_pin: Option<RedPin>,
-    /// Why a failing RED run is no test that failed: it did not run (exit 126/127, a runner
-    /// that says nothing ran), or its test cannot be pinned (a link out of the repository).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub not_a_test: Option<String>,
+    pub red: Option<RedOutcome>,
     /// A line of a failing RED run's output that shows the test could not be read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub syntax_error: Option<String>,
@@ -191,6 +189,10 @@ pub struct RedRerun {
     /// (in a scratch worktree), and the change is named to the reviewer (docs/integrity.md).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub restored: Vec<String>,
+    /// The run passed, but its runner says no test ran (all skipped, ignored or filtered
+    /// out): that is no pass of the RED test.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_run: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -1039,7 +1041,10 @@ fn test_ran(state: &State, run: TestRun) -> Result<Next, Refusal> {
         preflight: run.preflight.as_ref().map(|p| p.record.clone()),
     };
     let red_due = state.red_test_due(step, run.kind);
-    let red_failed = run.red_rerun.as_ref().filter(|red| !red.exit.success());
+    let red_failed = run
+        .red_rerun
+        .as_ref()
+        .filter(|red| !red.exit.success() || red.not_run.is_some());
     let (phase, plan, body, output, verdict) = match (
         run.expectation,
         exit.success(),
@@ -1056,11 +1061,27 @@ fn test_ran(state: &State, run: TestRun) -> Result<Next, Refusal> {
         }
         (Expectation::Pass, true, _, Some(red)) => {
             let phase = tdd.failed(red.output_tail.clone());
+            let put_back = if red.restored.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " (run with {} as the RED step left {})",
+                    red.restored.join(", "),
+                    if red.restored.len() == 1 {
+                        "it"
+                    } else {
+                        "them"
+                    }
+                )
+            };
+            let how = match &red.not_run {
+                Some(why) => format!("passes without running a test ({why})"),
+                None => format!("still fails ({})", red.exit),
+            };
             let body = format!(
-                "FAILURE: `{command}` passed ({exit}), but the task's RED test `{}` still fails ({}): \
+                "FAILURE: `{command}` passed ({exit}), but the task's RED test `{}`{put_back} {how}: \
                  the GREEN step must make it pass; debugging attempt {}",
                 red.command,
-                red.exit,
                 phase.attempts()
             );
             (
@@ -1153,8 +1174,11 @@ fn test_ran(state: &State, run: TestRun) -> Result<Next, Refusal> {
                 Verdict::Failure,
             )
         }
-        (Expectation::Fail, false, _, _) if run.not_a_test.is_some() => {
-            let why = run.not_a_test.clone().unwrap_or_default();
+        (Expectation::Fail, false, _, _) if matches!(run.red, Some(RedOutcome::NotATest(_))) => {
+            let why = match &run.red {
+                Some(RedOutcome::NotATest(why)) => why.clone(),
+                _ => String::new(),
+            };
             let phase = tdd.failed(format!("{why}\n{}", run.output_tail));
             let body = format!(
                 "FAILURE: the RED test `{command}` failed ({exit}), but it is no test that failed: {why}; \
@@ -1170,13 +1194,17 @@ fn test_ran(state: &State, run: TestRun) -> Result<Next, Refusal> {
             )
         }
         (Expectation::Fail, false, _, _) => {
-            let pin = run.red_pin.clone();
+            let pin = match &run.red {
+                Some(RedOutcome::Pinned(pin)) => Some(pin.clone()),
+                Some(RedOutcome::NotATest(_)) | None => None,
+            };
             tdd.pending = Some(TddPending::Analysis {
                 step,
                 command: run.command.clone(),
                 exit: run.exit,
                 output_tail: run.output_tail.clone(),
                 red_tree: pin.as_ref().map(|p| p.tree.clone()),
+                red_shared: pin.as_ref().map(|p| p.shared.clone()).unwrap_or_default(),
                 red_paths: pin.map(|p| p.paths).unwrap_or_default(),
                 syntax_error: run.syntax_error.clone(),
             });
@@ -1230,6 +1258,7 @@ fn analysis_decided(state: &State, decision: Decision, summary: &str) -> Result<
         command,
         red_tree,
         red_paths,
+        red_shared,
         ..
     }) = tdd.pending.take()
     else {
@@ -1244,6 +1273,7 @@ fn analysis_decided(state: &State, decision: Decision, summary: &str) -> Result<
                     command,
                     tree: red_tree,
                     paths: red_paths,
+                    shared: red_shared,
                 });
                 tdd.succeeded()
             },
@@ -2012,6 +2042,7 @@ mod tests {
             output_tail: "assertion failed: add missing".into(),
             red_tree: None,
             red_paths: Vec::new(),
+            red_shared: Vec::new(),
             syntax_error: None,
         }
     }
@@ -2058,8 +2089,7 @@ mod tests {
             preflight,
             red_rerun: None,
             summary: "did it".into(),
-            red_pin: None,
-            not_a_test: None,
+            red: None,
             syntax_error: None,
         }))
     }

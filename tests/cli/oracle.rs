@@ -269,7 +269,7 @@ fn a_red_test_edited_at_green_is_put_back_for_the_rerun() {
         out.expect(1);
         assert!(
             out.stdout.starts_with(&format!(
-                "FAILURE: `{command}` passed (exit 0), but the task's RED test `{RED_MUL}` still fails (exit 1)"
+                "FAILURE: `{command}` passed (exit 0), but the task's RED test `{RED_MUL}` (run with tests/test_mul.sh as the RED step left it) still fails (exit 1)"
             )),
             "{}",
             out.stdout
@@ -310,7 +310,7 @@ fn a_red_that_failed_on_a_syntax_error_is_flagged_and_fixing_only_the_syntax_doe
     repo.write("tests/test_mul.sh", "if true; then\n  true\nfi\n");
     repo.submit_test(RED_MUL, None)
         .expect(1)
-        .says("but the task's RED test `sh tests/test_mul.sh` still fails (exit 2)");
+        .says("but the task's RED test `sh tests/test_mul.sh` (run with tests/test_mul.sh as the RED step left it) still fails (exit 2)");
 }
 
 /// A GREEN step that reformats its RED test and keeps it meaning the same passes, and is
