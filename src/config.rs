@@ -175,7 +175,7 @@ pub enum PinnedTests {
 }
 
 /// Where tests live in the common layouts (pytest, unittest, Go, Rust, JavaScript, Java,
-/// Ruby, shell).
+/// Ruby, shell), and the test runners' own configuration files.
 pub const DEFAULT_TEST_PATHS: &[&str] = &[
     "test/**",
     "tests/**",
@@ -191,6 +191,13 @@ pub const DEFAULT_TEST_PATHS: &[&str] = &[
     "**/*Tests.java",
     "**/*Test.kt",
     "**/conftest.py",
+    // What decides which tests run and how: a harness file changed is a test changed.
+    "**/pytest.ini",
+    ".cargo/config.toml",
+    ".cargo/config",
+    "**/jest.config.*",
+    "**/vitest.config.*",
+    "**/.mocharc.*",
 ];
 
 fn default_test_paths() -> Vec<String> {
@@ -536,7 +543,7 @@ impl fmt::Display for Origin {
             Origin::Pinned { main, commit } => write!(
                 f,
                 "{main}:{FILE_NAME} as pinned for this PR (at {})",
-                &commit[..commit.len().min(12)]
+                crate::short_id(commit)
             ),
         }
     }
@@ -725,7 +732,7 @@ pub fn detect_test_runner(read: &dyn Fn(&str) -> Option<String>) -> Option<TestR
     ];
     for (file, mark) in pytest {
         if read(file).is_some_and(|text| text.contains(mark)) {
-            return found("python -m pytest", file);
+            return found("python3 -m pytest", file);
         }
     }
     if let Some(text) = read("package.json")
@@ -1073,7 +1080,7 @@ output_tail = 50
         );
         assert_eq!(
             project(&[("pyproject.toml", "[tool.pytest.ini_options]\n")]),
-            found("python -m pytest", "pyproject.toml")
+            found("python3 -m pytest", "pyproject.toml")
         );
         assert_eq!(
             project(&[("pyproject.toml", "[project]\nname = \"x\"\n")]),
@@ -1081,11 +1088,11 @@ output_tail = 50
         );
         assert_eq!(
             project(&[("setup.cfg", "[tool:pytest]\n")]),
-            found("python -m pytest", "setup.cfg")
+            found("python3 -m pytest", "setup.cfg")
         );
         assert_eq!(
             project(&[("conftest.py", "")]),
-            found("python -m pytest", "conftest.py")
+            found("python3 -m pytest", "conftest.py")
         );
         assert_eq!(
             project(&[("package.json", r#"{"scripts": {"test": "jest"}}"#)]),
@@ -1123,7 +1130,7 @@ output_tail = 50
                 .is_empty()
         );
         let runner = TestRunner {
-            command: "python -m pytest".into(),
+            command: "python3 -m pytest".into(),
             from: "pyproject.toml".into(),
         };
         let detected = initial_file("main", FirstGate::Detected(&runner));
@@ -1133,7 +1140,7 @@ output_tail = 50
         );
         let config = parse(&detected).unwrap();
         assert_eq!(config.preflight[0].name, "tests");
-        assert_eq!(config.preflight[0].command, "python -m pytest");
+        assert_eq!(config.preflight[0].command, "python3 -m pytest");
         // The commented [review] example is valid once uncommented.
         let uncommented: String = text
             .lines()

@@ -28,3 +28,9 @@ pub const WORKFLOW_ENV: &str = "GIT_ORCHESTRATE_WORKFLOW";
 /// The identity used when git has none configured, so nothing fails for lack of `user.name`.
 pub const FALLBACK_NAME: &str = "git-orchestrate";
 pub const FALLBACK_EMAIL: &str = "git-orchestrate@localhost";
+
+/// The first 12 characters of a commit or object id, as messages show one; the whole text
+/// when it is shorter or is no id (a forged state's field can hold anything).
+pub fn short_id(id: &str) -> &str {
+    id.get(..12).unwrap_or(id)
+}

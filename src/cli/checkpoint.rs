@@ -31,16 +31,20 @@ pub fn run(session: &Session, args: &CheckpointArgs, ui: &mut Ui) -> Result<Exit
 /// The report as people (and agents reading text) see it.
 pub(super) fn render_text(report: &CheckpointReport, quiet: bool) -> String {
     let mut text = match report.without_commit {
-        None => format!("checkpoint {}: {}\n", &report.commit[..12], report.subject),
+        None => format!(
+            "checkpoint {}: {}\n",
+            crate::short_id(&report.commit),
+            report.subject
+        ),
         Some(WithoutCommit::Recovered) => format!(
             "checkpoint {}: {}\nrecorded the checkpoint commit an interrupted run had made (its note attached); no new \
              commit\n",
-            &report.commit[..12],
+            crate::short_id(&report.commit),
             report.subject
         ),
         Some(WithoutCommit::Unchanged) => format!(
             "checkpoint {}: {}\nnothing changed since this checkpoint: the step is recorded on it; no new commit\n",
-            &report.commit[..12],
+            crate::short_id(&report.commit),
             report.subject
         ),
     };

@@ -225,7 +225,7 @@ fn classify(e: EngineError) -> CommandError {
                 let finish = format!(
                     "Commit {} stays; `git orchestrate get-task` (or `checkpoint`) finishes recording it without \
                      a second commit.",
-                    &commit[..commit.len().min(12)]
+                    crate::short_id(&commit)
                 );
                 err.hint = Some(match err.hint.take() {
                     Some(hint) => format!("{hint} {finish}"),

@@ -133,7 +133,7 @@ pub fn run(session: &Session, args: &InitArgs, ui: &mut Ui) -> Result<Exit, Fail
             adopted.transitions,
             adopted.state,
             report.reference,
-            &adopted.tip[..12]
+            crate::short_id(&adopted.tip)
         )
     } else if report.created {
         format!(

@@ -55,7 +55,7 @@ pub fn run(session: &Session, args: &LogArgs, ui: &mut Ui) -> Result<Exit, Failu
         let headline = e.body.lines().next().unwrap_or_default();
         ui.line(format!(
             "{}  {}  {}{step}",
-            &e.commit[..12],
+            crate::short_id(&e.commit),
             e.time,
             e.subject
         ))?;

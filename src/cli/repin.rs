@@ -26,7 +26,7 @@ pub fn run(session: &Session, _args: &RepinArgs, ui: &mut Ui) -> Result<Exit, Fa
         ui.report(&report)?;
         return Ok(Exit::Success);
     }
-    let short = |c: &str| c[..c.len().min(12)].to_string();
+    let short = |c: &str| crate::short_id(c).to_string();
     let text = match (report.changed, report.pr) {
         (true, true) => format!(
             "repinned: the PR is now verified under main at {}{}; main is accounted for up to it\n",

@@ -38,7 +38,7 @@ fn lines(report: &StatusReport) -> Vec<String> {
         Some(tip) => format!(
             "workflow  {} ({reference} @ {})",
             report.workflow,
-            &tip[..tip.len().min(12)]
+            crate::short_id(tip)
         ),
         None => format!(
             "workflow  {} (not created yet: `git orchestrate init` or `get-task` creates it)",
@@ -129,7 +129,7 @@ fn lines(report: &StatusReport) -> Vec<String> {
         lines.push(line);
     }
     if let Some(commit) = &report.last_commit_hash {
-        lines.push(format!("checkpoint {}", &commit[..commit.len().min(12)]));
+        lines.push(format!("checkpoint {}", crate::short_id(commit)));
     }
     if let Some(review) = &report.last_review {
         lines.push(if review.ran {
@@ -142,7 +142,7 @@ fn lines(report: &StatusReport) -> Vec<String> {
         });
     }
     if let Some(commit) = &report.final_commit {
-        lines.push(format!("squashed  {}", &commit[..commit.len().min(12)]));
+        lines.push(format!("squashed  {}", crate::short_id(commit)));
     }
     if let Some(run) = &report.run {
         lines.push(format!(
@@ -173,7 +173,7 @@ fn lines(report: &StatusReport) -> Vec<String> {
         lines.push(format!(
             "remote    {} @ {}: {what}",
             r.remote,
-            &r.tip[..r.tip.len().min(12)]
+            crate::short_id(&r.tip)
         ));
     }
     lines.push(match &report.config {

@@ -33,7 +33,7 @@ pub enum TakeSide {
 }
 
 fn short(id: &Option<String>) -> &str {
-    id.as_deref().map_or("-", |id| &id[..id.len().min(12)])
+    id.as_deref().map_or("-", |id| crate::short_id(id))
 }
 
 fn plural(n: usize, what: &str) -> String {
@@ -114,7 +114,11 @@ fn report_text(session: &Session, report: &SyncReport) -> Vec<String> {
             }
             for (side, entries) in [("here", &w.local_since), (remote.as_str(), &w.remote_since)] {
                 for e in entries {
-                    lines.push(format!("    {side:>8}  {} {}", &e.commit[..12], e.subject));
+                    lines.push(format!(
+                        "    {side:>8}  {} {}",
+                        crate::short_id(&e.commit),
+                        e.subject
+                    ));
                 }
             }
             let flag = if w.workflow == session.store.workflow() {

@@ -99,7 +99,7 @@ pub fn checkpoint(
                         format!(
                             "checkpoint refused: nothing changed since the last checkpoint (HEAD is {} {}); no commit was \
                              made (state {})",
-                            &head.commit[..head.commit.len().min(12)],
+                            crate::short_id(&head.commit),
                             head.message.lines().next().unwrap_or_default(),
                             state.status()
                         ),
@@ -181,7 +181,7 @@ pub fn checkpoint(
             &format!(
                 "commit {} holds a tree other than the one preflight verified (a commit hook changed \
                  files?); it stays, but is not recorded as a checkpoint",
-                &commit[..commit.len().min(12)]
+                crate::short_id(&commit)
             ),
             &committed,
             &tree,

@@ -443,7 +443,7 @@ fn master_plan(session: &Session, snap: &Snapshot, path: &str) -> Result<Finaliz
         return refuse(format!(
             "{} does not mention the squashed commit {} (write its hash next to the PR marked [DONE])",
             path,
-            &squashed[..12]
+            crate::short_id(squashed)
         ));
     }
     Ok(FinalizeCheck::Holds { commit: head })

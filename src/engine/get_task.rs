@@ -458,16 +458,27 @@ fn review(session: &Session, snap: &Snapshot, round: u32) -> Result<Event, Engin
         .state
         .pin()
         .map_or(base.as_str(), |p| p.commit.as_str());
-    let changed_tests: Vec<String> = git
-        .tree_changes(since, &head)
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|(how, path)| *how != "added" && config.is_test_path(path))
-        .map(|(_, path)| path)
-        .collect();
-    let unpinned_tests = record
-        .unpinned_tests(session, &config, &base, &head)
-        .unwrap_or_default();
+    // A reviewer told nothing of the tests would be told they are untouched: no review.
+    let changed_tests: Vec<String> = match git.tree_changes(since, &head) {
+        Ok(changes) => changes
+            .into_iter()
+            .filter(|(how, path)| *how != "added" && config.is_test_path(path))
+            .map(|(_, path)| path)
+            .collect(),
+        Err(e) => {
+            return Ok(Event::ReviewFailed {
+                error: format!("could not list the tests {branch} changes: {e}"),
+            });
+        }
+    };
+    let unpinned_tests = match record.unpinned_tests(session, &config, &base, &head) {
+        Ok(found) => found,
+        Err(e) => {
+            return Ok(Event::ReviewFailed {
+                error: format!("could not list the tests {branch} adds: {e}"),
+            });
+        }
+    };
     let tasks_without_red = super::pr_record::tasks_without_red(&plan);
     let main_moved_outside =
         super::main_line::drift(session, &snap.state)?.map(|d| d.notice().to_string());

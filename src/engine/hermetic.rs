@@ -1,7 +1,8 @@
 //! Whether this repository can verify anything (docs/integrity.md, "Hermetic verification").
 //! Settings that make git store, show or check out something other than what a gate saw, or
 //! that change which hooks a worktree runs, refuse every verification, naming the setting:
-//! the agent can write `.git/config` and `.git/info/attributes` like any file.
+//! the agent can write `.git/config` and `.git/info/attributes` like any file. A content
+//! filter other than git-lfs's counts where an attribute applies it to a file git stores.
 
 use super::{EngineError, Session};
 use crate::store::Setting;
@@ -51,8 +52,28 @@ pub fn problems(session: &Session) -> Result<Vec<Unsafe>, EngineError> {
     let mut settings = store.settings("filter");
     settings.extend(store.settings("core"));
     settings.extend(from_environment());
-    found.extend(settings.iter().filter_map(judge));
+    let judged: Vec<Unsafe> = settings.iter().filter_map(judge).collect();
+    // A filter driver is configured for everything a user's git does (a notebook stripper in
+    // ~/.gitconfig, say); it changes what is stored only where an attribute applies it.
+    let drivers: Vec<&str> = judged.iter().filter_map(|u| driver(&u.setting)).collect();
+    let applied = if drivers.is_empty() {
+        Default::default()
+    } else {
+        session.git.filters_applied()?
+    };
+    found.extend(
+        judged
+            .into_iter()
+            .filter(|u| driver(&u.setting).is_none_or(|name| applied.contains(name))),
+    );
     Ok(found)
+}
+
+/// The driver a `filter.<driver>.<part>` setting configures.
+fn driver(key: &str) -> Option<&str> {
+    key.strip_prefix("filter.")
+        .and_then(|rest| rest.rsplit_once('.'))
+        .map(|(name, _)| name)
 }
 
 /// git-lfs's own filter, as `git lfs install` writes it: content it stores is fetched by id,

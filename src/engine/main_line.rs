@@ -38,7 +38,7 @@ impl MainDrift {
             commits: self
                 .commits
                 .iter()
-                .map(|c| format!("{} \"{}\"", &c.commit[..c.commit.len().min(12)], c.subject))
+                .map(|c| format!("{} \"{}\"", crate::short_id(&c.commit), c.subject))
                 .collect(),
             rewritten: self.rewritten,
         }

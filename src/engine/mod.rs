@@ -72,7 +72,10 @@ pub enum EngineError {
     Store(#[from] StoreError),
     /// A checkpoint's commit was made, and what came after it failed: the commit stays, and
     /// the next `checkpoint` or `get-task` finishes recording it.
-    #[error("checkpoint commit {} was made and is kept, but recording it failed: {source}", &commit[..commit.len().min(12)])]
+    #[error(
+        "checkpoint commit {} was made and is kept, but recording it failed: {source}",
+        crate::short_id(commit)
+    )]
     AfterCommit {
         commit: String,
         source: Box<EngineError>,

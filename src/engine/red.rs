@@ -55,7 +55,22 @@ pub fn outcome(
         .unwrap_or("HEAD")
         .to_string();
     let start_tree = git.tree_of(&start)?;
-    let changed = git.changed_files(&start_tree, &tree)?;
+    // A file as main has it came from main (merged into the branch since), not from the step.
+    let main = session.main_branch(Some(state))?;
+    let main_tree = git.tree_of(&main).ok();
+    let mut changed = Vec::new();
+    for path in git.changed_files(&start_tree, &tree)? {
+        let from_main = match &main_tree {
+            Some(main_tree) => {
+                let here = store.tree_entry(&tree, &path)?;
+                here.is_some() && store.tree_entry(main_tree, &path)? == here
+            }
+            None => false,
+        };
+        if !from_main {
+            changed.push(path);
+        }
+    }
     if changed.len() > MAX_RED_PATHS {
         return not_a_test(format!(
             "the RED step changed {} files since the task began, and a RED test is pinned whole \

@@ -42,6 +42,15 @@ const INJECTING: &[&str] = &[
     "GCONV_PATH",
 ];
 
+/// The variables that load code into a program or a shell it starts ([`INJECTING`], bash's
+/// exported functions), as this process has them: our own git commands run without them.
+pub fn injecting_vars() -> impl Iterator<Item = OsString> {
+    std::env::vars_os().map(|(k, _)| k).filter(|k| {
+        let bytes = k.as_encoded_bytes();
+        bytes.starts_with(b"BASH_FUNC_") || INJECTING.iter().any(|v| v.as_bytes() == bytes)
+    })
+}
+
 /// True for a variable no command of ours inherits: `GIT_*`, [`INJECTING`], and bash's
 /// exported functions (`BASH_FUNC_name%%`), which replace commands by name.
 fn withheld(key: &OsStr) -> bool {

@@ -86,6 +86,11 @@ impl Git {
             .env("GIT_NO_REPLACE_OBJECTS", "1")
             // git runs the helpers of its exec path; the caller's is not ours to follow.
             .env_remove("GIT_EXEC_PATH");
+        // Nor is a library or a shell start-up file the caller slipped in for git, its hooks
+        // and filters to load.
+        for var in super::env::injecting_vars() {
+            cmd.env_remove(var);
+        }
         (cmd, shown)
     }
 
@@ -790,6 +795,44 @@ impl Git {
             .chunks(3)
             .filter(|c| c.len() == 3 && c[2] == "lfs")
             .map(|c| c[0].to_string())
+            .collect())
+    }
+
+    /// The content filters (`filter` attribute values) git applies to the files `git add
+    /// --all` would store: every tracked file and every untracked one that is not ignored,
+    /// as git's own attribute rules resolve them (`.gitattributes` in the tree and the
+    /// index, `info/attributes`, `core.attributesFile`, `GIT_ATTR_SOURCE`).
+    pub fn filters_applied(&self) -> Result<std::collections::BTreeSet<String>, GitError> {
+        use std::io::{Seek as _, Write as _};
+        let (cmd, shown) = self.command([
+            "ls-files",
+            "-z",
+            "--cached",
+            "--others",
+            "--exclude-standard",
+        ]);
+        let listing = run_bytes(cmd, shown)?;
+        let (mut cmd, shown) = self.command(["check-attr", "-z", "--stdin", "filter"]);
+        let failed = |e: std::io::Error| GitError {
+            command: shown.clone(),
+            status: None,
+            stderr: e.to_string(),
+        };
+        // From a file, not a pipe: the listing can outgrow what a pipe holds while git writes.
+        let mut input = tempfile::tempfile().map_err(failed)?;
+        input.write_all(&listing).map_err(failed)?;
+        input.rewind().map_err(failed)?;
+        cmd.stdin(input);
+        let out = run_bytes(cmd, shown.clone())?;
+        Ok(out
+            .split(|b| *b == 0)
+            .collect::<Vec<_>>()
+            .chunks(3)
+            .filter_map(|triple| match triple {
+                [_, _, value] => Some(String::from_utf8_lossy(value).into_owned()),
+                _ => None,
+            })
+            .filter(|v| !matches!(v.as_str(), "unspecified" | "unset" | "set" | ""))
             .collect())
     }
 

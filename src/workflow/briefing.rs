@@ -205,7 +205,7 @@ impl std::fmt::Display for Notice {
                 commits,
                 rewritten,
             } => {
-                let since = &since[..since.len().min(12)];
+                let since = crate::short_id(since);
                 if *rewritten {
                     write!(
                         f,
@@ -233,7 +233,9 @@ impl std::fmt::Display for Notice {
                 }
                 write!(
                     f,
-                    "; no PR is merged until a human looks at them and runs `git orchestrate repin`"
+                    "; no PR is merged until a human looks at them and runs `git orchestrate repin` (a \
+                     merge another clone's workflow made counts once `git orchestrate sync` brings its \
+                     refs)"
                 )
             }
             Notice::ConfigDiffersFromMain { main, branch } => write!(
@@ -293,7 +295,7 @@ impl std::fmt::Display for Notice {
                 subject,
                 gates_changed,
             } => {
-                let short = &commit[..commit.len().min(12)];
+                let short = crate::short_id(commit);
                 let why = if *gates_changed {
                     "the preflight gates changed since its tree was verified"
                 } else {
@@ -310,7 +312,7 @@ impl std::fmt::Display for Notice {
                 f,
                 "{main}'s gates changed since this PR began: it is verified under {main}:{CONFIG} as \
                  of {}, until a human runs `git orchestrate repin`",
-                &pinned[..pinned.len().min(12)]
+                crate::short_id(pinned)
             ),
             Notice::PlanStatusesIgnored { claimed_done } => write!(
                 f,
@@ -454,7 +456,7 @@ impl std::fmt::Display for DoneAction {
                 write!(f, "could not check out the PR branch: {reason}")
             }
             DoneAction::RecordedCheckpoint { commit, subject } => {
-                let short = &commit[..commit.len().min(12)];
+                let short = crate::short_id(commit);
                 write!(f, "recorded checkpoint {short} ({subject}).")
             }
             DoneAction::ReviewRan {
@@ -1249,7 +1251,8 @@ fn merging(out: &mut String, ctx: &Context) {
                 "The merge of {branch} into {main} could not start:
 {}
 
-Resolve that (for example commit or stash the changes), then run `git orchestrate get-task`
+Resolve what it names (local changes: commit or stash them; main moved outside the workflow:
+that is a human's to look at and `git orchestrate repin`), then run `git orchestrate get-task`
 again; it retries the merge.
 ",
                 indent(reason),

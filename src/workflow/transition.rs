@@ -843,7 +843,7 @@ fn no_pr_left(state: &State, master_plan: Option<String>, summary: &str) -> Resu
     let judged = master_plan
         .as_deref()
         .map_or("no master plan".to_string(), |b| {
-            format!("master plan {}", &b[..b.len().min(12)])
+            format!("master plan {}", crate::short_id(b))
         });
     Ok(Next::new(
         State {
@@ -893,7 +893,7 @@ fn branch_ready(state: &State, base: Option<String>, pin: Option<Pin>) -> Result
 
 fn repinned(state: &State, pin: Pin) -> Result<Next, Refusal> {
     let mut next = state.clone();
-    let short = &pin.commit[..pin.commit.len().min(12)];
+    let short = crate::short_id(&pin.commit);
     // A human's repin accounts for main as it is now: what moved it since is theirs.
     next.main_tip = Some(pin.commit.clone());
     let body = match next.pr_mut() {
@@ -2016,6 +2016,133 @@ mod tests {
             });
         }
         s
+    }
+
+    /// What the workflow accounts for on main (docs/integrity.md, "main moves only through a
+    /// workflow or a human"): set by the first pin, moved by its own merge and by a human's
+    /// repin, and nothing else.
+    #[test]
+    fn main_tip_moves_with_the_first_pin_the_workflows_merge_and_a_repin() {
+        let pin = |c: &str| Pin {
+            commit: c.into(),
+            config: None,
+        };
+        let tip = |s: &State| s.main_tip.clone();
+        let creating = state(CreatingBranch);
+        let t = transition(
+            &creating,
+            Some(&plan()),
+            Event::BranchReady {
+                base: None,
+                pin: Some(pin("m0")),
+            },
+        )
+        .unwrap();
+        assert_eq!(tip(&t.state), Some("m0".into()), "the first pin");
+        let accounted = creating.edit(|w| w.main_tip = Some("m1".into()));
+        let t = transition(
+            &accounted,
+            Some(&plan()),
+            Event::BranchReady {
+                base: None,
+                pin: Some(pin("m2")),
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            tip(&t.state),
+            Some("m1".into()),
+            "a later PR's pin moves nothing"
+        );
+
+        let merging = state(MergingBranch).edit(|w| w.main_tip = Some("m1".into()));
+        let merged = |main: Option<&str>| {
+            transition(
+                &merging,
+                None,
+                Event::Merged {
+                    branch: "feat/add-numbers".into(),
+                    main: main.map(str::to_string),
+                },
+            )
+            .unwrap()
+            .state
+        };
+        assert_eq!(tip(&merged(Some("m3"))), Some("m3".into()), "its own merge");
+        assert_eq!(
+            tip(&merged(None)),
+            Some("m1".into()),
+            "a merge that names no commit"
+        );
+
+        for status in [Initializing, ExecutingTdd] {
+            let t = transition(
+                &state(status).edit(|w| w.main_tip = Some("m1".into())),
+                None,
+                Event::Repinned { pin: pin("m4") },
+            )
+            .unwrap();
+            assert_eq!(tip(&t.state), Some("m4".into()), "{status:?}: a repin");
+        }
+    }
+
+    /// The GREEN step's run of its RED test: still failing, or passing without running a
+    /// test (all skipped), is a failure that names the files put back for it.
+    #[test]
+    fn a_red_rerun_that_fails_or_ran_nothing_fails_the_green_step() {
+        let s12 = StepId::new(0, 1);
+        let at_green = state(ExecutingTdd).edit(|w| {
+            w.red_test = Some(RedTest {
+                task: 0,
+                command: "sh red.sh".into(),
+                tree: Some("t0".into()),
+                paths: vec!["red.sh".into()],
+                shared: Vec::new(),
+            })
+        });
+        let green = |code: i32, not_run: Option<&str>, restored: &[&str]| {
+            let Event::TestRan(mut run) = run(
+                s12,
+                Pass,
+                0,
+                (code == 0 && not_run.is_none()).then(|| gates(true)),
+            ) else {
+                unreachable!("run makes a TestRan")
+            };
+            run.red_rerun = Some(RedRerun {
+                command: "sh red.sh".into(),
+                exit: ExitRecord::code(code),
+                output_tail: "1 skipped".into(),
+                restored: restored.iter().map(|p| p.to_string()).collect(),
+                not_run: not_run.map(str::to_string),
+            });
+            let t = transition(&at_green, Some(&plan()), Event::TestRan(run)).unwrap();
+            (
+                t.state.status(),
+                t.summary.lines().next().unwrap_or_default().to_string(),
+            )
+        };
+        assert_eq!(
+            green(0, Some("every test was skipped"), &[]),
+            (
+                Debugging,
+                "FAILURE: `sh t.sh` passed (exit 0), but the task's RED test `sh red.sh` passes without \
+                 running a test (every test was skipped): the GREEN step must make it pass; debugging \
+                 attempt 1"
+                    .to_string()
+            )
+        );
+        assert_eq!(
+            green(1, None, &["red.sh"]),
+            (
+                Debugging,
+                "FAILURE: `sh t.sh` passed (exit 0), but the task's RED test `sh red.sh` (run with \
+                 red.sh as the RED step left it) still fails (exit 1): the GREEN step must make it \
+                 pass; debugging attempt 1"
+                    .to_string()
+            )
+        );
+        assert_eq!(green(0, None, &["red.sh"]).0, ExecutingTdd);
     }
 
     fn debugging(counter: u32) -> State {

@@ -201,6 +201,390 @@ fn an_honest_tdd_pr_is_proven_at_the_end_and_merged() {
         .expect(0);
 }
 
+/// A PR whose work is done, squashed and checked: `calc.sh` multiplies.
+fn finalized(repo: &TestRepo) -> String {
+    repo.write("tests/test_mul.sh", TEST_MUL);
+    red(repo, RED_MUL);
+    repo.write("calc.sh", &format!("add() {{ echo $(($1 + $2)); }}\n{MUL}"));
+    green(repo, RED_MUL);
+    squash(repo);
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    repo.git(&["rev-parse", "HEAD"]).trim().to_string()
+}
+
+/// The plan's two tasks: multiply, then divide, renaming `mul` to `product` on the way.
+const TWO_TASKS: &str = r#"{"masterPlanPath": "docs/plan.md", "prTitle": "feat: Multiply", "summary": "mul",
+  "verificationPlan": "the tests pass",
+  "tasks": [{"taskName": "mul", "status": "TODO", "tdd_steps": [
+    {"type": "RED", "description": "test that mul 2 3 is 6", "status": "TODO"},
+    {"type": "GREEN", "description": "implement mul", "status": "TODO"}]},
+   {"taskName": "div", "status": "TODO", "tdd_steps": [
+    {"type": "RED", "description": "test div 6 3, and mul as product", "status": "TODO"},
+    {"type": "GREEN", "description": "implement div, rename mul", "status": "TODO"}]}]}"#;
+
+/// Two tasks, the second extending the first's test file (and renaming what it tests): each
+/// RED test is proven at the end, the first with its file as the later RED left it, for the
+/// code it tests now answers to that.
+#[test]
+fn a_later_red_extending_an_earlier_test_is_proven_with_its_latest_pin() {
+    let repo = TestRepo::empty();
+    repo.write("calc.sh", "add() { echo $(($1 + $2)); }\n");
+    repo.write(
+        "run_tests.sh",
+        "for t in tests/test_*.sh; do sh \"$t\" || { echo \"FAILED: $t\"; exit 1; }; done\n",
+    );
+    repo.write("tests/test_add.sh", ". ./calc.sh\n[ \"$(add 2 3)\" = 5 ]\n");
+    repo.write("docs/plan.md", "# Plan\n## PR 1: feat: Multiply\n");
+    repo.write(".orchestrate.toml", CALC_CONFIG);
+    repo.commit_all("calculator");
+    repo.submit_plan(TWO_TASKS).expect(0);
+    repo.run(&["get-task"]).expect(0);
+    let red_calc = "sh tests/test_calc.sh";
+    repo.write(
+        "tests/test_calc.sh",
+        ". ./calc.sh\n[ \"$(mul 2 3)\" = 6 ] || { echo mul; exit 1; }\n",
+    );
+    red(&repo, red_calc);
+    repo.write("calc.sh", &format!("add() {{ echo $(($1 + $2)); }}\n{MUL}"));
+    repo.submit_test(red_calc, None).expect(0);
+    repo.run(&["checkpoint"]).expect(0);
+    repo.run(&["get-task"]).expect(0);
+    repo.write(
+        "tests/test_calc.sh",
+        ". ./calc.sh\n[ \"$(product 2 3)\" = 6 ] || { echo product; exit 1; }\n[ \"$(div 6 3)\" = 2 ] || { echo div; exit 1; }\n",
+    );
+    red(&repo, red_calc);
+    repo.write(
+        "calc.sh",
+        "add() { echo $(($1 + $2)); }\nproduct() { echo $(($1 * $2)); }\ndiv() { echo $(($1 / $2)); }\n",
+    );
+    green(&repo, red_calc);
+    squash(&repo);
+    let squashed = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    assert_eq!(repo.status(), "FINALIZE_COMPLETE");
+    assert_eq!(
+        final_note(&repo, &squashed)["red_tests"],
+        serde_json::json!([
+            {"step": "1.1", "command": red_calc, "paths": ["tests/test_calc.sh"],
+             "base": {"code": 1}, "final": {"code": 0}},
+            {"step": "2.1", "command": red_calc, "paths": ["tests/test_calc.sh"],
+             "base": {"code": 1}, "final": {"code": 0}}
+        ])
+    );
+    mark_done_and_merge(&repo).expect(0);
+    assert_eq!(repo.status(), "INITIALIZING");
+}
+
+/// A test written beside the code in a file that existed before the task (a Rust module's
+/// inline tests, here a shell function in `calc.sh`): the file is shared, not pinned. It is put
+/// in as the RED step left it on the PR's base, where the test must fail; on the squashed
+/// commit the commit's own file runs.
+#[test]
+fn an_inline_test_in_a_code_file_is_proven_on_the_base_with_the_file_as_red_left_it() {
+    let repo = calc();
+    let inline = "sh -c '. ./calc.sh && selftest_mul'";
+    let selftest =
+        "selftest_mul() { [ \"$(mul 2 3)\" = 6 ] || { echo \"mul 2 3: no 6\"; return 1; }; }\n";
+    repo.write(
+        "calc.sh",
+        &format!("add() {{ echo $(($1 + $2)); }}\n{selftest}"),
+    );
+    repo.submit_test(inline, Some("FAIL")).expect(3);
+    let pending = &repo.state()["pending"];
+    assert_eq!(pending["red_shared"], serde_json::json!(["calc.sh"]));
+    assert!(pending.get("red_paths").is_none(), "{pending}");
+    repo.run(&["get-task"]).expect(0).says(
+        "These files existed before the task and are no test files by `[gates] test_paths`, so they\nare not pinned:\n  calc.sh\n",
+    );
+    repo.run(&[
+        "submit-work",
+        "-s",
+        "mul is missing",
+        "--analysis-decision",
+        "SUCCESS",
+    ])
+    .expect(0);
+    repo.write(
+        "calc.sh",
+        &format!("add() {{ echo $(($1 + $2)); }}\n{MUL}{selftest}"),
+    );
+    green(&repo, inline);
+    squash(&repo);
+    let squashed = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    let note = final_note(&repo, &squashed);
+    assert_eq!(
+        note["red_tests"],
+        serde_json::json!([{"step": "1.1", "command": inline, "shared": ["calc.sh"],
+                            "base": {"code": 1}, "final": {"code": 0}}])
+    );
+    assert!(note.get("reds_without_a_test").is_none(), "{note}");
+}
+
+/// A GREEN step that skips every test (a `conftest.py` marking them all skipped) passes
+/// without running one: no pass of the RED test.
+#[test]
+fn a_green_that_skips_its_red_test_does_not_pass() {
+    let Some(bin) = crate::managers::tool("pytest") else {
+        return;
+    };
+    let repo = calc();
+    repo.write(
+        "tests/test_calc.py",
+        "import subprocess\n\ndef mul(a, b):\n    out = subprocess.run(['sh', '-c', f'. ./calc.sh; mul {a} {b}'], capture_output=True, text=True)\n    return out.stdout.strip()\n\ndef test_mul():\n    assert mul(2, 3) == '6'\n",
+    );
+    let command = format!(
+        "{} -B -m pytest -q -p no:cacheprovider tests/test_calc.py",
+        bin.join("python").display()
+    );
+    red(&repo, &command);
+    repo.write(
+        "tests/conftest.py",
+        "import pytest\n\ndef pytest_collection_modifyitems(items):\n    for item in items:\n        item.add_marker(pytest.mark.skip(reason='later'))\n",
+    );
+    let out = repo.submit_test(&command, None);
+    out.expect(1);
+    assert!(
+        out.stdout.starts_with(&format!(
+            "FAILURE: `{command}` passed (exit 0), but the task's RED test `{command}` passes without running a test (every test was deselected or skipped, none ran: 1 skipped in "
+        )),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(repo.status(), "DEBUGGING");
+}
+
+/// The commit that marks the PR done in the master plan marks this PR only: one that closes
+/// another PR's heading too is refused, and the one that closes this one alone counts.
+#[test]
+fn a_plan_update_that_closes_another_pr_too_is_refused() {
+    let repo = calc();
+    repo.write("tests/test_mul.sh", TEST_MUL);
+    red(&repo, RED_MUL);
+    repo.write("calc.sh", &format!("add() {{ echo $(($1 + $2)); }}\n{MUL}"));
+    repo.write(
+        "docs/plan.md",
+        "# Plan\n## PR 1: feat: Multiply\n## PR 2: feat: Divide\n",
+    );
+    green(&repo, RED_MUL);
+    squash(&repo);
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    let squashed = repo.git(&["rev-parse", "--short=12", "HEAD"]);
+    let squashed = squashed.trim();
+    repo.write(
+        "docs/plan.md",
+        &format!(
+            "# Plan\n## PR 1: feat: Multiply [DONE] {squashed}\n## PR 2: feat: Divide [DONE]\n"
+        ),
+    );
+    repo.commit_all("docs: PR 1 done");
+    let out = repo.run(&["submit-work", "-s", "plan updated"]);
+    assert!(
+        out.stdout
+            .contains("the commit closes 2 PRs of docs/plan.md (\"PR 1: feat: Multiply\", \"PR 2: feat: Divide\")"),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(repo.status(), "FINALIZE_COMPLETE");
+    repo.git(&["reset", "--quiet", "--hard", "HEAD~1"]);
+    repo.write(
+        "docs/plan.md",
+        &format!("# Plan\n## PR 1: feat: Multiply [DONE] {squashed}\n## PR 2: feat: Divide\n"),
+    );
+    repo.commit_all("docs: PR 1 done");
+    repo.run(&["submit-work", "-s", "plan updated"]).expect(0);
+    repo.run(&["get-task"]).expect(0);
+    assert_eq!(repo.status(), "INITIALIZING");
+}
+
+/// A crash between the merge and its record: the next get-task finds the PR's own merge
+/// commit on main and records it. A merge that brought something else along, or a commit on
+/// main before it, is no merge of the workflow's, branch deleted or not.
+#[test]
+fn a_merge_made_before_a_crash_is_recorded_and_a_laundered_one_is_not() {
+    for how in [
+        "clean",
+        "clean, branch deleted",
+        "extra file",
+        "commit before",
+    ] {
+        let repo = calc();
+        finalized(&repo);
+        repo.write(
+            "docs/plan.md",
+            &format!(
+                "# Plan\n## PR 1: feat: Multiply [DONE] {}\n",
+                repo.git(&["rev-parse", "--short=12", "HEAD"]).trim()
+            ),
+        );
+        repo.commit_all("docs: PR 1 done");
+        repo.run(&["submit-work", "-s", "plan updated"]).expect(0);
+        assert_eq!(repo.status(), "PLAN_UPDATED", "{how}");
+        // What the merge does, up to the crash.
+        repo.git(&["checkout", "--quiet", "main"]);
+        if how == "commit before" {
+            repo.write("NOTES", "unchecked\n");
+            repo.commit_all("notes");
+        }
+        repo.git(&[
+            "merge",
+            "--quiet",
+            "--no-ff",
+            "--no-verify",
+            "-m",
+            "Merge branch 'feat/multiply'",
+            "feat/multiply",
+        ]);
+        if how == "extra file" {
+            repo.write("EXTRA", "rode along\n");
+            repo.git(&["add", "EXTRA"]);
+            repo.git(&["commit", "--quiet", "--amend", "--no-edit", "--no-verify"]);
+        }
+        if how != "clean" {
+            repo.git(&["branch", "--quiet", "-D", "feat/multiply"]);
+        }
+        let merged = main_tip(&repo);
+        let out = repo.run(&["get-task"]);
+        out.expect(0);
+        if how.starts_with("clean") {
+            assert_eq!(repo.status(), "INITIALIZING", "{how}: {}", out.stdout);
+            assert_eq!(main_tip(&repo), merged, "{how}: merged once");
+            assert_eq!(repo.state()["main_tip"], merged.as_str(), "{how}");
+            repo.run(&["audit"]).expect(0);
+        } else {
+            assert_eq!(repo.status(), "MERGING_BRANCH", "{how}: {}", out.stdout);
+            assert!(
+                out.stdout
+                    .contains("the PR is not merged: main moved outside the workflow"),
+                "{how}: {}",
+                out.stdout
+            );
+        }
+    }
+}
+
+/// Another clone's workflow merged its PR into main: once `sync` brings that workflow's
+/// refs, this clone's workflow counts the merge as a workflow's, not as main moving outside.
+/// A workflow ref written by hand that claims a commit on main as its merge does not make it
+/// one: its chain does not replay.
+#[test]
+fn another_clones_merge_counts_once_synced_and_a_forged_claim_does_not() {
+    let a = calc();
+    let (_dir, bare) = a.share();
+    a.run(&["sync"]).expect(0);
+    let b = TestRepo::clone_of(&bare);
+    let w2 = |args: &[&str]| {
+        Run::from(
+            b.command(BIN, args)
+                .env("GIT_ORCHESTRATE_WORKFLOW", "w2")
+                .output()
+                .unwrap(),
+        )
+    };
+    w2(&["get-task"]).expect(0);
+    let plan = MUL_PLAN.replace("feat: Multiply", "feat: Divide");
+    let out = Run::from({
+        let mut child = b
+            .command(BIN, ["submit-work", "-s", "plan", "--plan", "-"])
+            .env("GIT_ORCHESTRATE_WORKFLOW", "w2")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write as _;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(plan.as_bytes())
+            .unwrap();
+        child.wait_with_output().unwrap()
+    });
+    out.expect(0);
+    w2(&["get-task"]).expect(0);
+    assert_eq!(b.git(&["branch", "--show-current"]).trim(), "feat/divide");
+    let before = b.git(&["rev-parse", "main"]).trim().to_string();
+
+    // Clone a merges its PR and shares main and its workflow.
+    finalized(&a);
+    mark_done_and_merge(&a).expect(0);
+    assert_eq!(a.status(), "INITIALIZING");
+    a.git(&["push", "--quiet", "origin", "main"]);
+    a.run(&["sync"]).expect(0);
+
+    b.git(&["fetch", "--quiet", "origin", "main:main"]);
+    assert_ne!(b.git(&["rev-parse", "main"]).trim(), before);
+    w2(&["status"])
+        .expect(0)
+        .says("main moved outside the workflow since")
+        .says("counts once `git orchestrate sync` brings its refs");
+    b.command(BIN, ["sync"])
+        .env("GIT_ORCHESTRATE_WORKFLOW", "w2")
+        .output()
+        .unwrap();
+    let out = w2(&["status"]);
+    out.expect(0);
+    assert!(
+        !out.stdout.contains("moved outside the workflow"),
+        "{}",
+        out.stdout
+    );
+
+    // A commit on main, and a workflow ref written by hand that claims it as its merge.
+    let main = b.git(&["rev-parse", "main"]).trim().to_string();
+    let tree = b.git(&["rev-parse", "main^{tree}"]).trim().to_string();
+    let sneaked = b
+        .git(&["commit-tree", &tree, "-p", &main, "-m", "sneaked in"])
+        .trim()
+        .to_string();
+    b.git(&["update-ref", "refs/heads/main", &sneaked, &main]);
+    let theirs = b
+        .git(&[
+            "rev-parse",
+            "refs/orchestrator/remotes/origin/workflows/main",
+        ])
+        .trim()
+        .to_string();
+    let state = b.git(&["show", &format!("{theirs}:state.json")]);
+    let mut state: serde_json::Value = serde_json::from_str(&state).unwrap();
+    state["main_tip"] = serde_json::json!(sneaked);
+    let blob = b.git_with_stdin(
+        &["hash-object", "-w", "--stdin"],
+        serde_json::to_string_pretty(&state).unwrap().as_bytes(),
+    );
+    let listing = b.git(&["ls-tree", &theirs]);
+    let spec: String = listing
+        .lines()
+        .map(|l| {
+            if l.ends_with("\tstate.json") {
+                format!("100644 blob {}\tstate.json\n", blob.trim())
+            } else {
+                format!("{l}\n")
+            }
+        })
+        .collect();
+    let forged_tree = b.git_with_stdin(&["mktree"], spec.as_bytes());
+    let forged = b.git(&[
+        "commit-tree",
+        forged_tree.trim(),
+        "-p",
+        &theirs,
+        "-m",
+        "merge: feat/divide",
+    ]);
+    b.git(&[
+        "update-ref",
+        "refs/orchestrator/workflows/evil",
+        forged.trim(),
+    ]);
+    w2(&["status"])
+        .expect(0)
+        .says("main moved outside the workflow since")
+        .says("sneaked in");
+}
+
 /// The RED test reads a flag outside the repository: it fails at RED, the agent sets the
 /// flag, and it passes at GREEN with no code. On the PR's base it passes too.
 #[test]
@@ -351,9 +735,17 @@ fn a_red_test_edited_harmlessly_at_green_passes_and_is_named() {
     squash(&repo);
     let squashed = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
     repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    let note = final_note(&repo, &squashed);
     assert_eq!(
-        final_note(&repo, &squashed)["edited_red_tests"],
+        note["edited_red_tests"],
         serde_json::json!([{"step": "1.2", "paths": ["tests/test_mul.sh"]}])
+    );
+    // What was proven is the test as pinned; the one that merges differs, and is named.
+    assert_eq!(
+        note["red_tests"],
+        serde_json::json!([{"step": "1.1", "command": RED_MUL, "paths": ["tests/test_mul.sh"],
+                            "changed_after_red": ["tests/test_mul.sh"],
+                            "base": {"code": 1}, "final": {"code": 0}}])
     );
 }
 
@@ -505,6 +897,43 @@ fn settings_that_make_git_store_other_than_what_was_tested_refuse_verification()
     assert_eq!(repo.tip(), tip, "nothing was recorded");
 }
 
+/// A filter driver configured for every repository (a notebook stripper in the user's
+/// config, say) does not stop verification where no attribute applies it; applied by a
+/// `.gitattributes` of its own in a directory, or through a macro, it does.
+#[test]
+fn a_filter_counts_only_where_an_attribute_applies_it() {
+    let repo = calc();
+    repo.write("tests/test_mul.sh", TEST_MUL);
+    red(&repo, RED_MUL);
+    repo.git(&["config", "filter.strip.clean", "sed s/x/y/"]);
+    // Not refused: the test runs (and fails, mul is still missing).
+    repo.submit_test(RED_MUL, None).expect(1);
+    repo.run(&["doctor"])
+        .says("nothing makes git store or show other than what the gates see");
+
+    for (file, text) in [
+        ("lib/.gitattributes", "*.sh filter=strip\n"),
+        (
+            ".gitattributes",
+            "[attr]stripped filter=strip\ncalc.sh stripped\n",
+        ),
+    ] {
+        repo.write(file, text);
+        if file.starts_with("lib/") {
+            // The rule applies to the files of lib/ only, and there is none yet.
+            repo.submit_test(RED_MUL, None).expect(1);
+            repo.write("lib/x.sh", "x\n");
+        }
+        repo.submit_test(RED_MUL, None)
+            .expect(5)
+            .warns("filter.strip.clean");
+        std::fs::remove_file(repo.path.join(file)).unwrap();
+    }
+    std::fs::remove_file(repo.path.join("lib/x.sh")).unwrap();
+    repo.write("calc.sh", &format!("add() {{ echo $(($1 + $2)); }}\n{MUL}"));
+    repo.submit_test(RED_MUL, None).expect(0);
+}
+
 /// A fake `sh` earlier on PATH (inside the repository, and outside it) and a fake `git`
 /// through GIT_EXEC_PATH: the gate's `sh run_tests.sh` and every git of ours are the
 /// machine's, and the broken work fails.
@@ -542,23 +971,121 @@ fn the_gates_tools_are_not_the_agents() {
     let bin_dir = Path::new(BIN).parent().unwrap().to_path_buf();
     let path =
         std::env::join_paths(std::iter::once(bin_dir).chain(std::env::split_paths(&path))).unwrap();
+    // With git's exec path pointing at the fakes too, and without: a fake `git` first on PATH
+    // outside the repository is no git of ours either.
+    for exec_path in [Some(&fakes), None] {
+        let mut command =
+            repo.command(BIN, ["submit-work", "-s", "done", "--test-command", "true"]);
+        command.env("PATH", &path);
+        match exec_path {
+            Some(dir) => command.env("GIT_EXEC_PATH", dir),
+            None => command.env_remove("GIT_EXEC_PATH"),
+        };
+        let out = command.output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(1), "{stdout}");
+        assert!(
+            stdout.starts_with("FAILURE: `true` passed (exit 0), but the task's RED test `sh tests/test_mul.sh` still fails"),
+            "{stdout}"
+        );
+        assert!(
+            !log.exists(),
+            "a fake ran: {}",
+            std::fs::read_to_string(&log).unwrap_or_default()
+        );
+    }
+}
+
+/// Variables that load code into what a command starts (a preloaded library, a shell's
+/// start-up file, exported shell functions, node's options) do not reach the test command
+/// or the gates.
+#[test]
+fn variables_that_inject_code_do_not_reach_the_commands() {
+    let repo = calc();
+    repo.write("tests/test_mul.sh", TEST_MUL);
+    red(&repo, RED_MUL);
+    repo.write("calc.sh", &format!("add() {{ echo $(($1 + $2)); }}\n{MUL}"));
+    let dump = outside(&repo, "env-dump");
+    let command = format!("env > '{}'; {RED_MUL}", dump.display());
     let out = repo
-        .command(BIN, ["submit-work", "-s", "done", "--test-command", "true"])
-        .env("PATH", &path)
-        .env("GIT_EXEC_PATH", &fakes)
+        .command(
+            BIN,
+            ["submit-work", "-s", "done", "--test-command", &command],
+        )
+        .env("LD_PRELOAD", "/nonexistent/inject.so")
+        .env("BASH_ENV", "/nonexistent/bashrc")
+        .env("ENV", "/nonexistent/shrc")
+        .env("BASH_FUNC_mul%%", "() { echo 6; }")
+        .env("NODE_OPTIONS", "--require /nonexistent/x.js")
+        .env("PYTHONSTARTUP", "/nonexistent/x.py")
+        .env("KEPT_FOR_THE_TEST", "yes")
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(1), "{stdout}");
-    assert!(
-        stdout.starts_with("FAILURE: `true` passed (exit 0), but the task's RED test `sh tests/test_mul.sh` still fails"),
-        "{stdout}"
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
     );
+    let env = std::fs::read_to_string(&dump).unwrap();
+    for var in [
+        "LD_PRELOAD=",
+        "BASH_ENV=",
+        "ENV=",
+        "BASH_FUNC_mul",
+        "NODE_OPTIONS=",
+        "PYTHONSTARTUP=",
+    ] {
+        assert!(
+            !env.lines().any(|l| l.starts_with(var)),
+            "{var} reached the command:\n{env}"
+        );
+    }
+    assert!(env.lines().any(|l| l == "KEPT_FOR_THE_TEST=yes"), "{env}");
+    std::fs::remove_file(&dump).ok();
+}
+
+/// Without a directory for the tools (the cache and the temporary directory both taken by
+/// something that is not this user's directory), nothing runs: the commands would find `sh`
+/// and `git` wherever PATH says.
+#[test]
+fn no_directory_for_the_tools_refuses_to_run_anything() {
+    let repo = calc();
+    repo.write("tests/test_mul.sh", TEST_MUL);
+    let tip = repo.tip();
+    let blocked = outside(&repo, "blocked");
+    std::fs::create_dir_all(blocked.join("cache")).unwrap();
+    std::fs::create_dir_all(blocked.join("tmp")).unwrap();
+    // Files where the directories would go.
+    std::fs::write(blocked.join("cache/git-orchestrate"), "").unwrap();
+    let out = std::process::Command::new("id").arg("-u").output().unwrap();
+    let uid = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    std::fs::write(blocked.join(format!("tmp/git-orchestrate-{uid}")), "").unwrap();
+    let out = repo
+        .command(
+            BIN,
+            [
+                "submit-work",
+                "-s",
+                "red",
+                "--test-command",
+                RED_MUL,
+                "--expectation",
+                "FAIL",
+            ],
+        )
+        .env("XDG_CACHE_HOME", blocked.join("cache"))
+        .env("TMPDIR", blocked.join("tmp"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "{stderr}");
     assert!(
-        !log.exists(),
-        "a fake ran: {}",
-        std::fs::read_to_string(&log).unwrap_or_default()
+        stderr.contains("make the directory of the tools every command runs with"),
+        "{stderr}"
     );
+    assert_eq!(repo.tip(), tip, "nothing was recorded");
+    std::fs::remove_dir_all(&blocked).ok();
 }
 
 /// main moved by a rebase onto the PR branch, by a merge of it in a linked worktree, by a
