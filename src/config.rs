@@ -732,7 +732,7 @@ pub fn detect_test_runner(read: &dyn Fn(&str) -> Option<String>) -> Option<TestR
     ];
     for (file, mark) in pytest {
         if read(file).is_some_and(|text| text.contains(mark)) {
-            return found("python3 -m pytest", file);
+            return found("python -m pytest", file);
         }
     }
     if let Some(text) = read("package.json")
@@ -1080,7 +1080,7 @@ output_tail = 50
         );
         assert_eq!(
             project(&[("pyproject.toml", "[tool.pytest.ini_options]\n")]),
-            found("python3 -m pytest", "pyproject.toml")
+            found("python -m pytest", "pyproject.toml")
         );
         assert_eq!(
             project(&[("pyproject.toml", "[project]\nname = \"x\"\n")]),
@@ -1088,11 +1088,11 @@ output_tail = 50
         );
         assert_eq!(
             project(&[("setup.cfg", "[tool:pytest]\n")]),
-            found("python3 -m pytest", "setup.cfg")
+            found("python -m pytest", "setup.cfg")
         );
         assert_eq!(
             project(&[("conftest.py", "")]),
-            found("python3 -m pytest", "conftest.py")
+            found("python -m pytest", "conftest.py")
         );
         assert_eq!(
             project(&[("package.json", r#"{"scripts": {"test": "jest"}}"#)]),
@@ -1130,7 +1130,7 @@ output_tail = 50
                 .is_empty()
         );
         let runner = TestRunner {
-            command: "python3 -m pytest".into(),
+            command: "python -m pytest".into(),
             from: "pyproject.toml".into(),
         };
         let detected = initial_file("main", FirstGate::Detected(&runner));
@@ -1140,7 +1140,7 @@ output_tail = 50
         );
         let config = parse(&detected).unwrap();
         assert_eq!(config.preflight[0].name, "tests");
-        assert_eq!(config.preflight[0].command, "python3 -m pytest");
+        assert_eq!(config.preflight[0].command, "python -m pytest");
         // The commented [review] example is valid once uncommented.
         let uncommented: String = text
             .lines()

@@ -123,7 +123,18 @@ pub fn init(
                 None => config::detect_test_runner(&|name: &str| {
                     crate::config::read_small_file(&root.join(name))
                 }),
-            };
+            }
+            .map(|mut runner| {
+                // Many systems have `python3` only (Debian and Ubuntu, say): a gate that
+                // cannot start verifies nothing.
+                if let Some(rest) = runner.command.strip_prefix("python ")
+                    && !on_path("python")
+                    && on_path("python3")
+                {
+                    runner.command = format!("python3 {rest}");
+                }
+                runner
+            });
             let first_gate = match (preflight, &detected) {
                 (Some(command), _) => config::FirstGate::Given(command),
                 (None, Some(runner)) => config::FirstGate::Detected(runner),
@@ -225,5 +236,14 @@ pub fn init(
             None
         },
         warnings,
+    })
+}
+
+/// True when an executable `program` is in a directory on this process's PATH.
+fn on_path(program: &str) -> bool {
+    use std::os::unix::fs::PermissionsExt as _;
+    std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()).any(|dir| {
+        std::fs::metadata(dir.join(program))
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
     })
 }
