@@ -650,17 +650,22 @@ impl Git {
     /// Moves the checked-out branch to `commit`, a full object id, keeping local changes
     /// (`git reset --keep`); git refuses when a changed file would be overwritten.
     pub fn reset_keep(&self, commit: &str) -> Result<(), GitError> {
+        self.reset("--keep", commit)
+    }
+
+    /// `git reset <mode> <commit>`, `commit` a full object id.
+    fn reset(&self, mode: &str, commit: &str) -> Result<(), GitError> {
         // git 2.39 (Debian 12's) rejects `--end-of-options` in `reset` ("must come before
         // non-option arguments") wherever it stands; newer gits accept it. A full object id cannot be an option,
         // and the `--` after it keeps a file of that name from making it ambiguous.
         if !is_full_object_id(commit) {
             return Err(GitError {
-                command: format!("git reset --keep {commit}"),
+                command: format!("git reset {mode} {commit}"),
                 status: None,
                 stderr: "it takes a full commit id".to_string(),
             });
         }
-        self.run(["reset", "--keep", "--quiet", commit, "--"])
+        self.run(["reset", mode, "--quiet", commit, "--"])
             .map(drop)
     }
 
@@ -766,15 +771,7 @@ impl Git {
 
     /// Moves HEAD to `commit` (a full id), leaving the index and the files as they are.
     pub fn reset_soft(&self, commit: &str) -> Result<(), GitError> {
-        if !is_full_object_id(commit) {
-            return Err(GitError {
-                command: format!("git reset --soft {commit}"),
-                status: None,
-                stderr: "it takes a full commit id".to_string(),
-            });
-        }
-        self.run(["reset", "--soft", "--quiet", commit, "--"])
-            .map(drop)
+        self.reset("--soft", commit)
     }
 
     /// Makes the index (of this working tree) hold `tree`, touching no file.
