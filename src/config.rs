@@ -193,6 +193,9 @@ pub const DEFAULT_TEST_PATHS: &[&str] = &[
     "**/conftest.py",
     // What decides which tests run and how: a harness file changed is a test changed.
     "**/pytest.ini",
+    "**/pyproject.toml",
+    "**/setup.cfg",
+    "**/tox.ini",
     ".cargo/config.toml",
     ".cargo/config",
     "**/jest.config.*",

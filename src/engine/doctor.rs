@@ -179,7 +179,8 @@ fn checks(session: &Session) -> Result<Vec<Check>, EngineError> {
         )),
     }
 
-    let unsafe_settings = super::hermetic::problems(session)?;
+    let mut unsafe_settings = super::hermetic::problems(session)?;
+    unsafe_settings.extend(super::hermetic::above_scratch(session));
     if unsafe_settings.is_empty() {
         checks.push(check(
             "verification",

@@ -10,7 +10,7 @@ use crate::exec::{self, GitError, RunOutput};
 use crate::gates;
 use crate::store::Snapshot;
 use crate::workflow::fence::fenced;
-use crate::workflow::notes::{ChangedTests, RedProof};
+use crate::workflow::notes::{ChangedTests, PathsOfStep, RedProof};
 use crate::workflow::{master_plan, red};
 
 /// What the final check found (docs/integrity.md, "A clean final check" and "RED proves
@@ -121,8 +121,19 @@ pub fn final_check(
             return Ok(check);
         }
     }
-    red_proofs(session, config, &mut check, &base, &tree, squashed)?;
+    // The RED tests run in worktrees of their own: nothing the gates left behind is there.
+    drop(squashed);
+    red_proofs(session, config, &mut check, &base, &tree)?;
     Ok(check)
+}
+
+/// A fair coin, from the standard library's per-process random hash keys: which of the two
+/// RED worktrees is made first, and which runs first, is not for a test to know.
+fn coin() -> bool {
+    use std::hash::{BuildHasher as _, Hasher as _};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u8(0);
+    hasher.finish() & 1 == 1
 }
 
 /// Every pinned RED test, on the PR's base and on the squashed commit (docs/integrity.md,
@@ -130,14 +141,15 @@ pub fn final_check(
 /// them, shared code files too, and it must fail. On the squashed commit, every pinned file is
 /// put in as the latest RED step that pinned it left it (a later task's RED may extend an
 /// earlier task's test), shared files are the commit's own, and every RED test must pass
-/// having run a test. Both worktrees have the base as their HEAD.
+/// having run a test. The two worktrees differ in their files only: both are detached at the
+/// base with the base's tree as their index, made in an order drawn at random, and each
+/// RED's two runs come in an order drawn at random too.
 fn red_proofs(
     session: &Session,
     config: &Config,
     check: &mut FinalCheck,
     base: &str,
     tree: &str,
-    squashed: Scratch<'_>,
 ) -> Result<(), EngineError> {
     let reds: Vec<PinnedRed> = check.record.reds.clone();
     let (reds, unpinned): (Vec<PinnedRed>, Vec<PinnedRed>) =
@@ -161,17 +173,29 @@ fn red_proofs(
     let store = &session.store;
     let env = session.command_env()?;
     let base_tree = git.tree_of(base)?;
-    let before = Scratch::new(session, base, &base_tree)?;
-    // Both runs see one history: a test that tells the trees apart by HEAD or the log, not by
-    // the code, cannot pass one and fail the other.
-    squashed.set_head(base)?;
+    // Both runs see one history and one index: a test that tells the trees apart by HEAD,
+    // the log or what is staged, not by the code, cannot pass one and fail the other.
+    let (before, squashed) = if coin() {
+        let before = Scratch::with_index(session, base, &base_tree, &base_tree)?;
+        (
+            before,
+            Scratch::with_index(session, base, tree, &base_tree)?,
+        )
+    } else {
+        let squashed = Scratch::with_index(session, base, tree, &base_tree)?;
+        (
+            Scratch::with_index(session, base, &base_tree, &base_tree)?,
+            squashed,
+        )
+    };
     // The latest pin of each path, in the squashed worktree once for all the runs there.
-    let mut latest: std::collections::BTreeMap<&str, &str> = std::collections::BTreeMap::new();
+    let mut latest: std::collections::BTreeMap<&str, (&str, &PinnedRed)> =
+        std::collections::BTreeMap::new();
     for red in &reds {
         let Some(red_tree) = &red.tree else { continue };
         squashed.put(red_tree, &red.paths)?;
         for path in &red.paths {
-            latest.insert(path, red_tree);
+            latest.insert(path, (red_tree, red));
         }
     }
     let timeout = config.test.timeout;
@@ -186,12 +210,27 @@ fn red_proofs(
         let on_base_paths: Vec<String> =
             pinned.paths.iter().chain(&pinned.shared).cloned().collect();
         before.put(red_tree, &on_base_paths)?;
-        let on_base = run(&before, &pinned.command)?;
+        let (on_base, on_squash) = if coin() {
+            let on_base = run(&before, &pinned.command)?;
+            (on_base, run(&squashed, &pinned.command)?)
+        } else {
+            let on_squash = run(&squashed, &pinned.command)?;
+            (run(&before, &pinned.command)?, on_squash)
+        };
         before.restore(&on_base_paths)?;
-        let on_squash = run(&squashed, &pinned.command)?;
         let mut changed_after_red = Vec::new();
+        let mut repinned = Vec::new();
         for path in &pinned.paths {
-            let pin = latest.get(path.as_str()).copied().unwrap_or(red_tree);
+            let (pin, by) = latest
+                .get(path.as_str())
+                .copied()
+                .unwrap_or((red_tree, pinned));
+            if by.step != pinned.step {
+                repinned.push(PathsOfStep {
+                    step: by.step.to_string(),
+                    paths: vec![path.clone()],
+                });
+            }
             let same = match (store.tree_entry(pin, path)?, store.tree_entry(tree, path)?) {
                 (Some(a), Some(b)) => a.id == b.id && a.kind == b.kind,
                 (None, None) => true,
@@ -207,6 +246,7 @@ fn red_proofs(
             paths: pinned.paths.clone(),
             shared: pinned.shared.clone(),
             changed_after_red,
+            repinned,
             base: on_base.exit,
             squashed: on_squash.exit,
         });

@@ -448,6 +448,11 @@ fn review(session: &Session, snap: &Snapshot, round: u32) -> Result<Event, Engin
         .iter()
         .map(|e| (e.step.to_string(), e.paths.clone()))
         .collect();
+    let repinned_red_tests: Vec<(String, Vec<String>)> = record
+        .repinned()
+        .into_iter()
+        .map(|(step, paths)| (step.to_string(), paths))
+        .collect();
     let reds_without_a_test: Vec<String> = record
         .reds_without_a_test
         .iter()
@@ -493,6 +498,7 @@ fn review(session: &Session, snap: &Snapshot, round: u32) -> Result<Event, Engin
         config_changed,
         empty_tasks: &empty_tasks,
         edited_red_tests: &edited_red_tests,
+        repinned_red_tests: &repinned_red_tests,
         reds_without_a_test: &reds_without_a_test,
         changed_tests: &changed_tests,
         unpinned_tests: &unpinned_tests,
@@ -659,6 +665,7 @@ fn merge(session: &Session, snap: &Snapshot, branch: &str) -> Result<Event, Engi
     if let Some(event) = moved()? {
         return Ok(event);
     }
+    let before = git.rev_parse("HEAD")?;
     match git.merge_no_ff(
         &tip,
         &format!("Merge branch '{branch}'"),
@@ -679,8 +686,19 @@ fn merge(session: &Session, snap: &Snapshot, branch: &str) -> Result<Event, Engi
         Err(e) => return blocked(e.to_string()),
     }
     git.delete_branch(branch)?;
+    // main's tip is recorded as the workflow's only when it is exactly the merge of the
+    // checked commit onto main as it was: anything else that moved it meanwhile stays a
+    // move outside the workflow, named until a human repins.
+    // (main as it was is the merge itself when a crash came after it: "already up to date".)
+    let merged = git.rev_parse("HEAD")?;
+    let exact = match git.parents(&merged)?.as_slice() {
+        [first, second] if *second == tip && (*first == before || merged == before) => {
+            git.merge_tree(first, &tip)? == Some(git.tree_of(&merged)?)
+        }
+        _ => false,
+    };
     Ok(Event::Merged {
         branch: branch.to_string(),
-        main: Some(git.rev_parse("HEAD")?),
+        main: exact.then_some(merged),
     })
 }

@@ -69,6 +69,83 @@ pub fn problems(session: &Session) -> Result<Vec<Unsafe>, EngineError> {
     Ok(found)
 }
 
+/// Files test runners look for in the directories above the one they run in (pytest's
+/// configuration, node's modules and packages, cargo's configuration, Go's module files).
+const RUNNER_FILES: &[&str] = &[
+    "pytest.ini",
+    ".pytest.ini",
+    "pyproject.toml",
+    "setup.cfg",
+    "tox.ini",
+    "conftest.py",
+    "package.json",
+    "node_modules",
+    ".npmrc",
+    ".yarnrc",
+    ".yarnrc.yml",
+    "tsconfig.json",
+    ".babelrc",
+    "babel.config.js",
+    "babel.config.cjs",
+    "babel.config.mjs",
+    "babel.config.json",
+    "jest.config.js",
+    "jest.config.ts",
+    "jest.config.mjs",
+    "jest.config.cjs",
+    "jest.config.json",
+    "vitest.config.js",
+    "vitest.config.ts",
+    "vitest.config.mjs",
+    "vitest.config.mts",
+    ".mocharc.js",
+    ".mocharc.cjs",
+    ".mocharc.json",
+    ".mocharc.jsonc",
+    ".mocharc.yaml",
+    ".mocharc.yml",
+    "Cargo.toml",
+    ".cargo",
+    "go.mod",
+    "go.work",
+];
+
+/// A test runner's file above the scratch worktrees (docs/integrity.md): pytest, node, cargo
+/// and go search upward from where they run, so such a file would steer every run of the
+/// final check, the base's and the squashed commit's alike, from outside the repository.
+pub fn above_scratch(session: &Session) -> Vec<Unsafe> {
+    let root = super::scratch::scratch_root(session);
+    let mut found = Vec::new();
+    for dir in root.ancestors() {
+        for name in RUNNER_FILES {
+            let path = dir.join(name);
+            if std::fs::symlink_metadata(&path).is_ok() {
+                found.push(Unsafe {
+                    setting: path.display().to_string(),
+                    origin: "a directory above the scratch worktrees".into(),
+                    why: format!(
+                        "test runners read {name} from the directories above the one they run in, so it \
+                         would steer the final check's runs from outside the repository"
+                    ),
+                    fix: format!(
+                        "a human checks it and removes it: rm -r '{}' (or sets TMPDIR elsewhere)",
+                        path.display()
+                    ),
+                });
+            }
+        }
+    }
+    found
+}
+
+/// Refuses (exit 5) to make a scratch worktree under a runner's file ([`above_scratch`]).
+pub fn require_clean_scratch(session: &Session) -> Result<(), EngineError> {
+    match above_scratch(session).into_iter().next() {
+        Some(problem) => Err(EngineError::NotHermetic(Box::new(problem))),
+        None => Ok(()),
+    }
+}
+
 /// The driver a `filter.<driver>.<part>` setting configures.
 fn driver(key: &str) -> Option<&str> {
     key.strip_prefix("filter.")

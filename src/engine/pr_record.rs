@@ -118,6 +118,30 @@ pub fn pr_record(session: &Session, pr: &[HistoryEntry]) -> Result<PrRecord, Eng
 }
 
 impl PrRecord {
+    /// RED steps that pinned again a path an earlier task's RED step had pinned, with those
+    /// paths: the later step rewrote the earlier test, and the end proves the earlier task
+    /// with the rewritten one (docs/integrity.md).
+    pub fn repinned(&self) -> Vec<(StepId, Vec<String>)> {
+        let mut out = Vec::new();
+        for (i, red) in self.reds.iter().enumerate() {
+            let earlier = &self.reds[..i];
+            let paths: Vec<String> = red
+                .paths
+                .iter()
+                .filter(|p| {
+                    earlier
+                        .iter()
+                        .any(|e| e.step.task != red.step.task && e.paths.contains(p))
+                })
+                .cloned()
+                .collect();
+            if !paths.is_empty() {
+                out.push((red.step, paths));
+            }
+        }
+        out
+    }
+
     /// Tests (by `[gates] test_paths`) the PR adds between `base` and `head` that no RED step
     /// pinned: a test file a GREEN or REFACTOR step wrote, which a RED test may lean on while
     /// it was never judged failing (docs/integrity.md).

@@ -34,6 +34,18 @@ impl<'a> Scratch<'a> {
     /// `tree` in a fresh worktree detached at `commit` (whose tree it usually is): nothing of
     /// the working tree, untracked or ignored, is there, and no filter or hook ran to make it.
     pub fn new(session: &'a Session, commit: &str, tree: &str) -> Result<Scratch<'a>, EngineError> {
+        Self::with_index(session, commit, tree, tree)
+    }
+
+    /// `tree`'s files in a fresh worktree detached at `commit`, with `index` as its index:
+    /// two of these at one commit and one index differ in their files only.
+    pub fn with_index(
+        session: &'a Session,
+        commit: &str,
+        tree: &str,
+        index: &str,
+    ) -> Result<Scratch<'a>, EngineError> {
+        super::hermetic::require_clean_scratch(session)?;
         let worktree = session.git.temp_worktree(&scratch_root(session), commit)?;
         let git = Git::with_program(worktree.path(), session.git.program());
         let scratch = Scratch {
@@ -43,19 +55,13 @@ impl<'a> Scratch<'a> {
             tree: tree.to_string(),
         };
         let pointers = session.store.export_tree(tree, scratch.path())?;
-        scratch.git.read_tree(tree)?;
+        scratch.git.read_tree(index)?;
         scratch.fetch_lfs(&pointers)?;
         Ok(scratch)
     }
 
     pub fn path(&self) -> &Path {
         self.worktree.path()
-    }
-
-    /// Moves this worktree's HEAD to `commit`, its files and index as they are: runs that must
-    /// not tell two trees apart by their history see the same one.
-    pub fn set_head(&self, commit: &str) -> Result<(), EngineError> {
-        Ok(self.git.reset_soft(commit)?)
     }
 
     /// Puts `paths` in as `from` has them (removed where it has none).

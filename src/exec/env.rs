@@ -14,8 +14,8 @@ pub const SH: &str = "/bin/sh";
 
 /// Variables that make the programs a command starts run code of the caller's choosing: the
 /// dynamic loader's preloads, a shell's start-up file and exported functions, the option
-/// variables of interpreters and the JVM. Removed from every command's environment, as the
-/// `GIT_*` ones are.
+/// and module-path variables of interpreters, test runners and compilers, and the JVM's.
+/// Removed from every command's environment, as the `GIT_*` ones are.
 const INJECTING: &[&str] = &[
     "LD_PRELOAD",
     "LD_AUDIT",
@@ -40,14 +40,47 @@ const INJECTING: &[&str] = &[
     "_JAVA_OPTIONS",
     "JDK_JAVA_OPTIONS",
     "GCONV_PATH",
+    // Where interpreters look for modules first, and what test runners load or are told
+    // from outside the repository: a plugin on PYTHONPATH that passes every test, a
+    // runner that is not the compiled test.
+    "PYTHONPATH",
+    "PYTHONHOME",
+    "PYTHONUSERBASE",
+    "PYTEST_ADDOPTS",
+    "PYTEST_PLUGINS",
+    "NODE_PATH",
+    "PERL5LIB",
+    "PERLLIB",
+    "RUBYLIB",
+    "RUSTFLAGS",
+    "RUSTDOCFLAGS",
+    "RUSTC",
+    "RUSTDOC",
+    "RUSTC_WRAPPER",
+    "RUSTC_WORKSPACE_WRAPPER",
+    "CARGO_BUILD_RUSTFLAGS",
+    "CARGO_BUILD_RUSTDOCFLAGS",
+    "CARGO_ENCODED_RUSTFLAGS",
+    "CARGO_ENCODED_RUSTDOCFLAGS",
+    "CARGO_BUILD_RUSTC",
+    "CARGO_BUILD_RUSTC_WRAPPER",
+    "CARGO_BUILD_RUSTC_WORKSPACE_WRAPPER",
+    "GOFLAGS",
 ];
+
+/// True for a variable of [`INJECTING`], or one that runs a cargo target's tests through a
+/// program of the caller's (`CARGO_TARGET_<triple>_RUNNER`).
+fn injecting(key: &[u8]) -> bool {
+    INJECTING.iter().any(|v| v.as_bytes() == key)
+        || (key.starts_with(b"CARGO_TARGET_") && key.ends_with(b"_RUNNER"))
+}
 
 /// The variables that load code into a program or a shell it starts ([`INJECTING`], bash's
 /// exported functions), as this process has them: our own git commands run without them.
 pub fn injecting_vars() -> impl Iterator<Item = OsString> {
     std::env::vars_os().map(|(k, _)| k).filter(|k| {
         let bytes = k.as_encoded_bytes();
-        bytes.starts_with(b"BASH_FUNC_") || INJECTING.iter().any(|v| v.as_bytes() == bytes)
+        bytes.starts_with(b"BASH_FUNC_") || injecting(bytes)
     })
 }
 
@@ -55,9 +88,7 @@ pub fn injecting_vars() -> impl Iterator<Item = OsString> {
 /// exported functions (`BASH_FUNC_name%%`), which replace commands by name.
 fn withheld(key: &OsStr) -> bool {
     let bytes = key.as_encoded_bytes();
-    bytes.starts_with(b"GIT_")
-        || bytes.starts_with(b"BASH_FUNC_")
-        || INJECTING.iter().any(|v| v.as_bytes() == bytes)
+    bytes.starts_with(b"GIT_") || bytes.starts_with(b"BASH_FUNC_") || injecting(bytes)
 }
 
 /// Where the commands of one repository run from: what PATH they get, and which `git`.

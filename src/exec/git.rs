@@ -475,7 +475,19 @@ impl Git {
         message: &str,
         has_identity: bool,
     ) -> Result<MergeOutcome, GitError> {
-        let (mut cmd, shown) = self.command(["merge", "--no-ff", "--quiet", "-m", message, commit]);
+        // No hook runs: a `post-merge` hook could move main on to a commit nobody checked,
+        // which would then be recorded as the workflow's merge.
+        let (mut cmd, shown) = self.command([
+            "-c",
+            "core.hooksPath=/dev/null",
+            "merge",
+            "--no-ff",
+            "--no-verify",
+            "--quiet",
+            "-m",
+            message,
+            commit,
+        ]);
         with_identity(&mut cmd, has_identity);
         match run(cmd, shown) {
             Ok(_) => Ok(MergeOutcome::Merged),
@@ -665,8 +677,7 @@ impl Git {
                 stderr: "it takes a full commit id".to_string(),
             });
         }
-        self.run(["reset", mode, "--quiet", commit, "--"])
-            .map(drop)
+        self.run(["reset", mode, "--quiet", commit, "--"]).map(drop)
     }
 
     /// Creates `branch` at `start` with `start` as its upstream.
@@ -767,11 +778,6 @@ impl Git {
             OsStr::new(commit),
         ])?;
         Ok(worktree)
-    }
-
-    /// Moves HEAD to `commit` (a full id), leaving the index and the files as they are.
-    pub fn reset_soft(&self, commit: &str) -> Result<(), GitError> {
-        self.reset("--soft", commit)
     }
 
     /// Makes the index (of this working tree) hold `tree`, touching no file.

@@ -27,6 +27,8 @@ pub struct ReviewContext<'a> {
     pub empty_tasks: &'a [String],
     /// GREEN steps that had changed their task's pinned RED test, with the paths.
     pub edited_red_tests: &'a [(String, Vec<String>)],
+    /// RED steps that pinned again an earlier task's pinned test, with the paths.
+    pub repinned_red_tests: &'a [(String, Vec<String>)],
     /// RED steps that changed no file: the test they ran was there before the task.
     pub reds_without_a_test: &'a [String],
     /// Tests present when the PR began that it changes or removes.
@@ -112,6 +114,11 @@ fn review_one(
         "empty_tasks": context.empty_tasks,
         "edited_red_tests": context
             .edited_red_tests
+            .iter()
+            .map(|(step, paths)| json!({"step": step, "paths": paths}))
+            .collect::<Vec<_>>(),
+        "repinned_red_tests": context
+            .repinned_red_tests
             .iter()
             .map(|(step, paths)| json!({"step": step, "paths": paths}))
             .collect::<Vec<_>>(),

@@ -205,6 +205,11 @@ pub struct RedProof {
     /// proven is the pinned test, not the one that merges.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub changed_after_red: Vec<String>,
+    /// Pinned paths a later task's RED step pinned again, with that step: the squashed
+    /// commit's run has them as that step left them, so this test was proven as it rewrote
+    /// them (docs/integrity.md).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub repinned: Vec<PathsOfStep>,
     pub base: ExitRecord,
     #[serde(rename = "final")]
     pub squashed: ExitRecord,

@@ -121,11 +121,22 @@ fn cannot_open_script(line: &str) -> Option<String> {
     let program = program.rsplit('/').next().unwrap_or(program);
     let shell = matches!(program, "sh" | "bash" | "dash" | "zsh" | "ksh" | "ash");
     let python = program.starts_with("python");
-    let rest = rest.trim_start_matches(|c: char| c.is_ascii_digit() || c == ':' || c == ' ');
+    let number = |c: char| c.is_ascii_digit() || c == ':' || c == ' ';
+    let mut rest = rest.trim_start_matches(number);
+    // bash's `line 3: `, then the builtin that sourced it (`. ./t.sh`, `source t.sh`).
+    if let Some(after) = rest.strip_prefix("line ") {
+        rest = after.trim_start_matches(number);
+    }
+    for builtin in [".: ", "source: "] {
+        rest = rest.strip_prefix(builtin).unwrap_or(rest);
+    }
     let lower = rest.to_lowercase();
     if shell && (lower.starts_with("cannot open ") || lower.starts_with("can't open ")) {
         let file = rest.split_once("open ")?.1;
         return Some(file.split(':').next().unwrap_or(file).trim().to_string());
+    }
+    if shell && let Some(file) = rest.strip_suffix(": No such file or directory") {
+        return Some(file.trim().to_string());
     }
     if python && lower.starts_with("can't open file ") {
         let quoted = rest.get("can't open file ".len()..)?.split('\'').nth(1)?;
@@ -332,6 +343,22 @@ mod tests {
                 "python3: can't open file '/r/tests/test_mul.py': [Errno 2] No such file or directory\n",
             ),
             ("npx mocha", 1, "\n\n  0 passing (1ms)\n\n"),
+            // The script sourced, or its output hidden but for the shell's complaint.
+            (
+                ". ./tests/test_mul.sh",
+                2,
+                "sh: 1: .: cannot open ./tests/test_mul.sh: No such file\n",
+            ),
+            (
+                "bash -c '. tests/test_mul.sh'",
+                1,
+                "bash: line 1: tests/test_mul.sh: No such file or directory\n",
+            ),
+            (
+                "bash tests/test_mul.sh",
+                1,
+                "bash: tests/test_mul.sh: No such file or directory\n",
+            ),
             // `-q` prints the summary bare; skipped alone is no test run (a GREEN that passes so).
             ("pytest -q -k mul", 5, "3 deselected in 0.01s\n"),
             ("pytest -q", 0, "ss\n2 skipped in 0.01s\n"),
@@ -395,6 +422,17 @@ mod tests {
                 "sh t.sh",
                 2,
                 "t.sh: 3: cannot open output.txt: No such file\n",
+            ),
+            // A file the test reads is missing, not the test: the command does not name it.
+            (
+                "bash tests/test_mul.sh",
+                1,
+                "tests/test_mul.sh: line 2: out.txt: No such file or directory\n",
+            ),
+            (
+                "sh tests/test_mul.sh",
+                1,
+                "tests/test_mul.sh: 1: .: cannot open ./mul.sh: No such file\n",
             ),
             // The test ran; what it runs is missing (the behaviour under test).
             (

@@ -201,13 +201,18 @@ fn an_honest_tdd_pr_is_proven_at_the_end_and_merged() {
         .expect(0);
 }
 
-/// A PR whose work is done, squashed and checked: `calc.sh` multiplies.
-fn finalized(repo: &TestRepo) -> String {
+/// A PR whose work is done and squashed, not yet submitted: `calc.sh` multiplies.
+fn finalized_until_squash(repo: &TestRepo) {
     repo.write("tests/test_mul.sh", TEST_MUL);
     red(repo, RED_MUL);
     repo.write("calc.sh", &format!("add() {{ echo $(($1 + $2)); }}\n{MUL}"));
     green(repo, RED_MUL);
     squash(repo);
+}
+
+/// A PR whose work is done, squashed and checked: `calc.sh` multiplies.
+fn finalized(repo: &TestRepo) -> String {
+    finalized_until_squash(repo);
     repo.run(&["submit-work", "-s", "squashed"]).expect(0);
     repo.git(&["rev-parse", "HEAD"]).trim().to_string()
 }
@@ -224,7 +229,7 @@ const TWO_TASKS: &str = r#"{"masterPlanPath": "docs/plan.md", "prTitle": "feat: 
 
 /// Two tasks, the second extending the first's test file (and renaming what it tests): each
 /// RED test is proven at the end, the first with its file as the later RED left it, for the
-/// code it tests now answers to that.
+/// code it tests now answers to that; the note names the re-pin.
 #[test]
 fn a_later_red_extending_an_earlier_test_is_proven_with_its_latest_pin() {
     let repo = TestRepo::empty();
@@ -235,7 +240,18 @@ fn a_later_red_extending_an_earlier_test_is_proven_with_its_latest_pin() {
     );
     repo.write("tests/test_add.sh", ". ./calc.sh\n[ \"$(add 2 3)\" = 5 ]\n");
     repo.write("docs/plan.md", "# Plan\n## PR 1: feat: Multiply\n");
-    repo.write(".orchestrate.toml", CALC_CONFIG);
+    let seen = tempfile::NamedTempFile::new().unwrap();
+    repo.write(
+        "review.sh",
+        &format!(
+            "cat > '{}'\necho '{{\"findings\": []}}'\n",
+            seen.path().display()
+        ),
+    );
+    repo.write(
+        ".orchestrate.toml",
+        &format!("{CALC_CONFIG}\n[review]\ncommand = \"sh review.sh\"\n"),
+    );
     repo.commit_all("calculator");
     repo.submit_plan(TWO_TASKS).expect(0);
     repo.run(&["get-task"]).expect(0);
@@ -259,6 +275,12 @@ fn a_later_red_extending_an_earlier_test_is_proven_with_its_latest_pin() {
         "add() { echo $(($1 + $2)); }\nproduct() { echo $(($1 * $2)); }\ndiv() { echo $(($1 / $2)); }\n",
     );
     green(&repo, red_calc);
+    let context: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(seen.path()).unwrap()).unwrap();
+    assert_eq!(
+        context["repinned_red_tests"],
+        serde_json::json!([{"step": "2.1", "paths": ["tests/test_calc.sh"]}])
+    );
     squash(&repo);
     let squashed = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
     repo.run(&["submit-work", "-s", "squashed"]).expect(0);
@@ -267,6 +289,7 @@ fn a_later_red_extending_an_earlier_test_is_proven_with_its_latest_pin() {
         final_note(&repo, &squashed)["red_tests"],
         serde_json::json!([
             {"step": "1.1", "command": red_calc, "paths": ["tests/test_calc.sh"],
+             "repinned": [{"step": "2.1", "paths": ["tests/test_calc.sh"]}],
              "base": {"code": 1}, "final": {"code": 0}},
             {"step": "2.1", "command": red_calc, "paths": ["tests/test_calc.sh"],
              "base": {"code": 1}, "final": {"code": 0}}
@@ -583,6 +606,103 @@ fn another_clones_merge_counts_once_synced_and_a_forged_claim_does_not() {
         .expect(0)
         .says("main moved outside the workflow since")
         .says("sneaked in");
+}
+
+/// A test that tells the final check's two worktrees apart by git's state rather than by the
+/// code (ORIG_HEAD left by a reset, what is staged, HEAD's subject where the gates ran) sees
+/// the same state in both: it fails on the squashed commit too.
+#[test]
+fn a_test_that_tells_the_final_checks_worktrees_apart_by_git_state_is_refused() {
+    for (variant, condition, make_it_pass) in [
+        (
+            "ORIG_HEAD",
+            "git rev-parse -q --verify ORIG_HEAD >/dev/null",
+            &["update-ref", "ORIG_HEAD", "HEAD"][..],
+        ),
+        (
+            "staged",
+            "! git diff --cached --quiet",
+            &["add", "tests/test_mul.sh"][..],
+        ),
+    ] {
+        let repo = calc();
+        repo.git_try(&["update-ref", "-d", "ORIG_HEAD"]);
+        repo.write(
+            "tests/test_mul.sh",
+            &format!(
+                "[ \"$(git log -1 --format=%s)\" = 'feat: Multiply' ] && exit 0\n{condition} && exit 0\necho 'mul: not yet'; exit 1\n"
+            ),
+        );
+        red(&repo, RED_MUL);
+        repo.git(make_it_pass);
+        green(&repo, RED_MUL);
+        squash(&repo);
+        let out = refused_at_the_squash(&repo, "failed: it fails on the squashed commit");
+        assert!(
+            out.contains("the final check of task 1's RED test (step 1.1"),
+            "{variant}: {out}"
+        );
+    }
+}
+
+/// The workflow's own merge runs no hook: a `post-merge` hook that would move main on to a
+/// commit nobody checked never runs, and main's tip is the merge as checked.
+#[test]
+fn the_workflows_merge_runs_no_hook() {
+    let repo = calc();
+    finalized(&repo);
+    let marker = outside(&repo, "post-merge-ran");
+    for hook in ["post-merge", "pre-merge-commit"] {
+        let path = repo.path.join(".git/hooks").join(hook);
+        std::fs::write(
+            &path,
+            format!(
+                "#!/bin/sh\necho {hook} >> '{}'\ngit update-ref refs/heads/main \"$(git commit-tree HEAD^{{tree}} -p HEAD -m unchecked)\"\n",
+                marker.display()
+            ),
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    mark_done_and_merge(&repo).expect(0);
+    assert_eq!(repo.status(), "INITIALIZING");
+    assert!(!marker.exists(), "a hook ran");
+    let main = main_tip(&repo);
+    assert_eq!(repo.state()["main_tip"], main.as_str());
+    assert!(
+        repo.git(&["log", "--format=%s", "-1", "main"])
+            .starts_with("Merge branch 'feat/multiply'")
+    );
+    repo.run(&["status"]).expect(0);
+    let out = repo.run(&["audit"]);
+    out.expect(0);
+}
+
+/// A test runner's file in a directory above the scratch worktrees (a `pytest.ini` in the
+/// temporary directory) would steer every run of the final check: nothing is verified
+/// there until a human removes it, and doctor names it.
+#[test]
+fn a_runners_file_above_the_scratch_worktrees_stops_the_final_check() {
+    let repo = calc();
+    let planted = repo.temp_dir().join("pytest.ini");
+    std::fs::create_dir_all(repo.temp_dir()).unwrap();
+    std::fs::write(&planted, "[pytest]\naddopts = -p no_such\n").unwrap();
+    finalized_until_squash(&repo);
+    let out = repo.run(&["submit-work", "-s", "squashed"]);
+    out.expect(5);
+    assert!(
+        out.stderr.starts_with(&format!(
+            "error: nothing can be verified in this repository: {} (in a directory above the scratch worktrees)",
+            planted.display()
+        )),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(repo.status(), "AWAITING_FINALIZATION");
+    repo.run(&["doctor"]).says(&planted.display().to_string());
+    std::fs::remove_file(&planted).unwrap();
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
 }
 
 /// The RED test reads a flag outside the repository: it fails at RED, the agent sets the
@@ -997,8 +1117,8 @@ fn the_gates_tools_are_not_the_agents() {
 }
 
 /// Variables that load code into what a command starts (a preloaded library, a shell's
-/// start-up file, exported shell functions, node's options) do not reach the test command
-/// or the gates.
+/// start-up file, exported shell functions, node's options, a module path with a pytest
+/// plugin, a cargo test runner) do not reach the test command or the gates.
 #[test]
 fn variables_that_inject_code_do_not_reach_the_commands() {
     let repo = calc();
@@ -1018,6 +1138,10 @@ fn variables_that_inject_code_do_not_reach_the_commands() {
         .env("BASH_FUNC_mul%%", "() { echo 6; }")
         .env("NODE_OPTIONS", "--require /nonexistent/x.js")
         .env("PYTHONSTARTUP", "/nonexistent/x.py")
+        .env("PYTHONPATH", "/nonexistent/plugins")
+        .env("PYTEST_PLUGINS", "noop")
+        .env("RUSTFLAGS", "--cfg cheat")
+        .env("CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER", "/bin/true")
         .env("KEPT_FOR_THE_TEST", "yes")
         .output()
         .unwrap();
@@ -1035,6 +1159,10 @@ fn variables_that_inject_code_do_not_reach_the_commands() {
         "BASH_FUNC_mul",
         "NODE_OPTIONS=",
         "PYTHONSTARTUP=",
+        "PYTHONPATH=",
+        "PYTEST_PLUGINS=",
+        "RUSTFLAGS=",
+        "CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER=",
     ] {
         assert!(
             !env.lines().any(|l| l.starts_with(var)),
