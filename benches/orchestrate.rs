@@ -47,6 +47,7 @@ fn main() {
     let hooks = HookBench::new();
     let mut pass_samples = Vec::new();
     let mut pass_base = Vec::new();
+    let mut red_samples = Vec::new();
     let mut hook_samples: [Vec<Duration>; 4] = Default::default();
     // Every round runs every command on both fixtures, so machine noise (another build, a
     // busy disk) lands on all of them alike and the ratios stay comparable.
@@ -60,9 +61,10 @@ fn main() {
                 samples[i].push(d);
             }
         }
-        let [base, pass] = green.round();
+        let [base, pass, red] = green.round();
         pass_base.push(base);
         pass_samples.push(pass);
+        red_samples.push(red);
     }
     // Apart from the rounds above: commits flood the disk with small writes, which the
     // next round's state writes would pay for.
@@ -126,8 +128,17 @@ fn main() {
         ratio,
         if ratio <= 3.0 { "met" } else { "NOT MET" }
     );
+    let red = median(red_samples);
     println!(
-        "          (with gates configured, a passing run also takes the tree before and after it)\n"
+        "{:>8}  {:<38} {:>8.2}ms {:>7.2}×   (no SPEC bar: the test does not pass as `true` does)",
+        "RED",
+        "submit-work FAIL as it should, pinned",
+        red.as_secs_f64() * 1000.0,
+        red.as_secs_f64() / base.as_secs_f64(),
+    );
+    println!(
+        "          (with gates configured, a passing run also takes the tree before and after it;\n           \
+         a RED that fails as it should takes the tree it left, to pin its test)\n"
     );
     let [
         plain_commit,
@@ -514,12 +525,20 @@ fn final_check_bench() {
 struct GreenStep {
     dir: PathBuf,
     tip: String,
+    /// The workflow before its RED step: a failing RED is timed from here.
+    red_tip: String,
     _temp: tempfile::TempDir,
 }
 
 impl GreenStep {
     fn new() -> GreenStep {
         let (temp, dir) = planned_repo();
+        let red_tip = Store::discover(&dir, "main")
+            .expect("store")
+            .tip()
+            .expect("tip")
+            .expect("exists")
+            .to_string();
         assert_eq!(
             orchestrate(
                 &dir,
@@ -540,12 +559,14 @@ impl GreenStep {
         GreenStep {
             dir,
             tip,
+            red_tip,
             _temp: temp,
         }
     }
 
-    /// One timed run each of: rev-parse, a passing submit-work.
-    fn round(&self) -> [Duration; 2] {
+    /// One timed run each of: rev-parse, a passing submit-work (GREEN), a failing one that
+    /// fails as it should (RED: its test is pinned, NEEDS_ANALYSIS).
+    fn round(&self) -> [Duration; 3] {
         git(
             &self.dir,
             &["update-ref", "refs/orchestrator/workflows/main", &self.tip],
@@ -564,7 +585,22 @@ impl GreenStep {
             &["submit-work", "-s", "bench", "--test-command", GREEN_TEST],
         );
         assert_eq!(code, Some(0), "the GREEN step passes");
-        [base, pass]
+        git(
+            &self.dir,
+            &[
+                "update-ref",
+                "refs/orchestrator/workflows/main",
+                &self.red_tip,
+            ],
+        );
+        std::fs::remove_file(self.dir.join("done")).expect("undo the GREEN work");
+        let (red, code) = time(
+            BIN,
+            &["submit-work", "-s", "bench", "--test-command", GREEN_TEST],
+        );
+        assert_eq!(code, Some(3), "the RED step fails as it should");
+        std::fs::write(self.dir.join("done"), "").expect("the GREEN work");
+        [base, pass, red]
     }
 }
 

@@ -56,6 +56,16 @@ pub fn final_check(
         .map(|plan| pr_record::tasks_without_red(&plan))
         .unwrap_or_default();
     let tree = git.tree_of(commit)?;
+    // A link out of the repository makes what the commit holds depend on a file it does
+    // not hold, whichever test reads it, and whatever the RED step pinned.
+    let mut links_out = Vec::new();
+    for (how, path) in git.tree_changes(&base, commit)? {
+        if how != "removed"
+            && let Some(why) = super::red::link_out(session, &tree, &path)?
+        {
+            links_out.push(why);
+        }
+    }
     let no_gates = config.preflight.is_empty();
     let mut check = FinalCheck {
         verification: if no_gates {
@@ -64,12 +74,26 @@ pub fn final_check(
             "not verified again: the clean final check is off ([finalize] clean_check)".to_string()
         },
         red_tests: Vec::new(),
-        changed_tests: changed_tests(session, snap, config, &tree)?,
+        changed_tests: changed_tests(session, config, &base, &tree)?,
         record,
         unpinned_tests,
         tasks_without_red,
         refused: None,
     };
+    if !links_out.is_empty() {
+        check.refused = Some(format!(
+            "the PR adds {} out of the repository ({}): what the commit holds would depend on a \
+             file it does not hold, which no check here or on a clone can see. Commit the file \
+             itself (or a link that stays inside the repository), then squash and submit again.",
+            if links_out.len() == 1 {
+                "a symbolic link"
+            } else {
+                "symbolic links"
+            },
+            links_out.join("; ")
+        ));
+        return Ok(check);
+    }
     if !config.finalize.clean_check {
         return Ok(check);
     }
@@ -98,13 +122,8 @@ pub fn final_check(
     if let Some(changed) = check.changed_tests.as_mut()
         && !no_gates
     {
-        let pin = snap
-            .state
-            .pin()
-            .map(|p| p.commit.clone())
-            .unwrap_or_default();
-        let pinned_tree = git.tree_of(&pin)?;
-        squashed.put(&pinned_tree, &changed.paths)?;
+        let base_tree = git.tree_of(&base)?;
+        squashed.put(&base_tree, &changed.paths)?;
         let run = gates::run_preflight(&config.preflight, squashed.path(), env)
             .map_err(io_error("run preflight with the pinned tests"))?;
         squashed.restore(&changed.paths)?;
@@ -240,6 +259,25 @@ fn red_proofs(
                 changed_after_red.push(path.clone());
             }
         }
+        // A shared file's test lines are not pinned: a later step that dropped them is named.
+        let text = |tree: &str, path: &str| -> Result<String, EngineError> {
+            Ok(match store.tree_entry(tree, path)? {
+                Some(entry) => {
+                    String::from_utf8_lossy(&store.blob(&entry.id.to_string())?).into_owned()
+                }
+                None => String::new(),
+            })
+        };
+        for path in &pinned.shared {
+            let dropped = red::lines_dropped(
+                &text(&base_tree, path)?,
+                &text(red_tree, path)?,
+                &text(tree, path)?,
+            );
+            if !dropped.is_empty() {
+                changed_after_red.push(path.clone());
+            }
+        }
         check.red_tests.push(RedProof {
             step: pinned.step.to_string(),
             command: pinned.command.clone(),
@@ -296,20 +334,19 @@ fn red_proofs(
     Ok(())
 }
 
-/// Tests present at the pin that the PR changes or removes (their gates' verdict is left for
+/// Tests present on the PR's base that the PR changes or removes (their gates' verdict is left for
 /// the clean check to give).
 fn changed_tests(
     session: &Session,
-    snap: &Snapshot,
     config: &Config,
+    base: &str,
     tree: &str,
 ) -> Result<Option<ChangedTests>, EngineError> {
-    let Some(pin) = snap.state.pin() else {
-        return Ok(None);
-    };
+    // From the PR's base, not the pin: after a rebase onto main as another workflow's merge
+    // left it, what that merge changed is not this PR's.
     let paths: Vec<String> = session
         .git
-        .tree_changes(&pin.commit, tree)?
+        .tree_changes(base, tree)?
         .into_iter()
         .filter(|(how, path)| *how != "added" && config.is_test_path(path))
         .map(|(_, path)| path)

@@ -448,6 +448,14 @@ fn review(session: &Session, snap: &Snapshot, round: u32) -> Result<Event, Engin
         .iter()
         .map(|e| (e.step.to_string(), e.paths.clone()))
         .collect();
+    let changed_after_red = match record.changed_after_red(session, &head) {
+        Ok(found) => found,
+        Err(e) => {
+            return Ok(Event::ReviewFailed {
+                error: format!("could not compare {branch}'s RED tests with their pins: {e}"),
+            });
+        }
+    };
     let repinned_red_tests: Vec<(String, Vec<String>)> = record
         .repinned()
         .into_iter()
@@ -458,13 +466,9 @@ fn review(session: &Session, snap: &Snapshot, round: u32) -> Result<Event, Engin
         .iter()
         .map(ToString::to_string)
         .collect();
-    // Tests present at the pin (main when the PR began) that the PR changes or removes.
-    let since = snap
-        .state
-        .pin()
-        .map_or(base.as_str(), |p| p.commit.as_str());
+    // Tests present on the PR's base that the PR changes or removes.
     // A reviewer told nothing of the tests would be told they are untouched: no review.
-    let changed_tests: Vec<String> = match git.tree_changes(since, &head) {
+    let changed_tests: Vec<String> = match git.tree_changes(&base, &head) {
         Ok(changes) => changes
             .into_iter()
             .filter(|(how, path)| *how != "added" && config.is_test_path(path))
@@ -499,6 +503,7 @@ fn review(session: &Session, snap: &Snapshot, round: u32) -> Result<Event, Engin
         empty_tasks: &empty_tasks,
         edited_red_tests: &edited_red_tests,
         repinned_red_tests: &repinned_red_tests,
+        changed_after_red: &changed_after_red,
         reds_without_a_test: &reds_without_a_test,
         changed_tests: &changed_tests,
         unpinned_tests: &unpinned_tests,

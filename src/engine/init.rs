@@ -127,6 +127,12 @@ pub fn init(
             .map(|mut runner| {
                 // Many systems have `python3` only (Debian and Ubuntu, say): a gate that
                 // cannot start verifies nothing.
+                let inside = [
+                    session.store.workdir(),
+                    session.store.git_dir(),
+                    session.store.common_dir(),
+                ];
+                let on_path = |program: &str| crate::exec::env::on_commands_path(program, &inside);
                 if let Some(rest) = runner.command.strip_prefix("python ")
                     && !on_path("python")
                     && on_path("python3")
@@ -236,14 +242,5 @@ pub fn init(
             None
         },
         warnings,
-    })
-}
-
-/// True when an executable `program` is in a directory on this process's PATH.
-fn on_path(program: &str) -> bool {
-    use std::os::unix::fs::PermissionsExt as _;
-    std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()).any(|dir| {
-        std::fs::metadata(dir.join(program))
-            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
     })
 }

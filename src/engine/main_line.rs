@@ -90,7 +90,13 @@ pub fn drift(session: &Session, state: &State) -> Result<Option<MainDrift>, Engi
     };
     let main = session.main_branch(Some(state))?;
     let Some(line) = session.store.first_parents_since(&main, since, WALK)? else {
-        return Ok(None);
+        // main is gone: what it led to is nobody's to account for.
+        return Ok(Some(MainDrift {
+            main,
+            since: since.to_string(),
+            commits: Vec::new(),
+            rewritten: true,
+        }));
     };
     if line.reached && line.commits.is_empty() {
         return Ok(None);

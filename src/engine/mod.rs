@@ -250,6 +250,8 @@ impl Session {
             Some(main) => main,
             None => self.store.detect_main_branch()?,
         };
+        // main is accounted for from the first pin on, not from here: `init` creates the
+        // workflow and a human then commits its config on main.
         let state = State::new(Some(main));
         self.store.write(
             None,

@@ -115,6 +115,10 @@ pub fn record_final(
         config_changed,
         human_answers,
         empty_tasks: super::audit::empty_tasks(session, snap, &pr)?,
+        final_checks_refused: pr
+            .iter()
+            .filter(|e| e.event == "final-check-refused")
+            .count(),
         verification: check.verification.clone(),
         red_tests: check.red_tests.clone(),
         edited_red_tests: check

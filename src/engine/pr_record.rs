@@ -142,6 +142,34 @@ impl PrRecord {
         out
     }
 
+    /// Pinned paths whose entry in `head` differs from their latest pin: a later step (a
+    /// REFACTOR, a later task) changed a RED test after it was judged.
+    pub fn changed_after_red(
+        &self,
+        session: &Session,
+        head: &str,
+    ) -> Result<Vec<String>, EngineError> {
+        let store = &session.store;
+        let head_tree = store.tree_of(head)?;
+        let mut latest: std::collections::BTreeMap<&str, &str> = Default::default();
+        for red in &self.reds {
+            if let Some(tree) = &red.tree {
+                for path in &red.paths {
+                    latest.insert(path, tree);
+                }
+            }
+        }
+        let mut out = Vec::new();
+        for (path, tree) in latest {
+            let pinned = store.tree_entry(tree, path)?;
+            let now = store.tree_entry(&head_tree, path)?;
+            if pinned.map(|e| (e.id, e.kind)) != now.map(|e| (e.id, e.kind)) {
+                out.push(path.to_string());
+            }
+        }
+        Ok(out)
+    }
+
     /// Tests (by `[gates] test_paths`) the PR adds between `base` and `head` that no RED step
     /// pinned: a test file a GREEN or REFACTOR step wrote, which a RED test may lean on while
     /// it was never judged failing (docs/integrity.md).

@@ -54,12 +54,13 @@ pub fn outcome(
         .or(state.branch_base())
         .unwrap_or("HEAD")
         .to_string();
-    let start_tree = git.tree_of(&start)?;
+    // In-process: a RED that fails as it should is on the write path.
+    let start_tree = store.tree_of(&start)?;
     // A file as main has it came from main (merged into the branch since), not from the step.
     let main = session.main_branch(Some(state))?;
-    let main_tree = git.tree_of(&main).ok();
+    let main_tree = store.tree_of(&main).ok();
     let mut changed = Vec::new();
-    for path in git.changed_files(&start_tree, &tree)? {
+    for path in store.changed_paths(&start_tree, &tree)? {
         let from_main = match &main_tree {
             Some(main_tree) => {
                 let here = store.tree_entry(&tree, &path)?;
@@ -106,7 +107,7 @@ pub fn outcome(
 
 /// Where `path`, a symbolic link in `tree`, leads out of the repository; `None` for a path
 /// that is no link or stays inside.
-fn link_out(session: &Session, tree: &str, path: &str) -> Result<Option<String>, EngineError> {
+pub fn link_out(session: &Session, tree: &str, path: &str) -> Result<Option<String>, EngineError> {
     let store = &session.store;
     let is_link = store
         .tree_entry(tree, path)?

@@ -267,7 +267,16 @@ fn attempt(
             FinalizeCheck::Holds { commit } => {
                 let check = finalize::final_check(session, &snap, &config, &commit)?;
                 if let Some(reason) = check.refused {
-                    return Ok(refused(snap.state, reason));
+                    // Recorded: a check passed only at the n-th try says so in the final note.
+                    let t = session.transition(
+                        &snap,
+                        Event::FinalCheckRefused {
+                            commit,
+                            reason: reason.clone(),
+                        },
+                    )?;
+                    session.commit(&snap, &t, None)?;
+                    return Ok(refused(t.state, reason));
                 }
                 // Before the state moves: a retry writes the same record, which is kept once.
                 notes::record_final(session, &snap, &commit, &check)?;

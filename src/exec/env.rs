@@ -198,8 +198,64 @@ pub fn clean_path(
     exec_path: Option<&OsStr>,
     inside: &[PathBuf],
 ) -> Vec<PathBuf> {
+    let temp = temp_dirs();
+    let home: Vec<PathBuf> = home_dirs();
     std::env::split_paths(path.unwrap_or_default())
         .filter(|entry| trusted_entry(entry, exec_path, inside))
+        // A directory anyone can make in a temporary directory is no place a toolchain is
+        // installed (the user's home aside, which some containers keep there).
+        .filter(|entry| {
+            let real = entry.canonicalize().unwrap_or_else(|_| entry.clone());
+            let under = |dirs: &[PathBuf]| {
+                dirs.iter()
+                    .any(|d| entry.starts_with(d) || real.starts_with(d))
+            };
+            !under(&temp) || under(&home)
+        })
+        .collect()
+}
+
+/// True when an executable `program` is on the PATH the commands of the repository whose
+/// directories are `inside` get ([`clean_path`]): what a gate naming it would run.
+pub fn on_commands_path(program: &str, inside: &[&Path]) -> bool {
+    let path = std::env::var_os("PATH");
+    let exec_path = std::env::var_os("GIT_EXEC_PATH");
+    clean_path(
+        path.as_deref(),
+        exec_path.as_deref(),
+        &canonical_all(inside),
+    )
+    .iter()
+    .any(|dir| is_executable(&dir.join(program)))
+}
+
+/// The system's temporary directories, as named and as resolved.
+fn temp_dirs() -> Vec<PathBuf> {
+    with_real(vec![
+        PathBuf::from("/tmp"),
+        PathBuf::from("/var/tmp"),
+        PathBuf::from("/dev/shm"),
+        std::env::temp_dir(),
+    ])
+}
+
+/// This user's home directory, as named and as resolved.
+fn home_dirs() -> Vec<PathBuf> {
+    with_real(
+        std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .into_iter()
+            .collect(),
+    )
+}
+
+fn with_real(dirs: Vec<PathBuf>) -> Vec<PathBuf> {
+    dirs.into_iter()
+        .flat_map(|d| {
+            let real = d.canonicalize().ok();
+            std::iter::once(d).chain(real)
+        })
+        .filter(|d| d.is_absolute() && d != Path::new("/"))
         .collect()
 }
 
@@ -249,21 +305,8 @@ fn system_installed(program: &Path) -> bool {
     let Ok(real) = program.canonicalize() else {
         return false;
     };
-    let mut scratch: Vec<PathBuf> = vec![
-        PathBuf::from("/tmp"),
-        PathBuf::from("/var/tmp"),
-        PathBuf::from("/dev/shm"),
-        std::env::temp_dir(),
-    ];
-    scratch.extend(std::env::var_os("HOME").map(PathBuf::from));
-    let scratch: Vec<PathBuf> = scratch
-        .into_iter()
-        .flat_map(|d| {
-            let real = d.canonicalize().ok();
-            std::iter::once(d).chain(real)
-        })
-        .filter(|d| d.is_absolute() && d != Path::new("/"))
-        .collect();
+    let mut scratch = temp_dirs();
+    scratch.extend(home_dirs());
     if scratch.iter().any(|d| real.starts_with(d)) {
         return false;
     }
@@ -423,9 +466,9 @@ mod tests {
     }
 
     #[test]
-    fn path_entries_inside_the_repository_relative_ones_and_the_exec_path_are_dropped() {
+    fn path_entries_inside_the_repository_relative_ones_the_exec_path_and_temporary_are_dropped() {
         let repo = tempfile::tempdir().unwrap();
-        let outside = tempfile::tempdir().unwrap();
+        let in_temp = tempfile::tempdir().unwrap();
         let fake_exec = tempfile::tempdir().unwrap();
         let repo_bin = repo.path().join("bin");
         let path = std::env::join_paths([
@@ -433,13 +476,14 @@ mod tests {
             PathBuf::from("."),
             PathBuf::from(""),
             fake_exec.path().to_path_buf(),
-            outside.path().to_path_buf(),
+            in_temp.path().to_path_buf(),
+            PathBuf::from("/usr/bin"),
         ])
         .unwrap();
         let inside = canonical_all(&[repo.path()]);
         assert_eq!(
             clean_path(Some(&path), Some(fake_exec.path().as_os_str()), &inside),
-            vec![outside.path().to_path_buf()]
+            vec![PathBuf::from("/usr/bin")]
         );
     }
 

@@ -27,6 +27,8 @@ pub struct ReviewContext<'a> {
     pub empty_tasks: &'a [String],
     /// GREEN steps that had changed their task's pinned RED test, with the paths.
     pub edited_red_tests: &'a [(String, Vec<String>)],
+    /// Pinned RED test files the PR's head holds otherwise than their latest pin.
+    pub changed_after_red: &'a [String],
     /// RED steps that pinned again an earlier task's pinned test, with the paths.
     pub repinned_red_tests: &'a [(String, Vec<String>)],
     /// RED steps that changed no file: the test they ran was there before the task.
@@ -117,6 +119,7 @@ fn review_one(
             .iter()
             .map(|(step, paths)| json!({"step": step, "paths": paths}))
             .collect::<Vec<_>>(),
+        "changed_after_red": context.changed_after_red,
         "repinned_red_tests": context
             .repinned_red_tests
             .iter()

@@ -70,6 +70,85 @@ impl Store {
         ObjectId::from_hex(tree.as_bytes()).map_err(git_err)
     }
 
+    /// The tree of `rev` (a full commit id, `HEAD` or a branch name), read in-process.
+    pub fn tree_of(&self, rev: &str) -> Result<String, StoreError> {
+        let commit = match ObjectId::from_hex(rev.as_bytes()) {
+            Ok(id) => id,
+            Err(_) if rev == "HEAD" => self.repo.head_id().map_err(git_err)?.detach(),
+            Err(_) => self
+                .repo
+                .find_reference(format!("refs/heads/{rev}").as_str())
+                .map_err(git_err)?
+                .peel_to_id()
+                .map_err(git_err)?
+                .detach(),
+        };
+        let commit = self.repo.find_commit(commit).map_err(git_err)?;
+        Ok(commit.tree_id().map_err(git_err)?.to_string())
+    }
+
+    /// The paths whose entries differ between trees `a` and `b` (added, removed or changed;
+    /// a directory's every path when it is one side only), sorted: `git diff-tree -r
+    /// --name-only`, in-process.
+    pub fn changed_paths(&self, a: &str, b: &str) -> Result<Vec<String>, StoreError> {
+        let mut out = Vec::new();
+        self.diff_trees(Some(self.tree_id(a)?), Some(self.tree_id(b)?), "", &mut out)?;
+        out.sort();
+        Ok(out)
+    }
+
+    fn diff_trees(
+        &self,
+        a: Option<ObjectId>,
+        b: Option<ObjectId>,
+        prefix: &str,
+        out: &mut Vec<String>,
+    ) -> Result<(), StoreError> {
+        if a == b {
+            return Ok(());
+        }
+        let entries = |id: Option<ObjectId>| -> Result<
+            std::collections::BTreeMap<Vec<u8>, (EntryKind, ObjectId)>,
+            StoreError,
+        > {
+            let Some(id) = id else {
+                return Ok(Default::default());
+            };
+            let tree = self.repo.find_tree(id).map_err(git_err)?;
+            let decoded = tree.decode().map_err(git_err)?;
+            Ok(decoded
+                .entries
+                .iter()
+                .map(|e| (e.filename.to_vec(), (e.mode.kind(), e.oid.to_owned())))
+                .collect())
+        };
+        let (left, right) = (entries(a)?, entries(b)?);
+        let names: std::collections::BTreeSet<&Vec<u8>> = left.keys().chain(right.keys()).collect();
+        for name in names {
+            let path = format!("{prefix}{}", String::from_utf8_lossy(name));
+            let (l, r) = (left.get(name), right.get(name));
+            if l == r {
+                continue;
+            }
+            let tree_of = |side: Option<&(EntryKind, ObjectId)>| {
+                side.filter(|(kind, _)| *kind == EntryKind::Tree)
+                    .map(|(_, id)| *id)
+            };
+            let (lt, rt) = (tree_of(l), tree_of(r));
+            if lt.is_some() || rt.is_some() {
+                self.diff_trees(lt, rt, &format!("{path}/"), out)?;
+            }
+            // A file on either side that is not one same file on both.
+            let is_file = |side: Option<&(EntryKind, ObjectId)>| {
+                side.is_some_and(|(kind, _)| *kind != EntryKind::Tree)
+            };
+            if is_file(l) || is_file(r) {
+                out.push(path);
+            }
+        }
+        Ok(())
+    }
+
     /// The entry at `path` in `tree`, if there is one.
     pub fn tree_entry(&self, tree: &str, path: &str) -> Result<Option<TreeEntry>, StoreError> {
         let tree = self.repo.find_tree(self.tree_id(tree)?).map_err(git_err)?;
@@ -309,6 +388,55 @@ mod tests {
     use super::*;
     use crate::test_git::git;
     use pretty_assertions::assert_eq;
+
+    /// The in-process diff lists what `git diff-tree -r --name-only` lists: changed,
+    /// added and removed files, a file turned into a directory and back, a mode change, a
+    /// link, nested directories.
+    #[test]
+    fn changed_paths_are_what_git_diff_tree_lists() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let repo = tempfile::tempdir().unwrap();
+        let d = repo.path();
+        git(d, &["init", "--quiet", "--initial-branch=main"]);
+        let write = |path: &str, text: &str| {
+            let full = d.join(path);
+            std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+            std::fs::write(full, text).unwrap();
+        };
+        write("a.txt", "a\n");
+        write("dir/x", "x\n");
+        write("dir/deep/y", "y\n");
+        write("f", "file\n");
+        write("same/z", "z\n");
+        write("run.sh", "true\n");
+        git(d, &["add", "--all"]);
+        git(d, &["commit", "--quiet", "-m", "one"]);
+        let one = git(d, &["rev-parse", "HEAD^{tree}"]);
+        write("a.txt", "A\n");
+        std::fs::remove_file(d.join("dir/deep/y")).unwrap();
+        write("dir/deep/w", "w\n");
+        std::fs::remove_file(d.join("f")).unwrap();
+        write("f/inside", "now a directory\n");
+        std::fs::set_permissions(d.join("run.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::os::unix::fs::symlink("a.txt", d.join("link")).unwrap();
+        write("a-b", "sorts before a/\n");
+        git(d, &["add", "--all"]);
+        git(d, &["commit", "--quiet", "-m", "two"]);
+        let two = git(d, &["rev-parse", "HEAD^{tree}"]);
+        let store = Store::discover(d, "main").unwrap();
+        for (a, b) in [(&one, &two), (&two, &one), (&one, &one)] {
+            let mut expected: Vec<String> = git(d, &["diff-tree", "-r", "--name-only", a, b])
+                .lines()
+                .map(str::to_string)
+                .collect();
+            expected.sort();
+            assert_eq!(store.changed_paths(a, b).unwrap(), expected);
+        }
+        assert_eq!(store.tree_of("HEAD").unwrap(), two);
+        assert_eq!(store.tree_of("main").unwrap(), two);
+        let first = git(d, &["rev-parse", "HEAD~1"]);
+        assert_eq!(store.tree_of(&first).unwrap(), one);
+    }
 
     #[test]
     fn a_tree_is_written_as_stored_without_its_filters_and_paths_are_put_back() {

@@ -210,7 +210,7 @@ impl std::fmt::Display for Notice {
                     write!(
                         f,
                         "{main} moved outside the workflow: its history no longer leads back to {since}, the \
-                         tip this workflow last accounted for (a rebase, a reset, a force-push)"
+                         tip this workflow last accounted for (a rebase, a reset, a force-push, a deleted branch)"
                     )?;
                 } else {
                     write!(

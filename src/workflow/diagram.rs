@@ -385,6 +385,15 @@ fn triggers() -> Vec<(&'static str, StateWire, Option<Plan>, Event)> {
             Event::Squashed { commit: "c".into() },
         ),
         (
+            "submit-work: final check refused",
+            at(AwaitingFinalization),
+            Some(plan(2)),
+            Event::FinalCheckRefused {
+                commit: "c".into(),
+                reason: "r".into(),
+            },
+        ),
+        (
             "submit-work: master plan verified",
             merge(at(FinalizeComplete)),
             Some(plan(2)),
@@ -556,7 +565,7 @@ mod tests {
             triggers().iter().map(|(_, _, _, e)| e.name()).collect();
         assert_eq!(
             names.len(),
-            24,
+            25,
             "every Event variant appears in the trigger table: {names:?}"
         );
     }

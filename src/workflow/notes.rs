@@ -158,6 +158,10 @@ pub struct FinalNote {
     /// Tasks whose checkpoints changed nothing (docs/integrity.md).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub empty_tasks: Vec<String>,
+    /// Final checks refused before this one passed (docs/integrity.md): a RED test that
+    /// passes only now and then, or an agent that squashed until one did.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub final_checks_refused: usize,
     /// What the final check says the squashed commit's verification rests on:
     /// `not verified: no gates` when no gate is configured (docs/integrity.md).
     #[serde(default)]
@@ -243,6 +247,10 @@ pub struct HumanAnswer {
     pub commit: String,
     /// `terminal` or `GIT_ORCHESTRATE_HUMAN`.
     pub by: String,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl FinalNote {

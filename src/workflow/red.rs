@@ -103,6 +103,18 @@ pub fn did_not_run(command: &str, exit: ExitRecord, output: &[u8]) -> Option<Str
     if lower.contains("no test files") && !go_ran {
         return Some("there are no test files (no test files)".into());
     }
+    let go_ok: Vec<&&str> = lines
+        .iter()
+        .filter(|l| l.starts_with("ok ") || l.starts_with("ok\t"))
+        .collect();
+    if !go_ok.is_empty()
+        && go_ok.iter().all(|l| l.ends_with("[no tests to run]"))
+        && !lines
+            .iter()
+            .any(|l| l.starts_with("--- FAIL") || l.starts_with("FAIL"))
+    {
+        return Some("go test ran no test ([no tests to run])".into());
+    }
     if let Some(counts) = counts(&lines, "", " passing")
         && counts.iter().all(|n| *n == 0)
         && !lines
@@ -232,6 +244,31 @@ pub fn syntax_error(output: &[u8]) -> Option<String> {
         .map(|line| line.chars().take(200).collect())
 }
 
+/// The lines a RED step added to a shared file (in `red`, not in `base`: the test's lines
+/// and what else the PR had added by then) that `now` no longer holds, as many times as
+/// they were added; blank lines and indentation aside. A shared file's test lines are not
+/// pinned, so this is how the final note tells that a later step changed them.
+pub fn lines_dropped(base: &str, red: &str, now: &str) -> Vec<String> {
+    use std::collections::HashMap;
+    let count = |text: &str| {
+        let mut counts: HashMap<String, usize> = HashMap::new();
+        for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+            *counts.entry(line.to_string()).or_default() += 1;
+        }
+        counts
+    };
+    let (base, now) = (count(base), count(now));
+    let mut dropped = Vec::new();
+    for (line, in_red) in count(red) {
+        let added = in_red.saturating_sub(base.get(&line).copied().unwrap_or(0));
+        if added > 0 && now.get(&line).copied().unwrap_or(0) < added {
+            dropped.push(line);
+        }
+    }
+    dropped.sort();
+    dropped
+}
+
 /// A tree entry's kind, as far as pinning a test is concerned.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Entry {
@@ -359,6 +396,11 @@ mod tests {
                 1,
                 "bash: tests/test_mul.sh: No such file or directory\n",
             ),
+            (
+                "go test -run TestMull ./...",
+                0,
+                "testing: warning: no tests to run\nPASS\nok  \texample.com/calc\t0.002s [no tests to run]\n",
+            ),
             // `-q` prints the summary bare; skipped alone is no test run (a GREEN that passes so).
             ("pytest -q -k mul", 5, "3 deselected in 0.01s\n"),
             ("pytest -q", 0, "ss\n2 skipped in 0.01s\n"),
@@ -452,6 +494,11 @@ mod tests {
             ),
             ("pytest -q", 0, ".s\n1 passed, 1 skipped in 0.01s\n"),
             (
+                "go test ./...",
+                0,
+                "ok  \texample.com/calc\t0.002s\nok  \texample.com/calc/x\t0.001s [no tests to run]\n",
+            ),
+            (
                 "cargo test",
                 0,
                 "running 1 test\ntest a ... ok\n\ntest result: ok. 1 passed; 0 failed; 1 ignored; 0 measured; 0 filtered out\n\nrunning 0 tests\n\ntest result: ok. 0 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out\n",
@@ -471,6 +518,22 @@ mod tests {
             did_not_run("pytest", ExitRecord::signal(9), b"no tests ran"),
             Some("the test runner says no tests ran".into())
         );
+    }
+
+    #[test]
+    fn the_lines_a_red_step_added_to_a_shared_file_are_missed_when_dropped() {
+        let base = "add() { echo $(($1 + $2)); }\n";
+        let red = "add() { echo $(($1 + $2)); }\nt_mul() {\n  [ \"$(mul 2 3)\" = 6 ]\n}\n";
+        let green = "add() { echo $(($1 + $2)); }\nmul() { echo $(($1 * $2)); }\n\nt_mul() {\n    [ \"$(mul 2 3)\" = 6 ]\n}\n";
+        assert_eq!(lines_dropped(base, red, green), Vec::<String>::new());
+        let gutted = "add() { echo $(($1 + $2)); }\nmul() { echo 0; }\nt_mul() {\n  true\n}\n";
+        assert_eq!(
+            lines_dropped(base, red, gutted),
+            vec!["[ \"$(mul 2 3)\" = 6 ]".to_string()]
+        );
+        // A line the base had already is not the step's, and a repeated line counts twice.
+        assert_eq!(lines_dropped(red, red, ""), Vec::<String>::new());
+        assert_eq!(lines_dropped("", "x\nx\n", "x\n"), vec!["x".to_string()]);
     }
 
     #[test]

@@ -86,6 +86,9 @@ pub enum Event {
     },
     /// The branch is one commit over main, with the verified tree.
     Squashed { commit: String },
+    /// The final check refused the squashed `commit` (docs/integrity.md): nothing moves,
+    /// but the refusal stays in the chain, and the final note counts them.
+    FinalCheckRefused { commit: String, reason: String },
     /// The master plan marks the PR DONE, in a second commit.
     MasterPlanUpdated { commit: String },
     /// PLAN_UPDATED → MERGING_BRANCH.
@@ -137,6 +140,7 @@ impl Event {
             Event::Approved => "approve",
             Event::Rejected { .. } => "reject",
             Event::Squashed { .. } => "squash",
+            Event::FinalCheckRefused { .. } => "final-check-refused",
             Event::MasterPlanUpdated { .. } => "plan-update",
             Event::MergeStarted => "merge-start",
             Event::Merged { .. } => "merge",
@@ -697,6 +701,7 @@ pub fn transition(
         Event::Approved => approved(state),
         Event::Rejected { comment, by } => rejected(state, plan, comment, by),
         Event::Squashed { commit } => squashed(state, commit),
+        Event::FinalCheckRefused { reason, .. } => final_check_refused(state, reason),
         Event::MasterPlanUpdated { commit } => master_plan_updated(state, commit),
         Event::MergeStarted => merge_started(state),
         Event::Merged { branch, main } => merged(state, &branch, main),
@@ -1690,6 +1695,14 @@ fn squashed(state: &State, commit: String) -> Result<Next, Refusal> {
         final_commit: commit,
     };
     Ok(Next::new(with_phase(state, phase), body))
+}
+
+fn final_check_refused(state: &State, reason: String) -> Result<Next, Refusal> {
+    if state.status() != Status::AwaitingFinalization {
+        return Err(Refusal::WrongState);
+    }
+    Ok(Next::new(state.clone(), format!("FAILURE: {reason}"))
+        .effects(vec![Effect::Reply(Verdict::Failure)]))
 }
 
 fn master_plan_updated(state: &State, commit: String) -> Result<Next, Refusal> {

@@ -399,7 +399,8 @@ fn worktrees(repo: &TestRepo) -> usize {
 }
 
 /// The gates pass in the working tree only because of an ignored file: the clean final
-/// check runs them on the squashed commit in a fresh worktree, where they fail.
+/// check runs them on the squashed commit in a fresh worktree, where they fail; the refusal
+/// is in the chain.
 #[test]
 fn the_clean_final_check_catches_a_pass_that_needs_an_untracked_file() {
     let repo = squashed_under(
@@ -424,7 +425,12 @@ fn the_clean_final_check_catches_a_pass_that_needs_an_untracked_file() {
         "{}",
         out.stdout
     );
-    assert_eq!(repo.tip(), tip, "nothing was recorded");
+    // The refusal is recorded, the state is not moved.
+    assert_ne!(repo.tip(), tip);
+    assert_eq!(
+        repo.git(&["log", "-1", "--format=%s", REF]).trim(),
+        "final-check-refused: AWAITING_FINALIZATION -> AWAITING_FINALIZATION"
+    );
     assert_eq!(repo.status(), "AWAITING_FINALIZATION");
     assert_eq!(worktrees(&repo), 1, "the clean worktree is gone");
     // Off by config (on main, repinned by a human): the squash counts as before.
@@ -780,6 +786,50 @@ fn a_task_that_changes_nothing_is_flagged_in_review_and_refused_at_the_end() {
         out.stdout
     );
     assert_eq!(repo.status(), "AWAITING_FINALIZATION");
+}
+
+/// A task whose checkpoints change nothing and that has no RED step to refuse it at the end:
+/// the final note names it, among the empty tasks and the tasks without a RED step.
+#[test]
+fn an_empty_task_without_a_red_is_named_in_the_final_note() {
+    let repo = TestRepo::new();
+    let plan = r#"{"masterPlanPath": "docs/plan.md", "prTitle": "feat: Add", "summary": "s", "verificationPlan": "v",
+        "tasks": [
+          {"taskName": "real", "status": "TODO", "tdd_steps": [
+            {"type": "RED", "description": "r", "status": "TODO"},
+            {"type": "GREEN", "description": "g", "status": "TODO"}]},
+          {"taskName": "hollow", "status": "TODO", "tdd_steps": [
+            {"type": "GREEN", "description": "g", "status": "TODO"}]}]}"#;
+    repo.submit_plan(plan).expect(0);
+    repo.run(&["get-task"]).expect(0);
+    repo.submit_test("test -e real.txt", None).expect(3);
+    repo.run(&[
+        "submit-work",
+        "-s",
+        "missing",
+        "--analysis-decision",
+        "SUCCESS",
+    ])
+    .expect(0);
+    repo.write("real.txt", "real\n");
+    repo.submit_test("test -e real.txt", None).expect(0);
+    repo.run(&["checkpoint"]).expect(0);
+    repo.run(&["get-task"]).expect(0);
+    repo.submit_test("true", None).expect(0);
+    repo.run(&["checkpoint"]).expect(0);
+    repo.run(&["get-task"]).expect(0);
+    assert_eq!(repo.status(), "AWAITING_FINALIZATION");
+    let base = repo.git(&["merge-base", "main", "HEAD"]);
+    repo.git(&["reset", "--soft", base.trim()]);
+    repo.git(&["commit", "--quiet", "-m", "feat: Add"]);
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    let note: serde_json::Value = serde_json::from_str(
+        repo.git(&["notes", "--ref=orchestrator", "show", "HEAD"])
+            .trim(),
+    )
+    .unwrap();
+    assert_eq!(note["empty_tasks"], serde_json::json!(["hollow"]));
+    assert_eq!(note["tasks_without_red"], serde_json::json!(["hollow"]));
 }
 
 /// A history written before transitions recorded their events (0.2): read, not replayed,

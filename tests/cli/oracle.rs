@@ -345,6 +345,33 @@ fn an_inline_test_in_a_code_file_is_proven_on_the_base_with_the_file_as_red_left
     assert!(note.get("reds_without_a_test").is_none(), "{note}");
 }
 
+/// The same inline test, gutted at GREEN together with the code: nothing pinned stops it (the
+/// file is the code's too), and the final note names the file whose test lines went.
+#[test]
+fn an_inline_test_gutted_later_is_named_in_the_final_note() {
+    let repo = calc();
+    let inline = "sh -c '. ./calc.sh && selftest_mul'";
+    repo.write(
+        "calc.sh",
+        "add() { echo $(($1 + $2)); }\nselftest_mul() { [ \"$(mul 2 3)\" = 6 ]; }\n",
+    );
+    red(&repo, inline);
+    repo.write(
+        "calc.sh",
+        "add() { echo $(($1 + $2)); }\nmul() { echo 0; }\nselftest_mul() { true; }\n",
+    );
+    green(&repo, inline);
+    squash(&repo);
+    let squashed = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    assert_eq!(
+        final_note(&repo, &squashed)["red_tests"],
+        serde_json::json!([{"step": "1.1", "command": inline, "shared": ["calc.sh"],
+                            "changed_after_red": ["calc.sh"],
+                            "base": {"code": 1}, "final": {"code": 0}}])
+    );
+}
+
 /// A GREEN step that skips every test (a `conftest.py` marking them all skipped) passes
 /// without running one: no pass of the RED test.
 #[test]
@@ -705,6 +732,44 @@ fn a_runners_file_above_the_scratch_worktrees_stops_the_final_check() {
     repo.run(&["submit-work", "-s", "squashed"]).expect(0);
 }
 
+/// A symbolic link out of the repository that the PR adds, whichever step added it and
+/// whether a test reads it or not, makes what the commit holds depend on a file it does not
+/// hold: refused at the squash. The refusal is recorded, and the final note of the squash
+/// that counts says how many came before it.
+#[test]
+fn a_link_out_of_the_repository_is_refused_at_the_end_and_the_refusal_is_counted() {
+    let repo = calc();
+    repo.write("tests/test_mul.sh", TEST_MUL);
+    red(&repo, RED_MUL);
+    repo.write("calc.sh", &format!("add() {{ echo $(($1 + $2)); }}\n{MUL}"));
+    let target = outside(&repo, "helper-target");
+    std::fs::write(&target, "true\n").unwrap();
+    std::fs::create_dir_all(repo.path.join("lib")).unwrap();
+    std::os::unix::fs::symlink(&target, repo.path.join("lib/helper.sh")).unwrap();
+    green(&repo, RED_MUL);
+    squash(&repo);
+    let tip = repo.tip();
+    let out = refused_at_the_squash(
+        &repo,
+        &format!(
+            "the PR adds a symbolic link out of the repository (lib/helper.sh is a symbolic link to {})",
+            target.display()
+        ),
+    );
+    assert!(out.starts_with("FAILURE: "), "{out}");
+    assert_ne!(repo.tip(), tip, "the refusal is recorded");
+    repo.run(&["audit"]).expect(0);
+    // The link goes; the late change is verified and checkpointed, and the squash counts.
+    repo.git(&["rm", "--quiet", "lib/helper.sh"]);
+    repo.run(&["checkpoint"]).expect(0);
+    squash(&repo);
+    let squashed = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    assert_eq!(final_note(&repo, &squashed)["final_checks_refused"], 1);
+    repo.run(&["audit"]).expect(0);
+    std::fs::remove_file(&target).ok();
+}
+
 /// The RED test reads a flag outside the repository: it fails at RED, the agent sets the
 /// flag, and it passes at GREEN with no code. On the PR's base it passes too.
 #[test]
@@ -851,6 +916,10 @@ fn a_red_test_edited_harmlessly_at_green_passes_and_is_named() {
     assert_eq!(
         context["edited_red_tests"],
         serde_json::json!([{"step": "1.2", "paths": ["tests/test_mul.sh"]}])
+    );
+    assert_eq!(
+        context["changed_after_red"],
+        serde_json::json!(["tests/test_mul.sh"])
     );
     squash(&repo);
     let squashed = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
