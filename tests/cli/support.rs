@@ -171,6 +171,40 @@ pub struct TestRepo {
     pub path: PathBuf,
 }
 
+/// What a test put beside the repository (`counter_file`, `outside` in oracle.rs, the files
+/// of hooks.rs: named `<name>-[<pid>-]<address of the TestRepo>`; the plan files of run.rs
+/// and agents.rs) goes with it.
+impl Drop for TestRepo {
+    fn drop(&mut self) {
+        let suffix = format!("-{:p}", self as *const TestRepo);
+        let Some(parent) = self.dir.path().parent() else {
+            return;
+        };
+        let Ok(entries) = std::fs::read_dir(parent) else {
+            return;
+        };
+        let name = self
+            .dir
+            .path()
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        // run.rs's and agents.rs's plan files, named after the repository's directory.
+        let plans = [format!("plan-{name}.json"), format!("{name}.plan.json")];
+        for entry in entries.flatten() {
+            let file = entry.file_name().to_string_lossy().into_owned();
+            if file.ends_with(&suffix) || plans.contains(&file) {
+                let path = entry.path();
+                if path.is_dir() && !path.is_symlink() {
+                    let _ = std::fs::remove_dir_all(&path);
+                } else {
+                    let _ = std::fs::remove_file(&path);
+                }
+            }
+        }
+    }
+}
+
 impl TestRepo {
     /// An empty repository on branch main with a test identity, no commits.
     pub fn empty() -> TestRepo {
