@@ -178,17 +178,39 @@ fn canonical_all(dirs: &[&Path]) -> Vec<PathBuf> {
 /// True when `entry` is a PATH entry that may name the machine's programs: absolute, not
 /// inside the repository, and not git's exec path as the caller set it.
 fn trusted_entry(entry: &Path, exec_path: Option<&OsStr>, inside: &[PathBuf]) -> bool {
+    trusted_entry_real(entry, exec_path, inside).is_some()
+}
+
+/// [`trusted_entry`], giving the entry as resolved (itself when it cannot be) when it is.
+fn trusted_entry_real(
+    entry: &Path,
+    exec_path: Option<&OsStr>,
+    inside: &[PathBuf],
+) -> Option<PathBuf> {
     if !entry.is_absolute() {
         // "", "." and "bin" name the directory the command runs in: the repository's.
-        return false;
+        return None;
     }
     if exec_path.is_some_and(|e| Path::new(e) == entry) {
-        return false;
+        return None;
     }
-    let real = entry.canonicalize().ok();
-    !inside
+    let real = entry.canonicalize().unwrap_or_else(|_| entry.to_path_buf());
+    (!inside
         .iter()
-        .any(|dir| entry.starts_with(dir) || real.as_deref().is_some_and(|r| r.starts_with(dir)))
+        .any(|dir| within(entry, dir) || within(&real, dir)))
+    .then_some(real)
+}
+
+/// True when `path` is `dir` or below it, compared as bytes: the paths here are absolute
+/// and resolved, and a comparison by components costs more than the rest of a command.
+fn within(path: &Path, dir: &Path) -> bool {
+    let (path, dir) = (
+        path.as_os_str().as_encoded_bytes(),
+        dir.as_os_str().as_encoded_bytes(),
+    );
+    let dir = dir.strip_suffix(b"/").unwrap_or(dir);
+    path.strip_prefix(dir)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with(b"/"))
 }
 
 /// The PATH entries a command may look programs up in: `path`'s, in order, without the
@@ -199,18 +221,17 @@ pub fn clean_path(
     inside: &[PathBuf],
 ) -> Vec<PathBuf> {
     let temp = temp_dirs();
-    let home: Vec<PathBuf> = home_dirs();
+    let mut home: Option<Vec<PathBuf>> = None;
     std::env::split_paths(path.unwrap_or_default())
-        .filter(|entry| trusted_entry(entry, exec_path, inside))
-        // A directory anyone can make in a temporary directory is no place a toolchain is
-        // installed (the user's home aside, which some containers keep there).
         .filter(|entry| {
-            let real = entry.canonicalize().unwrap_or_else(|_| entry.clone());
-            let under = |dirs: &[PathBuf]| {
-                dirs.iter()
-                    .any(|d| entry.starts_with(d) || real.starts_with(d))
+            let Some(real) = trusted_entry_real(entry, exec_path, inside) else {
+                return false;
             };
-            !under(&temp) || under(&home)
+            // A directory anyone can make in a temporary directory is no place a toolchain
+            // is installed (the user's home aside, which some containers keep there).
+            let under =
+                |dirs: &[PathBuf]| dirs.iter().any(|d| within(entry, d) || within(&real, d));
+            !under(&temp) || under(home.get_or_insert_with(home_dirs))
         })
         .collect()
 }
@@ -307,7 +328,7 @@ fn system_installed(program: &Path) -> bool {
     };
     let mut scratch = temp_dirs();
     scratch.extend(home_dirs());
-    if scratch.iter().any(|d| real.starts_with(d)) {
+    if scratch.iter().any(|d| within(&real, d)) {
         return false;
     }
     let owned_by_root =
@@ -463,6 +484,17 @@ mod tests {
         let path = dir.join(name);
         std::fs::write(&path, "#!/bin/sh\n").unwrap();
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+
+    #[test]
+    fn within_is_the_directory_or_below_it_never_a_sibling_with_its_name_as_prefix() {
+        let w = |p: &str, d: &str| within(Path::new(p), Path::new(d));
+        assert!(w("/tmp", "/tmp"));
+        assert!(w("/tmp/x/y", "/tmp"));
+        assert!(w("/tmp/x", "/tmp/"));
+        assert!(!w("/tmpfoo", "/tmp"));
+        assert!(!w("/tm", "/tmp"));
+        assert!(!w("/usr/bin", "/tmp"));
     }
 
     #[test]
