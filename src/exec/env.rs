@@ -220,19 +220,8 @@ pub fn clean_path(
     exec_path: Option<&OsStr>,
     inside: &[PathBuf],
 ) -> Vec<PathBuf> {
-    let temp = temp_dirs();
-    let mut home: Option<Vec<PathBuf>> = None;
     std::env::split_paths(path.unwrap_or_default())
-        .filter(|entry| {
-            let Some(real) = trusted_entry_real(entry, exec_path, inside) else {
-                return false;
-            };
-            // A directory anyone can make in a temporary directory is no place a toolchain
-            // is installed (the user's home aside, which some containers keep there).
-            let under =
-                |dirs: &[PathBuf]| dirs.iter().any(|d| within(entry, d) || within(&real, d));
-            !under(&temp) || under(home.get_or_insert_with(home_dirs))
-        })
+        .filter(|entry| trusted_entry(entry, exec_path, inside))
         .collect()
 }
 
@@ -498,7 +487,7 @@ mod tests {
     }
 
     #[test]
-    fn path_entries_inside_the_repository_relative_ones_the_exec_path_and_temporary_are_dropped() {
+    fn path_entries_inside_the_repository_relative_ones_and_the_exec_path_are_dropped() {
         let repo = tempfile::tempdir().unwrap();
         let in_temp = tempfile::tempdir().unwrap();
         let fake_exec = tempfile::tempdir().unwrap();
@@ -513,9 +502,10 @@ mod tests {
         ])
         .unwrap();
         let inside = canonical_all(&[repo.path()]);
+        // A temporary directory's stays: a toolchain or a virtualenv made there is a user's.
         assert_eq!(
             clean_path(Some(&path), Some(fake_exec.path().as_os_str()), &inside),
-            vec![PathBuf::from("/usr/bin")]
+            vec![in_temp.path().to_path_buf(), PathBuf::from("/usr/bin")]
         );
     }
 
