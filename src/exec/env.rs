@@ -6,7 +6,6 @@
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
-#[cfg(test)]
 use std::sync::OnceLock;
 
 /// POSIX puts the shell here; commands are started with it, and `sh` on their PATH is it.
@@ -112,10 +111,11 @@ impl CommandEnv {
         let exec_path = std::env::var_os("GIT_EXEC_PATH");
         let inside = canonical_all(inside);
         let git = git.unwrap_or_else(|| find_git(path.as_deref(), exec_path.as_deref(), &inside));
-        let lfs = find_tool("git-lfs", path.as_deref(), exec_path.as_deref(), &inside);
+        let clean = clean_path(path.as_deref(), exec_path.as_deref(), &inside);
+        let lfs = find_among("git-lfs", &clean);
         let tools = tool_dir(&git, lfs.as_deref(), &inside)?;
         let mut entries = vec![tools];
-        entries.extend(clean_path(path.as_deref(), exec_path.as_deref(), &inside));
+        entries.extend(clean);
         Ok(CommandEnv {
             path: std::env::join_paths(entries).unwrap_or_default(),
             git,
@@ -307,6 +307,19 @@ pub fn find_tool(
     first
 }
 
+/// [`find_tool`] among `dirs`, PATH entries already judged trusted ([`clean_path`]).
+fn find_among(name: &str, dirs: &[PathBuf]) -> Option<PathBuf> {
+    let mut found = dirs
+        .iter()
+        .map(|dir| dir.join(name))
+        .filter(|candidate| is_executable(candidate));
+    let first = found.next()?;
+    if system_installed(&first) {
+        return Some(first);
+    }
+    found.find(|c| system_installed(c)).or(Some(first))
+}
+
 /// True when `program`, followed through its links, lies in a directory owned by root that
 /// no one else may write, outside the temporary directories and this user's home: where a
 /// package manager installs, not where an account's own files go.
@@ -315,8 +328,13 @@ fn system_installed(program: &Path) -> bool {
     let Ok(real) = program.canonicalize() else {
         return false;
     };
-    let mut scratch = temp_dirs();
-    scratch.extend(home_dirs());
+    // Resolved once per process: the environment does not change under it.
+    static SCRATCH: OnceLock<Vec<PathBuf>> = OnceLock::new();
+    let scratch = SCRATCH.get_or_init(|| {
+        let mut dirs = temp_dirs();
+        dirs.extend(home_dirs());
+        dirs
+    });
     if scratch.iter().any(|d| within(&real, d)) {
         return false;
     }
