@@ -571,39 +571,26 @@ impl GreenStep {
 
     /// One timed run each of: rev-parse, a passing submit-work (GREEN).
     fn round(&self) -> [Duration; 2] {
-        git(
-            &self.dir,
-            &["update-ref", "refs/orchestrator/workflows/main", &self.tip],
-        );
-        let time = |program: &str, args: &[&str]| {
-            let start = Instant::now();
-            let status = command(program, &self.dir)
-                .args(args)
-                .status()
-                .expect("run");
-            (start.elapsed(), status.code())
-        };
-        let (base, _) = time("git", &["rev-parse", "HEAD"]);
-        let (pass, code) = time(
-            BIN,
-            &["submit-work", "-s", "bench", "--test-command", GREEN_TEST],
-        );
-        assert_eq!(code, Some(0), "the GREEN step passes");
+        let [base, pass] = self.step(&self.tip, 0);
         [base, pass]
     }
 
     /// One timed run each of: rev-parse, a failing submit-work that fails as it should (RED:
     /// its test is pinned, NEEDS_ANALYSIS). Apart from the other rounds: it writes objects.
     fn red_round(&self) -> [Duration; 2] {
+        std::fs::remove_file(self.dir.join("done")).expect("undo the GREEN work");
+        let times = self.step(&self.red_tip, 3);
+        std::fs::write(self.dir.join("done"), "").expect("the GREEN work");
+        times
+    }
+
+    /// From the workflow at `tip`: rev-parse, then the step's submit-work, which must exit
+    /// with `expected`.
+    fn step(&self, tip: &str, expected: i32) -> [Duration; 2] {
         git(
             &self.dir,
-            &[
-                "update-ref",
-                "refs/orchestrator/workflows/main",
-                &self.red_tip,
-            ],
+            &["update-ref", "refs/orchestrator/workflows/main", tip],
         );
-        std::fs::remove_file(self.dir.join("done")).expect("undo the GREEN work");
         let time = |program: &str, args: &[&str]| {
             let start = Instant::now();
             let status = command(program, &self.dir)
@@ -613,13 +600,12 @@ impl GreenStep {
             (start.elapsed(), status.code())
         };
         let (base, _) = time("git", &["rev-parse", "HEAD"]);
-        let (red, code) = time(
+        let (submit, code) = time(
             BIN,
             &["submit-work", "-s", "bench", "--test-command", GREEN_TEST],
         );
-        assert_eq!(code, Some(3), "the RED step fails as it should");
-        std::fs::write(self.dir.join("done"), "").expect("the GREEN work");
-        [base, red]
+        assert_eq!(code, Some(expected), "the step's submit-work");
+        [base, submit]
     }
 }
 
