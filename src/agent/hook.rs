@@ -119,8 +119,11 @@ pub fn check_tool(input: &HookInput, ctx: &GuardContext) -> Decision {
     match command {
         Some(command) => guard::check_shell(&command, ctx),
         // A shell tool whose command is not there to read: closed, as for any doubt.
-        None if SHELL_TOOLS.contains(&tool) => Decision::Deny(format!(
-            "the {tool} call carries no command the guard can read (`command` must be a string or a list of strings)"
+        None if SHELL_TOOLS.contains(&tool) => Decision::Deny(guard::Reason::new(
+            guard::Rule::Input,
+            format!(
+                "the {tool} call carries no command the guard can read (`command` must be a string or a list of strings)"
+            ),
         )),
         None => Decision::Allow,
     }

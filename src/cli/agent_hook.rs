@@ -67,7 +67,7 @@ pub fn run(workflow: Option<&str>, args: &AgentHookArgs) -> Result<Exit, Failure
         EventArg::PreToolUse => match input {
             Ok(input) => match guard(workflow, &input) {
                 Ok(Decision::Allow) => hook::allow(client),
-                Ok(Decision::Deny(reason)) => hook::deny_tool(client, &reason),
+                Ok(Decision::Deny(reason)) => hook::deny_tool(client, &reason.to_string()),
                 Err(e) => hook::deny_tool(
                     client,
                     &format!("the guard could not check this call, so it is refused: {e}"),

@@ -1,0 +1,878 @@
+//! `git …` as the guard reads it: the global options, the subcommand, its options by
+//! git's own table (which take a value, which skip hooks, which write a file), and what
+//! each subcommand may not touch: the hooks, the orchestrator's refs, the main branch, the
+//! protected paths.
+
+use gix::bstr::BStr;
+use gix::glob::wildmatch::Mode;
+
+use super::git_options::{self, Takes};
+use super::policy::{MainMove, ORCHESTRATOR_REFS, Reason, Rule, Setting, Unknown, risky_setting};
+use super::words::Arg;
+use super::{Walk, patch};
+
+/// A subcommand's arguments sorted by git's table.
+#[derive(Default)]
+struct Parsed {
+    /// Options as written (`--no-verify`, `-n`), each with its value if it takes one.
+    options: Vec<(String, Option<Arg>)>,
+    operands: Vec<Arg>,
+    /// After `--`: paths.
+    paths: Vec<Arg>,
+}
+
+impl Parsed {
+    fn has(&self, names: &[&str]) -> bool {
+        self.options
+            .iter()
+            .any(|(o, _)| names.contains(&o.as_str()))
+    }
+
+    fn value(&self, names: &[&str]) -> Option<&Arg> {
+        self.options
+            .iter()
+            .find(|(o, _)| names.contains(&o.as_str()))
+            .and_then(|(_, v)| v.as_ref())
+    }
+
+    fn operand_texts(&self) -> Vec<&str> {
+        self.operands.iter().map(|a| a.text.as_str()).collect()
+    }
+}
+
+/// Subcommands none of whose options skips a hook, writes a file or a ref the orchestrator
+/// keeps, or runs a command: a word the guard cannot know may be any of their options.
+const ANY_OPTION_IS_HARMLESS: &[&str] = &[
+    "add",
+    "status",
+    "blame",
+    "grep",
+    "ls-files",
+    "ls-tree",
+    "rev-parse",
+    "rev-list",
+    "cat-file",
+    "describe",
+    "shortlog",
+    "check-ignore",
+    "check-attr",
+    "merge-base",
+    "name-rev",
+    "show-ref",
+    "for-each-ref",
+    "count-objects",
+    "verify-commit",
+    "diff-tree",
+    "diff-files",
+    "diff-index",
+    "var",
+    "help",
+    "version",
+    "stash",
+    "tag",
+    "reset",
+    "cherry",
+    "range-diff",
+    "whatchanged",
+    "annotate",
+    "mergetool",
+    "difftool",
+    "hash-object",
+    "bisect",
+];
+
+/// A word the guard cannot know that may begin with `-`, and so be an option.
+fn may_be_option(arg: &Arg) -> bool {
+    arg.unknown.is_some() && arg.as_pattern().starts_with(['*', '?', '[', '-'])
+}
+
+/// Whether a ref named by `arg` may be the main branch (known: it is; unknowable: it may be).
+fn may_be_main(arg: &Arg, main: &str) -> bool {
+    match arg.value() {
+        Some(text) => is_main(text, main),
+        None => {
+            let pattern = arg.as_pattern();
+            [
+                main.to_string(),
+                format!("refs/heads/{main}"),
+                format!("+{main}"),
+            ]
+            .iter()
+            .any(|name| {
+                gix::glob::wildmatch(
+                    BStr::new(pattern.as_bytes()),
+                    BStr::new(name.as_bytes()),
+                    Mode::empty(),
+                )
+            })
+        }
+    }
+}
+
+fn unknowable(arg: &Arg, what: Unknown) -> Reason {
+    Reason::new(
+        Rule::Unknowable(what),
+        arg.unknown.clone().unwrap_or_else(|| arg.text.clone()),
+    )
+}
+
+/// Splits `args` (after the subcommand) by the table of `sub`.
+fn parse(sub: &str, args: &[Arg]) -> Result<Parsed, Reason> {
+    let mut parsed = Parsed::default();
+    let mut i = 0;
+    let any_option = ANY_OPTION_IS_HARMLESS.contains(&sub);
+    while i < args.len() {
+        let arg = &args[i];
+        let Some(text) = arg.value() else {
+            // A word git may take as an option: refused where an option can do harm.
+            if may_be_option(arg) && !any_option {
+                return Err(unknowable(arg, Unknown::GitArgument));
+            }
+            parsed.operands.push(arg.clone());
+            i += 1;
+            continue;
+        };
+        if text == "--" {
+            parsed.paths.extend(args[i + 1..].iter().cloned());
+            break;
+        }
+        if let Some(long) = text.strip_prefix("--").filter(|l| !l.is_empty()) {
+            let (name, attached) = match long.split_once('=') {
+                Some((n, v)) => (n, Some(v)),
+                None => (long, None),
+            };
+            let takes = git_options::long(sub, &format!("--{name}")).unwrap_or(Takes::Nothing);
+            let full = format!("--{}", git_options::expand_long(sub, name).unwrap_or(name));
+            let value = match (attached, takes) {
+                (Some(v), _) => Some(Arg {
+                    text: v.to_string(),
+                    ..arg.clone()
+                }),
+                (None, Takes::Value) => {
+                    i += 1;
+                    args.get(i).cloned()
+                }
+                _ => None,
+            };
+            parsed.options.push((full, value));
+            i += 1;
+            continue;
+        }
+        if text.starts_with('-') && text.len() > 1 && !text.starts_with("--") {
+            // A cluster: `-am msg`, `-mmsg`, `-uno`.
+            let letters: Vec<char> = text[1..].chars().collect();
+            let mut at = 0;
+            while at < letters.len() {
+                let letter = letters[at];
+                let takes = git_options::short(sub, letter).unwrap_or(Takes::Nothing);
+                let rest: String = letters[at + 1..].iter().collect();
+                match takes {
+                    Takes::Value if !rest.is_empty() => {
+                        parsed
+                            .options
+                            .push((format!("-{letter}"), Some(Arg::known(rest))));
+                        break;
+                    }
+                    Takes::Value => {
+                        i += 1;
+                        parsed
+                            .options
+                            .push((format!("-{letter}"), args.get(i).cloned()));
+                        break;
+                    }
+                    Takes::OptionalValue => {
+                        let value = (!rest.is_empty()).then(|| Arg::known(rest));
+                        parsed.options.push((format!("-{letter}"), value));
+                        break;
+                    }
+                    Takes::Nothing => {
+                        parsed.options.push((format!("-{letter}"), None));
+                        at += 1;
+                    }
+                }
+            }
+            i += 1;
+            continue;
+        }
+        parsed.operands.push(arg.clone());
+        i += 1;
+    }
+    Ok(parsed)
+}
+
+/// Whether a ref name (`main`, `refs/heads/main`, `+main`, `HEAD:main`'s destination) is
+/// the main branch.
+fn is_main(name: &str, main: &str) -> bool {
+    let name = name.trim_start_matches('+');
+    name == main || name == format!("refs/heads/{main}") || name == format!("heads/{main}")
+}
+
+fn is_orchestrator_ref(name: &str) -> bool {
+    ORCHESTRATOR_REFS
+        .iter()
+        .any(|r| name.contains(r.trim_end_matches('/')))
+}
+
+/// A refspec's destination (`SRC:DST` → DST; `REF` → REF), a glob refspec's as a pattern:
+/// refused when it may write the main branch or a ref the orchestrator keeps.
+fn check_destination(dst: &str, main: &str, raw: &str, push: bool) -> Result<(), Reason> {
+    let dst = dst.trim_start_matches('+');
+    if is_orchestrator_ref(dst) {
+        return Err(Reason::new(Rule::OrchestratorRef, raw));
+    }
+    if is_main(dst, main) {
+        return Err(Reason::new(
+            Rule::MainBranch(if push { MainMove::Push } else { MainMove::Move }),
+            raw,
+        ));
+    }
+    if dst.contains(['*', '?', '[']) {
+        let candidates = [
+            format!("refs/heads/{main}"),
+            "refs/orchestrator/workflows/x".to_string(),
+            "refs/notes/orchestrator".to_string(),
+            "refs/replace/x".to_string(),
+        ];
+        for candidate in candidates {
+            if gix::glob::wildmatch(
+                BStr::new(dst.as_bytes()),
+                BStr::new(candidate.as_bytes()),
+                Mode::empty(),
+            ) {
+                return Err(Reason::new(
+                    if candidate.contains("heads") {
+                        Rule::MainBranch(if push { MainMove::Push } else { MainMove::Move })
+                    } else {
+                        Rule::OrchestratorRef
+                    },
+                    raw,
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+impl Walk<'_> {
+    /// `git ARGS…`.
+    pub(super) fn git(&mut self, args: &[Arg], stdin: Option<&str>) -> Result<(), Reason> {
+        let mut cwds = self.cwds.clone();
+        let mut i = 0;
+        while i < args.len() {
+            let arg = &args[i];
+            let Some(text) = arg.value() else {
+                return Err(unknowable(arg, Unknown::GitArgument));
+            };
+            if !text.starts_with('-') {
+                break;
+            }
+            let (option, attached) = match text.split_once('=') {
+                Some((o, v)) if text.starts_with("--") => (o, Some(v.to_string())),
+                _ if text.starts_with("-c") && text.len() > 2 => {
+                    ("-c", Some(text[2..].to_string()))
+                }
+                _ if text.starts_with("-C") && text.len() > 2 => {
+                    ("-C", Some(text[2..].to_string()))
+                }
+                _ => (text, None),
+            };
+            let takes = git_options::global(option).unwrap_or(Takes::Nothing);
+            let value: Option<Arg> = match (&attached, takes) {
+                (Some(v), _) => Some(Arg {
+                    text: v.clone(),
+                    ..arg.clone()
+                }),
+                (None, Takes::Value) => {
+                    i += 1;
+                    Some(args.get(i).cloned().unwrap_or_else(|| Arg::known("")))
+                }
+                _ => None,
+            };
+            i += 1;
+            let Some(value) = value else { continue };
+            let Some(v) = value.value() else {
+                return Err(unknowable(&value, Unknown::GitArgument));
+            };
+            match option {
+                "-c" | "--config-env" => {
+                    let key = v.split_once('=').map_or(v, |(k, _)| k);
+                    if let Some(setting) = risky_setting(key) {
+                        return Err(Reason::new(
+                            Rule::Setting(setting),
+                            format!("git {option} {v}"),
+                        ));
+                    }
+                }
+                "-C" => cwds.change(Some(v), true),
+                "--work-tree" => {
+                    // Every file the command writes lands under it.
+                    self.paths
+                        .target(&Arg::known(format!("{v}/x")), &cwds, false)?;
+                }
+                "--exec-path" => {
+                    return Err(Reason::new(
+                        Rule::Variable(super::policy::Variable::Git),
+                        format!("git --exec-path={v}"),
+                    ));
+                }
+                _ => {}
+            }
+        }
+        let Some(sub_arg) = args.get(i) else {
+            return Ok(());
+        };
+        let Some(sub) = sub_arg.value() else {
+            return Err(unknowable(sub_arg, Unknown::GitArgument));
+        };
+        let saved = std::mem::replace(&mut self.cwds, cwds);
+        let result = self.git_subcommand(sub, &args[i + 1..], stdin);
+        self.cwds = saved;
+        result
+    }
+
+    fn git_subcommand(
+        &mut self,
+        sub: &str,
+        rest: &[Arg],
+        stdin: Option<&str>,
+    ) -> Result<(), Reason> {
+        let parsed = parse(sub, rest)?;
+        let main = self.paths.ctx.main_branch.clone();
+        let main = main.as_str();
+        let on_main = self.head.as_deref() == Some(main);
+        for (letter, long) in git_options::hook_bypass(sub) {
+            let short = letter.map(|c| format!("-{c}"));
+            // An abbreviation git may call ambiguous today (`--no-ver`) is refused all the same:
+            // another git may take it.
+            if parsed.options.iter().any(|(o, _)| {
+                o == long
+                    || short.as_deref() == Some(o.as_str())
+                    || (o.len() >= "--no-v".len() && long.starts_with(o.as_str()))
+            }) {
+                return Err(Reason::new(Rule::SkipsHooks, format!("git {sub} {long}")));
+            }
+        }
+        for option in git_options::writes_file(sub) {
+            if let Some((_, Some(value))) = parsed.options.iter().find(|(o, _)| o == option) {
+                self.paths.target(value, &self.cwds, false)?;
+                let inside = Arg {
+                    text: format!("{}/x", value.text),
+                    pattern: value.pattern.as_ref().map(|p| format!("{p}/x")),
+                    unknown: value.unknown.clone(),
+                };
+                self.paths.target(&inside, &self.cwds, false)?;
+            }
+        }
+        if on_main
+            && matches!(
+                sub,
+                "merge" | "cherry-pick" | "revert" | "am" | "rebase" | "pull" | "commit"
+            )
+        {
+            return Err(Reason::new(
+                Rule::MainBranch(MainMove::Commit),
+                format!("git {sub}"),
+            ));
+        }
+        let ops = parsed.operand_texts();
+        match sub {
+            "commit-tree" | "fast-import" | "filter-branch" | "filter-repo" | "mktag" => {
+                return Err(Reason::new(Rule::Unhooked, format!("git {sub}")));
+            }
+            "fetch" | "pull" => {
+                // A refspec writes its destination: `git fetch . HEAD:refs/orchestrator/…`.
+                for (at, op) in parsed.operands.iter().enumerate().skip(1) {
+                    let Some(spec) = op.value() else {
+                        return Err(unknowable(op, Unknown::Refspec));
+                    };
+                    let Some((src, dst)) = spec.rsplit_once(':') else {
+                        continue;
+                    };
+                    // `git fetch origin main:main` fast-forwards main to the remote's own.
+                    let fast_forward = !spec.starts_with('+')
+                        && is_main(src, main)
+                        && is_main(dst, main)
+                        && ops
+                            .first()
+                            .is_some_and(|r| *r != "." && !r.starts_with('/'));
+                    if !fast_forward || at == 0 {
+                        check_destination(dst, main, spec, false)?;
+                    }
+                }
+            }
+            "push" => self.git_push(&parsed, main, on_main)?,
+            "rebase" => {
+                for (option, value) in &parsed.options {
+                    if matches!(option.as_str(), "-x" | "--exec") {
+                        match value.as_ref().and_then(Arg::value) {
+                            Some(command) => self.line(command)?,
+                            None => {
+                                return Err(Reason::new(
+                                    Rule::Unknowable(Unknown::Script),
+                                    "git rebase --exec",
+                                ));
+                            }
+                        }
+                    }
+                }
+                // `git rebase UPSTREAM BRANCH` checks BRANCH out first, then rewrites it.
+                if let Some(branch) = parsed.operands.get(1)
+                    && may_be_main(branch, main)
+                {
+                    return Err(Reason::new(
+                        Rule::MainBranch(MainMove::Move),
+                        format!("git rebase {} {}", ops[0], branch.text),
+                    ));
+                }
+            }
+            "submodule" if ops.contains(&"foreach") => {
+                let at = ops.iter().position(|w| *w == "foreach").unwrap_or_default();
+                let command: Vec<&str> = ops[at + 1..].to_vec();
+                self.line(&command.join(" "))?;
+            }
+            "rm" if parsed.has(&["--cached"]) => {}
+            "rm" | "mv" | "restore" => {
+                if sub == "restore"
+                    && parsed.has(&["--staged", "-S"])
+                    && !parsed.has(&["--worktree", "-W"])
+                {
+                    return Ok(());
+                }
+                let all: Vec<&Arg> = parsed.operands.iter().chain(&parsed.paths).collect();
+                let count = all.len();
+                for (at, path) in all.into_iter().enumerate() {
+                    let removes = sub == "rm" || (sub == "mv" && at + 1 < count);
+                    self.paths.target(path, &self.cwds, removes)?;
+                }
+            }
+            "checkout" | "switch" => self.git_checkout(sub, &parsed, main)?,
+            "worktree" if ops.first() == Some(&"add") => {
+                let new_branch = parsed.has(&["-b", "-B", "--detach", "-d", "--orphan"]);
+                if let Some((_, Some(name))) = parsed.options.iter().find(|(o, _)| o == "-B")
+                    && may_be_main(name, main)
+                {
+                    return Err(Reason::new(
+                        Rule::MainBranch(MainMove::Move),
+                        format!("git worktree add -B {}", name.text),
+                    ));
+                }
+                if let Some(path) = parsed.operands.get(1) {
+                    let inside = Arg {
+                        text: format!("{}/x", path.text),
+                        pattern: path.pattern.as_ref().map(|p| format!("{p}/x")),
+                        unknown: path.unknown.clone(),
+                    };
+                    self.paths.target(&inside, &self.cwds, false)?;
+                }
+                if !new_branch
+                    && let Some(commit) = parsed.operands.get(2)
+                    && may_be_main(commit, main)
+                {
+                    return Err(Reason::new(
+                        Rule::MainBranch(MainMove::Move),
+                        format!("git worktree add {} {}", ops[1], commit.text),
+                    ));
+                }
+            }
+            "config" => self.git_config(&parsed)?,
+            "update-ref" => {
+                if parsed.has(&["--stdin"]) {
+                    return Err(Reason::new(Rule::OrchestratorRef, "git update-ref --stdin"));
+                }
+                if let Some(r) = ops.first() {
+                    check_destination(r, main, &format!("git update-ref {r}"), false)?;
+                }
+            }
+            "symbolic-ref" => {
+                if let Some(r) = ops.get(1) {
+                    check_destination(r, main, &format!("git symbolic-ref {} {r}", ops[0]), false)?;
+                }
+            }
+            "replace" => {
+                let lists = parsed.has(&["-l", "--list", "--format"])
+                    || (ops.is_empty() && parsed.options.is_empty());
+                if !lists {
+                    return Err(Reason::new(Rule::OrchestratorRef, "git replace"));
+                }
+            }
+            "reflog"
+                if ops
+                    .first()
+                    .is_some_and(|w| matches!(*w, "expire" | "delete" | "drop")) =>
+            {
+                return Err(Reason::new(
+                    Rule::ReflogErase,
+                    format!("git reflog {}", ops[0]),
+                ));
+            }
+            "notes" => {
+                // Before its own subcommand, `git notes` has one option, `--ref`, which git
+                // takes by any prefix (`--re`): read there, not from the merged table.
+                let notes_ref = notes_ref(rest).or_else(|| parsed.value(&["--ref"]).cloned());
+                let notes_ref = notes_ref.as_ref();
+                if let Some(r) = notes_ref {
+                    let Some(r) = r.value() else {
+                        return Err(unknowable(r, Unknown::GitArgument));
+                    };
+                    let ours = matches!(
+                        r,
+                        "orchestrator" | "notes/orchestrator" | "refs/notes/orchestrator"
+                    ) || r.contains("orchestrator");
+                    // Its subcommand: the first word that is neither an option nor the ref.
+                    let verb = rest
+                        .iter()
+                        .map(|a| a.text.as_str())
+                        .find(|t| !t.starts_with('-') && *t != r)
+                        .unwrap_or("list");
+                    let writes = matches!(
+                        verb,
+                        "add" | "append" | "copy" | "edit" | "merge" | "remove" | "prune"
+                    );
+                    if ours && writes {
+                        return Err(Reason::new(
+                            Rule::OrchestratorRef,
+                            format!("git notes --ref {r} {verb}"),
+                        ));
+                    }
+                }
+            }
+            "branch" => {
+                let flag = |long: &[&str], letters: &[char]| {
+                    parsed.options.iter().any(|(o, _)| {
+                        long.contains(&o.as_str())
+                            || (o.len() == 2
+                                && o.starts_with('-')
+                                && letters.contains(&o.chars().nth(1).unwrap_or_default()))
+                    })
+                };
+                let forced = flag(&["--force"], &['f']);
+                let deletes = flag(&["--delete"], &['d', 'D']);
+                let renames = flag(&["--move", "--copy"], &['m', 'M', 'c', 'C']);
+                let names_main = parsed.operands.iter().any(|w| may_be_main(w, main));
+                let refused = ((deletes || renames) && names_main)
+                    || (forced
+                        && !deletes
+                        && !renames
+                        && parsed
+                            .operands
+                            .first()
+                            .is_some_and(|w| may_be_main(w, main)));
+                if refused {
+                    return Err(Reason::new(
+                        Rule::MainBranch(MainMove::Move),
+                        format!("git branch … {main}"),
+                    ));
+                }
+            }
+            "reset" if on_main => {
+                let moves = parsed.has(&["--hard", "--soft", "--mixed", "--keep", "--merge"])
+                    || parsed
+                        .operands
+                        .first()
+                        .is_some_and(|w| !w.is_known() || looks_like_revision(&w.text));
+                if moves {
+                    return Err(Reason::new(Rule::MainBranch(MainMove::Move), "git reset"));
+                }
+            }
+            "apply" => {
+                let reads_only = parsed.has(&["--check", "--stat", "--numstat", "--summary"])
+                    && !parsed.has(&["--apply"]);
+                if !reads_only {
+                    self.patch_files(&parsed.operands, stdin, "git apply")?;
+                }
+            }
+            "am" => {
+                self.patch_files(&parsed.operands, stdin, "git am")?;
+            }
+            "gc" | "prune" | "repack" | "maintenance" => {}
+            "orchestrate" => super::programs::orchestrate(rest)?,
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// A patch's files (or its stdin): the paths it writes.
+    pub(super) fn patch_files(
+        &mut self,
+        files: &[Arg],
+        stdin: Option<&str>,
+        what: &str,
+    ) -> Result<(), Reason> {
+        let mut texts = Vec::new();
+        if files.is_empty() {
+            match stdin {
+                Some(text) => texts.push(text.to_string()),
+                None => {
+                    return Err(Reason::new(
+                        Rule::Unknowable(Unknown::Target),
+                        format!("{what} (its stdin)"),
+                    ));
+                }
+            }
+        }
+        for file in files {
+            let Some(path) = file.value() else {
+                return Err(unknowable(file, Unknown::Target));
+            };
+            let mut read = None;
+            for cwd in &self.cwds.known {
+                if let Ok(text) = patch::read_capped(&cwd.join(path), 8 << 20) {
+                    read = Some(text);
+                    break;
+                }
+            }
+            match read {
+                Some(text) => texts.push(text),
+                None => {
+                    return Err(Reason::new(
+                        Rule::Unknowable(Unknown::Target),
+                        format!("{what} {path} (not readable before it runs)"),
+                    ));
+                }
+            }
+        }
+        for text in texts {
+            for path in patch::unified_targets(&text) {
+                for candidate in [
+                    path.clone(),
+                    path.split_once('/')
+                        .map(|(_, r)| r.to_string())
+                        .unwrap_or_default(),
+                ] {
+                    if !candidate.is_empty() {
+                        self.paths.target(
+                            &Arg::known(candidate),
+                            &super::paths::Cwds::new(&self.paths.ctx.root),
+                            false,
+                        )?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn git_push(&mut self, parsed: &Parsed, main: &str, on_main: bool) -> Result<(), Reason> {
+        if parsed.has(&["--mirror"]) {
+            return Err(Reason::new(Rule::OrchestratorRef, "git push --mirror"));
+        }
+        if parsed.has(&["--all", "--branches"]) {
+            return Err(Reason::new(
+                Rule::MainBranch(MainMove::Push),
+                "git push --all",
+            ));
+        }
+        let deletes = parsed.has(&["--delete", "-d"]);
+        let refspecs = parsed.operands.iter().skip(1);
+        let mut any = false;
+        for spec in refspecs {
+            any = true;
+            let Some(text) = spec.value() else {
+                return Err(unknowable(spec, Unknown::Refspec));
+            };
+            let (src, dst) = text.rsplit_once(':').unwrap_or((text, text));
+            if is_orchestrator_ref(src) {
+                return Err(Reason::new(
+                    Rule::OrchestratorRef,
+                    format!("git push … {text}"),
+                ));
+            }
+            let dst = if dst == "HEAD" || src == "HEAD" && !text.contains(':') {
+                // HEAD pushes the branch it is on.
+                if on_main { main } else { dst }
+            } else {
+                dst
+            };
+            check_destination(dst, main, &format!("git push … {text}"), true)?;
+            if deletes && is_main(src, main) {
+                return Err(Reason::new(
+                    Rule::MainBranch(MainMove::Push),
+                    format!("git push --delete {text}"),
+                ));
+            }
+        }
+        if on_main && !any {
+            return Err(Reason::new(Rule::MainBranch(MainMove::Push), "git push"));
+        }
+        Ok(())
+    }
+
+    fn git_checkout(&mut self, sub: &str, parsed: &Parsed, main: &str) -> Result<(), Reason> {
+        for (option, value) in &parsed.options {
+            let resets = matches!(option.as_str(), "-B" | "-C" | "--force-create" | "--orphan");
+            if resets
+                && value
+                    .as_ref()
+                    .is_some_and(|v| is_main(&v.text, main) || !v.is_known())
+            {
+                return Err(Reason::new(
+                    Rule::MainBranch(MainMove::Move),
+                    format!("git {sub} {option} {main}"),
+                ));
+            }
+        }
+        if sub == "checkout" {
+            // `git checkout REV -- FILE…`, `git checkout REV FILE…`, `git checkout FILE`:
+            // files written from a revision or the index.
+            let mut written: Vec<&Arg> = parsed.paths.iter().collect();
+            let creates = parsed.has(&["-b", "-B", "--orphan"]);
+            if !creates {
+                if parsed.operands.len() > 1 {
+                    written.extend(parsed.operands.iter().skip(1));
+                } else if let Some(only) = parsed.operands.first()
+                    && parsed.paths.is_empty()
+                    && only
+                        .value()
+                        .is_some_and(|p| self.cwds.known.iter().any(|c| c.join(p).exists()))
+                {
+                    written.push(only);
+                }
+            }
+            for path in written {
+                // A directory checked out is every file in it.
+                self.paths.target(path, &self.cwds, true)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn git_config(&mut self, parsed: &Parsed) -> Result<(), Reason> {
+        if parsed.has(&["--edit", "-e"]) || parsed.operand_texts().first() == Some(&"edit") {
+            return Err(Reason::new(
+                Rule::Setting(Setting::Include),
+                "git config --edit",
+            ));
+        }
+        let ops = parsed.operand_texts();
+        let verbs_read = ["get", "list", "get-color", "get-colorbool"];
+        let reads = parsed.has(&[
+            "--get",
+            "--get-all",
+            "--get-regexp",
+            "--get-urlmatch",
+            "-l",
+            "--list",
+            "--get-color",
+            "--get-colorbool",
+            "--show-origin",
+            "--show-scope",
+        ]) && !parsed.has(&[
+            "--unset",
+            "--unset-all",
+            "--add",
+            "--replace-all",
+            "--rename-section",
+            "--remove-section",
+        ]) || ops.first().is_some_and(|v| verbs_read.contains(v))
+            || (ops.len() == 1
+                && parsed.options.iter().all(|(o, _)| {
+                    !o.starts_with("--unset")
+                        && !matches!(
+                            o.as_str(),
+                            "--add" | "--replace-all" | "--remove-section" | "--rename-section"
+                        )
+                }));
+        if reads {
+            return Ok(());
+        }
+        if let Some(file) = parsed.value(&["--file", "-f"]) {
+            self.paths.target(file, &self.cwds, false)?;
+        }
+        for op in &parsed.operands {
+            let Some(key) = op.value() else {
+                return Err(unknowable(op, Unknown::GitArgument));
+            };
+            if let Some(setting) = risky_setting(key) {
+                return Err(Reason::new(Rule::Setting(setting), key));
+            }
+        }
+        for (option, value) in &parsed.options {
+            if matches!(
+                option.as_str(),
+                "--unset" | "--unset-all" | "--rename-section" | "--remove-section"
+            ) && let Some(v) = value
+                && let Some(setting) = risky_setting(&v.text)
+            {
+                return Err(Reason::new(Rule::Setting(setting), v.text.clone()));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `git notes --ref R …` / `--re=R` before the notes subcommand.
+fn notes_ref(args: &[Arg]) -> Option<Arg> {
+    let mut iter = args.iter();
+    while let Some(arg) = iter.next() {
+        let text = arg.text.as_str();
+        let (name, attached) = match text.split_once('=') {
+            Some((n, v)) => (n, Some(v)),
+            None => (text, None),
+        };
+        if name.len() > 2 && "--ref".starts_with(name) {
+            return match attached {
+                Some(v) => Some(Arg {
+                    text: v.to_string(),
+                    ..arg.clone()
+                }),
+                None => iter.next().cloned(),
+            };
+        }
+        if !text.starts_with('-') {
+            return None;
+        }
+    }
+    None
+}
+
+fn looks_like_revision(word: &str) -> bool {
+    word.starts_with("HEAD")
+        || word.starts_with("ORIG_HEAD")
+        || word.starts_with("origin/")
+        || word.contains('~')
+        || word.contains('^')
+        || word.contains('@')
+        || (word.len() >= 7 && word.chars().all(|c| c.is_ascii_hexdigit()))
+}
+
+/// The branch `git checkout B` / `git switch B` (or `-b B`…) leaves HEAD on; the main
+/// branch when it cannot be told (`git checkout -`, a name from an expansion), which is the
+/// careful guess. `None` when HEAD stays (`git checkout -- FILE`, `git checkout REV FILE`).
+pub fn switched_branch(args: &[Arg], main: &str) -> Option<String> {
+    let [git, sub, rest @ ..] = args else {
+        return None;
+    };
+    if super::programs::basename(&git.text) != "git"
+        || !matches!(sub.text.as_str(), "checkout" | "switch")
+    {
+        return None;
+    }
+    if rest.iter().any(|w| w.text == "--") {
+        return None;
+    }
+    let mut iter = rest.iter();
+    let mut operands = Vec::new();
+    while let Some(w) = iter.next() {
+        if matches!(w.text.as_str(), "-b" | "-B" | "-c" | "-C" | "--orphan") {
+            return iter.next().map(|v| v.value().unwrap_or(main).to_string());
+        }
+        if let Some(v) = w
+            .text
+            .strip_prefix("--create=")
+            .or_else(|| w.text.strip_prefix("--force-create="))
+            .or_else(|| w.text.strip_prefix("--orphan="))
+        {
+            return Some(v.to_string());
+        }
+        if w.text == "-" {
+            return Some(main.to_string());
+        }
+        if !w.text.starts_with('-') || !w.is_known() {
+            operands.push(w);
+        }
+    }
+    match operands.as_slice() {
+        [one] => Some(one.value().unwrap_or(main).to_string()),
+        _ => None,
+    }
+}

@@ -1,0 +1,517 @@
+//! Where a write lands: a path as written and as the file system resolves it (links
+//! followed), judged against the protected set; a glob or an unknowable path judged by what
+//! it could match. Each path is resolved once per command line, and only so many.
+
+use std::collections::HashMap;
+use std::path::{Component, Path, PathBuf};
+
+use gix::bstr::BStr;
+use gix::glob::wildmatch::Mode;
+
+use super::GuardContext;
+use super::policy::{
+    AGENT_SETTINGS, GIT_DIR_GUARDED, GIT_INTERNAL_NAMES, Reason, Rule, USER_GIT_CONFIG, Unknown,
+};
+use super::words::{Arg, escape};
+
+/// Where the commands may be running: known directories, and perhaps somewhere the guard
+/// cannot know (`cd "$x"`).
+#[derive(Clone, Debug)]
+pub struct Cwds {
+    pub known: Vec<PathBuf>,
+    pub unknown: bool,
+}
+
+/// At most this many directories are followed; past them, the directory is unknown.
+const MAX_CWDS: usize = 8;
+/// At most this many paths are looked up on the file system in one command line.
+const MAX_LOOKUPS: usize = 4096;
+
+impl Cwds {
+    pub fn new(cwd: &Path) -> Cwds {
+        Cwds {
+            known: vec![normalize(cwd)],
+            unknown: false,
+        }
+    }
+
+    /// After `cd DIR` (`None`: a directory the guard cannot know). `certain`: the `cd`
+    /// cannot fail or be undone before what follows (`cd x && …`); otherwise the old
+    /// directories stay possible.
+    pub fn change(&mut self, dir: Option<&str>, certain: bool) {
+        let Some(dir) = dir else {
+            if certain {
+                self.known.clear();
+            }
+            self.unknown = true;
+            return;
+        };
+        let next: Vec<PathBuf> = self.known.iter().map(|c| normalize(&c.join(dir))).collect();
+        if certain && !self.unknown {
+            self.known = next;
+        } else {
+            for cwd in next {
+                if !self.known.contains(&cwd) {
+                    self.known.push(cwd);
+                }
+            }
+        }
+        // A relative `cd` from an unknown directory stays unknown; an absolute one is known.
+        if self.known.len() > MAX_CWDS {
+            self.known.drain(..self.known.len() - MAX_CWDS);
+            self.unknown = true;
+        }
+    }
+}
+
+/// Judges paths for one command line, with what it looked up kept.
+pub struct Checker<'c> {
+    pub ctx: &'c GuardContext,
+    canonical: HashMap<PathBuf, Option<PathBuf>>,
+    lookups: usize,
+    /// Concrete paths standing for everything protected (a glob by one instance), built
+    /// when a pattern is first judged.
+    instances: Option<Vec<(PathBuf, Rule)>>,
+}
+
+impl<'c> Checker<'c> {
+    pub fn new(ctx: &'c GuardContext) -> Checker<'c> {
+        Checker {
+            ctx,
+            canonical: HashMap::new(),
+            lookups: 0,
+            instances: None,
+        }
+    }
+
+    /// A file a command writes, moves or deletes; `removes`: deleting or moving it takes
+    /// away what a directory of that name holds.
+    pub fn target(&mut self, arg: &Arg, cwds: &Cwds, removes: bool) -> Result<(), Reason> {
+        if let Some(value) = arg.value() {
+            for cwd in cwds.known.clone() {
+                self.written(value, &cwd)?;
+                if removes {
+                    self.holds_guarded(value, &cwd)?;
+                }
+            }
+            if cwds.unknown && !value.starts_with('/') {
+                self.reach(&format!("*/{}", escape(value)), true, removes, arg, value)?;
+            }
+            return Ok(());
+        }
+        let mut pattern = arg.as_pattern().replace("/./", "/");
+        while let Some(rest) = pattern.strip_prefix("./") {
+            pattern = rest.to_string();
+        }
+        if pattern == "." {
+            pattern.clear();
+        }
+        let crossing = arg.unknown.is_some();
+        if crossing && pattern.split('/').any(|c| c == "..") {
+            return Err(Reason::new(
+                Rule::Unknowable(Unknown::Target),
+                arg.unknown.clone().unwrap_or_default(),
+            ));
+        }
+        if pattern.starts_with('/') || (crossing && pattern.starts_with('*')) {
+            return self.reach(&pattern, crossing, removes, arg, &pattern);
+        }
+        for cwd in cwds.known.clone() {
+            let absolute = format!("{}/{pattern}", escape(&cwd.to_string_lossy()));
+            self.reach(&absolute, crossing, removes, arg, &pattern)?;
+        }
+        if cwds.unknown {
+            self.reach(&format!("*/{pattern}"), true, removes, arg, &pattern)?;
+        }
+        Ok(())
+    }
+
+    /// A pattern of absolute paths against what is protected: any match is refused.
+    fn reach(
+        &mut self,
+        pattern: &str,
+        crossing: bool,
+        removes: bool,
+        arg: &Arg,
+        shown: &str,
+    ) -> Result<(), Reason> {
+        self.lookups += 1;
+        if self.lookups > MAX_LOOKUPS {
+            return Err(Reason::new(Rule::TooMuch, "the paths it writes"));
+        }
+        let mode = if crossing {
+            Mode::empty()
+        } else {
+            Mode::NO_MATCH_SLASH_LITERAL
+        };
+        // Inside a directory a `DIR/**` glob protects, anything it matches is protected.
+        let literal = literal_dir(pattern);
+        let root = normalize(&self.ctx.root);
+        for glob in &self.ctx.protected_globs {
+            let Some(dir) = glob
+                .strip_suffix("/**")
+                .filter(|d| !d.contains(['*', '?', '[']))
+            else {
+                continue;
+            };
+            if Path::new(&literal).starts_with(root.join(dir)) {
+                return Err(match &arg.unknown {
+                    Some(u) => Reason::new(Rule::Unknowable(Unknown::Target), u.clone()),
+                    None => Reason::new(Rule::Protected, format!("{shown} (in {glob})")),
+                });
+            }
+        }
+        let instances = self.instances();
+        for (path, rule) in instances {
+            let mut candidate: Option<&Path> = Some(path);
+            while let Some(p) = candidate {
+                let text = p.to_string_lossy();
+                if gix::glob::wildmatch(
+                    BStr::new(pattern.as_bytes()),
+                    BStr::new(text.as_bytes()),
+                    mode,
+                ) {
+                    return Err(match &arg.unknown {
+                        Some(u) => Reason::new(Rule::Unknowable(Unknown::Target), u.clone()),
+                        None => Reason::new(rule.clone(), format!("{shown} (it matches {text})")),
+                    });
+                }
+                // Only a removal reaches through a directory.
+                candidate = if removes {
+                    p.parent().filter(|d| d.components().count() > 1)
+                } else {
+                    None
+                };
+            }
+        }
+        Ok(())
+    }
+
+    fn instances(&mut self) -> &[(PathBuf, Rule)] {
+        if self.instances.is_none() {
+            self.instances = Some(instances(self.ctx));
+        }
+        self.instances.as_deref().unwrap_or_default()
+    }
+
+    /// A known path written from `cwd`: as written, and as the file system resolves it.
+    pub fn written(&mut self, path: &str, cwd: &Path) -> Result<(), Reason> {
+        if path.is_empty() || path == "/dev/null" || path.starts_with("/dev/") {
+            return Ok(());
+        }
+        if let Some(reason) = mentions_internals(path, self.ctx) {
+            return Err(reason);
+        }
+        let absolute = normalize(&cwd.join(path));
+        // A symbolic link (`ln -s .git g`, then writing `g/hooks/commit-msg`) writes where it
+        // points; `..` after a link goes up from where the link points, so the path is also
+        // resolved as written, before `..` is taken away as text.
+        let mut candidates = vec![absolute.clone()];
+        candidates.extend(self.resolved(&absolute)?);
+        candidates.extend(self.resolved(&cwd.join(path))?);
+        let ctx = self.ctx;
+        let mut roots = vec![normalize(&ctx.root)];
+        roots.extend(self.canonical(&ctx.root)?);
+        let mut git_dirs: Vec<(PathBuf, bool)> = Vec::new();
+        for (dir, whole) in [(&ctx.git_dir, false), (&ctx.hooks_dir, true)] {
+            if dir.as_os_str().is_empty() {
+                continue;
+            }
+            git_dirs.push((normalize(dir), whole));
+            if let Some(real) = self.canonical(dir)? {
+                git_dirs.push((real, whole));
+            }
+        }
+        for candidate in &candidates {
+            for (dir, whole) in &git_dirs {
+                let Ok(rest) = candidate.strip_prefix(dir) else {
+                    continue;
+                };
+                let rest = rest.to_string_lossy();
+                // In the git directory, the parts the workflow and the hooks live in; a lock
+                // file, `info/exclude` or a rebase's scratch files are git's ordinary business.
+                if *whole
+                    || rest.is_empty()
+                    || GIT_DIR_GUARDED
+                        .iter()
+                        .any(|g| rest == *g || rest.starts_with(&format!("{g}/")))
+                {
+                    return Err(Reason::new(Rule::GitInternals, path));
+                }
+            }
+            if AGENT_SETTINGS.iter().any(|f| candidate.ends_with(f)) {
+                return Err(Reason::new(Rule::AgentSettings, path));
+            }
+            if USER_GIT_CONFIG.iter().any(|f| candidate.ends_with(f)) {
+                return Err(Reason::new(Rule::GitInternals, path));
+            }
+            let Some(relative) = roots.iter().find_map(|r| candidate.strip_prefix(r).ok()) else {
+                continue;
+            };
+            let relative = relative.to_string_lossy();
+            if ctx.protected_files.iter().any(|f| f == relative.as_ref())
+                || ctx.protected_globs.iter().any(|g| glob_match(g, &relative))
+            {
+                return Err(Reason::new(Rule::Protected, relative.to_string()));
+            }
+        }
+        Ok(())
+    }
+
+    /// Refuses `path` when it is a directory that holds the git directory, the hooks or a
+    /// protected path (`rm -rf ci` with `ci/**` protected; `rm -rf .`).
+    pub fn holds_guarded(&mut self, path: &str, cwd: &Path) -> Result<(), Reason> {
+        let target = normalize(&cwd.join(path));
+        if target.as_os_str().is_empty() {
+            return Ok(());
+        }
+        let mut targets = vec![target.clone()];
+        targets.extend(self.canonical(&target)?);
+        let ctx = self.ctx;
+        for target in &targets {
+            for dir in [&ctx.git_dir, &ctx.hooks_dir] {
+                if !dir.as_os_str().is_empty() && normalize(dir).starts_with(target) {
+                    return Err(Reason::new(Rule::GitInternals, path));
+                }
+            }
+            let root = normalize(&ctx.root);
+            let protected = ctx.protected_files.iter().map(String::as_str).chain(
+                ctx.protected_globs
+                    .iter()
+                    .map(|g| g.split(['*', '?', '[']).next().unwrap_or_default()),
+            );
+            for inside in protected {
+                if normalize(&root.join(inside.trim_end_matches('/'))).starts_with(target) {
+                    return Err(Reason::new(
+                        Rule::Protected,
+                        format!("{path} (it holds {inside})"),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `path` made canonical, looked up once.
+    fn canonical(&mut self, path: &Path) -> Result<Option<PathBuf>, Reason> {
+        if let Some(known) = self.canonical.get(path) {
+            return Ok(known.clone());
+        }
+        self.lookups += 1;
+        if self.lookups > MAX_LOOKUPS {
+            return Err(Reason::new(Rule::TooMuch, "the paths it writes"));
+        }
+        let real = std::fs::canonicalize(path).ok();
+        self.canonical.insert(path.to_path_buf(), real.clone());
+        Ok(real)
+    }
+
+    /// `path` as the file system resolves it: its longest existing ancestor (the whole path,
+    /// when it exists, so a final link is followed as a write follows it) made canonical,
+    /// the rest appended. `None` when nothing of it exists or it resolves to itself.
+    fn resolved(&mut self, path: &Path) -> Result<Option<PathBuf>, Reason> {
+        let mut existing = path;
+        let mut rest = Vec::new();
+        let real = loop {
+            if let Some(real) = self.canonical(existing)? {
+                break real;
+            }
+            let (Some(name), Some(parent)) = (existing.file_name(), existing.parent()) else {
+                return Ok(None);
+            };
+            rest.push(name);
+            existing = parent;
+        };
+        let mut out = real;
+        for part in rest.iter().rev() {
+            out.push(part);
+        }
+        Ok((out != path).then_some(out))
+    }
+}
+
+/// The directory part of a pattern before its first wildcard (`/r/ci/*.sh` → `/r/ci`).
+fn literal_dir(pattern: &str) -> String {
+    let mut out = String::new();
+    let mut chars = pattern.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => out.extend(chars.next()),
+            '*' | '?' | '[' => break,
+            c => out.push(c),
+        }
+    }
+    match out.rfind('/') {
+        Some(at) => out[..at].to_string(),
+        None => String::new(),
+    }
+}
+
+/// Files that exist under a protected glob's directory and match it (at most so many): what
+/// a glob or `find` in the repository can reach.
+fn existing(root: &Path, glob: &str, out: &mut Vec<(PathBuf, Rule)>) {
+    const MOST: usize = 2000;
+    let fixed = glob.split(['*', '?', '[']).next().unwrap_or_default();
+    let dir = fixed.rsplit_once('/').map(|(d, _)| d).unwrap_or("");
+    let mut pending = vec![root.join(dir)];
+    let mut seen = 0;
+    while let Some(next) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&next) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            seen += 1;
+            if seen > MOST {
+                return;
+            }
+            let path = entry.path();
+            let Ok(relative) = path.strip_prefix(root) else {
+                continue;
+            };
+            if relative.starts_with(".git") {
+                continue;
+            }
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                pending.push(path.clone());
+            } else if glob_match(glob, &relative.to_string_lossy()) {
+                out.push((path, Rule::Protected));
+            }
+        }
+    }
+}
+
+/// Concrete paths that stand for the protected set, each with the rule that protects it.
+fn instances(ctx: &GuardContext) -> Vec<(PathBuf, Rule)> {
+    let mut out = Vec::new();
+    let git = normalize(&ctx.git_dir);
+    if !ctx.git_dir.as_os_str().is_empty() {
+        for part in GIT_DIR_GUARDED {
+            out.push((git.join(part).join("x"), Rule::GitInternals));
+            out.push((git.join(part), Rule::GitInternals));
+        }
+        for hook in crate::hooks::NAMES.iter().chain(&[
+            "pre-commit",
+            "pre-merge-commit",
+            "prepare-commit-msg",
+            "pre-rebase",
+            "post-checkout",
+            "post-merge",
+            "reference-transaction",
+        ]) {
+            out.push((git.join("hooks").join(hook), Rule::GitInternals));
+        }
+    }
+    if !ctx.hooks_dir.as_os_str().is_empty() {
+        let hooks = normalize(&ctx.hooks_dir);
+        for hook in crate::hooks::NAMES {
+            out.push((hooks.join(hook), Rule::GitInternals));
+        }
+    }
+    let root = normalize(&ctx.root);
+    for file in &ctx.protected_files {
+        out.push((root.join(file), Rule::Protected));
+    }
+    for glob in &ctx.protected_globs {
+        let instance: String = glob
+            .replace("**", "x")
+            .chars()
+            .map(|c| if matches!(c, '*' | '?') { 'x' } else { c })
+            .collect();
+        // A bracket expression stands for one of its characters: its first.
+        let instance = instance.replace(['[', ']'], "");
+        out.push((root.join(instance.trim_start_matches('/')), Rule::Protected));
+        existing(&root, glob, &mut out);
+    }
+    for file in AGENT_SETTINGS {
+        out.push((root.join(file), Rule::AgentSettings));
+    }
+    if let Some(home) = std::env::var_os("HOME") {
+        for file in USER_GIT_CONFIG {
+            out.push((normalize(&Path::new(&home).join(file)), Rule::GitInternals));
+        }
+        for file in AGENT_SETTINGS {
+            out.push((normalize(&Path::new(&home).join(file)), Rule::AgentSettings));
+        }
+    }
+    out
+}
+
+/// The git directory's parts the orchestrator relies on, named in a command's text (a
+/// script's argument, an interpreter's one-liner).
+pub fn mentions_internals(word: &str, ctx: &GuardContext) -> Option<Reason> {
+    if let Some(name) = GIT_INTERNAL_NAMES.iter().find(|p| word.contains(**p)) {
+        return Some(Reason::new(Rule::GitInternals, *name));
+    }
+    if word.ends_with(".gitconfig") || word.contains(".config/git/config") {
+        return Some(Reason::new(Rule::GitInternals, word));
+    }
+    let hooks = ctx.hooks_dir.to_string_lossy();
+    if !hooks.is_empty() && word.contains(hooks.as_ref()) {
+        return Some(Reason::new(Rule::GitInternals, hooks.to_string()));
+    }
+    [
+        ctx.git_dir.join("orchestrator"),
+        ctx.git_dir.join("refs/orchestrator"),
+        ctx.git_dir.join("logs/refs/orchestrator"),
+        ctx.git_dir.join("config"),
+    ]
+    .iter()
+    .map(|p| p.to_string_lossy().to_string())
+    .find(|p| !ctx.git_dir.as_os_str().is_empty() && word.contains(p.as_str()))
+    .map(|p| Reason::new(Rule::GitInternals, p))
+}
+
+/// `.` and `..` resolved without touching the file system.
+pub fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// git's `:(glob)` matching of a repository path: `*` and `?` stay within a directory, `**`
+/// crosses them.
+pub fn glob_match(pattern: &str, path: &str) -> bool {
+    gix::glob::wildmatch(
+        BStr::new(pattern.as_bytes()),
+        BStr::new(path.as_bytes()),
+        Mode::NO_MATCH_SLASH_LITERAL,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn git_globs_match_as_git_matches_them() {
+        assert!(glob_match("ci/**", "ci/a/b.sh"));
+        assert!(glob_match("**/x.sh", "x.sh"));
+        assert!(glob_match("**/x.sh", "a/b/x.sh"));
+        assert!(glob_match("*.sh", "run.sh"));
+        assert!(!glob_match("*.sh", "ci/run.sh"));
+        assert!(glob_match("tests/[ab].py", "tests/a.py"));
+    }
+
+    #[test]
+    fn cwds_follow_cd_and_give_up_when_they_cannot() {
+        let mut cwds = Cwds::new(Path::new("/r"));
+        cwds.change(Some("src"), true);
+        assert_eq!(cwds.known, [PathBuf::from("/r/src")]);
+        cwds.change(Some(".."), false);
+        assert_eq!(cwds.known, [PathBuf::from("/r/src"), PathBuf::from("/r")]);
+        cwds.change(None, false);
+        assert!(cwds.unknown);
+        for i in 0..20 {
+            cwds.change(Some(&format!("d{i}")), false);
+        }
+        assert!(cwds.known.len() <= MAX_CWDS);
+    }
+}

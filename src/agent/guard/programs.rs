@@ -1,0 +1,837 @@
+//! What programs other than git do with their arguments: the wrappers that run another
+//! command, the shells and interpreters that run text, the programs that write the files
+//! they name, the gates' own commands, and the orchestrator's human-only commands.
+
+use std::path::Path;
+
+use super::GuardContext;
+use super::paths::normalize;
+use super::policy::{HUMAN_COMMANDS, Reason, Rule, Unknown};
+use super::words::Arg;
+use crate::agent::shell;
+
+/// Programs that only read the files they are given.
+pub const READERS: &[&str] = &[
+    "cat",
+    "less",
+    "more",
+    "head",
+    "tail",
+    "ls",
+    "stat",
+    "file",
+    "wc",
+    "grep",
+    "egrep",
+    "fgrep",
+    "rg",
+    "ag",
+    "diff",
+    "cmp",
+    "test",
+    "[",
+    "[[",
+    "echo",
+    "printf",
+    "realpath",
+    "readlink",
+    "sha1sum",
+    "sha256sum",
+    "sha512sum",
+    "md5sum",
+    "b2sum",
+    "cksum",
+    "xxd",
+    "od",
+    "hexdump",
+    "tree",
+    "du",
+    "df",
+    "bat",
+    "nl",
+    "cut",
+    "jq",
+    "yq",
+    "shellcheck",
+    "tac",
+    "strings",
+    "column",
+    "comm",
+    "paste",
+    "fold",
+    "sort",
+    "uniq",
+    "tr",
+    "basename",
+    "dirname",
+    "pwd",
+    "true",
+    "false",
+    ":",
+    "which",
+    "type",
+    "whoami",
+    "id",
+    "date",
+    "env",
+    "printenv",
+    "uname",
+    "hostname",
+    "sleep",
+    "seq",
+    "expr",
+    "let",
+    "fd",
+    "fdfind",
+    "look",
+    "join",
+];
+
+/// Programs that run the command named by their arguments.
+pub const WRAPPERS: &[&str] = &[
+    "env",
+    "sudo",
+    "doas",
+    "command",
+    "exec",
+    "nohup",
+    "time",
+    "nice",
+    "timeout",
+    "stdbuf",
+    "setsid",
+    "xargs",
+    "builtin",
+    "unbuffer",
+    "ionice",
+    "flock",
+    "watch",
+    "coproc",
+    "chronic",
+    "caffeinate",
+    "taskset",
+    "chrt",
+    "prlimit",
+    "unshare",
+    "nsenter",
+    "firejail",
+    "torsocks",
+    "proxychains",
+    "proxychains4",
+    "faketime",
+    "catchsegv",
+    "strace",
+    "ltrace",
+    "valgrind",
+];
+
+pub const SHELLS: &[&str] = &[
+    "sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "busybox", "fish", "csh", "tcsh",
+];
+
+/// Interpreters and the options that give them program text.
+pub const INTERPRETERS: &[(&str, &[&str])] = &[
+    ("python", &["-c"]),
+    ("python2", &["-c"]),
+    ("python3", &["-c"]),
+    ("pypy", &["-c"]),
+    ("pypy3", &["-c"]),
+    ("perl", &["-e", "-E"]),
+    ("ruby", &["-e"]),
+    ("node", &["-e", "--eval", "-p", "--print"]),
+    ("nodejs", &["-e", "--eval", "-p", "--print"]),
+    ("deno", &["eval"]),
+    ("bun", &["-e", "--eval"]),
+    ("php", &["-r"]),
+    ("lua", &["-e"]),
+    ("tclsh", &[]),
+    ("osascript", &["-e"]),
+    ("Rscript", &["-e"]),
+    ("julia", &["-e"]),
+];
+
+/// Programs that run another under a pseudo-terminal or drive one: a human-only command
+/// named in their text is refused like the command itself.
+pub const PTY_SPAWNERS: &[&str] = &[
+    "script", "expect", "socat", "unbuffer", "empty", "ptyget", "tmux", "screen", "dtach",
+    "abduco", "zpty",
+];
+
+pub fn basename(program: &str) -> &str {
+    program.rsplit('/').next().unwrap_or(program)
+}
+
+/// The interpreter's program-text options, when `name` is one (`python3.12` too).
+pub fn interpreter(name: &str) -> Option<&'static [&'static str]> {
+    let base = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    INTERPRETERS
+        .iter()
+        .find(|(n, _)| *n == name || *n == base)
+        .map(|(_, options)| *options)
+}
+
+/// What a wrapper chain (`env X=1 timeout 5 nice -n 2 cmd…`) runs: the command, the
+/// environment settings made on the way, and whether the command's arguments come from
+/// its stdin too (`xargs`).
+pub struct Unwrapped {
+    pub args: Vec<Arg>,
+    pub assignments: Vec<(String, Arg)>,
+    pub from_stdin: bool,
+}
+
+pub fn unwrap(args: &[Arg]) -> Result<Unwrapped, Reason> {
+    let mut rest: &[Arg] = args;
+    let mut assignments = Vec::new();
+    let mut from_stdin = false;
+    while let Some(first) = rest.first() {
+        let Some(value) = first.value() else { break };
+        let name = basename(value);
+        if !WRAPPERS.contains(&name) {
+            break;
+        }
+        if name == "xargs" {
+            from_stdin = true;
+        }
+        rest = &rest[1..];
+        let mut locked = false;
+        while let Some(next) = rest.first() {
+            let Some(word) = next.value() else {
+                return Err(Reason::new(
+                    Rule::Unknowable(Unknown::Program),
+                    next.unknown.clone().unwrap_or_else(|| next.text.clone()),
+                ));
+            };
+            if word.starts_with('-') {
+                if name == "env"
+                    && (word == "-S"
+                        || word.starts_with("--split-string")
+                        || (word.starts_with('-') && !word.starts_with("--") && word.contains('S')))
+                {
+                    // `env -S` splits a string into the command: read it as a line.
+                    return Err(Reason::new(Rule::Unknowable(Unknown::Program), "env -S"));
+                }
+                if name == "flock" && matches!(word, "-c" | "--command") {
+                    let script = rest.get(1).cloned().unwrap_or_else(|| Arg::known(""));
+                    return Ok(Unwrapped {
+                        args: vec![Arg::known("sh"), Arg::known("-c"), script],
+                        assignments,
+                        from_stdin,
+                    });
+                }
+                let sudo_cluster = name == "sudo"
+                    && !word.starts_with("--")
+                    && word.ends_with(['u', 'g', 'C', 'D', 'h', 'p', 'U', 'r', 't', 'T']);
+                let takes_value = sudo_cluster
+                    || matches!(
+                        (name, word),
+                        ("nice", "-n")
+                            | ("timeout", "-s" | "-k" | "--signal" | "--kill-after")
+                            | ("env", "-u" | "-C" | "--unset" | "--chdir")
+                            | ("exec", "-a")
+                            | ("ionice", "-c" | "-n" | "-p" | "-P" | "-u")
+                            | ("flock", "-w" | "-E" | "--timeout" | "--conflict-exit-code")
+                            | ("watch", "-n" | "-d" | "--interval")
+                            | (
+                                "xargs",
+                                "-I" | "-n"
+                                    | "-P"
+                                    | "-L"
+                                    | "-d"
+                                    | "-E"
+                                    | "-s"
+                                    | "-a"
+                                    | "--arg-file"
+                                    | "--delimiter"
+                                    | "--max-args"
+                                    | "--max-procs"
+                            )
+                            | ("stdbuf", "-i" | "-o" | "-e")
+                            | ("taskset" | "chrt" | "prlimit", _)
+                    );
+                if name == "xargs" && (word == "-a" || word.starts_with("--arg-file")) {
+                    // The arguments come from a file the guard does not read.
+                    from_stdin = true;
+                }
+                rest = &rest[1..];
+                if takes_value && !word.contains('=') && !rest.is_empty() {
+                    rest = &rest[1..];
+                }
+            } else if let Some((var, value)) =
+                word.split_once('=').filter(|(n, _)| shell::is_name(n))
+            {
+                assignments.push((var.to_string(), Arg::known(value)));
+                rest = &rest[1..];
+            } else if name == "timeout" && word.starts_with(|c: char| c.is_ascii_digit()) {
+                rest = &rest[1..];
+            } else if name == "flock" && !locked {
+                // `flock FILE CMD…`: the lock file first.
+                locked = true;
+                rest = &rest[1..];
+            } else {
+                break;
+            }
+        }
+    }
+    Ok(Unwrapped {
+        args: rest.to_vec(),
+        assignments,
+        from_stdin,
+    })
+}
+
+/// `sh -c SCRIPT` (also `-ec`, `-lc`, …): the script's argument index.
+pub fn shell_script(args: &[Arg]) -> Option<usize> {
+    let mut command = false;
+    let mut at = 0;
+    while at < args.len() {
+        let text = args[at].text.as_str();
+        if text == "--" {
+            at += 1;
+            continue;
+        }
+        if matches!(text, "-o" | "+o" | "-O" | "+O" | "--rcfile" | "--init-file") {
+            at += 2;
+            continue;
+        }
+        if text.starts_with('-') && !text.starts_with("--") && text.contains('c') {
+            command = true;
+            at += 1;
+            continue;
+        }
+        if !text.starts_with('-') && !text.starts_with('+') {
+            return command.then_some(at);
+        }
+        at += 1;
+    }
+    None
+}
+
+/// How a shell (`sh`, `bash -s`, `source`) gets its script: from `-c`, a file, or stdin.
+pub enum ShellInput {
+    Command(usize),
+    File(usize),
+    Stdin,
+    /// Only checks it (`sh -n`).
+    Nothing,
+}
+
+pub fn shell_input(name: &str, args: &[Arg]) -> ShellInput {
+    if matches!(name, "source" | ".") {
+        return match args.first() {
+            Some(a)
+                if matches!(
+                    a.value(),
+                    Some("/dev/stdin" | "/proc/self/fd/0" | "/dev/fd/0" | "-")
+                ) =>
+            {
+                ShellInput::Stdin
+            }
+            Some(_) => ShellInput::File(0),
+            None => ShellInput::Nothing,
+        };
+    }
+    if let Some(at) = shell_script(args) {
+        return ShellInput::Command(at);
+    }
+    let mut at = 0;
+    while at < args.len() {
+        let text = args[at].text.as_str();
+        let short = text.starts_with('-') && !text.starts_with("--") && text.len() > 1;
+        if short && text.contains('s') {
+            return ShellInput::Stdin;
+        }
+        if short && text.contains('n') {
+            return ShellInput::Nothing;
+        }
+        if short && text.contains('c') {
+            // `sh -c` with its script still to come (`xargs sh -c`): unknowable.
+            return ShellInput::Command(args.len());
+        }
+        if matches!(text, "-o" | "+o" | "-O" | "+O" | "--rcfile" | "--init-file") {
+            at += 2;
+            continue;
+        }
+        if text.starts_with('-') || text.starts_with('+') {
+            at += 1;
+            continue;
+        }
+        if matches!(
+            args[at].value(),
+            Some("/dev/stdin" | "/proc/self/fd/0" | "/dev/fd/0" | "-")
+        ) {
+            return ShellInput::Stdin;
+        }
+        return ShellInput::File(at);
+    }
+    ShellInput::Stdin
+}
+
+/// An interpreter's program text, where its arguments give it: `Some(Some(i))` the
+/// argument at `i`; `Some(None)` its stdin; `None` a script file or a module.
+pub fn interpreter_code(options: &[&str], args: &[Arg]) -> Option<Option<usize>> {
+    let mut at = 0;
+    while at < args.len() {
+        let text = args[at].text.as_str();
+        if let Some(option) = options.iter().find(|o| {
+            text == **o || (text.starts_with(**o) && o.len() == 2 && !text.starts_with("--"))
+        }) {
+            return Some(if text.len() > option.len() {
+                Some(at)
+            } else {
+                Some(at + 1)
+            });
+        }
+        if text == "-" {
+            return Some(None);
+        }
+        if text == "-m" || !text.starts_with('-') {
+            return None;
+        }
+        at += 1;
+    }
+    Some(None)
+}
+
+/// A preflight gate's command line run as configured, or its script run directly (by
+/// path or through an interpreter). `sh -n SCRIPT` only reads it.
+pub fn gate_command(args: &[String], ctx: &GuardContext, cwd: &Path) -> Option<Reason> {
+    let first = args.first()?;
+    if SHELLS.contains(&basename(first))
+        && args[1..]
+            .iter()
+            .take_while(|w| w.starts_with('-'))
+            .any(|w| !w.starts_with("--") && w.contains('n'))
+    {
+        return None;
+    }
+    for gate in &ctx.gate_commands {
+        let Ok(simples) = shell::parse(gate) else {
+            continue;
+        };
+        for simple in simples {
+            let Some(words) = simple
+                .words
+                .iter()
+                .map(shell::Word::literal)
+                .collect::<Option<Vec<String>>>()
+            else {
+                continue;
+            };
+            let known: Vec<Arg> = words.iter().map(Arg::known).collect();
+            let Ok(unwrapped) = unwrap(&known) else {
+                continue;
+            };
+            let gate_words: Vec<String> = unwrapped.args.into_iter().map(|a| a.text).collect();
+            // A gate of one builtin (`true`) is no test anyone could run by accident.
+            if gate_words.is_empty()
+                || (gate_words.len() == 1
+                    && matches!(gate_words[0].as_str(), "true" | "false" | ":"))
+            {
+                continue;
+            }
+            // A path is the same file named another way (`./run_tests.sh`, `/repo/x.sh`,
+            // `../x.sh` from a subdirectory), never just another file of the same name.
+            let same_path = |a: &str, b: &str| {
+                (a.contains('/') || b.contains('/'))
+                    && normalize(&cwd.join(a)) == normalize(&ctx.root.join(b))
+            };
+            let same_words = args.len() == gate_words.len()
+                && args
+                    .iter()
+                    .zip(&gate_words)
+                    .all(|(a, b)| a == b || same_path(a, b));
+            let same_script = script_of(args)
+                .zip(script_of(&gate_words))
+                .is_some_and(|(a, b)| normalize(&cwd.join(a)) == normalize(&ctx.root.join(b)));
+            if same_words || same_script {
+                return Some(Reason::new(Rule::GateCommand(gate.clone()), args.join(" ")));
+            }
+        }
+    }
+    None
+}
+
+/// The repository script a command runs: `./x.sh`, `sh x.sh`, `python3 tests/run.py`; not a
+/// module (`-m`), program text (`-c`) or a program found by name.
+fn script_of(words: &[String]) -> Option<&str> {
+    let program = words.first()?;
+    let name = basename(program);
+    if SHELLS.contains(&name) || interpreter(name).is_some() {
+        for w in &words[1..] {
+            if matches!(w.as_str(), "-m" | "-c" | "-e" | "-E")
+                || (w.starts_with('-') && w.contains('c') && SHELLS.contains(&name))
+            {
+                return None;
+            }
+            if !w.starts_with('-') {
+                return Some(w.trim_start_matches("./"));
+            }
+        }
+        return None;
+    }
+    program
+        .contains('/')
+        .then(|| program.trim_start_matches("./"))
+}
+
+/// `git orchestrate …` / `git-orchestrate …`: the human-only commands.
+pub fn orchestrate(args: &[Arg]) -> Result<(), Reason> {
+    let texts: Vec<&str> = args.iter().map(|a| a.text.as_str()).collect();
+    let mut iter = texts.iter().peekable();
+    while let Some(arg) = iter.peek() {
+        if **arg == "--workflow" {
+            iter.next();
+            iter.next();
+        } else if arg.starts_with('-') {
+            iter.next();
+        } else {
+            break;
+        }
+    }
+    let Some(sub_arg) = args.get(texts.len() - iter.len()) else {
+        return Ok(());
+    };
+    let Some(sub) = sub_arg.value() else {
+        return Err(Reason::new(
+            Rule::Unknowable(Unknown::Program),
+            sub_arg.unknown.clone().unwrap_or_default(),
+        ));
+    };
+    iter.next();
+    let mut words = Vec::new();
+    while let Some(arg) = iter.next() {
+        if *arg == "--workflow" {
+            iter.next();
+        } else if !arg.starts_with('-') {
+            words.push(*arg);
+        }
+    }
+    let human = |what: &str| {
+        Err(Reason::new(
+            Rule::HumanOnly,
+            format!("git orchestrate {what}"),
+        ))
+    };
+    if HUMAN_COMMANDS.contains(&sub) {
+        return human(sub);
+    }
+    match sub {
+        "hooks" if words.first() == Some(&"uninstall") => human("hooks uninstall"),
+        "hooks"
+            if words.first() == Some(&"install")
+                && texts.iter().any(|a| a.starts_with("--manager")) =>
+        {
+            human("hooks install --manager")
+        }
+        "init" if texts.contains(&"--remove") => human("init --agent … --remove"),
+        "claim"
+            if words
+                .first()
+                .is_some_and(|w| matches!(*w, "release" | "steal")) =>
+        {
+            human(&format!("claim {}", words[0]))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The files a program known to write writes, from its arguments: each with whether writing
+/// it takes away what a directory of that name holds (a removal or a move's source).
+/// `None`: not a program known to write.
+pub fn written(name: &str, args: &[Arg]) -> Option<Vec<(Arg, bool)>> {
+    let operands: Vec<&Arg> = args
+        .iter()
+        .filter(|a| !a.text.starts_with('-') || !a.is_known())
+        .collect();
+    let value_of = |options: &[&str]| -> Vec<Arg> {
+        let mut out = Vec::new();
+        for (at, arg) in args.iter().enumerate() {
+            for option in options {
+                if arg.text == *option {
+                    out.extend(args.get(at + 1).cloned());
+                } else if let Some(v) = arg.text.strip_prefix(option) {
+                    if option.len() > 2 && v.starts_with('=') {
+                        out.push(Arg {
+                            text: v[1..].to_string(),
+                            ..arg.clone()
+                        });
+                    } else if option.len() == 2 && !v.is_empty() && !option.starts_with("--") {
+                        out.push(Arg {
+                            text: v.to_string(),
+                            ..arg.clone()
+                        });
+                    }
+                }
+            }
+        }
+        out
+    };
+    let all = |removes: bool| {
+        operands
+            .iter()
+            .map(|a| ((*a).clone(), removes))
+            .collect::<Vec<_>>()
+    };
+    let in_place = |args: &[Arg]| {
+        args.iter().any(|a| {
+            a.text.starts_with("-i")
+                || a.text.starts_with("--in-place")
+                || (a.text.starts_with("-p") && a.text.contains('i'))
+                || (a.text.starts_with('-')
+                    && !a.text.starts_with("--")
+                    && a.text.contains('i')
+                    && name == "sed")
+        })
+    };
+    Some(match name {
+        "rm" | "rmdir" | "unlink" | "shred" | "srm" | "trash" | "trash-put" | "gio" => all(true),
+        "touch" | "truncate" | "chmod" | "chown" | "chgrp" | "chattr" | "setfacl" | "mkdir"
+        | "tee" | "ed" | "ex" | "gzip" | "gunzip" | "bzip2" | "bunzip2" | "xz" | "unxz"
+        | "zstd" | "split" | "mkfifo" | "mknod" | "vi" | "vim" | "nvim" | "nano" | "emacs"
+        | "code" | "sponge" | "install" | "utimes" | "setfattr" => {
+            let mut out = all(false);
+            // The mode or owner comes first, unless the mode is written as an option
+            // (`chmod -x FILE`).
+            let dash_mode = name == "chmod"
+                && args.iter().any(|a| {
+                    a.text.len() > 1
+                        && a.text.starts_with('-')
+                        && a.text[1..].chars().all(|c| "rwxXst".contains(c))
+                });
+            if matches!(name, "chmod" | "chown" | "chgrp") && !dash_mode && !out.is_empty() {
+                out.remove(0);
+            }
+            if name == "install" {
+                out = operands
+                    .last()
+                    .map(|a| ((*a).clone(), false))
+                    .into_iter()
+                    .collect();
+                out.extend(
+                    value_of(&["-t", "--target-directory"])
+                        .into_iter()
+                        .map(|a| (a, false)),
+                );
+            }
+            out
+        }
+        "dd" => args
+            .iter()
+            .filter_map(|a| {
+                a.text.strip_prefix("of=").map(|v| {
+                    (
+                        Arg {
+                            text: v.to_string(),
+                            ..a.clone()
+                        },
+                        false,
+                    )
+                })
+            })
+            .collect(),
+        "sed" | "perl" | "ruby" if in_place(args) => {
+            // The script is the first operand (unless `-e`/`-f` gave it).
+            let scripted = args
+                .iter()
+                .any(|a| matches!(a.text.as_str(), "-e" | "-f" | "--expression" | "--file"));
+            let mut files: Vec<(Arg, bool)> = all(false);
+            if !scripted && name == "sed" && !files.is_empty() {
+                files.remove(0);
+            }
+            if name != "sed" {
+                // `perl -i -pe 'CODE' FILES`: the code is the value of an option ending in `e`.
+                let code: Vec<&Arg> = args
+                    .windows(2)
+                    .filter(|w| w[0].text.starts_with('-') && w[0].text.ends_with('e'))
+                    .map(|w| &w[1])
+                    .collect();
+                files
+                    .retain(|(a, _)| !code.iter().any(|c| std::ptr::eq(*c, a) || c.text == a.text));
+            }
+            files
+        }
+        "awk" | "gawk" | "mawk" if args.iter().any(|a| a.text.contains("inplace")) => all(false),
+        "sort" => value_of(&["-o", "--output"])
+            .into_iter()
+            .map(|a| (a, false))
+            .collect(),
+        "tree" => value_of(&["-o"]).into_iter().map(|a| (a, false)).collect(),
+        "curl" => value_of(&[
+            "-o",
+            "--output",
+            "-D",
+            "--dump-header",
+            "-c",
+            "--cookie-jar",
+            "--output-dir",
+        ])
+        .into_iter()
+        .map(|a| (a, false))
+        .collect(),
+        "wget" => value_of(&[
+            "-O",
+            "--output-document",
+            "-P",
+            "--directory-prefix",
+            "-o",
+            "--output-file",
+        ])
+        .into_iter()
+        .map(|a| (a, false))
+        .collect(),
+        // `xxd IN OUT` writes OUT; `xxd -r IN OUT` too.
+        "xxd" => operands
+            .get(1)
+            .map(|a| ((*a).clone(), false))
+            .into_iter()
+            .collect(),
+        "uniq" => operands
+            .get(1)
+            .map(|a| ((*a).clone(), false))
+            .into_iter()
+            .collect(),
+        "cp" | "ln" | "rsync" | "scp" | "link" => {
+            let mut out: Vec<(Arg, bool)> = operands
+                .last()
+                .map(|a| ((*a).clone(), false))
+                .into_iter()
+                .collect();
+            out.extend(
+                value_of(&["-t", "--target-directory"])
+                    .into_iter()
+                    .map(|a| (a, false)),
+            );
+            out
+        }
+        "mv" => {
+            let mut out: Vec<(Arg, bool)> = operands.iter().map(|a| ((*a).clone(), true)).collect();
+            // The destination stays.
+            if let Some(last) = out.last_mut() {
+                last.1 = false;
+            }
+            out.extend(
+                value_of(&["-t", "--target-directory"])
+                    .into_iter()
+                    .map(|a| (a, false)),
+            );
+            out
+        }
+        _ => return None,
+    })
+}
+
+/// `tar x…`, `unzip`, `cpio -i`, `7z x`, `bsdtar -x`: an archive unpacked, and where (`None`:
+/// here). `None` when the command does not unpack.
+pub fn unpacks(name: &str, args: &[Arg]) -> Option<Option<Arg>> {
+    let texts: Vec<&str> = args.iter().map(|a| a.text.as_str()).collect();
+    let directory = |options: &[&str]| -> Option<Arg> {
+        texts
+            .iter()
+            .position(|t| options.contains(t))
+            .and_then(|at| args.get(at + 1).cloned())
+            .or_else(|| {
+                args.iter().find_map(|a| {
+                    options.iter().find_map(|o| {
+                        a.text.strip_prefix(&format!("{o}=")).map(|v| Arg {
+                            text: v.to_string(),
+                            ..a.clone()
+                        })
+                    })
+                })
+            })
+    };
+    match name {
+        "tar" | "bsdtar" | "gtar" => {
+            let first = texts.first().copied().unwrap_or_default();
+            let extracts = texts
+                .iter()
+                .any(|t| matches!(*t, "--extract" | "--get" | "-x"))
+                || (!first.starts_with("--") && first.trim_start_matches('-').contains('x'))
+                || texts
+                    .iter()
+                    .any(|t| t.starts_with('-') && !t.starts_with("--") && t.contains('x'));
+            extracts.then(|| directory(&["-C", "--directory"]))
+        }
+        "unzip" => (!texts
+            .iter()
+            .any(|t| matches!(*t, "-l" | "-t" | "-v" | "-Z" | "-p")))
+        .then(|| directory(&["-d"])),
+        "cpio" => texts
+            .iter()
+            .any(|t| {
+                t.starts_with("-i")
+                    || *t == "--extract"
+                    || (t.starts_with('-') && !t.starts_with("--") && t.contains('i'))
+            })
+            .then(|| directory(&["-D", "--directory"])),
+        "7z" | "7za" | "7zr" => texts
+            .first()
+            .is_some_and(|t| matches!(*t, "x" | "e"))
+            .then(|| {
+                args.iter().find_map(|a| {
+                    a.text.strip_prefix("-o").map(|v| Arg {
+                        text: v.to_string(),
+                        ..a.clone()
+                    })
+                })
+            }),
+        "ar" => texts
+            .first()
+            .is_some_and(|t| t.trim_start_matches('-').contains('x'))
+            .then_some(None),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(words: &[&str]) -> Vec<Arg> {
+        words.iter().map(|w| Arg::known(*w)).collect()
+    }
+
+    #[test]
+    fn wrappers_unwrap_to_the_command_they_run() {
+        let unwrapped = unwrap(&args(&[
+            "env", "A=1", "timeout", "-s", "KILL", "5", "nice", "-n", "3", "git", "commit",
+        ]))
+        .unwrap();
+        let texts: Vec<&str> = unwrapped.args.iter().map(|a| a.text.as_str()).collect();
+        assert_eq!(texts, ["git", "commit"]);
+        assert_eq!(
+            unwrapped.assignments,
+            vec![("A".to_string(), Arg::known("1"))]
+        );
+        assert!(unwrap(&args(&["xargs", "-n1", "rm"])).unwrap().from_stdin);
+        assert!(unwrap(&args(&["env", "-S", "git commit -n"])).is_err());
+    }
+
+    #[test]
+    fn interpreters_say_where_their_code_is() {
+        let python = interpreter("python3.12").unwrap();
+        assert_eq!(
+            interpreter_code(python, &args(&["-c", "print(1)"])),
+            Some(Some(1))
+        );
+        assert_eq!(interpreter_code(python, &args(&["-m", "pytest"])), None);
+        assert_eq!(interpreter_code(python, &args(&["x.py"])), None);
+        assert_eq!(interpreter_code(python, &args(&[])), Some(None));
+        assert_eq!(interpreter_code(python, &args(&["-u", "-"])), Some(None));
+    }
+
+    #[test]
+    fn archives_say_where_they_unpack() {
+        assert_eq!(unpacks("tar", &args(&["xzf", "a.tgz"])), Some(None));
+        assert_eq!(
+            unpacks("tar", &args(&["-xzf", "a.tgz", "-C", "/tmp/x"])),
+            Some(Some(Arg::known("/tmp/x")))
+        );
+        assert_eq!(unpacks("tar", &args(&["czf", "a.tgz", "src"])), None);
+        assert_eq!(unpacks("unzip", &args(&["-l", "a.zip"])), None);
+        assert_eq!(
+            unpacks("unzip", &args(&["a.zip", "-d", "out"])),
+            Some(Some(Arg::known("out")))
+        );
+    }
+}
