@@ -173,21 +173,37 @@ impl Simple {
     }
 }
 
-/// Why a command line could not be read (an unclosed quote or substitution): the shell would
-/// refuse it too.
+/// Why a command line could not be read: an unclosed quote or substitution (the shell would
+/// refuse it too), or more words and commands than the reader follows (`too_much`).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Unreadable(pub String);
+pub struct Unreadable {
+    pub message: String,
+    pub too_much: bool,
+}
+
+impl Unreadable {
+    fn syntax(message: impl Into<String>) -> Unreadable {
+        Unreadable {
+            message: message.into(),
+            too_much: false,
+        }
+    }
+}
+
+/// More words and commands than this in one line, substitutions and here-documents
+/// included, is refused rather than read: reading stays linear and small.
+pub const MAX_UNITS: usize = 300_000;
 
 /// Every simple command in `line`, in the order they run: the commands of a word's
 /// substitutions before the command itself.
 pub fn parse(line: &str) -> Result<Vec<Simple>, Unreadable> {
     let mut out = Vec::new();
-    Lexer::new(line).run(&mut out, 0, false)?;
+    Lexer::new(line, MAX_UNITS).run(&mut out, 0, false)?;
     Ok(out)
 }
 
 /// Nesting deeper than this (`$($($(…)))`) is refused rather than followed.
-const MAX_DEPTH: usize = 16;
+const MAX_DEPTH: usize = 8;
 
 /// Words that open or continue a compound command where a command starts; the command is
 /// what follows them.
@@ -213,8 +229,12 @@ pub fn is_name(name: &str) -> bool {
 }
 
 struct Lexer {
-    chars: Vec<char>,
+    /// The whole line, shared with the lexers of its substitutions, which read a range of it.
+    chars: std::rc::Rc<[char]>,
     pos: usize,
+    end: usize,
+    /// Words and commands it may still read.
+    budget: usize,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -255,20 +275,51 @@ struct Pending {
 }
 
 impl Lexer {
-    fn new(line: &str) -> Self {
+    fn new(line: &str, budget: usize) -> Self {
+        let chars: std::rc::Rc<[char]> = line.chars().collect();
         Lexer {
-            chars: line.chars().collect(),
+            end: chars.len(),
+            chars,
             pos: 0,
+            budget,
         }
     }
 
+    /// One more word or command read.
+    fn spend(&mut self) -> Result<(), Unreadable> {
+        match self.budget.checked_sub(1) {
+            Some(left) => {
+                self.budget = left;
+                Ok(())
+            }
+            None => Err(Unreadable {
+                message: format!("more than {MAX_UNITS} words and commands"),
+                too_much: true,
+            }),
+        }
+    }
+
+    /// A line inside this one (a substitution), read on this one's budget.
+    fn nested(
+        &mut self,
+        text: &str,
+        out: &mut Vec<Simple>,
+        depth: usize,
+    ) -> Result<(), Unreadable> {
+        let mut inner = Lexer::new(text, self.budget);
+        let result = inner.run(out, depth + 1, true);
+        self.budget = inner.budget;
+        result
+    }
+
     fn peek(&self, offset: usize) -> Option<char> {
-        self.chars.get(self.pos + offset).copied()
+        let at = self.pos + offset;
+        (at < self.end).then(|| self.chars[at])
     }
 
     fn run(&mut self, out: &mut Vec<Simple>, depth: usize, nested: bool) -> Result<(), Unreadable> {
         if depth > MAX_DEPTH {
-            return Err(Unreadable("commands nested too deeply".into()));
+            return Err(Unreadable::syntax("commands nested too deeply"));
         }
         let mut finished: Vec<Pending> = Vec::new();
         let mut current = Pending::default();
@@ -288,6 +339,7 @@ impl Lexer {
             let token = self.token(&mut current.before, depth)?;
             match token {
                 Token::Word(word) => {
+                    self.spend()?;
                     let at_start = current.simple.words.is_empty();
                     if in_patterns {
                         // `pat)`, `pat|pat)`: read up to the `)`.
@@ -358,7 +410,7 @@ impl Lexer {
                     let raw_start = self.pos;
                     let target = match self.token(&mut current.before, depth)? {
                         Token::Word(w) => w,
-                        _ => return Err(Unreadable("a redirection without a target".into())),
+                        _ => return Err(Unreadable::syntax("a redirection without a target")),
                     };
                     if heredoc {
                         // `<<EOF` expands `$…` in the body; `<<'EOF'` and `<<\EOF` do not.
@@ -395,6 +447,7 @@ impl Lexer {
                         && current.simple.writes.is_empty()
                         && current.before.is_empty();
                     if !empty || !current.simple.reads.is_empty() {
+                        self.spend()?;
                         current.simple.joint = joint;
                         current.simple.nested = nested || groups > 0 || compound > 0;
                         let done = std::mem::take(&mut current);
@@ -516,7 +569,7 @@ impl Lexer {
             let body = self.heredoc_body(&delimiter);
             let expands = expands && body.contains(['$', '`']);
             let subs = if expands {
-                substitutions_in(&body, depth)?
+                self.substitutions_in(&body, depth)?
             } else {
                 Vec::new()
             };
@@ -537,15 +590,15 @@ impl Lexer {
     fn heredoc_body(&mut self, delimiter: &str) -> String {
         let mut body = String::new();
         loop {
-            if self.pos >= self.chars.len() {
+            if self.pos >= self.end {
                 return body;
             }
             let start = self.pos;
-            while self.pos < self.chars.len() && self.chars[self.pos] != '\n' {
+            while self.pos < self.end && self.chars[self.pos] != '\n' {
                 self.pos += 1;
             }
             let line: String = self.chars[start..self.pos].iter().collect();
-            if self.pos < self.chars.len() {
+            if self.pos < self.end {
                 self.pos += 1;
             }
             if line.trim_start_matches('\t') == delimiter {
@@ -599,7 +652,7 @@ impl Lexer {
                 _ => {}
             }
         }
-        Err(Unreadable("an unclosed ( array".into()))
+        Err(Unreadable::syntax("an unclosed ( array"))
     }
 
     fn token(&mut self, nested: &mut Vec<Simple>, depth: usize) -> Result<Token, Unreadable> {
@@ -681,7 +734,7 @@ impl Lexer {
             _ => {}
         }
         // A file-descriptor number (or `{name}`) directly before a redirection: `2>`, `1>>`.
-        let digits = self.chars[self.pos..]
+        let digits = self.chars[self.pos..self.end]
             .iter()
             .take_while(|c| c.is_ascii_digit())
             .count();
@@ -757,7 +810,7 @@ impl Lexer {
                     let mut quoted = String::new();
                     loop {
                         match self.peek(0) {
-                            None => return Err(Unreadable("an unclosed ' quote".into())),
+                            None => return Err(Unreadable::syntax("an unclosed ' quote")),
                             Some('\'') => {
                                 self.pos += 1;
                                 break;
@@ -849,7 +902,7 @@ impl Lexer {
         let mut any = false;
         loop {
             match self.peek(0) {
-                None => return Err(Unreadable("an unclosed \" quote".into())),
+                None => return Err(Unreadable::syntax("an unclosed \" quote")),
                 Some('"') => {
                     self.pos += 1;
                     break;
@@ -928,7 +981,7 @@ impl Lexer {
                 let mut level = 1usize;
                 while level > 0 {
                     match self.peek(0) {
-                        None => return Err(Unreadable("an unclosed ${ expansion".into())),
+                        None => return Err(Unreadable::syntax("an unclosed ${ expansion")),
                         Some('{') => level += 1,
                         Some('}') => level -= 1,
                         Some('\\') => self.pos += 1,
@@ -991,7 +1044,7 @@ impl Lexer {
         let mut out = String::new();
         loop {
             match self.peek(0) {
-                None => return Err(Unreadable("an unclosed $' quote".into())),
+                None => return Err(Unreadable::syntax("an unclosed $' quote")),
                 Some('\'') => {
                     self.pos += 1;
                     return Ok(out);
@@ -1120,6 +1173,9 @@ impl Lexer {
         depth: usize,
         skip: usize,
     ) -> Result<String, Unreadable> {
+        if depth >= MAX_DEPTH {
+            return Err(Unreadable::syntax("commands nested too deeply"));
+        }
         let start = self.pos;
         self.pos += skip + 1;
         let arithmetic = self.peek(0) == Some('(');
@@ -1130,7 +1186,7 @@ impl Lexer {
         let mut heredocs: Vec<String> = Vec::new();
         while level > 0 {
             match self.peek(0) {
-                None => return Err(Unreadable("an unclosed $( substitution".into())),
+                None => return Err(Unreadable::syntax("an unclosed $( substitution")),
                 Some('(') => level += 1,
                 Some(')') => level -= 1,
                 Some('\\') => self.pos += 1,
@@ -1181,28 +1237,53 @@ impl Lexer {
                         self.pos += 1;
                     }
                     if self.peek(0).is_none() {
-                        return Err(Unreadable(format!("an unclosed {q} quote")));
+                        return Err(Unreadable::syntax(format!("an unclosed {q} quote")));
                     }
                 }
                 _ => {}
             }
             self.pos += 1;
         }
-        let inner: String = self.chars[inner_start..self.pos - 1].iter().collect();
         if !arithmetic {
-            Lexer::new(&inner).run(nested, depth + 1, true)?;
+            let mut inner = Lexer {
+                chars: self.chars.clone(),
+                pos: inner_start,
+                end: self.pos - 1,
+                budget: self.budget,
+            };
+            let result = inner.run(nested, depth + 1, true);
+            self.budget = inner.budget;
+            result?;
         }
         Ok(self.chars[start..self.pos].iter().collect())
+    }
+
+    /// The commands of the `$(…)` and backticks in `text`, read as the shell reads the body of
+    /// a here-document with an unquoted delimiter (as inside double quotes).
+    fn substitutions_in(&mut self, text: &str, depth: usize) -> Result<Vec<Simple>, Unreadable> {
+        if !text.contains("$(") && !text.contains('`') {
+            return Ok(Vec::new());
+        }
+        // A backslash means there what it means inside double quotes; a `"` is only a character.
+        let quoted = format!("\"{}\"", text.replace('"', "\\\""));
+        let mut out = Vec::new();
+        self.nested(&quoted, &mut out, depth)?;
+        // The last is the body itself, as one word.
+        out.pop();
+        Ok(out)
     }
 
     /// A backtick substitution at the cursor: its commands go into `nested`; returns the
     /// text inside.
     fn backticks(&mut self, nested: &mut Vec<Simple>, depth: usize) -> Result<String, Unreadable> {
+        if depth >= MAX_DEPTH {
+            return Err(Unreadable::syntax("commands nested too deeply"));
+        }
         self.pos += 1;
         let mut inner = String::new();
         loop {
             match self.peek(0) {
-                None => return Err(Unreadable("an unclosed ` substitution".into())),
+                None => return Err(Unreadable::syntax("an unclosed ` substitution")),
                 Some('`') => {
                     self.pos += 1;
                     break;
@@ -1223,24 +1304,9 @@ impl Lexer {
                 }
             }
         }
-        Lexer::new(&inner).run(nested, depth + 1, true)?;
+        self.nested(&inner, nested, depth)?;
         Ok(inner)
     }
-}
-
-/// The commands of the `$(…)` and backticks in `text`, read as the shell reads the body of
-/// a here-document with an unquoted delimiter (as inside double quotes).
-fn substitutions_in(text: &str, depth: usize) -> Result<Vec<Simple>, Unreadable> {
-    if !text.contains("$(") && !text.contains('`') {
-        return Ok(Vec::new());
-    }
-    // A backslash means there what it means inside double quotes; a `"` is only a character.
-    let quoted = format!("\"{}\"", text.replace('"', "\\\""));
-    let mut out = Vec::new();
-    Lexer::new(&quoted).run(&mut out, depth + 1, true)?;
-    // The last is the body itself, as one word.
-    out.pop();
-    Ok(out)
 }
 
 #[cfg(test)]

@@ -117,7 +117,14 @@ impl<'c> Walk<'c> {
         if self.depth >= MAX_DEPTH {
             return Err(Reason::new(Rule::TooMuch, "commands nested in commands"));
         }
-        let commands = shell::parse(text).map_err(|e| Reason::new(Rule::Unreadable, e.0))?;
+        let commands = shell::parse(text).map_err(|e| {
+            let rule = if e.too_much {
+                Rule::TooMuch
+            } else {
+                Rule::Unreadable
+            };
+            Reason::new(rule, e.message)
+        })?;
         self.commands += commands.len();
         if self.commands > MAX_COMMANDS {
             return Err(Reason::new(

@@ -23,9 +23,11 @@ pub struct Cwds {
 }
 
 /// At most this many directories are followed; past them, the directory is unknown.
-const MAX_CWDS: usize = 8;
+const MAX_CWDS: usize = 3;
+/// A directory deeper than this (`cd a && cd a && …`) is taken as unknown.
+const MAX_DEPTH: usize = 32;
 /// At most this many paths are looked up on the file system in one command line.
-const MAX_LOOKUPS: usize = 4096;
+const MAX_LOOKUPS: usize = 400_000;
 
 impl Cwds {
     pub fn new(cwd: &Path) -> Cwds {
@@ -57,8 +59,14 @@ impl Cwds {
             }
         }
         // A relative `cd` from an unknown directory stays unknown; an absolute one is known.
+        let before = self.known.len();
+        self.known.retain(|c| c.components().count() <= MAX_DEPTH);
+        if self.known.len() < before {
+            self.unknown = true;
+        }
         if self.known.len() > MAX_CWDS {
-            self.known.drain(..self.known.len() - MAX_CWDS);
+            // Past so many, the first directory stays known and the rest is unknown.
+            self.known.truncate(1);
             self.unknown = true;
         }
     }
@@ -67,11 +75,14 @@ impl Cwds {
 /// Judges paths for one command line, with what it looked up kept.
 pub struct Checker<'c> {
     pub ctx: &'c GuardContext,
-    canonical: HashMap<PathBuf, Option<PathBuf>>,
+    /// Keyed by the bytes of the path: hashing those is cheaper than a `Path`'s components.
+    canonical: HashMap<std::ffi::OsString, Option<PathBuf>>,
     lookups: usize,
     /// Concrete paths standing for everything protected (a glob by one instance), built
     /// when a pattern is first judged.
-    instances: Option<Vec<(PathBuf, Rule)>>,
+    targets: Option<Targets>,
+    #[allow(clippy::type_complexity)]
+    places: Option<(Vec<PathBuf>, Vec<(PathBuf, bool)>)>,
 }
 
 impl<'c> Checker<'c> {
@@ -80,7 +91,8 @@ impl<'c> Checker<'c> {
             ctx,
             canonical: HashMap::new(),
             lookups: 0,
-            instances: None,
+            targets: None,
+            places: None,
         }
     }
 
@@ -161,37 +173,44 @@ impl<'c> Checker<'c> {
                 });
             }
         }
-        let instances = self.instances();
-        for (path, rule) in instances {
-            let mut candidate: Option<&Path> = Some(path);
-            while let Some(p) = candidate {
-                let text = p.to_string_lossy();
-                if gix::glob::wildmatch(
-                    BStr::new(pattern.as_bytes()),
-                    BStr::new(text.as_bytes()),
-                    mode,
-                ) {
-                    return Err(match &arg.unknown {
-                        Some(u) => Reason::new(Rule::Unknowable(Unknown::Target), u.clone()),
-                        None => Reason::new(rule.clone(), format!("{shown} (it matches {text})")),
-                    });
-                }
-                // Only a removal reaches through a directory.
-                candidate = if removes {
-                    p.parent().filter(|d| d.components().count() > 1)
-                } else {
-                    None
-                };
+        let targets = self.targets();
+        // A pattern whose last part is plain text matches only paths of that name: looked up,
+        // not scanned, so many writes cost what few do.
+        let last = pattern.rsplit('/').next().unwrap_or(pattern);
+        let plain = !last.contains(['*', '?', '[', '\\']);
+        let indices: Box<dyn Iterator<Item = usize>> = if plain {
+            Box::new(targets.by_name.get(last).into_iter().flatten().copied())
+        } else {
+            Box::new(0..targets.all.len())
+        };
+        for at in indices {
+            let target = &targets.all[at];
+            // Only a removal reaches through a directory.
+            if target.holder && !removes {
+                continue;
+            }
+            if gix::glob::wildmatch(
+                BStr::new(pattern.as_bytes()),
+                BStr::new(target.path.as_bytes()),
+                mode,
+            ) {
+                return Err(match &arg.unknown {
+                    Some(u) => Reason::new(Rule::Unknowable(Unknown::Target), u.clone()),
+                    None => Reason::new(
+                        target.rule.clone(),
+                        format!("{shown} (it matches {})", target.path),
+                    ),
+                });
             }
         }
         Ok(())
     }
 
-    fn instances(&mut self) -> &[(PathBuf, Rule)] {
-        if self.instances.is_none() {
-            self.instances = Some(instances(self.ctx));
+    fn targets(&mut self) -> &Targets {
+        if self.targets.is_none() {
+            self.targets = Some(Targets::new(instances(self.ctx)));
         }
-        self.instances.as_deref().unwrap_or_default()
+        self.targets.get_or_insert_with(|| Targets::new(Vec::new()))
     }
 
     /// A known path written from `cwd`: as written, and as the file system resolves it.
@@ -208,20 +227,11 @@ impl<'c> Checker<'c> {
         // resolved as written, before `..` is taken away as text.
         let mut candidates = vec![absolute.clone()];
         candidates.extend(self.resolved(&absolute)?);
-        candidates.extend(self.resolved(&cwd.join(path))?);
-        let ctx = self.ctx;
-        let mut roots = vec![normalize(&ctx.root)];
-        roots.extend(self.canonical(&ctx.root)?);
-        let mut git_dirs: Vec<(PathBuf, bool)> = Vec::new();
-        for (dir, whole) in [(&ctx.git_dir, false), (&ctx.hooks_dir, true)] {
-            if dir.as_os_str().is_empty() {
-                continue;
-            }
-            git_dirs.push((normalize(dir), whole));
-            if let Some(real) = self.canonical(dir)? {
-                git_dirs.push((real, whole));
-            }
+        if path.contains("..") {
+            candidates.extend(self.resolved(&cwd.join(path))?);
         }
+        let ctx = self.ctx;
+        let (roots, git_dirs) = self.places()?;
         for candidate in &candidates {
             for (dir, whole) in &git_dirs {
                 let Ok(rest) = candidate.strip_prefix(dir) else {
@@ -292,17 +302,45 @@ impl<'c> Checker<'c> {
         Ok(())
     }
 
+    /// The repository's top and its git and hooks directories, as named and as resolved
+    /// (`whole`: everything in it is guarded), looked up once.
+    #[allow(clippy::type_complexity)]
+    fn places(&mut self) -> Result<(Vec<PathBuf>, Vec<(PathBuf, bool)>), Reason> {
+        if let Some(places) = &self.places {
+            return Ok(places.clone());
+        }
+        let ctx = self.ctx;
+        let mut roots = vec![normalize(&ctx.root)];
+        roots.extend(self.canonical(&ctx.root)?);
+        let mut git_dirs: Vec<(PathBuf, bool)> = Vec::new();
+        for (dir, whole) in [(&ctx.git_dir, false), (&ctx.hooks_dir, true)] {
+            if dir.as_os_str().is_empty() {
+                continue;
+            }
+            git_dirs.push((normalize(dir), whole));
+            if let Some(real) = self.canonical(dir)? {
+                git_dirs.push((real, whole));
+            }
+        }
+        self.places = Some((roots.clone(), git_dirs.clone()));
+        Ok((roots, git_dirs))
+    }
+
     /// `path` made canonical, looked up once.
     fn canonical(&mut self, path: &Path) -> Result<Option<PathBuf>, Reason> {
-        if let Some(known) = self.canonical.get(path) {
+        if let Some(known) = self.canonical.get(path.as_os_str()) {
             return Ok(known.clone());
         }
         self.lookups += 1;
         if self.lookups > MAX_LOOKUPS {
             return Err(Reason::new(Rule::TooMuch, "the paths it writes"));
         }
-        let real = std::fs::canonicalize(path).ok();
-        self.canonical.insert(path.to_path_buf(), real.clone());
+        // One `lstat` tells a missing path apart, cheaper than resolving it to find out.
+        let real = std::fs::symlink_metadata(path)
+            .ok()
+            .and_then(|_| std::fs::canonicalize(path).ok());
+        self.canonical
+            .insert(path.as_os_str().to_os_string(), real.clone());
         Ok(real)
     }
 
@@ -327,6 +365,52 @@ impl<'c> Checker<'c> {
             out.push(part);
         }
         Ok((out != path).then_some(out))
+    }
+}
+
+/// A protected path, or a directory that holds one (which only a removal reaches).
+struct Target {
+    path: String,
+    rule: Rule,
+    holder: bool,
+}
+
+/// The protected paths and their directories, indexed by their last part.
+struct Targets {
+    all: Vec<Target>,
+    by_name: HashMap<String, Vec<usize>>,
+}
+
+impl Targets {
+    fn new(instances: Vec<(PathBuf, Rule)>) -> Targets {
+        let mut all = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        for (path, rule) in instances {
+            let mut holder = false;
+            let mut next: Option<&Path> = Some(&path);
+            while let Some(p) = next.filter(|p| p.components().count() > 1) {
+                if seen.insert((p.to_path_buf(), holder)) {
+                    all.push(Target {
+                        path: p.to_string_lossy().to_string(),
+                        rule: rule.clone(),
+                        holder,
+                    });
+                }
+                holder = true;
+                next = p.parent();
+            }
+        }
+        let mut by_name: HashMap<String, Vec<usize>> = HashMap::new();
+        for (at, target) in all.iter().enumerate() {
+            let name = target
+                .path
+                .rsplit('/')
+                .next()
+                .unwrap_or_default()
+                .to_string();
+            by_name.entry(name).or_default().push(at);
+        }
+        Targets { all, by_name }
     }
 }
 

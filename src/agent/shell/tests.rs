@@ -277,4 +277,6 @@ fn unclosed_quotes_are_unreadable() {
     assert!(parse("echo ${x").is_err());
     let deep = "$(".repeat(40) + &")".repeat(40);
     assert!(parse(&deep).is_err());
+    let wide = "true;".repeat(MAX_UNITS + 1);
+    assert!(parse(&wide).is_err_and(|e| e.too_much));
 }
