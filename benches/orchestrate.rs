@@ -4,7 +4,9 @@
 //! and of a passing GREEN step (the success path; its test is the RED step's own command,
 //! `test -e done`); `audit` of the 10,000 transitions; plus get-task's peak RSS; and the
 //! agent adapters: a `get_task` round trip on a warm MCP server, `agent-hook` pre-tool-use
-//! and stop, and the server's peak RSS (`GIT_ORCHESTRATE_BENCH=agents` runs only those).
+//! and stop, and the server's peak RSS (`GIT_ORCHESTRATE_BENCH=agents` runs only those); and
+//! the guard: pre-tool-use on ordinary commands against `git rev-parse HEAD`, and on inputs
+//! at its 8 MiB cap (`GIT_ORCHESTRATE_BENCH=guard` runs only that).
 //!
 //! Run with `cargo bench`. Ratios, not absolute times, are the figures that travel between
 //! machines. Commands are interleaved round-robin so machine noise hits all of them alike.
@@ -32,6 +34,10 @@ fn main() {
     // Only the agent adapters, for a quick look: `GIT_ORCHESTRATE_BENCH=agents cargo bench`.
     if std::env::var("GIT_ORCHESTRATE_BENCH").as_deref() == Ok("agents") {
         agent_bench(&Fixture::new(10_000).dir);
+        return;
+    }
+    if std::env::var("GIT_ORCHESTRATE_BENCH").as_deref() == Ok("guard") {
+        guard_bench(&Fixture::new(10).dir);
         return;
     }
     if std::env::var("GIT_ORCHESTRATE_BENCH").as_deref() == Ok("managers") {
@@ -196,6 +202,7 @@ fn main() {
         if audit <= 2.0 { "met" } else { "NOT MET" }
     );
     agent_bench(&fixtures[1].dir);
+    guard_bench(&fixtures[0].dir);
     manager_bench();
     final_check_bench();
     match peak_rss_kib(&fixtures[1].dir) {
@@ -831,6 +838,151 @@ fn agent_bench(dir: &Path) {
             }
         ),
         None => println!("          mcp server peak RSS: could not be measured"),
+    }
+}
+
+/// Claude Code's pre-tool-use input for a shell command in `dir`.
+fn pre_tool_use(dir: &Path, command: &str) -> String {
+    serde_json::json!({
+        "session_id": "bench",
+        "cwd": dir.display().to_string(),
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Bash",
+        "tool_input": {"command": command},
+    })
+    .to_string()
+}
+
+/// The longest input of `make(n)` that stays within the hook's 8 MiB cap.
+fn at_the_cap(dir: &Path, make: impl Fn(usize) -> String) -> String {
+    const CAP: usize = 8 * 1024 * 1024;
+    let (mut low, mut high) = (1usize, 10_000_000usize);
+    while low < high {
+        let mid = (low + high).div_ceil(2);
+        if pre_tool_use(dir, &make(mid)).len() <= CAP {
+            low = mid;
+        } else {
+            high = mid - 1;
+        }
+    }
+    pre_tool_use(dir, &make(low))
+}
+
+/// The guard (SPEC §12): `agent-hook claude pre-tool-use` on ordinary commands against `git
+/// rev-parse HEAD` in the same rounds (≤ 2×), and on inputs up to its 8 MiB cap (< 1 s each,
+/// whatever it answers): 40,000 `cd`/`rm` pairs, an 8 MiB here-document, and the like.
+fn guard_bench(dir: &Path) {
+    use std::io::Write;
+    let hook = |input: &str| {
+        let start = Instant::now();
+        let mut child = command(BIN, dir)
+            .args(["agent-hook", "claude", "pre-tool-use"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("run agent-hook");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(input.as_bytes())
+            .expect("write the hook input");
+        assert!(child.wait().expect("wait").success());
+        start.elapsed()
+    };
+    let ordinary = [
+        "cargo build && git status",
+        "git add -A && git commit -m \"$(cat <<'EOF'\nfeat: add parser\n\nWith tests.\nEOF\n)\"",
+        "for f in src/*.rs; do wc -l \"$f\"; done | sort -n | tail -5",
+        "cd src && sed -i 's/old_name/new_name/g' lib.rs main.rs && cd .. && cargo test parser",
+        "git diff main...HEAD --stat; git log --oneline -5",
+    ]
+    .map(|c| pre_tool_use(dir, c));
+    let mut base = Vec::new();
+    let mut guarded: Vec<Vec<Duration>> = vec![Vec::new(); ordinary.len()];
+    for _ in 0..RUNS {
+        let start = Instant::now();
+        let status = command("git", dir)
+            .args(["rev-parse", "HEAD"])
+            .status()
+            .expect("rev-parse");
+        base.push(start.elapsed());
+        assert!(status.success());
+        for (input, samples) in ordinary.iter().zip(guarded.iter_mut()) {
+            samples.push(hook(input));
+        }
+    }
+    let base = median(base).as_secs_f64();
+    println!(
+        "\nguard: agent-hook claude pre-tool-use on ordinary commands (ratios to `git rev-parse HEAD`, {:.2}ms here):",
+        base * 1000.0
+    );
+    for (input, samples) in ordinary.iter().zip(guarded) {
+        let d = median(samples).as_secs_f64();
+        let shown: String = serde_json::from_str::<serde_json::Value>(input)
+            .ok()
+            .and_then(|v| v["tool_input"]["command"].as_str().map(str::to_string))
+            .unwrap_or_default()
+            .chars()
+            .take(44)
+            .map(|c| if c == '\n' { ' ' } else { c })
+            .collect();
+        println!(
+            "          {shown:<46} {:>7.3}ms {:>6.2}×   ≤ 2×: {}",
+            d * 1000.0,
+            d / base,
+            if d / base <= 2.0 { "met" } else { "NOT MET" }
+        );
+    }
+    let body = "x".repeat(100) + "\n";
+    let hostile: [(&str, String); 6] = [
+        (
+            "40,000 `cd dN; rm fN` pairs",
+            pre_tool_use(
+                dir,
+                &(0..40_000)
+                    .map(|i| format!("cd d{i}; rm f{i}\n"))
+                    .collect::<String>(),
+            ),
+        ),
+        (
+            "40,000 `cd src && rm -f x.o` pairs",
+            pre_tool_use(dir, &vec!["cd src && rm -f x.o"; 40_000].join(" && ")),
+        ),
+        (
+            "8 MiB here-document into a file",
+            at_the_cap(dir, |n| {
+                format!("cat > notes.txt <<'EOF'\n{}EOF", body.repeat(n))
+            }),
+        ),
+        (
+            "8 MiB here-document into sh",
+            at_the_cap(dir, |n| {
+                format!("sh <<'EOF'\n{}EOF", "echo hi; ls -la src\n".repeat(n))
+            }),
+        ),
+        (
+            "8 MiB of substitutions in a here-document",
+            at_the_cap(dir, |n| {
+                format!("cat <<EOF\n{}EOF", "$(true) `:` $x\n".repeat(n))
+            }),
+        ),
+        (
+            "8 MiB of nested substitutions",
+            at_the_cap(dir, |n| {
+                format!("echo {}{}", "$(echo ".repeat(n), ")".repeat(n))
+            }),
+        ),
+    ];
+    println!("\nguard on inputs at its cap (medians of 5; bar: < 1 s each, whatever it answers):");
+    for (name, input) in &hostile {
+        let d = median((0..5).map(|_| hook(input)).collect()).as_secs_f64();
+        println!(
+            "          {name:<46} {:>6.1} KiB {:>8.3}s   < 1 s: {}",
+            input.len() as f64 / 1024.0,
+            d,
+            if d < 1.0 { "met" } else { "NOT MET" }
+        );
     }
 }
 
