@@ -352,7 +352,13 @@ impl Walk<'_> {
                 return Err(Reason::new(Rule::SkipsHooks, format!("git {sub} {long}")));
             }
         }
-        for option in git_options::writes_file(sub) {
+        // `git config -f FILE` writes only when it sets: `git_config` judges it.
+        let writes_file = if sub == "config" {
+            &[][..]
+        } else {
+            git_options::writes_file(sub)
+        };
+        for option in writes_file {
             if let Some((_, Some(value))) = parsed.options.iter().find(|(o, _)| o == option) {
                 self.paths.target(value, &self.cwds, false)?;
                 let inside = Arg {
