@@ -6,36 +6,36 @@
 use gix::bstr::BStr;
 use gix::glob::wildmatch::Mode;
 
+use super::Walk;
 use super::git_options::{self, Takes};
-use super::policy::{MainMove, ORCHESTRATOR_REFS, Reason, Rule, Setting, Unknown, risky_setting};
-use super::words::Arg;
-use super::{Walk, patch};
+use super::policy::{MainMove, ORCHESTRATOR_REFS, Reason, Rule, Unknown, risky_setting};
+use super::words::{Arg, unknowable};
 
 /// A subcommand's arguments sorted by git's table.
 #[derive(Default)]
-struct Parsed {
+pub(super) struct Parsed {
     /// Options as written (`--no-verify`, `-n`), each with its value if it takes one.
-    options: Vec<(String, Option<Arg>)>,
-    operands: Vec<Arg>,
+    pub(super) options: Vec<(String, Option<Arg>)>,
+    pub(super) operands: Vec<Arg>,
     /// After `--`: paths.
-    paths: Vec<Arg>,
+    pub(super) paths: Vec<Arg>,
 }
 
 impl Parsed {
-    fn has(&self, names: &[&str]) -> bool {
+    pub(super) fn has(&self, names: &[&str]) -> bool {
         self.options
             .iter()
             .any(|(o, _)| names.contains(&o.as_str()))
     }
 
-    fn value(&self, names: &[&str]) -> Option<&Arg> {
+    pub(super) fn value(&self, names: &[&str]) -> Option<&Arg> {
         self.options
             .iter()
             .find(|(o, _)| names.contains(&o.as_str()))
             .and_then(|(_, v)| v.as_ref())
     }
 
-    fn operand_texts(&self) -> Vec<&str> {
+    pub(super) fn operand_texts(&self) -> Vec<&str> {
         self.operands.iter().map(|a| a.text.as_str()).collect()
     }
 }
@@ -107,13 +107,6 @@ fn may_be_main(arg: &Arg, main: &str) -> bool {
             })
         }
     }
-}
-
-fn unknowable(arg: &Arg, what: Unknown) -> Reason {
-    Reason::new(
-        Rule::Unknowable(what),
-        arg.unknown.clone().unwrap_or_else(|| arg.text.clone()),
-    )
 }
 
 /// Splits `args` (after the subcommand) by the table of `sub`.
@@ -202,12 +195,12 @@ fn parse(sub: &str, args: &[Arg]) -> Result<Parsed, Reason> {
 
 /// Whether a ref name (`main`, `refs/heads/main`, `+main`, `HEAD:main`'s destination) is
 /// the main branch.
-fn is_main(name: &str, main: &str) -> bool {
+pub(super) fn is_main(name: &str, main: &str) -> bool {
     let name = name.trim_start_matches('+');
     name == main || name == format!("refs/heads/{main}") || name == format!("heads/{main}")
 }
 
-fn is_orchestrator_ref(name: &str) -> bool {
+pub(super) fn is_orchestrator_ref(name: &str) -> bool {
     ORCHESTRATOR_REFS
         .iter()
         .any(|r| name.contains(r.trim_end_matches('/')))
@@ -215,7 +208,12 @@ fn is_orchestrator_ref(name: &str) -> bool {
 
 /// A refspec's destination (`SRC:DST` → DST; `REF` → REF), a glob refspec's as a pattern:
 /// refused when it may write the main branch or a ref the orchestrator keeps.
-fn check_destination(dst: &str, main: &str, raw: &str, push: bool) -> Result<(), Reason> {
+pub(super) fn check_destination(
+    dst: &str,
+    main: &str,
+    raw: &str,
+    push: bool,
+) -> Result<(), Reason> {
     let dst = dst.trim_start_matches('+');
     if is_orchestrator_ref(dst) {
         return Err(Reason::new(Rule::OrchestratorRef, raw));
@@ -596,214 +594,6 @@ impl Walk<'_> {
         }
         Ok(())
     }
-
-    /// A patch's files (or its stdin): the paths it writes.
-    pub(super) fn patch_files(
-        &mut self,
-        files: &[Arg],
-        stdin: Option<&str>,
-        what: &str,
-    ) -> Result<(), Reason> {
-        let mut texts = Vec::new();
-        if files.is_empty() {
-            match stdin {
-                Some(text) => texts.push(text.to_string()),
-                None => {
-                    return Err(Reason::new(
-                        Rule::Unknowable(Unknown::Target),
-                        format!("{what} (its stdin)"),
-                    ));
-                }
-            }
-        }
-        for file in files {
-            let Some(path) = file.value() else {
-                return Err(unknowable(file, Unknown::Target));
-            };
-            let mut read = None;
-            for cwd in &self.cwds.known {
-                if let Ok(text) = patch::read_capped(&cwd.join(path), 8 << 20) {
-                    read = Some(text);
-                    break;
-                }
-            }
-            match read {
-                Some(text) => texts.push(text),
-                None => {
-                    return Err(Reason::new(
-                        Rule::Unknowable(Unknown::Target),
-                        format!("{what} {path} (not readable before it runs)"),
-                    ));
-                }
-            }
-        }
-        for text in texts {
-            for path in patch::unified_targets(&text) {
-                for candidate in [
-                    path.clone(),
-                    path.split_once('/')
-                        .map(|(_, r)| r.to_string())
-                        .unwrap_or_default(),
-                ] {
-                    if !candidate.is_empty() {
-                        self.paths.target(
-                            &Arg::known(candidate),
-                            &super::paths::Cwds::new(&self.paths.ctx.root),
-                            false,
-                        )?;
-                    }
-                }
-            }
-        }
-        Ok(())
-    }
-
-    fn git_push(&mut self, parsed: &Parsed, main: &str, on_main: bool) -> Result<(), Reason> {
-        if parsed.has(&["--mirror"]) {
-            return Err(Reason::new(Rule::OrchestratorRef, "git push --mirror"));
-        }
-        if parsed.has(&["--all", "--branches"]) {
-            return Err(Reason::new(
-                Rule::MainBranch(MainMove::Push),
-                "git push --all",
-            ));
-        }
-        let deletes = parsed.has(&["--delete", "-d"]);
-        let refspecs = parsed.operands.iter().skip(1);
-        let mut any = false;
-        for spec in refspecs {
-            any = true;
-            let Some(text) = spec.value() else {
-                return Err(unknowable(spec, Unknown::Refspec));
-            };
-            let (src, dst) = text.rsplit_once(':').unwrap_or((text, text));
-            if is_orchestrator_ref(src) {
-                return Err(Reason::new(
-                    Rule::OrchestratorRef,
-                    format!("git push … {text}"),
-                ));
-            }
-            let dst = if dst == "HEAD" || src == "HEAD" && !text.contains(':') {
-                // HEAD pushes the branch it is on.
-                if on_main { main } else { dst }
-            } else {
-                dst
-            };
-            check_destination(dst, main, &format!("git push … {text}"), true)?;
-            if deletes && is_main(src, main) {
-                return Err(Reason::new(
-                    Rule::MainBranch(MainMove::Push),
-                    format!("git push --delete {text}"),
-                ));
-            }
-        }
-        if on_main && !any {
-            return Err(Reason::new(Rule::MainBranch(MainMove::Push), "git push"));
-        }
-        Ok(())
-    }
-
-    fn git_checkout(&mut self, sub: &str, parsed: &Parsed, main: &str) -> Result<(), Reason> {
-        for (option, value) in &parsed.options {
-            let resets = matches!(option.as_str(), "-B" | "-C" | "--force-create" | "--orphan");
-            if resets
-                && value
-                    .as_ref()
-                    .is_some_and(|v| is_main(&v.text, main) || !v.is_known())
-            {
-                return Err(Reason::new(
-                    Rule::MainBranch(MainMove::Move),
-                    format!("git {sub} {option} {main}"),
-                ));
-            }
-        }
-        if sub == "checkout" {
-            // `git checkout REV -- FILE…`, `git checkout REV FILE…`, `git checkout FILE`:
-            // files written from a revision or the index.
-            let mut written: Vec<&Arg> = parsed.paths.iter().collect();
-            let creates = parsed.has(&["-b", "-B", "--orphan"]);
-            if !creates {
-                if parsed.operands.len() > 1 {
-                    written.extend(parsed.operands.iter().skip(1));
-                } else if let Some(only) = parsed.operands.first()
-                    && parsed.paths.is_empty()
-                    && only
-                        .value()
-                        .is_some_and(|p| self.cwds.known.iter().any(|c| c.join(p).exists()))
-                {
-                    written.push(only);
-                }
-            }
-            for path in written {
-                // A directory checked out is every file in it.
-                self.paths.target(path, &self.cwds, true)?;
-            }
-        }
-        Ok(())
-    }
-
-    fn git_config(&mut self, parsed: &Parsed) -> Result<(), Reason> {
-        if parsed.has(&["--edit", "-e"]) || parsed.operand_texts().first() == Some(&"edit") {
-            return Err(Reason::new(
-                Rule::Setting(Setting::Include),
-                "git config --edit",
-            ));
-        }
-        let ops = parsed.operand_texts();
-        let verbs_read = ["get", "list", "get-color", "get-colorbool"];
-        let reads = parsed.has(&[
-            "--get",
-            "--get-all",
-            "--get-regexp",
-            "--get-urlmatch",
-            "-l",
-            "--list",
-            "--get-color",
-            "--get-colorbool",
-            "--show-origin",
-            "--show-scope",
-        ]) && !parsed.has(&[
-            "--unset",
-            "--unset-all",
-            "--add",
-            "--replace-all",
-            "--rename-section",
-            "--remove-section",
-        ]) || ops.first().is_some_and(|v| verbs_read.contains(v))
-            || (ops.len() == 1
-                && parsed.options.iter().all(|(o, _)| {
-                    !o.starts_with("--unset")
-                        && !matches!(
-                            o.as_str(),
-                            "--add" | "--replace-all" | "--remove-section" | "--rename-section"
-                        )
-                }));
-        if reads {
-            return Ok(());
-        }
-        if let Some(file) = parsed.value(&["--file", "-f"]) {
-            self.paths.target(file, &self.cwds, false)?;
-        }
-        for op in &parsed.operands {
-            let Some(key) = op.value() else {
-                return Err(unknowable(op, Unknown::GitArgument));
-            };
-            if let Some(setting) = risky_setting(key) {
-                return Err(Reason::new(Rule::Setting(setting), key));
-            }
-        }
-        for (option, value) in &parsed.options {
-            if matches!(
-                option.as_str(),
-                "--unset" | "--unset-all" | "--rename-section" | "--remove-section"
-            ) && let Some(v) = value
-                && let Some(setting) = risky_setting(&v.text)
-            {
-                return Err(Reason::new(Rule::Setting(setting), v.text.clone()));
-            }
-        }
-        Ok(())
-    }
 }
 
 /// `git notes --ref R …` / `--re=R` before the notes subcommand.
@@ -831,7 +621,7 @@ fn notes_ref(args: &[Arg]) -> Option<Arg> {
     None
 }
 
-fn looks_like_revision(word: &str) -> bool {
+pub(super) fn looks_like_revision(word: &str) -> bool {
     word.starts_with("HEAD")
         || word.starts_with("ORIG_HEAD")
         || word.starts_with("origin/")
@@ -839,46 +629,4 @@ fn looks_like_revision(word: &str) -> bool {
         || word.contains('^')
         || word.contains('@')
         || (word.len() >= 7 && word.chars().all(|c| c.is_ascii_hexdigit()))
-}
-
-/// The branch `git checkout B` / `git switch B` (or `-b B`…) leaves HEAD on; the main
-/// branch when it cannot be told (`git checkout -`, a name from an expansion), which is the
-/// careful guess. `None` when HEAD stays (`git checkout -- FILE`, `git checkout REV FILE`).
-pub fn switched_branch(args: &[Arg], main: &str) -> Option<String> {
-    let [git, sub, rest @ ..] = args else {
-        return None;
-    };
-    if super::programs::basename(&git.text) != "git"
-        || !matches!(sub.text.as_str(), "checkout" | "switch")
-    {
-        return None;
-    }
-    if rest.iter().any(|w| w.text == "--") {
-        return None;
-    }
-    let mut iter = rest.iter();
-    let mut operands = Vec::new();
-    while let Some(w) = iter.next() {
-        if matches!(w.text.as_str(), "-b" | "-B" | "-c" | "-C" | "--orphan") {
-            return iter.next().map(|v| v.value().unwrap_or(main).to_string());
-        }
-        if let Some(v) = w
-            .text
-            .strip_prefix("--create=")
-            .or_else(|| w.text.strip_prefix("--force-create="))
-            .or_else(|| w.text.strip_prefix("--orphan="))
-        {
-            return Some(v.to_string());
-        }
-        if w.text == "-" {
-            return Some(main.to_string());
-        }
-        if !w.text.starts_with('-') || !w.is_known() {
-            operands.push(w);
-        }
-    }
-    match operands.as_slice() {
-        [one] => Some(one.value().unwrap_or(main).to_string()),
-        _ => None,
-    }
 }

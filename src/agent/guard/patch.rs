@@ -5,6 +5,10 @@ use std::io::Read;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
+use super::Walk;
+use super::policy::{Reason, Rule, Unknown};
+use super::words::{Arg, unknowable};
+
 /// The paths an `apply_patch` patch adds, updates, deletes or moves to.
 pub fn apply_patch_targets(patch: &str) -> Vec<String> {
     patch
@@ -68,6 +72,69 @@ pub fn read_capped(path: &Path, cap: u64) -> std::io::Result<String> {
         return Err(std::io::Error::other("too large"));
     }
     Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+impl Walk<'_> {
+    /// A patch's files (or its stdin): the paths it writes.
+    pub(super) fn patch_files(
+        &mut self,
+        files: &[Arg],
+        stdin: Option<&str>,
+        what: &str,
+    ) -> Result<(), Reason> {
+        let mut texts = Vec::new();
+        if files.is_empty() {
+            match stdin {
+                Some(text) => texts.push(text.to_string()),
+                None => {
+                    return Err(Reason::new(
+                        Rule::Unknowable(Unknown::Target),
+                        format!("{what} (its stdin)"),
+                    ));
+                }
+            }
+        }
+        for file in files {
+            let Some(path) = file.value() else {
+                return Err(unknowable(file, Unknown::Target));
+            };
+            let mut read = None;
+            for cwd in &self.cwds.known {
+                if let Ok(text) = read_capped(&cwd.join(path), 8 << 20) {
+                    read = Some(text);
+                    break;
+                }
+            }
+            match read {
+                Some(text) => texts.push(text),
+                None => {
+                    return Err(Reason::new(
+                        Rule::Unknowable(Unknown::Target),
+                        format!("{what} {path} (not readable before it runs)"),
+                    ));
+                }
+            }
+        }
+        for text in texts {
+            for path in unified_targets(&text) {
+                for candidate in [
+                    path.clone(),
+                    path.split_once('/')
+                        .map(|(_, r)| r.to_string())
+                        .unwrap_or_default(),
+                ] {
+                    if !candidate.is_empty() {
+                        self.paths.target(
+                            &Arg::known(candidate),
+                            &super::paths::Cwds::new(&self.paths.ctx.root),
+                            false,
+                        )?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -5,126 +5,33 @@
 use std::path::Path;
 
 use super::GuardContext;
-use super::paths::normalize;
 use super::policy::{HUMAN_COMMANDS, Reason, Rule, Unknown};
+use super::protected::normalize;
 use super::words::Arg;
 use crate::agent::shell;
 
 /// Programs that only read the files they are given.
+#[rustfmt::skip]
 pub const READERS: &[&str] = &[
-    "cat",
-    "less",
-    "more",
-    "head",
-    "tail",
-    "ls",
-    "stat",
-    "file",
-    "wc",
-    "grep",
-    "egrep",
-    "fgrep",
-    "rg",
-    "ag",
-    "diff",
-    "cmp",
-    "test",
-    "[",
-    "[[",
-    "echo",
-    "printf",
-    "realpath",
-    "readlink",
-    "sha1sum",
-    "sha256sum",
-    "sha512sum",
-    "md5sum",
-    "b2sum",
-    "cksum",
-    "xxd",
-    "od",
-    "hexdump",
-    "tree",
-    "du",
-    "df",
-    "bat",
-    "nl",
-    "cut",
-    "jq",
-    "yq",
-    "shellcheck",
-    "tac",
-    "strings",
-    "column",
-    "comm",
-    "paste",
-    "fold",
-    "sort",
-    "uniq",
-    "tr",
-    "basename",
-    "dirname",
-    "pwd",
-    "true",
-    "false",
-    ":",
-    "which",
-    "type",
-    "whoami",
-    "id",
-    "date",
-    "env",
-    "printenv",
-    "uname",
-    "hostname",
-    "sleep",
-    "seq",
-    "expr",
-    "let",
-    "fd",
-    "fdfind",
-    "look",
-    "join",
+    "cat", "less", "more", "head", "tail", "ls", "stat", "file", "wc", "grep", "egrep", "fgrep",
+    "rg", "ag", "diff", "cmp", "test", "[", "[[", "echo", "printf", "realpath", "readlink",
+    "sha1sum", "sha256sum", "sha512sum", "md5sum", "b2sum", "cksum", "xxd", "od", "hexdump",
+    "tree", "du", "df", "bat", "nl", "cut", "jq", "yq", "shellcheck", "tac", "strings",
+    "column", "comm", "paste", "fold", "sort", "uniq", "tr", "basename", "dirname", "pwd",
+    "true", "false", ":", "which", "type", "whoami", "id", "date", "env", "printenv", "uname",
+    "hostname", "sleep", "seq", "expr", "let", "fd", "fdfind", "look", "join",
 ];
 
 /// Programs that run the command named by their arguments.
+#[rustfmt::skip]
 pub const WRAPPERS: &[&str] = &[
-    "env",
-    "sudo",
-    "doas",
-    "command",
-    "exec",
-    "nohup",
-    "time",
-    "nice",
-    "timeout",
-    "stdbuf",
-    "setsid",
-    "xargs",
-    "builtin",
-    "unbuffer",
-    "ionice",
-    "flock",
-    "watch",
-    "coproc",
-    "chronic",
-    "caffeinate",
-    "taskset",
-    "chrt",
-    "prlimit",
-    "unshare",
-    "nsenter",
-    "firejail",
-    "torsocks",
-    "proxychains",
-    "proxychains4",
-    "faketime",
-    "catchsegv",
-    "strace",
-    "ltrace",
-    "valgrind",
+    "env", "sudo", "doas", "command", "exec", "nohup", "time", "nice", "timeout", "stdbuf",
+    "setsid", "xargs", "builtin", "unbuffer", "ionice", "flock", "watch", "coproc", "chronic",
+    "caffeinate", "taskset", "chrt", "prlimit", "unshare", "nsenter", "firejail", "torsocks",
+    "proxychains", "proxychains4", "faketime", "catchsegv", "strace", "ltrace", "valgrind",
 ];
 
+#[rustfmt::skip]
 pub const SHELLS: &[&str] = &[
     "sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "busybox", "fish", "csh", "tcsh",
 ];
@@ -152,6 +59,7 @@ pub const INTERPRETERS: &[(&str, &[&str])] = &[
 
 /// Programs that run another under a pseudo-terminal or drive one: a human-only command
 /// named in their text is refused like the command itself.
+#[rustfmt::skip]
 pub const PTY_SPAWNERS: &[&str] = &[
     "script", "expect", "socat", "unbuffer", "empty", "ptyget", "tmux", "screen", "dtach",
     "abduco", "zpty",
@@ -535,254 +443,6 @@ pub fn orchestrate(args: &[Arg]) -> Result<(), Reason> {
     }
 }
 
-/// The files a program known to write writes, from its arguments: each with whether writing
-/// it takes away what a directory of that name holds (a removal or a move's source).
-/// `None`: not a program known to write.
-pub fn written(name: &str, args: &[Arg]) -> Option<Vec<(Arg, bool)>> {
-    let operands: Vec<&Arg> = args
-        .iter()
-        .filter(|a| !a.text.starts_with('-') || !a.is_known())
-        .collect();
-    let value_of = |options: &[&str]| -> Vec<Arg> {
-        let mut out = Vec::new();
-        for (at, arg) in args.iter().enumerate() {
-            for option in options {
-                if arg.text == *option {
-                    out.extend(args.get(at + 1).cloned());
-                } else if let Some(v) = arg.text.strip_prefix(option) {
-                    if option.len() > 2 && v.starts_with('=') {
-                        out.push(Arg {
-                            text: v[1..].to_string(),
-                            ..arg.clone()
-                        });
-                    } else if option.len() == 2 && !v.is_empty() && !option.starts_with("--") {
-                        out.push(Arg {
-                            text: v.to_string(),
-                            ..arg.clone()
-                        });
-                    }
-                }
-            }
-        }
-        out
-    };
-    let all = |removes: bool| {
-        operands
-            .iter()
-            .map(|a| ((*a).clone(), removes))
-            .collect::<Vec<_>>()
-    };
-    let in_place = |args: &[Arg]| {
-        args.iter().any(|a| {
-            a.text.starts_with("-i")
-                || a.text.starts_with("--in-place")
-                || (a.text.starts_with("-p") && a.text.contains('i'))
-                || (a.text.starts_with('-')
-                    && !a.text.starts_with("--")
-                    && a.text.contains('i')
-                    && name == "sed")
-        })
-    };
-    Some(match name {
-        "rm" | "rmdir" | "unlink" | "shred" | "srm" | "trash" | "trash-put" | "gio" => all(true),
-        "touch" | "truncate" | "chmod" | "chown" | "chgrp" | "chattr" | "setfacl" | "mkdir"
-        | "tee" | "ed" | "ex" | "gzip" | "gunzip" | "bzip2" | "bunzip2" | "xz" | "unxz"
-        | "zstd" | "split" | "mkfifo" | "mknod" | "vi" | "vim" | "nvim" | "nano" | "emacs"
-        | "code" | "sponge" | "install" | "utimes" | "setfattr" => {
-            let mut out = all(false);
-            // The mode or owner comes first, unless the mode is written as an option
-            // (`chmod -x FILE`).
-            let dash_mode = name == "chmod"
-                && args.iter().any(|a| {
-                    a.text.len() > 1
-                        && a.text.starts_with('-')
-                        && a.text[1..].chars().all(|c| "rwxXst".contains(c))
-                });
-            if matches!(name, "chmod" | "chown" | "chgrp") && !dash_mode && !out.is_empty() {
-                out.remove(0);
-            }
-            if name == "install" {
-                out = operands
-                    .last()
-                    .map(|a| ((*a).clone(), false))
-                    .into_iter()
-                    .collect();
-                out.extend(
-                    value_of(&["-t", "--target-directory"])
-                        .into_iter()
-                        .map(|a| (a, false)),
-                );
-            }
-            out
-        }
-        "dd" => args
-            .iter()
-            .filter_map(|a| {
-                a.text.strip_prefix("of=").map(|v| {
-                    (
-                        Arg {
-                            text: v.to_string(),
-                            ..a.clone()
-                        },
-                        false,
-                    )
-                })
-            })
-            .collect(),
-        "sed" | "perl" | "ruby" if in_place(args) => {
-            // The script is the first operand (unless `-e`/`-f` gave it).
-            let scripted = args
-                .iter()
-                .any(|a| matches!(a.text.as_str(), "-e" | "-f" | "--expression" | "--file"));
-            let mut files: Vec<(Arg, bool)> = all(false);
-            if !scripted && name == "sed" && !files.is_empty() {
-                files.remove(0);
-            }
-            if name != "sed" {
-                // `perl -i -pe 'CODE' FILES`: the code is the value of an option ending in `e`.
-                let code: Vec<&Arg> = args
-                    .windows(2)
-                    .filter(|w| w[0].text.starts_with('-') && w[0].text.ends_with('e'))
-                    .map(|w| &w[1])
-                    .collect();
-                files
-                    .retain(|(a, _)| !code.iter().any(|c| std::ptr::eq(*c, a) || c.text == a.text));
-            }
-            files
-        }
-        "awk" | "gawk" | "mawk" if args.iter().any(|a| a.text.contains("inplace")) => all(false),
-        "sort" => value_of(&["-o", "--output"])
-            .into_iter()
-            .map(|a| (a, false))
-            .collect(),
-        "tree" => value_of(&["-o"]).into_iter().map(|a| (a, false)).collect(),
-        "curl" => value_of(&[
-            "-o",
-            "--output",
-            "-D",
-            "--dump-header",
-            "-c",
-            "--cookie-jar",
-            "--output-dir",
-        ])
-        .into_iter()
-        .map(|a| (a, false))
-        .collect(),
-        "wget" => value_of(&[
-            "-O",
-            "--output-document",
-            "-P",
-            "--directory-prefix",
-            "-o",
-            "--output-file",
-        ])
-        .into_iter()
-        .map(|a| (a, false))
-        .collect(),
-        // `xxd IN OUT` writes OUT; `xxd -r IN OUT` too.
-        "xxd" => operands
-            .get(1)
-            .map(|a| ((*a).clone(), false))
-            .into_iter()
-            .collect(),
-        "uniq" => operands
-            .get(1)
-            .map(|a| ((*a).clone(), false))
-            .into_iter()
-            .collect(),
-        "cp" | "ln" | "rsync" | "scp" | "link" => {
-            let mut out: Vec<(Arg, bool)> = operands
-                .last()
-                .map(|a| ((*a).clone(), false))
-                .into_iter()
-                .collect();
-            out.extend(
-                value_of(&["-t", "--target-directory"])
-                    .into_iter()
-                    .map(|a| (a, false)),
-            );
-            out
-        }
-        "mv" => {
-            let mut out: Vec<(Arg, bool)> = operands.iter().map(|a| ((*a).clone(), true)).collect();
-            // The destination stays.
-            if let Some(last) = out.last_mut() {
-                last.1 = false;
-            }
-            out.extend(
-                value_of(&["-t", "--target-directory"])
-                    .into_iter()
-                    .map(|a| (a, false)),
-            );
-            out
-        }
-        _ => return None,
-    })
-}
-
-/// `tar x…`, `unzip`, `cpio -i`, `7z x`, `bsdtar -x`: an archive unpacked, and where (`None`:
-/// here). `None` when the command does not unpack.
-pub fn unpacks(name: &str, args: &[Arg]) -> Option<Option<Arg>> {
-    let texts: Vec<&str> = args.iter().map(|a| a.text.as_str()).collect();
-    let directory = |options: &[&str]| -> Option<Arg> {
-        texts
-            .iter()
-            .position(|t| options.contains(t))
-            .and_then(|at| args.get(at + 1).cloned())
-            .or_else(|| {
-                args.iter().find_map(|a| {
-                    options.iter().find_map(|o| {
-                        a.text.strip_prefix(&format!("{o}=")).map(|v| Arg {
-                            text: v.to_string(),
-                            ..a.clone()
-                        })
-                    })
-                })
-            })
-    };
-    match name {
-        "tar" | "bsdtar" | "gtar" => {
-            let first = texts.first().copied().unwrap_or_default();
-            let extracts = texts
-                .iter()
-                .any(|t| matches!(*t, "--extract" | "--get" | "-x"))
-                || (!first.starts_with("--") && first.trim_start_matches('-').contains('x'))
-                || texts
-                    .iter()
-                    .any(|t| t.starts_with('-') && !t.starts_with("--") && t.contains('x'));
-            extracts.then(|| directory(&["-C", "--directory"]))
-        }
-        "unzip" => (!texts
-            .iter()
-            .any(|t| matches!(*t, "-l" | "-t" | "-v" | "-Z" | "-p")))
-        .then(|| directory(&["-d"])),
-        "cpio" => texts
-            .iter()
-            .any(|t| {
-                t.starts_with("-i")
-                    || *t == "--extract"
-                    || (t.starts_with('-') && !t.starts_with("--") && t.contains('i'))
-            })
-            .then(|| directory(&["-D", "--directory"])),
-        "7z" | "7za" | "7zr" => texts
-            .first()
-            .is_some_and(|t| matches!(*t, "x" | "e"))
-            .then(|| {
-                args.iter().find_map(|a| {
-                    a.text.strip_prefix("-o").map(|v| Arg {
-                        text: v.to_string(),
-                        ..a.clone()
-                    })
-                })
-            }),
-        "ar" => texts
-            .first()
-            .is_some_and(|t| t.trim_start_matches('-').contains('x'))
-            .then_some(None),
-        _ => None,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -818,20 +478,5 @@ mod tests {
         assert_eq!(interpreter_code(python, &args(&["x.py"])), None);
         assert_eq!(interpreter_code(python, &args(&[])), Some(None));
         assert_eq!(interpreter_code(python, &args(&["-u", "-"])), Some(None));
-    }
-
-    #[test]
-    fn archives_say_where_they_unpack() {
-        assert_eq!(unpacks("tar", &args(&["xzf", "a.tgz"])), Some(None));
-        assert_eq!(
-            unpacks("tar", &args(&["-xzf", "a.tgz", "-C", "/tmp/x"])),
-            Some(Some(Arg::known("/tmp/x")))
-        );
-        assert_eq!(unpacks("tar", &args(&["czf", "a.tgz", "src"])), None);
-        assert_eq!(unpacks("unzip", &args(&["-l", "a.zip"])), None);
-        assert_eq!(
-            unpacks("unzip", &args(&["a.zip", "-d", "out"])),
-            Some(Some(Arg::known("out")))
-        );
     }
 }

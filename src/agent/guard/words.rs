@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
+use super::policy::{Reason, Rule, Unknown};
 use crate::agent::shell::{Part, Word};
 
 /// A word as the guard knows it.
@@ -53,6 +54,14 @@ impl Arg {
             None => escape(&self.text),
         }
     }
+}
+
+/// The refusal of a word the guard cannot know, naming the part it cannot.
+pub fn unknowable(arg: &Arg, what: Unknown) -> Reason {
+    Reason::new(
+        Rule::Unknowable(what),
+        arg.unknown.clone().unwrap_or_else(|| arg.text.clone()),
+    )
 }
 
 /// Glob characters escaped, so the text matches only itself.

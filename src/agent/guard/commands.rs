@@ -1,0 +1,538 @@
+//! What the commands a line runs do, once their words are resolved: the program and its
+//! wrappers, the gates, git, shells and interpreters and the text they run, `find`, copies,
+//! links, archives, and the files each known writer writes.
+
+use super::paths::mentions_internals;
+use super::policy::{Reason, Rule, Unknown, names_human_command};
+use super::programs::{self, ShellInput, basename};
+use super::words::{self, Arg};
+use super::{Decision, Walk, check_patch, git_writes, writers};
+use crate::agent::shell::{self, Simple, Stdin, Word};
+
+impl Walk<'_> {
+    /// A program run with its arguments (after the words are resolved).
+    pub(super) fn command(&mut self, args: Vec<Arg>, simple: &Simple) -> Result<(), Reason> {
+        let unwrapped = programs::unwrap(&args)?;
+        for (name, value) in &unwrapped.assignments {
+            self.variable(name, std::slice::from_ref(value))?;
+        }
+        let mut args = unwrapped.args;
+        if unwrapped.from_stdin {
+            args.push(Arg::unknowable("the arguments xargs reads"));
+        }
+        let Some(first) = args.first() else {
+            return Ok(());
+        };
+        let Some(program) = first.value().map(str::to_string) else {
+            return Err(Reason::new(
+                Rule::Unknowable(Unknown::Program),
+                first.unknown.clone().unwrap_or_default(),
+            ));
+        };
+        let name = basename(&program).to_string();
+        let name = name.as_str();
+        if let Some(texts) = args
+            .iter()
+            .map(|a| a.value().map(str::to_string))
+            .collect::<Option<Vec<String>>>()
+        {
+            for cwd in &self.cwds.known {
+                if let Some(reason) = programs::gate_command(&texts, self.paths.ctx, cwd) {
+                    return Err(reason);
+                }
+            }
+        }
+        let rest = &args[1..];
+        match name {
+            "git" => {
+                let stdin = self.stdin_text(simple, "git")?;
+                self.git(rest, stdin.as_deref())?;
+                if let Some(branch) =
+                    git_writes::switched_branch(&args, &self.paths.ctx.main_branch)
+                {
+                    self.head = Some(branch);
+                }
+                return Ok(());
+            }
+            "git-orchestrate" => return programs::orchestrate(rest),
+            "eval" => {
+                let text = known_text(rest, "eval")?;
+                return self.line(&text);
+            }
+            "trap" => {
+                if let Some(action) = rest.first().filter(|a| !a.text.starts_with('-')) {
+                    let text = known_text(std::slice::from_ref(action), "trap")?;
+                    self.line(&text)?;
+                }
+                return Ok(());
+            }
+            "find" => return self.find(rest),
+            "apply_patch" | "applypatch" => {
+                let text = match rest.first() {
+                    Some(patch) => known_text(std::slice::from_ref(patch), name)?,
+                    None => self.stdin_text(simple, name)?.unwrap_or_default(),
+                };
+                if let Decision::Deny(reason) = check_patch(&text, self.paths.ctx) {
+                    return Err(reason);
+                }
+                return Ok(());
+            }
+            "patch" => {
+                let input = rest
+                    .windows(2)
+                    .find(|w| matches!(w[0].text.as_str(), "-i" | "--input"))
+                    .map(|w| w[1].clone());
+                match input {
+                    Some(file) => self.patch_files(std::slice::from_ref(&file), None, "patch")?,
+                    None => {
+                        let stdin = self.stdin_text(simple, "patch")?;
+                        let from_file: Vec<Arg> =
+                            simple.reads.iter().flat_map(|w| self.resolve(w)).collect();
+                        if from_file.is_empty() {
+                            self.patch_files(&[], stdin.as_deref(), "patch")?;
+                        } else {
+                            self.patch_files(&from_file, None, "patch")?;
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+        if programs::SHELLS.contains(&name) || matches!(name, "source" | ".") {
+            self.shell(name, rest, simple)?;
+        } else if let Some(options) = programs::interpreter(name) {
+            match programs::interpreter_code(options, rest) {
+                Some(Some(at)) => {
+                    let code = known_text(
+                        rest.get(at).map(std::slice::from_ref).unwrap_or_default(),
+                        name,
+                    )?;
+                    self.program_text(&code)?;
+                }
+                Some(None) => {
+                    if let Some(code) = self.stdin_text(simple, name)? {
+                        self.program_text(&code)?;
+                    }
+                }
+                None => {}
+            }
+        }
+        if programs::PTY_SPAWNERS.contains(&name) {
+            for arg in rest {
+                if let Some(command) = names_human_command(&arg.text) {
+                    return Err(Reason::new(Rule::HumanOnly, command));
+                }
+            }
+            // `script -qc CMD`: the command it runs.
+            if name == "script"
+                && let Some(at) = rest.iter().position(|a| {
+                    a.text == "--command"
+                        || (a.text.starts_with('-')
+                            && !a.text.starts_with("--")
+                            && a.text.ends_with('c'))
+                })
+            {
+                let text = known_text(
+                    rest.get(at + 1)
+                        .map(std::slice::from_ref)
+                        .unwrap_or_default(),
+                    name,
+                )?;
+                self.line(&text)?;
+            }
+            if let Some(text) = rest.iter().find_map(|a| a.text.strip_prefix("--command=")) {
+                self.line(text)?;
+            }
+            // `expect <<EOF … spawn …`: the script on its stdin.
+            if let Ok(Some(text)) = self.stdin_text(simple, name)
+                && let Some(command) = names_human_command(&text)
+            {
+                return Err(Reason::new(Rule::HumanOnly, command));
+            }
+        }
+        if matches!(name, "ln" | "link") {
+            self.link(rest)?;
+        }
+        if let Some(destination) = writers::unpacks(name, rest) {
+            let dest = destination.unwrap_or_else(|| Arg::known("."));
+            let Some(dir) = dest.value() else {
+                return Err(Reason::new(Rule::Archive, program));
+            };
+            for cwd in self.cwds.known.clone() {
+                if self.paths.holds_guarded(dir, &cwd).is_err()
+                    || self.paths.written(&format!("{dir}/x"), &cwd).is_err()
+                {
+                    return Err(Reason::new(
+                        Rule::Archive,
+                        format!("{program} … (into {dir})"),
+                    ));
+                }
+            }
+            if self.cwds.unknown && !dir.starts_with('/') {
+                return Err(Reason::new(
+                    Rule::Archive,
+                    format!("{program} … (into {dir})"),
+                ));
+            }
+        }
+        let written = writers::written(name, rest);
+        if let Some(targets) = &written {
+            for (target, removes) in targets {
+                self.paths.target(target, &self.cwds, *removes)?;
+            }
+        }
+        let copies = matches!(name, "cp" | "install" | "ln" | "rsync" | "scp" | "link");
+        if copies {
+            self.copy(name, rest)?;
+        }
+        // Anything else that names the git internals or a human's answer (a script, an
+        // interpreter's one-liner) is refused too: no agent's command needs to. A copy's
+        // sources are only read.
+        if copies {
+            for (target, _) in written.iter().flatten() {
+                self.program_text(&target.text)?;
+            }
+        } else if !programs::READERS.contains(&name) {
+            for arg in rest {
+                self.program_text(&arg.text)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Program text (an argument, a one-liner): the git internals or a human-only command
+    /// named in it.
+    fn program_text(&self, text: &str) -> Result<(), Reason> {
+        if let Some(reason) = mentions_internals(text, self.paths.ctx) {
+            return Err(reason);
+        }
+        if let Some(command) = names_human_command(text) {
+            return Err(Reason::new(Rule::HumanOnly, command));
+        }
+        Ok(())
+    }
+
+    /// A shell or `source`: the script it runs, from `-c`, a file or its stdin.
+    fn shell(&mut self, name: &str, rest: &[Arg], simple: &Simple) -> Result<(), Reason> {
+        match programs::shell_input(name, rest) {
+            ShellInput::Command(at) => {
+                let text = known_text(
+                    rest.get(at).map(std::slice::from_ref).unwrap_or_default(),
+                    name,
+                )?;
+                self.line(&text)
+            }
+            ShellInput::File(at) => {
+                let Some(path) = rest[at].value() else {
+                    return Err(Reason::new(
+                        Rule::Unknowable(Unknown::Script),
+                        rest[at].unknown.clone().unwrap_or_default(),
+                    ));
+                };
+                // `source run_tests.sh`, `. ./run_tests.sh`: the gate's script.
+                let words = ["sh".to_string(), path.to_string()];
+                for cwd in &self.cwds.known {
+                    if let Some(reason) = programs::gate_command(&words, self.paths.ctx, cwd) {
+                        return Err(reason);
+                    }
+                }
+                Ok(())
+            }
+            ShellInput::Stdin => {
+                // `sh < run_tests.sh`: the gate's script as its stdin.
+                for file in simple.reads.iter().flat_map(|w| self.resolve(w)) {
+                    if let Some(path) = file.value() {
+                        let words = [name.to_string(), path.to_string()];
+                        for cwd in &self.cwds.known {
+                            if let Some(reason) =
+                                programs::gate_command(&words, self.paths.ctx, cwd)
+                            {
+                                return Err(reason);
+                            }
+                        }
+                    }
+                }
+                match self.stdin_text(simple, name)? {
+                    Some(text) => self.line(&text),
+                    None => Ok(()),
+                }
+            }
+            ShellInput::Nothing => Ok(()),
+        }
+    }
+
+    /// The text a command reads on its stdin when the line shows it (a here-document, or
+    /// what `echo`, `printf` or `cat <<EOF` print into a pipe); `None` when it reads a file
+    /// or the terminal. Output the line does not show is refused.
+    fn stdin_text(&mut self, simple: &Simple, reader: &str) -> Result<Option<String>, Reason> {
+        match &simple.stdin {
+            None => Ok(None),
+            Some(Stdin::Text { text, .. }) => Ok(Some(text.clone())),
+            Some(Stdin::Compound) => Err(Reason::new(
+                Rule::Unknowable(Unknown::Script),
+                format!("what `{reader}` reads from the pipe"),
+            )),
+            Some(Stdin::Pipe(producer)) => {
+                let args: Vec<Arg> = producer
+                    .words
+                    .iter()
+                    .flat_map(|w| self.resolve(w))
+                    .collect();
+                let unknowable = |what: &str| {
+                    Err(Reason::new(
+                        Rule::Unknowable(Unknown::Script),
+                        format!("what `{what}` prints into `{reader}`"),
+                    ))
+                };
+                let Some(program) = args.first().and_then(Arg::value) else {
+                    return unknowable("the command");
+                };
+                match basename(program) {
+                    "echo" | "printf" => {
+                        let texts = known_text(&args[1..], program)?;
+                        Ok(Some(decode_escapes(&texts)))
+                    }
+                    "cat" if args.len() == 1 => match &producer.stdin {
+                        Some(Stdin::Text { text, .. }) => Ok(Some(text.clone())),
+                        _ => unknowable("cat"),
+                    },
+
+                    other => unknowable(other),
+                }
+            }
+        }
+    }
+
+    /// `find START… EXPR`: `-delete`, `-exec CMD {} ;` and `-fprint FILE` on what it finds.
+    fn find(&mut self, args: &[Arg]) -> Result<(), Reason> {
+        let starts: Vec<&Arg> = args
+            .iter()
+            .take_while(|a| {
+                !a.text.starts_with('-') && !matches!(a.text.as_str(), "(" | "!" | "\\(")
+            })
+            .collect();
+        let names: Vec<&Arg> = args
+            .windows(2)
+            .filter(|w| matches!(w[0].text.as_str(), "-name" | "-iname"))
+            .map(|w| &w[1])
+            .collect();
+        let paths: Vec<&Arg> = args
+            .windows(2)
+            .filter(|w| {
+                matches!(
+                    w[0].text.as_str(),
+                    "-path" | "-ipath" | "-wholename" | "-iwholename"
+                )
+            })
+            .map(|w| &w[1])
+            .collect();
+        let alternatives = args
+            .iter()
+            .any(|a| matches!(a.text.as_str(), "-o" | "-or" | "!" | "-not" | ","));
+        let name_pattern = match names.as_slice() {
+            [one] if !alternatives && one.is_known() => one.text.clone(),
+            _ => String::new(),
+        };
+        let dot = Arg::known(".");
+        let starts = if starts.is_empty() {
+            vec![&dot]
+        } else {
+            starts
+        };
+        // `-path PATTERN` matches the whole path as find prints it, from its start.
+        let by_path: Option<Arg> = match paths.as_slice() {
+            [one] if !alternatives && one.is_known() => Some(Arg {
+                text: "{}".into(),
+                pattern: Some(one.text.clone()),
+                unknown: Some("{} (the files find finds)".into()),
+            }),
+            _ => None,
+        };
+        // What `{}` stands for: anything under the starts, whose name matches.
+        let found: Vec<Arg> = starts
+            .iter()
+            .map(|start| match start.value() {
+                Some(dir) => Arg {
+                    text: "{}".into(),
+                    pattern: Some(format!(
+                        "{}/*{name_pattern}",
+                        words::escape(dir.trim_end_matches('/'))
+                    )),
+                    unknown: Some("{} (the files find finds)".into()),
+                },
+                None => Arg::unknowable(start.unknown.clone().unwrap_or_default()),
+            })
+            .collect();
+        let found: Vec<Arg> = match by_path {
+            Some(arg) => vec![arg],
+            None => found,
+        };
+        let mut i = 0;
+        while i < args.len() {
+            match args[i].text.as_str() {
+                "-delete" => {
+                    for arg in &found {
+                        self.paths.target(arg, &self.cwds, true)?;
+                    }
+                }
+                "-fprint" | "-fprint0" | "-fprintf" | "-fls" => {
+                    if let Some(file) = args.get(i + 1) {
+                        self.paths.target(file, &self.cwds, false)?;
+                    }
+                }
+                "-exec" | "-execdir" | "-ok" | "-okdir" => {
+                    let after = &args[i + 1..];
+                    let end = after
+                        .iter()
+                        .position(|w| matches!(w.text.as_str(), ";" | "+" | "\\;"))
+                        .unwrap_or(after.len());
+                    for stand_in in &found {
+                        let command: Vec<Arg> = after[..end]
+                            .iter()
+                            .map(|w| {
+                                if w.text.contains("{}") {
+                                    stand_in.clone()
+                                } else {
+                                    w.clone()
+                                }
+                            })
+                            .collect();
+                        if !command.is_empty() {
+                            self.command(command, &Simple::default())?;
+                        }
+                    }
+                    i += end;
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        Ok(())
+    }
+
+    /// `cp`, `rsync`, `install`: a source lands as `DEST/NAME` when DEST is a directory, and
+    /// `cp -a SRC/. DEST`, `rsync -a SRC/ DEST`, `cp -T` put the source's contents over
+    /// whatever DEST holds.
+    fn copy(&mut self, name: &str, rest: &[Arg]) -> Result<(), Reason> {
+        let operands: Vec<&Arg> = rest.iter().filter(|a| !a.text.starts_with('-')).collect();
+        let Some((dest, sources)) = operands.split_last() else {
+            return Ok(());
+        };
+        let contents = sources
+            .iter()
+            .any(|s| s.text.ends_with("/.") || (name == "rsync" && s.text.ends_with('/')))
+            || rest.iter().any(|a| {
+                a.text == "--no-target-directory"
+                    || (a.text.starts_with('-')
+                        && !a.text.starts_with("--")
+                        && a.text.contains('T'))
+            });
+        let Some(dir) = dest.value() else {
+            return Ok(());
+        };
+        for cwd in self.cwds.known.clone() {
+            if contents {
+                self.paths.holds_guarded(dir, &cwd)?;
+            }
+            if cwd.join(dir).is_dir() {
+                for source in sources {
+                    let file = source
+                        .text
+                        .trim_end_matches('/')
+                        .rsplit('/')
+                        .next()
+                        .unwrap_or_default();
+                    if !file.is_empty() && file != "." {
+                        self.paths.written(&format!("{dir}/{file}"), &cwd)?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `ln [-s] TARGET… [LINK]`: a link to the git directory or a protected path lets later
+    /// writes through it reach them unseen.
+    fn link(&mut self, rest: &[Arg]) -> Result<(), Reason> {
+        let operands: Vec<&Arg> = rest.iter().filter(|a| !a.text.starts_with('-')).collect();
+        let sources = if operands.len() > 1 {
+            &operands[..operands.len() - 1]
+        } else {
+            &operands[..]
+        };
+        // A symbolic link's target is read from the link's directory.
+        let link_dir = match operands.as_slice() {
+            [.., last] if operands.len() > 1 => last.value().map(|l| {
+                if l.ends_with('/') {
+                    l.to_string()
+                } else {
+                    l.rsplit_once('/')
+                        .map(|(d, _)| d.to_string())
+                        .unwrap_or_default()
+                }
+            }),
+            _ => None,
+        };
+        for source in sources {
+            let Some(path) = source.value() else {
+                return Err(Reason::new(
+                    Rule::Unknowable(Unknown::Target),
+                    source.unknown.clone().unwrap_or_default(),
+                ));
+            };
+            for cwd in self.cwds.known.clone() {
+                let mut dirs = vec![cwd.clone()];
+                if let Some(d) = &link_dir {
+                    dirs.push(cwd.join(d));
+                }
+                for dir in dirs {
+                    if self.paths.written(path, &dir).is_err()
+                        || self.paths.holds_guarded(path, &dir).is_err()
+                    {
+                        return Err(Reason::new(Rule::Link, format!("ln … {path}")));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The words' values joined by spaces, when every one is known.
+fn known_text(args: &[Arg], what: &str) -> Result<String, Reason> {
+    let mut out = Vec::with_capacity(args.len());
+    for arg in args {
+        match arg.value() {
+            Some(v) => out.push(v),
+            None => {
+                return Err(Reason::new(
+                    Rule::Unknowable(Unknown::Script),
+                    arg.unknown
+                        .clone()
+                        .unwrap_or_else(|| format!("{what} {}", arg.text)),
+                ));
+            }
+        }
+    }
+    if args.is_empty() {
+        return Err(Reason::new(
+            Rule::Unknowable(Unknown::Script),
+            format!("{what} (no text given)"),
+        ));
+    }
+    Ok(out.join(" "))
+}
+
+/// The backslash escapes `printf` and `echo -e` decode (`\x67`, `\147`, `\n`), decoded as
+/// bash decodes `$'…'`: the text is judged as the shell that reads it will see it.
+fn decode_escapes(text: &str) -> String {
+    if !text.contains('\\') {
+        return text.to_string();
+    }
+    let quoted = format!("$'{}'", text.replace('\'', "\\'"));
+    shell::parse(&quoted)
+        .ok()
+        .and_then(|mut c| c.pop())
+        .and_then(|s| s.words.first().and_then(Word::literal))
+        .unwrap_or_else(|| text.to_string())
+}
