@@ -264,3 +264,65 @@ fn the_stop_hook_lets_the_agent_stop_when_a_human_is_needed() {
         );
     }
 }
+
+/// The guard's model of reach through the real hook: what it cannot know is refused where it
+/// could reach something protected, with the word named; the same runner with other
+/// arguments than a gate's, and words it can know, pass.
+#[test]
+fn the_guard_refuses_what_it_cannot_know_and_passes_what_it_can() {
+    let repo = TestRepo::at_first_step();
+    let cwd = repo.dir().display().to_string();
+    let judge = |command: &str| {
+        let input = json!({"session_id": "s", "cwd": cwd, "hook_event_name": "PreToolUse",
+                           "tool_name": "Bash", "tool_input": {"command": command}});
+        hook(
+            &repo,
+            "claude",
+            "pre-tool-use",
+            input.to_string().as_bytes(),
+        )
+    };
+    for (command, why) in [
+        (
+            "$(echo git) commit -n -m x",
+            "cannot tell what `$(echo git)` is",
+        ),
+        ("git $x -n -m y", "cannot tell what `$x` is"),
+        ("echo x > .g*/hooks/pre-push", ".git/hooks/pre-push"),
+        ("for f in .git/hooks/*; do rm \"$f\"; done", "hooks"),
+        (
+            "base64 -d payload.b64 | sh",
+            "what `base64` prints into `sh`",
+        ),
+        ("git -c gc.reflogExpire=now gc", "reflog"),
+        (
+            "git fetch . 'refs/o*:refs/o*'",
+            "writes a ref the orchestrator keeps",
+        ),
+        (
+            "printf -v GIT_ORCHESTRATE_HUMAN 1; export GIT_ORCHESTRATE_HUMAN",
+            "for humans",
+        ),
+        (
+            "python3 -c 'import pty; pty.spawn([\"git\",\"orchestrate\",\"approve\"])'",
+            "for humans",
+        ),
+        ("export PATH=/tmp/evil:$PATH", "append"),
+        ("git worktree add ../w main", "main branch"),
+    ] {
+        let reason = denial("claude", &judge(command));
+        assert!(reason.contains(why), "{command}: {reason}");
+    }
+    for command in [
+        "x=build; rm -rf \"$x\"",
+        "for f in *.md; do wc -l \"$f\"; done",
+        "git commit -m \"$(cat <<'EOF'\nfeat: add\nEOF\n)\"",
+        "python3 -m unittest tests.test_add -v",
+        "export PATH=\"$PATH:$HOME/.local/bin\"",
+        "cd \"$(git rev-parse --show-toplevel)\" && git status",
+    ] {
+        let run = judge(command);
+        run.expect(0);
+        assert_eq!(run.stdout, "", "{command}: {}", run.stdout);
+    }
+}

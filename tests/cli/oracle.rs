@@ -1380,6 +1380,10 @@ fn a_test_command_that_moves_main_is_refused_before_it_runs() {
         "sh tests/test_mul.sh; git update-ref refs/heads/main HEAD",
         "GIT_ORCHESTRATE_HUMAN=1 git orchestrate approve; false",
         "git commit --no-verify -qm 'checkpoint: x'; false",
+        // What the guard cannot know, where it could reach main or the hooks.
+        "base64 -d tests/payload.b64 | sh",
+        "$(printf git) push . HEAD:main; false",
+        "for h in .git/hooks/*; do : > \"$h\"; done; false",
     ] {
         let out = repo.submit_test(command, Some("FAIL"));
         out.expect(2);
