@@ -18,7 +18,20 @@ impl Walk<'_> {
         }
         let mut args = unwrapped.args;
         if unwrapped.from_stdin {
-            args.push(Arg::unknowable("the arguments xargs reads"));
+            // `find … | xargs CMD`: what find finds; anything else is unknowable.
+            match &simple.stdin {
+                Some(Stdin::Pipe(producer))
+                    if producer.words.first().and_then(Word::literal).as_deref()
+                        == Some("find") =>
+                {
+                    let found: Vec<Arg> = producer.words[1..]
+                        .iter()
+                        .flat_map(|w| self.resolve(w))
+                        .collect();
+                    args.extend(found_by(&found));
+                }
+                _ => args.push(Arg::unknowable("the arguments xargs reads")),
+            }
         }
         let Some(first) = args.first() else {
             return Ok(());
@@ -45,8 +58,7 @@ impl Walk<'_> {
         let rest = &args[1..];
         match name {
             "git" => {
-                let stdin = self.stdin_text(simple, "git")?;
-                self.git(rest, stdin.as_deref())?;
+                self.git(rest, simple)?;
                 if let Some(branch) =
                     git_writes::switched_branch(&args, &self.paths.ctx.main_branch)
                 {
@@ -60,11 +72,44 @@ impl Walk<'_> {
                 return self.line(&text);
             }
             "trap" => {
-                if let Some(action) = rest.first().filter(|a| !a.text.starts_with('-')) {
+                // `trap -- ACTION SIGNAL…`, `trap -p`: the action after the options.
+                let action = rest
+                    .iter()
+                    .find(|a| !a.text.starts_with('-') || a.text == "-");
+                if let Some(action) = action.filter(|a| a.text != "-") {
                     let text = known_text(std::slice::from_ref(action), "trap")?;
                     self.line(&text)?;
                 }
                 return Ok(());
+            }
+            "let" => {
+                // Arithmetic runs the substitutions in an array subscript: `let 'a[$(…)]'`.
+                for arg in rest {
+                    if arg.text.contains("$(") || arg.text.contains('`') {
+                        return Err(Reason::new(
+                            Rule::Unknowable(Unknown::Script),
+                            arg.text.clone(),
+                        ));
+                    }
+                }
+            }
+            // `hash -p /bin/rm cat` makes a reader's name run another program; `enable -f`
+            // loads one; an alias renames.
+            "hash" | "enable" | "alias"
+                if rest
+                    .iter()
+                    .any(|a| a.text.starts_with('-') || a.text.contains('=')) =>
+            {
+                return Err(Reason::new(
+                    Rule::Unknowable(Unknown::Program),
+                    format!(
+                        "{name} {}",
+                        rest.iter()
+                            .map(|a| a.text.as_str())
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                    ),
+                ));
             }
             "find" => return self.find(rest),
             "apply_patch" | "applypatch" => {
@@ -78,20 +123,44 @@ impl Walk<'_> {
                 return Ok(());
             }
             "patch" => {
+                let dir_arg = rest.iter().enumerate().find_map(|(at, a)| {
+                    if matches!(a.text.as_str(), "-d" | "--directory") {
+                        rest.get(at + 1).cloned()
+                    } else {
+                        a.text
+                            .strip_prefix("--directory=")
+                            .or_else(|| a.text.strip_prefix("-d").filter(|v| !v.is_empty()))
+                            .map(|v| Arg {
+                                text: v.to_string(),
+                                ..a.clone()
+                            })
+                    }
+                });
+                let dir_text = match &dir_arg {
+                    Some(d) => Some(
+                        d.value()
+                            .ok_or_else(|| words::unknowable(d, Unknown::Target))?
+                            .to_string(),
+                    ),
+                    None => None,
+                };
+                let dir = dir_text.as_deref();
                 let input = rest
                     .windows(2)
                     .find(|w| matches!(w[0].text.as_str(), "-i" | "--input"))
                     .map(|w| w[1].clone());
                 match input {
-                    Some(file) => self.patch_files(std::slice::from_ref(&file), None, "patch")?,
+                    Some(file) => {
+                        self.patch_files(std::slice::from_ref(&file), None, "patch", dir)?
+                    }
                     None => {
                         let stdin = self.stdin_text(simple, "patch")?;
                         let from_file: Vec<Arg> =
                             simple.reads.iter().flat_map(|w| self.resolve(w)).collect();
                         if from_file.is_empty() {
-                            self.patch_files(&[], stdin.as_deref(), "patch")?;
+                            self.patch_files(&[], stdin.as_deref(), "patch", dir)?;
                         } else {
-                            self.patch_files(&from_file, None, "patch")?;
+                            self.patch_files(&from_file, None, "patch", dir)?;
                         }
                     }
                 }
@@ -150,7 +219,17 @@ impl Walk<'_> {
                 return Err(Reason::new(Rule::HumanOnly, command));
             }
         }
-        if matches!(name, "ln" | "link") {
+        // A hard link (`ln`, `cp -l`) or a symbolic one (`cp -s`) shares or points at its
+        // source: later writes through it reach it.
+        let links = matches!(name, "ln" | "link")
+            || (name == "cp"
+                && rest.iter().any(|a| {
+                    matches!(a.text.as_str(), "--link" | "--symbolic-link")
+                        || (a.text.starts_with('-')
+                            && !a.text.starts_with("--")
+                            && a.text.contains(['l', 's']))
+                }));
+        if links {
             self.link(rest)?;
         }
         if let Some(destination) = writers::unpacks(name, rest) {
@@ -205,6 +284,15 @@ impl Walk<'_> {
     fn program_text(&self, text: &str) -> Result<(), Reason> {
         if let Some(reason) = mentions_internals(text, self.paths.ctx) {
             return Err(reason);
+        }
+        if let Some(marker) = super::policy::PTY_MARKERS
+            .iter()
+            .find(|m| text.contains(**m))
+        {
+            return Err(Reason::new(
+                Rule::HumanOnly,
+                format!("a pseudo-terminal spawned in program text ({marker})"),
+            ));
         }
         if let Some(command) = names_human_command(text) {
             return Err(Reason::new(Rule::HumanOnly, command));
@@ -264,7 +352,11 @@ impl Walk<'_> {
     /// The text a command reads on its stdin when the line shows it (a here-document, or
     /// what `echo`, `printf` or `cat <<EOF` print into a pipe); `None` when it reads a file
     /// or the terminal. Output the line does not show is refused.
-    fn stdin_text(&mut self, simple: &Simple, reader: &str) -> Result<Option<String>, Reason> {
+    pub(super) fn stdin_text(
+        &mut self,
+        simple: &Simple,
+        reader: &str,
+    ) -> Result<Option<String>, Reason> {
         match &simple.stdin {
             None => Ok(None),
             Some(Stdin::Text { text, .. }) => Ok(Some(text.clone())),
@@ -289,8 +381,17 @@ impl Walk<'_> {
                 };
                 match basename(program) {
                     "echo" | "printf" => {
-                        let texts = known_text(&args[1..], program)?;
-                        Ok(Some(decode_escapes(&texts)))
+                        let texts: Vec<String> = args[1..]
+                            .iter()
+                            .map(|a| a.value().map(str::to_string))
+                            .collect::<Option<Vec<_>>>()
+                            .ok_or_else(|| {
+                                Reason::new(
+                                    Rule::Unknowable(Unknown::Script),
+                                    format!("what `{program}` prints into `{reader}`"),
+                                )
+                            })?;
+                        Ok(Some(printed(basename(program), &texts)))
                     }
                     "cat" if args.len() == 1 => match &producer.stdin {
                         Some(Stdin::Text { text, .. }) => Ok(Some(text.clone())),
@@ -305,68 +406,7 @@ impl Walk<'_> {
 
     /// `find START… EXPR`: `-delete`, `-exec CMD {} ;` and `-fprint FILE` on what it finds.
     fn find(&mut self, args: &[Arg]) -> Result<(), Reason> {
-        let starts: Vec<&Arg> = args
-            .iter()
-            .take_while(|a| {
-                !a.text.starts_with('-') && !matches!(a.text.as_str(), "(" | "!" | "\\(")
-            })
-            .collect();
-        let names: Vec<&Arg> = args
-            .windows(2)
-            .filter(|w| matches!(w[0].text.as_str(), "-name" | "-iname"))
-            .map(|w| &w[1])
-            .collect();
-        let paths: Vec<&Arg> = args
-            .windows(2)
-            .filter(|w| {
-                matches!(
-                    w[0].text.as_str(),
-                    "-path" | "-ipath" | "-wholename" | "-iwholename"
-                )
-            })
-            .map(|w| &w[1])
-            .collect();
-        let alternatives = args
-            .iter()
-            .any(|a| matches!(a.text.as_str(), "-o" | "-or" | "!" | "-not" | ","));
-        let name_pattern = match names.as_slice() {
-            [one] if !alternatives && one.is_known() => one.text.clone(),
-            _ => String::new(),
-        };
-        let dot = Arg::known(".");
-        let starts = if starts.is_empty() {
-            vec![&dot]
-        } else {
-            starts
-        };
-        // `-path PATTERN` matches the whole path as find prints it, from its start.
-        let by_path: Option<Arg> = match paths.as_slice() {
-            [one] if !alternatives && one.is_known() => Some(Arg {
-                text: "{}".into(),
-                pattern: Some(one.text.clone()),
-                unknown: Some("{} (the files find finds)".into()),
-            }),
-            _ => None,
-        };
-        // What `{}` stands for: anything under the starts, whose name matches.
-        let found: Vec<Arg> = starts
-            .iter()
-            .map(|start| match start.value() {
-                Some(dir) => Arg {
-                    text: "{}".into(),
-                    pattern: Some(format!(
-                        "{}/*{name_pattern}",
-                        words::escape(dir.trim_end_matches('/'))
-                    )),
-                    unknown: Some("{} (the files find finds)".into()),
-                },
-                None => Arg::unknowable(start.unknown.clone().unwrap_or_default()),
-            })
-            .collect();
-        let found: Vec<Arg> = match by_path {
-            Some(arg) => vec![arg],
-            None => found,
-        };
+        let found = found_by(args);
         let mut i = 0;
         while i < args.len() {
             match args[i].text.as_str() {
@@ -498,6 +538,71 @@ impl Walk<'_> {
     }
 }
 
+/// What `find ARGS` finds, as `{}` stands for it: anything under its starts whose name (or
+/// path, with `-path`) matches, as a pattern the guard cannot know exactly.
+fn found_by(args: &[Arg]) -> Vec<Arg> {
+    let starts: Vec<&Arg> = args
+        .iter()
+        .take_while(|a| !a.text.starts_with('-') && !matches!(a.text.as_str(), "(" | "!" | "\\("))
+        .collect();
+    let names: Vec<&Arg> = args
+        .windows(2)
+        .filter(|w| matches!(w[0].text.as_str(), "-name" | "-iname"))
+        .map(|w| &w[1])
+        .collect();
+    let paths: Vec<&Arg> = args
+        .windows(2)
+        .filter(|w| {
+            matches!(
+                w[0].text.as_str(),
+                "-path" | "-ipath" | "-wholename" | "-iwholename"
+            )
+        })
+        .map(|w| &w[1])
+        .collect();
+    let alternatives = args
+        .iter()
+        .any(|a| matches!(a.text.as_str(), "-o" | "-or" | "!" | "-not" | ","));
+    let name_pattern = match names.as_slice() {
+        [one] if !alternatives && one.is_known() => one.text.clone(),
+        _ => String::new(),
+    };
+    let dot = Arg::known(".");
+    let starts = if starts.is_empty() {
+        vec![&dot]
+    } else {
+        starts
+    };
+    // `-path PATTERN` matches the whole path as find prints it, from its start.
+    let by_path: Option<Arg> = match paths.as_slice() {
+        [one] if !alternatives && one.is_known() => Some(Arg {
+            text: "{}".into(),
+            pattern: Some(one.text.clone()),
+            unknown: Some("{} (the files find finds)".into()),
+        }),
+        _ => None,
+    };
+    // What `{}` stands for: anything under the starts, whose name matches.
+    let found: Vec<Arg> = starts
+        .iter()
+        .map(|start| match start.value() {
+            Some(dir) => Arg {
+                text: "{}".into(),
+                pattern: Some(format!(
+                    "{}/*{name_pattern}",
+                    words::escape(dir.trim_end_matches('/'))
+                )),
+                unknown: Some("{} (the files find finds)".into()),
+            },
+            None => Arg::unknowable(start.unknown.clone().unwrap_or_default()),
+        })
+        .collect();
+    match by_path {
+        Some(arg) => vec![arg],
+        None => found,
+    }
+}
+
 /// The words' values joined by spaces, when every one is known.
 fn known_text(args: &[Arg], what: &str) -> Result<String, Reason> {
     let mut out = Vec::with_capacity(args.len());
@@ -521,6 +626,54 @@ fn known_text(args: &[Arg], what: &str) -> Result<String, Reason> {
         ));
     }
     Ok(out.join(" "))
+}
+
+/// What `echo` or `printf` print: `echo`'s options left out, `printf`'s format filled with
+/// its arguments (again while arguments are left), escapes decoded.
+fn printed(program: &str, args: &[String]) -> String {
+    if program == "echo" {
+        let words: Vec<&str> = args
+            .iter()
+            .map(String::as_str)
+            .skip_while(|a| {
+                a.len() > 1 && a.starts_with('-') && a[1..].chars().all(|c| "neE".contains(c))
+            })
+            .collect();
+        return decode_escapes(&words.join(" "));
+    }
+    let Some((format, mut rest)) = args.split_first() else {
+        return String::new();
+    };
+    let mut out = String::new();
+    loop {
+        let mut chars = format.chars().peekable();
+        let mut used = false;
+        while let Some(c) = chars.next() {
+            if c != '%' {
+                out.push(c);
+                continue;
+            }
+            // A directive: flags and width, then its letter.
+            while chars.peek().is_some_and(|c| "-+ #0123456789.".contains(*c)) {
+                chars.next();
+            }
+            match chars.next() {
+                Some('%') => out.push('%'),
+                Some(_) => {
+                    used = true;
+                    if let Some((first, others)) = rest.split_first() {
+                        out.push_str(first);
+                        rest = others;
+                    }
+                }
+                None => {}
+            }
+        }
+        if rest.is_empty() || !used {
+            break;
+        }
+    }
+    decode_escapes(&out)
 }
 
 /// The backslash escapes `printf` and `echo -e` decode (`\x67`, `\147`, `\n`), decoded as

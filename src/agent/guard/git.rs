@@ -10,6 +10,7 @@ use super::Walk;
 use super::git_options::{self, Takes};
 use super::policy::{MainMove, ORCHESTRATOR_REFS, Reason, Rule, Unknown, risky_setting};
 use super::words::{Arg, unknowable};
+use crate::agent::shell::Simple;
 
 /// A subcommand's arguments sorted by git's table.
 #[derive(Default)]
@@ -253,7 +254,7 @@ pub(super) fn check_destination(
 
 impl Walk<'_> {
     /// `git ARGS…`.
-    pub(super) fn git(&mut self, args: &[Arg], stdin: Option<&str>) -> Result<(), Reason> {
+    pub(super) fn git(&mut self, args: &[Arg], simple: &Simple) -> Result<(), Reason> {
         let mut cwds = self.cwds.clone();
         let mut i = 0;
         while i < args.len() {
@@ -323,17 +324,12 @@ impl Walk<'_> {
             return Err(unknowable(sub_arg, Unknown::GitArgument));
         };
         let saved = std::mem::replace(&mut self.cwds, cwds);
-        let result = self.git_subcommand(sub, &args[i + 1..], stdin);
+        let result = self.git_subcommand(sub, &args[i + 1..], simple);
         self.cwds = saved;
         result
     }
 
-    fn git_subcommand(
-        &mut self,
-        sub: &str,
-        rest: &[Arg],
-        stdin: Option<&str>,
-    ) -> Result<(), Reason> {
+    fn git_subcommand(&mut self, sub: &str, rest: &[Arg], simple: &Simple) -> Result<(), Reason> {
         let parsed = parse(sub, rest)?;
         let main = self.paths.ctx.main_branch.clone();
         let main = main.as_str();
@@ -420,7 +416,9 @@ impl Walk<'_> {
                     }
                 }
                 // `git rebase UPSTREAM BRANCH` checks BRANCH out first, then rewrites it.
-                if let Some(branch) = parsed.operands.get(1)
+                // With `--root` there is no upstream: the one operand is the branch.
+                let at = if parsed.has(&["--root"]) { 0 } else { 1 };
+                if let Some(branch) = parsed.operands.get(at)
                     && may_be_main(branch, main)
                 {
                     return Err(Reason::new(
@@ -483,13 +481,13 @@ impl Walk<'_> {
                 if parsed.has(&["--stdin"]) {
                     return Err(Reason::new(Rule::OrchestratorRef, "git update-ref --stdin"));
                 }
-                if let Some(r) = ops.first() {
-                    check_destination(r, main, &format!("git update-ref {r}"), false)?;
+                if let Some(r) = parsed.operands.first() {
+                    check_ref_arg(r, main, "git update-ref")?;
                 }
             }
             "symbolic-ref" => {
-                if let Some(r) = ops.get(1) {
-                    check_destination(r, main, &format!("git symbolic-ref {} {r}", ops[0]), false)?;
+                if let Some(r) = parsed.operands.get(1) {
+                    check_ref_arg(r, main, "git symbolic-ref")?;
                 }
             }
             "replace" => {
@@ -582,17 +580,73 @@ impl Walk<'_> {
                 let reads_only = parsed.has(&["--check", "--stat", "--numstat", "--summary"])
                     && !parsed.has(&["--apply"]);
                 if !reads_only {
-                    self.patch_files(&parsed.operands, stdin, "git apply")?;
+                    let stdin = self.patch_stdin(&parsed, simple, "git apply")?;
+                    self.patch_files(&parsed.operands, stdin.as_deref(), "git apply", None)?;
                 }
             }
             "am" => {
-                self.patch_files(&parsed.operands, stdin, "git am")?;
+                let stdin = self.patch_stdin(&parsed, simple, "git am")?;
+                self.patch_files(&parsed.operands, stdin.as_deref(), "git am", None)?;
             }
             "gc" | "prune" | "repack" | "maintenance" => {}
+            // A template directory's hooks are copied into the repository.
+            "init" | "clone" if parsed.options.iter().any(|(o, _)| o == "--template") => {
+                return Err(Reason::new(
+                    Rule::Setting(super::policy::Setting::RunsOrReads),
+                    format!("git {sub} --template"),
+                ));
+            }
             "orchestrate" => super::programs::orchestrate(rest)?,
             _ => {}
         }
         Ok(())
+    }
+}
+
+/// A ref an operand names, known or not: refused when it may be the main branch or one the
+/// orchestrator keeps.
+fn check_ref_arg(arg: &Arg, main: &str, what: &str) -> Result<(), Reason> {
+    match arg.value() {
+        Some(r) => check_destination(r, main, &format!("{what} {r}"), false),
+        None => {
+            let pattern = arg.as_pattern();
+            let could = [
+                format!("refs/heads/{main}"),
+                main.to_string(),
+                "refs/orchestrator/workflows/x".into(),
+                "refs/notes/orchestrator".into(),
+                "refs/replace/x".into(),
+            ]
+            .iter()
+            .any(|name| {
+                gix::glob::wildmatch(
+                    BStr::new(pattern.as_bytes()),
+                    BStr::new(name.as_bytes()),
+                    Mode::empty(),
+                )
+            });
+            if could {
+                Err(unknowable(arg, Unknown::Refspec))
+            } else {
+                Ok(())
+            }
+        }
+    }
+}
+
+impl Walk<'_> {
+    /// What `git apply`/`git am` read on stdin, when they are given no file: only then.
+    fn patch_stdin(
+        &mut self,
+        parsed: &Parsed,
+        simple: &Simple,
+        what: &str,
+    ) -> Result<Option<String>, Reason> {
+        if parsed.operands.is_empty() {
+            self.stdin_text(simple, what)
+        } else {
+            Ok(None)
+        }
     }
 }
 

@@ -169,18 +169,37 @@ impl Walk<'_> {
 /// branch when it cannot be told (`git checkout -`, a name from an expansion), which is the
 /// careful guess. `None` when HEAD stays (`git checkout -- FILE`, `git checkout REV FILE`).
 pub fn switched_branch(args: &[Arg], main: &str) -> Option<String> {
-    let [git, sub, rest @ ..] = args else {
+    let [git, after @ ..] = args else {
         return None;
     };
-    if super::programs::basename(&git.text) != "git"
-        || !matches!(sub.text.as_str(), "checkout" | "switch")
+    if super::programs::basename(&git.text) != "git" {
+        return None;
+    }
+    // Past git's own options (`--no-pager`, `-C DIR`, `-c k=v`).
+    let mut at = 0;
+    while let Some(word) = after.get(at).filter(|w| w.text.starts_with('-')) {
+        let takes =
+            super::git_options::global(&word.text) == Some(super::git_options::Takes::Value);
+        at += if takes && !word.text.contains('=') {
+            2
+        } else {
+            1
+        };
+    }
+    let [sub, rest @ ..] = after.get(at..).unwrap_or_default() else {
+        return None;
+    };
+    if !matches!(sub.text.as_str(), "checkout" | "switch") {
+        return None;
+    }
+    // `git checkout B -- FILE` stays; `git checkout B --` switches.
+    if let Some(dashes) = rest.iter().position(|w| w.text == "--")
+        && dashes + 1 < rest.len()
     {
         return None;
     }
-    if rest.iter().any(|w| w.text == "--") {
-        return None;
-    }
-    let mut iter = rest.iter();
+    let rest: Vec<&Arg> = rest.iter().filter(|w| w.text != "--").collect();
+    let mut iter = rest.into_iter();
     let mut operands = Vec::new();
     while let Some(w) = iter.next() {
         if matches!(w.text.as_str(), "-b" | "-B" | "-c" | "-C" | "--orphan") {

@@ -58,6 +58,10 @@ pub enum Decision {
 
 /// More simple commands than this in one call is refused rather than followed.
 const MAX_COMMANDS: usize = 200_000;
+/// Bytes of lines read in one call, the nested ones (`eval "$x"` again and again) included.
+const MAX_READ: usize = 24 * 1024 * 1024;
+/// Bytes of words expanded in one call.
+const MAX_EXPANDED: usize = 16 * 1024 * 1024;
 /// Lines inside lines (`sh -c "eval '…'"`) deeper than this are refused.
 const MAX_DEPTH: usize = 8;
 
@@ -100,6 +104,9 @@ pub(crate) struct Walk<'c> {
     home: Option<String>,
     depth: usize,
     commands: usize,
+    /// Bytes of text read as lines (`eval`, `sh -c` read theirs again) and of words expanded.
+    read: usize,
+    expanded: std::cell::Cell<usize>,
 }
 
 impl<'c> Walk<'c> {
@@ -112,6 +119,8 @@ impl<'c> Walk<'c> {
             home: std::env::var("HOME").ok(),
             depth: 0,
             commands: 0,
+            read: 0,
+            expanded: std::cell::Cell::new(0),
         }
     }
 
@@ -129,20 +138,49 @@ impl<'c> Walk<'c> {
             Reason::new(rule, e.message)
         })?;
         self.commands += commands.len();
+        self.read += text.len();
+        if self.read > MAX_READ {
+            return Err(Reason::new(
+                Rule::TooMuch,
+                "the text it runs, read again and again",
+            ));
+        }
         if self.commands > MAX_COMMANDS {
             return Err(Reason::new(
                 Rule::TooMuch,
                 format!("{} commands", self.commands),
             ));
         }
+        // A `cd` in a loop's body moves the commands before it on the next pass: where a
+        // loop and a `cd` meet, the directory may be any.
+        let loops = commands.iter().any(|c| {
+            matches!(
+                c.words.first().and_then(Word::literal).as_deref(),
+                Some("for" | "select")
+            )
+        }) || text.contains("while")
+            || text.contains("until");
+        let moves = commands.iter().any(|c| {
+            c.words.iter().take(3).any(|w| {
+                matches!(
+                    w.literal().as_deref(),
+                    Some("cd" | "pushd" | "popd" | "chdir")
+                )
+            })
+        });
+        if loops && moves {
+            self.cwds.unknown = true;
+        }
         self.depth += 1;
         for (at, simple) in commands.iter().enumerate() {
-            // A `cd` the next command depends on (`cd x && …`) is where that one runs.
-            let then_and = commands[at + 1..]
+            // A `cd` the next command depends on (`cd x && …`) is where that one runs; one in a
+            // pipeline runs in a subshell and changes nothing.
+            let next = commands[at + 1..]
                 .iter()
-                .find(|c| !c.nested || simple.nested)
-                .is_some_and(|c| c.joint == Joint::And);
-            let result = self.simple(simple, then_and && !simple.nested);
+                .find(|c| !c.nested || simple.nested);
+            let then_and = next.is_some_and(|c| c.joint == Joint::And);
+            let piped = simple.joint == Joint::Pipe || next.is_some_and(|c| c.joint == Joint::Pipe);
+            let result = self.simple(simple, then_and && !piped && !simple.nested);
             if result.is_err() {
                 self.depth -= 1;
                 return result;
@@ -166,7 +204,21 @@ impl<'c> Walk<'c> {
     }
 
     fn resolve(&self, word: &Word) -> Vec<Arg> {
-        self.vars.resolve(word, &self.known())
+        // Past so many bytes expanded in one call, what is left is unknowable: a line of
+        // `$x $x …` with a long `x` costs no more than its text.
+        if self.expanded.get() > MAX_EXPANDED
+            && word
+                .parts
+                .iter()
+                .any(|p| !matches!(p, shell::Part::Text { .. }))
+        {
+            let shown: String = word.raw.chars().take(64).collect();
+            return vec![Arg::unknowable(shown)];
+        }
+        let args = self.vars.resolve(word, &self.known());
+        let bytes: usize = args.iter().map(|a| a.text.len()).sum();
+        self.expanded.set(self.expanded.get() + bytes);
+        args
     }
 
     fn simple(&mut self, simple: &Simple, cd_certain: bool) -> Result<(), Reason> {
@@ -201,7 +253,8 @@ impl<'c> Walk<'c> {
                     };
                     self.variable(&name, &list)?;
                     let nonempty = !list.is_empty();
-                    self.vars.assign(&name, list, nonempty && !simple.nested);
+                    // The body runs only with the variable set to one of the list's words.
+                    self.vars.assign(&name, list, nonempty);
                 }
                 return Ok(());
             }
@@ -217,13 +270,76 @@ impl<'c> Walk<'c> {
             }
             _ => {}
         }
-        // `builtin cd x`, `command export X=1`: the builtin itself.
-        if words.len() > 1
-            && matches!(words[0].literal().as_deref(), Some("builtin" | "command"))
-            && !words[1].raw.starts_with('-')
-        {
-            words = &words[1..];
+        // `builtin cd x`, `command export X=1`, `time cd x`, `coproc NAME { …`: the command
+        // itself.
+        while words.len() > 1 {
+            match words[0].literal().as_deref() {
+                Some("builtin" | "command" | "time" | "!" | "coproc" | "nohup" | "exec" | "{")
+                    if !words[1].raw.starts_with('-') || words[1].raw == "-p" =>
+                {
+                    let coproc = words[0].raw == "coproc";
+                    words = &words[1..];
+                    if words[0].raw == "-p" {
+                        words = &words[1..];
+                    }
+                    // `coproc NAME { …`: the name, then the group.
+                    if coproc && words.len() > 1 && words[1].raw == "{" {
+                        words = &words[1..];
+                    }
+                }
+                _ => break,
+            }
         }
+        // `${x@P}` expands `x` as a prompt, running the substitutions in its value.
+        if words.iter().chain(&simple.assignments).any(|w| {
+            w.parts
+                .iter()
+                .any(|p| matches!(p, shell::Part::Opaque { text } if text.contains("@P")))
+        }) {
+            return Err(Reason::new(
+                Rule::Unknowable(Unknown::Script),
+                "a ${…@P} expansion",
+            ));
+        }
+        // An array subscript is arithmetic, and arithmetic runs the substitutions in it:
+        // `let 'a[$(…)]'`, `declare -i n; n='a[$(…)]'`, `test -v 'a[$(…)]'`.
+        let evaluates = matches!(
+            words.first().and_then(Word::literal).as_deref(),
+            Some(
+                "let"
+                    | "[["
+                    | "["
+                    | "test"
+                    | "declare"
+                    | "typeset"
+                    | "local"
+                    | "export"
+                    | "readonly"
+                    | "unset"
+                    | "read"
+                    | "mapfile"
+                    | "readarray"
+            )
+        ) || (words.first().and_then(Word::literal).as_deref() == Some("printf")
+            && words.get(1).and_then(Word::literal).as_deref() == Some("-v"));
+        // A `[` whose subscript, up to its `]`, holds a substitution.
+        let subscripted = |w: &Word| {
+            let text = w.text();
+            text.match_indices('[').any(|(at, _)| {
+                let inside = &text[at + 1..];
+                let inside = inside.split(']').next().unwrap_or(inside);
+                inside.contains("$(") || inside.contains('`')
+            })
+        };
+        if let Some(word) = simple
+            .assignments
+            .iter()
+            .chain(words.iter().filter(|_| evaluates))
+            .find(|w| subscripted(w))
+        {
+            return Err(Reason::new(Rule::Unknowable(Unknown::Script), word.text()));
+        }
+
         let Some(first) = words.first() else {
             return Ok(());
         };
@@ -283,6 +399,18 @@ impl<'c> Walk<'c> {
             }
             "read" | "mapfile" | "readarray" | "getopts" => {
                 let args: Vec<Arg> = words[1..].iter().flat_map(|w| self.resolve(w)).collect();
+                // `mapfile -C CALLBACK` runs code for each line.
+                if let Some(at) = args.iter().position(|a| a.text == "-C") {
+                    match args.get(at + 1).and_then(Arg::value) {
+                        Some(callback) => self.line(callback)?,
+                        None => {
+                            return Err(Reason::new(
+                                Rule::Unknowable(Unknown::Script),
+                                "mapfile -C",
+                            ));
+                        }
+                    }
+                }
                 let mut i = 0;
                 while i < args.len() {
                     let text = args[i].text.as_str();
@@ -403,7 +531,33 @@ impl<'c> Walk<'c> {
                 }
             }
         }
-        if COMMAND_VARIABLES.contains(&name) {
+        // `GIT_TRACE=/path` appends to that file.
+        if name.starts_with("GIT_TRACE") {
+            for value in values {
+                if value.text.starts_with('/') || !value.is_known() {
+                    self.paths.target(value, &self.cwds, false)?;
+                }
+            }
+        }
+        // Prompts are expanded as the shell shows them (`set -x` shows PS4): their
+        // substitutions run.
+        if matches!(name, "PS0" | "PS1" | "PS2" | "PS3" | "PS4") {
+            for value in values {
+                let text = value.value().ok_or_else(|| {
+                    Reason::new(
+                        Rule::Unknowable(Unknown::Script),
+                        value.unknown.clone().unwrap_or_default(),
+                    )
+                })?;
+                if text.contains("$(") || text.contains('`') {
+                    return Err(Reason::new(
+                        Rule::Unknowable(Unknown::Script),
+                        format!("{name}={text}"),
+                    ));
+                }
+            }
+        }
+        if COMMAND_VARIABLES.contains(&name) || name == "PROMPT_COMMAND" {
             for value in values {
                 match value.value() {
                     Some(command) => self.line(command)?,

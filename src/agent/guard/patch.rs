@@ -81,6 +81,7 @@ impl Walk<'_> {
         files: &[Arg],
         stdin: Option<&str>,
         what: &str,
+        dir: Option<&str>,
     ) -> Result<(), Reason> {
         let mut texts = Vec::new();
         if files.is_empty() {
@@ -117,18 +118,19 @@ impl Walk<'_> {
         }
         for text in texts {
             for path in unified_targets(&text) {
-                for candidate in [
-                    path.clone(),
-                    path.split_once('/')
-                        .map(|(_, r)| r.to_string())
-                        .unwrap_or_default(),
-                ] {
+                // Every `-pN` strips N leading parts: each suffix of the path may be the one written.
+                let parts: Vec<&str> = path.split('/').collect();
+                let suffixes: Vec<String> =
+                    (0..parts.len()).map(|n| parts[n..].join("/")).collect();
+                for candidate in suffixes {
                     if !candidate.is_empty() {
-                        self.paths.target(
-                            &Arg::known(candidate),
-                            &super::paths::Cwds::new(&self.paths.ctx.root),
-                            false,
-                        )?;
+                        // `patch -d DIR` writes under DIR.
+                        let candidate = match dir {
+                            Some(d) => format!("{d}/{candidate}"),
+                            None => candidate,
+                        };
+                        let cwds = self.cwds.clone();
+                        self.paths.target(&Arg::known(candidate), &cwds, false)?;
                     }
                 }
             }

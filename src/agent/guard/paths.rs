@@ -372,6 +372,18 @@ impl<'c> Checker<'c> {
 /// The git directory's parts the orchestrator relies on, named in a command's text (a
 /// script's argument, an interpreter's one-liner).
 pub fn mentions_internals(word: &str, ctx: &GuardContext) -> Option<Reason> {
+    // `.git//hooks`, `.git/./hooks` name the same directory.
+    let normalized;
+    let word = if word.contains("//") || word.contains("/./") {
+        let mut text = word.to_string();
+        while text.contains("//") || text.contains("/./") {
+            text = text.replace("//", "/").replace("/./", "/");
+        }
+        normalized = text;
+        normalized.as_str()
+    } else {
+        word
+    };
     if let Some(name) = GIT_INTERNAL_NAMES.iter().find(|p| word.contains(**p)) {
         return Some(Reason::new(Rule::GitInternals, *name));
     }

@@ -276,7 +276,30 @@ pub const GIT_INTERNAL_NAMES: &[&str] = &[
     ".git/packed-refs",
     ".git/config",
     ".git/info/attributes",
+    ".git/info/grafts",
     ".git/worktrees",
+    ".git/refs/heads",
+    ".git/HEAD",
+    ".git/objects/info",
+    ".git/logs",
+];
+
+/// Program text that spawns a pseudo-terminal: what a human-only command's terminal check
+/// takes for a person.
+pub const PTY_MARKERS: &[&str] = &[
+    "import pty",
+    "from pty",
+    "pty.spawn",
+    "openpty",
+    "forkpty",
+    "pexpect",
+    "node-pty",
+    "IO::Pty",
+    "require 'pty'",
+    "require \"pty\"",
+    "PTY.spawn",
+    "posix_openpt",
+    "/dev/ptmx",
 ];
 
 /// The refs the orchestrator keeps, as prefixes.
@@ -299,7 +322,12 @@ pub fn risky_setting(key: &str) -> Option<Setting> {
     let last = rest.rsplit('.').next().unwrap_or_default();
     Some(match section {
         "core" if rest.starts_with("hookspath") => Setting::HooksPath,
-        "core" if matches!(rest, "fsmonitor" | "worktree" | "bare" | "attributesfile") => {
+        "core"
+            if matches!(
+                rest,
+                "fsmonitor" | "worktree" | "bare" | "attributesfile" | "alternaterefscommand"
+            ) =>
+        {
             Setting::RunsOrReads
         }
         "core" if rest == "notesref" => Setting::NotesRef,
@@ -332,6 +360,8 @@ pub fn risky_setting(key: &str) -> Option<Setting> {
             Setting::RunsOrReads
         }
         "gc" if rest.starts_with("reflogexpire") || rest == "pruneexpire" => Setting::Reflog,
+        "init" if rest == "templatedir" => Setting::RunsOrReads,
+        "remote" if matches!(last, "uploadpack" | "receivepack" | "vcs") => Setting::RunsOrReads,
         "push" if rest == "default" => Setting::Refspecs,
         "remote" if matches!(last, "push" | "fetch" | "mirror") => Setting::Refspecs,
         "branch" if matches!(last, "merge" | "pushremote") => Setting::Refspecs,
@@ -374,6 +404,13 @@ pub const COMMAND_VARIABLES: &[&str] = &["GIT_PAGER", "GIT_EDITOR", "GIT_SEQUENC
 pub fn risky_variable(name: &str, value: Option<&str>) -> Option<Variable> {
     if name == HUMAN_VARIABLE {
         return Some(Variable::Human);
+    }
+    // Where `cd` looks, and where git finds the user's configuration.
+    if name == "CDPATH" {
+        return Some(Variable::Path);
+    }
+    if matches!(name, "HOME" | "XDG_CONFIG_HOME") {
+        return Some(Variable::Git);
     }
     if name == "PATH" {
         // Appending cannot put another program in front of one a name runs already.
@@ -420,7 +457,11 @@ pub fn names_human_command(text: &str) -> Option<String> {
                 .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
                 .collect();
             if HUMAN_COMMANDS.contains(&word.as_str())
-                || (word == "hooks" && after[gap..].contains("uninstall"))
+                || (word == "hooks"
+                    && after[gap..]
+                        .char_indices()
+                        .take_while(|(i, _)| *i < 64)
+                        .any(|(i, _)| after[gap + i..].starts_with("uninstall")))
             {
                 return Some(format!("git orchestrate {word}"));
             }

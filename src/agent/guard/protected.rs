@@ -12,6 +12,17 @@ use gix::glob::wildmatch::Mode;
 use super::GuardContext;
 use super::policy::{AGENT_SETTINGS, GIT_DIR_GUARDED, Rule, USER_GIT_CONFIG};
 
+/// Every hook git runs (githooks(5)): a pattern that may name one reaches the hooks.
+#[rustfmt::skip]
+const GIT_HOOKS: &[&str] = &[
+    "applypatch-msg", "pre-applypatch", "post-applypatch", "pre-commit", "pre-merge-commit",
+    "prepare-commit-msg", "commit-msg", "post-commit", "pre-rebase", "post-checkout",
+    "post-merge", "pre-push", "pre-receive", "update", "proc-receive", "post-receive",
+    "post-update", "reference-transaction", "push-to-checkout", "pre-auto-gc", "post-rewrite",
+    "sendemail-validate", "fsmonitor-watchman", "p4-changelist", "p4-prepare-changelist",
+    "p4-post-changelist", "p4-pre-submit", "post-index-change",
+];
+
 /// A protected path, or a directory that holds one (which only a removal reaches).
 pub(super) struct Target {
     pub(super) path: String,
@@ -117,15 +128,7 @@ pub(super) fn instances(ctx: &GuardContext) -> Vec<(PathBuf, Rule)> {
             out.push((git.join(part).join("x"), Rule::GitInternals));
             out.push((git.join(part), Rule::GitInternals));
         }
-        for hook in crate::hooks::NAMES.iter().chain(&[
-            "pre-commit",
-            "pre-merge-commit",
-            "prepare-commit-msg",
-            "pre-rebase",
-            "post-checkout",
-            "post-merge",
-            "reference-transaction",
-        ]) {
+        for hook in crate::hooks::NAMES.iter().chain(GIT_HOOKS) {
             out.push((git.join("hooks").join(hook), Rule::GitInternals));
         }
     }

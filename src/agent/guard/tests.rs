@@ -676,3 +676,101 @@ proptest! {
         let _ = check_file_write(&line, &ctx);
     }
 }
+
+/// What a red-team pass found allowed, each confirmed by running it: now refused.
+#[test]
+fn the_red_teams_bypasses_are_refused() {
+    let (_dir, ctx) = real();
+    let denied: Vec<&str> = [
+        "(( $(rm -f .git/hooks/commit-msg) ))",
+        "echo $(( $(rm -f .git/hooks/commit-msg; echo 1) ))",
+        "echo ${x:-$(( $(rm -f .git/hooks/commit-msg) ))}",
+        "a=( $(rm -f .git/hooks/commit-msg) )",
+        "trap -- 'rm -f .git/hooks/commit-msg' EXIT",
+        "mapfile -t -C 'rm -f .git/hooks/commit-msg' -c 1 arr <<< x",
+        "x='$(rm -f .git/hooks/commit-msg)'; echo \"${x@P}\"",
+        "PS4='$(rm -f .git/hooks/commit-msg)'; set -x; true",
+        "let 'a[$(rm -f .git/hooks/commit-msg)]=1'",
+        "[[ 1 -eq 'a[$(rm -f .git/hooks/commit-msg)]' ]]",
+        "declare -i n; n='a[$(rm -f .git/hooks/commit-msg)]'",
+        "time cd .git && rm -f hooks/commit-msg",
+        "time { cd .git && rm -f hooks/commit-msg; }",
+        "coproc X { cd .git && rm -f hooks/commit-msg; }",
+        "true | cd / && echo pwned > ci/check.sh",
+        "CDPATH=.git; cd hooks && rm -f commit-msg",
+        "for i in 1 2; do rm -f hooks/commit-msg; cd .git; done",
+        "alias g='cd .git'",
+        "echo -e 'cd .git\\nrm -f hooks/commit-msg' | sh",
+        "printf 'rm -f .git/%s/commit-msg' hooks | sh",
+        "bash <<EOF\nD=.git\nrm -f \\$D/hooks/commit-msg\nEOF",
+        "hash -p /bin/rm cat; cat .git/hooks/commit-msg",
+        "cp -l .git/hooks/commit-msg hl",
+        "cd .g?t/hooks && cp /tmp/evil post-index-change",
+        "set -- .git; cd \"$1\" && rm -f hooks/post-rewrite",
+        "python3 -c \"open('.git//hooks/commit-msg','w').write('exit 0')\"",
+        "perl -e \"unlink q(.git/./hooks/commit-msg)\"",
+        "python3 -c \"open('.git/refs/heads/main','w').write('0'*40)\"",
+        "patch -p1 -o ci/check.sh ci/check.sh < /tmp/ci.diff",
+        "patch run_tests.sh < /tmp/plain.diff",
+        "git --no-pager checkout main && git commit --allow-empty -m x",
+        "git -C . checkout main && git commit --allow-empty -m x",
+        "git checkout main -- && git commit --allow-empty -m x",
+        "git update-ref \"refs/heads/$(echo main)\" HEAD~1",
+        "git symbolic-ref HEAD \"refs/heads/$(echo main)\"",
+        "git rebase --root --onto feat/x main",
+        "XDG_CONFIG_HOME=/tmp/h git commit --allow-empty -m x",
+        "HOME=/tmp/h git commit --allow-empty -m x",
+        "git -c init.templateDir=/tmp/tpl init",
+        "git init --template=/tmp/tpl",
+        "git config --global init.templateDir /tmp/tpl",
+        "python3 -c 'import pty; pty.spawn([\"git\",\"orches\"+\"trate\",\"approve\"])'",
+    ]
+    .into_iter()
+    .filter(|c| matches!(check_shell(c, &ctx), Decision::Allow))
+    .collect();
+    assert!(denied.is_empty(), "allowed:\n{}", denied.join("\n"));
+    let trace = format!("GIT_TRACE={}/run_tests.sh git status", ctx.root.display());
+    assert_eq!(rule(&trace, &ctx), Some(Rule::Protected));
+}
+
+/// What the red-team pass found refused though honest: now allowed.
+#[test]
+fn the_red_teams_false_denials_are_allowed() {
+    let (_dir, ctx) = real();
+    let refused: Vec<String> = [
+        "for f in src/lib.rs src/main.rs; do sed -i 's/a/b/' \"$f\"; done",
+        "git status --porcelain | awk '{print $2}' | xargs -r git add",
+        "find src -name '*.rs' | xargs sed -i 's/a/b/'",
+        "tmp=$(mktemp -d) && cp -r src \"$tmp\" && rm -rf \"$tmp\"",
+        "d=$(mktemp -d /tmp/build.XXXX); rm -rf \"$d\"",
+        "cd src; cd ..; git status",
+    ]
+    .into_iter()
+    .filter_map(|c| match check_shell(c, &ctx) {
+        Decision::Allow => None,
+        Decision::Deny(reason) => Some(format!("{c}: {reason}")),
+    })
+    .collect();
+    assert!(refused.is_empty(), "refused:\n{}", refused.join("\n"));
+}
+
+/// A long value expanded again and again, `eval` of it again and again, and a long
+/// `orchestrate hooks …` text: each answered, bounded.
+#[test]
+fn expansion_and_rereading_are_bounded() {
+    let ctx = ctx();
+    let big = "a".repeat(200_000);
+    let bomb = format!(
+        "x={big}; echo {}; rm -f .git/hooks/commit-msg",
+        "$x ".repeat(3000)
+    );
+    assert!(matches!(check_shell(&bomb, &ctx), Decision::Deny(_)));
+    let evals = format!(
+        "x='{}'; {}",
+        "true; ".repeat(10_000),
+        "eval \"$x\"; ".repeat(500)
+    );
+    assert!(matches!(check_shell(&evals, &ctx), Decision::Deny(r) if r.rule == Rule::TooMuch));
+    let hooks = "orchestrate hooks ".repeat(50_000);
+    let _ = check_shell(&format!("echo '{hooks}' > x"), &ctx);
+}

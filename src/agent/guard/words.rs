@@ -78,6 +78,8 @@ pub fn escape(text: &str) -> String {
 
 /// More alternatives than this and a word is taken as unknowable.
 const MAX_ALTERNATIVES: usize = 32;
+/// A word longer than this once expanded is taken as unknowable: expansion stays small.
+const MAX_VALUE: usize = 64 * 1024;
 
 /// The shell variables the line has assigned so far: each may hold one of several values.
 #[derive(Clone, Debug, Default)]
@@ -167,10 +169,20 @@ impl Vars {
                 }
                 Part::Subst { inner, .. } => {
                     let value = substitution(inner, known);
+                    let temporary = value.is_none().then(|| temporary(inner)).flatten();
                     for alt in &mut alternatives {
-                        match &value {
-                            Some(v) => alt.push_text(v, false),
-                            None => alt.push_unknown(&format!("$({inner})")),
+                        match (&value, &temporary) {
+                            (Some(v), _) => alt.push_text(v, false),
+                            // A new name in the temporary directory: a glob of its template.
+                            (None, Some(pattern)) => alt.push_arg(
+                                &Arg {
+                                    text: format!("$({inner})"),
+                                    pattern: Some(pattern.clone()),
+                                    unknown: None,
+                                },
+                                false,
+                            ),
+                            (None, None) => alt.push_unknown(&format!("$({inner})")),
                         }
                     }
                 }
@@ -180,8 +192,11 @@ impl Vars {
                     }
                 }
             }
-            if alternatives.len() > MAX_ALTERNATIVES {
-                return vec![Arg::unknowable(word.text())];
+            if alternatives.len() > MAX_ALTERNATIVES
+                || alternatives.iter().any(|a| a.text.len() > MAX_VALUE)
+            {
+                let shown: String = word.raw.chars().take(64).collect();
+                return vec![Arg::unknowable(shown)];
             }
         }
         let mut out: Vec<Arg> = alternatives.into_iter().map(Partial::finish).collect();
@@ -226,6 +241,43 @@ fn substitution(inner: &str, known: &Known) -> Option<String> {
         }
         _ => None,
     }
+}
+
+/// What `$(mktemp …)` prints, as a glob: a new name from its template (`tmp.XXXXXXXXXX` by
+/// default) in the temporary directory, or where the template says.
+fn temporary(inner: &str) -> Option<String> {
+    let words: Vec<&str> = inner.split_whitespace().collect();
+    let (program, args) = words.split_first()?;
+    if *program != "mktemp" {
+        return None;
+    }
+    let mut directory = std::env::var("TMPDIR").ok().filter(|d| d.starts_with('/'));
+    let mut template = None;
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        match *arg {
+            "-p" | "--tmpdir" => directory = Some(args.next()?.to_string()),
+            "-d" | "-u" | "-q" | "-t" | "--directory" | "--dry-run" | "--quiet" => {}
+            a if a.starts_with("--tmpdir=") => directory = Some(a["--tmpdir=".len()..].to_string()),
+            a if a.starts_with("--suffix=") => {}
+            a if a.starts_with('-') => return None,
+            a => template = Some(a.to_string()),
+        }
+    }
+    let template = template.unwrap_or_else(|| "tmp.XXXXXXXXXX".into());
+    if template.contains(['*', '?', '[', '$', '`']) || template.contains("..") {
+        return None;
+    }
+    let stem = template.trim_end_matches('X');
+    let full = if template.starts_with('/') {
+        stem.to_string()
+    } else {
+        format!(
+            "{}/{stem}",
+            directory.as_deref().unwrap_or("/tmp").trim_end_matches('/')
+        )
+    };
+    full.starts_with('/').then(|| format!("{}*", escape(&full)))
 }
 
 /// A word being put together.

@@ -119,6 +119,28 @@ pub fn written(name: &str, args: &[Arg]) -> Option<Vec<(Arg, bool)>> {
             files
         }
         "awk" | "gawk" | "mawk" if args.iter().any(|a| a.text.contains("inplace")) => all(false),
+        // `patch FILE < P` patches FILE; `-o OUT` writes OUT.
+        "patch" => {
+            let mut out: Vec<(Arg, bool)> = value_of(&["-o", "--output"])
+                .into_iter()
+                .map(|a| (a, false))
+                .collect();
+            let takes_value = [
+                "-p", "-d", "-i", "-o", "-r", "-z", "-B", "-Y", "-V", "-D", "-F",
+            ];
+            let mut skip = false;
+            for arg in args {
+                if skip {
+                    skip = false;
+                } else if takes_value.contains(&arg.text.as_str()) {
+                    skip = true;
+                } else if !arg.text.starts_with('-') {
+                    out.push((arg.clone(), false));
+                    break;
+                }
+            }
+            out
+        }
         "sort" => value_of(&["-o", "--output"])
             .into_iter()
             .map(|a| (a, false))

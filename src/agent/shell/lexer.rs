@@ -1,0 +1,674 @@
+//! The reader's words: quotes, escapes, `$'…'`, parameters, substitutions (whose commands it
+//! reads into the list, on the line's budget), redirection operators.
+
+use super::word::{Part, Simple, Word, is_name};
+use super::{Lexer, MAX_DEPTH, Sep, Token, Unreadable};
+
+impl Lexer {
+    pub(super) fn token(
+        &mut self,
+        nested: &mut Vec<Simple>,
+        depth: usize,
+    ) -> Result<Token, Unreadable> {
+        // Blanks, line continuations and comments between words.
+        loop {
+            match self.peek(0) {
+                Some(' ' | '\t' | '\r') => self.pos += 1,
+                Some('\\') if self.peek(1) == Some('\n') => self.pos += 2,
+                Some('#') => {
+                    while self.peek(0).is_some_and(|c| c != '\n') {
+                        self.pos += 1;
+                    }
+                }
+                _ => break,
+            }
+        }
+        let Some(c) = self.peek(0) else {
+            return Ok(Token::End);
+        };
+        match c {
+            '\n' => {
+                self.pos += 1;
+                return Ok(Token::Separator(Sep::Newline));
+            }
+            ';' | '&' | '|' | '(' | ')' => {
+                // `&>` and `&>>` redirect both streams.
+                if c == '&' && self.peek(1) == Some('>') {
+                    self.pos += 2;
+                    if self.peek(0) == Some('>') {
+                        self.pos += 1;
+                    }
+                    return Ok(Token::Redirect {
+                        writes: true,
+                        heredoc: false,
+                        dup: false,
+                        herestring: false,
+                    });
+                }
+                if c == '(' && self.peek(1) == Some('(') {
+                    // `((`: arithmetic at a command's start, read as a keyword word.
+                    self.pos += 2;
+                    return Ok(Token::Word(Word {
+                        parts: Vec::new(),
+                        raw: "((".into(),
+                    }));
+                }
+                self.pos += 1;
+                let next = self.peek(0);
+                let sep = match (c, next) {
+                    ('&', Some('&')) => {
+                        self.pos += 1;
+                        Sep::And
+                    }
+                    ('|', Some('|')) => {
+                        self.pos += 1;
+                        Sep::Or
+                    }
+                    (';', Some(';' | '&')) => {
+                        self.pos += 1;
+                        if self.peek(0) == Some('&') {
+                            self.pos += 1;
+                        }
+                        Sep::Seq
+                    }
+                    ('|', Some('&')) => {
+                        self.pos += 1;
+                        Sep::Pipe
+                    }
+                    ('|', _) => Sep::Pipe,
+                    ('(', _) => Sep::Open,
+                    (')', _) => Sep::Close,
+                    _ => Sep::Seq,
+                };
+                return Ok(Token::Separator(sep));
+            }
+            // `<(…)` and `>(…)`: process substitution, a word whose commands run.
+            '<' | '>' if self.peek(1) == Some('(') => {}
+            '<' | '>' => return Ok(self.redirect()),
+            _ => {}
+        }
+        // A file-descriptor number (or `{name}`) directly before a redirection: `2>`, `1>>`.
+        let digits = self.chars[self.pos..self.end]
+            .iter()
+            .take_while(|c| c.is_ascii_digit())
+            .count();
+        if digits > 0 && matches!(self.peek(digits), Some('<' | '>')) {
+            self.pos += digits;
+            return Ok(self.redirect());
+        }
+        self.word(nested, depth)
+    }
+
+    fn word(&mut self, nested: &mut Vec<Simple>, depth: usize) -> Result<Token, Unreadable> {
+        let start = self.pos;
+        let mut parts: Vec<Part> = Vec::new();
+        let mut text = String::new();
+        // Unquoted `{` … `}` with a `,` or `..` between: brace expansion.
+        let mut brace_open = false;
+        let mut brace = false;
+        let flush = |parts: &mut Vec<Part>, text: &mut String, quoted: bool| {
+            if !text.is_empty() {
+                parts.push(Part::Text {
+                    text: std::mem::take(text),
+                    quoted,
+                });
+            }
+        };
+        while let Some(c) = self.peek(0) {
+            match c {
+                '<' | '>' if self.peek(1) == Some('(') => {
+                    flush(&mut parts, &mut text, false);
+                    let sub = self.substitution(nested, depth, 1)?;
+                    parts.push(Part::Opaque { text: sub });
+                }
+                ' ' | '\t' | '\r' | '\n' | ';' | '&' | '|' | '(' | ')' | '<' | '>' => break,
+                '~' if self.pos == start => {
+                    self.pos += 1;
+                    let mut user = String::new();
+                    while let Some(u) = self.peek(0) {
+                        if u.is_ascii_alphanumeric() || matches!(u, '_' | '-' | '.') {
+                            user.push(u);
+                            self.pos += 1;
+                        } else {
+                            break;
+                        }
+                    }
+                    if matches!(
+                        self.peek(0),
+                        None | Some('/' | ' ' | '\t' | '\n' | ';' | '&' | '|' | ')' | ':')
+                    ) {
+                        parts.push(Part::Tilde(user));
+                    } else {
+                        text.push('~');
+                        text.push_str(&user);
+                    }
+                }
+                '\\' => {
+                    self.pos += 1;
+                    match self.peek(0) {
+                        Some('\n') => self.pos += 1,
+                        Some(next) => {
+                            flush(&mut parts, &mut text, false);
+                            parts.push(Part::Text {
+                                text: next.to_string(),
+                                quoted: true,
+                            });
+                            self.pos += 1;
+                        }
+                        None => {}
+                    }
+                }
+                '\'' => {
+                    flush(&mut parts, &mut text, false);
+                    self.pos += 1;
+                    let mut quoted = String::new();
+                    loop {
+                        match self.peek(0) {
+                            None => return Err(Unreadable::syntax("an unclosed ' quote")),
+                            Some('\'') => {
+                                self.pos += 1;
+                                break;
+                            }
+                            Some(q) => {
+                                quoted.push(q);
+                                self.pos += 1;
+                            }
+                        }
+                    }
+                    parts.push(Part::Text {
+                        text: quoted,
+                        quoted: true,
+                    });
+                }
+                '"' => {
+                    flush(&mut parts, &mut text, false);
+                    self.pos += 1;
+                    self.double_quoted(&mut parts, nested, depth)?;
+                }
+                '$' if self.peek(1) == Some('"') => {
+                    // `$"…"`: a translated string, as `"…"`.
+                    self.pos += 1;
+                }
+                '$' if self.peek(1) == Some('\'') => {
+                    flush(&mut parts, &mut text, false);
+                    self.pos += 2;
+                    let decoded = self.ansi_c()?;
+                    parts.push(Part::Text {
+                        text: decoded,
+                        quoted: true,
+                    });
+                }
+                '$' => {
+                    if let Some(part) = self.dollar(nested, depth, false)? {
+                        flush(&mut parts, &mut text, false);
+                        parts.push(part);
+                    } else {
+                        text.push('$');
+                    }
+                }
+                '`' => {
+                    flush(&mut parts, &mut text, false);
+                    let inner = self.backticks(nested, depth)?;
+                    parts.push(Part::Subst {
+                        inner,
+                        quoted: false,
+                    });
+                }
+                other => {
+                    if other == '{' {
+                        brace_open = true;
+                    } else if brace_open
+                        && (other == ',' || (other == '.' && self.peek(1) == Some('.')))
+                    {
+                        brace = true;
+                    } else if other == '}' && brace {
+                        // Checked below: the word expands to several.
+                    }
+                    text.push(other);
+                    self.pos += 1;
+                }
+            }
+        }
+        flush(&mut parts, &mut text, false);
+        let raw: String = self.chars[start..self.pos].iter().collect();
+        let unquoted_brace = brace
+            && parts
+                .iter()
+                .any(|p| matches!(p, Part::Text { text, quoted: false } if text.contains('}')));
+        if unquoted_brace {
+            return Ok(Token::Word(Word {
+                parts: vec![Part::Opaque { text: raw.clone() }],
+                raw,
+            }));
+        }
+        Ok(Token::Word(Word { parts, raw }))
+    }
+
+    /// The inside of `"…"`, the cursor past the opening quote.
+    fn double_quoted(
+        &mut self,
+        parts: &mut Vec<Part>,
+        nested: &mut Vec<Simple>,
+        depth: usize,
+    ) -> Result<(), Unreadable> {
+        let mut text = String::new();
+        // An empty `""` is still a word.
+        let mut any = false;
+        loop {
+            match self.peek(0) {
+                None => return Err(Unreadable::syntax("an unclosed \" quote")),
+                Some('"') => {
+                    self.pos += 1;
+                    break;
+                }
+                Some('\\') => {
+                    self.pos += 1;
+                    match self.peek(0) {
+                        Some(e @ ('$' | '`' | '"' | '\\')) => {
+                            text.push(e);
+                            self.pos += 1;
+                        }
+                        Some('\n') => self.pos += 1,
+                        _ => text.push('\\'),
+                    }
+                }
+                Some('$') => match self.dollar(nested, depth, true)? {
+                    Some(part) => {
+                        if !text.is_empty() {
+                            parts.push(Part::Text {
+                                text: std::mem::take(&mut text),
+                                quoted: true,
+                            });
+                        }
+                        parts.push(part);
+                        any = true;
+                    }
+                    None => text.push('$'),
+                },
+                Some('`') => {
+                    if !text.is_empty() {
+                        parts.push(Part::Text {
+                            text: std::mem::take(&mut text),
+                            quoted: true,
+                        });
+                    }
+                    let inner = self.backticks(nested, depth)?;
+                    parts.push(Part::Subst {
+                        inner,
+                        quoted: true,
+                    });
+                    any = true;
+                }
+                Some(q) => {
+                    text.push(q);
+                    self.pos += 1;
+                }
+            }
+        }
+        if !text.is_empty() || !any {
+            parts.push(Part::Text { text, quoted: true });
+        }
+        Ok(())
+    }
+
+    /// A `$…` expansion at the cursor, or `None` (the cursor past the `$`) for a `$` that
+    /// is only a character.
+    fn dollar(
+        &mut self,
+        nested: &mut Vec<Simple>,
+        depth: usize,
+        quoted: bool,
+    ) -> Result<Option<Part>, Unreadable> {
+        match self.peek(1) {
+            Some('(') if self.peek(2) == Some('(') => {
+                let text = self.substitution(nested, depth, 1)?;
+                Ok(Some(Part::Opaque { text }))
+            }
+            Some('(') => {
+                let text = self.substitution(nested, depth, 1)?;
+                let inner = text[2..text.len() - 1].to_string();
+                Ok(Some(Part::Subst { inner, quoted }))
+            }
+            Some('{') => {
+                let start = self.pos;
+                self.pos += 2;
+                let mut level = 1usize;
+                while level > 0 {
+                    match self.peek(0) {
+                        None => return Err(Unreadable::syntax("an unclosed ${ expansion")),
+                        Some('{') => level += 1,
+                        Some('}') => level -= 1,
+                        Some('\\') => self.pos += 1,
+                        Some('$') if self.peek(1) == Some('(') => {
+                            // Its commands run too.
+                            self.substitution(nested, depth, 1)?;
+                            continue;
+                        }
+                        Some(q @ ('\'' | '"')) if !quoted || q == '"' => {
+                            self.pos += 1;
+                            while self.peek(0).is_some_and(|c| c != q) {
+                                self.pos += 1;
+                            }
+                        }
+                        _ => {}
+                    }
+                    self.pos += 1;
+                }
+                let text: String = self.chars[start..self.pos].iter().collect();
+                let name = &text[2..text.len() - 1];
+                Ok(Some(if is_name(name) {
+                    Part::Param {
+                        name: name.to_string(),
+                        quoted,
+                    }
+                } else {
+                    Part::Opaque { text }
+                }))
+            }
+            Some(c) if c.is_ascii_alphabetic() || c == '_' => {
+                self.pos += 1;
+                let mut name = String::new();
+                while let Some(c) = self.peek(0) {
+                    if c.is_ascii_alphanumeric() || c == '_' {
+                        name.push(c);
+                        self.pos += 1;
+                    } else {
+                        break;
+                    }
+                }
+                Ok(Some(Part::Param { name, quoted }))
+            }
+            Some(c)
+                if c.is_ascii_digit() || matches!(c, '@' | '*' | '#' | '?' | '$' | '!' | '-') =>
+            {
+                self.pos += 2;
+                Ok(Some(Part::Opaque {
+                    text: format!("${c}"),
+                }))
+            }
+            _ => {
+                self.pos += 1;
+                Ok(None)
+            }
+        }
+    }
+
+    /// The inside of `$'…'`, the cursor past the opening quote, decoded as bash does.
+    fn ansi_c(&mut self) -> Result<String, Unreadable> {
+        let mut out = String::new();
+        loop {
+            match self.peek(0) {
+                None => return Err(Unreadable::syntax("an unclosed $' quote")),
+                Some('\'') => {
+                    self.pos += 1;
+                    return Ok(out);
+                }
+                Some('\\') => {
+                    self.pos += 1;
+                    if let Some(c) = self.ansi_c_escape() {
+                        out.push(c);
+                    }
+                }
+                Some(q) => {
+                    out.push(q);
+                    self.pos += 1;
+                }
+            }
+        }
+    }
+
+    /// One escape of `$'…'` after its backslash, as bash decodes it: `\n`, `\x2d`, `\055`,
+    /// `\u002d`… (`None` for a lone trailing backslash).
+    fn ansi_c_escape(&mut self) -> Option<char> {
+        let e = self.peek(0)?;
+        self.pos += 1;
+        let number = |lexer: &mut Self, radix: u32, most: usize| {
+            let mut value = 0u32;
+            let mut taken = 0;
+            while taken < most
+                && let Some(d) = lexer.peek(0).and_then(|c| c.to_digit(radix))
+            {
+                value = value * radix + d;
+                lexer.pos += 1;
+                taken += 1;
+            }
+            (taken > 0).then(|| char::from_u32(value).unwrap_or('\u{fffd}'))
+        };
+        Some(match e {
+            'n' => '\n',
+            't' => '\t',
+            'r' => '\r',
+            'a' => '\u{7}',
+            'b' => '\u{8}',
+            'e' | 'E' => '\u{1b}',
+            'f' => '\u{c}',
+            'v' => '\u{b}',
+            'x' => number(self, 16, 2).unwrap_or('x'),
+            'u' => number(self, 16, 4).unwrap_or('u'),
+            'U' => number(self, 16, 8).unwrap_or('U'),
+            'c' => {
+                // `\cX`: a control character.
+                let x = self.peek(0)?;
+                self.pos += 1;
+                char::from_u32((x as u32) & 0x1f).unwrap_or('\u{fffd}')
+            }
+            '0'..='7' => {
+                self.pos -= 1;
+                number(self, 8, 3).unwrap_or('0')
+            }
+            other => other,
+        })
+    }
+
+    pub(super) fn redirect(&mut self) -> Token {
+        let first = self.peek(0);
+        self.pos += 1;
+        let plain = |writes: bool| Token::Redirect {
+            writes,
+            heredoc: false,
+            dup: false,
+            herestring: false,
+        };
+        match (first, self.peek(0)) {
+            (Some('<'), Some('<')) => {
+                self.pos += 1;
+                if self.peek(0) == Some('<') {
+                    // `<<<` here-string: the next word is input, not a delimiter.
+                    self.pos += 1;
+                    return Token::Redirect {
+                        writes: false,
+                        heredoc: false,
+                        dup: false,
+                        herestring: true,
+                    };
+                }
+                if self.peek(0) == Some('-') {
+                    self.pos += 1;
+                }
+                Token::Redirect {
+                    writes: false,
+                    heredoc: true,
+                    dup: false,
+                    herestring: false,
+                }
+            }
+            (Some('<'), Some('>')) => {
+                self.pos += 1;
+                plain(true)
+            }
+            (Some('<'), Some('&')) => {
+                self.pos += 1;
+                plain(false)
+            }
+            (Some('<'), _) => plain(false),
+            (_, Some('&')) => {
+                // `>&2` is a descriptor, `>&file` a file (bash).
+                self.pos += 1;
+                Token::Redirect {
+                    writes: false,
+                    heredoc: false,
+                    dup: true,
+                    herestring: false,
+                }
+            }
+            (_, Some('>' | '|')) => {
+                self.pos += 1;
+                plain(true)
+            }
+            _ => plain(true),
+        }
+    }
+
+    /// `$(…)`, `<(…)`, `>(…)` (or `$((…))`, arithmetic, kept as text) at the cursor, `skip`
+    /// characters before its `(`: parses its commands into `nested` and returns its text.
+    fn substitution(
+        &mut self,
+        nested: &mut Vec<Simple>,
+        depth: usize,
+        skip: usize,
+    ) -> Result<String, Unreadable> {
+        if depth >= MAX_DEPTH {
+            return Err(Unreadable::syntax("commands nested too deeply"));
+        }
+        let start = self.pos;
+        self.pos += skip + 1;
+        let arithmetic = self.peek(0) == Some('(');
+        let inner_start = self.pos;
+        let mut level = 1;
+        // Here-documents opened inside: their bodies (after the next newline) are text, not
+        // parentheses or quotes (`git commit -m "$(cat <<'EOF' … don't … EOF )"`).
+        let mut heredocs: Vec<String> = Vec::new();
+        while level > 0 {
+            match self.peek(0) {
+                None => return Err(Unreadable::syntax("an unclosed $( substitution")),
+                Some('(') => level += 1,
+                Some(')') => level -= 1,
+                Some('\\') => self.pos += 1,
+                Some('<') if self.peek(1) == Some('<') && self.peek(2) != Some('<') => {
+                    self.pos += 2;
+                    if self.peek(0) == Some('-') {
+                        self.pos += 1;
+                    }
+                    while matches!(self.peek(0), Some(' ' | '\t')) {
+                        self.pos += 1;
+                    }
+                    let mut delimiter = String::new();
+                    while let Some(c) = self.peek(0) {
+                        if c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | ')' | '<' | '>')
+                        {
+                            break;
+                        }
+                        if !matches!(c, '\'' | '"' | '\\') {
+                            delimiter.push(c);
+                        }
+                        self.pos += 1;
+                    }
+                    heredocs.push(delimiter);
+                    continue;
+                }
+                Some('\n') if !heredocs.is_empty() => {
+                    self.pos += 1;
+                    for delimiter in std::mem::take(&mut heredocs) {
+                        let _ = self.heredoc_body(&delimiter);
+                    }
+                    continue;
+                }
+                Some('#')
+                    if self.pos == inner_start || self.chars[self.pos - 1].is_whitespace() =>
+                {
+                    // A comment runs to the end of its line.
+                    while self.peek(0).is_some_and(|c| c != '\n') {
+                        self.pos += 1;
+                    }
+                    continue;
+                }
+                Some(q @ ('\'' | '"')) => {
+                    self.pos += 1;
+                    while self.peek(0).is_some_and(|c| c != q) {
+                        if q == '"' && self.peek(0) == Some('\\') {
+                            self.pos += 1;
+                        }
+                        self.pos += 1;
+                    }
+                    if self.peek(0).is_none() {
+                        return Err(Unreadable::syntax(format!("an unclosed {q} quote")));
+                    }
+                }
+                _ => {}
+            }
+            self.pos += 1;
+        }
+        if arithmetic {
+            // `$(( $(…) ))`: arithmetic runs the substitutions in it.
+            let text: String = self.chars[inner_start..self.pos - 1].iter().collect();
+            if text.contains("$(") || text.contains('`') {
+                nested.extend(self.substitutions_in(&text, depth)?);
+            }
+        } else {
+            let mut inner = Lexer {
+                chars: self.chars.clone(),
+                pos: inner_start,
+                end: self.pos - 1,
+                budget: self.budget,
+            };
+            let result = inner.run(nested, depth + 1, true);
+            self.budget = inner.budget;
+            result?;
+        }
+        Ok(self.chars[start..self.pos].iter().collect())
+    }
+
+    /// The commands of the `$(…)` and backticks in `text`, read as the shell reads the body of
+    /// a here-document with an unquoted delimiter (as inside double quotes).
+    pub(super) fn substitutions_in(
+        &mut self,
+        text: &str,
+        depth: usize,
+    ) -> Result<Vec<Simple>, Unreadable> {
+        if !text.contains("$(") && !text.contains('`') {
+            return Ok(Vec::new());
+        }
+        // A backslash means there what it means inside double quotes; a `"` is only a character.
+        let quoted = format!("\"{}\"", text.replace('"', "\\\""));
+        let mut out = Vec::new();
+        self.nested(&quoted, &mut out, depth)?;
+        // The last is the body itself, as one word.
+        out.pop();
+        Ok(out)
+    }
+
+    /// A backtick substitution at the cursor: its commands go into `nested`; returns the
+    /// text inside.
+    fn backticks(&mut self, nested: &mut Vec<Simple>, depth: usize) -> Result<String, Unreadable> {
+        if depth >= MAX_DEPTH {
+            return Err(Unreadable::syntax("commands nested too deeply"));
+        }
+        self.pos += 1;
+        let mut inner = String::new();
+        loop {
+            match self.peek(0) {
+                None => return Err(Unreadable::syntax("an unclosed ` substitution")),
+                Some('`') => {
+                    self.pos += 1;
+                    break;
+                }
+                Some('\\') => {
+                    self.pos += 1;
+                    if let Some(e) = self.peek(0) {
+                        if !matches!(e, '`' | '\\' | '$') {
+                            inner.push('\\');
+                        }
+                        inner.push(e);
+                        self.pos += 1;
+                    }
+                }
+                Some(c) => {
+                    inner.push(c);
+                    self.pos += 1;
+                }
+            }
+        }
+        self.nested(&inner, nested, depth)?;
+        Ok(inner)
+    }
+}
