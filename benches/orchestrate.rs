@@ -754,22 +754,7 @@ fn agent_bench(dir: &Path) {
         r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
         false,
     );
-    let hook = |event: &str, input: &str| {
-        let start = Instant::now();
-        let mut child = command(BIN, dir)
-            .args(["agent-hook", "claude", event])
-            .stdin(Stdio::piped())
-            .spawn()
-            .expect("run agent-hook");
-        child
-            .stdin
-            .take()
-            .expect("stdin")
-            .write_all(input.as_bytes())
-            .expect("write the hook input");
-        assert!(child.wait().expect("wait").success());
-        start.elapsed()
-    };
+    let hook = |event: &str, input: &str| hook_call(dir, event, input);
     let cwd = dir.display().to_string();
     let pre = format!(
         r#"{{"session_id":"bench","cwd":"{cwd}","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{{"command":"cargo build && git status"}}}}"#
@@ -841,6 +826,26 @@ fn agent_bench(dir: &Path) {
     }
 }
 
+/// One `agent-hook claude EVENT` call with `input` on stdin, timed; its answer is left out.
+fn hook_call(dir: &Path, event: &str, input: &str) -> Duration {
+    use std::io::Write;
+    let start = Instant::now();
+    let mut child = command(BIN, dir)
+        .args(["agent-hook", "claude", event])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("run agent-hook");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(input.as_bytes())
+        .expect("write the hook input");
+    assert!(child.wait().expect("wait").success());
+    start.elapsed()
+}
+
 /// Claude Code's pre-tool-use input for a shell command in `dir`.
 fn pre_tool_use(dir: &Path, command: &str) -> String {
     serde_json::json!({
@@ -872,24 +877,7 @@ fn at_the_cap(dir: &Path, make: impl Fn(usize) -> String) -> String {
 /// rev-parse HEAD` in the same rounds (≤ 2×), and on inputs up to its 8 MiB cap (< 1 s each,
 /// whatever it answers): 40,000 `cd`/`rm` pairs, an 8 MiB here-document, and the like.
 fn guard_bench(dir: &Path) {
-    use std::io::Write;
-    let hook = |input: &str| {
-        let start = Instant::now();
-        let mut child = command(BIN, dir)
-            .args(["agent-hook", "claude", "pre-tool-use"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .spawn()
-            .expect("run agent-hook");
-        child
-            .stdin
-            .take()
-            .expect("stdin")
-            .write_all(input.as_bytes())
-            .expect("write the hook input");
-        assert!(child.wait().expect("wait").success());
-        start.elapsed()
-    };
+    let hook = |input: &str| hook_call(dir, "pre-tool-use", input);
     let ordinary = [
         "cargo build && git status",
         "git add -A && git commit -m \"$(cat <<'EOF'\nfeat: add parser\n\nWith tests.\nEOF\n)\"",

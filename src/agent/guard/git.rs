@@ -87,6 +87,17 @@ fn may_be_option(arg: &Arg) -> bool {
     arg.unknown.is_some() && arg.as_pattern().starts_with(['*', '?', '[', '-'])
 }
 
+/// Whether a pattern of a word the guard cannot know may be one of `names`.
+fn may_name(pattern: &str, names: &[String]) -> bool {
+    names.iter().any(|name| {
+        gix::glob::wildmatch(
+            BStr::new(pattern.as_bytes()),
+            BStr::new(name.as_bytes()),
+            Mode::empty(),
+        )
+    })
+}
+
 /// Whether a ref named by `arg` may be the main branch (known: it is; unknowable: it may be).
 fn may_be_main(arg: &Arg, main: &str) -> bool {
     match arg.value() {
@@ -610,21 +621,16 @@ fn check_ref_arg(arg: &Arg, main: &str, what: &str) -> Result<(), Reason> {
         Some(r) => check_destination(r, main, &format!("{what} {r}"), false),
         None => {
             let pattern = arg.as_pattern();
-            let could = [
-                format!("refs/heads/{main}"),
-                main.to_string(),
-                "refs/orchestrator/workflows/x".into(),
-                "refs/notes/orchestrator".into(),
-                "refs/replace/x".into(),
-            ]
-            .iter()
-            .any(|name| {
-                gix::glob::wildmatch(
-                    BStr::new(pattern.as_bytes()),
-                    BStr::new(name.as_bytes()),
-                    Mode::empty(),
-                )
-            });
+            let could = may_name(
+                &pattern,
+                &[
+                    format!("refs/heads/{main}"),
+                    main.to_string(),
+                    "refs/orchestrator/workflows/x".into(),
+                    "refs/notes/orchestrator".into(),
+                    "refs/replace/x".into(),
+                ],
+            );
             if could {
                 Err(unknowable(arg, Unknown::Refspec))
             } else {

@@ -56,7 +56,7 @@ pub fn written(name: &str, args: &[Arg]) -> Option<Vec<(Arg, bool)>> {
         "touch" | "truncate" | "chmod" | "chown" | "chgrp" | "chattr" | "setfacl" | "mkdir"
         | "tee" | "ed" | "ex" | "gzip" | "gunzip" | "bzip2" | "bunzip2" | "xz" | "unxz"
         | "zstd" | "split" | "mkfifo" | "mknod" | "vi" | "vim" | "nvim" | "nano" | "emacs"
-        | "code" | "sponge" | "install" | "utimes" | "setfattr" => {
+        | "code" | "sponge" | "utimes" | "setfattr" => {
             let mut out = all(false);
             // The mode or owner comes first, unless the mode is written as an option
             // (`chmod -x FILE`).
@@ -68,18 +68,6 @@ pub fn written(name: &str, args: &[Arg]) -> Option<Vec<(Arg, bool)>> {
                 });
             if matches!(name, "chmod" | "chown" | "chgrp") && !dash_mode && !out.is_empty() {
                 out.remove(0);
-            }
-            if name == "install" {
-                out = operands
-                    .last()
-                    .map(|a| ((*a).clone(), false))
-                    .into_iter()
-                    .collect();
-                out.extend(
-                    value_of(&["-t", "--target-directory"])
-                        .into_iter()
-                        .map(|a| (a, false)),
-                );
             }
             out
         }
@@ -180,7 +168,7 @@ pub fn written(name: &str, args: &[Arg]) -> Option<Vec<(Arg, bool)>> {
             .map(|a| ((*a).clone(), false))
             .into_iter()
             .collect(),
-        "cp" | "ln" | "rsync" | "scp" | "link" => {
+        "cp" | "ln" | "rsync" | "scp" | "link" | "install" => {
             let mut out: Vec<(Arg, bool)> = operands
                 .last()
                 .map(|a| ((*a).clone(), false))
