@@ -405,9 +405,7 @@ impl Lexer {
                 }
                 Some('\\') => {
                     self.pos += 1;
-                    if let Some(c) = self.ansi_c_escape() {
-                        out.push(c);
-                    }
+                    self.ansi_c_escape(&mut out);
                 }
                 Some(q) => {
                     out.push(q);
@@ -418,9 +416,13 @@ impl Lexer {
     }
 
     /// One escape of `$'…'` after its backslash, as bash decodes it: `\n`, `\x2d`, `\055`,
-    /// `\u002d`… (`None` for a lone trailing backslash).
-    fn ansi_c_escape(&mut self) -> Option<char> {
-        let e = self.peek(0)?;
+    /// `\u002d`…; an escape bash does not know keeps its backslash (`\q`, `\x` without a
+    /// digit).
+    fn ansi_c_escape(&mut self, out: &mut String) {
+        let Some(e) = self.peek(0) else {
+            out.push('\\');
+            return;
+        };
         self.pos += 1;
         let number = |lexer: &mut Self, radix: u32, most: usize| {
             let mut value = 0u32;
@@ -434,30 +436,37 @@ impl Lexer {
             }
             (taken > 0).then(|| char::from_u32(value).unwrap_or('\u{fffd}'))
         };
-        Some(match e {
-            'n' => '\n',
-            't' => '\t',
-            'r' => '\r',
-            'a' => '\u{7}',
-            'b' => '\u{8}',
-            'e' | 'E' => '\u{1b}',
-            'f' => '\u{c}',
-            'v' => '\u{b}',
-            'x' => number(self, 16, 2).unwrap_or('x'),
-            'u' => number(self, 16, 4).unwrap_or('u'),
-            'U' => number(self, 16, 8).unwrap_or('U'),
-            'c' => {
+        let decoded = match e {
+            'n' => Some('\n'),
+            't' => Some('\t'),
+            'r' => Some('\r'),
+            'a' => Some('\u{7}'),
+            'b' => Some('\u{8}'),
+            'e' | 'E' => Some('\u{1b}'),
+            'f' => Some('\u{c}'),
+            'v' => Some('\u{b}'),
+            '\\' | '\'' | '"' | '?' => Some(e),
+            'x' => number(self, 16, 2),
+            'u' => number(self, 16, 4),
+            'U' => number(self, 16, 8),
+            'c' => self.peek(0).map(|x| {
                 // `\cX`: a control character.
-                let x = self.peek(0)?;
                 self.pos += 1;
                 char::from_u32((x as u32) & 0x1f).unwrap_or('\u{fffd}')
-            }
+            }),
             '0'..='7' => {
                 self.pos -= 1;
-                number(self, 8, 3).unwrap_or('0')
+                number(self, 8, 3)
             }
-            other => other,
-        })
+            _ => None,
+        };
+        match decoded {
+            Some(c) => out.push(c),
+            None => {
+                out.push('\\');
+                out.push(e);
+            }
+        }
     }
 
     pub(super) fn redirect(&mut self) -> Token {
@@ -544,6 +553,24 @@ impl Lexer {
                 Some('(') => level += 1,
                 Some(')') => level -= 1,
                 Some('\\') => self.pos += 1,
+                // `<<<` is a here-string, not a here-document.
+                Some('<') if self.peek(1) == Some('<') && self.peek(2) == Some('<') => {
+                    self.pos += 3;
+                    continue;
+                }
+                // `$'…'`, where `\'` does not end the quote.
+                Some('$') if self.peek(1) == Some('\'') => {
+                    self.pos += 2;
+                    while let Some(c) = self.peek(0) {
+                        self.pos += 1;
+                        match c {
+                            '\\' => self.pos += 1,
+                            '\'' => break,
+                            _ => {}
+                        }
+                    }
+                    continue;
+                }
                 Some('<') if self.peek(1) == Some('<') && self.peek(2) != Some('<') => {
                     self.pos += 2;
                     if self.peek(0) == Some('-') {
@@ -597,6 +624,17 @@ impl Lexer {
                 _ => {}
             }
             self.pos += 1;
+        }
+        // A `case` pattern's `)` would have ended the scan above too early: refused, not
+        // misread (`$(case a in a) rm x;; esac)`).
+        let scanned = &self.chars[inner_start..self.pos - 1];
+        let has_case = scanned.windows(4).enumerate().any(|(at, w)| {
+            w == ['c', 'a', 's', 'e']
+                && (at == 0 || !scanned[at - 1].is_alphanumeric() && scanned[at - 1] != '_')
+                && scanned.get(at + 4).is_none_or(|c| c.is_whitespace())
+        });
+        if has_case {
+            return Err(Unreadable::syntax("a `case` inside a substitution"));
         }
         if arithmetic {
             // `$(( $(…) ))`: arithmetic runs the substitutions in it.

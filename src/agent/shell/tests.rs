@@ -280,3 +280,33 @@ fn unclosed_quotes_are_unreadable() {
     let wide = "true;".repeat(MAX_UNITS + 1);
     assert!(parse(&wide).is_err_and(|e| e.too_much));
 }
+
+/// What the differential test against brush-parser and bash found, minimised.
+#[test]
+fn the_differential_tests_findings_are_read_as_bash_reads_them() {
+    // A `case` pattern's `)` inside `$(…)`: refused, not misread.
+    assert!(parse("echo \"$(case a in a) rm -rf x ;; esac)\"").is_err());
+    assert!(parse("echo $(case a in a) rm -rf x ;; esac)").is_err());
+    // bash keeps the backslash of an escape it does not know.
+    assert_eq!(
+        words(r"x $'\q' $'\-n' $'\x' $'\xg' $'\cA' $'\''"),
+        w(&[&["x", "\\q", "\\-n", "\\x", "\\xg", "\u{1}", "'"]])
+    );
+    // A here-string and `$'…'` inside a substitution.
+    assert_eq!(
+        words("echo $(a <<< ')')"),
+        w(&[&["a"], &["echo", "$(a <<< ')')"]])
+    );
+    assert_eq!(
+        words(r"echo $(a $'\'')"),
+        w(&[&["a", "'"], &["echo", r"$(a $'\'')"]])
+    );
+    // `${x:-a b}` is one word.
+    assert_eq!(words("echo ${x:-a b}"), w(&[&["echo", "${x:-a b}"]]));
+    // A quoted `NAME=` is a word, the program.
+    let parsed = parse("\"A=b\" git").unwrap();
+    assert!(parsed[0].assignments.is_empty());
+    assert_eq!(parsed[0].texts(), ["A=b", "git"]);
+    // A quoted keyword is a word.
+    assert_eq!(words("'if' x"), w(&[&["if", "x"]]));
+}
