@@ -175,9 +175,21 @@ impl Git {
         self.run(["add", "--all"]).map(drop)
     }
 
-    /// The tree of the index, as `git write-tree` writes it.
+    /// The tree of the index, as `git write-tree` writes it. It takes the index's lock; a hook
+    /// manager's own git call (lefthook refreshes the index around each hook) may hold it for
+    /// a moment, so a held lock is waited out, briefly.
     pub fn write_tree(&self) -> Result<String, GitError> {
-        Ok(self.run(["write-tree"])?.trim().to_string())
+        let mut attempts = 0;
+        loop {
+            match self.run(["write-tree"]) {
+                Ok(tree) => return Ok(tree.trim().to_string()),
+                Err(e) if attempts < 40 && e.stderr.contains("index.lock") => {
+                    attempts += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(25));
+                }
+                Err(e) => return Err(e),
+            }
+        }
     }
 
     /// The tree `git add --all && git write-tree` would produce, computed in a scratch copy of
