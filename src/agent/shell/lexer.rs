@@ -122,25 +122,48 @@ impl Lexer {
                     parts.push(Part::Opaque { text: sub });
                 }
                 ' ' | '\t' | '\r' | '\n' | ';' | '&' | '|' | '(' | ')' | '<' | '>' => break,
-                '~' if self.pos == start => {
-                    self.pos += 1;
-                    let mut user = String::new();
-                    while let Some(u) = self.peek(0) {
-                        if u.is_ascii_alphanumeric() || matches!(u, '_' | '-' | '.') {
-                            user.push(u);
-                            self.pos += 1;
-                        } else {
+                // A tilde starts a word, or follows `NAME=` or a `:` in an assignment.
+                '~' if self.pos == start
+                    || (parts.is_empty()
+                        && ((text.ends_with('=') && is_name(&text[..text.len() - 1]))
+                            || (text.ends_with(':')
+                                && text.split_once('=').is_some_and(|(n, _)| is_name(n))))) =>
+                {
+                    // The tilde prefix runs to a `/` (or a `:` in an assignment) or the word's end;
+                    // with a quote or an expansion in it, it is only text (bash's rule).
+                    let assignment = self.pos != start;
+                    let mut at = 1;
+                    let mut plain = true;
+                    while let Some(u) = self.peek(at) {
+                        if u == '/' || (assignment && u == ':') {
                             break;
                         }
+                        if matches!(
+                            u,
+                            ' ' | '\t' | '\r' | '\n' | ';' | '&' | '|' | '(' | ')' | '<' | '>'
+                        ) {
+                            break;
+                        }
+                        if matches!(u, '\'' | '"' | '\\' | '$' | '`') {
+                            plain = false;
+                            break;
+                        }
+                        at += 1;
                     }
-                    if matches!(
-                        self.peek(0),
-                        None | Some('/' | ' ' | '\t' | '\n' | ';' | '&' | '|' | ')' | ':')
-                    ) {
+                    // A name no login can have (`~x=y`, `~%s`) is looked up, not found, and left
+                    // as written.
+                    let user: String = self.chars[self.pos + 1..self.pos + at].iter().collect();
+                    let plain = plain
+                        && user
+                            .chars()
+                            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+                    if plain {
+                        self.pos += at;
+                        flush(&mut parts, &mut text, false);
                         parts.push(Part::Tilde(user));
                     } else {
                         text.push('~');
-                        text.push_str(&user);
+                        self.pos += 1;
                     }
                 }
                 '\\' => {
@@ -541,7 +564,8 @@ impl Lexer {
         }
         let start = self.pos;
         self.pos += skip + 1;
-        let arithmetic = self.peek(0) == Some('(');
+        // `$((…))` is arithmetic; `<((…) …)` is a process substitution that opens a subshell.
+        let arithmetic = self.chars[start] == '$' && self.peek(0) == Some('(');
         let inner_start = self.pos;
         let mut level = 1;
         // Here-documents opened inside: their bodies (after the next newline) are text, not
@@ -556,6 +580,26 @@ impl Lexer {
                 // `<<<` is a here-string, not a here-document.
                 Some('<') if self.peek(1) == Some('<') && self.peek(2) == Some('<') => {
                     self.pos += 3;
+                    continue;
+                }
+                // `${…}`, whose `)` (`${x:-)}`) closes nothing.
+                Some('$') if self.peek(1) == Some('{') => {
+                    self.pos += 2;
+                    let mut braces = 1usize;
+                    while let Some(c) = self.peek(0) {
+                        self.pos += 1;
+                        match c {
+                            '\\' => self.pos += 1,
+                            '{' => braces += 1,
+                            '}' => {
+                                braces -= 1;
+                                if braces == 0 {
+                                    break;
+                                }
+                            }
+                            _ => {}
+                        }
+                    }
                     continue;
                 }
                 // `$'…'`, where `\'` does not end the quote.
@@ -614,6 +658,13 @@ impl Lexer {
                     while self.peek(0).is_some_and(|c| c != q) {
                         if q == '"' && self.peek(0) == Some('\\') {
                             self.pos += 1;
+                        }
+                        // A `$(…)` inside double quotes holds quotes of its own: stepped over
+                        // whole (its commands are read with the rest of this substitution).
+                        if q == '"' && self.peek(0) == Some('$') && self.peek(1) == Some('(') {
+                            let mut scratch = Vec::new();
+                            self.substitution(&mut scratch, depth + 1, 1)?;
+                            continue;
                         }
                         self.pos += 1;
                     }

@@ -188,6 +188,15 @@ impl Lexer {
                         if matches!(word.raw.as_str(), "for" | "select" | "case") {
                             compound += 1;
                         }
+                        // `function NAME [()] BODY`: its name is no command either.
+                        if word.raw == "function" {
+                            let _name = self.token(&mut current.before, depth)?;
+                            if self.peek_past_blanks() == Some('(') {
+                                let _ = self.token(&mut current.before, depth)?;
+                                self.next_is_close();
+                            }
+                            continue;
+                        }
                         if word.raw == "case" {
                             current.case_header = true;
                         }
@@ -270,6 +279,16 @@ impl Lexer {
                         if sep == Sep::Close {
                             in_patterns = false;
                         }
+                        continue;
+                    }
+                    // `NAME() BODY`: a function's definition; its name is no command.
+                    if sep == Sep::Open
+                        && current.simple.words.len() == 1
+                        && current.simple.assignments.is_empty()
+                        && current.before.is_empty()
+                        && self.next_is_close()
+                    {
+                        current = Pending::default();
                         continue;
                     }
                     let empty = current.simple.words.is_empty()
@@ -378,6 +397,29 @@ impl Lexer {
             }
         }
         Ok(())
+    }
+
+    /// The next character past blanks.
+    fn peek_past_blanks(&self) -> Option<char> {
+        let mut at = 0;
+        while matches!(self.peek(at), Some(' ' | '\t')) {
+            at += 1;
+        }
+        self.peek(at)
+    }
+
+    /// The next token is `)`: consumed when it is.
+    fn next_is_close(&mut self) -> bool {
+        let mut at = 0;
+        while matches!(self.peek(at), Some(' ' | '\t')) {
+            at += 1;
+        }
+        if self.peek(at) == Some(')') {
+            self.pos += at + 1;
+            true
+        } else {
+            false
+        }
     }
 
     /// The `;;` (or `;&`, `;;&`) just read: the next command position holds patterns.

@@ -242,7 +242,7 @@ fn compound_commands_run_their_bodies() {
     );
     assert_eq!(
         words("f() { git commit -n; }; f"),
-        w(&[&["f"], &["git", "commit", "-n"], &["f"]])
+        w(&[&["git", "commit", "-n"], &["f"]])
     );
     assert_eq!(words("((i++)); echo $i"), w(&[&["echo", "$i"]]));
     let parsed = parse("x=1; if a; then y=2; fi; (z=3)").unwrap();
@@ -309,4 +309,20 @@ fn the_differential_tests_findings_are_read_as_bash_reads_them() {
     assert_eq!(parsed[0].texts(), ["A=b", "git"]);
     // A quoted keyword is a word.
     assert_eq!(words("'if' x"), w(&[&["if", "x"]]));
+}
+
+#[test]
+fn a_functions_name_is_no_command() {
+    assert_eq!(words("f() { git; }; f"), w(&[&["git"], &["f"]]));
+    assert_eq!(words("f () (git)"), w(&[&["git"]]));
+    assert_eq!(words("function f { git; }"), w(&[&["git"]]));
+    assert_eq!(words("function f() { git; }"), w(&[&["git"]]));
+}
+
+#[test]
+fn a_process_substitution_that_opens_a_subshell_runs_its_commands() {
+    assert_eq!(
+        words("cat >((rm -f x) ; git)"),
+        w(&[&["rm", "-f", "x"], &["git"], &["cat", ">((rm -f x) ; git)"]])
+    );
 }
