@@ -721,7 +721,7 @@ impl HookBench {
     }
 }
 
-/// The agent adapters (docs/architecture.md): a `get_task` round trip on a warm MCP server, and one
+/// The agent adapters (SPEC §12): a `get_task` round trip on a warm MCP server, and one
 /// `agent-hook` call each for pre-tool-use and stop, against `git rev-parse HEAD` measured in
 /// the same rounds; then the server's peak RSS.
 fn agent_bench(dir: &Path) {
@@ -873,7 +873,7 @@ fn at_the_cap(dir: &Path, make: impl Fn(usize) -> String) -> String {
     pre_tool_use(dir, &make(low))
 }
 
-/// The guard (docs/agent-guide.md): `agent-hook claude pre-tool-use` on ordinary commands against `git
+/// The guard (SPEC §12): `agent-hook claude pre-tool-use` on ordinary commands against `git
 /// rev-parse HEAD` in the same rounds (≤ 2×), and on inputs up to its 8 MiB cap (< 1 s each,
 /// whatever it answers): 40,000 `cd`/`rm` pairs, an 8 MiB here-document, and the like.
 fn guard_bench(dir: &Path) {

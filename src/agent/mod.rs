@@ -1,4 +1,4 @@
-//! Agent integration (docs/agent-guide.md): the tool schemas, the shell-command guard, the hook adapters
+//! Agent integration (SPEC §11): the tool schemas, the shell-command guard, the hook adapters
 //! of each agent client, and the client project files `init --agent` merges into. Each is a
 //! thin translation of what the engine already does; nothing here prints.
 

@@ -1,4 +1,4 @@
-//! What `init --agent` writes into an agent client's project files (docs/agent-guide.md): the hooks and
+//! What `init --agent` writes into an agent client's project files (SPEC §11): the hooks and
 //! the MCP registration, merged into what is there without dropping or reordering anything,
 //! and taken out again. Pure: text in, text out; the engine reads and writes the files.
 

@@ -1,4 +1,4 @@
-//! The agent tools of docs/agent-guide.md, adjusted to our flags (docs/agent-guide.md): one definition, rendered
+//! The agent tools of seed 000 §5, adjusted to our flags (SPEC §11): one definition, rendered
 //! as plain JSON Schema (the MCP shape) or in the function-calling format of each model API.
 
 use serde_json::{Map, Value, json};

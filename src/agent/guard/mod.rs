@@ -1,4 +1,4 @@
-//! The pre-tool-use guard (docs/agent-guide.md): decides whether an agent's shell command or file write
+//! The pre-tool-use guard (SPEC §11): decides whether an agent's shell command or file write
 //! could reach the hooks, the orchestrator's refs and state, the main branch, a protected
 //! path or a human's answer, and names the legal route when it could. It judges by a model
 //! of reach: each word is known, a glob, or unknowable, and a command whose program, script
