@@ -1,12 +1,12 @@
-//! The quality bars (docs/architecture.md), measured (not asserted): median wall time of `get-task`, `status`
-//! and `submit-work --test-command true` against `git rev-parse HEAD` in the same run, at
-//! history sizes 10 and 10,000 with a 200-task plan (the write path of a failing attempt),
-//! and of a passing GREEN step (the success path; its test is the RED step's own command,
-//! `test -e done`); `audit` of the 10,000 transitions; plus get-task's peak RSS; and the
-//! agent adapters: a `get_task` round trip on a warm MCP server, `agent-hook` pre-tool-use
-//! and stop, and the server's peak RSS (`GIT_ORCHESTRATE_BENCH=agents` runs only those); and
-//! the guard: pre-tool-use on ordinary commands against `git rev-parse HEAD`, and on inputs
-//! at its 8 MiB cap (`GIT_ORCHESTRATE_BENCH=guard` runs only that).
+//! The quality bars, measured (not asserted), each printed beside its figure: median wall time
+//! of `get-task`, `status` and `submit-work --test-command true` against `git rev-parse HEAD`
+//! in the same run, at history sizes 10 and 10,000 with a 200-task plan (the write path of a
+//! failing attempt), and of a passing GREEN step (the success path; its test is the RED step's
+//! own command, `test -e done`); `audit` of the 10,000 transitions; plus get-task's peak RSS;
+//! and the agent adapters: a `get_task` round trip on a warm MCP server, `agent-hook`
+//! pre-tool-use and stop, and the server's peak RSS (`GIT_ORCHESTRATE_BENCH=agents` runs only
+//! those); and the guard: pre-tool-use on ordinary commands against `git rev-parse HEAD`, and
+//! on inputs at its 8 MiB cap (`GIT_ORCHESTRATE_BENCH=guard` runs only that).
 //!
 //! Run with `cargo bench`. Ratios, not absolute times, are the figures that travel between
 //! machines. Commands are interleaved round-robin so machine noise hits all of them alike.
@@ -99,7 +99,7 @@ fn main() {
     );
     println!("ratios are to `git rev-parse HEAD` measured in the same rounds\n");
     println!(
-        "{:>8}  {:<38} {:>10} {:>8}   SPEC §12 bar",
+        "{:>8}  {:<38} {:>10} {:>8}   bar",
         "history", "command", "median", "ratio"
     );
     let names = [
@@ -141,7 +141,7 @@ fn main() {
     );
     let (base, red) = (median(red_base), median(red_samples));
     println!(
-        "{:>8}  {:<38} {:>8.2}ms {:>7.2}×   (no SPEC bar: the test does not pass as `true` does)",
+        "{:>8}  {:<38} {:>8.2}ms {:>7.2}×   (no bar: the test does not pass as `true` does)",
         "RED",
         "submit-work FAIL as it should, pinned",
         red.as_secs_f64() * 1000.0,
@@ -157,7 +157,7 @@ fn main() {
         plain_checkpoint,
         hooked_checkpoint,
     ] = hook_samples.map(median);
-    println!("hooks, against the same commit in the same repository without them (SPEC §12):");
+    println!("hooks, against the same commit in the same repository without them:");
     for (name, plain, hooked, bar_ms) in [
         ("ordinary commit", plain_commit, hooked_commit, 5.0),
         (
@@ -475,8 +475,8 @@ fn squashed_pr(temp: &tempfile::TempDir, clean_check: bool) -> (PathBuf, String)
     (dir, tip)
 }
 
-/// The final check of a 50-task PR (SPEC §12, attest's bar: the gates' and RED tests' own
-/// run time plus 0.5 s): the confirmation timed with the final check and without it, and
+/// The final check of a 50-task PR (bar: the gates' and RED tests' own run time plus
+/// 0.5 s): the confirmation timed with the final check and without it, and
 /// what it runs (the gate once, each RED test on two trees) timed by hand.
 fn final_check_bench() {
     const ROUNDS: usize = 5;
@@ -721,9 +721,9 @@ impl HookBench {
     }
 }
 
-/// The agent adapters (SPEC §12): a `get_task` round trip on a warm MCP server, and one
-/// `agent-hook` call each for pre-tool-use and stop, against `git rev-parse HEAD` measured in
-/// the same rounds; then the server's peak RSS.
+/// The agent adapters: a `get_task` round trip on a warm MCP server (bar ≤ 0.5×), and one
+/// `agent-hook` call each for pre-tool-use and stop (≤ 2×), against `git rev-parse HEAD`
+/// measured in the same rounds; then the server's peak RSS (≤ 30 MB).
 fn agent_bench(dir: &Path) {
     use std::io::{BufRead, BufReader, Write};
     let mut server = command(BIN, dir)
@@ -873,9 +873,10 @@ fn at_the_cap(dir: &Path, make: impl Fn(usize) -> String) -> String {
     pre_tool_use(dir, &make(low))
 }
 
-/// The guard (SPEC §12): `agent-hook claude pre-tool-use` on ordinary commands against `git
-/// rev-parse HEAD` in the same rounds (≤ 2×), and on inputs up to its 8 MiB cap (< 1 s each,
-/// whatever it answers): 40,000 `cd`/`rm` pairs, an 8 MiB here-document, and the like.
+/// The guard (docs/agent-guide.md, "The guard and its limits"): `agent-hook claude
+/// pre-tool-use` on ordinary commands against `git rev-parse HEAD` in the same rounds (≤ 2×),
+/// and on inputs up to its 8 MiB cap (< 1 s each, whatever it answers): 40,000 `cd`/`rm`
+/// pairs, an 8 MiB here-document, and the like.
 fn guard_bench(dir: &Path) {
     let hook = |input: &str| hook_call(dir, "pre-tool-use", input);
     let ordinary = [

@@ -47,7 +47,7 @@ pub struct Config {
 }
 
 /// `[retry]` (docs/config.md, "[retry]"): how `git orchestrate run` retries an agent that
-/// makes no progress (seed 001's names).
+/// makes no progress.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RetryConfig {
@@ -75,7 +75,7 @@ impl Default for RetryConfig {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RetryStrategy {
-    /// The same session, which keeps its context (seed 001's default).
+    /// The same session, which keeps its context (the default).
     #[default]
     Same,
     /// A new session every turn.
@@ -97,7 +97,7 @@ fn default_max_iterations() -> u32 {
 #[serde(deny_unknown_fields)]
 pub struct AgentConfig {
     /// The Stop hook lets the agent stop after this many consecutive blocked stops with no
-    /// transition in between, so a misbehaving loop ends (SPEC §11).
+    /// transition in between, so a misbehaving loop ends.
     #[serde(default = "default_max_stop_blocks", deserialize_with = "positive_u32")]
     pub max_stop_blocks: u32,
 }

@@ -1,4 +1,4 @@
-//! The agent clients' hooks (SPEC §11, AGENT-CLIENTS.md): what each client sends on stdin,
+//! The agent clients' hooks (docs/agent-guide.md): what each client sends on stdin,
 //! the answer in that client's format, the stop rule and its loop guard, and the compact
 //! briefing the hooks give. Pure: the engine reads the repository, the CLI prints.
 
@@ -156,7 +156,7 @@ pub struct WorkflowView {
     pub waits_for_human: bool,
     /// Why it waits, for the allow record.
     pub halt_message: Option<String>,
-    /// Nothing left to do (SPEC §6.1).
+    /// Nothing left to do (docs/agent-guide.md).
     pub idle: bool,
     /// The workflow ref's tip: a transition changes it.
     pub tip: Option<String>,
@@ -239,9 +239,10 @@ pub enum StopDecision {
     Allow(Option<String>),
 }
 
-/// The stop rule (SPEC §11): block while the workflow expects the agent's work, allow when
-/// a human is needed or nothing is left; after `max_blocks` blocks in a row with no
-/// transition in between, allow and say so. Returns the record to keep.
+/// The stop rule (docs/agent-guide.md, "Agents that plug in natively"): block while the
+/// workflow expects the agent's work, allow when a human is needed or nothing is left; after
+/// `max_blocks` blocks in a row with no transition in between, allow and say so. Returns the
+/// record to keep.
 pub fn decide_stop(
     view: &WorkflowView,
     record: &StopRecord,

@@ -1,6 +1,7 @@
-//! Agent integration (SPEC §11): the tool schemas, the shell-command guard, the hook adapters
-//! of each agent client, and the client project files `init --agent` merges into. Each is a
-//! thin translation of what the engine already does; nothing here prints.
+//! Agent integration: the tool schemas, the shell-command guard, the hook adapters of each
+//! agent client, and the client project files `init --agent` merges into. Each is a thin
+//! translation of what the engine already does; nothing here prints. The user's side is in
+//! docs/agent-guide.md, "Agents that plug in natively".
 
 pub mod guard;
 pub mod hook;

@@ -1,4 +1,4 @@
-//! `git orchestrate run`, the decisions (SPEC §11, seed 001): which agent session a turn goes
+//! `git orchestrate run`, the decisions (docs/agent-guide.md): which agent session a turn goes
 //! to, when an agent that makes no progress is stuck, how each known agent CLI is started
 //! headless and what it said, and the stuck report. Pure: the engine runs the turns.
 

@@ -1,6 +1,7 @@
-//! What `init --agent` writes into an agent client's project files (SPEC §11): the hooks and
-//! the MCP registration, merged into what is there without dropping or reordering anything,
-//! and taken out again. Pure: text in, text out; the engine reads and writes the files.
+//! What `init --agent` writes into an agent client's project files (README, "Agent set-up"):
+//! the hooks and the MCP registration, merged into what is there without dropping or
+//! reordering anything, and taken out again. Pure: text in, text out; the engine reads and
+//! writes the files.
 
 use serde_json::{Map, Value, json};
 

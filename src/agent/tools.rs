@@ -1,5 +1,6 @@
-//! The agent tools of seed 000 §5, adjusted to our flags (SPEC §11): one definition, rendered
-//! as plain JSON Schema (the MCP shape) or in the function-calling format of each model API.
+//! The agent tools (docs/agent-guide.md, "Agents that plug in natively"): one definition,
+//! rendered as plain JSON Schema (the MCP shape) or in the function-calling format of each
+//! model API.
 
 use serde_json::{Map, Value, json};
 
@@ -18,7 +19,7 @@ pub const REQUEST_SCOPE_REDUCTION: &str = "request_scope_reduction";
 pub const ESCALATE: &str = "escalate_for_external_help";
 pub const CHECKPOINT: &str = "checkpoint";
 
-/// The tools, in the order the seed lists them, `checkpoint` last.
+/// The tools: the four agent commands, then `checkpoint`.
 pub fn tools() -> Vec<Tool> {
     vec![
         Tool {
@@ -212,7 +213,7 @@ fn plan_schema() -> Value {
 
 /// JSON Schema → Gemini's OpenAPI subset: types in uppercase, `additionalProperties` dropped
 /// (Gemini refuses it), an object without properties kept as `{"type": "OBJECT"}` with empty
-/// `properties` as the seed writes it.
+/// `properties`.
 fn gemini_schema(schema: &Value) -> Value {
     match schema {
         Value::Object(map) => {
@@ -250,7 +251,7 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     #[test]
-    fn the_tools_are_the_seeds_four_and_checkpoint() {
+    fn the_tools_are_the_four_and_checkpoint() {
         let names: Vec<&str> = tools().iter().map(|t| t.name).collect();
         assert_eq!(
             names,

@@ -1,6 +1,7 @@
 //! `git orchestrate agent-hook <client> <event>`: the agent clients' hook adapters. Reads
 //! the client's hook JSON on stdin and answers on stdout in that client's format; never fails
-//! the hook: session-start and stop fail open, pre-tool-use fails closed (SPEC §11).
+//! the hook: session-start and stop fail open, pre-tool-use fails closed
+//! (docs/agent-guide.md, "Agents that plug in natively").
 
 use std::io::{Read as _, Write as _};
 use std::path::PathBuf;

@@ -1,4 +1,4 @@
-//! `git orchestrate mcp`: a stdio MCP server (SPEC §11) on the official Rust SDK, exposing the
+//! `git orchestrate mcp`: a stdio MCP server on the official Rust SDK, exposing the
 //! agent tools as the same engine calls the commands make. One process per agent session
 //! keeps the repository open; the engine runs on one worker thread, one call at a time, while
 //! the protocol thread sends progress and hears cancellations. Nothing but the protocol is
@@ -309,8 +309,9 @@ fn worker(dir: PathBuf, workflow: Option<String>, inbox: mpsc::Receiver<Job>) {
     }
 }
 
-/// One tool call, answered as SPEC §11 maps exit codes: 0 and 3 a normal result, 1 a normal
-/// result that says FAILURE, 2, 4, 5 and 10 `isError` with the message and the next action.
+/// One tool call, with exit codes mapped as docs/agent-guide.md says: 0 and 3 a normal
+/// result, 1 a normal result that says FAILURE, 2, 4, 5 and 10 `isError` with the message and
+/// the next action.
 fn call(session: &Session, name: &str, args: &Map<String, Value>) -> CallToolResult {
     let outcome = match name {
         GET_TASK => no_arguments(args).and_then(|()| {

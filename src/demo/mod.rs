@@ -689,7 +689,7 @@ fn sub_story(d: &mut Demo) -> Result<(), DemoError> {
 
 /// Every step is DONE: the orchestrator reviews, the agent fixes a finding, the review passes,
 /// the agent squashes and updates the master plan, and the orchestrator merges.
-/// Agents that plug in natively (SPEC §11): the tool schemas for a custom loop, and one
+/// Agents that plug in natively: the tool schemas for a custom loop, and one
 /// `get_task` round trip over MCP, the server `init --agent claude|codex|gemini` registers.
 fn agents_story(d: &mut Demo) -> Result<(), DemoError> {
     d.act(

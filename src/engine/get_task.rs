@@ -23,7 +23,8 @@ pub struct GetTaskReport {
     pub step: Option<StepView>,
     pub attempt: u32,
     pub pending: Option<&'static str>,
-    /// Nothing is left to do (SPEC §6.1): an unattended agent stops here.
+    /// Nothing is left to do (docs/agent-guide.md, "Nothing left to do"): an unattended
+    /// agent stops here.
     pub idle: bool,
     pub briefing: String,
     /// The workflow waits for a human: `get-task` exits 10.

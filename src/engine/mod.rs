@@ -360,7 +360,8 @@ impl Session {
     }
 
     /// The blob of the master plan on `main` now: what `--no-pr-left` judges and what idle
-    /// holds against (SPEC §6.1). `None` when the branch or the file does not exist.
+    /// holds against (docs/agent-guide.md, "Nothing left to do"). `None` when the branch or
+    /// the file does not exist.
     pub fn master_plan_blob(&self, main: &str, path: &str) -> Result<Option<String>, EngineError> {
         Ok(self
             .store

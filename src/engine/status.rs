@@ -50,7 +50,7 @@ pub struct StatusReport {
     pub halt: Option<HaltRecord>,
     pub replan: Option<ReplanContext>,
     pub guidance: Option<String>,
-    /// Nothing is left to do (SPEC §6.1): `--no-pr-left` was said and the master plan on
+    /// Nothing is left to do: `--no-pr-left` was said and the master plan on
     /// the main branch has not changed since.
     pub idle: bool,
     pub config: ConfigStatus,

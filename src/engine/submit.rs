@@ -33,7 +33,7 @@ pub enum SubmitKind {
     Analysis(Decision),
     /// Only a summary: confirms a finalization step (the squash, the master-plan commit).
     Confirm,
-    /// `--no-pr-left`: every PR of the master plan is done (SPEC §6.1).
+    /// `--no-pr-left`: every PR of the master plan is done.
     NoPrLeft,
 }
 

@@ -388,7 +388,7 @@ impl Store {
     }
 
     /// As [`Self::discover`]; with no workflow named, the one git config selects
-    /// (`orchestrate.workflow`, worktree config included), else `main` (SPEC §9.3).
+    /// (`orchestrate.workflow`, worktree config included), else `main` (docs/refs.md, "Refs").
     pub fn discover_selected(dir: &Path, workflow: Option<&str>) -> Result<Store, StoreError> {
         if let Some(workflow) = workflow
             && !valid_workflow_name(workflow)

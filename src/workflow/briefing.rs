@@ -37,7 +37,7 @@ pub struct Context<'a> {
     /// The branch PRs start from and merge into.
     pub main_branch: &'a str,
     /// INITIALIZING after `submit-work --no-pr-left`, and the master plan on the main branch
-    /// is still the one judged: nothing is left to do (SPEC §6.1).
+    /// is still the one judged: nothing is left to do.
     pub idle: bool,
 }
 

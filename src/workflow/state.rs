@@ -744,7 +744,7 @@ pub struct State {
     pub phase: Phase,
     /// A human's guidance from `resume`, shown once in the next briefing.
     pub guidance: Option<String>,
-    /// In INITIALIZING: the agent said no PR of the master plan is left (SPEC §6.1).
+    /// In INITIALIZING: the agent said no PR of the master plan is left.
     pub idle: Option<Idle>,
     /// The main branch's tip as this workflow accounts for it: where it pinned its first PR,
     /// its last merge, or a human's `repin`. First-parent commits on main after it that no

@@ -106,10 +106,10 @@ pub enum Event {
     /// The merge conflicted and was aborted: a human has to merge.
     MergeConflicted { message: String },
     /// `run` gave up: `turns` turns of the agent in a row made no transition on one step;
-    /// the report says what was tried (SPEC §11).
+    /// the report says what was tried.
     Stuck { report: String, turns: u32 },
     /// `submit-work --no-pr-left` in INITIALIZING: every PR of the master plan is done;
-    /// `master_plan` is the blob judged (SPEC §6.1).
+    /// `master_plan` is the blob judged.
     NoPrLeft {
         master_plan: Option<String>,
         summary: String,
@@ -456,7 +456,7 @@ pub enum Accepted {
     Squash,
     /// FINALIZE_COMPLETE: verify the master-plan commit.
     MasterPlanUpdate,
-    /// INITIALIZING with no plan: record that nothing is left (SPEC §6.1).
+    /// INITIALIZING with no plan: record that nothing is left.
     NoPrLeft,
 }
 

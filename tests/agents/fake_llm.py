@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""A scripted fake model on 127.0.0.1 for driving the real agent CLIs offline in tests
-(AGENT-CLIENTS.md): the Anthropic Messages API (Claude Code), the OpenAI Responses API
-(Codex) and the Gemini API (Gemini CLI), each streamed as the client expects.
+"""A scripted fake model on 127.0.0.1 for driving the real agent CLIs offline in tests: the
+Anthropic Messages API (Claude Code), the OpenAI Responses API (Codex) and the Gemini API
+(Gemini CLI), each streamed as the client expects.
 
 Usage: fake_llm.py SCRIPT.json LOG.jsonl PORTFILE
 

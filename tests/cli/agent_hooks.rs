@@ -1,6 +1,7 @@
 //! `agent-hook` as the clients run it: the real binary, the hook JSON on stdin, hostile input
 //! included. It always exits 0 with an answer in the client's own format; pre-tool-use fails
-//! closed, session-start and stop fail open (SPEC §11).
+//! closed, session-start and stop fail open (docs/agent-guide.md, "Agents that plug in
+//! natively").
 
 use std::io::Write as _;
 use std::process::Stdio;

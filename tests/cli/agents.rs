@@ -14,8 +14,8 @@ use serde_json::{Value, json};
 
 use crate::support::*;
 
-/// The pinned version (AGENT-CLIENTS.md): newer ones declare node ≥ 22, and an unpinned
-/// install on Node 20 silently picks an old one.
+/// The pinned version: newer ones declare node ≥ 22, and an unpinned install on Node 20
+/// silently picks an old one.
 const CLAUDE_VERSION: &str = "2.1.330";
 
 fn cache_dir() -> PathBuf {
@@ -41,7 +41,7 @@ const CLAUDE: Cli = Cli {
     dir: "claude-code",
     bin: "claude",
 };
-/// Codex CLI and Gemini CLI as AGENT-CLIENTS.md observed them.
+/// Codex CLI and Gemini CLI, at the versions these tests were written against.
 const CODEX: Cli = Cli {
     package: "@openai/codex",
     version: "0.169.0",

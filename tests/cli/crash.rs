@@ -1,5 +1,5 @@
-//! What a crash, a kill or a full disk leaves behind, and how the next command copes
-//! (issue 10): scratch files, stale locks, deleted refs, commits made but not recorded.
+//! What a crash, a kill or a full disk leaves behind, and how the next command copes:
+//! scratch files, stale locks, deleted refs, commits made but not recorded.
 
 use std::process::Stdio;
 

@@ -1,5 +1,5 @@
-//! The stop condition (SPEC §6.1): `submit-work --no-pr-left`, idle while the master plan
-//! on the main branch is unchanged, and what ends it.
+//! The stop condition (docs/agent-guide.md, "Nothing left to do"): `submit-work
+//! --no-pr-left`, idle while the master plan on the main branch is unchanged, and what ends it.
 
 use crate::support::*;
 use pretty_assertions::assert_eq;

@@ -1,5 +1,5 @@
-//! Hostile and malformed input found by the bad-input runs (issue 10): each is refused with
-//! exit 2 and a clear message, and nothing is written.
+//! Hostile and malformed input found by the bad-input runs: each is refused with exit 2
+//! and a clear message, and nothing is written.
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;

@@ -398,6 +398,23 @@ fn worktrees(repo: &TestRepo) -> usize {
         .count()
 }
 
+/// The worktrees while another process may be adding one: `git worktree list` fails when it
+/// reads a worktree's administrative files half-written, which counts as "not yet made".
+fn worktrees_while_adding(repo: &TestRepo) -> usize {
+    let out = repo
+        .command("git", ["worktree", "list", "--porcelain"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run git");
+    if !out.status.success() {
+        return 0;
+    }
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.starts_with("worktree "))
+        .count()
+}
+
 /// The gates pass in the working tree only because of an ignored file: the clean final
 /// check runs them on the squashed commit in a fresh worktree, where they fail; the refusal
 /// is in the chain.
@@ -470,7 +487,7 @@ fn the_clean_worktree_is_removed_after_a_timeout_and_after_a_kill() {
         .spawn()
         .unwrap();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while worktrees(&repo) < 2 && std::time::Instant::now() < deadline {
+    while worktrees_while_adding(&repo) < 2 && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     assert_eq!(worktrees(&repo), 2, "the clean worktree was made");

@@ -549,10 +549,12 @@ pub fn bash_trace(line: &str) -> Option<Vec<Vec<String>>> {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).ok()?;
     let trace = dir.join(".trace");
-    let prelude = "n=0; command_not_found_handle() { n=$((n+1)); [ $n -gt 50 ] && exit 1; printf '%s\\037' \"$@\" >&3; printf '\\036' >&3; printf S; return 1; }\n\
+    // One record is one `write` to a file opened for appending: the commands of a pipeline
+    // or a process substitution run at once, and records written piecewise interleave.
+    let prelude = "n=0; command_not_found_handle() { n=$((n+1)); [ $n -gt 50 ] && exit 1; local r; printf -v r '%s\\037' \"$@\"; printf '%s\\036' \"$r\" >&3; printf S; return 1; }\n\
                    x=X1 y=Y1 HOME=/home/h PATH=/nonexistent\n";
     // `ulimit -t 1`: a loop that runs no program (`until x=1; do :; done`) ends in a second.
-    let script = format!("ulimit -t 1\nexec 3>.trace\n{prelude}eval \"$1\"\nwait\n");
+    let script = format!("ulimit -t 1\nexec 3>>.trace\n{prelude}eval \"$1\"\nwait\n");
     // Its own process group, killed whole at the end: background jobs and subshells that
     // outlive bash (`a & until …`) must not.
     use std::os::unix::process::CommandExt;

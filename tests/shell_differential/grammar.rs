@@ -13,7 +13,7 @@
 //! What it leaves out, after brush's own fuzz target (`fuzz/fuzz_targets/fuzz_parse.rs`):
 //! the empty line, non-ASCII, control characters (but see below), `!` (history expansion, and
 //! `!` pipelines), a `[` with no `]`, a trailing backslash, `|&`. Two of its exclusions are
-//! kept on purpose, as the issue asks for them: newlines (a control character to the fuzz
+//! kept on purpose: newlines (a control character to the fuzz
 //! target) and `<<` (here-documents and here-strings: "weirdness with here docs"); on those,
 //! brush's accept/reject is never taken alone (bash -n is asked whenever brush and ours
 //! disagree on it). Tabs appear only in `<<-` here-documents. Also left out, as neither reader

@@ -1,9 +1,9 @@
-//! The pre-tool-use guard (SPEC §11): decides whether an agent's shell command or file write
-//! could reach the hooks, the orchestrator's refs and state, the main branch, a protected
-//! path or a human's answer, and names the legal route when it could. It judges by a model
-//! of reach: each word is known, a glob, or unknowable, and a command whose program, script
-//! or written path it cannot know, where that could reach something protected, is refused.
-//! The orchestrator never relies on it alone (docs/agent-guide.md, "The guard's limits").
+//! The pre-tool-use guard: decides whether an agent's shell command or file write could
+//! reach the hooks, the orchestrator's refs and state, the main branch, a protected path or a
+//! human's answer, and names the legal route when it could. It judges by a model of reach:
+//! each word is known, a glob, or unknowable, and a command whose program, script or written
+//! path it cannot know, where that could reach something protected, is refused. The
+//! orchestrator never relies on it alone (docs/agent-guide.md, "The guard and its limits").
 
 mod commands;
 mod git;

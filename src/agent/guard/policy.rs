@@ -92,7 +92,7 @@ pub enum Rule {
     GitInternals,
     /// A client's settings that hold the guard and the hooks.
     AgentSettings,
-    /// A protected path (SPEC §14).
+    /// A protected path (docs/integrity.md).
     Protected,
     /// A ref the orchestrator keeps: `refs/orchestrator/*`, its notes, `refs/replace/*`.
     OrchestratorRef,
