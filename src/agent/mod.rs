@@ -9,3 +9,4 @@ pub mod run;
 pub mod setup;
 pub mod shell;
 pub mod tools;
+pub mod trust;

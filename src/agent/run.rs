@@ -144,7 +144,9 @@ pub fn agent_arguments(
             };
             (args, Some(id.to_string()))
         }
-        // Codex runs project hooks only once trusted; unattended, the guard must run.
+        // Codex loads a project's `.codex/` files only once the project is trusted (`--trust`
+        // saves that, as a user's "yes" would), and runs its hooks only with their own trust:
+        // unattended, the guard must run. `run` checks every turn that it did.
         Client::Codex => match resume {
             Some(id) => (
                 s(&[
@@ -152,6 +154,7 @@ pub fn agent_arguments(
                     "resume",
                     "--json",
                     "--dangerously-bypass-approvals-and-sandbox",
+                    "--trust",
                     "--dangerously-bypass-hook-trust",
                     id,
                     prompt,
@@ -164,6 +167,7 @@ pub fn agent_arguments(
                     "exec",
                     "--json",
                     "--dangerously-bypass-approvals-and-sandbox",
+                    "--trust",
                     "--dangerously-bypass-hook-trust",
                     prompt,
                 ]),
@@ -171,16 +175,10 @@ pub fn agent_arguments(
             ),
         },
         Client::Gemini => {
-            // `--skip-trust`: in a folder not yet trusted, Gemini CLI drops `--yolo` back to
-            // asking, and nobody is there to answer.
-            let mut args = s(&[
-                "-p",
-                prompt,
-                "--yolo",
-                "--skip-trust",
-                "--output-format",
-                "json",
-            ]);
+            // In a folder not yet trusted, Gemini CLI drops the workspace settings (hooks and
+            // MCP) and `--yolo`: `run` trusts the folder for the turn through the environment
+            // (`trust_env`).
+            let mut args = s(&["-p", prompt, "--yolo", "--output-format", "json"]);
             match resume {
                 // Gemini CLI resumes "latest" or an index; the run's own session is the latest.
                 Some(id) => {
@@ -193,6 +191,67 @@ pub fn agent_arguments(
                 }
             }
         }
+    }
+}
+
+/// A turn after which `run` must not start another.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TurnFault {
+    /// The agent failed without doing anything: a known client that exited with an error
+    /// before its session started, or a command that exited with an error, printed nothing
+    /// and made no transition.
+    CouldNotStart,
+    /// A known client ran the turn without firing the session-start hook of `init --agent`:
+    /// it did not load the project's settings, so its commands were not guarded.
+    Unguarded,
+}
+
+/// What one finished turn means for the run. `hooks_fired` is whether a known client's
+/// session-start hook fired in the turn (`None` for a command, which has no hooks).
+pub fn turn_fault(
+    hooks_fired: Option<bool>,
+    failed: bool,
+    progressed: bool,
+    printed: bool,
+) -> Option<TurnFault> {
+    match hooks_fired {
+        Some(true) => None,
+        Some(false) if failed && !progressed => Some(TurnFault::CouldNotStart),
+        Some(false) => Some(TurnFault::Unguarded),
+        None => (failed && !progressed && !printed).then_some(TurnFault::CouldNotStart),
+    }
+}
+
+/// `text` quoted for a message, a `  > ` before each line: its first and last `lines` lines
+/// when it has more than twice as many (an error comes first, a backtrace or the last words
+/// after it).
+pub fn quoted(text: &str, lines: usize) -> String {
+    let all: Vec<&str> = text.trim_end().lines().collect();
+    let shown: Vec<String> = if all.len() > 2 * lines {
+        all[..lines]
+            .iter()
+            .map(|l| l.to_string())
+            .chain(std::iter::once(format!(
+                "[{} lines left out]",
+                all.len() - 2 * lines
+            )))
+            .chain(all[all.len() - lines..].iter().map(|l| l.to_string()))
+            .collect()
+    } else {
+        all.iter().map(|l| l.to_string()).collect()
+    };
+    shown
+        .iter()
+        .map(|l| format!("  > {l}").trim_end().to_string())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The environment a known client needs to load the project's settings unasked.
+pub fn trust_env(client: Client) -> &'static [(&'static str, &'static str)] {
+    match client {
+        Client::Gemini => &[("GEMINI_CLI_TRUST_WORKSPACE", "true")],
+        Client::Claude | Client::Codex => &[],
     }
 }
 
@@ -401,6 +460,7 @@ mod tests {
                 "resume",
                 "--json",
                 "--dangerously-bypass-approvals-and-sandbox",
+                "--trust",
                 "--dangerously-bypass-hook-trust",
                 "t-9",
                 "p"
@@ -413,6 +473,34 @@ mod tests {
         assert_eq!(session, None);
         let (args, _) = agent_arguments(Client::Gemini, SessionMode::Same, Some("g"), "u", "p");
         assert_eq!(args[args.len() - 2..], ["--resume", "latest"]);
+    }
+
+    #[test]
+    fn a_turn_without_the_hooks_or_without_a_start_stops_the_run() {
+        use TurnFault::*;
+        // A known client: the session-start hook decides.
+        assert_eq!(turn_fault(Some(true), true, false, false), None);
+        assert_eq!(
+            turn_fault(Some(false), true, false, false),
+            Some(CouldNotStart)
+        );
+        assert_eq!(turn_fault(Some(false), false, false, true), Some(Unguarded));
+        assert_eq!(turn_fault(Some(false), true, true, true), Some(Unguarded));
+        // A command: only a failure that did and said nothing.
+        assert_eq!(turn_fault(None, true, false, false), Some(CouldNotStart));
+        assert_eq!(turn_fault(None, true, false, true), None);
+        assert_eq!(turn_fault(None, true, true, false), None);
+        assert_eq!(turn_fault(None, false, false, false), None);
+    }
+
+    #[test]
+    fn what_an_agent_said_is_quoted_by_its_first_and_last_lines() {
+        assert_eq!(quoted("a\n\nb\n", 2), "  > a\n  >\n  > b");
+        let long: String = (1..=7).map(|n| format!("{n}\n")).collect();
+        assert_eq!(
+            quoted(&long, 2),
+            "  > 1\n  > 2\n  > [3 lines left out]\n  > 6\n  > 7"
+        );
     }
 
     #[test]

@@ -92,6 +92,14 @@ pub fn run(workflow: Option<&str>, args: &AgentHookArgs) -> Result<Exit, Failure
         EventArg::SessionStart => {
             let view = input.and_then(|input| {
                 let session = open(workflow, &input)?;
+                if let Some(token) = std::env::var_os(engine::agent_hook::RUN_PROOF_VAR) {
+                    engine::agent_hook::record_run_start(
+                        &session,
+                        &token.to_string_lossy(),
+                        crate::agent::run::program(client),
+                        input.session_id.as_deref().unwrap_or(""),
+                    );
+                }
                 engine::agent_hook::workflow_view(&session)
             });
             match view {

@@ -71,6 +71,8 @@ pub enum ErrorKind {
     Remote,
     /// A setting makes the repository unfit to verify in.
     NotHermetic,
+    /// `run`'s agent could not start, or ran without our hooks.
+    Agent,
     Internal,
 }
 
@@ -92,6 +94,7 @@ impl ErrorKind {
             | ErrorKind::Git
             | ErrorKind::Remote
             | ErrorKind::NotHermetic
+            | ErrorKind::Agent
             | ErrorKind::Internal => Exit::Store,
         }
     }
@@ -315,6 +318,7 @@ fn classify(e: EngineError) -> CommandError {
                         EngineError::Internal(_) => CommandError::new(ErrorKind::Internal, message),
             EngineError::Remote { hint, .. } => CommandError::new(ErrorKind::Remote, message).hint(hint),
             EngineError::BadInput { hint, .. } => CommandError::invalid_input(message, hint),
+            EngineError::Agent { hint, .. } => CommandError::new(ErrorKind::Agent, message).hint(hint),
             EngineError::CheckpointRefused { output, .. } => {
                 let mut err = CommandError::new(ErrorKind::VerificationFailed, format!("{message}; nothing was committed"))
                     .hint("Fix what the gate reports, then run `git orchestrate checkpoint` again.");

@@ -217,11 +217,14 @@ fn agent_text(report: &AgentSetupReport, quiet: bool) -> String {
              asks; `claude -p` connects it without asking), and `/hooks` in a session shows the three hooks"
         }
         "codex" => {
-            "check: `codex mcp list` lists orchestrate; Codex runs project hooks only once trusted \
-             (`codex exec --dangerously-bypass-hook-trust` in automation)"
+            "check: `codex mcp list` lists orchestrate; Codex reads .codex/ only in a project you trusted \
+             (say yes once in an interactive session; in automation `codex exec --trust \
+             --dangerously-bypass-hook-trust`, as `git orchestrate run` does)"
         }
         _ => {
-            "check: `gemini mcp list` lists orchestrate, and `/hooks` in a session shows the hooks"
+            "check: `gemini mcp list` lists orchestrate, and `/hooks` in a session shows the hooks; Gemini \
+             CLI reads .gemini/settings.json only in a folder you trusted (in automation \
+             GEMINI_CLI_TRUST_WORKSPACE=true, as `git orchestrate run` does)"
         }
     };
     text.push_str(&format!(

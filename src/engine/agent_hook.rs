@@ -118,3 +118,29 @@ fn write_record(path: &Path, record: &StopRecord) -> Result<(), EngineError> {
     std::fs::write(&tmp, bytes).map_err(io_error(format!("write {}", tmp.display())))?;
     std::fs::rename(&tmp, path).map_err(io_error(format!("rename {}", tmp.display())))
 }
+
+/// The environment variable through which `git orchestrate run` gives each turn's agent a
+/// token; the session-start hook, run by the client, writes it back ([`record_run_start`]).
+pub const RUN_PROOF_VAR: &str = "GIT_ORCHESTRATE_RUN_PROOF";
+
+/// The session-start hook under `run`: records that the client loaded our settings in this
+/// turn (the token `run` gave it), with the client's session. Best effort: a record that
+/// cannot be written makes `run` stop, the safe side.
+pub fn record_run_start(session: &Session, token: &str, client: &str, agent_session: &str) {
+    let path = session.store.run_proof_file(token);
+    let record = serde_json::json!({ "client": client, "session": agent_session });
+    if let Some(dir) = path.parent()
+        && std::fs::create_dir_all(dir).is_ok()
+    {
+        let _ = std::fs::write(&path, record.to_string());
+    }
+}
+
+/// Whether the session-start hook fired with `token`; the record is removed (one turn, one
+/// token).
+pub fn take_run_start(session: &Session, token: &str) -> bool {
+    let path = session.store.run_proof_file(token);
+    let fired = path.is_file();
+    let _ = std::fs::remove_file(&path);
+    fired
+}

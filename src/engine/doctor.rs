@@ -198,6 +198,7 @@ fn checks(session: &Session) -> Result<Vec<Check>, EngineError> {
         ));
     }
     hooks(session, &mut checks)?;
+    agents(session, &mut checks);
     refspecs(session, &mut checks)?;
     history(session, &mut checks)?;
 
@@ -218,6 +219,105 @@ fn checks(session: &Session) -> Result<Vec<Check>, EngineError> {
         ),
     });
     Ok(checks)
+}
+
+/// Per client that `init --agent` wired here: will it load our hooks and MCP server in
+/// this folder? A client that drops them runs its agent unguarded.
+fn agents(session: &Session, checks: &mut Vec<Check>) {
+    use crate::agent::hook::Client;
+    use crate::agent::trust::{self, Trust};
+    let root = session.store.workdir();
+    // A settings file of a client's own: small, and never a FIFO or a device.
+    let read = |path: &Path| crate::agent::guard::read_capped(path, 1 << 20).ok();
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    for client in [Client::Claude, Client::Codex, Client::Gemini] {
+        let wired = crate::agent::setup::files(client).iter().any(|file| {
+            read(&root.join(file.path))
+                .is_some_and(|text| crate::agent::setup::has_ours(file.kind, &text))
+        });
+        if !wired {
+            continue;
+        }
+        checks.push(match client {
+            Client::Claude => check(
+                "agent",
+                Level::Ok,
+                "claude: `claude -p` (and `git orchestrate run --agent claude`) loads .claude/settings.json and \
+                 .mcp.json here; an interactive session asks once to trust the folder and to approve the server",
+                None,
+            ),
+            Client::Codex => {
+                let config = std::env::var_os("CODEX_HOME")
+                    .map(std::path::PathBuf::from)
+                    .or_else(|| home.as_ref().map(|h| h.join(".codex")))
+                    .map(|dir| dir.join("config.toml"));
+                let text = config.as_deref().and_then(read);
+                let shown = config
+                    .as_ref()
+                    .map(|c| c.display().to_string())
+                    .unwrap_or_else(|| "$CODEX_HOME/config.toml".into());
+                match trust::codex(text.as_deref(), root) {
+                    Trust::Trusted => check(
+                        "agent",
+                        Level::Ok,
+                        format!("codex: the project is trusted ({shown}), so Codex loads .codex/ here"),
+                        None,
+                    ),
+                    Trust::Untrusted => check(
+                        "agent",
+                        Level::Error,
+                        format!(
+                            "codex: {shown} marks this project untrusted, so Codex drops .codex/ here (no hooks, \
+                             no MCP server), even under `git orchestrate run --agent codex`, which stops at its first turn"
+                        ),
+                        Some(format!(
+                            "set trust_level = \"trusted\" under [projects.{}] in {shown}",
+                            toml::Value::String(root.display().to_string())
+                        )),
+                    ),
+                    Trust::Undecided => check(
+                        "agent",
+                        Level::Warning,
+                        "codex: the project is not trusted yet, so a `codex` you start here drops .codex/ (no \
+                         hooks, no MCP server); `git orchestrate run --agent codex` trusts it itself",
+                        Some(
+                            "say yes once in an interactive `codex` session here, or run `codex exec --trust \
+                             --dangerously-bypass-hook-trust`"
+                                .into(),
+                        ),
+                    ),
+                }
+            }
+            Client::Gemini => {
+                let by_env = std::env::var("GEMINI_CLI_TRUST_WORKSPACE").is_ok_and(|v| v == "true");
+                let folders = home.as_ref().map(|h| h.join(".gemini/trustedFolders.json"));
+                let text = folders.as_deref().and_then(read);
+                match (by_env, trust::gemini(text.as_deref(), root)) {
+                    (true, _) | (_, Trust::Trusted) => check(
+                        "agent",
+                        Level::Ok,
+                        "gemini: the folder is trusted, so Gemini CLI loads .gemini/settings.json here",
+                        None,
+                    ),
+                    (false, trust) => check(
+                        "agent",
+                        Level::Warning,
+                        format!(
+                            "gemini: the folder is {} in ~/.gemini/trustedFolders.json, so a `gemini` you start \
+                             here drops .gemini/settings.json (no hooks, no MCP server); `git orchestrate run \
+                             --agent gemini` trusts it for its turns (GEMINI_CLI_TRUST_WORKSPACE=true)",
+                            if trust == Trust::Untrusted { "marked untrusted" } else { "not trusted" }
+                        ),
+                        Some(
+                            "trust the folder when Gemini CLI asks (or `/permissions`), or set \
+                             GEMINI_CLI_TRUST_WORKSPACE=true"
+                                .into(),
+                        ),
+                    ),
+                }
+            }
+        });
+    }
 }
 
 /// The git on PATH is one git-orchestrate is tested with: an older one fails in the middle

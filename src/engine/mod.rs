@@ -114,6 +114,10 @@ pub enum EngineError {
     /// An argument that cannot be used, whatever the state (exit 2).
     #[error("{message}")]
     BadInput { message: String, hint: String },
+    /// `run`'s agent could not start, or ran without the hooks of `init --agent` (exit 5):
+    /// the run stops before another turn.
+    #[error("{message}")]
+    Agent { message: String, hint: String },
     /// A broken promise inside git-orchestrate itself: a bug to report.
     #[error("internal error: {0} (please report this as a git-orchestrate bug)")]
     Internal(String),

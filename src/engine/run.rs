@@ -159,6 +159,9 @@ pub fn run(
             session: mode,
         })
         .map_err(io_error("print the turn"))?;
+        // The turn's token: the session-start hook of `init --agent` writes it back when the
+        // client loaded our settings (`agent_hook::record_run_start`).
+        let token = new_session_id();
         let (outcome, used_session) = run_turn(
             session,
             &options.driver,
@@ -166,9 +169,14 @@ pub fn run(
             session_id.as_deref(),
             &new_id,
             turn,
+            &token,
             &task.briefing,
             &briefing_file,
         )?;
+        let hooks_fired = match &options.driver {
+            Driver::Known(_) => Some(super::agent_hook::take_run_start(session, &token)),
+            Driver::Command(_) => None,
+        };
         let (said, reported_session) = match &options.driver {
             Driver::Known(client) => {
                 decide::read_output(*client, &String::from_utf8_lossy(&outcome.stdout))
@@ -231,6 +239,18 @@ pub fn run(
             record: record.to_string(),
         };
         on_event(RunEvent::Done(&report)).map_err(io_error("print the turn"))?;
+        let failed = !matches!(outcome.exit, crate::workflow::state::ExitRecord::Code(0));
+        let printed = !outcome.stdout.iter().all(u8::is_ascii_whitespace);
+        if let Some(fault) = decide::turn_fault(hooks_fired, failed, progressed, printed) {
+            return Err(turn_fault_error(
+                session,
+                &options.driver,
+                fault,
+                turn,
+                &exit,
+                &outcome,
+            ));
+        }
         if !progressed {
             stories.push(TurnStory {
                 turn,
@@ -293,6 +313,7 @@ fn run_turn(
     session_id: Option<&str>,
     new_id: &str,
     turn: u32,
+    token: &str,
     briefing: &str,
     briefing_file: &Path,
 ) -> Result<(AgentTurn, Option<String>), EngineError> {
@@ -326,7 +347,7 @@ fn run_turn(
             )
         }
     };
-    let env = [
+    let mut env = vec![
         (
             "GIT_ORCHESTRATE_WORKFLOW",
             OsString::from(session.store.workflow()),
@@ -341,7 +362,15 @@ fn run_turn(
             "GIT_ORCHESTRATE_RUN_SESSION_ID",
             OsString::from(used.clone().unwrap_or_default()),
         ),
+        (super::agent_hook::RUN_PROOF_VAR, OsString::from(token)),
     ];
+    if let Driver::Known(client) = driver {
+        env.extend(
+            decide::trust_env(*client)
+                .iter()
+                .map(|(key, value)| (*key, OsString::from(value))),
+        );
+    }
     let turn = run_agent(&program, &args, session.store.workdir(), &env, stdin).map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {
             EngineError::BadInput {
@@ -356,6 +385,55 @@ fn run_turn(
         }
     })?;
     Ok((turn, used))
+}
+
+/// The error that stops the run after a faulty turn, quoting what the agent said.
+fn turn_fault_error(
+    session: &Session,
+    driver: &Driver,
+    fault: decide::TurnFault,
+    turn: u32,
+    exit: &str,
+    outcome: &AgentTurn,
+) -> EngineError {
+    let said = [&outcome.stderr, &outcome.stdout]
+        .into_iter()
+        .map(|out| String::from_utf8_lossy(out).into_owned())
+        .find(|text| !text.trim().is_empty())
+        .map(|text| format!("It said:\n{}", decide::quoted(&text, 8)))
+        .unwrap_or_else(|| "It printed nothing.".to_string());
+    let (name, client) = match driver {
+        Driver::Known(client) => (decide::program(*client).to_string(), Some(*client)),
+        Driver::Command(argv) => (argv.join(" "), None),
+    };
+    let run_ref = session.store.run_ref_name();
+    match (fault, client) {
+        (decide::TurnFault::CouldNotStart, _) => EngineError::Agent {
+            message: format!(
+                "the agent `{name}` could not start: turn {turn} ended with {exit} before it did \
+                 anything; the run stops, the workflow is untouched. {said}"
+            ),
+            hint: format!(
+                "Fix what it said (run it by hand to see more), then `git orchestrate run` again; the \
+                 turn's output is kept in {run_ref}."
+            ),
+        },
+        (decide::TurnFault::Unguarded, client) => {
+            let client = client.map(decide::program).unwrap_or("CLIENT");
+            EngineError::Agent {
+                message: format!(
+                    "the agent `{name}` ran turn {turn} without git-orchestrate's hooks (their \
+                     session-start hook never ran), so its commands were not guarded; the run stops \
+                     before another turn. {said}"
+                ),
+                hint: format!(
+                    "Run `git orchestrate init --agent {client}` here, and `git orchestrate doctor` to see \
+                     whether {client} loads this project's settings; check the turn's work with `git \
+                     orchestrate audit` and the output kept in {run_ref}."
+                ),
+            }
+        }
+    }
 }
 
 /// Halts the workflow as stuck, with the run's report (a lost race re-reads and retries; a

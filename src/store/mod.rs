@@ -476,23 +476,19 @@ impl Store {
     /// The agent Stop hook's count of blocked stops for one agent session (a name made safe
     /// for a file).
     pub fn stop_blocks_file(&self, session: &str) -> PathBuf {
-        let safe: String = session
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .take(80)
-            .collect();
-        let name = if safe.is_empty() {
-            "default".to_string()
-        } else {
-            safe
-        };
-        self.repo.common_dir().join(STOP_BLOCKS).join(name)
+        self.repo
+            .common_dir()
+            .join(STOP_BLOCKS)
+            .join(safe_file_name(session))
+    }
+
+    /// Where an agent's session-start hook says it fired in a turn of `git orchestrate run`
+    /// (`token` is the turn's, a name made safe for a file).
+    pub fn run_proof_file(&self, token: &str) -> PathBuf {
+        self.repo
+            .common_dir()
+            .join("orchestrator/run/started")
+            .join(safe_file_name(token))
     }
 
     /// HEAD's commit: its id, tree and message, or `None` on an unborn branch.
@@ -1593,6 +1589,27 @@ fn parse_history_entry(commit: String, time: String, message: &str) -> HistoryEn
         human: trailer("Orchestrator-Human:"),
         subject,
         body: body.join("\n").trim().to_string(),
+    }
+}
+
+/// `name` made safe for a file name: ASCII letters, digits, `-` and `_` kept, anything else
+/// `_`, at most 80 characters; `default` when nothing is left.
+fn safe_file_name(name: &str) -> String {
+    let safe: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(80)
+        .collect();
+    if safe.is_empty() {
+        "default".to_string()
+    } else {
+        safe
     }
 }
 

@@ -200,3 +200,102 @@ fn a_workflow_chosen_by_flag_is_named_in_the_wiring() {
         json!(["--workflow", "w2", "mcp"])
     );
 }
+
+/// `doctor` says, per client wired here, whether it will load our settings in this folder,
+/// read off the client's own record of trust.
+#[test]
+fn doctor_says_whether_each_wired_client_loads_our_settings_here() {
+    let repo = TestRepo::new();
+    let agents = |repo: &TestRepo, env: &[(&str, &std::path::Path)]| -> Vec<(String, String)> {
+        let mut cmd = repo.command(BIN, ["--json", "doctor"]);
+        for (key, value) in env {
+            cmd.env(key, value);
+        }
+        let out = Run::from(cmd.output().unwrap());
+        let report: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+        report["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["check"] == "agent")
+            .map(|c| {
+                (
+                    c["level"].as_str().unwrap().to_string(),
+                    c["message"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(agents(&repo, &[]), [], "no client wired, nothing said");
+    for client in ["claude", "codex", "gemini"] {
+        repo.run(&["init", "--agent", client]).expect(0);
+    }
+    // An empty home: neither Codex nor Gemini CLI has trusted the project.
+    let home = tempfile::tempdir().unwrap();
+    let found = agents(
+        &repo,
+        &[
+            ("HOME", home.path()),
+            ("CODEX_HOME", &home.path().join(".codex")),
+        ],
+    );
+    let levels: Vec<&str> = found.iter().map(|(l, _)| l.as_str()).collect();
+    assert_eq!(levels, ["ok", "warning", "warning"], "{found:#?}");
+    assert!(
+        found[1]
+            .1
+            .starts_with("codex: the project is not trusted yet"),
+        "{found:#?}"
+    );
+    assert!(
+        found[2].1.starts_with("gemini: the folder is not trusted"),
+        "{found:#?}"
+    );
+    // Trusted in each client's own files.
+    let root = repo.path.display().to_string();
+    std::fs::create_dir_all(home.path().join(".codex")).unwrap();
+    std::fs::write(
+        home.path().join(".codex/config.toml"),
+        format!(
+            "[projects.{}]\ntrust_level = \"trusted\"\n",
+            toml::Value::String(root.clone())
+        ),
+    )
+    .unwrap();
+    std::fs::create_dir_all(home.path().join(".gemini")).unwrap();
+    std::fs::write(
+        home.path().join(".gemini/trustedFolders.json"),
+        serde_json::json!({ &root: "TRUST_FOLDER" }).to_string(),
+    )
+    .unwrap();
+    let found = agents(
+        &repo,
+        &[
+            ("HOME", home.path()),
+            ("CODEX_HOME", &home.path().join(".codex")),
+        ],
+    );
+    let levels: Vec<&str> = found.iter().map(|(l, _)| l.as_str()).collect();
+    assert_eq!(levels, ["ok", "ok", "ok"], "{found:#?}");
+    // Marked untrusted in Codex: an error, as `run` cannot help it.
+    std::fs::write(
+        home.path().join(".codex/config.toml"),
+        format!(
+            "[projects.{}]\ntrust_level = \"untrusted\"\n",
+            toml::Value::String(root)
+        ),
+    )
+    .unwrap();
+    let found = agents(
+        &repo,
+        &[
+            ("HOME", home.path()),
+            ("CODEX_HOME", &home.path().join(".codex")),
+        ],
+    );
+    assert_eq!(found[1].0, "error", "{found:#?}");
+    assert!(
+        found[1].1.contains("marks this project untrusted"),
+        "{found:#?}"
+    );
+}

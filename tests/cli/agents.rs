@@ -460,18 +460,21 @@ fn claude_code_stops_when_nothing_is_left() {
     );
 }
 
-/// A CODEX_HOME whose config points Codex at the fake model and trusts the project, so its
-/// `.codex/` files count.
-fn codex_home(repo: &TestRepo, model: &FakeModel) -> tempfile::TempDir {
+/// A CODEX_HOME whose config points Codex at the fake model and nothing else: the project
+/// is not trusted, as on a user's first run.
+fn codex_home(model: &FakeModel) -> tempfile::TempDir {
+    codex_home_with(model, "")
+}
+
+/// [`codex_home`] with `more` appended to its config.
+fn codex_home_with(model: &FakeModel, more: &str) -> tempfile::TempDir {
     let home = tempfile::tempdir().expect("temp dir");
     std::fs::write(
         home.path().join("config.toml"),
         format!(
             "model = \"gpt-fake\"\nmodel_provider = \"fake\"\n\n[model_providers.fake]\nname = \"fake\"\n\
-             base_url = \"http://127.0.0.1:{}/v1\"\nwire_api = \"responses\"\nenv_key = \"FAKE_KEY\"\n\n\
-             [projects.{}]\ntrust_level = \"trusted\"\n",
+             base_url = \"http://127.0.0.1:{}/v1\"\nwire_api = \"responses\"\nenv_key = \"FAKE_KEY\"\n\n{more}",
             model.port,
-            toml::Value::String(repo.path.display().to_string())
         ),
     )
     .expect("write the Codex config");
@@ -490,15 +493,17 @@ fn gemini_home() -> tempfile::TempDir {
     home
 }
 
-/// `codex exec` in the repository against the fake model (the Responses API), with a
-/// CODEX_HOME of its own that trusts the project, so its `.codex/` files count.
+/// `codex exec` in the repository against the fake model (the Responses API), with an
+/// empty CODEX_HOME of its own: `--trust` makes the project's `.codex/` files count, as the
+/// message of `init --agent codex` tells a user in automation.
 fn run_codex(repo: &TestRepo, codex: &Path, model: &FakeModel) -> Output {
-    let home = codex_home(repo, model);
+    let home = codex_home(model);
     let mut cmd = repo.command(
         codex.to_str().expect("utf-8 path"),
         [
             "exec",
             "--dangerously-bypass-approvals-and-sandbox",
+            "--trust",
             "--dangerously-bypass-hook-trust",
             "Work on this repository.",
         ],
@@ -873,14 +878,17 @@ fn run_with_claude_code_ends_a_loop_of_denied_commands_and_blocked_stops() {
     assert!(denied.contains("preflight gate's command"));
 }
 
-/// Codex and Gemini CLI under `run`: the agent says nothing is left, and the run ends there.
+/// Codex and Gemini CLI under `run`, started from empty homes in a project neither has
+/// trusted (a user's first run): `run` makes each load the project's settings, so the guard
+/// denies a commit around the hooks, and the agent's `--no-pr-left` ends the run.
 /// The shell tool starts a login shell that may reset PATH, so the agent names the binary.
 #[test]
-fn run_with_codex_and_gemini_ends_when_the_agent_says_nothing_is_left() {
+fn run_with_codex_and_gemini_from_untrusted_homes_is_guarded_and_ends_when_nothing_is_left() {
     let (Some(codex), Some(gemini)) = (codex_bin(), gemini_bin()) else {
         return;
     };
     let done = format!("{BIN} submit-work -s 'every PR is done' --no-pr-left");
+    let sneaky = "git commit --no-verify --allow-empty -m 'checkpoint: sneaky'";
     for agent in ["codex", "gemini"] {
         let repo = TestRepo::new();
         repo.write(
@@ -889,14 +897,21 @@ fn run_with_codex_and_gemini_ends_when_the_agent_says_nothing_is_left() {
         );
         repo.commit_all("plan: all done");
         repo.run(&["init", "--agent", agent]).expect(0);
-        let shell = match agent {
-            "codex" => json!([{"tool_use": {"name": "exec_command", "input": {"cmd": done}}}]),
-            _ => json!([{"tool_use": {"name": "run_shell_command", "input": {"command": done}}}]),
+        let main = repo.git(&["rev-parse", "main"]);
+        let shell = |command: &str| match agent {
+            "codex" => json!([{"tool_use": {"name": "exec_command", "input": {"cmd": command}}}]),
+            _ => {
+                json!([{"tool_use": {"name": "run_shell_command", "input": {"command": command}}}])
+            }
         };
-        let model = FakeModel::start(json!([shell, say("Nothing is left to do.")]));
+        let model = FakeModel::start(json!([
+            shell(sneaky),
+            shell(&done),
+            say("Nothing is left to do.")
+        ]));
         let base = format!("http://127.0.0.1:{}", model.port);
         let (code, events) = if agent == "codex" {
-            let home = codex_home(&repo, &model);
+            let home = codex_home(&model);
             let codex_home = home.path().display().to_string();
             run_driver(
                 &repo,
@@ -916,7 +931,6 @@ fn run_with_codex_and_gemini_ends_when_the_agent_says_nothing_is_left() {
                     ("HOME", &gemini_home),
                     ("GOOGLE_GEMINI_BASE_URL", &base),
                     ("GEMINI_API_KEY", "dummy"),
-                    ("GEMINI_CLI_TRUST_WORKSPACE", "true"),
                 ],
                 &[],
             )
@@ -930,8 +944,117 @@ fn run_with_codex_and_gemini_ends_when_the_agent_says_nothing_is_left() {
             "{agent}: its session is known"
         );
         assert_eq!(
+            repo.git(&["rev-parse", "main"]),
+            main,
+            "{agent}: the commit was denied"
+        );
+        let conversation = serde_json::to_string(&model.requests()).unwrap();
+        assert!(
+            conversation.contains("git-orchestrate: ") && conversation.contains("--no-verify"),
+            "{agent}: the model was told why: {conversation}"
+        );
+        assert_eq!(
             repo.run(&["get-task", "--json"]).expect(0).json()["idle"],
             true
         );
     }
+}
+
+/// A project the user told Codex not to trust: `run` cannot make Codex load its settings
+/// (`--trust` does not override that) and Codex refuses to start; `run` stops there, quoting
+/// Codex, instead of driving an unguarded agent on.
+#[test]
+fn run_stops_when_codex_will_not_load_the_projects_settings() {
+    let Some(codex) = codex_bin() else { return };
+    let repo = TestRepo::new();
+    repo.run(&["init", "--agent", "codex"]).expect(0);
+    let model = FakeModel::start(json!([say("Hello.")]));
+    let home = codex_home_with(
+        &model,
+        &format!(
+            "[projects.{}]\ntrust_level = \"untrusted\"\n",
+            toml::Value::String(repo.path.display().to_string())
+        ),
+    );
+    let out = run_known(
+        &repo,
+        &codex,
+        "codex",
+        &[
+            ("CODEX_HOME", home.path().to_str().unwrap()),
+            ("FAKE_KEY", "dummy"),
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "{stderr}");
+    assert!(
+        stderr.contains("the agent `codex` could not start: turn 1 ended with exit 1"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("  > Error: ") && stderr.contains("is marked as untrusted"),
+        "{stderr}"
+    );
+    assert_eq!(
+        repo.git(&["rev-list", "--count", "refs/orchestrator/runs/main"])
+            .trim(),
+        "1",
+        "no second turn"
+    );
+}
+
+/// Gemini CLI in a project where `init --agent gemini` never ran: it works the turn without
+/// any hook of ours, so `run` stops before another, naming the fix.
+#[test]
+fn run_stops_when_gemini_ran_a_turn_without_our_hooks() {
+    let Some(gemini) = gemini_bin() else { return };
+    let repo = TestRepo::new();
+    let model = FakeModel::start(json!([say("Hello.")]));
+    let home = gemini_home();
+    let base = format!("http://127.0.0.1:{}", model.port);
+    let out = run_known(
+        &repo,
+        &gemini,
+        "gemini",
+        &[
+            ("HOME", home.path().to_str().unwrap()),
+            ("GOOGLE_GEMINI_BASE_URL", &base),
+            ("GEMINI_API_KEY", "dummy"),
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "{stderr}");
+    assert!(
+        stderr.contains(
+            "the agent `gemini` ran turn 1 without git-orchestrate's hooks (their session-start \
+             hook never ran), so its commands were not guarded; the run stops before another turn."
+        ),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("Run `git orchestrate init --agent gemini` here"),
+        "{stderr}"
+    );
+    assert_eq!(model.turns(), 1, "one turn only");
+}
+
+/// `git orchestrate run --agent AGENT --max-turns 3` with the agent's CLI first on PATH.
+fn run_known(repo: &TestRepo, cli: &Path, agent: &str, env: &[(&str, &str)]) -> Output {
+    let path = std::env::join_paths(
+        [
+            cli.parent().unwrap().to_path_buf(),
+            Path::new(BIN).parent().unwrap().to_path_buf(),
+        ]
+        .into_iter()
+        .chain(std::env::split_paths(
+            &std::env::var_os("PATH").unwrap_or_default(),
+        )),
+    )
+    .unwrap();
+    let mut cmd = repo.command(BIN, ["run", "--agent", agent, "--max-turns", "3"]);
+    cmd.env("PATH", path);
+    for (key, value) in env {
+        cmd.env(key, value);
+    }
+    run_agent(cmd)
 }

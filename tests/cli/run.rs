@@ -280,3 +280,146 @@ fn a_signal_to_run_alone_stops_the_agent_too() {
     repo.run(&["status"]).expect(0);
     repo.run(&["audit"]).expect(0);
 }
+
+/// A stand-in for a known agent CLI, first on PATH: a shell script named `name` that
+/// does `body`. Returns the PATH to run with.
+fn fake_client(repo: &TestRepo, name: &str, body: &str) -> std::ffi::OsString {
+    let bin = repo.path.parent().unwrap().join(format!(
+        "bin-{}",
+        repo.path.file_name().unwrap().to_string_lossy()
+    ));
+    std::fs::create_dir_all(&bin).unwrap();
+    let script = bin.join(name);
+    std::fs::write(&script, format!("#!/bin/sh\n{body}\n")).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::env::join_paths(
+        [
+            bin,
+            std::path::Path::new(BIN).parent().unwrap().to_path_buf(),
+        ]
+        .into_iter()
+        .chain(std::env::split_paths(
+            &std::env::var_os("PATH").unwrap_or_default(),
+        )),
+    )
+    .unwrap()
+}
+
+/// An agent CLI that cannot start (here: one that refuses a flag, as Claude Code refuses
+/// `--dangerously-skip-permissions` as root) stops the run at once, quoting what it said;
+/// the workflow is untouched, not halted as "stuck".
+#[test]
+fn an_agent_that_cannot_start_stops_the_run_with_what_it_said() {
+    let repo = TestRepo::new();
+    repo.run(&["get-task"]).expect(0);
+    let tip = repo.tip();
+    let path = fake_client(
+        &repo,
+        "claude",
+        "echo '--dangerously-skip-permissions cannot be used with root/sudo privileges' >&2; exit 1",
+    );
+    let out = Run::from(
+        repo.command(BIN, ["run", "--agent", "claude"])
+            .env("PATH", &path)
+            .output()
+            .unwrap(),
+    );
+    out.expect(5);
+    assert!(
+        out.stderr.contains(
+            "the agent `claude` could not start: turn 1 ended with exit 1 before it did anything; \
+             the run stops, the workflow is untouched. It said:\n  > \
+             --dangerously-skip-permissions cannot be used with root/sudo privileges"
+        ),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(repo.tip(), tip, "the workflow is untouched");
+    assert_eq!(
+        repo.git(&["rev-list", "--count", "refs/orchestrator/runs/main"])
+            .trim(),
+        "1",
+        "one turn, kept"
+    );
+    // A command (no hooks to prove) that fails without doing or saying anything, too.
+    let out = repo.run(&["run", "--", "sh", "-c", "echo 'no such model' >&2; exit 3"]);
+    out.expect(5);
+    assert!(
+        out.stderr
+            .contains("could not start: turn 1 ended with exit 3 before it did anything"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("  > no such model"), "{}", out.stderr);
+    assert_eq!(repo.tip(), tip);
+}
+
+/// A known client that runs its turn without loading the project's settings (an untrusted
+/// project: no hooks, no guard) stops the run before the next turn; one whose session-start
+/// hook fires is let on.
+#[test]
+fn a_turn_whose_agent_ran_without_our_hooks_stops_the_run() {
+    let repo = TestRepo::new();
+    repo.run(&["get-task"]).expect(0);
+    let path = fake_client(
+        &repo,
+        "codex",
+        "echo 'Untrusted project-local configuration is disabled.' >&2\n\
+         echo '{\"type\":\"thread.started\",\"thread_id\":\"t-1\"}'",
+    );
+    let out = Run::from(
+        repo.command(BIN, ["run", "--agent", "codex", "--max-turns", "3"])
+            .env("PATH", &path)
+            .output()
+            .unwrap(),
+    );
+    out.expect(5);
+    assert!(
+        out.stderr.contains(
+            "the agent `codex` ran turn 1 without git-orchestrate's hooks (their session-start hook \
+             never ran), so its commands were not guarded; the run stops before another turn. It \
+             said:\n  > Untrusted project-local configuration is disabled."
+        ),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr
+            .contains("Run `git orchestrate init --agent codex` here"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(
+        repo.git(&["rev-list", "--count", "refs/orchestrator/runs/main"])
+            .trim(),
+        "1"
+    );
+    // The same client, with its session-start hook run as a client runs it (in the
+    // client's environment, the hook JSON on stdin): the run goes on to its turn limit.
+    let path = fake_client(
+        &repo,
+        "codex",
+        &format!(
+            "echo '{{\"session_id\":\"t-2\",\"cwd\":\"{}\",\"hook_event_name\":\"SessionStart\"}}' \
+             | git-orchestrate agent-hook codex session-start >/dev/null\n\
+             echo '{{\"type\":\"thread.started\",\"thread_id\":\"t-2\"}}'",
+            repo.path.display()
+        ),
+    );
+    let out = Run::from(
+        repo.command(BIN, ["run", "--agent", "codex", "--max-turns", "2"])
+            .env("PATH", &path)
+            .output()
+            .unwrap(),
+    );
+    out.expect(10);
+    assert!(out.stdout.contains("--max-turns 2"), "{}", out.stdout);
+    // The hook's record of a turn is taken by that turn: none is left to vouch for another.
+    assert_eq!(
+        std::fs::read_dir(repo.path.join(".git/orchestrator/run/started"))
+            .map(|d| d.count())
+            .unwrap_or(0),
+        0
+    );
+}

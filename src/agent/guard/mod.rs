@@ -22,6 +22,7 @@ mod tests;
 
 use std::path::PathBuf;
 
+pub use patch::read_capped;
 pub use policy::{Reason, Rule};
 pub use protected::glob_match;
 

@@ -656,8 +656,10 @@ impl Lexer {
                 Some(q @ ('\'' | '"')) => {
                     self.pos += 1;
                     while self.peek(0).is_some_and(|c| c != q) {
+                        // An escaped character is only that: `"\$("` opens nothing.
                         if q == '"' && self.peek(0) == Some('\\') {
-                            self.pos += 1;
+                            self.pos += 2;
+                            continue;
                         }
                         // A `$(…)` inside double quotes holds quotes of its own: stepped over
                         // whole (its commands are read with the rest of this substitution).

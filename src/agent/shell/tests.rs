@@ -309,6 +309,15 @@ fn the_differential_tests_findings_are_read_as_bash_reads_them() {
     assert_eq!(parsed[0].texts(), ["A=b", "git"]);
     // A quoted keyword is a word.
     assert_eq!(words("'if' x"), w(&[&["if", "x"]]));
+    // An escaped `$` in double quotes inside `$(…)` opens no substitution.
+    assert_eq!(
+        words(r#"echo $(a "\$(" b)"#),
+        w(&[&["a", "$(", "b"], &["echo", r#"$(a "\$(" b)"#]])
+    );
+    assert_eq!(
+        words(r#"echo "$(a "\\" "\"(")""#),
+        w(&[&["a", "\\", "\"("], &["echo", r#"$(a "\\" "\"(")"#]])
+    );
 }
 
 #[test]
