@@ -323,7 +323,7 @@ fn call(session: &Session, name: &str, args: &Map<String, Value>) -> CallToolRes
         SUBMIT_WORK => submit_kind(args).and_then(|(summary, kind)| {
             let report = engine::submit(session, &summary, &kind).map_err(refused)?;
             let text = super::submit_work::render_text(session, &report, false);
-            Ok(Answer::new(text, &report))
+            Ok(Answer::new(text, &report).output_capped(true))
         }),
         REQUEST_SCOPE_REDUCTION => no_arguments(args).and_then(|()| {
             let report = engine::request_scope_reduction(session).map_err(refused)?;
@@ -352,9 +352,39 @@ fn call(session: &Session, name: &str, args: &Map<String, Value>) -> CallToolRes
         )),
     };
     match outcome {
-        Ok(answer) => answer.result(),
-        Err(err) => error_result(&err),
+        Ok(answer) => answer.output_capped(false).result(),
+        Err(mut err) => {
+            // A refused checkpoint carries its gate's output: its end only, as in a result.
+            if let Some(output) = err.output.take() {
+                err.output = Some(result_tail(&String::from_utf8_lossy(&output)).into_bytes());
+            }
+            error_result(&err)
+        }
     }
+}
+
+/// The lines of a command's output a tool result carries: clients refuse or hide a large
+/// result (Claude Code swaps one over its limit for a file the model never opens), so the
+/// verdict must not drown in its output. The rest is in `orchestrate://output.log`.
+const RESULT_OUTPUT_LINES: usize = 100;
+/// The bytes of output a tool result carries, at most.
+const RESULT_OUTPUT_BYTES: usize = 16 * 1024;
+
+/// The end of `output` a tool result carries: its last [`RESULT_OUTPUT_LINES`] lines, and of
+/// those at most [`RESULT_OUTPUT_BYTES`] bytes, starting on a character.
+fn result_tail(output: &str) -> String {
+    let tail = crate::exec::tail_lines(output.as_bytes(), RESULT_OUTPUT_LINES);
+    if tail.len() <= RESULT_OUTPUT_BYTES {
+        return tail;
+    }
+    let mut at = tail.len() - RESULT_OUTPUT_BYTES;
+    while !tail.is_char_boundary(at) {
+        at += 1;
+    }
+    format!(
+        "[… earlier output cut: all of it is in {OUTPUT_URI} …]\n{}",
+        &tail[at..]
+    )
 }
 
 /// Bad input (exit 2): the message and how to give it right.
@@ -385,6 +415,30 @@ impl Answer {
             structured: Value::Object(structured),
             is_error: false,
         }
+    }
+
+    /// The structured `output` cut to its end ([`RESULT_OUTPUT_LINES`] lines, at most
+    /// `exec::MAX_TAIL_BYTES`), saying so: its whole size, and, where `output.log` holds it
+    /// (`in_log`), the resource to read it from.
+    fn output_capped(mut self, in_log: bool) -> Answer {
+        let Value::Object(fields) = &mut self.structured else {
+            return self;
+        };
+        let Some(Value::String(output)) = fields.get("output") else {
+            return self;
+        };
+        if output.len() <= RESULT_OUTPUT_BYTES && output.lines().count() <= RESULT_OUTPUT_LINES {
+            return self;
+        }
+        let tail = result_tail(output);
+        let bytes = output.len();
+        fields.insert("output".into(), json!(tail));
+        fields.insert("output_truncated".into(), json!(true));
+        fields.insert("output_bytes".into(), json!(bytes));
+        if in_log {
+            fields.insert("output_log".into(), json!(OUTPUT_URI));
+        }
+        self
     }
 
     fn error_if(mut self, halted: bool) -> Answer {

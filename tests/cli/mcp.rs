@@ -166,6 +166,9 @@ fn a_real_client_drives_the_whole_loop_through_the_server() {
         .await;
         assert!(!is_error(&failed));
         assert_eq!(structured(&failed)["status"], "FAILURE");
+        // A small output is carried whole, with no note of a cut.
+        assert!(structured(&failed)["output"].as_str().is_some_and(|o| !o.is_empty()));
+        assert_eq!(structured(&failed).get("output_truncated"), None);
         assert!(text(&failed).starts_with("FAILURE: "), "{}", text(&failed));
 
         repo.write("add.sh", "echo 5\n");
@@ -420,4 +423,60 @@ fn the_workflow_is_chosen_by_flag_or_by_git_config() {
             .json()["workflow"],
         "main"
     );
+}
+
+/// A test that prints megabytes: the result carries the end of its output and says where
+/// the rest is, so a client's size limit never hides the verdict; `output.log` has it all.
+#[test]
+fn a_large_output_is_cut_to_its_end_in_the_result_and_whole_in_output_log() {
+    let repo = TestRepo::at_first_step();
+    runtime().block_on(async {
+        let (client, _) = connect(&repo, ProtocolVersion::V_2025_11_25).await;
+        let command = "i=0; while [ $i -lt 30000 ]; do echo \"line $i of a very chatty test run\"; \
+                       i=$((i+1)); done; echo 'the last line'; false";
+        let result = call(
+            &client,
+            "submit_work",
+            json!({"summary": "red", "test_command": command, "expectation": "FAIL"}),
+        )
+        .await;
+        assert!(!is_error(&result), "{}", text(&result));
+        let answer = structured(&result);
+        let output = answer["output"].as_str().unwrap();
+        assert!(output.len() <= 16 * 1024 + 100, "{} bytes", output.len());
+        assert!(
+            output.ends_with("the last line\n") || output.ends_with("the last line"),
+            "{output}"
+        );
+        assert_eq!(
+            output.lines().filter(|l| l.starts_with("line ")).count(),
+            99
+        );
+        assert_eq!(answer["output_truncated"], true);
+        assert!(
+            answer["output_bytes"].as_u64().unwrap() > 900_000,
+            "{answer:#}"
+        );
+        assert_eq!(answer["output_log"], "orchestrate://output.log");
+        let whole = serde_json::to_string(&result).unwrap();
+        assert!(
+            whole.len() < 200 * 1024,
+            "the whole result is {} bytes",
+            whole.len()
+        );
+        let log = client
+            .read_resource(ReadResourceRequestParams::new("orchestrate://output.log"))
+            .await
+            .unwrap();
+        let ResourceContents::TextResourceContents { text: log, .. } = &log.contents[0] else {
+            panic!("text")
+        };
+        assert!(
+            log.starts_with("line 0 of a very chatty test run\n"),
+            "{}",
+            &log[..100]
+        );
+        assert!(log.contains("line 29999 of"));
+        client.cancel().await.unwrap();
+    });
 }
