@@ -5,6 +5,7 @@
 
 pub mod guard;
 pub mod hook;
+mod json_edit;
 pub mod run;
 pub mod setup;
 pub mod shell;

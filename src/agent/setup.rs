@@ -101,7 +101,11 @@ pub fn install(kind: Kind, old: Option<&str>, launch: &Launch) -> Result<String,
             if !changed && let Some(old) = old {
                 return Ok(old.to_string());
             }
-            Ok(style.render(&value))
+            // The user's text is kept where nothing changed; written afresh only when it
+            // cannot be (it is empty, say).
+            Ok(old
+                .and_then(|old| super::json_edit::rewrite(old, &value, &style.indent))
+                .unwrap_or_else(|| style.render(&value)))
         }
     }
 }

@@ -184,18 +184,19 @@ pub fn run(session: &Session, args: &InitArgs, ui: &mut Ui) -> Result<Exit, Fail
 fn agent_text(report: &AgentSetupReport, quiet: bool) -> String {
     let mut text = String::new();
     for file in &report.files {
-        let action = match file.action {
-            FileAction::Created => "created",
-            FileAction::Updated => "added git-orchestrate to",
-            FileAction::Unchanged => "unchanged:",
-            FileAction::Restored => "restored",
-            FileAction::Removed => "removed",
-            FileAction::Cleaned => {
-                "took git-orchestrate out of (you changed it since; the rest is kept)"
-            }
+        let (action, after) = match file.action {
+            FileAction::Created => ("created", ""),
+            FileAction::Updated => ("added git-orchestrate to", ""),
+            FileAction::Unchanged => ("unchanged:", ""),
+            FileAction::Restored => ("restored", ""),
+            FileAction::Removed => ("removed", ""),
+            FileAction::Cleaned => (
+                "took git-orchestrate out of",
+                " (you changed it since; the rest is kept)",
+            ),
         };
         text.push_str(&format!(
-            "agent {}: {action} {}
+            "agent {}: {action} {}{after}
 ",
             report.client, file.path
         ));

@@ -64,6 +64,7 @@ pub struct RunSummary {
     /// `max_turns` (10).
     pub outcome: &'static str,
     pub turns: u32,
+    /// The workflow's transitions during the run (a turn may make several).
     pub transitions: u32,
     pub seconds: f64,
     pub state: String,
@@ -102,42 +103,44 @@ pub fn run(
     );
     let mut session_id: Option<String> = None;
     let mut stories: Vec<TurnStory> = Vec::new();
-    let mut transitions = 0;
     let briefing_file = session.store.run_briefing_file();
-    let summary =
-        |outcome: &'static str, turns: u32, transitions: u32, state: String, message: String| {
-            RunSummary {
-                event: "end",
-                outcome,
-                turns,
-                transitions,
-                seconds: started.elapsed().as_secs_f64(),
-                state,
-                run_ref: session.store.run_ref_name(),
-                message,
-            }
+    // The workflow's transitions during the run are those between its tip now and at the end
+    // (those of `get-task` at the start of a turn too).
+    let run_start = session.store.read()?.map(|s| s.tip);
+    let summary = |outcome: &'static str,
+                   turns: u32,
+                   state: String,
+                   message: String|
+     -> Result<RunSummary, EngineError> {
+        let transitions = match session.store.read()?.map(|s| s.tip) {
+            Some(end) => session.store.transitions_between(run_start, end, 100_000)?,
+            None => 0,
         };
+        Ok(RunSummary {
+            event: "end",
+            outcome,
+            turns,
+            transitions,
+            seconds: started.elapsed().as_secs_f64(),
+            state,
+            run_ref: session.store.run_ref_name(),
+            message,
+        })
+    };
     for turn in 1..=options.max_turns {
         session.begin_call();
         let task = super::get_task(session)?;
         let state = task.state.to_string();
         if task.idle {
-            return Ok(summary(
-                "idle",
-                turn - 1,
-                transitions,
-                state,
-                "nothing is left to do".into(),
-            ));
+            return summary("idle", turn - 1, state, "nothing is left to do".into());
         }
         if task.halted {
-            return Ok(summary(
+            return summary(
                 "halted",
                 turn - 1,
-                transitions,
                 state,
                 "the workflow waits for a human (`git orchestrate status` says why)".into(),
-            ));
+            );
         }
         let step = task
             .step
@@ -187,7 +190,6 @@ pub fn run(
         let after = session.store.read()?;
         let progressed = after.as_ref().map(|s| s.tip) != before;
         if progressed {
-            transitions += 1;
             stories.clear();
         }
         let state_after = after
@@ -213,8 +215,8 @@ pub fn run(
                 ("stderr.log", &outcome.stderr),
             ],
             &format!(
-                "turn {turn}: {state} {} -> {state_after} ({})",
-                step.as_deref().unwrap_or(""),
+                "turn {turn}: {state}{} -> {state_after} ({})",
+                step.as_deref().map(|s| format!(" {s}")).unwrap_or_default(),
                 if progressed {
                     "progress"
                 } else {
@@ -274,17 +276,16 @@ pub fn run(
                 last_failure.as_deref(),
             );
             halt_stuck(session, &text, retry.without_progress)?;
-            return Ok(summary(
+            return summary(
                 "stuck",
                 turn,
-                transitions,
                 "HALTED".into(),
                 format!(
                     "the agent made no progress in {} turns; the workflow is HALTED (stuck) with the run's report: \
                      `git orchestrate status`, then `git orchestrate resume --guidance \"…\"`",
                     retry.without_progress
                 ),
-            ));
+            );
         }
     }
     let state = session
@@ -292,16 +293,15 @@ pub fn run(
         .read()?
         .map(|s| s.state.status().to_string())
         .unwrap_or_else(|| "INITIALIZING".into());
-    Ok(summary(
+    summary(
         "max_turns",
         options.max_turns,
-        transitions,
         state,
         format!(
             "stopped after --max-turns {} turns; the workflow is not done",
             options.max_turns
         ),
-    ))
+    )
 }
 
 /// Starts the agent on one turn and waits for it.

@@ -1268,6 +1268,24 @@ impl Store {
         Ok(out)
     }
 
+    /// How many transitions lead from `from` (none: the workflow's start) to `to`, counted
+    /// along first parents; at most `limit`.
+    pub fn transitions_between(
+        &self,
+        from: Option<ObjectId>,
+        to: ObjectId,
+        limit: u32,
+    ) -> Result<u32, StoreError> {
+        let mut count = 0;
+        let mut next = Some(to);
+        while let Some(id) = next.filter(|id| Some(*id) != from && count < limit) {
+            count += 1;
+            let commit = self.repo.find_commit(id).map_err(git_err)?;
+            next = commit.parent_ids().next().map(|p| p.detach());
+        }
+        Ok(count)
+    }
+
     /// True when `refs/heads/<name>` exists.
     pub fn branch_exists(&self, name: &str) -> Result<bool, StoreError> {
         Ok(self

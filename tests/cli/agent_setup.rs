@@ -110,7 +110,10 @@ fn a_file_changed_after_init_keeps_the_users_changes_when_ours_are_removed() {
     );
     repo.run(&["init", "--agent", "claude", "--remove"])
         .expect(0)
-        .says("took git-orchestrate out of");
+        .says(
+            "agent claude: took git-orchestrate out of .claude/settings.json (you changed it \
+             since; the rest is kept)\n",
+        );
     let left: Value = serde_json::from_str(&read(&repo, ".claude/settings.json").unwrap()).unwrap();
     assert_eq!(left, json!({"model": "sonnet"}));
     // The directory init made for them is gone with them when nothing else is in it.
@@ -298,4 +301,34 @@ fn doctor_says_whether_each_wired_client_loads_our_settings_here() {
         found[1].1.contains("marks this project untrusted"),
         "{found:#?}"
     );
+}
+
+/// A user's settings keep their text where git-orchestrate adds nothing: a one-line object
+/// stays on its line; ours come after, in the file's indentation.
+#[test]
+fn init_agent_keeps_the_users_layout() {
+    let repo = TestRepo::new();
+    let mine = "{\n  \"theme\": \"GitHub\",\n  \"security\": {\"auth\": {\"selectedType\": \"gemini-api-key\"}}\n}\n";
+    repo.write(".gemini/settings.json", mine);
+    repo.run(&["init", "--agent", "gemini"]).expect(0);
+    let text = read(&repo, ".gemini/settings.json").unwrap();
+    assert!(
+        text.starts_with(
+            "{\n  \"theme\": \"GitHub\",\n  \"security\": {\"auth\": {\"selectedType\": \"gemini-api-key\"}},\n  \"hooks\": {\n    \"SessionStart\": [\n      {\n"
+        ),
+        "{text}"
+    );
+    assert!(text.ends_with("\n  }\n}\n"), "{text}");
+    let value: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        value["security"],
+        json!({"auth": {"selectedType": "gemini-api-key"}})
+    );
+    assert_eq!(
+        value["mcpServers"]["orchestrate"]["command"],
+        "git-orchestrate"
+    );
+    repo.run(&["init", "--agent", "gemini", "--remove"])
+        .expect(0);
+    assert_eq!(read(&repo, ".gemini/settings.json").unwrap(), mine);
 }

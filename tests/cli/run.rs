@@ -86,6 +86,15 @@ fn a_scripted_agent_works_a_plan_end_to_end_and_the_run_ends_when_nothing_is_lef
     assert_eq!(end["event"], "end");
     assert_eq!(end["outcome"], "idle");
     assert_eq!(end["turns"], 6);
+    // Every transition of the run, not the turns that made one.
+    let made = repo.git(&[
+        "rev-list",
+        "--count",
+        "--first-parent",
+        "refs/orchestrator/workflows/main",
+    ]);
+    assert_eq!(end["transitions"].to_string(), made.trim());
+    assert!(end["transitions"].as_u64().unwrap() > 6, "{end}");
     assert_eq!(
         repo.run(&["get-task", "--json"]).expect(0).json()["idle"],
         true
@@ -97,6 +106,12 @@ fn a_scripted_agent_works_a_plan_end_to_end_and_the_run_ends_when_nothing_is_lef
     // Each turn is kept: its briefing and what the agent printed.
     let turns = repo.git(&["log", "--format=%s", "refs/orchestrator/runs/main"]);
     assert_eq!(turns.lines().count(), 6, "{turns}");
+    // A turn with no step names none (and no double space).
+    assert_eq!(
+        repo.git(&["log", "-1", "--format=%s", "refs/orchestrator/runs/main~5"])
+            .trim(),
+        "turn 1: INITIALIZING -> CREATING_BRANCH (progress)"
+    );
     let said = repo.git(&["show", "refs/orchestrator/runs/main~5:stdout.log"]);
     assert!(said.starts_with("turn 1, session fresh"), "{said}");
     assert!(
