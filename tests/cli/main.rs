@@ -20,6 +20,7 @@ mod lifecycle;
 mod managers;
 mod mcp;
 mod oracle;
+mod package;
 mod race;
 mod review;
 mod run;
