@@ -56,6 +56,15 @@ pub fn files(client: Client) -> Vec<AgentFile> {
     }
 }
 
+/// Every client's project files `init --agent` manages, from the top of the working tree.
+pub fn managed_paths() -> Vec<String> {
+    [Client::Claude, Client::Codex, Client::Gemini]
+        .into_iter()
+        .flat_map(files)
+        .map(|file| file.path.to_string())
+        .collect()
+}
+
 /// The name the MCP server is registered under.
 pub const SERVER_NAME: &str = "orchestrate";
 /// What marks a hook command as ours.

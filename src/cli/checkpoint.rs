@@ -77,6 +77,12 @@ pub(super) fn render_text(report: &CheckpointReport, quiet: bool) -> String {
             report.ignore_suggestions.join(" ")
         ));
     }
+    if !report.left_out.is_empty() {
+        text.push_str(&format!(
+            "left out: {} (agent settings of `init --agent`: commit them on the main branch, not in a PR)\n",
+            report.left_out.join(", ")
+        ));
+    }
     if !quiet {
         text.push_str("next: run `git orchestrate get-task`\n");
     }

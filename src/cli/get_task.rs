@@ -8,7 +8,8 @@ use crate::engine::{self, Session};
 /// Print what to do now: the briefing for the current state.
 ///
 /// May act first, as the orchestrator's own steps require: create the PR branch, record a
-/// checkpoint commit, drop a stale plan. Exits 10 while the workflow waits for a human.
+/// checkpoint commit, drop a stale plan. Exits 10 while the workflow waits for a human, and
+/// 4 when the PR branch could not be created (the briefing says why).
 #[derive(Debug, Args)]
 pub struct GetTaskArgs {}
 
@@ -21,6 +22,9 @@ pub fn run(session: &Session, _args: &GetTaskArgs, ui: &mut Ui) -> Result<Exit, 
     }
     Ok(if report.halted {
         Exit::Halted
+    } else if report.branch_blocked.is_some() {
+        // The briefing says why and what to do; the exit says it did not get far.
+        Exit::NotAllowed
     } else {
         Exit::Success
     })

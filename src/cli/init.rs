@@ -230,8 +230,8 @@ fn agent_text(report: &AgentSetupReport, quiet: bool) -> String {
     };
     text.push_str(&format!(
         "{check}
-next: commit these files if the whole team's agents should use them; the agent starts with \
-         `get_task`
+next: commit these files on the main branch (checkpoints leave them out of PRs); the agent starts \
+         with `get_task`
 "
     ));
     text

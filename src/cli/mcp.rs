@@ -316,9 +316,10 @@ fn call(session: &Session, name: &str, args: &Map<String, Value>) -> CallToolRes
     let outcome = match name {
         GET_TASK => no_arguments(args).and_then(|()| {
             let report = engine::get_task(session).map_err(refused)?;
-            let halted = report.halted;
+            // A halt and a branch that could not be created are exits 10 and 4: errors.
+            let stopped = report.halted || report.branch_blocked.is_some();
             let text = report.briefing.clone();
-            Ok(Answer::new(text, &report).error_if(halted))
+            Ok(Answer::new(text, &report).error_if(stopped))
         }),
         SUBMIT_WORK => submit_kind(args).and_then(|(summary, kind)| {
             let report = engine::submit(session, &summary, &kind).map_err(refused)?;

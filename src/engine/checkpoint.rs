@@ -28,6 +28,9 @@ pub struct CheckpointReport {
     /// `.gitignore` lines for those of them that look like build output.
     #[serde(rename = "gitignore_suggestions")]
     pub ignore_suggestions: Vec<String>,
+    /// Agent-client settings that `init --agent` manages, changed or new, and left out of
+    /// the commit: they are the user's, committed on main.
+    pub left_out: Vec<String>,
 }
 
 const GET_TASK: &str = "Run `git orchestrate get-task` for the current instruction.";
@@ -150,7 +153,13 @@ pub fn checkpoint(
         body.map(|b| format!("{b}\n\n")).unwrap_or_default(),
         step.map_or_else(|| "manual".to_string(), |s| s.to_string())
     );
-    let untracked = session.git.untracked_files()?;
+    let left_out = session.git.left_out_changes()?;
+    let untracked: Vec<String> = session
+        .git
+        .untracked_files()?
+        .into_iter()
+        .filter(|file| !left_out.contains(file))
+        .collect();
     session.git.add_all()?;
     let staged = session.git.write_tree()?;
     if staged != tree {
@@ -220,6 +229,7 @@ pub fn checkpoint(
         step,
         untracked_added: untracked,
         ignore_suggestions,
+        left_out,
         without_commit: None,
         new_commit: true,
         preflight: (!cached).then(|| PreflightRecord {
@@ -284,6 +294,7 @@ fn record_without_commit(
         step,
         untracked_added: Vec::new(),
         ignore_suggestions: Vec::new(),
+        left_out: Vec::new(),
         without_commit: Some(how),
         new_commit: false,
         preflight: None,

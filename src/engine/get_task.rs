@@ -30,6 +30,9 @@ pub struct GetTaskReport {
     /// The workflow waits for a human: `get-task` exits 10.
     #[serde(skip)]
     pub halted: bool,
+    /// Why the PR branch could not be created (the briefing says it too): `get-task` exits 4.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub branch_blocked: Option<String>,
 }
 
 /// The briefing and the state it was made for.
@@ -38,6 +41,7 @@ pub(super) struct TaskReport {
     pub briefing: Briefing,
     pub halted: bool,
     pub idle: bool,
+    pub branch_blocked: Option<String>,
 }
 
 impl TaskReport {
@@ -52,6 +56,7 @@ impl TaskReport {
             idle: self.idle,
             briefing: self.briefing.text,
             halted: self.halted,
+            branch_blocked: self.branch_blocked,
         }
     }
 }
@@ -69,6 +74,7 @@ fn attempt(session: &Session) -> Result<TaskReport, EngineError> {
     let mut done = Vec::new();
     let mut notes = Vec::new();
     let mut guidance = None;
+    let mut blocked = None;
     let mut snap = session.read_or_create()?;
     for _ in 0..MAX_STEPS {
         let event = match workflow::get_task_step(&snap.state, snap.summary.as_ref()) {
@@ -182,6 +188,9 @@ fn attempt(session: &Session) -> Result<TaskReport, EngineError> {
                 event
             }
         };
+        if let Event::BranchBlocked { reason } = &event {
+            blocked = Some(reason.clone());
+        }
         if workflow::already_recorded(&snap.state, &event) {
             break;
         }
@@ -192,7 +201,9 @@ fn attempt(session: &Session) -> Result<TaskReport, EngineError> {
             break;
         }
     }
-    report(session, snap, &done, notes, guidance.as_deref())
+    let mut report = report(session, snap, &done, notes, guidance.as_deref())?;
+    report.branch_blocked = blocked;
+    Ok(report)
 }
 
 /// Why a checkpoint commit made outside `git orchestrate checkpoint` does not count. It
@@ -266,6 +277,7 @@ fn report(
         briefing,
         halted,
         idle,
+        branch_blocked: None,
     })
 }
 
@@ -384,13 +396,35 @@ fn prepare_branch(
 /// listed; `risk` completes the first sentence. `None` when it is clean.
 fn dirty(session: &Session, risk: &str) -> Result<Option<String>, EngineError> {
     let changes = session.git.tracked_changes()?;
-    Ok((!changes.trim().is_empty()).then(|| {
-        format!(
-            "the working tree has uncommitted changes to tracked files{risk}:\n{}\nCommit them, or put \
-             them aside with `git stash`.",
-            changes.trim_end()
-        )
-    }))
+    if changes.trim().is_empty() {
+        return Ok(None);
+    }
+    let mut text = format!(
+        "the working tree has uncommitted changes to tracked files{risk}:\n{}\nCommit them, or put \
+         them aside with `git stash`.",
+        changes.trim_end()
+    );
+    // The agent clients' settings `init --agent` changed belong on main, committed by their
+    // user: named, with the command.
+    let settings: Vec<String> = session
+        .git
+        .left_out_changes()?
+        .into_iter()
+        .filter(|file| changes.lines().any(|l| l.get(3..) == Some(file.as_str())))
+        .collect();
+    if !settings.is_empty() {
+        let quoted: Vec<String> = settings
+            .iter()
+            .map(|f| crate::workflow::briefing::shell_quote(f))
+            .collect();
+        text.push_str(&format!(
+            " Among them are the agent settings of `git orchestrate init --agent` ({}): commit them on \
+             the main branch, e.g. `git add {} && git commit -m \"Wire the agent clients to git-orchestrate\"`.",
+            settings.join(", "),
+            quoted.join(" ")
+        ));
+    }
+    Ok(Some(text))
 }
 
 /// Runs code review round `round` on the PR branch: the diff from where it left main to its

@@ -213,7 +213,10 @@ impl Session {
         let store = Store::discover_selected(dir, workflow)?;
         let program =
             crate::exec::env::find_git_for(&[store.workdir(), store.git_dir(), store.common_dir()]);
-        let git = Git::with_program(store.workdir(), program);
+        // The agent clients' settings are the user's, wired by `init --agent`: never part of
+        // the agent's work, so never swept into a checkpoint.
+        let git = Git::with_program(store.workdir(), program)
+            .leaving_out(crate::agent::setup::managed_paths());
         Ok(Session {
             store,
             git,

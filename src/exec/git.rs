@@ -34,6 +34,9 @@ pub struct Git {
     workdir: PathBuf,
     /// The `git` program, by absolute path (docs/integrity.md, "Hermetic verification").
     program: PathBuf,
+    /// Files (from the top of the working tree) that are never part of the agent's work:
+    /// [`Git::add_all`] and [`Git::worktree_tree`] leave them as the index has them.
+    left_out: Vec<String>,
 }
 
 impl Git {
@@ -42,7 +45,11 @@ impl Git {
     pub fn new(workdir: impl Into<PathBuf>) -> Self {
         let workdir = workdir.into();
         let program = super::env::find_git_for(&[&workdir]);
-        Git { workdir, program }
+        Git {
+            workdir,
+            program,
+            left_out: Vec::new(),
+        }
     }
 
     /// git in `workdir`, running `program`.
@@ -50,7 +57,55 @@ impl Git {
         Git {
             workdir: workdir.into(),
             program: program.into(),
+            left_out: Vec::new(),
         }
+    }
+
+    /// This git, leaving `paths` out of the agent's work ([`Git::add_all`],
+    /// [`Git::worktree_tree`]).
+    pub fn leaving_out(mut self, paths: impl IntoIterator<Item = String>) -> Self {
+        self.left_out = paths.into_iter().collect();
+        self
+    }
+
+    /// `add --all` for the whole working tree, the files left out excepted.
+    fn add_all_args(&self) -> Vec<String> {
+        let mut args: Vec<String> = ["add", "--all", "--", ":/"].map(String::from).to_vec();
+        args.extend(
+            self.left_out
+                .iter()
+                .map(|path| format!(":(top,literal,exclude){path}")),
+        );
+        args
+    }
+
+    /// Which of the files left out differ from HEAD in the working tree (changed, or new and
+    /// not ignored): what a checkpoint leaves out.
+    pub fn left_out_changes(&self) -> Result<Vec<String>, GitError> {
+        if self.left_out.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut args: Vec<String> = [
+            "--no-optional-locks",
+            "status",
+            "--porcelain",
+            "-z",
+            "--untracked-files=all",
+            "--no-renames",
+            "--",
+        ]
+        .map(String::from)
+        .to_vec();
+        args.extend(
+            self.left_out
+                .iter()
+                .map(|path| format!(":(top,literal){path}")),
+        );
+        let listing = self.run(args)?;
+        Ok(paths(&listing)
+            .into_iter()
+            .map(|entry| entry.get(3..).unwrap_or_default().to_string())
+            .collect())
     }
 
     /// The `git` program every command runs.
@@ -131,7 +186,8 @@ impl Git {
 
     /// Files whose working-tree state is not what the index (`GIT_INDEX_FILE`, when git set
     /// it for a hook) holds: tracked files changed since they were staged, and untracked
-    /// files that are not ignored. One `git status`, both at once.
+    /// files that are not ignored, the files left out excepted. One `git status`, both at
+    /// once.
     pub fn unstaged_files(&self) -> Result<Vec<String>, GitError> {
         // A hook runs while git holds the index lock: status must not try to refresh it.
         let listing = self.run([
@@ -149,6 +205,8 @@ impl Git {
                 entry.starts_with("??") || !matches!(worktree, Some(b' ') | None)
             })
             .map(|entry| entry.get(3..).unwrap_or_default().to_string())
+            // The files left out are never part of a commit of the agent's work.
+            .filter(|path| !self.left_out.contains(path))
             .collect())
     }
 
@@ -172,7 +230,7 @@ impl Git {
     }
 
     pub fn add_all(&self) -> Result<(), GitError> {
-        self.run(["add", "--all"]).map(drop)
+        self.run(self.add_all_args()).map(drop)
     }
 
     /// The tree of the index, as `git write-tree` writes it. It takes the index's lock; a hook
@@ -192,8 +250,9 @@ impl Git {
         }
     }
 
-    /// The tree `git add --all && git write-tree` would produce, computed in a scratch copy of
-    /// the index so the user's staging area is left alone.
+    /// The tree `git add --all && git write-tree` would produce (the files left out as the
+    /// index has them), computed in a scratch copy of the index so the user's staging area is
+    /// left alone.
     pub fn worktree_tree(&self, index: &Path) -> Result<String, GitError> {
         // Beside the index, inside the git directory: a command killed mid-way leaves its
         // copy where the next one clears it, not in the system's temp dir.
@@ -222,7 +281,7 @@ impl Git {
             std::fs::remove_file(scratch.path())
                 .map_err(|e| io_error("prepare a scratch index", e))?;
         }
-        self.run_with_index(scratch.path(), ["add", "--all"])?;
+        self.run_with_index(scratch.path(), self.add_all_args())?;
         let tree = self.run_with_index(scratch.path(), ["write-tree"])?;
         Ok(tree.trim().to_string())
     }

@@ -399,7 +399,12 @@ fn claude_code_works_a_step_through_mcp_and_the_hooks_keep_it_honest() {
             .contains("sneaky")
     );
     let subject = repo.git(&["log", "-1", "--format=%s"]);
-    assert_eq!(subject.trim(), "checkpoint: 1.2 create add.sh");
+    assert_eq!(
+        subject.trim(),
+        "checkpoint: 1.2 create add.sh",
+        "{:?}",
+        model.tool_result(10)
+    );
     let events: Vec<String> = repo.run(&["log", "--json"]).expect(0).json()["entries"]
         .as_array()
         .unwrap()

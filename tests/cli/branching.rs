@@ -10,7 +10,7 @@ fn a_dirty_tree_blocks_the_branch_and_says_why_until_it_is_clean() {
     let repo = TestRepo::new();
     repo.submit_plan(PLAN).expect(0);
     repo.write("run_tests.sh", "echo edited\n");
-    let out = repo.run(&["get-task"]).expect(0).stdout.clone();
+    let out = repo.run(&["get-task"]).expect(4).stdout.clone();
     assert_eq!(
         out,
         "git-orchestrate · workflow main · CREATING_BRANCH
@@ -33,8 +33,15 @@ the orchestrator's state. Whenever you are unsure what to do, run `git orchestra
     assert_eq!(repo.git(&["branch", "--show-current"]).trim(), "main");
     // Asking again records nothing new: the reason is the same.
     let len = repo.history_len();
-    repo.run(&["get-task"]).expect(0);
+    let again = repo.run(&["--json", "get-task"]).expect(4).json();
     assert_eq!(repo.history_len(), len);
+    assert!(
+        again["branch_blocked"]
+            .as_str()
+            .unwrap()
+            .starts_with("the working tree has uncommitted changes to tracked files"),
+        "{again}"
+    );
 
     repo.git(&["stash", "--quiet"]);
     let out = repo.run(&["get-task"]).expect(0).stdout.clone();
@@ -149,7 +156,7 @@ fn with_a_configured_remote_main_is_pulled_before_branching() {
 fn a_failing_pull_blocks_the_branch_with_gits_own_words() {
     let repo = TestRepo::with_config(&format!("remote = \"nowhere\"\n{CONFIG}"));
     repo.submit_plan(PLAN).expect(0);
-    let out = repo.run(&["get-task"]).expect(0).stdout.clone();
+    let out = repo.run(&["get-task"]).expect(4).stdout.clone();
     assert!(out.contains("The PR branch feat/add-numbers could not be created:\n  `git pull --quiet --ff-only nowhere main` failed (exit 1):"), "{out}");
     assert_eq!(repo.status(), "CREATING_BRANCH");
 }

@@ -393,3 +393,71 @@ fn without_gates_no_tree_counts_as_verified_and_a_hand_made_checkpoint_is_record
     );
     assert_eq!(repo.state()["last_commit_hash"], head.as_str());
 }
+
+/// The agent clients' settings `init --agent` wrote (new, or changed since main) are the
+/// user's: a checkpoint leaves them out, says so, and the hooks and the verified tree do
+/// too; at CREATING_BRANCH, a changed one is named with the command that commits it on main.
+#[test]
+fn a_checkpoint_leaves_the_agent_clients_settings_out() {
+    let repo = TestRepo::at_green_step();
+    for client in ["claude", "codex", "gemini"] {
+        repo.run(&["init", "--agent", client]).expect(0);
+    }
+    repo.submit_test(RED, Some("PASS")).expect(0);
+    let out = repo.run(&["checkpoint"]).expect(0).stdout.clone();
+    assert!(
+        out.contains(
+            "left out: .claude/settings.json, .codex/config.toml, .codex/hooks.json, \
+             .gemini/settings.json, .mcp.json (agent settings of `init --agent`: commit them on \
+             the main branch, not in a PR)\n"
+        ),
+        "{out}"
+    );
+    let committed = repo.git(&["show", "--name-only", "--format=", "HEAD"]);
+    assert_eq!(committed.trim(), "add.sh", "{committed}");
+    // Left as they were: untracked, in the working tree.
+    let untracked = repo.git(&["ls-files", "--others", "--exclude-standard"]);
+    for file in [
+        ".claude/settings.json",
+        ".mcp.json",
+        ".codex/hooks.json",
+        ".gemini/settings.json",
+    ] {
+        assert!(untracked.lines().any(|l| l == file), "{file}: {untracked}");
+    }
+    let json = repo.run(&["--json", "status"]).expect(0).json();
+    assert_eq!(json["state"], "EXECUTING_TDD", "{json}");
+
+    // A human's `git commit` of the same kind passes the commit-msg hook's check too.
+    let repo = TestRepo::at_green_step();
+    repo.run(&["init", "--agent", "claude"]).expect(0);
+    repo.submit_test(RED, Some("PASS")).expect(0);
+    repo.git(&["add", "add.sh"]);
+    repo.git(&["commit", "--quiet", "-m", "checkpoint: add works"]);
+    assert_eq!(
+        repo.git(&["log", "-1", "--format=%s"]).trim(),
+        "checkpoint: add works"
+    );
+}
+
+#[test]
+fn a_changed_settings_file_at_creating_branch_is_named_with_the_command() {
+    let repo = TestRepo::new();
+    repo.run(&["init", "--agent", "claude"]).expect(0);
+    repo.git(&["add", ".claude/settings.json", ".mcp.json"]);
+    repo.git(&["commit", "--quiet", "-m", "wire claude"]);
+    // The user changes a committed one (another workflow's wiring, say).
+    repo.run(&["--workflow", "other", "init", "--agent", "claude"])
+        .expect(0);
+    repo.submit_plan(PLAN).expect(0);
+    let out = repo.run(&["get-task"]).expect(4).stdout.clone();
+    assert!(
+        out.contains(
+            "Among them are the agent settings of `git orchestrate init --agent` \
+             (.claude/settings.json, .mcp.json): commit them on the main branch, e.g. `git add \
+             .claude/settings.json .mcp.json && git commit -m \"Wire the agent clients to \
+             git-orchestrate\"`."
+        ),
+        "{out}"
+    );
+}

@@ -282,7 +282,8 @@ fn reports_keep_their_documented_keys_in_order() {
             "new_commit",
             "recorded_without_commit",
             "untracked_added",
-            "gitignore_suggestions"
+            "gitignore_suggestions",
+            "left_out"
         ]
     );
     assert_eq!(
