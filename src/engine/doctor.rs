@@ -170,6 +170,11 @@ fn checks(session: &Session) -> Result<Vec<Check>, EngineError> {
                 loaded.config.review.policy().command.as_deref(),
                 session.store.workdir(),
             ));
+            checks.extend(master_plan(
+                session,
+                state.as_ref(),
+                &loaded.config.master_plan,
+            ));
         }
         Err(e) => checks.push(check(
             "config",
@@ -318,6 +323,30 @@ fn agents(session: &Session, checks: &mut Vec<Check>) {
             }
         });
     }
+}
+
+/// The master plan every PR is planned from, on the main branch: a plan naming one that is
+/// not there is refused.
+fn master_plan(
+    session: &Session,
+    state: Option<&crate::workflow::State>,
+    path: &str,
+) -> Option<Check> {
+    let main = session.main_branch(state).ok()?;
+    Some(match session.master_plan_blob(&main, path).ok()? {
+        Some(_) => check("master plan", Level::Ok, format!("{path} on {main}"), None),
+        None => check(
+            "master plan",
+            Level::Error,
+            format!(
+                "{path} is not on the main branch {main}: agents are told to plan from it, and a plan \
+                 naming it is refused"
+            ),
+            Some(format!(
+                "create {path} with a `## PR 1: <title>` heading for each pull request, and commit it on {main}"
+            )),
+        ),
+    })
 }
 
 /// The git on PATH is one git-orchestrate is tested with: an older one fails in the middle

@@ -87,6 +87,20 @@ pub fn init(
             hint: "Pass the name of the branch PRs start from and merge into, e.g. --main-branch main.".into(),
         }));
     }
+    // PR branches start from the main branch: with no commit there is nothing to start
+    // from, and the configuration could not be committed on main either.
+    if session.store.head_commit()?.is_none() && !session.store.has_any_branch()? {
+        return Err(EngineError::Rejected(Rejection {
+            kind: RejectionKind::WrongState,
+            state: Status::Initializing,
+            message: "this repository has no commit yet: git-orchestrate starts every PR branch from the main \
+                      branch, so it needs a first commit; nothing was changed"
+                .into(),
+            hint: "Make the first commit (for example `git commit --allow-empty -m \"Initial commit\"`, or \
+                   commit your project), then run `git orchestrate init` again."
+                .into(),
+        }));
+    }
     let path = session.store.workdir().join(config::FILE_NAME);
     let existing = session.read_working_tree_config()?;
     let snapshot = session.store.read()?;

@@ -144,11 +144,9 @@ fn attempt(
             Some(snap) => snap,
             None => {
                 // A plan that is not accepted leaves nothing behind, not even a new workflow.
-                let (plan, _) = parse_first(
-                    bytes,
-                    &session.load_config(None)?.config,
-                    Status::Initializing,
-                )?;
+                let config = session.load_config(None)?.config;
+                let (plan, _) = parse_first(bytes, &config, Status::Initializing)?;
+                master_plan_exists(session, None, &config, Status::Initializing)?;
                 let branch = free_branch_name(session, &plan.pr_title)?;
                 check_branch_free(session, &branch, Status::Initializing)?;
                 session.read_or_create()?
@@ -169,6 +167,7 @@ fn attempt(
     let event = match (accepted, kind) {
         (Accepted::Plan, SubmitKind::Plan(bytes)) => {
             let (plan, claimed_done) = parse_first(bytes, &config, snap.state.status())?;
+            master_plan_exists(session, Some(&snap.state), &config, snap.state.status())?;
             if claimed_done > 0 {
                 notes.push(Notice::PlanStatusesIgnored { claimed_done }.to_string());
             }
@@ -547,6 +546,34 @@ fn check_no_pr_left(
         "Plan the first of them (`git orchestrate get-task` shows how); --no-pr-left is for when every PR \
          of the master plan is marked [DONE].",
     ))
+}
+
+/// A plan comes from the master plan on the main branch: one that is not there is named,
+/// with what to create, and nothing is written.
+fn master_plan_exists(
+    session: &Session,
+    state: Option<&State>,
+    config: &Config,
+    status: Status,
+) -> Result<(), EngineError> {
+    let main = session.main_branch(state)?;
+    if session
+        .master_plan_blob(&main, &config.master_plan)?
+        .is_some()
+    {
+        return Ok(());
+    }
+    Err(EngineError::InvalidPlan {
+        state: status,
+        problems: vec![crate::workflow::plan::Problem {
+            path: "masterPlanPath".into(),
+            message: format!(
+                "the master plan {} is not on the main branch {main}: create it there (a `## PR 1: <title>` \
+                 heading for each pull request) and commit it, then submit the plan again",
+                config.master_plan
+            ),
+        }],
+    })
 }
 
 /// A submitted plan, valid and naming the configured master plan; every problem otherwise.

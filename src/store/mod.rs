@@ -59,7 +59,9 @@ use crate::{FALLBACK_EMAIL, FALLBACK_NAME};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    #[error("not a git repository (or any parent up to the filesystem root): {0}")]
+    /// No repository holds the directory, or the one found cannot be opened: the whole
+    /// message, said once.
+    #[error("{0}")]
     NotARepository(String),
     #[error("the repository has no working tree; git orchestrate needs one to run tests in")]
     Bare,
@@ -377,7 +379,18 @@ fn open_without_replacements(dir: &Path) -> Result<gix::Repository, StoreError> 
         trust,
     )
     .map(gix::Repository::from)
-    .map_err(|e| StoreError::NotARepository(e.to_string()))
+    .map_err(|e| {
+        let text = e.to_string();
+        // gix's own words for "none found" say what ours would: said once, in ours.
+        StoreError::NotARepository(if text.starts_with("Could not find a git repository") {
+            format!(
+                "not a git repository: neither {} nor any directory above it is in one",
+                dir.display()
+            )
+        } else {
+            format!("cannot open the git repository: {text}")
+        })
+    })
 }
 
 impl Store {
@@ -1284,6 +1297,13 @@ impl Store {
             next = commit.parent_ids().next().map(|p| p.detach());
         }
         Ok(count)
+    }
+
+    /// True when any branch exists (a repository with no commit has none).
+    pub fn has_any_branch(&self) -> Result<bool, StoreError> {
+        let refs = self.repo.references().map_err(git_err)?;
+        let mut branches = refs.local_branches().map_err(git_err)?;
+        Ok(branches.next().is_some())
     }
 
     /// True when `refs/heads/<name>` exists.

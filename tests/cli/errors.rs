@@ -309,8 +309,19 @@ fn outside_a_repository_the_exit_code_is_5() {
     let repo = TestRepo::new();
     let out = repo.run_in(dir.path(), &["status"]);
     out.expect(5);
+    // Said once, whole.
+    let real = dir.path().canonicalize().unwrap();
     assert!(
-        out.stderr.starts_with("error: not a git repository"),
+        out.stderr.starts_with(&format!(
+            "error: not a git repository: neither {} nor any directory above it is in one
+             hint: Run git orchestrate inside a git repository with a working tree.
+",
+            real.display()
+        )) || out.stderr.starts_with(&format!(
+            "error: not a git repository: neither {} nor any directory above it is in one
+",
+            dir.path().display()
+        )),
         "{}",
         out.stderr
     );
@@ -403,4 +414,60 @@ fn a_corrupt_state_is_a_clear_error_not_a_guess() {
         Some(commit.trim()),
         "nothing was written over it"
     );
+}
+
+/// What a new team meets first: each a clear error naming what to create, and nothing
+/// written.
+#[test]
+fn a_missing_first_commit_or_master_plan_is_named_with_what_to_create() {
+    // No commit at all: init refuses, and writes nothing.
+    let repo = TestRepo::empty();
+    let out = repo.run(&["init"]);
+    out.expect(4);
+    assert!(
+        out.stderr.starts_with(
+            "error: this repository has no commit yet: git-orchestrate starts every PR branch \
+             from the main branch, so it needs a first commit; nothing was changed\n\
+             hint: Make the first commit (for example `git commit --allow-empty -m \"Initial \
+             commit\"`, or commit your project), then run `git orchestrate init` again.\n"
+        ),
+        "{}",
+        out.stderr
+    );
+    assert!(!repo.path.join(".orchestrate.toml").exists());
+    let (_, refs) = repo.git_try(&["for-each-ref", "refs/orchestrator"]);
+    assert_eq!(refs, "");
+
+    // The master plan is not on main: doctor says so, and a plan naming it is refused.
+    let repo = TestRepo::new();
+    repo.git(&["rm", "--quiet", "docs/plan.md"]);
+    repo.git(&["commit", "--quiet", "-m", "no plan"]);
+    let doctor = repo.run(&["--json", "doctor"]);
+    doctor.expect(1);
+    let checks = doctor.json()["checks"].clone();
+    let check = checks
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["check"] == "master plan")
+        .unwrap()
+        .clone();
+    assert_eq!(check["level"], "error");
+    assert_eq!(
+        check["fix"],
+        "create docs/plan.md with a `## PR 1: <title>` heading for each pull request, and commit it on main"
+    );
+    let out = repo.submit_plan(PLAN);
+    out.expect(2);
+    assert!(
+        out.stderr.contains(
+            "  - masterPlanPath: the master plan docs/plan.md is not on the main branch main: create \
+             it there (a `## PR 1: <title>` heading for each pull request) and commit it, then submit \
+             the plan again\n"
+        ),
+        "{}",
+        out.stderr
+    );
+    let (_, refs) = repo.git_try(&["for-each-ref", "refs/orchestrator"]);
+    assert_eq!(refs, "", "nothing written, not even a workflow");
 }

@@ -31,4 +31,11 @@ fn the_package_is_mit_or_apache_and_carries_both_licences() {
     let changelog = std::fs::read_to_string(root.join("CHANGELOG.md")).unwrap();
     assert!(changelog.starts_with("# Changelog\n"), "{changelog}");
     assert!(changelog.contains("## [Unreleased]"), "{changelog}");
+    // Nothing a tool left behind at the top (a hook manager's sample configuration, say).
+    let tracked = std::process::Command::new("git")
+        .args(["ls-files", "--", "lefthook.yml", ".lefthook.yml"])
+        .current_dir(root)
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&tracked.stdout), "");
 }
