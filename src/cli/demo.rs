@@ -34,8 +34,25 @@ pub fn run(args: &DemoArgs, ui: &mut Ui) -> Result<Exit, Failure> {
     let mut stdout = std::io::stdout().lock();
     let narration: Option<&mut dyn std::io::Write> = if ui.json { None } else { Some(&mut stdout) };
     let report = demo::run(&options, narration).map_err(failure)?;
+    drop(stdout);
+    // The demo is the README's first step after `cargo install`: it puts the manual page
+    // where `man` (and so `git orchestrate --help`) finds it, and says where.
+    let installed = super::man::default_dir()
+        .ok_or_else(|| "cannot tell where this program is".to_string())
+        .and_then(|dir| super::man::install(&dir).map_err(|e| format!("{}: {e}", dir.display())));
     if ui.json {
         ui.json_object(serde_json::to_value(&report).map_err(std::io::Error::other)?)?;
+    } else {
+        ui.text(&match installed {
+            Ok(path) => format!(
+                "\nThe manual page is installed: {} (`git orchestrate --help` opens it).\n",
+                path.display()
+            ),
+            Err(e) => format!(
+                "\nThe manual page could not be installed ({e}); `git orchestrate man --install --dir DIR` \
+                 puts it into DIR/man1.\n"
+            ),
+        })?;
     }
     Ok(Exit::Success)
 }

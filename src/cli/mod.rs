@@ -5,6 +5,7 @@ mod agent_hook;
 mod approve;
 mod audit;
 mod checkpoint;
+mod completions;
 mod demo;
 mod doctor;
 mod error;
@@ -13,6 +14,7 @@ mod get_task;
 mod hooks;
 mod init;
 mod log;
+mod man;
 mod mcp;
 mod plan;
 mod reject;
@@ -119,6 +121,10 @@ pub enum Command {
     Mcp(mcp::McpArgs),
     /// Let an agent work unattended: brief it, let it work, repeat until done or a human is needed
     Run(run::RunArgs),
+    /// Print a shell completion script for git orchestrate
+    Completions(completions::CompletionsArgs),
+    /// Print the manual page (roff), or install it where `man` finds it
+    Man(man::ManArgs),
 }
 
 /// The binary's entry point: parses, runs, maps the outcome to an exit code.
@@ -267,6 +273,8 @@ pub fn run(cli: &Cli, ui: &mut Ui) -> Result<Exit, Failure> {
         Command::AgentHook(args) => agent_hook::run(cli.workflow.as_deref(), args),
         Command::Mcp(args) => mcp::run(cli.workflow.as_deref(), args),
         Command::Run(args) => run::run(&open()?, args, ui),
+        Command::Completions(args) => completions::run(args, ui),
+        Command::Man(args) => man::run(args, ui),
     }
 }
 
@@ -343,120 +351,52 @@ mod tests {
         );
     }
 
-    /// Roff as the man page writes it, as plain text: `\fBplan show\fR` → `plan show`.
-    fn plain(roff: &str) -> String {
-        roff.replace("\\fB", "")
-            .replace("\\fR", "")
-            .replace("\\fI", "")
-            .replace("\\-", "-")
-            .trim_start_matches(".BI ")
-            .trim_start_matches(".BR ")
-            .trim_start_matches(".B ")
-            .to_string()
-    }
-
-    /// The man page is written by hand, and checked against the clap definitions here: every
-    /// command is in its synopsis and has an entry under COMMANDS naming each of its options,
-    /// every entry is a command, and every global option is described.
+    /// The page in docs/ is the one `git orchestrate man` prints: regenerate it with
+    /// `cargo run -q -- man > docs/git-orchestrate.1` when a command's help changes.
     #[test]
-    fn the_man_page_matches_the_command_line() {
-        let page = include_str!("../../docs/git-orchestrate.1");
-        let section = |name: &str| {
-            let start = page
-                .find(&format!(".SH {name}\n"))
-                .unwrap_or_else(|| panic!("section {name}"));
-            let rest = &page[start + 5 + name.len()..];
-            rest[..rest.find("\n.SH ").unwrap_or(rest.len())].to_string()
-        };
-        // The entries of COMMANDS: a `.TP` outside `.RS`/`.RE`, its header line, its text.
-        let mut entries: Vec<(String, String)> = Vec::new();
-        let mut depth = 0;
-        let mut lines = section("COMMANDS")
-            .lines()
-            .map(str::to_string)
-            .collect::<Vec<_>>();
-        lines.push(".TP".into());
-        let mut current: Option<(String, String)> = None;
-        let mut i = 0;
-        while i < lines.len() {
-            let line = &lines[i];
-            match line.as_str() {
-                ".RS" => depth += 1,
-                ".RE" => depth -= 1,
-                ".TP" if depth == 0 => {
-                    entries.extend(current.take());
-                    if let Some(header) = lines.get(i + 1) {
-                        let name: Vec<&str> = Vec::new();
-                        let text = plain(header);
-                        let mut name = name;
-                        for word in text.split_whitespace() {
-                            if word.starts_with(['-', '[', '(']) || word.contains('|') {
-                                break;
-                            }
-                            name.push(word);
-                        }
-                        current = Some((name.join(" "), String::new()));
-                    }
-                }
-                _ => {}
-            }
-            if let Some((_, text)) = current.as_mut() {
-                text.push_str(&plain(line));
-                text.push('\n');
-            }
-            i += 1;
-        }
+    fn the_man_page_in_docs_is_the_generated_one() {
+        let committed = include_str!("../../docs/git-orchestrate.1");
+        let generated = man::page();
+        assert!(
+            committed == generated,
+            "docs/git-orchestrate.1 is stale: run `cargo run -q -- man > docs/git-orchestrate.1`"
+        );
+        // Every command a person can run has its entry, with each of its options.
         let mut cli = Cli::command();
-        // Build the deferred subcommands: their arguments exist only then.
         cli.build();
-        let global: Vec<String> = cli
-            .get_arguments()
-            .filter_map(|a| a.get_long().map(str::to_string))
-            .collect();
-        let synopsis = plain(&section("SYNOPSIS"));
-        // clap's own `help` subcommand appears once the command is built.
-        for command in cli.get_subcommands().filter(|c| c.get_name() != "help") {
-            let name = command.get_name();
-            let entry = entries
-                .iter()
-                .find(|(n, _)| n == name || n.starts_with(&format!("{name} ")))
-                .unwrap_or_else(|| panic!("the man page has no COMMANDS entry for `{name}`"));
-            if !command.is_hide_set() {
-                assert!(
-                    synopsis.contains(&format!("git orchestrate {name}")),
-                    "the SYNOPSIS lacks `{name}`"
-                );
-            }
-            for arg in command.get_arguments() {
-                let Some(long) = arg.get_long() else { continue };
-                if global.iter().any(|g| g == long) || long == "help" {
-                    continue;
-                }
-                assert!(
-                    entry.1.contains(&format!("--{long}")),
-                    "the man page's entry for `{name}` does not describe --{long}"
-                );
-            }
-            for sub in command.get_subcommands().filter(|s| s.get_name() != "help") {
-                assert!(
-                    entry.1.contains(sub.get_name()),
-                    "the man page's entry for `{name}` does not name `{}`",
-                    sub.get_name()
-                );
-            }
-        }
-        for (name, _) in &entries {
-            let first = name.split(' ').next().unwrap_or_default();
+        for command in cli
+            .get_subcommands()
+            .filter(|c| !c.is_hide_set() && c.get_name() != "help")
+        {
+            let name = command.get_name().replace('-', "\\-");
             assert!(
-                cli.find_subcommand(first).is_some(),
-                "the man page describes `{name}`, which is no command"
+                generated.contains(&format!(".SS \"git orchestrate {name}\"\n")),
+                "{name}"
             );
+            for arg in command.get_arguments().filter(|a| !a.is_hide_set()) {
+                if let Some(long) = arg.get_long() {
+                    assert!(
+                        generated.contains(&format!("\\fB\\-\\-{}\\fR", long.replace('-', "\\-"))),
+                        "{name} --{long}"
+                    );
+                }
+            }
         }
-        let options = plain(&section("GLOBAL OPTIONS"));
-        for long in global.iter().filter(|l| *l != "help" && *l != "version") {
+        for section in [
+            "NAME",
+            "SYNOPSIS",
+            "DESCRIPTION",
+            "COMMANDS",
+            "GLOBAL OPTIONS",
+            "EXIT STATUS",
+            "FILES",
+            "ENVIRONMENT",
+            "EXAMPLES",
+            "SEE ALSO",
+        ] {
             assert!(
-                options.contains(&format!("--{long}")),
-                "GLOBAL OPTIONS lacks --{long}"
+                generated.contains(&format!("\n.SH {section}\n")),
+                "{section}"
             );
         }
     }

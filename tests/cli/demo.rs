@@ -2,7 +2,7 @@
 
 use pretty_assertions::assert_eq;
 
-use crate::support::TestRepo;
+use crate::support::{BIN, TestRepo};
 
 #[test]
 fn the_demo_drives_a_pr_through_the_tdd_loop_and_the_escape_hatches() {
@@ -193,7 +193,29 @@ fn the_demo_prints_for_people_and_cleans_up() {
         out.stdout
     );
     assert!(out.stdout.contains("  transition "), "{}", out.stdout);
-    assert!(out.stdout.ends_with("(The demo repository was temporary and is removed now; `git orchestrate demo --keep` keeps it.)\n"));
+    assert!(out.stdout.contains("(The demo repository was temporary and is removed now; `git orchestrate demo --keep` keeps it.)\n"));
+    // The README's install step ends with the demo: the manual page is where man finds it.
+    let page = std::path::Path::new(BIN)
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .join("share/man/man1/git-orchestrate.1");
+    assert!(
+        out.stdout.ends_with(&format!(
+            "\nThe manual page is installed: {} (`git orchestrate --help` opens it).\n",
+            page.display()
+        )),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(
+        std::fs::read_to_string(&page).unwrap(),
+        std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/git-orchestrate.1")
+        )
+        .unwrap()
+    );
     let path = out
         .stdout
         .lines()

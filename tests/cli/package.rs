@@ -39,3 +39,154 @@ fn the_package_is_mit_or_apache_and_carries_both_licences() {
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&tracked.stdout), "");
 }
+
+/// The completion scripts come from the command line's own definition; bash's completes
+/// `git orchestrate <TAB>` through git's own bash completion, with the subcommands' options
+/// and values, `git -C DIR` before it too.
+#[test]
+fn completions_complete_git_orchestrate_under_gits_own_bash_completion() {
+    let git_completion = [
+        "/usr/share/bash-completion/completions/git",
+        "/usr/share/git/completion/git-completion.bash",
+        "/usr/share/git-core/contrib/completion/git-completion.bash",
+        "/etc/bash_completion.d/git",
+    ]
+    .into_iter()
+    .find(|p| Path::new(p).exists())
+    .expect("git's bash completion (git-completion.bash) is installed with git");
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("git-orchestrate.bash");
+    let out = std::process::Command::new(crate::support::BIN)
+        .args(["completions", "bash"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    std::fs::write(&script, &out.stdout).unwrap();
+    let complete = |line: &str| -> Vec<String> {
+        let driver = format!(
+            "source {git_completion}\nsource {}\n\
+             COMP_LINE=\"$1\"; COMP_POINT=${{#COMP_LINE}}\n\
+             read -ra COMP_WORDS <<< \"$COMP_LINE\"\n\
+             [[ \"$COMP_LINE\" == *' ' ]] && COMP_WORDS+=('')\n\
+             COMP_CWORD=$((${{#COMP_WORDS[@]}} - 1))\n\
+             __git_wrap__git_main git \"${{COMP_WORDS[COMP_CWORD]}}\" \"${{COMP_WORDS[COMP_CWORD-1]}}\"\n\
+             printf '%s\\n' \"${{COMPREPLY[@]}}\"\n",
+            script.display()
+        );
+        let bin_dir = Path::new(crate::support::BIN).parent().unwrap();
+        let path = format!(
+            "{}:{}",
+            bin_dir.display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        let out = std::process::Command::new("bash")
+            .args(["--norc", "--noprofile", "-c", &driver, "bash", line])
+            .env("PATH", path)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let mut found: Vec<String> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| l.trim_end().to_string())
+            .filter(|l| !l.is_empty())
+            .collect();
+        found.sort();
+        found
+    };
+    assert_eq!(complete("git orchestrate sub"), ["submit-work"]);
+    assert_eq!(complete("git orchestrate run --ag"), ["--agent"]);
+    assert_eq!(
+        complete("git orchestrate run --agent "),
+        ["claude", "codex", "gemini"]
+    );
+    assert_eq!(
+        complete("git -C . orchestrate completions "),
+        [
+            "--help",
+            "--json",
+            "--quiet",
+            "--workflow",
+            "-h",
+            "-q",
+            "bash",
+            "fish",
+            "zsh"
+        ]
+    );
+    assert!(complete("git orchestrate ").contains(&"get-task".to_string()));
+
+    for (shell, first) in [
+        ("zsh", "#compdef git-orchestrate\n"),
+        ("fish", "# Print an optspec"),
+    ] {
+        let out = std::process::Command::new(crate::support::BIN)
+            .args(["completions", shell])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && text.starts_with(first),
+            "{shell}: {text}"
+        );
+        assert!(
+            text.contains("submit-work") && text.contains("--agent"),
+            "{shell}"
+        );
+    }
+}
+
+/// After an install that is only the binary (as `cargo install` makes it), `git orchestrate
+/// --help`, which git turns into `man git-orchestrate`, finds the page `man --install` put
+/// beside it; without it, it does not.
+#[test]
+fn git_orchestrate_help_opens_the_installed_manual_page() {
+    let prefix = tempfile::tempdir().unwrap();
+    let bin = prefix.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::copy(crate::support::BIN, bin.join("git-orchestrate")).unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let help = || {
+        std::process::Command::new("git")
+            .args(["orchestrate", "--help"])
+            .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+            .env("HOME", home.path())
+            .env("MANPAGER", "cat")
+            .env("PAGER", "cat")
+            .env_remove("MANPATH")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .current_dir(home.path())
+            .output()
+            .expect("git runs")
+    };
+    assert!(
+        Path::new("/usr/bin/man").exists() || Path::new("/bin/man").exists(),
+        "man (man-db) is needed to check that `git orchestrate --help` finds the page"
+    );
+    assert!(!help().status.success(), "no page yet");
+    let out = std::process::Command::new(bin.join("git-orchestrate"))
+        .args(["man", "--install"])
+        .output()
+        .unwrap();
+    let page = prefix.path().join("share/man/man1/git-orchestrate.1");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!(
+            "installed the manual page: {} (`man git-orchestrate`, `git orchestrate --help`)\n",
+            page.display()
+        )
+    );
+    let out = help();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("GIT-ORCHESTRATE(1)"), "{text}");
+    assert!(text.contains("git orchestrate submit-work"), "{text}");
+}
