@@ -181,7 +181,12 @@ fn a_failing_preflight_gate_enters_debugging_with_the_gate_output() {
 #[test]
 fn no_preflight_is_reported_as_none_configured_never_as_a_pass() {
     let repo = TestRepo::with_config("");
-    // No config at all: the plan names the default master plan.
+    // No config at all: the plan names the default master plan, which is on main.
+    repo.write(
+        "docs/Plan_Doc/Active_Plan.md",
+        "# Plan\n## PR 1: feat: Add numbers\n",
+    );
+    repo.commit_all("the master plan");
     repo.submit_plan(&crate::support::PLAN.replace("docs/plan.md", "docs/Plan_Doc/Active_Plan.md"))
         .expect(0);
     let brief = repo.run(&["get-task"]).expect(0).stdout.clone();
