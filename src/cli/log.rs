@@ -27,6 +27,9 @@ pub struct LogArgs {
     pub all: bool,
 }
 
+/// The lines of a transition's body `log` shows.
+const BODY_LINES: usize = 6;
+
 /// How an answer was authorised, in words.
 fn human_word(recorded: &str) -> String {
     match Human::parse(recorded) {
@@ -52,15 +55,23 @@ pub fn run(session: &Session, args: &LogArgs, ui: &mut Ui) -> Result<Exit, Failu
             .as_deref()
             .map(|s| format!(" [{s}]"))
             .unwrap_or_default();
-        let headline = e.body.lines().next().unwrap_or_default();
         ui.line(format!(
             "{}  {}  {}{step}",
             crate::short_id(&e.commit),
             e.time,
             e.subject
         ))?;
-        if !headline.is_empty() {
-            ui.line(format!("    {headline}"))?;
+        // The body says why: a rejection's comment is on the lines after its first.
+        let body: Vec<&str> = e.body.lines().filter(|l| !l.trim().is_empty()).collect();
+        for line in body.iter().take(BODY_LINES) {
+            ui.line(format!("    {line}").trim_end().to_string())?;
+        }
+        if body.len() > BODY_LINES {
+            ui.line(format!(
+                "    [{} more lines: git show {}]",
+                body.len() - BODY_LINES,
+                crate::short_id(&e.commit)
+            ))?;
         }
         if let Some(human) = &e.human {
             ui.line(format!("    answered by a human: {}", human_word(human)))?;

@@ -137,6 +137,7 @@ fn log_lists_transitions_newest_first() {
     on branch feat/add-numbers
 <id>  2026-01-01 00:00:00 +0000  plan: INITIALIZING -> CREATING_BRANCH
     plan \"feat: Add numbers\" accepted; branch feat/add-numbers
+    the plan
 <id>  2026-01-01 00:00:00 +0000  create: (none) -> INITIALIZING
     workflow created
 "
@@ -193,9 +194,11 @@ fn log_says_when_older_transitions_are_left_out() {
     assert!(total > 2, "{total}");
     let out = repo.run(&["log", "-n", "2"]).expect(0).stdout.clone();
     let lines: Vec<&str> = out.lines().collect();
-    assert_eq!(lines.len(), 5, "{out}");
+    // Each transition: its line, the orchestrator's headline, the agent's summary.
+    assert_eq!(lines.len(), 7, "{out}");
+    assert_eq!(lines[2], "    right reason", "{out}");
     assert_eq!(
-        lines[4],
+        lines[6],
         format!(
             "(showing the newest 2 of {total} transitions; `git orchestrate log -n {total}` or `--all` shows them all)"
         )

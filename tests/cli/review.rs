@@ -280,6 +280,12 @@ fn the_human_gate_waits_for_approve_or_reject() {
 
     let out = repo.human(&["reject", "--comment", "name the file after the feature"]);
     out.expect(0);
+    // `log` shows the comment, not only that the PR was rejected.
+    let log = repo.run(&["log", "-n", "1"]).expect(0).stdout.clone();
+    assert!(
+        log.contains("    a human rejected the PR:\n    name the file after the feature\n"),
+        "{log}"
+    );
     let brief = repo.run(&["get-task"]).expect(0).stdout.clone();
     assert!(
         brief.contains(
