@@ -113,6 +113,20 @@ fn lines(report: &StatusReport) -> Vec<String> {
             }
             _ => "a checkpoint commit (git orchestrate checkpoint)",
         };
+        let what = match &report.checkpoint_made {
+            Some(made) if made.verified => format!(
+                "a checkpoint commit: made ({} {}) and verified; the next `git orchestrate get-task` records it",
+                crate::short_id(&made.commit),
+                made.subject
+            ),
+            Some(made) => format!(
+                "a checkpoint commit: {} {} is one, but preflight has not verified its tree, so it does \
+                 not count (`git orchestrate get-task` says why)",
+                crate::short_id(&made.commit),
+                made.subject
+            ),
+            None => what.to_string(),
+        };
         lines.push(format!("pending   {what}"));
     }
     if let Some(run) = &report.last_run {

@@ -38,6 +38,9 @@ pub struct StatusReport {
     pub pr_title: Option<String>,
     pub debug_attempt_counter: u32,
     pub pending: Option<&'static str>,
+    /// The checkpoint commit that is owed, when it is made already (by a human's `git
+    /// commit`, say) and only waits for `get-task` to record it.
+    pub checkpoint_made: Option<MadeCheckpoint>,
     pub last_run: Option<LastRun>,
     pub last_commit_hash: Option<String>,
     pub identical_failures: u32,
@@ -69,6 +72,15 @@ pub struct StatusReport {
     /// How many tasks the plan has.
     #[serde(skip)]
     pub tasks: usize,
+}
+
+/// A checkpoint commit on the PR branch that the workflow has not recorded yet.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct MadeCheckpoint {
+    pub commit: String,
+    pub subject: String,
+    /// Preflight passed on exactly its tree under the gates in force: `get-task` records it.
+    pub verified: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -177,6 +189,7 @@ pub fn status(session: &Session) -> Result<StatusReport, EngineError> {
         }
     }
     let current = plan.as_ref().and_then(|p| p.current.clone());
+    let checkpoint_made = made_checkpoint(session, &state, plan.as_ref(), head.as_deref())?;
     Ok(StatusReport {
         workflow: session.store.workflow().to_string(),
         exists: snapshot.is_some(),
@@ -193,6 +206,7 @@ pub fn status(session: &Session) -> Result<StatusReport, EngineError> {
         pr_title: plan.as_ref().map(|p| p.title.clone()),
         debug_attempt_counter: state.attempts(),
         pending: state.pending().as_ref().map(Pending::kind),
+        checkpoint_made,
         last_run: state.last_run().cloned(),
         last_commit_hash: state.last_checkpoint().map(str::to_string),
         identical_failures: state.identical_failures(),
@@ -230,4 +244,33 @@ pub fn status(session: &Session) -> Result<StatusReport, EngineError> {
         current,
         tasks: plan.as_ref().map_or(0, |p| p.tasks),
     })
+}
+
+/// The owed checkpoint commit, when HEAD on the PR branch is one already: what `get-task`
+/// would record, found the same way, read only.
+fn made_checkpoint(
+    session: &Session,
+    state: &State,
+    plan: Option<&crate::workflow::plan::PlanSummary>,
+    head: Option<&str>,
+) -> Result<Option<MadeCheckpoint>, EngineError> {
+    let crate::workflow::GetTaskStep::LookForCheckpoint { since } =
+        crate::workflow::get_task_step(state, plan)
+    else {
+        return Ok(None);
+    };
+    if state.branch().is_none() || state.branch() != head {
+        return Ok(None);
+    }
+    let main = session.main_branch(Some(state))?;
+    let stops = [since.as_deref(), state.branch_base()];
+    let Some(found) = session.store.find_checkpoint(&stops, &main)? else {
+        return Ok(None);
+    };
+    let verified = super::get_task::unverified(session, state, &found)?.is_none();
+    Ok(Some(MadeCheckpoint {
+        commit: found.commit,
+        subject: found.subject,
+        verified,
+    }))
 }

@@ -310,6 +310,7 @@ fn reports_keep_their_documented_keys_in_order() {
             "pr_title",
             "debug_attempt_counter",
             "pending",
+            "checkpoint_made",
             "last_run",
             "last_commit_hash",
             "identical_failures",

@@ -323,6 +323,18 @@ fn a_manual_checkpoint_commit_is_recognised_by_get_task() {
     repo.submit_test("sh impl.sh", None).expect(0);
     repo.commit_all("checkpoint: add implemented");
     let head = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
+    // `status` (which never acts) says the owed commit is made and verified.
+    let status = repo.run(&["status"]).expect(0).stdout.clone();
+    assert!(
+        status.contains(&format!(
+            "pending   a checkpoint commit: made ({} checkpoint: add implemented) and verified; the \
+             next `git orchestrate get-task` records it\n",
+            &head[..12]
+        )),
+        "{status}"
+    );
+    let json = repo.run(&["--json", "status"]).expect(0).json();
+    assert_eq!(json["checkpoint_made"]["verified"], true, "{json}");
     let brief = repo.run(&["get-task"]).expect(0).stdout.clone();
     assert!(
         brief.contains(&format!(
@@ -342,6 +354,12 @@ fn an_ordinary_commit_is_not_a_checkpoint() {
     repo.write("impl.sh", "echo ok\n");
     repo.submit_test("sh impl.sh", None).expect(0);
     repo.commit_all("wip: not a checkpoint");
+    let status = repo.run(&["--json", "status"]).expect(0).json();
+    assert_eq!(
+        status["checkpoint_made"],
+        serde_json::Value::Null,
+        "{status}"
+    );
     let brief = repo.run(&["get-task"]).expect(0).stdout.clone();
     assert!(brief.contains("Make a safety checkpoint commit"), "{brief}");
     assert_eq!(repo.state()["pending"]["kind"], "checkpoint");
