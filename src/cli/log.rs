@@ -64,7 +64,7 @@ pub fn run(session: &Session, args: &LogArgs, ui: &mut Ui) -> Result<Exit, Failu
         // The body says why: a rejection's comment is on the lines after its first.
         let body: Vec<&str> = e.body.lines().filter(|l| !l.trim().is_empty()).collect();
         for line in body.iter().take(BODY_LINES) {
-            ui.line(format!("    {line}").trim_end().to_string())?;
+            ui.line(format!("    {}", line.trim_end()))?;
         }
         if body.len() > BODY_LINES {
             ui.line(format!(
