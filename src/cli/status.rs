@@ -128,6 +128,9 @@ fn lines(report: &StatusReport) -> Vec<String> {
             None => what.to_string(),
         };
         lines.push(format!("pending   {what}"));
+        for finding in &report.noted_findings {
+            lines.push(format!("noted     {finding}"));
+        }
     }
     if let Some(run) = &report.last_run {
         let mut line = format!(

@@ -253,6 +253,18 @@ fn report(
     let review_show_command = session.store.review_show_command();
     let main_branch = session.main_branch(Some(&snap.state))?;
     let idle = session.idle_holds(&snap.state, &loaded.config.master_plan)?;
+    // At the human gate, the human weighs the review's findings: they are listed.
+    let noted = match snap.state.pending() {
+        Some(Pending::Approval { .. }) => session
+            .store
+            .review(&snap)?
+            .and_then(|bytes| {
+                serde_json::from_slice::<crate::workflow::review::ReviewRecord>(&bytes).ok()
+            })
+            .map(|record| record.findings)
+            .unwrap_or_default(),
+        _ => Vec::new(),
+    };
     let briefing = briefing::brief(&briefing::Context {
         idle,
         thresholds: loaded.config.debugging.thresholds(),
@@ -262,6 +274,7 @@ fn report(
             .map(|report| (escalation_command.as_str(), report)),
         plan_show_command: &plan_show_command,
         review_show_command: &review_show_command,
+        noted_findings: &noted,
         main_branch: &main_branch,
         workflow: session.store.workflow(),
         state: &snap.state,

@@ -41,6 +41,9 @@ pub struct StatusReport {
     /// The checkpoint commit that is owed, when it is made already (by a human's `git
     /// commit`, say) and only waits for `get-task` to record it.
     pub checkpoint_made: Option<MadeCheckpoint>,
+    /// At the human gate: the review's findings, none of them blocking, for the human to
+    /// weigh. Empty elsewhere.
+    pub noted_findings: Vec<crate::workflow::review::Finding>,
     pub last_run: Option<LastRun>,
     pub last_commit_hash: Option<String>,
     pub identical_failures: u32,
@@ -190,6 +193,17 @@ pub fn status(session: &Session) -> Result<StatusReport, EngineError> {
     }
     let current = plan.as_ref().and_then(|p| p.current.clone());
     let checkpoint_made = made_checkpoint(session, &state, plan.as_ref(), head.as_deref())?;
+    let noted_findings = match (state.pending(), &snapshot) {
+        (Some(Pending::Approval { .. }), Some(snap)) => session
+            .store
+            .review(snap)?
+            .and_then(|bytes| {
+                serde_json::from_slice::<crate::workflow::review::ReviewRecord>(&bytes).ok()
+            })
+            .map(|record| record.findings)
+            .unwrap_or_default(),
+        _ => Vec::new(),
+    };
     Ok(StatusReport {
         workflow: session.store.workflow().to_string(),
         exists: snapshot.is_some(),
@@ -207,6 +221,7 @@ pub fn status(session: &Session) -> Result<StatusReport, EngineError> {
         debug_attempt_counter: state.attempts(),
         pending: state.pending().as_ref().map(Pending::kind),
         checkpoint_made,
+        noted_findings,
         last_run: state.last_run().cloned(),
         last_commit_hash: state.last_checkpoint().map(str::to_string),
         identical_failures: state.identical_failures(),

@@ -34,6 +34,9 @@ pub struct Context<'a> {
     pub plan_show_command: &'a str,
     /// A command that prints the last review's findings.
     pub review_show_command: &'a str,
+    /// The last review's findings, at the human gate (none of them blocks: the human
+    /// weighs them).
+    pub noted_findings: &'a [super::review::Finding],
     /// The branch PRs start from and merge into.
     pub main_branch: &'a str,
     /// INITIALIZING after `submit-work --no-pr-left`, and the master plan on the main branch
@@ -756,7 +759,14 @@ pass. Submit the test command with --expectation PASS.
 
 Then run `git orchestrate get-task` for your next instruction.
 ",
-        submit_command(Expectation::for_step(step.kind), None, "<what you did>")
+        // At a GREEN step after its RED step, the test is the RED step's command: filled in.
+        submit_command(
+            Expectation::for_step(step.kind),
+            ctx.state
+                .red_test_due(step.id, step.kind)
+                .map(|red| red.command.as_str()),
+            "<what you did>"
+        )
     );
 }
 
@@ -1113,6 +1123,19 @@ The workflow then returns to {resume_to} and shows your guidance to the agent on
     }
 }
 
+/// The review's findings a human weighs at the approval, as a paragraph; nothing when there
+/// are none.
+fn noted_findings(findings: &[super::review::Finding]) -> String {
+    if findings.is_empty() {
+        return String::new();
+    }
+    let list: Vec<String> = findings.iter().map(|f| format!("  - {f}")).collect();
+    format!(
+        "What the review noted (none of it blocks; the human weighs it):\n\n{}\n\n",
+        list.join("\n")
+    )
+}
+
 fn code_review(out: &mut String, ctx: &Context) {
     let state = ctx.state;
     match &state.pending() {
@@ -1130,14 +1153,15 @@ fn code_review(out: &mut String, ctx: &Context) {
 
 For the agent: stop here. There is nothing to do until a human answers.
 
-For the human: look at the branch ({branch}), then answer:
+{noted}For the human: look at the branch ({branch}), then answer:
 
   git orchestrate approve
   git orchestrate reject --comment \"<what must change>\"
 
 A rejection becomes a blocking finding: a new task for the agent, then another review.
 ",
-                branch = state.branch().unwrap_or("?")
+                branch = state.branch().unwrap_or("?"),
+                noted = noted_findings(ctx.noted_findings),
             );
         }
         Some(Pending::Escalation { reason }) => {
@@ -1360,6 +1384,7 @@ mod tests {
             escalation: None,
             plan_show_command: "git show refs/orchestrator/workflows/main:pr.json",
             review_show_command: "git show refs/orchestrator/workflows/main:review.json",
+            noted_findings: &[],
             main_branch: "main",
             idle: false,
         }

@@ -311,6 +311,7 @@ fn reports_keep_their_documented_keys_in_order() {
             "debug_attempt_counter",
             "pending",
             "checkpoint_made",
+            "noted_findings",
             "last_run",
             "last_commit_hash",
             "identical_failures",

@@ -3,7 +3,7 @@
 
 use pretty_assertions::assert_eq;
 
-use crate::support::{PLAN, RED_SUB, REF, TestRepo, redact_ids};
+use crate::support::{PLAN, RED, RED_SUB, REF, TestRepo, redact_ids};
 
 const RULES: &str =
     "Rules: make one attempt, then report it through `git orchestrate submit-work`; never run the
@@ -522,5 +522,29 @@ fn a_workflow_written_by_the_previous_version_carries_on() {
     assert_eq!(
         repo.run(&["plan", "show", "--json"]).expect(0).json()["current_step"],
         "1.3"
+    );
+}
+
+/// At a GREEN step after its RED step, the briefing fills in the RED step's test command:
+/// the command that must now pass.
+#[test]
+fn the_green_briefing_fills_in_the_red_steps_command() {
+    let repo = TestRepo::at_green_step();
+    let brief = repo.run(&["get-task"]).expect(0).stdout.clone();
+    assert!(brief.contains("STEP 1.2 (GREEN)"), "{brief}");
+    assert!(
+        brief.contains(
+            "  git orchestrate submit-work --summary \"<what you did>\" --test-command 'sh test_add.sh' --expectation PASS\n"
+        ),
+        "{brief}"
+    );
+    // A REFACTOR step has no RED test of its own to fill in.
+    repo.submit_test(RED, Some("PASS")).expect(0);
+    repo.run(&["checkpoint"]).expect(0);
+    let brief = repo.run(&["get-task"]).expect(0).stdout.clone();
+    assert!(brief.contains("STEP 1.3 (REFACTOR)"), "{brief}");
+    assert!(
+        brief.contains("--test-command \"<command that runs the test>\" --expectation PASS"),
+        "{brief}"
     );
 }

@@ -839,3 +839,34 @@ fn a_late_addition_is_named_by_the_squash_check_and_verified_by_a_checkpoint() {
     repo.run(&["submit-work", "-s", "squashed"]).expect(0);
     assert_eq!(repo.status(), "FINALIZE_COMPLETE");
 }
+
+/// At the human gate, the findings that did not block are listed for the human, in the
+/// briefing and in `status`.
+#[test]
+fn the_human_gate_lists_the_findings_that_did_not_block() {
+    let noted = "cat >/dev/null; echo '{\"findings\": [{\"priority\": \"P3\", \"file\": \"add.txt\", \"line\": 1, \"issue\": \"a terse name\", \"suggestion\": \"say what it adds\"}]}'\n";
+    let repo = repo_with_reviewer(noted, "human = true\n");
+    do_the_steps(&repo, "feat: Add", "add.txt");
+    let out = repo.run(&["get-task"]);
+    out.expect(10);
+    assert!(
+        out.stdout.contains(
+            "What the review noted (none of it blocks; the human weighs it):\n\n  - [P3] add.txt:1: a \
+             terse name (suggestion: say what it adds)\n\nFor the human: look at the branch"
+        ),
+        "{}",
+        out.stdout
+    );
+    let status = repo.run(&["status"]).expect(0).stdout.clone();
+    assert!(
+        status
+            .contains("\nnoted     [P3] add.txt:1: a terse name (suggestion: say what it adds)\n"),
+        "{status}"
+    );
+    let json = repo.run(&["--json", "status"]).expect(0).json();
+    assert_eq!(json["noted_findings"][0]["issue"], "a terse name");
+    // Elsewhere nothing is listed.
+    repo.human(&["approve"]).expect(0);
+    let json = repo.run(&["--json", "status"]).expect(0).json();
+    assert_eq!(json["noted_findings"], serde_json::json!([]));
+}

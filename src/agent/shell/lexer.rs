@@ -566,6 +566,12 @@ impl Lexer {
         self.pos += skip + 1;
         // `$((…))` is arithmetic; `<((…) …)` is a process substitution that opens a subshell.
         let arithmetic = self.chars[start] == '$' && self.peek(0) == Some('(');
+        // bash reads what follows `((` as arithmetic first, where `#` starts no comment: a
+        // quote it then finds unclosed is a syntax error, even where a command would have
+        // commented it out (`>((git #'…`). Refused alike.
+        if self.peek(0) == Some('(') {
+            self.arithmetic_quotes_close()?;
+        }
         let inner_start = self.pos;
         let mut level = 1;
         // Here-documents opened inside: their bodies (after the next newline) are text, not
@@ -707,6 +713,39 @@ impl Lexer {
             result?;
         }
         Ok(self.chars[start..self.pos].iter().collect())
+    }
+
+    /// From the cursor (inside `((`), whether every quote closes before the parentheses do,
+    /// `#` being no comment: bash's first reading of `((`. The cursor does not move.
+    fn arithmetic_quotes_close(&self) -> Result<(), Unreadable> {
+        let mut at = self.pos;
+        let mut level = 1usize;
+        while level > 0 {
+            let Some(&c) = self.chars.get(at).filter(|_| at < self.end) else {
+                // The substitution's own scan says what is unclosed.
+                return Ok(());
+            };
+            at += 1;
+            match c {
+                '\\' => at += 1,
+                '(' => level += 1,
+                ')' => level -= 1,
+                '\'' | '"' => {
+                    while at < self.end && self.chars[at] != c {
+                        if c == '"' && self.chars[at] == '\\' {
+                            at += 1;
+                        }
+                        at += 1;
+                    }
+                    if at >= self.end {
+                        return Err(Unreadable::syntax(format!("an unclosed {c} quote")));
+                    }
+                    at += 1;
+                }
+                _ => {}
+            }
+        }
+        Ok(())
     }
 
     /// The commands of the `$(…)` and backticks in `text`, read as the shell reads the body of

@@ -309,6 +309,10 @@ fn the_differential_tests_findings_are_read_as_bash_reads_them() {
     assert_eq!(parsed[0].texts(), ["A=b", "git"]);
     // A quoted keyword is a word.
     assert_eq!(words("'if' x"), w(&[&["if", "x"]]));
+    // After `((`, bash reads arithmetic first, where `#` is no comment: a quote left open
+    // there is an error, although a command would have commented it out.
+    assert!(parse(">((git #'\n git))").is_err());
+    assert!(parse("cat <((git #x\n git))").is_ok());
     // An escaped `$` in double quotes inside `$(…)` opens no substitution.
     assert_eq!(
         words(r#"echo $(a "\$(" b)"#),
