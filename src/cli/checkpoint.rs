@@ -19,7 +19,8 @@ pub struct CheckpointArgs {
 }
 
 pub fn run(session: &Session, args: &CheckpointArgs, ui: &mut Ui) -> Result<Exit, Failure> {
-    let report = engine::checkpoint(session, args.message.as_deref())?;
+    let report =
+        super::live::while_running(|| engine::checkpoint(session, args.message.as_deref()))?;
     if ui.json {
         ui.report(&report)?;
         return Ok(Exit::Success);

@@ -229,7 +229,7 @@ pub fn hook(session: &Session, args: &HookArgs, ui: &mut Ui) -> Result<Exit, Fai
                     "hook commit-msg needs the commit message file git passes it",
                 )));
             };
-            run::commit_msg(session, &PathBuf::from(file))?
+            super::live::while_running(|| run::commit_msg(session, &PathBuf::from(file)))?
         }
         "post-commit" => match run::post_commit(session) {
             Ok(outcome) => outcome,

@@ -13,6 +13,7 @@ mod escalate;
 mod get_task;
 mod hooks;
 mod init;
+mod live;
 mod log;
 mod man;
 mod mcp;

@@ -102,7 +102,7 @@ pub fn run(session: &Session, args: &SubmitWorkArgs, ui: &mut Ui) -> Result<Exit
         }),
         (None, None, None) => SubmitKind::Confirm,
     };
-    let report = engine::submit(session, &args.summary, &kind)?;
+    let report = super::live::while_running(|| engine::submit(session, &args.summary, &kind))?;
     let code = exit_of(report.verdict);
     if ui.json {
         ui.report(&report)?;

@@ -3,7 +3,7 @@
 
 use pretty_assertions::assert_eq;
 
-use crate::support::{PLAN, RED, RED_SUB, REF, TestRepo, redact_ids};
+use crate::support::{BIN, PLAN, RED, RED_SUB, REF, TestRepo, redact_ids};
 
 const RULES: &str =
     "Rules: make one attempt, then report it through `git orchestrate submit-work`; never run the
@@ -547,4 +547,37 @@ fn the_green_briefing_fills_in_the_red_steps_command() {
         brief.contains("--test-command \"<command that runs the test>\" --expectation PASS"),
         "{brief}"
     );
+}
+
+/// At a terminal, a submit that runs for a while shows a live line on stderr naming the
+/// command, cleared when it ends; without a terminal (an agent, CI) nothing of it is printed.
+#[test]
+fn a_live_line_shows_what_runs_at_a_terminal_and_nothing_elsewhere() {
+    let repo = TestRepo::at_green_step();
+    let submit =
+        format!("{BIN} submit-work -s green --test-command 'sleep 2; {RED}' --expectation PASS");
+    let out = repo
+        .command("script", ["-qec", submit.as_str(), "/dev/null"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("script (util-linux) runs the command at a pseudo-terminal");
+    let seen = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        seen.contains(&format!("\r\x1b[Krunning `sleep 2; {RED}` (1 s)")),
+        "{seen:?}"
+    );
+    assert!(seen.contains("\r\x1b[KSUCCESS: step 1.2 DONE"), "{seen:?}");
+
+    let repo = TestRepo::at_green_step();
+    let out = repo.run(&[
+        "submit-work",
+        "-s",
+        "green",
+        "--test-command",
+        &format!("sleep 2; {RED}"),
+        "--expectation",
+        "PASS",
+    ]);
+    out.expect(0);
+    assert_eq!(out.stderr, "", "no live line without a terminal");
 }
