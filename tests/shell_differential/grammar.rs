@@ -532,7 +532,14 @@ impl Renderer {
                 }
                 Piece::ProcSubst(read, p) => {
                     self.out.push_str(if *read { "<(" } else { ">(" });
-                    self.out.push_str(&Renderer::sub(p));
+                    // Not `<((`: bash reads what follows `((` as arithmetic first, and brush
+                    // misreads a here-document there (src/agent/shell/tests.rs has the
+                    // `((` cases).
+                    let inner = Renderer::sub(p);
+                    if inner.starts_with('(') {
+                        self.out.push(' ');
+                    }
+                    self.out.push_str(&inner);
                     self.out.push(')');
                 }
             }
