@@ -35,8 +35,9 @@ pub fn tools() -> Vec<Tool> {
                           INITIALIZING (or re-plan in REPLANNING), provide the 'plan'; (2) to run a test, \
                           provide a 'test_command' and your 'expectation'; (3) to confirm the result of an \
                           ambiguous test run, provide your 'analysis_decision'; (4) with only a 'summary', \
-                          confirm a finalization step; (5) in INITIALIZING, when every PR of the master plan is \
-                          marked [DONE], set 'no_pr_left'. You are FORBIDDEN from running tests with a shell \
+                          confirm a finalization step ('squash' or 'mark_done' make that step's commit \
+                          first); (5) in INITIALIZING, when every PR of the master plan is marked [DONE], set \
+                          'no_pr_left'. You are FORBIDDEN from running tests with a shell \
                           tool to judge your work: this tool runs them, then the preflight gates.",
             parameters: object(
                 json!({
@@ -62,6 +63,14 @@ pub fn tools() -> Vec<Tool> {
                     "no_pr_left": {
                         "type": "boolean",
                         "description": "In INITIALIZING: true when every PR of the master plan is marked [DONE], so there is nothing left to do."
+                    },
+                    "squash": {
+                        "type": "boolean",
+                        "description": "In AWAITING_FINALIZATION: true to have the branch squashed into one commit titled with the PR title, then checked."
+                    },
+                    "mark_done": {
+                        "type": "boolean",
+                        "description": "In FINALIZE_COMPLETE: true to have this PR marked [DONE] with the squashed commit in the master plan, committed, then checked."
                     }
                 }),
                 &["summary"],

@@ -533,6 +533,8 @@ fn submit_kind(args: &Map<String, Value>) -> Result<(String, SubmitKind), Box<Co
             "analysis_decision",
             "plan",
             "no_pr_left",
+            "squash",
+            "mark_done",
         ],
     )?;
     let text = |key: &str| -> Result<Option<String>, Box<CommandError>> {
@@ -552,16 +554,25 @@ fn submit_kind(args: &Map<String, Value>) -> Result<(String, SubmitKind), Box<Co
             "Say in one line what you did, e.g. \"add() sums two numbers\".",
         ));
     }
-    let no_pr_left = match args.get("no_pr_left") {
-        None | Some(Value::Null) => false,
-        Some(Value::Bool(b)) => *b,
-        Some(_) => {
-            return Err(bad(
-                "`no_pr_left` must be true or false",
-                "Pass \"no_pr_left\": true when every PR of the master plan is done.",
-            ));
+    let flag = |key: &str, hint: &str| -> Result<bool, Box<CommandError>> {
+        match args.get(key) {
+            None | Some(Value::Null) => Ok(false),
+            Some(Value::Bool(b)) => Ok(*b),
+            Some(_) => Err(bad(format!("`{key}` must be true or false"), hint)),
         }
     };
+    let no_pr_left = flag(
+        "no_pr_left",
+        "Pass \"no_pr_left\": true when every PR of the master plan is done.",
+    )?;
+    let squash = flag(
+        "squash",
+        "Pass \"squash\": true to have the branch squashed at AWAITING_FINALIZATION.",
+    )?;
+    let mark_done = flag(
+        "mark_done",
+        "Pass \"mark_done\": true to have the master plan marked at FINALIZE_COMPLETE.",
+    )?;
     let test_command = text("test_command")?;
     let expectation = text("expectation")?;
     let decision = text("analysis_decision")?;
@@ -571,6 +582,8 @@ fn submit_kind(args: &Map<String, Value>) -> Result<(String, SubmitKind), Box<Co
         ("analysis_decision", decision.is_some()),
         ("plan", plan.is_some()),
         ("no_pr_left", no_pr_left),
+        ("squash", squash),
+        ("mark_done", mark_done),
     ]
     .iter()
     .filter(|(_, given)| *given)
@@ -590,6 +603,10 @@ fn submit_kind(args: &Map<String, Value>) -> Result<(String, SubmitKind), Box<Co
     }
     let kind = if no_pr_left {
         SubmitKind::NoPrLeft
+    } else if squash {
+        SubmitKind::Squash
+    } else if mark_done {
+        SubmitKind::MarkDone
     } else if let Some(plan) = plan {
         SubmitKind::Plan(match plan {
             // A plan given as text is taken as the JSON it holds.

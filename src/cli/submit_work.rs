@@ -14,13 +14,14 @@ use crate::workflow::{Decision, Expectation, Status, Verdict};
 ///
 /// A PR plan (--plan), a test run (--test-command), your judgement of a NEEDS_ANALYSIS result
 /// (--analysis-decision), or that no PR is left to do (--no-pr-left). With only --summary it confirms
-/// a finalization step (the squash, the master-plan commit), which is then checked. Never run
-/// tests to judge your work yourself; this runs them, then the preflight gates.
+/// a finalization step (the squash, the master-plan commit), which is then checked; --squash and
+/// --mark-done make that step's commit first. Never run tests to judge your work yourself; this
+/// runs them, then the preflight gates.
 ///
 /// Exit codes: 0 SUCCESS, 1 FAILURE, 3 NEEDS_ANALYSIS, 2 invalid input, 4 not accepted in
 /// this state, 5 repository or store problem.
 #[derive(Debug, Args)]
-#[command(group(ArgGroup::new("work").args(["test_command", "analysis_decision", "plan", "no_pr_left"])))]
+#[command(group(ArgGroup::new("work").args(["test_command", "analysis_decision", "plan", "no_pr_left", "squash", "mark_done"])))]
 pub struct SubmitWorkArgs {
     /// A brief summary of what you did and why; it is recorded in the workflow's history.
     #[arg(long, short)]
@@ -51,6 +52,16 @@ pub struct SubmitWorkArgs {
     /// main branch.
     #[arg(long)]
     pub no_pr_left: bool,
+
+    /// In AWAITING_FINALIZATION: squash the branch's commits into one titled with the PR title
+    /// (the plan's summary as its body), then confirm it. A squash the check refuses is undone.
+    #[arg(long)]
+    pub squash: bool,
+
+    /// In FINALIZE_COMPLETE: mark this PR's heading in the master plan `[DONE] <squashed
+    /// commit>`, commit only that file, then confirm it. A commit the check refuses is undone.
+    #[arg(long)]
+    pub mark_done: bool,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -78,6 +89,8 @@ pub fn run(session: &Session, args: &SubmitWorkArgs, ui: &mut Ui) -> Result<Exit
     }
     let kind = match (&args.plan, &args.test_command, args.analysis_decision) {
         _ if args.no_pr_left => SubmitKind::NoPrLeft,
+        _ if args.squash => SubmitKind::Squash,
+        _ if args.mark_done => SubmitKind::MarkDone,
         (Some(path), _, _) => SubmitKind::Plan(super::read_input(
             path,
             "the plan",

@@ -374,6 +374,110 @@ pub fn verify_squash(session: &Session, snap: &Snapshot) -> Result<FinalizeCheck
     Ok(as_reason(squash(session, snap, &main)))
 }
 
+/// `submit-work --squash`: makes the squash commit the briefing asks for (the branch's
+/// commits over main as one, titled with the PR title, the plan's summary as its body),
+/// unless HEAD is one already. Returns the branch's tip before, to put it back when the
+/// check refuses the squash; `None` when nothing was made.
+pub fn make_squash(session: &Session, snap: &Snapshot) -> Result<Option<String>, EngineError> {
+    session.require_pr_branch(&snap.state, "submit-work --squash", FINALIZATION)?;
+    let git = &session.git;
+    let Some(plan) = session.store.plan(snap)? else {
+        return Err(EngineError::Internal(
+            "there is no PR plan to squash for".into(),
+        ));
+    };
+    let main = session.main_branch(Some(&snap.state))?;
+    if git.count(&format!("{main}..HEAD"))? == 1 && git.subject("HEAD")? == plan.pr_title {
+        return Ok(None);
+    }
+    let old = git.rev_parse("HEAD")?;
+    let base = git.merge_base(&main, "HEAD")?;
+    git.reset_soft(&base)?;
+    let message = format!("{}\n\n{}\n", plan.pr_title, plan.summary.trim());
+    let made = git.commit(
+        &message,
+        false,
+        session.store.identity().is_some(),
+        &[(crate::WORKFLOW_ENV, session.store.workflow())],
+    );
+    if let Err(e) = made {
+        // Nothing half-done: the branch goes back to where it was.
+        git.reset_soft(&old)?;
+        return Err(EngineError::Git(e));
+    }
+    Ok(Some(old))
+}
+
+/// `submit-work --mark-done`: marks this PR's heading in the master plan `[DONE] <squashed
+/// commit>` and commits only that file on the squashed commit, unless HEAD is that commit
+/// already. Returns the squashed commit, to put the branch back when the check refuses;
+/// `None` when nothing was made.
+pub fn make_mark_done(
+    session: &Session,
+    snap: &Snapshot,
+    path: &str,
+) -> Result<Option<String>, EngineError> {
+    session.require_pr_branch(&snap.state, "submit-work --mark-done", FINALIZATION)?;
+    let git = &session.git;
+    let Some(squashed) = snap.state.final_commit().map(str::to_string) else {
+        return Err(EngineError::Internal(
+            "the PR has not been squashed yet".into(),
+        ));
+    };
+    let head = git.rev_parse("HEAD")?;
+    if head != squashed {
+        // Made already (by a run that lost a race, or by hand): the check judges it.
+        return Ok(None);
+    }
+    let Some(title) = snap.summary.as_ref().map(|p| p.title.clone()) else {
+        return Err(EngineError::Internal(
+            "there is no PR plan to finalize".into(),
+        ));
+    };
+    if git.unstaged_files()?.iter().any(|f| f == path) || !git.tracked_changes()?.trim().is_empty()
+    {
+        return Err(super::wrong_state(
+            snap.state.status(),
+            format!(
+                "submit-work --mark-done edits and commits {path}, and the working tree has uncommitted \
+                 changes to tracked files"
+            ),
+            "Commit or stash them first (`git stash`), then run it again.",
+        ));
+    }
+    let text = git
+        .show(&squashed, path)?
+        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+        .unwrap_or_default();
+    let short = crate::short_id(&squashed).to_string();
+    let Some(marked) = master_plan::mark_done(&text, &title, &short) else {
+        return Err(super::wrong_state(
+            snap.state.status(),
+            format!("{path} has no open PR heading titled \"{title}\" to mark [DONE]"),
+            format!(
+                "Edit {path} by hand (mark the PR's heading [DONE] {short}), commit only that file, and \
+                 run `git orchestrate submit-work --summary \"master plan updated\"`."
+            ),
+        ));
+    };
+    let file = session.store.workdir().join(path);
+    std::fs::write(&file, marked).map_err(io_error(format!("write {}", file.display())))?;
+    let commit = git.add_path(path).and_then(|()| {
+        git.commit(
+            &format!("docs: mark \"{title}\" done in {path}\n"),
+            false,
+            session.store.identity().is_some(),
+            &[(crate::WORKFLOW_ENV, session.store.workflow())],
+        )
+    });
+    if let Err(e) = commit {
+        git.reset_soft(&squashed)?;
+        git.restore_path(&squashed, path)?;
+        return Err(EngineError::Git(e));
+    }
+    Ok(Some(squashed))
+}
+
 /// Completes "HEAD is on X, not on the PR branch B (state S)".
 const FINALIZATION: &str = "; finalization checks the PR branch";
 

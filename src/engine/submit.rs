@@ -33,6 +33,10 @@ pub enum SubmitKind {
     Analysis(Decision),
     /// Only a summary: confirms a finalization step (the squash, the master-plan commit).
     Confirm,
+    /// `--squash`: makes the squash commit, then confirms it.
+    Squash,
+    /// `--mark-done`: marks the PR done in the master plan, commits it, then confirms it.
+    MarkDone,
     /// `--no-pr-left`: every PR of the master plan is done.
     NoPrLeft,
 }
@@ -134,7 +138,7 @@ fn attempt(
             expectation: *expectation,
         },
         SubmitKind::Analysis(d) => SubmitRequest::Analysis(*d),
-        SubmitKind::Confirm => SubmitRequest::Confirm,
+        SubmitKind::Confirm | SubmitKind::Squash | SubmitKind::MarkDone => SubmitRequest::Confirm,
         SubmitKind::NoPrLeft => SubmitRequest::NoPrLeft,
     };
     // Only a plan, or saying there is none to make, starts a workflow.
@@ -262,31 +266,103 @@ fn attempt(
                 syntax_error: red.syntax_error,
             }))
         }
-        (Accepted::Squash, SubmitKind::Confirm) => match finalize::verify_squash(session, &snap)? {
-            FinalizeCheck::Holds { commit } => {
-                let check = finalize::final_check(session, &snap, &config, &commit)?;
-                if let Some(reason) = check.refused {
-                    // Recorded: a check passed only at the n-th try says so in the final note.
-                    let t = session.transition(
-                        &snap,
-                        Event::FinalCheckRefused {
-                            commit,
-                            reason: reason.clone(),
-                        },
-                    )?;
-                    session.commit(&snap, &t, None)?;
-                    return Ok(refused(t.state, reason));
+        (Accepted::Squash, SubmitKind::MarkDone)
+        | (Accepted::MasterPlanUpdate, SubmitKind::Squash) => {
+            let (given, wanted) = match kind {
+                SubmitKind::Squash => (
+                    "--squash",
+                    "--mark-done (or the master-plan commit by hand)",
+                ),
+                _ => ("--mark-done", "--squash (or the squash by hand)"),
+            };
+            return Err(super::wrong_state(
+                snap.state.status(),
+                format!("submit-work {given} is not this step's"),
+                format!(
+                    "This step takes `git orchestrate submit-work --summary \"…\" {wanted}`; `git orchestrate get-task` says more."
+                ),
+            ));
+        }
+        (Accepted::Squash, SubmitKind::Confirm | SubmitKind::Squash) => {
+            // `--squash` makes the commit the manual route makes; the same check judges it.
+            let made = match kind {
+                SubmitKind::Squash => finalize::make_squash(session, &snap)?,
+                _ => None,
+            };
+            match finalize::verify_squash(session, &snap)? {
+                FinalizeCheck::Holds { commit } => {
+                    let check = finalize::final_check(session, &snap, &config, &commit)?;
+                    if let Some(reason) = check.refused {
+                        // Recorded: a check passed only at the n-th try says so in the final note.
+                        let t = session.transition(
+                            &snap,
+                            Event::FinalCheckRefused {
+                                commit,
+                                reason: reason.clone(),
+                            },
+                        )?;
+                        session.commit(&snap, &t, None)?;
+                        return Ok(refused(t.state, reason));
+                    }
+                    // Before the state moves: a retry writes the same record, which is kept once.
+                    notes::record_final(session, &snap, &commit, &check)?;
+                    Event::Squashed { commit }
                 }
-                // Before the state moves: a retry writes the same record, which is kept once.
-                notes::record_final(session, &snap, &commit, &check)?;
-                Event::Squashed { commit }
+                FinalizeCheck::Refused { reason } => {
+                    let reason = match made {
+                        // What --squash made is taken back: the branch is as it was.
+                        Some(old) => {
+                            session.git.reset_soft(&old)?;
+                            format!(
+                                "{reason}. The squash commit --squash made is undone: the branch is back at {}",
+                                crate::short_id(&old)
+                            )
+                        }
+                        // A squash made by hand: how to take it back, where there is one.
+                        None if squashed_by_hand(session, &snap)? => format!(
+                            "{reason}. To undo the squash: `git reset --soft ORIG_HEAD` right after it, or \
+                         `git reset --soft <the branch's old tip>` (`git reflog` lists it)"
+                        ),
+                        None => reason,
+                    };
+                    return Ok(refused(snap.state, reason));
+                }
             }
-            FinalizeCheck::Refused { reason } => return Ok(refused(snap.state, reason)),
-        },
-        (Accepted::MasterPlanUpdate, SubmitKind::Confirm) => {
+        }
+        (Accepted::MasterPlanUpdate, SubmitKind::Confirm | SubmitKind::MarkDone) => {
+            let made = match kind {
+                SubmitKind::MarkDone => {
+                    finalize::make_mark_done(session, &snap, &config.master_plan)?
+                }
+                _ => None,
+            };
             match finalize::verify_master_plan(session, &snap, &config.master_plan)? {
                 FinalizeCheck::Holds { commit } => Event::MasterPlanUpdated { commit },
-                FinalizeCheck::Refused { reason } => return Ok(refused(snap.state, reason)),
+                FinalizeCheck::Refused { reason } => {
+                    let reason = match made {
+                        Some(squashed) => {
+                            session.git.reset_soft(&squashed)?;
+                            session.git.restore_path(&squashed, &config.master_plan)?;
+                            format!(
+                                "{reason}. The commit --mark-done made is undone: the branch is back at {}",
+                                crate::short_id(&squashed)
+                            )
+                        }
+                        None if snap.state.final_commit().is_some_and(|squashed| {
+                            session
+                                .git
+                                .rev_parse("HEAD")
+                                .is_ok_and(|head| head != squashed)
+                        }) =>
+                        {
+                            format!(
+                                "{reason}. To undo the master-plan commit and edit it again: `git reset --soft HEAD~1`"
+                            )
+                        }
+                        None => reason,
+                    };
+                    return Ok(refused(snap.state, reason));
+                }
             }
         }
         (Accepted::NoPrLeft, SubmitKind::NoPrLeft) => Event::NoPrLeft {
@@ -574,6 +650,16 @@ fn master_plan_exists(
             ),
         }],
     })
+}
+
+/// True when the PR branch is one commit over main: squashed (by hand), so a refusal says
+/// how to take the squash back.
+fn squashed_by_hand(session: &Session, snap: &crate::store::Snapshot) -> Result<bool, EngineError> {
+    let main = session.main_branch(Some(&snap.state))?;
+    Ok(session
+        .git
+        .count(&format!("{main}..HEAD"))
+        .is_ok_and(|n| n == 1))
 }
 
 /// A submitted plan, valid and naming the configured master plan; every problem otherwise.

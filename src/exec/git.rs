@@ -286,6 +286,25 @@ impl Git {
         Ok(tree.trim().to_string())
     }
 
+    /// `git reset --soft REV`: the branch moves, the index and the working tree stay.
+    pub fn reset_soft(&self, rev: &str) -> Result<(), GitError> {
+        self.run(["reset", "--soft", "--quiet", rev]).map(drop)
+    }
+
+    /// `path` (from the top of the working tree) as `rev` has it, in the index and the
+    /// working tree.
+    pub fn restore_path(&self, rev: &str, path: &str) -> Result<(), GitError> {
+        let spec = format!(":(top,literal){path}");
+        self.run(["checkout", "--quiet", rev, "--", spec.as_str()])
+            .map(drop)
+    }
+
+    /// Stages `path` (from the top of the working tree) alone.
+    pub fn add_path(&self, path: &str) -> Result<(), GitError> {
+        let spec = format!(":(top,literal){path}");
+        self.run(["add", "--", spec.as_str()]).map(drop)
+    }
+
     /// Commits the index with `message` (hooks run) and returns the new HEAD. Without an
     /// identity configured, commits as the fixed git-orchestrate identity instead of failing.
     pub fn commit(

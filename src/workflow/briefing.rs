@@ -1229,6 +1229,10 @@ its message is the PR title, and that its tree is the one that last passed verif
 squash may not bring in anything unverified):
 
   git orchestrate submit-work --summary \"squashed\"
+
+Or let the orchestrator make the squash and check it in one go (a squash it refuses is undone):
+
+  git orchestrate submit-work --summary \"squashed\" --squash
 ",
         main = ctx.main_branch,
         title = shell_quote(&plan.title)
@@ -1255,6 +1259,10 @@ Then confirm. The orchestrator checks that the commit changes only the master pl
 file mentions the hash:
 
   git orchestrate submit-work --summary \"master plan updated\"
+
+Or let the orchestrator mark the PR's heading, commit it and check it in one go:
+
+  git orchestrate submit-work --summary \"master plan updated\" --mark-done
 ",
         path = ctx.master_plan,
         path_arg = shell_quote(ctx.master_plan),

@@ -52,6 +52,44 @@ pub fn names_pr(heading: &str, title: &str) -> bool {
     !title.is_empty() && heading_title(heading).eq_ignore_ascii_case(title)
 }
 
+/// `text` with the open PR heading that names `title` marked `[DONE] <commit>`, the rest as
+/// it was; `None` when no open heading names it.
+pub fn mark_done(text: &str, title: &str, commit: &str) -> Option<String> {
+    let mut fenced = false;
+    let mut out = String::with_capacity(text.len() + 32);
+    let mut marked = false;
+    for line in text.split_inclusive('\n') {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
+            fenced = !fenced;
+        }
+        let heading = (!fenced && !marked)
+            .then(|| heading_text(line.trim_end_matches(['\n', '\r'])))
+            .flatten()
+            .filter(|h| is_pr_heading(h) && !h.to_ascii_lowercase().contains("[done]"))
+            .filter(|h| names_pr(h, title));
+        match heading {
+            Some(_) => {
+                let body = line.trim_end_matches(['\n', '\r']);
+                let ending = &line[body.len()..];
+                // A closing sequence of `#` stays last.
+                let open = body.trim_end().trim_end_matches('#').trim_end();
+                let closing = &body.trim_end()[open.len()..];
+                out.push_str(open);
+                out.push_str(&format!(" [DONE] {commit}"));
+                if !closing.trim().is_empty() {
+                    out.push(' ');
+                    out.push_str(closing.trim());
+                }
+                out.push_str(ending);
+                marked = true;
+            }
+            None => out.push_str(line),
+        }
+    }
+    marked.then_some(out)
+}
+
 /// The text of an ATX heading (up to three spaces of indent, 1 to 6 `#`, then a space).
 fn heading_text(line: &str) -> Option<&str> {
     let indent = line.len() - line.trim_start_matches(' ').len();
@@ -110,6 +148,19 @@ mod tests {
         );
         assert!(open_prs("# Plan\n## PR 1: x [DONE]\n").is_empty());
         assert!(open_prs("").is_empty());
+    }
+
+    #[test]
+    fn marking_done_touches_only_the_prs_heading() {
+        let plan = "# Plan\r\n## PR 1: feat: Add [DONE] abc\r\n```\n## PR 2: feat: Multiply\n```\n## PR 2: feat: Multiply ##\n## PR 3: feat: Multiply more\n";
+        assert_eq!(
+            mark_done(plan, "feat: multiply", "0123456789ab").as_deref(),
+            Some(
+                "# Plan\r\n## PR 1: feat: Add [DONE] abc\r\n```\n## PR 2: feat: Multiply\n```\n## PR 2: feat: Multiply [DONE] 0123456789ab ##\n## PR 3: feat: Multiply more\n"
+            )
+        );
+        assert_eq!(mark_done(plan, "feat: Add", "x"), None, "already done");
+        assert_eq!(mark_done(plan, "feat: Divide", "x"), None);
     }
 
     #[test]

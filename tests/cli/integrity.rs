@@ -890,3 +890,72 @@ fn a_history_from_before_recorded_events_audits_clean_and_carries_on() {
         )
     );
 }
+
+/// The end of a PR in two commands: `--squash` makes the squash commit and has it checked,
+/// `--mark-done` marks the PR's heading in the master plan, commits it and has it checked.
+/// Each refuses the other's step, and a squash the check refuses is undone.
+#[test]
+fn squash_and_mark_done_finish_a_pr_in_two_commands() {
+    let repo = TestRepo::with_config(CONFIG);
+    do_the_steps(&repo, "feat: Add numbers", "add.txt");
+    repo.run(&["get-task"]).expect(0);
+    assert_eq!(repo.status(), "AWAITING_FINALIZATION");
+    let tip = repo.git(&["rev-parse", "HEAD"]);
+    let out = repo.run(&["submit-work", "-s", "done", "--mark-done"]);
+    out.expect(4);
+    assert!(
+        out.stderr
+            .contains("error: submit-work --mark-done is not this step's"),
+        "{}",
+        out.stderr
+    );
+
+    // Something staged that was never verified: the squash holds it, is refused, and undone.
+    repo.write("extra.txt", "never verified\n");
+    repo.git(&["add", "extra.txt"]);
+    let out = repo.run(&["submit-work", "-s", "squashed", "--squash"]);
+    out.expect(1);
+    assert!(
+        out.stdout.contains(&format!(
+            "The squash commit --squash made is undone: the branch is back at {}",
+            &tip[..12]
+        )),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(repo.git(&["rev-parse", "HEAD"]), tip);
+    assert_eq!(repo.status(), "AWAITING_FINALIZATION");
+    repo.git(&["rm", "--quiet", "--cached", "extra.txt"]);
+    std::fs::remove_file(repo.dir().join("extra.txt")).unwrap();
+
+    repo.run(&["submit-work", "-s", "squashed", "--squash"])
+        .expect(0);
+    assert_eq!(repo.status(), "FINALIZE_COMPLETE");
+    assert_eq!(repo.git(&["rev-list", "--count", "main..HEAD"]).trim(), "1");
+    assert_eq!(
+        repo.git(&["log", "-1", "--format=%B"]).trim(),
+        "feat: Add numbers\n\ns"
+    );
+    let squashed = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
+
+    repo.run(&["submit-work", "-s", "plan updated", "--mark-done"])
+        .expect(0);
+    assert_eq!(
+        repo.git(&["show", "HEAD:docs/plan.md"]),
+        format!(
+            "# Plan\n## PR 1: feat: Add numbers [DONE] {}\n",
+            &squashed[..12]
+        )
+    );
+    assert_eq!(
+        repo.git(&["show", "--name-only", "--format=", "HEAD"])
+            .trim(),
+        "docs/plan.md"
+    );
+    repo.run(&["get-task"]).expect(0);
+    assert!(
+        repo.git(&["log", "--format=%s", "main"])
+            .contains("feat: Add numbers")
+    );
+    repo.run(&["audit"]).expect(0);
+}

@@ -237,6 +237,14 @@ fn errors_carry_the_next_action_and_change_nothing() {
                 "unknown argument(s): bogus",
             ),
             (
+                json!({"summary": "x", "squash": "yes"}),
+                "`squash` must be true or false",
+            ),
+            (
+                json!({"summary": "x", "squash": true, "mark_done": true}),
+                "squash and mark_done cannot be given together",
+            ),
+            (
                 json!({"summary": "x", "test_command": "true", "plan": {}}),
                 "test_command and plan cannot be given together",
             ),
