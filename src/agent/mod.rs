@@ -6,6 +6,7 @@
 pub mod guard;
 pub mod hook;
 mod json_edit;
+pub mod mcp_text;
 pub mod run;
 pub mod setup;
 pub mod shell;

@@ -23,6 +23,7 @@ use tokio::sync::oneshot;
 use super::error::CommandError;
 use super::render::{error_json, error_text};
 use super::{Exit, Failure};
+use crate::agent::mcp_text::for_mcp;
 use crate::agent::tools::{
     self, CHECKPOINT, ESCALATE, GET_TASK, REQUEST_SCOPE_REDUCTION, SUBMIT_WORK,
 };
@@ -447,11 +448,13 @@ impl Answer {
         self
     }
 
-    fn result(self) -> CallToolResult {
+    fn result(mut self) -> CallToolResult {
+        let text = for_mcp(&self.text);
+        in_mcp_dialect(&mut self.structured);
         let mut result = if self.is_error {
-            CallToolResult::error(vec![ContentBlock::text(self.text)])
+            CallToolResult::error(vec![ContentBlock::text(text)])
         } else {
-            CallToolResult::success(vec![ContentBlock::text(self.text)])
+            CallToolResult::success(vec![ContentBlock::text(text)])
         };
         result.structured_content = Some(self.structured);
         result
@@ -469,14 +472,40 @@ fn error_result(err: &CommandError) -> CallToolResult {
     if let Value::Object(fields) = error_json(err) {
         structured.extend(fields);
     }
-    let text = error_text(err, false);
+    let text = for_mcp(&error_text(err, false));
+    let mut structured = Value::Object(structured);
+    in_mcp_dialect(&mut structured);
     let mut result = if err.exit() == Exit::VerificationFailed {
         CallToolResult::success(vec![ContentBlock::text(text)])
     } else {
         CallToolResult::error(vec![ContentBlock::text(text)])
     };
-    result.structured_content = Some(Value::Object(structured));
+    result.structured_content = Some(structured);
     result
+}
+
+/// What an agent reads in a result (the briefing, the next action, an error's message and
+/// hint, notes and warnings) names the tools, not command lines; command output and what
+/// the agent wrote stay as they were.
+fn in_mcp_dialect(value: &mut Value) {
+    const READ: &[&str] = &["briefing", "next", "hint", "message", "notes", "warnings"];
+    let Value::Object(fields) = value else {
+        return;
+    };
+    for (key, field) in fields.iter_mut() {
+        match field {
+            Value::String(text) if READ.contains(&key.as_str()) => *text = for_mcp(text),
+            Value::Array(items) if READ.contains(&key.as_str()) => {
+                for item in items {
+                    if let Value::String(text) = item {
+                        *text = for_mcp(text);
+                    }
+                }
+            }
+            Value::Object(_) if key == "error" => in_mcp_dialect(field),
+            _ => {}
+        }
+    }
 }
 
 fn unknown_keys(args: &Map<String, Value>, known: &[&str]) -> Result<(), Box<CommandError>> {

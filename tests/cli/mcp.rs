@@ -16,6 +16,7 @@ use rmcp::{ClientHandler, ServiceExt};
 use serde_json::{Value, json};
 
 use crate::support::*;
+use git_orchestrate::agent::mcp_text::for_mcp;
 
 /// A client that remembers the progress notifications it hears.
 #[derive(Clone)]
@@ -124,12 +125,32 @@ fn a_real_client_drives_the_whole_loop_through_the_server() {
             ["get_task", "submit_work", "request_scope_reduction", "escalate_for_external_help", "checkpoint"]
         );
 
-        // The briefing is the one `get-task` prints, the structured content its --json.
+        // The briefing is the one `get-task` prints, the structured content its --json,
+        // except that every agent command in it is named as the tool and its arguments.
         let task = call(&client, "get_task", json!({})).await;
         assert!(!is_error(&task));
-        let cli = repo.run(&["get-task", "--json"]).expect(0).json();
-        assert_eq!(text(&task), cli["briefing"].as_str().unwrap());
+        let mut cli = repo.run(&["get-task", "--json"]).expect(0).json();
+        let briefing = for_mcp(cli["briefing"].as_str().unwrap());
+        assert_eq!(text(&task), briefing);
+        cli["briefing"] = json!(briefing);
         assert_eq!(structured(&task), cli);
+        assert!(
+            briefing.contains(
+                "     submit_work {\"summary\": \"<one line>\", \"plan\": { ...the plan, as a JSON object... }}\n"
+            ),
+            "{briefing}"
+        );
+        assert!(briefing.contains("run `get_task`"), "{briefing}");
+        assert!(
+            briefing.contains("4. Submit the plan as the `plan` argument, a JSON object"),
+            "{briefing}"
+        );
+        for command in ["get-task", "submit-work", "checkpoint", "escalate", "request-scope-reduction"] {
+            assert!(
+                !briefing.contains(&format!("git orchestrate {command}")),
+                "{command} in {briefing}"
+            );
+        }
 
         let plan: Value = serde_json::from_str(PLAN).unwrap();
         let planned = call(&client, "submit_work", json!({"summary": "plan it", "plan": plan})).await;

@@ -1,0 +1,290 @@
+//! Briefings and hints as an MCP client's agent reads them: every agent command they name
+//! (`git orchestrate submit-work --summary … --plan -`, `get-task`, `checkpoint`, …) becomes
+//! the tool and its arguments (`submit_work {"summary": …, "plan": {…}}`), so an agent that
+//! has only the tools is never told to run a command line. Commands for humans (`resume`,
+//! `approve`, …) stay as they are. Pure: text in, text out.
+
+use serde_json::{Map, Value};
+
+use super::tools::{CHECKPOINT, ESCALATE, GET_TASK, REQUEST_SCOPE_REDUCTION, SUBMIT_WORK};
+
+const PREFIX: &str = "git orchestrate ";
+
+/// Sentences about how a command line takes its input, and what a tool takes instead.
+const SENTENCES: &[(&str, &str)] = &[(
+    "Submit the plan on stdin, or from a file outside the repository (a file inside it would\n   be committed with the next checkpoint); the orchestrator keeps the plan in git:",
+    "Submit the plan as the `plan` argument, a JSON object (not a file: a file inside the\n   repository would be committed with the next checkpoint); the orchestrator keeps it in git:",
+)];
+
+/// `text` with each agent command it names written as the MCP tool call.
+pub fn for_mcp(text: &str) -> String {
+    let replaced;
+    let text = if SENTENCES.iter().any(|(cli, _)| text.contains(cli)) {
+        replaced = SENTENCES
+            .iter()
+            .fold(text.to_string(), |t, (cli, mcp)| t.replace(cli, mcp));
+        replaced.as_str()
+    } else {
+        text
+    };
+    let mut out = String::with_capacity(text.len());
+    let mut lines = text.split_inclusive('\n').peekable();
+    while let Some(line) = lines.next() {
+        // The plan given on stdin through a here-document: the tool takes it as an object.
+        if let Some(at) = line.find(PREFIX)
+            && line[at..].contains("--plan - <<'EOF'")
+        {
+            let command = &line[at..line.find(" --plan - <<'EOF'").unwrap_or(line.len())];
+            let mut call = parse(command).unwrap_or_else(|| (SUBMIT_WORK, Map::new()));
+            call.1.insert(
+                "plan".into(),
+                Value::String("<the plan, as a JSON object>".into()),
+            );
+            out.push_str(&line[..at]);
+            out.push_str(&render(&call.0, &call.1).replace(
+                "\"<the plan, as a JSON object>\"",
+                "{ ...the plan, as a JSON object... }",
+            ));
+            out.push('\n');
+            // Up to and with the here-document's end.
+            for rest in lines.by_ref() {
+                if rest.trim() == "EOF" {
+                    break;
+                }
+            }
+            continue;
+        }
+        out.push_str(&line_for_mcp(line));
+    }
+    out
+}
+
+/// One line: each `git orchestrate <agent command> …` in it, in backticks or running to the
+/// end of the line (or to a gap of two spaces), as the tool call.
+fn line_for_mcp(line: &str) -> String {
+    let mut out = String::new();
+    let mut rest = line;
+    while let Some(at) = rest.find(PREFIX) {
+        let quoted = rest[..at].ends_with('`');
+        let after = &rest[at..];
+        let end = if quoted {
+            after.find('`').unwrap_or(after.len())
+        } else {
+            [after.find("  "), after.find('\n')]
+                .into_iter()
+                .flatten()
+                .min()
+                .unwrap_or(after.len())
+        };
+        let command = &after[..end];
+        out.push_str(&rest[..at]);
+        rest = &after[end..];
+        match parse(command) {
+            Some((tool, args)) => {
+                out.push_str(&render(tool, &args));
+                // The command line's other way to give the report has no tool form.
+                if tool == ESCALATE
+                    && let Some(aside) = rest.trim_start().strip_prefix("(or --report")
+                    && let Some(close) = aside.find(')')
+                {
+                    rest = &aside[close + 1..];
+                }
+            }
+            None => out.push_str(command),
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The tool call a command line makes, or `None` for a command that is no agent tool (or
+/// one this reading does not know, left as written).
+fn parse(command: &str) -> Option<(&'static str, Map<String, Value>)> {
+    let words = split(command.strip_prefix(PREFIX)?)?;
+    let (sub, rest) = words.split_first()?;
+    let mut args = Map::new();
+    let tool = match sub.as_str() {
+        "get-task" => GET_TASK,
+        "request-scope-reduction" => REQUEST_SCOPE_REDUCTION,
+        "checkpoint" => CHECKPOINT,
+        "escalate" => ESCALATE,
+        "submit-work" => SUBMIT_WORK,
+        _ => return None,
+    };
+    let mut i = 0;
+    while i < rest.len() {
+        let flag = rest[i].as_str();
+        let value = rest.get(i + 1).cloned();
+        let (key, taken) = match (tool, flag) {
+            (_, "--workflow") => (None, 2),
+            (SUBMIT_WORK, "--summary" | "-s") => (Some(("summary", value.map(Value::String))), 2),
+            (SUBMIT_WORK, "--test-command") => {
+                (Some(("test_command", value.map(Value::String))), 2)
+            }
+            (SUBMIT_WORK, "--expectation") => (Some(("expectation", value.map(Value::String))), 2),
+            (SUBMIT_WORK, "--analysis-decision") => {
+                (Some(("analysis_decision", value.map(Value::String))), 2)
+            }
+            (SUBMIT_WORK, "--plan") => (
+                Some((
+                    "plan",
+                    Some(Value::String("<the plan, as a JSON object>".into())),
+                )),
+                2,
+            ),
+            (SUBMIT_WORK, "--no-pr-left") => (Some(("no_pr_left", Some(Value::Bool(true)))), 1),
+            (SUBMIT_WORK, "--squash") => (Some(("squash", Some(Value::Bool(true)))), 1),
+            (SUBMIT_WORK, "--mark-done") => (Some(("mark_done", Some(Value::Bool(true)))), 1),
+            (CHECKPOINT, "-m" | "--message") => (Some(("message", value.map(Value::String))), 2),
+            (ESCALATE, "--report") => (
+                Some((
+                    "markdown_report",
+                    Some(Value::String("<your report, in markdown>".into())),
+                )),
+                2,
+            ),
+            _ => return None,
+        };
+        if let Some((key, value)) = key {
+            args.insert(key.to_string(), value?);
+        }
+        i += taken;
+    }
+    Some((tool, args))
+}
+
+/// `tool {"key": value, …}`, or the tool alone when it takes nothing here.
+fn render(tool: &str, args: &Map<String, Value>) -> String {
+    if args.is_empty() {
+        return tool.to_string();
+    }
+    let pairs: Vec<String> = args
+        .iter()
+        .map(|(k, v)| format!("{}: {v}", Value::String(k.clone())))
+        .collect();
+    format!("{tool} {{{}}}", pairs.join(", "))
+}
+
+/// Shell words as the briefings write them: blanks apart, `'…'` and `"…"` quoted (`\` escapes
+/// in double quotes), `'\''` joined. `None` for an unclosed quote.
+fn split(text: &str) -> Option<Vec<String>> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut any = false;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            ' ' | '\t' => {
+                if any {
+                    words.push(std::mem::take(&mut word));
+                    any = false;
+                }
+            }
+            '\'' => {
+                any = true;
+                loop {
+                    match chars.next()? {
+                        '\'' => break,
+                        c => word.push(c),
+                    }
+                }
+            }
+            '"' => {
+                any = true;
+                loop {
+                    match chars.next()? {
+                        '"' => break,
+                        '\\' => word.push(chars.next()?),
+                        c => word.push(c),
+                    }
+                }
+            }
+            c => {
+                any = true;
+                word.push(c);
+            }
+        }
+    }
+    if any {
+        words.push(word);
+    }
+    Some(words)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn agent_commands_become_tool_calls() {
+        assert_eq!(
+            for_mcp(
+                "  git orchestrate submit-work --summary \"<what you did>\" --test-command 'sh t.sh' --expectation PASS\n"
+            ),
+            "  submit_work {\"summary\": \"<what you did>\", \"test_command\": \"sh t.sh\", \"expectation\": \"PASS\"}\n"
+        );
+        assert_eq!(
+            for_mcp("Then run `git orchestrate get-task` for your next instruction.\n"),
+            "Then run `get_task` for your next instruction.\n"
+        );
+        assert_eq!(
+            for_mcp(
+                "  git orchestrate escalate --report <file>      (or --report - with the report on stdin)\n"
+            ),
+            "  escalate_for_external_help {\"markdown_report\": \"<your report, in markdown>\"}\n"
+        );
+        assert_eq!(
+            for_mcp(
+                "x `git orchestrate submit-work --workflow w -s \"it's \\\"done\\\"\" --squash` y\n"
+            ),
+            "x `submit_work {\"summary\": \"it's \\\"done\\\"\", \"squash\": true}` y\n"
+        );
+        // Commands for humans, and what this reading does not know, stay as written.
+        let human = "  git orchestrate resume --guidance \"<what to try>\"\n  git orchestrate submit-work --bogus\n";
+        assert_eq!(for_mcp(human), human);
+    }
+
+    #[test]
+    fn a_plan_on_stdin_becomes_the_plan_argument() {
+        let text = "4. Submit it:\n\n     git orchestrate submit-work --summary \"<one line>\" --plan - <<'EOF'\n     { ...the plan... }\n     EOF\n5. Then run `git orchestrate get-task`.\n";
+        assert_eq!(
+            for_mcp(text),
+            "4. Submit it:\n\n     submit_work {\"summary\": \"<one line>\", \"plan\": { ...the plan, as a JSON object... }}\n5. Then run `get_task`.\n"
+        );
+    }
+
+    /// Every briefing the workflow gives (the snapshots of src/workflow/briefing.rs), as an
+    /// MCP client's agent reads it, names no agent command line.
+    #[test]
+    fn no_briefing_names_an_agent_command_line_over_mcp() {
+        let dir =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots/briefings");
+        let mut seen = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let text = std::fs::read_to_string(&path).unwrap();
+            let mcp = for_mcp(&text);
+            assert!(
+                !mcp.contains("Submit the plan on stdin"),
+                "{}",
+                path.display()
+            );
+            for command in [
+                "get-task",
+                "submit-work",
+                "checkpoint",
+                "escalate ",
+                "request-scope-reduction",
+            ] {
+                assert!(
+                    !mcp.contains(&format!("git orchestrate {command}")),
+                    "{}: {command}\n{mcp}",
+                    path.display()
+                );
+            }
+            seen += 1;
+        }
+        assert!(seen > 20, "{seen} briefings");
+    }
+}
