@@ -41,7 +41,7 @@ pub fn for_mcp(text: &str) -> String {
                 Value::String("<the plan, as a JSON object>".into()),
             );
             out.push_str(&line[..at]);
-            out.push_str(&render(&call.0, &call.1).replace(
+            out.push_str(&render(call.0, &call.1).replace(
                 "\"<the plan, as a JSON object>\"",
                 "{ ...the plan, as a JSON object... }",
             ));

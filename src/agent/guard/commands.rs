@@ -391,6 +391,11 @@ impl Walk<'_> {
                                     format!("what `{program}` prints into `{reader}`"),
                                 )
                             })?;
+                        // `echo -e` and `printf %b` read `\0NNN` as octal NNN, which `$'…'`
+                        // (the decoder here) reads otherwise: such text is not judged.
+                        if texts.iter().any(|t| t.contains("\\0")) {
+                            return unknowable(program);
+                        }
                         Ok(Some(printed(basename(program), &texts)))
                     }
                     "cat" if args.len() == 1 => match &producer.stdin {

@@ -477,9 +477,10 @@ impl Lexer {
                 self.pos += 1;
                 char::from_u32((x as u32) & 0x1f).unwrap_or('\u{fffd}')
             }),
+            // bash keeps the low eight bits: `$'\547'` is `g`.
             '0'..='7' => {
                 self.pos -= 1;
-                number(self, 8, 3)
+                number(self, 8, 3).map(|c| char::from(u32::from(c) as u8))
             }
             _ => None,
         };
