@@ -28,6 +28,17 @@ impl fmt::Display for GitError {
     }
 }
 
+/// Every file whose working-tree state differs from the index (`-z`, one entry each),
+/// without refreshing the index (a hook runs while git holds its lock).
+const STATUS: [&str; 6] = [
+    "--no-optional-locks",
+    "status",
+    "--porcelain",
+    "-z",
+    "--untracked-files=all",
+    "--no-renames",
+];
+
 /// Runs git in one working tree.
 #[derive(Clone, Debug)]
 pub struct Git {
@@ -85,17 +96,11 @@ impl Git {
         if self.left_out.is_empty() {
             return Ok(Vec::new());
         }
-        let mut args: Vec<String> = [
-            "--no-optional-locks",
-            "status",
-            "--porcelain",
-            "-z",
-            "--untracked-files=all",
-            "--no-renames",
-            "--",
-        ]
-        .map(String::from)
-        .to_vec();
+        let mut args: Vec<String> = STATUS
+            .iter()
+            .chain(&["--"])
+            .map(|a| a.to_string())
+            .collect();
         args.extend(
             self.left_out
                 .iter()
@@ -190,14 +195,7 @@ impl Git {
     /// once.
     pub fn unstaged_files(&self) -> Result<Vec<String>, GitError> {
         // A hook runs while git holds the index lock: status must not try to refresh it.
-        let listing = self.run([
-            "--no-optional-locks",
-            "status",
-            "--porcelain",
-            "-z",
-            "--untracked-files=all",
-            "--no-renames",
-        ])?;
+        let listing = self.run(STATUS)?;
         Ok(paths(&listing)
             .into_iter()
             .filter(|entry| {

@@ -682,17 +682,7 @@ fn run_driver(
     env: &[(&str, &str)],
     extra: &[&str],
 ) -> (i32, Vec<Value>) {
-    let path = std::env::join_paths(
-        [
-            cli.parent().unwrap().to_path_buf(),
-            Path::new(BIN).parent().unwrap().to_path_buf(),
-        ]
-        .into_iter()
-        .chain(std::env::split_paths(
-            &std::env::var_os("PATH").unwrap_or_default(),
-        )),
-    )
-    .unwrap();
+    let path = path_with(cli);
     let mut args = vec!["--json", "run", "--agent", agent];
     args.extend_from_slice(extra);
     let mut cmd = repo.command(BIN, &args);
@@ -1045,7 +1035,18 @@ fn run_stops_when_gemini_ran_a_turn_without_our_hooks() {
 
 /// `git orchestrate run --agent AGENT --max-turns 3` with the agent's CLI first on PATH.
 fn run_known(repo: &TestRepo, cli: &Path, agent: &str, env: &[(&str, &str)]) -> Output {
-    let path = std::env::join_paths(
+    let path = path_with(cli);
+    let mut cmd = repo.command(BIN, ["run", "--agent", agent, "--max-turns", "3"]);
+    cmd.env("PATH", path);
+    for (key, value) in env {
+        cmd.env(key, value);
+    }
+    run_agent(cmd)
+}
+
+/// PATH with the agent's CLI and this build's git-orchestrate first.
+fn path_with(cli: &Path) -> std::ffi::OsString {
+    std::env::join_paths(
         [
             cli.parent().unwrap().to_path_buf(),
             Path::new(BIN).parent().unwrap().to_path_buf(),
@@ -1055,11 +1056,5 @@ fn run_known(repo: &TestRepo, cli: &Path, agent: &str, env: &[(&str, &str)]) -> 
             &std::env::var_os("PATH").unwrap_or_default(),
         )),
     )
-    .unwrap();
-    let mut cmd = repo.command(BIN, ["run", "--agent", agent, "--max-turns", "3"]);
-    cmd.env("PATH", path);
-    for (key, value) in env {
-        cmd.env(key, value);
-    }
-    run_agent(cmd)
+    .unwrap()
 }
