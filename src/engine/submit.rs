@@ -225,6 +225,9 @@ fn attempt(
                     }));
                 }
                 None => {
+                    if expectation == Expectation::Fail {
+                        refuse_protected(session, &snap.state, &config)?;
+                    }
                     let m = measure(
                         session,
                         &snap.state,
@@ -369,10 +372,13 @@ fn attempt(
             master_plan: check_no_pr_left(session, &snap.state, &config)?,
             summary: summary.to_string(),
         },
-        (Accepted::Analysis, SubmitKind::Analysis(decision)) => Event::AnalysisDecided {
-            decision: *decision,
-            summary: summary.to_string(),
-        },
+        (Accepted::Analysis, SubmitKind::Analysis(decision)) => {
+            refuse_protected(session, &snap.state, &config)?;
+            Event::AnalysisDecided {
+                decision: *decision,
+                summary: summary.to_string(),
+            }
+        }
         (accepted, _) => {
             // check_submit answers each request kind only with its own acceptance.
             return Err(EngineError::Internal(format!(
@@ -650,6 +656,27 @@ fn master_plan_exists(
             ),
         }],
     })
+}
+
+/// A RED run, or the analysis that accepts one, on a working tree that changes protected
+/// paths is refused before anything runs: the RED test would be pinned with the judges
+/// changed. (A GREEN pass there is not counted, and the checkpoint refuses it.)
+fn refuse_protected(session: &Session, state: &State, config: &Config) -> Result<(), EngineError> {
+    let tree = session.git.worktree_tree(&session.store.index_path())?;
+    let changed = super::verify::protected_changes(session, Some(state), config, &tree)?;
+    if changed.is_empty() {
+        return Ok(());
+    }
+    Err(super::wrong_state(
+        state.status(),
+        format!(
+            "submit-work refused: the working tree changes protected paths ({}), which a human changes \
+             on main; nothing ran and nothing was recorded",
+            changed.join(", ")
+        ),
+        "Put them back as they are on main (`git checkout <main> -- <path>`); if they must change, a \
+         human commits the change on main and runs `git orchestrate repin`.",
+    ))
 }
 
 /// True when the PR branch is one commit over main: squashed (by hand), so a refusal says

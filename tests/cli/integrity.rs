@@ -959,3 +959,42 @@ fn squash_and_mark_done_finish_a_pr_in_two_commands() {
     );
     repo.run(&["audit"]).expect(0);
 }
+
+/// A change to a protected path (here the gate's own script) is refused at the first step
+/// that sees it: the RED run and its analysis too, before anything runs or is recorded.
+#[test]
+fn a_protected_change_is_refused_at_red_and_at_the_analysis() {
+    let repo = TestRepo::at_first_step();
+    let tip = repo.tip();
+    repo.write("run_tests.sh", "echo 'tests: ok'\n");
+    let out = repo.submit_test(RED, Some("FAIL"));
+    out.expect(4);
+    assert!(
+        out.stderr.starts_with(
+            "error: submit-work refused: the working tree changes protected paths (run_tests.sh), \
+             which a human changes on main; nothing ran and nothing was recorded\n"
+        ),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(repo.tip(), tip, "nothing was recorded");
+    repo.git(&["checkout", "--quiet", "HEAD", "--", "run_tests.sh"]);
+    repo.submit_test(RED, Some("FAIL")).expect(3);
+    let tip = repo.tip();
+    repo.write("run_tests.sh", "echo 'tests: ok'\n");
+    let out = repo.run(&[
+        "submit-work",
+        "-s",
+        "right reason",
+        "--analysis-decision",
+        "SUCCESS",
+    ]);
+    out.expect(4);
+    assert!(
+        out.stderr
+            .contains("changes protected paths (run_tests.sh)"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(repo.tip(), tip);
+}
