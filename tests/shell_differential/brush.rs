@@ -23,7 +23,8 @@
 //!   delimiter is unquoted).
 //! - A process substitution `<(…)` is one non-literal word plus the commands inside.
 //! - A word is literal when it has no parameter, command or arithmetic substitution, no tilde
-//!   expansion, no unquoted glob character (`*`, `?`, `[`) and no brace expansion.
+//!   expansion, no unquoted glob character (`*`, `?`, a `[` with an unquoted `]` after it)
+//!   and no brace expansion.
 
 use brush_parser::ast;
 use brush_parser::word::WordPiece;
@@ -369,6 +370,7 @@ impl Walker<'_> {
         quoted: bool,
     ) -> Result<Option<String>, ()> {
         let mut value = Some(String::new());
+        let mut bracket_open = false;
         let add = |value: &mut Option<String>, text: Option<&str>| match (value.as_mut(), text) {
             (Some(v), Some(t)) => v.push_str(t),
             _ => *value = None,
@@ -376,7 +378,20 @@ impl Walker<'_> {
         for piece in pieces {
             match &piece.piece {
                 WordPiece::Text(t) => {
-                    let glob = !quoted && t.contains(['*', '?', '[']);
+                    // An unquoted `[` opens a bracket expression only with an unquoted `]`
+                    // after it, quoted text between allowed (`.gi[t"x"]` matches `.git`; `[`
+                    // alone is the test command's name, left as written by bash).
+                    let mut glob = false;
+                    if !quoted {
+                        for c in t.chars() {
+                            match c {
+                                '*' | '?' => glob = true,
+                                '[' => bracket_open = true,
+                                ']' if bracket_open => glob = true,
+                                _ => {}
+                            }
+                        }
+                    }
                     add(&mut value, (!glob).then_some(t.as_str()));
                 }
                 WordPiece::SingleQuotedText(t) => add(&mut value, Some(t)),

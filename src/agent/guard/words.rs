@@ -287,19 +287,38 @@ struct Partial {
     pattern: String,
     glob: bool,
     unknown: Option<String>,
+    /// Where in `pattern` an unquoted `[` waits (written escaped) for an unquoted `]`: quoted
+    /// text may stand between them (`.gi[t"x"]` is a bracket, and matches `.git`).
+    open_bracket: Option<usize>,
 }
 
 impl Partial {
     fn push_text(&mut self, text: &str, glob_active: bool) {
         self.text.push_str(text);
-        let bracket = text
-            .find('[')
-            .is_some_and(|at| text[at + 1..].contains(']'));
-        if glob_active && (text.contains(['*', '?']) || bracket) {
-            self.glob = true;
-            self.pattern.push_str(text);
-        } else {
+        if !glob_active {
             self.pattern.push_str(&escape(text));
+            return;
+        }
+        for c in text.chars() {
+            match c {
+                '*' | '?' => {
+                    self.glob = true;
+                    self.pattern.push(c);
+                }
+                '[' if self.open_bracket.is_none() => {
+                    self.open_bracket = Some(self.pattern.len());
+                    self.pattern.push_str("\\[");
+                }
+                ']' if self.open_bracket.is_some() => {
+                    if let Some(at) = self.open_bracket.take() {
+                        // The `[` is a bracket after all: unescaped.
+                        self.pattern.replace_range(at..at + 2, "[");
+                    }
+                    self.glob = true;
+                    self.pattern.push(']');
+                }
+                c => self.pattern.push_str(&escape(&c.to_string())),
+            }
         }
     }
 

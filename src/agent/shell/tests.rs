@@ -287,6 +287,9 @@ fn the_differential_tests_findings_are_read_as_bash_reads_them() {
     // A `case` pattern's `)` inside `$(…)`: refused, not misread.
     assert!(parse("echo \"$(case a in a) rm -rf x ;; esac)\"").is_err());
     assert!(parse("echo $(case a in a) rm -rf x ;; esac)").is_err());
+    // A bracket closed after quoted text is a glob; `[` alone, or a quoted `]`, is not.
+    assert_eq!(parse(r#"a .gi[t"x"]"#).unwrap()[0].words[1].literal(), None);
+    assert_eq!(words(r#"[ x .gi[t"]" "#), w(&[&["[", "x", ".gi[t]"]]));
     // An octal escape keeps its low eight bits, as bash does: `$'\547it'` is `git`.
     assert_eq!(words(r"$'\547it' $'\700'"), w(&[&["git", "\u{c0}"]]));
     // bash keeps the backslash of an escape it does not know.

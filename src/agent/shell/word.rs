@@ -45,11 +45,21 @@ impl Word {
     /// substitution, unquoted glob character or brace expansion.
     pub fn literal(&self) -> Option<String> {
         let mut out = String::new();
+        // An unquoted `[` opens a bracket that an unquoted `]` in a later part closes too:
+        // quoted text may stand between (`.gi[t"x"]` matches `.git`).
+        let mut open = false;
         for part in &self.parts {
             match part {
                 Part::Text { text, quoted } => {
-                    if !quoted && has_glob(text) {
-                        return None;
+                    if !quoted {
+                        for c in text.chars() {
+                            match c {
+                                '*' | '?' => return None,
+                                '[' => open = true,
+                                ']' if open => return None,
+                                _ => {}
+                            }
+                        }
                     }
                     out.push_str(text);
                 }
@@ -168,14 +178,6 @@ impl Simple {
     pub fn texts(&self) -> Vec<String> {
         self.words.iter().map(Word::text).collect()
     }
-}
-
-/// Unquoted `*`, `?` or a `[…]` bracket: the shell may replace the word with file names.
-fn has_glob(text: &str) -> bool {
-    text.contains(['*', '?'])
-        || text
-            .find('[')
-            .is_some_and(|at| text[at + 1..].contains(']'))
 }
 
 /// A shell variable name.
