@@ -37,7 +37,9 @@ pub fn rewrite(old: &str, new: &Value, indent: &str) -> Option<String> {
         return None;
     }
     let body = Writer { old, indent }.write(&node, new)?;
-    Some(format!("{}{body}{}", &old[..node.start], &old[node.end..]))
+    let text = format!("{}{body}{}", &old[..node.start], &old[node.end..]);
+    // What is written must read back as the value: anything else is written afresh.
+    (serde_json::from_str::<Value>(&text).ok().as_ref() == Some(new)).then_some(text)
 }
 
 struct Writer<'a> {
@@ -77,7 +79,7 @@ impl Writer<'_> {
                     }
                 }
                 let last = &members[members.len() - 1];
-                let separator = self.separator(node.start, last.0, one_line);
+                let separator = self.separator(last.0, one_line);
                 for (key, value) in map.iter().skip(members.len()) {
                     out.push(',');
                     out.push_str(&separator);
@@ -100,7 +102,7 @@ impl Writer<'_> {
                     }
                 }
                 let last = &items[items.len() - 1];
-                let separator = self.separator(node.start, last.start, one_line);
+                let separator = self.separator(last.start, one_line);
                 for value in values.iter().skip(items.len()) {
                     out.push(',');
                     out.push_str(&separator);
@@ -113,16 +115,13 @@ impl Writer<'_> {
         }
     }
 
-    /// What goes between a `,` and a new part of the container that starts at `open`: a
-    /// space on one line; else a newline and the indentation of the part at `last`.
-    fn separator(&self, open: usize, last: usize, one_line: bool) -> String {
+    /// What goes between a `,` and a new part of a container: a space on one line; else a
+    /// newline and the indentation of the line the part at `last` starts on.
+    fn separator(&self, last: usize, one_line: bool) -> String {
         if one_line {
             return " ".into();
         }
-        let line_start = self.old[open..last]
-            .rfind('\n')
-            .map_or(open, |i| open + i + 1);
-        format!("\n{}", &self.old[line_start..last])
+        format!("\n{}", self.line_indent(last))
     }
 
     /// The blanks that start the line `at` is on.
@@ -345,6 +344,19 @@ mod tests {
         assert_eq!(
             rewrite(old, &new, "\t").unwrap(),
             "{\n\t\"hooks\": {\n\t\t\"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"x\"}]}, {\"hooks\": [{\"type\": \"command\", \"command\": \"y\"}]}],\n\t\t\"SessionStart\": [\n\t\t\t{\n\t\t\t\t\"hooks\": []\n\t\t\t}\n\t\t]\n\t},\n\t\"env\": {\"A\": \"1\"}\n}"
+        );
+    }
+
+    #[test]
+    fn a_last_member_on_the_opening_line_gets_its_own_indentation() {
+        let old = "{\"permissions\": {\n  \"allow\": [\"Bash(ls)\"]\n}}";
+        let mut new: Value = serde_json::from_str(old).unwrap();
+        new["hooks"] = json!({"Stop": []});
+        let written = rewrite(old, &new, "  ").unwrap();
+        assert_eq!(serde_json::from_str::<Value>(&written).unwrap(), new);
+        assert_eq!(
+            written,
+            "{\"permissions\": {\n  \"allow\": [\"Bash(ls)\"]\n},\n\"hooks\": {\n  \"Stop\": []\n}}"
         );
     }
 

@@ -34,7 +34,10 @@ pub fn for_mcp(text: &str) -> String {
         if let Some(at) = line.find(PREFIX)
             && line[at..].contains("--plan - <<'EOF'")
         {
-            let command = &line[at..line.find(" --plan - <<'EOF'").unwrap_or(line.len())];
+            let end = line[at..]
+                .find(" --plan - <<'EOF'")
+                .map_or(line.len(), |i| at + i);
+            let command = &line[at..end];
             let mut call = parse(command).unwrap_or_else(|| (SUBMIT_WORK, Map::new()));
             call.1.insert(
                 "plan".into(),
@@ -239,6 +242,12 @@ mod tests {
                 "x `git orchestrate submit-work --workflow w -s \"it's \\\"done\\\"\" --squash` y\n"
             ),
             "x `submit_work {\"summary\": \"it's \\\"done\\\"\", \"squash\": true}` y\n"
+        );
+        // A `--plan -` before the command on the line is no panic.
+        let odd = "x --plan - <<'EOF' git orchestrate submit-work --plan - <<'EOF'\n{}\nEOF\n";
+        assert_eq!(
+            for_mcp(odd),
+            "x --plan - <<'EOF' submit_work {\"plan\": { ...the plan, as a JSON object... }}\n"
         );
         // Commands for humans, and what this reading does not know, stay as written.
         let human = "  git orchestrate resume --guidance \"<what to try>\"\n  git orchestrate submit-work --bogus\n";

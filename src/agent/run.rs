@@ -197,9 +197,8 @@ pub fn agent_arguments(
 /// A turn after which `run` must not start another.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TurnFault {
-    /// The agent failed without doing anything: a known client that exited with an error
-    /// before its session started, or a command that exited with an error, printed nothing
-    /// and made no transition.
+    /// The agent failed without doing anything: it exited with an error, printed nothing on
+    /// stdout and made no transition (a known client also never started its session).
     CouldNotStart,
     /// A known client ran the turn without firing the session-start hook of `init --agent`:
     /// it did not load the project's settings, so its commands were not guarded.
@@ -216,7 +215,7 @@ pub fn turn_fault(
 ) -> Option<TurnFault> {
     match hooks_fired {
         Some(true) => None,
-        Some(false) if failed && !progressed => Some(TurnFault::CouldNotStart),
+        Some(false) if failed && !progressed && !printed => Some(TurnFault::CouldNotStart),
         Some(false) => Some(TurnFault::Unguarded),
         None => (failed && !progressed && !printed).then_some(TurnFault::CouldNotStart),
     }
@@ -486,6 +485,9 @@ mod tests {
         );
         assert_eq!(turn_fault(Some(false), false, false, true), Some(Unguarded));
         assert_eq!(turn_fault(Some(false), true, true, true), Some(Unguarded));
+        // One that worked without the hooks and then failed ran unguarded: not "could not
+        // start".
+        assert_eq!(turn_fault(Some(false), true, false, true), Some(Unguarded));
         // A command: only a failure that did and said nothing.
         assert_eq!(turn_fault(None, true, false, false), Some(CouldNotStart));
         assert_eq!(turn_fault(None, true, false, true), None);

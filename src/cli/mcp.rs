@@ -358,7 +358,8 @@ fn call(session: &Session, name: &str, args: &Map<String, Value>) -> CallToolRes
         Err(mut err) => {
             // A refused checkpoint carries its gate's output: its end only, as in a result.
             if let Some(output) = err.output.take() {
-                err.output = Some(result_tail(&String::from_utf8_lossy(&output)).into_bytes());
+                err.output =
+                    Some(result_tail(&String::from_utf8_lossy(&output), false).into_bytes());
             }
             error_result(&err)
         }
@@ -374,7 +375,7 @@ const RESULT_OUTPUT_BYTES: usize = 16 * 1024;
 
 /// The end of `output` a tool result carries: its last [`RESULT_OUTPUT_LINES`] lines, and of
 /// those at most [`RESULT_OUTPUT_BYTES`] bytes, starting on a character.
-fn result_tail(output: &str) -> String {
+fn result_tail(output: &str, in_log: bool) -> String {
     let tail = crate::exec::tail_lines(output.as_bytes(), RESULT_OUTPUT_LINES);
     if tail.len() <= RESULT_OUTPUT_BYTES {
         return tail;
@@ -383,10 +384,12 @@ fn result_tail(output: &str) -> String {
     while !tail.is_char_boundary(at) {
         at += 1;
     }
-    format!(
-        "[… earlier output cut: all of it is in {OUTPUT_URI} …]\n{}",
-        &tail[at..]
-    )
+    let rest = if in_log {
+        format!(": all of it is in {OUTPUT_URI}")
+    } else {
+        String::new()
+    };
+    format!("[… earlier output cut{rest} …]\n{}", &tail[at..])
 }
 
 /// Bad input (exit 2): the message and how to give it right.
@@ -432,7 +435,7 @@ impl Answer {
         if output.len() <= RESULT_OUTPUT_BYTES && output.lines().count() <= RESULT_OUTPUT_LINES {
             return self;
         }
-        let tail = result_tail(output);
+        let tail = result_tail(output, in_log);
         let bytes = output.len();
         fields.insert("output".into(), json!(tail));
         fields.insert("output_truncated".into(), json!(true));

@@ -136,11 +136,14 @@ pub fn record_run_start(session: &Session, token: &str, client: &str, agent_sess
     }
 }
 
-/// Whether the session-start hook fired with `token`; the record is removed (one turn, one
-/// token).
-pub fn take_run_start(session: &Session, token: &str) -> bool {
+/// Whether the session-start hook of `client` fired with `token`; the record is removed
+/// (one turn, one token). A record of another client (one the agent started itself, say)
+/// does not count.
+pub fn take_run_start(session: &Session, token: &str, client: &str) -> bool {
     let path = session.store.run_proof_file(token);
-    let fired = path.is_file();
+    let record: Option<serde_json::Value> = crate::agent::guard::read_capped(&path, 64 * 1024)
+        .ok()
+        .and_then(|text| serde_json::from_str(&text).ok());
     let _ = std::fs::remove_file(&path);
-    fired
+    record.is_some_and(|r| r["client"] == client)
 }

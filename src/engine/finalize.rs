@@ -434,8 +434,14 @@ pub fn make_mark_done(
             "there is no PR plan to finalize".into(),
         ));
     };
-    if git.unstaged_files()?.iter().any(|f| f == path) || !git.tracked_changes()?.trim().is_empty()
-    {
+    // Uncommitted changes, the agent clients' settings aside (never part of the agent's
+    // work, and untouched here).
+    let left_out = git.left_out_changes()?;
+    let changed = git
+        .tracked_changes()?
+        .lines()
+        .any(|l| l.get(3..).is_some_and(|f| !left_out.iter().any(|o| o == f)));
+    if git.unstaged_files()?.iter().any(|f| f == path) || changed {
         return Err(super::wrong_state(
             snap.state.status(),
             format!(

@@ -177,7 +177,11 @@ pub fn run(
             &briefing_file,
         )?;
         let hooks_fired = match &options.driver {
-            Driver::Known(_) => Some(super::agent_hook::take_run_start(session, &token)),
+            Driver::Known(client) => Some(super::agent_hook::take_run_start(
+                session,
+                &token,
+                decide::program(*client),
+            )),
             Driver::Command(_) => None,
         };
         let (said, reported_session) = match &options.driver {
@@ -362,9 +366,10 @@ fn run_turn(
             "GIT_ORCHESTRATE_RUN_SESSION_ID",
             OsString::from(used.clone().unwrap_or_default()),
         ),
-        (super::agent_hook::RUN_PROOF_VAR, OsString::from(token)),
     ];
+    // Only a known client's hooks write the token back: a command gets none.
     if let Driver::Known(client) = driver {
+        env.push((super::agent_hook::RUN_PROOF_VAR, OsString::from(token)));
         env.extend(
             decide::trust_env(*client)
                 .iter()

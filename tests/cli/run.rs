@@ -430,6 +430,29 @@ fn a_turn_whose_agent_ran_without_our_hooks_stops_the_run() {
     );
     out.expect(10);
     assert!(out.stdout.contains("--max-turns 2"), "{}", out.stdout);
+    // Another client's session-start (one the agent started itself) vouches for nothing.
+    let path = fake_client(
+        &repo,
+        "codex",
+        &format!(
+            "echo '{{\"session_id\":\"c-1\",\"cwd\":\"{}\",\"hook_event_name\":\"SessionStart\"}}' \
+             | git-orchestrate agent-hook claude session-start >/dev/null\n\
+             echo '{{\"type\":\"thread.started\",\"thread_id\":\"t-3\"}}'",
+            repo.path.display()
+        ),
+    );
+    let out = Run::from(
+        repo.command(BIN, ["run", "--agent", "codex", "--max-turns", "2"])
+            .env("PATH", &path)
+            .output()
+            .unwrap(),
+    );
+    out.expect(5);
+    assert!(
+        out.stderr.contains("ran turn 1 without git-orchestrate's hooks"),
+        "{}",
+        out.stderr
+    );
     // The hook's record of a turn is taken by that turn: none is left to vouch for another.
     assert_eq!(
         std::fs::read_dir(repo.path.join(".git/orchestrator/run/started"))

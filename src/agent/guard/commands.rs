@@ -391,12 +391,16 @@ impl Walk<'_> {
                                     format!("what `{program}` prints into `{reader}`"),
                                 )
                             })?;
-                        // `echo -e` and `printf %b` read `\0NNN` as octal NNN, which `$'…'`
-                        // (the decoder here) reads otherwise: such text is not judged.
-                        if texts.iter().any(|t| t.contains("\\0")) {
+                        // `echo -e` and `printf %b` read `\0NNN` as octal NNN and stop all
+                        // output at `\c`, which `$'…'` (the decoder here) reads otherwise:
+                        // such text is not judged.
+                        if texts.iter().any(|t| t.contains("\\0") || t.contains("\\c")) {
                             return unknowable(program);
                         }
-                        Ok(Some(printed(basename(program), &texts)))
+                        match printed(basename(program), &texts) {
+                            Some(text) => Ok(Some(text)),
+                            None => unknowable(program),
+                        }
                     }
                     "cat" if args.len() == 1 => match &producer.stdin {
                         Some(Stdin::Text { text, .. }) => Ok(Some(text.clone())),
@@ -635,7 +639,7 @@ fn known_text(args: &[Arg], what: &str) -> Result<String, Reason> {
 
 /// What `echo` or `printf` print: `echo`'s options left out, `printf`'s format filled with
 /// its arguments (again while arguments are left), escapes decoded.
-fn printed(program: &str, args: &[String]) -> String {
+fn printed(program: &str, args: &[String]) -> Option<String> {
     if program == "echo" {
         let words: Vec<&str> = args
             .iter()
@@ -647,7 +651,7 @@ fn printed(program: &str, args: &[String]) -> String {
         return decode_escapes(&words.join(" "));
     }
     let Some((format, mut rest)) = args.split_first() else {
-        return String::new();
+        return Some(String::new());
     };
     let mut out = String::new();
     loop {
@@ -682,15 +686,18 @@ fn printed(program: &str, args: &[String]) -> String {
 }
 
 /// The backslash escapes `printf` and `echo -e` decode (`\x67`, `\147`, `\n`), decoded as
-/// bash decodes `$'…'`: the text is judged as the shell that reads it will see it.
-fn decode_escapes(text: &str) -> String {
+/// bash decodes `$'…'`: the text is judged as the shell that reads it will see it. `None`
+/// when that reading is not one word (a `\'` in the text ends the quote early, and the rest
+/// would be read as more of the line): then the text is not judged.
+fn decode_escapes(text: &str) -> Option<String> {
     if !text.contains('\\') {
-        return text.to_string();
+        return Some(text.to_string());
     }
     let quoted = format!("$'{}'", text.replace('\'', "\\'"));
-    shell::parse(&quoted)
-        .ok()
-        .and_then(|mut c| c.pop())
-        .and_then(|s| s.words.first().and_then(Word::literal))
-        .unwrap_or_else(|| text.to_string())
+    let mut commands = shell::parse(&quoted).ok()?;
+    let command = commands.pop()?;
+    if !commands.is_empty() || command.words.len() != 1 || !command.assignments.is_empty() {
+        return None;
+    }
+    command.words.first().and_then(Word::literal)
 }

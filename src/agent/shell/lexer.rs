@@ -419,7 +419,19 @@ impl Lexer {
     /// The inside of `$'…'`, the cursor past the opening quote, decoded as bash does.
     fn ansi_c(&mut self) -> Result<String, Unreadable> {
         let mut out = String::new();
+        // bash ends the value at a NUL (`$'a\x00b'c` is `ac`): what follows it up to the
+        // closing quote is read, and dropped.
+        let mut dropped = String::new();
         loop {
+            let sink = if out.ends_with('\0') || !dropped.is_empty() {
+                if out.ends_with('\0') {
+                    out.pop();
+                    dropped.push('\0');
+                }
+                &mut dropped
+            } else {
+                &mut out
+            };
             match self.peek(0) {
                 None => return Err(Unreadable::syntax("an unclosed $' quote")),
                 Some('\'') => {
@@ -428,10 +440,10 @@ impl Lexer {
                 }
                 Some('\\') => {
                     self.pos += 1;
-                    self.ansi_c_escape(&mut out);
+                    self.ansi_c_escape(sink);
                 }
                 Some(q) => {
-                    out.push(q);
+                    sink.push(q);
                     self.pos += 1;
                 }
             }

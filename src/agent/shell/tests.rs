@@ -290,6 +290,11 @@ fn the_differential_tests_findings_are_read_as_bash_reads_them() {
     // A bracket closed after quoted text is a glob; `[` alone, or a quoted `]`, is not.
     assert_eq!(parse(r#"a .gi[t"x"]"#).unwrap()[0].words[1].literal(), None);
     assert_eq!(words(r#"[ x .gi[t"]" "#), w(&[&["[", "x", ".gi[t]"]]));
+    // bash ends a `$'…'` value at a NUL, however it is written.
+    assert_eq!(
+        words(r"git push $'HEAD:main\x00x' $'a\0b'c $'p\u0000q' $'x\c@y' $'z\400w'"),
+        w(&[&["git", "push", "HEAD:main", "ac", "p", "x", "z"]])
+    );
     // An octal escape keeps its low eight bits, as bash does: `$'\547it'` is `git`.
     assert_eq!(words(r"$'\547it' $'\700'"), w(&[&["git", "\u{c0}"]]));
     // bash keeps the backslash of an escape it does not know.
