@@ -449,7 +449,8 @@ fn a_turn_whose_agent_ran_without_our_hooks_stops_the_run() {
     );
     out.expect(5);
     assert!(
-        out.stderr.contains("ran turn 1 without git-orchestrate's hooks"),
+        out.stderr
+            .contains("ran turn 1 without git-orchestrate's hooks"),
         "{}",
         out.stderr
     );

@@ -100,6 +100,13 @@ fn brush_is_not_decisive_where_it_misreads() {
         brush::brush("( (a))").map(|s| sorted(&s)),
         Ok(shape(&[&[l("a")]]))
     );
+    // A comment before `)` in `"$(…)"`: brush loses a command; bash runs it, as ours reads.
+    assert_eq!(
+        check("git || A=\"$(git || git | (git) #)\n git)\"git | git"),
+        Ok(brush::Agreement::BrushMissesRun)
+    );
+    // `[` alone is the test command's name, not a glob.
+    assert_eq!(check("PATH=[ab]\"\" ["), Ok(brush::Agreement::Same));
 }
 
 /// bash runs the commands of a pipeline and of a process substitution at once: each one's
