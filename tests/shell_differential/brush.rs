@@ -395,7 +395,11 @@ impl Walker<'_> {
                     add(&mut value, (!glob).then_some(t.as_str()));
                 }
                 WordPiece::SingleQuotedText(t) => add(&mut value, Some(t)),
-                WordPiece::AnsiCQuotedText(t) => add(&mut value, Some(&ansi_c(t))),
+                // bash ends a `$'…'` value at a NUL (`$'\x0'git` is `git`).
+                WordPiece::AnsiCQuotedText(t) => {
+                    let decoded = ansi_c(t);
+                    add(&mut value, decoded.split('\0').next());
+                }
                 WordPiece::DoubleQuotedSequence(inner) => {
                     let inner = self.pieces(inner, true)?;
                     add(&mut value, inner.as_deref());

@@ -105,6 +105,11 @@ fn brush_is_not_decisive_where_it_misreads() {
         check("git || A=\"$(git || git | (git) #)\n git)\"git | git"),
         Ok(brush::Agreement::BrushMissesRun)
     );
+    // A NUL ends a `$'…'` value, in both readings.
+    assert_eq!(
+        check("rm >($xx=y | git ; $'\\x0'git) ; GIT_DIR=wf/x.txt"),
+        Ok(brush::Agreement::Same)
+    );
     // `[` alone is the test command's name, not a glob.
     assert_eq!(check("PATH=[ab]\"\" ["), Ok(brush::Agreement::Same));
 }
