@@ -713,7 +713,10 @@ const ANSI_ESCAPES: &[&str] = &[
     "\\7",
     "\\1010",
     "\\x2D",
-    "\\u2d",
+    // Closed by a `;`: text after `\u` that is hex would extend it past ASCII, and bash
+    // writes a character outside ASCII by the locale (the trace runs in the C locale, where
+    // `$'\u2daa'` stays `\u2DAA`).
+    "\\u2d;",
     "\\$",
     "\\ ",
 ];
