@@ -270,15 +270,19 @@ fn plan_json() -> String {
     )
 }
 
-/// A new repository in `temp/repo` whose first commit holds `file` with `content`.
-fn new_repo(temp: &tempfile::TempDir, file: &str, content: &str) -> PathBuf {
+/// A new repository in `temp/repo` whose first commit holds `file` with `content`, and the
+/// master plan at `master` (a plan must come from one on main).
+fn new_repo(temp: &tempfile::TempDir, file: &str, content: &str, master: &str) -> PathBuf {
     let dir = temp.path().join("repo");
     std::fs::create_dir(&dir).expect("create the repo dir");
     git(&dir, &["init", "--quiet", "--initial-branch=main"]);
     git(&dir, &["config", "user.name", "Bench"]);
     git(&dir, &["config", "user.email", "bench@example.invalid"]);
     std::fs::write(dir.join(file), content).expect("write");
-    git(&dir, &["add", file]);
+    let plan = dir.join(master);
+    std::fs::create_dir_all(plan.parent().expect("a directory")).expect("create its directory");
+    std::fs::write(&plan, "# Plan\n## PR 1: the bench's PR\n").expect("write the master plan");
+    git(&dir, &["add", file, master]);
     git(&dir, &["commit", "--quiet", "-m", "initial"]);
     dir
 }
@@ -286,7 +290,7 @@ fn new_repo(temp: &tempfile::TempDir, file: &str, content: &str) -> PathBuf {
 /// A repository on the first step of the 200-task plan, its PR branch checked out.
 fn planned_repo() -> (tempfile::TempDir, PathBuf) {
     let temp = tempfile::tempdir().expect("temp dir");
-    let dir = new_repo(&temp, "README", "bench\n");
+    let dir = new_repo(&temp, "README", "bench\n", "docs/Plan_Doc/Active_Plan.md");
     // Beside the repository, not in it: the plan is no part of the project.
     let plan = temp.path().join("plan.json");
     std::fs::write(&plan, plan_json()).expect("write plan");
@@ -401,6 +405,7 @@ fn squashed_pr(temp: &tempfile::TempDir, clean_check: bool) -> (PathBuf, String)
             "master_plan = \"docs/plan.md\"\n[[preflight]]\nname = \"tests\"\ncommand = \"true\"\n\
              [finalize]\nclean_check = {clean_check}\n"
         ),
+        "docs/plan.md",
     );
     let tasks: Vec<String> = (1..=FINAL_TASKS)
         .map(|t| {
@@ -637,6 +642,7 @@ impl HookBench {
                 &temp,
                 ".orchestrate.toml",
                 "[[preflight]]\nname = \"slow\"\ncommand = \"sleep 0.3\"\n",
+                "docs/Plan_Doc/Active_Plan.md",
             );
             if hooks {
                 assert_eq!(orchestrate(&dir, &["hooks", "install"]), 0);

@@ -3005,7 +3005,7 @@ mod tests {
                     priority: *p,
                     file: Some("src/lib.rs".into()),
                     line: Some(i as u64 + 1),
-                    issue: format!("issue {i}"),
+                    issue: format!("problem {i}"),
                     suggestion: None,
                     dimensions: vec!["correctness".into()],
                     human: false,
@@ -3134,7 +3134,7 @@ mod tests {
         );
         assert_eq!(
             task.tdd_steps[0].description,
-            "Fix: [P0] src/lib.rs:1: issue 0"
+            "Fix: [P0] src/lib.rs:1: problem 0"
         );
         assert_eq!((t.state.review_round(), t.state.blocked_rounds()), (1, 1));
         assert_eq!(
