@@ -1,20 +1,24 @@
-//! `git orchestrate verify [RANGE]`: checkpoint commits without a passing note.
+//! `git orchestrate verify [RANGE]`: checkpoint commits without a passing note, and PRs'
+//! squashed commits without a final note a workflow's history backs.
 
 use clap::Args;
 
 use super::render::exit_and_time;
 use super::{Exit, Failure, Ui};
 use crate::engine::Session;
-use crate::engine::notes::{self, Verification};
+use crate::engine::notes::{self, SquashVerification, Verification};
 use crate::workflow::state::format_ms;
 
 /// Check that every checkpoint commit in RANGE carries a passing verification note.
 ///
 /// The notes are in refs/notes/orchestrator, as the commit-msg hook writes them. A checkpoint made with
-/// --no-verify, or without the hooks installed, has none. Exit 1 if any lacks one.
+/// --no-verify, or without the hooks installed, has none. A PR's squashed commit in RANGE (on main
+/// after a merge) must carry its final note and be accepted by a workflow's history. Exit 1 if any
+/// fails.
 #[derive(Debug, Args)]
 pub struct VerifyArgs {
-    /// The commits to check, as `git log` takes them (default: <main branch>..HEAD).
+    /// The commits to check, as `git log` takes them (default: <main branch>..HEAD; on the main
+    /// branch, HEAD^..HEAD).
     #[arg(value_name = "RANGE", allow_hyphen_values = true)]
     pub range: Vec<String>,
 }
@@ -29,7 +33,8 @@ pub fn run(session: &Session, args: &VerifyArgs, ui: &mut Ui) -> Result<Exit, Fa
     };
     let report = notes::verify_range(session, &revs)?;
     let failures = report.failures().count();
-    let code = if failures > 0 {
+    let squash_failures = report.squash_failures().count();
+    let code = if failures + squash_failures > 0 {
         Exit::VerificationFailed
     } else {
         Exit::Success
@@ -39,8 +44,13 @@ pub fn run(session: &Session, args: &VerifyArgs, ui: &mut Ui) -> Result<Exit, Fa
         return Ok(code);
     }
     let range = report.range.join(" ");
+    let squashed = match report.squashed.len() {
+        0 => String::new(),
+        1 => " and 1 squashed PR commit".to_string(),
+        n => format!(" and {n} squashed PR commits"),
+    };
     let mut text = format!(
-        "{} checkpoint commit{} in {range} ({} commit{} looked at)\n",
+        "{} checkpoint commit{}{squashed} in {range} ({} commit{} looked at)\n",
         report.checkpoints.len(),
         if report.checkpoints.len() == 1 {
             ""
@@ -121,6 +131,64 @@ pub fn run(session: &Session, args: &VerifyArgs, ui: &mut Ui) -> Result<Exit, Fa
             if failures == 1 { "it" } else { "them" },
         ));
     }
+    for c in &report.squashed {
+        let (label, why) = squash_line(&c.verification);
+        text.push_str(&format!(
+            "  {label:<8} {} {}\n           {why}\n",
+            &c.commit[..12.min(c.commit.len())],
+            c.subject
+        ));
+    }
+    if squash_failures > 0 {
+        text.push_str(&format!(
+            "{squash_failures} squashed PR commit{} without a passing final note. If the PR was merged in \
+             another clone, fetch its notes and workflows (`git orchestrate sync`) and verify \
+             again; otherwise what is on this branch did not come \
+             through a workflow's final check.\n",
+            if squash_failures == 1 { "" } else { "s" },
+        ));
+    }
     ui.text(&text)?;
     Ok(code)
+}
+
+/// The label and the reason `verify` shows for a PR's squashed commit.
+fn squash_line(verification: &SquashVerification) -> (&'static str, String) {
+    let checked = |note: &crate::workflow::notes::FinalNote| {
+        format!(
+            "squashed PR \"{}\" (workflow {}): {}; {} checkpoint{} folded in",
+            note.pr,
+            note.workflow,
+            note.verification,
+            note.checkpoints.len(),
+            if note.checkpoints.len() == 1 { "" } else { "s" }
+        )
+    };
+    match verification {
+        SquashVerification::Verified { note } => ("ok", checked(note)),
+        SquashVerification::NoGates { note } => ("ok?", checked(note)),
+        SquashVerification::GatesMissing { note } => (
+            "NO GATES",
+            format!(
+                "{}; but preflight gates are configured now: they never ran on it",
+                checked(note)
+            ),
+        ),
+        SquashVerification::Missing => (
+            "MISSING",
+            "a workflow accepted it as a PR's squash, but it carries no final note (removed, or \
+             the notes were not fetched)"
+                .to_string(),
+        ),
+        SquashVerification::OtherTree => (
+            "CHANGED",
+            "its final notes are for another tree: amended after the squash was accepted".to_string(),
+        ),
+        SquashVerification::Unauthenticated => (
+            "UNAUTHENTICATED",
+            "its final note says it is a PR's squash, but no workflow's history here accepted it: a \
+             note is anyone's word (fetch refs/orchestrator/* to check one made elsewhere)"
+                .to_string(),
+        ),
+    }
 }

@@ -228,11 +228,59 @@ pub struct CheckedCommit {
     pub verification: Verification,
 }
 
+/// How a PR's squashed commit fares under `verify` (on main after a merge, say, where the
+/// checkpoints are squashed away and the squashed commit is what stands for them).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SquashVerification {
+    /// A workflow whose chain replays clean accepted this commit as a PR's squash, and its
+    /// final note is for its tree.
+    Verified { note: Box<FinalNote> },
+    /// As `Verified`, but no gates were configured at the squash: nothing verified it.
+    NoGates { note: Box<FinalNote> },
+    /// Its final note says no gates ran, while gates are configured now.
+    GatesMissing { note: Box<FinalNote> },
+    /// A workflow's chain accepted it as a PR's squash, but it carries no final note (the
+    /// note was removed, or the notes were not fetched).
+    Missing,
+    /// Final notes, but none for this commit's tree (amended after the squash).
+    OtherTree,
+    /// A final note, but no workflow's chain here accepted this commit as a squash: the note
+    /// is anyone's word (docs/integrity.md).
+    Unauthenticated,
+}
+
+impl SquashVerification {
+    pub fn passes(&self) -> bool {
+        matches!(
+            self,
+            SquashVerification::Verified { .. } | SquashVerification::NoGates { .. }
+        )
+    }
+}
+
+/// A PR's squashed commit `verify` looked at.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CheckedSquash {
+    pub commit: String,
+    pub subject: String,
+    pub verification: SquashVerification,
+}
+
+/// Whether `verify` looks for PRs' squashed commits in the range too.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Squashes {
+    /// `verify`: a range on main holds squashed commits, not checkpoints.
+    Check,
+    /// The `pre-push` hook: it judges checkpoint commits only (docs/config.md, `pre_push`).
+    Skip,
+}
+
 /// What `verify` found in a range (docs/agent-guide.md, "Other commands").
 pub struct VerifyReport {
     pub range: Vec<String>,
     pub commits: usize,
     pub checkpoints: Vec<CheckedCommit>,
+    pub squashed: Vec<CheckedSquash>,
 }
 
 impl serde::Serialize for VerifyReport {
@@ -246,10 +294,21 @@ impl serde::Serialize for VerifyReport {
             gates: Option<&'a [NoteGate]>,
         }
         #[derive(serde::Serialize)]
+        struct Squash<'a> {
+            commit: &'a str,
+            subject: &'a str,
+            status: &'static str,
+            pr: Option<&'a str>,
+            workflow: Option<&'a str>,
+            verification: Option<&'a str>,
+            checkpoints: Option<usize>,
+        }
+        #[derive(serde::Serialize)]
         struct View<'a> {
             range: &'a [String],
             commits: usize,
             checkpoints: Vec<Checkpoint<'a>>,
+            squashed: Vec<Squash<'a>>,
             failures: usize,
         }
         View {
@@ -279,26 +338,67 @@ impl serde::Serialize for VerifyReport {
                     }
                 })
                 .collect(),
-            failures: self.failures().count(),
+            squashed: self
+                .squashed
+                .iter()
+                .map(|c| {
+                    let (status, note) = match &c.verification {
+                        SquashVerification::Verified { note } => ("verified", Some(note)),
+                        SquashVerification::NoGates { note } => ("no_gates", Some(note)),
+                        SquashVerification::GatesMissing { note } => ("gates_missing", Some(note)),
+                        SquashVerification::Missing => ("missing", None),
+                        SquashVerification::OtherTree => ("other_tree", None),
+                        SquashVerification::Unauthenticated => ("unauthenticated", None),
+                    };
+                    Squash {
+                        commit: &c.commit,
+                        subject: &c.subject,
+                        status,
+                        pr: note.map(|n| n.pr.as_str()),
+                        workflow: note.map(|n| n.workflow.as_str()),
+                        verification: note.map(|n| n.verification.as_str()),
+                        checkpoints: note.map(|n| n.checkpoints.len()),
+                    }
+                })
+                .collect(),
+            failures: self.failure_count(),
         }
         .serialize(serializer)
     }
 }
 
 impl VerifyReport {
+    /// The checkpoint commits that fail.
     pub fn failures(&self) -> impl Iterator<Item = &CheckedCommit> {
         self.checkpoints.iter().filter(|c| !c.verification.passes())
+    }
+
+    /// The squashed commits that fail.
+    pub fn squash_failures(&self) -> impl Iterator<Item = &CheckedSquash> {
+        self.squashed.iter().filter(|c| !c.verification.passes())
+    }
+
+    /// Every commit that fails, checkpoint or squashed.
+    pub fn failure_count(&self) -> usize {
+        self.failures().count() + self.squash_failures().count()
     }
 }
 
 /// The range `verify` checks without one: what the current branch adds to the main branch.
-/// The branch is named in full, so a tag named like it does not change the range.
+/// The branch is named in full, so a tag named like it does not change the range. On the
+/// main branch itself that is nothing, so there it is the last commit and, when that is a
+/// merge, what it merged (a PR's squashed commit and its master-plan commit).
 pub fn default_range(session: &Session) -> Result<String, EngineError> {
     let state = session.store.read()?.map(|s| s.state);
-    Ok(format!(
-        "{}..HEAD",
-        crate::store::branch_ref(&session.main_branch(state.as_ref())?)
-    ))
+    let main = session.main_branch(state.as_ref())?;
+    if session.store.head_branch()?.as_deref() == Some(main.as_str()) {
+        return Ok(if session.git.rev_parse("HEAD^").is_ok() {
+            "HEAD^..HEAD".to_string()
+        } else {
+            "HEAD".to_string()
+        });
+    }
+    Ok(format!("{}..HEAD", crate::store::branch_ref(&main)))
 }
 
 /// Checks every checkpoint commit in a range a person gave (`verify RANGE…`): revisions
@@ -315,20 +415,21 @@ pub fn verify_range(session: &Session, revs: &[&str]) -> Result<VerifyReport, En
         .git
         .commits_of_revisions(revs)
         .map_err(|e| bad_range(revs, e))?;
-    check_commits(session, revs, &commits)
+    check_commits(session, revs, &commits, Squashes::Check)
 }
 
 /// Checks every checkpoint commit that `revs` select (as `git log` takes them, options such
 /// as `--not` included: the callers are our own code).
 pub fn verify(session: &Session, revs: &[&str]) -> Result<VerifyReport, EngineError> {
     let commits = session.git.commits(revs).map_err(|e| bad_range(revs, e))?;
-    check_commits(session, revs, &commits)
+    check_commits(session, revs, &commits, Squashes::Skip)
 }
 
 fn check_commits(
     session: &Session,
     revs: &[&str],
     commits: &[crate::exec::git::LoggedCommit],
+    squashes: Squashes,
 ) -> Result<VerifyReport, EngineError> {
     // A record that ran no gates passes only while none are configured. A configuration
     // that cannot be read counts as configured: strict is the safe side.
@@ -340,8 +441,24 @@ fn check_commits(
     let mut checkpoints = Vec::new();
     // Read only when a note says a tree passed: every chain is walked for it.
     let mut backed: Option<ChainTrees> = None;
+    let mut squashed = Vec::new();
     for logged in commits {
         if !is_checkpoint_message(&logged.message) {
+            if squashes == Squashes::Check {
+                let trees = match &mut backed {
+                    Some(trees) => trees,
+                    None => backed.insert(chain_verified_trees(session)?),
+                };
+                if let Some(verification) =
+                    check_squash(session, &mut reader, trees, logged, gates_configured)?
+                {
+                    squashed.push(CheckedSquash {
+                        commit: logged.commit.clone(),
+                        subject: subject_of(&logged.message),
+                        verification,
+                    });
+                }
+            }
             continue;
         }
         let records = reader
@@ -372,12 +489,7 @@ fn check_commits(
         };
         checkpoints.push(CheckedCommit {
             commit: logged.commit.clone(),
-            subject: logged
-                .message
-                .lines()
-                .next()
-                .unwrap_or_default()
-                .to_string(),
+            subject: subject_of(&logged.message),
             verification,
         });
     }
@@ -385,7 +497,61 @@ fn check_commits(
         range: revs.iter().map(ToString::to_string).collect(),
         commits: commits.len(),
         checkpoints,
+        squashed,
     })
+}
+
+fn subject_of(message: &str) -> String {
+    message.lines().next().unwrap_or_default().to_string()
+}
+
+/// Whether `logged` is a PR's squashed commit and how it fares; `None` when it is not one:
+/// no final note names it and no workflow's chain accepted it as a squash. The verdict rests
+/// on the chain, which accepts a squash only after its final check passed; the note is what
+/// the verdict is shown with, so it must be there and be for this tree.
+fn check_squash(
+    session: &Session,
+    reader: &mut crate::store::NoteReader,
+    trees: &mut ChainTrees,
+    logged: &crate::exec::git::LoggedCommit,
+    gates_configured: bool,
+) -> Result<Option<SquashVerification>, EngineError> {
+    let finals: Vec<FinalNote> = reader
+        .get(&logged.commit)?
+        .map(|text| {
+            text.lines()
+                .filter_map(|line| serde_json::from_str::<FinalNote>(line).ok())
+                .filter(|n| n.v == NOTE_VERSION && n.kind == "final")
+                .collect()
+        })
+        .unwrap_or_default();
+    let accepted = trees.accepted_squash(session, &logged.commit)?;
+    if finals.is_empty() && accepted.is_none() {
+        return Ok(None);
+    }
+    let Some(workflow) = accepted else {
+        return Ok(Some(SquashVerification::Unauthenticated));
+    };
+    let mine: Vec<&FinalNote> = finals.iter().filter(|n| n.tree == logged.tree).collect();
+    // Two clones can each have written one; the accepting workflow's is the one that counts.
+    let Some(note) = mine
+        .iter()
+        .find(|n| n.workflow == workflow)
+        .or(mine.first())
+        .map(|n| Box::new((*n).clone()))
+    else {
+        return Ok(Some(if finals.is_empty() {
+            SquashVerification::Missing
+        } else {
+            SquashVerification::OtherTree
+        }));
+    };
+    let no_gates = note.verification.starts_with("not verified: no gates");
+    Ok(Some(match (no_gates, gates_configured) {
+        (true, true) => SquashVerification::GatesMissing { note },
+        (true, false) => SquashVerification::NoGates { note },
+        (false, _) => SquashVerification::Verified { note },
+    }))
 }
 
 /// The trees the workflows' chains record as verified (a checkpoint recorded, a preflight
@@ -395,37 +561,63 @@ fn check_commits(
 struct ChainTrees {
     /// tree → (chain tip, the transition that records it).
     sources: HashMap<String, Vec<(gix::ObjectId, gix::ObjectId)>>,
+    /// squashed commit → (chain tip, the `Squashed` transition, the workflow's name).
+    squashes: HashMap<String, Vec<(gix::ObjectId, gix::ObjectId, String)>>,
     /// Segments audited so far, and whether they replay clean.
     audited: HashMap<(gix::ObjectId, gix::ObjectId), bool>,
 }
 
 impl ChainTrees {
     fn vouches_for(&mut self, session: &Session, tree: &str) -> Result<bool, EngineError> {
-        let store = &session.store;
-        for &(tip, transition) in self.sources.get(tree).map_or(&[][..], Vec::as_slice) {
-            let clean = match self.audited.get(&(tip, transition)) {
-                Some(clean) => *clean,
-                None => {
-                    let stop = store.commit_record(transition)?.parents.first().copied();
-                    let chain = super::audit::audit_chain(store, "(a chain)", tip, stop)?;
-                    let clean = chain.forged.is_none();
-                    self.audited.insert((tip, transition), clean);
-                    clean
-                }
-            };
-            if clean {
+        let sources = self.sources.get(tree).cloned().unwrap_or_default();
+        for (tip, transition) in sources {
+            if self.replays_clean(session, tip, transition)? {
                 return Ok(true);
             }
         }
         Ok(false)
+    }
+
+    /// The workflow whose chain, replaying clean, accepted `commit` as a PR's squash.
+    fn accepted_squash(
+        &mut self,
+        session: &Session,
+        commit: &str,
+    ) -> Result<Option<String>, EngineError> {
+        let sources = self.squashes.get(commit).cloned().unwrap_or_default();
+        for (tip, transition, workflow) in sources {
+            if self.replays_clean(session, tip, transition)? {
+                return Ok(Some(workflow));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Whether the chain ending at `tip` replays clean from `transition` on.
+    fn replays_clean(
+        &mut self,
+        session: &Session,
+        tip: gix::ObjectId,
+        transition: gix::ObjectId,
+    ) -> Result<bool, EngineError> {
+        if let Some(clean) = self.audited.get(&(tip, transition)) {
+            return Ok(*clean);
+        }
+        let store = &session.store;
+        let stop = store.commit_record(transition)?.parents.first().copied();
+        let chain = super::audit::audit_chain(store, "(a chain)", tip, stop)?;
+        let clean = chain.forged.is_none();
+        self.audited.insert((tip, transition), clean);
+        Ok(clean)
     }
 }
 
 fn chain_verified_trees(session: &Session) -> Result<ChainTrees, EngineError> {
     let store = &session.store;
     let mut sources: HashMap<String, Vec<(gix::ObjectId, gix::ObjectId)>> = HashMap::new();
+    let mut squashes: HashMap<String, Vec<(gix::ObjectId, gix::ObjectId, String)>> = HashMap::new();
     let mut seen = HashSet::new();
-    for tip in store.all_workflow_tips()? {
+    for (workflow, tip) in store.all_workflow_tips()? {
         let mut next = Some(tip);
         while let Some(id) = next {
             if !seen.insert(id) {
@@ -443,6 +635,13 @@ fn chain_verified_trees(session: &Session) -> Result<ChainTrees, EngineError> {
                 Event::CheckpointRecorded { tree, .. } => Some(tree),
                 Event::PreflightPassed { cache } => Some(cache.tree),
                 Event::TestRan(run) => run.preflight.and_then(|p| p.verified_tree),
+                Event::Squashed { commit } => {
+                    squashes
+                        .entry(commit)
+                        .or_default()
+                        .push((tip, id, workflow.clone()));
+                    None
+                }
                 _ => None,
             };
             if let Some(tree) = tree {
@@ -452,6 +651,7 @@ fn chain_verified_trees(session: &Session) -> Result<ChainTrees, EngineError> {
     }
     Ok(ChainTrees {
         sources,
+        squashes,
         audited: HashMap::new(),
     })
 }

@@ -22,13 +22,15 @@ pub struct MainLine {
 
 impl Store {
     /// The tips of every workflow here and of every remote's as last fetched.
-    pub fn all_workflow_tips(&self) -> Result<Vec<ObjectId>, StoreError> {
-        let mut tips: Vec<ObjectId> = self.refs_under(WORKFLOWS)?.into_values().collect();
+    pub fn all_workflow_tips(&self) -> Result<Vec<(String, ObjectId)>, StoreError> {
+        let mut tips: Vec<(String, ObjectId)> = self.refs_under(WORKFLOWS)?.into_iter().collect();
         tips.extend(
             self.refs_under(REMOTES)?
                 .into_iter()
-                .filter(|(name, _)| name.contains("/workflows/"))
-                .map(|(_, id)| id),
+                .filter_map(|(name, id)| {
+                    let (_, workflow) = name.split_once("/workflows/")?;
+                    Some((workflow.to_string(), id))
+                }),
         );
         Ok(tips)
     }

@@ -1623,3 +1623,93 @@ fn a_pr_without_its_notes_is_not_merged() {
     );
     assert_eq!(main_tip(&repo), main);
 }
+
+/// On main after the merge the checkpoints are squashed away: `verify` (its default range
+/// there is the last merge) checks the squashed commit by the chain that accepted it and its
+/// final note. A removed note, and a final note copied onto another commit, fail.
+#[test]
+fn verify_on_main_checks_the_squashed_commit() {
+    let repo = calc();
+    repo.write("tests/test_mul.sh", TEST_MUL);
+    red(&repo, RED_MUL);
+    let mut calc = std::fs::read_to_string(repo.path.join("calc.sh")).unwrap();
+    calc.push_str(MUL);
+    repo.write("calc.sh", &calc);
+    green(&repo, RED_MUL);
+    squash(&repo);
+    let squashed = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    mark_done_and_merge(&repo).expect(0);
+    assert_eq!(repo.git(&["branch", "--show-current"]).trim(), "main");
+    let plan_commit = repo.git(&["rev-parse", "HEAD^2"]).trim().to_string();
+    let out = repo.run(&["verify"]);
+    out.expect(0);
+    let subject = repo
+        .git(&["log", "-1", "--format=%s", &squashed])
+        .trim()
+        .to_string();
+    pretty_assertions::assert_eq!(
+        out.stdout,
+        format!(
+            "0 checkpoint commits and 1 squashed PR commit in HEAD^..HEAD (3 commits looked at)\n  \
+             ok       {} {subject}\n           squashed PR \"{subject}\" (workflow main): the gates \
+             passed on the squashed commit in a clean worktree (tests); 1 checkpoint folded in\n",
+            &squashed[..12]
+        )
+    );
+    let json = repo.run(&["verify", "--json"]).expect(0).json();
+    assert_eq!(json["squashed"][0]["commit"], squashed.as_str());
+    assert_eq!(json["squashed"][0]["status"], "verified");
+    assert_eq!(json["failures"], 0);
+
+    let note = repo.git(&["notes", "--ref=orchestrator", "show", &squashed]);
+    repo.git(&["notes", "--ref=orchestrator", "remove", &squashed]);
+    let out = repo.run(&["verify", "--json"]);
+    out.expect(1);
+    assert_eq!(out.json()["squashed"][0]["status"], "missing");
+    repo.run(&["verify"]).expect(1).says("MISSING");
+
+    // The note put back, and a copy on the master-plan commit: the chain accepted only one.
+    repo.git(&[
+        "notes",
+        "--ref=orchestrator",
+        "add",
+        "-m",
+        note.trim(),
+        &squashed,
+    ]);
+    repo.git(&[
+        "notes",
+        "--ref=orchestrator",
+        "add",
+        "-m",
+        note.trim(),
+        &plan_commit,
+    ]);
+    let out = repo.run(&["verify", "--json"]);
+    out.expect(1);
+    let json = out.json();
+    let statuses: Vec<(String, String)> = json["squashed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["commit"].as_str().unwrap().to_string(),
+                s["status"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        statuses,
+        vec![
+            (plan_commit.clone(), "unauthenticated".to_string()),
+            (squashed.clone(), "verified".to_string()),
+        ]
+    );
+    // Off main, the default range is still what the branch adds.
+    repo.git(&["checkout", "--quiet", "-b", "side"]);
+    repo.run(&["verify"])
+        .expect(0)
+        .says("0 checkpoint commits in refs/heads/main..HEAD (0 commits looked at)");
+}
