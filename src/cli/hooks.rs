@@ -113,8 +113,18 @@ pub fn run(session: &Session, args: &HooksArgs, ui: &mut Ui) -> Result<Exit, Fai
         HooksAction::Status => install::status(git),
     }
     .map_err(install_error)?;
-    render(&report, ui)?;
+    render(&report, runs_ours(git)?, ui)?;
     Ok(Exit::Success)
+}
+
+/// The hook manager here whose configuration already runs our hooks, if one does.
+pub fn runs_ours(git: &crate::exec::Git) -> Result<Option<Manager>, Failure> {
+    Ok(match managed::detect(git).map_err(install_error)? {
+        Some((manager, _)) if managed::configured(git, manager).map_err(install_error)? => {
+            Some(manager)
+        }
+        _ => None,
+    })
 }
 
 /// What `hooks install|uninstall` did in a hook manager's configuration.
@@ -123,6 +133,12 @@ fn render_managed(report: &ManagedReport, removed: bool, ui: &mut Ui) -> Result<
         ui.report(report)?;
         return Ok(Exit::Success);
     }
+    ui.text(&managed_text(report, removed))?;
+    Ok(Exit::Success)
+}
+
+/// What `hooks install|uninstall` (and `init`) did in a hook manager's configuration.
+pub fn managed_text(report: &ManagedReport, removed: bool) -> String {
     let mut text = if report.found == "--manager" {
         format!("hook manager {} (--manager): ", report.manager)
     } else {
@@ -154,21 +170,30 @@ fn render_managed(report: &ManagedReport, removed: bool, ui: &mut Ui) -> Result<
         )),
         InstallStep::NotNeeded => {}
     }
-    ui.text(&text)?;
-    Ok(Exit::Success)
+    for copy in &report.removed_copies {
+        text.push_str(&format!(
+            "  {}: our hook taken out of it: {} had kept it aside, and it ran beside the manager's, so \
+             every gate ran twice\n",
+            copy.display(),
+            report.manager
+        ));
+    }
+    text
 }
 
-/// The hooks report, as `hooks` and `init` print it.
-pub fn render(report: &Report, ui: &mut Ui) -> Result<(), Failure> {
+/// The hooks report, as `hooks` prints it.
+pub fn render(report: &Report, runs_ours: Option<Manager>, ui: &mut Ui) -> Result<(), Failure> {
     if ui.json {
         ui.report(report)?;
         return Ok(());
     }
-    ui.text(&report_text(report))?;
+    ui.text(&report_text(report, runs_ours))?;
     Ok(())
 }
 
-pub fn report_text(report: &Report) -> String {
+/// `runs_ours`: the manager whose configuration holds our hooks already; it gets no advice
+/// to add them.
+pub fn report_text(report: &Report, runs_ours: Option<Manager>) -> String {
     let mut text = format!("hooks in {}", report.dir.display());
     if let Some(path) = &report.hooks_path {
         text.push_str(&format!(" (core.hooksPath = {path})"));
@@ -185,6 +210,14 @@ pub fn report_text(report: &Report) -> String {
             ),
             (Some(Action::Unchanged), _) => "already installed".to_string(),
             (Some(Action::Removed(mode)), _) => format!("removed (was {mode})"),
+            (Some(Action::Skipped(m)), _) | (None, HookState::Managed(m))
+                if runs_ours == Some(*m) =>
+            {
+                format!(
+                    "{} manages it, and runs ours from its configuration",
+                    m.name()
+                )
+            }
             (Some(Action::Skipped(m)), _) | (None, HookState::Managed(m)) => {
                 advice.push(*m);
                 format!("left alone: {} manages it", m.name())
@@ -296,8 +329,15 @@ fn hook_outcome(outcome: Outcome, ui: &mut Ui) -> Result<Exit, Failure> {
         Outcome::Probe(nonce) => {
             // On stdout: `doctor` reads it there; and in a file, for a hook manager that keeps
             // a passing hook's output to itself (pre-commit).
+            // Appended, one line a run: `doctor` counts them, so a hook of ours that runs twice
+            // (through a manager and again as a copy it kept aside) shows.
             if let Some(file) = std::env::var_os(crate::hooks::PROBE_FILE_ENV) {
-                let _ = std::fs::write(file, format!("git-orchestrate hook probe {nonce}\n"));
+                use std::io::Write as _;
+                let _ = std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(file)
+                    .and_then(|mut f| f.write_all(format!("git-orchestrate hook probe {nonce}\n").as_bytes()));
             }
             ui.line(format!("git-orchestrate hook probe {nonce}"))?;
             return Ok(Exit::Success);

@@ -147,9 +147,17 @@ pub fn run(session: &Session, args: &InitArgs, ui: &mut Ui) -> Result<Exit, Fail
         )
     });
     lines.extend(
-        match &report.hooks {
-            Some(report) => super::hooks::report_text(report),
-            None => {
+        match (&report.hooks, &report.hooks_manager) {
+            (Some(hooks), Some(managed)) => format!(
+                "{}{}",
+                super::hooks::managed_text(managed, false),
+                super::hooks::report_text(
+                    hooks,
+                    crate::hooks::install::Manager::from_name(managed.manager)
+                )
+            ),
+            (Some(hooks), None) => super::hooks::report_text(hooks, None),
+            (None, _) => {
                 "hooks not installed (--no-hooks): `git orchestrate hooks install` installs them\n"
                     .to_string()
             }

@@ -708,7 +708,8 @@ fn hooks(session: &Session, checks: &mut Vec<Check>) -> Result<(), EngineError> 
                 continue;
             }
             checks.push(match probe(session, name, &shim, &nonce)? {
-                Ok(()) => check(
+                Ok(runs) if runs > 1 => runs_twice(name, runs, &shim),
+                Ok(_) => check(
                     &check_name,
                     Level::Ok,
                     format!("installed through {} and firing ({})", manager.name(), shim.display()),
@@ -752,8 +753,9 @@ fn hooks(session: &Session, checks: &mut Vec<Check>) -> Result<(), EngineError> 
             HookState::Installed { current, .. } => {
                 let probe = probe(session, h.name, &h.path, &nonce)?;
                 checks.push(match probe {
-                    Ok(()) if *current => check(&name, Level::Ok, format!("installed and firing ({})", h.path.display()), None),
-                    Ok(()) => check(
+                    Ok(runs) if runs > 1 => runs_twice(h.name, runs, &h.path),
+                    Ok(_) if *current => check(&name, Level::Ok, format!("installed and firing ({})", h.path.display()), None),
+                    Ok(_) => check(
                         &name,
                         Level::Warning,
                         "installed and firing, but an older version",
@@ -772,13 +774,44 @@ fn hooks(session: &Session, checks: &mut Vec<Check>) -> Result<(), EngineError> 
     Ok(())
 }
 
-/// Runs the hook file as git would, with the probe set; `Err` says what came back instead.
+/// A hook of ours that reached git-orchestrate `runs` times for one commit.
+fn runs_twice(name: &str, runs: usize, path: &std::path::Path) -> Check {
+    // pre-commit runs the hook it kept aside before its own.
+    let aside: Vec<String> = [path.with_file_name(format!("{name}.legacy"))]
+        .into_iter()
+        .filter(|p| p.exists())
+        .map(|p| p.display().to_string())
+        .collect();
+    check(
+        &format!("hook {name}"),
+        Level::Error,
+        format!(
+            "git-orchestrate's {name} runs {runs} times for each commit when git runs {}{}: every gate \
+             runs {runs} times",
+            path.display(),
+            if aside.is_empty() {
+                String::new()
+            } else {
+                format!(" (it also runs {}, a copy a hook manager kept aside)", aside.join(", "))
+            }
+        ),
+        Some(
+            "git orchestrate hooks install (through the hook manager, it takes our hooks out of the \
+             copies kept aside)"
+                .into(),
+        ),
+    )
+}
+
+/// Runs the hook file as git would, with the probe set: how many times it reached
+/// git-orchestrate (more than once: every gate runs that many times), or, as `Err`, what
+/// came back instead.
 fn probe(
     session: &Session,
     name: &str,
     path: &std::path::Path,
     nonce: &str,
-) -> Result<Result<(), String>, EngineError> {
+) -> Result<Result<usize, String>, EngineError> {
     let dir = tempfile::tempdir().map_err(super::io_error("create a probe directory"))?;
     let message = dir.path().join("COMMIT_EDITMSG");
     std::fs::write(&message, "checkpoint: git orchestrate doctor probe\n")
@@ -822,9 +855,11 @@ fn probe(
     .map_err(super::io_error(format!("run {}", path.display())))?;
     let stdout = String::from_utf8_lossy(&run.output);
     let marker = format!("git-orchestrate hook probe {nonce}");
-    let in_file = std::fs::read_to_string(&answer).is_ok_and(|a| a.contains(&marker));
-    if run.exit.success() && (stdout.contains(&marker) || in_file) {
-        return Ok(Ok(()));
+    let runs = std::fs::read_to_string(&answer)
+        .map_or(0, |a| a.lines().filter(|l| *l == marker).count())
+        .max(stdout.lines().filter(|l| l.trim() == marker).count());
+    if run.exit.success() && runs > 0 {
+        return Ok(Ok(runs));
     }
     let said = String::from_utf8_lossy(&run.stderr).trim().to_string();
     Ok(Err(format!(

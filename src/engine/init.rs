@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use super::{EngineError, Session, io_error};
 use crate::config::{self, Config, Origin};
-use crate::hooks::install;
+use crate::hooks::{install, managed};
 use crate::store::is_valid_branch_name;
 use crate::workflow::briefing::Notice;
 use crate::workflow::{Rejection, RejectionKind, Status};
@@ -38,6 +38,8 @@ pub struct InitReport {
     pub state: Status,
     /// The hooks as installed; `None` with `--no-hooks`.
     pub hooks: Option<install::Report>,
+    /// Set when they went in through a hook manager whose configuration holds ours already.
+    pub hooks_manager: Option<managed::ManagedReport>,
     pub warnings: Vec<String>,
 }
 
@@ -235,6 +237,12 @@ pub fn init(
             .to_string(),
         );
     }
+    let (hooks_report, hooks_manager) = if hooks {
+        let (report, managed) = install_hooks(&session.git)?;
+        (Some(report), managed)
+    } else {
+        (None, None)
+    };
     Ok(InitReport {
         workflow: session.store.workflow().to_string(),
         reference: session.store.ref_name(),
@@ -250,11 +258,25 @@ pub fn init(
             .map(|(remote, refspec)| RefspecAdded { remote, refspec })
             .collect(),
         state: snapshot.state.status(),
-        hooks: if hooks {
-            Some(install::install(&session.git).map_err(|source| EngineError::Hooks { source })?)
-        } else {
-            None
-        },
+        hooks: hooks_report,
+        hooks_manager,
         warnings,
     })
+}
+
+/// The hooks, as a fresh clone of a team's repository needs them: through the hook manager
+/// when its committed configuration holds our entries already, else in the hooks directory.
+/// Plain hooks beside such a manager run every gate twice once the manager's own install
+/// step moves them aside (pre-commit runs `<hook>.legacy` too).
+fn install_hooks(
+    git: &crate::exec::Git,
+) -> Result<(install::Report, Option<managed::ManagedReport>), EngineError> {
+    let hooks = |source| EngineError::Hooks { source };
+    if let Some((manager, found)) = managed::detect(git).map_err(hooks)?
+        && managed::configured(git, manager).map_err(hooks)?
+    {
+        let report = managed::install(git, manager, found).map_err(hooks)?;
+        return Ok((install::status(git).map_err(hooks)?, Some(report)));
+    }
+    Ok((install::install(git).map_err(hooks)?, None))
 }

@@ -77,6 +77,13 @@ pub enum Manager {
 }
 
 impl Manager {
+    /// The manager [`Manager::name`] names.
+    pub fn from_name(name: &str) -> Option<Manager> {
+        [Manager::Husky, Manager::Lefthook, Manager::PreCommit]
+            .into_iter()
+            .find(|m| m.name() == name)
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Manager::Husky => "husky",
@@ -327,6 +334,45 @@ pub fn uninstall(git: &Git) -> Result<Report, InstallError> {
         }
         Ok(Some(Action::Removed(*mode)))
     })
+}
+
+/// Where a hook manager keeps a hook it found in the way when it installed its own: pre-commit
+/// runs `<hook>.legacy` before its own hooks, lefthook keeps `<hook>.old` and runs nothing.
+pub const MOVED_ASIDE: [&str; 2] = [".legacy", ".old"];
+
+/// Takes our hooks out of the copies a hook manager moved aside ([`MOVED_ASIDE`]): a file
+/// of our own is removed, our block is taken out of a hook of the user's. Beside a manager
+/// whose configuration runs our hooks, pre-commit's copy would run every gate a second time.
+/// A chained file of ours is left alone: it is what runs the user's original hook. Returns
+/// the files changed.
+pub fn remove_moved_aside(git: &Git) -> Result<Vec<PathBuf>, InstallError> {
+    let dir = git.git_path("hooks")?;
+    let mut changed = Vec::new();
+    for name in NAMES {
+        for suffix in MOVED_ASIDE {
+            let path = dir.join(format!("{name}{suffix}"));
+            let text = match std::fs::read(&path) {
+                Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(io_err("read", &path)(e)),
+            };
+            if find_block(&text).is_none() {
+                continue;
+            }
+            if text.starts_with(OWN_HEADER) {
+                if original_path(&dir.join(name)).exists() {
+                    continue;
+                }
+                std::fs::remove_file(&path).map_err(io_err("remove", &path))?;
+            } else if let Some(without) = remove_block(&text) {
+                write_keeping_mode(&path, &without)?;
+            } else {
+                continue;
+            }
+            changed.push(path);
+        }
+    }
+    Ok(changed)
 }
 
 /// Looks at every hook, lets `act` change it, and reports where each stands afterwards.

@@ -45,6 +45,10 @@ pub struct ManagedReport {
     pub install_step: InstallStep,
     /// How the manager was chosen, for people: "--manager", or what was found.
     pub found: String,
+    /// Copies of our hooks that a manager had moved aside (`commit-msg.legacy`), taken out:
+    /// pre-commit runs such a copy beside its own hooks, so every gate ran twice.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub removed_copies: Vec<PathBuf>,
 }
 
 const LEFTHOOK_FILES: [&str; 4] = [
@@ -207,8 +211,10 @@ pub fn install(git: &Git, manager: Manager, found: String) -> Result<ManagedRepo
         }
         report.push(ManagedFile { path, action });
     }
-    // Our own hook files in the hooks directory would run beside the manager's.
+    // Our own hook files in the hooks directory would run beside the manager's, and so would
+    // a copy of them the manager moved aside.
     super::install::uninstall(git)?;
+    let removed_copies = super::install::remove_moved_aside(git)?;
     let install_step = match manager {
         Manager::PreCommit => run_step(git, "pre-commit", &["install"]),
         Manager::Lefthook => run_step(git, "lefthook", &["install"]),
@@ -222,6 +228,7 @@ pub fn install(git: &Git, manager: Manager, found: String) -> Result<ManagedRepo
         files: report,
         install_step,
         found,
+        removed_copies,
     })
 }
 
@@ -259,6 +266,7 @@ pub fn uninstall(
         files: report,
         install_step: InstallStep::NotNeeded,
         found,
+        removed_copies: Vec::new(),
     })
 }
 

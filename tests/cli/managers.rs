@@ -439,3 +439,145 @@ fn a_configuration_with_crlf_line_ends_keeps_them_and_comes_back_byte_for_byte()
         );
     }
 }
+
+/// A fresh clone of a team's repository whose committed `.pre-commit-config.yaml` holds our
+/// entries: `init` installs through pre-commit, so each gate runs once for a checkpoint. A
+/// clone set up the old way (our plain hooks, then `pre-commit install`, which keeps them as
+/// `<hook>.legacy` and runs them before its own) runs every gate twice: `doctor` says so, and
+/// `hooks install` mends it.
+#[test]
+fn a_fresh_clone_whose_pre_commit_config_holds_ours_runs_each_gate_once() {
+    let Some(bin) = tool("pre-commit") else {
+        return;
+    };
+    let (origin, _, env) = repo_with("pre-commit", &bin);
+    let counter = origin.path.with_extension("gate-runs");
+    origin.write(
+        "run_tests.sh",
+        &format!("echo run >> '{}'\necho 'tests: ok'\n", counter.display()),
+    );
+    run_in(&origin, &env, BIN, &["hooks", "install"]).expect(0);
+    run_in(&origin, &env, "git", &["add", "-A"]).expect(0);
+    run_in(
+        &origin,
+        &env,
+        "git",
+        &["commit", "-q", "-m", "chore: our hooks"],
+    )
+    .expect(0);
+    let (_remote, bare) = origin.share();
+
+    let clone = TestRepo::clone_of(&bare);
+    let orchestrate = |args: &[&str]| run_in(&clone, &env, BIN, args);
+    let git = |args: &[&str]| run_in(&clone, &env, "git", args);
+    let runs = || {
+        std::fs::read_to_string(&counter)
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
+    let checkpoint = |file: &str| {
+        clone.write(file, "x\n");
+        git(&["add", file]).expect(0);
+        let before = runs();
+        git(&["commit", "-q", "-m", &format!("checkpoint: add {file}")]).expect(0);
+        runs() - before
+    };
+    let hook_checks = || {
+        let doctor = orchestrate(&["doctor", "--json"]).json();
+        doctor["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["check"].as_str().unwrap().starts_with("hook "))
+            .map(|c| {
+                (
+                    c["check"].as_str().unwrap().to_string(),
+                    c["level"].as_str().unwrap().to_string(),
+                    c["message"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+
+    let out = orchestrate(&["init"]);
+    out.expect(0)
+        .says("found pre-commit (.pre-commit-config.yaml exists)")
+        .says("ran `pre-commit install`");
+    assert!(!out.stdout.contains("--manager"), "{}", out.stdout);
+    let hooks = clone.path.join(".git/hooks");
+    assert!(!hooks.join("commit-msg.legacy").exists());
+    // The team's README says to run the manager's install step: nothing changes.
+    run_in(
+        &clone,
+        &env,
+        &bin.join("pre-commit").display().to_string(),
+        &["install"],
+    )
+    .expect(0);
+    assert!(!hooks.join("commit-msg.legacy").exists());
+    assert_eq!(checkpoint("a.txt"), 1, "one gate run for one checkpoint");
+    for (check, level, message) in hook_checks() {
+        assert_eq!(level, "ok", "{check}: {message}");
+    }
+    let status = orchestrate(&["hooks", "status"]);
+    status
+        .expect(0)
+        .says("commit-msg   pre-commit manages it, and runs ours from its configuration");
+    assert!(!status.stdout.contains("--manager"), "{}", status.stdout);
+
+    // The old way: plain hooks first, then the manager's install step keeps them aside.
+    let pre_commit = bin.join("pre-commit").display().to_string();
+    let types = [
+        "-t",
+        "pre-commit",
+        "-t",
+        "commit-msg",
+        "-t",
+        "post-commit",
+        "-t",
+        "pre-push",
+    ];
+    run_in(
+        &clone,
+        &env,
+        &pre_commit,
+        &[&["uninstall"][..], &types].concat(),
+    )
+    .expect(0);
+    std::fs::rename(
+        clone.path.join(".pre-commit-config.yaml"),
+        clone.path.join("hidden.yaml"),
+    )
+    .unwrap();
+    orchestrate(&["hooks", "install"])
+        .expect(0)
+        .says("installed (its own file)");
+    std::fs::rename(
+        clone.path.join("hidden.yaml"),
+        clone.path.join(".pre-commit-config.yaml"),
+    )
+    .unwrap();
+    run_in(&clone, &env, &pre_commit, &["install"]).expect(0);
+    assert!(hooks.join("commit-msg.legacy").exists());
+    assert_eq!(checkpoint("b.txt"), 2, "the old way runs every gate twice");
+    let commit_msg = hook_checks()
+        .into_iter()
+        .find(|(check, _, _)| check == "hook commit-msg")
+        .unwrap();
+    assert_eq!(commit_msg.1, "error", "{commit_msg:?}");
+    assert!(
+        commit_msg.2.contains("runs 2 times for each commit")
+            && commit_msg.2.contains("commit-msg.legacy"),
+        "{commit_msg:?}"
+    );
+
+    orchestrate(&["hooks", "install"])
+        .expect(0)
+        .says("commit-msg.legacy: our hook taken out of it");
+    assert!(!hooks.join("commit-msg.legacy").exists());
+    assert_eq!(checkpoint("c.txt"), 1, "mended: once again");
+    for (check, level, message) in hook_checks() {
+        assert_eq!(level, "ok", "{check}: {message}");
+    }
+}
