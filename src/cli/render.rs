@@ -148,7 +148,8 @@ pub fn exit_and_time(exit: &ExitRecord, ms: u64) -> String {
     format!("{exit}, {}", format_ms(ms))
 }
 
-/// `preflight: tests ok (exit 0, 812ms), lint FAILED (exit 1, 90ms)` or the honest
+/// `preflight: tests ok (exit 0, 812ms), lint FAILED (exit 1, 90ms)` (a gate that took the
+/// test's run says `reused`) or the honest
 /// `preflight: none configured`.
 pub fn preflight_line(preflight: &PreflightRecord) -> String {
     if preflight.gates.is_empty() {
@@ -159,10 +160,15 @@ pub fn preflight_line(preflight: &PreflightRecord) -> String {
         .iter()
         .map(|g| {
             format!(
-                "{} {} ({})",
+                "{} {} ({}{})",
                 g.name,
                 if g.exit.success() { "ok" } else { "FAILED" },
-                exit_and_time(&g.exit, g.ms)
+                exit_and_time(&g.exit, g.ms),
+                if g.reused {
+                    "; reused: the test command is this gate's, and it just ran on this tree"
+                } else {
+                    ""
+                }
             )
         })
         .collect();

@@ -67,7 +67,12 @@ pub fn run(session: &Session, args: &VerifyArgs, ui: &mut Ui) -> Result<Exit, Fa
                     .iter()
                     .map(|g| {
                         match g.exit_record() {
-                            Some(exit) => format!("{} ({})", g.name, exit_and_time(&exit, g.ms)),
+                            Some(exit) => format!(
+                                "{} ({}{})",
+                                g.name,
+                                exit_and_time(&exit, g.ms),
+                                if g.reused { ", reused from the test run" } else { "" }
+                            ),
                             None => format!("{} (unknown exit, {})", g.name, format_ms(g.ms)),
                         }
                     })

@@ -497,7 +497,7 @@ fn measure(
                 Some(state),
                 config,
                 before.as_deref(),
-                Reuse::Never,
+                Reuse::TestRun(crate::gates::Reusable { command, run: &run }),
                 Recheck::WorktreeTree,
             )?;
             let failure = verification.failed.as_ref().map(|g| {

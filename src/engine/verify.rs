@@ -20,10 +20,12 @@ pub enum GateSource {
 }
 
 /// Whether a recorded pass may stand in for running the gates.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Reuse {
-    /// Always run: the test just ran, and what it left must be checked afresh.
-    Never,
+#[derive(Clone, Copy, Debug)]
+pub enum Reuse<'a> {
+    /// Run every gate: the test just ran, and what it left must be checked afresh. Only a
+    /// gate whose command is the test's own takes the test's run (it ran on this tree, here,
+    /// in this environment), and is not run a second time.
+    TestRun(gates::Reusable<'a>),
     /// Run unless the preflight cache covers the tree and the gates.
     Cache,
 }
@@ -192,11 +194,11 @@ pub fn verify_tree(
     state: Option<&State>,
     config: &Config,
     tree: Option<&str>,
-    reuse: Reuse,
+    reuse: Reuse<'_>,
     recheck: Recheck,
 ) -> Result<TreeVerification, EngineError> {
     super::hermetic::require(session)?;
-    if reuse == Reuse::Cache
+    if matches!(reuse, Reuse::Cache)
         && let Some(tree) = tree
         && let Some(recorded) = recorded_verification(state, config, tree)
         // Without gates there is nothing to reuse: the empty run is the honest record.
@@ -219,10 +221,15 @@ pub fn verify_tree(
             });
         }
     }
-    let run = gates::run_preflight(
+    let reusable = match reuse {
+        Reuse::TestRun(run) => Some(run),
+        Reuse::Cache => None,
+    };
+    let run = gates::run_preflight_reusing(
         &config.preflight,
         session.store.workdir(),
         session.command_env()?,
+        reusable,
     )
     .map_err(io_error("run preflight"))?;
     let failed = run.failed().map(|g| FailedGate {
@@ -270,6 +277,7 @@ mod tests {
                 name: "tests".into(),
                 exit: ExitRecord::code(0),
                 ms: 812,
+                reused: false,
             }],
             source,
             changed_during: changed.iter().map(|s| s.to_string()).collect(),

@@ -17,6 +17,17 @@ pub struct GateRun {
     pub name: String,
     pub command: String,
     pub run: RunOutput,
+    /// `run` is the test command's, which this gate's command is ([`Reusable`]).
+    pub reused: bool,
+}
+
+/// A test command's run that a gate with exactly that command may take as its own: it ran on
+/// the tree the gates verify (the caller checks that nothing changed it), in the directory
+/// and environment the gates run in. Taken only when it passed within the gate's timeout.
+#[derive(Clone, Copy, Debug)]
+pub struct Reusable<'a> {
+    pub command: &'a str,
+    pub run: &'a RunOutput,
 }
 
 /// The result of running preflight: every gate that ran, in config order.
@@ -49,6 +60,7 @@ impl PreflightRun {
                     name: g.name.clone(),
                     exit: g.run.exit,
                     ms: u64::try_from(g.run.elapsed.as_millis()).unwrap_or(u64::MAX),
+                    reused: g.reused,
                 })
                 .collect(),
         }
@@ -61,15 +73,26 @@ pub fn run_preflight(
     dir: &Path,
     env: &CommandEnv,
 ) -> std::io::Result<PreflightRun> {
+    run_preflight_reusing(gates, dir, env, None)
+}
+
+/// [`run_preflight`], where a gate whose command is `reusable`'s takes its run instead of
+/// running again.
+pub fn run_preflight_reusing(
+    gates: &[Gate],
+    dir: &Path,
+    env: &CommandEnv,
+    reusable: Option<Reusable<'_>>,
+) -> std::io::Result<PreflightRun> {
     let mut done = Vec::new();
     for batch in batches(gates) {
         let runs: Vec<std::io::Result<GateRun>> = if batch.len() == 1 {
-            vec![run_gate(&batch[0], dir, env)]
+            vec![run_gate(&batch[0], dir, env, reusable)]
         } else {
             thread::scope(|scope| {
                 let handles: Vec<_> = batch
                     .iter()
-                    .map(|gate| scope.spawn(move || run_gate(gate, dir, env)))
+                    .map(|gate| scope.spawn(move || run_gate(gate, dir, env, reusable)))
                     .collect();
                 handles
                     .into_iter()
@@ -91,11 +114,29 @@ pub fn run_preflight(
     Ok(PreflightRun { gates: done })
 }
 
-fn run_gate(gate: &Gate, dir: &Path, env: &CommandEnv) -> std::io::Result<GateRun> {
+fn run_gate(
+    gate: &Gate,
+    dir: &Path,
+    env: &CommandEnv,
+    reusable: Option<Reusable<'_>>,
+) -> std::io::Result<GateRun> {
+    if let Some(r) = reusable
+        && r.command == gate.command
+        && r.run.exit.success()
+        && r.run.elapsed <= gate.timeout
+    {
+        return Ok(GateRun {
+            name: gate.name.clone(),
+            command: gate.command.clone(),
+            run: r.run.clone(),
+            reused: true,
+        });
+    }
     Ok(GateRun {
         name: gate.name.clone(),
         command: gate.command.clone(),
         run: exec::run_shell(&gate.command, dir, gate.timeout, env)?,
+        reused: false,
     })
 }
 
@@ -179,6 +220,40 @@ mod tests {
         ];
         let run = run_preflight(&gates, dir.path(), exec::env::unconfined()).unwrap();
         assert!(run.passed(), "{:?}", run.record());
+    }
+
+    /// Only a gate with exactly the test's command takes its run, and only a pass that fits
+    /// in the gate's timeout; every other gate runs.
+    #[test]
+    fn a_gate_takes_the_test_run_only_when_it_is_that_very_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let test_run = |code: i32, secs: u64| RunOutput {
+            exit: crate::workflow::state::ExitRecord::code(code),
+            output: b"from the test\n".to_vec(),
+            stderr: Vec::new(),
+            elapsed: Duration::from_secs(secs),
+        };
+        let cases = [
+            ("echo ran", test_run(0, 1), "echo ran", true),
+            ("echo ran", test_run(0, 1), "echo ran ", false),
+            ("echo ran", test_run(1, 1), "echo ran", false),
+            ("echo ran", test_run(0, 31), "echo ran", false),
+        ];
+        for (gate_command, run, test_command, reused) in cases {
+            let gates = [gate("tests", gate_command, None)];
+            let reusable = Reusable {
+                command: test_command,
+                run: &run,
+            };
+            let done =
+                run_preflight_reusing(&gates, dir.path(), exec::env::unconfined(), Some(reusable))
+                    .unwrap();
+            let what = format!("{gate_command:?} after {test_command:?}, {:?}", run.exit);
+            assert_eq!(done.gates[0].reused, reused, "{what}");
+            assert_eq!(done.record().gates[0].reused, reused, "{what}");
+            let expected: &[u8] = if reused { b"from the test\n" } else { b"ran\n" };
+            assert_eq!(done.gates[0].run.output, expected, "{what}");
+        }
     }
 
     #[test]

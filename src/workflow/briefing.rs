@@ -1470,6 +1470,7 @@ the orchestrator's state. Whenever you are unsure what to do, run `git orchestra
                         name: "lint".into(),
                         exit: ExitRecord::code(3),
                         ms: 12,
+                        reused: false,
                     }],
                 }),
             });

@@ -65,6 +65,7 @@ fn run(step: usize, expectation: Expectation, code: i32, preflight: Option<bool>
                     name: "g".into(),
                     exit: ExitRecord::code(i32::from(!passed)),
                     ms: 1,
+                    reused: false,
                 }],
             },
             failure: (!passed).then(|| ("g".to_string(), String::new())),

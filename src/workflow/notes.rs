@@ -26,6 +26,10 @@ pub struct NoteGate {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<u64>,
     pub ms: u64,
+    /// The test command's passing run on this tree stood for the gate's (it is the same
+    /// command): the gate was not run a second time.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reused: bool,
 }
 
 impl NoteGate {
@@ -54,6 +58,7 @@ impl From<&GateRecord> for NoteGate {
             signal,
             timeout_ms,
             ms: g.ms,
+            reused: g.reused,
         }
     }
 }
@@ -286,6 +291,7 @@ mod tests {
                     name: "tests".into(),
                     exit: ExitRecord::code(0),
                     ms: 812,
+                    reused: false,
                 })],
             },
             "k1",
@@ -312,6 +318,7 @@ mod tests {
             name: "slow".into(),
             exit: ExitRecord::timed_out(30_000),
             ms: 30_001,
+            reused: false,
         });
         assert_eq!(
             serde_json::to_string(&gate).unwrap(),

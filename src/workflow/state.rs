@@ -289,6 +289,11 @@ pub struct GateRecord {
     pub name: String,
     pub exit: ExitRecord,
     pub ms: u64,
+    /// The gate's command is the test command that had just passed on the same tree, in the
+    /// same directory and environment, within the gate's timeout: that run is the gate's, and
+    /// it was not run again (`exit` and `ms` are the test's).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reused: bool,
 }
 
 /// The preflight run that followed a passing test: every gate that ran, in config order
@@ -1471,6 +1476,7 @@ mod tests {
             name: "g".into(),
             exit: ExitRecord::code(code),
             ms: 1,
+            reused: false,
         };
         assert!(PreflightRecord { gates: vec![] }.passed());
         assert!(

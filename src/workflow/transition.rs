@@ -2202,6 +2202,7 @@ mod tests {
                     name: "tests".into(),
                     exit: ExitRecord::code(if passed { 0 } else { 1 }),
                     ms: 5,
+                    reused: false,
                 }],
             },
             failure: (!passed).then(|| ("tests".to_string(), "gate broke".to_string())),

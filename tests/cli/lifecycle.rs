@@ -581,3 +581,76 @@ fn a_live_line_shows_what_runs_at_a_terminal_and_nothing_elsewhere() {
     out.expect(0);
     assert_eq!(out.stderr, "", "no live line without a terminal");
 }
+
+/// A gate whose command is exactly the test command that just passed on the same tree is not
+/// run a second time: its record is the test's run, marked `reused` in the output, the
+/// state and the checkpoint's note. A command that differs by a byte runs the gate again, and
+/// so does a gate whose timeout the test's run would not have fitted in.
+#[test]
+fn a_gate_that_is_the_test_command_takes_its_run() {
+    let repo = TestRepo::new();
+    let counter = repo.path.with_extension("gate-runs");
+    let runs = || {
+        std::fs::read_to_string(&counter)
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
+    // The gate's script counts its runs outside the repository.
+    repo.write(
+        "run_tests.sh",
+        &format!(
+            "echo run >> '{}'\nif [ -e fail ]; then echo 'tests: FAILED'; exit 1; fi\necho 'tests: ok'\n",
+            counter.display()
+        ),
+    );
+    repo.commit_all("chore: count the gate's runs");
+    repo.submit_plan(PLAN).expect(0);
+    repo.run(&["get-task"]).expect(0);
+    repo.submit_test(RED, Some("FAIL")).expect(3);
+    repo.run(&[
+        "submit-work",
+        "-s",
+        "right reason",
+        "--analysis-decision",
+        "SUCCESS",
+    ])
+    .expect(0);
+    repo.write("add.sh", "echo 5\n");
+    let gate = "sh run_tests.sh";
+    let before = runs();
+
+    let out = repo.submit_test(gate, Some("PASS"));
+    out.expect(0).says("preflight: tests ok (exit 0, ");
+    assert_eq!(
+        runs() - before,
+        1,
+        "the test ran; the gate took its run\n{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("; reused: the test command is this gate's, and it just ran on this tree)"),
+        "{}",
+        out.stdout
+    );
+    let gates = &repo.state()["last_run"]["preflight"]["gates"];
+    assert_eq!(gates[0]["reused"], true, "{gates}");
+    repo.run(&["checkpoint"]).expect(0);
+    let note = repo.git(&["notes", "--ref=orchestrator", "show", "HEAD"]);
+    assert!(
+        note.contains(r#""ms":"#) && note.contains(r#""reused":true"#),
+        "{note}"
+    );
+    assert_eq!(runs() - before, 1, "the checkpoint took the recorded pass");
+    repo.run(&["verify"])
+        .expect(0)
+        .says(", reused from the test run)");
+
+    // Not the same command: the gate runs again.
+    repo.write("add.sh", "echo 5\n# refactored\n");
+    let out = repo.submit_test(&format!("{gate} "), Some("PASS"));
+    out.expect(0);
+    assert_eq!(runs() - before, 3, "{}", out.stdout);
+    assert!(!out.stdout.contains("reused"), "{}", out.stdout);
+}
