@@ -380,6 +380,8 @@ pub fn verify_squash(session: &Session, snap: &Snapshot) -> Result<FinalizeCheck
 /// check refuses the squash; `None` when nothing was made.
 pub fn make_squash(session: &Session, snap: &Snapshot) -> Result<Option<String>, EngineError> {
     session.require_pr_branch(&snap.state, "submit-work --squash", FINALIZATION)?;
+    // Found before anything is made: the check that follows would refuse to run.
+    super::hermetic::require(session)?;
     let git = &session.git;
     let Some(plan) = session.store.plan(snap)? else {
         return Err(EngineError::Internal(

@@ -292,26 +292,29 @@ fn attempt(
                 SubmitKind::Squash => finalize::make_squash(session, &snap)?,
                 _ => None,
             };
-            match finalize::verify_squash(session, &snap)? {
-                FinalizeCheck::Holds { commit } => {
-                    let check = finalize::final_check(session, &snap, &config, &commit)?;
-                    if let Some(reason) = check.refused {
-                        // Recorded: a check passed only at the n-th try says so in the final note.
-                        let t = session.transition(
-                            &snap,
-                            Event::FinalCheckRefused {
-                                commit,
-                                reason: reason.clone(),
-                            },
-                        )?;
-                        session.commit(&snap, &t, None)?;
-                        return Ok(refused(t.state, reason));
-                    }
-                    // Before the state moves: a retry writes the same record, which is kept once.
-                    notes::record_final(session, &snap, &commit, &check)?;
-                    Event::Squashed { commit }
+            // An error after --squash made its commit (a check that cannot run, a note that
+            // cannot be written) takes the commit back too: nothing is left half-done.
+            let judged = judge_squash(session, &snap, &config).inspect_err(|_| {
+                if let Some(old) = &made {
+                    let _ = session.git.reset_soft(old);
                 }
-                FinalizeCheck::Refused { reason } => {
+            })?;
+            match judged {
+                SquashJudged::Holds(event) => event,
+                SquashJudged::FinalCheckRefused(state, reason) => {
+                    let reason = match &made {
+                        Some(old) => {
+                            session.git.reset_soft(old)?;
+                            format!(
+                                "{reason}\nThe squash commit --squash made is undone: the branch is back at {}",
+                                crate::short_id(old)
+                            )
+                        }
+                        None => reason,
+                    };
+                    return Ok(refused(state, reason));
+                }
+                SquashJudged::Refused(reason) => {
                     let reason = match made {
                         // What --squash made is taken back: the branch is as it was.
                         Some(old) => {
@@ -339,7 +342,14 @@ fn attempt(
                 }
                 _ => None,
             };
-            match finalize::verify_master_plan(session, &snap, &config.master_plan)? {
+            let judged = finalize::verify_master_plan(session, &snap, &config.master_plan)
+                .inspect_err(|_| {
+                    if let Some(squashed) = &made {
+                        let _ = session.git.reset_soft(squashed);
+                        let _ = session.git.restore_path(squashed, &config.master_plan);
+                    }
+                })?;
+            match judged {
                 FinalizeCheck::Holds { commit } => Event::MasterPlanUpdated { commit },
                 FinalizeCheck::Refused { reason } => {
                     let reason = match made {
@@ -677,6 +687,44 @@ fn refuse_protected(session: &Session, state: &State, config: &Config) -> Result
         "Put them back as they are on main (`git checkout <main> -- <path>`); if they must change, a \
          human commits the change on main and runs `git orchestrate repin`.",
     ))
+}
+
+/// What the squash check and the final check make of the PR branch's squashed commit.
+enum SquashJudged {
+    /// Both hold: the final note is written, and this is the event to record.
+    Holds(Event),
+    /// The final check refused it; the refusal is recorded (the state after it, the reason).
+    FinalCheckRefused(State, String),
+    /// The squash check refused it: nothing recorded.
+    Refused(String),
+}
+
+fn judge_squash(
+    session: &Session,
+    snap: &crate::store::Snapshot,
+    config: &Config,
+) -> Result<SquashJudged, EngineError> {
+    match finalize::verify_squash(session, snap)? {
+        FinalizeCheck::Holds { commit } => {
+            let check = finalize::final_check(session, snap, config, &commit)?;
+            if let Some(reason) = check.refused {
+                // Recorded: a check passed only at the n-th try says so in the final note.
+                let t = session.transition(
+                    snap,
+                    Event::FinalCheckRefused {
+                        commit,
+                        reason: reason.clone(),
+                    },
+                )?;
+                session.commit(snap, &t, None)?;
+                return Ok(SquashJudged::FinalCheckRefused(t.state, reason));
+            }
+            // Before the state moves: a retry writes the same record, which is kept once.
+            notes::record_final(session, snap, &commit, &check)?;
+            Ok(SquashJudged::Holds(Event::Squashed { commit }))
+        }
+        FinalizeCheck::Refused { reason } => Ok(SquashJudged::Refused(reason)),
+    }
 }
 
 /// True when the PR branch is one commit over main: squashed (by hand), so a refusal says

@@ -998,3 +998,44 @@ fn a_protected_change_is_refused_at_red_and_at_the_analysis() {
     );
     assert_eq!(repo.tip(), tip);
 }
+
+/// `--squash` leaves nothing half-done: a repository unfit to verify in is found before the
+/// commit is made, and a squash the clean final check refuses is taken back (the refusal
+/// stays in the chain).
+#[test]
+fn a_squash_made_by_submit_work_is_undone_when_it_is_not_accepted() {
+    let repo = TestRepo::with_config(&format!(
+        "{CONFIG}\n[[preflight]]\nname = \"generated\"\ncommand = \"test -e generated.txt || {{ echo 'generated.txt is missing'; exit 1; }}\"\n"
+    ));
+    repo.write(".gitignore", "generated.txt\n");
+    repo.commit_all("ignore it");
+    repo.write("generated.txt", "made by hand, never committed\n");
+    do_the_steps(&repo, "feat: Add", "add.txt");
+    repo.run(&["get-task"]).expect(0);
+    assert_eq!(repo.status(), "AWAITING_FINALIZATION");
+    let tip = repo.git(&["rev-parse", "HEAD"]);
+
+    repo.git(&["config", "core.fsmonitor", "true"]);
+    let out = repo.run(&["submit-work", "-s", "squashed", "--squash"]);
+    assert_ne!(out.code, 0, "{}", out.stdout);
+    assert!(out.stderr.contains("core.fsmonitor"), "{}", out.stderr);
+    assert_eq!(repo.git(&["rev-parse", "HEAD"]), tip, "nothing was made");
+    repo.git(&["config", "--unset", "core.fsmonitor"]);
+
+    let workflow = repo.tip();
+    let out = repo.run(&["submit-work", "-s", "squashed", "--squash"]);
+    out.expect(1);
+    assert!(
+        out.stdout
+            .starts_with("FAILURE: the clean final check failed")
+            && out.stdout.contains(&format!(
+                "The squash commit --squash made is undone: the branch is back at {}",
+                &tip[..12]
+            )),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(repo.git(&["rev-parse", "HEAD"]), tip);
+    assert_ne!(repo.tip(), workflow, "the refusal is recorded");
+    assert_eq!(repo.status(), "AWAITING_FINALIZATION");
+}
