@@ -312,7 +312,7 @@ fn attempt(
                         }
                         None => reason,
                     };
-                    return Ok(refused(state, reason));
+                    return Ok(refused(*state, reason));
                 }
                 SquashJudged::Refused(reason) => {
                     let reason = match made {
@@ -694,7 +694,7 @@ enum SquashJudged {
     /// Both hold: the final note is written, and this is the event to record.
     Holds(Event),
     /// The final check refused it; the refusal is recorded (the state after it, the reason).
-    FinalCheckRefused(State, String),
+    FinalCheckRefused(Box<State>, String),
     /// The squash check refused it: nothing recorded.
     Refused(String),
 }
@@ -717,7 +717,7 @@ fn judge_squash(
                     },
                 )?;
                 session.commit(snap, &t, None)?;
-                return Ok(SquashJudged::FinalCheckRefused(t.state, reason));
+                return Ok(SquashJudged::FinalCheckRefused(Box::new(t.state), reason));
             }
             // Before the state moves: a retry writes the same record, which is kept once.
             notes::record_final(session, snap, &commit, &check)?;
