@@ -672,8 +672,7 @@ fn master_plan_exists(
 /// paths is refused before anything runs: the RED test would be pinned with the judges
 /// changed. (A GREEN pass there is not counted, and the checkpoint refuses it.)
 fn refuse_protected(session: &Session, state: &State, config: &Config) -> Result<(), EngineError> {
-    let tree = session.git.worktree_tree(&session.store.index_path())?;
-    let changed = super::verify::protected_changes(session, Some(state), config, &tree)?;
+    let changed = super::verify::protected_worktree_changes(session, state, config)?;
     if changed.is_empty() {
         return Ok(());
     }

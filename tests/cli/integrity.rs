@@ -1039,3 +1039,93 @@ fn a_squash_made_by_submit_work_is_undone_when_it_is_not_accepted() {
     assert_ne!(repo.tip(), workflow, "the refusal is recorded");
     assert_eq!(repo.status(), "AWAITING_FINALIZATION");
 }
+
+/// Every way of changing a protected file is seen at RED, whether the quick in-process
+/// comparison or git finds it: new bytes, the run bit, a deletion, a link in its place, a
+/// directory; a FIFO must not block (git refuses it, and nothing runs). The same bytes written
+/// again are no change.
+#[test]
+fn each_kind_of_protected_change_is_refused_at_red() {
+    use std::os::unix::fs::PermissionsExt;
+    let repo = TestRepo::at_first_step();
+    let script = repo.path.join("run_tests.sh");
+    let original = std::fs::read(&script).unwrap();
+    let put_back = |repo: &TestRepo| {
+        let _ = std::fs::remove_dir_all(&script);
+        let _ = std::fs::remove_file(&script);
+        repo.git(&["checkout", "--quiet", "HEAD", "--", "run_tests.sh"]);
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o644)).unwrap();
+    };
+    type Change = Box<dyn Fn(&std::path::Path)>;
+    let changes: Vec<(&str, Change)> = vec![
+        (
+            "new bytes",
+            Box::new(|p: &std::path::Path| std::fs::write(p, "echo 'tests: ok'\n").unwrap()),
+        ),
+        (
+            "the run bit",
+            Box::new(|p: &std::path::Path| {
+                std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap()
+            }),
+        ),
+        (
+            "deleted",
+            Box::new(|p: &std::path::Path| std::fs::remove_file(p).unwrap()),
+        ),
+        (
+            "a link to the same bytes",
+            Box::new(|p: &std::path::Path| {
+                let copy = p.with_file_name("copy.sh");
+                std::fs::rename(p, &copy).unwrap();
+                std::os::unix::fs::symlink("copy.sh", p).unwrap();
+            }),
+        ),
+        (
+            "a FIFO",
+            Box::new(|p: &std::path::Path| {
+                std::fs::remove_file(p).unwrap();
+                let made = std::process::Command::new("mkfifo")
+                    .arg(p)
+                    .status()
+                    .unwrap();
+                assert!(made.success());
+            }),
+        ),
+        (
+            "a directory",
+            Box::new(|p: &std::path::Path| {
+                std::fs::remove_file(p).unwrap();
+                std::fs::create_dir(p).unwrap();
+                std::fs::write(p.join("x"), "x\n").unwrap();
+            }),
+        ),
+    ];
+    let tip = repo.tip();
+    for (what, change) in &changes {
+        change(&script);
+        let out = repo.submit_test(RED, Some("FAIL"));
+        if *what == "a FIFO" {
+            // git cannot take the working tree's tree: an error naming the file.
+            assert_eq!(out.code, 5, "{what}: {}{}", out.stdout, out.stderr);
+            assert!(
+                out.stderr
+                    .contains("run_tests.sh: can only add regular files"),
+                "{what}: {}",
+                out.stderr
+            );
+        } else {
+            assert_eq!(out.code, 4, "{what}: {}{}", out.stdout, out.stderr);
+            assert!(
+                out.stderr.contains("changes protected paths (run_tests.sh"),
+                "{what}: {}",
+                out.stderr
+            );
+        }
+        assert_eq!(repo.tip(), tip, "{what}: nothing recorded");
+        put_back(&repo);
+        let _ = std::fs::remove_file(repo.path.join("copy.sh"));
+    }
+    // The same bytes, written again: no change.
+    std::fs::write(&script, &original).unwrap();
+    repo.submit_test(RED, Some("FAIL")).expect(3);
+}
