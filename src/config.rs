@@ -762,20 +762,8 @@ pub fn detect_test_runner(read: &dyn Fn(&str) -> Option<String>) -> Option<TestR
 /// A regular file's text, at most 1 MiB of it, for reading what a project's own files say;
 /// `None` when it is missing, not a regular file (a FIFO would block) or not text.
 pub fn read_small_file(path: &std::path::Path) -> Option<String> {
-    use std::io::Read as _;
-    const CAP: u64 = 1024 * 1024;
-    // Followed, then judged: a link to a device or a FIFO is no file to read.
-    let meta = std::fs::metadata(path).ok()?;
-    if !meta.is_file() {
-        return None;
-    }
-    let mut text = String::new();
-    std::fs::File::open(path)
-        .ok()?
-        .take(CAP)
-        .read_to_string(&mut text)
-        .ok()?;
-    Some(text)
+    let bytes = crate::input::read_file(path, 1024 * 1024).ok()??;
+    String::from_utf8(bytes).ok()
 }
 
 pub fn initial_file(main_branch: &str, first_gate: FirstGate) -> String {

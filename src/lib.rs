@@ -17,6 +17,7 @@ pub mod engine;
 pub mod exec;
 pub mod gates;
 pub mod hooks;
+pub mod input;
 pub mod store;
 #[cfg(test)]
 mod test_git;

@@ -286,7 +286,11 @@ pub fn hook(session: &Session, args: &HookArgs, ui: &mut Ui) -> Result<Exit, Fai
                 .or_else(|| from_pre_commit("REMOTE_NAME"))
                 .unwrap_or_default();
             let mut lines = String::new();
-            std::io::Read::read_to_string(&mut std::io::stdin(), &mut lines).map_err(|e| {
+            std::io::Read::read_to_string(
+                &mut std::io::Read::take(std::io::stdin(), super::MAX_INPUT_BYTES),
+                &mut lines,
+            )
+            .map_err(|e| {
                 Failure::from(CommandError::store(format!(
                     "cannot read the pushed refs from stdin: {e}"
                 )))

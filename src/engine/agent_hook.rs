@@ -94,8 +94,9 @@ pub fn workflow_view(session: &Session) -> Result<(WorkflowView, u32), EngineErr
 pub fn stop(session: &Session, agent_session: &str) -> Result<StopDecision, EngineError> {
     let (view, max_blocks) = workflow_view(session)?;
     let path = session.store.stop_blocks_file(agent_session);
-    let record: StopRecord = std::fs::read(&path)
+    let record: StopRecord = crate::input::read_file(&path, crate::input::CAP)
         .ok()
+        .flatten()
         .and_then(|bytes| serde_json::from_slice(&bytes).ok())
         .unwrap_or_default();
     let (decision, next) = decide_stop(&view, &record, max_blocks);

@@ -171,15 +171,21 @@ fn bad(path: &str, problem: &str) -> EngineError {
 }
 
 fn read_text(path: &Path) -> Result<Option<String>, EngineError> {
-    match std::fs::read(path) {
-        Ok(bytes) => String::from_utf8(bytes)
+    match crate::input::read_file(path, crate::input::CAP) {
+        Ok(Some(bytes)) => String::from_utf8(bytes)
             .map(Some)
             .map_err(|_| EngineError::BadInput {
                 message: format!("{} is not UTF-8 text; nothing was changed", path.display()),
                 hint: "Fix the file, then run the command again.".into(),
             }),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(io_error(format!("read {}", path.display()))(e)),
+        Ok(None) => Ok(None),
+        Err(crate::input::FileError::Io { source, .. }) => {
+            Err(io_error(format!("read {}", path.display()))(source))
+        }
+        Err(e) => Err(EngineError::BadInput {
+            message: format!("{e}; nothing was changed"),
+            hint: "Put a regular file there (or move it aside), then run the command again.".into(),
+        }),
     }
 }
 
@@ -207,10 +213,12 @@ impl Backup {
 
     fn read(dir: &Path, name: &str) -> Result<Option<Backup>, EngineError> {
         let path = Self::file(dir, name);
-        match std::fs::read(&path) {
-            Ok(bytes) => Ok(serde_json::from_slice(&bytes).ok()),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(io_error(format!("read {}", path.display()))(e)),
+        match crate::input::read_file(&path, crate::input::CAP) {
+            Ok(Some(bytes)) => Ok(serde_json::from_slice(&bytes).ok()),
+            Ok(None) => Ok(None),
+            Err(e) => Err(EngineError::Internal(format!(
+                "cannot read the record of what init --agent wrote: {e}"
+            ))),
         }
     }
 

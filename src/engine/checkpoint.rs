@@ -60,6 +60,9 @@ pub fn checkpoint(
                 .into(),
         });
     }
+    if let Some(m) = message {
+        super::check_field(crate::workflow::fields::Field::Message, m)?;
+    }
     let Some(snap) = session.store.read()? else {
         return Err(wrong_state(
             Status::Initializing,

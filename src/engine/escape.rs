@@ -73,6 +73,9 @@ pub struct EscalateReport {
 
 /// `escalate --report`: when unlocked, stores the report and halts for a human.
 pub fn escalate(session: &Session, report: &str) -> Result<EscalateReport, EngineError> {
+    if !report.trim().is_empty() {
+        super::check_field(crate::workflow::fields::Field::Report, report)?;
+    }
     session.with_retries(|| {
         let snap = session.read_or_refuse("escalate", |s| {
             workflow::check_escalate(s, &Thresholds::default()).err()

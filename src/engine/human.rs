@@ -122,6 +122,9 @@ pub fn approve(session: &Session, human: Human) -> Result<AnswerReport, EngineEr
 
 /// `reject --comment`: the comment becomes a blocking finding and a new task.
 pub fn reject(session: &Session, comment: &str, human: Human) -> Result<AnswerReport, EngineError> {
+    if !comment.trim().is_empty() {
+        super::check_field(crate::workflow::fields::Field::Comment, comment)?;
+    }
     if comment.trim().is_empty() {
         return Err(EngineError::Rejected(Rejection {
             kind: RejectionKind::InvalidInput,

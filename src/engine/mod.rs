@@ -328,18 +328,21 @@ impl Session {
 
     pub(crate) fn read_working_tree_config(&self) -> Result<Option<String>, EngineError> {
         let path = self.store.workdir().join(config::FILE_NAME);
-        let bytes = match std::fs::read(&path) {
-            Ok(bytes) => bytes,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            // A directory in its place is the user's input gone wrong, not a broken repository.
-            Err(e) if e.kind() == std::io::ErrorKind::IsADirectory || path.is_dir() => {
+        // A directory, a FIFO or a link to a device in its place is the user's input gone
+        // wrong (or an agent's doing), not a broken repository: a config error, at once.
+        let bytes = match crate::input::read_file(&path, crate::input::CAP) {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) => return Ok(None),
+            Err(crate::input::FileError::Io { source, .. }) => {
+                return Err(io_error(format!("read {}", path.display()))(source));
+            }
+            Err(e) => {
                 return Err(ConfigError {
                     origin: Origin::WorkingTree.to_string(),
-                    message: "it is a directory, not a file".into(),
+                    message: e.problem(),
                 }
                 .into());
             }
-            Err(e) => return Err(io_error(format!("read {}", path.display()))(e)),
         };
         Ok(Some(config_text(bytes, &Origin::WorkingTree)?))
     }
@@ -710,7 +713,33 @@ impl Session {
 
 /// A config file's bytes as text: TOML is UTF-8, and a file that is not is refused rather
 /// than read with its bad bytes replaced.
+/// Holds a free-text field to the one rule every adapter's input is held to
+/// (src/workflow/fields.rs); refused before anything is read or written.
+pub(crate) fn check_field(
+    field: crate::workflow::fields::Field,
+    text: &str,
+) -> Result<(), EngineError> {
+    crate::workflow::fields::check(field, text).map_err(|problem| EngineError::BadInput {
+        message: format!("{}; nothing was written", problem.message(field)),
+        hint: format!(
+            "Give the {} as plain text: lines and tabs, no other control characters, at most {} KiB.",
+            field.name(),
+            field.cap() / 1024
+        ),
+    })
+}
+
 fn config_text(bytes: Vec<u8>, origin: &Origin) -> Result<String, ConfigError> {
+    // The same cap as the working tree's file: a committed config is no larger.
+    if bytes.len() as u64 > crate::input::CAP {
+        return Err(ConfigError {
+            origin: origin.to_string(),
+            message: format!(
+                "it is larger than the limit of {} MiB",
+                crate::input::CAP / (1024 * 1024)
+            ),
+        });
+    }
     String::from_utf8(bytes).map_err(|e| ConfigError {
         origin: origin.to_string(),
         message: format!(

@@ -105,6 +105,15 @@ pub fn submit(
     summary: &str,
     kind: &SubmitKind,
 ) -> Result<SubmitReport, EngineError> {
+    use crate::workflow::fields::Field;
+    if !summary.trim().is_empty() {
+        super::check_field(Field::Summary, summary)?;
+    }
+    if let SubmitKind::Test { command, .. } = kind
+        && !command.trim().is_empty()
+    {
+        super::check_field(Field::TestCommand, command)?;
+    }
     // The test and the gates run once: a lost race re-reads the state and re-decides, but
     // never runs the agent's command again (it may be slow, or not repeatable).
     let mut measured = None;

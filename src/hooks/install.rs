@@ -471,15 +471,25 @@ fn hook_state(
     path: &Path,
     managed_by: Option<Manager>,
 ) -> Result<HookState, InstallError> {
-    let text = match std::fs::read(path) {
-        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+    // Through the bounded reader: a FIFO or a device in the hooks directory must not block
+    // `hooks status`, `doctor` or `init`.
+    let text = match crate::input::read_file(path, crate::input::CAP) {
+        Ok(Some(bytes)) => String::from_utf8_lossy(&bytes).into_owned(),
+        Ok(None) => {
             return Ok(match managed_by {
                 Some(manager) => HookState::Managed(manager),
                 None => HookState::Missing,
             });
         }
-        Err(e) => return Err(io_err("read", path)(e)),
+        Err(crate::input::FileError::Io { source, .. }) => {
+            return Err(io_err("read", path)(source));
+        }
+        Err(e) => {
+            return Err(InstallError::Config {
+                path: path.to_path_buf(),
+                problem: e.problem(),
+            });
+        }
     };
     if let Some(ours) = find_block(&text) {
         let mode = if text.starts_with(OWN_HEADER) {

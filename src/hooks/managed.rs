@@ -122,19 +122,23 @@ fn husky_dir(git: &Git) -> Result<PathBuf, InstallError> {
 }
 
 fn read(path: &Path) -> Result<Option<String>, InstallError> {
-    match std::fs::read(path) {
-        Ok(bytes) => String::from_utf8(bytes)
+    match crate::input::read_file(path, crate::input::CAP) {
+        Ok(Some(bytes)) => String::from_utf8(bytes)
             .map(Some)
             .map_err(|_| InstallError::Io {
                 what: "read (it is not UTF-8 text)",
                 path: path.to_path_buf(),
                 source: std::io::Error::from(std::io::ErrorKind::InvalidData),
             }),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(InstallError::Io {
+        Ok(None) => Ok(None),
+        Err(crate::input::FileError::Io { source, .. }) => Err(InstallError::Io {
             what: "read",
             path: path.to_path_buf(),
-            source: e,
+            source,
+        }),
+        Err(e) => Err(InstallError::Config {
+            path: path.to_path_buf(),
+            problem: e.problem(),
         }),
     }
 }

@@ -11,6 +11,7 @@ pub mod debugging;
 #[cfg(test)]
 mod diagram;
 pub mod fence;
+pub mod fields;
 pub mod master_plan;
 pub mod notes;
 pub mod plan;

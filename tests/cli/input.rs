@@ -437,3 +437,121 @@ fn an_empty_checkpoint_message_is_refused() {
     }
     assert_eq!(repo.git(&["rev-parse", "HEAD"]), before, "no commit");
 }
+
+/// `.orchestrate.toml` as a FIFO, as a link to `/dev/zero`, or over 8 MiB (an agent's test
+/// command can make any of them): every command that reads it refuses at once with exit 2,
+/// naming the file and what it is, and writes nothing; none blocks or fills memory.
+#[test]
+fn a_config_that_is_no_regular_file_is_refused_at_once() {
+    let repo = TestRepo::at_first_step();
+    let config = repo.path.join(".orchestrate.toml");
+    let within = |args: &[&str]| {
+        let mut all = vec!["20", BIN];
+        all.extend(args);
+        Run::from(
+            repo.command("timeout", &all)
+                .stdin(Stdio::null())
+                .output()
+                .expect("run git-orchestrate"),
+        )
+    };
+    let fifo = || {
+        std::fs::remove_file(&config).unwrap();
+        let made = std::process::Command::new("mkfifo")
+            .arg(&config)
+            .status()
+            .unwrap();
+        assert!(made.success());
+    };
+    let zero = || {
+        std::fs::remove_file(&config).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", &config).unwrap();
+    };
+    let large = || {
+        std::fs::remove_file(&config).unwrap();
+        let mut text = std::fs::read_to_string(repo.path.join("run_tests.sh")).unwrap();
+        text.clear();
+        text.push_str("main_branch = \"main\"\n");
+        text.push_str(&"# padding\n".repeat(900_000));
+        std::fs::write(&config, text).unwrap();
+    };
+    type Make<'a> = &'a dyn Fn();
+    let cases: [(&str, Make, &str); 3] = [
+        (
+            "a FIFO",
+            &fifo,
+            "it is a FIFO, not a regular file, and is not read",
+        ),
+        (
+            "/dev/zero",
+            &zero,
+            "it is a device, not a regular file, and is not read",
+        ),
+        (
+            "9 MB",
+            &large,
+            "it is larger than the limit of 8 MiB, and is not read",
+        ),
+    ];
+    let tip = repo.tip();
+    for (what, make, says) in cases {
+        make();
+        // status reports the config as it finds it, and exits 0.
+        let status = within(&["status"]);
+        assert_eq!(status.code, 0, "{what}: {}{}", status.stdout, status.stderr);
+        assert!(
+            status.stdout.contains(&format!(
+                "config    INVALID: invalid .orchestrate.toml (working tree): {says}"
+            )),
+            "{what}: {}",
+            status.stdout
+        );
+        for args in [
+            &["get-task"][..],
+            &["init"],
+            &["submit-work", "-s", "x", "--test-command", "false"],
+        ] {
+            let out = within(args);
+            assert_eq!(
+                out.code, 2,
+                "{what}, {args:?}: {}{}",
+                out.stdout, out.stderr
+            );
+            assert!(
+                out.stderr.contains(".orchestrate.toml") && out.stderr.contains(says),
+                "{what}, {args:?}: {}",
+                out.stderr
+            );
+        }
+        let doctor = within(&["doctor"]);
+        assert_eq!(doctor.code, 1, "{what}: {}{}", doctor.stdout, doctor.stderr);
+        assert!(doctor.stdout.contains(says), "{what}: {}", doctor.stdout);
+        assert_eq!(repo.tip(), tip, "{what}: nothing written");
+    }
+}
+
+/// An agent's settings file that is a FIFO is refused by `init --agent` at once, naming it.
+#[test]
+fn init_agent_refuses_a_settings_file_that_is_a_fifo() {
+    let repo = TestRepo::new();
+    std::fs::create_dir_all(repo.path.join(".claude")).unwrap();
+    let settings = repo.path.join(".claude/settings.json");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&settings)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let out = Run::from(
+        repo.command("timeout", ["20", BIN, "init", "--agent", "claude"])
+            .stdin(Stdio::null())
+            .output()
+            .expect("run git-orchestrate"),
+    );
+    assert_eq!(out.code, 2, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stderr
+            .contains(".claude/settings.json: it is a FIFO, not a regular file, and is not read"),
+        "{}",
+        out.stderr
+    );
+}

@@ -318,6 +318,58 @@ fn errors_carry_the_next_action_and_change_nothing() {
     assert_eq!(repo.tip(), None, "nothing was written");
 }
 
+/// A summary or a test command with a NUL, an escape character or 9 MB is refused over MCP
+/// with the message the command line gives, nothing written: the history stays valid for
+/// `git fsck --strict`.
+#[test]
+fn text_fields_with_control_characters_or_bulk_are_refused_over_mcp_as_on_the_command_line() {
+    let repo = TestRepo::at_first_step();
+    let tip = repo.tip();
+    let big = "x".repeat(9 * 1024 * 1024);
+    let cases = [
+        (
+            json!({"summary": "a\u{0}b", "test_command": "sh test_add.sh", "expectation": "FAIL"}),
+            "the summary holds a control character (NUL) at byte 1",
+        ),
+        (
+            json!({"summary": "ok", "test_command": "sh test_add.sh\u{1b}[2J", "expectation": "FAIL"}),
+            "the test command holds a control character (escape, U+001B) at byte 14",
+        ),
+        (
+            json!({"summary": big, "test_command": "sh test_add.sh", "expectation": "FAIL"}),
+            "the summary is 9437184 bytes long; at most 65536 bytes (64 KiB) are taken",
+        ),
+    ];
+    runtime().block_on(async {
+        let (client, _) = connect(&repo, ProtocolVersion::V_2025_11_25).await;
+        for (args, says) in &cases {
+            let refused = call(&client, "submit_work", args.clone()).await;
+            assert!(is_error(&refused), "{says}");
+            assert_eq!(structured(&refused)["error"]["code"], 2, "{says}");
+            assert!(text(&refused).contains(says), "{says}: {}", text(&refused));
+        }
+        client.cancel().await.unwrap();
+    });
+    assert_eq!(repo.tip(), tip, "nothing was written");
+    // The command line says the same.
+    let out = repo.run(&[
+        "submit-work",
+        "-s",
+        "ok",
+        "--test-command",
+        "sh test_add.sh\u{1b}[2J",
+    ]);
+    out.expect(2);
+    assert!(
+        out.stderr
+            .contains("the test command holds a control character (escape, U+001B) at byte 14"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(repo.tip(), tip);
+    repo.git(&["fsck", "--strict", "--no-progress"]);
+}
+
 /// The guard judges a `test_command` before it runs, over MCP as on the command line.
 #[test]
 fn a_test_command_that_moves_main_is_refused_over_mcp() {
