@@ -125,10 +125,20 @@ pub fn audit(session: &Session, all: bool) -> Result<AuditReport, EngineError> {
         }
         // git keeps no reflog for a ref it recreates after a deletion; the tip git-orchestrate
         // last wrote still tells a move by anything else.
+        // A kill between the ref's move and the marker's rewrite leaves the marker one
+        // transition behind: the reflog's last entry, ours, records exactly that move.
+        let marker_one_behind = |last: ObjectId| {
+            reflog.last().is_some_and(|entry| {
+                entry.old == last.to_string()
+                    && entry.new == tip.to_string()
+                    && entry.message.starts_with(crate::store::REFLOG_PREFIX)
+            }) && chain.commits.get(1) == Some(&last)
+        };
         if let Some(last) = store
             .last_written_tip(name)
             .and_then(|t| ObjectId::from_hex(t.as_bytes()).ok())
             && last != tip
+            && !marker_one_behind(last)
         {
             let held = chain.commits.contains(&last);
             report.problems.push(AuditProblem {

@@ -986,6 +986,7 @@ impl Store {
             name: name.clone(),
             deref: false,
         };
+        self.mend_torn_reflog(name);
         let mut time_buf = gix::date::parse::TimeBuf::default();
         match self
             .repo
@@ -1017,6 +1018,43 @@ impl Store {
         let notes = FullName::try_from(NOTES_REF).ok()?;
         self.stale_lock_of(&self.ref_name)
             .or_else(|| self.stale_lock_of(&notes))
+    }
+
+    /// Ends a reflog whose last line a crash cut short (no newline) with a newline, so that
+    /// the entry this write appends is a line of its own: glued onto the torn one, git would
+    /// skip it. Best effort: the write itself does not depend on it. A writer appends its line
+    /// in pieces while it holds the ref's lock, so a line is taken for torn only while no lock
+    /// is held and the file has not changed for two seconds: a newline put into a line being
+    /// written would break that line instead.
+    fn mend_torn_reflog(&self, name: &FullName) {
+        use std::io::{Read as _, Seek as _, SeekFrom, Write as _};
+        let Ok(name) = name.as_bstr().to_str() else {
+            return;
+        };
+        let path = self.repo.common_dir().join("logs").join(name);
+        let lock = self.repo.common_dir().join(format!("{name}.lock"));
+        let Ok(mut file) = std::fs::OpenOptions::new()
+            .read(true)
+            .append(true)
+            .open(&path)
+        else {
+            return;
+        };
+        let settled = file
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age >= std::time::Duration::from_secs(2));
+        let mut last = [0u8; 1];
+        let torn = settled
+            && !lock.exists()
+            && file.seek(SeekFrom::End(-1)).is_ok()
+            && file.read_exact(&mut last).is_ok()
+            && last[0] != b'\n';
+        if torn {
+            let _ = file.write_all(b"\n");
+        }
     }
 
     /// Where the last tip written to a workflow's ref is kept, outside the ref store: git
@@ -1389,11 +1427,27 @@ impl Store {
         Ok(text
             .lines()
             .filter_map(|line| {
+                // A line cut short by a crash mid-append lacks the writer's identity and
+                // time: git skips it, and so does this (the next write starts on a line of
+                // its own, see `mend_torn_reflog`). A whole entry without a message has no
+                // tab (git writes none then).
                 let (head, message) = line.split_once('\t').unwrap_or((line, ""));
-                let mut words = head.split(' ');
+                let words: Vec<&str> = head.split(' ').collect();
+                let complete = words.len() >= 5
+                    && words[words.len() - 2].bytes().all(|b| b.is_ascii_digit())
+                    && words[words.len() - 1].len() == 5
+                    && words[words.len() - 1].starts_with(['+', '-']);
+                if !complete {
+                    return None;
+                }
+                let mut words = words.into_iter();
+                let id = |word: Option<&str>| {
+                    word.filter(|w| ObjectId::from_hex(w.as_bytes()).is_ok())
+                        .map(str::to_string)
+                };
                 Some(ReflogEntry {
-                    old: words.next()?.to_string(),
-                    new: words.next()?.to_string(),
+                    old: id(words.next())?,
+                    new: id(words.next())?,
                     message: message.to_string(),
                 })
             })

@@ -321,3 +321,55 @@ fn a_deleted_workflow_ref_is_not_silently_replaced() {
     assert_eq!(repo.status(), "INITIALIZING");
     repo.run(&["get-task"]).expect(0);
 }
+
+/// A kill between the workflow ref's move and the tip marker's rewrite leaves the marker one
+/// transition behind, which the reflog's last entry (ours) explains: `audit` and `doctor`
+/// pass. A marker further behind, or one the reflog does not explain, is still reported.
+#[test]
+fn a_tip_marker_one_transition_behind_after_a_kill_is_no_forgery() {
+    let repo = TestRepo::at_first_step();
+    let before = repo.tip().unwrap();
+    let older = repo
+        .git(&["rev-parse", &format!("{before}^")])
+        .trim()
+        .to_string();
+    repo.submit_test(crate::support::RED, Some("FAIL"))
+        .expect(3);
+    let marker = repo.path.join(".git/orchestrator/tips/main");
+    std::fs::write(&marker, format!("{before}\n")).unwrap();
+    repo.run(&["audit"]).expect(0);
+    let doctor = repo.run(&["doctor", "--json"]).json();
+    assert!(!doctor.to_string().contains("moved on from"), "{doctor:#}");
+
+    std::fs::write(&marker, format!("{older}\n")).unwrap();
+    repo.run(&["audit"]).expect(1).says(&format!(
+        "was moved on from {older}, the tip git-orchestrate last wrote, by something else"
+    ));
+}
+
+/// A kill mid-append leaves the reflog's last line torn (`OLD NEW`, no newline). The next
+/// write starts a line of its own, so git still lists its entry, and `audit` passes.
+#[test]
+fn a_torn_last_reflog_line_does_not_swallow_the_next_entry() {
+    let repo = TestRepo::at_first_step();
+    let tip = repo.tip().unwrap();
+    let log = repo.path.join(".git/logs").join(crate::support::REF);
+    let mut text = std::fs::read_to_string(&log).unwrap();
+    text.push_str(&format!("{tip} {tip}"));
+    std::fs::write(&log, text).unwrap();
+    // As a crash long enough ago leaves it.
+    let past = std::time::SystemTime::now() - std::time::Duration::from_secs(10);
+    std::fs::File::options()
+        .append(true)
+        .open(&log)
+        .unwrap()
+        .set_modified(past)
+        .unwrap();
+    repo.run(&["audit"]).expect(0);
+    repo.submit_test(crate::support::RED, Some("FAIL"))
+        .expect(3);
+    let new = repo.tip().unwrap();
+    let listed = repo.git(&["reflog", "show", "--format=%H", crate::support::REF]);
+    assert_eq!(listed.lines().next(), Some(new.as_str()), "{listed}");
+    repo.run(&["audit"]).expect(0);
+}
