@@ -129,8 +129,8 @@ pub fn audit(session: &Session, all: bool) -> Result<AuditReport, EngineError> {
         // transition behind: the reflog's last entry, ours, records exactly that move.
         let marker_one_behind = |last: ObjectId| {
             reflog.last().is_some_and(|entry| {
-                entry.old == last.to_string()
-                    && entry.new == tip.to_string()
+                ObjectId::from_hex(entry.old.as_bytes()).is_ok_and(|id| id == last)
+                    && ObjectId::from_hex(entry.new.as_bytes()).is_ok_and(|id| id == tip)
                     && entry.message.starts_with(crate::store::REFLOG_PREFIX)
             }) && chain.commits.get(1) == Some(&last)
         };
