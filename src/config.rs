@@ -59,6 +59,10 @@ pub struct RetryConfig {
     /// Turns without progress on one step before the run stops as stuck.
     #[serde(default = "default_max_iterations", deserialize_with = "positive_u32")]
     pub max_iterations: u32,
+    /// The longest one turn may take: then the agent and every process it started are
+    /// ended, and the turn counts as one without progress unless the workflow moved.
+    #[serde(default = "default_turn_timeout", deserialize_with = "duration")]
+    pub turn_timeout: Duration,
 }
 
 impl Default for RetryConfig {
@@ -67,6 +71,7 @@ impl Default for RetryConfig {
             strategy: RetryStrategy::default(),
             fresh_after_failures: default_fresh_after(),
             max_iterations: default_max_iterations(),
+            turn_timeout: default_turn_timeout(),
         }
     }
 }
@@ -90,6 +95,10 @@ fn default_fresh_after() -> u32 {
 
 fn default_max_iterations() -> u32 {
     3
+}
+
+fn default_turn_timeout() -> Duration {
+    Duration::from_secs(30 * 60)
 }
 
 /// `[agent]` (docs/config.md, "[agent]"): how the agent hooks behave.
@@ -836,6 +845,7 @@ max_stop_blocks = 3
 strategy = \"same\"            # \"fresh\": a new session every turn; \"auto\": fresh after fresh_after_failures
 fresh_after_failures = 2
 max_iterations = 3
+turn_timeout = \"30m\"         # one turn at most; then the agent and all it started are ended
 
 # Git hooks (`git orchestrate hooks install`; init installs them).
 [hooks]

@@ -91,9 +91,30 @@ pub fn run(
     on_event: &mut dyn FnMut(RunEvent) -> std::io::Result<()>,
 ) -> Result<RunSummary, EngineError> {
     let started = std::time::Instant::now();
+    // One run drives a workflow at a time: two would brief two agents on one step.
+    let _lock = match session.store.take_run_lock()? {
+        Ok(lock) => lock,
+        Err(holder) => {
+            let status = session
+                .store
+                .read()?
+                .map_or(crate::workflow::Status::Initializing, |s| s.state.status());
+            return Err(super::wrong_state(
+                status,
+                format!("run refused: {holder}; nothing was started"),
+                "Let that run finish, or stop it (Ctrl-C, or `kill PID`); a run that was killed leaves \
+                 a lock the next run takes over.",
+            ));
+        }
+    };
     let config = session.load_config(None)?.config;
     crate::exec::agent::forward_stop_signals()
         .map_err(|e| EngineError::Internal(format!("cannot watch for signals: {e}")))?;
+    crate::exec::agent::supervise().map_err(|e| {
+        EngineError::Internal(format!(
+            "cannot become the reaper of the agent's processes: {e}"
+        ))
+    })?;
     let mut retry = Retry::new(
         options.strategy.unwrap_or(config.retry.strategy),
         options
@@ -175,6 +196,7 @@ pub fn run(
             &token,
             &task.briefing,
             &briefing_file,
+            config.retry.turn_timeout,
         )?;
         let hooks_fired = match &options.driver {
             Driver::Known(client) => Some(super::agent_hook::take_run_start(
@@ -247,7 +269,14 @@ pub fn run(
         on_event(RunEvent::Done(&report)).map_err(io_error("print the turn"))?;
         let failed = !matches!(outcome.exit, crate::workflow::state::ExitRecord::Code(0));
         let printed = !outcome.stdout.iter().all(u8::is_ascii_whitespace);
-        if let Some(fault) = decide::turn_fault(hooks_fired, failed, progressed, printed) {
+        // A turn cut at its time limit ran: it did not fail to start.
+        let timed_out = matches!(
+            outcome.exit,
+            crate::workflow::state::ExitRecord::TimedOut { .. }
+        );
+        if let Some(fault) =
+            decide::turn_fault(hooks_fired, failed && !timed_out, progressed, printed)
+        {
             return Err(turn_fault_error(
                 session,
                 &options.driver,
@@ -320,6 +349,7 @@ fn run_turn(
     token: &str,
     briefing: &str,
     briefing_file: &Path,
+    turn_timeout: std::time::Duration,
 ) -> Result<(AgentTurn, Option<String>), EngineError> {
     if let Some(dir) = briefing_file.parent() {
         std::fs::create_dir_all(dir).map_err(io_error(format!("create {}", dir.display())))?;
@@ -376,7 +406,15 @@ fn run_turn(
                 .map(|(key, value)| (*key, OsString::from(value))),
         );
     }
-    let turn = run_agent(&program, &args, session.store.workdir(), &env, stdin).map_err(|e| {
+    let turn = run_agent(
+        &program,
+        &args,
+        session.store.workdir(),
+        &env,
+        stdin,
+        turn_timeout,
+    )
+    .map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {
             EngineError::BadInput {
                 message: format!(

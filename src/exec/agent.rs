@@ -24,13 +24,17 @@ pub struct AgentTurn {
     pub elapsed: Duration,
 }
 
-/// Runs `program ARGS` in `dir` with `env` set and `stdin` fed to it (closed when `None`).
+/// Runs `program ARGS` in `dir` with `env` set and `stdin` fed to it (closed when `None`),
+/// for at most `timeout`: then the agent and everything it started are ended (TERM, then
+/// KILL after a grace period) and the turn's exit says it timed out. When the turn ends,
+/// whatever the agent left running is ended too (see [`supervise`]).
 pub fn run_agent(
     program: &OsString,
     args: &[String],
     dir: &Path,
     env: &[(&str, OsString)],
     stdin: Option<&[u8]>,
+    timeout: Duration,
 ) -> std::io::Result<AgentTurn> {
     let start = Instant::now();
     let mut cmd = Command::new(program);
@@ -46,6 +50,8 @@ pub fn run_agent(
     for (key, value) in env {
         cmd.env(key, value);
     }
+    let mark = new_mark();
+    cmd.env(TURN_MARK, &mark);
     let mut child = cmd.spawn()?;
     AGENT.store(child.id() as i32, Ordering::SeqCst);
     if let (Some(input), Some(mut pipe)) = (stdin, child.stdin.take()) {
@@ -62,8 +68,25 @@ pub fn run_agent(
         child.stdout.take().map(reader),
         child.stderr.take().map(reader),
     ];
-    let status = child.wait();
+    let deadline = start + timeout;
+    let mut timed_out = false;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Ok(Some(status)),
+            Ok(None) if Instant::now() >= deadline && !timed_out => {
+                timed_out = true;
+                end_tree(&[i32::try_from(child.id()).unwrap_or(0)], GRACE);
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(50)),
+            // Ending the tree reaped the agent itself: it is gone, as it was meant to be.
+            Err(_) if timed_out => break Ok(None),
+            Err(e) => break Err(e),
+        }
+    };
     AGENT.store(0, Ordering::SeqCst);
+    // What the agent left running (a server, `sleep 600 &`, a `setsid` daemon) would race
+    // the next turn: it ends with this one.
+    end_orphans(&mark, GRACE);
     if STOPPING.load(Ordering::SeqCst) {
         // The signal thread ends the process: nothing more is recorded or started.
         loop {
@@ -85,11 +108,16 @@ pub fn run_agent(
         let kept = kept.lock().map(|k| k.clone()).unwrap_or_default();
         trimmed(kept)
     });
-    let exit = match status.code() {
-        Some(code) => ExitRecord::Code(code),
-        None => {
-            use std::os::unix::process::ExitStatusExt;
-            ExitRecord::Signal(status.signal().unwrap_or(0))
+    let exit = if timed_out {
+        ExitRecord::TimedOut {
+            after_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
+        }
+    } else {
+        use std::os::unix::process::ExitStatusExt;
+        match status.map(|s| (s.code(), s.signal())) {
+            Some((Some(code), _)) => ExitRecord::Code(code),
+            Some((None, signal)) => ExitRecord::Signal(signal.unwrap_or(0)),
+            None => ExitRecord::Signal(0),
         }
     };
     Ok(AgentTurn {
@@ -135,6 +163,145 @@ pub fn forward_stop_signals() -> std::io::Result<()> {
         std::process::exit(128 + number);
     });
     Ok(())
+}
+
+/// How long a process ended with TERM has before it gets KILL.
+const GRACE: Duration = Duration::from_secs(3);
+
+/// Makes this process the reaper of its descendants: a process the agent starts and leaves
+/// behind, even one that left our session with `setsid`, becomes our child when its parent
+/// ends, so [`end_orphans`] finds it. Once, before the first turn.
+pub fn supervise() -> std::io::Result<()> {
+    rustix::process::set_child_subreaper(Some(rustix::process::getpid()))
+        .map_err(std::io::Error::from)
+}
+
+/// Every process now running with its parent: (pid, parent pid), from `/proc`.
+fn processes() -> Vec<(i32, i32)> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(|entry| {
+        let pid: i32 = entry.ok()?.file_name().to_str()?.parse().ok()?;
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        // `pid (comm) state ppid …`: the name may hold spaces and parentheses.
+        let rest = &stat[stat.rfind(')')? + 1..];
+        let mut fields = rest.split_whitespace();
+        let state = fields.next()?;
+        let ppid = fields.next()?.parse().ok()?;
+        // A zombie has ended already: it waits only to be reaped.
+        (state != "Z").then_some((pid, ppid))
+    })
+    .collect()
+}
+
+/// `roots` and every process descending from them, as running now.
+fn tree(roots: &[i32]) -> Vec<i32> {
+    let all = processes();
+    let mut found: Vec<i32> = roots.to_vec();
+    let mut i = 0;
+    while i < found.len() {
+        let parent = found[i];
+        for (pid, ppid) in &all {
+            if *ppid == parent && !found.contains(pid) {
+                found.push(*pid);
+            }
+        }
+        i += 1;
+    }
+    found
+}
+
+fn signal_all(pids: &[i32], signal: rustix::process::Signal) {
+    for pid in pids {
+        if let Some(pid) = rustix::process::Pid::from_raw(*pid) {
+            let _ = rustix::process::kill_process(pid, signal);
+        }
+    }
+}
+
+/// Reaps those of `pids` that are children of ours and have ended (orphans reparented to us
+/// end as our zombies). Only these: another child of this process is not ours to reap.
+fn reap(pids: &[i32]) {
+    for pid in pids {
+        if let Some(pid) = rustix::process::Pid::from_raw(*pid) {
+            let _ = rustix::process::waitpid(Some(pid), rustix::process::WaitOptions::NOHANG);
+        }
+    }
+}
+
+/// Ends `roots` and all they started: TERM, then KILL to whatever is left after `grace`.
+fn end_tree(roots: &[i32], grace: Duration) {
+    let pids: Vec<i32> = tree(roots).into_iter().filter(|p| *p > 0).collect();
+    if pids.is_empty() {
+        return;
+    }
+    signal_all(&pids, rustix::process::Signal::TERM);
+    let until = Instant::now() + grace;
+    let mut all = pids;
+    loop {
+        reap(&all);
+        // What is still running of them, and whatever they started meanwhile.
+        let left = tree(&all);
+        let running: Vec<i32> = processes()
+            .into_iter()
+            .map(|(pid, _)| pid)
+            .filter(|pid| left.contains(pid))
+            .collect();
+        if running.is_empty() {
+            return;
+        }
+        for pid in &running {
+            if !all.contains(pid) {
+                all.push(*pid);
+            }
+        }
+        if Instant::now() >= until {
+            signal_all(&running, rustix::process::Signal::KILL);
+            std::thread::sleep(Duration::from_millis(50));
+            reap(&all);
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Ends every child of ours that carries this turn's `mark` in its environment (what the
+/// agent left behind, reparented to us), with everything it started, and reaps them.
+fn end_orphans(mark: &str, grace: Duration) {
+    let me = i32::try_from(std::process::id()).unwrap_or(0);
+    let needle = format!("{TURN_MARK}={mark}\0");
+    for _ in 0..5 {
+        let children: Vec<i32> = processes()
+            .into_iter()
+            .filter(|(_, ppid)| *ppid == me)
+            .map(|(pid, _)| pid)
+            .filter(|pid| {
+                std::fs::read(format!("/proc/{pid}/environ"))
+                    .is_ok_and(|env| env.windows(needle.len()).any(|w| w == needle.as_bytes()))
+            })
+            .collect();
+        if children.is_empty() {
+            return;
+        }
+        end_tree(&children, grace);
+    }
+}
+
+/// The variable that marks every process of one turn: what the agent leaves behind is told
+/// from other children of this process by it.
+const TURN_MARK: &str = "GIT_ORCHESTRATE_TURN_MARK";
+
+/// A value no other turn has.
+fn new_mark() -> String {
+    use std::hash::{BuildHasher as _, Hasher as _};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    format!("{}-{:016x}", std::process::id(), h.finish())
 }
 
 /// How long a turn waits, once the agent has exited, for the rest of its output.
@@ -208,6 +375,7 @@ mod tests {
             dir.path(),
             &[],
             None,
+            Duration::from_secs(60),
         )
         .unwrap();
         assert_eq!(turn.stdout, b"done\n");

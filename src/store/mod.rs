@@ -886,6 +886,77 @@ impl Store {
             .join(format!("{}.briefing.txt", self.workflow))
     }
 
+    /// Takes the lock that lets one `git orchestrate run` drive this workflow at a time:
+    /// `.git/orchestrator/run/<workflow>.lock`, created exclusively, holding the holder's pid
+    /// and host. A lock whose holder is gone (a run killed with SIGKILL, on this host) is
+    /// taken over. `Err` names the run that holds it.
+    pub fn take_run_lock(&self) -> Result<Result<RunLock, String>, StoreError> {
+        use std::io::Write as _;
+        let path = self
+            .repo
+            .common_dir()
+            .join("orchestrator/run")
+            .join(format!("{}.lock", safe_file_name(&self.workflow)));
+        let io = |e: std::io::Error| {
+            StoreError::Internal(format!("cannot take the run lock {}: {e}", path.display()))
+        };
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(io)?;
+        }
+        let host = host_name();
+        let me = std::process::id();
+        for _ in 0..3 {
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path)
+            {
+                Ok(mut file) => {
+                    file.write_all(format!("{me} {host}\n").as_bytes())
+                        .map_err(io)?;
+                    return Ok(Ok(RunLock { path }));
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    let text = std::fs::read_to_string(&path).unwrap_or_default();
+                    let mut words = text.split_whitespace();
+                    let pid = words.next().and_then(|p| p.parse::<i32>().ok());
+                    let holder_host = words.next().unwrap_or_default().to_string();
+                    let gone = holder_host == host && pid.is_some_and(|pid| !process_alive(pid));
+                    // Half written by a holder that is starting: give it a moment.
+                    if pid.is_none() {
+                        std::thread::sleep(std::time::Duration::from_millis(50));
+                        if std::fs::read_to_string(&path)
+                            .unwrap_or_default()
+                            .is_empty()
+                        {
+                            let _ = std::fs::remove_file(&path);
+                        }
+                        continue;
+                    }
+                    if gone {
+                        let _ = std::fs::remove_file(&path);
+                        continue;
+                    }
+                    return Ok(Err(format!(
+                        "another `git orchestrate run` (pid {}, host {}) drives workflow {}",
+                        pid.map_or_else(|| "?".to_string(), |p| p.to_string()),
+                        if holder_host.is_empty() {
+                            "?"
+                        } else {
+                            holder_host.as_str()
+                        },
+                        self.workflow
+                    )));
+                }
+                Err(e) => return Err(io(e)),
+            }
+        }
+        Err(StoreError::Internal(format!(
+            "cannot take the run lock {}: it keeps coming back",
+            path.display()
+        )))
+    }
+
     /// `refs/orchestrator/runs/<workflow>`: one commit per turn of `git orchestrate run`.
     pub fn run_ref_name(&self) -> String {
         format!("{RUNS}{}", self.workflow)
@@ -1979,4 +2050,36 @@ mod tests {
         assert!(!is_valid_branch_name("x.lock"));
         assert!(!is_valid_branch_name("-x/"));
     }
+}
+
+/// Held while a `git orchestrate run` drives a workflow ([`Store::take_run_lock`]).
+#[derive(Debug)]
+pub struct RunLock {
+    path: PathBuf,
+}
+
+impl Drop for RunLock {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// This machine's name, as the run lock records it.
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .ok()
+        .filter(|h| !h.is_empty() && !h.contains(char::is_whitespace))
+        .unwrap_or_else(|| "localhost".to_string())
+}
+
+/// Whether a process with this pid exists here.
+fn process_alive(pid: i32) -> bool {
+    rustix::process::Pid::from_raw(pid).is_some_and(|pid| match rustix::process::test_kill_process(
+        pid,
+    ) {
+        Ok(()) => true,
+        // Another user's process: alive all the same.
+        Err(e) => e == rustix::io::Errno::PERM,
+    })
 }

@@ -462,3 +462,130 @@ fn a_turn_whose_agent_ran_without_our_hooks_stops_the_run() {
         0
     );
 }
+
+/// Whether process `pid` still runs (a zombie has ended).
+fn alive(pid: &str) -> bool {
+    std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())).is_ok_and(|stat| {
+        stat.rsplit(')')
+            .next()
+            .is_some_and(|rest| !rest.trim_start().starts_with('Z'))
+    })
+}
+
+/// An agent that never ends is ended at `[retry] turn_timeout` with all it started, even a
+/// `setsid` child; the turn says it timed out and the run goes on as after a turn without
+/// progress.
+#[test]
+fn a_turn_that_never_ends_is_ended_at_its_time_limit_with_everything_it_started() {
+    let repo = TestRepo::with_config(&format!("{CONFIG}\n[retry]\nturn_timeout = \"2s\"\n"));
+    let pidfile = repo.path.with_extension("pid");
+    let script = format!(
+        "setsid sleep 300 & echo $! > '{}'; exec sleep 300",
+        pidfile.display()
+    );
+    let out = Run::from(
+        repo.command(
+            "timeout",
+            [
+                "60",
+                BIN,
+                "--json",
+                "run",
+                "--max-turns",
+                "1",
+                "--",
+                "sh",
+                "-c",
+                &script,
+            ],
+        )
+        .output()
+        .unwrap(),
+    );
+    assert_eq!(out.code, 10, "{}{}", out.stdout, out.stderr);
+    let turn: Value = out
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|e| e["event"] == "turn")
+        .unwrap();
+    assert_eq!(turn["exit"], "killed after the 2s timeout", "{turn:#}");
+    let pid = std::fs::read_to_string(&pidfile).unwrap();
+    assert!(!alive(&pid), "the setsid child {pid} still runs");
+}
+
+/// What an agent leaves running when its turn ends (a `setsid` daemon, reparented to `run`)
+/// is ended with the turn: it cannot race the next one.
+#[test]
+fn what_a_turn_leaves_running_ends_with_it() {
+    let repo = TestRepo::new();
+    let pidfile = repo.path.with_extension("pid");
+    let script = format!(
+        "setsid sh -c 'echo $$ > \"{}\"; exec sleep 300' >/dev/null 2>&1 < /dev/null & sleep 1; exit 0",
+        pidfile.display()
+    );
+    let out = Run::from(
+        repo.command(
+            "timeout",
+            [
+                "60",
+                BIN,
+                "run",
+                "--max-turns",
+                "1",
+                "--",
+                "sh",
+                "-c",
+                &script,
+            ],
+        )
+        .output()
+        .unwrap(),
+    );
+    assert_eq!(out.code, 10, "{}{}", out.stdout, out.stderr);
+    let pid = std::fs::read_to_string(&pidfile).unwrap();
+    assert!(!alive(&pid), "the daemon {pid} outlived its turn");
+}
+
+/// One run drives a workflow at a time: a second is refused naming the first (pid, host),
+/// and a lock left by a run that was killed is taken over.
+#[test]
+fn two_runs_cannot_drive_one_workflow() {
+    let repo = TestRepo::new();
+    let first = repo
+        .command(BIN, ["run", "--max-turns", "1", "--", "sleep", "5"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let lock = repo.path.join(".git/orchestrator/run/main.lock");
+    let start = std::time::Instant::now();
+    while !lock.exists() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "the first run took no lock"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = repo.run(&["run", "--max-turns", "1", "--", "true"]);
+    out.expect(4);
+    assert!(
+        out.stderr.contains(&format!(
+            "run refused: another `git orchestrate run` (pid {}, host ",
+            first.id()
+        )) && out
+            .stderr
+            .contains("drives workflow main; nothing was started"),
+        "{}",
+        out.stderr
+    );
+    let mut first = first;
+    first.wait().unwrap();
+    assert!(!lock.exists(), "the lock is gone with its run");
+
+    // A lock whose run was killed (its pid is gone) is taken over.
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    std::fs::write(&lock, format!("999999999 {}\n", host.trim())).unwrap();
+    let out = repo.run(&["run", "--max-turns", "1", "--", "true"]);
+    assert_eq!(out.code, 10, "{}{}", out.stdout, out.stderr);
+}
