@@ -49,6 +49,16 @@ pub fn checkpoint(
     session: &Session,
     message: Option<&str>,
 ) -> Result<CheckpointReport, EngineError> {
+    // One checkpoint at a time in a working tree: the second waits, then finds what the
+    // first committed.
+    let _lock = session.store.checkpoint_lock()?;
+    checkpoint_locked(session, message)
+}
+
+fn checkpoint_locked(
+    session: &Session,
+    message: Option<&str>,
+) -> Result<CheckpointReport, EngineError> {
     if let Some(m) = message
         && m.trim().trim_start_matches("checkpoint:").trim().is_empty()
     {
@@ -84,7 +94,7 @@ pub fn checkpoint(
                 return Ok(report);
             }
             // Recorded; what changed since is a checkpoint of its own.
-            return checkpoint(session, message);
+            return checkpoint_locked(session, message);
         }
         if head.tree == tree {
             match owed {

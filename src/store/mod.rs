@@ -886,6 +886,33 @@ impl Store {
             .join(format!("{}.briefing.txt", self.workflow))
     }
 
+    /// Waits for, then holds, this working tree's checkpoint lock
+    /// (`<git dir>/orchestrator/checkpoint.lock`, an advisory `flock`): two checkpoints in one
+    /// working tree would share its index and `.git/COMMIT_EDITMSG`, so one could record its
+    /// message on the other's commit. The kernel lets go of it when its holder ends, however
+    /// it ends.
+    pub fn checkpoint_lock(&self) -> Result<std::fs::File, StoreError> {
+        let path = self.git_dir().join("orchestrator/checkpoint.lock");
+        let io = |e: std::io::Error| {
+            StoreError::Internal(format!(
+                "cannot take the checkpoint lock {}: {e}",
+                path.display()
+            ))
+        };
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(io)?;
+        }
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(io)?;
+        rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)
+            .map_err(|e| io(e.into()))?;
+        Ok(file)
+    }
+
     /// Takes the lock that lets one `git orchestrate run` drive this workflow at a time:
     /// `.git/orchestrator/run/<workflow>.lock`, created exclusively, holding the holder's pid
     /// and host. A lock whose holder is gone (a run killed with SIGKILL, on this host) is

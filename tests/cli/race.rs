@@ -134,3 +134,57 @@ fn a_lock_left_by_a_crash_is_named_not_retried_for_ever() {
     std::fs::remove_file(&lock).unwrap();
     repo.submit_test("false", None).expect(1);
 }
+
+/// Checkpoints racing in one working tree (each with its own message, some with hooks
+/// installed): they take turns, so every commit carries the message its checkpoint
+/// recorded, nothing says "committed" and then fails, and the audit passes.
+#[test]
+fn checkpoints_racing_in_one_working_tree_take_turns() {
+    for round in 0..3 {
+        let repo = TestRepo::at_green_step();
+        if round > 0 {
+            repo.run(&["hooks", "install"]).expect(0);
+        }
+        repo.submit_test(crate::support::RED, Some("PASS"))
+            .expect(0);
+        let outs: Vec<crate::support::Run> = std::thread::scope(|scope| {
+            let handles: Vec<_> = ["alpha", "beta", "gamma", "delta"]
+                .into_iter()
+                .map(|name| {
+                    let repo = &repo;
+                    scope.spawn(move || repo.run(&["--json", "checkpoint", "-m", name]))
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let made: Vec<&crate::support::Run> = outs.iter().filter(|o| o.code == 0).collect();
+        for out in &outs {
+            assert!(
+                out.code == 0 || out.code == 4,
+                "round {round}: exit {}: {}{}",
+                out.code,
+                out.stdout,
+                out.stderr
+            );
+        }
+        assert!(!made.is_empty(), "round {round}: one made it");
+        for out in &made {
+            let report = out.json();
+            let commit = report["commit"].as_str().unwrap();
+            let subject = repo.git(&["log", "-1", "--format=%s", commit]);
+            assert_eq!(
+                subject.trim(),
+                report["subject"].as_str().unwrap(),
+                "round {round}: the commit carries the message its checkpoint recorded"
+            );
+        }
+        let state = repo.state();
+        let last = state["last_commit_hash"].as_str().unwrap().to_string();
+        assert_eq!(
+            repo.git(&["rev-parse", "HEAD"]).trim(),
+            last,
+            "round {round}"
+        );
+        repo.run(&["audit"]).expect(0);
+    }
+}
