@@ -157,7 +157,19 @@ fn parse_json(text: Option<&str>) -> Result<Value, String> {
     match text {
         None => Ok(Value::Object(Map::new())),
         Some(t) if t.trim().is_empty() => Ok(Value::Object(Map::new())),
-        Some(t) => serde_json::from_str(t).map_err(|e| format!("it is not valid JSON ({e})")),
+        Some(t) => {
+            let value: Value =
+                serde_json::from_str(t).map_err(|e| format!("it is not valid JSON ({e})"))?;
+            // JSON parsers keep one of a key given twice, each its own: the client might read
+            // the other one than we would write around.
+            match crate::workflow::plan::duplicate_keys(t.as_bytes()).first() {
+                Some(problem) => Err(format!(
+                    "the key at `{}` appears more than once in its object; give it once",
+                    problem.path
+                )),
+                None => Ok(value),
+            }
+        }
     }
 }
 

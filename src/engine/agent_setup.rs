@@ -47,6 +47,8 @@ pub fn setup_agent(
     workflow: Option<&str>,
     remove: bool,
 ) -> Result<AgentSetupReport, EngineError> {
+    // One at a time: two would read the same files, then write over each other's records.
+    let _lock = session.store.agent_setup_lock()?;
     let root = session.store.workdir().to_path_buf();
     let backups = session.store.agent_setup_dir(client_name(client));
     let launch = Launch {
@@ -57,6 +59,14 @@ pub fn setup_agent(
     let mut planned = Vec::new();
     for file in setup::files(client) {
         let path = root.join(file.path);
+        let dangling = std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink())
+            && std::fs::metadata(&path).is_err();
+        if dangling {
+            return Err(bad(
+                file.path,
+                "it is a symbolic link that leads nowhere (write through it, or remove it)",
+            ));
+        }
         let current = read_text(&path)?;
         let next = if remove {
             match &current {
@@ -189,8 +199,23 @@ fn read_text(path: &Path) -> Result<Option<String>, EngineError> {
     }
 }
 
-/// Whole or not at all: a temporary file renamed over it.
+/// Whole or not at all: a temporary file renamed over it. A settings file that is a link
+/// (kept with the user's dotfiles, say) is written where it points, so the link stays.
 fn write_text(path: &Path, text: &str) -> Result<(), EngineError> {
+    let is_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    let resolved;
+    let path = if is_link {
+        resolved = std::fs::canonicalize(path).map_err(|e| EngineError::BadInput {
+            message: format!(
+                "{} is a symbolic link that leads nowhere ({e}); nothing was changed",
+                path.display()
+            ),
+            hint: "Point it at a file, or remove it, then run the command again.".into(),
+        })?;
+        resolved.as_path()
+    } else {
+        path
+    };
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(io_error(format!("create {}", dir.display())))?;
     }

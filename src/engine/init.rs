@@ -56,6 +56,9 @@ pub fn init(
     fresh: bool,
     hooks: bool,
 ) -> Result<InitReport, EngineError> {
+    // One init at a time: a second would find the first's workflow half made (its reflog
+    // written, its ref not yet) and take it for a deleted one.
+    let _lock = session.store.init_lock()?;
     // A deleted workflow ref is restored or given up on purpose, never replaced silently.
     if session.store.tip()?.is_none() {
         if fresh {

@@ -284,6 +284,11 @@ impl Session {
     /// Refuses to start a workflow whose ref was deleted (a test command, a script): the new
     /// one would silently replace its history. `init --new` starts over on purpose.
     pub fn refuse_if_vanished(&self) -> Result<(), EngineError> {
+        // A ref being created has its reflog a moment before the ref itself: looked at
+        // again before it is called deleted.
+        if self.store.vanished_tip()?.is_some() {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
         match self.store.vanished_tip()? {
             Some((tip, restorable)) => Err(StoreError::Vanished {
                 reference: self.store.ref_name(),

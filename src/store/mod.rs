@@ -892,25 +892,19 @@ impl Store {
     /// message on the other's commit. The kernel lets go of it when its holder ends, however
     /// it ends.
     pub fn checkpoint_lock(&self) -> Result<std::fs::File, StoreError> {
-        let path = self.git_dir().join("orchestrator/checkpoint.lock");
-        let io = |e: std::io::Error| {
-            StoreError::Internal(format!(
-                "cannot take the checkpoint lock {}: {e}",
-                path.display()
-            ))
-        };
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(io)?;
-        }
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .map_err(io)?;
-        rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)
-            .map_err(|e| io(e.into()))?;
-        Ok(file)
+        exclusive_lock(&self.git_dir().join("orchestrator/checkpoint.lock"))
+    }
+
+    /// Waits for, then holds, the lock of `init` (`<common dir>/orchestrator/init.lock`).
+    pub fn init_lock(&self) -> Result<std::fs::File, StoreError> {
+        exclusive_lock(&self.repo.common_dir().join("orchestrator/init.lock"))
+    }
+
+    /// Waits for, then holds, the lock of `init --agent` (`<common dir>/orchestrator/
+    /// agent-setup.lock`): two at once would each read the settings files, then write over
+    /// each other's records of what was there before.
+    pub fn agent_setup_lock(&self) -> Result<std::fs::File, StoreError> {
+        exclusive_lock(&self.repo.common_dir().join("orchestrator/agent-setup.lock"))
     }
 
     /// Takes the lock that lets one `git orchestrate run` drive this workflow at a time:
@@ -2109,4 +2103,24 @@ fn process_alive(pid: i32) -> bool {
         // Another user's process: alive all the same.
         Err(e) => e == rustix::io::Errno::PERM,
     })
+}
+
+/// An advisory `flock` on `path` (created when missing), waited for and held while the file
+/// is open; the kernel lets go of it when its holder ends, however it ends.
+fn exclusive_lock(path: &Path) -> Result<std::fs::File, StoreError> {
+    let io = |e: std::io::Error| {
+        StoreError::Internal(format!("cannot take the lock {}: {e}", path.display()))
+    };
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(io)?;
+    }
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .map_err(io)?;
+    rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)
+        .map_err(|e| io(e.into()))?;
+    Ok(file)
 }

@@ -358,8 +358,9 @@ fn parse(
 }
 
 /// Every key that appears twice in one JSON object, at its path. serde_json keeps the last
-/// silently, so a plan could say one thing to a reader and another to us.
-fn duplicate_keys(bytes: &[u8]) -> Vec<Problem> {
+/// silently, so a plan (or an agent's settings file) could say one thing to a reader and
+/// another to us.
+pub fn duplicate_keys(bytes: &[u8]) -> Vec<Problem> {
     use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
     use std::cell::RefCell;
 

@@ -332,3 +332,97 @@ fn init_agent_keeps_the_users_layout() {
         .expect(0);
     assert_eq!(read(&repo, ".gemini/settings.json").unwrap(), mine);
 }
+
+/// A key given twice in a settings file is refused, as in a plan: the client and we could
+/// each read the other one. Nothing is written.
+#[test]
+fn a_settings_file_with_a_key_given_twice_is_refused() {
+    let repo = TestRepo::new();
+    let text = "{\"hooks\": {}, \"model\": \"a\", \"hooks\": {\"Stop\": []}}";
+    repo.write(".claude/settings.json", text);
+    let out = repo.run(&["init", "--agent", "claude"]);
+    out.expect(2);
+    assert!(
+        out.stderr.contains(
+            ".claude/settings.json: the key at `hooks` appears more than once in its object; give it once"
+        ),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(read(&repo, ".claude/settings.json").as_deref(), Some(text));
+    assert_eq!(read(&repo, ".mcp.json"), None);
+}
+
+/// A settings file kept elsewhere and linked in (dotfiles) is written through its link: the
+/// link stays a link, its target gets our entries, and `--remove` gives the target back.
+/// A link that leads nowhere is refused before anything is written.
+#[test]
+fn a_linked_settings_file_is_written_through_its_link() {
+    let repo = TestRepo::new();
+    let dotfiles = tempfile::tempdir().unwrap();
+    let target = dotfiles.path().join("claude-settings.json");
+    std::fs::write(&target, CLAUDE_SETTINGS).unwrap();
+    std::fs::create_dir_all(repo.path.join(".claude")).unwrap();
+    let link = repo.path.join(".claude/settings.json");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    repo.run(&["init", "--agent", "claude"]).expect(0);
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert!(
+        std::fs::read_to_string(&target)
+            .unwrap()
+            .contains("git-orchestrate")
+    );
+    repo.run(&["init", "--agent", "claude", "--remove"])
+        .expect(0);
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), CLAUDE_SETTINGS);
+
+    std::fs::remove_file(&target).unwrap();
+    let out = repo.run(&["init", "--agent", "claude"]);
+    out.expect(2);
+    assert!(
+        out.stderr
+            .contains(".claude/settings.json: it is a symbolic link that leads nowhere"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(read(&repo, ".mcp.json"), None, "nothing was written");
+}
+
+/// Two `init --agent` at once take turns: both succeed, and the files hold our entries once.
+#[test]
+fn two_init_agents_at_once_take_turns() {
+    for _ in 0..3 {
+        let repo = TestRepo::new();
+        repo.write(".claude/settings.json", CLAUDE_SETTINGS);
+        let outs: Vec<Run> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..4)
+                .map(|_| {
+                    let repo = &repo;
+                    scope.spawn(move || repo.run(&["init", "--agent", "claude"]))
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        for out in &outs {
+            assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+        }
+        repo.run(&["init", "--agent", "claude", "--remove"])
+            .expect(0);
+        assert_eq!(
+            read(&repo, ".claude/settings.json").as_deref(),
+            Some(CLAUDE_SETTINGS),
+            "the record of what was there before survived the race"
+        );
+    }
+}
