@@ -18,6 +18,8 @@ pub mod exec;
 pub mod gates;
 pub mod hooks;
 pub mod input;
+#[cfg(test)]
+mod properties;
 pub mod store;
 #[cfg(test)]
 mod test_git;
