@@ -68,9 +68,12 @@ pub fn run(workflow: Option<&str>, _args: &McpArgs) -> Result<Exit, Failure> {
         .build()?;
     runtime.block_on(async move {
         let server = Server { jobs };
-        match server.serve(rmcp::transport::stdio()).await {
+        let (transport, wire) = super::mcp_wire::pipes();
+        match server.serve(transport).await {
             Ok(service) => {
                 let _ = service.waiting().await;
+                // Every answer written before the process ends.
+                wire.finish().await;
                 Ok(Exit::Success)
             }
             Err(e) => Err(Failure::from(CommandError::new(

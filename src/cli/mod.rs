@@ -17,6 +17,7 @@ mod live;
 mod log;
 mod man;
 mod mcp;
+mod mcp_wire;
 mod plan;
 mod reject;
 mod render;

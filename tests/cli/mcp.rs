@@ -561,3 +561,53 @@ fn a_large_output_is_cut_to_its_end_in_the_result_and_whole_in_output_log() {
         client.cancel().await.unwrap();
     });
 }
+
+/// A line that is not JSON gets JSON-RPC's parse error (id null) instead of silence; a
+/// 10 MB method name is answered "method not found" with its first characters, not echoed
+/// whole; the session goes on and answers the next request.
+#[test]
+fn garbled_lines_are_answered_and_nothing_is_echoed_whole() {
+    use std::io::Write as _;
+    let repo = TestRepo::at_first_step();
+    let mut child = repo
+        .command(BIN, ["mcp"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let long = "m".repeat(10 * 1024 * 1024);
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"}}});
+    let mut stdin = child.stdin.take().unwrap();
+    let input = format!(
+        "{init}\n{{not json\n{}\n{}\n",
+        json!({"jsonrpc": "2.0", "id": 2, "method": long}),
+        json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}),
+    );
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(input.as_bytes());
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    let answers: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let by_id = |id: Value| answers.iter().find(|a| a["id"] == id).cloned();
+    assert!(
+        by_id(json!(1)).unwrap()["result"].is_object(),
+        "{answers:?}"
+    );
+    let parse = by_id(Value::Null).expect("a parse error");
+    assert_eq!(parse["error"]["code"], -32700);
+    let missing = by_id(json!(2)).expect("an answer to the long method");
+    assert_eq!(missing["error"]["code"], -32601);
+    assert!(missing.to_string().len() < 1000, "not echoed whole");
+    assert!(
+        by_id(json!(3)).is_some(),
+        "the session went on: {answers:?}"
+    );
+}
