@@ -90,11 +90,7 @@ async fn read_client(mut to_sdk: DuplexStream, answers: mpsc::UnboundedSender<Ve
     let mut stdin = tokio::io::BufReader::new(tokio::io::stdin());
     let mut line: Vec<u8> = Vec::new();
     let mut oversized = false;
-    loop {
-        let chunk = match stdin.fill_buf().await {
-            Ok(chunk) => chunk,
-            Err(_) => break,
-        };
+    while let Ok(chunk) = stdin.fill_buf().await {
         if chunk.is_empty() {
             if !line.is_empty() && !oversized {
                 let last = std::mem::take(&mut line);
