@@ -148,7 +148,28 @@ pub fn run(
             message,
         })
     };
+    // A turn the last run started and never finished (it was killed) is recorded first, as
+    // interrupted; turns are numbered on from the runs record, across runs.
+    let unfinished = session.store.run_turn_file();
+    if let Ok(text) = std::fs::read_to_string(&unfinished) {
+        let mut record: serde_json::Value =
+            serde_json::from_str(&text).unwrap_or_else(|_| serde_json::json!({}));
+        record["interrupted"] = serde_json::json!(true);
+        let n = record["turn"].as_u64().unwrap_or(0);
+        let what = record["state"].as_str().unwrap_or("?").to_string();
+        session.store.append_run_record(
+            &[("turn.json", record.to_string().as_bytes())],
+            &format!("turn {n}: {what} -> ? (interrupted: its run ended before the turn did)"),
+        )?;
+        let _ = std::fs::remove_file(&unfinished);
+    }
+    let first = session
+        .store
+        .last_run_record()?
+        .and_then(|(_, subject)| turn_number(&subject))
+        .map_or(1, |n| n + 1);
     for turn in 1..=options.max_turns {
+        let number = first + turn - 1;
         session.begin_call();
         let task = super::get_task(session)?;
         let state = task.state.to_string();
@@ -176,13 +197,20 @@ pub fn run(
         let mode = retry.mode(session_id.is_some());
         let new_id = new_session_id();
         on_event(RunEvent::Start {
-            turn,
+            turn: number,
             state: &state,
             step: step.as_deref(),
             attempt: task.attempt,
             session: mode,
         })
         .map_err(io_error("print the turn"))?;
+        // Kept until the turn's record is written: a turn cut short by a kill is recorded by
+        // the next run.
+        let started = serde_json::json!({
+            "turn": number, "state": state, "step": step, "session": mode,
+        });
+        std::fs::write(&unfinished, started.to_string())
+            .map_err(io_error(format!("write {}", unfinished.display())))?;
         // The turn's token: the session-start hook of `init --agent` writes it back when the
         // client loaded our settings (`agent_hook::record_run_start`).
         let token = new_session_id();
@@ -192,7 +220,7 @@ pub fn run(
             mode,
             session_id.as_deref(),
             &new_id,
-            turn,
+            number,
             &token,
             &task.briefing,
             &briefing_file,
@@ -229,7 +257,7 @@ pub fn run(
         });
         let next = retry.record(&where_, progressed);
         let turn_json = serde_json::json!({
-            "turn": turn, "state": state, "step": step, "session": mode, "session_id": session_id,
+            "turn": number, "state": state, "step": step, "session": mode, "session_id": session_id,
             "exit": exit, "seconds": outcome.elapsed.as_secs_f64(), "progressed": progressed,
             "state_after": state_after,
         });
@@ -241,7 +269,7 @@ pub fn run(
                 ("stderr.log", &outcome.stderr),
             ],
             &format!(
-                "turn {turn}: {state}{} -> {state_after} ({})",
+                "turn {number}: {state}{} -> {state_after} ({})",
                 step.as_deref().map(|s| format!(" {s}")).unwrap_or_default(),
                 if progressed {
                     "progress"
@@ -250,9 +278,10 @@ pub fn run(
                 }
             ),
         )?;
+        let _ = std::fs::remove_file(&unfinished);
         let report = TurnReport {
             event: "turn",
-            turn,
+            turn: number,
             state: state.clone(),
             step: step.clone(),
             attempt: task.attempt,
@@ -281,14 +310,14 @@ pub fn run(
                 session,
                 &options.driver,
                 fault,
-                turn,
+                number,
                 &exit,
                 &outcome,
             ));
         }
         if !progressed {
             stories.push(TurnStory {
-                turn,
+                turn: number,
                 mode,
                 session: session_id.clone(),
                 seconds: outcome.elapsed.as_secs_f64(),
@@ -335,6 +364,16 @@ pub fn run(
             options.max_turns
         ),
     )
+}
+
+/// The number of the turn a run record names (`turn 7: …`, `turn 7 started: …`).
+fn turn_number(subject: &str) -> Option<u32> {
+    subject
+        .strip_prefix("turn ")?
+        .split([':', ' '])
+        .next()?
+        .parse()
+        .ok()
 }
 
 /// Starts the agent on one turn and waits for it.

@@ -978,6 +978,14 @@ impl Store {
         )))
     }
 
+    /// The turn a `git orchestrate run` of this workflow has started and not yet recorded.
+    pub fn run_turn_file(&self) -> PathBuf {
+        self.repo
+            .common_dir()
+            .join("orchestrator/run")
+            .join(format!("{}.turn.json", safe_file_name(&self.workflow)))
+    }
+
     /// `refs/orchestrator/runs/<workflow>`: one commit per turn of `git orchestrate run`.
     pub fn run_ref_name(&self) -> String {
         format!("{RUNS}{}", self.workflow)

@@ -357,12 +357,13 @@ fn an_agent_that_cannot_start_stops_the_run_with_what_it_said() {
         "1",
         "one turn, kept"
     );
-    // A command (no hooks to prove) that fails without doing or saying anything, too.
+    // A command (no hooks to prove) that fails without doing or saying anything, too; its
+    // turn is numbered on from the runs record.
     let out = repo.run(&["run", "--", "sh", "-c", "echo 'no such model' >&2; exit 3"]);
     out.expect(5);
     assert!(
         out.stderr
-            .contains("could not start: turn 1 ended with exit 3 before it did anything"),
+            .contains("could not start: turn 2 ended with exit 3 before it did anything"),
         "{}",
         out.stderr
     );
@@ -450,7 +451,7 @@ fn a_turn_whose_agent_ran_without_our_hooks_stops_the_run() {
     out.expect(5);
     assert!(
         out.stderr
-            .contains("ran turn 1 without git-orchestrate's hooks"),
+            .contains("ran turn 4 without git-orchestrate's hooks"),
         "{}",
         out.stderr
     );
@@ -588,4 +589,52 @@ fn two_runs_cannot_drive_one_workflow() {
     std::fs::write(&lock, format!("999999999 {}\n", host.trim())).unwrap();
     let out = repo.run(&["run", "--max-turns", "1", "--", "true"]);
     assert_eq!(out.code, 10, "{}{}", out.stdout, out.stderr);
+}
+
+/// A run killed mid-turn (SIGKILL: nothing of it runs after) leaves its turn unrecorded; the
+/// next run records it as interrupted, numbers its own turns on from it, and takes over the
+/// dead run's lock.
+#[test]
+fn a_turn_cut_short_by_a_kill_is_recorded_and_the_next_run_numbers_on() {
+    let repo = TestRepo::new();
+    let mut first = repo
+        .command(BIN, ["run", "--max-turns", "1", "--", "sleep", "30"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let turn_file = repo.path.join(".git/orchestrator/run/main.turn.json");
+    let start = std::time::Instant::now();
+    while !turn_file.exists() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "the turn never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    first.kill().unwrap();
+    first.wait().unwrap();
+    let out = repo.run(&["--json", "run", "--max-turns", "1", "--", "true"]);
+    assert_eq!(out.code, 10, "{}{}", out.stdout, out.stderr);
+    let turn: Value = out
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|e| e["event"] == "turn")
+        .unwrap();
+    assert_eq!(turn["turn"], 2);
+    let subjects = repo.git(&["log", "--format=%s", "refs/orchestrator/runs/main"]);
+    let subjects: Vec<&str> = subjects.lines().collect();
+    assert_eq!(subjects.len(), 2, "{subjects:?}");
+    assert!(
+        subjects[0].starts_with("turn 2: INITIALIZING"),
+        "{subjects:?}"
+    );
+    assert_eq!(
+        subjects[1],
+        "turn 1: INITIALIZING -> ? (interrupted: its run ended before the turn did)"
+    );
+    let record = repo.git(&["show", "refs/orchestrator/runs/main~1:turn.json"]);
+    let record: Value = serde_json::from_str(&record).unwrap();
+    assert_eq!(record["interrupted"], true);
 }
