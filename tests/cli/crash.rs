@@ -373,3 +373,59 @@ fn a_torn_last_reflog_line_does_not_swallow_the_next_entry() {
     assert_eq!(listed.lines().next(), Some(new.as_str()), "{listed}");
     repo.run(&["audit"]).expect(0);
 }
+
+/// SIGKILL at random moments of a write, 200 times: after every kill the audit passes (no
+/// false "FORGED" from a kill between the ref's move and the tip marker's), the history is one
+/// line, and git finds nothing wrong in the end. Prints how many kills landed before, during
+/// and after a write.
+#[test]
+fn kills_at_random_moments_of_a_write_leave_a_history_that_audits_clean() {
+    use std::hash::{BuildHasher as _, Hasher as _};
+    const KILLS: usize = 200;
+    let repo = TestRepo::at_green_step();
+    let mut seed = std::collections::hash_map::RandomState::new().build_hasher();
+    let (mut before, mut wrote) = (0, 0);
+    for i in 0..KILLS {
+        seed.write_usize(i);
+        let delay = std::time::Duration::from_micros(seed.finish() % 40_000);
+        let tip = repo.tip();
+        let mut child = repo
+            .command(
+                BIN,
+                [
+                    "submit-work",
+                    "-s",
+                    "killed",
+                    "--test-command",
+                    "false",
+                    "--expectation",
+                    "PASS",
+                ],
+            )
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(delay);
+        let _ = child.kill();
+        let _ = child.wait();
+        if repo.tip() == tip {
+            before += 1;
+        } else {
+            wrote += 1;
+        }
+        let audit = repo.run(&["audit"]);
+        assert_eq!(
+            audit.code, 0,
+            "kill {i} after {delay:?}: {}{}",
+            audit.stdout, audit.stderr
+        );
+    }
+    eprintln!("{KILLS} kills: {before} before the write moved the ref, {wrote} at or after it");
+    let chain = repo.git(&["rev-list", "--parents", crate::support::REF]);
+    assert!(
+        chain.lines().all(|l| l.split(' ').count() <= 2),
+        "one straight line"
+    );
+    repo.git(&["fsck", "--strict", "--no-progress"]);
+}
