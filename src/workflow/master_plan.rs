@@ -73,7 +73,7 @@ pub fn mark_done(text: &str, title: &str, commit: &str) -> Option<String> {
                 let body = line.trim_end_matches(['\n', '\r']);
                 let ending = &line[body.len()..];
                 // A closing sequence of `#` stays last.
-                let open = body.trim_end().trim_end_matches('#').trim_end();
+                let open = without_closing(body.trim_end());
                 let closing = &body.trim_end()[open.len()..];
                 out.push_str(open);
                 out.push_str(&format!(" [DONE] {commit}"));
@@ -106,7 +106,21 @@ fn heading_text(line: &str) -> Option<&str> {
         return None;
     }
     // A closing sequence of `#` is not part of the heading.
-    Some(text.trim().trim_end_matches('#').trim())
+    Some(without_closing(text.trim()).trim())
+}
+
+/// `text` without an ATX heading's closing sequence: `#`s at the end that are preceded by a
+/// space or a tab (or are all there is), as CommonMark reads them. `Support C#` keeps its `#`.
+fn without_closing(text: &str) -> &str {
+    let text = text.trim_end();
+    let open = text.trim_end_matches('#');
+    if open.len() == text.len() {
+        text
+    } else if open.is_empty() || open.ends_with([' ', '\t']) {
+        open.trim_end()
+    } else {
+        text
+    }
 }
 
 fn is_pr_heading(text: &str) -> bool {
@@ -161,6 +175,24 @@ mod tests {
         );
         assert_eq!(mark_done(plan, "feat: Add", "x"), None, "already done");
         assert_eq!(mark_done(plan, "feat: Divide", "x"), None);
+    }
+
+    /// A title ending in `#` keeps it: only `#`s after a space close a heading.
+    #[test]
+    fn a_title_ending_in_a_hash_is_marked_done_whole() {
+        let plan = "## PR 4: feat: Support C#\n## PR 5: feat: F# too ##\n";
+        assert_eq!(
+            open_prs(plan),
+            vec!["PR 4: feat: Support C#", "PR 5: feat: F# too"]
+        );
+        assert_eq!(
+            mark_done(plan, "feat: Support C#", "abc").as_deref(),
+            Some("## PR 4: feat: Support C# [DONE] abc\n## PR 5: feat: F# too ##\n")
+        );
+        assert_eq!(
+            mark_done(plan, "feat: F# too", "abc").as_deref(),
+            Some("## PR 4: feat: Support C#\n## PR 5: feat: F# too [DONE] abc ##\n")
+        );
     }
 
     #[test]
