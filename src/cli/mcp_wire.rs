@@ -192,6 +192,29 @@ fn judge(line: &[u8]) -> Judged {
             return Judged::Answer(error(Value::Null, -32700, format!("Parse error: {e}")));
         }
     };
+    // JSON that is no JSON-RPC message: the SDK answers it without the id, so a client
+    // waiting for that id would wait for ever.
+    if value.as_array().is_some_and(Vec::is_empty) {
+        return Judged::Answer(error(
+            Value::Null,
+            -32600,
+            "Invalid Request: an empty batch".into(),
+        ));
+    }
+    if let Some(id) = value.get("id").filter(|id| !id.is_null())
+        && value
+            .get("method")
+            .and_then(Value::as_str)
+            .is_some_and(|m| m.len() <= MAX_METHOD)
+        && serde_json::from_value::<rmcp::model::ClientJsonRpcMessage>(value.clone()).is_err()
+    {
+        return Judged::Answer(error(
+            id.clone(),
+            -32600,
+            "Invalid Request: not a request this server reads (its params do not fit its method)"
+                .into(),
+        ));
+    }
     match value.get("method").and_then(Value::as_str) {
         Some(method) if method.len() > MAX_METHOD => {
             let shown: String = method.chars().take(QUOTED).collect();
@@ -247,5 +270,15 @@ mod tests {
             ),
             Judged::Drop
         );
+        let Judged::Answer(invalid) = judge(
+            json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": "x"})
+                .to_string()
+                .as_bytes(),
+        ) else {
+            panic!("answered")
+        };
+        assert_eq!(invalid["id"], 9);
+        assert_eq!(invalid["error"]["code"], -32600);
+        assert!(matches!(judge(b"[]"), Judged::Answer(_)));
     }
 }

@@ -855,9 +855,15 @@ fn probe(
     .map_err(super::io_error(format!("run {}", path.display())))?;
     let stdout = String::from_utf8_lossy(&run.output);
     let marker = format!("git-orchestrate hook probe {nonce}");
-    let runs = std::fs::read_to_string(&answer)
-        .map_or(0, |a| a.lines().filter(|l| *l == marker).count())
-        .max(stdout.lines().filter(|l| l.trim() == marker).count());
+    // The file has one line for each run; stdout only when the file has none (a manager
+    // may show a hook's output more than once).
+    let in_file =
+        std::fs::read_to_string(&answer).map_or(0, |a| a.lines().filter(|l| *l == marker).count());
+    let runs = if in_file > 0 {
+        in_file
+    } else {
+        usize::from(stdout.lines().any(|l| l.trim() == marker))
+    };
     if run.exit.success() && runs > 0 {
         return Ok(Ok(runs));
     }

@@ -532,14 +532,12 @@ fn check_squash(
     let Some(workflow) = accepted else {
         return Ok(Some(SquashVerification::Unauthenticated));
     };
-    let mine: Vec<&FinalNote> = finals.iter().filter(|n| n.tree == logged.tree).collect();
-    // Two clones can each have written one; the accepting workflow's is the one that counts.
-    let Some(note) = mine
+    // The accepting workflow's note for this tree, and no other's.
+    let mine: Vec<&FinalNote> = finals
         .iter()
-        .find(|n| n.workflow == workflow)
-        .or(mine.first())
-        .map(|n| Box::new((*n).clone()))
-    else {
+        .filter(|n| n.tree == logged.tree && n.workflow == workflow)
+        .collect();
+    let Some(note) = mine.first().map(|n| Box::new((*n).clone())) else {
         return Ok(Some(if finals.is_empty() {
             SquashVerification::Missing
         } else {
@@ -565,6 +563,8 @@ struct ChainTrees {
     squashes: HashMap<String, Vec<(gix::ObjectId, gix::ObjectId, String)>>,
     /// Segments audited so far, and whether they replay clean.
     audited: HashMap<(gix::ObjectId, gix::ObjectId), bool>,
+    /// Whole chains audited so far, by tip.
+    whole: HashMap<gix::ObjectId, bool>,
 }
 
 impl ChainTrees {
@@ -578,19 +578,37 @@ impl ChainTrees {
         Ok(false)
     }
 
-    /// The workflow whose chain, replaying clean, accepted `commit` as a PR's squash.
+    /// The workflow whose chain accepted `commit` as a PR's squash, replaying clean from
+    /// its first commit (a new workflow) with every transition recorded: a chain begun from a
+    /// state made up on the way does not vouch for a squash on main.
     fn accepted_squash(
         &mut self,
         session: &Session,
         commit: &str,
     ) -> Result<Option<String>, EngineError> {
         let sources = self.squashes.get(commit).cloned().unwrap_or_default();
-        for (tip, transition, workflow) in sources {
-            if self.replays_clean(session, tip, transition)? {
+        for (tip, _, workflow) in sources {
+            if self.replays_whole(session, tip)? {
                 return Ok(Some(workflow));
             }
         }
         Ok(None)
+    }
+
+    /// Whether the chain ending at `tip` replays clean from its root, every transition
+    /// recorded.
+    fn replays_whole(
+        &mut self,
+        session: &Session,
+        tip: gix::ObjectId,
+    ) -> Result<bool, EngineError> {
+        if let Some(clean) = self.whole.get(&tip) {
+            return Ok(*clean);
+        }
+        let chain = super::audit::audit_chain(&session.store, "(a chain)", tip, None)?;
+        let clean = chain.forged.is_none() && chain.unrecorded == 0;
+        self.whole.insert(tip, clean);
+        Ok(clean)
     }
 
     /// Whether the chain ending at `tip` replays clean from `transition` on.
@@ -653,6 +671,7 @@ fn chain_verified_trees(session: &Session) -> Result<ChainTrees, EngineError> {
         sources,
         squashes,
         audited: HashMap::new(),
+        whole: HashMap::new(),
     })
 }
 

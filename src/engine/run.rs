@@ -151,16 +151,29 @@ pub fn run(
     // A turn the last run started and never finished (it was killed) is recorded first, as
     // interrupted; turns are numbered on from the runs record, across runs.
     let unfinished = session.store.run_turn_file();
-    if let Ok(text) = std::fs::read_to_string(&unfinished) {
-        let mut record: serde_json::Value =
-            serde_json::from_str(&text).unwrap_or_else(|_| serde_json::json!({}));
-        record["interrupted"] = serde_json::json!(true);
-        let n = record["turn"].as_u64().unwrap_or(0);
-        let what = record["state"].as_str().unwrap_or("?").to_string();
-        session.store.append_run_record(
-            &[("turn.json", record.to_string().as_bytes())],
-            &format!("turn {n}: {what} -> ? (interrupted: its run ended before the turn did)"),
-        )?;
+    if let Some(bytes) = crate::input::read_file(&unfinished, 64 * 1024)
+        .ok()
+        .flatten()
+    {
+        // Only a record this program wrote is taken: a turn number, a state's name.
+        let record = serde_json::from_slice::<serde_json::Value>(&bytes).ok();
+        let n = record
+            .as_ref()
+            .and_then(|r| r["turn"].as_u64())
+            .and_then(|n| u32::try_from(n).ok());
+        let what = record
+            .as_ref()
+            .and_then(|r| r["state"].as_str())
+            .filter(|s| !s.is_empty() && s.bytes().all(|b| b.is_ascii_uppercase() || b == b'_'))
+            .unwrap_or("?")
+            .to_string();
+        if let (Some(n), Some(mut record)) = (n, record) {
+            record["interrupted"] = serde_json::json!(true);
+            session.store.append_run_record(
+                &[("turn.json", record.to_string().as_bytes())],
+                &format!("turn {n}: {what} -> ? (interrupted: its run ended before the turn did)"),
+            )?;
+        }
         let _ = std::fs::remove_file(&unfinished);
     }
     let first = session
@@ -209,8 +222,7 @@ pub fn run(
         let started = serde_json::json!({
             "turn": number, "state": state, "step": step, "session": mode,
         });
-        std::fs::write(&unfinished, started.to_string())
-            .map_err(io_error(format!("write {}", unfinished.display())))?;
+        let _unfinished = Unfinished::write(&unfinished, &started.to_string())?;
         // The turn's token: the session-start hook of `init --agent` writes it back when the
         // client loaded our settings (`agent_hook::record_run_start`).
         let token = new_session_id();
@@ -278,7 +290,7 @@ pub fn run(
                 }
             ),
         )?;
-        let _ = std::fs::remove_file(&unfinished);
+        drop(_unfinished);
         let report = TurnReport {
             event: "turn",
             turn: number,
@@ -364,6 +376,30 @@ pub fn run(
             options.max_turns
         ),
     )
+}
+
+/// The record of a turn under way, on disk until the turn's record is written or the turn
+/// ends in an error (dropped); a run killed (SIGKILL, or a signal it passes on to the agent)
+/// leaves it for the next run to record.
+struct Unfinished(std::path::PathBuf);
+
+impl Unfinished {
+    fn write(path: &Path, text: &str) -> Result<Unfinished, EngineError> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(io_error(format!("create {}", dir.display())))?;
+        }
+        // Whole or not at all: a kill mid-write leaves the old file or none.
+        let tmp = path.with_extension("json.tmp");
+        std::fs::write(&tmp, text).map_err(io_error(format!("write {}", tmp.display())))?;
+        std::fs::rename(&tmp, path).map_err(io_error(format!("write {}", path.display())))?;
+        Ok(Unfinished(path.to_path_buf()))
+    }
+}
+
+impl Drop for Unfinished {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
 }
 
 /// The number of the turn a run record names (`turn 7: …`, `turn 7 started: …`).

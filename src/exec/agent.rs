@@ -50,8 +50,6 @@ pub fn run_agent(
     for (key, value) in env {
         cmd.env(key, value);
     }
-    let mark = new_mark();
-    cmd.env(TURN_MARK, &mark);
     let mut child = cmd.spawn()?;
     AGENT.store(child.id() as i32, Ordering::SeqCst);
     if let (Some(input), Some(mut pipe)) = (stdin, child.stdin.take()) {
@@ -86,7 +84,7 @@ pub fn run_agent(
     AGENT.store(0, Ordering::SeqCst);
     // What the agent left running (a server, `sleep 600 &`, a `setsid` daemon) would race
     // the next turn: it ends with this one.
-    end_orphans(&mark, GRACE);
+    end_orphans(GRACE);
     if STOPPING.load(Ordering::SeqCst) {
         // The signal thread ends the process: nothing more is recorded or started.
         loop {
@@ -168,12 +166,19 @@ pub fn forward_stop_signals() -> std::io::Result<()> {
 /// How long a process ended with TERM has before it gets KILL.
 const GRACE: Duration = Duration::from_secs(3);
 
+/// Set by [`supervise`]: this process is `run`, and every child it has after a turn is what
+/// the turn left behind.
+static SUPERVISING: AtomicBool = AtomicBool::new(false);
+
 /// Makes this process the reaper of its descendants: a process the agent starts and leaves
-/// behind, even one that left our session with `setsid`, becomes our child when its parent
-/// ends, so [`end_orphans`] finds it. Once, before the first turn.
+/// behind, even one that left our session with `setsid` or shed our environment, becomes our
+/// child when its parent ends, so [`end_orphans`] finds it. Once, before the first turn;
+/// only `run` calls it (it starts no other process that outlives the call that starts it).
 pub fn supervise() -> std::io::Result<()> {
     rustix::process::set_child_subreaper(Some(rustix::process::getpid()))
-        .map_err(std::io::Error::from)
+        .map_err(std::io::Error::from)?;
+    SUPERVISING.store(true, Ordering::SeqCst);
+    Ok(())
 }
 
 /// Every process now running with its parent: (pid, parent pid), from `/proc`.
@@ -241,6 +246,9 @@ fn end_tree(roots: &[i32], grace: Duration) {
     let mut all = pids;
     loop {
         reap(&all);
+        // A pid that has ended is dropped at once: it may be given to another process.
+        let running_now: Vec<i32> = processes().into_iter().map(|(pid, _)| pid).collect();
+        all.retain(|pid| running_now.contains(pid));
         // What is still running of them, and whatever they started meanwhile.
         let left = tree(&all);
         let running: Vec<i32> = processes()
@@ -266,42 +274,28 @@ fn end_tree(roots: &[i32], grace: Duration) {
     }
 }
 
-/// Ends every child of ours that carries this turn's `mark` in its environment (what the
-/// agent left behind, reparented to us), with everything it started, and reaps them.
-fn end_orphans(mark: &str, grace: Duration) {
+/// After a turn, under [`supervise`]: ends every child this process has (what the turn left
+/// behind, reparented to us: the agent's, a test's, a gate's), with everything it started,
+/// and reaps every child that has ended. Nothing without [`supervise`]: then other children
+/// may be someone else's (a test harness's).
+fn end_orphans(grace: Duration) {
+    if !SUPERVISING.load(Ordering::SeqCst) {
+        return;
+    }
     let me = i32::try_from(std::process::id()).unwrap_or(0);
-    let needle = format!("{TURN_MARK}={mark}\0");
     for _ in 0..5 {
+        // Ended ones first: orphans that exited are our zombies until reaped.
+        while let Ok(Some(_)) = rustix::process::wait(rustix::process::WaitOptions::NOHANG) {}
         let children: Vec<i32> = processes()
             .into_iter()
             .filter(|(_, ppid)| *ppid == me)
             .map(|(pid, _)| pid)
-            .filter(|pid| {
-                std::fs::read(format!("/proc/{pid}/environ"))
-                    .is_ok_and(|env| env.windows(needle.len()).any(|w| w == needle.as_bytes()))
-            })
             .collect();
         if children.is_empty() {
             return;
         }
         end_tree(&children, grace);
     }
-}
-
-/// The variable that marks every process of one turn: what the agent leaves behind is told
-/// from other children of this process by it.
-const TURN_MARK: &str = "GIT_ORCHESTRATE_TURN_MARK";
-
-/// A value no other turn has.
-fn new_mark() -> String {
-    use std::hash::{BuildHasher as _, Hasher as _};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u128(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos()),
-    );
-    format!("{}-{:016x}", std::process::id(), h.finish())
 }
 
 /// How long a turn waits, once the agent has exited, for the rest of its output.

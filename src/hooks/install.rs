@@ -351,10 +351,19 @@ pub fn remove_moved_aside(git: &Git) -> Result<Vec<PathBuf>, InstallError> {
     for name in NAMES {
         for suffix in MOVED_ASIDE {
             let path = dir.join(format!("{name}{suffix}"));
-            let text = match std::fs::read(&path) {
-                Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
-                Err(e) => return Err(io_err("read", &path)(e)),
+            let text = match crate::input::read_file(&path, crate::input::CAP) {
+                Ok(Some(bytes)) => String::from_utf8_lossy(&bytes).into_owned(),
+                Ok(None) => continue,
+                // Not a file of ours (a FIFO, say): left alone.
+                Err(
+                    crate::input::FileError::NotRegular { .. }
+                    | crate::input::FileError::TooLarge { .. },
+                ) => {
+                    continue;
+                }
+                Err(crate::input::FileError::Io { source, .. }) => {
+                    return Err(io_err("read", &path)(source));
+                }
             };
             if find_block(&text).is_none() {
                 continue;

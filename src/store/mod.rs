@@ -908,11 +908,12 @@ impl Store {
     }
 
     /// Takes the lock that lets one `git orchestrate run` drive this workflow at a time:
-    /// `.git/orchestrator/run/<workflow>.lock`, created exclusively, holding the holder's pid
-    /// and host. A lock whose holder is gone (a run killed with SIGKILL, on this host) is
-    /// taken over. `Err` names the run that holds it.
+    /// `.git/orchestrator/run/<workflow>.lock`, an advisory `flock` taken without waiting, which
+    /// the kernel lets go of when its holder ends, however it ends (a run killed with
+    /// SIGKILL included). The holder's pid and host are written in it, for the refusal only.
+    /// `Err` names the run that holds it.
     pub fn take_run_lock(&self) -> Result<Result<RunLock, String>, StoreError> {
-        use std::io::Write as _;
+        use std::io::{Read as _, Seek as _, Write as _};
         let path = self
             .repo
             .common_dir()
@@ -921,61 +922,34 @@ impl Store {
         let io = |e: std::io::Error| {
             StoreError::Internal(format!("cannot take the run lock {}: {e}", path.display()))
         };
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(io)?;
-        }
-        let host = host_name();
-        let me = std::process::id();
-        for _ in 0..3 {
-            match std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&path)
-            {
-                Ok(mut file) => {
-                    file.write_all(format!("{me} {host}\n").as_bytes())
-                        .map_err(io)?;
-                    return Ok(Ok(RunLock { path }));
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                    let text = std::fs::read_to_string(&path).unwrap_or_default();
-                    let mut words = text.split_whitespace();
-                    let pid = words.next().and_then(|p| p.parse::<i32>().ok());
-                    let holder_host = words.next().unwrap_or_default().to_string();
-                    let gone = holder_host == host && pid.is_some_and(|pid| !process_alive(pid));
-                    // Half written by a holder that is starting: give it a moment.
-                    if pid.is_none() {
-                        std::thread::sleep(std::time::Duration::from_millis(50));
-                        if std::fs::read_to_string(&path)
-                            .unwrap_or_default()
-                            .is_empty()
-                        {
-                            let _ = std::fs::remove_file(&path);
-                        }
-                        continue;
-                    }
-                    if gone {
-                        let _ = std::fs::remove_file(&path);
-                        continue;
-                    }
-                    return Ok(Err(format!(
-                        "another `git orchestrate run` (pid {}, host {}) drives workflow {}",
-                        pid.map_or_else(|| "?".to_string(), |p| p.to_string()),
-                        if holder_host.is_empty() {
-                            "?"
-                        } else {
-                            holder_host.as_str()
-                        },
-                        self.workflow
-                    )));
-                }
-                Err(e) => return Err(io(e)),
+        let mut file = open_lock_file(&path).map_err(io)?;
+        match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+            Ok(()) => {
+                file.set_len(0).map_err(io)?;
+                file.seek(std::io::SeekFrom::Start(0)).map_err(io)?;
+                file.write_all(format!("{} {}\n", std::process::id(), host_name()).as_bytes())
+                    .map_err(io)?;
+                Ok(Ok(RunLock { _file: file }))
             }
+            Err(e) if e == rustix::io::Errno::WOULDBLOCK => {
+                let mut text = String::new();
+                let _ = std::io::Read::by_ref(&mut file)
+                    .take(256)
+                    .read_to_string(&mut text);
+                let mut words = text.split_whitespace();
+                let pid = words
+                    .next()
+                    .filter(|p| p.bytes().all(|b| b.is_ascii_digit()));
+                let host = words.next().filter(|h| h.len() <= 64);
+                Ok(Err(format!(
+                    "another `git orchestrate run` (pid {}, host {}) drives workflow {}",
+                    pid.unwrap_or("?"),
+                    host.unwrap_or("?"),
+                    self.workflow
+                )))
+            }
+            Err(e) => Err(io(e.into())),
         }
-        Err(StoreError::Internal(format!(
-            "cannot take the run lock {}: it keeps coming back",
-            path.display()
-        )))
     }
 
     /// The turn a `git orchestrate run` of this workflow has started and not yet recorded.
@@ -1087,22 +1061,26 @@ impl Store {
             deref: false,
         };
         self.mend_torn_reflog(name);
+        let workflow = name
+            .as_bstr()
+            .to_str()
+            .ok()
+            .and_then(|n| n.strip_prefix(WORKFLOWS));
+        // Written before the ref moves: a kill between the move and the marker's rewrite
+        // leaves this, which `audit` takes as our own move, and nothing else does.
+        let intent = workflow.and_then(|w| self.note_intent(w, expected, new));
         let mut time_buf = gix::date::parse::TimeBuf::default();
-        match self
+        let result = self
             .repo
-            .edit_references_as(Some(edit), Some(signature.to_ref(&mut time_buf)))
-        {
-            Ok(_) => {
-                if let Some(workflow) = name
-                    .as_bstr()
-                    .to_str()
-                    .ok()
-                    .and_then(|n| n.strip_prefix(WORKFLOWS))
-                {
-                    self.remember_tip(workflow, new);
-                }
-                Ok(())
-            }
+            .edit_references_as(Some(edit), Some(signature.to_ref(&mut time_buf)));
+        if let (Ok(_), Some(workflow)) = (&result, workflow) {
+            self.remember_tip(workflow, new);
+        }
+        if let Some(intent) = intent {
+            let _ = std::fs::remove_file(intent);
+        }
+        match result {
+            Ok(_) => Ok(()),
             Err(e) if is_lost_race(&e) => match self.stale_lock_of(name) {
                 Some(locked) => Err(WriteError::Store(locked)),
                 None => Err(WriteError::Conflict),
@@ -1178,6 +1156,54 @@ impl Store {
         {
             let _ = std::fs::write(&path, &line);
         }
+    }
+
+    /// Records, before a write moves `workflow`'s ref from `old` to `new`, that this
+    /// program is making that move: a file of this process's own beside the tip marker
+    /// (`<workflow>.intent.<pid>`), removed once the move and the marker are done. `None`
+    /// when it could not be written (the write goes on; a kill then may read as a move by
+    /// something else, as before).
+    fn note_intent(&self, workflow: &str, old: Option<ObjectId>, new: ObjectId) -> Option<PathBuf> {
+        let marker = self.tip_marker(workflow);
+        let name = format!(
+            "{}.intent.{}",
+            marker.file_name()?.to_string_lossy(),
+            std::process::id()
+        );
+        let path = marker.with_file_name(name);
+        let old = old.map_or_else(|| "0".repeat(new.to_string().len()), |o| o.to_string());
+        let line = format!("{old} {new}\n");
+        if std::fs::write(&path, &line).is_err() {
+            std::fs::create_dir_all(path.parent()?).ok()?;
+            std::fs::write(&path, &line).ok()?;
+        }
+        Some(path)
+    }
+
+    /// The moves of `workflow`'s ref this program had begun when it was stopped: `(old,
+    /// new)` from the intent files [`Store::note_intent`] leaves when a kill comes between
+    /// the ref's move and the marker's rewrite.
+    pub fn unfinished_tip_moves(&self, workflow: &str) -> Vec<(String, String)> {
+        let marker = self.tip_marker(workflow);
+        let (Some(dir), Some(base)) = (marker.parent(), marker.file_name()) else {
+            return Vec::new();
+        };
+        let prefix = format!("{}.intent.", base.to_string_lossy());
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return Vec::new();
+        };
+        entries
+            .filter_map(|e| {
+                let e = e.ok()?;
+                if !e.file_name().to_string_lossy().starts_with(&prefix) {
+                    return None;
+                }
+                let text = crate::input::read_file(&e.path(), 256).ok()??;
+                let text = String::from_utf8(text).ok()?;
+                let (old, new) = text.trim().split_once(' ')?;
+                Some((old.to_string(), new.to_string()))
+            })
+            .collect()
     }
 
     /// The tip git-orchestrate last wrote to `workflow`'s ref in this repository, when it
@@ -1577,6 +1603,15 @@ impl Store {
                 && path.split('/').all(|part| !matches!(part, "" | "." | ".."));
             if !plain {
                 return Ok(false);
+            }
+            // A directory on the way that is a link: git sees other paths than these.
+            let mut prefix = self.workdir().to_path_buf();
+            let parts: Vec<&str> = path.split('/').collect();
+            for part in &parts[..parts.len() - 1] {
+                prefix.push(part);
+                if std::fs::symlink_metadata(&prefix).is_ok_and(|m| m.file_type().is_symlink()) {
+                    return Ok(false);
+                }
             }
             let entry = tree.lookup_entry_by_path(path).map_err(git_err)?;
             let file = self.workdir().join(path);
@@ -2081,16 +2116,11 @@ mod tests {
     }
 }
 
-/// Held while a `git orchestrate run` drives a workflow ([`Store::take_run_lock`]).
+/// Held while a `git orchestrate run` drives a workflow ([`Store::take_run_lock`]): the
+/// lock goes with the file's last descriptor.
 #[derive(Debug)]
 pub struct RunLock {
-    path: PathBuf,
-}
-
-impl Drop for RunLock {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
-    }
+    _file: std::fs::File,
 }
 
 /// This machine's name, as the run lock records it.
@@ -2102,33 +2132,50 @@ fn host_name() -> String {
         .unwrap_or_else(|| "localhost".to_string())
 }
 
-/// Whether a process with this pid exists here.
-fn process_alive(pid: i32) -> bool {
-    rustix::process::Pid::from_raw(pid).is_some_and(|pid| match rustix::process::test_kill_process(
-        pid,
-    ) {
-        Ok(()) => true,
-        // Another user's process: alive all the same.
-        Err(e) => e == rustix::io::Errno::PERM,
-    })
+/// A lock file opened for `flock`: created when missing, never through a link, without
+/// blocking (a FIFO put there answers at once), and only a regular file.
+fn open_lock_file(path: &Path) -> std::io::Result<std::fs::File> {
+    use rustix::fs::{Mode, OFlags};
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let flags =
+        OFlags::RDWR | OFlags::CREATE | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    let file = std::fs::File::from(rustix::fs::open(path, flags, Mode::from_raw_mode(0o644))?);
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::other("it is not a regular file"));
+    }
+    Ok(file)
 }
 
-/// An advisory `flock` on `path` (created when missing), waited for and held while the file
-/// is open; the kernel lets go of it when its holder ends, however it ends.
+/// How long a command waits for a lock another holds before it gives up, naming the lock.
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(30 * 60);
+
+/// An advisory `flock` on `path` (created when missing), waited for (at most [`LOCK_WAIT`])
+/// and held while the file is open; the kernel lets go of it when its holder ends, however
+/// it ends.
 fn exclusive_lock(path: &Path) -> Result<std::fs::File, StoreError> {
     let io = |e: std::io::Error| {
         StoreError::Internal(format!("cannot take the lock {}: {e}", path.display()))
     };
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(io)?;
+    let file = open_lock_file(path).map_err(io)?;
+    let until = std::time::Instant::now() + LOCK_WAIT;
+    loop {
+        match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+            Ok(()) => return Ok(file),
+            Err(e) if e == rustix::io::Errno::WOULDBLOCK => {
+                if std::time::Instant::now() >= until {
+                    return Err(StoreError::Internal(format!(
+                        "{} is held by another command for {} minutes; nothing was done (a \
+                         process of yours holds it: `fuser {}` names it)",
+                        path.display(),
+                        LOCK_WAIT.as_secs() / 60,
+                        path.display()
+                    )));
+                }
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            Err(e) => return Err(io(e.into())),
+        }
     }
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(path)
-        .map_err(io)?;
-    rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)
-        .map_err(|e| io(e.into()))?;
-    Ok(file)
 }

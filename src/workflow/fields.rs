@@ -74,6 +74,21 @@ impl FieldProblem {
     }
 }
 
+/// The format characters that make text display otherwise than it reads (bidirectional
+/// overrides and isolates, zero-width characters, line and paragraph separators): a summary
+/// or a comment shown in `log`, a review or a briefing must say what it holds.
+fn is_invisible_format(c: char) -> bool {
+    matches!(
+        c,
+        '\u{061C}'
+            | '\u{200B}'..='\u{200F}'
+            | '\u{2028}'..='\u{202E}'
+            | '\u{2060}'..='\u{2064}'
+            | '\u{2066}'..='\u{206F}'
+            | '\u{FEFF}'
+    )
+}
+
 fn describe(c: char) -> String {
     match c {
         '\0' => "NUL".to_string(),
@@ -100,7 +115,7 @@ pub fn check(field: Field, text: &str) -> Result<(), FieldProblem> {
     while let Some((offset, c)) = chars.next() {
         // A carriage return ending a line (CRLF) is a line end too.
         let crlf = c == '\r' && chars.peek().is_some_and(|(_, next)| *next == '\n');
-        if c.is_control() && !matches!(c, '\n' | '\t') && !crlf {
+        if (c.is_control() || is_invisible_format(c)) && !matches!(c, '\n' | '\t') && !crlf {
             found = Some((offset, c));
             break;
         }
@@ -136,7 +151,10 @@ mod tests {
                     char: '\0'
                 })
             );
-            for c in ['\r', '\u{1b}', '\u{7f}', '\u{85}', '\u{7}'] {
+            for c in [
+                '\r', '\u{1b}', '\u{7f}', '\u{85}', '\u{7}', '\u{202E}', '\u{2066}', '\u{200B}',
+                '\u{2028}', '\u{FEFF}',
+            ] {
                 assert!(
                     matches!(
                         check(field, &format!("ok{c}")),

@@ -323,8 +323,9 @@ fn a_deleted_workflow_ref_is_not_silently_replaced() {
 }
 
 /// A kill between the workflow ref's move and the tip marker's rewrite leaves the marker one
-/// transition behind, which the reflog's last entry (ours) explains: `audit` and `doctor`
-/// pass. A marker further behind, or one the reflog does not explain, is still reported.
+/// transition behind, and the intent file the write left before it moved the ref: `audit`
+/// and `doctor` pass. A marker one behind that no intent explains (a move made with `git
+/// update-ref`, even with our reflog message) is still reported, and so is one further behind.
 #[test]
 fn a_tip_marker_one_transition_behind_after_a_kill_is_no_forgery() {
     let repo = TestRepo::at_first_step();
@@ -335,13 +336,32 @@ fn a_tip_marker_one_transition_behind_after_a_kill_is_no_forgery() {
         .to_string();
     repo.submit_test(crate::support::RED, Some("FAIL"))
         .expect(3);
-    let marker = repo.path.join(".git/orchestrator/tips/main");
-    std::fs::write(&marker, format!("{before}\n")).unwrap();
+    let after = repo.tip().unwrap();
+    let tips = repo.path.join(".git/orchestrator/tips");
+    std::fs::write(tips.join("main"), format!("{before}\n")).unwrap();
+    // As the killed write left it.
+    std::fs::write(tips.join("main.intent.4242"), format!("{before} {after}\n")).unwrap();
     repo.run(&["audit"]).expect(0);
     let doctor = repo.run(&["doctor", "--json"]).json();
     assert!(!doctor.to_string().contains("moved on from"), "{doctor:#}");
 
-    std::fs::write(&marker, format!("{older}\n")).unwrap();
+    // Without the intent, the same move is something else's, whatever the reflog says.
+    std::fs::remove_file(tips.join("main.intent.4242")).unwrap();
+    repo.run(&["audit"]).expect(1).says(&format!(
+        "was moved on from {before}, the tip git-orchestrate last wrote, by something else"
+    ));
+    repo.git(&[
+        "update-ref",
+        "-m",
+        "git-orchestrate: forged",
+        crate::support::REF,
+        &after,
+        &after,
+    ]);
+    repo.run(&["audit"]).expect(1);
+
+    std::fs::write(tips.join("main"), format!("{older}\n")).unwrap();
+    std::fs::write(tips.join("main.intent.4242"), format!("{before} {after}\n")).unwrap();
     repo.run(&["audit"]).expect(1).says(&format!(
         "was moved on from {older}, the tip git-orchestrate last wrote, by something else"
     ));

@@ -1707,6 +1707,53 @@ fn verify_on_main_checks_the_squashed_commit() {
             (squashed.clone(), "verified".to_string()),
         ]
     );
+    // A chain that accepts the squash from a state made up on the way (a copy of the real
+    // squash transition on a root that is no new workflow) vouches for nothing: with the real
+    // workflow gone, the squash is unauthenticated.
+    let log = repo.git(&["log", "--format=%H %s", crate::support::REF]);
+    let squash_transition = log
+        .lines()
+        .find(|l| l.split_once(' ').unwrap().1.starts_with("squash:"))
+        .unwrap()
+        .split_once(' ')
+        .unwrap()
+        .0
+        .to_string();
+    let parent = repo
+        .git(&["rev-parse", &format!("{squash_transition}^")])
+        .trim()
+        .to_string();
+    let root = repo
+        .git(&[
+            "commit-tree",
+            &format!("{parent}^{{tree}}"),
+            "-m",
+            "made up",
+        ])
+        .trim()
+        .to_string();
+    let copy = repo
+        .git(&["cat-file", "commit", &squash_transition])
+        .replace(&format!("parent {parent}"), &format!("parent {root}"));
+    let forged = repo
+        .git_with_stdin(
+            &["hash-object", "-t", "commit", "-w", "--stdin"],
+            copy.as_bytes(),
+        )
+        .trim()
+        .to_string();
+    repo.git(&["update-ref", "refs/orchestrator/workflows/zz", &forged]);
+    let real = repo
+        .git(&["rev-parse", crate::support::REF])
+        .trim()
+        .to_string();
+    repo.git(&["update-ref", "-d", crate::support::REF]);
+    let out = repo.run(&["verify", "--json", &format!("{squashed}^..{squashed}")]);
+    out.expect(1);
+    assert_eq!(out.json()["squashed"][0]["status"], "unauthenticated");
+    repo.git(&["update-ref", crate::support::REF, &real]);
+    repo.git(&["update-ref", "-d", "refs/orchestrator/workflows/zz"]);
+
     // Off main, the default range is still what the branch adds.
     repo.git(&["checkout", "--quiet", "-b", "side"]);
     repo.run(&["verify"])

@@ -515,14 +515,14 @@ fn a_turn_that_never_ends_is_ended_at_its_time_limit_with_everything_it_started(
     assert!(!alive(&pid), "the setsid child {pid} still runs");
 }
 
-/// What an agent leaves running when its turn ends (a `setsid` daemon, reparented to `run`)
-/// is ended with the turn: it cannot race the next one.
+/// What an agent leaves running when its turn ends (a `setsid` daemon with an empty
+/// environment, reparented to `run`) is ended with the turn: it cannot race the next one.
 #[test]
 fn what_a_turn_leaves_running_ends_with_it() {
     let repo = TestRepo::new();
     let pidfile = repo.path.with_extension("pid");
     let script = format!(
-        "setsid sh -c 'echo $$ > \"{}\"; exec sleep 300' >/dev/null 2>&1 < /dev/null & sleep 1; exit 0",
+        "env -i setsid /bin/sh -c 'echo $$ > \"{}\"; exec sleep 300' >/dev/null 2>&1 < /dev/null & sleep 1; exit 0",
         pidfile.display()
     );
     let out = Run::from(
@@ -548,8 +548,8 @@ fn what_a_turn_leaves_running_ends_with_it() {
     assert!(!alive(&pid), "the daemon {pid} outlived its turn");
 }
 
-/// One run drives a workflow at a time: a second is refused naming the first (pid, host),
-/// and a lock left by a run that was killed is taken over.
+/// One run drives a workflow at a time: a second is refused naming the first (pid, host);
+/// the lock goes with its run however it ends, and a FIFO in its place is refused at once.
 #[test]
 fn two_runs_cannot_drive_one_workflow() {
     let repo = TestRepo::new();
@@ -582,13 +582,37 @@ fn two_runs_cannot_drive_one_workflow() {
     );
     let mut first = first;
     first.wait().unwrap();
-    assert!(!lock.exists(), "the lock is gone with its run");
-
-    // A lock whose run was killed (its pid is gone) is taken over.
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
-    std::fs::write(&lock, format!("999999999 {}\n", host.trim())).unwrap();
+    // The lock went with its run: the next one takes it.
     let out = repo.run(&["run", "--max-turns", "1", "--", "true"]);
     assert_eq!(out.code, 10, "{}{}", out.stdout, out.stderr);
+
+    // A lock file whose run was killed (nothing holds it) is taken over, whatever it says.
+    std::fs::write(&lock, "999999999 elsewhere\n").unwrap();
+    let out = repo.run(&["run", "--max-turns", "1", "--", "true"]);
+    assert_eq!(out.code, 10, "{}{}", out.stdout, out.stderr);
+    // A FIFO in its place is refused at once, not waited on.
+    std::fs::remove_file(&lock).unwrap();
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&lock)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let out = Run::from(
+        repo.command(
+            "timeout",
+            ["20", BIN, "run", "--max-turns", "1", "--", "true"],
+        )
+        .output()
+        .unwrap(),
+    );
+    assert_eq!(out.code, 5, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stderr.contains("it is not a regular file"),
+        "{}",
+        out.stderr
+    );
 }
 
 /// A run killed mid-turn (SIGKILL: nothing of it runs after) leaves its turn unrecorded; the
