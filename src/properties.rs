@@ -285,6 +285,17 @@ proptest! {
         }
     }
 
+    /// Any commit message is a checkpoint's or not, never a panic; one whose subject starts
+    /// `checkpoint:` is, and so is one with an `Orchestrator-Checkpoint:` trailer line.
+    #[test]
+    fn checkpoint_messages_are_told_by_their_subject_or_trailer(body in "\\PC{0,60}", lead in "[ \t]{0,3}") {
+        let _ = crate::store::is_checkpoint_message(&body);
+        let subject = format!("{lead}checkpoint: {body}");
+        prop_assert!(crate::store::is_checkpoint_message(&subject));
+        let trailer = format!("work\n\n{}\nOrchestrator-Checkpoint: 1.2\n", body.replace('\n', " "));
+        prop_assert!(crate::store::is_checkpoint_message(&trailer));
+    }
+
     /// Whatever a PR title says, its branch name is a valid git branch name made of
     /// `[a-z0-9._/-]` only.
     #[test]

@@ -727,3 +727,59 @@ fn read(session: &Session, uri: &str) -> Result<String, String> {
         )),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn argument() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i32>().prop_map(|n| json!(n)),
+            "\\PC{0,16}".prop_map(Value::String),
+            prop_oneof![Just("PASS"), Just("fail"), Just("SUCCESS"), Just("x")]
+                .prop_map(|s| Value::String(s.into())),
+            proptest::collection::vec(any::<u8>(), 0..3).prop_map(|v| json!(v)),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig {
+            cases: 512,
+            failure_persistence: None,
+            rng_seed: proptest::test_runner::RngSeed::Fixed(25),
+            ..ProptestConfig::default()
+        })]
+
+        /// Any arguments to `submit_work`: one kind of submission, or a refusal with a
+        /// message and a next action, never a panic; a kind needs exactly its own keys.
+        #[test]
+        fn submit_work_arguments_are_one_kind_or_a_refusal(
+            pairs in proptest::collection::vec(
+                (prop_oneof![
+                    Just("summary"), Just("test_command"), Just("expectation"),
+                    Just("analysis_decision"), Just("plan"), Just("no_pr_left"),
+                    Just("squash"), Just("mark_done"), Just("other"),
+                ], argument()),
+                0..6,
+            ),
+        ) {
+            let args: Map<String, Value> =
+                pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+            match submit_kind(&args) {
+                Ok((summary, kind)) => {
+                    prop_assert!(!summary.trim().is_empty());
+                    prop_assert!(!args.contains_key("other"));
+                    if let SubmitKind::Test { command, .. } = &kind {
+                        prop_assert!(!command.trim().is_empty());
+                    }
+                }
+                Err(e) => {
+                    prop_assert!(!e.message.is_empty());
+                }
+            }
+        }
+    }
+}
