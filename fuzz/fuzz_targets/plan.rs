@@ -13,7 +13,11 @@ fuzz_target!(|bytes: &[u8]| {
         }
         Err(problems) => {
             assert!(!problems.is_empty());
-            assert!(problems.iter().all(|p| !p.path.is_empty() && !p.message.is_empty()));
+            assert!(
+                problems
+                    .iter()
+                    .all(|p| !p.path.is_empty() && !p.message.is_empty())
+            );
         }
     }
     let _ = plan::duplicate_keys(bytes);

@@ -14,7 +14,10 @@ fuzz_target!(|text: &str| {
         }
     }
     if let Some(name) = branch_name::sanitize(text) {
-        assert!(git_orchestrate::store::is_valid_branch_name(&name), "{name}");
+        assert!(
+            git_orchestrate::store::is_valid_branch_name(&name),
+            "{name}"
+        );
     }
     let _ = git_orchestrate::store::is_checkpoint_message(text);
     let _ = git_orchestrate::workflow::notes::checkpoint_records(text);
