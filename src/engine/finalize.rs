@@ -453,10 +453,7 @@ pub fn make_mark_done(
             "Commit or stash them first (`git stash`), then run it again.",
         ));
     }
-    let text = git
-        .show(&squashed, path)?
-        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
-        .unwrap_or_default();
+    let text = session.master_plan_at(&squashed, path)?.unwrap_or_default();
     let short = crate::short_id(&squashed).to_string();
     let Some(marked) = master_plan::mark_done(&text, &title, &short) else {
         return Err(super::wrong_state(
@@ -601,16 +598,17 @@ fn master_plan(session: &Session, snap: &Snapshot, path: &str) -> Result<Finaliz
             path
         ));
     }
-    let text = git
-        .show(&head, path)?
-        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
-        .unwrap_or_default();
+    // Read in-process, to at most 8 MiB: the agent wrote this commit.
+    let text = match session.master_plan_at(&head, path) {
+        Ok(text) => text.unwrap_or_default(),
+        Err(e) => return refuse(e.to_string()),
+    };
     // It marks this PR done, and no other: a master plan with every PR closed would make the
     // next `--no-pr-left` true by the agent's own hand (docs/integrity.md).
-    let before = git
-        .show(squashed, path)?
-        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
-        .unwrap_or_default();
+    let before = match session.master_plan_at(squashed, path) {
+        Ok(text) => text.unwrap_or_default(),
+        Err(e) => return refuse(e.to_string()),
+    };
     let still_open = master_plan::open_prs(&text);
     let closed: Vec<String> = master_plan::open_prs(&before)
         .into_iter()

@@ -384,6 +384,25 @@ impl Session {
             .and_then(|(_, blob)| blob))
     }
 
+    /// The master plan's text in commit `commit` (an id): `None` when it has no such file;
+    /// one over 8 MiB is refused unread.
+    pub fn master_plan_at(&self, commit: &str, path: &str) -> Result<Option<String>, EngineError> {
+        let Some(blob) = self.store.blob_at(commit, path)? else {
+            return Ok(None);
+        };
+        match self.store.blob_within(&blob, crate::input::CAP)? {
+            Ok(bytes) => Ok(Some(String::from_utf8_lossy(&bytes).into_owned())),
+            Err(size) => Err(EngineError::BadInput {
+                message: format!(
+                    "the master plan {path} in {} is {size} bytes, over the limit of {} MiB; it is not read",
+                    crate::short_id(commit),
+                    crate::input::CAP >> 20
+                ),
+                hint: "A master plan lists PRs; keep it small.".into(),
+            }),
+        }
+    }
+
     /// True when `state` is idle and the master plan on the main branch is still the one the
     /// agent judged: nothing is left to do.
     pub fn idle_holds(&self, state: &State, master_plan: &str) -> Result<bool, EngineError> {
@@ -443,7 +462,20 @@ impl Session {
             }
             None => (now_on_main, Origin::MainBranch(main.clone())),
         };
-        let on_main = blob.as_deref().map(|b| self.store.blob(b)).transpose()?;
+        let on_main = match blob.as_deref() {
+            Some(b) => Some(
+                self.store
+                    .blob_within(b, crate::input::CAP)?
+                    .map_err(|size| ConfigError {
+                        origin: main_origin.to_string(),
+                        message: format!(
+                            "it is {size} bytes, over the limit of {} MiB, and is not read",
+                            crate::input::CAP >> 20
+                        ),
+                    })?,
+            ),
+            None => None,
+        };
         let working = self.read_working_tree_config()?;
         let pr_branch = state.and_then(|s| s.branch());
         let (text, origin) = match (pr_branch, on_main, working) {

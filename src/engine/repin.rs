@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use super::{EngineError, Session};
-use crate::config::{Config, Origin};
+use crate::config::{Config, ConfigError, Origin};
 use crate::workflow::{Event, Human, Rejection, RejectionKind, Status};
 
 /// What `repin` did.
@@ -38,7 +38,17 @@ pub fn repin(session: &Session, human: Human) -> Result<RepinReport, EngineError
         // Broken gates are never pinned: every command after would refuse.
         if let Some(blob) = &pin.config {
             let origin = Origin::MainBranch(main.clone());
-            let text = super::config_text(session.store.blob(blob)?, &origin)?;
+            let bytes = session
+                .store
+                .blob_within(blob, crate::input::CAP)?
+                .map_err(|size| ConfigError {
+                    origin: origin.to_string(),
+                    message: format!(
+                        "it is {size} bytes, over the limit of {} MiB, and is not read",
+                        crate::input::CAP >> 20
+                    ),
+                })?;
+            let text = super::config_text(bytes, &origin)?;
             Config::parse(&text, &origin)?;
         }
         let before = state.pin().cloned();

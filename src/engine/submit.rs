@@ -612,7 +612,20 @@ fn check_no_pr_left(
     let Some(id) = &blob else {
         return Ok(blob);
     };
-    let text = String::from_utf8_lossy(&session.store.blob(id)?).into_owned();
+    let text = match session.store.blob_within(id, crate::input::CAP)? {
+        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+        Err(size) => {
+            return Err(EngineError::BadInput {
+                message: format!(
+                    "the master plan {} on {main} is {size} bytes, over the limit of {} MiB; it is \
+                     not read",
+                    config.master_plan,
+                    crate::input::CAP >> 20
+                ),
+                hint: "A master plan lists PRs; keep it small.".into(),
+            });
+        }
+    };
     let claimed = session.store.other_active_prs()?;
     let open: Vec<String> = master_plan::open_prs(&text)
         .into_iter()

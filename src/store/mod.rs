@@ -1660,6 +1660,34 @@ impl Store {
         Ok(true)
     }
 
+    /// The bytes of blob `id` when it holds at most `cap` of them; `Err(size)` when it holds
+    /// more, and nothing was read (its size comes from the object's header).
+    pub fn blob_within(&self, id: &str, cap: u64) -> Result<Result<Vec<u8>, u64>, StoreError> {
+        let oid = ObjectId::from_hex(id.as_bytes()).map_err(git_err)?;
+        let size = self.repo.find_header(oid).map_err(git_err)?.size();
+        if size > cap {
+            return Ok(Err(size));
+        }
+        self.blob(id).map(Ok)
+    }
+
+    /// The blob at `path` in commit `commit` (an id), `None` when the commit has no file
+    /// there.
+    pub fn blob_at(&self, commit: &str, path: &str) -> Result<Option<String>, StoreError> {
+        let id = ObjectId::from_hex(commit.as_bytes()).map_err(git_err)?;
+        let tree = self
+            .repo
+            .find_commit(id)
+            .map_err(git_err)?
+            .tree()
+            .map_err(git_err)?;
+        Ok(tree
+            .lookup_entry_by_path(path)
+            .map_err(git_err)?
+            .filter(|e| e.mode().is_blob())
+            .map(|e| e.object_id().to_string()))
+    }
+
     /// The bytes of blob `id`.
     pub fn blob(&self, id: &str) -> Result<Vec<u8>, StoreError> {
         let id = ObjectId::from_hex(id.as_bytes()).map_err(git_err)?;

@@ -1760,3 +1760,36 @@ fn verify_on_main_checks_the_squashed_commit() {
         .expect(0)
         .says("0 checkpoint commits in refs/heads/main..HEAD (0 commits looked at)");
 }
+
+/// A master plan over 8 MiB in the master-plan commit (the agent wrote it) is refused unread:
+/// its size comes from the object's header.
+#[test]
+fn a_master_plan_over_the_cap_is_refused_unread() {
+    let repo = calc();
+    repo.write("tests/test_mul.sh", TEST_MUL);
+    red(&repo, RED_MUL);
+    let mut calc = std::fs::read_to_string(repo.path.join("calc.sh")).unwrap();
+    calc.push_str(MUL);
+    repo.write("calc.sh", &calc);
+    green(&repo, RED_MUL);
+    squash(&repo);
+    let squashed = repo.git(&["rev-parse", "--short=12", "HEAD"]);
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    let padding = "padding line of the plan\n".repeat(400_000);
+    repo.write(
+        "docs/plan.md",
+        &format!(
+            "# Plan\n## PR 1: feat: Multiply [DONE] {}\n{padding}",
+            squashed.trim()
+        ),
+    );
+    repo.commit_all("docs: PR 1 done");
+    let out = repo.run(&["submit-work", "-s", "plan updated"]);
+    out.expect(1);
+    assert!(
+        out.stdout
+            .contains("bytes, over the limit of 8 MiB; it is not read"),
+        "{}",
+        out.stdout
+    );
+}
