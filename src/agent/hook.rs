@@ -111,7 +111,11 @@ pub fn check_tool(input: &HookInput, ctx: &GuardContext) -> Decision {
                 {
                     script.to_string()
                 }
-                _ => argv.iter().map(|w| quote(w)).collect::<Vec<_>>().join(" "),
+                _ => argv
+                    .iter()
+                    .map(|w| crate::workflow::briefing::shell_quote(w))
+                    .collect::<Vec<_>>()
+                    .join(" "),
             })
         }
         _ => None,
@@ -126,18 +130,6 @@ pub fn check_tool(input: &HookInput, ctx: &GuardContext) -> Decision {
             ),
         )),
         None => Decision::Allow,
-    }
-}
-
-fn quote(word: &str) -> String {
-    if !word.is_empty()
-        && word
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c))
-    {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', r"'\''"))
     }
 }
 

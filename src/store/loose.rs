@@ -45,13 +45,7 @@ impl LooseWriter {
         }
         let header = gix::objs::encode::loose_header(kind, data.len() as u64);
         self.deflate(&[&header, data])?;
-        let mut builder = tempfile::Builder::new();
-        // Objects are immutable; git makes them read-only too.
-        #[cfg(unix)]
-        builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o444));
-        let mut file = builder
-            .tempfile_in(&self.dir)
-            .map_err(|e| io_err("create a temporary object file in", &self.dir, e))?;
+        let mut file = temporary_object(&self.dir)?;
         file.write_all(&self.out)
             .map_err(|e| io_err("write a temporary object file in", &self.dir, e))?;
         if let Some(fan_out) = path.parent()
@@ -140,6 +134,19 @@ fn objects_err(e: impl std::error::Error + Send + Sync + 'static) -> StoreError 
     }
 }
 
+/// A temporary file for a loose object, in the objects directory, named `tmp_obj_…` as git
+/// names its own: one a killed write leaves behind is removed by `git prune` (and `git gc`).
+fn temporary_object(dir: &Path) -> Result<tempfile::NamedTempFile, StoreError> {
+    let mut builder = tempfile::Builder::new();
+    builder.prefix("tmp_obj_");
+    // Objects are immutable; git makes them read-only too.
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o444));
+    builder
+        .tempfile_in(dir)
+        .map_err(|e| io_err("create a temporary object file in", dir, e))
+}
+
 fn io_err(what: &str, path: &Path, e: std::io::Error) -> StoreError {
     StoreError::Objects {
         message: format!("cannot {what} {}", path.display()),
@@ -150,6 +157,18 @@ fn io_err(what: &str, path: &Path, e: std::io::Error) -> StoreError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What a write killed before it published its object leaves is git's to clean up.
+    #[test]
+    fn a_temporary_object_left_by_a_kill_is_removed_by_git_prune() {
+        let (temp, _) = crate::test_git::repo_with_a_commit();
+        let objects = temp.path().join(".git/objects");
+        let (_, left) = temporary_object(&objects).unwrap().keep().unwrap();
+        let name = left.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(name.starts_with("tmp_obj_"), "{name}");
+        crate::test_git::git(temp.path(), &["prune", "--expire=now"]);
+        assert!(!left.exists(), "git prune left {name}");
+    }
 
     #[test]
     fn objects_written_here_read_back_through_gix_and_git() {

@@ -1,35 +1,10 @@
-//! Commit times as `2026-11-22 14:03:07 +0100`, without a date library.
+//! Commit times as `2026-11-22 14:03:07 +0100`, in the commit's own offset, as `git log
+//! --date=iso` shows them (gix-date formats them).
 
-/// Formats a git time in its own offset, as `git log --date=iso` does.
+/// Formats a git time in its own offset, as `git log --date=iso` does; a time no calendar
+/// holds is shown as seconds since the epoch, as git's raw format has it.
 pub fn format_time(time: gix::date::Time) -> String {
-    let local = time.seconds + i64::from(time.offset);
-    let days = local.div_euclid(86_400);
-    let secs = local.rem_euclid(86_400);
-    let (y, m, d) = civil_from_days(days);
-    let sign = if time.offset < 0 { '-' } else { '+' };
-    let off = time.offset.unsigned_abs();
-    format!(
-        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} {sign}{:02}{:02}",
-        secs / 3600,
-        secs % 3600 / 60,
-        secs % 60,
-        off / 3600,
-        off % 3600 / 60
-    )
-}
-
-/// Days since 1970-01-01 to (year, month, day); Howard Hinnant's algorithm.
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (if m <= 2 { y + 1 } else { y }, m, d)
+    time.format_or_unix(gix::date::time::format::ISO8601)
 }
 
 #[cfg(test)]
