@@ -183,6 +183,8 @@ enum Judged {
 fn judge(line: &[u8]) -> Judged {
     let text = line.strip_suffix(b"\n").unwrap_or(line);
     let text = text.strip_suffix(b"\r").unwrap_or(text);
+    // A byte-order mark is taken away, as the SDK does.
+    let text = text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(text);
     if text.iter().all(u8::is_ascii_whitespace) {
         return Judged::Blank;
     }
@@ -204,8 +206,7 @@ fn judge(line: &[u8]) -> Judged {
     if let Some(id) = value.get("id").filter(|id| !id.is_null())
         && value
             .get("method")
-            .and_then(Value::as_str)
-            .is_some_and(|m| m.len() <= MAX_METHOD)
+            .is_some_and(|m| m.as_str().is_none_or(|m| m.len() <= MAX_METHOD))
         && serde_json::from_value::<rmcp::model::ClientJsonRpcMessage>(value.clone()).is_err()
     {
         return Judged::Answer(error(

@@ -125,15 +125,14 @@ pub fn audit(session: &Session, all: bool) -> Result<AuditReport, EngineError> {
         }
         // git keeps no reflog for a ref it recreates after a deletion; the tip git-orchestrate
         // last wrote still tells a move by anything else.
-        // A kill between the ref's move and the marker's rewrite leaves the marker one
-        // transition behind, and the intent file the write left before it moved the ref
-        // names exactly that move.
+        // A kill between the ref's move and the marker's rewrite leaves the marker behind
+        // (a transition, or a sync's longer move), and the intent file the write left before
+        // it moved the ref names exactly that move.
         let marker_one_behind = |last: ObjectId| {
-            chain.commits.get(1) == Some(&last)
-                && store.unfinished_tip_moves(name).iter().any(|(old, new)| {
-                    ObjectId::from_hex(old.as_bytes()).is_ok_and(|id| id == last)
-                        && ObjectId::from_hex(new.as_bytes()).is_ok_and(|id| id == tip)
-                })
+            store.unfinished_tip_moves(name).iter().any(|(old, new)| {
+                ObjectId::from_hex(old.as_bytes()).is_ok_and(|id| id == last)
+                    && ObjectId::from_hex(new.as_bytes()).is_ok_and(|id| id == tip)
+            })
         };
         if let Some(last) = store
             .last_written_tip(name)

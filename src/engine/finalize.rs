@@ -262,9 +262,12 @@ fn red_proofs(
         // A shared file's test lines are not pinned: a later step that dropped them is named.
         let text = |tree: &str, path: &str| -> Result<String, EngineError> {
             Ok(match store.tree_entry(tree, path)? {
-                Some(entry) => {
-                    String::from_utf8_lossy(&store.blob(&entry.id.to_string())?).into_owned()
-                }
+                // A file the agent wrote: read only within the cap (over it, it counts as empty,
+                // and the lines it should hold are named dropped).
+                Some(entry) => match store.blob_within(&entry.id.to_string(), crate::input::CAP)? {
+                    Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+                    Err(_) => String::new(),
+                },
                 None => String::new(),
             })
         };

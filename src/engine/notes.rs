@@ -544,7 +544,11 @@ fn check_squash(
             SquashVerification::OtherTree
         }));
     };
-    let no_gates = note.verification.starts_with("not verified: no gates");
+    // Every line for this tree must say gates ran: one more line cannot turn a squash made
+    // without gates into a verified one.
+    let no_gates = mine
+        .iter()
+        .any(|n| n.verification.starts_with("not verified: no gates"));
     Ok(Some(match (no_gates, gates_configured) {
         (true, true) => SquashVerification::GatesMissing { note },
         (true, false) => SquashVerification::NoGates { note },
@@ -555,14 +559,13 @@ fn check_squash(
 /// The trees the workflows' chains record as verified (a checkpoint recorded, a preflight
 /// pass, a passing run's verified tree), in every workflow here and every remote's as last
 /// fetched, with where each is recorded. What a note says is believed only for these, and
-/// only where the chain replays clean from that transition to its tip.
+/// only where the whole chain replays clean, from a new workflow to its tip, every
+/// transition recorded: a chain begun from a state made up on the way vouches for nothing.
 struct ChainTrees {
     /// tree → (chain tip, the transition that records it).
     sources: HashMap<String, Vec<(gix::ObjectId, gix::ObjectId)>>,
     /// squashed commit → (chain tip, the `Squashed` transition, the workflow's name).
     squashes: HashMap<String, Vec<(gix::ObjectId, gix::ObjectId, String)>>,
-    /// Segments audited so far, and whether they replay clean.
-    audited: HashMap<(gix::ObjectId, gix::ObjectId), bool>,
     /// Whole chains audited so far, by tip.
     whole: HashMap<gix::ObjectId, bool>,
 }
@@ -570,8 +573,8 @@ struct ChainTrees {
 impl ChainTrees {
     fn vouches_for(&mut self, session: &Session, tree: &str) -> Result<bool, EngineError> {
         let sources = self.sources.get(tree).cloned().unwrap_or_default();
-        for (tip, transition) in sources {
-            if self.replays_clean(session, tip, transition)? {
+        for (tip, _) in sources {
+            if self.replays_whole(session, tip)? {
                 return Ok(true);
             }
         }
@@ -608,24 +611,6 @@ impl ChainTrees {
         let chain = super::audit::audit_chain(&session.store, "(a chain)", tip, None)?;
         let clean = chain.forged.is_none() && chain.unrecorded == 0;
         self.whole.insert(tip, clean);
-        Ok(clean)
-    }
-
-    /// Whether the chain ending at `tip` replays clean from `transition` on.
-    fn replays_clean(
-        &mut self,
-        session: &Session,
-        tip: gix::ObjectId,
-        transition: gix::ObjectId,
-    ) -> Result<bool, EngineError> {
-        if let Some(clean) = self.audited.get(&(tip, transition)) {
-            return Ok(*clean);
-        }
-        let store = &session.store;
-        let stop = store.commit_record(transition)?.parents.first().copied();
-        let chain = super::audit::audit_chain(store, "(a chain)", tip, stop)?;
-        let clean = chain.forged.is_none();
-        self.audited.insert((tip, transition), clean);
         Ok(clean)
     }
 }
@@ -670,7 +655,6 @@ fn chain_verified_trees(session: &Session) -> Result<ChainTrees, EngineError> {
     Ok(ChainTrees {
         sources,
         squashes,
-        audited: HashMap::new(),
         whole: HashMap::new(),
     })
 }

@@ -167,7 +167,14 @@ pub fn run(
             .filter(|s| !s.is_empty() && s.bytes().all(|b| b.is_ascii_uppercase() || b == b'_'))
             .unwrap_or("?")
             .to_string();
-        if let (Some(n), Some(mut record)) = (n, record) {
+        // Recorded already when the kill came after the turn's record was written.
+        let last = session
+            .store
+            .last_run_record()?
+            .and_then(|(_, subject)| turn_number(&subject));
+        if let (Some(n), Some(mut record)) = (n, record)
+            && last.is_none_or(|last| last < n)
+        {
             record["interrupted"] = serde_json::json!(true);
             session.store.append_run_record(
                 &[("turn.json", record.to_string().as_bytes())],

@@ -177,8 +177,29 @@ static SUPERVISING: AtomicBool = AtomicBool::new(false);
 pub fn supervise() -> std::io::Result<()> {
     rustix::process::set_child_subreaper(Some(rustix::process::getpid()))
         .map_err(std::io::Error::from)?;
+    // Children this process had before (a wrapper's `job & exec git orchestrate run`) are
+    // not the agent's: they are left alone.
+    let me = i32::try_from(std::process::id()).unwrap_or(0);
+    let before: Vec<(i32, Option<u64>)> = processes()
+        .into_iter()
+        .filter(|(_, ppid)| *ppid == me)
+        .map(|(pid, _)| (pid, start_time(pid)))
+        .collect();
+    let _ = BEFORE.set(before);
     SUPERVISING.store(true, Ordering::SeqCst);
     Ok(())
+}
+
+/// The children [`supervise`] found: (pid, start time).
+static BEFORE: std::sync::OnceLock<Vec<(i32, Option<u64>)>> = std::sync::OnceLock::new();
+
+/// When process `pid` started, in clock ticks since boot (`/proc/<pid>/stat`, field 22): with
+/// the pid, it names one process, not a later one given the same pid.
+fn start_time(pid: i32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = &stat[stat.rfind(')')? + 1..];
+    // Fields from the third (state) on; the start time is the 22nd field of the line.
+    rest.split_whitespace().nth(19)?.parse().ok()
 }
 
 /// Every process now running with its parent: (pid, parent pid), from `/proc`.
@@ -286,10 +307,12 @@ fn end_orphans(grace: Duration) {
     for _ in 0..5 {
         // Ended ones first: orphans that exited are our zombies until reaped.
         while let Ok(Some(_)) = rustix::process::wait(rustix::process::WaitOptions::NOHANG) {}
+        let before = BEFORE.get().map_or(&[][..], Vec::as_slice);
         let children: Vec<i32> = processes()
             .into_iter()
             .filter(|(_, ppid)| *ppid == me)
             .map(|(pid, _)| pid)
+            .filter(|pid| !before.contains(&(*pid, start_time(*pid))))
             .collect();
         if children.is_empty() {
             return;

@@ -1066,6 +1066,10 @@ impl Store {
             .to_str()
             .ok()
             .and_then(|n| n.strip_prefix(WORKFLOWS));
+        // Writers of one workflow take turns from the intent to the marker: two at once
+        // would otherwise leave the marker at the earlier tip with no intent to explain it.
+        let _turn = workflow
+            .and_then(|w| exclusive_lock(&self.tip_marker(w).with_extension("tips-lock")).ok());
         // Written before the ref moves: a kill between the move and the marker's rewrite
         // leaves this, which `audit` takes as our own move, and nothing else does.
         let intent = workflow.and_then(|w| self.note_intent(w, expected, new));
@@ -1073,10 +1077,14 @@ impl Store {
         let result = self
             .repo
             .edit_references_as(Some(edit), Some(signature.to_ref(&mut time_buf)));
-        if let (Ok(_), Some(workflow)) = (&result, workflow) {
-            self.remember_tip(workflow, new);
-        }
-        if let Some(intent) = intent {
+        let marked = match (&result, workflow) {
+            (Ok(_), Some(workflow)) => self.remember_tip(workflow, new),
+            _ => true,
+        };
+        // Kept when the marker could not be written: it still explains the move.
+        if let Some(intent) = intent
+            && marked
+        {
             let _ = std::fs::remove_file(intent);
         }
         match result {
@@ -1146,15 +1154,17 @@ impl Store {
     /// check for a deleted ref, and the write itself has happened. One small write, on every
     /// transition: a marker cut short by a crash reads as no marker (the reflog still speaks
     /// while the ref exists), so it needs no temporary file and rename.
-    fn remember_tip(&self, workflow: &str, tip: ObjectId) {
+    fn remember_tip(&self, workflow: &str, tip: ObjectId) -> bool {
         let path = self.tip_marker(workflow);
         let line = format!("{tip}\n");
-        if let Err(e) = std::fs::write(&path, &line)
-            && e.kind() == std::io::ErrorKind::NotFound
-            && let Some(dir) = path.parent()
-            && std::fs::create_dir_all(dir).is_ok()
-        {
-            let _ = std::fs::write(&path, &line);
+        match std::fs::write(&path, &line) {
+            Ok(()) => true,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                path.parent()
+                    .is_some_and(|dir| std::fs::create_dir_all(dir).is_ok())
+                    && std::fs::write(&path, &line).is_ok()
+            }
+            Err(_) => false,
         }
     }
 
