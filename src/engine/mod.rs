@@ -33,7 +33,7 @@ use std::time::{Duration, Instant};
 use crate::config::{self, Config, ConfigError, Origin};
 use crate::exec::{CommandEnv, Git, GitError};
 use crate::store::{
-    FileChange, LockSighting, Snapshot, Store, StoreError, TransitionWrite, WriteError,
+    EntryType, FileChange, LockSighting, Snapshot, Store, StoreError, TransitionWrite, WriteError,
 };
 use crate::workflow::briefing::Notice;
 use crate::workflow::plan::Problem;
@@ -387,10 +387,18 @@ impl Session {
     /// The master plan's text in commit `commit` (an id): `None` when it has no such file;
     /// one over 8 MiB is refused unread.
     pub fn master_plan_at(&self, commit: &str, path: &str) -> Result<Option<String>, EngineError> {
-        let Some(blob) = self.store.blob_at(commit, path)? else {
+        let tree = self.store.tree_of(commit)?;
+        let Some(entry) = self
+            .store
+            .tree_entry(&tree, path)?
+            .filter(|e| matches!(e.kind, EntryType::File | EntryType::Executable))
+        else {
             return Ok(None);
         };
-        match self.store.blob_within(&blob, crate::input::CAP)? {
+        match self
+            .store
+            .blob_within(&entry.id.to_string(), crate::input::CAP)?
+        {
             Ok(bytes) => Ok(Some(String::from_utf8_lossy(&bytes).into_owned())),
             Err(size) => Err(EngineError::BadInput {
                 message: format!(

@@ -1598,7 +1598,7 @@ impl Store {
     /// is tracked and what is ignored.
     pub fn worktree_matches(&self, commit: &str, paths: &[String]) -> Result<bool, StoreError> {
         use gix::object::tree::EntryKind;
-        const CAP: u64 = 8 << 20;
+        const CAP: u64 = crate::input::CAP;
         let id = ObjectId::from_hex(commit.as_bytes()).map_err(git_err)?;
         let tree = self
             .repo
@@ -1679,23 +1679,6 @@ impl Store {
             return Ok(Err(size));
         }
         self.blob(id).map(Ok)
-    }
-
-    /// The blob at `path` in commit `commit` (an id), `None` when the commit has no file
-    /// there.
-    pub fn blob_at(&self, commit: &str, path: &str) -> Result<Option<String>, StoreError> {
-        let id = ObjectId::from_hex(commit.as_bytes()).map_err(git_err)?;
-        let tree = self
-            .repo
-            .find_commit(id)
-            .map_err(git_err)?
-            .tree()
-            .map_err(git_err)?;
-        Ok(tree
-            .lookup_entry_by_path(path)
-            .map_err(git_err)?
-            .filter(|e| e.mode().is_blob())
-            .map(|e| e.object_id().to_string()))
     }
 
     /// The bytes of blob `id`.

@@ -464,6 +464,15 @@ fn a_turn_whose_agent_ran_without_our_hooks_stops_the_run() {
     );
 }
 
+/// The first `turn` event of a `run --json`.
+fn first_turn(out: &Run) -> Value {
+    out.stdout
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|e| e["event"] == "turn")
+        .expect("a turn event")
+}
+
 /// Whether process `pid` still runs (a zombie has ended).
 fn alive(pid: &str) -> bool {
     std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())).is_ok_and(|stat| {
@@ -504,12 +513,7 @@ fn a_turn_that_never_ends_is_ended_at_its_time_limit_with_everything_it_started(
         .unwrap(),
     );
     assert_eq!(out.code, 10, "{}{}", out.stdout, out.stderr);
-    let turn: Value = out
-        .stdout
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap())
-        .find(|e| e["event"] == "turn")
-        .unwrap();
+    let turn = first_turn(&out);
     assert_eq!(turn["exit"], "killed after the 2s timeout", "{turn:#}");
     let pid = std::fs::read_to_string(&pidfile).unwrap();
     assert!(!alive(&pid), "the setsid child {pid} still runs");
@@ -640,12 +644,7 @@ fn a_turn_cut_short_by_a_kill_is_recorded_and_the_next_run_numbers_on() {
     first.wait().unwrap();
     let out = repo.run(&["--json", "run", "--max-turns", "1", "--", "true"]);
     assert_eq!(out.code, 10, "{}{}", out.stdout, out.stderr);
-    let turn: Value = out
-        .stdout
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap())
-        .find(|e| e["event"] == "turn")
-        .unwrap();
+    let turn = first_turn(&out);
     assert_eq!(turn["turn"], 2);
     let subjects = repo.git(&["log", "--format=%s", "refs/orchestrator/runs/main"]);
     let subjects: Vec<&str> = subjects.lines().collect();
