@@ -10,7 +10,7 @@ use crate::workflow::Thresholds;
 use crate::workflow::review::Priority;
 
 /// The config file's name, at the repository root.
-pub const FILE_NAME: &str = ".orchestrate.toml";
+pub const FILE_NAME: &str = crate::workflow::CONFIG_FILE;
 
 const DEFAULT_MASTER_PLAN: &str = "docs/Plan_Doc/Active_Plan.md";
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
@@ -672,7 +672,7 @@ impl Config {
         self.gates
             .test_paths
             .iter()
-            .any(|pattern| crate::agent::guard::glob_match(pattern, path))
+            .any(|pattern| crate::glob::glob_match(pattern, path))
     }
 
     pub fn gate_names(&self) -> Vec<String> {

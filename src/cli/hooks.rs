@@ -9,9 +9,9 @@ use super::error::{CommandError, ErrorKind};
 use super::render::output_block;
 use super::{Exit, Failure, Ui};
 use crate::engine::Session;
+use crate::engine::git_hook::{self as run, Outcome};
 use crate::hooks::install::{self, Action, HookState, InstallError, Manager, Report};
 use crate::hooks::managed::{self, FileAction as ManagedFileAction, InstallStep, ManagedReport};
-use crate::hooks::run::{self, Outcome};
 
 /// Install, remove or show the git hooks that enforce preflight on checkpoints.
 ///

@@ -10,6 +10,7 @@ mod doctor;
 mod escape;
 mod finalize;
 mod get_task;
+pub mod git_hook;
 pub mod hermetic;
 mod history;
 mod human;

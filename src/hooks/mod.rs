@@ -5,7 +5,6 @@
 pub mod install;
 pub mod managed;
 pub mod managers;
-pub mod run;
 
 /// The hooks git-orchestrate installs, in the order it reports them.
 pub const NAMES: [&str; 3] = ["commit-msg", "post-commit", "pre-push"];

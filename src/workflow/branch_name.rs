@@ -1,8 +1,8 @@
 //! Turns a PR title into a safe branch name (docs/agent-guide.md, "INITIALIZING"): `"feat: Implement New Feature"` →
 //! `feat/implement-new-feature`, using only `[a-z0-9._/-]`.
 
-use super::state::Status;
-use super::transition::{Rejection, RejectionKind};
+use super::rejection::{Rejection, RejectionKind};
+use super::status::Status;
 
 /// Longest slug we produce; git allows more, people reading `git branch` do not.
 const MAX_SLUG: usize = 60;

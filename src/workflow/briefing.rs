@@ -200,7 +200,7 @@ pub enum Notice {
 
 impl std::fmt::Display for Notice {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        const CONFIG: &str = crate::config::FILE_NAME;
+        const CONFIG: &str = super::CONFIG_FILE;
         match self {
             Notice::MainMovedOutside {
                 main,

@@ -16,9 +16,11 @@ pub mod master_plan;
 pub mod notes;
 pub mod plan;
 pub mod red;
+mod rejection;
 pub mod replan;
 pub mod review;
 pub mod state;
+mod status;
 mod transition;
 
 use std::fmt;
@@ -38,6 +40,10 @@ pub use transition::{
 
 /// How a human's answer (`resume`, `approve`, `reject`) was authorised (docs/integrity.md):
 /// it is recorded with the transition, for `log`, the review and the final note.
+/// The configuration file's name at the repository root (docs/config.md). The core names it
+/// in briefings; `config` reads it.
+pub const CONFIG_FILE: &str = ".orchestrate.toml";
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Human {
     /// The command ran with a terminal on stdin.

@@ -4,6 +4,7 @@
 
 use super::debugging::{Thresholds, same_failure};
 use super::plan::{Plan, PlanSummary, StepId, StepSummary, StepType};
+pub use super::rejection::{Rejection, RejectionKind};
 use super::review::{Finding, Priority, ReviewRecord, feedback_task};
 use super::state::{Attempts, ExitRecord, LastRun, Pending, PreflightRecord, State, Status};
 use super::state::{Finalized, Halt, HaltReason, Phase, Pin, Pr, PreflightCache, ReplanContext};
@@ -284,39 +285,6 @@ impl Transition {
             Effect::Reply(v) => Some(*v),
             _ => None,
         })
-    }
-}
-
-/// Why a command is not accepted now. Carries the state so every message can name it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Rejection {
-    pub kind: RejectionKind,
-    pub state: Status,
-    pub message: String,
-    /// The next legal action.
-    pub hint: String,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RejectionKind {
-    /// Wrong state for this command (exit 4).
-    WrongState,
-    /// The request contradicts the plan, e.g. the wrong expectation for the step (exit 2).
-    InvalidInput,
-}
-
-impl Rejection {
-    pub(crate) fn wrong_state(
-        state: Status,
-        message: impl Into<String>,
-        hint: impl Into<String>,
-    ) -> Self {
-        Rejection {
-            kind: RejectionKind::WrongState,
-            state,
-            message: message.into(),
-            hint: hint.into(),
-        }
     }
 }
 

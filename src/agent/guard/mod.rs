@@ -22,9 +22,9 @@ mod tests;
 
 use std::path::PathBuf;
 
+pub use crate::glob::glob_match;
 pub use patch::read_capped;
 pub use policy::{Reason, Rule};
-pub use protected::glob_match;
 
 use crate::agent::shell::{self, Joint, Simple, Word};
 use paths::{Checker, Cwds};

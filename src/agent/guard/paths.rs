@@ -12,8 +12,9 @@ use super::GuardContext;
 use super::policy::{
     AGENT_SETTINGS, GIT_DIR_GUARDED, GIT_INTERNAL_NAMES, Reason, Rule, USER_GIT_CONFIG, Unknown,
 };
-use super::protected::{Targets, glob_match, instances, literal_dir, normalize};
+use super::protected::{Targets, instances, literal_dir, normalize};
 use super::words::{Arg, escape};
+use crate::glob::glob_match;
 
 /// Where the commands may be running: known directories, and perhaps somewhere the guard
 /// cannot know (`cd "$x"`).

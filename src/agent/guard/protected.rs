@@ -6,11 +6,9 @@
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
 
-use gix::bstr::BStr;
-use gix::glob::wildmatch::Mode;
-
 use super::GuardContext;
 use super::policy::{AGENT_SETTINGS, GIT_DIR_GUARDED, Rule, USER_GIT_CONFIG};
+use crate::glob::glob_match;
 
 /// Every hook git runs (githooks(5)): a pattern that may name one reaches the hooks.
 #[rustfmt::skip]
@@ -180,14 +178,4 @@ pub fn normalize(path: &Path) -> PathBuf {
         }
     }
     out
-}
-
-/// git's `:(glob)` matching of a repository path: `*` and `?` stay within a directory, `**`
-/// crosses them.
-pub fn glob_match(pattern: &str, path: &str) -> bool {
-    gix::glob::wildmatch(
-        BStr::new(pattern.as_bytes()),
-        BStr::new(path.as_bytes()),
-        Mode::NO_MATCH_SLASH_LITERAL,
-    )
 }

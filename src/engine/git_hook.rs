@@ -12,12 +12,12 @@
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-use super::{PENDING_NOTE, PROBE_ENV};
+use super::notes::{self, CheckedCommit};
+use super::verify::{GateSource, Recheck, Reuse, record_pass, verify_tree};
+use super::{EngineError, Session, io_error};
 use crate::config::PrePush;
-use crate::engine::notes::{self, CheckedCommit};
-use crate::engine::verify::{GateSource, Recheck, Reuse, record_pass, verify_tree};
-use crate::engine::{EngineError, Session, io_error};
 use crate::exec;
+use crate::hooks::{PENDING_NOTE, PROBE_ENV};
 use crate::store::{is_checkpoint_message, is_state_ref_name, transition_history_globs};
 use crate::workflow::State;
 use crate::workflow::notes::CheckpointNote;
