@@ -6,6 +6,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+/// Each file's imports: the modules it names, by path from the crate root.
+type Edges = BTreeMap<Vec<String>, BTreeSet<Vec<String>>>;
+
 /// The layers, lowest first: a module may import from its own top-level module and from
 /// modules of a lower layer only. The crate root (`lib.rs`: a few constants) is below all.
 const LAYERS: &[&[&str]] = &[
@@ -254,7 +257,7 @@ fn load() -> BTreeMap<Vec<String>, Module> {
         .collect();
     let keep: BTreeSet<Vec<String>> = modules
         .keys()
-        .filter(|path| (1..=path.len()).all(|n| declared.contains(&path[..n].to_vec())))
+        .filter(|path| (1..=path.len()).all(|n| declared.contains(&path[..n])))
         .cloned()
         .collect();
     modules.retain(|path, _| path.is_empty() || keep.contains(path));
@@ -367,10 +370,7 @@ fn resolve(modules: &BTreeMap<Vec<String>, Module>, path: &[String], depth: usiz
     here
 }
 
-fn graph() -> (
-    BTreeMap<Vec<String>, BTreeSet<Vec<String>>>,
-    BTreeMap<Vec<String>, Module>,
-) {
+fn graph() -> (Edges, BTreeMap<Vec<String>, Module>) {
     let modules = load();
     let mut edges = BTreeMap::new();
     for (here, module) in &modules {
@@ -464,11 +464,9 @@ fn no_files_import_each_other_in_a_circle() {
 }
 
 /// Tarjan's strongly connected components.
-fn strongly_connected(
-    edges: &BTreeMap<Vec<String>, BTreeSet<Vec<String>>>,
-) -> Vec<Vec<Vec<String>>> {
+fn strongly_connected(edges: &Edges) -> Vec<Vec<Vec<String>>> {
     struct Walk<'a> {
-        edges: &'a BTreeMap<Vec<String>, BTreeSet<Vec<String>>>,
+        edges: &'a Edges,
         index: BTreeMap<&'a Vec<String>, usize>,
         low: BTreeMap<&'a Vec<String>, usize>,
         stack: Vec<&'a Vec<String>>,
