@@ -12,34 +12,21 @@ use crate::agent::guard;
 use crate::config::Config;
 use crate::exec::{self, RunOutput};
 use crate::gates::PreflightRun;
+use crate::store::Snapshot;
 use crate::workflow::briefing::{self, Notice};
 use crate::workflow::master_plan;
 use crate::workflow::plan::{Plan, parse_first_plan, parse_submitted_plan};
 use crate::workflow::replan::check_replan;
 use crate::workflow::state::{ExitRecord, PreflightRecord};
 use crate::workflow::{
-    self, Accepted, Decision, Effect, Event, Expectation, OutputSource, Pending, PreflightOutcome,
-    RedRerun, State, Status, StepId, StepType, SubmitRequest, TestRun, Verdict,
+    self, Accepted, Effect, Event, Expectation, OutputSource, Pending, PreflightOutcome, RedRerun,
+    State, Status, StepId, StepType, SubmitRequest, TestRun, Verdict,
 };
 
-/// What the agent submits. Plan bytes are read once, before any attempt, so a retry after a
-/// lost race never reads stdin twice.
-pub enum SubmitKind {
-    Plan(Vec<u8>),
-    Test {
-        command: String,
-        expectation: Option<Expectation>,
-    },
-    Analysis(Decision),
-    /// Only a summary: confirms a finalization step (the squash, the master-plan commit).
-    Confirm,
-    /// `--squash`: makes the squash commit, then confirms it.
-    Squash,
-    /// `--mark-done`: marks the PR done in the master plan, commits it, then confirms it.
-    MarkDone,
-    /// `--no-pr-left`: every PR of the master plan is done.
-    NoPrLeft,
-}
+/// What the agent submits: the plan's bytes and the test command ride in the core's request
+/// (and come back in its [`Accepted`]). Plan bytes are read once, before any attempt, so a
+/// retry after a lost race never reads stdin twice.
+pub type SubmitKind = SubmitRequest<Vec<u8>, String>;
 
 /// The agent's test command as it ran.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -109,7 +96,7 @@ pub fn submit(
     if !summary.trim().is_empty() {
         super::check_field(Field::Summary, summary)?;
     }
-    if let SubmitKind::Test { command, .. } = kind
+    if let SubmitRequest::Test { command, .. } = kind
         && !command.trim().is_empty()
     {
         super::check_field(Field::TestCommand, command)?;
@@ -141,301 +128,369 @@ fn attempt(
     kind: &SubmitKind,
     measured: &mut Option<Measured>,
 ) -> Result<SubmitReport, EngineError> {
-    let request = match kind {
-        SubmitKind::Plan(_) => SubmitRequest::Plan,
-        SubmitKind::Test { expectation, .. } => SubmitRequest::Test {
-            expectation: *expectation,
+    let snap = read_for(session, kind)?;
+    // A broken config stops every submit, not only those that run commands.
+    let config = session.load_config(Some(&snap.state))?.config;
+    let accepted = workflow::check_submit(&snap.state, snap.summary.as_ref(), kind.as_ref())
+        .map_err(EngineError::Rejected)?;
+    let mut notes = Vec::new();
+    let status = snap.state.status();
+    let (event, ran) = match accepted {
+        Accepted::Plan(bytes) => {
+            let (plan, claimed_done) = parse_first(bytes, &config, status)?;
+            master_plan_exists(session, Some(&snap.state), &config, status)?;
+            if claimed_done > 0 {
+                notes.push(Notice::PlanStatusesIgnored { claimed_done }.to_string());
+            }
+            let branch = free_branch_name(session, &plan.pr_title)?;
+            check_branch_free(session, &branch, status)?;
+            let summary = summary.to_string();
+            let event = Event::PlanSubmitted {
+                plan,
+                branch,
+                summary,
+            };
+            (event, None)
+        }
+        Accepted::Replan(bytes) => (replanned(session, &snap, &config, bytes, summary)?, None),
+        Accepted::Test {
+            command,
+            step,
+            kind: step_kind,
+            description,
+            expectation,
+        } => {
+            let asked = Asked {
+                command,
+                step,
+                kind: step_kind,
+                description,
+                expectation,
+            };
+            let (event, ran) = test_ran(session, &snap.state, &config, asked, summary, measured)?;
+            (event, Some(ran))
+        }
+        Accepted::Squash { make } => match squash_confirmed(session, &snap, &config, make)? {
+            Ok(event) => (event, None),
+            Err(refusal) => return Ok(refusal),
         },
-        SubmitKind::Analysis(d) => SubmitRequest::Analysis(*d),
-        SubmitKind::Confirm | SubmitKind::Squash | SubmitKind::MarkDone => SubmitRequest::Confirm,
-        SubmitKind::NoPrLeft => SubmitRequest::NoPrLeft,
+        Accepted::MasterPlanUpdate { make } => {
+            match master_plan_confirmed(session, &snap, &config, make)? {
+                Ok(event) => (event, None),
+                Err(refusal) => return Ok(refusal),
+            }
+        }
+        Accepted::NoPrLeft => {
+            let master_plan = check_no_pr_left(session, &snap.state, &config)?;
+            let summary = summary.to_string();
+            (
+                Event::NoPrLeft {
+                    master_plan,
+                    summary,
+                },
+                None,
+            )
+        }
+        Accepted::Analysis(decision) => {
+            refuse_protected(session, &snap.state, &config)?;
+            let summary = summary.to_string();
+            (Event::AnalysisDecided { decision, summary }, None)
+        }
     };
-    // Only a plan, or saying there is none to make, starts a workflow.
-    let snap = match kind {
-        SubmitKind::NoPrLeft => session.read_or_create()?,
+    write_and_report(session, &snap, &config, event, ran, notes)
+}
+
+/// The workflow the submit acts on. Only a plan, or saying there is none to make, starts a
+/// workflow; a first plan that is not accepted leaves nothing behind, not even a new one.
+fn read_for(session: &Session, kind: &SubmitKind) -> Result<Snapshot, EngineError> {
+    match kind {
+        SubmitKind::NoPrLeft => session.read_or_create(),
         SubmitKind::Plan(bytes) => match session.store.read()? {
-            Some(snap) => snap,
+            Some(snap) => Ok(snap),
             None => {
-                // A plan that is not accepted leaves nothing behind, not even a new workflow.
                 let config = session.load_config(None)?.config;
                 let (plan, _) = parse_first(bytes, &config, Status::Initializing)?;
                 master_plan_exists(session, None, &config, Status::Initializing)?;
                 let branch = free_branch_name(session, &plan.pr_title)?;
                 check_branch_free(session, &branch, Status::Initializing)?;
-                session.read_or_create()?
+                session.read_or_create()
             }
         },
         _ => session.read_or_refuse("submit-work", |s| {
-            workflow::check_submit(s, None, request).err()
-        })?,
-    };
-    // A broken config stops every submit, not only those that run commands.
-    let config = session.load_config(Some(&snap.state))?.config;
-    let accepted = workflow::check_submit(&snap.state, snap.summary.as_ref(), request)
-        .map_err(EngineError::Rejected)?;
-    let mut test_run: Option<(RunOutput, Option<PreflightRun>)> = None;
-    let mut test_command = None;
-    let mut notes = Vec::new();
-    let mut red_output = None;
-    let event = match (accepted, kind) {
-        (Accepted::Plan, SubmitKind::Plan(bytes)) => {
-            let (plan, claimed_done) = parse_first(bytes, &config, snap.state.status())?;
-            master_plan_exists(session, Some(&snap.state), &config, snap.state.status())?;
-            if claimed_done > 0 {
-                notes.push(Notice::PlanStatusesIgnored { claimed_done }.to_string());
+            workflow::check_submit(s, None, kind.as_ref()).err()
+        }),
+    }
+}
+
+/// A plan in REPLANNING, held to the re-plan rules.
+fn replanned(
+    session: &Session,
+    snap: &Snapshot,
+    config: &Config,
+    bytes: &[u8],
+    summary: &str,
+) -> Result<Event, EngineError> {
+    let status = snap.state.status();
+    let plan = parse(bytes, config, status)?;
+    let old = session.store.plan(snap)?;
+    if let (Some(old), Some(context)) = (&old, &snap.state.replan_context()) {
+        check_replan(old, context, &plan).map_err(|problems| EngineError::InvalidPlan {
+            state: status,
+            problems,
+        })?;
+    }
+    // The rules guarantee the old plan's other tasks are all still there.
+    let new_tasks = plan.tasks.len() + 1 - old.map_or(1, |o| o.tasks.len());
+    Ok(Event::Replanned {
+        plan,
+        new_tasks,
+        summary: summary.to_string(),
+    })
+}
+
+/// The step a test was accepted for, with the agent's command.
+struct Asked<'a> {
+    command: &'a str,
+    step: StepId,
+    kind: StepType,
+    description: String,
+    expectation: Expectation,
+}
+
+/// What ran for a test submit, kept for the output the transition saves and the report.
+struct Ran {
+    command: String,
+    run: RunOutput,
+    preflight: Option<PreflightRun>,
+    /// The task's RED test's output, when it ran again.
+    red_output: Option<Vec<u8>>,
+}
+
+/// Runs the test (once: a retry after a lost race takes the first run, for the same step
+/// only) and makes the event of its result.
+fn test_ran(
+    session: &Session,
+    state: &State,
+    config: &Config,
+    asked: Asked<'_>,
+    summary: &str,
+    measured: &mut Option<Measured>,
+) -> Result<(Event, Ran), EngineError> {
+    let Asked {
+        command,
+        step,
+        kind,
+        description,
+        expectation,
+    } = asked;
+    let m = match measured.as_ref() {
+        Some(m) if m.step == step && m.expectation == expectation => m.clone(),
+        Some(m) => return Err(moved_on(state, m.step)),
+        None => {
+            if expectation == Expectation::Fail {
+                refuse_protected(session, state, config)?;
             }
-            let branch = free_branch_name(session, &plan.pr_title)?;
-            check_branch_free(session, &branch, snap.state.status())?;
-            Event::PlanSubmitted {
-                plan,
-                branch,
-                summary: summary.to_string(),
-            }
-        }
-        (Accepted::Replan, SubmitKind::Plan(bytes)) => {
-            let plan = parse(bytes, &config, snap.state.status())?;
-            let old = session.store.plan(&snap)?;
-            if let (Some(old), Some(context)) = (&old, &snap.state.replan_context()) {
-                check_replan(old, context, &plan).map_err(|problems| EngineError::InvalidPlan {
-                    state: snap.state.status(),
-                    problems,
-                })?;
-            }
-            // The rules guarantee the old plan's other tasks are all still there.
-            let new_tasks = plan.tasks.len() + 1 - old.map_or(1, |o| o.tasks.len());
-            Event::Replanned {
-                plan,
-                new_tasks,
-                summary: summary.to_string(),
-            }
-        }
-        (
-            Accepted::Test {
-                step,
-                kind: step_kind,
-                description,
-                expectation,
-            },
-            SubmitKind::Test { command, .. },
-        ) => {
-            let m = match measured.as_ref() {
-                Some(m) if m.step == step && m.expectation == expectation => m.clone(),
-                Some(m) => {
-                    return Err(EngineError::Rejected(workflow::Rejection {
-                        kind: workflow::RejectionKind::WrongState,
-                        state: snap.state.status(),
-                        message: format!(
-                            "the workflow moved on while the test ran (another process changed it: the run was \
-                             for step {}, the workflow is now in state {}); nothing was recorded",
-                            m.step,
-                            snap.state.status()
-                        ),
-                        hint: "Run `git orchestrate get-task` for the current instruction.".into(),
-                    }));
-                }
-                None => {
-                    if expectation == Expectation::Fail {
-                        refuse_protected(session, &snap.state, &config)?;
-                    }
-                    let m = measure(
-                        session,
-                        &snap.state,
-                        &config,
-                        command,
-                        step,
-                        step_kind,
-                        expectation,
-                    )?;
-                    *measured = Some(m.clone());
-                    m
-                }
-            };
-            let preflight = m.preflight.as_ref().map(|(_, outcome)| outcome.clone());
-            let red_rerun = m.red_rerun.as_ref().map(|r| RedRerun {
-                command: r.command.clone(),
-                exit: r.output.exit,
-                output_tail: exec::tail_lines(&r.output.output, config.test.output_tail),
-                restored: r.restored.clone(),
-                not_run: r.not_run.clone(),
-            });
-            red_output = m.red_rerun.map(|r| r.output.output);
-            let red = m.red.unwrap_or_default();
-            test_run = Some((m.run.clone(), m.preflight.and_then(|(pre, _)| pre)));
-            let run = m.run;
-            test_command = Some(command.clone());
-            Event::TestRan(Box::new(TestRun {
-                step,
-                kind: step_kind,
-                description,
-                command: command.clone(),
-                expectation,
-                exit: run.exit,
-                output_tail: exec::tail_lines(&run.output, config.test.output_tail),
-                preflight,
-                red_rerun,
-                summary: summary.to_string(),
-                red: red.outcome,
-                syntax_error: red.syntax_error,
-            }))
-        }
-        (Accepted::Squash, SubmitKind::MarkDone)
-        | (Accepted::MasterPlanUpdate, SubmitKind::Squash) => {
-            let (given, wanted) = match kind {
-                SubmitKind::Squash => (
-                    "--squash",
-                    "--mark-done (or the master-plan commit by hand)",
-                ),
-                _ => ("--mark-done", "--squash (or the squash by hand)"),
-            };
-            return Err(super::wrong_state(
-                snap.state.status(),
-                format!("submit-work {given} is not this step's"),
-                format!(
-                    "This step takes `git orchestrate submit-work --summary \"…\" {wanted}`; `git orchestrate get-task` says more."
-                ),
-            ));
-        }
-        (Accepted::Squash, SubmitKind::Confirm | SubmitKind::Squash) => {
-            // `--squash` makes the commit the manual route makes; the same check judges it.
-            let made = match kind {
-                SubmitKind::Squash => finalize::make_squash(session, &snap)?,
-                _ => None,
-            };
-            // An error after --squash made its commit (a check that cannot run, a note that
-            // cannot be written) takes the commit back too: nothing is left half-done.
-            let judged = judge_squash(session, &snap, &config).inspect_err(|_| {
-                if let Some(old) = &made {
-                    let _ = session.git.reset_soft(old);
-                }
-            })?;
-            match judged {
-                SquashJudged::Holds(event) => event,
-                SquashJudged::FinalCheckRefused(state, reason) => {
-                    let reason = match &made {
-                        Some(old) => {
-                            session.git.reset_soft(old)?;
-                            format!(
-                                "{reason}\nThe squash commit --squash made is undone: the branch is back at {}",
-                                crate::short_id(old)
-                            )
-                        }
-                        None => reason,
-                    };
-                    return Ok(refused(*state, reason));
-                }
-                SquashJudged::Refused(reason) => {
-                    let reason = match made {
-                        // What --squash made is taken back: the branch is as it was.
-                        Some(old) => {
-                            session.git.reset_soft(&old)?;
-                            format!(
-                                "{reason}. The squash commit --squash made is undone: the branch is back at {}",
-                                crate::short_id(&old)
-                            )
-                        }
-                        // A squash made by hand: how to take it back, where there is one.
-                        None if squashed_by_hand(session, &snap)? => format!(
-                            "{reason}. To undo the squash: `git reset --soft ORIG_HEAD` right after it, or \
-                         `git reset --soft <the branch's old tip>` (`git reflog` lists it)"
-                        ),
-                        None => reason,
-                    };
-                    return Ok(refused(snap.state, reason));
-                }
-            }
-        }
-        (Accepted::MasterPlanUpdate, SubmitKind::Confirm | SubmitKind::MarkDone) => {
-            let made = match kind {
-                SubmitKind::MarkDone => {
-                    finalize::make_mark_done(session, &snap, &config.master_plan)?
-                }
-                _ => None,
-            };
-            let judged = finalize::verify_master_plan(session, &snap, &config.master_plan)
-                .inspect_err(|_| {
-                    if let Some(squashed) = &made {
-                        let _ = session.git.reset_soft(squashed);
-                        let _ = session.git.restore_path(squashed, &config.master_plan);
-                    }
-                })?;
-            match judged {
-                FinalizeCheck::Holds { commit } => Event::MasterPlanUpdated { commit },
-                FinalizeCheck::Refused { reason } => {
-                    let reason = match made {
-                        Some(squashed) => {
-                            session.git.reset_soft(&squashed)?;
-                            session.git.restore_path(&squashed, &config.master_plan)?;
-                            format!(
-                                "{reason}. The commit --mark-done made is undone: the branch is back at {}",
-                                crate::short_id(&squashed)
-                            )
-                        }
-                        None if snap.state.final_commit().is_some_and(|squashed| {
-                            session
-                                .git
-                                .rev_parse("HEAD")
-                                .is_ok_and(|head| head != squashed)
-                        }) =>
-                        {
-                            format!(
-                                "{reason}. To undo the master-plan commit and edit it again: `git reset --soft HEAD~1`"
-                            )
-                        }
-                        None => reason,
-                    };
-                    return Ok(refused(snap.state, reason));
-                }
-            }
-        }
-        (Accepted::NoPrLeft, SubmitKind::NoPrLeft) => Event::NoPrLeft {
-            master_plan: check_no_pr_left(session, &snap.state, &config)?,
-            summary: summary.to_string(),
-        },
-        (Accepted::Analysis, SubmitKind::Analysis(decision)) => {
-            refuse_protected(session, &snap.state, &config)?;
-            Event::AnalysisDecided {
-                decision: *decision,
-                summary: summary.to_string(),
-            }
-        }
-        (accepted, _) => {
-            // check_submit answers each request kind only with its own acceptance.
-            return Err(EngineError::Internal(format!(
-                "the submission was accepted as {accepted:?}, which does not fit its kind"
-            )));
+            let m = measure(session, state, config, command, step, kind, expectation)?;
+            *measured = Some(m.clone());
+            m
         }
     };
-    let t = session.transition(&snap, event)?;
-    let output: Option<&[u8]> = t.effects.iter().find_map(|e| match (e, &test_run) {
-        (Effect::SaveOutput(OutputSource::Test), Some((run, _))) => Some(run.output.as_slice()),
-        (Effect::SaveOutput(OutputSource::RedTest), _) => red_output.as_deref(),
-        (Effect::SaveOutput(OutputSource::Gate(name)), Some((_, Some(pre)))) => pre
+    let preflight = m.preflight.as_ref().map(|(_, outcome)| outcome.clone());
+    let red_rerun = m.red_rerun.as_ref().map(|r| RedRerun {
+        command: r.command.clone(),
+        exit: r.output.exit,
+        output_tail: exec::tail_lines(&r.output.output, config.test.output_tail),
+        restored: r.restored.clone(),
+        not_run: r.not_run.clone(),
+    });
+    let red = m.red.unwrap_or_default();
+    let event = Event::TestRan(Box::new(TestRun {
+        step,
+        kind,
+        description,
+        command: command.to_string(),
+        expectation,
+        exit: m.run.exit,
+        output_tail: exec::tail_lines(&m.run.output, config.test.output_tail),
+        preflight,
+        red_rerun,
+        summary: summary.to_string(),
+        red: red.outcome,
+        syntax_error: red.syntax_error,
+    }));
+    let ran = Ran {
+        command: command.to_string(),
+        run: m.run,
+        preflight: m.preflight.and_then(|(pre, _)| pre),
+        red_output: m.red_rerun.map(|r| r.output.output),
+    };
+    Ok((event, ran))
+}
+
+/// The test ran for a step the workflow has since left: another process moved it on.
+fn moved_on(state: &State, ran_for: StepId) -> EngineError {
+    super::wrong_state(
+        state.status(),
+        format!(
+            "the workflow moved on while the test ran (another process changed it: the run was \
+             for step {ran_for}, the workflow is now in state {}); nothing was recorded",
+            state.status()
+        ),
+        "Run `git orchestrate get-task` for the current instruction.",
+    )
+}
+
+/// AWAITING_FINALIZATION confirmed: the squash (made first with `--squash`) is judged. A
+/// refusal is the report: what `--squash` made is taken back, so nothing is left half-done.
+fn squash_confirmed(
+    session: &Session,
+    snap: &Snapshot,
+    config: &Config,
+    make: bool,
+) -> Result<Result<Event, SubmitReport>, EngineError> {
+    // `--squash` makes the commit the manual route makes; the same check judges it.
+    let made = if make {
+        finalize::make_squash(session, snap)?
+    } else {
+        None
+    };
+    // An error after --squash made its commit (a check that cannot run, a note that cannot
+    // be written) takes the commit back too.
+    let judged = judge_squash(session, snap, config).inspect_err(|_| {
+        if let Some(old) = &made {
+            let _ = session.git.reset_soft(old);
+        }
+    })?;
+    match judged {
+        SquashJudged::Holds(event) => Ok(Ok(event)),
+        SquashJudged::FinalCheckRefused(state, reason) => {
+            let reason = match &made {
+                Some(old) => {
+                    session.git.reset_soft(old)?;
+                    format!(
+                        "{reason}\nThe squash commit --squash made is undone: the branch is back at {}",
+                        crate::short_id(old)
+                    )
+                }
+                None => reason,
+            };
+            Ok(Err(refused(*state, reason)))
+        }
+        SquashJudged::Refused(reason) => {
+            let reason = match made {
+                // What --squash made is taken back: the branch is as it was.
+                Some(old) => {
+                    session.git.reset_soft(&old)?;
+                    format!(
+                        "{reason}. The squash commit --squash made is undone: the branch is back at {}",
+                        crate::short_id(&old)
+                    )
+                }
+                // A squash made by hand: how to take it back, where there is one.
+                None if squashed_by_hand(session, snap)? => format!(
+                    "{reason}. To undo the squash: `git reset --soft ORIG_HEAD` right after it, or \
+                     `git reset --soft <the branch's old tip>` (`git reflog` lists it)"
+                ),
+                None => reason,
+            };
+            Ok(Err(refused(snap.state.clone(), reason)))
+        }
+    }
+}
+
+/// FINALIZE_COMPLETE confirmed: the master-plan commit (made first with `--mark-done`) is
+/// judged; a refusal takes back what `--mark-done` made.
+fn master_plan_confirmed(
+    session: &Session,
+    snap: &Snapshot,
+    config: &Config,
+    make: bool,
+) -> Result<Result<Event, SubmitReport>, EngineError> {
+    let made = if make {
+        finalize::make_mark_done(session, snap, &config.master_plan)?
+    } else {
+        None
+    };
+    let undo = |squashed: &str| -> Result<(), EngineError> {
+        session.git.reset_soft(squashed)?;
+        session.git.restore_path(squashed, &config.master_plan)?;
+        Ok(())
+    };
+    let judged =
+        finalize::verify_master_plan(session, snap, &config.master_plan).inspect_err(|_| {
+            if let Some(squashed) = &made {
+                let _ = undo(squashed);
+            }
+        })?;
+    let reason = match judged {
+        FinalizeCheck::Holds { commit } => return Ok(Ok(Event::MasterPlanUpdated { commit })),
+        FinalizeCheck::Refused { reason } => reason,
+    };
+    let reason = match made {
+        Some(squashed) => {
+            undo(&squashed)?;
+            format!(
+                "{reason}. The commit --mark-done made is undone: the branch is back at {}",
+                crate::short_id(&squashed)
+            )
+        }
+        None if snap.state.final_commit().is_some_and(|squashed| {
+            session
+                .git
+                .rev_parse("HEAD")
+                .is_ok_and(|head| head != squashed)
+        }) =>
+        {
+            format!(
+                "{reason}. To undo the master-plan commit and edit it again: `git reset --soft HEAD~1`"
+            )
+        }
+        None => reason,
+    };
+    Ok(Err(refused(snap.state.clone(), reason)))
+}
+
+/// Writes the transition, with the output its effects save, and reports it.
+fn write_and_report(
+    session: &Session,
+    snap: &Snapshot,
+    config: &Config,
+    event: Event,
+    ran: Option<Ran>,
+    notes: Vec<String>,
+) -> Result<SubmitReport, EngineError> {
+    let t = session.transition(snap, event)?;
+    let output: Option<&[u8]> = t.effects.iter().find_map(|e| match (e, &ran) {
+        (Effect::SaveOutput(OutputSource::Test), Some(ran)) => Some(ran.run.output.as_slice()),
+        (Effect::SaveOutput(OutputSource::RedTest), Some(ran)) => ran.red_output.as_deref(),
+        (Effect::SaveOutput(OutputSource::Gate(name)), Some(ran)) => ran
+            .preflight
+            .as_ref()?
             .gates
             .iter()
             .find(|g| &g.name == name)
             .map(|g| g.run.output.as_slice()),
         _ => None,
     });
-    session.commit(&snap, &t, output)?;
+    session.commit(snap, &t, output)?;
 
     let output = output.map(<[u8]>::to_vec).unwrap_or_default();
     let output_tail = exec::tail_lines(&output, config.test.output_tail);
     let verdict = t.verdict().unwrap_or(Verdict::Success);
     let headline = t.summary.lines().next().unwrap_or_default().to_string();
+    let test = ran.as_ref().map(|ran| TestReport {
+        command: ran.command.clone(),
+        exit: ran.run.exit,
+        ms: u64::try_from(ran.run.elapsed.as_millis()).unwrap_or(u64::MAX),
+    });
+    let preflight = ran.and_then(|ran| ran.preflight.map(|p| p.record()));
     Ok(SubmitReport {
         notes,
         step: t.step,
         output,
         output_tail,
-        test: test_run
-            .as_ref()
-            .zip(test_command)
-            .map(|((run, _), command)| TestReport {
-                command,
-                exit: run.exit,
-                ms: u64::try_from(run.elapsed.as_millis()).unwrap_or(u64::MAX),
-            }),
-        preflight: test_run.and_then(|(_, pre)| pre.map(|p| p.record())),
+        test,
+        preflight,
         ..SubmitReport::new(&t.state, verdict, headline)
     })
 }
@@ -750,7 +805,7 @@ fn judge_squash(
 
 /// True when the PR branch is one commit over main: squashed (by hand), so a refusal says
 /// how to take the squash back.
-fn squashed_by_hand(session: &Session, snap: &crate::store::Snapshot) -> Result<bool, EngineError> {
+fn squashed_by_hand(session: &Session, snap: &Snapshot) -> Result<bool, EngineError> {
     let main = session.main_branch(Some(&snap.state))?;
     Ok(session
         .git

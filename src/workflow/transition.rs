@@ -393,51 +393,85 @@ pub fn already_recorded(state: &State, event: &Event) -> bool {
     }
 }
 
-/// A `submit-work` request, before anything has run.
+/// A `submit-work` request: what the agent submits, with its plan (`P`) and test command
+/// (`C`) carried through to the [`Accepted`] that uses them, so the engine matches on one
+/// decision and nothing else. The core decides on `()` payloads as well as on real ones.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SubmitRequest {
-    Plan,
+pub enum SubmitRequest<P = (), C = ()> {
+    Plan(P),
     Test {
+        command: C,
         expectation: Option<Expectation>,
     },
     Analysis(Decision),
     /// No plan, test or analysis: "done", for the finalization steps.
     Confirm,
+    /// `--squash`: the orchestrator makes the squash commit, then it is confirmed.
+    Squash,
+    /// `--mark-done`: the orchestrator marks the PR done in the master plan and commits it,
+    /// then it is confirmed.
+    MarkDone,
     /// `--no-pr-left`: nothing of the master plan is left to do.
     NoPrLeft,
 }
 
-/// What the engine should do for an accepted submit.
+impl<P, C> SubmitRequest<P, C> {
+    pub fn as_ref(&self) -> SubmitRequest<&P, &C> {
+        match self {
+            SubmitRequest::Plan(plan) => SubmitRequest::Plan(plan),
+            SubmitRequest::Test {
+                command,
+                expectation,
+            } => SubmitRequest::Test {
+                command,
+                expectation: *expectation,
+            },
+            SubmitRequest::Analysis(decision) => SubmitRequest::Analysis(*decision),
+            SubmitRequest::Confirm => SubmitRequest::Confirm,
+            SubmitRequest::Squash => SubmitRequest::Squash,
+            SubmitRequest::MarkDone => SubmitRequest::MarkDone,
+            SubmitRequest::NoPrLeft => SubmitRequest::NoPrLeft,
+        }
+    }
+}
+
+/// What the engine should do for an accepted submit, with the request's payload.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Accepted {
-    Plan,
+pub enum Accepted<P = (), C = ()> {
+    Plan(P),
     /// A plan in REPLANNING: it must follow the re-plan rules.
-    Replan,
+    Replan(P),
     Test {
+        command: C,
         step: StepId,
         kind: StepType,
         description: String,
         expectation: Expectation,
     },
-    Analysis,
-    /// AWAITING_FINALIZATION: verify the squash.
-    Squash,
-    /// FINALIZE_COMPLETE: verify the master-plan commit.
-    MasterPlanUpdate,
+    Analysis(Decision),
+    /// AWAITING_FINALIZATION: verify the squash; `make`: make it first (`--squash`).
+    Squash {
+        make: bool,
+    },
+    /// FINALIZE_COMPLETE: verify the master-plan commit; `make`: make it first
+    /// (`--mark-done`).
+    MasterPlanUpdate {
+        make: bool,
+    },
     /// INITIALIZING with no plan: record that nothing is left.
     NoPrLeft,
 }
 
 /// Decides whether `submit-work` is accepted in this state, before anything runs.
-pub fn check_submit(
+pub fn check_submit<P, C>(
     state: &State,
     plan: Option<&PlanSummary>,
-    request: SubmitRequest,
-) -> Result<Accepted, Rejection> {
+    request: SubmitRequest<P, C>,
+) -> Result<Accepted<P, C>, Rejection> {
     let status = state.status();
     let in_tdd = matches!(status, Status::ExecutingTdd | Status::Debugging);
     match request {
-        SubmitRequest::Plan if status == Status::Initializing => Ok(Accepted::Plan),
+        SubmitRequest::Plan(plan) if status == Status::Initializing => Ok(Accepted::Plan(plan)),
         SubmitRequest::NoPrLeft => match (status, plan) {
             (Status::Initializing, None) => Ok(Accepted::NoPrLeft),
             (Status::Initializing, Some(plan)) => Err(Rejection::wrong_state(
@@ -457,28 +491,11 @@ pub fn check_submit(
                 GET_TASK_HINT,
             )),
         },
-        SubmitRequest::Plan if status == Status::Replanning => Ok(Accepted::Replan),
-        SubmitRequest::Confirm => match status {
-            Status::AwaitingFinalization => Ok(Accepted::Squash),
-            Status::FinalizeComplete => Ok(Accepted::MasterPlanUpdate),
-            Status::Initializing
-            | Status::CreatingBranch
-            | Status::ExecutingTdd
-            | Status::Debugging
-            | Status::Replanning
-            | Status::CodeReview
-            | Status::PlanUpdated
-            | Status::MergingBranch
-            | Status::Halted => Err(Rejection::wrong_state(
-                status,
-                format!(
-                    "submit-work without --plan, --test-command or --analysis-decision confirms a finalization \
-                     step; in state {status} there is none"
-                ),
-                GET_TASK_HINT,
-            )),
-        },
-        SubmitRequest::Plan => Err(Rejection::wrong_state(
+        SubmitRequest::Plan(plan) if status == Status::Replanning => Ok(Accepted::Replan(plan)),
+        SubmitRequest::Confirm | SubmitRequest::Squash | SubmitRequest::MarkDone => {
+            check_confirm(status, request.as_ref())
+        }
+        SubmitRequest::Plan(_) => Err(Rejection::wrong_state(
             status,
             match plan {
                 Some(plan) => format!(
@@ -490,9 +507,12 @@ pub fn check_submit(
             GET_TASK_HINT,
         )),
         SubmitRequest::Test { .. } | SubmitRequest::Analysis(_) if !in_tdd => {
-            Err(not_in_tdd(status, request))
+            Err(not_in_tdd(status, &request))
         }
-        SubmitRequest::Test { expectation } => {
+        SubmitRequest::Test {
+            command,
+            expectation,
+        } => {
             // The pending item comes first: after the last step passed, "checkpoint first"
             // is the answer, not "every step is DONE".
             match state.pending() {
@@ -542,6 +562,7 @@ pub fn check_submit(
                     ),
                 }),
                 _ => Ok(Accepted::Test {
+                    command,
                     step: step_id,
                     kind: step.kind,
                     description: step.description.clone(),
@@ -549,8 +570,8 @@ pub fn check_submit(
                 }),
             }
         }
-        SubmitRequest::Analysis(_) => match state.pending() {
-            Some(Pending::Analysis { .. }) => Ok(Accepted::Analysis),
+        SubmitRequest::Analysis(decision) => match state.pending() {
+            Some(Pending::Analysis { .. }) => Ok(Accepted::Analysis(decision)),
             _ => Err(Rejection::wrong_state(
                 status,
                 format!(
@@ -562,7 +583,59 @@ pub fn check_submit(
     }
 }
 
-fn not_in_tdd(status: Status, request: SubmitRequest) -> Rejection {
+/// A finalization step confirmed, with or without the commit the orchestrator makes first:
+/// `--squash` only where the squash is due, `--mark-done` only where the master-plan commit is.
+fn check_confirm<P, C>(
+    status: Status,
+    request: SubmitRequest<&P, &C>,
+) -> Result<Accepted<P, C>, Rejection> {
+    let wrong_step = |given: &str, wanted: &str| {
+        Rejection::wrong_state(
+            status,
+            format!("submit-work {given} is not this step's"),
+            format!(
+                "This step takes `git orchestrate submit-work --summary \"…\" {wanted}`; `git orchestrate get-task` says more."
+            ),
+        )
+    };
+    match (status, request) {
+        (Status::AwaitingFinalization, SubmitRequest::MarkDone) => Err(wrong_step(
+            "--mark-done",
+            "--squash (or the squash by hand)",
+        )),
+        (Status::FinalizeComplete, SubmitRequest::Squash) => Err(wrong_step(
+            "--squash",
+            "--mark-done (or the master-plan commit by hand)",
+        )),
+        (Status::AwaitingFinalization, request) => Ok(Accepted::Squash {
+            make: matches!(request, SubmitRequest::Squash),
+        }),
+        (Status::FinalizeComplete, request) => Ok(Accepted::MasterPlanUpdate {
+            make: matches!(request, SubmitRequest::MarkDone),
+        }),
+        (
+            Status::Initializing
+            | Status::CreatingBranch
+            | Status::ExecutingTdd
+            | Status::Debugging
+            | Status::Replanning
+            | Status::CodeReview
+            | Status::PlanUpdated
+            | Status::MergingBranch
+            | Status::Halted,
+            _,
+        ) => Err(Rejection::wrong_state(
+            status,
+            format!(
+                "submit-work without --plan, --test-command or --analysis-decision confirms a finalization \
+                 step; in state {status} there is none"
+            ),
+            GET_TASK_HINT,
+        )),
+    }
+}
+
+fn not_in_tdd<P, C>(status: Status, request: &SubmitRequest<P, C>) -> Rejection {
     let what = match request {
         SubmitRequest::Analysis(_) => "submit-work --analysis-decision",
         _ => "submit-work --test-command",
@@ -1959,6 +2032,9 @@ fn locked(tool: &str, status: Status, attempts: u32, at: u32) -> Rejection {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A request without payload: the decision is the same with any.
+    type Request = SubmitRequest<(), ()>;
     use crate::workflow::plan::parse_plan;
     use crate::workflow::state::GateRecord;
     use pretty_assertions::assert_eq;
@@ -2482,11 +2558,15 @@ mod tests {
     fn submit_is_checked_before_anything_runs() {
         let s11 = StepId::new(0, 0);
         let s12 = StepId::new(0, 1);
-        let test = |e| SubmitRequest::Test { expectation: e };
+        let test = |e| Request::Test {
+            command: (),
+            expectation: e,
+        };
         let accepted = |step: StepId, expectation| {
             let kind = plan().step(step).unwrap().kind;
             let description = plan().step(step).unwrap().description.clone();
             Ok(Accepted::Test {
+                command: (),
                 step,
                 kind,
                 description,
@@ -2495,8 +2575,8 @@ mod tests {
         };
         #[rustfmt::skip]
         let table: Vec<SubmitCase> = vec![
-            ("plan in INITIALIZING", state(Initializing), None, SubmitRequest::Plan, Ok(Accepted::Plan)),
-            ("plan while one is active", state(ExecutingTdd), Some(plan()), SubmitRequest::Plan,
+            ("plan in INITIALIZING", state(Initializing), None, Request::Plan(()), Ok(Accepted::Plan(()))),
+            ("plan while one is active", state(ExecutingTdd), Some(plan()), Request::Plan(()),
              Err((RejectionKind::WrongState, "submit-work --plan is not accepted in state EXECUTING_TDD: the plan \"feat: Add numbers\" is active"))),
             ("test in INITIALIZING", state(Initializing), None, test(None),
              Err((RejectionKind::WrongState, "submit-work --test-command is not accepted in state INITIALIZING: no PR plan is active yet"))),
@@ -2518,10 +2598,10 @@ mod tests {
             ("test with everything DONE", state(ExecutingTdd), Some(plan_done(3)), test(None),
              Err((RejectionKind::WrongState, "every step of the plan is DONE (state EXECUTING_TDD); there is nothing to test"))),
             ("analysis when pending", with_pending(state(ExecutingTdd), analysis_pending(s11)), Some(plan()),
-             SubmitRequest::Analysis(Decision::Success), Ok(Accepted::Analysis)),
-            ("analysis when nothing is pending", state(ExecutingTdd), Some(plan()), SubmitRequest::Analysis(Decision::Success),
+             Request::Analysis(Decision::Success), Ok(Accepted::Analysis(Decision::Success))),
+            ("analysis when nothing is pending", state(ExecutingTdd), Some(plan()), Request::Analysis(Decision::Success),
              Err((RejectionKind::WrongState, "no analysis is pending in state EXECUTING_TDD: --analysis-decision answers a NEEDS_ANALYSIS result"))),
-            ("analysis in INITIALIZING", state(Initializing), None, SubmitRequest::Analysis(Decision::Failure),
+            ("analysis in INITIALIZING", state(Initializing), None, Request::Analysis(Decision::Failure),
              Err((RejectionKind::WrongState, "submit-work --analysis-decision is not accepted in state INITIALIZING: no PR plan is active yet"))),
         ];
         for (name, st, plan, request, expected) in table {
@@ -2945,14 +3025,17 @@ mod tests {
             check_submit(
                 &replanning(),
                 Some(&plan_done(1).summary()),
-                SubmitRequest::Plan
+                Request::Plan(())
             ),
-            Ok(Accepted::Replan)
+            Ok(Accepted::Replan(()))
         );
         let r = check_submit(
             &replanning(),
             Some(&plan_done(1).summary()),
-            SubmitRequest::Test { expectation: None },
+            Request::Test {
+                command: (),
+                expectation: None,
+            },
         )
         .unwrap_err();
         assert_eq!(
@@ -3233,18 +3316,55 @@ mod tests {
         }
     }
 
+    /// `submit-work` at a finalization step: plain, with the commit made first (`--squash`,
+    /// `--mark-done`), and each where it does not belong.
+    #[test]
+    fn finalization_confirmations_are_decided_with_the_commit_to_make() {
+        let wrong_step = |given: &str, wanted: &str| {
+            Err(format!(
+                "submit-work {given} is not this step's / This step takes `git orchestrate submit-work --summary \"…\" \
+                 {wanted}`; `git orchestrate get-task` says more."
+            ))
+        };
+        let none = || {
+            |status: &str| {
+                Err(format!(
+                    "submit-work without --plan, --test-command or --analysis-decision confirms a finalization step; \
+                     in state {status} there is none / {GET_TASK_HINT}"
+                ))
+            }
+        };
+        #[rustfmt::skip]
+        let table: Vec<(Status, Request, Result<Accepted, String>)> = vec![
+            (AwaitingFinalization, Request::Confirm, Ok(Accepted::Squash { make: false })),
+            (AwaitingFinalization, Request::Squash, Ok(Accepted::Squash { make: true })),
+            (AwaitingFinalization, Request::MarkDone, wrong_step("--mark-done", "--squash (or the squash by hand)")),
+            (FinalizeComplete, Request::Confirm, Ok(Accepted::MasterPlanUpdate { make: false })),
+            (FinalizeComplete, Request::MarkDone, Ok(Accepted::MasterPlanUpdate { make: true })),
+            (FinalizeComplete, Request::Squash, wrong_step("--squash", "--mark-done (or the master-plan commit by hand)")),
+            (ExecutingTdd, Request::Squash, none()("EXECUTING_TDD")),
+            (PlanUpdated, Request::MarkDone, none()("PLAN_UPDATED")),
+            (Initializing, Request::Confirm, none()("INITIALIZING")),
+        ];
+        for (status, request, expected) in table {
+            let got = check_submit(&state(status), None, request)
+                .map_err(|r| format!("{} / {}", r.message, r.hint));
+            assert_eq!(got, expected, "{request:?} in {status}");
+        }
+    }
+
     #[test]
     fn finalization_submits_and_the_review_escape() {
         assert_eq!(
-            check_submit(&state(AwaitingFinalization), None, SubmitRequest::Confirm),
-            Ok(Accepted::Squash)
+            check_submit(&state(AwaitingFinalization), None, Request::Confirm),
+            Ok(Accepted::Squash { make: false })
         );
         assert_eq!(
-            check_submit(&state(FinalizeComplete), None, SubmitRequest::Confirm),
-            Ok(Accepted::MasterPlanUpdate)
+            check_submit(&state(FinalizeComplete), None, Request::Confirm),
+            Ok(Accepted::MasterPlanUpdate { make: false })
         );
         assert_eq!(
-            check_submit(&state(ExecutingTdd), None, SubmitRequest::Confirm)
+            check_submit(&state(ExecutingTdd), None, Request::Confirm)
                 .unwrap_err()
                 .message,
             "submit-work without --plan, --test-command or --analysis-decision confirms a finalization step; in state EXECUTING_TDD there is none"
