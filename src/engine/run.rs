@@ -15,6 +15,7 @@ use crate::agent::run::{self as decide, Next, Retry, SessionMode, TurnStory};
 use crate::config::RetryStrategy;
 use crate::exec::agent::{AgentTurn, run_agent};
 use crate::workflow::Event;
+use crate::workflow::state::ExitRecord;
 
 /// Who works the turns.
 #[derive(Clone, Debug)]
@@ -115,94 +116,163 @@ pub fn run(
             "cannot become the reaper of the agent's processes: {e}"
         ))
     })?;
-    let mut retry = Retry::new(
-        options.strategy.unwrap_or(config.retry.strategy),
-        options
-            .fresh_after
-            .unwrap_or(config.retry.fresh_after_failures),
-        config.retry.max_iterations,
-    );
-    let mut session_id: Option<String> = None;
-    let mut stories: Vec<TurnStory> = Vec::new();
-    let briefing_file = session.store.run_briefing_file();
-    // The workflow's transitions during the run are those between its tip now and at the end
-    // (those of `get-task` at the start of a turn too).
-    let run_start = session.store.read()?.map(|s| s.tip);
-    let summary = |outcome: &'static str,
-                   turns: u32,
-                   state: String,
-                   message: String|
-     -> Result<RunSummary, EngineError> {
-        let transitions = match session.store.read()?.map(|s| s.tip) {
-            Some(end) => session.store.transitions_between(run_start, end, 100_000)?,
-            None => 0,
-        };
-        Ok(RunSummary {
-            event: "end",
-            outcome,
-            turns,
-            transitions,
-            seconds: started.elapsed().as_secs_f64(),
-            state,
-            run_ref: session.store.run_ref_name(),
-            message,
-        })
+    let mut driving = Driving {
+        session,
+        options,
+        retry: Retry::new(
+            options.strategy.unwrap_or(config.retry.strategy),
+            options
+                .fresh_after
+                .unwrap_or(config.retry.fresh_after_failures),
+            config.retry.max_iterations,
+        ),
+        turn_timeout: config.retry.turn_timeout,
+        session_id: None,
+        stories: Vec::new(),
+        briefing_file: session.store.run_briefing_file(),
+        unfinished: session.store.run_turn_file(),
+        // The workflow's transitions during the run are those between its tip now and at the
+        // end (those of `get-task` at the start of a turn too).
+        run_start: session.store.read()?.map(|s| s.tip),
+        started,
+        briefed_state: None,
     };
     // A turn the last run started and never finished (it was killed) is recorded first, as
     // interrupted; turns are numbered on from the runs record, across runs.
-    let unfinished = session.store.run_turn_file();
-    if let Some(bytes) = crate::input::read_file(&unfinished, 64 * 1024)
-        .ok()
-        .flatten()
-    {
-        // Only a record this program wrote is taken: a turn number, a state's name.
-        let record = serde_json::from_slice::<serde_json::Value>(&bytes).ok();
-        let n = record
-            .as_ref()
-            .and_then(|r| r["turn"].as_u64())
-            .and_then(|n| u32::try_from(n).ok());
-        let what = record
-            .as_ref()
-            .and_then(|r| r["state"].as_str())
-            .filter(|s| !s.is_empty() && s.bytes().all(|b| b.is_ascii_uppercase() || b == b'_'))
-            .unwrap_or("?")
-            .to_string();
-        // Recorded already when the kill came after the turn's record was written.
-        let last = session
-            .store
-            .last_run_record()?
-            .and_then(|(_, subject)| turn_number(&subject));
-        if let (Some(n), Some(mut record)) = (n, record)
-            && last.is_none_or(|last| last < n)
-        {
-            record["interrupted"] = serde_json::json!(true);
-            session.store.append_run_record(
-                &[("turn.json", record.to_string().as_bytes())],
-                &format!("turn {n}: {what} -> ? (interrupted: its run ended before the turn did)"),
-            )?;
-        }
-        let _ = std::fs::remove_file(&unfinished);
-    }
+    record_interrupted(session, &driving.unfinished)?;
     let first = session
         .store
         .last_run_record()?
         .and_then(|(_, subject)| turn_number(&subject))
         .map_or(1, |n| n + 1);
     for turn in 1..=options.max_turns {
-        let number = first + turn - 1;
+        if let Some(ending) = driving.turn(first + turn - 1, on_event)? {
+            let turns = match ending {
+                Ending::Idle | Ending::Halted => turn - 1,
+                Ending::Stuck | Ending::MaxTurns => turn,
+            };
+            return driving.summary(ending, turns);
+        }
+    }
+    driving.summary(Ending::MaxTurns, options.max_turns)
+}
+
+/// How a run ends without an error.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ending {
+    /// Nothing is left to do (exit 0).
+    Idle,
+    /// The workflow waits for a human (10).
+    Halted,
+    /// The agent made no progress for `[retry] max_iterations` turns: halted as stuck (10).
+    Stuck,
+    /// `--max-turns` turns were taken (10).
+    MaxTurns,
+}
+
+impl Ending {
+    fn outcome(self) -> &'static str {
+        match self {
+            Ending::Idle => "idle",
+            Ending::Halted => "halted",
+            Ending::Stuck => "stuck",
+            Ending::MaxTurns => "max_turns",
+        }
+    }
+}
+
+/// What `get-task`'s answer means before a turn: the run ends, or the agent takes a turn.
+fn before_turn(idle: bool, halted: bool) -> Option<Ending> {
+    if idle {
+        Some(Ending::Idle)
+    } else if halted {
+        Some(Ending::Halted)
+    } else {
+        None
+    }
+}
+
+/// What one finished turn showed.
+#[derive(Clone, Copy, Debug)]
+struct TurnFacts {
+    /// Whether a known client's session-start hook fired (`None` for a command).
+    hooks_fired: Option<bool>,
+    /// The agent exited other than 0 and was not cut at its time limit (a turn cut at its
+    /// limit ran: it did not fail to start).
+    failed: bool,
+    progressed: bool,
+    /// It wrote something other than white space on stdout.
+    printed: bool,
+}
+
+/// What a finished turn means for the run: go on, stop with the fault, or end as stuck.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum AfterTurn {
+    Next,
+    Fault(decide::TurnFault),
+    Stuck,
+}
+
+fn after_turn(facts: TurnFacts, next: Next) -> AfterTurn {
+    let TurnFacts {
+        hooks_fired,
+        failed,
+        progressed,
+        printed,
+    } = facts;
+    match (
+        decide::turn_fault(hooks_fired, failed, progressed, printed),
+        next,
+    ) {
+        (Some(fault), _) => AfterTurn::Fault(fault),
+        (None, Next::Stuck) => AfterTurn::Stuck,
+        (None, Next::Continue) => AfterTurn::Next,
+    }
+}
+
+/// The run under way: what carries over from one turn to the next.
+struct Driving<'a> {
+    session: &'a Session,
+    options: &'a RunOptions,
+    retry: Retry,
+    turn_timeout: std::time::Duration,
+    /// The agent's session, to continue where the strategy says so.
+    session_id: Option<String>,
+    /// The turns without progress on the current step, for the stuck report.
+    stories: Vec<TurnStory>,
+    briefing_file: std::path::PathBuf,
+    unfinished: std::path::PathBuf,
+    run_start: Option<gix::ObjectId>,
+    started: std::time::Instant,
+    /// The state `get-task` named when it ended the run (idle, halted).
+    briefed_state: Option<String>,
+}
+
+/// One turn as the agent took it.
+struct Taken {
+    outcome: AgentTurn,
+    hooks_fired: Option<bool>,
+    /// What the agent said at the end, when its output says.
+    said: Option<String>,
+    progressed: bool,
+    after: Option<crate::store::Snapshot>,
+    state_after: String,
+}
+
+impl Driving<'_> {
+    /// One turn: brief, let the agent work, record it, and decide. `Some` ends the run.
+    fn turn(
+        &mut self,
+        number: u32,
+        on_event: &mut dyn FnMut(RunEvent) -> std::io::Result<()>,
+    ) -> Result<Option<Ending>, EngineError> {
+        let session = self.session;
         session.begin_call();
         let task = super::get_task(session)?;
         let state = task.state.to_string();
-        if task.idle {
-            return summary("idle", turn - 1, state, "nothing is left to do".into());
-        }
-        if task.halted {
-            return summary(
-                "halted",
-                turn - 1,
-                state,
-                "the workflow waits for a human (`git orchestrate status` says why)".into(),
-            );
+        if let Some(ending) = before_turn(task.idle, task.halted) {
+            self.briefed_state = Some(state);
+            return Ok(Some(ending));
         }
         let step = task
             .step
@@ -213,9 +283,7 @@ pub fn run(
             step.as_deref().unwrap_or("-"),
             task.pending.unwrap_or("-")
         );
-        let before = session.store.read()?.map(|s| s.tip);
-        let mode = retry.mode(session_id.is_some());
-        let new_id = new_session_id();
+        let mode = self.retry.mode(self.session_id.is_some());
         on_event(RunEvent::Start {
             turn: number,
             state: &state,
@@ -229,75 +297,22 @@ pub fn run(
         let started = serde_json::json!({
             "turn": number, "state": state, "step": step, "session": mode,
         });
-        let _unfinished = Unfinished::write(&unfinished, &started.to_string())?;
-        // The turn's token: the session-start hook of `init --agent` writes it back when the
-        // client loaded our settings (`agent_hook::record_run_start`).
-        let token = new_session_id();
-        let (outcome, used_session) = run_turn(
-            session,
-            &options.driver,
-            mode,
-            session_id.as_deref(),
-            &new_id,
-            number,
-            &token,
-            &task.briefing,
-            &briefing_file,
-            config.retry.turn_timeout,
-        )?;
-        let hooks_fired = match &options.driver {
-            Driver::Known(client) => Some(super::agent_hook::take_run_start(
-                session,
-                &token,
-                decide::program(*client),
-            )),
-            Driver::Command(_) => None,
-        };
-        let (said, reported_session) = match &options.driver {
-            Driver::Known(client) => {
-                decide::read_output(*client, &String::from_utf8_lossy(&outcome.stdout))
-            }
-            Driver::Command(_) => (None, None),
-        };
-        session_id = reported_session.or(used_session);
-        let after = session.store.read()?;
-        let progressed = after.as_ref().map(|s| s.tip) != before;
-        if progressed {
-            stories.clear();
+        let unfinished = Unfinished::write(&self.unfinished, &started.to_string())?;
+        let taken = self.take(number, mode, &task.briefing, &state)?;
+        let next = self.retry.record(&where_, taken.progressed);
+        if taken.progressed {
+            self.stories.clear();
         }
-        let state_after = after
-            .as_ref()
-            .map(|s| s.state.status().to_string())
-            .unwrap_or_else(|| state.clone());
-        let exit = outcome.exit.to_string();
-        let said_text = said.clone().unwrap_or_else(|| {
-            let tail = crate::exec::tail_lines(&outcome.stdout, 40);
-            tail.trim().to_string()
-        });
-        let next = retry.record(&where_, progressed);
-        let turn_json = serde_json::json!({
-            "turn": number, "state": state, "step": step, "session": mode, "session_id": session_id,
-            "exit": exit, "seconds": outcome.elapsed.as_secs_f64(), "progressed": progressed,
-            "state_after": state_after,
-        });
-        let record = session.store.append_run_record(
-            &[
-                ("turn.json", turn_json.to_string().as_bytes()),
-                ("briefing.txt", task.briefing.as_bytes()),
-                ("stdout.log", &outcome.stdout),
-                ("stderr.log", &outcome.stderr),
-            ],
-            &format!(
-                "turn {number}: {state}{} -> {state_after} ({})",
-                step.as_deref().map(|s| format!(" {s}")).unwrap_or_default(),
-                if progressed {
-                    "progress"
-                } else {
-                    "no progress"
-                }
-            ),
+        let exit = taken.outcome.exit.to_string();
+        let record = self.record(
+            number,
+            &state,
+            step.as_deref(),
+            mode,
+            &task.briefing,
+            &taken,
         )?;
-        drop(_unfinished);
+        drop(unfinished);
         let report = TurnReport {
             event: "turn",
             turn: number,
@@ -305,84 +320,246 @@ pub fn run(
             step: step.clone(),
             attempt: task.attempt,
             session: mode,
-            session_id: session_id.clone(),
+            session_id: self.session_id.clone(),
             exit: exit.clone(),
-            seconds: outcome.elapsed.as_secs_f64(),
-            progressed,
-            state_after: state_after.clone(),
-            without_progress: retry.without_progress,
-            said: said.map(|s| s.chars().take(500).collect()),
+            seconds: taken.outcome.elapsed.as_secs_f64(),
+            progressed: taken.progressed,
+            state_after: taken.state_after.clone(),
+            without_progress: self.retry.without_progress,
+            said: taken.said.as_ref().map(|s| s.chars().take(500).collect()),
             record: record.to_string(),
         };
         on_event(RunEvent::Done(&report)).map_err(io_error("print the turn"))?;
-        let failed = !matches!(outcome.exit, crate::workflow::state::ExitRecord::Code(0));
-        let printed = !outcome.stdout.iter().all(u8::is_ascii_whitespace);
-        // A turn cut at its time limit ran: it did not fail to start.
-        let timed_out = matches!(
-            outcome.exit,
-            crate::workflow::state::ExitRecord::TimedOut { .. }
-        );
-        if let Some(fault) =
-            decide::turn_fault(hooks_fired, failed && !timed_out, progressed, printed)
-        {
-            return Err(turn_fault_error(
+        let facts = TurnFacts {
+            hooks_fired: taken.hooks_fired,
+            failed: !matches!(
+                taken.outcome.exit,
+                ExitRecord::Code(0) | ExitRecord::TimedOut { .. }
+            ),
+            progressed: taken.progressed,
+            printed: !taken.outcome.stdout.iter().all(u8::is_ascii_whitespace),
+        };
+        let verdict = after_turn(facts, next);
+        if !taken.progressed {
+            let said = taken.said.clone().unwrap_or_else(|| {
+                let tail = crate::exec::tail_lines(&taken.outcome.stdout, 40);
+                tail.trim().to_string()
+            });
+            self.stories.push(TurnStory {
+                turn: number,
+                mode,
+                session: self.session_id.clone(),
+                seconds: taken.outcome.elapsed.as_secs_f64(),
+                exit: exit.clone(),
+                briefing: task.briefing.clone(),
+                said,
+            });
+        }
+        match verdict {
+            AfterTurn::Next => Ok(None),
+            AfterTurn::Fault(fault) => Err(turn_fault_error(
                 session,
-                &options.driver,
+                &self.options.driver,
                 fault,
                 number,
                 &exit,
-                &outcome,
-            ));
-        }
-        if !progressed {
-            stories.push(TurnStory {
-                turn: number,
-                mode,
-                session: session_id.clone(),
-                seconds: outcome.elapsed.as_secs_f64(),
-                exit,
-                briefing: task.briefing.clone(),
-                said: said_text,
-            });
-        }
-        if next == Next::Stuck {
-            let last_failure = after
-                .as_ref()
-                .and_then(|s| s.state.last_error().map(str::to_string));
-            let text = decide::stuck_report(
-                &state_after,
-                step.as_deref().unwrap_or("no step"),
-                retry.max_iterations,
-                &stories,
-                last_failure.as_deref(),
-            );
-            halt_stuck(session, &text, retry.without_progress)?;
-            return summary(
-                "stuck",
-                turn,
-                "HALTED".into(),
-                format!(
-                    "the agent made no progress in {} turns; the workflow is HALTED (stuck) with the run's report: \
-                     `git orchestrate status`, then `git orchestrate resume --guidance \"…\"`",
-                    retry.without_progress
-                ),
-            );
+                &taken.outcome,
+            )),
+            AfterTurn::Stuck => {
+                self.halt_as_stuck(&taken, step.as_deref())?;
+                Ok(Some(Ending::Stuck))
+            }
         }
     }
-    let state = session
+
+    /// Halts the workflow as stuck, with the report of the turns that made no progress.
+    fn halt_as_stuck(&self, taken: &Taken, step: Option<&str>) -> Result<(), EngineError> {
+        let last_failure = taken
+            .after
+            .as_ref()
+            .and_then(|s| s.state.last_error().map(str::to_string));
+        let text = decide::stuck_report(
+            &taken.state_after,
+            step.unwrap_or("no step"),
+            self.retry.max_iterations,
+            &self.stories,
+            last_failure.as_deref(),
+        );
+        halt_stuck(self.session, &text, self.retry.without_progress)
+    }
+
+    /// Hands the briefing to the agent and waits for its turn to end.
+    fn take(
+        &mut self,
+        number: u32,
+        mode: SessionMode,
+        briefing: &str,
+        state: &str,
+    ) -> Result<Taken, EngineError> {
+        let session = self.session;
+        let before = session.store.read()?.map(|s| s.tip);
+        let new_id = new_session_id();
+        // The turn's token: the session-start hook of `init --agent` writes it back when the
+        // client loaded our settings (`agent_hook::record_run_start`).
+        let token = new_session_id();
+        let (outcome, used_session) = run_turn(
+            session,
+            &self.options.driver,
+            mode,
+            self.session_id.as_deref(),
+            &new_id,
+            number,
+            &token,
+            briefing,
+            &self.briefing_file,
+            self.turn_timeout,
+        )?;
+        let (hooks_fired, said, reported_session) = match &self.options.driver {
+            Driver::Known(client) => {
+                let fired =
+                    super::agent_hook::take_run_start(session, &token, decide::program(*client));
+                let (said, reported) =
+                    decide::read_output(*client, &String::from_utf8_lossy(&outcome.stdout));
+                (Some(fired), said, reported)
+            }
+            Driver::Command(_) => (None, None, None),
+        };
+        self.session_id = reported_session.or(used_session);
+        let after = session.store.read()?;
+        let progressed = after.as_ref().map(|s| s.tip) != before;
+        let state_after = after
+            .as_ref()
+            .map(|s| s.state.status().to_string())
+            .unwrap_or_else(|| state.to_string());
+        Ok(Taken {
+            outcome,
+            hooks_fired,
+            said,
+            progressed,
+            after,
+            state_after,
+        })
+    }
+
+    /// The turn's record under `refs/orchestrator/runs/<workflow>`: what it was told, what
+    /// it printed, where it left the workflow.
+    fn record(
+        &self,
+        number: u32,
+        state: &str,
+        step: Option<&str>,
+        mode: SessionMode,
+        briefing: &str,
+        taken: &Taken,
+    ) -> Result<gix::ObjectId, EngineError> {
+        let outcome = &taken.outcome;
+        let turn_json = serde_json::json!({
+            "turn": number, "state": state, "step": step, "session": mode,
+            "session_id": self.session_id, "exit": outcome.exit.to_string(),
+            "seconds": outcome.elapsed.as_secs_f64(), "progressed": taken.progressed,
+            "state_after": taken.state_after,
+        });
+        let subject = format!(
+            "turn {number}: {state}{} -> {} ({})",
+            step.map(|s| format!(" {s}")).unwrap_or_default(),
+            taken.state_after,
+            if taken.progressed {
+                "progress"
+            } else {
+                "no progress"
+            }
+        );
+        Ok(self.session.store.append_run_record(
+            &[
+                ("turn.json", turn_json.to_string().as_bytes()),
+                ("briefing.txt", briefing.as_bytes()),
+                ("stdout.log", &outcome.stdout),
+                ("stderr.log", &outcome.stderr),
+            ],
+            &subject,
+        )?)
+    }
+
+    /// How the run ended, with the transitions it saw.
+    fn summary(&self, ending: Ending, turns: u32) -> Result<RunSummary, EngineError> {
+        let store = &self.session.store;
+        let end = store.read()?;
+        let transitions = match end.as_ref().map(|s| s.tip) {
+            Some(end) => store.transitions_between(self.run_start, end, 100_000)?,
+            None => 0,
+        };
+        let state = match (ending, &self.briefed_state) {
+            (Ending::Stuck, _) => "HALTED".to_string(),
+            (Ending::Idle | Ending::Halted, Some(state)) => state.clone(),
+            _ => end.map_or_else(
+                || "INITIALIZING".to_string(),
+                |s| s.state.status().to_string(),
+            ),
+        };
+        let message = match ending {
+            Ending::Idle => "nothing is left to do".to_string(),
+            Ending::Halted => {
+                "the workflow waits for a human (`git orchestrate status` says why)".to_string()
+            }
+            Ending::Stuck => format!(
+                "the agent made no progress in {} turns; the workflow is HALTED (stuck) with the run's report: \
+                 `git orchestrate status`, then `git orchestrate resume --guidance \"…\"`",
+                self.retry.without_progress
+            ),
+            Ending::MaxTurns => format!(
+                "stopped after --max-turns {} turns; the workflow is not done",
+                self.options.max_turns
+            ),
+        };
+        Ok(RunSummary {
+            event: "end",
+            outcome: ending.outcome(),
+            turns,
+            transitions,
+            seconds: self.started.elapsed().as_secs_f64(),
+            state,
+            run_ref: store.run_ref_name(),
+            message,
+        })
+    }
+}
+
+/// Records the turn a killed run left unfinished, as interrupted, unless its record was
+/// written before the kill.
+fn record_interrupted(session: &Session, unfinished: &Path) -> Result<(), EngineError> {
+    let Some(bytes) = crate::input::read_file(unfinished, 64 * 1024)
+        .ok()
+        .flatten()
+    else {
+        return Ok(());
+    };
+    // Only a record this program wrote is taken: a turn number, a state's name.
+    let record = serde_json::from_slice::<serde_json::Value>(&bytes).ok();
+    let n = record
+        .as_ref()
+        .and_then(|r| r["turn"].as_u64())
+        .and_then(|n| u32::try_from(n).ok());
+    let what = record
+        .as_ref()
+        .and_then(|r| r["state"].as_str())
+        .filter(|s| !s.is_empty() && s.bytes().all(|b| b.is_ascii_uppercase() || b == b'_'))
+        .unwrap_or("?")
+        .to_string();
+    let last = session
         .store
-        .read()?
-        .map(|s| s.state.status().to_string())
-        .unwrap_or_else(|| "INITIALIZING".into());
-    summary(
-        "max_turns",
-        options.max_turns,
-        state,
-        format!(
-            "stopped after --max-turns {} turns; the workflow is not done",
-            options.max_turns
-        ),
-    )
+        .last_run_record()?
+        .and_then(|(_, subject)| turn_number(&subject));
+    if let (Some(n), Some(mut record)) = (n, record)
+        && last.is_none_or(|last| last < n)
+    {
+        record["interrupted"] = serde_json::json!(true);
+        session.store.append_run_record(
+            &[("turn.json", record.to_string().as_bytes())],
+            &format!("turn {n}: {what} -> ? (interrupted: its run ended before the turn did)"),
+        )?;
+    }
+    let _ = std::fs::remove_file(unfinished);
+    Ok(())
 }
 
 /// The record of a turn under way, on disk until the turn's record is written or the turn
@@ -609,4 +786,78 @@ fn new_session_id() -> String {
         &hex[16..20],
         &hex[20..]
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use decide::TurnFault::{CouldNotStart, Unguarded};
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn get_task_ends_the_run_when_nothing_is_left_or_a_human_is_needed() {
+        let table = [
+            ((true, false), Some(Ending::Idle)),
+            ((false, true), Some(Ending::Halted)),
+            ((true, true), Some(Ending::Idle)),
+            ((false, false), None),
+        ];
+        for ((idle, halted), expected) in table {
+            assert_eq!(
+                before_turn(idle, halted),
+                expected,
+                "idle {idle}, halted {halted}"
+            );
+        }
+    }
+
+    /// Each row: hooks fired (None: a command), failed, progressed, printed, what the retry
+    /// count says; then what the run does.
+    #[test]
+    fn a_finished_turn_goes_on_stops_with_its_fault_or_ends_stuck() {
+        let go = Next::Continue;
+        let stuck = Next::Stuck;
+        #[rustfmt::skip]
+        let table = [
+            ("a command that worked", (None, false, true, true, go), AfterTurn::Next),
+            ("a command that failed but printed", (None, true, false, true, go), AfterTurn::Next),
+            ("a command that failed silently", (None, true, false, false, go), AfterTurn::Fault(CouldNotStart)),
+            ("a silent failure that still progressed", (None, true, true, false, go), AfterTurn::Next),
+            ("a guarded client, no progress, count reached", (Some(true), false, false, true, stuck), AfterTurn::Stuck),
+            ("a client whose hooks never fired", (Some(false), false, true, true, go), AfterTurn::Fault(Unguarded)),
+            ("a client that could not start", (Some(false), true, false, false, go), AfterTurn::Fault(CouldNotStart)),
+            ("a fault wins over stuck", (Some(false), false, false, true, stuck), AfterTurn::Fault(Unguarded)),
+        ];
+        for (name, (hooks_fired, failed, progressed, printed, next), expected) in table {
+            let facts = TurnFacts {
+                hooks_fired,
+                failed,
+                progressed,
+                printed,
+            };
+            assert_eq!(after_turn(facts, next), expected, "{name}");
+        }
+    }
+
+    #[test]
+    fn endings_are_named_as_run_json_prints_them() {
+        let names = [
+            Ending::Idle,
+            Ending::Halted,
+            Ending::Stuck,
+            Ending::MaxTurns,
+        ]
+        .map(Ending::outcome);
+        assert_eq!(names, ["idle", "halted", "stuck", "max_turns"]);
+    }
+
+    #[test]
+    fn turn_numbers_are_read_from_record_subjects() {
+        assert_eq!(
+            turn_number("turn 7: EXECUTING_TDD -> DEBUGGING (progress)"),
+            Some(7)
+        );
+        assert_eq!(turn_number("turn 12 started: x"), Some(12));
+        assert_eq!(turn_number("turned 3"), None);
+    }
 }
