@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 
 pub use debugging::{Thresholds, Tier};
 pub use plan::{Plan, StepId, StepType};
-pub use state::{Pending, Phase, Pr, State, Status, Verdict};
+pub use state::{Pending, Phase, Pr, PrStage, State, Status, Verdict};
 pub use transition::{
     Accepted, CHECKPOINT_STATES, Effect, Event, GetTaskStep, OutputSource, OwedCheckpoint,
     PlanChange, PreflightOutcome, RedRerun, Rejection, RejectionKind, SubmitRequest, TestRun,

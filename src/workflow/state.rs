@@ -497,7 +497,11 @@ pub struct Finalized {
     pub plan_commit: String,
 }
 
-/// Where the workflow is, with exactly the data valid there.
+/// Where the workflow is, with exactly the data valid there: no PR yet, a PR at a stage, or
+/// halted on the way. A new state is a variant here or in [`PrStage`], and the compiler then
+/// lists every match to update.
+// One phase per state, never in a collection: boxing the PR would only add an allocation.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Phase {
     /// No PR is active (a submitted plan may wait to be adopted).
@@ -507,105 +511,66 @@ pub enum Phase {
         branch: String,
         blocked: Option<String>,
     },
+    /// The PR's branch exists: what the workflow knows of the PR, and where it is.
+    Pr { pr: Pr, stage: PrStage },
+    /// Waiting for a human; `resume` returns to `resume`, as it was.
+    Halted { halt: Halt, resume: Box<Phase> },
+}
+
+/// Where a PR is, from its first step to its merge, with the data valid there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PrStage {
     ExecutingTdd {
-        pr: Pr,
         pending: Option<TddPending>,
     },
     Debugging {
-        pr: Pr,
         attempts: Attempts,
         pending: Option<TddPending>,
     },
     /// A scope reduction reverted the work; the agent re-plans the failed task.
     Replanning {
-        pr: Pr,
         /// The failed attempts that led here, for the escalation message.
         attempts: u32,
         context: ReplanContext,
     },
     CodeReview {
-        pr: Pr,
-        stage: ReviewStage,
+        review: ReviewStage,
     },
-    AwaitingFinalization {
-        pr: Pr,
-    },
+    AwaitingFinalization,
     FinalizeComplete {
-        pr: Pr,
         final_commit: String,
     },
     PlanUpdated {
-        pr: Pr,
         finalized: Finalized,
     },
     MergingBranch {
-        pr: Pr,
         finalized: Finalized,
         /// Why the last merge could not start.
         blocked: Option<String>,
     },
-    /// Waiting for a human; `resume` returns to `resume`, as it was.
-    Halted {
-        halt: Halt,
-        resume: Box<Phase>,
-    },
 }
 
-impl Phase {
+impl PrStage {
     pub fn status(&self) -> Status {
         match self {
-            Phase::Initializing => Status::Initializing,
-            Phase::CreatingBranch { .. } => Status::CreatingBranch,
-            Phase::ExecutingTdd { .. } => Status::ExecutingTdd,
-            Phase::Debugging { .. } => Status::Debugging,
-            Phase::Replanning { .. } => Status::Replanning,
-            Phase::CodeReview { .. } => Status::CodeReview,
-            Phase::AwaitingFinalization { .. } => Status::AwaitingFinalization,
-            Phase::FinalizeComplete { .. } => Status::FinalizeComplete,
-            Phase::PlanUpdated { .. } => Status::PlanUpdated,
-            Phase::MergingBranch { .. } => Status::MergingBranch,
-            Phase::Halted { .. } => Status::Halted,
-        }
-    }
-
-    /// The PR's data, also while halted.
-    pub fn pr(&self) -> Option<&Pr> {
-        match self {
-            Phase::Initializing | Phase::CreatingBranch { .. } => None,
-            Phase::ExecutingTdd { pr, .. }
-            | Phase::Debugging { pr, .. }
-            | Phase::Replanning { pr, .. }
-            | Phase::CodeReview { pr, .. }
-            | Phase::AwaitingFinalization { pr }
-            | Phase::FinalizeComplete { pr, .. }
-            | Phase::PlanUpdated { pr, .. }
-            | Phase::MergingBranch { pr, .. } => Some(pr),
-            Phase::Halted { resume, .. } => resume.pr(),
-        }
-    }
-
-    fn pr_mut(&mut self) -> Option<&mut Pr> {
-        match self {
-            Phase::Initializing | Phase::CreatingBranch { .. } => None,
-            Phase::ExecutingTdd { pr, .. }
-            | Phase::Debugging { pr, .. }
-            | Phase::Replanning { pr, .. }
-            | Phase::CodeReview { pr, .. }
-            | Phase::AwaitingFinalization { pr }
-            | Phase::FinalizeComplete { pr, .. }
-            | Phase::PlanUpdated { pr, .. }
-            | Phase::MergingBranch { pr, .. } => Some(pr),
-            Phase::Halted { resume, .. } => resume.pr_mut(),
+            PrStage::ExecutingTdd { .. } => Status::ExecutingTdd,
+            PrStage::Debugging { .. } => Status::Debugging,
+            PrStage::Replanning { .. } => Status::Replanning,
+            PrStage::CodeReview { .. } => Status::CodeReview,
+            PrStage::AwaitingFinalization => Status::AwaitingFinalization,
+            PrStage::FinalizeComplete { .. } => Status::FinalizeComplete,
+            PrStage::PlanUpdated { .. } => Status::PlanUpdated,
+            PrStage::MergingBranch { .. } => Status::MergingBranch,
         }
     }
 
     /// What waits to be resolved, in the wire's terms.
-    pub fn pending(&self) -> Option<Pending> {
+    fn pending(&self) -> Option<Pending> {
         match self {
-            Phase::ExecutingTdd { pending, .. } | Phase::Debugging { pending, .. } => {
+            PrStage::ExecutingTdd { pending } | PrStage::Debugging { pending, .. } => {
                 pending.clone().map(Pending::from)
             }
-            Phase::CodeReview { stage, .. } => match stage {
+            PrStage::CodeReview { review } => match review {
                 ReviewStage::Due { .. } => None,
                 ReviewStage::AwaitingApproval { round } => {
                     Some(Pending::Approval { round: *round })
@@ -614,88 +579,131 @@ impl Phase {
                     reason: reason.clone(),
                 }),
             },
-            Phase::Halted { resume, .. } => resume.pending(),
-            Phase::Initializing
-            | Phase::CreatingBranch { .. }
-            | Phase::Replanning { .. }
-            | Phase::AwaitingFinalization { .. }
-            | Phase::FinalizeComplete { .. }
-            | Phase::PlanUpdated { .. }
-            | Phase::MergingBranch { .. } => None,
+            PrStage::Replanning { .. }
+            | PrStage::AwaitingFinalization
+            | PrStage::FinalizeComplete { .. }
+            | PrStage::PlanUpdated { .. }
+            | PrStage::MergingBranch { .. } => None,
         }
+    }
+
+    /// The last problem the stage recorded: a failing output, a blocked merge, a review that
+    /// could not run.
+    fn last_error(&self) -> Option<&str> {
+        match self {
+            PrStage::MergingBranch { blocked, .. } => blocked.as_deref(),
+            PrStage::Debugging { attempts, .. } => Some(&attempts.error),
+            PrStage::Replanning { context, .. } => Some(&context.error),
+            PrStage::CodeReview {
+                review: ReviewStage::Due { error },
+            } => error.as_deref(),
+            PrStage::ExecutingTdd { .. }
+            | PrStage::CodeReview { .. }
+            | PrStage::AwaitingFinalization
+            | PrStage::FinalizeComplete { .. }
+            | PrStage::PlanUpdated { .. } => None,
+        }
+    }
+
+    /// Failed attempts counted toward the escape tools (docs/states.md), and how many of the
+    /// last failures were identical.
+    fn attempts(&self) -> (u32, u32) {
+        match self {
+            PrStage::Debugging { attempts, .. } => (attempts.count, attempts.identical_failures),
+            PrStage::Replanning { attempts, .. } => (*attempts, 0),
+            PrStage::ExecutingTdd { .. }
+            | PrStage::CodeReview { .. }
+            | PrStage::AwaitingFinalization
+            | PrStage::FinalizeComplete { .. }
+            | PrStage::PlanUpdated { .. }
+            | PrStage::MergingBranch { .. } => (0, 0),
+        }
+    }
+
+    /// The squashed commit and the checked master-plan commit, as far as finalization got.
+    fn finalized(&self) -> (Option<&str>, Option<&str>) {
+        match self {
+            PrStage::FinalizeComplete { final_commit } => (Some(final_commit), None),
+            PrStage::PlanUpdated { finalized } | PrStage::MergingBranch { finalized, .. } => {
+                (Some(&finalized.final_commit), Some(&finalized.plan_commit))
+            }
+            PrStage::ExecutingTdd { .. }
+            | PrStage::Debugging { .. }
+            | PrStage::Replanning { .. }
+            | PrStage::CodeReview { .. }
+            | PrStage::AwaitingFinalization => (None, None),
+        }
+    }
+}
+
+impl Phase {
+    pub fn status(&self) -> Status {
+        match self {
+            Phase::Initializing => Status::Initializing,
+            Phase::CreatingBranch { .. } => Status::CreatingBranch,
+            Phase::Pr { stage, .. } => stage.status(),
+            Phase::Halted { .. } => Status::Halted,
+        }
+    }
+
+    /// The phase work goes on in: the one a halt returns to, or this one.
+    pub fn resumed(&self) -> &Phase {
+        match self {
+            Phase::Halted { resume, .. } => resume.resumed(),
+            other => other,
+        }
+    }
+
+    /// The PR's data, also while halted.
+    pub fn pr(&self) -> Option<&Pr> {
+        match self.resumed() {
+            Phase::Pr { pr, .. } => Some(pr),
+            Phase::Initializing | Phase::CreatingBranch { .. } | Phase::Halted { .. } => None,
+        }
+    }
+
+    fn pr_mut(&mut self) -> Option<&mut Pr> {
+        match self {
+            Phase::Initializing | Phase::CreatingBranch { .. } => None,
+            Phase::Pr { pr, .. } => Some(pr),
+            Phase::Halted { resume, .. } => resume.pr_mut(),
+        }
+    }
+
+    /// The PR's stage, also while halted.
+    pub fn stage(&self) -> Option<&PrStage> {
+        match self.resumed() {
+            Phase::Pr { stage, .. } => Some(stage),
+            Phase::Initializing | Phase::CreatingBranch { .. } | Phase::Halted { .. } => None,
+        }
+    }
+
+    /// What waits to be resolved, in the wire's terms.
+    pub fn pending(&self) -> Option<Pending> {
+        self.stage().and_then(PrStage::pending)
     }
 
     /// The last problem the phase recorded: a failing output, a blocked branch or merge, a
     /// review that could not run.
     pub fn last_error(&self) -> Option<&str> {
-        match self {
-            Phase::CreatingBranch { blocked, .. } | Phase::MergingBranch { blocked, .. } => {
-                blocked.as_deref()
-            }
-            Phase::Debugging { attempts, .. } => Some(&attempts.error),
-            Phase::Replanning { context, .. } => Some(&context.error),
-            Phase::CodeReview {
-                stage: ReviewStage::Due { error },
-                ..
-            } => error.as_deref(),
-            Phase::Halted { resume, .. } => resume.last_error(),
-            Phase::Initializing
-            | Phase::ExecutingTdd { .. }
-            | Phase::CodeReview { .. }
-            | Phase::AwaitingFinalization { .. }
-            | Phase::FinalizeComplete { .. }
-            | Phase::PlanUpdated { .. } => None,
+        match self.resumed() {
+            Phase::CreatingBranch { blocked, .. } => blocked.as_deref(),
+            Phase::Pr { stage, .. } => stage.last_error(),
+            Phase::Initializing | Phase::Halted { .. } => None,
         }
     }
 
     /// Failed attempts counted toward the escape tools (docs/states.md).
     pub fn attempts(&self) -> u32 {
-        match self {
-            Phase::Debugging { attempts, .. } => attempts.count,
-            Phase::Replanning { attempts, .. } => *attempts,
-            Phase::Halted { resume, .. } => resume.attempts(),
-            Phase::Initializing
-            | Phase::CreatingBranch { .. }
-            | Phase::ExecutingTdd { .. }
-            | Phase::CodeReview { .. }
-            | Phase::AwaitingFinalization { .. }
-            | Phase::FinalizeComplete { .. }
-            | Phase::PlanUpdated { .. }
-            | Phase::MergingBranch { .. } => 0,
-        }
+        self.stage().map_or(0, |stage| stage.attempts().0)
     }
 
     pub fn identical_failures(&self) -> u32 {
-        match self {
-            Phase::Debugging { attempts, .. } => attempts.identical_failures,
-            Phase::Halted { resume, .. } => resume.identical_failures(),
-            Phase::Initializing
-            | Phase::CreatingBranch { .. }
-            | Phase::ExecutingTdd { .. }
-            | Phase::Replanning { .. }
-            | Phase::CodeReview { .. }
-            | Phase::AwaitingFinalization { .. }
-            | Phase::FinalizeComplete { .. }
-            | Phase::PlanUpdated { .. }
-            | Phase::MergingBranch { .. } => 0,
-        }
+        self.stage().map_or(0, |stage| stage.attempts().1)
     }
 
     fn finalized(&self) -> (Option<&str>, Option<&str>) {
-        match self {
-            Phase::FinalizeComplete { final_commit, .. } => (Some(final_commit), None),
-            Phase::PlanUpdated { finalized, .. } | Phase::MergingBranch { finalized, .. } => {
-                (Some(&finalized.final_commit), Some(&finalized.plan_commit))
-            }
-            Phase::Halted { resume, .. } => resume.finalized(),
-            Phase::Initializing
-            | Phase::CreatingBranch { .. }
-            | Phase::ExecutingTdd { .. }
-            | Phase::Debugging { .. }
-            | Phase::Replanning { .. }
-            | Phase::CodeReview { .. }
-            | Phase::AwaitingFinalization { .. } => (None, None),
-        }
+        self.stage().map_or((None, None), PrStage::finalized)
     }
 }
 
@@ -754,13 +762,13 @@ impl State {
 
     /// The PR branch, once a plan named it.
     pub fn branch(&self) -> Option<&str> {
-        match &self.phase {
-            Phase::CreatingBranch { branch, .. } => Some(branch),
-            Phase::Halted { resume, .. } => match &**resume {
-                Phase::CreatingBranch { branch, .. } => Some(branch),
-                other => other.pr().map(|pr| pr.branch.as_str()),
-            },
-            other => other.pr().map(|pr| pr.branch.as_str()),
+        match self.phase.resumed() {
+            Phase::CreatingBranch { branch, .. }
+            | Phase::Pr {
+                pr: Pr { branch, .. },
+                ..
+            } => Some(branch),
+            Phase::Initializing | Phase::Halted { .. } => None,
         }
     }
 
@@ -768,23 +776,24 @@ impl State {
         self.phase.pending()
     }
 
-    /// The step whose checkpoint the workflow waits for, when it waits for one.
+    /// The step whose checkpoint the workflow waits for, when it waits for one (not while
+    /// halted: a human answers first).
     pub fn owed_checkpoint(&self) -> Option<StepId> {
-        match &self.phase {
-            Phase::ExecutingTdd { pending, .. } | Phase::Debugging { pending, .. } => match pending
+        let Phase::Pr { stage, .. } = &self.phase else {
+            return None;
+        };
+        match stage {
+            PrStage::ExecutingTdd { pending } | PrStage::Debugging { pending, .. } => match pending
             {
                 Some(TddPending::Checkpoint { step, .. }) => Some(*step),
                 Some(TddPending::Analysis { .. }) | None => None,
             },
-            Phase::Initializing
-            | Phase::CreatingBranch { .. }
-            | Phase::Replanning { .. }
-            | Phase::CodeReview { .. }
-            | Phase::AwaitingFinalization { .. }
-            | Phase::FinalizeComplete { .. }
-            | Phase::PlanUpdated { .. }
-            | Phase::MergingBranch { .. }
-            | Phase::Halted { .. } => None,
+            PrStage::Replanning { .. }
+            | PrStage::CodeReview { .. }
+            | PrStage::AwaitingFinalization
+            | PrStage::FinalizeComplete { .. }
+            | PrStage::PlanUpdated { .. }
+            | PrStage::MergingBranch { .. } => None,
         }
     }
 
@@ -793,19 +802,14 @@ impl State {
     pub fn waits_for_human(&self) -> bool {
         match &self.phase {
             Phase::Halted { .. } => true,
-            Phase::CodeReview { stage, .. } => match stage {
+            Phase::Pr {
+                stage: PrStage::CodeReview { review },
+                ..
+            } => match review {
                 ReviewStage::AwaitingApproval { .. } => true,
                 ReviewStage::Due { .. } | ReviewStage::MustEscalate { .. } => false,
             },
-            Phase::Initializing
-            | Phase::CreatingBranch { .. }
-            | Phase::ExecutingTdd { .. }
-            | Phase::Debugging { .. }
-            | Phase::Replanning { .. }
-            | Phase::AwaitingFinalization { .. }
-            | Phase::FinalizeComplete { .. }
-            | Phase::PlanUpdated { .. }
-            | Phase::MergingBranch { .. } => false,
+            Phase::Initializing | Phase::CreatingBranch { .. } | Phase::Pr { .. } => false,
         }
     }
 
@@ -834,12 +838,8 @@ impl State {
     }
 
     pub fn replan_context(&self) -> Option<&ReplanContext> {
-        match &self.phase {
-            Phase::Replanning { context, .. } => Some(context),
-            Phase::Halted { resume, .. } => match &**resume {
-                Phase::Replanning { context, .. } => Some(context),
-                _ => None,
-            },
+        match self.phase.stage()? {
+            PrStage::Replanning { context, .. } => Some(context),
             _ => None,
         }
     }
@@ -1084,29 +1084,139 @@ impl StateWire {
 
     /// The phase these fields describe at `status` (the resume target, inside a halt).
     fn phase_at(&self, status: Status) -> Result<Phase, String> {
-        let required = |value: &Option<String>, field: &str| {
-            value
-                .clone()
-                .ok_or_else(|| format!("state {status} needs `{field}`, which is missing"))
-        };
-        let pr = || -> Result<Pr, String> {
-            Ok(Pr {
-                branch: required(&self.current_pr_branch, "current_pr_branch")?,
-                base: self.branch_base.clone(),
-                last_checkpoint: self.last_commit_hash.clone(),
-                verified_tree: self.verified_tree.clone(),
-                preflight_cache: self.preflight_cache.clone(),
-                last_run: self.last_run.clone(),
-                review: ReviewProgress {
-                    round: self.review_round,
-                    blocked_rounds: self.blocked_rounds,
-                    last: self.last_review.clone(),
+        Ok(match status {
+            Status::Initializing => Phase::Initializing,
+            // A branch name is what CREATING_BRANCH is about: without one, the plan is adopted
+            // again, as in INITIALIZING.
+            Status::CreatingBranch => match &self.current_pr_branch {
+                Some(branch) => Phase::CreatingBranch {
+                    branch: branch.clone(),
+                    blocked: self.last_error.clone(),
                 },
-                red_test: self.red_test.clone(),
-                pin: self.pin.clone(),
+                None => Phase::Initializing,
+            },
+            Status::ExecutingTdd
+            | Status::Debugging
+            | Status::Replanning
+            | Status::CodeReview
+            | Status::AwaitingFinalization
+            | Status::FinalizeComplete
+            | Status::PlanUpdated
+            | Status::MergingBranch => Phase::Pr {
+                pr: self.pr_at(status)?,
+                stage: self.stage_at(status)?,
+            },
+            Status::Halted => {
+                let halt = self
+                    .halt
+                    .as_ref()
+                    .ok_or_else(|| "state HALTED needs `halt`, which is missing".to_string())?;
+                if halt.resume_to == Status::Halted {
+                    return Err("`halt.resume_to` cannot be HALTED".to_string());
+                }
+                Phase::Halted {
+                    halt: Halt {
+                        reason: halt.reason,
+                        message: halt.message.clone(),
+                    },
+                    resume: Box::new(self.phase_at(halt.resume_to)?),
+                }
+            }
+        })
+    }
+
+    fn required(
+        &self,
+        status: Status,
+        value: &Option<String>,
+        field: &str,
+    ) -> Result<String, String> {
+        value
+            .clone()
+            .ok_or_else(|| format!("state {status} needs `{field}`, which is missing"))
+    }
+
+    /// The PR these fields describe, in a state that has one.
+    fn pr_at(&self, status: Status) -> Result<Pr, String> {
+        Ok(Pr {
+            branch: self.required(status, &self.current_pr_branch, "current_pr_branch")?,
+            base: self.branch_base.clone(),
+            last_checkpoint: self.last_commit_hash.clone(),
+            verified_tree: self.verified_tree.clone(),
+            preflight_cache: self.preflight_cache.clone(),
+            last_run: self.last_run.clone(),
+            review: ReviewProgress {
+                round: self.review_round,
+                blocked_rounds: self.blocked_rounds,
+                last: self.last_review.clone(),
+            },
+            red_test: self.red_test.clone(),
+            pin: self.pin.clone(),
+        })
+    }
+
+    /// Where the PR is at `status`, with the data valid there.
+    fn stage_at(&self, status: Status) -> Result<PrStage, String> {
+        let finalized = || -> Result<Finalized, String> {
+            Ok(Finalized {
+                final_commit: self.required(status, &self.final_commit, "final_commit")?,
+                plan_commit: self.required(status, &self.plan_commit, "plan_commit")?,
             })
         };
-        let tdd_pending = || match self.pending.clone() {
+        let cannot_wait = |other: &Pending| {
+            format!(
+                "state {status} cannot wait for {} (`pending`)",
+                other.kind()
+            )
+        };
+        Ok(match status {
+            Status::ExecutingTdd => PrStage::ExecutingTdd {
+                pending: self.tdd_pending(status)?,
+            },
+            Status::Debugging => PrStage::Debugging {
+                attempts: Attempts {
+                    count: self.debug_attempt_counter,
+                    identical_failures: self.identical_failures,
+                    error: self.last_error.clone().unwrap_or_default(),
+                },
+                pending: self.tdd_pending(status)?,
+            },
+            Status::Replanning => PrStage::Replanning {
+                attempts: self.debug_attempt_counter,
+                context: self.replan_context.clone().ok_or_else(|| {
+                    "state REPLANNING needs `replan_context`, which is missing".to_string()
+                })?,
+            },
+            Status::CodeReview => PrStage::CodeReview {
+                review: match self.pending.clone() {
+                    None => ReviewStage::Due {
+                        error: self.last_error.clone(),
+                    },
+                    Some(Pending::Approval { round }) => ReviewStage::AwaitingApproval { round },
+                    Some(Pending::Escalation { reason }) => ReviewStage::MustEscalate { reason },
+                    Some(other) => return Err(cannot_wait(&other)),
+                },
+            },
+            Status::AwaitingFinalization => PrStage::AwaitingFinalization,
+            Status::FinalizeComplete => PrStage::FinalizeComplete {
+                final_commit: self.required(status, &self.final_commit, "final_commit")?,
+            },
+            Status::PlanUpdated => PrStage::PlanUpdated {
+                finalized: finalized()?,
+            },
+            Status::MergingBranch => PrStage::MergingBranch {
+                finalized: finalized()?,
+                blocked: self.last_error.clone(),
+            },
+            Status::Initializing | Status::CreatingBranch | Status::Halted => {
+                return Err(format!("state {status} has no PR stage"));
+            }
+        })
+    }
+
+    /// What a TDD state waits for: an analysis or a checkpoint, nothing else.
+    fn tdd_pending(&self, status: Status) -> Result<Option<TddPending>, String> {
+        match self.pending.clone() {
             Some(Pending::Analysis {
                 step,
                 command,
@@ -1140,132 +1250,19 @@ impl StateWire {
                 other.kind()
             )),
             None => Ok(None),
-        };
-        let finalized = || -> Result<Finalized, String> {
-            Ok(Finalized {
-                final_commit: required(&self.final_commit, "final_commit")?,
-                plan_commit: required(&self.plan_commit, "plan_commit")?,
-            })
-        };
-        Ok(match status {
-            Status::Initializing => Phase::Initializing,
-            // A branch name is what CREATING_BRANCH is about: without one, the plan is adopted
-            // again, as in INITIALIZING.
-            Status::CreatingBranch => match &self.current_pr_branch {
-                Some(branch) => Phase::CreatingBranch {
-                    branch: branch.clone(),
-                    blocked: self.last_error.clone(),
-                },
-                None => Phase::Initializing,
-            },
-            Status::ExecutingTdd => Phase::ExecutingTdd {
-                pr: pr()?,
-                pending: tdd_pending()?,
-            },
-            Status::Debugging => Phase::Debugging {
-                pr: pr()?,
-                attempts: Attempts {
-                    count: self.debug_attempt_counter,
-                    identical_failures: self.identical_failures,
-                    error: self.last_error.clone().unwrap_or_default(),
-                },
-                pending: tdd_pending()?,
-            },
-            Status::Replanning => Phase::Replanning {
-                pr: pr()?,
-                attempts: self.debug_attempt_counter,
-                context: self.replan_context.clone().ok_or_else(|| {
-                    "state REPLANNING needs `replan_context`, which is missing".to_string()
-                })?,
-            },
-            Status::CodeReview => Phase::CodeReview {
-                pr: pr()?,
-                stage: match self.pending.clone() {
-                    None => ReviewStage::Due {
-                        error: self.last_error.clone(),
-                    },
-                    Some(Pending::Approval { round }) => ReviewStage::AwaitingApproval { round },
-                    Some(Pending::Escalation { reason }) => ReviewStage::MustEscalate { reason },
-                    Some(other) => {
-                        return Err(format!(
-                            "state {status} cannot wait for {} (`pending`)",
-                            other.kind()
-                        ));
-                    }
-                },
-            },
-            Status::AwaitingFinalization => Phase::AwaitingFinalization { pr: pr()? },
-            Status::FinalizeComplete => Phase::FinalizeComplete {
-                pr: pr()?,
-                final_commit: required(&self.final_commit, "final_commit")?,
-            },
-            Status::PlanUpdated => Phase::PlanUpdated {
-                pr: pr()?,
-                finalized: finalized()?,
-            },
-            Status::MergingBranch => Phase::MergingBranch {
-                pr: pr()?,
-                finalized: finalized()?,
-                blocked: self.last_error.clone(),
-            },
-            Status::Halted => {
-                let halt = self
-                    .halt
-                    .as_ref()
-                    .ok_or_else(|| "state HALTED needs `halt`, which is missing".to_string())?;
-                if halt.resume_to == Status::Halted {
-                    return Err("`halt.resume_to` cannot be HALTED".to_string());
-                }
-                Phase::Halted {
-                    halt: Halt {
-                        reason: halt.reason,
-                        message: halt.message.clone(),
-                    },
-                    resume: Box::new(self.phase_at(halt.resume_to)?),
-                }
-            }
-        })
+        }
     }
 
     /// Sets the fields that describe `phase` (not `status`: a halt records its own).
     fn describe(&mut self, phase: &Phase) {
-        if let Some(pr) = phase.pr() {
-            self.current_pr_branch = Some(pr.branch.clone());
-            self.branch_base = pr.base.clone();
-            self.last_commit_hash = pr.last_checkpoint.clone();
-            self.verified_tree = pr.verified_tree.clone();
-            self.preflight_cache = pr.preflight_cache.clone();
-            self.last_run = pr.last_run.clone();
-            self.review_round = pr.review.round;
-            self.blocked_rounds = pr.review.blocked_rounds;
-            self.last_review = pr.review.last.clone();
-            self.red_test = pr.red_test.clone();
-            self.pin = pr.pin.clone();
-        }
         self.pending = phase.pending();
         self.last_error = phase.last_error().map(str::to_string);
         match phase {
-            Phase::Initializing
-            | Phase::ExecutingTdd { .. }
-            | Phase::CodeReview { .. }
-            | Phase::AwaitingFinalization { .. } => {}
+            Phase::Initializing => {}
             Phase::CreatingBranch { branch, .. } => self.current_pr_branch = Some(branch.clone()),
-            Phase::Debugging { attempts, .. } => {
-                self.debug_attempt_counter = attempts.count;
-                self.identical_failures = attempts.identical_failures;
-            }
-            Phase::Replanning {
-                attempts, context, ..
-            } => {
-                self.debug_attempt_counter = *attempts;
-                self.replan_context = Some(context.clone());
-            }
-            Phase::FinalizeComplete { final_commit, .. } => {
-                self.final_commit = Some(final_commit.clone());
-            }
-            Phase::PlanUpdated { finalized, .. } | Phase::MergingBranch { finalized, .. } => {
-                self.final_commit = Some(finalized.final_commit.clone());
-                self.plan_commit = Some(finalized.plan_commit.clone());
+            Phase::Pr { pr, stage } => {
+                self.describe_pr(pr);
+                self.describe_stage(stage);
             }
             Phase::Halted { halt, resume } => {
                 self.describe(resume);
@@ -1274,6 +1271,43 @@ impl StateWire {
                     message: halt.message.clone(),
                     resume_to: resume.status(),
                 });
+            }
+        }
+    }
+
+    fn describe_pr(&mut self, pr: &Pr) {
+        self.current_pr_branch = Some(pr.branch.clone());
+        self.branch_base = pr.base.clone();
+        self.last_commit_hash = pr.last_checkpoint.clone();
+        self.verified_tree = pr.verified_tree.clone();
+        self.preflight_cache = pr.preflight_cache.clone();
+        self.last_run = pr.last_run.clone();
+        self.review_round = pr.review.round;
+        self.blocked_rounds = pr.review.blocked_rounds;
+        self.last_review = pr.review.last.clone();
+        self.red_test = pr.red_test.clone();
+        self.pin = pr.pin.clone();
+    }
+
+    fn describe_stage(&mut self, stage: &PrStage) {
+        match stage {
+            PrStage::ExecutingTdd { .. }
+            | PrStage::CodeReview { .. }
+            | PrStage::AwaitingFinalization => {}
+            PrStage::Debugging { attempts, .. } => {
+                self.debug_attempt_counter = attempts.count;
+                self.identical_failures = attempts.identical_failures;
+            }
+            PrStage::Replanning { attempts, context } => {
+                self.debug_attempt_counter = *attempts;
+                self.replan_context = Some(context.clone());
+            }
+            PrStage::FinalizeComplete { final_commit } => {
+                self.final_commit = Some(final_commit.clone());
+            }
+            PrStage::PlanUpdated { finalized } | PrStage::MergingBranch { finalized, .. } => {
+                self.final_commit = Some(finalized.final_commit.clone());
+                self.plan_commit = Some(finalized.plan_commit.clone());
             }
         }
     }

@@ -7,7 +7,9 @@ use super::plan::{Plan, PlanSummary, StepId, StepSummary, StepType};
 pub use super::rejection::{Rejection, RejectionKind};
 use super::review::{Finding, Priority, ReviewRecord, feedback_task};
 use super::state::{Attempts, ExitRecord, LastRun, Pending, PreflightRecord, State, Status};
-use super::state::{Finalized, Halt, HaltReason, Phase, Pin, Pr, PreflightCache, ReplanContext};
+use super::state::{
+    Finalized, Halt, HaltReason, Phase, Pin, Pr, PrStage, PreflightCache, ReplanContext,
+};
 use super::state::{Idle, RedOutcome, RedTest, ReviewStage, ReviewSummary, TddPending, Verdict};
 use super::{Decision, Expectation, Human};
 use serde::{Deserialize, Serialize};
@@ -341,16 +343,21 @@ pub fn get_task_step(state: &State, plan: Option<&PlanSummary>) -> GetTaskStep {
                 branch: branch.clone(),
             },
         },
-        Phase::ExecutingTdd { pr, pending } => {
-            owed_checkpoint(pr, pending).unwrap_or(match pending {
-                None if all_done => GetTaskStep::StartReview,
-                _ => GetTaskStep::Brief,
-            })
-        }
-        Phase::Debugging { pr, pending, .. } => {
-            owed_checkpoint(pr, pending).unwrap_or(GetTaskStep::Brief)
-        }
-        Phase::CodeReview { pr, stage } => match stage {
+        Phase::Pr {
+            pr,
+            stage: PrStage::ExecutingTdd { pending },
+        } => owed_checkpoint(pr, pending).unwrap_or(match pending {
+            None if all_done => GetTaskStep::StartReview,
+            _ => GetTaskStep::Brief,
+        }),
+        Phase::Pr {
+            pr,
+            stage: PrStage::Debugging { pending, .. },
+        } => owed_checkpoint(pr, pending).unwrap_or(GetTaskStep::Brief),
+        Phase::Pr {
+            pr,
+            stage: PrStage::CodeReview { review: stage },
+        } => match stage {
             ReviewStage::Due { .. } => GetTaskStep::RunReview {
                 round: pr.review.round.saturating_add(1),
             },
@@ -359,14 +366,24 @@ pub fn get_task_step(state: &State, plan: Option<&PlanSummary>) -> GetTaskStep {
                 GetTaskStep::Brief
             }
         },
-        Phase::PlanUpdated { .. } => GetTaskStep::StartMerge,
-        Phase::MergingBranch { pr, .. } => GetTaskStep::Merge {
+        Phase::Pr {
+            stage: PrStage::PlanUpdated { .. },
+            ..
+        } => GetTaskStep::StartMerge,
+        Phase::Pr {
+            pr,
+            stage: PrStage::MergingBranch { .. },
+        } => GetTaskStep::Merge {
             branch: pr.branch.clone(),
         },
         Phase::Halted { .. } => GetTaskStep::Halted,
-        Phase::Replanning { .. }
-        | Phase::AwaitingFinalization { .. }
-        | Phase::FinalizeComplete { .. } => GetTaskStep::Brief,
+        Phase::Pr {
+            stage:
+                PrStage::Replanning { .. }
+                | PrStage::AwaitingFinalization
+                | PrStage::FinalizeComplete { .. },
+            ..
+        } => GetTaskStep::Brief,
     }
 }
 
@@ -843,15 +860,7 @@ fn with_phase(state: &State, phase: Phase) -> State {
 fn before_branch(state: &State) -> bool {
     match state.phase {
         Phase::Initializing | Phase::CreatingBranch { .. } => true,
-        Phase::ExecutingTdd { .. }
-        | Phase::Debugging { .. }
-        | Phase::Replanning { .. }
-        | Phase::CodeReview { .. }
-        | Phase::AwaitingFinalization { .. }
-        | Phase::FinalizeComplete { .. }
-        | Phase::PlanUpdated { .. }
-        | Phase::MergingBranch { .. }
-        | Phase::Halted { .. } => false,
+        Phase::Pr { .. } | Phase::Halted { .. } => false,
     }
 }
 
@@ -921,12 +930,12 @@ fn branch_ready(state: &State, base: Option<String>, pin: Option<Pin>) -> Result
         .main_tip
         .clone()
         .or_else(|| pin.as_ref().map(|p| p.commit.clone()));
-    let phase = Phase::ExecutingTdd {
+    let phase = Phase::Pr {
         pr: Pr {
             pin,
             ..Pr::new(branch.clone(), base)
         },
-        pending: None,
+        stage: PrStage::ExecutingTdd { pending: None },
     };
     Ok(Next::new(
         State {
@@ -975,15 +984,17 @@ struct Tdd {
 impl Tdd {
     fn of(state: &State) -> Option<Tdd> {
         match &state.phase {
-            Phase::ExecutingTdd { pr, pending } => Some(Tdd {
+            Phase::Pr {
+                pr,
+                stage: PrStage::ExecutingTdd { pending },
+            } => Some(Tdd {
                 pr: pr.clone(),
                 attempts: None,
                 pending: pending.clone(),
             }),
-            Phase::Debugging {
+            Phase::Pr {
                 pr,
-                attempts,
-                pending,
+                stage: PrStage::Debugging { attempts, pending },
             } => Some(Tdd {
                 pr: pr.clone(),
                 attempts: Some(attempts.clone()),
@@ -991,12 +1002,16 @@ impl Tdd {
             }),
             Phase::Initializing
             | Phase::CreatingBranch { .. }
-            | Phase::Replanning { .. }
-            | Phase::CodeReview { .. }
-            | Phase::AwaitingFinalization { .. }
-            | Phase::FinalizeComplete { .. }
-            | Phase::PlanUpdated { .. }
-            | Phase::MergingBranch { .. }
+            | Phase::Pr {
+                stage:
+                    PrStage::Replanning { .. }
+                    | PrStage::CodeReview { .. }
+                    | PrStage::AwaitingFinalization
+                    | PrStage::FinalizeComplete { .. }
+                    | PrStage::PlanUpdated { .. }
+                    | PrStage::MergingBranch { .. },
+                ..
+            }
             | Phase::Halted { .. } => None,
         }
     }
@@ -1020,28 +1035,34 @@ impl Tdd {
                 error,
             },
         };
-        Phase::Debugging {
+        Phase::Pr {
             pr: self.pr,
-            attempts,
-            pending: self.pending,
+            stage: PrStage::Debugging {
+                attempts,
+                pending: self.pending,
+            },
         }
     }
 
     /// The outcome matched the expectation: debugging is over.
     fn succeeded(self) -> Phase {
-        Phase::ExecutingTdd {
+        Phase::Pr {
             pr: self.pr,
-            pending: self.pending,
+            stage: PrStage::ExecutingTdd {
+                pending: self.pending,
+            },
         }
     }
 
     /// The phase as it was, with the changes made to its data.
     fn unchanged(self) -> Phase {
         match self.attempts {
-            Some(attempts) => Phase::Debugging {
+            Some(attempts) => Phase::Pr {
                 pr: self.pr,
-                attempts,
-                pending: self.pending,
+                stage: PrStage::Debugging {
+                    attempts,
+                    pending: self.pending,
+                },
             },
             None => self.succeeded(),
         }
@@ -1355,7 +1376,14 @@ fn checkpoint_recorded(
     let mut phase = state.phase.clone();
     // A checkpoint nobody asked for (a human's) still moves the last checkpoint.
     let (pr, step) = match &mut phase {
-        Phase::ExecutingTdd { pr, pending } | Phase::Debugging { pr, pending, .. } => {
+        Phase::Pr {
+            pr,
+            stage: PrStage::ExecutingTdd { pending },
+        }
+        | Phase::Pr {
+            pr,
+            stage: PrStage::Debugging { pending, .. },
+        } => {
             let step = match pending.take() {
                 Some(TddPending::Checkpoint { step, .. }) => Some(step),
                 other => {
@@ -1365,14 +1393,21 @@ fn checkpoint_recorded(
             };
             (pr, step)
         }
-        Phase::AwaitingFinalization { pr } => (pr, None),
+        Phase::Pr {
+            pr,
+            stage: PrStage::AwaitingFinalization,
+        } => (pr, None),
         Phase::Initializing
         | Phase::CreatingBranch { .. }
-        | Phase::Replanning { .. }
-        | Phase::CodeReview { .. }
-        | Phase::FinalizeComplete { .. }
-        | Phase::PlanUpdated { .. }
-        | Phase::MergingBranch { .. }
+        | Phase::Pr {
+            stage:
+                PrStage::Replanning { .. }
+                | PrStage::CodeReview { .. }
+                | PrStage::FinalizeComplete { .. }
+                | PrStage::PlanUpdated { .. }
+                | PrStage::MergingBranch { .. },
+            ..
+        }
         | Phase::Halted { .. } => return Err(Refusal::WrongState),
     };
     pr.verified_tree = Some(tree);
@@ -1406,7 +1441,11 @@ fn scope_reduced(
     original_task: String,
     untracked: Vec<String>,
 ) -> Result<Next, Refusal> {
-    let Phase::Debugging { pr, attempts, .. } = &state.phase else {
+    let Phase::Pr {
+        pr,
+        stage: PrStage::Debugging { attempts, .. },
+    } = &state.phase
+    else {
         return Err(Refusal::WrongState);
     };
     let body = format!(
@@ -1419,14 +1458,16 @@ fn scope_reduced(
         red_test: None,
         ..pr.clone()
     };
-    let phase = Phase::Replanning {
+    let phase = Phase::Pr {
         pr,
-        attempts: attempts.count,
-        context: ReplanContext {
-            original_task,
-            step,
-            error: attempts.error.clone(),
-            untracked,
+        stage: PrStage::Replanning {
+            attempts: attempts.count,
+            context: ReplanContext {
+                original_task,
+                step,
+                error: attempts.error.clone(),
+                untracked,
+            },
         },
     };
     // The re-plan starts from the stored plan, so it must read as it stands now.
@@ -1436,16 +1477,20 @@ fn scope_reduced(
 }
 
 fn replanned(state: &State, plan: Plan, new_tasks: usize, summary: &str) -> Result<Next, Refusal> {
-    let Phase::Replanning { pr, context, .. } = &state.phase else {
+    let Phase::Pr {
+        pr,
+        stage: PrStage::Replanning { context, .. },
+    } = &state.phase
+    else {
         return Err(Refusal::WrongState);
     };
     let body = format!(
         "re-plan accepted: \"{}\" is replaced by {new_tasks} tasks\n\n{summary}",
         context.original_task
     );
-    let phase = Phase::ExecutingTdd {
+    let phase = Phase::Pr {
         pr: pr.clone(),
-        pending: None,
+        stage: PrStage::ExecutingTdd { pending: None },
     };
     Ok(Next::new(with_phase(state, phase), body)
         .plan(PlanChange::Replace(plan))
@@ -1461,7 +1506,13 @@ fn escalated(state: &State, report: String) -> Result<Next, Refusal> {
         (_, Some(Pending::Escalation { reason })) => {
             format!("the agent escalated for external help: {reason}")
         }
-        (Phase::Debugging { .. } | Phase::Replanning { .. }, _) => format!(
+        (
+            Phase::Pr {
+                stage: PrStage::Debugging { .. } | PrStage::Replanning { .. },
+                ..
+            },
+            _,
+        ) => format!(
             "the agent escalated for external help after {} failed attempts",
             state.attempts()
         ),
@@ -1505,44 +1556,59 @@ fn resumed(state: &State, guidance: Option<String>) -> Result<Next, Refusal> {
     };
     // A human answered: the attempts that unlocked the escape tools start again.
     let phase = match (**resume).clone() {
-        Phase::Debugging {
+        Phase::Pr {
             pr,
-            attempts,
-            pending,
-        } => Phase::Debugging {
+            stage: PrStage::Debugging { attempts, pending },
+        } => Phase::Pr {
             pr,
-            attempts: Attempts {
-                count: 0,
-                identical_failures: 0,
-                ..attempts
+            stage: PrStage::Debugging {
+                attempts: Attempts {
+                    count: 0,
+                    identical_failures: 0,
+                    ..attempts
+                },
+                pending,
             },
-            pending,
         },
-        Phase::Replanning { pr, context, .. } => Phase::Replanning {
+        Phase::Pr {
             pr,
-            attempts: 0,
-            context,
+            stage: PrStage::Replanning { context, .. },
+        } => Phase::Pr {
+            pr,
+            stage: PrStage::Replanning {
+                attempts: 0,
+                context,
+            },
         },
         // The human answered an exhausted review: the rounds start again (their numbers go
         // on, so feedback tasks keep distinct names).
-        Phase::CodeReview { mut pr, stage } => {
+        Phase::Pr {
+            mut pr,
+            stage: PrStage::CodeReview { review: stage },
+        } => {
             pr.review.blocked_rounds = 0;
             let error = match stage {
                 ReviewStage::Due { error } => error,
                 ReviewStage::AwaitingApproval { .. } | ReviewStage::MustEscalate { .. } => None,
             };
-            Phase::CodeReview {
+            Phase::Pr {
                 pr,
-                stage: ReviewStage::Due { error },
+                stage: PrStage::CodeReview {
+                    review: ReviewStage::Due { error },
+                },
             }
         }
         other @ (Phase::Initializing
         | Phase::CreatingBranch { .. }
-        | Phase::ExecutingTdd { .. }
-        | Phase::AwaitingFinalization { .. }
-        | Phase::FinalizeComplete { .. }
-        | Phase::PlanUpdated { .. }
-        | Phase::MergingBranch { .. }
+        | Phase::Pr {
+            stage:
+                PrStage::ExecutingTdd { .. }
+                | PrStage::AwaitingFinalization
+                | PrStage::FinalizeComplete { .. }
+                | PrStage::PlanUpdated { .. }
+                | PrStage::MergingBranch { .. },
+            ..
+        }
         | Phase::Halted { .. }) => other,
     };
     let body = match &guidance {
@@ -1561,7 +1627,11 @@ fn resumed(state: &State, guidance: Option<String>) -> Result<Next, Refusal> {
 }
 
 fn review_started(state: &State, max_rounds: u32) -> Result<Next, Refusal> {
-    let Phase::ExecutingTdd { pr, .. } = &state.phase else {
+    let Phase::Pr {
+        pr,
+        stage: PrStage::ExecutingTdd { .. },
+    } = &state.phase
+    else {
         return Err(Refusal::WrongState);
     };
     let blocked = pr.review.blocked_rounds;
@@ -1579,9 +1649,9 @@ fn review_started(state: &State, max_rounds: u32) -> Result<Next, Refusal> {
         );
         (ReviewStage::Due { error: None }, body)
     };
-    let phase = Phase::CodeReview {
+    let phase = Phase::Pr {
         pr: pr.clone(),
-        stage,
+        stage: PrStage::CodeReview { review: stage },
     };
     // The PR is read as a whole from here on: store the plan as it stands.
     Ok(Next::new(with_phase(state, phase), body).plan(PlanChange::Materialize))
@@ -1593,7 +1663,11 @@ fn review_completed(
     record: ReviewRecord,
     human: bool,
 ) -> Result<Next, Refusal> {
-    let Phase::CodeReview { pr, .. } = &state.phase else {
+    let Phase::Pr {
+        pr,
+        stage: PrStage::CodeReview { .. },
+    } = &state.phase
+    else {
         return Err(Refusal::WrongState);
     };
     let blocking = record.blocking();
@@ -1621,7 +1695,10 @@ fn review_completed(
                 .collect::<Vec<_>>()
                 .join("\n")
         );
-        let phase = Phase::ExecutingTdd { pr, pending: None };
+        let phase = Phase::Pr {
+            pr,
+            stage: PrStage::ExecutingTdd { pending: None },
+        };
         return Ok(Next::new(with_phase(state, phase), body)
             .plan(PlanChange::Replace(new_plan))
             .effects(effects));
@@ -1640,25 +1717,41 @@ fn review_completed(
             round: record.round,
         };
         let body = format!("{what}; waiting for a human's approval");
-        (Phase::CodeReview { pr, stage }, body)
+        (
+            Phase::Pr {
+                pr,
+                stage: PrStage::CodeReview { review: stage },
+            },
+            body,
+        )
     } else {
-        (Phase::AwaitingFinalization { pr }, what)
+        (
+            Phase::Pr {
+                pr,
+                stage: PrStage::AwaitingFinalization,
+            },
+            what,
+        )
     };
     Ok(Next::new(with_phase(state, phase), body).effects(effects))
 }
 
 fn review_failed(state: &State, error: String) -> Result<Next, Refusal> {
-    let Phase::CodeReview {
+    let Phase::Pr {
         pr,
-        stage: ReviewStage::Due { .. },
+        stage: PrStage::CodeReview {
+            review: ReviewStage::Due { .. },
+        },
     } = &state.phase
     else {
         return Err(Refusal::WrongState);
     };
-    let phase = Phase::CodeReview {
+    let phase = Phase::Pr {
         pr: pr.clone(),
-        stage: ReviewStage::Due {
-            error: Some(error.clone()),
+        stage: PrStage::CodeReview {
+            review: ReviewStage::Due {
+                error: Some(error.clone()),
+            },
         },
     };
     let body = format!("the review could not run: {error}");
@@ -1668,9 +1761,12 @@ fn review_failed(state: &State, error: String) -> Result<Next, Refusal> {
 /// The PR of a review that waits for a human's approval.
 fn awaiting_approval(state: &State) -> Result<&Pr, Rejection> {
     match &state.phase {
-        Phase::CodeReview {
+        Phase::Pr {
             pr,
-            stage: ReviewStage::AwaitingApproval { .. },
+            stage:
+                PrStage::CodeReview {
+                    review: ReviewStage::AwaitingApproval { .. },
+                },
         } => Ok(pr),
         _ => {
             let status = state.status();
@@ -1690,7 +1786,10 @@ pub fn check_approval(state: &State) -> Result<(), Rejection> {
 
 fn approved(state: &State) -> Result<Next, Refusal> {
     let pr = awaiting_approval(state).map_err(Refusal::Rejected)?;
-    let phase = Phase::AwaitingFinalization { pr: pr.clone() };
+    let phase = Phase::Pr {
+        pr: pr.clone(),
+        stage: PrStage::AwaitingFinalization,
+    };
     Ok(Next::new(
         with_phase(state, phase),
         "a human approved the PR".into(),
@@ -1718,22 +1817,28 @@ fn rejected(
     new_plan
         .tasks
         .push(feedback_task(pr.review.round, &[finding]));
-    let phase = Phase::ExecutingTdd {
+    let phase = Phase::Pr {
         pr: pr.clone(),
-        pending: None,
+        stage: PrStage::ExecutingTdd { pending: None },
     };
     let body = format!("a human rejected the PR:\n{comment}");
     Ok(Next::new(with_phase(state, phase), body).plan(PlanChange::Replace(new_plan)))
 }
 
 fn squashed(state: &State, commit: String) -> Result<Next, Refusal> {
-    let Phase::AwaitingFinalization { pr } = &state.phase else {
+    let Phase::Pr {
+        pr,
+        stage: PrStage::AwaitingFinalization,
+    } = &state.phase
+    else {
         return Err(Refusal::WrongState);
     };
     let body = format!("squashed into {commit}");
-    let phase = Phase::FinalizeComplete {
+    let phase = Phase::Pr {
         pr: pr.clone(),
-        final_commit: commit,
+        stage: PrStage::FinalizeComplete {
+            final_commit: commit,
+        },
     };
     Ok(Next::new(with_phase(state, phase), body))
 }
@@ -1747,48 +1852,67 @@ fn final_check_refused(state: &State, reason: String) -> Result<Next, Refusal> {
 }
 
 fn master_plan_updated(state: &State, commit: String) -> Result<Next, Refusal> {
-    let Phase::FinalizeComplete { pr, final_commit } = &state.phase else {
+    let Phase::Pr {
+        pr,
+        stage: PrStage::FinalizeComplete { final_commit },
+    } = &state.phase
+    else {
         return Err(Refusal::WrongState);
     };
     let body = format!("the master plan marks the PR done, in {commit}");
-    let phase = Phase::PlanUpdated {
+    let phase = Phase::Pr {
         pr: pr.clone(),
-        finalized: Finalized {
-            final_commit: final_commit.clone(),
-            plan_commit: commit,
+        stage: PrStage::PlanUpdated {
+            finalized: Finalized {
+                final_commit: final_commit.clone(),
+                plan_commit: commit,
+            },
         },
     };
     Ok(Next::new(with_phase(state, phase), body))
 }
 
 fn merge_started(state: &State) -> Result<Next, Refusal> {
-    let Phase::PlanUpdated { pr, finalized } = &state.phase else {
+    let Phase::Pr {
+        pr,
+        stage: PrStage::PlanUpdated { finalized },
+    } = &state.phase
+    else {
         return Err(Refusal::WrongState);
     };
-    let phase = Phase::MergingBranch {
+    let phase = Phase::Pr {
         pr: pr.clone(),
-        finalized: finalized.clone(),
-        blocked: None,
+        stage: PrStage::MergingBranch {
+            finalized: finalized.clone(),
+            blocked: None,
+        },
     };
     Ok(Next::new(with_phase(state, phase), "merging".into()))
 }
 
 fn merged(state: &State, branch: &str, main: Option<String>) -> Result<Next, Refusal> {
     let after_conflict = match &state.phase {
-        Phase::MergingBranch { .. } => false,
+        Phase::Pr {
+            stage: PrStage::MergingBranch { .. },
+            ..
+        } => false,
         Phase::Halted { halt, .. } => match halt.reason {
             HaltReason::MergeConflict => true,
             HaltReason::Escalated | HaltReason::Stuck => return Err(Refusal::WrongState),
         },
         Phase::Initializing
         | Phase::CreatingBranch { .. }
-        | Phase::ExecutingTdd { .. }
-        | Phase::Debugging { .. }
-        | Phase::Replanning { .. }
-        | Phase::CodeReview { .. }
-        | Phase::AwaitingFinalization { .. }
-        | Phase::FinalizeComplete { .. }
-        | Phase::PlanUpdated { .. } => return Err(Refusal::WrongState),
+        | Phase::Pr {
+            stage:
+                PrStage::ExecutingTdd { .. }
+                | PrStage::Debugging { .. }
+                | PrStage::Replanning { .. }
+                | PrStage::CodeReview { .. }
+                | PrStage::AwaitingFinalization
+                | PrStage::FinalizeComplete { .. }
+                | PrStage::PlanUpdated { .. },
+            ..
+        } => return Err(Refusal::WrongState),
     };
     let body = if after_conflict {
         format!("{branch} was merged by a human after a conflict; the branch is cleaned up")
@@ -1806,19 +1930,29 @@ fn merged(state: &State, branch: &str, main: Option<String>) -> Result<Next, Ref
 }
 
 fn merge_blocked(state: &State, reason: String) -> Result<Next, Refusal> {
-    let Phase::MergingBranch { pr, finalized, .. } = &state.phase else {
+    let Phase::Pr {
+        pr,
+        stage: PrStage::MergingBranch { finalized, .. },
+    } = &state.phase
+    else {
         return Err(Refusal::WrongState);
     };
-    let phase = Phase::MergingBranch {
+    let phase = Phase::Pr {
         pr: pr.clone(),
-        finalized: finalized.clone(),
-        blocked: Some(reason.clone()),
+        stage: PrStage::MergingBranch {
+            finalized: finalized.clone(),
+            blocked: Some(reason.clone()),
+        },
     };
     Ok(Next::new(with_phase(state, phase), reason))
 }
 
 fn merge_conflicted(state: &State, message: String) -> Result<Next, Refusal> {
-    let Phase::MergingBranch { .. } = &state.phase else {
+    let Phase::Pr {
+        stage: PrStage::MergingBranch { .. },
+        ..
+    } = &state.phase
+    else {
         return Err(Refusal::WrongState);
     };
     let phase = Phase::Halted {
@@ -1859,24 +1993,36 @@ pub fn check_checkpoint(state: &State) -> Result<Option<OwedCheckpoint>, Rejecti
         ))
     };
     match &state.phase {
-        Phase::ExecutingTdd { pending, .. } | Phase::Debugging { pending, .. } => {
-            Ok(match pending {
-                Some(TddPending::Checkpoint {
-                    step, description, ..
-                }) => Some(OwedCheckpoint {
-                    step: *step,
-                    description: description.clone(),
-                }),
-                Some(TddPending::Analysis { .. }) | None => None,
-            })
+        Phase::Pr {
+            stage: PrStage::ExecutingTdd { pending, .. },
+            ..
         }
-        Phase::AwaitingFinalization { .. } => Ok(None),
+        | Phase::Pr {
+            stage: PrStage::Debugging { pending, .. },
+            ..
+        } => Ok(match pending {
+            Some(TddPending::Checkpoint {
+                step, description, ..
+            }) => Some(OwedCheckpoint {
+                step: *step,
+                description: description.clone(),
+            }),
+            Some(TddPending::Analysis { .. }) | None => None,
+        }),
+        Phase::Pr {
+            stage: PrStage::AwaitingFinalization,
+            ..
+        } => Ok(None),
         Phase::Initializing | Phase::CreatingBranch { .. } => refuse("there is no PR branch yet"),
-        Phase::Replanning { .. }
-        | Phase::CodeReview { .. }
-        | Phase::FinalizeComplete { .. }
-        | Phase::PlanUpdated { .. }
-        | Phase::MergingBranch { .. }
+        Phase::Pr {
+            stage:
+                PrStage::Replanning { .. }
+                | PrStage::CodeReview { .. }
+                | PrStage::FinalizeComplete { .. }
+                | PrStage::PlanUpdated { .. }
+                | PrStage::MergingBranch { .. },
+            ..
+        }
         | Phase::Halted { .. } => {
             refuse("checkpoints are commits on the PR branch while its steps are worked on")
         }
@@ -1907,17 +2053,27 @@ pub fn check_scope_reduction(
     let status = state.status();
     let at = thresholds.unlock_scope_reduction_at;
     let attempts = match &state.phase {
-        Phase::Debugging { attempts, .. } => attempts.count,
+        Phase::Pr {
+            stage: PrStage::Debugging { attempts, .. },
+            ..
+        } => attempts.count,
         // Nothing has failed yet: locked, and the message says how far from unlocking.
-        Phase::ExecutingTdd { .. } => 0,
+        Phase::Pr {
+            stage: PrStage::ExecutingTdd { .. },
+            ..
+        } => 0,
         Phase::Initializing
         | Phase::CreatingBranch { .. }
-        | Phase::Replanning { .. }
-        | Phase::CodeReview { .. }
-        | Phase::AwaitingFinalization { .. }
-        | Phase::FinalizeComplete { .. }
-        | Phase::PlanUpdated { .. }
-        | Phase::MergingBranch { .. }
+        | Phase::Pr {
+            stage:
+                PrStage::Replanning { .. }
+                | PrStage::CodeReview { .. }
+                | PrStage::AwaitingFinalization
+                | PrStage::FinalizeComplete { .. }
+                | PrStage::PlanUpdated { .. }
+                | PrStage::MergingBranch { .. },
+            ..
+        }
         | Phase::Halted { .. } => {
             return Err(Rejection::wrong_state(
                 status,
@@ -1956,14 +2112,20 @@ pub fn check_escalate(state: &State, thresholds: &Thresholds) -> Result<(), Reje
                  `git orchestrate status` shows why it halted.",
             ));
         }
-        Phase::PlanUpdated { .. } => {
+        Phase::Pr {
+            stage: PrStage::PlanUpdated { .. },
+            ..
+        } => {
             return Err(Rejection::wrong_state(
                 status,
                 "escalate is not accepted in state PLAN_UPDATED: the PR is finalized and only the merge is left",
                 "Run `git orchestrate get-task`: it merges the PR branch.",
             ));
         }
-        Phase::CodeReview { stage, .. } => {
+        Phase::Pr {
+            stage: PrStage::CodeReview { review: stage, .. },
+            ..
+        } => {
             return match stage {
                 ReviewStage::MustEscalate { .. } => Ok(()),
                 ReviewStage::AwaitingApproval { .. } => Err(Rejection::wrong_state(
@@ -1984,12 +2146,22 @@ pub fn check_escalate(state: &State, thresholds: &Thresholds) -> Result<(), Reje
         // No attempt counter measures being stuck here: always open.
         Phase::Initializing
         | Phase::CreatingBranch { .. }
-        | Phase::Replanning { .. }
-        | Phase::AwaitingFinalization { .. }
-        | Phase::FinalizeComplete { .. }
-        | Phase::MergingBranch { .. } => return Ok(()),
-        Phase::ExecutingTdd { .. } => 0,
-        Phase::Debugging { attempts, .. } => attempts.count,
+        | Phase::Pr {
+            stage:
+                PrStage::Replanning { .. }
+                | PrStage::AwaitingFinalization
+                | PrStage::FinalizeComplete { .. }
+                | PrStage::MergingBranch { .. },
+            ..
+        } => return Ok(()),
+        Phase::Pr {
+            stage: PrStage::ExecutingTdd { .. },
+            ..
+        } => 0,
+        Phase::Pr {
+            stage: PrStage::Debugging { attempts, .. },
+            ..
+        } => attempts.count,
     };
     if attempts < at {
         return Err(locked("escalate", status, attempts, at));
