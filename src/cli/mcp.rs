@@ -475,7 +475,7 @@ fn error_result(err: &CommandError) -> CallToolResult {
     if err.exit() == Exit::VerificationFailed {
         structured.insert("status".into(), json!("FAILURE"));
     }
-    if let Value::Object(fields) = error_json(err) {
+    if let Ok(Value::Object(fields)) = serde_json::to_value(error_json(err)) {
         structured.extend(fields);
     }
     let text = for_mcp(&error_text(err, false));
