@@ -43,6 +43,11 @@ impl Exit {
     pub fn code(self) -> u8 {
         self as u8
     }
+
+    /// This exit when `failed`, else success.
+    pub fn when(self, failed: bool) -> Exit {
+        if failed { self } else { Exit::Success }
+    }
 }
 
 impl From<Exit> for ExitCode {

@@ -107,11 +107,10 @@ pub fn run(session: &Session, args: &InitArgs, ui: &mut Ui) -> Result<Exit, Fail
         )?),
         None => None,
     };
-    if ui.json {
-        ui.report(&InitOutput {
-            init: Some(&report),
-            agent: agent.as_ref(),
-        })?;
+    if ui.json_report(&InitOutput {
+        init: Some(&report),
+        agent: agent.as_ref(),
+    })? {
         return Ok(Exit::Success);
     }
     for line in init_lines(&report, ui.quiet) {

@@ -78,6 +78,27 @@ impl Ui {
         self.json_object(value)
     }
 
+    /// With `--json`, prints `report` and says so: the caller has nothing more to print.
+    pub fn json_report(&mut self, report: &impl serde::Serialize) -> std::io::Result<bool> {
+        if self.json {
+            self.report(report)?;
+        }
+        Ok(self.json)
+    }
+
+    /// `report` as JSON with `--json`, else `text` for people.
+    pub fn report_or_text(
+        &mut self,
+        report: &impl serde::Serialize,
+        text: &str,
+    ) -> std::io::Result<()> {
+        if self.json {
+            self.report(report)
+        } else {
+            self.text(text)
+        }
+    }
+
     /// Renders an error: JSON on stdout with `--json`, otherwise text on stderr.
     pub fn error(&mut self, err: &CommandError) -> std::io::Result<()> {
         if self.json {

@@ -15,8 +15,7 @@ pub struct StatusArgs {}
 
 pub fn run(session: &Session, _args: &StatusArgs, ui: &mut Ui) -> Result<Exit, Failure> {
     let report = engine::status(session)?;
-    if ui.json {
-        ui.report(&report)?;
+    if ui.json_report(&report)? {
         return Ok(Exit::Success);
     }
     for line in lines(&report) {

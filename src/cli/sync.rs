@@ -46,13 +46,8 @@ pub fn run(session: &Session, args: &SyncArgs, ui: &mut Ui) -> Result<Exit, Fail
         TakeSide::Remote => Side::Remote,
     });
     let report = engine::sync(session, args.remote.as_deref(), take)?;
-    let code = if report.diverged() {
-        Exit::NotAllowed
-    } else {
-        Exit::Success
-    };
-    if ui.json {
-        ui.report(&report)?;
+    let code = Exit::NotAllowed.when(report.diverged());
+    if ui.json_report(&report)? {
         return Ok(code);
     }
     for line in report_text(session, &report) {
