@@ -215,3 +215,40 @@ pub fn preflight_line(preflight: &PreflightRecord) -> String {
         .collect();
     format!("preflight: {}", gates.join(", "))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn printed(err: &CommandError) -> String {
+        serde_json::to_string(&error_json(err)).expect("an envelope serializes")
+    }
+
+    /// The envelope's fields come in a fixed order, and empty ones are left out: scripts and
+    /// snapshots read these bytes.
+    #[test]
+    fn the_error_envelope_keeps_its_field_order_and_omits_empty_fields() {
+        let bare = CommandError::new(ErrorKind::Git, "git failed");
+        assert_eq!(
+            printed(&bare),
+            r#"{"error":{"code":5,"kind":"git","message":"git failed"}}"#
+        );
+        let mut full = CommandError::invalid_input("bad plan", "fix it");
+        full.causes = vec!["because".into()];
+        full.state = Some(Status::Replanning);
+        full.problems = vec![Problem {
+            path: "tasks[0]".into(),
+            message: "empty".into(),
+        }];
+        full.output = Some(b"out\xff".to_vec());
+        assert_eq!(
+            printed(&full),
+            concat!(
+                r#"{"error":{"code":2,"kind":"invalid_input","message":"bad plan","causes":["because"],"#,
+                r#""state":"REPLANNING","hint":"fix it","problems":[{"path":"tasks[0]","message":"empty"}],"#,
+                r#""output":"out�"}}"#
+            )
+        );
+    }
+}
