@@ -75,16 +75,6 @@ esac
 
 pub(super) const CALC_EMPTY: &str = "# calc: shell functions for arithmetic.\n";
 
-pub(super) const TEST_ADD: &str = "#!/bin/sh
-. ./lib/calc.sh
-result=$(add 2 3)
-if [ \"$result\" != \"5\" ]; then
-  echo \"FAIL: add 2 3 printed '$result', expected 5\"
-  exit 1
-fi
-echo \"ok: add 2 3 = 5\"
-";
-
 pub(super) const CALC_ADD: &str = "# calc: shell functions for arithmetic.
 add() { echo $(($1 + $2)); }
 ";
@@ -99,36 +89,6 @@ pub(super) const CALC_ADD_REFACTOR_FIXED: &str = "# calc: shell functions for ar
 
 # add A B: prints A + B.
 add() { printf '%d\\n' \"$(($1 + $2))\"; }
-";
-
-pub(super) const TEST_SUB: &str = "#!/bin/sh
-. ./lib/calc.sh
-result=$(sub 5 3)
-if [ \"$result\" != \"2\" ]; then
-  echo \"FAIL: sub 5 3 printed '$result', expected 2\"
-  exit 1
-fi
-echo \"ok: sub 5 3 = 2\"
-";
-
-pub(super) const TEST_NEG: &str = "#!/bin/sh
-. ./lib/calc.sh
-result=$(neg 3)
-if [ \"$result\" != \"-3\" ]; then
-  echo \"FAIL: neg 3 printed '$result', expected -3\"
-  exit 1
-fi
-echo \"ok: neg 3 = -3\"
-";
-
-pub(super) const TEST_MUL: &str = "#!/bin/sh
-. ./lib/calc.sh
-result=$(mul 4 3)
-if [ \"$result\" != \"12\" ]; then
-  echo \"FAIL: mul 4 3 printed '$result', expected 12\"
-  exit 1
-fi
-echo \"ok: mul 4 3 = 12\"
 ";
 
 /// The calc library after task 1, plus `extra`.
@@ -159,3 +119,18 @@ pub(super) const MCP_SESSION: &str = concat!(
     r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get_task","arguments":{}}}"#,
     "\n",
 );
+
+/// A test script of the calc project: `call` must print `expected`.
+pub(super) fn calc_test(call: &str, expected: &str) -> String {
+    format!(
+        "#!/bin/sh
+. ./lib/calc.sh
+result=$({call})
+if [ \"$result\" != \"{expected}\" ]; then
+  echo \"FAIL: {call} printed '$result', expected {expected}\"
+  exit 1
+fi
+echo \"ok: {call} = {expected}\"
+"
+    )
+}

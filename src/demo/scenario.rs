@@ -5,8 +5,7 @@ use std::path::Path;
 
 use super::files::{
     CALC_ADD, CALC_ADD_REFACTOR_BROKEN, CALC_ADD_REFACTOR_FIXED, CALC_EMPTY, CONFIG, ESCALATION,
-    MASTER_PLAN, MCP_SESSION, PLAN, PLAN_2, REPLAN, REVIEWER, RUN_ALL, TEST_ADD, TEST_MUL,
-    TEST_NEG, TEST_SUB, calc_with,
+    MASTER_PLAN, MCP_SESSION, PLAN, PLAN_2, REPLAN, REVIEWER, RUN_ALL, calc_test, calc_with,
 };
 
 /// Where the demo project keeps its master plan (as .orchestrate.toml says).
@@ -257,7 +256,7 @@ fn add_story() -> Vec<Step> {
             Actor::Agent,
             "writes tests/test_add.sh (add does not exist yet)",
         ),
-        write("tests/test_add.sh", TEST_ADD),
+        write("tests/test_add.sh", calc_test("add 2 3", "5")),
         agent(
             "submit the RED test",
             &[
@@ -331,7 +330,7 @@ fn sub_story() -> Vec<Step> {
             Actor::Agent,
             "writes tests/test_sub.sh (sub does not exist yet)",
         ),
-        write("tests/test_sub.sh", TEST_SUB),
+        write("tests/test_sub.sh", calc_test("sub 5 3", "2")),
         submit_test(
             "submit the RED test",
             "test for sub",
@@ -386,7 +385,7 @@ fn sub_story() -> Vec<Step> {
         ),
         get_task("next step"),
         act(Actor::Agent, "writes tests/test_neg.sh"),
-        write("tests/test_neg.sh", TEST_NEG),
+        write("tests/test_neg.sh", calc_test("neg 3", "-3")),
         submit_test(
             "submit the RED test",
             "test for neg",
@@ -419,7 +418,7 @@ fn escalation_story() -> Vec<Step> {
             Actor::Agent,
             "recreates the original RED test, tests/test_sub.sh, for the verification task",
         ),
-        write("tests/test_sub.sh", TEST_SUB),
+        write("tests/test_sub.sh", calc_test("sub 5 3", "2")),
         submit_test(
             "submit the RED test",
             "original sub test",
@@ -563,7 +562,7 @@ fn finalize_story() -> Vec<Step> {
             Actor::Human,
             "writes tests/test_mul.sh before mul exists, and tries to commit it as a checkpoint",
         ),
-        write("tests/test_mul.sh", TEST_MUL),
+        write("tests/test_mul.sh", calc_test("mul 4 3", "12")),
         git(&["add", "tests/test_mul.sh"]),
         Step::TypeGit {
             actor: Actor::Human,
