@@ -73,7 +73,7 @@ pub fn run(options: &Options, out: Option<&mut dyn Write>) -> Result<DemoReport,
     Ok(DemoReport {
         repository: repo,
         kept: keep,
-        steps: std::mem::take(&mut runner.steps),
+        steps: runner.into_steps(),
         audit_log: audit_log.lines().map(str::to_string).collect(),
     })
 }

@@ -41,13 +41,13 @@ struct Ran {
 }
 
 pub(super) struct Runner<'a> {
-    pub(super) repo: PathBuf,
+    repo: PathBuf,
     exe: PathBuf,
     path_env: OsString,
     /// The narration for people; `None` with `--json`, where the steps speak for themselves.
     out: Option<&'a mut dyn Write>,
     shown_tip: Option<String>,
-    pub(super) steps: Vec<StepRecord>,
+    steps: Vec<StepRecord>,
 }
 
 impl<'a> Runner<'a> {
@@ -66,6 +66,11 @@ impl<'a> Runner<'a> {
             shown_tip: None,
             steps: Vec::new(),
         }
+    }
+
+    /// What the steps did, in order.
+    pub(super) fn into_steps(self) -> Vec<StepRecord> {
+        self.steps
     }
 
     /// Carries out one step of the scenario.
