@@ -13,13 +13,10 @@ pub struct ApproveArgs {}
 pub fn run(session: &Session, _args: &ApproveArgs, ui: &mut Ui) -> Result<Exit, Failure> {
     let human = require_human("approve")?;
     let answer = engine::approve(session, human)?;
-    if ui.json {
-        ui.report(&answer)?;
-    } else {
-        ui.text(&format!(
-            "approved: CODE_REVIEW -> {}; the agent's next `git orchestrate get-task` finalizes the PR\n",
-            answer.state
-        ))?;
-    }
+    let text = format!(
+        "approved: CODE_REVIEW -> {}; the agent's next `git orchestrate get-task` finalizes the PR\n",
+        answer.state
+    );
+    ui.report_or_text(&answer, &text)?;
     Ok(Exit::Success)
 }

@@ -21,13 +21,8 @@ pub struct AuditArgs {
 
 pub fn run(session: &Session, args: &AuditArgs, ui: &mut Ui) -> Result<Exit, Failure> {
     let report = engine::audit(session, args.all)?;
-    let code = if report.clean() {
-        Exit::Success
-    } else {
-        Exit::VerificationFailed
-    };
-    if ui.json {
-        ui.report(&report)?;
+    let code = Exit::VerificationFailed.when(!report.clean());
+    if ui.json_report(&report)? {
         return Ok(code);
     }
     let mut text = String::new();

@@ -21,8 +21,7 @@ pub struct CheckpointArgs {
 pub fn run(session: &Session, args: &CheckpointArgs, ui: &mut Ui) -> Result<Exit, Failure> {
     let report =
         super::live::while_running(|| engine::checkpoint(session, args.message.as_deref()))?;
-    if ui.json {
-        ui.report(&report)?;
+    if ui.json_report(&report)? {
         return Ok(Exit::Success);
     }
     ui.text(&render_text(&report, ui.quiet))?;

@@ -41,7 +41,7 @@ pub fn run(args: &DemoArgs, ui: &mut Ui) -> Result<Exit, Failure> {
         .ok_or_else(|| "cannot tell where this program is".to_string())
         .and_then(|dir| super::man::install(&dir).map_err(|e| format!("{}: {e}", dir.display())));
     if ui.json {
-        ui.json_object(serde_json::to_value(&report).map_err(std::io::Error::other)?)?;
+        ui.report(&report)?;
     } else {
         ui.text(&match installed {
             Ok(path) => format!(

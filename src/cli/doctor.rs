@@ -16,13 +16,8 @@ pub struct DoctorArgs {}
 
 pub fn run(session: &Session, _args: &DoctorArgs, ui: &mut Ui) -> Result<Exit, Failure> {
     let report = engine::doctor(session)?;
-    let code = if report.errors > 0 {
-        Exit::VerificationFailed
-    } else {
-        Exit::Success
-    };
-    if ui.json {
-        ui.report(&report)?;
+    let code = Exit::VerificationFailed.when(report.errors > 0);
+    if ui.json_report(&report)? {
         return Ok(code);
     }
     let (checks, errors, warnings) = (&report.checks, report.errors, report.warnings);

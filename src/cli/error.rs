@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use crate::engine::EngineError;
 use crate::store::StoreError;
 use crate::workflow::plan::Problem;
-use crate::workflow::{Human, RejectionKind, Status};
+use crate::workflow::{Human, Rejection, RejectionKind, Status};
 
 /// Set to 1 to run a human's command (`resume`, `approve`, `reject`) without a terminal.
 pub const HUMAN_ENV: &str = "GIT_ORCHESTRATE_HUMAN";
@@ -42,6 +42,11 @@ pub enum Exit {
 impl Exit {
     pub fn code(self) -> u8 {
         self as u8
+    }
+
+    /// This exit when `failed`, else success.
+    pub fn when(self, failed: bool) -> Exit {
+        if failed { self } else { Exit::Success }
     }
 }
 
@@ -221,113 +226,136 @@ impl From<EngineError> for CommandError {
 fn classify(e: EngineError) -> CommandError {
     let message = e.to_string();
     match e {
-            EngineError::AfterCommit { commit, source } => {
-                // The cause decides the exit code; the message and hint say the commit exists.
-                let mut err = CommandError::from(*source);
-                err.message = message;
-                let finish = format!(
-                    "Commit {} stays; `git orchestrate get-task` (or `checkpoint`) finishes recording it without \
-                     a second commit.",
-                    crate::short_id(&commit)
-                );
-                err.hint = Some(match err.hint.take() {
-                    Some(hint) => format!("{hint} {finish}"),
-                    None => finish,
-                });
-                err
-            }
-            EngineError::Rejected(r) => {
-                let kind = match r.kind {
-                    RejectionKind::WrongState => ErrorKind::WrongState,
-                    RejectionKind::InvalidInput => ErrorKind::InvalidInput,
-                };
-                let mut err = CommandError::new(kind, r.message).hint(r.hint);
-                err.state = Some(r.state);
-                err
-            }
-            EngineError::InvalidPlan { state, problems } => {
-                let mut err = CommandError::new(ErrorKind::InvalidPlan,
-                    format!(
-                        "the plan was not accepted ({} problem{}); nothing was written",
-                        problems.len(),
-                        if problems.len() == 1 { "" } else { "s" }
-                    ),
-                )
-                .hint(if state == Status::Replanning {
-                    "Fix every problem listed and submit the re-plan again; `git orchestrate get-task` repeats the rules."
-                } else {
-                    "Fix every problem listed and submit the plan again; `git orchestrate get-task` shows the schema."
-                });
-                err.problems = problems;
-                err.state = Some(state);
-                err
-            }
-            EngineError::Config(_) => CommandError::new(ErrorKind::InvalidConfig, message)
-                .hint("Fix .orchestrate.toml (every key is described in `git orchestrate init`'s file and docs/config.md)."),
-            EngineError::Store(StoreError::BadWorkflowName(_)) => CommandError::new(ErrorKind::InvalidInput, message),
-            EngineError::Store(StoreError::Locked { path, reference, .. }) => {
-                let rm = crate::workflow::briefing::shell_quote(&path.display().to_string());
-                CommandError::new(ErrorKind::Locked, message).hint(if crate::store::is_notes_ref(&reference) {
-                    format!(
-                        "Only the verification note was not written: a commit this command made is kept. If no \
-                         git or git-orchestrate process is still running, delete the lock (rm {rm}), then run \
-                         `git orchestrate get-task`: it attaches the missing note."
-                    )
-                } else {
-                    format!(
-                        "The workflow state was not changed. If no git or git-orchestrate process is still \
-                         running, delete the lock: rm {rm}"
-                    )
-                })
-            }
-            EngineError::Store(StoreError::Vanished { reference, tip, restorable }) => {
-                CommandError::new(ErrorKind::WorkflowVanished, message).hint(if restorable {
-                    format!(
-                        "Restore it: git update-ref {reference} {tip} (then `git orchestrate status`). To start over \
-                         instead, deliberately: git orchestrate init --new"
-                    )
-                } else {
-                    format!(
-                        "Its commit {tip} is gone from the object store too; another clone may still have the \
-                         workflow (`git orchestrate sync`). To start over: git orchestrate init --new"
-                    )
-                })
-            }
-            EngineError::Store(StoreError::NotARepository(_) | StoreError::Bare) => {
-                CommandError::new(ErrorKind::Store, message).hint("Run git orchestrate inside a git repository with a working tree.")
-            }
-            EngineError::Store(_) => CommandError::new(ErrorKind::Store, message)
-                .hint("git-orchestrate could not read or write the repository (the cause is above: a full disk, a \
-                       read-only file system, a damaged object); fix that, then run the command again."),
-            EngineError::RetriesExhausted { .. } => CommandError::new(ErrorKind::RetriesExhausted, message)
-                .hint("Nothing was written. Run the command again once the other processes are done."),
-            EngineError::Io { .. } | EngineError::Conflict => CommandError::new(ErrorKind::Io, message),
-            EngineError::Hooks { .. } => CommandError::new(ErrorKind::Store, message)
-                .hint("Fix what is named, then run `git orchestrate hooks install`."),
-            EngineError::Git(_) => CommandError::new(ErrorKind::Git, message),
-            EngineError::NotHermetic(problem) => CommandError::new(ErrorKind::NotHermetic, message)
-                .hint(format!(
-                    "Nothing was run or recorded. {}; `git orchestrate doctor` lists every such setting.",
-                    capitalized(&problem.fix)
-                )),
-            EngineError::Forged { .. } => CommandError::new(ErrorKind::VerificationFailed, message).hint(
-                "No workflow ref here was moved or created. `git orchestrate audit --all` lists what is wrong \
-                 here; the remote's history is under refs/orchestrator/remotes/ to inspect, and a human \
-                 decides what to keep.",
-            ),
-                        EngineError::Internal(_) => CommandError::new(ErrorKind::Internal, message),
-            EngineError::Remote { hint, .. } => CommandError::new(ErrorKind::Remote, message).hint(hint),
-            EngineError::BadInput { hint, .. } => CommandError::invalid_input(message, hint),
-            EngineError::Agent { hint, .. } => CommandError::new(ErrorKind::Agent, message).hint(hint),
-            EngineError::CheckpointRefused { output, .. } => {
-                let mut err = CommandError::new(ErrorKind::VerificationFailed, format!("{message}; nothing was committed"))
-                    .hint("Fix what the gate reports, then run `git orchestrate checkpoint` again.");
-                err.output = Some(output);
-                err
-            }
-            EngineError::CommitRefused(_) => CommandError::new(ErrorKind::VerificationFailed, message)
-                .hint("Nothing was recorded. Fix what git reported, then run `git orchestrate checkpoint` again."),
+        EngineError::AfterCommit { commit, source } => after_commit(&commit, *source, message),
+        EngineError::Rejected(r) => rejected(r),
+        EngineError::InvalidPlan { state, problems } => invalid_plan(state, problems),
+        EngineError::Config(_) => CommandError::new(ErrorKind::InvalidConfig, message).hint(
+            "Fix .orchestrate.toml (every key is described in `git orchestrate init`'s file and docs/config.md).",
+        ),
+        EngineError::Store(e) => store(e, message),
+        EngineError::RetriesExhausted { .. } => CommandError::new(ErrorKind::RetriesExhausted, message)
+            .hint("Nothing was written. Run the command again once the other processes are done."),
+        EngineError::Io { .. } | EngineError::Conflict => CommandError::new(ErrorKind::Io, message),
+        EngineError::Hooks { .. } => CommandError::new(ErrorKind::Store, message)
+            .hint("Fix what is named, then run `git orchestrate hooks install`."),
+        EngineError::Git(_) => CommandError::new(ErrorKind::Git, message),
+        EngineError::NotHermetic(problem) => CommandError::new(ErrorKind::NotHermetic, message).hint(format!(
+            "Nothing was run or recorded. {}; `git orchestrate doctor` lists every such setting.",
+            capitalized(&problem.fix)
+        )),
+        EngineError::Forged { .. } => CommandError::new(ErrorKind::VerificationFailed, message).hint(
+            "No workflow ref here was moved or created. `git orchestrate audit --all` lists what is wrong \
+             here; the remote's history is under refs/orchestrator/remotes/ to inspect, and a human \
+             decides what to keep.",
+        ),
+        EngineError::Internal(_) => CommandError::new(ErrorKind::Internal, message),
+        EngineError::Remote { hint, .. } => CommandError::new(ErrorKind::Remote, message).hint(hint),
+        EngineError::BadInput { hint, .. } => CommandError::invalid_input(message, hint),
+        EngineError::Agent { hint, .. } => CommandError::new(ErrorKind::Agent, message).hint(hint),
+        EngineError::CheckpointRefused { output, .. } => {
+            let mut err = CommandError::new(
+                ErrorKind::VerificationFailed,
+                format!("{message}; nothing was committed"),
+            )
+            .hint("Fix what the gate reports, then run `git orchestrate checkpoint` again.");
+            err.output = Some(output);
+            err
         }
+        EngineError::CommitRefused(_) => CommandError::new(ErrorKind::VerificationFailed, message).hint(
+            "Nothing was recorded. Fix what git reported, then run `git orchestrate checkpoint` again.",
+        ),
+    }
+}
+
+/// A checkpoint commit was made and recording it failed: the cause decides the exit code;
+/// the message and hint say the commit exists.
+fn after_commit(commit: &str, source: EngineError, message: String) -> CommandError {
+    let mut err = CommandError::from(source);
+    err.message = message;
+    let finish = format!(
+        "Commit {} stays; `git orchestrate get-task` (or `checkpoint`) finishes recording it without \
+         a second commit.",
+        crate::short_id(commit)
+    );
+    err.hint = Some(match err.hint.take() {
+        Some(hint) => format!("{hint} {finish}"),
+        None => finish,
+    });
+    err
+}
+
+/// The workflow refused the event: a wrong state or bad input, with its hint.
+fn rejected(r: Rejection) -> CommandError {
+    let kind = match r.kind {
+        RejectionKind::WrongState => ErrorKind::WrongState,
+        RejectionKind::InvalidInput => ErrorKind::InvalidInput,
+    };
+    let mut err = CommandError::new(kind, r.message).hint(r.hint);
+    err.state = Some(r.state);
+    err
+}
+
+/// A plan or re-plan that was not accepted, with every problem.
+fn invalid_plan(state: Status, problems: Vec<Problem>) -> CommandError {
+    let mut err = CommandError::new(
+        ErrorKind::InvalidPlan,
+        format!(
+            "the plan was not accepted ({} problem{}); nothing was written",
+            problems.len(),
+            if problems.len() == 1 { "" } else { "s" }
+        ),
+    )
+    .hint(if state == Status::Replanning {
+        "Fix every problem listed and submit the re-plan again; `git orchestrate get-task` repeats the rules."
+    } else {
+        "Fix every problem listed and submit the plan again; `git orchestrate get-task` shows the schema."
+    });
+    err.problems = problems;
+    err.state = Some(state);
+    err
+}
+
+/// The repository could not be read or written: a lock, a vanished workflow, no repository.
+fn store(e: StoreError, message: String) -> CommandError {
+    match e {
+        StoreError::BadWorkflowName(_) => CommandError::new(ErrorKind::InvalidInput, message),
+        StoreError::Locked { path, reference, .. } => {
+            let rm = crate::workflow::briefing::shell_quote(&path.display().to_string());
+            CommandError::new(ErrorKind::Locked, message).hint(if crate::store::is_notes_ref(&reference) {
+                format!(
+                    "Only the verification note was not written: a commit this command made is kept. If no \
+                     git or git-orchestrate process is still running, delete the lock (rm {rm}), then run \
+                     `git orchestrate get-task`: it attaches the missing note."
+                )
+            } else {
+                format!(
+                    "The workflow state was not changed. If no git or git-orchestrate process is still \
+                     running, delete the lock: rm {rm}"
+                )
+            })
+        }
+        StoreError::Vanished {
+            reference,
+            tip,
+            restorable,
+        } => CommandError::new(ErrorKind::WorkflowVanished, message).hint(if restorable {
+            format!(
+                "Restore it: git update-ref {reference} {tip} (then `git orchestrate status`). To start over \
+                 instead, deliberately: git orchestrate init --new"
+            )
+        } else {
+            format!(
+                "Its commit {tip} is gone from the object store too; another clone may still have the \
+                 workflow (`git orchestrate sync`). To start over: git orchestrate init --new"
+            )
+        }),
+        StoreError::NotARepository(_) | StoreError::Bare => CommandError::new(ErrorKind::Store, message)
+            .hint("Run git orchestrate inside a git repository with a working tree."),
+        _ => CommandError::new(ErrorKind::Store, message).hint(
+            "git-orchestrate could not read or write the repository (the cause is above: a full disk, a \
+             read-only file system, a damaged object); fix that, then run the command again.",
+        ),
+    }
 }
 
 fn capitalized(text: &str) -> String {

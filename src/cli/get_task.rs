@@ -15,11 +15,7 @@ pub struct GetTaskArgs {}
 
 pub fn run(session: &Session, _args: &GetTaskArgs, ui: &mut Ui) -> Result<Exit, Failure> {
     let report = engine::get_task(session)?;
-    if ui.json {
-        ui.report(&report)?;
-    } else {
-        ui.text(&report.briefing)?;
-    }
+    ui.report_or_text(&report, &report.briefing)?;
     Ok(if report.halted {
         Exit::Halted
     } else if report.branch_blocked.is_some() {

@@ -129,8 +129,7 @@ pub fn runs_ours(git: &crate::exec::Git) -> Result<Option<Manager>, Failure> {
 
 /// What `hooks install|uninstall` did in a hook manager's configuration.
 fn render_managed(report: &ManagedReport, removed: bool, ui: &mut Ui) -> Result<Exit, Failure> {
-    if ui.json {
-        ui.report(report)?;
+    if ui.json_report(report)? {
         return Ok(Exit::Success);
     }
     ui.text(&managed_text(report, removed))?;
@@ -183,8 +182,7 @@ pub fn managed_text(report: &ManagedReport, removed: bool) -> String {
 
 /// The hooks report, as `hooks` prints it.
 pub fn render(report: &Report, runs_ours: Option<Manager>, ui: &mut Ui) -> Result<(), Failure> {
-    if ui.json {
-        ui.report(report)?;
+    if ui.json_report(report)? {
         return Ok(());
     }
     ui.text(&report_text(report, runs_ours))?;

@@ -1,12 +1,13 @@
 //! `git orchestrate init`: configure a repository and create its workflow.
 
 use clap::Args;
+use serde::Serialize;
 
 use super::{Exit, Failure, Ui};
 use crate::agent::hook::Client;
 use crate::config::FILE_NAME;
 use crate::engine::agent_setup::{self, AgentSetupReport, FileAction};
-use crate::engine::{self, Session};
+use crate::engine::{self, InitReport, Session};
 use crate::store::DEFAULT_WORKFLOW;
 
 /// Set up git-orchestrate in this repository (safe to run again).
@@ -66,12 +67,25 @@ impl AgentArg {
     }
 }
 
+/// What `init --json` prints: the init report's fields, then `agent` with `--agent` (alone
+/// with `--agent --remove`).
+#[derive(Serialize)]
+struct InitOutput<'a> {
+    #[serde(flatten)]
+    init: Option<&'a InitReport>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    agent: Option<&'a AgentSetupReport>,
+}
+
 pub fn run(session: &Session, args: &InitArgs, ui: &mut Ui) -> Result<Exit, Failure> {
     let workflow = Some(session.store.workflow()).filter(|w| *w != DEFAULT_WORKFLOW);
     if let (Some(agent), true) = (args.agent, args.remove) {
         let report = agent_setup::setup_agent(session, agent.client(), workflow, true)?;
         if ui.json {
-            ui.json_object(serde_json::json!({ "agent": report }))?;
+            ui.report(&InitOutput {
+                init: None,
+                agent: Some(&report),
+            })?;
         } else {
             ui.text(&agent_text(&report, ui.quiet))?;
         }
@@ -93,14 +107,23 @@ pub fn run(session: &Session, args: &InitArgs, ui: &mut Ui) -> Result<Exit, Fail
         )?),
         None => None,
     };
-    if ui.json {
-        let mut value = serde_json::to_value(&report).map_err(std::io::Error::other)?;
-        if let Some(agent) = &agent {
-            value["agent"] = serde_json::to_value(agent).map_err(std::io::Error::other)?;
-        }
-        ui.json_object(value)?;
+    if ui.json_report(&InitOutput {
+        init: Some(&report),
+        agent: agent.as_ref(),
+    })? {
         return Ok(Exit::Success);
     }
+    for line in init_lines(&report, ui.quiet) {
+        ui.line(line)?;
+    }
+    if let Some(agent) = &agent {
+        ui.text(&agent_text(agent, ui.quiet))?;
+    }
+    Ok(Exit::Success)
+}
+
+/// What `init` did, as people read it, one line per fact.
+fn init_lines(report: &InitReport, quiet: bool) -> Vec<String> {
     let mut lines = vec![if report.config_written {
         format!(
             "wrote {} (main branch: {})",
@@ -125,7 +148,20 @@ pub fn run(session: &Session, args: &InitArgs, ui: &mut Ui) -> Result<Exit, Fail
             added.remote, added.refspec
         ));
     }
-    lines.push(if let Some(adopted) = &report.adopted {
+    lines.push(workflow_line(report));
+    lines.extend(hooks_text(report).lines().map(str::to_string));
+    if !quiet {
+        lines.push(next_line(report));
+        for w in &report.warnings {
+            lines.push(format!("WARNING: {w}"));
+        }
+    }
+    lines
+}
+
+/// The workflow: adopted from a remote, created, or already there.
+fn workflow_line(report: &InitReport) -> String {
+    if let Some(adopted) = &report.adopted {
         format!(
             "ADOPTED workflow {} from {}: {} transitions, state {} ({} @ {}); this clone continues that history",
             report.workflow,
@@ -145,47 +181,39 @@ pub fn run(session: &Session, args: &InitArgs, ui: &mut Ui) -> Result<Exit, Fail
             "workflow {} exists ({}, state {})",
             report.workflow, report.reference, report.state
         )
-    });
-    lines.extend(
-        match (&report.hooks, &report.hooks_manager) {
-            (Some(hooks), Some(managed)) => format!(
-                "{}{}",
-                super::hooks::managed_text(managed, false),
-                super::hooks::report_text(
-                    hooks,
-                    crate::hooks::install::Manager::from_name(managed.manager)
-                )
-            ),
-            (Some(hooks), None) => super::hooks::report_text(hooks, None),
-            (None, _) => {
-                "hooks not installed (--no-hooks): `git orchestrate hooks install` installs them\n"
-                    .to_string()
-            }
-        }
-        .lines()
-        .map(str::to_string),
-    );
-    if !ui.quiet {
-        if report.config_written {
-            lines.push(format!(
-                "next: commit {FILE_NAME} on {} (git add {FILE_NAME} && git commit -m \"chore: configure git-orchestrate\"), \
-                 then have your agent run `git orchestrate get-task`",
-                report.main_branch
-            ));
-        } else {
-            lines.push("next: have your agent run `git orchestrate get-task`".to_string());
-        }
-        for w in &report.warnings {
-            lines.push(format!("WARNING: {w}"));
+    }
+}
+
+/// The hooks installed, through a hook manager or not, or why none were.
+fn hooks_text(report: &InitReport) -> String {
+    match (&report.hooks, &report.hooks_manager) {
+        (Some(hooks), Some(managed)) => format!(
+            "{}{}",
+            super::hooks::managed_text(managed, false),
+            super::hooks::report_text(
+                hooks,
+                crate::hooks::install::Manager::from_name(managed.manager)
+            )
+        ),
+        (Some(hooks), None) => super::hooks::report_text(hooks, None),
+        (None, _) => {
+            "hooks not installed (--no-hooks): `git orchestrate hooks install` installs them\n"
+                .to_string()
         }
     }
-    for line in lines {
-        ui.line(line)?;
+}
+
+/// What to do next.
+fn next_line(report: &InitReport) -> String {
+    if report.config_written {
+        format!(
+            "next: commit {FILE_NAME} on {} (git add {FILE_NAME} && git commit -m \"chore: configure git-orchestrate\"), \
+             then have your agent run `git orchestrate get-task`",
+            report.main_branch
+        )
+    } else {
+        "next: have your agent run `git orchestrate get-task`".to_string()
     }
-    if let Some(agent) = &agent {
-        ui.text(&agent_text(agent, ui.quiet))?;
-    }
-    Ok(Exit::Success)
 }
 
 /// What `init --agent` did, and how to check it.

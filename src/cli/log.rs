@@ -42,8 +42,7 @@ fn human_word(recorded: &str) -> String {
 pub fn run(session: &Session, args: &LogArgs, ui: &mut Ui) -> Result<Exit, Failure> {
     let limit = (!args.all).then_some(args.max_count);
     let page = engine::log(session, limit)?;
-    if ui.json {
-        ui.report(&page)?;
+    if ui.json_report(&page)? {
         return Ok(Exit::Success);
     }
     if page.total == 0 {

@@ -475,7 +475,7 @@ fn error_result(err: &CommandError) -> CallToolResult {
     if err.exit() == Exit::VerificationFailed {
         structured.insert("status".into(), json!("FAILURE"));
     }
-    if let Value::Object(fields) = error_json(err) {
+    if let Ok(Value::Object(fields)) = serde_json::to_value(error_json(err)) {
         structured.extend(fields);
     }
     let text = for_mcp(&error_text(err, false));
@@ -572,64 +572,40 @@ fn submit_kind(args: &Map<String, Value>) -> Result<(String, SubmitKind), Box<Co
             "mark_done",
         ],
     )?;
-    let text = |key: &str| -> Result<Option<String>, Box<CommandError>> {
-        match args.get(key) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s.clone())),
-            Some(_) => Err(bad(
-                format!("`{key}` must be a string"),
-                format!("Pass `{key}` as text."),
-            )),
-        }
-    };
-    let summary = text("summary")?.unwrap_or_default();
+    let summary = optional_text(args, "summary")?.unwrap_or_default();
     if summary.trim().is_empty() {
         return Err(bad(
             "`summary` must not be empty",
             "Say in one line what you did, e.g. \"add() sums two numbers\".",
         ));
     }
-    let flag = |key: &str, hint: &str| -> Result<bool, Box<CommandError>> {
-        match args.get(key) {
-            None | Some(Value::Null) => Ok(false),
-            Some(Value::Bool(b)) => Ok(*b),
-            Some(_) => Err(bad(format!("`{key}` must be true or false"), hint)),
-        }
-    };
     let no_pr_left = flag(
+        args,
         "no_pr_left",
         "Pass \"no_pr_left\": true when every PR of the master plan is done.",
     )?;
     let squash = flag(
+        args,
         "squash",
         "Pass \"squash\": true to have the branch squashed at AWAITING_FINALIZATION.",
     )?;
     let mark_done = flag(
+        args,
         "mark_done",
         "Pass \"mark_done\": true to have the master plan marked at FINALIZE_COMPLETE.",
     )?;
-    let test_command = text("test_command")?;
-    let expectation = text("expectation")?;
-    let decision = text("analysis_decision")?;
+    let test_command = optional_text(args, "test_command")?;
+    let expectation = optional_text(args, "expectation")?;
+    let decision = optional_text(args, "analysis_decision")?;
     let plan = args.get("plan").filter(|v| !v.is_null());
-    let given: Vec<&str> = [
+    one_kind(&[
         ("test_command", test_command.is_some()),
         ("analysis_decision", decision.is_some()),
         ("plan", plan.is_some()),
         ("no_pr_left", no_pr_left),
         ("squash", squash),
         ("mark_done", mark_done),
-    ]
-    .iter()
-    .filter(|(_, given)| *given)
-    .map(|(name, _)| *name)
-    .collect();
-    if given.len() > 1 {
-        return Err(bad(
-            format!("{} cannot be given together", given.join(" and ")),
-            "Submit one kind of work at a time: a plan, a test run, an analysis, or no_pr_left.",
-        ));
-    }
+    ])?;
     if expectation.is_some() && test_command.is_none() {
         return Err(bad(
             "`expectation` needs a `test_command`",
@@ -649,33 +625,84 @@ fn submit_kind(args: &Map<String, Value>) -> Result<(String, SubmitKind), Box<Co
             other => serde_json::to_vec(other).unwrap_or_default(),
         })
     } else if let Some(command) = test_command {
-        if command.trim().is_empty() {
+        test_kind(command, expectation.as_deref())?
+    } else if let Some(decision) = decision {
+        analysis_kind(&decision)?
+    } else {
+        SubmitKind::Confirm
+    };
+    Ok((summary, kind))
+}
+
+/// An optional string argument: absent or null is `None`.
+fn optional_text(
+    args: &Map<String, Value>,
+    key: &str,
+) -> Result<Option<String>, Box<CommandError>> {
+    match args.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(_) => Err(bad(
+            format!("`{key}` must be a string"),
+            format!("Pass `{key}` as text."),
+        )),
+    }
+}
+
+/// A boolean argument: absent or null is false.
+fn flag(args: &Map<String, Value>, key: &str, hint: &str) -> Result<bool, Box<CommandError>> {
+    match args.get(key) {
+        None | Some(Value::Null) => Ok(false),
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(_) => Err(bad(format!("`{key}` must be true or false"), hint)),
+    }
+}
+
+/// At most one kind of work per submission: `given` names each kind and whether it was given.
+fn one_kind(given: &[(&str, bool)]) -> Result<(), Box<CommandError>> {
+    let given: Vec<&str> = given
+        .iter()
+        .filter(|(_, given)| *given)
+        .map(|(name, _)| *name)
+        .collect();
+    if given.len() > 1 {
+        return Err(bad(
+            format!("{} cannot be given together", given.join(" and ")),
+            "Submit one kind of work at a time: a plan, a test run, an analysis, or no_pr_left.",
+        ));
+    }
+    Ok(())
+}
+
+/// A test run: its command, and the expectation PASS or FAIL if one was given.
+fn test_kind(command: String, expectation: Option<&str>) -> Result<SubmitKind, Box<CommandError>> {
+    if command.trim().is_empty() {
+        return Err(bad(
+            "`test_command` must not be empty",
+            "Pass the command that runs this step's test.",
+        ));
+    }
+    let expectation = match expectation.map(str::to_ascii_uppercase).as_deref() {
+        None => None,
+        Some("PASS") => Some(Expectation::Pass),
+        Some("FAIL") => Some(Expectation::Fail),
+        Some(other) => {
             return Err(bad(
-                "`test_command` must not be empty",
-                "Pass the command that runs this step's test.",
+                format!("`expectation` must be PASS or FAIL, not {other:?}"),
+                "FAIL for a RED step, PASS for GREEN and REFACTOR.",
             ));
         }
-        let expectation = match expectation
-            .as_deref()
-            .map(str::to_ascii_uppercase)
-            .as_deref()
-        {
-            None => None,
-            Some("PASS") => Some(Expectation::Pass),
-            Some("FAIL") => Some(Expectation::Fail),
-            Some(other) => {
-                return Err(bad(
-                    format!("`expectation` must be PASS or FAIL, not {other:?}"),
-                    "FAIL for a RED step, PASS for GREEN and REFACTOR.",
-                ));
-            }
-        };
-        SubmitKind::Test {
-            command,
-            expectation,
-        }
-    } else if let Some(decision) = decision {
-        SubmitKind::Analysis(match decision.to_ascii_uppercase().as_str() {
+    };
+    Ok(SubmitKind::Test {
+        command,
+        expectation,
+    })
+}
+
+/// The analysis of a RED run: SUCCESS or FAILURE, in any case.
+fn analysis_kind(decision: &str) -> Result<SubmitKind, Box<CommandError>> {
+    Ok(SubmitKind::Analysis(
+        match decision.to_ascii_uppercase().as_str() {
             "SUCCESS" => Decision::Success,
             "FAILURE" => Decision::Failure,
             other => {
@@ -684,11 +711,8 @@ fn submit_kind(args: &Map<String, Value>) -> Result<(String, SubmitKind), Box<Co
                     "SUCCESS if the RED test failed for the intended reason, FAILURE otherwise.",
                 ));
             }
-        })
-    } else {
-        SubmitKind::Confirm
-    };
-    Ok((summary, kind))
+        },
+    ))
 }
 
 /// A read-only resource's text.

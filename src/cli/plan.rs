@@ -22,8 +22,7 @@ pub enum PlanCommand {
 pub fn run(session: &Session, args: &PlanArgs, ui: &mut Ui) -> Result<Exit, Failure> {
     let PlanCommand::Show = args.command;
     let report = engine::plan(session)?;
-    if ui.json {
-        ui.report(&report)?;
+    if ui.json_report(&report)? {
         return Ok(Exit::Success);
     }
     let current = report.current_step;

@@ -20,13 +20,10 @@ pub struct RejectArgs {
 pub fn run(session: &Session, args: &RejectArgs, ui: &mut Ui) -> Result<Exit, Failure> {
     let human = require_human("reject")?;
     let answer = engine::reject(session, &args.comment, human)?;
-    if ui.json {
-        ui.report(&answer)?;
-    } else {
-        ui.text(&format!(
-            "rejected: CODE_REVIEW -> {}; your comment is the agent's next task, and another review follows it\n",
-            answer.state
-        ))?;
-    }
+    let text = format!(
+        "rejected: CODE_REVIEW -> {}; your comment is the agent's next task, and another review follows it\n",
+        answer.state
+    );
+    ui.report_or_text(&answer, &text)?;
     Ok(Exit::Success)
 }

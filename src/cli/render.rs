@@ -3,9 +3,14 @@
 
 use std::io::Write;
 
+use std::borrow::Cow;
+
+use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::error::CommandError;
+use super::error::{CommandError, ErrorKind};
+use crate::workflow::Status;
+use crate::workflow::plan::Problem;
 use crate::workflow::state::{ExitRecord, PreflightRecord, format_ms};
 
 /// The JSON schema version of every object printed with `--json`.
@@ -73,10 +78,31 @@ impl Ui {
         self.json_object(value)
     }
 
+    /// With `--json`, prints `report` and says so: the caller has nothing more to print.
+    pub fn json_report(&mut self, report: &impl serde::Serialize) -> std::io::Result<bool> {
+        if self.json {
+            self.report(report)?;
+        }
+        Ok(self.json)
+    }
+
+    /// `report` as JSON with `--json`, else `text` for people.
+    pub fn report_or_text(
+        &mut self,
+        report: &impl serde::Serialize,
+        text: &str,
+    ) -> std::io::Result<()> {
+        if self.json {
+            self.report(report)
+        } else {
+            self.text(text)
+        }
+    }
+
     /// Renders an error: JSON on stdout with `--json`, otherwise text on stderr.
     pub fn error(&mut self, err: &CommandError) -> std::io::Result<()> {
         if self.json {
-            return self.json_object(error_json(err));
+            return self.report(&error_json(err));
         }
         let text = error_text(err, self.quiet);
         let mut stderr = std::io::stderr().lock();
@@ -86,28 +112,43 @@ impl Ui {
 }
 
 /// An error as `--json` prints it, without `"schema"`: `{"error": {code, kind, message, …}}`.
-pub fn error_json(err: &CommandError) -> Value {
-    let mut error = json!({
-        "code": err.exit().code(),
-        "kind": err.kind,
-        "message": err.message,
-    });
-    if !err.causes.is_empty() {
-        error["causes"] = json!(err.causes);
+#[derive(Debug, Serialize)]
+pub struct ErrorEnvelope<'a> {
+    error: ErrorBody<'a>,
+}
+
+/// The fields of an error, in the order `--json` prints them; empty ones are left out.
+#[derive(Debug, Serialize)]
+struct ErrorBody<'a> {
+    code: u8,
+    kind: ErrorKind,
+    message: &'a str,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    causes: &'a [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    state: Option<Status>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hint: Option<&'a str>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    problems: &'a [Problem],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    output: Option<Cow<'a, str>>,
+}
+
+/// An error as `--json` prints it, without `"schema"`.
+pub fn error_json(err: &CommandError) -> ErrorEnvelope<'_> {
+    ErrorEnvelope {
+        error: ErrorBody {
+            code: err.exit().code(),
+            kind: err.kind,
+            message: &err.message,
+            causes: &err.causes,
+            state: err.state,
+            hint: err.hint.as_deref(),
+            problems: &err.problems,
+            output: err.output.as_deref().map(String::from_utf8_lossy),
+        },
     }
-    if let Some(state) = err.state {
-        error["state"] = json!(state);
-    }
-    if let Some(hint) = &err.hint {
-        error["hint"] = json!(hint);
-    }
-    if !err.problems.is_empty() {
-        error["problems"] = json!(err.problems);
-    }
-    if let Some(output) = &err.output {
-        error["output"] = json!(String::from_utf8_lossy(output));
-    }
-    json!({ "error": error })
 }
 
 /// An error as people read it: the failing output, the message, the problems, what caused
@@ -173,4 +214,41 @@ pub fn preflight_line(preflight: &PreflightRecord) -> String {
         })
         .collect();
     format!("preflight: {}", gates.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn printed(err: &CommandError) -> String {
+        serde_json::to_string(&error_json(err)).expect("an envelope serializes")
+    }
+
+    /// The envelope's fields come in a fixed order, and empty ones are left out: scripts and
+    /// snapshots read these bytes.
+    #[test]
+    fn the_error_envelope_keeps_its_field_order_and_omits_empty_fields() {
+        let bare = CommandError::new(ErrorKind::Git, "git failed");
+        assert_eq!(
+            printed(&bare),
+            r#"{"error":{"code":5,"kind":"git","message":"git failed"}}"#
+        );
+        let mut full = CommandError::invalid_input("bad plan", "fix it");
+        full.causes = vec!["because".into()];
+        full.state = Some(Status::Replanning);
+        full.problems = vec![Problem {
+            path: "tasks[0]".into(),
+            message: "empty".into(),
+        }];
+        full.output = Some(b"out\xff".to_vec());
+        assert_eq!(
+            printed(&full),
+            concat!(
+                r#"{"error":{"code":2,"kind":"invalid_input","message":"bad plan","causes":["because"],"#,
+                r#""state":"REPLANNING","hint":"fix it","problems":[{"path":"tasks[0]","message":"empty"}],"#,
+                r#""output":"out�"}}"#
+            )
+        );
+    }
 }

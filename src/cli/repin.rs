@@ -22,8 +22,7 @@ pub struct RepinArgs {}
 pub fn run(session: &Session, _args: &RepinArgs, ui: &mut Ui) -> Result<Exit, Failure> {
     let human = require_human("repin")?;
     let report = engine::repin(session, human)?;
-    if ui.json {
-        ui.report(&report)?;
+    if ui.json_report(&report)? {
         return Ok(Exit::Success);
     }
     let short = |c: &str| crate::short_id(c).to_string();

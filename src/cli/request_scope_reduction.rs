@@ -15,10 +15,6 @@ pub struct ScopeReductionArgs {}
 
 pub fn run(session: &Session, _args: &ScopeReductionArgs, ui: &mut Ui) -> Result<Exit, Failure> {
     let report = engine::request_scope_reduction(session)?;
-    if ui.json {
-        ui.report(&report)?;
-    } else {
-        ui.text(&report.briefing)?;
-    }
+    ui.report_or_text(&report, &report.briefing)?;
     Ok(Exit::Success)
 }

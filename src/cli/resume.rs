@@ -20,8 +20,7 @@ pub struct ResumeArgs {
 pub fn run(session: &Session, args: &ResumeArgs, ui: &mut Ui) -> Result<Exit, Failure> {
     let human = require_human("resume")?;
     let done = engine::resume(session, args.guidance.as_deref(), human)?;
-    if ui.json {
-        ui.report(&done)?;
+    if ui.json_report(&done)? {
         return Ok(Exit::Success);
     }
     if let Some(branch) = &done.merged {

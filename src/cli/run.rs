@@ -10,7 +10,7 @@ use super::{Exit, Failure, Ui};
 use crate::agent::hook::Client;
 use crate::config::RetryStrategy;
 use crate::engine::Session;
-use crate::engine::run::{self, Driver, RunEvent, RunOptions};
+use crate::engine::run::{self, Driver, RunEvent, RunOptions, RunSummary, TurnReport};
 
 /// Let an agent work unattended: brief it, let it work, repeat until done or a human is needed
 ///
@@ -64,36 +64,7 @@ pub enum RetryArg {
 }
 
 pub fn run(session: &Session, args: &RunArgs, ui: &mut Ui) -> Result<Exit, Failure> {
-    let driver = match (args.agent, args.command.is_empty()) {
-        (Some(agent), true) => Driver::Known(match agent {
-            AgentArg::Claude => Client::Claude,
-            AgentArg::Codex => Client::Codex,
-            AgentArg::Gemini => Client::Gemini,
-        }),
-        (None, false) => Driver::Command(args.command.clone()),
-        (Some(_), false) => {
-            return Err(Failure::from(CommandError::invalid_input(
-                "give either --agent or a command after `--`, not both",
-                "`git orchestrate run --agent claude`, or `git orchestrate run -- ./my-agent.sh`.",
-            )));
-        }
-        (None, true) => {
-            return Err(Failure::from(CommandError::invalid_input(
-                "run needs an agent: --agent claude|codex|gemini, or a command after `--`",
-                "`git orchestrate run --agent claude`, or `git orchestrate run -- ./my-agent.sh`.",
-            )));
-        }
-    };
-    let options = RunOptions {
-        driver,
-        max_turns: args.max_turns,
-        strategy: args.retry.map(|r| match r {
-            RetryArg::Same => RetryStrategy::Same,
-            RetryArg::Fresh => RetryStrategy::Fresh,
-            RetryArg::Auto => RetryStrategy::Auto,
-        }),
-        fresh_after: args.fresh_after,
-    };
+    let options = options(args)?;
     let json = ui.json;
     let quiet = ui.quiet;
     let mut ticker: Option<Ticker> = None;
@@ -122,26 +93,7 @@ pub fn run(session: &Session, args: &RunArgs, ui: &mut Ui) -> Result<Exit, Failu
             if let Some(t) = ticker.take() {
                 t.stop();
             }
-            ui.line(format!(
-                "turn {} · {:.1} s · {} · {} session{} · {}",
-                turn.turn,
-                turn.seconds,
-                turn.exit,
-                turn.session.as_str(),
-                turn.session_id
-                    .as_deref()
-                    // The id is the agent's own output: cut by characters, not bytes.
-                    .map(|s| format!(" {}", s.chars().take(8).collect::<String>()))
-                    .unwrap_or_default(),
-                if turn.progressed {
-                    format!("progress → {}", turn.state_after)
-                } else {
-                    format!(
-                        "no progress ({} in a row on this step)",
-                        turn.without_progress
-                    )
-                }
-            ))
+            ui.line(turn_line(turn))
         }
     })?;
     if let Some(t) = ticker.take() {
@@ -150,22 +102,86 @@ pub fn run(session: &Session, args: &RunArgs, ui: &mut Ui) -> Result<Exit, Failu
     if json {
         ui.line(serde_json::to_string(&summary).map_err(std::io::Error::other)?)?;
     } else {
-        ui.line(format!(
-            "run: {} after {} turn{} ({} with progress, {:.1} s): {}; state {}; turns kept in {}",
-            summary.outcome,
-            summary.turns,
-            if summary.turns == 1 { "" } else { "s" },
-            summary.transitions,
-            summary.seconds,
-            summary.message,
-            summary.state,
-            summary.run_ref
-        ))?;
+        ui.line(summary_line(&summary))?;
     }
     Ok(match summary.outcome {
         "idle" => Exit::Success,
         _ => Exit::Halted,
     })
+}
+
+/// The driver's options from the command line: the agent (a known CLI or a command) and
+/// how turns go to sessions.
+fn options(args: &RunArgs) -> Result<RunOptions, Failure> {
+    let driver = match (args.agent, args.command.is_empty()) {
+        (Some(agent), true) => Driver::Known(match agent {
+            AgentArg::Claude => Client::Claude,
+            AgentArg::Codex => Client::Codex,
+            AgentArg::Gemini => Client::Gemini,
+        }),
+        (None, false) => Driver::Command(args.command.clone()),
+        (Some(_), false) => {
+            return Err(Failure::from(CommandError::invalid_input(
+                "give either --agent or a command after `--`, not both",
+                "`git orchestrate run --agent claude`, or `git orchestrate run -- ./my-agent.sh`.",
+            )));
+        }
+        (None, true) => {
+            return Err(Failure::from(CommandError::invalid_input(
+                "run needs an agent: --agent claude|codex|gemini, or a command after `--`",
+                "`git orchestrate run --agent claude`, or `git orchestrate run -- ./my-agent.sh`.",
+            )));
+        }
+    };
+    Ok(RunOptions {
+        driver,
+        max_turns: args.max_turns,
+        strategy: args.retry.map(|r| match r {
+            RetryArg::Same => RetryStrategy::Same,
+            RetryArg::Fresh => RetryStrategy::Fresh,
+            RetryArg::Auto => RetryStrategy::Auto,
+        }),
+        fresh_after: args.fresh_after,
+    })
+}
+
+/// A finished turn, for people.
+fn turn_line(turn: &TurnReport) -> String {
+    format!(
+        "turn {} · {:.1} s · {} · {} session{} · {}",
+        turn.turn,
+        turn.seconds,
+        turn.exit,
+        turn.session.as_str(),
+        turn.session_id
+            .as_deref()
+            // The id is the agent's own output: cut by characters, not bytes.
+            .map(|s| format!(" {}", s.chars().take(8).collect::<String>()))
+            .unwrap_or_default(),
+        if turn.progressed {
+            format!("progress → {}", turn.state_after)
+        } else {
+            format!(
+                "no progress ({} in a row on this step)",
+                turn.without_progress
+            )
+        }
+    )
+}
+
+/// How the run ended, for people.
+fn summary_line(summary: &RunSummary) -> String {
+    format!(
+        "run: {} after {} turn{} ({} with progress, {:.1} s): {}; state {}; turns kept in {}",
+        summary.outcome,
+        summary.turns,
+        if summary.turns == 1 { "" } else { "s" },
+        summary.transitions,
+        summary.seconds,
+        summary.message,
+        summary.state,
+        summary.run_ref
+    )
 }
 
 /// The live part of a turn's line for a person at a terminal: the time the agent has been

@@ -1,6 +1,7 @@
 //! `git orchestrate schema`: the agent tools as JSON, for custom agent loops.
 
 use clap::{Args, ValueEnum};
+use serde::Serialize;
 
 use super::{Exit, Failure, Ui};
 use crate::agent::tools::{self, Format};
@@ -28,6 +29,13 @@ pub enum FormatArg {
     Gemini,
 }
 
+/// What `schema --json` prints: the format's name and its tools.
+#[derive(Serialize)]
+struct SchemaOutput<'a> {
+    format: &'a str,
+    tools: &'a serde_json::Value,
+}
+
 pub fn run(args: &SchemaArgs, ui: &mut Ui) -> Result<Exit, Failure> {
     let (format, name) = match args.format {
         FormatArg::JsonSchema => (Format::JsonSchema, "json-schema"),
@@ -37,7 +45,10 @@ pub fn run(args: &SchemaArgs, ui: &mut Ui) -> Result<Exit, Failure> {
     };
     let rendered = tools::render(format);
     if ui.json {
-        ui.json_object(serde_json::json!({"format": name, "tools": rendered}))?;
+        ui.report(&SchemaOutput {
+            format: name,
+            tools: &rendered,
+        })?;
     } else {
         let text = serde_json::to_string_pretty(&rendered).map_err(std::io::Error::other)?;
         ui.text(&text)?;

@@ -15,8 +15,7 @@ pub struct StatusArgs {}
 
 pub fn run(session: &Session, _args: &StatusArgs, ui: &mut Ui) -> Result<Exit, Failure> {
     let report = engine::status(session)?;
-    if ui.json {
-        ui.report(&report)?;
+    if ui.json_report(&report)? {
         return Ok(Exit::Success);
     }
     for line in lines(&report) {
@@ -33,6 +32,22 @@ pub fn run(session: &Session, _args: &StatusArgs, ui: &mut Ui) -> Result<Exit, F
 /// The report as people read it, one line per fact.
 fn lines(report: &StatusReport) -> Vec<String> {
     let mut lines = Vec::new();
+    position(report, &mut lines);
+    holds(report, &mut lines);
+    if let Some(pending) = report.pending {
+        lines.push(format!("pending   {}", pending_line(report, pending)));
+        for finding in &report.noted_findings {
+            lines.push(format!("noted     {finding}"));
+        }
+    }
+    results(report, &mut lines);
+    remotes(report, &mut lines);
+    lines.push(config_line(&report.config));
+    lines
+}
+
+/// Where the workflow is: its ref, state, PR, branch and current step.
+fn position(report: &StatusReport, lines: &mut Vec<String>) {
     let reference = &report.reference;
     lines.push(match &report.tip {
         Some(tip) => format!(
@@ -80,6 +95,10 @@ fn lines(report: &StatusReport) -> Vec<String> {
             step.description.lines().next().unwrap_or_default()
         ));
     }
+}
+
+/// What holds the workflow: a halt, a re-plan, the end of the plan, a human's guidance.
+fn holds(report: &StatusReport, lines: &mut Vec<String>) {
     if let Some(halt) = &report.halt {
         lines.push(format!(
             "halted    {} · `git orchestrate resume` returns to {}",
@@ -102,36 +121,38 @@ fn lines(report: &StatusReport) -> Vec<String> {
     if report.guidance.is_some() {
         lines.push("guidance  a human's guidance waits for the agent's next get-task".to_string());
     }
-    if let Some(pending) = report.pending {
-        let what = match pending {
-            "analysis" => "analysis of the last RED run (submit-work --analysis-decision)",
-            "approval" => {
-                "a human's answer to the review: git orchestrate approve | reject --comment TEXT"
-            }
-            "escalation" => {
-                "the agent's escalation: the review rounds are used up (git orchestrate escalate)"
-            }
-            _ => "a checkpoint commit (git orchestrate checkpoint)",
-        };
-        let what = match &report.checkpoint_made {
-            Some(made) if made.verified => format!(
-                "a checkpoint commit: made ({} {}) and verified; the next `git orchestrate get-task` records it",
-                crate::short_id(&made.commit),
-                made.subject
-            ),
-            Some(made) => format!(
-                "a checkpoint commit: {} {} is one, but preflight has not verified its tree, so it does \
-                 not count (`git orchestrate get-task` says why)",
-                crate::short_id(&made.commit),
-                made.subject
-            ),
-            None => what.to_string(),
-        };
-        lines.push(format!("pending   {what}"));
-        for finding in &report.noted_findings {
-            lines.push(format!("noted     {finding}"));
+}
+
+/// What the workflow waits for.
+fn pending_line(report: &StatusReport, pending: &str) -> String {
+    let what = match pending {
+        "analysis" => "analysis of the last RED run (submit-work --analysis-decision)",
+        "approval" => {
+            "a human's answer to the review: git orchestrate approve | reject --comment TEXT"
         }
+        "escalation" => {
+            "the agent's escalation: the review rounds are used up (git orchestrate escalate)"
+        }
+        _ => "a checkpoint commit (git orchestrate checkpoint)",
+    };
+    match &report.checkpoint_made {
+        Some(made) if made.verified => format!(
+            "a checkpoint commit: made ({} {}) and verified; the next `git orchestrate get-task` records it",
+            crate::short_id(&made.commit),
+            made.subject
+        ),
+        Some(made) => format!(
+            "a checkpoint commit: {} {} is one, but preflight has not verified its tree, so it does \
+                 not count (`git orchestrate get-task` says why)",
+            crate::short_id(&made.commit),
+            made.subject
+        ),
+        None => what.to_string(),
     }
+}
+
+/// What the last run, checkpoint, review and squash left.
+fn results(report: &StatusReport, lines: &mut Vec<String>) {
     if let Some(run) = &report.last_run {
         let mut line = format!(
             "last run  step {} `{}`: {} ({})",
@@ -167,6 +188,10 @@ fn lines(report: &StatusReport) -> Vec<String> {
             run.subject, run.reference
         ));
     }
+}
+
+/// How each remote's copy of the workflow stands against this one.
+fn remotes(report: &StatusReport, lines: &mut Vec<String>) {
     for r in &report.remotes {
         let what = match r.standing {
             "equal" => "up to date".to_string(),
@@ -193,7 +218,10 @@ fn lines(report: &StatusReport) -> Vec<String> {
             crate::short_id(&r.tip)
         ));
     }
-    lines.push(match &report.config {
+}
+
+fn config_line(config: &ConfigStatus) -> String {
+    match config {
         ConfigStatus::Loaded { origin, preflight } => format!(
             "config    {origin} · preflight: {}",
             if preflight.is_empty() {
@@ -203,8 +231,7 @@ fn lines(report: &StatusReport) -> Vec<String> {
             }
         ),
         ConfigStatus::Invalid { error } => format!("config    INVALID: {error}"),
-    });
-    lines
+    }
 }
 
 fn plural(n: usize) -> String {

@@ -117,8 +117,7 @@ pub fn run(session: &Session, args: &SubmitWorkArgs, ui: &mut Ui) -> Result<Exit
     };
     let report = super::live::while_running(|| engine::submit(session, &args.summary, &kind))?;
     let code = exit_of(report.verdict);
-    if ui.json {
-        ui.report(&report)?;
+    if ui.json_report(&report)? {
         return Ok(code);
     }
     ui.text(&render_text(session, &report, ui.quiet))?;

@@ -4,7 +4,7 @@
 use clap::{Args, ValueEnum};
 
 use super::{Exit, Failure, Ui};
-use crate::engine::{self, Action, Session, Side, SyncReport};
+use crate::engine::{self, Action, BranchSync, NotesSync, Session, Side, SyncReport, WorkflowSync};
 
 /// Bring this clone and a remote level: workflows, notes and PR branches.
 ///
@@ -46,13 +46,8 @@ pub fn run(session: &Session, args: &SyncArgs, ui: &mut Ui) -> Result<Exit, Fail
         TakeSide::Remote => Side::Remote,
     });
     let report = engine::sync(session, args.remote.as_deref(), take)?;
-    let code = if report.diverged() {
-        Exit::NotAllowed
-    } else {
-        Exit::Success
-    };
-    if ui.json {
-        ui.report(&report)?;
+    let code = Exit::NotAllowed.when(report.diverged());
+    if ui.json_report(&report)? {
         return Ok(code);
     }
     for line in report_text(session, &report) {
@@ -66,6 +61,7 @@ pub fn run(session: &Session, args: &SyncArgs, ui: &mut Ui) -> Result<Exit, Fail
     Ok(code)
 }
 
+/// The report as people read it: each workflow, the notes, each PR branch.
 fn report_text(session: &Session, report: &SyncReport) -> Vec<String> {
     let remote = &report.remote;
     let mut lines = vec![format!("sync with {remote}")];
@@ -78,94 +74,22 @@ fn report_text(session: &Session, report: &SyncReport) -> Vec<String> {
         lines.push("  no workflows on either side".to_string());
     }
     for w in &report.workflows {
-        let state = w.state.map(|s| format!(" ({s})")).unwrap_or_default();
-        let what = match w.action {
-            Action::Nothing => format!("up to date{state}"),
-            Action::Adopt => format!("adopted from {remote}{state}"),
-            Action::FastForward => {
-                format!("fast-forwarded {}{state}", plural(w.behind, "transition"))
-            }
-            Action::Push if w.remote_tip.is_none() => format!("pushed (new on {remote}){state}"),
-            Action::Push => format!("pushed {}{state}", plural(w.ahead, "transition")),
-            Action::TakeLocal => format!(
-                "took this clone's history{state}; {remote}'s tip {} is kept as {}",
-                short(&w.remote_tip),
-                w.backup.as_deref().unwrap_or("-")
-            ),
-            Action::TakeRemote => format!(
-                "took {remote}'s history{state}; this clone's tip is kept as {}",
-                w.backup.as_deref().unwrap_or("-")
-            ),
-            Action::Diverged => format!(
-                "DIVERGED: this clone {} ({} since the fork), {remote} {} ({} since the fork); nothing changed",
-                short(&w.tip),
-                plural(w.ahead, "transition"),
-                short(&w.remote_tip),
-                plural(w.behind, "transition")
-            ),
-        };
-        lines.push(format!("  workflow {}: {what}", w.workflow));
+        lines.push(format!(
+            "  workflow {}: {}",
+            w.workflow,
+            workflow_what(remote, w)
+        ));
         if w.action == Action::Diverged {
-            if w.base.is_none() {
-                lines.push(
-                    "    the two histories share no transition: one of them was started afresh"
-                        .to_string(),
-                );
-            }
-            for (side, entries) in [("here", &w.local_since), (remote.as_str(), &w.remote_since)] {
-                for e in entries {
-                    lines.push(format!(
-                        "    {side:>8}  {} {}",
-                        crate::short_id(&e.commit),
-                        e.subject
-                    ));
-                }
-            }
-            let flag = if w.workflow == session.store.workflow() {
-                String::new()
-            } else {
-                format!(" --workflow {}", w.workflow)
-            };
-            lines.push(format!(
-                "    choose one: `git orchestrate{flag} sync {remote} --take local` (push this clone's) or \
-                 `--take remote` (adopt {remote}'s); the other tip is kept under refs/orchestrator/backups/"
-            ));
+            diverged_lines(session, remote, w, &mut lines);
         }
     }
-    let notes = match (report.notes.action, report.notes.merged) {
-        (Action::Push, true) => format!("merged with {remote}'s (union of lines), pushed"),
-        (Action::Push, false) => "pushed".to_string(),
-        (Action::Adopt, _) => format!("adopted from {remote}"),
-        (Action::FastForward, _) => "fast-forwarded".to_string(),
-        _ => "up to date".to_string(),
-    };
-    lines.push(format!("  notes: {notes}"));
+    lines.push(format!("  notes: {}", notes_what(remote, &report.notes)));
     for b in &report.branches {
-        let what = match b.action {
-            Action::Nothing => "up to date".to_string(),
-            Action::Adopt => format!("created from {remote}/{}", b.branch),
-            Action::FastForward => "fast-forwarded".to_string(),
-            Action::Push => "pushed".to_string(),
-            Action::TakeLocal => format!(
-                "pushed this clone's; {remote}'s tip is kept as {}",
-                b.backup.as_deref().unwrap_or("-")
-            ),
-            Action::TakeRemote => format!(
-                "moved to {remote}'s; this clone's tip is kept as {}",
-                b.backup.as_deref().unwrap_or("-")
-            ),
-            Action::Diverged => format!(
-                "DIVERGED from {remote}/{}; nothing changed (merge or rebase it, or sync --take)",
-                b.branch
-            ),
-        };
-        let what = match &b.not_moved {
-            Some(why) => format!("NOT updated: {why}"),
-            None => what,
-        };
         lines.push(format!(
-            "  branch {} (workflow {}): {what}",
-            b.branch, b.workflow
+            "  branch {} (workflow {}): {}",
+            b.branch,
+            b.workflow,
+            branch_what(remote, b)
         ));
     }
     if report.rounds > 1 {
@@ -175,4 +99,97 @@ fn report_text(session: &Session, report: &SyncReport) -> Vec<String> {
         ));
     }
     lines
+}
+
+/// What the sync did with a workflow.
+fn workflow_what(remote: &str, w: &WorkflowSync) -> String {
+    let state = w.state.map(|s| format!(" ({s})")).unwrap_or_default();
+    match w.action {
+        Action::Nothing => format!("up to date{state}"),
+        Action::Adopt => format!("adopted from {remote}{state}"),
+        Action::FastForward => {
+            format!("fast-forwarded {}{state}", plural(w.behind, "transition"))
+        }
+        Action::Push if w.remote_tip.is_none() => format!("pushed (new on {remote}){state}"),
+        Action::Push => format!("pushed {}{state}", plural(w.ahead, "transition")),
+        Action::TakeLocal => format!(
+            "took this clone's history{state}; {remote}'s tip {} is kept as {}",
+            short(&w.remote_tip),
+            w.backup.as_deref().unwrap_or("-")
+        ),
+        Action::TakeRemote => format!(
+            "took {remote}'s history{state}; this clone's tip is kept as {}",
+            w.backup.as_deref().unwrap_or("-")
+        ),
+        Action::Diverged => format!(
+            "DIVERGED: this clone {} ({} since the fork), {remote} {} ({} since the fork); nothing changed",
+            short(&w.tip),
+            plural(w.ahead, "transition"),
+            short(&w.remote_tip),
+            plural(w.behind, "transition")
+        ),
+    }
+}
+
+/// A diverged workflow: the transitions on each side since the fork, and how to choose.
+fn diverged_lines(session: &Session, remote: &str, w: &WorkflowSync, lines: &mut Vec<String>) {
+    if w.base.is_none() {
+        lines.push(
+            "    the two histories share no transition: one of them was started afresh".to_string(),
+        );
+    }
+    for (side, entries) in [("here", &w.local_since), (remote, &w.remote_since)] {
+        for e in entries {
+            lines.push(format!(
+                "    {side:>8}  {} {}",
+                crate::short_id(&e.commit),
+                e.subject
+            ));
+        }
+    }
+    let flag = if w.workflow == session.store.workflow() {
+        String::new()
+    } else {
+        format!(" --workflow {}", w.workflow)
+    };
+    lines.push(format!(
+        "    choose one: `git orchestrate{flag} sync {remote} --take local` (push this clone's) or \
+         `--take remote` (adopt {remote}'s); the other tip is kept under refs/orchestrator/backups/"
+    ));
+}
+
+/// What the sync did with the notes.
+fn notes_what(remote: &str, notes: &NotesSync) -> String {
+    match (notes.action, notes.merged) {
+        (Action::Push, true) => format!("merged with {remote}'s (union of lines), pushed"),
+        (Action::Push, false) => "pushed".to_string(),
+        (Action::Adopt, _) => format!("adopted from {remote}"),
+        (Action::FastForward, _) => "fast-forwarded".to_string(),
+        _ => "up to date".to_string(),
+    }
+}
+
+/// What the sync did with a PR branch, or why it did not move it.
+fn branch_what(remote: &str, b: &BranchSync) -> String {
+    if let Some(why) = &b.not_moved {
+        return format!("NOT updated: {why}");
+    }
+    match b.action {
+        Action::Nothing => "up to date".to_string(),
+        Action::Adopt => format!("created from {remote}/{}", b.branch),
+        Action::FastForward => "fast-forwarded".to_string(),
+        Action::Push => "pushed".to_string(),
+        Action::TakeLocal => format!(
+            "pushed this clone's; {remote}'s tip is kept as {}",
+            b.backup.as_deref().unwrap_or("-")
+        ),
+        Action::TakeRemote => format!(
+            "moved to {remote}'s; this clone's tip is kept as {}",
+            b.backup.as_deref().unwrap_or("-")
+        ),
+        Action::Diverged => format!(
+            "DIVERGED from {remote}/{}; nothing changed (merge or rebase it, or sync --take)",
+            b.branch
+        ),
+    }
 }

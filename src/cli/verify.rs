@@ -6,7 +6,7 @@ use clap::Args;
 use super::render::exit_and_time;
 use super::{Exit, Failure, Ui};
 use crate::engine::Session;
-use crate::engine::notes::{self, SquashVerification, Verification};
+use crate::engine::notes::{self, SquashVerification, Verification, VerifyReport};
 use crate::workflow::state::format_ms;
 
 /// Check that every checkpoint commit in RANGE carries a passing verification note.
@@ -34,15 +34,17 @@ pub fn run(session: &Session, args: &VerifyArgs, ui: &mut Ui) -> Result<Exit, Fa
     let report = notes::verify_range(session, &revs)?;
     let failures = report.failures().count();
     let squash_failures = report.squash_failures().count();
-    let code = if failures + squash_failures > 0 {
-        Exit::VerificationFailed
-    } else {
-        Exit::Success
-    };
-    if ui.json {
-        ui.report(&report)?;
+    let code = Exit::VerificationFailed.when(failures + squash_failures > 0);
+    if ui.json_report(&report)? {
         return Ok(code);
     }
+    ui.text(&report_text(&report, failures, squash_failures))?;
+    Ok(code)
+}
+
+/// The report as people read it: a headline, then each commit with its verdict and why,
+/// and what to do about the failures.
+fn report_text(report: &VerifyReport, failures: usize, squash_failures: usize) -> String {
     let range = report.range.join(" ");
     let squashed = match report.squashed.len() {
         0 => String::new(),
@@ -61,71 +63,8 @@ pub fn run(session: &Session, args: &VerifyArgs, ui: &mut Ui) -> Result<Exit, Fa
         if report.commits == 1 { "" } else { "s" },
     );
     for c in &report.checkpoints {
-        let (label, why) = match &c.verification {
-            Verification::Verified { cached, gates } => {
-                let ran: Vec<String> = gates
-                    .iter()
-                    .map(|g| {
-                        match g.exit_record() {
-                            Some(exit) => format!(
-                                "{} ({}{})",
-                                g.name,
-                                exit_and_time(&exit, g.ms),
-                                if g.reused { ", reused from the test run" } else { "" }
-                            ),
-                            None => format!("{} (unknown exit, {})", g.name, format_ms(g.ms)),
-                        }
-                    })
-                    .collect();
-                let total: u64 = gates.iter().map(|g| g.ms).sum();
-                (
-                    "ok",
-                    format!(
-                        "preflight passed{}: {} in {}",
-                        if *cached {
-                            " on this tree before"
-                        } else {
-                            ""
-                        },
-                        ran.join(", "),
-                        format_ms(total)
-                    ),
-                )
-            }
-            Verification::NoGates => (
-                "ok?",
-                "noted, but no preflight gates were configured: nothing verified it".to_string(),
-            ),
-            Verification::GatesMissing => (
-                "NO GATES",
-                "noted as passing with no gates, but preflight gates are configured: they never ran on it"
-                    .to_string(),
-            ),
-            Verification::Failed => (
-                "FAILED",
-                "its note for this tree records no pass: a gate failed or did not run".to_string(),
-            ),
-            Verification::Missing => (
-                "MISSING",
-                "no note: committed without the commit-msg hook (--no-verify, or hooks not installed)"
-                    .to_string(),
-            ),
-            Verification::OtherTree => (
-                "CHANGED",
-                "its notes are for another tree: amended or rebased after it was verified".to_string(),
-            ),
-            Verification::Unauthenticated => (
-                "UNAUTHENTICATED",
-                "its note says it passed, but no workflow's history here records that tree as verified: \
-                 a note is anyone's word (fetch refs/orchestrator/* to check one made elsewhere)"
-                    .to_string(),
-            ),
-        };
-        text.push_str(&format!(
-            "  {label:<8} {} {}\n           {why}\n",
-            &c.commit[..12.min(c.commit.len())],
-            c.subject
-        ));
+        let (label, why) = checkpoint_line(&c.verification);
+        text.push_str(&commit_line(label, &c.commit, &c.subject, &why));
     }
     if failures > 0 {
         text.push_str(&format!(
@@ -138,11 +77,7 @@ pub fn run(session: &Session, args: &VerifyArgs, ui: &mut Ui) -> Result<Exit, Fa
     }
     for c in &report.squashed {
         let (label, why) = squash_line(&c.verification);
-        text.push_str(&format!(
-            "  {label:<8} {} {}\n           {why}\n",
-            &c.commit[..12.min(c.commit.len())],
-            c.subject
-        ));
+        text.push_str(&commit_line(label, &c.commit, &c.subject, &why));
     }
     if squash_failures > 0 {
         text.push_str(&format!(
@@ -153,8 +88,79 @@ pub fn run(session: &Session, args: &VerifyArgs, ui: &mut Ui) -> Result<Exit, Fa
             if squash_failures == 1 { "" } else { "s" },
         ));
     }
-    ui.text(&text)?;
-    Ok(code)
+    text
+}
+
+/// One commit with its label, and why on the line under it.
+fn commit_line(label: &str, commit: &str, subject: &str, why: &str) -> String {
+    format!(
+        "  {label:<8} {} {subject}\n           {why}\n",
+        &commit[..12.min(commit.len())]
+    )
+}
+
+/// The label and the reason `verify` shows for a checkpoint commit.
+fn checkpoint_line(verification: &Verification) -> (&'static str, String) {
+    match verification {
+        Verification::Verified { cached, gates } => {
+            let ran: Vec<String> = gates
+                .iter()
+                .map(|g| {
+                    match g.exit_record() {
+                        Some(exit) => format!(
+                            "{} ({}{})",
+                            g.name,
+                            exit_and_time(&exit, g.ms),
+                            if g.reused { ", reused from the test run" } else { "" }
+                        ),
+                        None => format!("{} (unknown exit, {})", g.name, format_ms(g.ms)),
+                    }
+                })
+                .collect();
+            let total: u64 = gates.iter().map(|g| g.ms).sum();
+            (
+                "ok",
+                format!(
+                    "preflight passed{}: {} in {}",
+                    if *cached {
+                        " on this tree before"
+                    } else {
+                        ""
+                    },
+                    ran.join(", "),
+                    format_ms(total)
+                ),
+            )
+        }
+        Verification::NoGates => (
+            "ok?",
+            "noted, but no preflight gates were configured: nothing verified it".to_string(),
+        ),
+        Verification::GatesMissing => (
+            "NO GATES",
+            "noted as passing with no gates, but preflight gates are configured: they never ran on it"
+                .to_string(),
+        ),
+        Verification::Failed => (
+            "FAILED",
+            "its note for this tree records no pass: a gate failed or did not run".to_string(),
+        ),
+        Verification::Missing => (
+            "MISSING",
+            "no note: committed without the commit-msg hook (--no-verify, or hooks not installed)"
+                .to_string(),
+        ),
+        Verification::OtherTree => (
+            "CHANGED",
+            "its notes are for another tree: amended or rebased after it was verified".to_string(),
+        ),
+        Verification::Unauthenticated => (
+            "UNAUTHENTICATED",
+            "its note says it passed, but no workflow's history here records that tree as verified: \
+             a note is anyone's word (fetch refs/orchestrator/* to check one made elsewhere)"
+                .to_string(),
+        ),
+    }
 }
 
 /// The label and the reason `verify` shows for a PR's squashed commit.
