@@ -5,8 +5,10 @@
 use gix::ObjectId;
 use gix::bstr::ByteSlice;
 
+use super::names::WORKFLOWS;
 use super::remote::REMOTES;
-use super::{STATE_FILE, Store, StoreError, WORKFLOWS, git_err};
+use super::snapshot::STATE_FILE;
+use super::{Store, StoreError, git_err};
 
 /// main's first-parent commits after a commit, newest first.
 #[derive(Clone, Debug, PartialEq, Eq)]
