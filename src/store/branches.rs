@@ -3,7 +3,7 @@
 
 use gix::bstr::ByteSlice;
 
-use super::{Store, StoreError, git_err};
+use super::{Store, StoreError, branch_ref, git_err};
 
 impl Store {
     /// HEAD's commit: its id, tree and message, or `None` on an unborn branch.
@@ -28,11 +28,17 @@ impl Store {
 
     /// True when `refs/heads/<name>` exists.
     pub fn branch_exists(&self, name: &str) -> Result<bool, StoreError> {
-        Ok(self
-            .repo
-            .try_find_reference(format!("refs/heads/{name}").as_str())
-            .map_err(git_err)?
-            .is_some())
+        Ok(self.branch_reference(name)?.is_some())
+    }
+
+    /// `refs/heads/<name>`, when it exists.
+    pub(super) fn branch_reference(
+        &self,
+        name: &str,
+    ) -> Result<Option<gix::Reference<'_>>, StoreError> {
+        self.repo
+            .try_find_reference(branch_ref(name).as_str())
+            .map_err(git_err)
     }
 
     /// The branch HEAD is on, or `None` when detached.
@@ -60,11 +66,7 @@ impl Store {
         branch: &str,
         path: &str,
     ) -> Result<Option<(String, Option<String>)>, StoreError> {
-        let Some(mut reference) = self
-            .repo
-            .try_find_reference(format!("refs/heads/{branch}").as_str())
-            .map_err(git_err)?
-        else {
+        let Some(mut reference) = self.branch_reference(branch)? else {
             return Ok(None);
         };
         let commit = reference.peel_to_commit().map_err(git_err)?;

@@ -44,9 +44,7 @@ impl Store {
     ) -> Result<Vec<FoundCheckpoint>, StoreError> {
         const MAX_WALK: usize = 500;
         let main_tip = self
-            .repo
-            .try_find_reference(format!("refs/heads/{main}").as_str())
-            .map_err(git_err)?
+            .branch_reference(main)?
             .and_then(|r| r.target().try_id().map(ToOwned::to_owned));
         let mut found = Vec::new();
         let mut next = Some(from);

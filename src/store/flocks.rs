@@ -34,7 +34,7 @@ impl Store {
     /// the kernel lets go of when its holder ends, however it ends (a run killed with
     /// SIGKILL included). The holder's pid and host are written in it, for the refusal only.
     /// `Err` names the run that holds it.
-    pub fn take_run_lock(&self) -> Result<Result<RunLock, String>, StoreError> {
+    pub fn take_run_lock(&self) -> Result<Result<RunLock, RunLockHeld>, StoreError> {
         use std::io::{Read as _, Seek as _, Write as _};
         let path = self
             .repo
@@ -63,12 +63,11 @@ impl Store {
                     .next()
                     .filter(|p| p.bytes().all(|b| b.is_ascii_digit()));
                 let host = words.next().filter(|h| h.len() <= 64);
-                Ok(Err(format!(
-                    "another `git orchestrate run` (pid {}, host {}) drives workflow {}",
-                    pid.unwrap_or("?"),
-                    host.unwrap_or("?"),
-                    self.workflow
-                )))
+                Ok(Err(RunLockHeld {
+                    pid: pid.map(str::to_string),
+                    host: host.map(str::to_string),
+                    workflow: self.workflow.clone(),
+                }))
             }
             Err(e) => Err(io(e.into())),
         }
@@ -80,6 +79,26 @@ impl Store {
 #[derive(Debug)]
 pub struct RunLock {
     _file: std::fs::File,
+}
+
+/// The run that holds a workflow's run lock, as its lock file names it (`None`: unreadable).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunLockHeld {
+    pub pid: Option<String>,
+    pub host: Option<String>,
+    pub workflow: String,
+}
+
+impl std::fmt::Display for RunLockHeld {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "another `git orchestrate run` (pid {}, host {}) drives workflow {}",
+            self.pid.as_deref().unwrap_or("?"),
+            self.host.as_deref().unwrap_or("?"),
+            self.workflow
+        )
+    }
 }
 
 /// This machine's name, as the run lock records it.

@@ -82,6 +82,18 @@ impl Store {
         Ok(HistoryPage { entries, total })
     }
 
+    /// Transition commit `id` read as an entry of the history, and its first parent.
+    fn entry_and_parent(
+        &self,
+        id: ObjectId,
+    ) -> Result<(HistoryEntry, Option<ObjectId>), StoreError> {
+        let commit = self.repo.find_commit(id).map_err(git_err)?;
+        let message = commit.message_raw_sloppy().to_str_lossy().into_owned();
+        let time = commit.time().map(format_time).unwrap_or_default();
+        let parent = commit.parent_ids().next().map(|p| p.detach());
+        Ok((parse_history_entry(id.to_string(), time, &message), parent))
+    }
+
     fn first_parent(&self, id: ObjectId) -> Result<Option<ObjectId>, StoreError> {
         let commit = self.repo.find_commit(id).map_err(git_err)?;
         Ok(commit.parent_ids().next().map(|p| p.detach()))
@@ -101,11 +113,9 @@ impl Store {
             if out.len() >= limit || Some(id) == stop {
                 break;
             }
-            let commit = self.repo.find_commit(id).map_err(git_err)?;
-            let message = commit.message_raw_sloppy().to_str_lossy().into_owned();
-            let time = commit.time().map(format_time).unwrap_or_default();
-            next = commit.parent_ids().next().map(|p| p.detach());
-            out.push(parse_history_entry(id.to_string(), time, &message));
+            let (entry, parent) = self.entry_and_parent(id)?;
+            next = parent;
+            out.push(entry);
         }
         Ok(out)
     }
@@ -120,11 +130,8 @@ impl Store {
         let mut out = Vec::new();
         let mut next = Some(tip);
         while let Some(id) = next {
-            let commit = self.repo.find_commit(id).map_err(git_err)?;
-            let message = commit.message_raw_sloppy().to_str_lossy().into_owned();
-            let time = commit.time().map(format_time).unwrap_or_default();
-            next = commit.parent_ids().next().map(|p| p.detach());
-            let entry = parse_history_entry(id.to_string(), time, &message);
+            let (entry, parent) = self.entry_and_parent(id)?;
+            next = parent;
             let reached = entry.event == event;
             out.push(entry);
             if reached {

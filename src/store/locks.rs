@@ -57,10 +57,7 @@ impl Store {
             .into_iter()
             .flatten()
             .filter_map(|name| {
-                let path = self
-                    .repo
-                    .common_dir()
-                    .join(format!("{}.lock", name.as_bstr()));
+                let path = self.ref_lock_path(&name);
                 let meta = std::fs::symlink_metadata(&path).ok()?;
                 let modified = meta.modified().ok()?;
                 let value = self
@@ -84,11 +81,15 @@ impl Store {
             .collect()
     }
 
-    pub(super) fn stale_lock_of(&self, name: &FullName) -> Option<StoreError> {
-        let path = self
-            .repo
+    /// The file git holds while it moves ref `name`: `<name>.lock` in the common directory.
+    pub(super) fn ref_lock_path(&self, name: &FullName) -> PathBuf {
+        self.repo
             .common_dir()
-            .join(format!("{}.lock", name.as_bstr()));
+            .join(format!("{}.lock", name.as_bstr()))
+    }
+
+    pub(super) fn stale_lock_of(&self, name: &FullName) -> Option<StoreError> {
+        let path = self.ref_lock_path(name);
         let age = std::fs::metadata(&path)
             .ok()?
             .modified()

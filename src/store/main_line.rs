@@ -45,11 +45,7 @@ impl Store {
         since: &str,
         limit: usize,
     ) -> Result<Option<MainLine>, StoreError> {
-        let Some(mut reference) = self
-            .repo
-            .try_find_reference(format!("refs/heads/{branch}").as_str())
-            .map_err(git_err)?
-        else {
+        let Some(mut reference) = self.branch_reference(branch)? else {
             return Ok(None);
         };
         let tip = reference.peel_to_commit().map_err(git_err)?.id;

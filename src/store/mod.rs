@@ -38,7 +38,7 @@ pub use checkpoints::{FoundCheckpoint, is_checkpoint_message};
 use error::git_err;
 pub use error::{StoreError, WriteError, error_chain};
 pub use export::{EntryType, TreeEntry};
-pub use flocks::RunLock;
+pub use flocks::{RunLock, RunLockHeld};
 pub use history::{CommitRecord, HistoryEntry, HistoryPage};
 pub use locks::LockSighting;
 pub use main_line::{MainLine, MergeRecord};

@@ -39,7 +39,7 @@ pub fn workflow_ref(workflow: &str) -> String {
 
 /// True when `name` can be a branch: git's ref-format rules, checked by gix.
 pub fn is_valid_branch_name(name: &str) -> bool {
-    FullName::try_from(format!("refs/heads/{name}")).is_ok()
+    FullName::try_from(branch_ref(name)).is_ok()
 }
 
 /// True when `name` can name a workflow (see [`StoreError::BadWorkflowName`]).

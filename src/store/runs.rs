@@ -8,6 +8,7 @@ use gix::bstr::ByteSlice;
 use gix::refs::FullName;
 
 use super::files::safe_file_name;
+use super::write::{blob_tree, commit_object};
 use super::{Store, StoreError, WriteError, git_err, loose};
 
 /// `git orchestrate run`'s record of its turns, one ref per workflow.
@@ -85,22 +86,16 @@ impl Store {
             let mut objects = loose::LooseWriter::new(&self.repo);
             let mut entries = Vec::new();
             for (file, bytes) in &names {
-                entries.push(gix::objs::tree::Entry {
-                    mode: gix::objs::tree::EntryKind::Blob.into(),
-                    filename: (*file).into(),
-                    oid: objects.write(gix::objs::Kind::Blob, bytes)?,
-                });
+                entries.push((*file, objects.write(gix::objs::Kind::Blob, bytes)?));
             }
-            let tree = objects.write_object(&gix::objs::Tree { entries })?;
-            let commit = objects.write_object(&gix::objs::Commit {
+            let tree = objects.write_object(&blob_tree(entries.into_iter()))?;
+            let commit = objects.write_object(&commit_object(
                 tree,
-                parents: parent.into_iter().collect(),
-                author: signature.clone(),
-                committer: signature.clone(),
-                encoding: None,
-                message: message.into(),
-                extra_headers: Vec::new(),
-            })?;
+                parent,
+                &signature,
+                message,
+                Vec::new(),
+            ))?;
             match self.update_ref(&name, parent, commit, message.to_string(), &signature) {
                 Ok(()) => return Ok(commit),
                 Err(WriteError::Conflict) => continue,

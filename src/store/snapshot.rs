@@ -125,13 +125,10 @@ impl Store {
             }
             (Some(_), progress) => {
                 let bytes = blob(PLAN_FILE)?.unwrap_or_default();
-                let mut plan: Plan = serde_json::from_slice(&bytes)
-                    .map_err(|e| corrupt(PLAN_FILE, e.to_string()))?;
                 // Progress outlives a hand edit of the plan: it is ours, the edit is not.
                 let done = progress.map(|p| p.done).unwrap_or_default();
-                for step in &done {
-                    plan.complete_step(*step);
-                }
+                let plan =
+                    plan_as_now(&bytes, &done).map_err(|e| corrupt(PLAN_FILE, e.to_string()))?;
                 (Some(plan.summary()), Some(plan), done)
             }
         };
@@ -149,40 +146,39 @@ impl Store {
     /// The PR branches the other workflows of this repository record. A workflow that cannot
     /// be read is left out: its own commands report it, and it blocks no one else.
     pub fn other_workflow_branches(&self) -> Result<Vec<BranchHolder>, StoreError> {
-        let mut out = Vec::new();
-        for (name, tip) in self.local_workflows()? {
-            if name == self.workflow {
-                continue;
-            }
-            let Ok(snapshot) = self.read_at(tip, &workflow_ref(&name)) else {
-                continue;
-            };
-            if let Some(branch) = snapshot.state.branch() {
-                out.push(BranchHolder {
-                    workflow: name,
+        Ok(self
+            .other_workflows()?
+            .into_iter()
+            .filter_map(|(name, snapshot)| {
+                Some(BranchHolder {
+                    branch: snapshot.state.branch()?.to_string(),
                     status: snapshot.state.status(),
-                    branch: branch.to_string(),
-                });
-            }
-        }
-        Ok(out)
+                    workflow: name,
+                })
+            })
+            .collect())
     }
 
     /// The PR titles of the other workflows of this repository that have a plan, by workflow.
     pub fn other_active_prs(&self) -> Result<Vec<(String, String)>, StoreError> {
-        let mut out = Vec::new();
-        for (name, tip) in self.local_workflows()? {
-            if name == self.workflow {
-                continue;
-            }
-            let Ok(snapshot) = self.read_at(tip, &workflow_ref(&name)) else {
-                continue;
-            };
-            if let Some(summary) = snapshot.summary {
-                out.push((name, summary.title));
-            }
-        }
-        Ok(out)
+        Ok(self
+            .other_workflows()?
+            .into_iter()
+            .filter_map(|(name, snapshot)| Some((name, snapshot.summary?.title)))
+            .collect())
+    }
+
+    /// The other workflows of this repository that can be read, by name.
+    fn other_workflows(&self) -> Result<Vec<(String, Snapshot)>, StoreError> {
+        Ok(self
+            .local_workflows()?
+            .into_iter()
+            .filter(|(name, _)| *name != self.workflow)
+            .filter_map(|(name, tip)| {
+                let snapshot = self.read_at(tip, &workflow_ref(&name)).ok()?;
+                Some((name, snapshot))
+            })
+            .collect())
     }
 
     /// The commit the workflow ref points at.
@@ -204,15 +200,12 @@ impl Store {
             return Ok(None);
         };
         let bytes = self.repo.find_blob(*id).map_err(git_err)?.data.clone();
-        let mut plan: Plan = serde_json::from_slice(&bytes).map_err(|e| StoreError::Corrupt {
+        let plan = plan_as_now(&bytes, &snapshot.done).map_err(|e| StoreError::Corrupt {
             reference: self.ref_name(),
             commit: snapshot.tip.to_string(),
             what: PLAN_FILE.to_string(),
             message: e.to_string(),
         })?;
-        for step in &snapshot.done {
-            plan.complete_step(*step);
-        }
         Ok(Some(plan))
     }
 
@@ -260,4 +253,13 @@ impl Store {
             })
             .transpose()
     }
+}
+
+/// `pr.json` as stored, with `done`, the steps completed since, marked DONE.
+fn plan_as_now(bytes: &[u8], done: &[StepId]) -> Result<Plan, serde_json::Error> {
+    let mut plan: Plan = serde_json::from_slice(bytes)?;
+    for step in done {
+        plan.complete_step(*step);
+    }
+    Ok(plan)
 }

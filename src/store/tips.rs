@@ -29,11 +29,11 @@ impl Store {
     /// written would break that line instead.
     pub(super) fn mend_torn_reflog(&self, name: &FullName) {
         use std::io::{Read as _, Seek as _, SeekFrom, Write as _};
+        let lock = self.ref_lock_path(name);
         let Ok(name) = name.as_bstr().to_str() else {
             return;
         };
-        let path = self.repo.common_dir().join("logs").join(name);
-        let lock = self.repo.common_dir().join(format!("{name}.lock"));
+        let path = self.reflog_path(name);
         let Ok(mut file) = std::fs::OpenOptions::new()
             .read(true)
             .append(true)
@@ -151,11 +151,7 @@ impl Store {
         if self.tip()?.is_some() {
             return Ok(None);
         }
-        let reflog = self
-            .repo
-            .common_dir()
-            .join("logs")
-            .join(self.ref_name.as_bstr().to_str().unwrap_or_default());
+        let reflog = self.reflog_path(&self.ref_name());
         let from_reflog = std::fs::read_to_string(reflog).ok().and_then(|log| {
             log.lines()
                 .last()
@@ -180,11 +176,7 @@ impl Store {
     /// Forgets that this workflow existed (its tip marker and reflog), for a deliberate
     /// fresh start (`init --new`).
     pub fn forget_vanished(&self) -> Result<(), StoreError> {
-        let reflog = self
-            .repo
-            .common_dir()
-            .join("logs")
-            .join(self.ref_name.as_bstr().to_str().unwrap_or_default());
+        let reflog = self.reflog_path(&self.ref_name());
         for path in [self.tip_marker(&self.workflow), reflog] {
             match std::fs::remove_file(&path) {
                 Ok(()) => {}
@@ -200,9 +192,14 @@ impl Store {
         Ok(())
     }
 
+    /// Where git keeps the reflog of `reference`: git deletes it with the ref.
+    fn reflog_path(&self, reference: &str) -> PathBuf {
+        self.repo.common_dir().join("logs").join(reference)
+    }
+
     /// The reflog of `reference`, oldest first; empty when it has none.
     pub fn reflog(&self, reference: &str) -> Result<Vec<ReflogEntry>, StoreError> {
-        let path = self.repo.common_dir().join("logs").join(reference);
+        let path = self.reflog_path(reference);
         let text = match std::fs::read(&path) {
             Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),

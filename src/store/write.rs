@@ -1,11 +1,13 @@
 //! Writing a transition: its blobs, tree and commit first, then one compare-and-swap of the
 //! workflow ref.
 
+use std::collections::BTreeMap;
+
 use gix::ObjectId;
 
 use super::progress::{Progress, state_json};
 use super::snapshot::{ESCALATION_FILE, OUTPUT_FILE, PLAN_FILE, REVIEW_FILE, STATE_FILE};
-use super::{EVENT_HEADER, Snapshot, Store, StoreError, WriteError, git_err, loose};
+use super::{EVENT_HEADER, REFLOG_PREFIX, Snapshot, Store, StoreError, WriteError, git_err, loose};
 use crate::workflow::plan::Plan;
 use crate::workflow::state::{State, Status};
 use crate::workflow::{Human, PlanChange};
@@ -54,97 +56,19 @@ impl Store {
         expected: Option<&Snapshot>,
         write: &TransitionWrite,
     ) -> Result<ObjectId, WriteError> {
+        let mut objects = loose::LooseWriter::new(&self.repo);
         let mut entries = expected.map(|s| s.entries.clone()).unwrap_or_default();
-        let objects = std::cell::RefCell::new(loose::LooseWriter::new(&self.repo));
-        // Content that repeats (an empty output.log, an unchanged plan) is often stored already:
-        // hashing is far cheaper than creating another object file.
-        let blob = |bytes: &[u8]| -> Result<ObjectId, StoreError> {
-            let id = gix::objs::compute_hash(self.repo.object_hash(), gix::objs::Kind::Blob, bytes)
-                .map_err(git_err)?;
-            if self.repo.has_object(id) {
-                return Ok(id);
-            }
-            objects.borrow_mut().write(gix::objs::Kind::Blob, bytes)
-        };
-        let current_plan = || -> Result<Plan, StoreError> {
-            expected
-                .map(|s| self.plan(s))
-                .transpose()?
-                .flatten()
-                .ok_or_else(|| {
-                    StoreError::Internal("the transition changes a plan, and none is active".into())
-                })
-        };
-        // A completed step rewrites only the small progress record: the plan stays as stored,
-        // until its last step is done and the PR is read as a whole.
-        let mut plan_written = None;
-        let progress = match write.plan {
-            PlanChange::Keep => expected.and_then(|s| {
-                let plan = s.entries.get(PLAN_FILE)?.to_string();
-                Some(Progress {
-                    plan,
-                    done: s.done.clone(),
-                    summary: s.summary.clone()?,
-                    ahead: s
-                        .progress
-                        .as_ref()
-                        .map(|p| p.ahead.clone())
-                        .unwrap_or_default(),
-                })
-            }),
-            // The next step is in the same task: known without reading the plan.
-            PlanChange::CompleteStep(step)
-                if let Some(next) = expected
-                    .and_then(|s| s.progress.as_ref())
-                    .and_then(|p| p.completed(*step)) =>
-            {
-                Some(next)
-            }
-            PlanChange::Drop => {
-                entries.remove(PLAN_FILE);
-                None
-            }
-            PlanChange::CompleteStep(step) => {
-                let mut plan = current_plan()?;
-                plan.complete_step(*step);
-                if plan.all_done() {
-                    plan_written = Some(plan);
-                    None
-                } else {
-                    let mut done = expected.map(|s| s.done.clone()).unwrap_or_default();
-                    if !done.contains(step) {
-                        done.push(*step);
-                    }
-                    Some(Progress::of(
-                        &plan,
-                        entries
-                            .get(PLAN_FILE)
-                            .map(ToString::to_string)
-                            .unwrap_or_default(),
-                        done,
-                    ))
-                }
-            }
-            PlanChange::Materialize => {
-                plan_written = Some(current_plan()?);
-                None
-            }
-            PlanChange::Replace(plan) => {
-                plan_written = Some(plan.clone());
-                None
-            }
-        };
-        let progress = match plan_written {
-            Some(plan) => {
-                let id = blob(&plan.to_json())?;
+        let progress = match self.plan_record(expected, write.plan, &mut entries)? {
+            PlanRecord::Progress(progress) => progress,
+            PlanRecord::Store(plan) => {
+                let id = self.blob_once(&mut objects, &plan.to_json())?;
                 entries.insert(PLAN_FILE.into(), id);
                 Some(Progress::of(&plan, id.to_string(), Vec::new()))
             }
-            None => progress,
         };
         // state.json is new with every transition; probing for it first would only make gix
         // rescan the pack directory on the miss.
-        let state_id = objects.borrow_mut().write(
+        let state_id = objects.write(
             gix::objs::Kind::Blob,
             &state_json(write.state, progress.as_ref())?,
         )?;
@@ -157,52 +81,165 @@ impl Store {
             match change {
                 FileChange::Keep => {}
                 FileChange::Set(bytes) => {
-                    entries.insert(name.into(), blob(bytes)?);
+                    entries.insert(name.into(), self.blob_once(&mut objects, bytes)?);
                 }
                 FileChange::Remove => {
                     entries.remove(name);
                 }
             }
         }
-        let tree = gix::objs::Tree {
-            entries: entries
-                .iter()
-                .map(|(name, oid)| gix::objs::tree::Entry {
-                    mode: gix::objs::tree::EntryKind::Blob.into(),
-                    filename: name.as_str().into(),
-                    oid: *oid,
-                })
-                .collect(),
-        };
-        let tree_id = objects.borrow_mut().write_object(&tree)?;
-
+        let tree_id = objects.write_object(&blob_tree(
+            entries.iter().map(|(name, id)| (name.as_str(), *id)),
+        ))?;
         let signature = self.signature()?;
         let message = commit_message(write);
-        let commit = gix::objs::Commit {
-            tree: tree_id,
-            parents: expected.map(|s| s.tip).into_iter().collect(),
-            author: signature.clone(),
-            committer: signature.clone(),
-            encoding: None,
-            message: message.clone().into(),
-            extra_headers: write
-                .input
-                .iter()
-                .map(|json| (EVENT_HEADER.into(), json.as_str().into()))
-                .collect(),
-        };
-        let commit_id = objects.borrow_mut().write_object(&commit)?;
+        let headers = write
+            .input
+            .iter()
+            .map(|json| (EVENT_HEADER.into(), json.as_str().into()))
+            .collect();
+        let commit = commit_object(
+            tree_id,
+            expected.map(|s| s.tip),
+            &signature,
+            &message,
+            headers,
+        );
+        let commit_id = objects.write_object(&commit)?;
         self.update_ref(
             &self.ref_name,
             expected.map(|s| s.tip),
             commit_id,
             format!(
-                "git-orchestrate: {}",
+                "{REFLOG_PREFIX}{}",
                 message.lines().next().unwrap_or_default()
             ),
             &signature,
         )?;
         Ok(commit_id)
+    }
+
+    /// Blob `bytes`, written only when not stored already: content that repeats (an empty
+    /// output.log, an unchanged plan) often is, and hashing is far cheaper than creating
+    /// another object file.
+    fn blob_once(
+        &self,
+        objects: &mut loose::LooseWriter,
+        bytes: &[u8],
+    ) -> Result<ObjectId, StoreError> {
+        let id = gix::objs::compute_hash(self.repo.object_hash(), gix::objs::Kind::Blob, bytes)
+            .map_err(git_err)?;
+        if self.repo.has_object(id) {
+            return Ok(id);
+        }
+        objects.write(gix::objs::Kind::Blob, bytes)
+    }
+
+    /// What `change` makes of the plan's record, `pr.json` taken out of `entries` when the
+    /// plan is dropped. A completed step rewrites only the small progress record: the plan
+    /// stays as stored, until its last step is done and the PR is read as a whole.
+    fn plan_record(
+        &self,
+        expected: Option<&Snapshot>,
+        change: &PlanChange,
+        entries: &mut BTreeMap<String, ObjectId>,
+    ) -> Result<PlanRecord, StoreError> {
+        let current_plan = || -> Result<Plan, StoreError> {
+            expected
+                .map(|s| self.plan(s))
+                .transpose()?
+                .flatten()
+                .ok_or_else(|| {
+                    StoreError::Internal("the transition changes a plan, and none is active".into())
+                })
+        };
+        Ok(match change {
+            PlanChange::Keep => PlanRecord::Progress(expected.and_then(kept_progress)),
+            // The next step is in the same task: known without reading the plan.
+            PlanChange::CompleteStep(step)
+                if let Some(next) = expected
+                    .and_then(|s| s.progress.as_ref())
+                    .and_then(|p| p.completed(*step)) =>
+            {
+                PlanRecord::Progress(Some(next))
+            }
+            PlanChange::Drop => {
+                entries.remove(PLAN_FILE);
+                PlanRecord::Progress(None)
+            }
+            PlanChange::CompleteStep(step) => {
+                let mut plan = current_plan()?;
+                plan.complete_step(*step);
+                if plan.all_done() {
+                    return Ok(PlanRecord::Store(plan));
+                }
+                let mut done = expected.map(|s| s.done.clone()).unwrap_or_default();
+                if !done.contains(step) {
+                    done.push(*step);
+                }
+                let id = entries
+                    .get(PLAN_FILE)
+                    .map(ToString::to_string)
+                    .unwrap_or_default();
+                PlanRecord::Progress(Some(Progress::of(&plan, id, done)))
+            }
+            PlanChange::Materialize => PlanRecord::Store(current_plan()?),
+            PlanChange::Replace(plan) => PlanRecord::Store(plan.clone()),
+        })
+    }
+}
+
+/// What a transition does with the plan: keep (or drop) the progress record beside the
+/// stored `pr.json`, or store a `pr.json` anew.
+enum PlanRecord {
+    Progress(Option<Progress>),
+    Store(Plan),
+}
+
+/// The record of the snapshot's plan as it stands, for a transition that leaves it alone.
+fn kept_progress(snapshot: &Snapshot) -> Option<Progress> {
+    let plan = snapshot.entries.get(PLAN_FILE)?.to_string();
+    Some(Progress {
+        plan,
+        done: snapshot.done.clone(),
+        summary: snapshot.summary.clone()?,
+        ahead: snapshot
+            .progress
+            .as_ref()
+            .map(|p| p.ahead.clone())
+            .unwrap_or_default(),
+    })
+}
+
+/// A tree of plain files, `entries` sorted by name as git requires.
+pub(super) fn blob_tree<'a>(entries: impl Iterator<Item = (&'a str, ObjectId)>) -> gix::objs::Tree {
+    gix::objs::Tree {
+        entries: entries
+            .map(|(name, oid)| gix::objs::tree::Entry {
+                mode: gix::objs::tree::EntryKind::Blob.into(),
+                filename: name.into(),
+                oid,
+            })
+            .collect(),
+    }
+}
+
+/// A commit of the store's, authored and committed by `signature`.
+pub(super) fn commit_object(
+    tree: ObjectId,
+    parent: Option<ObjectId>,
+    signature: &gix::actor::Signature,
+    message: &str,
+    extra_headers: Vec<(gix::bstr::BString, gix::bstr::BString)>,
+) -> gix::objs::Commit {
+    gix::objs::Commit {
+        tree,
+        parents: parent.into_iter().collect(),
+        author: signature.clone(),
+        committer: signature.clone(),
+        encoding: None,
+        message: message.into(),
+        extra_headers,
     }
 }
 
