@@ -1,3 +1,6 @@
+//! Tests of the git porcelain: paths exactly as named, versions as git prints them, and
+//! `reset` given a full commit id.
+
 use super::*;
 use pretty_assertions::assert_eq;
 
