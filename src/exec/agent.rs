@@ -7,10 +7,10 @@
 use std::ffi::OsString;
 use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::time::{Duration, Instant};
 
+use super::process::piped_command;
 use crate::workflow::state::ExitRecord;
 
 /// The most of each stream a turn keeps: its end.
@@ -37,16 +37,7 @@ pub fn run_agent(
     timeout: Duration,
 ) -> std::io::Result<AgentTurn> {
     let start = Instant::now();
-    let mut cmd = Command::new(program);
-    cmd.args(args)
-        .current_dir(dir)
-        .stdin(if stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    let mut cmd = piped_command(program, args, dir, stdin.is_some());
     for (key, value) in env {
         cmd.env(key, value);
     }
@@ -106,24 +97,31 @@ pub fn run_agent(
         let kept = kept.lock().map(|k| k.clone()).unwrap_or_default();
         trimmed(kept)
     });
-    let exit = if timed_out {
-        ExitRecord::TimedOut {
-            after_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
-        }
-    } else {
-        use std::os::unix::process::ExitStatusExt;
-        match status.map(|s| (s.code(), s.signal())) {
-            Some((Some(code), _)) => ExitRecord::Code(code),
-            Some((None, signal)) => ExitRecord::Signal(signal.unwrap_or(0)),
-            None => ExitRecord::Signal(0),
-        }
-    };
     Ok(AgentTurn {
-        exit,
+        exit: turn_exit(status, timed_out, timeout),
         stdout,
         stderr,
         elapsed: start.elapsed(),
     })
+}
+
+/// How a turn ended: timed out, or the agent's exit (`None`: reaped by ending its tree).
+fn turn_exit(
+    status: Option<std::process::ExitStatus>,
+    timed_out: bool,
+    timeout: Duration,
+) -> ExitRecord {
+    use std::os::unix::process::ExitStatusExt;
+    if timed_out {
+        return ExitRecord::TimedOut {
+            after_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
+        };
+    }
+    match status.map(|s| (s.code(), s.signal())) {
+        Some((Some(code), _)) => ExitRecord::Code(code),
+        Some((None, signal)) => ExitRecord::Signal(signal.unwrap_or(0)),
+        None => ExitRecord::Signal(0),
+    }
 }
 
 /// The agent running now (0: none), for the signal thread.

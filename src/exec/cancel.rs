@@ -35,7 +35,7 @@ impl Cancel {
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
         for (pgid, _) in running.iter() {
-            super::command::kill_group(*pgid);
+            super::group::kill_group(*pgid);
         }
     }
 
@@ -96,7 +96,7 @@ pub(super) fn register(pgid: u32, command: &str) -> Registration {
             .push((pgid, command.to_string()));
         // Cancelled between the check and the spawn: it must not run on.
         if cancel.is_cancelled() {
-            super::command::kill_group(pgid);
+            super::group::kill_group(pgid);
         }
     }
     Registration { cancel, pgid }

@@ -11,6 +11,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use super::env::CommandEnv;
+use super::group::kill_group;
 use crate::workflow::state::ExitRecord;
 
 /// Output beyond this is dropped from the front: the end of a log is where failures are.
@@ -333,16 +334,6 @@ fn wait_with_timeout(
     })
 }
 
-pub(super) fn kill_group(pgid: u32) {
-    let pid = i32::try_from(pgid)
-        .ok()
-        .and_then(rustix::process::Pid::from_raw);
-    if let Some(pid) = pid {
-        // ESRCH (nothing left in the group) is the normal case after a clean exit.
-        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-    }
-}
-
 #[derive(Default)]
 struct Captured {
     bytes: Vec<u8>,
@@ -443,16 +434,15 @@ mod tests {
         );
     }
 
+    /// `command` run in `dir`, with time enough.
+    fn run_in(dir: &Path, command: &str) -> RunOutput {
+        run_shell(command, dir, Duration::from_secs(10), env()).unwrap()
+    }
+
     #[test]
     fn captures_both_streams_and_the_exit_code() {
         let dir = tempfile::tempdir().unwrap();
-        let out = run_shell(
-            "echo out; echo err >&2; exit 3",
-            dir.path(),
-            Duration::from_secs(10),
-            env(),
-        )
-        .unwrap();
+        let out = run_in(dir.path(), "echo out; echo err >&2; exit 3");
         assert_eq!(out.exit, ExitRecord::code(3));
         assert_eq!(out.output, b"out\nerr\n");
     }
@@ -473,8 +463,7 @@ mod tests {
             assert_eq!(plain_program(shell_needed), None, "{shell_needed:?}");
         }
         let dir = tempfile::tempdir().unwrap();
-        let timeout = Duration::from_secs(10);
-        let run = |command: &str| run_shell(command, dir.path(), timeout, env()).unwrap();
+        let run = |command: &str| run_in(dir.path(), command);
         assert_eq!(run("true").exit, ExitRecord::code(0));
         assert_eq!(run("false").exit, ExitRecord::code(1));
         // Builtins have no program to start: sh runs them after all.
@@ -495,13 +484,7 @@ mod tests {
     #[test]
     fn runs_in_the_given_directory_with_stdin_closed() {
         let dir = tempfile::tempdir().unwrap();
-        let out = run_shell(
-            "pwd; cat; echo done",
-            dir.path(),
-            Duration::from_secs(10),
-            env(),
-        )
-        .unwrap();
+        let out = run_in(dir.path(), "pwd; cat; echo done");
         let text = String::from_utf8(out.output).unwrap();
         let expected_dir = dir.path().canonicalize().unwrap();
         assert_eq!(text, format!("{}\ndone\n", expected_dir.display()));

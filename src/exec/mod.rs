@@ -6,6 +6,7 @@ pub mod cancel;
 pub mod command;
 pub mod env;
 pub mod git;
+mod group;
 pub mod process;
 
 pub use cancel::Cancel;

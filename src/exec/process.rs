@@ -23,16 +23,7 @@ pub fn run_captured(
     env: &[(&str, Option<&OsStr>)],
     stdin: Option<&[u8]>,
 ) -> std::io::Result<Captured> {
-    let mut cmd = Command::new(program);
-    cmd.args(args)
-        .current_dir(dir)
-        .stdin(if stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    let mut cmd = piped_command(program.as_os_str(), args, dir, stdin.is_some());
     for (key, value) in env {
         match value {
             Some(value) => cmd.env(key, value),
@@ -49,6 +40,27 @@ pub fn run_captured(
         stdout: out.stdout,
         stderr: out.stderr,
     })
+}
+
+/// `program ARGS` in `dir` with its output piped to us, and its stdin too when there is
+/// input for it; closed otherwise, so that a program that reads it ends instead of waiting.
+pub(super) fn piped_command(
+    program: &OsStr,
+    args: impl IntoIterator<Item = impl AsRef<OsStr>>,
+    dir: &Path,
+    has_input: bool,
+) -> Command {
+    let mut cmd = Command::new(program);
+    cmd.args(args)
+        .current_dir(dir)
+        .stdin(if has_input {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    cmd
 }
 
 /// `PATH` with `dir` first, so `git orchestrate` finds the binary in `dir`.

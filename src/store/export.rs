@@ -77,7 +77,7 @@ impl Store {
             Err(_) if rev == "HEAD" => self.repo.head_id().map_err(git_err)?.detach(),
             Err(_) => self
                 .repo
-                .find_reference(format!("refs/heads/{rev}").as_str())
+                .find_reference(super::branch_ref(rev).as_str())
                 .map_err(git_err)?
                 .peel_to_id()
                 .map_err(git_err)?

@@ -5,8 +5,10 @@
 use gix::ObjectId;
 use gix::bstr::ByteSlice;
 
+use super::names::WORKFLOWS;
 use super::remote::REMOTES;
-use super::{STATE_FILE, Store, StoreError, WORKFLOWS, git_err};
+use super::snapshot::STATE_FILE;
+use super::{Store, StoreError, git_err};
 
 /// main's first-parent commits after a commit, newest first.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -43,11 +45,7 @@ impl Store {
         since: &str,
         limit: usize,
     ) -> Result<Option<MainLine>, StoreError> {
-        let Some(mut reference) = self
-            .repo
-            .try_find_reference(format!("refs/heads/{branch}").as_str())
-            .map_err(git_err)?
-        else {
+        let Some(mut reference) = self.branch_reference(branch)? else {
             return Ok(None);
         };
         let tip = reference.peel_to_commit().map_err(git_err)?.id;

@@ -10,7 +10,8 @@ use gix::bstr::ByteSlice;
 use gix::note::plumbing as notes;
 use gix::refs::FullName;
 
-use super::{NOTES_REF, Store, StoreError, WORKFLOWS, WriteError, git_err};
+use super::names::WORKFLOWS;
+use super::{NOTES_REF, Store, StoreError, WriteError, git_err};
 
 pub(super) const REMOTES: &str = "refs/orchestrator/remotes/";
 const BACKUPS: &str = "refs/orchestrator/backups/";

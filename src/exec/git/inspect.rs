@@ -1,0 +1,172 @@
+//! What git says of commits and trees, changing nothing: ids, counts, logs, diffs, ancestry,
+//! a file as committed, and the tree a merge would make.
+
+use super::{Git, GitError, LoggedCommit, paths, run_bytes};
+
+impl Git {
+    /// The commit `rev` names.
+    pub fn rev_parse(&self, rev: &str) -> Result<String, GitError> {
+        Ok(self
+            .run([
+                "rev-parse",
+                "--verify",
+                "--quiet",
+                &format!("{rev}^{{commit}}"),
+            ])?
+            .trim()
+            .to_string())
+    }
+
+    /// The tree of commit `rev`.
+    pub fn tree_of(&self, rev: &str) -> Result<String, GitError> {
+        Ok(self
+            .run([
+                "rev-parse",
+                "--verify",
+                "--quiet",
+                &format!("{rev}^{{tree}}"),
+            ])?
+            .trim()
+            .to_string())
+    }
+
+    pub fn merge_base(&self, a: &str, b: &str) -> Result<String, GitError> {
+        Ok(self.run(["merge-base", a, b])?.trim().to_string())
+    }
+
+    /// How many commits `range` (`a..b`) holds.
+    pub fn count(&self, range: &str) -> Result<u64, GitError> {
+        let out = self.run(["rev-list", "--count", range])?;
+        out.trim().parse().map_err(|_| GitError {
+            command: format!("git rev-list --count {range}"),
+            status: Some(0),
+            stderr: format!("unexpected output {:?}", out.trim()),
+        })
+    }
+
+    /// The commits `revs` select (as `git log` takes them: `a..b`, `x --not --remotes`),
+    /// newest first, each with its tree and message.
+    pub fn commits(&self, revs: &[&str]) -> Result<Vec<LoggedCommit>, GitError> {
+        let mut args = vec!["log", "-z", "--format=%H%x01%T%x01%B"];
+        args.extend_from_slice(revs);
+        args.push("--");
+        Ok(self
+            .run(args)?
+            .split('\0')
+            .filter(|entry| !entry.is_empty())
+            .filter_map(|entry| {
+                let mut parts = entry.splitn(3, '\x01');
+                Some(LoggedCommit {
+                    commit: parts.next()?.trim_start_matches('\n').to_string(),
+                    tree: parts.next()?.to_string(),
+                    message: parts.next()?.to_string(),
+                })
+            })
+            .collect())
+    }
+
+    /// [`Git::commits`] for revisions a person gave: after `--end-of-options`, so that none
+    /// of them is taken as an option.
+    pub fn commits_of_revisions(&self, revs: &[&str]) -> Result<Vec<LoggedCommit>, GitError> {
+        let mut args = vec!["--end-of-options"];
+        args.extend_from_slice(revs);
+        self.commits(&args)
+    }
+
+    pub fn subject(&self, rev: &str) -> Result<String, GitError> {
+        Ok(self
+            .run(["log", "-1", "--format=%s", rev])?
+            .trim_end()
+            .to_string())
+    }
+
+    pub fn parents(&self, rev: &str) -> Result<Vec<String>, GitError> {
+        let line = self.run(["rev-list", "--parents", "-n", "1", rev])?;
+        Ok(line
+            .split_whitespace()
+            .skip(1)
+            .map(str::to_string)
+            .collect())
+    }
+
+    /// The paths matching `pathspecs` that differ between two trees (or commits).
+    pub fn changed_files_in(
+        &self,
+        a: &str,
+        b: &str,
+        pathspecs: &[String],
+    ) -> Result<Vec<String>, GitError> {
+        let mut args = vec!["diff", "-z", "--name-only", "--no-renames", a, b, "--"];
+        args.extend(pathspecs.iter().map(String::as_str));
+        Ok(paths(&self.run(args)?))
+    }
+
+    /// The paths that differ between two commits.
+    pub fn changed_files(&self, a: &str, b: &str) -> Result<Vec<String>, GitError> {
+        Ok(paths(&self.run([
+            "diff",
+            "-z",
+            "--name-only",
+            "--no-renames",
+            a,
+            b,
+        ])?))
+    }
+
+    /// Each path that differs between trees (or commits) `a` and `b`, with how: `added`,
+    /// `removed` or `changed` (from `a` to `b`).
+    pub fn tree_changes(&self, a: &str, b: &str) -> Result<Vec<(&'static str, String)>, GitError> {
+        let listing = self.run(["diff", "-z", "--name-status", "--no-renames", a, b])?;
+        let mut fields = listing.split('\0').filter(|f| !f.is_empty());
+        let mut out = Vec::new();
+        while let (Some(status), Some(path)) = (fields.next(), fields.next()) {
+            let how = match status.chars().next() {
+                Some('A') => "added",
+                Some('D') => "removed",
+                _ => "changed",
+            };
+            out.push((how, path.to_string()));
+        }
+        Ok(out)
+    }
+
+    /// The patch from `a` to `b`, as a reviewer reads it.
+    pub fn diff(&self, a: &str, b: &str) -> Result<String, GitError> {
+        self.run(["diff", "--no-color", "--no-ext-diff", a, b])
+    }
+
+    /// A file as committed in `rev`, or `None` when it is not there.
+    pub fn show(&self, rev: &str, path: &str) -> Result<Option<Vec<u8>>, GitError> {
+        let (cmd, shown) = self.command(["show", &format!("{rev}:{path}")]);
+        match run_bytes(cmd, shown) {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(e) if e.status == Some(128) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// True when `a` is an ancestor of (or equal to) `b`.
+    pub fn is_ancestor(&self, a: &str, b: &str) -> Result<bool, GitError> {
+        match self.run(["merge-base", "--is-ancestor", a, b]) {
+            Ok(_) => Ok(true),
+            Err(e) if e.status == Some(1) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The tree `git merge` would make of `ours` and `theirs` (`git merge-tree --write-tree`),
+    /// or `None` when they conflict.
+    pub fn merge_tree(&self, ours: &str, theirs: &str) -> Result<Option<String>, GitError> {
+        match self.run([
+            "merge-tree",
+            "--write-tree",
+            "--end-of-options",
+            ours,
+            theirs,
+        ]) {
+            Ok(out) => Ok(out.lines().next().map(|l| l.trim().to_string())),
+            Err(e) if e.status == Some(1) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+}

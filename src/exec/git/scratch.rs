@@ -1,0 +1,164 @@
+//! Scratch space inside the git directory, where a command killed mid-way leaves it for the
+//! next one to clear: a copy of the index to compute the tree `git add --all` would make
+//! without touching the user's staging area, and a temporary linked worktree for the final
+//! check.
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+
+use super::{Git, GitError, io_error};
+
+/// Where scratch copies of the index live, relative to the index's directory (`.git/`).
+pub const SCRATCH_DIR: &str = "orchestrator/scratch";
+
+/// A temporary linked worktree, detached at a commit: removed (and pruned from git's list)
+/// when dropped, whatever happened meanwhile. One left by a killed process is removed by
+/// the next [`Git::temp_worktree`].
+pub struct TempWorktree<'a> {
+    git: &'a Git,
+    path: PathBuf,
+}
+
+impl TempWorktree<'_> {
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for TempWorktree<'_> {
+    fn drop(&mut self) {
+        remove_worktree(self.git, &self.path);
+    }
+}
+
+fn remove_worktree(git: &Git, path: &Path) {
+    let _ = git.run([
+        OsStr::new("worktree"),
+        OsStr::new("remove"),
+        OsStr::new("--force"),
+        path.as_os_str(),
+    ]);
+    let _ = std::fs::remove_dir_all(path);
+    let _ = git.run(["worktree", "prune"]);
+}
+
+impl Git {
+    /// The tree `git add --all && git write-tree` would produce (the files left out as the
+    /// index has them), computed in a scratch copy of the index so the user's staging area is
+    /// left alone.
+    pub fn worktree_tree(&self, index: &Path) -> Result<String, GitError> {
+        // Beside the index, inside the git directory: a command killed mid-way leaves its
+        // copy where the next one clears it, not in the system's temp dir.
+        let dir = index.parent().unwrap_or(Path::new(".")).join(SCRATCH_DIR);
+        std::fs::create_dir_all(&dir).map_err(|e| io_error("create a scratch index", e))?;
+        remove_abandoned_scratch(&dir);
+        let scratch = tempfile::Builder::new()
+            .prefix(&format!("index-{}-", std::process::id()))
+            .tempfile_in(&dir)
+            .map_err(|e| io_error("create a scratch index", e))?;
+        if index.exists() {
+            std::fs::copy(index, scratch.path()).map_err(|e| io_error("copy the index", e))?;
+            // git re-reads a file changed in the same instant the index was written only if it
+            // can tell ("racy git", by the index's mtime). A copy made now would look newer
+            // than such a change, and the change would be missed: the copy keeps the mtime.
+            let modified = std::fs::metadata(index)
+                .and_then(|m| m.modified())
+                .map_err(|e| io_error("read the index's time", e))?;
+            std::fs::File::options()
+                .write(true)
+                .open(scratch.path())
+                .and_then(|f| f.set_modified(modified))
+                .map_err(|e| io_error("keep the index's time", e))?;
+        } else {
+            // An empty file is not a valid index; git treats a missing one as empty.
+            std::fs::remove_file(scratch.path())
+                .map_err(|e| io_error("prepare a scratch index", e))?;
+        }
+        self.run_with_index(scratch.path(), self.add_all_args())?;
+        let tree = self.run_with_index(scratch.path(), ["write-tree"])?;
+        Ok(tree.trim().to_string())
+    }
+
+    /// A fresh linked worktree detached at `commit` in a new directory under `parent` (inside
+    /// the git directory), with no file checked out: the caller writes the tree it verifies
+    /// from the objects (docs/integrity.md, "Hermetic verification"). No hook runs.
+    pub fn temp_worktree(&self, parent: &Path, commit: &str) -> Result<TempWorktree<'_>, GitError> {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| io_error("create a directory for a worktree", e))?;
+        if let Ok(entries) = std::fs::read_dir(parent) {
+            for entry in entries.flatten() {
+                let pid = entry
+                    .file_name()
+                    .to_str()
+                    .and_then(|n| n.strip_prefix("wt-"))
+                    .and_then(|n| n.split('-').next())
+                    .and_then(|p| p.parse::<i32>().ok());
+                if pid.is_some_and(|pid| !process_alive(pid)) {
+                    remove_worktree(self, &entry.path());
+                }
+            }
+        }
+        let dir = tempfile::Builder::new()
+            .prefix(&format!("wt-{}-", std::process::id()))
+            .tempdir_in(parent)
+            .map_err(|e| io_error("create a directory for a worktree", e))?
+            .keep();
+        let worktree = TempWorktree {
+            git: self,
+            path: dir,
+        };
+        self.run([
+            OsStr::new("-c"),
+            OsStr::new("core.hooksPath=/dev/null"),
+            OsStr::new("worktree"),
+            OsStr::new("add"),
+            OsStr::new("--detach"),
+            OsStr::new("--force"),
+            OsStr::new("--no-checkout"),
+            OsStr::new("--quiet"),
+            worktree.path.as_os_str(),
+            OsStr::new(commit),
+        ])?;
+        Ok(worktree)
+    }
+}
+
+/// True when process `pid` exists (EPERM: it does, and is someone else's).
+fn process_alive(pid: i32) -> bool {
+    rustix::process::Pid::from_raw(pid).is_some_and(|pid| {
+        matches!(
+            rustix::process::test_kill_process(pid),
+            Ok(()) | Err(rustix::io::Errno::PERM)
+        )
+    })
+}
+
+/// Removes scratch indexes whose command is gone: named `index-<pid>-…`, with no live
+/// process of that id, or older than an hour (a reused pid). Best effort: a copy that
+/// cannot be removed now is removed by a later run.
+fn remove_abandoned_scratch(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("index-"))
+            .and_then(|n| n.split('-').next())
+            .and_then(|p| p.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let alive = process_alive(pid);
+        let old = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > std::time::Duration::from_secs(3600));
+        if !alive || old {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}

@@ -1,0 +1,88 @@
+//! Facts about branches and HEAD: which branches exist, which one HEAD is on, HEAD's commit,
+//! the main branch, and a file's blob as committed on a branch.
+
+use gix::bstr::ByteSlice;
+
+use super::{Store, StoreError, branch_ref, git_err};
+
+impl Store {
+    /// HEAD's commit: its id, tree and message, or `None` on an unborn branch.
+    pub fn head_commit(&self) -> Result<Option<FoundCommit>, StoreError> {
+        let Ok(id) = self.repo.head_id() else {
+            return Ok(None);
+        };
+        let commit = self.repo.find_commit(id).map_err(git_err)?;
+        Ok(Some(FoundCommit {
+            commit: id.to_string(),
+            tree: commit.tree_id().map_err(git_err)?.to_string(),
+            message: commit.message_raw_sloppy().to_str_lossy().into_owned(),
+        }))
+    }
+
+    /// True when any branch exists (a repository with no commit has none).
+    pub fn has_any_branch(&self) -> Result<bool, StoreError> {
+        let refs = self.repo.references().map_err(git_err)?;
+        let mut branches = refs.local_branches().map_err(git_err)?;
+        Ok(branches.next().is_some())
+    }
+
+    /// True when `refs/heads/<name>` exists.
+    pub fn branch_exists(&self, name: &str) -> Result<bool, StoreError> {
+        Ok(self.branch_reference(name)?.is_some())
+    }
+
+    /// `refs/heads/<name>`, when it exists.
+    pub(super) fn branch_reference(
+        &self,
+        name: &str,
+    ) -> Result<Option<gix::Reference<'_>>, StoreError> {
+        self.repo
+            .try_find_reference(branch_ref(name).as_str())
+            .map_err(git_err)
+    }
+
+    /// The branch HEAD is on, or `None` when detached.
+    pub fn head_branch(&self) -> Result<Option<String>, StoreError> {
+        Ok(self
+            .repo
+            .head_name()
+            .map_err(git_err)?
+            .map(|name| name.shorten().to_str_lossy().into_owned()))
+    }
+
+    /// The branch `init` should call main: `main`, else `master`, else the current branch.
+    pub fn detect_main_branch(&self) -> Result<String, StoreError> {
+        for candidate in ["main", "master"] {
+            if self.branch_exists(candidate)? {
+                return Ok(candidate.to_string());
+            }
+        }
+        Ok(self.head_branch()?.unwrap_or_else(|| "main".to_string()))
+    }
+
+    /// The commit `refs/heads/<branch>` points at, and the blob id of `path` in it.
+    pub fn file_id_at_branch(
+        &self,
+        branch: &str,
+        path: &str,
+    ) -> Result<Option<(String, Option<String>)>, StoreError> {
+        let Some(mut reference) = self.branch_reference(branch)? else {
+            return Ok(None);
+        };
+        let commit = reference.peel_to_commit().map_err(git_err)?;
+        let tree = commit.tree().map_err(git_err)?;
+        let blob = tree
+            .lookup_entry_by_path(path)
+            .map_err(git_err)?
+            .map(|entry| entry.object_id().to_string());
+        Ok(Some((commit.id.to_string(), blob)))
+    }
+}
+
+/// A commit as [`Store::head_commit`] reads it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FoundCommit {
+    pub commit: String,
+    pub tree: String,
+    pub message: String,
+}

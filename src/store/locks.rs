@@ -1,0 +1,105 @@
+//! The lock files git leaves on a ref while it moves it: one left by a crash is reported with
+//! the file to remove, and `doctor` watches whether one is held by anyone at work.
+
+use std::path::PathBuf;
+
+use gix::ObjectId;
+use gix::refs::FullName;
+
+use super::{NOTES_REF, Store, StoreError};
+
+/// A ref lock older than this is not another command at work (they hold it for
+/// milliseconds) but the remains of a crash.
+pub(super) const STALE_LOCK: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// A ref's lock file at one moment; two sightings are equal when the same file, unchanged,
+/// locks a ref that has not moved.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LockSighting {
+    pub reference: String,
+    pub path: PathBuf,
+    identity: (u64, u64, std::time::SystemTime),
+    value: Option<ObjectId>,
+    pub age: std::time::Duration,
+}
+
+impl LockSighting {
+    pub fn same_lock(&self, other: &LockSighting) -> bool {
+        (&self.reference, &self.path, &self.identity, &self.value)
+            == (&other.reference, &other.path, &other.identity, &other.value)
+    }
+
+    pub fn into_error(self) -> StoreError {
+        StoreError::Locked {
+            reference: self.reference,
+            path: self.path,
+            age: self.age,
+        }
+    }
+}
+
+impl Store {
+    /// A lock file on the workflow ref or the notes ref, as a [`StoreError::Locked`], when it
+    /// has been there longer than any command holds it: the remains of a crash, not a
+    /// process at work.
+    pub fn stale_lock(&self) -> Option<StoreError> {
+        let notes = FullName::try_from(NOTES_REF).ok()?;
+        self.stale_lock_of(&self.ref_name)
+            .or_else(|| self.stale_lock_of(&notes))
+    }
+
+    /// The lock files on the workflow ref and the notes ref as they are now, each with
+    /// what identifies it and the ref's value: a lock seen again unchanged while its ref
+    /// stands still is held by nobody at work.
+    pub fn lock_sightings(&self) -> Vec<LockSighting> {
+        let notes = FullName::try_from(NOTES_REF).ok();
+        [Some(self.ref_name.clone()), notes]
+            .into_iter()
+            .flatten()
+            .filter_map(|name| {
+                let path = self.ref_lock_path(&name);
+                let meta = std::fs::symlink_metadata(&path).ok()?;
+                let modified = meta.modified().ok()?;
+                let value = self
+                    .repo
+                    .try_find_reference(name.as_ref())
+                    .ok()
+                    .flatten()
+                    .and_then(|r| r.target().try_id().map(ToOwned::to_owned));
+                Some(LockSighting {
+                    reference: name.to_string(),
+                    path,
+                    identity: (
+                        std::os::unix::fs::MetadataExt::ino(&meta),
+                        meta.len(),
+                        modified,
+                    ),
+                    value,
+                    age: modified.elapsed().unwrap_or_default(),
+                })
+            })
+            .collect()
+    }
+
+    /// The file git holds while it moves ref `name`: `<name>.lock` in the common directory.
+    pub(super) fn ref_lock_path(&self, name: &FullName) -> PathBuf {
+        self.repo
+            .common_dir()
+            .join(format!("{}.lock", name.as_bstr()))
+    }
+
+    pub(super) fn stale_lock_of(&self, name: &FullName) -> Option<StoreError> {
+        let path = self.ref_lock_path(name);
+        let age = std::fs::metadata(&path)
+            .ok()?
+            .modified()
+            .ok()?
+            .elapsed()
+            .unwrap_or_default();
+        (age >= STALE_LOCK).then(|| StoreError::Locked {
+            reference: name.to_string(),
+            age,
+            path,
+        })
+    }
+}

@@ -1,0 +1,78 @@
+//! The names the store gives things (docs/refs.md): the refs of workflows and branches, the
+//! commit header and reflog prefix of a transition, and which names are valid.
+
+use gix::refs::FullName;
+
+pub(super) const WORKFLOWS: &str = "refs/orchestrator/workflows/";
+
+/// The git config key that selects a worktree's workflow when none is named.
+pub const WORKFLOW_CONFIG_KEY: &str = "orchestrate.workflow";
+pub const DEFAULT_WORKFLOW: &str = "main";
+
+/// The commit header that records the event a transition applied.
+pub const EVENT_HEADER: &str = "orchestrator-event";
+
+/// How a move of a workflow ref that git-orchestrate made starts its reflog message.
+pub const REFLOG_PREFIX: &str = "git-orchestrate: ";
+
+const BRANCHES: &str = "refs/heads/";
+
+/// The full ref name of branch `name`: a revision that no tag of the same name can shadow.
+pub fn branch_ref(name: &str) -> String {
+    format!("{BRANCHES}{name}")
+}
+
+/// The branch a full ref name names, when it is a branch.
+pub fn branch_of_ref(reference: &str) -> Option<&str> {
+    reference.strip_prefix(BRANCHES)
+}
+
+/// True for the ref the verification notes live in, or any other notes ref.
+pub fn is_notes_ref(reference: &str) -> bool {
+    reference.starts_with("refs/notes/")
+}
+
+/// The ref a workflow's history lives in: `refs/orchestrator/workflows/<name>`.
+pub fn workflow_ref(workflow: &str) -> String {
+    format!("{WORKFLOWS}{workflow}")
+}
+
+/// True when `name` can be a branch: git's ref-format rules, checked by gix.
+pub fn is_valid_branch_name(name: &str) -> bool {
+    FullName::try_from(branch_ref(name)).is_ok()
+}
+
+/// True when `name` can name a workflow (see [`StoreError::BadWorkflowName`]).
+pub fn valid_workflow_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 100
+        && !name.starts_with(['.', '-'])
+        && !name.ends_with(".lock")
+        && !name.contains("..")
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn workflow_names() {
+        for good in ["main", "feature-x", "a.b_c"] {
+            assert!(valid_workflow_name(good), "{good}");
+        }
+        for bad in ["", "-x", ".x", "a..b", "a/b", "x.lock", "a b", "ä"] {
+            assert!(!valid_workflow_name(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn branch_names_follow_git_rules() {
+        assert!(is_valid_branch_name("feat/add-numbers"));
+        assert!(!is_valid_branch_name("feat..x"));
+        assert!(!is_valid_branch_name("x.lock"));
+        assert!(!is_valid_branch_name("-x/"));
+    }
+}

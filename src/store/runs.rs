@@ -1,0 +1,110 @@
+//! `git orchestrate run`'s records: one commit per turn under `refs/orchestrator/runs/`, and
+//! its files under the git directory (the turn at hand, its briefing, the agent's proof).
+
+use std::path::PathBuf;
+
+use gix::ObjectId;
+use gix::bstr::ByteSlice;
+use gix::refs::FullName;
+
+use super::files::safe_file_name;
+use super::write::{blob_tree, commit_object};
+use super::{Store, StoreError, WriteError, git_err, loose};
+
+/// `git orchestrate run`'s record of its turns, one ref per workflow.
+const RUNS: &str = "refs/orchestrator/runs/";
+
+impl Store {
+    /// Where an agent's session-start hook says it fired in a turn of `git orchestrate run`
+    /// (`token` is the turn's, a name made safe for a file).
+    pub fn run_proof_file(&self, token: &str) -> PathBuf {
+        self.repo
+            .common_dir()
+            .join("orchestrator/run/started")
+            .join(safe_file_name(token))
+    }
+
+    /// Where `run` writes the briefing of the turn at hand, for `GIT_ORCHESTRATE_BRIEFING_FILE`:
+    /// in the git directory, never in the working tree.
+    pub fn run_briefing_file(&self) -> PathBuf {
+        self.repo
+            .common_dir()
+            .join("orchestrator/run")
+            .join(format!("{}.briefing.txt", self.workflow))
+    }
+
+    /// The turn a `git orchestrate run` of this workflow has started and not yet recorded.
+    pub fn run_turn_file(&self) -> PathBuf {
+        self.repo
+            .common_dir()
+            .join("orchestrator/run")
+            .join(format!("{}.turn.json", safe_file_name(&self.workflow)))
+    }
+
+    /// `refs/orchestrator/runs/<workflow>`: one commit per turn of `git orchestrate run`.
+    pub fn run_ref_name(&self) -> String {
+        format!("{RUNS}{}", self.workflow)
+    }
+
+    /// The last turn `run` recorded: its commit and subject.
+    pub fn last_run_record(&self) -> Result<Option<(String, String)>, StoreError> {
+        let Some(mut reference) = self
+            .repo
+            .try_find_reference(self.run_ref_name().as_str())
+            .map_err(git_err)?
+        else {
+            return Ok(None);
+        };
+        let commit = reference.peel_to_commit().map_err(git_err)?;
+        let subject = commit
+            .message_raw_sloppy()
+            .to_str_lossy()
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .to_string();
+        Ok(Some((commit.id.to_string(), subject)))
+    }
+
+    /// Appends a turn of `run` to the run ref: a commit whose tree holds `files`, on top of
+    /// the last one (compare-and-swap, retried when another run appended meanwhile).
+    pub fn append_run_record(
+        &self,
+        files: &[(&str, &[u8])],
+        message: &str,
+    ) -> Result<ObjectId, StoreError> {
+        let name = FullName::try_from(self.run_ref_name())
+            .map_err(|_| StoreError::BadWorkflowName(self.workflow.clone()))?;
+        let mut names: Vec<&(&str, &[u8])> = files.iter().collect();
+        names.sort_by(|a, b| a.0.cmp(b.0));
+        let signature = self.signature()?;
+        for _ in 0..20 {
+            let parent = match self.repo.try_find_reference(&name).map_err(git_err)? {
+                Some(mut r) => Some(r.peel_to_id().map_err(git_err)?.detach()),
+                None => None,
+            };
+            let mut objects = loose::LooseWriter::new(&self.repo);
+            let mut entries = Vec::new();
+            for (file, bytes) in &names {
+                entries.push((*file, objects.write(gix::objs::Kind::Blob, bytes)?));
+            }
+            let tree = objects.write_object(&blob_tree(entries.into_iter()))?;
+            let commit = objects.write_object(&commit_object(
+                tree,
+                parent,
+                &signature,
+                message,
+                Vec::new(),
+            ))?;
+            match self.update_ref(&name, parent, commit, message.to_string(), &signature) {
+                Ok(()) => return Ok(commit),
+                Err(WriteError::Conflict) => continue,
+                Err(WriteError::Store(e)) => return Err(e),
+            }
+        }
+        Err(StoreError::Internal(format!(
+            "{} kept changing while a run turn was recorded",
+            self.run_ref_name()
+        )))
+    }
+}

@@ -1,0 +1,242 @@
+//! What shows a workflow ref was moved or deleted by something else: the tip marker and the
+//! intent files beside it, outside the ref store, and the ref's reflog.
+
+use std::path::PathBuf;
+
+use gix::ObjectId;
+use gix::bstr::ByteSlice;
+use gix::refs::FullName;
+
+use super::{Store, StoreError};
+
+/// The last tip of each workflow ref, one file per workflow, under the git directory.
+const TIP_MARKERS: &str = "orchestrator/tips";
+
+/// One line of a ref's reflog.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReflogEntry {
+    pub old: String,
+    pub new: String,
+    pub message: String,
+}
+
+impl Store {
+    /// Ends a reflog whose last line a crash cut short (no newline) with a newline, so that
+    /// the entry this write appends is a line of its own: glued onto the torn one, git would
+    /// skip it. Best effort: the write itself does not depend on it. A writer appends its line
+    /// in pieces while it holds the ref's lock, so a line is taken for torn only while no lock
+    /// is held and the file has not changed for two seconds: a newline put into a line being
+    /// written would break that line instead.
+    pub(super) fn mend_torn_reflog(&self, name: &FullName) {
+        use std::io::{Read as _, Seek as _, SeekFrom, Write as _};
+        let lock = self.ref_lock_path(name);
+        let Ok(name) = name.as_bstr().to_str() else {
+            return;
+        };
+        let path = self.reflog_path(name);
+        let Ok(mut file) = std::fs::OpenOptions::new()
+            .read(true)
+            .append(true)
+            .open(&path)
+        else {
+            return;
+        };
+        let settled = file
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age >= std::time::Duration::from_secs(2));
+        let mut last = [0u8; 1];
+        let torn = settled
+            && !lock.exists()
+            && file.seek(SeekFrom::End(-1)).is_ok()
+            && file.read_exact(&mut last).is_ok()
+            && last[0] != b'\n';
+        if torn {
+            let _ = file.write_all(b"\n");
+        }
+    }
+
+    /// Where the last tip written to a workflow's ref is kept, outside the ref store: git
+    /// deletes a ref's reflog with the ref, so this is what remains when something (a test
+    /// command, a script) deletes the workflow ref.
+    pub(super) fn tip_marker(&self, workflow: &str) -> PathBuf {
+        self.repo.common_dir().join(TIP_MARKERS).join(workflow)
+    }
+
+    /// Best effort, after the ref moved: a marker that could not be written only weakens the
+    /// check for a deleted ref, and the write itself has happened. One small write, on every
+    /// transition: a marker cut short by a crash reads as no marker (the reflog still speaks
+    /// while the ref exists), so it needs no temporary file and rename.
+    pub(super) fn remember_tip(&self, workflow: &str, tip: ObjectId) -> bool {
+        let path = self.tip_marker(workflow);
+        let line = format!("{tip}\n");
+        match std::fs::write(&path, &line) {
+            Ok(()) => true,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                path.parent()
+                    .is_some_and(|dir| std::fs::create_dir_all(dir).is_ok())
+                    && std::fs::write(&path, &line).is_ok()
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// Records, before a write moves `workflow`'s ref from `old` to `new`, that this
+    /// program is making that move: a file of this process's own beside the tip marker
+    /// (`<workflow>.intent.<pid>`), removed once the move and the marker are done. `None`
+    /// when it could not be written (the write goes on; a kill then may read as a move by
+    /// something else, as before).
+    pub(super) fn note_intent(
+        &self,
+        workflow: &str,
+        old: Option<ObjectId>,
+        new: ObjectId,
+    ) -> Option<PathBuf> {
+        let marker = self.tip_marker(workflow);
+        let name = format!(
+            "{}.intent.{}",
+            marker.file_name()?.to_string_lossy(),
+            std::process::id()
+        );
+        let path = marker.with_file_name(name);
+        let old = old.map_or_else(|| "0".repeat(new.to_string().len()), |o| o.to_string());
+        let line = format!("{old} {new}\n");
+        if std::fs::write(&path, &line).is_err() {
+            std::fs::create_dir_all(path.parent()?).ok()?;
+            std::fs::write(&path, &line).ok()?;
+        }
+        Some(path)
+    }
+
+    /// The moves of `workflow`'s ref this program had begun when it was stopped: `(old,
+    /// new)` from the intent files [`Store::note_intent`] leaves when a kill comes between
+    /// the ref's move and the marker's rewrite.
+    pub fn unfinished_tip_moves(&self, workflow: &str) -> Vec<(String, String)> {
+        let marker = self.tip_marker(workflow);
+        let (Some(dir), Some(base)) = (marker.parent(), marker.file_name()) else {
+            return Vec::new();
+        };
+        let prefix = format!("{}.intent.", base.to_string_lossy());
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return Vec::new();
+        };
+        entries
+            .filter_map(|e| {
+                let e = e.ok()?;
+                if !e.file_name().to_string_lossy().starts_with(&prefix) {
+                    return None;
+                }
+                let text = crate::input::read_file(&e.path(), 256).ok()??;
+                let text = String::from_utf8(text).ok()?;
+                let (old, new) = text.trim().split_once(' ')?;
+                Some((old.to_string(), new.to_string()))
+            })
+            .collect()
+    }
+
+    /// The tip git-orchestrate last wrote to `workflow`'s ref in this repository, when it
+    /// remembers one: something else moved the ref when it is not the tip now.
+    pub fn last_written_tip(&self, workflow: &str) -> Option<String> {
+        let text = std::fs::read_to_string(self.tip_marker(workflow)).ok()?;
+        let tip = text.trim();
+        (!tip.is_empty()).then(|| tip.to_string())
+    }
+
+    /// When this workflow's ref is missing but it existed here (its reflog, or the tip
+    /// marker, says so): the last tip it had, and whether that commit is still in the
+    /// object store.
+    pub fn vanished_tip(&self) -> Result<Option<(String, bool)>, StoreError> {
+        if self.tip()?.is_some() {
+            return Ok(None);
+        }
+        let reflog = self.reflog_path(&self.ref_name());
+        let from_reflog = std::fs::read_to_string(reflog).ok().and_then(|log| {
+            log.lines()
+                .last()
+                .and_then(|line| line.split(' ').nth(1).map(str::to_string))
+        });
+        let from_marker = || {
+            std::fs::read_to_string(self.tip_marker(&self.workflow))
+                .ok()
+                .map(|t| t.trim().to_string())
+        };
+        let Some(tip) = from_reflog
+            .or_else(from_marker)
+            .and_then(|t| ObjectId::from_hex(t.as_bytes()).ok())
+            .filter(|t| !t.is_null())
+        else {
+            return Ok(None);
+        };
+        let exists = self.repo.find_commit(tip).is_ok();
+        Ok(Some((tip.to_string(), exists)))
+    }
+
+    /// Forgets that this workflow existed (its tip marker and reflog), for a deliberate
+    /// fresh start (`init --new`).
+    pub fn forget_vanished(&self) -> Result<(), StoreError> {
+        let reflog = self.reflog_path(&self.ref_name());
+        for path in [self.tip_marker(&self.workflow), reflog] {
+            match std::fs::remove_file(&path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => {
+                    return Err(StoreError::Git(format!(
+                        "cannot remove {}: {e}",
+                        path.display()
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Where git keeps the reflog of `reference`: git deletes it with the ref.
+    fn reflog_path(&self, reference: &str) -> PathBuf {
+        self.repo.common_dir().join("logs").join(reference)
+    }
+
+    /// The reflog of `reference`, oldest first; empty when it has none.
+    pub fn reflog(&self, reference: &str) -> Result<Vec<ReflogEntry>, StoreError> {
+        let path = self.reflog_path(reference);
+        let text = match std::fs::read(&path) {
+            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => {
+                return Err(StoreError::Internal(format!(
+                    "cannot read {}: {e}",
+                    path.display()
+                )));
+            }
+        };
+        Ok(text
+            .lines()
+            .filter_map(|line| {
+                // A line cut short by a crash mid-append lacks the writer's identity and
+                // time: git skips it, and so does this (the next write starts on a line of
+                // its own, see `mend_torn_reflog`). A whole entry without a message has no
+                // tab (git writes none then).
+                let (head, message) = line.split_once('\t').unwrap_or((line, ""));
+                let words: Vec<&str> = head.split(' ').collect();
+                let complete = words.len() >= 5
+                    && words[words.len() - 2].bytes().all(|b| b.is_ascii_digit())
+                    && words[words.len() - 1].len() == 5
+                    && words[words.len() - 1].starts_with(['+', '-']);
+                if !complete {
+                    return None;
+                }
+                let mut words = words.into_iter();
+                let id = |word: Option<&str>| {
+                    word.filter(|w| ObjectId::from_hex(w.as_bytes()).is_ok())
+                        .map(str::to_string)
+                };
+                Some(ReflogEntry {
+                    old: id(words.next())?,
+                    new: id(words.next())?,
+                    message: message.to_string(),
+                })
+            })
+            .collect())
+    }
+}
