@@ -2,9 +2,9 @@
 //! command line's own definition (clap_complete) so that it cannot drift from it, with what
 //! git's own completion needs to complete `git orchestrate <TAB>`.
 
-use clap::{Args, CommandFactory, ValueEnum};
+use clap::{Args, ValueEnum};
 
-use super::{Cli, Exit, Failure, Ui};
+use super::{Exit, Failure, Ui};
 
 /// Print a shell completion script for git orchestrate
 ///
@@ -44,9 +44,13 @@ _git_orchestrate() {
 }
 "#;
 
-pub fn run(args: &CompletionsArgs, ui: &mut Ui) -> Result<Exit, Failure> {
+/// `command` is the program's whole command line, as clap defines it in `cli/mod.rs`.
+pub fn run(
+    args: &CompletionsArgs,
+    mut command: clap::Command,
+    ui: &mut Ui,
+) -> Result<Exit, Failure> {
     // The subcommands' arguments are deferred (built when one runs): all of them, here.
-    let mut command = Cli::command();
     command.build();
     // Completed as the program git runs (`git-orchestrate`), not as `git orchestrate`: every
     // subcommand's name in the script derives from it.

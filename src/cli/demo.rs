@@ -26,7 +26,8 @@ pub struct DemoArgs {
     pub keep: bool,
 }
 
-pub fn run(args: &DemoArgs, ui: &mut Ui) -> Result<Exit, Failure> {
+/// `cli` is the program's whole command line (for the manual page the demo installs).
+pub fn run(args: &DemoArgs, cli: clap::Command, ui: &mut Ui) -> Result<Exit, Failure> {
     let options = Options {
         dir: args.dir.clone(),
         keep: args.keep,
@@ -39,7 +40,9 @@ pub fn run(args: &DemoArgs, ui: &mut Ui) -> Result<Exit, Failure> {
     // where `man` (and so `git orchestrate --help`) finds it, and says where.
     let installed = super::man::default_dir()
         .ok_or_else(|| "cannot tell where this program is".to_string())
-        .and_then(|dir| super::man::install(&dir).map_err(|e| format!("{}: {e}", dir.display())));
+        .and_then(|dir| {
+            super::man::install(&dir, cli).map_err(|e| format!("{}: {e}", dir.display()))
+        });
     if ui.json {
         ui.report(&report)?;
     } else {

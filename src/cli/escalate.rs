@@ -21,7 +21,7 @@ pub struct EscalateArgs {
 }
 
 pub fn run(session: &Session, args: &EscalateArgs, ui: &mut Ui) -> Result<Exit, Failure> {
-    let bytes = super::read_input(
+    let bytes = super::input::read_input(
         &args.report,
         "the report",
         "Pass a markdown file with --report FILE, or pipe it with --report -.",

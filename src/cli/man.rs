@@ -6,10 +6,10 @@
 
 use std::path::{Path, PathBuf};
 
-use clap::{Arg, Args, Command, CommandFactory};
+use clap::{Arg, Args, Command};
 
 use super::error::CommandError;
-use super::{Cli, ErrorKind, Exit, Failure, Ui};
+use super::{ErrorKind, Exit, Failure, Ui};
 
 /// Print the manual page (roff), or install it where `man` finds it
 ///
@@ -28,9 +28,10 @@ pub struct ManArgs {
     pub dir: Option<PathBuf>,
 }
 
-pub fn run(args: &ManArgs, ui: &mut Ui) -> Result<Exit, Failure> {
+/// `cli` is the program's whole command line, as clap defines it in `cli/mod.rs`.
+pub fn run(args: &ManArgs, cli: clap::Command, ui: &mut Ui) -> Result<Exit, Failure> {
     if !args.install {
-        ui.text(&page())?;
+        ui.text(&page(cli))?;
         return Ok(Exit::Success);
     }
     let dir = match &args.dir {
@@ -42,7 +43,7 @@ pub fn run(args: &ManArgs, ui: &mut Ui) -> Result<Exit, Failure> {
             ))
         })?,
     };
-    let path = install(&dir).map_err(|e| {
+    let path = install(&dir, cli).map_err(|e| {
         Failure::from(CommandError::new(
             ErrorKind::Io,
             format!(
@@ -66,10 +67,10 @@ pub fn default_dir() -> Option<PathBuf> {
 }
 
 /// Writes the page into `dir/man1/`, unless it holds this very page already; its path.
-pub fn install(dir: &Path) -> std::io::Result<PathBuf> {
+pub fn install(dir: &Path, cli: clap::Command) -> std::io::Result<PathBuf> {
     let man1 = dir.join("man1");
     let path = man1.join("git-orchestrate.1");
-    let text = page();
+    let text = page(cli);
     if std::fs::read(&path).is_ok_and(|old| old == text.as_bytes()) {
         return Ok(path);
     }
@@ -82,8 +83,7 @@ pub fn install(dir: &Path) -> std::io::Result<PathBuf> {
 }
 
 /// The whole page.
-pub fn page() -> String {
-    let mut cli = Cli::command();
+pub fn page(mut cli: clap::Command) -> String {
     // The subcommands' arguments are deferred (built when one runs): all of them, here.
     cli.build();
     let mut out = format!(

@@ -13,6 +13,7 @@ mod escalate;
 mod get_task;
 mod hooks;
 mod init;
+mod input;
 mod live;
 mod log;
 mod man;
@@ -34,9 +35,10 @@ mod verify;
 use std::io::Write;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 pub use error::{CommandError, ErrorKind, Exit, Failure};
+pub use input::MAX_INPUT_BYTES;
 pub use render::Ui;
 
 use crate::engine::Session;
@@ -196,49 +198,6 @@ fn usage_text(e: &clap::Error) -> String {
     text
 }
 
-/// The most input a command reads from a file or stdin: far above any real plan, analysis or
-/// report, and low enough that `--plan /dev/zero` fails at once instead of filling memory.
-pub const MAX_INPUT_BYTES: u64 = 8 * 1024 * 1024;
-
-/// The bytes of an input given as `FILE` or `-` (stdin); `what` names it in the error, and
-/// `hint` says how to pass it.
-fn read_input(path: &std::path::Path, what: &str, hint: &str) -> Result<Vec<u8>, Failure> {
-    use std::io::Read as _;
-    let from_stdin = path.as_os_str() == "-";
-    let source = || {
-        if from_stdin {
-            "from stdin".to_string()
-        } else {
-            path.display().to_string()
-        }
-    };
-    let mut bytes = Vec::new();
-    let result = if from_stdin {
-        std::io::stdin()
-            .take(MAX_INPUT_BYTES + 1)
-            .read_to_end(&mut bytes)
-    } else {
-        std::fs::File::open(path).and_then(|f| f.take(MAX_INPUT_BYTES + 1).read_to_end(&mut bytes))
-    };
-    if let Err(e) = result {
-        return Err(Failure::from(CommandError::invalid_input(
-            format!("cannot read {what} {}: {e}", source()),
-            hint,
-        )));
-    }
-    if bytes.len() as u64 > MAX_INPUT_BYTES {
-        return Err(Failure::from(CommandError::invalid_input(
-            format!(
-                "{what} {} is larger than the limit of {} MiB",
-                source(),
-                MAX_INPUT_BYTES / (1024 * 1024)
-            ),
-            hint,
-        )));
-    }
-    Ok(bytes)
-}
-
 /// Runs one parsed command line; returns the exit code of a completed command.
 pub fn run(cli: &Cli, ui: &mut Ui) -> Result<Exit, Failure> {
     let open = || -> Result<Session, Failure> {
@@ -270,13 +229,13 @@ pub fn run(cli: &Cli, ui: &mut Ui) -> Result<Exit, Failure> {
         Command::Hooks(args) => hooks::run(&open()?, args, ui),
         Command::Hook(args) => hooks::hook(&open()?, args, ui),
         Command::Doctor(args) => doctor::run(&open()?, args, ui),
-        Command::Demo(args) => demo::run(args, ui),
+        Command::Demo(args) => demo::run(args, Cli::command(), ui),
         Command::Schema(args) => schema::run(args, ui),
         Command::AgentHook(args) => agent_hook::run(cli.workflow.as_deref(), args),
         Command::Mcp(args) => mcp::run(cli.workflow.as_deref(), args),
         Command::Run(args) => run::run(&open()?, args, ui),
-        Command::Completions(args) => completions::run(args, ui),
-        Command::Man(args) => man::run(args, ui),
+        Command::Completions(args) => completions::run(args, Cli::command(), ui),
+        Command::Man(args) => man::run(args, Cli::command(), ui),
     }
 }
 
@@ -358,7 +317,7 @@ mod tests {
     #[test]
     fn the_man_page_in_docs_is_the_generated_one() {
         let committed = include_str!("../../docs/git-orchestrate.1");
-        let generated = man::page();
+        let generated = man::page(Cli::command());
         assert!(
             committed == generated,
             "docs/git-orchestrate.1 is stale: run `cargo run -q -- man > docs/git-orchestrate.1`"

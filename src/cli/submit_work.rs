@@ -91,7 +91,7 @@ pub fn run(session: &Session, args: &SubmitWorkArgs, ui: &mut Ui) -> Result<Exit
         _ if args.no_pr_left => SubmitKind::NoPrLeft,
         _ if args.squash => SubmitKind::Squash,
         _ if args.mark_done => SubmitKind::MarkDone,
-        (Some(path), _, _) => SubmitKind::Plan(super::read_input(
+        (Some(path), _, _) => SubmitKind::Plan(super::input::read_input(
             path,
             "the plan",
             "Pass a readable JSON file with --plan FILE, or pipe it with --plan -.",
