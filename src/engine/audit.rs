@@ -128,12 +128,10 @@ pub fn audit(session: &Session, all: bool) -> Result<AuditReport, EngineError> {
         // A kill between the ref's move and the marker's rewrite leaves the marker behind
         // (a transition, or a sync's longer move), and the intent file the write left before
         // it moved the ref names exactly that move.
-        let marker_one_behind = |last: ObjectId| {
-            store.unfinished_tip_moves(name).iter().any(|(old, new)| {
-                ObjectId::from_hex(old.as_bytes()).is_ok_and(|id| id == last)
-                    && ObjectId::from_hex(new.as_bytes()).is_ok_and(|id| id == tip)
-            })
-        };
+        // Kills in a row can each land there: the marker then lags several moves, each named
+        // by its own intent, so the intents must lead from the marker to the tip.
+        let marker_one_behind =
+            |last: ObjectId| moves_lead_from(&store.unfinished_tip_moves(name), last, tip);
         if let Some(last) = store
             .last_written_tip(name)
             .and_then(|t| ObjectId::from_hex(t.as_bytes()).ok())
@@ -457,4 +455,67 @@ fn reflog_problems(
         }
     }
     problems
+}
+
+/// Whether the unfinished moves `(old, new)` chain from `from` to `to`: the moves of writes
+/// killed between moving the ref and rewriting the tip marker, one after another.
+fn moves_lead_from(moves: &[(String, String)], from: ObjectId, to: ObjectId) -> bool {
+    let parsed: Vec<(ObjectId, ObjectId)> = moves
+        .iter()
+        .filter_map(|(old, new)| {
+            Some((
+                ObjectId::from_hex(old.as_bytes()).ok()?,
+                ObjectId::from_hex(new.as_bytes()).ok()?,
+            ))
+        })
+        .collect();
+    let mut reached = vec![from];
+    let mut next = 0;
+    while let Some(&at) = reached.get(next) {
+        if at == to {
+            return true;
+        }
+        for (old, new) in &parsed {
+            if *old == at && !reached.contains(new) {
+                reached.push(*new);
+            }
+        }
+        next += 1;
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(n: u8) -> ObjectId {
+        ObjectId::from_bytes_or_panic(&[n; 20])
+    }
+
+    fn mv(a: u8, b: u8) -> (String, String) {
+        (id(a).to_string(), id(b).to_string())
+    }
+
+    #[test]
+    fn unfinished_moves_explain_the_tip_only_as_a_chain_from_the_marker() {
+        // Each row: the moves the intents name, the tip, and whether they explain the tip
+        // when the marker says 1.
+        let table = [
+            ("one kill", vec![mv(1, 2)], 2, true),
+            ("two kills in a row", vec![mv(2, 3), mv(1, 2)], 3, true),
+            ("a gap in the chain", vec![mv(1, 2), mv(4, 3)], 3, false),
+            ("moves that start elsewhere", vec![mv(5, 3)], 3, false),
+            ("no moves", Vec::new(), 3, false),
+            (
+                "a loop that never arrives",
+                vec![mv(1, 2), mv(2, 1)],
+                3,
+                false,
+            ),
+        ];
+        for (name, moves, tip, expected) in table {
+            assert_eq!(moves_lead_from(&moves, id(1), id(tip)), expected, "{name}");
+        }
+    }
 }

@@ -369,6 +369,10 @@ fn a_tip_marker_one_transition_behind_after_a_kill_is_no_forgery() {
     repo.run(&["audit"]).expect(1).says(&format!(
         "was moved on from {older}, the tip git-orchestrate last wrote, by something else"
     ));
+    // Two writes in a row killed there: each left its intent, and together they lead from
+    // the marker to the tip.
+    std::fs::write(tips.join("main.intent.4243"), format!("{older} {before}\n")).unwrap();
+    repo.run(&["audit"]).expect(0);
 }
 
 /// A kill mid-append leaves the reflog's last line torn (`OLD NEW`, no newline). The next
