@@ -1,13 +1,13 @@
 //! `checkpoint`: verifies the working tree with preflight (or reuses the passing result for
 //! exactly this tree and these gates), commits everything as a checkpoint, and records it.
 
-use super::verify::{GateSource, Recheck, Reuse, record_pass, recorded_verification, verify_tree};
+use super::verify::{GateSource, Recheck, Reuse, record_pass, verify_tree};
 use serde::Serialize;
 
 use super::{EngineError, Session, notes, wrong_state};
 use crate::store::FoundCommit;
 use crate::workflow::state::PreflightRecord;
-use crate::workflow::{self, Event, State, Status, StepId};
+use crate::workflow::{self, Event, Status, StepId};
 
 /// What `checkpoint` answers (docs/agent-guide.md, "Checkpoint").
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -272,11 +272,12 @@ fn recover(
     let Some(found) = session.store.find_checkpoint(&stops, &main)? else {
         return Ok(None);
     };
-    if found.commit != head.commit || super::get_task::unverified(session, state, &found)?.is_some()
+    if found.commit != head.commit
+        || super::unrecorded::unverified(session, state, &found)?.is_some()
     {
         return Ok(None);
     }
-    attach_missing_note(session, state, &found.commit, &found.tree)?;
+    super::unrecorded::attach_missing_note(session, state, &found.commit, &found.tree)?;
     let step = state.owed_checkpoint();
     record_without_commit(session, head, step, WithoutCommit::Recovered).map(Some)
 }
@@ -359,36 +360,6 @@ pub fn build_output_patterns(files: &[String]) -> Vec<String> {
         }
     }
     patterns
-}
-
-/// Attaches the note a checkpoint commit should carry when the workflow's own record
-/// verified its tree but the note is missing: a checkpoint killed between `git commit` and
-/// its note. Nothing happens when a passing note for the tree is there. The note says
-/// `cached`, since the gates ran before the commit.
-pub(super) fn attach_missing_note(
-    session: &Session,
-    state: &State,
-    commit: &str,
-    tree: &str,
-) -> Result<(), EngineError> {
-    let existing = session.store.notes()?.get(commit)?.unwrap_or_default();
-    if crate::workflow::notes::checkpoint_records(&existing)
-        .iter()
-        .any(|r| r.passes(tree))
-    {
-        return Ok(());
-    }
-    let config = session.load_config(Some(state))?.config;
-    // With gates and no record of them on this tree, the commit is not the workflow's to
-    // vouch for.
-    let Some(verification) = recorded_verification(Some(state), &config, tree) else {
-        return Ok(());
-    };
-    let step = state.owed_checkpoint().map(|s| s.to_string());
-    match verification.note(session.store.workflow(), step) {
-        Some(note) => notes::record_checkpoint(session, commit, &note),
-        None => Ok(()),
-    }
 }
 
 /// The refusal when the tree to commit is not the verified one, naming the files that differ

@@ -1,11 +1,11 @@
 //! `get-task`: performs the orchestrator's own steps for the current state (drop a stale
 //! plan, create the PR branch, record a checkpoint) and returns the briefing.
 
-use super::verify::{protected_changes, recorded_verification};
+use super::verify::protected_changes;
 use super::{EngineError, Session};
 use crate::exec::MergeOutcome;
 use crate::gates::review::{ReviewContext, run_review};
-use crate::store::{FoundCheckpoint, Snapshot, is_valid_branch_name};
+use crate::store::{Snapshot, is_valid_branch_name};
 use serde::Serialize;
 
 use crate::workflow::briefing::{self, BranchOutcome, Briefing, DoneAction, Notice, StepView};
@@ -132,12 +132,12 @@ fn attempt(session: &Session) -> Result<TaskReport, EngineError> {
                 let Some(found) = session.store.find_checkpoint(&stops, &main)? else {
                     break;
                 };
-                if let Some(notice) = unverified(session, &snap.state, &found)? {
+                if let Some(notice) = super::unrecorded::unverified(session, &snap.state, &found)? {
                     notes.push(notice);
                     break;
                 }
                 // A checkpoint killed after its commit left it without a note: add it now.
-                super::checkpoint::attach_missing_note(
+                super::unrecorded::attach_missing_note(
                     session,
                     &snap.state,
                     &found.commit,
@@ -204,29 +204,6 @@ fn attempt(session: &Session) -> Result<TaskReport, EngineError> {
     let mut report = report(session, snap, &done, notes, guidance.as_deref())?;
     report.branch_blocked = blocked;
     Ok(report)
-}
-
-/// Why a checkpoint commit made outside `git orchestrate checkpoint` does not count. It
-/// counts when the workflow's chain records a preflight pass on exactly its tree under the
-/// gates in force (the preflight cache: written at a submit, by `checkpoint` or by the
-/// `commit-msg` hook), and when no gates are configured, since there is nothing to verify.
-/// A note never counts: anyone can write one (docs/integrity.md). `None` when it counts.
-pub(super) fn unverified(
-    session: &Session,
-    state: &State,
-    found: &FoundCheckpoint,
-) -> Result<Option<Notice>, EngineError> {
-    let config = session.load_config(Some(state))?.config;
-    if recorded_verification(Some(state), &config, &found.tree).is_some() {
-        return Ok(None);
-    }
-    Ok(Some(Notice::UnverifiedCheckpoint {
-        commit: found.commit.clone(),
-        subject: found.subject.clone(),
-        gates_changed: state
-            .preflight_cache()
-            .is_some_and(|c| c.tree == found.tree),
-    }))
 }
 
 fn report(
@@ -578,7 +555,7 @@ fn review(session: &Session, snap: &Snapshot, round: u32) -> Result<Event, Engin
 fn forged_in_pr(
     session: &Session,
     snap: &Snapshot,
-) -> Result<Option<super::audit::AuditProblem>, EngineError> {
+) -> Result<Option<super::chain::AuditProblem>, EngineError> {
     let store = &session.store;
     let pr = store.history_back_to(snap.tip, "plan")?;
     let stop = match pr.last() {
@@ -589,7 +566,7 @@ fn forged_in_pr(
         }
         _ => None,
     };
-    let chain = super::audit::audit_chain(store, store.workflow(), snap.tip, stop)?;
+    let chain = super::chain::audit_chain(store, store.workflow(), snap.tip, stop)?;
     Ok(chain.forged)
 }
 

@@ -608,7 +608,7 @@ impl ChainTrees {
         if let Some(clean) = self.whole.get(&tip) {
             return Ok(*clean);
         }
-        let chain = super::audit::audit_chain(&session.store, "(a chain)", tip, None)?;
+        let chain = super::chain::audit_chain(&session.store, "(a chain)", tip, None)?;
         let clean = chain.forged.is_none() && chain.unrecorded == 0;
         self.whole.insert(tip, clean);
         Ok(clean)

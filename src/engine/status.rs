@@ -282,7 +282,7 @@ fn made_checkpoint(
     let Some(found) = session.store.find_checkpoint(&stops, &main)? else {
         return Ok(None);
     };
-    let verified = super::get_task::unverified(session, state, &found)?.is_none();
+    let verified = super::unrecorded::unverified(session, state, &found)?.is_none();
     Ok(Some(MadeCheckpoint {
         commit: found.commit,
         subject: found.subject,

@@ -411,7 +411,7 @@ fn audit_incoming(session: &Session, remote: &str) -> Result<(), EngineError> {
         if stop == Some(theirs) {
             continue;
         }
-        let chain = super::audit::audit_chain(store, &name, theirs, stop)?;
+        let chain = super::chain::audit_chain(store, &name, theirs, stop)?;
         if let Some(problem) = chain.forged {
             return Err(EngineError::Forged {
                 what: format!("sync refused what {remote} holds"),
@@ -937,7 +937,7 @@ pub fn adopt_from_remote(session: &Session, remote: &str) -> Result<Option<Adopt
     else {
         return Ok(None);
     };
-    let chain = super::audit::audit_chain(&session.store, &workflow, theirs, None)?;
+    let chain = super::chain::audit_chain(&session.store, &workflow, theirs, None)?;
     if let Some(problem) = chain.forged {
         return Err(EngineError::Forged {
             what: format!("init refused to adopt workflow {workflow} from {remote}"),
