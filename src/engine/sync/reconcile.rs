@@ -128,125 +128,177 @@ pub(super) fn reconcile(
             );
             continue;
         }
-        let ours = local.get(name).copied();
-        let theirs = tracked.get(name).copied();
-        // One broken ref (a tip that is not a transition) is skipped, not fatal to the rest.
-        let relation = match (ours, theirs) {
-            (Some(a), Some(b)) => match store.relation(a, b) {
-                Ok(relation) => Some(relation),
-                Err(e) => {
-                    out.warnings.push(
-                        Notice::Skipped {
-                            what: format!("workflow {name}"),
-                            why: e.to_string(),
-                        }
-                        .to_string(),
-                    );
-                    continue;
-                }
-            },
-            _ => None,
+        let sides = Sides {
+            ours: local.get(name).copied(),
+            theirs: tracked.get(name).copied(),
         };
-        let this_one = name == store.workflow();
-        let take = takes.side_for(this_one, &tracking_ref(remote, name), theirs);
-        let action = plan(
-            ours.is_some(),
-            theirs.is_some(),
-            relation.as_ref().map(Relation::standing),
-            take,
-        );
-        let reference = LocalRef::Workflow(name);
-        let mut backup = None;
-        let message = |what: &str| format!("sync {remote}: {what} workflow {name}");
-        match (action, ours, theirs) {
-            (Action::Adopt, None, Some(theirs)) => {
-                store.move_ref(reference, None, theirs, &message("adopt"))?
-            }
-            (Action::FastForward, Some(ours), Some(theirs)) => {
-                store.move_ref(reference, Some(ours), theirs, &message("fast-forward"))?
-            }
-            (Action::TakeRemote, Some(ours), Some(theirs)) => {
-                backup = Some(store.backup(
-                    name,
-                    Backup::State,
-                    ours,
-                    &message("keep the local tip of"),
-                )?);
-                store.move_ref(reference, Some(ours), theirs, &message("take the remote's"))?;
-            }
-            (Action::TakeLocal, Some(ours), Some(theirs)) => {
-                backup = Some(store.backup(
-                    name,
-                    Backup::State,
-                    theirs,
-                    &message("keep the remote tip of"),
-                )?);
-                out.pushes
-                    .push(state_push(remote, name, ours, Some(theirs)));
-            }
-            (Action::Push, Some(ours), theirs) => {
-                out.pushes.push(state_push(remote, name, ours, theirs));
-            }
-            _ => {}
-        }
-        let tip = match action {
-            Action::Adopt | Action::FastForward | Action::TakeRemote => theirs,
-            _ => ours,
-        };
-        let (local_since, remote_since) = match (action, relation, ours, theirs) {
-            (Action::Diverged, Some(relation), Some(ours), Some(theirs)) => (
-                store.history_from(ours, relation.base, DIVERGED_LISTED)?,
-                store.history_from(theirs, relation.base, DIVERGED_LISTED)?,
-            ),
-            _ => (Vec::new(), Vec::new()),
-        };
-        let state = match tip {
-            Some(tip) => match store.read_at(tip, &LocalRef::Workflow(name).name()) {
-                Ok(snapshot) => Some(snapshot.state),
-                Err(e) => {
-                    out.warnings.push(e.to_string());
-                    None
-                }
-            },
-            None => None,
-        };
-        if let Some(state) = &state
-            && let Some(branch) = state.branch()
-            && !out.branches.iter().any(|b| b.branch == *branch)
-        {
-            // The name comes from state another clone wrote: it must be a branch the workflow
-            // could have created, never an option to git and never the main branch.
-            if !store::is_valid_branch_name(branch)
-                || branch.starts_with('-')
-                || state.main_branch.as_deref() == Some(branch)
-            {
-                out.warnings.push(
-                    Notice::BranchNotTouched {
-                        workflow: name.clone(),
-                        branch: branch.to_string(),
-                    }
-                    .to_string(),
-                );
-            } else {
-                sync_branch(session, remote, name, branch, takes, this_one, &mut out)?;
-            }
-        }
-        out.workflows.push(WorkflowSync {
-            workflow: name.clone(),
-            action,
-            tip: tip.map(|t| t.to_string()),
-            remote_tip: theirs.map(|t| t.to_string()),
-            state: state.map(|s| s.status()),
-            ahead: relation.map_or(0, |r| r.ahead),
-            behind: relation.map_or(0, |r| r.behind),
-            base: relation.and_then(|r| r.base).map(|b| b.to_string()),
-            local_since,
-            remote_since,
-            backup,
-        });
+        reconcile_workflow(session, remote, name, sides, takes, &mut out)?;
     }
     out.notes = sync_notes(session, remote, &mut out.pushes)?;
     Ok(out)
+}
+
+/// A ref's tip here and on the remote (`None`: absent).
+#[derive(Clone, Copy)]
+struct Sides {
+    ours: Option<ObjectId>,
+    theirs: Option<ObjectId>,
+}
+
+/// Plans and carries out one workflow's move, then its PR branch's.
+fn reconcile_workflow(
+    session: &Session,
+    remote: &str,
+    name: &str,
+    sides: Sides,
+    takes: &mut Takes,
+    out: &mut Reconciled,
+) -> Result<(), EngineError> {
+    let store = &session.store;
+    let Sides { ours, theirs } = sides;
+    // One broken ref (a tip that is not a transition) is skipped, not fatal to the rest.
+    let relation = match (ours, theirs) {
+        (Some(a), Some(b)) => match store.relation(a, b) {
+            Ok(relation) => Some(relation),
+            Err(e) => {
+                out.warnings.push(
+                    Notice::Skipped {
+                        what: format!("workflow {name}"),
+                        why: e.to_string(),
+                    }
+                    .to_string(),
+                );
+                return Ok(());
+            }
+        },
+        _ => None,
+    };
+    let this_one = name == store.workflow();
+    let take = takes.side_for(this_one, &tracking_ref(remote, name), theirs);
+    let action = plan(
+        ours.is_some(),
+        theirs.is_some(),
+        relation.as_ref().map(Relation::standing),
+        take,
+    );
+    let backup = move_workflow(session, remote, name, action, sides, out)?;
+    let tip = match action {
+        Action::Adopt | Action::FastForward | Action::TakeRemote => theirs,
+        _ => ours,
+    };
+    let (local_since, remote_since) = match (action, relation, ours, theirs) {
+        (Action::Diverged, Some(relation), Some(ours), Some(theirs)) => (
+            store.history_from(ours, relation.base, DIVERGED_LISTED)?,
+            store.history_from(theirs, relation.base, DIVERGED_LISTED)?,
+        ),
+        _ => (Vec::new(), Vec::new()),
+    };
+    let state = match tip {
+        Some(tip) => match store.read_at(tip, &LocalRef::Workflow(name).name()) {
+            Ok(snapshot) => Some(snapshot.state),
+            Err(e) => {
+                out.warnings.push(e.to_string());
+                None
+            }
+        },
+        None => None,
+    };
+    if let Some(state) = &state {
+        branch_of(session, remote, name, state, takes, this_one, out)?;
+    }
+    out.workflows.push(WorkflowSync {
+        workflow: name.to_string(),
+        action,
+        tip: tip.map(|t| t.to_string()),
+        remote_tip: theirs.map(|t| t.to_string()),
+        state: state.map(|s| s.status()),
+        ahead: relation.map_or(0, |r| r.ahead),
+        behind: relation.map_or(0, |r| r.behind),
+        base: relation.and_then(|r| r.base).map(|b| b.to_string()),
+        local_since,
+        remote_since,
+        backup,
+    });
+    Ok(())
+}
+
+/// Carries out `action` on the workflow's ref here, or queues its push; where `--take` kept
+/// the tip it moved away from.
+fn move_workflow(
+    session: &Session,
+    remote: &str,
+    name: &str,
+    action: Action,
+    sides: Sides,
+    out: &mut Reconciled,
+) -> Result<Option<String>, EngineError> {
+    let store = &session.store;
+    let reference = LocalRef::Workflow(name);
+    let mut backup = None;
+    let message = |what: &str| format!("sync {remote}: {what} workflow {name}");
+    match (action, sides.ours, sides.theirs) {
+        (Action::Adopt, None, Some(theirs)) => {
+            store.move_ref(reference, None, theirs, &message("adopt"))?
+        }
+        (Action::FastForward, Some(ours), Some(theirs)) => {
+            store.move_ref(reference, Some(ours), theirs, &message("fast-forward"))?
+        }
+        (Action::TakeRemote, Some(ours), Some(theirs)) => {
+            backup =
+                Some(store.backup(name, Backup::State, ours, &message("keep the local tip of"))?);
+            store.move_ref(reference, Some(ours), theirs, &message("take the remote's"))?;
+        }
+        (Action::TakeLocal, Some(ours), Some(theirs)) => {
+            backup = Some(store.backup(
+                name,
+                Backup::State,
+                theirs,
+                &message("keep the remote tip of"),
+            )?);
+            out.pushes
+                .push(state_push(remote, name, ours, Some(theirs)));
+        }
+        (Action::Push, Some(ours), theirs) => {
+            out.pushes.push(state_push(remote, name, ours, theirs));
+        }
+        _ => {}
+    }
+    Ok(backup)
+}
+
+/// Syncs the PR branch `state` names, once per branch, when it is one the workflow could
+/// have created.
+fn branch_of(
+    session: &Session,
+    remote: &str,
+    name: &str,
+    state: &crate::workflow::State,
+    takes: &mut Takes,
+    this_one: bool,
+    out: &mut Reconciled,
+) -> Result<(), EngineError> {
+    let Some(branch) = state.branch() else {
+        return Ok(());
+    };
+    if out.branches.iter().any(|b| b.branch == *branch) {
+        return Ok(());
+    }
+    // The name comes from state another clone wrote: it must be a branch the workflow
+    // could have created, never an option to git and never the main branch.
+    if !store::is_valid_branch_name(branch)
+        || branch.starts_with('-')
+        || state.main_branch.as_deref() == Some(branch)
+    {
+        out.warnings.push(
+            Notice::BranchNotTouched {
+                workflow: name.to_string(),
+                branch: branch.to_string(),
+            }
+            .to_string(),
+        );
+        return Ok(());
+    }
+    sync_branch(session, remote, name, branch, takes, this_one, out)
 }
 
 fn state_push(remote: &str, name: &str, ours: ObjectId, theirs: Option<ObjectId>) -> Push {
