@@ -33,59 +33,7 @@ pub(super) fn hooks(session: &Session, checks: &mut Vec<Check>) -> Result<(), En
     );
     // Through a hook manager: our entries in its configuration, proven by running its shims.
     if let Ok(Some((manager, found))) = crate::hooks::managed::detect(&session.git) {
-        let configured = crate::hooks::managed::configured(&session.git, manager).unwrap_or(false);
-        for name in crate::hooks::NAMES {
-            let check_name = format!("hook {name}");
-            if !configured {
-                checks.push(check(
-                    &check_name,
-                    Level::Error,
-                    format!("{} manages the hooks here ({found}), and our hooks are not in its configuration", manager.name()),
-                    Some("git orchestrate hooks install".into()),
-                ));
-                continue;
-            }
-            let shim = match crate::hooks::managed::shim(&session.git, manager, name) {
-                Ok(path) => path,
-                Err(e) => {
-                    checks.push(check(&check_name, Level::Error, e.to_string(), None));
-                    continue;
-                }
-            };
-            if !shim.exists() {
-                checks.push(check(
-                    &check_name,
-                    Level::Error,
-                    format!("our hook is in {}'s configuration, but {} is not there: git does not run it", manager.name(), shim.display()),
-                    Some(match manager {
-                        crate::hooks::install::Manager::PreCommit => "pre-commit install".to_string(),
-                        crate::hooks::install::Manager::Lefthook => "lefthook install".to_string(),
-                        crate::hooks::install::Manager::Husky => "npx husky".to_string(),
-                    }),
-                ));
-                continue;
-            }
-            checks.push(match probe(session, name, &shim, &nonce)? {
-                Ok(runs) if runs > 1 => runs_twice(name, runs, &shim),
-                Ok(_) => check(
-                    &check_name,
-                    Level::Ok,
-                    format!("installed through {} and firing ({})", manager.name(), shim.display()),
-                    None,
-                ),
-                Err(said) => check(
-                    &check_name,
-                    Level::Error,
-                    format!("in {}'s configuration, but running {} does not reach git-orchestrate: {said}", manager.name(), shim.display()),
-                    Some(match manager {
-                        // pre-commit runs nothing while its configuration has unstaged changes.
-                        crate::hooks::install::Manager::PreCommit => "commit .pre-commit-config.yaml (pre-commit refuses to run while it has unstaged changes); else put git-orchestrate on the PATH git runs hooks with (cargo install puts it in ~/.cargo/bin)".to_string(),
-                        _ => "put git-orchestrate on the PATH git runs hooks with (cargo install puts it in ~/.cargo/bin), and check that the manager's own install step ran".to_string(),
-                    }),
-                ),
-            });
-        }
-        return Ok(());
+        return managed_hooks(session, manager, &found, &nonce, checks);
     }
     for h in &report.hooks {
         let name = format!("hook {}", h.name);
@@ -128,6 +76,74 @@ pub(super) fn hooks(session: &Session, checks: &mut Vec<Check>) -> Result<(), En
                 });
             }
         }
+    }
+    Ok(())
+}
+
+/// Our hooks through a hook manager: our entries in its configuration, proven by running
+/// its shims.
+fn managed_hooks(
+    session: &Session,
+    manager: install::Manager,
+    found: &str,
+    nonce: &str,
+    checks: &mut Vec<Check>,
+) -> Result<(), EngineError> {
+    let configured = crate::hooks::managed::configured(&session.git, manager).unwrap_or(false);
+    for name in crate::hooks::NAMES {
+        let check_name = format!("hook {name}");
+        if !configured {
+            checks.push(check(
+                &check_name,
+                Level::Error,
+                format!("{} manages the hooks here ({found}), and our hooks are not in its configuration", manager.name()),
+                Some("git orchestrate hooks install".into()),
+            ));
+            continue;
+        }
+        let shim = match crate::hooks::managed::shim(&session.git, manager, name) {
+            Ok(path) => path,
+            Err(e) => {
+                checks.push(check(&check_name, Level::Error, e.to_string(), None));
+                continue;
+            }
+        };
+        if !shim.exists() {
+            checks.push(check(
+                &check_name,
+                Level::Error,
+                format!(
+                    "our hook is in {}'s configuration, but {} is not there: git does not run it",
+                    manager.name(),
+                    shim.display()
+                ),
+                Some(match manager {
+                    crate::hooks::install::Manager::PreCommit => "pre-commit install".to_string(),
+                    crate::hooks::install::Manager::Lefthook => "lefthook install".to_string(),
+                    crate::hooks::install::Manager::Husky => "npx husky".to_string(),
+                }),
+            ));
+            continue;
+        }
+        checks.push(match probe(session, name, &shim, nonce)? {
+            Ok(runs) if runs > 1 => runs_twice(name, runs, &shim),
+            Ok(_) => check(
+                &check_name,
+                Level::Ok,
+                format!("installed through {} and firing ({})", manager.name(), shim.display()),
+                None,
+            ),
+            Err(said) => check(
+                &check_name,
+                Level::Error,
+                format!("in {}'s configuration, but running {} does not reach git-orchestrate: {said}", manager.name(), shim.display()),
+                Some(match manager {
+                    // pre-commit runs nothing while its configuration has unstaged changes.
+                    crate::hooks::install::Manager::PreCommit => "commit .pre-commit-config.yaml (pre-commit refuses to run while it has unstaged changes); else put git-orchestrate on the PATH git runs hooks with (cargo install puts it in ~/.cargo/bin)".to_string(),
+                    _ => "put git-orchestrate on the PATH git runs hooks with (cargo install puts it in ~/.cargo/bin), and check that the manager's own install step ran".to_string(),
+                }),
+            ),
+        });
     }
     Ok(())
 }

@@ -49,8 +49,21 @@ fn checks(session: &Session) -> Result<Vec<Check>, EngineError> {
         ),
         git_version(&version),
     ];
+    let state = state_check(session, &mut checks);
+    lock_checks(session, &mut checks);
+    config_checks(session, state.as_ref(), &mut checks);
+    verification_checks(session, &mut checks)?;
+    hooks(session, &mut checks)?;
+    agents(session, &mut checks);
+    refspecs(session, &mut checks)?;
+    history(session, &mut checks)?;
+    checks.push(identity_check(session));
+    Ok(checks)
+}
 
-    let state = match session.store.read() {
+/// The workflow's state, as read; `None` when there is none, or it cannot be read.
+fn state_check(session: &Session, checks: &mut Vec<Check>) -> Option<crate::workflow::State> {
+    match session.store.read() {
         Ok(Some(snapshot)) => {
             checks.push(check(
                 "state",
@@ -87,8 +100,11 @@ fn checks(session: &Session) -> Result<Vec<Check>, EngineError> {
             ));
             None
         }
-    };
+    }
+}
 
+/// Ref locks left over: every write to the ref fails until they are gone.
+fn lock_checks(session: &Session, checks: &mut Vec<Check>) {
     for lock in session.store.lock_sightings() {
         // Older than any writer holds one: a crash's. Younger: maybe a command at work.
         let level = if lock.age.as_secs() >= 2 {
@@ -111,8 +127,15 @@ fn checks(session: &Session) -> Result<Vec<Check>, EngineError> {
             )),
         ));
     }
+}
 
-    match session.load_config(state.as_ref()) {
+/// The configuration in force, its gates, its review command and its master plan.
+fn config_checks(
+    session: &Session,
+    state: Option<&crate::workflow::State>,
+    checks: &mut Vec<Check>,
+) {
+    match session.load_config(state) {
         Ok(loaded) => {
             checks.push(check(
                 "config",
@@ -143,11 +166,7 @@ fn checks(session: &Session) -> Result<Vec<Check>, EngineError> {
                 loaded.config.review.policy().command.as_deref(),
                 session.store.workdir(),
             ));
-            checks.extend(master_plan(
-                session,
-                state.as_ref(),
-                &loaded.config.master_plan,
-            ));
+            checks.extend(master_plan(session, state, &loaded.config.master_plan));
         }
         Err(e) => checks.push(check(
             "config",
@@ -156,7 +175,10 @@ fn checks(session: &Session) -> Result<Vec<Check>, EngineError> {
             Some("fix .orchestrate.toml (docs/config.md describes every key)".into()),
         )),
     }
+}
 
+/// Settings under which nothing is verified (docs/integrity.md, "Hermetic verification").
+fn verification_checks(session: &Session, checks: &mut Vec<Check>) -> Result<(), EngineError> {
     let mut unsafe_settings = super::hermetic::problems(session)?;
     unsafe_settings.extend(super::hermetic::above_scratch(session));
     if unsafe_settings.is_empty() {
@@ -175,12 +197,12 @@ fn checks(session: &Session) -> Result<Vec<Check>, EngineError> {
             Some(problem.fix),
         ));
     }
-    hooks(session, &mut checks)?;
-    agents(session, &mut checks);
-    refspecs(session, &mut checks)?;
-    history(session, &mut checks)?;
+    Ok(())
+}
 
-    checks.push(match session.store.identity() {
+/// Who workflow commits are made as.
+fn identity_check(session: &Session) -> Check {
+    match session.store.identity() {
         Some((name, email)) => check("identity", Level::Ok, format!("{name} <{email}>"), None),
         None => check(
             "identity",
@@ -195,8 +217,7 @@ fn checks(session: &Session) -> Result<Vec<Check>, EngineError> {
                     .into(),
             ),
         ),
-    });
-    Ok(checks)
+    }
 }
 
 /// Per client that `init --agent` wired here: will it load our hooks and MCP server in
