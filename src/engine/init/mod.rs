@@ -63,34 +63,7 @@ pub fn init(
     // One init at a time: a second would find the first's workflow half made (its reflog
     // written, its ref not yet) and take it for a deleted one.
     let _lock = session.store.init_lock()?;
-    let has_ref = session.store.tip()?.is_some();
-    // A deleted workflow ref is restored or given up on purpose, never replaced silently.
-    if !has_ref {
-        if fresh {
-            session.store.forget_vanished()?;
-        } else {
-            session.refuse_if_vanished()?;
-        }
-    }
-    let existing = match has_ref && fresh {
-        true => Some(
-            session
-                .store
-                .read()?
-                .map_or(Status::Initializing, |s| s.state.status()),
-        ),
-        false => None,
-    };
-    let checks = Checks {
-        workflow: session.store.workflow(),
-        existing,
-        fresh,
-        main_branch,
-        has_commit: session.store.head_commit()?.is_some() || session.store.has_any_branch()?,
-    };
-    if let Some(refusal) = decide::refusal(&checks) {
-        return Err(EngineError::Rejected(refusal.rejection()));
-    }
+    check(session, main_branch, fresh)?;
     let path = session.store.workdir().join(config::FILE_NAME);
     let existing = session.read_working_tree_config()?;
     let snapshot = session.store.read()?;
@@ -130,24 +103,13 @@ pub fn init(
         Some(s) => s,
         None => session.with_retries(|| session.read_or_create())?,
     };
-    warnings.extend(
-        session
-            .load_config(Some(&snapshot.state))?
-            .warnings
-            .iter()
-            .map(ToString::to_string),
-    );
     let main = session.main_branch(Some(&snapshot.state))?;
-    if let Some(asked) = main_branch.filter(|m| *m != main) {
-        warnings.push(
-            Notice::MainBranchKept {
-                workflow: session.store.workflow().to_string(),
-                main: main.clone(),
-                asked: asked.to_string(),
-            }
-            .to_string(),
-        );
-    }
+    warnings.extend(state_warnings(
+        session,
+        &snapshot.state,
+        &main,
+        main_branch,
+    )?);
     let (hooks_report, hooks_manager) = if plan.install_hooks {
         let (report, managed) = install_hooks(&session.git)?;
         (Some(report), managed)
@@ -170,6 +132,66 @@ pub fn init(
         hooks_manager,
         warnings,
     })
+}
+
+/// Refuses, changing nothing, when `init` may not run; a deleted workflow ref is restored or
+/// given up on purpose, never replaced silently.
+fn check(session: &Session, main_branch: Option<&str>, fresh: bool) -> Result<(), EngineError> {
+    let has_ref = session.store.tip()?.is_some();
+    if !has_ref {
+        if fresh {
+            session.store.forget_vanished()?;
+        } else {
+            session.refuse_if_vanished()?;
+        }
+    }
+    let existing = match has_ref && fresh {
+        true => Some(
+            session
+                .store
+                .read()?
+                .map_or(Status::Initializing, |s| s.state.status()),
+        ),
+        false => None,
+    };
+    let checks = Checks {
+        workflow: session.store.workflow(),
+        existing,
+        fresh,
+        main_branch,
+        has_commit: session.store.head_commit()?.is_some() || session.store.has_any_branch()?,
+    };
+    if let Some(refusal) = decide::refusal(&checks) {
+        return Err(EngineError::Rejected(refusal.rejection()));
+    }
+    Ok(())
+}
+
+/// What the configuration in force warns about, and a `--main-branch` the workflow does not
+/// take (its main branch is fixed).
+fn state_warnings(
+    session: &Session,
+    state: &crate::workflow::State,
+    main: &str,
+    asked: Option<&str>,
+) -> Result<Vec<String>, EngineError> {
+    let mut warnings: Vec<String> = session
+        .load_config(Some(state))?
+        .warnings
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    if let Some(asked) = asked.filter(|m| *m != main) {
+        warnings.push(
+            Notice::MainBranchKept {
+                workflow: session.store.workflow().to_string(),
+                main: main.to_string(),
+                asked: asked.to_string(),
+            }
+            .to_string(),
+        );
+    }
+    Ok(warnings)
 }
 
 /// Writes a new `.orchestrate.toml` for `main`, its first gate `gate`, or else the project's
