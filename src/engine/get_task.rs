@@ -71,125 +71,15 @@ pub(super) fn brief(session: &Session) -> Result<TaskReport, EngineError> {
 }
 
 fn attempt(session: &Session) -> Result<TaskReport, EngineError> {
-    let mut done = Vec::new();
-    let mut notes = Vec::new();
-    let mut guidance = None;
-    let mut blocked = None;
+    let mut progress = Progress::default();
     let mut snap = session.read_or_create()?;
     for _ in 0..MAX_STEPS {
-        let event = match workflow::get_task_step(&snap.state, snap.summary.as_ref()) {
-            GetTaskStep::Brief | GetTaskStep::Halted => break,
-            GetTaskStep::DeliverGuidance => {
-                guidance.clone_from(&snap.state.guidance);
-                Event::GuidanceDelivered
-            }
-            GetTaskStep::DropStalePlan => {
-                let title = snap.summary.as_ref().map(|s| s.title.clone());
-                done.push(DoneAction::DroppedStalePlan {
-                    title: title.clone(),
-                });
-                Event::StalePlanDropped { title }
-            }
-            GetTaskStep::AdoptPlan => {
-                let Some(plan) = session.store.plan(&snap)? else {
-                    break;
-                };
-                let branch = free_branch_name(session, &plan.pr_title)?;
-                check_branch_free(session, &branch, snap.state.status())?;
-                done.push(DoneAction::AdoptedPlan {
-                    title: plan.pr_title.clone(),
-                });
-                Event::PlanSubmitted {
-                    plan,
-                    branch,
-                    summary: "get-task took up a plan stored in INITIALIZING".to_string(),
-                }
-            }
-            GetTaskStep::PrepareBranch { branch } => {
-                check_branch_free(session, &branch, snap.state.status())?;
-                match prepare_branch(session, &snap, &branch)? {
-                    BranchOutcome::Blocked { reason } => Event::BranchBlocked { reason },
-                    ready => {
-                        done.push(DoneAction::Branch(ready));
-                        let main = session.main_branch(Some(&snap.state))?;
-                        // Where the branch left main bounds the search for checkpoint commits.
-                        Event::BranchReady {
-                            base: session.git.merge_base(&main, &branch).ok(),
-                            pin: session.pin_now(&main)?,
-                        }
-                    }
-                }
-            }
-            GetTaskStep::LookForCheckpoint { since } => {
-                let Some(branch) = snap.state.branch().map(str::to_string) else {
-                    break;
-                };
-                if session.store.head_branch()?.as_deref() != Some(branch.as_str()) {
-                    break;
-                }
-                let main = session.main_branch(Some(&snap.state))?;
-                let stops = [since.as_deref(), snap.state.branch_base()];
-                let Some(found) = session.store.find_checkpoint(&stops, &main)? else {
-                    break;
-                };
-                if let Some(notice) = super::unrecorded::unverified(session, &snap.state, &found)? {
-                    notes.push(notice);
-                    break;
-                }
-                // A checkpoint killed after its commit left it without a note: add it now.
-                super::unrecorded::attach_missing_note(
-                    session,
-                    &snap.state,
-                    &found.commit,
-                    &found.tree,
-                )?;
-                done.push(DoneAction::RecordedCheckpoint {
-                    commit: found.commit.clone(),
-                    subject: found.subject.clone(),
-                });
-                // Its tree is the verified one when gates ran (that was just checked), and
-                // without gates the last checkpoint's tree is what the squash is held to.
-                Event::CheckpointRecorded {
-                    commit: found.commit,
-                    subject: found.subject,
-                    tree: found.tree,
-                }
-            }
-            GetTaskStep::StartReview => Event::ReviewStarted {
-                max_rounds: session
-                    .load_config(Some(&snap.state))?
-                    .config
-                    .review
-                    .policy()
-                    .max_rounds,
-            },
-            GetTaskStep::RunReview { round } => {
-                let event = review(session, &snap, round)?;
-                done.push(match &event {
-                    Event::ReviewCompleted { record, .. } if !record.ran => {
-                        DoneAction::NothingToReview
-                    }
-                    Event::ReviewCompleted { record, .. } => DoneAction::ReviewRan {
-                        round,
-                        findings: record.findings.len(),
-                        blocking: record.blocking().len(),
-                    },
-                    _ => DoneAction::ReviewFailed { round },
-                });
-                event
-            }
-            GetTaskStep::StartMerge => Event::MergeStarted,
-            GetTaskStep::Merge { branch } => {
-                let event = merge(session, &snap, &branch)?;
-                if let Event::Merged { .. } = &event {
-                    let main = session.main_branch(Some(&snap.state))?;
-                    done.push(DoneAction::Merged { branch, main });
-                }
-                event
-            }
+        let step = workflow::get_task_step(&snap.state, snap.summary.as_ref());
+        let Some(event) = carry_out(session, &snap, step, &mut progress)? else {
+            break;
         };
         if let Event::BranchBlocked { reason } = &event {
-            blocked = Some(reason.clone());
+            progress.blocked = Some(reason.clone());
         }
         if workflow::already_recorded(&snap.state, &event) {
             break;
@@ -201,9 +91,151 @@ fn attempt(session: &Session) -> Result<TaskReport, EngineError> {
             break;
         }
     }
-    let mut report = report(session, snap, &done, notes, guidance.as_deref())?;
-    report.branch_blocked = blocked;
+    let mut report = report(
+        session,
+        snap,
+        &progress.done,
+        progress.notes,
+        progress.guidance.as_deref(),
+    )?;
+    report.branch_blocked = progress.blocked;
     Ok(report)
+}
+
+/// What the orchestrator's steps did so far in one `get-task`, for its briefing.
+#[derive(Default)]
+struct Progress {
+    done: Vec<DoneAction>,
+    notes: Vec<Notice>,
+    guidance: Option<String>,
+    /// Why the PR branch could not be created.
+    blocked: Option<String>,
+}
+
+/// Carries out one orchestrator step: the event to record, or `None` when there is nothing
+/// to do now and the briefing follows.
+fn carry_out(
+    session: &Session,
+    snap: &Snapshot,
+    step: GetTaskStep,
+    progress: &mut Progress,
+) -> Result<Option<Event>, EngineError> {
+    let done = &mut progress.done;
+    Ok(Some(match step {
+        GetTaskStep::Brief | GetTaskStep::Halted => return Ok(None),
+        GetTaskStep::DeliverGuidance => {
+            progress.guidance.clone_from(&snap.state.guidance);
+            Event::GuidanceDelivered
+        }
+        GetTaskStep::DropStalePlan => {
+            let title = snap.summary.as_ref().map(|s| s.title.clone());
+            done.push(DoneAction::DroppedStalePlan {
+                title: title.clone(),
+            });
+            Event::StalePlanDropped { title }
+        }
+        GetTaskStep::AdoptPlan => {
+            let Some(plan) = session.store.plan(snap)? else {
+                return Ok(None);
+            };
+            let branch = free_branch_name(session, &plan.pr_title)?;
+            check_branch_free(session, &branch, snap.state.status())?;
+            done.push(DoneAction::AdoptedPlan {
+                title: plan.pr_title.clone(),
+            });
+            Event::PlanSubmitted {
+                plan,
+                branch,
+                summary: "get-task took up a plan stored in INITIALIZING".to_string(),
+            }
+        }
+        GetTaskStep::PrepareBranch { branch } => {
+            check_branch_free(session, &branch, snap.state.status())?;
+            match prepare_branch(session, snap, &branch)? {
+                BranchOutcome::Blocked { reason } => Event::BranchBlocked { reason },
+                ready => {
+                    done.push(DoneAction::Branch(ready));
+                    let main = session.main_branch(Some(&snap.state))?;
+                    // Where the branch left main bounds the search for checkpoint commits.
+                    Event::BranchReady {
+                        base: session.git.merge_base(&main, &branch).ok(),
+                        pin: session.pin_now(&main)?,
+                    }
+                }
+            }
+        }
+        GetTaskStep::LookForCheckpoint { since } => {
+            return look_for_checkpoint(session, snap, since.as_deref(), progress);
+        }
+        GetTaskStep::StartReview => Event::ReviewStarted {
+            max_rounds: session
+                .load_config(Some(&snap.state))?
+                .config
+                .review
+                .policy()
+                .max_rounds,
+        },
+        GetTaskStep::RunReview { round } => {
+            let event = review(session, snap, round)?;
+            done.push(match &event {
+                Event::ReviewCompleted { record, .. } if !record.ran => DoneAction::NothingToReview,
+                Event::ReviewCompleted { record, .. } => DoneAction::ReviewRan {
+                    round,
+                    findings: record.findings.len(),
+                    blocking: record.blocking().len(),
+                },
+                _ => DoneAction::ReviewFailed { round },
+            });
+            event
+        }
+        GetTaskStep::StartMerge => Event::MergeStarted,
+        GetTaskStep::Merge { branch } => {
+            let event = merge(session, snap, &branch)?;
+            if let Event::Merged { .. } = &event {
+                let main = session.main_branch(Some(&snap.state))?;
+                done.push(DoneAction::Merged { branch, main });
+            }
+            event
+        }
+    }))
+}
+
+/// A checkpoint commit on the PR branch since `since` that the workflow has not recorded
+/// (one the hooks made): recorded when it counts, named in the briefing when it does not.
+fn look_for_checkpoint(
+    session: &Session,
+    snap: &Snapshot,
+    since: Option<&str>,
+    progress: &mut Progress,
+) -> Result<Option<Event>, EngineError> {
+    let Some(branch) = snap.state.branch().map(str::to_string) else {
+        return Ok(None);
+    };
+    if session.store.head_branch()?.as_deref() != Some(branch.as_str()) {
+        return Ok(None);
+    }
+    let main = session.main_branch(Some(&snap.state))?;
+    let stops = [since, snap.state.branch_base()];
+    let Some(found) = session.store.find_checkpoint(&stops, &main)? else {
+        return Ok(None);
+    };
+    if let Some(notice) = super::unrecorded::unverified(session, &snap.state, &found)? {
+        progress.notes.push(notice);
+        return Ok(None);
+    }
+    // A checkpoint killed after its commit left it without a note: add it now.
+    super::unrecorded::attach_missing_note(session, &snap.state, &found.commit, &found.tree)?;
+    progress.done.push(DoneAction::RecordedCheckpoint {
+        commit: found.commit.clone(),
+        subject: found.subject.clone(),
+    });
+    // Its tree is the verified one when gates ran (that was just checked), and without
+    // gates the last checkpoint's tree is what the squash is held to.
+    Ok(Some(Event::CheckpointRecorded {
+        commit: found.commit,
+        subject: found.subject,
+        tree: found.tree,
+    }))
 }
 
 fn report(
@@ -446,10 +478,75 @@ fn review(session: &Session, snap: &Snapshot, round: u32) -> Result<Event, Engin
             error: "the workflow has no PR plan to review against".into(),
         });
     };
+    let facts = match review_facts(session, snap, &config, &main, &branch)? {
+        Ok(facts) => facts,
+        Err(error) => return Ok(Event::ReviewFailed { error }),
+    };
+    let tasks_without_red = super::pr_record::tasks_without_red(&plan);
+    let main_moved_outside =
+        super::main_line::drift(session, &snap.state)?.map(|d| d.notice().to_string());
+    let context = ReviewContext {
+        plan: &plan,
+        branch: &branch,
+        main_branch: &main,
+        base: &facts.base,
+        head: &facts.head,
+        diff: &facts.diff,
+        round,
+        config_changed: facts.config_changed,
+        empty_tasks: &facts.empty_tasks,
+        edited_red_tests: &facts.edited_red_tests,
+        repinned_red_tests: &facts.repinned_red_tests,
+        changed_after_red: &facts.changed_after_red,
+        reds_without_a_test: &facts.reds_without_a_test,
+        changed_tests: &facts.changed_tests,
+        unpinned_tests: &facts.unpinned_tests,
+        tasks_without_red: &tasks_without_red,
+        main_moved_outside: main_moved_outside.as_deref(),
+    };
+    Ok(
+        match run_review(
+            &policy,
+            &context,
+            session.store.workdir(),
+            session.command_env()?,
+        ) {
+            Ok(record) => Event::ReviewCompleted {
+                record,
+                human: policy.human,
+            },
+            Err(error) => Event::ReviewFailed { error },
+        },
+    )
+}
+
+/// What the reviewer is told about the PR besides its plan: its diff, and what its chain
+/// records about its tests. `Err`: why it could not be gathered, and the review fails.
+struct ReviewFacts {
+    head: String,
+    base: String,
+    diff: String,
+    config_changed: bool,
+    empty_tasks: Vec<String>,
+    edited_red_tests: Vec<(String, Vec<String>)>,
+    changed_after_red: Vec<String>,
+    repinned_red_tests: Vec<(String, Vec<String>)>,
+    reds_without_a_test: Vec<String>,
+    changed_tests: Vec<String>,
+    unpinned_tests: Vec<String>,
+}
+
+fn review_facts(
+    session: &Session,
+    snap: &Snapshot,
+    config: &crate::config::Config,
+    main: &str,
+    branch: &str,
+) -> Result<Result<ReviewFacts, String>, EngineError> {
     let git = &session.git;
     let gathered = (|| -> Result<(String, String, String, bool), crate::exec::GitError> {
-        let head = git.rev_parse(&branch)?;
-        let base = git.merge_base(&main, &head)?;
+        let head = git.rev_parse(branch)?;
+        let base = git.merge_base(main, &head)?;
         let diff = git.diff(&base, &head)?;
         let config_changed = git
             .changed_files(&base, &head)?
@@ -460,9 +557,7 @@ fn review(session: &Session, snap: &Snapshot, round: u32) -> Result<Event, Engin
     let (head, base, diff, config_changed) = match gathered {
         Ok(found) => found,
         Err(e) => {
-            return Ok(Event::ReviewFailed {
-                error: format!("could not gather the diff of {branch}: {e}"),
-            });
+            return Ok(Err(format!("could not gather the diff of {branch}: {e}")));
         }
     };
     let pr = session.store.history_back_to(snap.tip, "plan")?;
@@ -476,9 +571,9 @@ fn review(session: &Session, snap: &Snapshot, round: u32) -> Result<Event, Engin
     let changed_after_red = match record.changed_after_red(session, &head) {
         Ok(found) => found,
         Err(e) => {
-            return Ok(Event::ReviewFailed {
-                error: format!("could not compare {branch}'s RED tests with their pins: {e}"),
-            });
+            return Ok(Err(format!(
+                "could not compare {branch}'s RED tests with their pins: {e}"
+            )));
         }
     };
     let repinned_red_tests: Vec<(String, Vec<String>)> = record
@@ -500,55 +595,30 @@ fn review(session: &Session, snap: &Snapshot, round: u32) -> Result<Event, Engin
             .map(|(_, path)| path)
             .collect(),
         Err(e) => {
-            return Ok(Event::ReviewFailed {
-                error: format!("could not list the tests {branch} changes: {e}"),
-            });
+            return Ok(Err(format!(
+                "could not list the tests {branch} changes: {e}"
+            )));
         }
     };
-    let unpinned_tests = match record.unpinned_tests(session, &config, &base, &head) {
+    let unpinned_tests = match record.unpinned_tests(session, config, &base, &head) {
         Ok(found) => found,
         Err(e) => {
-            return Ok(Event::ReviewFailed {
-                error: format!("could not list the tests {branch} adds: {e}"),
-            });
+            return Ok(Err(format!("could not list the tests {branch} adds: {e}")));
         }
     };
-    let tasks_without_red = super::pr_record::tasks_without_red(&plan);
-    let main_moved_outside =
-        super::main_line::drift(session, &snap.state)?.map(|d| d.notice().to_string());
-    let context = ReviewContext {
-        plan: &plan,
-        branch: &branch,
-        main_branch: &main,
-        base: &base,
-        head: &head,
-        diff: &diff,
-        round,
+    Ok(Ok(ReviewFacts {
+        head,
+        base,
+        diff,
         config_changed,
-        empty_tasks: &empty_tasks,
-        edited_red_tests: &edited_red_tests,
-        repinned_red_tests: &repinned_red_tests,
-        changed_after_red: &changed_after_red,
-        reds_without_a_test: &reds_without_a_test,
-        changed_tests: &changed_tests,
-        unpinned_tests: &unpinned_tests,
-        tasks_without_red: &tasks_without_red,
-        main_moved_outside: main_moved_outside.as_deref(),
-    };
-    Ok(
-        match run_review(
-            &policy,
-            &context,
-            session.store.workdir(),
-            session.command_env()?,
-        ) {
-            Ok(record) => Event::ReviewCompleted {
-                record,
-                human: policy.human,
-            },
-            Err(error) => Event::ReviewFailed { error },
-        },
-    )
+        empty_tasks,
+        edited_red_tests,
+        changed_after_red,
+        repinned_red_tests,
+        reds_without_a_test,
+        changed_tests,
+        unpinned_tests,
+    }))
 }
 
 /// The first forged transition of the PR in `snap`: from its plan's acceptance to the tip.
@@ -614,30 +684,8 @@ fn merge(session: &Session, snap: &Snapshot, branch: &str) -> Result<Event, Engi
     let main = session.main_branch(Some(&snap.state))?;
     let git = &session.git;
     let blocked = |reason: String| Ok(Event::MergeBlocked { reason });
-    // Only a PR whose every transition is what its recorded event makes is merged
-    // (docs/integrity.md).
-    if let Some(problem) = forged_in_pr(session, snap)? {
-        return blocked(format!(
-            "the PR's history is forged, so it is not merged: commit {}: {} (`git orchestrate audit` \
-             shows it; a human decides what to keep)",
-            problem.commit.as_deref().unwrap_or("?"),
-            problem.problem
-        ));
-    }
-    if let Some(why) = dirty(session, "")? {
-        return blocked(why);
-    }
-    // No note, no merge (docs/integrity.md): what CI and people check must be there.
-    let unnoted = super::notes::unnoted(session, snap)?;
-    if !unnoted.is_empty() {
-        return blocked(format!(
-            "the PR is not merged: {} of its commits carr{} no verification note in refs/notes/orchestrator: {}. \
-             Restore the notes (`git reflog refs/notes/orchestrator`, or `git orchestrate sync` from a clone \
-             that has them); a human decides when they are gone",
-            unnoted.len(),
-            if unnoted.len() == 1 { "ies" } else { "y" },
-            unnoted.join(", ")
-        ));
+    if let Some(reason) = not_mergeable(session, snap)? {
+        return blocked(reason);
     }
     // What finalization checked: the merge takes exactly this commit, nothing added since.
     let checked = snap.state.plan_commit();
@@ -721,14 +769,57 @@ fn merge(session: &Session, snap: &Snapshot, branch: &str) -> Result<Event, Engi
     // move outside the workflow, named until a human repins.
     // (main as it was is the merge itself when a crash came after it: "already up to date".)
     let merged = git.rev_parse("HEAD")?;
-    let exact = match git.parents(&merged)?.as_slice() {
-        [first, second] if *second == tip && (*first == before || merged == before) => {
-            git.merge_tree(first, &tip)? == Some(git.tree_of(&merged)?)
-        }
-        _ => false,
-    };
+    let exact = merged_exactly(session, &merged, &tip, &before)?;
     Ok(Event::Merged {
         branch: branch.to_string(),
         main: exact.then_some(merged),
+    })
+}
+
+/// Why the PR is not merged whatever main holds: a forged history, a working tree with
+/// changes, a commit without its note.
+fn not_mergeable(session: &Session, snap: &Snapshot) -> Result<Option<String>, EngineError> {
+    // Only a PR whose every transition is what its recorded event makes is merged
+    // (docs/integrity.md).
+    if let Some(problem) = forged_in_pr(session, snap)? {
+        return Ok(Some(format!(
+            "the PR's history is forged, so it is not merged: commit {}: {} (`git orchestrate audit` \
+             shows it; a human decides what to keep)",
+            problem.commit.as_deref().unwrap_or("?"),
+            problem.problem
+        )));
+    }
+    if let Some(why) = dirty(session, "")? {
+        return Ok(Some(why));
+    }
+    // No note, no merge (docs/integrity.md): what CI and people check must be there.
+    let unnoted = super::notes::unnoted(session, snap)?;
+    if !unnoted.is_empty() {
+        return Ok(Some(format!(
+            "the PR is not merged: {} of its commits carr{} no verification note in refs/notes/orchestrator: {}. \
+             Restore the notes (`git reflog refs/notes/orchestrator`, or `git orchestrate sync` from a clone \
+             that has them); a human decides when they are gone",
+            unnoted.len(),
+            if unnoted.len() == 1 { "ies" } else { "y" },
+            unnoted.join(", ")
+        )));
+    }
+    Ok(None)
+}
+
+/// Whether `merged` is exactly the merge of the checked `tip` onto main as it was
+/// (`before`), or the merge itself when a crash came after it ("already up to date").
+fn merged_exactly(
+    session: &Session,
+    merged: &str,
+    tip: &str,
+    before: &str,
+) -> Result<bool, EngineError> {
+    let git = &session.git;
+    Ok(match git.parents(merged)?.as_slice() {
+        [first, second] if *second == tip && (*first == before || merged == before) => {
+            git.merge_tree(first, tip)? == Some(git.tree_of(merged)?)
+        }
+        _ => false,
     })
 }
