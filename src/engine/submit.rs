@@ -381,7 +381,7 @@ fn attempt(
                                 "{reason}. To undo the master-plan commit and edit it again: `git reset --soft HEAD~1`"
                             )
                         }
-                        None => reason,
+                        None => reason.to_string(),
                     };
                     return Ok(refused(snap.state, reason));
                 }
@@ -734,17 +734,20 @@ fn judge_squash(
                     snap,
                     Event::FinalCheckRefused {
                         commit,
-                        reason: reason.clone(),
+                        reason: reason.to_string(),
                     },
                 )?;
                 session.commit(snap, &t, None)?;
-                return Ok(SquashJudged::FinalCheckRefused(Box::new(t.state), reason));
+                return Ok(SquashJudged::FinalCheckRefused(
+                    Box::new(t.state),
+                    reason.to_string(),
+                ));
             }
             // Before the state moves: a retry writes the same record, which is kept once.
             notes::record_final(session, snap, &commit, &check)?;
             Ok(SquashJudged::Holds(Event::Squashed { commit }))
         }
-        FinalizeCheck::Refused { reason } => Ok(SquashJudged::Refused(reason)),
+        FinalizeCheck::Refused { reason } => Ok(SquashJudged::Refused(reason.to_string())),
     }
 }
 
