@@ -263,17 +263,7 @@ fn report(
     let main_branch = session.main_branch(Some(&snap.state))?;
     let idle = session.idle_holds(&snap.state, &loaded.config.master_plan)?;
     // At the human gate, the human weighs the review's findings: they are listed.
-    let noted = match snap.state.pending() {
-        Some(Pending::Approval { .. }) => session
-            .store
-            .review(&snap)?
-            .and_then(|bytes| {
-                serde_json::from_slice::<crate::workflow::review::ReviewRecord>(&bytes).ok()
-            })
-            .map(|record| record.findings)
-            .unwrap_or_default(),
-        _ => Vec::new(),
-    };
+    let noted = super::status::noted_findings(session, &snap)?;
     let briefing = briefing::brief(&briefing::Context {
         idle,
         thresholds: loaded.config.debugging.thresholds(),
