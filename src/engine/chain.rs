@@ -6,7 +6,7 @@ use gix::ObjectId;
 use serde::Serialize;
 
 use super::EngineError;
-use crate::store::{Snapshot, Store, workflow_ref};
+use crate::store::{CommitRecord, Snapshot, Store, workflow_ref};
 use crate::workflow::{self, Event, PlanChange, State};
 
 /// The event header of a workflow's first commit, from 0.3 on: every transition after it
@@ -60,20 +60,7 @@ pub fn audit_chain(
         expected: None,
         found: None,
     };
-    let mut records = Vec::new();
-    let mut next = Some(tip);
-    while let Some(id) = next {
-        if Some(id) == stop {
-            break;
-        }
-        let record = store.commit_record(id)?;
-        next = record.parents.first().copied();
-        let extra_parents = record.parents.len() > 1;
-        records.push((id, record));
-        if extra_parents {
-            break;
-        }
-    }
+    let mut records = segment(store, tip, stop)?;
     let mut audit = ChainAudit {
         commits: records.iter().map(|(id, _)| *id).collect(),
         ..ChainAudit::default()
@@ -146,6 +133,30 @@ pub fn audit_chain(
         parent = Some(snap);
     }
     Ok(audit)
+}
+
+/// The chain's commits from `tip` back to `stop` (exclusive), newest first, along first
+/// parents; a merge commit ends it (the replay refuses it).
+fn segment(
+    store: &Store,
+    tip: ObjectId,
+    stop: Option<ObjectId>,
+) -> Result<Vec<(ObjectId, CommitRecord)>, EngineError> {
+    let mut records = Vec::new();
+    let mut next = Some(tip);
+    while let Some(id) = next {
+        if Some(id) == stop {
+            break;
+        }
+        let record = store.commit_record(id)?;
+        next = record.parents.first().copied();
+        let extra_parents = record.parents.len() > 1;
+        records.push((id, record));
+        if extra_parents {
+            break;
+        }
+    }
+    Ok(records)
 }
 
 /// Why a replay failed, with the state expected and found when they differ.
