@@ -1,9 +1,13 @@
 //! `get-task`: performs the orchestrator's own steps for the current state (drop a stale
 //! plan, create the PR branch, record a checkpoint) and returns the briefing.
 
+mod blocked;
+mod merge;
+
+use self::blocked::{Blocked, dirty};
+use self::merge::merge;
 use super::verify::protected_changes;
 use super::{EngineError, Session};
-use crate::exec::MergeOutcome;
 use crate::gates::review::{ReviewContext, run_review};
 use crate::store::{Snapshot, is_valid_branch_name};
 use serde::Serialize;
@@ -359,23 +363,22 @@ fn prepare_branch(
     snap: &Snapshot,
     branch: &str,
 ) -> Result<BranchOutcome, EngineError> {
-    let blocked = |reason: String| Ok(BranchOutcome::Blocked { reason });
+    let blocked = |reason: Blocked| {
+        Ok(BranchOutcome::Blocked {
+            reason: reason.to_string(),
+        })
+    };
     if session.store.head_branch()?.as_deref() == Some(branch) {
         return Ok(BranchOutcome::CheckedOut {
             branch: branch.to_string(),
         });
     }
-    if let Some(why) = dirty(
-        session,
-        ", and switching branches could carry them into the PR or lose them",
-    )? {
+    if let Some(why) = dirty(session, true)? {
         return blocked(why);
     }
     let main = session.main_branch(Some(&snap.state))?;
     if !session.store.branch_exists(&main)? {
-        return blocked(format!(
-            "the main branch {main} does not exist yet: make a first commit on it (PR branches start from it)."
-        ));
+        return blocked(Blocked::NoMainBranch { main });
     }
     let git = &session.git;
     if session.store.branch_exists(branch)? {
@@ -383,7 +386,7 @@ fn prepare_branch(
             Ok(()) => Ok(BranchOutcome::Resumed {
                 branch: branch.to_string(),
             }),
-            Err(e) => blocked(e.to_string()),
+            Err(e) => blocked(Blocked::Git(e.to_string())),
         };
     }
     let remote = session.load_config(Some(&snap.state))?.config.remote;
@@ -400,43 +403,8 @@ fn prepare_branch(
             main,
             pulled_from: remote,
         }),
-        Err(e) => blocked(e.to_string()),
+        Err(e) => blocked(Blocked::Git(e.to_string())),
     }
-}
-
-/// Why the working tree must not be switched: its uncommitted changes to tracked files,
-/// listed; `risk` completes the first sentence. `None` when it is clean.
-fn dirty(session: &Session, risk: &str) -> Result<Option<String>, EngineError> {
-    let changes = session.git.tracked_changes()?;
-    if changes.trim().is_empty() {
-        return Ok(None);
-    }
-    let mut text = format!(
-        "the working tree has uncommitted changes to tracked files{risk}:\n{}\nCommit them, or put \
-         them aside with `git stash`.",
-        changes.trim_end()
-    );
-    // The agent clients' settings `init --agent` changed belong on main, committed by their
-    // user: named, with the command.
-    let settings: Vec<String> = session
-        .git
-        .left_out_changes()?
-        .into_iter()
-        .filter(|file| changes.lines().any(|l| l.get(3..) == Some(file.as_str())))
-        .collect();
-    if !settings.is_empty() {
-        let quoted: Vec<String> = settings
-            .iter()
-            .map(|f| crate::workflow::briefing::shell_quote(f))
-            .collect();
-        text.push_str(&format!(
-            " Among them are the agent settings of `git orchestrate init --agent` ({}): commit them on \
-             the main branch, e.g. `git add {} && git commit -m \"Wire the agent clients to git-orchestrate\"`.",
-            settings.join(", "),
-            quoted.join(" ")
-        ));
-    }
-    Ok(Some(text))
 }
 
 /// Runs code review round `round` on the PR branch: the diff from where it left main to its
@@ -609,207 +577,4 @@ fn review_facts(
         changed_tests,
         unpinned_tests,
     }))
-}
-
-/// The first forged transition of the PR in `snap`: from its plan's acceptance to the tip.
-fn forged_in_pr(
-    session: &Session,
-    snap: &Snapshot,
-) -> Result<Option<super::chain::AuditProblem>, EngineError> {
-    let store = &session.store;
-    let pr = store.history_back_to(snap.tip, "plan")?;
-    let stop = match pr.last() {
-        Some(plan) if plan.event == "plan" => {
-            let id = gix::ObjectId::from_hex(plan.commit.as_bytes())
-                .map_err(|e| EngineError::Internal(format!("a commit id did not parse: {e}")))?;
-            store.commit_record(id)?.parents.first().copied()
-        }
-        _ => None,
-    };
-    let chain = super::chain::audit_chain(store, store.workflow(), snap.tip, stop)?;
-    Ok(chain.forged)
-}
-
-/// Why main moved outside the workflow, if it did: its drift, less this PR's own merge when
-/// a crash came between the merge and its record (a merge commit of exactly the checked
-/// commit onto main, whose tree is what git makes of that merge, so nothing rode along).
-fn outside_moves(
-    session: &Session,
-    snap: &Snapshot,
-    checked: Option<&str>,
-) -> Result<Option<String>, EngineError> {
-    let Some(mut drift) = super::main_line::drift(session, &snap.state)? else {
-        return Ok(None);
-    };
-    let git = &session.git;
-    if let Some(checked) = checked {
-        let ours = |commit: &str| -> Result<bool, EngineError> {
-            let parents = git.parents(commit)?;
-            let [first, second] = parents.as_slice() else {
-                return Ok(false);
-            };
-            if second != checked {
-                return Ok(false);
-            }
-            Ok(git.merge_tree(first, checked)? == Some(git.tree_of(commit)?))
-        };
-        let mut kept = Vec::new();
-        for commit in drift.commits {
-            if !ours(&commit.commit)? {
-                kept.push(commit);
-            }
-        }
-        drift.commits = kept;
-    }
-    if drift.commits.is_empty() && !drift.rewritten {
-        return Ok(None);
-    }
-    Ok(Some(format!("the PR is not merged: {}", drift.notice())))
-}
-
-/// Merges the PR branch into main (docs/architecture.md, "Finalization and merge"). Safe to run again after a crash: a branch
-/// already merged and deleted counts as merged.
-fn merge(session: &Session, snap: &Snapshot, branch: &str) -> Result<Event, EngineError> {
-    super::hermetic::require(session)?;
-    let main = session.main_branch(Some(&snap.state))?;
-    let git = &session.git;
-    let blocked = |reason: String| Ok(Event::MergeBlocked { reason });
-    if let Some(reason) = not_mergeable(session, snap)? {
-        return blocked(reason);
-    }
-    // What finalization checked: the merge takes exactly this commit, nothing added since.
-    let checked = snap.state.plan_commit();
-    // Only a workflow or a human moves main (docs/integrity.md): as it is, and as pulled.
-    let moved = || -> Result<Option<Event>, EngineError> {
-        Ok(outside_moves(session, snap, checked)?.map(|reason| Event::MergeBlocked { reason }))
-    };
-    if let Some(event) = moved()? {
-        return Ok(event);
-    }
-    if !session.store.branch_exists(branch)? {
-        // A crash after the merge deleted the branch: merged if the checked work is in main.
-        let merged = match checked.or(snap.state.final_commit()) {
-            Some(commit) => git.is_ancestor(commit, &main)?,
-            None => false,
-        };
-        return if merged {
-            Ok(Event::Merged {
-                branch: branch.to_string(),
-                main: git.rev_parse(&main).ok(),
-            })
-        } else {
-            blocked(format!(
-                "the branch {branch} is gone, and the commit finalization checked ({}) is not in {main}",
-                checked.unwrap_or("none recorded")
-            ))
-        };
-    }
-    let tip = git.rev_parse(branch)?;
-    match checked {
-        Some(checked) if *checked == tip => {}
-        Some(checked) => {
-            return blocked(format!(
-                "the branch {branch} moved after finalization was checked: its tip is {tip}, but the \
-                 checked master-plan commit is {checked}. Only checked work is merged: put the branch \
-                 back with `git branch -f {branch} {checked}` (check out {main} first), or ask a human"
-            ));
-        }
-        None => {
-            return blocked(format!(
-                "no checked master-plan commit is recorded (the workflow was finalized by an older \
-                 git-orchestrate), so nothing can be merged automatically: a human merges {branch} into \
-                 {main} by hand"
-            ));
-        }
-    }
-    if let Err(e) = git.checkout(&main) {
-        return blocked(e.to_string());
-    }
-    if let Some(remote) = session.load_config(Some(&snap.state))?.config.remote
-        && let Err(e) = git.pull_ff_only(&remote, &main)
-    {
-        return blocked(e.to_string());
-    }
-    if let Some(event) = moved()? {
-        return Ok(event);
-    }
-    let before = git.rev_parse("HEAD")?;
-    match git.merge_no_ff(
-        &tip,
-        &format!("Merge branch '{branch}'"),
-        session.store.identity().is_some(),
-    ) {
-        Ok(MergeOutcome::Merged) => {}
-        Ok(MergeOutcome::Conflict(files)) => {
-            git.merge_abort()?;
-            return Ok(Event::MergeConflicted {
-                message: format!(
-                    "ERROR: Automated merge failed due to a conflict. Please resolve the conflict in branch '{branch}' \
-                     and merge it to {main} manually. Then run `git orchestrate resume`: it checks that the branch \
-                     is merged, deletes it, and continues with the next PR. Conflicting files: {}.",
-                    files.join(", ")
-                ),
-            });
-        }
-        Err(e) => return blocked(e.to_string()),
-    }
-    git.delete_branch(branch)?;
-    // main's tip is recorded as the workflow's only when it is exactly the merge of the
-    // checked commit onto main as it was: anything else that moved it meanwhile stays a
-    // move outside the workflow, named until a human repins.
-    // (main as it was is the merge itself when a crash came after it: "already up to date".)
-    let merged = git.rev_parse("HEAD")?;
-    let exact = merged_exactly(session, &merged, &tip, &before)?;
-    Ok(Event::Merged {
-        branch: branch.to_string(),
-        main: exact.then_some(merged),
-    })
-}
-
-/// Why the PR is not merged whatever main holds: a forged history, a working tree with
-/// changes, a commit without its note.
-fn not_mergeable(session: &Session, snap: &Snapshot) -> Result<Option<String>, EngineError> {
-    // Only a PR whose every transition is what its recorded event makes is merged
-    // (docs/integrity.md).
-    if let Some(problem) = forged_in_pr(session, snap)? {
-        return Ok(Some(format!(
-            "the PR's history is forged, so it is not merged: commit {}: {} (`git orchestrate audit` \
-             shows it; a human decides what to keep)",
-            problem.commit.as_deref().unwrap_or("?"),
-            problem.problem
-        )));
-    }
-    if let Some(why) = dirty(session, "")? {
-        return Ok(Some(why));
-    }
-    // No note, no merge (docs/integrity.md): what CI and people check must be there.
-    let unnoted = super::notes::unnoted(session, snap)?;
-    if !unnoted.is_empty() {
-        return Ok(Some(format!(
-            "the PR is not merged: {} of its commits carr{} no verification note in refs/notes/orchestrator: {}. \
-             Restore the notes (`git reflog refs/notes/orchestrator`, or `git orchestrate sync` from a clone \
-             that has them); a human decides when they are gone",
-            unnoted.len(),
-            if unnoted.len() == 1 { "ies" } else { "y" },
-            unnoted.join(", ")
-        )));
-    }
-    Ok(None)
-}
-
-/// Whether `merged` is exactly the merge of the checked `tip` onto main as it was
-/// (`before`), or the merge itself when a crash came after it ("already up to date").
-fn merged_exactly(
-    session: &Session,
-    merged: &str,
-    tip: &str,
-    before: &str,
-) -> Result<bool, EngineError> {
-    let git = &session.git;
-    Ok(match git.parents(merged)?.as_slice() {
-        [first, second] if *second == tip && (*first == before || merged == before) => {
-            git.merge_tree(first, tip)? == Some(git.tree_of(merged)?)
-        }
-        _ => false,
-    })
 }
