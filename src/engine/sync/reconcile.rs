@@ -87,6 +87,14 @@ pub(super) struct Reconciled {
     pub(super) warnings: Vec<String>,
 }
 
+impl Reconciled {
+    /// One ref left alone, with why: the rest of the round goes on.
+    fn skip(&mut self, what: String, why: String) {
+        self.warnings
+            .push(Notice::Skipped { what, why }.to_string());
+    }
+}
+
 /// How far back a divergence report lists each side's transitions.
 const DIVERGED_LISTED: usize = 20;
 
@@ -116,15 +124,12 @@ pub(super) fn reconcile(
     };
     for name in names {
         if !store::valid_workflow_name(name) {
-            out.warnings.push(
-                Notice::Skipped {
-                    what: format!(
-                        "a workflow ref with an invalid name: {}",
-                        tracking_ref(remote, name)
-                    ),
-                    why: String::new(),
-                }
-                .to_string(),
+            out.skip(
+                format!(
+                    "a workflow ref with an invalid name: {}",
+                    tracking_ref(remote, name)
+                ),
+                String::new(),
             );
             continue;
         }
@@ -161,13 +166,7 @@ fn reconcile_workflow(
         (Some(a), Some(b)) => match store.relation(a, b) {
             Ok(relation) => Some(relation),
             Err(e) => {
-                out.warnings.push(
-                    Notice::Skipped {
-                        what: format!("workflow {name}"),
-                        why: e.to_string(),
-                    }
-                    .to_string(),
-                );
+                out.skip(format!("workflow {name}"), e.to_string());
                 return Ok(());
             }
         },
@@ -398,12 +397,9 @@ fn sync_branch(
         (Some(a), Some(b)) => match standing_by_ancestry(session, a, b) {
             Ok(standing) => Some(standing),
             Err(e) => {
-                out.warnings.push(
-                    Notice::Skipped {
-                        what: format!("branch {branch} of workflow {workflow}"),
-                        why: e.to_string(),
-                    }
-                    .to_string(),
+                out.skip(
+                    format!("branch {branch} of workflow {workflow}"),
+                    e.to_string(),
                 );
                 return Ok(());
             }
