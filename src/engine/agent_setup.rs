@@ -67,81 +67,12 @@ pub fn setup_agent(
                 "it is a symbolic link that leads nowhere (write through it, or remove it)",
             ));
         }
-        let current = read_text(&path)?;
-        let next = if remove {
-            match &current {
-                Some(text) if setup::has_ours(file.kind, text) => {
-                    let original = Backup::read(&backups, file.path)?;
-                    match original.filter(|b| b.ours.as_deref() == Some(text.as_str())) {
-                        Some(b) => Plan::Restore(b.before),
-                        None => match setup::uninstall(file.kind, text)
-                            .map_err(|e| bad(file.path, &e))?
-                        {
-                            Some(rest) => Plan::Write(rest, FileAction::Cleaned),
-                            None => Plan::Restore(None),
-                        },
-                    }
-                }
-                _ => Plan::Keep,
-            }
-        } else {
-            let next = setup::install(file.kind, current.as_deref(), &launch)
-                .map_err(|e| bad(file.path, &e))?;
-            if Some(&next) == current.as_ref() {
-                Plan::Keep
-            } else {
-                Plan::Install {
-                    before: current.clone(),
-                    next,
-                }
-            }
-        };
+        let next = plan_file(&file, &path, remove, &backups, &launch)?;
         planned.push((file.path, path, next));
     }
     let mut files = Vec::new();
     for (name, path, plan) in planned {
-        let action = match plan {
-            Plan::Keep => FileAction::Unchanged,
-            Plan::Install { before, next } => {
-                // The first install keeps what was there; a re-install after the user took our
-                // entries out keeps the file as it is now.
-                let keep = match Backup::read(&backups, name)? {
-                    Some(b) if b.ours.as_deref() == before.as_deref() => b.before,
-                    _ => before.clone(),
-                };
-                Backup {
-                    before: keep,
-                    ours: Some(next.clone()),
-                }
-                .write(&backups, name)?;
-                write_text(&path, &next)?;
-                if before.is_none() {
-                    FileAction::Created
-                } else {
-                    FileAction::Updated
-                }
-            }
-            Plan::Restore(Some(bytes)) => {
-                write_text(&path, &bytes)?;
-                Backup::forget(&backups, name)?;
-                FileAction::Restored
-            }
-            Plan::Restore(None) => {
-                std::fs::remove_file(&path)
-                    .map_err(io_error(format!("remove {}", path.display())))?;
-                // A directory we made for it (.claude, .codex, .gemini) goes too when empty.
-                if let Some(dir) = path.parent().filter(|d| *d != root) {
-                    let _ = std::fs::remove_dir(dir);
-                }
-                Backup::forget(&backups, name)?;
-                FileAction::Removed
-            }
-            Plan::Write(text, action) => {
-                write_text(&path, &text)?;
-                Backup::forget(&backups, name)?;
-                action
-            }
-        };
+        let action = carry_out(plan, name, &path, &root, &backups)?;
         files.push(AgentFileReport {
             path: name.to_string(),
             action,
@@ -151,6 +82,97 @@ pub fn setup_agent(
         client: client_name(client),
         removed: remove,
         files,
+    })
+}
+
+/// What becomes of one of the client's files, decided before any is written: a refusal
+/// leaves them all as they were.
+fn plan_file(
+    file: &setup::AgentFile,
+    path: &Path,
+    remove: bool,
+    backups: &Path,
+    launch: &Launch,
+) -> Result<Plan, EngineError> {
+    let current = read_text(path)?;
+    Ok(if remove {
+        match &current {
+            Some(text) if setup::has_ours(file.kind, text) => {
+                let original = Backup::read(backups, file.path)?;
+                match original.filter(|b| b.ours.as_deref() == Some(text.as_str())) {
+                    Some(b) => Plan::Restore(b.before),
+                    None => {
+                        match setup::uninstall(file.kind, text).map_err(|e| bad(file.path, &e))? {
+                            Some(rest) => Plan::Write(rest, FileAction::Cleaned),
+                            None => Plan::Restore(None),
+                        }
+                    }
+                }
+            }
+            _ => Plan::Keep,
+        }
+    } else {
+        let next = setup::install(file.kind, current.as_deref(), launch)
+            .map_err(|e| bad(file.path, &e))?;
+        if Some(&next) == current.as_ref() {
+            Plan::Keep
+        } else {
+            Plan::Install {
+                before: current.clone(),
+                next,
+            }
+        }
+    })
+}
+
+/// Carries out `plan` for the file `name` at `path`.
+fn carry_out(
+    plan: Plan,
+    name: &str,
+    path: &Path,
+    root: &Path,
+    backups: &Path,
+) -> Result<FileAction, EngineError> {
+    Ok(match plan {
+        Plan::Keep => FileAction::Unchanged,
+        Plan::Install { before, next } => {
+            // The first install keeps what was there; a re-install after the user took our
+            // entries out keeps the file as it is now.
+            let keep = match Backup::read(backups, name)? {
+                Some(b) if b.ours.as_deref() == before.as_deref() => b.before,
+                _ => before.clone(),
+            };
+            Backup {
+                before: keep,
+                ours: Some(next.clone()),
+            }
+            .write(backups, name)?;
+            write_text(path, &next)?;
+            if before.is_none() {
+                FileAction::Created
+            } else {
+                FileAction::Updated
+            }
+        }
+        Plan::Restore(Some(bytes)) => {
+            write_text(path, &bytes)?;
+            Backup::forget(backups, name)?;
+            FileAction::Restored
+        }
+        Plan::Restore(None) => {
+            std::fs::remove_file(path).map_err(io_error(format!("remove {}", path.display())))?;
+            // A directory we made for it (.claude, .codex, .gemini) goes too when empty.
+            if let Some(dir) = path.parent().filter(|d| *d != root) {
+                let _ = std::fs::remove_dir(dir);
+            }
+            Backup::forget(backups, name)?;
+            FileAction::Removed
+        }
+        Plan::Write(text, action) => {
+            write_text(path, &text)?;
+            Backup::forget(backups, name)?;
+            action
+        }
     })
 }
 

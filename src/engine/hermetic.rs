@@ -4,6 +4,8 @@
 //! the agent can write `.git/config` and `.git/info/attributes` like any file. A content
 //! filter other than git-lfs's counts where an attribute applies it to a file git stores.
 
+use std::path::PathBuf;
+
 use super::{EngineError, Session};
 use crate::store::Setting;
 
@@ -110,11 +112,25 @@ const RUNNER_FILES: &[&str] = &[
     "go.work",
 ];
 
+/// Where this repository's scratch worktrees live: outside it, so that nothing a program
+/// finds by looking upward from one (a `node_modules`, a config file, a file the agent left
+/// there) is the working tree's.
+pub fn scratch_root(session: &Session) -> PathBuf {
+    crate::exec::env::scratch_dir(
+        &[
+            session.store.workdir(),
+            session.store.git_dir(),
+            session.store.common_dir(),
+        ],
+        session.store.common_dir(),
+    )
+}
+
 /// A test runner's file above the scratch worktrees (docs/integrity.md): pytest, node, cargo
 /// and go search upward from where they run, so such a file would steer every run of the
 /// final check, the base's and the squashed commit's alike, from outside the repository.
 pub fn above_scratch(session: &Session) -> Vec<Unsafe> {
-    let root = super::scratch::scratch_root(session);
+    let root = scratch_root(session);
     let mut found = Vec::new();
     for dir in root.ancestors() {
         for name in RUNNER_FILES {

@@ -69,7 +69,7 @@ fn workflow_merges(
             .parents
             .first()
             .copied();
-        let chain = super::audit::audit_chain(store, &record.workflow, record.tip, stop)?;
+        let chain = super::chain::audit_chain(store, &record.workflow, record.tip, stop)?;
         if chain.forged.is_none() {
             recognised.insert(record.main);
         }

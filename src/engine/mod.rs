@@ -5,6 +5,7 @@
 pub mod agent_hook;
 pub mod agent_setup;
 pub mod audit;
+mod chain;
 mod checkpoint;
 mod doctor;
 mod escape;
@@ -25,6 +26,7 @@ mod scratch;
 mod status;
 mod submit;
 mod sync;
+mod unrecorded;
 pub mod verify;
 
 use std::cell::RefCell;
@@ -149,7 +151,7 @@ pub enum EngineError {
     #[error("{what}: workflow {} has a forged transition, commit {}: {}", .problem.workflow, .problem.commit.as_deref().unwrap_or("?"), .problem.problem)]
     Forged {
         what: String,
-        problem: Box<audit::AuditProblem>,
+        problem: Box<chain::AuditProblem>,
     },
 }
 
@@ -276,7 +278,7 @@ impl Session {
                 human: None,
                 // Marks a history whose every transition records its event, so that `audit`
                 // tells a transition with none from one written before events were.
-                input: Some(audit::CREATED.to_string()),
+                input: Some(chain::CREATED.to_string()),
             },
         )?;
         self.store.read()?.ok_or(EngineError::Conflict)

@@ -62,42 +62,9 @@ pub fn record_final(
             }),
         None => None,
     };
-    let mut checkpoints = Vec::new();
-    if let Some(last) = state.last_checkpoint() {
-        let stops = [state.branch_base(), Some(base.as_str())];
-        let mut reader = session.store.notes()?;
-        for found in session.store.checkpoints_from(last, &stops, &main)? {
-            let note = reader
-                .get(&found.commit)?
-                .map(|text| checkpoint_records(&text))
-                .and_then(|records| {
-                    records
-                        .iter()
-                        .find(|r| r.passes(&found.tree))
-                        .or(records.first())
-                        .cloned()
-                });
-            checkpoints.push(FoldedCheckpoint {
-                commit: found.commit,
-                subject: found.subject,
-                note,
-            });
-        }
-        // Oldest first, as they were made.
-        checkpoints.reverse();
-    }
+    let checkpoints = folded_checkpoints(session, state, &main, &base)?;
     let pr = session.store.history_back_to(snap.tip, "plan")?;
-    let human_answers: Vec<HumanAnswer> = pr
-        .iter()
-        .rev()
-        .filter_map(|e| {
-            Some(HumanAnswer {
-                by: e.human.clone()?,
-                event: e.event.clone(),
-                commit: e.commit.clone(),
-            })
-        })
-        .collect();
+    let human_answers = human_answers(&pr);
     let note = FinalNote {
         v: NOTE_VERSION,
         kind: "final".into(),
@@ -148,6 +115,55 @@ pub fn record_final(
         session.store.add_note_line(squashed, &line)?;
         Ok(())
     })
+}
+
+/// The PR's checkpoints, oldest first as they were made, each with the note that vouches
+/// for its tree (else its first note).
+fn folded_checkpoints(
+    session: &Session,
+    state: &crate::workflow::State,
+    main: &str,
+    base: &str,
+) -> Result<Vec<FoldedCheckpoint>, EngineError> {
+    let mut checkpoints = Vec::new();
+    if let Some(last) = state.last_checkpoint() {
+        let stops = [state.branch_base(), Some(base)];
+        let mut reader = session.store.notes()?;
+        for found in session.store.checkpoints_from(last, &stops, main)? {
+            let note = reader
+                .get(&found.commit)?
+                .map(|text| checkpoint_records(&text))
+                .and_then(|records| {
+                    records
+                        .iter()
+                        .find(|r| r.passes(&found.tree))
+                        .or(records.first())
+                        .cloned()
+                });
+            checkpoints.push(FoldedCheckpoint {
+                commit: found.commit,
+                subject: found.subject,
+                note,
+            });
+        }
+        // Oldest first, as they were made.
+        checkpoints.reverse();
+    }
+    Ok(checkpoints)
+}
+
+/// The humans' answers in the PR's history, oldest first.
+fn human_answers(pr: &[crate::store::HistoryEntry]) -> Vec<HumanAnswer> {
+    pr.iter()
+        .rev()
+        .filter_map(|e| {
+            Some(HumanAnswer {
+                by: e.human.clone()?,
+                event: e.event.clone(),
+                commit: e.commit.clone(),
+            })
+        })
+        .collect()
 }
 
 /// The PR's commits that carry no verification note: the squashed commit without its final
@@ -608,7 +624,7 @@ impl ChainTrees {
         if let Some(clean) = self.whole.get(&tip) {
             return Ok(*clean);
         }
-        let chain = super::audit::audit_chain(&session.store, "(a chain)", tip, None)?;
+        let chain = super::chain::audit_chain(&session.store, "(a chain)", tip, None)?;
         let clean = chain.forged.is_none() && chain.unrecorded == 0;
         self.whole.insert(tip, clean);
         Ok(clean)

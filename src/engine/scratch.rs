@@ -2,25 +2,11 @@
 //! repository whose files are one tree written straight from the objects, where pinned paths
 //! are put in from another tree and taken out again. Removed however the run ends.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::{EngineError, Session};
 use crate::exec::git::TempWorktree;
 use crate::exec::{Git, GitError};
-
-/// Where this repository's scratch worktrees live: outside it, so that nothing a program
-/// finds by looking upward from one (a `node_modules`, a config file, a file the agent left
-/// there) is the working tree's.
-pub fn scratch_root(session: &Session) -> PathBuf {
-    crate::exec::env::scratch_dir(
-        &[
-            session.store.workdir(),
-            session.store.git_dir(),
-            session.store.common_dir(),
-        ],
-        session.store.common_dir(),
-    )
-}
 
 /// A tree, written out in a worktree of its own.
 pub struct Scratch<'a> {
@@ -46,7 +32,9 @@ impl<'a> Scratch<'a> {
         index: &str,
     ) -> Result<Scratch<'a>, EngineError> {
         super::hermetic::require_clean_scratch(session)?;
-        let worktree = session.git.temp_worktree(&scratch_root(session), commit)?;
+        let worktree = session
+            .git
+            .temp_worktree(&super::hermetic::scratch_root(session), commit)?;
         let git = Git::with_program(worktree.path(), session.git.program());
         let scratch = Scratch {
             session,

@@ -130,27 +130,7 @@ pub fn status(session: &Session) -> Result<StatusReport, EngineError> {
         Some(s) => (s.state.clone(), s.summary.clone(), Some(s.tip)),
         None => (State::new(None), None, None),
     };
-    // A broken config is one more thing to report, not a reason to hide the state.
-    let mut idle = false;
-    let (config, mut notices) = match session.load_config(Some(&state)) {
-        Ok(loaded) => (
-            ConfigStatus::Loaded {
-                origin: loaded.origin.to_string(),
-                preflight: loaded.config.gate_names(),
-            },
-            {
-                idle = session.idle_holds(&state, &loaded.config.master_plan)?;
-                loaded.warnings
-            },
-        ),
-        Err(EngineError::Config(e)) => (
-            ConfigStatus::Invalid {
-                error: e.to_string(),
-            },
-            vec![Notice::ConfigInvalid],
-        ),
-        Err(e) => return Err(e),
-    };
+    let (config, mut notices, idle) = config_status(session, &state)?;
     notices.extend(session.state_warnings(&state)?);
     if snapshot.is_none()
         && let Some((tip, _)) = session.store.vanished_tip()?
@@ -178,31 +158,15 @@ pub fn status(session: &Session) -> Result<StatusReport, EngineError> {
         }
         _ => None,
     };
-    let mut remotes = Vec::new();
-    if let Some(tip) = tip {
-        for (remote, theirs) in session.store.tracking_tips()? {
-            let relation = session.store.relation(tip, theirs)?;
-            remotes.push(RemoteReport {
-                remote,
-                tip: theirs.to_string(),
-                standing: relation.standing().as_str(),
-                ahead: relation.ahead,
-                behind: relation.behind,
-            });
-        }
-    }
+    let remotes = match tip {
+        Some(tip) => remote_reports(session, tip)?,
+        None => Vec::new(),
+    };
     let current = plan.as_ref().and_then(|p| p.current.clone());
     let checkpoint_made = made_checkpoint(session, &state, plan.as_ref(), head.as_deref())?;
-    let noted_findings = match (state.pending(), &snapshot) {
-        (Some(Pending::Approval { .. }), Some(snap)) => session
-            .store
-            .review(snap)?
-            .and_then(|bytes| {
-                serde_json::from_slice::<crate::workflow::review::ReviewRecord>(&bytes).ok()
-            })
-            .map(|record| record.findings)
-            .unwrap_or_default(),
-        _ => Vec::new(),
+    let noted_findings = match &snapshot {
+        Some(snap) => noted_findings(session, snap)?,
+        None => Vec::new(),
     };
     Ok(StatusReport {
         workflow: session.store.workflow().to_string(),
@@ -282,10 +246,73 @@ fn made_checkpoint(
     let Some(found) = session.store.find_checkpoint(&stops, &main)? else {
         return Ok(None);
     };
-    let verified = super::get_task::unverified(session, state, &found)?.is_none();
+    let verified = super::unrecorded::unverified(session, state, &found)?.is_none();
     Ok(Some(MadeCheckpoint {
         commit: found.commit,
         subject: found.subject,
         verified,
     }))
+}
+
+/// The configuration's part of the status, what it warns about, and whether the workflow
+/// is idle. A broken config is one more thing to report, not a reason to hide the state.
+fn config_status(
+    session: &Session,
+    state: &State,
+) -> Result<(ConfigStatus, Vec<Notice>, bool), EngineError> {
+    match session.load_config(Some(state)) {
+        Ok(loaded) => {
+            let idle = session.idle_holds(state, &loaded.config.master_plan)?;
+            Ok((
+                ConfigStatus::Loaded {
+                    origin: loaded.origin.to_string(),
+                    preflight: loaded.config.gate_names(),
+                },
+                loaded.warnings,
+                idle,
+            ))
+        }
+        Err(EngineError::Config(e)) => Ok((
+            ConfigStatus::Invalid {
+                error: e.to_string(),
+            },
+            vec![Notice::ConfigInvalid],
+            false,
+        )),
+        Err(e) => Err(e),
+    }
+}
+
+/// How the workflow stands against each remote's copy of it.
+fn remote_reports(session: &Session, tip: gix::ObjectId) -> Result<Vec<RemoteReport>, EngineError> {
+    let mut remotes = Vec::new();
+    for (remote, theirs) in session.store.tracking_tips()? {
+        let relation = session.store.relation(tip, theirs)?;
+        remotes.push(RemoteReport {
+            remote,
+            tip: theirs.to_string(),
+            standing: relation.standing().as_str(),
+            ahead: relation.ahead,
+            behind: relation.behind,
+        });
+    }
+    Ok(remotes)
+}
+
+/// At the human gate, the review's findings the human weighs; none elsewhere.
+pub(super) fn noted_findings(
+    session: &Session,
+    snap: &crate::store::Snapshot,
+) -> Result<Vec<crate::workflow::review::Finding>, EngineError> {
+    Ok(match snap.state.pending() {
+        Some(Pending::Approval { .. }) => session
+            .store
+            .review(snap)?
+            .and_then(|bytes| {
+                serde_json::from_slice::<crate::workflow::review::ReviewRecord>(&bytes).ok()
+            })
+            .map(|record| record.findings)
+            .unwrap_or_default(),
+        _ => Vec::new(),
+    })
 }

@@ -445,7 +445,7 @@ fn master_plan_confirmed(
                 "{reason}. To undo the master-plan commit and edit it again: `git reset --soft HEAD~1`"
             )
         }
-        None => reason,
+        None => reason.to_string(),
     };
     Ok(Err(refused(snap.state.clone(), reason)))
 }
@@ -789,17 +789,20 @@ fn judge_squash(
                     snap,
                     Event::FinalCheckRefused {
                         commit,
-                        reason: reason.clone(),
+                        reason: reason.to_string(),
                     },
                 )?;
                 session.commit(snap, &t, None)?;
-                return Ok(SquashJudged::FinalCheckRefused(Box::new(t.state), reason));
+                return Ok(SquashJudged::FinalCheckRefused(
+                    Box::new(t.state),
+                    reason.to_string(),
+                ));
             }
             // Before the state moves: a retry writes the same record, which is kept once.
             notes::record_final(session, snap, &commit, &check)?;
             Ok(SquashJudged::Holds(Event::Squashed { commit }))
         }
-        FinalizeCheck::Refused { reason } => Ok(SquashJudged::Refused(reason)),
+        FinalizeCheck::Refused { reason } => Ok(SquashJudged::Refused(reason.to_string())),
     }
 }
 

@@ -1,0 +1,248 @@
+//! One workflow chain replayed through the pure transition function: each commit checked to
+//! be what its recorded event makes. `audit`, `sync`, the merge, the main-line check and the
+//! final note all judge chains this way.
+
+use gix::ObjectId;
+use serde::Serialize;
+
+use super::EngineError;
+use crate::store::{CommitRecord, Snapshot, Store, workflow_ref};
+use crate::workflow::{self, Event, PlanChange, State};
+
+/// The event header of a workflow's first commit, from 0.3 on: every transition after it
+/// records its event.
+pub const CREATED: &str = r#"{"event":"create"}"#;
+
+/// One thing the audit found wrong.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct AuditProblem {
+    pub workflow: String,
+    /// The commit (or reflog entry's new value) it is about; `None` for the ref itself.
+    pub commit: Option<String>,
+    pub problem: String,
+    /// The state the transition function computes, when the found one differs.
+    pub expected: Option<serde_json::Value>,
+    pub found: Option<serde_json::Value>,
+}
+
+/// `workflow main, commit <id>: <problem>`.
+impl std::fmt::Display for AuditProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "workflow {}", self.workflow)?;
+        if let Some(commit) = &self.commit {
+            write!(f, ", commit {commit}")?;
+        }
+        write!(f, ": {}", self.problem)
+    }
+}
+/// The audit of one chain segment.
+#[derive(Clone, Debug, Default)]
+pub struct ChainAudit {
+    pub replayed: usize,
+    pub unrecorded: usize,
+    /// The first commit, oldest first, that is not what it claims; the replay stops there.
+    pub forged: Option<AuditProblem>,
+    /// The segment's commits, newest first.
+    pub commits: Vec<ObjectId>,
+}
+/// Replays the chain from `tip` back to `stop` (exclusive; `None`: to its root).
+pub fn audit_chain(
+    store: &Store,
+    workflow: &str,
+    tip: ObjectId,
+    stop: Option<ObjectId>,
+) -> Result<ChainAudit, EngineError> {
+    let reference = workflow_ref(workflow);
+    let problem = |commit: ObjectId, text: String| AuditProblem {
+        workflow: workflow.to_string(),
+        commit: Some(commit.to_string()),
+        problem: text,
+        expected: None,
+        found: None,
+    };
+    let mut records = segment(store, tip, stop)?;
+    let mut audit = ChainAudit {
+        commits: records.iter().map(|(id, _)| *id).collect(),
+        ..ChainAudit::default()
+    };
+    records.reverse();
+    let mut parent: Option<Snapshot> = match stop {
+        Some(stop) => Some(store.read_at(stop, &reference)?),
+        None => None,
+    };
+    // Before the segment, the history already records events: from here on every
+    // transition must.
+    let mut recorded_seen = match stop {
+        Some(stop) => store.commit_record(stop)?.event.is_some(),
+        None => false,
+    };
+    for (id, record) in records {
+        if record.parents.len() > 1 {
+            audit.forged = Some(problem(
+                id,
+                "a merge commit: git-orchestrate never writes one into a workflow's chain".into(),
+            ));
+            return Ok(audit);
+        }
+        let snap = match store.read_at(id, &reference) {
+            Ok(snap) => snap,
+            Err(e) => {
+                audit.forged = Some(problem(id, format!("its state cannot be read: {e}")));
+                return Ok(audit);
+            }
+        };
+        let Some(before) = parent.take() else {
+            recorded_seen = record.event.as_deref() == Some(CREATED);
+            // The root: a new workflow, and nothing else.
+            let fresh = State::new(snap.state.main_branch.clone());
+            if snap.state != fresh || snap.plan_blob().is_some() {
+                audit.forged = Some(AuditProblem {
+                    expected: serde_json::to_value(&fresh).ok(),
+                    found: serde_json::to_value(&snap.state).ok(),
+                    ..problem(id, "the first commit is not a new workflow".into())
+                });
+                return Ok(audit);
+            }
+            parent = Some(snap);
+            continue;
+        };
+        let Some(json) = &record.event else {
+            if recorded_seen {
+                audit.forged = Some(problem(
+                    id,
+                    "it records no event, after transitions that do: git-orchestrate did not write it"
+                        .into(),
+                ));
+                return Ok(audit);
+            }
+            audit.unrecorded += 1;
+            parent = Some(snap);
+            continue;
+        };
+        recorded_seen = true;
+        if let Err(mismatch) = replay(store, &before, &snap, json, &record.history) {
+            let (text, expected, found) = *mismatch;
+            audit.forged = Some(AuditProblem {
+                expected,
+                found,
+                ..problem(id, text)
+            });
+            return Ok(audit);
+        }
+        audit.replayed += 1;
+        parent = Some(snap);
+    }
+    Ok(audit)
+}
+
+/// The chain's commits from `tip` back to `stop` (exclusive), newest first, along first
+/// parents; a merge commit ends it (the replay refuses it).
+fn segment(
+    store: &Store,
+    tip: ObjectId,
+    stop: Option<ObjectId>,
+) -> Result<Vec<(ObjectId, CommitRecord)>, EngineError> {
+    let mut records = Vec::new();
+    let mut next = Some(tip);
+    while let Some(id) = next {
+        if Some(id) == stop {
+            break;
+        }
+        let record = store.commit_record(id)?;
+        next = record.parents.first().copied();
+        let extra_parents = record.parents.len() > 1;
+        records.push((id, record));
+        if extra_parents {
+            break;
+        }
+    }
+    Ok(records)
+}
+
+/// Why a replay failed, with the state expected and found when they differ.
+type Mismatch = Box<(String, Option<serde_json::Value>, Option<serde_json::Value>)>;
+
+/// Checks that `after` is the transition the recorded `event` makes from `before`.
+fn replay(
+    store: &Store,
+    before: &Snapshot,
+    after: &Snapshot,
+    event: &str,
+    history: &crate::store::HistoryEntry,
+) -> Result<(), Mismatch> {
+    let said = |text: String| Box::new((text, None, None));
+    let event: Event = serde_json::from_str(event).map_err(|e| {
+        said(format!(
+            "its recorded event is not one git-orchestrate writes: {e}"
+        ))
+    })?;
+    let plan = if workflow::needs_full_plan(&event) {
+        store
+            .plan(before)
+            .map_err(|e| said(format!("the plan before it cannot be read: {e}")))?
+    } else {
+        None
+    };
+    let t = workflow::transition(&before.state, plan.as_ref(), event).map_err(|r| {
+        said(format!(
+            "its recorded event is refused in state {}: {}",
+            r.state, r.message
+        ))
+    })?;
+    if history.event != t.event
+        || history.from.as_deref() != Some(t.from.as_str())
+        || history.to.as_deref() != Some(t.to().as_str())
+    {
+        return Err(said(format!(
+            "its message says {} {} -> {}, but its event makes {} {} -> {}",
+            history.event,
+            history.from.as_deref().unwrap_or("?"),
+            history.to.as_deref().unwrap_or("?"),
+            t.event,
+            t.from,
+            t.to()
+        )));
+    }
+    if t.state != after.state {
+        return Err(Box::new((
+            "its state is not the one its recorded event makes".into(),
+            serde_json::to_value(&t.state).ok(),
+            serde_json::to_value(&after.state).ok(),
+        )));
+    }
+    let plan_holds = match &t.plan {
+        PlanChange::Keep => {
+            after.plan_blob() == before.plan_blob() && after.done() == before.done()
+        }
+        PlanChange::Drop => after.plan_blob().is_none(),
+        PlanChange::CompleteStep(step) if after.plan_blob() == before.plan_blob() => {
+            let mut done = before.done().to_vec();
+            if !done.contains(step) {
+                done.push(*step);
+            }
+            after.done() == done.as_slice()
+        }
+        PlanChange::CompleteStep(step) => {
+            let mut expected = store.plan(before).ok().flatten();
+            if let Some(plan) = &mut expected {
+                plan.complete_step(*step);
+            }
+            after.done().is_empty()
+                && expected.is_some()
+                && store.plan(after).ok().flatten() == expected
+        }
+        PlanChange::Materialize => {
+            after.done().is_empty()
+                && store.plan(after).ok().flatten() == store.plan(before).ok().flatten()
+        }
+        PlanChange::Replace(plan) => {
+            after.done().is_empty() && store.plan(after).ok().flatten().as_ref() == Some(plan)
+        }
+    };
+    if !plan_holds {
+        return Err(said(
+            "its plan is not the one its recorded event makes".into(),
+        ));
+    }
+    Ok(())
+}

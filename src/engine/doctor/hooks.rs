@@ -1,0 +1,254 @@
+//! `doctor`'s hook checks: the git hooks installed, and each one probed to answer as ours.
+
+use std::time::Duration;
+
+use super::check::{Check, Level, check};
+use crate::engine::{EngineError, Session, io_error};
+use crate::exec::{self, ShellOptions};
+use crate::hooks::install::{self, HookState};
+use crate::hooks::{PROBE_ENV, PROBE_FILE_ENV};
+use crate::workflow::briefing::shell_quote;
+
+/// How long one hook may take to answer the probe.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Installed, current, executable, and proven to reach this binary by running each hook
+/// with the probe variable set (the hook then does nothing else).
+pub(super) fn hooks(session: &Session, checks: &mut Vec<Check>) -> Result<(), EngineError> {
+    let report = match install::status(&session.git) {
+        Ok(report) => report,
+        Err(e) => {
+            checks.push(check("hooks", Level::Error, e.to_string(), None));
+            return Ok(());
+        }
+    };
+    let dir = report.dir.display().to_string();
+    // Different each run, so an old answer cannot pass for this one.
+    let nonce = format!(
+        "{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos())
+    );
+    // Through a hook manager: our entries in its configuration, proven by running its shims.
+    if let Ok(Some((manager, found))) = crate::hooks::managed::detect(&session.git) {
+        return managed_hooks(session, manager, &found, &nonce, checks);
+    }
+    for h in &report.hooks {
+        let name = format!("hook {}", h.name);
+        match &h.state {
+            HookState::Missing | HookState::Foreign => checks.push(check(
+                &name,
+                Level::Error,
+                format!("not installed in {dir}: checkpoint commits made with plain `git commit` are not verified"),
+                Some("git orchestrate hooks install".into()),
+            )),
+            HookState::Managed(manager) => checks.push(check(
+                &name,
+                Level::Warning,
+                format!("{} manages {dir}; our hook is not in it unless you added it", manager.name()),
+                Some(manager.instructions()),
+            )),
+            HookState::Installed { .. } if !h.executable => checks.push(check(
+                &name,
+                Level::Error,
+                format!("{} is not executable, so git does not run it", h.path.display()),
+                Some(format!("chmod +x {}", shell_quote(&h.path.display().to_string()))),
+            )),
+            HookState::Installed { current, .. } => {
+                let probe = probe(session, h.name, &h.path, &nonce)?;
+                checks.push(match probe {
+                    Ok(runs) if runs > 1 => runs_twice(h.name, runs, &h.path),
+                    Ok(_) if *current => check(&name, Level::Ok, format!("installed and firing ({})", h.path.display()), None),
+                    Ok(_) => check(
+                        &name,
+                        Level::Warning,
+                        "installed and firing, but an older version",
+                        Some("git orchestrate hooks install".into()),
+                    ),
+                    Err(said) => check(
+                        &name,
+                        Level::Error,
+                        format!("installed, but running it does not reach git-orchestrate: {said}"),
+                        Some("put git-orchestrate on the PATH git runs hooks with (cargo install puts it in ~/.cargo/bin)".into()),
+                    ),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Our hooks through a hook manager: our entries in its configuration, proven by running
+/// its shims.
+fn managed_hooks(
+    session: &Session,
+    manager: install::Manager,
+    found: &str,
+    nonce: &str,
+    checks: &mut Vec<Check>,
+) -> Result<(), EngineError> {
+    let configured = crate::hooks::managed::configured(&session.git, manager).unwrap_or(false);
+    for name in crate::hooks::NAMES {
+        let check_name = format!("hook {name}");
+        if !configured {
+            checks.push(check(
+                &check_name,
+                Level::Error,
+                format!("{} manages the hooks here ({found}), and our hooks are not in its configuration", manager.name()),
+                Some("git orchestrate hooks install".into()),
+            ));
+            continue;
+        }
+        let shim = match crate::hooks::managed::shim(&session.git, manager, name) {
+            Ok(path) => path,
+            Err(e) => {
+                checks.push(check(&check_name, Level::Error, e.to_string(), None));
+                continue;
+            }
+        };
+        if !shim.exists() {
+            checks.push(check(
+                &check_name,
+                Level::Error,
+                format!(
+                    "our hook is in {}'s configuration, but {} is not there: git does not run it",
+                    manager.name(),
+                    shim.display()
+                ),
+                Some(match manager {
+                    crate::hooks::install::Manager::PreCommit => "pre-commit install".to_string(),
+                    crate::hooks::install::Manager::Lefthook => "lefthook install".to_string(),
+                    crate::hooks::install::Manager::Husky => "npx husky".to_string(),
+                }),
+            ));
+            continue;
+        }
+        checks.push(match probe(session, name, &shim, nonce)? {
+            Ok(runs) if runs > 1 => runs_twice(name, runs, &shim),
+            Ok(_) => check(
+                &check_name,
+                Level::Ok,
+                format!("installed through {} and firing ({})", manager.name(), shim.display()),
+                None,
+            ),
+            Err(said) => check(
+                &check_name,
+                Level::Error,
+                format!("in {}'s configuration, but running {} does not reach git-orchestrate: {said}", manager.name(), shim.display()),
+                Some(match manager {
+                    // pre-commit runs nothing while its configuration has unstaged changes.
+                    crate::hooks::install::Manager::PreCommit => "commit .pre-commit-config.yaml (pre-commit refuses to run while it has unstaged changes); else put git-orchestrate on the PATH git runs hooks with (cargo install puts it in ~/.cargo/bin)".to_string(),
+                    _ => "put git-orchestrate on the PATH git runs hooks with (cargo install puts it in ~/.cargo/bin), and check that the manager's own install step ran".to_string(),
+                }),
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// A hook of ours that reached git-orchestrate `runs` times for one commit.
+fn runs_twice(name: &str, runs: usize, path: &std::path::Path) -> Check {
+    // pre-commit runs the hook it kept aside before its own.
+    let aside: Vec<String> = [path.with_file_name(format!("{name}.legacy"))]
+        .into_iter()
+        .filter(|p| p.exists())
+        .map(|p| p.display().to_string())
+        .collect();
+    check(
+        &format!("hook {name}"),
+        Level::Error,
+        format!(
+            "git-orchestrate's {name} runs {runs} times for each commit when git runs {}{}: every gate \
+             runs {runs} times",
+            path.display(),
+            if aside.is_empty() {
+                String::new()
+            } else {
+                format!(" (it also runs {}, a copy a hook manager kept aside)", aside.join(", "))
+            }
+        ),
+        Some(
+            "git orchestrate hooks install (through the hook manager, it takes our hooks out of the \
+             copies kept aside)"
+                .into(),
+        ),
+    )
+}
+
+/// Runs the hook file as git would, with the probe set: how many times it reached
+/// git-orchestrate (more than once: every gate runs that many times), or, as `Err`, what
+/// came back instead.
+fn probe(
+    session: &Session,
+    name: &str,
+    path: &std::path::Path,
+    nonce: &str,
+) -> Result<Result<usize, String>, EngineError> {
+    let dir = tempfile::tempdir().map_err(io_error("create a probe directory"))?;
+    let message = dir.path().join("COMMIT_EDITMSG");
+    std::fs::write(&message, "checkpoint: git orchestrate doctor probe\n")
+        .map_err(io_error("write the probe message"))?;
+    let args = match name {
+        "commit-msg" => shell_quote(&message.display().to_string()),
+        "pre-push" => "origin origin".to_string(),
+        _ => String::new(),
+    };
+    let answer = dir.path().join("probe-answer");
+    let command = format!(
+        "{PROBE_ENV}={} {PROBE_FILE_ENV}={} {} {args}",
+        shell_quote(nonce),
+        shell_quote(&answer.display().to_string()),
+        shell_quote(&path.display().to_string())
+    );
+    // A pushed ref, for a manager that runs no pre-push hook when nothing is pushed.
+    let head = session
+        .store
+        .head_commit()?
+        .map(|c| c.commit)
+        .unwrap_or_else(|| "0".repeat(40));
+    let pushed = format!(
+        "refs/heads/git-orchestrate-probe {head} refs/heads/git-orchestrate-probe {}\n",
+        "0".repeat(40)
+    );
+    let run = exec::run_shell_with(
+        &command,
+        session.store.workdir(),
+        PROBE_TIMEOUT,
+        session.command_env()?,
+        ShellOptions {
+            stdin: Some(if name == "pre-push" {
+                pushed.as_bytes()
+            } else {
+                b""
+            }),
+            split_stderr: true,
+        },
+    )
+    .map_err(io_error(format!("run {}", path.display())))?;
+    let stdout = String::from_utf8_lossy(&run.output);
+    let marker = format!("git-orchestrate hook probe {nonce}");
+    // The file has one line for each run; stdout only when the file has none (a manager
+    // may show a hook's output more than once).
+    let in_file =
+        std::fs::read_to_string(&answer).map_or(0, |a| a.lines().filter(|l| *l == marker).count());
+    let runs = if in_file > 0 {
+        in_file
+    } else {
+        usize::from(stdout.lines().any(|l| l.trim() == marker))
+    };
+    if run.exit.success() && runs > 0 {
+        return Ok(Ok(runs));
+    }
+    let said = String::from_utf8_lossy(&run.stderr).trim().to_string();
+    Ok(Err(format!(
+        "{}{}",
+        run.exit,
+        if said.is_empty() {
+            String::new()
+        } else {
+            format!(": {said}")
+        }
+    )))
+}

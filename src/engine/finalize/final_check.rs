@@ -1,0 +1,442 @@
+//! The final check of a squashed commit (docs/integrity.md, "A clean final check" and "RED
+//! proves itself at the end"): the gates again in a clean worktree, the tests the PR changed
+//! put back, and every task's pinned RED test on the PR's base and on the squash.
+
+use std::collections::BTreeMap;
+
+use super::refusal::{FinalCheckRefusal, RedFailure};
+use crate::config::{Config, PinnedTests};
+use crate::engine::pr_record::{self, PinnedRed, PrRecord};
+use crate::engine::scratch::Scratch;
+use crate::engine::{EngineError, Session, io_error};
+use crate::exec::{self, RunOutput};
+use crate::gates;
+use crate::store::Snapshot;
+use crate::workflow::fence::fenced;
+use crate::workflow::notes::{ChangedTests, PathsOfStep, RedProof};
+use crate::workflow::red;
+
+/// What the final check found (docs/integrity.md, "A clean final check" and "RED proves
+/// itself at the end"): what the squashed commit's verification rests on, every task's RED
+/// test on the PR's base and on the squashed commit, the tests the PR changed, and why the
+/// squash does not count, when it does not.
+#[derive(Clone, Debug)]
+pub struct FinalCheck {
+    /// For the final note: `not verified: no gates`, or what passed.
+    pub verification: String,
+    pub red_tests: Vec<RedProof>,
+    pub changed_tests: Option<ChangedTests>,
+    /// What the PR's chain records about its tests.
+    pub record: PrRecord,
+    /// Tests the PR adds that no RED step pinned.
+    pub unpinned_tests: Vec<String>,
+    /// Tasks of the plan without a RED step.
+    pub tasks_without_red: Vec<String>,
+    pub refused: Option<FinalCheckRefusal>,
+}
+
+/// The final check, on the squashed `commit`: the gates in force run once more in a fresh
+/// worktree that holds only what the commit holds; again with the tests the PR changed put
+/// back as they were at the pin; and every task's pinned RED test runs on the PR's base (it
+/// must fail) and on the squashed commit (it must pass, having run a test), back to back.
+/// Each tree is written in one scratch worktree from the objects, and every worktree is
+/// removed however it ends.
+pub fn final_check(
+    session: &Session,
+    snap: &Snapshot,
+    config: &Config,
+    commit: &str,
+) -> Result<FinalCheck, EngineError> {
+    let record = pr_record::of_snapshot(session, snap)?;
+    let git = &session.git;
+    let base = git.parents(commit)?.into_iter().next().ok_or_else(|| {
+        EngineError::Internal(format!("the squashed commit {commit} has no parent"))
+    })?;
+    let unpinned_tests = record.unpinned_tests(session, config, &base, commit)?;
+    let tasks_without_red = session
+        .store
+        .plan(snap)?
+        .map(|plan| pr_record::tasks_without_red(&plan))
+        .unwrap_or_default();
+    let tree = git.tree_of(commit)?;
+    let links = links_out(session, &base, commit, &tree)?;
+    let no_gates = config.preflight.is_empty();
+    let mut check = FinalCheck {
+        verification: if no_gates {
+            "not verified: no gates".to_string()
+        } else {
+            "not verified again: the clean final check is off ([finalize] clean_check)".to_string()
+        },
+        red_tests: Vec::new(),
+        changed_tests: changed_tests(session, config, &base, &tree)?,
+        record,
+        unpinned_tests,
+        tasks_without_red,
+        refused: None,
+    };
+    if !links.is_empty() {
+        check.refused = Some(FinalCheckRefusal::LinksOut { links });
+        return Ok(check);
+    }
+    if !config.finalize.clean_check {
+        return Ok(check);
+    }
+    // Found before a worktree is made: the commands run in it need it.
+    session.command_env()?;
+    let squashed = Scratch::new(session, commit, &tree)?;
+    if !no_gates {
+        clean_check(session, config, &mut check, &squashed, &base)?;
+        if check.refused.is_some() {
+            return Ok(check);
+        }
+    }
+    // The RED tests run in worktrees of their own: nothing the gates left behind is there.
+    drop(squashed);
+    red_proofs(session, config, &mut check, &base, &tree)?;
+    Ok(check)
+}
+
+/// Why each symbolic link the PR adds or changes points out of the repository. A link out
+/// makes what the commit holds depend on a file it does not hold, whichever test reads it,
+/// and whatever the RED step pinned.
+fn links_out(
+    session: &Session,
+    base: &str,
+    commit: &str,
+    tree: &str,
+) -> Result<Vec<String>, EngineError> {
+    let mut links = Vec::new();
+    for (how, path) in session.git.tree_changes(base, commit)? {
+        if how != "removed"
+            && let Some(why) = crate::engine::red::link_out(session, tree, &path)?
+        {
+            links.push(why);
+        }
+    }
+    Ok(links)
+}
+
+/// The gates in the clean worktree `squashed`, then again with the tests the PR changed put
+/// back as they were on its base; a failure is the check's refusal.
+fn clean_check(
+    session: &Session,
+    config: &Config,
+    check: &mut FinalCheck,
+    squashed: &Scratch,
+    base: &str,
+) -> Result<(), EngineError> {
+    let env = session.command_env()?;
+    let run = gates::run_preflight(&config.preflight, squashed.path(), env)
+        .map_err(io_error("run preflight in the clean worktree"))?;
+    if let Some(gate) = run.failed() {
+        check.refused = Some(FinalCheckRefusal::CleanCheckFailed {
+            gate: gate.name.clone(),
+            exit: gate.run.exit.to_string(),
+            tail: exec::tail_lines(&gate.run.output, config.test.output_tail),
+        });
+        return Ok(());
+    }
+    check.verification = format!(
+        "the gates passed on the squashed commit in a clean worktree ({})",
+        config.gate_names().join(", ")
+    );
+    let Some(changed) = check.changed_tests.as_mut() else {
+        return Ok(());
+    };
+    let base_tree = session.git.tree_of(base)?;
+    squashed.put(&base_tree, &changed.paths)?;
+    let run = gates::run_preflight(&config.preflight, squashed.path(), env)
+        .map_err(io_error("run preflight with the pinned tests"))?;
+    squashed.restore(&changed.paths)?;
+    changed.passed = Some(run.passed());
+    changed.failed_gate = run.failed().map(|g| g.name.clone());
+    if config.gates.pinned_tests == PinnedTests::Enforce && !run.passed() {
+        check.refused = Some(FinalCheckRefusal::PinnedTestsFail {
+            paths: changed.paths.clone(),
+            failed_gate: changed.failed_gate.clone(),
+        });
+    }
+    Ok(())
+}
+
+/// A fair coin, from the standard library's per-process random hash keys: which of the two
+/// RED worktrees is made first, and which runs first, is not for a test to know.
+fn coin() -> bool {
+    use std::hash::{BuildHasher as _, Hasher as _};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u8(0);
+    hasher.finish() & 1 == 1
+}
+
+/// Every pinned RED test, on the PR's base and on the squashed commit (docs/integrity.md,
+/// "RED proves itself at the end"). On the base, each RED's files are put in as its step left
+/// them, shared code files too, and it must fail. On the squashed commit, every pinned file is
+/// put in as the latest RED step that pinned it left it (a later task's RED may extend an
+/// earlier task's test), shared files are the commit's own, and every RED test must pass
+/// having run a test. The two worktrees differ in their files only: both are detached at the
+/// base with the base's tree as their index, made in an order drawn at random, and each
+/// RED's two runs come in an order drawn at random too.
+fn red_proofs(
+    session: &Session,
+    config: &Config,
+    check: &mut FinalCheck,
+    base: &str,
+    tree: &str,
+) -> Result<(), EngineError> {
+    let reds: Vec<PinnedRed> = check.record.reds.clone();
+    let (reds, unpinned): (Vec<PinnedRed>, Vec<PinnedRed>) =
+        reds.into_iter().partition(|r| r.tree.is_some());
+    if !unpinned.is_empty() {
+        check.verification.push_str(&format!(
+            "; {} RED test{} accepted before RED tests were pinned not run again ({})",
+            unpinned.len(),
+            if unpinned.len() == 1 { "" } else { "s" },
+            unpinned
+                .iter()
+                .map(|r| r.step.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    if reds.is_empty() {
+        return Ok(());
+    }
+    let base_tree = session.git.tree_of(base)?;
+    let trees = Trees {
+        base,
+        base_tree: &base_tree,
+        squashed: tree,
+    };
+    let (before, squashed) = red_worktrees(session, &trees)?;
+    // The latest pin of each path, in the squashed worktree once for all the runs there.
+    let mut latest: BTreeMap<&str, (&str, &PinnedRed)> = BTreeMap::new();
+    for red in &reds {
+        let Some(red_tree) = &red.tree else { continue };
+        squashed.put(red_tree, &red.paths)?;
+        for path in &red.paths {
+            latest.insert(path, (red_tree, red));
+        }
+    }
+    for pinned in &reds {
+        let Some(red_tree) = &pinned.tree else {
+            continue;
+        };
+        let (on_base, on_squash) = run_red(session, config, pinned, red_tree, &before, &squashed)?;
+        let (changed_after_red, repinned) =
+            changed_after_red(session, pinned, red_tree, &latest, &trees)?;
+        check.red_tests.push(RedProof {
+            step: pinned.step.to_string(),
+            command: pinned.command.clone(),
+            paths: pinned.paths.clone(),
+            shared: pinned.shared.clone(),
+            changed_after_red,
+            repinned,
+            base: on_base.exit,
+            squashed: on_squash.exit,
+        });
+        if let Some(refusal) = red_refusal(config, pinned, base, &on_base, &on_squash) {
+            check.refused = Some(refusal);
+            return Ok(());
+        }
+    }
+    Ok(())
+}
+
+/// The commits and trees the RED tests are judged between.
+struct Trees<'a> {
+    /// The PR's base commit, and its tree.
+    base: &'a str,
+    base_tree: &'a str,
+    /// The squashed commit's tree.
+    squashed: &'a str,
+}
+
+/// The base's worktree and the squashed commit's, made in an order drawn at random. Both
+/// runs see one history and one index: a test that tells the trees apart by HEAD, the log
+/// or what is staged, not by the code, cannot pass one and fail the other.
+fn red_worktrees<'a>(
+    session: &'a Session,
+    trees: &Trees,
+) -> Result<(Scratch<'a>, Scratch<'a>), EngineError> {
+    let (base, base_tree) = (trees.base, trees.base_tree);
+    Ok(if coin() {
+        let before = Scratch::with_index(session, base, base_tree, base_tree)?;
+        (
+            before,
+            Scratch::with_index(session, base, trees.squashed, base_tree)?,
+        )
+    } else {
+        let squashed = Scratch::with_index(session, base, trees.squashed, base_tree)?;
+        (
+            Scratch::with_index(session, base, base_tree, base_tree)?,
+            squashed,
+        )
+    })
+}
+
+/// The RED test's run on the base (its files and shared files put in as its step left
+/// them) and on the squashed commit, in an order drawn at random.
+fn run_red(
+    session: &Session,
+    config: &Config,
+    pinned: &PinnedRed,
+    red_tree: &str,
+    before: &Scratch,
+    squashed: &Scratch,
+) -> Result<(RunOutput, RunOutput), EngineError> {
+    let env = session.command_env()?;
+    let timeout = config.test.timeout;
+    let run = |scratch: &Scratch, command: &str| -> Result<RunOutput, EngineError> {
+        exec::run_shell(command, scratch.path(), timeout, env)
+            .map_err(io_error(format!("run the RED test `{command}`")))
+    };
+    let on_base_paths: Vec<String> = pinned.paths.iter().chain(&pinned.shared).cloned().collect();
+    before.put(red_tree, &on_base_paths)?;
+    let runs = if coin() {
+        let on_base = run(before, &pinned.command)?;
+        (on_base, run(squashed, &pinned.command)?)
+    } else {
+        let on_squash = run(squashed, &pinned.command)?;
+        (run(before, &pinned.command)?, on_squash)
+    };
+    before.restore(&on_base_paths)?;
+    Ok(runs)
+}
+
+/// The RED's pinned paths the squashed commit holds otherwise than their pin (a later RED
+/// that pinned them again is named), and its shared files whose test lines a later step
+/// dropped (those lines are not pinned).
+fn changed_after_red(
+    session: &Session,
+    pinned: &PinnedRed,
+    red_tree: &str,
+    latest: &BTreeMap<&str, (&str, &PinnedRed)>,
+    trees: &Trees,
+) -> Result<(Vec<String>, Vec<PathsOfStep>), EngineError> {
+    let store = &session.store;
+    let tree = trees.squashed;
+    let mut changed = Vec::new();
+    let mut repinned = Vec::new();
+    for path in &pinned.paths {
+        let (pin, by) = latest
+            .get(path.as_str())
+            .copied()
+            .unwrap_or((red_tree, pinned));
+        if by.step != pinned.step {
+            repinned.push(PathsOfStep {
+                step: by.step.to_string(),
+                paths: vec![path.clone()],
+            });
+        }
+        let same = match (store.tree_entry(pin, path)?, store.tree_entry(tree, path)?) {
+            (Some(a), Some(b)) => a.id == b.id && a.kind == b.kind,
+            (None, None) => true,
+            _ => false,
+        };
+        if !same {
+            changed.push(path.clone());
+        }
+    }
+    let text = |tree: &str, path: &str| -> Result<String, EngineError> {
+        Ok(match store.tree_entry(tree, path)? {
+            // A file the agent wrote: read only within the cap (over it, it counts as empty,
+            // and the lines it should hold are named dropped).
+            Some(entry) => match store.blob_within(&entry.id.to_string(), crate::input::CAP)? {
+                Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+                Err(_) => String::new(),
+            },
+            None => String::new(),
+        })
+    };
+    for path in &pinned.shared {
+        let dropped = red::lines_dropped(
+            &text(trees.base_tree, path)?,
+            &text(red_tree, path)?,
+            &text(tree, path)?,
+        );
+        if !dropped.is_empty() {
+            changed.push(path.clone());
+        }
+    }
+    Ok((changed, repinned))
+}
+
+/// Why the RED test's two runs do not prove it, if they do not: it passes on the base, fails
+/// on the squashed commit, or passes there without running a test.
+fn red_refusal(
+    config: &Config,
+    pinned: &PinnedRed,
+    base: &str,
+    on_base: &RunOutput,
+    on_squash: &RunOutput,
+) -> Option<FinalCheckRefusal> {
+    let not_run = on_squash
+        .exit
+        .success()
+        .then(|| red::did_not_run(&pinned.command, on_squash.exit, &on_squash.output))
+        .flatten();
+    let (failure, output) = if on_base.exit.success() {
+        (
+            RedFailure::PassesOnBase {
+                base: base.get(..12).unwrap_or(base).to_string(),
+            },
+            &on_base.output,
+        )
+    } else if !on_squash.exit.success() {
+        (
+            RedFailure::FailsOnSquash {
+                exit: on_squash.exit.to_string(),
+            },
+            &on_squash.output,
+        )
+    } else if let Some(why) = not_run {
+        (
+            RedFailure::RunsNoTest {
+                why: why.to_string(),
+            },
+            &on_squash.output,
+        )
+    } else {
+        return None;
+    };
+    Some(FinalCheckRefusal::Red {
+        task: pinned.step.task + 1,
+        step: pinned.step.to_string(),
+        command: pinned.command.clone(),
+        paths: pinned.paths.clone(),
+        failure,
+        output: fenced(&exec::tail_lines(output, config.test.output_tail)),
+    })
+}
+
+/// Tests present on the PR's base that the PR changes or removes (their gates' verdict is left for
+/// the clean check to give).
+fn changed_tests(
+    session: &Session,
+    config: &Config,
+    base: &str,
+    tree: &str,
+) -> Result<Option<ChangedTests>, EngineError> {
+    // From the PR's base, not the pin: after a rebase onto main as another workflow's merge
+    // left it, what that merge changed is not this PR's.
+    let paths: Vec<String> = session
+        .git
+        .tree_changes(base, tree)?
+        .into_iter()
+        .filter(|(how, path)| *how != "added" && config.is_test_path(path))
+        .map(|(_, path)| path)
+        .collect();
+    if paths.is_empty() {
+        return Ok(None);
+    }
+    let mode = match config.gates.pinned_tests {
+        PinnedTests::Report => "report",
+        PinnedTests::Enforce => "enforce",
+    };
+    Ok(Some(ChangedTests {
+        paths,
+        mode: mode.to_string(),
+        passed: None,
+        failed_gate: None,
+    }))
+}

@@ -1,0 +1,290 @@
+//! Why a finalization check does not count a commit, as data: the squash and master-plan
+//! checks' reasons and the final check's, each displayed as the text the agent is given.
+
+use std::fmt;
+
+/// Why the squash or the master-plan commit does not hold.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FinalizeRefusal {
+    NoPlan,
+    /// The branch is not one commit over main.
+    CommitCount {
+        count: u64,
+        main: String,
+        title: String,
+    },
+    /// The squashed commit is not titled with the PR title.
+    WrongTitle {
+        subject: String,
+        title: String,
+    },
+    NothingVerified,
+    /// The squashed tree is not the one that last passed verification; `listed` names
+    /// what differs.
+    TreeNotVerified {
+        tree: String,
+        verified: String,
+        listed: Vec<String>,
+    },
+    NotSquashed,
+    /// HEAD is still the squashed commit: the master-plan commit is missing.
+    HeadIsSquashed {
+        path: String,
+    },
+    /// The master-plan commit is not the only commit after the squashed one.
+    NotOnSquashed {
+        squashed: String,
+    },
+    /// The master-plan commit changes other files.
+    ChangesOthers {
+        changed: Vec<String>,
+        path: String,
+    },
+    /// The master plan could not be read at a commit.
+    Unreadable(String),
+    /// The master-plan commit closes more than this PR.
+    ClosesOthers {
+        path: String,
+        closed: Vec<String>,
+    },
+    /// The master plan does not name the squashed commit.
+    NoMention {
+        path: String,
+        squashed: String,
+    },
+    /// A git command failed during the check.
+    CouldNotRun(String),
+}
+
+impl fmt::Display for FinalizeRefusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FinalizeRefusal::NoPlan => f.write_str("there is no PR plan to finalize"),
+            FinalizeRefusal::CommitCount { count, main, title } => write!(
+                f,
+                "the branch has {count} commits over {main}; it must have exactly one. Squash them: \
+                 git reset --soft $(git merge-base {main} HEAD) && git commit -m {}",
+                crate::workflow::briefing::shell_quote(title)
+            ),
+            FinalizeRefusal::WrongTitle { subject, title } => write!(
+                f,
+                "the squashed commit is titled \"{subject}\"; it must be titled with the PR title, \"{title}\" \
+                 (fix it with `git commit --amend -m ...`)"
+            ),
+            FinalizeRefusal::NothingVerified => {
+                f.write_str("nothing on this branch has passed verification yet")
+            }
+            FinalizeRefusal::TreeNotVerified {
+                tree,
+                verified,
+                listed,
+            } => write!(
+                f,
+                "the squashed commit's tree ({tree}) is not the tree that last passed verification ({verified}): \
+                 the squash holds changes that were never verified ({}). To keep them, verify them first: \
+                 `git reset --soft HEAD~1`, then `git orchestrate checkpoint` (it verifies and commits them), and \
+                 squash again; to drop them, undo them and squash again",
+                listed.join(", ")
+            ),
+            FinalizeRefusal::NotSquashed => f.write_str("the PR has not been squashed yet"),
+            FinalizeRefusal::HeadIsSquashed { path } => write!(
+                f,
+                "HEAD is still the squashed commit; commit the change to {path} on top of it"
+            ),
+            FinalizeRefusal::NotOnSquashed { squashed } => write!(
+                f,
+                "the master-plan commit must sit directly on the squashed commit {squashed}, as the only commit after it"
+            ),
+            FinalizeRefusal::ChangesOthers { changed, path } => write!(
+                f,
+                "the commit changes {}; it must change only the master plan, {path}",
+                changed.join(", ")
+            ),
+            FinalizeRefusal::Unreadable(why) => f.write_str(why),
+            FinalizeRefusal::ClosesOthers { path, closed } => write!(
+                f,
+                "the commit closes {} PRs of {path} ({}); it may mark only this PR done (the others stay as \
+                 they were: undo the rest, and commit again)",
+                closed.len(),
+                closed
+                    .iter()
+                    .map(|h| format!("\"{h}\""))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            FinalizeRefusal::NoMention { path, squashed } => write!(
+                f,
+                "{path} does not mention the squashed commit {} (write its hash next to the PR marked [DONE])",
+                crate::short_id(squashed)
+            ),
+            FinalizeRefusal::CouldNotRun(error) => write!(f, "the check could not run: {error}"),
+        }
+    }
+}
+
+/// Why the final check does not count the squashed commit.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FinalCheckRefusal {
+    /// The PR adds symbolic links out of the repository.
+    LinksOut { links: Vec<String> },
+    /// A gate failed in the clean worktree; `tail` is the end of its output.
+    CleanCheckFailed {
+        gate: String,
+        exit: String,
+        tail: String,
+    },
+    /// Under `pinned_tests = "enforce"`, a gate fails with the tests the PR changed put back.
+    PinnedTestsFail {
+        paths: Vec<String>,
+        failed_gate: Option<String>,
+    },
+    /// A task's RED test did not prove itself; `output` is the end of the run's output.
+    Red {
+        task: usize,
+        step: String,
+        command: String,
+        paths: Vec<String>,
+        failure: RedFailure,
+        output: String,
+    },
+}
+
+/// How a pinned RED test failed to prove itself at the end.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RedFailure {
+    /// It passes on the PR's base (`base`, shortened) too.
+    PassesOnBase { base: String },
+    /// It fails on the squashed commit, with this exit.
+    FailsOnSquash { exit: String },
+    /// It passes on the squashed commit without running a test.
+    RunsNoTest { why: String },
+}
+
+impl fmt::Display for RedFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RedFailure::PassesOnBase { base } => write!(
+                f,
+                "it passes on the PR's base ({base}) too, so what it checks is not the PR's code: a test \
+                 whose verdict comes from elsewhere (a file outside the repository, the environment, \
+                 how it is run) proves nothing"
+            ),
+            RedFailure::FailsOnSquash { exit } => {
+                write!(f, "it fails on the squashed commit ({exit})")
+            }
+            RedFailure::RunsNoTest { why } => write!(
+                f,
+                "on the squashed commit it passes without running a test ({why})"
+            ),
+        }
+    }
+}
+
+impl fmt::Display for FinalCheckRefusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FinalCheckRefusal::LinksOut { links } => write!(
+                f,
+                "the PR adds {} out of the repository ({}): what the commit holds would depend on a \
+                 file it does not hold, which no check here or on a clone can see. Commit the file \
+                 itself (or a link that stays inside the repository), then squash and submit again.",
+                if links.len() == 1 {
+                    "a symbolic link"
+                } else {
+                    "symbolic links"
+                },
+                links.join("; ")
+            ),
+            FinalCheckRefusal::CleanCheckFailed { gate, exit, tail } => write!(
+                f,
+                "the clean final check failed: preflight gate `{gate}` failed ({exit}) on the squashed commit in a \
+                 fresh worktree, though it passed in yours: something the commit does not hold (an \
+                 untracked or ignored file) made it pass there. Commit what the tests need, then squash \
+                 and submit again.\n{tail}"
+            ),
+            FinalCheckRefusal::PinnedTestsFail { paths, failed_gate } => write!(
+                f,
+                "the PR changes tests that existed when it began ({}), and with them as they were then, \
+                 preflight gate `{}` fails: under [gates] pinned_tests = \"enforce\" a PR keeps the tests \
+                 it found passing. Put them back, or ask a human to change them on main.",
+                paths.join(", "),
+                failed_gate.as_deref().unwrap_or("?")
+            ),
+            FinalCheckRefusal::Red {
+                task,
+                step,
+                command,
+                paths,
+                failure,
+                output,
+            } => write!(
+                f,
+                "the final check of task {task}'s RED test (step {step}, `{command}`, with {} as the RED step left them) \
+                 failed: {failure}. Output:\n{output}",
+                if paths.is_empty() {
+                    "no pinned file".to_string()
+                } else {
+                    paths.join(", ")
+                },
+            ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn refusals_read_as_the_agent_is_told() {
+        let rows: Vec<(Box<dyn fmt::Display>, &str)> = vec![
+            (
+                Box::new(FinalizeRefusal::CommitCount {
+                    count: 3,
+                    main: "main".into(),
+                    title: "feat: x".into(),
+                }),
+                "the branch has 3 commits over main; it must have exactly one. Squash them: git reset --soft \
+                 $(git merge-base main HEAD) && git commit -m 'feat: x'",
+            ),
+            (
+                Box::new(FinalizeRefusal::NoMention {
+                    path: "PLAN.md".into(),
+                    squashed: "0123456789abcdef".into(),
+                }),
+                "PLAN.md does not mention the squashed commit 0123456789ab (write its hash next to the PR \
+                 marked [DONE])",
+            ),
+            (
+                Box::new(FinalizeRefusal::CouldNotRun("git died".into())),
+                "the check could not run: git died",
+            ),
+            (
+                Box::new(FinalCheckRefusal::LinksOut {
+                    links: vec!["a -> /etc/passwd".into()],
+                }),
+                "the PR adds a symbolic link out of the repository (a -> /etc/passwd): what the commit holds \
+                 would depend on a file it does not hold, which no check here or on a clone can see. Commit \
+                 the file itself (or a link that stays inside the repository), then squash and submit again.",
+            ),
+            (
+                Box::new(FinalCheckRefusal::Red {
+                    task: 2,
+                    step: "2.1".into(),
+                    command: "pytest t.py".into(),
+                    paths: Vec::new(),
+                    failure: RedFailure::FailsOnSquash {
+                        exit: "exit 1".into(),
+                    },
+                    output: "out".into(),
+                }),
+                "the final check of task 2's RED test (step 2.1, `pytest t.py`, with no pinned file as the RED \
+                 step left them) failed: it fails on the squashed commit (exit 1). Output:\nout",
+            ),
+        ];
+        for (refusal, text) in rows {
+            assert_eq!(refusal.to_string(), text);
+        }
+    }
+}

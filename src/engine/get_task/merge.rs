@@ -1,0 +1,217 @@
+//! `get-task`'s merge of the PR branch into main (docs/architecture.md, "Finalization and
+//! merge"): only a PR whose history, notes and main are as finalization left them.
+
+use super::blocked::{Blocked, dirty};
+use crate::engine::{EngineError, Session};
+use crate::exec::MergeOutcome;
+use crate::store::Snapshot;
+use crate::workflow::Event;
+
+/// The first forged transition of the PR in `snap`: from its plan's acceptance to the tip.
+fn forged_in_pr(
+    session: &Session,
+    snap: &Snapshot,
+) -> Result<Option<crate::engine::chain::AuditProblem>, EngineError> {
+    let store = &session.store;
+    let pr = store.history_back_to(snap.tip, "plan")?;
+    let stop = match pr.last() {
+        Some(plan) if plan.event == "plan" => {
+            let id = gix::ObjectId::from_hex(plan.commit.as_bytes())
+                .map_err(|e| EngineError::Internal(format!("a commit id did not parse: {e}")))?;
+            store.commit_record(id)?.parents.first().copied()
+        }
+        _ => None,
+    };
+    let chain = crate::engine::chain::audit_chain(store, store.workflow(), snap.tip, stop)?;
+    Ok(chain.forged)
+}
+
+/// Why main moved outside the workflow, if it did: its drift, less this PR's own merge when
+/// a crash came between the merge and its record (a merge commit of exactly the checked
+/// commit onto main, whose tree is what git makes of that merge, so nothing rode along).
+fn outside_moves(
+    session: &Session,
+    snap: &Snapshot,
+    checked: Option<&str>,
+) -> Result<Option<Blocked>, EngineError> {
+    let Some(mut drift) = crate::engine::main_line::drift(session, &snap.state)? else {
+        return Ok(None);
+    };
+    let git = &session.git;
+    if let Some(checked) = checked {
+        let ours = |commit: &str| -> Result<bool, EngineError> {
+            let parents = git.parents(commit)?;
+            let [first, second] = parents.as_slice() else {
+                return Ok(false);
+            };
+            if second != checked {
+                return Ok(false);
+            }
+            Ok(git.merge_tree(first, checked)? == Some(git.tree_of(commit)?))
+        };
+        let mut kept = Vec::new();
+        for commit in drift.commits {
+            if !ours(&commit.commit)? {
+                kept.push(commit);
+            }
+        }
+        drift.commits = kept;
+    }
+    if drift.commits.is_empty() && !drift.rewritten {
+        return Ok(None);
+    }
+    Ok(Some(Blocked::MovedOutside {
+        notice: drift.notice().to_string(),
+    }))
+}
+
+/// Merges the PR branch into main (docs/architecture.md, "Finalization and merge"). Safe to run again after a crash: a branch
+/// already merged and deleted counts as merged.
+pub(super) fn merge(
+    session: &Session,
+    snap: &Snapshot,
+    branch: &str,
+) -> Result<Event, EngineError> {
+    crate::engine::hermetic::require(session)?;
+    let main = session.main_branch(Some(&snap.state))?;
+    let git = &session.git;
+    let blocked = |reason: Blocked| {
+        Ok(Event::MergeBlocked {
+            reason: reason.to_string(),
+        })
+    };
+    if let Some(reason) = not_mergeable(session, snap)? {
+        return blocked(reason);
+    }
+    // What finalization checked: the merge takes exactly this commit, nothing added since.
+    let checked = snap.state.plan_commit();
+    // Only a workflow or a human moves main (docs/integrity.md): as it is, and as pulled.
+    let moved = || -> Result<Option<Event>, EngineError> {
+        Ok(
+            outside_moves(session, snap, checked)?.map(|reason| Event::MergeBlocked {
+                reason: reason.to_string(),
+            }),
+        )
+    };
+    if let Some(event) = moved()? {
+        return Ok(event);
+    }
+    if !session.store.branch_exists(branch)? {
+        // A crash after the merge deleted the branch: merged if the checked work is in main.
+        let merged = match checked.or(snap.state.final_commit()) {
+            Some(commit) => git.is_ancestor(commit, &main)?,
+            None => false,
+        };
+        return if merged {
+            Ok(Event::Merged {
+                branch: branch.to_string(),
+                main: git.rev_parse(&main).ok(),
+            })
+        } else {
+            blocked(Blocked::BranchGone {
+                branch: branch.to_string(),
+                checked: checked.map(str::to_string),
+                main,
+            })
+        };
+    }
+    let tip = git.rev_parse(branch)?;
+    match checked {
+        Some(checked) if *checked == tip => {}
+        Some(checked) => {
+            return blocked(Blocked::BranchMoved {
+                branch: branch.to_string(),
+                tip,
+                checked: checked.to_string(),
+                main,
+            });
+        }
+        None => {
+            return blocked(Blocked::NothingChecked {
+                branch: branch.to_string(),
+                main,
+            });
+        }
+    }
+    if let Err(e) = git.checkout(&main) {
+        return blocked(Blocked::Git(e.to_string()));
+    }
+    if let Some(remote) = session.load_config(Some(&snap.state))?.config.remote
+        && let Err(e) = git.pull_ff_only(&remote, &main)
+    {
+        return blocked(Blocked::Git(e.to_string()));
+    }
+    if let Some(event) = moved()? {
+        return Ok(event);
+    }
+    let before = git.rev_parse("HEAD")?;
+    match git.merge_no_ff(
+        &tip,
+        &format!("Merge branch '{branch}'"),
+        session.store.identity().is_some(),
+    ) {
+        Ok(MergeOutcome::Merged) => {}
+        Ok(MergeOutcome::Conflict(files)) => {
+            git.merge_abort()?;
+            return Ok(Event::MergeConflicted {
+                message: format!(
+                    "ERROR: Automated merge failed due to a conflict. Please resolve the conflict in branch '{branch}' \
+                     and merge it to {main} manually. Then run `git orchestrate resume`: it checks that the branch \
+                     is merged, deletes it, and continues with the next PR. Conflicting files: {}.",
+                    files.join(", ")
+                ),
+            });
+        }
+        Err(e) => return blocked(Blocked::Git(e.to_string())),
+    }
+    git.delete_branch(branch)?;
+    // main's tip is recorded as the workflow's only when it is exactly the merge of the
+    // checked commit onto main as it was: anything else that moved it meanwhile stays a
+    // move outside the workflow, named until a human repins.
+    // (main as it was is the merge itself when a crash came after it: "already up to date".)
+    let merged = git.rev_parse("HEAD")?;
+    let exact = merged_exactly(session, &merged, &tip, &before)?;
+    Ok(Event::Merged {
+        branch: branch.to_string(),
+        main: exact.then_some(merged),
+    })
+}
+
+/// Why the PR is not merged whatever main holds: a forged history, a working tree with
+/// changes, a commit without its note.
+fn not_mergeable(session: &Session, snap: &Snapshot) -> Result<Option<Blocked>, EngineError> {
+    // Only a PR whose every transition is what its recorded event makes is merged
+    // (docs/integrity.md).
+    if let Some(problem) = forged_in_pr(session, snap)? {
+        return Ok(Some(Blocked::Forged {
+            commit: problem.commit,
+            problem: problem.problem,
+        }));
+    }
+    if let Some(why) = dirty(session, false)? {
+        return Ok(Some(why));
+    }
+    // No note, no merge (docs/integrity.md): what CI and people check must be there.
+    let unnoted = crate::engine::notes::unnoted(session, snap)?;
+    if !unnoted.is_empty() {
+        return Ok(Some(Blocked::Unnoted { commits: unnoted }));
+    }
+    Ok(None)
+}
+
+/// Whether `merged` is exactly the merge of the checked `tip` onto main as it was
+/// (`before`), or the merge itself when a crash came after it ("already up to date").
+fn merged_exactly(
+    session: &Session,
+    merged: &str,
+    tip: &str,
+    before: &str,
+) -> Result<bool, EngineError> {
+    let git = &session.git;
+    Ok(match git.parents(merged)?.as_slice() {
+        [first, second] if *second == tip && (*first == before || merged == before) => {
+            git.merge_tree(first, tip)? == Some(git.tree_of(merged)?)
+        }
+        _ => false,
+    })
+}

@@ -1,0 +1,580 @@
+//! `get-task`: performs the orchestrator's own steps for the current state (drop a stale
+//! plan, create the PR branch, record a checkpoint) and returns the briefing.
+
+mod blocked;
+mod merge;
+
+use self::blocked::{Blocked, dirty};
+use self::merge::merge;
+use super::verify::protected_changes;
+use super::{EngineError, Session};
+use crate::gates::review::{ReviewContext, run_review};
+use crate::store::{Snapshot, is_valid_branch_name};
+use serde::Serialize;
+
+use crate::workflow::briefing::{self, BranchOutcome, Briefing, DoneAction, Notice, StepView};
+use crate::workflow::{self, Event, GetTaskStep, Pending, Rejection, State, Status, branch_name};
+
+/// At most this many orchestrator steps per `get-task`; each state needs at most two.
+const MAX_STEPS: usize = 8;
+
+/// What `get-task` answers (docs/agent-guide.md, "`get-task --json`").
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct GetTaskReport {
+    pub workflow: String,
+    pub state: Status,
+    pub branch: Option<String>,
+    pub step: Option<StepView>,
+    pub attempt: u32,
+    pub pending: Option<&'static str>,
+    /// Nothing is left to do (docs/agent-guide.md, "Nothing left to do"): an unattended
+    /// agent stops here.
+    pub idle: bool,
+    pub briefing: String,
+    /// The workflow waits for a human: `get-task` exits 10.
+    #[serde(skip)]
+    pub halted: bool,
+    /// Why the PR branch could not be created (the briefing says it too): `get-task` exits 4.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub branch_blocked: Option<String>,
+}
+
+/// The briefing and the state it was made for.
+pub(super) struct TaskReport {
+    pub state: State,
+    pub briefing: Briefing,
+    pub halted: bool,
+    pub idle: bool,
+    pub branch_blocked: Option<String>,
+}
+
+impl TaskReport {
+    pub(super) fn report(self, session: &Session) -> GetTaskReport {
+        GetTaskReport {
+            workflow: session.store.workflow().to_string(),
+            state: self.state.status(),
+            branch: self.state.branch().map(str::to_string),
+            step: self.briefing.step,
+            attempt: self.briefing.attempt,
+            pending: self.state.pending().as_ref().map(Pending::kind),
+            idle: self.idle,
+            briefing: self.briefing.text,
+            halted: self.halted,
+            branch_blocked: self.branch_blocked,
+        }
+    }
+}
+
+pub fn get_task(session: &Session) -> Result<GetTaskReport, EngineError> {
+    Ok(brief(session)?.report(session))
+}
+
+/// Acts as the state requires, then briefs.
+pub(super) fn brief(session: &Session) -> Result<TaskReport, EngineError> {
+    session.with_retries(|| attempt(session))
+}
+
+fn attempt(session: &Session) -> Result<TaskReport, EngineError> {
+    let mut progress = Progress::default();
+    let mut snap = session.read_or_create()?;
+    for _ in 0..MAX_STEPS {
+        let step = workflow::get_task_step(&snap.state, snap.summary.as_ref());
+        let Some(event) = carry_out(session, &snap, step, &mut progress)? else {
+            break;
+        };
+        if let Event::BranchBlocked { reason } = &event {
+            progress.blocked = Some(reason.clone());
+        }
+        if workflow::already_recorded(&snap.state, &event) {
+            break;
+        }
+        let stop = workflow::get_task_stops_after(&event);
+        session.apply(&snap, event)?;
+        snap = session.store.read()?.ok_or(EngineError::Conflict)?;
+        if stop {
+            break;
+        }
+    }
+    let mut report = report(
+        session,
+        snap,
+        &progress.done,
+        progress.notes,
+        progress.guidance.as_deref(),
+    )?;
+    report.branch_blocked = progress.blocked;
+    Ok(report)
+}
+
+/// What the orchestrator's steps did so far in one `get-task`, for its briefing.
+#[derive(Default)]
+struct Progress {
+    done: Vec<DoneAction>,
+    notes: Vec<Notice>,
+    guidance: Option<String>,
+    /// Why the PR branch could not be created.
+    blocked: Option<String>,
+}
+
+/// Carries out one orchestrator step: the event to record, or `None` when there is nothing
+/// to do now and the briefing follows.
+fn carry_out(
+    session: &Session,
+    snap: &Snapshot,
+    step: GetTaskStep,
+    progress: &mut Progress,
+) -> Result<Option<Event>, EngineError> {
+    let done = &mut progress.done;
+    Ok(Some(match step {
+        GetTaskStep::Brief | GetTaskStep::Halted => return Ok(None),
+        GetTaskStep::DeliverGuidance => {
+            progress.guidance.clone_from(&snap.state.guidance);
+            Event::GuidanceDelivered
+        }
+        GetTaskStep::DropStalePlan => {
+            let title = snap.summary.as_ref().map(|s| s.title.clone());
+            done.push(DoneAction::DroppedStalePlan {
+                title: title.clone(),
+            });
+            Event::StalePlanDropped { title }
+        }
+        GetTaskStep::AdoptPlan => {
+            let Some(plan) = session.store.plan(snap)? else {
+                return Ok(None);
+            };
+            let branch = free_branch_name(session, &plan.pr_title)?;
+            check_branch_free(session, &branch, snap.state.status())?;
+            done.push(DoneAction::AdoptedPlan {
+                title: plan.pr_title.clone(),
+            });
+            Event::PlanSubmitted {
+                plan,
+                branch,
+                summary: "get-task took up a plan stored in INITIALIZING".to_string(),
+            }
+        }
+        GetTaskStep::PrepareBranch { branch } => {
+            check_branch_free(session, &branch, snap.state.status())?;
+            match prepare_branch(session, snap, &branch)? {
+                BranchOutcome::Blocked { reason } => Event::BranchBlocked { reason },
+                ready => {
+                    done.push(DoneAction::Branch(ready));
+                    let main = session.main_branch(Some(&snap.state))?;
+                    // Where the branch left main bounds the search for checkpoint commits.
+                    Event::BranchReady {
+                        base: session.git.merge_base(&main, &branch).ok(),
+                        pin: session.pin_now(&main)?,
+                    }
+                }
+            }
+        }
+        GetTaskStep::LookForCheckpoint { since } => {
+            return look_for_checkpoint(session, snap, since.as_deref(), progress);
+        }
+        GetTaskStep::StartReview => Event::ReviewStarted {
+            max_rounds: session
+                .load_config(Some(&snap.state))?
+                .config
+                .review
+                .policy()
+                .max_rounds,
+        },
+        GetTaskStep::RunReview { round } => {
+            let event = review(session, snap, round)?;
+            done.push(match &event {
+                Event::ReviewCompleted { record, .. } if !record.ran => DoneAction::NothingToReview,
+                Event::ReviewCompleted { record, .. } => DoneAction::ReviewRan {
+                    round,
+                    findings: record.findings.len(),
+                    blocking: record.blocking().len(),
+                },
+                _ => DoneAction::ReviewFailed { round },
+            });
+            event
+        }
+        GetTaskStep::StartMerge => Event::MergeStarted,
+        GetTaskStep::Merge { branch } => {
+            let event = merge(session, snap, &branch)?;
+            if let Event::Merged { .. } = &event {
+                let main = session.main_branch(Some(&snap.state))?;
+                done.push(DoneAction::Merged { branch, main });
+            }
+            event
+        }
+    }))
+}
+
+/// A checkpoint commit on the PR branch since `since` that the workflow has not recorded
+/// (one the hooks made): recorded when it counts, named in the briefing when it does not.
+fn look_for_checkpoint(
+    session: &Session,
+    snap: &Snapshot,
+    since: Option<&str>,
+    progress: &mut Progress,
+) -> Result<Option<Event>, EngineError> {
+    let Some(branch) = snap.state.branch().map(str::to_string) else {
+        return Ok(None);
+    };
+    if session.store.head_branch()?.as_deref() != Some(branch.as_str()) {
+        return Ok(None);
+    }
+    let main = session.main_branch(Some(&snap.state))?;
+    let stops = [since, snap.state.branch_base()];
+    let Some(found) = session.store.find_checkpoint(&stops, &main)? else {
+        return Ok(None);
+    };
+    if let Some(notice) = super::unrecorded::unverified(session, &snap.state, &found)? {
+        progress.notes.push(notice);
+        return Ok(None);
+    }
+    // A checkpoint killed after its commit left it without a note: add it now.
+    super::unrecorded::attach_missing_note(session, &snap.state, &found.commit, &found.tree)?;
+    progress.done.push(DoneAction::RecordedCheckpoint {
+        commit: found.commit.clone(),
+        subject: found.subject.clone(),
+    });
+    // Its tree is the verified one when gates ran (that was just checked), and without
+    // gates the last checkpoint's tree is what the squash is held to.
+    Ok(Some(Event::CheckpointRecorded {
+        commit: found.commit,
+        subject: found.subject,
+        tree: found.tree,
+    }))
+}
+
+fn report(
+    session: &Session,
+    snap: Snapshot,
+    done: &[DoneAction],
+    notes: Vec<Notice>,
+    guidance: Option<&str>,
+) -> Result<TaskReport, EngineError> {
+    let loaded = session.load_config(Some(&snap.state))?;
+    let mut notices = notes;
+    notices.extend(loaded.warnings);
+    notices.extend(session.state_warnings(&snap.state)?);
+    let warnings: Vec<String> = notices.iter().map(ToString::to_string).collect();
+    let halted = snap.state.waits_for_human();
+    let gates = loaded.config.gate_names();
+    let output_log_command = session.store.output_log_command();
+    let escalation = match snap.state.halt() {
+        Some(_) => session.store.escalation(&snap)?,
+        None => None,
+    };
+    let escalation_command = session.store.escalation_command();
+    let plan_show_command = session.store.plan_show_command();
+    let review_show_command = session.store.review_show_command();
+    let main_branch = session.main_branch(Some(&snap.state))?;
+    let idle = session.idle_holds(&snap.state, &loaded.config.master_plan)?;
+    // At the human gate, the human weighs the review's findings: they are listed.
+    let noted = super::status::noted_findings(session, &snap)?;
+    let briefing = briefing::brief(&briefing::Context {
+        idle,
+        thresholds: loaded.config.debugging.thresholds(),
+        guidance,
+        escalation: escalation
+            .as_deref()
+            .map(|report| (escalation_command.as_str(), report)),
+        plan_show_command: &plan_show_command,
+        review_show_command: &review_show_command,
+        noted_findings: &noted,
+        main_branch: &main_branch,
+        workflow: session.store.workflow(),
+        state: &snap.state,
+        plan: snap.summary.as_ref(),
+        master_plan: &loaded.config.master_plan,
+        output_log_command: &output_log_command,
+        gates: &gates,
+        done,
+        warnings: &warnings,
+    });
+    Ok(TaskReport {
+        state: snap.state,
+        briefing,
+        halted,
+        idle,
+        branch_blocked: None,
+    })
+}
+
+/// A branch name for `title` that no branch has yet: `feat/x`, else `feat/x-2`, `feat/x-3`, …
+/// Refuses `branch` when another workflow of this repository drives it (exit 4, naming it).
+pub(super) fn check_branch_free(
+    session: &Session,
+    branch: &str,
+    status: Status,
+) -> Result<(), EngineError> {
+    let holders = session.store.other_workflow_branches()?;
+    branch_name::check_branch_free(branch, status, &holders).map_err(EngineError::Rejected)
+}
+
+pub(super) fn free_branch_name(session: &Session, title: &str) -> Result<String, EngineError> {
+    let base = branch_name::sanitize(title).ok_or_else(|| {
+        EngineError::Rejected(Rejection {
+            kind: workflow::RejectionKind::InvalidInput,
+            state: Status::Initializing,
+            message: format!("the PR title \"{title}\" has no letter or digit to name a branch by"),
+            hint: "Submit the plan again with a descriptive prTitle.".to_string(),
+        })
+    })?;
+    // A branch `feat` makes `feat/x` impossible (and the other way round): flatten then.
+    let base = if parent_is_branch(session, &base)? {
+        base.replace('/', "-")
+    } else {
+        base
+    };
+    for n in 1..=1000 {
+        let name = branch_name::numbered(&base, n);
+        if is_valid_branch_name(&name) && !session.store.branch_exists(&name)? {
+            return Ok(name);
+        }
+    }
+    Err(EngineError::Rejected(Rejection {
+        kind: workflow::RejectionKind::InvalidInput,
+        state: Status::Initializing,
+        message: format!("every branch name from {base} to {base}-1000 is taken"),
+        hint: "Delete merged branches, or submit the plan with a different prTitle.".to_string(),
+    }))
+}
+
+fn parent_is_branch(session: &Session, name: &str) -> Result<bool, EngineError> {
+    let mut prefix = String::new();
+    for part in name
+        .split('/')
+        .collect::<Vec<_>>()
+        .split_last()
+        .map_or(&[][..], |(_, rest)| rest)
+    {
+        if !prefix.is_empty() {
+            prefix.push('/');
+        }
+        prefix.push_str(part);
+        if session.store.branch_exists(&prefix)? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// Checks out main, updates it when a remote is configured, and creates the PR branch from
+/// it; an existing branch of that name (from an interrupted run) is checked out instead.
+fn prepare_branch(
+    session: &Session,
+    snap: &Snapshot,
+    branch: &str,
+) -> Result<BranchOutcome, EngineError> {
+    let blocked = |reason: Blocked| {
+        Ok(BranchOutcome::Blocked {
+            reason: reason.to_string(),
+        })
+    };
+    if session.store.head_branch()?.as_deref() == Some(branch) {
+        return Ok(BranchOutcome::CheckedOut {
+            branch: branch.to_string(),
+        });
+    }
+    if let Some(why) = dirty(session, true)? {
+        return blocked(why);
+    }
+    let main = session.main_branch(Some(&snap.state))?;
+    if !session.store.branch_exists(&main)? {
+        return blocked(Blocked::NoMainBranch { main });
+    }
+    let git = &session.git;
+    if session.store.branch_exists(branch)? {
+        return match git.checkout(branch) {
+            Ok(()) => Ok(BranchOutcome::Resumed {
+                branch: branch.to_string(),
+            }),
+            Err(e) => blocked(Blocked::Git(e.to_string())),
+        };
+    }
+    let remote = session.load_config(Some(&snap.state))?.config.remote;
+    let steps = || -> Result<(), crate::exec::GitError> {
+        git.checkout(&main)?;
+        if let Some(remote) = &remote {
+            git.pull_ff_only(remote, &main)?;
+        }
+        git.checkout_new_branch(branch, &main)
+    };
+    match steps() {
+        Ok(()) => Ok(BranchOutcome::Created {
+            branch: branch.to_string(),
+            main,
+            pulled_from: remote,
+        }),
+        Err(e) => blocked(Blocked::Git(e.to_string())),
+    }
+}
+
+/// Runs code review round `round` on the PR branch: the diff from where it left main to its
+/// tip, reviewed per dimension. A review that cannot run is an error event, never approval.
+fn review(session: &Session, snap: &Snapshot, round: u32) -> Result<Event, EngineError> {
+    let config = session.load_config(Some(&snap.state))?.config;
+    // The reviewer runs from the working tree: an edited review script would review as the
+    // agent likes (docs/integrity.md).
+    let tree = session.git.worktree_tree(&session.store.index_path())?;
+    let protected = protected_changes(session, Some(&snap.state), &config, &tree)?;
+    if !protected.is_empty() {
+        return Ok(Event::ReviewFailed {
+            error: format!(
+                "the working tree changes protected paths ({}), so the review was not run: a human \
+                 changes these on main (then `git orchestrate repin`); put them back as they are on main",
+                protected.join(", ")
+            ),
+        });
+    }
+    let policy = config.review.policy();
+    let main = session.main_branch(Some(&snap.state))?;
+    let Some(branch) = snap.state.branch().map(str::to_string) else {
+        return Ok(Event::ReviewFailed {
+            error: "the workflow has no PR branch to review".into(),
+        });
+    };
+    let Some(plan) = session.store.plan(snap)? else {
+        return Ok(Event::ReviewFailed {
+            error: "the workflow has no PR plan to review against".into(),
+        });
+    };
+    let facts = match review_facts(session, snap, &config, &main, &branch)? {
+        Ok(facts) => facts,
+        Err(error) => return Ok(Event::ReviewFailed { error }),
+    };
+    let tasks_without_red = super::pr_record::tasks_without_red(&plan);
+    let main_moved_outside =
+        super::main_line::drift(session, &snap.state)?.map(|d| d.notice().to_string());
+    let context = ReviewContext {
+        plan: &plan,
+        branch: &branch,
+        main_branch: &main,
+        base: &facts.base,
+        head: &facts.head,
+        diff: &facts.diff,
+        round,
+        config_changed: facts.config_changed,
+        empty_tasks: &facts.empty_tasks,
+        edited_red_tests: &facts.edited_red_tests,
+        repinned_red_tests: &facts.repinned_red_tests,
+        changed_after_red: &facts.changed_after_red,
+        reds_without_a_test: &facts.reds_without_a_test,
+        changed_tests: &facts.changed_tests,
+        unpinned_tests: &facts.unpinned_tests,
+        tasks_without_red: &tasks_without_red,
+        main_moved_outside: main_moved_outside.as_deref(),
+    };
+    Ok(
+        match run_review(
+            &policy,
+            &context,
+            session.store.workdir(),
+            session.command_env()?,
+        ) {
+            Ok(record) => Event::ReviewCompleted {
+                record,
+                human: policy.human,
+            },
+            Err(error) => Event::ReviewFailed { error },
+        },
+    )
+}
+
+/// What the reviewer is told about the PR besides its plan: its diff, and what its chain
+/// records about its tests. `Err`: why it could not be gathered, and the review fails.
+struct ReviewFacts {
+    head: String,
+    base: String,
+    diff: String,
+    config_changed: bool,
+    empty_tasks: Vec<String>,
+    edited_red_tests: Vec<(String, Vec<String>)>,
+    changed_after_red: Vec<String>,
+    repinned_red_tests: Vec<(String, Vec<String>)>,
+    reds_without_a_test: Vec<String>,
+    changed_tests: Vec<String>,
+    unpinned_tests: Vec<String>,
+}
+
+fn review_facts(
+    session: &Session,
+    snap: &Snapshot,
+    config: &crate::config::Config,
+    main: &str,
+    branch: &str,
+) -> Result<Result<ReviewFacts, String>, EngineError> {
+    let git = &session.git;
+    let gathered = (|| -> Result<(String, String, String, bool), crate::exec::GitError> {
+        let head = git.rev_parse(branch)?;
+        let base = git.merge_base(main, &head)?;
+        let diff = git.diff(&base, &head)?;
+        let config_changed = git
+            .changed_files(&base, &head)?
+            .iter()
+            .any(|f| f == crate::config::FILE_NAME);
+        Ok((head, base, diff, config_changed))
+    })();
+    let (head, base, diff, config_changed) = match gathered {
+        Ok(found) => found,
+        Err(e) => {
+            return Ok(Err(format!("could not gather the diff of {branch}: {e}")));
+        }
+    };
+    let pr = session.store.history_back_to(snap.tip, "plan")?;
+    let empty_tasks = super::audit::empty_tasks(session, snap, &pr)?;
+    let record = super::pr_record::pr_record(session, &pr)?;
+    let edited_red_tests: Vec<(String, Vec<String>)> = record
+        .edited_red_tests
+        .iter()
+        .map(|e| (e.step.to_string(), e.paths.clone()))
+        .collect();
+    let changed_after_red = match record.changed_after_red(session, &head) {
+        Ok(found) => found,
+        Err(e) => {
+            return Ok(Err(format!(
+                "could not compare {branch}'s RED tests with their pins: {e}"
+            )));
+        }
+    };
+    let repinned_red_tests: Vec<(String, Vec<String>)> = record
+        .repinned()
+        .into_iter()
+        .map(|(step, paths)| (step.to_string(), paths))
+        .collect();
+    let reds_without_a_test: Vec<String> = record
+        .reds_without_a_test
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    // Tests present on the PR's base that the PR changes or removes.
+    // A reviewer told nothing of the tests would be told they are untouched: no review.
+    let changed_tests: Vec<String> = match git.tree_changes(&base, &head) {
+        Ok(changes) => changes
+            .into_iter()
+            .filter(|(how, path)| *how != "added" && config.is_test_path(path))
+            .map(|(_, path)| path)
+            .collect(),
+        Err(e) => {
+            return Ok(Err(format!(
+                "could not list the tests {branch} changes: {e}"
+            )));
+        }
+    };
+    let unpinned_tests = match record.unpinned_tests(session, config, &base, &head) {
+        Ok(found) => found,
+        Err(e) => {
+            return Ok(Err(format!("could not list the tests {branch} adds: {e}")));
+        }
+    };
+    Ok(Ok(ReviewFacts {
+        head,
+        base,
+        diff,
+        config_changed,
+        empty_tasks,
+        edited_red_tests,
+        changed_after_red,
+        repinned_red_tests,
+        reds_without_a_test,
+        changed_tests,
+        unpinned_tests,
+    }))
+}

@@ -1,0 +1,181 @@
+//! What `init` does, decided without git from the facts gathered and the request: refuse
+//! (and why), or which configuration to keep or write, whether to adopt or create the
+//! workflow, and whether to install the hooks.
+
+use crate::config;
+use crate::store::is_valid_branch_name;
+use crate::workflow::{Rejection, RejectionKind, Status};
+
+/// What `init` found before deciding whether it may run.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Checks<'a> {
+    pub workflow: &'a str,
+    /// The workflow's state, when its ref exists.
+    pub existing: Option<Status>,
+    /// `--new`.
+    pub fresh: bool,
+    /// `--main-branch`.
+    pub main_branch: Option<&'a str>,
+    /// Whether the repository has a commit (at HEAD or on any branch).
+    pub has_commit: bool,
+}
+
+/// Why `init` changes nothing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum Refusal {
+    /// `--new` over a workflow whose ref exists.
+    FreshOverExisting {
+        workflow: String,
+        status: Status,
+    },
+    InvalidMainBranch {
+        main: String,
+    },
+    /// No commit to start PR branches from.
+    NoCommit,
+}
+
+impl Refusal {
+    pub(super) fn rejection(self) -> Rejection {
+        match self {
+            Refusal::FreshOverExisting { workflow, status } => Rejection {
+                kind: RejectionKind::WrongState,
+                state: status,
+                message: format!(
+                    "init --new starts a workflow over only when its ref is gone, and workflow {workflow} exists (state \
+                     {status}); nothing was changed",
+                ),
+                hint: "Use `--workflow NAME` for another workflow beside it, or delete this one's ref first if you \
+                       really mean to drop its history."
+                    .into(),
+            },
+            Refusal::InvalidMainBranch { main } => Rejection {
+                kind: RejectionKind::InvalidInput,
+                state: Status::Initializing,
+                message: format!("--main-branch \"{main}\" is not a valid branch name"),
+                hint: "Pass the name of the branch PRs start from and merge into, e.g. --main-branch main.".into(),
+            },
+            Refusal::NoCommit => Rejection {
+                kind: RejectionKind::WrongState,
+                state: Status::Initializing,
+                message: "this repository has no commit yet: git-orchestrate starts every PR branch from the main \
+                          branch, so it needs a first commit; nothing was changed"
+                    .into(),
+                hint: "Make the first commit (for example `git commit --allow-empty -m \"Initial commit\"`, or \
+                       commit your project), then run `git orchestrate init` again."
+                    .into(),
+            },
+        }
+    }
+}
+
+/// Why `init` may not run, if it may not.
+pub(super) fn refusal(checks: &Checks) -> Option<Refusal> {
+    if let (Some(status), true) = (checks.existing, checks.fresh) {
+        return Some(Refusal::FreshOverExisting {
+            workflow: checks.workflow.to_string(),
+            status,
+        });
+    }
+    if let Some(main) = checks.main_branch.filter(|m| !is_valid_branch_name(m)) {
+        return Some(Refusal::InvalidMainBranch {
+            main: main.to_string(),
+        });
+    }
+    // PR branches start from the main branch: with no commit there is nothing to start
+    // from, and the configuration could not be committed on main either.
+    if !checks.has_commit {
+        return Some(Refusal::NoCommit);
+    }
+    None
+}
+
+/// What `init` found once it may run, with the request.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Facts<'a> {
+    /// Whether `.orchestrate.toml` is in the working tree.
+    pub config_exists: bool,
+    /// Whether the workflow exists.
+    pub workflow_exists: bool,
+    pub fresh: bool,
+    pub main_branch: Option<&'a str>,
+    /// `--preflight`.
+    pub preflight: Option<&'a str>,
+    /// Not `--no-hooks`.
+    pub hooks: bool,
+}
+
+/// What `init` does, in order (the fetch refspecs are added in between, always).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct Plan {
+    pub config: ConfigAction,
+    pub workflow: WorkflowAction,
+    pub install_hooks: bool,
+}
+
+/// What becomes of `.orchestrate.toml`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum ConfigAction {
+    /// The file is kept (and checked); these flags are not applied.
+    Keep { ignored: Vec<&'static str> },
+    /// A new file, for `main` (`None`: the main branch found) with `gate` as its first gate
+    /// (`None`: the project's test runner, when one is found).
+    Write {
+        main: Option<String>,
+        gate: Option<String>,
+    },
+}
+
+impl ConfigAction {
+    /// What the report says of flags that were not applied.
+    pub(super) fn note(&self) -> Option<String> {
+        match self {
+            ConfigAction::Keep { ignored } if !ignored.is_empty() => Some(format!(
+                "kept the existing {}; {} not applied (edit the file instead)",
+                config::FILE_NAME,
+                ignored.join(" and ")
+            )),
+            _ => None,
+        }
+    }
+}
+
+/// What becomes of the workflow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum WorkflowAction {
+    Keep,
+    /// Created in INITIALIZING.
+    Create,
+    /// Adopted from the remote when it has the workflow, else created.
+    AdoptElseCreate,
+}
+
+pub(super) fn decide(facts: &Facts) -> Plan {
+    let config = if facts.config_exists {
+        ConfigAction::Keep {
+            ignored: [
+                facts.main_branch.map(|_| "--main-branch"),
+                facts.preflight.map(|_| "--preflight"),
+            ]
+            .into_iter()
+            .flatten()
+            .collect(),
+        }
+    } else {
+        ConfigAction::Write {
+            main: facts.main_branch.map(str::to_string),
+            gate: facts.preflight.map(str::to_string),
+        }
+    };
+    let workflow = match (facts.workflow_exists, facts.fresh) {
+        (true, _) => WorkflowAction::Keep,
+        // A deliberate fresh start does not take the remote's history back either.
+        (false, true) => WorkflowAction::Create,
+        (false, false) => WorkflowAction::AdoptElseCreate,
+    };
+    Plan {
+        config,
+        workflow,
+        install_hooks: facts.hooks,
+    }
+}

@@ -1,0 +1,312 @@
+//! `init`: writes `.orchestrate.toml` when there is none (never overwriting one), adds the
+//! fetch refspecs that share state (docs/refs.md, "Fetch refspecs"), and creates the workflow in INITIALIZING, or,
+//! on a fresh clone whose remote has it, adopts the remote's. Running it again changes nothing.
+
+use std::io::Write as _;
+use std::path::PathBuf;
+
+use super::sync::{Adoption, adopt_from_remote, ensure_refspecs, resolve_remote};
+use serde::Serialize;
+
+mod decide;
+#[cfg(test)]
+mod tests;
+
+use self::decide::{Checks, ConfigAction, Facts, WorkflowAction};
+use super::{EngineError, Session, io_error};
+use crate::config::{self, Config, Origin};
+use crate::hooks::{install, managed};
+use crate::workflow::Status;
+use crate::workflow::briefing::Notice;
+
+/// What `init` did (docs/agent-guide.md, "Other commands").
+#[derive(Serialize)]
+pub struct InitReport {
+    pub workflow: String,
+    #[serde(rename = "ref")]
+    pub reference: String,
+    pub main_branch: String,
+    #[serde(rename = "config")]
+    pub config_path: PathBuf,
+    pub config_written: bool,
+    /// Set when flags were given but an existing file was kept.
+    #[serde(skip)]
+    pub config_note: Option<String>,
+    /// The test command found in the project's files and written as the first gate.
+    pub detected_gate: Option<config::TestRunner>,
+    pub created: bool,
+    /// Set when the workflow was adopted from a remote instead of created.
+    pub adopted: Option<Adoption>,
+    /// The fetch refspecs added.
+    pub refspecs_added: Vec<RefspecAdded>,
+    pub state: Status,
+    /// The hooks as installed; `None` with `--no-hooks`.
+    pub hooks: Option<install::Report>,
+    /// Set when they went in through a hook manager whose configuration holds ours already.
+    pub hooks_manager: Option<managed::ManagedReport>,
+    pub warnings: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RefspecAdded {
+    pub remote: String,
+    pub refspec: String,
+}
+
+pub fn init(
+    session: &Session,
+    main_branch: Option<&str>,
+    preflight: Option<&str>,
+    fresh: bool,
+    hooks: bool,
+) -> Result<InitReport, EngineError> {
+    // One init at a time: a second would find the first's workflow half made (its reflog
+    // written, its ref not yet) and take it for a deleted one.
+    let _lock = session.store.init_lock()?;
+    check(session, main_branch, fresh)?;
+    let path = session.store.workdir().join(config::FILE_NAME);
+    let existing = session.read_working_tree_config()?;
+    let snapshot = session.store.read()?;
+    let plan = decide::decide(&Facts {
+        config_exists: existing.is_some(),
+        workflow_exists: snapshot.is_some(),
+        fresh,
+        main_branch,
+        preflight,
+        hooks,
+    });
+    let mut detected_gate = None;
+    let config_note = plan.config.note();
+    let config_written = match (&plan.config, existing) {
+        (ConfigAction::Keep { .. }, Some(text)) => {
+            Config::parse(&text, &Origin::WorkingTree)?;
+            false
+        }
+        (ConfigAction::Keep { .. }, None) => false,
+        (ConfigAction::Write { main, gate }, _) => {
+            let main = match main {
+                Some(main) => main.clone(),
+                None => session.main_branch(snapshot.as_ref().map(|s| &s.state))?,
+            };
+            detected_gate = write_config(session, &path, &main, gate.as_deref())?;
+            true
+        }
+    };
+    let refspecs_added = add_refspecs(session)?;
+    let mut warnings = Vec::new();
+    let adopted = match plan.workflow {
+        WorkflowAction::AdoptElseCreate => adopt(session, &mut warnings)?,
+        WorkflowAction::Keep | WorkflowAction::Create => None,
+    };
+    let created = snapshot.is_none() && adopted.is_none();
+    let snapshot = match snapshot {
+        Some(s) => s,
+        None => session.with_retries(|| session.read_or_create())?,
+    };
+    let main = session.main_branch(Some(&snapshot.state))?;
+    warnings.extend(state_warnings(
+        session,
+        &snapshot.state,
+        &main,
+        main_branch,
+    )?);
+    let (hooks_report, hooks_manager) = if plan.install_hooks {
+        let (report, managed) = install_hooks(&session.git)?;
+        (Some(report), managed)
+    } else {
+        (None, None)
+    };
+    Ok(InitReport {
+        workflow: session.store.workflow().to_string(),
+        reference: session.store.ref_name(),
+        main_branch: main,
+        config_path: path,
+        config_written,
+        config_note,
+        detected_gate,
+        created,
+        adopted,
+        refspecs_added,
+        state: snapshot.state.status(),
+        hooks: hooks_report,
+        hooks_manager,
+        warnings,
+    })
+}
+
+/// Refuses, changing nothing, when `init` may not run; a deleted workflow ref is restored or
+/// given up on purpose, never replaced silently.
+fn check(session: &Session, main_branch: Option<&str>, fresh: bool) -> Result<(), EngineError> {
+    let has_ref = session.store.tip()?.is_some();
+    if !has_ref {
+        if fresh {
+            session.store.forget_vanished()?;
+        } else {
+            session.refuse_if_vanished()?;
+        }
+    }
+    let existing = match has_ref && fresh {
+        true => Some(
+            session
+                .store
+                .read()?
+                .map_or(Status::Initializing, |s| s.state.status()),
+        ),
+        false => None,
+    };
+    let checks = Checks {
+        workflow: session.store.workflow(),
+        existing,
+        fresh,
+        main_branch,
+        has_commit: session.store.head_commit()?.is_some() || session.store.has_any_branch()?,
+    };
+    if let Some(refusal) = decide::refusal(&checks) {
+        return Err(EngineError::Rejected(refusal.rejection()));
+    }
+    Ok(())
+}
+
+/// What the configuration in force warns about, and a `--main-branch` the workflow does not
+/// take (its main branch is fixed).
+fn state_warnings(
+    session: &Session,
+    state: &crate::workflow::State,
+    main: &str,
+    asked: Option<&str>,
+) -> Result<Vec<String>, EngineError> {
+    let mut warnings: Vec<String> = session
+        .load_config(Some(state))?
+        .warnings
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    if let Some(asked) = asked.filter(|m| *m != main) {
+        warnings.push(
+            Notice::MainBranchKept {
+                workflow: session.store.workflow().to_string(),
+                main: main.to_string(),
+                asked: asked.to_string(),
+            }
+            .to_string(),
+        );
+    }
+    Ok(warnings)
+}
+
+/// Writes a new `.orchestrate.toml` for `main`, its first gate `gate`, or else the project's
+/// own test runner when one is found: a workflow without gates verifies nothing but the
+/// agent's word. The runner found, if one was.
+fn write_config(
+    session: &Session,
+    path: &std::path::Path,
+    main: &str,
+    gate: Option<&str>,
+) -> Result<Option<config::TestRunner>, EngineError> {
+    let detected = match gate {
+        Some(_) => None,
+        None => detect_runner(session),
+    };
+    let first_gate = match (gate, &detected) {
+        (Some(command), _) => config::FirstGate::Given(command),
+        (None, Some(runner)) => config::FirstGate::Detected(runner),
+        (None, None) => config::FirstGate::None,
+    };
+    let text = config::initial_file(main, first_gate);
+    // create_new: a file that appeared since the read above is never overwritten.
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(io_error(format!("create {}", path.display())))?;
+    file.write_all(text.as_bytes())
+        .map_err(io_error(format!("write {}", path.display())))?;
+    Ok(detected)
+}
+
+/// The project's own test runner, as a command that can start here.
+fn detect_runner(session: &Session) -> Option<config::TestRunner> {
+    let root = session.store.workdir().to_path_buf();
+    let mut runner =
+        config::detect_test_runner(&|name: &str| crate::config::read_small_file(&root.join(name)))?;
+    // Many systems have `python3` only (Debian and Ubuntu, say): a gate that cannot start
+    // verifies nothing.
+    let inside = [
+        session.store.workdir(),
+        session.store.git_dir(),
+        session.store.common_dir(),
+    ];
+    let on_path = |program: &str| crate::exec::env::on_commands_path(program, &inside);
+    if let Some(rest) = runner.command.strip_prefix("python ")
+        && !on_path("python")
+        && on_path("python3")
+    {
+        runner.command = format!("python3 {rest}");
+    }
+    Some(runner)
+}
+
+/// Adds the fetch refspecs that share state to every remote.
+fn add_refspecs(session: &Session) -> Result<Vec<RefspecAdded>, EngineError> {
+    let mut added = Vec::new();
+    for remote in session.git.remotes()? {
+        for refspec in ensure_refspecs(session, &remote)? {
+            added.push(RefspecAdded {
+                remote: remote.clone(),
+                refspec,
+            });
+        }
+    }
+    Ok(added)
+}
+
+/// The workflow adopted from the remote, when it has one; what went wrong is a warning.
+fn adopt(session: &Session, warnings: &mut Vec<String>) -> Result<Option<Adoption>, EngineError> {
+    let Ok(remote) = resolve_remote(session, None) else {
+        return Ok(None);
+    };
+    match adopt_from_remote(session, &remote) {
+        Ok(adopted) => Ok(adopted),
+        // Neither adopted nor replaced by a fresh start that would hide it.
+        Err(e @ EngineError::Forged { .. }) => Err(e),
+        // Offline is no reason to refuse a local start; `sync` reports the split later.
+        Err(e) if session.store.tip()?.is_some() => {
+            warnings.push(
+                Notice::AdoptionUnfinished {
+                    workflow: session.store.workflow().to_string(),
+                    remote: remote.clone(),
+                    error: e.to_string(),
+                }
+                .to_string(),
+            );
+            Ok(None)
+        }
+        Err(e) => {
+            warnings.push(
+                Notice::AdoptionFailed {
+                    remote: remote.clone(),
+                    error: e.to_string(),
+                }
+                .to_string(),
+            );
+            Ok(None)
+        }
+    }
+}
+
+/// The hooks, as a fresh clone of a team's repository needs them: through the hook manager
+/// when its committed configuration holds our entries already, else in the hooks directory.
+/// Plain hooks beside such a manager run every gate twice once the manager's own install
+/// step moves them aside (pre-commit runs `<hook>.legacy` too).
+fn install_hooks(
+    git: &crate::exec::Git,
+) -> Result<(install::Report, Option<managed::ManagedReport>), EngineError> {
+    let hooks = |source| EngineError::Hooks { source };
+    if let Some((manager, found)) = managed::detect(git).map_err(hooks)?
+        && managed::configured(git, manager).map_err(hooks)?
+    {
+        let report = managed::install(git, manager, found).map_err(hooks)?;
+        return Ok((install::status(git).map_err(hooks)?, Some(report)));
+    }
+    Ok((install::install(git).map_err(hooks)?, None))
+}

@@ -1,0 +1,206 @@
+//! Table tests of `init`'s decisions: rows of facts and what each decides, without git.
+
+use super::decide::*;
+use crate::workflow::{RejectionKind, Status};
+use pretty_assertions::assert_eq;
+
+fn checks() -> Checks<'static> {
+    Checks {
+        workflow: "main",
+        existing: None,
+        fresh: false,
+        main_branch: None,
+        has_commit: true,
+    }
+}
+
+#[test]
+fn refusals() {
+    let rows: Vec<(&str, Checks, Option<Refusal>)> = vec![
+        ("a first init", checks(), None),
+        (
+            "init again, without --new",
+            Checks {
+                existing: Some(Status::ExecutingTdd),
+                ..checks()
+            },
+            None,
+        ),
+        (
+            "--new where the ref is gone",
+            Checks {
+                fresh: true,
+                ..checks()
+            },
+            None,
+        ),
+        (
+            "--new over an existing workflow",
+            Checks {
+                fresh: true,
+                existing: Some(Status::ExecutingTdd),
+                ..checks()
+            },
+            Some(Refusal::FreshOverExisting {
+                workflow: "main".into(),
+                status: Status::ExecutingTdd,
+            }),
+        ),
+        (
+            "an invalid --main-branch",
+            Checks {
+                main_branch: Some("a..b"),
+                ..checks()
+            },
+            Some(Refusal::InvalidMainBranch {
+                main: "a..b".into(),
+            }),
+        ),
+        (
+            "a valid --main-branch",
+            Checks {
+                main_branch: Some("trunk"),
+                ..checks()
+            },
+            None,
+        ),
+        (
+            "no commit yet",
+            Checks {
+                has_commit: false,
+                ..checks()
+            },
+            Some(Refusal::NoCommit),
+        ),
+    ];
+    for (name, checks, expected) in rows {
+        assert_eq!(refusal(&checks), expected, "{name}");
+    }
+}
+
+#[test]
+fn refusals_read_as_before() {
+    let rejection = Refusal::FreshOverExisting {
+        workflow: "main".into(),
+        status: Status::ExecutingTdd,
+    }
+    .rejection();
+    assert_eq!(rejection.kind, RejectionKind::WrongState);
+    assert_eq!(
+        rejection.message,
+        "init --new starts a workflow over only when its ref is gone, and workflow main exists (state \
+         EXECUTING_TDD); nothing was changed"
+    );
+    let rejection = Refusal::InvalidMainBranch { main: "a b".into() }.rejection();
+    assert_eq!(rejection.kind, RejectionKind::InvalidInput);
+    assert_eq!(
+        rejection.message,
+        "--main-branch \"a b\" is not a valid branch name"
+    );
+}
+
+fn facts() -> Facts<'static> {
+    Facts {
+        config_exists: false,
+        workflow_exists: false,
+        fresh: false,
+        main_branch: None,
+        preflight: None,
+        hooks: true,
+    }
+}
+
+#[test]
+fn plans() {
+    let write = ConfigAction::Write {
+        main: None,
+        gate: None,
+    };
+    let rows: Vec<(&str, Facts, Plan)> = vec![
+        (
+            "a first init: config written, the remote's workflow adopted if it has one",
+            facts(),
+            Plan {
+                config: write.clone(),
+                workflow: WorkflowAction::AdoptElseCreate,
+                install_hooks: true,
+            },
+        ),
+        (
+            "--new: created, never adopted",
+            Facts {
+                fresh: true,
+                hooks: false,
+                ..facts()
+            },
+            Plan {
+                config: write,
+                workflow: WorkflowAction::Create,
+                install_hooks: false,
+            },
+        ),
+        (
+            "flags for a new file",
+            Facts {
+                main_branch: Some("trunk"),
+                preflight: Some("make test"),
+                ..facts()
+            },
+            Plan {
+                config: ConfigAction::Write {
+                    main: Some("trunk".into()),
+                    gate: Some("make test".into()),
+                },
+                workflow: WorkflowAction::AdoptElseCreate,
+                install_hooks: true,
+            },
+        ),
+        (
+            "init again: everything kept",
+            Facts {
+                config_exists: true,
+                workflow_exists: true,
+                ..facts()
+            },
+            Plan {
+                config: ConfigAction::Keep {
+                    ignored: Vec::new(),
+                },
+                workflow: WorkflowAction::Keep,
+                install_hooks: true,
+            },
+        ),
+        (
+            "flags over an existing file are not applied",
+            Facts {
+                config_exists: true,
+                main_branch: Some("trunk"),
+                preflight: Some("make test"),
+                ..facts()
+            },
+            Plan {
+                config: ConfigAction::Keep {
+                    ignored: vec!["--main-branch", "--preflight"],
+                },
+                workflow: WorkflowAction::AdoptElseCreate,
+                install_hooks: true,
+            },
+        ),
+    ];
+    for (name, facts, expected) in rows {
+        assert_eq!(decide(&facts), expected, "{name}");
+    }
+}
+
+#[test]
+fn notes() {
+    let keep = |ignored: Vec<&'static str>| ConfigAction::Keep { ignored }.note();
+    assert_eq!(keep(Vec::new()), None);
+    assert_eq!(
+        keep(vec!["--main-branch", "--preflight"]).as_deref(),
+        Some(
+            "kept the existing .orchestrate.toml; --main-branch and --preflight not applied (edit the file \
+             instead)"
+        )
+    );
+}

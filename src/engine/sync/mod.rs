@@ -1,0 +1,368 @@
+//! `sync` (docs/refs.md, "What `sync` does"): brings this clone's workflows, notes and PR branches level with a
+//! remote. Each ref is classified first (equal, adopt, fast-forward, push, diverged) as
+//! plain data, then carried out: local moves are compare-and-swaps, the pushes go out in one
+//! `git push --atomic` with a lease on every state ref. A push that loses a race is retried
+//! from a fresh fetch; nothing that exists only in this clone is ever dropped.
+
+mod plan;
+mod reconcile;
+mod report;
+
+use std::collections::BTreeMap;
+
+pub use self::plan::{Action, Side};
+use self::reconcile::{Push, Reconciled, Takes, carry_over, reconcile, sync_notes};
+pub use self::report::{BranchSync, NotesSync, SyncReport, WorkflowSync};
+use super::{EngineError, Session, backoff};
+use crate::exec::GitError;
+use crate::store::{self, LocalRef};
+use crate::workflow::Status;
+use crate::workflow::briefing::Notice;
+
+/// How many fetch–reconcile–push rounds `sync` makes before giving up on a remote that
+/// keeps changing under it.
+const MAX_ROUNDS: u32 = 10;
+
+/// The remote `sync` and `init` talk to: the one named, else the config's `remote`, else
+/// `origin`, else the only remote there is.
+pub fn resolve_remote(session: &Session, named: Option<&str>) -> Result<String, EngineError> {
+    let remotes = session.git.remotes()?;
+    if let Some(name) = named {
+        if remotes.iter().any(|r| r == name) {
+            return Ok(name.to_string());
+        }
+        return Err(EngineError::BadInput {
+            message: format!("there is no remote named \"{name}\""),
+            hint: format!(
+                "The remotes are: {}. Add one with `git remote add {name} <url>`.",
+                if remotes.is_empty() {
+                    "(none)".to_string()
+                } else {
+                    remotes.join(", ")
+                }
+            ),
+        });
+    }
+    let state = session.store.read().ok().flatten().map(|s| s.state);
+    let configured = session
+        .load_config(state.as_ref())
+        .ok()
+        .and_then(|loaded| loaded.config.remote);
+    for candidate in configured.into_iter().chain(["origin".to_string()]) {
+        if remotes.contains(&candidate) {
+            return Ok(candidate);
+        }
+    }
+    match remotes.as_slice() {
+        [only] => Ok(only.clone()),
+        [] => Err(EngineError::BadInput {
+            message: "this repository has no remote to sync with".into(),
+            hint:
+                "Add one with `git remote add origin <url>`, then run `git orchestrate sync` again."
+                    .into(),
+        }),
+        many => Err(EngineError::BadInput {
+            message: format!(
+                "this repository has several remotes ({}) and none is called origin",
+                many.join(", ")
+            ),
+            hint:
+                "Name one: `git orchestrate sync <remote>`, or set `remote` in .orchestrate.toml."
+                    .into(),
+        }),
+    }
+}
+
+/// Adds the (docs/refs.md, "Fetch refspecs") fetch refspecs for `remote` that are missing, and replaces the exact
+/// notes refspec (which breaks `git fetch` while the remote has no notes) by its pattern.
+/// Returns the refspecs added; running it again adds nothing.
+pub fn ensure_refspecs(session: &Session, remote: &str) -> Result<Vec<String>, EngineError> {
+    let key = format!("remote.{remote}.fetch");
+    let present = session.git.config_all(&key)?;
+    let exact = store::exact_notes_refspec(remote);
+    if present.contains(&exact) {
+        session.git.config_unset_value(&key, &exact)?;
+    }
+    let mut added = Vec::new();
+    for spec in store::fetch_refspecs(remote) {
+        if !present.contains(&spec) {
+            session.git.config_add(&key, &spec)?;
+            added.push(spec);
+        }
+    }
+    Ok(added)
+}
+
+/// A failure talking to the remote, with what the host answered.
+fn remote_error(remote: &str, what: String, e: GitError, hint: String) -> EngineError {
+    EngineError::Remote {
+        remote: remote.to_string(),
+        what,
+        answer: e.stderr.trim().to_string(),
+        hint,
+    }
+}
+
+fn fetch(session: &Session, remote: &str) -> Result<(), EngineError> {
+    session
+        .git
+        .fetch(remote, &store::sync_refspecs(remote))
+        .map_err(|e| {
+            remote_error(
+                remote,
+                format!("fetch the workflow state from {remote}"),
+                e,
+                format!(
+                                        "Nothing was pushed. Check that `git fetch {remote}` works (network, credentials), then run `git orchestrate sync {remote}` again."
+
+                ),
+            )
+        })
+}
+
+/// The fetch refspecs destructive of local state that `remote` has configured.
+fn destructive_refspecs(session: &Session, remote: &str) -> Result<Vec<String>, EngineError> {
+    Ok(session
+        .git
+        .config_all(&format!("remote.{remote}.fetch"))?
+        .into_iter()
+        .filter(|spec| store::writes_local_state(spec))
+        .collect())
+}
+
+/// `git orchestrate sync [REMOTE] [--take local|remote]`. `--take` applies to this session's
+/// workflow only; other diverged workflows are reported and left alone.
+pub fn sync(
+    session: &Session,
+    remote: Option<&str>,
+    take: Option<Side>,
+) -> Result<SyncReport, EngineError> {
+    let remote = resolve_remote(session, remote)?;
+    let refspecs_added = ensure_refspecs(session, &remote)?;
+    let mut warnings = Vec::new();
+    let destructive = destructive_refspecs(session, &remote)?;
+    if !destructive.is_empty() {
+        warnings.push(
+            Notice::DestructiveRefspecs {
+                remote: remote.clone(),
+                refspecs: destructive.iter().map(ToString::to_string).collect(),
+            }
+            .to_string(),
+        );
+    }
+    let mut refused: Option<(Vec<Push>, GitError)> = None;
+    let mut takes = Takes {
+        side: take,
+        first_seen: BTreeMap::new(),
+    };
+    // What earlier rounds did here before their push lost a race: their local moves stand.
+    let mut earlier: Vec<Reconciled> = Vec::new();
+    for round in 1..=MAX_ROUNDS {
+        fetch(session, &remote)?;
+        if let Some((pushes, error)) = refused.take() {
+            // Nothing moved on the remote since: the host refused the push itself.
+            if !moved_since(session, &pushes)? {
+                return Err(push_refused(&remote, &pushes, error));
+            }
+        }
+        audit_incoming(session, &remote)?;
+        let mut reconciled = match reconcile(session, &remote, &mut takes) {
+            Err(EngineError::Conflict) => {
+                std::thread::sleep(backoff(round));
+                continue;
+            }
+            other => other?,
+        };
+        let pushed = reconciled.pushes.iter().map(|p| p.target.clone()).collect();
+        if !reconciled.pushes.is_empty() {
+            match push(session, &remote, &reconciled.pushes) {
+                // The pre-push hook's warnings, for one.
+                Ok(said) if !said.is_empty() => {
+                    warnings.push(Notice::PushSaid { said }.to_string())
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    refused = Some((std::mem::take(&mut reconciled.pushes), e));
+                    earlier.push(reconciled);
+                    std::thread::sleep(backoff(round));
+                    continue;
+                }
+            }
+        }
+        for before in &earlier {
+            carry_over(before, &mut reconciled);
+        }
+        warnings.extend(reconciled.warnings);
+        return Ok(SyncReport {
+            remote,
+            refspecs_added,
+            workflows: reconciled.workflows,
+            notes: reconciled.notes,
+            branches: reconciled.branches,
+            pushed,
+            rounds: round,
+            warnings,
+        });
+    }
+    // The last round's push failed too: a refusal, unless the remote moved again.
+    if let Some((pushes, error)) = refused {
+        fetch(session, &remote)?;
+        if !moved_since(session, &pushes)? {
+            return Err(push_refused(&remote, &pushes, error));
+        }
+    }
+    Err(EngineError::Remote {
+        remote: remote.clone(),
+        what: format!("push to {remote}"),
+        answer: format!("{remote} changed under every one of {MAX_ROUNDS} attempts"),
+        hint: format!(
+            "Local moves made so far stand; nothing of this clone's was lost. Run `git orchestrate sync {remote}` \
+             again when the other clones are done."
+        ),
+    })
+}
+
+/// Every transition the remote's workflows would bring in is replayed before anything here
+/// moves (docs/integrity.md): a forged one refuses the whole sync, naming it.
+fn audit_incoming(session: &Session, remote: &str) -> Result<(), EngineError> {
+    let store = &session.store;
+    let local = store.local_workflows()?;
+    for (name, theirs) in store.tracking_workflows(remote)? {
+        if !store::valid_workflow_name(&name) {
+            continue;
+        }
+        let stop = match local.get(&name) {
+            Some(&ours) => store.relation(ours, theirs)?.base,
+            None => None,
+        };
+        if stop == Some(theirs) {
+            continue;
+        }
+        let chain = super::chain::audit_chain(store, &name, theirs, stop)?;
+        if let Some(problem) = chain.forged {
+            return Err(EngineError::Forged {
+                what: format!("sync refused what {remote} holds"),
+                problem: Box::new(problem),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// True when a ref the push targeted is no longer where the push expected it.
+fn moved_since(session: &Session, pushes: &[Push]) -> Result<bool, EngineError> {
+    for p in pushes {
+        if session.store.ref_tip(&p.tracking)? != p.seen {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+fn push_refused(remote: &str, pushes: &[Push], error: GitError) -> EngineError {
+    let refs: Vec<&str> = pushes.iter().map(|p| p.target.as_str()).collect();
+    // The host answered (a hook of its own, HTTP 403), rather than our own pre-push hook or
+    // the network.
+    // Only when the host refused a state ref itself (not the atomic push's other refs with
+    // it), or refused the whole push with HTTP 403.
+    let custom = error.stderr.lines().any(|line| {
+        (store::is_state_ref(line) && !line.contains("atomic push failed")) || line.contains(" 403")
+    });
+    remote_error(
+        remote,
+        format!("push {} to {remote}", refs.join(", ")),
+        error,
+        if custom {
+            format!(
+                "The local state is kept; nothing was pushed (the push is atomic). Some hosts refuse refs outside \
+                 refs/heads and refs/tags: allow refs/orchestrator/* and refs/notes/* on {remote}, or share state \
+                 through a remote that accepts them. `git orchestrate sync {remote}` retries."
+            )
+        } else {
+            format!(
+                "The local state is kept; nothing was pushed (the push is atomic). Fix what git reports, then run \
+                 `git orchestrate sync {remote}` again."
+            )
+        },
+    )
+}
+
+fn push(session: &Session, remote: &str, pushes: &[Push]) -> Result<String, GitError> {
+    let leases: Vec<(String, Option<String>)> = pushes
+        .iter()
+        .filter(|p| p.leased)
+        .map(|p| (p.target.clone(), p.seen.map(|id| id.to_string())))
+        .collect();
+    let refspecs: Vec<String> = pushes
+        .iter()
+        .map(|p| format!("{}:{}", p.source, p.target))
+        .collect();
+    session.git.push_atomic(remote, &leases, &refspecs)
+}
+
+/// The state `init` adopts on a fresh clone.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Adoption {
+    pub remote: String,
+    pub tip: String,
+    pub state: Status,
+    pub transitions: usize,
+}
+
+/// On a clone where this workflow does not exist yet, looks for it on the remote
+/// (`git ls-remote`) and, when it is there, fetches and adopts it with the notes, so that
+/// `init` continues the shared history instead of starting a second one. Pushes nothing.
+pub fn adopt_from_remote(session: &Session, remote: &str) -> Result<Option<Adoption>, EngineError> {
+    let reference = session.store.ref_name();
+    let listed = session
+        .git
+        .ls_remote(remote, &[&reference])
+        .map_err(|e| {
+            remote_error(
+                remote,
+                format!("look for workflow state on {remote}"),
+                e,
+                format!("Check that `git ls-remote {remote}` works, or run `git orchestrate sync {remote}` later."),
+            )
+        })?;
+    if !listed.iter().any(|(name, _)| *name == reference) {
+        return Ok(None);
+    }
+    fetch(session, remote)?;
+    let workflow = session.store.workflow().to_string();
+    let Some(theirs) = session
+        .store
+        .tracking_workflows(remote)?
+        .get(&workflow)
+        .copied()
+    else {
+        return Ok(None);
+    };
+    let chain = super::chain::audit_chain(&session.store, &workflow, theirs, None)?;
+    if let Some(problem) = chain.forged {
+        return Err(EngineError::Forged {
+            what: format!("init refused to adopt workflow {workflow} from {remote}"),
+            problem: Box::new(problem),
+        });
+    }
+    session.store.move_ref(
+        LocalRef::Workflow(&workflow),
+        None,
+        theirs,
+        &format!("init: adopt workflow {workflow} from {remote}"),
+    )?;
+    // Not pushed: the notes are brought level here only, like `sync` does before its push.
+    let mut unused = Vec::new();
+    sync_notes(session, remote, &mut unused)?;
+    let snapshot = session
+        .store
+        .read()?
+        .ok_or_else(|| EngineError::Internal("an adopted workflow cannot be read".into()))?;
+    let transitions = session.store.history_from(theirs, None, usize::MAX)?.len();
+    Ok(Some(Adoption {
+        remote: remote.to_string(),
+        tip: theirs.to_string(),
+        state: snapshot.state.status(),
+        transitions,
+    }))
+}
