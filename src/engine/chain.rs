@@ -3,7 +3,6 @@
 //! final note all judge chains this way.
 
 use gix::ObjectId;
-use serde::Serialize;
 
 use super::EngineError;
 use crate::store::{CommitRecord, Snapshot, Store, workflow_ref};
@@ -13,28 +12,8 @@ use crate::workflow::{self, Event, PlanChange, State};
 /// records its event.
 pub const CREATED: &str = r#"{"event":"create"}"#;
 
-/// One thing the audit found wrong.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct AuditProblem {
-    pub workflow: String,
-    /// The commit (or reflog entry's new value) it is about; `None` for the ref itself.
-    pub commit: Option<String>,
-    pub problem: String,
-    /// The state the transition function computes, when the found one differs.
-    pub expected: Option<serde_json::Value>,
-    pub found: Option<serde_json::Value>,
-}
+pub use super::error::AuditProblem;
 
-/// `workflow main, commit <id>: <problem>`.
-impl std::fmt::Display for AuditProblem {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "workflow {}", self.workflow)?;
-        if let Some(commit) = &self.commit {
-            write!(f, ", commit {commit}")?;
-        }
-        write!(f, ": {}", self.problem)
-    }
-}
 /// The audit of one chain segment.
 #[derive(Clone, Debug, Default)]
 pub struct ChainAudit {

@@ -9,24 +9,7 @@ use std::path::PathBuf;
 use super::{EngineError, Session};
 use crate::store::Setting;
 
-/// A setting under which a verification would not be of what git stores.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
-pub struct Unsafe {
-    /// The setting, as `git config` names it, or the ref.
-    pub setting: String,
-    /// Where it is set.
-    pub origin: String,
-    /// What it does to a verification.
-    pub why: String,
-    /// How a human takes it away.
-    pub fix: String,
-}
-
-impl std::fmt::Display for Unsafe {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} (in {}): {}", self.setting, self.origin, self.why)
-    }
-}
+pub use super::error::Unsafe;
 
 /// Refuses (exit 5) when anything makes the repository unfit to verify in.
 pub fn require(session: &Session) -> Result<(), EngineError> {

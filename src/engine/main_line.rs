@@ -118,3 +118,13 @@ pub fn drift(session: &Session, state: &State) -> Result<Option<MainDrift>, Engi
         rewritten: !line.reached,
     }))
 }
+
+impl Session {
+    /// What every briefing and `status` warn about besides the configuration: HEAD off the PR
+    /// branch, and main moved outside the workflow.
+    pub fn state_warnings(&self, state: &State) -> Result<Vec<Notice>, EngineError> {
+        let mut notices: Vec<Notice> = self.branch_warning(state)?.into_iter().collect();
+        notices.extend(drift(self, state)?.map(|d| d.notice()));
+        Ok(notices)
+    }
+}

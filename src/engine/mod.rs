@@ -8,6 +8,7 @@ pub mod audit;
 mod chain;
 mod checkpoint;
 mod doctor;
+mod error;
 mod escape;
 mod finalize;
 mod get_task;
@@ -34,12 +35,11 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::config::{self, Config, ConfigError, Origin};
-use crate::exec::{CommandEnv, Git, GitError};
+use crate::exec::{CommandEnv, Git};
 use crate::store::{
-    EntryType, FileChange, LockSighting, Snapshot, Store, StoreError, TransitionWrite, WriteError,
+    EntryType, FileChange, LockSighting, Snapshot, Store, StoreError, TransitionWrite,
 };
 use crate::workflow::briefing::Notice;
-use crate::workflow::plan::Problem;
 use crate::workflow::state::Pin;
 use crate::workflow::{
     self, Effect, Event, Human, PlanChange, Rejection, State, Status, Transition,
@@ -48,6 +48,8 @@ use crate::workflow::{
 pub use audit::{AuditReport, audit};
 pub use checkpoint::{CheckpointReport, WithoutCommit, checkpoint};
 pub use doctor::{Check, DoctorReport, Level, doctor};
+pub use error::{AuditProblem, EngineError, Unsafe};
+pub(crate) use error::{io_error, wrong_state};
 pub use escape::{EscalateReport, ScopeReductionReport, escalate, request_scope_reduction};
 pub use get_task::{GetTaskReport, get_task};
 pub use history::{LogReport, PlanReport, log, plan};
@@ -68,120 +70,6 @@ const MAX_ATTEMPTS: u32 = 100;
 /// before it counts as left by a crash. Writers hold such a lock for milliseconds; this
 /// leaves room for a loaded machine.
 const LOCK_HELD_BY_NOBODY: Duration = Duration::from_secs(2);
-
-#[derive(Debug, thiserror::Error)]
-pub enum EngineError {
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    /// A checkpoint's commit was made, and what came after it failed: the commit stays, and
-    /// the next `checkpoint` or `get-task` finishes recording it.
-    #[error(
-        "checkpoint commit {} was made and is kept, but recording it failed: {source}",
-        crate::short_id(commit)
-    )]
-    AfterCommit {
-        commit: String,
-        source: Box<EngineError>,
-    },
-    #[error(transparent)]
-    Config(#[from] ConfigError),
-    #[error("{}", .0.message)]
-    Rejected(Rejection),
-    #[error("the plan was not accepted: {} problem(s)", .problems.len())]
-    InvalidPlan {
-        state: Status,
-        problems: Vec<Problem>,
-    },
-    #[error(
-        "gave up after {attempts} attempts: other processes kept changing workflow \"{workflow}\" while this command ran"
-    )]
-    RetriesExhausted { attempts: u32, workflow: String },
-    #[error("could not {what}: {source}")]
-    Io {
-        what: String,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error(transparent)]
-    Git(#[from] GitError),
-    /// Preflight refused a checkpoint commit: the work failed verification (exit 1).
-    #[error("checkpoint refused: preflight gate `{gate}` failed ({exit})")]
-    CheckpointRefused {
-        gate: String,
-        exit: String,
-        output: Vec<u8>,
-    },
-    /// git refused the checkpoint commit (a hook, usually): the work failed verification (exit 1).
-    #[error("the checkpoint commit was refused: {0}")]
-    CommitRefused(GitError),
-    /// An argument that cannot be used, whatever the state (exit 2).
-    #[error("{message}")]
-    BadInput { message: String, hint: String },
-    /// `run`'s agent could not start, or ran without the hooks of `init --agent` (exit 5):
-    /// the run stops before another turn.
-    #[error("{message}")]
-    Agent { message: String, hint: String },
-    /// A broken promise inside git-orchestrate itself: a bug to report.
-    #[error("internal error: {0} (please report this as a git-orchestrate bug)")]
-    Internal(String),
-    /// The remote refused or could not be reached (exit 5); `answer` is what git and the
-    /// host said.
-    #[error("could not {what}: {answer}")]
-    Remote {
-        remote: String,
-        what: String,
-        answer: String,
-        hint: String,
-    },
-    /// `init` set the workflow up, and installing the hooks failed.
-    #[error("the workflow is set up, but the hooks could not be installed: {source}")]
-    Hooks {
-        #[source]
-        source: crate::hooks::install::InstallError,
-    },
-    /// A setting makes the repository unfit to verify in (docs/integrity.md, "Hermetic
-    /// verification"): nothing is verified until a human takes it away (exit 5).
-    #[error("nothing can be verified in this repository: {0}")]
-    NotHermetic(Box<hermetic::Unsafe>),
-    /// A lost compare-and-swap; never escapes [`Session::with_retries`].
-    #[error("the workflow changed while this command ran")]
-    Conflict,
-    /// The audit found a transition that is not what its recorded event makes
-    /// (docs/integrity.md); `what` says what was refused because of it.
-    #[error("{what}: workflow {} has a forged transition, commit {}: {}", .problem.workflow, .problem.commit.as_deref().unwrap_or("?"), .problem.problem)]
-    Forged {
-        what: String,
-        problem: Box<chain::AuditProblem>,
-    },
-}
-
-impl From<WriteError> for EngineError {
-    fn from(e: WriteError) -> Self {
-        match e {
-            WriteError::Conflict => EngineError::Conflict,
-            WriteError::Store(e) => EngineError::Store(e),
-        }
-    }
-}
-
-/// "Not allowed now" (exit 4): the message names the state, the hint the next legal action.
-pub(crate) fn wrong_state(
-    state: Status,
-    message: impl Into<String>,
-    hint: impl Into<String>,
-) -> EngineError {
-    EngineError::Rejected(Rejection {
-        kind: workflow::RejectionKind::WrongState,
-        state,
-        message: message.into(),
-        hint: hint.into(),
-    })
-}
-
-pub(crate) fn io_error(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> EngineError {
-    let what = what.into();
-    move |source| EngineError::Io { what, source }
-}
 
 /// A repository and workflow to act on.
 pub struct Session {
@@ -588,14 +476,6 @@ impl Session {
             .checked_out_branches()?
             .into_iter()
             .find_map(|(name, path)| (name == branch).then_some(path)))
-    }
-
-    /// What every briefing and `status` warn about besides the configuration: HEAD off the PR
-    /// branch, and main moved outside the workflow.
-    pub fn state_warnings(&self, state: &State) -> Result<Vec<Notice>, EngineError> {
-        let mut notices: Vec<Notice> = self.branch_warning(state)?.into_iter().collect();
-        notices.extend(main_line::drift(self, state)?.map(|d| d.notice()));
-        Ok(notices)
     }
 
     /// Warns when the working tree is not on the PR branch the workflow expects.
