@@ -2,7 +2,7 @@
 //! reads into the list, on the line's budget), redirection operators.
 
 use super::word::{Part, Simple, Word, is_name};
-use super::{Lexer, MAX_DEPTH, Sep, Token, Unreadable};
+use super::{Lexer, MAX_DEPTH, Redirect, Sep, Token, Unreadable};
 
 impl Lexer {
     pub(super) fn token(
@@ -38,12 +38,7 @@ impl Lexer {
                     if self.peek(0) == Some('>') {
                         self.pos += 1;
                     }
-                    return Ok(Token::Redirect {
-                        writes: true,
-                        heredoc: false,
-                        dup: false,
-                        herestring: false,
-                    });
+                    return Ok(Token::Redirect(Redirect::Write));
                 }
                 if c == '(' && self.peek(1) == Some('(') {
                     // `((`: arithmetic at a command's start, read as a keyword word.
@@ -508,59 +503,38 @@ impl Lexer {
     pub(super) fn redirect(&mut self) -> Token {
         let first = self.peek(0);
         self.pos += 1;
-        let plain = |writes: bool| Token::Redirect {
-            writes,
-            heredoc: false,
-            dup: false,
-            herestring: false,
-        };
         match (first, self.peek(0)) {
             (Some('<'), Some('<')) => {
                 self.pos += 1;
                 if self.peek(0) == Some('<') {
                     // `<<<` here-string: the next word is input, not a delimiter.
                     self.pos += 1;
-                    return Token::Redirect {
-                        writes: false,
-                        heredoc: false,
-                        dup: false,
-                        herestring: true,
-                    };
+                    return Token::Redirect(Redirect::HereString);
                 }
                 if self.peek(0) == Some('-') {
                     self.pos += 1;
                 }
-                Token::Redirect {
-                    writes: false,
-                    heredoc: true,
-                    dup: false,
-                    herestring: false,
-                }
+                Token::Redirect(Redirect::HereDoc)
             }
             (Some('<'), Some('>')) => {
                 self.pos += 1;
-                plain(true)
+                Token::Redirect(Redirect::Write)
             }
             (Some('<'), Some('&')) => {
                 self.pos += 1;
-                plain(false)
+                Token::Redirect(Redirect::Read)
             }
-            (Some('<'), _) => plain(false),
+            (Some('<'), _) => Token::Redirect(Redirect::Read),
             (_, Some('&')) => {
                 // `>&2` is a descriptor, `>&file` a file (bash).
                 self.pos += 1;
-                Token::Redirect {
-                    writes: false,
-                    heredoc: false,
-                    dup: true,
-                    herestring: false,
-                }
+                Token::Redirect(Redirect::Dup)
             }
             (_, Some('>' | '|')) => {
                 self.pos += 1;
-                plain(true)
+                Token::Redirect(Redirect::Write)
             }
-            _ => plain(true),
+            _ => Token::Redirect(Redirect::Write),
         }
     }
 
