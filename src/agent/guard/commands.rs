@@ -6,17 +6,8 @@ use super::paths::mentions_internals;
 use super::policy::{Reason, Rule, Unknown, names_human_command};
 use super::programs::{self, ShellInput, basename};
 use super::words::{self, Arg};
-use super::{Decision, Walk, check_patch, git_writes, writers};
+use super::{Decision, Judged, Walk, check_patch, git_writes, writers};
 use crate::agent::shell::{self, Simple, Stdin, Word};
-
-/// How much of a command [`Walk::known_program`] judged.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Judged {
-    /// Everything: the command is allowed.
-    Fully,
-    /// What its name says; the shell, interpreter, link, archive and writer checks remain.
-    Partly,
-}
 
 impl Walk<'_> {
     /// A program run with its arguments (after the words are resolved).
