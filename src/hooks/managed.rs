@@ -192,9 +192,9 @@ pub fn install(git: &Git, manager: Manager, found: String) -> Result<ManagedRepo
             }
             (Manager::Husky, None) => Ok(before.clone().unwrap_or_default()),
         }
-        .map_err(|problem| InstallError::Config {
+        .map_err(|refusal| InstallError::Config {
             path: path.clone(),
-            problem,
+            problem: refusal.to_string(),
         })?;
         let after = if crlf {
             after.replace('\n', "\r\n")
