@@ -199,6 +199,30 @@ impl Parser<'_> {
         }
     }
 
+    /// An object's members or an array's items, the cursor on its opening bracket: `item`
+    /// reads each (from its first character), separated by commas, up to `close`.
+    fn sequence(&mut self, close: u8, mut item: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
+        self.pos += 1;
+        self.blank();
+        if self.text.get(self.pos) == Some(&close) {
+            self.pos += 1;
+            return Some(());
+        }
+        loop {
+            self.blank();
+            item(self)?;
+            self.blank();
+            match self.text.get(self.pos)? {
+                b',' => self.pos += 1,
+                b if *b == close => {
+                    self.pos += 1;
+                    return Some(());
+                }
+                _ => return None,
+            }
+        }
+    }
+
     fn value(&mut self, depth: usize) -> Option<Node> {
         if depth > MAX_DEPTH {
             return None;
@@ -207,58 +231,26 @@ impl Parser<'_> {
         let kind =
             match self.text.get(self.pos)? {
                 b'{' => {
-                    self.pos += 1;
                     let mut members = Vec::new();
-                    self.blank();
-                    if self.text.get(self.pos) == Some(&b'}') {
-                        self.pos += 1;
-                    } else {
-                        loop {
-                            self.blank();
-                            let key_start = self.pos;
-                            self.string()?;
-                            let key: String =
-                                serde_json::from_slice(&self.text[key_start..self.pos]).ok()?;
-                            self.blank();
-                            (self.text.get(self.pos) == Some(&b':')).then_some(())?;
-                            self.pos += 1;
-                            self.blank();
-                            let value = self.value(depth + 1)?;
-                            members.push((key_start, key, value));
-                            self.blank();
-                            match self.text.get(self.pos)? {
-                                b',' => self.pos += 1,
-                                b'}' => {
-                                    self.pos += 1;
-                                    break;
-                                }
-                                _ => return None,
-                            }
-                        }
-                    }
+                    self.sequence(b'}', |p| {
+                        let key_start = p.pos;
+                        p.string()?;
+                        let key: String = serde_json::from_slice(&p.text[key_start..p.pos]).ok()?;
+                        p.blank();
+                        (p.text.get(p.pos) == Some(&b':')).then_some(())?;
+                        p.pos += 1;
+                        p.blank();
+                        members.push((key_start, key, p.value(depth + 1)?));
+                        Some(())
+                    })?;
                     Kind::Object(members)
                 }
                 b'[' => {
-                    self.pos += 1;
                     let mut items = Vec::new();
-                    self.blank();
-                    if self.text.get(self.pos) == Some(&b']') {
-                        self.pos += 1;
-                    } else {
-                        loop {
-                            self.blank();
-                            items.push(self.value(depth + 1)?);
-                            self.blank();
-                            match self.text.get(self.pos)? {
-                                b',' => self.pos += 1,
-                                b']' => {
-                                    self.pos += 1;
-                                    break;
-                                }
-                                _ => return None,
-                            }
-                        }
-                    }
+                    self.sequence(b']', |p| {
+                        items.push(p.value(depth + 1)?);
+                        Some(())
+                    })?;
                     Kind::Array(items)
                 }
                 b'"' => {

@@ -96,15 +96,77 @@ impl Launch {
     }
 }
 
-/// The file with our entries merged in (the same text when they are there already).
+/// Why a client's file cannot take our entries, or give them back: it is left as it is.
+/// Its text (`Display`) is what the person reads after the file's path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// The JSON file's top level is no object.
+    NotAnObject,
+    /// The JSON does not parse (the parser's message).
+    InvalidJson(String),
+    /// A key appears twice in one object, at this path.
+    DuplicateKey(String),
+    /// What should be an array at this path (`hooks.Stop`, `permissions.allow`) is not.
+    NotAnArray(String),
+    /// What should be an object under this top-level key is not.
+    NotAnObjectAt(String),
+    /// `mcpServers.git-orchestrate` starts another program.
+    ServerTaken,
+    /// The TOML does not parse (the parser's message).
+    InvalidToml(String),
+    /// `mcp_servers.git-orchestrate` is there, not in our block.
+    TomlServerTaken,
+    /// Our table makes the TOML invalid (the parser's message).
+    TableRefused(String),
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refusal::NotAnObject => f.write_str("its top level is not a JSON object"),
+            Refusal::InvalidJson(e) => write!(f, "it is not valid JSON ({e})"),
+            Refusal::DuplicateKey(path) => write!(
+                f,
+                "the key at `{path}` appears more than once in its object; give it once"
+            ),
+            Refusal::NotAnArray(path) => write!(f, "{path} is not an array"),
+            Refusal::NotAnObjectAt(key) => write!(f, "`{key}` is not a JSON object"),
+            Refusal::ServerTaken => write!(
+                f,
+                "mcpServers.{SERVER_NAME} is configured for another program; rename or remove it first"
+            ),
+            Refusal::InvalidToml(e) => write!(f, "it is not valid TOML ({e})"),
+            Refusal::TomlServerTaken => write!(
+                f,
+                "mcp_servers.{SERVER_NAME} is configured already, not by git-orchestrate; rename or remove it first"
+            ),
+            Refusal::TableRefused(e) => write!(
+                f,
+                "the server's table cannot be added to it (mcp_servers written inline?): {e}"
+            ),
+        }
+    }
+}
+
+/// [`merge`], its refusal as text.
 pub fn install(kind: Kind, old: Option<&str>, launch: &Launch) -> Result<String, String> {
+    merge(kind, old, launch).map_err(|r| r.to_string())
+}
+
+/// [`take_out`], its refusal as text.
+pub fn uninstall(kind: Kind, text: &str) -> Result<Option<String>, String> {
+    take_out(kind, text).map_err(|r| r.to_string())
+}
+
+/// The file with our entries merged in (the same text when they are there already).
+pub fn merge(kind: Kind, old: Option<&str>, launch: &Launch) -> Result<String, Refusal> {
     match kind {
         Kind::CodexConfig => install_codex_config(old, launch),
         _ => {
             let style = old.map(JsonStyle::of).unwrap_or_default();
             let mut value = parse_json(old)?;
             let Value::Object(root) = &mut value else {
-                return Err("its top level is not a JSON object".into());
+                return Err(Refusal::NotAnObject);
             };
             let changed = merge_json(kind, root, launch)?;
             if !changed && let Some(old) = old {
@@ -129,7 +191,7 @@ pub fn has_ours(kind: Kind, text: &str) -> bool {
 
 /// The file with our entries taken out, everything else kept; `None` when nothing else is
 /// left in it (the file was ours alone).
-pub fn uninstall(kind: Kind, text: &str) -> Result<Option<String>, String> {
+pub fn take_out(kind: Kind, text: &str) -> Result<Option<String>, Refusal> {
     match kind {
         Kind::CodexConfig => {
             let Some((start, end)) = codex_block_range(text) else {
@@ -142,7 +204,7 @@ pub fn uninstall(kind: Kind, text: &str) -> Result<Option<String>, String> {
             let style = JsonStyle::of(text);
             let mut value = parse_json(Some(text))?;
             let Value::Object(root) = &mut value else {
-                return Err("its top level is not a JSON object".into());
+                return Err(Refusal::NotAnObject);
             };
             remove_json(kind, root);
             if root.is_empty() {
@@ -153,20 +215,17 @@ pub fn uninstall(kind: Kind, text: &str) -> Result<Option<String>, String> {
     }
 }
 
-fn parse_json(text: Option<&str>) -> Result<Value, String> {
+fn parse_json(text: Option<&str>) -> Result<Value, Refusal> {
     match text {
         None => Ok(Value::Object(Map::new())),
         Some(t) if t.trim().is_empty() => Ok(Value::Object(Map::new())),
         Some(t) => {
             let value: Value =
-                serde_json::from_str(t).map_err(|e| format!("it is not valid JSON ({e})"))?;
+                serde_json::from_str(t).map_err(|e| Refusal::InvalidJson(e.to_string()))?;
             // JSON parsers keep one of a key given twice, each its own: the client might read
             // the other one than we would write around.
             match crate::workflow::plan::duplicate_keys(t.as_bytes()).first() {
-                Some(problem) => Err(format!(
-                    "the key at `{}` appears more than once in its object; give it once",
-                    problem.path
-                )),
+                Some(problem) => Err(Refusal::DuplicateKey(problem.path.clone())),
                 None => Ok(value),
             }
         }
@@ -216,7 +275,7 @@ fn client_name(kind: Kind) -> &'static str {
 }
 
 /// Adds what is missing; returns whether anything changed.
-fn merge_json(kind: Kind, root: &mut Map<String, Value>, launch: &Launch) -> Result<bool, String> {
+fn merge_json(kind: Kind, root: &mut Map<String, Value>, launch: &Launch) -> Result<bool, Refusal> {
     let mut changed = false;
     let entries = hook_entries(kind);
     if !entries.is_empty() {
@@ -227,7 +286,7 @@ fn merge_json(kind: Kind, root: &mut Map<String, Value>, launch: &Launch) -> Res
                 .entry(event.to_string())
                 .or_insert_with(|| Value::Array(Vec::new()));
             let Value::Array(groups) = groups else {
-                return Err(format!("hooks.{event} is not an array"));
+                return Err(Refusal::NotAnArray(format!("hooks.{event}")));
             };
             let present = groups
                 .iter()
@@ -272,7 +331,7 @@ fn merge_json(kind: Kind, root: &mut Map<String, Value>, launch: &Launch) -> Res
             .entry("allow".to_string())
             .or_insert_with(|| Value::Array(Vec::new()));
         let Value::Array(allow) = allow else {
-            return Err("permissions.allow is not an array".into());
+            return Err(Refusal::NotAnArray("permissions.allow".into()));
         };
         let rule = json!(format!("mcp__{SERVER_NAME}"));
         if !allow.contains(&rule) {
@@ -297,9 +356,7 @@ fn merge_json(kind: Kind, root: &mut Map<String, Value>, launch: &Launch) -> Res
                 changed = true;
             }
             Some(_) => {
-                return Err(format!(
-                    "mcpServers.{SERVER_NAME} is configured for another program; rename or remove it first"
-                ));
+                return Err(Refusal::ServerTaken);
             }
             None => {
                 servers.insert(SERVER_NAME.into(), server);
@@ -331,13 +388,13 @@ fn group_commands(group: &Value) -> impl Iterator<Item = &str> {
 fn object_at<'m>(
     root: &'m mut Map<String, Value>,
     key: &str,
-) -> Result<&'m mut Map<String, Value>, String> {
+) -> Result<&'m mut Map<String, Value>, Refusal> {
     match root
         .entry(key.to_string())
         .or_insert_with(|| Value::Object(Map::new()))
     {
         Value::Object(map) => Ok(map),
-        _ => Err(format!("`{key}` is not a JSON object")),
+        _ => Err(Refusal::NotAnObjectAt(key.to_string())),
     }
 }
 
@@ -457,7 +514,7 @@ fn codex_block_range(text: &str) -> Option<(usize, usize)> {
     Some((start, end))
 }
 
-fn install_codex_config(old: Option<&str>, launch: &Launch) -> Result<String, String> {
+fn install_codex_config(old: Option<&str>, launch: &Launch) -> Result<String, Refusal> {
     let old = old.unwrap_or_default();
     let block = codex_block(launch);
     if let Some((start, end)) = codex_block_range(old) {
@@ -471,15 +528,13 @@ fn install_codex_config(old: Option<&str>, launch: &Launch) -> Result<String, St
         return check_toml(replaced);
     }
     let parsed: toml::Table =
-        toml::from_str(old).map_err(|e| format!("it is not valid TOML ({e})"))?;
+        toml::from_str(old).map_err(|e| Refusal::InvalidToml(e.to_string()))?;
     if parsed
         .get("mcp_servers")
         .and_then(|s| s.get(SERVER_NAME))
         .is_some()
     {
-        return Err(format!(
-            "mcp_servers.{SERVER_NAME} is configured already, not by git-orchestrate; rename or remove it first"
-        ));
+        return Err(Refusal::TomlServerTaken);
     }
     let mut text = old.to_string();
     if !text.is_empty() && !text.ends_with('\n') {
@@ -499,10 +554,8 @@ fn separator(before: &str) -> &'static str {
     }
 }
 
-fn check_toml(text: String) -> Result<String, String> {
-    toml::from_str::<toml::Table>(&text).map_err(|e| {
-        format!("the server's table cannot be added to it (mcp_servers written inline?): {e}")
-    })?;
+fn check_toml(text: String) -> Result<String, Refusal> {
+    toml::from_str::<toml::Table>(&text).map_err(|e| Refusal::TableRefused(e.to_string()))?;
     Ok(text)
 }
 

@@ -2,7 +2,12 @@
 //! rendered as plain JSON Schema (the MCP shape) or in the function-calling format of each
 //! model API.
 
+use schemars::JsonSchema;
+use schemars::generate::SchemaSettings;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
+
+use crate::workflow::plan::Plan;
 
 /// One tool: its name, what the model reads about it, and its parameters as JSON Schema.
 #[derive(Clone, Debug, PartialEq)]
@@ -27,7 +32,7 @@ pub fn tools() -> Vec<Tool> {
             description: "Gets the next task or mission briefing from the orchestrator: what to do now, in the \
                           current state of the workflow. Call this to get your goal, and whenever you are unsure \
                           what to do.",
-            parameters: object(json!({}), &[]),
+            parameters: parameters::<NoArguments>(),
         },
         Tool {
             name: SUBMIT_WORK,
@@ -39,42 +44,7 @@ pub fn tools() -> Vec<Tool> {
                           first); (5) in INITIALIZING, when every PR of the master plan is marked [DONE], set \
                           'no_pr_left'. You are FORBIDDEN from running tests with a shell \
                           tool to judge your work: this tool runs them, then the preflight gates.",
-            parameters: object(
-                json!({
-                    "summary": {
-                        "type": "string",
-                        "description": "A brief summary of the work you completed and its outcome."
-                    },
-                    "test_command": {
-                        "type": "string",
-                        "description": "The command that runs this step's test (sh -c, repository root). Omit it when providing an 'analysis_decision' or a 'plan'."
-                    },
-                    "expectation": {
-                        "type": "string",
-                        "enum": ["PASS", "FAIL"],
-                        "description": "Your expectation for the test outcome: FAIL for a RED step, PASS for GREEN and REFACTOR. Omit it when providing an 'analysis_decision'."
-                    },
-                    "analysis_decision": {
-                        "type": "string",
-                        "enum": ["SUCCESS", "FAILURE"],
-                        "description": "Your final judgment after analyzing a 'NEEDS_ANALYSIS' response. Use 'SUCCESS' if the test failed as intended, 'FAILURE' otherwise."
-                    },
-                    "plan": plan_schema(),
-                    "no_pr_left": {
-                        "type": "boolean",
-                        "description": "In INITIALIZING: true when every PR of the master plan is marked [DONE], so there is nothing left to do."
-                    },
-                    "squash": {
-                        "type": "boolean",
-                        "description": "In AWAITING_FINALIZATION: true to have the branch squashed into one commit titled with the PR title, then checked."
-                    },
-                    "mark_done": {
-                        "type": "boolean",
-                        "description": "In FINALIZE_COMPLETE: true to have this PR marked [DONE] with the squashed commit in the master plan, committed, then checked."
-                    }
-                }),
-                &["summary"],
-            ),
+            parameters: parameters::<SubmitWorkArguments>(),
         },
         Tool {
             name: REQUEST_SCOPE_REDUCTION,
@@ -82,7 +52,7 @@ pub fn tools() -> Vec<Tool> {
                           be completed. It reverts your code changes to the last successful checkpoint and assigns \
                           you a new task: break the original task down into smaller, more verifiable steps. It is \
                           locked until you have made several unsuccessful debugging attempts.",
-            parameters: object(json!({}), &[]),
+            parameters: parameters::<NoArguments>(),
         },
         Tool {
             name: ESCALATE,
@@ -91,40 +61,15 @@ pub fn tools() -> Vec<Tool> {
                           comprehensive markdown report: the problem, what you have tried, and the relevant error \
                           messages. After calling this tool, the workflow STOPS and waits for the human. It is \
                           locked until many debugging attempts have failed.",
-            parameters: object(
-                json!({
-                    "markdown_report": {
-                        "type": "string",
-                        "description": "A comprehensive markdown report for the human user, detailing the issue, attempts made, and final error messages."
-                    }
-                }),
-                &["markdown_report"],
-            ),
+            parameters: parameters::<EscalateArguments>(),
         },
         Tool {
             name: CHECKPOINT,
             description: "Makes the checkpoint commit after a GREEN or REFACTOR step passed: stages everything and \
                           commits it on the PR branch. Preflight is not run again for the tree that just passed.",
-            parameters: object(
-                json!({
-                    "message": {
-                        "type": "string",
-                        "description": "The message after 'checkpoint: ' (default: the step and its description)."
-                    }
-                }),
-                &[],
-            ),
+            parameters: parameters::<CheckpointArguments>(),
         },
     ]
-}
-
-fn object(properties: Value, required: &[&str]) -> Value {
-    json!({
-        "type": "object",
-        "properties": properties,
-        "required": required,
-        "additionalProperties": false,
-    })
 }
 
 /// The formats `schema --format` prints.
@@ -170,54 +115,174 @@ pub fn render(format: Format) -> Value {
     }
 }
 
-/// The PR plan as `submit-work --plan` reads it (docs/agent-guide.md, "The plan"): spelled
-/// out, so a model sees its shape and Gemini, which refuses an object without properties,
-/// takes it. The validator stays the judge (and lists every problem with its JSON path).
-fn plan_schema() -> Value {
-    let text = |description: &str| json!({"type": "string", "description": description});
-    let step = json!({
-        "type": "object",
-        "properties": {
-            "type": {"type": "string", "enum": ["RED", "GREEN", "REFACTOR"]},
-            "description": text("What this step does."),
-            "status": {"type": "string", "enum": ["TODO", "DONE"]}
-        },
-        "required": ["type", "description", "status"]
-    });
-    let task = json!({
-        "type": "object",
-        "properties": {
-            "taskName": text("One line."),
-            "status": {"type": "string", "enum": ["TODO", "IN_PROGRESS", "DONE", "ERROR"]},
-            "tdd_steps": {
-                "type": "array",
-                "items": step,
-                "description": "In order; a task with steps left ends with a GREEN or REFACTOR step."
-            },
-            "breakdownHistory": {
-                "type": "object",
-                "properties": {
-                    "originalTaskName": text("The task this one replaces."),
-                    "justification": text("Why it was broken down.")
-                },
-                "required": ["originalTaskName", "justification"],
-                "description": "Only in a re-plan, on the first new task."
-            }
-        },
-        "required": ["taskName", "status", "tdd_steps"]
-    });
+/// The arguments of `get_task` and `request_scope_reduction`: none.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct NoArguments {}
+
+/// The arguments of `submit_work`: one kind of submission besides the summary (the MCP server
+/// refuses two kinds at once). The plan is [`Plan`] itself, the type the validator
+/// (`workflow::plan::parse_submitted_plan`) checks and fills, so its schema cannot drift.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct SubmitWorkArguments {
+    #[schemars(description = "A brief summary of the work you completed and its outcome.")]
+    pub summary: String,
+    #[schemars(
+        description = "The command that runs this step's test (sh -c, repository root). Omit it when providing an 'analysis_decision' or a 'plan'."
+    )]
+    pub test_command: Option<String>,
+    #[schemars(
+        description = "Your expectation for the test outcome: FAIL for a RED step, PASS for GREEN and REFACTOR. Omit it when providing an 'analysis_decision'."
+    )]
+    pub expectation: Option<ExpectationArgument>,
+    #[schemars(
+        description = "Your final judgment after analyzing a 'NEEDS_ANALYSIS' response. Use 'SUCCESS' if the test failed as intended, 'FAILURE' otherwise."
+    )]
+    pub analysis_decision: Option<DecisionArgument>,
+    pub plan: Option<Plan>,
+    #[schemars(
+        description = "In INITIALIZING: true when every PR of the master plan is marked [DONE], so there is nothing left to do."
+    )]
+    pub no_pr_left: Option<bool>,
+    #[schemars(
+        description = "In AWAITING_FINALIZATION: true to have the branch squashed into one commit titled with the PR title, then checked."
+    )]
+    pub squash: Option<bool>,
+    #[schemars(
+        description = "In FINALIZE_COMPLETE: true to have this PR marked [DONE] with the squashed commit in the master plan, committed, then checked."
+    )]
+    pub mark_done: Option<bool>,
+}
+
+/// `expectation` as the tool takes it: the spelling of [`crate::workflow::Expectation`] (a
+/// test holds the two to the same words).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ExpectationArgument {
+    Pass,
+    Fail,
+}
+
+/// `analysis_decision` as the tool takes it: the spelling of [`crate::workflow::Decision`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum DecisionArgument {
+    Success,
+    Failure,
+}
+
+/// The arguments of `escalate_for_external_help`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct EscalateArguments {
+    #[schemars(
+        description = "A comprehensive markdown report for the human user, detailing the issue, attempts made, and final error messages."
+    )]
+    pub markdown_report: String,
+}
+
+/// The arguments of `checkpoint`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct CheckpointArguments {
+    #[schemars(
+        description = "The message after 'checkpoint: ' (default: the step and its description)."
+    )]
+    pub message: Option<String>,
+}
+
+/// A tool's parameters: the schema derived from `T`, in the shape every API takes (see
+/// [`portable`]), as a closed object that lists `required` even when it is empty.
+fn parameters<T: JsonSchema>() -> Value {
+    let generator = SchemaSettings::draft2020_12()
+        .with(|s| s.inline_subschemas = true)
+        .into_generator();
+    let derived = portable(
+        &generator.into_root_schema_for::<T>().to_value(),
+        Level::Tool,
+    );
     json!({
         "type": "object",
-        "description": "The PR plan (the INITIALIZING briefing of get_task shows an example).",
-        "properties": {
-            "masterPlanPath": text("The configured master plan, e.g. docs/Plan_Doc/Active_Plan.md."),
-            "prTitle": text("One line; it names the branch (\"feat: Add numbers\" → feat/add-numbers)."),
-            "summary": text("What the PR does."),
-            "verificationPlan": text("How the PR is verified."),
-            "tasks": {"type": "array", "items": task}
-        },
-        "required": ["masterPlanPath", "prTitle", "summary", "verificationPlan", "tasks"]
+        "properties": derived.get("properties").cloned().unwrap_or_else(|| json!({})),
+        "required": derived.get("required").cloned().unwrap_or_else(|| json!([])),
+        "additionalProperties": false,
     })
+}
+
+/// A derived schema reduced to what every model API accepts: subschemas inlined, an optional
+/// value as the value's own schema (`["string", "null"]` and a `null` in `enum` are refused
+/// by Gemini), and only the keywords below. The order is fixed, so `schema` prints the same
+/// bytes whatever order the generator writes: the type, then its parts, the required
+/// properties before the optional ones (what a model must give first), then the
+/// description; but a tool parameter that is an object (the plan) says what it is before
+/// its long list of properties. `$schema`, `title`, `format` and the like are dropped.
+fn portable(schema: &Value, level: Level) -> Value {
+    let Value::Object(map) = schema else {
+        return schema.clone();
+    };
+    let mut out = Map::new();
+    if let Some(t) = map.get("type") {
+        out.insert("type".into(), without_null(t));
+    }
+    let description = map.get("description");
+    let leading = level == Level::Parameter && map.contains_key("properties");
+    if let (Some(description), true) = (description, leading) {
+        out.insert("description".into(), description.clone());
+    }
+    if let Some(Value::Array(values)) = map.get("enum") {
+        let values = values.iter().filter(|v| !v.is_null()).cloned().collect();
+        out.insert("enum".into(), Value::Array(values));
+    }
+    if let Some(item) = map.get("items") {
+        out.insert("items".into(), portable(item, Level::Nested));
+    }
+    if let Some(Value::Object(props)) = map.get("properties") {
+        let required = map.get("required").and_then(Value::as_array);
+        let is_required = |k: &String| required.is_some_and(|r| r.iter().any(|n| n == k.as_str()));
+        let (first, rest): (Vec<_>, Vec<_>) = props.iter().partition(|(k, _)| is_required(k));
+        let props = first
+            .into_iter()
+            .chain(rest)
+            .map(|(k, v)| (k.clone(), portable(v, level.inner())))
+            .collect();
+        out.insert("properties".into(), Value::Object(props));
+    }
+    if let Some(required) = map.get("required") {
+        out.insert("required".into(), required.clone());
+    }
+    if let (Some(description), false) = (description, leading) {
+        out.insert("description".into(), description.clone());
+    }
+    Value::Object(out)
+}
+
+/// Where a schema sits in a tool's parameters.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Level {
+    /// The parameters object itself.
+    Tool,
+    /// One parameter.
+    Parameter,
+    /// Inside a parameter.
+    Nested,
+}
+
+impl Level {
+    fn inner(self) -> Level {
+        match self {
+            Level::Tool => Level::Parameter,
+            Level::Parameter | Level::Nested => Level::Nested,
+        }
+    }
+}
+
+/// `["string", "null"]` → `"string"`.
+fn without_null(types: &Value) -> Value {
+    match types {
+        Value::Array(types) => types
+            .iter()
+            .find(|t| *t != "null")
+            .cloned()
+            .unwrap_or(Value::Null),
+        other => other.clone(),
+    }
 }
 
 /// JSON Schema → Gemini's OpenAPI subset: types in uppercase, `additionalProperties` dropped
@@ -344,6 +409,213 @@ mod tests {
         assert_eq!(
             step["properties"]["type"]["enum"],
             json!(["RED", "GREEN", "REFACTOR"])
+        );
+    }
+
+    /// What every model API takes: no reference, definition, meta-schema, format or title,
+    /// one type per schema and no `null` anywhere.
+    #[test]
+    fn the_derived_schemas_use_only_what_every_api_takes() {
+        // `names`: the keys of this object are property names, not keywords.
+        fn walk(v: &Value, path: &str, names: bool, wrong: &mut Vec<String>) {
+            match v {
+                Value::Object(map) => {
+                    for (k, v) in map {
+                        let at = format!("{path}/{k}");
+                        let refused = k.starts_with('$')
+                            || ["anyOf", "oneOf", "format", "title"].contains(&k.as_str())
+                            || (k == "type" && !v.is_string());
+                        if refused && !names {
+                            wrong.push(format!("{at}: {v}"));
+                        }
+                        walk(v, &at, !names && k == "properties", wrong);
+                    }
+                }
+                Value::Array(items) => {
+                    for (i, item) in items.iter().enumerate() {
+                        walk(item, &format!("{path}/{i}"), false, wrong);
+                    }
+                }
+                Value::Null => wrong.push(format!("{path}: null")),
+                _ => {}
+            }
+        }
+        let mut wrong = Vec::new();
+        for tool in tools() {
+            walk(&tool.parameters, tool.name, false, &mut wrong);
+        }
+        assert!(wrong.is_empty(), "{wrong:#?}");
+    }
+
+    /// The plan parameter of submit_work, as the tool lists it.
+    fn plan_parameter() -> Value {
+        tools()[1].parameters["properties"]["plan"].clone()
+    }
+
+    /// A value of every property the schema names (the first of each enum).
+    fn example(schema: &Value) -> Value {
+        if let Some(first) = schema.get("enum").and_then(|e| e.get(0)) {
+            return first.clone();
+        }
+        match schema["type"].as_str() {
+            Some("object") => schema["properties"]
+                .as_object()
+                .map(|props| props.iter().map(|(k, v)| (k.clone(), example(v))).collect())
+                .unwrap_or_default(),
+            Some("array") => json!([example(&schema["items"])]),
+            Some("boolean") => json!(true),
+            _ => json!("Add numbers"),
+        }
+    }
+
+    /// A problem with the plan's shape (a field missing, unknown or of the wrong type or
+    /// value), not with what it says (a task ending in RED).
+    fn shape_problems(plan: &Value) -> Vec<String> {
+        let bytes = serde_json::to_vec(plan).expect("a JSON value serialises");
+        match crate::workflow::plan::parse_plan(&bytes) {
+            Ok(_) => Vec::new(),
+            Err(problems) => problems
+                .into_iter()
+                .filter(|p| {
+                    ["missing", "unknown field", "expected"]
+                        .iter()
+                        .any(|start| p.message.starts_with(start))
+                })
+                .map(|p| p.to_string())
+                .collect(),
+        }
+    }
+
+    /// Every (path, schema) of the plan's properties, depth first.
+    fn plan_properties() -> Vec<(Vec<String>, Value, bool)> {
+        fn walk(schema: &Value, at: &[String], out: &mut Vec<(Vec<String>, Value, bool)>) {
+            let schema = if schema["type"] == "array" {
+                &schema["items"]
+            } else {
+                schema
+            };
+            let required = schema["required"].as_array().cloned().unwrap_or_default();
+            for (k, v) in schema["properties"].as_object().into_iter().flatten() {
+                let mut path = at.to_vec();
+                path.push(k.clone());
+                out.push((path.clone(), v.clone(), required.contains(&json!(k))));
+                walk(v, &path, out);
+            }
+        }
+        let mut out = Vec::new();
+        walk(&plan_parameter(), &[], &mut out);
+        out
+    }
+
+    /// The value at `path` (arrays stepped through at their first item).
+    fn at<'v>(plan: &'v mut Value, path: &[String]) -> &'v mut Value {
+        path.iter().fold(plan, |v, key| {
+            let v = if v.is_array() { &mut v[0] } else { v };
+            &mut v[key.as_str()]
+        })
+    }
+
+    /// The fields the validator takes in the object at `path` (an array's first item), as
+    /// its refusal of an unknown one lists them; none when it takes any.
+    fn accepted_fields(full: &Value, path: &[String]) -> Vec<String> {
+        let mut plan = full.clone();
+        let value = at(&mut plan, path);
+        let value = if value.is_array() {
+            &mut value[0]
+        } else {
+            value
+        };
+        value["notInTheSchema"] = json!("x");
+        let mut fields: Vec<String> = shape_problems(&plan)
+            .iter()
+            .find_map(|p| p.split_once("notInTheSchema: unknown field (expected one of "))
+            .map(|(_, list)| {
+                list.trim_end_matches(')')
+                    .split(", ")
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default();
+        fields.sort();
+        fields
+    }
+
+    /// The properties of an object schema (an array's items), sorted.
+    fn schema_fields(schema: &Value) -> Vec<String> {
+        let schema = if schema["type"] == "array" {
+            &schema["items"]
+        } else {
+            schema
+        };
+        let mut fields: Vec<String> = schema["properties"]
+            .as_object()
+            .map(|p| p.keys().cloned().collect())
+            .unwrap_or_default();
+        fields.sort();
+        fields
+    }
+
+    /// The schema and the validator agree: a plan of every property the schema lists has
+    /// the shape the validator wants; each property the schema requires, the validator
+    /// misses, and each it leaves optional, the validator does not; each enum value is one
+    /// the validator takes; and the fields the validator takes in each object are the
+    /// properties the schema lists there, no more, no fewer.
+    #[test]
+    fn the_plan_schema_and_the_validator_agree() {
+        let full = example(&plan_parameter());
+        assert_eq!(shape_problems(&full), Vec::<String>::new());
+        assert_eq!(
+            accepted_fields(&full, &[]),
+            schema_fields(&plan_parameter())
+        );
+        for (path, schema, required) in plan_properties() {
+            let (parent, key) = path.split_at(path.len() - 1);
+            let mut plan = full.clone();
+            let holder = at(&mut plan, parent);
+            let holder = if holder.is_array() {
+                &mut holder[0]
+            } else {
+                holder
+            };
+            holder
+                .as_object_mut()
+                .expect("an object holds the property")
+                .remove(&key[0]);
+            let problems = shape_problems(&plan);
+            assert_eq!(
+                !problems.is_empty(),
+                required,
+                "{path:?} without it: {problems:?}"
+            );
+            for value in schema["enum"].as_array().into_iter().flatten() {
+                let mut plan = full.clone();
+                *at(&mut plan, &path) = value.clone();
+                assert_eq!(
+                    shape_problems(&plan),
+                    Vec::<String>::new(),
+                    "{path:?} = {value}"
+                );
+            }
+            if schema["type"] == "object" || schema["type"] == "array" {
+                assert_eq!(
+                    accepted_fields(&full, &path),
+                    schema_fields(&schema),
+                    "{path:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_tool_arguments_spell_the_workflow_values() {
+        use crate::workflow::{Decision, Expectation};
+        assert_eq!(
+            serde_json::to_value([ExpectationArgument::Pass, ExpectationArgument::Fail]).ok(),
+            serde_json::to_value([Expectation::Pass, Expectation::Fail]).ok()
+        );
+        assert_eq!(
+            serde_json::to_value([DecisionArgument::Success, DecisionArgument::Failure]).ok(),
+            serde_json::to_value([Decision::Success, Decision::Failure]).ok()
         );
     }
 }

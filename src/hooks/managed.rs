@@ -32,10 +32,34 @@ pub struct ManagedFile {
 pub enum InstallStep {
     /// Run now, successfully.
     Ran(String),
-    /// Still to do: the tool is not on PATH, or it failed (the message says).
-    Needed(String),
+    /// Still to do: the tool is not on PATH, or it failed.
+    Needed(PendingStep),
     /// Nothing to do.
     NotNeeded,
+}
+
+/// A manager's install step still to run: its command line, and what it said when it ran
+/// and failed. Shown (and serialised) as one text: the command, then why it is still to do.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PendingStep {
+    pub command: String,
+    /// Its standard error, trimmed, when it ran and failed; `None` when it is not on PATH.
+    pub failure: Option<String>,
+}
+
+impl std::fmt::Display for PendingStep {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.failure {
+            Some(failure) => write!(f, "{} (it failed: {failure})", self.command),
+            None => f.write_str(&self.command),
+        }
+    }
+}
+
+impl serde::Serialize for PendingStep {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
 }
 
 #[derive(Clone, Debug, serde::Serialize)]
@@ -192,9 +216,9 @@ pub fn install(git: &Git, manager: Manager, found: String) -> Result<ManagedRepo
             }
             (Manager::Husky, None) => Ok(before.clone().unwrap_or_default()),
         }
-        .map_err(|problem| InstallError::Config {
+        .map_err(|refusal| InstallError::Config {
             path: path.clone(),
-            problem,
+            problem: refusal.to_string(),
         })?;
         let after = if crlf {
             after.replace('\n', "\r\n")
@@ -302,10 +326,36 @@ fn run_step(git: &Git, program: &str, args: &[&str]) -> InstallStep {
         .join(" ");
     match crate::exec::run_captured(Path::new(program), args, git.workdir(), &[], None) {
         Ok(out) if out.code == Some(0) => InstallStep::Ran(shown),
-        Ok(out) => InstallStep::Needed(format!(
-            "{shown} (it failed: {})",
-            String::from_utf8_lossy(&out.stderr).trim()
-        )),
-        Err(_) => InstallStep::Needed(shown),
+        Ok(out) => InstallStep::Needed(PendingStep {
+            command: shown,
+            failure: Some(String::from_utf8_lossy(&out.stderr).trim().to_string()),
+        }),
+        Err(_) => InstallStep::Needed(PendingStep {
+            command: shown,
+            failure: None,
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The step still to do reads, and serialises, as the one text it always was.
+    #[test]
+    fn a_pending_step_is_one_text() {
+        let failed = InstallStep::Needed(PendingStep {
+            command: "pre-commit install".into(),
+            failure: Some("boom".into()),
+        });
+        assert_eq!(
+            serde_json::to_string(&failed).ok().as_deref(),
+            Some(r#"{"step":"needed","command":"pre-commit install (it failed: boom)"}"#)
+        );
+        let missing = PendingStep {
+            command: "husky".into(),
+            failure: None,
+        };
+        assert_eq!(missing.to_string(), "husky");
     }
 }

@@ -87,59 +87,108 @@ fn top_level(lines: &[&str], key: &str) -> Option<usize> {
     })
 }
 
+/// Why a manager's configuration cannot take our entries: it is left as it is. Its text
+/// (`Display`) is what the person reads after the file's path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// `repos: [...]` with items in it.
+    InlineRepos,
+    /// `default_install_hook_types:` neither a flow list nor a block list: the line.
+    UnreadableTypes(String),
+    /// A lefthook hook written inline (`pre-push: {...}`).
+    InlineHook(&'static str),
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refusal::InlineRepos => f.write_str(
+                "`repos:` is written inline; write it as a block list to add hooks to it",
+            ),
+            Refusal::UnreadableTypes(line) => write!(f, "cannot read `{line}`"),
+            Refusal::InlineHook(hook) => write!(
+                f,
+                "`{hook}:` is written inline; write it as a block to add a command to it"
+            ),
+        }
+    }
+}
+
 /// `.pre-commit-config.yaml` with a `repo: local` hook per stage and the install types
 /// those stages need. `program` starts git-orchestrate.
-pub fn pre_commit_install(text: &str, program: &str) -> Result<String, String> {
+pub fn pre_commit_install(text: &str, program: &str) -> Result<String, Refusal> {
     if has_ours(text) {
         return Ok(text.to_string());
     }
     let (normalized, note) = with_final_newline(text);
-    let text = normalized.as_str();
-    let mut lines: Vec<&str> = text.lines().collect();
-    let newline_at_end = true;
+    let text = with_local_repo(&normalized, program)?;
+    let (text, widened_from) = match with_install_types(text, note)? {
+        InstallTypes::Complete(text) => return Ok(text),
+        InstallTypes::Widened { text, from } => (text, from),
+    };
+    // The stages the user's hooks ran at before: a hook without `stages` runs at every
+    // installed type, so widening the types would run it at ours too (a linter given the
+    // commit message as its file) unless `default_stages` keeps it where it was.
+    let lines: Vec<&str> = text.lines().collect();
+    if top_level(&lines, "default_stages").is_some() {
+        return Ok(text);
+    }
+    let kept = format!("default_stages: [{}]", widened_from.join(", "));
+    Ok(format!("{}{text}", block("", &[kept])))
+}
+
+/// One of our pre-commit hooks, as an item of the local repo's `hooks:`.
+fn pre_commit_hook(program: &str, id: &str, stage: &str, files: bool) -> Vec<String> {
+    // pre-commit starts an entry itself, with no shell: commit-msg and post-commit go
+    // through the same fast path as the other managers' entries, so that an ordinary
+    // commit starts no process of ours (a `sh` and a `grep` cost less than our start).
+    let entry = match stage {
+        "commit-msg" | "post-commit" => yaml_quoted(&format!(
+            "sh -c '{}' git-orchestrate",
+            fast_path(stage, program, "\"$1\"")
+        )),
+        _ => format!("{program} hook {stage}"),
+    };
+    let mut v = vec![
+        format!("    - id: git-orchestrate-{id}"),
+        format!("      name: git-orchestrate {id}"),
+        format!("      entry: {entry}"),
+        "      language: system".to_string(),
+        format!("      stages: [{stage}]"),
+        "      always_run: true".to_string(),
+        // pre-commit keeps a passing hook's output to itself; ours is for the person.
+        "      verbose: true".to_string(),
+    ];
+    if !files {
+        v.push("      pass_filenames: false".to_string());
+    }
+    v
+}
+
+/// Our `repo: local` item of `repos:`, each line indented by `indent`.
+fn pre_commit_repo(program: &str, indent: &str) -> Vec<String> {
+    let mut v = vec!["- repo: local".to_string(), "  hooks:".to_string()];
+    v.extend(pre_commit_hook(program, "commit-msg", "commit-msg", true));
+    v.extend(pre_commit_hook(
+        program,
+        "post-commit",
+        "post-commit",
+        false,
+    ));
+    v.extend(pre_commit_hook(program, "pre-push", "pre-push", false));
+    v.into_iter().map(|l| format!("{indent}{l}")).collect()
+}
+
+/// `text` (ending with a newline) with our repo the first item of `repos:`, which is added
+/// when there is none.
+fn with_local_repo(text: &str, program: &str) -> Result<String, Refusal> {
+    let lines: Vec<&str> = text.lines().collect();
     let mut out: Vec<String> = Vec::new();
-    // The hooks: the first item of `repos:`.
-    let hook = |id: &str, stage: &str, files: bool| -> Vec<String> {
-        // pre-commit starts an entry itself, with no shell: commit-msg and post-commit go
-        // through the same fast path as the other managers' entries, so that an ordinary
-        // commit starts no process of ours (a `sh` and a `grep` cost less than our start).
-        let entry = match stage {
-            "commit-msg" | "post-commit" => yaml_quoted(&format!(
-                "sh -c '{}' git-orchestrate",
-                fast_path(stage, program, "\"$1\"")
-            )),
-            _ => format!("{program} hook {stage}"),
-        };
-        let mut v = vec![
-            format!("    - id: git-orchestrate-{id}"),
-            format!("      name: git-orchestrate {id}"),
-            format!("      entry: {entry}"),
-            "      language: system".to_string(),
-            format!("      stages: [{stage}]"),
-            "      always_run: true".to_string(),
-            // pre-commit keeps a passing hook's output to itself; ours is for the person.
-            "      verbose: true".to_string(),
-        ];
-        if !files {
-            v.push("      pass_filenames: false".to_string());
-        }
-        v
-    };
-    let ours = |indent: &str| -> Vec<String> {
-        let mut v = vec![format!("- repo: local"), "  hooks:".to_string()];
-        v.extend(hook("commit-msg", "commit-msg", true));
-        v.extend(hook("post-commit", "post-commit", false));
-        v.extend(hook("pre-push", "pre-push", false));
-        v.into_iter().map(|l| format!("{indent}{l}")).collect()
-    };
     match top_level(&lines, "repos") {
         Some(i) => {
             let rest = lines[i]["repos:".len()..].trim();
             if !rest.is_empty() && !rest.starts_with('#') && rest != "[]" {
-                return Err(
-                    "`repos:` is written inline; write it as a block list to add hooks to it"
-                        .into(),
-                );
+                return Err(Refusal::InlineRepos);
             }
             let item_indent = lines[i + 1..]
                 .iter()
@@ -147,129 +196,127 @@ pub fn pre_commit_install(text: &str, program: &str) -> Result<String, String> {
                 .filter(|l| l.trim_start().starts_with('-'))
                 .map(|l| indent_of(l).to_string())
                 .unwrap_or_else(|| "  ".to_string());
-            for line in &lines[..i] {
-                out.push(line.to_string());
-            }
+            out.extend(lines[..i].iter().map(|l| l.to_string()));
+            let ours = pre_commit_repo(program, &item_indent);
             if rest == "[]" {
                 let mut replaced = vec![format!("{WAS}{}", lines[i]), "repos:".to_string()];
-                replaced.extend(ours(&item_indent));
+                replaced.extend(ours);
                 out.push(block("", &replaced).trim_end().to_string());
             } else {
                 out.push(lines[i].to_string());
-                out.push(
-                    block(&item_indent, &ours(&item_indent))
-                        .trim_end()
-                        .to_string(),
-                );
+                out.push(block(&item_indent, &ours).trim_end().to_string());
             }
-            for line in &lines[i + 1..] {
-                out.push(line.to_string());
-            }
+            out.extend(lines[i + 1..].iter().map(|l| l.to_string()));
         }
         None => {
             out.extend(lines.iter().map(|l| l.to_string()));
             let mut added = vec!["repos:".to_string()];
-            added.extend(ours("  "));
+            added.extend(pre_commit_repo(program, "  "));
             out.push(block("", &added).trim_end().to_string());
         }
     }
-    let mut text = out.join("\n");
-    if newline_at_end {
-        text.push('\n');
-    }
-    // The install types, so that `pre-commit install` puts in the stages we need.
-    lines = text.lines().collect();
+    Ok(out.join("\n") + "\n")
+}
+
+/// What [`with_install_types`] made of the file.
+enum InstallTypes {
+    /// Every type we need was installed already: the file is done.
+    Complete(String),
+    /// Types were added to those the user's hooks ran at before (`from`).
+    Widened { text: String, from: Vec<String> },
+}
+
+/// The install types, so that `pre-commit install` puts in the stages we need; `note` says
+/// we added the file's final newline, in the first block.
+fn with_install_types(text: String, note: Option<String>) -> Result<InstallTypes, Refusal> {
+    let lines: Vec<&str> = text.lines().collect();
     let types = format!("[{}]", PRE_COMMIT_TYPES.join(", "));
     let first: Vec<String> = note
         .into_iter()
         .chain([format!("default_install_hook_types: {types}")])
         .collect();
-    // The stages the user's hooks ran at before: a hook without `stages` runs at every
-    // installed type, so widening the types would run it at ours too (a linter given the
-    // commit message as its file) unless `default_stages` keeps it where it was.
-    let widened_from: Option<Vec<String>>;
-    let text = match top_level(&lines, "default_install_hook_types") {
-        None => {
-            widened_from = Some(vec!["pre-commit".to_string()]);
-            format!("{}{text}", block("", &first))
-        }
-        Some(i) => {
-            let line = lines[i];
-            let rest = line["default_install_hook_types:".len()..].trim();
-            let mut merged: Vec<String> = Vec::new();
-            let mut block_items = Vec::new();
-            if let Some(inner) = rest.strip_prefix('[').and_then(|r| r.split(']').next()) {
-                merged.extend(
-                    inner
-                        .split(',')
-                        .map(|t| t.trim().to_string())
-                        .filter(|t| !t.is_empty()),
-                );
-            } else if rest.is_empty() || rest.starts_with('#') {
-                for l in &lines[i + 1..] {
-                    if !meaningful(l) {
-                        continue;
-                    }
-                    match l.trim_start().strip_prefix('-') {
-                        Some(item) if l.starts_with(' ') || l.starts_with('-') => {
-                            block_items.push(l.to_string());
-                            merged.push(
-                                item.split('#')
-                                    .next()
-                                    .unwrap_or_default()
-                                    .trim()
-                                    .to_string(),
-                            );
-                        }
-                        _ => break,
-                    }
-                }
-            } else {
-                return Err(format!("cannot read `{}`", line.trim()));
-            }
-            let missing: Vec<&str> = PRE_COMMIT_TYPES
-                .iter()
-                .filter(|t| !merged.iter().any(|m| m == *t))
-                .copied()
-                .collect();
-            if missing.is_empty() {
-                return Ok(match first.len() {
-                    // The newline we added needs saying, in a block of its own.
-                    2 => format!("{}{text}", block("", &first[..1])),
-                    _ => text,
-                });
-            }
-            let mut out: Vec<String> = lines[..i].iter().map(|l| l.to_string()).collect();
-            let consumed = 1 + if rest.starts_with('[') {
-                0
-            } else {
-                count_through(&lines[i + 1..], &block_items)
-            };
-            let mut replaced: Vec<String> = first[..first.len() - 1].to_vec();
-            replaced.extend(lines[i..i + consumed].iter().map(|l| format!("{WAS}{l}")));
-            widened_from = Some(merged.clone());
-            merged.extend(missing.iter().map(|m| m.to_string()));
-            replaced.push(format!(
-                "default_install_hook_types: [{}]",
-                merged.join(", ")
-            ));
-            out.push(block("", &replaced).trim_end().to_string());
-            out.extend(lines[i + consumed..].iter().map(|l| l.to_string()));
-            let mut t = out.join("\n");
-            if newline_at_end {
-                t.push('\n');
-            }
-            t
-        }
+    let Some(i) = top_level(&lines, "default_install_hook_types") else {
+        return Ok(InstallTypes::Widened {
+            text: format!("{}{text}", block("", &first)),
+            from: vec!["pre-commit".to_string()],
+        });
     };
-    let lines: Vec<&str> = text.lines().collect();
-    Ok(match widened_from {
-        Some(stages) if top_level(&lines, "default_stages").is_none() => {
-            let kept = format!("default_stages: [{}]", stages.join(", "));
-            format!("{}{text}", block("", &[kept]))
-        }
-        _ => text,
+    let line = lines[i];
+    let rest = line["default_install_hook_types:".len()..].trim();
+    let (mut merged, block_items) = listed_types(&lines, i, rest)?;
+    let missing: Vec<&str> = PRE_COMMIT_TYPES
+        .iter()
+        .filter(|t| !merged.iter().any(|m| m == *t))
+        .copied()
+        .collect();
+    if missing.is_empty() {
+        return Ok(InstallTypes::Complete(match first.len() {
+            // The newline we added needs saying, in a block of its own.
+            2 => format!("{}{text}", block("", &first[..1])),
+            _ => text,
+        }));
+    }
+    let mut out: Vec<String> = lines[..i].iter().map(|l| l.to_string()).collect();
+    let consumed = 1 + if rest.starts_with('[') {
+        0
+    } else {
+        count_through(&lines[i + 1..], &block_items)
+    };
+    let mut replaced: Vec<String> = first[..first.len() - 1].to_vec();
+    replaced.extend(lines[i..i + consumed].iter().map(|l| format!("{WAS}{l}")));
+    let from = merged.clone();
+    merged.extend(missing.iter().map(|m| m.to_string()));
+    replaced.push(format!(
+        "default_install_hook_types: [{}]",
+        merged.join(", ")
+    ));
+    out.push(block("", &replaced).trim_end().to_string());
+    out.extend(lines[i + consumed..].iter().map(|l| l.to_string()));
+    Ok(InstallTypes::Widened {
+        text: out.join("\n") + "\n",
+        from,
     })
+}
+
+/// The types `default_install_hook_types:` (line `i`, `rest` after the colon) lists, as a
+/// flow list or a block list, and a block list's lines.
+fn listed_types(
+    lines: &[&str],
+    i: usize,
+    rest: &str,
+) -> Result<(Vec<String>, Vec<String>), Refusal> {
+    let mut merged: Vec<String> = Vec::new();
+    let mut block_items = Vec::new();
+    if let Some(inner) = rest.strip_prefix('[').and_then(|r| r.split(']').next()) {
+        merged.extend(
+            inner
+                .split(',')
+                .map(|t| t.trim().to_string())
+                .filter(|t| !t.is_empty()),
+        );
+    } else if rest.is_empty() || rest.starts_with('#') {
+        for l in &lines[i + 1..] {
+            if !meaningful(l) {
+                continue;
+            }
+            match l.trim_start().strip_prefix('-') {
+                Some(item) if l.starts_with(' ') || l.starts_with('-') => {
+                    block_items.push(l.to_string());
+                    merged.push(
+                        item.split('#')
+                            .next()
+                            .unwrap_or_default()
+                            .trim()
+                            .to_string(),
+                    );
+                }
+                _ => break,
+            }
+        }
+    } else {
+        return Err(Refusal::UnreadableTypes(lines[i].trim().to_string()));
+    }
+    Ok((merged, block_items))
 }
 
 /// How many lines from the start of `lines` it takes to pass every one of `items`.
@@ -326,7 +373,7 @@ fn yaml_quoted(text: &str) -> String {
 }
 
 /// `lefthook.yml` with a `git-orchestrate` command under each of our hooks.
-pub fn lefthook_install(text: &str, program: &str, config: &str) -> Result<String, String> {
+pub fn lefthook_install(text: &str, program: &str, config: &str) -> Result<String, Refusal> {
     if has_ours(text) {
         return Ok(text.to_string());
     }
@@ -349,9 +396,7 @@ pub fn lefthook_install(text: &str, program: &str, config: &str) -> Result<Strin
         if !lines[i][hook.len() + 1..].trim().is_empty()
             && !lines[i][hook.len() + 1..].trim().starts_with('#')
         {
-            return Err(format!(
-                "`{hook}:` is written inline; write it as a block to add a command to it"
-            ));
+            return Err(Refusal::InlineHook(hook));
         }
         // The hook's own block: the lines indented under it.
         let end = (i + 1..lines.len())

@@ -4,24 +4,33 @@
 use std::fmt;
 use std::str::FromStr;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[schemars(description = "The PR plan (the INITIALIZING briefing of get_task shows an example).")]
 pub struct Plan {
     #[serde(rename = "masterPlanPath")]
+    #[schemars(description = "The configured master plan, e.g. docs/Plan_Doc/Active_Plan.md.")]
     pub master_plan_path: String,
     #[serde(rename = "prTitle")]
+    #[schemars(
+        description = "One line; it names the branch (\"feat: Add numbers\" → feat/add-numbers)."
+    )]
     pub pr_title: String,
+    #[schemars(description = "What the PR does.")]
     pub summary: String,
     #[serde(rename = "verificationPlan")]
+    #[schemars(description = "How the PR is verified.")]
     pub verification_plan: String,
     pub tasks: Vec<Task>,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Task {
     #[serde(rename = "taskName")]
+    #[schemars(description = "One line.")]
     pub name: String,
     pub status: TaskStatus,
     #[serde(
@@ -29,26 +38,33 @@ pub struct Task {
         default,
         skip_serializing_if = "Option::is_none"
     )]
+    #[schemars(description = "Only in a re-plan, on the first new task.")]
     pub breakdown_history: Option<BreakdownHistory>,
+    #[schemars(
+        description = "In order; a task with steps left ends with a GREEN or REFACTOR step."
+    )]
     pub tdd_steps: Vec<Step>,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct BreakdownHistory {
     #[serde(rename = "originalTaskName")]
+    #[schemars(description = "The task this one replaces.")]
     pub original_task_name: String,
+    #[schemars(description = "Why it was broken down.")]
     pub justification: String,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Step {
     #[serde(rename = "type")]
     pub kind: StepType,
+    #[schemars(description = "What this step does.")]
     pub description: String,
     pub status: StepStatus,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum TaskStatus {
     Todo,
@@ -57,14 +73,14 @@ pub enum TaskStatus {
     Error,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum StepStatus {
     Todo,
     Done,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum StepType {
     Red,

@@ -6,13 +6,60 @@ use super::paths::mentions_internals;
 use super::policy::{Reason, Rule, Unknown, names_human_command};
 use super::programs::{self, ShellInput, basename};
 use super::words::{self, Arg};
-use super::{Decision, Walk, check_patch, git_writes, writers};
+use super::{Decision, Judged, Walk, check_patch, git_writes, writers};
 use crate::agent::shell::{self, Simple, Stdin, Word};
 
 impl Walk<'_> {
     /// A program run with its arguments (after the words are resolved).
     pub(super) fn command(&mut self, args: Vec<Arg>, simple: &Simple) -> Result<(), Reason> {
-        let unwrapped = programs::unwrap(&args)?;
+        let args = self.unwrapped(&args, simple)?;
+        let Some(first) = args.first() else {
+            return Ok(());
+        };
+        let Some(program) = first.value().map(str::to_string) else {
+            return Err(Reason::new(
+                Rule::Unknowable(Unknown::Program),
+                first.unknown.clone().unwrap_or_default(),
+            ));
+        };
+        let name = basename(&program).to_string();
+        let name = name.as_str();
+        self.gate_command(&args)?;
+        let rest = &args[1..];
+        if self.known_program(name, &args, simple)? == Judged::Fully {
+            return Ok(());
+        }
+        if programs::SHELLS.contains(&name) || matches!(name, "source" | ".") {
+            self.shell(name, rest, simple)?;
+        } else if let Some(options) = programs::interpreter(name) {
+            self.interpreter(name, options, rest, simple)?;
+        }
+        if programs::PTY_SPAWNERS.contains(&name) {
+            self.pty_spawner(name, rest, simple)?;
+        }
+        // A hard link (`ln`, `cp -l`) or a symbolic one (`cp -s`) shares or points at its
+        // source: later writes through it reach it.
+        let links = matches!(name, "ln" | "link")
+            || (name == "cp"
+                && rest.iter().any(|a| {
+                    matches!(a.text.as_str(), "--link" | "--symbolic-link")
+                        || (a.text.starts_with('-')
+                            && !a.text.starts_with("--")
+                            && a.text.contains(['l', 's']))
+                }));
+        if links {
+            self.link(rest)?;
+        }
+        if let Some(destination) = writers::unpacks(name, rest) {
+            self.unpacked(&program, destination)?;
+        }
+        self.writes_and_copies(name, rest)
+    }
+
+    /// The command behind its wrappers (`env`, `nice`, `xargs`…), the variables they set
+    /// judged, and for `xargs` the words it reads: what `find` finds, else unknowable.
+    fn unwrapped(&mut self, args: &[Arg], simple: &Simple) -> Result<Vec<Arg>, Reason> {
+        let unwrapped = programs::unwrap(args)?;
         for (name, value) in &unwrapped.assignments {
             self.variable(name, std::slice::from_ref(value))?;
         }
@@ -33,43 +80,49 @@ impl Walk<'_> {
                 _ => args.push(Arg::unknowable("the arguments xargs reads")),
             }
         }
-        let Some(first) = args.first() else {
-            return Ok(());
-        };
-        let Some(program) = first.value().map(str::to_string) else {
-            return Err(Reason::new(
-                Rule::Unknowable(Unknown::Program),
-                first.unknown.clone().unwrap_or_default(),
-            ));
-        };
-        let name = basename(&program).to_string();
-        let name = name.as_str();
-        if let Some(texts) = args
+        Ok(args)
+    }
+
+    /// A command that runs a gate's command line, in any directory it may run in.
+    fn gate_command(&self, args: &[Arg]) -> Result<(), Reason> {
+        let Some(texts) = args
             .iter()
             .map(|a| a.value().map(str::to_string))
             .collect::<Option<Vec<String>>>()
-        {
-            for cwd in &self.cwds.known {
-                if let Some(reason) = programs::gate_command(&texts, self.paths.ctx, cwd) {
-                    return Err(reason);
-                }
+        else {
+            return Ok(());
+        };
+        for cwd in &self.cwds.known {
+            if let Some(reason) = programs::gate_command(&texts, self.paths.ctx, cwd) {
+                return Err(reason);
             }
         }
+        Ok(())
+    }
+
+    /// The programs read by name: git, ourselves, the builtins that run text or rename
+    /// programs, `find` and the patch appliers. [`Judged::Fully`] when nothing more about the
+    /// command needs judging.
+    fn known_program(
+        &mut self,
+        name: &str,
+        args: &[Arg],
+        simple: &Simple,
+    ) -> Result<Judged, Reason> {
         let rest = &args[1..];
         match name {
             "git" => {
                 self.git(rest, simple)?;
-                if let Some(branch) =
-                    git_writes::switched_branch(&args, &self.paths.ctx.main_branch)
+                if let Some(branch) = git_writes::switched_branch(args, &self.paths.ctx.main_branch)
                 {
                     self.head = Some(branch);
                 }
-                return Ok(());
+                return Ok(Judged::Fully);
             }
-            "git-orchestrate" => return programs::orchestrate(rest),
+            "git-orchestrate" => programs::orchestrate(rest)?,
             "eval" => {
                 let text = known_text(rest, "eval")?;
-                return self.line(&text);
+                self.line(&text)?;
             }
             "trap" => {
                 // `trap -- ACTION SIGNAL…`, `trap -p`: the action after the options.
@@ -80,7 +133,6 @@ impl Walk<'_> {
                     let text = known_text(std::slice::from_ref(action), "trap")?;
                     self.line(&text)?;
                 }
-                return Ok(());
             }
             "let" => {
                 // Arithmetic runs the substitutions in an array subscript: `let 'a[$(…)]'`.
@@ -92,6 +144,7 @@ impl Walk<'_> {
                         ));
                     }
                 }
+                return Ok(Judged::Partly);
             }
             // `hash -p /bin/rm cat` makes a reader's name run another program; `enable -f`
             // loads one; an alias renames.
@@ -111,7 +164,7 @@ impl Walk<'_> {
                     ),
                 ));
             }
-            "find" => return self.find(rest),
+            "find" => self.find(rest)?,
             "apply_patch" | "applypatch" => {
                 let text = match rest.first() {
                     Some(patch) => known_text(std::slice::from_ref(patch), name)?,
@@ -120,140 +173,144 @@ impl Walk<'_> {
                 if let Decision::Deny(reason) = check_patch(&text, self.paths.ctx) {
                     return Err(reason);
                 }
-                return Ok(());
             }
             "patch" => {
-                let dir_arg = rest.iter().enumerate().find_map(|(at, a)| {
-                    if matches!(a.text.as_str(), "-d" | "--directory") {
-                        rest.get(at + 1).cloned()
-                    } else {
-                        a.text
-                            .strip_prefix("--directory=")
-                            .or_else(|| a.text.strip_prefix("-d").filter(|v| !v.is_empty()))
-                            .map(|v| Arg {
-                                text: v.to_string(),
-                                ..a.clone()
-                            })
-                    }
-                });
-                let dir_text = match &dir_arg {
-                    Some(d) => Some(
-                        d.value()
-                            .ok_or_else(|| words::unknowable(d, Unknown::Target))?
-                            .to_string(),
-                    ),
-                    None => None,
-                };
-                let dir = dir_text.as_deref();
-                let input = rest
-                    .windows(2)
-                    .find(|w| matches!(w[0].text.as_str(), "-i" | "--input"))
-                    .map(|w| w[1].clone());
-                match input {
-                    Some(file) => {
-                        self.patch_files(std::slice::from_ref(&file), None, "patch", dir)?
-                    }
-                    None => {
-                        let stdin = self.stdin_text(simple, "patch")?;
-                        let from_file: Vec<Arg> =
-                            simple.reads.iter().flat_map(|w| self.resolve(w)).collect();
-                        if from_file.is_empty() {
-                            self.patch_files(&[], stdin.as_deref(), "patch", dir)?;
-                        } else {
-                            self.patch_files(&from_file, None, "patch", dir)?;
-                        }
-                    }
-                }
+                self.patch(rest, simple)?;
+                return Ok(Judged::Partly);
             }
-            _ => {}
+            _ => return Ok(Judged::Partly),
         }
-        if programs::SHELLS.contains(&name) || matches!(name, "source" | ".") {
-            self.shell(name, rest, simple)?;
-        } else if let Some(options) = programs::interpreter(name) {
-            match programs::interpreter_code(options, rest) {
-                Some(Some(at)) => {
-                    let code = known_text(
-                        rest.get(at).map(std::slice::from_ref).unwrap_or_default(),
-                        name,
-                    )?;
-                    self.program_text(&code)?;
+        Ok(Judged::Fully)
+    }
+
+    /// `patch [-d DIR] [-i FILE]`: the files the patch it reads would write.
+    fn patch(&mut self, rest: &[Arg], simple: &Simple) -> Result<(), Reason> {
+        let dir_arg = rest.iter().enumerate().find_map(|(at, a)| {
+            if matches!(a.text.as_str(), "-d" | "--directory") {
+                rest.get(at + 1).cloned()
+            } else {
+                a.text
+                    .strip_prefix("--directory=")
+                    .or_else(|| a.text.strip_prefix("-d").filter(|v| !v.is_empty()))
+                    .map(|v| Arg {
+                        text: v.to_string(),
+                        ..a.clone()
+                    })
+            }
+        });
+        let dir_text = match &dir_arg {
+            Some(d) => Some(
+                d.value()
+                    .ok_or_else(|| words::unknowable(d, Unknown::Target))?
+                    .to_string(),
+            ),
+            None => None,
+        };
+        let dir = dir_text.as_deref();
+        let input = rest
+            .windows(2)
+            .find(|w| matches!(w[0].text.as_str(), "-i" | "--input"))
+            .map(|w| w[1].clone());
+        match input {
+            Some(file) => self.patch_files(std::slice::from_ref(&file), None, "patch", dir),
+            None => {
+                let stdin = self.stdin_text(simple, "patch")?;
+                let from_file: Vec<Arg> =
+                    simple.reads.iter().flat_map(|w| self.resolve(w)).collect();
+                if from_file.is_empty() {
+                    self.patch_files(&[], stdin.as_deref(), "patch", dir)
+                } else {
+                    self.patch_files(&from_file, None, "patch", dir)
                 }
-                Some(None) => {
-                    if let Some(code) = self.stdin_text(simple, name)? {
-                        self.program_text(&code)?;
-                    }
-                }
-                None => {}
             }
         }
-        if programs::PTY_SPAWNERS.contains(&name) {
-            for arg in rest {
-                if let Some(command) = names_human_command(&arg.text) {
-                    return Err(Reason::new(Rule::HumanOnly, command));
-                }
-            }
-            // `script -qc CMD`: the command it runs.
-            if name == "script"
-                && let Some(at) = rest.iter().position(|a| {
-                    a.text == "--command"
-                        || (a.text.starts_with('-')
-                            && !a.text.starts_with("--")
-                            && a.text.ends_with('c'))
-                })
-            {
-                let text = known_text(
-                    rest.get(at + 1)
-                        .map(std::slice::from_ref)
-                        .unwrap_or_default(),
+    }
+
+    /// An interpreter (`python3 -c CODE`, `node` reading its stdin): the code it runs.
+    fn interpreter(
+        &mut self,
+        name: &str,
+        options: &[&str],
+        rest: &[Arg],
+        simple: &Simple,
+    ) -> Result<(), Reason> {
+        match programs::interpreter_code(options, rest) {
+            Some(Some(at)) => {
+                let code = known_text(
+                    rest.get(at).map(std::slice::from_ref).unwrap_or_default(),
                     name,
                 )?;
-                self.line(&text)?;
+                self.program_text(&code)
             }
-            if let Some(text) = rest.iter().find_map(|a| a.text.strip_prefix("--command=")) {
-                self.line(text)?;
-            }
-            // `expect <<EOF … spawn …`: the script on its stdin.
-            if let Ok(Some(text)) = self.stdin_text(simple, name)
-                && let Some(command) = names_human_command(&text)
-            {
+            Some(None) => match self.stdin_text(simple, name)? {
+                Some(code) => self.program_text(&code),
+                None => Ok(()),
+            },
+            None => Ok(()),
+        }
+    }
+
+    /// A program that gives what it runs a pseudo-terminal (`script`, `expect`): a human's
+    /// command run through it, and the command line it runs.
+    fn pty_spawner(&mut self, name: &str, rest: &[Arg], simple: &Simple) -> Result<(), Reason> {
+        for arg in rest {
+            if let Some(command) = names_human_command(&arg.text) {
                 return Err(Reason::new(Rule::HumanOnly, command));
             }
         }
-        // A hard link (`ln`, `cp -l`) or a symbolic one (`cp -s`) shares or points at its
-        // source: later writes through it reach it.
-        let links = matches!(name, "ln" | "link")
-            || (name == "cp"
-                && rest.iter().any(|a| {
-                    matches!(a.text.as_str(), "--link" | "--symbolic-link")
-                        || (a.text.starts_with('-')
-                            && !a.text.starts_with("--")
-                            && a.text.contains(['l', 's']))
-                }));
-        if links {
-            self.link(rest)?;
+        // `script -qc CMD`: the command it runs.
+        if name == "script"
+            && let Some(at) = rest.iter().position(|a| {
+                a.text == "--command"
+                    || (a.text.starts_with('-')
+                        && !a.text.starts_with("--")
+                        && a.text.ends_with('c'))
+            })
+        {
+            let text = known_text(
+                rest.get(at + 1)
+                    .map(std::slice::from_ref)
+                    .unwrap_or_default(),
+                name,
+            )?;
+            self.line(&text)?;
         }
-        if let Some(destination) = writers::unpacks(name, rest) {
-            let dest = destination.unwrap_or_else(|| Arg::known("."));
-            let Some(dir) = dest.value() else {
-                return Err(Reason::new(Rule::Archive, program));
-            };
-            for cwd in self.cwds.known.clone() {
-                if self.paths.holds_guarded(dir, &cwd).is_err()
-                    || self.paths.written(&format!("{dir}/x"), &cwd).is_err()
-                {
-                    return Err(Reason::new(
-                        Rule::Archive,
-                        format!("{program} … (into {dir})"),
-                    ));
-                }
-            }
-            if self.cwds.unknown && !dir.starts_with('/') {
-                return Err(Reason::new(
-                    Rule::Archive,
-                    format!("{program} … (into {dir})"),
-                ));
+        if let Some(text) = rest.iter().find_map(|a| a.text.strip_prefix("--command=")) {
+            self.line(text)?;
+        }
+        // `expect <<EOF … spawn …`: the script on its stdin.
+        if let Ok(Some(text)) = self.stdin_text(simple, name)
+            && let Some(command) = names_human_command(&text)
+        {
+            return Err(Reason::new(Rule::HumanOnly, command));
+        }
+        Ok(())
+    }
+
+    /// An archive unpacked into `destination` (the working directory when none is named):
+    /// refused when that may hold what the guard protects.
+    fn unpacked(&mut self, program: &str, destination: Option<Arg>) -> Result<(), Reason> {
+        let dest = destination.unwrap_or_else(|| Arg::known("."));
+        let Some(dir) = dest.value() else {
+            return Err(Reason::new(Rule::Archive, program));
+        };
+        let refused = || Reason::new(Rule::Archive, format!("{program} … (into {dir})"));
+        for cwd in self.cwds.known.clone() {
+            if self.paths.holds_guarded(dir, &cwd).is_err()
+                || self.paths.written(&format!("{dir}/x"), &cwd).is_err()
+            {
+                return Err(refused());
             }
         }
+        if self.cwds.unknown && !dir.starts_with('/') {
+            return Err(refused());
+        }
+        Ok(())
+    }
+
+    /// The files a known writer writes, what a copy copies, and the program text in its
+    /// arguments.
+    fn writes_and_copies(&mut self, name: &str, rest: &[Arg]) -> Result<(), Reason> {
         let written = writers::written(name, rest);
         if let Some(targets) = &written {
             for (target, removes) in targets {

@@ -345,35 +345,8 @@ impl Walk<'_> {
         let main = self.paths.ctx.main_branch.clone();
         let main = main.as_str();
         let on_main = self.head.as_deref() == Some(main);
-        for (letter, long) in git_options::hook_bypass(sub) {
-            let short = letter.map(|c| format!("-{c}"));
-            // An abbreviation git may call ambiguous today (`--no-ver`) is refused all the same:
-            // another git may take it.
-            if parsed.options.iter().any(|(o, _)| {
-                o == long
-                    || short.as_deref() == Some(o.as_str())
-                    || (o.len() >= "--no-v".len() && long.starts_with(o.as_str()))
-            }) {
-                return Err(Reason::new(Rule::SkipsHooks, format!("git {sub} {long}")));
-            }
-        }
-        // `git config -f FILE` writes only when it sets: `git_config` judges it.
-        let writes_file = if sub == "config" {
-            &[][..]
-        } else {
-            git_options::writes_file(sub)
-        };
-        for option in writes_file {
-            if let Some((_, Some(value))) = parsed.options.iter().find(|(o, _)| o == option) {
-                self.paths.target(value, &self.cwds, false)?;
-                let inside = Arg {
-                    text: format!("{}/x", value.text),
-                    pattern: value.pattern.as_ref().map(|p| format!("{p}/x")),
-                    unknown: value.unknown.clone(),
-                };
-                self.paths.target(&inside, &self.cwds, false)?;
-            }
-        }
+        skips_hooks(sub, &parsed)?;
+        self.option_files(sub, &parsed)?;
         if on_main
             && matches!(
                 sub,
@@ -390,124 +363,22 @@ impl Walk<'_> {
             "commit-tree" | "fast-import" | "filter-branch" | "filter-repo" | "mktag" => {
                 return Err(Reason::new(Rule::Unhooked, format!("git {sub}")));
             }
-            "fetch" | "pull" => {
-                // A refspec writes its destination: `git fetch . HEAD:refs/orchestrator/…`.
-                for (at, op) in parsed.operands.iter().enumerate().skip(1) {
-                    let Some(spec) = op.value() else {
-                        return Err(unknowable(op, Unknown::Refspec));
-                    };
-                    let Some((src, dst)) = spec.rsplit_once(':') else {
-                        continue;
-                    };
-                    // `git fetch origin main:main` fast-forwards main to the remote's own.
-                    let fast_forward = !spec.starts_with('+')
-                        && is_main(src, main)
-                        && is_main(dst, main)
-                        && ops
-                            .first()
-                            .is_some_and(|r| *r != "." && !r.starts_with('/'));
-                    if !fast_forward || at == 0 {
-                        check_destination(dst, main, spec, false)?;
-                    }
-                }
-            }
+            "fetch" | "pull" => fetch_refspecs(&parsed, &ops, main)?,
             "push" => self.git_push(&parsed, main, on_main)?,
-            "rebase" => {
-                for (option, value) in &parsed.options {
-                    if matches!(option.as_str(), "-x" | "--exec") {
-                        match value.as_ref().and_then(Arg::value) {
-                            Some(command) => self.line(command)?,
-                            None => {
-                                return Err(Reason::new(
-                                    Rule::Unknowable(Unknown::Script),
-                                    "git rebase --exec",
-                                ));
-                            }
-                        }
-                    }
-                }
-                // `git rebase UPSTREAM BRANCH` checks BRANCH out first, then rewrites it.
-                // With `--root` there is no upstream: the one operand is the branch.
-                let at = if parsed.has(&["--root"]) { 0 } else { 1 };
-                if let Some(branch) = parsed.operands.get(at)
-                    && may_be_main(branch, main)
-                {
-                    return Err(Reason::new(
-                        Rule::MainBranch(MainMove::Move),
-                        format!("git rebase {} {}", ops[0], branch.text),
-                    ));
-                }
-            }
+            "rebase" => self.git_rebase(&parsed, &ops, main)?,
             "submodule" if ops.contains(&"foreach") => {
                 let at = ops.iter().position(|w| *w == "foreach").unwrap_or_default();
                 let command: Vec<&str> = ops[at + 1..].to_vec();
                 self.line(&command.join(" "))?;
             }
             "rm" if parsed.has(&["--cached"]) => {}
-            "rm" | "mv" | "restore" => {
-                if sub == "restore"
-                    && parsed.has(&["--staged", "-S"])
-                    && !parsed.has(&["--worktree", "-W"])
-                {
-                    return Ok(());
-                }
-                let all: Vec<&Arg> = parsed.operands.iter().chain(&parsed.paths).collect();
-                let count = all.len();
-                for (at, path) in all.into_iter().enumerate() {
-                    let removes = sub == "rm" || (sub == "mv" && at + 1 < count);
-                    self.paths.target(path, &self.cwds, removes)?;
-                }
-            }
+            "rm" | "mv" | "restore" => self.git_rm_mv_restore(sub, &parsed)?,
             "checkout" | "switch" => self.git_checkout(sub, &parsed, main)?,
             "worktree" if ops.first() == Some(&"add") => {
-                let new_branch = parsed.has(&["-b", "-B", "--detach", "-d", "--orphan"]);
-                if let Some((_, Some(name))) = parsed.options.iter().find(|(o, _)| o == "-B")
-                    && may_be_main(name, main)
-                {
-                    return Err(Reason::new(
-                        Rule::MainBranch(MainMove::Move),
-                        format!("git worktree add -B {}", name.text),
-                    ));
-                }
-                if let Some(path) = parsed.operands.get(1) {
-                    let inside = Arg {
-                        text: format!("{}/x", path.text),
-                        pattern: path.pattern.as_ref().map(|p| format!("{p}/x")),
-                        unknown: path.unknown.clone(),
-                    };
-                    self.paths.target(&inside, &self.cwds, false)?;
-                }
-                if !new_branch
-                    && let Some(commit) = parsed.operands.get(2)
-                    && may_be_main(commit, main)
-                {
-                    return Err(Reason::new(
-                        Rule::MainBranch(MainMove::Move),
-                        format!("git worktree add {} {}", ops[1], commit.text),
-                    ));
-                }
+                self.git_worktree_add(&parsed, &ops, main)?
             }
             "config" => self.git_config(&parsed)?,
-            "update-ref" => {
-                if parsed.has(&["--stdin"]) {
-                    return Err(Reason::new(Rule::OrchestratorRef, "git update-ref --stdin"));
-                }
-                if let Some(r) = parsed.operands.first() {
-                    check_ref_arg(r, main, "git update-ref")?;
-                }
-            }
-            "symbolic-ref" => {
-                if let Some(r) = parsed.operands.get(1) {
-                    check_ref_arg(r, main, "git symbolic-ref")?;
-                }
-            }
-            "replace" => {
-                let lists = parsed.has(&["-l", "--list", "--format"])
-                    || (ops.is_empty() && parsed.options.is_empty());
-                if !lists {
-                    return Err(Reason::new(Rule::OrchestratorRef, "git replace"));
-                }
-            }
+            "update-ref" | "symbolic-ref" | "replace" => ref_writes(sub, &parsed, &ops, main)?,
             "reflog"
                 if ops
                     .first()
@@ -518,87 +389,17 @@ impl Walk<'_> {
                     format!("git reflog {}", ops[0]),
                 ));
             }
-            "notes" => {
-                // Before its own subcommand, `git notes` has one option, `--ref`, which git
-                // takes by any prefix (`--re`): read there, not from the merged table.
-                let notes_ref = notes_ref(rest).or_else(|| parsed.value(&["--ref"]).cloned());
-                let notes_ref = notes_ref.as_ref();
-                if let Some(r) = notes_ref {
-                    let Some(r) = r.value() else {
-                        return Err(unknowable(r, Unknown::GitArgument));
-                    };
-                    let ours = matches!(
-                        r,
-                        "orchestrator" | "notes/orchestrator" | "refs/notes/orchestrator"
-                    ) || r.contains("orchestrator");
-                    // Its subcommand: the first word that is neither an option nor the ref.
-                    let verb = rest
-                        .iter()
-                        .map(|a| a.text.as_str())
-                        .find(|t| !t.starts_with('-') && *t != r)
-                        .unwrap_or("list");
-                    let writes = matches!(
-                        verb,
-                        "add" | "append" | "copy" | "edit" | "merge" | "remove" | "prune"
-                    );
-                    if ours && writes {
-                        return Err(Reason::new(
-                            Rule::OrchestratorRef,
-                            format!("git notes --ref {r} {verb}"),
-                        ));
-                    }
-                }
-            }
-            "branch" => {
-                let flag = |long: &[&str], letters: &[char]| {
-                    parsed.options.iter().any(|(o, _)| {
-                        long.contains(&o.as_str())
-                            || (o.len() == 2
-                                && o.starts_with('-')
-                                && letters.contains(&o.chars().nth(1).unwrap_or_default()))
-                    })
-                };
-                let forced = flag(&["--force"], &['f']);
-                let deletes = flag(&["--delete"], &['d', 'D']);
-                let renames = flag(&["--move", "--copy"], &['m', 'M', 'c', 'C']);
-                let names_main = parsed.operands.iter().any(|w| may_be_main(w, main));
-                let refused = ((deletes || renames) && names_main)
-                    || (forced
-                        && !deletes
-                        && !renames
-                        && parsed
-                            .operands
-                            .first()
-                            .is_some_and(|w| may_be_main(w, main)));
-                if refused {
-                    return Err(Reason::new(
-                        Rule::MainBranch(MainMove::Move),
-                        format!("git branch … {main}"),
-                    ));
-                }
-            }
-            "reset" if on_main => {
-                let moves = parsed.has(&["--hard", "--soft", "--mixed", "--keep", "--merge"])
-                    || parsed
-                        .operands
-                        .first()
-                        .is_some_and(|w| !w.is_known() || looks_like_revision(&w.text));
-                if moves {
-                    return Err(Reason::new(Rule::MainBranch(MainMove::Move), "git reset"));
-                }
-            }
+            "notes" => git_notes(rest, &parsed)?,
+            "branch" => git_branch(&parsed, main)?,
+            "reset" if on_main => reset_on_main(&parsed)?,
             "apply" => {
                 let reads_only = parsed.has(&["--check", "--stat", "--numstat", "--summary"])
                     && !parsed.has(&["--apply"]);
                 if !reads_only {
-                    let stdin = self.patch_stdin(&parsed, simple, "git apply")?;
-                    self.patch_files(&parsed.operands, stdin.as_deref(), "git apply", None)?;
+                    self.git_patch("git apply", &parsed, simple)?;
                 }
             }
-            "am" => {
-                let stdin = self.patch_stdin(&parsed, simple, "git am")?;
-                self.patch_files(&parsed.operands, stdin.as_deref(), "git am", None)?;
-            }
+            "am" => self.git_patch("git am", &parsed, simple)?,
             "gc" | "prune" | "repack" | "maintenance" => {}
             // A template directory's hooks are copied into the repository.
             "init" | "clone" if parsed.options.iter().any(|(o, _)| o == "--template") => {
@@ -612,6 +413,260 @@ impl Walk<'_> {
         }
         Ok(())
     }
+
+    /// The files the options of `git <sub>` name that git writes (`--output`), and what it
+    /// may write inside them when they are directories.
+    fn option_files(&mut self, sub: &str, parsed: &Parsed) -> Result<(), Reason> {
+        // `git config -f FILE` writes only when it sets: `git_config` judges it.
+        let writes_file = if sub == "config" {
+            &[][..]
+        } else {
+            git_options::writes_file(sub)
+        };
+        for option in writes_file {
+            if let Some((_, Some(value))) = parsed.options.iter().find(|(o, _)| o == option) {
+                self.paths.target(value, &self.cwds, false)?;
+                self.paths.target(&inside(value), &self.cwds, false)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// `git rebase`: the commands `--exec` runs, and the branch it checks out first.
+    fn git_rebase(&mut self, parsed: &Parsed, ops: &[&str], main: &str) -> Result<(), Reason> {
+        for (option, value) in &parsed.options {
+            if matches!(option.as_str(), "-x" | "--exec") {
+                match value.as_ref().and_then(Arg::value) {
+                    Some(command) => self.line(command)?,
+                    None => {
+                        return Err(Reason::new(
+                            Rule::Unknowable(Unknown::Script),
+                            "git rebase --exec",
+                        ));
+                    }
+                }
+            }
+        }
+        // `git rebase UPSTREAM BRANCH` checks BRANCH out first, then rewrites it.
+        // With `--root` there is no upstream: the one operand is the branch.
+        let at = if parsed.has(&["--root"]) { 0 } else { 1 };
+        if let Some(branch) = parsed.operands.get(at)
+            && may_be_main(branch, main)
+        {
+            return Err(Reason::new(
+                Rule::MainBranch(MainMove::Move),
+                format!("git rebase {} {}", ops[0], branch.text),
+            ));
+        }
+        Ok(())
+    }
+
+    /// `git rm`, `git mv` and `git restore`: the paths they remove, move or write.
+    fn git_rm_mv_restore(&mut self, sub: &str, parsed: &Parsed) -> Result<(), Reason> {
+        if sub == "restore" && parsed.has(&["--staged", "-S"]) && !parsed.has(&["--worktree", "-W"])
+        {
+            return Ok(());
+        }
+        let all: Vec<&Arg> = parsed.operands.iter().chain(&parsed.paths).collect();
+        let count = all.len();
+        for (at, path) in all.into_iter().enumerate() {
+            let removes = sub == "rm" || (sub == "mv" && at + 1 < count);
+            self.paths.target(path, &self.cwds, removes)?;
+        }
+        Ok(())
+    }
+
+    /// `git worktree add [-B BRANCH] PATH [COMMIT]`: the files it writes under PATH, and the
+    /// branch it may move.
+    fn git_worktree_add(
+        &mut self,
+        parsed: &Parsed,
+        ops: &[&str],
+        main: &str,
+    ) -> Result<(), Reason> {
+        let new_branch = parsed.has(&["-b", "-B", "--detach", "-d", "--orphan"]);
+        if let Some((_, Some(name))) = parsed.options.iter().find(|(o, _)| o == "-B")
+            && may_be_main(name, main)
+        {
+            return Err(Reason::new(
+                Rule::MainBranch(MainMove::Move),
+                format!("git worktree add -B {}", name.text),
+            ));
+        }
+        if let Some(path) = parsed.operands.get(1) {
+            self.paths.target(&inside(path), &self.cwds, false)?;
+        }
+        if !new_branch
+            && let Some(commit) = parsed.operands.get(2)
+            && may_be_main(commit, main)
+        {
+            return Err(Reason::new(
+                Rule::MainBranch(MainMove::Move),
+                format!("git worktree add {} {}", ops[1], commit.text),
+            ));
+        }
+        Ok(())
+    }
+
+    /// `git apply` and `git am`: the files the patches they read would write.
+    fn git_patch(&mut self, what: &str, parsed: &Parsed, simple: &Simple) -> Result<(), Reason> {
+        let stdin = self.patch_stdin(parsed, simple, what)?;
+        self.patch_files(&parsed.operands, stdin.as_deref(), what, None)
+    }
+}
+
+/// A file inside the directory `arg` may name.
+fn inside(arg: &Arg) -> Arg {
+    Arg {
+        text: format!("{}/x", arg.text),
+        pattern: arg.pattern.as_ref().map(|p| format!("{p}/x")),
+        unknown: arg.unknown.clone(),
+    }
+}
+
+/// An option of `git <sub>` that skips its hooks. An abbreviation git may call ambiguous
+/// today (`--no-ver`) is refused all the same: another git may take it.
+fn skips_hooks(sub: &str, parsed: &Parsed) -> Result<(), Reason> {
+    for (letter, long) in git_options::hook_bypass(sub) {
+        let short = letter.map(|c| format!("-{c}"));
+        if parsed.options.iter().any(|(o, _)| {
+            o == long
+                || short.as_deref() == Some(o.as_str())
+                || (o.len() >= "--no-v".len() && long.starts_with(o.as_str()))
+        }) {
+            return Err(Reason::new(Rule::SkipsHooks, format!("git {sub} {long}")));
+        }
+    }
+    Ok(())
+}
+
+/// `git fetch` and `git pull`: a refspec writes its destination
+/// (`git fetch . HEAD:refs/orchestrator/…`).
+fn fetch_refspecs(parsed: &Parsed, ops: &[&str], main: &str) -> Result<(), Reason> {
+    for (at, op) in parsed.operands.iter().enumerate().skip(1) {
+        let Some(spec) = op.value() else {
+            return Err(unknowable(op, Unknown::Refspec));
+        };
+        let Some((src, dst)) = spec.rsplit_once(':') else {
+            continue;
+        };
+        // `git fetch origin main:main` fast-forwards main to the remote's own.
+        let fast_forward = !spec.starts_with('+')
+            && is_main(src, main)
+            && is_main(dst, main)
+            && ops
+                .first()
+                .is_some_and(|r| *r != "." && !r.starts_with('/'));
+        if !fast_forward || at == 0 {
+            check_destination(dst, main, spec, false)?;
+        }
+    }
+    Ok(())
+}
+
+/// `git update-ref`, `git symbolic-ref` and `git replace`: the refs they write.
+fn ref_writes(sub: &str, parsed: &Parsed, ops: &[&str], main: &str) -> Result<(), Reason> {
+    match sub {
+        "update-ref" => {
+            if parsed.has(&["--stdin"]) {
+                return Err(Reason::new(Rule::OrchestratorRef, "git update-ref --stdin"));
+            }
+            if let Some(r) = parsed.operands.first() {
+                check_ref_arg(r, main, "git update-ref")?;
+            }
+        }
+        "symbolic-ref" => {
+            if let Some(r) = parsed.operands.get(1) {
+                check_ref_arg(r, main, "git symbolic-ref")?;
+            }
+        }
+        _ => {
+            let lists = parsed.has(&["-l", "--list", "--format"])
+                || (ops.is_empty() && parsed.options.is_empty());
+            if !lists {
+                return Err(Reason::new(Rule::OrchestratorRef, "git replace"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `git notes`: a subcommand that writes, on the orchestrator's notes ref.
+fn git_notes(rest: &[Arg], parsed: &Parsed) -> Result<(), Reason> {
+    // Before its own subcommand, `git notes` has one option, `--ref`, which git
+    // takes by any prefix (`--re`): read there, not from the merged table.
+    let notes_ref = notes_ref(rest).or_else(|| parsed.value(&["--ref"]).cloned());
+    let Some(r) = notes_ref.as_ref() else {
+        return Ok(());
+    };
+    let Some(r) = r.value() else {
+        return Err(unknowable(r, Unknown::GitArgument));
+    };
+    let ours = matches!(
+        r,
+        "orchestrator" | "notes/orchestrator" | "refs/notes/orchestrator"
+    ) || r.contains("orchestrator");
+    // Its subcommand: the first word that is neither an option nor the ref.
+    let verb = rest
+        .iter()
+        .map(|a| a.text.as_str())
+        .find(|t| !t.starts_with('-') && *t != r)
+        .unwrap_or("list");
+    let writes = matches!(
+        verb,
+        "add" | "append" | "copy" | "edit" | "merge" | "remove" | "prune"
+    );
+    if ours && writes {
+        return Err(Reason::new(
+            Rule::OrchestratorRef,
+            format!("git notes --ref {r} {verb}"),
+        ));
+    }
+    Ok(())
+}
+
+/// `git branch`: deleting, renaming or forcing the main branch.
+fn git_branch(parsed: &Parsed, main: &str) -> Result<(), Reason> {
+    let flag = |long: &[&str], letters: &[char]| {
+        parsed.options.iter().any(|(o, _)| {
+            long.contains(&o.as_str())
+                || (o.len() == 2
+                    && o.starts_with('-')
+                    && letters.contains(&o.chars().nth(1).unwrap_or_default()))
+        })
+    };
+    let forced = flag(&["--force"], &['f']);
+    let deletes = flag(&["--delete"], &['d', 'D']);
+    let renames = flag(&["--move", "--copy"], &['m', 'M', 'c', 'C']);
+    let names_main = parsed.operands.iter().any(|w| may_be_main(w, main));
+    let refused = ((deletes || renames) && names_main)
+        || (forced
+            && !deletes
+            && !renames
+            && parsed
+                .operands
+                .first()
+                .is_some_and(|w| may_be_main(w, main)));
+    if refused {
+        return Err(Reason::new(
+            Rule::MainBranch(MainMove::Move),
+            format!("git branch … {main}"),
+        ));
+    }
+    Ok(())
+}
+
+/// `git reset` on the main branch: any form that moves it.
+fn reset_on_main(parsed: &Parsed) -> Result<(), Reason> {
+    let moves = parsed.has(&["--hard", "--soft", "--mixed", "--keep", "--merge"])
+        || parsed
+            .operands
+            .first()
+            .is_some_and(|w| !w.is_known() || looks_like_revision(&w.text));
+    if moves {
+        return Err(Reason::new(Rule::MainBranch(MainMove::Move), "git reset"));
+    }
+    Ok(())
 }
 
 /// A ref an operand names, known or not: refused when it may be the main branch or one the

@@ -223,6 +223,56 @@ impl<'c> Walk<'c> {
     }
 
     fn simple(&mut self, simple: &Simple, cd_certain: bool) -> Result<(), Reason> {
+        self.assignments(simple)?;
+        for target in &simple.writes {
+            for arg in self.resolve(target) {
+                self.paths.target(&arg, &self.cwds, false)?;
+            }
+        }
+        let mut words: &[Word] = &simple.words;
+        match words.first().and_then(Word::literal).as_deref() {
+            Some("for" | "select") => return self.for_loop(words),
+            Some("case") => return Ok(()),
+            Some("function") => {
+                words = &words[words.len().min(2)..];
+                while words
+                    .first()
+                    .is_some_and(|w| matches!(w.raw.as_str(), "{" | "()" | "("))
+                {
+                    words = &words[1..];
+                }
+            }
+            _ => {}
+        }
+        let words = without_prefixes(words);
+        runs_evaluated_text(simple, words)?;
+        let Some(first) = words.first() else {
+            return Ok(());
+        };
+        let program = self.resolve(first);
+        match program.as_slice() {
+            [one] if one.is_known() => {}
+            _ => {
+                let shown = program
+                    .iter()
+                    .find_map(|a| a.unknown.clone())
+                    .unwrap_or_else(|| first.text());
+                return Err(Reason::new(Rule::Unknowable(Unknown::Program), shown));
+            }
+        }
+        if self.builtin(&program[0].text, words, simple, cd_certain)? == Judged::Fully {
+            return Ok(());
+        }
+        let mut args = program;
+        for word in &words[1..] {
+            args.extend(self.resolve(word));
+        }
+        self.command(args, simple)
+    }
+
+    /// The assignments before a command: judged, and kept when no command follows them
+    /// (`X=1 cmd` sets X for cmd alone).
+    fn assignments(&mut self, simple: &Simple) -> Result<(), Reason> {
         let certain = !simple.nested && simple.joint == Joint::Seq;
         for word in &simple.assignments {
             let Some((name, append, value)) = word.assignment() else {
@@ -239,218 +289,44 @@ impl<'c> Walk<'c> {
                 self.vars.assign(&name, values, certain);
             }
         }
-        for target in &simple.writes {
-            for arg in self.resolve(target) {
-                self.paths.target(&arg, &self.cwds, false)?;
-            }
-        }
-        let mut words: &[Word] = &simple.words;
-        match words.first().and_then(Word::literal).as_deref() {
-            Some("for" | "select") => {
-                if let Some(name) = words.get(1).and_then(Word::literal) {
-                    let list: Vec<Arg> = match words.get(2).and_then(Word::literal).as_deref() {
-                        Some("in") => words[3..].iter().flat_map(|w| self.resolve(w)).collect(),
-                        _ => vec![Arg::unknowable(format!("${name}"))],
-                    };
-                    self.variable(&name, &list)?;
-                    let nonempty = !list.is_empty();
-                    // The body runs only with the variable set to one of the list's words.
-                    self.vars.assign(&name, list, nonempty);
-                }
-                return Ok(());
-            }
-            Some("case") => return Ok(()),
-            Some("function") => {
-                words = &words[words.len().min(2)..];
-                while words
-                    .first()
-                    .is_some_and(|w| matches!(w.raw.as_str(), "{" | "()" | "("))
-                {
-                    words = &words[1..];
-                }
-            }
-            _ => {}
-        }
-        // `builtin cd x`, `command export X=1`, `time cd x`, `coproc NAME { …`: the command
-        // itself.
-        while words.len() > 1 {
-            match words[0].literal().as_deref() {
-                Some("builtin" | "command" | "time" | "!" | "coproc" | "nohup" | "exec" | "{")
-                    if !words[1].raw.starts_with('-') || words[1].raw == "-p" =>
-                {
-                    let coproc = words[0].raw == "coproc";
-                    words = &words[1..];
-                    if words[0].raw == "-p" {
-                        words = &words[1..];
-                    }
-                    // `coproc NAME { …`: the name, then the group.
-                    if coproc && words.len() > 1 && words[1].raw == "{" {
-                        words = &words[1..];
-                    }
-                }
-                _ => break,
-            }
-        }
-        // `${x@P}` expands `x` as a prompt, running the substitutions in its value.
-        if words.iter().chain(&simple.assignments).any(|w| {
-            w.parts
-                .iter()
-                .any(|p| matches!(p, shell::Part::Opaque { text } if text.contains("@P")))
-        }) {
-            return Err(Reason::new(
-                Rule::Unknowable(Unknown::Script),
-                "a ${…@P} expansion",
-            ));
-        }
-        // An array subscript is arithmetic, and arithmetic runs the substitutions in it:
-        // `let 'a[$(…)]'`, `declare -i n; n='a[$(…)]'`, `test -v 'a[$(…)]'`.
-        let evaluates = matches!(
-            words.first().and_then(Word::literal).as_deref(),
-            Some(
-                "let"
-                    | "[["
-                    | "["
-                    | "test"
-                    | "declare"
-                    | "typeset"
-                    | "local"
-                    | "export"
-                    | "readonly"
-                    | "unset"
-                    | "read"
-                    | "mapfile"
-                    | "readarray"
-            )
-        ) || (words.first().and_then(Word::literal).as_deref() == Some("printf")
-            && words.get(1).and_then(Word::literal).as_deref() == Some("-v"));
-        // A `[` whose subscript, up to its `]`, holds a substitution.
-        let subscripted = |w: &Word| {
-            let text = w.text();
-            text.match_indices('[').any(|(at, _)| {
-                let inside = &text[at + 1..];
-                let inside = inside.split(']').next().unwrap_or(inside);
-                inside.contains("$(") || inside.contains('`')
-            })
-        };
-        if let Some(word) = simple
-            .assignments
-            .iter()
-            .chain(words.iter().filter(|_| evaluates))
-            .find(|w| subscripted(w))
-        {
-            return Err(Reason::new(Rule::Unknowable(Unknown::Script), word.text()));
-        }
-
-        let Some(first) = words.first() else {
-            return Ok(());
-        };
-        let program = self.resolve(first);
-        match program.as_slice() {
-            [one] if one.is_known() => {}
-            _ => {
-                let shown = program
-                    .iter()
-                    .find_map(|a| a.unknown.clone())
-                    .unwrap_or_else(|| first.text());
-                return Err(Reason::new(Rule::Unknowable(Unknown::Program), shown));
-            }
-        }
-        if let Some(done) = self.builtin(&program[0].text, words, simple, cd_certain)? {
-            return done;
-        }
-        let mut args = program;
-        for word in &words[1..] {
-            args.extend(self.resolve(word));
-        }
-        self.command(args, simple)
+        Ok(())
     }
 
-    /// The shell's own commands that set variables or move the directory; `None` for any
-    /// other program.
+    /// `for NAME in WORDS…` (or `select`): the variable the body sees.
+    fn for_loop(&mut self, words: &[Word]) -> Result<(), Reason> {
+        if let Some(name) = words.get(1).and_then(Word::literal) {
+            let list: Vec<Arg> = match words.get(2).and_then(Word::literal).as_deref() {
+                Some("in") => words[3..].iter().flat_map(|w| self.resolve(w)).collect(),
+                _ => vec![Arg::unknowable(format!("${name}"))],
+            };
+            self.variable(&name, &list)?;
+            let nonempty = !list.is_empty();
+            // The body runs only with the variable set to one of the list's words.
+            self.vars.assign(&name, list, nonempty);
+        }
+        Ok(())
+    }
+
+    /// The shell's own commands that set variables or move the directory:
+    /// [`Judged::Fully`]; [`Judged::Partly`] for any other program.
     fn builtin(
         &mut self,
         program: &str,
         words: &[Word],
         simple: &Simple,
         cd_certain: bool,
-    ) -> Result<Option<Result<(), Reason>>, Reason> {
+    ) -> Result<Judged, Reason> {
         let certain = !simple.nested && simple.joint == Joint::Seq;
         match program {
             "export" | "declare" | "typeset" | "readonly" | "local" => {
-                for word in &words[1..] {
-                    if let Some((name, append, value)) = word.assignment() {
-                        let values = self.resolve(&value);
-                        self.variable(&name, &values)?;
-                        let values = if append {
-                            vec![Arg::unknowable(format!("${name}"))]
-                        } else {
-                            values
-                        };
-                        self.vars.assign(&name, values, certain);
-                    } else if let Some(name) = word.literal() {
-                        // `export NAME`: what it holds already goes to every later program.
-                        if name == policy::HUMAN_VARIABLE {
-                            return Err(Reason::new(Rule::Variable(policy::Variable::Human), name));
-                        }
-                    } else {
-                        return Err(Reason::new(Rule::Unknowable(Unknown::Program), word.text()));
-                    }
-                }
-                Ok(Some(Ok(())))
+                self.declare(&words[1..], certain)?
             }
-            "read" | "mapfile" | "readarray" | "getopts" => {
-                let args: Vec<Arg> = words[1..].iter().flat_map(|w| self.resolve(w)).collect();
-                // `mapfile -C CALLBACK` runs code for each line.
-                if let Some(at) = args.iter().position(|a| a.text == "-C") {
-                    match args.get(at + 1).and_then(Arg::value) {
-                        Some(callback) => self.line(callback)?,
-                        None => {
-                            return Err(Reason::new(
-                                Rule::Unknowable(Unknown::Script),
-                                "mapfile -C",
-                            ));
-                        }
-                    }
-                }
-                let mut i = 0;
-                while i < args.len() {
-                    let text = args[i].text.as_str();
-                    if text.starts_with('-') {
-                        // Options that take a value (`-p PROMPT`, `-d DELIM`…), `-a NAME` names.
-                        if matches!(
-                            text,
-                            "-p" | "-d"
-                                | "-n"
-                                | "-N"
-                                | "-t"
-                                | "-u"
-                                | "-i"
-                                | "-C"
-                                | "-c"
-                                | "-O"
-                                | "-s"
-                        ) {
-                            i += 1;
-                        }
-                        if text == "-a" {
-                            i += 1;
-                            if let Some(name) = args.get(i) {
-                                self.set_unknown(&name.text)?;
-                            }
-                        }
-                    } else if program != "getopts" || i > 0 {
-                        self.set_unknown(text)?;
-                    }
-                    i += 1;
-                }
-                Ok(Some(Ok(())))
-            }
+            "read" | "mapfile" | "readarray" | "getopts" => self.read(program, &words[1..])?,
             "printf" if words.get(1).and_then(Word::literal).as_deref() == Some("-v") => {
                 if let Some(name) = words.get(2) {
                     let name = name.literal().unwrap_or_else(|| name.text());
                     self.set_unknown(&name)?;
                 }
-                Ok(Some(Ok(())))
             }
             "unset" => {
                 for word in &words[1..] {
@@ -458,37 +334,98 @@ impl<'c> Walk<'c> {
                         self.vars.assign(&name, vec![Arg::known("")], certain);
                     }
                 }
-                Ok(Some(Ok(())))
             }
-            "cd" | "pushd" | "chdir" => {
-                // Options (`-P`, `-L`) and `--` come before the directory.
-                let is_option = |raw: &str| {
-                    raw == "--"
-                        || (raw.starts_with('-')
-                            && raw.len() > 1
-                            && raw
-                                .chars()
-                                .skip(1)
-                                .all(|c| matches!(c, 'L' | 'P' | 'e' | '@')))
-                };
-                let operand = words[1..].iter().find(|w| !is_option(&w.raw));
-                let dir: Option<String> = match operand {
-                    None => self.home.clone(),
-                    Some(w) if w.raw == "-" => None,
-                    Some(w) => match self.resolve(w).as_slice() {
-                        [one] => one.value().map(str::to_string),
-                        _ => None,
-                    },
-                };
-                self.cwds.change(dir.as_deref(), cd_certain);
-                Ok(Some(Ok(())))
-            }
-            "popd" => {
-                self.cwds.change(None, false);
-                Ok(Some(Ok(())))
-            }
-            _ => Ok(None),
+            "cd" | "pushd" | "chdir" => self.cd(&words[1..], cd_certain),
+            "popd" => self.cwds.change(None, false),
+            _ => return Ok(Judged::Partly),
         }
+        Ok(Judged::Fully)
+    }
+
+    /// `export`, `declare`, `typeset`, `readonly`, `local` and their arguments.
+    fn declare(&mut self, args: &[Word], certain: bool) -> Result<(), Reason> {
+        for word in args {
+            if let Some((name, append, value)) = word.assignment() {
+                let values = self.resolve(&value);
+                self.variable(&name, &values)?;
+                let values = if append {
+                    vec![Arg::unknowable(format!("${name}"))]
+                } else {
+                    values
+                };
+                self.vars.assign(&name, values, certain);
+            } else if let Some(name) = word.literal() {
+                // `export NAME`: what it holds already goes to every later program.
+                if name == policy::HUMAN_VARIABLE {
+                    return Err(Reason::new(Rule::Variable(policy::Variable::Human), name));
+                }
+            } else {
+                return Err(Reason::new(Rule::Unknowable(Unknown::Program), word.text()));
+            }
+        }
+        Ok(())
+    }
+
+    /// `read`, `mapfile`, `readarray`, `getopts`: the variables they set from what the guard
+    /// cannot see, and `mapfile -C`'s callback.
+    fn read(&mut self, program: &str, words: &[Word]) -> Result<(), Reason> {
+        let args: Vec<Arg> = words.iter().flat_map(|w| self.resolve(w)).collect();
+        // `mapfile -C CALLBACK` runs code for each line.
+        if let Some(at) = args.iter().position(|a| a.text == "-C") {
+            match args.get(at + 1).and_then(Arg::value) {
+                Some(callback) => self.line(callback)?,
+                None => {
+                    return Err(Reason::new(Rule::Unknowable(Unknown::Script), "mapfile -C"));
+                }
+            }
+        }
+        let mut i = 0;
+        while i < args.len() {
+            let text = args[i].text.as_str();
+            if text.starts_with('-') {
+                // Options that take a value (`-p PROMPT`, `-d DELIM`…), `-a NAME` names.
+                if matches!(
+                    text,
+                    "-p" | "-d" | "-n" | "-N" | "-t" | "-u" | "-i" | "-C" | "-c" | "-O" | "-s"
+                ) {
+                    i += 1;
+                }
+                if text == "-a" {
+                    i += 1;
+                    if let Some(name) = args.get(i) {
+                        self.set_unknown(&name.text)?;
+                    }
+                }
+            } else if program != "getopts" || i > 0 {
+                self.set_unknown(text)?;
+            }
+            i += 1;
+        }
+        Ok(())
+    }
+
+    /// `cd`, `pushd`, `chdir`: where the next commands run.
+    fn cd(&mut self, args: &[Word], cd_certain: bool) {
+        // Options (`-P`, `-L`) and `--` come before the directory.
+        let is_option = |raw: &str| {
+            raw == "--"
+                || (raw.starts_with('-')
+                    && raw.len() > 1
+                    && raw
+                        .chars()
+                        .skip(1)
+                        .all(|c| matches!(c, 'L' | 'P' | 'e' | '@')))
+        };
+        let operand = args.iter().find(|w| !is_option(&w.raw));
+        let dir: Option<String> = match operand {
+            None => self.home.clone(),
+            Some(w) if w.raw == "-" => None,
+            Some(w) => match self.resolve(w).as_slice() {
+                [one] => one.value().map(str::to_string),
+                _ => None,
+            },
+        };
+        self.cwds.change(dir.as_deref(), cd_certain);
     }
 
     /// A variable set by something the guard cannot see (`read x`).
@@ -573,4 +510,91 @@ impl<'c> Walk<'c> {
         }
         Ok(())
     }
+}
+
+/// How much of a command a step judged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Judged {
+    /// Everything: the command is allowed.
+    Fully,
+    /// What its name says; the checks every program gets remain.
+    Partly,
+}
+
+/// The command behind `builtin cd x`, `command export X=1`, `time cd x`, `coproc NAME { …`.
+fn without_prefixes(mut words: &[Word]) -> &[Word] {
+    while words.len() > 1 {
+        match words[0].literal().as_deref() {
+            Some("builtin" | "command" | "time" | "!" | "coproc" | "nohup" | "exec" | "{")
+                if !words[1].raw.starts_with('-') || words[1].raw == "-p" =>
+            {
+                let coproc = words[0].raw == "coproc";
+                words = &words[1..];
+                if words[0].raw == "-p" {
+                    words = &words[1..];
+                }
+                // `coproc NAME { …`: the name, then the group.
+                if coproc && words.len() > 1 && words[1].raw == "{" {
+                    words = &words[1..];
+                }
+            }
+            _ => break,
+        }
+    }
+    words
+}
+
+/// Text the shell evaluates that hides substitutions: `${x@P}` expands `x` as a prompt,
+/// running the substitutions in its value; an array subscript is arithmetic, and arithmetic
+/// runs the substitutions in it (`let 'a[$(…)]'`, `declare -i n; n='a[$(…)]'`,
+/// `test -v 'a[$(…)]'`).
+fn runs_evaluated_text(simple: &Simple, words: &[Word]) -> Result<(), Reason> {
+    if words.iter().chain(&simple.assignments).any(|w| {
+        w.parts
+            .iter()
+            .any(|p| matches!(p, shell::Part::Opaque { text } if text.contains("@P")))
+    }) {
+        return Err(Reason::new(
+            Rule::Unknowable(Unknown::Script),
+            "a ${…@P} expansion",
+        ));
+    }
+    let first = words.first().and_then(Word::literal);
+    let evaluates = matches!(
+        first.as_deref(),
+        Some(
+            "let"
+                | "[["
+                | "["
+                | "test"
+                | "declare"
+                | "typeset"
+                | "local"
+                | "export"
+                | "readonly"
+                | "unset"
+                | "read"
+                | "mapfile"
+                | "readarray"
+        )
+    ) || (first.as_deref() == Some("printf")
+        && words.get(1).and_then(Word::literal).as_deref() == Some("-v"));
+    // A `[` whose subscript, up to its `]`, holds a substitution.
+    let subscripted = |w: &Word| {
+        let text = w.text();
+        text.match_indices('[').any(|(at, _)| {
+            let inside = &text[at + 1..];
+            let inside = inside.split(']').next().unwrap_or(inside);
+            inside.contains("$(") || inside.contains('`')
+        })
+    };
+    if let Some(word) = simple
+        .assignments
+        .iter()
+        .chain(words.iter().filter(|_| evaluates))
+        .find(|w| subscripted(w))
+    {
+        return Err(Reason::new(Rule::Unknowable(Unknown::Script), word.text()));
+    }
+    Ok(())
 }

@@ -114,6 +114,48 @@ const HUMAN_ROUTE: &str = "only a human answers the workflow; if you are stuck, 
 const STATE_ROUTE: &str = "the workflow's state belongs to the orchestrator; use `git orchestrate get-task` and `submit-work` to move it";
 const PROTECTED_ROUTE: &str = "the gates that judge your work, and the files they run, change only on the main branch, by a human; if it must change, say why in `git orchestrate escalate --report FILE`";
 
+impl Unknown {
+    /// What the guard cannot tell when it cannot tell what the word is.
+    fn consequence(self) -> &'static str {
+        match self {
+            Unknown::Program => "the program it runs",
+            Unknown::Target => {
+                "which file it writes, moves or deletes, and it may be the hooks or a protected path"
+            }
+            Unknown::Script => "the script it runs",
+            Unknown::GitArgument => "what git is asked to do",
+            Unknown::Refspec => {
+                "which refs it writes, and one may be the main branch or the orchestrator's"
+            }
+        }
+    }
+}
+
+impl Setting {
+    /// Why changing the setting is refused, and what to do instead.
+    fn why(self) -> String {
+        match self {
+            Setting::HooksPath => format!("it bypasses the installed hooks: {USE_CHECKPOINT}"),
+            Setting::Include => format!(
+                "it includes a configuration the guard cannot see (it may move core.hooksPath): {USE_CHECKPOINT}"
+            ),
+            Setting::Alias => {
+                "a git alias hides the command it runs from the guard; run the command itself".into()
+            }
+            Setting::RunsOrReads => format!(
+                "it changes what git runs or reads (a filter, a monitor, another work tree or configuration): {STATE_ROUTE}"
+            ),
+            Setting::Reflog => {
+                format!("it expires the reflog that `git orchestrate audit` checks: {STATE_ROUTE}")
+            }
+            Setting::Refspecs => "it changes which refs a push or fetch moves (the main branch's and the orchestrator's among them); push the PR branch by name, and `git orchestrate sync` moves the workflow".into(),
+            Setting::NotesRef => format!(
+                "it points git notes at another notes ref, and refs/notes/orchestrator is the orchestrator's: {STATE_ROUTE}"
+            ),
+        }
+    }
+}
+
 impl fmt::Display for Reason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let w = &self.word;
@@ -127,23 +169,11 @@ impl fmt::Display for Reason {
                 f,
                 "{w}: more than the guard follows in one command; split it into smaller commands"
             ),
-            Rule::Unknowable(what) => {
-                let part = match what {
-                    Unknown::Program => "the program it runs",
-                    Unknown::Target => {
-                        "which file it writes, moves or deletes, and it may be the hooks or a protected path"
-                    }
-                    Unknown::Script => "the script it runs",
-                    Unknown::GitArgument => "what git is asked to do",
-                    Unknown::Refspec => {
-                        "which refs it writes, and one may be the main branch or the orchestrator's"
-                    }
-                };
-                write!(
-                    f,
-                    "the guard cannot tell what `{w}` is, so it cannot tell {part}; write the value out in the command itself"
-                )
-            }
+            Rule::Unknowable(what) => write!(
+                f,
+                "the guard cannot tell what `{w}` is, so it cannot tell {}; write the value out in the command itself",
+                what.consequence()
+            ),
             Rule::GateCommand(gate) => write!(
                 f,
                 "`{w}` is the preflight gate's command ({gate}); {USE_SUBMIT}"
@@ -152,28 +182,7 @@ impl fmt::Display for Reason {
                 f,
                 "`{w}` (--no-verify) skips the hooks that enforce preflight: {USE_CHECKPOINT}"
             ),
-            Rule::Setting(setting) => {
-                let why = match setting {
-                    Setting::HooksPath => format!("it bypasses the installed hooks: {USE_CHECKPOINT}"),
-                    Setting::Include => format!(
-                        "it includes a configuration the guard cannot see (it may move core.hooksPath): {USE_CHECKPOINT}"
-                    ),
-                    Setting::Alias => {
-                        "a git alias hides the command it runs from the guard; run the command itself".into()
-                    }
-                    Setting::RunsOrReads => format!(
-                        "it changes what git runs or reads (a filter, a monitor, another work tree or configuration): {STATE_ROUTE}"
-                    ),
-                    Setting::Reflog => format!(
-                        "it expires the reflog that `git orchestrate audit` checks: {STATE_ROUTE}"
-                    ),
-                    Setting::Refspecs => "it changes which refs a push or fetch moves (the main branch's and the orchestrator's among them); push the PR branch by name, and `git orchestrate sync` moves the workflow".into(),
-                    Setting::NotesRef => format!(
-                        "it points git notes at another notes ref, and refs/notes/orchestrator is the orchestrator's: {STATE_ROUTE}"
-                    ),
-                };
-                write!(f, "changing {w}: {why}")
-            }
+            Rule::Setting(setting) => write!(f, "changing {w}: {}", setting.why()),
             Rule::Variable(Variable::Human) => write!(
                 f,
                 "setting {w} is for humans at their own terminal: {HUMAN_ROUTE}"

@@ -3,6 +3,54 @@
 
 use super::words::Arg;
 
+/// Programs that remove the files they are given.
+const REMOVERS: &[&str] = &[
+    "rm",
+    "rmdir",
+    "unlink",
+    "shred",
+    "srm",
+    "trash",
+    "trash-put",
+    "gio",
+];
+
+/// Programs that write the files they are given (their contents, mode, owner or times).
+const MODIFIERS: &[&str] = &[
+    "touch", "truncate", "chmod", "chown", "chgrp", "chattr", "setfacl", "mkdir", "tee", "ed",
+    "ex", "gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "split", "mkfifo", "mknod",
+    "vi", "vim", "nvim", "nano", "emacs", "code", "sponge", "utimes", "setfattr",
+];
+
+/// Programs that write only the files their options name: the options.
+const OUTPUT_OPTIONS: &[(&str, &[&str])] = &[
+    ("sort", &["-o", "--output"]),
+    ("tree", &["-o"]),
+    (
+        "curl",
+        &[
+            "-o",
+            "--output",
+            "-D",
+            "--dump-header",
+            "-c",
+            "--cookie-jar",
+            "--output-dir",
+        ],
+    ),
+    (
+        "wget",
+        &[
+            "-O",
+            "--output-document",
+            "-P",
+            "--directory-prefix",
+            "-o",
+            "--output-file",
+        ],
+    ),
+];
+
 /// The files a program known to write writes, from its arguments: each with whether writing
 /// it takes away what a directory of that name holds (a removal or a move's source).
 /// `None`: not a program known to write.
@@ -11,66 +59,22 @@ pub fn written(name: &str, args: &[Arg]) -> Option<Vec<(Arg, bool)>> {
         .iter()
         .filter(|a| !a.text.starts_with('-') || !a.is_known())
         .collect();
-    let value_of = |options: &[&str]| -> Vec<Arg> {
-        let mut out = Vec::new();
-        for (at, arg) in args.iter().enumerate() {
-            for option in options {
-                if arg.text == *option {
-                    out.extend(args.get(at + 1).cloned());
-                } else if let Some(v) = arg.text.strip_prefix(option) {
-                    if option.len() > 2 && v.starts_with('=') {
-                        out.push(Arg {
-                            text: v[1..].to_string(),
-                            ..arg.clone()
-                        });
-                    } else if option.len() == 2 && !v.is_empty() && !option.starts_with("--") {
-                        out.push(Arg {
-                            text: v.to_string(),
-                            ..arg.clone()
-                        });
-                    }
-                }
-            }
-        }
-        out
-    };
     let all = |removes: bool| {
         operands
             .iter()
             .map(|a| ((*a).clone(), removes))
             .collect::<Vec<_>>()
     };
-    let in_place = |args: &[Arg]| {
-        args.iter().any(|a| {
-            a.text.starts_with("-i")
-                || a.text.starts_with("--in-place")
-                || (a.text.starts_with("-p") && a.text.contains('i'))
-                || (a.text.starts_with('-')
-                    && !a.text.starts_with("--")
-                    && a.text.contains('i')
-                    && name == "sed")
-        })
-    };
+    if REMOVERS.contains(&name) {
+        return Some(all(true));
+    }
+    if MODIFIERS.contains(&name) {
+        return Some(modified(name, args, all(false)));
+    }
+    if let Some((_, options)) = OUTPUT_OPTIONS.iter().find(|(n, _)| *n == name) {
+        return Some(kept(option_values(args, options)));
+    }
     Some(match name {
-        "rm" | "rmdir" | "unlink" | "shred" | "srm" | "trash" | "trash-put" | "gio" => all(true),
-        "touch" | "truncate" | "chmod" | "chown" | "chgrp" | "chattr" | "setfacl" | "mkdir"
-        | "tee" | "ed" | "ex" | "gzip" | "gunzip" | "bzip2" | "bunzip2" | "xz" | "unxz"
-        | "zstd" | "split" | "mkfifo" | "mknod" | "vi" | "vim" | "nvim" | "nano" | "emacs"
-        | "code" | "sponge" | "utimes" | "setfattr" => {
-            let mut out = all(false);
-            // The mode or owner comes first, unless the mode is written as an option
-            // (`chmod -x FILE`).
-            let dash_mode = name == "chmod"
-                && args.iter().any(|a| {
-                    a.text.len() > 1
-                        && a.text.starts_with('-')
-                        && a.text[1..].chars().all(|c| "rwxXst".contains(c))
-                });
-            if matches!(name, "chmod" | "chown" | "chgrp") && !dash_mode && !out.is_empty() {
-                out.remove(0);
-            }
-            out
-        }
         "dd" => args
             .iter()
             .filter_map(|a| {
@@ -85,85 +89,11 @@ pub fn written(name: &str, args: &[Arg]) -> Option<Vec<(Arg, bool)>> {
                 })
             })
             .collect(),
-        "sed" | "perl" | "ruby" if in_place(args) => {
-            // The script is the first operand (unless `-e`/`-f` gave it).
-            let scripted = args
-                .iter()
-                .any(|a| matches!(a.text.as_str(), "-e" | "-f" | "--expression" | "--file"));
-            let mut files: Vec<(Arg, bool)> = all(false);
-            if !scripted && name == "sed" && !files.is_empty() {
-                files.remove(0);
-            }
-            if name != "sed" {
-                // `perl -i -pe 'CODE' FILES`: the code is the value of an option ending in `e`.
-                let code: Vec<&Arg> = args
-                    .windows(2)
-                    .filter(|w| w[0].text.starts_with('-') && w[0].text.ends_with('e'))
-                    .map(|w| &w[1])
-                    .collect();
-                files
-                    .retain(|(a, _)| !code.iter().any(|c| std::ptr::eq(*c, a) || c.text == a.text));
-            }
-            files
-        }
+        "sed" | "perl" | "ruby" if in_place(name, args) => edited_in_place(name, args, all(false)),
         "awk" | "gawk" | "mawk" if args.iter().any(|a| a.text.contains("inplace")) => all(false),
-        // `patch FILE < P` patches FILE; `-o OUT` writes OUT.
-        "patch" => {
-            let mut out: Vec<(Arg, bool)> = value_of(&["-o", "--output"])
-                .into_iter()
-                .map(|a| (a, false))
-                .collect();
-            let takes_value = [
-                "-p", "-d", "-i", "-o", "-r", "-z", "-B", "-Y", "-V", "-D", "-F",
-            ];
-            let mut skip = false;
-            for arg in args {
-                if skip {
-                    skip = false;
-                } else if takes_value.contains(&arg.text.as_str()) {
-                    skip = true;
-                } else if !arg.text.starts_with('-') {
-                    out.push((arg.clone(), false));
-                    break;
-                }
-            }
-            out
-        }
-        "sort" => value_of(&["-o", "--output"])
-            .into_iter()
-            .map(|a| (a, false))
-            .collect(),
-        "tree" => value_of(&["-o"]).into_iter().map(|a| (a, false)).collect(),
-        "curl" => value_of(&[
-            "-o",
-            "--output",
-            "-D",
-            "--dump-header",
-            "-c",
-            "--cookie-jar",
-            "--output-dir",
-        ])
-        .into_iter()
-        .map(|a| (a, false))
-        .collect(),
-        "wget" => value_of(&[
-            "-O",
-            "--output-document",
-            "-P",
-            "--directory-prefix",
-            "-o",
-            "--output-file",
-        ])
-        .into_iter()
-        .map(|a| (a, false))
-        .collect(),
-        // `xxd IN OUT` writes OUT; `xxd -r IN OUT` too.
-        "xxd" => operands
-            .get(1)
-            .map(|a| ((*a).clone(), false))
-            .into_iter()
-            .collect(),
-        "uniq" => operands
+        "patch" => patched(args),
+        // `xxd IN OUT` writes OUT; `xxd -r IN OUT` too; `uniq IN OUT` alike.
+        "xxd" | "uniq" => operands
             .get(1)
             .map(|a| ((*a).clone(), false))
             .into_iter()
@@ -174,11 +104,7 @@ pub fn written(name: &str, args: &[Arg]) -> Option<Vec<(Arg, bool)>> {
                 .map(|a| ((*a).clone(), false))
                 .into_iter()
                 .collect();
-            out.extend(
-                value_of(&["-t", "--target-directory"])
-                    .into_iter()
-                    .map(|a| (a, false)),
-            );
+            out.extend(kept(option_values(args, &["-t", "--target-directory"])));
             out
         }
         "mv" => {
@@ -187,15 +113,110 @@ pub fn written(name: &str, args: &[Arg]) -> Option<Vec<(Arg, bool)>> {
             if let Some(last) = out.last_mut() {
                 last.1 = false;
             }
-            out.extend(
-                value_of(&["-t", "--target-directory"])
-                    .into_iter()
-                    .map(|a| (a, false)),
-            );
+            out.extend(kept(option_values(args, &["-t", "--target-directory"])));
             out
         }
         _ => return None,
     })
+}
+
+/// Files written that leave what they hold in place.
+fn kept(files: Vec<Arg>) -> Vec<(Arg, bool)> {
+    files.into_iter().map(|a| (a, false)).collect()
+}
+
+/// The values of `options` in `args`: the next word, `--opt=value`, or `-ovalue`.
+fn option_values(args: &[Arg], options: &[&str]) -> Vec<Arg> {
+    let mut out = Vec::new();
+    for (at, arg) in args.iter().enumerate() {
+        for option in options {
+            if arg.text == *option {
+                out.extend(args.get(at + 1).cloned());
+            } else if let Some(v) = arg.text.strip_prefix(option) {
+                if option.len() > 2 && v.starts_with('=') {
+                    out.push(Arg {
+                        text: v[1..].to_string(),
+                        ..arg.clone()
+                    });
+                } else if option.len() == 2 && !v.is_empty() && !option.starts_with("--") {
+                    out.push(Arg {
+                        text: v.to_string(),
+                        ..arg.clone()
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The operands a [`MODIFIERS`] program writes: all, but the mode or owner that comes first,
+/// unless the mode is written as an option (`chmod -x FILE`).
+fn modified(name: &str, args: &[Arg], mut out: Vec<(Arg, bool)>) -> Vec<(Arg, bool)> {
+    let dash_mode = name == "chmod"
+        && args.iter().any(|a| {
+            a.text.len() > 1
+                && a.text.starts_with('-')
+                && a.text[1..].chars().all(|c| "rwxXst".contains(c))
+        });
+    if matches!(name, "chmod" | "chown" | "chgrp") && !dash_mode && !out.is_empty() {
+        out.remove(0);
+    }
+    out
+}
+
+/// `sed -i`, `perl -i`, `ruby -i`: the program edits its files in place.
+fn in_place(name: &str, args: &[Arg]) -> bool {
+    args.iter().any(|a| {
+        a.text.starts_with("-i")
+            || a.text.starts_with("--in-place")
+            || (a.text.starts_with("-p") && a.text.contains('i'))
+            || (a.text.starts_with('-')
+                && !a.text.starts_with("--")
+                && a.text.contains('i')
+                && name == "sed")
+    })
+}
+
+/// The files an in-place edit writes: its operands but the script.
+fn edited_in_place(name: &str, args: &[Arg], mut files: Vec<(Arg, bool)>) -> Vec<(Arg, bool)> {
+    // The script is the first operand (unless `-e`/`-f` gave it).
+    let scripted = args
+        .iter()
+        .any(|a| matches!(a.text.as_str(), "-e" | "-f" | "--expression" | "--file"));
+    if !scripted && name == "sed" && !files.is_empty() {
+        files.remove(0);
+    }
+    if name != "sed" {
+        // `perl -i -pe 'CODE' FILES`: the code is the value of an option ending in `e`.
+        let code: Vec<&Arg> = args
+            .windows(2)
+            .filter(|w| w[0].text.starts_with('-') && w[0].text.ends_with('e'))
+            .map(|w| &w[1])
+            .collect();
+        files.retain(|(a, _)| !code.iter().any(|c| std::ptr::eq(*c, a) || c.text == a.text));
+    }
+    files
+}
+
+/// `patch FILE < P` patches FILE; `-o OUT` writes OUT.
+fn patched(args: &[Arg]) -> Vec<(Arg, bool)> {
+    let mut out = kept(option_values(args, &["-o", "--output"]));
+    let takes_value = [
+        "-p", "-d", "-i", "-o", "-r", "-z", "-B", "-Y", "-V", "-D", "-F",
+    ];
+    let mut skip = false;
+    for arg in args {
+        if skip {
+            skip = false;
+        } else if takes_value.contains(&arg.text.as_str()) {
+            skip = true;
+        } else if !arg.text.starts_with('-') {
+            out.push((arg.clone(), false));
+            break;
+        }
+    }
+    out
 }
 
 /// `tar x…`, `unzip`, `cpio -i`, `7z x`, `bsdtar -x`: an archive unpacked, and where (`None`:

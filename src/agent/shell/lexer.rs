@@ -2,7 +2,7 @@
 //! reads into the list, on the line's budget), redirection operators.
 
 use super::word::{Part, Simple, Word, is_name};
-use super::{Lexer, MAX_DEPTH, Sep, Token, Unreadable};
+use super::{Lexer, MAX_DEPTH, Redirect, Sep, Token, Unreadable};
 
 impl Lexer {
     pub(super) fn token(
@@ -38,12 +38,7 @@ impl Lexer {
                     if self.peek(0) == Some('>') {
                         self.pos += 1;
                     }
-                    return Ok(Token::Redirect {
-                        writes: true,
-                        heredoc: false,
-                        dup: false,
-                        herestring: false,
-                    });
+                    return Ok(Token::Redirect(Redirect::Write));
                 }
                 if c == '(' && self.peek(1) == Some('(') {
                     // `((`: arithmetic at a command's start, read as a keyword word.
@@ -106,105 +101,47 @@ impl Lexer {
         // Unquoted `{` … `}` with a `,` or `..` between: brace expansion.
         let mut brace_open = false;
         let mut brace = false;
-        let flush = |parts: &mut Vec<Part>, text: &mut String, quoted: bool| {
-            if !text.is_empty() {
-                parts.push(Part::Text {
-                    text: std::mem::take(text),
-                    quoted,
-                });
-            }
-        };
         while let Some(c) = self.peek(0) {
             match c {
                 '<' | '>' if self.peek(1) == Some('(') => {
-                    flush(&mut parts, &mut text, false);
+                    flush(&mut parts, &mut text);
                     let sub = self.substitution(nested, depth, 1)?;
                     parts.push(Part::Opaque { text: sub });
                 }
                 ' ' | '\t' | '\r' | '\n' | ';' | '&' | '|' | '(' | ')' | '<' | '>' => break,
                 // A tilde starts a word, or follows `NAME=` or a `:` in an assignment.
-                '~' if self.pos == start
-                    || (parts.is_empty()
-                        && ((text.ends_with('=') && is_name(&text[..text.len() - 1]))
-                            || (text.ends_with(':')
-                                && text.split_once('=').is_some_and(|(n, _)| is_name(n))))) =>
-                {
-                    // The tilde prefix runs to a `/` (or a `:` in an assignment) or the word's end;
-                    // with a quote or an expansion in it, it is only text (bash's rule).
-                    let assignment = self.pos != start;
-                    let mut at = 1;
-                    let mut plain = true;
-                    while let Some(u) = self.peek(at) {
-                        if u == '/' || (assignment && u == ':') {
-                            break;
+                '~' if self.pos == start || (parts.is_empty() && tilde_may_follow(&text)) => {
+                    match self.tilde_prefix(self.pos != start) {
+                        Some(user) => {
+                            self.pos += 1 + user.chars().count();
+                            flush(&mut parts, &mut text);
+                            parts.push(Part::Tilde(user));
                         }
-                        if matches!(
-                            u,
-                            ' ' | '\t' | '\r' | '\n' | ';' | '&' | '|' | '(' | ')' | '<' | '>'
-                        ) {
-                            break;
+                        None => {
+                            text.push('~');
+                            self.pos += 1;
                         }
-                        if matches!(u, '\'' | '"' | '\\' | '$' | '`') {
-                            plain = false;
-                            break;
-                        }
-                        at += 1;
-                    }
-                    // A name no login can have (`~x=y`, `~%s`) is looked up, not found, and left
-                    // as written.
-                    let user: String = self.chars[self.pos + 1..self.pos + at].iter().collect();
-                    let plain = plain
-                        && user
-                            .chars()
-                            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
-                    if plain {
-                        self.pos += at;
-                        flush(&mut parts, &mut text, false);
-                        parts.push(Part::Tilde(user));
-                    } else {
-                        text.push('~');
-                        self.pos += 1;
                     }
                 }
                 '\\' => {
                     self.pos += 1;
                     match self.peek(0) {
+                        // A line continuation.
                         Some('\n') => self.pos += 1,
                         Some(next) => {
-                            flush(&mut parts, &mut text, false);
-                            parts.push(Part::Text {
-                                text: next.to_string(),
-                                quoted: true,
-                            });
                             self.pos += 1;
+                            flush(&mut parts, &mut text);
+                            parts.push(quoted(next.to_string()));
                         }
                         None => {}
                     }
                 }
                 '\'' => {
-                    flush(&mut parts, &mut text, false);
-                    self.pos += 1;
-                    let mut quoted = String::new();
-                    loop {
-                        match self.peek(0) {
-                            None => return Err(Unreadable::syntax("an unclosed ' quote")),
-                            Some('\'') => {
-                                self.pos += 1;
-                                break;
-                            }
-                            Some(q) => {
-                                quoted.push(q);
-                                self.pos += 1;
-                            }
-                        }
-                    }
-                    parts.push(Part::Text {
-                        text: quoted,
-                        quoted: true,
-                    });
+                    flush(&mut parts, &mut text);
+                    parts.push(quoted(self.single_quoted()?));
                 }
                 '"' => {
-                    flush(&mut parts, &mut text, false);
+                    flush(&mut parts, &mut text);
                     self.pos += 1;
                     self.double_quoted(&mut parts, nested, depth)?;
                 }
@@ -213,24 +150,20 @@ impl Lexer {
                     self.pos += 1;
                 }
                 '$' if self.peek(1) == Some('\'') => {
-                    flush(&mut parts, &mut text, false);
+                    flush(&mut parts, &mut text);
                     self.pos += 2;
-                    let decoded = self.ansi_c()?;
-                    parts.push(Part::Text {
-                        text: decoded,
-                        quoted: true,
-                    });
+                    parts.push(quoted(self.ansi_c()?));
                 }
                 '$' => {
                     if let Some(part) = self.dollar(nested, depth, false)? {
-                        flush(&mut parts, &mut text, false);
+                        flush(&mut parts, &mut text);
                         parts.push(part);
                     } else {
                         text.push('$');
                     }
                 }
                 '`' => {
-                    flush(&mut parts, &mut text, false);
+                    flush(&mut parts, &mut text);
                     let inner = self.backticks(nested, depth)?;
                     parts.push(Part::Subst {
                         inner,
@@ -244,27 +177,70 @@ impl Lexer {
                         && (other == ',' || (other == '.' && self.peek(1) == Some('.')))
                     {
                         brace = true;
-                    } else if other == '}' && brace {
-                        // Checked below: the word expands to several.
                     }
                     text.push(other);
                     self.pos += 1;
                 }
             }
         }
-        flush(&mut parts, &mut text, false);
+        flush(&mut parts, &mut text);
         let raw: String = self.chars[start..self.pos].iter().collect();
         let unquoted_brace = brace
             && parts
                 .iter()
                 .any(|p| matches!(p, Part::Text { text, quoted: false } if text.contains('}')));
         if unquoted_brace {
-            return Ok(Token::Word(Word {
-                parts: vec![Part::Opaque { text: raw.clone() }],
-                raw,
-            }));
+            // The word expands to several: it is only its text.
+            parts = vec![Part::Opaque { text: raw.clone() }];
         }
         Ok(Token::Word(Word { parts, raw }))
+    }
+
+    /// The user of a tilde prefix at the cursor (`~` alone: empty), when it is one bash
+    /// expands. The prefix runs to a `/` (or a `:` in an assignment) or the word's end; with
+    /// a quote or an expansion in it, it is only text (bash's rule).
+    fn tilde_prefix(&self, assignment: bool) -> Option<String> {
+        let mut at = 1;
+        while let Some(u) = self.peek(at) {
+            if u == '/' || (assignment && u == ':') {
+                break;
+            }
+            if matches!(
+                u,
+                ' ' | '\t' | '\r' | '\n' | ';' | '&' | '|' | '(' | ')' | '<' | '>'
+            ) {
+                break;
+            }
+            if matches!(u, '\'' | '"' | '\\' | '$' | '`') {
+                return None;
+            }
+            at += 1;
+        }
+        // A name no login can have (`~x=y`, `~%s`) is looked up, not found, and left
+        // as written.
+        let user: String = self.chars[self.pos + 1..self.pos + at].iter().collect();
+        user.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+            .then_some(user)
+    }
+
+    /// `'…'`, the cursor on the opening quote: its text, the cursor past the closing one.
+    fn single_quoted(&mut self) -> Result<String, Unreadable> {
+        self.pos += 1;
+        let mut quoted = String::new();
+        loop {
+            match self.peek(0) {
+                None => return Err(Unreadable::syntax("an unclosed ' quote")),
+                Some('\'') => {
+                    self.pos += 1;
+                    return Ok(quoted);
+                }
+                Some(q) => {
+                    quoted.push(q);
+                    self.pos += 1;
+                }
+            }
+        }
     }
 
     /// The inside of `"…"`, the cursor past the opening quote.
@@ -508,59 +484,38 @@ impl Lexer {
     pub(super) fn redirect(&mut self) -> Token {
         let first = self.peek(0);
         self.pos += 1;
-        let plain = |writes: bool| Token::Redirect {
-            writes,
-            heredoc: false,
-            dup: false,
-            herestring: false,
-        };
         match (first, self.peek(0)) {
             (Some('<'), Some('<')) => {
                 self.pos += 1;
                 if self.peek(0) == Some('<') {
                     // `<<<` here-string: the next word is input, not a delimiter.
                     self.pos += 1;
-                    return Token::Redirect {
-                        writes: false,
-                        heredoc: false,
-                        dup: false,
-                        herestring: true,
-                    };
+                    return Token::Redirect(Redirect::HereString);
                 }
                 if self.peek(0) == Some('-') {
                     self.pos += 1;
                 }
-                Token::Redirect {
-                    writes: false,
-                    heredoc: true,
-                    dup: false,
-                    herestring: false,
-                }
+                Token::Redirect(Redirect::HereDoc)
             }
             (Some('<'), Some('>')) => {
                 self.pos += 1;
-                plain(true)
+                Token::Redirect(Redirect::Write)
             }
             (Some('<'), Some('&')) => {
                 self.pos += 1;
-                plain(false)
+                Token::Redirect(Redirect::Read)
             }
-            (Some('<'), _) => plain(false),
+            (Some('<'), _) => Token::Redirect(Redirect::Read),
             (_, Some('&')) => {
                 // `>&2` is a descriptor, `>&file` a file (bash).
                 self.pos += 1;
-                Token::Redirect {
-                    writes: false,
-                    heredoc: false,
-                    dup: true,
-                    herestring: false,
-                }
+                Token::Redirect(Redirect::Dup)
             }
             (_, Some('>' | '|')) => {
                 self.pos += 1;
-                plain(true)
+                Token::Redirect(Redirect::Write)
             }
-            _ => plain(true),
+            _ => Token::Redirect(Redirect::Write),
         }
     }
 
@@ -603,22 +558,7 @@ impl Lexer {
                 }
                 // `${…}`, whose `)` (`${x:-)}`) closes nothing.
                 Some('$') if self.peek(1) == Some('{') => {
-                    self.pos += 2;
-                    let mut braces = 1usize;
-                    while let Some(c) = self.peek(0) {
-                        self.pos += 1;
-                        match c {
-                            '\\' => self.pos += 1,
-                            '{' => braces += 1,
-                            '}' => {
-                                braces -= 1;
-                                if braces == 0 {
-                                    break;
-                                }
-                            }
-                            _ => {}
-                        }
-                    }
+                    self.skip_braced_parameter();
                     continue;
                 }
                 // `$'…'`, where `\'` does not end the quote.
@@ -635,25 +575,7 @@ impl Lexer {
                     continue;
                 }
                 Some('<') if self.peek(1) == Some('<') && self.peek(2) != Some('<') => {
-                    self.pos += 2;
-                    if self.peek(0) == Some('-') {
-                        self.pos += 1;
-                    }
-                    while matches!(self.peek(0), Some(' ' | '\t')) {
-                        self.pos += 1;
-                    }
-                    let mut delimiter = String::new();
-                    while let Some(c) = self.peek(0) {
-                        if c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | ')' | '<' | '>')
-                        {
-                            break;
-                        }
-                        if !matches!(c, '\'' | '"' | '\\') {
-                            delimiter.push(c);
-                        }
-                        self.pos += 1;
-                    }
-                    heredocs.push(delimiter);
+                    heredocs.push(self.heredoc_delimiter());
                     continue;
                 }
                 Some('\n') if !heredocs.is_empty() => {
@@ -672,42 +594,29 @@ impl Lexer {
                     }
                     continue;
                 }
-                Some(q @ ('\'' | '"')) => {
-                    self.pos += 1;
-                    while self.peek(0).is_some_and(|c| c != q) {
-                        // An escaped character is only that: `"\$("` opens nothing.
-                        if q == '"' && self.peek(0) == Some('\\') {
-                            self.pos += 2;
-                            continue;
-                        }
-                        // A `$(…)` inside double quotes holds quotes of its own: stepped over
-                        // whole (its commands are read with the rest of this substitution).
-                        if q == '"' && self.peek(0) == Some('$') && self.peek(1) == Some('(') {
-                            let mut scratch = Vec::new();
-                            self.substitution(&mut scratch, depth + 1, 1)?;
-                            continue;
-                        }
-                        self.pos += 1;
-                    }
-                    if self.peek(0).is_none() {
-                        return Err(Unreadable::syntax(format!("an unclosed {q} quote")));
-                    }
-                }
+                Some(q @ ('\'' | '"')) => self.skip_quoted(q, depth)?,
                 _ => {}
             }
             self.pos += 1;
         }
         // A `case` pattern's `)` would have ended the scan above too early: refused, not
         // misread (`$(case a in a) rm x;; esac)`).
-        let scanned = &self.chars[inner_start..self.pos - 1];
-        let has_case = scanned.windows(4).enumerate().any(|(at, w)| {
-            w == ['c', 'a', 's', 'e']
-                && (at == 0 || !scanned[at - 1].is_alphanumeric() && scanned[at - 1] != '_')
-                && scanned.get(at + 4).is_none_or(|c| c.is_whitespace())
-        });
-        if has_case {
+        if has_case(&self.chars[inner_start..self.pos - 1]) {
             return Err(Unreadable::syntax("a `case` inside a substitution"));
         }
+        self.read_substitution(nested, depth, inner_start, arithmetic)?;
+        Ok(self.chars[start..self.pos].iter().collect())
+    }
+
+    /// The inside of a substitution just scanned, from `inner_start` to before its `)`: its
+    /// commands, or the substitutions in its arithmetic.
+    fn read_substitution(
+        &mut self,
+        nested: &mut Vec<Simple>,
+        depth: usize,
+        inner_start: usize,
+        arithmetic: bool,
+    ) -> Result<(), Unreadable> {
         if arithmetic {
             // `$(( $(…) ))`: arithmetic runs the substitutions in it.
             let text: String = self.chars[inner_start..self.pos - 1].iter().collect();
@@ -725,7 +634,74 @@ impl Lexer {
             self.budget = inner.budget;
             result?;
         }
-        Ok(self.chars[start..self.pos].iter().collect())
+        Ok(())
+    }
+
+    /// `${…}` at the cursor, stepped over.
+    fn skip_braced_parameter(&mut self) {
+        self.pos += 2;
+        let mut braces = 1usize;
+        while let Some(c) = self.peek(0) {
+            self.pos += 1;
+            match c {
+                '\\' => self.pos += 1,
+                '{' => braces += 1,
+                '}' => {
+                    braces -= 1;
+                    if braces == 0 {
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// `<<DELIM` or `<<-DELIM` at the cursor: the delimiter, its quotes taken out.
+    fn heredoc_delimiter(&mut self) -> String {
+        self.pos += 2;
+        if self.peek(0) == Some('-') {
+            self.pos += 1;
+        }
+        while matches!(self.peek(0), Some(' ' | '\t')) {
+            self.pos += 1;
+        }
+        let mut delimiter = String::new();
+        while let Some(c) = self.peek(0) {
+            if c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | ')' | '<' | '>') {
+                break;
+            }
+            if !matches!(c, '\'' | '"' | '\\') {
+                delimiter.push(c);
+            }
+            self.pos += 1;
+        }
+        delimiter
+    }
+
+    /// A quoted text inside a substitution being scanned, the cursor on its opening quote `q`;
+    /// left on its closing one.
+    fn skip_quoted(&mut self, q: char, depth: usize) -> Result<(), Unreadable> {
+        self.pos += 1;
+        while self.peek(0).is_some_and(|c| c != q) {
+            // An escaped character is only that: `"\$("` opens nothing.
+            if q == '"' && self.peek(0) == Some('\\') {
+                self.pos += 2;
+                continue;
+            }
+            // A `$(…)` inside double quotes holds quotes of its own: stepped over
+            // whole (its commands are read with the rest of this substitution).
+            if q == '"' && self.peek(0) == Some('$') && self.peek(1) == Some('(') {
+                let mut scratch = Vec::new();
+                self.substitution(&mut scratch, depth + 1, 1)?;
+                continue;
+            }
+            self.pos += 1;
+        }
+        if self.peek(0).is_none() {
+            return Err(Unreadable::syntax(format!("an unclosed {q} quote")));
+        }
+        Ok(())
     }
 
     /// From the cursor (inside `((`), whether every quote closes before the parentheses do,
@@ -814,4 +790,35 @@ impl Lexer {
         self.nested(&inner, nested, depth)?;
         Ok(inner)
     }
+}
+
+/// The word `case` in scanned text.
+fn has_case(scanned: &[char]) -> bool {
+    scanned.windows(4).enumerate().any(|(at, w)| {
+        w == ['c', 'a', 's', 'e']
+            && (at == 0 || !scanned[at - 1].is_alphanumeric() && scanned[at - 1] != '_')
+            && scanned.get(at + 4).is_none_or(|c| c.is_whitespace())
+    })
+}
+
+/// A tilde after `text`, the start of an unquoted word, is a tilde prefix: after `NAME=` or
+/// a `:` in an assignment.
+fn tilde_may_follow(text: &str) -> bool {
+    (text.ends_with('=') && is_name(&text[..text.len() - 1]))
+        || (text.ends_with(':') && text.split_once('=').is_some_and(|(n, _)| is_name(n)))
+}
+
+/// The unquoted text read so far, as a part of its own.
+fn flush(parts: &mut Vec<Part>, text: &mut String) {
+    if !text.is_empty() {
+        parts.push(Part::Text {
+            text: std::mem::take(text),
+            quoted: false,
+        });
+    }
+}
+
+/// Text that was quoted.
+fn quoted(text: String) -> Part {
+    Part::Text { text, quoted: true }
 }

@@ -75,15 +75,23 @@ enum Sep {
 enum Token {
     Word(Word),
     Separator(Sep),
-    /// A redirection operator; `writes` when it writes a file. `dup` is `>&`, which writes
-    /// the file its target names unless that is a descriptor; `herestring` is `<<<`.
-    Redirect {
-        writes: bool,
-        heredoc: bool,
-        dup: bool,
-        herestring: bool,
-    },
+    Redirect(Redirect),
     End,
+}
+
+/// A redirection operator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Redirect {
+    /// `<`, `<&`: reads the file its target names.
+    Read,
+    /// `>`, `>>`, `>|`, `<>`, `&>`: writes it.
+    Write,
+    /// `<<`, `<<-`: a here-document, whose target is its delimiter.
+    HereDoc,
+    /// `>&`: writes the file its target names unless that is a descriptor.
+    Dup,
+    /// `<<<`: the target is the input itself.
+    HereString,
 }
 
 /// A command being read, with the commands its substitutions run (they run first).
@@ -93,6 +101,51 @@ struct Pending {
     simple: Simple,
     /// Set when the command is a `case WORD in` header: its patterns follow.
     case_header: bool,
+}
+
+/// Where [`Lexer::run`] is in one line: the commands read so far and what encloses the next.
+struct Reading {
+    finished: Vec<Pending>,
+    current: Pending,
+    /// Here-documents whose bodies start after the next newline: (delimiter, expands,
+    /// index of their command in `finished`, or past its end for `current`).
+    heredocs: Vec<(String, bool, usize)>,
+    joint: Joint,
+    /// The line is a substitution's.
+    nested: bool,
+    groups: usize,
+    /// Inside `if`, `while`, `for`, `{ … }`…: what runs there may not run.
+    compound: usize,
+    /// Inside `case … in`: a command position holds patterns up to `)` first.
+    case_depth: usize,
+    in_patterns: bool,
+    /// The previous command ended with a compound command's closing word or `)`.
+    after_compound: bool,
+}
+
+impl Reading {
+    fn new(nested: bool) -> Self {
+        Reading {
+            finished: Vec::new(),
+            current: Pending::default(),
+            heredocs: Vec::new(),
+            joint: Joint::Seq,
+            nested,
+            groups: 0,
+            compound: 0,
+            case_depth: 0,
+            in_patterns: false,
+            after_compound: false,
+        }
+    }
+
+    /// The command being read is whole: it joins the previous one by the last separator,
+    /// inside whatever encloses it.
+    fn finish(&mut self) {
+        self.current.simple.joint = self.joint;
+        self.current.simple.nested = self.nested || self.groups > 0 || self.compound > 0;
+        self.finished.push(std::mem::take(&mut self.current));
+    }
 }
 
 impl Lexer {
@@ -142,197 +195,14 @@ impl Lexer {
         if depth > MAX_DEPTH {
             return Err(Unreadable::syntax("commands nested too deeply"));
         }
-        let mut finished: Vec<Pending> = Vec::new();
-        let mut current = Pending::default();
-        // Here-documents whose bodies start after the next newline: (delimiter, expands,
-        // index of their command in `finished`, or past its end for `current`).
-        let mut heredocs: Vec<(String, bool, usize)> = Vec::new();
-        let mut joint = Joint::Seq;
-        let mut groups = 0usize;
-        // Inside `if`, `while`, `for`, `{ … }`…: what runs there may not run.
-        let mut compound = 0usize;
-        // Inside `case … in`: a command position holds patterns up to `)` first.
-        let mut case_depth = 0usize;
-        let mut in_patterns = false;
-        // The previous command ended with a compound command's closing word or `)`.
-        let mut after_compound = false;
+        let mut r = Reading::new(nested);
         loop {
-            let token = self.token(&mut current.before, depth)?;
-            match token {
-                Token::Word(word) => {
-                    self.spend()?;
-                    let at_start = current.simple.words.is_empty();
-                    if in_patterns {
-                        // `pat)`, `pat|pat)`: read up to the `)`.
-                        if word.raw == "esac" {
-                            in_patterns = false;
-                            case_depth = case_depth.saturating_sub(1);
-                            compound = compound.saturating_sub(1);
-                            after_compound = true;
-                        }
-                        continue;
-                    }
-                    if at_start && current.simple.assignments.is_empty() {
-                        if CLOSING_KEYWORDS.contains(&word.raw.as_str()) {
-                            after_compound = true;
-                            compound = compound.saturating_sub(1);
-                            continue;
-                        }
-                        if PREFIX_KEYWORDS.contains(&word.raw.as_str()) {
-                            if matches!(word.raw.as_str(), "if" | "while" | "until" | "{") {
-                                compound += 1;
-                            }
-                            after_compound = false;
-                            continue;
-                        }
-                        if matches!(word.raw.as_str(), "for" | "select" | "case") {
-                            compound += 1;
-                        }
-                        // `function NAME [()] BODY`: its name is no command either.
-                        if word.raw == "function" {
-                            let _name = self.token(&mut current.before, depth)?;
-                            if self.peek_past_blanks() == Some('(') {
-                                let _ = self.token(&mut current.before, depth)?;
-                                self.next_is_close();
-                            }
-                            continue;
-                        }
-                        if word.raw == "case" {
-                            current.case_header = true;
-                        }
-                        if word.raw == "((" {
-                            // Arithmetic runs the substitutions in it (an array subscript's too).
-                            let text = self.skip_arithmetic();
-                            if text.contains("$(") || text.contains('`') {
-                                let subs = self.substitutions_in(&text, depth)?;
-                                current.before.extend(subs);
-                            }
-                            continue;
-                        }
-                    }
-                    if current.case_header && word.raw == "in" && current.simple.words.len() == 2 {
-                        current.simple.words.push(word);
-                        case_depth += 1;
-                        in_patterns = true;
-                        current.simple.joint = joint;
-                        current.simple.nested = nested || groups > 0 || compound > 0;
-                        let done = std::mem::take(&mut current);
-                        finished.push(done);
-                        continue;
-                    }
-                    after_compound = false;
-                    if at_start && word.assignment().is_some() {
-                        // `arr=(a b)`: an array, read whole.
-                        if word.raw.ends_with('=') && self.peek(0) == Some('(') {
-                            let array = self.balanced_parens()?;
-                            if array.contains("$(") || array.contains('`') {
-                                let subs = self.substitutions_in(&array, depth)?;
-                                current.before.extend(subs);
-                            }
-                            let mut word = word;
-                            word.raw.push_str(&array);
-                            word.parts.push(Part::Opaque { text: array });
-                            current.simple.assignments.push(word);
-                            continue;
-                        }
-                        current.simple.assignments.push(word);
-                    } else {
-                        current.simple.words.push(word);
-                    }
-                }
-                Token::Redirect {
-                    writes,
-                    heredoc,
-                    dup,
-                    herestring,
-                } => {
-                    let raw_start = self.pos;
-                    let target = match self.token(&mut current.before, depth)? {
-                        Token::Word(w) => w,
-                        _ => return Err(Unreadable::syntax("a redirection without a target")),
-                    };
-                    if heredoc {
-                        // `<<EOF` expands `$…` in the body; `<<'EOF'` and `<<\EOF` do not.
-                        let expands = !self.chars[raw_start..self.pos]
-                            .iter()
-                            .any(|c| matches!(c, '\'' | '"' | '\\'));
-                        heredocs.push((target.text(), expands, finished.len()));
-                    } else if herestring {
-                        let expands = target.literal().is_none();
-                        current.simple.stdin = Some(Stdin::Text {
-                            text: target.text(),
-                            expands,
-                        });
-                    } else {
-                        let descriptor = target.raw == "-"
-                            || (!target.raw.is_empty()
-                                && target.raw.chars().all(|c| c.is_ascii_digit()));
-                        if writes || (dup && !descriptor) {
-                            current.simple.writes.push(target);
-                        } else if !dup {
-                            current.simple.reads.push(target);
-                        }
-                    }
-                }
-                Token::Separator(sep) => {
-                    if in_patterns {
-                        if sep == Sep::Close {
-                            in_patterns = false;
-                        }
-                        continue;
-                    }
-                    // `NAME() BODY`: a function's definition; its name is no command.
-                    if sep == Sep::Open
-                        && current.simple.words.len() == 1
-                        && current.simple.assignments.is_empty()
-                        && current.before.is_empty()
-                        && self.next_is_close()
-                    {
-                        current = Pending::default();
-                        continue;
-                    }
-                    let empty = current.simple.words.is_empty()
-                        && current.simple.assignments.is_empty()
-                        && current.simple.writes.is_empty()
-                        && current.before.is_empty();
-                    if !empty || !current.simple.reads.is_empty() {
-                        self.spend()?;
-                        current.simple.joint = joint;
-                        current.simple.nested = nested || groups > 0 || compound > 0;
-                        let done = std::mem::take(&mut current);
-                        finished.push(done);
-                    }
-                    match sep {
-                        Sep::Open => {
-                            groups += 1;
-                            joint = Joint::Seq;
-                        }
-                        Sep::Close => {
-                            groups = groups.saturating_sub(1);
-                            after_compound = true;
-                        }
-                        Sep::Pipe => {
-                            joint = Joint::Pipe;
-                            if after_compound || empty {
-                                // Mark the next command's stdin as a compound's output.
-                                current.simple.stdin = Some(Stdin::Compound);
-                            }
-                        }
-                        Sep::And => joint = Joint::And,
-                        Sep::Or => joint = Joint::Or,
-                        Sep::Seq | Sep::Newline => joint = Joint::Seq,
-                    }
-                    if sep != Sep::Close && sep != Sep::Pipe {
-                        after_compound = false;
-                    }
-                    if case_depth > 0 && matches!(sep, Sep::Seq) && self.after_double_semicolon() {
-                        in_patterns = true;
-                    }
-                    if sep == Sep::Newline {
-                        self.read_heredocs(&mut heredocs, &mut finished, &mut current, depth)?;
-                    }
-                }
+            match self.token(&mut r.current.before, depth)? {
+                Token::Word(word) => self.word_token(&mut r, word, depth)?,
+                Token::Redirect(redirect) => self.redirection(&mut r, redirect, depth)?,
+                Token::Separator(sep) => self.separator(&mut r, sep, depth)?,
                 Token::End => {
+                    let current = &r.current;
                     if !current.simple.words.is_empty()
                         || !current.simple.assignments.is_empty()
                         || !current.simple.writes.is_empty()
@@ -340,80 +210,236 @@ impl Lexer {
                         || !current.before.is_empty()
                         || current.simple.stdin.is_some()
                     {
-                        current.simple.joint = joint;
-                        current.simple.nested = nested || groups > 0 || compound > 0;
-                        finished.push(std::mem::take(&mut current));
+                        r.finish();
                     }
-                    self.read_heredocs(&mut heredocs, &mut finished, &mut current, depth)?;
+                    self.read_heredocs(&mut r, depth)?;
                     break;
                 }
             }
         }
-        // The command before a `|` at this level is what the next one reads.
-        let mut previous: Option<Simple> = None;
-        for pending in finished {
-            for mut before in pending.before {
-                before.nested = true;
-                out.push(before);
+        emit(r.finished, out);
+        Ok(())
+    }
+
+    /// A word: a keyword that opens or closes a compound command, a `case` pattern, an
+    /// assignment, or one of the command's words.
+    fn word_token(&mut self, r: &mut Reading, word: Word, depth: usize) -> Result<(), Unreadable> {
+        self.spend()?;
+        let at_start = r.current.simple.words.is_empty();
+        if r.in_patterns {
+            // `pat)`, `pat|pat)`: read up to the `)`.
+            if word.raw == "esac" {
+                r.in_patterns = false;
+                r.case_depth = r.case_depth.saturating_sub(1);
+                r.compound = r.compound.saturating_sub(1);
+                r.after_compound = true;
             }
-            let mut simple = pending.simple;
-            if simple.joint == Joint::Pipe && simple.stdin.is_none() {
-                simple.stdin = Some(match previous.take() {
-                    Some(mut producer) => {
-                        if matches!(producer.stdin, Some(Stdin::Pipe(_))) {
-                            producer.stdin = Some(Stdin::Compound);
-                        }
-                        Stdin::Pipe(Box::new(producer))
-                    }
-                    None => Stdin::Compound,
+            return Ok(());
+        }
+        if at_start
+            && r.current.simple.assignments.is_empty()
+            && self.keyword(r, &word, depth)? == Keyword::Read
+        {
+            return Ok(());
+        }
+        if r.current.case_header && word.raw == "in" && r.current.simple.words.len() == 2 {
+            r.current.simple.words.push(word);
+            r.case_depth += 1;
+            r.in_patterns = true;
+            r.finish();
+            return Ok(());
+        }
+        r.after_compound = false;
+        if !(at_start && word.assignment().is_some()) {
+            r.current.simple.words.push(word);
+            return Ok(());
+        }
+        // `arr=(a b)`: an array, read whole.
+        if word.raw.ends_with('=') && self.peek(0) == Some('(') {
+            let array = self.balanced_parens()?;
+            if array.contains("$(") || array.contains('`') {
+                let subs = self.substitutions_in(&array, depth)?;
+                r.current.before.extend(subs);
+            }
+            let mut word = word;
+            word.raw.push_str(&array);
+            word.parts.push(Part::Opaque { text: array });
+            r.current.simple.assignments.push(word);
+            return Ok(());
+        }
+        r.current.simple.assignments.push(word);
+        Ok(())
+    }
+
+    /// A word where a command starts: [`Keyword::Read`] when it is a keyword that is no
+    /// command word (`if`, `fi`, `function NAME`, `(( … ))`), read here.
+    fn keyword(
+        &mut self,
+        r: &mut Reading,
+        word: &Word,
+        depth: usize,
+    ) -> Result<Keyword, Unreadable> {
+        let raw = word.raw.as_str();
+        if CLOSING_KEYWORDS.contains(&raw) {
+            r.after_compound = true;
+            r.compound = r.compound.saturating_sub(1);
+            return Ok(Keyword::Read);
+        }
+        if PREFIX_KEYWORDS.contains(&raw) {
+            if matches!(raw, "if" | "while" | "until" | "{") {
+                r.compound += 1;
+            }
+            r.after_compound = false;
+            return Ok(Keyword::Read);
+        }
+        if matches!(raw, "for" | "select" | "case") {
+            r.compound += 1;
+        }
+        match raw {
+            // `function NAME [()] BODY`: its name is no command either.
+            "function" => {
+                let _name = self.token(&mut r.current.before, depth)?;
+                if self.peek_past_blanks() == Some('(') {
+                    let _ = self.token(&mut r.current.before, depth)?;
+                    self.next_is_close();
+                }
+                Ok(Keyword::Read)
+            }
+            "case" => {
+                r.current.case_header = true;
+                Ok(Keyword::Word)
+            }
+            "((" => {
+                // Arithmetic runs the substitutions in it (an array subscript's too).
+                let text = self.skip_arithmetic();
+                if text.contains("$(") || text.contains('`') {
+                    let subs = self.substitutions_in(&text, depth)?;
+                    r.current.before.extend(subs);
+                }
+                Ok(Keyword::Read)
+            }
+            _ => Ok(Keyword::Word),
+        }
+    }
+
+    /// A redirection and its target: a file read or written, a here-document's delimiter,
+    /// a here-string's text.
+    fn redirection(
+        &mut self,
+        r: &mut Reading,
+        redirect: Redirect,
+        depth: usize,
+    ) -> Result<(), Unreadable> {
+        let raw_start = self.pos;
+        let target = match self.token(&mut r.current.before, depth)? {
+            Token::Word(w) => w,
+            _ => return Err(Unreadable::syntax("a redirection without a target")),
+        };
+        let simple = &mut r.current.simple;
+        match redirect {
+            Redirect::HereDoc => {
+                // `<<EOF` expands `$…` in the body; `<<'EOF'` and `<<\EOF` do not.
+                let expands = !self.chars[raw_start..self.pos]
+                    .iter()
+                    .any(|c| matches!(c, '\'' | '"' | '\\'));
+                r.heredocs.push((target.text(), expands, r.finished.len()));
+            }
+            Redirect::HereString => {
+                let expands = target.literal().is_none();
+                simple.stdin = Some(Stdin::Text {
+                    text: target.text(),
+                    expands,
                 });
             }
-            if !simple.words.is_empty()
-                || !simple.assignments.is_empty()
-                || !simple.writes.is_empty()
-                || !simple.reads.is_empty()
-                || simple.stdin.is_some()
-            {
-                previous = Some(Simple {
-                    stdin: match &simple.stdin {
-                        Some(Stdin::Text { text, expands }) => Some(Stdin::Text {
-                            text: text.clone(),
-                            expands: *expands,
-                        }),
-                        Some(_) => Some(Stdin::Compound),
-                        None => None,
-                    },
-                    ..Simple {
-                        assignments: Vec::new(),
-                        words: simple.words.clone(),
-                        writes: Vec::new(),
-                        reads: simple.reads.clone(),
-                        stdin: None,
-                        joint: simple.joint,
-                        nested: simple.nested,
-                    }
-                });
-                out.push(simple);
+            Redirect::Dup => {
+                let descriptor = target.raw == "-"
+                    || (!target.raw.is_empty() && target.raw.chars().all(|c| c.is_ascii_digit()));
+                if !descriptor {
+                    simple.writes.push(target);
+                }
             }
+            Redirect::Write => simple.writes.push(target),
+            Redirect::Read => simple.reads.push(target),
         }
         Ok(())
     }
 
-    /// The next character past blanks.
-    fn peek_past_blanks(&self) -> Option<char> {
+    /// A separator: the command before it is whole, and the next one joins it by it.
+    fn separator(&mut self, r: &mut Reading, sep: Sep, depth: usize) -> Result<(), Unreadable> {
+        if r.in_patterns {
+            if sep == Sep::Close {
+                r.in_patterns = false;
+            }
+            return Ok(());
+        }
+        let current = &r.current;
+        // `NAME() BODY`: a function's definition; its name is no command.
+        if sep == Sep::Open
+            && current.simple.words.len() == 1
+            && current.simple.assignments.is_empty()
+            && current.before.is_empty()
+            && self.next_is_close()
+        {
+            r.current = Pending::default();
+            return Ok(());
+        }
+        let empty = current.simple.words.is_empty()
+            && current.simple.assignments.is_empty()
+            && current.simple.writes.is_empty()
+            && current.before.is_empty();
+        if !empty || !current.simple.reads.is_empty() {
+            self.spend()?;
+            r.finish();
+        }
+        match sep {
+            Sep::Open => {
+                r.groups += 1;
+                r.joint = Joint::Seq;
+            }
+            Sep::Close => {
+                r.groups = r.groups.saturating_sub(1);
+                r.after_compound = true;
+            }
+            Sep::Pipe => {
+                r.joint = Joint::Pipe;
+                if r.after_compound || empty {
+                    // Mark the next command's stdin as a compound's output.
+                    r.current.simple.stdin = Some(Stdin::Compound);
+                }
+            }
+            Sep::And => r.joint = Joint::And,
+            Sep::Or => r.joint = Joint::Or,
+            Sep::Seq | Sep::Newline => r.joint = Joint::Seq,
+        }
+        if sep != Sep::Close && sep != Sep::Pipe {
+            r.after_compound = false;
+        }
+        if r.case_depth > 0 && matches!(sep, Sep::Seq) && self.after_double_semicolon() {
+            r.in_patterns = true;
+        }
+        if sep == Sep::Newline {
+            self.read_heredocs(r, depth)?;
+        }
+        Ok(())
+    }
+
+    /// How many blanks are at the cursor.
+    fn blanks(&self) -> usize {
         let mut at = 0;
         while matches!(self.peek(at), Some(' ' | '\t')) {
             at += 1;
         }
-        self.peek(at)
+        at
+    }
+
+    /// The next character past blanks.
+    fn peek_past_blanks(&self) -> Option<char> {
+        self.peek(self.blanks())
     }
 
     /// The next token is `)`: consumed when it is.
     fn next_is_close(&mut self) -> bool {
-        let mut at = 0;
-        while matches!(self.peek(at), Some(' ' | '\t')) {
-            at += 1;
-        }
+        let at = self.blanks();
         if self.peek(at) == Some(')') {
             self.pos += at + 1;
             true
@@ -430,14 +456,8 @@ impl Lexer {
     }
 
     /// The bodies of the here-documents opened on the line just ended.
-    fn read_heredocs(
-        &mut self,
-        heredocs: &mut Vec<(String, bool, usize)>,
-        finished: &mut [Pending],
-        current: &mut Pending,
-        depth: usize,
-    ) -> Result<(), Unreadable> {
-        for (delimiter, expands, index) in std::mem::take(heredocs) {
+    fn read_heredocs(&mut self, r: &mut Reading, depth: usize) -> Result<(), Unreadable> {
+        for (delimiter, expands, index) in std::mem::take(&mut r.heredocs) {
             let raw = self.heredoc_body(&delimiter);
             let runs = expands && raw.contains(['$', '`']);
             let subs = if runs {
@@ -449,9 +469,9 @@ impl Lexer {
             // double quotes, and passes the rest on.
             let body = if expands { unescape_heredoc(&raw) } else { raw };
             let expands = runs;
-            let pending = match finished.get_mut(index) {
+            let pending = match r.finished.get_mut(index) {
                 Some(p) => p,
-                None => &mut *current,
+                None => &mut r.current,
             };
             pending.before.extend(subs);
             pending.simple.stdin = Some(Stdin::Text {
@@ -531,6 +551,69 @@ impl Lexer {
             }
         }
         Err(Unreadable::syntax("an unclosed ( array"))
+    }
+}
+
+/// What [`Lexer::keyword`] made of a word at a command's start.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Keyword {
+    /// A keyword, read: no word of the command.
+    Read,
+    /// The command's first word (`case` and `for` among them).
+    Word,
+}
+
+/// The commands read, in the order they run: each one's substitutions first. The command
+/// before a `|` at this level is what the next one reads.
+fn emit(finished: Vec<Pending>, out: &mut Vec<Simple>) {
+    let mut previous: Option<Simple> = None;
+    for pending in finished {
+        for mut before in pending.before {
+            before.nested = true;
+            out.push(before);
+        }
+        let mut simple = pending.simple;
+        if simple.joint == Joint::Pipe && simple.stdin.is_none() {
+            simple.stdin = Some(match previous.take() {
+                Some(mut producer) => {
+                    if matches!(producer.stdin, Some(Stdin::Pipe(_))) {
+                        producer.stdin = Some(Stdin::Compound);
+                    }
+                    Stdin::Pipe(Box::new(producer))
+                }
+                None => Stdin::Compound,
+            });
+        }
+        if !simple.words.is_empty()
+            || !simple.assignments.is_empty()
+            || !simple.writes.is_empty()
+            || !simple.reads.is_empty()
+            || simple.stdin.is_some()
+        {
+            previous = Some(producer(&simple));
+            out.push(simple);
+        }
+    }
+}
+
+/// `simple` as the next command of a pipe sees it: its words and reads, and its stdin only
+/// when that is text (a pipe into it is a compound's output by then).
+fn producer(simple: &Simple) -> Simple {
+    Simple {
+        assignments: Vec::new(),
+        words: simple.words.clone(),
+        writes: Vec::new(),
+        reads: simple.reads.clone(),
+        stdin: match &simple.stdin {
+            Some(Stdin::Text { text, expands }) => Some(Stdin::Text {
+                text: text.clone(),
+                expands: *expands,
+            }),
+            Some(_) => Some(Stdin::Compound),
+            None => None,
+        },
+        joint: simple.joint,
+        nested: simple.nested,
     }
 }
 

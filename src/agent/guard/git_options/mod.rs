@@ -334,7 +334,11 @@ fn sections(sub: &str) -> &'static [&'static [Opt]] {
     }
 }
 
+mod hand;
+mod history;
 mod table;
+use hand::*;
+use history::*;
 use table::*;
 
 #[cfg(test)]
