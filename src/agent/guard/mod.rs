@@ -6,6 +6,7 @@
 //! orchestrator never relies on it alone (docs/agent-guide.md, "The guard and its limits").
 
 mod commands;
+mod context;
 mod git;
 mod git_options;
 mod git_writes;
@@ -19,37 +20,18 @@ mod writers;
 
 #[cfg(test)]
 mod tests;
-
-use std::path::PathBuf;
+mod walk;
 
 pub use crate::glob::glob_match;
+pub use context::GuardContext;
 pub use patch::read_capped;
 pub use policy::{Reason, Rule};
 
 use crate::agent::shell::{self, Joint, Simple, Word};
-use paths::{Checker, Cwds};
+use paths::Checker;
 use policy::{COMMAND_VARIABLES, Unknown, risky_setting, risky_variable};
-use words::{Arg, Known, Vars};
-
-/// What the guard knows about the repository, gathered by the engine.
-#[derive(Clone, Debug, Default)]
-pub struct GuardContext {
-    /// The repository's top directory and the directory the command runs in.
-    pub root: PathBuf,
-    pub cwd: PathBuf,
-    /// The git directory and the hooks directory, absolute.
-    pub git_dir: PathBuf,
-    pub hooks_dir: PathBuf,
-    pub main_branch: String,
-    /// The branch HEAD is on, if any.
-    pub head_branch: Option<String>,
-    /// The preflight gates' commands: running one directly is what submit-work is for.
-    pub gate_commands: Vec<String>,
-    /// Paths (relative to the root) an agent must not change: the config, the scripts the
-    /// gates and reviewer run. `[gates] protected` globs are in `protected_globs`.
-    pub protected_files: Vec<String>,
-    pub protected_globs: Vec<String>,
-}
+use walk::Walk;
+use words::{Arg, Known};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Decision {
@@ -95,36 +77,7 @@ pub fn check_patch(patch: &str, ctx: &GuardContext) -> Decision {
     Decision::Allow
 }
 
-/// One command line being judged, with what it has set so far: variables, directories,
-/// the branch HEAD is on.
-pub(crate) struct Walk<'c> {
-    paths: Checker<'c>,
-    vars: Vars,
-    cwds: Cwds,
-    head: Option<String>,
-    home: Option<String>,
-    depth: usize,
-    commands: usize,
-    /// Bytes of text read as lines (`eval`, `sh -c` read theirs again) and of words expanded.
-    read: usize,
-    expanded: std::cell::Cell<usize>,
-}
-
-impl<'c> Walk<'c> {
-    fn new(ctx: &'c GuardContext) -> Walk<'c> {
-        Walk {
-            paths: Checker::new(ctx),
-            vars: Vars::default(),
-            cwds: Cwds::new(&ctx.cwd),
-            head: ctx.head_branch.clone(),
-            home: std::env::var("HOME").ok(),
-            depth: 0,
-            commands: 0,
-            read: 0,
-            expanded: std::cell::Cell::new(0),
-        }
-    }
-
+impl Walk<'_> {
     /// A command line: its own, or one a shell, `eval` or a hook variable runs.
     fn line(&mut self, text: &str) -> Result<(), Reason> {
         if self.depth >= MAX_DEPTH {

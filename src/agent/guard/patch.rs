@@ -5,8 +5,8 @@ use std::io::Read;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
-use super::Walk;
 use super::policy::{Reason, Rule, Unknown};
+use super::walk::Walk;
 use super::words::{Arg, unknowable};
 
 /// The paths an `apply_patch` patch adds, updates, deletes or moves to.

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use gix::bstr::BStr;
 use gix::glob::wildmatch::Mode;
 
-use super::GuardContext;
+use super::context::GuardContext;
 use super::policy::{
     AGENT_SETTINGS, GIT_DIR_GUARDED, GIT_INTERNAL_NAMES, Reason, Rule, USER_GIT_CONFIG, Unknown,
 };

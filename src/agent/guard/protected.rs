@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
 
-use super::GuardContext;
+use super::context::GuardContext;
 use super::policy::{AGENT_SETTINGS, GIT_DIR_GUARDED, Rule, USER_GIT_CONFIG};
 use crate::glob::glob_match;
 

@@ -1,7 +1,7 @@
 //! git's options that `git <cmd> -h` does not list, read from git's sources: the global ones, `-<n>`, the revision walk's, and those of the commands that parse theirs by hand.
 
-use super::Opt;
-use super::Takes::{Nothing as N, OptionalValue as O, Value as V};
+use super::opt::Opt;
+use super::opt::Takes::{Nothing as N, OptionalValue as O, Value as V};
 
 pub(super) const GLOBAL: &[Opt] = &[
     (None, "attr-source", V),

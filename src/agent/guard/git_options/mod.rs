@@ -1,14 +1,10 @@
 //! git's options, per subcommand, as the guard needs them: which take a value (so the word after them is not a subcommand word, a path or another option), which skip the hooks, and which make git write a file. Checked against the installed git's `git <cmd> -h` by the tests below.
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Takes {
-    Nothing,
-    Value,
-    /// attached only: `-uno`, `--untracked-files=no`
-    OptionalValue,
-}
+mod opt;
 
 use Takes::{Nothing as N, OptionalValue as O, Value as V};
+use opt::Opt;
+pub use opt::Takes;
 
 /// How option `word` of `git <sub>` reads: `Some(Takes)` when the table knows it (long
 /// options may be given abbreviated as git allows, unambiguous prefixes of a long option of
@@ -186,9 +182,6 @@ fn parse_option_line(line: &str) -> Option<(Option<char>, Option<String>, Takes)
 
 /// git takes any unambiguous prefix, even `--re` for `--ref`: the guard reads what git reads.
 const MIN_ABBREVIATION: usize = 1;
-
-/// (short letter, long name without `--`, what it takes); `""` for a short-only option.
-type Opt = (Option<char>, &'static str, Takes);
 
 struct Found {
     name: &'static str,

@@ -1,7 +1,7 @@
 //! git's options per subcommand, as git 2.39 to 2.47 print them in `git <cmd> -h`.
 
-use super::Opt;
-use super::Takes::{Nothing as N, OptionalValue as O, Value as V};
+use super::opt::Opt;
+use super::opt::Takes::{Nothing as N, OptionalValue as O, Value as V};
 
 // The tables below come from `git <cmd> -h` and `--help-all` (which adds the hidden options)
 // of git 2.39 and 2.47, merged; a sub-subcommand's options (`git notes add -h`,
