@@ -142,7 +142,7 @@ pub fn empty_tasks(
     let Some(plan) = store.plan(snap)? else {
         return Ok(Vec::new());
     };
-    let mut tree = match snap.state.branch_base() {
+    let mut tree = match snap.state.pr().and_then(|pr| pr.base.as_deref()) {
         Some(base) => session.git.tree_of(base).ok(),
         None => None,
     };

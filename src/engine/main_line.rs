@@ -81,10 +81,10 @@ fn workflow_merges(
 /// it since, or the workflow accounts for nothing yet.
 pub fn drift(session: &Session, state: &State) -> Result<Option<MainDrift>, EngineError> {
     // A PR begun before main_tip was recorded accounts for main from its pin.
-    let Some(since) = state
-        .main_tip
-        .as_deref()
-        .or(state.pin().map(|p| p.commit.as_str()))
+    let Some(since) = state.main_tip.as_deref().or(state
+        .pr()
+        .and_then(|pr| pr.pin.as_ref())
+        .map(|p| p.commit.as_str()))
     else {
         return Ok(None);
     };

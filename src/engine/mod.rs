@@ -324,7 +324,10 @@ impl Session {
             main.clone(),
             state.and_then(|s| s.branch()).map(str::to_string),
             state.and_then(|s| s.main_branch.clone()),
-            state.and_then(State::pin).map(|p| p.commit.clone()),
+            state
+                .and_then(State::pr)
+                .and_then(|pr| pr.pin.as_ref())
+                .map(|p| p.commit.clone()),
         );
         if let Some((cached, loaded)) = self.config.borrow().as_ref()
             && *cached == key
@@ -345,7 +348,7 @@ impl Session {
         let mut warnings = Vec::new();
         // A PR is verified under main's gates as they were when it began; a change on main
         // takes effect when a human repins (docs/integrity.md).
-        let (blob, main_origin) = match state.and_then(State::pin) {
+        let (blob, main_origin) = match state.and_then(State::pr).and_then(|pr| pr.pin.as_ref()) {
             Some(pin) => {
                 if pin.config != now_on_main {
                     warnings.push(Notice::MainGatesChanged {

@@ -126,8 +126,8 @@ fn folded_checkpoints(
     base: &str,
 ) -> Result<Vec<FoldedCheckpoint>, EngineError> {
     let mut checkpoints = Vec::new();
-    if let Some(last) = state.last_checkpoint() {
-        let stops = [state.branch_base(), Some(base)];
+    if let Some(last) = state.pr().and_then(|pr| pr.last_checkpoint.as_deref()) {
+        let stops = [state.pr().and_then(|pr| pr.base.as_deref()), Some(base)];
         let mut reader = session.store.notes()?;
         for found in session.store.checkpoints_from(last, &stops, main)? {
             let note = reader

@@ -50,8 +50,9 @@ pub fn outcome(
     let tree = git.worktree_tree(&store.index_path())?;
     // Where the task began: its previous step's checkpoint, or where the branch left main.
     let start = state
-        .last_checkpoint()
-        .or(state.branch_base())
+        .pr()
+        .and_then(|pr| pr.last_checkpoint.as_deref())
+        .or(state.pr().and_then(|pr| pr.base.as_deref()))
         .unwrap_or("HEAD")
         .to_string();
     // In-process: a RED that fails as it should is on the write path.

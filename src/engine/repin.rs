@@ -51,7 +51,7 @@ pub fn repin(session: &Session, human: Human) -> Result<RepinReport, EngineError
             let text = super::config_text(bytes, &origin)?;
             Config::parse(&text, &origin)?;
         }
-        let before = state.pin().cloned();
+        let before = state.pr().and_then(|pr| pr.pin.as_ref()).cloned();
         let has_pr = state.pr().is_some();
         let config_changed = has_pr && before.as_ref().is_none_or(|b| b.config != pin.config);
         let report = |state, changed| RepinReport {

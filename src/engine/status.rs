@@ -186,13 +186,19 @@ pub fn status(session: &Session) -> Result<StatusReport, EngineError> {
         pending: state.pending().as_ref().map(Pending::kind),
         checkpoint_made,
         noted_findings,
-        last_run: state.last_run().cloned(),
-        last_commit_hash: state.last_checkpoint().map(str::to_string),
+        last_run: state.pr().and_then(|pr| pr.last_run.as_ref()).cloned(),
+        last_commit_hash: state
+            .pr()
+            .and_then(|pr| pr.last_checkpoint.as_deref())
+            .map(str::to_string),
         identical_failures: state.identical_failures(),
-        review_round: state.review_round(),
-        blocked_rounds: state.blocked_rounds(),
-        last_review: state.last_review().cloned(),
-        verified_tree: state.verified_tree().map(str::to_string),
+        review_round: state.pr().map_or(0, |pr| pr.review.round),
+        blocked_rounds: state.pr().map_or(0, |pr| pr.review.blocked_rounds),
+        last_review: state.pr().and_then(|pr| pr.review.last.as_ref()).cloned(),
+        verified_tree: state
+            .pr()
+            .and_then(|pr| pr.verified_tree.as_deref())
+            .map(str::to_string),
         final_commit: state.final_commit().map(str::to_string),
         plan_commit: state.plan_commit().map(str::to_string),
         halt: state.halt(),
@@ -242,7 +248,10 @@ fn made_checkpoint(
         return Ok(None);
     }
     let main = session.main_branch(Some(state))?;
-    let stops = [since.as_deref(), state.branch_base()];
+    let stops = [
+        since.as_deref(),
+        state.pr().and_then(|pr| pr.base.as_deref()),
+    ];
     let Some(found) = session.store.find_checkpoint(&stops, &main)? else {
         return Ok(None);
     };

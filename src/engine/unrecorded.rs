@@ -25,7 +25,8 @@ pub(super) fn unverified(
         commit: found.commit.clone(),
         subject: found.subject.clone(),
         gates_changed: state
-            .preflight_cache()
+            .pr()
+            .and_then(|pr| pr.preflight_cache.as_ref())
             .is_some_and(|c| c.tree == found.tree),
     }))
 }

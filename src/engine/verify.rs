@@ -116,7 +116,10 @@ pub fn recorded_verification(
     tree: &str,
 ) -> Option<TreeVerification> {
     let key = config.preflight_key();
-    let gates = match state.and_then(State::preflight_cache) {
+    let gates = match state
+        .and_then(State::pr)
+        .and_then(|pr| pr.preflight_cache.as_ref())
+    {
         Some(cache) if cache.covers(tree, &key) => cache.gates.clone(),
         _ if config.preflight.is_empty() => Vec::new(),
         _ => return None,
@@ -167,7 +170,7 @@ pub fn protected_changes(
     config: &Config,
     tree: &str,
 ) -> Result<Vec<String>, EngineError> {
-    let Some(pin) = state.and_then(State::pin) else {
+    let Some(pin) = state.and_then(State::pr).and_then(|pr| pr.pin.as_ref()) else {
         return Ok(Vec::new());
     };
     let specs = config.protected_pathspecs(&judges(config));
@@ -183,7 +186,7 @@ pub fn protected_worktree_changes(
     state: &State,
     config: &Config,
 ) -> Result<Vec<String>, EngineError> {
-    let Some(pin) = state.pin() else {
+    let Some(pin) = state.pr().and_then(|pr| pr.pin.as_ref()) else {
         return Ok(Vec::new());
     };
     if config.gates.protected.is_empty() {

@@ -844,43 +844,6 @@ impl State {
         }
     }
 
-    pub fn last_run(&self) -> Option<&LastRun> {
-        self.pr().and_then(|pr| pr.last_run.as_ref())
-    }
-
-    pub fn last_review(&self) -> Option<&ReviewSummary> {
-        self.pr().and_then(|pr| pr.review.last.as_ref())
-    }
-
-    pub fn review_round(&self) -> u32 {
-        self.pr().map_or(0, |pr| pr.review.round)
-    }
-
-    pub fn blocked_rounds(&self) -> u32 {
-        self.pr().map_or(0, |pr| pr.review.blocked_rounds)
-    }
-
-    pub fn last_checkpoint(&self) -> Option<&str> {
-        self.pr().and_then(|pr| pr.last_checkpoint.as_deref())
-    }
-
-    pub fn branch_base(&self) -> Option<&str> {
-        self.pr().and_then(|pr| pr.base.as_deref())
-    }
-
-    pub fn verified_tree(&self) -> Option<&str> {
-        self.pr().and_then(|pr| pr.verified_tree.as_deref())
-    }
-
-    pub fn preflight_cache(&self) -> Option<&PreflightCache> {
-        self.pr().and_then(|pr| pr.preflight_cache.as_ref())
-    }
-
-    /// The main-branch commit the PR's gates are pinned at.
-    pub fn pin(&self) -> Option<&Pin> {
-        self.pr().and_then(|pr| pr.pin.as_ref())
-    }
-
     /// The RED test still to be run again at `step`, when `step` is its task's GREEN step
     /// (docs/integrity.md).
     pub fn red_test_due(&self, step: StepId, kind: StepType) -> Option<&RedTest> {

@@ -2628,7 +2628,10 @@ mod tests {
             },
         )
         .unwrap();
-        assert_eq!(t2.state.last_checkpoint(), Some("c0ffee"));
+        assert_eq!(
+            t2.state.pr().and_then(|pr| pr.last_checkpoint.as_deref()),
+            Some("c0ffee")
+        );
         assert_eq!(t2.state.pending(), None);
         let cache = PreflightCache {
             tree: "tree-oid".into(),
@@ -2636,7 +2639,7 @@ mod tests {
             gates: gates(true).record.gates,
         };
         assert_eq!(
-            t2.state.preflight_cache(),
+            t2.state.pr().and_then(|pr| pr.preflight_cache.as_ref()),
             Some(&cache),
             "the passing run is kept for the hook and the checkpoint command"
         );
@@ -2653,9 +2656,12 @@ mod tests {
             },
         )
         .unwrap();
-        assert_eq!(t3.state.preflight_cache(), Some(&newer));
         assert_eq!(
-            t3.state.verified_tree(),
+            t3.state.pr().and_then(|pr| pr.preflight_cache.as_ref()),
+            Some(&newer)
+        );
+        assert_eq!(
+            t3.state.pr().and_then(|pr| pr.verified_tree.as_deref()),
             Some("tree-oid"),
             "only a recorded checkpoint moves the tree the squash is held to"
         );
@@ -3360,9 +3366,15 @@ mod tests {
             task.tdd_steps[0].description,
             "Fix: [P0] src/lib.rs:1: problem 0"
         );
-        assert_eq!((t.state.review_round(), t.state.blocked_rounds()), (1, 1));
         assert_eq!(
-            t.state.last_review().cloned(),
+            (
+                t.state.pr().map_or(0, |pr| pr.review.round),
+                t.state.pr().map_or(0, |pr| pr.review.blocked_rounds)
+            ),
+            (1, 1)
+        );
+        assert_eq!(
+            t.state.pr().and_then(|pr| pr.review.last.as_ref()).cloned(),
             Some(ReviewSummary {
                 round: 1,
                 ran: true,
@@ -3389,7 +3401,7 @@ mod tests {
             "Fix: [P1] (from a human) no"
         );
         assert_eq!(
-            t.state.blocked_rounds(),
+            t.state.pr().map_or(0, |pr| pr.review.blocked_rounds),
             0,
             "a rejection is not a blocked round"
         );
@@ -3420,7 +3432,11 @@ mod tests {
         });
         let t = transition(&exhausted, None, Event::Resumed { guidance: None }).unwrap();
         assert_eq!(
-            (t.to(), t.state.review_round(), t.state.blocked_rounds()),
+            (
+                t.to(),
+                t.state.pr().map_or(0, |pr| pr.review.round),
+                t.state.pr().map_or(0, |pr| pr.review.blocked_rounds)
+            ),
             (CodeReview, 3, 0),
             "resumed review: the rounds start again, their numbers go on"
         );
@@ -3575,7 +3591,7 @@ mod tests {
         assert_eq!(
             (
                 resumed.to(),
-                resumed.state.blocked_rounds(),
+                resumed.state.pr().map_or(0, |pr| pr.review.blocked_rounds),
                 resumed.state.pending().clone()
             ),
             (CodeReview, 0, None)

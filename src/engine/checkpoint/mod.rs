@@ -97,7 +97,7 @@ fn checkpoint_locked(
     let facts = Facts {
         status: state.status(),
         owed: owed.as_ref().map(|o| (o.step, o.description.as_str())),
-        last_checkpoint: state.last_checkpoint(),
+        last_checkpoint: state.pr().and_then(|pr| pr.last_checkpoint.as_deref()),
         head: head.as_ref().map(|h| Head {
             commit: &h.commit,
             tree: &h.tree,
@@ -274,13 +274,16 @@ fn recover(
     head: &FoundCommit,
 ) -> Result<Option<CheckpointReport>, EngineError> {
     let state = &snap.state;
-    if state.last_checkpoint() == Some(head.commit.as_str())
-        || state.branch_base() == Some(head.commit.as_str())
+    if state.pr().and_then(|pr| pr.last_checkpoint.as_deref()) == Some(head.commit.as_str())
+        || state.pr().and_then(|pr| pr.base.as_deref()) == Some(head.commit.as_str())
     {
         return Ok(None);
     }
     let main = session.main_branch(Some(state))?;
-    let stops = [state.last_checkpoint(), state.branch_base()];
+    let stops = [
+        state.pr().and_then(|pr| pr.last_checkpoint.as_deref()),
+        state.pr().and_then(|pr| pr.base.as_deref()),
+    ];
     let Some(found) = session.store.find_checkpoint(&stops, &main)? else {
         return Ok(None);
     };

@@ -175,7 +175,10 @@ fn squash(session: &Session, snap: &Snapshot, main: &str) -> Result<FinalizeChec
             title: plan.title.clone(),
         });
     }
-    let verified = match (state.verified_tree(), state.last_checkpoint()) {
+    let verified = match (
+        state.pr().and_then(|pr| pr.verified_tree.as_deref()),
+        state.pr().and_then(|pr| pr.last_checkpoint.as_deref()),
+    ) {
         (Some(tree), _) => tree.to_string(),
         (None, Some(checkpoint)) => git.tree_of(checkpoint)?,
         (None, None) => return refuse(FinalizeRefusal::NothingVerified),

@@ -219,7 +219,7 @@ fn look_for_checkpoint(
         return Ok(None);
     }
     let main = session.main_branch(Some(&snap.state))?;
-    let stops = [since, snap.state.branch_base()];
+    let stops = [since, snap.state.pr().and_then(|pr| pr.base.as_deref())];
     let Some(found) = session.store.find_checkpoint(&stops, &main)? else {
         return Ok(None);
     };

@@ -351,7 +351,7 @@ pub(super) fn debugging(out: &mut String, ctx: &Context, plan: &PlanSummary, ste
     } else {
         let _ = writeln!(out, "\nDebugging attempt {attempt} on this step.");
     }
-    if let Some(run) = &state.last_run() {
+    if let Some(run) = &state.pr().and_then(|pr| pr.last_run.as_ref()) {
         let _ = writeln!(out, "What failed: {}", what_failed(run));
     }
     out.push('\n');
@@ -365,7 +365,8 @@ reach the cause. Try a different approach.\n",
         );
     }
     let command = state
-        .last_run()
+        .pr()
+        .and_then(|pr| pr.last_run.as_ref())
         .as_ref()
         .filter(|r| r.step == step.id)
         .map(|r| r.command.as_str());
@@ -551,7 +552,7 @@ pub(super) fn code_review(out: &mut String, ctx: &Context) {
     let state = ctx.state;
     match &state.pending() {
         Some(Pending::Approval { round }) => {
-            let reviewed = match &state.last_review() {
+            let reviewed = match &state.pr().and_then(|pr| pr.review.last.as_ref()) {
                 Some(r) if r.ran => format!(
                     "The automated review (round {round}) found no blocking issues ({} noted; {}).",
                     r.findings, ctx.review_show_command
@@ -614,7 +615,7 @@ tell a human: the review command (review.command in {main}:.orchestrate.toml) ne
 }
 
 pub(super) fn awaiting_finalization(out: &mut String, ctx: &Context, plan: &PlanSummary) {
-    let reviewed = match &ctx.state.last_review() {
+    let reviewed = match &ctx.state.pr().and_then(|pr| pr.review.last.as_ref()) {
         Some(r) if r.ran => format!(
             "the code review passed (round {}: {} finding{} noted, none blocking; {})",
             r.round,
