@@ -1071,32 +1071,131 @@ impl Tdd {
 
 /// A passing run whose tree does not count (docs/integrity.md): `what` happened to `files`,
 /// and `why` that undoes the pass. The attempt fails like any other.
-fn pass_not_counted(
+/// What a test run comes to: the phase, the plan's change, the commit body, the output to
+/// keep and the verdict.
+type Outcome = (Phase, PlanChange, String, OutputSource, Verdict);
+
+/// A failed attempt: the workflow debugs it; `body` gets the attempt's number.
+fn failure(
     tdd: Tdd,
-    run: &TestRun,
-    files: &[String],
-    what: &str,
-    why: &str,
-) -> (Phase, PlanChange, String, OutputSource, Verdict) {
+    error: String,
+    output: OutputSource,
+    body: impl FnOnce(u32) -> String,
+) -> Outcome {
+    let phase = tdd.failed(error);
+    let body = body(phase.attempts());
+    (phase, PlanChange::Keep, body, output, Verdict::Failure)
+}
+
+fn pass_not_counted(tdd: Tdd, run: &TestRun, files: &[String], what: &str, why: &str) -> Outcome {
     let files = files.join(", ");
-    let phase = tdd.failed(format!("{what}: {files}\n"));
-    let body = format!(
-        "FAILURE: `{}` passed ({}), but {what} ({files}): {why}; debugging attempt {}",
-        run.command,
-        run.exit,
-        phase.attempts()
-    );
+    let error = format!("{what}: {files}\n");
+    failure(tdd, error, OutputSource::Test, |attempt| {
+        format!(
+            "FAILURE: `{}` passed ({}), but {what} ({files}): {why}; debugging attempt {attempt}",
+            run.command, run.exit
+        )
+    })
+}
+
+/// A GREEN run passed, and the task's RED test, run again, still fails (or runs nothing).
+fn red_still_fails(tdd: Tdd, run: &TestRun, red: &RedRerun) -> Outcome {
+    let put_back = if red.restored.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " (run with {} as the RED step left {})",
+            red.restored.join(", "),
+            if red.restored.len() == 1 {
+                "it"
+            } else {
+                "them"
+            }
+        )
+    };
+    let how = match &red.not_run {
+        Some(why) => format!("passes without running a test ({why})"),
+        None => format!("still fails ({})", red.exit),
+    };
+    failure(
+        tdd,
+        red.output_tail.clone(),
+        OutputSource::RedTest,
+        |attempt| {
+            format!(
+                "FAILURE: `{}` passed ({}), but the task's RED test `{}`{put_back} {how}: \
+             the GREEN step must make it pass; debugging attempt {attempt}",
+                run.command, run.exit, red.command
+            )
+        },
+    )
+}
+
+/// A passing run that was meant to pass, with passing gates: the step is DONE.
+fn step_done(mut tdd: Tdd, run: &TestRun, pre: &PreflightOutcome, red_due: bool) -> Outcome {
+    if red_due {
+        tdd.pr.red_test = None;
+    }
+    if let (Some(tree), Some(key)) = (&pre.verified_tree, &pre.key) {
+        tdd.pr.verified_tree = Some(tree.clone());
+        tdd.pr.preflight_cache = Some(PreflightCache {
+            tree: tree.clone(),
+            key: key.clone(),
+            gates: pre.record.gates.clone(),
+        });
+    }
+    tdd.pending = run.kind.needs_checkpoint().then(|| TddPending::Checkpoint {
+        step: run.step,
+        step_type: run.kind,
+        description: run.description.clone(),
+    });
+    let gates = match pre.record.gates.len() {
+        0 => "preflight: none configured".to_string(),
+        1 => "preflight passed (1 gate)".to_string(),
+        n => format!("preflight passed ({n} gates)"),
+    };
     (
-        phase,
-        PlanChange::Keep,
-        body,
+        tdd.succeeded(),
+        PlanChange::CompleteStep(run.step),
+        format!(
+            "SUCCESS: step {} DONE: `{}` passed ({}); {gates}",
+            run.step, run.command, run.exit
+        ),
         OutputSource::Test,
-        Verdict::Failure,
+        Verdict::Success,
+    )
+}
+
+/// A RED run failed as it should: the agent judges why, pinned to the test it left.
+fn red_needs_analysis(mut tdd: Tdd, run: &TestRun) -> Outcome {
+    let pin = match &run.red {
+        Some(RedOutcome::Pinned(pin)) => Some(pin.clone()),
+        Some(RedOutcome::NotATest(_)) | None => None,
+    };
+    tdd.pending = Some(TddPending::Analysis {
+        step: run.step,
+        command: run.command.clone(),
+        exit: run.exit,
+        output_tail: run.output_tail.clone(),
+        red_tree: pin.as_ref().map(|p| p.tree.clone()),
+        red_shared: pin.as_ref().map(|p| p.shared.clone()).unwrap_or_default(),
+        red_paths: pin.map(|p| p.paths).unwrap_or_default(),
+        syntax_error: run.syntax_error.clone(),
+    });
+    (
+        tdd.unchanged(),
+        PlanChange::Keep,
+        format!(
+            "NEEDS_ANALYSIS: the RED test `{}` failed ({}), as it should; awaiting the analysis",
+            run.command, run.exit
+        ),
+        OutputSource::Test,
+        Verdict::NeedsAnalysis,
     )
 }
 
 fn test_ran(state: &State, run: TestRun) -> Result<Next, Refusal> {
-    let mut tdd = Tdd::of(state).ok_or(Refusal::WrongState)?;
+    let tdd = Tdd::of(state).ok_or(Refusal::WrongState)?;
     let step = run.step;
     let (command, exit) = (&run.command, run.exit);
     let mut last_run = LastRun {
@@ -1126,39 +1225,7 @@ fn test_ran(state: &State, run: TestRun) -> Result<Next, Refusal> {
                     .into(),
             ));
         }
-        (Expectation::Pass, true, _, Some(red)) => {
-            let phase = tdd.failed(red.output_tail.clone());
-            let put_back = if red.restored.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    " (run with {} as the RED step left {})",
-                    red.restored.join(", "),
-                    if red.restored.len() == 1 {
-                        "it"
-                    } else {
-                        "them"
-                    }
-                )
-            };
-            let how = match &red.not_run {
-                Some(why) => format!("passes without running a test ({why})"),
-                None => format!("still fails ({})", red.exit),
-            };
-            let body = format!(
-                "FAILURE: `{command}` passed ({exit}), but the task's RED test `{}`{put_back} {how}: \
-                 the GREEN step must make it pass; debugging attempt {}",
-                red.command,
-                phase.attempts()
-            );
-            (
-                phase,
-                PlanChange::Keep,
-                body,
-                OutputSource::RedTest,
-                Verdict::Failure,
-            )
-        }
+        (Expectation::Pass, true, _, Some(red)) => red_still_fails(tdd, &run, red),
         (Expectation::Pass, true, Some(pre), None) if !pre.changed.is_empty() => pass_not_counted(
             tdd,
             &run,
@@ -1176,34 +1243,7 @@ fn test_ran(state: &State, run: TestRun) -> Result<Next, Refusal> {
             )
         }
         (Expectation::Pass, true, Some(pre), None) if pre.record.passed() => {
-            if red_due.is_some() {
-                tdd.pr.red_test = None;
-            }
-            if let (Some(tree), Some(key)) = (&pre.verified_tree, &pre.key) {
-                tdd.pr.verified_tree = Some(tree.clone());
-                tdd.pr.preflight_cache = Some(PreflightCache {
-                    tree: tree.clone(),
-                    key: key.clone(),
-                    gates: pre.record.gates.clone(),
-                });
-            }
-            tdd.pending = run.kind.needs_checkpoint().then(|| TddPending::Checkpoint {
-                step,
-                step_type: run.kind,
-                description: run.description.clone(),
-            });
-            let gates = match pre.record.gates.len() {
-                0 => "preflight: none configured".to_string(),
-                1 => "preflight passed (1 gate)".to_string(),
-                n => format!("preflight passed ({n} gates)"),
-            };
-            (
-                tdd.succeeded(),
-                PlanChange::CompleteStep(step),
-                format!("SUCCESS: step {step} DONE: `{command}` passed ({exit}); {gates}"),
-                OutputSource::Test,
-                Verdict::Success,
-            )
+            step_done(tdd, &run, pre, red_due.is_some())
         }
         (
             Expectation::Pass,
@@ -1213,92 +1253,51 @@ fn test_ran(state: &State, run: TestRun) -> Result<Next, Refusal> {
                 ..
             }),
             None,
-        ) => {
-            let phase = tdd.failed(tail.clone());
-            let body = format!(
-                "FAILURE: `{command}` passed ({exit}), but preflight gate `{gate}` failed; debugging attempt {}",
-                phase.attempts()
-            );
-            let output = OutputSource::Gate(gate.clone());
-            (phase, PlanChange::Keep, body, output, Verdict::Failure)
-        }
+        ) => failure(
+            tdd,
+            tail.clone(),
+            OutputSource::Gate(gate.clone()),
+            |attempt| {
+                format!(
+                    "FAILURE: `{command}` passed ({exit}), but preflight gate `{gate}` failed; debugging attempt {attempt}"
+                )
+            },
+        ),
         (Expectation::Pass, true, _, None) => {
             return Err(Refusal::Said(
                 "a passing PASS run needs its preflight result before it can be recorded".into(),
             ));
         }
-        (Expectation::Pass, false, _, _) => {
-            let phase = tdd.failed(run.output_tail.clone());
-            let body = format!(
-                "FAILURE: `{command}` failed ({exit}); debugging attempt {}",
-                phase.attempts()
-            );
-            (
-                phase,
-                PlanChange::Keep,
-                body,
-                OutputSource::Test,
-                Verdict::Failure,
-            )
-        }
+        (Expectation::Pass, false, _, _) => failure(
+            tdd,
+            run.output_tail.clone(),
+            OutputSource::Test,
+            |attempt| format!("FAILURE: `{command}` failed ({exit}); debugging attempt {attempt}"),
+        ),
         (Expectation::Fail, false, _, _) if matches!(run.red, Some(RedOutcome::NotATest(_))) => {
             let why = match &run.red {
                 Some(RedOutcome::NotATest(why)) => why.clone(),
                 _ => String::new(),
             };
-            let phase = tdd.failed(format!("{why}\n{}", run.output_tail));
-            let body = format!(
-                "FAILURE: the RED test `{command}` failed ({exit}), but it is no test that failed: {why}; \
-                 debugging attempt {}",
-                phase.attempts()
-            );
-            (
-                phase,
-                PlanChange::Keep,
-                body,
-                OutputSource::Test,
-                Verdict::Failure,
-            )
-        }
-        (Expectation::Fail, false, _, _) => {
-            let pin = match &run.red {
-                Some(RedOutcome::Pinned(pin)) => Some(pin.clone()),
-                Some(RedOutcome::NotATest(_)) | None => None,
-            };
-            tdd.pending = Some(TddPending::Analysis {
-                step,
-                command: run.command.clone(),
-                exit: run.exit,
-                output_tail: run.output_tail.clone(),
-                red_tree: pin.as_ref().map(|p| p.tree.clone()),
-                red_shared: pin.as_ref().map(|p| p.shared.clone()).unwrap_or_default(),
-                red_paths: pin.map(|p| p.paths).unwrap_or_default(),
-                syntax_error: run.syntax_error.clone(),
-            });
-            (
-                tdd.unchanged(),
-                PlanChange::Keep,
+            let error = format!("{why}\n{}", run.output_tail);
+            failure(tdd, error, OutputSource::Test, |attempt| {
                 format!(
-                    "NEEDS_ANALYSIS: the RED test `{command}` failed ({exit}), as it should; awaiting the analysis"
-                ),
-                OutputSource::Test,
-                Verdict::NeedsAnalysis,
-            )
+                    "FAILURE: the RED test `{command}` failed ({exit}), but it is no test that failed: {why}; \
+                     debugging attempt {attempt}"
+                )
+            })
         }
-        (Expectation::Fail, true, _, _) => {
-            let phase = tdd.failed(run.output_tail.clone());
-            let body = format!(
-                "FAILURE: the RED test `{command}` passed ({exit}), but a RED test must fail; debugging attempt {}",
-                phase.attempts()
-            );
-            (
-                phase,
-                PlanChange::Keep,
-                body,
-                OutputSource::Test,
-                Verdict::Failure,
-            )
-        }
+        (Expectation::Fail, false, _, _) => red_needs_analysis(tdd, &run),
+        (Expectation::Fail, true, _, _) => failure(
+            tdd,
+            run.output_tail.clone(),
+            OutputSource::Test,
+            |attempt| {
+                format!(
+                    "FAILURE: the RED test `{command}` passed ({exit}), but a RED test must fail; debugging attempt {attempt}"
+                )
+            },
+        ),
     };
     last_run.verdict = verdict;
     let mut next = with_phase(state, phase);

@@ -150,40 +150,7 @@ impl std::fmt::Display for Notice {
                 since,
                 commits,
                 rewritten,
-            } => {
-                let since = crate::short_id(since);
-                if *rewritten {
-                    write!(
-                        f,
-                        "{main} moved outside the workflow: its history no longer leads back to {since}, the \
-                         tip this workflow last accounted for (a rebase, a reset, a force-push, a deleted branch)"
-                    )?;
-                } else {
-                    write!(
-                        f,
-                        "{main} moved outside the workflow since {since} (the last merge or repin): {} \
-                         commit{} no workflow merged",
-                        commits.len(),
-                        if commits.len() == 1 { "" } else { "s" }
-                    )?;
-                }
-                const SHOWN: usize = 5;
-                if !commits.is_empty() {
-                    let mut listed: Vec<&str> =
-                        commits.iter().take(SHOWN).map(String::as_str).collect();
-                    let more = format!("and {} more", commits.len().saturating_sub(SHOWN));
-                    if commits.len() > SHOWN {
-                        listed.push(&more);
-                    }
-                    write!(f, " ({})", listed.join(", "))?;
-                }
-                write!(
-                    f,
-                    "; no PR is merged until a human looks at them and runs `git orchestrate repin` (a \
-                     merge another clone's workflow made counts once `git orchestrate sync` brings its \
-                     refs)"
-                )
-            }
+            } => main_moved_outside(f, main, since, commits, *rewritten),
             Notice::ConfigDiffersFromMain { main, branch } => write!(
                 f,
                 "{CONFIG} in the working tree differs from {main}:{CONFIG}; the gates of {main} stay in \
@@ -222,38 +189,12 @@ impl std::fmt::Display for Notice {
                 head,
                 branch,
                 worktree,
-            } => {
-                let head = head.as_deref().unwrap_or("a detached commit");
-                match worktree {
-                    Some(path) => write!(
-                        f,
-                        "HEAD is on {head}, but this PR's branch is {branch}, checked out in the worktree {}: work there",
-                        path.display()
-                    ),
-                    None => write!(
-                        f,
-                        "HEAD is on {head}, but this PR's branch is {branch}: run `git checkout {branch}`"
-                    ),
-                }
-            }
+            } => off_branch(f, head.as_deref(), branch, worktree.as_deref()),
             Notice::UnverifiedCheckpoint {
                 commit,
                 subject,
                 gates_changed,
-            } => {
-                let short = crate::short_id(commit);
-                let why = if *gates_changed {
-                    "the preflight gates changed since its tree was verified"
-                } else {
-                    "it holds a tree that preflight has not verified (not at the last submit-work, nor in \
-                     `checkpoint` or the commit-msg hook; a note is no proof)"
-                };
-                write!(
-                    f,
-                    "commit {short} ({subject}) is marked as a checkpoint, but {why}; it was not recorded. \
-                     Run `git orchestrate checkpoint`: it runs preflight on exactly what it commits."
-                )
-            }
+            } => unverified_checkpoint(f, commit, subject, *gates_changed),
             Notice::MainGatesChanged { main, pinned } => write!(
                 f,
                 "{main}'s gates changed since this PR began: it is verified under {main}:{CONFIG} as \
@@ -275,13 +216,7 @@ impl std::fmt::Display for Notice {
                 reference,
                 path,
                 age_s,
-            } => write!(
-                f,
-                "{reference} is locked by {} (left {age_s}s ago): if no git or git-orchestrate process is running, a crash \
-                 left it; delete it (rm {}) or every write to it fails",
-                path.display(),
-                shell_quote(&path.display().to_string())
-            ),
+            } => locked(f, reference, path, *age_s),
             Notice::AdoptionUnfinished {
                 workflow,
                 remote,
@@ -303,11 +238,9 @@ impl std::fmt::Display for Notice {
                 f,
                 "workflow {workflow} already uses {main} as its main branch; --main-branch {asked} does not change that"
             ),
-            Notice::DestructiveRefspecs { remote, refspecs } => write!(
-                f,
-                "remote.{remote}.fetch has {}: a plain `git fetch {remote}` overwrites this clone's state with the remote's; `git orchestrate doctor` prints the command that removes it",
-                refspecs.join(", ")
-            ),
+            Notice::DestructiveRefspecs { remote, refspecs } => {
+                destructive_refspecs(f, remote, refspecs)
+            }
             Notice::PushSaid { said } => write!(f, "git push said: {said}"),
             Notice::Skipped { what, why } if why.is_empty() => write!(f, "skipped {what}"),
             Notice::Skipped { what, why } => write!(f, "skipped {what}: {why}"),
@@ -315,12 +248,7 @@ impl std::fmt::Display for Notice {
                 f,
                 "workflow {workflow} names \"{branch}\" as its PR branch, which sync does not touch"
             ),
-            Notice::HooksInWorkingTree { dir } => write!(
-                f,
-                "the hooks directory {} is in the working tree: commit the hook files (or list them in \
-                 .gitignore), or they count as untracked files, and untracked files refuse every checkpoint commit",
-                dir.display()
-            ),
+            Notice::HooksInWorkingTree { dir } => hooks_in_working_tree(f, dir),
             Notice::RelativeHooksPath { path } => write!(
                 f,
                 "core.hooksPath = {path} is relative, so each linked worktree has its own hooks directory: run \
@@ -364,6 +292,131 @@ pub enum DoneAction {
         branch: String,
         main: String,
     },
+}
+
+/// HEAD is not on the PR's branch: where the branch is, and how to get to it.
+fn off_branch(
+    f: &mut std::fmt::Formatter<'_>,
+    head: Option<&str>,
+    branch: &str,
+    worktree: Option<&std::path::Path>,
+) -> std::fmt::Result {
+    let head = head.unwrap_or("a detached commit");
+    match worktree {
+        Some(path) => write!(
+            f,
+            "HEAD is on {head}, but this PR's branch is {branch}, checked out in the worktree {}: work there",
+            path.display()
+        ),
+        None => write!(
+            f,
+            "HEAD is on {head}, but this PR's branch is {branch}: run `git checkout {branch}`"
+        ),
+    }
+}
+
+/// A commit marked as a checkpoint that preflight did not verify: why, and what to run.
+fn unverified_checkpoint(
+    f: &mut std::fmt::Formatter<'_>,
+    commit: &str,
+    subject: &str,
+    gates_changed: bool,
+) -> std::fmt::Result {
+    let short = crate::short_id(commit);
+    let why = if gates_changed {
+        "the preflight gates changed since its tree was verified"
+    } else {
+        "it holds a tree that preflight has not verified (not at the last submit-work, nor in \
+         `checkpoint` or the commit-msg hook; a note is no proof)"
+    };
+    write!(
+        f,
+        "commit {short} ({subject}) is marked as a checkpoint, but {why}; it was not recorded. \
+         Run `git orchestrate checkpoint`: it runs preflight on exactly what it commits."
+    )
+}
+
+/// A ref's lock file that stays: who left it, and how to remove it.
+fn locked(
+    f: &mut std::fmt::Formatter<'_>,
+    reference: &str,
+    path: &std::path::Path,
+    age_s: u64,
+) -> std::fmt::Result {
+    write!(
+        f,
+        "{reference} is locked by {} (left {age_s}s ago): if no git or git-orchestrate process is running, a crash \
+     left it; delete it (rm {}) or every write to it fails",
+        path.display(),
+        shell_quote(&path.display().to_string())
+    )
+}
+
+/// The hooks directory is inside the working tree, where its files count as untracked.
+fn hooks_in_working_tree(
+    f: &mut std::fmt::Formatter<'_>,
+    dir: &std::path::Path,
+) -> std::fmt::Result {
+    write!(
+        f,
+        "the hooks directory {} is in the working tree: commit the hook files (or list them in \
+         .gitignore), or they count as untracked files, and untracked files refuse every checkpoint commit",
+        dir.display()
+    )
+}
+
+/// A fetch refspec that would overwrite this clone's state with the remote's.
+fn destructive_refspecs(
+    f: &mut std::fmt::Formatter<'_>,
+    remote: &str,
+    refspecs: &[String],
+) -> std::fmt::Result {
+    write!(
+        f,
+        "remote.{remote}.fetch has {}: a plain `git fetch {remote}` overwrites this clone's state with the remote's; `git orchestrate doctor` prints the command that removes it",
+        refspecs.join(", ")
+    )
+}
+
+/// `main` moved outside the workflow since `since`: how, the first few commits, what to do.
+fn main_moved_outside(
+    f: &mut std::fmt::Formatter<'_>,
+    main: &str,
+    since: &str,
+    commits: &[String],
+    rewritten: bool,
+) -> std::fmt::Result {
+    let since = crate::short_id(since);
+    if rewritten {
+        write!(
+            f,
+            "{main} moved outside the workflow: its history no longer leads back to {since}, the \
+                 tip this workflow last accounted for (a rebase, a reset, a force-push, a deleted branch)"
+        )?;
+    } else {
+        write!(
+            f,
+            "{main} moved outside the workflow since {since} (the last merge or repin): {} \
+                 commit{} no workflow merged",
+            commits.len(),
+            if commits.len() == 1 { "" } else { "s" }
+        )?;
+    }
+    const SHOWN: usize = 5;
+    if !commits.is_empty() {
+        let mut listed: Vec<&str> = commits.iter().take(SHOWN).map(String::as_str).collect();
+        let more = format!("and {} more", commits.len().saturating_sub(SHOWN));
+        if commits.len() > SHOWN {
+            listed.push(&more);
+        }
+        write!(f, " ({})", listed.join(", "))?;
+    }
+    write!(
+        f,
+        "; no PR is merged until a human looks at them and runs `git orchestrate repin` (a \
+             merge another clone's workflow made counts once `git orchestrate sync` brings its \
+             refs)"
+    )
 }
 
 impl std::fmt::Display for DoneAction {
