@@ -6,7 +6,7 @@ use super::review::{Finding, Priority, ReviewRecord};
 use super::state::{
     ExitRecord, GateRecord, HaltReason, HaltRecord, Pending, PreflightRecord, ReplanContext,
 };
-use super::state::{State, StateWire, Status};
+use super::state::{RedAnalysis, State, StateWire, Status};
 use super::{Decision, Event, Expectation, PreflightOutcome, TestRun, transition};
 
 const PLAN: &str = r#"{"masterPlanPath": "m", "prTitle": "feat: x", "summary": "s", "verificationPlan": "v",
@@ -121,7 +121,7 @@ fn triggers() -> Vec<(&'static str, StateWire, Option<Plan>, Event)> {
     };
     let analysis = |s: StateWire| {
         with(s, |s| {
-            s.pending = Some(Pending::Analysis {
+            s.pending = Some(Pending::Analysis(RedAnalysis {
                 step: StepId::new(0, 0),
                 command: "c".into(),
                 exit: ExitRecord::code(1),
@@ -130,7 +130,7 @@ fn triggers() -> Vec<(&'static str, StateWire, Option<Plan>, Event)> {
                 red_paths: Vec::new(),
                 red_shared: Vec::new(),
                 syntax_error: None,
-            })
+            }))
         })
     };
     let replanning = with(at(Replanning), |s| {

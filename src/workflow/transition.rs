@@ -10,7 +10,8 @@ use super::state::{Attempts, ExitRecord, LastRun, Pending, PreflightRecord, Stat
 use super::state::{
     Finalized, Halt, HaltReason, Phase, Pin, Pr, PrStage, PreflightCache, ReplanContext,
 };
-use super::state::{Idle, RedOutcome, RedTest, ReviewStage, ReviewSummary, TddPending, Verdict};
+use super::state::{Idle, RedAnalysis, RedOutcome, RedTest, ReviewStage, ReviewSummary};
+use super::state::{TddPending, Verdict};
 use super::{Decision, Expectation, Human};
 use serde::{Deserialize, Serialize};
 
@@ -329,7 +330,7 @@ pub fn get_task_step(state: &State, plan: Option<&PlanSummary>) -> GetTaskStep {
         Some(TddPending::Checkpoint { .. }) => Some(GetTaskStep::LookForCheckpoint {
             since: pr.last_checkpoint.clone(),
         }),
-        Some(TddPending::Analysis { .. }) | None => None,
+        Some(TddPending::Analysis(_)) | None => None,
     };
     match &state.phase {
         Phase::Initializing | Phase::CreatingBranch { .. } if all_done => {
@@ -533,7 +534,7 @@ pub fn check_submit<P, C>(
             // The pending item comes first: after the last step passed, "checkpoint first"
             // is the answer, not "every step is DONE".
             match state.pending() {
-                Some(Pending::Analysis { step, .. }) => {
+                Some(Pending::Analysis(RedAnalysis { step, .. })) => {
                     return Err(Rejection::wrong_state(
                         status,
                         format!(
@@ -588,7 +589,7 @@ pub fn check_submit<P, C>(
             }
         }
         SubmitRequest::Analysis(decision) => match state.pending() {
-            Some(Pending::Analysis { .. }) => Ok(Accepted::Analysis(decision)),
+            Some(Pending::Analysis(_)) => Ok(Accepted::Analysis(decision)),
             _ => Err(Rejection::wrong_state(
                 status,
                 format!(
@@ -1172,7 +1173,7 @@ fn red_needs_analysis(mut tdd: Tdd, run: &TestRun) -> Outcome {
         Some(RedOutcome::Pinned(pin)) => Some(pin.clone()),
         Some(RedOutcome::NotATest(_)) | None => None,
     };
-    tdd.pending = Some(TddPending::Analysis {
+    tdd.pending = Some(TddPending::Analysis(RedAnalysis {
         step: run.step,
         command: run.command.clone(),
         exit: run.exit,
@@ -1181,7 +1182,7 @@ fn red_needs_analysis(mut tdd: Tdd, run: &TestRun) -> Outcome {
         red_shared: pin.as_ref().map(|p| p.shared.clone()).unwrap_or_default(),
         red_paths: pin.map(|p| p.paths).unwrap_or_default(),
         syntax_error: run.syntax_error.clone(),
-    });
+    }));
     (
         tdd.unchanged(),
         PlanChange::Keep,
@@ -1318,7 +1319,7 @@ fn analysis_decided(state: &State, decision: Decision, summary: &str) -> Result<
         ))
     };
     let mut tdd = Tdd::of(state).ok_or_else(no_analysis)?;
-    let Some(TddPending::Analysis {
+    let Some(TddPending::Analysis(RedAnalysis {
         step,
         output_tail,
         command,
@@ -1326,7 +1327,7 @@ fn analysis_decided(state: &State, decision: Decision, summary: &str) -> Result<
         red_paths,
         red_shared,
         ..
-    }) = tdd.pending.take()
+    })) = tdd.pending.take()
     else {
         return Err(no_analysis());
     };
@@ -2006,7 +2007,7 @@ pub fn check_checkpoint(state: &State) -> Result<Option<OwedCheckpoint>, Rejecti
                 step: *step,
                 description: description.clone(),
             }),
-            Some(TddPending::Analysis { .. }) | None => None,
+            Some(TddPending::Analysis(_)) | None => None,
         }),
         Phase::Pr {
             stage: PrStage::AwaitingFinalization,
@@ -2390,7 +2391,7 @@ mod tests {
     }
 
     fn analysis_pending(step: StepId) -> Pending {
-        Pending::Analysis {
+        Pending::Analysis(RedAnalysis {
             step,
             command: "sh t.sh".into(),
             exit: ExitRecord::code(1),
@@ -2399,7 +2400,7 @@ mod tests {
             red_paths: Vec::new(),
             red_shared: Vec::new(),
             syntax_error: None,
-        }
+        })
     }
 
     fn checkpoint_pending(step: StepId) -> Pending {

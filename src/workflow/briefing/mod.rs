@@ -56,7 +56,7 @@ pub fn brief(ctx: &Context) -> Briefing {
         (Status::ExecutingTdd | Status::Debugging, Some(plan), current) => {
             match (&ctx.state.pending(), current) {
                 (Some(pending @ Pending::Checkpoint { .. }), _) => checkpoint(&mut out, pending),
-                (Some(Pending::Analysis { .. }), Some(step)) => analysis(&mut out, ctx, plan, step),
+                (Some(Pending::Analysis(_)), Some(step)) => analysis(&mut out, ctx, plan, step),
                 (None, Some(step)) if ctx.state.status() == Status::Debugging => {
                     debugging(&mut out, ctx, plan, step)
                 }
@@ -135,7 +135,7 @@ pub fn next_action(state: &State, verdict: Verdict) -> &'static str {
         (Some(Pending::Checkpoint { .. }), _, _) => {
             "make the checkpoint commit with `git orchestrate checkpoint`, then run `git orchestrate get-task`"
         }
-        (Some(Pending::Analysis { .. }), _, _) => {
+        (Some(Pending::Analysis(_)), _, _) => {
             "judge why the RED test failed, then answer with \
              `git orchestrate submit-work --summary \"<why>\" --analysis-decision SUCCESS` (intended reason) \
              or `--analysis-decision FAILURE` (`git orchestrate get-task` explains)"

@@ -7,7 +7,7 @@ use super::text::{indent, shell_quote};
 use crate::workflow::Expectation;
 use crate::workflow::debugging::Tier;
 use crate::workflow::plan::{PLAN_SCHEMA, PlanSummary, StepSummary, StepType};
-use crate::workflow::state::{HaltReason, LastRun, Pending, Status, Verdict};
+use crate::workflow::state::{HaltReason, LastRun, Pending, RedAnalysis, Status, Verdict};
 
 /// Where a re-plan is edited: inside the git directory, so no `git add --all` stages it.
 const PLAN_FILE: &str = "\"$(git rev-parse --git-dir)/plan.json\"";
@@ -185,7 +185,7 @@ pub(super) fn output_block(out: &mut String, ctx: &Context, tail: &str) {
 }
 
 pub(super) fn analysis(out: &mut String, ctx: &Context, plan: &PlanSummary, step: &StepSummary) {
-    let Some(Pending::Analysis {
+    let Some(Pending::Analysis(RedAnalysis {
         command,
         exit,
         output_tail,
@@ -194,7 +194,7 @@ pub(super) fn analysis(out: &mut String, ctx: &Context, plan: &PlanSummary, step
         red_shared,
         syntax_error,
         ..
-    }) = &ctx.state.pending()
+    })) = &ctx.state.pending()
     else {
         return;
     };

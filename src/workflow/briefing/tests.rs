@@ -6,7 +6,7 @@ use crate::workflow::debugging::Thresholds;
 use crate::workflow::plan::{PlanSummary, StepType};
 use crate::workflow::plan::{Step, StepId, parse_plan};
 use crate::workflow::state::{ExitRecord, GateRecord, PreflightRecord};
-use crate::workflow::state::{HaltReason, LastRun};
+use crate::workflow::state::{HaltReason, LastRun, RedAnalysis};
 use pretty_assertions::assert_eq;
 
 const PLAN: &str = r#"{
@@ -354,7 +354,7 @@ fn every_briefing_matches_its_snapshot() {
 
     let mut analysis = tdd_state();
     analysis = analysis.edit(|w| {
-        w.pending = Some(Pending::Analysis {
+        w.pending = Some(Pending::Analysis(RedAnalysis {
             step: StepId::new(0, 0),
             command: "cargo test add".into(),
             exit: ExitRecord::code(101),
@@ -363,17 +363,17 @@ fn every_briefing_matches_its_snapshot() {
             red_paths: Vec::new(),
             red_shared: Vec::new(),
             syntax_error: None,
-        });
+        }));
     });
     assert_snapshot("analysis", &render(&analysis, 0, Extras::default()));
 
     let pinned = analysis.edit(|w| {
-        if let Some(Pending::Analysis {
+        if let Some(Pending::Analysis(RedAnalysis {
             red_tree,
             red_paths,
             syntax_error,
             ..
-        }) = &mut w.pending
+        })) = &mut w.pending
         {
             *red_tree = Some("a1b2c3".into());
             *red_paths = vec!["tests/test_add.sh".into(), "src/add.sh".into()];
@@ -382,11 +382,11 @@ fn every_briefing_matches_its_snapshot() {
     });
     assert_snapshot("analysis_pinned", &render(&pinned, 0, Extras::default()));
     let nothing_pinned = pinned.edit(|w| {
-        if let Some(Pending::Analysis {
+        if let Some(Pending::Analysis(RedAnalysis {
             red_paths,
             syntax_error,
             ..
-        }) = &mut w.pending
+        })) = &mut w.pending
         {
             red_paths.clear();
             *syntax_error = None;
@@ -397,7 +397,7 @@ fn every_briefing_matches_its_snapshot() {
         &render(&nothing_pinned, 0, Extras::default()),
     );
     let shared = nothing_pinned.edit(|w| {
-        if let Some(Pending::Analysis { red_shared, .. }) = &mut w.pending {
+        if let Some(Pending::Analysis(RedAnalysis { red_shared, .. })) = &mut w.pending {
             *red_shared = vec!["src/lib.rs".into()];
         }
     });

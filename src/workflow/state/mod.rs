@@ -13,7 +13,7 @@ mod pending;
 mod phase;
 mod records;
 
-pub use pending::{Pending, ReviewStage, ReviewSummary, TddPending};
+pub use pending::{Pending, RedAnalysis, ReviewStage, ReviewSummary, TddPending};
 pub use phase::{
     Attempts, Finalized, Halt, HaltReason, Phase, Pin, Pr, PrStage, RedOutcome, RedPin, RedTest,
     ReplanContext, ReviewProgress,
@@ -104,7 +104,7 @@ impl State {
             PrStage::ExecutingTdd { pending } | PrStage::Debugging { pending, .. } => match pending
             {
                 Some(TddPending::Checkpoint { step, .. }) => Some(*step),
-                Some(TddPending::Analysis { .. }) | None => None,
+                Some(TddPending::Analysis(_)) | None => None,
             },
             PrStage::Replanning { .. }
             | PrStage::CodeReview { .. }
@@ -497,41 +497,17 @@ impl StateWire {
 
     /// What a TDD state waits for: an analysis or a checkpoint, nothing else.
     fn tdd_pending(&self, status: Status) -> Result<Option<TddPending>, String> {
-        match self.pending.clone() {
-            Some(Pending::Analysis {
-                step,
-                command,
-                exit,
-                output_tail,
-                red_tree,
-                red_paths,
-                red_shared,
-                syntax_error,
-            }) => Ok(Some(TddPending::Analysis {
-                step,
-                command,
-                exit,
-                output_tail,
-                red_tree,
-                red_paths,
-                red_shared,
-                syntax_error,
-            })),
-            Some(Pending::Checkpoint {
-                step,
-                step_type,
-                description,
-            }) => Ok(Some(TddPending::Checkpoint {
-                step,
-                step_type,
-                description,
-            })),
-            Some(other) => Err(format!(
-                "state {status} cannot wait for {} (`pending`)",
-                other.kind()
-            )),
-            None => Ok(None),
-        }
+        self.pending
+            .clone()
+            .map(|pending| {
+                TddPending::try_from(pending).map_err(|other| {
+                    format!(
+                        "state {status} cannot wait for {} (`pending`)",
+                        other.kind()
+                    )
+                })
+            })
+            .transpose()
     }
 
     /// Sets the fields that describe `phase` (not `status`: a halt records its own).

@@ -6,6 +6,30 @@ use serde::{Deserialize, Serialize};
 use super::records::ExitRecord;
 use crate::workflow::plan::{StepId, StepType};
 
+/// A RED run that failed as it should, waiting for the agent's analysis: what ran, how it
+/// ended, and what would be pinned as the task's test.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RedAnalysis {
+    pub step: StepId,
+    pub command: String,
+    pub exit: ExitRecord,
+    /// The last lines of the output the agent has to judge (full text in `output.log`).
+    pub output_tail: String,
+    /// The tree the RED run left, and the paths the step changed from the task's start:
+    /// what is pinned as its test when the analysis says SUCCESS (docs/integrity.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub red_tree: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub red_paths: Vec<String>,
+    /// Files the step changed that existed before it and are not tests (code beside an
+    /// inline test): the RED test's lines are there, but the file is not pinned.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub red_shared: Vec<String>,
+    /// A line of the output that shows the test itself could not be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub syntax_error: Option<String>,
+}
+
 /// What the next submit or get-task must resolve before the workflow moves on, as recorded
 /// in `state.json` and shown by `status`. In memory it lives in the phase it belongs to
 /// ([`TddPending`], [`ReviewStage`]).
@@ -13,26 +37,7 @@ use crate::workflow::plan::{StepId, StepType};
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Pending {
     /// A RED test failed as expected; the agent must say whether it failed for the right reason.
-    Analysis {
-        step: StepId,
-        command: String,
-        exit: ExitRecord,
-        /// The last lines of the output the agent has to judge (full text in `output.log`).
-        output_tail: String,
-        /// The tree the RED run left, and the paths the step changed from the task's start:
-        /// what is pinned as its test when the analysis says SUCCESS (docs/integrity.md).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        red_tree: Option<String>,
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        red_paths: Vec<String>,
-        /// Files the step changed that existed before it and are not tests (code beside an
-        /// inline test): the RED test's lines are there, but the file is not pinned.
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        red_shared: Vec<String>,
-        /// A line of the output that shows the test itself could not be read.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        syntax_error: Option<String>,
-    },
+    Analysis(RedAnalysis),
     /// A GREEN or REFACTOR step passed; a checkpoint commit must be made before the next step.
     Checkpoint {
         step: StepId,
@@ -49,7 +54,7 @@ pub enum Pending {
 impl Pending {
     pub fn kind(&self) -> &'static str {
         match self {
-            Pending::Analysis { .. } => "analysis",
+            Pending::Analysis(_) => "analysis",
             Pending::Checkpoint { .. } => "checkpoint",
             Pending::Approval { .. } => "approval",
             Pending::Escalation { .. } => "escalation",
@@ -60,16 +65,7 @@ impl Pending {
 /// What waits inside the TDD loop before the next step can be submitted.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum TddPending {
-    Analysis {
-        step: StepId,
-        command: String,
-        exit: ExitRecord,
-        output_tail: String,
-        red_tree: Option<String>,
-        red_paths: Vec<String>,
-        red_shared: Vec<String>,
-        syntax_error: Option<String>,
-    },
+    Analysis(RedAnalysis),
     Checkpoint {
         step: StepId,
         step_type: StepType,
@@ -80,25 +76,7 @@ pub enum TddPending {
 impl From<TddPending> for Pending {
     fn from(p: TddPending) -> Pending {
         match p {
-            TddPending::Analysis {
-                step,
-                command,
-                exit,
-                output_tail,
-                red_tree,
-                red_paths,
-                red_shared,
-                syntax_error,
-            } => Pending::Analysis {
-                step,
-                command,
-                exit,
-                output_tail,
-                red_tree,
-                red_paths,
-                red_shared,
-                syntax_error,
-            },
+            TddPending::Analysis(analysis) => Pending::Analysis(analysis),
             TddPending::Checkpoint {
                 step,
                 step_type,
@@ -108,6 +86,27 @@ impl From<TddPending> for Pending {
                 step_type,
                 description,
             },
+        }
+    }
+}
+
+/// What a TDD state can wait for: an analysis or a checkpoint; anything else comes back.
+impl TryFrom<Pending> for TddPending {
+    type Error = Pending;
+
+    fn try_from(p: Pending) -> Result<TddPending, Pending> {
+        match p {
+            Pending::Analysis(analysis) => Ok(TddPending::Analysis(analysis)),
+            Pending::Checkpoint {
+                step,
+                step_type,
+                description,
+            } => Ok(TddPending::Checkpoint {
+                step,
+                step_type,
+                description,
+            }),
+            other @ (Pending::Approval { .. } | Pending::Escalation { .. }) => Err(other),
         }
     }
 }
