@@ -334,7 +334,7 @@ fn call(session: &Session, name: &str, args: &Map<String, Value>) -> CallToolRes
             let report = engine::request_scope_reduction(session).map_err(refused)?;
             Ok(Answer::new(report.briefing.clone(), &report))
         }),
-        ESCALATE => text_argument(args, "markdown_report", true).and_then(|report| {
+        ESCALATE => text_argument(args, ESCALATE_KEYS[0], true).and_then(|report| {
             let report = report.unwrap_or_default();
             let done = engine::escalate(session, &report).map_err(refused)?;
             let text = format!(
@@ -344,7 +344,7 @@ fn call(session: &Session, name: &str, args: &Map<String, Value>) -> CallToolRes
             );
             Ok(Answer::new(text, &done).error_if(true))
         }),
-        CHECKPOINT => text_argument(args, "message", false).and_then(|message| {
+        CHECKPOINT => text_argument(args, CHECKPOINT_KEYS[0], false).and_then(|message| {
             let report = engine::checkpoint(session, message.as_deref()).map_err(refused)?;
             Ok(Answer::new(
                 super::checkpoint::render_text(&report, false),
@@ -514,6 +514,21 @@ fn in_mcp_dialect(value: &mut Value) {
     }
 }
 
+/// The arguments each tool takes, in the order the hint lists them: the schemas derived in
+/// `agent/tools.rs` name exactly these (a test holds them together).
+const SUBMIT_WORK_KEYS: &[&str] = &[
+    "summary",
+    "test_command",
+    "expectation",
+    "analysis_decision",
+    "plan",
+    "no_pr_left",
+    "squash",
+    "mark_done",
+];
+const ESCALATE_KEYS: &[&str] = &["markdown_report"];
+const CHECKPOINT_KEYS: &[&str] = &["message"];
+
 fn unknown_keys(args: &Map<String, Value>, known: &[&str]) -> Result<(), Box<CommandError>> {
     let unknown: Vec<&str> = args
         .keys()
@@ -559,19 +574,7 @@ fn text_argument(
 
 /// submit_work's arguments as the engine takes them, with the checks `submit-work` makes.
 fn submit_kind(args: &Map<String, Value>) -> Result<(String, SubmitKind), Box<CommandError>> {
-    unknown_keys(
-        args,
-        &[
-            "summary",
-            "test_command",
-            "expectation",
-            "analysis_decision",
-            "plan",
-            "no_pr_left",
-            "squash",
-            "mark_done",
-        ],
-    )?;
+    unknown_keys(args, SUBMIT_WORK_KEYS)?;
     let summary = optional_text(args, "summary")?.unwrap_or_default();
     if summary.trim().is_empty() {
         return Err(bad(
@@ -756,6 +759,31 @@ fn read(session: &Session, uri: &str) -> Result<String, String> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// What the server accepts is what the schemas it lists say, tool by tool: the schemas
+    /// are derived from the argument types, and this holds the parser to them.
+    #[test]
+    fn each_tool_accepts_exactly_the_arguments_its_schema_names() {
+        for tool in crate::agent::tools::tools() {
+            let schema: Vec<String> = tool.parameters["properties"]
+                .as_object()
+                .map(|p| p.keys().cloned().collect())
+                .unwrap_or_default();
+            let mut accepted: Vec<String> = match tool.name {
+                SUBMIT_WORK => SUBMIT_WORK_KEYS,
+                ESCALATE => ESCALATE_KEYS,
+                CHECKPOINT => CHECKPOINT_KEYS,
+                _ => &[],
+            }
+            .iter()
+            .map(|k| k.to_string())
+            .collect();
+            let mut schema = schema;
+            schema.sort();
+            accepted.sort();
+            assert_eq!(accepted, schema, "{}", tool.name);
+        }
+    }
 
     fn argument() -> impl Strategy<Value = Value> {
         prop_oneof![
