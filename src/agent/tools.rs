@@ -322,6 +322,26 @@ fn gemini_schema(schema: &Value) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each API's tool list, whole, as `git orchestrate schema --format …` prints it: the
+    /// snapshots were taken from the hand-written schemas these derived ones replaced.
+    #[test]
+    fn each_format_matches_its_snapshot() {
+        let formats = [
+            (Format::JsonSchema, "json-schema"),
+            (Format::OpenAi, "openai"),
+            (Format::Anthropic, "anthropic"),
+            (Format::Gemini, "gemini"),
+        ];
+        for (format, name) in formats {
+            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/snapshots/schemas")
+                .join(format!("{name}.json"));
+            let text = serde_json::to_string_pretty(&render(format)).expect("plain JSON") + "\n";
+            let expected = std::fs::read_to_string(&path).expect("the snapshot is committed");
+            assert_eq!(text, expected, "{name} differs from {}", path.display());
+        }
+    }
     use pretty_assertions::assert_eq;
 
     #[test]

@@ -284,6 +284,8 @@ impl Driving<'_> {
             task.pending.unwrap_or("-")
         );
         let mode = self.retry.mode(self.session_id.is_some());
+        // The tip the turn starts from, read before anything of the turn is shown or kept.
+        let before = session.store.read()?.map(|s| s.tip);
         on_event(RunEvent::Start {
             turn: number,
             state: &state,
@@ -298,7 +300,7 @@ impl Driving<'_> {
             "turn": number, "state": state, "step": step, "session": mode,
         });
         let unfinished = Unfinished::write(&self.unfinished, &started.to_string())?;
-        let taken = self.take(number, mode, &task.briefing, &state)?;
+        let taken = self.take(number, mode, before, &task.briefing, &state)?;
         let next = self.retry.record(&where_, taken.progressed);
         if taken.progressed {
             self.stories.clear();
@@ -393,11 +395,11 @@ impl Driving<'_> {
         &mut self,
         number: u32,
         mode: SessionMode,
+        before: Option<gix::ObjectId>,
         briefing: &str,
         state: &str,
     ) -> Result<Taken, EngineError> {
         let session = self.session;
-        let before = session.store.read()?.map(|s| s.tip);
         let new_id = new_session_id();
         // The turn's token: the session-start hook of `init --agent` writes it back when the
         // client loaded our settings (`agent_hook::record_run_start`).

@@ -411,9 +411,13 @@ fn master_plan_confirmed(
     } else {
         None
     };
+    // Both steps are tried, whatever the first says: the branch back at the squash, and the
+    // master plan as it was there.
     let undo = |squashed: &str| -> Result<(), EngineError> {
-        session.git.reset_soft(squashed)?;
-        session.git.restore_path(squashed, &config.master_plan)?;
+        let reset = session.git.reset_soft(squashed);
+        let restored = session.git.restore_path(squashed, &config.master_plan);
+        reset?;
+        restored?;
         Ok(())
     };
     let judged =

@@ -16,8 +16,6 @@ pub(super) struct Checks<'a> {
     pub fresh: bool,
     /// `--main-branch`.
     pub main_branch: Option<&'a str>,
-    /// Whether the repository has a commit (at HEAD or on any branch).
-    pub has_commit: bool,
 }
 
 /// Why `init` changes nothing.
@@ -82,12 +80,15 @@ pub(super) fn refusal(checks: &Checks) -> Option<Refusal> {
             main: main.to_string(),
         });
     }
-    // PR branches start from the main branch: with no commit there is nothing to start
-    // from, and the configuration could not be committed on main either.
-    if !checks.has_commit {
-        return Some(Refusal::NoCommit);
-    }
     None
+}
+
+/// The request is fine; the repository may still have nothing to start from. PR branches
+/// start from the main branch: with no commit (at HEAD or on any branch) there is nothing to
+/// start from, and the configuration could not be committed on main either. Asked only
+/// after [`refusal`], so a refused request reads nothing of the repository.
+pub(super) fn no_commit(has_commit: bool) -> Option<Refusal> {
+    (!has_commit).then_some(Refusal::NoCommit)
 }
 
 /// What `init` found once it may run, with the request.

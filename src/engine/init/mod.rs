@@ -159,12 +159,17 @@ fn check(session: &Session, main_branch: Option<&str>, fresh: bool) -> Result<()
         existing,
         fresh,
         main_branch,
-        has_commit: session.store.head_commit()?.is_some() || session.store.has_any_branch()?,
     };
-    if let Some(refusal) = decide::refusal(&checks) {
-        return Err(EngineError::Rejected(refusal.rejection()));
+    let refused = match decide::refusal(&checks) {
+        Some(refusal) => Some(refusal),
+        None => decide::no_commit(
+            session.store.head_commit()?.is_some() || session.store.has_any_branch()?,
+        ),
+    };
+    match refused {
+        Some(refusal) => Err(EngineError::Rejected(refusal.rejection())),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// What the configuration in force warns about, and a `--main-branch` the workflow does not

@@ -10,7 +10,6 @@ fn checks() -> Checks<'static> {
         existing: None,
         fresh: false,
         main_branch: None,
-        has_commit: true,
     }
 }
 
@@ -64,18 +63,12 @@ fn refusals() {
             },
             None,
         ),
-        (
-            "no commit yet",
-            Checks {
-                has_commit: false,
-                ..checks()
-            },
-            Some(Refusal::NoCommit),
-        ),
     ];
     for (name, checks, expected) in rows {
         assert_eq!(refusal(&checks), expected, "{name}");
     }
+    assert_eq!(no_commit(false), Some(Refusal::NoCommit), "no commit yet");
+    assert_eq!(no_commit(true), None, "a commit to start from");
 }
 
 #[test]
