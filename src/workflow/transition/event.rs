@@ -1,0 +1,287 @@
+//! What the engine observed and feeds to the table ([`Event`]), and what a transition
+//! returns: the new state, the plan's change, the effects to carry out ([`Transition`]).
+
+use crate::workflow::plan::{Plan, StepId, StepType};
+use crate::workflow::review::ReviewRecord;
+use crate::workflow::state::RedOutcome;
+use crate::workflow::state::Verdict;
+use crate::workflow::state::{ExitRecord, PreflightRecord, State, Status};
+use crate::workflow::state::{Pin, PreflightCache};
+use crate::workflow::{Decision, Expectation, Human};
+use serde::{Deserialize, Serialize};
+
+/// Something that happened, observed by the engine and fed to [`transition`]. Each
+/// transition commit records the event it applied, so that `audit` can compute it again
+/// (docs/integrity.md).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum Event {
+    /// A valid plan was submitted in INITIALIZING; `branch` is the free branch name for it.
+    PlanSubmitted {
+        plan: Plan,
+        branch: String,
+        summary: String,
+    },
+    /// The plan in INITIALIZING or CREATING_BRANCH had no step left to do.
+    StalePlanDropped { title: Option<String> },
+    /// The PR branch exists and is checked out; `base` is where it left the main branch,
+    /// `pin` main's gates as they are now, which the whole PR is verified under.
+    BranchReady {
+        base: Option<String>,
+        pin: Option<Pin>,
+    },
+    /// `repin`: a human moved the PR's gates to main's as they are now.
+    Repinned { pin: Pin },
+    /// Creating or checking out the PR branch failed; the reason is for the agent.
+    BranchBlocked { reason: String },
+    /// The agent's test command ran (and, after a passing PASS run, the preflight gates).
+    TestRan(Box<TestRun>),
+    /// The agent judged a NEEDS_ANALYSIS result.
+    AnalysisDecided { decision: Decision, summary: String },
+    /// A checkpoint commit was found on the PR branch (or just made by `checkpoint`); its
+    /// tree passed preflight, and the squash is held to it.
+    CheckpointRecorded {
+        commit: String,
+        subject: String,
+        tree: String,
+    },
+    /// `checkpoint` ran preflight itself and it passed on `cache.tree`; recorded before the
+    /// commit, so that the `commit-msg` hook finds it and does not run the gates again.
+    PreflightPassed { cache: PreflightCache },
+    /// `request-scope-reduction`: the working tree was reset to HEAD; `untracked` files stayed.
+    ScopeReduced {
+        step: StepId,
+        original_task: String,
+        untracked: Vec<String>,
+    },
+    /// A re-plan that follows the rules of [`super::replan::check_replan`]; `new_tasks`
+    /// replace the failed one.
+    Replanned {
+        plan: Plan,
+        new_tasks: usize,
+        summary: String,
+    },
+    /// `escalate`: the agent's report for a human.
+    Escalated { report: String },
+    /// `resume`: a human answered the halt.
+    Resumed { guidance: Option<String> },
+    /// `get-task` showed the human's guidance; it is shown once.
+    GuidanceDelivered,
+    /// Every step is DONE: `get-task` starts the code review (docs/states.md), unless the
+    /// rounds are used up.
+    ReviewStarted { max_rounds: u32 },
+    /// The review ran, or there was nothing to run (no review command).
+    ReviewCompleted { record: ReviewRecord, human: bool },
+    /// A reviewer crashed, timed out or printed something unreadable: never an approval.
+    ReviewFailed { error: String },
+    /// A human approved the reviewed PR.
+    Approved,
+    /// A human rejected it; the comment becomes a blocking finding.
+    Rejected {
+        comment: String,
+        /// How the answer was authorised; `None` in events recorded before 0.3.
+        #[serde(default)]
+        by: Option<Human>,
+    },
+    /// The branch is one commit over main, with the verified tree.
+    Squashed { commit: String },
+    /// The final check refused the squashed `commit` (docs/integrity.md): nothing moves,
+    /// but the refusal stays in the chain, and the final note counts them.
+    FinalCheckRefused { commit: String, reason: String },
+    /// The master plan marks the PR DONE, in a second commit.
+    MasterPlanUpdated { commit: String },
+    /// PLAN_UPDATED → MERGING_BRANCH.
+    MergeStarted,
+    /// The branch is merged into main (by get-task, or by a human after a conflict) and gone;
+    /// `main` is main's tip after it, the commit the workflow accounts main to (`None` in
+    /// events recorded before 0.4).
+    Merged {
+        branch: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        main: Option<String>,
+    },
+    /// The merge could not start: a dirty tree, a failed checkout or pull.
+    MergeBlocked { reason: String },
+    /// The merge conflicted and was aborted: a human has to merge.
+    MergeConflicted { message: String },
+    /// `run` gave up: `turns` turns of the agent in a row made no transition on one step;
+    /// the report says what was tried.
+    Stuck { report: String, turns: u32 },
+    /// `submit-work --no-pr-left` in INITIALIZING: every PR of the master plan is done;
+    /// `master_plan` is the blob judged.
+    NoPrLeft {
+        master_plan: Option<String>,
+        summary: String,
+    },
+}
+
+impl Event {
+    /// The name used in the commit subject and the `Orchestrator-Event` trailer.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Event::PlanSubmitted { .. } => "plan",
+            Event::StalePlanDropped { .. } => "drop-stale-plan",
+            Event::BranchReady { .. } => "branch",
+            Event::Repinned { .. } => "repin",
+            Event::BranchBlocked { .. } => "branch-blocked",
+            Event::TestRan(_) => "test",
+            Event::AnalysisDecided { .. } => "analysis",
+            Event::CheckpointRecorded { .. } => "checkpoint",
+            Event::PreflightPassed { .. } => "preflight",
+            Event::ScopeReduced { .. } => "scope-reduction",
+            Event::Replanned { .. } => "replan",
+            Event::Escalated { .. } => "escalate",
+            Event::Resumed { .. } => "resume",
+            Event::GuidanceDelivered => "guidance",
+            Event::ReviewStarted { .. } => "review-start",
+            Event::ReviewCompleted { .. } => "review",
+            Event::ReviewFailed { .. } => "review-error",
+            Event::Approved => "approve",
+            Event::Rejected { .. } => "reject",
+            Event::Squashed { .. } => "squash",
+            Event::FinalCheckRefused { .. } => "final-check-refused",
+            Event::MasterPlanUpdated { .. } => "plan-update",
+            Event::MergeStarted => "merge-start",
+            Event::Merged { .. } => "merge",
+            Event::MergeBlocked { .. } => "merge-blocked",
+            Event::MergeConflicted { .. } => "merge-conflict",
+            Event::NoPrLeft { .. } => "no-pr-left",
+            Event::Stuck { .. } => "stuck",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TestRun {
+    pub step: StepId,
+    pub kind: StepType,
+    /// The step's description, for the checkpoint it may owe.
+    pub description: String,
+    pub command: String,
+    pub expectation: Expectation,
+    pub exit: ExitRecord,
+    /// The last lines of the command's output, verbatim (lossy only where it was not UTF-8).
+    pub output_tail: String,
+    /// Present exactly when the command passed under a PASS expectation.
+    pub preflight: Option<PreflightOutcome>,
+    /// The task's RED test, run again after the command passed at the task's GREEN step
+    /// ([`State::red_test_due`]); `None` when none was due, or it is the command itself and
+    /// its pinned paths are as the RED step left them.
+    pub red_rerun: Option<RedRerun>,
+    pub summary: String,
+    /// A failing RED run: the tree it left and the paths its step changed, pinned as its test
+    /// when the analysis accepts it; or why it is no test that failed: it did not run (exit
+    /// 126/127, a runner that says nothing ran), or its test cannot be pinned (a link out of
+    /// the repository) (docs/integrity.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub red: Option<RedOutcome>,
+    /// A line of a failing RED run's output that shows the test could not be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub syntax_error: Option<String>,
+}
+
+/// A RED test run again at its task's GREEN step: it must pass now.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RedRerun {
+    pub command: String,
+    pub exit: ExitRecord,
+    pub output_tail: String,
+    /// Pinned paths the GREEN step had changed: the run had them as the RED step left them
+    /// (in a scratch worktree), and the change is named to the reviewer (docs/integrity.md).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub restored: Vec<String>,
+    /// The run passed, but its runner says no test ran (all skipped, ignored or filtered
+    /// out): that is no pass of the RED test.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_run: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PreflightOutcome {
+    pub record: PreflightRecord,
+    /// The failing gate's name and output tail, when one failed.
+    pub failure: Option<(String, String)>,
+    /// The tree the gates verified, recorded only when gates actually ran.
+    pub verified_tree: Option<String>,
+    pub key: Option<String>,
+    /// Files that differ between the trees taken before the test, after it and after
+    /// preflight: then the pass does not count (docs/integrity.md).
+    pub changed: Vec<String>,
+    /// Protected paths the tree changes against main at the PR's pin: then the gates did
+    /// not run and the pass does not count (docs/integrity.md).
+    pub protected: Vec<String>,
+}
+
+/// What the engine must carry out besides storing the new state.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Effect {
+    /// Store this output, verbatim, as `output.log` in the new state.
+    SaveOutput(OutputSource),
+    /// `submit-work` answers with this verdict (and its exit code).
+    Reply(Verdict),
+    /// Store the agent's escalation report as `escalation.md`.
+    SaveEscalation(String),
+    /// The halt is over: remove `escalation.md`.
+    DropEscalation,
+    /// Store the review's record as `review.json`.
+    SaveReview(ReviewRecord),
+    /// The PR is merged: its `review.json` and `output.log` go (`pr.json` goes with
+    /// [`PlanChange::Drop`]).
+    DropPrRecords,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OutputSource {
+    /// The agent's test command.
+    Test,
+    /// The named preflight gate.
+    Gate(String),
+    /// The task's RED test, run again at its GREEN step.
+    RedTest,
+}
+
+/// What happens to the PR plan. The accepted plan is stored once and never rewritten for
+/// progress: a completed step is recorded beside it (docs/refs.md), so that success costs
+/// no more than failure.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PlanChange {
+    Keep,
+    /// The step is DONE.
+    CompleteStep(StepId),
+    /// Store the plan as it now reads, progress included, as the plan: where someone is
+    /// about to read or rewrite it (a re-plan, the review).
+    Materialize,
+    Replace(Plan),
+    Drop,
+}
+
+/// The result of [`transition`]: the new state, what happens to the plan, and the effects.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Transition {
+    pub event: &'static str,
+    /// The event applied, as each transition commit records it (docs/integrity.md).
+    pub input: Event,
+    pub from: Status,
+    pub state: State,
+    pub plan: PlanChange,
+    pub step: Option<StepId>,
+    /// The commit message body: what happened, then the agent's own summary.
+    pub summary: String,
+    pub effects: Vec<Effect>,
+}
+
+impl Transition {
+    pub fn to(&self) -> Status {
+        self.state.status()
+    }
+
+    pub fn verdict(&self) -> Option<Verdict> {
+        self.effects.iter().find_map(|e| match e {
+            Effect::Reply(v) => Some(*v),
+            _ => None,
+        })
+    }
+}

@@ -1,0 +1,477 @@
+//! The events of the TDD loop: a test ran, an analysis was decided, a checkpoint recorded,
+//! a preflight passed; failures counted as debugging attempts.
+
+use crate::workflow::debugging::same_failure;
+use crate::workflow::state::{Attempts, LastRun, State};
+use crate::workflow::state::{Phase, Pr, PrStage, PreflightCache};
+use crate::workflow::state::{RedAnalysis, RedOutcome, RedTest};
+use crate::workflow::state::{TddPending, Verdict};
+use crate::workflow::{Decision, Expectation};
+
+use super::decide::*;
+use super::event::*;
+use super::next::{Next, Refusal, with_phase};
+
+/// The TDD loop's data, whichever of its two phases the workflow is in.
+pub(super) struct Tdd {
+    pr: Pr,
+    attempts: Option<Attempts>,
+    pending: Option<TddPending>,
+}
+
+impl Tdd {
+    pub(super) fn of(state: &State) -> Option<Tdd> {
+        match &state.phase {
+            Phase::Pr {
+                pr,
+                stage: PrStage::ExecutingTdd { pending },
+            } => Some(Tdd {
+                pr: pr.clone(),
+                attempts: None,
+                pending: pending.clone(),
+            }),
+            Phase::Pr {
+                pr,
+                stage: PrStage::Debugging { attempts, pending },
+            } => Some(Tdd {
+                pr: pr.clone(),
+                attempts: Some(attempts.clone()),
+                pending: pending.clone(),
+            }),
+            Phase::Initializing
+            | Phase::CreatingBranch { .. }
+            | Phase::Pr {
+                stage:
+                    PrStage::Replanning { .. }
+                    | PrStage::CodeReview { .. }
+                    | PrStage::AwaitingFinalization
+                    | PrStage::FinalizeComplete { .. }
+                    | PrStage::PlanUpdated { .. }
+                    | PrStage::MergingBranch { .. },
+                ..
+            }
+            | Phase::Halted { .. } => None,
+        }
+    }
+
+    /// The attempt failed: DEBUGGING starts, or counts one more attempt (docs/states.md).
+    pub(super) fn failed(self, error: String) -> Phase {
+        let attempts = match self.attempts {
+            // Agents loop on identical errors; the briefing says so when it happens.
+            Some(old) => Attempts {
+                count: old.count.saturating_add(1),
+                identical_failures: if same_failure(&old.error, &error) {
+                    old.identical_failures.saturating_add(1)
+                } else {
+                    0
+                },
+                error,
+            },
+            None => Attempts {
+                count: 1,
+                identical_failures: 0,
+                error,
+            },
+        };
+        Phase::Pr {
+            pr: self.pr,
+            stage: PrStage::Debugging {
+                attempts,
+                pending: self.pending,
+            },
+        }
+    }
+
+    /// The outcome matched the expectation: debugging is over.
+    fn succeeded(self) -> Phase {
+        Phase::Pr {
+            pr: self.pr,
+            stage: PrStage::ExecutingTdd {
+                pending: self.pending,
+            },
+        }
+    }
+
+    /// The phase as it was, with the changes made to its data.
+    fn unchanged(self) -> Phase {
+        match self.attempts {
+            Some(attempts) => Phase::Pr {
+                pr: self.pr,
+                stage: PrStage::Debugging {
+                    attempts,
+                    pending: self.pending,
+                },
+            },
+            None => self.succeeded(),
+        }
+    }
+}
+
+/// A passing run whose tree does not count (docs/integrity.md): `what` happened to `files`,
+/// and `why` that undoes the pass. The attempt fails like any other.
+/// What a test run comes to: the phase, the plan's change, the commit body, the output to
+/// keep and the verdict.
+type Outcome = (Phase, PlanChange, String, OutputSource, Verdict);
+
+/// A failed attempt: the workflow debugs it; `body` gets the attempt's number.
+fn failure(
+    tdd: Tdd,
+    error: String,
+    output: OutputSource,
+    body: impl FnOnce(u32) -> String,
+) -> Outcome {
+    let phase = tdd.failed(error);
+    let body = body(phase.attempts());
+    (phase, PlanChange::Keep, body, output, Verdict::Failure)
+}
+
+fn pass_not_counted(tdd: Tdd, run: &TestRun, files: &[String], what: &str, why: &str) -> Outcome {
+    let files = files.join(", ");
+    let error = format!("{what}: {files}\n");
+    failure(tdd, error, OutputSource::Test, |attempt| {
+        format!(
+            "FAILURE: `{}` passed ({}), but {what} ({files}): {why}; debugging attempt {attempt}",
+            run.command, run.exit
+        )
+    })
+}
+
+/// A GREEN run passed, and the task's RED test, run again, still fails (or runs nothing).
+fn red_still_fails(tdd: Tdd, run: &TestRun, red: &RedRerun) -> Outcome {
+    let put_back = if red.restored.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " (run with {} as the RED step left {})",
+            red.restored.join(", "),
+            if red.restored.len() == 1 {
+                "it"
+            } else {
+                "them"
+            }
+        )
+    };
+    let how = match &red.not_run {
+        Some(why) => format!("passes without running a test ({why})"),
+        None => format!("still fails ({})", red.exit),
+    };
+    failure(
+        tdd,
+        red.output_tail.clone(),
+        OutputSource::RedTest,
+        |attempt| {
+            format!(
+                "FAILURE: `{}` passed ({}), but the task's RED test `{}`{put_back} {how}: \
+             the GREEN step must make it pass; debugging attempt {attempt}",
+                run.command, run.exit, red.command
+            )
+        },
+    )
+}
+
+/// A passing run that was meant to pass, with passing gates: the step is DONE.
+fn step_done(mut tdd: Tdd, run: &TestRun, pre: &PreflightOutcome, red_due: bool) -> Outcome {
+    if red_due {
+        tdd.pr.red_test = None;
+    }
+    if let (Some(tree), Some(key)) = (&pre.verified_tree, &pre.key) {
+        tdd.pr.verified_tree = Some(tree.clone());
+        tdd.pr.preflight_cache = Some(PreflightCache {
+            tree: tree.clone(),
+            key: key.clone(),
+            gates: pre.record.gates.clone(),
+        });
+    }
+    tdd.pending = run.kind.needs_checkpoint().then(|| TddPending::Checkpoint {
+        step: run.step,
+        step_type: run.kind,
+        description: run.description.clone(),
+    });
+    let gates = match pre.record.gates.len() {
+        0 => "preflight: none configured".to_string(),
+        1 => "preflight passed (1 gate)".to_string(),
+        n => format!("preflight passed ({n} gates)"),
+    };
+    (
+        tdd.succeeded(),
+        PlanChange::CompleteStep(run.step),
+        format!(
+            "SUCCESS: step {} DONE: `{}` passed ({}); {gates}",
+            run.step, run.command, run.exit
+        ),
+        OutputSource::Test,
+        Verdict::Success,
+    )
+}
+
+/// A RED run failed as it should: the agent judges why, pinned to the test it left.
+fn red_needs_analysis(mut tdd: Tdd, run: &TestRun) -> Outcome {
+    let pin = match &run.red {
+        Some(RedOutcome::Pinned(pin)) => Some(pin.clone()),
+        Some(RedOutcome::NotATest(_)) | None => None,
+    };
+    tdd.pending = Some(TddPending::Analysis(RedAnalysis {
+        step: run.step,
+        command: run.command.clone(),
+        exit: run.exit,
+        output_tail: run.output_tail.clone(),
+        red_tree: pin.as_ref().map(|p| p.tree.clone()),
+        red_shared: pin.as_ref().map(|p| p.shared.clone()).unwrap_or_default(),
+        red_paths: pin.map(|p| p.paths).unwrap_or_default(),
+        syntax_error: run.syntax_error.clone(),
+    }));
+    (
+        tdd.unchanged(),
+        PlanChange::Keep,
+        format!(
+            "NEEDS_ANALYSIS: the RED test `{}` failed ({}), as it should; awaiting the analysis",
+            run.command, run.exit
+        ),
+        OutputSource::Test,
+        Verdict::NeedsAnalysis,
+    )
+}
+
+pub(super) fn test_ran(state: &State, run: TestRun) -> Result<Next, Refusal> {
+    let tdd = Tdd::of(state).ok_or(Refusal::WrongState)?;
+    let step = run.step;
+    let (command, exit) = (&run.command, run.exit);
+    let mut last_run = LastRun {
+        step,
+        command: run.command.clone(),
+        expectation: run.expectation,
+        exit: run.exit,
+        verdict: Verdict::Failure,
+        preflight: run.preflight.as_ref().map(|p| p.record.clone()),
+    };
+    let red_due = state.red_test_due(step, run.kind);
+    let red_failed = run
+        .red_rerun
+        .as_ref()
+        .filter(|red| !red.exit.success() || red.not_run.is_some());
+    let (phase, plan, body, output, verdict) = match (
+        run.expectation,
+        exit.success(),
+        &run.preflight,
+        red_failed,
+    ) {
+        (Expectation::Pass, true, _, None)
+            if red_due.is_some_and(|red| red.command != run.command) && run.red_rerun.is_none() =>
+        {
+            return Err(Refusal::Said(
+                "a passing GREEN run needs its task's RED test run again before it can be recorded"
+                    .into(),
+            ));
+        }
+        (Expectation::Pass, true, _, Some(red)) => red_still_fails(tdd, &run, red),
+        (Expectation::Pass, true, Some(pre), None) if !pre.changed.is_empty() => pass_not_counted(
+            tdd,
+            &run,
+            &pre.changed,
+            "files changed while the test and preflight ran",
+            "a pass counts only for the tree it ran on",
+        ),
+        (Expectation::Pass, true, Some(pre), None) if !pre.protected.is_empty() => {
+            pass_not_counted(
+                tdd,
+                &run,
+                &pre.protected,
+                "the working tree changes protected paths",
+                "a human changes these on main",
+            )
+        }
+        (Expectation::Pass, true, Some(pre), None) if pre.record.passed() => {
+            step_done(tdd, &run, pre, red_due.is_some())
+        }
+        (
+            Expectation::Pass,
+            true,
+            Some(PreflightOutcome {
+                failure: Some((gate, tail)),
+                ..
+            }),
+            None,
+        ) => failure(
+            tdd,
+            tail.clone(),
+            OutputSource::Gate(gate.clone()),
+            |attempt| {
+                format!(
+                    "FAILURE: `{command}` passed ({exit}), but preflight gate `{gate}` failed; debugging attempt {attempt}"
+                )
+            },
+        ),
+        (Expectation::Pass, true, _, None) => {
+            return Err(Refusal::Said(
+                "a passing PASS run needs its preflight result before it can be recorded".into(),
+            ));
+        }
+        (Expectation::Pass, false, _, _) => failure(
+            tdd,
+            run.output_tail.clone(),
+            OutputSource::Test,
+            |attempt| format!("FAILURE: `{command}` failed ({exit}); debugging attempt {attempt}"),
+        ),
+        (Expectation::Fail, false, _, _) if matches!(run.red, Some(RedOutcome::NotATest(_))) => {
+            let why = match &run.red {
+                Some(RedOutcome::NotATest(why)) => why.clone(),
+                _ => String::new(),
+            };
+            let error = format!("{why}\n{}", run.output_tail);
+            failure(tdd, error, OutputSource::Test, |attempt| {
+                format!(
+                    "FAILURE: the RED test `{command}` failed ({exit}), but it is no test that failed: {why}; \
+                     debugging attempt {attempt}"
+                )
+            })
+        }
+        (Expectation::Fail, false, _, _) => red_needs_analysis(tdd, &run),
+        (Expectation::Fail, true, _, _) => failure(
+            tdd,
+            run.output_tail.clone(),
+            OutputSource::Test,
+            |attempt| {
+                format!(
+                    "FAILURE: the RED test `{command}` passed ({exit}), but a RED test must fail; debugging attempt {attempt}"
+                )
+            },
+        ),
+    };
+    last_run.verdict = verdict;
+    let mut next = with_phase(state, phase);
+    if let Some(pr) = next.pr_mut() {
+        pr.last_run = Some(last_run);
+    }
+    Ok(Next::new(next, format!("{body}\n\n{}", run.summary))
+        .plan(plan)
+        .step(step)
+        .effects(vec![Effect::SaveOutput(output), Effect::Reply(verdict)]))
+}
+
+pub(super) fn analysis_decided(
+    state: &State,
+    decision: Decision,
+    summary: &str,
+) -> Result<Next, Refusal> {
+    let no_analysis = || {
+        Refusal::Said(format!(
+            "no analysis is pending in state {}",
+            state.status()
+        ))
+    };
+    let mut tdd = Tdd::of(state).ok_or_else(no_analysis)?;
+    let Some(TddPending::Analysis(RedAnalysis {
+        step,
+        output_tail,
+        command,
+        red_tree,
+        red_paths,
+        red_shared,
+        ..
+    })) = tdd.pending.take()
+    else {
+        return Err(no_analysis());
+    };
+    let (phase, plan, body, verdict) = match decision {
+        Decision::Success => (
+            {
+                // The GREEN step must make exactly this test pass (docs/integrity.md).
+                tdd.pr.red_test = Some(RedTest {
+                    task: step.task,
+                    command,
+                    tree: red_tree,
+                    paths: red_paths,
+                    shared: red_shared,
+                });
+                tdd.succeeded()
+            },
+            PlanChange::CompleteStep(step),
+            format!("step {step} DONE: the RED test failed for the intended reason\n\n{summary}"),
+            Verdict::Success,
+        ),
+        Decision::Failure => {
+            let phase = tdd.failed(output_tail);
+            let body = format!(
+                "step {step}: the RED test failed for the wrong reason; debugging attempt {}\n\n{summary}",
+                phase.attempts()
+            );
+            (phase, PlanChange::Keep, body, Verdict::Failure)
+        }
+    };
+    let mut next = with_phase(state, phase);
+    if let Some(run) = next.pr_mut().and_then(|pr| pr.last_run.as_mut()) {
+        run.verdict = verdict;
+    }
+    Ok(Next::new(next, body)
+        .plan(plan)
+        .step(step)
+        .effects(vec![Effect::Reply(verdict)]))
+}
+
+pub(super) fn checkpoint_recorded(
+    state: &State,
+    commit: String,
+    subject: &str,
+    tree: String,
+) -> Result<Next, Refusal> {
+    let mut phase = state.phase.clone();
+    // A checkpoint nobody asked for (a human's) still moves the last checkpoint.
+    let (pr, step) = match &mut phase {
+        Phase::Pr {
+            pr,
+            stage: PrStage::ExecutingTdd { pending },
+        }
+        | Phase::Pr {
+            pr,
+            stage: PrStage::Debugging { pending, .. },
+        } => {
+            let step = match pending.take() {
+                Some(TddPending::Checkpoint { step, .. }) => Some(step),
+                other => {
+                    *pending = other;
+                    None
+                }
+            };
+            (pr, step)
+        }
+        Phase::Pr {
+            pr,
+            stage: PrStage::AwaitingFinalization,
+        } => (pr, None),
+        Phase::Initializing
+        | Phase::CreatingBranch { .. }
+        | Phase::Pr {
+            stage:
+                PrStage::Replanning { .. }
+                | PrStage::CodeReview { .. }
+                | PrStage::FinalizeComplete { .. }
+                | PrStage::PlanUpdated { .. }
+                | PrStage::MergingBranch { .. },
+            ..
+        }
+        | Phase::Halted { .. } => return Err(Refusal::WrongState),
+    };
+    pr.verified_tree = Some(tree);
+    pr.last_checkpoint = Some(commit.clone());
+    let body = match step {
+        Some(step) => format!("checkpoint for step {step}: {commit} {subject}"),
+        None => format!("checkpoint {commit} {subject}"),
+    };
+    let next = Next::new(with_phase(state, phase), body);
+    Ok(match step {
+        Some(step) => next.step(step),
+        None => next,
+    })
+}
+
+pub(super) fn preflight_passed(state: &State, cache: PreflightCache) -> Result<Next, Refusal> {
+    if !CHECKPOINT_STATES.contains(&state.status()) {
+        return Err(Refusal::WrongState);
+    }
+    let body = format!("preflight passed on tree {} for a checkpoint", cache.tree);
+    let mut next = state.clone();
+    if let Some(pr) = next.pr_mut() {
+        pr.preflight_cache = Some(cache);
+    }
+    Ok(Next::new(next, body))
+}
