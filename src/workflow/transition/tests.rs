@@ -7,7 +7,7 @@ use crate::workflow::plan::{Plan, StepId, StepType};
 use crate::workflow::review::{Finding, Priority, ReviewRecord};
 use crate::workflow::state::Verdict;
 use crate::workflow::state::{ExitRecord, Pending, PreflightRecord, State, Status};
-use crate::workflow::state::{HaltReason, Pin, PreflightCache, ReplanContext};
+use crate::workflow::state::{HaltReason, HaltRecord, Pin, PreflightCache, ReplanContext};
 use crate::workflow::state::{RedAnalysis, RedTest, ReviewSummary};
 use crate::workflow::{Decision, Expectation};
 
@@ -1401,4 +1401,116 @@ fn finalization_submits_and_the_review_escape() {
         ),
         (CodeReview, 0, None)
     );
+}
+
+/// `approve` and `reject` are accepted only while a passed review waits for a human: in
+/// every other state, halted included, they are refused naming the state.
+#[test]
+fn approval_is_accepted_only_where_a_review_waits_for_a_human() {
+    let waiting = state(CodeReview).edit(|w| w.pending = Some(Pending::Approval { round: 1 }));
+    assert_eq!(check_approval(&waiting), Ok(()));
+    let halted = waiting.clone().edit(|w| {
+        w.halt = Some(HaltRecord {
+            reason: HaltReason::Escalated,
+            message: "halted".into(),
+            resume_to: Status::CodeReview,
+        });
+        w.status = Halted;
+    });
+    let due = state(CodeReview);
+    for (name, st) in [
+        ("a review still to run", due),
+        ("halted over the waiting review", halted),
+        ("the TDD loop", state(ExecutingTdd)),
+        ("finalization", state(AwaitingFinalization)),
+        ("no PR", state(Initializing)),
+    ] {
+        let status = st.status();
+        let refused = check_approval(&st).expect_err(name);
+        assert_eq!(
+            (refused.kind, refused.message.as_str()),
+            (
+                RejectionKind::WrongState,
+                format!("nothing waits for a human's approval in state {status}").as_str()
+            ),
+            "{name}"
+        );
+    }
+}
+
+/// `checkpoint` is accepted in the TDD loop (with the step it owes, when one is owed) and at
+/// the squash; refused before a branch exists and wherever no step is worked on.
+#[test]
+fn checkpoints_are_accepted_where_steps_are_worked_on() {
+    let owed = state(ExecutingTdd).edit(|w| {
+        w.pending = Some(Pending::Checkpoint {
+            step: StepId::new(0, 1),
+            step_type: StepType::Green,
+            description: "implement add".into(),
+        })
+    });
+    let owed_in_debugging = owed.clone().edit(|w| w.status = Debugging);
+    let expected_owed = Some(OwedCheckpoint {
+        step: StepId::new(0, 1),
+        description: "implement add".into(),
+    });
+    let no_branch = "there is no PR branch yet";
+    let no_step = "checkpoints are commits on the PR branch while its steps are worked on";
+    #[rustfmt::skip]
+    let table: Vec<(&str, State, Result<Option<OwedCheckpoint>, &str>)> = vec![
+        ("a step owes one", owed, Ok(expected_owed.clone())),
+        ("owed while debugging", owed_in_debugging, Ok(expected_owed)),
+        ("in the TDD loop, none owed", state(ExecutingTdd), Ok(None)),
+        ("at the squash", state(AwaitingFinalization), Ok(None)),
+        ("no PR yet", state(Initializing), Err(no_branch)),
+        ("the branch not made yet", state(CreatingBranch), Err(no_branch)),
+        ("in review", state(CodeReview), Err(no_step)),
+        ("after the squash", state(FinalizeComplete), Err(no_step)),
+        ("halted", state(Halted), Err(no_step)),
+    ];
+    for (name, st, expected) in table {
+        let status = st.status();
+        let got = check_checkpoint(&st).map_err(|r| r.message);
+        let expected =
+            expected.map_err(|why| format!("checkpoint is not accepted in state {status}: {why}"));
+        assert_eq!(got, expected, "{name}");
+    }
+}
+
+/// A blocked branch or merge is recorded once: `get-task` asking again with the same reason
+/// records nothing new; another reason, or another event, is recorded.
+#[test]
+fn a_blocked_branch_or_merge_is_recorded_once_per_reason() {
+    let blocked = state(CreatingBranch).edit(|w| w.last_error = Some("dirty".into()));
+    let merge_blocked = state(MergingBranch).edit(|w| w.last_error = Some("behind".into()));
+    let table = [
+        (
+            "same branch reason",
+            &blocked,
+            Event::BranchBlocked {
+                reason: "dirty".into(),
+            },
+            true,
+        ),
+        (
+            "another branch reason",
+            &blocked,
+            Event::BranchBlocked {
+                reason: "locked".into(),
+            },
+            false,
+        ),
+        (
+            "same merge reason",
+            &merge_blocked,
+            Event::MergeBlocked {
+                reason: "behind".into(),
+            },
+            true,
+        ),
+        ("another event", &blocked, Event::MergeStarted, false),
+    ];
+    for (name, st, event, expected) in table {
+        assert_eq!(already_recorded(st, &event), expected, "{name}");
+    }
 }
