@@ -1442,6 +1442,8 @@ fn approval_is_accepted_only_where_a_review_waits_for_a_human() {
 /// the squash; refused before a branch exists and wherever no step is worked on.
 #[test]
 fn checkpoints_are_accepted_where_steps_are_worked_on() {
+    /// The step owed, or why it is refused.
+    type Expected = Result<Option<OwedCheckpoint>, &'static str>;
     let owed = state(ExecutingTdd).edit(|w| {
         w.pending = Some(Pending::Checkpoint {
             step: StepId::new(0, 1),
@@ -1457,7 +1459,7 @@ fn checkpoints_are_accepted_where_steps_are_worked_on() {
     let no_branch = "there is no PR branch yet";
     let no_step = "checkpoints are commits on the PR branch while its steps are worked on";
     #[rustfmt::skip]
-    let table: Vec<(&str, State, Result<Option<OwedCheckpoint>, &str>)> = vec![
+    let table: Vec<(&str, State, Expected)> = vec![
         ("a step owes one", owed, Ok(expected_owed.clone())),
         ("owed while debugging", owed_in_debugging, Ok(expected_owed)),
         ("in the TDD loop, none owed", state(ExecutingTdd), Ok(None)),
