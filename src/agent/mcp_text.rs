@@ -263,7 +263,7 @@ mod tests {
         );
     }
 
-    /// Every briefing the workflow gives (the snapshots of src/workflow/briefing.rs), as an
+    /// Every briefing the workflow gives (the snapshots of src/workflow/briefing/tests.rs), as an
     /// MCP client's agent reads it, names no agent command line.
     #[test]
     fn no_briefing_names_an_agent_command_line_over_mcp() {
