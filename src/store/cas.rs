@@ -64,6 +64,11 @@ impl Store {
             && marked
         {
             let _ = std::fs::remove_file(intent);
+            // The marker is the tip again, so what killed writers left explains nothing any
+            // more; holding the turn, no other writer is between its intent and its marker.
+            if let (Some(_), Some(workflow)) = (&_turn, workflow) {
+                self.forget_unfinished_moves(workflow);
+            }
         }
         match result {
             Ok(_) => Ok(()),

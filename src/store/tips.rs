@@ -136,6 +136,40 @@ impl Store {
             .collect()
     }
 
+    /// Removes the intent files of `workflow`'s moves that writers killed before their
+    /// marker left behind: called once the marker is the tip again, with the writers' turn
+    /// held, when none of them can explain anything.
+    pub(super) fn forget_unfinished_moves(&self, workflow: &str) {
+        let marker = self.tip_marker(workflow);
+        let (Some(dir), Some(base)) = (marker.parent(), marker.file_name()) else {
+            return;
+        };
+        let prefix = format!("{}.intent.", base.to_string_lossy());
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            // `<workflow>.intent.<pid>` holding two ids: another workflow may be named like
+            // an intent (`main.intent.7`), and its marker holds one id.
+            let is_intent = name
+                .strip_prefix(&prefix)
+                .is_some_and(|pid| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
+                && crate::input::read_file(&entry.path(), 256)
+                    .ok()
+                    .flatten()
+                    .is_some_and(|text| {
+                        text.split(|b| b.is_ascii_whitespace())
+                            .filter(|w| !w.is_empty())
+                            .count()
+                            == 2
+                    });
+            if is_intent {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+    }
+
     /// The tip git-orchestrate last wrote to `workflow`'s ref in this repository, when it
     /// remembers one: something else moved the ref when it is not the tip now.
     pub fn last_written_tip(&self, workflow: &str) -> Option<String> {

@@ -373,6 +373,26 @@ fn a_tip_marker_one_transition_behind_after_a_kill_is_no_forgery() {
     // the marker to the tip.
     std::fs::write(tips.join("main.intent.4243"), format!("{older} {before}\n")).unwrap();
     repo.run(&["audit"]).expect(0);
+
+    // The next write leaves the marker at the tip again, and the intents explain nothing any
+    // more: it removes them (not a marker of a workflow named like one, which holds one id).
+    std::fs::write(tips.join("main.intent.77"), format!("{after}\n")).unwrap();
+    repo.run(&[
+        "submit-work",
+        "-s",
+        "right reason",
+        "--analysis-decision",
+        "SUCCESS",
+    ])
+    .expect(0);
+    let mut left: Vec<String> = std::fs::read_dir(&tips)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with("main.intent."))
+        .collect();
+    left.sort();
+    assert_eq!(left, ["main.intent.77"]);
+    repo.run(&["audit"]).expect(0);
 }
 
 /// A kill mid-append leaves the reflog's last line torn (`OLD NEW`, no newline). The next
