@@ -11,7 +11,11 @@ mod values;
 
 pub use initial::{FirstGate, TestRunner, detect_test_runner, initial_file, read_small_file};
 use sections::default_master_plan;
-pub use sections::*;
+pub use sections::{
+    ALL_DIMENSIONS, AgentConfig, DEFAULT_TEST_PATHS, Debugging, FinalizeConfig, Gate, GatesConfig,
+    HooksConfig, PinnedTests, PrePush, Preset, RetryConfig, RetryStrategy, ReviewConfig,
+    ReviewPolicy, TestConfig,
+};
 pub use values::parse_duration;
 
 /// The config file's name, at the repository root.

@@ -114,6 +114,25 @@ impl Store {
     /// new)` from the intent files [`Store::note_intent`] leaves when a kill comes between
     /// the ref's move and the marker's rewrite.
     pub fn unfinished_tip_moves(&self, workflow: &str) -> Vec<(String, String)> {
+        self.intent_files(workflow)
+            .into_iter()
+            .map(|(_, old, new)| (old, new))
+            .collect()
+    }
+
+    /// Removes the intent files of `workflow`'s moves that writers killed before their
+    /// marker left behind: called once the marker is the tip again, with the writers' turn
+    /// held, when none of them can explain anything.
+    pub(super) fn forget_unfinished_moves(&self, workflow: &str) {
+        for (path, _, _) in self.intent_files(workflow) {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+
+    /// `workflow`'s intent files, `<workflow>.intent.<pid>` beside its marker, each with the
+    /// move it names. Only a name ending in a pid and a text of two ids is one: another
+    /// workflow may be named like an intent (`main.intent.7`), and its marker holds one id.
+    fn intent_files(&self, workflow: &str) -> Vec<(PathBuf, String, String)> {
         let marker = self.tip_marker(workflow);
         let (Some(dir), Some(base)) = (marker.parent(), marker.file_name()) else {
             return Vec::new();
@@ -123,51 +142,22 @@ impl Store {
             return Vec::new();
         };
         entries
-            .filter_map(|e| {
-                let e = e.ok()?;
-                if !e.file_name().to_string_lossy().starts_with(&prefix) {
+            .flatten()
+            .filter_map(|entry| {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                let pid = name.strip_prefix(&prefix)?;
+                if pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) {
                     return None;
                 }
-                let text = crate::input::read_file(&e.path(), 256).ok()??;
+                let text = crate::input::read_file(&entry.path(), 256).ok()??;
                 let text = String::from_utf8(text).ok()?;
-                let (old, new) = text.trim().split_once(' ')?;
-                Some((old.to_string(), new.to_string()))
+                let mut ids = text.split_whitespace();
+                let (old, new) = (ids.next()?, ids.next()?);
+                ids.next()
+                    .is_none()
+                    .then(|| (entry.path(), old.to_string(), new.to_string()))
             })
             .collect()
-    }
-
-    /// Removes the intent files of `workflow`'s moves that writers killed before their
-    /// marker left behind: called once the marker is the tip again, with the writers' turn
-    /// held, when none of them can explain anything.
-    pub(super) fn forget_unfinished_moves(&self, workflow: &str) {
-        let marker = self.tip_marker(workflow);
-        let (Some(dir), Some(base)) = (marker.parent(), marker.file_name()) else {
-            return;
-        };
-        let prefix = format!("{}.intent.", base.to_string_lossy());
-        let Ok(entries) = std::fs::read_dir(dir) else {
-            return;
-        };
-        for entry in entries.flatten() {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            // `<workflow>.intent.<pid>` holding two ids: another workflow may be named like
-            // an intent (`main.intent.7`), and its marker holds one id.
-            let is_intent = name
-                .strip_prefix(&prefix)
-                .is_some_and(|pid| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
-                && crate::input::read_file(&entry.path(), 256)
-                    .ok()
-                    .flatten()
-                    .is_some_and(|text| {
-                        text.split(|b| b.is_ascii_whitespace())
-                            .filter(|w| !w.is_empty())
-                            .count()
-                            == 2
-                    });
-            if is_intent {
-                let _ = std::fs::remove_file(entry.path());
-            }
-        }
     }
 
     /// The tip git-orchestrate last wrote to `workflow`'s ref in this repository, when it

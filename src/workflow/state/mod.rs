@@ -100,18 +100,9 @@ impl State {
         let Phase::Pr { stage, .. } = &self.phase else {
             return None;
         };
-        match stage {
-            PrStage::ExecutingTdd { pending } | PrStage::Debugging { pending, .. } => match pending
-            {
-                Some(TddPending::Checkpoint { step, .. }) => Some(*step),
-                Some(TddPending::Analysis(_)) | None => None,
-            },
-            PrStage::Replanning { .. }
-            | PrStage::CodeReview { .. }
-            | PrStage::AwaitingFinalization
-            | PrStage::FinalizeComplete { .. }
-            | PrStage::PlanUpdated { .. }
-            | PrStage::MergingBranch { .. } => None,
+        match stage.tdd()? {
+            (_, Some(TddPending::Checkpoint { step, .. })) => Some(*step),
+            (_, Some(TddPending::Analysis(_)) | None) => None,
         }
     }
 

@@ -233,6 +233,21 @@ impl PrStage {
         }
     }
 
+    /// The TDD loop's data, in EXECUTING_TDD and DEBUGGING: the failed attempts (DEBUGGING
+    /// only) and what waits before the next step. `None` in every other stage.
+    pub fn tdd(&self) -> Option<(Option<&Attempts>, &Option<TddPending>)> {
+        match self {
+            PrStage::ExecutingTdd { pending } => Some((None, pending)),
+            PrStage::Debugging { attempts, pending } => Some((Some(attempts), pending)),
+            PrStage::Replanning { .. }
+            | PrStage::CodeReview { .. }
+            | PrStage::AwaitingFinalization
+            | PrStage::FinalizeComplete { .. }
+            | PrStage::PlanUpdated { .. }
+            | PrStage::MergingBranch { .. } => None,
+        }
+    }
+
     /// What waits to be resolved, in the wire's terms.
     fn pending(&self) -> Option<Pending> {
         match self {

@@ -454,15 +454,16 @@ pub fn check_checkpoint(state: &State) -> Result<Option<OwedCheckpoint>, Rejecti
             GET_TASK_HINT,
         ))
     };
-    match &state.phase {
-        Phase::Pr {
-            stage: PrStage::ExecutingTdd { pending, .. },
-            ..
-        }
-        | Phase::Pr {
-            stage: PrStage::Debugging { pending, .. },
-            ..
-        } => Ok(match pending {
+    let Phase::Pr { stage, .. } = &state.phase else {
+        return refuse(match state.phase {
+            Phase::Initializing | Phase::CreatingBranch { .. } => "there is no PR branch yet",
+            Phase::Pr { .. } | Phase::Halted { .. } => {
+                "checkpoints are commits on the PR branch while its steps are worked on"
+            }
+        });
+    };
+    match (stage.tdd(), stage) {
+        (Some((_, pending)), _) => Ok(match pending {
             Some(TddPending::Checkpoint {
                 step, description, ..
             }) => Some(OwedCheckpoint {
@@ -471,21 +472,8 @@ pub fn check_checkpoint(state: &State) -> Result<Option<OwedCheckpoint>, Rejecti
             }),
             Some(TddPending::Analysis(_)) | None => None,
         }),
-        Phase::Pr {
-            stage: PrStage::AwaitingFinalization,
-            ..
-        } => Ok(None),
-        Phase::Initializing | Phase::CreatingBranch { .. } => refuse("there is no PR branch yet"),
-        Phase::Pr {
-            stage:
-                PrStage::Replanning { .. }
-                | PrStage::CodeReview { .. }
-                | PrStage::FinalizeComplete { .. }
-                | PrStage::PlanUpdated { .. }
-                | PrStage::MergingBranch { .. },
-            ..
-        }
-        | Phase::Halted { .. } => {
+        (None, PrStage::AwaitingFinalization) => Ok(None),
+        (None, _) => {
             refuse("checkpoints are commits on the PR branch while its steps are worked on")
         }
     }
@@ -514,29 +502,15 @@ pub fn check_scope_reduction(
 ) -> Result<StepSummary, Rejection> {
     let status = state.status();
     let at = thresholds.unlock_scope_reduction_at;
-    let attempts = match &state.phase {
-        Phase::Pr {
-            stage: PrStage::Debugging { attempts, .. },
-            ..
-        } => attempts.count,
-        // Nothing has failed yet: locked, and the message says how far from unlocking.
-        Phase::Pr {
-            stage: PrStage::ExecutingTdd { .. },
-            ..
-        } => 0,
-        Phase::Initializing
-        | Phase::CreatingBranch { .. }
-        | Phase::Pr {
-            stage:
-                PrStage::Replanning { .. }
-                | PrStage::CodeReview { .. }
-                | PrStage::AwaitingFinalization
-                | PrStage::FinalizeComplete { .. }
-                | PrStage::PlanUpdated { .. }
-                | PrStage::MergingBranch { .. },
-            ..
-        }
-        | Phase::Halted { .. } => {
+    let tdd = match &state.phase {
+        Phase::Pr { stage, .. } => stage.tdd(),
+        Phase::Initializing | Phase::CreatingBranch { .. } | Phase::Halted { .. } => None,
+    };
+    // Nothing has failed yet in EXECUTING_TDD: locked, and the message says how far from
+    // unlocking.
+    let attempts = match tdd {
+        Some((attempts, _)) => attempts.map_or(0, |a| a.count),
+        None => {
             return Err(Rejection::wrong_state(
                 status,
                 format!(

@@ -21,37 +21,15 @@ pub(super) struct Tdd {
 
 impl Tdd {
     pub(super) fn of(state: &State) -> Option<Tdd> {
-        match &state.phase {
-            Phase::Pr {
-                pr,
-                stage: PrStage::ExecutingTdd { pending },
-            } => Some(Tdd {
-                pr: pr.clone(),
-                attempts: None,
-                pending: pending.clone(),
-            }),
-            Phase::Pr {
-                pr,
-                stage: PrStage::Debugging { attempts, pending },
-            } => Some(Tdd {
-                pr: pr.clone(),
-                attempts: Some(attempts.clone()),
-                pending: pending.clone(),
-            }),
-            Phase::Initializing
-            | Phase::CreatingBranch { .. }
-            | Phase::Pr {
-                stage:
-                    PrStage::Replanning { .. }
-                    | PrStage::CodeReview { .. }
-                    | PrStage::AwaitingFinalization
-                    | PrStage::FinalizeComplete { .. }
-                    | PrStage::PlanUpdated { .. }
-                    | PrStage::MergingBranch { .. },
-                ..
-            }
-            | Phase::Halted { .. } => None,
-        }
+        let Phase::Pr { pr, stage } = &state.phase else {
+            return None;
+        };
+        let (attempts, pending) = stage.tdd()?;
+        Some(Tdd {
+            pr: pr.clone(),
+            attempts: attempts.cloned(),
+            pending: pending.clone(),
+        })
     }
 
     /// The attempt failed: DEBUGGING starts, or counts one more attempt (docs/states.md).
