@@ -473,6 +473,14 @@ fn first_turn(out: &Run) -> Value {
         .expect("a turn event")
 }
 
+/// `run --max-turns 1` (after `options`) of `sh -c script`, the whole run held to 60 s.
+fn one_turn_of(repo: &TestRepo, options: &[&str], script: &str) -> Run {
+    let mut args = vec!["60", BIN];
+    args.extend_from_slice(options);
+    args.extend(["run", "--max-turns", "1", "--", "sh", "-c", script]);
+    Run::from(repo.command("timeout", args).output().unwrap())
+}
+
 /// Whether process `pid` still runs (a zombie has ended).
 fn alive(pid: &str) -> bool {
     std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())).is_ok_and(|stat| {
@@ -493,25 +501,7 @@ fn a_turn_that_never_ends_is_ended_at_its_time_limit_with_everything_it_started(
         "setsid sleep 300 & echo $! > '{}'; exec sleep 300",
         pidfile.display()
     );
-    let out = Run::from(
-        repo.command(
-            "timeout",
-            [
-                "60",
-                BIN,
-                "--json",
-                "run",
-                "--max-turns",
-                "1",
-                "--",
-                "sh",
-                "-c",
-                &script,
-            ],
-        )
-        .output()
-        .unwrap(),
-    );
+    let out = one_turn_of(&repo, &["--json"], &script);
     assert_eq!(out.code, 10, "{}{}", out.stdout, out.stderr);
     let turn = first_turn(&out);
     assert_eq!(turn["exit"], "killed after the 2s timeout", "{turn:#}");
@@ -529,24 +519,7 @@ fn what_a_turn_leaves_running_ends_with_it() {
         "env -i setsid /bin/sh -c 'echo $$ > \"{}\"; exec sleep 300' >/dev/null 2>&1 < /dev/null & sleep 1; exit 0",
         pidfile.display()
     );
-    let out = Run::from(
-        repo.command(
-            "timeout",
-            [
-                "60",
-                BIN,
-                "run",
-                "--max-turns",
-                "1",
-                "--",
-                "sh",
-                "-c",
-                &script,
-            ],
-        )
-        .output()
-        .unwrap(),
-    );
+    let out = one_turn_of(&repo, &[], &script);
     assert_eq!(out.code, 10, "{}{}", out.stdout, out.stderr);
     let pid = std::fs::read_to_string(&pidfile).unwrap();
     assert!(!alive(&pid), "the daemon {pid} outlived its turn");
