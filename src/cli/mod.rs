@@ -3,6 +3,7 @@
 
 mod agent_hook;
 mod approve;
+mod attest;
 mod audit;
 mod checkpoint;
 mod completions;
@@ -107,6 +108,8 @@ pub enum Command {
     Verify(verify::VerifyArgs),
     /// Replay the workflow's history and check that nothing in it was forged
     Audit(audit::AuditArgs),
+    /// Judge a workflow's merge into main, or a finalized PR's head, off the agent's machine
+    Attest(attest::AttestArgs),
     /// Bring this clone and a remote level: workflows, notes and PR branches
     Sync(sync::SyncArgs),
     /// Install, remove or show the git hooks that enforce preflight on checkpoints
@@ -198,16 +201,19 @@ fn usage_text(e: &clap::Error) -> String {
     text
 }
 
+fn current_dir() -> Result<std::path::PathBuf, Failure> {
+    std::env::current_dir().map_err(|e| {
+        Failure::from(CommandError::new(
+            ErrorKind::Io,
+            format!("cannot read the current directory: {e}"),
+        ))
+    })
+}
+
 /// Runs one parsed command line; returns the exit code of a completed command.
 pub fn run(cli: &Cli, ui: &mut Ui) -> Result<Exit, Failure> {
     let open = || -> Result<Session, Failure> {
-        let dir = std::env::current_dir().map_err(|e| {
-            Failure::from(CommandError::new(
-                ErrorKind::Io,
-                format!("cannot read the current directory: {e}"),
-            ))
-        })?;
-        Session::open_selected(&dir, cli.workflow.as_deref()).map_err(Failure::from)
+        Session::open_selected(&current_dir()?, cli.workflow.as_deref()).map_err(Failure::from)
     };
     match &cli.command {
         Command::Init(args) => init::run(&open()?, args, ui),
@@ -225,6 +231,7 @@ pub fn run(cli: &Cli, ui: &mut Ui) -> Result<Exit, Failure> {
         Command::Plan(args) => plan::run(&open()?, args, ui),
         Command::Verify(args) => verify::run(&open()?, args, ui),
         Command::Audit(args) => audit::run(&open()?, args, ui),
+        Command::Attest(args) => attest::run(args, ui),
         Command::Sync(args) => sync::run(&open()?, args, ui),
         Command::Hooks(args) => hooks::run(&open()?, args, ui),
         Command::Hook(args) => hooks::hook(&open()?, args, ui),

@@ -4,6 +4,7 @@
 
 pub mod agent_hook;
 pub mod agent_setup;
+pub mod attest;
 pub mod audit;
 mod chain;
 mod checkpoint;
@@ -111,6 +112,19 @@ impl Session {
         Ok(Session {
             store,
             git,
+            config: RefCell::new(None),
+            env: std::cell::OnceCell::new(),
+        })
+    }
+
+    /// A verifier's session on the repository in `dir` (made by `attest`): its store and its
+    /// git see that repository only, never the caller's environment or configuration files.
+    pub fn open_isolated(dir: &Path, workflow: &str) -> Result<Session, EngineError> {
+        let store = Store::open_isolated(dir, workflow)?;
+        let program = crate::exec::env::find_git_for(&[store.workdir()]);
+        Ok(Session {
+            git: Git::with_program(store.workdir(), program).isolated(),
+            store,
             config: RefCell::new(None),
             env: std::cell::OnceCell::new(),
         })

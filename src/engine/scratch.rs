@@ -35,7 +35,7 @@ impl<'a> Scratch<'a> {
         let worktree = session
             .git
             .temp_worktree(&super::hermetic::scratch_root(session), commit)?;
-        let git = Git::with_program(worktree.path(), session.git.program());
+        let git = session.git.at(worktree.path());
         let scratch = Scratch {
             session,
             worktree,

@@ -47,7 +47,7 @@ pub use names::{
     DEFAULT_WORKFLOW, EVENT_HEADER, REFLOG_PREFIX, WORKFLOW_CONFIG_KEY, branch_of_ref, branch_ref,
     is_notes_ref, is_valid_branch_name, valid_workflow_name, workflow_ref,
 };
-pub use notes::{NOTES_REF, NoteReader};
+pub use notes::{ATTEST_NOTES_REF, NOTES_REF, NoteReader};
 pub use remote::{
     Backup, LocalRef, Relation, Standing, exact_notes_refspec, fetch_refspecs, is_state_ref,
     sync_refspecs, tracking_branch_ref, tracking_notes_ref, tracking_ref, writes_local_state,
@@ -94,6 +94,32 @@ fn open_without_replacements(dir: &Path) -> Result<gix::Repository, StoreError> 
 }
 
 impl Store {
+    /// The repository in `dir` itself (no discovery upwards), read as a verifier reads it:
+    /// blind to the environment and to every configuration file but the repository's own
+    /// (docs/integrity.md, "attest"). Replace objects are ignored as everywhere.
+    pub fn open_isolated(dir: &Path, workflow: &str) -> Result<Store, StoreError> {
+        if !valid_workflow_name(workflow) {
+            return Err(StoreError::BadWorkflowName(workflow.to_string()));
+        }
+        let options =
+            gix::open::Options::isolated().config_overrides(["core.useReplaceRefs=false"]);
+        let repo = gix::ThreadSafeRepository::open_opts(dir, options)
+            .map(gix::Repository::from)
+            .map_err(|e| {
+                StoreError::NotARepository(format!("cannot open the git repository: {e}"))
+            })?;
+        if repo.workdir().is_none() {
+            return Err(StoreError::Bare);
+        }
+        let ref_name = FullName::try_from(format!("{WORKFLOWS}{workflow}"))
+            .map_err(|_| StoreError::BadWorkflowName(workflow.to_string()))?;
+        Ok(Store {
+            repo,
+            workflow: workflow.to_string(),
+            ref_name,
+        })
+    }
+
     /// Finds the repository containing `dir` (honouring `GIT_DIR` and friends, as hooks set
     /// them) and addresses workflow `workflow` in it.
     pub fn discover(dir: &Path, workflow: &str) -> Result<Store, StoreError> {

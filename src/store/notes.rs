@@ -13,6 +13,10 @@ use super::{Store, StoreError, WriteError, git_err};
 /// Where the orchestrator's notes live.
 pub const NOTES_REF: &str = "refs/notes/orchestrator";
 
+/// Where `attest` keeps its verdicts (docs/integrity.md, "attest"): one in-toto Statement per
+/// commit, written by a verifier, never by a client push.
+pub const ATTEST_NOTES_REF: &str = "refs/notes/orchestrator-attest";
+
 /// The notes as they are now, for looking up many commits at the cost of one.
 pub struct NoteReader<'s> {
     store: &'s Store,
@@ -37,12 +41,16 @@ impl NoteReader<'_> {
 impl Store {
     /// The notes ref's commit and tree, or `None` while there are no notes.
     fn notes_tip(&self) -> Result<Option<(ObjectId, ObjectId)>, StoreError> {
-        let Some(reference) = self.repo.try_find_reference(NOTES_REF).map_err(git_err)? else {
+        self.notes_tip_of(NOTES_REF)
+    }
+
+    fn notes_tip_of(&self, notes_ref: &str) -> Result<Option<(ObjectId, ObjectId)>, StoreError> {
+        let Some(reference) = self.repo.try_find_reference(notes_ref).map_err(git_err)? else {
             return Ok(None);
         };
         let Some(commit) = reference.target().try_id().map(ToOwned::to_owned) else {
             return Err(StoreError::Git(format!(
-                "{NOTES_REF} is a symbolic ref; it must point at a notes commit"
+                "{notes_ref} is a symbolic ref; it must point at a notes commit"
             )));
         };
         let tree = self
@@ -68,31 +76,71 @@ impl Store {
     /// Returns whether anything was written. A lost race is [`WriteError::Conflict`]: read
     /// again and retry.
     pub fn add_note_line(&self, commit: &str, line: &str) -> Result<bool, WriteError> {
+        self.edit_note(NOTES_REF, commit, |text| {
+            let mut text = text.unwrap_or_default();
+            if text.lines().any(|l| l == line) {
+                return None;
+            }
+            if !text.is_empty() && !text.ends_with('\n') {
+                text.push('\n');
+            }
+            text.push_str(line);
+            text.push('\n');
+            Some(text)
+        })
+    }
+
+    /// Makes `text` the attestation note on `commit` (replacing an older verdict). A lost
+    /// race is [`WriteError::Conflict`].
+    pub fn set_attest_note(&self, commit: &str, text: &str) -> Result<bool, WriteError> {
+        self.edit_note(ATTEST_NOTES_REF, commit, |old| {
+            (old.as_deref() != Some(text)).then(|| text.to_string())
+        })
+    }
+
+    /// The attestation note on `commit`, if it has one.
+    pub fn attest_note(&self, commit: &str) -> Result<Option<String>, StoreError> {
         let commit = object_id(commit)?;
-        let tip = self.notes_tip()?;
+        let Some((_, root)) = self.notes_tip_of(ATTEST_NOTES_REF)? else {
+            return Ok(None);
+        };
+        let mut tree = notes::State::new(root, &self.repo).map_err(git_err)?;
+        let Some(blob) = tree.get(&commit, &self.repo).map_err(git_err)? else {
+            return Ok(None);
+        };
+        let data = self.repo.find_blob(blob).map_err(git_err)?;
+        Ok(Some(data.data.to_str_lossy().into_owned()))
+    }
+
+    /// Replaces the note on `commit` under `notes_ref` with what `edit` makes of it
+    /// (`None`: leave it); objects first, then a compare-and-swap of the notes ref.
+    fn edit_note(
+        &self,
+        notes_ref: &str,
+        commit: &str,
+        edit: impl FnOnce(Option<String>) -> Option<String>,
+    ) -> Result<bool, WriteError> {
+        let commit = object_id(commit)?;
+        let tip = self.notes_tip_of(notes_ref)?;
         let root = tip.map_or_else(
             || ObjectId::empty_tree(self.repo.object_hash()),
             |(_, tree)| tree,
         );
         let mut tree = notes::State::new(root, &self.repo).map_err(git_err)?;
-        let mut text = match tree.get(&commit, &self.repo).map_err(git_err)? {
-            Some(blob) => self
-                .repo
-                .find_blob(blob)
-                .map_err(git_err)?
-                .data
-                .to_str_lossy()
-                .into_owned(),
-            None => String::new(),
+        let old = match tree.get(&commit, &self.repo).map_err(git_err)? {
+            Some(blob) => Some(
+                self.repo
+                    .find_blob(blob)
+                    .map_err(git_err)?
+                    .data
+                    .to_str_lossy()
+                    .into_owned(),
+            ),
+            None => None,
         };
-        if text.lines().any(|l| l == line) {
+        let Some(text) = edit(old) else {
             return Ok(false);
-        }
-        if !text.is_empty() && !text.ends_with('\n') {
-            text.push('\n');
-        }
-        text.push_str(line);
-        text.push('\n');
+        };
         let blob = self
             .repo
             .write_blob(text.as_bytes())
@@ -115,7 +163,7 @@ impl Store {
             .write_object(&notes_commit)
             .map_err(git_err)?
             .detach();
-        let name = FullName::try_from(NOTES_REF).map_err(git_err)?;
+        let name = FullName::try_from(notes_ref).map_err(git_err)?;
         self.update_ref(
             &name,
             tip.map(|(parent, _)| parent),

@@ -11,6 +11,7 @@ mod scratch;
 mod sync;
 #[cfg(test)]
 mod tests;
+mod verifier;
 
 use std::ffi::OsStr;
 use std::fmt;
@@ -62,7 +63,33 @@ pub struct Git {
     /// Files (from the top of the working tree) that are never part of the agent's work:
     /// [`Git::add_all`] and [`Git::worktree_tree`] leave them as the index has them.
     left_out: Vec<String>,
+    /// Blind to the caller's repository and configuration ([`Git::isolated`]).
+    isolated: bool,
 }
+
+/// What points git at a repository, its objects or its configuration from the environment:
+/// a hook's git sets them (a pre-receive hook's point at the push's quarantine), and a
+/// verifier's git must see only the repository it is run in.
+const REPOSITORY_VARS: &[&str] = &[
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_COMMON_DIR",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_QUARANTINE_PATH",
+    "GIT_NAMESPACE",
+    "GIT_CEILING_DIRECTORIES",
+    "GIT_DISCOVERY_ACROSS_FILESYSTEM",
+    "GIT_CONFIG",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_COUNT",
+    "GIT_PUSH_OPTION_COUNT",
+    "GIT_REPLACE_REF_BASE",
+    "GIT_GRAFT_FILE",
+    "GIT_SHALLOW_FILE",
+    "GIT_ATTR_SOURCE",
+];
 
 impl Git {
     /// git in `workdir`, the program found as [`super::env::find_git`] finds it for commands
@@ -74,6 +101,7 @@ impl Git {
             workdir,
             program,
             left_out: Vec::new(),
+            isolated: false,
         }
     }
 
@@ -83,6 +111,25 @@ impl Git {
             workdir: workdir.into(),
             program: program.into(),
             left_out: Vec::new(),
+            isolated: false,
+        }
+    }
+
+    /// This git, blind to the caller's environment and configuration: no variable that
+    /// names a repository, its objects or extra configuration, and neither the system's nor
+    /// the user's config files. What a verifier runs (docs/integrity.md, "attest").
+    pub fn isolated(mut self) -> Self {
+        self.isolated = true;
+        self
+    }
+
+    /// The same git (program, isolation) in another working tree.
+    pub fn at(&self, workdir: impl Into<PathBuf>) -> Self {
+        Git {
+            workdir: workdir.into(),
+            program: self.program.clone(),
+            left_out: Vec::new(),
+            isolated: self.isolated,
         }
     }
 
@@ -164,6 +211,14 @@ impl Git {
         // and filters to load.
         for var in super::env::injecting_vars() {
             cmd.env_remove(var);
+        }
+        if self.isolated {
+            for var in REPOSITORY_VARS {
+                cmd.env_remove(var);
+            }
+            cmd.env("GIT_CONFIG_NOSYSTEM", "1")
+                .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                .env("GIT_ATTR_NOSYSTEM", "1");
         }
         (cmd, shown)
     }

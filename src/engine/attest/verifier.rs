@@ -1,0 +1,130 @@
+//! The verifier's own repository (docs/integrity.md, "attest"): a fresh temporary repository
+//! that reads the judged repository's objects and nothing else of it (no config, hooks,
+//! refs, replace objects, attributes or filters), in which every check and re-run happens.
+
+use std::path::{Path, PathBuf};
+
+use gix::ObjectId;
+
+use crate::engine::{EngineError, Session, io_error};
+use crate::exec::Git;
+use crate::store::workflow_ref;
+
+/// A workflow chain the judged repository holds: its own, or a remote's as last fetched.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Chain {
+    pub workflow: String,
+    /// The ref it was read from in the judged repository (or the pushed update).
+    pub reference: String,
+    pub tip: ObjectId,
+}
+
+/// The judged repository, as the verifier reads it.
+pub struct Judged {
+    pub git: Git,
+    pub objects: Vec<PathBuf>,
+}
+
+impl Judged {
+    /// The repository `dir` is in (bare or not; in a pre-receive hook, with the push's
+    /// quarantine).
+    pub fn open(dir: &Path) -> Result<Judged, EngineError> {
+        let git = Git::new(dir);
+        let objects = git.object_dirs()?;
+        Ok(Judged { git, objects })
+    }
+
+    /// Every workflow chain the repository holds: `refs/orchestrator/workflows/*` and the
+    /// remotes' copies a fetch brought (`refs/orchestrator/remotes/<remote>/workflows/*`).
+    pub fn chains(&self) -> Result<Vec<Chain>, EngineError> {
+        let mut chains = Vec::new();
+        for (reference, id) in self
+            .git
+            .refs_under(&["refs/orchestrator/workflows/", "refs/orchestrator/remotes/"])?
+        {
+            let Some(workflow) = workflow_of(&reference) else {
+                continue;
+            };
+            let Ok(tip) = ObjectId::from_hex(id.as_bytes()) else {
+                continue;
+            };
+            chains.push(Chain {
+                workflow: workflow.to_string(),
+                reference,
+                tip,
+            });
+        }
+        Ok(chains)
+    }
+}
+
+/// The workflow a state ref names, local or a remote's.
+pub fn workflow_of(reference: &str) -> Option<&str> {
+    if let Some(name) = reference.strip_prefix("refs/orchestrator/workflows/") {
+        return Some(name).filter(|n| !n.contains('/'));
+    }
+    let rest = reference.strip_prefix("refs/orchestrator/remotes/")?;
+    let (_, name) = rest.split_once("/workflows/")?;
+    Some(name).filter(|n| !n.contains('/'))
+}
+
+/// The fresh repository, removed when dropped (after the sessions opened on it).
+pub struct Verifier {
+    repo: PathBuf,
+    git: Git,
+    _dir: tempfile::TempDir,
+}
+
+impl Verifier {
+    /// A new repository reading `judged`'s objects.
+    pub fn new(judged: &Judged) -> Result<Verifier, EngineError> {
+        let dir = tempfile::Builder::new()
+            .prefix("git-orchestrate-attest-")
+            .tempdir()
+            .map_err(io_error("make the verifier's temporary directory"))?;
+        let repo = dir.path().join("repo");
+        let git = Git::new(dir.path()).isolated();
+        git.init_reading(&repo, &judged.objects)?;
+        Ok(Verifier {
+            git: git.at(&repo),
+            repo,
+            _dir: dir,
+        })
+    }
+
+    /// A session on the verifier's repository with `chain` as its workflow.
+    pub fn session(&self, chain: &Chain) -> Result<Session, EngineError> {
+        self.git
+            .set_ref(&workflow_ref(&chain.workflow), &chain.tip.to_string())?;
+        Session::open_isolated(&self.repo, &chain.workflow)
+    }
+
+    /// Points `branch` of the verifier's repository at `commit` (main, for what reads it).
+    pub fn set_branch(&self, branch: &str, commit: &str) -> Result<(), EngineError> {
+        Ok(self.git.set_ref(&format!("refs/heads/{branch}"), commit)?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn workflows_are_read_from_local_and_remote_refs_only() {
+        assert_eq!(
+            workflow_of("refs/orchestrator/workflows/main"),
+            Some("main")
+        );
+        assert_eq!(
+            workflow_of("refs/orchestrator/remotes/origin/workflows/w-1"),
+            Some("w-1")
+        );
+        assert_eq!(workflow_of("refs/orchestrator/claims/x"), None);
+        assert_eq!(
+            workflow_of("refs/orchestrator/remotes/origin/claims/x"),
+            None
+        );
+        assert_eq!(workflow_of("refs/orchestrator/workflows/a/b"), None);
+        assert_eq!(workflow_of("refs/heads/main"), None);
+    }
+}
