@@ -351,6 +351,7 @@ impl Fixture {
                         summary: &t.summary,
                         human: None,
                         input: Some(input),
+                        pinned_tree: FileChange::Keep,
                     },
                 )
                 .expect("write");

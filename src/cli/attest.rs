@@ -4,6 +4,8 @@
 use clap::Args;
 
 use super::{Exit, Failure, Ui};
+use crate::engine::EngineError;
+use crate::engine::attest::receive::{self, Pusher};
 use crate::engine::attest::{self, AttestReport};
 
 /// Judge a workflow's merge into main, or a finalized PR's head, off the agent's machine.
@@ -26,10 +28,43 @@ pub struct AttestArgs {
     /// Print the verdicts only; write no note.
     #[arg(long)]
     pub no_note: bool,
+
+    /// Run as a bare repository's pre-receive hook: judge the ref updates on stdin (what
+    /// --install-server-hook installs).
+    #[arg(long, conflicts_with_all = ["commits", "post_receive", "install_server_hook"])]
+    pub pre_receive: bool,
+
+    /// Run as a bare repository's post-receive hook: write the accepted verdicts as notes.
+    #[arg(long, conflicts_with_all = ["commits", "install_server_hook"])]
+    pub post_receive: bool,
+
+    /// Install the pre-receive and post-receive hooks into the bare repository DIR.
+    #[arg(long, value_name = "DIR", conflicts_with = "commits")]
+    pub install_server_hook: Option<std::path::PathBuf>,
 }
 
 pub fn run(args: &AttestArgs, ui: &mut Ui) -> Result<Exit, Failure> {
     let dir = super::current_dir()?;
+    if args.pre_receive {
+        return pre_receive(&dir, ui);
+    }
+    if args.post_receive {
+        // git feeds the updates; the verdicts the pre-receive hook kept say what to write.
+        let _ = super::input::read_input(std::path::Path::new("-"), "the hook's input", "");
+        let written = receive::post_receive(&dir)?;
+        if !written.is_empty() {
+            ui.text(&format!(
+                "git-orchestrate: {} verdict{} written under {}",
+                written.len(),
+                if written.len() == 1 { "" } else { "s" },
+                crate::store::ATTEST_NOTES_REF
+            ))?;
+        }
+        return Ok(Exit::Success);
+    }
+    if let Some(target) = &args.install_server_hook {
+        return install(target, ui);
+    }
     let report = attest::attest(&dir, &args.commits, !args.no_note)?;
     let code = Exit::VerificationFailed.when(!report.passed());
     if ui.json_report(&report)? {
@@ -75,4 +110,89 @@ fn text(report: &AttestReport) -> String {
         )),
     }
     out
+}
+
+/// The pre-receive hook: the updates on stdin, who pushed from the environment git and the
+/// server set; one line per refusal, exit 1 when anything is refused (git then refuses the
+/// whole push).
+fn pre_receive(dir: &std::path::Path, ui: &mut Ui) -> Result<Exit, Failure> {
+    let input = super::input::read_input(
+        std::path::Path::new("-"),
+        "the pre-receive hook's input",
+        "git feeds the ref updates on stdin.",
+    )?;
+    let updates = receive::parse_updates(&String::from_utf8_lossy(&input)).map_err(|message| {
+        EngineError::BadInput {
+            message: format!("the pre-receive input is not what git writes: {message}"),
+            hint: "git orchestrate attest --pre-receive runs as a pre-receive hook; git feeds it."
+                .into(),
+        }
+    })?;
+    let report = receive::pre_receive(dir, &updates, &pusher())?;
+    let code = Exit::VerificationFailed.when(!report.refusals.is_empty());
+    if ui.json_report(&report)? {
+        return Ok(code);
+    }
+    let mut text = String::new();
+    if let Some(human) = &report.human {
+        text.push_str(&format!(
+            "git-orchestrate: pushed by {human}, a listed human\n"
+        ));
+    }
+    for v in report.verdicts.iter().filter(|v| v.passed) {
+        text.push_str(&format!(
+            "git-orchestrate: {} attests PASSED (workflow {})\n",
+            crate::short_id(&v.commit),
+            v.workflow.as_deref().unwrap_or("")
+        ));
+    }
+    for r in &report.refusals {
+        text.push_str(&format!(
+            "git-orchestrate: refused {}{}: {}\n",
+            r.reference,
+            r.commit
+                .as_deref()
+                .map(|c| format!(" {}", crate::short_id(c)))
+                .unwrap_or_default(),
+            r.reason
+        ));
+    }
+    ui.text(&text)?;
+    Ok(code)
+}
+
+/// Who pushed: a signed push's key only when git found its signature good and its nonce
+/// fresh; the server's `REMOTE_USER` as it is.
+fn pusher() -> Pusher {
+    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+    let certified = var("GIT_PUSH_CERT_STATUS").as_deref() == Some("G")
+        && var("GIT_PUSH_CERT_NONCE_STATUS").as_deref() == Some("OK");
+    Pusher {
+        key: var("GIT_PUSH_CERT_KEY").filter(|_| certified),
+        user: var("REMOTE_USER"),
+    }
+}
+
+fn install(target: &std::path::Path, ui: &mut Ui) -> Result<Exit, Failure> {
+    let program = std::env::current_exe().map_err(|e| EngineError::Io {
+        what: "find this program's path".into(),
+        source: e,
+    })?;
+    let installed = receive::install_server_hook(target, &program)?;
+    if ui.json_report(&installed)? {
+        return Ok(Exit::Success);
+    }
+    let mut text = String::new();
+    for hook in &installed.hooks {
+        text.push_str(&format!("installed {}\n", hook.display()));
+    }
+    text.push_str(
+        "Every push is judged now: workflow chains may only grow by audited transitions, \
+         main moves only to workflow merges that attest PASSED (or by a human listed in \
+         main's [attest] humans), and refs/notes/orchestrator-attest is the server's.\n\
+         For signed pushes by humans: git config receive.certNonceSeed <secret> and \
+         git config gpg.ssh.allowedSignersFile <file> in that repository.\n",
+    );
+    ui.text(&text)?;
+    Ok(Exit::Success)
 }

@@ -12,9 +12,9 @@ mod values;
 pub use initial::{FirstGate, TestRunner, detect_test_runner, initial_file, read_small_file};
 use sections::default_master_plan;
 pub use sections::{
-    ALL_DIMENSIONS, AgentConfig, DEFAULT_TEST_PATHS, Debugging, FinalizeConfig, Gate, GatesConfig,
-    HooksConfig, PinnedTests, PrePush, Preset, RetryConfig, RetryStrategy, ReviewConfig,
-    ReviewPolicy, TestConfig,
+    ALL_DIMENSIONS, AgentConfig, AttestConfig, DEFAULT_TEST_PATHS, Debugging, FinalizeConfig, Gate,
+    GatesConfig, HooksConfig, PinnedTests, PrePush, Preset, RetryConfig, RetryStrategy,
+    ReviewConfig, ReviewPolicy, TestConfig,
 };
 pub use values::parse_duration;
 
@@ -49,6 +49,8 @@ pub struct Config {
     pub agent: AgentConfig,
     #[serde(default)]
     pub retry: RetryConfig,
+    #[serde(default)]
+    pub attest: AttestConfig,
 }
 
 impl Default for Config {
@@ -66,6 +68,7 @@ impl Default for Config {
             finalize: FinalizeConfig::default(),
             agent: AgentConfig::default(),
             retry: RetryConfig::default(),
+            attest: AttestConfig::default(),
         }
     }
 }
@@ -135,6 +138,7 @@ impl Config {
         }
         config.debugging.validate().map_err(err)?;
         config.review.validate().map_err(err)?;
+        config.attest.validate().map_err(err)?;
         let mut seen = std::collections::HashSet::new();
         for (i, gate) in config.preflight.iter().enumerate() {
             if gate

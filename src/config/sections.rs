@@ -100,6 +100,63 @@ pub struct FinalizeConfig {
     pub clean_check: bool,
 }
 
+/// `[attest]` (docs/config.md, "[attest]"): what the verifier off the agent's machine (CI,
+/// the git server's hook) reads from main's configuration as the judged repository has it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AttestConfig {
+    /// Who may move main without a workflow: `key:SHA256:…` (the key of a signed push's
+    /// certificate, good and with a fresh nonce) or `user:NAME` (the identity the server
+    /// sets in `REMOTE_USER`).
+    #[serde(default)]
+    pub humans: Vec<String>,
+    /// A private SSH key on the verifier's machine that signs each verdict
+    /// (`ssh-keygen -Y sign`, namespace `git-orchestrate-attest`).
+    #[serde(default)]
+    pub signing_key: Option<String>,
+}
+
+impl AttestConfig {
+    pub(super) fn validate(&self) -> Result<(), String> {
+        for (i, human) in self.humans.iter().enumerate() {
+            let named = match human.split_once(':') {
+                Some(("key", key)) => key.starts_with("SHA256:") && key.len() > "SHA256:".len(),
+                Some(("user", user)) => !user.is_empty(),
+                _ => false,
+            };
+            if !named || human.chars().any(|c| c.is_control() || c.is_whitespace()) {
+                return Err(format!(
+                    "attest.humans[{i}]: {human:?} names nobody; write \"key:SHA256:…\" (a signed \
+                     push's key, as `ssh-keygen -lf KEY` prints it) or \"user:NAME\" (the server's \
+                     REMOTE_USER)"
+                ));
+            }
+        }
+        if self
+            .signing_key
+            .as_deref()
+            .is_some_and(|k| k.trim().is_empty())
+        {
+            return Err(
+                "attest.signing_key: empty; name a private key file or leave it out".into(),
+            );
+        }
+        Ok(())
+    }
+
+    /// The entry that names this pusher, if one does.
+    pub fn human<'a>(&'a self, key: Option<&str>, user: Option<&str>) -> Option<&'a str> {
+        self.humans
+            .iter()
+            .map(String::as_str)
+            .find(|h| match h.split_once(':') {
+                Some(("key", k)) => key == Some(k),
+                Some(("user", u)) => user == Some(u),
+                _ => false,
+            })
+    }
+}
+
 impl Default for FinalizeConfig {
     fn default() -> Self {
         FinalizeConfig { clean_check: true }

@@ -181,6 +181,7 @@ impl Session {
                 // Marks a history whose every transition records its event, so that `audit`
                 // tells a transition with none from one written before events were.
                 input: Some(chain::CREATED.to_string()),
+                pinned_tree: FileChange::Keep,
             },
         )?;
         self.store.read()?.ok_or(EngineError::Conflict)
@@ -578,6 +579,19 @@ impl Session {
             _ => None,
         });
         let merged = t.effects.contains(&Effect::DropPrRecords);
+        // A RED step's pinned tree is held by no commit: the chain carries it, so that a
+        // verifier elsewhere (a clone, CI, the server) can put its test back.
+        let red_tree = match &t.input {
+            Event::TestRan(run) => match &run.red {
+                Some(crate::workflow::state::RedOutcome::Pinned(pin)) => {
+                    Some(gix::ObjectId::from_hex(pin.tree.as_bytes()).map_err(|e| {
+                        EngineError::Internal(format!("a pinned tree id did not parse: {e}"))
+                    })?)
+                }
+                _ => None,
+            },
+            _ => None,
+        };
         self.store.write(
             Some(snapshot),
             &TransitionWrite {
@@ -608,6 +622,11 @@ impl Session {
                 summary: &t.summary,
                 human,
                 input: Some(event_record(&t.input)?),
+                pinned_tree: match (&red_tree, merged) {
+                    (Some(tree), _) => FileChange::Set(tree),
+                    (None, true) => FileChange::Remove,
+                    (None, false) => FileChange::Keep,
+                },
             },
         )?;
         Ok(())

@@ -98,6 +98,20 @@ impl Store {
     /// blind to the environment and to every configuration file but the repository's own
     /// (docs/integrity.md, "attest"). Replace objects are ignored as everywhere.
     pub fn open_isolated(dir: &Path, workflow: &str) -> Result<Store, StoreError> {
+        let store = Self::open_isolated_any(dir, workflow)?;
+        if store.repo.workdir().is_none() {
+            return Err(StoreError::Bare);
+        }
+        Ok(store)
+    }
+
+    /// The repository in `dir`, bare or not, read as [`Store::open_isolated`] reads it: for
+    /// the notes a git server's hook writes.
+    pub fn open_for_notes(dir: &Path) -> Result<Store, StoreError> {
+        Self::open_isolated_any(dir, DEFAULT_WORKFLOW)
+    }
+
+    fn open_isolated_any(dir: &Path, workflow: &str) -> Result<Store, StoreError> {
         if !valid_workflow_name(workflow) {
             return Err(StoreError::BadWorkflowName(workflow.to_string()));
         }
@@ -108,9 +122,6 @@ impl Store {
             .map_err(|e| {
                 StoreError::NotARepository(format!("cannot open the git repository: {e}"))
             })?;
-        if repo.workdir().is_none() {
-            return Err(StoreError::Bare);
-        }
         let ref_name = FullName::try_from(format!("{WORKFLOWS}{workflow}"))
             .map_err(|_| StoreError::BadWorkflowName(workflow.to_string()))?;
         Ok(Store {

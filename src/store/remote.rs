@@ -506,6 +506,7 @@ mod tests {
                         summary: &summary,
                         human: None,
                         input: None,
+                        pinned_tree: super::super::FileChange::Keep,
                     },
                 )
                 .unwrap();

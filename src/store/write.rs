@@ -45,7 +45,15 @@ pub struct TransitionWrite<'a> {
     /// The event the transition applied, as JSON: the commit's `orchestrator-event` header,
     /// from which `audit` computes the transition again (docs/integrity.md).
     pub input: Option<String>,
+    /// A tree the state names that no commit holds (a RED step's pinned tree), added to the
+    /// `pinned-trees` subtree so that a push or fetch of the chain carries it; `Remove` drops
+    /// the subtree (the merge: the trees stay reachable from the history).
+    pub pinned_tree: FileChange<'a, ObjectId>,
 }
+
+/// The subtree of a workflow commit that keeps the trees its state names reachable: an
+/// entry per tree, named by its id (docs/refs.md, "Tree of a workflow commit").
+pub(super) const PINNED_TREES: &str = "pinned-trees";
 
 impl Store {
     /// Stores a transition: objects first, then one compare-and-swap of the ref against
@@ -86,6 +94,16 @@ impl Store {
                 FileChange::Remove => {
                     entries.remove(name);
                 }
+            }
+        }
+        match write.pinned_tree {
+            FileChange::Keep => {}
+            FileChange::Set(tree) => {
+                let pinned = self.pinned_with(entries.get(PINNED_TREES).copied(), *tree)?;
+                entries.insert(PINNED_TREES.into(), objects.write_object(&pinned)?);
+            }
+            FileChange::Remove => {
+                entries.remove(PINNED_TREES);
             }
         }
         let tree_id = objects.write_object(&blob_tree(
@@ -216,11 +234,52 @@ pub(super) fn blob_tree<'a>(entries: impl Iterator<Item = (&'a str, ObjectId)>) 
     gix::objs::Tree {
         entries: entries
             .map(|(name, oid)| gix::objs::tree::Entry {
-                mode: gix::objs::tree::EntryKind::Blob.into(),
+                mode: if name == PINNED_TREES {
+                    gix::objs::tree::EntryKind::Tree.into()
+                } else {
+                    gix::objs::tree::EntryKind::Blob.into()
+                },
                 filename: name.into(),
                 oid,
             })
             .collect(),
+    }
+}
+
+impl Store {
+    /// The `pinned-trees` subtree `old` (none yet: empty) with `tree` in it.
+    fn pinned_with(
+        &self,
+        old: Option<ObjectId>,
+        tree: ObjectId,
+    ) -> Result<gix::objs::Tree, StoreError> {
+        let mut entries: Vec<gix::objs::tree::Entry> = match old {
+            Some(id) => self
+                .repo
+                .find_tree(id)
+                .map_err(git_err)?
+                .decode()
+                .map_err(git_err)?
+                .entries
+                .iter()
+                .map(|e| gix::objs::tree::Entry {
+                    mode: e.mode,
+                    filename: e.filename.into(),
+                    oid: e.oid.to_owned(),
+                })
+                .collect(),
+            None => Vec::new(),
+        };
+        let name = tree.to_string();
+        if !entries.iter().any(|e| e.filename == name.as_str()) {
+            entries.push(gix::objs::tree::Entry {
+                mode: gix::objs::tree::EntryKind::Tree.into(),
+                filename: name.into(),
+                oid: tree,
+            });
+            entries.sort_by(|a, b| a.filename.cmp(&b.filename));
+        }
+        Ok(gix::objs::Tree { entries })
     }
 }
 
@@ -292,6 +351,7 @@ mod tests {
             summary: "FAILURE: `make` (exit 2)\n\nI tried",
             human: None,
             input: None,
+            pinned_tree: FileChange::Keep,
         });
         assert_eq!(
             msg,
@@ -343,6 +403,7 @@ mod tests {
             summary: "",
             human: None,
             input: None,
+            pinned_tree: FileChange::Keep,
         }
     }
 

@@ -6,6 +6,7 @@
 //! checked against what the chain says was verified.
 
 mod find;
+pub mod receive;
 mod statement;
 mod verifier;
 

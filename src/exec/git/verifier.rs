@@ -28,8 +28,7 @@ impl Git {
                 dirs.push(absolute(dir));
             }
         }
-        let common = self.run(["rev-parse", "--path-format=absolute", "--git-common-dir"])?;
-        let own = PathBuf::from(common.trim()).join("objects");
+        let own = self.common_dir()?.join("objects");
         if let Ok(text) = std::fs::read_to_string(own.join("info").join("alternates")) {
             for line in text
                 .lines()
@@ -46,6 +45,11 @@ impl Git {
         dirs.push(own);
         dirs.dedup();
         Ok(dirs)
+    }
+
+    /// Whether this is a bare repository.
+    pub fn is_bare(&self) -> Result<bool, GitError> {
+        Ok(self.run(["rev-parse", "--is-bare-repository"])?.trim() == "true")
     }
 
     /// Every ref under `prefixes` with the commit it points at.
