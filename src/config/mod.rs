@@ -13,13 +13,17 @@ pub use initial::{FirstGate, TestRunner, detect_test_runner, initial_file, read_
 use sections::default_master_plan;
 pub use sections::{
     ALL_DIMENSIONS, AgentConfig, DEFAULT_TEST_PATHS, Debugging, FinalizeConfig, Gate, GatesConfig,
-    HooksConfig, PinnedTests, PrePush, Preset, RetryConfig, RetryStrategy, ReviewConfig,
-    ReviewPolicy, TestConfig,
+    HooksConfig, HumanConfig, HumanProof, PinnedTests, PrePush, Preset, RetryConfig, RetryStrategy,
+    ReviewConfig, ReviewPolicy, TestConfig,
 };
 pub use values::parse_duration;
 
 /// The config file's name, at the repository root.
 pub const FILE_NAME: &str = crate::workflow::CONFIG_FILE;
+
+/// The keys whose SSH signatures a human's answer may carry (docs/integrity.md, "Signed
+/// human answers"), read at the PR's pin; always protected, as the config file is.
+pub const ALLOWED_SIGNERS: &str = ".orchestrate/allowed_signers";
 
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -49,6 +53,8 @@ pub struct Config {
     pub agent: AgentConfig,
     #[serde(default)]
     pub retry: RetryConfig,
+    #[serde(default)]
+    pub human: HumanConfig,
 }
 
 impl Default for Config {
@@ -66,6 +72,7 @@ impl Default for Config {
             finalize: FinalizeConfig::default(),
             agent: AgentConfig::default(),
             retry: RetryConfig::default(),
+            human: HumanConfig::default(),
         }
     }
 }
@@ -163,7 +170,9 @@ impl Config {
     /// The pathspecs of the protected paths: the config file, `judges` (the files the gates
     /// and the review command run), and `[gates] protected` (docs/integrity.md).
     pub fn protected_pathspecs(&self, judges: &[String]) -> Vec<String> {
-        std::iter::once(format!(":(literal){FILE_NAME}"))
+        [FILE_NAME, ALLOWED_SIGNERS]
+            .iter()
+            .map(|f| format!(":(literal){f}"))
             .chain(judges.iter().map(|f| format!(":(literal){f}")))
             .chain(self.gates.protected.iter().map(|p| format!(":(glob){p}")))
             .collect()
