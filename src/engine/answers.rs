@@ -355,7 +355,8 @@ pub(crate) fn authorise(
                 &bytes,
             )?;
             Some(match found {
-                Ok(Verified::Bad { message }) => Ok(replayed(
+                // Named apart: the commonest way to hold a good signature over other bytes.
+                Ok(Verified::Bad { message }) => match replayed(
                     session,
                     snap,
                     answer,
@@ -363,13 +364,14 @@ pub(crate) fn authorise(
                     &program,
                     requirement.allowed_signers.as_deref().unwrap_or_default(),
                     signature,
-                )?
-                .map_or(Verified::Bad { message }, |older| Verified::Bad {
-                    message: format!(
-                        "it was made for the older tip {}: a replayed answer",
-                        crate::short_id(&older)
-                    ),
-                })),
+                )? {
+                    Some(older) => Err(format!(
+                        "it is a replay: it was made over the older tip {}, and the workflow is at {} now",
+                        crate::short_id(&older),
+                        crate::short_id(&snap.tip.to_string())
+                    )),
+                    None => Ok(Verified::Bad { message }),
+                },
                 other => other,
             })
         }
