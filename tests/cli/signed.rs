@@ -208,7 +208,64 @@ fn under_require_every_answer_needs_a_listed_key_over_its_own_tip() {
     audit.expect(0);
     assert_eq!(audit.json()["problems"], serde_json::json!([]));
 
+    judged_from_objects_alone(&repo);
     forgeries_are_caught(&repo, keys.path(), &mallory);
+}
+
+/// `judge_answers`, as `attest` calls it, in a fresh repository that has nothing but the
+/// workflow ref, its objects reached through alternates: no working tree of the PR's, no main.
+fn judged_from_objects_alone(repo: &TestRepo) {
+    use git_orchestrate::engine::{AnswerVerdict, Session, judge_answers};
+    let tip = repo.tip().unwrap();
+    let fresh = tempfile::tempdir().unwrap();
+    let out = Command::new("git")
+        .args(["init", "-q"])
+        .arg(fresh.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let objects = repo.path.join(".git/objects");
+    std::fs::write(
+        fresh.path().join(".git/objects/info/alternates"),
+        format!("{}\n", objects.display()),
+    )
+    .unwrap();
+    let out = Command::new("git")
+        .args(["update-ref", REF, &tip])
+        .current_dir(fresh.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let session = Session::open(fresh.path(), "main").unwrap();
+    let id = gix::ObjectId::from_hex(tip.as_bytes()).unwrap();
+    let checks = judge_answers(&session, "main", id, None).unwrap();
+    let found: Vec<(&str, bool, &AnswerVerdict)> = checks
+        .iter()
+        .map(|c| (c.answer.as_str(), c.required, &c.verdict))
+        .collect();
+    let alice = AnswerVerdict::Signed {
+        principal: "alice".into(),
+    };
+    assert_eq!(
+        found,
+        vec![
+            ("repin", true, &alice),
+            ("resume", true, &alice),
+            ("approve", true, &alice),
+            ("reject", true, &alice),
+        ]
+    );
+    assert!(checks.iter().all(|c| !c.fails()));
+    // A segment: stop (exclusive) at the approve's parent leaves out the reject.
+    let approve = gix::ObjectId::from_hex(checks[2].commit.as_bytes()).unwrap();
+    let parent = repo.git(&["rev-parse", &format!("{approve}^")]);
+    let stop = gix::ObjectId::from_hex(parent.trim().as_bytes()).unwrap();
+    assert_eq!(
+        judge_answers(&session, "main", id, Some(stop))
+            .unwrap()
+            .len(),
+        3
+    );
 }
 
 /// What a cheating agent could write by hand on top of a signed repin: the same transition
