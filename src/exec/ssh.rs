@@ -67,6 +67,8 @@ pub fn ssh_keygen(inside: &[PathBuf]) -> Result<PathBuf, SshError> {
 /// our process group (the terminal's foreground one): a passphrase prompt or a security key's
 /// "touch your key" reaches the person at the terminal.
 pub fn sign(program: &Path, key: &Path, payload: &[u8]) -> Result<String, SshError> {
+    // It runs in the temporary directory: a relative path is the user's, from here.
+    let key = &std::path::absolute(key)?;
     let dir = private_dir()?;
     let data = dir.path().join("answer");
     std::fs::write(&data, payload)?;

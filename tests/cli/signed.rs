@@ -171,7 +171,9 @@ fn under_require_every_answer_needs_a_listed_key_over_its_own_tip() {
             &gate[..12]
         ),
     );
-    repo.human(&["approve", "--sign-key", path(&alice)])
+    // A key path relative to where the command runs (the repository).
+    std::fs::copy(&alice, repo.path.join(".git/alice-key")).unwrap();
+    repo.human(&["approve", "--sign-key", ".git/alice-key"])
         .expect(0);
     assert_eq!(repo.status(), "AWAITING_FINALIZATION");
     let log = repo.run(&["log", "-n", "1"]).expect(0).stdout.clone();
