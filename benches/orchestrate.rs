@@ -350,6 +350,7 @@ impl Fixture {
                         step: t.step.map(|s| s.to_string()),
                         summary: &t.summary,
                         human: None,
+                        signed: None,
                         input: Some(input),
                         pinned_tree: FileChange::Keep,
                     },

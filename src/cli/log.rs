@@ -35,7 +35,10 @@ fn human_word(recorded: &str) -> String {
     match Human::parse(recorded) {
         Some(Human::Terminal) => "at a terminal".to_string(),
         Some(Human::Env) => "GIT_ORCHESTRATE_HUMAN=1, without a terminal".to_string(),
-        None => recorded.to_string(),
+        None => match recorded.strip_prefix("signed ") {
+            Some(principal) => format!("signed by {principal} (SSH key)"),
+            None => recorded.to_string(),
+        },
     }
 }
 

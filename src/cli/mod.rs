@@ -28,6 +28,7 @@ mod request_scope_reduction;
 mod resume;
 mod run;
 mod schema;
+mod signing;
 mod status;
 mod submit_work;
 mod sync;

@@ -3,8 +3,9 @@
 use clap::Args;
 
 use super::error::require_human;
+use super::signing::{SignArgs, print_payload};
 use super::{Exit, Failure, Ui};
-use crate::engine::{self, Session};
+use crate::engine::{self, Answer, Session};
 
 /// For humans: reject the PR at the review's human gate, with a comment.
 ///
@@ -15,11 +16,16 @@ pub struct RejectArgs {
     /// What must change.
     #[arg(long, short = 'm', value_name = "TEXT")]
     pub comment: String,
+    #[command(flatten)]
+    pub sign: SignArgs,
 }
 
 pub fn run(session: &Session, args: &RejectArgs, ui: &mut Ui) -> Result<Exit, Failure> {
+    if args.sign.print_payload {
+        return print_payload(session, ui, Answer::Reject, Some(&args.comment));
+    }
     let human = require_human("reject")?;
-    let answer = engine::reject(session, &args.comment, human)?;
+    let answer = engine::reject(session, &args.comment, human, &args.sign.signing()?)?;
     let text = format!(
         "rejected: CODE_REVIEW -> {}; your comment is the agent's next task, and another review follows it\n",
         answer.state

@@ -3,8 +3,9 @@
 use clap::Args;
 
 use super::error::require_human;
+use super::signing::{SignArgs, print_payload};
 use super::{Exit, Failure, Ui};
-use crate::engine::{self, Session};
+use crate::engine::{self, Answer, Session};
 
 /// For humans: verify the rest of the PR under main's gates as they are now.
 ///
@@ -17,11 +18,17 @@ use crate::engine::{self, Session};
 /// rebase, a merge made by hand) block every merge until a human has looked at them and run
 /// `repin`, with or without a PR active.
 #[derive(Debug, Args)]
-pub struct RepinArgs {}
+pub struct RepinArgs {
+    #[command(flatten)]
+    pub sign: SignArgs,
+}
 
-pub fn run(session: &Session, _args: &RepinArgs, ui: &mut Ui) -> Result<Exit, Failure> {
+pub fn run(session: &Session, args: &RepinArgs, ui: &mut Ui) -> Result<Exit, Failure> {
+    if args.sign.print_payload {
+        return print_payload(session, ui, Answer::Repin, None);
+    }
     let human = require_human("repin")?;
-    let report = engine::repin(session, human)?;
+    let report = engine::repin(session, human, &args.sign.signing()?)?;
     if ui.json_report(&report)? {
         return Ok(Exit::Success);
     }

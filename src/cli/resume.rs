@@ -3,8 +3,9 @@
 use clap::Args;
 
 use super::error::require_human;
+use super::signing::{SignArgs, print_payload};
 use super::{Exit, Failure, Ui};
-use crate::engine::{self, Session};
+use crate::engine::{self, Answer, Session};
 
 /// For humans: answer a halt, with guidance for the agent.
 ///
@@ -15,11 +16,21 @@ pub struct ResumeArgs {
     /// What the agent should try, or what you changed.
     #[arg(long, value_name = "TEXT")]
     pub guidance: Option<String>,
+    #[command(flatten)]
+    pub sign: SignArgs,
 }
 
 pub fn run(session: &Session, args: &ResumeArgs, ui: &mut Ui) -> Result<Exit, Failure> {
+    if args.sign.print_payload {
+        return print_payload(session, ui, Answer::Resume, args.guidance.as_deref());
+    }
     let human = require_human("resume")?;
-    let done = engine::resume(session, args.guidance.as_deref(), human)?;
+    let done = engine::resume(
+        session,
+        args.guidance.as_deref(),
+        human,
+        &args.sign.signing()?,
+    )?;
     if ui.json_report(&done)? {
         return Ok(Exit::Success);
     }

@@ -13,13 +13,17 @@ pub use initial::{FirstGate, TestRunner, detect_test_runner, initial_file, read_
 use sections::default_master_plan;
 pub use sections::{
     ALL_DIMENSIONS, AgentConfig, AttestConfig, DEFAULT_TEST_PATHS, Debugging, FinalizeConfig, Gate,
-    GatesConfig, HooksConfig, PinnedTests, PrePush, Preset, RetryConfig, RetryStrategy,
-    ReviewConfig, ReviewPolicy, TestConfig,
+    GatesConfig, HooksConfig, HumanConfig, HumanProof, PinnedTests, PrePush, Preset, RetryConfig,
+    RetryStrategy, ReviewConfig, ReviewPolicy, TestConfig,
 };
 pub use values::parse_duration;
 
 /// The config file's name, at the repository root.
 pub const FILE_NAME: &str = crate::workflow::CONFIG_FILE;
+
+/// The keys whose SSH signatures a human's answer may carry (docs/integrity.md, "Signed
+/// human answers"), read at the PR's pin; always protected, as the config file is.
+pub const ALLOWED_SIGNERS: &str = ".orchestrate/allowed_signers";
 
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -51,6 +55,7 @@ pub struct Config {
     pub retry: RetryConfig,
     #[serde(default)]
     pub attest: AttestConfig,
+    pub human: HumanConfig,
 }
 
 impl Default for Config {
@@ -69,6 +74,7 @@ impl Default for Config {
             agent: AgentConfig::default(),
             retry: RetryConfig::default(),
             attest: AttestConfig::default(),
+            human: HumanConfig::default(),
         }
     }
 }
@@ -167,7 +173,9 @@ impl Config {
     /// The pathspecs of the protected paths: the config file, `judges` (the files the gates
     /// and the review command run), and `[gates] protected` (docs/integrity.md).
     pub fn protected_pathspecs(&self, judges: &[String]) -> Vec<String> {
-        std::iter::once(format!(":(literal){FILE_NAME}"))
+        [FILE_NAME, ALLOWED_SIGNERS]
+            .iter()
+            .map(|f| format!(":(literal){f}"))
             .chain(judges.iter().map(|f| format!(":(literal){f}")))
             .chain(self.gates.protected.iter().map(|p| format!(":(glob){p}")))
             .collect()

@@ -90,6 +90,27 @@ fn default_max_stop_blocks() -> u32 {
     3
 }
 
+/// `[human]` (docs/config.md, "[human]"): what a human's answer (`approve`, `reject`,
+/// `resume`, `repin`) must carry. Read from the PR's pinned file, which the agent cannot
+/// change.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HumanConfig {
+    #[serde(default)]
+    pub require: HumanProof,
+}
+
+/// What authorises a human's answer (docs/integrity.md, "Signed human answers").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HumanProof {
+    /// A terminal on stdin, or `GIT_ORCHESTRATE_HUMAN=1`: recorded, not proven.
+    #[default]
+    Attribution,
+    /// An SSH signature by a key of the pinned `.orchestrate/allowed_signers`.
+    Signature,
+}
+
 /// `[finalize]` (docs/config.md, "[finalize]").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]

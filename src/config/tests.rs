@@ -351,6 +351,7 @@ fn protected_paths_are_pathspecs_and_bad_ones_are_errors() {
         config.protected_pathspecs(&["tools/review.sh".to_string()]),
         vec![
             ":(literal).orchestrate.toml",
+            ":(literal).orchestrate/allowed_signers",
             ":(literal)tools/review.sh",
             ":(glob)run_tests.sh",
             ":(glob)ci/**"
@@ -383,4 +384,22 @@ fn bad_review_settings_are_errors() {
     );
     assert!(err("[review]\ncommand = \"\"\n").contains("must not be empty"));
     assert!(err("[review]\nreviewers = 2\n").contains("unknown field `reviewers`"));
+}
+
+#[test]
+fn human_answers_are_attributed_unless_a_signature_is_required() {
+    use super::HumanProof;
+    assert_eq!(Config::default().human.require, HumanProof::Attribution);
+    let config =
+        Config::parse("[human]\nrequire = \"signature\"\n", &Origin::WorkingTree).expect("valid");
+    assert_eq!(config.human.require, HumanProof::Signature);
+    for bad in [
+        "[human]\nrequire = \"gpg\"\n",
+        "[human]\nrequire = \"signature\"\nkeys = []\n",
+    ] {
+        assert!(
+            Config::parse(bad, &Origin::WorkingTree).is_err(),
+            "{bad} must be refused"
+        );
+    }
 }

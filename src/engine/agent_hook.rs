@@ -33,7 +33,9 @@ pub fn guard_context_for(
         main_branch: session.main_branch(state)?,
         head_branch: session.store.head_branch()?,
         gate_commands: config.preflight.iter().map(|g| g.command.clone()).collect(),
-        protected_files: std::iter::once(FILE_NAME.to_string())
+        protected_files: [FILE_NAME, crate::config::ALLOWED_SIGNERS]
+            .into_iter()
+            .map(str::to_string)
             .chain(judges)
             .collect(),
         protected_globs: config.gates.protected.clone(),

@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use gix::ObjectId;
 use serde::Serialize;
 
+use super::answers::{AnswerCheck, AnswerVerdict};
 pub use super::chain::AuditProblem;
 use super::chain::audit_chain;
 use super::{EngineError, Session};
@@ -75,6 +76,15 @@ pub fn audit(session: &Session, all: bool) -> Result<AuditReport, EngineError> {
         report.replayed += chain.replayed;
         report.unrecorded += chain.unrecorded;
         report.problems.extend(chain.forged.clone());
+        // A human's answer the pinned configuration demands a signature of, or whose
+        // signature does not hold: given by someone else than it says (docs/integrity.md,
+        // "Signed human answers").
+        report.problems.extend(
+            super::answers::judge_answers(session, name, tip, None)?
+                .into_iter()
+                .filter(AnswerCheck::fails)
+                .map(|check| answer_problem(name, check)),
+        );
         // main moved outside the workflow: named here as in every briefing (docs/integrity.md).
         if let Ok(snapshot) = store.read_at(tip, &reference)
             && let Some(drift) = super::main_line::drift(session, &snapshot.state)?
@@ -177,6 +187,34 @@ pub fn empty_tasks(
             _ => None,
         })
         .collect())
+}
+
+/// A recorded human answer that is not what the pinned configuration demands, as a problem.
+fn answer_problem(workflow: &str, check: AnswerCheck) -> AuditProblem {
+    let problem = match &check.verdict {
+        AnswerVerdict::Bad { why } => format!(
+            "a forged human answer: its `{}` claims a signature that does not hold: {why}",
+            check.answer
+        ),
+        AnswerVerdict::Unsigned { how } => format!(
+            "an unsigned human answer: its `{}` carries no signature ({}), and the configuration \
+             pinned for it says [human] require = \"signature\"",
+            check.answer,
+            if how.is_empty() {
+                "nor any attribution"
+            } else {
+                how.as_str()
+            }
+        ),
+        AnswerVerdict::Signed { .. } => String::new(),
+    };
+    AuditProblem {
+        workflow: workflow.to_string(),
+        commit: Some(check.commit),
+        problem,
+        expected: None,
+        found: None,
+    }
 }
 
 /// Moves of the ref that git-orchestrate did not make, and rewinds.

@@ -3,6 +3,7 @@
 
 use serde::Serialize;
 
+use super::answers::{self, Answer, Signing};
 use super::{EngineError, Session};
 use crate::workflow::state::HaltReason;
 use crate::workflow::{self, Event, Human, Rejection, RejectionKind, State, Status};
@@ -16,20 +17,27 @@ pub struct ResumeReport {
     pub guidance: Option<String>,
     /// After a merge conflict: the branch the human merged and that was cleaned up.
     pub merged: Option<String>,
+    /// Who signed the answer, as the pinned allowed-signers file names them.
+    pub signed_by: Option<String>,
 }
 
 /// What `approve` or `reject` did.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct AnswerReport {
     pub state: Status,
+    /// Who signed the answer, as the pinned allowed-signers file names them.
+    pub signed_by: Option<String>,
 }
 
 /// `resume [--guidance]`: back to where the workflow stopped. After a merge conflict it first
 /// checks that the human merged the branch, then cleans up and moves on to the next PR.
+/// The answer is signed as `signing` says, and refused unsigned when the pinned
+/// configuration requires a signature (docs/integrity.md, "Signed human answers").
 pub fn resume(
     session: &Session,
     guidance: Option<&str>,
     human: Human,
+    signing: &Signing,
 ) -> Result<ResumeReport, EngineError> {
     let guidance = guidance
         .map(str::trim)
@@ -40,6 +48,9 @@ pub fn resume(
         workflow::check_resume(&snap.state).map_err(EngineError::Rejected)?;
         let halt = snap.state.halt().clone();
         let from = halt.as_ref().map(|h| h.message.clone()).unwrap_or_default();
+        // Checked before anything is done: a refused answer leaves the branch as it was.
+        let text = answers::resume_text(&snap.state, guidance.as_deref());
+        let signed = answers::authorise(session, &snap, Answer::Resume, &text, signing)?;
         let (event, merged) = match halt.map(|h| h.reason) {
             Some(HaltReason::MergeConflict) => {
                 let branch = merged_branch(session, &snap.state)?;
@@ -60,7 +71,7 @@ pub fn resume(
                 None,
             ),
         };
-        let t = session.apply_answer(&snap, event, human)?;
+        let t = session.apply_answer(&snap, event, human, signed.as_ref())?;
         Ok(ResumeReport {
             halt_message: from,
             state: t.to(),
@@ -70,6 +81,7 @@ pub fn resume(
                 guidance.clone()
             },
             merged,
+            signed_by: signed.map(|s| s.principal),
         })
     })
 }
@@ -116,12 +128,23 @@ fn merged_branch(session: &Session, state: &State) -> Result<String, EngineError
 }
 
 /// `approve`: the human gate after a clean review.
-pub fn approve(session: &Session, human: Human) -> Result<AnswerReport, EngineError> {
-    answer(session, human, || Event::Approved)
+pub fn approve(
+    session: &Session,
+    human: Human,
+    signing: &Signing,
+) -> Result<AnswerReport, EngineError> {
+    answer(session, human, signing, Answer::Approve, "", || {
+        Event::Approved
+    })
 }
 
 /// `reject --comment`: the comment becomes a blocking finding and a new task.
-pub fn reject(session: &Session, comment: &str, human: Human) -> Result<AnswerReport, EngineError> {
+pub fn reject(
+    session: &Session,
+    comment: &str,
+    human: Human,
+    signing: &Signing,
+) -> Result<AnswerReport, EngineError> {
     if !comment.trim().is_empty() {
         super::check_field(crate::workflow::fields::Field::Comment, comment)?;
     }
@@ -136,23 +159,34 @@ pub fn reject(session: &Session, comment: &str, human: Human) -> Result<AnswerRe
             hint: "Say what must change: git orchestrate reject --comment \"...\"".into(),
         }));
     }
-    answer(session, human, || Event::Rejected {
-        comment: comment.trim().to_string(),
-        by: Some(human),
+    let comment = comment.trim();
+    answer(session, human, signing, Answer::Reject, comment, || {
+        Event::Rejected {
+            comment: comment.to_string(),
+            by: Some(human),
+        }
     })
 }
 
+/// `approve` or `reject`: `text` is what the answer's signature covers besides the answer.
 fn answer(
     session: &Session,
     human: Human,
+    signing: &Signing,
+    kind: Answer,
+    text: &str,
     event: impl Fn() -> Event,
 ) -> Result<AnswerReport, EngineError> {
     session.with_retries(|| {
         let snap = session.read_or_refuse(event().name(), |s| {
             workflow::transition(s, None, event()).err()
         })?;
+        let signed = answers::authorise(session, &snap, kind, text, signing)?;
         Ok(AnswerReport {
-            state: session.apply_answer(&snap, event(), human)?.to(),
+            state: session
+                .apply_answer(&snap, event(), human, signed.as_ref())?
+                .to(),
+            signed_by: signed.map(|s| s.principal),
         })
     })
 }

@@ -4,6 +4,7 @@
 
 pub mod agent_hook;
 pub mod agent_setup;
+pub mod answers;
 pub mod attest;
 pub mod audit;
 mod chain;
@@ -46,6 +47,9 @@ use crate::workflow::{
     self, Effect, Event, Human, PlanChange, Rejection, State, Status, Transition,
 };
 
+pub use answers::{
+    Answer, AnswerCheck, AnswerSignature, AnswerVerdict, Signing, answer_payload, judge_answers,
+};
 pub use audit::{AuditReport, audit};
 pub use checkpoint::{CheckpointReport, WithoutCommit, checkpoint};
 pub use doctor::{Check, DoctorReport, Level, doctor};
@@ -178,6 +182,7 @@ impl Session {
                 step: None,
                 summary: "workflow created",
                 human: None,
+                signed: None,
                 // Marks a history whose every transition records its event, so that `audit`
                 // tells a transition with none from one written before events were.
                 input: Some(chain::CREATED.to_string()),
@@ -534,15 +539,17 @@ impl Session {
         Ok(t)
     }
 
-    /// [`Self::apply`] for a human's answer, recorded with how it was authorised.
+    /// [`Self::apply`] for a human's answer, recorded with how it was authorised and, when
+    /// it was signed, its checked signature.
     pub fn apply_answer(
         &self,
         snapshot: &Snapshot,
         event: Event,
         human: Human,
+        signed: Option<&AnswerSignature>,
     ) -> Result<Transition, EngineError> {
         let t = self.transition(snapshot, event)?;
-        self.write_transition(snapshot, &t, None, Some(human))?;
+        self.write_transition(snapshot, &t, None, Some(human), signed)?;
         Ok(t)
     }
 
@@ -553,7 +560,7 @@ impl Session {
         t: &Transition,
         output: Option<&[u8]>,
     ) -> Result<(), EngineError> {
-        self.write_transition(snapshot, t, output, None)
+        self.write_transition(snapshot, t, output, None, None)
     }
 
     fn write_transition(
@@ -562,6 +569,7 @@ impl Session {
         t: &Transition,
         output: Option<&[u8]>,
         human: Option<Human>,
+        signed: Option<&AnswerSignature>,
     ) -> Result<(), EngineError> {
         // A cancelled MCP call records nothing, even when its commands had all finished.
         if crate::exec::cancel::cancelled() {
@@ -621,6 +629,10 @@ impl Session {
                 step: t.step.map(|s| s.to_string()),
                 summary: &t.summary,
                 human,
+                signed: signed.map(|s| crate::store::SignedAnswer {
+                    principal: &s.principal,
+                    signature: &s.signature,
+                }),
                 input: Some(event_record(&t.input)?),
                 pinned_tree: match (&red_tree, merged) {
                     (Some(tree), _) => FileChange::Set(tree),

@@ -3,6 +3,7 @@
 
 use serde::Serialize;
 
+use super::answers::{self, Answer, Signing};
 use super::{EngineError, Session};
 use crate::config::{Config, ConfigError, Origin};
 use crate::workflow::{Event, Human, Rejection, RejectionKind, Status};
@@ -20,9 +21,17 @@ pub struct RepinReport {
     pub config_changed: bool,
     /// A PR was active, and its gates were pinned; without one only main was accounted for.
     pub pr: bool,
+    /// Who signed the answer, as the pinned allowed-signers file names them.
+    pub signed_by: Option<String>,
 }
 
-pub fn repin(session: &Session, human: Human) -> Result<RepinReport, EngineError> {
+/// A repin that changes something is a human's answer, signed as `signing` says
+/// (docs/integrity.md, "Signed human answers").
+pub fn repin(
+    session: &Session,
+    human: Human,
+    signing: &Signing,
+) -> Result<RepinReport, EngineError> {
     session.with_retries(|| {
         let snap = session.read_or_refuse("repin", |_| None)?;
         let state = &snap.state;
@@ -54,7 +63,7 @@ pub fn repin(session: &Session, human: Human) -> Result<RepinReport, EngineError
         let before = state.pr().and_then(|pr| pr.pin.as_ref()).cloned();
         let has_pr = state.pr().is_some();
         let config_changed = has_pr && before.as_ref().is_none_or(|b| b.config != pin.config);
-        let report = |state, changed| RepinReport {
+        let report = |state, changed, signed_by| RepinReport {
             state,
             from: match &before {
                 Some(b) => Some(b.commit.clone()),
@@ -64,12 +73,19 @@ pub fn repin(session: &Session, human: Human) -> Result<RepinReport, EngineError
             changed,
             config_changed,
             pr: has_pr,
+            signed_by,
         };
         let accounted = state.main_tip.as_deref() == Some(pin.commit.as_str());
         if accounted && (!has_pr || before.as_ref() == Some(&pin)) {
-            return Ok(report(state.status(), false));
+            return Ok(report(state.status(), false, None));
         }
-        let t = session.apply_answer(&snap, Event::Repinned { pin: pin.clone() }, human)?;
-        Ok(report(t.to(), true))
+        let signed = answers::authorise(session, &snap, Answer::Repin, "", signing)?;
+        let t = session.apply_answer(
+            &snap,
+            Event::Repinned { pin: pin.clone() },
+            human,
+            signed.as_ref(),
+        )?;
+        Ok(report(t.to(), true, signed.map(|s| s.principal)))
     })
 }

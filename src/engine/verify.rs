@@ -161,8 +161,8 @@ pub fn record_pass(session: &Session, verification: &TreeVerification) -> Result
 }
 
 /// The protected paths (docs/integrity.md) in which `tree` differs from main at the PR's
-/// pin: the config file, the scripts the gates and the review command run, and `[gates]
-/// protected`. A
+/// pin: the config file, `.orchestrate/allowed_signers`, the scripts the gates and the review
+/// command run, and `[gates] protected`. A
 /// verification of such a tree does not count: a human changes these on main.
 pub fn protected_changes(
     session: &Session,
@@ -190,7 +190,9 @@ pub fn protected_worktree_changes(
         return Ok(Vec::new());
     };
     if config.gates.protected.is_empty() {
-        let paths: Vec<String> = std::iter::once(crate::config::FILE_NAME.to_string())
+        let paths: Vec<String> = [crate::config::FILE_NAME, crate::config::ALLOWED_SIGNERS]
+            .into_iter()
+            .map(str::to_string)
             .chain(judges(config))
             .collect();
         if session.store.worktree_matches(&pin.commit, &paths)? {

@@ -1,5 +1,6 @@
 //! The only code that starts processes: the agent's test command and preflight gates
-//! (`sh -c` with timeouts and process-group kill), and git porcelain on the working tree.
+//! (`sh -c` with timeouts and process-group kill), git porcelain on the working tree, and
+//! `ssh-keygen` for signed human answers.
 
 pub mod agent;
 pub mod cancel;
@@ -8,6 +9,7 @@ pub mod env;
 pub mod git;
 mod group;
 pub mod process;
+pub mod ssh;
 
 pub use cancel::Cancel;
 pub use command::{RunOutput, ShellOptions, run_shell, run_shell_with, tail_lines};

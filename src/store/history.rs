@@ -4,7 +4,7 @@
 use gix::ObjectId;
 use gix::bstr::ByteSlice;
 
-use super::{EVENT_HEADER, Store, StoreError, format_time, git_err};
+use super::{EVENT_HEADER, SIGNATURE_HEADER, Store, StoreError, format_time, git_err};
 
 /// What `audit` reads of a transition commit besides its state.
 #[derive(Clone, Debug)]
@@ -12,6 +12,9 @@ pub struct CommitRecord {
     pub parents: Vec<ObjectId>,
     /// The `orchestrator-event` header: the event the transition applied, as JSON.
     pub event: Option<String>,
+    /// The `orchestrator-signature` header: a signed human answer's armored SSH signature,
+    /// ending in a newline as `ssh-keygen` writes it.
+    pub signature: Option<String>,
     pub history: HistoryEntry,
 }
 
@@ -24,7 +27,8 @@ pub struct HistoryEntry {
     pub from: Option<String>,
     pub to: Option<String>,
     pub step: Option<String>,
-    /// How a human's answer was authorised (`terminal`, `GIT_ORCHESTRATE_HUMAN`).
+    /// How a human's answer was authorised (`terminal`, `GIT_ORCHESTRATE_HUMAN`, or
+    /// `signed <principal>`).
     pub human: Option<String>,
     pub subject: String,
     pub body: String,
@@ -167,11 +171,16 @@ impl Store {
             .extra_headers()
             .find(EVENT_HEADER)
             .map(|v| v.to_str_lossy().into_owned());
+        let signature = decoded
+            .extra_headers()
+            .find(SIGNATURE_HEADER)
+            .map(|v| format!("{}\n", v.to_str_lossy().trim_end()));
         let message = commit.message_raw_sloppy().to_str_lossy().into_owned();
         let time = commit.time().map(format_time).unwrap_or_default();
         Ok(CommitRecord {
             parents: commit.parent_ids().map(|p| p.detach()).collect(),
             event,
+            signature,
             history: parse_history_entry(id.to_string(), time, &message),
         })
     }

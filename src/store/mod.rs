@@ -44,8 +44,9 @@ pub use locks::LockSighting;
 pub use main_line::{MainLine, MergeRecord};
 use names::WORKFLOWS;
 pub use names::{
-    DEFAULT_WORKFLOW, EVENT_HEADER, REFLOG_PREFIX, WORKFLOW_CONFIG_KEY, branch_of_ref, branch_ref,
-    is_notes_ref, is_valid_branch_name, valid_workflow_name, workflow_ref,
+    DEFAULT_WORKFLOW, EVENT_HEADER, REFLOG_PREFIX, SIGNATURE_HEADER, WORKFLOW_CONFIG_KEY,
+    branch_of_ref, branch_ref, is_notes_ref, is_valid_branch_name, valid_workflow_name,
+    workflow_ref,
 };
 pub use notes::{ATTEST_NOTES_REF, NOTES_REF, NoteReader};
 pub use remote::{
@@ -57,7 +58,7 @@ pub use settings::Setting;
 pub use snapshot::Snapshot;
 pub use time::format_time;
 pub use tips::ReflogEntry;
-pub use write::{FileChange, TransitionWrite};
+pub use write::{FileChange, SignedAnswer, TransitionWrite};
 
 pub struct Store {
     repo: gix::Repository,

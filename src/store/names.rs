@@ -12,6 +12,10 @@ pub const DEFAULT_WORKFLOW: &str = "main";
 /// The commit header that records the event a transition applied.
 pub const EVENT_HEADER: &str = "orchestrator-event";
 
+/// The commit header that holds the SSH signature of a signed human answer (docs/refs.md,
+/// "Signed answers"): the armored text, its lines continued as git continues `gpgsig`'s.
+pub const SIGNATURE_HEADER: &str = "orchestrator-signature";
+
 /// How a move of a workflow ref that git-orchestrate made starts its reflog message.
 pub const REFLOG_PREFIX: &str = "git-orchestrate: ";
 

@@ -505,6 +505,7 @@ mod tests {
                         step: None,
                         summary: &summary,
                         human: None,
+                        signed: None,
                         input: None,
                         pinned_tree: super::super::FileChange::Keep,
                     },

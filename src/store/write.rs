@@ -7,7 +7,10 @@ use gix::ObjectId;
 
 use super::progress::{Progress, state_json};
 use super::snapshot::{ESCALATION_FILE, OUTPUT_FILE, PLAN_FILE, REVIEW_FILE, STATE_FILE};
-use super::{EVENT_HEADER, REFLOG_PREFIX, Snapshot, Store, StoreError, WriteError, git_err, loose};
+use super::{
+    EVENT_HEADER, REFLOG_PREFIX, SIGNATURE_HEADER, Snapshot, Store, StoreError, WriteError,
+    git_err, loose,
+};
 use crate::workflow::plan::Plan;
 use crate::workflow::state::{State, Status};
 use crate::workflow::{Human, PlanChange};
@@ -29,6 +32,14 @@ impl<T: ?Sized> Clone for FileChange<'_, T> {
 
 impl<T: ?Sized> Copy for FileChange<'_, T> {}
 
+/// A human's answer signed with an SSH key (docs/refs.md, "Signed answers"): who signed it,
+/// as the allowed-signers file names them, and the armored signature.
+#[derive(Clone, Copy, Debug)]
+pub struct SignedAnswer<'a> {
+    pub principal: &'a str,
+    pub signature: &'a str,
+}
+
 /// One transition to store.
 pub struct TransitionWrite<'a> {
     pub event: &'a str,
@@ -42,6 +53,9 @@ pub struct TransitionWrite<'a> {
     pub summary: &'a str,
     /// How a human's answer was authorised, when the transition is one.
     pub human: Option<Human>,
+    /// The signature of a human's answer, when it was signed: the `orchestrator-signature`
+    /// header, and `Orchestrator-Human: signed <principal>` in place of how it was authorised.
+    pub signed: Option<SignedAnswer<'a>>,
     /// The event the transition applied, as JSON: the commit's `orchestrator-event` header,
     /// from which `audit` computes the transition again (docs/integrity.md).
     pub input: Option<String>,
@@ -115,6 +129,11 @@ impl Store {
             .input
             .iter()
             .map(|json| (EVENT_HEADER.into(), json.as_str().into()))
+            .chain(write.signed.map(|signed| {
+                // gix continues a value's lines with a space, as git does `gpgsig`'s; the
+                // reader takes the space off again.
+                (SIGNATURE_HEADER.into(), signed.signature.trim_end().into())
+            }))
             .collect();
         let commit = commit_object(
             tree_id,
@@ -319,8 +338,17 @@ fn commit_message(write: &TransitionWrite) -> String {
     if let Some(step) = &write.step {
         message.push_str(&format!("Orchestrator-Step: {step}\n"));
     }
-    if let Some(human) = write.human {
-        message.push_str(&format!("Orchestrator-Human: {}\n", human.as_str()));
+    match (write.signed, write.human) {
+        (Some(signed), _) => {
+            message.push_str(&format!(
+                "Orchestrator-Human: signed {}\n",
+                signed.principal
+            ));
+        }
+        (None, Some(human)) => {
+            message.push_str(&format!("Orchestrator-Human: {}\n", human.as_str()));
+        }
+        (None, None) => {}
     }
     message
 }
@@ -350,6 +378,7 @@ mod tests {
             step: Some("1.2".into()),
             summary: "FAILURE: `make` (exit 2)\n\nI tried",
             human: None,
+            signed: None,
             input: None,
             pinned_tree: FileChange::Keep,
         });
@@ -402,9 +431,53 @@ mod tests {
             step: None,
             summary: "",
             human: None,
+            signed: None,
             input: None,
             pinned_tree: FileChange::Keep,
         }
+    }
+
+    /// A signed answer's armored signature is a multi-line header and comes back byte for
+    /// byte; the trailer names the signer, and git itself reads the commit as sound.
+    #[test]
+    fn a_signed_answer_round_trips_through_the_commit() {
+        let dir = tempfile::tempdir().unwrap();
+        crate::test_git::git(dir.path(), &["init", "--quiet"]);
+        let store = Store::discover(dir.path(), "main").unwrap();
+        let state = State::new(Some("main".into()));
+        store.write(None, &transition(&state)).unwrap();
+        let snapshot = store.read().unwrap().unwrap();
+        let armored = "-----BEGIN SSH SIGNATURE-----\nU1NIU0lHAAAAAQ\nAAAAMwAAAAtzc2gtZWQ\n-----END SSH SIGNATURE-----\n";
+        let id = store
+            .write(
+                Some(&snapshot),
+                &TransitionWrite {
+                    human: Some(Human::Env),
+                    signed: Some(SignedAnswer {
+                        principal: "alice@example.com",
+                        signature: armored,
+                    }),
+                    input: Some("{\"event\":\"approve\"}".into()),
+                    ..transition(&state)
+                },
+            )
+            .unwrap();
+        let record = store.commit_record(id).unwrap();
+        assert_eq!(record.signature.as_deref(), Some(armored));
+        assert_eq!(record.event.as_deref(), Some("{\"event\":\"approve\"}"));
+        assert_eq!(
+            record.history.human.as_deref(),
+            Some("signed alice@example.com")
+        );
+        let fsck = std::process::Command::new("git")
+            .args(["fsck", "--strict", "--no-dangling"])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(fsck.status.success(), "{fsck:?}");
+        // Without a signature nothing changes: no header, the attribution as before.
+        let plain = store.commit_record(snapshot.tip).unwrap();
+        assert_eq!(plain.signature, None);
     }
 
     #[test]

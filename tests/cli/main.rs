@@ -24,6 +24,7 @@ mod package;
 mod race;
 mod review;
 mod run;
+mod signed;
 mod support;
 mod sync;
 
