@@ -7,7 +7,7 @@ use super::{Exit, Failure, Ui};
 use crate::agent::hook::Client;
 use crate::config::FILE_NAME;
 use crate::engine::agent_setup::{self, AgentSetupReport, FileAction};
-use crate::engine::{self, InitReport, Session};
+use crate::engine::{self, CiProvider, CiReport, CiRequest, InitReport, Session};
 use crate::store::DEFAULT_WORKFLOW;
 
 /// Set up git-orchestrate in this repository (safe to run again).
@@ -48,6 +48,34 @@ pub struct InitArgs {
     /// touched.
     #[arg(long, requires = "agent")]
     pub remove: bool,
+
+    /// Also write the CI job that runs `git orchestrate attest` on every pull request's head
+    /// and every push to the main branch, under the one check name "git-orchestrate attest":
+    /// .github/workflows/git-orchestrate.yml (github), or .gitlab/git-orchestrate.yml and,
+    /// when the project has none, a .gitlab-ci.yml that includes it (gitlab). A file that is
+    /// there already is never overwritten: init then refuses and changes nothing.
+    #[arg(long, value_enum, value_name = "PROVIDER", conflicts_with = "remove")]
+    pub ci: Option<CiArg>,
+
+    /// With --ci: the one shell line the job installs git-orchestrate with (default: `cargo
+    /// install --locked git-orchestrate --version =VERSION`, this program's version).
+    #[arg(long, value_name = "COMMAND", requires = "ci")]
+    pub ci_install: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum CiArg {
+    Github,
+    Gitlab,
+}
+
+impl CiArg {
+    fn provider(self) -> CiProvider {
+        match self {
+            CiArg::Github => CiProvider::Github,
+            CiArg::Gitlab => CiProvider::Gitlab,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -97,6 +125,10 @@ pub fn run(session: &Session, args: &InitArgs, ui: &mut Ui) -> Result<Exit, Fail
         args.preflight.as_deref(),
         args.new,
         !args.no_hooks,
+        args.ci.map(|ci| CiRequest {
+            provider: ci.provider(),
+            install: args.ci_install.as_deref(),
+        }),
     )?;
     let agent = match args.agent {
         Some(agent) => Some(agent_setup::setup_agent(
@@ -150,12 +182,49 @@ fn init_lines(report: &InitReport, quiet: bool) -> Vec<String> {
     }
     lines.push(workflow_line(report));
     lines.extend(hooks_text(report).lines().map(str::to_string));
+    if let Some(ci) = &report.ci {
+        lines.extend(ci_lines(ci, &report.main_branch, quiet));
+    }
     if !quiet {
         lines.push(next_line(report));
         for w in &report.warnings {
             lines.push(format!("WARNING: {w}"));
         }
     }
+    lines
+}
+
+/// The CI files written, and what is left to do before the check protects anything.
+fn ci_lines(ci: &CiReport, main: &str, quiet: bool) -> Vec<String> {
+    let mut lines: Vec<String> = ci
+        .written
+        .iter()
+        .map(|path| format!("wrote {path} (CI: the check \"{}\")", ci.check))
+        .collect();
+    if quiet {
+        return lines;
+    }
+    if let Some(pipeline) = ci.include_from {
+        lines.push(format!(
+            "next: include the job from your {pipeline} (`include: [{{local: {}}}]`)",
+            ci.written.first().copied().unwrap_or_default()
+        ));
+    }
+    lines.push(format!(
+        "next: commit {} on {main}, and push the workflow state with `git orchestrate sync`",
+        ci.written.join(" and ")
+    ));
+    lines.push(match ci.provider {
+        CiProvider::Github => format!(
+            "next: make \"{}\" a required status check of {main}, from the GitHub Actions app (a ruleset's \
+             required status checks), and put .github/workflows/ under CODEOWNERS: any workflow can report a \
+             check of the same name (docs/ci.md)",
+            ci.check
+        ),
+        CiProvider::Gitlab => "next: turn on \"Pipelines must succeed\" for merge requests and protect the CI \
+                               configuration: a merge request can change its own pipeline (docs/ci.md)"
+            .to_string(),
+    });
     lines
 }
 

@@ -55,6 +55,7 @@ pub struct Config {
     pub retry: RetryConfig,
     #[serde(default)]
     pub attest: AttestConfig,
+    #[serde(default)]
     pub human: HumanConfig,
 }
 

@@ -59,7 +59,7 @@ pub use escape::{EscalateReport, ScopeReductionReport, escalate, request_scope_r
 pub use get_task::{GetTaskReport, get_task};
 pub use history::{LogReport, PlanReport, log, plan};
 pub use human::{AnswerReport, ResumeReport, approve, reject, resume};
-pub use init::{InitReport, RefspecAdded, init};
+pub use init::{CHECK_NAME, CiProvider, CiReport, CiRequest, InitReport, RefspecAdded, init};
 pub use repin::{RepinReport, repin};
 pub use status::{ConfigStatus, StatusReport, status};
 pub use submit::{SubmitKind, SubmitReport, TestReport, submit};

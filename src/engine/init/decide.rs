@@ -1,7 +1,8 @@
 //! What `init` does, decided without git from the facts gathered and the request: refuse
 //! (and why), or which configuration to keep or write, whether to adopt or create the
-//! workflow, and whether to install the hooks.
+//! workflow, whether to install the hooks, and which CI files to write.
 
+use super::ci::{self, CiFile, CiProblem, CiProvider};
 use crate::config;
 use crate::store::is_valid_branch_name;
 use crate::workflow::{Rejection, RejectionKind, Status};
@@ -31,6 +32,12 @@ pub(super) enum Refusal {
     },
     /// No commit to start PR branches from.
     NoCommit,
+    /// `--ci` where its job file is already: never overwritten.
+    CiFileExists {
+        path: &'static str,
+    },
+    /// `--ci` that cannot be rendered as asked.
+    Ci(CiProblem),
 }
 
 impl Refusal {
@@ -61,6 +68,38 @@ impl Refusal {
                     .into(),
                 hint: "Make the first commit (for example `git commit --allow-empty -m \"Initial commit\"`, or \
                        commit your project), then run `git orchestrate init` again."
+                    .into(),
+            },
+            Refusal::CiFileExists { path } => Rejection {
+                kind: RejectionKind::WrongState,
+                state: Status::Initializing,
+                message: format!("{path} exists, and init --ci never overwrites a file; nothing was changed"),
+                hint: format!(
+                    "Keep yours, or move it aside and run `git orchestrate init --ci` again to have it written \
+                     (docs/ci.md says what the job does: the check \"{}\")",
+                    ci::CHECK_NAME
+                ),
+            },
+            Refusal::Ci(CiProblem::BadInstall { install }) => Rejection {
+                kind: RejectionKind::InvalidInput,
+                state: Status::Initializing,
+                message: format!(
+                    "--ci-install {install:?} is not one line of shell: it is empty or holds a line break or \
+                     another control character; nothing was changed"
+                ),
+                hint: "Pass the install command as one line, e.g. --ci-install 'cargo install --locked \
+                       git-orchestrate'; join several with &&."
+                    .into(),
+            },
+            Refusal::Ci(CiProblem::UnquotableForGitlab { main }) => Rejection {
+                kind: RejectionKind::InvalidInput,
+                state: Status::Initializing,
+                message: format!(
+                    "the main branch {main:?} cannot be written into a GitLab rules expression (it holds `$`, or \
+                     both kinds of quote); nothing was changed"
+                ),
+                hint: "Write the job by hand from docs/ci.md, comparing $CI_COMMIT_BRANCH with $CI_DEFAULT_BRANCH \
+                       if the main branch is the project's default branch."
                     .into(),
             },
         }
@@ -179,4 +218,57 @@ pub(super) fn decide(facts: &Facts) -> Plan {
         workflow,
         install_hooks: facts.hooks,
     }
+}
+
+/// What `init --ci` found, before anything is written.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct CiFacts<'a> {
+    pub provider: CiProvider,
+    /// The main branch the workflow has, or will have.
+    pub main: &'a str,
+    /// `--ci-install`, else the default.
+    pub install: &'a str,
+    /// This program's version, named in the files and installed by default.
+    pub version: &'a str,
+    /// Whether the job's file is there (`CiProvider::job_path`).
+    pub job_exists: bool,
+    /// Whether `.gitlab-ci.yml` is there.
+    pub gitlab_ci_exists: bool,
+}
+
+/// The CI files to write, and where the job still has to be included from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct CiPlan {
+    pub files: Vec<CiFile>,
+    /// The project's own pipeline file, which must include the job (GitLab, when it has one).
+    pub include_from: Option<&'static str>,
+}
+
+/// The CI files `init --ci` writes, or why it writes none (and nothing else either): a bad
+/// request first, then a job file that is there already.
+pub(super) fn decide_ci(facts: &CiFacts) -> Result<CiPlan, Refusal> {
+    if let Some(problem) =
+        ci::check_install(facts.install).or_else(|| ci::check_main(facts.provider, facts.main))
+    {
+        return Err(Refusal::Ci(problem));
+    }
+    if facts.job_exists {
+        return Err(Refusal::CiFileExists {
+            path: facts.provider.job_path(),
+        });
+    }
+    let files = ci::render(
+        facts.provider,
+        facts.main,
+        facts.install,
+        facts.version,
+        facts.gitlab_ci_exists,
+    )
+    .map_err(Refusal::Ci)?;
+    let include_from =
+        (facts.provider == CiProvider::Gitlab && facts.gitlab_ci_exists).then_some(ci::GITLAB_CI);
+    Ok(CiPlan {
+        files,
+        include_from,
+    })
 }

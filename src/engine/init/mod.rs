@@ -1,6 +1,8 @@
 //! `init`: writes `.orchestrate.toml` when there is none (never overwriting one), adds the
 //! fetch refspecs that share state (docs/refs.md, "Fetch refspecs"), and creates the workflow in INITIALIZING, or,
 //! on a fresh clone whose remote has it, adopts the remote's. Running it again changes nothing.
+//! With `--ci` it also writes the CI job that attests the workflow's work (docs/ci.md), and
+//! refuses, before writing anything, when that file is there already.
 
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -8,11 +10,13 @@ use std::path::PathBuf;
 use super::sync::{Adoption, adopt_from_remote, ensure_refspecs, resolve_remote};
 use serde::Serialize;
 
+mod ci;
 mod decide;
 #[cfg(test)]
 mod tests;
 
-use self::decide::{Checks, ConfigAction, Facts, WorkflowAction};
+pub use self::ci::{CHECK_NAME, CiProvider};
+use self::decide::{Checks, CiFacts, CiPlan, ConfigAction, Facts, WorkflowAction};
 use super::{EngineError, Session, io_error};
 use crate::config::{self, Config, Origin};
 use crate::hooks::{install, managed};
@@ -45,6 +49,29 @@ pub struct InitReport {
     /// Set when they went in through a hook manager whose configuration holds ours already.
     pub hooks_manager: Option<managed::ManagedReport>,
     pub warnings: Vec<String>,
+    /// The CI job written with `--ci`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ci: Option<CiReport>,
+}
+
+/// `init --ci`: where the job runs, and how it installs git-orchestrate.
+#[derive(Clone, Copy, Debug)]
+pub struct CiRequest<'a> {
+    pub provider: CiProvider,
+    /// `--ci-install`; `None`: `cargo install` of this very version.
+    pub install: Option<&'a str>,
+}
+
+/// The CI job `init --ci` wrote.
+#[derive(Clone, Debug, Serialize)]
+pub struct CiReport {
+    pub provider: CiProvider,
+    /// The check's name, to make required.
+    pub check: &'static str,
+    /// The files written, relative to the working tree's root, the job's first.
+    pub written: Vec<&'static str>,
+    /// The project's own pipeline file, which must include the job (GitLab, when it had one).
+    pub include_from: Option<&'static str>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -59,6 +86,7 @@ pub fn init(
     preflight: Option<&str>,
     fresh: bool,
     hooks: bool,
+    ci: Option<CiRequest>,
 ) -> Result<InitReport, EngineError> {
     // One init at a time: a second would find the first's workflow half made (its reflog
     // written, its ref not yet) and take it for a deleted one.
@@ -75,6 +103,16 @@ pub fn init(
         preflight,
         hooks,
     });
+    // Before anything is written: a CI file that is there already refuses the whole init.
+    let ci_plan = match ci {
+        Some(request) => {
+            let state = snapshot.as_ref().map(|s| &s.state);
+            let main = planned_main(session, state, &plan.config)?;
+            let ci_plan = plan_ci(session, request, &main)?;
+            Some((request, main, ci_plan))
+        }
+        None => None,
+    };
     let mut detected_gate = None;
     let config_note = plan.config.note();
     let config_written = match (&plan.config, existing) {
@@ -110,6 +148,17 @@ pub fn init(
         &main,
         main_branch,
     )?);
+    let ci = match ci_plan {
+        Some((request, planned, ci_plan)) => {
+            // A workflow adopted from the remote brings its own main branch.
+            let ci_plan = match planned == main {
+                true => ci_plan,
+                false => plan_ci(session, request, &main)?,
+            };
+            Some(write_ci(session, request.provider, ci_plan)?)
+        }
+        None => None,
+    };
     let (hooks_report, hooks_manager) = if plan.install_hooks {
         let (report, managed) = install_hooks(&session.git)?;
         (Some(report), managed)
@@ -131,7 +180,82 @@ pub fn init(
         hooks: hooks_report,
         hooks_manager,
         warnings,
+        ci,
     })
+}
+
+/// The main branch the workflow will have once `init` has run, as far as it can be told
+/// before anything is written: the workflow's, else the one given for a new configuration,
+/// else the configuration's or the one found.
+fn planned_main(
+    session: &Session,
+    state: Option<&crate::workflow::State>,
+    config: &ConfigAction,
+) -> Result<String, EngineError> {
+    match (state.and_then(|s| s.main_branch.clone()), config) {
+        (Some(main), _) => Ok(main),
+        (
+            None,
+            ConfigAction::Write {
+                main: Some(main), ..
+            },
+        ) => Ok(main.clone()),
+        (None, _) => session.main_branch(None),
+    }
+}
+
+/// The CI files to write for `main`, or the refusal that writes nothing.
+fn plan_ci(session: &Session, request: CiRequest, main: &str) -> Result<CiPlan, EngineError> {
+    let root = session.store.workdir();
+    // A link (even a dangling one) in the file's place is a file there: never written through.
+    let there = |path: &str| root.join(path).symlink_metadata().is_ok();
+    let version = env!("CARGO_PKG_VERSION");
+    let default = ci::default_install(version);
+    decide::decide_ci(&CiFacts {
+        provider: request.provider,
+        main,
+        install: request.install.unwrap_or(&default),
+        version,
+        job_exists: there(request.provider.job_path()),
+        gitlab_ci_exists: there(ci::GITLAB_CI),
+    })
+    .map_err(|refusal| EngineError::Rejected(refusal.rejection()))
+}
+
+/// Writes the CI files, each only if it is still absent.
+fn write_ci(
+    session: &Session,
+    provider: CiProvider,
+    plan: CiPlan,
+) -> Result<CiReport, EngineError> {
+    let root = session.store.workdir();
+    let mut written = Vec::new();
+    for file in plan.files {
+        let path = root.join(file.path);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(io_error(format!("create {}", dir.display())))?;
+        }
+        write_new(&path, &file.text)?;
+        written.push(file.path);
+    }
+    Ok(CiReport {
+        provider,
+        check: CHECK_NAME,
+        written,
+        include_from: plan.include_from,
+    })
+}
+
+/// Writes `text` into a new file at `path`; a file that appeared since it was looked for is
+/// never overwritten (`create_new`).
+fn write_new(path: &std::path::Path, text: &str) -> Result<(), EngineError> {
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(io_error(format!("create {}", path.display())))?;
+    file.write_all(text.as_bytes())
+        .map_err(io_error(format!("write {}", path.display())))
 }
 
 /// Refuses, changing nothing, when `init` may not run; a deleted workflow ref is restored or
@@ -218,14 +342,7 @@ fn write_config(
         (None, None) => config::FirstGate::None,
     };
     let text = config::initial_file(main, first_gate);
-    // create_new: a file that appeared since the read above is never overwritten.
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)
-        .map_err(io_error(format!("create {}", path.display())))?;
-    file.write_all(text.as_bytes())
-        .map_err(io_error(format!("write {}", path.display())))?;
+    write_new(path, &text)?;
     Ok(detected)
 }
 

@@ -1,5 +1,6 @@
 //! Table tests of `init`'s decisions: rows of facts and what each decides, without git.
 
+use super::ci::CiProvider;
 use super::decide::*;
 use crate::workflow::{RejectionKind, Status};
 use pretty_assertions::assert_eq;
@@ -195,5 +196,109 @@ fn notes() {
             "kept the existing .orchestrate.toml; --main-branch and --preflight not applied (edit the file \
              instead)"
         )
+    );
+}
+
+fn ci_facts() -> CiFacts<'static> {
+    CiFacts {
+        provider: CiProvider::Github,
+        main: "main",
+        install: "cargo install git-orchestrate",
+        version: "0.1.0",
+        job_exists: false,
+        gitlab_ci_exists: false,
+    }
+}
+
+/// The paths a CI plan writes, and the pipeline file that must include the job.
+type CiOutcome = Result<(Vec<&'static str>, Option<&'static str>), Refusal>;
+
+/// Which files `init --ci` writes, or why none (and nothing else either).
+#[test]
+fn ci_plans() {
+    let paths = |facts: CiFacts| {
+        decide_ci(&facts).map(|plan| {
+            (
+                plan.files.iter().map(|f| f.path).collect::<Vec<_>>(),
+                plan.include_from,
+            )
+        })
+    };
+    let gitlab = CiFacts {
+        provider: CiProvider::Gitlab,
+        ..ci_facts()
+    };
+    let rows: Vec<(&str, CiFacts, CiOutcome)> = vec![
+        (
+            "github",
+            ci_facts(),
+            Ok((vec![".github/workflows/git-orchestrate.yml"], None)),
+        ),
+        (
+            "gitlab without a pipeline: one is written, including the job",
+            gitlab,
+            Ok((vec![".gitlab/git-orchestrate.yml", ".gitlab-ci.yml"], None)),
+        ),
+        (
+            "gitlab with a pipeline of the project's: kept, and it must include the job",
+            CiFacts {
+                gitlab_ci_exists: true,
+                ..gitlab
+            },
+            Ok((vec![".gitlab/git-orchestrate.yml"], Some(".gitlab-ci.yml"))),
+        ),
+        (
+            "the job file is there: never overwritten",
+            CiFacts {
+                job_exists: true,
+                ..ci_facts()
+            },
+            Err(Refusal::CiFileExists {
+                path: ".github/workflows/git-orchestrate.yml",
+            }),
+        ),
+        (
+            "a bad install command is named first",
+            CiFacts {
+                job_exists: true,
+                install: "a\nb",
+                ..ci_facts()
+            },
+            Err(Refusal::Ci(super::ci::CiProblem::BadInstall {
+                install: "a\nb".into(),
+            })),
+        ),
+        (
+            "a main branch GitLab's rules cannot quote",
+            CiFacts {
+                main: "a$b",
+                ..gitlab
+            },
+            Err(Refusal::Ci(super::ci::CiProblem::UnquotableForGitlab {
+                main: "a$b".into(),
+            })),
+        ),
+        (
+            "GitHub's filter quotes it",
+            CiFacts {
+                main: "a$b",
+                ..ci_facts()
+            },
+            Ok((vec![".github/workflows/git-orchestrate.yml"], None)),
+        ),
+    ];
+    for (name, facts, expected) in rows {
+        assert_eq!(paths(facts), expected, "{name}");
+    }
+    let kind = |refusal: Refusal| refusal.rejection().kind;
+    assert_eq!(
+        kind(Refusal::CiFileExists { path: "x" }),
+        RejectionKind::WrongState
+    );
+    assert_eq!(
+        kind(Refusal::Ci(super::ci::CiProblem::BadInstall {
+            install: String::new()
+        })),
+        RejectionKind::InvalidInput
     );
 }
