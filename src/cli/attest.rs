@@ -5,6 +5,7 @@ use clap::Args;
 
 use super::{Exit, Failure, Ui};
 use crate::engine::EngineError;
+use crate::engine::answers::AnswerVerdict;
 use crate::engine::attest::receive::{self, Pusher};
 use crate::engine::attest::{self, AttestReport};
 
@@ -28,6 +29,11 @@ pub struct AttestArgs {
     /// Print the verdicts only; write no note.
     #[arg(long)]
     pub no_note: bool,
+
+    /// Sign each verdict with this private SSH key (`ssh-keygen -Y sign`, namespace
+    /// git-orchestrate-attest); default: main's `[attest] signing_key`.
+    #[arg(long, value_name = "KEY", conflicts_with = "no_note")]
+    pub signing_key: Option<std::path::PathBuf>,
 
     /// Run as a bare repository's pre-receive hook: judge the ref updates on stdin (what
     /// --install-server-hook installs).
@@ -65,7 +71,12 @@ pub fn run(args: &AttestArgs, ui: &mut Ui) -> Result<Exit, Failure> {
     if let Some(target) = &args.install_server_hook {
         return install(target, ui);
     }
-    let report = attest::attest(&dir, &args.commits, !args.no_note)?;
+    let report = attest::attest(
+        &dir,
+        &args.commits,
+        !args.no_note,
+        args.signing_key.as_deref(),
+    )?;
     let code = Exit::VerificationFailed.when(!report.passed());
     if ui.json_report(&report)? {
         return Ok(code);
@@ -91,11 +102,16 @@ fn text(report: &AttestReport) -> String {
             out.push_str(&format!("  re-ran: {ran}\n"));
         }
         for answer in &v.answers {
+            let how = match &answer.verdict {
+                AnswerVerdict::Signed { principal } => format!("signed by {principal}"),
+                AnswerVerdict::Unsigned { how } if how.is_empty() => "unsigned".to_string(),
+                AnswerVerdict::Unsigned { how } => format!("unsigned, given through {how}"),
+                AnswerVerdict::Bad { why } => format!("BAD: {why}"),
+            };
             out.push_str(&format!(
-                "  human answer: {} {} ({})\n",
-                answer["answer"].as_str().unwrap_or(""),
-                crate::short_id(answer["commit"].as_str().unwrap_or("")),
-                answer["given"].as_str().unwrap_or("")
+                "  human answer: {} in {} ({how})\n",
+                answer.answer,
+                crate::short_id(&answer.commit)
             ));
         }
         for reason in &v.reasons {

@@ -14,6 +14,10 @@ use std::time::Duration;
 /// commits or for a file (`-n file`) does not verify as an answer.
 pub const NAMESPACE: &str = "git-orchestrate";
 
+/// The namespace `attest` signs its verdicts in: a key listed for human answers only
+/// (`namespaces="git-orchestrate"`) cannot pass for a verifier, nor the other way round.
+pub const ATTEST_NAMESPACE: &str = "git-orchestrate-attest";
+
 /// A verification is two short runs; one that hangs is broken, not slow.
 const VERIFY_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -67,6 +71,16 @@ pub fn ssh_keygen(inside: &[PathBuf]) -> Result<PathBuf, SshError> {
 /// our process group (the terminal's foreground one): a passphrase prompt or a security key's
 /// "touch your key" reaches the person at the terminal.
 pub fn sign(program: &Path, key: &Path, payload: &[u8]) -> Result<String, SshError> {
+    sign_in(program, key, NAMESPACE, payload)
+}
+
+/// As [`sign`], in `namespace` (`attest` signs its verdicts in [`ATTEST_NAMESPACE`]).
+pub fn sign_in(
+    program: &Path,
+    key: &Path,
+    namespace: &str,
+    payload: &[u8],
+) -> Result<String, SshError> {
     // It runs in the temporary directory: a relative path is the user's, from here.
     let key = &std::path::absolute(key)?;
     let dir = private_dir()?;
@@ -79,7 +93,7 @@ pub fn sign(program: &Path, key: &Path, payload: &[u8]) -> Result<String, SshErr
         .arg("-f")
         .arg(key)
         .arg("-n")
-        .arg(NAMESPACE)
+        .arg(namespace)
         .arg(&data)
         .current_dir(dir.path())
         .stdin(Stdio::inherit())
@@ -108,6 +122,17 @@ pub fn sign(program: &Path, key: &Path, payload: &[u8]) -> Result<String, SshErr
 pub fn verify(
     program: &Path,
     allowed_signers: &[u8],
+    signature: &str,
+    payload: &[u8],
+) -> Result<Verified, SshError> {
+    verify_in(program, allowed_signers, NAMESPACE, signature, payload)
+}
+
+/// As [`verify`], in `namespace`.
+pub fn verify_in(
+    program: &Path,
+    allowed_signers: &[u8],
+    namespace: &str,
     signature: &str,
     payload: &[u8],
 ) -> Result<Verified, SshError> {
@@ -158,7 +183,7 @@ pub fn verify(
                 "-I".as_ref(),
                 principal.as_ref(),
                 "-n".as_ref(),
-                NAMESPACE.as_ref(),
+                namespace.as_ref(),
                 "-s".as_ref(),
                 sig.as_os_str(),
             ],

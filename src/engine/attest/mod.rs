@@ -17,6 +17,7 @@ pub use find::Target;
 pub use statement::{PREDICATE_TYPE, STATEMENT_TYPE, VERIFIER_ID};
 pub use verifier::{Chain, Judged, Verifier, workflow_of};
 
+use super::answers::{AnswerCheck, AnswerVerdict};
 use super::chain::audit_chain;
 use super::finalize::final_check;
 use super::{EngineError, Session};
@@ -37,8 +38,9 @@ pub struct Verdict {
     pub reasons: Vec<String>,
     /// What ran again, and how it ended.
     pub reran: Vec<String>,
-    /// The human answers in the PR's chain, and how each was given.
-    pub answers: Vec<Value>,
+    /// The human answers in the PR's chain, each judged: signed by whom, or how it was
+    /// given without a signature.
+    pub answers: Vec<AnswerCheck>,
     /// The in-toto Statement (what the note holds).
     pub statement: Value,
 }
@@ -134,7 +136,11 @@ pub fn judge(verifier: &Verifier, chains: &[Chain], commit: &str) -> Result<Verd
         time: &time,
         reasons: &verdict.reasons,
         reran: &verdict.reran,
-        answers: &verdict.answers,
+        answers: &verdict
+            .answers
+            .iter()
+            .filter_map(|a| serde_json::to_value(a).ok())
+            .collect::<Vec<_>>(),
     });
     Ok(verdict)
 }
@@ -180,14 +186,19 @@ fn check(
     if let Some(problem) = &audit.forged {
         reasons.push(format!("the workflow's chain is forged: {problem}"));
     }
-    verdict.answers = pr_history
-        .iter()
-        .filter_map(|e| {
-            e.human.as_ref().map(|how| {
-                serde_json::json!({"commit": e.commit, "answer": e.event, "given": how, "signed": false})
-            })
-        })
-        .collect();
+    verdict.answers =
+        super::answers::judge_answers(session, &chain.workflow, target.transition(), stop)?;
+    for answer in verdict.answers.iter().filter(|a| a.fails()) {
+        reasons.push(format!(
+            "the human answer `{}` in {} does not hold: {}",
+            answer.answer,
+            crate::short_id(&answer.commit),
+            match &answer.verdict {
+                AnswerVerdict::Bad { why } => why.clone(),
+                _ => "it is unsigned, and the pinned configuration requires a signature ([human] require = \"signature\")".into(),
+            }
+        ));
+    }
     let Some(pin) = pr.pin.clone() else {
         reasons.push("the PR pinned no configuration: nothing says which gates verify it".into());
         return Ok(None);
@@ -447,12 +458,36 @@ impl AttestReport {
     }
 }
 
+/// What a verdict's note holds: the statement on one line, then, with `key`, its SSH
+/// signature (namespace `git-orchestrate-attest`) over that line.
+pub fn note_text(verdict: &Verdict, key: Option<&std::path::Path>) -> Result<String, EngineError> {
+    let line = format!("{}\n", verdict.statement);
+    let Some(key) = key else {
+        return Ok(line);
+    };
+    let failed = |e: crate::exec::ssh::SshError| EngineError::Io {
+        what: format!("sign the verdict with {}", key.display()),
+        source: std::io::Error::other(e.to_string()),
+    };
+    let program = crate::exec::ssh::ssh_keygen(&[]).map_err(failed)?;
+    let signature = crate::exec::ssh::sign_in(
+        &program,
+        key,
+        crate::exec::ssh::ATTEST_NAMESPACE,
+        line.as_bytes(),
+    )
+    .map_err(failed)?;
+    Ok(format!("{line}{signature}"))
+}
+
 /// `attest REV...` in the repository `dir` is in: every commit judged in one fresh
-/// verifier repository; with `note`, each verdict written as a note on its commit.
+/// verifier repository; with `note`, each verdict written as a note on its commit, signed
+/// with `signing_key` (else main's `[attest] signing_key`) when there is one.
 pub fn attest(
     dir: &std::path::Path,
     revs: &[String],
     note: bool,
+    signing_key: Option<&std::path::Path>,
 ) -> Result<AttestReport, EngineError> {
     let judged = Judged::open(dir)?;
     let revs = if revs.is_empty() {
@@ -473,13 +508,19 @@ pub fn attest(
         notes_skipped: (!note).then(|| "--no-note".to_string()),
     };
     if note {
-        write_notes(dir, &mut report)?;
+        let configured = judged.main_config()?.1.attest.signing_key;
+        let key = signing_key.or(configured.as_deref().map(std::path::Path::new));
+        write_notes(dir, &mut report, key)?;
     }
     Ok(report)
 }
 
 /// Each verdict as the note on its commit, in the judged repository.
-fn write_notes(dir: &std::path::Path, report: &mut AttestReport) -> Result<(), EngineError> {
+fn write_notes(
+    dir: &std::path::Path,
+    report: &mut AttestReport,
+    key: Option<&std::path::Path>,
+) -> Result<(), EngineError> {
     let store = match crate::store::Store::discover_selected(dir, None) {
         Ok(store) => store,
         Err(crate::store::StoreError::Bare) => {
@@ -492,7 +533,7 @@ fn write_notes(dir: &std::path::Path, report: &mut AttestReport) -> Result<(), E
         Err(e) => return Err(e.into()),
     };
     for verdict in &report.verdicts {
-        let text = format!("{}\n", verdict.statement);
+        let text = note_text(verdict, key)?;
         let mut tries = 0;
         loop {
             match store.set_attest_note(&verdict.commit, &text) {

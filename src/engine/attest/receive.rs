@@ -10,7 +10,6 @@ use serde::Serialize;
 
 use super::verifier::{Chain, Judged, Verifier, workflow_of};
 use super::{Verdict, judge};
-use crate::config::{self, Config, Origin};
 use crate::engine::chain::audit_chain;
 use crate::engine::{EngineError, io_error};
 use crate::store::ATTEST_NOTES_REF;
@@ -106,32 +105,6 @@ fn guarded<'a>(reference: &'a str, main: &str) -> Guarded<'a> {
     Guarded::Other
 }
 
-/// The server's main branch and its `[attest]` settings, from main's configuration as the
-/// server has it before the push (a push cannot grant itself anything).
-fn server_config(judged: &Judged) -> Result<(String, Config), EngineError> {
-    let head = judged
-        .git
-        .head_branch_name()?
-        .unwrap_or_else(|| "main".into());
-    let text = judged
-        .git
-        .show(&format!("refs/heads/{head}"), config::FILE_NAME)
-        .ok()
-        .flatten();
-    let config = match text {
-        Some(bytes) => {
-            let text = String::from_utf8(bytes).map_err(|_| EngineError::BadInput {
-                message: format!("{head}:{} is not UTF-8 text", config::FILE_NAME),
-                hint: "A human fixes main's configuration.".into(),
-            })?;
-            Config::parse(&text, &Origin::MainBranch(head.clone()))?
-        }
-        None => Config::default(),
-    };
-    let main = config.main_branch.clone().unwrap_or(head);
-    Ok((main, config))
-}
-
 /// `attest --pre-receive` in the bare repository `dir`: every update judged, every refusal
 /// named. The push is accepted only when nothing is refused.
 pub fn pre_receive(
@@ -140,7 +113,7 @@ pub fn pre_receive(
     pusher: &Pusher,
 ) -> Result<ReceiveReport, EngineError> {
     let judged = Judged::open(dir)?;
-    let (main, config) = server_config(&judged)?;
+    let (main, config) = judged.main_config()?;
     let human = config
         .attest
         .human(pusher.key.as_deref(), pusher.user.as_deref())
@@ -291,6 +264,7 @@ fn pending_dir(judged: &Judged) -> Result<PathBuf, EngineError> {
 }
 
 fn keep_verdicts(judged: &Judged, verdicts: &[Verdict]) -> Result<(), EngineError> {
+    let key = judged.main_config()?.1.attest.signing_key;
     if verdicts.is_empty() {
         return Ok(());
     }
@@ -298,7 +272,7 @@ fn keep_verdicts(judged: &Judged, verdicts: &[Verdict]) -> Result<(), EngineErro
     std::fs::create_dir_all(&dir).map_err(io_error(format!("create {}", dir.display())))?;
     for v in verdicts.iter().filter(|v| v.passed) {
         let file = dir.join(&v.commit);
-        std::fs::write(&file, format!("{}\n", v.statement))
+        std::fs::write(&file, super::note_text(v, key.as_deref().map(Path::new))?)
             .map_err(io_error(format!("write {}", file.display())))?;
     }
     Ok(())
@@ -308,11 +282,12 @@ fn keep_verdicts(judged: &Judged, verdicts: &[Verdict]) -> Result<(), EngineErro
 /// written as notes under `refs/notes/orchestrator-attest`; the rest are dropped.
 pub fn post_receive(dir: &Path) -> Result<Vec<String>, EngineError> {
     let judged = Judged::open(dir)?;
-    let (main, _) = server_config(&judged)?;
+    let (main, config) = judged.main_config()?;
     let pending = pending_dir(&judged)?;
     let Ok(entries) = std::fs::read_dir(&pending) else {
         return Ok(Vec::new());
     };
+    let _ = config;
     let store = crate::store::Store::open_for_notes(dir)?;
     let mut written = Vec::new();
     for entry in entries.flatten() {

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use gix::ObjectId;
 
+use crate::config::{self, Config, Origin};
 use crate::engine::{EngineError, Session, io_error};
 use crate::exec::Git;
 use crate::store::workflow_ref;
@@ -55,6 +56,40 @@ impl Judged {
             });
         }
         Ok(chains)
+    }
+}
+
+impl Judged {
+    /// The main branch and main's configuration as this repository has it (a server's: its
+    /// `HEAD` branch; a CI checkout, detached: the branch `origin/HEAD` names). A push
+    /// cannot grant itself anything: a server reads this before the push moves main.
+    pub fn main_config(&self) -> Result<(String, Config), EngineError> {
+        let branch = match self.git.head_branch_name()? {
+            Some(branch) => Some((format!("refs/heads/{branch}"), branch)),
+            None => self
+                .git
+                .symbolic_target("refs/remotes/origin/HEAD")?
+                .and_then(|target| {
+                    let name = target.strip_prefix("refs/remotes/origin/")?.to_string();
+                    Some((target, name))
+                }),
+        };
+        let Some((rev, head)) = branch else {
+            return Ok(("main".into(), Config::default()));
+        };
+        let text = self.git.show(&rev, config::FILE_NAME).ok().flatten();
+        let config = match text {
+            Some(bytes) => {
+                let text = String::from_utf8(bytes).map_err(|_| EngineError::BadInput {
+                    message: format!("{head}:{} is not UTF-8 text", config::FILE_NAME),
+                    hint: "A human fixes main's configuration.".into(),
+                })?;
+                Config::parse(&text, &Origin::MainBranch(head.clone()))?
+            }
+            None => Config::default(),
+        };
+        let main = config.main_branch.clone().unwrap_or(head);
+        Ok((main, config))
     }
 }
 

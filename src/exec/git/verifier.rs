@@ -91,6 +91,15 @@ impl Git {
         }
     }
 
+    /// The ref a symbolic ref points at, if it is one.
+    pub fn symbolic_target(&self, name: &str) -> Result<Option<String>, GitError> {
+        match self.run(["symbolic-ref", "--quiet", name]) {
+            Ok(out) => Ok(Some(out.trim().to_string()).filter(|t| !t.is_empty())),
+            Err(e) if e.stderr.trim().is_empty() => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
     /// A new, empty repository in `dir` whose objects are read from `objects` (as
     /// alternates): nothing of the judged repository's configuration, hooks or refs comes
     /// with them. Without templates, so no hook is installed by `git init` either.
