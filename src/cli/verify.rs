@@ -6,6 +6,7 @@ use clap::Args;
 use super::render::exit_and_time;
 use super::{Exit, Failure, Ui};
 use crate::engine::Session;
+use crate::engine::attest::seal::Attestation;
 use crate::engine::notes::{self, SquashVerification, Verification, VerifyReport};
 use crate::workflow::state::format_ms;
 
@@ -34,7 +35,7 @@ pub fn run(session: &Session, args: &VerifyArgs, ui: &mut Ui) -> Result<Exit, Fa
     let report = notes::verify_range(session, &revs)?;
     let failures = report.failures().count();
     let squash_failures = report.squash_failures().count();
-    let code = Exit::VerificationFailed.when(failures + squash_failures > 0);
+    let code = Exit::VerificationFailed.when(report.failure_count() > 0);
     if ui.json_report(&report)? {
         return Ok(code);
     }
@@ -88,7 +89,34 @@ fn report_text(report: &VerifyReport, failures: usize, squash_failures: usize) -
             if squash_failures == 1 { "" } else { "s" },
         ));
     }
+    for c in &report.attested {
+        let (label, why) = attestation_line(&c.attestation);
+        text.push_str(&commit_line(label, &c.commit, &c.subject, &why));
+    }
     text
+}
+
+/// The label and the reason `verify` shows for a commit's attestation on main.
+fn attestation_line(attestation: &Attestation) -> (&'static str, String) {
+    match attestation {
+        Attestation::Passed { verifier } => (
+            "attested",
+            format!("attest PASSED, signed by the verifier {verifier}"),
+        ),
+        Attestation::Failed { reasons } => {
+            ("FAILED", format!("attest FAILED: {}", reasons.join("; ")))
+        }
+        Attestation::Unauthenticated { why } => (
+            "unauth",
+            format!(
+                "an attestation nothing backs ({why}); run `git orchestrate attest` where the agent cannot write"
+            ),
+        ),
+        Attestation::None => (
+            "noattest",
+            "no attestation: `git orchestrate attest` in CI or the server hook gives one".into(),
+        ),
+    }
 }
 
 /// One commit with its label, and why on the line under it.

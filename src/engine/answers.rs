@@ -253,7 +253,7 @@ fn requirement(session: &Session, state: &State) -> Result<Requirement, EngineEr
 }
 
 /// The `ssh-keygen` to run, never one of the repository's.
-fn ssh_keygen(session: &Session) -> Result<PathBuf, EngineError> {
+pub(super) fn ssh_keygen(session: &Session) -> Result<PathBuf, EngineError> {
     let store = &session.store;
     let inside: Vec<PathBuf> = [store.workdir(), store.git_dir(), store.common_dir()]
         .iter()

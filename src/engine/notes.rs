@@ -297,6 +297,16 @@ pub struct VerifyReport {
     pub commits: usize,
     pub checkpoints: Vec<CheckedCommit>,
     pub squashed: Vec<CheckedSquash>,
+    /// Merges on main and commits with an attestation note, and what their note is worth.
+    pub attested: Vec<CheckedAttestation>,
+}
+
+/// A commit `verify` looked for an attestation on (docs/integrity.md, "attest").
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct CheckedAttestation {
+    pub commit: String,
+    pub subject: String,
+    pub attestation: super::attest::seal::Attestation,
 }
 
 impl serde::Serialize for VerifyReport {
@@ -325,6 +335,7 @@ impl serde::Serialize for VerifyReport {
             commits: usize,
             checkpoints: Vec<Checkpoint<'a>>,
             squashed: Vec<Squash<'a>>,
+            attested: &'a [CheckedAttestation],
             failures: usize,
         }
         View {
@@ -377,6 +388,7 @@ impl serde::Serialize for VerifyReport {
                     }
                 })
                 .collect(),
+            attested: &self.attested,
             failures: self.failure_count(),
         }
         .serialize(serializer)
@@ -394,9 +406,14 @@ impl VerifyReport {
         self.squashed.iter().filter(|c| !c.verification.passes())
     }
 
-    /// Every commit that fails, checkpoint or squashed.
+    /// The commits whose attestation says FAILED.
+    pub fn attest_failures(&self) -> impl Iterator<Item = &CheckedAttestation> {
+        self.attested.iter().filter(|c| c.attestation.fails())
+    }
+
+    /// Every commit that fails: checkpoint, squashed, or attested FAILED.
     pub fn failure_count(&self) -> usize {
-        self.failures().count() + self.squash_failures().count()
+        self.failures().count() + self.squash_failures().count() + self.attest_failures().count()
     }
 }
 
@@ -458,9 +475,26 @@ fn check_commits(
     // Read only when a note says a tree passed: every chain is walked for it.
     let mut backed: Option<ChainTrees> = None;
     let mut squashed = Vec::new();
+    let mut attested = Vec::new();
+    let main = session.main_branch(state.as_ref())?;
     for logged in commits {
         if !is_checkpoint_message(&logged.message) {
             if squashes == Squashes::Check {
+                let attestation =
+                    match super::attest::seal::judge_note(session, &main, &logged.commit)? {
+                        Some(found) => Some(found),
+                        None if session.git.parents(&logged.commit)?.len() > 1 => {
+                            Some(super::attest::seal::Attestation::None)
+                        }
+                        None => None,
+                    };
+                if let Some(attestation) = attestation {
+                    attested.push(CheckedAttestation {
+                        commit: logged.commit.clone(),
+                        subject: subject_of(&logged.message),
+                        attestation,
+                    });
+                }
                 let trees = match &mut backed {
                     Some(trees) => trees,
                     None => backed.insert(chain_verified_trees(session)?),
@@ -514,6 +548,7 @@ fn check_commits(
         commits: commits.len(),
         checkpoints,
         squashed,
+        attested,
     })
 }
 

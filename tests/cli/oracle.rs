@@ -1653,8 +1653,11 @@ fn verify_on_main_checks_the_squashed_commit() {
         format!(
             "0 checkpoint commits and 1 squashed PR commit in HEAD^..HEAD (3 commits looked at)\n  \
              ok       {} {subject}\n           squashed PR \"{subject}\" (workflow main): the gates \
-             passed on the squashed commit in a clean worktree (tests); 1 checkpoint folded in\n",
-            &squashed[..12]
+             passed on the squashed commit in a clean worktree (tests); 1 checkpoint folded in\n  \
+             noattest {} Merge branch 'feat/multiply'\n           no attestation: `git orchestrate \
+             attest` in CI or the server hook gives one\n",
+            &squashed[..12],
+            &main_tip(&repo)[..12]
         )
     );
     let json = repo.run(&["verify", "--json"]).expect(0).json();
@@ -1753,6 +1756,72 @@ fn verify_on_main_checks_the_squashed_commit() {
     assert_eq!(out.json()["squashed"][0]["status"], "unauthenticated");
     repo.git(&["update-ref", crate::support::REF, &real]);
     repo.git(&["update-ref", "-d", "refs/orchestrator/workflows/zz"]);
+
+    // An attestation is worth what signs it: unsigned, nothing backs it; signed by a key
+    // main lists as a verifier, it counts; a FAILED verdict fails verify.
+    repo.git(&["notes", "--ref=orchestrator", "remove", &plan_commit]);
+    repo.run(&["attest"]).expect(0);
+    let json = repo.run(&["verify", "--json"]).expect(0).json();
+    assert_eq!(
+        json["attested"][0]["attestation"]["status"],
+        "unauthenticated"
+    );
+    let keys = outside(&repo, "verifier-keys");
+    std::fs::create_dir_all(&keys).unwrap();
+    let key = keys.join("verifier");
+    let other = keys.join("agent");
+    for k in [&key, &other] {
+        let made = std::process::Command::new("ssh-keygen")
+            .args(["-q", "-t", "ed25519", "-N", "", "-C", "k", "-f"])
+            .arg(k)
+            .output()
+            .unwrap();
+        assert!(
+            made.status.success(),
+            "{}",
+            String::from_utf8_lossy(&made.stderr)
+        );
+    }
+    let public = std::fs::read_to_string(key.with_extension("pub")).unwrap();
+    repo.write(
+        ".orchestrate/allowed_signers",
+        &format!("ci@example namespaces=\"git-orchestrate-attest\" {public}"),
+    );
+    repo.commit_all("verifier key");
+    let merge = repo.git(&["rev-parse", "HEAD~1"]).trim().to_string();
+    let key_arg = key.display().to_string();
+    repo.run(&["attest", "--signing-key", &key_arg, &merge])
+        .expect(0);
+    let range = format!("{merge}^..{merge}");
+    let json = repo.run(&["verify", "--json", &range]).expect(0).json();
+    assert_eq!(
+        json["attested"][0]["attestation"],
+        serde_json::json!({"status": "passed", "verifier": "ci@example"})
+    );
+    let other_arg = other.display().to_string();
+    repo.run(&["attest", "--signing-key", &other_arg, &merge])
+        .expect(0);
+    let json = repo.run(&["verify", "--json", &range]).expect(0).json();
+    assert_eq!(
+        json["attested"][0]["attestation"]["status"],
+        "unauthenticated"
+    );
+    let failed = repo
+        .git(&["notes", "--ref=orchestrator-attest", "show", &merge])
+        .lines()
+        .next()
+        .unwrap()
+        .replace("\"PASSED\"", "\"FAILED\"");
+    repo.git(&[
+        "notes",
+        "--ref=orchestrator-attest",
+        "add",
+        "-f",
+        "-m",
+        &failed,
+        &merge,
+    ]);
+    repo.run(&["verify", &range]).expect(1).says("FAILED");
 
     // Off main, the default range is still what the branch adds.
     repo.git(&["checkout", "--quiet", "-b", "side"]);

@@ -7,6 +7,7 @@
 
 mod find;
 pub mod receive;
+pub mod seal;
 mod statement;
 mod verifier;
 

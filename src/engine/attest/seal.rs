@@ -1,0 +1,144 @@
+//! What an attestation note on a commit is worth to `verify` (docs/integrity.md, "attest"):
+//! a verdict counts only when a verifier's key listed on main signed it; an unsigned note
+//! is anyone's word, since whoever can write this clone's notes could have written it.
+
+use serde::Serialize;
+
+use crate::engine::{EngineError, Session};
+use crate::exec::ssh::{self, Verified};
+
+/// An attestation note, judged.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "status")]
+pub enum Attestation {
+    /// PASSED, signed by a key main's `.orchestrate/allowed_signers` lists for the
+    /// `git-orchestrate-attest` namespace.
+    Passed { verifier: String },
+    /// The verdict is FAILED (signed or not: a failure is news either way).
+    Failed { reasons: Vec<String> },
+    /// PASSED, but nothing backs it: no signature, or one no listed verifier made.
+    Unauthenticated { why: String },
+    /// A merge on main with no attestation note.
+    None,
+}
+
+impl Attestation {
+    /// Whether `verify` counts it as a failure.
+    pub fn fails(&self) -> bool {
+        matches!(self, Attestation::Failed { .. })
+    }
+}
+
+/// The statement line and the signature that follows it, as [`super::note_text`] writes them.
+pub fn split_note(text: &str) -> (&str, Option<&str>) {
+    match text.split_once('\n') {
+        Some((line, rest)) if !rest.trim().is_empty() => (line, Some(rest)),
+        Some((line, _)) => (line, None),
+        None => (text, None),
+    }
+}
+
+/// The attestation note on `commit` judged, or `None` when it has none.
+pub fn judge_note(
+    session: &Session,
+    main: &str,
+    commit: &str,
+) -> Result<Option<Attestation>, EngineError> {
+    let Some(text) = session.store.attest_note(commit)? else {
+        return Ok(None);
+    };
+    let (line, signature) = split_note(&text);
+    let statement: serde_json::Value = match serde_json::from_str(line) {
+        Ok(value) => value,
+        Err(e) => {
+            return Ok(Some(Attestation::Unauthenticated {
+                why: format!("the note is not a statement: {e}"),
+            }));
+        }
+    };
+    let predicate = &statement["predicate"];
+    let about_this = statement["subject"]
+        .as_array()
+        .and_then(|s| s.first())
+        .and_then(|s| s["digest"]["gitCommit"].as_str())
+        == Some(commit);
+    if !about_this {
+        return Ok(Some(Attestation::Unauthenticated {
+            why: "its statement is about another commit".into(),
+        }));
+    }
+    if predicate["verificationResult"] != "PASSED" {
+        let reasons = predicate["gitOrchestrate"]["reasons"]
+            .as_array()
+            .map(|r| {
+                r.iter()
+                    .filter_map(|x| x.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default();
+        return Ok(Some(Attestation::Failed { reasons }));
+    }
+    let Some(signature) = signature else {
+        return Ok(Some(Attestation::Unauthenticated {
+            why: "unsigned: whoever can write this clone's notes could have written it".into(),
+        }));
+    };
+    let allowed = match session
+        .store
+        .file_id_at_branch(main, crate::config::ALLOWED_SIGNERS)?
+        .and_then(|(_, blob)| blob)
+    {
+        // Over the cap it lists nobody.
+        Some(blob) => session
+            .store
+            .blob_within(&blob, crate::input::CAP)?
+            .unwrap_or_default(),
+        None => Vec::new(),
+    };
+    if allowed.is_empty() {
+        return Ok(Some(Attestation::Unauthenticated {
+            why: format!(
+                "signed, but {main}:{} lists no verifier to check it against",
+                crate::config::ALLOWED_SIGNERS
+            ),
+        }));
+    }
+    let program = crate::engine::answers::ssh_keygen(session)?;
+    let checked = ssh::verify_in(
+        &program,
+        &allowed,
+        ssh::ATTEST_NAMESPACE,
+        signature,
+        format!("{line}\n").as_bytes(),
+    )
+    .map_err(|e| EngineError::Io {
+        what: "check the attestation's signature".into(),
+        source: std::io::Error::other(e.to_string()),
+    })?;
+    Ok(Some(match checked {
+        Verified::Good { principal } => Attestation::Passed {
+            verifier: principal,
+        },
+        Verified::NotAllowed { .. } => Attestation::Unauthenticated {
+            why: "signed by a key main's allowed_signers does not list as a verifier".into(),
+        },
+        Verified::Bad { message } => Attestation::Unauthenticated {
+            why: format!("its signature does not hold: {}", message.trim()),
+        },
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_note_is_its_statement_line_and_the_signature_after_it() {
+        assert_eq!(split_note("{}\n"), ("{}", None));
+        assert_eq!(split_note("{}"), ("{}", None));
+        assert_eq!(
+            split_note("{}\n-----BEGIN SSH SIGNATURE-----\nx\n"),
+            ("{}", Some("-----BEGIN SSH SIGNATURE-----\nx\n"))
+        );
+    }
+}
