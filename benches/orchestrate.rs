@@ -48,6 +48,10 @@ fn main() {
         final_check_bench();
         return;
     }
+    if std::env::var("GIT_ORCHESTRATE_BENCH").as_deref() == Ok("attest") {
+        attest_bench();
+        return;
+    }
     let fixtures = [Fixture::new(10), Fixture::new(10_000)];
     let green = GreenStep::new();
     let hooks = HookBench::new();
@@ -529,6 +533,71 @@ fn final_check_bench() {
         "final check of a {FINAL_TASKS}-task PR: {:.2} s with it, {:.2} s without; its gate and {} RED runs by hand: {:.2} s; added: {:+.2} s   (bar: ≤ 0.5 s: {})",
         with.as_secs_f64(),
         without.as_secs_f64(),
+        2 * FINAL_TASKS,
+        runs.as_secs_f64(),
+        added,
+        if added <= 0.5 { "met" } else { "NOT MET" }
+    );
+}
+
+/// `attest` of a 50-task PR's merge (bar: the gates' and RED tests' own run time plus 0.5 s):
+/// the PR merged by the workflow, then `attest --no-note` of the merge commit timed, and
+/// what it runs (the gate once, each RED test on two trees) timed by hand.
+fn attest_bench() {
+    const ROUNDS: usize = 5;
+    let temp = tempfile::tempdir().expect("temp");
+    let (dir, _) = squashed_pr(&temp, true);
+    assert_eq!(orchestrate(&dir, &["submit-work", "-s", "squashed"]), 0);
+    let squashed = String::from_utf8(
+        command("git", &dir)
+            .args(["rev-parse", "--short=12", "HEAD"])
+            .stdout(Stdio::piped())
+            .output()
+            .expect("rev-parse")
+            .stdout,
+    )
+    .expect("utf-8");
+    std::fs::write(
+        dir.join("docs/plan.md"),
+        format!(
+            "# Plan\n## PR 1: the bench's PR [DONE] {}\n",
+            squashed.trim()
+        ),
+    )
+    .expect("mark the PR done");
+    git(&dir, &["commit", "--quiet", "-am", "docs: PR 1 done"]);
+    assert_eq!(orchestrate(&dir, &["submit-work", "-s", "plan updated"]), 0);
+    assert_eq!(orchestrate(&dir, &["get-task"]), 0, "the workflow merges");
+    let attest = || {
+        let start = Instant::now();
+        let code = orchestrate(&dir, &["attest", "--no-note", "main"]);
+        let took = start.elapsed();
+        assert_eq!(code, 0, "the honest merge attests PASSED");
+        took
+    };
+    let by_hand = || {
+        let start = Instant::now();
+        assert!(command("true", &dir).status().expect("gate").success());
+        for t in 1..=FINAL_TASKS {
+            for _ in 0..2 {
+                command("/bin/sh", &dir)
+                    .args(["-c", &format!("sh tests/test_{t}.sh")])
+                    .status()
+                    .expect("a RED test");
+            }
+        }
+        start.elapsed()
+    };
+    let (mut took, mut runs) = (Vec::new(), Vec::new());
+    for _ in 0..ROUNDS {
+        took.push(attest());
+        runs.push(by_hand());
+    }
+    let (took, runs) = (median(took), median(runs));
+    let added = took.as_secs_f64() - runs.as_secs_f64();
+    println!(
+        "attest of a {FINAL_TASKS}-task PR's merge: {:.2} s; its gate and {} RED runs by hand: {:.2} s; added: {:+.2} s   (bar: ≤ 0.5 s: {})",
+        took.as_secs_f64(),
         2 * FINAL_TASKS,
         runs.as_secs_f64(),
         added,
