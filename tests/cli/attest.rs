@@ -1069,3 +1069,36 @@ fn attest_refuses_bad_revisions_and_the_hook_goes_only_where_it_belongs() {
     );
     assert!(!bare.join("hooks/post-receive").exists());
 }
+
+/// The chain a main move rests on is one the hook guards: a chain pushed under
+/// `refs/orchestrator/remotes/<remote>/workflows/` (which the hook lets any client write,
+/// rewind or replace) does not carry main while the guarded chain never recorded the merge.
+#[test]
+fn main_does_not_move_on_a_chain_pushed_outside_the_guarded_refs() {
+    let repo = calc_with(CALC_CONFIG, &[]);
+    let server = Server::start(&repo);
+    push(&repo, &server, &[], &["main", REF]).expect(0);
+    let merge = honest_merge(&repo);
+    let unguarded = "refs/orchestrator/remotes/elsewhere/workflows/main";
+    // Whether the hook takes this push or not, it must not count for main.
+    let _ = push(
+        &repo,
+        &server,
+        &["--no-verify"],
+        &[&format!("{REF}:{unguarded}")],
+    );
+    let before = server_refs(&repo, &server);
+    let out = push(&repo, &server, &["--no-verify"], &["main"]);
+    refused(
+        &repo,
+        &server,
+        &before,
+        &out,
+        &[
+            "git-orchestrate: refused refs/heads/main <id>: moves main to a commit that is not a \
+           workflow merge that attests PASSED: no workflow's chain records <id> as its merge \
+           into main or as a finalized PR's head",
+        ],
+    );
+    assert_ne!(server.rev(&repo, "main"), Some(merge));
+}
