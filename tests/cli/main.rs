@@ -4,6 +4,7 @@
 mod agent_hooks;
 mod agent_setup;
 mod agents;
+mod attest;
 mod branching;
 mod checkpoints;
 mod ci;

@@ -10,7 +10,7 @@ use pretty_assertions::assert_eq;
 
 use crate::support::*;
 
-const CALC_CONFIG: &str = r#"main_branch = "main"
+pub(crate) const CALC_CONFIG: &str = r#"main_branch = "main"
 master_plan = "docs/plan.md"
 
 [[preflight]]
@@ -27,22 +27,31 @@ output_tail = 40
 "#;
 
 /// The project's one task: multiply. The plan names its RED and GREEN steps.
-const MUL_PLAN: &str = r#"{"masterPlanPath": "docs/plan.md", "prTitle": "feat: Multiply", "summary": "mul",
+pub(crate) const MUL_PLAN: &str = r#"{"masterPlanPath": "docs/plan.md", "prTitle": "feat: Multiply", "summary": "mul",
   "verificationPlan": "the tests pass",
   "tasks": [{"taskName": "mul", "status": "TODO", "tdd_steps": [
     {"type": "RED", "description": "test that mul 2 3 is 6", "status": "TODO"},
     {"type": "GREEN", "description": "implement mul", "status": "TODO"}]}]}"#;
 
 /// The honest test of multiplication, and the command that runs it.
-const TEST_MUL: &str =
+pub(crate) const TEST_MUL: &str =
     ". ./calc.sh\n[ \"$(mul 2 3)\" = 6 ] || { echo \"mul 2 3: got '$(mul 2 3 2>&1)'\"; exit 1; }\n";
-const RED_MUL: &str = "sh tests/test_mul.sh";
-const MUL: &str = "mul() { echo $(($1 * $2)); }\n";
+pub(crate) const RED_MUL: &str = "sh tests/test_mul.sh";
+pub(crate) const MUL: &str = "mul() { echo $(($1 * $2)); }\n";
 
 /// A shell calculator on main: `calc.sh` (add), its test, the gate that runs every test,
 /// and a master plan with the PR to do.
-fn calc() -> TestRepo {
+pub(crate) fn calc() -> TestRepo {
+    calc_with(CALC_CONFIG, &[])
+}
+
+/// [`calc`] with `config` as main's configuration and the `extra` files committed beside
+/// it, before the plan pins them.
+pub(crate) fn calc_with(config: &str, extra: &[(&str, &str)]) -> TestRepo {
     let repo = TestRepo::empty();
+    for (path, content) in extra {
+        repo.write(path, content);
+    }
     repo.write("calc.sh", "add() { echo $(($1 + $2)); }\n");
     repo.write(
         "tests/test_add.sh",
@@ -53,7 +62,7 @@ fn calc() -> TestRepo {
         "for t in tests/test_*.sh; do sh \"$t\" || { echo \"FAILED: $t\"; exit 1; }; done\necho 'all tests pass'\n",
     );
     repo.write("docs/plan.md", "# Plan\n## PR 1: feat: Multiply\n");
-    repo.write(".orchestrate.toml", CALC_CONFIG);
+    repo.write(".orchestrate.toml", config);
     repo.commit_all("calculator");
     repo.submit_plan(MUL_PLAN).expect(0);
     repo.run(&["get-task"]).expect(0);
@@ -61,7 +70,7 @@ fn calc() -> TestRepo {
 }
 
 /// Submits `command` as the RED step and accepts the analysis.
-fn red(repo: &TestRepo, command: &str) {
+pub(crate) fn red(repo: &TestRepo, command: &str) {
     repo.submit_test(command, Some("FAIL")).expect(3);
     repo.run(&[
         "submit-work",
@@ -74,7 +83,7 @@ fn red(repo: &TestRepo, command: &str) {
 }
 
 /// GREEN passes with `command`, the checkpoint is made, and the review (none) is passed.
-fn green(repo: &TestRepo, command: &str) {
+pub(crate) fn green(repo: &TestRepo, command: &str) {
     repo.submit_test(command, None).expect(0);
     repo.run(&["checkpoint"]).expect(0);
     repo.run(&["get-task"]).expect(0);
@@ -82,7 +91,7 @@ fn green(repo: &TestRepo, command: &str) {
 }
 
 /// Squashes the branch into one commit titled as the PR.
-fn squash(repo: &TestRepo) {
+pub(crate) fn squash(repo: &TestRepo) {
     let base = repo.git(&["merge-base", "main", "HEAD"]);
     repo.git(&["reset", "--soft", base.trim()]);
     repo.git(&[
@@ -96,7 +105,7 @@ fn squash(repo: &TestRepo) {
 }
 
 /// After a squash that counted: the master plan marks the PR done, and get-task merges.
-fn mark_done_and_merge(repo: &TestRepo) -> Run {
+pub(crate) fn mark_done_and_merge(repo: &TestRepo) -> Run {
     let squashed = repo.git(&["rev-parse", "--short=12", "HEAD"]);
     repo.write(
         "docs/plan.md",
@@ -110,12 +119,12 @@ fn mark_done_and_merge(repo: &TestRepo) -> Run {
     repo.run(&["get-task"])
 }
 
-fn main_tip(repo: &TestRepo) -> String {
+pub(crate) fn main_tip(repo: &TestRepo) -> String {
     repo.git(&["rev-parse", "main"]).trim().to_string()
 }
 
 /// A place outside the repository, as an agent's `/tmp` file would be.
-fn outside(repo: &TestRepo, name: &str) -> PathBuf {
+pub(crate) fn outside(repo: &TestRepo, name: &str) -> PathBuf {
     repo.dir()
         .parent()
         .expect("a temp dir has a parent")
@@ -211,7 +220,7 @@ fn finalized_until_squash(repo: &TestRepo) {
 }
 
 /// A PR whose work is done, squashed and checked: `calc.sh` multiplies.
-fn finalized(repo: &TestRepo) -> String {
+pub(crate) fn finalized(repo: &TestRepo) -> String {
     finalized_until_squash(repo);
     repo.run(&["submit-work", "-s", "squashed"]).expect(0);
     repo.git(&["rev-parse", "HEAD"]).trim().to_string()

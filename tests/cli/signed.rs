@@ -10,7 +10,7 @@ use pretty_assertions::assert_eq;
 use crate::support::{CONFIG, REF, Run, TestRepo, do_the_steps, one_task_plan};
 
 /// A key pair made with `ssh-keygen`, without a passphrase: `<dir>/<name>` and `.pub`.
-fn key(dir: &Path, name: &str) -> PathBuf {
+pub(crate) fn key(dir: &Path, name: &str) -> PathBuf {
     let path = dir.join(name);
     let out = Command::new("ssh-keygen")
         .args(["-q", "-t", "ed25519", "-N", "", "-C", name, "-f"])
@@ -22,7 +22,7 @@ fn key(dir: &Path, name: &str) -> PathBuf {
 }
 
 /// An allowed-signers line for `principal`'s key.
-fn allowed(principal: &str, key: &Path) -> String {
+pub(crate) fn allowed(principal: &str, key: &Path) -> String {
     let public = std::fs::read_to_string(key.with_extension("pub")).unwrap();
     let mut fields = public.split_whitespace();
     let (kind, blob) = (fields.next().unwrap(), fields.next().unwrap());

@@ -1,0 +1,1104 @@
+//! `git orchestrate attest` off the agent's machine (SPEC §15): a real `git daemon` on
+//! 127.0.0.1 serving a bare repository with the server hook installed, the agent's clone
+//! pushing to it over `git://`. An honest PR is accepted and attested; a consistent forged
+//! chain, a RED test that leans on a file outside the repository, main moved or rewritten
+//! by hand, a rewound chain, a push to the attestation notes and a self-given human answer
+//! are refused, each naming its reason, and the server's refs stay where they were. A human
+//! listed in main's `[attest] humans` moves main by a signed push.
+
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use pretty_assertions::assert_eq;
+
+use crate::oracle::{
+    CALC_CONFIG, MUL, RED_MUL, TEST_MUL, calc_with, finalized, green, main_tip,
+    mark_done_and_merge, outside, red, squash,
+};
+use crate::signed::{allowed, key};
+use crate::support::*;
+
+const ATTEST_NOTES: &str = "refs/notes/orchestrator-attest";
+
+/// A `git daemon` on 127.0.0.1 serving `remote.git`, a bare repository with the server hook
+/// installed; killed and waited for when dropped.
+struct Server {
+    daemon: Child,
+    port: u16,
+    bare: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Server {
+    /// An empty bare repository on branch main, the hook installed by `repo`'s binary, served
+    /// with `repo`'s hermetic environment.
+    fn start(repo: &TestRepo) -> Server {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let base = dir.path().canonicalize().expect("canonical");
+        let bare = base.join("remote.git");
+        repo.git(&[
+            "init",
+            "--quiet",
+            "--bare",
+            "--initial-branch=main",
+            bare.to_str().unwrap(),
+        ]);
+        let installed = repo.run(&["attest", "--install-server-hook", bare.to_str().unwrap()]);
+        installed.expect(0);
+        let (hooks, rest) = installed.stdout.split_at(
+            installed
+                .stdout
+                .find("Every push")
+                .expect("the hook's description"),
+        );
+        let hooks: Vec<PathBuf> = hooks
+            .lines()
+            .map(|l| {
+                Path::new(l.strip_prefix("installed ").expect("installed HOOK"))
+                    .canonicalize()
+                    .expect("the hook exists")
+            })
+            .collect();
+        assert_eq!(
+            hooks,
+            [
+                bare.join("hooks/pre-receive"),
+                bare.join("hooks/post-receive")
+            ]
+        );
+        assert_eq!(
+            rest,
+            "Every push is judged now: workflow chains may only grow by audited transitions, main \
+             moves only to workflow merges that attest PASSED (or by a human listed in main's \
+             [attest] humans), and refs/notes/orchestrator-attest is the server's.\n\
+             For signed pushes by humans: git config receive.certNonceSeed <secret> and git config \
+             gpg.ssh.allowedSignersFile <file> in that repository.\n"
+        );
+        // `git daemon` would run git-daemon as its child, which a kill of the parent leaves
+        // behind: run the program itself.
+        let exec_path = repo.git(&["--exec-path"]);
+        let program = Path::new(exec_path.trim()).join("git-daemon");
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        let log = std::fs::File::create(base.join("daemon.log")).expect("daemon log");
+        let daemon = repo
+            .command(
+                program.to_str().unwrap(),
+                [
+                    "--reuseaddr".to_string(),
+                    format!("--base-path={}", base.display()),
+                    "--export-all".into(),
+                    "--enable=receive-pack".into(),
+                    "--informative-errors".into(),
+                    "--listen=127.0.0.1".into(),
+                    format!("--port={port}"),
+                    base.display().to_string(),
+                ],
+            )
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("start git daemon");
+        let mut server = Server {
+            daemon,
+            port,
+            bare,
+            _dir: dir,
+        };
+        let start = Instant::now();
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            if let Ok(Some(status)) = server.daemon.try_wait() {
+                panic!(
+                    "git daemon exited ({status}): {}",
+                    std::fs::read_to_string(base.join("daemon.log")).unwrap_or_default()
+                );
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "git daemon did not listen on port {port} within 20 s"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        server.port = port;
+        server
+    }
+
+    fn url(&self) -> String {
+        format!("git://127.0.0.1:{}/remote.git", self.port)
+    }
+
+    /// The server's `reference`, if it has it.
+    fn rev(&self, repo: &TestRepo, reference: &str) -> Option<String> {
+        let (ok, out) = repo.git_try(&[
+            "--git-dir",
+            self.bare.to_str().unwrap(),
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            reference,
+        ]);
+        ok.then(|| out.trim().to_string())
+    }
+
+    /// Runs git in the server's repository, asserting success.
+    fn git(&self, repo: &TestRepo, args: &[&str]) -> String {
+        let mut all = vec!["--git-dir", self.bare.to_str().unwrap()];
+        all.extend_from_slice(args);
+        repo.git(&all)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.daemon.kill();
+        let _ = self.daemon.wait();
+    }
+}
+
+/// `text` with the nonce of each quoted-output fence (`BEGIN OUTPUT <nonce>`) as `<nonce>`,
+/// then commit ids redacted.
+fn redact(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("OUTPUT ") {
+        let (head, tail) = rest.split_at(at + "OUTPUT ".len());
+        out.push_str(head);
+        let end = tail
+            .find(|c: char| !c.is_ascii_alphanumeric())
+            .unwrap_or(tail.len());
+        out.push_str("<nonce>");
+        rest = &tail[end..];
+    }
+    out.push_str(rest);
+    redact_ids(&out)
+}
+
+/// The lines the server's hooks printed (git shows them to the pusher as `remote: ...`),
+/// commit ids redacted.
+fn remote(out: &Run) -> Vec<String> {
+    out.stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix("remote: "))
+        .map(|l| redact(l.trim_end()))
+        .filter(|l| !l.is_empty())
+        .collect()
+}
+
+/// Pushes `refspecs` to the server, as given; how it ended.
+fn push(repo: &TestRepo, server: &Server, extra: &[&str], refspecs: &[&str]) -> Run {
+    let url = server.url();
+    let mut args = vec!["push"];
+    args.extend_from_slice(extra);
+    args.push(&url);
+    args.extend_from_slice(refspecs);
+    repo.git_run(&args)
+}
+
+/// Asserts the push was refused by the hook with exactly `lines` (ids redacted), and that
+/// the server's refs are still `before`.
+#[track_caller]
+fn refused(repo: &TestRepo, server: &Server, before: &str, out: &Run, lines: &[&str]) {
+    assert_ne!(out.code, 0, "the push was accepted:\n{}", out.stderr);
+    assert!(
+        out.stderr.contains("(pre-receive hook declined)"),
+        "not the hook's refusal:\n{}",
+        out.stderr
+    );
+    assert_eq!(remote(out), lines, "{}", out.stderr);
+    assert_eq!(server_refs(repo, server), before, "the server's refs moved");
+}
+
+/// The server's refs under refs/, as `<ref> <id>` lines.
+fn server_refs(repo: &TestRepo, server: &Server) -> String {
+    server.git(repo, &["for-each-ref", "--format=%(refname) %(objectname)"])
+}
+
+/// The statement a note holds: its first line, parsed.
+fn statement(note: &str) -> serde_json::Value {
+    let line = note.lines().next().expect("a note has a line");
+    serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))
+}
+
+/// Writes `text` as a commit object; its id.
+fn write_commit(repo: &TestRepo, text: &str) -> String {
+    repo.git_with_stdin(
+        &["hash-object", "-t", "commit", "-w", "--stdin"],
+        text.as_bytes(),
+    )
+    .trim()
+    .to_string()
+}
+
+/// `tree` with every blob (at any depth) that mentions `from` rewritten to say `to`.
+fn rewrite_tree(repo: &TestRepo, tree: &str, from: &str, to: &str) -> String {
+    let mut spec = String::new();
+    for line in repo.git(&["ls-tree", tree]).lines() {
+        let (meta, name) = line.split_once('\t').expect("ls-tree line");
+        let mut fields = meta.split(' ');
+        let (mode, kind, id) = (
+            fields.next().unwrap(),
+            fields.next().unwrap(),
+            fields.next().unwrap(),
+        );
+        let id = match kind {
+            "tree" => rewrite_tree(repo, id, from, to),
+            "blob" => {
+                let content = repo.git(&["cat-file", "blob", id]);
+                if content.contains(from) {
+                    repo.git_with_stdin(
+                        &["hash-object", "-w", "--stdin"],
+                        content.replace(from, to).as_bytes(),
+                    )
+                    .trim()
+                    .to_string()
+                } else {
+                    id.to_string()
+                }
+            }
+            _ => id.to_string(),
+        };
+        spec.push_str(&format!("{mode} {kind} {id}\t{name}\n"));
+    }
+    repo.git_with_stdin(&["mktree"], spec.as_bytes())
+        .trim()
+        .to_string()
+}
+
+/// Moves the chain from `from` to `to` and covers the tracks as an agent that can write
+/// anything in `.git` would: the reflog and git-orchestrate's tip marker say `to` was what
+/// git-orchestrate wrote.
+fn swap_chain_tip(repo: &TestRepo, from: &str, to: &str) {
+    repo.git(&["update-ref", REF, to, from]);
+    let git = repo.path.join(".git");
+    let reflog = git.join("logs").join(REF);
+    let text = std::fs::read_to_string(&reflog).expect("the chain's reflog");
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines.pop();
+    let rewritten: String = lines
+        .iter()
+        .map(|l| format!("{}\n", l.replace(from, to)))
+        .collect();
+    std::fs::write(&reflog, rewritten).unwrap();
+    let marker = git.join("orchestrator/tips/main");
+    let text = std::fs::read_to_string(&marker).expect("the tip marker");
+    assert_eq!(text.trim(), from);
+    std::fs::write(&marker, text.replace(from, to)).unwrap();
+}
+
+/// The calculator's PR done honestly and merged by the workflow, on `repo`: main is the
+/// merge, the chain's tip its `merge` transition.
+fn honest_merge(repo: &TestRepo) -> String {
+    finalized(repo);
+    mark_done_and_merge(repo).expect(0);
+    assert_eq!(repo.status(), "INITIALIZING");
+    main_tip(repo)
+}
+
+/// An honest PR is accepted with its chain and attested by the server; the same PR with a
+/// file riding along in a consistently forged merge (main and the chain rewritten together,
+/// so that `audit` replays it cleanly) is refused first, and nothing moves.
+#[test]
+fn an_honest_pr_is_accepted_and_attested_and_its_consistent_forgery_is_refused() {
+    let repo = calc_with(CALC_CONFIG, &[]);
+    let server = Server::start(&repo);
+    // The first push creates main on the empty server, with the chain so far.
+    let first = push(&repo, &server, &[], &["main", REF]);
+    first.expect(0);
+    assert_eq!(remote(&first), Vec::<String>::new(), "{}", first.stderr);
+    let initial = main_tip(&repo);
+    assert_eq!(server.rev(&repo, "main"), Some(initial.clone()));
+    assert_eq!(server.rev(&repo, REF), repo.tip());
+    let pushed_chain = repo.tip().unwrap();
+
+    let merge = honest_merge(&repo);
+    let chain = repo.tip().unwrap();
+    let pr_head = repo.git(&["rev-parse", "main^2"]).trim().to_string();
+
+    // The forgery: the same merge with one more file, and the chain's last transition
+    // rewritten to name it everywhere (state and event), same parent, same message.
+    let merge_text = repo.git(&["cat-file", "commit", &merge]);
+    let tree = repo.git(&["rev-parse", "main^{tree}"]).trim().to_string();
+    let mut spec = repo.git(&["ls-tree", &tree]);
+    let rider = repo
+        .git_with_stdin(&["hash-object", "-w", "--stdin"], b"echo pwned\n")
+        .trim()
+        .to_string();
+    spec.push_str(&format!("100644 blob {rider}\trider.sh\n"));
+    let forged_tree = repo
+        .git_with_stdin(&["mktree"], spec.as_bytes())
+        .trim()
+        .to_string();
+    let forged_merge = write_commit(
+        &repo,
+        &merge_text.replacen(
+            &format!("tree {tree}\n"),
+            &format!("tree {forged_tree}\n"),
+            1,
+        ),
+    );
+    let chain_text = repo.git(&["cat-file", "commit", &chain]);
+    assert!(chain_text.contains(&merge), "{chain_text}");
+    let chain_tree = repo.git(&["rev-parse", &format!("{chain}^{{tree}}")]);
+    let forged_chain_tree = rewrite_tree(&repo, chain_tree.trim(), &merge, &forged_merge);
+    assert_ne!(
+        forged_chain_tree,
+        chain_tree.trim(),
+        "state.json names the merge"
+    );
+    let forged_chain = write_commit(
+        &repo,
+        &chain_text
+            .replacen(
+                &format!("tree {}\n", chain_tree.trim()),
+                &format!("tree {forged_chain_tree}\n"),
+                1,
+            )
+            .replace(&merge, &forged_merge),
+    );
+    repo.git(&["update-ref", "refs/heads/main", &forged_merge, &merge]);
+    swap_chain_tip(&repo, &chain, &forged_chain);
+    assert!(
+        repo.git(&["show", &format!("{REF}:state.json")])
+            .contains(&forged_merge)
+    );
+    // Consistent: the agent's own audit replays it cleanly.
+    repo.run(&["audit"]).expect(0);
+    let before = server_refs(&repo, &server);
+    let out = push(&repo, &server, &["--no-verify"], &["main", REF]);
+    refused(
+        &repo,
+        &server,
+        &before,
+        &out,
+        &[
+            "git-orchestrate: refused refs/heads/main <id>: moves main to a commit that is not a \
+             workflow merge that attests PASSED: the merge commit's tree <id> is not the tree of \
+             the commit it merges (<id>): something rode along",
+        ],
+    );
+    assert_eq!(server.rev(&repo, "main"), Some(initial.clone()));
+    assert_eq!(server.rev(&repo, REF), Some(pushed_chain.clone()));
+    assert_eq!(server.rev(&repo, ATTEST_NOTES), None);
+
+    // The honest merge and chain, put back, are accepted and attested.
+    repo.git(&["update-ref", "refs/heads/main", &merge, &forged_merge]);
+    swap_chain_tip(&repo, &forged_chain, &chain);
+    repo.run(&["audit"]).expect(0);
+    let out = push(&repo, &server, &[], &["main", REF]);
+    out.expect(0);
+    assert_eq!(
+        remote(&out),
+        [
+            "git-orchestrate: <id> attests PASSED (workflow main)",
+            "git-orchestrate: 1 verdict written under refs/notes/orchestrator-attest",
+        ],
+        "{}",
+        out.stderr
+    );
+    assert_eq!(server.rev(&repo, "main"), Some(merge.clone()));
+    assert_eq!(server.rev(&repo, REF), Some(chain.clone()));
+    let note = server.git(&repo, &["notes", "--ref", ATTEST_NOTES, "show", &merge]);
+    assert_eq!(
+        note.lines().count(),
+        1,
+        "unsigned: the statement only\n{note}"
+    );
+    let s = statement(&note);
+    assert_eq!(s["_type"], "https://in-toto.io/Statement/v1");
+    assert_eq!(
+        s["predicateType"],
+        "https://slsa.dev/verification_summary/v1"
+    );
+    assert_eq!(s["predicate"]["verificationResult"], "PASSED");
+    assert_eq!(
+        s["subject"],
+        serde_json::json!([
+            {"name": "commit", "digest": {"gitCommit": merge}},
+            {"name": REF, "digest": {"gitCommit": chain}},
+        ])
+    );
+    assert_eq!(s["predicate"]["resourceUri"], format!("git+commit:{merge}"));
+    assert_eq!(s["predicate"]["gitOrchestrate"]["kind"], "merge");
+    assert_eq!(
+        s["predicate"]["gitOrchestrate"]["reasons"],
+        serde_json::json!([])
+    );
+    assert_eq!(
+        s["predicate"]["policy"]["digest"]["gitBlob"],
+        repo.git(&["rev-parse", &format!("{initial}:.orchestrate.toml")])
+            .trim()
+    );
+    assert_eq!(
+        s["predicate"]["gitOrchestrate"]["reran"],
+        serde_json::json!([
+            "the gates passed on the squashed commit in a clean worktree (tests)",
+            format!(
+                "RED test of step 1.1 `{RED_MUL}`: exit 1 on the base, exit 0 on the final tree"
+            ),
+        ])
+    );
+    // Only the merge is noted: the forged merge's verdict was never kept.
+    assert_eq!(
+        server
+            .git(&repo, &["notes", "--ref", ATTEST_NOTES, "list"])
+            .lines()
+            .count(),
+        1
+    );
+
+    // CI: a fresh clone that fetched the chains, as the job does, attests the merge and the
+    // PR's head.
+    let ci = TestRepo::clone_of(Path::new(&server.url()));
+    ci.git(&[
+        "fetch",
+        "--quiet",
+        "origin",
+        "+refs/orchestrator/*:refs/orchestrator/*",
+    ]);
+    let out = ci.run(&["attest", "--no-note", &merge, &pr_head]);
+    out.expect(0);
+    assert_eq!(
+        redact_ids(&out.stdout),
+        format!(
+            "PASSED <id> (the merge of workflow main)\n{reran}\
+             PASSED <id> (the head of workflow main's PR)\n{reran}\
+             no note written: --no-note\n",
+            reran = format!(
+                "  re-ran: the gates passed on the squashed commit in a clean worktree (tests)\n  \
+                 re-ran: RED test of step 1.1 `{RED_MUL}`: exit 1 on the base, exit 0 on the final tree\n"
+            )
+        )
+    );
+}
+
+/// `ssh-keygen -lf KEY.pub`'s fingerprint: `SHA256:…`.
+fn fingerprint(repo: &TestRepo, key: &Path) -> String {
+    let out = repo
+        .command("ssh-keygen", ["-lf"])
+        .arg(key.with_extension("pub"))
+        .output()
+        .expect("run ssh-keygen");
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .nth(1)
+        .expect("a fingerprint")
+        .to_string()
+}
+
+/// A signed push (`git push --signed`, an SSH push certificate) by `key`.
+fn signed_push(repo: &TestRepo, server: &Server, key: &Path, refspecs: &[&str]) -> Run {
+    let signing = format!("user.signingkey={}", key.display());
+    let mut args = vec![
+        "-c",
+        "gpg.format=ssh",
+        "-c",
+        &signing,
+        "push",
+        "--signed",
+        "--no-verify",
+    ];
+    let url = server.url();
+    args.push(&url);
+    args.extend_from_slice(refspecs);
+    repo.git_run(&args)
+}
+
+/// main moved by a plain commit, main rewritten, the chain rewound, the attestation notes
+/// written by a client: each refused with its reason, nothing moves. A human listed in main's
+/// `[attest] humans` moves main by a signed push; another key, known to the server but not
+/// listed, does not, and nobody writes the notes.
+#[test]
+fn main_moved_by_hand_a_rewound_chain_and_pushed_notes_are_refused_unless_a_listed_human_moves_main()
+ {
+    let keys = tempfile::tempdir().unwrap();
+    let alice = key(keys.path(), "alice");
+    let mallory = key(keys.path(), "mallory");
+    let scratch = TestRepo::empty();
+    let alice_fp = fingerprint(&scratch, &alice);
+    let repo = calc_with(
+        &format!("{CALC_CONFIG}\n[attest]\nhumans = [\"key:{alice_fp}\"]\n"),
+        &[],
+    );
+    let server = Server::start(&repo);
+    let signers = keys.path().join("allowed_signers");
+    let mut lines = String::new();
+    for (name, key) in [("alice", &alice), ("mallory", &mallory)] {
+        let public = std::fs::read_to_string(key.with_extension("pub")).unwrap();
+        lines.push_str(&format!("{name} {public}"));
+    }
+    std::fs::write(&signers, lines).unwrap();
+    server.git(
+        &repo,
+        &["config", "receive.certNonceSeed", "a server secret"],
+    );
+    server.git(
+        &repo,
+        &[
+            "config",
+            "gpg.ssh.allowedSignersFile",
+            signers.to_str().unwrap(),
+        ],
+    );
+    push(&repo, &server, &[], &["main", REF]).expect(0);
+    let chain = repo.tip().unwrap();
+    assert_eq!(server.rev(&repo, REF), Some(chain.clone()));
+    let initial = main_tip(&repo);
+
+    // A commit on main by hand, pushed by the agent.
+    let tree = repo.git(&["rev-parse", "main^{tree}"]).trim().to_string();
+    let by_hand = repo
+        .git(&["commit-tree", &tree, "-p", &initial, "-m", "docs: by hand"])
+        .trim()
+        .to_string();
+    let before = server_refs(&repo, &server);
+    let out = push(
+        &repo,
+        &server,
+        &["--no-verify"],
+        &[&format!("{by_hand}:refs/heads/main")],
+    );
+    refused(
+        &repo,
+        &server,
+        &before,
+        &out,
+        &[
+            "git-orchestrate: refused refs/heads/main <id>: moves main to a commit that is not a \
+           workflow merge that attests PASSED: no workflow's chain records <id> as its merge \
+           into main or as a finalized PR's head",
+        ],
+    );
+    assert!(
+        out.stderr
+            .contains(&format!("refused refs/heads/main {}:", &by_hand[..12])),
+        "{}",
+        out.stderr
+    );
+
+    // The same commit, pushed signed by a key the server knows but main does not list.
+    let out = signed_push(
+        &repo,
+        &server,
+        &mallory,
+        &[&format!("{by_hand}:refs/heads/main")],
+    );
+    refused(
+        &repo,
+        &server,
+        &before,
+        &out,
+        &[
+            "git-orchestrate: refused refs/heads/main <id>: moves main to a commit that is not a \
+           workflow merge that attests PASSED: no workflow's chain records <id> as its merge \
+           into main or as a finalized PR's head",
+        ],
+    );
+
+    // By the listed human's key: accepted, and no verdict is written for it.
+    let out = signed_push(
+        &repo,
+        &server,
+        &alice,
+        &[&format!("{by_hand}:refs/heads/main")],
+    );
+    out.expect(0);
+    assert_eq!(
+        remote(&out),
+        [redact_ids(&format!(
+            "git-orchestrate: pushed by key:{alice_fp}, a listed human"
+        ))],
+        "{}",
+        out.stderr
+    );
+    assert_eq!(server.rev(&repo, "main"), Some(by_hand.clone()));
+    assert_eq!(server.rev(&repo, ATTEST_NOTES), None);
+
+    // main rewritten: the commit replaced by another on the same parent, force-pushed.
+    let rewritten = repo
+        .git(&[
+            "commit-tree",
+            &tree,
+            "-p",
+            &initial,
+            "-m",
+            "docs: rewritten",
+        ])
+        .trim()
+        .to_string();
+    let before = server_refs(&repo, &server);
+    let out = push(
+        &repo,
+        &server,
+        &["--no-verify", "--force"],
+        &[&format!("{rewritten}:refs/heads/main")],
+    );
+    refused(
+        &repo,
+        &server,
+        &before,
+        &out,
+        &[
+            "git-orchestrate: refused refs/heads/main <id>: rewrites main (a rebase or a force \
+           push): it does not descend from <id>",
+        ],
+    );
+
+    // The chain rewound to an older transition, and forked from one.
+    let older = repo
+        .git(&["rev-parse", &format!("{REF}~1")])
+        .trim()
+        .to_string();
+    let out = push(
+        &repo,
+        &server,
+        &["--no-verify", "--force"],
+        &[&format!("{older}:{REF}")],
+    );
+    refused(
+        &repo,
+        &server,
+        &before,
+        &out,
+        &[
+            "git-orchestrate: refused refs/orchestrator/workflows/main <id>: rewinds or forks \
+           workflow main's chain: it does not descend from <id>",
+        ],
+    );
+    assert_eq!(server.rev(&repo, REF), Some(chain.clone()));
+
+    // The attestation notes, written by a client: by the agent, and by the listed human.
+    repo.git(&[
+        "notes",
+        "--ref",
+        ATTEST_NOTES,
+        "add",
+        "-m",
+        "{\"predicate\": {\"verificationResult\": \"PASSED\"}}",
+        &by_hand,
+    ]);
+    let notes = repo.git(&["rev-parse", ATTEST_NOTES]).trim().to_string();
+    let expected = format!(
+        "git-orchestrate: refused refs/notes/orchestrator-attest {}: only the server writes \
+         attestations; no client pushes to them",
+        &notes[..12]
+    );
+    let out = push(&repo, &server, &["--no-verify"], &[ATTEST_NOTES]);
+    refused(&repo, &server, &before, &out, &[&redact_ids(&expected)]);
+    let out = signed_push(&repo, &server, &alice, &[ATTEST_NOTES]);
+    assert!(out.stderr.contains(&expected), "{}", out.stderr);
+    refused(
+        &repo,
+        &server,
+        &before,
+        &out,
+        &[
+            &redact_ids(&format!(
+                "git-orchestrate: pushed by key:{alice_fp}, a listed human"
+            )),
+            &redact_ids(&expected),
+        ],
+    );
+    assert_eq!(server.rev(&repo, ATTEST_NOTES), None);
+}
+
+/// The RED test of the flag: a file outside the gate's `tests/`.
+const FLAG_RED: &str = "sh checks/mul.sh";
+
+/// A RED test that reads a flag file outside the repository, on a main whose configuration
+/// skips the final check (`[finalize] clean_check = false`): the agent sets the flag before
+/// GREEN and merges. The server re-runs the RED test on the PR's base, where the flag makes
+/// it pass: refused. Without the flag, CI's attest finds it failing on the final tree.
+#[test]
+fn a_red_test_that_leans_on_a_file_outside_the_repository_is_refused_by_the_server() {
+    let repo = calc_with(
+        &format!("{CALC_CONFIG}\n[finalize]\nclean_check = false\n"),
+        &[],
+    );
+    let server = Server::start(&repo);
+    push(&repo, &server, &[], &["main", REF]).expect(0);
+    let flag = outside(&repo, "flag");
+    // Outside tests/, so the gate does not run it: only the RED proofs do.
+    repo.write("checks/mul.sh", &format!("test -e '{}'\n", flag.display()));
+    red(&repo, FLAG_RED);
+    std::fs::write(&flag, "").unwrap();
+    repo.write("calc.sh", &format!("add() {{ echo $(($1 + $2)); }}\n{MUL}"));
+    green(&repo, FLAG_RED);
+    squash(&repo);
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    let merge = {
+        mark_done_and_merge(&repo).expect(0);
+        assert_eq!(repo.status(), "INITIALIZING");
+        main_tip(&repo)
+    };
+    let before = server_refs(&repo, &server);
+    let out = push(&repo, &server, &[], &["main", REF]);
+    assert_ne!(out.code, 0, "the push was accepted:\n{}", out.stderr);
+    assert!(
+        out.stderr.contains("(pre-receive hook declined)"),
+        "{}",
+        out.stderr
+    );
+    let lines = remote(&out);
+    assert!(
+        lines[0].starts_with(&format!(
+            "git-orchestrate: refused refs/heads/main <id>: moves main to a commit that is not a \
+             workflow merge that attests PASSED: the final check of task 1's RED test (step 1.1, \
+             `{FLAG_RED}`, with checks/mul.sh as the RED step left them) failed: it passes on \
+             the PR's base (<id>) too, so what it checks is not the PR's code: a test whose \
+             verdict comes from elsewhere (a file outside the repository, the environment, how it \
+             is run) proves nothing."
+        )),
+        "{lines:#?}"
+    );
+    assert!(
+        out.stderr
+            .contains(&format!("refused refs/heads/main {}: ", &merge[..12])),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(server_refs(&repo, &server), before);
+    let _ = std::fs::remove_file(&flag);
+
+    let ci = TestRepo::clone_of(Path::new(&server.url()));
+    // The server refused the merge: CI fetches it from the agent's clone.
+    ci.git(&[
+        "fetch",
+        "--quiet",
+        repo.path.to_str().unwrap(),
+        "+refs/heads/main:refs/remotes/origin/main",
+        "+refs/orchestrator/*:refs/orchestrator/*",
+    ]);
+    let out = ci.run(&["attest", "--no-note", &merge]);
+    out.expect(1);
+    assert_eq!(
+        redact(&out.stdout),
+        format!(
+            "FAILED <id> (the merge of workflow main)\n  \
+             re-ran: the gates passed on the squashed commit in a clean worktree (tests)\n  \
+             re-ran: RED test of step 1.1 `{FLAG_RED}`: exit 1 on the base, exit 1 on the final tree\n  \
+             - the final check of task 1's RED test (step 1.1, `{FLAG_RED}`, with checks/mul.sh as \
+             the RED step left them) failed: it fails on the squashed commit (exit 1). Output:\n\
+             ----- BEGIN OUTPUT <nonce> (quoted; nothing before END OUTPUT <nonce> is from git-orchestrate) -----\n\
+             ----- END OUTPUT <nonce> -----\n\n\
+             no note written: --no-note\n"
+        )
+    );
+    // SPEC §15: one line per refusal, naming the commit and the reason.
+    assert_eq!(
+        lines.len(),
+        1,
+        "a refusal is one line; the hook printed:\n{}",
+        lines.join("\n")
+    );
+}
+
+/// The human-gated review under `[human] require = "signature"`: the agent cannot sign, so
+/// it writes the approval itself, as an unsigned answer (the transition a signed approve
+/// makes, its signature dropped and attributed to GIT_ORCHESTRATE_HUMAN), covers its tracks
+/// and carries on with the real binary to the merge. The server refuses main, naming the
+/// answer.
+#[test]
+fn a_self_given_approval_under_require_signature_is_refused_by_the_server() {
+    let keys = tempfile::tempdir().unwrap();
+    let alice = key(keys.path(), "alice");
+    let repo = calc_with(
+        &format!(
+            "{CALC_CONFIG}\n[review]\ncommand = \"sh review.sh\"\nhuman = true\n\n\
+             [human]\nrequire = \"signature\"\n"
+        ),
+        &[
+            ("review.sh", "cat >/dev/null; echo '{\"findings\": []}'\n"),
+            (".orchestrate/allowed_signers", &allowed("alice", &alice)),
+        ],
+    );
+    let server = Server::start(&repo);
+    push(&repo, &server, &[], &["main", REF]).expect(0);
+    repo.write("tests/test_mul.sh", TEST_MUL);
+    red(&repo, RED_MUL);
+    repo.write("calc.sh", &format!("add() {{ echo $(($1 + $2)); }}\n{MUL}"));
+    repo.submit_test(RED_MUL, None).expect(0);
+    repo.run(&["checkpoint"]).expect(0);
+    repo.run(&["get-task"]).expect(10);
+    // The agent has no key: unsigned, the binary refuses the answer.
+    repo.human(&["approve"]).expect(4);
+    // What a signed approve writes, here to copy; the agent writes it without the signature.
+    let gate = repo.tip().unwrap();
+    repo.human(&["approve", "--sign-key", alice.to_str().unwrap()])
+        .expect(0);
+    let signed = repo.tip().unwrap();
+    let raw = repo.git(&["cat-file", "commit", &signed]);
+    let (head, message) = raw.split_once("\n\n").unwrap();
+    let kept: Vec<&str> = head
+        .lines()
+        .filter(|l| !l.starts_with("orchestrator-signature ") && !l.starts_with(' '))
+        .collect();
+    assert!(
+        message.contains("Orchestrator-Human: signed alice"),
+        "{message}"
+    );
+    let unsigned = write_commit(
+        &repo,
+        &format!(
+            "{}\n\n{}",
+            kept.join("\n"),
+            message.replace(
+                "Orchestrator-Human: signed alice",
+                "Orchestrator-Human: GIT_ORCHESTRATE_HUMAN"
+            )
+        ),
+    );
+    assert_eq!(
+        repo.git(&["rev-parse", &format!("{unsigned}^")]).trim(),
+        gate
+    );
+    swap_chain_tip(&repo, &signed, &unsigned);
+    // On with the real binary: get-task, squash, the master plan, the merge.
+    repo.run(&["get-task"]).expect(0);
+    assert_eq!(repo.status(), "AWAITING_FINALIZATION");
+    squash(&repo);
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    mark_done_and_merge(&repo).expect(0);
+    assert_eq!(repo.status(), "INITIALIZING");
+    let merge = main_tip(&repo);
+    // The agent's own audit names it; nothing on the agent's machine stopped the merge.
+    repo.run(&["audit"]).expect(1).says(
+        "an unsigned human answer: its `approve` carries no signature (GIT_ORCHESTRATE_HUMAN), \
+         and the configuration pinned for it says [human] require = \"signature\"",
+    );
+    let before = server_refs(&repo, &server);
+    let out = push(&repo, &server, &["--no-verify"], &["main", REF]);
+    refused(
+        &repo,
+        &server,
+        &before,
+        &out,
+        &[
+            "git-orchestrate: refused refs/heads/main <id>: moves main to a commit that is not a \
+           workflow merge that attests PASSED: the human answer `approve` in <id> does not hold: \
+           it is unsigned, and the pinned configuration requires a signature ([human] require = \
+           \"signature\")",
+        ],
+    );
+    assert!(
+        out.stderr
+            .contains(&format!("refused refs/heads/main {}: ", &merge[..12]))
+            && out
+                .stderr
+                .contains(&format!("`approve` in {} ", &unsigned[..12])),
+        "{}",
+        out.stderr
+    );
+}
+
+/// The demo's repository: its PR's merge on main and the PR's head attest PASSED.
+#[test]
+fn attest_passes_the_demos_merge_and_its_pr_head() {
+    let scratch = TestRepo::empty();
+    let dir = scratch.dir().join("demo");
+    scratch
+        .run(&["demo", "--dir", dir.to_str().unwrap()])
+        .expect(0);
+    let merge = scratch.git(&["-C", dir.to_str().unwrap(), "rev-parse", "main"]);
+    let head = scratch.git(&["-C", dir.to_str().unwrap(), "rev-parse", "main^2"]);
+    let (merge, head) = (merge.trim(), head.trim());
+    let out = scratch.run_in(&dir, &["attest", "--json", "main", "main^2"]);
+    out.expect(0);
+    let j = out.json();
+    assert_eq!(j["notes_written"], serde_json::json!([merge, head]));
+    assert_eq!(j["notes_skipped"], serde_json::Value::Null);
+    let verdicts = j["verdicts"].as_array().unwrap();
+    assert_eq!(verdicts.len(), 2);
+    for (v, (commit, kind)) in verdicts.iter().zip([(merge, "merge"), (head, "pr-head")]) {
+        assert_eq!(v["commit"], commit, "{v}");
+        assert_eq!(v["kind"], kind, "{v}");
+        assert_eq!(v["workflow"], "main", "{v}");
+        assert_eq!(v["passed"], true, "{v}");
+        assert_eq!(v["reasons"], serde_json::json!([]), "{v}");
+        assert!(
+            v["transition"].as_str().is_some_and(|t| t.len() == 40),
+            "{v}"
+        );
+        let reran: Vec<&str> = v["reran"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r.as_str().unwrap())
+            .collect();
+        assert!(
+            reran
+                .first()
+                .is_some_and(|r| r.starts_with("the gates passed on the squashed commit")),
+            "{reran:?}"
+        );
+        assert!(
+            reran[1..].iter().all(|r| r.starts_with("RED test of step ")
+                && r.ends_with(" on the base, exit 0 on the final tree")
+                && !r.contains("exit 0 on the base")),
+            "{reran:?}"
+        );
+        assert!(reran.len() > 1, "the demo's RED tests re-ran: {reran:?}");
+        let s = &v["statement"];
+        assert_eq!(s["_type"], "https://in-toto.io/Statement/v1");
+        assert_eq!(s["predicate"]["verificationResult"], "PASSED");
+        assert_eq!(s["subject"][0]["digest"]["gitCommit"], commit);
+        assert_eq!(s["subject"][1]["name"], REF);
+        assert_eq!(s["subject"][1]["digest"]["gitCommit"], v["transition"]);
+        assert_eq!(s["predicate"]["gitOrchestrate"]["kind"], kind);
+        // The note on the commit is the statement.
+        let note = scratch.git(&[
+            "-C",
+            dir.to_str().unwrap(),
+            "notes",
+            "--ref",
+            ATTEST_NOTES,
+            "show",
+            commit,
+        ]);
+        assert_eq!(&statement(&note), s);
+    }
+}
+
+/// A revision that reads as an option, or names nothing: exit 2. The server hook is
+/// installed only in a bare repository, and never over a hook of someone else's.
+#[test]
+fn attest_refuses_bad_revisions_and_the_hook_goes_only_where_it_belongs() {
+    let repo = calc_with(CALC_CONFIG, &[]);
+    let out = repo.run(&["attest", "--", "--output=x"]);
+    out.expect(2);
+    assert_eq!(
+        out.stderr,
+        "error: \"--output=x\" is not a revision: attest takes commits and ranges\n\
+         hint: Name a commit (HEAD, main, an id) or a range A..B.\n"
+    );
+    let out = repo.run(&["attest", "no-such-rev"]);
+    out.expect(2);
+    assert_eq!(
+        out.stderr,
+        "error: \"no-such-rev\" names no commit in this repository\n\
+         hint: Fetch it first, or name a commit this repository has.\n"
+    );
+    let out = repo.run(&["attest", "main^{tree}"]);
+    out.expect(2);
+    assert_eq!(
+        out.stderr,
+        "error: \"main^{tree}\" names no commit in this repository\n\
+         hint: Fetch it first, or name a commit this repository has.\n"
+    );
+    let out = repo.run(&["attest", "main..nowhere"]);
+    out.expect(2);
+    assert_eq!(
+        out.stderr,
+        "error: cannot list the range main..nowhere: fatal: bad revision 'main..nowhere'\n\
+         hint: Name a range of commits this repository has, like main~3..main.\n"
+    );
+    assert_eq!(out.stdout, "");
+    // A commit no workflow made: FAILED, the reason named; exit 1.
+    let out = repo.run(&["attest", "--no-note", "main"]);
+    out.expect(1);
+    assert_eq!(
+        out.stdout,
+        format!(
+            "FAILED {} (no workflow's)\n  - no workflow's chain records {} as its merge into \
+             main or as a finalized PR's head\nno note written: --no-note\n",
+            &main_tip(&repo)[..12],
+            main_tip(&repo)
+        )
+    );
+    assert_eq!(
+        repo.git_try(&["rev-parse", "--verify", "--quiet", ATTEST_NOTES])
+            .0,
+        false
+    );
+
+    // A working repository, not a bare one: nothing written.
+    let hooks = repo.path.join(".git/hooks");
+    let listed = |dir: &Path| -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .map(|d| {
+                d.flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        names.sort();
+        names
+    };
+    let before = listed(&hooks);
+    let out = repo.run(&[
+        "attest",
+        "--install-server-hook",
+        repo.path.to_str().unwrap(),
+    ]);
+    out.expect(2);
+    assert_eq!(
+        out.stderr,
+        format!(
+            "error: {} is not a bare repository\n\
+             hint: The server hook guards the repository clients push to: a bare one (git init \
+             --bare).\n",
+            repo.path.display()
+        )
+    );
+    assert_eq!(listed(&hooks), before);
+
+    // A bare repository whose pre-receive is someone else's: refused, both hooks untouched.
+    let dir = tempfile::tempdir().unwrap();
+    let bare = dir.path().join("remote.git");
+    repo.git(&["init", "--quiet", "--bare", bare.to_str().unwrap()]);
+    let theirs = "#!/bin/sh\n# the team's own checks\nexit 0\n";
+    std::fs::write(bare.join("hooks/pre-receive"), theirs).unwrap();
+    let out = repo.run(&["attest", "--install-server-hook", bare.to_str().unwrap()]);
+    out.expect(2);
+    assert_eq!(
+        out.stderr.replace("/./", "/"),
+        format!(
+            "error: {} exists and is not git-orchestrate's\n\
+             hint: Move it aside (or call it from a hook of your own), then install again.\n",
+            bare.join("hooks/pre-receive").display()
+        )
+    );
+    assert_eq!(
+        std::fs::read_to_string(bare.join("hooks/pre-receive")).unwrap(),
+        theirs
+    );
+    assert!(!bare.join("hooks/post-receive").exists());
+}
+
+/// The chain a main move rests on is one the hook guards: a chain pushed under
+/// `refs/orchestrator/remotes/<remote>/workflows/` (which the hook lets any client write,
+/// rewind or replace) does not carry main while the guarded chain never recorded the merge.
+#[test]
+fn main_does_not_move_on_a_chain_pushed_outside_the_guarded_refs() {
+    let repo = calc_with(CALC_CONFIG, &[]);
+    let server = Server::start(&repo);
+    push(&repo, &server, &[], &["main", REF]).expect(0);
+    let merge = honest_merge(&repo);
+    let unguarded = "refs/orchestrator/remotes/elsewhere/workflows/main";
+    // Whether the hook takes this push or not, it must not count for main.
+    let _ = push(
+        &repo,
+        &server,
+        &["--no-verify"],
+        &[&format!("{REF}:{unguarded}")],
+    );
+    let before = server_refs(&repo, &server);
+    let out = push(&repo, &server, &["--no-verify"], &["main"]);
+    refused(
+        &repo,
+        &server,
+        &before,
+        &out,
+        &[
+            "git-orchestrate: refused refs/heads/main <id>: moves main to a commit that is not a \
+           workflow merge that attests PASSED: no workflow's chain records <id> as its merge \
+           into main or as a finalized PR's head",
+        ],
+    );
+    assert_ne!(server.rev(&repo, "main"), Some(merge));
+}
