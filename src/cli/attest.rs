@@ -91,7 +91,7 @@ fn text(report: &AttestReport) -> String {
         let what = match (v.kind, &v.workflow) {
             (Some("merge"), Some(w)) => format!("the merge of workflow {w}"),
             (Some(_), Some(w)) => format!("the head of workflow {w}'s PR"),
-            _ => "no workflow's".to_string(),
+            _ => "no workflow records it".to_string(),
         };
         out.push_str(&format!(
             "{} {} ({what})\n",
@@ -165,16 +165,37 @@ fn pre_receive(dir: &std::path::Path, ui: &mut Ui) -> Result<Exit, Failure> {
     for r in &report.refusals {
         text.push_str(&format!(
             "git-orchestrate: refused {}{}: {}\n",
-            r.reference,
+            one_line(&r.reference),
             r.commit
                 .as_deref()
                 .map(|c| format!(" {}", crate::short_id(c)))
                 .unwrap_or_default(),
-            r.reason
+            one_line(&r.reason)
         ));
     }
     ui.text(&text)?;
     Ok(code)
+}
+
+/// A refusal as the one line the pusher reads: its first line (a test's output, which the
+/// agent wrote, stays in the verdict `attest` prints), control characters shown escaped.
+fn one_line(text: &str) -> String {
+    let first = text.lines().next().unwrap_or_default();
+    let mut line: String = first
+        .chars()
+        .flat_map(|c| {
+            let shown: Vec<char> = if c.is_control() {
+                c.escape_default().collect()
+            } else {
+                vec![c]
+            };
+            shown
+        })
+        .collect();
+    if text.trim_end().contains('\n') {
+        line.push_str(" [more: `git orchestrate attest COMMIT` shows all of it]");
+    }
+    line
 }
 
 /// Who pushed: a signed push's key only when git found its signature good and its nonce

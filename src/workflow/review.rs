@@ -191,6 +191,20 @@ pub fn feedback_task(round: u32, blocking: &[Finding]) -> Task {
     }
 }
 
+/// Whether `task` is one [`feedback_task`] makes: GREEN steps only, by design (the review or
+/// a human asked for a fix; the gates judge it).
+pub fn is_feedback_task(task: &Task) -> bool {
+    task.name
+        .strip_prefix("Address code review feedback (round ")
+        .and_then(|rest| rest.strip_suffix(')'))
+        .is_some_and(|round| round.parse::<u32>().is_ok())
+        && !task.tdd_steps.is_empty()
+        && task
+            .tdd_steps
+            .iter()
+            .all(|s| s.kind == StepType::Green && s.description.starts_with("Fix: "))
+}
+
 /// `review.json`: the last review's round and findings.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReviewRecord {
@@ -223,6 +237,21 @@ impl ReviewRecord {
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+
+    #[test]
+    fn feedback_tasks_are_told_from_a_plans_tasks() {
+        let task = feedback_task(2, &[finding(Priority::P1, "a.rs", 3, "bug", "correctness")]);
+        assert!(is_feedback_task(&task));
+        let mut named_alike = task.clone();
+        named_alike.tdd_steps[0].kind = StepType::Red;
+        assert!(!is_feedback_task(&named_alike), "a RED step is a plan's");
+        let mut renamed = task.clone();
+        renamed.name = "Address code review feedback (round two)".into();
+        assert!(!is_feedback_task(&renamed));
+        let mut empty = task;
+        empty.tdd_steps.clear();
+        assert!(!is_feedback_task(&empty));
+    }
 
     fn finding(priority: Priority, file: &str, line: u64, issue: &str, dimension: &str) -> Finding {
         Finding {

@@ -882,7 +882,8 @@ fn a_self_given_approval_under_require_signature_is_refused_by_the_server() {
             "git-orchestrate: refused refs/heads/main <id>: moves main to a commit that is not a \
            workflow merge that attests PASSED: the human answer `approve` in <id> does not hold: \
            it is unsigned, and the pinned configuration requires a signature ([human] require = \
-           \"signature\")",
+           \"signature\"); the pinned configuration requires a human's approval ([review] human) \
+           and the PR's chain holds none that stands",
         ],
     );
     assert!(
@@ -1004,7 +1005,7 @@ fn attest_refuses_bad_revisions_and_the_hook_goes_only_where_it_belongs() {
     assert_eq!(
         out.stdout,
         format!(
-            "FAILED {} (no workflow's)\n  - no workflow's chain records {} as its merge into \
+            "FAILED {} (no workflow records it)\n  - no workflow's chain records {} as its merge into \
              main or as a finalized PR's head\nno note written: --no-note\n",
             &main_tip(&repo)[..12],
             main_tip(&repo)

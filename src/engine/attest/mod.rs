@@ -222,20 +222,81 @@ fn check(
         }
     };
     let facts = Facts::gather(session, &snap, commit, &final_commit)?;
-    reasons.extend(facts.judge(target, &pin.commit, &blob, pr.verified_tree.as_deref()));
-    let protected =
+    reasons.extend(facts.judge(
+        target,
+        &Pinned {
+            commit: &pin.commit,
+            config: &blob,
+            master_plan: &config.master_plan,
+        },
+        pr.verified_tree.as_deref(),
+    ));
+    let specs = config.protected_pathspecs(&super::verify::judges(&config));
+    let mut protected =
         super::verify::protected_changes(session, Some(state), &config, &facts.final_tree)?;
+    // From main before the merge too: a pin is a commit in main's history, and a PR pinned
+    // long ago must not take main's protected files back to how they were then.
+    if let Some(base) = &facts.base {
+        protected.extend(
+            session
+                .git
+                .changed_files_in(base, &facts.merged_tree, &specs)?,
+        );
+    }
+    protected.sort();
+    protected.dedup();
     if !protected.is_empty() {
         reasons.push(format!(
             "the PR changes protected paths (a human changes these on main): {}",
             protected.join(", ")
         ));
     }
+    if config.review.policy().human
+        && !verdict
+            .answers
+            .iter()
+            .any(|a| a.answer == "approve" && !a.fails())
+    {
+        reasons.push(
+            "the pinned configuration requires a human's approval ([review] human) and the PR's chain holds none that stands".into(),
+        );
+    }
     for problem in super::hermetic::problems(session)? {
         reasons.push(format!("the verifier cannot verify here: {problem}"));
     }
     if config.preflight.is_empty() {
         reasons.push("the pinned configuration has no gates: nothing can be run again".into());
+        return Ok(policy);
+    }
+    let record = super::pr_record::of_snapshot(session, &snap)?;
+    let unpinned: Vec<String> = record
+        .reds
+        .iter()
+        .filter(|r| r.tree.is_none())
+        .map(|r| r.step.to_string())
+        .collect();
+    if !unpinned.is_empty() {
+        reasons.push(format!(
+            "RED steps whose test the chain does not pin, so nothing can run it again: {}",
+            unpinned.join(", ")
+        ));
+    }
+    if let Some(plan) = session.store.plan(&snap)? {
+        // The review's and a human's feedback tasks are GREEN steps by design.
+        let mut plan = plan;
+        plan.tasks
+            .retain(|t| !crate::workflow::review::is_feedback_task(t));
+        let without = super::pr_record::tasks_without_red(&plan);
+        if !without.is_empty() {
+            reasons.push(format!(
+                "tasks without a RED step, so nothing proves their tests failed first: {}",
+                without.join(", ")
+            ));
+        }
+    }
+    // Nothing the PR wrote runs while the record already fails: a forged chain does not get
+    // its code run by the verifier.
+    if !reasons.is_empty() {
         return Ok(policy);
     }
     // attest always re-runs, whatever the PR's own final check was set to do.
@@ -252,6 +313,13 @@ fn check(
         verdict.reasons.push(refused.to_string());
     }
     Ok(policy)
+}
+
+/// What the PR pinned: main's commit, its config blob, and the master plan that config names.
+struct Pinned<'a> {
+    commit: &'a str,
+    config: &'a str,
+    master_plan: &'a str,
 }
 
 /// The configuration the PR pinned, or why it cannot be read.
@@ -291,9 +359,12 @@ struct Facts {
     plan_commit: Option<(String, Vec<String>, Vec<String>)>,
     master_plan: Option<String>,
     pin_on_base: bool,
-    /// The config blob at the pin and on the merge's first parent.
+    /// The config blob at the pin and on main before the merge (the squash's base).
     config_at_pin: Option<String>,
     config_at_main: Option<String>,
+    /// `.orchestrate/allowed_signers` at the pin and on main before the merge.
+    signers_at_pin: Option<String>,
+    signers_at_main: Option<String>,
 }
 
 impl Facts {
@@ -308,12 +379,17 @@ impl Facts {
         let state = &snap.state;
         let base = git.parents(final_commit)?.into_iter().next();
         let pin = state.pr().and_then(|pr| pr.pin.as_ref());
-        let blob_at = |rev: &str| -> Result<Option<String>, EngineError> {
+        let blob_at = |rev: &str, path: &str| -> Result<Option<String>, EngineError> {
             let tree = store.tree_of(rev)?;
-            Ok(store
-                .tree_entry(&tree, config::FILE_NAME)?
-                .map(|e| e.id.to_string()))
+            Ok(store.tree_entry(&tree, path)?.map(|e| e.id.to_string()))
         };
+        let at = |rev: Option<&String>, path: &str| -> Result<Option<String>, EngineError> {
+            match rev {
+                Some(rev) => blob_at(rev, path),
+                None => Ok(None),
+            }
+        };
+        let pin_commit = pin.map(|p| p.commit.clone());
         let commit_parents = git.parents(commit)?;
         let plan_commit = match state.plan_commit() {
             Some(plan) => Some((
@@ -339,14 +415,10 @@ impl Facts {
                 (Some(pin), Some(base)) => git.is_ancestor(&pin.commit, base)?,
                 _ => false,
             },
-            config_at_pin: match pin {
-                Some(pin) => blob_at(&pin.commit)?,
-                None => None,
-            },
-            config_at_main: match commit_parents.first() {
-                Some(first) => blob_at(first)?,
-                None => None,
-            },
+            config_at_pin: at(pin_commit.as_ref(), config::FILE_NAME)?,
+            config_at_main: at(base.as_ref(), config::FILE_NAME)?,
+            signers_at_pin: at(pin_commit.as_ref(), config::ALLOWED_SIGNERS)?,
+            signers_at_main: at(base.as_ref(), config::ALLOWED_SIGNERS)?,
             master_plan: store.plan(snap)?.map(|p| p.master_plan_path),
             commit_parents,
             base,
@@ -355,13 +427,8 @@ impl Facts {
     }
 
     /// The reasons the facts give to refuse the verdict (pure).
-    fn judge(
-        &self,
-        target: &Target,
-        pin: &str,
-        pinned_blob: &str,
-        verified_tree: Option<&str>,
-    ) -> Vec<String> {
+    fn judge(&self, target: &Target, pinned: &Pinned, verified_tree: Option<&str>) -> Vec<String> {
+        let (pin, pinned_blob) = (pinned.commit, pinned.config);
         let mut reasons = Vec::new();
         let short = |id: &str| crate::short_id(id).to_string();
         if verified_tree != Some(self.final_tree.as_str()) {
@@ -393,8 +460,14 @@ impl Facts {
                         short(plan)
                     ));
                 }
-                let allowed: Vec<String> = self.master_plan.iter().cloned().collect();
-                if changed.iter().any(|p| !allowed.contains(p)) {
+                if self.master_plan.as_deref() != Some(pinned.master_plan) {
+                    reasons.push(format!(
+                        "the PR's plan names {} as its master plan, not the pinned configuration's {}",
+                        self.master_plan.as_deref().unwrap_or("nothing"),
+                        pinned.master_plan
+                    ));
+                }
+                if changed.iter().any(|p| p != pinned.master_plan) {
                     reasons.push(format!(
                         "the master-plan commit {} changes more than the master plan: {}",
                         short(plan),
@@ -405,6 +478,18 @@ impl Facts {
             }
             None => self.final_commit.clone(),
         };
+        if self.config_at_main.as_deref() != Some(pinned_blob) {
+            reasons.push(format!(
+                "main's {} changed since the PR was pinned: a human runs `git orchestrate repin`",
+                config::FILE_NAME
+            ));
+        }
+        if self.signers_at_main != self.signers_at_pin {
+            reasons.push(format!(
+                "main's {} changed since the PR was pinned: its answers were judged by the keys of then",
+                config::ALLOWED_SIGNERS
+            ));
+        }
         if let Target::Merge { .. } = target {
             match self.commit_parents.as_slice() {
                 [first, second] => {
@@ -427,12 +512,6 @@ impl Facts {
                             "main moved between the PR's finalization and its merge (first parent {}, the PR's base {}): the merged tree was never verified",
                             short(first),
                             self.base.as_deref().map_or("none".to_string(), short)
-                        ));
-                    }
-                    if self.config_at_main.as_deref() != Some(pinned_blob) {
-                        reasons.push(format!(
-                            "main's {} changed since the PR was pinned: a human runs `git orchestrate repin`",
-                            config::FILE_NAME
                         ));
                     }
                 }

@@ -86,6 +86,9 @@ pub struct ReceiveReport {
 enum Guarded<'a> {
     AttestNotes,
     Workflow(&'a str),
+    /// A clone's own bookkeeping (`refs/orchestrator/remotes/*`, `…/backups/*`): no client
+    /// writes it on a server, where a copy of a chain could stand in for the guarded one.
+    Bookkeeping,
     Main,
     Other,
 }
@@ -98,6 +101,11 @@ fn guarded<'a>(reference: &'a str, main: &str) -> Guarded<'a> {
         && let Some(name) = workflow_of(reference)
     {
         return Guarded::Workflow(name);
+    }
+    if reference.starts_with("refs/orchestrator/remotes/")
+        || reference.starts_with("refs/orchestrator/backups/")
+    {
+        return Guarded::Bookkeeping;
     }
     if reference.strip_prefix("refs/heads/") == Some(main) {
         return Guarded::Main;
@@ -138,12 +146,11 @@ pub fn pre_receive(
             });
         }
     }
-    chains.extend(
-        judged
-            .chains()?
-            .into_iter()
-            .filter(|c| !updates.iter().any(|u| u.reference == c.reference)),
-    );
+    // Only the chains the hook guards: a remote-tracking copy is no one's word here.
+    chains.extend(judged.chains()?.into_iter().filter(|c| {
+        c.reference.starts_with("refs/orchestrator/workflows/")
+            && !updates.iter().any(|u| u.reference == c.reference)
+    }));
     let refuse = |u: &Update, commit: Option<&String>, reason: String| Refusal {
         reference: u.reference.clone(),
         commit: commit.cloned(),
@@ -155,6 +162,11 @@ pub fn pre_receive(
                 u,
                 u.new.as_ref(),
                 "only the server writes attestations; no client pushes to them".into(),
+            )),
+            Guarded::Bookkeeping => report.refusals.push(refuse(
+                u,
+                u.new.as_ref(),
+                "a clone's own bookkeeping; push workflows to refs/orchestrator/workflows/".into(),
             )),
             Guarded::Workflow(name) => {
                 if let Some(why) = judge_chain(&judged, &verifier, name, u, human.is_some())? {
@@ -187,13 +199,18 @@ pub fn pre_receive(
                 commits.reverse();
                 for commit in commits {
                     let verdict = judge(&verifier, &chains, &commit)?;
-                    if !verdict.passed {
+                    let merge = verdict.kind == Some("merge");
+                    if !verdict.passed || !merge {
+                        let why = if merge || !verdict.passed {
+                            verdict.reasons.join("; ")
+                        } else {
+                            "it is a PR's head, not the workflow's merge of it".to_string()
+                        };
                         report.refusals.push(refuse(
                             u,
                             Some(&commit),
                             format!(
-                                "moves {main} to a commit that is not a workflow merge that attests PASSED: {}",
-                                verdict.reasons.join("; ")
+                                "moves {main} to a commit that is not a workflow merge that attests PASSED: {why}"
                             ),
                         ));
                     }
@@ -438,7 +455,8 @@ pub fn install_server_hook(dir: &Path, program: &Path) -> Result<Installed, Engi
             hint: "The server hook guards the repository clients push to: a bare one (git init --bare).".into(),
         });
     }
-    let hooks = git.common_dir()?.join("hooks");
+    let common = git.common_dir()?;
+    let hooks = common.canonicalize().unwrap_or(common).join("hooks");
     let program = program.to_string_lossy();
     if program.contains('\'') || program.contains('\n') {
         return Err(EngineError::BadInput {

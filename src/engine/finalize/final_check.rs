@@ -129,6 +129,10 @@ fn clean_check(
     let run = gates::run_preflight(&config.preflight, squashed.path(), env)
         .map_err(io_error("run preflight in the clean worktree"))?;
     if let Some(gate) = run.failed() {
+        check.verification = format!(
+            "the gate `{}` failed on the squashed commit in a clean worktree",
+            gate.name
+        );
         check.refused = Some(FinalCheckRefusal::CleanCheckFailed {
             gate: gate.name.clone(),
             exit: gate.run.exit.to_string(),
