@@ -35,6 +35,13 @@ pub struct AttestArgs {
     #[arg(long, value_name = "KEY", conflicts_with = "no_note")]
     pub signing_key: Option<std::path::PathBuf>,
 
+    /// Run the PR's gates and tests confined (`namespace`: in their own user and mount
+    /// namespaces, the repositories and this program read-only to them) or not (`none`).
+    /// Default: `git config orchestrate.attestConfine`, else `none` (the server hook's
+    /// default is `namespace`).
+    #[arg(long, value_enum)]
+    pub confine: Option<ConfineArg>,
+
     /// Run as a bare repository's pre-receive hook: judge the ref updates on stdin (what
     /// --install-server-hook installs).
     #[arg(long, conflicts_with_all = ["commits", "post_receive", "install_server_hook"])]
@@ -47,6 +54,12 @@ pub struct AttestArgs {
     /// Install the pre-receive and post-receive hooks into the bare repository DIR.
     #[arg(long, value_name = "DIR", conflicts_with = "commits")]
     pub install_server_hook: Option<std::path::PathBuf>,
+}
+
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum ConfineArg {
+    Namespace,
+    None,
 }
 
 pub fn run(args: &AttestArgs, ui: &mut Ui) -> Result<Exit, Failure> {
@@ -76,6 +89,10 @@ pub fn run(args: &AttestArgs, ui: &mut Ui) -> Result<Exit, Failure> {
         &args.commits,
         !args.no_note,
         args.signing_key.as_deref(),
+        args.confine.map(|c| match c {
+            ConfineArg::Namespace => attest::Confine::Namespace,
+            ConfineArg::None => attest::Confine::None,
+        }),
     )?;
     let code = Exit::VerificationFailed.when(!report.passed());
     if ui.json_report(&report)? {

@@ -123,15 +123,24 @@ impl Session {
 
     /// A verifier's session on the repository in `dir` (made by `attest`): its store and its
     /// git see that repository only, never the caller's environment or configuration files.
-    pub fn open_isolated(dir: &Path, workflow: &str) -> Result<Session, EngineError> {
+    pub fn open_isolated(
+        dir: &Path,
+        workflow: &str,
+        confinement: Option<crate::exec::confine::Confinement>,
+    ) -> Result<Session, EngineError> {
         let store = Store::open_isolated(dir, workflow)?;
         let program = crate::exec::env::find_git_for(&[store.workdir()]);
-        Ok(Session {
+        let session = Session {
             git: Git::with_program(store.workdir(), program).isolated(),
             store,
             config: RefCell::new(None),
             env: std::cell::OnceCell::new(),
-        })
+        };
+        if let Some(confinement) = confinement {
+            let env = session.new_command_env()?.confined(confinement);
+            let _ = session.env.set(env);
+        }
+        Ok(session)
     }
 
     /// The environment the test, gate and review commands run in (docs/integrity.md,
@@ -140,7 +149,12 @@ impl Session {
         if let Some(env) = self.env.get() {
             return Ok(env);
         }
-        let env = CommandEnv::with_git(
+        let env = self.new_command_env()?;
+        Ok(self.env.get_or_init(|| env))
+    }
+
+    fn new_command_env(&self) -> Result<CommandEnv, EngineError> {
+        CommandEnv::with_git(
             &[
                 self.store.workdir(),
                 self.store.git_dir(),
@@ -151,8 +165,7 @@ impl Session {
         .map_err(io_error(
             "make the directory of the tools every command runs with (sh, bash, git): without it a \
              command finds them wherever PATH says",
-        ))?;
-        Ok(self.env.get_or_init(|| env))
+        ))
     }
 
     /// The workflow's snapshot, creating the workflow in INITIALIZING when it does not exist.

@@ -92,10 +92,24 @@ fn run(
     };
     let start = Instant::now();
     let spawn = |program: &str, script: Option<&str>| {
-        let mut cmd = Command::new(program);
-        if let Some(script) = script {
-            cmd.arg("-c").arg(script);
-        }
+        let mut cmd = match env.confinement() {
+            Some(confinement) => {
+                let args = script.map(super::confine::shell_args);
+                let args: Vec<&std::ffi::OsStr> = args
+                    .iter()
+                    .flatten()
+                    .map(std::ffi::OsString::as_os_str)
+                    .collect();
+                confinement.command(std::ffi::OsStr::new(program), &args)
+            }
+            None => {
+                let mut cmd = Command::new(program);
+                if let Some(script) = script {
+                    cmd.arg("-c").arg(script);
+                }
+                cmd
+            }
+        };
         cmd.current_dir(dir)
             .stdin(if options.stdin.is_some() {
                 Stdio::piped()
@@ -113,7 +127,10 @@ fn run(
     // will not start that way (a shell builtin, a script without `#!`, a missing program)
     // goes to sh after all, which runs it or reports it as it always would.
     // POSIX puts sh at /bin/sh; naming it skips a PATH search on every run.
-    let mut child = match plain_program(command).map(|program| spawn(program, None)) {
+    // A confined command always starts as sh's: the confinement starts, whether or not the
+    // program would, so a failed start could not fall back to sh.
+    let direct = plain_program(command).filter(|_| env.confinement().is_none());
+    let mut child = match direct.map(|program| spawn(program, None)) {
         Some(Ok(child)) => child,
         _ => spawn(super::env::SH, Some(command))?,
     };

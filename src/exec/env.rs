@@ -95,6 +95,8 @@ fn withheld(key: &OsStr) -> bool {
 pub struct CommandEnv {
     git: PathBuf,
     path: OsString,
+    /// Set for a verifier's commands: each runs confined ([`super::confine`]).
+    confinement: Option<super::confine::Confinement>,
 }
 
 impl CommandEnv {
@@ -117,6 +119,7 @@ impl CommandEnv {
         let mut entries = vec![tools];
         entries.extend(clean);
         Ok(CommandEnv {
+            confinement: None,
             path: std::env::join_paths(entries).unwrap_or_default(),
             git,
         })
@@ -125,6 +128,16 @@ impl CommandEnv {
     /// The `git` program every git command of ours runs.
     pub fn git(&self) -> &Path {
         &self.git
+    }
+
+    /// This environment, with every command confined as `confinement` says.
+    pub fn confined(mut self, confinement: super::confine::Confinement) -> CommandEnv {
+        self.confinement = Some(confinement);
+        self
+    }
+
+    pub fn confinement(&self) -> Option<&super::confine::Confinement> {
+        self.confinement.as_ref()
     }
 
     /// The PATH the commands we start get.

@@ -5,6 +5,7 @@
 pub mod agent;
 pub mod cancel;
 pub mod command;
+pub mod confine;
 pub mod env;
 pub mod git;
 mod group;

@@ -1103,3 +1103,72 @@ fn main_does_not_move_on_a_chain_pushed_outside_the_guarded_refs() {
     );
     assert_ne!(server.rev(&repo, "main"), Some(merge));
 }
+
+/// The server runs the PR's tests, code the agent wrote, as the server's user: a test that
+/// tries to replace the server's hook, move its main, or write git-orchestrate itself finds
+/// them read-only (`orchestrate.attestConfine`, `namespace` by default in the hook); the
+/// honest PR around it is accepted, and the next push is judged by the same hook.
+#[test]
+fn the_prs_tests_cannot_write_the_server_they_run_on() {
+    let repo = calc_with(CALC_CONFIG, &[]);
+    let server = Server::start(&repo);
+    push(&repo, &server, &[], &["main", REF]).expect(0);
+    let hook = server.bare.join("hooks/pre-receive");
+    let hook_before = std::fs::read_to_string(&hook).unwrap();
+    // Armed only once the agent is done, so that its own runs leave the server alone.
+    let armed = outside(&repo, "armed");
+    let wrote = outside(&repo, "wrote");
+    let evil = format!(
+        "if [ -e '{armed}' ]; then\n  echo 'exit 0' > '{bare}/hooks/pre-receive' 2>/dev/null \
+         && echo hook >> '{wrote}'\n  echo x > '{bare}/refs/heads/evil' 2>/dev/null && echo ref >> '{wrote}'\n  \
+         echo x >> '{bin}' 2>/dev/null && echo bin >> '{wrote}'\n  echo ran >> '{wrote}'\nfi\n",
+        armed = armed.display(),
+        bare = server.bare.display(),
+        wrote = wrote.display(),
+        bin = BIN,
+    );
+    repo.write("tests/test_mul.sh", &format!("{evil}{TEST_MUL}"));
+    red(&repo, RED_MUL);
+    repo.write("calc.sh", &format!("add() {{ echo $(($1 + $2)); }}\n{MUL}"));
+    green(&repo, RED_MUL);
+    squash(&repo);
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    mark_done_and_merge(&repo).expect(0);
+    std::fs::write(&armed, "").unwrap();
+    let out = push(&repo, &server, &[], &["main", REF]);
+    out.expect(0);
+    assert_eq!(server.rev(&repo, "main"), Some(main_tip(&repo)));
+    let wrote = std::fs::read_to_string(&wrote).unwrap_or_default();
+    assert!(
+        wrote.contains("ran"),
+        "the test ran on the server: {wrote:?}"
+    );
+    assert!(
+        !wrote.contains("hook") && !wrote.contains("ref") && !wrote.contains("bin"),
+        "{wrote}"
+    );
+    assert_eq!(std::fs::read_to_string(&hook).unwrap(), hook_before);
+    assert_eq!(server.rev(&repo, "refs/heads/evil"), None);
+
+    // The next cheat meets the same hook: a plain commit on main is refused.
+    repo.write("notes.txt", "x\n");
+    repo.commit_all("not a workflow merge");
+    let refused = push(&repo, &server, &["--no-verify"], &["main"]);
+    assert_ne!(refused.code, 0, "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains("no workflow's chain records"),
+        "{}",
+        refused.stderr
+    );
+
+    // A server that cannot say how to confine is refused, not run unconfined.
+    server.git(&repo, &["config", "orchestrate.attestConfine", "maybe"]);
+    let out = push(&repo, &server, &["--no-verify"], &["main"]);
+    assert_ne!(out.code, 0);
+    assert!(
+        out.stderr
+            .contains("orchestrate.attestConfine is \"maybe\""),
+        "{}",
+        out.stderr
+    );
+}

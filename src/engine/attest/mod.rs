@@ -16,7 +16,7 @@ use serde_json::Value;
 
 pub use find::Target;
 pub use statement::{PREDICATE_TYPE, STATEMENT_TYPE, VERIFIER_ID};
-pub use verifier::{Chain, Judged, Verifier, workflow_of};
+pub use verifier::{Chain, Confine, Judged, Verifier, workflow_of};
 
 use super::answers::{AnswerCheck, AnswerVerdict};
 use super::chain::audit_chain;
@@ -113,7 +113,14 @@ pub fn judge(verifier: &Verifier, chains: &[Chain], commit: &str) -> Result<Verd
             verdict.workflow = Some(chain.workflow.clone());
             verdict.transition = Some(target.transition().to_string());
             let session = verifier.session(&chain)?;
-            policy = check(&session, &chain, &target, commit, &mut verdict)?;
+            policy = check(
+                &session,
+                &chain,
+                &target,
+                commit,
+                verifier.cannot_confine(),
+                &mut verdict,
+            )?;
         }
     }
     verdict.passed = verdict.reasons.is_empty();
@@ -153,6 +160,7 @@ fn check(
     chain: &Chain,
     target: &Target,
     commit: &str,
+    cannot_confine: Option<&str>,
     verdict: &mut Verdict,
 ) -> Result<Option<(String, String)>, EngineError> {
     let store = &session.store;
@@ -293,6 +301,12 @@ fn check(
                 without.join(", ")
             ));
         }
+    }
+    if let Some(why) = cannot_confine {
+        reasons.push(format!(
+            "the verifier must confine the PR's commands and cannot here ({why}), so nothing was run; \
+             a human sets `git config orchestrate.attestConfine none` where running them unconfined is safe"
+        ));
     }
     // Nothing the PR wrote runs while the record already fails: a forged chain does not get
     // its code run by the verifier.
@@ -568,6 +582,7 @@ pub fn attest(
     revs: &[String],
     note: bool,
     signing_key: Option<&std::path::Path>,
+    confine: Option<Confine>,
 ) -> Result<AttestReport, EngineError> {
     let judged = Judged::open(dir)?;
     let revs = if revs.is_empty() {
@@ -577,7 +592,11 @@ pub fn attest(
     };
     let commits = commits_of(&judged, &revs)?;
     let chains = judged.chains()?;
-    let verifier = Verifier::new(&judged)?;
+    let confine = match confine {
+        Some(confine) => confine,
+        None => judged.confine(Confine::None)?,
+    };
+    let verifier = Verifier::new(&judged, confine)?;
     let mut verdicts = Vec::new();
     for commit in &commits {
         verdicts.push(judge(&verifier, &chains, commit)?);

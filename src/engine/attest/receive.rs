@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use gix::ObjectId;
 use serde::Serialize;
 
-use super::verifier::{Chain, Judged, Verifier, workflow_of};
+use super::verifier::{Chain, Confine, Judged, Verifier, workflow_of};
 use super::{Verdict, judge};
 use crate::engine::chain::audit_chain;
 use crate::engine::{EngineError, io_error};
@@ -132,7 +132,7 @@ pub fn pre_receive(
         main: main.clone(),
         verdicts: Vec::new(),
     };
-    let verifier = Verifier::new(&judged)?;
+    let verifier = Verifier::new(&judged, judged.confine(Confine::Namespace)?)?;
     // The pushed chains first: a merge on main is judged by the chain pushed with it.
     let mut chains: Vec<Chain> = Vec::new();
     for u in updates {

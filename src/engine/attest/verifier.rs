@@ -60,6 +60,27 @@ impl Judged {
 }
 
 impl Judged {
+    /// Whether the PR's commands run confined: `git config orchestrate.attestConfine`
+    /// (`namespace` or `none`) of this repository, else `default`.
+    pub fn confine(&self, default: Confine) -> Result<Confine, EngineError> {
+        match self
+            .git
+            .config_all("orchestrate.attestConfine")?
+            .last()
+            .map(String::as_str)
+        {
+            None => Ok(default),
+            Some("namespace") => Ok(Confine::Namespace),
+            Some("none") => Ok(Confine::None),
+            Some(other) => Err(EngineError::BadInput {
+                message: format!(
+                    "orchestrate.attestConfine is {other:?}; it is \"namespace\" or \"none\""
+                ),
+                hint: "git config orchestrate.attestConfine namespace".into(),
+            }),
+        }
+    }
+
     /// The main branch and main's configuration as this repository has it (a server's: its
     /// `HEAD` branch; a CI checkout, detached: the branch `origin/HEAD` names). A push
     /// cannot grant itself anything: a server reads this before the push moves main.
@@ -93,6 +114,21 @@ impl Judged {
     }
 }
 
+/// The user's own git configuration files: a command that could write them could point
+/// every later git of this user, the server hook's included, elsewhere (`core.hooksPath`).
+fn user_git_config() -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    if let Some(home) = std::env::var_os("HOME") {
+        let home = PathBuf::from(home);
+        files.push(home.join(".gitconfig"));
+        files.push(home.join(".config").join("git"));
+    }
+    if let Some(xdg) = std::env::var_os("XDG_CONFIG_HOME") {
+        files.push(PathBuf::from(xdg).join("git"));
+    }
+    files
+}
+
 /// The workflow a state ref names, local or a remote's.
 pub fn workflow_of(reference: &str) -> Option<&str> {
     if let Some(name) = reference.strip_prefix("refs/orchestrator/workflows/") {
@@ -103,16 +139,29 @@ pub fn workflow_of(reference: &str) -> Option<&str> {
     Some(name).filter(|n| !n.contains('/'))
 }
 
+/// Whether the verifier confines the PR's commands (docs/integrity.md, "What the verifier
+/// runs").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Confine {
+    /// Each command in its own namespaces, the judged repository, the verifier's own and
+    /// this program read-only to it; a machine that cannot do that runs nothing.
+    Namespace,
+    /// As the verifier's user, unconfined (a CI runner thrown away after the job).
+    None,
+}
+
 /// The fresh repository, removed when dropped (after the sessions opened on it).
 pub struct Verifier {
     repo: PathBuf,
     git: Git,
+    /// The confinement of the PR's commands, or why this machine cannot confine them.
+    confinement: Option<Result<crate::exec::confine::Confinement, String>>,
     _dir: tempfile::TempDir,
 }
 
 impl Verifier {
     /// A new repository reading `judged`'s objects.
-    pub fn new(judged: &Judged) -> Result<Verifier, EngineError> {
+    pub fn new(judged: &Judged, confine: Confine) -> Result<Verifier, EngineError> {
         let dir = tempfile::Builder::new()
             .prefix("git-orchestrate-attest-")
             .tempdir()
@@ -120,18 +169,52 @@ impl Verifier {
         let repo = dir.path().join("repo");
         let git = Git::new(dir.path()).isolated();
         git.init_reading(&repo, &judged.objects)?;
+        let confinement = match confine {
+            Confine::None => None,
+            Confine::Namespace => {
+                let git_dir = repo.join(".git");
+                let mut read_only = judged.objects.clone();
+                read_only.push(judged.git.common_dir()?);
+                read_only.push(git_dir.clone());
+                read_only.extend(std::env::current_exe().ok());
+                read_only.extend(user_git_config());
+                // The scratch worktrees' own records (HEAD, index) stay theirs to write.
+                let worktrees = git_dir.join("worktrees");
+                std::fs::create_dir_all(&worktrees)
+                    .map_err(io_error(format!("create {}", worktrees.display())))?;
+                Some(crate::exec::confine::Confinement::new(
+                    &read_only,
+                    &[worktrees],
+                ))
+            }
+        };
         Ok(Verifier {
             git: git.at(&repo),
             repo,
+            confinement,
             _dir: dir,
         })
+    }
+
+    /// Why the PR's commands cannot run here, when they must be confined and cannot be.
+    pub fn cannot_confine(&self) -> Option<&str> {
+        match &self.confinement {
+            Some(Err(why)) => Some(why),
+            _ => None,
+        }
     }
 
     /// A session on the verifier's repository with `chain` as its workflow.
     pub fn session(&self, chain: &Chain) -> Result<Session, EngineError> {
         self.git
             .set_ref(&workflow_ref(&chain.workflow), &chain.tip.to_string())?;
-        Session::open_isolated(&self.repo, &chain.workflow)
+        // Without a confinement it must have, the session runs nothing of the PR's: `judge`
+        // refuses first ([`Verifier::cannot_confine`]).
+        let confinement = match &self.confinement {
+            Some(Ok(confinement)) => Some(confinement.clone()),
+            Some(Err(_)) | None => None,
+        };
+        Session::open_isolated(&self.repo, &chain.workflow, confinement)
     }
 
     /// Points `branch` of the verifier's repository at `commit` (main, for what reads it).
