@@ -102,6 +102,15 @@ impl Confinement {
         cmd
     }
 
+    /// This confinement with `path` read-only too (one worktree's command, beside another's).
+    pub fn also_read_only(&self, path: &Path) -> Confinement {
+        let mut more = self.clone();
+        if let Ok(real) = path.canonicalize() {
+            more.read_only.push(real);
+        }
+        more
+    }
+
     /// The paths the commands cannot write.
     pub fn read_only(&self) -> &[PathBuf] {
         &self.read_only

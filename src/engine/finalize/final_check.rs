@@ -290,18 +290,23 @@ fn run_red(
 ) -> Result<(RunOutput, RunOutput), EngineError> {
     let env = session.command_env()?;
     let timeout = config.test.timeout;
-    let run = |scratch: &Scratch, command: &str| -> Result<RunOutput, EngineError> {
-        exec::run_shell(command, scratch.path(), timeout, env)
+    // Confined (attest on a server), each run cannot write the other worktree either: the
+    // base's run cannot put the code the squash lacks into it, nor the other way round.
+    let run = |scratch: &Scratch, other: &Scratch, command: &str| -> Result<RunOutput, EngineError> {
+        let apart = env
+            .confinement()
+            .map(|c| env.clone().confined(c.also_read_only(other.path())));
+        exec::run_shell(command, scratch.path(), timeout, apart.as_ref().unwrap_or(env))
             .map_err(io_error(format!("run the RED test `{command}`")))
     };
     let on_base_paths: Vec<String> = pinned.paths.iter().chain(&pinned.shared).cloned().collect();
     before.put(red_tree, &on_base_paths)?;
     let runs = if coin() {
-        let on_base = run(before, &pinned.command)?;
-        (on_base, run(squashed, &pinned.command)?)
+        let on_base = run(before, squashed, &pinned.command)?;
+        (on_base, run(squashed, before, &pinned.command)?)
     } else {
-        let on_squash = run(squashed, &pinned.command)?;
-        (run(before, &pinned.command)?, on_squash)
+        let on_squash = run(squashed, before, &pinned.command)?;
+        (run(before, squashed, &pinned.command)?, on_squash)
     };
     before.restore(&on_base_paths)?;
     Ok(runs)
