@@ -292,13 +292,19 @@ fn run_red(
     let timeout = config.test.timeout;
     // Confined (attest on a server), each run cannot write the other worktree either: the
     // base's run cannot put the code the squash lacks into it, nor the other way round.
-    let run = |scratch: &Scratch, other: &Scratch, command: &str| -> Result<RunOutput, EngineError> {
-        let apart = env
-            .confinement()
-            .map(|c| env.clone().confined(c.also_read_only(other.path())));
-        exec::run_shell(command, scratch.path(), timeout, apart.as_ref().unwrap_or(env))
+    let run =
+        |scratch: &Scratch, other: &Scratch, command: &str| -> Result<RunOutput, EngineError> {
+            let apart = env
+                .confinement()
+                .map(|c| env.clone().confined(c.also_read_only(other.path())));
+            exec::run_shell(
+                command,
+                scratch.path(),
+                timeout,
+                apart.as_ref().unwrap_or(env),
+            )
             .map_err(io_error(format!("run the RED test `{command}`")))
-    };
+        };
     let on_base_paths: Vec<String> = pinned.paths.iter().chain(&pinned.shared).cloned().collect();
     before.put(red_tree, &on_base_paths)?;
     let runs = if coin() {
