@@ -63,7 +63,7 @@ pub enum ConfineArg {
 }
 
 pub fn run(args: &AttestArgs, ui: &mut Ui) -> Result<Exit, Failure> {
-    let dir = super::current_dir()?;
+    let dir = super::input::current_dir()?;
     if args.pre_receive {
         return pre_receive(&dir, ui);
     }

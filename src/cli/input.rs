@@ -46,3 +46,13 @@ pub fn read_input(path: &std::path::Path, what: &str, hint: &str) -> Result<Vec<
     }
     Ok(bytes)
 }
+
+/// The directory the command runs in: the repository it acts on is found from there.
+pub fn current_dir() -> Result<std::path::PathBuf, Failure> {
+    std::env::current_dir().map_err(|e| {
+        Failure::from(CommandError::new(
+            super::error::ErrorKind::Io,
+            format!("cannot read the current directory: {e}"),
+        ))
+    })
+}

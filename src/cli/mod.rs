@@ -202,19 +202,11 @@ fn usage_text(e: &clap::Error) -> String {
     text
 }
 
-fn current_dir() -> Result<std::path::PathBuf, Failure> {
-    std::env::current_dir().map_err(|e| {
-        Failure::from(CommandError::new(
-            ErrorKind::Io,
-            format!("cannot read the current directory: {e}"),
-        ))
-    })
-}
-
 /// Runs one parsed command line; returns the exit code of a completed command.
 pub fn run(cli: &Cli, ui: &mut Ui) -> Result<Exit, Failure> {
     let open = || -> Result<Session, Failure> {
-        Session::open_selected(&current_dir()?, cli.workflow.as_deref()).map_err(Failure::from)
+        Session::open_selected(&input::current_dir()?, cli.workflow.as_deref())
+            .map_err(Failure::from)
     };
     match &cli.command {
         Command::Init(args) => init::run(&open()?, args, ui),

@@ -137,8 +137,15 @@ impl Session {
             env: std::cell::OnceCell::new(),
         };
         if let Some(confinement) = confinement {
-            let env = session.new_command_env()?.confined(confinement);
-            let _ = session.env.set(env);
+            let env = session.new_command_env()?;
+            // The directory of the tools the commands find first (sh, bash, git): a command
+            // that could replace them would run every later command of the verification.
+            let tools = std::env::split_paths(env.path()).next();
+            let confinement = match tools {
+                Some(tools) => confinement.also_read_only(&tools),
+                None => confinement,
+            };
+            let _ = session.env.set(env.confined(confinement));
         }
         Ok(session)
     }

@@ -52,6 +52,12 @@ impl<'a> Scratch<'a> {
         self.worktree.path()
     }
 
+    /// The tree its files make now (`git add --all` in a copy of its index).
+    pub fn tree_now(&self) -> Result<String, EngineError> {
+        let index = self.git.git_path("index")?;
+        Ok(self.git.worktree_tree(&index)?)
+    }
+
     /// Puts `paths` in as `from` has them (removed where it has none).
     pub fn put(&self, from: &str, paths: &[String]) -> Result<(), EngineError> {
         let pointers = self.session.store.put_paths(from, paths, self.path())?;

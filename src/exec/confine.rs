@@ -9,6 +9,9 @@ use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+/// The shell that runs the confinement's script: POSIX puts it here.
+const SH: &str = "/bin/sh";
+
 /// Where the tools are looked for: the system's, never the caller's PATH.
 const SYSTEM_DIRS: &[&str] = &["/usr/bin", "/bin", "/usr/sbin", "/sbin"];
 
@@ -82,12 +85,18 @@ impl Confinement {
     /// `program args…`, confined.
     pub fn command(&self, program: &OsStr, args: &[&OsStr]) -> Command {
         let mut cmd = Command::new(&self.unshare);
+        // A PID namespace whose first process is the command's: when it ends, the kernel ends
+        // every process it left (a `setsid` daemon included), so nothing of the PR outlives
+        // its command to write what a later command's namespace makes read-only.
         cmd.args([
             "--user",
             "--map-root-user",
             "--mount",
+            "--pid",
+            "--fork",
+            "--kill-child",
             "--",
-            super::env::SH,
+            SH,
             "-c",
         ])
         .arg(SCRIPT)
@@ -146,10 +155,7 @@ mod tests {
         );
         let args = shell_args(&script);
         let status = confinement
-            .command(
-                OsStr::new(super::super::env::SH),
-                &[args[0].as_os_str(), args[1].as_os_str()],
-            )
+            .command(OsStr::new(SH), &[args[0].as_os_str(), args[1].as_os_str()])
             .status()
             .unwrap();
         assert!(status.success());
@@ -157,6 +163,22 @@ mod tests {
             !kept.join("file").exists(),
             "the read-only path was written"
         );
+        // Nothing it started outlives it: a detached sleeper would write the file later.
+        let late = open.join("late");
+        let detach = format!(
+            "setsid sh -c 'sleep 1; echo late > \"{}\"' >/dev/null 2>&1 &",
+            late.display()
+        );
+        let args = shell_args(&detach);
+        assert!(
+            confinement
+                .command(OsStr::new(SH), &[args[0].as_os_str(), args[1].as_os_str()])
+                .status()
+                .unwrap()
+                .success()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+        assert!(!late.exists(), "a process the command started outlived it");
         assert_eq!(std::fs::read_to_string(open.join("file")).unwrap(), "y\n");
     }
 }

@@ -1172,3 +1172,73 @@ fn the_prs_tests_cannot_write_the_server_they_run_on() {
         out.stderr
     );
 }
+
+/// A RED test that writes the code into the worktree it runs in would hand the next task's
+/// test what the commit lacks: the final check (here, CI's attest) refuses a run that leaves
+/// its worktree otherwise than it found it. And a server whose HEAD names a branch that does
+/// not exist, beside others, guards nothing: every push is refused until a human fixes it.
+#[test]
+fn a_test_that_changes_its_worktree_and_a_server_without_its_main_are_refused() {
+    let repo = calc_with(CALC_CONFIG, &[]);
+    let armed = outside(&repo, "armed");
+    // Outside tests/, so the gate does not run it: only the RED proofs do.
+    repo.write(
+        "checks/mul.sh",
+        &format!(
+            "[ -e '{}' ] && echo '# written by a test' >> calc.sh\n{TEST_MUL}",
+            armed.display()
+        ),
+    );
+    red(&repo, FLAG_RED);
+    repo.write("calc.sh", &format!("add() {{ echo $(($1 + $2)); }}\n{MUL}"));
+    green(&repo, FLAG_RED);
+    squash(&repo);
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    let merge = {
+        mark_done_and_merge(&repo).expect(0);
+        main_tip(&repo)
+    };
+    repo.run(&["attest", "--no-note", &merge]).expect(0);
+    std::fs::write(&armed, "").unwrap();
+    let out = repo.run(&["attest", "--no-note", &merge]);
+    out.expect(1);
+    assert!(
+        out.stdout.contains(
+            "  - the RED test of step 1.1 (`sh checks/mul.sh`) changed the files of the worktree \
+             it ran in (tree "
+        ),
+        "{}",
+        out.stdout
+    );
+
+    // HEAD names master, which does not exist; main does.
+    let dir = tempfile::tempdir().unwrap();
+    let bare = dir.path().join("server.git");
+    let bare_arg = bare.to_str().unwrap();
+    repo.git(&[
+        "init",
+        "--quiet",
+        "--bare",
+        "--initial-branch=master",
+        bare_arg,
+    ]);
+    repo.git(&[
+        "push",
+        "--quiet",
+        "--no-verify",
+        bare_arg,
+        "main~1:refs/heads/main",
+    ]);
+    repo.run(&["attest", "--install-server-hook", bare_arg])
+        .expect(0);
+    let out = repo.git_run(&["push", "--no-verify", bare_arg, "main"]);
+    assert_ne!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr.contains(
+            "the server's main branch master (its HEAD, or main_branch in main's config) does not \
+             exist while other branches do"
+        ),
+        "{}",
+        out.stderr
+    );
+}

@@ -8,8 +8,9 @@ use std::path::{Path, PathBuf};
 use gix::ObjectId;
 use serde::Serialize;
 
+use super::judge;
+use super::verdict::Verdict;
 use super::verifier::{Chain, Confine, Judged, Verifier, workflow_of};
-use super::{Verdict, judge};
 use crate::engine::chain::audit_chain;
 use crate::engine::{EngineError, io_error};
 use crate::store::ATTEST_NOTES_REF;
@@ -132,6 +133,17 @@ pub fn pre_receive(
         main: main.clone(),
         verdicts: Vec::new(),
     };
+    if let Some(why) = unguardable(&judged, &main, updates)? {
+        report.refusals = updates
+            .iter()
+            .map(|u| Refusal {
+                reference: u.reference.clone(),
+                commit: u.new.clone(),
+                reason: why.clone(),
+            })
+            .collect();
+        return Ok(report);
+    }
     let verifier = Verifier::new(&judged, judged.confine(Confine::Namespace)?)?;
     // The pushed chains first: a merge on main is judged by the chain pushed with it.
     let mut chains: Vec<Chain> = Vec::new();
@@ -224,6 +236,31 @@ pub fn pre_receive(
         keep_verdicts(&judged, &report.verdicts)?;
     }
     Ok(report)
+}
+
+/// Why no update can be judged, if none can: main (HEAD's branch, or main's `main_branch`)
+/// does not exist while other branches do, so the hook would guard a branch nobody pushes
+/// to; or the repository is empty and the push does not create main.
+fn unguardable(
+    judged: &Judged,
+    main: &str,
+    updates: &[Update],
+) -> Result<Option<String>, EngineError> {
+    let main_ref = format!("refs/heads/{main}");
+    if judged.git.ref_target(&main_ref)?.is_some() {
+        return Ok(None);
+    }
+    if !judged.git.refs_under(&["refs/heads/"])?.is_empty() {
+        return Ok(Some(format!(
+            "the server's main branch {main} (its HEAD, or main_branch in main's config) does not exist \
+             while other branches do: a human points HEAD at the main branch (git symbolic-ref HEAD refs/heads/BRANCH)"
+        )));
+    }
+    let creates_main = updates
+        .iter()
+        .any(|u| u.reference == main_ref && u.new.is_some());
+    Ok((!creates_main)
+        .then(|| format!("an empty repository: the first push creates its main branch {main}")))
 }
 
 /// Why the update of workflow `name`'s chain is refused, if it is: a deletion or a move that

@@ -126,8 +126,18 @@ fn clean_check(
     base: &str,
 ) -> Result<(), EngineError> {
     let env = session.command_env()?;
+    let before = squashed.tree_now()?;
     let run = gates::run_preflight(&config.preflight, squashed.path(), env)
         .map_err(io_error("run preflight in the clean worktree"))?;
+    let after = squashed.tree_now()?;
+    if after != before {
+        check.refused = Some(FinalCheckRefusal::ChangedTree {
+            what: "a preflight gate on the squashed commit".into(),
+            from: before,
+            to: after,
+        });
+        return Ok(());
+    }
     if let Some(gate) = run.failed() {
         check.verification = format!(
             "the gate `{}` failed on the squashed commit in a clean worktree",
@@ -225,7 +235,14 @@ fn red_proofs(
         let Some(red_tree) = &pinned.tree else {
             continue;
         };
-        let (on_base, on_squash) = run_red(session, config, pinned, red_tree, &before, &squashed)?;
+        let (on_base, on_squash) =
+            match run_red(session, config, pinned, red_tree, &before, &squashed)? {
+                Ok(runs) => runs,
+                Err(refusal) => {
+                    check.refused = Some(refusal);
+                    return Ok(());
+                }
+            };
         let (changed_after_red, repinned) =
             changed_after_red(session, pinned, red_tree, &latest, &trees)?;
         check.red_tests.push(RedProof {
@@ -287,32 +304,55 @@ fn run_red(
     red_tree: &str,
     before: &Scratch,
     squashed: &Scratch,
-) -> Result<(RunOutput, RunOutput), EngineError> {
+) -> Result<Result<(RunOutput, RunOutput), FinalCheckRefusal>, EngineError> {
     let env = session.command_env()?;
     let timeout = config.test.timeout;
     // Confined (attest on a server), each run cannot write the other worktree either: the
-    // base's run cannot put the code the squash lacks into it, nor the other way round.
-    let run =
-        |scratch: &Scratch, other: &Scratch, command: &str| -> Result<RunOutput, EngineError> {
-            let apart = env
-                .confinement()
-                .map(|c| env.clone().confined(c.also_read_only(other.path())));
-            exec::run_shell(
-                command,
-                scratch.path(),
-                timeout,
-                apart.as_ref().unwrap_or(env),
-            )
-            .map_err(io_error(format!("run the RED test `{command}`")))
-        };
+    // base's run cannot put the code the squash lacks into it, nor the other way round. And
+    // each run must leave its own worktree as it found it: the next task's test runs there.
+    let run = |scratch: &Scratch,
+               other: &Scratch,
+               command: &str|
+     -> Result<Result<RunOutput, FinalCheckRefusal>, EngineError> {
+        let apart = env
+            .confinement()
+            .map(|c| env.clone().confined(c.also_read_only(other.path())));
+        let from = scratch.tree_now()?;
+        let output = exec::run_shell(
+            command,
+            scratch.path(),
+            timeout,
+            apart.as_ref().unwrap_or(env),
+        )
+        .map_err(io_error(format!("run the RED test `{command}`")))?;
+        let to = scratch.tree_now()?;
+        Ok(if to == from {
+            Ok(output)
+        } else {
+            Err(FinalCheckRefusal::ChangedTree {
+                what: format!("the RED test of step {} (`{command}`)", pinned.step),
+                from,
+                to,
+            })
+        })
+    };
     let on_base_paths: Vec<String> = pinned.paths.iter().chain(&pinned.shared).cloned().collect();
     before.put(red_tree, &on_base_paths)?;
-    let runs = if coin() {
-        let on_base = run(before, squashed, &pinned.command)?;
-        (on_base, run(squashed, before, &pinned.command)?)
+    let base_first = coin();
+    let (first, second) = if base_first {
+        (before, squashed)
     } else {
-        let on_squash = run(squashed, before, &pinned.command)?;
-        (run(before, squashed, &pinned.command)?, on_squash)
+        (squashed, before)
+    };
+    let runs = match run(first, second, &pinned.command)? {
+        Err(refusal) => Err(refusal),
+        Ok(one) => run(second, first, &pinned.command)?.map(|other| {
+            if base_first {
+                (one, other)
+            } else {
+                (other, one)
+            }
+        }),
     };
     before.restore(&on_base_paths)?;
     Ok(runs)

@@ -138,6 +138,14 @@ pub enum FinalCheckRefusal {
         paths: Vec<String>,
         failed_gate: Option<String>,
     },
+    /// A command of the final check changed the files of the worktree it ran in (docs/
+    /// integrity.md, "Nothing changes under the gates"): what ran after it, or what it
+    /// judged, was not what the commit holds.
+    ChangedTree {
+        what: String,
+        from: String,
+        to: String,
+    },
     /// A task's RED test did not prove itself; `output` is the end of the run's output.
     Red {
         task: usize,
@@ -201,6 +209,14 @@ impl fmt::Display for FinalCheckRefusal {
                  fresh worktree, though it passed in yours: something the commit does not hold (an \
                  untracked or ignored file) made it pass there. Commit what the tests need, then squash \
                  and submit again.\n{tail}"
+            ),
+            FinalCheckRefusal::ChangedTree { what, from, to } => write!(
+                f,
+                "{what} changed the files of the worktree it ran in (tree {} before, {} after): \
+                 what ran after it, or what it judged, is not what the commit holds. A test or gate \
+                 writes only ignored or temporary files.",
+                crate::short_id(from),
+                crate::short_id(to)
             ),
             FinalCheckRefusal::PinnedTestsFail { paths, failed_gate } => write!(
                 f,

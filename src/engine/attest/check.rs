@@ -1,0 +1,484 @@
+//! The checks behind one verdict (docs/integrity.md, "attest"): what the chain says of the
+//! PR against what git holds, then, when nothing is wrong with the record, the pinned gates
+//! and RED tests run again. Each step adds its reasons to the verdict.
+
+use super::find::Target;
+use super::verdict::Verdict;
+use super::verifier::Chain;
+use crate::config::{self, Config, Origin};
+use crate::engine::answers::AnswerVerdict;
+use crate::engine::chain::audit_chain;
+use crate::engine::finalize::final_check;
+use crate::engine::{EngineError, Session};
+use crate::store::Snapshot;
+use crate::workflow::state::Pin;
+
+/// The policy a verdict names: the pin's main commit and its config blob.
+pub(super) type Policy = (String, String);
+
+/// Every check of the PR behind `commit`; reasons and re-runs go into `verdict`. Returns
+/// the policy when the PR has one. Nothing of the PR runs while a reason stands, nor when
+/// the commands must be confined and `cannot_confine` says why they cannot.
+pub(super) fn check(
+    session: &Session,
+    chain: &Chain,
+    target: &Target,
+    commit: &str,
+    cannot_confine: Option<&str>,
+    verdict: &mut Verdict,
+) -> Result<Option<Policy>, EngineError> {
+    let Some(snap) = finalized_pr(session, chain, target, &mut verdict.reasons)? else {
+        return Ok(None);
+    };
+    chain_reasons(session, chain, target, verdict)?;
+    let Some((pin, blob, mut config)) = pinned(session, &snap, &mut verdict.reasons) else {
+        return Ok(None);
+    };
+    let policy = Some((pin.commit.clone(), blob.clone()));
+    let Some(config_ref) = config.as_ref() else {
+        return Ok(policy);
+    };
+    record_reasons(
+        session,
+        &snap,
+        target,
+        commit,
+        (&pin, &blob, config_ref),
+        verdict,
+    )?;
+    let reasons = &mut verdict.reasons;
+    if let Some(why) = cannot_confine {
+        reasons.push(format!(
+            "the verifier must confine the PR's commands and cannot here ({why}), so nothing was run; \
+             a human sets `git config orchestrate.attestConfine none` where running them unconfined is safe"
+        ));
+    }
+    // Nothing the PR wrote runs while the record already fails: a forged chain does not get
+    // its code run by the verifier.
+    let Some(config) = config.as_mut().filter(|_| reasons.is_empty()) else {
+        return Ok(policy);
+    };
+    rerun(session, &snap, config, verdict)?;
+    Ok(policy)
+}
+
+/// The PR as finalization left it, at the transition the verdict reads.
+fn finalized_pr(
+    session: &Session,
+    chain: &Chain,
+    target: &Target,
+    reasons: &mut Vec<String>,
+) -> Result<Option<Snapshot>, EngineError> {
+    let snap = match session.store.read_at(target.pr_state(), &chain.reference) {
+        Ok(snap) => snap,
+        Err(e) => {
+            reasons.push(format!("the PR's state cannot be read: {e}"));
+            return Ok(None);
+        }
+    };
+    if snap.state.pr().is_none() || snap.state.final_commit().is_none() {
+        reasons.push(format!(
+            "the transition before it ({}) holds no finalized PR",
+            crate::short_id(&target.pr_state().to_string())
+        ));
+        return Ok(None);
+    }
+    Ok(Some(snap))
+}
+
+/// The chain's segment, from the plan's acceptance to the transition read, replayed, and its
+/// human answers judged.
+fn chain_reasons(
+    session: &Session,
+    chain: &Chain,
+    target: &Target,
+    verdict: &mut Verdict,
+) -> Result<(), EngineError> {
+    let store = &session.store;
+    let pr_history = store.history_back_to(target.pr_state(), "plan")?;
+    let stop = match pr_history.last() {
+        Some(plan) if plan.event == "plan" => {
+            let id = gix::ObjectId::from_hex(plan.commit.as_bytes())
+                .map_err(|e| EngineError::Internal(format!("a commit id did not parse: {e}")))?;
+            store.commit_record(id)?.parents.first().copied()
+        }
+        _ => None,
+    };
+    let audit = audit_chain(store, &chain.workflow, target.transition(), stop)?;
+    if let Some(problem) = &audit.forged {
+        verdict
+            .reasons
+            .push(format!("the workflow's chain is forged: {problem}"));
+    }
+    verdict.answers =
+        crate::engine::answers::judge_answers(session, &chain.workflow, target.transition(), stop)?;
+    for answer in verdict.answers.iter().filter(|a| a.fails()) {
+        verdict.reasons.push(format!(
+            "the human answer `{}` in {} does not hold: {}",
+            answer.answer,
+            crate::short_id(&answer.commit),
+            match &answer.verdict {
+                AnswerVerdict::Bad { why } => why.clone(),
+                _ => "it is unsigned, and the pinned configuration requires a signature ([human] require = \"signature\")".into(),
+            }
+        ));
+    }
+    Ok(())
+}
+
+/// The PR's pin, its config blob, and the configuration it holds (`None`, with the reason
+/// given, when it cannot be read). `None` altogether when the PR pinned nothing to judge by.
+fn pinned(
+    session: &Session,
+    snap: &Snapshot,
+    reasons: &mut Vec<String>,
+) -> Option<(Pin, String, Option<Config>)> {
+    let state = &snap.state;
+    let Some(pin) = state.pr().and_then(|pr| pr.pin.clone()) else {
+        reasons.push("the PR pinned no configuration: nothing says which gates verify it".into());
+        return None;
+    };
+    let Some(blob) = pin.config.clone() else {
+        reasons.push(format!(
+            "main had no {} at the pin ({}): no gates verify the PR",
+            config::FILE_NAME,
+            crate::short_id(&pin.commit)
+        ));
+        return None;
+    };
+    let main = state.main_branch.clone().unwrap_or_else(|| "main".into());
+    let config = match pinned_config(session, &blob, &main, &pin.commit) {
+        Ok(config) => Some(config),
+        Err(why) => {
+            reasons.push(why);
+            None
+        }
+    };
+    Some((pin, blob, config))
+}
+
+/// What the record says against git: the merge, the pin, the master plan, the protected
+/// paths, the approval the configuration asks for, the verifier's own repository, and that
+/// every task has a RED test to run again.
+fn record_reasons(
+    session: &Session,
+    snap: &Snapshot,
+    target: &Target,
+    commit: &str,
+    (pin, blob, config): (&Pin, &str, &Config),
+    verdict: &mut Verdict,
+) -> Result<(), EngineError> {
+    let state = &snap.state;
+    let final_commit = state.final_commit().unwrap_or_default().to_string();
+    let facts = Facts::gather(session, snap, commit, &final_commit)?;
+    let verified_tree = state.pr().and_then(|pr| pr.verified_tree.as_deref());
+    let reasons = &mut verdict.reasons;
+    reasons.extend(facts.judge(
+        target,
+        &Pinned {
+            commit: &pin.commit,
+            config: blob,
+            master_plan: &config.master_plan,
+        },
+        verified_tree,
+    ));
+    let specs = config.protected_pathspecs(&crate::engine::verify::judges(config));
+    let mut protected =
+        crate::engine::verify::protected_changes(session, Some(state), config, &facts.final_tree)?;
+    // From main before the merge too: a pin is a commit in main's history, and a PR pinned
+    // long ago must not take main's protected files back to how they were then.
+    if let Some(base) = &facts.base {
+        protected.extend(
+            session
+                .git
+                .changed_files_in(base, &facts.merged_tree, &specs)?,
+        );
+    }
+    protected.sort();
+    protected.dedup();
+    if !protected.is_empty() {
+        reasons.push(format!(
+            "the PR changes protected paths (a human changes these on main): {}",
+            protected.join(", ")
+        ));
+    }
+    let approved = verdict
+        .answers
+        .iter()
+        .any(|a| a.answer == "approve" && !a.fails());
+    if config.review.policy().human && !approved {
+        reasons.push(
+            "the pinned configuration requires a human's approval ([review] human) and the PR's chain holds none that stands".into(),
+        );
+    }
+    for problem in crate::engine::hermetic::problems(session)? {
+        reasons.push(format!("the verifier cannot verify here: {problem}"));
+    }
+    if config.preflight.is_empty() {
+        reasons.push("the pinned configuration has no gates: nothing can be run again".into());
+    }
+    reasons.extend(red_reasons(session, snap)?);
+    Ok(())
+}
+
+/// RED steps the chain did not pin, and plan tasks without a RED step: nothing would prove
+/// their tests failed first.
+fn red_reasons(session: &Session, snap: &Snapshot) -> Result<Vec<String>, EngineError> {
+    let mut reasons = Vec::new();
+    let record = crate::engine::pr_record::of_snapshot(session, snap)?;
+    let unpinned: Vec<String> = record
+        .reds
+        .iter()
+        .filter(|r| r.tree.is_none())
+        .map(|r| r.step.to_string())
+        .collect();
+    if !unpinned.is_empty() {
+        reasons.push(format!(
+            "RED steps whose test the chain does not pin, so nothing can run it again: {}",
+            unpinned.join(", ")
+        ));
+    }
+    if let Some(mut plan) = session.store.plan(snap)? {
+        // The review's and a human's feedback tasks are GREEN steps by design.
+        plan.tasks
+            .retain(|t| !crate::workflow::review::is_feedback_task(t));
+        let without = crate::engine::pr_record::tasks_without_red(&plan);
+        if !without.is_empty() {
+            reasons.push(format!(
+                "tasks without a RED step, so nothing proves their tests failed first: {}",
+                without.join(", ")
+            ));
+        }
+    }
+    Ok(reasons)
+}
+
+/// The final check again, always with the clean check on, whatever the PR's own was set to.
+fn rerun(
+    session: &Session,
+    snap: &Snapshot,
+    config: &mut Config,
+    verdict: &mut Verdict,
+) -> Result<(), EngineError> {
+    config.finalize.clean_check = true;
+    let final_commit = snap.state.final_commit().unwrap_or_default().to_string();
+    let rerun = final_check(session, snap, config, &final_commit)?;
+    verdict.reran.push(rerun.verification.clone());
+    for red in &rerun.red_tests {
+        verdict.reran.push(format!(
+            "RED test of step {} `{}`: {} on the base, {} on the final tree",
+            red.step, red.command, red.base, red.squashed
+        ));
+    }
+    if let Some(refused) = &rerun.refused {
+        verdict.reasons.push(refused.to_string());
+    }
+    Ok(())
+}
+
+/// What the PR pinned: main's commit, its config blob, and the master plan that config names.
+struct Pinned<'a> {
+    commit: &'a str,
+    config: &'a str,
+    master_plan: &'a str,
+}
+
+/// The configuration the PR pinned, or why it cannot be read.
+fn pinned_config(session: &Session, blob: &str, main: &str, pin: &str) -> Result<Config, String> {
+    let text = match session.store.blob_within(blob, crate::input::CAP) {
+        Ok(Ok(bytes)) => bytes,
+        Ok(Err(size)) => {
+            return Err(format!(
+                "the pinned configuration is {size} bytes: too big to read"
+            ));
+        }
+        Err(e) => return Err(format!("the pinned configuration cannot be read: {e}")),
+    };
+    let text = String::from_utf8(text)
+        .map_err(|_| "the pinned configuration is not UTF-8 text".to_string())?;
+    Config::parse(
+        &text,
+        &Origin::Pinned {
+            main: main.to_string(),
+            commit: pin.to_string(),
+        },
+    )
+    .map_err(|e| format!("the pinned configuration does not parse: {e}"))
+}
+
+/// What git says of the commits the verdict judges.
+struct Facts {
+    commit_parents: Vec<String>,
+    commit_tree: String,
+    final_commit: String,
+    /// The tree of what the merge merges: the master-plan commit's, else the squash's.
+    merged_tree: String,
+    /// The squashed commit's parent: the PR's base.
+    base: Option<String>,
+    final_tree: String,
+    /// The master-plan commit, its parents and what it changes from the squash.
+    plan_commit: Option<(String, Vec<String>, Vec<String>)>,
+    master_plan: Option<String>,
+    pin_on_base: bool,
+    /// The config blob at the pin and on main before the merge (the squash's base).
+    config_at_pin: Option<String>,
+    config_at_main: Option<String>,
+    /// `.orchestrate/allowed_signers` at the pin and on main before the merge.
+    signers_at_pin: Option<String>,
+    signers_at_main: Option<String>,
+}
+
+impl Facts {
+    fn gather(
+        session: &Session,
+        snap: &Snapshot,
+        commit: &str,
+        final_commit: &str,
+    ) -> Result<Facts, EngineError> {
+        let git = &session.git;
+        let store = &session.store;
+        let state = &snap.state;
+        let base = git.parents(final_commit)?.into_iter().next();
+        let pin = state.pr().and_then(|pr| pr.pin.as_ref());
+        let blob_at = |rev: &str, path: &str| -> Result<Option<String>, EngineError> {
+            let tree = store.tree_of(rev)?;
+            Ok(store.tree_entry(&tree, path)?.map(|e| e.id.to_string()))
+        };
+        let at = |rev: Option<&String>, path: &str| -> Result<Option<String>, EngineError> {
+            match rev {
+                Some(rev) => blob_at(rev, path),
+                None => Ok(None),
+            }
+        };
+        let pin_commit = pin.map(|p| p.commit.clone());
+        let commit_parents = git.parents(commit)?;
+        let plan_commit = match state.plan_commit() {
+            Some(plan) => Some((
+                plan.to_string(),
+                git.parents(plan)?,
+                git.tree_changes(final_commit, plan)?
+                    .into_iter()
+                    .map(|(_, p)| p)
+                    .collect(),
+            )),
+            None => None,
+        };
+        let merged_tree = match state.plan_commit() {
+            Some(plan) => git.tree_of(plan)?,
+            None => git.tree_of(final_commit)?,
+        };
+        Ok(Facts {
+            commit_tree: git.tree_of(commit)?,
+            final_commit: final_commit.to_string(),
+            merged_tree,
+            final_tree: git.tree_of(final_commit)?,
+            pin_on_base: match (pin, &base) {
+                (Some(pin), Some(base)) => git.is_ancestor(&pin.commit, base)?,
+                _ => false,
+            },
+            config_at_pin: at(pin_commit.as_ref(), config::FILE_NAME)?,
+            config_at_main: at(base.as_ref(), config::FILE_NAME)?,
+            signers_at_pin: at(pin_commit.as_ref(), config::ALLOWED_SIGNERS)?,
+            signers_at_main: at(base.as_ref(), config::ALLOWED_SIGNERS)?,
+            master_plan: store.plan(snap)?.map(|p| p.master_plan_path),
+            commit_parents,
+            base,
+            plan_commit,
+        })
+    }
+
+    /// The reasons the facts give to refuse the verdict (pure).
+    fn judge(&self, target: &Target, pinned: &Pinned, verified_tree: Option<&str>) -> Vec<String> {
+        let (pin, pinned_blob) = (pinned.commit, pinned.config);
+        let mut reasons = Vec::new();
+        let short = |id: &str| crate::short_id(id).to_string();
+        if verified_tree != Some(self.final_tree.as_str()) {
+            reasons.push(format!(
+                "the squashed commit's tree {} is not the tree the chain verified ({})",
+                short(&self.final_tree),
+                verified_tree.map_or("none".to_string(), short)
+            ));
+        }
+        if !self.pin_on_base {
+            reasons.push(format!(
+                "the PR was pinned at {}, which is not in its base's history on main",
+                short(pin)
+            ));
+        }
+        if self.config_at_pin.as_deref() != Some(pinned_blob) {
+            reasons.push(format!(
+                "the pinned configuration ({}) is not main's {} at the pin {}",
+                short(pinned_blob),
+                config::FILE_NAME,
+                short(pin)
+            ));
+        }
+        let merged = match &self.plan_commit {
+            Some((plan, parents, changed)) => {
+                if parents.as_slice() != [self.final_commit.clone()] {
+                    reasons.push(format!(
+                        "the master-plan commit {} is not the one commit on the squashed commit",
+                        short(plan)
+                    ));
+                }
+                if self.master_plan.as_deref() != Some(pinned.master_plan) {
+                    reasons.push(format!(
+                        "the PR's plan names {} as its master plan, not the pinned configuration's {}",
+                        self.master_plan.as_deref().unwrap_or("nothing"),
+                        pinned.master_plan
+                    ));
+                }
+                if changed.iter().any(|p| p != pinned.master_plan) {
+                    reasons.push(format!(
+                        "the master-plan commit {} changes more than the master plan: {}",
+                        short(plan),
+                        changed.join(", ")
+                    ));
+                }
+                plan.clone()
+            }
+            None => self.final_commit.clone(),
+        };
+        if self.config_at_main.as_deref() != Some(pinned_blob) {
+            reasons.push(format!(
+                "main's {} changed since the PR was pinned: a human runs `git orchestrate repin`",
+                config::FILE_NAME
+            ));
+        }
+        if self.signers_at_main != self.signers_at_pin {
+            reasons.push(format!(
+                "main's {} changed since the PR was pinned: its answers were judged by the keys of then",
+                config::ALLOWED_SIGNERS
+            ));
+        }
+        if let Target::Merge { .. } = target {
+            match self.commit_parents.as_slice() {
+                [first, second] => {
+                    if *second != merged {
+                        reasons.push(format!(
+                            "the merge brings in {}, not the PR's checked commit {}",
+                            short(second),
+                            short(&merged)
+                        ));
+                    }
+                    if self.commit_tree != self.merged_tree {
+                        reasons.push(format!(
+                            "the merge commit's tree {} is not the tree of the commit it merges ({}): something rode along",
+                            short(&self.commit_tree),
+                            short(&self.merged_tree)
+                        ));
+                    }
+                    if Some(first) != self.base.as_ref() {
+                        reasons.push(format!(
+                            "main moved between the PR's finalization and its merge (first parent {}, the PR's base {}): the merged tree was never verified",
+                            short(first),
+                            self.base.as_deref().map_or("none".to_string(), short)
+                        ));
+                    }
+                }
+                _ => reasons.push("it is not a merge commit".into()),
+            }
+        }
+        reasons
+    }
+}

@@ -1,0 +1,27 @@
+//! The verdict on one commit, as `attest` reports it and the note holds it.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::engine::answers::AnswerCheck;
+
+/// The verdict on one commit.
+#[derive(Clone, Debug, Serialize)]
+pub struct Verdict {
+    pub commit: String,
+    /// `merge` or `pr-head`; `None` when no workflow records the commit.
+    pub kind: Option<&'static str>,
+    pub workflow: Option<String>,
+    /// The transition the verdict read.
+    pub transition: Option<String>,
+    pub passed: bool,
+    /// Why it failed: every reason found.
+    pub reasons: Vec<String>,
+    /// What ran again, and how it ended.
+    pub reran: Vec<String>,
+    /// The human answers in the PR's chain, each judged: signed by whom, or how it was
+    /// given without a signature.
+    pub answers: Vec<AnswerCheck>,
+    /// The in-toto Statement (what the note holds).
+    pub statement: Value,
+}
