@@ -52,10 +52,31 @@ impl<'a> Scratch<'a> {
         self.worktree.path()
     }
 
-    /// The tree its files make now (`git add --all` in a copy of its index).
-    pub fn tree_now(&self) -> Result<String, EngineError> {
+    /// Takes its files as they are now as the baseline [`Scratch::changed`] compares with:
+    /// a shadow index in the repository's git directory, which a confined command cannot
+    /// write (docs/integrity.md, "What the verifier runs").
+    pub fn baseline(&self) -> Result<(), EngineError> {
         let index = self.git.git_path("index")?;
-        Ok(self.git.worktree_tree(&index)?)
+        Ok(self.git.snapshot_into(&index, &self.shadow())?)
+    }
+
+    /// The files that changed since [`Scratch::baseline`].
+    pub fn changed(&self) -> Result<Vec<String>, EngineError> {
+        Ok(self.git.changed_since(&self.shadow())?)
+    }
+
+    fn shadow(&self) -> std::path::PathBuf {
+        let name = self
+            .path()
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        self.session
+            .store
+            .common_dir()
+            .join("orchestrator")
+            .join("shadow")
+            .join(format!("{name}.index"))
     }
 
     /// Puts `paths` in as `from` has them (removed where it has none).
@@ -99,5 +120,12 @@ impl<'a> Scratch<'a> {
                 .map_err(super::io_error(format!("write {}", file.display())))?;
         }
         Ok(())
+    }
+}
+
+impl Drop for Scratch<'_> {
+    fn drop(&mut self) {
+        // The baseline's shadow index goes with the worktree; there may be none.
+        let _ = std::fs::remove_file(self.shadow());
     }
 }

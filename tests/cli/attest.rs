@@ -1205,7 +1205,7 @@ fn a_test_that_changes_its_worktree_and_a_server_without_its_main_are_refused() 
     assert!(
         out.stdout.contains(
             "  - the RED test of step 1.1 (`sh checks/mul.sh`) changed the files of the worktree \
-             it ran in (tree "
+             the checks run in (calc.sh)"
         ),
         "{}",
         out.stdout

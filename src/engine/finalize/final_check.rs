@@ -126,15 +126,14 @@ fn clean_check(
     base: &str,
 ) -> Result<(), EngineError> {
     let env = session.command_env()?;
-    let before = squashed.tree_now()?;
+    squashed.baseline()?;
     let run = gates::run_preflight(&config.preflight, squashed.path(), env)
         .map_err(io_error("run preflight in the clean worktree"))?;
-    let after = squashed.tree_now()?;
-    if after != before {
+    let changed = squashed.changed()?;
+    if !changed.is_empty() {
         check.refused = Some(FinalCheckRefusal::ChangedTree {
             what: "a preflight gate on the squashed commit".into(),
-            from: before,
-            to: after,
+            paths: changed,
         });
         return Ok(());
     }
@@ -231,18 +230,26 @@ fn red_proofs(
             latest.insert(path, (red_tree, red));
         }
     }
+    squashed.baseline()?;
     for pinned in &reds {
         let Some(red_tree) = &pinned.tree else {
             continue;
         };
-        let (on_base, on_squash) =
-            match run_red(session, config, pinned, red_tree, &before, &squashed)? {
-                Ok(runs) => runs,
-                Err(refusal) => {
-                    check.refused = Some(refusal);
-                    return Ok(());
-                }
-            };
+        let (on_base, on_squash) = run_red(session, config, pinned, red_tree, &before, &squashed)?;
+        // The squashed worktree is where every task's test must pass: a run that wrote into
+        // it (either run: unconfined, the base's can reach it) would hand a later task's test
+        // what the commit lacks. The base's worktree may only make later base runs fail.
+        let changed = squashed.changed()?;
+        if !changed.is_empty() {
+            check.refused = Some(FinalCheckRefusal::ChangedTree {
+                what: format!(
+                    "the RED test of step {} (`{}`)",
+                    pinned.step, pinned.command
+                ),
+                paths: changed,
+            });
+            return Ok(());
+        }
         let (changed_after_red, repinned) =
             changed_after_red(session, pinned, red_tree, &latest, &trees)?;
         check.red_tests.push(RedProof {
@@ -304,55 +311,32 @@ fn run_red(
     red_tree: &str,
     before: &Scratch,
     squashed: &Scratch,
-) -> Result<Result<(RunOutput, RunOutput), FinalCheckRefusal>, EngineError> {
+) -> Result<(RunOutput, RunOutput), EngineError> {
     let env = session.command_env()?;
     let timeout = config.test.timeout;
     // Confined (attest on a server), each run cannot write the other worktree either: the
-    // base's run cannot put the code the squash lacks into it, nor the other way round. And
-    // each run must leave its own worktree as it found it: the next task's test runs there.
-    let run = |scratch: &Scratch,
-               other: &Scratch,
-               command: &str|
-     -> Result<Result<RunOutput, FinalCheckRefusal>, EngineError> {
-        let apart = env
-            .confinement()
-            .map(|c| env.clone().confined(c.also_read_only(other.path())));
-        let from = scratch.tree_now()?;
-        let output = exec::run_shell(
-            command,
-            scratch.path(),
-            timeout,
-            apart.as_ref().unwrap_or(env),
-        )
-        .map_err(io_error(format!("run the RED test `{command}`")))?;
-        let to = scratch.tree_now()?;
-        Ok(if to == from {
-            Ok(output)
-        } else {
-            Err(FinalCheckRefusal::ChangedTree {
-                what: format!("the RED test of step {} (`{command}`)", pinned.step),
-                from,
-                to,
-            })
-        })
-    };
+    // base's run cannot put the code the squash lacks into it, nor the other way round.
+    let run =
+        |scratch: &Scratch, other: &Scratch, command: &str| -> Result<RunOutput, EngineError> {
+            let apart = env
+                .confinement()
+                .map(|c| env.clone().confined(c.also_read_only(other.path())));
+            exec::run_shell(
+                command,
+                scratch.path(),
+                timeout,
+                apart.as_ref().unwrap_or(env),
+            )
+            .map_err(io_error(format!("run the RED test `{command}`")))
+        };
     let on_base_paths: Vec<String> = pinned.paths.iter().chain(&pinned.shared).cloned().collect();
     before.put(red_tree, &on_base_paths)?;
-    let base_first = coin();
-    let (first, second) = if base_first {
-        (before, squashed)
+    let runs = if coin() {
+        let on_base = run(before, squashed, &pinned.command)?;
+        (on_base, run(squashed, before, &pinned.command)?)
     } else {
-        (squashed, before)
-    };
-    let runs = match run(first, second, &pinned.command)? {
-        Err(refusal) => Err(refusal),
-        Ok(one) => run(second, first, &pinned.command)?.map(|other| {
-            if base_first {
-                (one, other)
-            } else {
-                (other, one)
-            }
-        }),
+        let on_squash = run(squashed, before, &pinned.command)?;
+        (run(before, squashed, &pinned.command)?, on_squash)
     };
     before.restore(&on_base_paths)?;
     Ok(runs)

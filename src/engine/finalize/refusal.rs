@@ -141,11 +141,7 @@ pub enum FinalCheckRefusal {
     /// A command of the final check changed the files of the worktree it ran in (docs/
     /// integrity.md, "Nothing changes under the gates"): what ran after it, or what it
     /// judged, was not what the commit holds.
-    ChangedTree {
-        what: String,
-        from: String,
-        to: String,
-    },
+    ChangedTree { what: String, paths: Vec<String> },
     /// A task's RED test did not prove itself; `output` is the end of the run's output.
     Red {
         task: usize,
@@ -210,13 +206,12 @@ impl fmt::Display for FinalCheckRefusal {
                  untracked or ignored file) made it pass there. Commit what the tests need, then squash \
                  and submit again.\n{tail}"
             ),
-            FinalCheckRefusal::ChangedTree { what, from, to } => write!(
+            FinalCheckRefusal::ChangedTree { what, paths } => write!(
                 f,
-                "{what} changed the files of the worktree it ran in (tree {} before, {} after): \
-                 what ran after it, or what it judged, is not what the commit holds. A test or gate \
-                 writes only ignored or temporary files.",
-                crate::short_id(from),
-                crate::short_id(to)
+                "{what} changed the files of the worktree the checks run in ({}): what ran after \
+                 it, or what it judged, is not what the commit holds. A test or gate writes only \
+                 ignored or temporary files.",
+                paths.join(", ")
             ),
             FinalCheckRefusal::PinnedTestsFail { paths, failed_gate } => write!(
                 f,

@@ -6,7 +6,7 @@
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
-use super::{Git, GitError, io_error};
+use super::{Git, GitError, STATUS, io_error, paths};
 
 /// Where scratch copies of the index live, relative to the index's directory (`.git/`).
 pub const SCRATCH_DIR: &str = "orchestrator/scratch";
@@ -77,6 +77,35 @@ impl Git {
         self.run_with_index(scratch.path(), self.add_all_args())?;
         let tree = self.run_with_index(scratch.path(), ["write-tree"])?;
         Ok(tree.trim().to_string())
+    }
+
+    /// Records the working tree's files as they are now in the index file `shadow` (made
+    /// from `index`, then `git add --all`): what [`Git::changed_since`] compares with.
+    pub fn snapshot_into(&self, index: &Path, shadow: &Path) -> Result<(), GitError> {
+        if let Some(dir) = shadow.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| io_error("create a shadow index", e))?;
+        }
+        if index.exists() {
+            std::fs::copy(index, shadow).map_err(|e| io_error("copy the index", e))?;
+        } else {
+            let _ = std::fs::remove_file(shadow);
+        }
+        self.run_with_index(shadow, self.add_all_args())?;
+        Ok(())
+    }
+
+    /// The files (tracked or untracked, not ignored) whose content differs from the
+    /// snapshot in `shadow`: one `git status`.
+    pub fn changed_since(&self, shadow: &Path) -> Result<Vec<String>, GitError> {
+        let listing = self.run_with_index(shadow, STATUS)?;
+        Ok(paths(&listing)
+            .into_iter()
+            .filter(|entry| {
+                let worktree = entry.as_bytes().get(1).copied();
+                entry.starts_with("??") || !matches!(worktree, Some(b' ') | None)
+            })
+            .map(|entry| entry.get(3..).unwrap_or_default().to_string())
+            .collect())
     }
 
     /// A fresh linked worktree detached at `commit` in a new directory under `parent` (inside
