@@ -25,7 +25,7 @@ i=0; for p; do i=$((i + 1)); [ "$i" -le "$ro" ] && continue; [ "$i" -gt $((ro + 
   mount --bind "$p" "$p" || { echo "git-orchestrate: cannot bind $p for the command" >&2; exit 125; }
 done
 while [ "$ro" -gt 0 ]; do
-  mount --rbind "$1" "$1" && mount -o remount,bind,ro "$1" || { echo "git-orchestrate: cannot make $1 read-only for the command" >&2; exit 125; }
+  mount --rbind -o ro "$1" "$1" || { echo "git-orchestrate: cannot make $1 read-only for the command" >&2; exit 125; }
   ro=$((ro - 1)); shift
 done
 shift "$rw"
@@ -53,11 +53,7 @@ impl Confinement {
                 .ok_or_else(|| format!("no `{name}` in {} (util-linux)", SYSTEM_DIRS.join(", ")))
         };
         let existing = |paths: &[PathBuf]| -> Vec<PathBuf> {
-            let mut kept: Vec<PathBuf> =
-                paths.iter().filter_map(|p| p.canonicalize().ok()).collect();
-            kept.sort();
-            kept.dedup();
-            kept
+            outermost(paths.iter().filter_map(|p| p.canonicalize().ok()).collect())
         };
         let confinement = Confinement {
             unshare: find("unshare")?,
@@ -116,6 +112,7 @@ impl Confinement {
         let mut more = self.clone();
         if let Ok(real) = path.canonicalize() {
             more.read_only.push(real);
+            more.read_only = outermost(std::mem::take(&mut more.read_only));
         }
         more
     }
@@ -126,6 +123,20 @@ impl Confinement {
     }
 }
 
+/// `paths` without those inside another of them: binding the outer one read-only covers
+/// them, and every bind is a `mount` process more for every command.
+fn outermost(mut paths: Vec<PathBuf>) -> Vec<PathBuf> {
+    paths.sort();
+    paths.dedup();
+    let mut kept: Vec<PathBuf> = Vec::new();
+    for path in paths {
+        if !kept.iter().any(|outer| path.starts_with(outer)) {
+            kept.push(path);
+        }
+    }
+    kept
+}
+
 /// The arguments of a shell run of `script`: `sh -c SCRIPT`.
 pub fn shell_args(script: &str) -> [OsString; 2] {
     [OsString::from("-c"), OsString::from(script)]
@@ -134,6 +145,21 @@ pub fn shell_args(script: &str) -> [OsString; 2] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn paths_inside_another_are_left_to_it() {
+        let p = |s: &str| PathBuf::from(s);
+        assert_eq!(
+            outermost(vec![
+                p("/srv/r.git/objects"),
+                p("/srv/r.git"),
+                p("/srv/r.gitx"),
+                p("/a"),
+                p("/a")
+            ]),
+            vec![p("/a"), p("/srv/r.git"), p("/srv/r.gitx")]
+        );
+    }
 
     #[test]
     fn a_confined_command_cannot_write_nor_unmount_what_is_read_only() {
