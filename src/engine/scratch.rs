@@ -35,7 +35,13 @@ impl<'a> Scratch<'a> {
         let worktree = session
             .git
             .temp_worktree(&super::hermetic::scratch_root(session), commit)?;
-        let git = session.git.at(worktree.path());
+        // Named now, before anything ran there: a command run in the worktree can rewrite
+        // its `.git` file.
+        let admin = session.git.at(worktree.path()).absolute_git_dir()?;
+        let git = session
+            .git
+            .at(worktree.path())
+            .pinned_to(admin, session.store.common_dir().to_path_buf());
         let scratch = Scratch {
             session,
             worktree,

@@ -98,18 +98,30 @@ impl Store {
         })
     }
 
-    /// The attestation note on `commit`, if it has one.
-    pub fn attest_note(&self, commit: &str) -> Result<Option<String>, StoreError> {
+    /// The attestation notes on `commit`: this clone's, then each remote's as last fetched
+    /// (`refs/notes/remotes/<remote>/orchestrator-attest`: the server writes the verdicts,
+    /// and a clone gets them by `sync` or `git fetch`).
+    pub fn attest_notes(&self, commit: &str) -> Result<Vec<String>, StoreError> {
         let commit = object_id(commit)?;
-        let Some((_, root)) = self.notes_tip_of(ATTEST_NOTES_REF)? else {
-            return Ok(None);
-        };
-        let mut tree = notes::State::new(root, &self.repo).map_err(git_err)?;
-        let Some(blob) = tree.get(&commit, &self.repo).map_err(git_err)? else {
-            return Ok(None);
-        };
-        let data = self.repo.find_blob(blob).map_err(git_err)?;
-        Ok(Some(data.data.to_str_lossy().into_owned()))
+        let mut refs = vec![ATTEST_NOTES_REF.to_string()];
+        refs.extend(
+            self.refs_under("refs/notes/remotes/")?
+                .into_keys()
+                .filter(|rest| rest.ends_with("/orchestrator-attest"))
+                .map(|rest| format!("refs/notes/remotes/{rest}")),
+        );
+        let mut notes = Vec::new();
+        for notes_ref in refs {
+            let Some((_, root)) = self.notes_tip_of(&notes_ref)? else {
+                continue;
+            };
+            let mut tree = notes::State::new(root, &self.repo).map_err(git_err)?;
+            if let Some(blob) = tree.get(&commit, &self.repo).map_err(git_err)? {
+                let data = self.repo.find_blob(blob).map_err(git_err)?;
+                notes.push(data.data.to_str_lossy().into_owned());
+            }
+        }
+        Ok(notes)
     }
 
     /// Replaces the note on `commit` under `notes_ref` with what `edit` makes of it

@@ -1204,8 +1204,8 @@ fn a_test_that_changes_its_worktree_and_a_server_without_its_main_are_refused() 
     out.expect(1);
     assert!(
         out.stdout.contains(
-            "  - the RED test of step 1.1 (`sh checks/mul.sh`) changed the files of the worktree \
-             the checks run in (calc.sh)"
+            "  - the RED test of step 1.1 (`sh checks/mul.sh`) changed files of the commit in the \
+             worktree the checks run in (calc.sh): "
         ),
         "{}",
         out.stdout
@@ -1238,6 +1238,88 @@ fn a_test_that_changes_its_worktree_and_a_server_without_its_main_are_refused() 
             "the server's main branch master (its HEAD, or main_branch in main's config) does not \
              exist while other branches do"
         ),
+        "{}",
+        out.stderr
+    );
+}
+
+/// A RED test that points its worktree's `.git` file at a repository of its own, whose
+/// config runs a command from any git that reads it (`core.fsmonitor`), does not get the
+/// verifier's git to run it: that git names the worktree's repository itself. An empty
+/// range and a replace ref pushed to the server are refused too.
+#[test]
+fn a_test_cannot_send_the_verifiers_git_to_a_repository_of_its_own() {
+    let repo = calc_with(CALC_CONFIG, &[]);
+    let server = Server::start(&repo);
+    push(&repo, &server, &[], &["main", REF]).expect(0);
+    let armed = outside(&repo, "armed");
+    let evil = outside(&repo, "evil");
+    let pwned = outside(&repo, "pwned");
+    repo.git(&["init", "--quiet", evil.to_str().unwrap()]);
+    repo.git(&[
+        "-C",
+        evil.to_str().unwrap(),
+        "config",
+        "core.fsmonitor",
+        &format!("touch '{}'; false", pwned.display()),
+    ]);
+    repo.write(
+        "checks/mul.sh",
+        &format!(
+            "[ -e '{}' ] && printf 'gitdir: %s\\n' '{}/.git' > .git\n{TEST_MUL}",
+            armed.display(),
+            evil.display()
+        ),
+    );
+    red(&repo, FLAG_RED);
+    repo.write("calc.sh", &format!("add() {{ echo $(($1 + $2)); }}\n{MUL}"));
+    green(&repo, FLAG_RED);
+    squash(&repo);
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    mark_done_and_merge(&repo).expect(0);
+    let merge = main_tip(&repo);
+    std::fs::write(&armed, "").unwrap();
+    let out = repo.run(&["attest", "--no-note", &merge]);
+    out.expect(0);
+    assert!(
+        !pwned.exists(),
+        "the verifier's git ran the test's fsmonitor"
+    );
+
+    let empty = format!("{merge}..{merge}");
+    repo.run(&["attest", "--no-note", &empty])
+        .expect(2)
+        .warns(&format!("the range {empty} names no commit"));
+
+    // The server runs the armed test too, confined, and attests the merge.
+    push(&repo, &server, &[], &["main", REF]).expect(0);
+    assert!(!pwned.exists(), "the server's git ran the test's fsmonitor");
+    // The server's verdict reaches a clone as the remote's notes, and verify reads it there
+    // (unsigned: no verifier key is configured, so it is named, not counted).
+    let clone = TestRepo::clone_of(Path::new(&server.url()));
+    clone.git(&[
+        "fetch",
+        "--quiet",
+        "origin",
+        "+refs/notes/*:refs/notes/remotes/origin/*",
+    ]);
+    let range = format!("{merge}^..{merge}");
+    let json = clone.run(&["verify", "--json", &range]).expect(0).json();
+    assert_eq!(json["attested"][0]["commit"], merge.as_str());
+    assert_eq!(
+        json["attested"][0]["attestation"]["status"],
+        "unauthenticated"
+    );
+    let out = push(
+        &repo,
+        &server,
+        &["--no-verify"],
+        &[&format!("main:refs/replace/{}", &merge)],
+    );
+    assert_ne!(out.code, 0);
+    assert!(
+        out.stderr
+            .contains("a replace ref makes git show other objects"),
         "{}",
         out.stderr
     );

@@ -42,6 +42,12 @@ pub fn commits_of(judged: &Judged, revs: &[String]) -> Result<Vec<String>, Engin
                     message: format!("cannot list the range {rev}: {}", e.stderr.trim()),
                     hint: "Name a range of commits this repository has, like main~3..main.".into(),
                 })?;
+            if range.is_empty() {
+                return Err(EngineError::BadInput {
+                    message: format!("the range {rev} names no commit"),
+                    hint: "Name a range that holds commits, like main~3..main.".into(),
+                });
+            }
             range.reverse();
             commits.extend(range);
         } else {

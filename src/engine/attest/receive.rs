@@ -90,6 +90,8 @@ enum Guarded<'a> {
     /// A clone's own bookkeeping (`refs/orchestrator/remotes/*`, `…/backups/*`): no client
     /// writes it on a server, where a copy of a chain could stand in for the guarded one.
     Bookkeeping,
+    /// `refs/replace/*`: git would show other objects in place of the ones pushed.
+    Replace,
     Main,
     Other,
 }
@@ -105,8 +107,13 @@ fn guarded<'a>(reference: &'a str, main: &str) -> Guarded<'a> {
     }
     if reference.starts_with("refs/orchestrator/remotes/")
         || reference.starts_with("refs/orchestrator/backups/")
+        || reference.starts_with("refs/orchestrator/workflows/")
     {
+        // What is left here is a nested name (`workflows/a/b`), no workflow's.
         return Guarded::Bookkeeping;
+    }
+    if reference.starts_with("refs/replace/") {
+        return Guarded::Replace;
     }
     if reference.strip_prefix("refs/heads/") == Some(main) {
         return Guarded::Main;
@@ -179,6 +186,11 @@ pub fn pre_receive(
                 u,
                 u.new.as_ref(),
                 "a clone's own bookkeeping; push workflows to refs/orchestrator/workflows/".into(),
+            )),
+            Guarded::Replace => report.refusals.push(refuse(
+                u,
+                u.new.as_ref(),
+                "a replace ref makes git show other objects than the ones stored; none is pushed here".into(),
             )),
             Guarded::Workflow(name) => {
                 if let Some(why) = judge_chain(&judged, &verifier, name, u, human.is_some())? {
@@ -336,12 +348,11 @@ fn keep_verdicts(judged: &Judged, verdicts: &[Verdict]) -> Result<(), EngineErro
 /// written as notes under `refs/notes/orchestrator-attest`; the rest are dropped.
 pub fn post_receive(dir: &Path) -> Result<Vec<String>, EngineError> {
     let judged = Judged::open(dir)?;
-    let (main, config) = judged.main_config()?;
+    let (main, _) = judged.main_config()?;
     let pending = pending_dir(&judged)?;
     let Ok(entries) = std::fs::read_dir(&pending) else {
         return Ok(Vec::new());
     };
-    let _ = config;
     let store = crate::store::Store::open_for_notes(dir)?;
     let mut written = Vec::new();
     for entry in entries.flatten() {
@@ -434,6 +445,15 @@ mod tests {
         assert_eq!(guarded("refs/heads/main", "trunk"), Guarded::Other);
         assert_eq!(guarded("refs/heads/trunk", "trunk"), Guarded::Main);
         assert_eq!(guarded("refs/tags/main", "main"), Guarded::Other);
+        assert_eq!(
+            guarded("refs/orchestrator/workflows/a/b", "main"),
+            Guarded::Bookkeeping
+        );
+        assert_eq!(
+            guarded("refs/orchestrator/remotes/o/workflows/w", "main"),
+            Guarded::Bookkeeping
+        );
+        assert_eq!(guarded("refs/replace/abc", "main"), Guarded::Replace);
     }
 
     proptest::proptest! {
@@ -511,7 +531,7 @@ pub fn install_server_hook(dir: &Path, program: &Path) -> Result<Installed, Engi
             (
                 hooks.join(name),
                 format!(
-                    "#!/bin/sh\n{HOOK_MARK} (SPEC §15): judges every push; see docs/integrity.md\nexec '{program}' attest --{name}\n"
+                    "#!/bin/sh\n{HOOK_MARK} judges every push: docs/integrity.md, \"attest and the server hook\"\nexec '{program}' attest --{name}\n"
                 ),
             )
         })

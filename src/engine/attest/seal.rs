@@ -38,22 +38,38 @@ pub fn split_note(text: &str) -> (&str, Option<&str>) {
     }
 }
 
-/// The attestation note on `commit` judged, or `None` when it has none.
+/// What the attestation notes on `commit` (this clone's, the remotes') say, judged: the
+/// first that a listed verifier signed and PASSED, else a FAILED one, else the first.
+/// `None` when it has none.
 pub fn judge_note(
     session: &Session,
     main: &str,
     commit: &str,
 ) -> Result<Option<Attestation>, EngineError> {
-    let Some(text) = session.store.attest_note(commit)? else {
-        return Ok(None);
-    };
-    let (line, signature) = split_note(&text);
+    let mut judged = Vec::new();
+    for text in session.store.attest_notes(commit)? {
+        judged.push(judge_one(session, main, commit, &text)?);
+    }
+    let pick = |want: fn(&Attestation) -> bool| judged.iter().position(want);
+    let best = pick(|a| matches!(a, Attestation::Passed { .. }))
+        .or_else(|| pick(|a| matches!(a, Attestation::Failed { .. })))
+        .or(if judged.is_empty() { None } else { Some(0) });
+    Ok(best.map(|i| judged.swap_remove(i)))
+}
+
+fn judge_one(
+    session: &Session,
+    main: &str,
+    commit: &str,
+    text: &str,
+) -> Result<Attestation, EngineError> {
+    let (line, signature) = split_note(text);
     let statement: serde_json::Value = match serde_json::from_str(line) {
         Ok(value) => value,
         Err(e) => {
-            return Ok(Some(Attestation::Unauthenticated {
+            return Ok(Attestation::Unauthenticated {
                 why: format!("the note is not a statement: {e}"),
-            }));
+            });
         }
     };
     let predicate = &statement["predicate"];
@@ -63,9 +79,9 @@ pub fn judge_note(
         .and_then(|s| s["digest"]["gitCommit"].as_str())
         == Some(commit);
     if !about_this {
-        return Ok(Some(Attestation::Unauthenticated {
+        return Ok(Attestation::Unauthenticated {
             why: "its statement is about another commit".into(),
-        }));
+        });
     }
     if predicate["verificationResult"] != "PASSED" {
         let reasons = predicate["gitOrchestrate"]["reasons"]
@@ -76,12 +92,12 @@ pub fn judge_note(
                     .collect()
             })
             .unwrap_or_default();
-        return Ok(Some(Attestation::Failed { reasons }));
+        return Ok(Attestation::Failed { reasons });
     }
     let Some(signature) = signature else {
-        return Ok(Some(Attestation::Unauthenticated {
+        return Ok(Attestation::Unauthenticated {
             why: "unsigned: whoever can write this clone's notes could have written it".into(),
-        }));
+        });
     };
     let allowed = match session
         .store
@@ -96,12 +112,12 @@ pub fn judge_note(
         None => Vec::new(),
     };
     if allowed.is_empty() {
-        return Ok(Some(Attestation::Unauthenticated {
+        return Ok(Attestation::Unauthenticated {
             why: format!(
                 "signed, but {main}:{} lists no verifier to check it against",
                 crate::config::ALLOWED_SIGNERS
             ),
-        }));
+        });
     }
     let program = crate::engine::answers::ssh_keygen(session)?;
     let checked = ssh::verify_in(
@@ -115,7 +131,7 @@ pub fn judge_note(
         what: "check the attestation's signature".into(),
         source: std::io::Error::other(e.to_string()),
     })?;
-    Ok(Some(match checked {
+    Ok(match checked {
         Verified::Good { principal } => Attestation::Passed {
             verifier: principal,
         },
@@ -125,7 +141,7 @@ pub fn judge_note(
         Verified::Bad { message } => Attestation::Unauthenticated {
             why: format!("its signature does not hold: {}", message.trim()),
         },
-    }))
+    })
 }
 
 #[cfg(test)]

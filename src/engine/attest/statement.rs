@@ -44,7 +44,7 @@ pub fn statement(f: &Facts) -> Value {
         "timeVerified": f.time,
         "resourceUri": format!("git+commit:{}", f.commit),
         "verificationResult": if f.passed { "PASSED" } else { "FAILED" },
-        "verifiedLevels": if f.passed { vec!["GIT_ORCHESTRATE_TDD_RERUN"] } else { Vec::new() },
+        "verifiedLevels": if f.passed { ["GIT_ORCHESTRATE_TDD_RERUN"] } else { ["FAILED"] },
         "slsaVersion": "1.0",
     });
     if let Some((pin, blob)) = f.policy {
@@ -145,7 +145,7 @@ mod tests {
         };
         let s = statement(&facts);
         assert_eq!(s["predicate"]["verificationResult"], "FAILED");
-        assert_eq!(s["predicate"]["verifiedLevels"], json!([]));
+        assert_eq!(s["predicate"]["verifiedLevels"], json!(["FAILED"]));
         assert_eq!(s["subject"].as_array().map(Vec::len), Some(1));
         assert_eq!(
             s["predicate"]["gitOrchestrate"]["reasons"],

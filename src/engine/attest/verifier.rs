@@ -98,7 +98,7 @@ impl Judged {
         let Some((rev, head)) = branch else {
             return Ok(("main".into(), Config::default()));
         };
-        let text = self.git.show(&rev, config::FILE_NAME).ok().flatten();
+        let text = self.git.show(&rev, config::FILE_NAME)?;
         let config = match text {
             Some(bytes) => {
                 let text = String::from_utf8(bytes).map_err(|_| EngineError::BadInput {
@@ -116,17 +116,34 @@ impl Judged {
 
 /// The user's own git configuration files: a command that could write them could point
 /// every later git of this user, the server hook's included, elsewhere (`core.hooksPath`).
-fn user_git_config() -> Vec<PathBuf> {
+/// Made when missing (an empty file, an empty directory: git reads them as no settings),
+/// since only what exists can be bound read-only, and a command that created one would
+/// configure this user's next git.
+fn user_git_config() -> Result<Vec<PathBuf>, EngineError> {
     let mut files = Vec::new();
+    let mut dirs = Vec::new();
     if let Some(home) = std::env::var_os("HOME") {
         let home = PathBuf::from(home);
         files.push(home.join(".gitconfig"));
-        files.push(home.join(".config").join("git"));
+        dirs.push(home.join(".config").join("git"));
     }
     if let Some(xdg) = std::env::var_os("XDG_CONFIG_HOME") {
-        files.push(PathBuf::from(xdg).join("git"));
+        dirs.push(PathBuf::from(xdg).join("git"));
     }
-    files
+    for dir in &dirs {
+        std::fs::create_dir_all(dir).map_err(io_error(format!("create {}", dir.display())))?;
+    }
+    for file in &files {
+        if !file.exists() {
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(file)
+                .map_err(io_error(format!("create {}", file.display())))?;
+        }
+    }
+    files.extend(dirs);
+    Ok(files)
 }
 
 /// The workflow a state ref names, local or a remote's.
@@ -177,15 +194,10 @@ impl Verifier {
                 read_only.push(judged.git.common_dir()?);
                 read_only.push(git_dir.clone());
                 read_only.extend(std::env::current_exe().ok());
-                read_only.extend(user_git_config());
-                // The scratch worktrees' own records (HEAD, index) stay theirs to write.
-                let worktrees = git_dir.join("worktrees");
-                std::fs::create_dir_all(&worktrees)
-                    .map_err(io_error(format!("create {}", worktrees.display())))?;
-                Some(crate::exec::confine::Confinement::new(
-                    &read_only,
-                    &[worktrees],
-                ))
+                read_only.extend(user_git_config()?);
+                // The scratch worktrees' records (HEAD, index, commondir) too: our git reads
+                // them after each command.
+                Some(crate::exec::confine::Confinement::new(&read_only, &[]))
             }
         };
         Ok(Verifier {

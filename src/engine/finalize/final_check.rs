@@ -131,6 +131,8 @@ fn clean_check(
         .map_err(io_error("run preflight in the clean worktree"))?;
     let changed = squashed.changed()?;
     if !changed.is_empty() {
+        check.verification =
+            "the gates changed the squashed commit's files in the clean worktree".into();
         check.refused = Some(FinalCheckRefusal::ChangedTree {
             what: "a preflight gate on the squashed commit".into(),
             paths: changed,

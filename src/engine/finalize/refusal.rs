@@ -208,10 +208,21 @@ impl fmt::Display for FinalCheckRefusal {
             ),
             FinalCheckRefusal::ChangedTree { what, paths } => write!(
                 f,
-                "{what} changed the files of the worktree the checks run in ({}): what ran after \
-                 it, or what it judged, is not what the commit holds. A test or gate writes only \
-                 ignored or temporary files.",
-                paths.join(", ")
+                "{what} changed files of the commit in the worktree the checks run in ({}{}): \
+                 what ran after it, or what it judged, is not what the commit holds. Make the \
+                 tests and gates leave the project's files as they find them (write under \
+                 $TMPDIR instead), then squash and submit again.",
+                paths
+                    .iter()
+                    .take(10)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                if paths.len() > 10 {
+                    format!(" and {} more", paths.len() - 10)
+                } else {
+                    String::new()
+                }
             ),
             FinalCheckRefusal::PinnedTestsFail { paths, failed_gate } => write!(
                 f,

@@ -65,6 +65,8 @@ pub struct Git {
     left_out: Vec<String>,
     /// Blind to the caller's repository and configuration ([`Git::isolated`]).
     isolated: bool,
+    /// The git directory and common directory named outright ([`Git::pinned_to`]).
+    pinned: Option<(PathBuf, PathBuf)>,
 }
 
 /// What points git at a repository, its objects or its configuration from the environment:
@@ -102,6 +104,7 @@ impl Git {
             program,
             left_out: Vec::new(),
             isolated: false,
+            pinned: None,
         }
     }
 
@@ -112,6 +115,7 @@ impl Git {
             program: program.into(),
             left_out: Vec::new(),
             isolated: false,
+            pinned: None,
         }
     }
 
@@ -130,7 +134,25 @@ impl Git {
             program: self.program.clone(),
             left_out: Vec::new(),
             isolated: self.isolated,
+            pinned: None,
         }
+    }
+
+    /// This git, with its git directory and common directory named outright instead of
+    /// found through the working tree's `.git` file (and the `commondir` file beside it):
+    /// files a command that ran in the working tree could have rewritten to send our git to
+    /// a repository of its own, whose config would run its code (`core.fsmonitor`). Never
+    /// runs a hook or a monitor either.
+    pub fn pinned_to(mut self, git_dir: PathBuf, common_dir: PathBuf) -> Self {
+        self.pinned = Some((git_dir, common_dir));
+        self
+    }
+
+    /// The git directory of this working tree, absolute.
+    pub fn absolute_git_dir(&self) -> Result<PathBuf, GitError> {
+        Ok(PathBuf::from(
+            self.run(["rev-parse", "--absolute-git-dir"])?.trim_end(),
+        ))
     }
 
     /// This git, leaving `paths` out of the agent's work ([`Git::add_all`],
@@ -197,6 +219,18 @@ impl Git {
                 .join(" ")
         );
         let mut cmd = Command::new(&self.program);
+        if let Some((git_dir, _)) = &self.pinned {
+            cmd.arg("--git-dir")
+                .arg(git_dir)
+                .arg("--work-tree")
+                .arg(&self.workdir)
+                .args([
+                    "-c",
+                    "core.fsmonitor=false",
+                    "-c",
+                    "core.hooksPath=/dev/null",
+                ]);
+        }
         cmd.args(&args)
             .current_dir(&self.workdir)
             .stdin(Stdio::null())
@@ -219,6 +253,9 @@ impl Git {
             cmd.env("GIT_CONFIG_NOSYSTEM", "1")
                 .env("GIT_CONFIG_GLOBAL", "/dev/null")
                 .env("GIT_ATTR_NOSYSTEM", "1");
+        }
+        if let Some((_, common_dir)) = &self.pinned {
+            cmd.env("GIT_COMMON_DIR", common_dir);
         }
         (cmd, shown)
     }

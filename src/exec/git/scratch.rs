@@ -94,15 +94,16 @@ impl Git {
         Ok(())
     }
 
-    /// The files (tracked or untracked, not ignored) whose content differs from the
-    /// snapshot in `shadow`: one `git status`.
+    /// The files of the snapshot in `shadow` whose content changed or that are gone: one
+    /// `git status`. New files are not named: test runs leave reports and caches that a
+    /// project does not always ignore (`coverage.xml`, `__pycache__`).
     pub fn changed_since(&self, shadow: &Path) -> Result<Vec<String>, GitError> {
         let listing = self.run_with_index(shadow, STATUS)?;
         Ok(paths(&listing)
             .into_iter()
             .filter(|entry| {
                 let worktree = entry.as_bytes().get(1).copied();
-                entry.starts_with("??") || !matches!(worktree, Some(b' ') | None)
+                !entry.starts_with("??") && !matches!(worktree, Some(b' ') | None)
             })
             .map(|entry| entry.get(3..).unwrap_or_default().to_string())
             .collect())
