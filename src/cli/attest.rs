@@ -68,9 +68,18 @@ pub fn run(args: &AttestArgs, ui: &mut Ui) -> Result<Exit, Failure> {
         return pre_receive(&dir, ui);
     }
     if args.post_receive {
-        // git feeds the updates; the verdicts the pre-receive hook kept say what to write.
-        let _ = super::input::read_input(std::path::Path::new("-"), "the hook's input", "");
-        let written = receive::post_receive(&dir)?;
+        let input = super::input::read_input(
+            std::path::Path::new("-"),
+            "the post-receive hook's input",
+            "git feeds the ref updates on stdin.",
+        )?;
+        let updates = receive::parse_updates(&String::from_utf8_lossy(&input)).map_err(
+            |message| EngineError::BadInput {
+                message: format!("the post-receive input is not what git writes: {message}"),
+                hint: "git orchestrate attest --post-receive runs as a post-receive hook; git feeds it.".into(),
+            },
+        )?;
+        let written = receive::post_receive(&dir, &updates)?;
         if !written.is_empty() {
             ui.text(&format!(
                 "git-orchestrate: {} verdict{} written under {}",
@@ -232,7 +241,7 @@ fn install(target: &std::path::Path, ui: &mut Ui) -> Result<Exit, Failure> {
         what: "find this program's path".into(),
         source: e,
     })?;
-    let installed = receive::install_server_hook(target, &program)?;
+    let installed = attest::install_server_hook(target, &program)?;
     if ui.json_report(&installed)? {
         return Ok(Exit::Success);
     }

@@ -45,7 +45,8 @@ pub use main_line::{MainLine, MergeRecord};
 use names::WORKFLOWS;
 pub use names::{
     DEFAULT_WORKFLOW, EVENT_HEADER, REFLOG_PREFIX, SIGNATURE_HEADER, WORKFLOW_CONFIG_KEY,
-    branch_of_ref, branch_ref, is_notes_ref, is_valid_branch_name, valid_workflow_name,
+    WORKFLOW_REF_PREFIXES, branch_of_ref, branch_ref, is_bookkeeping_ref, is_local_workflow_ref,
+    is_notes_ref, is_replace_ref, is_valid_branch_name, valid_workflow_name, workflow_of_ref,
     workflow_ref,
 };
 pub use notes::{ATTEST_NOTES_REF, NOTES_REF, NoteReader};

@@ -41,6 +41,39 @@ pub fn workflow_ref(workflow: &str) -> String {
     format!("{WORKFLOWS}{workflow}")
 }
 
+/// The workflow a state ref names: `refs/orchestrator/workflows/<name>`, or a remote's copy
+/// `refs/orchestrator/remotes/<remote>/workflows/<name>`; `None` for anything else.
+pub fn workflow_of_ref(reference: &str) -> Option<&str> {
+    if let Some(name) = reference.strip_prefix(WORKFLOWS) {
+        return Some(name).filter(|n| !n.contains('/'));
+    }
+    let rest = reference.strip_prefix("refs/orchestrator/remotes/")?;
+    let (_, name) = rest.split_once("/workflows/")?;
+    Some(name).filter(|n| !n.contains('/'))
+}
+
+/// True for this clone's own workflow refs (not a remote's copy).
+pub fn is_local_workflow_ref(reference: &str) -> bool {
+    reference.starts_with(WORKFLOWS) && workflow_of_ref(reference).is_some()
+}
+
+/// True for what is a clone's own bookkeeping under `refs/orchestrator/`, never a client's to
+/// push to a server: the remotes' copies, `sync --take`'s backups, and names nested below a
+/// workflow's (`workflows/a/b`, which no workflow has).
+pub fn is_bookkeeping_ref(reference: &str) -> bool {
+    reference.starts_with("refs/orchestrator/remotes/")
+        || reference.starts_with("refs/orchestrator/backups/")
+        || (reference.starts_with(WORKFLOWS) && !is_local_workflow_ref(reference))
+}
+
+/// True for a replace ref: git would show another object in place of the one it names.
+pub fn is_replace_ref(reference: &str) -> bool {
+    reference.starts_with("refs/replace/")
+}
+
+/// The prefixes of every workflow ref, this clone's and the remotes' copies, for listing them.
+pub const WORKFLOW_REF_PREFIXES: [&str; 2] = [WORKFLOWS, "refs/orchestrator/remotes/"];
+
 /// True when `name` can be a branch: git's ref-format rules, checked by gix.
 pub fn is_valid_branch_name(name: &str) -> bool {
     FullName::try_from(branch_ref(name)).is_ok()

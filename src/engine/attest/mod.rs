@@ -7,6 +7,7 @@
 
 mod check;
 mod find;
+mod install;
 pub mod receive;
 pub mod seal;
 mod statement;
@@ -17,9 +18,10 @@ use serde::Serialize;
 use serde_json::Value;
 
 pub use find::Target;
+pub use install::{Installed, install_server_hook};
 pub use statement::{PREDICATE_TYPE, STATEMENT_TYPE, VERIFIER_ID};
 pub use verdict::Verdict;
-pub use verifier::{Chain, Confine, Judged, Verifier, workflow_of};
+pub use verifier::{Chain, Confine, Judged, Verifier};
 
 use super::EngineError;
 

@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use super::judge;
 use super::verdict::Verdict;
-use super::verifier::{Chain, Confine, Judged, Verifier, workflow_of};
+use super::verifier::{Chain, Confine, Judged, Verifier};
 use crate::engine::chain::audit_chain;
 use crate::engine::{EngineError, io_error};
 use crate::store::ATTEST_NOTES_REF;
@@ -97,25 +97,22 @@ enum Guarded<'a> {
 }
 
 fn guarded<'a>(reference: &'a str, main: &str) -> Guarded<'a> {
+    use crate::store::{branch_of_ref, is_bookkeeping_ref, is_local_workflow_ref, is_replace_ref};
     if reference == ATTEST_NOTES_REF || reference.starts_with(&format!("{ATTEST_NOTES_REF}/")) {
         return Guarded::AttestNotes;
     }
-    if reference.starts_with("refs/orchestrator/workflows/")
-        && let Some(name) = workflow_of(reference)
+    if is_local_workflow_ref(reference)
+        && let Some(name) = crate::store::workflow_of_ref(reference)
     {
         return Guarded::Workflow(name);
     }
-    if reference.starts_with("refs/orchestrator/remotes/")
-        || reference.starts_with("refs/orchestrator/backups/")
-        || reference.starts_with("refs/orchestrator/workflows/")
-    {
-        // What is left here is a nested name (`workflows/a/b`), no workflow's.
+    if is_bookkeeping_ref(reference) {
         return Guarded::Bookkeeping;
     }
-    if reference.starts_with("refs/replace/") {
+    if is_replace_ref(reference) {
         return Guarded::Replace;
     }
-    if reference.strip_prefix("refs/heads/") == Some(main) {
+    if branch_of_ref(reference) == Some(main) {
         return Guarded::Main;
     }
     Guarded::Other
@@ -152,94 +149,36 @@ pub fn pre_receive(
         return Ok(report);
     }
     let verifier = Verifier::new(&judged, judged.confine(Confine::Namespace)?)?;
-    // The pushed chains first: a merge on main is judged by the chain pushed with it.
-    let mut chains: Vec<Chain> = Vec::new();
+    let chains = pushed_then_guarded_chains(&judged, &main, updates)?;
     for u in updates {
-        if let (Guarded::Workflow(name), Some(new)) = (guarded(&u.reference, &main), &u.new)
-            && let Ok(tip) = ObjectId::from_hex(new.as_bytes())
-        {
-            chains.push(Chain {
-                workflow: name.to_string(),
-                reference: u.reference.clone(),
-                tip,
-            });
-        }
-    }
-    // Only the chains the hook guards: a remote-tracking copy is no one's word here.
-    chains.extend(judged.chains()?.into_iter().filter(|c| {
-        c.reference.starts_with("refs/orchestrator/workflows/")
-            && !updates.iter().any(|u| u.reference == c.reference)
-    }));
-    let refuse = |u: &Update, commit: Option<&String>, reason: String| Refusal {
-        reference: u.reference.clone(),
-        commit: commit.cloned(),
-        reason,
-    };
-    for u in updates {
+        let refuse = |commit: Option<&String>, reason: String| Refusal {
+            reference: u.reference.clone(),
+            commit: commit.cloned(),
+            reason,
+        };
         match guarded(&u.reference, &main) {
             Guarded::AttestNotes => report.refusals.push(refuse(
-                u,
                 u.new.as_ref(),
                 "only the server writes attestations; no client pushes to them".into(),
             )),
             Guarded::Bookkeeping => report.refusals.push(refuse(
-                u,
                 u.new.as_ref(),
                 "a clone's own bookkeeping; push workflows to refs/orchestrator/workflows/".into(),
             )),
             Guarded::Replace => report.refusals.push(refuse(
-                u,
                 u.new.as_ref(),
                 "a replace ref makes git show other objects than the ones stored; none is pushed here".into(),
             )),
             Guarded::Workflow(name) => {
                 if let Some(why) = judge_chain(&judged, &verifier, name, u, human.is_some())? {
-                    report.refusals.push(refuse(u, u.new.as_ref(), why));
+                    report.refusals.push(refuse(u.new.as_ref(), why));
                 }
             }
             Guarded::Main if human.is_some() => {}
             Guarded::Main => {
-                let (Some(old), Some(new)) = (&u.old, &u.new) else {
-                    if u.new.is_none() {
-                        report
-                            .refusals
-                            .push(refuse(u, u.old.as_ref(), format!("deletes {main}")));
-                    }
-                    // The first push of main to an empty repository sets it up.
-                    continue;
-                };
-                if !judged.git.is_ancestor(old, new)? {
-                    report.refusals.push(refuse(
-                        u,
-                        Some(new),
-                        format!(
-                            "rewrites {main} (a rebase or a force push): it does not descend from {}",
-                            crate::short_id(old)
-                        ),
-                    ));
-                    continue;
-                }
-                let mut commits = judged.git.first_parents(&format!("{old}..{new}"))?;
-                commits.reverse();
-                for commit in commits {
-                    let verdict = judge(&verifier, &chains, &commit)?;
-                    let merge = verdict.kind == Some("merge");
-                    if !verdict.passed || !merge {
-                        let why = if merge || !verdict.passed {
-                            verdict.reasons.join("; ")
-                        } else {
-                            "it is a PR's head, not the workflow's merge of it".to_string()
-                        };
-                        report.refusals.push(refuse(
-                            u,
-                            Some(&commit),
-                            format!(
-                                "moves {main} to a commit that is not a workflow merge that attests PASSED: {why}"
-                            ),
-                        ));
-                    }
-                    report.verdicts.push(verdict);
-                }
+                let (refusals, verdicts) = judge_main_move(&judged, &verifier, &chains, &main, u)?;
+                report.refusals.extend(refusals);
+                report.verdicts.extend(verdicts);
             }
             Guarded::Other => {}
         }
@@ -250,6 +189,84 @@ pub fn pre_receive(
     Ok(report)
 }
 
+/// The chains a merge on main may be recorded in: the pushed ones first (a merge is judged
+/// by the chain pushed with it), then the server's own under `refs/orchestrator/workflows/`
+/// (a remote-tracking copy is no one's word here).
+fn pushed_then_guarded_chains(
+    judged: &Judged,
+    main: &str,
+    updates: &[Update],
+) -> Result<Vec<Chain>, EngineError> {
+    let mut chains: Vec<Chain> = Vec::new();
+    for u in updates {
+        if let (Guarded::Workflow(name), Some(new)) = (guarded(&u.reference, main), &u.new)
+            && let Ok(tip) = ObjectId::from_hex(new.as_bytes())
+        {
+            chains.push(Chain {
+                workflow: name.to_string(),
+                reference: u.reference.clone(),
+                tip,
+            });
+        }
+    }
+    chains.extend(judged.chains()?.into_iter().filter(|c| {
+        matches!(guarded(&c.reference, main), Guarded::Workflow(_))
+            && !updates.iter().any(|u| u.reference == c.reference)
+    }));
+    Ok(chains)
+}
+
+/// A move of main judged: refused when it deletes or rewrites main, or when a new
+/// first-parent commit is not a workflow merge that attests PASSED; with the verdicts.
+fn judge_main_move(
+    judged: &Judged,
+    verifier: &Verifier,
+    chains: &[Chain],
+    main: &str,
+    u: &Update,
+) -> Result<(Vec<Refusal>, Vec<Verdict>), EngineError> {
+    let refuse = |commit: Option<&String>, reason: String| Refusal {
+        reference: u.reference.clone(),
+        commit: commit.cloned(),
+        reason,
+    };
+    let (Some(old), Some(new)) = (&u.old, &u.new) else {
+        // The first push of main to an empty repository sets it up ([`unguardable`]).
+        let refusals = match &u.new {
+            None => vec![refuse(u.old.as_ref(), format!("deletes {main}"))],
+            Some(_) => Vec::new(),
+        };
+        return Ok((refusals, Vec::new()));
+    };
+    if !judged.git.is_ancestor(old, new)? {
+        let why = format!(
+            "rewrites {main} (a rebase or a force push): it does not descend from {}",
+            crate::short_id(old)
+        );
+        return Ok((vec![refuse(Some(new), why)], Vec::new()));
+    }
+    let mut commits = judged.git.first_parents(&format!("{old}..{new}"))?;
+    commits.reverse();
+    let (mut refusals, mut verdicts) = (Vec::new(), Vec::new());
+    for commit in commits {
+        let verdict = judge(verifier, chains, &commit)?;
+        let merge = verdict.kind == Some("merge");
+        if !verdict.passed || !merge {
+            let why = if verdict.passed {
+                "it is a PR's head, not the workflow's merge of it".to_string()
+            } else {
+                verdict.reasons.join("; ")
+            };
+            refusals.push(refuse(
+                Some(&commit),
+                format!("moves {main} to a commit that is not a workflow merge that attests PASSED: {why}"),
+            ));
+        }
+        verdicts.push(verdict);
+    }
+    Ok((refusals, verdicts))
+}
+
 /// Why no update can be judged, if none can: main (HEAD's branch, or main's `main_branch`)
 /// does not exist while other branches do, so the hook would guard a branch nobody pushes
 /// to; or the repository is empty and the push does not create main.
@@ -258,7 +275,7 @@ fn unguardable(
     main: &str,
     updates: &[Update],
 ) -> Result<Option<String>, EngineError> {
-    let main_ref = format!("refs/heads/{main}");
+    let main_ref = crate::store::branch_ref(main);
     if judged.git.ref_target(&main_ref)?.is_some() {
         return Ok(None);
     }
@@ -344,37 +361,55 @@ fn keep_verdicts(judged: &Judged, verdicts: &[Verdict]) -> Result<(), EngineErro
     Ok(())
 }
 
-/// `attest --post-receive`: the verdicts the pre-receive hook kept, for commits now on main,
-/// written as notes under `refs/notes/orchestrator-attest`; the rest are dropped.
-pub fn post_receive(dir: &Path) -> Result<Vec<String>, EngineError> {
+/// `attest --post-receive`, after git applied the push `updates`: the verdicts the
+/// pre-receive hook kept for the commits this push brought onto main, written as notes under
+/// `refs/notes/orchestrator-attest`. Another push's verdicts are left for its own hook; one
+/// left over for a day (a push refused after its pre-receive passed) is dropped.
+pub fn post_receive(dir: &Path, updates: &[Update]) -> Result<Vec<String>, EngineError> {
     let judged = Judged::open(dir)?;
     let (main, _) = judged.main_config()?;
     let pending = pending_dir(&judged)?;
-    let Ok(entries) = std::fs::read_dir(&pending) else {
+    if !pending.is_dir() {
         return Ok(Vec::new());
-    };
+    }
+    let mut ours = Vec::new();
+    for u in updates
+        .iter()
+        .filter(|u| guarded(&u.reference, &main) == Guarded::Main)
+    {
+        if let (Some(old), Some(new)) = (&u.old, &u.new) {
+            ours.extend(judged.git.first_parents(&format!("{old}..{new}"))?);
+        }
+    }
     let store = crate::store::Store::open_for_notes(dir)?;
     let mut written = Vec::new();
-    for entry in entries.flatten() {
-        let path = entry.path();
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let on_main = crate::exec::git::is_full_object_id(&name)
-            && judged
-                .git
-                .is_ancestor(&name, &format!("refs/heads/{main}"))
-                .unwrap_or(false);
-        if on_main && let Ok(text) = std::fs::read_to_string(&path) {
-            let mut tries = 0;
-            loop {
-                match store.set_attest_note(&name, &text) {
-                    Ok(_) => break,
-                    Err(crate::store::WriteError::Conflict) if tries < 20 => tries += 1,
-                    Err(e) => return Err(e.into()),
-                }
+    for commit in ours {
+        let path = pending.join(&commit);
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let mut tries = 0;
+        loop {
+            match store.set_attest_note(&commit, &text) {
+                Ok(_) => break,
+                Err(crate::store::WriteError::Conflict) if tries < 20 => tries += 1,
+                Err(e) => return Err(e.into()),
             }
-            written.push(name);
         }
         std::fs::remove_file(&path).map_err(io_error(format!("remove {}", path.display())))?;
+        written.push(commit);
+    }
+    let day = std::time::Duration::from_secs(24 * 60 * 60);
+    for entry in std::fs::read_dir(&pending).into_iter().flatten().flatten() {
+        let stale = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > day);
+        if stale {
+            let _ = std::fs::remove_file(entry.path());
+        }
     }
     Ok(written)
 }
@@ -481,96 +516,4 @@ mod tests {
             }
         }
     }
-}
-
-/// The first line of the hooks `install_server_hook` writes: how a hook of ours is known.
-const HOOK_MARK: &str = "# git-orchestrate server hook";
-
-/// What `--install-server-hook` wrote.
-#[derive(Clone, Debug, Serialize)]
-pub struct Installed {
-    pub hooks: Vec<PathBuf>,
-    /// Hooks that were ours already and are rewritten.
-    pub replaced: Vec<PathBuf>,
-}
-
-/// Installs the pre-receive and post-receive hooks in the bare repository `dir`, each
-/// running `program` (absolute). A hook there that is not ours is never overwritten.
-pub fn install_server_hook(dir: &Path, program: &Path) -> Result<Installed, EngineError> {
-    let git = crate::exec::Git::new(dir);
-    let bare = git.is_bare().map_err(|e| EngineError::BadInput {
-        message: format!(
-            "{} is not a git repository: {}",
-            dir.display(),
-            e.stderr.trim()
-        ),
-        hint: "Name the server's bare repository, like /srv/git/project.git.".into(),
-    })?;
-    if !bare {
-        return Err(EngineError::BadInput {
-            message: format!("{} is not a bare repository", dir.display()),
-            hint: "The server hook guards the repository clients push to: a bare one (git init --bare).".into(),
-        });
-    }
-    let common = git.common_dir()?;
-    let hooks = common.canonicalize().unwrap_or(common).join("hooks");
-    let program = program.to_string_lossy();
-    if program.contains('\'') || program.contains('\n') {
-        return Err(EngineError::BadInput {
-            message: format!("the program's path {program:?} cannot be quoted for a hook"),
-            hint: "Install git-orchestrate under a path without quotes or line breaks.".into(),
-        });
-    }
-    let mut installed = Installed {
-        hooks: Vec::new(),
-        replaced: Vec::new(),
-    };
-    let files: Vec<(PathBuf, String)> = ["pre-receive", "post-receive"]
-        .iter()
-        .map(|name| {
-            (
-                hooks.join(name),
-                format!(
-                    "#!/bin/sh\n{HOOK_MARK} judges every push: docs/integrity.md, \"attest and the server hook\"\nexec '{program}' attest --{name}\n"
-                ),
-            )
-        })
-        .collect();
-    // Decide for both before writing either.
-    for (path, _) in &files {
-        match std::fs::read_to_string(path) {
-            Ok(text)
-                if text
-                    .lines()
-                    .nth(1)
-                    .is_some_and(|l| l.starts_with(HOOK_MARK)) =>
-            {
-                installed.replaced.push(path.clone());
-            }
-            Ok(_) => {
-                return Err(EngineError::BadInput {
-                    message: format!("{} exists and is not git-orchestrate's", path.display()),
-                    hint: "Move it aside (or call it from a hook of your own), then install again."
-                        .into(),
-                });
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(io_error(format!("read {}", path.display()))(e)),
-        }
-    }
-    std::fs::create_dir_all(&hooks).map_err(io_error(format!("create {}", hooks.display())))?;
-    for (path, text) in files {
-        write_executable(&path, &text)?;
-        installed.hooks.push(path);
-    }
-    Ok(installed)
-}
-
-fn write_executable(path: &Path, text: &str) -> Result<(), EngineError> {
-    use std::os::unix::fs::PermissionsExt as _;
-    let tmp = path.with_extension("git-orchestrate-tmp");
-    std::fs::write(&tmp, text)
-        .and_then(|()| std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o755)))
-        .and_then(|()| std::fs::rename(&tmp, path))
-        .map_err(io_error(format!("write {}", path.display())))
 }

@@ -39,11 +39,8 @@ impl Judged {
     /// remotes' copies a fetch brought (`refs/orchestrator/remotes/<remote>/workflows/*`).
     pub fn chains(&self) -> Result<Vec<Chain>, EngineError> {
         let mut chains = Vec::new();
-        for (reference, id) in self
-            .git
-            .refs_under(&["refs/orchestrator/workflows/", "refs/orchestrator/remotes/"])?
-        {
-            let Some(workflow) = workflow_of(&reference) else {
+        for (reference, id) in self.git.refs_under(&crate::store::WORKFLOW_REF_PREFIXES)? {
+            let Some(workflow) = crate::store::workflow_of_ref(&reference) else {
                 continue;
             };
             let Ok(tip) = ObjectId::from_hex(id.as_bytes()) else {
@@ -146,16 +143,6 @@ fn user_git_config() -> Result<Vec<PathBuf>, EngineError> {
     Ok(files)
 }
 
-/// The workflow a state ref names, local or a remote's.
-pub fn workflow_of(reference: &str) -> Option<&str> {
-    if let Some(name) = reference.strip_prefix("refs/orchestrator/workflows/") {
-        return Some(name).filter(|n| !n.contains('/'));
-    }
-    let rest = reference.strip_prefix("refs/orchestrator/remotes/")?;
-    let (_, name) = rest.split_once("/workflows/")?;
-    Some(name).filter(|n| !n.contains('/'))
-}
-
 /// Whether the verifier confines the PR's commands (docs/integrity.md, "What the verifier
 /// runs").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -232,29 +219,5 @@ impl Verifier {
     /// Points `branch` of the verifier's repository at `commit` (main, for what reads it).
     pub fn set_branch(&self, branch: &str, commit: &str) -> Result<(), EngineError> {
         Ok(self.git.set_ref(&format!("refs/heads/{branch}"), commit)?)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn workflows_are_read_from_local_and_remote_refs_only() {
-        assert_eq!(
-            workflow_of("refs/orchestrator/workflows/main"),
-            Some("main")
-        );
-        assert_eq!(
-            workflow_of("refs/orchestrator/remotes/origin/workflows/w-1"),
-            Some("w-1")
-        );
-        assert_eq!(workflow_of("refs/orchestrator/claims/x"), None);
-        assert_eq!(
-            workflow_of("refs/orchestrator/remotes/origin/claims/x"),
-            None
-        );
-        assert_eq!(workflow_of("refs/orchestrator/workflows/a/b"), None);
-        assert_eq!(workflow_of("refs/heads/main"), None);
     }
 }
