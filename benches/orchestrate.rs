@@ -6,7 +6,9 @@
 //! and the agent adapters: a `get_task` round trip on a warm MCP server, `agent-hook`
 //! pre-tool-use and stop, and the server's peak RSS (`GIT_ORCHESTRATE_BENCH=agents` runs only
 //! those); and the guard: pre-tool-use on ordinary commands against `git rev-parse HEAD`, and
-//! on inputs at its 8 MiB cap (`GIT_ORCHESTRATE_BENCH=guard` runs only that).
+//! on inputs at its 8 MiB cap (`GIT_ORCHESTRATE_BENCH=guard` runs only that); the final
+//! check's and `attest`'s overhead on a 50-task PR (`GIT_ORCHESTRATE_BENCH=final` and
+//! `=attest` run only those).
 //!
 //! Run with `cargo bench`. Ratios, not absolute times, are the figures that travel between
 //! machines. Commands are interleaved round-robin so machine noise hits all of them alike.
@@ -209,6 +211,7 @@ fn main() {
     guard_bench(&fixtures[0].dir);
     manager_bench();
     final_check_bench();
+    attest_bench();
     match peak_rss_kib(&fixtures[1].dir) {
         Some(kib) => println!(
             "get-task peak RSS at 10,000 transitions: {:.1} MB   (bar: ≤ 20 MB: {})",
