@@ -458,14 +458,10 @@ pub fn judge_answers(
     let reference = workflow_ref(workflow);
     let mut program = None;
     let mut checks = Vec::new();
-    let mut next = Some(tip);
-    while let Some(id) = next {
-        if Some(id) == stop {
-            break;
-        }
-        let record = store.commit_record(id)?;
-        next = record.parents.first().copied();
-        let Some(parent) = next else { break };
+    for (id, record) in super::chain::segment(store, tip, stop)? {
+        let Some(parent) = record.parents.first().copied() else {
+            continue;
+        };
         let Some(event) = record
             .event
             .as_deref()

@@ -114,9 +114,24 @@ pub fn audit_chain(
     Ok(audit)
 }
 
+/// Where the PR whose state is at `tip` began: the parent of its plan's acceptance, the
+/// `stop` of [`audit_chain`] for the PR's own segment (`None`: no plan transition found, so
+/// the whole chain).
+pub fn pr_stop(store: &Store, tip: ObjectId) -> Result<Option<ObjectId>, EngineError> {
+    let pr = store.history_back_to(tip, "plan")?;
+    Ok(match pr.last() {
+        Some(plan) if plan.event == "plan" => {
+            let id = ObjectId::from_hex(plan.commit.as_bytes())
+                .map_err(|e| EngineError::Internal(format!("a commit id did not parse: {e}")))?;
+            store.commit_record(id)?.parents.first().copied()
+        }
+        _ => None,
+    })
+}
+
 /// The chain's commits from `tip` back to `stop` (exclusive), newest first, along first
 /// parents; a merge commit ends it (the replay refuses it).
-fn segment(
+pub(super) fn segment(
     store: &Store,
     tip: ObjectId,
     stop: Option<ObjectId>,

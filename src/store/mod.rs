@@ -124,6 +124,11 @@ impl Store {
             .map_err(|e| {
                 StoreError::NotARepository(format!("cannot open the git repository: {e}"))
             })?;
+        Self::addressing(repo, workflow)
+    }
+
+    /// The store of `repo`, addressing workflow `workflow` (a valid name).
+    fn addressing(repo: gix::Repository, workflow: &str) -> Result<Store, StoreError> {
         let ref_name = FullName::try_from(format!("{WORKFLOWS}{workflow}"))
             .map_err(|_| StoreError::BadWorkflowName(workflow.to_string()))?;
         Ok(Store {
@@ -163,13 +168,7 @@ impl Store {
         if !valid_workflow_name(workflow) {
             return Err(StoreError::BadWorkflowName(workflow.to_string()));
         }
-        let ref_name = FullName::try_from(format!("{WORKFLOWS}{workflow}"))
-            .map_err(|_| StoreError::BadWorkflowName(workflow.to_string()))?;
-        Ok(Store {
-            repo,
-            workflow: workflow.to_string(),
-            ref_name,
-        })
+        Self::addressing(repo, workflow)
     }
 
     pub fn workflow(&self) -> &str {

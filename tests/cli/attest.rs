@@ -22,6 +22,12 @@ use crate::support::*;
 
 const ATTEST_NOTES: &str = "refs/notes/orchestrator-attest";
 
+/// The hook's line for a move of main to a commit no workflow merged.
+const NOT_A_MERGE: &str = "git-orchestrate: refused refs/heads/main <id>: moves main to a \
+    commit that is not a workflow merge that attests PASSED: no workflow's chain records <id> \
+    as its merge into main or as a finalized PR's head (fetch \
+    +refs/orchestrator/*:refs/orchestrator/* if a workflow elsewhere made it)";
+
 /// A `git daemon` on 127.0.0.1 serving `remote.git`, a bare repository with the server hook
 /// installed; killed and waited for when dropped.
 struct Server {
@@ -563,17 +569,7 @@ fn main_moved_by_hand_a_rewound_chain_and_pushed_notes_are_refused_unless_a_list
         &["--no-verify"],
         &[&format!("{by_hand}:refs/heads/main")],
     );
-    refused(
-        &repo,
-        &server,
-        &before,
-        &out,
-        &[
-            "git-orchestrate: refused refs/heads/main <id>: moves main to a commit that is not a \
-           workflow merge that attests PASSED: no workflow's chain records <id> as its merge \
-           into main or as a finalized PR's head",
-        ],
-    );
+    refused(&repo, &server, &before, &out, &[NOT_A_MERGE]);
     assert!(
         out.stderr
             .contains(&format!("refused refs/heads/main {}:", &by_hand[..12])),
@@ -588,17 +584,7 @@ fn main_moved_by_hand_a_rewound_chain_and_pushed_notes_are_refused_unless_a_list
         &mallory,
         &[&format!("{by_hand}:refs/heads/main")],
     );
-    refused(
-        &repo,
-        &server,
-        &before,
-        &out,
-        &[
-            "git-orchestrate: refused refs/heads/main <id>: moves main to a commit that is not a \
-           workflow merge that attests PASSED: no workflow's chain records <id> as its merge \
-           into main or as a finalized PR's head",
-        ],
-    );
+    refused(&repo, &server, &before, &out, &[NOT_A_MERGE]);
 
     // By the listed human's key: accepted, and no verdict is written for it.
     let out = signed_push(
@@ -1006,7 +992,8 @@ fn attest_refuses_bad_revisions_and_the_hook_goes_only_where_it_belongs() {
         out.stdout,
         format!(
             "FAILED {} (no workflow records it)\n  - no workflow's chain records {} as its merge into \
-             main or as a finalized PR's head\nno note written: --no-note\n",
+             main or as a finalized PR's head (fetch +refs/orchestrator/*:refs/orchestrator/* if a \
+             workflow elsewhere made it)\nno note written: --no-note\n",
             &main_tip(&repo)[..12],
             main_tip(&repo)
         )
@@ -1090,17 +1077,7 @@ fn main_does_not_move_on_a_chain_pushed_outside_the_guarded_refs() {
     );
     let before = server_refs(&repo, &server);
     let out = push(&repo, &server, &["--no-verify"], &["main"]);
-    refused(
-        &repo,
-        &server,
-        &before,
-        &out,
-        &[
-            "git-orchestrate: refused refs/heads/main <id>: moves main to a commit that is not a \
-           workflow merge that attests PASSED: no workflow's chain records <id> as its merge \
-           into main or as a finalized PR's head",
-        ],
-    );
+    refused(&repo, &server, &before, &out, &[NOT_A_MERGE]);
     assert_ne!(server.rev(&repo, "main"), Some(merge));
 }
 

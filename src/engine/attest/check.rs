@@ -95,15 +95,7 @@ fn chain_reasons(
     verdict: &mut Verdict,
 ) -> Result<(), EngineError> {
     let store = &session.store;
-    let pr_history = store.history_back_to(target.pr_state(), "plan")?;
-    let stop = match pr_history.last() {
-        Some(plan) if plan.event == "plan" => {
-            let id = gix::ObjectId::from_hex(plan.commit.as_bytes())
-                .map_err(|e| EngineError::Internal(format!("a commit id did not parse: {e}")))?;
-            store.commit_record(id)?.parents.first().copied()
-        }
-        _ => None,
-    };
+    let stop = crate::engine::chain::pr_stop(store, target.pr_state())?;
     let audit = audit_chain(store, &chain.workflow, target.transition(), stop)?;
     if let Some(problem) = &audit.forged {
         verdict

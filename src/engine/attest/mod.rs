@@ -91,7 +91,8 @@ pub fn judge(verifier: &Verifier, chains: &[Chain], commit: &str) -> Result<Verd
     let mut policy = None;
     match found {
         None => verdict.reasons.push(format!(
-            "no workflow's chain records {commit} as its merge into main or as a finalized PR's head"
+            "no workflow's chain records {commit} as its merge into main or as a finalized PR's head \
+             (fetch +refs/orchestrator/*:refs/orchestrator/* if a workflow elsewhere made it)"
         )),
         Some((chain, target)) => {
             verdict.kind = Some(target.kind());

@@ -13,15 +13,7 @@ fn forged_in_pr(
     snap: &Snapshot,
 ) -> Result<Option<crate::engine::chain::AuditProblem>, EngineError> {
     let store = &session.store;
-    let pr = store.history_back_to(snap.tip, "plan")?;
-    let stop = match pr.last() {
-        Some(plan) if plan.event == "plan" => {
-            let id = gix::ObjectId::from_hex(plan.commit.as_bytes())
-                .map_err(|e| EngineError::Internal(format!("a commit id did not parse: {e}")))?;
-            store.commit_record(id)?.parents.first().copied()
-        }
-        _ => None,
-    };
+    let stop = crate::engine::chain::pr_stop(store, snap.tip)?;
     let chain = crate::engine::chain::audit_chain(store, store.workflow(), snap.tip, stop)?;
     Ok(chain.forged)
 }
