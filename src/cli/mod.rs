@@ -6,6 +6,7 @@ mod approve;
 mod attest;
 mod audit;
 mod checkpoint;
+mod claim;
 mod completions;
 mod demo;
 mod doctor;
@@ -113,6 +114,8 @@ pub enum Command {
     Attest(attest::AttestArgs),
     /// Bring this clone and a remote level: workflows, notes and PR branches
     Sync(sync::SyncArgs),
+    /// Show the claims on PRs; for humans, release or steal one
+    Claim(claim::ClaimArgs),
     /// Install, remove or show the git hooks that enforce preflight on checkpoints
     Hooks(hooks::HooksArgs),
     #[command(hide = true)]
@@ -226,6 +229,7 @@ pub fn run(cli: &Cli, ui: &mut Ui) -> Result<Exit, Failure> {
         Command::Audit(args) => audit::run(&open()?, args, ui),
         Command::Attest(args) => attest::run(args, ui),
         Command::Sync(args) => sync::run(&open()?, args, ui),
+        Command::Claim(args) => claim::run(&open()?, args, ui),
         Command::Hooks(args) => hooks::run(&open()?, args, ui),
         Command::Hook(args) => hooks::hook(&open()?, args, ui),
         Command::Doctor(args) => doctor::run(&open()?, args, ui),

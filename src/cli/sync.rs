@@ -92,6 +92,15 @@ fn report_text(session: &Session, report: &SyncReport) -> Vec<String> {
             branch_what(remote, b)
         ));
     }
+    for (what, prs) in [
+        ("renewed", &report.claims.renewed),
+        ("released", &report.claims.released),
+        ("lost", &report.claims.lost),
+    ] {
+        if !prs.is_empty() {
+            lines.push(format!("  claims {what}: {}", prs.join(", ")));
+        }
+    }
     if report.rounds > 1 {
         lines.push(format!(
             "  {remote} changed during the sync: done in {} rounds",

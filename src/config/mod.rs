@@ -12,9 +12,9 @@ mod values;
 pub use initial::{FirstGate, TestRunner, detect_test_runner, initial_file, read_small_file};
 use sections::default_master_plan;
 pub use sections::{
-    ALL_DIMENSIONS, AgentConfig, AttestConfig, DEFAULT_TEST_PATHS, Debugging, FinalizeConfig, Gate,
-    GatesConfig, HooksConfig, HumanConfig, HumanProof, PinnedTests, PrePush, Preset, RetryConfig,
-    RetryStrategy, ReviewConfig, ReviewPolicy, TestConfig,
+    ALL_DIMENSIONS, AgentConfig, AttestConfig, ClaimsConfig, DEFAULT_TEST_PATHS, Debugging,
+    FinalizeConfig, Gate, GatesConfig, HooksConfig, HumanConfig, HumanProof, PinnedTests, PrePush,
+    Preset, RetryConfig, RetryStrategy, ReviewConfig, ReviewPolicy, TestConfig,
 };
 pub use values::parse_duration;
 
@@ -57,6 +57,8 @@ pub struct Config {
     pub attest: AttestConfig,
     #[serde(default)]
     pub human: HumanConfig,
+    #[serde(default)]
+    pub claims: ClaimsConfig,
 }
 
 impl Default for Config {
@@ -76,6 +78,7 @@ impl Default for Config {
             retry: RetryConfig::default(),
             attest: AttestConfig::default(),
             human: HumanConfig::default(),
+            claims: ClaimsConfig::default(),
         }
     }
 }

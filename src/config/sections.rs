@@ -68,6 +68,27 @@ fn default_turn_timeout() -> Duration {
     Duration::from_secs(30 * 60)
 }
 
+/// `[claims]` (docs/config.md, "[claims]"): how long a claim on a PR holds without a
+/// `sync` renewing it before another workflow may take it over (SPEC §9.3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClaimsConfig {
+    #[serde(default = "default_claim_ttl", deserialize_with = "duration")]
+    pub ttl: Duration,
+}
+
+impl Default for ClaimsConfig {
+    fn default() -> Self {
+        ClaimsConfig {
+            ttl: default_claim_ttl(),
+        }
+    }
+}
+
+fn default_claim_ttl() -> Duration {
+    Duration::from_secs(2 * 60 * 60)
+}
+
 /// `[agent]` (docs/config.md, "[agent]"): how the agent hooks behave.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -9,6 +9,7 @@ pub mod attest;
 pub mod audit;
 mod chain;
 mod checkpoint;
+pub mod claims;
 mod doctor;
 mod error;
 mod escape;
@@ -620,7 +621,15 @@ impl Session {
             },
             _ => None,
         };
-        self.store.write(
+        // Accepting a plan claims its PR first (SPEC §9.3): the claim is pushed with this
+        // transition, and a lost claim leaves the workflow where it was.
+        let claim = match &t.input {
+            Event::PlanSubmitted { plan, .. } => {
+                Some(claims::prepare(self, snapshot, &plan.pr_title)?)
+            }
+            _ => None,
+        };
+        self.store.write_before(
             Some(snapshot),
             &TransitionWrite {
                 event: t.event,
@@ -659,6 +668,10 @@ impl Session {
                     (None, true) => FileChange::Remove,
                     (None, false) => FileChange::Keep,
                 },
+            },
+            |commit| match &claim {
+                Some(pending) => claims::land(self, pending, commit),
+                None => Ok(()),
             },
         )?;
         Ok(())

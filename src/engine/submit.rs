@@ -686,12 +686,15 @@ fn check_no_pr_left(
         }
     };
     let claimed = session.store.other_active_prs()?;
+    // A PR another workflow claims (SPEC §9.3), here or on the remote as last fetched.
+    let held = super::claims::held_by_others(session, state)?;
     let open: Vec<String> = master_plan::open_prs(&text)
         .into_iter()
         .filter(|heading| {
             !claimed
                 .iter()
                 .any(|(_, title)| master_plan::names_pr(heading, title))
+                && !held.contains_key(&crate::workflow::claims::slug(heading))
         })
         .collect();
     if open.is_empty() {

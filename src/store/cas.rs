@@ -81,7 +81,7 @@ impl Store {
     }
 }
 
-fn is_lost_race(e: &gix::Error) -> bool {
+pub(super) fn is_lost_race(e: &gix::Error) -> bool {
     use gix::error::Class;
     e.downcast_any_ref::<gix::refs::file::transaction::prepare::ReferenceOutOfDate>()
         .is_some()

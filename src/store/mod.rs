@@ -7,6 +7,7 @@
 mod branches;
 mod cas;
 mod checkpoints;
+mod claims;
 mod error;
 mod export;
 mod files;
@@ -35,6 +36,7 @@ use gix::refs::FullName;
 
 pub use branches::FoundCommit;
 pub use checkpoints::{FoundCheckpoint, is_checkpoint_message};
+pub use claims::{CLAIMS, Claim, claim_ref, tracking_claim_ref};
 use error::git_err;
 pub use error::{StoreError, WriteError, error_chain};
 pub use export::{EntryType, TreeEntry};
@@ -52,7 +54,8 @@ pub use names::{
 pub use notes::{ATTEST_NOTES_REF, NOTES_REF, NoteReader};
 pub use remote::{
     Backup, LocalRef, Relation, Standing, exact_notes_refspec, fetch_refspecs, is_state_ref,
-    sync_refspecs, tracking_branch_ref, tracking_notes_ref, tracking_ref, writes_local_state,
+    sync_refspecs, tracking_branch_ref, tracking_notes_ref, tracking_ref, unforced_claims_refspec,
+    writes_local_state,
 };
 pub use remote::{is_state_ref_name, transition_history_globs};
 pub use settings::Setting;

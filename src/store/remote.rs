@@ -10,12 +10,12 @@ use gix::bstr::ByteSlice;
 use gix::note::plumbing as notes;
 use gix::refs::FullName;
 
+use super::claims::CLAIMS;
 use super::names::WORKFLOWS;
 use super::{NOTES_REF, Store, StoreError, WriteError, git_err};
 
 pub(super) const REMOTES: &str = "refs/orchestrator/remotes/";
 const BACKUPS: &str = "refs/orchestrator/backups/";
-const CLAIMS: &str = "refs/orchestrator/claims/";
 
 /// The fetch refspecs `init` and `sync` add for `remote`: non-forced, into the
 /// remote-tracking namespace, never onto local state (docs/refs.md, "Fetch refspecs").
@@ -24,12 +24,23 @@ const CLAIMS: &str = "refs/orchestrator/claims/";
 /// `refs/notes/orchestrator`: git fails the whole `git fetch` with "couldn't find remote
 /// ref" when an exact configured source is missing, which it is on every remote until the
 /// first notes are pushed.
+///
+/// The claims refspec alone is forced: a claim is replaced, never extended (a renewal, a
+/// takeover, a new claim after a release are each a commit of their own), so a non-forced
+/// fetch would fail the whole `git fetch` on the first renewal. It writes only the
+/// remote-tracking copies, which mirror the remote, as git's own `+refs/heads/*` does.
 pub fn fetch_refspecs(remote: &str) -> Vec<String> {
     vec![
         format!("{WORKFLOWS}*:{REMOTES}{remote}/workflows/*"),
-        format!("{CLAIMS}*:{REMOTES}{remote}/claims/*"),
+        format!("+{CLAIMS}*:{REMOTES}{remote}/claims/*"),
         format!("{NOTES_REF}*:{}*", tracking_notes_ref(remote)),
     ]
+}
+
+/// The non-forced claims refspec earlier releases added, which `sync` replaces: see
+/// [`fetch_refspecs`].
+pub fn unforced_claims_refspec(remote: &str) -> String {
+    format!("{CLAIMS}*:{REMOTES}{remote}/claims/*")
 }
 
 /// The refspecs `sync` fetches with. Forced, unlike [`fetch_refspecs`]: they write only the
@@ -38,7 +49,7 @@ pub fn fetch_refspecs(remote: &str) -> Vec<String> {
 pub fn sync_refspecs(remote: &str) -> Vec<String> {
     let mut specs: Vec<String> = fetch_refspecs(remote)
         .into_iter()
-        .map(|spec| format!("+{spec}"))
+        .map(|spec| format!("+{}", spec.trim_start_matches('+')))
         .collect();
     specs.push(format!("+refs/heads/*:refs/remotes/{remote}/*"));
     specs

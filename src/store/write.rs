@@ -78,6 +78,39 @@ impl Store {
         expected: Option<&Snapshot>,
         write: &TransitionWrite,
     ) -> Result<ObjectId, WriteError> {
+        self.write_before(expected, write, |_| Ok(()))
+    }
+
+    /// [`Self::write`], with `before` given the new commit once its objects are stored and
+    /// before the ref moves: an error from it leaves the ref where it was (a claim pushed
+    /// with the transition, docs/refs.md "Claims").
+    pub fn write_before<E: From<WriteError>>(
+        &self,
+        expected: Option<&Snapshot>,
+        write: &TransitionWrite,
+        before: impl FnOnce(ObjectId) -> Result<(), E>,
+    ) -> Result<ObjectId, E> {
+        let (commit_id, message, signature) = self.build(expected, write)?;
+        before(commit_id)?;
+        self.update_ref(
+            &self.ref_name,
+            expected.map(|s| s.tip),
+            commit_id,
+            format!(
+                "{REFLOG_PREFIX}{}",
+                message.lines().next().unwrap_or_default()
+            ),
+            &signature,
+        )?;
+        Ok(commit_id)
+    }
+
+    /// The transition's objects, stored: its commit, message and signature.
+    fn build(
+        &self,
+        expected: Option<&Snapshot>,
+        write: &TransitionWrite,
+    ) -> Result<(ObjectId, String, gix::actor::Signature), WriteError> {
         let mut objects = loose::LooseWriter::new(&self.repo);
         let mut entries = expected.map(|s| s.entries.clone()).unwrap_or_default();
         let progress = match self.plan_record(expected, write.plan, &mut entries)? {
@@ -143,17 +176,7 @@ impl Store {
             headers,
         );
         let commit_id = objects.write_object(&commit)?;
-        self.update_ref(
-            &self.ref_name,
-            expected.map(|s| s.tip),
-            commit_id,
-            format!(
-                "{REFLOG_PREFIX}{}",
-                message.lines().next().unwrap_or_default()
-            ),
-            &signature,
-        )?;
-        Ok(commit_id)
+        Ok((commit_id, message, signature))
     }
 
     /// Blob `bytes`, written only when not stored already: content that repeats (an empty

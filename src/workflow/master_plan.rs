@@ -5,11 +5,18 @@
 /// is a Markdown heading (`#` to `######`) whose text starts with `PR` or `Pull Request`
 /// followed by anything but a letter: `## PR 2: feat: Multiply`, `### PR-3`, `# PR #4 …`.
 pub fn open_prs(text: &str) -> Vec<String> {
+    pr_headings(text)
+        .into_iter()
+        .filter_map(|(heading, done)| (!done).then_some(heading))
+        .collect()
+}
+
+/// Every PR heading of a master plan as written, and whether it is marked `[DONE]`.
+pub fn pr_headings(text: &str) -> Vec<(String, bool)> {
     let mut fenced = false;
-    let mut open = Vec::new();
+    let mut out = Vec::new();
     for line in text.lines() {
         let trimmed = line.trim_start();
-        // Code fences hold examples, not the plan.
         if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
             fenced = !fenced;
             continue;
@@ -17,14 +24,12 @@ pub fn open_prs(text: &str) -> Vec<String> {
         if fenced {
             continue;
         }
-        let Some(heading) = heading_text(line) else {
-            continue;
-        };
-        if is_pr_heading(heading) && !heading.to_ascii_lowercase().contains("[done]") {
-            open.push(heading.to_string());
+        if let Some(heading) = heading_text(line).filter(|h| is_pr_heading(h)) {
+            let done = heading.to_ascii_lowercase().contains("[done]");
+            out.push((heading.to_string(), done));
         }
     }
-    open
+    out
 }
 
 /// The PR's title in a PR heading: what follows `PR <number>` and its separator

@@ -7,6 +7,7 @@
 
 pub mod branch_name;
 pub mod briefing;
+pub mod claims;
 pub mod debugging;
 #[cfg(test)]
 mod diagram;

@@ -153,12 +153,21 @@ fn with_a_configured_remote_main_is_pulled_before_branching() {
 }
 
 #[test]
-fn a_failing_pull_blocks_the_branch_with_gits_own_words() {
+fn a_remote_that_is_missing_or_unreachable_refuses_the_plan_with_gits_own_words() {
+    // A remote that is not there: the plan's claim cannot be taken, and nothing is accepted.
     let repo = TestRepo::with_config(&format!("remote = \"nowhere\"\n{CONFIG}"));
-    repo.submit_plan(PLAN).expect(0);
-    let out = repo.run(&["get-task"]).expect(4).stdout.clone();
-    assert!(out.contains("The PR branch feat/add-numbers could not be created:\n  `git pull --quiet --ff-only nowhere main` failed (exit 1):"), "{out}");
-    assert_eq!(repo.status(), "CREATING_BRANCH");
+    let out = repo.submit_plan(PLAN);
+    out.expect(2);
+    out.warns("the configured remote \"nowhere\" does not exist");
+    assert_eq!(repo.status(), "INITIALIZING");
+    // A remote that is there and cannot be reached: git's own words, nothing accepted.
+    let repo = TestRepo::with_config(&format!("remote = \"origin\"\n{CONFIG}"));
+    repo.git(&["remote", "add", "origin", "/nonexistent/remote.git"]);
+    let out = repo.submit_plan(PLAN);
+    out.expect(5);
+    out.warns("could not read the claim on pr-1-feat-add-numbers from origin");
+    out.warns("does not appear to be a git repository");
+    assert_eq!(repo.status(), "INITIALIZING");
 }
 
 #[test]
@@ -351,7 +360,7 @@ fn workflows_are_independent_and_selected_by_flag_or_environment() {
     let refs = repo.git(&["for-each-ref", "--format=%(refname)", "refs/orchestrator"]);
     assert_eq!(
         refs,
-        "refs/orchestrator/workflows/main\nrefs/orchestrator/workflows/second\n"
+        "refs/orchestrator/claims/pr-1-feat-add-numbers\nrefs/orchestrator/workflows/main\nrefs/orchestrator/workflows/second\n"
     );
     let second = repo
         .run(&["--workflow", "second", "status", "--json"])

@@ -617,7 +617,7 @@ fn doctor_wants_remote_tracking_refspecs_and_flags_one_that_overwrites_local_sta
     assert_eq!(
         c["fix"],
         "git config --add remote.origin.fetch 'refs/orchestrator/workflows/*:refs/orchestrator/remotes/origin/workflows/*' && \
-         git config --add remote.origin.fetch 'refs/orchestrator/claims/*:refs/orchestrator/remotes/origin/claims/*' && \
+         git config --add remote.origin.fetch '+refs/orchestrator/claims/*:refs/orchestrator/remotes/origin/claims/*' && \
                   git config --add remote.origin.fetch 'refs/notes/orchestrator*:refs/notes/remotes/origin/orchestrator*'"
     );
     // Applying the fix makes it ok.

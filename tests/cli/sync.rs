@@ -78,7 +78,8 @@ fn a_second_clone_adopts_the_workflow_and_each_clone_receives_the_others_progres
     let (a, b, _dir, bare) = two_clones();
     let out = a.run(&["sync"]);
     out.expect(0);
-    out.says("workflow main: pushed (new on origin) (EXECUTING_TDD)");
+    // Accepting the plan pushed its first transitions with the claim (SPEC §9.3).
+    out.says("workflow main: pushed 1 transition (EXECUTING_TDD)");
     out.says(&format!("branch {BRANCH} (workflow main): pushed"));
     assert_eq!(remote_tip(&bare, REF), a.tip());
     assert_eq!(
@@ -383,20 +384,34 @@ fn a_plain_git_push_or_fetch_leaves_state_alone() {
         a.git_try(&["config", "--get-all", "remote.origin.push"]).0,
         false
     );
+    // What accepting the plan pushed (its claim, its first transitions) is all there is.
+    let state_refs = || -> Vec<(String, Option<String>)> {
+        remote_refs(&bare)
+            .into_iter()
+            .filter(|r| r.starts_with("refs/orchestrator/") || r.starts_with("refs/notes/"))
+            .map(|r| {
+                let tip = remote_tip(&bare, &r);
+                (r, tip)
+            })
+            .collect()
+    };
+    let before = state_refs();
+    assert_eq!(
+        before.iter().map(|(r, _)| r.as_str()).collect::<Vec<_>>(),
+        vec![
+            "refs/orchestrator/claims/pr-1-feat-add-numbers",
+            "refs/orchestrator/workflows/main"
+        ]
+    );
     a.git(&["push", "--quiet", "origin", "main"]);
     a.git(&["push", "--quiet", "origin", BRANCH]);
-    assert!(
-        !remote_refs(&bare)
-            .iter()
-            .any(|r| r.starts_with("refs/orchestrator/") || r.starts_with("refs/notes/")),
-        "{:?}",
-        remote_refs(&bare)
-    );
+    assert_eq!(state_refs(), before);
 
-    // B starts its own workflow before it ever syncs: a plain fetch keeps it.
+    // B starts its own workflow (--new: not A's, which accepting the plan pushed) before it
+    // ever syncs: a plain fetch keeps it.
     // At another time than A's: the same transition at the same second is the same commit.
     let init = b
-        .command(crate::support::BIN, ["init"])
+        .command(crate::support::BIN, ["init", "--new"])
         .env("GIT_COMMITTER_DATE", "2026-02-02T00:00:00Z")
         .output()
         .unwrap();
@@ -430,17 +445,14 @@ fn a_host_that_refuses_custom_refs_gets_a_clear_message_and_nothing_changes() {
         .status()
         .unwrap();
     let before = a.tip();
+    let theirs = remote_tip(&bare, REF);
     let out = a.run(&["sync"]);
     out.expect(5);
     out.warns("could not push refs/orchestrator/workflows/main");
     out.warns("this host accepts branches and tags only, not refs/orchestrator/workflows/main");
     out.warns("refuse refs outside refs/heads and refs/tags");
     assert_eq!(a.tip(), before);
-    assert!(
-        remote_refs(&bare)
-            .iter()
-            .all(|r| !r.starts_with("refs/orchestrator/"))
-    );
+    assert_eq!(remote_tip(&bare, REF), theirs);
     let json = a.run(&["sync", "--json"]).expect(5).json();
     assert_eq!(json["error"]["kind"], "remote");
 }

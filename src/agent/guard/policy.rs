@@ -466,11 +466,8 @@ pub fn names_human_command(text: &str) -> Option<String> {
                 .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
                 .collect();
             if HUMAN_COMMANDS.contains(&word.as_str())
-                || (word == "hooks"
-                    && after[gap..]
-                        .char_indices()
-                        .take_while(|(i, _)| *i < 64)
-                        .any(|(i, _)| after[gap + i..].starts_with("uninstall")))
+                || (word == "hooks" && soon_after(&after[gap..], &["uninstall"]))
+                || (word == "claim" && soon_after(&after[gap..], &["release", "steal"]))
             {
                 return Some(format!("git orchestrate {word}"));
             }
@@ -478,6 +475,13 @@ pub fn names_human_command(text: &str) -> Option<String> {
         rest = after;
     }
     None
+}
+
+/// True when one of `words` starts within the first 64 bytes of `text`.
+fn soon_after(text: &str, words: &[&str]) -> bool {
+    text.char_indices()
+        .take_while(|(i, _)| *i < 64)
+        .any(|(i, _)| words.iter().any(|w| text[i..].starts_with(w)))
 }
 
 #[cfg(test)]
@@ -544,5 +548,11 @@ mod tests {
         );
         assert_eq!(found("git orchestrate get-task"), None);
         assert_eq!(found("orchestrated approvers"), None);
+        assert_eq!(
+            found("import pty; pty.spawn([\"git\",\"orchestrate\",\"claim\",\"steal\",\"pr-1\"])")
+                .as_deref(),
+            Some("git orchestrate claim")
+        );
+        assert_eq!(found("git orchestrate claim list"), None);
     }
 }

@@ -89,8 +89,20 @@ fn attempt(session: &Session) -> Result<TaskReport, EngineError> {
             break;
         }
         let stop = workflow::get_task_stops_after(&event);
+        let merged = matches!(event, Event::Merged { .. });
         session.apply(&snap, event)?;
         snap = session.store.read()?.ok_or(EngineError::Conflict)?;
+        if merged {
+            // The PR is done: its claim goes (SPEC §9.3), after the merge is recorded, so a
+            // crash between the two leaves a claim that lapses, never a merge unrecorded.
+            match super::claims::release_own(session, &snap.state) {
+                Ok(prs) if prs.is_empty() => {}
+                Ok(prs) => progress.done.push(DoneAction::ReleasedClaims { prs }),
+                Err(e) => progress.notes.push(Notice::ClaimNotReleased {
+                    error: e.to_string(),
+                }),
+            }
+        }
         if stop {
             break;
         }
@@ -268,6 +280,12 @@ fn report(
     let idle = session.idle_holds(&snap.state, &loaded.config.master_plan)?;
     // At the human gate, the human weighs the review's findings: they are listed.
     let noted = super::status::noted_findings(session, &snap)?;
+    // Only where a PR is picked: the claims are read for no other briefing.
+    let taken = if snap.state.status() == Status::Initializing && !idle {
+        super::claims::taken(session, &snap.state)?
+    } else {
+        Vec::new()
+    };
     let briefing = briefing::brief(&briefing::Context {
         idle,
         thresholds: loaded.config.debugging.thresholds(),
@@ -287,6 +305,7 @@ fn report(
         gates: &gates,
         done,
         warnings: &warnings,
+        taken: &taken,
     });
     Ok(TaskReport {
         state: snap.state,

@@ -83,6 +83,10 @@ pub fn ensure_refspecs(session: &Session, remote: &str) -> Result<Vec<String>, E
     if present.contains(&exact) {
         session.git.config_unset_value(&key, &exact)?;
     }
+    let unforced = store::unforced_claims_refspec(remote);
+    if present.contains(&unforced) {
+        session.git.config_unset_value(&key, &unforced)?;
+    }
     let mut added = Vec::new();
     for spec in store::fetch_refspecs(remote) {
         if !present.contains(&spec) {
@@ -193,6 +197,14 @@ pub fn sync(
             carry_over(before, &mut reconciled);
         }
         warnings.extend(reconciled.warnings);
+        // The claims of the workflows just synced: renewed while they work on their PR.
+        let claims = match super::claims::renew(session, &remote) {
+            Ok(claims) => claims,
+            Err(e) => {
+                warnings.push(e.to_string());
+                super::claims::Renewal::default()
+            }
+        };
         return Ok(SyncReport {
             remote,
             refspecs_added,
@@ -201,6 +213,7 @@ pub fn sync(
             branches: reconciled.branches,
             pushed,
             rounds: round,
+            claims,
             warnings,
         });
     }

@@ -75,6 +75,8 @@ pub struct SyncReport {
     pub pushed: Vec<String>,
     /// Fetch–reconcile–push rounds: more than one when a push lost a race.
     pub rounds: u32,
+    /// This clone's claims: renewed, released or found lost (SPEC §9.3).
+    pub claims: crate::engine::claims::Renewal,
     pub warnings: Vec<String>,
 }
 
@@ -89,6 +91,7 @@ impl Serialize for SyncReport {
             branches: &'a [BranchSync],
             pushed: &'a [String],
             rounds: u32,
+            claims: &'a crate::engine::claims::Renewal,
             diverged: bool,
             warnings: &'a [String],
         }
@@ -100,6 +103,7 @@ impl Serialize for SyncReport {
             branches: &self.branches,
             pushed: &self.pushed,
             rounds: self.rounds,
+            claims: &self.claims,
             diverged: self.diverged(),
             warnings: &self.warnings,
         }

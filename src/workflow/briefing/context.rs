@@ -40,6 +40,18 @@ pub struct Context<'a> {
     /// INITIALIZING after `submit-work --no-pr-left`, and the master plan on the main branch
     /// is still the one judged: nothing is left to do.
     pub idle: bool,
+    /// In INITIALIZING, when other workflows claim PRs: the master plan's PRs that are not
+    /// free, so that the agent picks one that is (SPEC §9.3).
+    pub taken: &'a [TakenPr],
+}
+
+/// A PR of the master plan that is not free to plan.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TakenPr {
+    /// Its heading (or its key, when no heading has that slug).
+    pub pr: String,
+    /// Who claims it, and since when; `None`: it is marked [DONE].
+    pub claimed_by: Option<String>,
 }
 
 /// A briefing and the structured view of its step, for `--json`.

@@ -10,7 +10,7 @@ mod notices;
 mod states;
 mod text;
 
-pub use context::{Briefing, Context, StepView};
+pub use context::{Briefing, Context, StepView, TakenPr};
 pub use notices::{BranchOutcome, DoneAction, Notice};
 use states::*;
 use text::indent;

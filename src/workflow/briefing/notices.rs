@@ -139,6 +139,10 @@ pub enum Notice {
         commits: Vec<String>,
         rewritten: bool,
     },
+    /// The merge could not release the PR's claim (SPEC §9.3): it lapses at its expiry.
+    ClaimNotReleased {
+        error: String,
+    },
 }
 
 impl std::fmt::Display for Notice {
@@ -151,6 +155,11 @@ impl std::fmt::Display for Notice {
                 commits,
                 rewritten,
             } => main_moved_outside(f, main, since, commits, *rewritten),
+            Notice::ClaimNotReleased { error } => write!(
+                f,
+                "the PR's claim was not released ({error}); it lapses at its expiry, and \
+                 `git orchestrate sync` releases it sooner."
+            ),
             Notice::ConfigDiffersFromMain { main, branch } => write!(
                 f,
                 "{CONFIG} in the working tree differs from {main}:{CONFIG}; the gates of {main} stay in \
@@ -291,6 +300,10 @@ pub enum DoneAction {
     Merged {
         branch: String,
         main: String,
+    },
+    /// The claims the merged PR held were released (SPEC §9.3).
+    ReleasedClaims {
+        prs: Vec<String>,
     },
 }
 
@@ -475,6 +488,9 @@ impl std::fmt::Display for DoneAction {
             }
             DoneAction::Merged { branch, main } => {
                 write!(f, "merged {branch} into {main} and deleted the branch.")
+            }
+            DoneAction::ReleasedClaims { prs } => {
+                write!(f, "released the claim on {}.", prs.join(", "))
             }
         }
     }

@@ -37,12 +37,31 @@ If every PR in the master plan is marked [DONE], there is nothing to plan. Say s
 
 From then on `git orchestrate get-task` answers \"nothing left to do\" (exit 0) until a commit
 on {main} changes {master}.
-
-PLAN SCHEMA (every field is required unless marked optional):
-{PLAN_SCHEMA}
 ",
         master = ctx.master_plan,
         main = ctx.main_branch
+    );
+    if !ctx.taken.is_empty() {
+        let _ = writeln!(
+            out,
+            "
+TAKEN: other agents work on the PRs of the master plan below, or they are done. Do not plan
+any of them: pick the first PR that is neither [DONE] nor claimed here. A plan for a claimed
+PR is refused (exit 4, naming its holder). When none is left, say so with --no-pr-left."
+        );
+        for taken in ctx.taken {
+            let _ = match &taken.claimed_by {
+                Some(holder) => writeln!(out, "  - {}: claimed by {holder}", taken.pr),
+                None => writeln!(out, "  - {}: done", taken.pr),
+            };
+        }
+    }
+    let _ = write!(
+        out,
+        "
+PLAN SCHEMA (every field is required unless marked optional):
+{PLAN_SCHEMA}
+"
     );
 }
 

@@ -36,6 +36,7 @@ fn ctx<'a>(state: &'a State, plan: Option<&'a PlanSummary>, gates: &'a [String])
         noted_findings: &[],
         main_branch: "main",
         idle: false,
+        taken: &[],
     }
 }
 
@@ -302,6 +303,22 @@ fn every_briefing_matches_its_snapshot() {
         brief(&c).text
     };
     assert_snapshot("initializing", &initializing);
+    let taken = [
+        super::TakenPr {
+            pr: "PR 1: feat: Add numbers [DONE] 1a2b3c4".into(),
+            claimed_by: None,
+        },
+        super::TakenPr {
+            pr: "PR 2: feat: Multiply".into(),
+            claimed_by: Some("workflow b (alice@box) since 2026-11-26 07:00:00 +0000".into()),
+        },
+    ];
+    let claimed = {
+        let mut c = ctx(&init, None, &[]);
+        c.taken = &taken;
+        brief(&c).text
+    };
+    assert_snapshot("initializing_claimed", &claimed);
     let idle = {
         let mut c = ctx(&init, None, &[]);
         c.idle = true;

@@ -1,0 +1,762 @@
+//! Claims on PRs (SPEC §9.3; docs/refs.md, "Claims"): taken when a plan is accepted (pushed
+//! with the workflow's transition in one atomic push, then read back), renewed by `sync`,
+//! released at the merge, listed for briefings and the board, and released or stolen by a
+//! human. The remote decides who holds a claim when there is one; the local ref, moved by
+//! compare-and-swap, decides between the worktrees of one clone, and alone without a remote.
+
+use gix::ObjectId;
+use serde::Serialize;
+
+use super::{EngineError, Session};
+use crate::exec::GitError;
+use crate::store::{Claim, Snapshot, claim_ref, tracking_claim_ref};
+use crate::workflow::claims::{self as rules, Found, Verdict};
+use crate::workflow::{State, Status};
+
+/// The clock claims are judged by: seconds since the epoch. A debug build (the tests') takes
+/// `GIT_ORCHESTRATE_NOW` instead; a release build never does, so that an agent cannot move
+/// its own clock past another's claim.
+pub fn now() -> i64 {
+    if cfg!(debug_assertions)
+        && let Some(now) = std::env::var("GIT_ORCHESTRATE_NOW")
+            .ok()
+            .and_then(|v| v.trim().parse::<i64>().ok())
+    {
+        return now;
+    }
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+}
+
+/// The remote claims are taken through (SPEC §9.3): the config's `remote`, else `origin`,
+/// else the only remote; `None` (local claims) when there is none or several unnamed.
+pub fn claim_remote(
+    session: &Session,
+    state: Option<&State>,
+) -> Result<Option<String>, EngineError> {
+    let remotes = session.git.remotes()?;
+    let configured = session.load_config(state)?.config.remote;
+    if let Some(name) = configured {
+        return if remotes.contains(&name) {
+            Ok(Some(name))
+        } else {
+            Err(EngineError::BadInput {
+                message: format!("the configured remote \"{name}\" does not exist"),
+                hint: format!(
+                    "Add it with `git remote add {name} <url>`, or change `remote` in .orchestrate.toml."
+                ),
+            })
+        };
+    }
+    if remotes.iter().any(|r| r == "origin") {
+        return Ok(Some("origin".to_string()));
+    }
+    Ok(match remotes.as_slice() {
+        [only] => Some(only.clone()),
+        _ => None,
+    })
+}
+
+/// A claim as a listing shows it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ClaimView {
+    /// The PR's key: the slug of its master-plan heading.
+    pub pr: String,
+    /// `local`, or the remote whose copy (as last fetched) this is.
+    pub source: String,
+    pub commit: String,
+    /// `None` when the ref holds no claim of ours (a remote may hold anything there).
+    pub claim: Option<Claim>,
+    pub expired: bool,
+}
+
+/// Every claim this clone knows: its own refs, and each remote's as last fetched. No network.
+pub fn list(session: &Session) -> Result<Vec<ClaimView>, EngineError> {
+    let store = &session.store;
+    let now = now();
+    let mut out = Vec::new();
+    let mut sources = vec![("local".to_string(), store.local_claims()?)];
+    for remote in session.git.remotes()? {
+        let claims = store.tracking_claims(&remote)?;
+        sources.push((remote, claims));
+    }
+    for (source, claims) in sources {
+        for (pr, id) in claims {
+            let claim = store.read_claim(id)?.map(|(claim, _)| claim);
+            let expired = claim
+                .as_ref()
+                .is_none_or(|c| rules::expired(c.expires, now));
+            out.push(ClaimView {
+                pr,
+                source: source.clone(),
+                commit: id.to_string(),
+                claim,
+                expired,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// The claims in force for the PRs of the master plan: by PR key, the holder's claim, as the
+/// remote was last seen (else as this clone holds it). For briefings, `--no-pr-left` and the
+/// board.
+pub fn in_force(
+    session: &Session,
+    remote: Option<&str>,
+) -> Result<std::collections::BTreeMap<String, Claim>, EngineError> {
+    let store = &session.store;
+    let now = now();
+    let mut refs = store.local_claims()?;
+    if let Some(remote) = remote {
+        // The remote decides; a local ref it no longer holds is stale.
+        refs = store.tracking_claims(remote)?;
+        for (pr, id) in store.local_claims()? {
+            refs.entry(pr).or_insert(id);
+        }
+    }
+    let mut out = std::collections::BTreeMap::new();
+    for (pr, id) in refs {
+        if let Some((claim, _)) = store.read_claim(id)?
+            && !rules::expired(claim.expires, now)
+        {
+            out.insert(pr, claim);
+        }
+    }
+    Ok(out)
+}
+
+/// A claim about to be taken: written, not yet in force.
+pub(crate) struct Pending {
+    pr: String,
+    commit: ObjectId,
+    /// The local ref as it was read.
+    local_before: Option<ObjectId>,
+    remote: Option<RemoteLease>,
+}
+
+struct RemoteLease {
+    name: String,
+    /// The remote's claim ref as read just now: the lease.
+    seen: Option<ObjectId>,
+    /// The remote's workflow ref, when the transition goes along: it fast-forwards it.
+    workflow_seen: Option<Option<ObjectId>>,
+}
+
+/// Who holds the claim `id` on `pr` and until when, as the claimer judges it; a ref that
+/// holds no claim of ours has long expired.
+fn found_of(session: &Session, id: ObjectId) -> Result<(Option<Claim>, i64), EngineError> {
+    Ok(match session.store.read_claim(id)? {
+        Some((claim, _)) => {
+            let expires = claim.expires;
+            (Some(claim), expires)
+        }
+        // Junk under the claims namespace holds nothing: it may be replaced.
+        None => (None, 0),
+    })
+}
+
+/// The refusal when `claim` (or an unreadable ref) holds `pr`.
+fn lost(pr: &str, claim: Option<&Claim>) -> EngineError {
+    let (who, since) = match claim {
+        Some(c) => (c.holder(), format!(" since {}", format_epoch(c.since))),
+        None => (
+            "a ref that holds no claim of ours".to_string(),
+            String::new(),
+        ),
+    };
+    super::wrong_state(
+        Status::Initializing,
+        format!("the plan is not accepted: PR {pr} is claimed by {who}{since}"),
+        format!(
+            "Plan another PR: the briefing (`git orchestrate get-task`) lists which are free. If {who} \
+             has stopped, its claim lapses after [claims] ttl, or a human runs `git orchestrate claim steal {pr}`."
+        ),
+    )
+}
+
+/// A time as `2026-11-26 07:05:00 +0000`.
+pub fn format_epoch(seconds: i64) -> String {
+    crate::store::format_time(gix::date::Time::new(seconds, 0))
+}
+
+/// What this machine calls itself and its user, for a claim's holder.
+fn host_and_user() -> (String, String) {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .unwrap_or_default();
+    let user = std::env::var("USER")
+        .or_else(|_| std::env::var("LOGNAME"))
+        .unwrap_or_default();
+    (host.trim().to_string(), user)
+}
+
+/// 128 random bits, so that no two claimers build the same commit (an identical commit
+/// would push as "up to date" for the loser).
+fn nonce() -> String {
+    use std::io::Read;
+    let mut bytes = [0u8; 16];
+    let random = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut bytes));
+    if random.is_err() {
+        // No /dev/urandom: the time, the process and a counter are unique enough per clone.
+        let seed = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let mixed = seed ^ (u128::from(std::process::id()) << 64);
+        bytes = mixed.to_le_bytes();
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The master plan on main as text, when there is one (not read over the input cap).
+fn master_plan_text(session: &Session, state: &State) -> Result<Option<String>, EngineError> {
+    let config = session.load_config(Some(state))?.config;
+    let main = session.main_branch(Some(state))?;
+    let Some(id) = session.master_plan_blob(&main, &config.master_plan)? else {
+        return Ok(None);
+    };
+    Ok(session
+        .store
+        .blob_within(&id, crate::input::CAP)?
+        .ok()
+        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned()))
+}
+
+/// The key of the PR titled `title`: its master-plan heading's slug.
+pub fn pr_key(session: &Session, state: &State, title: &str) -> Result<String, EngineError> {
+    Ok(rules::pr_slug(
+        master_plan_text(session, state)?.as_deref(),
+        title,
+    ))
+}
+
+/// Decides whether the workflow in `snap` may claim the PR titled `title`, and writes the
+/// claim commit it would take: refused (exit 4, naming the holder) when another holds it.
+pub(crate) fn prepare(
+    session: &Session,
+    snap: &Snapshot,
+    title: &str,
+) -> Result<Pending, EngineError> {
+    let state = &snap.state;
+    let store = &session.store;
+    let workflow = store.workflow().to_string();
+    let pr = pr_key(session, state, title)?;
+    let name = claim_ref(&pr);
+    let ttl = i64::try_from(
+        session
+            .load_config(Some(state))?
+            .config
+            .claims
+            .ttl
+            .as_secs(),
+    )
+    .unwrap_or(i64::MAX);
+    let local_before = store.ref_tip(&name)?;
+    let remote = claim_remote(session, Some(state))?;
+    let (current, remote_lease) = match &remote {
+        None => (local_before, None),
+        Some(remote) => {
+            let (seen, workflow_seen) = read_remote(session, remote, &pr)?;
+            // The transition goes along only when it fast-forwards the remote's workflow.
+            let workflow_seen = match workflow_seen {
+                None => Some(None),
+                Some(theirs) if store.ref_tip(&store.ref_name())?.is_some() => {
+                    let related = session
+                        .git
+                        .is_ancestor(&theirs.to_string(), &snap.tip.to_string());
+                    matches!(related, Ok(true)).then_some(Some(theirs))
+                }
+                Some(_) => None,
+            };
+            (
+                seen,
+                Some(RemoteLease {
+                    name: remote.clone(),
+                    seen,
+                    workflow_seen,
+                }),
+            )
+        }
+    };
+    let now = now();
+    let held = match current {
+        Some(id) => Some(found_of(session, id)?),
+        None => None,
+    };
+    let ours = current.is_some() && current == local_before;
+    let found = held.as_ref().map(|(claim, expires)| Found {
+        workflow: claim.as_ref().map_or("", |c| c.workflow.as_str()),
+        expires: *expires,
+        ours,
+    });
+    let verdict = rules::judge(found.as_ref(), &workflow, now);
+    let previous = held.and_then(|(claim, _)| claim);
+    if verdict == Verdict::Lost {
+        return Err(lost(&pr, previous.as_ref()));
+    }
+    let (host, user) = host_and_user();
+    let claim = Claim {
+        slug: pr.clone(),
+        workflow,
+        host,
+        user,
+        since: match (verdict, &previous) {
+            (Verdict::Renew, Some(old)) => old.since,
+            _ => now,
+        },
+        expires: now.saturating_add(ttl),
+        nonce: nonce(),
+    };
+    let commit = store.write_claim(&claim)?;
+    Ok(Pending {
+        pr,
+        commit,
+        local_before,
+        remote: remote_lease,
+    })
+}
+
+/// The remote's claim on `pr` and its copy of this workflow (one `ls-remote`), the claim's
+/// commit fetched when it is not here yet so that its holder can be read.
+fn read_remote(
+    session: &Session,
+    remote: &str,
+    pr: &str,
+) -> Result<(Option<ObjectId>, Option<ObjectId>), EngineError> {
+    let name = claim_ref(pr);
+    let workflow_ref = session.store.ref_name();
+    let listed = session
+        .git
+        .ls_remote(remote, &[&name, &workflow_ref])
+        .map_err(|e| remote_error(remote, format!("read the claim on {pr} from {remote}"), e))?;
+    let id_of = |wanted: &str| {
+        listed
+            .iter()
+            .find(|(n, _)| n == wanted)
+            .and_then(|(_, id)| ObjectId::from_hex(id.as_bytes()).ok())
+    };
+    let claim = id_of(&name);
+    if let Some(id) = claim
+        && session.store.read_claim(id)?.is_none()
+    {
+        let spec = format!("+{name}:{}", tracking_claim_ref(remote, pr));
+        // A ref that does not hold a claim of ours stays unreadable; that is judged later.
+        let _ = session.git.fetch(remote, &[spec]);
+    }
+    session.store.set_tracking_claim(remote, pr, claim)?;
+    Ok((claim, id_of(&workflow_ref)))
+}
+
+fn remote_error(remote: &str, what: String, e: GitError) -> EngineError {
+    EngineError::Remote {
+        remote: remote.to_string(),
+        what,
+        answer: e.stderr.trim().to_string(),
+        hint: format!(
+            "Nothing was claimed and the plan is not accepted. Check that `git fetch {remote}` works \
+             (network, credentials), then submit the plan again."
+        ),
+    }
+}
+
+/// Takes the claim `pending` describes, the transition `transition` (which accepts the plan)
+/// going along to the remote in the same atomic push where the server offers it; then reads
+/// the remote's claim back: only the clone whose commit is there holds it. Any error leaves
+/// the local claim ref as it was, and the caller does not move the workflow.
+pub(crate) fn land(
+    session: &Session,
+    pending: &Pending,
+    transition: ObjectId,
+) -> Result<(), EngineError> {
+    let store = &session.store;
+    let name = claim_ref(&pending.pr);
+    store.move_claim_ref(
+        &name,
+        pending.local_before,
+        Some(pending.commit),
+        &format!("claim {}", pending.pr),
+    )?;
+    let Some(lease) = &pending.remote else {
+        return Ok(());
+    };
+    let undo = || {
+        let _ = store.move_claim_ref(
+            &name,
+            Some(pending.commit),
+            pending.local_before,
+            &format!("undo the claim on {}", pending.pr),
+        );
+    };
+    match push_claim(session, lease, &name, pending.commit, transition) {
+        Ok(()) => {}
+        Err(e) => {
+            undo();
+            return Err(e);
+        }
+    }
+    let (now_there, _) = match read_remote(session, &lease.name, &pending.pr) {
+        Ok(read) => read,
+        Err(e) => {
+            undo();
+            return Err(e);
+        }
+    };
+    if now_there == Some(pending.commit) {
+        return Ok(());
+    }
+    undo();
+    let holder = match now_there {
+        Some(id) => store.read_claim(id)?.map(|(claim, _)| claim),
+        None => None,
+    };
+    Err(lost(&pending.pr, holder.as_ref()))
+}
+
+/// One push: the claim with a lease naming the value read, and the transition when it
+/// fast-forwards the remote's workflow; the claim alone when the server has no atomic push.
+/// A push the lease refuses is no error here: the read-back tells who won.
+fn push_claim(
+    session: &Session,
+    lease: &RemoteLease,
+    name: &str,
+    commit: ObjectId,
+    transition: ObjectId,
+) -> Result<(), EngineError> {
+    let git = &session.git;
+    let claim_lease = (name.to_string(), lease.seen.map(|id| id.to_string()));
+    let claim_spec = format!("{commit}:{name}");
+    let workflow_ref = session.store.ref_name();
+    let together = lease.workflow_seen.map(|seen| {
+        (
+            (workflow_ref.clone(), seen.map(|id| id.to_string())),
+            format!("{transition}:{workflow_ref}"),
+        )
+    });
+    let result = match &together {
+        Some((workflow_lease, workflow_spec)) => git.push_atomic(
+            &lease.name,
+            &[claim_lease.clone(), workflow_lease.clone()],
+            &[claim_spec.clone(), workflow_spec.clone()],
+        ),
+        None => git.push_atomic(
+            &lease.name,
+            std::slice::from_ref(&claim_lease),
+            std::slice::from_ref(&claim_spec),
+        ),
+    };
+    let Err(error) = result else {
+        return Ok(());
+    };
+    if lost_lease(&error, name) {
+        return Ok(());
+    }
+    // No atomic push on this server, or the workflow's ref refused: the claim alone.
+    if together.is_some() {
+        match git.push_atomic(
+            &lease.name,
+            std::slice::from_ref(&claim_lease),
+            std::slice::from_ref(&claim_spec),
+        ) {
+            Ok(_) => return Ok(()),
+            Err(e) if lost_lease(&e, name) => return Ok(()),
+            Err(_) => {}
+        }
+    }
+    Err(remote_error(
+        &lease.name,
+        format!("push the claim on {name} to {}", lease.name),
+        error,
+    ))
+}
+
+/// True when git refused to move `name` because its lease did not hold (another claimer
+/// moved it first); not when only the other ref of an atomic push was refused.
+fn lost_lease(error: &GitError, name: &str) -> bool {
+    error.stderr.lines().any(|line| {
+        line.contains(name)
+            && ["stale info", "fetch first", "already exists"]
+                .iter()
+                .any(|why| line.contains(why))
+    })
+}
+
+/// What `sync` did with this clone's claims.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Renewal {
+    /// Renewed on the remote, by PR.
+    pub renewed: Vec<String>,
+    /// Released: their workflow no longer works on them.
+    pub released: Vec<String>,
+    /// No longer this clone's on the remote (a human released or stole them, or they lapsed
+    /// and were taken over): the local ref is dropped, and the holder named.
+    pub lost: Vec<String>,
+}
+
+/// After `sync`'s fetch (which mirrored the remote's claims): each claim this clone holds on
+/// `remote` is renewed while its workflow still works on a PR, released when it does not;
+/// one that the remote no longer holds as ours is dropped here and named. One atomic push.
+pub fn renew(session: &Session, remote: &str) -> Result<Renewal, EngineError> {
+    let store = &session.store;
+    let theirs = store.tracking_claims(remote)?;
+    let workflows = store.local_workflows()?;
+    let now = now();
+    let mut report = Renewal::default();
+    let mut leases = Vec::new();
+    let mut specs = Vec::new();
+    let mut after: Vec<(String, ObjectId, Option<ObjectId>)> = Vec::new();
+    for (pr, id) in store.local_claims()? {
+        let Some((claim, _)) = store.read_claim(id)? else {
+            continue;
+        };
+        let name = claim_ref(&pr);
+        if theirs.get(&pr) != Some(&id) {
+            store.move_claim_ref(
+                &name,
+                Some(id),
+                None,
+                &format!("{remote} no longer holds the claim"),
+            )?;
+            let holder = match theirs.get(&pr) {
+                Some(other) => store.read_claim(*other)?.map_or_else(
+                    || "a ref that holds no claim".to_string(),
+                    |(c, _)| c.holder(),
+                ),
+                None => "nobody".to_string(),
+            };
+            report.lost.push(format!("{pr} (now held by {holder})"));
+            continue;
+        }
+        let working = match workflows.get(&claim.workflow) {
+            Some(tip) => store
+                .read_at(*tip, &crate::store::workflow_ref(&claim.workflow))
+                .ok()
+                .is_some_and(|snap| {
+                    snap.summary.is_some() && snap.state.status() != Status::Initializing
+                }),
+            None => false,
+        };
+        leases.push((name.clone(), Some(id.to_string())));
+        if working {
+            let renewed = Claim {
+                expires: now.saturating_add(ttl(session)?),
+                nonce: nonce(),
+                ..claim
+            };
+            let new = store.write_claim(&renewed)?;
+            specs.push(format!("{new}:{name}"));
+            after.push((pr.clone(), id, Some(new)));
+            report.renewed.push(pr);
+        } else {
+            specs.push(format!(":{name}"));
+            after.push((pr.clone(), id, None));
+            report.released.push(pr);
+        }
+    }
+    if specs.is_empty() {
+        return Ok(report);
+    }
+    session
+        .git
+        .push_atomic(remote, &leases, &specs)
+        .map_err(|e| EngineError::Remote {
+            remote: remote.to_string(),
+            what: format!("renew this clone's claims on {remote}"),
+            answer: e.stderr.trim().to_string(),
+            hint: format!("The workflows were synced; the claims were not renewed. Run `git orchestrate sync {remote}` again."),
+        })?;
+    for (pr, old, new) in after {
+        store.move_claim_ref(&claim_ref(&pr), Some(old), new, "renew the claim")?;
+        store.set_tracking_claim(remote, &pr, new)?;
+    }
+    Ok(report)
+}
+
+fn ttl(session: &Session) -> Result<i64, EngineError> {
+    let state = session.store.read()?.map(|s| s.state);
+    Ok(i64::try_from(
+        session
+            .load_config(state.as_ref())?
+            .config
+            .claims
+            .ttl
+            .as_secs(),
+    )
+    .unwrap_or(i64::MAX))
+}
+
+/// Releases the claims this workflow holds (at its merge): deleted on the remote with a
+/// lease on this clone's commit, then here. A failure is returned for the briefing to name;
+/// the claim then lapses at its expiry, or the next `sync` releases it.
+pub fn release_own(session: &Session, state: &State) -> Result<Vec<String>, EngineError> {
+    let store = &session.store;
+    let workflow = store.workflow();
+    let remote = claim_remote(session, Some(state))?;
+    let mut released = Vec::new();
+    for (pr, id) in store.local_claims()? {
+        let Some((claim, _)) = store.read_claim(id)? else {
+            continue;
+        };
+        if claim.workflow != workflow {
+            continue;
+        }
+        let name = claim_ref(&pr);
+        if let Some(remote) = &remote {
+            session
+                .git
+                .push_atomic(remote, &[(name.clone(), Some(id.to_string()))], &[format!(":{name}")])
+                .map_err(|e| EngineError::Remote {
+                    remote: remote.clone(),
+                    what: format!("release the claim on {pr} on {remote}"),
+                    answer: e.stderr.trim().to_string(),
+                    hint: format!("It lapses at its expiry; `git orchestrate sync {remote}` releases it sooner."),
+                })?;
+            store.set_tracking_claim(remote, &pr, None)?;
+        }
+        store.move_claim_ref(&name, Some(id), None, &format!("release the claim on {pr}"))?;
+        released.push(pr);
+    }
+    Ok(released)
+}
+
+/// What a human did with a claim.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct HumanClaim {
+    pub pr: String,
+    pub remote: Option<String>,
+    /// Who held it before, when anyone did.
+    pub previous: Option<Claim>,
+    /// The claim now in force (`steal`), or none (`release`).
+    pub now: Option<Claim>,
+}
+
+/// `claim release PR` (`steal: false`) or `claim steal PR` (`steal: true`, for this
+/// workflow): a human's, whoever holds the claim and whenever it expires; leased against the
+/// claim as read, so a claim that moves meanwhile is not overwritten blind.
+pub fn human(session: &Session, pr: &str, steal: bool) -> Result<HumanClaim, EngineError> {
+    let store = &session.store;
+    // A key is its own slug; a heading's text gives its key.
+    let pr = rules::slug(pr);
+    let state = store.read()?.map(|s| s.state);
+    let remote = claim_remote(session, state.as_ref())?;
+    let name = claim_ref(&pr);
+    let local = store.ref_tip(&name)?;
+    let current = match &remote {
+        Some(remote) => read_remote(session, remote, &pr)?.0,
+        None => local,
+    };
+    let previous = match current {
+        Some(id) => store.read_claim(id)?.map(|(c, _)| c),
+        None => None,
+    };
+    if current.is_none() && !steal {
+        return Err(EngineError::BadInput {
+            message: format!("nobody claims PR {pr}"),
+            hint: "`git orchestrate claim list` shows the claims; a PR's key is its master-plan heading's slug.".into(),
+        });
+    }
+    let new = if steal {
+        let (host, user) = host_and_user();
+        let now = now();
+        let claim = Claim {
+            slug: pr.clone(),
+            workflow: store.workflow().to_string(),
+            host,
+            user,
+            since: now,
+            expires: now.saturating_add(ttl(session)?),
+            nonce: nonce(),
+        };
+        Some((store.write_claim(&claim)?, claim))
+    } else {
+        None
+    };
+    let new_id = new.as_ref().map(|(id, _)| *id);
+    if let Some(remote) = &remote {
+        let spec = match new_id {
+            Some(id) => format!("{id}:{name}"),
+            None => format!(":{name}"),
+        };
+        session
+            .git
+            .push_atomic(remote, &[(name.clone(), current.map(|id| id.to_string()))], &[spec])
+            .map_err(|e| EngineError::Remote {
+                remote: remote.clone(),
+                what: format!("change the claim on {pr} on {remote}"),
+                answer: e.stderr.trim().to_string(),
+                hint: "The claim moved meanwhile, or the remote refused: nothing changed. Look again with \
+                       `git orchestrate sync` and `git orchestrate claim list`."
+                    .into(),
+            })?;
+        store.set_tracking_claim(remote, &pr, new_id)?;
+    }
+    let local_now = store.ref_tip(&name)?;
+    if local_now != new_id {
+        store.move_claim_ref(
+            &name,
+            local_now,
+            new_id,
+            if steal {
+                "a human stole the claim"
+            } else {
+                "a human released the claim"
+            },
+        )?;
+    }
+    Ok(HumanClaim {
+        pr,
+        remote,
+        previous,
+        now: new.map(|(_, claim)| claim),
+    })
+}
+
+/// The claims in force that other workflows hold, by PR key: what this workflow may not plan.
+pub fn held_by_others(
+    session: &Session,
+    state: &State,
+) -> Result<std::collections::BTreeMap<String, Claim>, EngineError> {
+    let remote = claim_remote(session, Some(state)).ok().flatten();
+    let workflow = session.store.workflow();
+    let mut held = in_force(session, remote.as_deref())?;
+    held.retain(|_, claim| claim.workflow != workflow);
+    Ok(held)
+}
+
+/// For the INITIALIZING briefing: the master plan's PRs that other workflows claim, and
+/// those done, when any is claimed (a lone agent's briefing stays as it was).
+pub fn taken(
+    session: &Session,
+    state: &State,
+) -> Result<Vec<crate::workflow::briefing::TakenPr>, EngineError> {
+    use crate::workflow::briefing::TakenPr;
+    let mut held = held_by_others(session, state)?;
+    if held.is_empty() {
+        return Ok(Vec::new());
+    }
+    let text = master_plan_text(session, state)?.unwrap_or_default();
+    let holder = |c: &Claim| format!("{} since {}", c.holder(), format_epoch(c.since));
+    let mut out = Vec::new();
+    for (heading, done) in crate::workflow::master_plan::pr_headings(&text) {
+        if done {
+            out.push(TakenPr {
+                pr: heading,
+                claimed_by: None,
+            });
+        } else if let Some(claim) = held.remove(&rules::slug(&heading)) {
+            out.push(TakenPr {
+                pr: heading,
+                claimed_by: Some(holder(&claim)),
+            });
+        }
+    }
+    // Claims on PRs no heading names (a plan outside the master plan): listed by key.
+    for (pr, claim) in held {
+        out.push(TakenPr {
+            pr,
+            claimed_by: Some(holder(&claim)),
+        });
+    }
+    Ok(out)
+}

@@ -1,0 +1,347 @@
+//! Claims on PRs (docs/refs.md, "Claims"): `refs/orchestrator/claims/<pr-slug>`, one
+//! parentless commit of the empty tree per claim whose message carries who holds the PR and
+//! until when, with a random nonce so that no two claimers ever build the same commit; the
+//! remote's copies under `refs/orchestrator/remotes/<remote>/claims/`.
+
+use std::collections::BTreeMap;
+
+use gix::ObjectId;
+use gix::bstr::ByteSlice;
+use gix::refs::FullName;
+use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
+
+use super::remote::REMOTES;
+use super::write::commit_object;
+use super::{Store, StoreError, WriteError, git_err, loose};
+
+pub const CLAIMS: &str = "refs/orchestrator/claims/";
+
+/// The trailers a claim commit's message carries, in this order.
+const CLAIM: &str = "Orchestrator-Claim";
+const WORKFLOW: &str = "Orchestrator-Claim-Workflow";
+const HOST: &str = "Orchestrator-Claim-Host";
+const USER: &str = "Orchestrator-Claim-User";
+const SINCE: &str = "Orchestrator-Claim-Since";
+const EXPIRES: &str = "Orchestrator-Claim-Expires";
+const NONCE: &str = "Orchestrator-Claim-Nonce";
+
+/// A claim as its commit says it. Times are seconds since the epoch.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Claim {
+    pub slug: String,
+    pub workflow: String,
+    pub host: String,
+    pub user: String,
+    /// When the PR was first claimed by this holder (kept across renewals).
+    pub since: i64,
+    pub expires: i64,
+    pub nonce: String,
+}
+
+/// A claim commit too large to be one of ours is not read.
+const MAX_CLAIM_MESSAGE: usize = 4096;
+
+/// `refs/orchestrator/claims/<slug>`.
+pub fn claim_ref(slug: &str) -> String {
+    format!("{CLAIMS}{slug}")
+}
+
+/// `refs/orchestrator/remotes/<remote>/claims/<slug>`.
+pub fn tracking_claim_ref(remote: &str, slug: &str) -> String {
+    format!("{REMOTES}{remote}/claims/{slug}")
+}
+
+impl Claim {
+    fn message(&self) -> String {
+        format!(
+            "claim {}\n\n{CLAIM}: {}\n{WORKFLOW}: {}\n{HOST}: {}\n{USER}: {}\n{SINCE}: {}\n{EXPIRES}: {}\n{NONCE}: {}\n",
+            self.slug,
+            self.slug,
+            self.workflow,
+            one_line(&self.host),
+            one_line(&self.user),
+            self.since,
+            self.expires,
+            self.nonce
+        )
+    }
+
+    /// The claim a commit message states; `None` when it is not a claim of ours (a remote
+    /// may hold anything under the claims namespace).
+    pub fn parse(message: &str) -> Option<Claim> {
+        if message.len() > MAX_CLAIM_MESSAGE {
+            return None;
+        }
+        let mut fields: BTreeMap<&str, &str> = BTreeMap::new();
+        for line in message.lines() {
+            if let Some((key, value)) = line.split_once(": ")
+                && key.starts_with("Orchestrator-Claim")
+                // The first statement of a field counts; a repeated one is not ours.
+                && fields.insert(key, value.trim()).is_some()
+            {
+                return None;
+            }
+        }
+        let text = |key: &str| fields.get(key).map(|v| (*v).to_string());
+        let number = |key: &str| fields.get(key).and_then(|v| v.parse::<i64>().ok());
+        let claim = Claim {
+            slug: text(CLAIM)?,
+            workflow: text(WORKFLOW)?,
+            host: text(HOST)?,
+            user: text(USER)?,
+            since: number(SINCE)?,
+            expires: number(EXPIRES)?,
+            nonce: text(NONCE)?,
+        };
+        (super::valid_workflow_name(&claim.workflow) && !claim.nonce.is_empty()).then_some(claim)
+    }
+
+    /// Who holds it, for messages: `workflow a (alice@host1)`.
+    pub fn holder(&self) -> String {
+        format!("workflow {} ({}@{})", self.workflow, self.user, self.host)
+    }
+}
+
+/// Host and user names are the machine's, not ours: kept to one printable line.
+fn one_line(text: &str) -> String {
+    let cleaned: String = text
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .take(200)
+        .collect();
+    let cleaned = cleaned.trim();
+    if cleaned.is_empty() {
+        "unknown".to_string()
+    } else {
+        cleaned.to_string()
+    }
+}
+
+impl Store {
+    /// Every claim this clone holds a ref for, by slug.
+    pub fn local_claims(&self) -> Result<BTreeMap<String, ObjectId>, StoreError> {
+        self.refs_under(CLAIMS)
+    }
+
+    /// Every claim `remote` had when last fetched, by slug.
+    pub fn tracking_claims(&self, remote: &str) -> Result<BTreeMap<String, ObjectId>, StoreError> {
+        self.refs_under(&format!("{REMOTES}{remote}/claims/"))
+    }
+
+    /// The claim commit `id` states, with its committer time; `Ok(None)` when `id` is no
+    /// claim of ours.
+    pub fn read_claim(&self, id: ObjectId) -> Result<Option<(Claim, i64)>, StoreError> {
+        let Ok(object) = self.repo.find_object(id) else {
+            return Ok(None);
+        };
+        let Ok(commit) = object.try_into_commit() else {
+            return Ok(None);
+        };
+        let time = commit.time().map(|t| t.seconds).unwrap_or_default();
+        let message = commit.message_raw().map_err(git_err)?;
+        Ok(message
+            .to_str()
+            .ok()
+            .and_then(Claim::parse)
+            .map(|claim| (claim, time)))
+    }
+
+    /// Stores the commit stating `claim` (no ref moves) and returns its id.
+    pub fn write_claim(&self, claim: &Claim) -> Result<ObjectId, WriteError> {
+        let mut objects = loose::LooseWriter::new(&self.repo);
+        let tree = objects.write_object(&gix::objs::Tree::empty())?;
+        let commit = commit_object(tree, None, &self.signature()?, &claim.message(), Vec::new());
+        Ok(objects.write_object(&commit)?)
+    }
+
+    /// Moves the claim ref `name` (a full name) from `expected` (`None`: must not exist) to
+    /// `new` (`None`: deleted), by compare-and-swap.
+    pub fn move_claim_ref(
+        &self,
+        name: &str,
+        expected: Option<ObjectId>,
+        new: Option<ObjectId>,
+        message: &str,
+    ) -> Result<(), WriteError> {
+        let full = FullName::try_from(name.to_string()).map_err(git_err)?;
+        let expected = match expected {
+            Some(id) => PreviousValue::MustExistAndMatch(gix::refs::Target::Object(id)),
+            None => PreviousValue::MustNotExist,
+        };
+        let change = match new {
+            Some(id) => Change::Update {
+                log: LogChange {
+                    mode: RefLog::AndReference,
+                    force_create_reflog: true,
+                    message: format!("git-orchestrate: {message}").into(),
+                },
+                expected,
+                new: gix::refs::Target::Object(id),
+            },
+            None => Change::Delete {
+                expected,
+                log: RefLog::AndReference,
+            },
+        };
+        let edit = RefEdit {
+            change,
+            name: full,
+            deref: false,
+        };
+        let signature = self.signature()?;
+        let mut time_buf = gix::date::parse::TimeBuf::default();
+        match self
+            .repo
+            .edit_references_as(Some(edit), Some(signature.to_ref(&mut time_buf)))
+        {
+            Ok(_) => Ok(()),
+            Err(e) if super::cas::is_lost_race(&e) => Err(WriteError::Conflict),
+            Err(e) => Err(WriteError::Store(git_err(e))),
+        }
+    }
+
+    /// Sets the remote-tracking copy of a claim to what the remote was just seen to hold
+    /// (`None`: it holds none), whatever it was: it mirrors the remote.
+    pub fn set_tracking_claim(
+        &self,
+        remote: &str,
+        slug: &str,
+        id: Option<ObjectId>,
+    ) -> Result<(), WriteError> {
+        let name = tracking_claim_ref(remote, slug);
+        let current = self.ref_tip(&name)?;
+        if current == id {
+            return Ok(());
+        }
+        match (current, id) {
+            (None, None) => Ok(()),
+            (current, new) => self.move_claim_ref(&name, current, new, "mirror the remote's claim"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+    use proptest::prelude::*;
+
+    fn claim() -> Claim {
+        Claim {
+            slug: "pr-2-feat-multiply".into(),
+            workflow: "a".into(),
+            host: "box\n1".into(),
+            user: "alice".into(),
+            since: 1_795_000_000,
+            expires: 1_795_007_200,
+            nonce: "0123abcd".into(),
+        }
+    }
+
+    #[test]
+    fn a_claim_reads_back_from_its_message() {
+        let message = claim().message();
+        assert_eq!(
+            message,
+            "claim pr-2-feat-multiply\n\nOrchestrator-Claim: pr-2-feat-multiply\nOrchestrator-Claim-Workflow: a\n\
+             Orchestrator-Claim-Host: box 1\nOrchestrator-Claim-User: alice\nOrchestrator-Claim-Since: 1795000000\n\
+             Orchestrator-Claim-Expires: 1795007200\nOrchestrator-Claim-Nonce: 0123abcd\n"
+        );
+        let back = Claim::parse(&message).unwrap();
+        assert_eq!(
+            back,
+            Claim {
+                host: "box 1".into(),
+                ..claim()
+            }
+        );
+    }
+
+    #[test]
+    fn what_is_not_a_claim_of_ours_is_not_read_as_one() {
+        let message = claim().message();
+        assert_eq!(Claim::parse("claim x\n"), None);
+        assert_eq!(
+            Claim::parse(&message.replace(
+                "Orchestrator-Claim-Workflow: a",
+                "Orchestrator-Claim-Workflow: ../x"
+            )),
+            None
+        );
+        assert_eq!(
+            Claim::parse(&format!("{message}Orchestrator-Claim-Workflow: b\n")),
+            None,
+            "a repeated field"
+        );
+        assert_eq!(Claim::parse(&message.replace("1795007200", "soon")), None);
+        assert_eq!(Claim::parse(&"x".repeat(5000)), None);
+    }
+
+    #[test]
+    fn claims_are_written_stored_and_moved_by_compare_and_swap() {
+        use crate::test_git::git;
+        let dir = tempfile::tempdir().unwrap();
+        git(dir.path(), &["init", "--quiet", "--initial-branch=main"]);
+        let store = Store::discover(dir.path(), "main").unwrap();
+        let one = store.write_claim(&claim()).unwrap();
+        let other = store
+            .write_claim(&Claim {
+                nonce: "ffff".into(),
+                ..claim()
+            })
+            .unwrap();
+        assert_ne!(one, other, "the nonce makes each claim its own commit");
+        let name = claim_ref("pr-2-feat-multiply");
+        store
+            .move_claim_ref(&name, None, Some(one), "claim")
+            .unwrap();
+        assert!(matches!(
+            store.move_claim_ref(&name, None, Some(other), "claim"),
+            Err(WriteError::Conflict)
+        ));
+        assert!(matches!(
+            store.move_claim_ref(&name, Some(other), None, "release"),
+            Err(WriteError::Conflict)
+        ));
+        let (read, _) = store.read_claim(one).unwrap().unwrap();
+        assert_eq!(read.workflow, "a");
+        assert_eq!(
+            store
+                .local_claims()
+                .unwrap()
+                .into_iter()
+                .collect::<Vec<_>>(),
+            vec![("pr-2-feat-multiply".to_string(), one)]
+        );
+        store
+            .move_claim_ref(&name, Some(one), None, "release")
+            .unwrap();
+        assert!(store.local_claims().unwrap().is_empty());
+        store
+            .set_tracking_claim("origin", "x", Some(other))
+            .unwrap();
+        store.set_tracking_claim("origin", "x", Some(one)).unwrap();
+        assert_eq!(
+            store.tracking_claims("origin").unwrap().get("x"),
+            Some(&one)
+        );
+        store.set_tracking_claim("origin", "x", None).unwrap();
+        assert!(store.tracking_claims("origin").unwrap().is_empty());
+    }
+
+    proptest! {
+        /// Whatever a remote holds under the claims namespace, reading it never panics.
+        #[test]
+        fn parsing_any_message_never_panics(message in ".{0,600}") {
+            let _ = Claim::parse(&message);
+        }
+
+        #[test]
+        fn host_and_user_round_trip_as_one_line(host in "\\PC{0,40}", user in "[a-z\\n\\t ]{0,20}") {
+            let written = Claim { host: host.clone(), user: user.clone(), ..claim() };
+            let back = Claim::parse(&written.message()).unwrap();
+            prop_assert_eq!(back.host, one_line(&host));
+            prop_assert_eq!(back.user, one_line(&user));
+        }
+    }
+}

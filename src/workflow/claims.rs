@@ -1,0 +1,176 @@
+//! Claims on PRs as plain data (SPEC §9.3): the key a PR is claimed by (the slug of its
+//! master-plan heading), and what a claimer may do given the claim it finds.
+
+use super::master_plan;
+
+/// A claim holds until its expiry plus this margin, for clocks that disagree.
+pub const SKEW_SECONDS: i64 = 5 * 60;
+
+/// The longest slug: a ref name component, readable in a listing.
+const MAX_SLUG: usize = 64;
+
+/// `text` as a ref name component: ASCII letters and digits in lower case, every other run
+/// of characters one `-`, at most 64 characters; `pr` when nothing is left. Letters outside
+/// ASCII are not kept (not every one makes a valid ref name): a text that has them gets a
+/// hash of itself appended, so that two titles in another script do not share a key.
+pub fn slug(text: &str) -> String {
+    let mut out = String::new();
+    let mut dash = false;
+    let mut foreign = false;
+    for c in text.chars() {
+        if c.is_ascii_alphanumeric() {
+            if dash && !out.is_empty() {
+                out.push('-');
+            }
+            dash = false;
+            out.push(c.to_ascii_lowercase());
+        } else {
+            foreign |= c.is_alphanumeric();
+            dash = true;
+        }
+    }
+    out.truncate(if foreign { MAX_SLUG - 9 } else { MAX_SLUG });
+    let mut out = out.trim_end_matches('-').to_string();
+    if foreign {
+        if !out.is_empty() {
+            out.push('-');
+        }
+        out.push_str(&format!("{:08x}", fnv1a(text.to_lowercase().as_bytes())));
+    }
+    if out.is_empty() {
+        "pr".to_string()
+    } else {
+        out
+    }
+}
+
+/// 32-bit FNV-1a: the same on every machine and release, as a claim key must be.
+fn fnv1a(bytes: &[u8]) -> u32 {
+    bytes.iter().fold(0x811c_9dc5, |hash: u32, b| {
+        (hash ^ u32::from(*b)).wrapping_mul(0x0100_0193)
+    })
+}
+
+/// The key the PR titled `title` is claimed by: the slug of the master plan's open heading
+/// that names it (`## PR 2: feat: Multiply` → `pr-2-feat-multiply`), else of the title.
+pub fn pr_slug(master_plan: Option<&str>, title: &str) -> String {
+    master_plan
+        .and_then(|text| {
+            master_plan::open_prs(text)
+                .into_iter()
+                .find(|heading| master_plan::names_pr(heading, title))
+        })
+        .map_or_else(|| slug(title), |heading| slug(&heading))
+}
+
+/// A claim as a claimer finds it: who holds it, until when, and whether the commit is the
+/// one this clone wrote for this workflow.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Found<'a> {
+    pub workflow: &'a str,
+    pub expires: i64,
+    /// The commit there is this clone's own claim for the workflow asking.
+    pub ours: bool,
+}
+
+/// What a claimer does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Nobody holds it: create it.
+    Take,
+    /// This workflow holds it already: renew it.
+    Renew,
+    /// Its holder let it expire: replace it, leasing against the expired commit.
+    TakeOver,
+    /// Another holds it.
+    Lost,
+}
+
+/// What a claimer in `workflow` may do at `now` (seconds) with the claim `found`.
+pub fn judge(found: Option<&Found>, workflow: &str, now: i64) -> Verdict {
+    match found {
+        None => Verdict::Take,
+        Some(f) if f.ours && f.workflow == workflow => Verdict::Renew,
+        Some(f) if expired(f.expires, now) => Verdict::TakeOver,
+        Some(_) => Verdict::Lost,
+    }
+}
+
+/// True once a claim expiring at `expires` is past its expiry and the skew margin.
+pub fn expired(expires: i64, now: i64) -> bool {
+    now > expires.saturating_add(SKEW_SECONDS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+    use proptest::prelude::*;
+
+    #[test]
+    fn slugs_name_the_heading() {
+        for (text, expected) in [
+            ("PR 2: feat: Multiply numbers", "pr-2-feat-multiply-numbers"),
+            ("PR-3 Divide", "pr-3-divide"),
+            ("  --Plain Ωmega!! ", "plain-mega-b4e3c021"),
+            ("Ωmega", "mega-65902883"),
+            ("Ω", "c6a65895"),
+            ("!!!", "pr"),
+            ("", "pr"),
+            ("PR 1: ../../refs/heads/main", "pr-1-refs-heads-main"),
+        ] {
+            assert_eq!(slug(text), expected, "{text:?}");
+        }
+        assert_eq!(slug(&"ab ".repeat(100)).chars().count(), 64);
+    }
+
+    #[test]
+    fn a_pr_is_keyed_by_its_open_heading_else_its_title() {
+        let plan = "# Plan\n## PR 1: feat: Add [DONE] abc\n## PR 2: feat: Multiply\n";
+        assert_eq!(pr_slug(Some(plan), "feat: multiply"), "pr-2-feat-multiply");
+        assert_eq!(pr_slug(Some(plan), "feat: Divide"), "feat-divide");
+        assert_eq!(pr_slug(None, "feat: Multiply"), "feat-multiply");
+    }
+
+    #[test]
+    fn the_verdict_follows_holder_and_expiry() {
+        let now = 10_000;
+        let held = |workflow, expires, ours| Found {
+            workflow,
+            expires,
+            ours,
+        };
+        let cases = [
+            (None, Verdict::Take),
+            (Some(held("a", now + 60, true)), Verdict::Renew),
+            // Expired, and ours: still ours to renew.
+            (Some(held("a", now - 3600, true)), Verdict::Renew),
+            (Some(held("b", now + 60, false)), Verdict::Lost),
+            // Same name, another clone's commit: not ours.
+            (Some(held("a", now + 60, false)), Verdict::Lost),
+            // Within the skew margin: still held.
+            (Some(held("b", now - SKEW_SECONDS, false)), Verdict::Lost),
+            (
+                Some(held("b", now - SKEW_SECONDS - 1, false)),
+                Verdict::TakeOver,
+            ),
+            // This clone's commit for another workflow (a sibling worktree).
+            (Some(held("b", now + 60, true)), Verdict::Lost),
+            (Some(held("b", i64::MAX, false)), Verdict::Lost),
+        ];
+        for (found, expected) in cases {
+            assert_eq!(judge(found.as_ref(), "a", now), expected, "{found:?}");
+        }
+    }
+
+    proptest! {
+        /// A slug is always one valid ref name component.
+        #[test]
+        fn every_slug_is_a_ref_component(text in "\\PC{0,80}") {
+            let s = slug(&text);
+            let name = format!("refs/orchestrator/claims/{s}");
+            prop_assert!(gix::refs::FullName::try_from(name.as_str()).is_ok(), "{}", name);
+            prop_assert!(!s.is_empty() && s.len() <= 64);
+        }
+    }
+}
