@@ -205,6 +205,55 @@ mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
 
+    /// `git orchestrate worktree add` records a linked worktree's workflow in its own
+    /// `config.worktree`: the store there selects it, the primary worktree does not, and a
+    /// named workflow still wins (docs/agents-at-scale.md).
+    #[test]
+    fn a_linked_worktrees_own_config_selects_its_workflow() {
+        use crate::test_git::git;
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().join("repo");
+        std::fs::create_dir(&d).unwrap();
+        git(&d, &["init", "--quiet", "--initial-branch=main"]);
+        git(&d, &["commit", "--quiet", "--allow-empty", "-m", "one"]);
+        let linked = dir.path().join("linked");
+        let linked_str = linked.to_str().unwrap();
+        git(
+            &d,
+            &["worktree", "add", "--quiet", "--detach", linked_str, "main"],
+        );
+        git(&d, &["config", "extensions.worktreeConfig", "true"]);
+        git(
+            &linked,
+            &["config", "--worktree", WORKFLOW_CONFIG_KEY, "w1"],
+        );
+        assert_eq!(
+            Store::discover_selected(&linked, None).unwrap().workflow(),
+            "w1"
+        );
+        assert_eq!(
+            Store::discover_selected(&linked.join("."), Some("other"))
+                .unwrap()
+                .workflow(),
+            "other"
+        );
+        assert_eq!(
+            Store::discover_selected(&d, None).unwrap().workflow(),
+            DEFAULT_WORKFLOW,
+            "the primary worktree has no workflow of its own"
+        );
+        // The primary's own config.worktree is its own, not the linked worktree's.
+        git(&d, &["config", "--worktree", WORKFLOW_CONFIG_KEY, "prime"]);
+        assert_eq!(
+            Store::discover_selected(&d, None).unwrap().workflow(),
+            "prime"
+        );
+        assert_eq!(
+            Store::discover_selected(&linked, None).unwrap().workflow(),
+            "w1"
+        );
+    }
+
     /// A replace ref shows another object under an id; the store reads what is stored.
     #[test]
     fn replace_refs_do_not_change_what_the_store_reads() {
