@@ -65,6 +65,9 @@ pub struct Store {
     repo: gix::Repository,
     workflow: String,
     ref_name: FullName,
+    /// The workflow is the one git config selects (`orchestrate.workflow`, a worktree's own
+    /// included), not one named by the caller.
+    selected_by_config: bool,
 }
 
 /// Opens the repository containing `dir` with replace refs off: every object read is the
@@ -135,6 +138,7 @@ impl Store {
             repo,
             workflow: workflow.to_string(),
             ref_name,
+            selected_by_config: false,
         })
     }
 
@@ -156,19 +160,33 @@ impl Store {
         if repo.workdir().is_none() {
             return Err(StoreError::Bare);
         }
-        let workflow = match workflow {
-            Some(w) => w.to_string(),
+        let configured = match workflow {
+            Some(_) => None,
             None => repo
                 .config_snapshot()
                 .string(WORKFLOW_CONFIG_KEY)
-                .map(|w| w.to_str_lossy().into_owned())
-                .unwrap_or_else(|| DEFAULT_WORKFLOW.to_string()),
+                .map(|w| w.to_str_lossy().into_owned()),
+        };
+        let selected_by_config = configured.is_some();
+        let workflow = match (workflow, configured) {
+            (Some(w), _) => w.to_string(),
+            (None, Some(w)) => w,
+            (None, None) => DEFAULT_WORKFLOW.to_string(),
         };
         let workflow = workflow.as_str();
         if !valid_workflow_name(workflow) {
             return Err(StoreError::BadWorkflowName(workflow.to_string()));
         }
-        Self::addressing(repo, workflow)
+        let mut store = Self::addressing(repo, workflow)?;
+        store.selected_by_config = selected_by_config;
+        Ok(store)
+    }
+
+    /// True when no workflow was named (`--workflow`, `GIT_ORCHESTRATE_WORKFLOW`) and git
+    /// config (`orchestrate.workflow`, a worktree's own included) selected this one: what is
+    /// started here selects it again without being told.
+    pub fn workflow_selected_by_config(&self) -> bool {
+        self.selected_by_config
     }
 
     pub fn workflow(&self) -> &str {
@@ -227,9 +245,13 @@ mod tests {
             &linked,
             &["config", "--worktree", WORKFLOW_CONFIG_KEY, "w1"],
         );
-        assert_eq!(
-            Store::discover_selected(&linked, None).unwrap().workflow(),
-            "w1"
+        let selected = Store::discover_selected(&linked, None).unwrap();
+        assert_eq!(selected.workflow(), "w1");
+        assert!(selected.workflow_selected_by_config());
+        assert!(
+            !Store::discover_selected(&linked, Some("w1"))
+                .unwrap()
+                .workflow_selected_by_config()
         );
         assert_eq!(
             Store::discover_selected(&linked.join("."), Some("other"))

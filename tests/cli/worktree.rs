@@ -350,3 +350,48 @@ fn hostile_names_and_paths_create_nothing() {
     .expect(4)
     .warns(&format!("the worktree {fresh} records workflow w2 already"));
 }
+
+/// The agent's side acts on the worktree's workflow too: `run` passes it to the agent, the
+/// agent hooks read it from the worktree they are run for, and `init --agent` there wires
+/// the client without naming it (the worktree's config selects it for every process started
+/// there, and a name in the client's files would follow them into other worktrees).
+#[test]
+fn run_agent_hooks_and_init_agent_in_a_worktree_act_on_its_workflow() {
+    let (repo, beside) = initialised();
+    let wt = place(&beside, "wt1");
+    repo.run(&["worktree", "add", "w1", &wt.display().to_string()])
+        .expect(0);
+    let seen = place(&beside, "seen");
+    let script = format!(
+        "echo \"$GIT_ORCHESTRATE_WORKFLOW\" > '{}'; git orchestrate status --json >> '{}'",
+        seen.display(),
+        seen.display()
+    );
+    repo.run_in(&wt, &["run", "--max-turns", "1", "--", "sh", "-c", &script])
+        .expect(10)
+        .says("turns kept in refs/orchestrator/runs/w1");
+    let seen = std::fs::read_to_string(&seen).unwrap();
+    let (variable, status) = seen.split_once('\n').unwrap();
+    assert_eq!(variable, "w1");
+    let status: serde_json::Value = serde_json::from_str(status).unwrap();
+    assert_eq!(status["workflow"], "w1");
+
+    let input = serde_json::json!({"session_id": "s", "cwd": wt.display().to_string()}).to_string();
+    let start = repo.run_with_stdin(&["agent-hook", "claude", "session-start"], &input);
+    start
+        .expect(0)
+        .says("git-orchestrate: workflow w1 is in state INITIALIZING");
+
+    repo.run_in(&wt, &["init", "--agent", "claude"]).expect(0);
+    let settings = std::fs::read_to_string(wt.join(".claude/settings.json")).unwrap();
+    assert!(
+        settings.contains("git-orchestrate agent-hook claude"),
+        "{settings}"
+    );
+    assert!(!settings.contains("--workflow"), "{settings}");
+    // Named outright, the workflow is still written into the client's files.
+    repo.run_in(&wt, &["--workflow", "w1", "init", "--agent", "claude"])
+        .expect(0);
+    let settings = std::fs::read_to_string(wt.join(".claude/settings.json")).unwrap();
+    assert!(settings.contains("--workflow w1 agent-hook"), "{settings}");
+}

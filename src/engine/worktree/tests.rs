@@ -46,6 +46,15 @@ fn add(
     })
 }
 
+/// NAME, PATH, what is at PATH, the state of a workflow NAME, and the decision.
+type AddRow<'a> = (
+    &'a str,
+    &'a str,
+    PathKind,
+    Option<Status>,
+    Result<AddPlan, Refusal>,
+);
+
 #[test]
 fn add_decides_by_name_and_path() {
     use PathKind::*;
@@ -56,13 +65,7 @@ fn add_decides_by_name_and_path() {
             default_path: false,
         })
     };
-    let rows: Vec<(
-        &str,
-        &str,
-        PathKind,
-        Option<Status>,
-        Result<AddPlan, Refusal>,
-    )> = vec![
+    let rows: Vec<AddRow> = vec![
         ("w2", "/r/repo-w2", Missing, None, ok("/r/repo-w2")),
         ("w2", "/r/empty", EmptyDir, None, ok("/r/empty")),
         (
