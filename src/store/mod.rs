@@ -225,7 +225,7 @@ mod tests {
 
     /// `git orchestrate worktree add` records a linked worktree's workflow in its own
     /// `config.worktree`: the store there selects it, the primary worktree does not, and a
-    /// named workflow still wins (docs/agents-at-scale.md).
+    /// named workflow still wins (docs/worktrees.md).
     #[test]
     fn a_linked_worktrees_own_config_selects_its_workflow() {
         use crate::test_git::git;

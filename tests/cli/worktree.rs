@@ -1,4 +1,4 @@
-//! `git orchestrate worktree add|list|remove` (docs/agents-at-scale.md): one workflow per
+//! `git orchestrate worktree add|list|remove` (docs/worktrees.md): one workflow per
 //! linked worktree, selected there by the worktree's own config for commands and hooks alike.
 
 use std::path::{Path, PathBuf};

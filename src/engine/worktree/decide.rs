@@ -1,6 +1,6 @@
 //! What `worktree add` and `worktree remove` do, decided without git from the facts gathered:
 //! where the new worktree goes, or which worktree goes, or the refusal that names why not
-//! (docs/agents-at-scale.md).
+//! (docs/worktrees.md).
 
 use std::path::{Path, PathBuf};
 

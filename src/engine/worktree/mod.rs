@@ -1,6 +1,6 @@
 //! `git orchestrate worktree add|list|remove`: one workflow per linked worktree, recorded in
 //! that worktree's own config so that every command and hook run there acts on it
-//! (docs/agents-at-scale.md). Gathers the facts, asks `decide.rs`, then acts through git.
+//! (docs/worktrees.md). Gathers the facts, asks `decide.rs`, then acts through git.
 
 mod decide;
 #[cfg(test)]
