@@ -73,6 +73,10 @@ pub struct AddFacts<'a> {
     pub path: &'a Path,
     pub default_path: bool,
     pub path_kind: PathKind,
+    /// A setting of the shared config that git applies to every worktree once
+    /// `extensions.worktreeConfig` is turned on (`core.bare = true`, `core.worktree`), when
+    /// the extension is off yet.
+    pub moves_with_extension: Option<String>,
 }
 
 /// Where `worktree add` puts the worktree of workflow `workflow`.
@@ -110,6 +114,10 @@ pub enum Refusal {
     PathInsideWorktree {
         path: PathBuf,
         worktree: PathBuf,
+    },
+    /// A shared setting git would apply to every worktree once the extension is on.
+    SharedSetting {
+        setting: String,
     },
     NotRecorded {
         name: String,
@@ -171,6 +179,11 @@ pub fn decide_add(facts: &AddFacts) -> Result<AddPlan, Refusal> {
         return Err(Refusal::PathInsideWorktree {
             path: path.into(),
             worktree: w.path.clone(),
+        });
+    }
+    if let Some(setting) = &facts.moves_with_extension {
+        return Err(Refusal::SharedSetting {
+            setting: setting.clone(),
         });
     }
     match facts.path_kind {
@@ -288,6 +301,15 @@ impl Refusal {
                     shown(&worktree)
                 ),
                 "A worktree goes beside the repository, not in one: leave PATH out for the default.",
+            ),
+            Refusal::SharedSetting { setting } => wrong_state(
+                state,
+                format!(
+                    "the repository's shared config sets {setting}, which git would apply to every worktree once \
+                     extensions.worktreeConfig is on; nothing was created"
+                ),
+                "Move it into the primary worktree's own config first (git's `git help worktree`, \
+                 CONFIGURATION FILE, says how), then run `git orchestrate worktree add` again.",
             ),
             Refusal::WorkflowExists { name, state } => wrong_state(
                 state,

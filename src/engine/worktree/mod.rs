@@ -189,6 +189,28 @@ pub fn default_path(primary: &Path, name: &str) -> PathBuf {
         .join(format!("{repo}-{name}"))
 }
 
+fn is_true(value: &str) -> bool {
+    matches!(
+        value.to_ascii_lowercase().as_str(),
+        "true" | "yes" | "on" | "1"
+    )
+}
+
+/// `core.bare = true` or `core.worktree` in the repository's shared config: git documents
+/// that they must move to the primary worktree's own config when `extensions.worktreeConfig`
+/// is turned on, or they would apply to every worktree.
+fn shared_setting_that_moves(session: &Session) -> Result<Option<String>, EngineError> {
+    for key in ["core.bare", "core.worktree"] {
+        if let Some((scope, value)) = session.git.config_with_scope(key)?
+            && scope == "local"
+            && (key == "core.worktree" || is_true(&value))
+        {
+            return Ok(Some(format!("{key} = {value}")));
+        }
+    }
+    Ok(None)
+}
+
 fn path_kind(path: &Path) -> PathKind {
     match std::fs::symlink_metadata(path) {
         Err(_) => PathKind::Missing,
@@ -221,6 +243,15 @@ pub fn add(
         Some(path) => (lexically_absolute(cwd, path), false),
         None => (default_path(&primary, name), true),
     };
+    let extension_on = session
+        .git
+        .config(WORKTREE_CONFIG_EXTENSION)?
+        .is_some_and(|v| is_true(&v));
+    let moves_with_extension = if extension_on {
+        None
+    } else {
+        shared_setting_that_moves(session)?
+    };
     let plan = decide_add(&AddFacts {
         name,
         existing,
@@ -228,6 +259,7 @@ pub fn add(
         path: &target,
         default_path: default,
         path_kind: path_kind(&target),
+        moves_with_extension,
     })
     .map_err(|refusal| refusal.into_error(existing))?;
 
@@ -239,10 +271,7 @@ pub fn add(
         }
     })?;
     session.git.add_detached_worktree(&plan.path, &commit)?;
-    let enabled = !session
-        .git
-        .config(WORKTREE_CONFIG_EXTENSION)?
-        .is_some_and(|v| matches!(v.to_ascii_lowercase().as_str(), "true" | "yes" | "on" | "1"));
+    let enabled = !extension_on;
     if enabled {
         session.git.set_config(WORKTREE_CONFIG_EXTENSION, "true")?;
     }

@@ -43,6 +43,7 @@ fn add(
         path: Path::new(path),
         default_path: false,
         path_kind: kind,
+        moves_with_extension: None,
     })
 }
 
@@ -166,6 +167,26 @@ fn add_decides_by_name_and_path() {
             "{name} {path} {kind:?}"
         );
     }
+}
+
+#[test]
+fn a_shared_setting_that_would_reach_every_worktree_is_refused() {
+    let worktrees = repo();
+    let refused = decide_add(&AddFacts {
+        name: "w2",
+        existing: None,
+        worktrees: &worktrees,
+        path: Path::new("/r/repo-w2"),
+        default_path: true,
+        path_kind: PathKind::Missing,
+        moves_with_extension: Some("core.worktree".into()),
+    });
+    assert_eq!(
+        refused,
+        Err(Refusal::SharedSetting {
+            setting: "core.worktree".into()
+        })
+    );
 }
 
 #[test]
