@@ -106,7 +106,11 @@ struct InitOutput<'a> {
 }
 
 pub fn run(session: &Session, args: &InitArgs, ui: &mut Ui) -> Result<Exit, Failure> {
-    let workflow = Some(session.store.workflow()).filter(|w| *w != DEFAULT_WORKFLOW);
+    // A workflow git config selects (a worktree's own, from `worktree add`) is selected again
+    // for the agent's hooks and MCP server run there: named in the client's files, it would
+    // follow those files into every other worktree.
+    let workflow = Some(session.store.workflow())
+        .filter(|w| *w != DEFAULT_WORKFLOW && !session.store.workflow_selected_by_config());
     if let (Some(agent), true) = (args.agent, args.remove) {
         let report = agent_setup::setup_agent(session, agent.client(), workflow, true)?;
         if ui.json {

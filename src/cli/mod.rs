@@ -34,6 +34,7 @@ mod status;
 mod submit_work;
 mod sync;
 mod verify;
+mod worktree;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -132,6 +133,8 @@ pub enum Command {
     Mcp(mcp::McpArgs),
     /// Let an agent work unattended: brief it, let it work, repeat until done or a human is needed
     Run(run::RunArgs),
+    /// Give each agent a worktree of its own, with a workflow of its own
+    Worktree(worktree::WorktreeArgs),
     /// Print a shell completion script for git orchestrate
     Completions(completions::CompletionsArgs),
     /// Print the manual page (roff), or install it where `man` finds it
@@ -238,6 +241,7 @@ pub fn run(cli: &Cli, ui: &mut Ui) -> Result<Exit, Failure> {
         Command::AgentHook(args) => agent_hook::run(cli.workflow.as_deref(), args),
         Command::Mcp(args) => mcp::run(cli.workflow.as_deref(), args),
         Command::Run(args) => run::run(&open()?, args, ui),
+        Command::Worktree(args) => worktree::run(&open()?, args, ui),
         Command::Completions(args) => completions::run(args, Cli::command(), ui),
         Command::Man(args) => man::run(args, Cli::command(), ui),
     }

@@ -32,6 +32,7 @@ mod submit;
 mod sync;
 mod unrecorded;
 pub mod verify;
+mod worktree;
 
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
@@ -67,6 +68,10 @@ pub use submit::{SubmitKind, SubmitReport, TestReport, submit};
 pub use sync::{
     Action, Adoption, BranchSync, NotesSync, Side, SyncReport, WorkflowSync, adopt_from_remote,
     ensure_refspecs, resolve_remote, sync,
+};
+pub use worktree::{
+    Unpushed, WorktreeAddReport, WorktreeEntry, WorktreeListReport, WorktreeRemoveReport,
+    add as worktree_add, list as worktree_list, remove as worktree_remove,
 };
 
 /// How often a command re-runs after losing a race before it gives up (exit 5).

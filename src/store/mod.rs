@@ -68,6 +68,9 @@ pub struct Store {
     repo: gix::Repository,
     workflow: String,
     ref_name: FullName,
+    /// The workflow is the one git config selects (`orchestrate.workflow`, a worktree's own
+    /// included), not one named by the caller.
+    selected_by_config: bool,
 }
 
 /// Opens the repository containing `dir` with replace refs off: every object read is the
@@ -138,6 +141,7 @@ impl Store {
             repo,
             workflow: workflow.to_string(),
             ref_name,
+            selected_by_config: false,
         })
     }
 
@@ -159,19 +163,33 @@ impl Store {
         if repo.workdir().is_none() {
             return Err(StoreError::Bare);
         }
-        let workflow = match workflow {
-            Some(w) => w.to_string(),
+        let configured = match workflow {
+            Some(_) => None,
             None => repo
                 .config_snapshot()
                 .string(WORKFLOW_CONFIG_KEY)
-                .map(|w| w.to_str_lossy().into_owned())
-                .unwrap_or_else(|| DEFAULT_WORKFLOW.to_string()),
+                .map(|w| w.to_str_lossy().into_owned()),
+        };
+        let selected_by_config = configured.is_some();
+        let workflow = match (workflow, configured) {
+            (Some(w), _) => w.to_string(),
+            (None, Some(w)) => w,
+            (None, None) => DEFAULT_WORKFLOW.to_string(),
         };
         let workflow = workflow.as_str();
         if !valid_workflow_name(workflow) {
             return Err(StoreError::BadWorkflowName(workflow.to_string()));
         }
-        Self::addressing(repo, workflow)
+        let mut store = Self::addressing(repo, workflow)?;
+        store.selected_by_config = selected_by_config;
+        Ok(store)
+    }
+
+    /// True when no workflow was named (`--workflow`, `GIT_ORCHESTRATE_WORKFLOW`) and git
+    /// config (`orchestrate.workflow`, a worktree's own included) selected this one: what is
+    /// started here selects it again without being told.
+    pub fn workflow_selected_by_config(&self) -> bool {
+        self.selected_by_config
     }
 
     pub fn workflow(&self) -> &str {
@@ -207,6 +225,59 @@ impl Store {
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+
+    /// `git orchestrate worktree add` records a linked worktree's workflow in its own
+    /// `config.worktree`: the store there selects it, the primary worktree does not, and a
+    /// named workflow still wins (docs/worktrees.md).
+    #[test]
+    fn a_linked_worktrees_own_config_selects_its_workflow() {
+        use crate::test_git::git;
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().join("repo");
+        std::fs::create_dir(&d).unwrap();
+        git(&d, &["init", "--quiet", "--initial-branch=main"]);
+        git(&d, &["commit", "--quiet", "--allow-empty", "-m", "one"]);
+        let linked = dir.path().join("linked");
+        let linked_str = linked.to_str().unwrap();
+        git(
+            &d,
+            &["worktree", "add", "--quiet", "--detach", linked_str, "main"],
+        );
+        git(&d, &["config", "extensions.worktreeConfig", "true"]);
+        git(
+            &linked,
+            &["config", "--worktree", WORKFLOW_CONFIG_KEY, "w1"],
+        );
+        let selected = Store::discover_selected(&linked, None).unwrap();
+        assert_eq!(selected.workflow(), "w1");
+        assert!(selected.workflow_selected_by_config());
+        assert!(
+            !Store::discover_selected(&linked, Some("w1"))
+                .unwrap()
+                .workflow_selected_by_config()
+        );
+        assert_eq!(
+            Store::discover_selected(&linked.join("."), Some("other"))
+                .unwrap()
+                .workflow(),
+            "other"
+        );
+        assert_eq!(
+            Store::discover_selected(&d, None).unwrap().workflow(),
+            DEFAULT_WORKFLOW,
+            "the primary worktree has no workflow of its own"
+        );
+        // The primary's own config.worktree is its own, not the linked worktree's.
+        git(&d, &["config", "--worktree", WORKFLOW_CONFIG_KEY, "prime"]);
+        assert_eq!(
+            Store::discover_selected(&d, None).unwrap().workflow(),
+            "prime"
+        );
+        assert_eq!(
+            Store::discover_selected(&linked, None).unwrap().workflow(),
+            "w1"
+        );
+    }
 
     /// A replace ref shows another object under an id; the store reads what is stored.
     #[test]

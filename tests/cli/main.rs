@@ -29,6 +29,7 @@ mod run;
 mod signed;
 mod support;
 mod sync;
+mod worktree;
 
 /// Polls until process `pid` is gone (or a zombie awaiting its new parent), up to 5 s.
 pub fn process_gone(pid: i32) -> bool {

@@ -12,6 +12,7 @@ mod sync;
 #[cfg(test)]
 mod tests;
 mod verifier;
+mod worktree;
 
 use std::ffi::OsStr;
 use std::fmt;
@@ -20,6 +21,7 @@ use std::process::{Command, Stdio};
 
 pub use config::{MIN_VERSION, parse_version};
 pub use scratch::{SCRATCH_DIR, TempWorktree};
+pub use worktree::ListedWorktree;
 
 /// A git command that failed, with what git said.
 #[derive(Debug, thiserror::Error)]
