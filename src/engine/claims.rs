@@ -224,14 +224,6 @@ fn master_plan_text(session: &Session, state: &State) -> Result<Option<String>, 
         .map(|bytes| String::from_utf8_lossy(&bytes).into_owned()))
 }
 
-/// The key of the PR titled `title`: its master-plan heading's slug.
-pub fn pr_key(session: &Session, state: &State, title: &str) -> Result<String, EngineError> {
-    Ok(rules::pr_slug(
-        master_plan_text(session, state)?.as_deref(),
-        title,
-    ))
-}
-
 /// Decides whether the workflow in `snap` may claim the PR titled `title`, and writes the
 /// claim commit it would take: refused (exit 4, naming the holder) when another holds it.
 pub(crate) fn prepare(
@@ -242,7 +234,17 @@ pub(crate) fn prepare(
     let state = &snap.state;
     let store = &session.store;
     let workflow = store.workflow().to_string();
-    let pr = pr_key(session, state, title)?;
+    let remote = claim_remote(session, Some(state))?;
+    // The master plan as the remote's main has it: a PR another clone merged is [DONE]
+    // there before this clone's main knows it.
+    let master_plan = match &remote {
+        Some(remote) => remote_master_plan(session, state, remote)?,
+        None => master_plan_text(session, state)?,
+    };
+    if let Some(text) = &master_plan {
+        refuse_done(text, title, remote.as_deref())?;
+    }
+    let pr = rules::pr_slug(master_plan.as_deref(), title);
     let name = claim_ref(&pr);
     let ttl = i64::try_from(
         session
@@ -254,7 +256,6 @@ pub(crate) fn prepare(
     )
     .unwrap_or(i64::MAX);
     let local_before = store.ref_tip(&name)?;
-    let remote = claim_remote(session, Some(state))?;
     let (current, remote_lease) = match &remote {
         None => (local_before, None),
         Some(remote) => {
@@ -316,6 +317,53 @@ pub(crate) fn prepare(
         local_before,
         remote: remote_lease,
     })
+}
+
+/// The master plan on `remote`'s main branch, fetched into `refs/remotes/<remote>/<main>`
+/// when this clone does not have that commit yet; `None` when there is none.
+fn remote_master_plan(
+    session: &Session,
+    state: &State,
+    remote: &str,
+) -> Result<Option<String>, EngineError> {
+    let main = session.main_branch(Some(state))?;
+    let branch = format!("refs/heads/{main}");
+    let listed = session
+        .git
+        .ls_remote(remote, &[&branch])
+        .map_err(|e| remote_error(remote, format!("read {main} on {remote}"), e))?;
+    let Some((_, id)) = listed.into_iter().find(|(n, _)| *n == branch) else {
+        // The remote has no main yet: this clone's is the plan.
+        return master_plan_text(session, state);
+    };
+    if session.git.rev_parse(&format!("{id}^{{commit}}")).is_err() {
+        let spec = format!(
+            "+{branch}:{}",
+            crate::store::tracking_branch_ref(remote, &main)
+        );
+        session
+            .git
+            .fetch(remote, &[spec])
+            .map_err(|e| remote_error(remote, format!("fetch {main} from {remote}"), e))?;
+    }
+    let config = session.load_config(Some(state))?.config;
+    session.master_plan_at(&id, &config.master_plan)
+}
+
+/// Refuses a plan for a PR the master plan marks [DONE] (and no open heading names): merged
+/// already, by this workflow or another.
+fn refuse_done(text: &str, title: &str, remote: Option<&str>) -> Result<(), EngineError> {
+    match rules::done_heading(text, title) {
+        Some(heading) => Err(super::wrong_state(
+            Status::Initializing,
+            format!(
+                "the plan is not accepted: \"{heading}\" is done on {} main: it was merged already",
+                remote.map_or_else(|| "the".to_string(), |r| format!("{r}'s"))
+            ),
+            "Run `git orchestrate get-task`: it brings main up to date, and its briefing names the PRs still free. Plan one of those.",
+        )),
+        None => Ok(()),
+    }
 }
 
 /// The remote's claim on `pr` and its copy of this workflow (one `ls-remote`), the claim's
