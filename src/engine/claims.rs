@@ -237,9 +237,13 @@ pub(crate) fn prepare(
     let remote = claim_remote(session, Some(state))?;
     // The master plan as the remote's main has it: a PR another clone merged is [DONE]
     // there before this clone's main knows it.
-    let master_plan = match &remote {
-        Some(remote) => remote_master_plan(session, state, remote)?,
-        None => master_plan_text(session, state)?,
+    let view = match &remote {
+        Some(remote) => Some(look(session, state, remote)?),
+        None => None,
+    };
+    let master_plan = match (&remote, &view) {
+        (Some(remote), Some(view)) => remote_master_plan(session, state, remote, view)?,
+        _ => master_plan_text(session, state)?,
     };
     if let Some(text) = &master_plan {
         refuse_done(text, title, remote.as_deref())?;
@@ -256,10 +260,19 @@ pub(crate) fn prepare(
     )
     .unwrap_or(i64::MAX);
     let local_before = store.ref_tip(&name)?;
-    let (current, remote_lease) = match &remote {
-        None => (local_before, None),
-        Some(remote) => {
-            let (seen, workflow_seen) = read_remote(session, remote, &pr)?;
+    let (current, remote_lease) = match (&remote, view) {
+        (Some(remote), Some(view)) => {
+            let seen = view.claims.get(&name).copied();
+            if let Some(id) = seen
+                && store.read_claim(id)?.is_none()
+            {
+                // Another's claim, not here yet: fetched to read its holder. A ref that
+                // holds no claim of ours stays unreadable, and is judged so.
+                let spec = format!("+{name}:{}", tracking_claim_ref(remote, &pr));
+                let _ = session.git.fetch(remote, &[spec]);
+            }
+            store.set_tracking_claim(remote, &pr, seen)?;
+            let workflow_seen = view.workflow;
             // The transition goes along only when it fast-forwards the remote's workflow.
             let workflow_seen = match workflow_seen {
                 None => Some(None),
@@ -280,6 +293,7 @@ pub(crate) fn prepare(
                 }),
             )
         }
+        _ => (local_before, None),
     };
     let now = now();
     let held = match current {
@@ -319,26 +333,57 @@ pub(crate) fn prepare(
     })
 }
 
+/// What the remote holds, as one `git ls-remote` lists it: its main branch, every claim, and
+/// this workflow.
+struct RemoteView {
+    main: Option<String>,
+    /// By full ref name.
+    claims: std::collections::HashMap<String, ObjectId>,
+    workflow: Option<ObjectId>,
+}
+
+fn look(session: &Session, state: &State, remote: &str) -> Result<RemoteView, EngineError> {
+    let main = format!("refs/heads/{}", session.main_branch(Some(state))?);
+    let workflow = session.store.ref_name();
+    let claims = format!("{}*", crate::store::CLAIMS);
+    let listed = session
+        .git
+        .ls_remote(remote, &[&main, &workflow, &claims])
+        .map_err(|e| remote_error(remote, format!("read the claims on {remote}"), e))?;
+    let mut view = RemoteView {
+        main: None,
+        claims: std::collections::HashMap::new(),
+        workflow: None,
+    };
+    for (name, id) in listed {
+        if name == main {
+            view.main = Some(id);
+        } else if let Ok(id) = ObjectId::from_hex(id.as_bytes()) {
+            if name == workflow {
+                view.workflow = Some(id);
+            } else if name.starts_with(crate::store::CLAIMS) {
+                view.claims.insert(name, id);
+            }
+        }
+    }
+    Ok(view)
+}
+
 /// The master plan on `remote`'s main branch, fetched into `refs/remotes/<remote>/<main>`
-/// when this clone does not have that commit yet; `None` when there is none.
+/// when this clone does not have that commit yet; this clone's when the remote has no main.
 fn remote_master_plan(
     session: &Session,
     state: &State,
     remote: &str,
+    view: &RemoteView,
 ) -> Result<Option<String>, EngineError> {
-    let main = session.main_branch(Some(state))?;
-    let branch = format!("refs/heads/{main}");
-    let listed = session
-        .git
-        .ls_remote(remote, &[&branch])
-        .map_err(|e| remote_error(remote, format!("read {main} on {remote}"), e))?;
-    let Some((_, id)) = listed.into_iter().find(|(n, _)| *n == branch) else {
-        // The remote has no main yet: this clone's is the plan.
+    let Some(id) = &view.main else {
         return master_plan_text(session, state);
     };
     if session.git.rev_parse(&format!("{id}^{{commit}}")).is_err() {
+        let main = session.main_branch(Some(state))?;
         let spec = format!(
-            "+{branch}:{}",
+            "+refs/heads/{main}:{}",
             crate::store::tracking_branch_ref(remote, &main)
         );
         session
@@ -347,7 +392,7 @@ fn remote_master_plan(
             .map_err(|e| remote_error(remote, format!("fetch {main} from {remote}"), e))?;
     }
     let config = session.load_config(Some(state))?.config;
-    session.master_plan_at(&id, &config.master_plan)
+    session.master_plan_at(id, &config.master_plan)
 }
 
 /// Refuses a plan for a PR the master plan marks [DONE] (and no open heading names): merged

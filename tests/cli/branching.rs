@@ -165,7 +165,7 @@ fn a_remote_that_is_missing_or_unreachable_refuses_the_plan_with_gits_own_words(
     repo.git(&["remote", "add", "origin", "/nonexistent/remote.git"]);
     let out = repo.submit_plan(PLAN);
     out.expect(5);
-    out.warns("could not read the claim on pr-1-feat-add-numbers from origin");
+    out.warns("could not read the claims on origin");
     out.warns("does not appear to be a git repository");
     assert_eq!(repo.status(), "INITIALIZING");
 }

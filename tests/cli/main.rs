@@ -26,6 +26,7 @@ mod package;
 mod race;
 mod review;
 mod run;
+mod scale;
 mod signed;
 mod support;
 mod sync;
