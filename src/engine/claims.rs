@@ -482,17 +482,15 @@ pub(crate) fn land(
             &format!("undo the claim on {}", pending.pr),
         );
     };
-    match push_claim(session, lease, &name, pending.commit, transition) {
-        Ok(()) => {}
-        Err(e) => {
-            undo();
-            return Err(e);
-        }
-    }
+    let pushed = push_claim(session, lease, &name, pending.commit, transition);
+    // Read back even when the push failed: a push whose answer was lost may have landed,
+    // and a claim of ours left there with nothing here would lock this workflow out.
     let (now_there, _) = match read_remote(session, &lease.name, &pending.pr) {
         Ok(read) => read,
+        // Whether it landed is not known: the local ref keeps this commit, so that a retry
+        // that finds it on the remote holds it, and one that does not judges it as absent.
         Err(e) => {
-            undo();
+            pushed?;
             return Err(e);
         }
     };
@@ -500,6 +498,7 @@ pub(crate) fn land(
         return Ok(());
     }
     undo();
+    pushed?;
     let holder = match now_there {
         Some(id) => store.read_claim(id)?.map(|(claim, _)| claim),
         None => None,
