@@ -2,6 +2,7 @@
 //! plan, create the PR branch, record a checkpoint) and returns the briefing.
 
 mod blocked;
+mod land;
 mod merge;
 
 use self::blocked::{Blocked, dirty};
@@ -356,8 +357,8 @@ fn parent_is_branch(session: &Session, name: &str) -> Result<bool, EngineError> 
     Ok(false)
 }
 
-/// Checks out main, updates it when a remote is configured, and creates the PR branch from
-/// it; an existing branch of that name (from an interrupted run) is checked out instead.
+/// Brings main up to the remote's, when the workflow has a remote, and creates the PR branch
+/// from it; an existing branch of that name (from an interrupted run) is checked out instead.
 fn prepare_branch(
     session: &Session,
     snap: &Snapshot,
@@ -389,15 +390,19 @@ fn prepare_branch(
             Err(e) => blocked(Blocked::Git(e.to_string())),
         };
     }
-    let remote = session.load_config(Some(&snap.state))?.config.remote;
-    let steps = || -> Result<(), crate::exec::GitError> {
-        git.checkout(&main)?;
-        if let Some(remote) = &remote {
-            git.pull_ff_only(remote, &main)?;
+    // From the remote's latest main, so no agent plans a PR another has merged; main is
+    // moved where it is checked out (here, or in another worktree when it is clean) or, checked
+    // out nowhere, by compare-and-swap, and the branch starts from its commit: git refuses to
+    // check main out here while another worktree has it.
+    let remote = super::coordination_remote(session, &snap.state)?;
+    if let Some(remote) = &remote {
+        let at = land::main_at(session, &main)?;
+        if let Err(why) = land::up_to_remote(session, &main, &at, remote)? {
+            return blocked(why);
         }
-        git.checkout_new_branch(branch, &main)
-    };
-    match steps() {
+    }
+    let start = git.rev_parse(&crate::store::branch_ref(&main))?;
+    match git.checkout_new_branch(branch, &start) {
         Ok(()) => Ok(BranchOutcome::Created {
             branch: branch.to_string(),
             main,
