@@ -121,10 +121,28 @@ fn remote_with_newer_main(repo: &TestRepo) -> tempfile::TempDir {
     remote
 }
 
+/// `origin` is the workflows' remote without `remote` in the config: main is brought up to
+/// origin's before the branch is made (so no agent plans a PR another has merged).
 #[test]
-fn without_a_configured_remote_main_is_not_pulled() {
+fn without_a_configured_remote_main_is_updated_from_origin() {
     let repo = TestRepo::new();
     let _remote = remote_with_newer_main(&repo);
+    repo.submit_plan(PLAN).expect(0);
+    let out = repo.run(&["get-task"]).expect(0).stdout.clone();
+    assert!(
+        out.contains("updated it from origin, and created branch feat/add-numbers from it."),
+        "{out}"
+    );
+    assert!(repo.path.join("upstream.txt").exists());
+}
+
+/// Several remotes, none called origin, and none configured: nothing is fetched.
+#[test]
+fn with_several_remotes_and_none_chosen_main_is_not_pulled() {
+    let repo = TestRepo::new();
+    let remote = remote_with_newer_main(&repo);
+    repo.git(&["remote", "rename", "origin", "upstream"]);
+    repo.git(&["remote", "add", "fork", remote.path().to_str().unwrap()]);
     repo.submit_plan(PLAN).expect(0);
     let out = repo.run(&["get-task"]).expect(0).stdout.clone();
     assert!(
@@ -153,11 +171,31 @@ fn with_a_configured_remote_main_is_pulled_before_branching() {
 }
 
 #[test]
-fn a_failing_pull_blocks_the_branch_with_gits_own_words() {
-    let repo = TestRepo::with_config(&format!("remote = \"nowhere\"\n{CONFIG}"));
+fn a_failing_fetch_blocks_the_branch_with_gits_own_words() {
+    let repo = TestRepo::new();
+    repo.git(&["remote", "add", "origin", "/nonexistent/remote.git"]);
     repo.submit_plan(PLAN).expect(0);
     let out = repo.run(&["get-task"]).expect(4).stdout.clone();
-    assert!(out.contains("The PR branch feat/add-numbers could not be created:\n  `git pull --quiet --ff-only nowhere main` failed (exit 1):"), "{out}");
+    assert!(
+        out.contains("The PR branch feat/add-numbers could not be created:\n  `git ls-remote --quiet origin refs/heads/main` failed"),
+        "{out}"
+    );
+    assert_eq!(repo.status(), "CREATING_BRANCH");
+}
+
+#[test]
+fn a_configured_remote_that_does_not_exist_is_named() {
+    let repo = TestRepo::with_config(&format!("remote = \"nowhere\"\n{CONFIG}"));
+    repo.submit_plan(PLAN).expect(0);
+    let out = repo.run(&["get-task"]);
+    out.expect(2);
+    assert!(
+        out.stderr.contains(
+            "error: `remote = \"nowhere\"` in .orchestrate.toml names no remote of this repository"
+        ),
+        "{}",
+        out.stderr
+    );
     assert_eq!(repo.status(), "CREATING_BRANCH");
 }
 

@@ -78,6 +78,9 @@ pub(super) fn brief(session: &Session) -> Result<TaskReport, EngineError> {
 fn attempt(session: &Session) -> Result<TaskReport, EngineError> {
     let mut progress = Progress::default();
     let mut snap = session.read_or_create()?;
+    if snap.state.status() == Status::Initializing {
+        refresh_main(session, &snap.state)?;
+    }
     for _ in 0..MAX_STEPS {
         let step = workflow::get_task_step(&snap.state, snap.summary.as_ref());
         let Some(event) = carry_out(session, &snap, step, &mut progress)? else {
@@ -90,7 +93,11 @@ fn attempt(session: &Session) -> Result<TaskReport, EngineError> {
             break;
         }
         let stop = workflow::get_task_stops_after(&event);
+        let merged = matches!(event, Event::Merged { .. });
         session.apply(&snap, event)?;
+        if merged {
+            progress.notes.extend(publish_merge(session, &snap.state)?);
+        }
         snap = session.store.read()?.ok_or(EngineError::Conflict)?;
         if stop {
             break;
@@ -105,6 +112,38 @@ fn attempt(session: &Session) -> Result<TaskReport, EngineError> {
     )?;
     report.branch_blocked = progress.blocked;
     Ok(report)
+}
+
+/// Before the agent reads the master plan to pick the next PR: main brought up to the
+/// workflows' remote's, when that is a fast-forward that is safe where main is checked out,
+/// so the PRs other workflows merged show as [DONE]. Whatever stops it, the briefing's
+/// notice says main is behind, and branch creation tries again.
+fn refresh_main(session: &Session, state: &State) -> Result<(), EngineError> {
+    let Some(remote) = super::coordination_remote(session, state)? else {
+        return Ok(());
+    };
+    let main = session.main_branch(Some(state))?;
+    if !session.store.branch_exists(&main)? {
+        return Ok(());
+    }
+    let at = land::main_at(session, &main)?;
+    let _ = land::up_to_remote(session, &main, &at, &remote)?;
+    Ok(())
+}
+
+/// Pushes the record of the merge just made to the remote main went to, so that other clones
+/// count the merge as this workflow's (docs/architecture.md, "Finalization and merge"); a
+/// push refused is named, never forced.
+fn publish_merge(session: &Session, state: &State) -> Result<Option<Notice>, EngineError> {
+    let Some(remote) = super::coordination_remote(session, state)? else {
+        return Ok(None);
+    };
+    Ok(super::remote::publish_workflow(session, &remote)
+        .err()
+        .map(|e| Notice::MergeRecordNotPushed {
+            remote,
+            said: e.stderr,
+        }))
 }
 
 /// What the orchestrator's steps did so far in one `get-task`, for its briefing.

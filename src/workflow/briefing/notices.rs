@@ -139,6 +139,15 @@ pub enum Notice {
         commits: Vec<String>,
         rewritten: bool,
     },
+    /// The merge reached the remote's main, but the workflow's record of it did not: another
+    /// clone counts the merge as its workflow's once `sync` brings the record.
+    MergeRecordNotPushed { remote: String, said: String },
+    /// The local main branch lacks `behind` commits of the remote's main as last fetched.
+    MainBehindRemote {
+        main: String,
+        remote: String,
+        behind: u64,
+    },
 }
 
 impl std::fmt::Display for Notice {
@@ -151,6 +160,24 @@ impl std::fmt::Display for Notice {
                 commits,
                 rewritten,
             } => main_moved_outside(f, main, since, commits, *rewritten),
+            Notice::MergeRecordNotPushed { remote, said } => write!(
+                f,
+                "the merge is on {remote}, but the workflow's record of it was not pushed ({}): run \
+                 `git orchestrate sync {remote}`, or other clones count the merge as a move of main \
+                 outside the workflows",
+                said.trim()
+            ),
+            Notice::MainBehindRemote {
+                main,
+                remote,
+                behind,
+            } => write!(
+                f,
+                "{main} is {behind} commit{} behind {remote}/{main} as last fetched: other workflows \
+                 may have merged PRs since; `git orchestrate get-task` brings {main} up to {remote}'s \
+                 before the next PR branch is made, and the merge does too",
+                if *behind == 1 { "" } else { "s" }
+            ),
             Notice::ConfigDiffersFromMain { main, branch } => write!(
                 f,
                 "{CONFIG} in the working tree differs from {main}:{CONFIG}; the gates of {main} stay in \
