@@ -28,7 +28,9 @@ fn choose_remote<'a>(
             return Ok(Some(name));
         }
         return Err(EngineError::BadInput {
-            message: format!("`remote = \"{name}\"` in .orchestrate.toml names no remote of this repository"),
+            message: format!(
+                "`remote = \"{name}\"` in .orchestrate.toml names no remote of this repository"
+            ),
             hint: format!(
                 "Add it with `git remote add {name} <url>`, or change `remote` to one of: {}.",
                 if remotes.is_empty() {

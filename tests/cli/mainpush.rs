@@ -9,7 +9,8 @@ use std::process::Stdio;
 use crate::support::{BIN, CONFIG, Run, TestRepo, counting_config, one_task_plan, runs};
 
 /// A master plan of two PRs, far enough apart that marking each [DONE] never conflicts.
-const TWO_PRS: &str = "# Plan\n\n## PR 1: feat: One\n\nThe first.\n\n## PR 2: feat: Two\n\nThe second.\n";
+const TWO_PRS: &str =
+    "# Plan\n\n## PR 1: feat: One\n\nThe first.\n\n## PR 2: feat: Two\n\nThe second.\n";
 
 /// One agent: a working tree of `repo` (the repository itself or a linked worktree) and the
 /// workflow it drives (`None`: the one the worktree's config names).
@@ -131,7 +132,11 @@ fn remote_git(bare: &Path, args: &[&str]) -> String {
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .output()
         .expect("git");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
@@ -186,7 +191,11 @@ fn a_second_clone_plans_from_the_remotes_new_main_and_both_merges_reach_it() {
     agent_b.run(&["sync"]).expect(0);
     let brief = agent_b.run(&["get-task"]);
     brief.expect(0);
-    assert!(brief.stdout.contains("GOAL: plan the next pull request."), "{}", brief.stdout);
+    assert!(
+        brief.stdout.contains("GOAL: plan the next pull request."),
+        "{}",
+        brief.stdout
+    );
     assert!(!brief.stdout.contains("behind"), "{}", brief.stdout);
     assert_eq!(
         agent_b.git(&["rev-parse", "main"]),
@@ -230,7 +239,12 @@ fn status_says_main_is_behind_the_remotes_main() {
     Agent::of(&a, "a").run(&["get-task"]).expect(0);
     let agent_b = Agent::of(&b, "b");
     agent_b.run(&["status"]).expect(0);
-    assert!(!agent_b.run(&["status"]).stdout.contains("behind origin/main"));
+    assert!(
+        !agent_b
+            .run(&["status"])
+            .stdout
+            .contains("behind origin/main")
+    );
     agent_b.git(&["fetch", "--quiet", "origin"]);
     let out = agent_b.run(&["status"]);
     out.expect(0);
@@ -243,13 +257,21 @@ fn status_says_main_is_behind_the_remotes_main() {
 fn a_pr_branch_adopted_by_sync_is_merged_and_deleted_in_the_second_clone() {
     let (a, b, _dir, bare) = two_clones(CONFIG);
     let agent_a = Agent::of(&a, "main");
-    agent_a.run_with_stdin(
-        &["submit-work", "--summary", "the plan", "--plan", "-"],
-        &one_task_plan("feat: One", "one.txt"),
-    )
-    .expect(0);
+    agent_a
+        .run_with_stdin(
+            &["submit-work", "--summary", "the plan", "--plan", "-"],
+            &one_task_plan("feat: One", "one.txt"),
+        )
+        .expect(0);
     agent_a.run(&["get-task"]).expect(0);
-    agent_a.run(&["submit-work", "-s", "red", "--test-command", "test -e one.txt"])
+    agent_a
+        .run(&[
+            "submit-work",
+            "-s",
+            "red",
+            "--test-command",
+            "test -e one.txt",
+        ])
         .expect(3);
     agent_a.run(&["sync"]).expect(0);
 
@@ -261,22 +283,32 @@ fn a_pr_branch_adopted_by_sync_is_merged_and_deleted_in_the_second_clone() {
         agent_b.git(&["rev-parse", "--abbrev-ref", "feat/one@{upstream}"]),
         "origin/feat/one"
     );
-    agent_b.run(&[
-        "submit-work",
-        "-s",
-        "missing",
-        "--analysis-decision",
-        "SUCCESS",
-    ])
-    .expect(0);
+    agent_b
+        .run(&[
+            "submit-work",
+            "-s",
+            "missing",
+            "--analysis-decision",
+            "SUCCESS",
+        ])
+        .expect(0);
     agent_b.write("one.txt", "one\n");
-    agent_b.run(&["submit-work", "-s", "green", "--test-command", "test -e one.txt"])
+    agent_b
+        .run(&[
+            "submit-work",
+            "-s",
+            "green",
+            "--test-command",
+            "test -e one.txt",
+        ])
         .expect(0);
     agent_b.run(&["checkpoint"]).expect(0);
     agent_b.run(&["get-task"]).expect(0);
-    agent_b.run(&["submit-work", "-s", "squashed", "--squash"])
+    agent_b
+        .run(&["submit-work", "-s", "squashed", "--squash"])
         .expect(0);
-    agent_b.run(&["submit-work", "-s", "plan updated", "--mark-done"])
+    agent_b
+        .run(&["submit-work", "-s", "plan updated", "--mark-done"])
         .expect(0);
     let checked = agent_b.git(&["rev-parse", "feat/one"]);
 
@@ -284,11 +316,15 @@ fn a_pr_branch_adopted_by_sync_is_merged_and_deleted_in_the_second_clone() {
     out.expect(0);
     assert_eq!(agent_b.state(), "INITIALIZING");
     assert!(
-        !agent_b.repo.git_try(&["rev-parse", "--verify", "--quiet", "refs/heads/feat/one"]).0,
+        !agent_b
+            .repo
+            .git_try(&["rev-parse", "--verify", "--quiet", "refs/heads/feat/one"])
+            .0,
         "the branch is deleted"
     );
     assert!(
-        !b.git_try(&["config", "--get-regexp", "^branch\\.feat/one\\."]).0,
+        !b.git_try(&["config", "--get-regexp", "^branch\\.feat/one\\."])
+            .0,
         "its upstream configuration went with it"
     );
     assert_eq!(
@@ -321,8 +357,11 @@ fn race_b_behind_a(a: &TestRepo, b: &TestRepo) {
     )
     .unwrap();
     use std::os::unix::fs::PermissionsExt as _;
-    std::fs::set_permissions(hooks.join("pre-push"), std::fs::Permissions::from_mode(0o755))
-        .unwrap();
+    std::fs::set_permissions(
+        hooks.join("pre-push"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
     b.git(&["config", "core.hooksPath", hooks.to_str().unwrap()]);
 }
 
@@ -345,10 +384,22 @@ fn a_merge_that_loses_the_race_is_made_again_on_the_newer_main_and_checked_again
     let before = runs(&counter);
     let out = agent_b.run(&["get-task"]);
     out.expect(0);
-    assert!(b.dir().join(".git/race-ran").exists(), "A merged in between");
-    assert_eq!(agent_a.state(), "INITIALIZING", "{}", std::fs::read_to_string(b.dir().join(".git/race.log")).unwrap_or_default());
+    assert!(
+        b.dir().join(".git/race-ran").exists(),
+        "A merged in between"
+    );
+    assert_eq!(
+        agent_a.state(),
+        "INITIALIZING",
+        "{}",
+        std::fs::read_to_string(b.dir().join(".git/race.log")).unwrap_or_default()
+    );
     assert_eq!(agent_b.state(), "INITIALIZING", "{}", out.stdout);
-    assert_eq!(runs(&counter), before + 1, "the re-merge ran the gates once");
+    assert_eq!(
+        runs(&counter),
+        before + 1,
+        "the re-merge ran the gates once"
+    );
     assert_eq!(
         remote_main_line(&bare)[..2],
         ["Merge branch 'feat/two'", "Merge branch 'feat/one'"]
@@ -363,13 +414,14 @@ fn a_merge_that_loses_the_race_is_made_again_on_the_newer_main_and_checked_again
     assert_ne!(remote_git(&bare, &["rev-parse", "main^1^1"]), remote_main);
     assert_eq!(remote_git(&bare, &["rev-parse", "main^1^1"]), base_b);
     let files = remote_git(&bare, &["ls-tree", "--name-only", "main"]);
-    assert!(files.contains("one.txt") && files.contains("two.txt"), "{files}");
+    assert!(
+        files.contains("one.txt") && files.contains("two.txt"),
+        "{files}"
+    );
     // B's record names its merge exactly.
-    let state: serde_json::Value = serde_json::from_str(&agent_b.git(&[
-        "show",
-        "refs/orchestrator/workflows/b:state.json",
-    ]))
-    .unwrap();
+    let state: serde_json::Value =
+        serde_json::from_str(&agent_b.git(&["show", "refs/orchestrator/workflows/b:state.json"]))
+            .unwrap();
     assert_eq!(state["main_tip"], remote_main.as_str());
 
     for agent in [&agent_a, &agent_b] {
@@ -399,21 +451,45 @@ fn a_lost_race_whose_merge_conflicts_halts_with_the_branch_intact() {
         "{}",
         out.stdout
     );
-    assert!(out.stdout.contains("Conflicting files: same.txt."), "{}", out.stdout);
+    assert!(
+        out.stdout.contains("Conflicting files: same.txt."),
+        "{}",
+        out.stdout
+    );
     assert_eq!(agent_b.state(), "HALTED");
     assert_eq!(agent_b.git(&["rev-parse", "feat/two"]), checked);
     let remote_main = remote_git(&bare, &["rev-parse", "main"]);
     assert_eq!(remote_main_line(&bare)[0], "Merge branch 'feat/one'");
     assert_eq!(agent_b.git(&["rev-parse", "main"]), remote_main);
-    assert_eq!(agent_b.git(&["status", "--porcelain", "--untracked-files=no"]), "");
+    assert_eq!(
+        agent_b.git(&["status", "--porcelain", "--untracked-files=no"]),
+        ""
+    );
 }
 
 /// A linked worktree of `repo` at `path`, detached, whose config selects `workflow`.
-fn linked_worktree<'a>(repo: &'a TestRepo, name: &str, workflow: &'a str) -> (Agent<'a>, tempfile::TempDir) {
+fn linked_worktree<'a>(
+    repo: &'a TestRepo,
+    name: &str,
+    workflow: &'a str,
+) -> (Agent<'a>, tempfile::TempDir) {
     let parent = tempfile::tempdir().unwrap();
     let path = parent.path().canonicalize().unwrap().join(name);
-    repo.git(&["worktree", "add", "--quiet", "--detach", path.to_str().unwrap()]);
-    repo.git(&["-C", path.to_str().unwrap(), "config", "--worktree", "orchestrate.workflow", workflow]);
+    repo.git(&[
+        "worktree",
+        "add",
+        "--quiet",
+        "--detach",
+        path.to_str().unwrap(),
+    ]);
+    repo.git(&[
+        "-C",
+        path.to_str().unwrap(),
+        "config",
+        "--worktree",
+        "orchestrate.workflow",
+        workflow,
+    ]);
     (
         Agent {
             repo,
@@ -445,9 +521,16 @@ fn agents_in_linked_worktrees_merge_while_main_is_checked_out_in_the_primary() {
     assert_eq!(one.state(), "INITIALIZING");
     let after_one = repo.git(&["rev-parse", "main"]).trim().to_string();
     assert_ne!(after_one, start);
-    assert_eq!(one.git(&["rev-parse", "HEAD"]), after_one, "w1 is left detached at main");
+    assert_eq!(
+        one.git(&["rev-parse", "HEAD"]),
+        after_one,
+        "w1 is left detached at main"
+    );
     assert_eq!(repo.git(&["branch", "--show-current"]).trim(), "main");
-    assert!(repo.dir().join("one.txt").exists(), "the primary's checkout moved with main");
+    assert!(
+        repo.dir().join("one.txt").exists(),
+        "the primary's checkout moved with main"
+    );
     assert_eq!(repo.git(&["status", "--porcelain"]).trim(), "");
 
     // The primary has a change: main is not moved under it, and the merge says where.

@@ -39,11 +39,13 @@ pub(super) fn dirty_elsewhere(
     worktree: &std::path::Path,
 ) -> Result<Option<Blocked>, EngineError> {
     let changes = session.git.at(worktree).tracked_changes()?;
-    Ok((!changes.trim().is_empty()).then(|| Blocked::MainDirtyElsewhere {
-        main: main.to_string(),
-        worktree: worktree.display().to_string(),
-        changes,
-    }))
+    Ok(
+        (!changes.trim().is_empty()).then(|| Blocked::MainDirtyElsewhere {
+            main: main.to_string(),
+            worktree: worktree.display().to_string(),
+            changes,
+        }),
+    )
 }
 
 /// Moves main from `from` to `to` where it is checked out: forward as a fast-forward of its

@@ -214,13 +214,9 @@ fn land(
         if theirs.as_deref() == Some(merged.as_str()) {
             return finish(session, branch, tip, &at, &merged, &before);
         }
-        let Err(refused) = crate::engine::remote::push_main(
-            session,
-            remote,
-            main,
-            &merged,
-            theirs.as_deref(),
-        ) else {
+        let Err(refused) =
+            crate::engine::remote::push_main(session, remote, main, &merged, theirs.as_deref())
+        else {
             return finish(session, branch, tip, &at, &merged, &before);
         };
         // What the remote refused does not stay on main here.

@@ -141,7 +141,10 @@ pub enum Notice {
     },
     /// The merge reached the remote's main, but the workflow's record of it did not: another
     /// clone counts the merge as its workflow's once `sync` brings the record.
-    MergeRecordNotPushed { remote: String, said: String },
+    MergeRecordNotPushed {
+        remote: String,
+        said: String,
+    },
     /// The local main branch lacks `behind` commits of the remote's main as last fetched.
     MainBehindRemote {
         main: String,
