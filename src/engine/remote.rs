@@ -97,7 +97,8 @@ pub fn push_main(
 /// True when a push of main was refused because main on the remote is no longer what was
 /// fetched: another clone pushed first, and a fresh fetch and merge may succeed.
 pub fn lost_race(error: &GitError) -> bool {
-    ["stale info", "fetch first", "non-fast-forward", "rejected"]
+    // A hook's or the host's refusal ("[remote rejected]") is no race: another try ends alike.
+    ["(stale info)", "(fetch first)", "(non-fast-forward)"]
         .iter()
         .any(|said| error.stderr.contains(said))
 }
@@ -141,5 +142,27 @@ mod tests {
             );
         }
         assert!(choose_remote(Some("gone"), &names(&["origin"])).is_err());
+    }
+
+    #[test]
+    fn a_refused_lease_or_fast_forward_is_a_lost_race_and_nothing_else_is() {
+        let said = |stderr: &str| GitError {
+            command: "git push".into(),
+            status: Some(1),
+            stderr: stderr.into(),
+        };
+        for (stderr, race) in [
+            ("refs/heads/main: [rejected] (stale info)", true),
+            ("refs/heads/main: [rejected] (fetch first)", true),
+            ("refs/heads/main: [rejected] (non-fast-forward)", true),
+            ("fatal: could not read from remote repository", false),
+            ("remote: Permission denied", false),
+            (
+                "refs/heads/main: [remote rejected] (pre-receive hook declined)",
+                false,
+            ),
+        ] {
+            assert_eq!(lost_race(&said(stderr)), race, "{stderr}");
+        }
     }
 }

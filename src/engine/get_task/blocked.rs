@@ -277,6 +277,25 @@ mod tests {
                 },
                 "the branch feat/x is gone, and the commit finalization checked (none recorded) is not in main",
             ),
+            (
+                Blocked::MainDirtyElsewhere {
+                    main: "main".into(),
+                    worktree: "/w/primary".into(),
+                    changes: " M a.txt\n".into(),
+                },
+                "main is checked out in the worktree /w/primary, whose tracked files have uncommitted \
+                 changes:\n M a.txt\nso main is not moved under them. Commit or stash them there (or \
+                 check out another branch there), then run `git orchestrate get-task` again.",
+            ),
+            (
+                Blocked::RaceLost {
+                    main: "main".into(),
+                    remote: "origin".into(),
+                    attempts: 5,
+                },
+                "the merge was not kept: 5 times another clone pushed main to origin first, and main \
+                 here is back where it was. Run `git orchestrate get-task` again.",
+            ),
         ];
         for (blocked, text) in rows {
             assert_eq!(blocked.to_string(), text);
