@@ -97,10 +97,18 @@ pub fn push_main(
 /// True when a push of main was refused because main on the remote is no longer what was
 /// fetched: another clone pushed first, and a fresh fetch and merge may succeed.
 pub fn lost_race(error: &GitError) -> bool {
-    // A hook's or the host's refusal ("[remote rejected]") is no race: another try ends alike.
-    ["(stale info)", "(fetch first)", "(non-fast-forward)"]
-        .iter()
-        .any(|said| error.stderr.contains(said))
+    // Refused before the push (the lease, or a fast-forward, against what the remote
+    // advertised), or by the remote's own compare-and-swap when main moved while the push was
+    // under way ("cannot lock ref 'refs/heads/main': is at X but expected Y"). A hook's or
+    // the host's refusal is no race: another try ends alike.
+    [
+        "(stale info)",
+        "(fetch first)",
+        "(non-fast-forward)",
+        "but expected",
+    ]
+    .iter()
+    .any(|said| error.stderr.contains(said))
 }
 
 /// Pushes the workflow's own state ref to `remote`, never forced: another clone learns of

@@ -78,16 +78,10 @@ pub(super) fn merge(
     }
     // What finalization checked: the merge takes exactly this commit, nothing added since.
     let checked = snap.state.plan_commit();
-    // Only a workflow or a human moves main (docs/integrity.md): as it is, and as pulled.
-    let moved = || -> Result<Option<Event>, EngineError> {
-        Ok(
-            outside_moves(session, snap, checked)?.map(|reason| Event::MergeBlocked {
-                reason: reason.to_string(),
-            }),
-        )
-    };
-    if let Some(event) = moved()? {
-        return Ok(event);
+    // Only a workflow or a human moves main (docs/integrity.md): as it is here, and (in
+    // `land`) as the remote has it.
+    if let Some(reason) = outside_moves(session, snap, checked)? {
+        return blocked(reason);
     }
     if !session.store.branch_exists(branch)? {
         // A crash after the merge deleted the branch: merged if the checked work is in main.
