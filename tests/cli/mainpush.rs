@@ -499,15 +499,16 @@ fn linked_worktree<'a>(
     )
 }
 
-/// Two agents in two linked worktrees of one clone, main checked out in the primary: each
-/// PR branch starts from main without checking it out, each merge lands on main by
-/// compare-and-swap, the primary's clean checkout moves with it; a dirty primary blocks the
-/// merge, naming it.
+/// Two agents in two linked worktrees of one clone (shared through a remote), main checked
+/// out in the primary: each PR branch starts from main without checking it out, each merge
+/// lands on main, the primary's clean checkout moves with it, and main reaches the remote; a
+/// dirty primary blocks the merge, naming it.
 #[test]
 fn agents_in_linked_worktrees_merge_while_main_is_checked_out_in_the_primary() {
     let repo = TestRepo::with_config(CONFIG);
     repo.write("docs/plan.md", TWO_PRS);
     repo.commit_all("two PRs");
+    let (_remote_dir, bare) = repo.share();
     repo.git(&["config", "extensions.worktreeConfig", "true"]);
     let (one, _one_dir) = linked_worktree(&repo, "one", "w1");
     let (two, _two_dir) = linked_worktree(&repo, "two", "w2");
@@ -558,6 +559,11 @@ fn agents_in_linked_worktrees_merge_while_main_is_checked_out_in_the_primary() {
     );
     assert!(repo.dir().join("two.txt").exists());
     assert_eq!(repo.git(&["status", "--porcelain"]).trim(), "");
+    assert_eq!(
+        remote_git(&bare, &["rev-parse", "main"]),
+        repo.git(&["rev-parse", "main"]).trim(),
+        "each merge pushed main"
+    );
     one.says_nothing_moved_outside();
     two.says_nothing_moved_outside();
 }
