@@ -29,33 +29,15 @@ pub fn now() -> i64 {
         .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
 }
 
-/// The remote claims are taken through (SPEC §9.3): the config's `remote`, else `origin`,
-/// else the only remote; `None` (local claims) when there is none or several unnamed.
+/// The remote claims are taken through (SPEC §9.3): the one main is merged through
+/// ([`super::coordination_remote`]), also before the workflow exists.
 pub fn claim_remote(
     session: &Session,
     state: Option<&State>,
 ) -> Result<Option<String>, EngineError> {
     let remotes = session.git.remotes()?;
     let configured = session.load_config(state)?.config.remote;
-    if let Some(name) = configured {
-        return if remotes.contains(&name) {
-            Ok(Some(name))
-        } else {
-            Err(EngineError::BadInput {
-                message: format!("the configured remote \"{name}\" does not exist"),
-                hint: format!(
-                    "Add it with `git remote add {name} <url>`, or change `remote` in .orchestrate.toml."
-                ),
-            })
-        };
-    }
-    if remotes.iter().any(|r| r == "origin") {
-        return Ok(Some("origin".to_string()));
-    }
-    Ok(match remotes.as_slice() {
-        [only] => Some(only.clone()),
-        _ => None,
-    })
+    Ok(super::remote::choose_remote(configured.as_deref(), &remotes)?.map(str::to_string))
 }
 
 /// A claim as a listing shows it.

@@ -19,6 +19,7 @@ mod input;
 mod integrity;
 mod json;
 mod lifecycle;
+mod mainpush;
 mod managers;
 mod mcp;
 mod oracle;
