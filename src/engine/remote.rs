@@ -60,10 +60,18 @@ pub fn fetch_main(session: &Session, remote: &str, main: &str) -> Result<Option<
     let branch = crate::store::branch_ref(main);
     let tracking = tracking_branch_ref(remote, main);
     let there = git.ls_remote(remote, &[branch.as_str()])?;
-    let mut specs = vec![format!(
-        "+refs/orchestrator/workflows/*:{}",
-        crate::store::tracking_ref(remote, "*")
-    )];
+    // The claims too: the briefing that follows lists the PRs others hold.
+    let mut specs = vec![
+        format!(
+            "+refs/orchestrator/workflows/*:{}",
+            crate::store::tracking_ref(remote, "*")
+        ),
+        format!(
+            "+{}*:{}",
+            crate::store::CLAIMS,
+            crate::store::tracking_claim_ref(remote, "*")
+        ),
+    ];
     let Some((_, seen)) = there.into_iter().find(|(name, _)| *name == branch) else {
         git.fetch(remote, &specs)?;
         return Ok(None);

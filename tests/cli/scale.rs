@@ -115,6 +115,7 @@ fn taken(briefing: &str) -> Vec<usize> {
 fn agent(repo: &TestRepo, figures: &Mutex<Figures>) -> Result<(), String> {
     let mut current: Option<usize> = None;
     let deadline = Instant::now() + Duration::from_secs(150);
+    let mut last = String::new();
     while Instant::now() < deadline {
         let task = repo.run(&["get-task", "--json"]);
         figures.lock().unwrap().calls += 1;
@@ -129,13 +130,18 @@ fn agent(repo: &TestRepo, figures: &Mutex<Figures>) -> Result<(), String> {
             .unwrap_or_default()
             .to_string();
         let state = json["state"].as_str().unwrap_or_default().to_string();
+        last = format!(
+            "exit {} {state} {}",
+            task.code,
+            briefing.chars().take(1500).collect::<String>()
+        );
         if let Some(n) = current
             && briefing.contains(&format!("Done for you: merged feat/file-{n} into main"))
         {
             figures.lock().unwrap().merged.push(n);
             current = None;
         }
-        if briefing.contains("merged again") || briefing.contains("lost the race") {
+        if briefing.contains("lost the race to another clone's") {
             figures.lock().unwrap().merge_races += 1;
         }
         match state.as_str() {
@@ -227,7 +233,7 @@ fn agent(repo: &TestRepo, figures: &Mutex<Figures>) -> Result<(), String> {
             other => return Err(format!("state {other}: {briefing}")),
         }
     }
-    Err("did not finish in 150 s".into())
+    Err(format!("did not finish in 150 s; last: {last}"))
 }
 
 #[test]
@@ -248,6 +254,7 @@ fn eight_agents_merge_twenty_prs_each_exactly_once() {
             clone
         })
         .collect();
+    let set_up = started.elapsed();
     let figures = Mutex::new(Figures::default());
     let outcomes: Vec<Result<(), String>> = std::thread::scope(|scope| {
         let handles: Vec<_> = clones
@@ -259,11 +266,12 @@ fn eight_agents_merge_twenty_prs_each_exactly_once() {
             .map(|h| h.join().expect("agent thread"))
             .collect()
     });
-    let wall = started.elapsed();
+    let wall = started.elapsed() - set_up;
     let figures = figures.into_inner().unwrap();
     eprintln!(
-        "scale: {AGENTS} agents, {PRS} PRs in {:.1} s; {} calls; claims lost and retried {}; merge races {}; conflicts halted {}",
+        "scale: {AGENTS} agents, {PRS} PRs in {:.1} s (set-up {:.1} s); {} calls; claims lost and retried {}; merge races {}; conflicts halted {}",
         wall.as_secs_f64(),
+        set_up.as_secs_f64(),
         figures.calls,
         figures.claims_lost,
         figures.merge_races,

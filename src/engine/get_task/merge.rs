@@ -64,6 +64,7 @@ pub(super) fn merge(
     session: &Session,
     snap: &Snapshot,
     branch: &str,
+    raced: &mut usize,
 ) -> Result<Event, EngineError> {
     crate::engine::hermetic::require(session)?;
     let main = session.main_branch(Some(&snap.state))?;
@@ -78,9 +79,13 @@ pub(super) fn merge(
     }
     // What finalization checked: the merge takes exactly this commit, nothing added since.
     let checked = snap.state.plan_commit();
-    // Only a workflow or a human moves main (docs/integrity.md): as it is here, and (in
-    // `land`) as the remote has it.
-    if let Some(reason) = outside_moves(session, snap, checked)? {
+    // Only a workflow or a human moves main (docs/integrity.md): as it is here when there is
+    // no remote; with one, `land` judges main as the remote has it, after fetching it with the
+    // workflows' records (judged before that fetch, a merge another clone pushed a moment ago
+    // would block this one for good).
+    if crate::engine::coordination_remote(session, &snap.state)?.is_none()
+        && let Some(reason) = outside_moves(session, snap, checked)?
+    {
         return blocked(reason);
     }
     if !session.store.branch_exists(branch)? {
@@ -120,7 +125,7 @@ pub(super) fn merge(
             });
         }
     }
-    land(session, snap, branch, &tip, &main)
+    land(session, snap, branch, &tip, &main, raced)
 }
 
 /// How often the merge is made again after another clone pushed main first.
@@ -137,6 +142,7 @@ fn land(
     branch: &str,
     tip: &str,
     main: &str,
+    raced: &mut usize,
 ) -> Result<Event, EngineError> {
     let git = &session.git;
     let blocked = |reason: Blocked| {
@@ -226,6 +232,7 @@ fn land(
                 said: refused.to_string(),
             });
         }
+        *raced += 1;
     }
     blocked(Blocked::RaceLost {
         main: main.to_string(),

@@ -245,10 +245,15 @@ fn carry_out(
         }
         GetTaskStep::StartMerge => Event::MergeStarted,
         GetTaskStep::Merge { branch } => {
-            let event = merge(session, snap, &branch)?;
+            let mut raced = 0;
+            let event = merge(session, snap, &branch, &mut raced)?;
             if let Event::Merged { .. } = &event {
                 let main = session.main_branch(Some(&snap.state))?;
-                done.push(DoneAction::Merged { branch, main });
+                done.push(DoneAction::Merged {
+                    branch,
+                    main,
+                    raced,
+                });
             }
             event
         }

@@ -330,6 +330,8 @@ pub enum DoneAction {
     Merged {
         branch: String,
         main: String,
+        /// Pushes of main that lost the race to another clone's before this one landed.
+        raced: usize,
     },
     /// The claims the merged PR held were released (SPEC §9.3).
     ReleasedClaims {
@@ -516,9 +518,21 @@ impl std::fmt::Display for DoneAction {
             DoneAction::ReviewFailed { round } => {
                 write!(f, "tried to run code review round {round}.")
             }
-            DoneAction::Merged { branch, main } => {
-                write!(f, "merged {branch} into {main} and deleted the branch.")
-            }
+            DoneAction::Merged {
+                branch,
+                main,
+                raced: 0,
+            } => write!(f, "merged {branch} into {main} and deleted the branch."),
+            DoneAction::Merged {
+                branch,
+                main,
+                raced,
+            } => write!(
+                f,
+                "merged {branch} into {main} and deleted the branch (merged again onto the \
+                 remote's newer {main} after {raced} push{} lost the race to another clone's).",
+                if *raced == 1 { "" } else { "es" }
+            ),
             DoneAction::ReleasedClaims { prs } => {
                 write!(f, "released the claim on {}.", prs.join(", "))
             }
