@@ -116,7 +116,7 @@ pub enum Command {
     Attest(attest::AttestArgs),
     /// Bring this clone and a remote level: workflows, notes and PR branches
     Sync(sync::SyncArgs),
-    /// Show the claims on PRs; for humans, release or steal one
+    /// Show the claims on PRs, or (humans) release or steal one
     Claim(claim::ClaimArgs),
     /// Show every workflow here and on the remote, and the PRs nobody has taken
     Board(board::BoardArgs),
