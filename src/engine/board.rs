@@ -88,7 +88,8 @@ pub struct BoardWorktree {
     pub path: PathBuf,
     pub primary: bool,
     pub branch: Option<String>,
-    /// Changed or untracked files; `None` when `git status` could not say.
+    /// The entries `git status` lists (an untracked directory counts once); `None` when it
+    /// could not say.
     pub uncommitted: Option<usize>,
     /// Commits checked out there that the remote does not have (its copy of the branch, else
     /// of main, as last fetched); `None` without a remote.
@@ -106,19 +107,13 @@ pub struct UnclaimedPr {
 pub fn board(session: &Session, remote: Option<&str>) -> Result<BoardReport, EngineError> {
     let store = &session.store;
     let mut warnings = Vec::new();
-    let remote = board_remote(session, remote, &mut warnings)?;
-    let main_branch = session.main_branch(None)?;
     let local = store.local_workflows()?;
-    let tracking = match &remote {
-        Some(remote) => store.tracking_workflows(remote)?,
-        None => BTreeMap::new(),
-    };
-    let names: BTreeSet<&String> = local.keys().chain(tracking.keys()).collect();
-    // `git status` in each worktree that holds a listed workflow, while the rest is read.
+    // `git status` in each worktree that holds a workflow of this clone, started first: it
+    // runs while the rest is read.
     let checkouts: Vec<Checkout> = store
         .checkouts()
         .into_iter()
-        .filter(|c| names.contains(&c.workflow))
+        .filter(|c| local.contains_key(&c.workflow))
         .collect();
     let git = &session.git;
     std::thread::scope(|scope| {
@@ -126,9 +121,16 @@ pub fn board(session: &Session, remote: Option<&str>) -> Result<BoardReport, Eng
             .iter()
             .map(|c| {
                 let at = git.at(&c.path);
-                scope.spawn(move || at.uncommitted_files())
+                scope.spawn(move || at.uncommitted_entries())
             })
             .collect();
+        let remote = board_remote(session, remote, &mut warnings)?;
+        let main_branch = session.main_branch(None)?;
+        let tracking = match &remote {
+            Some(remote) => store.tracking_workflows(remote)?,
+            None => BTreeMap::new(),
+        };
+        let names: BTreeSet<&String> = local.keys().chain(tracking.keys()).collect();
         let mut report = gather(
             session,
             remote,
@@ -137,7 +139,7 @@ pub fn board(session: &Session, remote: Option<&str>) -> Result<BoardReport, Eng
             (&local, &tracking),
             &mut warnings,
         )?;
-        let statuses: Vec<Result<Vec<String>, GitError>> = statuses
+        let statuses: Vec<Result<usize, GitError>> = statuses
             .into_iter()
             .map(|handle| {
                 handle.join().unwrap_or_else(|_| {
@@ -223,6 +225,7 @@ fn gather(
     };
     let claims = seen_claims(session, remote.as_deref(), now, warnings)?;
     let main_tip = store.ref_tip(&branch_ref(&main_branch))?;
+    let keys = PrKeys::new(master.as_deref());
     let mut rows = Vec::new();
     for name in names {
         let local_tip = local.get(*name).copied();
@@ -256,7 +259,7 @@ fn gather(
             worktree: None,
         };
         match read {
-            Ok(snapshot) => describe(session, &mut row, &snapshot, master.as_deref(), main_tip),
+            Ok(snapshot) => describe(session, &mut row, &snapshot, &keys, main_tip),
             Err(e) => row.error = Some(e.to_string()),
         }
         row.claim = claim_of(&row, &claims);
@@ -273,19 +276,51 @@ fn gather(
     })
 }
 
+/// The key of each PR title: [`rules::pr_slug`] with the master plan read once, not once per
+/// workflow (a hundred workflows would parse it a hundred times).
+struct PrKeys {
+    /// The open headings' slugs by their title in lower case; the first heading wins.
+    by_title: std::collections::HashMap<String, String>,
+}
+
+impl PrKeys {
+    fn new(master: Option<&str>) -> PrKeys {
+        let mut by_title = std::collections::HashMap::new();
+        for heading in master
+            .map(crate::workflow::master_plan::open_prs)
+            .unwrap_or_default()
+        {
+            let title = crate::workflow::master_plan::heading_title(&heading).to_ascii_lowercase();
+            if !title.is_empty() {
+                by_title
+                    .entry(title)
+                    .or_insert_with(|| rules::slug(&heading));
+            }
+        }
+        PrKeys { by_title }
+    }
+
+    fn key(&self, title: &str) -> String {
+        self.by_title
+            .get(&title.trim().to_ascii_lowercase())
+            .cloned()
+            .unwrap_or_else(|| rules::slug(title))
+    }
+}
+
 /// Fills in what the workflow's snapshot says.
 fn describe(
     session: &Session,
     row: &mut BoardRow,
     snapshot: &Snapshot,
-    master: Option<&str>,
+    keys: &PrKeys,
     main_tip: Option<ObjectId>,
 ) {
     let state = &snapshot.state;
     let plan = snapshot.summary.as_ref();
     row.state = Some(state.status());
     row.pr_title = plan.map(|p| p.title.clone());
-    row.pr = plan.map(|p| rules::pr_slug(master, &p.title));
+    row.pr = plan.map(|p| keys.key(&p.title));
     row.branch = state.branch().map(str::to_string);
     row.step = plan.and_then(|p| p.current.as_ref()).map(StepView::from);
     row.attempt = state.attempts();
@@ -383,7 +418,7 @@ fn attach_worktrees(
     session: &Session,
     report: &mut BoardReport,
     checkouts: &[Checkout],
-    statuses: Vec<Result<Vec<String>, GitError>>,
+    statuses: Vec<Result<usize, GitError>>,
     warnings: &mut Vec<String>,
 ) -> Result<(), EngineError> {
     let store = &session.store;
@@ -400,7 +435,7 @@ fn attach_worktrees(
             continue;
         };
         let uncommitted = match status {
-            Ok(files) => Some(files.len()),
+            Ok(entries) => Some(entries),
             Err(e) => {
                 warnings.push(format!(
                     "the worktree {} cannot be looked at: {e}",
@@ -429,4 +464,31 @@ fn attach_worktrees(
         });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    /// The board's keys are the ones claims are taken by.
+    #[test]
+    fn keys_are_the_claims_keys() {
+        let plan = "# Plan\n## PR 1: feat: Add [DONE] abc\n## PR 2: feat: Multiply\n\
+                    ### PR-3 Divide ###\n```\n## PR 4: fenced\n```\n## PR 5: feat: multiply\n";
+        for master in [Some(plan), None] {
+            let keys = PrKeys::new(master);
+            for title in [
+                "feat: Multiply",
+                " FEAT: MULTIPLY ",
+                "feat: Add",
+                "Divide",
+                "fenced",
+                "",
+                "Ωmega",
+            ] {
+                assert_eq!(keys.key(title), rules::pr_slug(master, title), "{title:?}");
+            }
+        }
+    }
 }
