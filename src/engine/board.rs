@@ -232,13 +232,20 @@ fn gather(
         let remote_tip = tracking.get(*name).copied();
         let tracking_name = |remote: &str| tracking_ref(remote, name);
         // This clone's copy first; the remote's when that is all there is, or all that reads.
-        let read = local_tip
-            .map(|tip| ("local", store.read_at(tip, &workflow_ref(name))))
-            .filter(|(_, read)| read.is_ok() || remote_tip.is_none())
-            .or_else(|| {
-                let remote = remote.as_deref()?;
-                remote_tip.map(|tip| ("remote", store.read_at(tip, &tracking_name(remote))))
-            });
+        let theirs = || {
+            let remote = remote.as_deref()?;
+            remote_tip.map(|tip| ("remote", store.read_at(tip, &tracking_name(remote))))
+        };
+        let read = match local_tip.map(|tip| store.read_at(tip, &workflow_ref(name))) {
+            Some(Err(e)) if remote_tip.is_some() => {
+                warnings.push(format!(
+                    "this clone's copy of workflow {name} cannot be read ({e}): the remote's is shown"
+                ));
+                theirs()
+            }
+            Some(read) => Some(("local", read)),
+            None => theirs(),
+        };
         let Some((shown, read)) = read else { continue };
         let mut row = BoardRow {
             workflow: (*name).clone(),
@@ -378,18 +385,10 @@ fn seen_claims(
     Ok(out)
 }
 
-/// The claim on the row's PR; else one its workflow holds on another key (a master plan
-/// edited since the claim was taken).
+/// The claim on the row's PR, whoever holds it (a holder other than the row's workflow is
+/// worth seeing). Not matched by the holder's name: two clones may each have a `main`.
 fn claim_of(row: &BoardRow, claims: &BTreeMap<String, ClaimSeen>) -> Option<ClaimSeen> {
-    row.pr
-        .as_ref()
-        .and_then(|pr| claims.get(pr))
-        .or_else(|| {
-            claims
-                .values()
-                .find(|c| c.claim.workflow == row.workflow && !c.expired)
-        })
-        .cloned()
+    row.pr.as_ref().and_then(|pr| claims.get(pr)).cloned()
 }
 
 /// The master plan's open PRs that no claim in force and no listed workflow's plan takes.
@@ -470,6 +469,58 @@ fn attach_worktrees(
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+
+    fn seen(slug: &str, expired: bool) -> ClaimSeen {
+        ClaimSeen {
+            claim: Claim {
+                slug: slug.into(),
+                workflow: "a".into(),
+                host: "h".into(),
+                user: "u".into(),
+                since: 0,
+                expires: 0,
+                nonce: "n".into(),
+            },
+            source: "origin".into(),
+            age_s: 0,
+            expired,
+        }
+    }
+
+    /// Free: open, not claimed in force, not planned by a listed workflow.
+    #[test]
+    fn a_pr_is_free_unless_done_claimed_in_force_or_planned() {
+        let plan = "# Plan\n## PR 1: Done [DONE] abc\n## PR 2: Claimed\n## PR 3: Lapsed\n\
+                    ## PR 4: Planned\n## PR 5: Free\n";
+        let claims = BTreeMap::from([
+            ("pr-2-claimed".to_string(), seen("pr-2-claimed", false)),
+            ("pr-3-lapsed".to_string(), seen("pr-3-lapsed", true)),
+        ]);
+        let planned = BoardRow {
+            workflow: "b".into(),
+            local_tip: None,
+            remote_tip: None,
+            shown: "local",
+            error: None,
+            state: None,
+            pr: Some("pr-4-planned".into()),
+            pr_title: None,
+            branch: None,
+            step: None,
+            attempt: 0,
+            progress: None,
+            claim: None,
+            last_activity: None,
+            behind_main: None,
+            worktree: None,
+        };
+        let free: Vec<String> = unclaimed(Some(plan), &[planned], &claims)
+            .into_iter()
+            .map(|p| p.pr)
+            .collect();
+        assert_eq!(free, ["pr-3-lapsed", "pr-5-free"]);
+        assert!(unclaimed(None, &[], &claims).is_empty());
+    }
 
     /// The board's keys are the ones claims are taken by.
     #[test]
