@@ -8,7 +8,8 @@
 //! those); and the guard: pre-tool-use on ordinary commands against `git rev-parse HEAD`, and
 //! on inputs at its 8 MiB cap (`GIT_ORCHESTRATE_BENCH=guard` runs only that); the final
 //! check's and `attest`'s overhead on a 50-task PR (`GIT_ORCHESTRATE_BENCH=final` and
-//! `=attest` run only those).
+//! `=attest` run only those); `board` with 100 workflows against `git rev-parse HEAD`, and
+//! the pushes and wall time of one claim (`GIT_ORCHESTRATE_BENCH=board` runs only those).
 //!
 //! Run with `cargo bench`. Ratios, not absolute times, are the figures that travel between
 //! machines. Commands are interleaved round-robin so machine noise hits all of them alike.
@@ -52,6 +53,11 @@ fn main() {
     }
     if std::env::var("GIT_ORCHESTRATE_BENCH").as_deref() == Ok("attest") {
         attest_bench();
+        return;
+    }
+    if std::env::var("GIT_ORCHESTRATE_BENCH").as_deref() == Ok("board") {
+        board_bench();
+        claim_bench();
         return;
     }
     let fixtures = [Fixture::new(10), Fixture::new(10_000)];
@@ -1348,4 +1354,222 @@ fn rss_probe(dir: &Path) {
         let usage = unsafe { usage.assume_init() };
         println!("{}", usage.ru_maxrss);
     }
+}
+
+/// Workflows on the board bench.
+const BOARD_WORKFLOWS: usize = 100;
+
+/// A one-task plan for PR `n` of the board bench's master plan.
+fn board_plan(n: usize) -> String {
+    format!(
+        r#"{{"masterPlanPath": "docs/plan.md", "prTitle": "feat: Thing {n}", "summary": "s", "verificationPlan": "v",
+            "tasks": [{{"taskName": "thing {n}", "status": "TODO", "tdd_steps": [
+              {{"type": "RED", "description": "test thing {n}", "status": "TODO"}},
+              {{"type": "GREEN", "description": "make thing {n}", "status": "TODO"}}]}}]}}"#
+    )
+}
+
+/// `board` with [`BOARD_WORKFLOWS`] workflows (bar: ≤ 3 × `git rev-parse HEAD`): 40 in
+/// INITIALIZING, 30 with their plan accepted and claimed (CREATING_BRANCH), 30 on their PR
+/// branch at the first step, all pushed to a bare remote and fetched back, so that the board
+/// reads each workflow here and its remote-tracking copy, and the claims on both sides.
+fn board_bench() {
+    let temp = tempfile::tempdir().expect("temp dir");
+    let headings: String = (0..BOARD_WORKFLOWS + 20)
+        .map(|n| format!("## PR {n}: feat: Thing {n}\n"))
+        .collect();
+    let dir = new_repo(&temp, "README", "bench\n", "docs/plan.md");
+    std::fs::write(dir.join("docs/plan.md"), format!("# Plan\n{headings}")).expect("plan");
+    std::fs::write(
+        dir.join(".orchestrate.toml"),
+        "main_branch = \"main\"\nmaster_plan = \"docs/plan.md\"\n",
+    )
+    .expect("config");
+    git(&dir, &["add", "-A"]);
+    git(&dir, &["commit", "--quiet", "-m", "the master plan"]);
+    assert_eq!(orchestrate(&dir, &["init"]), 0);
+    let plans = temp.path().join("plans");
+    std::fs::create_dir(&plans).expect("plans dir");
+    for n in 0..BOARD_WORKFLOWS {
+        let workflow = format!("w{n:03}");
+        let args = |rest: &[&str]| -> Vec<String> {
+            ["--workflow", workflow.as_str()]
+                .iter()
+                .chain(rest)
+                .map(|s| s.to_string())
+                .collect()
+        };
+        let run = |rest: &[&str]| {
+            let args = args(rest);
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            orchestrate(&dir, &args)
+        };
+        assert_eq!(run(&["get-task"]), 0, "{workflow} created");
+        if n < 40 {
+            continue;
+        }
+        let plan = plans.join(format!("{n}.json"));
+        std::fs::write(&plan, board_plan(n)).expect("write plan");
+        let plan = plan.to_str().expect("utf-8");
+        assert_eq!(
+            run(&["submit-work", "-s", "plan", "--plan", plan]),
+            0,
+            "{workflow} plans"
+        );
+        if n >= 70 {
+            assert_eq!(run(&["get-task"]), 0, "{workflow} branches");
+        }
+    }
+    git(&dir, &["checkout", "--quiet", "main"]);
+    let bare = temp.path().join("remote.git");
+    let bare = bare.to_str().expect("utf-8");
+    git(&dir, &["init", "--quiet", "--bare", bare]);
+    git(&dir, &["remote", "add", "origin", bare]);
+    git(
+        &dir,
+        &[
+            "push",
+            "--quiet",
+            "origin",
+            "refs/heads/*:refs/heads/*",
+            "refs/orchestrator/*:refs/orchestrator/*",
+        ],
+    );
+    for spec in git_orchestrate::store::fetch_refspecs("origin") {
+        git(&dir, &["config", "--add", "remote.origin.fetch", &spec]);
+    }
+    git(&dir, &["fetch", "--quiet", "origin"]);
+    assert_eq!(orchestrate(&dir, &["board"]), 0, "the board reads");
+
+    let git_path = std::env::join_paths(
+        std::iter::once(Path::new(BIN).parent().expect("bin dir").to_path_buf()).chain(
+            std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
+        ),
+    )
+    .expect("PATH");
+    let timed = |program: &str, args: &[&str]| {
+        let start = Instant::now();
+        let status = command(program, &dir)
+            .env("PATH", &git_path)
+            .args(args)
+            .status()
+            .expect("run");
+        let took = start.elapsed();
+        assert!(status.success(), "{program} {args:?}");
+        took
+    };
+    // As built, each workflow's tip, tree and state are loose objects and its refs loose
+    // files, as an agent's own writes leave them; then as `git gc` (or a fetch of 100 objects
+    // or more) packs them.
+    println!(
+        "board with {BOARD_WORKFLOWS} workflows (and their remote copies, 60 claims), median of {RUNS} interleaved runs:"
+    );
+    for packed in [false, true] {
+        if packed {
+            git(&dir, &["gc", "--quiet"]);
+        }
+        let (mut base, mut board, mut dispatched) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..RUNS {
+            base.push(timed("git", &["rev-parse", "HEAD"]));
+            board.push(timed(BIN, &["board"]));
+            dispatched.push(timed("git", &["orchestrate", "board"]));
+        }
+        let (base, board, dispatched) = (median(base), median(board), median(dispatched));
+        let ratio = |d: Duration| d.as_secs_f64() / base.as_secs_f64();
+        println!(
+            "  {}:",
+            if packed {
+                "objects and refs packed (after git gc)"
+            } else {
+                "loose objects and refs (as written)"
+            }
+        );
+        println!(
+            "    git rev-parse HEAD          {:>8.2} ms",
+            base.as_secs_f64() * 1e3
+        );
+        println!(
+            "    git-orchestrate board       {:>8.2} ms  {:>5.2} x   (bar: ≤ 3 x: {})",
+            board.as_secs_f64() * 1e3,
+            ratio(board),
+            if ratio(board) <= 3.0 {
+                "met"
+            } else {
+                "NOT MET"
+            }
+        );
+        println!(
+            "    git orchestrate board       {:>8.2} ms  {:>5.2} x   (through git's dispatch)",
+            dispatched.as_secs_f64() * 1e3,
+            ratio(dispatched)
+        );
+    }
+}
+
+/// One claim's cost (bar: one push): a plan accepted in a clone of a bare remote (by path)
+/// whose pre-receive hook appends a line per push to a file.
+fn claim_bench() {
+    const ROUNDS: usize = 5;
+    let mut pushes = Vec::new();
+    let mut took = Vec::new();
+    for _ in 0..ROUNDS {
+        let temp = tempfile::tempdir().expect("temp dir");
+        let dir = new_repo(&temp, "README", "bench\n", "docs/plan.md");
+        std::fs::write(
+            dir.join(".orchestrate.toml"),
+            "main_branch = \"main\"\nmaster_plan = \"docs/plan.md\"\n",
+        )
+        .expect("config");
+        git(&dir, &["add", "-A"]);
+        git(&dir, &["commit", "--quiet", "-m", "config"]);
+        let bare = temp.path().join("remote.git");
+        let bare_str = bare.to_str().expect("utf-8");
+        git(&dir, &["init", "--quiet", "--bare", bare_str]);
+        git(&dir, &["remote", "add", "origin", bare_str]);
+        git(&dir, &["push", "--quiet", "origin", "main"]);
+        assert_eq!(orchestrate(&dir, &["init"]), 0);
+        let counter = temp.path().join("pushes");
+        let hook = bare.join("hooks/pre-receive");
+        std::fs::write(
+            &hook,
+            format!(
+                "#!/bin/sh\ncat >/dev/null\necho push >> '{}'\n",
+                counter.display()
+            ),
+        )
+        .expect("hook");
+        std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .expect("chmod");
+        let plan = temp.path().join("plan.json");
+        std::fs::write(
+            &plan,
+            board_plan(1).replace("feat: Thing 1", "the bench's PR"),
+        )
+        .expect("plan");
+        let start = Instant::now();
+        let code = orchestrate(
+            &dir,
+            &[
+                "submit-work",
+                "-s",
+                "plan",
+                "--plan",
+                plan.to_str().expect("utf-8"),
+            ],
+        );
+        took.push(start.elapsed());
+        assert_eq!(code, 0, "the plan is accepted");
+        let count = std::fs::read_to_string(&counter)
+            .map(|t| t.lines().count())
+            .unwrap_or(0);
+        pushes.push(count);
+    }
+    pushes.sort_unstable();
+    let most = pushes.last().copied().unwrap_or(0);
+    println!(
+        "claim: {most} push(es) per plan acceptance (against a bare remote by path; {ROUNDS} rounds: {pushes:?}); \
+         its wall time, median: {:.1} ms   (bar: one push: {})",
+        median(took).as_secs_f64() * 1e3,
+        if most == 1 { "met" } else { "NOT MET" }
+    );
 }

@@ -5,6 +5,7 @@ mod agent_hook;
 mod approve;
 mod attest;
 mod audit;
+mod board;
 mod checkpoint;
 mod claim;
 mod completions;
@@ -115,8 +116,10 @@ pub enum Command {
     Attest(attest::AttestArgs),
     /// Bring this clone and a remote level: workflows, notes and PR branches
     Sync(sync::SyncArgs),
-    /// Show the claims on PRs; for humans, release or steal one
+    /// Show the claims on PRs, or (humans) release or steal one
     Claim(claim::ClaimArgs),
+    /// Show every workflow here and on the remote, and the PRs nobody has taken
+    Board(board::BoardArgs),
     /// Install, remove or show the git hooks that enforce preflight on checkpoints
     Hooks(hooks::HooksArgs),
     #[command(hide = true)]
@@ -233,6 +236,7 @@ pub fn run(cli: &Cli, ui: &mut Ui) -> Result<Exit, Failure> {
         Command::Attest(args) => attest::run(args, ui),
         Command::Sync(args) => sync::run(&open()?, args, ui),
         Command::Claim(args) => claim::run(&open()?, args, ui),
+        Command::Board(args) => board::run(&open()?, args, ui),
         Command::Hooks(args) => hooks::run(&open()?, args, ui),
         Command::Hook(args) => hooks::hook(&open()?, args, ui),
         Command::Doctor(args) => doctor::run(&open()?, args, ui),

@@ -193,7 +193,10 @@ fn nonce() -> String {
 }
 
 /// The master plan on main as text, when there is one (not read over the input cap).
-fn master_plan_text(session: &Session, state: &State) -> Result<Option<String>, EngineError> {
+pub(crate) fn master_plan_text(
+    session: &Session,
+    state: &State,
+) -> Result<Option<String>, EngineError> {
     let config = session.load_config(Some(state))?.config;
     let main = session.main_branch(Some(state))?;
     let Some(id) = session.master_plan_blob(&main, &config.master_plan)? else {

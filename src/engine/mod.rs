@@ -7,6 +7,7 @@ pub mod agent_setup;
 pub mod answers;
 pub mod attest;
 pub mod audit;
+mod board;
 mod chain;
 mod checkpoint;
 pub mod claims;
@@ -54,6 +55,7 @@ pub use answers::{
     Answer, AnswerCheck, AnswerSignature, AnswerVerdict, Signing, answer_payload, judge_answers,
 };
 pub use audit::{AuditReport, audit};
+pub use board::{BoardReport, BoardRow, BoardWorktree, ClaimSeen, UnclaimedPr, board};
 pub use checkpoint::{CheckpointReport, WithoutCommit, checkpoint};
 pub use doctor::{Check, DoctorReport, Level, doctor};
 pub use error::{AuditProblem, EngineError, Unsafe};
@@ -65,7 +67,7 @@ pub use human::{AnswerReport, ResumeReport, approve, reject, resume};
 pub use init::{CHECK_NAME, CiProvider, CiReport, CiRequest, InitReport, RefspecAdded, init};
 pub use remote::coordination_remote;
 pub use repin::{RepinReport, repin};
-pub use status::{ConfigStatus, StatusReport, status};
+pub use status::{ConfigStatus, Progress, StatusReport, status};
 pub use submit::{SubmitKind, SubmitReport, TestReport, submit};
 pub use sync::{
     Action, Adoption, BranchSync, NotesSync, Side, SyncReport, WorkflowSync, adopt_from_remote,

@@ -6,6 +6,7 @@
 
 mod branches;
 mod cas;
+mod checkouts;
 mod checkpoints;
 mod claims;
 mod error;
@@ -35,6 +36,7 @@ use gix::bstr::ByteSlice;
 use gix::refs::FullName;
 
 pub use branches::FoundCommit;
+pub use checkouts::Checkout;
 pub use checkpoints::{FoundCheckpoint, is_checkpoint_message};
 pub use claims::{CLAIMS, Claim, claim_ref, tracking_claim_ref};
 use error::git_err;

@@ -25,6 +25,8 @@ pub(super) const REVIEW_FILE: &str = "review.json";
 #[derive(Clone, Debug)]
 pub struct Snapshot {
     pub tip: ObjectId,
+    /// The tip commit's committer time, seconds since the epoch: the workflow's last activity.
+    pub time: i64,
     pub state: State,
     /// The active plan's summary, `None` when no plan is active.
     pub summary: Option<PlanSummary>,
@@ -81,6 +83,7 @@ impl Store {
             .repo
             .find_commit(tip)
             .map_err(|e| corrupt("the tip commit", e.to_string()))?;
+        let time = commit.time().map(|t| t.seconds).unwrap_or_default();
         let tree_id = commit
             .tree_id()
             .map_err(|e| corrupt("the tree", e.to_string()))?;
@@ -134,6 +137,7 @@ impl Store {
         };
         Ok(Snapshot {
             tip,
+            time,
             state,
             summary,
             parsed,

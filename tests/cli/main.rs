@@ -5,6 +5,7 @@ mod agent_hooks;
 mod agent_setup;
 mod agents;
 mod attest;
+mod board;
 mod branching;
 mod checkpoints;
 mod ci;

@@ -122,6 +122,22 @@ impl Git {
             .collect())
     }
 
+    /// How many entries `git status` lists in this working tree: staged, changed, deleted,
+    /// and untracked, an untracked directory counting once (`--untracked-files=normal`,
+    /// which does not walk into it: the board only asks whether there is anything, and how
+    /// much, and must stay cheap).
+    pub fn uncommitted_entries(&self) -> Result<usize, GitError> {
+        let listing = self.run([
+            "--no-optional-locks",
+            "status",
+            "--porcelain",
+            "-z",
+            "--untracked-files=normal",
+            "--no-renames",
+        ])?;
+        Ok(paths(&listing).len())
+    }
+
     /// Each local branch with its upstream (`refs/remotes/…`), when it has one whose ref
     /// exists.
     pub fn branch_upstreams(&self) -> Result<Vec<(String, String)>, GitError> {

@@ -1,0 +1,221 @@
+//! `git orchestrate board [--remote R]`: every workflow, here and on a remote as last
+//! fetched, in one table; and the master plan's PRs nobody has taken. Read-only, offline.
+
+use clap::Args;
+
+use super::{Exit, Failure, Ui};
+use crate::engine::{self, BoardReport, BoardRow, Session};
+
+/// Show every workflow here and on the remote, and the PRs nobody has taken.
+///
+/// One row per workflow, this clone's and the remote's as last fetched (`sync` refreshes
+/// them; the board never touches the network): its PR, state, step and attempt, the claim on
+/// its PR and its age, its last activity, how far its branch is behind main, and the
+/// worktree that holds it with its uncommitted files and unpushed commits. Then the master
+/// plan's PRs that are neither done, nor claimed, nor planned by a workflow. Changes nothing.
+#[derive(Debug, Args)]
+pub struct BoardArgs {
+    /// The remote whose workflows and claims (as last fetched) are shown. Default: `remote`
+    /// in .orchestrate.toml, else origin, else the only one.
+    #[arg(long, value_name = "REMOTE")]
+    pub remote: Option<String>,
+}
+
+pub fn run(session: &Session, args: &BoardArgs, ui: &mut Ui) -> Result<Exit, Failure> {
+    let report = engine::board(session, args.remote.as_deref())?;
+    if ui.json_report(&report)? {
+        return Ok(Exit::Success);
+    }
+    for line in lines(&report) {
+        ui.line(line)?;
+    }
+    if !ui.quiet {
+        for w in &report.warnings {
+            ui.line(format!("WARNING: {}", one_line(w)))?;
+        }
+    }
+    Ok(Exit::Success)
+}
+
+const HEADER: [&str; 8] = [
+    "WORKFLOW", "STATE", "PR", "STEP", "CLAIM", "ACTIVE", "BEHIND", "WORKTREE",
+];
+
+/// The report as people read it: a heading, the table, notes under it, the free PRs.
+fn lines(report: &BoardReport) -> Vec<String> {
+    let source = match &report.remote {
+        Some(remote) => format!("here and on {} as last fetched", one_line(remote)),
+        None => "here (no remote)".to_string(),
+    };
+    let mut lines = vec![format!(
+        "board: {} workflow(s) {source}; main branch {}",
+        report.workflows.len(),
+        one_line(&report.main_branch)
+    )];
+    if report.workflows.is_empty() {
+        lines.push("  no workflows".to_string());
+    } else {
+        let rows: Vec<[String; 8]> = report.workflows.iter().map(|r| cells(report, r)).collect();
+        let mut widths = HEADER.map(str::len);
+        for row in &rows {
+            for (width, cell) in widths.iter_mut().zip(row) {
+                *width = (*width).max(cell.chars().count());
+            }
+        }
+        lines.push(table_line(&HEADER.map(str::to_string), &widths));
+        for row in &rows {
+            lines.push(table_line(row, &widths));
+        }
+        for row in &report.workflows {
+            notes(report, row, &mut lines);
+        }
+    }
+    if report.unclaimed.is_empty() {
+        lines.push("unclaimed: none".to_string());
+    } else {
+        lines.push("unclaimed:".to_string());
+        for pr in &report.unclaimed {
+            lines.push(format!("  {}  {}", one_line(&pr.pr), one_line(&pr.heading)));
+        }
+    }
+    lines
+}
+
+fn table_line(cells: &[String; 8], widths: &[usize; 8]) -> String {
+    let mut line = String::new();
+    for (i, (cell, width)) in cells.iter().zip(widths).enumerate() {
+        if i > 0 {
+            line.push_str("  ");
+        }
+        line.push_str(cell);
+        if i + 1 < cells.len() {
+            line.push_str(&" ".repeat(width.saturating_sub(cell.chars().count())));
+        }
+    }
+    line.trim_end().to_string()
+}
+
+/// One row's cells, every text from the repository made one visible line.
+fn cells(report: &BoardReport, row: &BoardRow) -> [String; 8] {
+    let dash = || "-".to_string();
+    let workflow = match (&row.local_tip, &row.remote_tip) {
+        (None, Some(_)) => format!("{} (remote)", one_line(&row.workflow)),
+        (Some(a), Some(b)) if a != b => format!("{} (≠ remote)", one_line(&row.workflow)),
+        _ => one_line(&row.workflow),
+    };
+    let state = match (row.state, &row.error) {
+        (Some(state), _) if row.attempt > 0 => format!("{state} #{}", row.attempt),
+        (Some(state), _) => state.to_string(),
+        (None, _) => "UNREADABLE".to_string(),
+    };
+    let pr = match (&row.pr, &row.progress) {
+        (Some(pr), Some(p)) => format!("{} {}/{}", one_line(pr), p.done, p.total),
+        (Some(pr), None) => one_line(pr),
+        _ => dash(),
+    };
+    let step = row
+        .step
+        .as_ref()
+        .map_or_else(dash, |s| format!("{} {}", one_line(&s.id), s.kind.as_str()));
+    let claim = row.claim.as_ref().map_or_else(dash, |c| {
+        let holder = if c.claim.workflow == row.workflow {
+            String::new()
+        } else {
+            format!("by {} ", one_line(&c.claim.workflow))
+        };
+        format!(
+            "{holder}{}@{} {}{}",
+            one_line(&c.claim.user),
+            one_line(&c.claim.host),
+            age(c.age_s),
+            if c.expired { " EXPIRED" } else { "" }
+        )
+    });
+    let active = row.last_activity.map_or_else(dash, |t| {
+        format!("{} ago", age(report.now.saturating_sub(t)))
+    });
+    let behind = row.behind_main.map_or_else(dash, |n| n.to_string());
+    let worktree = row.worktree.as_ref().map_or_else(dash, |w| {
+        let mut text = one_line(&w.path.display().to_string());
+        match w.uncommitted {
+            Some(0) => {}
+            Some(n) => text.push_str(&format!(" DIRTY {n}")),
+            None => text.push_str(" ?"),
+        }
+        if let Some(n) = w.unpushed.filter(|n| *n > 0) {
+            text.push_str(&format!(" UNPUSHED {n}"));
+        }
+        text
+    });
+    [workflow, state, pr, step, claim, active, behind, worktree]
+}
+
+/// What does not fit a cell: a copy that cannot be read, tips that differ.
+fn notes(report: &BoardReport, row: &BoardRow, lines: &mut Vec<String>) {
+    let name = one_line(&row.workflow);
+    if let Some(error) = &row.error {
+        lines.push(format!(
+            "  {name}: the {} copy cannot be read: {}",
+            row.shown,
+            one_line(error)
+        ));
+    }
+    if let (Some(here), Some(there), Some(remote)) =
+        (&row.local_tip, &row.remote_tip, &report.remote)
+        && here != there
+    {
+        lines.push(format!(
+            "  {name}: here {}, {} {} (`git orchestrate sync {}` brings them level)",
+            crate::short_id(here),
+            one_line(remote),
+            crate::short_id(there),
+            one_line(remote)
+        ));
+    }
+}
+
+/// A duration in seconds as `45s`, `12m`, `3h`, `2d`.
+fn age(seconds: i64) -> String {
+    let s = seconds.max(0);
+    match s {
+        0..60 => format!("{s}s"),
+        60..3600 => format!("{}m", s / 60),
+        3600..86_400 => format!("{}h", s / 3600),
+        _ => format!("{}d", s / 86_400),
+    }
+}
+
+/// `text` as one visible line: control characters and the invisible ones that reorder or
+/// hide text shown escaped (a remote's names and titles are anyone's).
+fn one_line(text: &str) -> String {
+    crate::workflow::fence::visible(text)
+        .replace('\r', "\\r")
+        .replace('\n', "\\n")
+        .replace('\t', "\\t")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn texts_from_a_remote_are_one_visible_line() {
+        assert_eq!(
+            one_line("a\x1b[31mb\nc\td\u{202e}e\r\n"),
+            "a\\x1b[31mb\\nc\\td\\u{202e}e\\r\\n"
+        );
+    }
+
+    #[test]
+    fn ages_are_short() {
+        let shown: Vec<String> = [-5, 0, 59, 60, 3599, 3600, 86_399, 86_400, 900_000]
+            .into_iter()
+            .map(age)
+            .collect();
+        assert_eq!(
+            shown,
+            ["0s", "0s", "59s", "1m", "59m", "1h", "23h", "1d", "10d"]
+        );
+    }
+}

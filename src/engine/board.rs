@@ -1,0 +1,545 @@
+//! `board`: every workflow of the repository, here and on a remote as last fetched, with its
+//! PR, state, step, claim, last activity, how far its branch is behind main and the
+//! worktree it is checked out in; and the master plan's PRs nobody has taken
+//! (docs/worktrees.md, "The board"). Read-only and offline: it reads refs, objects and
+//! config files in-process, and runs git only for `git status` in the worktrees that hold a
+//! listed workflow, in parallel with the rest.
+//!
+//! Whatever a remote sent is data to show, not to trust: a workflow that cannot be read is a
+//! row that says so, a claim ref that holds no claim of ours is left out with a warning.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+use gix::ObjectId;
+use serde::Serialize;
+
+use super::claims::{self, master_plan_text};
+use super::status::Progress;
+use super::{EngineError, Session};
+use crate::exec::GitError;
+use crate::store::{Checkout, Claim, Snapshot, branch_ref, tracking_ref, workflow_ref};
+use crate::workflow::briefing::StepView;
+use crate::workflow::claims as rules;
+use crate::workflow::{State, Status};
+
+/// What `board` reports (docs/worktrees.md, "The board").
+#[derive(Clone, Debug, Serialize)]
+pub struct BoardReport {
+    /// The remote whose copies (as last fetched) are shown; `None`: no remote.
+    pub remote: Option<String>,
+    pub main_branch: String,
+    /// The clock claim ages and expiries are judged by, seconds since the epoch.
+    pub now: i64,
+    pub workflows: Vec<BoardRow>,
+    /// The master plan's PR headings that are not `[DONE]`, not claimed (in force) and not
+    /// the active plan of a listed workflow.
+    pub unclaimed: Vec<UnclaimedPr>,
+    pub warnings: Vec<String>,
+}
+
+/// One workflow, here or on the remote or both.
+#[derive(Clone, Debug, Serialize)]
+pub struct BoardRow {
+    pub workflow: String,
+    /// This clone's tip; `None` when only the remote has the workflow.
+    pub local_tip: Option<String>,
+    /// The remote's tip as last fetched; `None` when it has none (or there is no remote).
+    pub remote_tip: Option<String>,
+    /// Which copy the rest of the row describes: `local`, else `remote`.
+    pub shown: &'static str,
+    /// Why that copy cannot be read (a remote may hold anything); the rest is then empty.
+    pub error: Option<String>,
+    pub state: Option<Status>,
+    /// The PR's key: the slug of its master-plan heading (what it is claimed by).
+    pub pr: Option<String>,
+    pub pr_title: Option<String>,
+    pub branch: Option<String>,
+    /// The same step shape as `get-task --json`.
+    pub step: Option<StepView>,
+    /// The debugging attempt, as `get-task --json` reports it.
+    pub attempt: u32,
+    pub progress: Option<Progress>,
+    pub claim: Option<ClaimSeen>,
+    /// The tip commit's time, seconds since the epoch.
+    pub last_activity: Option<i64>,
+    /// Commits on the main branch since the PR branch left it (first parents); `None` when
+    /// there is no local PR branch.
+    pub behind_main: Option<usize>,
+    /// The worktree whose config selects this workflow, when there is one.
+    pub worktree: Option<BoardWorktree>,
+}
+
+/// A claim as the board shows it, beside a workflow.
+#[derive(Clone, Debug, Serialize)]
+pub struct ClaimSeen {
+    #[serde(flatten)]
+    pub claim: Claim,
+    /// `local`, or the remote whose copy (as last fetched) it is.
+    pub source: String,
+    /// Seconds since it was taken.
+    pub age_s: i64,
+    pub expired: bool,
+}
+
+/// A worktree that holds a workflow.
+#[derive(Clone, Debug, Serialize)]
+pub struct BoardWorktree {
+    pub path: PathBuf,
+    pub primary: bool,
+    pub branch: Option<String>,
+    /// The entries `git status` lists (an untracked directory counts once); `None` when it
+    /// could not say.
+    pub uncommitted: Option<usize>,
+    /// Commits checked out there that the remote does not have (its copy of the branch, else
+    /// of main, as last fetched); `None` without a remote.
+    pub unpushed: Option<usize>,
+}
+
+/// A PR of the master plan that is free to plan.
+#[derive(Clone, Debug, Serialize)]
+pub struct UnclaimedPr {
+    pub pr: String,
+    pub heading: String,
+}
+
+/// Gathers the board: `remote` is `--remote`, else the one claims go through.
+pub fn board(session: &Session, remote: Option<&str>) -> Result<BoardReport, EngineError> {
+    let store = &session.store;
+    let mut warnings = Vec::new();
+    let local = store.local_workflows()?;
+    // `git status` in each worktree that holds a workflow of this clone, started first: it
+    // runs while the rest is read.
+    let checkouts: Vec<Checkout> = store
+        .checkouts()
+        .into_iter()
+        .filter(|c| local.contains_key(&c.workflow))
+        .collect();
+    let git = &session.git;
+    std::thread::scope(|scope| {
+        let statuses: Vec<_> = checkouts
+            .iter()
+            .map(|c| {
+                let at = git.at(&c.path);
+                scope.spawn(move || at.uncommitted_entries())
+            })
+            .collect();
+        let remote = board_remote(session, remote, &mut warnings)?;
+        let main_branch = session.main_branch(None)?;
+        let tracking = match &remote {
+            Some(remote) => store.tracking_workflows(remote)?,
+            None => BTreeMap::new(),
+        };
+        let names: BTreeSet<&String> = local.keys().chain(tracking.keys()).collect();
+        let mut report = gather(
+            session,
+            remote,
+            main_branch,
+            &names,
+            (&local, &tracking),
+            &mut warnings,
+        )?;
+        let statuses: Vec<Result<usize, GitError>> = statuses
+            .into_iter()
+            .map(|handle| {
+                handle.join().unwrap_or_else(|_| {
+                    Err(GitError {
+                        command: "git status".into(),
+                        status: None,
+                        stderr: "it panicked".into(),
+                    })
+                })
+            })
+            .collect();
+        attach_worktrees(session, &mut report, &checkouts, statuses, &mut warnings)?;
+        report.warnings = warnings;
+        Ok(report)
+    })
+}
+
+/// The remote shown: `asked` (which must exist), else the configured `remote`, else
+/// `origin`, else the only one: the choice `claims::claim_remote` makes, without a process.
+fn board_remote(
+    session: &Session,
+    asked: Option<&str>,
+    warnings: &mut Vec<String>,
+) -> Result<Option<String>, EngineError> {
+    let remotes = session.store.remote_names();
+    if let Some(name) = asked {
+        return if remotes.iter().any(|r| r == name) {
+            Ok(Some(name.to_string()))
+        } else {
+            Err(EngineError::BadInput {
+                message: format!("there is no remote \"{name}\""),
+                hint: format!(
+                    "`git remote` lists the remotes ({}); the board reads what was last fetched from one.",
+                    if remotes.is_empty() {
+                        "there are none".to_string()
+                    } else {
+                        remotes.join(", ")
+                    }
+                ),
+            })
+        };
+    }
+    match session.load_config(None) {
+        Ok(loaded) => {
+            if let Some(name) = loaded.config.remote {
+                if remotes.contains(&name) {
+                    return Ok(Some(name));
+                }
+                warnings.push(format!(
+                    "the configured remote \"{name}\" does not exist: add it with `git remote add {name} <url>`"
+                ));
+            }
+        }
+        Err(EngineError::Config(e)) => warnings.push(format!("the configuration is invalid: {e}")),
+        Err(e) => return Err(e),
+    }
+    if remotes.iter().any(|r| r == "origin") {
+        return Ok(Some("origin".to_string()));
+    }
+    Ok(match remotes.as_slice() {
+        [only] => Some(only.clone()),
+        _ => None,
+    })
+}
+
+/// The rows and the unclaimed PRs, without the worktrees.
+fn gather(
+    session: &Session,
+    remote: Option<String>,
+    main_branch: String,
+    names: &BTreeSet<&String>,
+    (local, tracking): (&BTreeMap<String, ObjectId>, &BTreeMap<String, ObjectId>),
+    warnings: &mut Vec<String>,
+) -> Result<BoardReport, EngineError> {
+    let store = &session.store;
+    let now = claims::now();
+    let master = match master_plan_text(session, &State::new(None)) {
+        Ok(text) => text,
+        Err(e) => {
+            warnings.push(format!("the master plan cannot be read: {e}"));
+            None
+        }
+    };
+    let claims = seen_claims(session, remote.as_deref(), now, warnings)?;
+    let main_tip = store.ref_tip(&branch_ref(&main_branch))?;
+    let keys = PrKeys::new(master.as_deref());
+    let mut rows = Vec::new();
+    for name in names {
+        let local_tip = local.get(*name).copied();
+        let remote_tip = tracking.get(*name).copied();
+        let tracking_name = |remote: &str| tracking_ref(remote, name);
+        // This clone's copy first; the remote's when that is all there is, or all that reads.
+        let theirs = || {
+            let remote = remote.as_deref()?;
+            remote_tip.map(|tip| ("remote", store.read_at(tip, &tracking_name(remote))))
+        };
+        let read = match local_tip.map(|tip| store.read_at(tip, &workflow_ref(name))) {
+            Some(Err(e)) if remote_tip.is_some() => {
+                warnings.push(format!(
+                    "this clone's copy of workflow {name} cannot be read ({e}): the remote's is shown"
+                ));
+                theirs()
+            }
+            Some(read) => Some(("local", read)),
+            None => theirs(),
+        };
+        let Some((shown, read)) = read else { continue };
+        let mut row = BoardRow {
+            workflow: (*name).clone(),
+            local_tip: local_tip.map(|t| t.to_string()),
+            remote_tip: remote_tip.map(|t| t.to_string()),
+            shown,
+            error: None,
+            state: None,
+            pr: None,
+            pr_title: None,
+            branch: None,
+            step: None,
+            attempt: 0,
+            progress: None,
+            claim: None,
+            last_activity: None,
+            behind_main: None,
+            worktree: None,
+        };
+        match read {
+            Ok(snapshot) => describe(session, &mut row, &snapshot, &keys, main_tip),
+            Err(e) => row.error = Some(e.to_string()),
+        }
+        row.claim = claim_of(&row, &claims);
+        rows.push(row);
+    }
+    let unclaimed = unclaimed(master.as_deref(), &rows, &claims);
+    Ok(BoardReport {
+        remote,
+        main_branch,
+        now,
+        workflows: rows,
+        unclaimed,
+        warnings: Vec::new(),
+    })
+}
+
+/// The key of each PR title: [`rules::pr_slug`] with the master plan read once, not once per
+/// workflow (a hundred workflows would parse it a hundred times).
+struct PrKeys {
+    /// The open headings' slugs by their title in lower case; the first heading wins.
+    by_title: std::collections::HashMap<String, String>,
+}
+
+impl PrKeys {
+    fn new(master: Option<&str>) -> PrKeys {
+        let mut by_title = std::collections::HashMap::new();
+        for heading in master
+            .map(crate::workflow::master_plan::open_prs)
+            .unwrap_or_default()
+        {
+            let title = crate::workflow::master_plan::heading_title(&heading).to_ascii_lowercase();
+            if !title.is_empty() {
+                by_title
+                    .entry(title)
+                    .or_insert_with(|| rules::slug(&heading));
+            }
+        }
+        PrKeys { by_title }
+    }
+
+    fn key(&self, title: &str) -> String {
+        self.by_title
+            .get(&title.trim().to_ascii_lowercase())
+            .cloned()
+            .unwrap_or_else(|| rules::slug(title))
+    }
+}
+
+/// Fills in what the workflow's snapshot says.
+fn describe(
+    session: &Session,
+    row: &mut BoardRow,
+    snapshot: &Snapshot,
+    keys: &PrKeys,
+    main_tip: Option<ObjectId>,
+) {
+    let state = &snapshot.state;
+    let plan = snapshot.summary.as_ref();
+    row.state = Some(state.status());
+    row.pr_title = plan.map(|p| p.title.clone());
+    row.pr = plan.map(|p| keys.key(&p.title));
+    row.branch = state.branch().map(str::to_string);
+    row.step = plan.and_then(|p| p.current.as_ref()).map(StepView::from);
+    row.attempt = state.attempts();
+    row.progress = plan.map(|p| Progress {
+        done: p.done,
+        total: p.total,
+    });
+    row.last_activity = Some(snapshot.time);
+    let branch_tip = row
+        .branch
+        .as_deref()
+        .filter(|_| state.status() != Status::CreatingBranch)
+        .and_then(|b| session.store.ref_tip(&branch_ref(b)).ok().flatten());
+    if let (Some(branch), Some(main)) = (branch_tip, main_tip) {
+        row.behind_main = session.store.relation(branch, main).ok().map(|r| r.behind);
+    }
+}
+
+/// Every claim this clone knows, by PR key, as the remote was last seen (else as this clone
+/// holds it), expired ones included: the board shows them.
+fn seen_claims(
+    session: &Session,
+    remote: Option<&str>,
+    now: i64,
+    warnings: &mut Vec<String>,
+) -> Result<BTreeMap<String, ClaimSeen>, EngineError> {
+    let store = &session.store;
+    let mut refs: BTreeMap<String, (String, ObjectId)> = BTreeMap::new();
+    if let Some(remote) = remote {
+        for (pr, id) in store.tracking_claims(remote)? {
+            refs.insert(pr, (remote.to_string(), id));
+        }
+    }
+    for (pr, id) in store.local_claims()? {
+        refs.entry(pr).or_insert(("local".to_string(), id));
+    }
+    let mut out = BTreeMap::new();
+    for (pr, (source, id)) in refs {
+        match store.read_claim(id).ok().flatten() {
+            Some((claim, _)) => {
+                let seen = ClaimSeen {
+                    age_s: now.saturating_sub(claim.since),
+                    expired: rules::expired(claim.expires, now),
+                    claim,
+                    source,
+                };
+                out.insert(pr, seen);
+            }
+            None => warnings.push(format!(
+                "the claim ref for PR {pr} ({source}, {}) holds no claim of ours: it holds nothing",
+                crate::short_id(&id.to_string())
+            )),
+        }
+    }
+    Ok(out)
+}
+
+/// The claim on the row's PR, whoever holds it (a holder other than the row's workflow is
+/// worth seeing). Not matched by the holder's name: two clones may each have a `main`.
+fn claim_of(row: &BoardRow, claims: &BTreeMap<String, ClaimSeen>) -> Option<ClaimSeen> {
+    row.pr.as_ref().and_then(|pr| claims.get(pr)).cloned()
+}
+
+/// The master plan's open PRs that no claim in force and no listed workflow's plan takes.
+fn unclaimed(
+    master: Option<&str>,
+    rows: &[BoardRow],
+    claims: &BTreeMap<String, ClaimSeen>,
+) -> Vec<UnclaimedPr> {
+    let Some(text) = master else {
+        return Vec::new();
+    };
+    let active: BTreeSet<&str> = rows.iter().filter_map(|r| r.pr.as_deref()).collect();
+    crate::workflow::master_plan::open_prs(text)
+        .into_iter()
+        .filter_map(|heading| {
+            let pr = rules::slug(&heading);
+            let taken = active.contains(pr.as_str()) || claims.get(&pr).is_some_and(|c| !c.expired);
+            (!taken).then_some(UnclaimedPr { pr, heading })
+        })
+        .collect()
+}
+
+/// Puts each worktree beside the workflow its config selects, with what `git status` found
+/// and what it has not pushed.
+fn attach_worktrees(
+    session: &Session,
+    report: &mut BoardReport,
+    checkouts: &[Checkout],
+    statuses: Vec<Result<usize, GitError>>,
+    warnings: &mut Vec<String>,
+) -> Result<(), EngineError> {
+    let store = &session.store;
+    let remote_main = match &report.remote {
+        Some(remote) => store.tracking_branch(remote, &report.main_branch)?,
+        None => None,
+    };
+    for (checkout, status) in checkouts.iter().zip(statuses) {
+        let Some(row) = report
+            .workflows
+            .iter_mut()
+            .find(|r| r.workflow == checkout.workflow && r.worktree.is_none())
+        else {
+            continue;
+        };
+        let uncommitted = match status {
+            Ok(entries) => Some(entries),
+            Err(e) => {
+                warnings.push(format!(
+                    "the worktree {} cannot be looked at: {e}",
+                    checkout.path.display()
+                ));
+                None
+            }
+        };
+        let unpushed = match (&report.remote, checkout.head) {
+            (Some(remote), Some(head)) => {
+                let upstream = match &checkout.branch {
+                    Some(branch) => store.tracking_branch(remote, branch)?,
+                    None => None,
+                }
+                .or(remote_main);
+                upstream.and_then(|upstream| store.relation(head, upstream).ok().map(|r| r.ahead))
+            }
+            _ => None,
+        };
+        row.worktree = Some(BoardWorktree {
+            path: checkout.path.clone(),
+            primary: checkout.primary,
+            branch: checkout.branch.clone(),
+            uncommitted,
+            unpushed,
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn seen(slug: &str, expired: bool) -> ClaimSeen {
+        ClaimSeen {
+            claim: Claim {
+                slug: slug.into(),
+                workflow: "a".into(),
+                host: "h".into(),
+                user: "u".into(),
+                since: 0,
+                expires: 0,
+                nonce: "n".into(),
+            },
+            source: "origin".into(),
+            age_s: 0,
+            expired,
+        }
+    }
+
+    /// Free: open, not claimed in force, not planned by a listed workflow.
+    #[test]
+    fn a_pr_is_free_unless_done_claimed_in_force_or_planned() {
+        let plan = "# Plan\n## PR 1: Done [DONE] abc\n## PR 2: Claimed\n## PR 3: Lapsed\n\
+                    ## PR 4: Planned\n## PR 5: Free\n";
+        let claims = BTreeMap::from([
+            ("pr-2-claimed".to_string(), seen("pr-2-claimed", false)),
+            ("pr-3-lapsed".to_string(), seen("pr-3-lapsed", true)),
+        ]);
+        let planned = BoardRow {
+            workflow: "b".into(),
+            local_tip: None,
+            remote_tip: None,
+            shown: "local",
+            error: None,
+            state: None,
+            pr: Some("pr-4-planned".into()),
+            pr_title: None,
+            branch: None,
+            step: None,
+            attempt: 0,
+            progress: None,
+            claim: None,
+            last_activity: None,
+            behind_main: None,
+            worktree: None,
+        };
+        let free: Vec<String> = unclaimed(Some(plan), &[planned], &claims)
+            .into_iter()
+            .map(|p| p.pr)
+            .collect();
+        assert_eq!(free, ["pr-3-lapsed", "pr-5-free"]);
+        assert!(unclaimed(None, &[], &claims).is_empty());
+    }
+
+    /// The board's keys are the ones claims are taken by.
+    #[test]
+    fn keys_are_the_claims_keys() {
+        let plan = "# Plan\n## PR 1: feat: Add [DONE] abc\n## PR 2: feat: Multiply\n\
+                    ### PR-3 Divide ###\n```\n## PR 4: fenced\n```\n## PR 5: feat: multiply\n";
+        for master in [Some(plan), None] {
+            let keys = PrKeys::new(master);
+            for title in [
+                "feat: Multiply",
+                " FEAT: MULTIPLY ",
+                "feat: Add",
+                "Divide",
+                "fenced",
+                "",
+                "Ωmega",
+            ] {
+                assert_eq!(keys.key(title), rules::pr_slug(master, title), "{title:?}");
+            }
+        }
+    }
+}

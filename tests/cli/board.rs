@@ -1,0 +1,337 @@
+//! `git orchestrate board` (docs/worktrees.md, "The board"): every workflow here and on the
+//! remote as last fetched, claims, worktrees and the free PRs; read-only and offline; what a
+//! remote sends is shown, never trusted.
+
+use std::path::{Path, PathBuf};
+
+use pretty_assertions::assert_eq;
+use serde_json::json;
+
+use crate::support::{PLAN, Run, TestRepo, one_task_plan};
+
+/// The commits' time in these tests (support.rs fixes it), and the board's clock: ten
+/// minutes later.
+const COMMITTED: i64 = 1_767_225_600;
+const NOW: i64 = COMMITTED + 600;
+
+const MASTER_PLAN: &str = "# Plan\n## PR 1: feat: Add numbers\n## PR 2: feat: Multiply\n\
+                           ## PR 3: feat: Divide [DONE] abc1234\n## PR 4: feat: Subtract\n";
+
+/// `git-orchestrate ARGS` at `dir`, with the claims' clock at [`NOW`] and a fixed user.
+fn at(repo: &TestRepo, dir: &Path, args: &[&str], stdin: Option<&str>) -> Run {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut cmd = repo.command(crate::support::BIN, args);
+    cmd.current_dir(dir)
+        .env("GIT_ORCHESTRATE_NOW", NOW.to_string())
+        .env("USER", "tester")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("spawn git-orchestrate");
+    let mut input = child.stdin.take().expect("stdin");
+    input
+        .write_all(stdin.unwrap_or_default().as_bytes())
+        .expect("write stdin");
+    drop(input);
+    Run::from(child.wait_with_output().expect("wait"))
+}
+
+fn board(repo: &TestRepo, args: &[&str]) -> Run {
+    let mut all = vec!["board"];
+    all.extend_from_slice(args);
+    at(repo, &repo.path, &all, None)
+}
+
+/// Clone A (workflow `main` at step 1.1 of PR 1, claimed; workflow `w1` in a linked worktree
+/// with an untracked file) and clone B (workflow `bee`, PR 2 planned and claimed), sharing a
+/// bare remote; A has fetched what B pushed.
+struct Scene {
+    a: TestRepo,
+    b: TestRepo,
+    worktree: PathBuf,
+    bare: PathBuf,
+    _remote: tempfile::TempDir,
+    _worktrees: tempfile::TempDir,
+}
+
+fn scene() -> Scene {
+    let a = TestRepo::new();
+    a.write("docs/plan.md", MASTER_PLAN);
+    a.commit_all("the master plan");
+    let (remote, bare) = a.share();
+    at(&a, &a.path, &["init"], None).expect(0);
+    at(
+        &a,
+        &a.path,
+        &["submit-work", "-s", "plan", "--plan", "-"],
+        Some(PLAN),
+    )
+    .expect(0);
+    at(&a, &a.path, &["get-task"], None).expect(0);
+    let worktrees = tempfile::tempdir().unwrap();
+    let worktree = worktrees.path().canonicalize().unwrap().join("w1");
+    at(
+        &a,
+        &a.path,
+        &["worktree", "add", "w1", &worktree.display().to_string()],
+        None,
+    )
+    .expect(0);
+    std::fs::write(worktree.join("notes.txt"), "not committed\n").unwrap();
+
+    let b = TestRepo::clone_of(&bare);
+    at(&b, &b.path, &["init"], None).expect(0);
+    let plan = one_task_plan("feat: Multiply", "mul.sh");
+    at(
+        &b,
+        &b.path,
+        &[
+            "--workflow",
+            "bee",
+            "submit-work",
+            "-s",
+            "plan",
+            "--plan",
+            "-",
+        ],
+        Some(&plan),
+    )
+    .expect(0);
+    a.git(&["fetch", "--quiet", "origin"]);
+    Scene {
+        a,
+        b,
+        worktree,
+        bare,
+        _remote: remote,
+        _worktrees: worktrees,
+    }
+}
+
+fn rev(repo: &TestRepo, name: &str) -> String {
+    repo.git(&["rev-parse", name]).trim().to_string()
+}
+
+#[test]
+fn the_board_shows_every_workflow_its_claim_its_worktree_and_the_free_prs() {
+    let s = scene();
+    let out = board(&s.a, &["--json"]);
+    out.expect(0);
+    let report = out.json();
+    let names: Vec<&str> = report["workflows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["workflow"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["bee", "main", "w1"]);
+    assert_eq!(report["remote"], "origin");
+    assert_eq!(report["now"], NOW);
+    assert_eq!(
+        report["unclaimed"],
+        json!([{"pr": "pr-4-feat-subtract", "heading": "PR 4: feat: Subtract"}]),
+        "PR 1 and 2 are claimed, PR 3 is done"
+    );
+
+    // The whole row of `main`: here and on the remote (the plan's acceptance pushed it).
+    let main = &report["workflows"][1];
+    let claim = &main["claim"];
+    let tip = rev(&s.a, "refs/orchestrator/workflows/main");
+    assert_eq!(
+        main,
+        &json!({
+            "workflow": "main",
+            "local_tip": tip,
+            "remote_tip": rev(&s.a, "refs/orchestrator/remotes/origin/workflows/main"),
+            "shown": "local",
+            "error": null,
+            "state": "EXECUTING_TDD",
+            "pr": "pr-1-feat-add-numbers",
+            "pr_title": "feat: Add numbers",
+            "branch": "feat/add-numbers",
+            "step": {"id": "1.1", "task": "add", "type": "RED", "description": "test add"},
+            "attempt": 0,
+            "progress": {"done": 0, "total": 5},
+            "claim": {
+                "slug": "pr-1-feat-add-numbers",
+                "workflow": "main",
+                "host": claim["host"],
+                "user": "tester",
+                "since": NOW,
+                "expires": NOW + 7200,
+                "nonce": claim["nonce"],
+                "source": "origin",
+                "age_s": 0,
+                "expired": false
+            },
+            "last_activity": COMMITTED,
+            "behind_main": 0,
+            "worktree": {
+                "path": s.a.path,
+                "primary": true,
+                "branch": "feat/add-numbers",
+                "uncommitted": 0,
+                "unpushed": 0
+            }
+        })
+    );
+
+    // `bee` is only on the remote, as last fetched: its claim is the remote's.
+    let bee = &report["workflows"][0];
+    assert_eq!(bee["local_tip"], json!(null));
+    assert_eq!(bee["shown"], "remote");
+    assert_eq!(bee["state"], "CREATING_BRANCH");
+    assert_eq!(bee["pr"], "pr-2-feat-multiply");
+    assert_eq!(bee["claim"]["workflow"], "bee");
+    assert_eq!(bee["claim"]["source"], "origin");
+    assert_eq!(bee["worktree"], json!(null));
+
+    // `w1` has no plan, and its worktree an untracked file.
+    let w1 = &report["workflows"][2];
+    assert_eq!(w1["state"], "INITIALIZING");
+    assert_eq!(w1["claim"], json!(null));
+    assert_eq!(w1["worktree"]["path"], json!(s.worktree));
+    assert_eq!(w1["worktree"]["uncommitted"], 1);
+    assert_eq!(w1["worktree"]["primary"], false);
+
+    // For people: one line per workflow, the dirty worktree flagged, the free PR listed.
+    let text = board(&s.a, &[]);
+    text.expect(0)
+        .says("board: 3 workflow(s) here and on origin as last fetched; main branch main\n")
+        .says("bee (remote)")
+        .says("EXECUTING_TDD")
+        .says("pr-1-feat-add-numbers 0/5  1.1 RED  tester@")
+        .says(&format!("{} DIRTY 1", s.worktree.display()))
+        .says("unclaimed:\n  pr-4-feat-subtract  PR 4: feat: Subtract\n");
+    let _ = (&s.b, &s.bare);
+}
+
+/// Every ref and reflog of the repository, to compare before and after.
+fn refs_and_logs(repo: &TestRepo) -> String {
+    let mut out = repo.git(&["for-each-ref", "--format=%(refname) %(objectname)"]);
+    let mut logs = Vec::new();
+    fn walk(dir: &Path, out: &mut Vec<(PathBuf, Vec<u8>)>) {
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else {
+                out.push((path.clone(), std::fs::read(&path).unwrap()));
+            }
+        }
+    }
+    walk(&repo.path.join(".git/logs"), &mut logs);
+    logs.sort();
+    for (path, content) in logs {
+        out.push_str(&format!(
+            "{} {}\n",
+            path.display(),
+            String::from_utf8_lossy(&content).len()
+        ));
+    }
+    out
+}
+
+#[test]
+fn the_board_changes_nothing_and_needs_no_network() {
+    let s = scene();
+    // Nowhere to reach: the board reads what was last fetched.
+    s.a.git(&["remote", "set-url", "origin", "/nonexistent/remote.git"]);
+    let before = refs_and_logs(&s.a);
+    let packed = std::fs::read(s.a.path.join(".git/packed-refs")).ok();
+    board(&s.a, &[]).expect(0).says("bee (remote)");
+    board(&s.a, &["--json"]).expect(0);
+    board(&s.a, &["--remote", "origin"]).expect(0);
+    assert_eq!(refs_and_logs(&s.a), before);
+    assert_eq!(
+        std::fs::read(s.a.path.join(".git/packed-refs")).ok(),
+        packed
+    );
+
+    // An unknown remote is bad input, and says which there are.
+    let out = board(&s.a, &["--remote", "nope"]);
+    out.expect(2);
+    assert!(
+        out.stderr.contains("there is no remote \"nope\""),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("origin"), "{}", out.stderr);
+}
+
+#[test]
+fn hostile_data_from_the_remote_is_shown_safely() {
+    let s = scene();
+    let bare = s.bare.display().to_string();
+    let b = &s.b;
+    // A workflow ref on a blob; one whose name and title carry terminal escapes and a
+    // right-to-left override; a claim ref that holds no claim.
+    let junk = b.git_with_stdin(&["hash-object", "-w", "--stdin"], b"not a commit");
+    let junk = junk.trim();
+    let state = b.git(&["show", "refs/orchestrator/workflows/bee:state.json"]);
+    // JSON-escaped in state.json, as serde writes any title.
+    let evil_state = state.replace(
+        "feat: Multiply",
+        "feat: \\u001b[31mred\\u0007\\nline\u{202e}txt",
+    );
+    assert_ne!(evil_state, state, "the title is in state.json");
+    let blob = b.git_with_stdin(&["hash-object", "-w", "--stdin"], evil_state.as_bytes());
+    // The plan itself as it was: the summary in state.json describes it, so it is shown.
+    let plan = rev(b, "refs/orchestrator/workflows/bee:pr.json");
+    let tree = b.git_with_stdin(
+        &["mktree"],
+        format!(
+            "100644 blob {plan}\tpr.json\n100644 blob {}\tstate.json\n",
+            blob.trim()
+        )
+        .as_bytes(),
+    );
+    let commit = b.git(&["commit-tree", tree.trim(), "-m", "hostile"]);
+    let main_commit = rev(b, "main");
+    b.git(&[
+        "push",
+        "--quiet",
+        &bare,
+        &format!("{junk}:refs/orchestrator/workflows/junk"),
+        &format!(
+            "{}:refs/orchestrator/workflows/evil\u{202e}name",
+            commit.trim()
+        ),
+        &format!("{main_commit}:refs/orchestrator/claims/pr-4-feat-subtract"),
+    ]);
+    s.a.git(&["fetch", "--quiet", "origin"]);
+
+    let out = board(&s.a, &[]);
+    out.expect(0);
+    let text = &out.stdout;
+    assert!(!text.contains('\u{1b}') && !text.contains('\u{202e}') && !text.contains('\u{7}'));
+    out.says("evil\\u{202e}name (remote)")
+        .says("junk (remote)")
+        .says("UNREADABLE")
+        .says("junk: the remote copy cannot be read")
+        // A claim that is no claim takes nothing: PR 4 is still free.
+        .says("unclaimed:\n  pr-4-feat-subtract");
+    assert!(
+        out.stdout
+            .contains("WARNING: the claim ref for PR pr-4-feat-subtract (origin, "),
+        "{}",
+        out.stdout
+    );
+
+    let json = board(&s.a, &["--json"]);
+    json.expect(0);
+    let report = json.json();
+    let rows = report["workflows"].as_array().unwrap();
+    let evil = rows
+        .iter()
+        .find(|r| r["workflow"] == "evil\u{202e}name")
+        .expect("the evil row");
+    assert_eq!(
+        evil["pr_title"],
+        "feat: \u{1b}[31mred\u{7}\nline\u{202e}txt"
+    );
+    let junk_row = rows.iter().find(|r| r["workflow"] == "junk").unwrap();
+    assert_eq!(junk_row["state"], json!(null));
+    assert!(junk_row["error"].as_str().unwrap().contains("junk"));
+}
