@@ -214,7 +214,9 @@ fn gather(
     (local, tracking): (&BTreeMap<String, ObjectId>, &BTreeMap<String, ObjectId>),
     warnings: &mut Vec<String>,
 ) -> Result<BoardReport, EngineError> {
-    let store = &session.store;
+    // A hundred state blobs are deltas of one another once packed: decompressed once each.
+    let cached = session.store.with_pack_cache();
+    let store = &cached;
     let now = claims::now();
     let master = match master_plan_text(session, &State::new(None)) {
         Ok(text) => text,

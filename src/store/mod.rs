@@ -198,6 +198,24 @@ impl Store {
         &self.workflow
     }
 
+    /// This store, reading through a cache of decompressed pack entries: for a command that
+    /// reads many workflows at once (`board`), whose state blobs are deltas of one another in
+    /// a packed repository. The one-workflow commands keep gix's default, no cache, and the
+    /// memory it saves.
+    pub fn with_pack_cache(&self) -> Store {
+        const BYTES: usize = 16 << 20;
+        let mut repo = self.repo.clone();
+        repo.objects.set_pack_cache(|| {
+            Box::new(gix::odb::pack::cache::lru::MemoryCappedHashmap::new(BYTES))
+        });
+        Store {
+            repo,
+            workflow: self.workflow.clone(),
+            ref_name: self.ref_name.clone(),
+            selected_by_config: self.selected_by_config,
+        }
+    }
+
     /// `refs/orchestrator/workflows/<name>`; see [`workflow_ref`].
     pub fn ref_name(&self) -> String {
         self.ref_name.as_bstr().to_string()

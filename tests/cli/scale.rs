@@ -329,4 +329,19 @@ fn eight_agents_merge_twenty_prs_each_exactly_once() {
         let status = clone.run(&["status", "--json"]).expect(0).json();
         assert_eq!(status["state"], "INITIALIZING", "{status}");
     }
+    // The board, from any clone: every agent's workflow with no PR and no claim, nothing free.
+    let board = clones[0].run(&["board", "--json"]).expect(0).json();
+    let rows = board["workflows"].as_array().expect("rows");
+    let names: Vec<&str> = rows.iter().filter_map(|r| r["workflow"].as_str()).collect();
+    assert_eq!(
+        names,
+        (0..AGENTS).map(|i| format!("agent{i}")).collect::<Vec<_>>(),
+        "{board}"
+    );
+    for row in rows {
+        assert_eq!(row["state"], "INITIALIZING", "{row}");
+        assert_eq!(row["claim"], serde_json::Value::Null, "{row}");
+        assert_eq!(row["pr"], serde_json::Value::Null, "{row}");
+    }
+    assert_eq!(board["unclaimed"], serde_json::json!([]), "{board}");
 }
