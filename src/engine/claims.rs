@@ -381,37 +381,70 @@ pub(crate) fn land(
     let Some(lease) = &pending.remote else {
         return Ok(());
     };
-    let undo = || {
+    // Puts the local ref back to `back`, unless it moved meanwhile (another worktree's
+    // claimer, which undoes its own).
+    let undo = |back: Option<ObjectId>| {
         let _ = store.move_claim_ref(
             &name,
             Some(pending.commit),
-            pending.local_before,
+            back,
             &format!("undo the claim on {}", pending.pr),
         );
     };
     match push_claim(session, lease, &name, pending.commit, transition) {
         Ok(()) => {}
         Err(e) => {
-            undo();
+            undo(pending.local_before);
             return Err(e);
         }
     }
     let (now_there, _) = match read_remote(session, &lease.name, &pending.pr) {
         Ok(read) => read,
         Err(e) => {
-            undo();
+            undo(pending.local_before);
             return Err(e);
         }
     };
     if now_there == Some(pending.commit) {
+        // Another worktree's claimer of this clone may have replaced the local ref after
+        // this one wrote it (it read this claim as its lease, before the push landed): the
+        // ref is this claim's again, whatever it holds now.
+        hold_locally(session, &name, pending.commit);
         return Ok(());
     }
-    undo();
+    // What the local ref held before is restored only when the remote holds it: it may be
+    // another worktree's claim that was in flight and has lost since (its own undo found
+    // this claim in its place), which no ref may keep.
+    undo(
+        pending
+            .local_before
+            .filter(|before| Some(*before) == now_there),
+    );
     let holder = match now_there {
         Some(id) => store.read_claim(id)?.map(|(claim, _)| claim),
         None => None,
     };
     Err(lost(&pending.pr, holder.as_ref()))
+}
+
+/// Sets the local claim ref `name` to `commit`, which the remote was just seen to hold for
+/// this workflow, from whatever it holds: a loser's claim left there would be renewed or
+/// released by `sync` in this clone's name, and this claim not. Best effort: the remote
+/// decides, and only claimers that are about to undo their own write contend here.
+fn hold_locally(session: &Session, name: &str, commit: ObjectId) {
+    let store = &session.store;
+    for _ in 0..100 {
+        let Ok(current) = store.ref_tip(name) else {
+            return;
+        };
+        if current == Some(commit) {
+            return;
+        }
+        match store.move_claim_ref(name, current, Some(commit), "the remote holds this claim") {
+            Err(crate::store::WriteError::Conflict) => continue,
+            _ => return,
+        }
+    }
 }
 
 /// One push: the claim with a lease naming the value read, and the transition when it

@@ -8,6 +8,7 @@ mod attest;
 mod branching;
 mod checkpoints;
 mod ci;
+mod claims;
 mod crash;
 mod debugging;
 mod demo;
