@@ -4,7 +4,7 @@
 //! remote may hold under the claims namespace; and what an agent might try to dodge a claim.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
@@ -13,7 +13,6 @@ use pretty_assertions::assert_eq;
 use crate::support::*;
 
 /// The master plan of [`TestRepo::new`] has one PR, `## PR 1: feat: Add numbers`.
-#[allow(dead_code)]
 const PR: &str = "pr-1-feat-add-numbers";
 const CLAIM: &str = "refs/orchestrator/claims/pr-1-feat-add-numbers";
 const TITLE: &str = "feat: Add numbers";
@@ -67,7 +66,6 @@ fn remote_holder(repo: &TestRepo, bare: &Path) -> Option<String> {
 }
 
 /// `git-orchestrate ARGS` in `repo` for the workflow `workflow`, with `env` set.
-#[allow(dead_code)]
 fn run_as(repo: &TestRepo, workflow: &str, env: &[(&str, String)], args: &[&str]) -> Run {
     let mut cmd = repo.command(BIN, args);
     cmd.env("GIT_ORCHESTRATE_WORKFLOW", workflow)
@@ -79,7 +77,6 @@ fn run_as(repo: &TestRepo, workflow: &str, env: &[(&str, String)], args: &[&str]
 }
 
 /// Submits [`plan`] (or `plan_text`) in `repo` as workflow `workflow` at the fake time `now`.
-#[allow(dead_code)]
 fn claim_at(repo: &TestRepo, workflow: &str, now: i64, plan_text: &str) -> Run {
     let mut child = repo
         .command(BIN, ["submit-work", "--summary", "the plan", "--plan", "-"])
@@ -472,4 +469,305 @@ fn race_round(
             problems.join("\n")
         ));
     }
+}
+
+/// A fake "now" (2027-01-15 08:00:00 UTC) and the default ttl, 2 h, with the 5-minute margin.
+const T: i64 = 1_800_000_000;
+const TTL: i64 = 2 * 3600;
+const SKEW: i64 = 5 * 60;
+const SINCE_T: &str = "since 2027-01-15 08:00:00 +0000";
+
+/// Clone A (the repository that made the remote) and clone B, both of one bare remote.
+fn two_clones() -> (TestRepo, TestRepo, tempfile::TempDir, PathBuf) {
+    let a = TestRepo::new();
+    let (dir, bare) = a.share();
+    let b = TestRepo::clone_of(&bare);
+    (a, b, dir, bare)
+}
+
+/// The local claim ref on [`PR`] of `repo`, if any.
+fn local_claim(repo: &TestRepo) -> Option<String> {
+    rev_in(repo, None, CLAIM)
+}
+
+#[test]
+fn a_claim_holds_through_its_margin_then_is_taken_over_and_its_holder_learns_on_sync() {
+    let (a, b, _dir, bare) = two_clones();
+    claim_at(&a, "wa", T, &plan()).expect(0);
+    assert_eq!(remote_holder(&a, &bare).as_deref(), Some("wa"));
+    assert_eq!(local_claim(&a), rev_in(&a, Some(&bare), CLAIM));
+
+    // Past its expiry, within the margin: still A's, named with since when.
+    let out = claim_at(&b, "wb", T + TTL + SKEW - 1, &plan());
+    out.expect(4).warns(&format!(
+        "the plan is not accepted: PR {PR} is claimed by workflow wa ("
+    ));
+    out.warns(SINCE_T);
+    assert_eq!(remote_holder(&a, &bare).as_deref(), Some("wa"));
+    assert_eq!(local_claim(&b), None, "a refused claim leaves no ref");
+    let state = b.git(&["show", "refs/orchestrator/workflows/wb:state.json"]);
+    assert!(state.contains("\"INITIALIZING\""), "{state}");
+
+    // One second past the margin: B takes it over.
+    let later = T + TTL + SKEW + 1;
+    claim_at(&b, "wb", later, &plan()).expect(0);
+    assert_eq!(remote_holder(&a, &bare).as_deref(), Some("wb"));
+    assert_eq!(local_claim(&b), rev_in(&b, Some(&bare), CLAIM));
+
+    // A's sync learns it lost the claim and drops its local ref.
+    let out = run_as(
+        &a,
+        "wa",
+        &[("GIT_ORCHESTRATE_NOW", later.to_string())],
+        &["sync"],
+    );
+    out.expect(0)
+        .says(&format!("claims lost: {PR} (now held by workflow wb ("));
+    assert_eq!(local_claim(&a), None);
+    assert_eq!(remote_holder(&a, &bare).as_deref(), Some("wb"));
+}
+
+#[test]
+fn sync_renews_a_claim_past_its_first_expiry() {
+    let (a, b, _dir, bare) = two_clones();
+    claim_at(&a, "wa", T, &plan()).expect(0);
+    let first = rev_in(&a, Some(&bare), CLAIM).unwrap();
+    assert_eq!(
+        trailer(&a, Some(&bare), &first, "Orchestrator-Claim-Expires"),
+        (T + TTL).to_string()
+    );
+    let out = run_as(
+        &a,
+        "wa",
+        &[("GIT_ORCHESTRATE_NOW", (T + 3600).to_string())],
+        &["sync"],
+    );
+    out.expect(0).says(&format!("claims renewed: {PR}"));
+    let renewed = rev_in(&a, Some(&bare), CLAIM).unwrap();
+    assert_ne!(renewed, first, "a renewal is a new commit");
+    assert_eq!(local_claim(&a).as_deref(), Some(renewed.as_str()));
+    assert_eq!(
+        trailer(&a, Some(&bare), &renewed, "Orchestrator-Claim-Expires"),
+        (T + 3600 + TTL).to_string()
+    );
+    assert_eq!(
+        trailer(&a, Some(&bare), &renewed, "Orchestrator-Claim-Since"),
+        T.to_string(),
+        "since is kept across renewals"
+    );
+    // Where the first claim would have lapsed, the renewed one holds.
+    claim_at(&b, "wb", T + TTL + 6 * 60, &plan())
+        .expect(4)
+        .warns("is claimed by workflow wa (")
+        .warns(SINCE_T);
+    assert_eq!(remote_holder(&a, &bare).as_deref(), Some("wa"));
+}
+
+#[test]
+fn the_merge_releases_the_claim_and_another_clone_may_then_claim_the_pr() {
+    use crate::oracle::{MUL_PLAN, finalized, mark_done_and_merge};
+    let a = TestRepo::empty();
+    a.write("calc.sh", "add() { echo $(($1 + $2)); }\n");
+    a.write(
+        "tests/test_add.sh",
+        ". ./calc.sh\n[ \"$(add 2 3)\" = 5 ] || exit 1\n",
+    );
+    a.write(
+        "run_tests.sh",
+        "for t in tests/test_*.sh; do sh \"$t\" || exit 1; done\n",
+    );
+    a.write("docs/plan.md", "# Plan\n## PR 1: feat: Multiply\n");
+    a.write(".orchestrate.toml", crate::oracle::CALC_CONFIG);
+    a.commit_all("calculator");
+    let (_dir, bare) = a.share();
+    let b = TestRepo::clone_of(&bare);
+    let key = "refs/orchestrator/claims/pr-1-feat-multiply";
+    a.submit_plan(MUL_PLAN).expect(0);
+    a.run(&["get-task"]).expect(0);
+    assert!(rev_in(&a, Some(&bare), key).is_some());
+    let mut taken = b.command(BIN, ["submit-work", "--summary", "p", "--plan", "-"]);
+    taken.env("GIT_ORCHESTRATE_WORKFLOW", "wb");
+    let refused = run_with(&mut taken, MUL_PLAN);
+    refused.expect(4).warns("is claimed by workflow main (");
+
+    finalized(&a);
+    mark_done_and_merge(&a).expect(0);
+    assert_eq!(rev_in(&a, Some(&bare), key), None, "the merge released it");
+    assert_eq!(rev_in(&a, None, key), None);
+    // B (its main not yet fetched: the PR is open there) may claim it now.
+    let mut again = b.command(BIN, ["submit-work", "--summary", "p", "--plan", "-"]);
+    again.env("GIT_ORCHESTRATE_WORKFLOW", "wb");
+    run_with(&mut again, MUL_PLAN).expect(0);
+    assert_eq!(
+        trailer(&b, Some(&bare), key, "Orchestrator-Claim-Workflow"),
+        "wb"
+    );
+}
+
+/// Runs `cmd` with `input` on stdin.
+fn run_with(cmd: &mut std::process::Command, input: &str) -> Run {
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(input.as_bytes())
+        .expect("write stdin");
+    Run::from(child.wait_with_output().expect("wait"))
+}
+
+#[test]
+fn claim_release_and_steal_are_a_humans_and_work_for_one() {
+    let (a, b, _dir, bare) = two_clones();
+    claim_at(&a, "wa", T, &plan()).expect(0);
+    let held = rev_in(&a, Some(&bare), CLAIM);
+    for args in [["claim", "steal", PR], ["claim", "release", PR]] {
+        run_as(&b, "wb", &[], &args)
+            .expect(4)
+            .warns("is a human's answer, and stdin is not a terminal");
+    }
+    assert_eq!(rev_in(&a, Some(&bare), CLAIM), held, "nothing moved");
+
+    // A human steals it for B's workflow (the key or the heading's text both name it).
+    let human = [
+        ("GIT_ORCHESTRATE_HUMAN", "1".to_string()),
+        ("GIT_ORCHESTRATE_NOW", (T + 30).to_string()),
+    ];
+    run_as(
+        &b,
+        "wb",
+        &human,
+        &["claim", "steal", "PR 1: feat: Add numbers"],
+    )
+    .expect(0)
+    .says(&format!("claim on {PR} taken on origin for workflow wb ("))
+    .says("held before by workflow wa (");
+    assert_eq!(remote_holder(&a, &bare).as_deref(), Some("wb"));
+    assert_eq!(local_claim(&b), rev_in(&b, Some(&bare), CLAIM));
+    // A third clone is refused now, naming B's workflow.
+    let c = TestRepo::clone_of(&bare);
+    claim_at(&c, "wc", T + 60, &plan())
+        .expect(4)
+        .warns("is claimed by workflow wb (");
+
+    // And releases it: nobody holds it, and A may claim again.
+    run_as(&b, "wb", &human, &["claim", "release", PR])
+        .expect(0)
+        .says(&format!(
+            "claim on {PR} released on origin (held by workflow wb ("
+        ));
+    assert_eq!(rev_in(&a, Some(&bare), CLAIM), None);
+    assert_eq!(local_claim(&b), None);
+    run_as(&b, "wb", &human, &["claim", "release", PR])
+        .expect(2)
+        .warns(&format!("nobody claims PR {PR}"));
+    claim_at(&c, "wc", T + 120, &plan()).expect(0);
+    assert_eq!(remote_holder(&a, &bare).as_deref(), Some("wc"));
+
+    // A key that would climb out of the claims namespace is only a slug.
+    run_as(&b, "wb", &human, &["claim", "steal", "../../x"])
+        .expect(0)
+        .says("claim on x taken on origin");
+    assert!(rev_in(&b, Some(&bare), "refs/orchestrator/claims/x").is_some());
+    assert_eq!(rev_in(&b, Some(&bare), "refs/x"), None);
+}
+
+#[test]
+fn two_claimers_of_one_expired_claim_at_once_have_one_winner() {
+    let a = TestRepo::new();
+    let (_dir, bare) = a.share();
+    let others = [TestRepo::clone_of(&bare), TestRepo::clone_of(&bare)];
+    for round in 0..4 {
+        let start = T + i64::from(round) * 10 * TTL;
+        clear_orchestrator_refs(&a, Some(&bare));
+        for repo in std::iter::once(&a).chain(&others) {
+            clear_orchestrator_refs(repo, None);
+        }
+        claim_at(&a, "wa", start, &plan()).expect(0);
+        let expired = start + TTL + SKEW + 1;
+        let outs: Vec<Run> = std::thread::scope(|scope| {
+            let handles: Vec<_> = others
+                .iter()
+                .enumerate()
+                .map(|(i, repo)| {
+                    let name = format!("w{i}");
+                    scope.spawn(move || claim_at(repo, &name, expired, &plan()))
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let codes: Vec<i32> = outs.iter().map(|o| o.code).collect();
+        let winner = remote_holder(&a, &bare).expect("a claim");
+        let won = usize::from(winner.trim_start_matches('w').parse::<u8>().unwrap());
+        assert_eq!(
+            codes.iter().filter(|c| **c == 0).count(),
+            1,
+            "round {round}: {codes:?}\n{}\n{}",
+            outs[0].stderr,
+            outs[1].stderr
+        );
+        assert_eq!(codes[won], 0, "the remote names the winner");
+        outs[1 - won]
+            .expect(4)
+            .warns(&format!("is claimed by workflow {winner} ("));
+        assert_eq!(local_claim(&others[1 - won]), None);
+        assert_eq!(local_claim(&others[won]), rev_in(&a, Some(&bare), CLAIM));
+    }
+}
+
+#[test]
+fn worktrees_of_a_clone_without_a_remote_claim_through_its_local_ref() {
+    let repo = TestRepo::new();
+    let beside = tempfile::tempdir().expect("temp dir");
+    let mut paths = Vec::new();
+    for name in ["w1", "w2", "w3"] {
+        let path = beside.path().join(name);
+        repo.run(&["worktree", "add", name, path.to_str().unwrap()])
+            .expect(0);
+        paths.push(path);
+    }
+    // All three at once: one wins, the others name it.
+    let outs: Vec<Run> = std::thread::scope(|scope| {
+        let handles: Vec<_> = paths
+            .iter()
+            .map(|path| {
+                let repo = &repo;
+                scope.spawn(move || {
+                    let mut cmd =
+                        repo.command(BIN, ["submit-work", "--summary", "p", "--plan", "-"]);
+                    cmd.current_dir(path)
+                        .env("GIT_ORCHESTRATE_NOW", T.to_string());
+                    run_with(&mut cmd, &plan())
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let winners: Vec<usize> = (0..3).filter(|i| outs[*i].code == 0).collect();
+    assert_eq!(
+        winners.len(),
+        1,
+        "{:?}",
+        outs.iter().map(|o| &o.stderr).collect::<Vec<_>>()
+    );
+    let winner = format!("w{}", winners[0] + 1);
+    for (i, out) in outs.iter().enumerate() {
+        if i != winners[0] {
+            out.expect(4).warns(&format!("workflow {winner}"));
+        }
+    }
+    let local = local_claim(&repo).expect("the local claim");
+    assert_eq!(
+        trailer(&repo, None, &local, "Orchestrator-Claim-Workflow"),
+        winner
+    );
+    let listed = repo.run(&["claim", "list"]);
+    listed
+        .expect(0)
+        .says(&format!("local    {PR}: workflow {winner} ("));
 }
