@@ -84,11 +84,14 @@ impl Claim {
         }
         let text = |key: &str| fields.get(key).map(|v| (*v).to_string());
         let number = |key: &str| fields.get(key).and_then(|v| v.parse::<i64>().ok());
+        // Host and user are printed in refusals and listings: whoever wrote the commit, they
+        // are read as one plain line (no escape sequence reaches a terminal).
+        let plain = |key: &str| text(key).map(|v| one_line(&v));
         let claim = Claim {
-            slug: text(CLAIM)?,
+            slug: plain(CLAIM)?,
             workflow: text(WORKFLOW)?,
-            host: text(HOST)?,
-            user: text(USER)?,
+            host: plain(HOST)?,
+            user: plain(USER)?,
             since: number(SINCE)?,
             expires: number(EXPIRES)?,
             nonce: text(NONCE)?,
@@ -254,6 +257,19 @@ mod tests {
                 host: "box 1".into(),
                 ..claim()
             }
+        );
+    }
+
+    #[test]
+    fn a_hostile_host_or_user_is_read_as_one_plain_line() {
+        let message = claim()
+            .message()
+            .replace("Host: box 1", "Host: box\u{1b}[31m\u{7}")
+            .replace("User: alice", "User: bob\r\u{8}root");
+        let back = Claim::parse(&message).unwrap();
+        assert_eq!(
+            (back.host.as_str(), back.user.as_str()),
+            ("box [31m", "bob  root")
         );
     }
 

@@ -771,3 +771,215 @@ fn worktrees_of_a_clone_without_a_remote_claim_through_its_local_ref() {
         .expect(0)
         .says(&format!("local    {PR}: workflow {winner} ("));
 }
+
+/// Makes a commit of the empty tree with `message` in the bare repository and points the
+/// claim ref on [`PR`] at it (or at `object` when given); returns what the ref holds.
+fn plant(a: &TestRepo, bare: &Path, message: Option<&str>, object: Option<&str>) -> String {
+    let git_dir = bare.to_str().expect("a UTF-8 path");
+    let id = match (message, object) {
+        (_, Some(object)) => object.to_string(),
+        (Some(message), None) => {
+            let tree = a.git_with_stdin(&["--git-dir", git_dir, "mktree"], b"");
+            a.git(&[
+                "-c",
+                "user.name=Mallory",
+                "-c",
+                "user.email=m@example.invalid",
+                "--git-dir",
+                git_dir,
+                "commit-tree",
+                tree.trim(),
+                "-m",
+                message,
+            ])
+            .trim()
+            .to_string()
+        }
+        (None, None) => unreachable!("a message or an object"),
+    };
+    a.git(&["--git-dir", git_dir, "update-ref", CLAIM, &id]);
+    id
+}
+
+/// A claim's message as git-orchestrate writes it, with the fields given.
+fn claim_message(workflow: &str, host: &str, user: &str, since: i64, expires: i64) -> String {
+    format!(
+        "claim {PR}\n\nOrchestrator-Claim: {PR}\nOrchestrator-Claim-Workflow: {workflow}\n\
+         Orchestrator-Claim-Host: {host}\nOrchestrator-Claim-User: {user}\n\
+         Orchestrator-Claim-Since: {since}\nOrchestrator-Claim-Expires: {expires}\n\
+         Orchestrator-Claim-Nonce: 00ff\n"
+    )
+}
+
+/// Whatever a remote holds under the claims namespace, nothing panics and the claimer judges
+/// it by the rule: what is no claim of ours is taken over (leased against it); a claim is
+/// held until its expiry and the margin, however far, and a human may still steal it; a
+/// holder's host and user are printed as one plain line.
+#[test]
+fn junk_under_the_claims_namespace_is_judged_by_the_rule_and_never_panics() {
+    let (a, b, _dir, bare) = two_clones();
+    let git_dir = bare.to_str().unwrap();
+    let fresh = |repo: &TestRepo| clear_orchestrator_refs(repo, None);
+    let no_panic = |out: &Run| {
+        assert!(!out.stderr.contains("panicked"), "a panic:\n{}", out.stderr);
+    };
+
+    // Not claims of ours: a blob, a commit whose message only looks like one, a claim with
+    // a repeated field, one too long to read, a claim under another PR's ref. Each is taken.
+    let blob = a.git_with_stdin(
+        &["--git-dir", git_dir, "hash-object", "-w", "--stdin"],
+        b"junk",
+    );
+    let forged = "claim x\n\nOrchestrator-Claim: x\nOrchestrator-Claim-Workflow: evil\n";
+    let repeated = format!(
+        "{}Orchestrator-Claim-Workflow: other\n",
+        claim_message("evil", "h", "u", T, T + 10 * TTL)
+    );
+    let long = format!(
+        "{}{}",
+        claim_message("evil", "h", "u", T, T + 10 * TTL),
+        "x".repeat(5000)
+    );
+    let cases: [(&str, Option<&str>, Option<&str>); 4] = [
+        ("a blob", None, Some(blob.trim())),
+        ("a forged message", Some(forged), None),
+        ("a repeated field", Some(&repeated), None),
+        ("an unreadably long message", Some(&long), None),
+    ];
+    for (what, message, object) in cases {
+        clear_orchestrator_refs(&a, Some(&bare));
+        let junk = plant(&a, &bare, message, object);
+        fresh(&b);
+        let listed = b.run(&["sync"]);
+        no_panic(&listed);
+        let listed = b.run(&["claim", "list"]);
+        no_panic(&listed);
+        listed.expect(0);
+        let out = claim_at(&b, "wb", T, &plan());
+        no_panic(&out);
+        out.expect(0);
+        assert_eq!(
+            remote_holder(&a, &bare).as_deref(),
+            Some("wb"),
+            "{what}: taken over"
+        );
+        assert_ne!(rev_in(&a, Some(&bare), CLAIM), Some(junk), "{what}");
+    }
+
+    // A claim whose host and user carry control characters: held, and named in one line.
+    clear_orchestrator_refs(&a, Some(&bare));
+    plant(
+        &a,
+        &bare,
+        Some(&claim_message(
+            "evil",
+            "box\u{1b}[31mred\u{7}",
+            "bob\u{8}\u{8}\u{8}root",
+            T,
+            T + TTL,
+        )),
+        None,
+    );
+    fresh(&b);
+    b.run(&["sync"]).expect(0);
+    for out in [
+        claim_at(&b, "wb", T + 60, &plan()),
+        b.run(&["claim", "list"]),
+        b.run(&["claim", "list", "--json"]),
+    ] {
+        no_panic(&out);
+        let text = format!("{}{}", out.stdout, out.stderr);
+        assert!(text.contains("evil"), "{text}");
+        assert!(
+            !text.chars().any(|c| c.is_control() && c != '\n'),
+            "a control character is printed: {text:?}"
+        );
+    }
+    claim_at(&b, "wb", T + 60, &plan()).expect(4);
+
+    // Absurd times: held "forever" against agents, listed without a panic, and a human
+    // still steals it.
+    for (since, expires) in [(T, i64::MAX), (i64::MIN, i64::MAX), (i64::MIN, i64::MIN)] {
+        clear_orchestrator_refs(&a, Some(&bare));
+        plant(
+            &a,
+            &bare,
+            Some(&claim_message("evil", "h", "u", since, expires)),
+            None,
+        );
+        fresh(&b);
+        b.run(&["sync"]).expect(0);
+        for args in [
+            &["claim", "list"][..],
+            &["claim", "list", "--json"],
+            &["get-task"],
+        ] {
+            no_panic(&b.run(args));
+        }
+        let out = claim_at(&b, "wb", T + 100 * TTL, &plan());
+        no_panic(&out);
+        if expires == i64::MAX {
+            out.expect(4).warns("is claimed by workflow evil (u@h)");
+            let stolen = run_as(
+                &b,
+                "wb",
+                &[("GIT_ORCHESTRATE_HUMAN", "1".to_string())],
+                &["claim", "steal", PR],
+            );
+            no_panic(&stolen);
+            stolen.expect(0);
+            assert_eq!(remote_holder(&a, &bare).as_deref(), Some("wb"));
+        } else {
+            out.expect(0);
+        }
+    }
+}
+
+/// A master-plan heading meant to climb out of the claims namespace keys its PR by a plain
+/// slug; so does a heading in another script.
+#[test]
+fn a_hostile_heading_keys_its_pr_by_a_plain_slug() {
+    for (heading, key) in [
+        (
+            "PR 1: ../../refs/heads/main\u{1b}[31m",
+            "pr-1-refs-heads-main-31m",
+        ),
+        ("PR 2: Ωmega ümlaut", "pr-2-mega-mlaut-"),
+    ] {
+        let repo = TestRepo::new();
+        let (_dir, bare) = repo.share();
+        repo.write("docs/plan.md", &format!("# Plan\n## {heading}\n"));
+        repo.commit_all("the master plan");
+        repo.git(&["push", "--quiet", "origin", "main"]);
+        let title = crate::support::one_task_plan(
+            &heading
+                .split_once(": ")
+                .unwrap()
+                .1
+                .replace('\u{1b}', "\\u001b"),
+            "x.sh",
+        );
+        let out = repo.submit_plan(&title);
+        assert!(!out.stderr.contains("panicked"), "{}", out.stderr);
+        let refs = repo.git(&[
+            "--git-dir",
+            bare.to_str().unwrap(),
+            "for-each-ref",
+            "--format=%(refname)",
+            "refs/orchestrator/claims/",
+        ]);
+        if out.code == 0 {
+            assert!(
+                refs.starts_with(&format!("refs/orchestrator/claims/{key}")),
+                "{heading:?}: {refs}"
+            );
+        } else {
+            // A title the plan rules refuse claims nothing.
+            assert_eq!(refs, "", "{heading:?}: {}", out.stderr);
+        }
+        assert_eq!(
+            repo.git(&["for-each-ref", "refs/heads/"]).lines().count(),
+            1
+        );
+    }
+}
