@@ -983,3 +983,38 @@ fn a_hostile_heading_keys_its_pr_by_a_plain_slug() {
         );
     }
 }
+
+/// A claim is not dodged by retyping the PR's title: one that differs from the heading only
+/// in case, spacing or punctuation is keyed by the heading. A title that names no heading at
+/// all is keyed by itself (the master plan does not bind plans to its headings today).
+#[test]
+fn a_retyped_title_is_keyed_by_the_heading_it_names() {
+    let (a, b, _dir, bare) = two_clones();
+    claim_at(&a, "wa", T, &plan()).expect(0);
+    for (i, title) in [
+        "feat:  add numbers.",
+        "Feat - Add Numbers",
+        "FEAT: add_numbers",
+    ]
+    .iter()
+    .enumerate()
+    {
+        claim_at(
+            &b,
+            &format!("w{i}"),
+            T + 60,
+            &one_task_plan(title, "add.sh"),
+        )
+        .expect(4)
+        .warns(&format!("PR {PR} is claimed by workflow wa ("));
+    }
+    assert_eq!(remote_holder(&a, &bare).as_deref(), Some("wa"));
+    claim_at(
+        &b,
+        "wx",
+        T + 60,
+        &one_task_plan("feat: Sum numbers", "add.sh"),
+    )
+    .expect(0);
+    assert!(rev_in(&b, Some(&bare), "refs/orchestrator/claims/feat-sum-numbers").is_some());
+}
