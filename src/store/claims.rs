@@ -167,6 +167,7 @@ impl Store {
         message: &str,
     ) -> Result<(), WriteError> {
         let full = FullName::try_from(name.to_string()).map_err(git_err)?;
+        let expected_a_ref = expected.is_some();
         let expected = match expected {
             Some(id) => PreviousValue::MustExistAndMatch(gix::refs::Target::Object(id)),
             None => PreviousValue::MustNotExist,
@@ -199,6 +200,11 @@ impl Store {
         {
             Ok(_) => Ok(()),
             Err(e) if super::cas::is_lost_race(&e) => Err(WriteError::Conflict),
+            // gix reports a ref expected at a value and found deleted as "not found": for a
+            // claim that is a lost race too (another worktree's claimer undid its claim first).
+            Err(_) if expected_a_ref && matches!(self.ref_tip(name), Ok(None)) => {
+                Err(WriteError::Conflict)
+            }
             Err(e) => Err(WriteError::Store(git_err(e))),
         }
     }
@@ -319,6 +325,13 @@ mod tests {
             store.move_claim_ref(&name, Some(other), None, "release"),
             Err(WriteError::Conflict)
         ));
+        assert!(
+            matches!(
+                store.move_claim_ref(&claim_ref("gone"), Some(one), Some(other), "claim"),
+                Err(WriteError::Conflict)
+            ),
+            "a ref expected and deleted meanwhile is a lost race"
+        );
         let (read, _) = store.read_claim(one).unwrap().unwrap();
         assert_eq!(read.workflow, "a");
         assert_eq!(
