@@ -29,33 +29,15 @@ pub fn now() -> i64 {
         .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
 }
 
-/// The remote claims are taken through (SPEC §9.3): the config's `remote`, else `origin`,
-/// else the only remote; `None` (local claims) when there is none or several unnamed.
+/// The remote claims are taken through (SPEC §9.3): the one main is merged through
+/// ([`super::coordination_remote`]), also before the workflow exists.
 pub fn claim_remote(
     session: &Session,
     state: Option<&State>,
 ) -> Result<Option<String>, EngineError> {
     let remotes = session.git.remotes()?;
     let configured = session.load_config(state)?.config.remote;
-    if let Some(name) = configured {
-        return if remotes.contains(&name) {
-            Ok(Some(name))
-        } else {
-            Err(EngineError::BadInput {
-                message: format!("the configured remote \"{name}\" does not exist"),
-                hint: format!(
-                    "Add it with `git remote add {name} <url>`, or change `remote` in .orchestrate.toml."
-                ),
-            })
-        };
-    }
-    if remotes.iter().any(|r| r == "origin") {
-        return Ok(Some("origin".to_string()));
-    }
-    Ok(match remotes.as_slice() {
-        [only] => Some(only.clone()),
-        _ => None,
-    })
+    Ok(super::remote::choose_remote(configured.as_deref(), &remotes)?.map(str::to_string))
 }
 
 /// A claim as a listing shows it.
@@ -224,14 +206,6 @@ fn master_plan_text(session: &Session, state: &State) -> Result<Option<String>, 
         .map(|bytes| String::from_utf8_lossy(&bytes).into_owned()))
 }
 
-/// The key of the PR titled `title`: its master-plan heading's slug.
-pub fn pr_key(session: &Session, state: &State, title: &str) -> Result<String, EngineError> {
-    Ok(rules::pr_slug(
-        master_plan_text(session, state)?.as_deref(),
-        title,
-    ))
-}
-
 /// Decides whether the workflow in `snap` may claim the PR titled `title`, and writes the
 /// claim commit it would take: refused (exit 4, naming the holder) when another holds it.
 pub(crate) fn prepare(
@@ -242,7 +216,21 @@ pub(crate) fn prepare(
     let state = &snap.state;
     let store = &session.store;
     let workflow = store.workflow().to_string();
-    let pr = pr_key(session, state, title)?;
+    let remote = claim_remote(session, Some(state))?;
+    // The master plan as the remote's main has it: a PR another clone merged is [DONE]
+    // there before this clone's main knows it.
+    let view = match &remote {
+        Some(remote) => Some(look(session, state, remote)?),
+        None => None,
+    };
+    let master_plan = match (&remote, &view) {
+        (Some(remote), Some(view)) => remote_master_plan(session, state, remote, view)?,
+        _ => master_plan_text(session, state)?,
+    };
+    if let Some(text) = &master_plan {
+        refuse_done(text, title, remote.as_deref())?;
+    }
+    let pr = rules::pr_slug(master_plan.as_deref(), title);
     let name = claim_ref(&pr);
     let ttl = i64::try_from(
         session
@@ -254,11 +242,19 @@ pub(crate) fn prepare(
     )
     .unwrap_or(i64::MAX);
     let local_before = store.ref_tip(&name)?;
-    let remote = claim_remote(session, Some(state))?;
-    let (current, remote_lease) = match &remote {
-        None => (local_before, None),
-        Some(remote) => {
-            let (seen, workflow_seen) = read_remote(session, remote, &pr)?;
+    let (current, remote_lease) = match (&remote, view) {
+        (Some(remote), Some(view)) => {
+            let seen = view.claims.get(&name).copied();
+            if let Some(id) = seen
+                && store.read_claim(id)?.is_none()
+            {
+                // Another's claim, not here yet: fetched to read its holder. A ref that
+                // holds no claim of ours stays unreadable, and is judged so.
+                let spec = format!("+{name}:{}", tracking_claim_ref(remote, &pr));
+                let _ = session.git.fetch(remote, &[spec]);
+            }
+            store.set_tracking_claim(remote, &pr, seen)?;
+            let workflow_seen = view.workflow;
             // The transition goes along only when it fast-forwards the remote's workflow.
             let workflow_seen = match workflow_seen {
                 None => Some(None),
@@ -279,6 +275,7 @@ pub(crate) fn prepare(
                 }),
             )
         }
+        _ => (local_before, None),
     };
     let now = now();
     let held = match current {
@@ -316,6 +313,84 @@ pub(crate) fn prepare(
         local_before,
         remote: remote_lease,
     })
+}
+
+/// What the remote holds, as one `git ls-remote` lists it: its main branch, every claim, and
+/// this workflow.
+struct RemoteView {
+    main: Option<String>,
+    /// By full ref name.
+    claims: std::collections::HashMap<String, ObjectId>,
+    workflow: Option<ObjectId>,
+}
+
+fn look(session: &Session, state: &State, remote: &str) -> Result<RemoteView, EngineError> {
+    let main = format!("refs/heads/{}", session.main_branch(Some(state))?);
+    let workflow = session.store.ref_name();
+    let claims = format!("{}*", crate::store::CLAIMS);
+    let listed = session
+        .git
+        .ls_remote(remote, &[&main, &workflow, &claims])
+        .map_err(|e| remote_error(remote, format!("read the claims on {remote}"), e))?;
+    let mut view = RemoteView {
+        main: None,
+        claims: std::collections::HashMap::new(),
+        workflow: None,
+    };
+    for (name, id) in listed {
+        if name == main {
+            view.main = Some(id);
+        } else if let Ok(id) = ObjectId::from_hex(id.as_bytes()) {
+            if name == workflow {
+                view.workflow = Some(id);
+            } else if name.starts_with(crate::store::CLAIMS) {
+                view.claims.insert(name, id);
+            }
+        }
+    }
+    Ok(view)
+}
+
+/// The master plan on `remote`'s main branch, fetched into `refs/remotes/<remote>/<main>`
+/// when this clone does not have that commit yet; this clone's when the remote has no main.
+fn remote_master_plan(
+    session: &Session,
+    state: &State,
+    remote: &str,
+    view: &RemoteView,
+) -> Result<Option<String>, EngineError> {
+    let Some(id) = &view.main else {
+        return master_plan_text(session, state);
+    };
+    if session.git.rev_parse(&format!("{id}^{{commit}}")).is_err() {
+        let main = session.main_branch(Some(state))?;
+        let spec = format!(
+            "+refs/heads/{main}:{}",
+            crate::store::tracking_branch_ref(remote, &main)
+        );
+        session
+            .git
+            .fetch(remote, &[spec])
+            .map_err(|e| remote_error(remote, format!("fetch {main} from {remote}"), e))?;
+    }
+    let config = session.load_config(Some(state))?.config;
+    session.master_plan_at(id, &config.master_plan)
+}
+
+/// Refuses a plan for a PR the master plan marks [DONE] (and no open heading names): merged
+/// already, by this workflow or another.
+fn refuse_done(text: &str, title: &str, remote: Option<&str>) -> Result<(), EngineError> {
+    match rules::done_heading(text, title) {
+        Some(heading) => Err(super::wrong_state(
+            Status::Initializing,
+            format!(
+                "the plan is not accepted: \"{heading}\" is done on {} main: it was merged already",
+                remote.map_or_else(|| "the".to_string(), |r| format!("{r}'s"))
+            ),
+            "Run `git orchestrate get-task`: it brings main up to date, and its briefing names the PRs still free. Plan one of those.",
+        )),
+        None => Ok(()),
+    }
 }
 
 /// The remote's claim on `pr` and its copy of this workflow (one `ls-remote`), the claim's
@@ -391,17 +466,15 @@ pub(crate) fn land(
             &format!("undo the claim on {}", pending.pr),
         );
     };
-    match push_claim(session, lease, &name, pending.commit, transition) {
-        Ok(()) => {}
-        Err(e) => {
-            undo(pending.local_before);
-            return Err(e);
-        }
-    }
+    let pushed = push_claim(session, lease, &name, pending.commit, transition);
+    // Read back even when the push failed: a push whose answer was lost may have landed,
+    // and a claim of ours left there with nothing here would lock this workflow out.
     let (now_there, _) = match read_remote(session, &lease.name, &pending.pr) {
         Ok(read) => read,
+        // Whether it landed is not known: the local ref keeps this commit, so that a retry
+        // that finds it on the remote holds it, and one that does not judges it as absent.
         Err(e) => {
-            undo(pending.local_before);
+            pushed?;
             return Err(e);
         }
     };
@@ -420,6 +493,7 @@ pub(crate) fn land(
             .local_before
             .filter(|before| Some(*before) == now_there),
     );
+    pushed?;
     let holder = match now_there {
         Some(id) => store.read_claim(id)?.map(|(claim, _)| claim),
         None => None,

@@ -120,9 +120,20 @@ fn merged_branch(session: &Session, state: &State) -> Result<String, EngineError
     }
     if exists {
         if session.store.head_branch()?.as_deref() == Some(branch.as_str()) {
-            git.checkout(&main)?;
+            // main checked out in another worktree cannot be checked out here too.
+            match session.branch_worktree(&main)? {
+                Some(_) => git.checkout_detached(&git.rev_parse(&main)?)?,
+                None => git.checkout(&main)?,
+            }
         }
-        git.delete_branch(&branch)?;
+        // A branch wholly in main goes whatever its upstream says (`git branch -d` refuses
+        // one `sync` adopted whose upstream is behind); one with more on it is git's to refuse.
+        let tip = git.rev_parse(&branch)?;
+        if git.is_ancestor(&tip, &main)? {
+            git.delete_branch_at(&branch, &tip)?;
+        } else {
+            git.delete_branch(&branch)?;
+        }
     }
     Ok(branch)
 }

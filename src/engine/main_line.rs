@@ -125,6 +125,26 @@ impl Session {
     pub fn state_warnings(&self, state: &State) -> Result<Vec<Notice>, EngineError> {
         let mut notices: Vec<Notice> = self.branch_warning(state)?.into_iter().collect();
         notices.extend(drift(self, state)?.map(|d| d.notice()));
+        notices.extend(self.main_behind_remote(state)?);
         Ok(notices)
+    }
+
+    /// main behind the workflows' remote's main as last fetched (no network: `status` stays
+    /// cheap); a remote that is not there, or was never fetched, says nothing.
+    fn main_behind_remote(&self, state: &State) -> Result<Option<Notice>, EngineError> {
+        let Ok(Some(remote)) = super::coordination_remote(self, state) else {
+            return Ok(None);
+        };
+        let main = self.main_branch(Some(state))?;
+        let tracking = crate::store::tracking_branch_ref(&remote, &main);
+        let local = crate::store::branch_ref(&main);
+        let Ok(behind) = self.git.count(&format!("{local}..{tracking}")) else {
+            return Ok(None);
+        };
+        Ok((behind > 0).then_some(Notice::MainBehindRemote {
+            main,
+            remote,
+            behind,
+        }))
     }
 }

@@ -73,6 +73,23 @@ pub fn pr_slug(master_plan: Option<&str>, title: &str) -> String {
         .map_or(key, |heading| slug(&heading))
 }
 
+/// The master plan's heading that marks the PR titled `title` [DONE], when no open heading
+/// names it: that PR was merged already.
+pub fn done_heading(text: &str, title: &str) -> Option<String> {
+    let headings = master_plan::pr_headings(text);
+    if headings
+        .iter()
+        .any(|(h, done)| !done && master_plan::names_pr(h, title))
+    {
+        return None;
+    }
+    headings.into_iter().find_map(|(heading, done)| {
+        // A [DONE] heading's title ends before the marker.
+        let at = heading.to_ascii_lowercase().find("[done]")?;
+        (done && master_plan::names_pr(heading[..at].trim_end(), title)).then_some(heading)
+    })
+}
+
 /// A claim as a claimer finds it: who holds it, until when, and whether the commit is the
 /// one this clone wrote for this workflow.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -145,6 +162,22 @@ mod tests {
         // A done PR is no longer a key to match.
         assert_eq!(pr_slug(Some(plan), "feat: add"), "feat-add");
         assert_eq!(pr_slug(None, "feat: Multiply"), "feat-multiply");
+    }
+
+    #[test]
+    fn a_pr_marked_done_is_named_unless_an_open_heading_names_it_too() {
+        let plan =
+            "## PR 1: feat: Add [DONE] abc\n## PR 2: feat: Mul [done] def ##\n## PR 3: feat: Add\n";
+        assert_eq!(
+            done_heading(plan, "feat: mul").as_deref(),
+            Some("PR 2: feat: Mul [done] def")
+        );
+        assert_eq!(done_heading(plan, "feat: Add"), None, "PR 3 is open");
+        assert_eq!(done_heading(plan, "feat: Div"), None);
+        assert_eq!(
+            done_heading("## PR 1: feat: Add [DONE]\n", "feat: Add [DONE]"),
+            None
+        );
     }
 
     #[test]

@@ -121,10 +121,28 @@ fn remote_with_newer_main(repo: &TestRepo) -> tempfile::TempDir {
     remote
 }
 
+/// `origin` is the workflows' remote without `remote` in the config: main is brought up to
+/// origin's before the branch is made (so no agent plans a PR another has merged).
 #[test]
-fn without_a_configured_remote_main_is_not_pulled() {
+fn without_a_configured_remote_main_is_updated_from_origin() {
     let repo = TestRepo::new();
     let _remote = remote_with_newer_main(&repo);
+    repo.submit_plan(PLAN).expect(0);
+    let out = repo.run(&["get-task"]).expect(0).stdout.clone();
+    assert!(
+        out.contains("updated it from origin, and created branch feat/add-numbers from it."),
+        "{out}"
+    );
+    assert!(repo.path.join("upstream.txt").exists());
+}
+
+/// Several remotes, none called origin, and none configured: nothing is fetched.
+#[test]
+fn with_several_remotes_and_none_chosen_main_is_not_pulled() {
+    let repo = TestRepo::new();
+    let remote = remote_with_newer_main(&repo);
+    repo.git(&["remote", "rename", "origin", "upstream"]);
+    repo.git(&["remote", "add", "fork", remote.path().to_str().unwrap()]);
     repo.submit_plan(PLAN).expect(0);
     let out = repo.run(&["get-task"]).expect(0).stdout.clone();
     assert!(
@@ -158,14 +176,14 @@ fn a_remote_that_is_missing_or_unreachable_refuses_the_plan_with_gits_own_words(
     let repo = TestRepo::with_config(&format!("remote = \"nowhere\"\n{CONFIG}"));
     let out = repo.submit_plan(PLAN);
     out.expect(2);
-    out.warns("the configured remote \"nowhere\" does not exist");
+    out.warns("`remote = \"nowhere\"` in .orchestrate.toml names no remote of this repository");
     assert_eq!(repo.status(), "INITIALIZING");
     // A remote that is there and cannot be reached: git's own words, nothing accepted.
     let repo = TestRepo::with_config(&format!("remote = \"origin\"\n{CONFIG}"));
     repo.git(&["remote", "add", "origin", "/nonexistent/remote.git"]);
     let out = repo.submit_plan(PLAN);
     out.expect(5);
-    out.warns("could not read the claim on pr-1-feat-add-numbers from origin");
+    out.warns("could not read the claims on origin");
     out.warns("does not appear to be a git repository");
     assert_eq!(repo.status(), "INITIALIZING");
 }

@@ -126,29 +126,9 @@ fn clean_check(
     base: &str,
 ) -> Result<(), EngineError> {
     let env = session.command_env()?;
-    squashed.baseline()?;
-    let run = gates::run_preflight(&config.preflight, squashed.path(), env)
-        .map_err(io_error("run preflight in the clean worktree"))?;
-    let changed = squashed.changed()?;
-    if !changed.is_empty() {
-        check.verification =
-            "the gates changed the squashed commit's files in the clean worktree".into();
-        check.refused = Some(FinalCheckRefusal::ChangedTree {
-            what: "a preflight gate on the squashed commit".into(),
-            paths: changed,
-        });
-        return Ok(());
-    }
-    if let Some(gate) = run.failed() {
-        check.verification = format!(
-            "the gate `{}` failed on the squashed commit in a clean worktree",
-            gate.name
-        );
-        check.refused = Some(FinalCheckRefusal::CleanCheckFailed {
-            gate: gate.name.clone(),
-            exit: gate.run.exit.to_string(),
-            tail: exec::tail_lines(&gate.run.output, config.test.output_tail),
-        });
+    if let Some((verification, refused)) = gates_in(session, config, squashed)? {
+        check.verification = verification;
+        check.refused = Some(refused);
         return Ok(());
     }
     check.verification = format!(
@@ -172,6 +152,60 @@ fn clean_check(
         });
     }
     Ok(())
+}
+
+/// The gates in force, run on the tree in `scratch`: `None` when they pass and leave its
+/// files as they were, else what the verification says and why it does not count.
+fn gates_in(
+    session: &Session,
+    config: &Config,
+    scratch: &Scratch,
+) -> Result<Option<(String, FinalCheckRefusal)>, EngineError> {
+    let env = session.command_env()?;
+    scratch.baseline()?;
+    let run = gates::run_preflight(&config.preflight, scratch.path(), env)
+        .map_err(io_error("run preflight in the clean worktree"))?;
+    let changed = scratch.changed()?;
+    if !changed.is_empty() {
+        return Ok(Some((
+            "the gates changed the squashed commit's files in the clean worktree".into(),
+            FinalCheckRefusal::ChangedTree {
+                what: "a preflight gate on the squashed commit".into(),
+                paths: changed,
+            },
+        )));
+    }
+    if let Some(gate) = run.failed() {
+        return Ok(Some((
+            format!(
+                "the gate `{}` failed on the squashed commit in a clean worktree",
+                gate.name
+            ),
+            FinalCheckRefusal::CleanCheckFailed {
+                gate: gate.name.clone(),
+                exit: gate.run.exit.to_string(),
+                tail: exec::tail_lines(&gate.run.output, config.test.output_tail),
+            },
+        )));
+    }
+    Ok(None)
+}
+
+/// The gates in force, run once more on `commit` (a merge made onto a main that moved
+/// after the PR was checked) in a clean worktree, as the final check runs them: `None` when
+/// they pass or there is nothing to run, else why the commit does not count.
+pub fn gates_on(
+    session: &Session,
+    config: &Config,
+    commit: &str,
+) -> Result<Option<String>, EngineError> {
+    if config.preflight.is_empty() || !config.finalize.clean_check {
+        return Ok(None);
+    }
+    session.command_env()?;
+    let tree = session.git.tree_of(commit)?;
+    let scratch = Scratch::new(session, commit, &tree)?;
+    Ok(gates_in(session, config, &scratch)?.map(|(_, refused)| refused.to_string()))
 }
 
 /// A fair coin, from the standard library's per-process random hash keys: which of the two

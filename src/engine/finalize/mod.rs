@@ -5,7 +5,7 @@
 mod final_check;
 mod refusal;
 
-pub use self::final_check::{FinalCheck, final_check};
+pub use self::final_check::{FinalCheck, final_check, gates_on};
 pub use self::refusal::FinalizeRefusal;
 use super::{EngineError, Session, io_error};
 use crate::exec::GitError;

@@ -43,6 +43,34 @@ pub(super) enum Blocked {
     },
     /// No checked master-plan commit is recorded.
     NothingChecked { branch: String, main: String },
+    /// main is checked out in another worktree whose tracked files have changes, so it is
+    /// not moved under them.
+    MainDirtyElsewhere {
+        main: String,
+        worktree: String,
+        changes: String,
+    },
+    /// main here and on the remote each have commits the other lacks.
+    Diverged {
+        main: String,
+        remote: String,
+        local: String,
+        theirs: String,
+    },
+    /// The remote refused the push of main for another reason than a race.
+    PushRefused {
+        main: String,
+        remote: String,
+        said: String,
+    },
+    /// Other clones kept pushing main first, every time.
+    RaceLost {
+        main: String,
+        remote: String,
+        attempts: usize,
+    },
+    /// The merge onto the remote's newer main does not pass the gates.
+    FailsOnNewMain { main: String, why: String },
 }
 
 impl fmt::Display for Blocked {
@@ -126,6 +154,52 @@ impl fmt::Display for Blocked {
                  git-orchestrate), so nothing can be merged automatically: a human merges {branch} into \
                  {main} by hand"
             ),
+            Blocked::MainDirtyElsewhere {
+                main,
+                worktree,
+                changes,
+            } => write!(
+                f,
+                "{main} is checked out in the worktree {worktree}, whose tracked files have uncommitted \
+                 changes:\n{}\nso {main} is not moved under them. Commit or stash them there (or check \
+                 out another branch there), then run `git orchestrate get-task` again.",
+                changes.trim_end()
+            ),
+            Blocked::Diverged {
+                main,
+                remote,
+                local,
+                theirs,
+            } => write!(
+                f,
+                "{main} here ({}) and on {remote} ({}) each have commits the other lacks, so {main} \
+                 cannot be brought up to {remote}'s: a human reconciles them (push or rebase the \
+                 local commits), then run `git orchestrate get-task` again.",
+                crate::short_id(local),
+                crate::short_id(theirs)
+            ),
+            Blocked::PushRefused { main, remote, said } => write!(
+                f,
+                "the merge was not kept: {remote} refused the push of {main}, and {main} here is \
+                 back where it was:\n{}\nFix what {remote} said, then run `git orchestrate \
+                 get-task` again.",
+                said.trim_end()
+            ),
+            Blocked::RaceLost {
+                main,
+                remote,
+                attempts,
+            } => write!(
+                f,
+                "the merge was not kept: {attempts} times another clone pushed {main} to {remote} \
+                 first, and {main} here is back where it was. Run `git orchestrate get-task` again."
+            ),
+            Blocked::FailsOnNewMain { main, why } => write!(
+                f,
+                "the merge was not kept: {main} moved on the remote since the PR was checked, and \
+                 the merge onto it does not pass the gates: {why}. {main} here is as the remote has \
+                 it; the PR branch is kept for a human to fix"
+            ),
         }
     }
 }
@@ -202,6 +276,25 @@ mod tests {
                     main: "main".into(),
                 },
                 "the branch feat/x is gone, and the commit finalization checked (none recorded) is not in main",
+            ),
+            (
+                Blocked::MainDirtyElsewhere {
+                    main: "main".into(),
+                    worktree: "/w/primary".into(),
+                    changes: " M a.txt\n".into(),
+                },
+                "main is checked out in the worktree /w/primary, whose tracked files have uncommitted \
+                 changes:\n M a.txt\nso main is not moved under them. Commit or stash them there (or \
+                 check out another branch there), then run `git orchestrate get-task` again.",
+            ),
+            (
+                Blocked::RaceLost {
+                    main: "main".into(),
+                    remote: "origin".into(),
+                    attempts: 5,
+                },
+                "the merge was not kept: 5 times another clone pushed main to origin first, and main \
+                 here is back where it was. Run `git orchestrate get-task` again.",
             ),
         ];
         for (blocked, text) in rows {

@@ -2,8 +2,9 @@
 //! merge"): only a PR whose history, notes and main are as finalization left them.
 
 use super::blocked::{Blocked, dirty};
+use super::land::{MainAt, dirty_elsewhere, main_at, move_main, up_to_remote};
 use crate::engine::{EngineError, Session};
-use crate::exec::MergeOutcome;
+use crate::exec::git::MergedTree;
 use crate::store::Snapshot;
 use crate::workflow::Event;
 
@@ -77,16 +78,10 @@ pub(super) fn merge(
     }
     // What finalization checked: the merge takes exactly this commit, nothing added since.
     let checked = snap.state.plan_commit();
-    // Only a workflow or a human moves main (docs/integrity.md): as it is, and as pulled.
-    let moved = || -> Result<Option<Event>, EngineError> {
-        Ok(
-            outside_moves(session, snap, checked)?.map(|reason| Event::MergeBlocked {
-                reason: reason.to_string(),
-            }),
-        )
-    };
-    if let Some(event) = moved()? {
-        return Ok(event);
+    // Only a workflow or a human moves main (docs/integrity.md): as it is here, and (in
+    // `land`) as the remote has it.
+    if let Some(reason) = outside_moves(session, snap, checked)? {
+        return blocked(reason);
     }
     if !session.store.branch_exists(branch)? {
         // A crash after the merge deleted the branch: merged if the checked work is in main.
@@ -125,47 +120,162 @@ pub(super) fn merge(
             });
         }
     }
-    if let Err(e) = git.checkout(&main) {
-        return blocked(Blocked::Git(e.to_string()));
+    land(session, snap, branch, &tip, &main)
+}
+
+/// How often the merge is made again after another clone pushed main first.
+const MAX_PUSHES: usize = 5;
+
+/// Lands the merge of `tip` on main (docs/architecture.md, "Finalization and merge"): main
+/// brought up to the remote's, the merge made from objects, checked again when main moved
+/// since the PR was checked, put on main where main is checked out, and pushed with a lease
+/// on the remote's main as fetched. A push that loses the race takes the merge back off
+/// main and does it all again; a conflict halts with the PR branch intact.
+fn land(
+    session: &Session,
+    snap: &Snapshot,
+    branch: &str,
+    tip: &str,
+    main: &str,
+) -> Result<Event, EngineError> {
+    let git = &session.git;
+    let blocked = |reason: Blocked| {
+        Ok(Event::MergeBlocked {
+            reason: reason.to_string(),
+        })
+    };
+    let remote = crate::engine::coordination_remote(session, &snap.state)?;
+    let mut at = main_at(session, main)?;
+    match &at {
+        // One worktree, as ever: main checked out here, and the merge lands in its files.
+        MainAt::Nowhere => {
+            if let Err(e) = git.checkout(main) {
+                return blocked(Blocked::Git(e.to_string()));
+            }
+            at = MainAt::Here;
+        }
+        MainAt::Elsewhere(worktree) => {
+            if let Some(why) = dirty_elsewhere(session, main, worktree)? {
+                return blocked(why);
+            }
+        }
+        MainAt::Here => {}
     }
-    if let Some(remote) = session.load_config(Some(&snap.state))?.config.remote
-        && let Err(e) = git.pull_ff_only(&remote, &main)
-    {
-        return blocked(Blocked::Git(e.to_string()));
-    }
-    if let Some(event) = moved()? {
-        return Ok(event);
-    }
-    let before = git.rev_parse("HEAD")?;
-    match git.merge_no_ff(
-        &tip,
-        &format!("Merge branch '{branch}'"),
-        session.store.identity().is_some(),
-    ) {
-        Ok(MergeOutcome::Merged) => {}
-        Ok(MergeOutcome::Conflict(files)) => {
-            git.merge_abort()?;
-            return Ok(Event::MergeConflicted {
-                message: format!(
-                    "ERROR: Automated merge failed due to a conflict. Please resolve the conflict in branch '{branch}' \
-                     and merge it to {main} manually. Then run `git orchestrate resume`: it checks that the branch \
-                     is merged, deletes it, and continues with the next PR. Conflicting files: {}.",
-                    files.join(", ")
-                ),
+    let message = format!("Merge branch '{branch}'");
+    let has_identity = session.store.identity().is_some();
+    for attempt in 0..MAX_PUSHES {
+        let theirs = match &remote {
+            Some(remote) => match up_to_remote(session, main, &at, remote)? {
+                Ok(theirs) => theirs,
+                Err(why) => return blocked(why),
+            },
+            None => None,
+        };
+        // Only a workflow or a human moves main (docs/integrity.md): as the remote has it too.
+        if let Some(why) = outside_moves(session, snap, Some(tip))? {
+            return blocked(why);
+        }
+        let before = git.rev_parse(&crate::store::branch_ref(main))?;
+        // Already in main: a crash came after the merge ("already up to date").
+        let merged = if git.is_ancestor(tip, &before)? {
+            before.clone()
+        } else {
+            match git.merge_tree_files(&before, tip)? {
+                MergedTree::Conflict(files) => return Ok(conflicted(branch, main, &files)),
+                MergedTree::Clean(tree) => {
+                    git.commit_tree(&tree, &[&before, tip], &message, has_identity)?
+                }
+            }
+        };
+        if merged != before {
+            // A merge onto a main that moved after another clone's push is checked again.
+            if attempt > 0 {
+                let config = session.load_config(Some(&snap.state))?.config;
+                if let Some(why) = crate::engine::finalize::gates_on(session, &config, &merged)? {
+                    return blocked(Blocked::FailsOnNewMain {
+                        main: main.to_string(),
+                        why,
+                    });
+                }
+            }
+            if let Err(why) = move_main(session, main, &at, &before, &merged)? {
+                return blocked(why);
+            }
+        }
+        let Some(remote) = &remote else {
+            return finish(session, branch, tip, &at, &merged, &before);
+        };
+        if theirs.as_deref() == Some(merged.as_str()) {
+            return finish(session, branch, tip, &at, &merged, &before);
+        }
+        let Err(refused) =
+            crate::engine::remote::push_main(session, remote, main, &merged, theirs.as_deref())
+        else {
+            return finish(session, branch, tip, &at, &merged, &before);
+        };
+        // What the remote refused does not stay on main here.
+        if merged != before
+            && let Err(why) = move_main(session, main, &at, &merged, &before)?
+        {
+            return blocked(why);
+        }
+        if !crate::engine::remote::lost_race(&refused) {
+            return blocked(Blocked::PushRefused {
+                main: main.to_string(),
+                remote: remote.clone(),
+                said: refused.to_string(),
             });
         }
-        Err(e) => return blocked(Blocked::Git(e.to_string())),
     }
-    git.delete_branch(branch)?;
+    blocked(Blocked::RaceLost {
+        main: main.to_string(),
+        remote: remote.unwrap_or_default(),
+        attempts: MAX_PUSHES,
+    })
+}
+
+/// The halt of a merge that conflicts; nothing was changed, the PR branch is kept.
+fn conflicted(branch: &str, main: &str, files: &[String]) -> Event {
+    Event::MergeConflicted {
+        message: format!(
+            "ERROR: Automated merge failed due to a conflict. Please resolve the conflict in branch '{branch}' \
+             and merge it to {main} manually. Then run `git orchestrate resume`: it checks that the branch \
+             is merged, deletes it, and continues with the next PR. Conflicting files: {}.",
+            files.join(", ")
+        ),
+    }
+}
+
+/// After the merge is on main (and on the remote): this worktree leaves the PR branch, which
+/// is deleted, and the merge is recorded.
+fn finish(
+    session: &Session,
+    branch: &str,
+    tip: &str,
+    at: &MainAt,
+    merged: &str,
+    before: &str,
+) -> Result<Event, EngineError> {
+    let git = &session.git;
+    // main is checked out elsewhere, so this worktree cannot have it: it stays at main's tip.
+    if let MainAt::Elsewhere(_) = at
+        && let Err(e) = git.checkout_detached(merged)
+    {
+        return Ok(Event::MergeBlocked {
+            reason: Blocked::Git(e.to_string()).to_string(),
+        });
+    }
+    // Deleted because its tip is the checked commit, now in main, whatever its upstream
+    // says (`git branch -d` refuses a branch whose upstream is behind: one `sync` adopted).
+    git.delete_branch_at(branch, tip)?;
     // main's tip is recorded as the workflow's only when it is exactly the merge of the
     // checked commit onto main as it was: anything else that moved it meanwhile stays a
     // move outside the workflow, named until a human repins.
     // (main as it was is the merge itself when a crash came after it: "already up to date".)
-    let merged = git.rev_parse("HEAD")?;
-    let exact = merged_exactly(session, &merged, &tip, &before)?;
+    let exact = merged_exactly(session, merged, tip, before)?;
     Ok(Event::Merged {
         branch: branch.to_string(),
-        main: exact.then_some(merged),
+        main: exact.then_some(merged.to_string()),
     })
 }
 

@@ -2,6 +2,7 @@
 //! plan, create the PR branch, record a checkpoint) and returns the briefing.
 
 mod blocked;
+mod land;
 mod merge;
 
 use self::blocked::{Blocked, dirty};
@@ -77,6 +78,9 @@ pub(super) fn brief(session: &Session) -> Result<TaskReport, EngineError> {
 fn attempt(session: &Session) -> Result<TaskReport, EngineError> {
     let mut progress = Progress::default();
     let mut snap = session.read_or_create()?;
+    if snap.state.status() == Status::Initializing {
+        refresh_main(session, &snap.state)?;
+    }
     for _ in 0..MAX_STEPS {
         let step = workflow::get_task_step(&snap.state, snap.summary.as_ref());
         let Some(event) = carry_out(session, &snap, step, &mut progress)? else {
@@ -91,6 +95,9 @@ fn attempt(session: &Session) -> Result<TaskReport, EngineError> {
         let stop = workflow::get_task_stops_after(&event);
         let merged = matches!(event, Event::Merged { .. });
         session.apply(&snap, event)?;
+        if merged {
+            progress.notes.extend(publish_merge(session, &snap.state)?);
+        }
         snap = session.store.read()?.ok_or(EngineError::Conflict)?;
         if merged {
             // The PR is done: its claim goes (SPEC §9.3), after the merge is recorded, so a
@@ -116,6 +123,38 @@ fn attempt(session: &Session) -> Result<TaskReport, EngineError> {
     )?;
     report.branch_blocked = progress.blocked;
     Ok(report)
+}
+
+/// Before the agent reads the master plan to pick the next PR: main brought up to the
+/// workflows' remote's, when that is a fast-forward that is safe where main is checked out,
+/// so the PRs other workflows merged show as [DONE]. Whatever stops it, the briefing's
+/// notice says main is behind, and branch creation tries again.
+fn refresh_main(session: &Session, state: &State) -> Result<(), EngineError> {
+    let Some(remote) = super::coordination_remote(session, state)? else {
+        return Ok(());
+    };
+    let main = session.main_branch(Some(state))?;
+    if !session.store.branch_exists(&main)? {
+        return Ok(());
+    }
+    let at = land::main_at(session, &main)?;
+    let _ = land::up_to_remote(session, &main, &at, &remote)?;
+    Ok(())
+}
+
+/// Pushes the record of the merge just made to the remote main went to, so that other clones
+/// count the merge as this workflow's (docs/architecture.md, "Finalization and merge"); a
+/// push refused is named, never forced.
+fn publish_merge(session: &Session, state: &State) -> Result<Option<Notice>, EngineError> {
+    let Some(remote) = super::coordination_remote(session, state)? else {
+        return Ok(None);
+    };
+    Ok(super::remote::publish_workflow(session, &remote)
+        .err()
+        .map(|e| Notice::MergeRecordNotPushed {
+            remote,
+            said: e.stderr,
+        }))
 }
 
 /// What the orchestrator's steps did so far in one `get-task`, for its briefing.
@@ -375,8 +414,8 @@ fn parent_is_branch(session: &Session, name: &str) -> Result<bool, EngineError> 
     Ok(false)
 }
 
-/// Checks out main, updates it when a remote is configured, and creates the PR branch from
-/// it; an existing branch of that name (from an interrupted run) is checked out instead.
+/// Brings main up to the remote's, when the workflow has a remote, and creates the PR branch
+/// from it; an existing branch of that name (from an interrupted run) is checked out instead.
 fn prepare_branch(
     session: &Session,
     snap: &Snapshot,
@@ -408,15 +447,19 @@ fn prepare_branch(
             Err(e) => blocked(Blocked::Git(e.to_string())),
         };
     }
-    let remote = session.load_config(Some(&snap.state))?.config.remote;
-    let steps = || -> Result<(), crate::exec::GitError> {
-        git.checkout(&main)?;
-        if let Some(remote) = &remote {
-            git.pull_ff_only(remote, &main)?;
+    // From the remote's latest main, so no agent plans a PR another has merged; main is
+    // moved where it is checked out (here, or in another worktree when it is clean) or, checked
+    // out nowhere, by compare-and-swap, and the branch starts from its commit: git refuses to
+    // check main out here while another worktree has it.
+    let remote = super::coordination_remote(session, &snap.state)?;
+    if let Some(remote) = &remote {
+        let at = land::main_at(session, &main)?;
+        if let Err(why) = land::up_to_remote(session, &main, &at, remote)? {
+            return blocked(why);
         }
-        git.checkout_new_branch(branch, &main)
-    };
-    match steps() {
+    }
+    let start = git.rev_parse(&crate::store::branch_ref(&main))?;
+    match git.checkout_new_branch(branch, &start) {
         Ok(()) => Ok(BranchOutcome::Created {
             branch: branch.to_string(),
             main,

@@ -2,11 +2,13 @@
 //! through the `git` CLI so that the user's hooks, config and credentials apply. What git
 //! says of commits and trees (`inspect.rs`), its settings (`config.rs`), the moves `sync`
 //! makes (`sync.rs`), git's content filters (`filters.rs`) and the scratch index and
-//! worktrees (`scratch.rs`) are rooms of their own.
+//! worktrees (`scratch.rs`), and landing a merge on main without checking it out
+//! (`landing.rs`) are rooms of their own.
 
 mod config;
 mod filters;
 mod inspect;
+mod landing;
 mod scratch;
 mod sync;
 #[cfg(test)]
@@ -20,6 +22,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 pub use config::{MIN_VERSION, parse_version};
+pub use landing::MergedTree;
 pub use scratch::{SCRATCH_DIR, TempWorktree};
 pub use worktree::ListedWorktree;
 

@@ -143,6 +143,18 @@ pub enum Notice {
     ClaimNotReleased {
         error: String,
     },
+    /// The merge reached the remote's main, but the workflow's record of it did not: another
+    /// clone counts the merge as its workflow's once `sync` brings the record.
+    MergeRecordNotPushed {
+        remote: String,
+        said: String,
+    },
+    /// The local main branch lacks `behind` commits of the remote's main as last fetched.
+    MainBehindRemote {
+        main: String,
+        remote: String,
+        behind: u64,
+    },
 }
 
 impl std::fmt::Display for Notice {
@@ -159,6 +171,24 @@ impl std::fmt::Display for Notice {
                 f,
                 "the PR's claim was not released ({error}); it lapses at its expiry, and \
                  `git orchestrate sync` releases it sooner."
+            ),
+            Notice::MergeRecordNotPushed { remote, said } => write!(
+                f,
+                "the merge is on {remote}, but the workflow's record of it was not pushed ({}): run \
+                 `git orchestrate sync {remote}`, or other clones count the merge as a move of main \
+                 outside the workflows",
+                said.trim()
+            ),
+            Notice::MainBehindRemote {
+                main,
+                remote,
+                behind,
+            } => write!(
+                f,
+                "{main} is {behind} commit{} behind {remote}/{main} as last fetched: other workflows \
+                 may have merged PRs since; `git orchestrate get-task` brings {main} up to {remote}'s \
+                 before the next PR branch is made, and the merge does too",
+                if *behind == 1 { "" } else { "s" }
             ),
             Notice::ConfigDiffersFromMain { main, branch } => write!(
                 f,
