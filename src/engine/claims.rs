@@ -217,6 +217,10 @@ pub(crate) fn prepare(
     let store = &session.store;
     let workflow = store.workflow().to_string();
     let remote = claim_remote(session, Some(state))?;
+    // This clone's claims are read before the remote's: a claim another worktree's claimer
+    // wrote here after the remote was read could be one whose push has landed since, and
+    // replacing it would leave the winner without its local ref (see `land`).
+    let local_claims = store.local_claims()?;
     // The master plan as the remote's main has it: a PR another clone merged is [DONE]
     // there before this clone's main knows it.
     let view = match &remote {
@@ -241,7 +245,7 @@ pub(crate) fn prepare(
             .as_secs(),
     )
     .unwrap_or(i64::MAX);
-    let local_before = store.ref_tip(&name)?;
+    let local_before = local_claims.get(&pr).copied();
     let (current, remote_lease) = match (&remote, view) {
         (Some(remote), Some(view)) => {
             let seen = view.claims.get(&name).copied();
