@@ -220,6 +220,10 @@ pub(crate) fn prepare(
     let store = &session.store;
     let workflow = store.workflow().to_string();
     let remote = claim_remote(session, Some(state))?;
+    // This clone's claims are read before the remote's: a claim another worktree's claimer
+    // wrote here after the remote was read could be one whose push has landed since, and
+    // replacing it would leave the winner without its local ref (see `land`).
+    let local_claims = store.local_claims()?;
     // The master plan as the remote's main has it: a PR another clone merged is [DONE]
     // there before this clone's main knows it.
     let view = match &remote {
@@ -244,7 +248,7 @@ pub(crate) fn prepare(
             .as_secs(),
     )
     .unwrap_or(i64::MAX);
-    let local_before = store.ref_tip(&name)?;
+    let local_before = local_claims.get(&pr).copied();
     let (current, remote_lease) = match (&remote, view) {
         (Some(remote), Some(view)) => {
             let seen = view.claims.get(&name).copied();
@@ -459,11 +463,13 @@ pub(crate) fn land(
     let Some(lease) = &pending.remote else {
         return Ok(());
     };
-    let undo = || {
+    // Puts the local ref back to `back`, unless it moved meanwhile (another worktree's
+    // claimer, which undoes its own).
+    let undo = |back: Option<ObjectId>| {
         let _ = store.move_claim_ref(
             &name,
             Some(pending.commit),
-            pending.local_before,
+            back,
             &format!("undo the claim on {}", pending.pr),
         );
     };
@@ -480,15 +486,46 @@ pub(crate) fn land(
         }
     };
     if now_there == Some(pending.commit) {
+        // Another worktree's claimer of this clone may have replaced the local ref after
+        // this one wrote it (it read this claim as its lease, before the push landed): the
+        // ref is this claim's again, whatever it holds now.
+        hold_locally(session, &name, pending.commit);
         return Ok(());
     }
-    undo();
+    // What the local ref held before is restored only when the remote holds it: it may be
+    // another worktree's claim that was in flight and has lost since (its own undo found
+    // this claim in its place), which no ref may keep.
+    undo(
+        pending
+            .local_before
+            .filter(|before| Some(*before) == now_there),
+    );
     pushed?;
     let holder = match now_there {
         Some(id) => store.read_claim(id)?.map(|(claim, _)| claim),
         None => None,
     };
     Err(lost(&pending.pr, holder.as_ref()))
+}
+
+/// Sets the local claim ref `name` to `commit`, which the remote was just seen to hold for
+/// this workflow, from whatever it holds: a loser's claim left there would be renewed or
+/// released by `sync` in this clone's name, and this claim not. Best effort: the remote
+/// decides, and only claimers that are about to undo their own write contend here.
+fn hold_locally(session: &Session, name: &str, commit: ObjectId) {
+    let store = &session.store;
+    for _ in 0..100 {
+        let Ok(current) = store.ref_tip(name) else {
+            return;
+        };
+        if current == Some(commit) {
+            return;
+        }
+        match store.move_claim_ref(name, current, Some(commit), "the remote holds this claim") {
+            Err(crate::store::WriteError::Conflict) => continue,
+            _ => return,
+        }
+    }
 }
 
 /// One push: the claim with a lease naming the value read, and the transition when it

@@ -84,11 +84,14 @@ impl Claim {
         }
         let text = |key: &str| fields.get(key).map(|v| (*v).to_string());
         let number = |key: &str| fields.get(key).and_then(|v| v.parse::<i64>().ok());
+        // Host and user are printed in refusals and listings: whoever wrote the commit, they
+        // are read as one plain line (no escape sequence reaches a terminal).
+        let plain = |key: &str| text(key).map(|v| one_line(&v));
         let claim = Claim {
-            slug: text(CLAIM)?,
+            slug: plain(CLAIM)?,
             workflow: text(WORKFLOW)?,
-            host: text(HOST)?,
-            user: text(USER)?,
+            host: plain(HOST)?,
+            user: plain(USER)?,
             since: number(SINCE)?,
             expires: number(EXPIRES)?,
             nonce: text(NONCE)?,
@@ -164,6 +167,7 @@ impl Store {
         message: &str,
     ) -> Result<(), WriteError> {
         let full = FullName::try_from(name.to_string()).map_err(git_err)?;
+        let expected_a_ref = expected.is_some();
         let expected = match expected {
             Some(id) => PreviousValue::MustExistAndMatch(gix::refs::Target::Object(id)),
             None => PreviousValue::MustNotExist,
@@ -196,6 +200,11 @@ impl Store {
         {
             Ok(_) => Ok(()),
             Err(e) if super::cas::is_lost_race(&e) => Err(WriteError::Conflict),
+            // gix reports a ref expected at a value and found deleted as "not found": for a
+            // claim that is a lost race too (another worktree's claimer undid its claim first).
+            Err(_) if expected_a_ref && matches!(self.ref_tip(name), Ok(None)) => {
+                Err(WriteError::Conflict)
+            }
             Err(e) => Err(WriteError::Store(git_err(e))),
         }
     }
@@ -258,6 +267,19 @@ mod tests {
     }
 
     #[test]
+    fn a_hostile_host_or_user_is_read_as_one_plain_line() {
+        let message = claim()
+            .message()
+            .replace("Host: box 1", "Host: box\u{1b}[31m\u{7}")
+            .replace("User: alice", "User: bob\r\u{8}root");
+        let back = Claim::parse(&message).unwrap();
+        assert_eq!(
+            (back.host.as_str(), back.user.as_str()),
+            ("box [31m", "bob  root")
+        );
+    }
+
+    #[test]
     fn what_is_not_a_claim_of_ours_is_not_read_as_one() {
         let message = claim().message();
         assert_eq!(Claim::parse("claim x\n"), None);
@@ -303,6 +325,13 @@ mod tests {
             store.move_claim_ref(&name, Some(other), None, "release"),
             Err(WriteError::Conflict)
         ));
+        assert!(
+            matches!(
+                store.move_claim_ref(&claim_ref("gone"), Some(one), Some(other), "claim"),
+                Err(WriteError::Conflict)
+            ),
+            "a ref expected and deleted meanwhile is a lost race"
+        );
         let (read, _) = store.read_claim(one).unwrap().unwrap();
         assert_eq!(read.workflow, "a");
         assert_eq!(

@@ -52,15 +52,25 @@ fn fnv1a(bytes: &[u8]) -> u32 {
 }
 
 /// The key the PR titled `title` is claimed by: the slug of the master plan's open heading
-/// that names it (`## PR 2: feat: Multiply` → `pr-2-feat-multiply`), else of the title.
+/// that names it (`## PR 2: feat: Multiply` → `pr-2-feat-multiply`), else of the title. A
+/// title that differs from a heading's only in case, spacing or punctuation (`feat:  multiply.`)
+/// names that heading too: else a claimer would dodge the claim by retyping the title.
 pub fn pr_slug(master_plan: Option<&str>, title: &str) -> String {
+    let key = slug(title);
     master_plan
         .and_then(|text| {
-            master_plan::open_prs(text)
-                .into_iter()
-                .find(|heading| master_plan::names_pr(heading, title))
+            let open = master_plan::open_prs(text);
+            let exact = open
+                .iter()
+                .find(|heading| master_plan::names_pr(heading, title));
+            exact
+                .or_else(|| {
+                    open.iter()
+                        .find(|heading| slug(master_plan::heading_title(heading)) == key)
+                })
+                .cloned()
         })
-        .map_or_else(|| slug(title), |heading| slug(&heading))
+        .map_or(key, |heading| slug(&heading))
 }
 
 /// The master plan's heading that marks the PR titled `title` [DONE], when no open heading
@@ -146,6 +156,11 @@ mod tests {
         let plan = "# Plan\n## PR 1: feat: Add [DONE] abc\n## PR 2: feat: Multiply\n";
         assert_eq!(pr_slug(Some(plan), "feat: multiply"), "pr-2-feat-multiply");
         assert_eq!(pr_slug(Some(plan), "feat: Divide"), "feat-divide");
+        for near in ["feat:  Multiply ", "Feat - multiply.", "feat/multiply"] {
+            assert_eq!(pr_slug(Some(plan), near), "pr-2-feat-multiply", "{near:?}");
+        }
+        // A done PR is no longer a key to match.
+        assert_eq!(pr_slug(Some(plan), "feat: add"), "feat-add");
         assert_eq!(pr_slug(None, "feat: Multiply"), "feat-multiply");
     }
 

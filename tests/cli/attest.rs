@@ -6,10 +6,7 @@
 //! are refused, each naming its reason, and the server's refs stay where they were. A human
 //! listed in main's `[attest] humans` moves main by a signed push.
 
-use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
-use std::time::{Duration, Instant};
 
 use pretty_assertions::assert_eq;
 
@@ -31,8 +28,7 @@ const NOT_A_MERGE: &str = "git-orchestrate: refused refs/heads/main <id>: moves 
 /// A `git daemon` on 127.0.0.1 serving `remote.git`, a bare repository with the server hook
 /// installed; killed and waited for when dropped.
 struct Server {
-    daemon: Child,
-    port: u16,
+    daemon: GitDaemon,
     bare: PathBuf,
     _dir: tempfile::TempDir,
 }
@@ -82,60 +78,15 @@ impl Server {
              For signed pushes by humans: git config receive.certNonceSeed <secret> and git config \
              gpg.ssh.allowedSignersFile <file> in that repository.\n"
         );
-        // `git daemon` would run git-daemon as its child, which a kill of the parent leaves
-        // behind: run the program itself.
-        let exec_path = repo.git(&["--exec-path"]);
-        let program = Path::new(exec_path.trim()).join("git-daemon");
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("a free port")
-            .port();
-        let log = std::fs::File::create(base.join("daemon.log")).expect("daemon log");
-        let daemon = repo
-            .command(
-                program.to_str().unwrap(),
-                [
-                    "--reuseaddr".to_string(),
-                    format!("--base-path={}", base.display()),
-                    "--export-all".into(),
-                    "--enable=receive-pack".into(),
-                    "--informative-errors".into(),
-                    "--listen=127.0.0.1".into(),
-                    format!("--port={port}"),
-                    base.display().to_string(),
-                ],
-            )
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .expect("start git daemon");
-        let mut server = Server {
-            daemon,
-            port,
+        Server {
+            daemon: GitDaemon::start(repo, &base),
             bare,
             _dir: dir,
-        };
-        let start = Instant::now();
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            if let Ok(Some(status)) = server.daemon.try_wait() {
-                panic!(
-                    "git daemon exited ({status}): {}",
-                    std::fs::read_to_string(base.join("daemon.log")).unwrap_or_default()
-                );
-            }
-            assert!(
-                start.elapsed() < Duration::from_secs(20),
-                "git daemon did not listen on port {port} within 20 s"
-            );
-            std::thread::sleep(Duration::from_millis(50));
         }
-        server.port = port;
-        server
     }
 
     fn url(&self) -> String {
-        format!("git://127.0.0.1:{}/remote.git", self.port)
+        self.daemon.url("remote.git")
     }
 
     /// The server's `reference`, if it has it.
@@ -156,13 +107,6 @@ impl Server {
         let mut all = vec!["--git-dir", self.bare.to_str().unwrap()];
         all.extend_from_slice(args);
         repo.git(&all)
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.daemon.kill();
-        let _ = self.daemon.wait();
     }
 }
 

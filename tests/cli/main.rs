@@ -9,6 +9,7 @@ mod board;
 mod branching;
 mod checkpoints;
 mod ci;
+mod claims;
 mod crash;
 mod debugging;
 mod demo;

@@ -584,6 +584,78 @@ impl TestRepo {
     }
 }
 
+/// A `git daemon` on 127.0.0.1 serving the repositories under a directory over `git://`,
+/// pushes enabled; killed and waited for when dropped.
+pub struct GitDaemon {
+    child: std::process::Child,
+    pub port: u16,
+}
+
+impl GitDaemon {
+    /// Serves every repository under `base` with `repo`'s hermetic environment; its log is
+    /// `base/daemon.log`.
+    pub fn start(repo: &TestRepo, base: &Path) -> GitDaemon {
+        use std::net::{TcpListener, TcpStream};
+        use std::time::{Duration, Instant};
+        // `git daemon` would run git-daemon as its child, which a kill of the parent leaves
+        // behind: run the program itself.
+        let exec_path = repo.git(&["--exec-path"]);
+        let program = Path::new(exec_path.trim()).join("git-daemon");
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        let log = std::fs::File::create(base.join("daemon.log")).expect("daemon log");
+        let child = repo
+            .command(
+                program.to_str().expect("a UTF-8 path"),
+                [
+                    "--reuseaddr".to_string(),
+                    format!("--base-path={}", base.display()),
+                    "--export-all".into(),
+                    "--enable=receive-pack".into(),
+                    "--informative-errors".into(),
+                    "--listen=127.0.0.1".into(),
+                    format!("--port={port}"),
+                    base.display().to_string(),
+                ],
+            )
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("start git daemon");
+        let mut daemon = GitDaemon { child, port };
+        let start = Instant::now();
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            if let Ok(Some(status)) = daemon.child.try_wait() {
+                panic!(
+                    "git daemon exited ({status}): {}",
+                    std::fs::read_to_string(base.join("daemon.log")).unwrap_or_default()
+                );
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "git daemon did not listen on port {port} within 20 s"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        daemon
+    }
+
+    /// The `git://` URL of `name`, a repository under the served directory.
+    pub fn url(&self, name: &str) -> String {
+        format!("git://127.0.0.1:{}/{name}", self.port)
+    }
+}
+
+impl Drop for GitDaemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 /// Replaces commit ids in `text` with `<id>` so outputs can be compared whole.
 pub fn redact_ids(text: &str) -> String {
     let mut out = String::new();

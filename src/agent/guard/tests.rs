@@ -774,3 +774,39 @@ fn expansion_and_rereading_are_bounded() {
     let hooks = "orchestrate hooks ".repeat(50_000);
     let _ = check_shell(&format!("echo '{hooks}' > x"), &ctx);
 }
+
+/// An agent may not take, renew or drop a claim on a PR by hand (docs/refs.md, "Claims"):
+/// every route to the claims namespace, here or on the remote, is refused.
+#[test]
+fn an_agent_cannot_move_a_claim_by_hand() {
+    let (_dir, ctx) = real();
+    let claim = "refs/orchestrator/claims/pr-1-feat-add-numbers";
+    let commands = [
+        format!("git push origin 1234567:{claim}"),
+        format!("git push --force origin +HEAD:{claim}"),
+        format!("git push --force-with-lease={claim}: origin 1234567:{claim}"),
+        format!("git push origin :{claim}"),
+        format!("git push origin --delete {claim}"),
+        format!("git push --atomic origin {claim}"),
+        "git push origin 'refs/orchestrator/*:refs/orchestrator/*'".to_string(),
+        "git push origin refs/orchestrator/claims/x".to_string(),
+        "git push --mirror origin".to_string(),
+        format!("git update-ref {claim} 1234567"),
+        format!("git update-ref -d {claim}"),
+        format!("git fetch . +HEAD:{claim}"),
+        format!("git fetch origin +{claim}:{claim}"),
+        format!("git -C . push origin 1234567:{claim}"),
+        format!("sh -c 'git push origin 1234567:{claim}'"),
+        format!("git branch -f x && git push origin x:{claim}"),
+        format!("echo 1234567 > .git/{claim}"),
+        format!("rm .git/{claim}"),
+        "git orchestrate claim steal pr-1-feat-add-numbers".to_string(),
+        "GIT_ORCHESTRATE_HUMAN=1 git orchestrate claim steal pr-1".to_string(),
+        "env GIT_ORCHESTRATE_HUMAN=1 git-orchestrate claim release pr-1".to_string(),
+    ];
+    let allowed: Vec<&String> = commands
+        .iter()
+        .filter(|c| matches!(check_shell(c, &ctx), Decision::Allow))
+        .collect();
+    assert!(allowed.is_empty(), "allowed: {allowed:#?}");
+}
