@@ -30,7 +30,7 @@ pub fn now() -> i64 {
 }
 
 /// The remote claims are taken through (SPEC §9.3): the one main is merged through
-/// ([`super::coordination_remote`]), also before the workflow exists.
+/// ([`super::remote::coordination_remote`]), also before the workflow exists.
 pub fn claim_remote(
     session: &Session,
     state: Option<&State>,
@@ -207,6 +207,26 @@ pub(crate) fn master_plan_text(
         .blob_within(&id, crate::input::CAP)?
         .ok()
         .map(|bytes| String::from_utf8_lossy(&bytes).into_owned()))
+}
+
+/// Stores the transition `t` from `snapshot`; one that accepts a plan claims its PR first
+/// (SPEC §9.3): the claim is pushed with the transition, and a lost claim leaves the workflow
+/// where it was.
+pub(crate) fn commit_claiming(
+    session: &Session,
+    snapshot: &Snapshot,
+    t: &crate::workflow::Transition,
+    output: Option<&[u8]>,
+) -> Result<(), EngineError> {
+    match &t.input {
+        crate::workflow::Event::PlanSubmitted { plan, .. } => {
+            let pending = prepare(session, snapshot, &plan.pr_title)?;
+            session.commit_before(snapshot, t, output, |commit| {
+                land(session, &pending, commit)
+            })
+        }
+        _ => session.commit(snapshot, t, output),
+    }
 }
 
 /// Decides whether the workflow in `snap` may claim the PR titled `title`, and writes the

@@ -132,7 +132,7 @@ impl Session {
     /// main behind the workflows' remote's main as last fetched (no network: `status` stays
     /// cheap); a remote that is not there, or was never fetched, says nothing.
     fn main_behind_remote(&self, state: &State) -> Result<Option<Notice>, EngineError> {
-        let Ok(Some(remote)) = super::coordination_remote(self, state) else {
+        let Ok(Some(remote)) = super::remote::coordination_remote(self, state) else {
             return Ok(None);
         };
         let main = self.main_branch(Some(state))?;

@@ -65,7 +65,6 @@ pub use get_task::{GetTaskReport, get_task};
 pub use history::{LogReport, PlanReport, log, plan};
 pub use human::{AnswerReport, ResumeReport, approve, reject, resume};
 pub use init::{CHECK_NAME, CiProvider, CiReport, CiRequest, InitReport, RefspecAdded, init};
-pub use remote::coordination_remote;
 pub use repin::{RepinReport, repin};
 pub use status::{ConfigStatus, Progress, StatusReport, status};
 pub use submit::{SubmitKind, SubmitReport, TestReport, submit};
@@ -579,7 +578,7 @@ impl Session {
         signed: Option<&AnswerSignature>,
     ) -> Result<Transition, EngineError> {
         let t = self.transition(snapshot, event)?;
-        self.write_transition(snapshot, &t, None, Some(human), signed)?;
+        self.write_transition(snapshot, &t, None, Some(human), signed, |_| Ok(()))?;
         Ok(t)
     }
 
@@ -590,7 +589,20 @@ impl Session {
         t: &Transition,
         output: Option<&[u8]>,
     ) -> Result<(), EngineError> {
-        self.write_transition(snapshot, t, output, None, None)
+        self.write_transition(snapshot, t, output, None, None, |_| Ok(()))
+    }
+
+    /// [`Self::commit`], with `before` given the new commit once its objects are stored and
+    /// before the ref moves (a claim pushed with the transition that accepts a plan): an
+    /// error from it leaves the workflow where it was.
+    pub fn commit_before(
+        &self,
+        snapshot: &Snapshot,
+        t: &Transition,
+        output: Option<&[u8]>,
+        before: impl FnOnce(gix::ObjectId) -> Result<(), EngineError>,
+    ) -> Result<(), EngineError> {
+        self.write_transition(snapshot, t, output, None, None, before)
     }
 
     fn write_transition(
@@ -600,6 +612,7 @@ impl Session {
         output: Option<&[u8]>,
         human: Option<Human>,
         signed: Option<&AnswerSignature>,
+        before: impl FnOnce(gix::ObjectId) -> Result<(), EngineError>,
     ) -> Result<(), EngineError> {
         // A cancelled MCP call records nothing, even when its commands had all finished.
         if crate::exec::cancel::cancelled() {
@@ -628,14 +641,6 @@ impl Session {
                 }
                 _ => None,
             },
-            _ => None,
-        };
-        // Accepting a plan claims its PR first (SPEC §9.3): the claim is pushed with this
-        // transition, and a lost claim leaves the workflow where it was.
-        let claim = match &t.input {
-            Event::PlanSubmitted { plan, .. } => {
-                Some(claims::prepare(self, snapshot, &plan.pr_title)?)
-            }
             _ => None,
         };
         self.store.write_before(
@@ -678,10 +683,7 @@ impl Session {
                     (None, false) => FileChange::Keep,
                 },
             },
-            |commit| match &claim {
-                Some(pending) => claims::land(self, pending, commit),
-                None => Ok(()),
-            },
+            before,
         )?;
         Ok(())
     }

@@ -476,7 +476,7 @@ fn write_and_report(
             .map(|g| g.run.output.as_slice()),
         _ => None,
     });
-    session.commit(snap, &t, output)?;
+    super::claims::commit_claiming(session, snap, &t, output)?;
 
     let output = output.map(<[u8]>::to_vec).unwrap_or_default();
     let output_tail = exec::tail_lines(&output, config.test.output_tail);

@@ -10,11 +10,9 @@ use gix::bstr::ByteSlice;
 use gix::refs::FullName;
 use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
 
-use super::remote::REMOTES;
+use super::names::{CLAIMS, REMOTES};
 use super::write::commit_object;
 use super::{Store, StoreError, WriteError, git_err, loose};
-
-pub const CLAIMS: &str = "refs/orchestrator/claims/";
 
 /// The trailers a claim commit's message carries, in this order.
 const CLAIM: &str = "Orchestrator-Claim";

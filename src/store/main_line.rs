@@ -5,8 +5,8 @@
 use gix::ObjectId;
 use gix::bstr::ByteSlice;
 
+use super::names::REMOTES;
 use super::names::WORKFLOWS;
-use super::remote::REMOTES;
 use super::snapshot::STATE_FILE;
 use super::{Store, StoreError, git_err};
 

@@ -38,7 +38,7 @@ use gix::refs::FullName;
 pub use branches::FoundCommit;
 pub use checkouts::Checkout;
 pub use checkpoints::{FoundCheckpoint, is_checkpoint_message};
-pub use claims::{CLAIMS, Claim, claim_ref, tracking_claim_ref};
+pub use claims::{Claim, claim_ref, tracking_claim_ref};
 use error::git_err;
 pub use error::{StoreError, WriteError, error_chain};
 pub use export::{EntryType, TreeEntry};
@@ -46,6 +46,7 @@ pub use flocks::{RunLock, RunLockHeld};
 pub use history::{CommitRecord, HistoryEntry, HistoryPage};
 pub use locks::LockSighting;
 pub use main_line::{MainLine, MergeRecord};
+pub use names::CLAIMS;
 use names::WORKFLOWS;
 pub use names::{
     DEFAULT_WORKFLOW, EVENT_HEADER, REFLOG_PREFIX, SIGNATURE_HEADER, WORKFLOW_CONFIG_KEY,

@@ -4,6 +4,8 @@
 use gix::refs::FullName;
 
 pub(super) const WORKFLOWS: &str = "refs/orchestrator/workflows/";
+pub const CLAIMS: &str = "refs/orchestrator/claims/";
+pub(super) const REMOTES: &str = "refs/orchestrator/remotes/";
 
 /// The git config key that selects a worktree's workflow when none is named.
 pub const WORKFLOW_CONFIG_KEY: &str = "orchestrate.workflow";

@@ -10,11 +10,9 @@ use gix::bstr::ByteSlice;
 use gix::note::plumbing as notes;
 use gix::refs::FullName;
 
-use super::claims::CLAIMS;
-use super::names::WORKFLOWS;
+use super::names::{CLAIMS, REMOTES, WORKFLOWS};
 use super::{NOTES_REF, Store, StoreError, WriteError, git_err};
 
-pub(super) const REMOTES: &str = "refs/orchestrator/remotes/";
 const BACKUPS: &str = "refs/orchestrator/backups/";
 
 /// The fetch refspecs `init` and `sync` add for `remote`: non-forced, into the

@@ -4,13 +4,11 @@
 //! checkpoint, squash, mark it done, merge. At the end every PR is merged exactly once on the
 //! remote's main, no claim is left, no workflow is forged, and every agent is idle.
 
-use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use crate::support::{TestRepo, one_task_plan};
+use crate::support::{GitDaemon, TestRepo, one_task_plan};
 
 const AGENTS: usize = 8;
 const PRS: usize = 20;
@@ -28,58 +26,6 @@ fn master_plan() -> String {
         ));
     }
     text
-}
-
-/// `git daemon` serving `base` (read and write) on a free port of 127.0.0.1.
-struct Daemon {
-    child: Child,
-    port: u16,
-}
-
-impl Daemon {
-    fn serve(repo: &TestRepo, base: &Path) -> Daemon {
-        let exec_path = repo.git(&["--exec-path"]);
-        let program = Path::new(exec_path.trim()).join("git-daemon");
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("a free port")
-            .port();
-        let child = repo
-            .command(
-                program.to_str().unwrap(),
-                [
-                    "--reuseaddr".to_string(),
-                    format!("--base-path={}", base.display()),
-                    "--export-all".into(),
-                    "--enable=receive-pack".into(),
-                    "--informative-errors".into(),
-                    "--listen=127.0.0.1".into(),
-                    format!("--port={port}"),
-                    base.display().to_string(),
-                ],
-            )
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start git daemon");
-        let start = Instant::now();
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                start.elapsed() < Duration::from_secs(20),
-                "git daemon did not listen"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        Daemon { child, port }
-    }
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 /// What one agent saw.
@@ -244,8 +190,8 @@ fn eight_agents_merge_twenty_prs_each_exactly_once() {
     origin.commit_all("the master plan");
     let (dir, bare) = origin.share();
     let base: PathBuf = dir.path().canonicalize().unwrap();
-    let daemon = Daemon::serve(&origin, &base);
-    let url = format!("git://127.0.0.1:{}/remote.git", daemon.port);
+    let daemon = GitDaemon::start(&origin, &base);
+    let url = daemon.url("remote.git");
     let clones: Vec<TestRepo> = (0..AGENTS)
         .map(|i| {
             let clone = TestRepo::clone_of(Path::new(&url));

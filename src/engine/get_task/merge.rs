@@ -83,7 +83,7 @@ pub(super) fn merge(
     // no remote; with one, `land` judges main as the remote has it, after fetching it with the
     // workflows' records (judged before that fetch, a merge another clone pushed a moment ago
     // would block this one for good).
-    if crate::engine::coordination_remote(session, &snap.state)?.is_none()
+    if crate::engine::remote::coordination_remote(session, &snap.state)?.is_none()
         && let Some(reason) = outside_moves(session, snap, checked)?
     {
         return blocked(reason);
@@ -150,7 +150,7 @@ fn land(
             reason: reason.to_string(),
         })
     };
-    let remote = crate::engine::coordination_remote(session, &snap.state)?;
+    let remote = crate::engine::remote::coordination_remote(session, &snap.state)?;
     let mut at = main_at(session, main)?;
     match &at {
         // One worktree, as ever: main checked out here, and the merge lands in its files.

@@ -94,7 +94,8 @@ fn attempt(session: &Session) -> Result<TaskReport, EngineError> {
         }
         let stop = workflow::get_task_stops_after(&event);
         let merged = matches!(event, Event::Merged { .. });
-        session.apply(&snap, event)?;
+        let t = session.transition(&snap, event)?;
+        super::claims::commit_claiming(session, &snap, &t, None)?;
         if merged {
             progress.notes.extend(publish_merge(session, &snap.state)?);
         }
@@ -130,7 +131,7 @@ fn attempt(session: &Session) -> Result<TaskReport, EngineError> {
 /// so the PRs other workflows merged show as [DONE]. Whatever stops it, the briefing's
 /// notice says main is behind, and branch creation tries again.
 fn refresh_main(session: &Session, state: &State) -> Result<(), EngineError> {
-    let Some(remote) = super::coordination_remote(session, state)? else {
+    let Some(remote) = super::remote::coordination_remote(session, state)? else {
         return Ok(());
     };
     let main = session.main_branch(Some(state))?;
@@ -146,7 +147,7 @@ fn refresh_main(session: &Session, state: &State) -> Result<(), EngineError> {
 /// count the merge as this workflow's (docs/architecture.md, "Finalization and merge"); a
 /// push refused is named, never forced.
 fn publish_merge(session: &Session, state: &State) -> Result<Option<Notice>, EngineError> {
-    let Some(remote) = super::coordination_remote(session, state)? else {
+    let Some(remote) = super::remote::coordination_remote(session, state)? else {
         return Ok(None);
     };
     Ok(super::remote::publish_workflow(session, &remote)
@@ -456,7 +457,7 @@ fn prepare_branch(
     // moved where it is checked out (here, or in another worktree when it is clean) or, checked
     // out nowhere, by compare-and-swap, and the branch starts from its commit: git refuses to
     // check main out here while another worktree has it.
-    let remote = super::coordination_remote(session, &snap.state)?;
+    let remote = super::remote::coordination_remote(session, &snap.state)?;
     if let Some(remote) = &remote {
         let at = land::main_at(session, &main)?;
         if let Err(why) = land::up_to_remote(session, &main, &at, remote)? {
