@@ -1019,3 +1019,36 @@ fn a_retyped_title_is_keyed_by_the_heading_it_names() {
     .expect(0);
     assert!(rev_in(&b, Some(&bare), "refs/orchestrator/claims/feat-sum-numbers").is_some());
 }
+
+/// A PR planned under a title no heading names is claimed under that title's key, so it
+/// cannot close a heading another workflow may hold: marking it [DONE] by hand is refused,
+/// and marking its own (none) is what the master plan allows.
+#[test]
+fn a_pr_planned_under_another_title_cannot_mark_a_heading_done() {
+    let repo = TestRepo::new();
+    do_the_steps(&repo, "feat: Sum numbers", "add.txt");
+    repo.run(&["get-task"]).expect(0);
+    repo.run(&["submit-work", "-s", "squashed", "--squash"])
+        .expect(0);
+    let squashed = repo.git(&["rev-parse", "--short=12", "HEAD"]);
+    repo.write(
+        "docs/plan.md",
+        &format!(
+            "# Plan\n## PR 1: feat: Add numbers [DONE] {}\n",
+            squashed.trim()
+        ),
+    );
+    repo.commit_all("docs: PR 1 done");
+    let out = repo.run(&["submit-work", "-s", "plan updated"]);
+    out.expect(1);
+    out.says(
+        "FAILURE: the commit closes \"PR 1: feat: Add numbers\" in docs/plan.md, which is not this PR \
+         (\"feat: Sum numbers\"): a PR marks only its own heading done",
+    );
+    assert_eq!(repo.status(), "FINALIZE_COMPLETE");
+    // --mark-done finds no heading of its own to mark, and says so.
+    repo.git(&["reset", "--quiet", "--hard", "HEAD~1"]);
+    let out = repo.run(&["submit-work", "-s", "plan updated", "--mark-done"]);
+    out.expect(4);
+    out.warns("docs/plan.md has no open PR heading titled \"feat: Sum numbers\" to mark [DONE]");
+}

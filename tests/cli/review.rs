@@ -370,6 +370,9 @@ fn an_answer_at_a_terminal_is_recorded_as_such() {
 /// A repository at AWAITING_FINALIZATION, with no review command.
 fn ready_to_squash() -> TestRepo {
     let repo = TestRepo::new();
+    // The PR's heading names its plan's title: a PR marks only its own heading done.
+    repo.write("docs/plan.md", "# Plan\n## PR 1: feat: Add\n");
+    repo.commit_all("docs: the plan names PR 1 as the plan does");
     do_the_steps(&repo, "feat: Add", "add.txt");
     let brief = repo.run(&["get-task"]).expect(0).stdout.clone();
     assert!(
@@ -477,10 +480,7 @@ fn the_master_plan_commit_must_change_only_the_plan_and_name_the_squash() {
         "{brief}"
     );
 
-    repo.write(
-        "docs/plan.md",
-        "# Plan\n## PR 1: feat: Add numbers [DONE]\n",
-    );
+    repo.write("docs/plan.md", "# Plan\n## PR 1: feat: Add [DONE]\n");
     repo.write("other.txt", "x\n");
     repo.commit_all("docs: plan");
     let out = repo.run(&["submit-work", "-s", "updated"]);
@@ -488,10 +488,7 @@ fn the_master_plan_commit_must_change_only_the_plan_and_name_the_squash() {
     assert!(out.stdout.contains("FAILURE: the commit changes docs/plan.md, other.txt; it must change only the master plan, docs/plan.md"), "{}", out.stdout);
 
     repo.git(&["reset", "--quiet", "--hard", &squashed]);
-    repo.write(
-        "docs/plan.md",
-        "# Plan\n## PR 1: feat: Add numbers [DONE]\n",
-    );
+    repo.write("docs/plan.md", "# Plan\n## PR 1: feat: Add [DONE]\n");
     repo.commit_all("docs: plan");
     let out = repo.run(&["submit-work", "-s", "updated"]);
     out.expect(1);
@@ -504,10 +501,7 @@ fn the_master_plan_commit_must_change_only_the_plan_and_name_the_squash() {
 
     repo.write(
         "docs/plan.md",
-        &format!(
-            "# Plan\n## PR 1: feat: Add numbers [DONE] {}\n",
-            &squashed[..7]
-        ),
+        &format!("# Plan\n## PR 1: feat: Add [DONE] {}\n", &squashed[..7]),
     );
     repo.git(&["commit", "--quiet", "--amend", "-am", "docs: plan"]);
     repo.run(&["submit-work", "-s", "updated"]).expect(0);
@@ -533,7 +527,7 @@ fn finalize(repo: &TestRepo, title: &str, pr: &str) {
 #[test]
 fn only_the_checked_master_plan_commit_is_merged() {
     let repo = ready_to_squash();
-    finalize(&repo, "feat: Add", "PR 1: feat: Add numbers");
+    finalize(&repo, "feat: Add", "PR 1: feat: Add");
     let checked = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
     assert_eq!(repo.state()["plan_commit"], checked.as_str());
     // Work added after the checks would ride into main unverified.
@@ -638,7 +632,7 @@ fn finalization_is_checked_on_the_pr_branch_only() {
 #[test]
 fn a_merge_conflict_halts_leaves_main_clean_and_resume_takes_over_after_a_manual_merge() {
     let repo = ready_to_squash();
-    finalize(&repo, "feat: Add", "PR 1: feat: Add numbers");
+    finalize(&repo, "feat: Add", "PR 1: feat: Add");
     // Meanwhile main changed the same file.
     let branch = repo.git(&["branch", "--show-current"]).trim().to_string();
     repo.git(&["checkout", "--quiet", "main"]);

@@ -260,6 +260,24 @@ fn master_plan(session: &Session, snap: &Snapshot, path: &str) -> Result<Finaliz
             closed,
         });
     }
+    // The one it closes is this PR's: the heading its plan's title names, which its claim
+    // was keyed by (docs/refs.md, "Claims"); a PR planned under another title (and so
+    // claimed under another key) cannot close a heading another workflow may hold.
+    let title = snap
+        .summary
+        .as_ref()
+        .map(|s| s.title.clone())
+        .unwrap_or_default();
+    if let [heading] = closed.as_slice()
+        && crate::workflow::claims::pr_slug(Some(&before), &title)
+            != crate::workflow::claims::slug(heading)
+    {
+        return refuse(FinalizeRefusal::ClosesAnother {
+            path: path.to_string(),
+            closed: heading.clone(),
+            title,
+        });
+    }
     if !text.contains(&squashed[..7]) {
         return refuse(FinalizeRefusal::NoMention {
             path: path.to_string(),

@@ -47,6 +47,13 @@ pub enum FinalizeRefusal {
         path: String,
         closed: Vec<String>,
     },
+    /// The commit closes a PR that is not this one (its heading does not name the plan's
+    /// title): a PR planned under another title cannot mark a heading it did not claim.
+    ClosesAnother {
+        path: String,
+        closed: String,
+        title: String,
+    },
     /// The master plan does not name the squashed commit.
     NoMention {
         path: String,
@@ -111,6 +118,16 @@ impl fmt::Display for FinalizeRefusal {
                     .map(|h| format!("\"{h}\""))
                     .collect::<Vec<_>>()
                     .join(", ")
+            ),
+            FinalizeRefusal::ClosesAnother {
+                path,
+                closed,
+                title,
+            } => write!(
+                f,
+                "the commit closes \"{closed}\" in {path}, which is not this PR (\"{title}\"): a PR \
+                 marks only its own heading done, the one its claim was taken on (undo it, and commit \
+                 again)"
             ),
             FinalizeRefusal::NoMention { path, squashed } => write!(
                 f,

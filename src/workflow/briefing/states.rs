@@ -19,7 +19,9 @@ pub(super) fn initializing(out: &mut String, ctx: &Context) {
 
 1. Read the master plan: {master}
 2. Pick the first PR in it that is not marked [DONE].
-3. Write that PR's plan as JSON in the schema below, with \"masterPlanPath\": \"{master}\".
+3. Write that PR's plan as JSON in the schema below, with \"masterPlanPath\": \"{master}\"
+   and \"prTitle\" the title of its heading (`## PR 2: feat: Multiply` -> \"feat: Multiply\"):
+   the PR is claimed, and marked done at the end, by that heading.
    Break the work into small tasks, each proven by its own steps: RED (a test that fails
    because the behaviour is missing), GREEN (the least code that makes it pass), REFACTOR
    (clean up, tests still passing). Every status starts as \"TODO\".
