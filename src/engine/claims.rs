@@ -35,7 +35,7 @@ pub fn claim_remote(
     session: &Session,
     state: Option<&State>,
 ) -> Result<Option<String>, EngineError> {
-    let remotes = session.git.remotes()?;
+    let remotes = session.store.remote_names();
     let configured = session.load_config(state)?.config.remote;
     Ok(super::remote::choose_remote(configured.as_deref(), &remotes)?.map(str::to_string))
 }

@@ -136,15 +136,26 @@ impl Session {
             return Ok(None);
         };
         let main = self.main_branch(Some(state))?;
-        let tracking = crate::store::tracking_branch_ref(&remote, &main);
-        let local = crate::store::branch_ref(&main);
-        let Ok(behind) = self.git.count(&format!("{local}..{tracking}")) else {
+        // In-process, along first parents: two ref reads when main is level, as it mostly is.
+        let (Some(local), Some(theirs)) = (
+            self.store.ref_tip(&crate::store::branch_ref(&main))?,
+            self.store.tracking_branch(&remote, &main)?,
+        ) else {
             return Ok(None);
         };
-        Ok((behind > 0).then_some(Notice::MainBehindRemote {
-            main,
-            remote,
-            behind,
-        }))
+        if local == theirs {
+            return Ok(None);
+        }
+        let Ok(relation) = self.store.relation(local, theirs) else {
+            return Ok(None);
+        };
+        let behind = u64::try_from(relation.behind).unwrap_or(u64::MAX);
+        Ok(
+            (relation.base.is_some() && behind > 0).then_some(Notice::MainBehindRemote {
+                main,
+                remote,
+                behind,
+            }),
+        )
     }
 }

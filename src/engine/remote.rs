@@ -13,7 +13,9 @@ pub fn coordination_remote(
     session: &Session,
     state: &State,
 ) -> Result<Option<String>, EngineError> {
-    let remotes = session.git.remotes()?;
+    // Read in-process: every briefing asks (main behind the remote's), and a `git remote`
+    // per call would double get-task's cost.
+    let remotes = session.store.remote_names();
     let configured = session.load_config(Some(state))?.config.remote;
     Ok(choose_remote(configured.as_deref(), &remotes)?.map(str::to_string))
 }
