@@ -78,22 +78,10 @@ fn run_as(repo: &TestRepo, workflow: &str, env: &[(&str, String)], args: &[&str]
 
 /// Submits [`plan`] (or `plan_text`) in `repo` as workflow `workflow` at the fake time `now`.
 fn claim_at(repo: &TestRepo, workflow: &str, now: i64, plan_text: &str) -> Run {
-    let mut child = repo
-        .command(BIN, ["submit-work", "--summary", "the plan", "--plan", "-"])
-        .env("GIT_ORCHESTRATE_WORKFLOW", workflow)
-        .env("GIT_ORCHESTRATE_NOW", now.to_string())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn git-orchestrate");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(plan_text.as_bytes())
-        .expect("write the plan");
-    Run::from(child.wait_with_output().expect("wait"))
+    let mut cmd = repo.command(BIN, ["submit-work", "--summary", "the plan", "--plan", "-"]);
+    cmd.env("GIT_ORCHESTRATE_WORKFLOW", workflow)
+        .env("GIT_ORCHESTRATE_NOW", now.to_string());
+    feed(cmd, plan_text)
 }
 
 /// Turns off what would make a long race slow or uneven: automatic gc and maintenance.

@@ -382,6 +382,9 @@ fn squashed_under(config: &str, ignored: Option<&str>) -> TestRepo {
         repo.commit_all("ignore it");
         repo.write(file, "made by hand, never committed\n");
     }
+    // The PR's heading names its plan's title: a PR marks only its own heading done.
+    repo.write("docs/plan.md", "# Plan\n## PR 1: feat: Add\n");
+    repo.commit_all("docs: the plan names PR 1 as the plan does");
     do_the_steps(&repo, "feat: Add", "add.txt");
     repo.run(&["get-task"]).expect(0);
     assert_eq!(repo.status(), "AWAITING_FINALIZATION");

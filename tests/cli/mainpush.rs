@@ -4,7 +4,6 @@
 //! clone, and linked worktrees merge without checking main out.
 
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 
 use crate::support::{BIN, CONFIG, Run, TestRepo, counting_config, one_task_plan, runs};
 
@@ -43,23 +42,9 @@ impl<'a> Agent<'a> {
     }
 
     fn run_with_stdin(&self, args: &[&str], stdin: &str) -> Run {
-        use std::io::Write as _;
-        let mut child = self
-            .repo
-            .command(BIN, self.full(args))
-            .current_dir(&self.dir)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn git-orchestrate");
-        child
-            .stdin
-            .take()
-            .expect("stdin")
-            .write_all(stdin.as_bytes())
-            .expect("write stdin");
-        Run::from(child.wait_with_output().expect("wait"))
+        let mut cmd = self.repo.command(BIN, self.full(args));
+        cmd.current_dir(&self.dir);
+        crate::support::feed(cmd, stdin)
     }
 
     fn git(&self, args: &[&str]) -> String {
@@ -248,7 +233,7 @@ fn status_says_main_is_behind_the_remotes_main() {
     agent_b.git(&["fetch", "--quiet", "origin"]);
     let out = agent_b.run(&["status"]);
     out.expect(0);
-    out.says("WARNING: main is 3 commits behind origin/main as last fetched");
+    out.says("WARNING: main is 1 commit behind origin/main (along its first parents: a merged PR counts one) as last fetched");
 }
 
 /// A PR branch adopted by `sync` in a second clone is finished there: the merge deletes it

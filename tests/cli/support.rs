@@ -409,21 +409,7 @@ impl TestRepo {
     }
 
     pub fn run_with_stdin(&self, args: &[&str], stdin: &str) -> Run {
-        use std::io::Write;
-        let mut child = self
-            .command(BIN, args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn git-orchestrate");
-        child
-            .stdin
-            .take()
-            .expect("stdin")
-            .write_all(stdin.as_bytes())
-            .expect("write stdin");
-        Run::from(child.wait_with_output().expect("wait"))
+        feed(self.command(BIN, args), stdin)
     }
 
     pub fn submit_plan(&self, plan: &str) -> Run {
@@ -654,6 +640,24 @@ impl Drop for GitDaemon {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// Runs `cmd` with `stdin` on its standard input, and what it printed.
+pub fn feed(mut cmd: Command, stdin: &str) -> Run {
+    use std::io::Write;
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(stdin.as_bytes())
+        .expect("write stdin");
+    Run::from(child.wait_with_output().expect("wait"))
 }
 
 /// Replaces commit ids in `text` with `<id>` so outputs can be compared whole.

@@ -185,7 +185,8 @@ impl std::fmt::Display for Notice {
                 behind,
             } => write!(
                 f,
-                "{main} is {behind} commit{} behind {remote}/{main} as last fetched: other workflows \
+                "{main} is {behind} commit{} behind {remote}/{main} (along its first parents: a merged \
+                 PR counts one) as last fetched: other workflows \
                  may have merged PRs since; `git orchestrate get-task` brings {main} up to {remote}'s \
                  before the next PR branch is made, and the merge does too",
                 if *behind == 1 { "" } else { "s" }
