@@ -225,8 +225,45 @@ pub(crate) fn commit_claiming(
                 land(session, &pending, commit)
             })
         }
-        _ => session.commit(snapshot, t, output),
+        _ => {
+            session.commit(snapshot, t, output)?;
+            // Best effort: a claim that is not renewed lapses, and the next write tries again.
+            let _ = renew_locally(session, &snapshot.state);
+            Ok(())
+        }
     }
+}
+
+/// Without a remote nothing `sync`s, so the workflow's own writes keep its claim: renewed by
+/// compare-and-swap once half its ttl has passed (the worktrees of one clone judge it by the
+/// local ref). With a remote, `sync` renews it there.
+fn renew_locally(session: &Session, state: &State) -> Result<(), EngineError> {
+    if claim_remote(session, Some(state))?.is_some() {
+        return Ok(());
+    }
+    let store = &session.store;
+    let claims = store.local_claims()?;
+    if claims.is_empty() {
+        return Ok(());
+    }
+    let ttl = ttl(session)?;
+    let now = now();
+    for (pr, id) in claims {
+        let Some((claim, _)) = store.read_claim(id)? else {
+            continue;
+        };
+        if claim.workflow != store.workflow() || claim.expires.saturating_sub(now) > ttl / 2 {
+            continue;
+        }
+        let renewed = Claim {
+            expires: now.saturating_add(ttl),
+            nonce: nonce(),
+            ..claim
+        };
+        let new = store.write_claim(&renewed)?;
+        store.move_claim_ref(&claim_ref(&pr), Some(id), Some(new), "renew the claim")?;
+    }
+    Ok(())
 }
 
 /// Decides whether the workflow in `snap` may claim the PR titled `title`, and writes the

@@ -1040,3 +1040,45 @@ fn a_pr_planned_under_another_title_cannot_mark_a_heading_done() {
     out.expect(4);
     out.warns("docs/plan.md has no open PR heading titled \"feat: Sum numbers\" to mark [DONE]");
 }
+
+/// Without a remote nothing syncs: the workflow's own writes renew its claim once half its
+/// ttl has passed, so a PR that takes longer than the ttl is not taken over.
+#[test]
+fn without_a_remote_the_workflows_writes_renew_its_claim() {
+    let repo = TestRepo::new();
+    claim_at(&repo, "wa", T, &plan()).expect(0);
+    let expires = |repo: &TestRepo| -> i64 {
+        let json = repo.run(&["claim", "list", "--json"]).expect(0).json();
+        json["claims"][0]["claim"]["expires"]
+            .as_i64()
+            .expect("expires")
+    };
+    assert_eq!(expires(&repo), T + 2 * 3600);
+    // Before half the ttl: nothing renewed.
+    let get_task = |now: i64| {
+        let mut cmd = repo.command(BIN, ["get-task"]);
+        cmd.env("GIT_ORCHESTRATE_WORKFLOW", "wa")
+            .env("GIT_ORCHESTRATE_NOW", now.to_string());
+        feed(cmd, "")
+    };
+    get_task(T + 1800).expect(0);
+    assert_eq!(expires(&repo), T + 2 * 3600);
+    // Past it, the next transition renews it (its since kept).
+    repo.write("x.txt", "x\n");
+    let mut cmd = repo.command(
+        BIN,
+        [
+            "submit-work",
+            "-s",
+            "red",
+            "--test-command",
+            "test -e nothing",
+        ],
+    );
+    cmd.env("GIT_ORCHESTRATE_WORKFLOW", "wa")
+        .env("GIT_ORCHESTRATE_NOW", (T + 5400).to_string());
+    feed(cmd, "");
+    assert_eq!(expires(&repo), T + 5400 + 2 * 3600);
+    let json = repo.run(&["claim", "list", "--json"]).expect(0).json();
+    assert_eq!(json["claims"][0]["claim"]["since"], T);
+}
