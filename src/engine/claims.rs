@@ -670,6 +670,7 @@ pub struct Renewal {
 /// one that the remote no longer holds as ours is dropped here and named. One atomic push.
 pub fn renew(session: &Session, remote: &str) -> Result<Renewal, EngineError> {
     let store = &session.store;
+    adopt_own(session, remote)?;
     let theirs = store.tracking_claims(remote)?;
     let workflows = store.local_workflows()?;
     let now = now();
@@ -744,6 +745,39 @@ pub fn renew(session: &Session, remote: &str) -> Result<Renewal, EngineError> {
     Ok(report)
 }
 
+/// The remote's claims (as last fetched) that a workflow of this clone holds, taken by this
+/// machine's user, where this clone has no claim ref of its own: a claimer that lost in a
+/// sibling worktree can have deleted the winner's local ref after the read-back (seen once in
+/// a thousand rounds of the claim race). Put back, so that `sync` renews them and the merge
+/// releases them; the remote decided already who holds them.
+fn adopt_own(session: &Session, remote: &str) -> Result<(), EngineError> {
+    let store = &session.store;
+    let workflows = store.local_workflows()?;
+    // As a claim states them: one plain line each.
+    let (host, user) = host_and_user();
+    let (host, user) = (crate::store::one_line(&host), crate::store::one_line(&user));
+    let local = store.local_claims()?;
+    for (pr, id) in store.tracking_claims(remote)? {
+        if local.contains_key(&pr) {
+            continue;
+        }
+        let Some((claim, _)) = store.read_claim(id)? else {
+            continue;
+        };
+        if !workflows.contains_key(&claim.workflow) || claim.host != host || claim.user != user {
+            continue;
+        }
+        // Lost to a concurrent writer: the next sync looks again.
+        let _ = store.move_claim_ref(
+            &claim_ref(&pr),
+            None,
+            Some(id),
+            "this clone's claim, held on the remote",
+        );
+    }
+    Ok(())
+}
+
 fn ttl(session: &Session) -> Result<i64, EngineError> {
     let state = session.store.read()?.map(|s| s.state);
     Ok(i64::try_from(
@@ -764,6 +798,9 @@ pub fn release_own(session: &Session, state: &State) -> Result<Vec<String>, Engi
     let store = &session.store;
     let workflow = store.workflow();
     let remote = claim_remote(session, Some(state))?;
+    if let Some(remote) = &remote {
+        adopt_own(session, remote)?;
+    }
     let mut released = Vec::new();
     for (pr, id) in store.local_claims()? {
         let Some((claim, _)) = store.read_claim(id)? else {

@@ -104,7 +104,7 @@ impl Claim {
 }
 
 /// Host and user names are the machine's, not ours: kept to one printable line.
-fn one_line(text: &str) -> String {
+pub fn one_line(text: &str) -> String {
     let cleaned: String = text
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })

@@ -38,7 +38,7 @@ use gix::refs::FullName;
 pub use branches::FoundCommit;
 pub use checkouts::Checkout;
 pub use checkpoints::{FoundCheckpoint, is_checkpoint_message};
-pub use claims::{Claim, claim_ref, tracking_claim_ref};
+pub use claims::{Claim, claim_ref, one_line, tracking_claim_ref};
 use error::git_err;
 pub use error::{StoreError, WriteError, error_chain};
 pub use export::{EntryType, TreeEntry};

@@ -432,15 +432,37 @@ fn race_round(
                 problems.push(format!("clone {index}: workflow {workflow} is {status}"));
             }
         }
-        // The claim: the winner's in its own clone, none elsewhere.
-        let local = rev_in(clone, None, CLAIM);
+        // The claim: the winner's in its own clone, none elsewhere. A loser in a sibling
+        // worktree can still drop the winner's local ref (rarely: once in hundreds of rounds);
+        // the remote holds the claim, and the next `sync` puts the ref back (`adopt_own`,
+        // checked below), so a missing one is taken up by a sync here, never a loser's.
+        let mut local = rev_in(clone, None, CLAIM);
         let winner_here = outcomes.iter().any(|(n, i, _)| *n == winner && *i == index);
         let expected = if winner_here {
             remote_claim.clone()
         } else {
             None
         };
-        if local != expected {
+        let mut resynced = false;
+        if winner_here && local.is_none() {
+            resynced = true;
+            let synced = clone
+                .command(BIN, ["sync"])
+                .env("GIT_ORCHESTRATE_WORKFLOW", &winner)
+                .output()
+                .expect("sync");
+            eprintln!(
+                "round {round}: the winner's local claim ref was gone; sync exited {:?}",
+                synced.status.code()
+            );
+            local = rev_in(clone, None, CLAIM);
+        }
+        // After that sync the winner's claim is renewed: a new commit, the winner's still.
+        let renewed = resynced
+            && local.as_deref().is_some_and(|id| {
+                trailer(clone, None, id, "Orchestrator-Claim-Workflow") == winner
+            });
+        if local != expected && !renewed {
             let named = local
                 .as_deref()
                 .map(|id| trailer(clone, None, id, "Orchestrator-Claim-Workflow"));
@@ -1081,4 +1103,30 @@ fn without_a_remote_the_workflows_writes_renew_its_claim() {
     assert_eq!(expires(&repo), T + 5400 + 2 * 3600);
     let json = repo.run(&["claim", "list", "--json"]).expect(0).json();
     assert_eq!(json["claims"][0]["claim"]["since"], T);
+}
+
+/// A claim the remote holds for a workflow of this clone, whose local ref is gone (a loser in
+/// a sibling worktree can drop it), is taken back by the next `sync` and renewed there.
+#[test]
+fn sync_takes_back_a_claim_the_remote_holds_for_this_clone() {
+    let repo = TestRepo::new();
+    let (_dir, bare) = repo.share();
+    claim_at(&repo, "wa", T, &plan()).expect(0);
+    let name = format!("refs/orchestrator/claims/{PR}");
+    let taken = repo.git(&["rev-parse", &name]);
+    repo.git(&["update-ref", "-d", &name]);
+    let mut cmd = repo.command(BIN, ["sync"]);
+    cmd.env("GIT_ORCHESTRATE_WORKFLOW", "wa")
+        .env("GIT_ORCHESTRATE_NOW", (T + 60).to_string());
+    let out = feed(cmd, "");
+    out.expect(0);
+    out.says(&format!("claims renewed: {PR}"));
+    let here = repo.git(&["rev-parse", &name]);
+    assert_ne!(here, taken, "renewed: a new commit");
+    assert_eq!(
+        trailer(&repo, None, here.trim(), "Orchestrator-Claim-Workflow"),
+        "wa"
+    );
+    let theirs = repo.git(&["--git-dir", bare.to_str().unwrap(), "rev-parse", &name]);
+    assert_eq!(theirs, here, "the remote holds the renewed claim");
 }
