@@ -422,6 +422,17 @@ fn squashed_pr(temp: &tempfile::TempDir, clean_check: bool) -> (PathBuf, String)
         ),
         "docs/plan.md",
     );
+    // The PR's heading names its plan's title: a PR marks only its own heading done.
+    std::fs::write(dir.join("docs/plan.md"), "# Plan\n## PR 1: feat: Fifty\n").expect("plan");
+    git(
+        &dir,
+        &[
+            "commit",
+            "--quiet",
+            "-am",
+            "the plan names PR 1 as the plan does",
+        ],
+    );
     let tasks: Vec<String> = (1..=FINAL_TASKS)
         .map(|t| {
             format!(
@@ -568,10 +579,7 @@ fn attest_bench() {
     .expect("utf-8");
     std::fs::write(
         dir.join("docs/plan.md"),
-        format!(
-            "# Plan\n## PR 1: the bench's PR [DONE] {}\n",
-            squashed.trim()
-        ),
+        format!("# Plan\n## PR 1: feat: Fifty [DONE] {}\n", squashed.trim()),
     )
     .expect("mark the PR done");
     git(&dir, &["commit", "--quiet", "-am", "docs: PR 1 done"]);
