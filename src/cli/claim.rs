@@ -1,4 +1,4 @@
-//! `git orchestrate claim list|release|steal`: the claims on PRs (SPEC §9.3); releasing and
+//! `git orchestrate claim list|release|steal`: the claims on PRs (docs/refs.md, "Claims"); releasing and
 //! stealing are a human's.
 
 use clap::{Args, Subcommand};

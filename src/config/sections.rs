@@ -69,7 +69,7 @@ fn default_turn_timeout() -> Duration {
 }
 
 /// `[claims]` (docs/config.md, "[claims]"): how long a claim on a PR holds without a
-/// `sync` renewing it before another workflow may take it over (SPEC §9.3).
+/// `sync` renewing it before another workflow may take it over (docs/refs.md, "Claims").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ClaimsConfig {

@@ -1,4 +1,4 @@
-//! Claims on PRs (SPEC §9.3; docs/refs.md, "Claims"): taken when a plan is accepted (pushed
+//! Claims on PRs (docs/refs.md, "Claims"): taken when a plan is accepted (pushed
 //! with the workflow's transition in one atomic push, then read back), renewed by `sync`,
 //! released at the merge, listed for briefings and the board, and released or stolen by a
 //! human. The remote decides who holds a claim when there is one; the local ref, moved by
@@ -29,7 +29,7 @@ pub fn now() -> i64 {
         .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
 }
 
-/// The remote claims are taken through (SPEC §9.3): the one main is merged through
+/// The remote claims are taken through (docs/refs.md, "Claims"): the one main is merged through
 /// ([`super::remote::coordination_remote`]), also before the workflow exists.
 pub fn claim_remote(
     session: &Session,
@@ -210,7 +210,7 @@ pub(crate) fn master_plan_text(
 }
 
 /// Stores the transition `t` from `snapshot`; one that accepts a plan claims its PR first
-/// (SPEC §9.3): the claim is pushed with the transition, and a lost claim leaves the workflow
+/// (docs/refs.md, "Claims"): the claim is pushed with the transition, and a lost claim leaves the workflow
 /// where it was.
 pub(crate) fn commit_claiming(
     session: &Session,

@@ -686,7 +686,7 @@ fn check_no_pr_left(
         }
     };
     let claimed = session.store.other_active_prs()?;
-    // A PR another workflow claims (SPEC §9.3), here or on the remote as last fetched.
+    // A PR another workflow claims (docs/refs.md, "Claims"), here or on the remote as last fetched.
     let held = super::claims::held_by_others(session, state)?;
     let open: Vec<String> = master_plan::open_prs(&text)
         .into_iter()

@@ -1,4 +1,4 @@
-//! Claims on PRs as plain data (SPEC §9.3): the key a PR is claimed by (the slug of its
+//! Claims on PRs as plain data (docs/refs.md, "Claims"): the key a PR is claimed by (the slug of its
 //! master-plan heading), and what a claimer may do given the claim it finds.
 
 use super::master_plan;

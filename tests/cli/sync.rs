@@ -78,7 +78,7 @@ fn a_second_clone_adopts_the_workflow_and_each_clone_receives_the_others_progres
     let (a, b, _dir, bare) = two_clones();
     let out = a.run(&["sync"]);
     out.expect(0);
-    // Accepting the plan pushed its first transitions with the claim (SPEC §9.3).
+    // Accepting the plan pushed its first transitions with the claim (docs/refs.md, "Claims").
     out.says("workflow main: pushed 1 transition (EXECUTING_TDD)");
     out.says(&format!("branch {BRANCH} (workflow main): pushed"));
     assert_eq!(remote_tip(&bare, REF), a.tip());

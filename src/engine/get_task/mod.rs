@@ -101,7 +101,7 @@ fn attempt(session: &Session) -> Result<TaskReport, EngineError> {
         }
         snap = session.store.read()?.ok_or(EngineError::Conflict)?;
         if merged {
-            // The PR is done: its claim goes (SPEC §9.3), after the merge is recorded, so a
+            // The PR is done: its claim goes (docs/refs.md, "Claims"), after the merge is recorded, so a
             // crash between the two leaves a claim that lapses, never a merge unrecorded.
             match super::claims::release_own(session, &snap.state) {
                 Ok(prs) if prs.is_empty() => {}

@@ -75,7 +75,7 @@ pub struct SyncReport {
     pub pushed: Vec<String>,
     /// Fetch–reconcile–push rounds: more than one when a push lost a race.
     pub rounds: u32,
-    /// This clone's claims: renewed, released or found lost (SPEC §9.3).
+    /// This clone's claims: renewed, released or found lost (docs/refs.md, "Claims").
     pub claims: crate::engine::claims::Renewal,
     pub warnings: Vec<String>,
 }

@@ -41,7 +41,7 @@ pub struct Context<'a> {
     /// is still the one judged: nothing is left to do.
     pub idle: bool,
     /// In INITIALIZING, when other workflows claim PRs: the master plan's PRs that are not
-    /// free, so that the agent picks one that is (SPEC §9.3).
+    /// free, so that the agent picks one that is (docs/refs.md, "Claims").
     pub taken: &'a [TakenPr],
 }
 

@@ -139,7 +139,7 @@ pub enum Notice {
         commits: Vec<String>,
         rewritten: bool,
     },
-    /// The merge could not release the PR's claim (SPEC §9.3): it lapses at its expiry.
+    /// The merge could not release the PR's claim (docs/refs.md, "Claims"): it lapses at its expiry.
     ClaimNotReleased {
         error: String,
     },
@@ -334,7 +334,7 @@ pub enum DoneAction {
         /// Pushes of main that lost the race to another clone's before this one landed.
         raced: usize,
     },
-    /// The claims the merged PR held were released (SPEC §9.3).
+    /// The claims the merged PR held were released (docs/refs.md, "Claims").
     ReleasedClaims {
         prs: Vec<String>,
     },
