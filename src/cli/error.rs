@@ -251,6 +251,27 @@ fn classify(e: EngineError) -> CommandError {
         EngineError::Internal(_) => CommandError::new(ErrorKind::Internal, message),
         EngineError::Remote { hint, .. } => CommandError::new(ErrorKind::Remote, message).hint(hint),
         EngineError::BadInput { hint, .. } => CommandError::invalid_input(message, hint),
+        EngineError::ToolInput { tool, problems } => {
+            let mut err = CommandError::new(
+                ErrorKind::InvalidInput,
+                format!(
+                    "the {tool} input was not accepted ({} problem{}); nothing was written",
+                    problems.len(),
+                    if problems.len() == 1 { "" } else { "s" }
+                ),
+            )
+            .hint(format!(
+                "Fix every problem listed and call {tool} again; `git orchestrate schema --role \
+                 manager|developer` shows its parameters."
+            ));
+            err.problems = problems;
+            err
+        }
+        EngineError::TicketRefused { hint, .. } => {
+            CommandError::new(ErrorKind::WrongState, message).hint(hint)
+        }
+        EngineError::TicketGatesFailed { .. } => CommandError::new(ErrorKind::VerificationFailed, message)
+            .hint("Nothing was merged or recorded. Assign a subtask that fixes it, then complete the ticket again."),
         EngineError::Agent { hint, .. } => CommandError::new(ErrorKind::Agent, message).hint(hint),
         EngineError::CheckpointRefused { output, .. } => {
             let mut err = CommandError::new(
@@ -349,6 +370,11 @@ fn store(e: StoreError, message: String) -> CommandError {
                  workflow (`git orchestrate sync`). To start over: git orchestrate init --new"
             )
         }),
+        StoreError::TicketWorkflow { .. } => CommandError::new(ErrorKind::WrongState, message).hint(
+            "Drive it with the ticket tools: `git orchestrate get-task --role manager|developer`, `assign`, \
+             `update-subtask`, `subtask-complete`, `complete-ticket` (docs/tickets.md); or name another \
+             workflow with --workflow.",
+        ),
         StoreError::NotARepository(_) | StoreError::Bare => CommandError::new(ErrorKind::Store, message)
             .hint("Run git orchestrate inside a git repository with a working tree."),
         _ => CommandError::new(ErrorKind::Store, message).hint(

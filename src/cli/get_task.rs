@@ -11,9 +11,26 @@ use crate::engine::{self, Session};
 /// checkpoint commit, drop a stale plan. Exits 10 while the workflow waits for a human, and
 /// 4 when the PR branch could not be created (the briefing says why).
 #[derive(Debug, Args)]
-pub struct GetTaskArgs {}
+pub struct GetTaskArgs {
+    /// On a ticket workflow: the role whose briefing to print, manager or developer
+    /// (default: GIT_ORCHESTRATE_ROLE, then `[agent] role`, then whoever's turn it is)
+    #[arg(long, value_enum)]
+    pub role: Option<crate::workflow::ticket::Role>,
+}
 
-pub fn run(session: &Session, _args: &GetTaskArgs, ui: &mut Ui) -> Result<Exit, Failure> {
+pub fn run(session: &Session, args: &GetTaskArgs, ui: &mut Ui) -> Result<Exit, Failure> {
+    if engine::ticket::is_ticket(session)? {
+        return super::ticket::get_task(session, args.role, ui);
+    }
+    if args.role.is_some() {
+        return Err(Failure::from(super::CommandError::invalid_input(
+            format!(
+                "--role applies to ticket workflows; workflow \"{}\" is a TDD workflow",
+                session.store.workflow()
+            ),
+            "Drop --role, or start a ticket with `git orchestrate ticket new --title TEXT`.",
+        )));
+    }
     let report = engine::get_task(session)?;
     ui.report_or_text(&report, &report.briefing)?;
     Ok(if report.halted {

@@ -34,6 +34,7 @@ mod signing;
 mod status;
 mod submit_work;
 mod sync;
+mod ticket;
 mod verify;
 mod worktree;
 
@@ -138,6 +139,16 @@ pub enum Command {
     Run(run::RunArgs),
     /// Give each agent a worktree of its own, with a workflow of its own
     Worktree(worktree::WorktreeArgs),
+    /// Ticket mode: start a ticket (a manager agent and a developer agent), or show it
+    Ticket(ticket::TicketArgs),
+    /// Manager: assign the current subtask to the developer (seed 002 assign_to_developer)
+    Assign(ticket::AssignArgs),
+    /// Manager: accept, reject or block the subtask the developer reported
+    UpdateSubtask(ticket::UpdateArgs),
+    /// Manager: squash, check and merge the ticket once every subtask is complete
+    CompleteTicket(ticket::CompleteArgs),
+    /// Developer: report the subtask's commit; it is checked by running it
+    SubtaskComplete(ticket::ReportArgs),
     /// Print a shell completion script for git orchestrate
     Completions(completions::CompletionsArgs),
     /// Print the manual page (roff), or install it where `man` finds it
@@ -246,6 +257,11 @@ pub fn run(cli: &Cli, ui: &mut Ui) -> Result<Exit, Failure> {
         Command::Mcp(args) => mcp::run(cli.workflow.as_deref(), args),
         Command::Run(args) => run::run(&open()?, args, ui),
         Command::Worktree(args) => worktree::run(&open()?, args, ui),
+        Command::Ticket(args) => ticket::run(&open()?, args, ui),
+        Command::Assign(args) => ticket::assign(&open()?, args, ui),
+        Command::UpdateSubtask(args) => ticket::update(&open()?, args, ui),
+        Command::CompleteTicket(args) => ticket::complete(&open()?, args, ui),
+        Command::SubtaskComplete(args) => ticket::report(&open()?, args, ui),
         Command::Completions(args) => completions::run(args, Cli::command(), ui),
         Command::Man(args) => man::run(args, Cli::command(), ui),
     }

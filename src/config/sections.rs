@@ -97,12 +97,17 @@ pub struct AgentConfig {
     /// transition in between, so a misbehaving loop ends.
     #[serde(default = "default_max_stop_blocks", deserialize_with = "positive_u32")]
     pub max_stop_blocks: u32,
+    /// The ticket role (docs/tickets.md) this checkout's agent plays when no `--role` or
+    /// `GIT_ORCHESTRATE_ROLE` says: `manager` or `developer`.
+    #[serde(default)]
+    pub role: Option<crate::workflow::ticket::Role>,
 }
 
 impl Default for AgentConfig {
     fn default() -> Self {
         AgentConfig {
             max_stop_blocks: default_max_stop_blocks(),
+            role: None,
         }
     }
 }

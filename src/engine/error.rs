@@ -54,6 +54,22 @@ pub enum EngineError {
     /// git refused the checkpoint commit (a hook, usually): the work failed verification (exit 1).
     #[error("the checkpoint commit was refused: {0}")]
     CommitRefused(GitError),
+    /// A ticket tool's input, with every problem at its JSON path (exit 2, nothing written).
+    #[error("the {tool} input was not accepted: {} problem(s)", .problems.len())]
+    ToolInput {
+        tool: String,
+        problems: Vec<crate::workflow::plan::Problem>,
+    },
+    /// A ticket tool called in the wrong state or by the wrong role (exit 4).
+    #[error("{message}")]
+    TicketRefused {
+        message: String,
+        hint: String,
+        state: String,
+    },
+    /// The gates failed on a ticket's squash (exit 1, nothing recorded).
+    #[error("{message}")]
+    TicketGatesFailed { message: String },
     /// An argument that cannot be used, whatever the state (exit 2).
     #[error("{message}")]
     BadInput { message: String, hint: String },

@@ -46,6 +46,11 @@ pub enum StoreError {
         /// Whether the tip commit is still in the object store (then `update-ref` restores it).
         restorable: bool,
     },
+    /// A TDD command met a ticket workflow (docs/tickets.md).
+    #[error(
+        "{reference} is a ticket workflow: the TDD commands (plans, steps, checkpoints) do not apply to it"
+    )]
+    TicketWorkflow { reference: String },
     #[error("git object store: {0}")]
     Git(String),
     /// gix failed; the OS's answer ("No space left on device", "Read-only file system") is

@@ -26,6 +26,7 @@ mod runs;
 mod settings;
 mod signature;
 mod snapshot;
+mod tickets;
 mod time;
 mod tips;
 mod write;
@@ -63,6 +64,7 @@ pub use remote::{
 pub use remote::{is_state_ref_name, transition_history_globs};
 pub use settings::Setting;
 pub use snapshot::Snapshot;
+pub use tickets::{TICKET_FILE, TicketSnapshot, WorkflowKind};
 pub use time::format_time;
 pub use tips::ReflogEntry;
 pub use write::{FileChange, SignedAnswer, TransitionWrite};

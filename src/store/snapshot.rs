@@ -113,8 +113,14 @@ impl Store {
                 })
                 .transpose()
         };
-        let state_bytes =
-            blob(STATE_FILE)?.ok_or_else(|| corrupt(STATE_FILE, "it is missing".into()))?;
+        let Some(state_bytes) = blob(STATE_FILE)? else {
+            if entries.contains_key(super::tickets::TICKET_FILE) {
+                return Err(StoreError::TicketWorkflow {
+                    reference: reference.to_string(),
+                });
+            }
+            return Err(corrupt(STATE_FILE, "it is missing".into()));
+        };
         let (state, progress) = read_state(&state_bytes).map_err(|m| corrupt(STATE_FILE, m))?;
         let plan_id = entries.get(PLAN_FILE).map(ToString::to_string);
         let mut trusted = None;

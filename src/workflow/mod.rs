@@ -22,6 +22,7 @@ pub mod replan;
 pub mod review;
 pub mod state;
 mod status;
+pub mod ticket;
 mod transition;
 
 use std::fmt;

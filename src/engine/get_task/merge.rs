@@ -125,7 +125,7 @@ pub(super) fn merge(
             });
         }
     }
-    land(session, snap, branch, &tip, &main, raced)
+    land(session, &snap.state, Some(snap), branch, &tip, &main, raced)
 }
 
 /// How often the merge is made again after another clone pushed main first.
@@ -136,9 +136,13 @@ const MAX_PUSHES: usize = 5;
 /// since the PR was checked, put on main where main is checked out, and pushed with a lease
 /// on the remote's main as fetched. A push that loses the race takes the merge back off
 /// main and does it all again; a conflict halts with the PR branch intact.
-fn land(
+///
+/// `state` gives the remote and the gates; `judged` is the workflow whose accounting of main
+/// tells a move outside the workflows (none for a ticket, which keeps no such accounting).
+pub(crate) fn land(
     session: &Session,
-    snap: &Snapshot,
+    state: &crate::workflow::State,
+    judged: Option<&Snapshot>,
     branch: &str,
     tip: &str,
     main: &str,
@@ -150,7 +154,7 @@ fn land(
             reason: reason.to_string(),
         })
     };
-    let remote = crate::engine::remote::coordination_remote(session, &snap.state)?;
+    let remote = crate::engine::remote::coordination_remote(session, state)?;
     let mut at = main_at(session, main)?;
     match &at {
         // One worktree, as ever: main checked out here, and the merge lands in its files.
@@ -178,7 +182,9 @@ fn land(
             None => None,
         };
         // Only a workflow or a human moves main (docs/integrity.md): as the remote has it too.
-        if let Some(why) = outside_moves(session, snap, Some(tip))? {
+        if let Some(snap) = judged
+            && let Some(why) = outside_moves(session, snap, Some(tip))?
+        {
             return blocked(why);
         }
         let before = git.rev_parse(&crate::store::branch_ref(main))?;
@@ -196,7 +202,7 @@ fn land(
         if merged != before {
             // A merge onto a main that moved after another clone's push is checked again.
             if attempt > 0 {
-                let config = session.load_config(Some(&snap.state))?.config;
+                let config = session.load_config(Some(state))?.config;
                 if let Some(why) = crate::engine::finalize::gates_on(session, &config, &merged)? {
                     return blocked(Blocked::FailsOnNewMain {
                         main: main.to_string(),

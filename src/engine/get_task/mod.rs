@@ -3,7 +3,7 @@
 
 mod blocked;
 mod land;
-mod merge;
+pub(crate) mod merge;
 
 use self::blocked::{Blocked, dirty};
 use self::merge::merge;

@@ -1,0 +1,351 @@
+//! Ticket mode on the command line (docs/tickets.md): `ticket new|show`, and the four tools
+//! (`assign`, `update-subtask`, `complete-ticket`, `subtask-complete`), each taking its
+//! seed-002 parameters as flags or as JSON (`--json-input FILE|-`).
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
+use serde_json::{Map, Value, json};
+
+use super::input::read_input;
+use super::{Exit, Failure, Ui};
+use crate::engine::Session;
+use crate::engine::ticket::{self, Outcome};
+use crate::workflow::ticket::{Role, Tool};
+
+/// Ticket mode: start a ticket (a manager agent and a developer agent), or show it
+///
+/// docs/tickets.md describes both roles and how a report is checked.
+#[derive(Debug, Args)]
+pub struct TicketArgs {
+    #[command(subcommand)]
+    pub command: TicketCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TicketCommand {
+    /// Start a ticket workflow: a branch from main's tip, the manager's turn
+    New(NewArgs),
+    /// Show the ticket: every subtask, the last report beside what was observed
+    Show,
+}
+
+#[derive(Debug, Args)]
+pub struct NewArgs {
+    /// The ticket's title (it names the branch: ticket/<slug>)
+    #[arg(long)]
+    pub title: String,
+    /// The ticket's description, from FILE or `-` (stdin)
+    #[arg(long, value_name = "FILE|-")]
+    pub body: Option<PathBuf>,
+    /// A subtask planned ahead (status todo); repeat for several
+    #[arg(long = "subtask", value_name = "TITLE")]
+    pub subtasks: Vec<String>,
+}
+
+pub fn run(session: &Session, args: &TicketArgs, ui: &mut Ui) -> Result<Exit, Failure> {
+    match &args.command {
+        TicketCommand::New(new) => {
+            let body = match &new.body {
+                Some(path) => {
+                    let bytes =
+                        read_input(path, "the ticket body", "Pass --body FILE or --body -.")?;
+                    String::from_utf8(bytes).map_err(|_| {
+                        Failure::from(super::CommandError::invalid_input(
+                            "the ticket body is not UTF-8 text".to_string(),
+                            "Pass a UTF-8 text file.",
+                        ))
+                    })?
+                }
+                None => String::new(),
+            };
+            let outcome = ticket::create(session, &new.title, &body, &new.subtasks)?;
+            finish(ui, &outcome)
+        }
+        TicketCommand::Show => {
+            let (snap, text) = ticket::briefing(session, Some(Role::Manager))?;
+            if ui.json_report(&json!({
+                "workflow": session.store.workflow(),
+                "tip": snap.tip.to_string(),
+                "state": snap.ticket.state,
+                "ticket": snap.ticket,
+            }))? {
+                return Ok(Exit::Success);
+            }
+            ui.text(&text)?;
+            Ok(Exit::Success)
+        }
+    }
+}
+
+fn finish(ui: &mut Ui, outcome: &Outcome) -> Result<Exit, Failure> {
+    if !ui.json_report(outcome)? {
+        ui.line(&outcome.message)?;
+    }
+    Ok(if outcome.halted {
+        Exit::Halted
+    } else {
+        Exit::Success
+    })
+}
+
+/// What every tool takes besides its parameters.
+#[derive(Debug, Args)]
+pub struct ToolCommon {
+    /// The whole input as a JSON object (seed 002's parameter names), from FILE or `-`;
+    /// flags given as well override its fields
+    #[arg(long, value_name = "FILE|-")]
+    pub json_input: Option<PathBuf>,
+    /// The role this call is made in (default: GIT_ORCHESTRATE_ROLE, then `[agent] role`)
+    #[arg(long, value_enum)]
+    pub role: Option<Role>,
+}
+
+/// Manager: assign the current subtask to the developer (seed 002 assign_to_developer)
+#[derive(Debug, Args)]
+pub struct AssignArgs {
+    /// implementation | testing | write-tests
+    #[arg(long)]
+    pub mode: Option<String>,
+    /// What the developer should accomplish
+    #[arg(long)]
+    pub goal: Option<String>,
+    /// A file to read before changing anything (repeat)
+    #[arg(long = "file-to-inspect", value_name = "PATH")]
+    pub files_to_inspect: Vec<String>,
+    /// A file (glob) the developer may create or modify (repeat)
+    #[arg(long = "file-to-modify", value_name = "GLOB")]
+    pub files_to_modify: Vec<String>,
+    /// A criterion the subtask must meet (repeat)
+    #[arg(long = "acceptance-criteria", value_name = "TEXT")]
+    pub acceptance_criteria: Vec<String>,
+    /// Context from earlier attempts (new context is required to reassign a blocked subtask)
+    #[arg(long)]
+    pub prior_context: Option<String>,
+    /// A rule the developer must follow (repeat)
+    #[arg(long = "constraint", value_name = "TEXT")]
+    pub constraints: Vec<String>,
+    #[command(flatten)]
+    pub common: ToolCommon,
+}
+
+/// Manager: accept, reject or block the subtask the developer reported
+#[derive(Debug, Args)]
+pub struct UpdateArgs {
+    /// complete | rejected | blocked
+    #[arg(long)]
+    pub status: Option<String>,
+    /// Why: feedback for the developer, or the blocker
+    #[arg(long)]
+    pub notes: Option<String>,
+    /// Accept a report that what was observed contradicts, for this reason (recorded)
+    #[arg(long = "override", value_name = "REASON")]
+    pub override_reason: Option<String>,
+    #[command(flatten)]
+    pub common: ToolCommon,
+}
+
+/// Manager: squash, check and merge the ticket once every subtask is complete
+#[derive(Debug, Args)]
+pub struct CompleteArgs {
+    /// A brief summary of every change the ticket made
+    #[arg(long)]
+    pub summary: Option<String>,
+    #[command(flatten)]
+    pub common: ToolCommon,
+}
+
+/// Developer: report the subtask's commit; it is checked by running it
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// complete | blocked
+    #[arg(long)]
+    pub status: Option<String>,
+    /// A file created or modified, as PATH or PATH:SUMMARY (repeat)
+    #[arg(long = "file", value_name = "PATH[:SUMMARY]")]
+    pub files: Vec<String>,
+    /// pass | fail
+    #[arg(long)]
+    pub build_status: Option<String>,
+    /// Test counts as TOTAL,PASSED,FAILED,SKIPPED
+    #[arg(long, value_name = "T,P,F,S")]
+    pub tests: Option<String>,
+    /// What was done
+    #[arg(long)]
+    pub message: Option<String>,
+    /// What blocks the work (with --status blocked)
+    #[arg(long)]
+    pub blocker: Option<String>,
+    /// What would unblock it
+    #[arg(long)]
+    pub needed: Option<String>,
+    /// The commit the report delivers: the ticket branch's tip (default HEAD)
+    #[arg(long)]
+    pub commit: Option<String>,
+    #[command(flatten)]
+    pub common: ToolCommon,
+}
+
+/// The JSON object `--json-input` gave (an empty one without it).
+fn base_input(common: &ToolCommon) -> Result<Value, Failure> {
+    let Some(path) = &common.json_input else {
+        return Ok(Value::Object(Map::new()));
+    };
+    let bytes = read_input(
+        path,
+        "the JSON input",
+        "Pass --json-input FILE or --json-input - with a JSON object.",
+    )?;
+    serde_json::from_slice(&bytes).map_err(|e| {
+        Failure::from(super::CommandError::invalid_input(
+            format!("the JSON input is not valid JSON: {e}"),
+            "Pass a JSON object with the tool's parameters (`git orchestrate schema`).",
+        ))
+    })
+}
+
+/// Sets `key` in `input` when the flag was given (a non-object input is left to the
+/// validator, which names it).
+fn set(input: &mut Value, key: &str, value: Option<Value>) {
+    if let (Some(value), Some(map)) = (value, input.as_object_mut()) {
+        map.insert(key.to_string(), value);
+    }
+}
+
+fn list(items: &[String]) -> Option<Value> {
+    (!items.is_empty()).then(|| json!(items))
+}
+
+fn role_of(session: &Session, common: &ToolCommon) -> Result<Option<Role>, Failure> {
+    Ok(ticket::role(session, common.role)?)
+}
+
+pub fn assign(session: &Session, args: &AssignArgs, ui: &mut Ui) -> Result<Exit, Failure> {
+    let mut input = base_input(&args.common)?;
+    set(&mut input, "mode", args.mode.clone().map(Value::from));
+    set(&mut input, "goal", args.goal.clone().map(Value::from));
+    set(&mut input, "filesToInspect", list(&args.files_to_inspect));
+    set(&mut input, "filesToModify", list(&args.files_to_modify));
+    set(
+        &mut input,
+        "acceptanceCriteria",
+        list(&args.acceptance_criteria),
+    );
+    set(
+        &mut input,
+        "priorContext",
+        args.prior_context.clone().map(Value::from),
+    );
+    set(&mut input, "constraints", list(&args.constraints));
+    let role = role_of(session, &args.common)?;
+    finish(ui, &ticket::assign(session, role, &input)?)
+}
+
+pub fn update(session: &Session, args: &UpdateArgs, ui: &mut Ui) -> Result<Exit, Failure> {
+    let mut input = base_input(&args.common)?;
+    set(&mut input, "status", args.status.clone().map(Value::from));
+    set(&mut input, "notes", args.notes.clone().map(Value::from));
+    set(
+        &mut input,
+        "override",
+        args.override_reason.clone().map(Value::from),
+    );
+    let role = role_of(session, &args.common)?;
+    finish(ui, &ticket::update(session, role, &input)?)
+}
+
+pub fn complete(session: &Session, args: &CompleteArgs, ui: &mut Ui) -> Result<Exit, Failure> {
+    let mut input = base_input(&args.common)?;
+    set(&mut input, "summary", args.summary.clone().map(Value::from));
+    let role = role_of(session, &args.common)?;
+    finish(ui, &ticket::complete(session, role, &input)?)
+}
+
+pub fn report(session: &Session, args: &ReportArgs, ui: &mut Ui) -> Result<Exit, Failure> {
+    let mut input = base_input(&args.common)?;
+    set(&mut input, "status", args.status.clone().map(Value::from));
+    let files: Vec<Value> = args
+        .files
+        .iter()
+        .map(|f| match f.split_once(':') {
+            Some((path, summary)) => json!({"path": path, "summary": summary}),
+            None => json!({"path": f}),
+        })
+        .collect();
+    // Flags alone: no --file is a report of no file changed (the JSON input must say so).
+    let files = match (files.is_empty(), &args.common.json_input) {
+        (false, _) => Some(json!(files)),
+        (true, None) => Some(json!([])),
+        (true, Some(_)) => None,
+    };
+    set(&mut input, "filesChanged", files);
+    set(
+        &mut input,
+        "buildStatus",
+        args.build_status.clone().map(Value::from),
+    );
+    if let Some(tests) = &args.tests {
+        let counts: Vec<Value> = tests
+            .split(',')
+            .map(|n| {
+                n.trim()
+                    .parse::<u64>()
+                    .map_or_else(|_| json!(n.trim()), |n| json!(n))
+            })
+            .collect();
+        let mut results = Map::new();
+        for (key, value) in ["total", "passed", "failed", "skipped"]
+            .into_iter()
+            .zip(counts)
+        {
+            results.insert(key.into(), value);
+        }
+        set(&mut input, "testResults", Some(Value::Object(results)));
+    }
+    set(&mut input, "message", args.message.clone().map(Value::from));
+    if args.blocker.is_some() || args.needed.is_some() {
+        let mut details = Map::new();
+        if let Some(issue) = &args.blocker {
+            details.insert("issue".into(), json!(issue));
+        }
+        if let Some(needed) = &args.needed {
+            details.insert("needed".into(), json!(needed));
+        }
+        set(&mut input, "blockerDetails", Some(Value::Object(details)));
+    }
+    set(&mut input, "commit", args.commit.clone().map(Value::from));
+    let role = role_of(session, &args.common)?;
+    finish(ui, &ticket::report(session, role, &input)?)
+}
+
+/// `get-task` on a ticket workflow: the role's briefing. Asked out of turn, it exits 4
+/// with the next legal action; a halted or finished ticket exits 10 / 0.
+pub fn get_task(session: &Session, flag: Option<Role>, ui: &mut Ui) -> Result<Exit, Failure> {
+    let role = ticket::role(session, flag)?;
+    let (snap, text) = ticket::briefing(session, role)?;
+    let turn = snap.ticket.state.role();
+    let tools: Vec<&str> = Tool::ALL
+        .into_iter()
+        .filter(|t| role.or(turn).is_none_or(|r| t.role() == r))
+        .map(Tool::command)
+        .collect();
+    let report = json!({
+        "kind": "ticket",
+        "workflow": session.store.workflow(),
+        "state": snap.ticket.state,
+        "role": role.or(turn),
+        "turn": turn,
+        "current": snap.ticket.current,
+        "tools": tools,
+        "briefing": text,
+        "ticket": snap.ticket,
+    });
+    ui.report_or_text(&report, &text)?;
+    Ok(match (snap.ticket.state.role(), role) {
+        (None, _) if snap.ticket.state == crate::workflow::ticket::TicketState::Halted => {
+            Exit::Halted
+        }
+        (Some(turn), Some(asked)) if turn != asked => Exit::NotAllowed,
+        _ => Exit::Success,
+    })
+}

@@ -1,0 +1,499 @@
+//! Ticket mode's commands (docs/tickets.md): `ticket new`, the role briefings, and the four
+//! tools. Each decides from a fresh read, then does (a report is observed in fresh
+//! worktrees, a completion squashed, checked and merged), then writes `ticket.json` by
+//! compare-and-swap; a lost race runs the whole command again.
+
+mod finish;
+mod observe;
+
+use serde_json::Value;
+
+use super::{EngineError, Session};
+use crate::store::{TicketSnapshot, WorkflowKind, branch_ref};
+use crate::workflow::fields::Field;
+use crate::workflow::ticket::{
+    self, Action, Refusal, Role, Ticket, TicketState, Tool, parse_assignment,
+    parse_complete_ticket, parse_report, parse_update,
+};
+
+/// The environment variable that names the role of an agent session (`run` sets it for
+/// each session; the guard keeps the agent from changing it).
+pub const ROLE_ENV: &str = "GIT_ORCHESTRATE_ROLE";
+
+/// Where the repository's prompt files live (read as main has them at the ticket's pin).
+pub const PROMPTS_DIR: &str = ".orchestrate/prompts";
+
+/// What a ticket command did: the ticket as written, what to say, and the next briefing.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Outcome {
+    pub workflow: String,
+    pub tip: String,
+    pub state: TicketState,
+    pub message: String,
+    pub ticket: Ticket,
+    /// A merge that conflicted halted the ticket (exit 10).
+    pub halted: bool,
+}
+
+/// The role a call is made in: the flag, else `GIT_ORCHESTRATE_ROLE`, else `[agent] role`.
+pub fn role(session: &Session, flag: Option<Role>) -> Result<Option<Role>, EngineError> {
+    if flag.is_some() {
+        return Ok(flag);
+    }
+    if let Ok(text) = std::env::var(ROLE_ENV)
+        && !text.is_empty()
+    {
+        return Role::parse(&text)
+            .map(Some)
+            .ok_or_else(|| EngineError::BadInput {
+                message: format!("{ROLE_ENV}={text:?} names no role"),
+                hint: "Use manager or developer.".into(),
+            });
+    }
+    Ok(session.load_config(None)?.config.agent.role)
+}
+
+fn refused(ticket: &Ticket, refusal: Refusal) -> EngineError {
+    EngineError::TicketRefused {
+        message: refusal.message,
+        hint: refusal.hint,
+        state: ticket.state.as_str().to_string(),
+    }
+}
+
+fn invalid(tool: Tool, problems: Vec<crate::workflow::plan::Problem>) -> EngineError {
+    EngineError::ToolInput {
+        tool: tool.command().to_string(),
+        problems,
+    }
+}
+
+/// The ticket of the selected workflow, or why there is none.
+pub fn read(session: &Session) -> Result<TicketSnapshot, EngineError> {
+    session.refuse_if_vanished()?;
+    match session.store.read_ticket()? {
+        Some(snap) => Ok(snap),
+        None => Err(EngineError::TicketRefused {
+            message: format!(
+                "workflow \"{}\" is not a ticket workflow",
+                session.store.workflow()
+            ),
+            hint: "Start one with `git orchestrate ticket new --title TEXT`, or name it with \
+                   --workflow."
+                .into(),
+            state: "NONE".into(),
+        }),
+    }
+}
+
+/// True when the selected workflow is a ticket.
+pub fn is_ticket(session: &Session) -> Result<bool, EngineError> {
+    Ok(session.store.kind()? == Some(WorkflowKind::Ticket))
+}
+
+fn now() -> i64 {
+    super::claims::now()
+}
+
+/// `ticket new`: a ticket workflow on a new branch from main's tip, checked out here when
+/// the working tree allows.
+pub fn create(
+    session: &Session,
+    title: &str,
+    body: &str,
+    subtasks: &[String],
+) -> Result<Outcome, EngineError> {
+    super::check_field(Field::Summary, title)?;
+    if !body.is_empty() {
+        super::check_field(Field::Report, body)?;
+    }
+    for subtask in subtasks {
+        super::check_field(Field::Summary, subtask)?;
+    }
+    session.refuse_if_vanished()?;
+    let outcome = session.with_retries(|| {
+        let tip = session.store.tip()?;
+        let mut from = None;
+        if let Some(tip) = tip {
+            match session.store.ticket_at(tip, &session.store.ref_name())? {
+                Some(old) if old.ticket.state != TicketState::TicketDone => {
+                    return Err(EngineError::TicketRefused {
+                        message: format!(
+                            "workflow \"{}\" already works on ticket \"{}\" (state {})",
+                            session.store.workflow(),
+                            old.ticket.title,
+                            old.ticket.state.as_str()
+                        ),
+                        hint: "Finish it, or start the new ticket in another workflow: \
+                               `git orchestrate worktree add NAME`, or --workflow NAME."
+                            .into(),
+                        state: old.ticket.state.as_str().into(),
+                    });
+                }
+                Some(old) => from = Some(old.ticket.state),
+                None => {
+                    let snap = session.store.read()?.ok_or_else(|| {
+                        EngineError::Internal("a workflow tip without a workflow".into())
+                    })?;
+                    if snap.state.status() != crate::workflow::Status::Initializing {
+                        return Err(EngineError::TicketRefused {
+                            message: format!(
+                                "workflow \"{}\" is a TDD workflow in state {}",
+                                session.store.workflow(),
+                                snap.state.status()
+                            ),
+                            hint: "Start the ticket in another workflow: `git orchestrate \
+                                   worktree add NAME`, or --workflow NAME."
+                                .into(),
+                            state: snap.state.status().to_string(),
+                        });
+                    }
+                }
+            }
+        }
+        let main = session.main_branch(None)?;
+        let pin = session
+            .pin_now(&main)?
+            .ok_or_else(|| EngineError::BadInput {
+                message: format!("the main branch `{main}` does not exist yet"),
+                hint: format!("Make a first commit on {main}, then start the ticket."),
+            })?;
+        let branch = free_branch(session, title)?;
+        let ticket = Ticket::new(
+            title.to_string(),
+            body.to_string(),
+            main,
+            branch,
+            pin.commit,
+            pin.config,
+            subtasks,
+            now(),
+        );
+        let id = session
+            .store
+            .write_ticket(tip, from, &ticket, "ticket-new", title)?;
+        Ok((id, ticket))
+    })?;
+    let (id, ticket) = outcome;
+    let message = ensure_branch(session, &ticket)?;
+    Ok(Outcome {
+        workflow: session.store.workflow().to_string(),
+        tip: id.to_string(),
+        state: ticket.state,
+        message,
+        ticket,
+        halted: false,
+    })
+}
+
+/// `ticket/<slug of the title>`, with a number when that branch exists.
+fn free_branch(session: &Session, title: &str) -> Result<String, EngineError> {
+    let slug = crate::workflow::claims::slug(title);
+    let slug = if slug.is_empty() {
+        "ticket".into()
+    } else {
+        slug
+    };
+    for n in 1..1000 {
+        let name = if n == 1 {
+            format!("ticket/{slug}")
+        } else {
+            format!("ticket/{slug}-{n}")
+        };
+        if crate::store::is_valid_branch_name(&name) && !session.store.branch_exists(&name)? {
+            return Ok(name);
+        }
+    }
+    Err(EngineError::BadInput {
+        message: format!("no free branch name for ticket/{slug}"),
+        hint: "Give the ticket another title.".into(),
+    })
+}
+
+/// Makes the ticket's branch at its verified tip when it does not exist, and checks it out
+/// here when this worktree has no changes to tracked files; says what it did.
+fn ensure_branch(session: &Session, ticket: &Ticket) -> Result<String, EngineError> {
+    let git = &session.git;
+    if !session.store.branch_exists(&ticket.branch)? {
+        if !git.tracked_changes()?.trim().is_empty() {
+            git.update_ref_cas(&branch_ref(&ticket.branch), &ticket.verified, None)?;
+            return Ok(format!(
+                "branch {} made at {}; not checked out: this working tree has changes \
+                 (commit or stash them, then `git switch {}`)",
+                ticket.branch,
+                crate::short_id(&ticket.verified),
+                ticket.branch
+            ));
+        }
+        git.checkout_new_branch(&ticket.branch, &ticket.verified)?;
+        return Ok(format!(
+            "branch {} made at {} and checked out",
+            ticket.branch,
+            crate::short_id(&ticket.verified)
+        ));
+    }
+    Ok(format!("branch {} exists", ticket.branch))
+}
+
+/// The prompt file for `role` (and the current assignment's mode), as main has it at the
+/// ticket's pin: the agent cannot rewrite its own instructions on the branch.
+fn prompt(session: &Session, ticket: &Ticket, role: Role) -> Result<Option<String>, EngineError> {
+    let name = match role {
+        Role::Manager => "manager.md".to_string(),
+        Role::Developer => match ticket.current().and_then(|s| s.assignment.as_ref()) {
+            Some(a) => format!("developer-{}.md", a.mode.as_str()),
+            None => return Ok(None),
+        },
+    };
+    session.master_plan_at(&ticket.pin, &format!("{PROMPTS_DIR}/{name}"))
+}
+
+/// The briefing for `role` (`None`: whoever's turn it is). A role asking out of turn gets
+/// the briefing with the next legal action; `turn` says whose turn it is.
+pub fn briefing(
+    session: &Session,
+    role: Option<Role>,
+) -> Result<(TicketSnapshot, String), EngineError> {
+    let snap = read(session)?;
+    let shown = role.or(snap.ticket.state.role()).unwrap_or(Role::Manager);
+    let prompt = prompt(session, &snap.ticket, shown)?;
+    let mut text = ticket::briefing(
+        &snap.ticket,
+        session.store.workflow(),
+        Some(shown),
+        prompt.as_deref(),
+    );
+    if shown == Role::Developer
+        && snap.ticket.state == TicketState::Developer
+        && session.store.head_branch()?.as_deref() != Some(snap.ticket.branch.as_str())
+    {
+        text.push_str(&format!(
+            "\nThis worktree is not on the ticket's branch: `git switch {}` first.\n",
+            snap.ticket.branch
+        ));
+    }
+    Ok((snap, text))
+}
+
+/// Writes the outcome of `action` on `snap` (refused: nothing is written).
+fn write(
+    session: &Session,
+    snap: &TicketSnapshot,
+    role: Option<Role>,
+    action: Action,
+    event: &str,
+    summary: &str,
+) -> Result<Outcome, EngineError> {
+    let next =
+        ticket::apply(&snap.ticket, role, action, now()).map_err(|r| refused(&snap.ticket, r))?;
+    let id = session.store.write_ticket(
+        Some(snap.tip),
+        Some(snap.ticket.state),
+        &next,
+        event,
+        summary,
+    )?;
+    Ok(Outcome {
+        workflow: session.store.workflow().to_string(),
+        tip: id.to_string(),
+        state: next.state,
+        message: String::new(),
+        halted: next.state == TicketState::Halted,
+        ticket: next,
+    })
+}
+
+/// The role and the state, judged before the input is: a tool called out of turn hears
+/// the next legal action, whatever it passed.
+fn precheck(session: &Session, role: Option<Role>, tool: Tool) -> Result<(), EngineError> {
+    let snap = read(session)?;
+    ticket::check(&snap.ticket, role, tool).map_err(|r| refused(&snap.ticket, r))
+}
+
+/// `assign` (seed 002 `assign_to_developer`).
+pub fn assign(
+    session: &Session,
+    role: Option<Role>,
+    input: &Value,
+) -> Result<Outcome, EngineError> {
+    let assignment = {
+        precheck(session, role, Tool::Assign)?;
+        parse_assignment(input).map_err(|p| invalid(Tool::Assign, p))?
+    };
+    session.with_retries(|| {
+        let snap = read(session)?;
+        ticket::check(&snap.ticket, role, Tool::Assign).map_err(|r| refused(&snap.ticket, r))?;
+        let mut outcome = write(
+            session,
+            &snap,
+            role,
+            Action::Assign(assignment.clone()),
+            "assign",
+            &assignment.goal,
+        )?;
+        let id = outcome.ticket.current.clone().unwrap_or_default();
+        outcome.message = format!(
+            "{id} assigned to the developer ({}): `git orchestrate get-task --role developer`",
+            assignment.mode.as_str()
+        );
+        Ok(outcome)
+    })
+}
+
+/// `update-subtask` (seed 002 `update_subtask`).
+pub fn update(
+    session: &Session,
+    role: Option<Role>,
+    input: &Value,
+) -> Result<Outcome, EngineError> {
+    let update = {
+        precheck(session, role, Tool::UpdateSubtask)?;
+        parse_update(input).map_err(|p| invalid(Tool::UpdateSubtask, p))?
+    };
+    session.with_retries(|| {
+        let snap = read(session)?;
+        ticket::check(&snap.ticket, role, Tool::UpdateSubtask)
+            .map_err(|r| refused(&snap.ticket, r))?;
+        let id = snap.ticket.current.clone().unwrap_or_default();
+        let mut outcome = write(
+            session,
+            &snap,
+            role,
+            Action::Update(update.clone()),
+            "update-subtask",
+            &format!("{id} {}: {}", update.status.as_str(), update.notes),
+        )?;
+        let status = outcome
+            .ticket
+            .subtask(&id)
+            .map(|s| s.status.as_str())
+            .unwrap_or_default();
+        outcome.message = format!("{id} is now {status}");
+        Ok(outcome)
+    })
+}
+
+/// `subtask-complete` (seed 002 `subtask_complete`): the report's commit is observed
+/// before the report is stored beside what was observed.
+pub fn report(
+    session: &Session,
+    role: Option<Role>,
+    input: &Value,
+) -> Result<Outcome, EngineError> {
+    let mut report = {
+        precheck(session, role, Tool::SubtaskComplete)?;
+        parse_report(input).map_err(|p| invalid(Tool::SubtaskComplete, p))?
+    };
+    super::hermetic::require(session)?;
+    session.with_retries(|| {
+        let snap = read(session)?;
+        ticket::check(&snap.ticket, role, Tool::SubtaskComplete)
+            .map_err(|r| refused(&snap.ticket, r))?;
+        let t = &snap.ticket;
+        let subtask = t.current().cloned().ok_or_else(|| {
+            EngineError::Internal("a ticket in DEVELOPER without a current subtask".into())
+        })?;
+        let commit = observe::delivered_commit(session, t, &subtask, &report.commit)?;
+        let observed = observe::observe(session, t, &subtask, &commit)?;
+        report.commit = commit.clone();
+        let summary = format!(
+            "{} reported {} at {}",
+            subtask.id,
+            report.status.as_str(),
+            crate::short_id(&commit)
+        );
+        let mut outcome = write(
+            session,
+            &snap,
+            role,
+            Action::Report {
+                report: Box::new(report.clone()),
+                observed: Box::new(observed),
+            },
+            "subtask-complete",
+            &summary,
+        )?;
+        let contradictions = outcome
+            .ticket
+            .subtask(&subtask.id)
+            .map(|s| s.contradictions.clone())
+            .unwrap_or_default();
+        outcome.message = if contradictions.is_empty() {
+            format!("{summary}; what was observed agrees with the report; the manager verifies it")
+        } else {
+            format!(
+                "{summary}; what was observed contradicts the report, and the manager is shown: {}",
+                contradictions.join("; ")
+            )
+        };
+        Ok(outcome)
+    })
+}
+
+/// `complete-ticket` (seed 002 `complete_ticket`): every subtask complete, the branch as
+/// verified, squashed, checked and merged.
+pub fn complete(
+    session: &Session,
+    role: Option<Role>,
+    input: &Value,
+) -> Result<Outcome, EngineError> {
+    let summary = {
+        precheck(session, role, Tool::CompleteTicket)?;
+        parse_complete_ticket(input).map_err(|p| invalid(Tool::CompleteTicket, p))?
+    };
+    super::hermetic::require(session)?;
+    session.with_retries(|| {
+        let snap = read(session)?;
+        ticket::check(&snap.ticket, role, Tool::CompleteTicket)
+            .map_err(|r| refused(&snap.ticket, r))?;
+        let landed = finish::finish(session, &snap.ticket, &summary)?;
+        let (action, event) = match &landed {
+            finish::Landed::Merged { squash, merge } => (
+                Action::Complete {
+                    summary: summary.clone(),
+                    squash: squash.clone(),
+                    merge: merge.clone(),
+                },
+                "complete-ticket",
+            ),
+            finish::Landed::Halted { reason } => (
+                Action::Halt {
+                    reason: reason.clone(),
+                },
+                "halt",
+            ),
+        };
+        let mut outcome = write(session, &snap, role, action, event, &summary)?;
+        outcome.message = match landed {
+            finish::Landed::Merged { squash, merge } => format!(
+                "ticket done: squashed as {} and merged into {}{}",
+                crate::short_id(&squash),
+                snap.ticket.main_branch,
+                merge
+                    .map(|m| format!(" ({})", crate::short_id(&m)))
+                    .unwrap_or_default()
+            ),
+            finish::Landed::Halted { reason } => reason,
+        };
+        Ok(outcome)
+    })
+}
+
+/// `resume` on a halted ticket: a human says the conflict is dealt with.
+pub fn resume(session: &Session, guidance: Option<&str>) -> Result<Outcome, EngineError> {
+    session.with_retries(|| {
+        let snap = read(session)?;
+        let mut outcome = write(
+            session,
+            &snap,
+            None,
+            Action::Resume {
+                guidance: guidance.map(str::to_string),
+            },
+            "resume",
+            guidance.unwrap_or("resumed"),
+        )?;
+        outcome.message = "the ticket is back with the manager".into();
+        Ok(outcome)
+    })
+}

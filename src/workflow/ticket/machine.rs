@@ -1,0 +1,429 @@
+//! The ticket state machine (docs/tickets.md): which tool each state and role allows, and
+//! what each does to `ticket.json`. Pure: the engine resolves commits, observes reports and
+//! merges, then applies the outcome here.
+
+use super::text::contradictions;
+use super::{
+    Activity, Assignment, Finished, MAX_REJECTIONS, Observed, Report, ReportStatus, Role, Subtask,
+    SubtaskStatus, Ticket, TicketState, Tool, Update, UpdateStatus,
+};
+
+/// What happened to a ticket.
+#[derive(Clone, Debug)]
+pub enum Action {
+    Assign(Assignment),
+    Update(Update),
+    /// A developer's report, with what the orchestrator observed at its commit.
+    Report {
+        report: Box<Report>,
+        observed: Box<Observed>,
+    },
+    /// The ticket's branch was squashed, checked and merged.
+    Complete {
+        summary: String,
+        squash: String,
+        merge: Option<String>,
+    },
+    /// The merge could not be made (a conflict): a human resolves it.
+    Halt {
+        reason: String,
+    },
+    /// A human answered a halt.
+    Resume {
+        guidance: Option<String>,
+    },
+}
+
+/// Why a tool is refused: what was wrong, and the next legal action.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refusal {
+    pub message: String,
+    pub hint: String,
+}
+
+fn refuse<T>(message: impl Into<String>, hint: impl Into<String>) -> Result<T, Refusal> {
+    Err(Refusal {
+        message: message.into(),
+        hint: hint.into(),
+    })
+}
+
+/// The subtask `assign` gives the developer: the one rejected or blocked (it must be done
+/// before another), else the first planned one, else a new one.
+fn assign_target(ticket: &Ticket) -> Option<&Subtask> {
+    ticket
+        .subtasks
+        .iter()
+        .find(|s| matches!(s.status, SubtaskStatus::Rejected | SubtaskStatus::Blocked))
+        .or_else(|| {
+            ticket
+                .subtasks
+                .iter()
+                .find(|s| s.status == SubtaskStatus::Todo)
+        })
+}
+
+/// The next legal action for `role` (or whoever's turn it is), as a briefing says it.
+pub fn legal_next(ticket: &Ticket, role: Option<Role>) -> String {
+    let turn = ticket.state.role();
+    let manager = || -> String {
+        if ticket.current().is_some_and(|s| s.awaiting_verification) {
+            return "the manager verifies the developer's report: `git orchestrate update-subtask \
+                    --status complete|rejected|blocked --notes TEXT`"
+                .into();
+        }
+        if ticket.all_complete() {
+            return "the manager completes the ticket: `git orchestrate complete-ticket --summary \
+                    TEXT` (or assigns another subtask with `git orchestrate assign`)"
+                .into();
+        }
+        "the manager assigns a subtask: `git orchestrate assign --mode MODE --goal TEXT \
+         --acceptance-criteria TEXT …`"
+            .into()
+    };
+    let next = match ticket.state {
+        TicketState::Manager => manager(),
+        TicketState::Developer => "the developer commits its work on the ticket's branch and \
+                                   reports it: `git orchestrate subtask-complete --status \
+                                   complete|blocked --build-status pass|fail --message TEXT`"
+            .into(),
+        TicketState::TicketDone => "nothing: the ticket is done and merged".into(),
+        TicketState::Halted => "a human answers the halt: `git orchestrate resume`".into(),
+    };
+    match (role, turn) {
+        (Some(asked), Some(turn)) if asked != turn => format!(
+            "it is the {}'s turn, not the {}'s: {next}",
+            turn.as_str(),
+            asked.as_str()
+        ),
+        _ => capitalized(&next),
+    }
+}
+
+fn capitalized(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
+/// Whether `tool`, called by `role` (`None`: no role given, the tool's own), is legal now.
+pub fn check(ticket: &Ticket, role: Option<Role>, tool: Tool) -> Result<(), Refusal> {
+    let hint = || legal_next(ticket, role);
+    if let Some(role) = role
+        && role != tool.role()
+    {
+        return refuse(
+            format!(
+                "`{}` is the {}'s tool; this session is the {}",
+                tool.command(),
+                tool.role().as_str(),
+                role.as_str()
+            ),
+            hint(),
+        );
+    }
+    let wrong_state = || {
+        refuse(
+            format!(
+                "`{}` is not allowed in state {}",
+                tool.command(),
+                ticket.state.as_str()
+            ),
+            hint(),
+        )
+    };
+    let awaiting = ticket.current().is_some_and(|s| s.awaiting_verification);
+    match (ticket.state, tool) {
+        (TicketState::Developer, Tool::SubtaskComplete) => Ok(()),
+        (TicketState::Manager, Tool::UpdateSubtask) if awaiting => Ok(()),
+        (TicketState::Manager, Tool::UpdateSubtask) => refuse(
+            "there is no report to verify: `update-subtask` judges the developer's report",
+            hint(),
+        ),
+        (TicketState::Manager, Tool::Assign | Tool::CompleteTicket) if awaiting => refuse(
+            format!(
+                "subtask {} has a report waiting for verification",
+                ticket.current.as_deref().unwrap_or_default()
+            ),
+            hint(),
+        ),
+        (TicketState::Manager, Tool::Assign) => Ok(()),
+        (TicketState::Manager, Tool::CompleteTicket) => {
+            let open: Vec<String> = ticket
+                .subtasks
+                .iter()
+                .filter(|s| s.status != SubtaskStatus::Complete)
+                .map(|s| format!("{} ({})", s.id, s.status.as_str()))
+                .collect();
+            if ticket.subtasks.is_empty() {
+                return refuse("the ticket has no subtask yet", hint());
+            }
+            if !open.is_empty() {
+                return refuse(
+                    format!("not every subtask is complete: {}", open.join(", ")),
+                    hint(),
+                );
+            }
+            Ok(())
+        }
+        _ => wrong_state(),
+    }
+}
+
+fn log(ticket: &mut Ticket, now: i64, by: &str, event: &str, subtask: Option<&str>, text: String) {
+    ticket.activity.push(Activity {
+        at: now,
+        by: by.to_string(),
+        event: event.to_string(),
+        subtask: subtask.map(str::to_string),
+        text,
+    });
+}
+
+/// Applies `action` by `role` to `ticket`: the new ticket, or why it is refused (nothing
+/// changes).
+pub fn apply(
+    ticket: &Ticket,
+    role: Option<Role>,
+    action: Action,
+    now: i64,
+) -> Result<Ticket, Refusal> {
+    let mut t = ticket.clone();
+    match action {
+        Action::Assign(assignment) => {
+            check(ticket, role, Tool::Assign)?;
+            assign(&mut t, assignment, now)?;
+        }
+        Action::Update(update) => {
+            check(ticket, role, Tool::UpdateSubtask)?;
+            update_subtask(&mut t, update, now)?;
+        }
+        Action::Report { report, observed } => {
+            check(ticket, role, Tool::SubtaskComplete)?;
+            let Some(subtask) = t.current_mut() else {
+                return refuse("no subtask is assigned", legal_next(ticket, role));
+            };
+            let assignment = subtask.assignment.clone().unwrap_or_else(|| Assignment {
+                mode: super::Mode::Implementation,
+                goal: String::new(),
+                files_to_inspect: Vec::new(),
+                files_to_modify: Vec::new(),
+                acceptance_criteria: Vec::new(),
+                prior_context: None,
+                constraints: Vec::new(),
+            });
+            subtask.contradictions = contradictions(&assignment, &report, &observed);
+            let id = subtask.id.clone();
+            let text = format!(
+                "reported {} at {} (build {}); observed: gates {}{}",
+                report.status.as_str(),
+                crate::short_id(&observed.commit),
+                report.build_status.as_str(),
+                observed_word(&observed),
+                match subtask.contradictions.len() {
+                    0 => String::new(),
+                    n => format!(", {n} contradiction(s)"),
+                }
+            );
+            subtask.report = Some(*report);
+            subtask.observed = Some(*observed);
+            subtask.awaiting_verification = true;
+            t.state = TicketState::Manager;
+            log(
+                &mut t,
+                now,
+                "developer",
+                "subtask-complete",
+                Some(&id),
+                text,
+            );
+        }
+        Action::Complete {
+            summary,
+            squash,
+            merge,
+        } => {
+            check(ticket, role, Tool::CompleteTicket)?;
+            let text = format!(
+                "ticket complete: squashed as {}{}",
+                crate::short_id(&squash),
+                merge
+                    .as_deref()
+                    .map(|m| format!(", merged as {}", crate::short_id(m)))
+                    .unwrap_or_default()
+            );
+            t.finished = Some(Finished {
+                squash,
+                merge,
+                summary,
+            });
+            t.state = TicketState::TicketDone;
+            t.current = None;
+            log(&mut t, now, "manager", "complete-ticket", None, text);
+        }
+        Action::Halt { reason } => {
+            if !matches!(ticket.state, TicketState::Manager) {
+                return refuse(
+                    format!("a ticket halts from MANAGER, not {}", ticket.state.as_str()),
+                    legal_next(ticket, role),
+                );
+            }
+            t.state = TicketState::Halted;
+            t.halt = Some(reason.clone());
+            log(&mut t, now, "orchestrator", "halt", None, reason);
+        }
+        Action::Resume { guidance } => {
+            if ticket.state != TicketState::Halted {
+                return refuse(
+                    format!("the ticket is not halted (state {})", ticket.state.as_str()),
+                    legal_next(ticket, role),
+                );
+            }
+            t.state = TicketState::Manager;
+            t.halt = None;
+            let text = guidance.unwrap_or_else(|| "resumed".to_string());
+            log(&mut t, now, "human", "resume", None, text);
+        }
+    }
+    Ok(t)
+}
+
+fn observed_word(observed: &Observed) -> &'static str {
+    match observed.gates.result {
+        super::GateVerdict::Pass => "pass",
+        super::GateVerdict::Fail => "fail",
+        super::GateVerdict::None => "none configured",
+    }
+}
+
+fn assign(t: &mut Ticket, assignment: Assignment, now: i64) -> Result<(), Refusal> {
+    let verified = t.verified.clone();
+    let (id, reassigned) = match assign_target(t) {
+        Some(target) => {
+            if target.status == SubtaskStatus::Blocked {
+                let last = target
+                    .assignment
+                    .as_ref()
+                    .and_then(|a| a.prior_context.as_deref());
+                let given = assignment.prior_context.as_deref();
+                if given.is_none() || given == last {
+                    return refuse(
+                        format!(
+                            "subtask {} is blocked ({} rejection(s)): it is reassigned only with \
+                             new priorContext",
+                            target.id, target.rejections
+                        ),
+                        "Give `priorContext` (`--prior-context TEXT`) that says what is new: \
+                         what the developer should do differently this time.",
+                    );
+                }
+            }
+            (target.id.clone(), target.status != SubtaskStatus::Todo)
+        }
+        None => {
+            let id = format!("S{}", t.subtasks.len() + 1);
+            t.subtasks
+                .push(Subtask::new(id.clone(), assignment.goal.clone()));
+            (id, false)
+        }
+    };
+    t.current = Some(id.clone());
+    t.state = TicketState::Developer;
+    let text = format!(
+        "{} {id} ({}): {}",
+        if reassigned { "reassigned" } else { "assigned" },
+        assignment.mode.as_str(),
+        assignment.goal.lines().next().unwrap_or_default()
+    );
+    if let Some(subtask) = t.current_mut() {
+        subtask.status = SubtaskStatus::InProgress;
+        subtask.assignments += 1;
+        if subtask.base.is_none() {
+            subtask.base = Some(verified);
+        }
+        if subtask.title.trim().is_empty() {
+            subtask.title = assignment
+                .goal
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .to_string();
+        }
+        subtask.assignment = Some(assignment);
+    }
+    log(t, now, "manager", "assign", Some(&id), text);
+    Ok(())
+}
+
+fn update_subtask(t: &mut Ticket, update: Update, now: i64) -> Result<(), Refusal> {
+    let Some(subtask) = t.current_mut() else {
+        return refuse(
+            "no subtask is waiting for verification",
+            "Assign one first.",
+        );
+    };
+    let id = subtask.id.clone();
+    let mut text = format!("{}: {}", update.status.as_str(), update.notes);
+    match update.status {
+        UpdateStatus::Complete => {
+            let blocked_report = subtask
+                .report
+                .as_ref()
+                .is_some_and(|r| r.status == ReportStatus::Blocked);
+            let mut against: Vec<String> = subtask.contradictions.clone();
+            if blocked_report {
+                against.push("the developer reported the subtask blocked, not complete".into());
+            }
+            if !against.is_empty() && update.override_reason.is_none() {
+                return refuse(
+                    format!(
+                        "subtask {id} cannot be accepted: what was observed contradicts the \
+                         report: {}",
+                        against.join("; ")
+                    ),
+                    "Reject it (`--status rejected --notes …`, the developer is told why), or \
+                     accept it anyway with `--override REASON` (recorded).",
+                );
+            }
+            let Some(commit) = subtask.observed.as_ref().map(|o| o.commit.clone()) else {
+                return refuse(format!("subtask {id} has no observed report"), "Reject it.");
+            };
+            subtask.status = SubtaskStatus::Complete;
+            subtask.accepted = Some(commit.clone());
+            if let Some(reason) = &update.override_reason {
+                text.push_str(&format!(
+                    " (accepted over {} contradiction(s): {reason})",
+                    against.len()
+                ));
+                subtask.override_reason = Some(reason.clone());
+            }
+            subtask.awaiting_verification = false;
+            subtask.notes = Some(update.notes);
+            t.verified = commit;
+            t.current = None;
+        }
+        UpdateStatus::Rejected => {
+            subtask.rejections += 1;
+            if subtask.rejections >= MAX_REJECTIONS {
+                subtask.status = SubtaskStatus::Blocked;
+                text.push_str(&format!(
+                    " (rejection {}: the subtask is blocked; reassign it only with new priorContext)",
+                    subtask.rejections
+                ));
+            } else {
+                subtask.status = SubtaskStatus::Rejected;
+            }
+            subtask.awaiting_verification = false;
+            subtask.notes = Some(update.notes);
+        }
+        UpdateStatus::Blocked => {
+            subtask.status = SubtaskStatus::Blocked;
+            subtask.awaiting_verification = false;
+            subtask.notes = Some(update.notes);
+        }
+    }
+    log(t, now, "manager", "update-subtask", Some(&id), text);
+    Ok(())
+}

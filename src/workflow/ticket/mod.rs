@@ -1,0 +1,532 @@
+//! Ticket mode (docs/tickets.md): `ticket.json`, the pure state machine of a manager and a
+//! developer, the checks of their tools' input, what a developer's report contradicts, and
+//! both roles' briefings. Nothing here touches git or processes; the engine observes a
+//! report's commit and feeds the observation in.
+
+mod input;
+mod machine;
+#[cfg(test)]
+mod tests;
+mod text;
+
+use serde::{Deserialize, Serialize};
+
+pub use input::{
+    Tool, parse_assignment, parse_complete_ticket, parse_report, parse_update, tool_schema,
+};
+pub use machine::{Action, Refusal, apply, check, legal_next};
+pub use text::{briefing, contradictions, observed_lines};
+
+/// The only `ticket.json` schema this version reads and writes.
+pub const TICKET_SCHEMA: u32 = 1;
+
+/// How often a subtask may be rejected before it is blocked (seed 002: the third rejection).
+pub const MAX_REJECTIONS: u32 = 3;
+
+/// Where a ticket stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum TicketState {
+    /// The manager decides: assign, verify a report, or complete the ticket.
+    #[serde(rename = "MANAGER")]
+    Manager,
+    /// A subtask is assigned: the developer works and reports.
+    #[serde(rename = "DEVELOPER")]
+    Developer,
+    #[serde(rename = "TICKET_DONE")]
+    TicketDone,
+    /// Only a human moves it on (`resume`): a merge that conflicted.
+    #[serde(rename = "HALTED")]
+    Halted,
+}
+
+impl TicketState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TicketState::Manager => "MANAGER",
+            TicketState::Developer => "DEVELOPER",
+            TicketState::TicketDone => "TICKET_DONE",
+            TicketState::Halted => "HALTED",
+        }
+    }
+
+    /// The role whose turn it is, if anyone's.
+    pub fn role(self) -> Option<Role> {
+        match self {
+            TicketState::Manager => Some(Role::Manager),
+            TicketState::Developer => Some(Role::Developer),
+            TicketState::TicketDone | TicketState::Halted => None,
+        }
+    }
+}
+
+/// Who calls a tool.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    Manager,
+    Developer,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Manager => "manager",
+            Role::Developer => "developer",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Role> {
+        match text {
+            "manager" => Some(Role::Manager),
+            "developer" => Some(Role::Developer),
+            _ => None,
+        }
+    }
+}
+
+/// The developer mode an assignment activates (seed 002).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mode {
+    Implementation,
+    Testing,
+    WriteTests,
+}
+
+impl Mode {
+    pub const NAMES: [&'static str; 3] = ["implementation", "testing", "write-tests"];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Implementation => "implementation",
+            Mode::Testing => "testing",
+            Mode::WriteTests => "write-tests",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Mode> {
+        match text {
+            "implementation" => Some(Mode::Implementation),
+            "testing" => Some(Mode::Testing),
+            "write-tests" => Some(Mode::WriteTests),
+            _ => None,
+        }
+    }
+}
+
+/// `assign` (seed 002 `assign_to_developer`), as validated.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Assignment {
+    pub mode: Mode,
+    pub goal: String,
+    #[serde(default)]
+    pub files_to_inspect: Vec<String>,
+    #[serde(default)]
+    pub files_to_modify: Vec<String>,
+    pub acceptance_criteria: Vec<String>,
+    #[serde(default)]
+    pub prior_context: Option<String>,
+    #[serde(default)]
+    pub constraints: Vec<String>,
+}
+
+impl Assignment {
+    /// True when `path` is inside the assignment's scope: it matches a `filesToModify`
+    /// glob. An assignment that names no file to modify sets no scope.
+    pub fn allows(&self, path: &str) -> bool {
+        self.files_to_modify.is_empty()
+            || self
+                .files_to_modify
+                .iter()
+                .any(|pattern| pattern == path || crate::glob::glob_match(pattern, path))
+    }
+}
+
+/// `update-subtask` (seed 002 `update_subtask`), as validated.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Update {
+    pub status: UpdateStatus,
+    pub notes: String,
+    /// Accepts a report whose observation contradicts it, for this reason (recorded).
+    #[serde(default, rename = "override", skip_serializing_if = "Option::is_none")]
+    pub override_reason: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum UpdateStatus {
+    Complete,
+    Rejected,
+    Blocked,
+}
+
+impl UpdateStatus {
+    pub const NAMES: [&'static str; 3] = ["complete", "rejected", "blocked"];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UpdateStatus::Complete => "complete",
+            UpdateStatus::Rejected => "rejected",
+            UpdateStatus::Blocked => "blocked",
+        }
+    }
+}
+
+/// `subtask-complete` (seed 002 `subtask_complete`), as validated; `commit` is the commit
+/// the report delivers, resolved by the engine.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Report {
+    pub status: ReportStatus,
+    pub files_changed: Vec<FileChanged>,
+    pub build_status: BuildStatus,
+    #[serde(default)]
+    pub test_results: Option<TestResults>,
+    pub message: String,
+    #[serde(default)]
+    pub blocker_details: Option<BlockerDetails>,
+    /// As given (a revision); the engine resolves it before the report is stored.
+    pub commit: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReportStatus {
+    Complete,
+    Blocked,
+}
+
+impl ReportStatus {
+    pub const NAMES: [&'static str; 2] = ["complete", "blocked"];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReportStatus::Complete => "complete",
+            ReportStatus::Blocked => "blocked",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BuildStatus {
+    Pass,
+    Fail,
+}
+
+impl BuildStatus {
+    pub const NAMES: [&'static str; 2] = ["pass", "fail"];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BuildStatus::Pass => "pass",
+            BuildStatus::Fail => "fail",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileChanged {
+    pub path: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TestResults {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub passed: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<u64>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlockerDetails {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub issue: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tried: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub needed: Option<String>,
+}
+
+/// What git-orchestrate saw when it ran a report's commit itself, in fresh worktrees
+/// (docs/tickets.md, "Reports are checked, not read").
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Observed {
+    /// The commit the report delivers (the branch's tip when it was reported).
+    pub commit: String,
+    /// The subtask's base: the branch's tip when it was first assigned.
+    pub base: String,
+    /// The pinned gates on the commit.
+    pub gates: GateResult,
+    /// The test files the subtask added or changed (`[gates] test_paths`).
+    pub tests: Vec<String>,
+    /// The gates on the base with only those test files put in: they must fail, or the tests
+    /// do not test the change. `None` when the subtask touched no test file.
+    #[serde(default)]
+    pub tests_on_base: Option<GateResult>,
+    /// Every path the commit changes since the base.
+    pub files_changed: Vec<String>,
+    /// The changed paths that no `filesToModify` glob matches.
+    pub outside_scope: Vec<String>,
+}
+
+/// The gates' verdict on one tree.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GateResult {
+    /// `pass`, `fail`, or `none` when no gate is configured (which never counts as a pass).
+    pub result: GateVerdict,
+    /// The gates that ran, in order.
+    pub ran: Vec<String>,
+    /// The first gate that failed, its exit, and the tail of its output.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed: Option<FailedGate>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GateVerdict {
+    Pass,
+    Fail,
+    None,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FailedGate {
+    pub gate: String,
+    pub exit: String,
+    pub tail: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SubtaskStatus {
+    Todo,
+    InProgress,
+    Complete,
+    Rejected,
+    Blocked,
+}
+
+impl SubtaskStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SubtaskStatus::Todo => "todo",
+            SubtaskStatus::InProgress => "in-progress",
+            SubtaskStatus::Complete => "complete",
+            SubtaskStatus::Rejected => "rejected",
+            SubtaskStatus::Blocked => "blocked",
+        }
+    }
+}
+
+/// One subtask of a ticket.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Subtask {
+    /// `S1`, `S2`, …: the orchestrator numbers them, so agents need not track ids.
+    pub id: String,
+    /// A title given at `ticket new --subtask`, else the first assignment's goal.
+    pub title: String,
+    pub status: SubtaskStatus,
+    pub rejections: u32,
+    /// How often it was assigned.
+    pub assignments: u32,
+    /// The branch's tip when it was first assigned: what its diff and its tests are judged
+    /// against.
+    #[serde(default)]
+    pub base: Option<String>,
+    #[serde(default)]
+    pub assignment: Option<Assignment>,
+    /// The developer's last report: what was **claimed**.
+    #[serde(default)]
+    pub report: Option<Report>,
+    /// What the orchestrator saw at the report's commit.
+    #[serde(default)]
+    pub observed: Option<Observed>,
+    /// Where the claim and the observation disagree, as the manager's briefing says it.
+    #[serde(default)]
+    pub contradictions: Vec<String>,
+    /// True from a report until the manager's `update-subtask`.
+    #[serde(default)]
+    pub awaiting_verification: bool,
+    /// The manager's last notes.
+    #[serde(default)]
+    pub notes: Option<String>,
+    /// Why the manager accepted a contradicted report, when it did.
+    #[serde(default)]
+    pub override_reason: Option<String>,
+    /// The commit accepted as complete.
+    #[serde(default)]
+    pub accepted: Option<String>,
+}
+
+impl Subtask {
+    fn new(id: String, title: String) -> Subtask {
+        Subtask {
+            id,
+            title,
+            status: SubtaskStatus::Todo,
+            rejections: 0,
+            assignments: 0,
+            base: None,
+            assignment: None,
+            report: None,
+            observed: None,
+            contradictions: Vec::new(),
+            awaiting_verification: false,
+            notes: None,
+            override_reason: None,
+            accepted: None,
+        }
+    }
+}
+
+/// One line of the ticket's activity log.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Activity {
+    /// Seconds since the epoch.
+    pub at: i64,
+    /// `manager`, `developer`, `human` or `orchestrator`.
+    pub by: String,
+    pub event: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subtask: Option<String>,
+    pub text: String,
+}
+
+/// A finished ticket: the squashed commit and the merge that put it on main.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Finished {
+    pub squash: String,
+    #[serde(default)]
+    pub merge: Option<String>,
+    pub summary: String,
+}
+
+/// `ticket.json`: a ticket workflow's whole state.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Ticket {
+    pub schema: u32,
+    pub title: String,
+    pub body: String,
+    pub state: TicketState,
+    pub main_branch: String,
+    pub branch: String,
+    /// main's tip when the ticket began: the branch's base, the squash's parent.
+    pub pin: String,
+    /// The blob of `.orchestrate.toml` at the pin: the gates every report is checked under.
+    #[serde(default)]
+    pub config: Option<String>,
+    /// The branch's tip as verified: the pin, then each accepted subtask's commit. A new
+    /// subtask starts here, and the ticket completes only from here.
+    pub verified: String,
+    /// The subtask assigned or waiting for the manager, if one is.
+    #[serde(default)]
+    pub current: Option<String>,
+    pub subtasks: Vec<Subtask>,
+    pub activity: Vec<Activity>,
+    #[serde(default)]
+    pub finished: Option<Finished>,
+    /// Why it halted, while it is halted.
+    #[serde(default)]
+    pub halt: Option<String>,
+}
+
+impl Ticket {
+    /// A new ticket on `branch`, from main's `pin`; `subtasks` are titles planned ahead
+    /// (`todo`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        title: String,
+        body: String,
+        main_branch: String,
+        branch: String,
+        pin: String,
+        config: Option<String>,
+        subtasks: &[String],
+        now: i64,
+    ) -> Ticket {
+        let subtasks = subtasks
+            .iter()
+            .enumerate()
+            .map(|(i, t)| Subtask::new(format!("S{}", i + 1), t.clone()))
+            .collect();
+        Ticket {
+            schema: TICKET_SCHEMA,
+            activity: vec![Activity {
+                at: now,
+                by: "human".into(),
+                event: "ticket-new".into(),
+                subtask: None,
+                text: format!("ticket created on branch {branch} from {main_branch}"),
+            }],
+            title,
+            body,
+            state: TicketState::Manager,
+            main_branch,
+            branch,
+            verified: pin.clone(),
+            pin,
+            config,
+            current: None,
+            subtasks,
+            finished: None,
+            halt: None,
+        }
+    }
+
+    pub fn subtask(&self, id: &str) -> Option<&Subtask> {
+        self.subtasks.iter().find(|s| s.id == id)
+    }
+
+    pub fn current(&self) -> Option<&Subtask> {
+        self.current.as_deref().and_then(|id| self.subtask(id))
+    }
+
+    fn current_mut(&mut self) -> Option<&mut Subtask> {
+        let id = self.current.clone()?;
+        self.subtasks.iter_mut().find(|s| s.id == id)
+    }
+
+    /// Parses `ticket.json`; an unknown schema is an error, never a guess.
+    pub fn from_json(bytes: &[u8]) -> Result<Ticket, String> {
+        let value: serde_json::Value =
+            serde_json::from_slice(bytes).map_err(|e| format!("not valid JSON: {e}"))?;
+        match value.get("schema").and_then(serde_json::Value::as_u64) {
+            Some(n) if n == u64::from(TICKET_SCHEMA) => {}
+            Some(n) => {
+                return Err(format!(
+                    "schema {n} is not understood by this git-orchestrate (it reads schema \
+                     {TICKET_SCHEMA}); upgrade git-orchestrate"
+                ));
+            }
+            None => return Err("the `schema` field is missing".into()),
+        }
+        serde_json::from_value(value).map_err(|e| e.to_string())
+    }
+
+    pub fn to_json(&self) -> Vec<u8> {
+        let mut out = serde_json::to_vec_pretty(self).unwrap_or_default();
+        out.push(b'\n');
+        out
+    }
+
+    /// True when every subtask is complete and there is at least one.
+    pub fn all_complete(&self) -> bool {
+        !self.subtasks.is_empty()
+            && self
+                .subtasks
+                .iter()
+                .all(|s| s.status == SubtaskStatus::Complete)
+    }
+}

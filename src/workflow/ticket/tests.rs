@@ -1,0 +1,234 @@
+use pretty_assertions::assert_eq;
+use serde_json::json;
+
+use super::*;
+
+fn ticket() -> Ticket {
+    Ticket::new(
+        "Add numbers".into(),
+        "Body".into(),
+        "main".into(),
+        "ticket/add-numbers".into(),
+        "p".repeat(40),
+        None,
+        &[],
+        100,
+    )
+}
+
+fn assignment(context: Option<&str>) -> Assignment {
+    parse_assignment(&json!({
+        "mode": "implementation",
+        "goal": "Add add()",
+        "filesToModify": ["src/**"],
+        "acceptanceCriteria": ["add works"],
+        "priorContext": context,
+    }))
+    .expect("valid")
+}
+
+fn passing(result: GateVerdict) -> GateResult {
+    GateResult {
+        result,
+        ran: vec!["test".into()],
+        failed: (result == GateVerdict::Fail).then(|| FailedGate {
+            gate: "test".into(),
+            exit: "exit 1".into(),
+            tail: "boom".into(),
+        }),
+    }
+}
+
+fn observed(gates: GateVerdict, files: &[&str], outside: &[&str]) -> Observed {
+    Observed {
+        commit: "c".repeat(40),
+        base: "p".repeat(40),
+        gates: passing(gates),
+        tests: Vec::new(),
+        tests_on_base: None,
+        files_changed: files.iter().map(|s| s.to_string()).collect(),
+        outside_scope: outside.iter().map(|s| s.to_string()).collect(),
+    }
+}
+
+fn report(build: &str, files: &[&str]) -> Report {
+    let files: Vec<_> = files.iter().map(|p| json!({"path": p})).collect();
+    parse_report(&json!({
+        "status": "complete", "filesChanged": files, "buildStatus": build, "message": "done"
+    }))
+    .expect("valid")
+}
+
+fn update(status: &str, override_reason: Option<&str>) -> Action {
+    let mut value = json!({"status": status, "notes": "n"});
+    if let Some(reason) = override_reason {
+        value["override"] = json!(reason);
+    }
+    Action::Update(parse_update(&value).expect("valid"))
+}
+
+fn run(t: &Ticket, role: Option<Role>, action: Action) -> Result<Ticket, Refusal> {
+    apply(t, role, action, 200)
+}
+
+/// Which tool each state and role allows: the whole table.
+#[test]
+fn every_tool_in_every_state_and_role() {
+    let fresh = ticket();
+    let developing = run(&fresh, None, Action::Assign(assignment(None))).expect("assign");
+    let reported = run(
+        &developing,
+        None,
+        Action::Report {
+            report: Box::new(report("pass", &["src/a.rs"])),
+            observed: Box::new(observed(GateVerdict::Pass, &["src/a.rs"], &[])),
+        },
+    )
+    .expect("report");
+    let mut done = fresh.clone();
+    done.state = TicketState::TicketDone;
+    let mut halted = fresh.clone();
+    halted.state = TicketState::Halted;
+    let cases: Vec<(&str, &Ticket, [bool; 4])> = vec![
+        // assign, update-subtask, complete-ticket, subtask-complete
+        ("fresh", &fresh, [true, false, false, false]),
+        ("developing", &developing, [false, false, false, true]),
+        ("reported", &reported, [false, true, false, false]),
+        ("done", &done, [false, false, false, false]),
+        ("halted", &halted, [false, false, false, false]),
+    ];
+    for (name, t, allowed) in cases {
+        for (tool, allowed) in Tool::ALL.into_iter().zip(allowed) {
+            for role in [None, Some(Role::Manager), Some(Role::Developer)] {
+                let right_role = role.is_none_or(|r| r == tool.role());
+                assert_eq!(
+                    check(t, role, tool).is_ok(),
+                    allowed && right_role,
+                    "{name}: {} as {role:?}",
+                    tool.command()
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn the_third_rejection_blocks_and_a_blocked_subtask_needs_new_prior_context() {
+    let mut t = ticket();
+    for round in 1..=3 {
+        t = run(&t, Some(Role::Manager), Action::Assign(assignment(None))).expect("assign");
+        assert_eq!(t.subtasks.len(), 1, "the rejected subtask is reassigned");
+        t = run(
+            &t,
+            Some(Role::Developer),
+            Action::Report {
+                report: Box::new(report("pass", &["src/a.rs"])),
+                observed: Box::new(observed(GateVerdict::Pass, &["src/a.rs"], &[])),
+            },
+        )
+        .expect("report");
+        t = run(&t, Some(Role::Manager), update("rejected", None)).expect("reject");
+        let expected = if round < 3 {
+            SubtaskStatus::Rejected
+        } else {
+            SubtaskStatus::Blocked
+        };
+        assert_eq!(t.subtasks[0].status, expected, "round {round}");
+        assert_eq!(t.subtasks[0].rejections, round);
+    }
+    let refused = run(&t, None, Action::Assign(assignment(None))).expect_err("same context");
+    assert!(refused.message.contains("new priorContext"), "{refused:?}");
+    let t = run(&t, None, Action::Assign(assignment(Some("try x")))).expect("new context");
+    assert_eq!(t.subtasks[0].status, SubtaskStatus::InProgress);
+    assert_eq!(t.subtasks[0].assignments, 4);
+    let refused = run(&t, None, Action::Assign(assignment(Some("try x"))));
+    assert!(refused.is_err(), "in DEVELOPER, assign is refused");
+}
+
+#[test]
+fn a_contradicted_report_is_accepted_only_with_an_override_which_is_recorded() {
+    let t = run(&ticket(), None, Action::Assign(assignment(None))).expect("assign");
+    let t = run(
+        &t,
+        None,
+        Action::Report {
+            report: Box::new(report("pass", &["src/a.rs"])),
+            observed: Box::new(observed(
+                GateVerdict::Fail,
+                &["src/a.rs", "README.md"],
+                &["README.md"],
+            )),
+        },
+    )
+    .expect("report");
+    assert_eq!(
+        t.subtasks[0].contradictions,
+        vec![
+            "the developer reported pass; the gates failed: `test` exited exit 1".to_string(),
+            "changed `README.md`, outside the assignment (filesToModify: `src/**`)".to_string(),
+            "changed `README.md` without reporting it".to_string(),
+        ]
+    );
+    let refused = run(&t, None, update("complete", None)).expect_err("contradicted");
+    assert!(
+        refused.message.contains("contradicts the report"),
+        "{refused:?}"
+    );
+    let accepted =
+        run(&t, None, update("complete", Some("README typo is fine"))).expect("override");
+    assert_eq!(accepted.subtasks[0].status, SubtaskStatus::Complete);
+    assert_eq!(
+        accepted.subtasks[0].override_reason.as_deref(),
+        Some("README typo is fine")
+    );
+    assert_eq!(accepted.verified, "c".repeat(40));
+    assert!(check(&accepted, None, Tool::CompleteTicket).is_ok());
+}
+
+#[test]
+fn inputs_report_every_problem_with_its_json_path() {
+    let problems = parse_assignment(&json!({
+        "mode": "refactor", "goal": "", "acceptanceCriteria": [], "filesToModify": ["/etc", 3],
+        "extra": 1
+    }))
+    .expect_err("invalid");
+    let paths: Vec<&str> = problems.iter().map(|p| p.path.as_str()).collect();
+    assert_eq!(
+        paths,
+        vec![
+            "extra",
+            "mode",
+            "goal",
+            "filesToModify[0]",
+            "filesToModify[1]",
+            "acceptanceCriteria"
+        ]
+    );
+    let problems = parse_report(&json!({
+        "status": "done", "filesChanged": [{"summary": "x"}], "buildStatus": "ok",
+        "testResults": {"failed": -1}, "message": "m"
+    }))
+    .expect_err("invalid");
+    let paths: Vec<&str> = problems.iter().map(|p| p.path.as_str()).collect();
+    assert_eq!(
+        paths,
+        vec![
+            "status",
+            "filesChanged[0].path",
+            "buildStatus",
+            "testResults.failed"
+        ]
+    );
+    assert!(parse_update(&json!([])).is_err());
+    assert!(parse_complete_ticket(&json!({"summary": " "})).is_err());
+}
+
+#[test]
+fn ticket_json_round_trips_and_refuses_another_schema() {
+    let t = run(&ticket(), None, Action::Assign(assignment(None))).expect("assign");
+    assert_eq!(Ticket::from_json(&t.to_json()).expect("reads"), t);
+    let mut other: serde_json::Value = serde_json::from_slice(&t.to_json()).expect("json");
+    other["schema"] = json!(2);
+    let err = Ticket::from_json(other.to_string().as_bytes()).expect_err("schema 2");
+    assert!(err.contains("schema 2"), "{err}");
+}
