@@ -35,22 +35,35 @@ pub struct Outcome {
     pub halted: bool,
 }
 
-/// The role a call is made in: the flag, else `GIT_ORCHESTRATE_ROLE`, else `[agent] role`.
+/// The role a call is made in: the flag, else `GIT_ORCHESTRATE_ROLE`, else `[agent] role`
+/// as main had it at the ticket's pin (the working tree's copy is the agent's to edit). A
+/// flag may not contradict the session's variable: `run` sets it for each agent session.
 pub fn role(session: &Session, flag: Option<Role>) -> Result<Option<Role>, EngineError> {
-    if flag.is_some() {
-        return Ok(flag);
-    }
-    if let Ok(text) = std::env::var(ROLE_ENV)
-        && !text.is_empty()
-    {
-        return Role::parse(&text)
-            .map(Some)
-            .ok_or_else(|| EngineError::BadInput {
+    let env = match std::env::var(ROLE_ENV) {
+        Ok(text) if !text.is_empty() => {
+            Some(Role::parse(&text).ok_or_else(|| EngineError::BadInput {
                 message: format!("{ROLE_ENV}={text:?} names no role"),
                 hint: "Use manager or developer.".into(),
-            });
+            })?)
+        }
+        _ => None,
+    };
+    match (flag, env) {
+        (Some(flag), Some(env)) if flag != env => Err(EngineError::TicketRefused {
+            message: format!(
+                "this session is the {} ({ROLE_ENV}); --role {} does not change that",
+                env.as_str(),
+                flag.as_str()
+            ),
+            hint: "Call only your role's tools; the other role has its own session.".into(),
+            state: "ANY".into(),
+        }),
+        (Some(role), _) | (None, Some(role)) => Ok(Some(role)),
+        (None, None) => match session.store.read_ticket()? {
+            Some(snap) => Ok(observe::pinned_config(session, &snap.ticket)?.agent.role),
+            None => Ok(None),
+        },
     }
-    Ok(session.load_config(None)?.config.agent.role)
 }
 
 fn refused(ticket: &Ticket, refusal: Refusal) -> EngineError {

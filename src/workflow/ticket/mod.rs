@@ -276,6 +276,13 @@ pub struct Observed {
     pub files_changed: Vec<String>,
     /// The changed paths that no `filesToModify` glob matches.
     pub outside_scope: Vec<String>,
+    /// Changed paths the pinned configuration protects (`[gates] protected`, the
+    /// configuration itself, the prompt files): never a subtask's to change.
+    #[serde(default)]
+    pub protected: Vec<String>,
+    /// Test files the subtask removed.
+    #[serde(default)]
+    pub removed_tests: Vec<String>,
 }
 
 /// The gates' verdict on one tree.

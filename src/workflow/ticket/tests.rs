@@ -48,6 +48,8 @@ fn observed(gates: GateVerdict, files: &[&str], outside: &[&str]) -> Observed {
         tests_on_base: None,
         files_changed: files.iter().map(|s| s.to_string()).collect(),
         outside_scope: outside.iter().map(|s| s.to_string()).collect(),
+        protected: Vec::new(),
+        removed_tests: Vec::new(),
     }
 }
 
@@ -164,7 +166,7 @@ fn a_contradicted_report_is_accepted_only_with_an_override_which_is_recorded() {
     assert_eq!(
         t.subtasks[0].contradictions,
         vec![
-            "the developer reported pass; the gates failed: `test` exited exit 1".to_string(),
+            "the developer reported pass; the gates failed: `test` ended with exit 1".to_string(),
             "changed `README.md`, outside the assignment (filesToModify: `src/**`)".to_string(),
             "changed `README.md` without reporting it".to_string(),
         ]
