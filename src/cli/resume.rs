@@ -25,6 +25,19 @@ pub fn run(session: &Session, args: &ResumeArgs, ui: &mut Ui) -> Result<Exit, Fa
         return print_payload(session, ui, Answer::Resume, args.guidance.as_deref());
     }
     let human = require_human("resume")?;
+    if engine::ticket::is_ticket(session)? {
+        // A ticket halts only on a merge that conflicted: the human made the branch
+        // mergeable; the manager's `complete-ticket` lands it (docs/tickets.md).
+        let outcome = engine::ticket::resume(session, args.guidance.as_deref())?;
+        if !ui.json_report(&outcome)? {
+            ui.line(format!(
+                "resumed: HALTED -> {}; the manager's next `git orchestrate complete-ticket` \
+                 merges the branch",
+                outcome.state.as_str()
+            ))?;
+        }
+        return Ok(Exit::Success);
+    }
     let done = engine::resume(
         session,
         args.guidance.as_deref(),

@@ -645,3 +645,46 @@ fn complete_ticket_refuses_commits_no_subtask_covers_and_gates_that_fail_on_the_
         contradictions(&repo, "S2")[0].starts_with("the developer reported pass; the gates failed")
     );
 }
+
+#[test]
+fn a_merge_that_conflicts_halts_the_ticket_until_a_human_resumes_it() {
+    let repo = repo();
+    repo.run(&["ticket", "new", "--title", "Readme"]).expect(0);
+    assign(&repo, "Reword the readme", &["README.md"], &[]).expect(0);
+    repo.write("README.md", "# project, by the ticket\n");
+    repo.commit_all("ticket readme");
+    report(&repo, "pass", &["README.md"], &[]).expect(0);
+    judge(&repo, "complete", &[]).expect(0);
+    // main moves meanwhile, on the same line.
+    repo.git(&["switch", "--quiet", "main"]);
+    repo.write("README.md", "# project, on main\n");
+    repo.commit_all("main readme");
+    repo.run(&["complete-ticket", "--summary", "reworded"])
+        .expect(10)
+        .says("Conflicting files: README.md");
+    assert_eq!(state(&repo), "HALTED");
+    repo.run(&["get-task", "--role", "manager"])
+        .expect(10)
+        .says("HALTED: ERROR: Automated merge failed");
+    // The human merges the squashed branch by hand, then resumes.
+    let (merged, _) = repo.git_try(&["merge", "--no-edit", "ticket/readme"]);
+    assert!(!merged, "the merge conflicts");
+    repo.write("README.md", "# project, both\n");
+    repo.git(&["add", "README.md"]);
+    repo.git(&["commit", "--quiet", "--no-edit"]);
+    repo.run(&["resume"]).expect(4).warns("human");
+    repo.human(&["resume", "--guidance", "merged by hand"]).expect(0);
+    assert_eq!(state(&repo), "MANAGER");
+    repo.run(&["complete-ticket", "--summary", "reworded"])
+        .expect(0)
+        .says("ticket done");
+    assert_eq!(state(&repo), "TICKET_DONE");
+    let t = ticket(&repo);
+    assert!(
+        t["activity"]
+            .as_array()
+            .expect("activity")
+            .iter()
+            .any(|a| a["by"] == "human" && a["text"] == "merged by hand")
+    );
+}
