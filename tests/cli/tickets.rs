@@ -673,7 +673,8 @@ fn a_merge_that_conflicts_halts_the_ticket_until_a_human_resumes_it() {
     repo.git(&["add", "README.md"]);
     repo.git(&["commit", "--quiet", "--no-edit"]);
     repo.run(&["resume"]).expect(4).warns("human");
-    repo.human(&["resume", "--guidance", "merged by hand"]).expect(0);
+    repo.human(&["resume", "--guidance", "merged by hand"])
+        .expect(0);
     assert_eq!(state(&repo), "MANAGER");
     repo.run(&["complete-ticket", "--summary", "reworded"])
         .expect(0)
@@ -687,4 +688,92 @@ fn a_merge_that_conflicts_halts_the_ticket_until_a_human_resumes_it() {
             .iter()
             .any(|a| a["by"] == "human" && a["text"] == "merged by hand")
     );
+}
+
+/// The ticket `a_ticket_…` would make, shorter: one subtask, accepted, completed.
+fn finished_ticket(repo: &TestRepo) {
+    repo.run(&["ticket", "new", "--title", "Hello"]).expect(0);
+    assign(repo, "Add hello", &["src/**", "tests/**"], &[]).expect(0);
+    honest_work(repo, "hello");
+    report(repo, "pass", &["src/hello.sh", "tests/hello.sh"], &[]).expect(0);
+    judge(repo, "complete", &[]).expect(0);
+    repo.run(&["complete-ticket", "--summary", "hello"])
+        .expect(0);
+}
+
+#[test]
+fn attest_replays_a_ticket_and_runs_its_squash_and_its_tests_again() {
+    let repo = repo();
+    finished_ticket(&repo);
+    let out = repo.run(&["attest", "--no-note", "main", "main^2"]);
+    out.expect(0);
+    assert_eq!(
+        crate::support::redact_ids(&out.stdout),
+        "PASSED <id> (the merge of workflow main's ticket)\n  \
+         re-ran: gates on the squashed commit: passed (tests)\n  \
+         re-ran: subtask S1's tests (tests/hello.sh) on its base <id>: fail, as they must\n\
+         PASSED <id> (the squashed commit of workflow main's ticket)\n  \
+         re-ran: gates on the squashed commit: passed (tests)\n  \
+         re-ran: subtask S1's tests (tests/hello.sh) on its base <id>: fail, as they must\n\
+         no note written: --no-note\n"
+    );
+}
+
+#[test]
+fn a_hand_written_ticket_commit_is_forged_for_attest_and_a_vacuous_test_fails_it() {
+    // A subtask accepted over "its tests pass on the base too": attest fails it.
+    let repo = repo();
+    repo.run(&["ticket", "new", "--title", "Vacuous"]).expect(0);
+    assign(&repo, "Add hello", &["src/**", "tests/**"], &[]).expect(0);
+    repo.write("src/hello.sh", "echo hello\n");
+    repo.write("tests/hello.sh", "true\n");
+    repo.commit_all("vacuous");
+    report(&repo, "pass", &["src/hello.sh", "tests/hello.sh"], &[]).expect(0);
+    judge(&repo, "complete", &["--override", "looks fine to me"]).expect(0);
+    repo.run(&["complete-ticket", "--summary", "hello"])
+        .expect(0);
+    let out = repo.run(&["attest", "--no-note", "main"]);
+    out.expect(1)
+        .says("re-ran: subtask S1 was accepted over 1 contradiction(s) by the manager: looks fine to me")
+        .says("subtask S1's tests pass on its base too: nothing proves they test its change");
+
+    // The last commit rewritten by hand (the override hidden): the replay names it.
+    let tip = repo
+        .git(&["rev-parse", "refs/orchestrator/workflows/main"])
+        .trim()
+        .to_string();
+    let text = repo.git(&["show", &format!("{tip}:ticket.json")]);
+    let mut t: Value = serde_json::from_str(&text).expect("ticket.json");
+    t["subtasks"][0]["overrideReason"] = Value::Null;
+    let blob = repo.git_with_stdin(&["hash-object", "-w", "--stdin"], t.to_string().as_bytes());
+    let tree = repo.git_with_stdin(
+        &["mktree"],
+        format!("100644 blob {}\tticket.json\n", blob.trim()).as_bytes(),
+    );
+    let event = repo
+        .git(&["cat-file", "commit", &tip])
+        .lines()
+        .find_map(|l| l.strip_prefix("orchestrator-event ").map(str::to_string))
+        .expect("event header");
+    let message = repo.git(&["log", "-1", "--format=%B", &tip]);
+    let raw = format!(
+        "tree {}\nparent {}\nauthor A <a@b> 1 +0000\ncommitter A <a@b> 1 +0000\norchestrator-event {event}\n\n{message}",
+        tree.trim(),
+        repo.git(&["rev-parse", &format!("{tip}^")]).trim()
+    );
+    let forged = repo.git_with_stdin(
+        &["hash-object", "-t", "commit", "-w", "--stdin"],
+        raw.as_bytes(),
+    );
+    repo.git(&[
+        "update-ref",
+        "refs/orchestrator/workflows/main",
+        forged.trim(),
+        &tip,
+    ]);
+    let out = repo.run(&["attest", "--no-note", "main"]);
+    out.expect(1).says(&format!(
+        "the ticket's history is forged at {}: ticket.json is not what its recorded event makes of its parent (it differs in: subtasks)",
+        &forged.trim()[..12]
+    ));
 }

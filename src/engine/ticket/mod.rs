@@ -4,7 +4,8 @@
 //! compare-and-swap; a lost race runs the whole command again.
 
 mod finish;
-mod observe;
+pub(crate) mod observe;
+pub mod replay;
 
 use serde_json::Value;
 
@@ -172,6 +173,7 @@ pub fn create(
                 hint: format!("Make a first commit on {main}, then start the ticket."),
             })?;
         let branch = free_branch(session, title)?;
+        let at = now();
         let ticket = Ticket::new(
             title.to_string(),
             body.to_string(),
@@ -180,11 +182,12 @@ pub fn create(
             pin.commit,
             pin.config,
             subtasks,
-            now(),
+            at,
         );
+        let recorded = recorded_json(&ticket::Recorded { at, action: None })?;
         let id = session
             .store
-            .write_ticket(tip, from, &ticket, "ticket-new", title)?;
+            .write_ticket(tip, from, &ticket, "ticket-new", title, &recorded)?;
         Ok((id, ticket))
     })?;
     let (id, ticket) = outcome;
@@ -288,6 +291,12 @@ pub fn briefing(
     Ok((snap, text))
 }
 
+/// The event header's text: one line of JSON.
+fn recorded_json(recorded: &ticket::Recorded) -> Result<String, EngineError> {
+    serde_json::to_string(recorded)
+        .map_err(|e| EngineError::Internal(format!("a ticket event does not serialize: {e}")))
+}
+
 /// Writes the outcome of `action` on `snap` (refused: nothing is written).
 fn write(
     session: &Session,
@@ -297,14 +306,20 @@ fn write(
     event: &str,
     summary: &str,
 ) -> Result<Outcome, EngineError> {
-    let next =
-        ticket::apply(&snap.ticket, role, action, now()).map_err(|r| refused(&snap.ticket, r))?;
+    let at = now();
+    let next = ticket::apply(&snap.ticket, role, action.clone(), at)
+        .map_err(|r| refused(&snap.ticket, r))?;
+    let recorded = recorded_json(&ticket::Recorded {
+        at,
+        action: Some(action),
+    })?;
     let id = session.store.write_ticket(
         Some(snap.tip),
         Some(snap.ticket.state),
         &next,
         event,
         summary,
+        &recorded,
     )?;
     Ok(Outcome {
         workflow: session.store.workflow().to_string(),

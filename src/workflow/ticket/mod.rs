@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 pub use input::{
     Tool, parse_assignment, parse_complete_ticket, parse_report, parse_update, tool_schema,
 };
-pub use machine::{Action, Refusal, apply, check, legal_next};
+pub use machine::{Action, Recorded, Refusal, apply, check, legal_next, replay};
 pub use text::{briefing, contradictions, observed_lines};
 
 /// The only `ticket.json` schema this version reads and writes.
