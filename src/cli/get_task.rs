@@ -19,10 +19,10 @@ pub struct GetTaskArgs {
 }
 
 pub fn run(session: &Session, args: &GetTaskArgs, ui: &mut Ui) -> Result<Exit, Failure> {
-    if engine::ticket::is_ticket(session)? {
-        return super::ticket::get_task(session, args.role, ui);
-    }
     if args.role.is_some() {
+        if engine::ticket::is_ticket(session)? {
+            return super::ticket::get_task(session, args.role, ui);
+        }
         return Err(Failure::from(super::CommandError::invalid_input(
             format!(
                 "--role applies to ticket workflows; workflow \"{}\" is a TDD workflow",
@@ -31,7 +31,14 @@ pub fn run(session: &Session, args: &GetTaskArgs, ui: &mut Ui) -> Result<Exit, F
             "Drop --role, or start a ticket with `git orchestrate ticket new --title TEXT`.",
         )));
     }
-    let report = engine::get_task(session)?;
+    // A ticket workflow is told apart by the TDD read failing on it, which costs the hot
+    // path nothing (one `get-task` ≈ one `git rev-parse`).
+    let report = match engine::get_task(session) {
+        Err(engine::EngineError::Store(crate::store::StoreError::TicketWorkflow { .. })) => {
+            return super::ticket::get_task(session, None, ui);
+        }
+        other => other?,
+    };
     ui.report_or_text(&report, &report.briefing)?;
     Ok(if report.halted {
         Exit::Halted

@@ -689,6 +689,17 @@ impl Session {
         Ok(())
     }
 
+    /// The TDD workflow's state, `None` when the workflow does not exist yet or is a ticket
+    /// (docs/tickets.md): for the commands that read the main branch and the configuration
+    /// from it, and go on without it.
+    pub fn tdd_state(&self) -> Result<Option<State>, EngineError> {
+        match self.store.read() {
+            Ok(snap) => Ok(snap.map(|s| s.state)),
+            Err(StoreError::TicketWorkflow { .. }) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
     /// Runs `attempt` until it does not lose a race, at most [`MAX_ATTEMPTS`] times.
     pub fn with_retries<T>(
         &self,
