@@ -56,7 +56,9 @@ pub use answers::{
     Answer, AnswerCheck, AnswerSignature, AnswerVerdict, Signing, answer_payload, judge_answers,
 };
 pub use audit::{AuditReport, audit};
-pub use board::{BoardReport, BoardRow, BoardWorktree, ClaimSeen, UnclaimedPr, board};
+pub use board::{
+    BoardReport, BoardRow, BoardWorktree, ClaimSeen, UnclaimedPr, WorkflowState, board,
+};
 pub use checkpoint::{CheckpointReport, WithoutCommit, checkpoint};
 pub use doctor::{Check, DoctorReport, Level, doctor};
 pub use error::{AuditProblem, EngineError, Unsafe};
@@ -67,7 +69,9 @@ pub use history::{LogReport, PlanReport, log, plan};
 pub use human::{AnswerReport, ResumeReport, approve, reject, resume};
 pub use init::{CHECK_NAME, CiProvider, CiReport, CiRequest, InitReport, RefspecAdded, init};
 pub use repin::{RepinReport, repin};
-pub use status::{ConfigStatus, Progress, StatusReport, status};
+pub use status::{
+    ConfigStatus, Progress, RemoteReport, StatusReport, WorkflowStatus, status, workflow_status,
+};
 pub use submit::{SubmitKind, SubmitReport, TestReport, submit};
 pub use sync::{
     Action, Adoption, BranchSync, NotesSync, Side, SyncReport, WorkflowSync, adopt_from_remote,

@@ -21,9 +21,32 @@ pub struct RunPointer {
     pub subject: String,
 }
 
+/// What `status` reports on whichever kind of workflow is selected: `status --json` says
+/// which in `kind` (docs/tickets.md).
+#[derive(Clone, Debug, Serialize)]
+#[serde(untagged)]
+pub enum WorkflowStatus {
+    Tdd(Box<StatusReport>),
+    Ticket(Box<super::ticket::TicketStatus>),
+}
+
+/// `status`: the ticket's when the workflow holds a ticket, else the TDD workflow's.
+pub fn workflow_status(session: &Session) -> Result<WorkflowStatus, EngineError> {
+    if let Some(tip) = session.store.tip()?
+        && let Some(snap) = session.store.ticket_at(tip, &session.store.ref_name())?
+    {
+        return Ok(WorkflowStatus::Ticket(Box::new(
+            super::ticket::ticket_status(session, &snap)?,
+        )));
+    }
+    Ok(WorkflowStatus::Tdd(Box::new(status(session)?)))
+}
+
 /// What `status` reports (docs/agent-guide.md, "`status --json`").
 #[derive(Clone, Debug, Serialize)]
 pub struct StatusReport {
+    /// Always `tdd`; a ticket workflow's status says `ticket` (docs/tickets.md).
+    pub kind: &'static str,
     pub workflow: String,
     pub exists: bool,
     pub state: Status,
@@ -169,6 +192,7 @@ pub fn status(session: &Session) -> Result<StatusReport, EngineError> {
         None => Vec::new(),
     };
     Ok(StatusReport {
+        kind: "tdd",
         workflow: session.store.workflow().to_string(),
         exists: snapshot.is_some(),
         state: state.status(),
@@ -293,7 +317,10 @@ fn config_status(
 }
 
 /// How the workflow stands against each remote's copy of it.
-fn remote_reports(session: &Session, tip: gix::ObjectId) -> Result<Vec<RemoteReport>, EngineError> {
+pub(super) fn remote_reports(
+    session: &Session,
+    tip: gix::ObjectId,
+) -> Result<Vec<RemoteReport>, EngineError> {
     let mut remotes = Vec::new();
     for (remote, theirs) in session.store.tracking_tips()? {
         let relation = session.store.relation(tip, theirs)?;

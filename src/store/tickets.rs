@@ -45,6 +45,32 @@ impl Store {
         })
     }
 
+    /// The names at the top of commit `tip`'s tree: a ticket commit holds `ticket.json`
+    /// alone, and `audit` names anything else mixed in.
+    pub fn tree_names(&self, tip: ObjectId) -> Result<Vec<String>, StoreError> {
+        let tree = self
+            .repo
+            .find_commit(tip)
+            .and_then(|c| c.tree())
+            .map_err(git_err)?;
+        let decoded = tree.decode().map_err(git_err)?;
+        Ok(decoded
+            .entries
+            .iter()
+            .map(|e| e.filename.to_string())
+            .collect())
+    }
+
+    /// The TDD workflow's snapshot, `None` when the workflow does not exist or holds a ticket:
+    /// for the code that reads the state only for what it pins (the configuration, the main
+    /// branch) and runs on a ticket's branch too (the git hooks, `verify`, claims).
+    pub fn read_unless_ticket(&self) -> Result<Option<super::Snapshot>, StoreError> {
+        match self.read() {
+            Err(StoreError::TicketWorkflow { .. }) => Ok(None),
+            other => other,
+        }
+    }
+
     /// The kind of this workflow, `None` when it does not exist yet.
     pub fn kind(&self) -> Result<Option<WorkflowKind>, StoreError> {
         self.tip()?.map(|tip| self.kind_at(tip)).transpose()

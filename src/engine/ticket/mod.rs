@@ -5,6 +5,11 @@
 
 mod finish;
 mod observe;
+mod status;
+
+pub use status::{
+    SubtaskStatusLine, TicketStatus, WaitingReport, progress, status as ticket_status,
+};
 
 use serde_json::Value;
 

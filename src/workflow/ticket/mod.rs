@@ -5,6 +5,7 @@
 
 mod input;
 mod machine;
+mod replay;
 #[cfg(test)]
 mod tests;
 mod text;
@@ -15,6 +16,7 @@ pub use input::{
     Tool, parse_assignment, parse_complete_ticket, parse_report, parse_update, tool_schema,
 };
 pub use machine::{Action, Refusal, apply, check, legal_next};
+pub use replay::{Before, Forgery, replay};
 pub use text::{briefing, contradictions, observed_lines};
 
 /// The only `ticket.json` schema this version reads and writes.
