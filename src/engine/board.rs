@@ -105,9 +105,10 @@ enum Read {
 
 /// Reads workflow commit `tip` as whichever kind it holds.
 fn read_any(store: &Store, tip: ObjectId, reference: &str) -> Result<Read, StoreError> {
-    match store.ticket_at(tip, reference)? {
-        Some(snap) => Ok(Read::Ticket(Box::new(snap))),
-        None => Ok(Read::Tdd(Box::new(store.read_at(tip, reference)?))),
+    match store.ticket_at(tip, reference) {
+        Ok(Some(snap)) => Ok(Read::Ticket(Box::new(snap))),
+        // Not a ticket, or not even a commit: the TDD read says what is wrong, naming the ref.
+        Ok(None) | Err(_) => Ok(Read::Tdd(Box::new(store.read_at(tip, reference)?))),
     }
 }
 

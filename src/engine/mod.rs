@@ -33,6 +33,7 @@ mod status;
 mod submit;
 mod sync;
 pub mod ticket;
+pub use ticket::{WorkflowStatus, workflow_status};
 mod unrecorded;
 pub mod verify;
 mod worktree;
@@ -69,9 +70,7 @@ pub use history::{LogReport, PlanReport, log, plan};
 pub use human::{AnswerReport, ResumeReport, approve, reject, resume};
 pub use init::{CHECK_NAME, CiProvider, CiReport, CiRequest, InitReport, RefspecAdded, init};
 pub use repin::{RepinReport, repin};
-pub use status::{
-    ConfigStatus, Progress, RemoteReport, StatusReport, WorkflowStatus, status, workflow_status,
-};
+pub use status::{ConfigStatus, Progress, RemoteReport, StatusReport, status};
 pub use submit::{SubmitKind, SubmitReport, TestReport, submit};
 pub use sync::{
     Action, Adoption, BranchSync, NotesSync, Side, SyncReport, WorkflowSync, adopt_from_remote,

@@ -21,27 +21,6 @@ pub struct RunPointer {
     pub subject: String,
 }
 
-/// What `status` reports on whichever kind of workflow is selected: `status --json` says
-/// which in `kind` (docs/tickets.md).
-#[derive(Clone, Debug, Serialize)]
-#[serde(untagged)]
-pub enum WorkflowStatus {
-    Tdd(Box<StatusReport>),
-    Ticket(Box<super::ticket::TicketStatus>),
-}
-
-/// `status`: the ticket's when the workflow holds a ticket, else the TDD workflow's.
-pub fn workflow_status(session: &Session) -> Result<WorkflowStatus, EngineError> {
-    if let Some(tip) = session.store.tip()?
-        && let Some(snap) = session.store.ticket_at(tip, &session.store.ref_name())?
-    {
-        return Ok(WorkflowStatus::Ticket(Box::new(
-            super::ticket::ticket_status(session, &snap)?,
-        )));
-    }
-    Ok(WorkflowStatus::Tdd(Box::new(status(session)?)))
-}
-
 /// What `status` reports (docs/agent-guide.md, "`status --json`").
 #[derive(Clone, Debug, Serialize)]
 pub struct StatusReport {

@@ -8,7 +8,7 @@ mod observe;
 mod status;
 
 pub use status::{
-    SubtaskStatusLine, TicketStatus, WaitingReport, progress, status as ticket_status,
+    SubtaskStatusLine, TicketStatus, WaitingReport, WorkflowStatus, progress, workflow_status,
 };
 
 use serde_json::Value;

@@ -6,12 +6,33 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use super::super::status::{LockReport, Progress, RemoteReport, remote_reports};
+use super::super::status::{LockReport, Progress, RemoteReport, StatusReport, remote_reports};
 use super::super::{EngineError, Session};
 use crate::store::TicketSnapshot;
 use crate::workflow::ticket::{
     self, Finished, GateVerdict, Role, SubtaskStatus, Ticket, TicketState,
 };
+
+/// What `status` reports on whichever kind of workflow is selected: `status --json` says
+/// which in `kind` (docs/tickets.md).
+#[derive(Clone, Debug, Serialize)]
+#[serde(untagged)]
+pub enum WorkflowStatus {
+    Tdd(Box<StatusReport>),
+    Ticket(Box<TicketStatus>),
+}
+
+/// `status`: the ticket's when the workflow holds a ticket, else the TDD workflow's.
+pub fn workflow_status(session: &Session) -> Result<WorkflowStatus, EngineError> {
+    if let Some(tip) = session.store.tip()?
+        && let Some(snap) = session.store.ticket_at(tip, &session.store.ref_name())?
+    {
+        return Ok(WorkflowStatus::Ticket(Box::new(status(session, &snap)?)));
+    }
+    Ok(WorkflowStatus::Tdd(Box::new(super::super::status(
+        session,
+    )?)))
+}
 
 /// What `status` reports on a ticket workflow (`status --json` with `"kind": "ticket"`).
 #[derive(Clone, Debug, Serialize)]
