@@ -108,15 +108,25 @@ fn cells(report: &BoardReport, row: &BoardRow) -> [String; 8] {
         (Some(state), _) => state.to_string(),
         (None, _) => "UNREADABLE".to_string(),
     };
+    let ticket = row.kind == Some("ticket");
     let pr = match (&row.pr, &row.progress) {
         (Some(pr), Some(p)) => format!("{} {}/{}", one_line(pr), p.done, p.total),
         (Some(pr), None) => one_line(pr),
+        // A ticket has no master-plan PR: its title and branch say what it is.
+        (None, Some(p)) if ticket => format!(
+            "ticket \"{}\" ({}) {}/{}",
+            one_line(row.pr_title.as_deref().unwrap_or_default()),
+            one_line(row.branch.as_deref().unwrap_or_default()),
+            p.done,
+            p.total
+        ),
         _ => dash(),
     };
-    let step = row
-        .step
-        .as_ref()
-        .map_or_else(dash, |s| format!("{} {}", one_line(&s.id), s.kind.as_str()));
+    let step = match (&row.step, &row.subtask) {
+        (Some(s), _) => format!("{} {}", one_line(&s.id), s.kind.as_str()),
+        (None, Some(subtask)) => one_line(subtask),
+        (None, None) => dash(),
+    };
     let claim = row.claim.as_ref().map_or_else(dash, |c| {
         let holder = if c.claim.workflow == row.workflow {
             String::new()

@@ -24,6 +24,12 @@ pub struct DemoArgs {
     /// Keep the temporary demo repository and print where it is.
     #[arg(long)]
     pub keep: bool,
+
+    /// Run a ticket instead (ticket mode): a manager and a developer, a rejection, a report
+    /// the gates contradict, a subtask blocked after three rejections and reassigned with new
+    /// priorContext, then the squash and the merge.
+    #[arg(long)]
+    pub ticket: bool,
 }
 
 /// `cli` is the program's whole command line (for the manual page the demo installs).
@@ -31,6 +37,7 @@ pub fn run(args: &DemoArgs, cli: clap::Command, ui: &mut Ui) -> Result<Exit, Fai
     let options = Options {
         dir: args.dir.clone(),
         keep: args.keep,
+        ticket: args.ticket,
     };
     let mut stdout = std::io::stdout().lock();
     let narration: Option<&mut dyn std::io::Write> = if ui.json { None } else { Some(&mut stdout) };

@@ -732,9 +732,9 @@ fn read(session: &Session, uri: &str) -> Result<String, String> {
     let to_value =
         |v: Result<Value, serde_json::Error>| v.map_err(|e| EngineError::Internal(e.to_string()));
     match uri {
-        STATUS_URI => {
-            as_json(engine::status(session).and_then(|r| to_value(serde_json::to_value(r))))
-        }
+        STATUS_URI => as_json(
+            engine::workflow_status(session).and_then(|r| to_value(serde_json::to_value(r))),
+        ),
         PLAN_URI => as_json(engine::plan(session).and_then(|r| to_value(serde_json::to_value(r)))),
         OUTPUT_URI => {
             let snapshot = session

@@ -4,8 +4,10 @@ use clap::Args;
 
 use super::render::preflight_line;
 use super::{Exit, Failure, Ui};
-use crate::engine::{self, ConfigStatus, Session, StatusReport};
+use crate::engine::ticket::TicketStatus;
+use crate::engine::{self, ConfigStatus, RemoteReport, Session, StatusReport, WorkflowStatus};
 use crate::workflow::Status;
+use crate::workflow::ticket::GateVerdict;
 
 /// Show where the workflow stands; unlike get-task it never changes anything.
 ///
@@ -14,10 +16,19 @@ use crate::workflow::Status;
 pub struct StatusArgs {}
 
 pub fn run(session: &Session, _args: &StatusArgs, ui: &mut Ui) -> Result<Exit, Failure> {
-    let report = engine::status(session)?;
+    let report = engine::workflow_status(session)?;
     if ui.json_report(&report)? {
         return Ok(Exit::Success);
     }
+    let report = match report {
+        WorkflowStatus::Ticket(ticket) => {
+            for line in ticket_lines(&ticket) {
+                ui.line(line)?;
+            }
+            return Ok(Exit::Success);
+        }
+        WorkflowStatus::Tdd(report) => report,
+    };
     for line in lines(&report) {
         ui.line(line)?;
     }
@@ -27,6 +38,85 @@ pub fn run(session: &Session, _args: &StatusArgs, ui: &mut Ui) -> Result<Exit, F
         }
     }
     Ok(Exit::Success)
+}
+
+/// A ticket workflow's status as people read it (docs/tickets.md).
+fn ticket_lines(t: &TicketStatus) -> Vec<String> {
+    let mut lines = vec![format!(
+        "workflow  {} ({} @ {}) · ticket",
+        t.workflow,
+        t.reference,
+        crate::short_id(&t.tip)
+    )];
+    let turn = match t.turn {
+        Some(role) => format!(" · the {}'s turn", role.as_str()),
+        None => String::new(),
+    };
+    lines.push(format!("state     {}{turn}", t.state.as_str()));
+    lines.push(format!(
+        "ticket    {} · {} of {} subtasks complete",
+        t.title, t.progress.done, t.progress.total
+    ));
+    let where_ = if t.head.as_deref() == Some(t.branch.as_str()) {
+        "checked out".to_string()
+    } else if let Some(path) = &t.branch_worktree {
+        format!("checked out in {}", path.display())
+    } else {
+        "not checked out".to_string()
+    };
+    lines.push(format!(
+        "branch    {} ({where_}) · verified at {}",
+        t.branch,
+        crate::short_id(&t.verified)
+    ));
+    for s in &t.subtasks {
+        let mut line = format!("subtask   {} {} \"{}\"", s.id, s.status.as_str(), s.title);
+        if s.rejections > 0 {
+            line.push_str(&format!(" · {} rejection(s)", s.rejections));
+        }
+        if t.current.as_deref() == Some(s.id.as_str()) {
+            line.push_str(" · current");
+        }
+        lines.push(line);
+    }
+    if t.subtasks.is_empty() {
+        lines.push("subtask   none yet: the manager's `assign` makes the first".to_string());
+    }
+    if let Some(w) = &t.waiting {
+        let observed = match w.observed {
+            Some(GateVerdict::Pass) => "pass",
+            Some(GateVerdict::Fail) => "fail",
+            Some(GateVerdict::None) => "none configured",
+            None => "not observed",
+        };
+        lines.push(format!(
+            "report    {} reported {} (build {}) at {}; observed gates: {observed} · {} contradiction(s)",
+            w.subtask,
+            w.status,
+            w.build_status,
+            crate::short_id(&w.commit),
+            w.contradictions.len()
+        ));
+        for c in &w.contradictions {
+            lines.push(format!("          - {c}"));
+        }
+    }
+    if let Some(halt) = &t.halt {
+        lines.push(format!("halted    {halt}"));
+    }
+    if let Some(done) = &t.finished {
+        lines.push(format!(
+            "squashed  {}{}",
+            crate::short_id(&done.squash),
+            done.merge
+                .as_deref()
+                .map(|m| format!(" · merged as {}", crate::short_id(m)))
+                .unwrap_or_default()
+        ));
+    }
+    lines.push(format!("next      {}", t.next));
+    lines.extend(t.remotes.iter().map(remote_line));
+    lines
 }
 
 /// The report as people read it, one line per fact.
@@ -192,7 +282,12 @@ fn results(report: &StatusReport, lines: &mut Vec<String>) {
 
 /// How each remote's copy of the workflow stands against this one.
 fn remotes(report: &StatusReport, lines: &mut Vec<String>) {
-    for r in &report.remotes {
+    lines.extend(report.remotes.iter().map(remote_line));
+}
+
+/// How one remote's copy stands, for a TDD and a ticket status alike.
+fn remote_line(r: &RemoteReport) -> String {
+    {
         let what = match r.standing {
             "equal" => "up to date".to_string(),
             "ahead" => format!(
@@ -212,11 +307,11 @@ fn remotes(report: &StatusReport, lines: &mut Vec<String>) {
                 r.remote
             ),
         };
-        lines.push(format!(
+        format!(
             "remote    {} @ {}: {what}",
             r.remote,
             crate::short_id(&r.tip)
-        ));
+        )
     }
 }
 

@@ -8,6 +8,7 @@ mod error;
 mod files;
 mod runner;
 mod scenario;
+mod ticket;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -28,6 +29,8 @@ pub struct Options {
     pub dir: Option<PathBuf>,
     /// Keep the temporary repository.
     pub keep: bool,
+    /// Run the ticket-mode scenario (src/demo/ticket.rs) instead of the TDD one.
+    pub ticket: bool,
 }
 
 /// What the demo did, as `demo --json` reports it.
@@ -49,8 +52,13 @@ pub fn run(options: &Options, out: Option<&mut dyn Write>) -> Result<DemoReport,
     let path_env = exec::path_with_first(exe.parent().unwrap_or(Path::new("/")))
         .map_err(|e| io("build PATH")(std::io::Error::other(e)))?;
     let mut runner = Runner::new(repo.clone(), exe, path_env, out);
-    runner.say(&scenario::intro(&repo))?;
-    for step in scenario::scenario() {
+    let (intro, steps) = if options.ticket {
+        (ticket::intro(&repo), ticket::scenario())
+    } else {
+        (scenario::intro(&repo), scenario::scenario())
+    };
+    runner.say(&intro)?;
+    for step in steps {
         runner.perform(step)?;
     }
     let audit_log = runner.git(&[

@@ -17,6 +17,10 @@ pub(super) enum Actor {
     Agent,
     /// A person: their `git orchestrate` commands run as typed in a terminal.
     Human,
+    /// Ticket mode's manager agent (docs/tickets.md).
+    Manager,
+    /// Ticket mode's developer agent.
+    Developer,
 }
 
 impl Actor {
@@ -25,6 +29,8 @@ impl Actor {
         match self {
             Actor::Agent => "agent",
             Actor::Human => "human",
+            Actor::Manager => "manager",
+            Actor::Developer => "developer",
         }
     }
 }

@@ -18,9 +18,13 @@ use super::claims::{self, master_plan_text};
 use super::status::Progress;
 use super::{EngineError, Session};
 use crate::exec::GitError;
-use crate::store::{Checkout, Claim, Snapshot, branch_ref, tracking_ref, workflow_ref};
+use crate::store::{
+    Checkout, Claim, Snapshot, Store, StoreError, TicketSnapshot, branch_ref, tracking_ref,
+    workflow_ref,
+};
 use crate::workflow::briefing::StepView;
 use crate::workflow::claims as rules;
+use crate::workflow::ticket::TicketState;
 use crate::workflow::{State, Status};
 
 /// What `board` reports (docs/worktrees.md, "The board").
@@ -50,13 +54,18 @@ pub struct BoardRow {
     pub shown: &'static str,
     /// Why that copy cannot be read (a remote may hold anything); the rest is then empty.
     pub error: Option<String>,
-    pub state: Option<Status>,
+    /// `tdd`, or `ticket` for a ticket workflow (docs/tickets.md); `None` when unreadable.
+    pub kind: Option<&'static str>,
+    /// A TDD workflow's state, or a ticket's (`MANAGER`, `DEVELOPER`, …).
+    pub state: Option<WorkflowState>,
     /// The PR's key: the slug of its master-plan heading (what it is claimed by).
     pub pr: Option<String>,
     pub pr_title: Option<String>,
     pub branch: Option<String>,
     /// The same step shape as `get-task --json`.
     pub step: Option<StepView>,
+    /// A ticket's current subtask (assigned, or waiting for the manager).
+    pub subtask: Option<String>,
     /// The debugging attempt, as `get-task --json` reports it.
     pub attempt: u32,
     pub progress: Option<Progress>,
@@ -68,6 +77,39 @@ pub struct BoardRow {
     pub behind_main: Option<usize>,
     /// The worktree whose config selects this workflow, when there is one.
     pub worktree: Option<BoardWorktree>,
+}
+
+/// A workflow's state as the board and `sync` show it: a TDD workflow's or a ticket's,
+/// either as its name in JSON.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum WorkflowState {
+    Tdd(Status),
+    Ticket(TicketState),
+}
+
+impl std::fmt::Display for WorkflowState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            WorkflowState::Tdd(status) => status.fmt(f),
+            WorkflowState::Ticket(state) => f.write_str(state.as_str()),
+        }
+    }
+}
+
+/// A copy of a workflow as read: either kind.
+enum Read {
+    Tdd(Box<Snapshot>),
+    Ticket(Box<TicketSnapshot>),
+}
+
+/// Reads workflow commit `tip` as whichever kind it holds.
+fn read_any(store: &Store, tip: ObjectId, reference: &str) -> Result<Read, StoreError> {
+    match store.ticket_at(tip, reference) {
+        Ok(Some(snap)) => Ok(Read::Ticket(Box::new(snap))),
+        // Not a ticket, or not even a commit: the TDD read says what is wrong, naming the ref.
+        Ok(None) | Err(_) => Ok(Read::Tdd(Box::new(store.read_at(tip, reference)?))),
+    }
 }
 
 /// A claim as the board shows it, beside a workflow.
@@ -236,9 +278,9 @@ fn gather(
         // This clone's copy first; the remote's when that is all there is, or all that reads.
         let theirs = || {
             let remote = remote.as_deref()?;
-            remote_tip.map(|tip| ("remote", store.read_at(tip, &tracking_name(remote))))
+            remote_tip.map(|tip| ("remote", read_any(store, tip, &tracking_name(remote))))
         };
-        let read = match local_tip.map(|tip| store.read_at(tip, &workflow_ref(name))) {
+        let read = match local_tip.map(|tip| read_any(store, tip, &workflow_ref(name))) {
             Some(Err(e)) if remote_tip.is_some() => {
                 warnings.push(format!(
                     "this clone's copy of workflow {name} cannot be read ({e}): the remote's is shown"
@@ -255,11 +297,13 @@ fn gather(
             remote_tip: remote_tip.map(|t| t.to_string()),
             shown,
             error: None,
+            kind: None,
             state: None,
             pr: None,
             pr_title: None,
             branch: None,
             step: None,
+            subtask: None,
             attempt: 0,
             progress: None,
             claim: None,
@@ -268,7 +312,8 @@ fn gather(
             worktree: None,
         };
         match read {
-            Ok(snapshot) => describe(session, &mut row, &snapshot, &keys, main_tip),
+            Ok(Read::Tdd(snapshot)) => describe(session, &mut row, &snapshot, &keys, main_tip),
+            Ok(Read::Ticket(snap)) => describe_ticket(session, &mut row, &snap, main_tip),
             Err(e) => row.error = Some(e.to_string()),
         }
         row.claim = claim_of(&row, &claims);
@@ -327,7 +372,8 @@ fn describe(
 ) {
     let state = &snapshot.state;
     let plan = snapshot.summary.as_ref();
-    row.state = Some(state.status());
+    row.kind = Some("tdd");
+    row.state = Some(WorkflowState::Tdd(state.status()));
     row.pr_title = plan.map(|p| p.title.clone());
     row.pr = plan.map(|p| keys.key(&p.title));
     row.branch = state.branch().map(str::to_string);
@@ -343,6 +389,28 @@ fn describe(
         .as_deref()
         .filter(|_| state.status() != Status::CreatingBranch)
         .and_then(|b| session.store.ref_tip(&branch_ref(b)).ok().flatten());
+    if let (Some(branch), Some(main)) = (branch_tip, main_tip) {
+        row.behind_main = session.store.relation(branch, main).ok().map(|r| r.behind);
+    }
+}
+
+/// Fills in what a ticket says (docs/tickets.md): its state, title and branch, its current
+/// subtask, complete subtasks of all. A ticket has no master-plan PR, so no claim.
+fn describe_ticket(
+    session: &Session,
+    row: &mut BoardRow,
+    snap: &TicketSnapshot,
+    main_tip: Option<ObjectId>,
+) {
+    let t = &snap.ticket;
+    row.kind = Some("ticket");
+    row.state = Some(WorkflowState::Ticket(t.state));
+    row.pr_title = Some(t.title.clone());
+    row.branch = Some(t.branch.clone());
+    row.subtask = t.current.clone();
+    row.progress = Some(super::ticket::progress(t));
+    row.last_activity = Some(snap.time);
+    let branch_tip = session.store.ref_tip(&branch_ref(&t.branch)).ok().flatten();
     if let (Some(branch), Some(main)) = (branch_tip, main_tip) {
         row.behind_main = session.store.relation(branch, main).ok().map(|r| r.behind);
     }
@@ -504,11 +572,13 @@ mod tests {
             remote_tip: None,
             shown: "local",
             error: None,
+            kind: None,
             state: None,
             pr: Some("pr-4-planned".into()),
             pr_title: None,
             branch: None,
             step: None,
+            subtask: None,
             attempt: 0,
             progress: None,
             claim: None,

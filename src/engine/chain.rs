@@ -1,12 +1,19 @@
 //! One workflow chain replayed through the pure transition function: each commit checked to
-//! be what its recorded event makes. `audit`, `sync`, the merge, the main-line check and the
+//! be what its recorded event makes; a ticket workflow's commits through the ticket machine
+//! (docs/tickets.md). `audit`, `sync`, the merge, the main-line check and the
 //! final note all judge chains this way.
 
 use gix::ObjectId;
 
 use super::EngineError;
-use crate::store::{CommitRecord, Snapshot, Store, workflow_ref};
-use crate::workflow::{self, Event, PlanChange, State};
+use crate::store::{
+    CommitRecord, Snapshot, Store, StoreError, TICKET_FILE, WorkflowKind, workflow_ref,
+};
+use crate::workflow::ticket::{self, Before, Ticket};
+use crate::workflow::{self, Event, PlanChange, State, Status};
+
+/// The `Orchestrator-Kind` trailer of a ticket workflow's commits (docs/tickets.md).
+const TICKET_KIND: &str = "ticket";
 
 /// The event header of a workflow's first commit, from 0.3 on: every transition after it
 /// records its event.
@@ -45,8 +52,10 @@ pub fn audit_chain(
         ..ChainAudit::default()
     };
     records.reverse();
-    let mut parent: Option<Snapshot> = match stop {
-        Some(stop) => Some(store.read_at(stop, &reference)?),
+    let mut parent: Option<Link> = match stop {
+        Some(stop) => Some(read_link(store, stop, &reference).map_err(|e| {
+            EngineError::Internal(format!("the commit {stop} the audit starts from: {e}"))
+        })?),
         None => None,
     };
     // Before the segment, the history already records events: from here on every
@@ -63,6 +72,23 @@ pub fn audit_chain(
             ));
             return Ok(audit);
         }
+        if store.kind_at(id)? == WorkflowKind::Ticket {
+            match ticket_link(store, id, &reference, &record, parent.as_ref()) {
+                Ok(ticket) => {
+                    audit.replayed += 1;
+                    parent = Some(Link::Ticket(Box::new(ticket)));
+                    continue;
+                }
+                Err(text) => {
+                    audit.forged = Some(problem(id, text));
+                    return Ok(audit);
+                }
+            }
+        }
+        if let Some(text) = tdd_link_problem(store, id, &record, parent.as_ref())? {
+            audit.forged = Some(problem(id, text));
+            return Ok(audit);
+        }
         let snap = match store.read_at(id, &reference) {
             Ok(snap) => snap,
             Err(e) => {
@@ -70,7 +96,7 @@ pub fn audit_chain(
                 return Ok(audit);
             }
         };
-        let Some(before) = parent.take() else {
+        let Some(Link::Tdd(before)) = parent.take() else {
             recorded_seen = record.event.as_deref() == Some(CREATED);
             // The root: a new workflow, and nothing else.
             let fresh = State::new(snap.state.main_branch.clone());
@@ -82,7 +108,7 @@ pub fn audit_chain(
                 });
                 return Ok(audit);
             }
-            parent = Some(snap);
+            parent = Some(Link::Tdd(Box::new(snap)));
             continue;
         };
         let Some(json) = &record.event else {
@@ -95,7 +121,7 @@ pub fn audit_chain(
                 return Ok(audit);
             }
             audit.unrecorded += 1;
-            parent = Some(snap);
+            parent = Some(Link::Tdd(Box::new(snap)));
             continue;
         };
         recorded_seen = true;
@@ -109,9 +135,124 @@ pub fn audit_chain(
             return Ok(audit);
         }
         audit.replayed += 1;
-        parent = Some(snap);
+        parent = Some(Link::Tdd(Box::new(snap)));
     }
     Ok(audit)
+}
+
+/// What one commit of a chain holds: a TDD workflow's state, or a ticket
+/// (docs/tickets.md).
+enum Link {
+    Tdd(Box<Snapshot>),
+    Ticket(Box<Ticket>),
+}
+
+/// Reads commit `id` as whichever kind of workflow it holds.
+fn read_link(store: &Store, id: ObjectId, reference: &str) -> Result<Link, StoreError> {
+    match store.ticket_at(id, reference)? {
+        Some(snap) => Ok(Link::Ticket(Box::new(snap.ticket))),
+        None => Ok(Link::Tdd(Box::new(store.read_at(id, reference)?))),
+    }
+}
+
+/// Why a TDD workflow's commit cannot stand where it is: a ticket's trailer or file mixed
+/// in, or a TDD state after a ticket (no command writes one there). `None`: it may.
+fn tdd_link_problem(
+    store: &Store,
+    id: ObjectId,
+    record: &CommitRecord,
+    parent: Option<&Link>,
+) -> Result<Option<String>, EngineError> {
+    let names = store.tree_names(id)?;
+    let has_ticket = names.iter().any(|n| n == TICKET_FILE);
+    if has_ticket {
+        return Ok(Some(format!(
+            "its tree mixes {TICKET_FILE} with a TDD workflow's state.json: git-orchestrate \
+             writes one or the other"
+        )));
+    }
+    if record.history.kind.as_deref() == Some(TICKET_KIND) {
+        return Ok(Some(
+            "its message says `Orchestrator-Kind: ticket`, but its tree holds no ticket.json"
+                .into(),
+        ));
+    }
+    if let Some(Link::Ticket(ticket)) = parent {
+        return Ok(Some(format!(
+            "a TDD workflow's commit after ticket \"{}\" (state {}): no command turns a \
+             ticket into a TDD workflow",
+            ticket.title,
+            ticket.state.as_str()
+        )));
+    }
+    Ok(None)
+}
+
+/// Checks ticket commit `id` against the commit before it (docs/tickets.md, "Audit"): its
+/// tree is `ticket.json` alone, its trailers name the kind and the states the move was
+/// between, and its event makes exactly its ticket. Returns the ticket, or the problem.
+fn ticket_link(
+    store: &Store,
+    id: ObjectId,
+    reference: &str,
+    record: &CommitRecord,
+    parent: Option<&Link>,
+) -> Result<Ticket, String> {
+    let names = store.tree_names(id).map_err(|e| e.to_string())?;
+    let extra: Vec<&String> = names.iter().filter(|n| *n != TICKET_FILE).collect();
+    if !extra.is_empty() {
+        return Err(format!(
+            "a ticket commit whose tree holds {} besides {TICKET_FILE}",
+            extra
+                .iter()
+                .map(|n| n.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    let history = &record.history;
+    if history.kind.as_deref() != Some(TICKET_KIND) {
+        return Err(format!(
+            "it holds {TICKET_FILE}, but its message has no `Orchestrator-Kind: ticket` trailer: \
+             git-orchestrate did not write it"
+        ));
+    }
+    let ticket = match store.ticket_at(id, reference) {
+        Ok(Some(snap)) => snap.ticket,
+        Ok(None) => return Err(format!("its {TICKET_FILE} cannot be found")),
+        Err(e) => return Err(format!("its {TICKET_FILE} cannot be read: {e}")),
+    };
+    let before = match parent {
+        None => Before::Nothing,
+        Some(Link::Tdd(snap)) => Before::Tdd {
+            initializing: snap.state.status() == Status::Initializing,
+        },
+        Some(Link::Ticket(t)) => Before::Ticket(t),
+    };
+    let (from, to) = (before.state_name(), ticket.state.as_str());
+    if history.from.as_deref() != Some(from) || history.to.as_deref() != Some(to) {
+        return Err(format!(
+            "its message says {} {} -> {}, but the ticket moved {from} -> {to}",
+            history.event,
+            history.from.as_deref().unwrap_or("?"),
+            history.to.as_deref().unwrap_or("?"),
+        ));
+    }
+    ticket::replay(before, &ticket, &history.event)?;
+    // The action the commit records (its `orchestrator-event` header) must make exactly
+    // this ticket too: what the stored ticket alone does not say (the manager's verdict
+    // and override, the time) is held to what the command was given.
+    let recorded: ticket::Recorded = record
+        .event
+        .as_deref()
+        .ok_or("it records no event (no `orchestrator-event` header)")
+        .and_then(|e| serde_json::from_str(e).map_err(|_| "its recorded event does not parse"))?;
+    let parent_ticket = match before {
+        Before::Ticket(t) => Some(t),
+        Before::Nothing | Before::Tdd { .. } => None,
+    };
+    ticket::replay_recorded(parent_ticket, &ticket, &recorded)?;
+    Ok(ticket)
 }
 
 /// Where the PR whose state is at `tip` began: the parent of its plan's acceptance, the

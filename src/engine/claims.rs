@@ -779,7 +779,7 @@ fn adopt_own(session: &Session, remote: &str) -> Result<(), EngineError> {
 }
 
 fn ttl(session: &Session) -> Result<i64, EngineError> {
-    let state = session.store.read()?.map(|s| s.state);
+    let state = session.store.read_unless_ticket()?.map(|s| s.state);
     Ok(i64::try_from(
         session
             .load_config(state.as_ref())?
@@ -846,7 +846,7 @@ pub fn human(session: &Session, pr: &str, steal: bool) -> Result<HumanClaim, Eng
     let store = &session.store;
     // A key is its own slug; a heading's text gives its key.
     let pr = rules::slug(pr);
-    let state = store.read()?.map(|s| s.state);
+    let state = store.read_unless_ticket()?.map(|s| s.state);
     let remote = claim_remote(session, state.as_ref())?;
     let name = claim_ref(&pr);
     let local = store.ref_tip(&name)?;

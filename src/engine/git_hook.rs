@@ -88,7 +88,7 @@ pub fn commit_msg(session: &Session, message_file: &Path) -> Result<Outcome, Eng
         return Ok(Outcome::Unstaged(unstaged));
     }
     let tree = git.write_tree()?;
-    let snapshot = session.store.read()?;
+    let snapshot = session.store.read_unless_ticket()?;
     let state = snapshot.as_ref().map(|s| &s.state);
     let config = session.load_config(state)?.config;
     let verification = verify_tree(
@@ -260,7 +260,7 @@ pub fn pre_push(session: &Session, remote: &str, lines: &str) -> Result<Outcome,
     // Two pushed branches can share commits: each is reported once.
     let mut seen = std::collections::HashSet::new();
     failed.retain(|c| seen.insert(c.commit.clone()));
-    let snapshot = session.store.read()?;
+    let snapshot = session.store.read_unless_ticket()?;
     let mode = session
         .load_config(snapshot.as_ref().map(|s| &s.state))?
         .config

@@ -33,6 +33,7 @@ mod status;
 mod submit;
 mod sync;
 pub mod ticket;
+pub use ticket::{WorkflowStatus, workflow_status};
 mod unrecorded;
 pub mod verify;
 mod worktree;
@@ -56,7 +57,9 @@ pub use answers::{
     Answer, AnswerCheck, AnswerSignature, AnswerVerdict, Signing, answer_payload, judge_answers,
 };
 pub use audit::{AuditReport, audit};
-pub use board::{BoardReport, BoardRow, BoardWorktree, ClaimSeen, UnclaimedPr, board};
+pub use board::{
+    BoardReport, BoardRow, BoardWorktree, ClaimSeen, UnclaimedPr, WorkflowState, board,
+};
 pub use checkpoint::{CheckpointReport, WithoutCommit, checkpoint};
 pub use doctor::{Check, DoctorReport, Level, doctor};
 pub use error::{AuditProblem, EngineError, Unsafe};
@@ -67,7 +70,7 @@ pub use history::{LogReport, PlanReport, log, plan};
 pub use human::{AnswerReport, ResumeReport, approve, reject, resume};
 pub use init::{CHECK_NAME, CiProvider, CiReport, CiRequest, InitReport, RefspecAdded, init};
 pub use repin::{RepinReport, repin};
-pub use status::{ConfigStatus, Progress, StatusReport, status};
+pub use status::{ConfigStatus, Progress, RemoteReport, StatusReport, status};
 pub use submit::{SubmitKind, SubmitReport, TestReport, submit};
 pub use sync::{
     Action, Adoption, BranchSync, NotesSync, Side, SyncReport, WorkflowSync, adopt_from_remote,
@@ -687,17 +690,6 @@ impl Session {
             before,
         )?;
         Ok(())
-    }
-
-    /// The TDD workflow's state, `None` when the workflow does not exist yet or is a ticket
-    /// (docs/tickets.md): for the commands that read the main branch and the configuration
-    /// from it, and go on without it.
-    pub fn tdd_state(&self) -> Result<Option<State>, EngineError> {
-        match self.store.read() {
-            Ok(snap) => Ok(snap.map(|s| s.state)),
-            Err(StoreError::TicketWorkflow { .. }) => Ok(None),
-            Err(e) => Err(e.into()),
-        }
     }
 
     /// Runs `attempt` until it does not lose a race, at most [`MAX_ATTEMPTS`] times.

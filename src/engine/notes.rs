@@ -422,7 +422,7 @@ impl VerifyReport {
 /// main branch itself that is nothing, so there it is the last commit and, when that is a
 /// merge, what it merged (a PR's squashed commit and its master-plan commit).
 pub fn default_range(session: &Session) -> Result<String, EngineError> {
-    let state = session.tdd_state()?;
+    let state = session.store.read_unless_ticket()?.map(|s| s.state);
     let main = session.main_branch(state.as_ref())?;
     if session.store.head_branch()?.as_deref() == Some(main.as_str()) {
         return Ok(if session.git.rev_parse("HEAD^").is_ok() {
@@ -466,7 +466,7 @@ fn check_commits(
 ) -> Result<VerifyReport, EngineError> {
     // A record that ran no gates passes only while none are configured. A configuration
     // that cannot be read counts as configured: strict is the safe side.
-    let state = session.tdd_state()?;
+    let state = session.store.read_unless_ticket()?.map(|s| s.state);
     let gates_configured = session
         .load_config(state.as_ref())
         .map_or(true, |loaded| !loaded.config.preflight.is_empty());

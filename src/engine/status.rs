@@ -24,6 +24,8 @@ pub struct RunPointer {
 /// What `status` reports (docs/agent-guide.md, "`status --json`").
 #[derive(Clone, Debug, Serialize)]
 pub struct StatusReport {
+    /// Always `tdd`; a ticket workflow's status says `ticket` (docs/tickets.md).
+    pub kind: &'static str,
     pub workflow: String,
     pub exists: bool,
     pub state: Status,
@@ -169,6 +171,7 @@ pub fn status(session: &Session) -> Result<StatusReport, EngineError> {
         None => Vec::new(),
     };
     Ok(StatusReport {
+        kind: "tdd",
         workflow: session.store.workflow().to_string(),
         exists: snapshot.is_some(),
         state: state.status(),
@@ -293,7 +296,10 @@ fn config_status(
 }
 
 /// How the workflow stands against each remote's copy of it.
-fn remote_reports(session: &Session, tip: gix::ObjectId) -> Result<Vec<RemoteReport>, EngineError> {
+pub(super) fn remote_reports(
+    session: &Session,
+    tip: gix::ObjectId,
+) -> Result<Vec<RemoteReport>, EngineError> {
     let mut remotes = Vec::new();
     for (remote, theirs) in session.store.tracking_tips()? {
         let relation = session.store.relation(tip, theirs)?;

@@ -145,7 +145,7 @@ pub fn record_pass(session: &Session, verification: &TreeVerification) -> Result
         return Ok(());
     };
     session.with_retries(|| {
-        let Some(snap) = session.store.read()? else {
+        let Some(snap) = session.store.read_unless_ticket()? else {
             return Ok(());
         };
         if CHECKPOINT_STATES.contains(&snap.state.status()) {

@@ -30,6 +30,9 @@ pub struct HistoryEntry {
     /// How a human's answer was authorised (`terminal`, `GIT_ORCHESTRATE_HUMAN`, or
     /// `signed <principal>`).
     pub human: Option<String>,
+    /// `ticket` on a ticket workflow's commits (docs/tickets.md); absent on a TDD workflow's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
     pub subject: String,
     pub body: String,
 }
@@ -219,6 +222,7 @@ pub(super) fn parse_history_entry(commit: String, time: String, message: &str) -
         to: trailer("Orchestrator-To:"),
         step: trailer("Orchestrator-Step:"),
         human: trailer("Orchestrator-Human:"),
+        kind: trailer("Orchestrator-Kind:"),
         subject,
         body: body.join("\n").trim().to_string(),
     }

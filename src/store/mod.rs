@@ -64,7 +64,8 @@ pub use remote::{
 pub use remote::{is_state_ref_name, transition_history_globs};
 pub use settings::Setting;
 pub use snapshot::Snapshot;
-pub use tickets::{TICKET_FILE, TicketSnapshot, WorkflowKind};
+pub use snapshot::TICKET_FILE;
+pub use tickets::{TicketSnapshot, WorkflowKind};
 pub use time::format_time;
 pub use tips::ReflogEntry;
 pub use write::{FileChange, SignedAnswer, TransitionWrite};

@@ -18,6 +18,8 @@ pub(super) const PLAN_FILE: &str = "pr.json";
 pub(super) const OUTPUT_FILE: &str = "output.log";
 pub(super) const ESCALATION_FILE: &str = "escalation.md";
 pub(super) const REVIEW_FILE: &str = "review.json";
+/// The file of a ticket workflow's tree (docs/tickets.md), instead of all of the above.
+pub const TICKET_FILE: &str = "ticket.json";
 
 /// The state of a workflow at its tip. The plan is summarised; the full plan is parsed only
 /// when asked for ([`Store::plan`]), because a 200-task `pr.json` costs more to parse than
@@ -114,7 +116,7 @@ impl Store {
                 .transpose()
         };
         let Some(state_bytes) = blob(STATE_FILE)? else {
-            if entries.contains_key(super::tickets::TICKET_FILE) {
+            if entries.contains_key(TICKET_FILE) {
                 return Err(StoreError::TicketWorkflow {
                     reference: reference.to_string(),
                 });

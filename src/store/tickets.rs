@@ -3,13 +3,10 @@
 
 use gix::ObjectId;
 
-use super::snapshot::STATE_FILE;
+use super::snapshot::{STATE_FILE, TICKET_FILE};
 use super::write::{blob_tree, commit_object};
 use super::{EVENT_HEADER, REFLOG_PREFIX, Store, StoreError, WriteError, git_err, loose};
 use crate::workflow::ticket::{Ticket, TicketState};
-
-/// The file of a ticket workflow's tree.
-pub const TICKET_FILE: &str = "ticket.json";
 
 /// A ticket as read at a commit of its workflow ref.
 #[derive(Clone, Debug)]
@@ -43,6 +40,32 @@ impl Store {
         } else {
             WorkflowKind::Tdd
         })
+    }
+
+    /// The names at the top of commit `tip`'s tree: a ticket commit holds `ticket.json`
+    /// alone, and `audit` names anything else mixed in.
+    pub fn tree_names(&self, tip: ObjectId) -> Result<Vec<String>, StoreError> {
+        let tree = self
+            .repo
+            .find_commit(tip)
+            .and_then(|c| c.tree())
+            .map_err(git_err)?;
+        let decoded = tree.decode().map_err(git_err)?;
+        Ok(decoded
+            .entries
+            .iter()
+            .map(|e| e.filename.to_string())
+            .collect())
+    }
+
+    /// The TDD workflow's snapshot, `None` when the workflow does not exist or holds a ticket:
+    /// for the code that reads the state only for what it pins (the configuration, the main
+    /// branch) and runs on a ticket's branch too (the git hooks, `verify`, claims).
+    pub fn read_unless_ticket(&self) -> Result<Option<super::Snapshot>, StoreError> {
+        match self.read() {
+            Err(StoreError::TicketWorkflow { .. }) => Ok(None),
+            other => other,
+        }
     }
 
     /// The kind of this workflow, `None` when it does not exist yet.

@@ -146,11 +146,13 @@ fn the_board_shows_every_workflow_its_claim_its_worktree_and_the_free_prs() {
             "remote_tip": rev(&s.a, "refs/orchestrator/remotes/origin/workflows/main"),
             "shown": "local",
             "error": null,
+            "kind": "tdd",
             "state": "EXECUTING_TDD",
             "pr": "pr-1-feat-add-numbers",
             "pr_title": "feat: Add numbers",
             "branch": "feat/add-numbers",
             "step": {"id": "1.1", "task": "add", "type": "RED", "description": "test add"},
+            "subtask": null,
             "attempt": 0,
             "progress": {"done": 0, "total": 5},
             "claim": {

@@ -266,3 +266,43 @@ fn the_demo_shows_the_schemas_and_an_mcp_round_trip() {
         .says("$ git orchestrate mcp\n{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"protocolVersion\":\"2025-11-25\"")
         .says("{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"git-orchestrate · workflow main · EXECUTING_TDD");
 }
+
+#[test]
+fn the_ticket_demo_rejects_contradicts_blocks_reassigns_and_merges() {
+    let scratch = TestRepo::empty();
+    let dir = scratch.dir().join("demo");
+    let out = scratch.run(&["demo", "--ticket", "--dir", dir.to_str().unwrap()]);
+    out.expect(0)
+        .says("S1 is now rejected")
+        .says(
+            "what was observed contradicts the report, and the manager is shown: the developer \
+             reported pass; the gates failed: `tests` exited exit 1; changed `NOTES.md`, outside \
+             the assignment",
+        )
+        .says("error: subtask S2 cannot be accepted: what was observed contradicts the report")
+        .says("subtask   S2 blocked \"sub A B prints A - B\" · 3 rejection(s) · current")
+        .says("error: subtask S2 is blocked (3 rejection(s)): it is reassigned only with new priorContext")
+        .says("S2 is now complete")
+        .says("ticket done: squashed as")
+        .says("state     TICKET_DONE")
+        .says("20 transitions replayed: clean");
+    let j = scratch
+        .run(&["demo", "--ticket", "--json"])
+        .expect(0)
+        .json();
+    let audit: Vec<String> = j["audit_log"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap().split_once(' ').unwrap().1.to_string())
+        .collect();
+    assert_eq!(
+        audit.first().map(String::as_str),
+        Some("complete-ticket: MANAGER -> TICKET_DONE")
+    );
+    assert_eq!(
+        audit.last().map(String::as_str),
+        Some("ticket-new: (none) -> MANAGER")
+    );
+    assert_eq!(audit.len(), 20);
+}

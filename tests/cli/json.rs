@@ -298,6 +298,7 @@ fn reports_keep_their_documented_keys_in_order() {
         keys(&status),
         [
             "schema",
+            "kind",
             "workflow",
             "exists",
             "state",

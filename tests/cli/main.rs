@@ -34,6 +34,7 @@ mod signed;
 mod support;
 mod sync;
 mod tickets;
+mod tickets_surfaces;
 mod worktree;
 
 /// Polls until process `pid` is gone (or a zombie awaiting its new parent), up to 5 s.

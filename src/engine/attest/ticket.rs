@@ -68,15 +68,14 @@ pub fn check(
     let git = &session.git;
     let reasons = &mut verdict.reasons;
     let short = |id: &str| crate::short_id(id).to_string();
-    if let Some((id, why)) = crate::engine::ticket::replay::forged(
+    let audit = crate::engine::chain::audit_chain(
         &session.store,
-        &found.chain.reference,
+        &found.chain.workflow,
         found.transition,
-    )? {
-        reasons.push(format!(
-            "the ticket's history is forged at {}: {why}",
-            short(&id.to_string())
-        ));
+        None,
+    )?;
+    if let Some(problem) = &audit.forged {
+        reasons.push(format!("the ticket's history is forged: {problem}"));
     }
     let Some(finished) = &t.finished else {
         reasons.push("the ticket is not finished".into());

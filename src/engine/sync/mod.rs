@@ -13,10 +13,10 @@ use std::collections::BTreeMap;
 pub use self::plan::{Action, Side};
 use self::reconcile::{Push, Reconciled, Takes, carry_over, reconcile, sync_notes};
 pub use self::report::{BranchSync, NotesSync, SyncReport, WorkflowSync};
+use super::WorkflowState;
 use super::{EngineError, Session, backoff};
 use crate::exec::GitError;
 use crate::store::{self, LocalRef};
-use crate::workflow::Status;
 use crate::workflow::briefing::Notice;
 
 /// How many fetch–reconcile–push rounds `sync` makes before giving up on a remote that
@@ -318,7 +318,7 @@ fn push(session: &Session, remote: &str, pushes: &[Push]) -> Result<String, GitE
 pub struct Adoption {
     pub remote: String,
     pub tip: String,
-    pub state: Status,
+    pub state: WorkflowState,
     pub transitions: usize,
 }
 
@@ -367,15 +367,13 @@ pub fn adopt_from_remote(session: &Session, remote: &str) -> Result<Option<Adopt
     // Not pushed: the notes are brought level here only, like `sync` does before its push.
     let mut unused = Vec::new();
     sync_notes(session, remote, &mut unused)?;
-    let snapshot = session
-        .store
-        .read()?
-        .ok_or_else(|| EngineError::Internal("an adopted workflow cannot be read".into()))?;
+    // A ticket is adopted as a TDD workflow is (docs/tickets.md): same refs, same chain.
+    let (state, _, _) = reconcile::read_branch(&session.store, theirs, &session.store.ref_name())?;
     let transitions = session.store.history_from(theirs, None, usize::MAX)?.len();
     Ok(Some(Adoption {
         remote: remote.to_string(),
         tip: theirs.to_string(),
-        state: snapshot.state.status(),
+        state,
         transitions,
     }))
 }

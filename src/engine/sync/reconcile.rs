@@ -7,10 +7,10 @@ use gix::ObjectId;
 
 use super::plan::{Action, Side, plan};
 use super::report::{BranchSync, NotesSync, WorkflowSync};
-use crate::engine::{EngineError, Session};
+use crate::engine::{EngineError, Session, WorkflowState};
 use crate::store::{
-    self, Backup, LocalRef, Relation, Standing, tracking_branch_ref, tracking_notes_ref,
-    tracking_ref,
+    self, Backup, LocalRef, Relation, Standing, Store, StoreError, tracking_branch_ref,
+    tracking_notes_ref, tracking_ref,
 };
 use crate::workflow::briefing::Notice;
 
@@ -193,8 +193,8 @@ fn reconcile_workflow(
         _ => (Vec::new(), Vec::new()),
     };
     let state = match tip {
-        Some(tip) => match store.read_at(tip, &LocalRef::Workflow(name).name()) {
-            Ok(snapshot) => Some(snapshot.state),
+        Some(tip) => match read_branch(store, tip, &LocalRef::Workflow(name).name()) {
+            Ok(read) => Some(read),
             Err(e) => {
                 out.warnings.push(e.to_string());
                 None
@@ -202,15 +202,25 @@ fn reconcile_workflow(
         },
         None => None,
     };
-    if let Some(state) = &state {
-        branch_of(session, remote, name, state, takes, this_one, out)?;
+    if let Some((_, Some(branch), main)) = &state {
+        branch_of(
+            session,
+            remote,
+            name,
+            branch,
+            main.as_deref(),
+            takes,
+            this_one,
+            out,
+        )?;
     }
+    let state = state.map(|(state, _, _)| state);
     out.workflows.push(WorkflowSync {
         workflow: name.to_string(),
         action,
         tip: tip.map(|t| t.to_string()),
         remote_tip: theirs.map(|t| t.to_string()),
-        state: state.map(|s| s.status()),
+        state,
         ahead: relation.map_or(0, |r| r.ahead),
         behind: relation.map_or(0, |r| r.behind),
         base: relation.and_then(|r| r.base).map(|b| b.to_string()),
@@ -265,20 +275,44 @@ fn move_workflow(
     Ok(backup)
 }
 
-/// Syncs the PR branch `state` names, once per branch, when it is one the workflow could
+/// A workflow's state at `tip`, the branch it works on and its main branch: a TDD
+/// workflow's PR branch, or a ticket's branch (docs/tickets.md), which travels the same way.
+type BranchOf = (WorkflowState, Option<String>, Option<String>);
+
+pub(super) fn read_branch(
+    store: &Store,
+    tip: ObjectId,
+    reference: &str,
+) -> Result<BranchOf, StoreError> {
+    if let Some(snap) = store.ticket_at(tip, reference)? {
+        let t = snap.ticket;
+        return Ok((
+            WorkflowState::Ticket(t.state),
+            Some(t.branch),
+            Some(t.main_branch),
+        ));
+    }
+    let state = store.read_at(tip, reference)?.state;
+    Ok((
+        WorkflowState::Tdd(state.status()),
+        state.branch().map(str::to_string),
+        state.main_branch.clone(),
+    ))
+}
+
+/// Syncs the branch a workflow names, once per branch, when it is one the workflow could
 /// have created.
+#[allow(clippy::too_many_arguments)]
 fn branch_of(
     session: &Session,
     remote: &str,
     name: &str,
-    state: &crate::workflow::State,
+    branch: &str,
+    main_branch: Option<&str>,
     takes: &mut Takes,
     this_one: bool,
     out: &mut Reconciled,
 ) -> Result<(), EngineError> {
-    let Some(branch) = state.branch() else {
-        return Ok(());
-    };
     if out.branches.iter().any(|b| b.branch == *branch) {
         return Ok(());
     }
@@ -286,7 +320,7 @@ fn branch_of(
     // could have created, never an option to git and never the main branch.
     if !store::is_valid_branch_name(branch)
         || branch.starts_with('-')
-        || state.main_branch.as_deref() == Some(branch)
+        || main_branch == Some(branch)
     {
         out.warnings.push(
             Notice::BranchNotTouched {

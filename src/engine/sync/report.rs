@@ -4,8 +4,8 @@
 use serde::Serialize;
 
 use super::plan::Action;
+use crate::engine::WorkflowState;
 use crate::store::HistoryEntry;
-use crate::workflow::Status;
 
 /// What `sync` did with one workflow.
 #[derive(Clone, Debug, Serialize)]
@@ -15,7 +15,8 @@ pub struct WorkflowSync {
     /// The local tip after the sync (`None`: still absent).
     pub tip: Option<String>,
     pub remote_tip: Option<String>,
-    pub state: Option<Status>,
+    /// A TDD workflow's state or a ticket's (docs/tickets.md).
+    pub state: Option<WorkflowState>,
     /// Transitions this clone had that the remote had not, and the other way round.
     pub ahead: usize,
     pub behind: usize,

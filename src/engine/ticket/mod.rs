@@ -5,7 +5,11 @@
 
 mod finish;
 pub(crate) mod observe;
-pub mod replay;
+mod status;
+
+pub use status::{
+    SubtaskStatusLine, TicketStatus, WaitingReport, WorkflowStatus, progress, workflow_status,
+};
 
 use serde_json::Value;
 
@@ -21,8 +25,7 @@ use crate::workflow::ticket::{
 /// each session; the guard keeps the agent from changing it).
 pub const ROLE_ENV: &str = "GIT_ORCHESTRATE_ROLE";
 
-/// Where the repository's prompt files live (read as main has them at the ticket's pin).
-pub const PROMPTS_DIR: &str = ".orchestrate/prompts";
+pub use crate::workflow::ticket::PROMPTS_DIR;
 
 /// What a ticket command did: the ticket as written, what to say, and the next briefing.
 #[derive(Clone, Debug, serde::Serialize)]

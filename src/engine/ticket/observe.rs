@@ -179,7 +179,10 @@ pub fn observe(
     // The judges (the config, the scripts the gates run, `[gates] protected`) and the
     // prompt files: what the verdict and the instructions rest on.
     let mut specs = config.protected_pathspecs(&crate::engine::verify::judges(&config));
-    specs.push(format!(":(glob){}/**", super::PROMPTS_DIR));
+    specs.push(format!(
+        ":(glob){}/**",
+        crate::workflow::ticket::PROMPTS_DIR
+    ));
     let protected = git.changed_files_in(&base, commit, &specs)?;
     let removed_tests = changes
         .iter()

@@ -5,6 +5,7 @@
 
 mod input;
 mod machine;
+mod replay;
 #[cfg(test)]
 mod tests;
 mod text;
@@ -14,8 +15,12 @@ use serde::{Deserialize, Serialize};
 pub use input::{
     Tool, parse_assignment, parse_complete_ticket, parse_report, parse_update, tool_schema,
 };
-pub use machine::{Action, Recorded, Refusal, apply, check, legal_next, replay};
-pub use text::{briefing, contradictions, observed_lines};
+pub use machine::{Action, Recorded, Refusal, apply, check, replay as replay_recorded};
+pub use replay::{Before, Forgery, replay};
+pub use text::{briefing, contradictions, legal_next, observed_lines};
+
+/// Where a repository's prompt files live (read as main has them at the ticket's pin).
+pub const PROMPTS_DIR: &str = ".orchestrate/prompts";
 
 /// The only `ticket.json` schema this version reads and writes.
 pub const TICKET_SCHEMA: u32 = 1;

@@ -4,7 +4,6 @@
 
 use std::fmt::Write as _;
 
-use super::machine::legal_next;
 use super::{
     Assignment, BuildStatus, GateResult, GateVerdict, Mode, Observed, Report, ReportStatus, Role,
     Subtask, SubtaskStatus, Ticket, TicketState,
@@ -441,4 +440,49 @@ fn developer(out: &mut String, ticket: &Ticket) {
          manager beside what it observed.\n",
         ticket.branch
     );
+}
+
+/// The next legal action for `role` (or whoever's turn it is), as a briefing says it.
+pub fn legal_next(ticket: &Ticket, role: Option<Role>) -> String {
+    let turn = ticket.state.role();
+    let manager = || -> String {
+        if ticket.current().is_some_and(|s| s.awaiting_verification) {
+            return "the manager verifies the developer's report: `git orchestrate update-subtask \
+                    --status complete|rejected|blocked --notes TEXT`"
+                .into();
+        }
+        if ticket.all_complete() {
+            return "the manager completes the ticket: `git orchestrate complete-ticket --summary \
+                    TEXT` (or assigns another subtask with `git orchestrate assign`)"
+                .into();
+        }
+        "the manager assigns a subtask: `git orchestrate assign --mode MODE --goal TEXT \
+         --acceptance-criteria TEXT …`"
+            .into()
+    };
+    let next = match ticket.state {
+        TicketState::Manager => manager(),
+        TicketState::Developer => "the developer commits its work on the ticket's branch and \
+                                   reports it: `git orchestrate subtask-complete --status \
+                                   complete|blocked --build-status pass|fail --message TEXT`"
+            .into(),
+        TicketState::TicketDone => "nothing: the ticket is done and merged".into(),
+        TicketState::Halted => "a human answers the halt: `git orchestrate resume`".into(),
+    };
+    match (role, turn) {
+        (Some(asked), Some(turn)) if asked != turn => format!(
+            "it is the {}'s turn, not the {}'s: {next}",
+            turn.as_str(),
+            asked.as_str()
+        ),
+        _ => capitalized(&next),
+    }
+}
+
+fn capitalized(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
 }
