@@ -238,7 +238,7 @@ fn ticket_json_round_trips_and_refuses_another_schema() {
 #[test]
 fn every_ticket_replays_from_its_parent_and_its_recorded_action_and_a_tampered_one_does_not() {
     let new = ticket();
-    replay(
+    replay_recorded(
         None,
         &new,
         &Recorded {
@@ -256,15 +256,15 @@ fn every_ticket_replays_from_its_parent_and_its_recorded_action_and_a_tampered_o
     let json = serde_json::to_string(&recorded).expect("serializes");
     let read: Recorded = serde_json::from_str(&json).expect("parses");
     assert_eq!(read, recorded);
-    replay(Some(&new), &assigned, &read).expect("the assignment replays");
+    replay_recorded(Some(&new), &assigned, &read).expect("the assignment replays");
     let mut tampered = assigned.clone();
     tampered.subtasks[0].rejections = 0;
     tampered.subtasks[0].status = SubtaskStatus::Complete;
-    let err = replay(Some(&new), &tampered, &read).expect_err("tampered");
+    let err = replay_recorded(Some(&new), &tampered, &read).expect_err("tampered");
     assert_eq!(
         err,
         "ticket.json is not what its recorded event makes of its parent (it differs in: subtasks)"
     );
     let other_time = Recorded { at: 151, ..read };
-    assert!(replay(Some(&new), &assigned, &other_time).is_err());
+    assert!(replay_recorded(Some(&new), &assigned, &other_time).is_err());
 }
