@@ -16,9 +16,7 @@ use crate::workflow::ticket::{
     parse_complete_ticket, parse_report, parse_update,
 };
 
-/// The environment variable that names the role of an agent session (`run` sets it for
-/// each session; the guard keeps the agent from changing it).
-pub const ROLE_ENV: &str = "GIT_ORCHESTRATE_ROLE";
+pub use crate::workflow::ticket::ROLE_ENV;
 
 /// Where the repository's prompt files live (read as main has them at the ticket's pin).
 pub const PROMPTS_DIR: &str = ".orchestrate/prompts";
