@@ -410,6 +410,44 @@ mod tests {
         );
     }
 
+    /// Each role's tools: its briefing, then its seed-002 tools with their schemas; Gemini
+    /// gets one type per schema (`nullable` for the optional objects).
+    #[test]
+    fn each_ticket_role_has_its_own_tools() {
+        let names = |role| {
+            ticket_tools(role)
+                .iter()
+                .map(|t| t.name)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            names(Role::Manager),
+            [
+                GET_TASK,
+                "assign_to_developer",
+                "update_subtask",
+                "complete_ticket"
+            ]
+        );
+        assert_eq!(names(Role::Developer), [GET_TASK, "subtask_complete"]);
+        let report = &ticket_tools(Role::Developer)[1];
+        assert_eq!(
+            report.parameters,
+            ticket::tool_schema(ticket::Tool::SubtaskComplete)
+        );
+        assert_eq!(
+            ticket_tool("subtask_complete"),
+            Some(ticket::Tool::SubtaskComplete)
+        );
+        assert_eq!(ticket_tool("subtask-complete"), None);
+        let gemini = render_tools(&ticket_tools(Role::Developer), Format::Gemini);
+        let results =
+            &gemini[0]["functionDeclarations"][1]["parameters"]["properties"]["testResults"];
+        assert_eq!(results["type"], "OBJECT");
+        assert_eq!(results["nullable"], true);
+        assert_eq!(results["properties"]["total"]["type"], "INTEGER");
+    }
+
     #[test]
     fn each_format_carries_the_same_parameters() {
         let submit = |v: &Value, pointer: &str| v.pointer(pointer).cloned().unwrap_or(Value::Null);

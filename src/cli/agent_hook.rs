@@ -100,10 +100,10 @@ pub fn run(workflow: Option<&str>, args: &AgentHookArgs) -> Result<Exit, Failure
                         input.session_id.as_deref().unwrap_or(""),
                     );
                 }
-                engine::agent_hook::workflow_view(&session)
+                engine::agent_hook::session_context(&session)
             });
             match view {
-                Ok((view, _)) => hook::session_context(client, &view.compact_briefing()),
+                Ok(context) => hook::session_context(client, &context),
                 Err(e) => fail_open(client, &e),
             }
         }
