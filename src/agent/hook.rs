@@ -5,6 +5,7 @@
 use serde_json::{Value, json};
 
 use super::guard::{self, Decision, GuardContext};
+use crate::workflow::ticket::{Role, TicketState};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Client {
@@ -152,16 +153,38 @@ pub struct WorkflowView {
     pub idle: bool,
     /// The workflow ref's tip: a transition changes it.
     pub tip: Option<String>,
+    /// On a ticket workflow (docs/tickets.md): whose turn it is and the session's role.
+    pub ticket: Option<TicketTurn>,
+}
+
+/// A ticket's turn as a hook sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TicketTurn {
+    pub state: TicketState,
+    /// The role this agent session plays; `None`: it plays whichever role's turn it is.
+    pub role: Option<Role>,
+    /// The next legal action, as the role's briefing says it.
+    pub next: String,
 }
 
 impl WorkflowView {
-    /// The agent may stop: a human is needed, or nothing is left.
+    /// The agent may stop: a human is needed, or nothing is left; on a ticket, also when it
+    /// is the other role's turn (a session without a role plays both, so it may not).
     pub fn may_stop(&self) -> bool {
+        if let Some(turn) = &self.ticket {
+            return match turn.state.role() {
+                None => true,
+                Some(now) => turn.role.is_some_and(|mine| mine != now),
+            };
+        }
         self.waits_for_human || self.idle
     }
 
     /// What the agent should do now, in a few lines: the hooks' compact briefing.
     pub fn compact_briefing(&self) -> String {
+        if let Some(turn) = &self.ticket {
+            return self.ticket_briefing(turn);
+        }
         let mut out = format!(
             "git-orchestrate: workflow {} is in state {}",
             self.workflow, self.state
@@ -208,6 +231,57 @@ impl WorkflowView {
                  tests yourself to judge your work.",
             );
             now
+        };
+        out.push_str(&now);
+        out
+    }
+}
+
+impl WorkflowView {
+    /// [`WorkflowView::compact_briefing`] of a ticket: where it stands, which role this
+    /// session plays, and that role's next action or why it may stop.
+    fn ticket_briefing(&self, turn: &TicketTurn) -> String {
+        let mut out = format!(
+            "git-orchestrate: ticket workflow {} is in state {}",
+            self.workflow, self.state
+        );
+        if let Some(title) = &self.pr_title {
+            out.push_str(&format!(", ticket \"{title}\""));
+        }
+        if let Some(branch) = &self.branch {
+            out.push_str(&format!(" on branch {branch}"));
+        }
+        match turn.role {
+            Some(role) => out.push_str(&format!("; you are the {}.\n", role.as_str())),
+            None => out.push_str("; you play whichever role's turn it is.\n"),
+        }
+        let now = match (turn.state, turn.state.role(), turn.role) {
+            (TicketState::TicketDone, _, _) => {
+                "The ticket is done and merged: nothing is left to do. Stop here.".to_string()
+            }
+            (TicketState::Halted, _, _) => format!(
+                "The ticket is halted and waits for a human{} (`git orchestrate resume`); stop and let them answer.",
+                self.halt_message
+                    .as_deref()
+                    .map(|m| format!(" ({m})"))
+                    .unwrap_or_default()
+            ),
+            (_, Some(now), Some(mine)) if now != mine => format!(
+                "It is the {}'s turn, not yours: stop here; the ticket comes back to you when the {} has acted.",
+                now.as_str(),
+                now.as_str()
+            ),
+            _ => {
+                let tools = match turn.role.or(turn.state.role()) {
+                    Some(Role::Developer) => "subtask_complete",
+                    _ => "assign_to_developer, update_subtask, complete_ticket",
+                };
+                format!(
+                    "Next: {}\nRun `git orchestrate get-task` (MCP: get_task) for your full briefing, and act \
+                     through your role's tools (MCP: {tools}).",
+                    turn.next
+                )
+            }
         };
         out.push_str(&now);
         out
@@ -409,6 +483,75 @@ mod tests {
                 StopDecision::Allow(None)
             );
         }
+    }
+
+    fn ticket(state: TicketState, role: Option<Role>) -> WorkflowView {
+        WorkflowView {
+            workflow: "main".into(),
+            state: state.as_str().into(),
+            pr_title: Some("T".into()),
+            branch: Some("ticket/t".into()),
+            tip: Some("t1".into()),
+            ticket: Some(TicketTurn {
+                state,
+                role,
+                next: "the next action".into(),
+            }),
+            ..WorkflowView::default()
+        }
+    }
+
+    /// On a ticket the stop rule asks whose turn it is: the role that owes an action is
+    /// kept working (with the same loop guard), the other role and a finished or halted
+    /// ticket may stop, and a session without a role plays both.
+    #[test]
+    fn on_a_ticket_the_role_whose_turn_it_is_is_kept_working() {
+        use TicketState::*;
+        let blocks = |state, role| {
+            matches!(
+                decide_stop(&ticket(state, role), &StopRecord::default(), 3).0,
+                StopDecision::Block(_)
+            )
+        };
+        let (dev, man) = (Some(Role::Developer), Some(Role::Manager));
+        for (state, role, blocked) in [
+            (Developer, dev, true),
+            (Developer, man, false),
+            (Manager, man, true),
+            (Manager, dev, false),
+            (Developer, None, true),
+            (Manager, None, true),
+            (TicketDone, dev, false),
+            (TicketDone, man, false),
+            (TicketDone, None, false),
+            (Halted, dev, false),
+            (Halted, man, false),
+            (Halted, None, false),
+        ] {
+            assert_eq!(blocks(state, role), blocked, "{state:?} {role:?}");
+        }
+        let (first, record) = decide_stop(&ticket(Developer, dev), &StopRecord::default(), 2);
+        assert_eq!(
+            first,
+            StopDecision::Block(
+                "The workflow is not done and expects your work.\ngit-orchestrate: ticket workflow main is in \
+                 state DEVELOPER, ticket \"T\" on branch ticket/t; you are the developer.\nNext: the next \
+                 action\nRun `git orchestrate get-task` (MCP: get_task) for your full briefing, and act \
+                 through your role's tools (MCP: subtask_complete)."
+                    .into()
+            )
+        );
+        let (_, record) = decide_stop(&ticket(Developer, dev), &record, 2);
+        let (third, _) = decide_stop(&ticket(Developer, dev), &record, 2);
+        assert!(
+            matches!(&third, StopDecision::Allow(Some(m)) if m.contains("after 2 blocked stops")),
+            "{third:?}"
+        );
+        assert!(
+            ticket(Manager, dev)
+                .compact_briefing()
+                .ends_with("It is the manager's turn, not yours: stop here; the ticket comes back to you when the manager has acted.")
+        );
     }
 
     #[test]

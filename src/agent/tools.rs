@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use crate::workflow::plan::Plan;
+use crate::workflow::ticket::{self, Role};
 
 /// One tool: its name, what the model reads about it, and its parameters as JSON Schema.
 #[derive(Clone, Debug, PartialEq)]
@@ -72,6 +73,44 @@ pub fn tools() -> Vec<Tool> {
     ]
 }
 
+/// The tools of one role of a ticket workflow (docs/tickets.md): `get_task` for the role's
+/// briefing, then the role's tools under their seed-002 names (`assign_to_developer`,
+/// `update_subtask`, `complete_ticket` for the manager; `subtask_complete` for the
+/// developer), each with its parameters as `workflow::ticket::tool_schema` gives them.
+pub fn ticket_tools(role: Role) -> Vec<Tool> {
+    let briefing = match role {
+        Role::Manager => {
+            "Gets your briefing as the ticket's manager: the ticket, every subtask's status and \
+             rejection count, the developer's last report beside what git-orchestrate observed at \
+             its commit, and the next legal action. Call it first, and whenever you are unsure \
+             what to do."
+        }
+        Role::Developer => {
+            "Gets your briefing as the ticket's developer: the current assignment (mode, goal, \
+             files, acceptance criteria, constraints) and the next legal action. Call it first, \
+             and whenever you are unsure what to do."
+        }
+    };
+    std::iter::once(Tool {
+        name: GET_TASK,
+        description: briefing,
+        parameters: parameters::<NoArguments>(),
+    })
+    .chain(ticket::Tool::for_role(role).map(|t| Tool {
+        name: t.seed_name(),
+        description: t.description(),
+        parameters: ticket::tool_schema(t),
+    }))
+    .collect()
+}
+
+/// The ticket tool an MCP or function-calling name stands for (its seed-002 name).
+pub fn ticket_tool(name: &str) -> Option<ticket::Tool> {
+    ticket::Tool::ALL
+        .into_iter()
+        .find(|t| t.seed_name() == name)
+}
+
 /// The formats `schema --format` prints.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
@@ -88,7 +127,11 @@ pub enum Format {
 
 /// The tools in `format`, as the JSON array that API takes.
 pub fn render(format: Format) -> Value {
-    let tools = tools();
+    render_tools(&tools(), format)
+}
+
+/// `tools` in `format`, as the JSON array that API takes.
+pub fn render_tools(tools: &[Tool], format: Format) -> Value {
     match format {
         Format::JsonSchema => tools
             .iter()
@@ -298,6 +341,14 @@ fn gemini_schema(schema: &Value) -> Value {
                     ("type", Value::String(t)) => {
                         out.insert(key.clone(), Value::String(t.to_uppercase()));
                     }
+                    // `["object", "null"]` (the ticket tools' optional objects): Gemini takes
+                    // one type, and says "may be null" with `nullable`.
+                    ("type", types @ Value::Array(_)) => {
+                        if let Value::String(t) = without_null(types) {
+                            out.insert(key.clone(), Value::String(t.to_uppercase()));
+                        }
+                        out.insert("nullable".into(), Value::Bool(true));
+                    }
                     ("items", item) => {
                         out.insert(key.clone(), gemini_schema(item));
                     }
@@ -357,6 +408,44 @@ mod tests {
                 CHECKPOINT
             ]
         );
+    }
+
+    /// Each role's tools: its briefing, then its seed-002 tools with their schemas; Gemini
+    /// gets one type per schema (`nullable` for the optional objects).
+    #[test]
+    fn each_ticket_role_has_its_own_tools() {
+        let names = |role| {
+            ticket_tools(role)
+                .iter()
+                .map(|t| t.name)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            names(Role::Manager),
+            [
+                GET_TASK,
+                "assign_to_developer",
+                "update_subtask",
+                "complete_ticket"
+            ]
+        );
+        assert_eq!(names(Role::Developer), [GET_TASK, "subtask_complete"]);
+        let report = &ticket_tools(Role::Developer)[1];
+        assert_eq!(
+            report.parameters,
+            ticket::tool_schema(ticket::Tool::SubtaskComplete)
+        );
+        assert_eq!(
+            ticket_tool("subtask_complete"),
+            Some(ticket::Tool::SubtaskComplete)
+        );
+        assert_eq!(ticket_tool("subtask-complete"), None);
+        let gemini = render_tools(&ticket_tools(Role::Developer), Format::Gemini);
+        let results =
+            &gemini[0]["functionDeclarations"][1]["parameters"]["properties"]["testResults"];
+        assert_eq!(results["type"], "OBJECT");
+        assert_eq!(results["nullable"], true);
+        assert_eq!(results["properties"]["total"]["type"], "INTEGER");
     }
 
     #[test]

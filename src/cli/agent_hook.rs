@@ -21,7 +21,12 @@ use crate::store::StoreError;
 /// file writes that go around the workflow (docs/agent-guide.md lists them, and the guard's
 /// limits); stop keeps the agent working while the workflow expects its work, and lets it stop
 /// when a human is needed or nothing is left to do ([agent] max_stop_blocks bounds it).
-/// Always exits 0 with the answer in the client's format.
+/// On a ticket workflow the session's role (GIT_ORCHESTRATE_ROLE, else `[agent] role`)
+/// decides: session-start gives that role's briefing; stop keeps the role whose turn it is
+/// working and lets the other role stop (a session without a role plays both); pre-tool-use
+/// refuses the other role's tools and `--role`, and setting or unsetting
+/// GIT_ORCHESTRATE_ROLE in any session. Always exits 0 with the answer in the client's
+/// format.
 #[derive(Debug, Args)]
 pub struct AgentHookArgs {
     /// The agent client whose hook format to read and answer in.
@@ -100,10 +105,10 @@ pub fn run(workflow: Option<&str>, args: &AgentHookArgs) -> Result<Exit, Failure
                         input.session_id.as_deref().unwrap_or(""),
                     );
                 }
-                engine::agent_hook::workflow_view(&session)
+                engine::agent_hook::session_context(&session)
             });
             match view {
-                Ok((view, _)) => hook::session_context(client, &view.compact_briefing()),
+                Ok(context) => hook::session_context(client, &context),
                 Err(e) => fail_open(client, &e),
             }
         }

@@ -2,7 +2,8 @@
 //! agent tools as the same engine calls the commands make. One process per agent session
 //! keeps the repository open; the engine runs on one worker thread, one call at a time, while
 //! the protocol thread sends progress and hears cancellations. Nothing but the protocol is
-//! written to stdout.
+//! written to stdout. On a ticket workflow the server plays one role (`--role`), and lists
+//! and takes only that role's tools.
 
 use std::path::PathBuf;
 use std::sync::mpsc;
@@ -27,8 +28,10 @@ use crate::agent::mcp_text::for_mcp;
 use crate::agent::tools::{
     self, CHECKPOINT, ESCALATE, GET_TASK, REQUEST_SCOPE_REDUCTION, SUBMIT_WORK,
 };
+use crate::engine::ticket::{self as ticket_engine, Outcome};
 use crate::engine::{self, EngineError, Session, SubmitKind};
 use crate::exec::Cancel;
+use crate::workflow::ticket::{self as ticket_model, Role};
 use crate::workflow::{Decision, Expectation};
 
 /// Serve the agent tools over MCP on stdin/stdout, for one agent session.
@@ -41,8 +44,20 @@ use crate::workflow::{Decision, Expectation};
 /// test's process group and records nothing. Read-only resources: orchestrate://status,
 /// orchestrate://plan, orchestrate://output.log. Register it with `git orchestrate init
 /// --agent claude|codex|gemini`.
+///
+/// On a ticket workflow (docs/tickets.md) the server plays one role, fixed when it starts:
+/// --role, else GIT_ORCHESTRATE_ROLE, else `[agent] role`; with none of them it does not
+/// start. The manager's server lists get_task (its briefing), assign_to_developer,
+/// update_subtask and complete_ticket; the developer's lists get_task and
+/// subtask_complete. Every call is made in the server's role, and a call out of turn
+/// carries isError with the next legal action. Its resource is orchestrate://ticket.
 #[derive(Debug, Args)]
-pub struct McpArgs {}
+pub struct McpArgs {
+    /// Serve the ticket tools of this role only (default on a ticket workflow:
+    /// GIT_ORCHESTRATE_ROLE, then `[agent] role`).
+    #[arg(long, value_enum)]
+    pub role: Option<Role>,
+}
 
 /// How often a running call reports progress.
 const PROGRESS_EVERY: Duration = Duration::from_secs(1);
@@ -50,24 +65,79 @@ const PROGRESS_EVERY: Duration = Duration::from_secs(1);
 const STATUS_URI: &str = "orchestrate://status";
 const PLAN_URI: &str = "orchestrate://plan";
 const OUTPUT_URI: &str = "orchestrate://output.log";
+const TICKET_URI: &str = "orchestrate://ticket";
 
-pub fn run(workflow: Option<&str>, _args: &McpArgs) -> Result<Exit, Failure> {
+/// What the server serves: the TDD workflow's tools, or one role's ticket tools.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Serving {
+    Tdd,
+    Ticket(Role),
+}
+
+impl Serving {
+    fn tools(self) -> Vec<tools::Tool> {
+        match self {
+            Serving::Tdd => tools::tools(),
+            Serving::Ticket(role) => tools::ticket_tools(role),
+        }
+    }
+}
+
+/// The role is fixed when the server starts, so no call can choose another: `--role`; on a
+/// ticket workflow without it, GIT_ORCHESTRATE_ROLE or `[agent] role`, or no start at all
+/// (a server with every role's tools would let one agent play both). Anything else, and a
+/// directory where no workflow can be read yet, is served as a TDD workflow, as before.
+fn serving(
+    dir: &std::path::Path,
+    workflow: Option<&str>,
+    flag: Option<Role>,
+) -> Result<Serving, Failure> {
+    if let Some(role) = flag {
+        return Ok(Serving::Ticket(role));
+    }
+    let Ok(session) = Session::open_selected(dir, workflow) else {
+        return Ok(Serving::Tdd);
+    };
+    if !ticket_engine::is_ticket(&session).unwrap_or(false) {
+        return Ok(Serving::Tdd);
+    }
+    match ticket_engine::role(&session, None)? {
+        Some(role) => Ok(Serving::Ticket(role)),
+        None => Err(Failure::from(
+            CommandError::new(
+                super::ErrorKind::Usage,
+                format!(
+                    "workflow \"{}\" is a ticket workflow, and this MCP server has no role",
+                    session.store.workflow()
+                ),
+            )
+            .hint(
+                "Start it as `git orchestrate mcp --role manager` or `--role developer` (or set \
+                 GIT_ORCHESTRATE_ROLE, or `[agent] role` in .orchestrate.toml): each role's \
+                 server has only that role's tools.",
+            ),
+        )),
+    }
+}
+
+pub fn run(workflow: Option<&str>, args: &McpArgs) -> Result<Exit, Failure> {
     let dir = std::env::current_dir().map_err(|e| {
         Failure::from(CommandError::new(
             super::ErrorKind::Io,
             format!("cannot read the current directory: {e}"),
         ))
     })?;
+    let serving = serving(&dir, workflow, args.role)?;
     let (jobs, inbox) = mpsc::channel();
     let workflow = workflow.map(str::to_string);
     std::thread::Builder::new()
         .name("engine".into())
-        .spawn(move || worker(dir, workflow, inbox))?;
+        .spawn(move || worker(dir, workflow, serving, inbox))?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     runtime.block_on(async move {
-        let server = Server { jobs };
+        let server = Server { jobs, serving };
         let (transport, wire) = super::mcp_wire::pipes();
         match server.serve(transport).await {
             Ok(service) => {
@@ -101,6 +171,7 @@ enum Job {
 #[derive(Clone)]
 struct Server {
     jobs: mpsc::Sender<Job>,
+    serving: Serving,
 }
 
 impl ServerHandler for Server {
@@ -112,12 +183,26 @@ impl ServerHandler for Server {
                 .build(),
         )
         .with_server_info(Implementation::new("git-orchestrate", env!("CARGO_PKG_VERSION")))
-        .with_instructions(
-            "git-orchestrate drives your work through a test-driven workflow. Call get_task for your goal, \
-             report every result through submit_work (never run the tests yourself to judge your work), \
-             and make checkpoint commits with checkpoint. Stop when get_task says nothing is left to do \
-             or a human is needed.",
-        )
+        .with_instructions(match self.serving {
+            Serving::Tdd => {
+                "git-orchestrate drives your work through a test-driven workflow. Call get_task for your goal, \
+                 report every result through submit_work (never run the tests yourself to judge your work), \
+                 and make checkpoint commits with checkpoint. Stop when get_task says nothing is left to do \
+                 or a human is needed."
+            }
+            Serving::Ticket(Role::Manager) => {
+                "git-orchestrate runs a ticket with a manager and a developer; you are the manager. Call \
+                 get_task for your briefing; assign each subtask with assign_to_developer, verify the \
+                 developer's report against what git-orchestrate observed with update_subtask, and finish \
+                 with complete_ticket once every subtask is complete. Stop when it is the developer's turn."
+            }
+            Serving::Ticket(Role::Developer) => {
+                "git-orchestrate runs a ticket with a manager and a developer; you are the developer. Call \
+                 get_task for your assignment, do it on the ticket's branch, commit, and report with \
+                 subtask_complete (git-orchestrate re-runs the gates and tests at your commit). Stop when \
+                 it is the manager's turn."
+            }
+        })
     }
 
     async fn list_tools(
@@ -125,7 +210,7 @@ impl ServerHandler for Server {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(mcp_tools()))
+        Ok(ListToolsResult::with_all_items(mcp_tools(self.serving)))
     }
 
     async fn call_tool(
@@ -134,7 +219,7 @@ impl ServerHandler for Server {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let name = request.name.to_string();
-        if !tools::tools().iter().any(|t| t.name == name) {
+        if !self.serving.tools().iter().any(|t| t.name == name) {
             return Err(McpError::invalid_params(
                 format!("there is no tool {name:?}; the tools are listed by tools/list"),
                 None,
@@ -199,6 +284,15 @@ impl ServerHandler for Server {
             r.mime_type = Some(mime.to_string());
             r
         };
+        if let Serving::Ticket(_) = self.serving {
+            return Ok(ListResourcesResult::with_all_items(vec![resource(
+                TICKET_URI,
+                "ticket",
+                "The ticket (`git orchestrate ticket show --json`): every subtask, each report beside \
+                 what was observed; never changes anything.",
+                "application/json",
+            )]));
+        }
         Ok(ListResourcesResult::with_all_items(vec![
             resource(
                 STATUS_URI,
@@ -252,9 +346,10 @@ impl ServerHandler for Server {
     }
 }
 
-/// The tools as MCP lists them: the schemas `git orchestrate schema` prints.
-fn mcp_tools() -> Vec<Tool> {
-    tools::tools()
+/// The tools as MCP lists them: the schemas `git orchestrate schema [--role]` prints.
+fn mcp_tools(serving: Serving) -> Vec<Tool> {
+    serving
+        .tools()
         .into_iter()
         .map(|t| {
             let schema = match t.parameters {
@@ -271,7 +366,7 @@ fn mcp_tools() -> Vec<Tool> {
 }
 
 /// The engine thread: owns the session, answers one job at a time.
-fn worker(dir: PathBuf, workflow: Option<String>, inbox: mpsc::Receiver<Job>) {
+fn worker(dir: PathBuf, workflow: Option<String>, serving: Serving, inbox: mpsc::Receiver<Job>) {
     let mut session: Option<Session> = None;
     for job in inbox {
         if session.is_none() {
@@ -287,7 +382,10 @@ fn worker(dir: PathBuf, workflow: Option<String>, inbox: mpsc::Receiver<Job>) {
                 let result = match &session {
                     Some(s) => {
                         s.begin_call();
-                        cancel.scope(|| call(s, &name, &args))
+                        cancel.scope(|| match serving {
+                            Serving::Tdd => call(s, &name, &args),
+                            Serving::Ticket(role) => call_ticket(s, role, &name, &args),
+                        })
                     }
                     None => match Session::open_selected(&dir, workflow.as_deref()) {
                         Ok(_) => error_result(&CommandError::new(
@@ -303,7 +401,10 @@ fn worker(dir: PathBuf, workflow: Option<String>, inbox: mpsc::Receiver<Job>) {
                 let result = match &session {
                     Some(s) => {
                         s.begin_call();
-                        read(s, &uri)
+                        match serving {
+                            Serving::Tdd => read(s, &uri),
+                            Serving::Ticket(_) => read_ticket(s, &uri),
+                        }
                     }
                     None => Err("not inside a git repository with a working tree".to_string()),
                 };
@@ -356,6 +457,59 @@ fn call(session: &Session, name: &str, args: &Map<String, Value>) -> CallToolRes
             "The tools are listed by tools/list.",
         )),
     };
+    answered(outcome)
+}
+
+/// One call on a ticket workflow, made in the server's `role` (no argument can name
+/// another): the briefing, or the role's tool with its arguments as the input
+/// `workflow::ticket` checks. Exit codes map as in [`call`].
+fn call_ticket(
+    session: &Session,
+    role: Role,
+    name: &str,
+    args: &Map<String, Value>,
+) -> CallToolResult {
+    let outcome = if name == GET_TASK {
+        no_arguments(args).and_then(|()| {
+            let task = super::ticket::task(session, Some(role)).map_err(refused)?;
+            let mut report = task.report;
+            // The tools this agent has, by the names it calls them.
+            report["tools"] = json!(
+                tools::ticket_tools(role)
+                    .iter()
+                    .map(|t| t.name)
+                    .filter(|n| *n != GET_TASK)
+                    .collect::<Vec<_>>()
+            );
+            Ok(Answer::new(task.briefing, &report).error_if(task.exit != Exit::Success))
+        })
+    } else {
+        match tools::ticket_tool(name).filter(|t| t.role() == role) {
+            Some(tool) => {
+                let run: fn(&Session, Option<Role>, &Value) -> Result<Outcome, EngineError> =
+                    match tool {
+                        ticket_model::Tool::Assign => ticket_engine::assign,
+                        ticket_model::Tool::UpdateSubtask => ticket_engine::update,
+                        ticket_model::Tool::CompleteTicket => ticket_engine::complete,
+                        ticket_model::Tool::SubtaskComplete => ticket_engine::report,
+                    };
+                run(session, Some(role), &Value::Object(args.clone()))
+                    .map_err(refused)
+                    .map(|outcome| {
+                        Answer::new(outcome.message.clone(), &outcome).error_if(outcome.halted)
+                    })
+            }
+            None => Err(bad(
+                format!("there is no tool {name:?} for the {}", role.as_str()),
+                "The tools are listed by tools/list.",
+            )),
+        }
+    };
+    answered(outcome)
+}
+
+/// A call's answer as the client gets it.
+fn answered(outcome: Result<Answer, Box<CommandError>>) -> CallToolResult {
     match outcome {
         Ok(answer) => answer.output_capped(false).result(),
         Err(mut err) => {
@@ -716,6 +870,22 @@ fn analysis_kind(decision: &str) -> Result<SubmitKind, Box<CommandError>> {
             }
         },
     ))
+}
+
+/// The ticket resource's text.
+fn read_ticket(session: &Session, uri: &str) -> Result<String, String> {
+    if uri != TICKET_URI {
+        return Err(format!("there is no resource {uri:?}; it is {TICKET_URI}"));
+    }
+    let snap = ticket_engine::read(session).map_err(|e| CommandError::from(e).message)?;
+    let value = json!({
+        "schema": super::render::JSON_SCHEMA,
+        "workflow": session.store.workflow(),
+        "tip": snap.tip.to_string(),
+        "state": snap.ticket.state,
+        "ticket": snap.ticket,
+    });
+    serde_json::to_string_pretty(&value).map_err(|e| e.to_string())
 }
 
 /// A read-only resource's text.

@@ -322,6 +322,23 @@ pub fn report(session: &Session, args: &ReportArgs, ui: &mut Ui) -> Result<Exit,
 /// with the next legal action; a halted or finished ticket exits 10 / 0.
 pub fn get_task(session: &Session, flag: Option<Role>, ui: &mut Ui) -> Result<Exit, Failure> {
     let role = ticket::role(session, flag)?;
+    let task = task(session, role)?;
+    ui.report_or_text(&task.report, &task.briefing)?;
+    Ok(task.exit)
+}
+
+/// `get-task` on a ticket workflow, as the command and the MCP server give it.
+pub struct Task {
+    /// The `--json` object.
+    pub report: Value,
+    pub briefing: String,
+    /// 10 when halted, 4 when asked out of turn, else 0.
+    pub exit: Exit,
+}
+
+/// The briefing of `role` (`None`: whoever's turn it is) and what `get-task --json` says
+/// with it.
+pub fn task(session: &Session, role: Option<Role>) -> Result<Task, crate::engine::EngineError> {
     let (snap, text) = ticket::briefing(session, role)?;
     let turn = snap.ticket.state.role();
     let tools: Vec<&str> = Tool::ALL
@@ -340,12 +357,16 @@ pub fn get_task(session: &Session, flag: Option<Role>, ui: &mut Ui) -> Result<Ex
         "briefing": text,
         "ticket": snap.ticket,
     });
-    ui.report_or_text(&report, &text)?;
-    Ok(match (snap.ticket.state.role(), role) {
+    let exit = match (snap.ticket.state.role(), role) {
         (None, _) if snap.ticket.state == crate::workflow::ticket::TicketState::Halted => {
             Exit::Halted
         }
         (Some(turn), Some(asked)) if turn != asked => Exit::NotAllowed,
         _ => Exit::Success,
+    };
+    Ok(Task {
+        report,
+        briefing: text,
+        exit,
     })
 }

@@ -1,16 +1,21 @@
 //! `agent-hook`: gathers what the agent clients' hooks judge by (the guard's context, where
-//! the workflow stands) and keeps the Stop hook's count of blocked stops. Read-only on the
-//! workflow: a hook never moves it.
+//! the workflow stands, and on a ticket workflow the role this session plays) and keeps the
+//! Stop hook's count of blocked stops. Read-only on the workflow: a hook never moves it.
 
 use std::path::Path;
 
 use super::{EngineError, Session, io_error};
 use crate::agent::guard::GuardContext;
-use crate::agent::hook::{StopDecision, StopRecord, WorkflowView, decide_stop};
+use crate::agent::hook::{StopDecision, StopRecord, TicketTurn, WorkflowView, decide_stop};
 use crate::config::FILE_NAME;
 
 /// What the guard needs, read in-process (the hook runs before every shell command).
 pub fn guard_context(session: &Session, cwd: &Path) -> Result<GuardContext, EngineError> {
+    // A ticket workflow has no TDD state: its configuration is main's.
+    if super::ticket::is_ticket(session)? {
+        let config = session.load_config(None)?.config;
+        return guard_context_for(session, None, &config, cwd);
+    }
     let snapshot = session.store.read()?;
     let state = snapshot.as_ref().map(|s| &s.state);
     let config = session.load_config(state)?.config;
@@ -39,11 +44,15 @@ pub fn guard_context_for(
             .chain(judges)
             .collect(),
         protected_globs: config.gates.protected.clone(),
+        role: super::ticket::role(session, None)?,
     })
 }
 
 /// Where the workflow stands, as the hooks tell the agent.
 pub fn workflow_view(session: &Session) -> Result<(WorkflowView, u32), EngineError> {
+    if super::ticket::is_ticket(session)? {
+        return ticket_view(session);
+    }
     let snapshot = session.store.read()?;
     let workflow = session.store.workflow().to_string();
     let Some(snap) = snapshot else {
@@ -85,9 +94,50 @@ pub fn workflow_view(session: &Session) -> Result<(WorkflowView, u32), EngineErr
             halt_message: halt.map(|h| h.message),
             idle,
             tip: Some(snap.tip.to_string()),
+            ticket: None,
         },
         config.agent.max_stop_blocks,
     ))
+}
+
+/// Where a ticket stands, for the hooks, and the role this session plays in it
+/// (`GIT_ORCHESTRATE_ROLE`, else `[agent] role`).
+fn ticket_view(session: &Session) -> Result<(WorkflowView, u32), EngineError> {
+    let snap = super::ticket::read(session)?;
+    let role = super::ticket::role(session, None)?;
+    let config = session.load_config(None)?.config;
+    let ticket = &snap.ticket;
+    Ok((
+        WorkflowView {
+            workflow: session.store.workflow().to_string(),
+            state: ticket.state.as_str().to_string(),
+            pr_title: Some(ticket.title.clone()),
+            branch: Some(ticket.branch.clone()),
+            step: ticket.current.clone(),
+            pending: None,
+            waits_for_human: ticket.state == crate::workflow::ticket::TicketState::Halted,
+            halt_message: ticket.halt.clone(),
+            idle: ticket.state == crate::workflow::ticket::TicketState::TicketDone,
+            tip: Some(snap.tip.to_string()),
+            ticket: Some(TicketTurn {
+                state: ticket.state,
+                role,
+                next: crate::workflow::ticket::legal_next(ticket, role),
+            }),
+        },
+        config.agent.max_stop_blocks,
+    ))
+}
+
+/// What the session-start hook gives the agent: on a ticket workflow the briefing of the
+/// role this session plays, else the workflow's compact briefing.
+pub fn session_context(session: &Session) -> Result<String, EngineError> {
+    if super::ticket::is_ticket(session)? {
+        let role = super::ticket::role(session, None)?;
+        let (_, briefing) = super::ticket::briefing(session, role)?;
+        return Ok(briefing);
+    }
+    Ok(workflow_view(session)?.0.compact_briefing())
 }
 
 /// The Stop hook: decides by the workflow and this agent session's record of blocked stops,

@@ -327,3 +327,171 @@ fn the_guard_refuses_what_it_cannot_know_and_passes_what_it_can() {
         assert_eq!(run.stdout, "", "{command}: {}", run.stdout);
     }
 }
+
+/// Runs `agent-hook claude EVENT` as a session playing `role` (GIT_ORCHESTRATE_ROLE).
+fn role_hook(repo: &TestRepo, role: &str, event: &str, input: &Value) -> Run {
+    let mut child = repo
+        .command(BIN, ["agent-hook", "claude", event])
+        .env("GIT_ORCHESTRATE_ROLE", role)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn git-orchestrate");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let _ = stdin.write_all(input.to_string().as_bytes());
+    drop(stdin);
+    Run::from(child.wait_with_output().expect("wait"))
+}
+
+/// On a ticket the real hooks know the session's role: the Stop hook keeps the role whose
+/// turn it is working and lets the other one stop, session-start gives the role's briefing,
+/// and the guard refuses the other role's tools and a role set by hand.
+#[test]
+fn on_a_ticket_the_hooks_know_the_sessions_role() {
+    let repo = TestRepo::new();
+    repo.run(&["ticket", "new", "--title", "Add numbers"])
+        .expect(0);
+    let dir = repo.dir().display().to_string();
+    let stop = |role: &str, session: &str| {
+        let run = role_hook(
+            &repo,
+            role,
+            "stop",
+            &json!({"session_id": session, "cwd": dir}),
+        );
+        run.expect(0);
+        run.stdout.clone()
+    };
+    // MANAGER: the manager owes an action, the developer may stop.
+    let blocked = stop("manager", "m1");
+    assert!(blocked.contains(r#""decision":"block""#), "{blocked}");
+    assert!(blocked.contains("you are the manager"), "{blocked}");
+    assert_eq!(stop("developer", "d1"), "");
+    // The loop guard of the TDD rule holds here too: after 3 blocks with no transition.
+    stop("manager", "m1");
+    stop("manager", "m1");
+    let released = stop("manager", "m1");
+    assert!(released.contains("after 3 blocked stops"), "{released}");
+
+    repo.run(&[
+        "assign",
+        "--role",
+        "manager",
+        "--mode",
+        "implementation",
+        "--goal",
+        "add numbers",
+        "--acceptance-criteria",
+        "add.sh prints 5",
+    ])
+    .expect(0);
+    // DEVELOPER: now the developer is kept working, and the manager may stop.
+    let blocked = stop("developer", "d2");
+    assert!(blocked.contains("you are the developer"), "{blocked}");
+    assert!(blocked.contains("subtask_complete"), "{blocked}");
+    assert_eq!(stop("manager", "m2"), "");
+
+    let context = role_hook(
+        &repo,
+        "developer",
+        "session-start",
+        &json!({"session_id": "d3", "cwd": dir}),
+    );
+    context.expect(0);
+    let additional = context.json()["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let cli = repo.run(&["get-task", "--role", "developer"]);
+    cli.expect(0);
+    assert_eq!(
+        additional,
+        cli.stdout.trim_end_matches('\n').to_string() + "\n"
+    );
+    assert!(additional.contains("## Current Assignment"), "{additional}");
+
+    let guard = |role: &str, command: &str| {
+        role_hook(
+            &repo,
+            role,
+            "pre-tool-use",
+            &json!({"session_id": "g", "cwd": dir, "tool_name": "Bash",
+                    "tool_input": {"command": command}}),
+        )
+    };
+    for command in [
+        "git orchestrate update-subtask --status complete --notes ok",
+        "env GIT_ORCHESTRATE_ROLE=manager git orchestrate assign --goal g",
+        "bash -c 'git-orchestrate complete-ticket --summary s'",
+        "git orchestrate get-task --role manager",
+    ] {
+        let reason = denial("claude", &guard("developer", command));
+        assert!(
+            reason.contains("ticket role") || reason.contains("GIT_ORCHESTRATE_ROLE"),
+            "{command}: {reason}"
+        );
+    }
+    let reason = denial(
+        "claude",
+        &guard(
+            "manager",
+            "git orchestrate subtask-complete --status complete",
+        ),
+    );
+    assert!(reason.contains("this session is the manager"), "{reason}");
+    for (role, command) in [
+        (
+            "developer",
+            "git orchestrate subtask-complete --status complete --build-status pass --message m",
+        ),
+        ("developer", "git orchestrate get-task"),
+        (
+            "manager",
+            "git orchestrate update-subtask --status complete --notes ok",
+        ),
+        ("developer", "ls"),
+    ] {
+        let run = guard(role, command);
+        run.expect(0);
+        assert_eq!(run.stdout, "", "{role}: {command}");
+    }
+
+    // TICKET_DONE and HALTED let every role stop: a finished ticket owes nothing.
+    repo.write("add.sh", "echo 5\n");
+    repo.commit_all("add numbers");
+    repo.run(&[
+        "subtask-complete",
+        "--role",
+        "developer",
+        "--status",
+        "complete",
+        "--build-status",
+        "pass",
+        "--message",
+        "add.sh",
+        "--file",
+        "add.sh",
+    ])
+    .expect(0);
+    repo.run(&[
+        "update-subtask",
+        "--role",
+        "manager",
+        "--status",
+        "complete",
+        "--notes",
+        "ok",
+    ])
+    .expect(0);
+    repo.run(&[
+        "complete-ticket",
+        "--role",
+        "manager",
+        "--summary",
+        "add numbers",
+    ])
+    .expect(0);
+    assert_eq!(stop("manager", "m4"), "");
+    assert_eq!(stop("developer", "d4"), "");
+}

@@ -611,3 +611,250 @@ fn garbled_lines_are_answered_and_nothing_is_echoed_whole() {
         "the session went on: {answers:?}"
     );
 }
+
+/// A server started with `args` and the environment `env` (a ticket role, say).
+async fn connect_with(
+    repo: &TestRepo,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> RunningService<RoleClient, Client> {
+    let mut command = repo.command(BIN, args);
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    let transport =
+        TokioChildProcess::new(tokio::process::Command::from(command)).expect("the server starts");
+    let info = ClientConfig::new(
+        ClientCapabilities::default(),
+        Implementation::new("git-orchestrate-tests", "1"),
+    );
+    Client {
+        info,
+        progress: Arc::new(Mutex::new(Vec::new())),
+    }
+    .serve(transport)
+    .await
+    .expect("the handshake succeeds")
+}
+
+async fn tool_names(client: &RunningService<RoleClient, Client>) -> Vec<String> {
+    client
+        .list_all_tools()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name.to_string())
+        .collect()
+}
+
+/// `mcp --role`: each role's server lists exactly its tools (with the schemas `schema
+/// --role` prints), makes every call in its own role, refuses a call out of turn with the
+/// next legal action and bad input with each problem at its JSON path, as the command line
+/// does; and a developer reports a real commit through it.
+#[test]
+fn each_ticket_role_has_its_own_server() {
+    let repo = TestRepo::new();
+    repo.run(&["ticket", "new", "--title", "Add numbers"])
+        .expect(0);
+    runtime().block_on(async {
+        let manager = connect_with(&repo, &["mcp", "--role", "manager"], &[]).await;
+        let developer = connect_with(&repo, &["mcp", "--role", "developer"], &[]).await;
+        assert_eq!(
+            tool_names(&manager).await,
+            ["get_task", "assign_to_developer", "update_subtask", "complete_ticket"]
+        );
+        assert_eq!(tool_names(&developer).await, ["get_task", "subtask_complete"]);
+        let listed: Vec<Value> = developer
+            .list_all_tools()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|t| json!({"name": t.name, "inputSchema": *t.input_schema}))
+            .collect();
+        let printed = repo.run(&["schema", "--role", "developer"]).expect(0).json();
+        let printed: Vec<Value> = printed
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| json!({"name": t["name"], "inputSchema": t["inputSchema"]}))
+            .collect();
+        assert_eq!(listed, printed);
+
+        // The manager's tool is not the developer server's to call.
+        let absent = developer
+            .call_tool(
+                CallToolRequestParams::new("assign_to_developer").with_arguments(
+                    json!({"mode": "implementation", "goal": "g", "acceptanceCriteria": ["c"]})
+                        .as_object()
+                        .unwrap()
+                        .clone(),
+                ),
+            )
+            .await;
+        assert!(absent.is_err(), "{absent:?}");
+
+        // Out of turn: the error the command line gives, with the next legal action.
+        let early = call(
+            &developer,
+            "subtask_complete",
+            json!({"status": "complete", "filesChanged": [], "buildStatus": "pass", "message": "m"}),
+        )
+        .await;
+        assert!(is_error(&early));
+        let cli = repo
+            .run(&[
+                "subtask-complete", "--role", "developer", "--status", "complete",
+                "--build-status", "pass", "--message", "m", "--json",
+            ])
+            .expect(4)
+            .json();
+        assert_eq!(structured(&early)["error"], cli["error"]);
+        assert!(
+            text(&early).contains("the manager assigns a subtask"),
+            "{}",
+            text(&early)
+        );
+        let briefing = call(&developer, "get_task", json!({})).await;
+        assert!(is_error(&briefing), "the manager's turn: {}", text(&briefing));
+        assert_eq!(structured(&briefing)["role"], "developer");
+        assert_eq!(structured(&briefing)["tools"], json!(["subtask_complete"]));
+
+        // Bad input: every problem at its JSON path, nothing written.
+        let tip = repo.tip();
+        let bad = call(
+            &manager,
+            "assign_to_developer",
+            json!({"mode": "everything", "goal": 3, "role": "developer"}),
+        )
+        .await;
+        assert!(is_error(&bad));
+        let mut paths: Vec<String> = structured(&bad)["error"]["problems"]
+            .as_array()
+            .expect("problems")
+            .iter()
+            .map(|p| p["path"].as_str().unwrap_or_default().to_string())
+            .collect();
+        paths.sort();
+        assert_eq!(paths, ["acceptanceCriteria", "goal", "mode", "role"]);
+        assert_eq!(repo.tip(), tip);
+
+        let assigned = call(
+            &manager,
+            "assign_to_developer",
+            json!({"mode": "implementation", "goal": "add numbers",
+                   "filesToModify": ["add.sh"], "acceptanceCriteria": ["add.sh prints 5"]}),
+        )
+        .await;
+        assert!(!is_error(&assigned), "{}", text(&assigned));
+        assert!(text(&assigned).starts_with("S1 assigned to the developer"));
+
+        // The developer's work, committed, and reported through its server.
+        let briefing = call(&developer, "get_task", json!({})).await;
+        assert!(!is_error(&briefing), "{}", text(&briefing));
+        assert!(text(&briefing).contains("## Current Assignment"));
+        repo.write("add.sh", "echo 5\n");
+        repo.commit_all("add numbers");
+        // No argument names another role: the server's is the only one.
+        let posing = call(
+            &developer,
+            "subtask_complete",
+            json!({"status": "complete", "filesChanged": [{"path": "add.sh"}],
+                   "buildStatus": "pass", "message": "m", "role": "manager"}),
+        )
+        .await;
+        assert!(is_error(&posing));
+        assert_eq!(structured(&posing)["error"]["problems"][0]["path"], "role");
+        let reported = call(
+            &developer,
+            "subtask_complete",
+            json!({"status": "complete", "filesChanged": [{"path": "add.sh", "summary": "prints 5"}],
+                   "buildStatus": "pass", "message": "add.sh prints 5"}),
+        )
+        .await;
+        assert!(!is_error(&reported), "{}", text(&reported));
+        assert!(
+            text(&reported).contains("what was observed agrees with the report"),
+            "{}",
+            text(&reported)
+        );
+        let report = structured(&reported);
+        assert_eq!(report["state"], "MANAGER");
+        assert_eq!(
+            report["ticket"]["subtasks"][0]["observed"]["gates"]["result"],
+            "pass"
+        );
+        let head = repo.git(&["rev-parse", "HEAD"]);
+        assert_eq!(
+            report["ticket"]["subtasks"][0]["report"]["commit"],
+            head.trim()
+        );
+
+        let verified = call(
+            &manager,
+            "update_subtask",
+            json!({"status": "complete", "notes": "checked"}),
+        )
+        .await;
+        assert!(!is_error(&verified), "{}", text(&verified));
+        assert_eq!(text(&verified), "S1 is now complete");
+        manager.cancel().await.ok();
+        developer.cancel().await.ok();
+    });
+}
+
+/// Without --role a ticket workflow's server takes GIT_ORCHESTRATE_ROLE, and with no role
+/// at all it does not start: one server with both roles' tools would let one agent play
+/// both. A TDD workflow's server is as it was.
+#[test]
+fn a_ticket_server_without_a_role_takes_the_sessions_or_refuses_to_start() {
+    let repo = TestRepo::new();
+    repo.run(&["ticket", "new", "--title", "Add numbers"])
+        .expect(0);
+    let refused = Run::from(
+        repo.command(BIN, ["mcp"])
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("run mcp"),
+    );
+    refused.expect(2);
+    assert!(
+        refused
+            .stderr
+            .contains("is a ticket workflow, and this MCP server has no role"),
+        "{}",
+        refused.stderr
+    );
+    assert!(
+        refused.stderr.contains("--role manager"),
+        "{}",
+        refused.stderr
+    );
+    runtime().block_on(async {
+        let developer =
+            connect_with(&repo, &["mcp"], &[("GIT_ORCHESTRATE_ROLE", "developer")]).await;
+        assert_eq!(
+            tool_names(&developer).await,
+            ["get_task", "subtask_complete"]
+        );
+        // The flag wins over the environment.
+        let manager = connect_with(
+            &repo,
+            &["mcp", "--role", "manager"],
+            &[("GIT_ORCHESTRATE_ROLE", "developer")],
+        )
+        .await;
+        assert_eq!(tool_names(&manager).await.len(), 4);
+        let ticket = manager
+            .read_resource(ReadResourceRequestParams::new("orchestrate://ticket"))
+            .await
+            .expect("the ticket resource");
+        let ResourceContents::TextResourceContents { text, .. } = &ticket.contents[0] else {
+            panic!("text")
+        };
+        let ticket: Value = serde_json::from_str(text).unwrap();
+        assert_eq!(ticket["state"], "MANAGER");
+        assert_eq!(ticket["ticket"]["title"], "Add numbers");
+        developer.cancel().await.ok();
+        manager.cancel().await.ok();
+    });
+}

@@ -119,7 +119,7 @@ impl Walk<'_> {
                 }
                 return Ok(Judged::Fully);
             }
-            "git-orchestrate" => programs::orchestrate(rest)?,
+            "git-orchestrate" => programs::orchestrate(rest, self.paths.ctx.role)?,
             "eval" => {
                 let text = known_text(rest, "eval")?;
                 self.line(&text)?;
@@ -353,6 +353,9 @@ impl Walk<'_> {
         }
         if let Some(command) = names_human_command(text) {
             return Err(Reason::new(Rule::HumanOnly, command));
+        }
+        if let Some(reason) = super::policy::names_role_change(text, self.paths.ctx.role) {
+            return Err(reason);
         }
         Ok(())
     }

@@ -20,4 +20,7 @@ pub struct GuardContext {
     /// gates and reviewer run. `[gates] protected` globs are in `protected_globs`.
     pub protected_files: Vec<String>,
     pub protected_globs: Vec<String>,
+    /// The ticket role this agent session plays (`GIT_ORCHESTRATE_ROLE`, else `[agent]
+    /// role`): the other role's tools are refused. `None`: no role, nothing refused for it.
+    pub role: Option<crate::workflow::ticket::Role>,
 }

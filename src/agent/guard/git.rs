@@ -408,7 +408,7 @@ impl Walk<'_> {
                     format!("git {sub} --template"),
                 ));
             }
-            "orchestrate" => super::programs::orchestrate(rest)?,
+            "orchestrate" => super::programs::orchestrate(rest, self.paths.ctx.role)?,
             _ => {}
         }
         Ok(())

@@ -284,6 +284,10 @@ impl Walk<'_> {
             "unset" => {
                 for word in &words[1..] {
                     if let Some(name) = word.literal().filter(|n| !n.starts_with('-')) {
+                        // The role unset falls back to `[agent] role`, or to none.
+                        if name == crate::workflow::ticket::ROLE_ENV {
+                            return Err(Reason::new(Rule::Variable(policy::Variable::Role), name));
+                        }
                         self.vars.assign(&name, vec![Arg::known("")], certain);
                     }
                 }
@@ -311,6 +315,11 @@ impl Walk<'_> {
                 // `export NAME`: what it holds already goes to every later program.
                 if name == policy::HUMAN_VARIABLE {
                     return Err(Reason::new(Rule::Variable(policy::Variable::Human), name));
+                }
+                // `export -n NAME`, `declare +x NAME`: no agent's command needs to touch the
+                // role it was started in.
+                if name == crate::workflow::ticket::ROLE_ENV {
+                    return Err(Reason::new(Rule::Variable(policy::Variable::Role), name));
                 }
             } else {
                 return Err(Reason::new(Rule::Unknowable(Unknown::Program), word.text()));

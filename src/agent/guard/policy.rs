@@ -4,6 +4,8 @@
 
 use std::fmt;
 
+use crate::workflow::ticket::{ROLE_ENV, Role};
+
 /// Why a command is refused: the rule it breaks and the word that breaks it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Reason {
@@ -59,6 +61,8 @@ pub enum Setting {
 pub enum Variable {
     /// `GIT_ORCHESTRATE_HUMAN`.
     Human,
+    /// `GIT_ORCHESTRATE_ROLE`: the ticket role a call is made in.
+    Role,
     /// `PATH` set other than by appending.
     Path,
     /// A `GIT_*` variable that changes what git runs or reads.
@@ -98,6 +102,8 @@ pub enum Rule {
     OrchestratorRef,
     MainBranch(MainMove),
     HumanOnly,
+    /// A ticket tool or `--role` of another role than the session's (the session's role).
+    OtherRole(Role),
     /// `reflog expire|delete`, `gc` with the reflog expired.
     ReflogErase,
     /// A commit or ref made where no hook sees it (`commit-tree`, `fast-import`).
@@ -187,6 +193,10 @@ impl fmt::Display for Reason {
                 f,
                 "setting {w} is for humans at their own terminal: {HUMAN_ROUTE}"
             ),
+            Rule::Variable(Variable::Role) => write!(
+                f,
+                "setting {w} chooses the ticket role a git-orchestrate call is made in, and this session's role is fixed by whoever started it (`git orchestrate run`, the MCP server's --role): use your own role's tools; `git orchestrate get-task` says which"
+            ),
             Rule::Variable(Variable::Path) => write!(
                 f,
                 "`{w}` changes which programs the names in later commands run, so the guard could not tell what runs; run a program by its path, or append: PATH=\"$PATH:DIR\""
@@ -221,6 +231,12 @@ impl fmt::Display for Reason {
                 "`{w}` moves or checks out the main branch; it is not the agent's to do: the orchestrator merges into it"
             ),
             Rule::HumanOnly => write!(f, "`{w}` is for humans: {HUMAN_ROUTE}"),
+            Rule::OtherRole(role) => write!(
+                f,
+                "`{w}` acts as another ticket role, and this session is the {}: {}",
+                role.as_str(),
+                role_route(*role)
+            ),
             Rule::ReflogErase => write!(
                 f,
                 "`{w}` erases the history `git orchestrate audit` checks: {STATE_ROUTE}"
@@ -414,6 +430,9 @@ pub fn risky_variable(name: &str, value: Option<&str>) -> Option<Variable> {
     if name == HUMAN_VARIABLE {
         return Some(Variable::Human);
     }
+    if name == ROLE_ENV {
+        return Some(Variable::Role);
+    }
     // Where `cd` looks, and where git finds the user's configuration.
     if name == "CDPATH" {
         return Some(Variable::Path);
@@ -470,6 +489,60 @@ pub fn names_human_command(text: &str) -> Option<String> {
                 || (word == "claim" && soon_after(&after[gap..], &["release", "steal"]))
             {
                 return Some(format!("git orchestrate {word}"));
+            }
+        }
+        rest = after;
+    }
+    None
+}
+
+/// What a session playing `role` does instead of the other role's work.
+fn role_route(role: Role) -> &'static str {
+    match role {
+        Role::Developer => {
+            "the manager assigns, verifies and completes; you report your committed work with `git orchestrate subtask-complete` (MCP: subtask_complete), and `git orchestrate get-task` gives your assignment"
+        }
+        Role::Manager => {
+            "the developer reports its own work; you assign with `git orchestrate assign` (MCP: assign_to_developer), verify with `update-subtask` (MCP: update_subtask) and finish with `complete-ticket` (MCP: complete_ticket)"
+        }
+    }
+}
+
+/// In program text (a one-liner, a pty spawner's script): `GIT_ORCHESTRATE_ROLE` given a
+/// value (`=` or `:` after the name, past quotes and brackets: `os.environ["…"] = …`,
+/// `env={"…": …}`), or, for a session playing `role`, a `git orchestrate` tool of the
+/// other role.
+pub fn names_role_change(text: &str, role: Option<Role>) -> Option<Reason> {
+    let mut rest = text;
+    while let Some(at) = rest.find(ROLE_ENV) {
+        let after =
+            rest[at + ROLE_ENV.len()..].trim_start_matches(['"', '\'', ']', ')', ' ', '\t']);
+        if (after.starts_with('=') && !after.starts_with("==")) || after.starts_with(':') {
+            return Some(Reason::new(Rule::Variable(Variable::Role), ROLE_ENV));
+        }
+        rest = &rest[at + ROLE_ENV.len()..];
+    }
+    let role = role?;
+    let mut rest = text;
+    while let Some(at) = rest.find("orchestrate") {
+        let after = &rest[at + "orchestrate".len()..];
+        let gap = after
+            .char_indices()
+            .find(|(_, c)| c.is_ascii_alphanumeric())
+            .map_or(after.len(), |(i, _)| i);
+        if (1..=6).contains(&gap) {
+            let word: String = after[gap..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+                .collect();
+            if let Some(tool) = crate::workflow::ticket::Tool::ALL
+                .into_iter()
+                .find(|t| t.command() == word && t.role() != role)
+            {
+                return Some(Reason::new(
+                    Rule::OtherRole(role),
+                    format!("git orchestrate {}", tool.command()),
+                ));
             }
         }
         rest = after;

@@ -9,6 +9,7 @@ use super::policy::{HUMAN_COMMANDS, Reason, Rule, Unknown};
 use super::protected::normalize;
 use super::words::Arg;
 use crate::agent::shell;
+use crate::workflow::ticket::{ROLE_ENV, Role, Tool};
 
 /// Programs that only read the files they are given.
 #[rustfmt::skip]
@@ -159,6 +160,19 @@ pub fn unwrap(args: &[Arg]) -> Result<Unwrapped, Reason> {
                 if name == "xargs" && (word == "-a" || word.starts_with("--arg-file")) {
                     // The arguments come from a file the guard does not read.
                     from_stdin = true;
+                }
+                // `env -u GIT_ORCHESTRATE_ROLE`: the role taken away is a role set.
+                if name == "env" {
+                    let unset = match word.strip_prefix("--unset=") {
+                        Some(var) => Some(var),
+                        None if matches!(word, "-u" | "--unset") => {
+                            rest.get(1).map(|a| a.text.as_str())
+                        }
+                        None => None,
+                    };
+                    if unset == Some(ROLE_ENV) {
+                        assignments.push((ROLE_ENV.to_string(), Arg::known("")));
+                    }
                 }
                 rest = &rest[1..];
                 if takes_value && !word.contains('=') && !rest.is_empty() {
@@ -382,8 +396,9 @@ fn script_of(words: &[String]) -> Option<&str> {
         .then(|| program.trim_start_matches("./"))
 }
 
-/// `git orchestrate …` / `git-orchestrate …`: the human-only commands.
-pub fn orchestrate(args: &[Arg]) -> Result<(), Reason> {
+/// `git orchestrate …` / `git-orchestrate …`: the human-only commands, and in a session
+/// that plays a ticket role, the other role's tools and any `--role` naming another role.
+pub fn orchestrate(args: &[Arg], role: Option<Role>) -> Result<(), Reason> {
     let texts: Vec<&str> = args.iter().map(|a| a.text.as_str()).collect();
     let mut iter = texts.iter().peekable();
     while let Some(arg) = iter.peek() {
@@ -406,6 +421,9 @@ pub fn orchestrate(args: &[Arg]) -> Result<(), Reason> {
         ));
     };
     iter.next();
+    if let Some(role) = role {
+        other_role(sub, args, role)?;
+    }
     let mut words = Vec::new();
     while let Some(arg) = iter.next() {
         if *arg == "--workflow" {
@@ -441,6 +459,43 @@ pub fn orchestrate(args: &[Arg]) -> Result<(), Reason> {
         }
         _ => Ok(()),
     }
+}
+
+/// The other role's tool as the subcommand `sub`, or a `--role` anywhere that names another
+/// role (or one the guard cannot read), in a `git orchestrate` call of a session playing
+/// `role`.
+fn other_role(sub: &str, args: &[Arg], role: Role) -> Result<(), Reason> {
+    let refused = |word: String| Err(Reason::new(Rule::OtherRole(role), word));
+    if let Some(tool) = Tool::ALL
+        .into_iter()
+        .find(|t| t.command() == sub && t.role() != role)
+    {
+        return refused(format!("git orchestrate {}", tool.command()));
+    }
+    for (at, arg) in args.iter().enumerate() {
+        let Some(text) = arg.value() else { continue };
+        let named = match text.strip_prefix("--role=") {
+            Some(value) => Some(Some(value.to_string())),
+            None if text == "--role" => {
+                Some(args.get(at + 1).and_then(|a| a.value().map(str::to_string)))
+            }
+            None => None,
+        };
+        match named {
+            Some(Some(value)) if Role::parse(&value) == Some(role) => {}
+            Some(Some(value)) => return refused(format!("--role {value}")),
+            Some(None) => {
+                return Err(Reason::new(
+                    Rule::Unknowable(Unknown::GitArgument),
+                    args.get(at + 1)
+                        .and_then(|a| a.unknown.clone())
+                        .unwrap_or_else(|| "--role".into()),
+                ));
+            }
+            None => {}
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

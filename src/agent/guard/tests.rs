@@ -23,6 +23,7 @@ fn ctx() -> GuardContext {
         ],
         protected_files: vec![".orchestrate.toml".into(), "run_tests.sh".into()],
         protected_globs: vec!["ci/**".into()],
+        role: None,
     }
 }
 
@@ -61,6 +62,7 @@ fn real() -> (tempfile::TempDir, GuardContext) {
         ],
         protected_files: vec![".orchestrate.toml".into(), "run_tests.sh".into()],
         protected_globs: vec!["ci/**".into()],
+        role: None,
     };
     (dir, ctx)
 }
@@ -809,4 +811,237 @@ fn an_agent_cannot_move_a_claim_by_hand() {
         .filter(|c| matches!(check_shell(c, &ctx), Decision::Allow))
         .collect();
     assert!(allowed.is_empty(), "allowed: {allowed:#?}");
+}
+
+/// A context for a session that plays `role` in a ticket workflow.
+fn playing(role: crate::workflow::ticket::Role) -> GuardContext {
+    GuardContext {
+        role: Some(role),
+        ..ctx()
+    }
+}
+
+/// A developer session cannot run the manager's tools, however the call is dressed (the
+/// other binary, wrappers, shells, substitutions, one-liners, `--role`); a manager session
+/// cannot report for the developer; and no session sets or drops GIT_ORCHESTRATE_ROLE.
+#[test]
+fn a_session_keeps_to_its_ticket_role() {
+    use crate::workflow::ticket::Role;
+    let developer = playing(Role::Developer);
+    let manager = playing(Role::Manager);
+    let other = |role: Role| Some(Rule::OtherRole(role));
+    let role_variable = Some(Rule::Variable(policy::Variable::Role));
+    for (command, expected) in [
+        (
+            "git orchestrate assign --mode implementation --goal g",
+            other(Role::Developer),
+        ),
+        (
+            "git orchestrate update-subtask --status complete --notes ok",
+            other(Role::Developer),
+        ),
+        (
+            "git orchestrate complete-ticket --summary s",
+            other(Role::Developer),
+        ),
+        ("git-orchestrate assign --goal g", other(Role::Developer)),
+        (
+            "/usr/local/bin/git-orchestrate complete-ticket --summary s",
+            other(Role::Developer),
+        ),
+        (
+            "git orchestrate --workflow w update-subtask --status complete",
+            other(Role::Developer),
+        ),
+        (
+            "git -C . orchestrate assign --goal g",
+            other(Role::Developer),
+        ),
+        (
+            "env -i git orchestrate assign --goal g",
+            other(Role::Developer),
+        ),
+        (
+            "nohup git orchestrate assign --goal g",
+            other(Role::Developer),
+        ),
+        (
+            "bash -c 'git orchestrate assign --goal g'",
+            other(Role::Developer),
+        ),
+        (
+            "sh -c \"sh -c 'git-orchestrate complete-ticket --summary s'\"",
+            other(Role::Developer),
+        ),
+        (
+            "echo $(git orchestrate update-subtask --status complete --notes x)",
+            other(Role::Developer),
+        ),
+        (
+            "x=`git orchestrate assign --goal g`",
+            other(Role::Developer),
+        ),
+        (
+            "true && git orchestrate assign --goal g",
+            other(Role::Developer),
+        ),
+        (
+            "eval 'git orchestrate assign --goal g'",
+            other(Role::Developer),
+        ),
+        (
+            "c=assign; git orchestrate $c --goal g",
+            other(Role::Developer),
+        ),
+        (
+            "git orchestrate get-task --role manager",
+            other(Role::Developer),
+        ),
+        (
+            "git orchestrate get-task --role=manager",
+            other(Role::Developer),
+        ),
+        (
+            "git orchestrate subtask-complete --role manager --status complete",
+            other(Role::Developer),
+        ),
+        ("git orchestrate mcp --role manager", other(Role::Developer)),
+        (
+            "python3 -c 'import subprocess; subprocess.run([\"git\", \"orchestrate\", \"assign\"])'",
+            other(Role::Developer),
+        ),
+        (
+            "GIT_ORCHESTRATE_ROLE=manager git orchestrate assign --goal g",
+            role_variable.clone(),
+        ),
+        (
+            "env GIT_ORCHESTRATE_ROLE=manager git orchestrate assign",
+            role_variable.clone(),
+        ),
+        (
+            "export GIT_ORCHESTRATE_ROLE=manager; git orchestrate assign",
+            role_variable.clone(),
+        ),
+        ("export GIT_ORCHESTRATE_ROLE", role_variable.clone()),
+        (
+            "declare -x GIT_ORCHESTRATE_ROLE=manager",
+            role_variable.clone(),
+        ),
+        ("unset GIT_ORCHESTRATE_ROLE", role_variable.clone()),
+        (
+            "env -u GIT_ORCHESTRATE_ROLE git orchestrate get-task",
+            role_variable.clone(),
+        ),
+        (
+            "env --unset=GIT_ORCHESTRATE_ROLE git orchestrate get-task",
+            role_variable.clone(),
+        ),
+        (
+            "bash -c 'GIT_ORCHESTRATE_ROLE=manager git-orchestrate get-task'",
+            role_variable.clone(),
+        ),
+        (
+            "python3 -c 'import os; os.environ[\"GIT_ORCHESTRATE_ROLE\"] = \"manager\"'",
+            role_variable.clone(),
+        ),
+        (
+            "git -c alias.x='orchestrate assign' x",
+            Some(Rule::Setting(Setting::Alias)),
+        ),
+        // The developer's own work goes through.
+        (
+            "git orchestrate subtask-complete --status complete --build-status pass --message m",
+            None,
+        ),
+        ("git orchestrate get-task", None),
+        ("git orchestrate get-task --role developer", None),
+        ("git orchestrate ticket show", None),
+        (
+            "git orchestrate submit-work --summary 'assign the value'",
+            None,
+        ),
+        ("echo $GIT_ORCHESTRATE_ROLE", None),
+        ("printenv GIT_ORCHESTRATE_ROLE", None),
+    ] {
+        assert_eq!(rule(command, &developer), expected, "{command}");
+    }
+    for (command, expected) in [
+        (
+            "git orchestrate subtask-complete --status complete",
+            other(Role::Manager),
+        ),
+        (
+            "sh -c 'git-orchestrate subtask-complete --status blocked'",
+            other(Role::Manager),
+        ),
+        (
+            "git orchestrate get-task --role developer",
+            other(Role::Manager),
+        ),
+        (
+            "GIT_ORCHESTRATE_ROLE=developer git orchestrate get-task",
+            role_variable.clone(),
+        ),
+        (
+            "git orchestrate assign --mode implementation --goal g --acceptance-criteria c",
+            None,
+        ),
+        (
+            "git orchestrate update-subtask --status rejected --notes no",
+            None,
+        ),
+        ("git orchestrate complete-ticket --summary s", None),
+    ] {
+        assert_eq!(rule(command, &manager), expected, "{command}");
+    }
+    // Without a role every tool is the CLI's to judge, but the role is never set.
+    let none = ctx();
+    assert_eq!(rule("git orchestrate assign --goal g", &none), None);
+    assert_eq!(rule("git orchestrate subtask-complete", &none), None);
+    assert_eq!(
+        rule("GIT_ORCHESTRATE_ROLE=manager git orchestrate assign", &none),
+        role_variable
+    );
+    let Decision::Deny(reason) = check_shell("git orchestrate assign --goal g", &developer) else {
+        panic!("denied")
+    };
+    assert_eq!(
+        reason.to_string(),
+        "`git orchestrate assign` acts as another ticket role, and this session is the developer: \
+         the manager assigns, verifies and completes; you report your committed work with `git \
+         orchestrate subtask-complete` (MCP: subtask_complete), and `git orchestrate get-task` gives \
+         your assignment"
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: 256,
+        failure_persistence: None,
+        rng_seed: proptest::test_runner::RngSeed::Fixed(2),
+        ..ProptestConfig::default()
+    })]
+
+    /// However a manager's tool is wrapped (prefixes, shells, substitutions, chains), a
+    /// developer session is refused it.
+    #[test]
+    fn a_wrapped_manager_tool_is_refused_to_a_developer(
+        tool in prop_oneof![Just("assign"), Just("update-subtask"), Just("complete-ticket")],
+        binary in prop_oneof![Just("git orchestrate"), Just("git-orchestrate"), Just("git -C . orchestrate")],
+        wrap in 0usize..7,
+        flags in prop_oneof![Just(""), Just(" --role developer"), Just(" --workflow main"), Just(" --json")],
+    ) {
+        let command = format!("{binary} {tool}{flags}");
+        let line = match wrap {
+            0 => command,
+            1 => format!("bash -c '{command}'"),
+            2 => format!("echo $({command})"),
+            3 => format!("env A=1 nice -n 3 {command}"),
+            4 => format!("ls && {command}"),
+            5 => format!("eval \"{command}\""),
+            _ => format!("timeout 5 sh -c \"{command} | cat\""),
+        };
+        let ctx = playing(crate::workflow::ticket::Role::Developer);
+        prop_assert!(matches!(check_shell(&line, &ctx), Decision::Deny(_)), "{}", line);
+    }
 }

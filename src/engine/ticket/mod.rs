@@ -21,9 +21,7 @@ use crate::workflow::ticket::{
     parse_complete_ticket, parse_report, parse_update,
 };
 
-/// The environment variable that names the role of an agent session (`run` sets it for
-/// each session; the guard keeps the agent from changing it).
-pub const ROLE_ENV: &str = "GIT_ORCHESTRATE_ROLE";
+pub use crate::workflow::ticket::ROLE_ENV;
 
 pub use crate::workflow::ticket::PROMPTS_DIR;
 

@@ -25,6 +25,10 @@ pub const PROMPTS_DIR: &str = ".orchestrate/prompts";
 /// The only `ticket.json` schema this version reads and writes.
 pub const TICKET_SCHEMA: u32 = 1;
 
+/// The environment variable that names the role of an agent session (`run` sets it for
+/// each session; the guard keeps the agent from changing it).
+pub const ROLE_ENV: &str = "GIT_ORCHESTRATE_ROLE";
+
 /// How often a subtask may be rejected before it is blocked (seed 002: the third rejection).
 pub const MAX_REJECTIONS: u32 = 3;
 
