@@ -25,6 +25,9 @@ pub fn run(session: &Session, args: &ResumeArgs, ui: &mut Ui) -> Result<Exit, Fa
         return print_payload(session, ui, Answer::Resume, args.guidance.as_deref());
     }
     let human = require_human("resume")?;
+    if engine::ticket::is_ticket(session)? {
+        return resume_ticket(session, args, ui);
+    }
     let done = engine::resume(
         session,
         args.guidance.as_deref(),
@@ -57,5 +60,15 @@ pub fn run(session: &Session, args: &ResumeArgs, ui: &mut Ui) -> Result<Exit, Fa
         });
     }
     ui.text(&text)?;
+    Ok(Exit::Success)
+}
+
+/// `resume` on a halted ticket (docs/tickets.md): back to the state it halted from; the
+/// guidance is kept in the ticket's activity log.
+fn resume_ticket(session: &Session, args: &ResumeArgs, ui: &mut Ui) -> Result<Exit, Failure> {
+    let done = engine::ticket::resume(session, args.guidance.as_deref())?;
+    if !ui.json_report(&done)? {
+        ui.line(format!("resumed: HALTED -> {}", done.state.as_str()))?;
+    }
     Ok(Exit::Success)
 }
