@@ -327,3 +327,37 @@ fn the_guard_refuses_what_it_cannot_know_and_passes_what_it_can() {
         assert_eq!(run.stdout, "", "{command}: {}", run.stdout);
     }
 }
+
+/// A ticket workflow has no TDD state for the guard to read: it judges by the configuration
+/// (as before a workflow starts) instead of refusing every call, and the session-start and
+/// stop hooks let the agent go on.
+#[test]
+fn the_guard_judges_a_ticket_workflow_by_its_configuration() {
+    let repo = TestRepo::new();
+    repo.run(&["ticket", "new", "--title", "Say hello"])
+        .expect(0);
+    let cwd = repo.dir().display().to_string();
+    let call = |command: &str| {
+        let input = json!({"session_id": "s", "cwd": cwd, "hook_event_name": "PreToolUse",
+                           "tool_name": "Bash", "tool_input": {"command": command}});
+        hook(
+            &repo,
+            "claude",
+            "pre-tool-use",
+            input.to_string().as_bytes(),
+        )
+    };
+    let ls = call("ls");
+    ls.expect(0);
+    assert_eq!(ls.stdout, allowed("claude"), "{}", ls.stderr);
+    let ours =
+        call("git orchestrate subtask-complete --status complete --build-status pass --message m");
+    assert_eq!(ours.stdout, allowed("claude"), "{}", ours.stderr);
+    assert!(denial("claude", &call("git commit -n -m x")).contains("--no-verify"));
+    assert!(denial("claude", &call("sh run_tests.sh")).contains("submit-work"));
+    let stop = json!({"session_id": "s", "cwd": cwd, "hook_event_name": "Stop",
+                      "stop_hook_active": false});
+    let stopped = hook(&repo, "claude", "stop", stop.to_string().as_bytes());
+    stopped.expect(0);
+    assert_eq!(stopped.stdout, allowed("claude"));
+}
