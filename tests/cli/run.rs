@@ -838,3 +838,54 @@ fn a_stuck_developer_halts_the_ticket_and_a_humans_resume_gives_it_back_its_assi
         out.stderr
     );
 }
+
+/// `--manager-agent` and `--developer-agent`: each role's turns go to its own agent CLI (here
+/// stand-ins for claude and codex that fire the session-start hook as the real ones do, then
+/// play the role with ticket_agent.py).
+#[test]
+fn each_role_of_a_ticket_can_have_its_own_agent_cli() {
+    let repo = ticket_repo();
+    let dir = repo.path.parent().unwrap().to_path_buf();
+    let name = repo.path.file_name().unwrap().to_string_lossy().to_string();
+    let clients = dir.join(format!("clients-{name}.log"));
+    let agent = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/agents/ticket_agent.py");
+    let body = |client: &str| {
+        format!(
+            "echo \"{client} $GIT_ORCHESTRATE_ROLE\" >> '{}'\n\
+             echo '{{\"session_id\":\"s\",\"cwd\":\"{}\",\"hook_event_name\":\"SessionStart\"}}' \
+             | git-orchestrate agent-hook {client} session-start >/dev/null\n\
+             python3 '{}' < \"$GIT_ORCHESTRATE_BRIEFING_FILE\"",
+            clients.display(),
+            repo.path.display(),
+            agent.display()
+        )
+    };
+    fake_client(&repo, "claude", &body("claude"));
+    let path = fake_client(&repo, "codex", &body("codex"));
+    let out = Run::from(
+        repo.command(
+            BIN,
+            [
+                "run",
+                "--manager-agent",
+                "claude",
+                "--developer-agent",
+                "codex",
+            ],
+        )
+        .env("PATH", &path)
+        .env("ROLE_LOG", dir.join(format!("roles-{name}.log")))
+        .output()
+        .unwrap(),
+    );
+    out.expect(0);
+    assert!(
+        out.stdout.contains("run: done after 5 turns"),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(
+        std::fs::read_to_string(&clients).unwrap(),
+        "claude manager\ncodex developer\nclaude manager\ncodex developer\nclaude manager\n"
+    );
+}
