@@ -116,6 +116,10 @@ fn text(report: &AttestReport) -> String {
     for v in &report.verdicts {
         let what = match (v.kind, &v.workflow) {
             (Some("merge"), Some(w)) => format!("the merge of workflow {w}"),
+            (Some("ticket-merge"), Some(w)) => format!("the merge of workflow {w}'s ticket"),
+            (Some("ticket-squash"), Some(w)) => {
+                format!("the squashed commit of workflow {w}'s ticket")
+            }
             (Some(_), Some(w)) => format!("the head of workflow {w}'s PR"),
             _ => "no workflow records it".to_string(),
         };

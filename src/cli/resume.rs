@@ -26,7 +26,24 @@ pub fn run(session: &Session, args: &ResumeArgs, ui: &mut Ui) -> Result<Exit, Fa
     }
     let human = require_human("resume")?;
     if engine::ticket::is_ticket(session)? {
-        return resume_ticket(session, args, ui);
+        // A ticket halts on a merge that conflicted (the human made the branch mergeable;
+        // the manager's `complete-ticket` lands it), or when `run` found a role stuck (it
+        // returns to that role) (docs/tickets.md).
+        let outcome = engine::ticket::resume(session, args.guidance.as_deref())?;
+        if !ui.json_report(&outcome)? {
+            ui.line(match outcome.state {
+                crate::workflow::ticket::TicketState::Developer => {
+                    "resumed: HALTED -> DEVELOPER; the developer goes on with its assignment"
+                        .to_string()
+                }
+                state => format!(
+                    "resumed: HALTED -> {}; the manager's next `git orchestrate complete-ticket` \
+                     merges the branch",
+                    state.as_str()
+                ),
+            })?;
+        }
+        return Ok(Exit::Success);
     }
     let done = engine::resume(
         session,
@@ -60,15 +77,5 @@ pub fn run(session: &Session, args: &ResumeArgs, ui: &mut Ui) -> Result<Exit, Fa
         });
     }
     ui.text(&text)?;
-    Ok(Exit::Success)
-}
-
-/// `resume` on a halted ticket (docs/tickets.md): back to the state it halted from; the
-/// guidance is kept in the ticket's activity log.
-fn resume_ticket(session: &Session, args: &ResumeArgs, ui: &mut Ui) -> Result<Exit, Failure> {
-    let done = engine::ticket::resume(session, args.guidance.as_deref())?;
-    if !ui.json_report(&done)? {
-        ui.line(format!("resumed: HALTED -> {}", done.state.as_str()))?;
-    }
     Ok(Exit::Success)
 }

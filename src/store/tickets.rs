@@ -5,7 +5,7 @@ use gix::ObjectId;
 
 use super::snapshot::STATE_FILE;
 use super::write::{blob_tree, commit_object};
-use super::{REFLOG_PREFIX, Store, StoreError, WriteError, git_err, loose};
+use super::{EVENT_HEADER, REFLOG_PREFIX, Store, StoreError, WriteError, git_err, loose};
 use crate::workflow::ticket::{Ticket, TicketState};
 
 /// The file of a ticket workflow's tree.
@@ -104,6 +104,7 @@ impl Store {
         ticket: &Ticket,
         event: &str,
         summary: &str,
+        recorded: &str,
     ) -> Result<ObjectId, WriteError> {
         let mut objects = loose::LooseWriter::new(&self.repo);
         let blob = objects.write(gix::objs::Kind::Blob, &ticket.to_json())?;
@@ -122,7 +123,9 @@ impl Store {
             "\nOrchestrator-Event: {event}\nOrchestrator-From: {from}\nOrchestrator-To: {to}\n\
              Orchestrator-Kind: ticket\n"
         ));
-        let commit = commit_object(tree, expected, &signature, &message, Vec::new());
+        // The recorded event, from which a replay computes this ticket.json again.
+        let headers = vec![(EVENT_HEADER.into(), recorded.into())];
+        let commit = commit_object(tree, expected, &signature, &message, headers);
         let id = objects.write_object(&commit)?;
         self.update_ref(
             &self.ref_name,

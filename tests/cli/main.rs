@@ -33,6 +33,7 @@ mod scale;
 mod signed;
 mod support;
 mod sync;
+mod tickets;
 mod worktree;
 
 /// Polls until process `pid` is gone (or a zombie awaiting its new parent), up to 5 s.

@@ -11,6 +11,7 @@ mod install;
 pub mod receive;
 pub mod seal;
 mod statement;
+mod ticket;
 mod verdict;
 mod verifier;
 
@@ -89,7 +90,32 @@ pub fn judge(verifier: &Verifier, chains: &[Chain], commit: &str) -> Result<Verd
         None => None,
     };
     let mut policy = None;
+    let ticket = match (&found, chains.first()) {
+        (None, Some(first)) => {
+            let probe = verifier.session(first)?;
+            ticket::locate(&probe.store, chains, commit)?
+        }
+        _ => None,
+    };
+    if let Some(found) = ticket {
+        verdict.kind = Some(if found.merge {
+            "ticket-merge"
+        } else {
+            "ticket-squash"
+        });
+        verdict.workflow = Some(found.chain.workflow.clone());
+        verdict.transition = Some(found.transition.to_string());
+        let session = verifier.session(&found.chain)?;
+        policy = ticket::check(
+            &session,
+            &found,
+            commit,
+            verifier.cannot_confine(),
+            &mut verdict,
+        )?;
+    }
     match found {
+        None if verdict.kind.is_some() => {}
         None => verdict.reasons.push(format!(
             "no workflow's chain records {commit} as its merge into main or as a finalized PR's head \
              (fetch +refs/orchestrator/*:refs/orchestrator/* if a workflow elsewhere made it)"

@@ -91,7 +91,7 @@ pub fn finish(session: &Session, ticket: &Ticket, summary: &str) -> Result<Lande
     };
     if gates.result == GateVerdict::Fail {
         let failed = gates.failed.clone().map_or_else(String::new, |f| {
-            format!(": `{}` exited {}\n{}", f.gate, f.exit, f.tail)
+            format!(": `{}` ended with {}\n{}", f.gate, f.exit, f.tail)
         });
         return Err(EngineError::TicketGatesFailed {
             message: format!("the gates fail on the squashed ticket in a clean worktree{failed}"),

@@ -4,7 +4,8 @@
 //! compare-and-swap; a lost race runs the whole command again.
 
 mod finish;
-mod observe;
+pub(crate) mod observe;
+pub mod replay;
 
 use serde_json::Value;
 
@@ -35,22 +36,35 @@ pub struct Outcome {
     pub halted: bool,
 }
 
-/// The role a call is made in: the flag, else `GIT_ORCHESTRATE_ROLE`, else `[agent] role`.
+/// The role a call is made in: the flag, else `GIT_ORCHESTRATE_ROLE`, else `[agent] role`
+/// as main had it at the ticket's pin (the working tree's copy is the agent's to edit). A
+/// flag may not contradict the session's variable: `run` sets it for each agent session.
 pub fn role(session: &Session, flag: Option<Role>) -> Result<Option<Role>, EngineError> {
-    if flag.is_some() {
-        return Ok(flag);
-    }
-    if let Ok(text) = std::env::var(ROLE_ENV)
-        && !text.is_empty()
-    {
-        return Role::parse(&text)
-            .map(Some)
-            .ok_or_else(|| EngineError::BadInput {
+    let env = match std::env::var(ROLE_ENV) {
+        Ok(text) if !text.is_empty() => {
+            Some(Role::parse(&text).ok_or_else(|| EngineError::BadInput {
                 message: format!("{ROLE_ENV}={text:?} names no role"),
                 hint: "Use manager or developer.".into(),
-            });
+            })?)
+        }
+        _ => None,
+    };
+    match (flag, env) {
+        (Some(flag), Some(env)) if flag != env => Err(EngineError::TicketRefused {
+            message: format!(
+                "this session is the {} ({ROLE_ENV}); --role {} does not change that",
+                env.as_str(),
+                flag.as_str()
+            ),
+            hint: "Call only your role's tools; the other role has its own session.".into(),
+            state: "ANY".into(),
+        }),
+        (Some(role), _) | (None, Some(role)) => Ok(Some(role)),
+        (None, None) => match session.store.read_ticket()? {
+            Some(snap) => Ok(observe::pinned_config(session, &snap.ticket)?.agent.role),
+            None => Ok(None),
+        },
     }
-    Ok(session.load_config(None)?.config.agent.role)
 }
 
 fn refused(ticket: &Ticket, refusal: Refusal) -> EngineError {
@@ -159,6 +173,7 @@ pub fn create(
                 hint: format!("Make a first commit on {main}, then start the ticket."),
             })?;
         let branch = free_branch(session, title)?;
+        let at = now();
         let ticket = Ticket::new(
             title.to_string(),
             body.to_string(),
@@ -167,11 +182,12 @@ pub fn create(
             pin.commit,
             pin.config,
             subtasks,
-            now(),
+            at,
         );
+        let recorded = recorded_json(&ticket::Recorded { at, action: None })?;
         let id = session
             .store
-            .write_ticket(tip, from, &ticket, "ticket-new", title)?;
+            .write_ticket(tip, from, &ticket, "ticket-new", title, &recorded)?;
         Ok((id, ticket))
     })?;
     let (id, ticket) = outcome;
@@ -275,6 +291,12 @@ pub fn briefing(
     Ok((snap, text))
 }
 
+/// The event header's text: one line of JSON.
+fn recorded_json(recorded: &ticket::Recorded) -> Result<String, EngineError> {
+    serde_json::to_string(recorded)
+        .map_err(|e| EngineError::Internal(format!("a ticket event does not serialize: {e}")))
+}
+
 /// Writes the outcome of `action` on `snap` (refused: nothing is written).
 fn write(
     session: &Session,
@@ -284,14 +306,20 @@ fn write(
     event: &str,
     summary: &str,
 ) -> Result<Outcome, EngineError> {
-    let next =
-        ticket::apply(&snap.ticket, role, action, now()).map_err(|r| refused(&snap.ticket, r))?;
+    let at = now();
+    let next = ticket::apply(&snap.ticket, role, action.clone(), at)
+        .map_err(|r| refused(&snap.ticket, r))?;
+    let recorded = recorded_json(&ticket::Recorded {
+        at,
+        action: Some(action),
+    })?;
     let id = session.store.write_ticket(
         Some(snap.tip),
         Some(snap.ticket.state),
         &next,
         event,
         summary,
+        &recorded,
     )?;
     Ok(Outcome {
         workflow: session.store.workflow().to_string(),

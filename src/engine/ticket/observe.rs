@@ -176,6 +176,16 @@ pub fn observe(
             .collect(),
         None => Vec::new(),
     };
+    // The judges (the config, the scripts the gates run, `[gates] protected`) and the
+    // prompt files: what the verdict and the instructions rest on.
+    let mut specs = config.protected_pathspecs(&crate::engine::verify::judges(&config));
+    specs.push(format!(":(glob){}/**", super::PROMPTS_DIR));
+    let protected = git.changed_files_in(&base, commit, &specs)?;
+    let removed_tests = changes
+        .iter()
+        .filter(|(how, path)| *how == "removed" && config.is_test_path(path))
+        .map(|(_, p)| p.clone())
+        .collect();
     let tests: Vec<String> = changes
         .iter()
         .filter(|(how, path)| *how != "removed" && config.is_test_path(path))
@@ -204,5 +214,7 @@ pub fn observe(
         tests_on_base,
         files_changed,
         outside_scope,
+        protected,
+        removed_tests,
     })
 }

@@ -8,8 +8,10 @@ use super::{
     SubtaskStatus, Ticket, TicketState, Tool, Update, UpdateStatus,
 };
 
-/// What happened to a ticket.
-#[derive(Clone, Debug)]
+/// What happened to a ticket. Recorded with each commit (the `orchestrator-event` header),
+/// so that a replay computes every `ticket.json` again from its parent.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "action", rename_all = "kebab-case")]
 pub enum Action {
     Assign(Assignment),
     Update(Update),
@@ -33,6 +35,73 @@ pub enum Action {
     Resume {
         guidance: Option<String>,
     },
+}
+
+/// A commit's recorded event: when, and what (none: the ticket's creation).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Recorded {
+    pub at: i64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub action: Option<Action>,
+}
+
+/// Whether `child` is what `recorded` makes of `parent` (none: the first commit of this
+/// ticket): the replay of one commit of a ticket's history. The observation a report
+/// carries is taken as recorded; `attest` runs it again.
+pub fn replay(parent: Option<&Ticket>, child: &Ticket, recorded: &Recorded) -> Result<(), String> {
+    let expected = match (&recorded.action, parent) {
+        (None, parent) => {
+            if let Some(p) = parent
+                && p.state != TicketState::TicketDone
+            {
+                return Err(format!(
+                    "a new ticket replaced one in state {}",
+                    p.state.as_str()
+                ));
+            }
+            let titles: Vec<String> = child.subtasks.iter().map(|s| s.title.clone()).collect();
+            Ticket::new(
+                child.title.clone(),
+                child.body.clone(),
+                child.main_branch.clone(),
+                child.branch.clone(),
+                child.pin.clone(),
+                child.config.clone(),
+                &titles,
+                recorded.at,
+            )
+        }
+        (Some(_), None) => return Err("the first commit of a ticket records an action".into()),
+        (Some(action), Some(parent)) => {
+            apply(parent, None, action.clone(), recorded.at).map_err(|r| {
+                format!(
+                    "the recorded action is refused from its parent: {}",
+                    r.message
+                )
+            })?
+        }
+    };
+    if &expected == child {
+        return Ok(());
+    }
+    let a = serde_json::to_value(&expected).unwrap_or_default();
+    let b = serde_json::to_value(child).unwrap_or_default();
+    let differs = match (a.as_object(), b.as_object()) {
+        (Some(a), Some(b)) => a
+            .keys()
+            .chain(b.keys())
+            .filter(|k| a.get(*k) != b.get(*k))
+            .map(String::as_str)
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect::<Vec<_>>()
+            .join(", "),
+        _ => String::new(),
+    };
+    Err(format!(
+        "ticket.json is not what its recorded event makes of its parent (it differs in: {differs})"
+    ))
 }
 
 /// Why a tool is refused: what was wrong, and the next legal action.

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 pub use input::{
     Tool, parse_assignment, parse_complete_ticket, parse_report, parse_update, tool_schema,
 };
-pub use machine::{Action, Refusal, apply, check, legal_next};
+pub use machine::{Action, Recorded, Refusal, apply, check, legal_next, replay};
 pub use text::{briefing, contradictions, observed_lines};
 
 /// The only `ticket.json` schema this version reads and writes.
@@ -277,6 +277,13 @@ pub struct Observed {
     pub files_changed: Vec<String>,
     /// The changed paths that no `filesToModify` glob matches.
     pub outside_scope: Vec<String>,
+    /// Changed paths the pinned configuration protects (`[gates] protected`, the
+    /// configuration itself, the prompt files): never a subtask's to change.
+    #[serde(default)]
+    pub protected: Vec<String>,
+    /// Test files the subtask removed.
+    #[serde(default)]
+    pub removed_tests: Vec<String>,
 }
 
 /// The gates' verdict on one tree.

@@ -48,6 +48,8 @@ fn observed(gates: GateVerdict, files: &[&str], outside: &[&str]) -> Observed {
         tests_on_base: None,
         files_changed: files.iter().map(|s| s.to_string()).collect(),
         outside_scope: outside.iter().map(|s| s.to_string()).collect(),
+        protected: Vec::new(),
+        removed_tests: Vec::new(),
     }
 }
 
@@ -164,7 +166,7 @@ fn a_contradicted_report_is_accepted_only_with_an_override_which_is_recorded() {
     assert_eq!(
         t.subtasks[0].contradictions,
         vec![
-            "the developer reported pass; the gates failed: `test` exited exit 1".to_string(),
+            "the developer reported pass; the gates failed: `test` ended with exit 1".to_string(),
             "changed `README.md`, outside the assignment (filesToModify: `src/**`)".to_string(),
             "changed `README.md` without reporting it".to_string(),
         ]
@@ -266,4 +268,38 @@ fn a_halt_from_either_role_resumes_where_it_stopped() {
         run(&old, None, resume()).expect("resume").state,
         TicketState::Manager
     );
+}
+
+#[test]
+fn every_ticket_replays_from_its_parent_and_its_recorded_action_and_a_tampered_one_does_not() {
+    let new = ticket();
+    replay(
+        None,
+        &new,
+        &Recorded {
+            at: 100,
+            action: None,
+        },
+    )
+    .expect("creation replays");
+    let action = Action::Assign(assignment(None));
+    let assigned = apply(&new, None, action.clone(), 150).expect("assign");
+    let recorded = Recorded {
+        at: 150,
+        action: Some(action),
+    };
+    let json = serde_json::to_string(&recorded).expect("serializes");
+    let read: Recorded = serde_json::from_str(&json).expect("parses");
+    assert_eq!(read, recorded);
+    replay(Some(&new), &assigned, &read).expect("the assignment replays");
+    let mut tampered = assigned.clone();
+    tampered.subtasks[0].rejections = 0;
+    tampered.subtasks[0].status = SubtaskStatus::Complete;
+    let err = replay(Some(&new), &tampered, &read).expect_err("tampered");
+    assert_eq!(
+        err,
+        "ticket.json is not what its recorded event makes of its parent (it differs in: subtasks)"
+    );
+    let other_time = Recorded { at: 151, ..read };
+    assert!(replay(Some(&new), &assigned, &other_time).is_err());
 }

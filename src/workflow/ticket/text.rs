@@ -57,6 +57,15 @@ pub fn contradictions(
             assignment.mode.as_str()
         ));
     }
+    for path in &observed.protected {
+        found.push(format!(
+            "changed `{path}`, which the configuration protects: the gates and the prompts are \
+             not a subtask's to change"
+        ));
+    }
+    for path in &observed.removed_tests {
+        found.push(format!("removed the test file `{path}`"));
+    }
     for path in &observed.outside_scope {
         found.push(format!(
             "changed `{path}`, outside the assignment (filesToModify: {})",
@@ -99,7 +108,10 @@ fn code_list(items: &[String]) -> String {
 fn gate_sentence(gates: &GateResult) -> String {
     match (&gates.result, &gates.failed) {
         (GateVerdict::Fail, Some(failed)) => {
-            format!("the gates failed: `{}` exited {}", failed.gate, failed.exit)
+            format!(
+                "the gates failed: `{}` ended with {}",
+                failed.gate, failed.exit
+            )
         }
         (GateVerdict::Fail, None) => "the gates failed".into(),
         (GateVerdict::Pass, _) => format!("the gates passed ({})", gates.ran.join(", ")),

@@ -1,0 +1,283 @@
+//! `attest` of a ticket's merge, or of its squashed commit (docs/tickets.md): the ticket's
+//! history replayed, the merge, the squash and the pin held against what it records, then
+//! the pinned gates run again on the squash and every accepted subtask's tests run again on
+//! that subtask's base, where they must fail.
+
+use gix::ObjectId;
+
+use super::verdict::Verdict;
+use super::verifier::Chain;
+use crate::engine::scratch::Scratch;
+use crate::engine::ticket::observe::{gates_in, pinned_config};
+use crate::engine::{EngineError, Session};
+use crate::store::{Store, TicketSnapshot, WorkflowKind};
+use crate::workflow::ticket::{GateVerdict, SubtaskStatus, Ticket};
+
+/// What the commit is to a ticket: its merge into main, or its squash.
+pub struct Found {
+    pub chain: Chain,
+    pub transition: ObjectId,
+    pub ticket: Ticket,
+    pub merge: bool,
+}
+
+/// The first chain whose ticket records `commit` as its merge or its squash.
+pub fn locate(store: &Store, chains: &[Chain], commit: &str) -> Result<Option<Found>, EngineError> {
+    for chain in chains {
+        let mut next = Some(chain.tip);
+        while let Some(id) = next {
+            let Ok(record) = store.commit_record(id) else {
+                break;
+            };
+            next = record.parents.first().copied();
+            if store.kind_at(id)? != WorkflowKind::Ticket {
+                continue;
+            }
+            let Ok(Some(TicketSnapshot { ticket, .. })) = store.ticket_at(id, &chain.reference)
+            else {
+                continue;
+            };
+            let Some(finished) = &ticket.finished else {
+                continue;
+            };
+            let merge = finished.merge.as_deref() == Some(commit);
+            if merge || finished.squash == commit {
+                return Ok(Some(Found {
+                    chain: chain.clone(),
+                    transition: id,
+                    ticket,
+                    merge,
+                }));
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// Every check of the ticket behind `commit`; reasons and re-runs go into `verdict`.
+/// Returns the policy (the pin and its config blob). Nothing of the ticket runs while a
+/// reason stands.
+pub fn check(
+    session: &Session,
+    found: &Found,
+    commit: &str,
+    cannot_confine: Option<&str>,
+    verdict: &mut Verdict,
+) -> Result<Option<(String, String)>, EngineError> {
+    let t = &found.ticket;
+    let git = &session.git;
+    let reasons = &mut verdict.reasons;
+    let short = |id: &str| crate::short_id(id).to_string();
+    if let Some((id, why)) = crate::engine::ticket::replay::forged(
+        &session.store,
+        &found.chain.reference,
+        found.transition,
+    )? {
+        reasons.push(format!(
+            "the ticket's history is forged at {}: {why}",
+            short(&id.to_string())
+        ));
+    }
+    let Some(finished) = &t.finished else {
+        reasons.push("the ticket is not finished".into());
+        return Ok(None);
+    };
+    let Some(blob) = t.config.clone() else {
+        reasons.push(format!(
+            "main had no {} at the ticket's pin {}: no gates verify it",
+            crate::config::FILE_NAME,
+            short(&t.pin)
+        ));
+        return Ok(None);
+    };
+    let policy = Some((t.pin.clone(), blob.clone()));
+    let squash = &finished.squash;
+    let verified_tree = git.tree_of(&t.verified)?;
+    let squash_tree = git.tree_of(squash)?;
+    if squash_tree != verified_tree {
+        reasons.push(format!(
+            "the squashed commit's tree {} is not the tree of the last accepted subtask ({})",
+            short(&squash_tree),
+            short(&verified_tree)
+        ));
+    }
+    if git.parents(squash)? != [t.pin.clone()] {
+        reasons.push(format!(
+            "the squashed commit {} is not one commit on the ticket's pin {}",
+            short(squash),
+            short(&t.pin)
+        ));
+    }
+    let config_at = |rev: &str| -> Result<Option<String>, EngineError> {
+        let tree = session.store.tree_of(rev)?;
+        Ok(session
+            .store
+            .tree_entry(&tree, crate::config::FILE_NAME)?
+            .map(|e| e.id.to_string()))
+    };
+    if config_at(&t.pin)?.as_deref() != Some(blob.as_str()) {
+        reasons.push(format!(
+            "the pinned configuration ({}) is not main's {} at the pin {}",
+            short(&blob),
+            crate::config::FILE_NAME,
+            short(&t.pin)
+        ));
+    }
+    for s in &t.subtasks {
+        if s.status != SubtaskStatus::Complete || s.accepted.is_none() {
+            reasons.push(format!(
+                "subtask {} is {}, not complete",
+                s.id,
+                s.status.as_str()
+            ));
+        }
+        if let Some(reason) = &s.override_reason {
+            verdict.reran.push(format!(
+                "subtask {} was accepted over {} contradiction(s) by the manager: {reason}",
+                s.id,
+                s.contradictions.len()
+            ));
+        }
+    }
+    let config = match pinned_config(session, t) {
+        Ok(config) => config,
+        Err(e) => {
+            reasons.push(format!("the pinned configuration cannot be read: {e}"));
+            return Ok(policy);
+        }
+    };
+    let specs = config.protected_pathspecs(&crate::engine::verify::judges(&config));
+    let mut protected = git.changed_files_in(&t.pin, squash, &specs)?;
+    if found.merge {
+        match git.parents(commit)?.as_slice() {
+            [first, second] => {
+                if second != squash {
+                    reasons.push(format!(
+                        "the merge brings in {}, not the ticket's squashed commit {}",
+                        short(second),
+                        short(squash)
+                    ));
+                }
+                if !git.is_ancestor(&t.pin, first)? {
+                    reasons.push(format!(
+                        "the ticket was pinned at {}, which is not in main's history before the merge",
+                        short(&t.pin)
+                    ));
+                }
+                match git.merge_tree(first, squash)? {
+                    Some(tree) if tree == git.tree_of(commit)? => {}
+                    Some(_) => reasons.push(
+                        "the merge commit's tree is not what git makes of main and the squash: \
+                         something rode along"
+                            .into(),
+                    ),
+                    None => reasons
+                        .push("main and the squash conflict: the merge was made by hand".into()),
+                }
+                if config_at(first)?.as_deref() != Some(blob.as_str()) {
+                    reasons.push(format!(
+                        "main's {} changed since the ticket was pinned",
+                        crate::config::FILE_NAME
+                    ));
+                }
+                protected.extend(git.changed_files_in(first, commit, &specs)?);
+            }
+            _ => reasons.push("it is not a merge commit".into()),
+        }
+    }
+    protected.sort();
+    protected.dedup();
+    if !protected.is_empty() {
+        reasons.push(format!(
+            "the ticket changes protected paths (a human changes these on main): {}",
+            protected.join(", ")
+        ));
+    }
+    for problem in crate::engine::hermetic::problems(session)? {
+        reasons.push(format!("the verifier cannot verify here: {problem}"));
+    }
+    if config.preflight.is_empty() {
+        reasons.push("the pinned configuration has no gates: nothing can be run again".into());
+    }
+    if let Some(why) = cannot_confine {
+        reasons.push(format!(
+            "the verifier must confine the ticket's commands and cannot here ({why}), so nothing \
+             was run"
+        ));
+    }
+    if !reasons.is_empty() {
+        return Ok(policy);
+    }
+    rerun(session, t, squash, &squash_tree, &config, verdict)?;
+    Ok(policy)
+}
+
+/// The gates on the squash, and each accepted subtask's tests on its base.
+fn rerun(
+    session: &Session,
+    t: &Ticket,
+    squash: &str,
+    squash_tree: &str,
+    config: &crate::config::Config,
+    verdict: &mut Verdict,
+) -> Result<(), EngineError> {
+    let git = &session.git;
+    let gates = {
+        let scratch = Scratch::new(session, squash, squash_tree)?;
+        gates_in(session, config, &scratch)?
+    };
+    verdict.reran.push(format!(
+        "gates on the squashed commit: {}",
+        match (&gates.result, &gates.failed) {
+            (GateVerdict::Pass, _) => format!("passed ({})", gates.ran.join(", ")),
+            (_, Some(f)) => format!("`{}` failed ({})", f.gate, f.exit),
+            (_, None) => "ran nothing".into(),
+        }
+    ));
+    if gates.result != GateVerdict::Pass {
+        verdict
+            .reasons
+            .push("the pinned gates do not pass on the squashed commit".into());
+        return Ok(());
+    }
+    for s in &t.subtasks {
+        let (Some(base), Some(accepted), Some(observed)) = (&s.base, &s.accepted, &s.observed)
+        else {
+            continue;
+        };
+        if observed.tests.is_empty() {
+            continue;
+        }
+        let tests: Vec<String> = git
+            .tree_changes(base, accepted)?
+            .into_iter()
+            .filter(|(how, path)| *how != "removed" && config.is_test_path(path))
+            .map(|(_, p)| p)
+            .collect();
+        if tests.is_empty() {
+            continue;
+        }
+        let base_tree = git.tree_of(base)?;
+        let scratch = Scratch::with_index(session, base, &base_tree, &base_tree)?;
+        scratch.put(&git.tree_of(accepted)?, &tests)?;
+        let on_base = gates_in(session, config, &scratch)?;
+        verdict.reran.push(format!(
+            "subtask {}'s tests ({}) on its base {}: {}",
+            s.id,
+            tests.join(", "),
+            crate::short_id(base),
+            match on_base.result {
+                GateVerdict::Fail => "fail, as they must",
+                GateVerdict::Pass => "pass",
+                GateVerdict::None => "ran nothing",
+            }
+        ));
+        if on_base.result != GateVerdict::Fail {
+            verdict.reasons.push(format!(
+                "subtask {}'s tests pass on its base too: nothing proves they test its change",
+                s.id
+            ));
+        }
+    }
+    Ok(())
+}
