@@ -26,15 +26,22 @@ pub fn run(session: &Session, args: &ResumeArgs, ui: &mut Ui) -> Result<Exit, Fa
     }
     let human = require_human("resume")?;
     if engine::ticket::is_ticket(session)? {
-        // A ticket halts only on a merge that conflicted: the human made the branch
-        // mergeable; the manager's `complete-ticket` lands it (docs/tickets.md).
+        // A ticket halts on a merge that conflicted (the human made the branch mergeable;
+        // the manager's `complete-ticket` lands it), or when `run` found a role stuck (it
+        // returns to that role) (docs/tickets.md).
         let outcome = engine::ticket::resume(session, args.guidance.as_deref())?;
         if !ui.json_report(&outcome)? {
-            ui.line(format!(
-                "resumed: HALTED -> {}; the manager's next `git orchestrate complete-ticket` \
-                 merges the branch",
-                outcome.state.as_str()
-            ))?;
+            ui.line(match outcome.state {
+                crate::workflow::ticket::TicketState::Developer => {
+                    "resumed: HALTED -> DEVELOPER; the developer goes on with its assignment"
+                        .to_string()
+                }
+                state => format!(
+                    "resumed: HALTED -> {}; the manager's next `git orchestrate complete-ticket` \
+                     merges the branch",
+                    state.as_str()
+                ),
+            })?;
         }
         return Ok(Exit::Success);
     }

@@ -24,6 +24,13 @@ use crate::engine::run::{self, Driver, RunEvent, RunOptions, RunSummary, TurnRep
 /// halts as stuck, with a report), or after --max-turns. Each turn's briefing and output are
 /// kept in refs/orchestrator/runs/<workflow>. Ctrl-C stops the agent with its children; the
 /// workflow stays consistent.
+///
+/// On a ticket workflow each turn goes to the role whose turn it is (manager or developer),
+/// with that role's briefing and GIT_ORCHESTRATE_ROLE set for the agent; when the turn passes
+/// to the other role, that role starts in a fresh session of its own. Stops with exit 0 when
+/// the ticket is done (TICKET_DONE), and with exit 10 when it is HALTED, when a role made no
+/// progress for `[retry] max_iterations` turns (the ticket then halts as stuck), or after
+/// --max-turns. --manager-agent and --developer-agent give a role an agent CLI of its own.
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// The agent CLI to run (it must be on PATH); or give a command after `--`.
@@ -43,6 +50,15 @@ pub struct RunArgs {
     /// [retry] fresh_after_failures).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub fresh_after: Option<u32>,
+
+    /// On a ticket workflow: the agent CLI for the manager's turns (default: the run's agent).
+    #[arg(long, value_enum, value_name = "AGENT")]
+    pub manager_agent: Option<AgentArg>,
+
+    /// On a ticket workflow: the agent CLI for the developer's turns (default: the run's
+    /// agent).
+    #[arg(long, value_enum, value_name = "AGENT")]
+    pub developer_agent: Option<AgentArg>,
 
     /// Any agent command (after `--`): the briefing on its stdin.
     #[arg(last = true, value_name = "CMD")]
@@ -72,12 +88,15 @@ pub fn run(session: &Session, args: &RunArgs, ui: &mut Ui) -> Result<Exit, Failu
         RunEvent::Start {
             turn,
             state,
+            role,
             step,
             attempt,
             session,
         } if !json && !quiet => {
             let line = format!(
-                "turn {turn} · {state}{} · attempt {attempt} · {} session · working…",
+                "turn {turn} · {state}{}{} · attempt {attempt} · {} session · working…",
+                role.map(|r| format!(" · {}", r.as_str()))
+                    .unwrap_or_default(),
                 step.map(|s| format!(" · {s}")).unwrap_or_default(),
                 session.as_str()
             );
@@ -105,7 +124,7 @@ pub fn run(session: &Session, args: &RunArgs, ui: &mut Ui) -> Result<Exit, Failu
         ui.line(summary_line(&summary))?;
     }
     Ok(match summary.outcome {
-        "idle" => Exit::Success,
+        "idle" | "done" => Exit::Success,
         _ => Exit::Halted,
     })
 }
@@ -113,13 +132,16 @@ pub fn run(session: &Session, args: &RunArgs, ui: &mut Ui) -> Result<Exit, Failu
 /// The driver's options from the command line: the agent (a known CLI or a command) and
 /// how turns go to sessions.
 fn options(args: &RunArgs) -> Result<RunOptions, Failure> {
+    let manager = args.manager_agent.map(known);
+    let developer = args.developer_agent.map(known);
     let driver = match (args.agent, args.command.is_empty()) {
-        (Some(agent), true) => Driver::Known(match agent {
-            AgentArg::Claude => Client::Claude,
-            AgentArg::Codex => Client::Codex,
-            AgentArg::Gemini => Client::Gemini,
-        }),
+        (Some(agent), true) => known(agent),
         (None, false) => Driver::Command(args.command.clone()),
+        // Each role has its own: no other agent is needed (the engine refuses the flags on a
+        // TDD workflow).
+        (None, true) if developer.is_some() && manager.is_some() => args
+            .manager_agent
+            .map_or(Driver::Command(Vec::new()), known),
         (Some(_), false) => {
             return Err(Failure::from(CommandError::invalid_input(
                 "give either --agent or a command after `--`, not both",
@@ -135,6 +157,8 @@ fn options(args: &RunArgs) -> Result<RunOptions, Failure> {
     };
     Ok(RunOptions {
         driver,
+        manager,
+        developer,
         max_turns: args.max_turns,
         strategy: args.retry.map(|r| match r {
             RetryArg::Same => RetryStrategy::Same,
@@ -145,11 +169,22 @@ fn options(args: &RunArgs) -> Result<RunOptions, Failure> {
     })
 }
 
+fn known(agent: AgentArg) -> Driver {
+    Driver::Known(match agent {
+        AgentArg::Claude => Client::Claude,
+        AgentArg::Codex => Client::Codex,
+        AgentArg::Gemini => Client::Gemini,
+    })
+}
+
 /// A finished turn, for people.
 fn turn_line(turn: &TurnReport) -> String {
     format!(
-        "turn {} · {:.1} s · {} · {} session{} · {}",
+        "turn {}{} · {:.1} s · {} · {} session{} · {}",
         turn.turn,
+        turn.role
+            .map(|r| format!(" · {}", r.as_str()))
+            .unwrap_or_default(),
         turn.seconds,
         turn.exit,
         turn.session.as_str(),

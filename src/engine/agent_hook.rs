@@ -11,12 +11,12 @@ use crate::config::FILE_NAME;
 
 /// What the guard needs, read in-process (the hook runs before every shell command).
 pub fn guard_context(session: &Session, cwd: &Path) -> Result<GuardContext, EngineError> {
-    // A ticket workflow has no TDD state: its configuration is main's.
-    if super::ticket::is_ticket(session)? {
-        let config = session.load_config(None)?.config;
-        return guard_context_for(session, None, &config, cwd);
-    }
-    let snapshot = session.store.read()?;
+    // A ticket workflow has no TDD state: the guard judges it by the configuration alone
+    // (the same rules as a workflow not started), rather than refusing every call.
+    let snapshot = match session.store.read() {
+        Err(crate::store::StoreError::TicketWorkflow { .. }) => None,
+        other => other?,
+    };
     let state = snapshot.as_ref().map(|s| &s.state);
     let config = session.load_config(state)?.config;
     guard_context_for(session, state, &config, cwd)

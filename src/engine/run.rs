@@ -2,7 +2,9 @@
 //! hands the briefing to the agent and waits; the workflow's own transitions are the measure
 //! of progress. Turns are recorded under `refs/orchestrator/runs/<workflow>`; an agent that
 //! makes no progress on one step for `[retry] max_iterations` turns halts the workflow as
-//! stuck, with a report.
+//! stuck, with a report. On a ticket workflow (docs/tickets.md) each turn goes to the role
+//! whose turn it is, with that role's briefing and `GIT_ORCHESTRATE_ROLE` set; a hand-over to
+//! the other role starts a fresh agent session, and the run ends when the ticket is done.
 
 use std::ffi::OsString;
 use std::path::Path;
@@ -16,6 +18,7 @@ use crate::config::RetryStrategy;
 use crate::exec::agent::{AgentTurn, run_agent};
 use crate::workflow::Event;
 use crate::workflow::state::ExitRecord;
+use crate::workflow::ticket::{Role, TicketState};
 
 /// Who works the turns.
 #[derive(Clone, Debug)]
@@ -28,6 +31,10 @@ pub enum Driver {
 
 pub struct RunOptions {
     pub driver: Driver,
+    /// On a ticket workflow: who works the manager's turns, when not `driver`.
+    pub manager: Option<Driver>,
+    /// On a ticket workflow: who works the developer's turns, when not `driver`.
+    pub developer: Option<Driver>,
     pub max_turns: u32,
     /// Overrides of `[retry]`.
     pub strategy: Option<RetryStrategy>,
@@ -40,6 +47,9 @@ pub struct TurnReport {
     pub event: &'static str,
     pub turn: u32,
     pub state: String,
+    /// On a ticket workflow: the role the turn's agent played.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub role: Option<Role>,
     pub step: Option<String>,
     pub attempt: u32,
     pub session: SessionMode,
@@ -61,8 +71,8 @@ pub struct TurnReport {
 #[derive(Clone, Debug, Serialize)]
 pub struct RunSummary {
     pub event: &'static str,
-    /// `idle` (nothing left: exit 0), `halted` (a human is needed: 10), `stuck` (10),
-    /// `max_turns` (10).
+    /// `idle` (nothing left: exit 0), `done` (the ticket is done and merged: 0), `halted` (a
+    /// human is needed: 10), `stuck` (10), `max_turns` (10).
     pub outcome: &'static str,
     pub turns: u32,
     /// The workflow's transitions during the run (a turn may make several).
@@ -79,6 +89,8 @@ pub enum RunEvent<'a> {
     Start {
         turn: u32,
         state: &'a str,
+        /// On a ticket workflow: the role the agent plays.
+        role: Option<Role>,
         step: Option<&'a str>,
         attempt: u32,
         session: SessionMode,
@@ -109,6 +121,17 @@ pub fn run(
         }
     };
     let config = session.load_config(None)?.config;
+    let ticket = super::ticket::is_ticket(session)?;
+    if !ticket && (options.manager.is_some() || options.developer.is_some()) {
+        return Err(EngineError::BadInput {
+            message: format!(
+                "--manager-agent and --developer-agent apply to ticket workflows; workflow \"{}\" \
+                 is a TDD workflow",
+                session.store.workflow()
+            ),
+            hint: "Give the agent with --agent or after `--`.".into(),
+        });
+    }
     crate::exec::agent::forward_stop_signals()
         .map_err(|e| EngineError::Internal(format!("cannot watch for signals: {e}")))?;
     crate::exec::agent::supervise().map_err(|e| {
@@ -133,9 +156,11 @@ pub fn run(
         unfinished: session.store.run_turn_file(),
         // The workflow's transitions during the run are those between its tip now and at the
         // end (those of `get-task` at the start of a turn too).
-        run_start: session.store.read()?.map(|s| s.tip),
+        run_start: workflow_tip(session, ticket)?,
         started,
         briefed_state: None,
+        ticket,
+        role: None,
     };
     // A turn the last run started and never finished (it was killed) is recorded first, as
     // interrupted; turns are numbered on from the runs record, across runs.
@@ -148,7 +173,7 @@ pub fn run(
     for turn in 1..=options.max_turns {
         if let Some(ending) = driving.turn(first + turn - 1, on_event)? {
             let turns = match ending {
-                Ending::Idle | Ending::Halted => turn - 1,
+                Ending::Idle | Ending::Done | Ending::Halted => turn - 1,
                 Ending::Stuck | Ending::MaxTurns => turn,
             };
             return driving.summary(ending, turns);
@@ -162,6 +187,8 @@ pub fn run(
 enum Ending {
     /// Nothing is left to do (exit 0).
     Idle,
+    /// The ticket is done and merged (exit 0).
+    Done,
     /// The workflow waits for a human (10).
     Halted,
     /// The agent made no progress for `[retry] max_iterations` turns: halted as stuck (10).
@@ -174,6 +201,7 @@ impl Ending {
     fn outcome(self) -> &'static str {
         match self {
             Ending::Idle => "idle",
+            Ending::Done => "done",
             Ending::Halted => "halted",
             Ending::Stuck => "stuck",
             Ending::MaxTurns => "max_turns",
@@ -246,6 +274,99 @@ struct Driving<'a> {
     started: std::time::Instant,
     /// The state `get-task` named when it ended the run (idle, halted).
     briefed_state: Option<String>,
+    /// A ticket workflow: turns go to the role whose turn it is.
+    ticket: bool,
+    /// The role of the last turn (a ticket workflow): the agent's session is that role's.
+    role: Option<Role>,
+}
+
+/// What a turn starts from: where the workflow stands, and the briefing for the agent.
+struct Brief {
+    state: String,
+    role: Option<Role>,
+    step: Option<String>,
+    /// Where the workflow stands, as the count of turns without progress keys it.
+    where_: String,
+    attempt: u32,
+    briefing: String,
+}
+
+/// The briefing ends the run, or starts a turn.
+enum Briefed {
+    /// How the run ends, and the state that says so.
+    End(Ending, String),
+    Turn(Brief),
+}
+
+/// The workflow's tip: a ticket's, or a TDD workflow's as its state reads.
+fn workflow_tip(session: &Session, ticket: bool) -> Result<Option<gix::ObjectId>, EngineError> {
+    if ticket {
+        Ok(session.store.tip()?)
+    } else {
+        Ok(session.store.read()?.map(|s| s.tip))
+    }
+}
+
+/// A TDD workflow's briefing: `get-task`, which may act first.
+fn tdd_brief(session: &Session) -> Result<Briefed, EngineError> {
+    let task = super::get_task(session)?;
+    let state = task.state.to_string();
+    if let Some(ending) = before_turn(task.idle, task.halted) {
+        return Ok(Briefed::End(ending, state));
+    }
+    let step = task
+        .step
+        .as_ref()
+        .map(|s| format!("step {} ({})", s.id, s.kind));
+    let where_ = format!(
+        "{state} {} {}",
+        step.as_deref().unwrap_or("-"),
+        task.pending.unwrap_or("-")
+    );
+    Ok(Briefed::Turn(Brief {
+        state,
+        role: None,
+        step,
+        where_,
+        attempt: task.attempt,
+        briefing: task.briefing,
+    }))
+}
+
+/// What a ticket's state means before a turn: the run ends, or the role whose turn it is.
+fn ticket_turn(state: TicketState) -> Result<Role, Ending> {
+    match (state.role(), state) {
+        (Some(role), _) => Ok(role),
+        (None, TicketState::TicketDone) => Err(Ending::Done),
+        (None, _) => Err(Ending::Halted),
+    }
+}
+
+/// A ticket's briefing for the role whose turn it is.
+fn ticket_brief(session: &Session) -> Result<Briefed, EngineError> {
+    let snap = super::ticket::read(session)?;
+    let state = snap.ticket.state;
+    let role = match ticket_turn(state) {
+        Ok(role) => role,
+        Err(ending) => return Ok(Briefed::End(ending, state.as_str().to_string())),
+    };
+    let (snap, briefing) = super::ticket::briefing(session, Some(role))?;
+    let current = snap.ticket.current();
+    let step = current.map(|s| format!("subtask {}", s.id));
+    let where_ = format!(
+        "{} {} {}",
+        snap.ticket.state.as_str(),
+        role.as_str(),
+        step.as_deref().unwrap_or("-")
+    );
+    Ok(Briefed::Turn(Brief {
+        state: snap.ticket.state.as_str().to_string(),
+        role: Some(role),
+        step,
+        where_,
+        attempt: current.map_or(1, |s| s.rejections + 1),
+        briefing,
+    }))
 }
 
 /// One turn as the agent took it.
@@ -255,7 +376,8 @@ struct Taken {
     /// What the agent said at the end, when its output says.
     said: Option<String>,
     progressed: bool,
-    after: Option<crate::store::Snapshot>,
+    /// The step's last failing output, for the stuck report (a TDD workflow's).
+    last_failure: Option<String>,
     state_after: String,
 }
 
@@ -268,59 +390,68 @@ impl Driving<'_> {
     ) -> Result<Option<Ending>, EngineError> {
         let session = self.session;
         session.begin_call();
-        let task = super::get_task(session)?;
-        let state = task.state.to_string();
-        if let Some(ending) = before_turn(task.idle, task.halted) {
-            self.briefed_state = Some(state);
-            return Ok(Some(ending));
+        let briefed = if self.ticket {
+            ticket_brief(session)?
+        } else {
+            tdd_brief(session)?
+        };
+        let brief = match briefed {
+            Briefed::End(ending, state) => {
+                self.briefed_state = Some(state);
+                return Ok(Some(ending));
+            }
+            Briefed::Turn(brief) => brief,
+        };
+        // A hand-over: the other role starts in a session of its own, never in the
+        // conversation of the role before it.
+        if brief.role != self.role {
+            self.session_id = None;
+            self.role = brief.role;
         }
-        let step = task
-            .step
-            .as_ref()
-            .map(|s| format!("step {} ({})", s.id, s.kind));
-        let where_ = format!(
-            "{state} {} {}",
-            step.as_deref().unwrap_or("-"),
-            task.pending.unwrap_or("-")
-        );
+        let Brief {
+            state,
+            role,
+            step,
+            where_,
+            attempt,
+            briefing,
+        } = brief;
         let mode = self.retry.mode(self.session_id.is_some());
         // The tip the turn starts from, read before anything of the turn is shown or kept.
-        let before = session.store.read()?.map(|s| s.tip);
+        let before = workflow_tip(session, self.ticket)?;
         on_event(RunEvent::Start {
             turn: number,
             state: &state,
+            role,
             step: step.as_deref(),
-            attempt: task.attempt,
+            attempt,
             session: mode,
         })
         .map_err(io_error("print the turn"))?;
         // Kept until the turn's record is written: a turn cut short by a kill is recorded by
         // the next run.
-        let started = serde_json::json!({
+        let mut started = serde_json::json!({
             "turn": number, "state": state, "step": step, "session": mode,
         });
+        if let Some(role) = role {
+            started["role"] = serde_json::json!(role);
+        }
         let unfinished = Unfinished::write(&self.unfinished, &started.to_string())?;
-        let taken = self.take(number, mode, before, &task.briefing, &state)?;
+        let taken = self.take(number, mode, before, &briefing, &state, role)?;
         let next = self.retry.record(&where_, taken.progressed);
         if taken.progressed {
             self.stories.clear();
         }
         let exit = taken.outcome.exit.to_string();
-        let record = self.record(
-            number,
-            &state,
-            step.as_deref(),
-            mode,
-            &task.briefing,
-            &taken,
-        )?;
+        let record = self.record(number, &state, step.as_deref(), mode, &briefing, &taken)?;
         drop(unfinished);
         let report = TurnReport {
             event: "turn",
             turn: number,
             state: state.clone(),
+            role,
             step: step.clone(),
-            attempt: task.attempt,
+            attempt,
             session: mode,
             session_id: self.session_id.clone(),
             exit: exit.clone(),
@@ -353,7 +484,7 @@ impl Driving<'_> {
                 session: self.session_id.clone(),
                 seconds: taken.outcome.elapsed.as_secs_f64(),
                 exit: exit.clone(),
-                briefing: task.briefing.clone(),
+                briefing: briefing.clone(),
                 said,
             });
         }
@@ -361,33 +492,65 @@ impl Driving<'_> {
             AfterTurn::Next => Ok(None),
             AfterTurn::Fault(fault) => Err(turn_fault_error(
                 session,
-                &self.options.driver,
+                self.driver(role),
                 fault,
                 number,
                 &exit,
                 &taken.outcome,
             )),
             AfterTurn::Stuck => {
-                self.halt_as_stuck(&taken, step.as_deref())?;
+                self.halt_as_stuck(number, &taken, role, step.as_deref())?;
                 Ok(Some(Ending::Stuck))
             }
         }
     }
 
+    /// Who works a turn of `role` (`None`: a TDD workflow's turn).
+    fn driver(&self, role: Option<Role>) -> &Driver {
+        let chosen = match role {
+            Some(Role::Manager) => self.options.manager.as_ref(),
+            Some(Role::Developer) => self.options.developer.as_ref(),
+            None => None,
+        };
+        chosen.unwrap_or(&self.options.driver)
+    }
+
     /// Halts the workflow as stuck, with the report of the turns that made no progress.
-    fn halt_as_stuck(&self, taken: &Taken, step: Option<&str>) -> Result<(), EngineError> {
-        let last_failure = taken
-            .after
-            .as_ref()
-            .and_then(|s| s.state.last_error().map(str::to_string));
+    fn halt_as_stuck(
+        &self,
+        number: u32,
+        taken: &Taken,
+        role: Option<Role>,
+        step: Option<&str>,
+    ) -> Result<(), EngineError> {
         let text = decide::stuck_report(
             &taken.state_after,
             step.unwrap_or("no step"),
             self.retry.max_iterations,
             &self.stories,
-            last_failure.as_deref(),
+            taken.last_failure.as_deref(),
         );
-        halt_stuck(self.session, &text, self.retry.without_progress)
+        if !self.ticket {
+            return halt_stuck(self.session, &text, self.retry.without_progress);
+        }
+        // A ticket keeps only `ticket.json`: the report goes with the run's turns, and the
+        // halt names the commit that holds it.
+        let who = role.map_or("agent", Role::as_str);
+        let kept = self.session.store.append_run_record(
+            &[("stuck.md", text.as_bytes())],
+            &format!(
+                "turn {number} stuck: the {who} made no progress in {} turns",
+                self.retry.without_progress
+            ),
+        )?;
+        let reason = format!(
+            "stuck: under `git orchestrate run` the {who} made no progress (no transition of the \
+             ticket) in {} turns in a row on {}; the run's report: `git show {}:stuck.md`",
+            self.retry.without_progress,
+            step.unwrap_or("the ticket"),
+            crate::short_id(&kept.to_string())
+        );
+        super::ticket::halt_stuck(self.session, &reason)
     }
 
     /// Hands the briefing to the agent and waits for its turn to end.
@@ -398,15 +561,18 @@ impl Driving<'_> {
         before: Option<gix::ObjectId>,
         briefing: &str,
         state: &str,
+        role: Option<Role>,
     ) -> Result<Taken, EngineError> {
         let session = self.session;
+        let driver = self.driver(role).clone();
         let new_id = new_session_id();
         // The turn's token: the session-start hook of `init --agent` writes it back when the
         // client loaded our settings (`agent_hook::record_run_start`).
         let token = new_session_id();
         let (outcome, used_session) = run_turn(
             session,
-            &self.options.driver,
+            &driver,
+            role,
             mode,
             self.session_id.as_deref(),
             &new_id,
@@ -416,7 +582,7 @@ impl Driving<'_> {
             &self.briefing_file,
             self.turn_timeout,
         )?;
-        let (hooks_fired, said, reported_session) = match &self.options.driver {
+        let (hooks_fired, said, reported_session) = match &driver {
             Driver::Known(client) => {
                 let fired =
                     super::agent_hook::take_run_start(session, &token, decide::program(*client));
@@ -427,19 +593,28 @@ impl Driving<'_> {
             Driver::Command(_) => (None, None, None),
         };
         self.session_id = reported_session.or(used_session);
-        let after = session.store.read()?;
-        let progressed = after.as_ref().map(|s| s.tip) != before;
-        let state_after = after
-            .as_ref()
-            .map(|s| s.state.status().to_string())
-            .unwrap_or_else(|| state.to_string());
+        let (after, state_after, last_failure) = if self.ticket {
+            let after = session.store.read_ticket()?;
+            (
+                after.as_ref().map(|s| s.tip),
+                after.map(|s| s.ticket.state.as_str().to_string()),
+                None,
+            )
+        } else {
+            let after = session.store.read()?;
+            (
+                after.as_ref().map(|s| s.tip),
+                after.as_ref().map(|s| s.state.status().to_string()),
+                after.and_then(|s| s.state.last_error().map(str::to_string)),
+            )
+        };
         Ok(Taken {
             outcome,
             hooks_fired,
             said,
-            progressed,
-            after,
-            state_after,
+            progressed: after != before,
+            last_failure,
+            state_after: state_after.unwrap_or_else(|| state.to_string()),
         })
     }
 
@@ -454,15 +629,21 @@ impl Driving<'_> {
         briefing: &str,
         taken: &Taken,
     ) -> Result<gix::ObjectId, EngineError> {
+        // The turn's role: the run keeps it for the turn under way.
+        let role = self.role;
         let outcome = &taken.outcome;
-        let turn_json = serde_json::json!({
+        let mut turn_json = serde_json::json!({
             "turn": number, "state": state, "step": step, "session": mode,
             "session_id": self.session_id, "exit": outcome.exit.to_string(),
             "seconds": outcome.elapsed.as_secs_f64(), "progressed": taken.progressed,
             "state_after": taken.state_after,
         });
+        if let Some(role) = role {
+            turn_json["role"] = serde_json::json!(role);
+        }
         let subject = format!(
-            "turn {number}: {state}{} -> {} ({})",
+            "turn {number}: {state}{}{} -> {} ({})",
+            role.map(|r| format!(" {}", r.as_str())).unwrap_or_default(),
             step.map(|s| format!(" {s}")).unwrap_or_default(),
             taken.state_after,
             if taken.progressed {
@@ -485,24 +666,43 @@ impl Driving<'_> {
     /// How the run ended, with the transitions it saw.
     fn summary(&self, ending: Ending, turns: u32) -> Result<RunSummary, EngineError> {
         let store = &self.session.store;
-        let end = store.read()?;
-        let transitions = match end.as_ref().map(|s| s.tip) {
+        let (end, state_now) = if self.ticket {
+            let end = store.read_ticket()?;
+            (
+                end.as_ref().map(|s| s.tip),
+                end.map(|s| s.ticket.state.as_str().to_string()),
+            )
+        } else {
+            let end = store.read()?;
+            (
+                end.as_ref().map(|s| s.tip),
+                end.map(|s| s.state.status().to_string()),
+            )
+        };
+        let transitions = match end {
             Some(end) => store.transitions_between(self.run_start, end, 100_000)?,
             None => 0,
         };
         let state = match (ending, &self.briefed_state) {
             (Ending::Stuck, _) => "HALTED".to_string(),
-            (Ending::Idle | Ending::Halted, Some(state)) => state.clone(),
-            _ => end.map_or_else(
-                || "INITIALIZING".to_string(),
-                |s| s.state.status().to_string(),
-            ),
+            (Ending::Idle | Ending::Done | Ending::Halted, Some(state)) => state.clone(),
+            _ => state_now.unwrap_or_else(|| "INITIALIZING".to_string()),
         };
         let message = match ending {
             Ending::Idle => "nothing is left to do".to_string(),
+            Ending::Done => "the ticket is done and merged".to_string(),
+            Ending::Halted if self.ticket => {
+                "the ticket waits for a human (`git orchestrate ticket show` says why)".to_string()
+            }
             Ending::Halted => {
                 "the workflow waits for a human (`git orchestrate status` says why)".to_string()
             }
+            Ending::Stuck if self.ticket => format!(
+                "the {} made no progress in {} turns; the ticket is HALTED (stuck) with the run's report: \
+                 `git orchestrate ticket show`, then `git orchestrate resume --guidance \"…\"`",
+                self.role.map_or("agent", Role::as_str),
+                self.retry.without_progress
+            ),
             Ending::Stuck => format!(
                 "the agent made no progress in {} turns; the workflow is HALTED (stuck) with the run's report: \
                  `git orchestrate status`, then `git orchestrate resume --guidance \"…\"`",
@@ -603,6 +803,7 @@ fn turn_number(subject: &str) -> Option<u32> {
 fn run_turn(
     session: &Session,
     driver: &Driver,
+    role: Option<Role>,
     mode: SessionMode,
     session_id: Option<&str>,
     new_id: &str,
@@ -658,6 +859,10 @@ fn run_turn(
             OsString::from(used.clone().unwrap_or_default()),
         ),
     ];
+    // The role's CLI calls, and the hooks its client runs, know the role from here.
+    if let Some(role) = role {
+        env.push((super::ticket::ROLE_ENV, OsString::from(role.as_str())));
+    }
     // Only a known client's hooks write the token back: a command gets none.
     if let Driver::Known(client) = driver {
         env.push((super::agent_hook::RUN_PROOF_VAR, OsString::from(token)));
@@ -842,15 +1047,29 @@ mod tests {
     }
 
     #[test]
+    fn a_tickets_state_gives_the_turn_to_its_role_or_ends_the_run() {
+        let table = [
+            (TicketState::Manager, Ok(Role::Manager)),
+            (TicketState::Developer, Ok(Role::Developer)),
+            (TicketState::TicketDone, Err(Ending::Done)),
+            (TicketState::Halted, Err(Ending::Halted)),
+        ];
+        for (state, expected) in table {
+            assert_eq!(ticket_turn(state), expected, "{}", state.as_str());
+        }
+    }
+
+    #[test]
     fn endings_are_named_as_run_json_prints_them() {
         let names = [
             Ending::Idle,
+            Ending::Done,
             Ending::Halted,
             Ending::Stuck,
             Ending::MaxTurns,
         ]
         .map(Ending::outcome);
-        assert_eq!(names, ["idle", "halted", "stuck", "max_turns"]);
+        assert_eq!(names, ["idle", "done", "halted", "stuck", "max_turns"]);
     }
 
     #[test]

@@ -495,3 +495,31 @@ fn on_a_ticket_the_hooks_know_the_sessions_role() {
     assert_eq!(stop("manager", "m4"), "");
     assert_eq!(stop("developer", "d4"), "");
 }
+
+/// A ticket workflow has no TDD state for the guard to read: it judges by the configuration
+/// (as before a workflow starts) instead of refusing every call.
+#[test]
+fn the_guard_judges_a_ticket_workflow_by_its_configuration() {
+    let repo = TestRepo::new();
+    repo.run(&["ticket", "new", "--title", "Say hello"])
+        .expect(0);
+    let cwd = repo.dir().display().to_string();
+    let call = |command: &str| {
+        let input = json!({"session_id": "s", "cwd": cwd, "hook_event_name": "PreToolUse",
+                           "tool_name": "Bash", "tool_input": {"command": command}});
+        hook(
+            &repo,
+            "claude",
+            "pre-tool-use",
+            input.to_string().as_bytes(),
+        )
+    };
+    let ls = call("ls");
+    ls.expect(0);
+    assert_eq!(ls.stdout, allowed("claude"), "{}", ls.stderr);
+    let ours =
+        call("git orchestrate subtask-complete --status complete --build-status pass --message m");
+    assert_eq!(ours.stdout, allowed("claude"), "{}", ours.stderr);
+    assert!(denial("claude", &call("git commit -n -m x")).contains("--no-verify"));
+    assert!(denial("claude", &call("sh run_tests.sh")).contains("submit-work"));
+}

@@ -1058,3 +1058,85 @@ fn path_with(cli: &Path) -> std::ffi::OsString {
     )
     .unwrap()
 }
+
+/// A ticket of one subtask driven by `git orchestrate run --agent claude`: the real Claude Code
+/// plays both roles, one session per turn, each told its role (GIT_ORCHESTRATE_ROLE) and
+/// briefed as it; the fake model answers by the briefing each session starts with.
+#[test]
+fn run_with_claude_code_plays_both_roles_of_a_ticket_until_it_is_merged() {
+    let Some(claude) = claude_bin() else { return };
+    // The gate runs the test the developer adds, so its report is checked by running it.
+    let repo = TestRepo::with_config(
+        "main_branch = \"main\"\n[[preflight]]\nname = \"tests\"\n\
+         command = \"sh run_tests.sh && if [ -e test_hello.sh ]; then sh test_hello.sh; fi\"\n",
+    );
+    repo.run(&["init", "--agent", "claude"]).expect(0);
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", "chore: wire Claude Code"]);
+    repo.run(&["ticket", "new", "--title", "Say hello"])
+        .expect(0);
+    let model = FakeModel::start_by_prompt(json!([
+        {"match": "## Report of S1", "turns": [
+            bash("echo \"role=$GIT_ORCHESTRATE_ROLE\" && git orchestrate update-subtask --status complete --notes 'says hello'"),
+            bash("git orchestrate complete-ticket --summary 'hello.sh says hello'"),
+            say("The ticket is done."),
+        ]},
+        {"match": "(none yet: break the ticket", "turns": [
+            bash("echo \"role=$GIT_ORCHESTRATE_ROLE\" && git orchestrate assign --mode implementation \
+                  --goal 'hello.sh prints hello' --file-to-modify hello.sh --file-to-modify test_hello.sh \
+                  --acceptance-criteria 'sh hello.sh prints hello'"),
+            say("Assigned."),
+        ]},
+        {"match": "## Current Assignment", "turns": [
+            bash("echo \"role=$GIT_ORCHESTRATE_ROLE\" && echo 'echo hello' > hello.sh && \
+                  echo '[ \"$(sh hello.sh)\" = hello ]' > test_hello.sh && \
+                  git add hello.sh test_hello.sh && git commit -q -m 'hello.sh says hello'"),
+            bash("git orchestrate subtask-complete --status complete --build-status pass \
+                  --message 'hello.sh says hello' --file hello.sh --file test_hello.sh"),
+            say("Reported."),
+        ]},
+    ]));
+    let (code, events) = run_with_claude(&repo, &claude, &model, &[]);
+    assert_eq!(code, 0, "{events:#?}");
+    let end = events.last().unwrap();
+    assert_eq!(
+        (&end["outcome"], &end["state"]),
+        (&json!("done"), &json!("TICKET_DONE")),
+        "{events:#?}"
+    );
+    let roles: Vec<&str> = turns_of(&events, "role")
+        .iter()
+        .map(|r| r.as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["manager", "developer", "manager"]);
+    assert!(turns_of(&events, "progressed").iter().all(|p| **p == true));
+    // A Claude Code session of its own for each turn: the roles never share a conversation.
+    let ids = turns_of(&events, "session_id");
+    assert!(ids.iter().all(|id| id.is_string()), "{ids:?}");
+    assert!(
+        ids[0] != ids[1] && ids[1] != ids[2] && ids[0] != ids[2],
+        "{ids:?}"
+    );
+    // Each session's shell had its role.
+    let seen = serde_json::to_string(&model.requests()).unwrap();
+    assert_eq!(seen.matches("role=manager").count() > 0, true);
+    assert_eq!(seen.matches("role=developer").count() > 0, true);
+    // main has the merge of one squashed commit.
+    let parents = repo.git(&["log", "-1", "--format=%P", "main"]);
+    let parents: Vec<&str> = parents.split_whitespace().collect();
+    assert_eq!(parents.len(), 2, "{parents:?}");
+    assert_eq!(
+        repo.git(&[
+            "rev-list",
+            "--count",
+            &format!("{}..{}", parents[0], parents[1])
+        ])
+        .trim(),
+        "1"
+    );
+    assert_eq!(repo.git(&["show", "main:hello.sh"]), "echo hello\n");
+    assert_eq!(
+        repo.run(&["--json", "ticket", "show"]).expect(0).json()["state"],
+        "TICKET_DONE"
+    );
+}

@@ -1,13 +1,15 @@
 //! `git orchestrate run -- CMD`: the driver loop with a scripted agent
 //! (tests/agents/scripted_agent.py) that works through the real commands: a plan done end to
 //! end, an agent stuck on a step (fresh session, then HALTED stuck with a report), an agent
-//! that never does anything, the turn limit, and Ctrl-C.
+//! that never does anything, the turn limit, and Ctrl-C. A ticket driven by `run` with
+//! tests/agents/ticket_agent.py playing both roles: each turn in a fresh session of the role
+//! whose turn it is, until the ticket is done; a stuck developer halts the ticket.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use pretty_assertions::assert_eq;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::support::*;
 
@@ -633,4 +635,257 @@ fn a_turn_cut_short_by_a_kill_is_recorded_and_the_next_run_numbers_on() {
     let record = repo.git(&["show", "refs/orchestrator/runs/main~1:turn.json"]);
     let record: Value = serde_json::from_str(&record).unwrap();
     assert_eq!(record["interrupted"], true);
+}
+
+/// A project whose gate runs the test the ticket's developer adds (`test_hello.sh`), so a
+/// report is checked by running it; a ticket is started on it.
+fn ticket_repo() -> TestRepo {
+    let repo = TestRepo::with_config(
+        "main_branch = \"main\"\n[[preflight]]\nname = \"tests\"\n\
+         command = \"sh run_tests.sh && if [ -e test_hello.sh ]; then sh test_hello.sh; fi\"\n",
+    );
+    repo.run(&["ticket", "new", "--title", "Say hello"])
+        .expect(0);
+    repo
+}
+
+/// `run --json -- python3 ticket_agent.py` with `mode`: its exit code, its events, and the
+/// lines the agent logged (turn, GIT_ORCHESTRATE_ROLE, session id, the role briefed).
+fn run_ticket(repo: &TestRepo, mode: &str) -> (i32, Vec<Value>, Vec<Vec<String>>) {
+    let log = repo.path.parent().unwrap().join(format!(
+        "roles-{}.log",
+        repo.path.file_name().unwrap().to_string_lossy()
+    ));
+    let agent = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/agents/ticket_agent.py")
+        .display()
+        .to_string();
+    let out = Run::from(
+        repo.command(BIN, ["--json", "run", "--", "python3", &agent])
+            .env("AGENT_MODE", mode)
+            .env("ROLE_LOG", &log)
+            .output()
+            .unwrap(),
+    );
+    let events = out
+        .stdout
+        .lines()
+        .map(|l| {
+            serde_json::from_str(l)
+                .unwrap_or_else(|e| panic!("not JSON ({e}): {l}\n{}", out.stderr))
+        })
+        .collect();
+    let seen = std::fs::read_to_string(&log)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| l.split(' ').map(str::to_string).collect())
+        .collect();
+    (out.code, events, seen)
+}
+
+#[test]
+fn a_ticket_run_gives_each_turn_to_the_role_whose_turn_it_is_in_a_fresh_session_until_done() {
+    let repo = ticket_repo();
+    let (code, events, seen) = run_ticket(&repo, "good");
+    assert_eq!(code, 0, "{events:#?}");
+    // Manager assigns; developer reports; manager rejects and reassigns; developer fixes;
+    // manager accepts and completes.
+    assert_eq!(
+        field(&events, "role"),
+        ["manager", "developer", "manager", "developer", "manager"]
+    );
+    assert_eq!(
+        field(&events, "state_after"),
+        [
+            "DEVELOPER",
+            "MANAGER",
+            "DEVELOPER",
+            "MANAGER",
+            "TICKET_DONE"
+        ]
+    );
+    // Each agent process was told its role, and briefed as that role.
+    let roles: Vec<(&str, &str)> = seen
+        .iter()
+        .map(|l| (l[1].as_str(), l[3].as_str()))
+        .collect();
+    assert_eq!(
+        roles,
+        [
+            ("manager", "manager"),
+            ("developer", "developer"),
+            ("manager", "manager"),
+            ("developer", "developer"),
+            ("manager", "manager"),
+        ]
+    );
+    // Every hand-over starts a fresh session: no two turns share one.
+    assert_eq!(field(&events, "session"), ["fresh"; 5]);
+    let mut ids: Vec<&str> = field(&events, "session_id");
+    assert_eq!(
+        ids,
+        seen.iter().map(|l| l[2].as_str()).collect::<Vec<_>>(),
+        "the session each agent was given"
+    );
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), 5, "{ids:?}");
+    let end = events.last().unwrap();
+    assert_eq!(
+        (&end["outcome"], &end["state"], &end["turns"]),
+        (&json!("done"), &json!("TICKET_DONE"), &json!(5))
+    );
+    let ticket = repo.run(&["--json", "ticket", "show"]).expect(0).json();
+    assert_eq!(ticket["state"], "TICKET_DONE");
+    assert_eq!(ticket["ticket"]["subtasks"][0]["rejections"], 1);
+    // main has the merge of one squashed commit, which says hello.
+    let merge = repo.git(&["log", "-1", "--format=%P", "main"]);
+    let parents: Vec<&str> = merge.split_whitespace().collect();
+    assert_eq!(parents.len(), 2, "a merge: {merge}");
+    assert_eq!(
+        repo.git(&[
+            "rev-list",
+            "--count",
+            &format!("{}..{}", parents[0], parents[1])
+        ])
+        .trim(),
+        "1"
+    );
+    assert_eq!(repo.git(&["show", "main:hello.sh"]), "echo hello\n");
+    // The turns are kept, each with its role.
+    assert_eq!(
+        repo.git(&["log", "-1", "--format=%s", "refs/orchestrator/runs/main~4"])
+            .trim(),
+        "turn 1: MANAGER manager -> DEVELOPER (progress)"
+    );
+    assert!(
+        repo.git(&["show", "refs/orchestrator/runs/main~3:briefing.txt"])
+            .contains("## Current Assignment")
+    );
+    // Run again: the ticket is done, nothing is started.
+    let (code, events, seen) = run_ticket(&repo, "good");
+    assert_eq!((code, events.len(), seen.len()), (0, 1, 5));
+}
+
+#[test]
+fn a_stuck_developer_halts_the_ticket_and_a_humans_resume_gives_it_back_its_assignment() {
+    let repo = ticket_repo();
+    let (code, events, seen) = run_ticket(&repo, "lazy");
+    assert_eq!(code, 10, "{events:#?}");
+    assert_eq!(
+        field(&events, "role"),
+        ["manager", "developer", "developer", "developer"]
+    );
+    // The developer's own session continues while it makes no progress (the default
+    // strategy), and only its own.
+    assert_eq!(
+        field(&events, "session"),
+        ["fresh", "fresh", "same", "same"]
+    );
+    assert!(
+        seen[1..]
+            .iter()
+            .all(|l| l[1] == "developer" && l[2] == seen[1][2])
+    );
+    let end = events.last().unwrap();
+    assert_eq!(
+        (&end["outcome"], &end["state"]),
+        (&json!("stuck"), &json!("HALTED"))
+    );
+    let shown = repo.run(&["ticket", "show"]);
+    shown.expect(0);
+    assert!(
+        shown
+            .stdout
+            .contains("HALTED: stuck: under `git orchestrate run` the developer made no progress"),
+        "{}",
+        shown.stdout
+    );
+    let report = repo.git(&["show", "refs/orchestrator/runs/main:stuck.md"]);
+    assert!(
+        report.contains("    Not today."),
+        "what the agent said: {report}"
+    );
+    // A halted ticket ends the next run at once; a human's resume returns to DEVELOPER.
+    let (code, events, _) = run_ticket(&repo, "lazy");
+    assert_eq!(
+        (code, &events.last().unwrap()["outcome"]),
+        (10, &json!("halted"))
+    );
+    // Only a human answers a halt.
+    repo.run(&["resume"]).expect(4);
+    repo.human(&["resume", "--guidance", "write hello.sh"])
+        .expect(0);
+    let (code, events, _) = run_ticket(&repo, "good");
+    assert_eq!(code, 0, "{events:#?}");
+    assert_eq!(
+        field(&events, "role"),
+        ["developer", "manager", "developer", "manager"]
+    );
+    // The per-role agent flags are for tickets only.
+    let tdd = TestRepo::new();
+    let out = tdd.run(&[
+        "run",
+        "--manager-agent",
+        "claude",
+        "--developer-agent",
+        "codex",
+    ]);
+    out.expect(2);
+    assert!(
+        out.stderr.contains("apply to ticket workflows"),
+        "{}",
+        out.stderr
+    );
+}
+
+/// `--manager-agent` and `--developer-agent`: each role's turns go to its own agent CLI (here
+/// stand-ins for claude and codex that fire the session-start hook as the real ones do, then
+/// play the role with ticket_agent.py).
+#[test]
+fn each_role_of_a_ticket_can_have_its_own_agent_cli() {
+    let repo = ticket_repo();
+    let dir = repo.path.parent().unwrap().to_path_buf();
+    let name = repo.path.file_name().unwrap().to_string_lossy().to_string();
+    let clients = dir.join(format!("clients-{name}.log"));
+    let agent = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/agents/ticket_agent.py");
+    let body = |client: &str| {
+        format!(
+            "echo \"{client} $GIT_ORCHESTRATE_ROLE\" >> '{}'\n\
+             echo '{{\"session_id\":\"s\",\"cwd\":\"{}\",\"hook_event_name\":\"SessionStart\"}}' \
+             | git-orchestrate agent-hook {client} session-start >/dev/null\n\
+             python3 '{}' < \"$GIT_ORCHESTRATE_BRIEFING_FILE\"",
+            clients.display(),
+            repo.path.display(),
+            agent.display()
+        )
+    };
+    fake_client(&repo, "claude", &body("claude"));
+    let path = fake_client(&repo, "codex", &body("codex"));
+    let out = Run::from(
+        repo.command(
+            BIN,
+            [
+                "run",
+                "--manager-agent",
+                "claude",
+                "--developer-agent",
+                "codex",
+            ],
+        )
+        .env("PATH", &path)
+        .env("ROLE_LOG", dir.join(format!("roles-{name}.log")))
+        .output()
+        .unwrap(),
+    );
+    out.expect(0);
+    assert!(
+        out.stdout.contains("run: done after 5 turns"),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(
+        std::fs::read_to_string(&clients).unwrap(),
+        "claude manager\ncodex developer\nclaude manager\ncodex developer\nclaude manager\n"
+    );
 }

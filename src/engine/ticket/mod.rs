@@ -508,7 +508,8 @@ pub fn complete(
     })
 }
 
-/// `resume` on a halted ticket: a human says the conflict is dealt with.
+/// `resume` on a halted ticket: a human says the conflict (or what kept a role stuck) is
+/// dealt with; the ticket returns to the state it halted from.
 pub fn resume(session: &Session, guidance: Option<&str>) -> Result<Outcome, EngineError> {
     session.with_retries(|| {
         let snap = read(session)?;
@@ -522,7 +523,29 @@ pub fn resume(session: &Session, guidance: Option<&str>) -> Result<Outcome, Engi
             "resume",
             guidance.unwrap_or("resumed"),
         )?;
-        outcome.message = "the ticket is back with the manager".into();
+        outcome.message = format!("the ticket is back in {}", outcome.ticket.state.as_str());
         Ok(outcome)
+    })
+}
+
+/// Halts the ticket for `run`, which found the role whose turn it is stuck (a lost race
+/// re-reads and retries; a ticket already halted or done is left as it is).
+pub fn halt_stuck(session: &Session, reason: &str) -> Result<(), EngineError> {
+    session.with_retries(|| {
+        let snap = read(session)?;
+        if snap.ticket.state.role().is_none() {
+            return Ok(());
+        }
+        write(
+            session,
+            &snap,
+            None,
+            Action::Halt {
+                reason: reason.to_string(),
+            },
+            "halt",
+            reason,
+        )
+        .map(|_| ())
     })
 }

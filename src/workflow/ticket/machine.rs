@@ -26,7 +26,8 @@ pub enum Action {
         squash: String,
         merge: Option<String>,
     },
-    /// The merge could not be made (a conflict): a human resolves it.
+    /// The merge could not be made (a conflict), or the role whose turn it is made no
+    /// progress under `run`: a human resolves it.
     Halt {
         reason: String,
     },
@@ -288,12 +289,16 @@ pub fn apply(
             log(&mut t, now, "manager", "complete-ticket", None, text);
         }
         Action::Halt { reason } => {
-            if !matches!(ticket.state, TicketState::Manager) {
+            if !matches!(ticket.state, TicketState::Manager | TicketState::Developer) {
                 return refuse(
-                    format!("a ticket halts from MANAGER, not {}", ticket.state.as_str()),
+                    format!(
+                        "a ticket halts from MANAGER or DEVELOPER, not {}",
+                        ticket.state.as_str()
+                    ),
                     legal_next(ticket, role),
                 );
             }
+            t.halted_from = Some(ticket.state);
             t.state = TicketState::Halted;
             t.halt = Some(reason.clone());
             log(&mut t, now, "orchestrator", "halt", None, reason);
@@ -305,7 +310,7 @@ pub fn apply(
                     legal_next(ticket, role),
                 );
             }
-            t.state = TicketState::Manager;
+            t.state = t.halted_from.take().unwrap_or(TicketState::Manager);
             t.halt = None;
             let text = guidance.unwrap_or_else(|| "resumed".to_string());
             log(&mut t, now, "human", "resume", None, text);

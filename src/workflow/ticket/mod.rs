@@ -43,7 +43,8 @@ pub enum TicketState {
     Developer,
     #[serde(rename = "TICKET_DONE")]
     TicketDone,
-    /// Only a human moves it on (`resume`): a merge that conflicted.
+    /// Only a human moves it on (`resume`): a merge that conflicted, or a role `run` found
+    /// stuck.
     #[serde(rename = "HALTED")]
     Halted,
 }
@@ -456,6 +457,10 @@ pub struct Ticket {
     /// Why it halted, while it is halted.
     #[serde(default)]
     pub halt: Option<String>,
+    /// The state it halted from, while it is halted: `resume` returns there (a developer
+    /// `run` found stuck goes back to its assignment, not to the manager).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub halted_from: Option<TicketState>,
 }
 
 impl Ticket {
@@ -498,6 +503,7 @@ impl Ticket {
             subtasks,
             finished: None,
             halt: None,
+            halted_from: None,
         }
     }
 

@@ -235,6 +235,41 @@ fn ticket_json_round_trips_and_refuses_another_schema() {
     assert!(err.contains("schema 2"), "{err}");
 }
 
+/// `run` halts the role it finds stuck, the developer's turn too; `resume` returns to the
+/// state it halted from (a halt from MANAGER, a merge conflict, returns to MANAGER).
+#[test]
+fn a_halt_from_either_role_resumes_where_it_stopped() {
+    let halt = || Action::Halt {
+        reason: "stuck".into(),
+    };
+    let resume = || Action::Resume { guidance: None };
+    let developing = run(&ticket(), None, Action::Assign(assignment(None))).expect("assign");
+    let halted = run(&developing, None, halt()).expect("halt");
+    assert_eq!(halted.state, TicketState::Halted);
+    assert_eq!(halted.halted_from, Some(TicketState::Developer));
+    let back = run(&halted, None, resume()).expect("resume");
+    assert_eq!(
+        (back.state, back.halted_from, back.halt),
+        (TicketState::Developer, None, None)
+    );
+    assert_eq!(back.current, developing.current, "the assignment stands");
+    let from_manager = run(&run(&ticket(), None, halt()).expect("halt"), None, resume());
+    assert_eq!(from_manager.expect("resume").state, TicketState::Manager);
+    let mut done = ticket();
+    done.state = TicketState::TicketDone;
+    assert!(
+        run(&done, None, halt()).is_err(),
+        "a done ticket stays done"
+    );
+    // A halted ticket written before `halted_from` existed resumes to MANAGER.
+    let mut old = ticket();
+    old.state = TicketState::Halted;
+    assert_eq!(
+        run(&old, None, resume()).expect("resume").state,
+        TicketState::Manager
+    );
+}
+
 #[test]
 fn every_ticket_replays_from_its_parent_and_its_recorded_action_and_a_tampered_one_does_not() {
     let new = ticket();
