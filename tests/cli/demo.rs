@@ -276,7 +276,7 @@ fn the_ticket_demo_rejects_contradicts_blocks_reassigns_and_merges() {
         .says("S1 is now rejected")
         .says(
             "what was observed contradicts the report, and the manager is shown: the developer \
-             reported pass; the gates failed: `tests` exited exit 1; changed `NOTES.md`, outside \
+             reported pass; the gates failed: `tests` ended with exit 1; changed `NOTES.md`, outside \
              the assignment",
         )
         .says("error: subtask S2 cannot be accepted: what was observed contradicts the report")

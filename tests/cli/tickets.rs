@@ -717,6 +717,9 @@ fn attest_replays_a_ticket_and_runs_its_squash_and_its_tests_again() {
          re-ran: subtask S1's tests (tests/hello.sh) on its base <id>: fail, as they must\n\
          no note written: --no-note\n"
     );
+    repo.run(&["audit", "--all"])
+        .expect(0)
+        .says("transitions replayed: clean");
 }
 
 #[test]
@@ -773,7 +776,8 @@ fn a_hand_written_ticket_commit_is_forged_for_attest_and_a_vacuous_test_fails_it
     ]);
     let out = repo.run(&["attest", "--no-note", "main"]);
     out.expect(1).says(&format!(
-        "the ticket's history is forged at {}: ticket.json is not what its recorded event makes of its parent (it differs in: subtasks)",
-        &forged.trim()[..12]
+        "the ticket's history is forged: workflow main, commit {}: its ticket.json is not the one `complete-ticket` makes",
+        forged.trim()
     ));
+    repo.run(&["audit"]).expect(1).says("FORGED");
 }
