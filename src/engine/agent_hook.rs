@@ -13,13 +13,19 @@ use crate::config::FILE_NAME;
 pub fn guard_context(session: &Session, cwd: &Path) -> Result<GuardContext, EngineError> {
     // A ticket workflow has no TDD state: the guard judges it by the configuration alone
     // (the same rules as a workflow not started), rather than refusing every call.
-    let snapshot = match session.store.read() {
-        Err(crate::store::StoreError::TicketWorkflow { .. }) => None,
-        other => other?,
+    let (snapshot, ticket) = match session.store.read() {
+        Err(crate::store::StoreError::TicketWorkflow { .. }) => (None, true),
+        other => (other?, false),
     };
     let state = snapshot.as_ref().map(|s| &s.state);
     let config = session.load_config(state)?.config;
-    guard_context_for(session, state, &config, cwd)
+    let mut context = guard_context_for(session, state, &config, cwd)?;
+    // Only a ticket's role needs its pinned configuration read (the guard runs before every
+    // shell command; a TDD workflow pays for the variable alone).
+    if ticket {
+        context.role = super::ticket::role(session, None)?;
+    }
+    Ok(context)
 }
 
 /// [`guard_context`] for a workflow state and configuration read already.
@@ -44,16 +50,17 @@ pub fn guard_context_for(
             .chain(judges)
             .collect(),
         protected_globs: config.gates.protected.clone(),
-        role: super::ticket::role(session, None)?,
+        role: super::ticket::env_role(),
     })
 }
 
 /// Where the workflow stands, as the hooks tell the agent.
 pub fn workflow_view(session: &Session) -> Result<(WorkflowView, u32), EngineError> {
-    if super::ticket::is_ticket(session)? {
-        return ticket_view(session);
-    }
-    let snapshot = session.store.read()?;
+    // A ticket is told apart by the TDD read failing on it: nothing added for TDD.
+    let snapshot = match session.store.read() {
+        Err(crate::store::StoreError::TicketWorkflow { .. }) => return ticket_view(session),
+        other => other?,
+    };
     let workflow = session.store.workflow().to_string();
     let Some(snap) = snapshot else {
         let config = session.load_config(None)?.config;
@@ -132,12 +139,15 @@ fn ticket_view(session: &Session) -> Result<(WorkflowView, u32), EngineError> {
 /// What the session-start hook gives the agent: on a ticket workflow the briefing of the
 /// role this session plays, else the workflow's compact briefing.
 pub fn session_context(session: &Session) -> Result<String, EngineError> {
-    if super::ticket::is_ticket(session)? {
-        let role = super::ticket::role(session, None)?;
-        let (_, briefing) = super::ticket::briefing(session, role)?;
-        return Ok(briefing);
+    match workflow_view(session) {
+        Ok((view, _)) if view.ticket.is_none() => Ok(view.compact_briefing()),
+        Ok(_) => {
+            let role = super::ticket::role(session, None)?;
+            let (_, briefing) = super::ticket::briefing(session, role)?;
+            Ok(briefing)
+        }
+        Err(e) => Err(e),
     }
-    Ok(workflow_view(session)?.0.compact_briefing())
 }
 
 /// The Stop hook: decides by the workflow and this agent session's record of blocked stops,

@@ -37,6 +37,15 @@ pub struct Outcome {
     pub halted: bool,
 }
 
+/// The role `GIT_ORCHESTRATE_ROLE` names, if it names one (for what must stay cheap on a
+/// TDD workflow; [`role`] refuses a value that names none).
+pub fn env_role() -> Option<Role> {
+    std::env::var(ROLE_ENV)
+        .ok()
+        .as_deref()
+        .and_then(Role::parse)
+}
+
 /// The role a call is made in: the flag, else `GIT_ORCHESTRATE_ROLE`, else `[agent] role`
 /// as main had it at the ticket's pin (the working tree's copy is the agent's to edit). A
 /// flag may not contradict the session's variable: `run` sets it for each agent session.
