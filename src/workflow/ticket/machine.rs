@@ -252,6 +252,7 @@ pub fn apply(
                     n => format!(", {n} contradiction(s)"),
                 }
             );
+            subtask.claimed = Some(super::Claimed::of(&report));
             subtask.report = Some(*report);
             subtask.observed = Some(*observed);
             subtask.awaiting_verification = true;

@@ -265,6 +265,32 @@ pub struct BlockerDetails {
     pub needed: Option<String>,
 }
 
+/// What a report claims of the results (docs/tickets.md): kept beside what was observed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Claimed {
+    pub commit: String,
+    pub build_status: BuildStatus,
+    #[serde(default)]
+    pub test_results: Option<TestResults>,
+    pub files_changed: Vec<String>,
+}
+
+impl Claimed {
+    pub fn of(report: &Report) -> Claimed {
+        Claimed {
+            commit: report.commit.clone(),
+            build_status: report.build_status,
+            test_results: report.test_results,
+            files_changed: report
+                .files_changed
+                .iter()
+                .map(|f| f.path.clone())
+                .collect(),
+        }
+    }
+}
+
 /// What git-orchestrate saw when it ran a report's commit itself, in fresh worktrees
 /// (docs/tickets.md, "Reports are checked, not read").
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -366,6 +392,9 @@ pub struct Subtask {
     /// The developer's last report: what was **claimed**.
     #[serde(default)]
     pub report: Option<Report>,
+    /// What the developer's report claims of the results, beside [`Subtask::observed`].
+    #[serde(default)]
+    pub claimed: Option<Claimed>,
     /// What the orchestrator saw at the report's commit.
     #[serde(default)]
     pub observed: Option<Observed>,
@@ -397,6 +426,7 @@ impl Subtask {
             base: None,
             assignment: None,
             report: None,
+            claimed: None,
             observed: None,
             contradictions: Vec::new(),
             awaiting_verification: false,

@@ -218,7 +218,10 @@ fn invariants(before: &Ticket, after: &Ticket, event: &str) -> Result<(), Forger
         }
         // Only a report brings an observation: any other event that changes one rewrote
         // what the orchestrator saw.
-        if event != "subtask-complete" && (new.observed != old.observed || new.report != old.report)
+        if event != "subtask-complete"
+            && (new.observed != old.observed
+                || new.report != old.report
+                || new.claimed != old.claimed)
         {
             return Err(format!(
                 "subtask {}'s report or observed result was rewritten by `{event}` (only \
