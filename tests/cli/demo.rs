@@ -285,7 +285,7 @@ fn the_ticket_demo_rejects_contradicts_blocks_reassigns_and_merges() {
         .says("S2 is now complete")
         .says("ticket done: squashed as")
         .says("state     TICKET_DONE")
-        .says("20 transitions replayed: clean");
+        .says("21 transitions replayed: clean");
     let j = scratch
         .run(&["demo", "--ticket", "--json"])
         .expect(0)
@@ -304,5 +304,5 @@ fn the_ticket_demo_rejects_contradicts_blocks_reassigns_and_merges() {
         audit.last().map(String::as_str),
         Some("ticket-new: (none) -> MANAGER")
     );
-    assert_eq!(audit.len(), 20);
+    assert_eq!(audit.len(), 21);
 }

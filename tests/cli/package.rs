@@ -98,7 +98,11 @@ fn completions_complete_git_orchestrate_under_gits_own_bash_completion() {
         found.sort();
         found
     };
-    assert_eq!(complete("git orchestrate sub"), ["submit-work"]);
+    assert_eq!(
+        complete("git orchestrate sub"),
+        ["submit-work", "subtask-complete"]
+    );
+    assert_eq!(complete("git orchestrate subm"), ["submit-work"]);
     assert_eq!(complete("git orchestrate run --ag"), ["--agent"]);
     assert_eq!(
         complete("git orchestrate run --agent "),

@@ -776,7 +776,7 @@ fn a_hand_written_ticket_commit_is_forged_for_attest_and_a_vacuous_test_fails_it
     ]);
     let out = repo.run(&["attest", "--no-note", "main"]);
     out.expect(1).says(&format!(
-        "the ticket's history is forged: workflow main, commit {}: its ticket.json is not the one `complete-ticket` makes",
+        "the ticket's history is forged: workflow main, commit {}: ticket.json is not what its recorded event makes of its parent (it differs in: subtasks)",
         forged.trim()
     ));
     repo.run(&["audit"]).expect(1).says("FORGED");

@@ -156,7 +156,7 @@ fn status_log_board_and_audit_show_an_honest_ticket_run() {
     repo.run(&["complete-ticket", "--summary", "add.sh"])
         .expect(0);
     let audit = repo.run(&["audit", "--all"]);
-    audit.expect(0).says("8 transitions replayed: clean");
+    audit.expect(0).says("9 transitions replayed: clean");
     repo.run(&["status"])
         .expect(0)
         .says("state     TICKET_DONE")

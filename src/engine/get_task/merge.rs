@@ -125,7 +125,16 @@ pub(super) fn merge(
             });
         }
     }
-    land(session, &snap.state, Some(snap), branch, &tip, &main, raced)
+    land(
+        session,
+        &snap.state,
+        Some(snap),
+        None,
+        branch,
+        &tip,
+        &main,
+        raced,
+    )
 }
 
 /// How often the merge is made again after another clone pushed main first.
@@ -138,11 +147,15 @@ const MAX_PUSHES: usize = 5;
 /// main and does it all again; a conflict halts with the PR branch intact.
 ///
 /// `state` gives the remote and the gates; `judged` is the workflow whose accounting of main
-/// tells a move outside the workflows (none for a ticket, which keeps no such accounting).
+/// tells a move outside the workflows (none for a ticket, which keeps no such accounting);
+/// `pinned` is the commit the work was checked on (a ticket's pin): a merge onto a main
+/// that moved since is gated again before it lands.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn land(
     session: &Session,
     state: &crate::workflow::State,
     judged: Option<&Snapshot>,
+    pinned: Option<&str>,
     branch: &str,
     tip: &str,
     main: &str,
@@ -201,7 +214,7 @@ pub(crate) fn land(
         };
         if merged != before {
             // A merge onto a main that moved after another clone's push is checked again.
-            if attempt > 0 {
+            if attempt > 0 || pinned.is_some_and(|pin| pin != before) {
                 let config = session.load_config(Some(state))?.config;
                 if let Some(why) = crate::engine::finalize::gates_on(session, &config, &merged)? {
                     return blocked(Blocked::FailsOnNewMain {

@@ -9,7 +9,7 @@ use crate::engine::scratch::Scratch;
 use crate::engine::{EngineError, Session};
 use crate::store::branch_ref;
 use crate::workflow::Event;
-use crate::workflow::ticket::{GateVerdict, SubtaskStatus, Ticket};
+use crate::workflow::ticket::{GateVerdict, Ticket};
 
 /// How the ticket's branch ended.
 pub enum Landed {
@@ -39,9 +39,40 @@ fn message(ticket: &Ticket, workflow: &str, summary: &str) -> String {
     text
 }
 
-/// Squashes, checks and merges the ticket's branch. Safe to run again after a crash: a
-/// branch that already holds the squash is not squashed again.
-pub fn finish(session: &Session, ticket: &Ticket, summary: &str) -> Result<Landed, EngineError> {
+/// How far back main's first parents are searched for the ticket's merge.
+const MERGE_SEARCH: usize = 1000;
+
+/// The merge on main that brought in `squash`, when main holds one.
+fn merge_of(
+    session: &Session,
+    ticket: &Ticket,
+    squash: &str,
+) -> Result<Option<String>, EngineError> {
+    let git = &session.git;
+    let Ok(main) = git.rev_parse(&branch_ref(&ticket.main_branch)) else {
+        return Ok(None);
+    };
+    if !git.is_ancestor(squash, &main)? {
+        return Ok(None);
+    }
+    let mut at = main;
+    for _ in 0..MERGE_SEARCH {
+        let parents = git.parents(&at)?;
+        if parents.get(1).map(String::as_str) == Some(squash) {
+            return Ok(Some(at));
+        }
+        match parents.first() {
+            Some(first) if *first != ticket.pin => at = first.clone(),
+            _ => return Ok(None),
+        }
+    }
+    Ok(None)
+}
+
+/// The squash `complete-ticket` records before it lands: one commit on the pin holding the
+/// last accepted tree, with nothing under the protected paths changed, on which the pinned
+/// gates pass in a clean worktree. Nothing is moved: the commit is an object until recorded.
+pub fn squash(session: &Session, ticket: &Ticket, summary: &str) -> Result<String, EngineError> {
     let git = &session.git;
     let branch = &ticket.branch;
     let tip = git.rev_parse(&branch_ref(branch)).map_err(|_| {
@@ -50,11 +81,7 @@ pub fn finish(session: &Session, ticket: &Ticket, summary: &str) -> Result<Lande
             "A human restores it at the last accepted commit.",
         )
     })?;
-    let verified_tree = git.tree_of(&ticket.verified)?;
-    let already = tip != ticket.verified
-        && git.parents(&tip)? == [ticket.pin.clone()]
-        && git.tree_of(&tip)? == verified_tree;
-    if tip != ticket.verified && !already {
+    if tip != ticket.verified {
         return Err(refused(
             format!(
                 "the ticket's branch {branch} moved since the last accepted subtask ({} → {}): \
@@ -66,24 +93,26 @@ pub fn finish(session: &Session, ticket: &Ticket, summary: &str) -> Result<Lande
              the branch to the last accepted commit.",
         ));
     }
-    debug_assert!(
-        ticket
-            .subtasks
-            .iter()
-            .all(|s| s.status == SubtaskStatus::Complete)
-    );
     let config = pinned_config(session, ticket)?;
-    let squash = if already {
-        tip.clone()
-    } else {
-        let has_identity = session.store.identity().is_some();
-        git.commit_tree(
-            &verified_tree,
-            &[&ticket.pin],
-            &message(ticket, session.store.workflow(), summary),
-            has_identity,
-        )?
-    };
+    let specs = config.protected_pathspecs(&crate::engine::verify::judges(&config));
+    let protected = git.changed_files_in(&ticket.pin, &ticket.verified, &specs)?;
+    if !protected.is_empty() {
+        return Err(EngineError::TicketGatesFailed {
+            message: format!(
+                "the ticket changes paths the configuration protects ({}): a human changes these \
+                 on main",
+                protected.join(", ")
+            ),
+        });
+    }
+    let verified_tree = git.tree_of(&ticket.verified)?;
+    let has_identity = session.store.identity().is_some();
+    let squash = git.commit_tree(
+        &verified_tree,
+        &[&ticket.pin],
+        &message(ticket, session.store.workflow(), summary),
+        has_identity,
+    )?;
     // The gates once more, on exactly what will be merged, in a worktree holding only it.
     let gates = {
         let scratch = Scratch::new(session, &squash, &verified_tree)?;
@@ -97,12 +126,49 @@ pub fn finish(session: &Session, ticket: &Ticket, summary: &str) -> Result<Lande
             message: format!("the gates fail on the squashed ticket in a clean worktree{failed}"),
         });
     }
-    if !already {
-        git.update_ref_cas(&branch_ref(branch), &squash, Some(&tip))?;
+    Ok(squash)
+}
+
+/// Lands the recorded `squash`: the branch moved onto it, its final note, and the merge
+/// into main by the TDD landing, gated again when main moved since the pin. Safe to run
+/// again after a crash at any point: a branch already moved, a note already written, a
+/// merge already on main (the branch deleted) are each taken as done.
+pub fn land(session: &Session, ticket: &Ticket, squash: &str) -> Result<Landed, EngineError> {
+    let git = &session.git;
+    let branch = &ticket.branch;
+    let Ok(tip) = git.rev_parse(&branch_ref(branch)) else {
+        // A crash after the merge deleted the branch and before the ticket recorded it.
+        if let Some(merge) = merge_of(session, ticket, squash)? {
+            return Ok(Landed::Merged {
+                squash: squash.to_string(),
+                merge: Some(merge),
+            });
+        }
+        return Err(refused(
+            format!(
+                "the ticket's branch {branch} does not exist, and main holds no merge of its squash"
+            ),
+            "A human restores the branch at the recorded squash.",
+        ));
+    };
+    if tip == ticket.verified {
+        git.update_ref_cas(&branch_ref(branch), squash, Some(&tip))?;
+    } else if tip != squash {
+        return Err(refused(
+            format!(
+                "the ticket's branch {branch} is at {}, neither the last accepted commit nor the \
+                 recorded squash {}",
+                crate::short_id(&tip),
+                crate::short_id(squash)
+            ),
+            "A human resets the branch to the recorded squash.",
+        ));
     }
-    let verification = match gates.result {
-        GateVerdict::Pass => format!("gates passed: {}", gates.ran.join(", ")),
-        GateVerdict::None | GateVerdict::Fail => "not verified: no gates".to_string(),
+    let config = pinned_config(session, ticket)?;
+    let verification = if config.preflight.is_empty() {
+        "not verified: no gates".to_string()
+    } else {
+        format!("gates passed: {}", config.gate_names().join(", "))
     };
     let note = serde_json::json!({
         "v": 1,
@@ -110,7 +176,7 @@ pub fn finish(session: &Session, ticket: &Ticket, summary: &str) -> Result<Lande
         "workflow": session.store.workflow(),
         "title": ticket.title,
         "branch": branch,
-        "tree": verified_tree,
+        "tree": git.tree_of(squash)?,
         "subtasks": ticket.subtasks.iter().map(|s| serde_json::json!({
             "id": s.id,
             "title": s.title,
@@ -121,7 +187,7 @@ pub fn finish(session: &Session, ticket: &Ticket, summary: &str) -> Result<Lande
         "verification": verification,
         "tool": format!("git-orchestrate {}", env!("CARGO_PKG_VERSION")),
     });
-    session.store.add_note_line(&squash, &note.to_string())?;
+    session.store.add_note_line(squash, &note.to_string())?;
     // The landing needs a workflow state only for the remote and the gates in force: the
     // ticket's main, with no PR.
     let state = crate::workflow::State::new(Some(ticket.main_branch.clone()));
@@ -130,20 +196,21 @@ pub fn finish(session: &Session, ticket: &Ticket, summary: &str) -> Result<Lande
         session,
         &state,
         None,
+        Some(&ticket.pin),
         branch,
-        &squash,
+        squash,
         &ticket.main_branch,
         &mut raced,
     )?;
     Ok(match event {
         Event::Merged { main, .. } => Landed::Merged {
-            squash,
+            squash: squash.to_string(),
             merge: main,
         },
         Event::MergeConflicted { message } => Landed::Halted { reason: message },
         Event::MergeBlocked { reason } => {
             return Err(refused(
-                format!("the ticket's branch was squashed and checked, but not merged: {reason}"),
+                format!("the ticket's squash is recorded and checked, but not merged: {reason}"),
                 "Fix what is named, then run `git orchestrate complete-ticket` again: the squash is \
                  kept and not made twice.",
             ));

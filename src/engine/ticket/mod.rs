@@ -374,6 +374,14 @@ pub fn assign(
             "{id} assigned to the developer ({}): `git orchestrate get-task --role developer`",
             assignment.mode.as_str()
         );
+        // A crash between `ticket new`'s write and its branch left no branch: made now.
+        if !session.store.branch_exists(&outcome.ticket.branch)? {
+            outcome.message = format!(
+                "{}; {}",
+                outcome.message,
+                ensure_branch(session, &outcome.ticket)?
+            );
+        }
         Ok(outcome)
     })
 }
@@ -484,7 +492,43 @@ pub fn complete(
         let snap = read(session)?;
         ticket::check(&snap.ticket, role, Tool::CompleteTicket)
             .map_err(|r| refused(&snap.ticket, r))?;
-        let landed = finish::finish(session, &snap.ticket, &summary)?;
+        // Nothing is merged from a history that does not replay.
+        let audit =
+            super::chain::audit_chain(&session.store, session.store.workflow(), snap.tip, None)?;
+        if let Some(problem) = audit.forged {
+            return Err(EngineError::Forged {
+                what: "the ticket was not completed".into(),
+                problem: Box::new(problem),
+            });
+        }
+        // The squash is made, checked and recorded first: a crash or a lost race after it
+        // lands the same squash, and no other tool acts meanwhile.
+        let (snap, squash) = match snap.ticket.finishing.clone() {
+            Some(squash) => (snap, squash),
+            None => {
+                let squash = finish::squash(session, &snap.ticket, &summary)?;
+                let marked = write(
+                    session,
+                    &snap,
+                    role,
+                    Action::Finishing {
+                        squash: squash.clone(),
+                    },
+                    "finish-start",
+                    &summary,
+                )?;
+                let tip = gix::ObjectId::from_hex(marked.tip.as_bytes()).map_err(|e| {
+                    EngineError::Internal(format!("a commit id did not parse: {e}"))
+                })?;
+                let snap = TicketSnapshot {
+                    tip,
+                    time: snap.time,
+                    ticket: marked.ticket,
+                };
+                (snap, squash)
+            }
+        };
+        let landed = finish::land(session, &snap.ticket, &squash)?;
         let (action, event) = match &landed {
             finish::Landed::Merged { squash, merge } => (
                 Action::Complete {

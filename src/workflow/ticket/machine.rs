@@ -20,6 +20,10 @@ pub enum Action {
         report: Box<Report>,
         observed: Box<Observed>,
     },
+    /// The ticket's branch was squashed and checked: the squash is recorded before it lands.
+    Finishing {
+        squash: String,
+    },
     /// The ticket's branch was squashed, checked and merged.
     Complete {
         summary: String,
@@ -159,6 +163,18 @@ pub fn check(ticket: &Ticket, role: Option<Role>, tool: Tool) -> Result<(), Refu
             hint(),
         )
     };
+    if let Some(squash) = &ticket.finishing
+        && tool != Tool::CompleteTicket
+    {
+        return refuse(
+            format!(
+                "the ticket is being completed (its squash {} is recorded): only \
+                 `complete-ticket` acts until it is merged",
+                crate::short_id(squash)
+            ),
+            hint(),
+        );
+    }
     let awaiting = ticket.current().is_some_and(|s| s.awaiting_verification);
     match (ticket.state, tool) {
         (TicketState::Developer, Tool::SubtaskComplete) => Ok(()),
@@ -266,6 +282,21 @@ pub fn apply(
                 text,
             );
         }
+        Action::Finishing { squash } => {
+            check(ticket, role, Tool::CompleteTicket)?;
+            if ticket.finishing.is_some() {
+                return refuse(
+                    "the ticket's squash is recorded already",
+                    legal_next(ticket, role),
+                );
+            }
+            let text = format!(
+                "squashed as {} and checked; merging",
+                crate::short_id(&squash)
+            );
+            t.finishing = Some(squash);
+            log(&mut t, now, "manager", "finish-start", None, text);
+        }
         Action::Complete {
             summary,
             squash,
@@ -280,6 +311,13 @@ pub fn apply(
                     .map(|m| format!(", merged as {}", crate::short_id(m)))
                     .unwrap_or_default()
             );
+            if ticket.finishing.as_deref() != Some(squash.as_str()) {
+                return refuse(
+                    "a ticket completes with the squash it recorded",
+                    legal_next(ticket, role),
+                );
+            }
+            t.finishing = None;
             t.finished = Some(Finished {
                 squash,
                 merge,
@@ -405,6 +443,21 @@ fn update_subtask(t: &mut Ticket, update: Update, now: i64) -> Result<(), Refusa
             let mut against: Vec<String> = subtask.contradictions.clone();
             if blocked_report {
                 against.push("the developer reported the subtask blocked, not complete".into());
+            }
+            let protected = subtask
+                .observed
+                .as_ref()
+                .map(|o| o.protected.clone())
+                .unwrap_or_default();
+            if !protected.is_empty() {
+                return refuse(
+                    format!(
+                        "subtask {id} changes paths the configuration protects ({}): no override \
+                         accepts that; a human changes them on main",
+                        protected.join(", ")
+                    ),
+                    "Reject it: the developer takes the change to the protected paths back.",
+                );
             }
             if !against.is_empty() && update.override_reason.is_none() {
                 return refuse(

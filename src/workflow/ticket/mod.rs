@@ -487,6 +487,10 @@ pub struct Ticket {
     /// Why it halted, while it is halted.
     #[serde(default)]
     pub halt: Option<String>,
+    /// The squashed commit `complete-ticket` made and checked, recorded before it lands:
+    /// only `complete-ticket` may act until it is merged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finishing: Option<String>,
     /// The state it halted from, while it is halted: `resume` returns there (a developer
     /// `run` found stuck goes back to its assignment, not to the manager).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -533,6 +537,7 @@ impl Ticket {
             subtasks,
             finished: None,
             halt: None,
+            finishing: None,
             halted_from: None,
         }
     }

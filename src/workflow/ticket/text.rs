@@ -461,6 +461,11 @@ pub fn legal_next(ticket: &Ticket, role: Option<Role>) -> String {
             .into()
     };
     let next = match ticket.state {
+        TicketState::Manager if ticket.finishing.is_some() => {
+            "the manager finishes the ticket's completion: `git orchestrate complete-ticket \
+             --summary TEXT` (its squash is recorded and is being merged)"
+                .into()
+        }
         TicketState::Manager => manager(),
         TicketState::Developer => "the developer commits its work on the ticket's branch and \
                                    reports it: `git orchestrate subtask-complete --status \
