@@ -93,6 +93,24 @@ fn serving(
     flag: Option<Role>,
 ) -> Result<Serving, Failure> {
     if let Some(role) = flag {
+        // The session's variable is its identity: a server started with the other role's
+        // flag (a client configured by the agent itself) serves nothing.
+        if let Some(env) = ticket_engine::env_role()
+            && env != role
+        {
+            return Err(Failure::from(
+                CommandError::new(
+                    super::ErrorKind::WrongState,
+                    format!(
+                        "this session is the {} (GIT_ORCHESTRATE_ROLE); `mcp --role {}` does not \
+                         change that",
+                        env.as_str(),
+                        role.as_str()
+                    ),
+                )
+                .hint("Serve the session's own role: `git orchestrate mcp --role` with its role."),
+            ));
+        }
         return Ok(Serving::Ticket(role));
     }
     let Ok(session) = Session::open_selected(dir, workflow) else {

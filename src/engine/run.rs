@@ -333,6 +333,36 @@ fn tdd_brief(session: &Session) -> Result<Briefed, EngineError> {
     }))
 }
 
+/// The first move of the other role's among the ticket's commits since `before` (the tip a
+/// turn of `role` started from), with its commit.
+fn other_roles_move(
+    session: &Session,
+    before: Option<gix::ObjectId>,
+    role: Role,
+) -> Result<Option<(String, String)>, EngineError> {
+    let Some(mut at) = session.store.tip()? else {
+        return Ok(None);
+    };
+    let mut found = None;
+    while Some(at) != before {
+        let record = session.store.commit_record(at)?;
+        let event = record.history.event.clone();
+        let by = match event.as_str() {
+            "assign" | "update-subtask" | "finish-start" | "complete-ticket" => Some(Role::Manager),
+            "subtask-complete" => Some(Role::Developer),
+            _ => None,
+        };
+        if by.is_some_and(|by| by != role) {
+            found = Some((at.to_string(), event));
+        }
+        match record.parents.first() {
+            Some(parent) => at = *parent,
+            None => break,
+        }
+    }
+    Ok(found)
+}
+
 /// What a ticket's state means before a turn: the run ends, or the role whose turn it is.
 fn ticket_turn(state: TicketState) -> Result<Role, Ending> {
     match (state.role(), state) {
@@ -438,6 +468,26 @@ impl Driving<'_> {
         }
         let unfinished = Unfinished::write(&self.unfinished, &started.to_string())?;
         let taken = self.take(number, mode, before, &briefing, &state, role)?;
+        // A role acts only in its own session: a move of the other role's made during this
+        // turn (a script the guard could not read, a tool called with another role) halts
+        // the ticket for a human, whatever it did (a ticket already done is named in its log).
+        if let Some(role) = role
+            && let Some((commit, event)) = other_roles_move(session, before, role)?
+        {
+            let reason = format!(
+                "the {} session made the {}'s move `{event}` (commit {}): a role acts only in its \
+                 own session; a human looks at what happened before `git orchestrate resume`",
+                role.as_str(),
+                match role {
+                    Role::Manager => "developer",
+                    Role::Developer => "manager",
+                },
+                crate::short_id(&commit)
+            );
+            // Recorded as any turn is; the next briefing finds the ticket halted and ends
+            // the run (exit 10).
+            super::ticket::halt_stuck(session, &reason)?;
+        }
         let next = self.retry.record(&where_, taken.progressed);
         if taken.progressed {
             self.stories.clear();

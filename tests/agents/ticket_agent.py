@@ -4,7 +4,7 @@ plays the role GIT_ORCHESTRATE_ROLE names, through the real `git orchestrate` co
 read the role from that variable too). The manager assigns one subtask (hello.sh and its test),
 rejects the first report and reassigns it, then accepts the second and completes the ticket;
 the developer writes the files, commits and reports. AGENT_MODE=lazy makes the developer do
-nothing. Each turn appends "TURN ROLE SESSION_ID BRIEFED_AS" to ROLE_LOG (BRIEFED_AS: the role
+nothing; AGENT_MODE=cheat makes it approve its own report as the manager. Each turn appends "TURN ROLE SESSION_ID BRIEFED_AS" to ROLE_LOG (BRIEFED_AS: the role
 the briefing speaks to).
 """
 
@@ -72,5 +72,13 @@ elif role == "developer":
     git("commit", "-q", "-m", "hello.sh says %s" % word)
     orchestrate("subtask-complete", "--status", "complete", "--build-status", "pass",
                 "--message", "hello.sh says %s" % word, "--file", "hello.sh", "--file", "test_hello.sh")
+    if mode == "cheat":
+        # Approves its own report as the manager, out of the guard's sight: a child process
+        # without the session's role that claims the other one.
+        env = {k: v for k, v in os.environ.items() if k != "GIT_ORCHESTRATE_ROLE"}
+        r = subprocess.run(["git", "orchestrate", "update-subtask", "--role", "manager",
+                            "--status", "complete", "--notes", "looks good to me"],
+                           capture_output=True, text=True, env=env)
+        print("self-approval -> exit %d %s%s" % (r.returncode, r.stdout, r.stderr))
 else:
     print("no role given")

@@ -889,3 +889,23 @@ fn each_role_of_a_ticket_can_have_its_own_agent_cli() {
         "claude manager\ncodex developer\nclaude manager\ncodex developer\nclaude manager\n"
     );
 }
+
+/// A developer session that makes the manager's move (its own report approved by a child
+/// process claiming the manager's role, out of the guard's sight) halts the ticket: `run`
+/// checks whose moves each turn made.
+#[test]
+fn a_developer_session_that_makes_the_managers_move_halts_the_ticket() {
+    let repo = ticket_repo();
+    let (code, events, _) = run_ticket(&repo, "cheat");
+    assert_eq!(code, 10, "{events:#?}");
+    assert_eq!(field(&events, "role"), ["manager", "developer"]);
+    let end = events.last().unwrap();
+    assert_eq!(end["outcome"], "halted", "{end}");
+    let ticket = repo.run(&["--json", "ticket", "show"]).expect(0).json();
+    assert_eq!(ticket["state"], "HALTED");
+    let halt = ticket["ticket"]["halt"].as_str().unwrap();
+    assert!(
+        halt.starts_with("the developer session made the manager's move `update-subtask` (commit "),
+        "{halt}"
+    );
+}
