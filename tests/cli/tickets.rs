@@ -560,6 +560,20 @@ fn a_tool_out_of_role_or_state_is_refused_with_the_next_legal_action_and_bad_inp
     run.expect(4).warns(
         "this session is the developer (GIT_ORCHESTRATE_ROLE); --role manager does not change that",
     );
+    // Nor can an MCP server be started for the other role.
+    let run = Run::from(
+        repo.command(
+            env!("CARGO_BIN_EXE_git-orchestrate"),
+            ["mcp", "--role", "manager"],
+        )
+        .env("GIT_ORCHESTRATE_ROLE", "developer")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("runs"),
+    );
+    run.expect(4).warns(
+        "this session is the developer (GIT_ORCHESTRATE_ROLE); `mcp --role manager` does not change that",
+    );
     // Bad input: every problem with its JSON path, exit 2, nothing written.
     let run = repo.run_with_stdin(
         &["--json", "assign", "--json-input", "-"],
