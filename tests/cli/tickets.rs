@@ -353,7 +353,7 @@ fn a_lying_developer_is_caught_every_time_and_an_honest_one_is_not() {
             .expect("activity")
             .iter()
             .any(|a| a["text"].as_str().is_some_and(
-                |s| s.contains("accepted over 2 contradiction(s): the manager knows better")
+                |s| s.contains("accepted over 3 contradiction(s): the manager knows better")
             )),
         "{t}"
     );

@@ -202,10 +202,12 @@ pub fn observe(
     let tests_on_base = if tests.is_empty() {
         None
     } else {
-        // The base's files with only the subtask's test files put in, at the base's
-        // history and index: the tests must fail there, or they do not test the change.
+        // The base's files with only the subtask's test files put in, at the commit's history
+        // and index, as the run on the commit had them: the two runs differ in the code
+        // alone, and the tests must fail here, or they do not test the change (a test that
+        // tells the runs apart by HEAD or the index passes both).
         let base_tree = git.tree_of(&base)?;
-        let scratch = Scratch::with_index(session, &base, &base_tree, &base_tree)?;
+        let scratch = Scratch::with_index(session, commit, &base_tree, &tree)?;
         scratch.put(&tree, &tests)?;
         Some(gates_in(session, &config, &scratch)?)
     };

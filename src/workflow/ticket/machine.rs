@@ -441,6 +441,18 @@ fn update_subtask(t: &mut Ticket, update: Update, now: i64) -> Result<(), Refusa
                 .as_ref()
                 .is_some_and(|r| r.status == ReportStatus::Blocked);
             let mut against: Vec<String> = subtask.contradictions.clone();
+            // A commit the gates do not pass becomes the next subtask's base only over an
+            // override: the developer may have said so honestly, and it is still red.
+            match subtask.observed.as_ref().map(|o| o.gates.result) {
+                Some(super::GateVerdict::Pass) => {}
+                Some(super::GateVerdict::Fail) => {
+                    against.push("the gates fail at the reported commit".into());
+                }
+                Some(super::GateVerdict::None) | None => {
+                    against.push("no gate ran at the reported commit".into());
+                }
+            }
+            against.dedup();
             if blocked_report {
                 against.push("the developer reported the subtask blocked, not complete".into());
             }
