@@ -285,6 +285,12 @@ pub fn report(session: &Session, args: &ReportArgs, ui: &mut Ui) -> Result<Exit,
         args.build_status.clone().map(Value::from),
     );
     if let Some(tests) = &args.tests {
+        if tests.split(',').count() != 4 {
+            return Err(Failure::from(super::CommandError::invalid_input(
+                format!("--tests {tests:?} is not four counts"),
+                "Give --tests TOTAL,PASSED,FAILED,SKIPPED, e.g. --tests 12,11,1,0.",
+            )));
+        }
         let counts: Vec<Value> = tests
             .split(',')
             .map(|n| {

@@ -122,7 +122,29 @@ pub fn check(
             short(&t.pin)
         ));
     }
+    if !t
+        .subtasks
+        .iter()
+        .any(|s| s.accepted.as_deref() == Some(t.verified.as_str()))
+    {
+        reasons.push(format!(
+            "the ticket's verified commit {} is no subtask's accepted commit",
+            short(&t.verified)
+        ));
+    }
     for s in &t.subtasks {
+        if let (Some(base), Some(accepted)) = (&s.base, &s.accepted)
+            && !(git.is_ancestor(base, accepted)? && git.is_ancestor(accepted, &t.verified)?)
+        {
+            reasons.push(format!(
+                "subtask {}'s accepted commit {} does not lie between its base {} and the \
+                 verified commit {}",
+                s.id,
+                short(accepted),
+                short(base),
+                short(&t.verified)
+            ));
+        }
         if s.status != SubtaskStatus::Complete || s.accepted.is_none() {
             reasons.push(format!(
                 "subtask {} is {}, not complete",
@@ -240,13 +262,10 @@ fn rerun(
         return Ok(());
     }
     for s in &t.subtasks {
-        let (Some(base), Some(accepted), Some(observed)) = (&s.base, &s.accepted, &s.observed)
-        else {
+        // The tests are found from the trees, not from the recorded observation.
+        let (Some(base), Some(accepted)) = (&s.base, &s.accepted) else {
             continue;
         };
-        if observed.tests.is_empty() {
-            continue;
-        }
         let tests: Vec<String> = git
             .tree_changes(base, accepted)?
             .into_iter()
@@ -256,9 +275,11 @@ fn rerun(
         if tests.is_empty() {
             continue;
         }
+        // At the accepted commit's HEAD and index, as the observation ran it.
         let base_tree = git.tree_of(base)?;
-        let scratch = Scratch::with_index(session, base, &base_tree, &base_tree)?;
-        scratch.put(&git.tree_of(accepted)?, &tests)?;
+        let accepted_tree = git.tree_of(accepted)?;
+        let scratch = Scratch::with_index(session, accepted, &base_tree, &accepted_tree)?;
+        scratch.put(&accepted_tree, &tests)?;
         let on_base = gates_in(session, config, &scratch)?;
         verdict.reran.push(format!(
             "subtask {}'s tests ({}) on its base {}: {}",

@@ -157,6 +157,10 @@ pub fn tool_schema(tool: Tool) -> Value {
     }
 }
 
+/// The most items a list of a tool's input holds: far above an honest assignment or report,
+/// and low enough that comparing them stays cheap.
+const MAX_ITEMS: usize = 1000;
+
 /// Collects problems while reading one object.
 struct Reader<'a> {
     problems: &'a mut Vec<Problem>,
@@ -295,6 +299,13 @@ impl Reader<'_> {
         };
         if required && items.is_empty() {
             self.problem(&at, "must list at least one item");
+        }
+        if items.len() > MAX_ITEMS {
+            self.problem(
+                &at,
+                format!("lists {} items; at most {MAX_ITEMS} are taken", items.len()),
+            );
+            return Vec::new();
         }
         let mut out = Vec::new();
         for (i, item) in items.iter().enumerate() {
@@ -503,6 +514,13 @@ fn files_changed(r: &mut Reader, map: &Map<String, Value>) -> Option<Vec<FileCha
             return None;
         }
     };
+    if items.len() > MAX_ITEMS {
+        r.problem(
+            "filesChanged",
+            format!("lists {} files; at most {MAX_ITEMS} are taken", items.len()),
+        );
+        return None;
+    }
     let mut out = Vec::new();
     for (i, item) in items.iter().enumerate() {
         let at = format!("filesChanged[{i}]");
@@ -541,12 +559,25 @@ fn test_results(r: &mut Reader, map: &Map<String, Value>) -> Option<TestResults>
         }
         n
     };
-    Some(TestResults {
+    let results = TestResults {
         total: count("total"),
         passed: count("passed"),
         failed: count("failed"),
         skipped: count("skipped"),
-    })
+    };
+    if let Some(total) = results.total {
+        let counted = [results.passed, results.failed, results.skipped]
+            .into_iter()
+            .flatten()
+            .fold(0u64, u64::saturating_add);
+        if counted > total {
+            r.problem(
+                "testResults",
+                format!("passed + failed + skipped is {counted}, more than total ({total})"),
+            );
+        }
+    }
+    Some(results)
 }
 
 fn blocker_details(r: &mut Reader, map: &Map<String, Value>) -> Option<BlockerDetails> {

@@ -371,12 +371,13 @@ fn assign(t: &mut Ticket, assignment: Assignment, now: i64) -> Result<(), Refusa
     let (id, reassigned) = match assign_target(t) {
         Some(target) => {
             if target.status == SubtaskStatus::Blocked {
-                let last = target
-                    .assignment
+                // New means unlike every context it had, spacing and case aside: not the
+                // last one with a space added, nor an older one again.
+                let given = assignment.prior_context.as_deref().map(normalized);
+                let seen = given
                     .as_ref()
-                    .and_then(|a| a.prior_context.as_deref());
-                let given = assignment.prior_context.as_deref();
-                if given.is_none() || given == last {
+                    .is_some_and(|g| target.prior_contexts.iter().any(|p| normalized(p) == *g));
+                if given.as_deref().is_none_or(str::is_empty) || seen {
                     return refuse(
                         format!(
                             "subtask {} is blocked ({} rejection(s)): it is reassigned only with \
@@ -419,10 +420,21 @@ fn assign(t: &mut Ticket, assignment: Assignment, now: i64) -> Result<(), Refusa
                 .unwrap_or_default()
                 .to_string();
         }
+        if let Some(context) = &assignment.prior_context {
+            subtask.prior_contexts.push(context.clone());
+        }
         subtask.assignment = Some(assignment);
     }
     log(t, now, "manager", "assign", Some(&id), text);
     Ok(())
+}
+
+/// A context as compared for newness: words in lower case, single-spaced.
+fn normalized(text: &str) -> String {
+    text.split_whitespace()
+        .map(str::to_lowercase)
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn update_subtask(t: &mut Ticket, update: Update, now: i64) -> Result<(), Refusal> {

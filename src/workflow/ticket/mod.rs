@@ -389,6 +389,10 @@ pub struct Subtask {
     pub base: Option<String>,
     #[serde(default)]
     pub assignment: Option<Assignment>,
+    /// Every `priorContext` it was assigned with: a blocked subtask is reassigned only with
+    /// one unlike all of them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub prior_contexts: Vec<String>,
     /// The developer's last report: what was **claimed**.
     #[serde(default)]
     pub report: Option<Report>,
@@ -425,6 +429,7 @@ impl Subtask {
             assignments: 0,
             base: None,
             assignment: None,
+            prior_contexts: Vec::new(),
             report: None,
             claimed: None,
             observed: None,

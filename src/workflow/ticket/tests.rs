@@ -141,6 +141,15 @@ fn the_third_rejection_blocks_and_a_blocked_subtask_needs_new_prior_context() {
     let refused = run(&t, None, Action::Assign(assignment(None))).expect_err("same context");
     assert!(refused.message.contains("new priorContext"), "{refused:?}");
     let t = run(&t, None, Action::Assign(assignment(Some("try x")))).expect("new context");
+    // Blocked again: the same context, respaced or recased, is not new; nor is an older one.
+    let mut again = t.clone();
+    again.state = TicketState::Manager;
+    again.subtasks[0].status = SubtaskStatus::Blocked;
+    for stale in ["try x", "  Try   X ", "TRY X"] {
+        let refused = run(&again, None, Action::Assign(assignment(Some(stale))));
+        assert!(refused.is_err(), "{stale:?} is not new");
+    }
+    assert!(run(&again, None, Action::Assign(assignment(Some("try y")))).is_ok());
     assert_eq!(t.subtasks[0].status, SubtaskStatus::InProgress);
     assert_eq!(t.subtasks[0].assignments, 4);
     let refused = run(&t, None, Action::Assign(assignment(Some("try x"))));
@@ -302,4 +311,68 @@ fn every_ticket_replays_from_its_parent_and_its_recorded_action_and_a_tampered_o
     );
     let other_time = Recorded { at: 151, ..read };
     assert!(replay_recorded(Some(&new), &assigned, &other_time).is_err());
+}
+
+mod properties {
+    use proptest::prelude::*;
+    use serde_json::{Value, json};
+
+    use super::super::*;
+
+    /// Any JSON value: scalars, and arrays and objects of them, keys drawn from the tools'
+    /// own names half of the time.
+    fn any_json() -> impl Strategy<Value = Value> {
+        let key = prop_oneof![
+            Just("mode".to_string()),
+            Just("goal".to_string()),
+            Just("status".to_string()),
+            Just("filesChanged".to_string()),
+            Just("testResults".to_string()),
+            Just("acceptanceCriteria".to_string()),
+            "\\PC{0,8}",
+        ];
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            "\\PC{0,20}".prop_map(Value::from),
+        ];
+        leaf.prop_recursive(3, 24, 6, move |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::from),
+                prop::collection::btree_map(key.clone(), inner, 0..6)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        /// Whatever an agent sends, each tool's input is read or refused with problems at
+        /// JSON paths, never a panic; a refusal always names at least one problem.
+        #[test]
+        fn any_input_is_read_or_refused_with_its_problems(value in any_json()) {
+            if let Err(problems) = parse_assignment(&value) { prop_assert!(!problems.is_empty()); }
+            if let Err(problems) = parse_update(&value) { prop_assert!(!problems.is_empty()); }
+            if let Err(problems) = parse_report(&value) { prop_assert!(!problems.is_empty()); }
+            if let Err(problems) = parse_complete_ticket(&value) { prop_assert!(!problems.is_empty()); }
+        }
+
+        /// A valid assignment reads back as itself from its own JSON.
+        #[test]
+        fn a_valid_assignment_round_trips(
+            goal in "[a-z][a-z ]{0,30}",
+            files in prop::collection::vec("[a-z]{1,8}(/[a-z*]{1,8}){0,2}", 0..4),
+            criteria in prop::collection::vec("[a-z][a-z ]{0,20}", 1..4),
+            mode in 0usize..3,
+        ) {
+            let value = json!({
+                "mode": Mode::NAMES[mode], "goal": goal, "filesToModify": files,
+                "acceptanceCriteria": criteria,
+            });
+            let parsed = parse_assignment(&value).expect("valid");
+            let again = parse_assignment(&serde_json::to_value(&parsed).expect("serializes"))
+                .expect("reads back");
+            prop_assert_eq!(parsed, again);
+        }
+    }
 }

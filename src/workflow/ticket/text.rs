@@ -31,7 +31,12 @@ pub fn contradictions(
         _ => {}
     }
     if let Some(results) = &report.test_results {
-        match (results.failed, observed.gates.result) {
+        // All passed (passed = total) says no test failed, whether or not `failed` is given.
+        let failed = results.failed.or(match (results.passed, results.total) {
+            (Some(passed), Some(total)) if passed == total => Some(0),
+            _ => None,
+        });
+        match (failed, observed.gates.result) {
             (Some(0), GateVerdict::Fail) => {
                 found.push(format!("the developer reported no failing test; {gates}"))
             }
