@@ -26,10 +26,16 @@ pub fn run(session: &Session, args: &ResumeArgs, ui: &mut Ui) -> Result<Exit, Fa
     }
     let human = require_human("resume")?;
     if engine::ticket::is_ticket(session)? {
+        if args.sign.sign_key.is_some() || args.sign.signature.is_some() {
+            return Err(Failure::from(super::CommandError::invalid_input(
+                "a ticket's `resume` takes no signature in this version".to_string(),
+                "Drop --sign-key/--signature: the answer is recorded with how it was authorised.",
+            )));
+        }
         // A ticket halts on a merge that conflicted (the human made the branch mergeable;
         // the manager's `complete-ticket` lands it), or when `run` found a role stuck (it
         // returns to that role) (docs/tickets.md).
-        let outcome = engine::ticket::resume(session, args.guidance.as_deref())?;
+        let outcome = engine::ticket::resume(session, args.guidance.as_deref(), human)?;
         if !ui.json_report(&outcome)? {
             ui.line(match outcome.state {
                 crate::workflow::ticket::TicketState::Developer => {

@@ -182,7 +182,9 @@ pub fn create(
                 message: format!("the main branch `{main}` does not exist yet"),
                 hint: format!("Make a first commit on {main}, then start the ticket."),
             })?;
-        let branch = free_branch(session, title)?;
+        // The branch is taken first, by creating it: two tickets started at once (in two
+        // workflows) never share one.
+        let branch = take_branch(session, title, &pin.commit)?;
         let at = now();
         let ticket = Ticket::new(
             title.to_string(),
@@ -195,9 +197,21 @@ pub fn create(
             at,
         );
         let recorded = recorded_json(&ticket::Recorded { at, action: None })?;
-        let id = session
-            .store
-            .write_ticket(tip, from, &ticket, "ticket-new", title, &recorded)?;
+        let id =
+            match session
+                .store
+                .write_ticket(tip, from, &ticket, "ticket-new", title, &recorded)
+            {
+                Ok(id) => id,
+                Err(e) => {
+                    // A lost race (or a failed write) gives the branch back; the retry takes one
+                    // anew.
+                    let _ = session
+                        .git
+                        .delete_ref_cas(&branch_ref(&ticket.branch), &ticket.pin);
+                    return Err(e.into());
+                }
+            };
         Ok((id, ticket))
     })?;
     let (id, ticket) = outcome;
@@ -212,8 +226,9 @@ pub fn create(
     })
 }
 
-/// `ticket/<slug of the title>`, with a number when that branch exists.
-fn free_branch(session: &Session, title: &str) -> Result<String, EngineError> {
+/// Creates `ticket/<slug of the title>` at `pin` (with a number when that branch exists)
+/// and returns its name.
+fn take_branch(session: &Session, title: &str, pin: &str) -> Result<String, EngineError> {
     let slug = crate::workflow::claims::slug(title);
     let slug = if slug.is_empty() {
         "ticket".into()
@@ -226,7 +241,15 @@ fn free_branch(session: &Session, title: &str) -> Result<String, EngineError> {
         } else {
             format!("ticket/{slug}-{n}")
         };
-        if crate::store::is_valid_branch_name(&name) && !session.store.branch_exists(&name)? {
+        if !crate::store::is_valid_branch_name(&name) || session.store.branch_exists(&name)? {
+            continue;
+        }
+        // Created only if nobody made it meanwhile.
+        if session
+            .git
+            .update_ref_cas(&branch_ref(&name), pin, None)
+            .is_ok()
+        {
             return Ok(name);
         }
     }
@@ -236,10 +259,37 @@ fn free_branch(session: &Session, title: &str) -> Result<String, EngineError> {
     })
 }
 
-/// Makes the ticket's branch at its verified tip when it does not exist, and checks it out
-/// here when this worktree has no changes to tracked files; says what it did.
+/// Makes the ticket's branch at its verified tip when it does not exist (a crash came
+/// between the ticket's write and its branch), and checks it out here when this worktree has
+/// no changes to tracked files; says what it did.
 fn ensure_branch(session: &Session, ticket: &Ticket) -> Result<String, EngineError> {
     let git = &session.git;
+    let here = session.store.head_branch()?;
+    if session.store.branch_exists(&ticket.branch)? && here.as_deref() != Some(&ticket.branch) {
+        if !git.tracked_changes()?.trim().is_empty() {
+            return Ok(format!(
+                "branch {} made at {}; not checked out: this working tree has changes (commit or \
+                 stash them, then `git switch {}`)",
+                ticket.branch,
+                crate::short_id(&ticket.verified),
+                ticket.branch
+            ));
+        }
+        if git.checkout(&ticket.branch).is_err() {
+            return Ok(format!(
+                "branch {} made at {}; not checked out here (`git switch {}` where the developer \
+                 works)",
+                ticket.branch,
+                crate::short_id(&ticket.verified),
+                ticket.branch
+            ));
+        }
+        return Ok(format!(
+            "branch {} made at {} and checked out",
+            ticket.branch,
+            crate::short_id(&ticket.verified)
+        ));
+    }
     if !session.store.branch_exists(&ticket.branch)? {
         if !git.tracked_changes()?.trim().is_empty() {
             git.update_ref_cas(&branch_ref(&ticket.branch), &ticket.verified, None)?;
@@ -563,15 +613,34 @@ pub fn complete(
 
 /// `resume` on a halted ticket: a human says the conflict (or what kept a role stuck) is
 /// dealt with; the ticket returns to the state it halted from.
-pub fn resume(session: &Session, guidance: Option<&str>) -> Result<Outcome, EngineError> {
+pub fn resume(
+    session: &Session,
+    guidance: Option<&str>,
+    human: crate::workflow::Human,
+) -> Result<Outcome, EngineError> {
     session.with_retries(|| {
         let snap = read(session)?;
+        if observe::pinned_config(session, &snap.ticket)?.human.require
+            == crate::config::HumanProof::Signature
+        {
+            return Err(EngineError::TicketRefused {
+                message: "the pinned configuration requires signed answers ([human] require = \
+                          \"signature\"), and a ticket's `resume` takes no signature in this \
+                          version"
+                    .into(),
+                hint: "Resume it under a configuration that takes attributed answers, or finish \
+                       the ticket's merge by hand (docs/tickets.md)."
+                    .into(),
+                state: snap.ticket.state.as_str().into(),
+            });
+        }
         let mut outcome = write(
             session,
             &snap,
             None,
             Action::Resume {
                 guidance: guidance.map(str::to_string),
+                human: Some(human.as_str().to_string()),
             },
             "resume",
             guidance.unwrap_or("resumed"),

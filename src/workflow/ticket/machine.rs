@@ -38,6 +38,10 @@ pub enum Action {
     /// A human answered a halt.
     Resume {
         guidance: Option<String>,
+        /// How the human's answer was authorised (`terminal`, `GIT_ORCHESTRATE_HUMAN`):
+        /// recorded with the commit's event, as a TDD workflow's answers are.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        human: Option<String>,
     },
 }
 
@@ -342,7 +346,7 @@ pub fn apply(
             t.halt = Some(reason.clone());
             log(&mut t, now, "orchestrator", "halt", None, reason);
         }
-        Action::Resume { guidance } => {
+        Action::Resume { guidance, .. } => {
             if ticket.state != TicketState::Halted {
                 return refuse(
                     format!("the ticket is not halted (state {})", ticket.state.as_str()),

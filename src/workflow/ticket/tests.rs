@@ -251,7 +251,10 @@ fn a_halt_from_either_role_resumes_where_it_stopped() {
     let halt = || Action::Halt {
         reason: "stuck".into(),
     };
-    let resume = || Action::Resume { guidance: None };
+    let resume = || Action::Resume {
+        guidance: None,
+        human: None,
+    };
     let developing = run(&ticket(), None, Action::Assign(assignment(None))).expect("assign");
     let halted = run(&developing, None, halt()).expect("halt");
     assert_eq!(halted.state, TicketState::Halted);
