@@ -795,3 +795,88 @@ fn a_hand_written_ticket_commit_is_forged_for_attest_and_a_vacuous_test_fails_it
     ));
     repo.run(&["audit"]).expect(1).says("FORGED");
 }
+
+/// Real processes racing one ticket: of eight managers assigning at once exactly one wins,
+/// the others hear the next legal action; of four developers reporting at once, one.
+#[test]
+fn racing_tool_calls_make_exactly_one_move() {
+    let repo = repo();
+    repo.run(&["ticket", "new", "--title", "Race"]).expect(0);
+    let spawn = |args: &[&str]| {
+        repo.command(env!("CARGO_BIN_EXE_git-orchestrate"), args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("spawns")
+    };
+    let assign_args = [
+        "assign",
+        "--role",
+        "manager",
+        "--mode",
+        "implementation",
+        "--goal",
+        "Add hello",
+        "--file-to-modify",
+        "src/**",
+        "--file-to-modify",
+        "tests/**",
+        "--acceptance-criteria",
+        "it passes",
+    ];
+    let children: Vec<_> = (0..8).map(|_| spawn(&assign_args)).collect();
+    let codes: Vec<i32> = children
+        .into_iter()
+        .map(|c| {
+            c.wait_with_output()
+                .expect("waits")
+                .status
+                .code()
+                .unwrap_or(-1)
+        })
+        .collect();
+    assert_eq!(codes.iter().filter(|c| **c == 0).count(), 1, "{codes:?}");
+    assert_eq!(codes.iter().filter(|c| **c == 4).count(), 7, "{codes:?}");
+    let t = ticket(&repo);
+    assert_eq!(t["state"], "DEVELOPER");
+    assert_eq!(t["subtasks"].as_array().map(Vec::len), Some(1));
+    assert_eq!(t["subtasks"][0]["assignments"], 1);
+    assert_eq!(t["activity"].as_array().map(Vec::len), Some(2));
+
+    honest_work(&repo, "hello");
+    let report_args = [
+        "subtask-complete",
+        "--role",
+        "developer",
+        "--status",
+        "complete",
+        "--build-status",
+        "pass",
+        "--message",
+        "done",
+        "--file",
+        "src/hello.sh",
+        "--file",
+        "tests/hello.sh",
+    ];
+    let children: Vec<_> = (0..4).map(|_| spawn(&report_args)).collect();
+    let codes: Vec<i32> = children
+        .into_iter()
+        .map(|c| {
+            c.wait_with_output()
+                .expect("waits")
+                .status
+                .code()
+                .unwrap_or(-1)
+        })
+        .collect();
+    assert_eq!(codes.iter().filter(|c| **c == 0).count(), 1, "{codes:?}");
+    assert_eq!(codes.iter().filter(|c| **c == 4).count(), 3, "{codes:?}");
+    assert_eq!(state(&repo), "MANAGER");
+    repo.run(&["audit"]).expect(0);
+    assert_eq!(
+        repo.scratch_worktrees(),
+        0,
+        "every observation's worktree is removed"
+    );
+}
