@@ -880,3 +880,33 @@ fn racing_tool_calls_make_exactly_one_move() {
         "every observation's worktree is removed"
     );
 }
+
+/// A link out of the repository, or a change to what the gates run, is accepted by no
+/// override: a human changes those on main.
+#[test]
+fn no_override_accepts_a_link_out_of_the_repository_or_a_protected_path() {
+    let repo = repo();
+    repo.run(&["ticket", "new", "--title", "Links"]).expect(0);
+    assign(&repo, "Add hello", &["src/**", "tests/**"], &[]).expect(0);
+    honest_work(&repo, "hello");
+    std::os::unix::fs::symlink("/etc/hostname", repo.path.join("src/host")).expect("symlink");
+    repo.commit_all("a link out");
+    report(
+        &repo,
+        "pass",
+        &["src/hello.sh", "tests/hello.sh", "src/host"],
+        &[],
+    )
+    .expect(0);
+    let found = contradictions(&repo, "S1");
+    assert!(
+        found
+            .iter()
+            .any(|c| c.starts_with("a symbolic link points out of the repository: src/host")),
+        "{found:?}"
+    );
+    judge(&repo, "complete", &["--override", "it is only a hostname"])
+        .expect(4)
+        .warns("no override accepts that");
+    assert_eq!(ticket(&repo)["subtasks"][0]["status"], "in-progress");
+}

@@ -195,6 +195,14 @@ pub fn observe(
         .map(|(_, p)| p.clone())
         .collect();
     let tree = git.tree_of(commit)?;
+    let mut links_out = Vec::new();
+    for (how, path) in &changes {
+        if *how != "removed"
+            && let Some(why) = crate::engine::red::link_out(session, &tree, path)?
+        {
+            links_out.push(why);
+        }
+    }
     let gates = {
         let scratch = Scratch::new(session, commit, &tree)?;
         gates_in(session, &config, &scratch)?
@@ -221,5 +229,6 @@ pub fn observe(
         outside_scope,
         protected,
         removed_tests,
+        links_out,
     })
 }

@@ -472,16 +472,17 @@ fn update_subtask(t: &mut Ticket, update: Update, now: i64) -> Result<(), Refusa
             if blocked_report {
                 against.push("the developer reported the subtask blocked, not complete".into());
             }
-            let protected = subtask
+            let protected: Vec<String> = subtask
                 .observed
                 .as_ref()
-                .map(|o| o.protected.clone())
+                .map(|o| o.protected.iter().chain(&o.links_out).cloned().collect())
                 .unwrap_or_default();
             if !protected.is_empty() {
                 return refuse(
                     format!(
-                        "subtask {id} changes paths the configuration protects ({}): no override \
-                         accepts that; a human changes them on main",
+                        "subtask {id} changes paths the configuration protects, or links out of \
+                         the repository ({}): no override accepts that; a human changes them on \
+                         main",
                         protected.join(", ")
                     ),
                     "Reject it: the developer takes the change to the protected paths back.",

@@ -319,6 +319,10 @@ pub struct Observed {
     /// Test files the subtask removed.
     #[serde(default)]
     pub removed_tests: Vec<String>,
+    /// Symbolic links the subtask adds or changes that point out of the repository, each
+    /// with why: what the commit holds would depend on a file it does not hold.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub links_out: Vec<String>,
 }
 
 /// The gates' verdict on one tree.

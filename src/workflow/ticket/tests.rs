@@ -50,6 +50,7 @@ fn observed(gates: GateVerdict, files: &[&str], outside: &[&str]) -> Observed {
         outside_scope: outside.iter().map(|s| s.to_string()).collect(),
         protected: Vec::new(),
         removed_tests: Vec::new(),
+        links_out: Vec::new(),
     }
 }
 

@@ -67,6 +67,11 @@ pub fn contradictions(
              not a subtask's to change"
         ));
     }
+    for why in &observed.links_out {
+        found.push(format!(
+            "a symbolic link points out of the repository: {why}"
+        ));
+    }
     for path in &observed.removed_tests {
         found.push(format!("removed the test file `{path}`"));
     }
