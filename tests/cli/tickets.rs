@@ -802,12 +802,27 @@ fn a_hand_written_ticket_commit_is_forged_for_attest_and_a_vacuous_test_fails_it
 fn racing_tool_calls_make_exactly_one_move() {
     let repo = repo();
     repo.run(&["ticket", "new", "--title", "Race"]).expect(0);
-    let spawn = |args: &[&str]| {
-        repo.command(env!("CARGO_BIN_EXE_git-orchestrate"), args)
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .expect("spawns")
+    // `n` processes started together; their exit codes.
+    let race = |args: &[&str], n: usize| -> Vec<i32> {
+        let children: Vec<_> = (0..n)
+            .map(|_| {
+                repo.command(env!("CARGO_BIN_EXE_git-orchestrate"), args)
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .expect("spawns")
+            })
+            .collect();
+        children
+            .into_iter()
+            .map(|c| {
+                c.wait_with_output()
+                    .expect("waits")
+                    .status
+                    .code()
+                    .unwrap_or(-1)
+            })
+            .collect()
     };
     let assign_args = [
         "assign",
@@ -824,17 +839,7 @@ fn racing_tool_calls_make_exactly_one_move() {
         "--acceptance-criteria",
         "it passes",
     ];
-    let children: Vec<_> = (0..8).map(|_| spawn(&assign_args)).collect();
-    let codes: Vec<i32> = children
-        .into_iter()
-        .map(|c| {
-            c.wait_with_output()
-                .expect("waits")
-                .status
-                .code()
-                .unwrap_or(-1)
-        })
-        .collect();
+    let codes = race(&assign_args, 8);
     assert_eq!(codes.iter().filter(|c| **c == 0).count(), 1, "{codes:?}");
     assert_eq!(codes.iter().filter(|c| **c == 4).count(), 7, "{codes:?}");
     let t = ticket(&repo);
@@ -859,17 +864,7 @@ fn racing_tool_calls_make_exactly_one_move() {
         "--file",
         "tests/hello.sh",
     ];
-    let children: Vec<_> = (0..4).map(|_| spawn(&report_args)).collect();
-    let codes: Vec<i32> = children
-        .into_iter()
-        .map(|c| {
-            c.wait_with_output()
-                .expect("waits")
-                .status
-                .code()
-                .unwrap_or(-1)
-        })
-        .collect();
+    let codes = race(&report_args, 4);
     assert_eq!(codes.iter().filter(|c| **c == 0).count(), 1, "{codes:?}");
     assert_eq!(codes.iter().filter(|c| **c == 4).count(), 3, "{codes:?}");
     assert_eq!(state(&repo), "MANAGER");
