@@ -128,6 +128,12 @@ pub fn create(
     subtasks: &[String],
 ) -> Result<Outcome, EngineError> {
     super::check_field(Field::Summary, title)?;
+    if title.contains(['\n', '\r']) || title.trim().len() > 200 {
+        return Err(EngineError::BadInput {
+            message: "the ticket's title must be one line of at most 200 bytes".into(),
+            hint: "Put the details in --body.".into(),
+        });
+    }
     if !body.is_empty() {
         super::check_field(Field::Report, body)?;
     }
