@@ -87,6 +87,25 @@ fn state_check(session: &Session, checks: &mut Vec<Check>) -> Option<crate::work
             ));
             None
         }
+        Err(crate::store::StoreError::TicketWorkflow { .. }) => {
+            let state = session
+                .store
+                .read_ticket()
+                .ok()
+                .flatten()
+                .map_or("?", |t| t.ticket.state.as_str());
+            checks.push(check(
+                "state",
+                Level::Ok,
+                format!(
+                    "workflow {}: a ticket, {state} ({})",
+                    session.store.workflow(),
+                    session.store.ref_name()
+                ),
+                None,
+            ));
+            None
+        }
         Err(e) => {
             checks.push(check(
                 "state",

@@ -43,7 +43,8 @@ pub struct InitReport {
     pub adopted: Option<Adoption>,
     /// The fetch refspecs added.
     pub refspecs_added: Vec<RefspecAdded>,
-    pub state: Status,
+    /// The workflow's state: a TDD status, or a ticket's (docs/tickets.md).
+    pub state: String,
     /// The hooks as installed; `None` with `--no-hooks`.
     pub hooks: Option<install::Report>,
     /// Set when they went in through a hook manager whose configuration holds ours already.
@@ -94,10 +95,16 @@ pub fn init(
     check(session, main_branch, fresh)?;
     let path = session.store.workdir().join(config::FILE_NAME);
     let existing = session.read_working_tree_config()?;
-    let snapshot = session.store.read()?;
+    // A ticket workflow is kept as it is: init sets up the repository around it.
+    let (snapshot, ticket) = match session.store.read() {
+        Err(crate::store::StoreError::TicketWorkflow { .. }) => {
+            (None, session.store.read_ticket()?)
+        }
+        other => (other?, None),
+    };
     let plan = decide::decide(&Facts {
         config_exists: existing.is_some(),
-        workflow_exists: snapshot.is_some(),
+        workflow_exists: snapshot.is_some() || ticket.is_some(),
         fresh,
         main_branch,
         preflight,
@@ -136,18 +143,26 @@ pub fn init(
         WorkflowAction::AdoptElseCreate => adopt(session, &mut warnings)?,
         WorkflowAction::Keep | WorkflowAction::Create => None,
     };
-    let created = snapshot.is_none() && adopted.is_none();
-    let snapshot = match snapshot {
-        Some(s) => s,
-        None => session.with_retries(|| session.read_or_create())?,
+    let created = snapshot.is_none() && ticket.is_none() && adopted.is_none();
+    let (state, status) = match (snapshot, &ticket) {
+        (Some(s), _) => {
+            let status = s.state.status().to_string();
+            (s.state, status)
+        }
+        (None, Some(t)) => (
+            crate::workflow::State::new(Some(t.ticket.main_branch.clone())),
+            t.ticket.state.as_str().to_string(),
+        ),
+        (None, None) => {
+            let s = session.with_retries(|| session.read_or_create())?;
+            let status = s.state.status().to_string();
+            (s.state, status)
+        }
     };
-    let main = session.main_branch(Some(&snapshot.state))?;
-    warnings.extend(state_warnings(
-        session,
-        &snapshot.state,
-        &main,
-        main_branch,
-    )?);
+    let main = session.main_branch(Some(&state))?;
+    if ticket.is_none() {
+        warnings.extend(state_warnings(session, &state, &main, main_branch)?);
+    }
     let ci = match ci_plan {
         Some((request, planned, ci_plan)) => {
             // A workflow adopted from the remote brings its own main branch.
@@ -176,7 +191,7 @@ pub fn init(
         created,
         adopted,
         refspecs_added,
-        state: snapshot.state.status(),
+        state: status,
         hooks: hooks_report,
         hooks_manager,
         warnings,
