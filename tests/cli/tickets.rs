@@ -905,3 +905,22 @@ fn no_override_accepts_a_link_out_of_the_repository_or_a_protected_path() {
         .warns("no override accepts that");
     assert_eq!(ticket(&repo)["subtasks"][0]["status"], "in-progress");
 }
+
+#[test]
+fn init_and_doctor_set_up_the_repository_around_a_ticket() {
+    let repo = repo();
+    repo.run(&["ticket", "new", "--title", "Setup"]).expect(0);
+    let before = repo.git(&["rev-parse", "refs/orchestrator/workflows/main"]);
+    let out = repo.run(&["--json", "init"]);
+    out.expect(0);
+    let report = out.json();
+    assert_eq!(report["state"], "MANAGER", "{report}");
+    assert_eq!(report["created"], false);
+    assert_eq!(
+        repo.git(&["rev-parse", "refs/orchestrator/workflows/main"]),
+        before,
+        "the ticket is kept as it is"
+    );
+    repo.run(&["doctor"])
+        .says("workflow main: a ticket, MANAGER (refs/orchestrator/workflows/main)");
+}
