@@ -836,13 +836,9 @@ fn a_ticket_server_without_a_role_takes_the_sessions_or_refuses_to_start() {
             tool_names(&developer).await,
             ["get_task", "subtask_complete"]
         );
-        // The flag wins over the environment.
-        let manager = connect_with(
-            &repo,
-            &["mcp", "--role", "manager"],
-            &[("GIT_ORCHESTRATE_ROLE", "developer")],
-        )
-        .await;
+        // The flag serves a session with no role of its own (one that has a role cannot be
+        // served the other's: tests/cli/tickets.rs).
+        let manager = connect_with(&repo, &["mcp", "--role", "manager"], &[]).await;
         assert_eq!(tool_names(&manager).await.len(), 4);
         let ticket = manager
             .read_resource(ReadResourceRequestParams::new("orchestrate://ticket"))
