@@ -6,9 +6,7 @@
 use gix::ObjectId;
 
 use super::EngineError;
-use crate::store::{
-    CommitRecord, Snapshot, Store, StoreError, TICKET_FILE, WorkflowKind, workflow_ref,
-};
+use crate::store::{CommitRecord, Snapshot, Store, StoreError, TICKET_FILE, workflow_ref};
 use crate::workflow::ticket::{self, Before, Ticket};
 use crate::workflow::{self, Event, PlanChange, State, Status};
 
@@ -72,30 +70,31 @@ pub fn audit_chain(
             ));
             return Ok(audit);
         }
-        if store.kind_at(id)? == WorkflowKind::Ticket {
-            match ticket_link(store, id, &reference, &record, parent.as_ref()) {
-                Ok(ticket) => {
-                    audit.replayed += 1;
-                    parent = Some(Link::Ticket(Box::new(ticket)));
-                    continue;
-                }
-                Err(text) => {
-                    audit.forged = Some(problem(id, text));
-                    return Ok(audit);
-                }
-            }
-        }
-        if let Some(text) = tdd_link_problem(store, id, &record, parent.as_ref())? {
-            audit.forged = Some(problem(id, text));
-            return Ok(audit);
-        }
+        // One read of the commit tells the kinds apart: the TDD read fails on a ticket.
         let snap = match store.read_at(id, &reference) {
             Ok(snap) => snap,
+            Err(StoreError::TicketWorkflow { .. }) => {
+                match ticket_link(store, id, &reference, &record, parent.as_ref()) {
+                    Ok(ticket) => {
+                        audit.replayed += 1;
+                        parent = Some(Link::Ticket(Box::new(ticket)));
+                        continue;
+                    }
+                    Err(text) => {
+                        audit.forged = Some(problem(id, text));
+                        return Ok(audit);
+                    }
+                }
+            }
             Err(e) => {
                 audit.forged = Some(problem(id, format!("its state cannot be read: {e}")));
                 return Ok(audit);
             }
         };
+        if let Some(text) = tdd_link_problem(&snap, &record, parent.as_ref()) {
+            audit.forged = Some(problem(id, text));
+            return Ok(audit);
+        }
         let Some(Link::Tdd(before)) = parent.take() else {
             recorded_seen = record.event.as_deref() == Some(CREATED);
             // The root: a new workflow, and nothing else.
@@ -158,34 +157,31 @@ fn read_link(store: &Store, id: ObjectId, reference: &str) -> Result<Link, Store
 /// Why a TDD workflow's commit cannot stand where it is: a ticket's trailer or file mixed
 /// in, or a TDD state after a ticket (no command writes one there). `None`: it may.
 fn tdd_link_problem(
-    store: &Store,
-    id: ObjectId,
+    snap: &Snapshot,
     record: &CommitRecord,
     parent: Option<&Link>,
-) -> Result<Option<String>, EngineError> {
-    let names = store.tree_names(id)?;
-    let has_ticket = names.iter().any(|n| n == TICKET_FILE);
-    if has_ticket {
-        return Ok(Some(format!(
+) -> Option<String> {
+    if snap.has_file(TICKET_FILE) {
+        return Some(format!(
             "its tree mixes {TICKET_FILE} with a TDD workflow's state.json: git-orchestrate \
              writes one or the other"
-        )));
-    }
-    if record.history.kind.as_deref() == Some(TICKET_KIND) {
-        return Ok(Some(
-            "its message says `Orchestrator-Kind: ticket`, but its tree holds no ticket.json"
-                .into(),
         ));
     }
+    if record.history.kind.as_deref() == Some(TICKET_KIND) {
+        return Some(
+            "its message says `Orchestrator-Kind: ticket`, but its tree holds no ticket.json"
+                .into(),
+        );
+    }
     if let Some(Link::Ticket(ticket)) = parent {
-        return Ok(Some(format!(
+        return Some(format!(
             "a TDD workflow's commit after ticket \"{}\" (state {}): no command turns a \
              ticket into a TDD workflow",
             ticket.title,
             ticket.state.as_str()
-        )));
+        ));
     }
-    Ok(None)
+    None
 }
 
 /// Checks ticket commit `id` against the commit before it (docs/tickets.md, "Audit"): its

@@ -43,6 +43,12 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
+    /// True when the tree holds a file of this name (the audit tells a ticket's file mixed
+    /// into a TDD workflow's tree by it).
+    pub fn has_file(&self, name: &str) -> bool {
+        self.entries.contains_key(name)
+    }
+
     pub fn has_output_log(&self) -> bool {
         self.entries.contains_key(OUTPUT_FILE)
     }

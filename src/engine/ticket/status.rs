@@ -24,14 +24,15 @@ pub enum WorkflowStatus {
 
 /// `status`: the ticket's when the workflow holds a ticket, else the TDD workflow's.
 pub fn workflow_status(session: &Session) -> Result<WorkflowStatus, EngineError> {
-    if let Some(tip) = session.store.tip()?
-        && let Some(snap) = session.store.ticket_at(tip, &session.store.ref_name())?
-    {
-        return Ok(WorkflowStatus::Ticket(Box::new(status(session, &snap)?)));
+    // A ticket is told apart by the TDD read failing on it: `status` is on the hot path
+    // (one call ≈ one `git rev-parse`), and a TDD workflow pays nothing for tickets.
+    match super::super::status(session) {
+        Err(EngineError::Store(crate::store::StoreError::TicketWorkflow { .. })) => {
+            let snap = super::read(session)?;
+            Ok(WorkflowStatus::Ticket(Box::new(status(session, &snap)?)))
+        }
+        other => Ok(WorkflowStatus::Tdd(Box::new(other?))),
     }
-    Ok(WorkflowStatus::Tdd(Box::new(super::super::status(
-        session,
-    )?)))
 }
 
 /// What `status` reports on a ticket workflow (`status --json` with `"kind": "ticket"`).
