@@ -184,7 +184,7 @@ fn tdd_link_problem(
     None
 }
 
-/// Checks ticket commit `id` against the commit before it (docs/tickets.md, "Audit"): its
+/// Checks ticket commit `id` against the commit before it (docs/tickets.md, "Status, log, board, audit, sync, demo"): its
 /// tree is `ticket.json` alone, its trailers name the kind and the states the move was
 /// between, and its event makes exactly its ticket. Returns the ticket, or the problem.
 fn ticket_link(

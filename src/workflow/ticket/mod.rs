@@ -292,7 +292,7 @@ impl Claimed {
 }
 
 /// What git-orchestrate saw when it ran a report's commit itself, in fresh worktrees
-/// (docs/tickets.md, "Reports are checked, not read").
+/// (docs/tickets.md, "`subtask-complete`").
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Observed {

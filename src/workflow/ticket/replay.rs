@@ -31,7 +31,7 @@ impl Before<'_> {
 /// Why a ticket commit is not the transition it records.
 pub type Forgery = String;
 
-/// Checks that `after` is what `event` makes from `before` (docs/tickets.md, "Audit").
+/// Checks that `after` is what `event` makes from `before` (docs/tickets.md, "Status, log, board, audit, sync, demo").
 pub fn replay(before: Before<'_>, after: &Ticket, event: &str) -> Result<(), Forgery> {
     if event == "ticket-new" {
         return fresh(before, after);

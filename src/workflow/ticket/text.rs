@@ -10,7 +10,7 @@ use super::{
 };
 
 /// Where the developer's claim and what git-orchestrate observed disagree, one sentence
-/// each, for the manager (docs/tickets.md, "Reports are checked, not read").
+/// each, for the manager (docs/tickets.md, "`subtask-complete`").
 pub fn contradictions(
     assignment: &Assignment,
     report: &Report,
