@@ -186,6 +186,20 @@ impl Relation {
     }
 }
 
+/// True when `error`'s cause is a file that is no longer there.
+fn vanished(error: &(dyn std::error::Error + 'static)) -> bool {
+    let mut cause = Some(error);
+    while let Some(e) = cause {
+        if e.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::NotFound)
+        {
+            return true;
+        }
+        cause = e.source();
+    }
+    false
+}
+
 /// How far [`Store::relation`] walks back on each side before calling two histories
 /// unrelated.
 const MAX_WALK: usize = 1_000_000;
@@ -198,7 +212,13 @@ impl Store {
         let platform = self.repo.references().map_err(git_err)?;
         let mut out = BTreeMap::new();
         for reference in platform.prefixed(prefix).map_err(git_err)? {
-            let reference = reference.map_err(git_err)?;
+            let reference = match reference {
+                Ok(reference) => reference,
+                // A loose ref listed and deleted before it was read (another process
+                // releasing a claim, a sync pruning a copy): not there, as it now is not.
+                Err(e) if vanished(&e) => continue,
+                Err(e) => return Err(git_err(e)),
+            };
             let name = reference.name().as_bstr().to_str_lossy().into_owned();
             if let (Some(rest), Some(id)) = (
                 name.strip_prefix(prefix),
