@@ -74,7 +74,7 @@ pub fn tools() -> Vec<Tool> {
 }
 
 /// The tools of one role of a ticket workflow (docs/tickets.md): `get_task` for the role's
-/// briefing, then the role's tools under their seed-002 names (`assign_to_developer`,
+/// briefing, then the role's tools under their function-calling names (docs/tickets.md: `assign_to_developer`,
 /// `update_subtask`, `complete_ticket` for the manager; `subtask_complete` for the
 /// developer), each with its parameters as `workflow::ticket::tool_schema` gives them.
 pub fn ticket_tools(role: Role) -> Vec<Tool> {
@@ -97,18 +97,18 @@ pub fn ticket_tools(role: Role) -> Vec<Tool> {
         parameters: parameters::<NoArguments>(),
     })
     .chain(ticket::Tool::for_role(role).map(|t| Tool {
-        name: t.seed_name(),
+        name: t.function_name(),
         description: t.description(),
         parameters: ticket::tool_schema(t),
     }))
     .collect()
 }
 
-/// The ticket tool an MCP or function-calling name stands for (its seed-002 name).
+/// The ticket tool an MCP or function-calling name stands for (its function-calling name, docs/tickets.md).
 pub fn ticket_tool(name: &str) -> Option<ticket::Tool> {
     ticket::Tool::ALL
         .into_iter()
-        .find(|t| t.seed_name() == name)
+        .find(|t| t.function_name() == name)
 }
 
 /// The formats `schema --format` prints.
@@ -410,7 +410,7 @@ mod tests {
         );
     }
 
-    /// Each role's tools: its briefing, then its seed-002 tools with their schemas; Gemini
+    /// Each role's tools: its briefing, then its tools (docs/tickets.md) with their schemas; Gemini
     /// gets one type per schema (`nullable` for the optional objects).
     #[test]
     fn each_ticket_role_has_its_own_tools() {

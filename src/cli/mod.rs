@@ -141,7 +141,7 @@ pub enum Command {
     Worktree(worktree::WorktreeArgs),
     /// Ticket mode: start a ticket (a manager agent and a developer agent), or show it
     Ticket(ticket::TicketArgs),
-    /// Manager: assign the current subtask to the developer (seed 002 assign_to_developer)
+    /// Manager: assign the current subtask to the developer (assign_to_developer)
     Assign(ticket::AssignArgs),
     /// Manager: accept, reject or block the subtask the developer reported
     UpdateSubtask(ticket::UpdateArgs),

@@ -1,6 +1,6 @@
 //! Ticket mode on the command line (docs/tickets.md): `ticket new|show`, and the four tools
 //! (`assign`, `update-subtask`, `complete-ticket`, `subtask-complete`), each taking its
-//! seed-002 parameters as flags or as JSON (`--json-input FILE|-`).
+//! parameters (docs/tickets.md) as flags or as JSON (`--json-input FILE|-`).
 
 use std::path::PathBuf;
 
@@ -92,7 +92,7 @@ fn finish(ui: &mut Ui, outcome: &Outcome) -> Result<Exit, Failure> {
 /// What every tool takes besides its parameters.
 #[derive(Debug, Args)]
 pub struct ToolCommon {
-    /// The whole input as a JSON object (seed 002's parameter names), from FILE or `-`;
+    /// The whole input as a JSON object (the parameter names of docs/tickets.md), from FILE or `-`;
     /// flags given as well override its fields
     #[arg(long, value_name = "FILE|-")]
     pub json_input: Option<PathBuf>,
@@ -101,7 +101,7 @@ pub struct ToolCommon {
     pub role: Option<Role>,
 }
 
-/// Manager: assign the current subtask to the developer (seed 002 assign_to_developer)
+/// Manager: assign the current subtask to the developer (assign_to_developer)
 #[derive(Debug, Args)]
 pub struct AssignArgs {
     /// implementation | testing | write-tests

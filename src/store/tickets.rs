@@ -28,13 +28,8 @@ impl Store {
     /// The kind of workflow commit `tip` holds: a ticket when its tree has `ticket.json`
     /// and no `state.json`.
     pub fn kind_at(&self, tip: ObjectId) -> Result<WorkflowKind, StoreError> {
-        let tree = self
-            .repo
-            .find_commit(tip)
-            .and_then(|c| c.tree())
-            .map_err(git_err)?;
-        let decoded = tree.decode().map_err(git_err)?;
-        let has = |name: &str| decoded.entries.iter().any(|e| e.filename == name);
+        let names = self.tree_names(tip)?;
+        let has = |name: &str| names.iter().any(|n| n == name);
         Ok(if has(TICKET_FILE) && !has(STATE_FILE) {
             WorkflowKind::Ticket
         } else {

@@ -613,7 +613,7 @@ fn a_tool_out_of_role_or_state_is_refused_with_the_next_legal_action_and_bad_inp
     repo.run(&["ticket", "new", "--title", "Another"])
         .expect(4)
         .warns("already works on ticket \"Roles\"");
-    // The JSON input takes seed 002's names; flags override its fields.
+    // The JSON input takes the tools' parameter names; flags override its fields.
     repo.run_with_stdin(
         &["assign", "--json-input", "-", "--goal", "from the flag"],
         r#"{"mode": "write-tests", "goal": "from json", "acceptanceCriteria": ["a"], "priorContext": null}"#,

@@ -404,7 +404,7 @@ fn precheck(session: &Session, role: Option<Role>, tool: Tool) -> Result<(), Eng
     ticket::check(&snap.ticket, role, tool).map_err(|r| refused(&snap.ticket, r))
 }
 
-/// `assign` (seed 002 `assign_to_developer`).
+/// `assign` (`assign_to_developer`, docs/tickets.md).
 pub fn assign(
     session: &Session,
     role: Option<Role>,
@@ -442,7 +442,7 @@ pub fn assign(
     })
 }
 
-/// `update-subtask` (seed 002 `update_subtask`).
+/// `update-subtask` (`update_subtask`, docs/tickets.md).
 pub fn update(
     session: &Session,
     role: Option<Role>,
@@ -475,7 +475,7 @@ pub fn update(
     })
 }
 
-/// `subtask-complete` (seed 002 `subtask_complete`): the report's commit is observed
+/// `subtask-complete` (`subtask_complete`, docs/tickets.md): the report's commit is observed
 /// before the report is stored beside what was observed.
 pub fn report(
     session: &Session,
@@ -532,7 +532,7 @@ pub fn report(
     })
 }
 
-/// `complete-ticket` (seed 002 `complete_ticket`): every subtask complete, the branch as
+/// `complete-ticket` (`complete_ticket`, docs/tickets.md): every subtask complete, the branch as
 /// verified, squashed, checked and merged.
 pub fn complete(
     session: &Session,

@@ -1,4 +1,4 @@
-//! The ticket tools' input (seed 002's parameter names and enums, docs/tickets.md): each is
+//! The ticket tools' input (the parameter names and enums of docs/tickets.md): each is
 //! checked like a plan, every problem reported with its JSON path, and each tool's JSON
 //! schema for `schema` and MCP.
 
@@ -38,8 +38,8 @@ impl Tool {
         }
     }
 
-    /// Seed 002's name, the function-calling name `schema` prints.
-    pub fn seed_name(self) -> &'static str {
+    /// The function-calling name `schema` and MCP give it (docs/tickets.md).
+    pub fn function_name(self) -> &'static str {
         match self {
             Tool::Assign => "assign_to_developer",
             Tool::UpdateSubtask => "update_subtask",
@@ -81,7 +81,7 @@ impl Tool {
     }
 }
 
-/// Each tool's parameters as a JSON schema: seed 002's, plus what the orchestrator needs
+/// Each tool's parameters as a JSON schema (docs/tickets.md), with what the orchestrator needs
 /// beyond it (`override` on update-subtask, `commit` on subtask-complete).
 pub fn tool_schema(tool: Tool) -> Value {
     let strings = |description: &str| json!({"type": "array", "items": {"type": "string"}, "description": description});

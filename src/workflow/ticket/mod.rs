@@ -29,7 +29,7 @@ pub const TICKET_SCHEMA: u32 = 1;
 /// each session; the guard keeps the agent from changing it).
 pub const ROLE_ENV: &str = "GIT_ORCHESTRATE_ROLE";
 
-/// How often a subtask may be rejected before it is blocked (seed 002: the third rejection).
+/// How often a subtask may be rejected before it is blocked (docs/tickets.md: the third rejection).
 pub const MAX_REJECTIONS: u32 = 3;
 
 /// Where a ticket stands.
@@ -94,7 +94,7 @@ impl Role {
     }
 }
 
-/// The developer mode an assignment activates (seed 002).
+/// The developer mode an assignment activates (docs/tickets.md).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Mode {
@@ -124,7 +124,7 @@ impl Mode {
     }
 }
 
-/// `assign` (seed 002 `assign_to_developer`), as validated.
+/// `assign` (`assign_to_developer`, docs/tickets.md), as validated.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Assignment {
@@ -153,7 +153,7 @@ impl Assignment {
     }
 }
 
-/// `update-subtask` (seed 002 `update_subtask`), as validated.
+/// `update-subtask` (`update_subtask`, docs/tickets.md), as validated.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Update {
     pub status: UpdateStatus,
@@ -183,7 +183,7 @@ impl UpdateStatus {
     }
 }
 
-/// `subtask-complete` (seed 002 `subtask_complete`), as validated; `commit` is the commit
+/// `subtask-complete` (`subtask_complete`, docs/tickets.md), as validated; `commit` is the commit
 /// the report delivers, resolved by the engine.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
