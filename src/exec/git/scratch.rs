@@ -31,7 +31,33 @@ impl Drop for TempWorktree<'_> {
     }
 }
 
+/// Removes the worktree at `path`, taking turns with every other process of this repository
+/// that adds or removes one ([`worktrees_lock`]).
 fn remove_worktree(git: &Git, path: &Path) {
+    let _turn = path.parent().and_then(worktrees_lock);
+    remove_worktree_in_turn(git, path);
+}
+
+/// Makes the processes of one repository take turns at `git worktree add`, `remove` and
+/// `prune` (an advisory `flock` on `<root>.lock` beside the scratch root `root`, so the root
+/// holds worktrees alone, let go when the file
+/// is dropped or the holder ends): git's worktree list is not safe to change from two
+/// processes at once — one's `prune` deletes the other's worktree while it is being added
+/// ("could not open …/locked"), and an `add` that lists the worktrees fails on one being
+/// removed. Held only for those commands, never while a gate runs. Best effort: without the
+/// lock the commands run as they did.
+fn worktrees_lock(root: &Path) -> Option<std::fs::File> {
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(root.with_extension("lock"))
+        .ok()?;
+    rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive).ok()?;
+    Some(file)
+}
+
+fn remove_worktree_in_turn(git: &Git, path: &Path) {
     let _ = git.run([
         OsStr::new("worktree"),
         OsStr::new("remove"),
@@ -115,6 +141,7 @@ impl Git {
     pub fn temp_worktree(&self, parent: &Path, commit: &str) -> Result<TempWorktree<'_>, GitError> {
         std::fs::create_dir_all(parent)
             .map_err(|e| io_error("create a directory for a worktree", e))?;
+        let turn = worktrees_lock(parent);
         if let Ok(entries) = std::fs::read_dir(parent) {
             for entry in entries.flatten() {
                 let pid = entry
@@ -124,7 +151,7 @@ impl Git {
                     .and_then(|n| n.split('-').next())
                     .and_then(|p| p.parse::<i32>().ok());
                 if pid.is_some_and(|pid| !process_alive(pid)) {
-                    remove_worktree(self, &entry.path());
+                    remove_worktree_in_turn(self, &entry.path());
                 }
             }
         }
@@ -137,7 +164,7 @@ impl Git {
             git: self,
             path: dir,
         };
-        self.run([
+        let added = self.run([
             OsStr::new("-c"),
             OsStr::new("core.hooksPath=/dev/null"),
             OsStr::new("worktree"),
@@ -148,7 +175,10 @@ impl Git {
             OsStr::new("--quiet"),
             worktree.path.as_os_str(),
             OsStr::new(commit),
-        ])?;
+        ]);
+        // Let go before a failed add's worktree is removed: its removal takes the turn too.
+        drop(turn);
+        added?;
         Ok(worktree)
     }
 }
