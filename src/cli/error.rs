@@ -375,6 +375,11 @@ fn store(e: StoreError, message: String) -> CommandError {
              `update-subtask`, `subtask-complete`, `complete-ticket` (docs/tickets.md); or name another \
              workflow with --workflow.",
         ),
+        StoreError::UnsupportedRefStorage { .. } => CommandError::new(ErrorKind::Store, message).hint(
+            "Move the refs to git's files backend, in place with `git refs migrate --ref-format=files` (git \
+             2.46 or later), or in a new clone made with `git clone --ref-format=files`; then run the command \
+             again (docs/refs.md, \"Ref storage\").",
+        ),
         StoreError::NotARepository(_) | StoreError::Bare => CommandError::new(ErrorKind::Store, message)
             .hint("Run git orchestrate inside a git repository with a working tree."),
         _ => CommandError::new(ErrorKind::Store, message).hint(

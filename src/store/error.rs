@@ -15,6 +15,13 @@ pub enum StoreError {
         "invalid workflow name \"{0}\": use letters, digits, '.', '_' and '-' (not starting with '.' or '-')"
     )]
     BadWorkflowName(String),
+    /// The repository keeps its refs in a backend gix cannot read (reftable).
+    #[error(
+        "this repository keeps its refs in the {format} backend (extensions.refStorage = {format} in {}), \
+         which git-orchestrate cannot read or write yet; nothing was changed",
+        git_dir.display()
+    )]
+    UnsupportedRefStorage { format: String, git_dir: PathBuf },
     #[error("internal error: {0}")]
     Internal(String),
     #[error("cannot read {what} of {reference} (commit {commit}): {message}")]

@@ -107,6 +107,24 @@ fn open_without_replacements(dir: &Path) -> Result<gix::Repository, StoreError> 
     })
 }
 
+/// gix reads refs from the files backend only: a repository whose refs live elsewhere
+/// (`extensions.refStorage = reftable`) is refused by name before anything is read, rather
+/// than failing later as if HEAD had no commit (docs/refs.md, "Ref storage").
+fn refuse_unsupported_ref_storage(repo: &gix::Repository) -> Result<(), StoreError> {
+    let config = repo.config_snapshot();
+    let Some(format) = config.string("extensions.refStorage") else {
+        return Ok(());
+    };
+    let format = format.to_str_lossy().into_owned();
+    if format.eq_ignore_ascii_case("files") {
+        return Ok(());
+    }
+    Err(StoreError::UnsupportedRefStorage {
+        format,
+        git_dir: repo.git_dir().to_path_buf(),
+    })
+}
+
 impl Store {
     /// The repository in `dir` itself (no discovery upwards), read as a verifier reads it:
     /// blind to the environment and to every configuration file but the repository's own
@@ -141,6 +159,7 @@ impl Store {
 
     /// The store of `repo`, addressing workflow `workflow` (a valid name).
     fn addressing(repo: gix::Repository, workflow: &str) -> Result<Store, StoreError> {
+        refuse_unsupported_ref_storage(&repo)?;
         let ref_name = FullName::try_from(format!("{WORKFLOWS}{workflow}"))
             .map_err(|_| StoreError::BadWorkflowName(workflow.to_string()))?;
         Ok(Store {

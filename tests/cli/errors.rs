@@ -471,3 +471,45 @@ fn a_missing_first_commit_or_master_plan_is_named_with_what_to_create() {
     let (_, refs) = repo.git_try(&["for-each-ref", "refs/orchestrator"]);
     assert_eq!(refs, "", "nothing written, not even a workflow");
 }
+
+/// gix reads the files ref backend only: a reftable repository is refused by name, with
+/// exit 5 and nothing written, by `init` (which used to say "no commit yet") and the rest.
+#[test]
+fn a_reftable_repository_is_refused_by_name_and_nothing_is_written() {
+    let repo = TestRepo::empty();
+    let dir = repo.path.join("rt");
+    let dir_str = dir.display().to_string();
+    repo.git(&[
+        "init",
+        "--quiet",
+        "--ref-format=reftable",
+        "--initial-branch=main",
+        &dir_str,
+    ]);
+    let in_rt = |args: &[&str]| repo.git(&[&["-C", dir_str.as_str()][..], args].concat());
+    in_rt(&["config", "user.name", "Test User"]);
+    in_rt(&["config", "user.email", "test@example.invalid"]);
+    in_rt(&["commit", "--quiet", "--allow-empty", "-m", "first"]);
+    for args in [
+        &["init"][..],
+        &["status"],
+        &["get-task"],
+        &["--json", "board"],
+    ] {
+        let out = repo.run_in(&dir, args);
+        out.expect(5);
+        if args[0] == "--json" {
+            assert_eq!(out.json()["error"]["kind"], "store", "{args:?}");
+            continue;
+        }
+        assert!(
+            out.stderr.starts_with(
+                "error: this repository keeps its refs in the reftable backend (extensions.refStorage = reftable in "
+            ) && out.stderr.contains("git refs migrate --ref-format=files"),
+            "{args:?}: {}",
+            out.stderr
+        );
+    }
+    assert_eq!(in_rt(&["for-each-ref", "refs/orchestrator"]), "");
+    assert!(!dir.join(".orchestrate.toml").exists());
+}
