@@ -1,4 +1,4 @@
-//! What `init --agent` writes into an agent client's project files (README, "Agent set-up"):
+//! What `init --agent` writes into an agent client's project files (docs/setup.md, "Agent set-up"):
 //! the hooks and the MCP registration, merged into what is there without dropping or
 //! reordering anything, and taken out again. Pure: text in, text out; the engine reads and
 //! writes the files.

@@ -1,4 +1,4 @@
-//! `git orchestrate run`: the driver loop (README, "Unattended"). Each turn asks `get-task`,
+//! `git orchestrate run`: the driver loop (docs/setup.md, "Unattended"). Each turn asks `get-task`,
 //! hands the briefing to the agent and waits; the workflow's own transitions are the measure
 //! of progress. Turns are recorded under `refs/orchestrator/runs/<workflow>`; an agent that
 //! makes no progress on one step for `[retry] max_iterations` turns halts the workflow as

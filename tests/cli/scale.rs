@@ -1,4 +1,4 @@
-//! Many agents at once (README.md, "Several agents"): 8 scripted agents, each in its own clone of one
+//! Many agents at once (docs/sharing.md, "Several agents"): 8 scripted agents, each in its own clone of one
 //! bare remote served by a real `git daemon` on 127.0.0.1, work through a master plan of 20
 //! independent PRs with nothing but the binary: plan the first PR not taken, do its steps,
 //! checkpoint, squash, mark it done, merge. At the end every PR is merged exactly once on the
