@@ -138,6 +138,9 @@ fn parse(command: &str) -> Option<(&'static str, Map<String, Value>)> {
             (SUBMIT_WORK, "--no-pr-left") => (Some(("no_pr_left", Some(Value::Bool(true)))), 1),
             (SUBMIT_WORK, "--squash") => (Some(("squash", Some(Value::Bool(true)))), 1),
             (SUBMIT_WORK, "--mark-done") => (Some(("mark_done", Some(Value::Bool(true)))), 1),
+            (SUBMIT_WORK, "--contradiction") => {
+                (Some(("contradiction", value.map(Value::String))), 2)
+            }
             (CHECKPOINT, "-m" | "--message") => (Some(("message", value.map(Value::String))), 2),
             (ESCALATE, "--report") => (
                 Some((

@@ -194,6 +194,10 @@ pub struct SubmitWorkArguments {
         description = "In FINALIZE_COMPLETE: true to have this PR marked [DONE] with the squashed commit in the master plan, committed, then checked."
     )]
     pub mark_done: Option<bool>,
+    #[schemars(
+        description = "While a test holds the work (EXECUTING_TDD, DEBUGGING, REPLANNING): the task and its test contradict each other, and this says how (what the task asks, what the test holds, why both cannot be true). The workflow halts for a human with your account. Use it instead of bending the test or special-casing the code."
+    )]
+    pub contradiction: Option<String>,
 }
 
 /// `expectation` as the tool takes it: the spelling of [`crate::workflow::Expectation`] (a

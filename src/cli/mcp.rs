@@ -697,6 +697,7 @@ const SUBMIT_WORK_KEYS: &[&str] = &[
     "no_pr_left",
     "squash",
     "mark_done",
+    "contradiction",
 ];
 const ESCALATE_KEYS: &[&str] = &["markdown_report"];
 const CHECKPOINT_KEYS: &[&str] = &["message"];
@@ -773,7 +774,9 @@ fn submit_kind(args: &Map<String, Value>) -> Result<(String, SubmitKind), Box<Co
     let expectation = optional_text(args, "expectation")?;
     let decision = optional_text(args, "analysis_decision")?;
     let plan = args.get("plan").filter(|v| !v.is_null());
+    let contradiction = optional_text(args, "contradiction")?;
     one_kind(&[
+        ("contradiction", contradiction.is_some()),
         ("test_command", test_command.is_some()),
         ("analysis_decision", decision.is_some()),
         ("plan", plan.is_some()),
@@ -787,7 +790,9 @@ fn submit_kind(args: &Map<String, Value>) -> Result<(String, SubmitKind), Box<Co
             "Pass the test command with its expectation.",
         ));
     }
-    let kind = if no_pr_left {
+    let kind = if let Some(account) = contradiction {
+        SubmitKind::Contradiction(account)
+    } else if no_pr_left {
         SubmitKind::NoPrLeft
     } else if squash {
         SubmitKind::Squash

@@ -13,15 +13,16 @@ use crate::workflow::{Decision, Expectation, Status, Verdict};
 /// Submit work for verification: a plan, a test run, an analysis, a finalization step.
 ///
 /// A PR plan (--plan), a test run (--test-command), your judgement of a NEEDS_ANALYSIS result
-/// (--analysis-decision), or that no PR is left to do (--no-pr-left). With only --summary it confirms
+/// (--analysis-decision), that no PR is left to do (--no-pr-left), or that the task contradicts
+/// its test (--contradiction, which halts for a human). With only --summary it confirms
 /// a finalization step (the squash, the master-plan commit), which is then checked; --squash and
 /// --mark-done make that step's commit first. Never run tests to judge your work yourself; this
 /// runs them, then the preflight gates.
 ///
 /// Exit codes: 0 SUCCESS, 1 FAILURE, 3 NEEDS_ANALYSIS, 2 invalid input, 4 not accepted in
-/// this state, 5 repository or store problem.
+/// this state, 5 repository or store problem, 10 halted for a human (--contradiction).
 #[derive(Debug, Args)]
-#[command(group(ArgGroup::new("work").args(["test_command", "analysis_decision", "plan", "no_pr_left", "squash", "mark_done"])))]
+#[command(group(ArgGroup::new("work").args(["test_command", "analysis_decision", "plan", "no_pr_left", "squash", "mark_done", "contradiction"])))]
 pub struct SubmitWorkArgs {
     /// A brief summary of what you did and why; it is recorded in the workflow's history.
     #[arg(long, short)]
@@ -62,6 +63,13 @@ pub struct SubmitWorkArgs {
     /// commit>`, commit only that file, then confirm it. A commit the check refuses is undone.
     #[arg(long)]
     pub mark_done: bool,
+
+    /// While a test holds the work (EXECUTING_TDD, DEBUGGING, REPLANNING): the task and its
+    /// test contradict each other, and TEXT says how (what the task asks, what the test holds,
+    /// why both cannot be true). The workflow halts for a human with your account (exit 10),
+    /// instead of leaving a bent test or special-cased code as the only way on.
+    #[arg(long, value_name = "TEXT")]
+    pub contradiction: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -91,6 +99,9 @@ pub fn run(session: &Session, args: &SubmitWorkArgs, ui: &mut Ui) -> Result<Exit
         _ if args.no_pr_left => SubmitKind::NoPrLeft,
         _ if args.squash => SubmitKind::Squash,
         _ if args.mark_done => SubmitKind::MarkDone,
+        _ if args.contradiction.is_some() => {
+            SubmitKind::Contradiction(args.contradiction.clone().unwrap_or_default())
+        }
         (Some(path), _, _) => SubmitKind::Plan(super::input::read_input(
             path,
             "the plan",
@@ -116,7 +127,11 @@ pub fn run(session: &Session, args: &SubmitWorkArgs, ui: &mut Ui) -> Result<Exit
         (None, None, None) => SubmitKind::Confirm,
     };
     let report = super::live::while_running(|| engine::submit(session, &args.summary, &kind))?;
-    let code = exit_of(report.verdict);
+    let code = match report.state {
+        // A contradiction halts for a human, as `escalate` does.
+        Status::Halted => Exit::Halted,
+        _ => exit_of(report.verdict),
+    };
     if ui.json_report(&report)? {
         return Ok(code);
     }
@@ -140,7 +155,12 @@ pub(super) fn render_text(session: &Session, report: &SubmitReport, quiet: bool)
         .headline
         .strip_prefix(&format!("{verdict}: "))
         .unwrap_or(&report.headline);
-    let mut text = format!("{verdict}: {headline}\n");
+    // A contradiction is accepted, and what it did is halt: said as the state, not SUCCESS.
+    let said = match report.state {
+        Status::Halted => "HALTED",
+        _ => verdict,
+    };
+    let mut text = format!("{said}: {headline}\n");
     if let Some(test) = &report.test {
         text.push_str(&format!(
             "$ {}   ({})\n",

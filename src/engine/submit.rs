@@ -101,6 +101,16 @@ pub fn submit(
     {
         super::check_field(Field::TestCommand, command)?;
     }
+    if let SubmitRequest::Contradiction(account) = kind {
+        if account.trim().is_empty() {
+            return Err(EngineError::BadInput {
+                message: "the contradiction's account is empty; nothing was written".into(),
+                hint: "Say what the task asks, what the test holds, and why both cannot be true."
+                    .into(),
+            });
+        }
+        super::check_field(Field::Report, account)?;
+    }
     // The test and the gates run once: a lost race re-reads the state and re-decides, but
     // never runs the agent's command again (it may be slow, or not repeatable).
     let mut measured = None;
@@ -191,6 +201,12 @@ fn attempt(
                 None,
             )
         }
+        Accepted::Contradiction(account) => (
+            Event::Contradicted {
+                account: account.clone(),
+            },
+            None,
+        ),
         Accepted::Analysis(decision) => {
             refuse_protected(session, &snap.state, &config)?;
             let summary = summary.to_string();

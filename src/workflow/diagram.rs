@@ -289,6 +289,36 @@ fn triggers() -> Vec<(&'static str, StateWire, Option<Plan>, Event)> {
             Event::Escalated { report: "r".into() },
         ),
         (
+            "submit-work --contradiction",
+            at(ExecutingTdd),
+            Some(plan(1)),
+            Event::Contradicted {
+                account: "a".into(),
+            },
+        ),
+        (
+            "submit-work --contradiction",
+            debugging(1),
+            Some(plan(1)),
+            Event::Contradicted {
+                account: "a".into(),
+            },
+        ),
+        (
+            "submit-work --contradiction",
+            replanning.clone(),
+            Some(plan(1)),
+            Event::Contradicted {
+                account: "a".into(),
+            },
+        ),
+        (
+            "resume",
+            halted(HaltReason::Contradiction, ExecutingTdd),
+            Some(plan(1)),
+            Event::Resumed { guidance: None },
+        ),
+        (
             "escalate (unlocked)",
             replanning,
             Some(plan(1)),
@@ -566,7 +596,7 @@ mod tests {
             triggers().iter().map(|(_, _, _, e)| e.name()).collect();
         assert_eq!(
             names.len(),
-            25,
+            26,
             "every Event variant appears in the trigger table: {names:?}"
         );
     }

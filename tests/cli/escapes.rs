@@ -424,3 +424,80 @@ fn escalate_refusals_give_the_hint_that_fits_the_state() {
     );
     assert_eq!(repo.status(), "EXECUTING_TDD");
 }
+
+/// An honest way to stop (docs/integrity.md, "A way to stop honestly"): at the very first
+/// step, with every escape tool still locked, `submit-work --contradiction` halts for a human
+/// with the agent's account (exit 10); the human's briefing quotes it; `resume` returns to
+/// the step. Refused with nothing written where no test holds the work, or when empty.
+#[test]
+fn a_contradiction_halts_for_a_human_with_the_agents_account_at_any_attempt() {
+    let repo = TestRepo::at_first_step();
+    assert_eq!(repo.status(), "EXECUTING_TDD");
+    let before = repo.tip();
+    let out = repo.run(&["submit-work", "-s", "x", "--contradiction", " \n"]);
+    out.expect(2);
+    assert!(
+        out.stderr
+            .starts_with("error: the contradiction's account is empty; nothing was written\n"),
+        "{}",
+        out.stderr
+    );
+    let out = repo.run(&[
+        "submit-work",
+        "-s",
+        "x",
+        "--contradiction",
+        "a",
+        "--test-command",
+        "true",
+    ]);
+    out.expect(2);
+    assert_eq!(repo.tip(), before, "nothing written");
+
+    let account =
+        "The task says add(2, 3) prints 5; tests/test_add.sh expects 6.\nBoth cannot hold.\n";
+    let out = repo.run(&[
+        "submit-work",
+        "-s",
+        "the test contradicts the task",
+        "--contradiction",
+        account,
+    ]);
+    out.expect(10);
+    assert_eq!(
+        repo.git(&["show", &format!("{REF}:escalation.md")]),
+        account
+    );
+    let state = repo.state();
+    assert_eq!(state["status"], "HALTED");
+    assert_eq!(state["halt"]["reason"], "contradiction");
+    assert_eq!(state["halt"]["resume_to"], "EXECUTING_TDD");
+    assert_eq!(
+        repo.git(&["log", "-1", "--format=%s", REF]),
+        "contradiction: EXECUTING_TDD -> HALTED\n"
+    );
+    repo.run(&["audit"]).expect(0);
+
+    let out = repo.run(&["get-task"]);
+    out.expect(10);
+    assert!(
+        out.stdout.contains(
+            "The workflow is HALTED and waits for a human: the agent reports that the task contradicts its test (in state EXECUTING_TDD); its account is below."
+        ),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("read the agent's account below"),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains(account), "{}", out.stdout);
+    // Halted: a second contradiction has no test to contradict.
+    let out = repo.run(&["submit-work", "-s", "x", "--contradiction", "again"]);
+    out.expect(4);
+
+    repo.human(&["resume", "--guidance", "the test is right: 2 + 3 + 1"])
+        .expect(0);
+    assert_eq!(repo.status(), "EXECUTING_TDD");
+}

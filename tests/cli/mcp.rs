@@ -854,3 +854,46 @@ fn a_ticket_server_without_a_role_takes_the_sessions_or_refuses_to_start() {
         manager.cancel().await.ok();
     });
 }
+
+/// `submit_work` with `contradiction` halts for a human with the agent's account, as the
+/// command line's `--contradiction` does; with another kind of work beside it, refused.
+#[test]
+fn a_contradiction_over_mcp_halts_for_a_human_with_the_account() {
+    let repo = TestRepo::at_first_step();
+    let account = "The task says add prints the sum; the pinned test expects the product.";
+    runtime().block_on(async {
+        let (client, _) = connect(&repo, ProtocolVersion::V_2025_11_25).await;
+        let both = call(
+            &client,
+            "submit_work",
+            json!({"summary": "x", "contradiction": account, "test_command": "true"}),
+        )
+        .await;
+        assert!(is_error(&both));
+        assert!(
+            text(&both).contains("contradiction and test_command cannot be given together"),
+            "{}",
+            text(&both)
+        );
+        let halted = call(
+            &client,
+            "submit_work",
+            json!({"summary": "the test contradicts the task", "contradiction": account}),
+        )
+        .await;
+        assert!(!is_error(&halted), "{}", text(&halted));
+        assert_eq!(structured(&halted)["state"], "HALTED", "{}", text(&halted));
+        let briefing = text(&call(&client, "get_task", json!({})).await);
+        assert!(briefing.contains(account), "{briefing}");
+        assert!(
+            briefing.contains("the agent reports that the task contradicts its test"),
+            "{briefing}"
+        );
+        client.cancel().await.unwrap();
+    });
+    assert_eq!(repo.state()["halt"]["reason"], "contradiction");
+    assert_eq!(
+        repo.git(&["show", &format!("{REF}:escalation.md")]),
+        account
+    );
+}

@@ -140,6 +140,9 @@ pub fn next_action(state: &State, verdict: Verdict) -> &'static str {
              `git orchestrate submit-work --summary \"<why>\" --analysis-decision SUCCESS` (intended reason) \
              or `--analysis-decision FAILURE` (`git orchestrate get-task` explains)"
         }
+        (_, Status::Halted, _) => {
+            "stop here: the workflow waits for a human, who answers with `git orchestrate resume`"
+        }
         (_, Status::CreatingBranch, _) => {
             "run `git orchestrate get-task`; it creates the PR branch and gives you the first step"
         }

@@ -442,7 +442,21 @@ with the full markdown report. The workflow then stops and waits for a human.
 "
         ),
     };
+    // From the second failed attempt on, the honest way out is named (docs/integrity.md, "A
+    // way to stop honestly"): an agent with no legal move left bends the test instead.
+    if attempt >= 2 {
+        out.push_str(CONTRADICTION_MOVE);
+    }
 }
+
+/// The move for a task that contradicts its test, as the debugging briefings name it.
+const CONTRADICTION_MOVE: &str = "
+If the task and its test cannot both hold (the test demands what the task rules out, or the
+reverse), do not bend the test or special-case the code to get past it. Say so, and a human
+decides:
+
+  git orchestrate submit-work --summary \"<one line>\" --contradiction \"<what the task asks, what the test holds, why both cannot be true>\"
+";
 
 pub(super) fn replanning(out: &mut String, ctx: &Context) {
     let Some(context) = &ctx.state.replan_context() else {
@@ -504,6 +518,13 @@ pub(super) fn halted(out: &mut String, ctx: &Context) {
     );
     match halt.reason {
         HaltReason::Escalated => report_to_answer(out, ctx, &halt.resume_to, "agent's report", ""),
+        HaltReason::Contradiction => report_to_answer(
+            out,
+            ctx,
+            &halt.resume_to,
+            "agent's account",
+            " (why it finds the task and its test contradict each other: change\nthe task or the test on its branch, or tell the agent what it missed)",
+        ),
         HaltReason::Stuck => report_to_answer(
             out,
             ctx,

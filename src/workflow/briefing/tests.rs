@@ -146,6 +146,12 @@ and submit again:
 
   git orchestrate submit-work --summary "<hypothesis and fix>" --test-command 'sh tests/add.sh' --expectation PASS
 
+If the task and its test cannot both hold (the test demands what the task rules out, or the
+reverse), do not bend the test or special-case the code to get past it. Say so, and a human
+decides:
+
+  git orchestrate submit-work --summary "<one line>" --contradiction "<what the task asks, what the test holds, why both cannot be true>"
+
 Rules: make one attempt, then report it through `git orchestrate submit-work`; never run the
 tests to judge your work yourself, the orchestrator does. Do not edit refs/orchestrator/* or
 the orchestrator's state. Whenever you are unsure what to do, run `git orchestrate get-task`.

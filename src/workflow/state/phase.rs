@@ -32,6 +32,9 @@ pub enum HaltReason {
     MergeConflict,
     /// `git orchestrate run` gave up on the agent: turns in a row without progress.
     Stuck,
+    /// The agent reported that the task contradicts its test (`submit-work
+    /// --contradiction`): its honest way to stop, instead of bending the test or the code.
+    Contradiction,
 }
 
 /// Why the workflow waits for a human.

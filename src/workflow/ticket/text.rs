@@ -450,6 +450,14 @@ fn developer(out: &mut String, ticket: &Ticket) {
          manager beside what it observed.\n",
         ticket.branch
     );
+    // The honest way to stop, as the TDD debugging briefings name it (docs/integrity.md, "A
+    // way to stop honestly").
+    out.push_str(
+        "If the assignment and its acceptance criteria or tests cannot both hold, do not bend the \
+         tests or special-case the code: report the subtask blocked (status blocked) with a message \
+         that starts \"contradiction:\" and says what the assignment asks, what the tests hold and \
+         why both cannot be true. The manager decides.\n\n",
+    );
 }
 
 /// The next legal action for `role` (or whoever's turn it is), as a briefing says it.

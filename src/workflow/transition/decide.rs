@@ -153,6 +153,9 @@ pub enum SubmitRequest<P = (), C = ()> {
     MarkDone,
     /// `--no-pr-left`: nothing of the master plan is left to do.
     NoPrLeft,
+    /// `--contradiction`: the task contradicts its test; halt for a human with the agent's
+    /// account (carried as the agent's text, as a test command is).
+    Contradiction(C),
 }
 
 impl<P, C> SubmitRequest<P, C> {
@@ -171,6 +174,7 @@ impl<P, C> SubmitRequest<P, C> {
             SubmitRequest::Squash => SubmitRequest::Squash,
             SubmitRequest::MarkDone => SubmitRequest::MarkDone,
             SubmitRequest::NoPrLeft => SubmitRequest::NoPrLeft,
+            SubmitRequest::Contradiction(account) => SubmitRequest::Contradiction(account),
         }
     }
 }
@@ -200,6 +204,8 @@ pub enum Accepted<P = (), C = ()> {
     },
     /// INITIALIZING with no plan: record that nothing is left.
     NoPrLeft,
+    /// A TDD state: halt for a human with the agent's account.
+    Contradiction(C),
 }
 
 /// Decides whether `submit-work` is accepted in this state, before anything runs.
@@ -231,6 +237,17 @@ pub fn check_submit<P, C>(
                 GET_TASK_HINT,
             )),
         },
+        SubmitRequest::Contradiction(account) if CONTRADICTABLE.contains(&status) => {
+            Ok(Accepted::Contradiction(account))
+        }
+        SubmitRequest::Contradiction(_) => Err(Rejection::wrong_state(
+            status,
+            format!(
+                "submit-work --contradiction is accepted while a test holds the work (EXECUTING_TDD, \
+                 DEBUGGING, REPLANNING); in state {status} there is no test to contradict"
+            ),
+            GET_TASK_HINT,
+        )),
         SubmitRequest::Plan(plan) if status == Status::Replanning => Ok(Accepted::Replan(plan)),
         SubmitRequest::Confirm | SubmitRequest::Squash | SubmitRequest::MarkDone => {
             check_confirm(status, request.as_ref())
@@ -482,6 +499,12 @@ pub fn check_checkpoint(state: &State) -> Result<Option<OwedCheckpoint>, Rejecti
 /// States an agent may escalate from, once unlocked: every state in which it can be stuck
 /// with no command of its own that leads out. PLAN_UPDATED is left by `get-task` itself, and
 /// HALTED already waits for a human.
+/// The states where the agent is held to a test and may say the task contradicts it
+/// (`submit-work --contradiction`): the TDD loop, its debugging, and the re-plan after a
+/// scope reduction.
+pub(super) const CONTRADICTABLE: &[Status] =
+    &[Status::ExecutingTdd, Status::Debugging, Status::Replanning];
+
 pub(super) const ESCALATABLE: &[Status] = &[
     Status::Initializing,
     Status::CreatingBranch,

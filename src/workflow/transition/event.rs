@@ -63,6 +63,10 @@ pub enum Event {
     },
     /// `escalate`: the agent's report for a human.
     Escalated { report: String },
+    /// `submit-work --contradiction`: the agent's account of why the task and its test
+    /// cannot both hold; halts for a human, never locked (docs/integrity.md, "A way to stop
+    /// honestly").
+    Contradicted { account: String },
     /// `resume`: a human answered the halt.
     Resumed { guidance: Option<String> },
     /// `get-task` showed the human's guidance; it is shown once.
@@ -131,6 +135,7 @@ impl Event {
             Event::ScopeReduced { .. } => "scope-reduction",
             Event::Replanned { .. } => "replan",
             Event::Escalated { .. } => "escalate",
+            Event::Contradicted { .. } => "contradiction",
             Event::Resumed { .. } => "resume",
             Event::GuidanceDelivered => "guidance",
             Event::ReviewStarted { .. } => "review-start",

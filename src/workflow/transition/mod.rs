@@ -64,6 +64,7 @@ pub fn transition(
             summary,
         } => replanned(state, plan, new_tasks, &summary),
         Event::Escalated { report } => escalated(state, report),
+        Event::Contradicted { account } => contradicted(state, account),
         Event::Resumed { guidance } => resumed(state, guidance),
         Event::GuidanceDelivered => Ok(Next::new(
             State {
@@ -309,6 +310,27 @@ fn escalated(state: &State, report: String) -> Result<Next, Refusal> {
         resume: Box::new(state.phase.clone()),
     };
     Ok(Next::new(with_phase(state, phase), message).effects(vec![Effect::SaveEscalation(report)]))
+}
+
+/// `submit-work --contradiction`: halted for a human, the account kept as an escalation's
+/// report is. Not locked behind failed attempts as `escalate` is: an agent that sees the
+/// contradiction at the first step has a legal move then, not only a test to bend.
+fn contradicted(state: &State, account: String) -> Result<Next, Refusal> {
+    let from = state.status();
+    if !CONTRADICTABLE.contains(&from) {
+        return Err(Refusal::WrongState);
+    }
+    let message = format!(
+        "the agent reports that the task contradicts its test (in state {from}); its account is below"
+    );
+    let phase = Phase::Halted {
+        halt: Halt {
+            reason: HaltReason::Contradiction,
+            message: message.clone(),
+        },
+        resume: Box::new(state.phase.clone()),
+    };
+    Ok(Next::new(with_phase(state, phase), message).effects(vec![Effect::SaveEscalation(account)]))
 }
 
 /// `run` found the agent stuck: halted for a human, the report kept as an escalation's is.
@@ -681,7 +703,9 @@ fn merged(state: &State, branch: &str, main: Option<String>) -> Result<Next, Ref
         } => false,
         Phase::Halted { halt, .. } => match halt.reason {
             HaltReason::MergeConflict => true,
-            HaltReason::Escalated | HaltReason::Stuck => return Err(Refusal::WrongState),
+            HaltReason::Escalated | HaltReason::Stuck | HaltReason::Contradiction => {
+                return Err(Refusal::WrongState);
+            }
         },
         Phase::Initializing
         | Phase::CreatingBranch { .. }

@@ -696,6 +696,15 @@ fn escape_transitions() {
         ("resume to MERGING_BRANCH", halted_from(MergingBranch, 0),
          Event::Resumed { guidance: None },
          MergingBranch, 0, vec![Effect::DropEscalation]),
+        ("contradiction at the first step, nothing unlocked", state(ExecutingTdd),
+         Event::Contradicted { account: "test wants 6".into() },
+         Halted, 0, vec![Effect::SaveEscalation("test wants 6".into())]),
+        ("contradiction while debugging", debugging(2),
+         Event::Contradicted { account: "test wants 6".into() },
+         Halted, 2, vec![Effect::SaveEscalation("test wants 6".into())]),
+        ("contradiction in REPLANNING", replanning(),
+         Event::Contradicted { account: "test wants 6".into() },
+         Halted, 7, vec![Effect::SaveEscalation("test wants 6".into())]),
     ];
     for (name, before, event, to, counter, effects) in table {
         let t = transition(&before, Some(&plan_done(1)), event)
@@ -1343,6 +1352,50 @@ fn finalization_confirmations_are_decided_with_the_commit_to_make() {
         let got = check_submit(&state(status), None, request)
             .map_err(|r| format!("{} / {}", r.message, r.hint));
         assert_eq!(got, expected, "{request:?} in {status}");
+    }
+}
+
+/// `--contradiction` is accepted wherever a test holds the work, and only there; the table
+/// refuses it everywhere else, halted included, with the states it is for.
+#[test]
+fn a_contradiction_is_accepted_where_a_test_holds_the_work() {
+    for status in [ExecutingTdd, Debugging, Replanning] {
+        assert_eq!(
+            check_submit(&state(status), None, Request::Contradiction(())),
+            Ok(Accepted::Contradiction(())),
+            "{status}"
+        );
+    }
+    for status in [
+        Initializing,
+        CreatingBranch,
+        CodeReview,
+        AwaitingFinalization,
+        FinalizeComplete,
+        PlanUpdated,
+        MergingBranch,
+        Halted,
+    ] {
+        let refused =
+            check_submit(&state(status), None, Request::Contradiction(())).expect_err("refused");
+        assert_eq!(
+            refused.message,
+            format!(
+                "submit-work --contradiction is accepted while a test holds the work (EXECUTING_TDD, \
+                 DEBUGGING, REPLANNING); in state {status} there is no test to contradict"
+            )
+        );
+        assert!(
+            transition(
+                &state(status),
+                Some(&plan_done(1)),
+                Event::Contradicted {
+                    account: "a".into()
+                }
+            )
+            .is_err(),
+            "{status}"
+        );
     }
 }
 
