@@ -186,14 +186,28 @@ pass. Submit the test command with --expectation PASS.
 Then run `git orchestrate get-task` for your next instruction.
 ",
         // At a GREEN step after its RED step, the test is the RED step's command: filled in.
+        // At a REFACTOR step, or a GREEN step without one (a review's fix), the test command
+        // that last passed is: the tests that must still pass.
         submit_command(
             Expectation::for_step(step.kind),
             ctx.state
                 .red_test_due(step.id, step.kind)
-                .map(|red| red.command.as_str()),
+                .map(|red| red.command.as_str())
+                .or_else(|| (step.kind != StepType::Red)
+                    .then(|| last_passed(ctx))
+                    .flatten()),
             "<what you did>"
         )
     );
+}
+
+/// The command of the last test run that was meant to pass and did.
+fn last_passed<'a>(ctx: &Context<'a>) -> Option<&'a str> {
+    ctx.state
+        .pr()
+        .and_then(|pr| pr.last_run.as_ref())
+        .filter(|run| run.expectation == Expectation::Pass && run.verdict == Verdict::Success)
+        .map(|run| run.command.as_str())
 }
 
 pub(super) fn output_block(out: &mut String, ctx: &Context, tail: &str) {
@@ -653,19 +667,16 @@ pub(super) fn awaiting_finalization(out: &mut String, ctx: &Context, plan: &Plan
 Finalize the PR: squash all commits of this branch into one commit titled with the PR title.
 The squash must hold exactly the tree that last passed verification, so add nothing by hand
 now. If something is still missing, add it and run `git orchestrate checkpoint` first: it
-verifies the addition and commits it. Then run exactly:
-
-  git reset --soft $(git merge-base {main} HEAD) && git commit -m {title}
-
-Then confirm. The orchestrator checks that the branch is exactly one commit over {main}, that
-its message is the PR title, and that its tree is the one that last passed verification (a
-squash may not bring in anything unverified):
-
-  git orchestrate submit-work --summary \"squashed\"
-
-Or let the orchestrator make the squash and check it in one go (a squash it refuses is undone):
+verifies the addition and commits it. Then let the orchestrator make the squash and check it
+in one go (a squash it refuses is undone):
 
   git orchestrate submit-work --summary \"squashed\" --squash
+
+It checks that the branch is exactly one commit over {main}, that its message is the PR title,
+{title}, and that its tree is the one that last passed verification (a squash may not bring in
+anything unverified). A squash you made yourself is confirmed, and checked the same way, with:
+
+  git orchestrate submit-work --summary \"squashed\"
 ",
         main = ctx.main_branch,
         title = shell_quote(&plan.title)

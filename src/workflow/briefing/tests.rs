@@ -356,7 +356,21 @@ fn every_briefing_matches_its_snapshot() {
         ),
     );
     assert_snapshot("green_step", &render(&tdd, 1, Extras::default()));
-    assert_snapshot("refactor_step", &render(&tdd, 2, Extras::default()));
+    // The GREEN step's passing run is the test a REFACTOR step submits again.
+    let green_passed = tdd.clone().edit(|w| {
+        w.last_run = Some(LastRun {
+            step: StepId::new(0, 1),
+            command: "cargo test add".into(),
+            expectation: Expectation::Pass,
+            exit: ExitRecord::code(0),
+            verdict: Verdict::Success,
+            preflight: None,
+        });
+    });
+    assert_snapshot(
+        "refactor_step",
+        &render(&green_passed, 2, Extras::default()),
+    );
     assert_snapshot(
         "refactor_step_no_gates",
         &render(
@@ -618,9 +632,20 @@ fn every_briefing_matches_its_snapshot() {
         ));
     let summary = with_feedback.summary();
     let gates = vec!["tests".to_string()];
+    // The last passing run (the last task's REFACTOR) is the test the fix submits again.
+    let refactored = tdd.clone().edit(|w| {
+        w.last_run = Some(LastRun {
+            step: StepId::new(1, 2),
+            command: "cargo test".into(),
+            expectation: Expectation::Pass,
+            exit: ExitRecord::code(0),
+            verdict: Verdict::Success,
+            preflight: None,
+        });
+    });
     assert_snapshot(
         "green_step_review_fix",
-        &brief(&ctx(&tdd, Some(&summary), &gates)).text,
+        &brief(&ctx(&refactored, Some(&summary), &gates)).text,
     );
 
     assert_snapshot(
