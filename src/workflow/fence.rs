@@ -8,9 +8,10 @@
 
 use std::fmt::Write as _;
 
-/// `text`, fenced: a heading line, the text made visible, an end line.
+/// `text`, fenced: a heading line, the text without its colours and made visible, an end
+/// line.
 pub fn fenced(text: &str) -> String {
-    let shown = visible(text);
+    let shown = visible(&without_colours(text));
     let boundary = boundary(&shown);
     let newline = if shown.is_empty() || shown.ends_with('\n') {
         ""
@@ -61,6 +62,34 @@ pub fn visible(text: &str) -> String {
     out
 }
 
+/// `text` without its SGR sequences (`ESC [ … m`: colours, bold): a test runner's colours
+/// read as `\x1b[31m` noise once made visible. Every other escape stays, to be made visible.
+pub fn without_colours(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains('\x1b') {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('\x1b') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        let params = after.strip_prefix('[').map(|p| {
+            p.len()
+                - p.trim_start_matches(|c: char| c.is_ascii_digit() || c == ';')
+                    .len()
+        });
+        match params {
+            Some(n) if after[1 + n..].starts_with('m') => rest = &after[n + 2..],
+            _ => {
+                out.push('\x1b');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    std::borrow::Cow::Owned(out)
+}
+
 /// Zero-width characters and bidirectional controls: they can make quoted text read as
 /// something else than it is.
 fn hides_text(c: char) -> bool {
@@ -79,6 +108,19 @@ mod tests {
         assert_eq!(
             visible("a\x1b[31mred\x1b[0m\tb\r\nc\rd\x07\u{202e}txt.exe\u{9b}\n"),
             "a\\x1b[31mred\\x1b[0m\tb\r\nc\\x0dd\\x07\\u{202e}txt.exe\\u{9b}\n"
+        );
+    }
+
+    #[test]
+    fn colours_are_dropped_and_other_escapes_shown() {
+        assert_eq!(
+            without_colours("\x1b[31mFAILED\x1b[0m \x1b[1;32mok\x1b[m \x1b[2J\x1b"),
+            "FAILED ok \x1b[2J\x1b"
+        );
+        let block = fenced("\x1b[31mE   assert 1 == 2\x1b[0m\n\x1b[2J\x1b]0;title\x07\n");
+        assert!(
+            block.contains("\nE   assert 1 == 2\n\\x1b[2J\\x1b]0;title\\x07\n"),
+            "{block}"
         );
     }
 
