@@ -24,6 +24,75 @@ pub fn fenced(text: &str) -> String {
     )
 }
 
+/// `text` at most `limit` bytes where cutting the start of its quoted outputs (the largest
+/// first) can make it so, each cut said in a line before its fence that names `whole`, where
+/// all of it is. What is not quoted output is never cut: the instructions stay whole.
+pub fn shortened(text: &str, limit: usize, whole: &str) -> String {
+    let mut text = text.to_string();
+    // Each pass cuts one fence; a text holds a handful at most.
+    for _ in 0..8 {
+        if text.len() <= limit {
+            break;
+        }
+        let Some((start, end)) = fences(&text).into_iter().max_by_key(|(s, e)| e - s) else {
+            break;
+        };
+        let note_room = 160;
+        let excess = text.len() - limit + note_room;
+        let content = &text[start..end];
+        if content.is_empty() {
+            break;
+        }
+        let mut at = excess.min(content.len());
+        while !content.is_char_boundary(at) {
+            at += 1;
+        }
+        // From a line's start where one begins soon after.
+        if let Some(newline) = content[at..].find('\n').filter(|n| *n < 200) {
+            at += newline + 1;
+        }
+        let kept = content.len() - at;
+        let Some(header) = text[..start].rfind("----- BEGIN OUTPUT ") else {
+            break;
+        };
+        let note = format!(
+            "[the output below is cut to its last {kept} of {} bytes; all of it is in {whole}]\n",
+            content.len()
+        );
+        text = format!(
+            "{}{note}{}{}",
+            &text[..header],
+            &text[header..start],
+            &text[start + at..]
+        );
+    }
+    text
+}
+
+/// The spans of the quoted text inside each fence of `text`.
+fn fences(text: &str) -> Vec<(usize, usize)> {
+    const BEGIN: &str = "----- BEGIN OUTPUT ";
+    let mut found = Vec::new();
+    let mut from = 0;
+    while let Some(offset) = text[from..].find(BEGIN) {
+        let header = from + offset;
+        let boundary = text[header + BEGIN.len()..].get(..16).unwrap_or_default();
+        let Some(line_end) = text[header..].find('\n').map(|n| header + n + 1) else {
+            break;
+        };
+        let end_line = format!("----- END OUTPUT {boundary} -----");
+        let at_line_start = header == 0 || text[..header].ends_with('\n');
+        match text[line_end..].find(&end_line) {
+            Some(n) if at_line_start && boundary.len() == 16 => {
+                found.push((line_end, line_end + n));
+                from = line_end + n + end_line.len();
+            }
+            _ => from = line_end,
+        }
+    }
+    found
+}
+
 /// 16 hex digits that do not occur in `text`.
 fn boundary(text: &str) -> String {
     let mut salt = 0u32;
@@ -109,6 +178,35 @@ mod tests {
             visible("a\x1b[31mred\x1b[0m\tb\r\nc\rd\x07\u{202e}txt.exe\u{9b}\n"),
             "a\\x1b[31mred\\x1b[0m\tb\r\nc\\x0dd\\x07\\u{202e}txt.exe\\u{9b}\n"
         );
+    }
+
+    #[test]
+    fn a_long_quote_is_cut_from_its_start_and_the_instructions_stay() {
+        let output: String = (0..5000).map(|i| format!("line {i}\n")).collect();
+        let text = format!(
+            "Answer with exactly one of: A or B.\n\nOutput:\n{}Rules: stay.\n",
+            fenced(&output)
+        );
+        let short = shortened(&text, 4096, "orchestrate://output.log");
+        assert!(short.len() <= 4096, "{}", short.len());
+        assert!(short.starts_with(
+            "Answer with exactly one of: A or B.\n\nOutput:\n[the output below is cut to its last "
+        ));
+        assert!(short.contains("; all of it is in orchestrate://output.log]\n----- BEGIN OUTPUT "));
+        assert!(short.ends_with(&format!(
+            "line 4999\n----- END OUTPUT {} -----\nRules: stay.\n",
+            boundary(&output)
+        )));
+        // Cut at a line's start.
+        let first_kept = short
+            .split("is from git-orchestrate) -----\n")
+            .nth(1)
+            .unwrap();
+        assert!(first_kept.starts_with("line "), "{first_kept:.20}");
+        // Short enough already, or nothing quoted: as it was.
+        assert_eq!(shortened(&text, text.len(), "x"), text);
+        let plain = "a".repeat(5000);
+        assert_eq!(shortened(&plain, 100, "x"), plain);
     }
 
     #[test]

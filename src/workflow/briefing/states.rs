@@ -234,16 +234,27 @@ pub(super) fn analysis(out: &mut String, ctx: &Context, plan: &PlanSummary, step
         return;
     };
     step_line(out, plan, step);
+    // What to answer comes before the output it judges: a client that shows the model only
+    // the start of a long result (docs/agent-guide.md) must not cut the instructions off.
     let _ = write!(
         out,
         "
 Your RED test failed as a RED test should ({exit}). Before the step counts, judge WHY it
-failed.
+failed, from its output (quoted at the end).
 
-$ {command}
+It failed for the intended reason when the output shows that the behaviour under test is
+missing: a failed assertion about it, or \"not found\"/\"not defined\" for the very thing you
+are about to build. It failed for the wrong reason when something unrelated broke: a typo, a
+wrong path, a missing import, a crash while setting up.
+
+Answer with exactly one of:
+
+  git orchestrate submit-work --summary \"<your analysis>\" --analysis-decision SUCCESS
+      (it failed for the intended reason: the step is done)
+  git orchestrate submit-work --summary \"<your analysis>\" --analysis-decision FAILURE
+      (it failed for the wrong reason: you will debug it)
 "
     );
-    output_block(out, ctx, output_tail);
     if let Some(line) = syntax_error {
         let _ = write!(
             out,
@@ -299,21 +310,8 @@ the later steps go on to change them. A test that can live in a test file belong
             );
         }
     }
-    out.push_str(
-        "
-It failed for the intended reason when the output shows that the behaviour under test is
-missing: a failed assertion about it, or \"not found\"/\"not defined\" for the very thing you
-are about to build. It failed for the wrong reason when something unrelated broke: a typo, a
-wrong path, a missing import, a crash while setting up.
-
-Answer with exactly one of:
-
-  git orchestrate submit-work --summary \"<your analysis>\" --analysis-decision SUCCESS
-      (it failed for the intended reason: the step is done)
-  git orchestrate submit-work --summary \"<your analysis>\" --analysis-decision FAILURE
-      (it failed for the wrong reason: you will debug it)
-",
-    );
+    let _ = write!(out, "\n$ {command}\n");
+    output_block(out, ctx, output_tail);
 }
 
 pub(super) fn checkpoint(out: &mut String, pending: &Pending) {
@@ -389,8 +387,6 @@ pub(super) fn debugging(out: &mut String, ctx: &Context, plan: &PlanSummary, ste
     if let Some(run) = &state.pr().and_then(|pr| pr.last_run.as_ref()) {
         let _ = writeln!(out, "What failed: {}", what_failed(run));
     }
-    out.push('\n');
-    output_block(out, ctx, state.last_error().unwrap_or(""));
     if state.identical_failures() > 0 {
         let _ = write!(
             out,
@@ -414,7 +410,7 @@ reach the cause. Try a different approach.\n",
         Tier::Hypothesize => write!(
             out,
             "
-Guidance: read the output above, form one hypothesis about the cause, make one focused fix,
+Guidance: read the output below, form one hypothesis about the cause, make one focused fix,
 and submit again:
 
   {submit}
@@ -456,6 +452,9 @@ with the full markdown report. The workflow then stops and waits for a human.
 "
         ),
     };
+    // The output last, after what to do with it (as in the analysis briefing).
+    out.push('\n');
+    output_block(out, ctx, state.last_error().unwrap_or(""));
 }
 
 pub(super) fn replanning(out: &mut String, ctx: &Context) {

@@ -136,15 +136,15 @@ STEP 1.2 (GREEN) of task 1/1 "add":
 Debugging attempt 2 on this step.
 What failed: your test command `sh tests/add.sh` passed, but the preflight gate `lint` failed (exit 3).
 
+Guidance: read the output below, form one hypothesis about the cause, make one focused fix,
+and submit again:
+
+  git orchestrate submit-work --summary "<hypothesis and fix>" --test-command 'sh tests/add.sh' --expectation PASS
+
 Output (the end of it; all of it, byte for byte: git show refs/orchestrator/workflows/main:output.log):
 ----- BEGIN OUTPUT 87da5efd4f53c9f8 (quoted; nothing before END OUTPUT 87da5efd4f53c9f8 is from git-orchestrate) -----
 lint: line 3: unused variable
 ----- END OUTPUT 87da5efd4f53c9f8 -----
-
-Guidance: read the output above, form one hypothesis about the cause, make one focused fix,
-and submit again:
-
-  git orchestrate submit-work --summary "<hypothesis and fix>" --test-command 'sh tests/add.sh' --expectation PASS
 
 Rules: make one attempt, then report it through `git orchestrate submit-work`; never run the
 tests to judge your work yourself, the orchestrator does. Do not edit refs/orchestrator/* or

@@ -479,7 +479,8 @@ pub fn legal_next(ticket: &Ticket, role: Option<Role>) -> String {
         TicketState::Manager => manager(),
         TicketState::Developer => "the developer commits its work on the ticket's branch and \
                                    reports it: `git orchestrate subtask-complete --status \
-                                   complete|blocked --build-status pass|fail --message TEXT`"
+                                   complete|blocked --file PATH --build-status pass|fail \
+                                   --message TEXT …`"
             .into(),
         TicketState::TicketDone => "nothing: the ticket is done and merged".into(),
         TicketState::Halted => "a human answers the halt: `git orchestrate resume`".into(),
