@@ -7,6 +7,7 @@
 use serde_json::{Map, Value};
 
 use super::tools::{CHECKPOINT, ESCALATE, GET_TASK, REQUEST_SCOPE_REDUCTION, SUBMIT_WORK};
+use crate::workflow::ticket::Tool;
 
 const PREFIX: &str = "git orchestrate ";
 
@@ -16,8 +17,89 @@ const SENTENCES: &[(&str, &str)] = &[(
     "Submit the plan as the `plan` argument, a JSON object (not a file: a file inside the\n   repository would be committed with the next checkpoint); the orchestrator keeps it in git:",
 )];
 
+/// What the refusals and the ticket briefings say of a command without naming it in full
+/// (`submit-work --plan is not accepted …`, "unless you give `--override REASON`"), and how
+/// an MCP client's agent calls the same.
+const FRAGMENTS: &[(&str, &str)] = &[
+    (
+        "submit-work --test-command is",
+        "submit_work with `test_command` is",
+    ),
+    (
+        "submit-work --analysis-decision is",
+        "submit_work with `analysis_decision` is",
+    ),
+    ("submit-work --plan is", "submit_work with `plan` is"),
+    (
+        "submit-work --no-pr-left is",
+        "submit_work with `no_pr_left` is",
+    ),
+    ("submit-work --squash is", "submit_work with `squash` is"),
+    (
+        "submit-work --mark-done is",
+        "submit_work with `mark_done` is",
+    ),
+    (
+        "`submit-work --no-pr-left`",
+        "`submit_work {\"no_pr_left\": true}`",
+    ),
+    (
+        "`submit-work --mark-done`",
+        "`submit_work {\"mark_done\": true}`",
+    ),
+    (
+        "request-scope-reduction is not",
+        "request_scope_reduction is not",
+    ),
+    (
+        "escalate is not accepted",
+        "escalate_for_external_help is not accepted",
+    ),
+    (" (`--prior-context TEXT`)", ""),
+    (
+        "`--status rejected --notes …`",
+        "`update_subtask {\"status\": \"rejected\", \"notes\": …}`",
+    ),
+    ("`--override REASON`", "`\"override\": \"REASON\"`"),
+    (
+        "`update-subtask --status complete`",
+        "`update_subtask {\"status\": \"complete\"}`",
+    ),
+    ("Tools: assign (", "Tools: assign_to_developer ("),
+    ("; update-subtask (status", "; update_subtask (status"),
+    ("; complete-ticket (summary)", "; complete_ticket (summary)"),
+];
+
 /// `text` with each agent command it names written as the MCP tool call.
 pub fn for_mcp(text: &str) -> String {
+    let mut out = commands_for_mcp(text);
+    if FRAGMENTS.iter().any(|(cli, _)| out.contains(cli)) {
+        out = FRAGMENTS
+            .iter()
+            .fold(out, |t, (cli, mcp)| t.replace(cli, mcp));
+    }
+    // A ticket tool named in a refusal: "`subtask-complete` is not allowed in state …",
+    // "the assign input was not accepted".
+    for tool in Tool::ALL {
+        for (cli, mcp) in [
+            (
+                format!("`{}` is ", tool.command()),
+                format!("`{}` is ", tool.function_name()),
+            ),
+            (
+                format!("the {} input", tool.command()),
+                format!("the {} input", tool.function_name()),
+            ),
+        ] {
+            if out.contains(&cli) {
+                out = out.replace(&cli, &mcp);
+            }
+        }
+    }
+    out
+}
+
+fn commands_for_mcp(text: &str) -> String {
     let replaced;
     let text = if SENTENCES.iter().any(|(cli, _)| text.contains(cli)) {
         replaced = SENTENCES
@@ -112,11 +194,22 @@ fn parse(command: &str) -> Option<(&'static str, Map<String, Value>)> {
         "checkpoint" => CHECKPOINT,
         "escalate" => ESCALATE,
         "submit-work" => SUBMIT_WORK,
-        _ => return None,
+        other => return ticket_call(other, rest),
     };
     let mut i = 0;
     while i < rest.len() {
         let flag = rest[i].as_str();
+        // A flag that only a command line needs, or "and more" after the flags shown.
+        if flag == "…" {
+            args.insert(MORE.into(), Value::Null);
+            i += 1;
+            continue;
+        }
+        if tool == GET_TASK && flag == "--role" {
+            // An MCP server serves one role, fixed when it started.
+            i += 2;
+            continue;
+        }
         let value = rest.get(i + 1).cloned();
         let (key, taken) = match (tool, flag) {
             (_, "--workflow") => (None, 2),
@@ -159,16 +252,96 @@ fn parse(command: &str) -> Option<(&'static str, Map<String, Value>)> {
     Some((tool, args))
 }
 
+/// The key that stands for "and more" (`…` after the flags a text shows).
+const MORE: &str = "\u{0}more";
+
+/// A ticket tool's call as its command line makes it (docs/tickets.md): the flags as the
+/// tool's parameters, a repeated flag as a list.
+fn ticket_call(sub: &str, words: &[String]) -> Option<(&'static str, Map<String, Value>)> {
+    let tool = Tool::ALL.into_iter().find(|t| t.command() == sub)?;
+    let mut args = Map::new();
+    let mut i = 0;
+    while i < words.len() {
+        let flag = words[i].as_str();
+        if flag == "…" {
+            args.insert(MORE.into(), Value::Null);
+            i += 1;
+            continue;
+        }
+        let value = Value::String(words.get(i + 1)?.clone());
+        if (tool, flag) == (Tool::SubtaskComplete, "--file") {
+            match args
+                .entry("filesChanged")
+                .or_insert_with(|| Value::Array(Vec::new()))
+            {
+                Value::Array(items) => items.push(serde_json::json!({ "path": value })),
+                _ => return None,
+            }
+            i += 2;
+            continue;
+        }
+        let (key, list) = match (tool, flag) {
+            (Tool::Assign, "--mode") => ("mode", false),
+            (Tool::Assign, "--goal") => ("goal", false),
+            (Tool::Assign, "--file-to-inspect") => ("filesToInspect", true),
+            (Tool::Assign, "--file-to-modify") => ("filesToModify", true),
+            (Tool::Assign, "--acceptance-criteria") => ("acceptanceCriteria", true),
+            (Tool::Assign, "--prior-context") => ("priorContext", false),
+            (Tool::Assign, "--constraint") => ("constraints", true),
+            (Tool::UpdateSubtask | Tool::SubtaskComplete, "--status") => ("status", false),
+            (Tool::UpdateSubtask, "--notes") => ("notes", false),
+            (Tool::UpdateSubtask, "--override") => ("override", false),
+            (Tool::CompleteTicket, "--summary") => ("summary", false),
+            (Tool::SubtaskComplete, "--build-status") => ("buildStatus", false),
+            (Tool::SubtaskComplete, "--message") => ("message", false),
+            (Tool::SubtaskComplete, "--commit") => ("commit", false),
+            _ => return None,
+        };
+        if list {
+            match args.entry(key).or_insert_with(|| Value::Array(Vec::new())) {
+                Value::Array(items) => items.push(value),
+                _ => return None,
+            }
+        } else {
+            args.insert(key.into(), value);
+        }
+        i += 2;
+    }
+    Some((tool.function_name(), args))
+}
+
 /// `tool {"key": value, …}`, or the tool alone when it takes nothing here.
 fn render(tool: &str, args: &Map<String, Value>) -> String {
-    if args.is_empty() {
-        return tool.to_string();
-    }
+    let more = args.contains_key(MORE);
     let pairs: Vec<String> = args
         .iter()
-        .map(|(k, v)| format!("{}: {v}", Value::String(k.clone())))
+        .filter(|(k, _)| *k != MORE)
+        .map(|(k, v)| format!("{}: {}", Value::String(k.clone()), shown(v)))
+        .chain(more.then(|| "…".to_string()))
         .collect();
+    if pairs.is_empty() {
+        return tool.to_string();
+    }
     format!("{tool} {{{}}}", pairs.join(", "))
+}
+
+/// A value as JSON spaced as the call around it is: `["a", "b"]`, `{"path": "p"}`.
+fn shown(value: &Value) -> String {
+    match value {
+        Value::Array(items) => format!(
+            "[{}]",
+            items.iter().map(shown).collect::<Vec<_>>().join(", ")
+        ),
+        Value::Object(fields) => format!(
+            "{{{}}}",
+            fields
+                .iter()
+                .map(|(k, v)| format!("{}: {}", Value::String(k.clone()), shown(v)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        other => other.to_string(),
+    }
 }
 
 /// Shell words as the briefings write them: blanks apart, `'…'` and `"…"` quoted (`\` escapes
@@ -255,6 +428,55 @@ mod tests {
         // Commands for humans, and what this reading does not know, stay as written.
         let human = "  git orchestrate resume --guidance \"<what to try>\"\n  git orchestrate submit-work --bogus\n";
         assert_eq!(for_mcp(human), human);
+    }
+
+    #[test]
+    fn ticket_commands_and_flags_become_the_ticket_tools_and_their_parameters() {
+        assert_eq!(
+            for_mcp(
+                "Next: `git orchestrate assign --mode MODE --goal TEXT --file-to-modify 'src/*' --acceptance-criteria A --acceptance-criteria B …`\n"
+            ),
+            "Next: `assign_to_developer {\"mode\": \"MODE\", \"goal\": \"TEXT\", \"filesToModify\": [\"src/*\"], \"acceptanceCriteria\": [\"A\", \"B\"], …}`\n"
+        );
+        assert_eq!(
+            for_mcp("`git orchestrate update-subtask --status rejected --notes TEXT --override R`"),
+            "`update_subtask {\"status\": \"rejected\", \"notes\": \"TEXT\", \"override\": \"R\"}`"
+        );
+        assert_eq!(
+            for_mcp("run `git orchestrate complete-ticket --summary TEXT` again"),
+            "run `complete_ticket {\"summary\": \"TEXT\"}` again"
+        );
+        assert_eq!(
+            for_mcp(
+                "`subtask-complete` is not allowed in state MANAGER; the assign input was not accepted"
+            ),
+            "`subtask_complete` is not allowed in state MANAGER; the assign_to_developer input was not accepted"
+        );
+        assert_eq!(
+            for_mcp("`git orchestrate get-task --role developer`"),
+            "`get_task`"
+        );
+        // What refusals and briefings say of a flag alone.
+        assert_eq!(
+            for_mcp(
+                "Reject it (`--status rejected --notes …`, the developer is told why), or accept it anyway with `--override REASON` (recorded)."
+            ),
+            "Reject it (`update_subtask {\"status\": \"rejected\", \"notes\": …}`, the developer is told why), or accept it anyway with `\"override\": \"REASON\"` (recorded)."
+        );
+        assert_eq!(
+            for_mcp("Give `priorContext` (`--prior-context TEXT`) that says what is new"),
+            "Give `priorContext` that says what is new"
+        );
+        assert_eq!(
+            for_mcp("submit-work --test-command is not accepted in state INITIALIZING: no plan"),
+            "submit_work with `test_command` is not accepted in state INITIALIZING: no plan"
+        );
+        assert_eq!(
+            for_mcp(
+                "Tools: assign (mode); update-subtask (status, notes); complete-ticket (summary)."
+            ),
+            "Tools: assign_to_developer (mode); update_subtask (status, notes); complete_ticket (summary)."
+        );
     }
 
     #[test]

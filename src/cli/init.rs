@@ -103,9 +103,18 @@ struct InitOutput<'a> {
     init: Option<&'a InitReport>,
     #[serde(skip_serializing_if = "Option::is_none")]
     agent: Option<&'a AgentSetupReport>,
+    /// Where the manual page was installed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    man_page: Option<String>,
 }
 
-pub fn run(session: &Session, args: &InitArgs, ui: &mut Ui) -> Result<Exit, Failure> {
+/// `cli` is the program's whole command line (for the manual page `init` installs).
+pub fn run(
+    session: &Session,
+    args: &InitArgs,
+    cli: clap::Command,
+    ui: &mut Ui,
+) -> Result<Exit, Failure> {
     // A workflow git config selects (a worktree's own, from `worktree add`) is selected again
     // for the agent's hooks and MCP server run there: named in the client's files, it would
     // follow those files into every other worktree.
@@ -117,6 +126,7 @@ pub fn run(session: &Session, args: &InitArgs, ui: &mut Ui) -> Result<Exit, Fail
             ui.report(&InitOutput {
                 init: None,
                 agent: Some(&report),
+                man_page: None,
             })?;
         } else {
             ui.text(&agent_text(&report, ui.quiet))?;
@@ -143,14 +153,34 @@ pub fn run(session: &Session, args: &InitArgs, ui: &mut Ui) -> Result<Exit, Fail
         )?),
         None => None,
     };
+    // As the demo does: git turns `git orchestrate --help` into `man git-orchestrate`, which
+    // finds the page only once it is installed; a repository's first `init` is often the
+    // first use.
+    let man_page = super::man::default_dir()
+        .ok_or_else(|| "cannot tell where this program is".to_string())
+        .and_then(|dir| {
+            super::man::install(&dir, cli).map_err(|e| format!("{}: {e}", dir.display()))
+        });
     if ui.json_report(&InitOutput {
         init: Some(&report),
         agent: agent.as_ref(),
+        man_page: man_page.as_ref().ok().map(|p| p.display().to_string()),
     })? {
         return Ok(Exit::Success);
     }
     for line in init_lines(&report, ui.quiet) {
         ui.line(line)?;
+    }
+    match &man_page {
+        Ok(path) if !ui.quiet => ui.line(format!(
+            "installed the manual page: {} (`git orchestrate --help` opens it)",
+            path.display()
+        ))?,
+        Ok(_) => {}
+        Err(e) => ui.line(format!(
+            "note: the manual page could not be installed ({e}); `git orchestrate man --install \
+             --dir DIR` puts it into DIR/man1"
+        ))?,
     }
     if let Some(agent) = &agent {
         ui.text(&agent_text(agent, ui.quiet))?;

@@ -32,7 +32,7 @@ use crate::engine::ticket::{self as ticket_engine, Outcome};
 use crate::engine::{self, EngineError, Session, SubmitKind};
 use crate::exec::Cancel;
 use crate::workflow::ticket::{self as ticket_model, Role};
-use crate::workflow::{Decision, Expectation};
+use crate::workflow::{Decision, Expectation, fence};
 
 /// Serve the agent tools over MCP on stdin/stdout, for one agent session.
 ///
@@ -499,7 +499,9 @@ fn call_ticket(
                     .filter(|n| *n != GET_TASK)
                     .collect::<Vec<_>>()
             );
-            Ok(Answer::new(task.briefing, &report).error_if(task.exit != Exit::Success))
+            Ok(Answer::new(task.briefing, &report)
+                .error_if(task.exit != Exit::Success)
+                .whole_in_ticket())
         })
     } else {
         match tools::ticket_tool(name).filter(|t| t.role() == role) {
@@ -514,7 +516,9 @@ fn call_ticket(
                 run(session, Some(role), &Value::Object(args.clone()))
                     .map_err(refused)
                     .map(|outcome| {
-                        Answer::new(outcome.message.clone(), &outcome).error_if(outcome.halted)
+                        Answer::new(outcome.message.clone(), &outcome)
+                            .error_if(outcome.halted)
+                            .whole_in_ticket()
                     })
             }
             None => Err(bad(
@@ -567,6 +571,45 @@ fn result_tail(output: &str, in_log: bool) -> String {
     format!("[… earlier output cut{rest} …]\n{}", &tail[at..])
 }
 
+/// The bytes a result's text, and its structured content as JSON, take at most: Claude Code
+/// swaps a larger result for a file and shows the model its first 2 KB (docs/agent-guide.md),
+/// so a briefing's quoted output is cut to fit, and the whole stays in `output.log`.
+const RESULT_BYTES: usize = 15 * 1024;
+
+/// `structured` cut to [`RESULT_BYTES`] as JSON: the quoted output of its briefing first,
+/// then the start of its `output`; the instructions are never cut.
+fn fit(structured: &mut Value, whole: &str) {
+    for _ in 0..4 {
+        let size = serde_json::to_string(structured).map_or(0, |s| s.len());
+        if size <= RESULT_BYTES {
+            return;
+        }
+        // Cutting a byte of text saves at least a byte of its JSON.
+        let excess = size - RESULT_BYTES;
+        let Value::Object(fields) = structured else {
+            return;
+        };
+        if let Some(Value::String(briefing)) = fields.get_mut("briefing") {
+            let cut = fence::shortened(briefing, briefing.len().saturating_sub(excess), whole);
+            if cut.len() < briefing.len() {
+                *briefing = cut;
+                continue;
+            }
+        }
+        let Some(Value::String(output)) = fields.get_mut("output") else {
+            return;
+        };
+        let note = format!("[… earlier output cut: all of it is in {whole} …]\n");
+        let mut at = (excess + note.len()).min(output.len());
+        while !output.is_char_boundary(at) {
+            at += 1;
+        }
+        let rest = output[at..].to_string();
+        *output = format!("{note}{rest}");
+        fields.insert("output_truncated".into(), json!(true));
+    }
+}
+
 /// Bad input (exit 2): the message and how to give it right.
 fn bad(message: impl Into<String>, hint: impl Into<String>) -> Box<CommandError> {
     Box::new(CommandError::invalid_input(message, hint))
@@ -581,6 +624,8 @@ struct Answer {
     text: String,
     structured: Value,
     is_error: bool,
+    /// The resource that holds all of the output a result cuts.
+    whole: &'static str,
 }
 
 impl Answer {
@@ -594,7 +639,14 @@ impl Answer {
             text,
             structured: Value::Object(structured),
             is_error: false,
+            whole: OUTPUT_URI,
         }
+    }
+
+    /// A ticket's gate output is kept whole in the ticket itself.
+    fn whole_in_ticket(mut self) -> Answer {
+        self.whole = TICKET_URI;
+        self
     }
 
     /// The structured `output` cut to its end ([`RESULT_OUTPUT_LINES`] lines, at most
@@ -627,8 +679,9 @@ impl Answer {
     }
 
     fn result(mut self) -> CallToolResult {
-        let text = for_mcp(&self.text);
+        let text = fence::shortened(&for_mcp(&self.text), RESULT_BYTES, self.whole);
         in_mcp_dialect(&mut self.structured);
+        fit(&mut self.structured, self.whole);
         let mut result = if self.is_error {
             CallToolResult::error(vec![ContentBlock::text(text)])
         } else {
@@ -799,6 +852,17 @@ fn submit_kind(args: &Map<String, Value>) -> Result<(String, SubmitKind), Box<Co
     } else if mark_done {
         SubmitKind::MarkDone
     } else if let Some(plan) = plan {
+        // A path where the plan belongs (`"plan": "plan.json"`): the server reads no file.
+        if let Value::String(text) = plan
+            && serde_json::from_str::<Value>(text).is_err()
+            && !text.trim_start().starts_with(['{', '['])
+        {
+            return Err(bad(
+                format!("`plan` is the text {text:?}, not a plan: it is not JSON"),
+                "Pass the plan object, not a file: `plan` takes the plan itself, as a JSON \
+                 object (a file's name or path is not read).",
+            ));
+        }
         SubmitKind::Plan(match plan {
             // A plan given as text is taken as the JSON it holds.
             Value::String(s) => s.clone().into_bytes(),

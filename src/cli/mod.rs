@@ -229,7 +229,7 @@ pub fn run(cli: &Cli, ui: &mut Ui) -> Result<Exit, Failure> {
             .map_err(Failure::from)
     };
     match &cli.command {
-        Command::Init(args) => init::run(&open()?, args, ui),
+        Command::Init(args) => init::run(&open()?, args, Cli::command(), ui),
         Command::GetTask(args) => get_task::run(&open()?, args, ui),
         Command::SubmitWork(args) => submit_work::run(&open()?, args, ui),
         Command::Checkpoint(args) => checkpoint::run(&open()?, args, ui),

@@ -955,9 +955,20 @@ fn turn_fault_error(
     exit: &str,
     outcome: &AgentTurn,
 ) -> EngineError {
-    let said = [&outcome.stderr, &outcome.stdout]
+    // A known client's reply is read off its JSON (Claude's `result`), not its raw lines.
+    let reply = match driver {
+        Driver::Known(client) => {
+            decide::read_output(*client, &String::from_utf8_lossy(&outcome.stdout)).0
+        }
+        Driver::Command(_) => None,
+    };
+    let said = reply
         .into_iter()
-        .map(|out| String::from_utf8_lossy(out).into_owned())
+        .chain(
+            [&outcome.stderr, &outcome.stdout]
+                .into_iter()
+                .map(|out| String::from_utf8_lossy(out).into_owned()),
+        )
         .find(|text| !text.trim().is_empty())
         .map(|text| format!("It said:\n{}", decide::quoted(&text, 8)))
         .unwrap_or_else(|| "It printed nothing.".to_string());

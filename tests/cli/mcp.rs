@@ -250,6 +250,35 @@ fn errors_carry_the_next_action_and_change_nothing() {
             "{}",
             text(&wrong)
         );
+        // The refusal names the tool's argument, not the command line's flag.
+        assert!(
+            text(&wrong)
+                .contains("submit_work with `test_command` is not accepted in state INITIALIZING"),
+            "{}",
+            text(&wrong)
+        );
+        assert!(!text(&wrong).contains("--test-command"), "{}", text(&wrong));
+        assert!(
+            !error["message"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("submit-work"),
+            "{error}"
+        );
+        // A plan given as a file's path: the server reads no file, and says what to pass.
+        let path = call(
+            &client,
+            "submit_work",
+            json!({"summary": "x", "plan": ".git/plan.json"}),
+        )
+        .await;
+        assert!(is_error(&path));
+        assert_eq!(structured(&path)["error"]["code"], 2);
+        assert!(
+            text(&path).contains("Pass the plan object, not a file"),
+            "{}",
+            text(&path)
+        );
 
         for (args, message) in [
             (json!({"summary": ""}), "`summary` must not be empty"),
@@ -562,6 +591,58 @@ fn a_large_output_is_cut_to_its_end_in_the_result_and_whole_in_output_log() {
     });
 }
 
+/// A RED test whose last lines are long (64 KiB of them reach the briefing): the analysis
+/// briefing over MCP keeps its instructions ahead of the output and within what Claude Code
+/// shows (its first 2 KB), all of it under 16 KiB, the output cut to its end, and where all
+/// of it is.
+#[test]
+fn a_long_red_output_leaves_the_analysis_instructions_first_in_a_small_result() {
+    let repo = TestRepo::at_first_step();
+    runtime().block_on(async {
+        let (client, _) = connect(&repo, ProtocolVersion::V_2025_11_25).await;
+        let command = "i=0; while [ $i -lt 30 ]; do printf 'E%04d %05000d\\n' $i 0; i=$((i+1)); done; \
+                       echo 'the last line'; false";
+        let result = call(
+            &client,
+            "submit_work",
+            json!({"summary": "red", "test_command": command, "expectation": "FAIL"}),
+        )
+        .await;
+        assert!(!is_error(&result), "{}", text(&result));
+        assert!(text(&result).len() <= 16 * 1024, "{}", text(&result).len());
+        let result_len = serde_json::to_string(&structured(&result)).unwrap().len();
+        assert!(result_len <= 16 * 1024, "{result_len} bytes");
+        // The analysis briefing that follows: its instructions ahead of the output, all of it
+        // under 16 KiB (Claude Code shows a larger result as a 2 KB preview of a file), the
+        // output cut to its end, and where all of it is.
+        let briefing = call(&client, "get_task", json!({})).await;
+        let shown = text(&briefing);
+        let structured_len = serde_json::to_string(&structured(&briefing)).unwrap().len();
+        assert!(shown.len() <= 16 * 1024, "{} bytes", shown.len());
+        assert!(structured_len <= 16 * 1024, "{structured_len} bytes");
+        let answer_at = shown
+            .find("\"analysis_decision\": \"FAILURE\"}")
+            .expect("the answer");
+        assert!(answer_at < 2000, "the answer at byte {answer_at}");
+        assert!(answer_at < shown.find("----- BEGIN OUTPUT").unwrap());
+        assert!(
+            shown.contains("all of it is in orchestrate://output.log]\n----- BEGIN OUTPUT"),
+            "{shown}"
+        );
+        assert!(shown.contains("the last line\n----- END OUTPUT"), "{shown}");
+        let log = client
+            .read_resource(ReadResourceRequestParams::new("orchestrate://output.log"))
+            .await
+            .unwrap();
+        let ResourceContents::TextResourceContents { text: log, .. } = &log.contents[0] else {
+            panic!("text")
+        };
+        assert!(log.starts_with("E0000 000"), "{}", &log[..20]);
+        assert_eq!(log.len(), 30 * 5007 + "the last line\n".len());
+        client.cancel().await.unwrap();
+    });
+}
+
 /// A line that is not JSON gets JSON-RPC's parse error (id null) instead of silence; a
 /// 10 MB method name is answered "method not found" with its first characters, not echoed
 /// whole; the session goes on and answers the next request.
@@ -708,7 +789,27 @@ fn each_ticket_role_has_its_own_server() {
             ])
             .expect(4)
             .json();
-        assert_eq!(structured(&early)["error"], cli["error"]);
+        // The same refusal, in each one's words: the tools over MCP, the commands here.
+        let error = &structured(&early)["error"];
+        assert_eq!(
+            (&error["code"], &error["kind"]),
+            (&cli["error"]["code"], &cli["error"]["kind"])
+        );
+        assert_eq!(
+            error["message"],
+            "`subtask_complete` is not allowed in state MANAGER"
+        );
+        assert_eq!(
+            cli["error"]["message"],
+            "`subtask-complete` is not allowed in state MANAGER"
+        );
+        assert!(
+            error["hint"]
+                .as_str()
+                .unwrap_or_default()
+                .ends_with("the manager assigns a subtask: `assign_to_developer {\"mode\": \"MODE\", \"goal\": \"TEXT\", \"acceptanceCriteria\": [\"TEXT\"], …}`"),
+            "{error}"
+        );
         assert!(
             text(&early).contains("the manager assigns a subtask"),
             "{}",
@@ -747,11 +848,30 @@ fn each_ticket_role_has_its_own_server() {
         .await;
         assert!(!is_error(&assigned), "{}", text(&assigned));
         assert!(text(&assigned).starts_with("S1 assigned to the developer"));
+        assert!(
+            text(&assigned).ends_with("(implementation): `get_task`"),
+            "{}",
+            text(&assigned)
+        );
 
         // The developer's work, committed, and reported through its server.
         let briefing = call(&developer, "get_task", json!({})).await;
         assert!(!is_error(&briefing), "{}", text(&briefing));
         assert!(text(&briefing).contains("## Current Assignment"));
+        // It names its tool and the tool's arguments, as it calls them, not a command line.
+        assert!(
+            text(&briefing).contains(
+                "reports it: `subtask_complete {\"status\": \"complete|blocked\", \"filesChanged\": \
+                 [{\"path\": \"PATH\"}], \"buildStatus\": \"pass|fail\", \"message\": \"TEXT\", …}`"
+            ),
+            "{}",
+            text(&briefing)
+        );
+        assert_eq!(
+            structured(&briefing)["briefing"].as_str(),
+            Some(text(&briefing).as_str())
+        );
+        assert!(!text(&briefing).contains("git orchestrate"), "{}", text(&briefing));
         repo.write("add.sh", "echo 5\n");
         repo.commit_all("add numbers");
         // No argument names another role: the server's is the only one.
@@ -789,6 +909,23 @@ fn each_ticket_role_has_its_own_server() {
             head.trim()
         );
 
+        let briefing = call(&manager, "get_task", json!({})).await;
+        assert!(!is_error(&briefing), "{}", text(&briefing));
+        assert!(
+            text(&briefing).contains(
+                "verifies the developer's report: `update_subtask {\"status\": \
+                 \"complete|rejected|blocked\", \"notes\": \"TEXT\"}`"
+            ),
+            "{}",
+            text(&briefing)
+        );
+        for command in ["assign", "update-subtask", "complete-ticket", "subtask-complete"] {
+            assert!(
+                !text(&briefing).contains(&format!("git orchestrate {command}")),
+                "{command}: {}",
+                text(&briefing)
+            );
+        }
         let verified = call(
             &manager,
             "update_subtask",

@@ -194,3 +194,117 @@ fn git_orchestrate_help_opens_the_installed_manual_page() {
     assert!(text.contains("GIT-ORCHESTRATE(1)"), "{text}");
     assert!(text.contains("git orchestrate submit-work"), "{text}");
 }
+
+/// `init`, often the first command in a repository, installs the manual page as the demo
+/// does and says so: `git orchestrate --help` works from the first use, not git's "No manual
+/// entry".
+#[test]
+fn init_installs_the_manual_page_so_help_works_from_the_first_use() {
+    let prefix = tempfile::tempdir().unwrap();
+    let bin = prefix.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::copy(crate::support::BIN, bin.join("git-orchestrate")).unwrap();
+    let repo = crate::support::TestRepo::empty();
+    repo.write("README.md", "hello\n");
+    repo.commit_all("first");
+    let path = format!("{}:/usr/bin:/bin", bin.display());
+    let help = || {
+        repo.command("git", ["orchestrate", "--help"])
+            .env("PATH", &path)
+            .env("MANPAGER", "cat")
+            .env("PAGER", "cat")
+            .env_remove("MANPATH")
+            .output()
+            .unwrap()
+    };
+    assert!(!help().status.success(), "no page yet");
+    let out = crate::support::Run::from(
+        repo.command(bin.join("git-orchestrate").to_str().unwrap(), ["init"])
+            .env("PATH", &path)
+            .output()
+            .unwrap(),
+    );
+    out.expect(0);
+    let page = prefix.path().join("share/man/man1/git-orchestrate.1");
+    assert!(
+        out.stdout.contains(&format!(
+            "installed the manual page: {} (`git orchestrate --help` opens it)\n",
+            page.display()
+        )),
+        "{}",
+        out.stdout
+    );
+    let out = help();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("GIT-ORCHESTRATE(1)"));
+    // --json says where.
+    let json = crate::support::Run::from(
+        repo.command(
+            bin.join("git-orchestrate").to_str().unwrap(),
+            ["init", "--json"],
+        )
+        .env("PATH", &path)
+        .output()
+        .unwrap(),
+    );
+    assert_eq!(
+        json.expect(0).json()["man_page"],
+        page.display().to_string()
+    );
+}
+
+/// The completion install lines of docs/install.md, run as written by `sh -e` in a home
+/// where none of their directories exists yet, install all three scripts.
+#[test]
+fn the_documented_completion_install_lines_work_in_a_fresh_home() {
+    let readme = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/install.md"),
+    )
+    .unwrap();
+    let section = &readme[readme.find("## Shell completions").unwrap()..];
+    let start = section.find("```sh\n").unwrap() + "```sh\n".len();
+    let block = &section[start..start + section[start..].find("```").unwrap()];
+    let home = tempfile::tempdir().unwrap();
+    let bin_dir = Path::new(crate::support::BIN).parent().unwrap();
+    let out = std::process::Command::new("sh")
+        .args(["-ec", block])
+        .env("HOME", home.path())
+        .env(
+            "PATH",
+            format!(
+                "{}:{}",
+                bin_dir.display(),
+                std::env::var("PATH").unwrap_or_default()
+            ),
+        )
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .current_dir(home.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{block}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for (file, first) in [
+        (
+            ".local/share/bash-completion/completions/git-orchestrate",
+            "",
+        ),
+        (".zfunc/_git-orchestrate", "#compdef git-orchestrate\n"),
+        (
+            ".config/fish/completions/git-orchestrate.fish",
+            "# Print an optspec",
+        ),
+    ] {
+        let text = std::fs::read_to_string(home.path().join(file)).unwrap();
+        assert!(
+            text.starts_with(first) && text.contains("submit-work"),
+            "{file}"
+        );
+    }
+}

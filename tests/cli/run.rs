@@ -466,6 +466,45 @@ fn a_turn_whose_agent_ran_without_our_hooks_stops_the_run() {
     );
 }
 
+/// Claude Code prints its reply as one JSON line (1.5 KB of usage and ids around it): a turn
+/// run without our hooks is reported with the reply's `result`, not that line.
+#[test]
+fn an_unguarded_claude_turn_is_reported_with_its_reply_not_its_json() {
+    let repo = TestRepo::new();
+    repo.run(&["init", "--agent", "claude"]).expect(0);
+    repo.run(&["get-task"]).expect(0);
+    let padding = "x".repeat(1500);
+    let path = fake_client(
+        &repo,
+        "claude",
+        &format!(
+            "echo '{{\"type\":\"result\",\"subtype\":\"success\",\"result\":\"I have no \
+             orchestrate tools here.\",\"session_id\":\"c-1\",\"usage\":\"{padding}\"}}'"
+        ),
+    );
+    let out = Run::from(
+        repo.command(BIN, ["run", "--agent", "claude", "--max-turns", "3"])
+            .env("PATH", &path)
+            .output()
+            .unwrap(),
+    );
+    out.expect(5);
+    assert!(
+        out.stderr.contains(
+            "so its commands were not guarded; the run stops before another turn. It said:\n  > \
+             I have no orchestrate tools here."
+        ),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        !out.stderr.contains("\"type\":\"result\""),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains(&padding), "{}", out.stderr);
+}
+
 /// The first `turn` event of a `run --json`.
 fn first_turn(out: &Run) -> Value {
     out.stdout

@@ -33,6 +33,8 @@ impl Walk<'_> {
             self.shell(name, rest, simple)?;
         } else if let Some(options) = programs::interpreter(name) {
             self.interpreter(name, options, rest, simple)?;
+        } else if programs::AWKS.contains(&name) {
+            self.awk(name, rest)?;
         }
         if programs::PTY_SPAWNERS.contains(&name) {
             self.pty_spawner(name, rest, simple)?;
@@ -240,14 +242,49 @@ impl Walk<'_> {
                     rest.get(at).map(std::slice::from_ref).unwrap_or_default(),
                     name,
                 )?;
-                self.program_text(&code)
+                self.program_text(&code)?;
+                self.code_commands(name, &code)
             }
             Some(None) => match self.stdin_text(simple, name)? {
-                Some(code) => self.program_text(&code),
+                Some(code) => {
+                    self.program_text(&code)?;
+                    self.code_commands(name, &code)
+                }
                 None => Ok(()),
             },
             None => Ok(()),
         }
+    }
+
+    /// An awk program given on the command line (not `-f FILE`): the commands it runs.
+    fn awk(&mut self, name: &str, rest: &[Arg]) -> Result<(), Reason> {
+        match programs::awk_program(rest).and_then(|at| rest[at].value()) {
+            Some(code) => {
+                let code = code.to_string();
+                self.code_commands(name, &code)
+            }
+            // A program read from a file, or one the line does not show: as any argument.
+            None => Ok(()),
+        }
+    }
+
+    /// The commands an interpreter's literal code runs (`subprocess.run(["git", …])`,
+    /// `system("git …")`), each judged as a line of its own. What those lines leave unread
+    /// (a variable, a quote the shell would refuse) stays as unjudged as the code around it.
+    fn code_commands(&mut self, name: &str, code: &str) -> Result<(), Reason> {
+        let backticks_run = matches!(
+            name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.'),
+            "perl" | "ruby"
+        );
+        for line in super::code::commands(code, backticks_run) {
+            match self.line(&line) {
+                Err(reason) if !matches!(reason.rule, Rule::Unreadable | Rule::Unknowable(_)) => {
+                    return Err(reason);
+                }
+                _ => {}
+            }
+        }
+        Ok(())
     }
 
     /// A program that gives what it runs a pseudo-terminal (`script`, `expect`): a human's

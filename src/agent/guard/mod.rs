@@ -5,6 +5,7 @@
 //! path it cannot know, where that could reach something protected, is refused. The
 //! orchestrator never relies on it alone (docs/agent-guide.md, "The guard and its limits").
 
+mod code;
 mod commands;
 mod context;
 mod git;

@@ -58,6 +58,9 @@ pub const INTERPRETERS: &[(&str, &[&str])] = &[
     ("julia", &["-e"]),
 ];
 
+/// The awks: their first operand is the program, unless `-f` names its file.
+pub const AWKS: &[&str] = &["awk", "gawk", "mawk", "nawk", "original-awk"];
+
 /// Programs that run another under a pseudo-terminal or drive one: a human-only command
 /// named in their text is refused like the command itself.
 #[rustfmt::skip]
@@ -303,6 +306,17 @@ pub fn interpreter_code(options: &[&str], args: &[Arg]) -> Option<Option<usize>>
                 Some(at + 1)
             });
         }
+        // A bundle of short options that ends with the code's (`perl -le`, `python3 -Sc`).
+        if text.len() > 2
+            && text.starts_with('-')
+            && !text.starts_with("--")
+            && text[1..].chars().all(|c| c.is_ascii_alphabetic())
+            && options
+                .iter()
+                .any(|o| o.len() == 2 && text.ends_with(&o[1..]))
+        {
+            return Some(Some(at + 1));
+        }
         if text == "-" {
             return Some(None);
         }
@@ -312,6 +326,27 @@ pub fn interpreter_code(options: &[&str], args: &[Arg]) -> Option<Option<usize>>
         at += 1;
     }
     Some(None)
+}
+
+/// Where an awk's program text is among its arguments: the first operand, or what `-e`
+/// gives; `None` when `-f` reads it from a file.
+pub fn awk_program(args: &[Arg]) -> Option<usize> {
+    let mut at = 0;
+    while at < args.len() {
+        let text = args[at].text.as_str();
+        match text {
+            "-f" | "--file" => return None,
+            "-e" | "--source" => return Some(at + 1).filter(|i| *i < args.len()),
+            "--" => return Some(at + 1).filter(|i| *i < args.len()),
+            // Options that take the next word.
+            "-F" | "-v" | "-i" | "-l" | "--field-separator" | "--assign" | "--include"
+            | "--load" => at += 2,
+            _ if text.starts_with("-f") || text.starts_with("--file=") => return None,
+            _ if text.starts_with('-') && text.len() > 1 => at += 1,
+            _ => return Some(at),
+        }
+    }
+    None
 }
 
 /// A preflight gate's command line run as configured, or its script run directly (by
@@ -533,5 +568,30 @@ mod tests {
         assert_eq!(interpreter_code(python, &args(&["x.py"])), None);
         assert_eq!(interpreter_code(python, &args(&[])), Some(None));
         assert_eq!(interpreter_code(python, &args(&["-u", "-"])), Some(None));
+        assert_eq!(
+            interpreter_code(python, &args(&["-Sc", "print(1)"])),
+            Some(Some(1))
+        );
+        let perl = interpreter("perl").unwrap();
+        assert_eq!(
+            interpreter_code(perl, &args(&["-le", "print 1"])),
+            Some(Some(1))
+        );
+        assert_eq!(
+            interpreter_code(perl, &args(&["-pi", "-e", "s/a/b/", "f"])),
+            Some(Some(2))
+        );
+    }
+
+    #[test]
+    fn an_awk_program_is_its_first_operand() {
+        assert_eq!(awk_program(&args(&["{print $1}", "f"])), Some(0));
+        assert_eq!(
+            awk_program(&args(&["-F", ",", "-v", "x=1", "BEGIN{}"])),
+            Some(4)
+        );
+        assert_eq!(awk_program(&args(&["-F,", "BEGIN{}"])), Some(1));
+        assert_eq!(awk_program(&args(&["-f", "prog.awk", "data"])), None);
+        assert_eq!(awk_program(&args(&["-e", "BEGIN{}"])), Some(1));
     }
 }

@@ -491,6 +491,48 @@ fn reasons_are_typed_by_the_rule_broken() {
     }
 }
 
+/// The interpreter one-liners a session ran past the guard (python, perl, awk, node): the
+/// git command in their literal code is judged as if typed, and code that runs an honest
+/// git command, or only prints one, is not refused for it.
+#[test]
+fn interpreter_one_liners_are_judged_by_the_git_their_code_runs() {
+    let (_dir, ctx) = real();
+    let push = Some(Rule::MainBranch(policy::MainMove::Push));
+    for (command, expected) in [
+        (
+            "python3 -c \"import subprocess; subprocess.run(['git','commit','-n','-m','x'])\"",
+            Some(Rule::SkipsHooks),
+        ),
+        (
+            "perl -e 'system(\"git\",\"push\",\"origin\",\"HEAD:main\")'",
+            push.clone(),
+        ),
+        (
+            "awk 'BEGIN{system(\"git commit -n -m x\")}'",
+            Some(Rule::SkipsHooks),
+        ),
+        (
+            "node -e 'require(\"child_process\").execSync(\"git commit -n -m x\")'",
+            Some(Rule::SkipsHooks),
+        ),
+        ("ruby -e 'puts `git push origin HEAD:main`'", push),
+        (
+            "python3 -c \"import subprocess; subprocess.run(['git','commit','-m','x'])\"",
+            None,
+        ),
+        ("perl -e 'print \"git commit -n -m x\\n\"'", None),
+        ("awk 'BEGIN{print \"git commit -n\"}'", None),
+        ("node -e 'console.log(`git commit -n`)'", None),
+        // Built at run time: not read, as before.
+        (
+            "python3 -c \"import os; os.system('git ' + 'commit -n')\"",
+            None,
+        ),
+    ] {
+        assert_eq!(rule(command, &ctx), expected, "{command}");
+    }
+}
+
 #[test]
 fn reasons_name_the_word_and_the_route() {
     let (_dir, ctx) = real();

@@ -69,8 +69,9 @@ impl fmt::Display for FinalizeRefusal {
             FinalizeRefusal::NoPlan => f.write_str("there is no PR plan to finalize"),
             FinalizeRefusal::CommitCount { count, main, title } => write!(
                 f,
-                "the branch has {count} commits over {main}; it must have exactly one. Squash them: \
-                 git reset --soft $(git merge-base {main} HEAD) && git commit -m {}",
+                "the branch has {count} commits over {main}; it must have exactly one titled {}. \
+                 Let the orchestrator squash them and check the squash: \
+                 `git orchestrate submit-work --summary \"squashed\" --squash`",
                 crate::workflow::briefing::shell_quote(title)
             ),
             FinalizeRefusal::WrongTitle { subject, title } => write!(
@@ -284,8 +285,9 @@ mod tests {
                     main: "main".into(),
                     title: "feat: x".into(),
                 }),
-                "the branch has 3 commits over main; it must have exactly one. Squash them: git reset --soft \
-                 $(git merge-base main HEAD) && git commit -m 'feat: x'",
+                "the branch has 3 commits over main; it must have exactly one titled 'feat: x'. Let the \
+                 orchestrator squash them and check the squash: \
+                 `git orchestrate submit-work --summary \"squashed\" --squash`",
             ),
             (
                 Box::new(FinalizeRefusal::NoMention {

@@ -186,14 +186,28 @@ pass. Submit the test command with --expectation PASS.
 Then run `git orchestrate get-task` for your next instruction.
 ",
         // At a GREEN step after its RED step, the test is the RED step's command: filled in.
+        // At a REFACTOR step, or a GREEN step without one (a review's fix), the test command
+        // that last passed is: the tests that must still pass.
         submit_command(
             Expectation::for_step(step.kind),
             ctx.state
                 .red_test_due(step.id, step.kind)
-                .map(|red| red.command.as_str()),
+                .map(|red| red.command.as_str())
+                .or_else(|| (step.kind != StepType::Red)
+                    .then(|| last_passed(ctx))
+                    .flatten()),
             "<what you did>"
         )
     );
+}
+
+/// The command of the last test run that was meant to pass and did.
+fn last_passed<'a>(ctx: &Context<'a>) -> Option<&'a str> {
+    ctx.state
+        .pr()
+        .and_then(|pr| pr.last_run.as_ref())
+        .filter(|run| run.expectation == Expectation::Pass && run.verdict == Verdict::Success)
+        .map(|run| run.command.as_str())
 }
 
 pub(super) fn output_block(out: &mut String, ctx: &Context, tail: &str) {
@@ -220,16 +234,27 @@ pub(super) fn analysis(out: &mut String, ctx: &Context, plan: &PlanSummary, step
         return;
     };
     step_line(out, plan, step);
+    // What to answer comes before the output it judges: a client that shows the model only
+    // the start of a long result (docs/agent-guide.md) must not cut the instructions off.
     let _ = write!(
         out,
         "
 Your RED test failed as a RED test should ({exit}). Before the step counts, judge WHY it
-failed.
+failed, from its output (quoted at the end).
 
-$ {command}
+It failed for the intended reason when the output shows that the behaviour under test is
+missing: a failed assertion about it, or \"not found\"/\"not defined\" for the very thing you
+are about to build. It failed for the wrong reason when something unrelated broke: a typo, a
+wrong path, a missing import, a crash while setting up.
+
+Answer with exactly one of:
+
+  git orchestrate submit-work --summary \"<your analysis>\" --analysis-decision SUCCESS
+      (it failed for the intended reason: the step is done)
+  git orchestrate submit-work --summary \"<your analysis>\" --analysis-decision FAILURE
+      (it failed for the wrong reason: you will debug it)
 "
     );
-    output_block(out, ctx, output_tail);
     if let Some(line) = syntax_error {
         let _ = write!(
             out,
@@ -285,21 +310,8 @@ the later steps go on to change them. A test that can live in a test file belong
             );
         }
     }
-    out.push_str(
-        "
-It failed for the intended reason when the output shows that the behaviour under test is
-missing: a failed assertion about it, or \"not found\"/\"not defined\" for the very thing you
-are about to build. It failed for the wrong reason when something unrelated broke: a typo, a
-wrong path, a missing import, a crash while setting up.
-
-Answer with exactly one of:
-
-  git orchestrate submit-work --summary \"<your analysis>\" --analysis-decision SUCCESS
-      (it failed for the intended reason: the step is done)
-  git orchestrate submit-work --summary \"<your analysis>\" --analysis-decision FAILURE
-      (it failed for the wrong reason: you will debug it)
-",
-    );
+    let _ = write!(out, "\n$ {command}\n");
+    output_block(out, ctx, output_tail);
 }
 
 pub(super) fn checkpoint(out: &mut String, pending: &Pending) {
@@ -375,8 +387,6 @@ pub(super) fn debugging(out: &mut String, ctx: &Context, plan: &PlanSummary, ste
     if let Some(run) = &state.pr().and_then(|pr| pr.last_run.as_ref()) {
         let _ = writeln!(out, "What failed: {}", what_failed(run));
     }
-    out.push('\n');
-    output_block(out, ctx, state.last_error().unwrap_or(""));
     if state.identical_failures() > 0 {
         let _ = write!(
             out,
@@ -400,7 +410,7 @@ reach the cause. Try a different approach.\n",
         Tier::Hypothesize => write!(
             out,
             "
-Guidance: read the output above, form one hypothesis about the cause, make one focused fix,
+Guidance: read the output below, form one hypothesis about the cause, make one focused fix,
 and submit again:
 
   {submit}
@@ -447,6 +457,9 @@ with the full markdown report. The workflow then stops and waits for a human.
     if attempt >= 2 {
         out.push_str(CONTRADICTION_MOVE);
     }
+    // The output last, after what to do with it (as in the analysis briefing).
+    out.push('\n');
+    output_block(out, ctx, state.last_error().unwrap_or(""));
 }
 
 /// The move for a task that contradicts its test, as the debugging briefings name it.
@@ -674,19 +687,16 @@ pub(super) fn awaiting_finalization(out: &mut String, ctx: &Context, plan: &Plan
 Finalize the PR: squash all commits of this branch into one commit titled with the PR title.
 The squash must hold exactly the tree that last passed verification, so add nothing by hand
 now. If something is still missing, add it and run `git orchestrate checkpoint` first: it
-verifies the addition and commits it. Then run exactly:
-
-  git reset --soft $(git merge-base {main} HEAD) && git commit -m {title}
-
-Then confirm. The orchestrator checks that the branch is exactly one commit over {main}, that
-its message is the PR title, and that its tree is the one that last passed verification (a
-squash may not bring in anything unverified):
-
-  git orchestrate submit-work --summary \"squashed\"
-
-Or let the orchestrator make the squash and check it in one go (a squash it refuses is undone):
+verifies the addition and commits it. Then let the orchestrator make the squash and check it
+in one go (a squash it refuses is undone):
 
   git orchestrate submit-work --summary \"squashed\" --squash
+
+It checks that the branch is exactly one commit over {main}, that its message is the PR title,
+{title}, and that its tree is the one that last passed verification (a squash may not bring in
+anything unverified). A squash you made yourself is confirmed, and checked the same way, with:
+
+  git orchestrate submit-work --summary \"squashed\"
 ",
         main = ctx.main_branch,
         title = shell_quote(&plan.title)

@@ -136,12 +136,7 @@ STEP 1.2 (GREEN) of task 1/1 "add":
 Debugging attempt 2 on this step.
 What failed: your test command `sh tests/add.sh` passed, but the preflight gate `lint` failed (exit 3).
 
-Output (the end of it; all of it, byte for byte: git show refs/orchestrator/workflows/main:output.log):
------ BEGIN OUTPUT 87da5efd4f53c9f8 (quoted; nothing before END OUTPUT 87da5efd4f53c9f8 is from git-orchestrate) -----
-lint: line 3: unused variable
------ END OUTPUT 87da5efd4f53c9f8 -----
-
-Guidance: read the output above, form one hypothesis about the cause, make one focused fix,
+Guidance: read the output below, form one hypothesis about the cause, make one focused fix,
 and submit again:
 
   git orchestrate submit-work --summary "<hypothesis and fix>" --test-command 'sh tests/add.sh' --expectation PASS
@@ -151,6 +146,11 @@ reverse), do not bend the test or special-case the code to get past it. Say so, 
 decides:
 
   git orchestrate submit-work --summary "<one line>" --contradiction "<what the task asks, what the test holds, why both cannot be true>"
+
+Output (the end of it; all of it, byte for byte: git show refs/orchestrator/workflows/main:output.log):
+----- BEGIN OUTPUT 87da5efd4f53c9f8 (quoted; nothing before END OUTPUT 87da5efd4f53c9f8 is from git-orchestrate) -----
+lint: line 3: unused variable
+----- END OUTPUT 87da5efd4f53c9f8 -----
 
 Rules: make one attempt, then report it through `git orchestrate submit-work`; never run the
 tests to judge your work yourself, the orchestrator does. Do not edit refs/orchestrator/* or
@@ -362,7 +362,21 @@ fn every_briefing_matches_its_snapshot() {
         ),
     );
     assert_snapshot("green_step", &render(&tdd, 1, Extras::default()));
-    assert_snapshot("refactor_step", &render(&tdd, 2, Extras::default()));
+    // The GREEN step's passing run is the test a REFACTOR step submits again.
+    let green_passed = tdd.clone().edit(|w| {
+        w.last_run = Some(LastRun {
+            step: StepId::new(0, 1),
+            command: "cargo test add".into(),
+            expectation: Expectation::Pass,
+            exit: ExitRecord::code(0),
+            verdict: Verdict::Success,
+            preflight: None,
+        });
+    });
+    assert_snapshot(
+        "refactor_step",
+        &render(&green_passed, 2, Extras::default()),
+    );
     assert_snapshot(
         "refactor_step_no_gates",
         &render(
@@ -624,9 +638,20 @@ fn every_briefing_matches_its_snapshot() {
         ));
     let summary = with_feedback.summary();
     let gates = vec!["tests".to_string()];
+    // The last passing run (the last task's REFACTOR) is the test the fix submits again.
+    let refactored = tdd.clone().edit(|w| {
+        w.last_run = Some(LastRun {
+            step: StepId::new(1, 2),
+            command: "cargo test".into(),
+            expectation: Expectation::Pass,
+            exit: ExitRecord::code(0),
+            verdict: Verdict::Success,
+            preflight: None,
+        });
+    });
     assert_snapshot(
         "green_step_review_fix",
-        &brief(&ctx(&tdd, Some(&summary), &gates)).text,
+        &brief(&ctx(&refactored, Some(&summary), &gates)).text,
     );
 
     assert_snapshot(

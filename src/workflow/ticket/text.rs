@@ -138,10 +138,12 @@ pub fn observed_lines(observed: &Observed) -> Vec<String> {
     if let Some(failed) = &observed.gates.failed
         && !failed.tail.trim().is_empty()
     {
+        // Quoted as the TDD briefings quote a run (docs/integrity.md): a test's output can
+        // neither pose as this briefing nor move the screen.
         lines.push(format!(
             "output of `{}` (last lines):\n{}",
             failed.gate,
-            indent(&failed.tail)
+            crate::workflow::fence::fenced(&failed.tail).trim_end()
         ));
     }
     match &observed.tests_on_base {
@@ -168,13 +170,6 @@ pub fn observed_lines(observed: &Observed) -> Vec<String> {
         ));
     }
     lines
-}
-
-fn indent(text: &str) -> String {
-    text.lines()
-        .map(|l| format!("    {l}"))
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 fn subtask_line(s: &Subtask, current: bool) -> String {
@@ -360,7 +355,12 @@ fn manager(out: &mut String, ticket: &Ticket) {
                 files.join(", ")
             }
         );
-        let _ = writeln!(out, "Message: {}", report.message);
+        // The developer's words, terminal escapes shown rather than run on a human's screen.
+        let _ = writeln!(
+            out,
+            "Message: {}",
+            crate::workflow::fence::visible(&report.message)
+        );
         if let Some(details) = &report.blocker_details {
             let _ = writeln!(
                 out,
@@ -487,7 +487,8 @@ pub fn legal_next(ticket: &Ticket, role: Option<Role>) -> String {
         TicketState::Manager => manager(),
         TicketState::Developer => "the developer commits its work on the ticket's branch and \
                                    reports it: `git orchestrate subtask-complete --status \
-                                   complete|blocked --build-status pass|fail --message TEXT`"
+                                   complete|blocked --file PATH --build-status pass|fail \
+                                   --message TEXT …`"
             .into(),
         TicketState::TicketDone => "nothing: the ticket is done and merged".into(),
         TicketState::Halted => "a human answers the halt: `git orchestrate resume`".into(),
