@@ -669,3 +669,43 @@ fn every_briefing_matches_its_snapshot() {
         ),
     );
 }
+
+/// Every briefing excerpt of docs/agent-guide.md marked `<!-- from tests/snapshots/… -->`
+/// is a run of consecutive lines of that snapshot, as the briefing prints it today: the guide
+/// cannot drift from the briefings it quotes (as docs/states.md cannot from the table).
+#[test]
+fn every_agent_guide_excerpt_is_its_snapshot() {
+    const MARK: &str = "<!-- from tests/snapshots/";
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let guide = std::fs::read_to_string(root.join("docs/agent-guide.md")).unwrap();
+    let mut checked = 0;
+    let mut rest = guide.as_str();
+    while let Some(at) = rest.find(MARK) {
+        let after = &rest[at + MARK.len()..];
+        let name = &after[..after.find(" -->").expect("a closed marker")];
+        let block = after
+            .split_once("```text\n")
+            .and_then(|(between, block)| {
+                between
+                    .trim_start_matches(|c| c != '\n')
+                    .trim()
+                    .is_empty()
+                    .then_some(block)
+            })
+            .unwrap_or_else(|| panic!("the marker for {name} stands right above a text block"));
+        let block = &block[..block.find("```").expect("a closed block")];
+        let excerpt: Vec<&str> = block.lines().map(str::trim_end).collect();
+        let snapshot = std::fs::read_to_string(root.join("tests/snapshots").join(name))
+            .unwrap_or_else(|_| panic!("docs/agent-guide.md quotes a missing snapshot {name}"));
+        let lines: Vec<&str> = snapshot.lines().map(str::trim_end).collect();
+        assert!(
+            lines.windows(excerpt.len()).any(|w| w == excerpt.as_slice()),
+            "docs/agent-guide.md's excerpt of {name} is no longer what the briefing prints:\n{}\n\
+             copy the lines from tests/snapshots/{name}",
+            excerpt.join("\n")
+        );
+        checked += 1;
+        rest = after;
+    }
+    assert!(checked >= 16, "only {checked} excerpts are checked");
+}
