@@ -8,6 +8,10 @@ use crate::config::RetryStrategy;
 
 use super::hook::Client;
 
+/// The environment variable through which `git orchestrate run` gives each turn's agent a
+/// token; the session-start hook and the MCP server, started by the client, write it back.
+pub const RUN_PROOF_VAR: &str = "GIT_ORCHESTRATE_RUN_PROOF";
+
 /// Which session a turn goes to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -119,6 +123,7 @@ pub fn agent_arguments(
     session: Option<&str>,
     new_session: &str,
     prompt: &str,
+    trust: bool,
 ) -> (Vec<String>, Option<String>) {
     let s = |v: &[&str]| v.iter().map(|a| a.to_string()).collect::<Vec<_>>();
     let resume = session.filter(|_| mode == SessionMode::Same);
@@ -145,35 +150,31 @@ pub fn agent_arguments(
             (args, Some(id.to_string()))
         }
         // Codex loads a project's `.codex/` files only once the project is trusted (`--trust`
-        // saves that, as a user's "yes" would), and runs its hooks only with their own trust:
-        // unattended, the guard must run. `run` checks every turn that it did.
-        Client::Codex => match resume {
-            Some(id) => (
-                s(&[
-                    "exec",
-                    "resume",
-                    "--json",
-                    "--dangerously-bypass-approvals-and-sandbox",
-                    "--trust",
-                    "--dangerously-bypass-hook-trust",
-                    id,
-                    prompt,
-                ]),
-                Some(id.to_string()),
-            ),
-            // Codex names its session itself: read from its first event.
-            None => (
-                s(&[
-                    "exec",
-                    "--json",
-                    "--dangerously-bypass-approvals-and-sandbox",
-                    "--trust",
-                    "--dangerously-bypass-hook-trust",
-                    prompt,
-                ]),
-                None,
-            ),
-        },
+        // saves that, as a user's "yes" would: given only for a project its user never
+        // judged), and runs its hooks only with their own trust: unattended, the guard must
+        // run. `run` checks every turn that it did.
+        Client::Codex => {
+            let mut args = s(&["exec"]);
+            if resume.is_some() {
+                args.push("resume".into());
+            }
+            args.extend(s(&["--json", "--dangerously-bypass-approvals-and-sandbox"]));
+            if trust {
+                args.push("--trust".into());
+            }
+            args.push("--dangerously-bypass-hook-trust".into());
+            match resume {
+                Some(id) => {
+                    args.extend(s(&[id, prompt]));
+                    (args, Some(id.to_string()))
+                }
+                // Codex names its session itself: read from its first event.
+                None => {
+                    args.push(prompt.to_string());
+                    (args, None)
+                }
+            }
+        }
         Client::Gemini => {
             // In a folder not yet trusted, Gemini CLI drops the workspace settings (hooks and
             // MCP) and `--yolo`: `run` trusts the folder for the turn through the environment
@@ -203,21 +204,38 @@ pub enum TurnFault {
     /// A known client ran the turn without firing the session-start hook of `init --agent`:
     /// it did not load the project's settings, so its commands were not guarded.
     Unguarded,
+    /// A known client's hooks fired, but our MCP server never started with the turn's token:
+    /// the agent had none of the orchestrate tools (Codex without `env_vars`, say).
+    NoServer,
 }
 
-/// What one finished turn means for the run. `hooks_fired` is whether a known client's
-/// session-start hook fired in the turn (`None` for a command, which has no hooks).
+/// What a known client proved during a turn, by writing back the turn's token.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Proof {
+    /// The session-start hook of `init --agent` fired.
+    pub hooks: bool,
+    /// Our MCP server started.
+    pub server: bool,
+}
+
+/// What one finished turn means for the run. `proof` is what a known client proved in the
+/// turn (`None` for a command, which has no hooks and no server).
 pub fn turn_fault(
-    hooks_fired: Option<bool>,
+    proof: Option<Proof>,
     failed: bool,
     progressed: bool,
     printed: bool,
 ) -> Option<TurnFault> {
-    match hooks_fired {
-        Some(true) => None,
-        Some(false) if failed && !progressed && !printed => Some(TurnFault::CouldNotStart),
-        Some(false) => Some(TurnFault::Unguarded),
-        None => (failed && !progressed && !printed).then_some(TurnFault::CouldNotStart),
+    let silent_failure = failed && !progressed && !printed;
+    match proof {
+        Some(Proof {
+            hooks: true,
+            server: true,
+        }) => None,
+        Some(Proof { hooks: false, .. }) if silent_failure => Some(TurnFault::CouldNotStart),
+        Some(Proof { hooks: false, .. }) => Some(TurnFault::Unguarded),
+        Some(Proof { server: false, .. }) => Some(TurnFault::NoServer),
+        None => silent_failure.then_some(TurnFault::CouldNotStart),
     }
 }
 
@@ -427,8 +445,14 @@ mod tests {
 
     #[test]
     fn known_agents_continue_their_own_sessions() {
-        let (args, session) =
-            agent_arguments(Client::Claude, SessionMode::Fresh, None, "u-1", "do it");
+        let (args, session) = agent_arguments(
+            Client::Claude,
+            SessionMode::Fresh,
+            None,
+            "u-1",
+            "do it",
+            true,
+        );
         assert_eq!(
             args,
             [
@@ -448,10 +472,17 @@ mod tests {
             Some("u-1"),
             "u-2",
             "go on",
+            true,
         );
         assert_eq!(args[5..], ["--resume", "u-1"]);
-        let (args, session) =
-            agent_arguments(Client::Codex, SessionMode::Same, Some("t-9"), "u", "p");
+        let (args, session) = agent_arguments(
+            Client::Codex,
+            SessionMode::Same,
+            Some("t-9"),
+            "u",
+            "p",
+            true,
+        );
         assert_eq!(
             args,
             [
@@ -466,28 +497,63 @@ mod tests {
             ]
         );
         assert_eq!(session.as_deref(), Some("t-9"));
-        let (args, session) =
-            agent_arguments(Client::Codex, SessionMode::Fresh, Some("t-9"), "u", "p");
+        let (args, session) = agent_arguments(
+            Client::Codex,
+            SessionMode::Fresh,
+            Some("t-9"),
+            "u",
+            "p",
+            true,
+        );
         assert_eq!(args[..2], ["exec", "--json"]);
         assert_eq!(session, None);
-        let (args, _) = agent_arguments(Client::Gemini, SessionMode::Same, Some("g"), "u", "p");
+        // A project its user trusted already (or must not be trusted): no `--trust`, which
+        // would write over the user's own record.
+        let (args, _) = agent_arguments(Client::Codex, SessionMode::Fresh, None, "u", "p", false);
+        assert_eq!(
+            args,
+            [
+                "exec",
+                "--json",
+                "--dangerously-bypass-approvals-and-sandbox",
+                "--dangerously-bypass-hook-trust",
+                "p"
+            ]
+        );
+        let (args, _) =
+            agent_arguments(Client::Gemini, SessionMode::Same, Some("g"), "u", "p", true);
         assert_eq!(args[args.len() - 2..], ["--resume", "latest"]);
     }
 
     #[test]
     fn a_turn_without_the_hooks_or_without_a_start_stops_the_run() {
         use TurnFault::*;
-        // A known client: the session-start hook decides.
-        assert_eq!(turn_fault(Some(true), true, false, false), None);
+        let proved = |hooks, server| Some(Proof { hooks, server });
+        // A known client: the session-start hook and the server's start decide.
+        assert_eq!(turn_fault(proved(true, true), true, false, false), None);
         assert_eq!(
-            turn_fault(Some(false), true, false, false),
+            turn_fault(proved(false, false), true, false, false),
             Some(CouldNotStart)
         );
-        assert_eq!(turn_fault(Some(false), false, false, true), Some(Unguarded));
-        assert_eq!(turn_fault(Some(false), true, true, true), Some(Unguarded));
+        assert_eq!(
+            turn_fault(proved(false, false), false, false, true),
+            Some(Unguarded)
+        );
+        assert_eq!(
+            turn_fault(proved(false, true), true, true, true),
+            Some(Unguarded)
+        );
         // One that worked without the hooks and then failed ran unguarded: not "could not
         // start".
-        assert_eq!(turn_fault(Some(false), true, false, true), Some(Unguarded));
+        assert_eq!(
+            turn_fault(proved(false, false), true, false, true),
+            Some(Unguarded)
+        );
+        // Guarded, but without the tools.
+        assert_eq!(
+            turn_fault(proved(true, false), false, true, true),
+            Some(NoServer)
+        );
         // A command: only a failure that did and said nothing.
         assert_eq!(turn_fault(None, true, false, false), Some(CouldNotStart));
         assert_eq!(turn_fault(None, true, false, true), None);

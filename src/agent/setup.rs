@@ -70,6 +70,16 @@ pub const SERVER_NAME: &str = "orchestrate";
 /// What marks a hook command as ours.
 const HOOK_MARK: &str = " agent-hook ";
 
+/// Every environment variable our MCP server reads: the session's role on a ticket workflow,
+/// the workflow it serves, and the token of `git orchestrate run`'s turn, which the server
+/// writes back when it starts. `GIT_ORCHESTRATE_HUMAN` is left out on purpose: a server
+/// started by an agent never answers for a human.
+pub const SERVER_ENV: [&str; 3] = [
+    crate::workflow::ticket::ROLE_ENV,
+    crate::WORKFLOW_ENV,
+    super::run::RUN_PROOF_VAR,
+];
+
 /// How our commands are started: the program and, for a workflow other than the default,
 /// `--workflow W`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -367,6 +377,105 @@ fn merge_json(kind: Kind, root: &mut Map<String, Value>, launch: &Launch) -> Res
     Ok(changed)
 }
 
+/// What one of a client's project files lacks for the client to load our hooks and our MCP
+/// server: what `run` refuses to start over and `doctor` reports.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Gap {
+    /// The file is not there.
+    Missing,
+    /// It does not parse (why).
+    Unreadable(String),
+    /// No hook of ours for this event.
+    Hook(&'static str),
+    /// No MCP server of ours.
+    Server,
+    /// Codex: these variables are not passed to the MCP server.
+    EnvVars(Vec<&'static str>),
+}
+
+impl std::fmt::Display for Gap {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Gap::Missing => f.write_str("is not there"),
+            Gap::Unreadable(why) => write!(f, "cannot be read: {why}"),
+            Gap::Hook(event) => write!(f, "names no `git-orchestrate agent-hook` hook for {event}"),
+            Gap::Server => write!(
+                f,
+                "registers no MCP server `{SERVER_NAME}` that starts `git-orchestrate mcp`"
+            ),
+            Gap::EnvVars(vars) => write!(
+                f,
+                "does not pass {} to the MCP server (env_vars under [mcp_servers.{SERVER_NAME}])",
+                vars.join(", ")
+            ),
+        }
+    }
+}
+
+/// What the file of `kind` (its text, `None` when it is not there) lacks, as the client will
+/// read it: every hook of ours, our MCP server, and for Codex the variables it must pass the
+/// server. Empty when nothing is missing.
+pub fn gaps(kind: Kind, text: Option<&str>) -> Vec<Gap> {
+    let Some(text) = text else {
+        return vec![Gap::Missing];
+    };
+    if kind == Kind::CodexConfig {
+        return codex_config_gaps(text);
+    }
+    let value = match parse_json(Some(text)) {
+        Ok(value) => value,
+        Err(refusal) => return vec![Gap::Unreadable(refusal.to_string())],
+    };
+    let mut found = Vec::new();
+    for (event, _, ours, _) in hook_entries(kind) {
+        let suffix = format!(" agent-hook {} {ours}", client_name(kind));
+        let present = value["hooks"][event].as_array().is_some_and(|groups| {
+            groups
+                .iter()
+                .any(|g| group_commands(g).any(|c| c.ends_with(&suffix)))
+        });
+        if !present {
+            found.push(Gap::Hook(event));
+        }
+    }
+    if matches!(kind, Kind::ClaudeMcp | Kind::GeminiSettings)
+        && !is_ours(&value["mcpServers"][SERVER_NAME])
+    {
+        found.push(Gap::Server);
+    }
+    found
+}
+
+fn codex_config_gaps(text: &str) -> Vec<Gap> {
+    let table: toml::Table = match toml::from_str(text) {
+        Ok(table) => table,
+        Err(e) => return vec![Gap::Unreadable(format!("it is not valid TOML ({e})"))],
+    };
+    let server = table
+        .get("mcp_servers")
+        .and_then(|s| s.get(SERVER_NAME))
+        .and_then(|s| serde_json::to_value(s).ok())
+        .unwrap_or_default();
+    if !is_ours(&server) {
+        return vec![Gap::Server];
+    }
+    let passed: Vec<&str> = server["env_vars"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    let lacking: Vec<&'static str> = SERVER_ENV
+        .into_iter()
+        .filter(|v| !passed.contains(v))
+        .collect();
+    if lacking.is_empty() {
+        Vec::new()
+    } else {
+        vec![Gap::EnvVars(lacking)]
+    }
+}
+
 /// An MCP server entry that starts git-orchestrate's own server.
 fn is_ours(server: &Value) -> bool {
     server["command"]
@@ -488,10 +597,17 @@ fn codex_block(launch: &Launch) -> String {
         .iter()
         .map(|a| toml::Value::String(a.clone()).to_string())
         .collect();
+    let env: Vec<String> = SERVER_ENV
+        .iter()
+        .map(|v| toml::Value::String(v.to_string()).to_string())
+        .collect();
+    // Codex hands a stdio server only the variables named here (and a few of its own, such
+    // as PATH and HOME): without them the server of a ticket role starts with no role.
     format!(
-        "{CODEX_BEGIN}\n[mcp_servers.{SERVER_NAME}]\ncommand = {}\nargs = [{}]\ntool_timeout_sec = 600\n{CODEX_END}\n",
+        "{CODEX_BEGIN}\n[mcp_servers.{SERVER_NAME}]\ncommand = {}\nargs = [{}]\nenv_vars = [{}]\ntool_timeout_sec = 600\n{CODEX_END}\n",
         toml::Value::String(launch.program.clone()),
-        args.join(", ")
+        args.join(", "),
+        env.join(", ")
     )
 }
 
@@ -698,6 +814,62 @@ mod tests {
     }
 
     #[test]
+    fn what_init_writes_has_no_gaps_and_each_missing_entry_is_named() {
+        for kind in [
+            Kind::ClaudeSettings,
+            Kind::ClaudeMcp,
+            Kind::CodexConfig,
+            Kind::CodexHooks,
+            Kind::GeminiSettings,
+        ] {
+            assert_eq!(gaps(kind, None), [Gap::Missing], "{kind:?}");
+            let written = install(kind, Some(""), &launch()).unwrap();
+            assert_eq!(gaps(kind, Some(&written)), [], "{kind:?}\n{written}");
+            let w2 = Launch {
+                program: "git-orchestrate".into(),
+                workflow: Some("w2".into()),
+            };
+            let written = install(kind, None, &w2).unwrap();
+            assert_eq!(gaps(kind, Some(&written)), [], "{kind:?}\n{written}");
+        }
+        assert_eq!(
+            gaps(
+                Kind::ClaudeSettings,
+                Some(
+                    r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "git-orchestrate agent-hook claude stop"}]}]}}"#
+                )
+            ),
+            [Gap::Hook("SessionStart"), Gap::Hook("PreToolUse")]
+        );
+        assert_eq!(
+            gaps(
+                Kind::ClaudeMcp,
+                Some(r#"{"mcpServers": {"other": {"command": "x"}}}"#)
+            ),
+            [Gap::Server]
+        );
+        assert_eq!(
+            gaps(Kind::GeminiSettings, Some("{")).len(),
+            1,
+            "unreadable, once"
+        );
+        // Codex: the table written before env_vars existed lacks them all.
+        let old = "[mcp_servers.orchestrate]\ncommand = \"git-orchestrate\"\nargs = [\"mcp\"]\n";
+        assert_eq!(
+            gaps(Kind::CodexConfig, Some(old)),
+            [Gap::EnvVars(SERVER_ENV.to_vec())]
+        );
+        assert_eq!(
+            Gap::EnvVars(vec!["GIT_ORCHESTRATE_ROLE"]).to_string(),
+            "does not pass GIT_ORCHESTRATE_ROLE to the MCP server (env_vars under [mcp_servers.orchestrate])"
+        );
+        assert_eq!(
+            gaps(Kind::CodexConfig, Some("model = \"m\"\n")),
+            [Gap::Server]
+        );
+    }
+
+    #[test]
     fn codex_config_gets_a_block_appended_and_loses_exactly_it() {
         let user = "model = \"o3\"\n# my servers\n[mcp_servers.docs]\ncommand = \"docs-mcp\"\n";
         let merged = install(Kind::CodexConfig, Some(user), &launch()).unwrap();
@@ -710,6 +882,18 @@ mod tests {
         assert_eq!(
             parsed["mcp_servers"]["orchestrate"]["tool_timeout_sec"].as_integer(),
             Some(600)
+        );
+        assert_eq!(
+            parsed["mcp_servers"]["orchestrate"]["env_vars"],
+            toml::Value::Array(
+                [
+                    "GIT_ORCHESTRATE_ROLE",
+                    "GIT_ORCHESTRATE_WORKFLOW",
+                    "GIT_ORCHESTRATE_RUN_PROOF"
+                ]
+                .map(|v| toml::Value::String(v.into()))
+                .to_vec()
+            )
         );
         assert_eq!(
             install(Kind::CodexConfig, Some(&merged), &launch()).unwrap(),

@@ -78,6 +78,8 @@ pub enum ErrorKind {
     NotHermetic,
     /// `run`'s agent could not start, or ran without our hooks.
     Agent,
+    /// `run` would overrule the user's "untrusted" for an agent client.
+    Untrusted,
     Internal,
 }
 
@@ -90,7 +92,7 @@ impl ErrorKind {
             | ErrorKind::InvalidInput
             | ErrorKind::InvalidPlan
             | ErrorKind::InvalidConfig => Exit::Usage,
-            ErrorKind::WrongState | ErrorKind::HumanOnly => Exit::NotAllowed,
+            ErrorKind::WrongState | ErrorKind::HumanOnly | ErrorKind::Untrusted => Exit::NotAllowed,
             ErrorKind::Store
             | ErrorKind::Locked
             | ErrorKind::WorkflowVanished
@@ -273,6 +275,9 @@ fn classify(e: EngineError) -> CommandError {
         EngineError::TicketGatesFailed { .. } => CommandError::new(ErrorKind::VerificationFailed, message)
             .hint("Nothing was merged or recorded. Assign a subtask that fixes it, then complete the ticket again."),
         EngineError::Agent { hint, .. } => CommandError::new(ErrorKind::Agent, message).hint(hint),
+        EngineError::AgentUntrusted { hint, .. } => {
+            CommandError::new(ErrorKind::Untrusted, message).hint(hint)
+        }
         EngineError::CheckpointRefused { output, .. } => {
             let mut err = CommandError::new(
                 ErrorKind::VerificationFailed,
@@ -440,6 +445,7 @@ mod tests {
             (ErrorKind::InvalidPlan, Exit::Usage, "invalid_plan"),
             (ErrorKind::WrongState, Exit::NotAllowed, "wrong_state"),
             (ErrorKind::HumanOnly, Exit::NotAllowed, "human_only"),
+            (ErrorKind::Untrusted, Exit::NotAllowed, "untrusted"),
             (
                 ErrorKind::VerificationFailed,
                 Exit::VerificationFailed,

@@ -146,6 +146,13 @@ pub fn run(workflow: Option<&str>, args: &McpArgs) -> Result<Exit, Failure> {
         ))
     })?;
     let serving = serving(&dir, workflow, args.role)?;
+    // Under `git orchestrate run`: the server answers the turn's token once it knows what it
+    // serves, so the run knows the agent had its tools.
+    if let Some(token) = std::env::var_os(crate::engine::agent_hook::RUN_PROOF_VAR)
+        && let Ok(session) = Session::open_selected(&dir, workflow)
+    {
+        crate::engine::agent_hook::record_server_start(&session, &token.to_string_lossy());
+    }
     let (jobs, inbox) = mpsc::channel();
     let workflow = workflow.map(str::to_string);
     std::thread::Builder::new()

@@ -85,6 +85,11 @@ pub fn run(session: &Session, args: &RunArgs, ui: &mut Ui) -> Result<Exit, Failu
     let quiet = ui.quiet;
     let mut ticker: Option<Ticker> = None;
     let summary = run::run(session, &options, &mut |event| match event {
+        // Said even with --quiet: the run changed how a client treats this project.
+        RunEvent::Trusted(notice) if json => {
+            ui.line(serde_json::to_string(notice).map_err(std::io::Error::other)?)
+        }
+        RunEvent::Trusted(notice) => ui.line(format!("run: {}", notice.message)),
         RunEvent::Start {
             turn,
             state,

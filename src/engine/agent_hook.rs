@@ -182,9 +182,8 @@ fn write_record(path: &Path, record: &StopRecord) -> Result<(), EngineError> {
     std::fs::rename(&tmp, path).map_err(io_error(format!("rename {}", tmp.display())))
 }
 
-/// The environment variable through which `git orchestrate run` gives each turn's agent a
-/// token; the session-start hook, run by the client, writes it back ([`record_run_start`]).
-pub const RUN_PROOF_VAR: &str = "GIT_ORCHESTRATE_RUN_PROOF";
+/// The token of `run`'s turn ([`record_run_start`], [`record_server_start`]).
+pub use crate::agent::run::RUN_PROOF_VAR;
 
 /// The session-start hook under `run`: records that the client loaded our settings in this
 /// turn (the token `run` gave it), with the client's session. Best effort: a record that
@@ -209,4 +208,29 @@ pub fn take_run_start(session: &Session, token: &str, client: &str) -> bool {
         .and_then(|text| serde_json::from_str(&text).ok());
     let _ = std::fs::remove_file(&path);
     record.is_some_and(|r| r["client"] == client)
+}
+
+/// Where the MCP server started under `run` leaves its answer to the turn's token.
+fn server_proof_file(session: &Session, token: &str) -> std::path::PathBuf {
+    session.store.run_proof_file(&format!("{token}.mcp"))
+}
+
+/// Our MCP server, started by a client under `run`: records that it started with the turn's
+/// token (it reached the server only if the client passed it on: Codex passes only the
+/// variables `env_vars` names). Best effort, as [`record_run_start`].
+pub fn record_server_start(session: &Session, token: &str) {
+    let path = server_proof_file(session, token);
+    if let Some(dir) = path.parent()
+        && std::fs::create_dir_all(dir).is_ok()
+    {
+        let _ = std::fs::write(&path, "mcp");
+    }
+}
+
+/// Whether our MCP server started with `token`; the record is removed (one turn, one token).
+pub fn take_server_start(session: &Session, token: &str) -> bool {
+    let path = server_proof_file(session, token);
+    let started = std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file());
+    let _ = std::fs::remove_file(&path);
+    started
 }

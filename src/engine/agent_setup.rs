@@ -8,6 +8,7 @@ use serde::Serialize;
 use super::{EngineError, Session, io_error};
 use crate::agent::hook::Client;
 use crate::agent::setup::{self, Launch};
+use crate::agent::trust::{self, Trust};
 
 /// What happened to one file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -280,6 +281,86 @@ impl Backup {
                 Err(io_error(format!("remove the record of {name}"))(e))
             }
             _ => Ok(()),
+        }
+    }
+}
+
+/// One of a client's project files, and what it lacks for the client to load our hooks and
+/// MCP server (nothing: it is complete).
+#[derive(Clone, Debug)]
+pub struct FileGaps {
+    pub path: &'static str,
+    pub gaps: Vec<setup::Gap>,
+}
+
+/// Each project file `client` loads here, as it will read it, and what it lacks.
+pub fn file_gaps(session: &Session, client: Client) -> Vec<FileGaps> {
+    let root = session.store.workdir();
+    setup::files(client)
+        .into_iter()
+        .map(|file| {
+            let path = root.join(file.path);
+            let gaps = match crate::agent::guard::read_capped(&path, 1 << 20) {
+                Ok(text) => setup::gaps(file.kind, Some(&text)),
+                // A file that is there and cannot be read is not "missing".
+                Err(e) if std::fs::symlink_metadata(&path).is_ok() => {
+                    vec![setup::Gap::Unreadable(e.to_string())]
+                }
+                Err(_) => setup::gaps(file.kind, None),
+            };
+            FileGaps {
+                path: file.path,
+                gaps,
+            }
+        })
+        .collect()
+}
+
+/// What a client's own record says of this project: where the record is, the folder its
+/// deciding entry names, and the verdict. `None` for Claude Code, which keeps no "untrusted".
+#[derive(Clone, Debug)]
+pub struct ClientTrust {
+    pub record: String,
+    pub rule: Option<String>,
+    pub trust: Trust,
+}
+
+pub fn client_trust(client: Client, project: &Path) -> Option<ClientTrust> {
+    // A record of a client's own: small, and never a FIFO or a device.
+    let read = |path: &Path| crate::agent::guard::read_capped(path, 1 << 20).ok();
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    match client {
+        Client::Claude => None,
+        Client::Codex => {
+            let config = std::env::var_os("CODEX_HOME")
+                .map(PathBuf::from)
+                .or_else(|| home.as_ref().map(|h| h.join(".codex")))
+                .map(|dir| dir.join("config.toml"));
+            let text = config.as_deref().and_then(read);
+            let rule = trust::codex_rule(text.as_deref(), project);
+            Some(ClientTrust {
+                record: config
+                    .map(|c| c.display().to_string())
+                    .unwrap_or_else(|| "$CODEX_HOME/config.toml".into()),
+                trust: rule.as_ref().map_or(Trust::Undecided, |(_, t)| t.clone()),
+                rule: rule.map(|(dir, _)| dir),
+            })
+        }
+        Client::Gemini => {
+            let folders = home.as_ref().map(|h| h.join(".gemini/trustedFolders.json"));
+            let text = folders.as_deref().and_then(read);
+            let rule = trust::gemini_rule(text.as_deref(), project);
+            // The user's own environment trusting every workspace is a decision too.
+            let by_env = std::env::var("GEMINI_CLI_TRUST_WORKSPACE").is_ok_and(|v| v == "true");
+            Some(ClientTrust {
+                record: "~/.gemini/trustedFolders.json".into(),
+                trust: if by_env {
+                    Trust::Trusted
+                } else {
+                    rule.as_ref().map_or(Trust::Undecided, |(_, t)| t.clone())
+                },
+                rule: rule.map(|(dir, _)| dir),
+            })
         }
     }
 }

@@ -77,6 +77,10 @@ pub enum EngineError {
     /// the run stops before another turn.
     #[error("{message}")]
     Agent { message: String, hint: String },
+    /// `run` would have to overrule what the user told an agent client about this project
+    /// (an explicit "untrusted"): it refuses instead (exit 4), before any turn.
+    #[error("{message}")]
+    AgentUntrusted { message: String, hint: String },
     /// A broken promise inside git-orchestrate itself: a bug to report.
     #[error("internal error: {0} (please report this as a git-orchestrate bug)")]
     Internal(String),

@@ -67,6 +67,14 @@ pub struct TurnReport {
     pub record: String,
 }
 
+/// `run` trusted the project for an agent client (`run --json` prints it as one line).
+#[derive(Clone, Debug, Serialize)]
+pub struct TrustNotice {
+    pub event: &'static str,
+    pub client: &'static str,
+    pub message: String,
+}
+
 /// How the run ended.
 #[derive(Clone, Debug, Serialize)]
 pub struct RunSummary {
@@ -85,6 +93,9 @@ pub struct RunSummary {
 
 /// What `run` tells its caller as it goes.
 pub enum RunEvent<'a> {
+    /// Before the first turn: `run` trusts the project for a client whose user had not
+    /// judged it (the run's first line says so).
+    Trusted(&'a TrustNotice),
     /// A turn starts: the agent has the briefing.
     Start {
         turn: u32,
@@ -132,6 +143,12 @@ pub fn run(
             hint: "Give the agent with --agent or after `--`.".into(),
         });
     }
+    // Before anything is started or written: every client of the run loads our hooks and
+    // MCP server here, or the run does not start.
+    let granted = prepare_clients(session, options)?;
+    for notice in &granted {
+        on_event(RunEvent::Trusted(notice)).map_err(io_error("print the run's start"))?;
+    }
     crate::exec::agent::forward_stop_signals()
         .map_err(|e| EngineError::Internal(format!("cannot watch for signals: {e}")))?;
     crate::exec::agent::supervise().map_err(|e| {
@@ -161,6 +178,10 @@ pub fn run(
         briefed_state: None,
         ticket,
         role: None,
+        trusting: granted
+            .iter()
+            .filter_map(|n| known_client(n.client))
+            .collect(),
     };
     // A turn the last run started and never finished (it was killed) is recorded first, as
     // interrupted; turns are numbered on from the runs record, across runs.
@@ -223,8 +244,9 @@ fn before_turn(idle: bool, halted: bool) -> Option<Ending> {
 /// What one finished turn showed.
 #[derive(Clone, Copy, Debug)]
 struct TurnFacts {
-    /// Whether a known client's session-start hook fired (`None` for a command).
-    hooks_fired: Option<bool>,
+    /// Whether a known client's session-start hook fired and its MCP server started (`None`
+    /// for a command).
+    proof: Option<decide::Proof>,
     /// The agent exited other than 0 and was not cut at its time limit (a turn cut at its
     /// limit ran: it did not fail to start).
     failed: bool,
@@ -243,15 +265,12 @@ enum AfterTurn {
 
 fn after_turn(facts: TurnFacts, next: Next) -> AfterTurn {
     let TurnFacts {
-        hooks_fired,
+        proof,
         failed,
         progressed,
         printed,
     } = facts;
-    match (
-        decide::turn_fault(hooks_fired, failed, progressed, printed),
-        next,
-    ) {
+    match (decide::turn_fault(proof, failed, progressed, printed), next) {
         (Some(fault), _) => AfterTurn::Fault(fault),
         (None, Next::Stuck) => AfterTurn::Stuck,
         (None, Next::Continue) => AfterTurn::Next,
@@ -278,6 +297,8 @@ struct Driving<'a> {
     ticket: bool,
     /// The role of the last turn (a ticket workflow): the agent's session is that role's.
     role: Option<Role>,
+    /// The clients `run` trusts the project for (their users had not judged it).
+    trusting: Vec<Client>,
 }
 
 /// What a turn starts from: where the workflow stands, and the briefing for the agent.
@@ -402,7 +423,7 @@ fn ticket_brief(session: &Session) -> Result<Briefed, EngineError> {
 /// One turn as the agent took it.
 struct Taken {
     outcome: AgentTurn,
-    hooks_fired: Option<bool>,
+    proof: Option<decide::Proof>,
     /// What the agent said at the end, when its output says.
     said: Option<String>,
     progressed: bool,
@@ -514,7 +535,7 @@ impl Driving<'_> {
         };
         on_event(RunEvent::Done(&report)).map_err(io_error("print the turn"))?;
         let facts = TurnFacts {
-            hooks_fired: taken.hooks_fired,
+            proof: taken.proof,
             failed: !matches!(
                 taken.outcome.exit,
                 ExitRecord::Code(0) | ExitRecord::TimedOut { .. }
@@ -631,14 +652,21 @@ impl Driving<'_> {
             briefing,
             &self.briefing_file,
             self.turn_timeout,
+            &self.trusting,
         )?;
-        let (hooks_fired, said, reported_session) = match &driver {
+        let (proof, said, reported_session) = match &driver {
             Driver::Known(client) => {
-                let fired =
-                    super::agent_hook::take_run_start(session, &token, decide::program(*client));
+                let proof = decide::Proof {
+                    hooks: super::agent_hook::take_run_start(
+                        session,
+                        &token,
+                        decide::program(*client),
+                    ),
+                    server: super::agent_hook::take_server_start(session, &token),
+                };
                 let (said, reported) =
                     decide::read_output(*client, &String::from_utf8_lossy(&outcome.stdout));
-                (Some(fired), said, reported)
+                (Some(proof), said, reported)
             }
             Driver::Command(_) => (None, None, None),
         };
@@ -660,7 +688,7 @@ impl Driving<'_> {
         };
         Ok(Taken {
             outcome,
-            hooks_fired,
+            proof,
             said,
             progressed: after != before,
             last_failure,
@@ -862,6 +890,7 @@ fn run_turn(
     briefing: &str,
     briefing_file: &Path,
     turn_timeout: std::time::Duration,
+    trusting: &[Client],
 ) -> Result<(AgentTurn, Option<String>), EngineError> {
     if let Some(dir) = briefing_file.parent() {
         std::fs::create_dir_all(dir).map_err(io_error(format!("create {}", dir.display())))?;
@@ -871,7 +900,9 @@ fn run_turn(
     let (program, args, stdin, used) = match driver {
         Driver::Known(client) => {
             let prompt = decide::prompt(briefing, briefing_file);
-            let (args, used) = decide::agent_arguments(*client, mode, session_id, new_id, &prompt);
+            let trust = trusting.contains(client);
+            let (args, used) =
+                decide::agent_arguments(*client, mode, session_id, new_id, &prompt, trust);
             (OsString::from(decide::program(*client)), args, None, used)
         }
         Driver::Command(argv) => {
@@ -916,11 +947,13 @@ fn run_turn(
     // Only a known client's hooks write the token back: a command gets none.
     if let Driver::Known(client) = driver {
         env.push((super::agent_hook::RUN_PROOF_VAR, OsString::from(token)));
-        env.extend(
-            decide::trust_env(*client)
-                .iter()
-                .map(|(key, value)| (*key, OsString::from(value))),
-        );
+        if trusting.contains(client) {
+            env.extend(
+                decide::trust_env(*client)
+                    .iter()
+                    .map(|(key, value)| (*key, OsString::from(value))),
+            );
+        }
     }
     let turn = run_agent(
         &program,
@@ -988,6 +1021,22 @@ fn turn_fault_error(
                  turn's output is kept in {run_ref}."
             ),
         },
+        (decide::TurnFault::NoServer, client) => {
+            let client = client.unwrap_or(Client::Claude);
+            let name = decide::program(client);
+            EngineError::Agent {
+                message: format!(
+                    "the agent `{name}` ran turn {turn} without git-orchestrate's MCP server (it never \
+                     started with the turn's token), so the agent had none of the orchestrate tools; \
+                     the run stops before another turn. {said}"
+                ),
+                hint: format!(
+                    "Run `git orchestrate init --agent {name}` here (it registers the server in {}), and \
+                     `git orchestrate doctor`; the turn's output is kept in {run_ref}.",
+                    server_file(client)
+                ),
+            }
+        }
         (decide::TurnFault::Unguarded, client) => {
             let client = client.map(decide::program).unwrap_or("CLIENT");
             EngineError::Agent {
@@ -1004,6 +1053,141 @@ fn turn_fault_error(
             }
         }
     }
+}
+
+/// The file that registers our MCP server for `client`, as `init --agent` writes it.
+fn server_file(client: Client) -> &'static str {
+    match client {
+        Client::Claude => ".mcp.json",
+        Client::Codex => ".codex/config.toml",
+        Client::Gemini => ".gemini/settings.json",
+    }
+}
+
+fn known_client(name: &str) -> Option<Client> {
+    [Client::Claude, Client::Codex, Client::Gemini]
+        .into_iter()
+        .find(|c| decide::program(*c) == name)
+}
+
+/// Before turn 1, for each known client of the run: its project files as it will load them
+/// name our hooks and MCP server (else exit 5), and it will load them here: a project its
+/// user marked untrusted is refused (exit 4), one nobody judged is trusted, and said so.
+/// Nothing is started or written either way.
+fn prepare_clients(
+    session: &Session,
+    options: &RunOptions,
+) -> Result<Vec<TrustNotice>, EngineError> {
+    let mut clients: Vec<Client> = Vec::new();
+    for driver in [
+        Some(&options.driver),
+        options.manager.as_ref(),
+        options.developer.as_ref(),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        if let Driver::Known(client) = driver
+            && !clients.contains(client)
+        {
+            clients.push(*client);
+        }
+    }
+    for client in &clients {
+        let name = decide::program(*client);
+        let files = super::agent_setup::file_gaps(session, *client);
+        let gaps: Vec<String> = files
+            .iter()
+            .flat_map(|f| f.gaps.iter().map(move |g| format!("{} {g}", f.path)))
+            .collect();
+        if !gaps.is_empty() {
+            return Err(EngineError::Agent {
+                message: format!(
+                    "run refused before turn 1: {name} would work here without git-orchestrate's \
+                     hooks or MCP server: {}; nothing was started or committed",
+                    gaps.join("; ")
+                ),
+                hint: format!(
+                    "Run `git orchestrate init --agent {name}` here (it writes {}), then `git \
+                     orchestrate run` again; `git orchestrate doctor` checks them.",
+                    files
+                        .iter()
+                        .map(|f| f.path)
+                        .collect::<Vec<_>>()
+                        .join(" and ")
+                ),
+            });
+        }
+    }
+    let root = session.store.workdir();
+    let mut notices = Vec::new();
+    for client in clients {
+        let name = decide::program(client);
+        let Some(trust) = super::agent_setup::client_trust(client, root) else {
+            continue;
+        };
+        let folder = trust
+            .rule
+            .clone()
+            .unwrap_or_else(|| root.display().to_string());
+        match (crate::agent::trust::run_trust(&trust.trust), client) {
+            (crate::agent::trust::RunTrust::Loads, _) => {}
+            (crate::agent::trust::RunTrust::Refuse, Client::Codex) => {
+                return Err(EngineError::AgentUntrusted {
+                    message: format!(
+                        "run refused before turn 1: {} says trust_level = \"untrusted\" under \
+                         [projects.{}], so Codex would drop .codex/ here (no hooks, no MCP server), \
+                         and run does not overrule your setting; nothing was started",
+                        trust.record,
+                        toml::Value::String(folder.clone())
+                    ),
+                    hint: format!(
+                        "If you trust this project, set trust_level = \"trusted\" there (or delete the \
+                         entry: run then trusts it and says so), then `git orchestrate run --agent {name}` \
+                         again."
+                    ),
+                });
+            }
+            (crate::agent::trust::RunTrust::Refuse, _) => {
+                return Err(EngineError::AgentUntrusted {
+                    message: format!(
+                        "run refused before turn 1: {} marks {folder} DO_NOT_TRUST, so Gemini CLI would \
+                         drop .gemini/settings.json here (no hooks, no MCP server), and run does not \
+                         overrule your setting; nothing was started",
+                        trust.record
+                    ),
+                    hint: format!(
+                        "If you trust this folder, change that rule to TRUST_FOLDER (or remove it: run \
+                         then trusts the folder for its own turns and says so), then `git orchestrate \
+                         run --agent {name}` again."
+                    ),
+                });
+            }
+            (crate::agent::trust::RunTrust::Grant, Client::Codex) => notices.push(TrustNotice {
+                event: "trust",
+                client: name,
+                message: format!(
+                    "run trusts this project for Codex: {} had no trust_level for {}, and Codex loads \
+                     .codex/ (our hooks and MCP server) only in a trusted project; `codex exec --trust` \
+                     records trust_level = \"trusted\" for it there",
+                    trust.record,
+                    root.display()
+                ),
+            }),
+            (crate::agent::trust::RunTrust::Grant, _) => notices.push(TrustNotice {
+                event: "trust",
+                client: name,
+                message: format!(
+                    "run trusts this folder for Gemini CLI's turns alone (GEMINI_CLI_TRUST_WORKSPACE=true): \
+                     {} does not decide {}, and Gemini CLI loads .gemini/settings.json (our hooks and \
+                     MCP server) only in a trusted folder; nothing is recorded",
+                    trust.record,
+                    root.display()
+                ),
+            }),
+        }
+    }
+    Ok(notices)
 }
 
 /// Halts the workflow as stuck, with the run's report (a lost race re-reads and retries; a
@@ -1098,7 +1282,10 @@ mod tests {
         ];
         for (name, (hooks_fired, failed, progressed, printed, next), expected) in table {
             let facts = TurnFacts {
-                hooks_fired,
+                proof: hooks_fired.map(|hooks| decide::Proof {
+                    hooks,
+                    server: hooks,
+                }),
                 failed,
                 progressed,
                 printed,

@@ -252,6 +252,7 @@ pub fn install(git: &Git) -> Result<Report, InstallError> {
             });
         }
     }
+    record_binary(git)?;
     survey(git, |name, path, state| match state {
         HookState::Managed(manager) => Ok(Some(Action::Skipped(*manager))),
         HookState::Missing => {
@@ -296,6 +297,38 @@ pub fn install(git: &Git) -> Result<Report, InstallError> {
     })
 }
 
+/// Records the absolute path of this binary where the shims look when `git-orchestrate` is
+/// not on PATH ([`super::BINARY_RECORD`]): an agent's login shell, or a GUI's git, may run
+/// hooks with a PATH that lacks it.
+pub fn record_binary(git: &Git) -> Result<(), InstallError> {
+    let path = git.common_dir()?.join(super::BINARY_RECORD);
+    let exe = std::env::current_exe()
+        .map_err(io_err("find the path of", Path::new("git-orchestrate")))?;
+    let text = exe.to_string_lossy();
+    // A path the shims could not read back as one line is not recorded.
+    if text.contains('\n') {
+        return Ok(());
+    }
+    if std::fs::read_to_string(&path).is_ok_and(|old| old == text) {
+        return Ok(());
+    }
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(io_err("create", dir))?;
+    }
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, text.as_bytes()).map_err(io_err("write", &tmp))?;
+    std::fs::rename(&tmp, &path).map_err(io_err("write", &path))
+}
+
+/// The binary `hooks install` recorded, when it did.
+pub fn recorded_binary(git: &Git) -> Option<PathBuf> {
+    let path = git.common_dir().ok()?.join(super::BINARY_RECORD);
+    std::fs::read_to_string(path)
+        .ok()
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from)
+}
+
 /// The user's hook with our block in it, when the hook is one our block can go into: an
 /// executable shell script in a regular file (a symlink is chained instead, so that its
 /// target, perhaps a tracked file, is never edited).
@@ -313,6 +346,11 @@ fn block_text(name: &str, path: &Path) -> Option<String> {
 
 /// Removes our hooks; a hook of the user's is left exactly as it was before `install`.
 pub fn uninstall(git: &Git) -> Result<Report, InstallError> {
+    let record = git.common_dir()?.join(super::BINARY_RECORD);
+    match std::fs::remove_file(&record) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(io_err("remove", &record)(e)),
+        _ => {}
+    }
     survey(git, |_, path, state| {
         let HookState::Installed { mode, .. } = state else {
             return Ok(None);

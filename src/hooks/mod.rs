@@ -25,6 +25,11 @@ pub const PROBE_FILE_ENV: &str = "GIT_ORCHESTRATE_HOOK_PROBE_FILE";
 /// itself, so that ordinary commits do not start the binary.
 pub const PENDING_NOTE: &str = "orchestrator/checkpoint-note";
 
+/// Where, relative to the common git directory, `hooks install` records the absolute path of
+/// the binary: a shim runs it when `git-orchestrate` is not on the PATH git runs hooks with
+/// (the shims read this path themselves).
+pub const BINARY_RECORD: &str = "orchestrator/binary";
+
 /// The shim for hook `name`, as `hooks/<name>` holds it.
 pub fn shim(name: &str) -> Option<&'static str> {
     match name {
@@ -49,8 +54,14 @@ mod tests {
             assert_eq!(shim.lines().last(), Some(END), "{name}");
             assert!(shim.ends_with('\n'), "{name}");
             assert!(
-                shim.contains(&format!("git-orchestrate hook {name}")),
+                shim.contains(&format!("\"$git_orchestrate\" hook {name}")),
                 "{name}"
+            );
+            assert!(
+                shim.contains(&format!(
+                    "$(git rev-parse --git-common-dir)/{BINARY_RECORD}\""
+                )),
+                "{name}: the shim and the binary agree on the record's path"
             );
         }
         assert!(

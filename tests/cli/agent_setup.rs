@@ -301,6 +301,17 @@ fn doctor_says_whether_each_wired_client_loads_our_settings_here() {
         found[1].1.contains("marks this project untrusted"),
         "{found:#?}"
     );
+    // A file the client loads that is not there is named, not said to be loaded.
+    std::fs::remove_file(repo.path.join(".mcp.json")).unwrap();
+    let found = agents(&repo, &[("HOME", home.path())]);
+    assert_eq!(found[0].0, "error", "{found:#?}");
+    assert!(
+        found[0].1.starts_with(
+            "claude: .mcp.json is not there: its agent would run without git-orchestrate's guard \
+             or tools, and `git orchestrate run --agent claude` refuses to start"
+        ),
+        "{found:#?}"
+    );
 }
 
 /// A user's settings keep their text where git-orchestrate adds nothing: a one-line object

@@ -932,6 +932,12 @@ fn run_with_codex_and_gemini_from_untrusted_homes_is_guarded_and_ends_when_nothi
         };
         assert_eq!(code, 0, "{agent}: {events:#?}");
         assert_eq!(events.last().unwrap()["outcome"], "idle", "{agent}");
+        // A project nobody judged: the run trusts it, and says so first.
+        assert_eq!(
+            (&events[0]["event"], &events[0]["client"]),
+            (&json!("trust"), &json!(agent)),
+            "{events:#?}"
+        );
         let turns = turns_of(&events, "progressed");
         assert_eq!(turns, [&json!(true)], "{agent}: one turn, with progress");
         assert!(
@@ -955,11 +961,11 @@ fn run_with_codex_and_gemini_from_untrusted_homes_is_guarded_and_ends_when_nothi
     }
 }
 
-/// A project the user told Codex not to trust: `run` cannot make Codex load its settings
-/// (`--trust` does not override that) and Codex refuses to start; `run` stops there, quoting
-/// Codex, instead of driving an unguarded agent on.
+/// A project the user told Codex not to trust: `run` does not overrule them (`codex exec
+/// --trust` would write over their `trust_level`); it refuses before turn 1 with exit 4,
+/// naming the setting and the file, and starts nothing.
 #[test]
-fn run_stops_when_codex_will_not_load_the_projects_settings() {
+fn run_refuses_a_project_the_user_marked_untrusted_for_codex() {
     let Some(codex) = codex_bin() else { return };
     let repo = TestRepo::new();
     repo.run(&["init", "--agent", "codex"]).expect(0);
@@ -971,6 +977,8 @@ fn run_stops_when_codex_will_not_load_the_projects_settings() {
             toml::Value::String(repo.path.display().to_string())
         ),
     );
+    let config = home.path().join("config.toml");
+    let before = std::fs::read_to_string(&config).unwrap();
     let out = run_known(
         &repo,
         &codex,
@@ -981,29 +989,35 @@ fn run_stops_when_codex_will_not_load_the_projects_settings() {
         ],
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(5), "{stderr}");
+    assert_eq!(out.status.code(), Some(4), "{stderr}");
     assert!(
-        stderr.contains("the agent `codex` could not start: turn 1 ended with exit 1"),
+        stderr.contains(&format!(
+            "run refused before turn 1: {} says trust_level = \"untrusted\" under [projects.\"{}\"]",
+            config.display(),
+            repo.path.display()
+        )),
         "{stderr}"
     );
     assert!(
-        stderr.contains("  > Error: ") && stderr.contains("is marked as untrusted"),
+        stderr.contains("If you trust this project, set trust_level = \"trusted\" there"),
         "{stderr}"
     );
-    assert_eq!(
-        repo.git(&["rev-list", "--count", "refs/orchestrator/runs/main"])
-            .trim(),
-        "1",
-        "no second turn"
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), before, "kept");
+    assert!(model.requests().is_empty(), "Codex never started");
+    assert!(
+        repo.git(&["for-each-ref", "refs/orchestrator/runs/"])
+            .trim()
+            .is_empty()
     );
 }
 
-/// Gemini CLI in a project where `init --agent gemini` never ran: it works the turn without
-/// any hook of ours, so `run` stops before another, naming the fix.
+/// Gemini CLI in a project where `init --agent gemini` never ran: `run` refuses before turn
+/// 1, naming the file and the fix; the client never starts.
 #[test]
-fn run_stops_when_gemini_ran_a_turn_without_our_hooks() {
+fn run_refuses_gemini_before_turn_1_in_a_project_without_its_settings() {
     let Some(gemini) = gemini_bin() else { return };
     let repo = TestRepo::new();
+    let main = repo.git(&["rev-parse", "main"]);
     let model = FakeModel::start(json!([say("Hello.")]));
     let home = gemini_home();
     let base = format!("http://127.0.0.1:{}", model.port);
@@ -1021,8 +1035,8 @@ fn run_stops_when_gemini_ran_a_turn_without_our_hooks() {
     assert_eq!(out.status.code(), Some(5), "{stderr}");
     assert!(
         stderr.contains(
-            "the agent `gemini` ran turn 1 without git-orchestrate's hooks (their session-start \
-             hook never ran), so its commands were not guarded; the run stops before another turn."
+            "run refused before turn 1: gemini would work here without git-orchestrate's hooks or \
+             MCP server: .gemini/settings.json is not there; nothing was started or committed"
         ),
         "{stderr}"
     );
@@ -1030,7 +1044,8 @@ fn run_stops_when_gemini_ran_a_turn_without_our_hooks() {
         stderr.contains("Run `git orchestrate init --agent gemini` here"),
         "{stderr}"
     );
-    assert_eq!(model.turns(), 1, "one turn only");
+    assert!(model.requests().is_empty(), "Gemini CLI never started");
+    assert_eq!(repo.git(&["rev-parse", "main"]), main);
 }
 
 /// `git orchestrate run --agent AGENT --max-turns 3` with the agent's CLI first on PATH.
@@ -1139,4 +1154,110 @@ fn run_with_claude_code_plays_both_roles_of_a_ticket_until_it_is_merged() {
         repo.run(&["--json", "ticket", "show"]).expect(0).json()["state"],
         "TICKET_DONE"
     );
+}
+
+/// A ticket whose developer is the real Codex under `git orchestrate run` (the manager a
+/// scripted agent): Codex's MCP server gets the session's role through the `env_vars` of
+/// `init --agent codex`, so each developer turn commits through Codex's shell and reports
+/// through the MCP tool `subtask_complete`; the manager rejects once, then accepts and merges.
+#[test]
+fn codex_as_a_ticket_developer_under_run_reports_through_mcp_until_the_merge() {
+    let Some(codex) = codex_bin() else { return };
+    let repo = TestRepo::with_config(
+        "main_branch = \"main\"\n[[preflight]]\nname = \"tests\"\n\
+         command = \"sh run_tests.sh && if [ -e test_hello.sh ]; then sh test_hello.sh; fi\"\n",
+    );
+    repo.run(&["init", "--agent", "codex"]).expect(0);
+    // Codex's files stay out of the ticket's commits.
+    let exclude = repo.path.join(".git/info/exclude");
+    let mut text = std::fs::read_to_string(&exclude).unwrap_or_default();
+    text.push_str(".codex/\n");
+    std::fs::write(&exclude, text).unwrap();
+    repo.run(&["ticket", "new", "--title", "Say hello"])
+        .expect(0);
+    // Each developer turn is a fresh Codex session, so both play one script: "hi" first,
+    // "hello" once hello.sh is there (after the manager's rejection).
+    let model = FakeModel::start(json!([
+        [{"tool_use": {"name": "exec_command", "input": {"cmd":
+            "echo \"role=$GIT_ORCHESTRATE_ROLE\" && w=hi && if [ -e hello.sh ]; then w=hello; fi && \
+             echo \"echo $w\" > hello.sh && echo \"[ \\\"\\$(sh hello.sh)\\\" = $w ]\" > test_hello.sh && \
+             git add hello.sh test_hello.sh && git commit -q -m \"hello.sh says $w\""}}}],
+        [{"tool_use": {"namespace": "mcp__orchestrate", "name": "subtask_complete", "input": {
+            "status": "complete", "buildStatus": "pass", "message": "hello.sh as assigned",
+            "filesChanged": [{"path": "hello.sh"}, {"path": "test_hello.sh"}]
+        }}}],
+        say("Reported."),
+    ]));
+    let home = codex_home(&model);
+    let agent = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents/ticket_agent.py");
+    let log = repo.path.parent().unwrap().join(format!(
+        "roles-{}.log",
+        repo.path.file_name().unwrap().to_string_lossy()
+    ));
+    let mut cmd = repo.command(
+        BIN,
+        [
+            "--json",
+            "run",
+            "--developer-agent",
+            "codex",
+            "--",
+            "python3",
+            agent.to_str().unwrap(),
+        ],
+    );
+    cmd.env("PATH", path_with(&codex))
+        .env("CODEX_HOME", home.path())
+        .env("FAKE_KEY", "dummy")
+        .env("ROLE_LOG", &log);
+    let out = run_agent(cmd);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let events: Vec<Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON event"))
+        .collect();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{events:#?}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let end = events.last().unwrap();
+    assert_eq!(
+        (&end["outcome"], &end["state"]),
+        (&json!("done"), &json!("TICKET_DONE")),
+        "{events:#?}"
+    );
+    let roles: Vec<&str> = turns_of(&events, "role")
+        .iter()
+        .map(|r| r.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        roles,
+        ["manager", "developer", "manager", "developer", "manager"]
+    );
+    assert!(turns_of(&events, "progressed").iter().all(|p| **p == true));
+    // Each developer turn's report went through the MCP tool, in the developer's role.
+    let outputs: Vec<String> = model
+        .requests()
+        .iter()
+        .filter(|r| {
+            r["path"]
+                .as_str()
+                .is_some_and(|p| p.contains("/v1/responses"))
+        })
+        .flat_map(|r| r["body"]["input"].as_array().cloned().unwrap_or_default())
+        .filter(|i| i["type"] == "function_call_output" && i["call_id"] == "call_01_00")
+        .map(|i| i["output"].to_string())
+        .collect();
+    assert!(!outputs.is_empty(), "the model saw the tool's answer");
+    assert!(
+        outputs
+            .iter()
+            .all(|o| o.contains("what was observed agrees with the report")),
+        "{outputs:#?}"
+    );
+    let seen = serde_json::to_string(&model.requests()).unwrap();
+    assert!(seen.contains("role=developer"), "the shell had the role");
+    assert_eq!(repo.git(&["show", "main:hello.sh"]), "echo hello\n");
 }

@@ -566,7 +566,13 @@ fn doctor_proves_the_hooks_reach_the_binary() {
         out.stdout
     );
 
-    // Without git-orchestrate on the PATH the hooks run with, they are installed but dead.
+    // Without git-orchestrate on the PATH the hooks run with, and where it was recorded,
+    // they are installed but dead.
+    std::fs::write(
+        repo.path.join(".git/orchestrator/binary"),
+        "/nonexistent/git-orchestrate",
+    )
+    .unwrap();
     let out = repo
         .command(crate::support::BIN, ["doctor"])
         .env("PATH", "/usr/bin:/bin")
@@ -582,6 +588,12 @@ fn doctor_proves_the_hooks_reach_the_binary() {
     );
     assert!(
         stdout.contains("fix: put git-orchestrate on the PATH git runs hooks with"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(
+            "ERROR    hooks binary         the recorded /nonexistent/git-orchestrate is gone"
+        ),
         "{stdout}"
     );
 
@@ -791,6 +803,12 @@ fn doctor_runs_none_of_the_users_hook_code() {
     }
     repo.run(&["hooks", "install"]).expect(0);
     repo.run(&["doctor"]).expect(0);
+    // Neither on PATH nor where it was recorded.
+    std::fs::write(
+        repo.path.join(".git/orchestrator/binary"),
+        "/nonexistent/git-orchestrate",
+    )
+    .unwrap();
     let out = repo
         .command(crate::support::BIN, ["doctor"])
         .env("PATH", "/usr/bin:/bin")
@@ -1009,4 +1027,115 @@ fn doctor_checks_the_review_commands_program_and_the_git_version() {
             .contains("`no-such-reviewer` is not on PATH"),
         "{json}"
     );
+}
+
+/// `git` with a PATH that lacks this build's binary, as an agent's login shell or a GUI may
+/// run it.
+fn git_without_binary(repo: &TestRepo, args: &[&str]) -> crate::support::Run {
+    let bin = Path::new(crate::support::BIN)
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let path = std::env::join_paths(
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()).filter(|p| *p != bin),
+    )
+    .unwrap();
+    crate::support::Run::from(
+        repo.command("git", args)
+            .env("PATH", path)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap(),
+    )
+}
+
+/// The hooks run the binary `hooks install` recorded when it is not on PATH; when it is not
+/// there either, they refuse checkpoint commits and pushes of them, and let every other
+/// commit and push through, saying so.
+#[test]
+fn the_hooks_find_the_binary_without_path_and_fail_closed_for_checkpoints_without_it() {
+    let (repo, counter) = hooked_repo("");
+    let record = repo.path.join(".git/orchestrator/binary");
+    assert_eq!(
+        std::fs::canonicalize(std::fs::read_to_string(&record).unwrap()).unwrap(),
+        std::fs::canonicalize(crate::support::BIN).unwrap(),
+        "hooks install recorded this binary"
+    );
+    let remote = repo
+        .dir()
+        .parent()
+        .unwrap()
+        .join(format!("remote-bin-{:p}.git", &repo));
+    repo.git(&["init", "--quiet", "--bare", remote.to_str().unwrap()]);
+    repo.git(&["remote", "add", "origin", remote.to_str().unwrap()]);
+    repo.git_run(&["push", "--quiet", "origin", "main"])
+        .expect(0);
+
+    // Not on PATH: the recorded binary verifies and notes the checkpoint, and checks the push.
+    repo.write("a.txt", "a\n");
+    repo.git(&["add", "a.txt"]);
+    let out = git_without_binary(&repo, &["commit", "-m", "checkpoint: add a"]);
+    out.expect(0);
+    assert!(
+        out.stderr
+            .contains("git-orchestrate: checkpoint verified: preflight passed (1 gate)"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(runs(&counter), 1);
+    assert_eq!(notes(&repo, "HEAD").len(), 1, "noted by post-commit");
+    git_without_binary(&repo, &["push", "--quiet", "origin", "main"]).expect(0);
+
+    // The binary gone (uninstalled, moved): ordinary commits and pushes go through, saying so.
+    std::fs::write(&record, "/nonexistent/git-orchestrate").unwrap();
+    repo.write("b.txt", "b\n");
+    repo.git(&["add", "b.txt"]);
+    git_without_binary(&repo, &["commit", "-m", "feat: add b"]).expect(0);
+    let out = git_without_binary(&repo, &["push", "origin", "main"]);
+    out.expect(0);
+    assert!(
+        out.stderr
+            .contains("this push has no checkpoint commit, so it goes through unchecked"),
+        "{}",
+        out.stderr
+    );
+    // A checkpoint commit is refused by commit-msg...
+    repo.write("c.txt", "c\n");
+    repo.git(&["add", "c.txt"]);
+    let before = head(&repo);
+    let out = git_without_binary(&repo, &["commit", "-m", "checkpoint: add c"]);
+    assert_ne!(out.code, 0, "refused");
+    assert!(
+        out.stderr.contains(
+            "git-orchestrate is not on PATH, nor where `git orchestrate hooks install` recorded it \
+             (/nonexistent/git-orchestrate), so this checkpoint commit cannot be verified and is refused"
+        ),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(head(&repo), before);
+    // ...and one made past the hooks is not pushed, whether by its subject or its trailer.
+    for message in ["checkpoint: add c", "tidy\n\nOrchestrator-Checkpoint: 1.3"] {
+        git_without_binary(&repo, &["commit", "-q", "--no-verify", "-m", message]).expect(0);
+        let out = git_without_binary(&repo, &["push", "origin", "main"]);
+        assert_ne!(out.code, 0, "{message}: refused");
+        assert!(
+            out.stderr.contains(
+                "so the checkpoint commits pushed to refs/heads/main cannot be checked: the push is refused"
+            ),
+            "{}",
+            out.stderr
+        );
+        assert_eq!(
+            repo.git(&["ls-remote", "origin", "refs/heads/main"])
+                .split_whitespace()
+                .next(),
+            Some(before.as_str()),
+            "the remote did not get it"
+        );
+        repo.git(&["reset", "-q", "--hard", &before]);
+        repo.write("c.txt", "c\n");
+        repo.git(&["add", "c.txt"]);
+    }
+    assert_eq!(runs(&counter), 1, "no gate ran without the binary");
 }

@@ -330,6 +330,7 @@ fn fake_client(repo: &TestRepo, name: &str, body: &str) -> std::ffi::OsString {
 fn an_agent_that_cannot_start_stops_the_run_with_what_it_said() {
     let repo = TestRepo::new();
     repo.run(&["get-task"]).expect(0);
+    repo.run(&["init", "--agent", "claude"]).expect(0);
     let tip = repo.tip();
     let path = fake_client(
         &repo,
@@ -380,6 +381,7 @@ fn an_agent_that_cannot_start_stops_the_run_with_what_it_said() {
 fn a_turn_whose_agent_ran_without_our_hooks_stops_the_run() {
     let repo = TestRepo::new();
     repo.run(&["get-task"]).expect(0);
+    repo.run(&["init", "--agent", "codex"]).expect(0);
     let path = fake_client(
         &repo,
         "codex",
@@ -414,15 +416,47 @@ fn a_turn_whose_agent_ran_without_our_hooks_stops_the_run() {
         "1"
     );
     // The same client, with its session-start hook run as a client runs it (in the
-    // client's environment, the hook JSON on stdin): the run goes on to its turn limit.
+    // client's environment, the hook JSON on stdin), but without starting our MCP server:
+    // guarded, and without the tools; the run stops there too.
+    let hook = format!(
+        "echo '{{\"session_id\":\"t-2\",\"cwd\":\"{}\",\"hook_event_name\":\"SessionStart\"}}' \
+         | git-orchestrate agent-hook codex session-start >/dev/null\n",
+        repo.path.display()
+    );
+    let path = fake_client(
+        &repo,
+        "codex",
+        &format!("{hook}echo '{{\"type\":\"thread.started\",\"thread_id\":\"t-2\"}}'"),
+    );
+    let out = Run::from(
+        repo.command(BIN, ["run", "--agent", "codex", "--max-turns", "2"])
+            .env("PATH", &path)
+            .output()
+            .unwrap(),
+    );
+    out.expect(5);
+    assert!(
+        out.stderr.contains(
+            "the agent `codex` ran turn 2 without git-orchestrate's MCP server (it never started \
+             with the turn's token), so the agent had none of the orchestrate tools"
+        ),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr
+            .contains("it registers the server in .codex/config.toml"),
+        "{}",
+        out.stderr
+    );
+    // With the server started as the client starts it (it exits when its stdin closes): the
+    // run goes on to its turn limit.
     let path = fake_client(
         &repo,
         "codex",
         &format!(
-            "echo '{{\"session_id\":\"t-2\",\"cwd\":\"{}\",\"hook_event_name\":\"SessionStart\"}}' \
-             | git-orchestrate agent-hook codex session-start >/dev/null\n\
-             echo '{{\"type\":\"thread.started\",\"thread_id\":\"t-2\"}}'",
-            repo.path.display()
+            "{hook}git-orchestrate mcp </dev/null >/dev/null\n\
+             echo '{{\"type\":\"thread.started\",\"thread_id\":\"t-2\"}}'"
         ),
     );
     let out = Run::from(
@@ -453,7 +487,7 @@ fn a_turn_whose_agent_ran_without_our_hooks_stops_the_run() {
     out.expect(5);
     assert!(
         out.stderr
-            .contains("ran turn 4 without git-orchestrate's hooks"),
+            .contains("ran turn 5 without git-orchestrate's hooks"),
         "{}",
         out.stderr
     );
@@ -884,6 +918,7 @@ fn a_stuck_developer_halts_the_ticket_and_a_humans_resume_gives_it_back_its_assi
 #[test]
 fn each_role_of_a_ticket_can_have_its_own_agent_cli() {
     let repo = ticket_repo();
+    wire_untracked(&repo, &["claude", "codex"]);
     let dir = repo.path.parent().unwrap().to_path_buf();
     let name = repo.path.file_name().unwrap().to_string_lossy().to_string();
     let clients = dir.join(format!("clients-{name}.log"));
@@ -893,6 +928,7 @@ fn each_role_of_a_ticket_can_have_its_own_agent_cli() {
             "echo \"{client} $GIT_ORCHESTRATE_ROLE\" >> '{}'\n\
              echo '{{\"session_id\":\"s\",\"cwd\":\"{}\",\"hook_event_name\":\"SessionStart\"}}' \
              | git-orchestrate agent-hook {client} session-start >/dev/null\n\
+             git-orchestrate mcp </dev/null >/dev/null\n\
              python3 '{}' < \"$GIT_ORCHESTRATE_BRIEFING_FILE\"",
             clients.display(),
             repo.path.display(),
@@ -947,4 +983,195 @@ fn a_developer_session_that_makes_the_managers_move_halts_the_ticket() {
         halt.starts_with("the developer session made the manager's move `update-subtask` (commit "),
         "{halt}"
     );
+}
+
+/// `init --agent` for each client, its files left out of git's sight (`.git/info/exclude`):
+/// the ticket's commits never carry them.
+fn wire_untracked(repo: &TestRepo, clients: &[&str]) {
+    for client in clients {
+        repo.run(&["init", "--agent", client]).expect(0);
+    }
+    let exclude = repo.path.join(".git/info/exclude");
+    let mut text = std::fs::read_to_string(&exclude).unwrap_or_default();
+    text.push_str(".claude/\n.mcp.json\n.codex/\n.gemini/\n");
+    std::fs::write(&exclude, text).unwrap();
+}
+
+/// A known client stand-in that, started, would commit on main: proof that nothing started.
+fn committing_client(repo: &TestRepo, name: &str) -> std::ffi::OsString {
+    fake_client(
+        repo,
+        name,
+        "git commit -q --no-verify --allow-empty -m started\necho '{\"result\":\"ok\"}'",
+    )
+}
+
+/// `run` checks, before turn 1, that the project's settings name our hooks and our MCP
+/// server as each client will load them (and Codex's `env_vars`): without them it refuses
+/// with exit 5, naming the file and the fix, and nothing is started or written.
+#[test]
+fn run_refuses_before_turn_1_without_the_agent_files_or_the_mcp_entry() {
+    let repo = TestRepo::new();
+    // Every ref, and the working tree's status: a refused run changes neither.
+    let refs = |repo: &TestRepo| {
+        repo.git(&["for-each-ref", "--format=%(refname) %(objectname)"])
+            + &repo.git(&["status", "--porcelain"])
+    };
+    let before = refs(&repo);
+    assert!(!before.contains("refs/orchestrator/"), "{before}");
+    // No agent files at all.
+    let path = committing_client(&repo, "claude");
+    let out = Run::from(
+        repo.command(BIN, ["run", "--agent", "claude"])
+            .env("PATH", &path)
+            .output()
+            .unwrap(),
+    );
+    out.expect(5);
+    assert!(
+        out.stderr.contains(
+            "run refused before turn 1: claude would work here without git-orchestrate's hooks or \
+             MCP server: .claude/settings.json is not there; .mcp.json is not there; nothing was \
+             started or committed"
+        ),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains(
+            "Run `git orchestrate init --agent claude` here (it writes .claude/settings.json and .mcp.json)"
+        ),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(refs(&repo), before, "nothing started or written");
+    // The hooks, and no MCP server.
+    repo.run(&["init", "--agent", "claude"]).expect(0);
+    repo.write(".mcp.json", "{\"mcpServers\": {}}\n");
+    let before = refs(&repo);
+    let out = Run::from(
+        repo.command(BIN, ["run", "--agent", "claude"])
+            .env("PATH", &path)
+            .output()
+            .unwrap(),
+    );
+    out.expect(5);
+    assert!(
+        out.stderr.contains(
+            "claude would work here without git-orchestrate's hooks or MCP server: .mcp.json \
+             registers no MCP server `orchestrate` that starts `git-orchestrate mcp`; nothing was \
+             started or committed"
+        ),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(refs(&repo), before, "nothing started or written");
+    // Codex's server table without the variables the server needs.
+    repo.run(&["init", "--agent", "codex"]).expect(0);
+    let config = repo.path.join(".codex/config.toml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    let without: String = text
+        .lines()
+        .filter(|l| !l.starts_with("env_vars"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_ne!(without, text, "init --agent codex wrote env_vars");
+    std::fs::write(&config, without).unwrap();
+    let before = refs(&repo);
+    let path = committing_client(&repo, "codex");
+    let out = Run::from(
+        repo.command(BIN, ["run", "--agent", "codex"])
+            .env("PATH", &path)
+            .output()
+            .unwrap(),
+    );
+    out.expect(5);
+    assert!(
+        out.stderr.contains(
+            ".codex/config.toml does not pass GIT_ORCHESTRATE_ROLE, GIT_ORCHESTRATE_WORKFLOW, \
+             GIT_ORCHESTRATE_RUN_PROOF to the MCP server (env_vars under [mcp_servers.orchestrate])"
+        ),
+        "{}",
+        out.stderr
+    );
+    // doctor says the same of the file, instead of "loads .mcp.json".
+    let doctor = repo.run(&["doctor"]);
+    assert!(
+        doctor.stdout.contains(
+            "claude: .mcp.json registers no MCP server `orchestrate` that starts `git-orchestrate mcp`"
+        ),
+        "{}",
+        doctor.stdout
+    );
+    assert!(
+        doctor
+            .stdout
+            .contains(".codex/config.toml does not pass GIT_ORCHESTRATE_ROLE"),
+        "{}",
+        doctor.stdout
+    );
+    assert_eq!(refs(&repo), before, "nothing started or written");
+}
+
+/// Gemini CLI's folder rule `DO_NOT_TRUST` is the user's word: `run` refuses (exit 4) rather
+/// than trusting the folder for its turns; a folder nobody judged is trusted, and the run's
+/// first line says so.
+#[test]
+fn run_respects_gemini_clis_untrusted_folder_and_says_when_it_trusts_one() {
+    let repo = TestRepo::new();
+    repo.run(&["init", "--agent", "gemini"]).expect(0);
+    let main = repo.git(&["rev-parse", "main"]);
+    let home = tempfile::tempdir().unwrap();
+    let folders = home.path().join(".gemini/trustedFolders.json");
+    std::fs::create_dir_all(folders.parent().unwrap()).unwrap();
+    let rules = format!("{{\"{}\": \"DO_NOT_TRUST\"}}", repo.path.display());
+    std::fs::write(&folders, &rules).unwrap();
+    let path = committing_client(&repo, "gemini");
+    let out = Run::from(
+        repo.command(BIN, ["run", "--agent", "gemini"])
+            .env("PATH", &path)
+            .env("HOME", home.path())
+            .output()
+            .unwrap(),
+    );
+    out.expect(4);
+    assert!(
+        out.stderr.contains(&format!(
+            "run refused before turn 1: ~/.gemini/trustedFolders.json marks {} DO_NOT_TRUST",
+            repo.path.display()
+        )),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("change that rule to TRUST_FOLDER"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(repo.git(&["rev-parse", "main"]), main, "nothing started");
+    assert_eq!(std::fs::read_to_string(&folders).unwrap(), rules);
+    // Not judged: trusted for the run's turns, said first.
+    std::fs::remove_file(&folders).unwrap();
+    let path = fake_client(
+        &repo,
+        "gemini",
+        "echo \"trust=$GEMINI_CLI_TRUST_WORKSPACE\" >&2; exit 1",
+    );
+    let out = Run::from(
+        repo.command(BIN, ["run", "--agent", "gemini"])
+            .env("PATH", &path)
+            .env("HOME", home.path())
+            .output()
+            .unwrap(),
+    );
+    out.expect(5);
+    assert!(
+        out.stdout.starts_with(
+            "run: run trusts this folder for Gemini CLI's turns alone (GEMINI_CLI_TRUST_WORKSPACE=true)"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stderr.contains("  > trust=true"), "{}", out.stderr);
+    assert!(!folders.exists(), "nothing recorded");
 }

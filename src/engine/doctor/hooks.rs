@@ -35,6 +35,13 @@ pub(super) fn hooks(session: &Session, checks: &mut Vec<Check>) -> Result<(), En
     if let Ok(Some((manager, found))) = crate::hooks::managed::detect(&session.git) {
         return managed_hooks(session, manager, &found, &nonce, checks);
     }
+    if report
+        .hooks
+        .iter()
+        .any(|h| matches!(h.state, HookState::Installed { .. }))
+    {
+        checks.push(recorded_binary(session));
+    }
     for h in &report.hooks {
         let name = format!("hook {}", h.name);
         match &h.state {
@@ -78,6 +85,59 @@ pub(super) fn hooks(session: &Session, checks: &mut Vec<Check>) -> Result<(), En
         }
     }
     Ok(())
+}
+
+/// The binary the shims run when `git-orchestrate` is not on the PATH git runs hooks with
+/// (an agent's login shell, a GUI): recorded by `hooks install`, and this one.
+fn recorded_binary(session: &Session) -> Check {
+    let name = "hooks binary";
+    let fix = Some("git orchestrate hooks install".to_string());
+    let this = std::env::current_exe().ok();
+    match install::recorded_binary(&session.git) {
+        None => check(
+            name,
+            Level::Warning,
+            "no path of git-orchestrate recorded: where it is not on PATH (an agent's login shell, \
+             say), the hooks refuse checkpoint commits and pushes of them",
+            fix,
+        ),
+        Some(path) if !is_executable(&path) => check(
+            name,
+            Level::Error,
+            format!(
+                "the recorded {} is gone: where git-orchestrate is not on PATH, the hooks refuse \
+                 checkpoint commits and pushes of them",
+                path.display()
+            ),
+            fix,
+        ),
+        Some(path) if this.as_ref().is_some_and(|t| *t != path) => check(
+            name,
+            Level::Warning,
+            format!(
+                "where git-orchestrate is not on PATH the hooks run {}, not this one ({})",
+                path.display(),
+                this.as_ref()
+                    .map(|t| t.display().to_string())
+                    .unwrap_or_default()
+            ),
+            fix,
+        ),
+        Some(path) => check(
+            name,
+            Level::Ok,
+            format!(
+                "the hooks run {} where git-orchestrate is not on PATH",
+                path.display()
+            ),
+            None,
+        ),
+    }
+}
+
+fn is_executable(path: &std::path::Path) -> bool {
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
 /// Our hooks through a hook manager: our entries in its configuration, proven by running

@@ -2,8 +2,6 @@
 //! installed *and reach the binary*, the refspecs that share state, the identity, the
 //! workflow state — and says for each what to do about it.
 
-use std::path::Path;
-
 mod check;
 mod commands;
 mod hooks;
@@ -239,101 +237,122 @@ fn identity_check(session: &Session) -> Check {
     }
 }
 
-/// Per client that `init --agent` wired here: will it load our hooks and MCP server in
-/// this folder? A client that drops them runs its agent unguarded.
+/// Per client that `init --agent` wired here: does every file it loads exist and name our
+/// hooks and MCP server, and will it load them in this folder? A client that drops them runs
+/// its agent unguarded.
 fn agents(session: &Session, checks: &mut Vec<Check>) {
     use crate::agent::hook::Client;
-    use crate::agent::trust::{self, Trust};
+    use crate::agent::trust::Trust;
+    use crate::engine::agent_setup::{client_name, client_trust, file_gaps};
     let root = session.store.workdir();
-    // A settings file of a client's own: small, and never a FIFO or a device.
-    let read = |path: &Path| crate::agent::guard::read_capped(path, 1 << 20).ok();
-    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
     for client in [Client::Claude, Client::Codex, Client::Gemini] {
-        let wired = crate::agent::setup::files(client).iter().any(|file| {
-            read(&root.join(file.path))
-                .is_some_and(|text| crate::agent::setup::has_ours(file.kind, &text))
-        });
+        let files = file_gaps(session, client);
+        // Wired: some file of the client's is there and has something of ours.
+        let wired = files
+            .iter()
+            .zip(crate::agent::setup::files(client))
+            .any(|(f, file)| {
+                !f.gaps.contains(&crate::agent::setup::Gap::Missing)
+                    && crate::agent::guard::read_capped(&root.join(file.path), 1 << 20)
+                        .is_ok_and(|text| crate::agent::setup::has_ours(file.kind, &text))
+            });
         if !wired {
             continue;
         }
-        checks.push(match client {
-            Client::Claude => check(
+        let name = client_name(client);
+        let incomplete: Vec<String> = files
+            .iter()
+            .flat_map(|f| f.gaps.iter().map(move |g| format!("{} {g}", f.path)))
+            .collect();
+        if !incomplete.is_empty() {
+            checks.push(check(
+                "agent",
+                Level::Error,
+                format!(
+                    "{name}: {}: its agent would run without git-orchestrate's guard or tools, and \
+                     `git orchestrate run --agent {name}` refuses to start",
+                    incomplete.join("; ")
+                ),
+                Some(format!("git orchestrate init --agent {name}")),
+            ));
+            continue;
+        }
+        let loaded: Vec<&str> = files.iter().map(|f| f.path).collect();
+        let Some(trust) = client_trust(client, root) else {
+            checks.push(check(
                 "agent",
                 Level::Ok,
-                "claude: `claude -p` (and `git orchestrate run --agent claude`) loads .claude/settings.json and \
-                 .mcp.json here; an interactive session asks once to trust the folder and to approve the server",
+                format!(
+                    "claude: `claude -p` (and `git orchestrate run --agent claude`) loads {} here; an \
+                     interactive session asks once to trust the folder and to approve the server",
+                    loaded.join(" and ")
+                ),
+                None,
+            ));
+            continue;
+        };
+        let shown = &trust.record;
+        checks.push(match (client, trust.trust) {
+            (Client::Codex, Trust::Trusted) => check(
+                "agent",
+                Level::Ok,
+                format!("codex: the project is trusted ({shown}), so Codex loads {} here", loaded.join(" and ")),
                 None,
             ),
-            Client::Codex => {
-                let config = std::env::var_os("CODEX_HOME")
-                    .map(std::path::PathBuf::from)
-                    .or_else(|| home.as_ref().map(|h| h.join(".codex")))
-                    .map(|dir| dir.join("config.toml"));
-                let text = config.as_deref().and_then(read);
-                let shown = config
-                    .as_ref()
-                    .map(|c| c.display().to_string())
-                    .unwrap_or_else(|| "$CODEX_HOME/config.toml".into());
-                match trust::codex(text.as_deref(), root) {
-                    Trust::Trusted => check(
-                        "agent",
-                        Level::Ok,
-                        format!("codex: the project is trusted ({shown}), so Codex loads .codex/ here"),
-                        None,
-                    ),
-                    Trust::Untrusted => check(
-                        "agent",
-                        Level::Error,
-                        format!(
-                            "codex: {shown} marks this project untrusted, so Codex drops .codex/ here (no hooks, \
-                             no MCP server), even under `git orchestrate run --agent codex`, which stops at its first turn"
-                        ),
-                        Some(format!(
-                            "set trust_level = \"trusted\" under [projects.{}] in {shown}",
-                            toml::Value::String(root.display().to_string())
-                        )),
-                    ),
-                    Trust::Undecided => check(
-                        "agent",
-                        Level::Warning,
-                        "codex: the project is not trusted yet, so a `codex` you start here drops .codex/ (no \
-                         hooks, no MCP server); `git orchestrate run --agent codex` trusts it itself",
-                        Some(
-                            "say yes once in an interactive `codex` session here, or run `codex exec --trust \
-                             --dangerously-bypass-hook-trust`"
-                                .into(),
-                        ),
-                    ),
-                }
-            }
-            Client::Gemini => {
-                let by_env = std::env::var("GEMINI_CLI_TRUST_WORKSPACE").is_ok_and(|v| v == "true");
-                let folders = home.as_ref().map(|h| h.join(".gemini/trustedFolders.json"));
-                let text = folders.as_deref().and_then(read);
-                match (by_env, trust::gemini(text.as_deref(), root)) {
-                    (true, _) | (_, Trust::Trusted) => check(
-                        "agent",
-                        Level::Ok,
-                        "gemini: the folder is trusted, so Gemini CLI loads .gemini/settings.json here",
-                        None,
-                    ),
-                    (false, trust) => check(
-                        "agent",
-                        Level::Warning,
-                        format!(
-                            "gemini: the folder is {} in ~/.gemini/trustedFolders.json, so a `gemini` you start \
-                             here drops .gemini/settings.json (no hooks, no MCP server); `git orchestrate run \
-                             --agent gemini` trusts it for its turns (GEMINI_CLI_TRUST_WORKSPACE=true)",
-                            if trust == Trust::Untrusted { "marked untrusted" } else { "not trusted" }
-                        ),
-                        Some(
-                            "trust the folder when Gemini CLI asks (or `/permissions`), or set \
-                             GEMINI_CLI_TRUST_WORKSPACE=true"
-                                .into(),
-                        ),
-                    ),
-                }
-            }
+            (Client::Codex, Trust::Untrusted) => check(
+                "agent",
+                Level::Error,
+                format!(
+                    "codex: {shown} marks this project untrusted, so Codex drops .codex/ here (no hooks, \
+                     no MCP server), and `git orchestrate run --agent codex` refuses to overrule it"
+                ),
+                Some(format!(
+                    "if you trust it, set trust_level = \"trusted\" under [projects.{}] in {shown}",
+                    toml::Value::String(trust.rule.unwrap_or_else(|| root.display().to_string()))
+                )),
+            ),
+            (Client::Codex, Trust::Undecided) => check(
+                "agent",
+                Level::Warning,
+                "codex: the project is not trusted yet, so a `codex` you start here drops .codex/ (no \
+                 hooks, no MCP server); `git orchestrate run --agent codex` trusts it itself and says so",
+                Some(
+                    "say yes once in an interactive `codex` session here, or run `codex exec --trust \
+                     --dangerously-bypass-hook-trust`"
+                        .into(),
+                ),
+            ),
+            (_, Trust::Trusted) => check(
+                "agent",
+                Level::Ok,
+                "gemini: the folder is trusted, so Gemini CLI loads .gemini/settings.json here",
+                None,
+            ),
+            (_, Trust::Untrusted) => check(
+                "agent",
+                Level::Error,
+                format!(
+                    "gemini: {shown} marks this folder DO_NOT_TRUST, so Gemini CLI drops \
+                     .gemini/settings.json here (no hooks, no MCP server), and `git orchestrate run \
+                     --agent gemini` refuses to overrule it"
+                ),
+                Some(format!(
+                    "if you trust it, change the rule for {} in {shown} (or `/permissions` in Gemini CLI)",
+                    trust.rule.unwrap_or_else(|| root.display().to_string())
+                )),
+            ),
+            (_, Trust::Undecided) => check(
+                "agent",
+                Level::Warning,
+                "gemini: the folder is not trusted in ~/.gemini/trustedFolders.json, so a `gemini` you \
+                 start here drops .gemini/settings.json (no hooks, no MCP server); `git orchestrate run \
+                 --agent gemini` trusts it for its own turns (GEMINI_CLI_TRUST_WORKSPACE=true)",
+                Some(
+                    "trust the folder when Gemini CLI asks (or `/permissions`), or set \
+                     GEMINI_CLI_TRUST_WORKSPACE=true"
+                        .into(),
+                ),
+            ),
         });
     }
 }
