@@ -508,7 +508,17 @@ fn the_server_guards_claims() {
         "{}",
         out.stderr
     );
-    assert_eq!(server.rev(&first, CLAIM), Some(held));
+    assert_eq!(server.rev(&first, CLAIM), Some(held.clone()));
+
+    // Its holder renews it: accepted, the holder's still.
+    first.run(&["sync"]).expect(0);
+    let renewed = server.rev(&first, CLAIM).expect("still claimed");
+    assert_ne!(renewed, held, "a new claim commit");
+    let holder = server.git(&first, &["log", "-1", "--format=%B", &renewed]);
+    assert!(
+        holder.contains("Orchestrator-Claim-Workflow: main\n"),
+        "{holder}"
+    );
 }
 
 /// Where main's configuration requires signed human answers, `claim steal` and `claim
@@ -528,4 +538,79 @@ fn claim_steal_and_release_honour_signed_answers() {
             ));
     }
     assert_eq!(repo.git(&["rev-parse", CLAIM]), claim);
+}
+
+/// Where main requires signed human answers and lists a human's key in `[attest] humans`,
+/// that human steals a claim by `claim steal --signed`: a signed push the server checks.
+#[test]
+fn a_listed_human_steals_a_claim_by_a_signed_push() {
+    let keys = tempfile::tempdir().unwrap();
+    let alice = crate::signed::key(keys.path(), "alice");
+    let listed = TestRepo::empty()
+        .command("ssh-keygen", ["-lf"])
+        .arg(alice.with_extension("pub"))
+        .output()
+        .unwrap();
+    let fingerprint = String::from_utf8_lossy(&listed.stdout)
+        .split_whitespace()
+        .nth(1)
+        .unwrap()
+        .to_string();
+    let first = TestRepo::with_config(&format!(
+        "{CONFIG}\n[attest]\nhumans = [\"key:{fingerprint}\"]\n[human]\nrequire = \"signature\"\n"
+    ));
+    let server = Server::start(&first);
+    let signers = keys.path().join("allowed_signers");
+    let public = std::fs::read_to_string(alice.with_extension("pub")).unwrap();
+    std::fs::write(&signers, format!("alice {public}")).unwrap();
+    server.git(
+        &first,
+        &["config", "receive.certNonceSeed", "a server secret"],
+    );
+    server.git(
+        &first,
+        &[
+            "config",
+            "gpg.ssh.allowedSignersFile",
+            signers.to_str().unwrap(),
+        ],
+    );
+    first.git(&["remote", "add", "origin", &server.url()]);
+    first.git(&["push", "--quiet", "origin", "main"]);
+    first
+        .run_with_stdin(
+            &["submit-work", "--summary", "the plan", "--plan", "-"],
+            &one_task_plan("feat: Add numbers", "add.sh"),
+        )
+        .expect(0);
+    let held = server.rev(&first, CLAIM).expect("the claim was taken");
+
+    let human = TestRepo::clone_of(Path::new(&server.url()));
+    human.git(&["config", "gpg.format", "ssh"]);
+    human.git(&["config", "user.signingkey", alice.to_str().unwrap()]);
+    let steal = |extra: &[&str]| {
+        let mut args = vec!["claim", "steal", "pr-1-feat-add-numbers"];
+        args.extend_from_slice(extra);
+        Run::from(
+            human
+                .command(BIN, &args)
+                .env("GIT_ORCHESTRATE_HUMAN", "1")
+                .env("GIT_ORCHESTRATE_WORKFLOW", "boss")
+                .stdin(std::process::Stdio::null())
+                .output()
+                .unwrap(),
+        )
+    };
+    steal(&[]).expect(4);
+    assert_eq!(server.rev(&first, CLAIM), Some(held.clone()));
+    steal(&["--signed"])
+        .expect(0)
+        .says("claim on pr-1-feat-add-numbers taken on origin for workflow boss");
+    let now = server.rev(&first, CLAIM).expect("claimed");
+    assert_ne!(now, held);
+    assert!(
+        server
+            .git(&first, &["log", "-1", "--format=%B", &now])
+            .contains("Orchestrator-Claim-Workflow: boss\n")
+    );
 }
