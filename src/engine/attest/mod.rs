@@ -46,7 +46,13 @@ pub fn commits_of(judged: &Judged, revs: &[String]) -> Result<Vec<Wanted>, Engin
             commits.push(Wanted { commit, alone });
         }
     };
+    let mut named: Vec<&str> = Vec::new();
     for rev in revs {
+        // The same text names the same commits: resolved once (`attest HEAD` × 1,000).
+        if named.contains(&rev.as_str()) {
+            continue;
+        }
+        named.push(rev);
         if rev.starts_with('-') {
             return Err(EngineError::BadInput {
                 message: format!("\"{rev}\" is not a revision: attest takes commits and ranges"),
