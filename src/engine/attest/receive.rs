@@ -469,42 +469,44 @@ fn claim_refusal(m: &ClaimMove) -> Option<String> {
     if m.human {
         return None;
     }
-    let live = match &m.old {
-        Some(Some(c)) if !expired(c.expires, m.now) => Some(c),
+    let held = match &m.old {
+        Some(Some(c)) => Some(c),
         _ => None,
     };
-    match (&m.new, live) {
-        _ if m.old.is_none() && m.new.is_none() => None,
-        (None, None) => None,
-        (None, Some(old)) => (m.holder_working).then(|| {
+    let live = held.filter(|c| !expired(c.expires, m.now));
+    // The same holder: its workflow, machine, user and first claim time kept. A holder renews
+    // its claim even once it lapsed, as `sync` does (nobody else took it meanwhile).
+    let same_holder = |new: &crate::store::Claim| {
+        held.is_some_and(|old| {
+            new.workflow == old.workflow
+                && new.host == old.host
+                && new.user == old.user
+                && new.since == old.since
+        })
+    };
+    match &m.new {
+        None => live.filter(|_| m.holder_working).map(|old| {
             format!(
                 "deletes the claim {} holds while that workflow works on it: its holder's \
                  workflow releases it when done, or a listed human does",
                 old.holder()
             )
         }),
-        (Some(Some(new)), Some(old)) => {
-            let same = new.workflow == old.workflow
-                && new.host == old.host
-                && new.user == old.user
-                && new.since == old.since;
-            (!same).then(|| {
-                format!(
-                    "{} holds the claim until {}: only its holder renews it, and only a listed \
-                     human takes it (git orchestrate claim steal)",
-                    old.holder(),
-                    old.expires
-                )
-            })
-        }
-        (Some(Some(new)), None) => (!m.accepted_here).then(|| {
+        Some(Some(new)) if same_holder(new) => None,
+        Some(Some(_)) if let Some(old) = live => Some(format!(
+            "{} holds the claim until {}: only its holder renews it, and only a listed human \
+             takes it (git orchestrate claim steal)",
+            old.holder(),
+            old.expires
+        )),
+        Some(Some(new)) => (!m.accepted_here).then(|| {
             format!(
                 "a claim is taken with its workflow's plan acceptance in the same push, and \
                  workflow {} accepts no plan in this one",
                 new.workflow
             )
         }),
-        (Some(None), _) => None,
+        Some(None) => None,
     }
 }
 
@@ -950,6 +952,15 @@ mod tests {
                 "renewed by its holder",
                 ClaimMove {
                     old: live(),
+                    new: Some(Some(claim("a", "alice", now + 120))),
+                    ..base()
+                },
+                false,
+            ),
+            (
+                "renewed by its holder once lapsed",
+                ClaimMove {
+                    old: lapsed(),
                     new: Some(Some(claim("a", "alice", now + 120))),
                     ..base()
                 },
