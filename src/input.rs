@@ -119,6 +119,22 @@ pub fn read_file(path: &Path, cap: u64) -> Result<Option<Vec<u8>>, FileError> {
     Ok(Some(bytes))
 }
 
+/// What a key file may hold at most: an SSH private key, even a large RSA one, is a few KiB.
+pub const KEY_CAP: u64 = 64 * 1024;
+
+/// Checks that `path` is a key file `ssh-keygen` may be handed: a regular file there, of at
+/// most [`KEY_CAP`] bytes, opened as [`read_file`] opens it. `ssh-keygen -Y sign` given a FIFO
+/// waits for a writer, and given `/dev/zero` reads forever; both are refused here at once.
+pub fn check_key_file(path: &Path) -> Result<(), FileError> {
+    match read_file(path, KEY_CAP)? {
+        Some(_) => Ok(()),
+        None => Err(FileError::Io {
+            path: path.to_path_buf(),
+            source: std::io::Error::from(std::io::ErrorKind::NotFound),
+        }),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -165,5 +181,21 @@ mod tests {
         assert_eq!(read_file(&fine, 10).unwrap().unwrap(), b"0123456789");
         assert_eq!(read_file(&linked, 10).unwrap().unwrap(), b"0123456789");
         assert!(read_file(&dir.path().join("none"), 10).unwrap().is_none());
+    }
+
+    #[test]
+    fn a_key_file_is_a_regular_file_that_is_there() {
+        let dir = tempfile::tempdir().unwrap();
+        let key = dir.path().join("key");
+        std::fs::write(&key, b"-----BEGIN OPENSSH PRIVATE KEY-----\n").unwrap();
+        assert!(check_key_file(&key).is_ok());
+        assert_eq!(
+            check_key_file(Path::new("/dev/zero"))
+                .unwrap_err()
+                .problem(),
+            "it is a device, not a regular file, and is not read"
+        );
+        assert!(check_key_file(&dir.path().join("none")).is_err());
+        assert!(check_key_file(dir.path()).is_err());
     }
 }

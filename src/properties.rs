@@ -264,7 +264,7 @@ proptest! {
     /// character but line ends and tabs; a refusal points at the offending character.
     #[test]
     fn free_text_fields_are_judged_by_one_rule(text in "\\PC{0,30}|[\\x00-\\x1f\\x7f a-z]{0,30}") {
-        for field in [Field::Summary, Field::TestCommand, Field::Report, Field::Comment, Field::Message] {
+        for field in [Field::Summary, Field::TestCommand, Field::Report, Field::Comment, Field::Message, Field::Notes] {
             match fields::check(field, &text) {
                 Ok(()) => {
                     prop_assert!(!text.trim().is_empty() && text.len() <= field.cap());

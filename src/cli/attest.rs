@@ -30,6 +30,12 @@ pub struct AttestArgs {
     #[arg(long)]
     pub no_note: bool,
 
+    /// `dsse`: print each verdict's in-toto statement in a DSSE envelope, one JSON line each
+    /// (payloadType application/vnd.in-toto+json), signed with the signing key (an ed25519
+    /// OpenSSH key without a passphrase) when there is one; the note is written as ever.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: Option<FormatArg>,
+
     /// Sign each verdict with this private SSH key (`ssh-keygen -Y sign`, namespace
     /// git-orchestrate-attest); default: main's `[attest] signing_key`.
     #[arg(long, value_name = "KEY", conflicts_with = "no_note")]
@@ -51,9 +57,19 @@ pub struct AttestArgs {
     #[arg(long, conflicts_with_all = ["commits", "install_server_hook"])]
     pub post_receive: bool,
 
+    /// In a bare repository with the server hook: write the verdicts a killed post-receive
+    /// hook left unwritten for commits on main (what the next push's hook also does).
+    #[arg(long, conflicts_with_all = ["commits", "pre_receive", "post_receive", "install_server_hook", "no_note", "signing_key"])]
+    pub repair: bool,
+
     /// Install the pre-receive and post-receive hooks into the bare repository DIR.
     #[arg(long, value_name = "DIR", conflicts_with = "commits")]
     pub install_server_hook: Option<std::path::PathBuf>,
+}
+
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum FormatArg {
+    Dsse,
 }
 
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
@@ -73,13 +89,14 @@ pub fn run(args: &AttestArgs, ui: &mut Ui) -> Result<Exit, Failure> {
             "the post-receive hook's input",
             "git feeds the ref updates on stdin.",
         )?;
-        let updates = receive::parse_updates(&String::from_utf8_lossy(&input)).map_err(
+        // Checked, though the hook writes every kept verdict now on main, this push's or not.
+        receive::parse_updates(&String::from_utf8_lossy(&input)).map_err(
             |message| EngineError::BadInput {
                 message: format!("the post-receive input is not what git writes: {message}"),
                 hint: "git orchestrate attest --post-receive runs as a post-receive hook; git feeds it.".into(),
             },
         )?;
-        let written = receive::post_receive(&dir, &updates)?;
+        let written = receive::post_receive(&dir)?;
         if !written.is_empty() {
             ui.text(&format!(
                 "git-orchestrate: {} verdict{} written under {}",
@@ -93,10 +110,15 @@ pub fn run(args: &AttestArgs, ui: &mut Ui) -> Result<Exit, Failure> {
     if let Some(target) = &args.install_server_hook {
         return install(target, ui);
     }
+    if args.repair {
+        return repair(&dir, ui);
+    }
+    let dsse = matches!(args.format, Some(FormatArg::Dsse));
     let report = attest::attest(
         &dir,
         &args.commits,
         !args.no_note,
+        dsse,
         args.signing_key.as_deref(),
         args.confine.map(|c| match c {
             ConfineArg::Namespace => attest::Confine::Namespace,
@@ -104,6 +126,15 @@ pub fn run(args: &AttestArgs, ui: &mut Ui) -> Result<Exit, Failure> {
         }),
     )?;
     let code = Exit::VerificationFailed.when(!report.passed());
+    if dsse {
+        let lines: String = report
+            .envelopes
+            .iter()
+            .map(|envelope| format!("{envelope}\n"))
+            .collect();
+        ui.text(&lines)?;
+        return Ok(code);
+    }
     if ui.json_report(&report)? {
         return Ok(code);
     }
@@ -238,6 +269,34 @@ fn pusher() -> Pusher {
         key: var("GIT_PUSH_CERT_KEY").filter(|_| certified),
         user: var("REMOTE_USER"),
     }
+}
+
+/// `attest --repair`: the record completed, and what was written.
+fn repair(dir: &std::path::Path, ui: &mut Ui) -> Result<Exit, Failure> {
+    #[derive(serde::Serialize)]
+    struct Repaired {
+        written: Vec<String>,
+    }
+    let written = receive::complete_record(dir)?;
+    if ui.json_report(&Repaired {
+        written: written.clone(),
+    })? {
+        return Ok(Exit::Success);
+    }
+    ui.text(&match written.len() {
+        0 => "nothing to repair: every kept verdict on main is written\n".to_string(),
+        n => format!(
+            "{n} verdict{} written under {}: {}\n",
+            if n == 1 { "" } else { "s" },
+            crate::store::ATTEST_NOTES_REF,
+            written
+                .iter()
+                .map(|c| crate::short_id(c))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    })?;
+    Ok(Exit::Success)
 }
 
 fn install(target: &std::path::Path, ui: &mut Ui) -> Result<Exit, Failure> {

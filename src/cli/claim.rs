@@ -26,23 +26,35 @@ pub enum ClaimCommand {
     /// Every claim here and on the remotes as last fetched
     List,
     /// For humans: release the claim on PR (its key, or its heading's text)
-    Release { pr: String },
+    Release {
+        pr: String,
+        /// Push signed (`git push --signed`, your user.signingkey): required where main's
+        /// `[human] require = "signature"`; the server hook checks the key.
+        #[arg(long)]
+        signed: bool,
+    },
     /// For humans: take the claim on PR for this workflow, whoever holds it
-    Steal { pr: String },
+    Steal {
+        pr: String,
+        /// Push signed (`git push --signed`, your user.signingkey): required where main's
+        /// `[human] require = "signature"`; the server hook checks the key.
+        #[arg(long)]
+        signed: bool,
+    },
 }
 
 pub fn run(session: &Session, args: &ClaimArgs, ui: &mut Ui) -> Result<Exit, Failure> {
-    let (pr, steal) = match &args.command {
+    let (pr, steal, signed) = match &args.command {
         ClaimCommand::List => return list(session, ui),
-        ClaimCommand::Release { pr } => (pr, false),
-        ClaimCommand::Steal { pr } => (pr, true),
+        ClaimCommand::Release { pr, signed } => (pr, false, *signed),
+        ClaimCommand::Steal { pr, signed } => (pr, true, *signed),
     };
     require_human(if steal {
         "claim steal"
     } else {
         "claim release"
     })?;
-    let report = claims::human(session, pr, steal)?;
+    let report = claims::human(session, pr, steal, signed)?;
     if ui.json_report(&report)? {
         return Ok(Exit::Success);
     }

@@ -29,6 +29,14 @@ impl SignArgs {
     /// The signing the options ask for; a `--signature` file is read here, bounded.
     pub fn signing(&self) -> Result<Signing, Failure> {
         if let Some(key) = &self.sign_key {
+            // Input first: a FIFO or a device as the key is refused before the workflow is
+            // read (ssh-keygen would wait on it, or read it forever).
+            crate::input::check_key_file(key).map_err(|e| {
+                super::error::CommandError::invalid_input(
+                    format!("the key to sign with {}: {}", key.display(), e.problem()),
+                    "Name the private SSH key file (or its .pub beside a key in ssh-agent).",
+                )
+            })?;
             return Ok(Signing::Key(key.clone()));
         }
         let Some(path) = &self.signature else {

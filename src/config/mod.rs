@@ -25,6 +25,20 @@ pub const FILE_NAME: &str = crate::workflow::CONFIG_FILE;
 /// human answers"), read at the PR's pin; always protected, as the config file is.
 pub const ALLOWED_SIGNERS: &str = ".orchestrate/allowed_signers";
 
+/// The files `init --ci` writes (src/engine/init/ci.rs): they steer what CI judges, so a PR
+/// that rewrote the job's `attest` call would judge itself; protected as the config file is.
+pub const CI_FILES: [&str; 3] = [
+    ".github/workflows/git-orchestrate.yml",
+    ".gitlab/git-orchestrate.yml",
+    ".gitlab-ci.yml",
+];
+
+/// The paths protected whatever the configuration says: the config file, the allowed
+/// signers and the CI job's files.
+pub fn always_protected() -> impl Iterator<Item = &'static str> {
+    [FILE_NAME, ALLOWED_SIGNERS].into_iter().chain(CI_FILES)
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
@@ -174,11 +188,10 @@ impl Config {
 
     /// The names git is handed as arguments or paths: they must be what they claim, so that
     /// none is read as an option or escapes the repository.
-    /// The pathspecs of the protected paths: the config file, `judges` (the files the gates
-    /// and the review command run), and `[gates] protected` (docs/integrity.md).
+    /// The pathspecs of the protected paths: those [`always_protected`], `judges` (the files
+    /// the gates and the review command run), and `[gates] protected` (docs/integrity.md).
     pub fn protected_pathspecs(&self, judges: &[String]) -> Vec<String> {
-        [FILE_NAME, ALLOWED_SIGNERS]
-            .iter()
+        always_protected()
             .map(|f| format!(":(literal){f}"))
             .chain(judges.iter().map(|f| format!(":(literal){f}")))
             .chain(self.gates.protected.iter().map(|p| format!(":(glob){p}")))

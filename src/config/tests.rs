@@ -352,6 +352,9 @@ fn protected_paths_are_pathspecs_and_bad_ones_are_errors() {
         vec![
             ":(literal).orchestrate.toml",
             ":(literal).orchestrate/allowed_signers",
+            ":(literal).github/workflows/git-orchestrate.yml",
+            ":(literal).gitlab/git-orchestrate.yml",
+            ":(literal).gitlab-ci.yml",
             ":(literal)tools/review.sh",
             ":(glob)run_tests.sh",
             ":(glob)ci/**"

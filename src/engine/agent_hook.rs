@@ -7,7 +7,6 @@ use std::path::Path;
 use super::{EngineError, Session, io_error};
 use crate::agent::guard::GuardContext;
 use crate::agent::hook::{StopDecision, StopRecord, TicketTurn, WorkflowView, decide_stop};
-use crate::config::FILE_NAME;
 
 /// What the guard needs, read in-process (the hook runs before every shell command).
 pub fn guard_context(session: &Session, cwd: &Path) -> Result<GuardContext, EngineError> {
@@ -44,8 +43,7 @@ pub fn guard_context_for(
         main_branch: session.main_branch(state)?,
         head_branch: session.store.head_branch()?,
         gate_commands: config.preflight.iter().map(|g| g.command.clone()).collect(),
-        protected_files: [FILE_NAME, crate::config::ALLOWED_SIGNERS]
-            .into_iter()
+        protected_files: crate::config::always_protected()
             .map(str::to_string)
             .chain(judges)
             .collect(),

@@ -331,6 +331,7 @@ pub(crate) fn authorise(
     let signature = match signing {
         Signing::Unsigned => None,
         Signing::Key(key) => {
+            super::error::require_key_file(key, "key to sign with")?;
             let program = ssh_keygen(session)?;
             Some(ssh::sign(&program, key, &bytes).map_err(|e| match e {
                 SshError::SignFailed { .. } => super::error::wrong_state(

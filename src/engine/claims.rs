@@ -842,12 +842,53 @@ pub struct HumanClaim {
 /// `claim release PR` (`steal: false`) or `claim steal PR` (`steal: true`, for this
 /// workflow): a human's, whoever holds the claim and whenever it expires; leased against the
 /// claim as read, so a claim that moves meanwhile is not overwritten blind.
-pub fn human(session: &Session, pr: &str, steal: bool) -> Result<HumanClaim, EngineError> {
+pub fn human(
+    session: &Session,
+    pr: &str,
+    steal: bool,
+    signed: bool,
+) -> Result<HumanClaim, EngineError> {
     let store = &session.store;
+    // "" and "*" have no letter to make a key of: their slug would be the fallback `pr`, a
+    // claim nobody named.
+    if !pr.chars().any(char::is_alphanumeric) {
+        return Err(EngineError::BadInput {
+            message: format!("{pr:?} names no PR: a PR's key has letters or digits"),
+            hint: "`git orchestrate claim list` shows the claims; a PR's key is its master-plan heading's slug.".into(),
+        });
+    }
     // A key is its own slug; a heading's text gives its key.
     let pr = rules::slug(pr);
     let state = store.read_unless_ticket()?.map(|s| s.state);
     let remote = claim_remote(session, state.as_ref())?;
+    let required = session.load_config(state.as_ref())?.config.human.require
+        == crate::config::HumanProof::Signature;
+    let verb = if steal { "steal" } else { "release" };
+    // Where answers must be signed, an environment variable proves no human: the claim is
+    // moved by a signed push, whose key the server hook checks against [attest] humans.
+    if required && !signed {
+        return Err(super::error::wrong_state(
+            state.as_ref().map_or(Status::Initializing, State::status),
+            format!(
+                "claim {verb} was refused: main's configuration requires [human] require = \
+                 \"signature\", and GIT_ORCHESTRATE_HUMAN proves no human"
+            ),
+            format!(
+                "A human runs `git orchestrate claim {verb} {pr} --signed` with their SSH key as \
+                 user.signingkey (gpg.format ssh): the server accepts the push of a key listed in \
+                 main's [attest] humans."
+            ),
+        ));
+    }
+    if signed && remote.is_none() {
+        return Err(EngineError::BadInput {
+            message: format!(
+                "claim {verb} --signed needs a remote: a signed push is checked by the server"
+            ),
+            hint: "Set the workflow's remote, or drop --signed where no server guards the claims."
+                .into(),
+        });
+    }
     let name = claim_ref(&pr);
     let local = store.ref_tip(&name)?;
     let current = match &remote {
@@ -888,7 +929,12 @@ pub fn human(session: &Session, pr: &str, steal: bool) -> Result<HumanClaim, Eng
         };
         session
             .git
-            .push_atomic(remote, &[(name.clone(), current.map(|id| id.to_string()))], &[spec])
+            .push_atomic_as(
+                remote,
+                &[(name.clone(), current.map(|id| id.to_string()))],
+                &[spec],
+                signed,
+            )
             .map_err(|e| EngineError::Remote {
                 remote: remote.clone(),
                 what: format!("change the claim on {pr} on {remote}"),

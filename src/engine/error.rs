@@ -138,6 +138,15 @@ pub(crate) fn wrong_state(
     })
 }
 
+/// Refuses (bad input, exit 2) a key file `ssh-keygen` would hang on or that is not there:
+/// checked before anything is judged, signed or written.
+pub(crate) fn require_key_file(key: &std::path::Path, what: &str) -> Result<(), EngineError> {
+    crate::input::check_key_file(key).map_err(|e| EngineError::BadInput {
+        message: format!("the {what} {}: {}", key.display(), e.problem()),
+        hint: "Name the private SSH key file (or its .pub beside a key in ssh-agent).".into(),
+    })
+}
+
 pub(crate) fn io_error(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> EngineError {
     let what = what.into();
     move |source| EngineError::Io { what, source }

@@ -190,8 +190,7 @@ pub fn protected_worktree_changes(
         return Ok(Vec::new());
     };
     if config.gates.protected.is_empty() {
-        let paths: Vec<String> = [crate::config::FILE_NAME, crate::config::ALLOWED_SIGNERS]
-            .into_iter()
+        let paths: Vec<String> = crate::config::always_protected()
             .map(str::to_string)
             .chain(judges(config))
             .collect();

@@ -83,6 +83,12 @@ pub fn sign_in(
 ) -> Result<String, SshError> {
     // It runs in the temporary directory: a relative path is the user's, from here.
     let key = &std::path::absolute(key)?;
+    // Whoever called us checked it too; a FIFO or a device here would hold ssh-keygen (and
+    // us, waiting for it) until the timeout.
+    crate::input::check_key_file(key).map_err(|e| SshError::SignFailed {
+        key: key.display().to_string(),
+        message: e.problem(),
+    })?;
     let dir = private_dir()?;
     let data = dir.path().join("answer");
     std::fs::write(&data, payload)?;

@@ -83,7 +83,12 @@ pub fn is_valid_branch_name(name: &str) -> bool {
 
 /// True when `name` can name a workflow (see [`StoreError::BadWorkflowName`]).
 pub fn valid_workflow_name(name: &str) -> bool {
-    !name.is_empty()
+    // git reads `HEAD`, `FETCH_HEAD`, `ORIG_HEAD`, … (any case, on a file system that folds
+    // it) as its own pseudo-refs wherever a branch of that name is asked for.
+    let upper = name.to_ascii_uppercase();
+    let special = upper == "HEAD" || upper.ends_with("_HEAD") || upper == "AUTO_MERGE";
+    !special
+        && !name.is_empty()
         && name.len() <= 100
         && !name.starts_with(['.', '-'])
         && !name.ends_with(".lock")
@@ -102,7 +107,22 @@ mod tests {
         for good in ["main", "feature-x", "a.b_c"] {
             assert!(valid_workflow_name(good), "{good}");
         }
-        for bad in ["", "-x", ".x", "a..b", "a/b", "x.lock", "a b", "ä"] {
+        for bad in [
+            "",
+            "-x",
+            ".x",
+            "a..b",
+            "a/b",
+            "x.lock",
+            "a b",
+            "ä",
+            "*",
+            "HEAD",
+            "head",
+            "FETCH_HEAD",
+            "ORIG_HEAD",
+            "AUTO_MERGE",
+        ] {
             assert!(!valid_workflow_name(bad), "{bad}");
         }
     }

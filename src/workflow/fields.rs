@@ -12,8 +12,10 @@ pub enum Field {
     Report,
     /// A human's rejection comment.
     Comment,
-    /// `checkpoint -m`.
+    /// `checkpoint -m`, a ticket report's `message`.
     Message,
+    /// A ticket subtask's review `notes`.
+    Notes,
 }
 
 impl Field {
@@ -25,6 +27,7 @@ impl Field {
             Field::Report => "report",
             Field::Comment => "comment",
             Field::Message => "message",
+            Field::Notes => "notes",
         }
     }
 
@@ -32,7 +35,11 @@ impl Field {
     /// weighs on every clone.
     pub fn cap(self) -> usize {
         match self {
-            Field::Summary | Field::Comment | Field::Message | Field::TestCommand => 64 * 1024,
+            Field::Summary
+            | Field::Comment
+            | Field::Message
+            | Field::Notes
+            | Field::TestCommand => 64 * 1024,
             Field::Report => 256 * 1024,
         }
     }
@@ -140,6 +147,7 @@ mod tests {
             Field::Report,
             Field::Comment,
             Field::Message,
+            Field::Notes,
         ] {
             assert_eq!(check(field, "two\n\tlines"), Ok(()));
             assert_eq!(check(field, "crlf\r\nlines\r\n"), Ok(()));

@@ -929,19 +929,22 @@ fn attest_refuses_bad_revisions_and_the_hook_goes_only_where_it_belongs() {
          hint: Name a range of commits this repository has, like main~3..main.\n"
     );
     assert_eq!(out.stdout, "");
-    // A commit no workflow made: FAILED, the reason named; exit 1.
-    let out = repo.run(&["attest", "--no-note", "main"]);
-    out.expect(1);
+    // A commit no workflow made, named by itself: bad input, the reason named; exit 2.
+    let out = repo.run(&["attest", "main"]);
+    out.expect(2);
     assert_eq!(
-        out.stdout,
+        out.stderr,
         format!(
-            "FAILED {} (no workflow records it)\n  - no workflow's chain records {} as its merge into \
-             main or as a finalized PR's head (fetch +refs/orchestrator/*:refs/orchestrator/* if a \
-             workflow elsewhere made it)\nno note written: --no-note\n",
+            "error: {} is not a workflow's merge into main nor a finalized PR's head: no \
+             workflow's chain records {} as its merge into main or as a finalized PR's head \
+             (fetch +refs/orchestrator/*:refs/orchestrator/* if a workflow elsewhere made it)\n\
+             hint: attest judges what a workflow made: its merge on main (main's first-parent \
+             commits, or a range A..B of them) or its PR's squashed head.\n",
             &main_tip(&repo)[..12],
             main_tip(&repo)
         )
     );
+    assert_eq!(out.stdout, "");
     assert_eq!(
         repo.git_try(&["rev-parse", "--verify", "--quiet", ATTEST_NOTES])
             .0,

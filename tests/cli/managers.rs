@@ -46,6 +46,7 @@ pub fn tool(name: &str) -> Option<PathBuf> {
     static HUSKY: OnceLock<Option<PathBuf>> = OnceLock::new();
     static ACTIONLINT: OnceLock<Option<PathBuf>> = OnceLock::new();
     static PYYAML: OnceLock<Option<PathBuf>> = OnceLock::new();
+    static SSLIB: OnceLock<Option<PathBuf>> = OnceLock::new();
     // The cell, the package and its version, the cache directory's name, the program.
     let (cell, package, version, dir, program) = match name {
         "pre-commit" => (&PRE_COMMIT, "pre-commit", "4.3.0", "pre-commit", name),
@@ -60,9 +61,20 @@ pub fn tool(name: &str) -> Option<PathBuf> {
             name,
         ),
         "pyyaml" => (&PYYAML, "pyyaml", "6.0.2", "pyyaml", "python3"),
+        // An independent DSSE verifier (tests/cli/dsse.rs), with `cryptography` for ed25519.
+        "securesystemslib" => (
+            &SSLIB,
+            "securesystemslib[crypto]",
+            "1.6.0",
+            "securesystemslib",
+            "python3",
+        ),
         _ => (&HUSKY, "husky", "9.1.7", "husky", name),
     };
-    let from_pypi = matches!(name, "pre-commit" | "pytest" | "pyyaml");
+    let from_pypi = matches!(
+        name,
+        "pre-commit" | "pytest" | "pyyaml" | "securesystemslib"
+    );
     cell.get_or_init(|| {
         let prefix = cache_dir().join(format!("{dir}-{version}"));
         let bin = if from_pypi {

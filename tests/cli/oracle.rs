@@ -1767,7 +1767,7 @@ fn verify_on_main_checks_the_squashed_commit() {
     repo.git(&["update-ref", "-d", "refs/orchestrator/workflows/zz"]);
 
     // An attestation is worth what signs it: unsigned, nothing backs it; signed by a key
-    // main lists as a verifier, it counts; a FAILED verdict fails verify.
+    // main lists as a verifier, it counts; a FAILED verdict fails verify when the verifier signed it.
     repo.git(&["notes", "--ref=orchestrator", "remove", &plan_commit]);
     repo.run(&["attest"]).expect(0);
     let json = repo.run(&["verify", "--json"]).expect(0).json();
@@ -1821,6 +1821,7 @@ fn verify_on_main_checks_the_squashed_commit() {
         .next()
         .unwrap()
         .replace("\"PASSED\"", "\"FAILED\"");
+    // Unsigned, a FAILED verdict is anyone's word too; signed by the verifier, it fails.
     repo.git(&[
         "notes",
         "--ref=orchestrator-attest",
@@ -1828,6 +1829,32 @@ fn verify_on_main_checks_the_squashed_commit() {
         "-f",
         "-m",
         &failed,
+        &merge,
+    ]);
+    let json = repo.run(&["verify", "--json", &range]).expect(0).json();
+    assert_eq!(
+        json["attested"][0]["attestation"]["status"],
+        "unauthenticated"
+    );
+    let line = keys.join("failed.txt");
+    std::fs::write(&line, format!("{failed}\n")).unwrap();
+    let signed = std::process::Command::new("ssh-keygen")
+        .args(["-q", "-Y", "sign", "-n", "git-orchestrate-attest", "-f"])
+        .arg(&key)
+        .arg(&line)
+        .output()
+        .unwrap();
+    assert!(signed.status.success(), "{signed:?}");
+    let signature = std::fs::read_to_string(line.with_extension("txt.sig")).unwrap();
+    let note = keys.join("note.txt");
+    std::fs::write(&note, format!("{failed}\n{signature}")).unwrap();
+    repo.git(&[
+        "notes",
+        "--ref=orchestrator-attest",
+        "add",
+        "-f",
+        "-F",
+        note.to_str().unwrap(),
         &merge,
     ]);
     repo.run(&["verify", &range]).expect(1).says("FAILED");

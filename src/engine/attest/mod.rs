@@ -6,6 +6,7 @@
 //! checked against what the chain says was verified.
 
 mod check;
+pub mod dsse;
 mod find;
 mod install;
 pub mod receive;
@@ -26,15 +27,47 @@ pub use verifier::{Chain, Confine, Judged, Verifier};
 
 use super::EngineError;
 
+/// A commit `attest` was asked to judge.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Wanted {
+    pub commit: String,
+    /// Named by itself, not as one of a range's commits: it must be something a workflow
+    /// made (a range of main may hold a human's commit, which is judged FAILED).
+    pub alone: bool,
+}
+
 /// The commits `revs` name in the repository `judged` (a revision each, or `A..B`: the
-/// first-parent commits of the range, oldest first).
-pub fn commits_of(judged: &Judged, revs: &[String]) -> Result<Vec<String>, EngineError> {
-    let mut commits = Vec::new();
+/// first-parent commits of the range, oldest first), each once, in the order first named.
+pub fn commits_of(judged: &Judged, revs: &[String]) -> Result<Vec<Wanted>, EngineError> {
+    let mut commits: Vec<Wanted> = Vec::new();
+    let mut add = |commit: String, alone: bool| {
+        // Named twice, judged once: a verdict does not change by asking again.
+        if !commits.iter().any(|w| w.commit == commit) {
+            commits.push(Wanted { commit, alone });
+        }
+    };
+    let mut named: Vec<&str> = Vec::new();
     for rev in revs {
+        // The same text names the same commits: resolved once (`attest HEAD` × 1,000).
+        if named.contains(&rev.as_str()) {
+            continue;
+        }
+        named.push(rev);
         if rev.starts_with('-') {
             return Err(EngineError::BadInput {
                 message: format!("\"{rev}\" is not a revision: attest takes commits and ranges"),
                 hint: "Name a commit (HEAD, main, an id) or a range A..B.".into(),
+            });
+        }
+        if rev.contains("...") {
+            return Err(EngineError::BadInput {
+                message: format!(
+                    "\"{rev}\" is a symmetric difference: it holds the commits of both sides, not \
+                     what one side added"
+                ),
+                hint:
+                    "Name a range A..B (the first-parent commits B added to A), like main~3..main."
+                        .into(),
             });
         }
         if rev.contains("..") {
@@ -52,7 +85,9 @@ pub fn commits_of(judged: &Judged, revs: &[String]) -> Result<Vec<String>, Engin
                 });
             }
             range.reverse();
-            commits.extend(range);
+            for commit in range {
+                add(commit, false);
+            }
         } else {
             let id = judged
                 .git
@@ -61,10 +96,28 @@ pub fn commits_of(judged: &Judged, revs: &[String]) -> Result<Vec<String>, Engin
                     message: format!("\"{rev}\" names no commit in this repository"),
                     hint: "Fetch it first, or name a commit this repository has.".into(),
                 })?;
-            commits.push(id);
+            add(id, true);
         }
     }
     Ok(commits)
+}
+
+/// Refuses a commit named by itself that no workflow made (a branch not merged, a workflow
+/// ref's own commit): there is nothing to judge, so nothing is written for it.
+fn require_recorded(rev: &Wanted, verdict: &Verdict) -> Result<(), EngineError> {
+    if !rev.alone || verdict.kind.is_some() {
+        return Ok(());
+    }
+    Err(EngineError::BadInput {
+        message: format!(
+            "{} is not a workflow's merge into main nor a finalized PR's head: {}",
+            crate::short_id(&rev.commit),
+            verdict.reasons.join("; ")
+        ),
+        hint: "attest judges what a workflow made: its merge on main (main's first-parent \
+               commits, or a range A..B of them) or its PR's squashed head."
+            .into(),
+    })
 }
 
 /// The verdict on `commit`, judged in `verifier` from the chains given (pushed updates
@@ -173,6 +226,9 @@ pub struct AttestReport {
     pub notes_written: Vec<String>,
     /// Why no note was written, when none was asked for or none could be.
     pub notes_skipped: Option<String>,
+    /// With `--format dsse`: each verdict's statement in a DSSE envelope, in order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub envelopes: Vec<Value>,
 }
 
 impl AttestReport {
@@ -210,6 +266,7 @@ pub fn attest(
     dir: &std::path::Path,
     revs: &[String],
     note: bool,
+    dsse: bool,
     signing_key: Option<&std::path::Path>,
     confine: Option<Confine>,
 ) -> Result<AttestReport, EngineError> {
@@ -220,6 +277,24 @@ pub fn attest(
         revs.to_vec()
     };
     let commits = commits_of(&judged, &revs)?;
+    let key = match signing_key {
+        Some(key) => Some(key.to_path_buf()),
+        None if note || dsse => judged
+            .main_config()?
+            .1
+            .attest
+            .signing_key
+            .map(std::path::PathBuf::from),
+        None => None,
+    };
+    if let Some(key) = &key {
+        crate::engine::error::require_key_file(key, "signing key")?;
+    }
+    // Read before anything is judged: a key that cannot sign an envelope is bad input.
+    let envelope_key = match (&key, dsse) {
+        (Some(key), true) => Some(dsse::read_key(key)?),
+        _ => None,
+    };
     let chains = judged.chains()?;
     let confine = match confine {
         Some(confine) => confine,
@@ -227,18 +302,27 @@ pub fn attest(
     };
     let verifier = Verifier::new(&judged, confine)?;
     let mut verdicts = Vec::new();
-    for commit in &commits {
-        verdicts.push(judge(&verifier, &chains, commit)?);
+    for wanted in &commits {
+        let verdict = judge(&verifier, &chains, &wanted.commit)?;
+        require_recorded(wanted, &verdict)?;
+        verdicts.push(verdict);
     }
+    let envelopes = if dsse {
+        verdicts
+            .iter()
+            .map(|v| dsse::envelope(&v.statement, envelope_key.as_ref()))
+            .collect()
+    } else {
+        Vec::new()
+    };
     let mut report = AttestReport {
         verdicts,
         notes_written: Vec::new(),
         notes_skipped: (!note).then(|| "--no-note".to_string()),
+        envelopes,
     };
     if note {
-        let configured = judged.main_config()?.1.attest.signing_key;
-        let key = signing_key.or(configured.as_deref().map(std::path::Path::new));
-        write_notes(dir, &mut report, key)?;
+        write_notes(dir, &mut report, key.as_deref())?;
     }
     Ok(report)
 }

@@ -92,14 +92,30 @@ enum Guarded<'a> {
     Bookkeeping,
     /// `refs/replace/*`: git would show other objects in place of the ones pushed.
     Replace,
+    /// `refs/orchestrator/claims/<slug>`: a claim on a PR.
+    Claim(&'a str),
     Main,
     Other,
 }
 
+/// Whether `reference` is a notes ref named for the verdicts: not only the server's own but
+/// any under `refs/notes/` whose name holds it (`refs/notes/remotes/origin/orchestrator-attest`
+/// is what `verify` reads as a remote's verdicts, and what a CI job's `refs/notes/*` fetch
+/// brings in beside the server's).
+fn is_verdict_notes(reference: &str) -> bool {
+    let name = ATTEST_NOTES_REF.trim_start_matches("refs/notes/");
+    reference
+        .strip_prefix("refs/notes/")
+        .is_some_and(|rest| rest.contains(name))
+}
+
 fn guarded<'a>(reference: &'a str, main: &str) -> Guarded<'a> {
     use crate::store::{branch_of_ref, is_bookkeeping_ref, is_local_workflow_ref, is_replace_ref};
-    if reference == ATTEST_NOTES_REF || reference.starts_with(&format!("{ATTEST_NOTES_REF}/")) {
+    if is_verdict_notes(reference) {
         return Guarded::AttestNotes;
+    }
+    if let Some(slug) = reference.strip_prefix(crate::store::CLAIMS) {
+        return Guarded::Claim(slug);
     }
     if is_local_workflow_ref(reference)
         && let Some(name) = crate::store::workflow_of_ref(reference)
@@ -171,6 +187,25 @@ pub fn pre_receive(
             )),
             Guarded::Workflow(name) => {
                 if let Some(why) = judge_chain(&judged, &verifier, name, u, human.is_some())? {
+                    report.refusals.push(refuse(u.new.as_ref(), why));
+                }
+            }
+            Guarded::Claim(slug) => {
+                let held = Held {
+                    judged: &judged,
+                    verifier: &verifier,
+                    chains: &chains,
+                    ttl: config.claims.ttl,
+                    moved: updates
+                        .iter()
+                        .filter(|u| u.new.is_some())
+                        .filter_map(|u| match guarded(&u.reference, &main) {
+                            Guarded::Workflow(name) => Some(name),
+                            _ => None,
+                        })
+                        .collect(),
+                };
+                if let Some(why) = judge_claim(&held, slug, u, human.is_some())? {
                     report.refusals.push(refuse(u.new.as_ref(), why));
                 }
             }
@@ -249,7 +284,7 @@ fn judge_main_move(
     commits.reverse();
     let (mut refusals, mut verdicts) = (Vec::new(), Vec::new());
     for commit in commits {
-        let verdict = judge(verifier, chains, &commit)?;
+        let verdict = judge_remembered(judged, verifier, chains, &commit)?;
         let merge = verdict.kind == Some("merge");
         if !verdict.passed || !merge {
             let why = if verdict.passed {
@@ -336,6 +371,182 @@ fn judge_chain(
         .map(|problem| format!("forges workflow {name}'s chain: {problem}")))
 }
 
+/// What the hook reads a claim's update against.
+struct Held<'a> {
+    judged: &'a Judged,
+    verifier: &'a Verifier,
+    /// The chains as this push leaves them: pushed first, then the server's.
+    chains: &'a [Chain],
+    /// Main's `[claims] ttl`: no claim is pushed to last longer.
+    ttl: std::time::Duration,
+    /// The workflows whose chains this push moves forward.
+    moved: Vec<&'a str>,
+}
+
+impl Held<'_> {
+    /// The claim commit `id` states; `None` when it is no claim of ours.
+    fn claim(&self, id: &str) -> Result<Option<crate::store::Claim>, EngineError> {
+        Ok(self
+            .judged
+            .git
+            .commit_message_within(id, 8 * 1024)?
+            .and_then(|message| crate::store::Claim::parse(&message)))
+    }
+
+    /// Whether workflow `name`, as this push leaves it, works on a PR (its plan accepted and
+    /// not merged yet).
+    fn working(&self, name: &str) -> Result<bool, EngineError> {
+        // The pushed chain comes first among them.
+        let Some(chain) = self.chains.iter().find(|c| c.workflow == name) else {
+            return Ok(false);
+        };
+        let session = self.verifier.session(chain)?;
+        Ok(session
+            .store
+            .read_at(chain.tip, &chain.reference)
+            .ok()
+            .is_some_and(|snap| {
+                snap.summary.is_some()
+                    && snap.state.status() != crate::workflow::Status::Initializing
+            }))
+    }
+}
+
+/// A claim's update, as the hook reads it.
+#[derive(Debug)]
+struct ClaimMove<'a> {
+    slug: &'a str,
+    /// The server's claim now: `None` when there is none, `Some(None)` when its ref holds no
+    /// claim of ours.
+    old: Option<Option<crate::store::Claim>>,
+    /// The pushed claim: `None` for a deletion, `Some(None)` for what is no claim of ours.
+    new: Option<Option<crate::store::Claim>>,
+    now: i64,
+    /// The longest a claim may run from now.
+    ttl: i64,
+    /// Whether the server's holder's workflow, as this push leaves it, works on a PR.
+    holder_working: bool,
+    /// Whether the new claim's workflow accepts its plan in this push: moved by it, and
+    /// working on a PR once moved.
+    accepted_here: bool,
+    /// Pushed by a human listed in main's `[attest] humans`.
+    human: bool,
+}
+
+/// Why a claim's update is refused, if it is (docs/refs.md, "Claims"): what is no claim is
+/// never taken; a claim is taken with its workflow's plan acceptance in the same push (or
+/// when the one there lapsed), renewed only as the same holder's, and deleted only once
+/// its holder's workflow is done with it; a listed human may do anything but push junk.
+fn claim_refusal(m: &ClaimMove) -> Option<String> {
+    use crate::workflow::claims::expired;
+    match &m.new {
+        Some(None) => {
+            return Some(
+                "not a claim git-orchestrate writes: refs/orchestrator/claims/ holds claims only"
+                    .into(),
+            );
+        }
+        Some(Some(c)) if c.slug != m.slug => {
+            return Some(format!(
+                "states a claim on {} under the ref of {}",
+                c.slug, m.slug
+            ));
+        }
+        // The pusher's clock may run ahead of the server's by the margin claims allow.
+        Some(Some(c))
+            if c.expires
+                > m.now
+                    .saturating_add(m.ttl)
+                    .saturating_add(crate::workflow::claims::SKEW_SECONDS) =>
+        {
+            return Some(format!(
+                "runs until {}, longer than main's [claims] ttl from now",
+                c.expires
+            ));
+        }
+        _ => {}
+    }
+    if m.human {
+        return None;
+    }
+    let held = match &m.old {
+        Some(Some(c)) => Some(c),
+        _ => None,
+    };
+    let live = held.filter(|c| !expired(c.expires, m.now));
+    // The same holder: its workflow, machine, user and first claim time kept. A holder renews
+    // its claim even once it lapsed, as `sync` does (nobody else took it meanwhile).
+    let same_holder = |new: &crate::store::Claim| {
+        held.is_some_and(|old| {
+            new.workflow == old.workflow
+                && new.host == old.host
+                && new.user == old.user
+                && new.since == old.since
+        })
+    };
+    match &m.new {
+        None => live.filter(|_| m.holder_working).map(|old| {
+            format!(
+                "deletes the claim {} holds while that workflow works on it: its holder's \
+                 workflow releases it when done, or a listed human does",
+                old.holder()
+            )
+        }),
+        Some(Some(new)) if same_holder(new) => None,
+        Some(Some(_)) if let Some(old) = live => Some(format!(
+            "{} holds the claim until {}: only its holder renews it, and only a listed human \
+             takes it (git orchestrate claim steal)",
+            old.holder(),
+            old.expires
+        )),
+        Some(Some(new)) => (!m.accepted_here).then(|| {
+            format!(
+                "a claim is taken with its workflow's plan acceptance in the same push, and \
+                 workflow {} accepts no plan in this one",
+                new.workflow
+            )
+        }),
+        Some(None) => None,
+    }
+}
+
+/// Why the update of the claim on `slug` is refused, if it is.
+fn judge_claim(
+    held: &Held,
+    slug: &str,
+    u: &Update,
+    human: bool,
+) -> Result<Option<String>, EngineError> {
+    let old = match &u.old {
+        Some(id) => Some(held.claim(id)?),
+        None => None,
+    };
+    let new = match &u.new {
+        Some(id) => Some(held.claim(id)?),
+        None => None,
+    };
+    let holder_working = match &old {
+        Some(Some(c)) if !human => held.working(&c.workflow)?,
+        _ => false,
+    };
+    let accepted_here = match &new {
+        Some(Some(c)) if !human => {
+            held.moved.contains(&c.workflow.as_str()) && held.working(&c.workflow)?
+        }
+        _ => false,
+    };
+    Ok(claim_refusal(&ClaimMove {
+        slug,
+        old,
+        new,
+        now: crate::engine::claims::now(),
+        ttl: i64::try_from(held.ttl.as_secs()).unwrap_or(i64::MAX),
+        holder_working,
+        accepted_here,
+        human,
+    }))
+}
+
 /// Where the pre-receive hook leaves the verdicts of an accepted push for the post-receive
 /// hook to write as notes (refs cannot move while a push is in quarantine).
 fn pending_dir(judged: &Judged) -> Result<PathBuf, EngineError> {
@@ -354,40 +565,80 @@ fn keep_verdicts(judged: &Judged, verdicts: &[Verdict]) -> Result<(), EngineErro
     let dir = pending_dir(judged)?;
     std::fs::create_dir_all(&dir).map_err(io_error(format!("create {}", dir.display())))?;
     for v in verdicts.iter().filter(|v| v.passed) {
-        let file = dir.join(&v.commit);
-        std::fs::write(&file, super::note_text(v, key.as_deref().map(Path::new))?)
-            .map_err(io_error(format!("write {}", file.display())))?;
+        write_whole(
+            &dir.join(&v.commit),
+            super::note_text(v, key.as_deref().map(Path::new))?.as_bytes(),
+        )?;
     }
     Ok(())
 }
 
-/// `attest --post-receive`, after git applied the push `updates`: the verdicts the
-/// pre-receive hook kept for the commits this push brought onto main, written as notes under
-/// `refs/notes/orchestrator-attest`. Another push's verdicts are left for its own hook; one
-/// left over for a day (a push refused after its pre-receive passed) is dropped.
-pub fn post_receive(dir: &Path, updates: &[Update]) -> Result<Vec<String>, EngineError> {
+/// Writes `bytes` as the file `path` all at once (a temporary file beside it, renamed): a
+/// hook killed meanwhile leaves the old file or the new one, never half of one.
+fn write_whole(path: &Path, bytes: &[u8]) -> Result<(), EngineError> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let temporary = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+    std::fs::write(&temporary, bytes)
+        .map_err(io_error(format!("write {}", temporary.display())))?;
+    std::fs::rename(&temporary, path).map_err(io_error(format!("write {}", path.display())))
+}
+
+/// `attest --post-receive`, after git applied a push: the verdicts the pre-receive hook kept
+/// for commits now on main, written as notes under `refs/notes/orchestrator-attest`
+/// ([`complete_record`]).
+pub fn post_receive(dir: &Path) -> Result<Vec<String>, EngineError> {
+    complete_record(dir)
+}
+
+/// Writes the note of every verdict the pre-receive hook kept whose commit is on main now,
+/// this push's and any an earlier post-receive did not write (it was killed, or the machine
+/// went down, after git moved main): the record survives its hook. Idempotent, so the next
+/// push's post-receive and `attest --repair` both run it. A kept verdict whose commit is not
+/// on main (its push was refused after the pre-receive passed) is dropped after a day.
+pub fn complete_record(dir: &Path) -> Result<Vec<String>, EngineError> {
     let judged = Judged::open(dir)?;
     let (main, _) = judged.main_config()?;
     let pending = pending_dir(&judged)?;
     if !pending.is_dir() {
         return Ok(Vec::new());
     }
-    let mut ours = Vec::new();
-    for u in updates
-        .iter()
-        .filter(|u| guarded(&u.reference, &main) == Guarded::Main)
+    let Some(tip) = judged.git.ref_target(&crate::store::branch_ref(&main))? else {
+        return Ok(Vec::new());
+    };
+    let mut kept: Vec<(String, PathBuf, bool)> = Vec::new();
+    let day = std::time::Duration::from_secs(24 * 60 * 60);
+    for entry in std::fs::read_dir(&pending)
+        .map_err(io_error(format!("read {}", pending.display())))?
+        .flatten()
     {
-        if let (Some(old), Some(new)) = (&u.old, &u.new) {
-            ours.extend(judged.git.first_parents(&format!("{old}..{new}"))?);
-        }
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let stale = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > day);
+        kept.push((name, entry.path(), stale));
     }
+    kept.sort();
     let store = crate::store::Store::open_for_notes(dir)?;
     let mut written = Vec::new();
-    for commit in ours {
-        let path = pending.join(&commit);
-        let Ok(text) = std::fs::read_to_string(&path) else {
+    for (commit, path, stale) in kept {
+        // A commit the push that judged it never brought (its objects left with the
+        // quarantine) is no ancestor of anything: `is_ancestor` fails on it.
+        let on_main = crate::exec::git::is_full_object_id(&commit)
+            && judged.git.is_ancestor(&commit, &tip).unwrap_or(false);
+        if !on_main {
+            if stale {
+                let _ = std::fs::remove_file(&path);
+            }
             continue;
-        };
+        }
+        let text =
+            std::fs::read_to_string(&path).map_err(io_error(format!("read {}", path.display())))?;
         let mut tries = 0;
         loop {
             match store.set_attest_note(&commit, &text) {
@@ -396,22 +647,135 @@ pub fn post_receive(dir: &Path, updates: &[Update]) -> Result<Vec<String>, Engin
                 Err(e) => return Err(e.into()),
             }
         }
+        // Note first, then the file: a kill between the two leaves a file whose note is
+        // written already, which the next run writes again as it is (no change).
         std::fs::remove_file(&path).map_err(io_error(format!("remove {}", path.display())))?;
         written.push(commit);
     }
-    let day = std::time::Duration::from_secs(24 * 60 * 60);
-    for entry in std::fs::read_dir(&pending).into_iter().flatten().flatten() {
-        let stale = entry
-            .metadata()
-            .and_then(|m| m.modified())
-            .ok()
-            .and_then(|t| t.elapsed().ok())
-            .is_some_and(|age| age > day);
-        if stale {
-            let _ = std::fs::remove_file(entry.path());
-        }
-    }
     Ok(written)
+}
+
+/// What the server remembers of a verdict on a tree under a policy (docs/integrity.md,
+/// "The server hook"): a PASSED one is not judged again for the same commit, and a FAILED
+/// one whose code ran stays failed for that tree and policy, since a later pass would be luck.
+#[derive(Debug, Serialize, serde::Deserialize)]
+struct Remembered {
+    commit: String,
+    passed: bool,
+    kind: Option<String>,
+    workflow: Option<String>,
+    transition: Option<String>,
+    reasons: Vec<String>,
+    reran: Vec<String>,
+    statement: serde_json::Value,
+}
+
+/// Where the remembered verdicts are: one file per tree and policy.
+fn memory_file(judged: &Judged, commit: &str) -> Result<PathBuf, EngineError> {
+    let tree = judged.git.tree_of(commit)?;
+    // The policy: main's config as the merge's first parent has it, which a merge that
+    // PASSED was pinned to (its blob id, as git names it).
+    let config = judged
+        .git
+        .show(&format!("{commit}^1"), crate::config::FILE_NAME)
+        .ok()
+        .flatten();
+    let policy = match config {
+        Some(bytes) => {
+            gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::object::Kind::Blob, &bytes)
+                .map_err(|e| EngineError::Internal(format!("hash the policy: {e}")))?
+                .to_string()
+        }
+        None => "none".to_string(),
+    };
+    Ok(judged
+        .git
+        .common_dir()?
+        .join("orchestrator")
+        .join("verdicts")
+        .join(format!("{tree}-{policy}")))
+}
+
+/// The verdict on `commit`, as remembered when the server has judged its tree under its
+/// policy before, else judged now (and remembered when it passed, or failed having run the
+/// PR's code: a failure of the record alone, such as a chain not pushed yet, is not the
+/// tree's).
+fn judge_remembered(
+    judged: &Judged,
+    verifier: &Verifier,
+    chains: &[Chain],
+    commit: &str,
+) -> Result<Verdict, EngineError> {
+    let file = memory_file(judged, commit)?;
+    let remembered = crate::input::read_file(&file, crate::input::CAP)
+        .ok()
+        .flatten()
+        .and_then(|bytes| serde_json::from_slice::<Remembered>(&bytes).ok());
+    if let Some(r) = remembered
+        && (!r.passed || r.commit == commit)
+    {
+        return Ok(recalled(commit, r));
+    }
+    let verdict = judge(verifier, chains, commit)?;
+    if verdict.passed || !verdict.reran.is_empty() {
+        let r = Remembered {
+            commit: verdict.commit.clone(),
+            passed: verdict.passed,
+            kind: verdict.kind.map(str::to_string),
+            workflow: verdict.workflow.clone(),
+            transition: verdict.transition.clone(),
+            reasons: verdict.reasons.clone(),
+            reran: verdict.reran.clone(),
+            statement: verdict.statement.clone(),
+        };
+        if let Some(dir) = file.parent() {
+            std::fs::create_dir_all(dir).map_err(io_error(format!("create {}", dir.display())))?;
+        }
+        let bytes = serde_json::to_vec(&r)
+            .map_err(|e| EngineError::Internal(format!("a verdict did not serialise: {e}")))?;
+        write_whole(&file, &bytes)?;
+    }
+    Ok(verdict)
+}
+
+/// A remembered verdict as the verdict on `commit`: the same one (a PASSED verdict on this
+/// very commit), or a failure because this tree failed under this policy before.
+fn recalled(commit: &str, r: Remembered) -> Verdict {
+    const KINDS: [&str; 4] = ["merge", "pr-head", "ticket-merge", "ticket-squash"];
+    let kind = r
+        .kind
+        .as_deref()
+        .and_then(|k| KINDS.into_iter().find(|known| *known == k));
+    let same = r.commit == commit;
+    let reasons = if r.passed {
+        r.reasons
+    } else {
+        vec![format!(
+            "its tree failed under this policy before{} (a later pass would be luck; a listed \
+             human decides): {}",
+            if same {
+                String::new()
+            } else {
+                format!(", in {}", crate::short_id(&r.commit))
+            },
+            r.reasons.join("; ")
+        )]
+    };
+    Verdict {
+        commit: commit.to_string(),
+        kind,
+        workflow: r.workflow,
+        transition: r.transition,
+        passed: r.passed,
+        reasons,
+        reran: r.reran,
+        answers: Vec::new(),
+        statement: if same {
+            r.statement
+        } else {
+            serde_json::Value::Null
+        },
+    }
 }
 
 #[cfg(test)]
@@ -471,7 +835,18 @@ mod tests {
             guarded("refs/notes/orchestrator-attest/x", "main"),
             Guarded::AttestNotes
         );
+        for forged in [
+            "refs/notes/remotes/origin/orchestrator-attest",
+            "refs/notes/x/orchestrator-attest",
+            "refs/notes/orchestrator-attest-copy",
+        ] {
+            assert_eq!(guarded(forged, "main"), Guarded::AttestNotes, "{forged}");
+        }
         assert_eq!(guarded("refs/notes/orchestrator", "main"), Guarded::Other);
+        assert_eq!(
+            guarded("refs/heads/orchestrator-attest", "main"),
+            Guarded::Other
+        );
         assert_eq!(
             guarded("refs/orchestrator/workflows/w", "main"),
             Guarded::Workflow("w")
@@ -489,6 +864,169 @@ mod tests {
             Guarded::Bookkeeping
         );
         assert_eq!(guarded("refs/replace/abc", "main"), Guarded::Replace);
+    }
+
+    fn claim(workflow: &str, user: &str, expires: i64) -> crate::store::Claim {
+        crate::store::Claim {
+            slug: "pr-1".into(),
+            workflow: workflow.into(),
+            host: "h".into(),
+            user: user.into(),
+            since: 100,
+            expires,
+            nonce: "n".into(),
+        }
+    }
+
+    /// Each row: the update, and whether it is refused.
+    #[test]
+    fn claims_move_only_as_their_holder_or_a_human_moves_them() {
+        let now = 1_000;
+        let base = || ClaimMove {
+            slug: "pr-1",
+            old: None,
+            new: None,
+            now,
+            ttl: 7_200,
+            holder_working: false,
+            accepted_here: false,
+            human: false,
+        };
+        let live = || Some(Some(claim("a", "alice", now + 60)));
+        let lapsed = || Some(Some(claim("a", "alice", now - 3_600)));
+        let rows: Vec<(&str, ClaimMove, bool)> = vec![
+            (
+                "junk",
+                ClaimMove {
+                    new: Some(None),
+                    ..base()
+                },
+                true,
+            ),
+            (
+                "junk, by a human",
+                ClaimMove {
+                    new: Some(None),
+                    human: true,
+                    ..base()
+                },
+                true,
+            ),
+            (
+                "taken with the plan acceptance",
+                ClaimMove {
+                    new: Some(Some(claim("b", "bob", now + 60))),
+                    accepted_here: true,
+                    ..base()
+                },
+                false,
+            ),
+            (
+                "taken alone",
+                ClaimMove {
+                    new: Some(Some(claim("b", "bob", now + 60))),
+                    ..base()
+                },
+                true,
+            ),
+            (
+                "for longer than the ttl",
+                ClaimMove {
+                    new: Some(Some(claim("b", "bob", now + 10_000))),
+                    accepted_here: true,
+                    ..base()
+                },
+                true,
+            ),
+            (
+                "under another key's ref",
+                ClaimMove {
+                    slug: "pr-2",
+                    new: Some(Some(claim("b", "bob", now + 60))),
+                    accepted_here: true,
+                    ..base()
+                },
+                true,
+            ),
+            (
+                "renewed by its holder",
+                ClaimMove {
+                    old: live(),
+                    new: Some(Some(claim("a", "alice", now + 120))),
+                    ..base()
+                },
+                false,
+            ),
+            (
+                "renewed by its holder once lapsed",
+                ClaimMove {
+                    old: lapsed(),
+                    new: Some(Some(claim("a", "alice", now + 120))),
+                    ..base()
+                },
+                false,
+            ),
+            (
+                "taken from its holder",
+                ClaimMove {
+                    old: live(),
+                    new: Some(Some(claim("b", "bob", now + 120))),
+                    accepted_here: true,
+                    ..base()
+                },
+                true,
+            ),
+            (
+                "taken over once lapsed",
+                ClaimMove {
+                    old: lapsed(),
+                    new: Some(Some(claim("b", "bob", now + 120))),
+                    accepted_here: true,
+                    ..base()
+                },
+                false,
+            ),
+            (
+                "deleted while its workflow works on it",
+                ClaimMove {
+                    old: live(),
+                    holder_working: true,
+                    ..base()
+                },
+                true,
+            ),
+            (
+                "deleted once its workflow is done",
+                ClaimMove {
+                    old: live(),
+                    ..base()
+                },
+                false,
+            ),
+            (
+                "deleted by a human",
+                ClaimMove {
+                    old: live(),
+                    holder_working: true,
+                    human: true,
+                    ..base()
+                },
+                false,
+            ),
+            (
+                "taken by a human",
+                ClaimMove {
+                    old: live(),
+                    new: Some(Some(claim("b", "bob", now + 120))),
+                    human: true,
+                    ..base()
+                },
+                false,
+            ),
+        ];
+        for (what, row, refused) in rows {
+            assert_eq!(claim_refusal(&row).is_some(), refused, "{what}: {row:?}");
+        }
     }
 
     proptest::proptest! {

@@ -14,9 +14,9 @@ pub enum Attestation {
     /// PASSED, signed by a key main's `.orchestrate/allowed_signers` lists for the
     /// `git-orchestrate-attest` namespace.
     Passed { verifier: String },
-    /// The verdict is FAILED (signed or not: a failure is news either way).
+    /// FAILED, signed by a listed verifier (an unsigned one is [`Attestation::Unauthenticated`]).
     Failed { reasons: Vec<String> },
-    /// PASSED, but nothing backs it: no signature, or one no listed verifier made.
+    /// A verdict nothing backs: no signature, or one no listed verifier made.
     Unauthenticated { why: String },
     /// A merge on main with no attestation note.
     None,
@@ -83,20 +83,15 @@ fn judge_one(
             why: "its statement is about another commit".into(),
         });
     }
-    if predicate["verificationResult"] != "PASSED" {
-        let reasons = predicate["gitOrchestrate"]["reasons"]
-            .as_array()
-            .map(|r| {
-                r.iter()
-                    .filter_map(|x| x.as_str().map(str::to_string))
-                    .collect()
-            })
-            .unwrap_or_default();
-        return Ok(Attestation::Failed { reasons });
-    }
+    let passed = predicate["verificationResult"] == "PASSED";
     let Some(signature) = signature else {
+        // A FAILED verdict nobody signed is anyone's word too: a note pushed under another
+        // notes ref would otherwise turn an honest merge into a failure (docs/integrity.md).
         return Ok(Attestation::Unauthenticated {
-            why: "unsigned: whoever can write this clone's notes could have written it".into(),
+            why: format!(
+                "an unsigned {} verdict: whoever can write this clone's notes could have written it",
+                if passed { "PASSED" } else { "FAILED" }
+            ),
         });
     };
     let allowed = match session
@@ -132,8 +127,18 @@ fn judge_one(
         source: std::io::Error::other(e.to_string()),
     })?;
     Ok(match checked {
-        Verified::Good { principal } => Attestation::Passed {
+        Verified::Good { principal } if passed => Attestation::Passed {
             verifier: principal,
+        },
+        Verified::Good { .. } => Attestation::Failed {
+            reasons: predicate["gitOrchestrate"]["reasons"]
+                .as_array()
+                .map(|r| {
+                    r.iter()
+                        .filter_map(|x| x.as_str().map(str::to_string))
+                        .collect()
+                })
+                .unwrap_or_default(),
         },
         Verified::NotAllowed { .. } => Attestation::Unauthenticated {
             why: "signed by a key main's allowed_signers does not list as a verifier".into(),

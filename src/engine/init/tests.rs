@@ -302,3 +302,16 @@ fn ci_plans() {
         RejectionKind::InvalidInput
     );
 }
+
+/// The files `init --ci` writes are the ones the configuration protects always.
+#[test]
+fn the_ci_files_are_the_protected_ones() {
+    assert_eq!(
+        crate::config::CI_FILES,
+        [
+            super::ci::GITHUB_WORKFLOW,
+            super::ci::GITLAB_JOB,
+            super::ci::GITLAB_CI
+        ]
+    );
+}

@@ -397,8 +397,9 @@ fn write(
     })
 }
 
-/// The role and the state, judged before the input is: a tool called out of turn hears
-/// the next legal action, whatever it passed.
+/// The role and the state, judged once the input is (docs/tickets.md: the input is checked
+/// first, exit 2), before anything is read or run for the call: a tool called out of turn
+/// with good input hears the next legal action.
 fn precheck(session: &Session, role: Option<Role>, tool: Tool) -> Result<(), EngineError> {
     let snap = read(session)?;
     ticket::check(&snap.ticket, role, tool).map_err(|r| refused(&snap.ticket, r))
@@ -410,10 +411,8 @@ pub fn assign(
     role: Option<Role>,
     input: &Value,
 ) -> Result<Outcome, EngineError> {
-    let assignment = {
-        precheck(session, role, Tool::Assign)?;
-        parse_assignment(input).map_err(|p| invalid(Tool::Assign, p))?
-    };
+    let assignment = parse_assignment(input).map_err(|p| invalid(Tool::Assign, p))?;
+    precheck(session, role, Tool::Assign)?;
     session.with_retries(|| {
         let snap = read(session)?;
         ticket::check(&snap.ticket, role, Tool::Assign).map_err(|r| refused(&snap.ticket, r))?;
@@ -448,10 +447,8 @@ pub fn update(
     role: Option<Role>,
     input: &Value,
 ) -> Result<Outcome, EngineError> {
-    let update = {
-        precheck(session, role, Tool::UpdateSubtask)?;
-        parse_update(input).map_err(|p| invalid(Tool::UpdateSubtask, p))?
-    };
+    let update = parse_update(input).map_err(|p| invalid(Tool::UpdateSubtask, p))?;
+    precheck(session, role, Tool::UpdateSubtask)?;
     session.with_retries(|| {
         let snap = read(session)?;
         ticket::check(&snap.ticket, role, Tool::UpdateSubtask)
@@ -482,10 +479,8 @@ pub fn report(
     role: Option<Role>,
     input: &Value,
 ) -> Result<Outcome, EngineError> {
-    let mut report = {
-        precheck(session, role, Tool::SubtaskComplete)?;
-        parse_report(input).map_err(|p| invalid(Tool::SubtaskComplete, p))?
-    };
+    let mut report = parse_report(input).map_err(|p| invalid(Tool::SubtaskComplete, p))?;
+    precheck(session, role, Tool::SubtaskComplete)?;
     super::hermetic::require(session)?;
     session.with_retries(|| {
         let snap = read(session)?;
@@ -539,10 +534,8 @@ pub fn complete(
     role: Option<Role>,
     input: &Value,
 ) -> Result<Outcome, EngineError> {
-    let summary = {
-        precheck(session, role, Tool::CompleteTicket)?;
-        parse_complete_ticket(input).map_err(|p| invalid(Tool::CompleteTicket, p))?
-    };
+    let summary = parse_complete_ticket(input).map_err(|p| invalid(Tool::CompleteTicket, p))?;
+    precheck(session, role, Tool::CompleteTicket)?;
     super::hermetic::require(session)?;
     session.with_retries(|| {
         let snap = read(session)?;

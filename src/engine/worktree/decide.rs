@@ -272,7 +272,7 @@ impl Refusal {
         match self {
             Refusal::BadName { name } => bad(
                 format!("{name:?} cannot name a workflow; nothing was created"),
-                "A workflow name is letters, digits, '.', '_' and '-', not starting with '.' or '-', e.g. `git orchestrate worktree add feature-x`.",
+                "A workflow name is letters, digits, '.', '_' and '-', not starting with '.' or '-' and not one of git's own names (HEAD, FETCH_HEAD, …), e.g. `git orchestrate worktree add feature-x`.",
             ),
             Refusal::BadPath { path } => bad(
                 format!(

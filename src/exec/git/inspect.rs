@@ -80,6 +80,31 @@ impl Git {
             .to_string())
     }
 
+    /// The message of commit `id` when it is a commit of at most `cap` bytes (its size read
+    /// from the object's header first); `None` for anything else, or nothing by that id.
+    pub fn commit_message_within(&self, id: &str, cap: u64) -> Result<Option<String>, GitError> {
+        let kind = match self.run(["cat-file", "-t", id]) {
+            Ok(kind) => kind,
+            Err(e) if e.status == Some(128) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        if kind.trim() != "commit" {
+            return Ok(None);
+        }
+        let size: u64 = self
+            .run(["cat-file", "-s", id])?
+            .trim()
+            .parse()
+            .unwrap_or(u64::MAX);
+        if size > cap {
+            return Ok(None);
+        }
+        let text = self.run(["cat-file", "commit", id])?;
+        Ok(text
+            .split_once("\n\n")
+            .map(|(_, message)| message.to_string()))
+    }
+
     pub fn parents(&self, rev: &str) -> Result<Vec<String>, GitError> {
         let line = self.run(["rev-list", "--parents", "-n", "1", rev])?;
         Ok(line

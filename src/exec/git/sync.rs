@@ -54,11 +54,26 @@ impl Git {
         leases: &[(String, Option<String>)],
         refspecs: &[String],
     ) -> Result<String, GitError> {
+        self.push_atomic_as(remote, leases, refspecs, false)
+    }
+
+    /// [`Self::push_atomic`]; with `signed`, as a signed push (`git push --signed`: a push
+    /// certificate signed with the user's `user.signingkey`, which a server hook checks).
+    pub fn push_atomic_as(
+        &self,
+        remote: &str,
+        leases: &[(String, Option<String>)],
+        refspecs: &[String],
+        signed: bool,
+    ) -> Result<String, GitError> {
         let mut args = vec![
             "push".to_string(),
             "--atomic".to_string(),
             "--porcelain".to_string(),
         ];
+        if signed {
+            args.push("--signed".to_string());
+        }
         for (reference, expected) in leases {
             args.push(format!(
                 "--force-with-lease={reference}:{}",

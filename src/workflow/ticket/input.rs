@@ -412,7 +412,7 @@ pub fn parse_update(value: &Value) -> Result<Update, Vec<Problem>> {
         "blocked" => Some(UpdateStatus::Blocked),
         _ => None,
     });
-    let notes = r.required_text(map, "", "notes", Field::Report);
+    let notes = r.required_text(map, "", "notes", Field::Notes);
     let override_reason = r.optional_text(map, "", "override", Field::Summary);
     match (status, notes) {
         (Some(status), Some(notes)) if problems.is_empty() => Ok(Update {
@@ -470,7 +470,7 @@ pub fn parse_report(value: &Value) -> Result<Report, Vec<Problem>> {
         _ => None,
     });
     let test_results = test_results(&mut r, map);
-    let message = r.required_text(map, "", "message", Field::Report);
+    let message = r.required_text(map, "", "message", Field::Message);
     let blocker_details = blocker_details(&mut r, map);
     let commit = r
         .optional_text(map, "", "commit", Field::Summary)

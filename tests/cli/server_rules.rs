@@ -1,0 +1,616 @@
+//! What the server and `verify` hold to beyond the judging of a merge (docs/integrity.md,
+//! "The server hook"): a real `git daemon` on 127.0.0.1 serving a bare repository with the
+//! server hook installed. A verdict note under any notes ref named for the verdicts is the
+//! server's alone, and `verify` believes no unsigned verdict, FAILED or PASSED; the CI job's
+//! files are protected paths.
+
+use std::path::{Path, PathBuf};
+
+use pretty_assertions::assert_eq;
+
+use crate::oracle::{CALC_CONFIG, calc_with, finalized, main_tip, mark_done_and_merge};
+use crate::support::*;
+
+/// A `git daemon` on 127.0.0.1 serving `remote.git`, a bare repository with the server hook
+/// installed (as tests/cli/attest.rs's); killed and waited for when dropped.
+struct Server {
+    daemon: GitDaemon,
+    bare: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Server {
+    fn start(repo: &TestRepo) -> Server {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let base = dir.path().canonicalize().expect("canonical");
+        let bare = base.join("remote.git");
+        repo.git(&[
+            "init",
+            "--quiet",
+            "--bare",
+            "--initial-branch=main",
+            bare.to_str().unwrap(),
+        ]);
+        repo.run(&["attest", "--install-server-hook", bare.to_str().unwrap()])
+            .expect(0);
+        Server {
+            daemon: GitDaemon::start(repo, &base),
+            bare,
+            _dir: dir,
+        }
+    }
+
+    fn url(&self) -> String {
+        self.daemon.url("remote.git")
+    }
+
+    /// The server's `reference`, if it has it.
+    fn rev(&self, repo: &TestRepo, reference: &str) -> Option<String> {
+        let (ok, out) = repo.git_try(&[
+            "--git-dir",
+            self.bare.to_str().unwrap(),
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            reference,
+        ]);
+        ok.then(|| out.trim().to_string())
+    }
+
+    /// Runs git in the server's repository, asserting success.
+    fn git(&self, repo: &TestRepo, args: &[&str]) -> String {
+        let mut all = vec!["--git-dir", self.bare.to_str().unwrap()];
+        all.extend_from_slice(args);
+        repo.git(&all)
+    }
+
+    /// The server's refs, as `<ref> <id>` lines.
+    fn refs(&self, repo: &TestRepo) -> String {
+        self.git(repo, &["for-each-ref", "--format=%(refname) %(objectname)"])
+    }
+}
+
+/// Pushes `refspecs` to the server, as given; how it ended.
+fn push(repo: &TestRepo, server: &Server, extra: &[&str], refspecs: &[&str]) -> Run {
+    let url = server.url();
+    let mut args = vec!["push"];
+    args.extend_from_slice(extra);
+    args.push(&url);
+    args.extend_from_slice(refspecs);
+    repo.git_run(&args)
+}
+
+/// The lines the server's hooks printed, ids redacted.
+fn remote(out: &Run) -> Vec<String> {
+    out.stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix("remote: "))
+        .map(|l| redact_ids(l.trim_end()))
+        .filter(|l| !l.is_empty())
+        .collect()
+}
+
+/// Asserts the push was refused by the hook with exactly `lines` (ids redacted), and that
+/// the server's refs are still `before`.
+#[track_caller]
+fn refused(repo: &TestRepo, server: &Server, before: &str, out: &Run, lines: &[&str]) {
+    assert_ne!(out.code, 0, "the push was accepted:\n{}", out.stderr);
+    assert!(
+        out.stderr.contains("(pre-receive hook declined)"),
+        "not the hook's refusal:\n{}",
+        out.stderr
+    );
+    assert_eq!(remote(out), lines, "{}", out.stderr);
+    assert_eq!(server.refs(repo), before, "the server's refs moved");
+}
+
+/// The calculator on a server: main and the chain pushed, then the PR done honestly, merged
+/// and pushed (accepted and attested); the merge.
+fn merged_on_server(repo: &TestRepo, server: &Server) -> String {
+    push(repo, server, &[], &["main", REF]).expect(0);
+    finalized(repo);
+    mark_done_and_merge(repo).expect(0);
+    let merge = main_tip(repo);
+    push(repo, server, &[], &["main", REF]).expect(0);
+    assert_eq!(server.rev(repo, "main"), Some(merge.clone()));
+    merge
+}
+
+/// A verdict note forged by a client, pushed under any notes ref named for the verdicts (the
+/// one CI's `refs/notes/*` fetch would bring in beside the server's included): refused. A
+/// FAILED verdict nobody signed, found in a clone, makes `verify` say `unauth`, not FAILED.
+#[test]
+fn a_forged_verdict_under_any_notes_ref_is_refused_and_an_unsigned_failure_is_unauth() {
+    let repo = calc_with(CALC_CONFIG, &[]);
+    let server = Server::start(&repo);
+    let merge = merged_on_server(&repo, &server);
+    let honest = server.git(
+        &repo,
+        &["notes", "--ref", "orchestrator-attest", "show", &merge],
+    );
+    let failed = honest
+        .lines()
+        .next()
+        .unwrap()
+        .replace("\"PASSED\"", "\"FAILED\"");
+    assert_ne!(failed, honest.lines().next().unwrap());
+
+    let before = server.refs(&repo);
+    for target in [
+        "refs/notes/remotes/origin/orchestrator-attest",
+        "refs/notes/ci/orchestrator-attest",
+        "refs/notes/orchestrator-attest",
+    ] {
+        repo.git(&["notes", "--ref", target, "add", "-f", "-m", &failed, &merge]);
+        let out = push(
+            &repo,
+            &server,
+            &["--no-verify"],
+            &[&format!("+{target}:{target}")],
+        );
+        let expected = format!(
+            "git-orchestrate: refused {target} <id>: only the server writes attestations; no \
+             client pushes to them"
+        );
+        refused(&repo, &server, &before, &out, &[&expected]);
+    }
+    assert!(
+        !server
+            .refs(&repo)
+            .contains("remotes/origin/orchestrator-attest")
+    );
+
+    // A clone that has the forged note anyway (fetched before the server refused them):
+    // nothing signed it, so it is no one's word.
+    push(&repo, &server, &[], &["refs/notes/orchestrator"]).expect(0);
+    let ci = TestRepo::clone_of(Path::new(&server.url()));
+    ci.git(&[
+        "fetch",
+        "--quiet",
+        "origin",
+        "+refs/orchestrator/*:refs/orchestrator/*",
+        "+refs/notes/orchestrator:refs/notes/orchestrator",
+    ]);
+    ci.git(&[
+        "notes",
+        "--ref",
+        "refs/notes/remotes/origin/orchestrator-attest",
+        "add",
+        "-f",
+        "-m",
+        &failed,
+        &merge,
+    ]);
+    let range = format!("{merge}^..{merge}");
+    let json = ci.run(&["verify", "--json", &range]).expect(0).json();
+    assert_eq!(
+        json["attested"][0]["attestation"],
+        serde_json::json!({
+            "status": "unauthenticated",
+            "why": "an unsigned FAILED verdict: whoever can write this clone's notes could have \
+                    written it"
+        })
+    );
+    let out = ci.run(&["verify", &range]);
+    out.expect(0).says("unauth");
+    assert!(
+        !out.stdout
+            .lines()
+            .any(|l| l.trim_start().starts_with("FAILED")),
+        "{}",
+        out.stdout
+    );
+}
+
+/// The CI job `init --ci` writes, on main; a PR whose tree swaps its `attest` call for
+/// `echo '{}'` changes a protected path: its verification does not count.
+#[test]
+fn a_pr_that_neuters_the_ci_job_does_not_verify() {
+    for ci_file in [".github/workflows/git-orchestrate.yml", ".gitlab-ci.yml"] {
+        let repo = TestRepo::new();
+        repo.write(
+            ci_file,
+            "steps:\n  - run: git orchestrate attest \"$SHA\"\n",
+        );
+        repo.commit_all("ci: attest every PR");
+        repo.submit_plan(PLAN).expect(0);
+        repo.run(&["get-task"]).expect(0);
+        repo.submit_test(RED, Some("FAIL")).expect(3);
+        repo.run(&["submit-work", "-s", "ok", "--analysis-decision", "SUCCESS"])
+            .expect(0);
+        repo.write("add.sh", "echo 5\n");
+        repo.write(ci_file, "steps:\n  - run: echo '{}'\n");
+        let out = repo.submit_test("sh add.sh", None);
+        out.expect(1);
+        assert_eq!(
+            out.stdout.lines().next().unwrap(),
+            format!(
+                "FAILURE: `sh add.sh` passed (exit 0), but the working tree changes protected \
+                 paths ({ci_file}): a human changes these on main; debugging attempt 1"
+            )
+        );
+    }
+}
+
+/// The verdicts the server wrote, as `<note id> <commit>` lines.
+fn server_notes(repo: &TestRepo, server: &Server) -> String {
+    server.git(repo, &["notes", "--ref", "orchestrator-attest", "list"])
+}
+
+/// A post-receive hook killed (SIGKILL) before it wrote its verdict: main moved, no note. The
+/// next push's post-receive writes it (one server), and `attest --repair` does (another),
+/// and running it again changes nothing.
+#[test]
+fn a_killed_post_receive_is_completed_by_the_next_push_or_by_repair() {
+    let repo = calc_with(CALC_CONFIG, &[]);
+    let next = Server::start(&repo);
+    let repaired = Server::start(&repo);
+    for server in [&next, &repaired] {
+        push(&repo, server, &[], &["main", REF]).expect(0);
+    }
+    finalized(&repo);
+    mark_done_and_merge(&repo).expect(0);
+    let merge = main_tip(&repo);
+    for server in [&next, &repaired] {
+        let hook = server.bare.join("hooks/post-receive");
+        let installed = std::fs::read_to_string(&hook).unwrap();
+        std::fs::write(&hook, "#!/bin/sh\nkill -9 $$\n").unwrap();
+        let out = push(&repo, server, &[], &["main", REF]);
+        out.expect(0);
+        assert!(
+            !out.stderr.contains("verdict written"),
+            "the hook was killed before it wrote:\n{}",
+            out.stderr
+        );
+        std::fs::write(&hook, installed).unwrap();
+        assert_eq!(server.rev(&repo, "main"), Some(merge.clone()));
+        assert_eq!(server_notes(&repo, server), "", "no verdict was written");
+        assert!(
+            server
+                .bare
+                .join("orchestrator/attested")
+                .join(&merge)
+                .is_file(),
+            "the kept verdict is left behind"
+        );
+    }
+
+    // The next push, of anything, completes the record.
+    let out = push(&repo, &next, &[], &["main:refs/heads/side"]);
+    out.expect(0);
+    assert_eq!(
+        remote(&out),
+        ["git-orchestrate: 1 verdict written under refs/notes/orchestrator-attest"],
+        "{}",
+        out.stderr
+    );
+    let note = next.git(
+        &repo,
+        &["notes", "--ref", "orchestrator-attest", "show", &merge],
+    );
+    let statement: serde_json::Value = serde_json::from_str(note.lines().next().unwrap()).unwrap();
+    assert_eq!(statement["predicate"]["verificationResult"], "PASSED");
+    assert_eq!(
+        statement["subject"][0]["digest"]["gitCommit"],
+        merge.as_str()
+    );
+    assert!(
+        !next
+            .bare
+            .join("orchestrator/attested")
+            .join(&merge)
+            .exists()
+    );
+
+    // `attest --repair` in the bare repository does the same, once.
+    let out = repo.run_in(&repaired.bare, &["attest", "--repair"]);
+    out.expect(0);
+    assert_eq!(
+        redact_ids(&out.stdout),
+        "1 verdict written under refs/notes/orchestrator-attest: <id>\n"
+    );
+    let written = server_notes(&repo, &repaired);
+    assert!(written.trim_end().ends_with(&merge), "{written}");
+    let repaired_note = repaired.git(
+        &repo,
+        &["notes", "--ref", "orchestrator-attest", "show", &merge],
+    );
+    let statement: serde_json::Value =
+        serde_json::from_str(repaired_note.lines().next().unwrap()).unwrap();
+    assert_eq!(statement["predicate"]["verificationResult"], "PASSED");
+    assert_eq!(
+        statement["subject"][0]["digest"]["gitCommit"],
+        merge.as_str()
+    );
+    assert!(
+        !repaired
+            .bare
+            .join("orchestrator/attested")
+            .join(&merge)
+            .exists()
+    );
+    let notes_ref = repaired.rev(&repo, "refs/notes/orchestrator-attest");
+    repo.run_in(&repaired.bare, &["attest", "--repair"])
+        .expect(0)
+        .says("nothing to repair");
+    assert_eq!(
+        repaired.rev(&repo, "refs/notes/orchestrator-attest"),
+        notes_ref
+    );
+}
+
+/// The calculator whose one gate adds a line to `counter` on each run, and fails while
+/// `flag` exists.
+fn counted_calc(counter: &Path, flag: &Path) -> TestRepo {
+    let config = CALC_CONFIG.replace(
+        "command = \"sh run_tests.sh\"",
+        &format!(
+            "command = \"echo run >> '{}'; [ ! -e '{}' ] || {{ echo flagged; exit 1; }}; sh run_tests.sh\"",
+            counter.display(),
+            flag.display()
+        ),
+    );
+    calc_with(&config, &[])
+}
+
+/// The server remembers a verdict by tree and policy: a push of a merge it judged PASSED
+/// (refused for another ref) is accepted again without running anything; a merge whose gates
+/// failed on the server stays failed when pushed again, though they would pass now, and
+/// nothing runs.
+#[test]
+fn a_judged_tree_is_not_judged_again() {
+    let outside = tempfile::tempdir().unwrap();
+    let counter = outside.path().join("runs");
+    let flag = outside.path().join("flag");
+    let repo = counted_calc(&counter, &flag);
+    let retried = Server::start(&repo);
+    let failing = Server::start(&repo);
+    for server in [&retried, &failing] {
+        push(&repo, server, &[], &["main", REF]).expect(0);
+    }
+    finalized(&repo);
+    mark_done_and_merge(&repo).expect(0);
+    let merge = main_tip(&repo);
+
+    // Judged PASSED, refused for the replace ref beside it; pushed again: nothing runs.
+    let ran = runs(&counter);
+    let before = retried.refs(&repo);
+    let out = push(
+        &repo,
+        &retried,
+        &["--atomic", "--no-verify"],
+        &["main", REF, &format!("{merge}:refs/replace/{merge}")],
+    );
+    assert_ne!(out.code, 0, "{}", out.stderr);
+    assert_eq!(retried.refs(&repo), before);
+    assert!(
+        remote(&out).contains(&"git-orchestrate: <id> attests PASSED (workflow main)".to_string()),
+        "{}",
+        out.stderr
+    );
+    let judged = runs(&counter);
+    assert!(judged > ran, "the server ran the gates");
+    let out = push(&repo, &retried, &["--no-verify"], &["main", REF]);
+    out.expect(0);
+    assert_eq!(
+        remote(&out),
+        [
+            "git-orchestrate: <id> attests PASSED (workflow main)",
+            "git-orchestrate: 1 verdict written under refs/notes/orchestrator-attest",
+        ],
+        "{}",
+        out.stderr
+    );
+    assert_eq!(runs(&counter), judged, "nothing ran again");
+    assert_eq!(retried.rev(&repo, "main"), Some(merge.clone()));
+
+    // The gates fail on the server (the flag is set): refused. Without the flag, the same
+    // merge stays refused, and nothing runs.
+    std::fs::write(&flag, "").unwrap();
+    let before = failing.refs(&repo);
+    let out = push(&repo, &failing, &["--no-verify"], &["main", REF]);
+    assert_ne!(out.code, 0, "{}", out.stderr);
+    assert_eq!(failing.refs(&repo), before);
+    std::fs::remove_file(&flag).unwrap();
+    let failed = runs(&counter);
+    assert!(failed > judged, "the server ran the gates");
+    let out = push(&repo, &failing, &["--no-verify"], &["main", REF]);
+    assert_ne!(out.code, 0, "{}", out.stderr);
+    assert_eq!(failing.refs(&repo), before);
+    let lines = remote(&out);
+    assert_eq!(lines.len(), 1, "{}", out.stderr);
+    assert!(
+        lines[0].starts_with(
+            "git-orchestrate: refused refs/heads/main <id>: moves main to a commit that is not a \
+             workflow merge that attests PASSED: its tree failed under this policy before (a \
+             later pass would be luck; a listed human decides): "
+        ),
+        "{}",
+        lines[0]
+    );
+    assert_eq!(runs(&counter), failed, "nothing ran again");
+}
+
+/// The claim on the one PR of [`TestRepo::new`]'s master plan.
+const CLAIM: &str = "refs/orchestrator/claims/pr-1-feat-add-numbers";
+
+/// Claims on the server: taken by the plan acceptance pushed with it; junk under the claims
+/// refs, another clone's plain deletion of the claim and its theft by
+/// `GIT_ORCHESTRATE_HUMAN=1 claim steal` are refused, and the claim stays its holder's.
+#[test]
+fn the_server_guards_claims() {
+    let first = TestRepo::new();
+    let server = Server::start(&first);
+    first.git(&["remote", "add", "origin", &server.url()]);
+    first.git(&["push", "--quiet", "origin", "main"]);
+    first
+        .run_with_stdin(
+            &["submit-work", "--summary", "the plan", "--plan", "-"],
+            &one_task_plan("feat: Add numbers", "add.sh"),
+        )
+        .expect(0);
+    let held = server.rev(&first, CLAIM).expect("the claim was taken");
+    assert_eq!(
+        server.rev(&first, REF),
+        first.tip(),
+        "pushed with its chain"
+    );
+
+    // Another clone: junk under the claims refs, and the claim deleted by a plain push.
+    let other = TestRepo::clone_of(Path::new(&server.url()));
+    let junk = other.git(&["rev-parse", "HEAD"]).trim().to_string();
+    let before = server.refs(&other);
+    let out = push(
+        &other,
+        &server,
+        &[],
+        &[&format!("{junk}:refs/orchestrator/claims/junk")],
+    );
+    refused(
+        &other,
+        &server,
+        &before,
+        &out,
+        &[
+            "git-orchestrate: refused refs/orchestrator/claims/junk <id>: not a claim \
+           git-orchestrate writes: refs/orchestrator/claims/ holds claims only",
+        ],
+    );
+    let out = push(&other, &server, &[], &[&format!(":{CLAIM}")]);
+    assert_ne!(out.code, 0, "{}", out.stderr);
+    let lines = remote(&out);
+    assert_eq!(lines.len(), 1, "{}", out.stderr);
+    assert!(
+        lines[0].starts_with(&format!(
+            "git-orchestrate: refused {CLAIM}: deletes the claim workflow main ("
+        )) && lines[0].ends_with(
+            "holds while that workflow works on it: its holder's workflow releases it when \
+             done, or a listed human does"
+        ),
+        "{}",
+        lines[0]
+    );
+    assert_eq!(server.refs(&other), before);
+
+    // The other clone's agent posing as a human to steal it.
+    let out = other
+        .command(BIN, ["claim", "steal", "pr-1-feat-add-numbers"])
+        .env("GIT_ORCHESTRATE_HUMAN", "1")
+        .env("GIT_ORCHESTRATE_WORKFLOW", "thief")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let out = Run::from(out);
+    assert_ne!(out.code, 0, "{}", out.stdout);
+    assert!(
+        out.stderr
+            .contains("only its holder renews it, and only a listed human takes it"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(server.rev(&first, CLAIM), Some(held.clone()));
+
+    // Its holder renews it: accepted, the holder's still.
+    first.run(&["sync"]).expect(0);
+    let renewed = server.rev(&first, CLAIM).expect("still claimed");
+    assert_ne!(renewed, held, "a new claim commit");
+    let holder = server.git(&first, &["log", "-1", "--format=%B", &renewed]);
+    assert!(
+        holder.contains("Orchestrator-Claim-Workflow: main\n"),
+        "{holder}"
+    );
+}
+
+/// Where main's configuration requires signed human answers, `claim steal` and `claim
+/// release` by `GIT_ORCHESTRATE_HUMAN=1` are refused: a human pushes them signed.
+#[test]
+fn claim_steal_and_release_honour_signed_answers() {
+    let repo = TestRepo::with_config(&format!("{CONFIG}\n[human]\nrequire = \"signature\"\n"));
+    let (_dir, _bare) = repo.share();
+    repo.submit_plan(PLAN).expect(0);
+    let claim = repo.git(&["rev-parse", CLAIM]);
+    for verb in ["steal", "release"] {
+        repo.human(&["claim", verb, "pr-1-feat-add-numbers"])
+            .expect(4)
+            .warns("requires [human] require = \"signature\", and GIT_ORCHESTRATE_HUMAN proves no human")
+            .warns(&format!(
+                "git orchestrate claim {verb} pr-1-feat-add-numbers --signed"
+            ));
+    }
+    assert_eq!(repo.git(&["rev-parse", CLAIM]), claim);
+}
+
+/// Where main requires signed human answers and lists a human's key in `[attest] humans`,
+/// that human steals a claim by `claim steal --signed`: a signed push the server checks.
+#[test]
+fn a_listed_human_steals_a_claim_by_a_signed_push() {
+    let keys = tempfile::tempdir().unwrap();
+    let alice = crate::signed::key(keys.path(), "alice");
+    let listed = TestRepo::empty()
+        .command("ssh-keygen", ["-lf"])
+        .arg(alice.with_extension("pub"))
+        .output()
+        .unwrap();
+    let fingerprint = String::from_utf8_lossy(&listed.stdout)
+        .split_whitespace()
+        .nth(1)
+        .unwrap()
+        .to_string();
+    let first = TestRepo::with_config(&format!(
+        "{CONFIG}\n[attest]\nhumans = [\"key:{fingerprint}\"]\n[human]\nrequire = \"signature\"\n"
+    ));
+    let server = Server::start(&first);
+    let signers = keys.path().join("allowed_signers");
+    let public = std::fs::read_to_string(alice.with_extension("pub")).unwrap();
+    std::fs::write(&signers, format!("alice {public}")).unwrap();
+    server.git(
+        &first,
+        &["config", "receive.certNonceSeed", "a server secret"],
+    );
+    server.git(
+        &first,
+        &[
+            "config",
+            "gpg.ssh.allowedSignersFile",
+            signers.to_str().unwrap(),
+        ],
+    );
+    first.git(&["remote", "add", "origin", &server.url()]);
+    first.git(&["push", "--quiet", "origin", "main"]);
+    first
+        .run_with_stdin(
+            &["submit-work", "--summary", "the plan", "--plan", "-"],
+            &one_task_plan("feat: Add numbers", "add.sh"),
+        )
+        .expect(0);
+    let held = server.rev(&first, CLAIM).expect("the claim was taken");
+
+    let human = TestRepo::clone_of(Path::new(&server.url()));
+    human.git(&["config", "gpg.format", "ssh"]);
+    human.git(&["config", "user.signingkey", alice.to_str().unwrap()]);
+    let steal = |extra: &[&str]| {
+        let mut args = vec!["claim", "steal", "pr-1-feat-add-numbers"];
+        args.extend_from_slice(extra);
+        Run::from(
+            human
+                .command(BIN, &args)
+                .env("GIT_ORCHESTRATE_HUMAN", "1")
+                .env("GIT_ORCHESTRATE_WORKFLOW", "boss")
+                .stdin(std::process::Stdio::null())
+                .output()
+                .unwrap(),
+        )
+    };
+    steal(&[]).expect(4);
+    assert_eq!(server.rev(&first, CLAIM), Some(held.clone()));
+    steal(&["--signed"])
+        .expect(0)
+        .says("claim on pr-1-feat-add-numbers taken on origin for workflow boss");
+    let now = server.rev(&first, CLAIM).expect("claimed");
+    assert_ne!(now, held);
+    assert!(
+        server
+            .git(&first, &["log", "-1", "--format=%B", &now])
+            .contains("Orchestrator-Claim-Workflow: boss\n")
+    );
+}
