@@ -77,6 +77,7 @@ pub(super) fn brief(session: &Session) -> Result<TaskReport, EngineError> {
 
 fn attempt(session: &Session) -> Result<TaskReport, EngineError> {
     let mut progress = Progress::default();
+    super::claims::adopt_pushed_plan(session)?;
     let mut snap = session.read_or_create()?;
     if snap.state.status() == Status::Initializing {
         refresh_main(session, &snap.state)?;
