@@ -206,12 +206,26 @@ fn answer_pin(state: &State) -> Option<(String, Option<String>)> {
 /// Reads the configuration and the allowed signers pinned for `state`, from the object
 /// database only (no working tree).
 fn requirement(session: &Session, state: &State) -> Result<Requirement, EngineError> {
+    Ok(pinned(session, state)?.1)
+}
+
+/// The configuration pinned for an answer given on `state` (the defaults when nothing is
+/// pinned), read from the object database only: whose `[attest] humans` a `repin` given there
+/// is held to (src/engine/attest/human.rs).
+pub fn pinned_config(session: &Session, state: &State) -> Result<Config, EngineError> {
+    Ok(pinned(session, state)?.0)
+}
+
+fn pinned(session: &Session, state: &State) -> Result<(Config, Requirement), EngineError> {
     let Some((commit, pinned_config)) = answer_pin(state) else {
-        return Ok(Requirement {
-            required: false,
-            pin: None,
-            allowed_signers: None,
-        });
+        return Ok((
+            Config::default(),
+            Requirement {
+                required: false,
+                pin: None,
+                allowed_signers: None,
+            },
+        ));
     };
     let store = &session.store;
     let tree = store.tree_of(&commit)?;
@@ -245,11 +259,12 @@ fn requirement(session: &Session, state: &State) -> Result<Requirement, EngineEr
         None => Config::default(),
     };
     let allowed_signers = file(ALLOWED_SIGNERS)?.map(|b| read(&b)).transpose()?;
-    Ok(Requirement {
+    let requirement = Requirement {
         required: config.human.require == HumanProof::Signature,
         pin: Some(commit),
         allowed_signers,
-    })
+    };
+    Ok((config, requirement))
 }
 
 /// The `ssh-keygen` to run, never one of the repository's.
