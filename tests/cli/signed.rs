@@ -482,4 +482,35 @@ fn a_humans_gate_change_on_main_is_accounted_for_by_a_signed_repin_and_ci_accept
     assert_eq!(verdict["passed"], true);
     assert_eq!(verdict["answers"][0]["answer"], "repin");
     assert_eq!(verdict["answers"][0]["verdict"]["principal"], "alice");
+
+    // The repin's signature covers the main commit it accounts for: moved onto a repin of
+    // another commit, forged on the same tip, it does not hold.
+    let genuine = repo.tip().unwrap();
+    let raw = repo.git(&["cat-file", "commit", &genuine]);
+    let tree = rev(&format!("{genuine}^{{tree}}"));
+    let state = repo.git(&["cat-file", "blob", &format!("{genuine}:state.json")]);
+    assert!(state.contains(&after), "{state}");
+    let blob = repo.git_with_stdin(
+        &["hash-object", "-w", "--stdin"],
+        state.replace(&after, &before).as_bytes(),
+    );
+    let listing: String = repo
+        .git(&["ls-tree", &tree])
+        .lines()
+        .map(|l| match l.strip_suffix("\tstate.json") {
+            Some(_) => format!("100644 blob {}\tstate.json\n", blob.trim()),
+            None => format!("{l}\n"),
+        })
+        .collect();
+    let forged_tree = repo.git_with_stdin(&["mktree"], listing.as_bytes());
+    let forged = repo.git_with_stdin(
+        &["hash-object", "-t", "commit", "-w", "--stdin"],
+        raw.replace(&tree, forged_tree.trim())
+            .replace(&after, &before)
+            .as_bytes(),
+    );
+    repo.git(&["update-ref", REF, forged.trim(), &genuine]);
+    repo.run(&["audit"])
+        .expect(1)
+        .says(&format!("commit {}: a forged human answer", forged.trim()));
 }

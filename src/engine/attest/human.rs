@@ -72,6 +72,13 @@ pub fn locate(
                 continue;
             };
             let principal = match &check.verdict {
+                AnswerVerdict::Signed { .. } if !check.bound => {
+                    why.push(format!(
+                        "{name} was signed before a repin's signature covered the main commit it \
+                         accounts for: a human repins again (git orchestrate repin --sign-key KEY)"
+                    ));
+                    continue;
+                }
                 AnswerVerdict::Signed { principal } => principal.clone(),
                 AnswerVerdict::Unsigned { .. } => {
                     why.push(format!(
