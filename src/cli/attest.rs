@@ -151,6 +151,9 @@ fn text(report: &AttestReport) -> String {
             (Some("ticket-squash"), Some(w)) => {
                 format!("the squashed commit of workflow {w}'s ticket")
             }
+            (Some("human"), Some(w)) => {
+                format!("a human's commit, accounted for by a repin of workflow {w}")
+            }
             (Some(_), Some(w)) => format!("the head of workflow {w}'s PR"),
             _ => "no workflow records it".to_string(),
         };

@@ -31,7 +31,7 @@ pub fn run(session: &Session, args: &BoardArgs, ui: &mut Ui) -> Result<Exit, Fai
     }
     if !ui.quiet {
         for w in &report.warnings {
-            ui.line(format!("WARNING: {}", one_line(w)))?;
+            ui.line(warning(w))?;
         }
     }
     Ok(Exit::Success)
@@ -195,6 +195,13 @@ fn age(seconds: i64) -> String {
     }
 }
 
+/// A warning as lines: git's own answer inside it keeps its line breaks (shown escaped, a
+/// `\n` in the middle of a line reads as a typo), each further line indented under the first.
+fn warning(text: &str) -> String {
+    let lines: Vec<String> = text.trim_end().lines().map(one_line).collect();
+    format!("WARNING: {}", lines.join("\n  "))
+}
+
 /// `text` as one visible line: control characters and the invisible ones that reorder or
 /// hide text shown escaped (a remote's names and titles are anyone's).
 fn one_line(text: &str) -> String {
@@ -214,6 +221,14 @@ mod tests {
         assert_eq!(
             one_line("a\x1b[31mb\nc\td\u{202e}e\r\n"),
             "a\\x1b[31mb\\nc\\td\\u{202e}e\\r\\n"
+        );
+    }
+
+    #[test]
+    fn a_warnings_lines_stay_lines_each_one_visible() {
+        assert_eq!(
+            warning("the worktree /w cannot be looked at: error: bad\nfatal: \x1b[31mcorrupt\n"),
+            "WARNING: the worktree /w cannot be looked at: error: bad\n  fatal: \\x1b[31mcorrupt"
         );
     }
 

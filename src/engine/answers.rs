@@ -67,6 +67,11 @@ pub struct AnswerCheck {
     /// The configuration pinned when it was given requires a signature.
     pub required: bool,
     pub verdict: AnswerVerdict,
+    /// A repin's signature covers the main commit it accounts for (as its text); false for
+    /// one signed before repins carried it, whose signature any repin on the same tip could
+    /// reuse. Always true for the other answers.
+    #[serde(skip)]
+    pub bound: bool,
 }
 
 /// What a recorded answer's signature proves.
@@ -131,7 +136,9 @@ pub fn recorded_answer(event: &Event, from: Status) -> Option<(Answer, String)> 
         // After a merge conflict, `resume` records the human's merge; a merge from any other
         // state is the workflow's own.
         Event::Merged { .. } if from == Status::Halted => (Answer::Resume, String::new()),
-        Event::Repinned { .. } => (Answer::Repin, String::new()),
+        // The main commit it accounts for: signed, so that the signature cannot be moved
+        // onto a repin of another commit on the same tip.
+        Event::Repinned { pin } => (Answer::Repin, pin.commit.clone()),
         _ => None?,
     })
 }
@@ -206,12 +213,26 @@ fn answer_pin(state: &State) -> Option<(String, Option<String>)> {
 /// Reads the configuration and the allowed signers pinned for `state`, from the object
 /// database only (no working tree).
 fn requirement(session: &Session, state: &State) -> Result<Requirement, EngineError> {
+    Ok(pinned(session, state)?.1)
+}
+
+/// The configuration pinned for an answer given on `state` (the defaults when nothing is
+/// pinned), read from the object database only: whose `[attest] humans` a `repin` given there
+/// is held to (src/engine/attest/human.rs).
+pub fn pinned_config(session: &Session, state: &State) -> Result<Config, EngineError> {
+    Ok(pinned(session, state)?.0)
+}
+
+fn pinned(session: &Session, state: &State) -> Result<(Config, Requirement), EngineError> {
     let Some((commit, pinned_config)) = answer_pin(state) else {
-        return Ok(Requirement {
-            required: false,
-            pin: None,
-            allowed_signers: None,
-        });
+        return Ok((
+            Config::default(),
+            Requirement {
+                required: false,
+                pin: None,
+                allowed_signers: None,
+            },
+        ));
     };
     let store = &session.store;
     let tree = store.tree_of(&commit)?;
@@ -245,11 +266,12 @@ fn requirement(session: &Session, state: &State) -> Result<Requirement, EngineEr
         None => Config::default(),
     };
     let allowed_signers = file(ALLOWED_SIGNERS)?.map(|b| read(&b)).transpose()?;
-    Ok(Requirement {
+    let requirement = Requirement {
         required: config.human.require == HumanProof::Signature,
         pin: Some(commit),
         allowed_signers,
-    })
+    };
+    Ok((config, requirement))
 }
 
 /// The `ssh-keygen` to run, never one of the repository's.
@@ -310,7 +332,15 @@ pub fn answer_payload(
     let text = match answer {
         Answer::Reject => text.map(str::trim).unwrap_or_default().to_string(),
         Answer::Resume => resume_text(&snap.state, text),
-        Answer::Approve | Answer::Repin => String::new(),
+        Answer::Approve => String::new(),
+        // main's tip now, which the repin will account for.
+        Answer::Repin => {
+            let main = session.main_branch(Some(&snap.state))?;
+            session
+                .pin_now(&main)?
+                .map(|pin| pin.commit)
+                .unwrap_or_default()
+        }
     };
     Ok(payload(session.store.workflow(), &snap.tip, answer, &text))
 }
@@ -477,6 +507,7 @@ pub fn judge_answers(
             continue;
         };
         let how = record.history.human.as_deref();
+        let mut bound = true;
         let (required, verdict) = match requirement(session, &before.state) {
             Err(e) => (
                 true,
@@ -492,13 +523,30 @@ pub fn judge_answers(
                             Some(p) => p,
                             None => program.insert(ssh_keygen(session)?),
                         };
-                        Some(check(
-                            program,
-                            requirement.allowed_signers.as_deref(),
-                            requirement.pin.as_deref(),
-                            signature,
-                            &payload(workflow, &parent, answer, &text),
-                        )?)
+                        let verify = |text: &str| {
+                            check(
+                                program,
+                                requirement.allowed_signers.as_deref(),
+                                requirement.pin.as_deref(),
+                                signature,
+                                &payload(workflow, &parent, answer, text),
+                            )
+                        };
+                        let first = verify(&text)?;
+                        let good = matches!(first, Ok(Verified::Good { .. }));
+                        // A repin signed before its text carried the main commit: its
+                        // signature holds over the empty text, and is not bound to the commit.
+                        if !good && matches!(answer, Answer::Repin) {
+                            match verify("")? {
+                                legacy @ Ok(Verified::Good { .. }) => {
+                                    bound = false;
+                                    Some(legacy)
+                                }
+                                _ => Some(first),
+                            }
+                        } else {
+                            Some(first)
+                        }
                     }
                 };
                 (requirement.required, judge(how, checked))
@@ -509,6 +557,7 @@ pub fn judge_answers(
             answer: answer.as_str().to_string(),
             required,
             verdict,
+            bound,
         });
     }
     Ok(checks)

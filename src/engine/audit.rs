@@ -32,6 +32,10 @@ impl AuditReport {
     }
 }
 
+/// What settles main moved outside the workflow: a human looks at the commits and repins
+/// (docs/integrity.md), signed where the pinned configuration requires it.
+pub const MAIN_DRIFT_FIX: &str = "git orchestrate repin";
+
 /// `audit [--all]`: this workflow, or every local workflow.
 pub fn audit(session: &Session, all: bool) -> Result<AuditReport, EngineError> {
     let store = &session.store;
@@ -68,6 +72,7 @@ pub fn audit(session: &Session, all: bool) -> Result<AuditReport, EngineError> {
                     problem: format!("{reference} was deleted; it was last at {last}"),
                     expected: None,
                     found: None,
+                    fix: None,
                 });
             }
             continue;
@@ -95,6 +100,9 @@ pub fn audit(session: &Session, all: bool) -> Result<AuditReport, EngineError> {
                 problem: drift.notice().to_string(),
                 expected: None,
                 found: None,
+                // A human's commit on main is no forgery: a human looks at it and accounts
+                // for it, and nothing else settles it.
+                fix: Some(MAIN_DRIFT_FIX.to_string()),
             });
         }
         // git keeps no reflog for a ref it recreates after a deletion; the tip git-orchestrate
@@ -129,6 +137,7 @@ pub fn audit(session: &Session, all: bool) -> Result<AuditReport, EngineError> {
                 },
                 expected: None,
                 found: None,
+                fix: None,
             });
         }
         report
@@ -214,6 +223,7 @@ fn answer_problem(workflow: &str, check: AnswerCheck) -> AuditProblem {
         problem,
         expected: None,
         found: None,
+        fix: None,
     }
 }
 
@@ -239,6 +249,7 @@ fn reflog_problems(
             problem: text,
             expected: None,
             found: None,
+            fix: None,
         };
         if !entry.message.starts_with(REFLOG_PREFIX) {
             problems.push(problem(format!(

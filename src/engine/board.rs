@@ -260,7 +260,7 @@ fn gather(
     let cached = session.store.with_pack_cache();
     let store = &cached;
     let now = claims::now();
-    let master = match master_plan_text(session, &State::new(None)) {
+    let master = match master_plan(session, remote.as_deref(), &main_branch) {
         Ok(text) => text,
         Err(e) => {
             warnings.push(format!("the master plan cannot be read: {e}"));
@@ -328,6 +328,35 @@ fn gather(
         unclaimed,
         warnings: Vec::new(),
     })
+}
+
+/// The master plan as the newest main this clone knows has it: the remote's (as last
+/// fetched) when it is ahead of this clone's main, which a clone whose agents merge through
+/// the remote leaves behind (a PR another clone merged is `[DONE]` only there); else this
+/// clone's.
+fn master_plan(
+    session: &Session,
+    remote: Option<&str>,
+    main_branch: &str,
+) -> Result<Option<String>, EngineError> {
+    let store = &session.store;
+    let theirs = match remote {
+        Some(remote) => store.tracking_branch(remote, main_branch)?,
+        None => None,
+    };
+    if let Some(theirs) = theirs {
+        let ahead = match store.ref_tip(&branch_ref(main_branch))? {
+            None => true,
+            Some(ours) => store
+                .relation(ours, theirs)
+                .is_ok_and(|r| r.ahead == 0 && r.behind > 0),
+        };
+        if ahead {
+            let config = session.load_config(None)?.config;
+            return session.master_plan_at(&theirs.to_string(), &config.master_plan);
+        }
+    }
+    master_plan_text(session, &State::new(None))
 }
 
 /// The key of each PR title: [`rules::pr_slug`] with the master plan read once, not once per

@@ -43,6 +43,7 @@ pub fn audit_chain(
         problem: text,
         expected: None,
         found: None,
+        fix: None,
     };
     let mut records = segment(store, tip, stop)?;
     let mut audit = ChainAudit {

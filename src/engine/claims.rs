@@ -113,6 +113,8 @@ pub fn in_force(
 pub(crate) struct Pending {
     pr: String,
     commit: ObjectId,
+    /// The workflow's tip the transition grows from.
+    tip: ObjectId,
     /// The local ref as it was read.
     local_before: Option<ObjectId>,
     remote: Option<RemoteLease>,
@@ -163,16 +165,28 @@ pub fn format_epoch(seconds: i64) -> String {
     crate::store::format_time(gix::date::Time::new(seconds, 0))
 }
 
-/// What this machine calls itself and its user, for a claim's holder.
-fn host_and_user() -> (String, String) {
+/// What this machine calls itself and its user, for a claim's holder: `$USER` (or
+/// `$LOGNAME`), else the committer's email as git resolves it (an agent's sandbox often has
+/// no `$USER`), so that a holder reads as someone a human can find.
+fn host_and_user(session: &Session) -> (String, String) {
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
         .ok()
+        .filter(|h| !h.trim().is_empty())
         .or_else(|| std::env::var("HOSTNAME").ok())
         .unwrap_or_default();
     let user = std::env::var("USER")
-        .or_else(|_| std::env::var("LOGNAME"))
+        .ok()
+        .filter(|u| !u.trim().is_empty())
+        .or_else(|| std::env::var("LOGNAME").ok())
+        .filter(|u| !u.trim().is_empty())
+        .or_else(|| {
+            session
+                .store
+                .identity()
+                .map(|(_, email)| String::from_utf8_lossy(&email).into_owned())
+        })
         .unwrap_or_default();
-    (host.trim().to_string(), user)
+    (host.trim().to_string(), user.trim().to_string())
 }
 
 /// 128 random bits, so that no two claimers build the same commit (an identical commit
@@ -223,7 +237,9 @@ pub(crate) fn commit_claiming(
             let pending = prepare(session, snapshot, &plan.pr_title)?;
             session.commit_before(snapshot, t, output, |commit| {
                 land(session, &pending, commit)
-            })
+            })?;
+            session.store.forget_plan_push();
+            Ok(())
         }
         _ => {
             session.commit(snapshot, t, output)?;
@@ -232,6 +248,47 @@ pub(crate) fn commit_claiming(
             Ok(())
         }
     }
+}
+
+/// A plan acceptance killed after its push (docs/refs.md, "Claims") left the remote holding
+/// its transition, one ahead of this clone's tip: the next command adopts it, so that the
+/// re-run does not accept the plan a second time in a transition of its own, which the remote
+/// would never take (`sync` would call the two copies diverged). The remote is read only
+/// while the record of such a push is there. Best effort: a remote that cannot be read now is
+/// read at the next command.
+pub(crate) fn adopt_pushed_plan(session: &Session) -> Result<(), EngineError> {
+    let store = &session.store;
+    let Some((remote, from, to)) = store.plan_push() else {
+        return Ok(());
+    };
+    let reference = store.ref_name();
+    if store.ref_tip(&reference)? != Some(from) {
+        // It landed here, or the workflow moved on since: nothing is left to adopt.
+        store.forget_plan_push();
+        return Ok(());
+    }
+    let Ok(listed) = session.git.ls_remote(&remote, &[&reference]) else {
+        return Ok(());
+    };
+    let theirs = listed
+        .iter()
+        .find(|(name, _)| *name == reference)
+        .and_then(|(_, id)| ObjectId::from_hex(id.as_bytes()).ok());
+    if theirs == Some(to) {
+        let workflow = store.workflow().to_string();
+        match store.move_ref(
+            crate::store::LocalRef::Workflow(&workflow),
+            Some(from),
+            to,
+            "adopt the plan acceptance the remote holds (its push landed)",
+        ) {
+            // Another command of this workflow moved it meanwhile: it reads the rest.
+            Ok(()) | Err(crate::store::WriteError::Conflict) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    store.forget_plan_push();
+    Ok(())
 }
 
 /// Without a remote nothing `sync`s, so the workflow's own writes keep its claim: renewed by
@@ -262,6 +319,7 @@ fn renew_locally(session: &Session, state: &State) -> Result<(), EngineError> {
         };
         let new = store.write_claim(&renewed)?;
         store.move_claim_ref(&claim_ref(&pr), Some(id), Some(new), "renew the claim")?;
+        store.forget_claim(id);
     }
     Ok(())
 }
@@ -357,7 +415,7 @@ pub(crate) fn prepare(
     if verdict == Verdict::Lost {
         return Err(lost(&pr, previous.as_ref()));
     }
-    let (host, user) = host_and_user();
+    let (host, user) = host_and_user(session);
     let claim = Claim {
         slug: pr.clone(),
         workflow,
@@ -374,6 +432,7 @@ pub(crate) fn prepare(
     Ok(Pending {
         pr,
         commit,
+        tip: snap.tip,
         local_before,
         remote: remote_lease,
     })
@@ -530,7 +589,11 @@ pub(crate) fn land(
             &format!("undo the claim on {}", pending.pr),
         );
     };
+    if lease.workflow_seen.is_some() {
+        store.note_plan_push(&lease.name, pending.tip, transition);
+    }
     let pushed = push_claim(session, lease, &name, pending.commit, transition);
+    crate::exec::crash::crash_point("plan-pushed");
     // Read back even when the push failed: a push whose answer was lost may have landed,
     // and a claim of ours left there with nothing here would lock this workflow out.
     let (now_there, _) = match read_remote(session, &lease.name, &pending.pr) {
@@ -557,6 +620,10 @@ pub(crate) fn land(
             .local_before
             .filter(|before| Some(*before) == now_there),
     );
+    store.forget_claim(pending.commit);
+    // Atomic with the claim, the transition did not land either (or went alone, when the
+    // claim was pushed without it).
+    store.forget_plan_push();
     pushed?;
     let holder = match now_there {
         Some(id) => store.read_claim(id)?.map(|(claim, _)| claim),
@@ -697,6 +764,7 @@ pub fn renew(session: &Session, remote: &str) -> Result<Renewal, EngineError> {
                 ),
                 None => "nobody".to_string(),
             };
+            store.forget_claim(id);
             report.lost.push(format!("{pr} (now held by {holder})"));
             continue;
         }
@@ -741,6 +809,7 @@ pub fn renew(session: &Session, remote: &str) -> Result<Renewal, EngineError> {
     for (pr, old, new) in after {
         store.move_claim_ref(&claim_ref(&pr), Some(old), new, "renew the claim")?;
         store.set_tracking_claim(remote, &pr, new)?;
+        store.forget_claim(old);
     }
     Ok(report)
 }
@@ -753,9 +822,6 @@ pub fn renew(session: &Session, remote: &str) -> Result<Renewal, EngineError> {
 fn adopt_own(session: &Session, remote: &str) -> Result<(), EngineError> {
     let store = &session.store;
     let workflows = store.local_workflows()?;
-    // As a claim states them: one plain line each.
-    let (host, user) = host_and_user();
-    let (host, user) = (crate::store::one_line(&host), crate::store::one_line(&user));
     let local = store.local_claims()?;
     for (pr, id) in store.tracking_claims(remote)? {
         if local.contains_key(&pr) {
@@ -764,7 +830,10 @@ fn adopt_own(session: &Session, remote: &str) -> Result<(), EngineError> {
         let Some((claim, _)) = store.read_claim(id)? else {
             continue;
         };
-        if !workflows.contains_key(&claim.workflow) || claim.host != host || claim.user != user {
+        // Written here, not merely naming this machine's user and host: another clone of the
+        // same user on the same host would otherwise take it, and its `sync` renew a claim it
+        // does not hold, so that a crashed holder's claim never lapses.
+        if !workflows.contains_key(&claim.workflow) || !store.wrote_claim(id) {
             continue;
         }
         // Lost to a concurrent writer: the next sync looks again.
@@ -823,6 +892,7 @@ pub fn release_own(session: &Session, state: &State) -> Result<Vec<String>, Engi
             store.set_tracking_claim(remote, &pr, None)?;
         }
         store.move_claim_ref(&name, Some(id), None, &format!("release the claim on {pr}"))?;
+        store.forget_claim(id);
         released.push(pr);
     }
     Ok(released)
@@ -906,7 +976,7 @@ pub fn human(
         });
     }
     let new = if steal {
-        let (host, user) = host_and_user();
+        let (host, user) = host_and_user(session);
         let now = now();
         let claim = Claim {
             slug: pr.clone(),
@@ -944,6 +1014,9 @@ pub fn human(
                     .into(),
             })?;
         store.set_tracking_claim(remote, &pr, new_id)?;
+    }
+    if let Some(id) = current {
+        store.forget_claim(id);
     }
     let local_now = store.ref_tip(&name)?;
     if local_now != new_id {

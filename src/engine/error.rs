@@ -181,6 +181,10 @@ pub struct AuditProblem {
     /// The state the transition function computes, when the found one differs.
     pub expected: Option<serde_json::Value>,
     pub found: Option<serde_json::Value>,
+    /// The command that settles it, when that is not an audit: a human's `repin` for main
+    /// moved outside the workflow.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fix: Option<String>,
 }
 
 /// `workflow main, commit <id>: <problem>`.

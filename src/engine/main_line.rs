@@ -49,9 +49,12 @@ impl MainDrift {
 /// tip this workflow accounts for: clocks of two machines disagree.
 const CLOCK_SKEW: i64 = 24 * 3600;
 
-/// Which of `candidates` (main's commits since `since`) are merges a workflow recorded in a
-/// chain that replays clean from the merge to its tip: a merge recorded in a chain that does
-/// not is no workflow's. Only the stretch of each chain since `since` is read.
+/// Which of `candidates` (main's commits since `since`, newest first) are accounted for by a
+/// chain that replays clean from the record to its tip: a merge a workflow recorded, or a
+/// commit at or before a main tip a human's `repin` accounted for, in any workflow's chain
+/// (a human who looked at main once settles it for every workflow). A record in a chain that
+/// does not replay clean accounts for nothing. Only the stretch of each chain since `since`
+/// is read.
 fn workflow_merges(
     session: &Session,
     since: &str,
@@ -61,7 +64,9 @@ fn workflow_merges(
     let not_before = store.commit_time(since).unwrap_or(0) - CLOCK_SKEW;
     let mut recognised = std::collections::HashSet::new();
     for record in store.merge_records(not_before)? {
-        if !candidates.iter().any(|(c, _)| *c == record.main) || recognised.contains(&record.main) {
+        if !candidates.iter().any(|(c, _)| *c == record.main)
+            || (!record.repin && recognised.contains(&record.main))
+        {
             continue;
         }
         let stop = store
@@ -70,7 +75,25 @@ fn workflow_merges(
             .first()
             .copied();
         let chain = super::chain::audit_chain(store, &record.workflow, record.tip, stop)?;
-        if chain.forged.is_none() {
+        if chain.forged.is_some() {
+            continue;
+        }
+        if record.repin {
+            // A human's answer, held to what the configuration pinned for it demands: an
+            // unsigned repin under `require = "signature"` accounts for nothing.
+            let name = record
+                .workflow
+                .rsplit_once("/workflows/")
+                .map_or(record.workflow.as_str(), |(_, name)| name);
+            let answers = super::answers::judge_answers(session, name, record.transition, stop)?;
+            if answers.iter().any(super::answers::AnswerCheck::fails) {
+                continue;
+            }
+            let at = candidates.iter().position(|(c, _)| *c == record.main);
+            for (commit, _) in at.map_or(&[][..], |at| &candidates[at..]) {
+                recognised.insert(commit.clone());
+            }
+        } else {
             recognised.insert(record.main);
         }
     }

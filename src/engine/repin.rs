@@ -79,7 +79,7 @@ pub fn repin(
         if accounted && (!has_pr || before.as_ref() == Some(&pin)) {
             return Ok(report(state.status(), false, None));
         }
-        let signed = answers::authorise(session, &snap, Answer::Repin, "", signing)?;
+        let signed = answers::authorise(session, &snap, Answer::Repin, &pin.commit, signing)?;
         let t = session.apply_answer(
             &snap,
             Event::Repinned { pin: pin.clone() },

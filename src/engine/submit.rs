@@ -221,17 +221,21 @@ fn attempt(
 fn read_for(session: &Session, kind: &SubmitKind) -> Result<Snapshot, EngineError> {
     match kind {
         SubmitKind::NoPrLeft => session.read_or_create(),
-        SubmitKind::Plan(bytes) => match session.store.read()? {
-            Some(snap) => Ok(snap),
-            None => {
-                let config = session.load_config(None)?.config;
-                let (plan, _) = parse_first(bytes, &config, Status::Initializing)?;
-                master_plan_exists(session, None, &config, Status::Initializing)?;
-                let branch = free_branch_name(session, &plan.pr_title)?;
-                check_branch_free(session, &branch, Status::Initializing)?;
-                session.read_or_create()
+        SubmitKind::Plan(bytes) => {
+            // A re-run after a kill that left this plan's acceptance on the remote only.
+            super::claims::adopt_pushed_plan(session)?;
+            match session.store.read()? {
+                Some(snap) => Ok(snap),
+                None => {
+                    let config = session.load_config(None)?.config;
+                    let (plan, _) = parse_first(bytes, &config, Status::Initializing)?;
+                    master_plan_exists(session, None, &config, Status::Initializing)?;
+                    let branch = free_branch_name(session, &plan.pr_title)?;
+                    check_branch_free(session, &branch, Status::Initializing)?;
+                    session.read_or_create()
+                }
             }
-        },
+        }
         _ => session.read_or_refuse("submit-work", |s| {
             workflow::check_submit(s, None, kind.as_ref()).err()
         }),

@@ -36,7 +36,11 @@ impl Store {
     /// The primary worktree (unless the repository is bare) and every linked one whose
     /// directory is still there.
     pub fn checkouts(&self) -> Vec<Checkout> {
-        let common = self.repo.common_dir();
+        // Read from a linked worktree, git's `commondir` file makes this
+        // `<repo>/.git/worktrees/<name>/../..`, whose parent is not the main worktree.
+        let common = gix::path::realpath(self.repo.common_dir())
+            .unwrap_or_else(|_| self.repo.common_dir().to_path_buf());
+        let common = common.as_path();
         let shared = read_config_value(&common.join("config"));
         let own_config = self
             .repo

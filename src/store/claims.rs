@@ -152,7 +152,26 @@ impl Store {
         let mut objects = loose::LooseWriter::new(&self.repo);
         let tree = objects.write_object(&gix::objs::Tree::empty())?;
         let commit = commit_object(tree, None, &self.signature()?, &claim.message(), Vec::new());
-        Ok(objects.write_object(&commit)?)
+        let id = objects.write_object(&commit)?;
+        // Best effort: without the record, a claim whose local ref a sibling worktree's loser
+        // dropped is not taken back by `sync`, and lapses at its expiry.
+        let record = self.claim_written_file(&id);
+        if let Some(dir) = record.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let _ = std::fs::write(&record, b"");
+        Ok(id)
+    }
+
+    /// True when this clone wrote the claim commit `id` (and has not forgotten it): another
+    /// clone's claims are never renewed or taken back here, whoever's user and host they name.
+    pub fn wrote_claim(&self, id: ObjectId) -> bool {
+        self.claim_written_file(&id).is_file()
+    }
+
+    /// Forgets that this clone wrote the claim commit `id` (replaced, released or lost).
+    pub fn forget_claim(&self, id: ObjectId) {
+        let _ = std::fs::remove_file(self.claim_written_file(&id));
     }
 
     /// Moves the claim ref `name` (a full name) from `expected` (`None`: must not exist) to

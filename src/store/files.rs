@@ -1,5 +1,6 @@
 //! The files git-orchestrate keeps under the git directory for the agent hooks and `init
-//! --agent`, and where git runs hooks from.
+//! --agent`, `get-task`'s last read of a remote, the claims this clone wrote and a plan
+//! acceptance's push in flight, and where git runs hooks from.
 
 use std::path::PathBuf;
 
@@ -11,6 +12,14 @@ use super::Store;
 const STOP_BLOCKS: &str = "orchestrator/stop-blocks";
 /// `init --agent`'s record of the client files as they were.
 const AGENT_SETUP: &str = "orchestrator/agent-setup";
+/// The last time `get-task` read each remote's main, and what it found, one file per remote.
+const REMOTE_READS: &str = "orchestrator/remote-reads";
+/// A plan acceptance's push in flight, one file per workflow: the remote, the tip it grows
+/// from and the transition pushed.
+const PLAN_PUSHES: &str = "orchestrator/plan-pushes";
+/// The claim commits this clone wrote, one empty file each, named by the commit: what tells
+/// this clone's claims from another clone's of the same user on the same host.
+const CLAIMS_WRITTEN: &str = "orchestrator/claims-written";
 
 impl Store {
     /// Where git runs hooks from: `core.hooksPath` (relative to the top directory, as git
@@ -31,6 +40,77 @@ impl Store {
     /// Where `init --agent` keeps what a client's files held before it wrote them.
     pub fn agent_setup_dir(&self, client: &str) -> PathBuf {
         self.repo.common_dir().join(AGENT_SETUP).join(client)
+    }
+
+    /// Where the claim commit `id` is recorded as written by this clone.
+    pub(super) fn claim_written_file(&self, id: &gix::ObjectId) -> PathBuf {
+        self.repo
+            .common_dir()
+            .join(CLAIMS_WRITTEN)
+            .join(id.to_string())
+    }
+
+    /// When `get-task` last read `remote`'s main (seconds since the epoch), and what it found:
+    /// `None` when it never did here, or the record cannot be read.
+    pub fn last_remote_read(&self, remote: &str) -> Option<(i64, String)> {
+        let text = std::fs::read_to_string(self.remote_read_file(remote)).ok()?;
+        let (time, found) = text.trim_end().split_once(' ')?;
+        Some((time.parse().ok()?, found.to_string()))
+    }
+
+    /// Records that `get-task` read `remote`'s main at `time` and found `found` (one word).
+    /// Best effort: without the record the next call reads the remote again. A record cut
+    /// short by a crash does not parse, which reads as none.
+    pub fn remember_remote_read(&self, remote: &str, time: i64, found: &str) {
+        let path = self.remote_read_file(remote);
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let _ = std::fs::write(&path, format!("{time} {found}\n"));
+    }
+
+    /// Records, before the push, that this workflow's transition `to` (on its tip `from`) is
+    /// about to be pushed to `remote` with its claim: a kill after the push leaves the remote
+    /// a transition ahead, which the next command adopts ([`Self::plan_push`]). Best effort:
+    /// without the record, such a kill is settled by `sync` as before.
+    pub fn note_plan_push(&self, remote: &str, from: gix::ObjectId, to: gix::ObjectId) {
+        let path = self.plan_push_file();
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let _ = std::fs::write(&path, format!("{from} {to} {remote}\n"));
+    }
+
+    /// The push [`Self::note_plan_push`] recorded for this workflow, unless it was forgotten
+    /// since: `(remote, from, to)`. A record cut short by a crash does not parse, which reads
+    /// as none (the push it was written before had not started).
+    pub fn plan_push(&self) -> Option<(String, gix::ObjectId, gix::ObjectId)> {
+        let text = std::fs::read_to_string(self.plan_push_file()).ok()?;
+        let line = text.strip_suffix('\n')?;
+        let mut words = line.splitn(3, ' ');
+        let from = gix::ObjectId::from_hex(words.next()?.as_bytes()).ok()?;
+        let to = gix::ObjectId::from_hex(words.next()?.as_bytes()).ok()?;
+        let remote = words.next().filter(|r| !r.is_empty())?;
+        Some((remote.to_string(), from, to))
+    }
+
+    /// Forgets this workflow's plan push: it landed here, or is known not to have landed.
+    pub fn forget_plan_push(&self) {
+        let _ = std::fs::remove_file(self.plan_push_file());
+    }
+
+    fn plan_push_file(&self) -> PathBuf {
+        self.repo
+            .common_dir()
+            .join(PLAN_PUSHES)
+            .join(&self.workflow)
+    }
+
+    fn remote_read_file(&self, remote: &str) -> PathBuf {
+        self.repo
+            .common_dir()
+            .join(REMOTE_READS)
+            .join(safe_file_name(remote))
     }
 
     /// The agent Stop hook's count of blocked stops for one agent session (a name made safe

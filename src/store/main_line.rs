@@ -86,7 +86,8 @@ impl Store {
         commit.time().ok().map(|t| t.seconds)
     }
 
-    /// The merges the workflows recorded (a `merge` transition's `main_tip`), in every
+    /// The merges the workflows recorded (a `merge` transition's `main_tip`), and the main
+    /// tips humans accounted for (a `repin` transition's), in every
     /// workflow here and every remote's as last fetched, walking each history back only to
     /// its first transition older than `not_before` (seconds since the epoch).
     pub fn merge_records(&self, not_before: i64) -> Result<Vec<MergeRecord>, StoreError> {
@@ -105,7 +106,9 @@ impl Store {
                 if commit.time().map_or(true, |t| t.seconds < not_before) {
                     break;
                 }
-                if !commit.message_raw_sloppy().starts_with(b"merge: ") {
+                let message = commit.message_raw_sloppy();
+                let repin = message.starts_with(b"repin: ");
+                if !repin && !message.starts_with(b"merge: ") {
                     continue;
                 }
                 let tree = commit.tree().map_err(git_err)?;
@@ -126,6 +129,7 @@ impl Store {
                         tip,
                         transition: id,
                         main,
+                        repin,
                     });
                 }
             }
@@ -134,7 +138,8 @@ impl Store {
     }
 }
 
-/// A merge a workflow recorded: the main commit it made, and where its chain says so.
+/// A merge a workflow recorded (the main commit it made), or a main tip a human accounted for
+/// with `repin`, and where its chain says so.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MergeRecord {
     /// The workflow's name (`<remote>/workflows/<name>` for a remote's copy).
@@ -143,4 +148,7 @@ pub struct MergeRecord {
     pub tip: ObjectId,
     pub transition: ObjectId,
     pub main: String,
+    /// A human's `repin`, which accounts for `main` and every commit before it, rather than a
+    /// merge, which accounts for the merge commit alone.
+    pub repin: bool,
 }

@@ -337,3 +337,87 @@ fn hostile_data_from_the_remote_is_shown_safely() {
     assert_eq!(junk_row["state"], json!(null));
     assert!(junk_row["error"].as_str().unwrap().contains("junk"));
 }
+
+/// Run inside a linked worktree, the board finds the primary worktree where it is (not under
+/// the git directory) and looks at it like any other.
+#[test]
+fn the_board_in_a_linked_worktree_shows_the_primary_worktree_right() {
+    let s = scene();
+    let out = at(&s.a, &s.worktree, &["board", "--json"], None);
+    out.expect(0);
+    let report = out.json();
+    assert_eq!(report["warnings"], json!([]), "{report}");
+    let rows = report["workflows"].as_array().unwrap();
+    let main = rows.iter().find(|r| r["workflow"] == "main").unwrap();
+    assert_eq!(main["worktree"]["path"], json!(s.a.path));
+    assert_eq!(main["worktree"]["primary"], true);
+    assert_eq!(main["worktree"]["uncommitted"], 0);
+    let w1 = rows.iter().find(|r| r["workflow"] == "w1").unwrap();
+    assert_eq!(w1["worktree"]["path"], json!(s.worktree));
+    assert_eq!(w1["worktree"]["uncommitted"], 1);
+    let text = at(&s.a, &s.worktree, &["board"], None);
+    text.expect(0);
+    assert!(!text.stdout.contains("WARNING"), "{}", text.stdout);
+    assert!(!text.stdout.contains("worktrees/"), "{}", text.stdout);
+}
+
+/// A PR merged through the remote by another clone is `[DONE]` on the remote's main (as last
+/// fetched) before this clone's main has it: the board does not list it as free.
+#[test]
+fn the_board_reads_the_master_plan_from_the_remotes_main_when_it_is_ahead() {
+    let s = scene();
+    board(&s.a, &["--json"]).expect(0);
+    s.b.git(&["checkout", "--quiet", "main"]);
+    s.b.git(&["pull", "--quiet", "--ff-only", "origin", "main"]);
+    s.b.write(
+        "docs/plan.md",
+        &MASTER_PLAN.replace("feat: Subtract", "feat: Subtract [DONE] def5678"),
+    );
+    s.b.git(&["commit", "--quiet", "-am", "PR 4 merged"]);
+    s.b.git(&["push", "--quiet", "origin", "main"]);
+    s.a.git(&["fetch", "--quiet", "origin"]);
+    assert_ne!(
+        rev(&s.a, "main"),
+        rev(&s.a, "origin/main"),
+        "A's main is behind"
+    );
+    let report = board(&s.a, &["--json"]).expect(0).json();
+    assert_eq!(report["unclaimed"], json!([]), "{report}");
+    // This clone's main ahead of the remote's: its own master plan is read.
+    s.a.git(&[
+        "update-ref",
+        "refs/remotes/origin/main",
+        &rev(&s.a, "main~1"),
+    ]);
+    let report = board(&s.a, &["--json"]).expect(0).json();
+    assert_eq!(
+        report["unclaimed"],
+        json!([{"pr": "pr-4-feat-subtract", "heading": "PR 4: feat: Subtract"}])
+    );
+}
+
+/// What git said when a worktree cannot be looked at keeps its line breaks.
+#[test]
+fn a_warning_prints_real_newlines() {
+    let s = scene();
+    let git_dir = s.a.git(&[
+        "-C",
+        &s.worktree.display().to_string(),
+        "rev-parse",
+        "--git-dir",
+    ]);
+    std::fs::write(PathBuf::from(git_dir.trim()).join("index"), "not an index").unwrap();
+    let out = board(&s.a, &[]);
+    out.expect(0);
+    let warning = out
+        .stdout
+        .split("WARNING: ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("a warning:\n{}", out.stdout));
+    assert!(warning.contains("cannot be looked at"), "{warning}");
+    assert!(!warning.contains("\\n"), "{warning}");
+    assert!(
+        warning.trim_end().lines().count() > 1,
+        "git's answer keeps its lines:\n{warning}"
+    );
+}

@@ -1130,3 +1130,142 @@ fn sync_takes_back_a_claim_the_remote_holds_for_this_clone() {
     let theirs = repo.git(&["--git-dir", bare.to_str().unwrap(), "rev-parse", &name]);
     assert_eq!(theirs, here, "the remote holds the renewed claim");
 }
+
+/// A second clone of the same user on the same host holds none of the first's claims: its
+/// `sync` leaves them as they are (the holder's crash still lets them lapse), and the holder's
+/// own `sync` renews them as its own.
+#[test]
+fn a_second_clones_sync_leaves_anothers_claim_as_it_is() {
+    let (a, b, _dir, bare) = two_clones();
+    claim_at(&a, "wa", T, &plan()).expect(0);
+    let first = rev_in(&a, Some(&bare), CLAIM).expect("the remote holds A's claim");
+    // B knows A's workflow (its sync brings it in), and syncs for a workflow of its own.
+    let out = run_as(
+        &b,
+        "wb",
+        &[("GIT_ORCHESTRATE_NOW", (T + 3600).to_string())],
+        &["sync"],
+    );
+    out.expect(0);
+    assert!(!out.stdout.contains("claims renewed"), "{}", out.stdout);
+    assert_eq!(
+        rev_in(&a, Some(&bare), CLAIM).as_deref(),
+        Some(first.as_str()),
+        "B's sync left A's claim on the remote as it was"
+    );
+    assert_eq!(
+        trailer(&a, Some(&bare), &first, "Orchestrator-Claim-Expires"),
+        (T + TTL).to_string()
+    );
+    assert_eq!(local_claim(&b), None, "B took no ref for A's claim");
+    assert!(
+        b.git(&["rev-parse", "--verify", "refs/orchestrator/workflows/wa"])
+            .len()
+            >= 40,
+        "B has A's workflow, so the test exercised the claim's ownership"
+    );
+    // A's own sync renews it as A's, and is not told it lost it.
+    let out = run_as(
+        &a,
+        "wa",
+        &[("GIT_ORCHESTRATE_NOW", (T + 3600).to_string())],
+        &["sync"],
+    );
+    out.expect(0).says(&format!("claims renewed: {PR}"));
+    assert!(!out.stdout.contains("claims lost"), "{}", out.stdout);
+    assert_eq!(remote_holder(&a, &bare).as_deref(), Some("wa"));
+}
+
+/// Without `$USER` or `$LOGNAME`, a claim names its holder by the committer's email.
+#[test]
+fn a_claims_holder_without_user_is_named_by_email() {
+    let (a, _b, _dir, bare) = two_clones();
+    let mut cmd = a.command(BIN, ["submit-work", "--summary", "the plan", "--plan", "-"]);
+    cmd.env("GIT_ORCHESTRATE_WORKFLOW", "wa")
+        .env("GIT_ORCHESTRATE_NOW", T.to_string())
+        .env_remove("USER")
+        .env_remove("LOGNAME");
+    feed(cmd, &plan()).expect(0);
+    let id = rev_in(&a, Some(&bare), CLAIM).expect("claimed");
+    assert_eq!(
+        trailer(&a, Some(&bare), &id, "Orchestrator-Claim-User"),
+        "test@example.invalid"
+    );
+    let host = trailer(&a, Some(&bare), &id, "Orchestrator-Claim-Host");
+    assert!(!host.is_empty() && host != "unknown", "{host}");
+    let list = a.run(&["claim", "list"]);
+    list.expect(0);
+    assert!(!list.stdout.contains("unknown@"), "{}", list.stdout);
+}
+
+/// A plan acceptance SIGKILLed right after its atomic push of claim and transition (the
+/// crash-injection point `plan-pushed`), many times over, each followed by the agent's next
+/// command (`get-task`, or the plan submitted again): that command adopts the transition the
+/// remote holds, so local and remote agree, `sync` finds nothing diverged and `audit` nothing
+/// forged.
+#[test]
+fn a_plan_acceptance_killed_after_its_push_is_adopted_by_the_next_command() {
+    const WORKFLOW_REF: &str = "refs/orchestrator/workflows/wa";
+    const KILLS: usize = 8;
+    for round in 0..KILLS {
+        let resubmit = round % 2 == 1;
+        let repo = TestRepo::new();
+        let (_dir, bare) = repo.share();
+        let mut cmd = repo.command(BIN, ["submit-work", "--summary", "the plan", "--plan", "-"]);
+        cmd.env("GIT_ORCHESTRATE_WORKFLOW", "wa")
+            .env("GIT_ORCHESTRATE_NOW", T.to_string())
+            .env("GIT_ORCHESTRATE_CRASH_AT", "plan-pushed");
+        let killed = feed(cmd, &plan());
+        assert_eq!(killed.code, -1, "killed by SIGKILL: {}", killed.stderr);
+        let pushed = rev_in(&repo, Some(&bare), WORKFLOW_REF).expect("the push landed");
+        let local = rev_in(&repo, None, WORKFLOW_REF).expect("the workflow exists here");
+        assert_eq!(
+            repo.git(&["rev-parse", &format!("{pushed}~1")]).trim(),
+            local,
+            "round {round}: the kill left the remote one transition ahead"
+        );
+
+        let out = if resubmit {
+            claim_at(&repo, "wa", T + 1, &plan())
+        } else {
+            run_as(
+                &repo,
+                "wa",
+                &[("GIT_ORCHESTRATE_NOW", (T + 1).to_string())],
+                &["get-task"],
+            )
+        };
+        let all = format!("{}{}", out.stdout, out.stderr);
+        assert!(!all.contains("DIVERGED"), "round {round}: {all}");
+        if resubmit {
+            // The plan is accepted already (the remote's transition, adopted): nothing new.
+            out.expect(4).warns("is not accepted in state");
+            assert_eq!(
+                rev_in(&repo, None, WORKFLOW_REF).as_deref(),
+                Some(pushed.as_str())
+            );
+        } else {
+            out.expect(0);
+            let here = rev_in(&repo, None, WORKFLOW_REF).unwrap();
+            assert_eq!(
+                repo.git(&["merge-base", "--is-ancestor", &pushed, &here]),
+                "",
+                "round {round}: get-task built on the adopted transition"
+            );
+        }
+
+        let sync = run_as(
+            &repo,
+            "wa",
+            &[("GIT_ORCHESTRATE_NOW", (T + 2).to_string())],
+            &["sync"],
+        );
+        sync.expect(0);
+        let local = rev_in(&repo, None, WORKFLOW_REF).unwrap();
+        let remote = rev_in(&repo, Some(&bare), WORKFLOW_REF).unwrap();
+        assert_eq!(local, remote, "round {round}: local == remote");
+        run_as(&repo, "wa", &[], &["audit"]).expect(0);
+        assert_eq!(local_claim(&repo), rev_in(&repo, Some(&bare), CLAIM));
+    }
+    eprintln!("{KILLS} kills right after the plan's push: each adopted by the next command");
+}

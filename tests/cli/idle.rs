@@ -124,3 +124,66 @@ fn idle_is_recorded_against_a_missing_master_plan_too() {
         false
     );
 }
+
+/// An idle agent polling `get-task` reads the remote at most once a minute: every other poll
+/// answers from this clone alone. Counted on the remote side, by an upload-pack wrapper that
+/// logs each read (ls-remote and fetch alike).
+#[test]
+fn an_idle_get_task_reads_the_remote_at_most_once_a_minute() {
+    const T: i64 = 1_800_000_000;
+    let repo = TestRepo::new();
+    repo.write(
+        "docs/plan.md",
+        "# Plan\n## PR 1: feat: Add numbers [DONE]\n",
+    );
+    repo.commit_all("plan: PR 1 done");
+    let (_remote, _bare) = repo.share();
+    repo.run(&["submit-work", "-s", "all PRs are [DONE]", "--no-pr-left"])
+        .expect(0);
+    let tools = tempfile::tempdir().expect("tempdir");
+    let log = tools.path().join("reads.log");
+    let wrapper = tools.path().join("upload-pack");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\necho read >> '{}'\nexec git upload-pack \"$@\"\n",
+            log.display()
+        ),
+    )
+    .expect("write the wrapper");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    repo.git(&[
+        "config",
+        "remote.origin.uploadpack",
+        &wrapper.display().to_string(),
+    ]);
+    let reads = || {
+        std::fs::read_to_string(&log)
+            .map(|t| t.lines().count())
+            .unwrap_or(0)
+    };
+    let poll = |now: i64| {
+        let mut cmd = repo.command(BIN, ["get-task", "--json"]);
+        cmd.env("GIT_ORCHESTRATE_NOW", now.to_string());
+        let out = feed(cmd, "");
+        out.expect(0);
+        assert_eq!(out.json()["idle"], true, "{}", out.stdout);
+    };
+    poll(T);
+    let first = reads();
+    assert!(first > 0, "the first idle poll reads the remote");
+    for second in 1..=20 {
+        poll(T + second * 2);
+    }
+    assert_eq!(
+        reads(),
+        first,
+        "20 polls within the minute read nothing more"
+    );
+    poll(T + 61);
+    let again = reads();
+    assert!(again > first, "a minute later the remote is read again");
+    poll(T + 62);
+    assert_eq!(reads(), again);
+}

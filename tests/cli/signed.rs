@@ -374,3 +374,143 @@ fn a_pr_that_edits_the_allowed_signers_does_not_verify() {
         .expect(1)
         .says("but the working tree changes protected paths (.orchestrate/allowed_signers)");
 }
+
+/// The CI job's own command, as `init --ci` runs it on a push of main: a fresh clone that
+/// fetches the workflows' refs and notes, then `attest --json --no-note BEFORE..AFTER`.
+fn ci_attest(bare: &Path, before: &str, after: &str) -> Run {
+    let ci = TestRepo::clone_of(bare);
+    ci.git(&[
+        "fetch",
+        "--quiet",
+        "--no-tags",
+        "origin",
+        "+refs/orchestrator/*:refs/orchestrator/*",
+        "+refs/notes/*:refs/notes/*",
+    ]);
+    ci.run(&[
+        "attest",
+        "--json",
+        "--no-note",
+        &format!("{before}..{after}"),
+    ])
+}
+
+/// A human commits a gate change on main, as docs/config.md invites. Before a repin accounts
+/// for it, `doctor` names `git orchestrate repin` as the fix (not `audit --all`), `audit`
+/// says main moved outside the workflow (not FORGED), and the CI job fails main. After a
+/// signed repin by a human `[attest] humans` lists, pushed with `sync`: `doctor`'s history and
+/// `audit --all` are clean, and the CI job passes main in a fresh clone.
+#[test]
+fn a_humans_gate_change_on_main_is_accounted_for_by_a_signed_repin_and_ci_accepts_it() {
+    let keys = tempfile::tempdir().unwrap();
+    let alice = key(keys.path(), "alice");
+    let config = format!(
+        "{CONFIG}\n[human]\nrequire = \"signature\"\n\n[attest]\nhumans = [\"user:alice\"]\n"
+    );
+    let repo = TestRepo::with_config(&config);
+    repo.write(".orchestrate/allowed_signers", &allowed("alice", &alice));
+    repo.commit_all("signers");
+    let (_remote, bare) = repo.share();
+    repo.submit_plan(crate::support::PLAN).expect(0);
+    repo.run(&["get-task"]).expect(0);
+    repo.run(&["sync"]).expect(0);
+    let rev = |name: &str| repo.git(&["rev-parse", name]).trim().to_string();
+    let before = rev("main");
+
+    // The human's commit on main, pushed.
+    repo.git(&["checkout", "--quiet", "main"]);
+    repo.write(
+        ".orchestrate.toml",
+        &config.replacen("timeout = \"30s\"", "timeout = \"60s\"", 1),
+    );
+    repo.commit_all("gates: a longer preflight timeout");
+    let after = rev("main");
+    repo.git(&["push", "--quiet", "origin", "main"]);
+    repo.git(&["checkout", "--quiet", "-"]);
+
+    let doctor = repo.run(&["doctor"]);
+    doctor.expect(1);
+    let lines: Vec<&str> = doctor.stdout.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.starts_with("ERROR    history"))
+        .unwrap_or_else(|| panic!("a history error:\n{}", doctor.stdout));
+    assert!(
+        lines[at].contains("main moved outside the workflow"),
+        "{}",
+        lines[at]
+    );
+    assert_eq!(lines[at + 1].trim(), "fix: git orchestrate repin");
+    assert!(!doctor.stdout.contains("audit --all"), "{}", doctor.stdout);
+    let audit = repo.run(&["audit", "--all"]);
+    audit
+        .expect(1)
+        .says("NOT ACCOUNTED FOR: workflow main, commit ");
+    assert!(!audit.stdout.contains("FORGED"), "{}", audit.stdout);
+    let ci = ci_attest(&bare, &before, &after);
+    ci.expect(1);
+    assert!(
+        ci.stdout
+            .contains(&format!("no workflow's chain records {after} as its merge")),
+        "{}",
+        ci.stdout
+    );
+
+    // A human looks at it and repins, signed; the chain reaches the remote.
+    repo.human(&["repin", "--sign-key", path(&alice)]).expect(0);
+    repo.run(&["sync"]).expect(0);
+    let doctor = repo.run(&["doctor"]);
+    assert!(
+        doctor
+            .stdout
+            .lines()
+            .any(|l| l.starts_with("ok       history")),
+        "{}",
+        doctor.stdout
+    );
+    assert!(
+        !doctor.stdout.contains("ERROR    history"),
+        "{}",
+        doctor.stdout
+    );
+    repo.run(&["audit", "--all"]).expect(0).says(": clean\n");
+    let ci = ci_attest(&bare, &before, &after);
+    ci.expect(0);
+    let verdict = &ci.json()["verdicts"][0];
+    assert_eq!(verdict["commit"], after.as_str());
+    assert_eq!(verdict["kind"], "human");
+    assert_eq!(verdict["passed"], true);
+    assert_eq!(verdict["answers"][0]["answer"], "repin");
+    assert_eq!(verdict["answers"][0]["verdict"]["principal"], "alice");
+
+    // The repin's signature covers the main commit it accounts for: moved onto a repin of
+    // another commit, forged on the same tip, it does not hold.
+    let genuine = repo.tip().unwrap();
+    let raw = repo.git(&["cat-file", "commit", &genuine]);
+    let tree = rev(&format!("{genuine}^{{tree}}"));
+    let state = repo.git(&["cat-file", "blob", &format!("{genuine}:state.json")]);
+    assert!(state.contains(&after), "{state}");
+    let blob = repo.git_with_stdin(
+        &["hash-object", "-w", "--stdin"],
+        state.replace(&after, &before).as_bytes(),
+    );
+    let listing: String = repo
+        .git(&["ls-tree", &tree])
+        .lines()
+        .map(|l| match l.strip_suffix("\tstate.json") {
+            Some(_) => format!("100644 blob {}\tstate.json\n", blob.trim()),
+            None => format!("{l}\n"),
+        })
+        .collect();
+    let forged_tree = repo.git_with_stdin(&["mktree"], listing.as_bytes());
+    let forged = repo.git_with_stdin(
+        &["hash-object", "-t", "commit", "-w", "--stdin"],
+        raw.replace(&tree, forged_tree.trim())
+            .replace(&after, &before)
+            .as_bytes(),
+    );
+    repo.git(&["update-ref", REF, forged.trim(), &genuine]);
+    repo.run(&["audit"])
+        .expect(1)
+        .says(&format!("commit {}: a forged human answer", forged.trim()));
+}

@@ -8,6 +8,7 @@
 mod check;
 pub mod dsse;
 mod find;
+mod human;
 mod install;
 pub mod receive;
 pub mod seal;
@@ -120,9 +121,29 @@ fn require_recorded(rev: &Wanted, verdict: &Verdict) -> Result<(), EngineError> 
     })
 }
 
+/// Whether a commit no workflow made may pass as a human's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Humans {
+    /// When a repin a human listed in `[attest] humans` signed accounts for it: `attest`, the
+    /// CI job's judgement of main, which has no pusher to ask.
+    Repinned,
+    /// Never: the server hook, which lets a listed human's own push move main instead.
+    Refused,
+}
+
 /// The verdict on `commit`, judged in `verifier` from the chains given (pushed updates
-/// first, then the repository's refs).
+/// first, then the repository's refs), as the server hook judges it: a commit no workflow
+/// made fails.
 pub fn judge(verifier: &Verifier, chains: &[Chain], commit: &str) -> Result<Verdict, EngineError> {
+    judge_as(verifier, chains, commit, Humans::Refused)
+}
+
+fn judge_as(
+    verifier: &Verifier,
+    chains: &[Chain],
+    commit: &str,
+    humans: Humans,
+) -> Result<Verdict, EngineError> {
     let time = gix::date::Time::now_utc().format_or_unix(gix::date::time::format::ISO8601_STRICT);
     let mut verdict = Verdict {
         commit: commit.to_string(),
@@ -169,10 +190,32 @@ pub fn judge(verifier: &Verifier, chains: &[Chain], commit: &str) -> Result<Verd
     }
     match found {
         None if verdict.kind.is_some() => {}
-        None => verdict.reasons.push(format!(
-            "no workflow's chain records {commit} as its merge into main or as a finalized PR's head \
-             (fetch +refs/orchestrator/*:refs/orchestrator/* if a workflow elsewhere made it)"
-        )),
+        None => {
+            // No workflow made it: a human's commit on main, which `attest` passes when a
+            // repin a listed human signed accounts for it (see `attest`).
+            let human = match humans {
+                Humans::Repinned => human::locate(verifier, chains, commit)?,
+                Humans::Refused => Ok(None),
+            };
+            match human {
+                Ok(Some(found)) => {
+                    verdict.kind = Some("human");
+                    verdict.workflow = Some(found.chain.workflow.clone());
+                    verdict.transition = Some(found.transition.to_string());
+                    verdict.answers.push(found.answer);
+                }
+                other => {
+                    verdict.reasons.push(format!(
+                        "no workflow's chain records {commit} as its merge into main or as a finalized PR's \
+                         head (fetch +refs/orchestrator/*:refs/orchestrator/* if a workflow elsewhere made it)"
+                    ));
+                    // A repin accounts for it, and is not enough: why, after.
+                    if let Err(why) = other {
+                        verdict.reasons.extend(why);
+                    }
+                }
+            }
+        }
         Some((chain, target)) => {
             verdict.kind = Some(target.kind());
             verdict.workflow = Some(chain.workflow.clone());
@@ -303,7 +346,7 @@ pub fn attest(
     let verifier = Verifier::new(&judged, confine)?;
     let mut verdicts = Vec::new();
     for wanted in &commits {
-        let verdict = judge(&verifier, &chains, &wanted.commit)?;
+        let verdict = judge_as(&verifier, &chains, &wanted.commit, Humans::Repinned)?;
         require_recorded(wanted, &verdict)?;
         verdicts.push(verdict);
     }

@@ -441,7 +441,11 @@ fn history(session: &Session, checks: &mut Vec<Check>) -> Result<(), EngineError
             "history",
             Level::Error,
             p.to_string(),
-            Some("git orchestrate audit --all".into()),
+            Some(
+                p.fix
+                    .clone()
+                    .unwrap_or_else(|| "git orchestrate audit --all".into()),
+            ),
         ));
     }
     Ok(())

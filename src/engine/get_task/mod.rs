@@ -77,6 +77,7 @@ pub(super) fn brief(session: &Session) -> Result<TaskReport, EngineError> {
 
 fn attempt(session: &Session) -> Result<TaskReport, EngineError> {
     let mut progress = Progress::default();
+    super::claims::adopt_pushed_plan(session)?;
     let mut snap = session.read_or_create()?;
     if snap.state.status() == Status::Initializing {
         refresh_main(session, &snap.state)?;
@@ -130,6 +131,10 @@ fn attempt(session: &Session) -> Result<TaskReport, EngineError> {
 /// workflows' remote's, when that is a fast-forward that is safe where main is checked out,
 /// so the PRs other workflows merged show as [DONE]. Whatever stops it, the briefing's
 /// notice says main is behind, and branch creation tries again.
+///
+/// While the workflow is idle (nothing left to do), the remote is read at most once per
+/// [`IDLE_READ_EVERY`]: an agent polling `get-task` would otherwise make every poll a round
+/// trip to the remote, to learn that nothing changed.
 fn refresh_main(session: &Session, state: &State) -> Result<(), EngineError> {
     let Some(remote) = super::remote::coordination_remote(session, state)? else {
         return Ok(());
@@ -138,10 +143,26 @@ fn refresh_main(session: &Session, state: &State) -> Result<(), EngineError> {
     if !session.store.branch_exists(&main)? {
         return Ok(());
     }
+    let now = super::claims::now();
+    if state.idle.is_some()
+        && let Some((when, _)) = session.store.last_remote_read(&remote)
+        && (0..IDLE_READ_EVERY).contains(&now.saturating_sub(when))
+        && session.idle_holds(state, &session.load_config(Some(state))?.config.master_plan)?
+    {
+        return Ok(());
+    }
     let at = land::main_at(session, &main)?;
-    let _ = land::up_to_remote(session, &main, &at, &remote)?;
+    let found = match land::up_to_remote(session, &main, &at, &remote)? {
+        Ok(Some(theirs)) => theirs,
+        Ok(None) => "none".to_string(),
+        Err(_) => "blocked".to_string(),
+    };
+    session.store.remember_remote_read(&remote, now, &found);
     Ok(())
 }
+
+/// How often, in seconds, an idle workflow's `get-task` reads the remote.
+const IDLE_READ_EVERY: i64 = 60;
 
 /// Pushes the record of the merge just made to the remote main went to, so that other clones
 /// count the merge as this workflow's (docs/architecture.md, "Finalization and merge"); a
