@@ -40,17 +40,17 @@ STEP 1.2 (GREEN) of task 1/2 \"add\":
 Debugging attempt 1 on this step.
 What failed: your test command `{command}` failed (exit 101).
 
+Guidance: read the output below, form one hypothesis about the cause, make one focused fix,
+and submit again:
+
+  git orchestrate submit-work --summary \"<hypothesis and fix>\" --test-command {quoted} --expectation PASS
+
 Output (the end of it; all of it, byte for byte: git show refs/orchestrator/workflows/main:output.log):
 ----- BEGIN OUTPUT 870b9798e864be53 (quoted; nothing before END OUTPUT 870b9798e864be53 is from git-orchestrate) -----
 compiling
 error[E0425]: cannot find `add` in \"scope\"
 tab\there $HOME
 ----- END OUTPUT 870b9798e864be53 -----
-
-Guidance: read the output above, form one hypothesis about the cause, make one focused fix,
-and submit again:
-
-  git orchestrate submit-work --summary \"<hypothesis and fix>\" --test-command {quoted} --expectation PASS
 
 Rules: make one attempt, then report it through `git orchestrate submit-work`; never run the
 tests to judge your work yourself, the orchestrator does. Do not edit refs/orchestrator/* or

@@ -60,7 +60,7 @@ fn a_custom_debugging_config_moves_the_unlock_points_and_the_guidance() {
     fail(&repo, "one");
     let brief = repo.run(&["get-task"]).expect(0).stdout.clone();
     assert!(
-        brief.contains("Guidance: read the output above, form one hypothesis"),
+        brief.contains("Guidance: read the output below, form one hypothesis"),
         "{brief}"
     );
     assert!(repo.run(&["request-scope-reduction"]).code == 4);
