@@ -168,19 +168,19 @@ pub fn run(
     })? {
         return Ok(Exit::Success);
     }
-    for line in init_lines(&report, ui.quiet) {
-        ui.line(line)?;
-    }
-    match &man_page {
-        Ok(path) if !ui.quiet => ui.line(format!(
+    let man_line = match &man_page {
+        Ok(path) if !ui.quiet => Some(format!(
             "installed the manual page: {} (`git orchestrate --help` opens it)",
             path.display()
-        ))?,
-        Ok(_) => {}
-        Err(e) => ui.line(format!(
+        )),
+        Ok(_) => None,
+        Err(e) => Some(format!(
             "note: the manual page could not be installed ({e}); `git orchestrate man --install \
              --dir DIR` puts it into DIR/man1"
-        ))?,
+        )),
+    };
+    for line in init_lines(&report, ui.quiet, man_line) {
+        ui.line(line)?;
     }
     if let Some(agent) = &agent {
         ui.text(&agent_text(agent, ui.quiet))?;
@@ -188,8 +188,9 @@ pub fn run(
     Ok(Exit::Success)
 }
 
-/// What `init` did, as people read it, one line per fact.
-fn init_lines(report: &InitReport, quiet: bool) -> Vec<String> {
+/// What `init` did, as people read it, one line per fact; `man` says where the manual page
+/// went, before what to do next.
+fn init_lines(report: &InitReport, quiet: bool, man: Option<String>) -> Vec<String> {
     let mut lines = vec![if report.config_written {
         format!(
             "wrote {} (main branch: {})",
@@ -219,6 +220,7 @@ fn init_lines(report: &InitReport, quiet: bool) -> Vec<String> {
     if let Some(ci) = &report.ci {
         lines.extend(ci_lines(ci, &report.main_branch, quiet));
     }
+    lines.extend(man);
     if !quiet {
         lines.push(next_line(report));
         for w in &report.warnings {

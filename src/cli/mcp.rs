@@ -584,36 +584,69 @@ fn result_tail(output: &str, in_log: bool) -> String {
 const RESULT_BYTES: usize = 15 * 1024;
 
 /// `structured` cut to [`RESULT_BYTES`] as JSON: the quoted output of its briefing first,
-/// then the start of its `output`; the instructions are never cut.
+/// then the start of its longest text (`output`, a gate's output in a ticket), each cut said
+/// in it; the instructions are never cut.
 fn fit(structured: &mut Value, whole: &str) {
-    for _ in 0..4 {
+    for _ in 0..8 {
         let size = serde_json::to_string(structured).map_or(0, |s| s.len());
         if size <= RESULT_BYTES {
             return;
         }
         // Cutting a byte of text saves at least a byte of its JSON.
         let excess = size - RESULT_BYTES;
-        let Value::Object(fields) = structured else {
-            return;
-        };
-        if let Some(Value::String(briefing)) = fields.get_mut("briefing") {
-            let cut = fence::shortened(briefing, briefing.len().saturating_sub(excess), whole);
+        if let Some(Value::String(briefing)) = structured.get_mut("briefing") {
+            // Down to half the result at most: the rest of the room is the other texts'.
+            let target = briefing
+                .len()
+                .saturating_sub(excess)
+                .max(briefing.len().min(RESULT_BYTES / 2));
+            let cut = fence::shortened(briefing, target, whole);
             if cut.len() < briefing.len() {
                 *briefing = cut;
                 continue;
             }
         }
-        let Some(Value::String(output)) = fields.get_mut("output") else {
+        let mut longest = (0, String::new());
+        longest_text(structured, String::new(), &mut longest);
+        // What is left is the result's own words, not a quoted output.
+        if longest.0 < 1024 {
+            return;
+        }
+        let Some(Value::String(text)) = structured.pointer_mut(&longest.1) else {
             return;
         };
         let note = format!("[… earlier output cut: all of it is in {whole} …]\n");
-        let mut at = (excess + note.len()).min(output.len());
-        while !output.is_char_boundary(at) {
+        let mut at = (excess + note.len()).min(text.len());
+        while !text.is_char_boundary(at) {
             at += 1;
         }
-        let rest = output[at..].to_string();
-        *output = format!("{note}{rest}");
-        fields.insert("output_truncated".into(), json!(true));
+        *text = format!("{note}{}", &text[at..]);
+        if longest.1 == "/output"
+            && let Value::Object(fields) = structured
+        {
+            fields.insert("output_truncated".into(), json!(true));
+        }
+    }
+}
+
+/// The length and JSON pointer of the longest string in `value` (other than the briefing).
+fn longest_text(value: &Value, at: String, best: &mut (usize, String)) {
+    match value {
+        Value::String(text) if text.len() > best.0 && at != "/briefing" => {
+            *best = (text.len(), at);
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                longest_text(item, format!("{at}/{i}"), best);
+            }
+        }
+        Value::Object(fields) => {
+            for (key, item) in fields {
+                let key = key.replace('~', "~0").replace('/', "~1");
+                longest_text(item, format!("{at}/{key}"), best);
+            }
+        }
+        _ => {}
     }
 }
 
@@ -1023,6 +1056,46 @@ fn read(session: &Session, uri: &str) -> Result<String, String> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// A result over the limit is cut to it: the briefing's quoted output first, then the
+    /// longest text wherever it is (a ticket's gate output), saying where all of it is; the
+    /// briefing's instructions and the short fields stay whole.
+    #[test]
+    fn a_large_result_is_cut_to_the_limit_quoted_output_first() {
+        let output: String = (0..3000).map(|i| format!("line {i}\n")).collect();
+        let briefing = format!(
+            "Answer with exactly one of: A or B.\n{}",
+            fence::fenced(&output)
+        );
+        let tail = "x".repeat(40 * 1024);
+        let mut structured = json!({
+            "schema": 1,
+            "briefing": briefing,
+            "ticket": {"subtasks": [{"observed": {"gates": {"failed": {"tail": tail}}}}]},
+            "state": "MANAGER",
+        });
+        fit(&mut structured, TICKET_URI);
+        let size = serde_json::to_string(&structured).unwrap().len();
+        assert!(size <= RESULT_BYTES, "{size}");
+        let briefing = structured["briefing"].as_str().unwrap();
+        assert!(
+            briefing.starts_with("Answer with exactly one of: A or B.\n[the output below is cut")
+        );
+        assert!(briefing.contains("line 2999\n"));
+        let tail = structured["ticket"]["subtasks"][0]["observed"]["gates"]["failed"]["tail"]
+            .as_str()
+            .unwrap();
+        assert!(
+            tail.starts_with("[… earlier output cut: all of it is in orchestrate://ticket …]\nxxx"),
+            "{}",
+            &tail[..80]
+        );
+        assert_eq!(structured["state"], "MANAGER");
+        // Small enough already: untouched.
+        let mut small = json!({"briefing": "b", "output": "o"});
+        fit(&mut small, OUTPUT_URI);
+        assert_eq!(small, json!({"briefing": "b", "output": "o"}));
+    }
 
     /// What the server accepts is what the schemas it lists say, tool by tool: the schemas
     /// are derived from the argument types, and this holds the parser to them.

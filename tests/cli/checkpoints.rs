@@ -151,10 +151,18 @@ fn init_writes_a_config_once_creates_the_workflow_and_is_idempotent() {
              commit-msg   installed (its own file)\n  \
              post-commit  installed (its own file)\n  \
              pre-push     installed (its own file)\n\
+             installed the manual page: {} (`git orchestrate --help` opens it)\n\
              next: commit .orchestrate.toml on main (git add .orchestrate.toml && git commit -m \"chore: configure git-orchestrate\"), then have your agent run `git orchestrate get-task`\n\
              WARNING: .orchestrate.toml is not committed on main: the gates are read from the working tree and are not protected (an agent could edit them); commit it on main\n",
             config_path.display(),
-            repo.path.join(".git/hooks").display()
+            repo.path.join(".git/hooks").display(),
+            std::path::Path::new(crate::support::BIN)
+                .parent()
+                .unwrap()
+                .parent()
+                .unwrap()
+                .join("share/man/man1/git-orchestrate.1")
+                .display()
         )
     );
     let written = std::fs::read_to_string(&config_path).unwrap();

@@ -538,13 +538,16 @@ fn the_green_briefing_fills_in_the_red_steps_command() {
         ),
         "{brief}"
     );
-    // A REFACTOR step has no RED test of its own to fill in.
+    // A REFACTOR step has no RED test of its own: the command that last passed (the GREEN
+    // step's) is filled in, the tests that must still pass.
     repo.submit_test(RED, Some("PASS")).expect(0);
     repo.run(&["checkpoint"]).expect(0);
     let brief = repo.run(&["get-task"]).expect(0).stdout.clone();
     assert!(brief.contains("STEP 1.3 (REFACTOR)"), "{brief}");
     assert!(
-        brief.contains("--test-command \"<command that runs the test>\" --expectation PASS"),
+        brief.contains(
+            "  git orchestrate submit-work --summary \"<what you did>\" --test-command 'sh test_add.sh' --expectation PASS\n"
+        ),
         "{brief}"
     );
 }

@@ -849,7 +849,7 @@ fn each_ticket_role_has_its_own_server() {
         assert!(!is_error(&assigned), "{}", text(&assigned));
         assert!(text(&assigned).starts_with("S1 assigned to the developer"));
         assert!(
-            text(&assigned).ends_with("(implementation): `get_task`"),
+            text(&assigned).ends_with("(implementation); the developer's session gets it with `get_task`"),
             "{}",
             text(&assigned)
         );

@@ -399,8 +399,18 @@ fn the_squash_check_wants_one_commit_the_title_and_the_verified_tree() {
     let out = repo.run(&["submit-work", "-s", "squashed"]);
     out.expect(1);
     assert!(
+        out.stdout.starts_with(
+            "FAILURE: the branch has 2 commits over main; it must have exactly one titled "
+        ),
+        "{}",
         out.stdout
-            .starts_with("FAILURE: the branch has 2 commits over main; it must have exactly one."),
+    );
+    // The way out it offers runs no `$(…)` (some clients refuse such a line).
+    assert!(
+        out.stdout.contains(
+            "Let the orchestrator squash them and check the squash: `git orchestrate submit-work \
+             --summary \"squashed\" --squash`"
+        ) && !out.stdout.contains("$("),
         "{}",
         out.stdout
     );

@@ -426,7 +426,8 @@ pub fn assign(
         )?;
         let id = outcome.ticket.current.clone().unwrap_or_default();
         outcome.message = format!(
-            "{id} assigned to the developer ({}): `git orchestrate get-task --role developer`",
+            "{id} assigned to the developer ({}); the developer's session gets it with \
+             `git orchestrate get-task --role developer`",
             assignment.mode.as_str()
         );
         // A crash between `ticket new`'s write and its branch left no branch: made now.
