@@ -79,6 +79,7 @@ pub fn judge(verifier: &Verifier, chains: &[Chain], commit: &str) -> Result<Verd
         passed: false,
         reasons: Vec::new(),
         reran: Vec::new(),
+        red_tests: Vec::new(),
         answers: Vec::new(),
         statement: Value::Null,
     };
