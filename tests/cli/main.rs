@@ -15,6 +15,7 @@ mod debugging;
 mod demo;
 mod errors;
 mod escapes;
+mod evidence;
 mod hooks;
 mod idle;
 mod input;
