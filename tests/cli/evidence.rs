@@ -328,3 +328,81 @@ fn tap_that_contradicts_the_exit_code_is_refused() {
     );
     crate::oracle::green(&repo, "sh tests/test_mul.sh");
 }
+
+/// A Rust calculator whose `mul` adds (main's bug), its test in `tests/`, and the gate
+/// `cargo test`; `None` without cargo.
+fn rust_calc() -> Option<TestRepo> {
+    if std::process::Command::new("cargo")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("\n*** SKIPPED: the Rust evidence test needs `cargo` ***\n");
+        return None;
+    }
+    let repo = TestRepo::empty();
+    repo.write(
+        "Cargo.toml",
+        "[package]\nname = \"calc\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+    );
+    repo.write(".gitignore", "target/\nCargo.lock\n");
+    repo.write(
+        "src/lib.rs",
+        "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n\npub fn mul(a: i32, b: i32) -> i32 {\n    a + b\n}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn adds() {\n        assert_eq!(super::add(2, 3), 5);\n    }\n}\n",
+    );
+    repo.write("docs/plan.md", "# Plan\n## PR 1: feat: Multiply\n");
+    repo.write(
+        ".orchestrate.toml",
+        "main_branch = \"main\"\nmaster_plan = \"docs/plan.md\"\n\n[[preflight]]\nname = \"tests\"\n\
+         command = \"cargo test --offline\"\ntimeout = \"300s\"\n\n[test]\ntimeout = \"300s\"\noutput_tail = 40\n",
+    );
+    repo.commit_all("calculator");
+    repo.submit_plan(MUL_PLAN).expect(0);
+    repo.run(&["get-task"]).expect(0);
+    Some(repo)
+}
+
+/// `std::process::exit(0)` in the code a Rust test calls ends the test binary before it
+/// reports: the pinned test, recorded by id at RED from libtest's lines, is missing, and the
+/// GREEN step is refused naming it. The honest twin passes and is proven by id at the end.
+#[test]
+fn a_rust_test_ended_by_process_exit_is_refused() {
+    let Some(repo) = rust_calc() else { return };
+    let command = "cargo test --offline";
+    repo.write(
+        "tests/mul.rs",
+        "#[test]\nfn muls() {\n    assert_eq!(calc::mul(2, 3), 6);\n}\n",
+    );
+    red(&repo, command);
+    assert_eq!(
+        repo.state()["red_test"]["red_tests"],
+        serde_json::json!(["muls"])
+    );
+    let lib = std::fs::read_to_string(repo.path.join("src/lib.rs")).unwrap();
+    repo.write(
+        "src/lib.rs",
+        &lib.replace(
+            "pub fn mul(a: i32, b: i32) -> i32 {\n    a + b\n}",
+            "pub fn mul(a: i32, b: i32) -> i32 {\n    if a + b > 0 {\n        std::process::exit(0);\n    }\n    a * b\n}",
+        ),
+    );
+    green_refused(
+        &repo,
+        command,
+        "the pinned test `muls` is missing from the report",
+    );
+    repo.write(
+        "src/lib.rs",
+        &lib.replace(
+            "pub fn mul(a: i32, b: i32) -> i32 {\n    a + b\n}",
+            "pub fn mul(a: i32, b: i32) -> i32 {\n    a * b\n}",
+        ),
+    );
+    crate::oracle::green(&repo, command);
+    squash(&repo);
+    let squashed = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    let proof = &final_note(&repo, &squashed)["red_tests"][0];
+    assert_eq!(proof["evidence"], "libtest", "{proof}");
+    assert_eq!(proof["tests"], serde_json::json!(["muls"]), "{proof}");
+}

@@ -5,16 +5,24 @@ use std::collections::BTreeMap;
 
 use super::outcome::Outcome;
 
-/// The tests the output's libtest lines report; `None` when it has none (and no
-/// `running N tests` line: a binary that announced tests and ended before reporting any
-/// still reports, nothing).
-pub fn parse(text: &str) -> Option<BTreeMap<String, Outcome>> {
+/// The tests the output's libtest lines report, and the binaries that announced tests
+/// (`running N tests`) and ended before their `test result:` line: a binary cut short by
+/// an exit in its tests. `None` when no line names a test and no binary was cut short:
+/// nothing per test (`cargo test -q` prints dots, not names).
+pub fn parse(text: &str) -> Option<(BTreeMap<String, Outcome>, Vec<String>)> {
     let mut tests = BTreeMap::new();
-    let mut announced = false;
+    let mut cut = Vec::new();
+    let mut running: Option<&str> = None;
     for line in text.lines() {
         let line = line.trim_end();
         if line.starts_with("running ") && (line.ends_with(" tests") || line.ends_with(" test")) {
-            announced = true;
+            if let Some(announced) = running.replace(line.trim()) {
+                cut.push(announced);
+            }
+            continue;
+        }
+        if line.starts_with("test result: ") {
+            running = None;
             continue;
         }
         let Some(rest) = line.strip_prefix("test ") else {
@@ -35,5 +43,12 @@ pub fn parse(text: &str) -> Option<BTreeMap<String, Outcome>> {
             .map_or(outcome, |o: &Outcome| o.worst(outcome));
         tests.insert(name, merged);
     }
-    (announced || !tests.is_empty()).then_some(tests)
+    cut.extend(running);
+    // `running 0 tests` announces nothing that could be cut.
+    let cut: Vec<String> = cut
+        .into_iter()
+        .filter(|line| *line != "running 0 tests")
+        .map(|line| format!("a test binary's result ({line})"))
+        .collect();
+    (!tests.is_empty() || !cut.is_empty()).then_some((tests, cut))
 }

@@ -290,8 +290,10 @@ pub fn read(request: &Request, report: &ReportFile, output: &[u8]) -> Evidence {
     {
         return Evidence::of(Kind::GoTestJson, tests);
     }
-    if let Some(tests) = libtest::parse(&text) {
-        return Evidence::of(Kind::Libtest, tests);
+    if let Some((tests, cut)) = libtest::parse(&text) {
+        let mut evidence = Evidence::of(Kind::Libtest, tests);
+        evidence.unreported = cut;
+        return evidence;
     }
     if let Some((tests, unreported)) = tap::parse(&text) {
         let mut evidence = Evidence::of(Kind::Tap, tests);
@@ -316,6 +318,11 @@ pub enum Shortfall {
     Pinned {
         id: String,
         outcome: Option<Outcome>,
+    },
+    /// What the runner announced (a test of a TAP plan, a test binary's result) and never
+    /// reported: the run ended first.
+    Unreported {
+        what: String,
     },
     /// No test passed, or one failed, though the run passed.
     NoPass {
@@ -345,6 +352,10 @@ impl fmt::Display for Shortfall {
                 id,
                 outcome: Some(outcome),
             } => write!(f, "the pinned test `{id}` {outcome}, it did not pass"),
+            Shortfall::Unreported { what } => write!(
+                f,
+                "{what} was announced and never reported: the run ended before it was"
+            ),
             Shortfall::NoPass { kind } => {
                 write!(f, "its {kind} report names no test that passed")
             }
@@ -413,11 +424,8 @@ pub fn passes(evidence: &Evidence, pinned: Option<&[String]>) -> Result<Kind, Sh
             });
         }
     }
-    if let Some(id) = evidence.unreported.first() {
-        return Err(Shortfall::Pinned {
-            id: id.clone(),
-            outcome: None,
-        });
+    if let Some(what) = evidence.unreported.first() {
+        return Err(Shortfall::Unreported { what: what.clone() });
     }
     if let Some((id, outcome)) = evidence.tests.iter().find(|(_, o)| o.failed()) {
         return Err(Shortfall::Failed {

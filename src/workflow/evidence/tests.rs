@@ -38,14 +38,36 @@ fn pytests_junit_report_reads_per_test() {
 #[test]
 fn libtest_lines_of_every_binary_are_read() {
     let out = "   Compiling calc v0.1.0\n     Running unittests src/lib.rs\n\nrunning 2 tests\ntest tests::adds ... ok\ntest tests::muls ... FAILED\n\ntest result: FAILED. 1 passed; 1 failed; 0 ignored\n\n     Running tests/it.rs\n\nrunning 2 tests\ntest slow ... ignored, takes long\ntest tests::adds ... ok\n\ntest result: ok. 1 passed; 0 failed; 1 ignored\n";
-    let tests = libtest::parse(out).expect("libtest");
+    let (tests, cut) = libtest::parse(out).expect("libtest");
+    assert!(cut.is_empty());
     assert_eq!(tests.len(), 3);
     assert_eq!(tests["tests::muls"], Outcome::Failed);
     assert_eq!(tests["slow"], Outcome::Skipped);
     assert_eq!(tests["tests::adds"], Outcome::Passed);
-    // A binary that announced its test and was ended before reporting it reports nothing.
-    let cut = libtest::parse("running 1 test\n").expect("libtest");
-    assert!(cut.is_empty());
+    // A binary that announced its test and was ended before its result is named.
+    let (tests, cut) = libtest::parse(
+        "running 1 test\ntest adds ... ok\ntest result: ok. 1 passed\nrunning 1 test\nrunning 0 tests\ntest result: ok. 0 passed\n",
+    )
+    .expect("libtest");
+    assert_eq!(tests.len(), 1);
+    assert_eq!(
+        cut,
+        vec!["a test binary's result (running 1 test)".to_string()]
+    );
+    let evidence = read(
+        &request("cargo test"),
+        &ReportFile::NotAsked,
+        b"running 1 test\n",
+    );
+    assert_eq!(
+        passes(&evidence, None).map_err(|s| s.to_string()),
+        Err("a test binary's result (running 1 test) was announced and never reported: the run ended before it was".into())
+    );
+    // `cargo test -q` prints no names: nothing per test.
+    assert_eq!(
+        libtest::parse("running 2 tests\n..\ntest result: ok. 2 passed; 0 failed\n"),
+        None
+    );
     assert_eq!(libtest::parse("all tests pass\n"), None);
 }
 
@@ -311,7 +333,8 @@ proptest! {
                 _ => format!("ok {} - {name} # SKIP not here\n", i + 1),
             });
         }
-        prop_assert_eq!(libtest::parse(&lib), Some(tests.clone()));
+        lib.push_str("test result: ok\n");
+        prop_assert_eq!(libtest::parse(&lib), Some((tests.clone(), Vec::new())));
         prop_assert_eq!(tap::parse(&tap), Some((tests, Vec::new())));
     }
 
