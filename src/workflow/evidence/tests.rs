@@ -137,6 +137,11 @@ fn what_a_run_is_asked_for_depends_on_its_runner() {
         request("/venv/bin/pytest tests").report,
         Some(ReportAsk::PytestJunit)
     );
+    assert_eq!(
+        request("pytest --junitxml=out.xml tests").report,
+        None,
+        "a report of the command's own is in reach of the test: not read"
+    );
     assert_eq!(request("go test ./...").command, "go test -json ./...");
     assert_eq!(request("cd x && go test").command, "cd x && go test -json");
     assert_eq!(
