@@ -30,12 +30,12 @@ pub fn run_test(
 ) -> Result<TestRun, EngineError> {
     let request = evidence::request(command);
     let what = || format!("run the test command `{command}`");
-    let Some(_) = request.report else {
+    if request.report.is_none() {
         let output =
             exec::run_shell(&request.command, dir, timeout, env).map_err(io_error(what()))?;
         let evidence = evidence::read(&request, &ReportFile::NotAsked, &output.output);
         return Ok(TestRun { output, evidence });
-    };
+    }
     let root = super::hermetic::scratch_root(session);
     std::fs::create_dir_all(&root).map_err(io_error("make the scratch directory"))?;
     let reports = tempfile::Builder::new()
