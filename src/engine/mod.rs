@@ -14,6 +14,7 @@ pub mod claims;
 mod doctor;
 mod error;
 mod escape;
+mod evidence;
 mod finalize;
 pub(crate) mod get_task;
 pub mod git_hook;

@@ -4,14 +4,15 @@
 
 use std::path::Path;
 
+use super::evidence::{TestRun, run_test};
 use super::scratch::Scratch;
-use super::{EngineError, Session, io_error};
+use super::{EngineError, Session};
 use crate::config::Config;
-use crate::exec::{self, RunOutput};
+use crate::exec::RunOutput;
 use crate::store::EntryType;
-use crate::workflow::State;
 use crate::workflow::red::{self, RerunPlan};
 use crate::workflow::state::{RedOutcome, RedPin, RedTest};
+use crate::workflow::{State, evidence};
 
 /// A RED step pins at most this many paths: a test is a few files, and every later run of it
 /// puts them back.
@@ -33,8 +34,9 @@ pub fn outcome(
     state: &State,
     config: &Config,
     command: &str,
-    run: &RunOutput,
+    test: &TestRun,
 ) -> Result<RedRun, EngineError> {
+    let run = &test.output;
     let syntax_error = red::syntax_error(&run.output);
     let not_a_test = |why: String| {
         Ok(RedRun {
@@ -45,6 +47,14 @@ pub fn outcome(
     if let Some(why) = red::did_not_run(command, run.exit, &run.output) {
         return not_a_test(format!("the test did not run ({why})"));
     }
+    // A runner that reports per test must name a test that failed (docs/integrity.md,
+    // "Per-test evidence"): a script that prints `ok` and exits 1 did not fail as a test does.
+    let tests = match evidence::pinned_on_base(&test.evidence) {
+        Ok(tests) => tests.unwrap_or_default(),
+        Err(short) => {
+            return not_a_test(format!("the test did not fail as a test fails ({short})"));
+        }
+    };
     let git = &session.git;
     let store = &session.store;
     let tree = git.worktree_tree(&store.index_path())?;
@@ -101,6 +111,7 @@ pub fn outcome(
             tree,
             paths,
             shared,
+            tests,
         })),
         syntax_error,
     })
@@ -144,13 +155,14 @@ pub struct Rerun {
 /// pinned paths as the RED step left them ([`red::rerun_plan`]): the command's own run stands
 /// when it is the RED command and the pinned paths are unchanged; in place when only they
 /// are; else in a scratch worktree of the GREEN tree (`before`, or taken now) with them put
-/// back. A pass that ran no test is no pass. `None` when the own run stands and ran a test.
+/// back. A pass that ran no test is no pass, nor one whose per-test evidence falls short
+/// ([`evidence::passes`]). `None` when the own run stands and ran a test.
 pub fn rerun(
     session: &Session,
     config: &Config,
     red_test: &RedTest,
     command: &str,
-    own: &RunOutput,
+    own: &TestRun,
     before: Option<&str>,
 ) -> Result<Option<Rerun>, EngineError> {
     let workdir = session.store.workdir();
@@ -161,18 +173,15 @@ pub fn rerun(
         None => Vec::new(),
     };
     let run = |dir: &Path| {
-        exec::run_shell(
+        run_test(
+            session,
             &red_test.command,
             dir,
             config.test.timeout,
             session.command_env()?,
         )
-        .map_err(io_error(format!(
-            "run the RED test `{}` again",
-            red_test.command
-        )))
     };
-    let output = match red::rerun_plan(red_test.command == command, restored.is_empty()) {
+    let test = match red::rerun_plan(red_test.command == command, restored.is_empty()) {
         RerunPlan::OwnRunStands => own.clone(),
         RerunPlan::InPlace => run(workdir)?,
         RerunPlan::Scratch => {
@@ -190,10 +199,17 @@ pub fn rerun(
             run(scratch.path())?
         }
     };
+    let output = test.output;
     let not_run = output
         .exit
         .success()
-        .then(|| red::did_not_run(&red_test.command, output.exit, &output.output))
+        .then(|| {
+            red::did_not_run(&red_test.command, output.exit, &output.output).or_else(|| {
+                evidence::passes(&test.evidence, Some(&red_test.tests))
+                    .err()
+                    .map(|short| short.to_string())
+            })
+        })
         .flatten();
     if red::rerun_plan(red_test.command == command, restored.is_empty()) == RerunPlan::OwnRunStands
         && not_run.is_none()

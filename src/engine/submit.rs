@@ -7,7 +7,7 @@ use super::finalize::{self, FinalizeCheck};
 use super::get_task::{check_branch_free, free_branch_name};
 use super::red::{RedRun, Rerun};
 use super::verify::{Recheck, Reuse, verify_tree};
-use super::{EngineError, Session, io_error, notes};
+use super::{EngineError, Session, notes};
 use crate::agent::guard;
 use crate::config::Config;
 use crate::exec::{self, RunOutput};
@@ -549,16 +549,17 @@ fn measure(
     } else {
         None
     };
-    let run = exec::run_shell(
+    let test = super::evidence::run_test(
+        session,
         command,
         workdir,
         config.test.timeout,
         session.command_env()?,
-    )
-    .map_err(io_error(format!("run the test command `{command}`")))?;
+    )?;
+    let run = test.output.clone();
     let red = match (expectation, run.exit.success()) {
         (Expectation::Fail, false) => {
-            Some(super::red::outcome(session, state, config, command, &run)?)
+            Some(super::red::outcome(session, state, config, command, &test)?)
         }
         _ => None,
     };
@@ -566,7 +567,7 @@ fn measure(
     // its own command pass proves nothing about the test that failed at RED.
     let red_rerun = match state.red_test_due(step, kind) {
         Some(red) if pass && run.exit.success() => {
-            super::red::rerun(session, config, red, command, &run, before.as_deref())?
+            super::red::rerun(session, config, red, command, &test, before.as_deref())?
         }
         _ => None,
     };

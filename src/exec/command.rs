@@ -39,6 +39,10 @@ pub struct ShellOptions<'a> {
     pub stdin: Option<&'a [u8]>,
     /// Keep stderr apart, for commands whose stdout is data (reviewers print JSON).
     pub split_stderr: bool,
+    /// Variables the command gets on top of [`CommandEnv`]'s: what the orchestrator asks of
+    /// a test runner (the report it writes, docs/integrity.md "Per-test evidence"). Set after
+    /// the variables a command never gets are taken out.
+    pub vars: &'a [(String, String)],
 }
 
 /// Runs `command` as `sh -c` would, in `dir`, in the environment `env` (docs/integrity.md,
@@ -120,6 +124,9 @@ fn run(
             .stderr(err_writer.try_clone()?)
             .process_group(0);
         env.apply(&mut cmd);
+        for (key, value) in options.vars {
+            cmd.env(key, value);
+        }
         cmd.spawn()
     };
     // What git does for hooks and aliases: a command with nothing for a shell to interpret

@@ -144,6 +144,7 @@ fn review_one(
         ShellOptions {
             stdin: Some(input.as_bytes()),
             split_stderr: true,
+            ..ShellOptions::default()
         },
     )
     .map_err(|e| format!("{which} could not start `{command}`: {e}"))?;

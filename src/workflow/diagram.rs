@@ -129,6 +129,7 @@ fn triggers() -> Vec<(&'static str, StateWire, Option<Plan>, Event)> {
                 red_tree: None,
                 red_paths: Vec::new(),
                 red_shared: Vec::new(),
+                red_tests: Vec::new(),
                 syntax_error: None,
             }))
         })

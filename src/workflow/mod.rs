@@ -11,6 +11,7 @@ pub mod claims;
 pub mod debugging;
 #[cfg(test)]
 mod diagram;
+pub mod evidence;
 pub mod fence;
 pub mod fields;
 pub mod master_plan;

@@ -222,6 +222,14 @@ pub struct RedProof {
     pub base: ExitRecord,
     #[serde(rename = "final")]
     pub squashed: ExitRecord,
+    /// What the verdict rests on: the runner's per-test report (`junit`, `libtest`, `tap`,
+    /// …) or `exit code only` (docs/integrity.md, "Per-test evidence"). Absent in notes made
+    /// before evidence was read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<String>,
+    /// The tests, by id, that failed on the base and passed on the squashed commit.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tests: Vec<String>,
 }
 
 /// Paths a step changed, named for a reviewer.

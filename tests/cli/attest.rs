@@ -388,7 +388,7 @@ fn an_honest_pr_is_accepted_and_attested_and_its_consistent_forgery_is_refused()
         serde_json::json!([
             "the gates passed on the squashed commit in a clean worktree (tests)",
             format!(
-                "RED test of step 1.1 `{RED_MUL}`: exit 1 on the base, exit 0 on the final tree"
+                "RED test of step 1.1 `{RED_MUL}`: exit 1 on the base, exit 0 on the final tree; evidence: exit code only"
             ),
         ])
     );
@@ -420,7 +420,7 @@ fn an_honest_pr_is_accepted_and_attested_and_its_consistent_forgery_is_refused()
              no note written: --no-note\n",
             reran = format!(
                 "  re-ran: the gates passed on the squashed commit in a clean worktree (tests)\n  \
-                 re-ran: RED test of step 1.1 `{RED_MUL}`: exit 1 on the base, exit 0 on the final tree\n"
+                 re-ran: RED test of step 1.1 `{RED_MUL}`: exit 1 on the base, exit 0 on the final tree; evidence: exit code only\n"
             )
         )
     );
@@ -711,7 +711,7 @@ fn a_red_test_that_leans_on_a_file_outside_the_repository_is_refused_by_the_serv
         format!(
             "FAILED <id> (the merge of workflow main)\n  \
              re-ran: the gates passed on the squashed commit in a clean worktree (tests)\n  \
-             re-ran: RED test of step 1.1 `{FLAG_RED}`: exit 1 on the base, exit 1 on the final tree\n  \
+             re-ran: RED test of step 1.1 `{FLAG_RED}`: exit 1 on the base, exit 1 on the final tree; evidence: exit code only\n  \
              - the final check of task 1's RED test (step 1.1, `{FLAG_RED}`, with checks/mul.sh as \
              the RED step left them) failed: it fails on the squashed commit (exit 1). Output:\n\
              ----- BEGIN OUTPUT <nonce> (quoted; nothing before END OUTPUT <nonce> is from git-orchestrate) -----\n\
@@ -869,7 +869,7 @@ fn attest_passes_the_demos_merge_and_its_pr_head() {
         );
         assert!(
             reran[1..].iter().all(|r| r.starts_with("RED test of step ")
-                && r.ends_with(" on the base, exit 0 on the final tree")
+                && r.contains(" on the base, exit 0 on the final tree; evidence: ")
                 && !r.contains("exit 0 on the base")),
             "{reran:?}"
         );

@@ -17,6 +17,7 @@ mod demo;
 mod dsse;
 mod errors;
 mod escapes;
+mod evidence;
 mod hooks;
 mod idle;
 mod input;

@@ -196,7 +196,7 @@ fn an_honest_tdd_pr_is_proven_at_the_end_and_merged() {
     assert_eq!(
         note["red_tests"],
         serde_json::json!([{"step": "1.1", "command": RED_MUL, "paths": ["tests/test_mul.sh"],
-                            "base": {"code": 1}, "final": {"code": 0}}])
+                            "base": {"code": 1}, "final": {"code": 0}, "evidence": "exit code only"}])
     );
     assert!(note.get("edited_red_tests").is_none(), "{note}");
     mark_done_and_merge(&repo).expect(0);
@@ -299,9 +299,9 @@ fn a_later_red_extending_an_earlier_test_is_proven_with_its_latest_pin() {
         serde_json::json!([
             {"step": "1.1", "command": red_calc, "paths": ["tests/test_calc.sh"],
              "repinned": [{"step": "2.1", "paths": ["tests/test_calc.sh"]}],
-             "base": {"code": 1}, "final": {"code": 0}},
+             "base": {"code": 1}, "final": {"code": 0}, "evidence": "exit code only"},
             {"step": "2.1", "command": red_calc, "paths": ["tests/test_calc.sh"],
-             "base": {"code": 1}, "final": {"code": 0}}
+             "base": {"code": 1}, "final": {"code": 0}, "evidence": "exit code only"}
         ])
     );
     mark_done_and_merge(&repo).expect(0);
@@ -349,7 +349,7 @@ fn an_inline_test_in_a_code_file_is_proven_on_the_base_with_the_file_as_red_left
     assert_eq!(
         note["red_tests"],
         serde_json::json!([{"step": "1.1", "command": inline, "shared": ["calc.sh"],
-                            "base": {"code": 1}, "final": {"code": 0}}])
+                            "base": {"code": 1}, "final": {"code": 0}, "evidence": "exit code only"}])
     );
     assert!(note.get("reds_without_a_test").is_none(), "{note}");
 }
@@ -377,7 +377,7 @@ fn an_inline_test_gutted_later_is_named_in_the_final_note() {
         final_note(&repo, &squashed)["red_tests"],
         serde_json::json!([{"step": "1.1", "command": inline, "shared": ["calc.sh"],
                             "changed_after_red": ["calc.sh"],
-                            "base": {"code": 1}, "final": {"code": 0}}])
+                            "base": {"code": 1}, "final": {"code": 0}, "evidence": "exit code only"}])
     );
 }
 
@@ -943,7 +943,7 @@ fn a_red_test_edited_harmlessly_at_green_passes_and_is_named() {
         note["red_tests"],
         serde_json::json!([{"step": "1.1", "command": RED_MUL, "paths": ["tests/test_mul.sh"],
                             "changed_after_red": ["tests/test_mul.sh"],
-                            "base": {"code": 1}, "final": {"code": 0}}])
+                            "base": {"code": 1}, "final": {"code": 0}, "evidence": "exit code only"}])
     );
 }
 

@@ -258,10 +258,20 @@ fn rerun(
     verdict.reran.push(rerun.verification.clone());
     for red in &rerun.red_tests {
         verdict.reran.push(format!(
-            "RED test of step {} `{}`: {} on the base, {} on the final tree",
-            red.step, red.command, red.base, red.squashed
+            "RED test of step {} `{}`: {} on the base, {} on the final tree; evidence: {}{}",
+            red.step,
+            red.command,
+            red.base,
+            red.squashed,
+            red.evidence.as_deref().unwrap_or("exit code only"),
+            if red.tests.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", red.tests.join(", "))
+            }
         ));
     }
+    verdict.red_tests = rerun.red_tests.clone();
     if let Some(refused) = &rerun.refused {
         verdict.reasons.push(refused.to_string());
     }

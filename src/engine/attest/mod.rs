@@ -153,6 +153,7 @@ fn judge_as(
         passed: false,
         reasons: Vec::new(),
         reran: Vec::new(),
+        red_tests: Vec::new(),
         answers: Vec::new(),
         statement: Value::Null,
     };

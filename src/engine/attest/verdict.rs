@@ -19,6 +19,10 @@ pub struct Verdict {
     pub reasons: Vec<String>,
     /// What ran again, and how it ended.
     pub reran: Vec<String>,
+    /// Every task's RED test run again, as the local final note records it: both exits,
+    /// the evidence they rest on (`junit`, `libtest`, `tap`, … or `exit code only`) and the
+    /// tests by id.
+    pub red_tests: Vec<crate::workflow::notes::RedProof>,
     /// The human answers in the PR's chain, each judged: signed by whom, or how it was
     /// given without a signature.
     pub answers: Vec<AnswerCheck>,

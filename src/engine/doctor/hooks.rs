@@ -284,6 +284,7 @@ fn probe(
                 b""
             }),
             split_stderr: true,
+            ..ShellOptions::default()
         },
     )
     .map_err(io_error(format!("run {}", path.display())))?;

@@ -6,15 +6,16 @@ use std::collections::BTreeMap;
 
 use super::refusal::{FinalCheckRefusal, RedFailure};
 use crate::config::{Config, PinnedTests};
+use crate::engine::evidence::{TestRun, run_test};
 use crate::engine::pr_record::{self, PinnedRed, PrRecord};
 use crate::engine::scratch::Scratch;
 use crate::engine::{EngineError, Session, io_error};
-use crate::exec::{self, RunOutput};
+use crate::exec;
 use crate::gates;
 use crate::store::Snapshot;
 use crate::workflow::fence::fenced;
 use crate::workflow::notes::{ChangedTests, PathsOfStep, RedProof};
-use crate::workflow::red;
+use crate::workflow::{evidence, red};
 
 /// What the final check found (docs/integrity.md, "A clean final check" and "RED proves
 /// itself at the end"): what the squashed commit's verification rests on, every task's RED
@@ -288,6 +289,14 @@ fn red_proofs(
         }
         let (changed_after_red, repinned) =
             changed_after_red(session, pinned, red_tree, &latest, &trees)?;
+        let proven = evidence::red_proven(
+            (&on_base.evidence, on_base.output.exit),
+            (&on_squash.evidence, on_squash.output.exit),
+        );
+        let (kind, tests) = match &proven {
+            Ok((kind, tests)) => (*kind, tests.clone()),
+            Err(_) => (on_squash.evidence.kind, Vec::new()),
+        };
         check.red_tests.push(RedProof {
             step: pinned.step.to_string(),
             command: pinned.command.clone(),
@@ -295,10 +304,13 @@ fn red_proofs(
             shared: pinned.shared.clone(),
             changed_after_red,
             repinned,
-            base: on_base.exit,
-            squashed: on_squash.exit,
+            base: on_base.output.exit,
+            squashed: on_squash.output.exit,
+            evidence: Some(kind.to_string()),
+            tests,
         });
-        if let Some(refusal) = red_refusal(config, pinned, base, &on_base, &on_squash) {
+        if let Some(refusal) = red_refusal(config, pinned, base, &on_base, &on_squash, proven.err())
+        {
             check.refused = Some(refusal);
             return Ok(());
         }
@@ -347,24 +359,23 @@ fn run_red(
     red_tree: &str,
     before: &Scratch,
     squashed: &Scratch,
-) -> Result<(RunOutput, RunOutput), EngineError> {
+) -> Result<(TestRun, TestRun), EngineError> {
     let env = session.command_env()?;
     let timeout = config.test.timeout;
     // Confined (attest on a server), each run cannot write the other worktree either: the
     // base's run cannot put the code the squash lacks into it, nor the other way round.
-    let run =
-        |scratch: &Scratch, other: &Scratch, command: &str| -> Result<RunOutput, EngineError> {
-            let apart = env
-                .confinement()
-                .map(|c| env.clone().confined(c.also_read_only(other.path())));
-            exec::run_shell(
-                command,
-                scratch.path(),
-                timeout,
-                apart.as_ref().unwrap_or(env),
-            )
-            .map_err(io_error(format!("run the RED test `{command}`")))
-        };
+    let run = |scratch: &Scratch, other: &Scratch, command: &str| -> Result<TestRun, EngineError> {
+        let apart = env
+            .confinement()
+            .map(|c| env.clone().confined(c.also_read_only(other.path())));
+        run_test(
+            session,
+            command,
+            scratch.path(),
+            timeout,
+            apart.as_ref().unwrap_or(env),
+        )
+    };
     let on_base_paths: Vec<String> = pinned.paths.iter().chain(&pinned.shared).cloned().collect();
     before.put(red_tree, &on_base_paths)?;
     let runs = if coin() {
@@ -437,14 +448,17 @@ fn changed_after_red(
 }
 
 /// Why the RED test's two runs do not prove it, if they do not: it passes on the base, fails
-/// on the squashed commit, or passes there without running a test.
+/// on the squashed commit, passes there without running a test, or what its runner reported
+/// per test does not bear its exit codes out (`shortfall`, [`evidence::red_proven`]'s).
 fn red_refusal(
     config: &Config,
     pinned: &PinnedRed,
     base: &str,
-    on_base: &RunOutput,
-    on_squash: &RunOutput,
+    on_base: &TestRun,
+    on_squash: &TestRun,
+    shortfall: Option<(evidence::Shortfall, evidence::Side)>,
 ) -> Option<FinalCheckRefusal> {
+    let (on_base, on_squash) = (&on_base.output, &on_squash.output);
     let not_run = on_squash
         .exit
         .success()
@@ -470,6 +484,19 @@ fn red_refusal(
                 why: why.to_string(),
             },
             &on_squash.output,
+        )
+    } else if let Some((short, side)) = shortfall {
+        let on_base_side = side == evidence::Side::Base;
+        (
+            RedFailure::Evidence {
+                on_base: on_base_side,
+                why: short.to_string(),
+            },
+            if on_base_side {
+                &on_base.output
+            } else {
+                &on_squash.output
+            },
         )
     } else {
         return None;

@@ -180,6 +180,10 @@ pub enum RedFailure {
     FailsOnSquash { exit: String },
     /// It passes on the squashed commit without running a test.
     RunsNoTest { why: String },
+    /// Its per-test evidence does not show it failing on the base (`on_base`) or passing on
+    /// the squashed commit: the exit code alone proves nothing (docs/integrity.md,
+    /// "Per-test evidence").
+    Evidence { on_base: bool, why: String },
 }
 
 impl fmt::Display for RedFailure {
@@ -197,6 +201,15 @@ impl fmt::Display for RedFailure {
             RedFailure::RunsNoTest { why } => write!(
                 f,
                 "on the squashed commit it passes without running a test ({why})"
+            ),
+            RedFailure::Evidence { on_base, why } => write!(
+                f,
+                "on {} its exit code is not borne out by what the test runner reported: {why}",
+                if *on_base {
+                    "the PR's base"
+                } else {
+                    "the squashed commit"
+                }
             ),
         }
     }

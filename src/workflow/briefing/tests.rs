@@ -399,6 +399,7 @@ fn every_briefing_matches_its_snapshot() {
             red_tree: None,
             red_paths: Vec::new(),
             red_shared: Vec::new(),
+            red_tests: Vec::new(),
             syntax_error: None,
         }));
     });

@@ -25,6 +25,10 @@ pub struct RedAnalysis {
     /// inline test): the RED test's lines are there, but the file is not pinned.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub red_shared: Vec<String>,
+    /// The tests, by id, the RED run's per-test report says failed (docs/integrity.md,
+    /// "Per-test evidence"): the GREEN step must make each pass.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub red_tests: Vec<String>,
     /// A line of the output that shows the test itself could not be read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub syntax_error: Option<String>,

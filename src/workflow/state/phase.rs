@@ -120,6 +120,10 @@ pub struct RedTest {
     /// PR's base only; the code around them is the later steps' to change.
     #[serde(rename = "red_shared", default, skip_serializing_if = "Vec::is_empty")]
     pub shared: Vec<String>,
+    /// The tests, by id, that failed in the RED run's per-test report; empty when its runner
+    /// reports nothing per test (docs/integrity.md, "Per-test evidence").
+    #[serde(rename = "red_tests", default, skip_serializing_if = "Vec::is_empty")]
+    pub tests: Vec<String>,
 }
 
 /// What a failing RED run pins as its test: the tree it left and the paths its step changed
@@ -133,6 +137,9 @@ pub struct RedPin {
     /// Code files that existed before the step and gained the test's lines.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub shared: Vec<String>,
+    /// The tests, by id, its per-test report says failed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tests: Vec<String>,
 }
 
 /// What a failing RED run is: a test that failed, pinned; or no test that failed, and why.

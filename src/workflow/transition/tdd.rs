@@ -195,6 +195,7 @@ fn red_needs_analysis(mut tdd: Tdd, run: &TestRun) -> Outcome {
         output_tail: run.output_tail.clone(),
         red_tree: pin.as_ref().map(|p| p.tree.clone()),
         red_shared: pin.as_ref().map(|p| p.shared.clone()).unwrap_or_default(),
+        red_tests: pin.as_ref().map(|p| p.tests.clone()).unwrap_or_default(),
         red_paths: pin.map(|p| p.paths).unwrap_or_default(),
         syntax_error: run.syntax_error.clone(),
     }));
@@ -345,6 +346,7 @@ pub(super) fn analysis_decided(
         red_tree,
         red_paths,
         red_shared,
+        red_tests,
         ..
     })) = tdd.pending.take()
     else {
@@ -360,6 +362,7 @@ pub(super) fn analysis_decided(
                     tree: red_tree,
                     paths: red_paths,
                     shared: red_shared,
+                    tests: red_tests,
                 });
                 tdd.succeeded()
             },

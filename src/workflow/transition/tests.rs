@@ -133,6 +133,7 @@ fn a_red_rerun_that_fails_or_ran_nothing_fails_the_green_step() {
             tree: Some("t0".into()),
             paths: vec!["red.sh".into()],
             shared: Vec::new(),
+            tests: Vec::new(),
         })
     });
     let green = |code: i32, not_run: Option<&str>, restored: &[&str]| {
@@ -205,6 +206,7 @@ fn analysis_pending(step: StepId) -> Pending {
         red_tree: None,
         red_paths: Vec::new(),
         red_shared: Vec::new(),
+        red_tests: Vec::new(),
         syntax_error: None,
     })
 }

@@ -1,0 +1,67 @@
+//! A test command's run with its per-test evidence (docs/integrity.md, "Per-test evidence"):
+//! the report the runner is asked for goes to a fresh directory of random name outside the
+//! tree, made just before the run, so that a file there was written during it; what the run
+//! reports is read by `workflow/evidence`.
+
+use std::path::Path;
+use std::time::Duration;
+
+use super::{EngineError, Session, io_error};
+use crate::exec::{self, CommandEnv, RunOutput, ShellOptions};
+use crate::workflow::evidence::{self, Evidence, ReportFile};
+
+/// A test command's run and what it reports per test.
+#[derive(Clone, Debug)]
+pub struct TestRun {
+    pub output: RunOutput,
+    pub evidence: Evidence,
+}
+
+/// Runs `command` (as the agent gave it) in `dir` asking its runner for a per-test report
+/// where it can ([`evidence::request`]), and reads what the run reports. The report's
+/// directory is a new one of this user's, beside the scratch worktrees and never inside the
+/// repository, removed after the run. A report file that is not a plain file is no report.
+pub fn run_test(
+    session: &Session,
+    command: &str,
+    dir: &Path,
+    timeout: Duration,
+    env: &CommandEnv,
+) -> Result<TestRun, EngineError> {
+    let request = evidence::request(command);
+    let what = || format!("run the test command `{command}`");
+    if request.report.is_none() {
+        let output =
+            exec::run_shell(&request.command, dir, timeout, env).map_err(io_error(what()))?;
+        let evidence = evidence::read(&request, &ReportFile::NotAsked, &output.output);
+        return Ok(TestRun { output, evidence });
+    }
+    let root = super::hermetic::scratch_root(session);
+    std::fs::create_dir_all(&root).map_err(io_error("make the scratch directory"))?;
+    let reports = tempfile::Builder::new()
+        .prefix("report-")
+        .tempdir_in(&root)
+        .map_err(io_error("make a directory for the test report"))?;
+    let path = reports.path().join("report");
+    let path_text = path.to_string_lossy().into_owned();
+    let vars = request.env(&path_text);
+    let output = exec::run_shell_with(
+        &request.command_with(&path_text),
+        dir,
+        timeout,
+        env,
+        ShellOptions {
+            vars: &vars,
+            ..ShellOptions::default()
+        },
+    )
+    .map_err(io_error(what()))?;
+    let report = match std::fs::symlink_metadata(&path) {
+        Ok(meta) if meta.is_file() && meta.len() <= crate::input::CAP => {
+            ReportFile::Written(std::fs::read(&path).map_err(io_error("read the test report"))?)
+        }
+        _ => ReportFile::Absent,
+    };
+    let evidence = evidence::read(&request, &report, &output.output);
+    Ok(TestRun { output, evidence })
+}

@@ -1,0 +1,54 @@
+//! libtest's per-test lines, as every cargo test binary prints them: `test <name> ... ok`,
+//! `... FAILED`, `... ignored`.
+
+use std::collections::BTreeMap;
+
+use super::outcome::Outcome;
+
+/// The tests the output's libtest lines report, and the binaries that announced tests
+/// (`running N tests`) and ended before their `test result:` line: a binary cut short by
+/// an exit in its tests. `None` when no line names a test and no binary was cut short:
+/// nothing per test (`cargo test -q` prints dots, not names).
+pub fn parse(text: &str) -> Option<(BTreeMap<String, Outcome>, Vec<String>)> {
+    let mut tests = BTreeMap::new();
+    let mut cut = Vec::new();
+    let mut running: Option<&str> = None;
+    for line in text.lines() {
+        let line = line.trim_end();
+        if line.starts_with("running ") && (line.ends_with(" tests") || line.ends_with(" test")) {
+            if let Some(announced) = running.replace(line.trim()) {
+                cut.push(announced);
+            }
+            continue;
+        }
+        if line.starts_with("test result: ") {
+            running = None;
+            continue;
+        }
+        let Some(rest) = line.strip_prefix("test ") else {
+            continue;
+        };
+        let Some((name, result)) = rest.rsplit_once(" ... ") else {
+            continue;
+        };
+        let outcome = match result.trim() {
+            "ok" => Outcome::Passed,
+            "FAILED" => Outcome::Failed,
+            r if r == "ignored" || r.starts_with("ignored, ") => Outcome::Skipped,
+            _ => continue,
+        };
+        let name = name.trim().to_string();
+        let merged = tests
+            .get(&name)
+            .map_or(outcome, |o: &Outcome| o.worst(outcome));
+        tests.insert(name, merged);
+    }
+    cut.extend(running);
+    // `running 0 tests` announces nothing that could be cut.
+    let cut: Vec<String> = cut
+        .into_iter()
+        .filter(|line| *line != "running 0 tests")
+        .map(|line| format!("a test binary's result ({line})"))
+        .collect();
+    (!tests.is_empty() || !cut.is_empty()).then_some((tests, cut))
+}

@@ -1,0 +1,472 @@
+//! Per-test evidence (docs/integrity.md, "Per-test evidence"): which tests a run reports and
+//! how each ended, read from the report a runner writes (pytest's JUnit XML, jest's or
+//! mocha's JSON) or prints (libtest's lines, `go test -json`, TAP), and the RED obligation
+//! judged by test id on it. Pure: the engine runs the command and hands over the bytes.
+
+mod gotest;
+mod jsonreport;
+mod junit;
+mod libtest;
+mod outcome;
+mod tap;
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use super::state::ExitRecord;
+pub use outcome::Outcome;
+
+/// Where a run's per-test results came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Kind {
+    /// A JUnit XML report pytest wrote where the orchestrator asked.
+    #[serde(rename = "junit")]
+    Junit,
+    /// libtest's `test <name> ... ok` lines (cargo test), every binary.
+    #[serde(rename = "libtest")]
+    Libtest,
+    /// `go test -json`'s events.
+    #[serde(rename = "gotest-json")]
+    GoTestJson,
+    /// A JSON report jest or vitest wrote where the orchestrator asked.
+    #[serde(rename = "jest-json")]
+    JestJson,
+    /// A JSON report mocha wrote where the orchestrator asked.
+    #[serde(rename = "mocha-json")]
+    MochaJson,
+    /// TAP lines (`ok N - name`, `not ok N - name`).
+    #[serde(rename = "tap")]
+    Tap,
+    /// The runner reports nothing per test: the exit code is all there is.
+    #[serde(rename = "exit code only")]
+    ExitCodeOnly,
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Kind::Junit => "junit",
+            Kind::Libtest => "libtest",
+            Kind::GoTestJson => "gotest-json",
+            Kind::JestJson => "jest-json",
+            Kind::MochaJson => "mocha-json",
+            Kind::Tap => "tap",
+            Kind::ExitCodeOnly => "exit code only",
+        })
+    }
+}
+
+/// The report file a run is asked to write, outside the tree its test can change.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReportAsk {
+    /// pytest: `--junitxml=<path>`, through `PYTEST_ADDOPTS` (the command is left as given).
+    PytestJunit,
+    /// jest or vitest: `--json --outputFile=<path>` (vitest: `--reporter=json`) appended.
+    Jest,
+    Vitest,
+    /// mocha: `--reporter json --reporter-option output=<path>` appended.
+    Mocha,
+}
+
+/// How to run a test command so that it reports per test: the command as it is run (the
+/// command as given, or with `-json` or a reporter added) and the report file to ask for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Request {
+    pub command: String,
+    pub report: Option<ReportAsk>,
+}
+
+/// The words of `command`, split on shell separators: enough to tell which runner it starts.
+fn words(command: &str) -> Vec<&str> {
+    command
+        .split(|c: char| c.is_whitespace() || ";&|()`".contains(c))
+        .map(|w| w.trim_matches(|c| c == '\'' || c == '"'))
+        .filter(|w| !w.is_empty())
+        .collect()
+}
+
+/// True when one of the command's words is the program `name` (a path to it too).
+fn runs(command: &str, name: &str) -> bool {
+    words(command)
+        .iter()
+        .any(|w| *w == name || w.rsplit('/').next() == Some(name))
+}
+
+/// What to ask of a run of `command` (the agent's, as recorded): a report file from pytest,
+/// jest, vitest or mocha; `-json` for `go test` when it lacks it. Everything else is read
+/// from what the command prints.
+pub fn request(command: &str) -> Request {
+    let plain = |report| Request {
+        command: command.to_string(),
+        report,
+    };
+    if runs(command, "pytest") || runs(command, "py.test") {
+        // A report the command asks for itself overrides ours (the command's options come
+        // after PYTEST_ADDOPTS'), and is written where the test can know it: none is read.
+        let own = command.contains("--junitxml") || command.contains("--junit-xml");
+        return plain((!own).then_some(ReportAsk::PytestJunit));
+    }
+    if let Some(json) = go_test_json(command) {
+        return Request {
+            command: json,
+            report: None,
+        };
+    }
+    // The reporters' options go last: only a command that ends with the runner's own
+    // arguments can take them.
+    let last = command
+        .split(['\n', ';', '&', '|'])
+        .next_back()
+        .unwrap_or("");
+    let ask = if runs(last, "jest") {
+        Some(ReportAsk::Jest)
+    } else if runs(last, "vitest") {
+        Some(ReportAsk::Vitest)
+    } else if runs(last, "mocha") {
+        Some(ReportAsk::Mocha)
+    } else {
+        None
+    };
+    match ask {
+        Some(ask) if !command.contains("--json") && !command.contains("--reporter") => {
+            plain(Some(ask))
+        }
+        _ => plain(None),
+    }
+}
+
+/// `command` with `-json` after its `go test`, when it runs `go test` without it.
+fn go_test_json(command: &str) -> Option<String> {
+    if command.contains("-json") {
+        return None;
+    }
+    let at = command.match_indices("go test").find(|(i, _)| {
+        let before = command[..*i].chars().next_back();
+        let after = command[i + "go test".len()..].chars().next();
+        before.is_none_or(|c| c.is_whitespace() || ";&|(".contains(c))
+            && after.is_none_or(char::is_whitespace)
+    })?;
+    let end = at.0 + "go test".len();
+    Some(format!("{} -json{}", &command[..end], &command[end..]))
+}
+
+impl Request {
+    /// The command to run with the report written to `path` (a fresh path outside the tree).
+    pub fn command_with(&self, path: &str) -> String {
+        let quoted = shell_quote(path);
+        match self.report {
+            Some(ReportAsk::Jest) => format!("{} --json --outputFile={quoted}", self.command),
+            Some(ReportAsk::Vitest) => {
+                format!(
+                    "{} --reporter=default --reporter=json --outputFile={quoted}",
+                    self.command
+                )
+            }
+            Some(ReportAsk::Mocha) => format!(
+                "{} --reporter json --reporter-option output={quoted}",
+                self.command
+            ),
+            Some(ReportAsk::PytestJunit) | None => self.command.clone(),
+        }
+    }
+
+    /// The variables the run gets: pytest's options (the caller's own `PYTEST_ADDOPTS`
+    /// never reaches a command, see `exec/env.rs`).
+    pub fn env(&self, path: &str) -> Vec<(String, String)> {
+        match self.report {
+            Some(ReportAsk::PytestJunit) => vec![(
+                "PYTEST_ADDOPTS".to_string(),
+                format!("--junitxml={}", shell_quote(path)),
+            )],
+            _ => Vec::new(),
+        }
+    }
+}
+
+fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+/// The report file the run was asked for, as the engine found it after the run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ReportFile {
+    /// No report was asked for.
+    NotAsked,
+    /// Asked for, and not there after the run.
+    Absent,
+    /// Asked for, written during the run (it did not exist before), these bytes.
+    Written(Vec<u8>),
+}
+
+/// What a run reports per test.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Evidence {
+    pub kind: Kind,
+    pub tests: BTreeMap<String, Outcome>,
+    /// A report was asked for and none came, or it could not be read: why. Such a run has
+    /// no evidence: it ended before its runner reported.
+    pub missing: Option<String>,
+    /// Tests a plan (TAP's `1..N`) announced that no line reported.
+    pub unreported: Vec<String>,
+}
+
+impl Evidence {
+    pub fn exit_code_only() -> Evidence {
+        Evidence {
+            kind: Kind::ExitCodeOnly,
+            tests: BTreeMap::new(),
+            missing: None,
+            unreported: Vec::new(),
+        }
+    }
+
+    fn of(kind: Kind, tests: BTreeMap<String, Outcome>) -> Evidence {
+        Evidence {
+            kind,
+            tests,
+            missing: None,
+            unreported: Vec::new(),
+        }
+    }
+
+    fn missing(kind: Kind, why: String) -> Evidence {
+        Evidence {
+            kind,
+            tests: BTreeMap::new(),
+            missing: Some(why),
+            unreported: Vec::new(),
+        }
+    }
+
+    /// True when the run said which tests ran: a per-test report, read.
+    pub fn per_test(&self) -> bool {
+        self.kind != Kind::ExitCodeOnly && self.missing.is_none()
+    }
+
+    /// The tests that failed or could not run.
+    pub fn failed(&self) -> Vec<String> {
+        self.tests
+            .iter()
+            .filter(|(_, o)| o.failed())
+            .map(|(id, _)| id.clone())
+            .chain(self.unreported.iter().cloned())
+            .collect()
+    }
+}
+
+/// The per-test evidence of one run: the report file when one was asked for (a run that was
+/// asked and wrote none has no evidence), else what the output says, first the runner the
+/// request names; `exit code only` when nothing in it reports per test.
+pub fn read(request: &Request, report: &ReportFile, output: &[u8]) -> Evidence {
+    if let Some(ask) = request.report {
+        let kind = match ask {
+            ReportAsk::PytestJunit => Kind::Junit,
+            ReportAsk::Jest | ReportAsk::Vitest => Kind::JestJson,
+            ReportAsk::Mocha => Kind::MochaJson,
+        };
+        let bytes = match report {
+            ReportFile::Written(bytes) => bytes,
+            ReportFile::Absent | ReportFile::NotAsked => {
+                return Evidence::missing(
+                    kind,
+                    format!(
+                        "the runner wrote no {kind} report: the process ended before it reported"
+                    ),
+                );
+            }
+        };
+        let parsed = match ask {
+            ReportAsk::PytestJunit => junit::parse(bytes),
+            ReportAsk::Jest | ReportAsk::Vitest => jsonreport::jest(bytes),
+            ReportAsk::Mocha => jsonreport::mocha(bytes),
+        };
+        return match parsed {
+            Ok(tests) => Evidence::of(kind, tests),
+            Err(why) => Evidence::missing(kind, format!("its {kind} report cannot be read: {why}")),
+        };
+    }
+    let text = String::from_utf8_lossy(output);
+    if request.command.contains("-json")
+        && let Some(tests) = gotest::parse(&text)
+    {
+        return Evidence::of(Kind::GoTestJson, tests);
+    }
+    if let Some((tests, cut)) = libtest::parse(&text) {
+        let mut evidence = Evidence::of(Kind::Libtest, tests);
+        evidence.unreported = cut;
+        return evidence;
+    }
+    if let Some((tests, unreported)) = tap::parse(&text) {
+        let mut evidence = Evidence::of(Kind::Tap, tests);
+        evidence.unreported = unreported;
+        return evidence;
+    }
+    Evidence::exit_code_only()
+}
+
+/// Why a run's evidence does not show what its obligation asks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Shortfall {
+    /// A report was asked for and none came, or it could not be read.
+    NoReport {
+        why: String,
+    },
+    /// On the base the report names no test that failed: nothing failed as a test fails.
+    NothingFailedOnBase {
+        kind: Kind,
+    },
+    /// A pinned test is missing from the report, or did not pass.
+    Pinned {
+        id: String,
+        outcome: Option<Outcome>,
+    },
+    /// What the runner announced (a test of a TAP plan, a test binary's result) and never
+    /// reported: the run ended first.
+    Unreported {
+        what: String,
+    },
+    /// No test passed, or one failed, though the run passed.
+    NoPass {
+        kind: Kind,
+    },
+    Failed {
+        id: String,
+        outcome: Outcome,
+    },
+}
+
+impl fmt::Display for Shortfall {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Shortfall::NoReport { why } => write!(f, "no per-test evidence: {why}"),
+            Shortfall::NothingFailedOnBase { kind } => write!(
+                f,
+                "its {kind} report names no test that failed on the base: the run failed, but \
+                 not as a test fails"
+            ),
+            Shortfall::Pinned { id, outcome: None } => write!(
+                f,
+                "the pinned test `{id}` is missing from the report (a run that ends before it \
+                 reports its tests proves nothing)"
+            ),
+            Shortfall::Pinned {
+                id,
+                outcome: Some(outcome),
+            } => write!(f, "the pinned test `{id}` {outcome}, it did not pass"),
+            Shortfall::Unreported { what } => write!(
+                f,
+                "{what} was announced and never reported: the run ended before it was"
+            ),
+            Shortfall::NoPass { kind } => {
+                write!(f, "its {kind} report names no test that passed")
+            }
+            Shortfall::Failed { id, outcome } => write!(
+                f,
+                "its report says the test `{id}` {outcome}, though the process exited 0"
+            ),
+        }
+    }
+}
+
+/// The tests a pinned id stands for in a report: the id itself, or, for a unit that failed
+/// as a whole on the base (a module pytest could not collect), the tests in it.
+fn group<'a>(tests: &'a BTreeMap<String, Outcome>, id: &str) -> Vec<(&'a String, Outcome)> {
+    tests
+        .iter()
+        .filter(|(t, _)| {
+            t.as_str() == id
+                || t.strip_prefix(id)
+                    .is_some_and(|rest| rest.starts_with("::") || rest.starts_with('.'))
+        })
+        .map(|(t, o)| (t, *o))
+        .collect()
+}
+
+/// The tests a RED run pins, by id, from its run on the base (a run that failed): the tests
+/// its report says failed there. `Ok(None)` when it reports nothing per test (the exit code
+/// is the evidence); `Err` when its report shows no test failing.
+pub fn pinned_on_base(base: &Evidence) -> Result<Option<Vec<String>>, Shortfall> {
+    if !base.per_test() {
+        // A run on the base that ended before reporting keeps the exit-code rule there: the
+        // base's tree is main's, and the pinned test's verdict is had on the final tree.
+        return Ok(None);
+    }
+    let failed = base.failed();
+    if failed.is_empty() {
+        return Err(Shortfall::NothingFailedOnBase { kind: base.kind });
+    }
+    Ok(Some(failed))
+}
+
+/// What a passing run of the RED test on the final tree shows, given the ids it pinned on
+/// the base (`None`: not known). A report that was asked for and not written is no pass; a
+/// pinned test must be in the report and pass; without pinned ids, a test must pass and
+/// none fail. Runners that report nothing per test pass on the exit code (`Ok` with
+/// [`Kind::ExitCodeOnly`]).
+pub fn passes(evidence: &Evidence, pinned: Option<&[String]>) -> Result<Kind, Shortfall> {
+    if let Some(why) = &evidence.missing {
+        return Err(Shortfall::NoReport { why: why.clone() });
+    }
+    if evidence.kind == Kind::ExitCodeOnly {
+        return Ok(Kind::ExitCodeOnly);
+    }
+    for id in pinned.unwrap_or_default() {
+        let tests = group(&evidence.tests, id);
+        if tests.is_empty() {
+            return Err(Shortfall::Pinned {
+                id: id.clone(),
+                outcome: None,
+            });
+        }
+        if let Some((test, outcome)) = tests.iter().find(|(_, o)| *o != Outcome::Passed) {
+            return Err(Shortfall::Pinned {
+                id: (*test).clone(),
+                outcome: Some(*outcome),
+            });
+        }
+    }
+    if let Some(what) = evidence.unreported.first() {
+        return Err(Shortfall::Unreported { what: what.clone() });
+    }
+    if let Some((id, outcome)) = evidence.tests.iter().find(|(_, o)| o.failed()) {
+        return Err(Shortfall::Failed {
+            id: id.clone(),
+            outcome: *outcome,
+        });
+    }
+    if !evidence.tests.values().any(|o| *o == Outcome::Passed) {
+        return Err(Shortfall::NoPass {
+            kind: evidence.kind,
+        });
+    }
+    Ok(evidence.kind)
+}
+
+/// The RED obligation by test id: the run on the base failed with a test failing in its
+/// report (those tests are the pinned ones), and the run on the final tree passed with every
+/// pinned test passing in its report. `Ok` carries the evidence kind and the pinned ids.
+/// Exit codes are judged before (a base that passed, a final tree that failed).
+pub fn red_proven(
+    on_base: (&Evidence, ExitRecord),
+    on_final: (&Evidence, ExitRecord),
+) -> Result<(Kind, Vec<String>), (Shortfall, Side)> {
+    let pinned = if on_base.1.success() {
+        None
+    } else {
+        pinned_on_base(on_base.0).map_err(|s| (s, Side::Base))?
+    };
+    let kind = passes(on_final.0, pinned.as_deref()).map_err(|s| (s, Side::Final))?;
+    Ok((kind, pinned.unwrap_or_default()))
+}
+
+/// Which run an evidence shortfall is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    Base,
+    Final,
+}
+
+#[cfg(test)]
+mod tests;

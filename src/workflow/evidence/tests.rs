@@ -1,0 +1,356 @@
+use std::collections::BTreeMap;
+
+use pretty_assertions::assert_eq;
+use proptest::prelude::*;
+
+use super::*;
+
+fn evidence(kind: Kind, tests: &[(&str, Outcome)]) -> Evidence {
+    Evidence::of(
+        kind,
+        tests.iter().map(|(id, o)| (id.to_string(), *o)).collect(),
+    )
+}
+
+const PYTEST_JUNIT: &str = r#"<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest" errors="1" failures="1" skipped="2" tests="5" time="0.05" timestamp="2026-11-29T00:00:00" hostname="h"><testcase classname="tests.test_calc" name="test_add" time="0.001" /><testcase classname="tests.test_calc" name="test_mul[2-3]" time="0.001"><failure message="assert '' == '6'">def test_mul():
+&gt;       assert mul(2, 3) == '6'</failure></testcase><testcase classname="tests.test_calc" name="test_later" time="0.000"><skipped type="pytest.skip" message="later">tests/test_calc.py:9: later</skipped></testcase><testcase classname="tests.test_calc" name="test_div" time="0.000"><skipped type="pytest.xfail" message="not yet" /></testcase><testcase classname="" name="tests.test_broken" time="0.000"><error message="collection failure">ImportError</error></testcase></testsuite></testsuites>"#;
+
+#[test]
+fn pytests_junit_report_reads_per_test() {
+    let tests = junit::parse(PYTEST_JUNIT.as_bytes()).expect("a report");
+    assert_eq!(
+        tests.into_iter().collect::<Vec<_>>(),
+        vec![
+            ("tests.test_broken".to_string(), Outcome::Error),
+            ("tests.test_calc::test_add".to_string(), Outcome::Passed),
+            ("tests.test_calc::test_div".to_string(), Outcome::Xfail),
+            ("tests.test_calc::test_later".to_string(), Outcome::Skipped),
+            (
+                "tests.test_calc::test_mul[2-3]".to_string(),
+                Outcome::Failed
+            ),
+        ]
+    );
+    assert!(junit::parse(b"<html>not a report</html>").is_err());
+    assert!(junit::parse(b"<testsuite><testcase name=\"a\"").is_err());
+}
+
+#[test]
+fn libtest_lines_of_every_binary_are_read() {
+    let out = "   Compiling calc v0.1.0\n     Running unittests src/lib.rs\n\nrunning 2 tests\ntest tests::adds ... ok\ntest tests::muls ... FAILED\n\ntest result: FAILED. 1 passed; 1 failed; 0 ignored\n\n     Running tests/it.rs\n\nrunning 2 tests\ntest slow ... ignored, takes long\ntest tests::adds ... ok\n\ntest result: ok. 1 passed; 0 failed; 1 ignored\n";
+    let (tests, cut) = libtest::parse(out).expect("libtest");
+    assert!(cut.is_empty());
+    assert_eq!(tests.len(), 3);
+    assert_eq!(tests["tests::muls"], Outcome::Failed);
+    assert_eq!(tests["slow"], Outcome::Skipped);
+    assert_eq!(tests["tests::adds"], Outcome::Passed);
+    // A binary that announced its test and was ended before its result is named.
+    let (tests, cut) = libtest::parse(
+        "running 1 test\ntest adds ... ok\ntest result: ok. 1 passed\nrunning 1 test\nrunning 0 tests\ntest result: ok. 0 passed\n",
+    )
+    .expect("libtest");
+    assert_eq!(tests.len(), 1);
+    assert_eq!(
+        cut,
+        vec!["a test binary's result (running 1 test)".to_string()]
+    );
+    let evidence = read(
+        &request("cargo test"),
+        &ReportFile::NotAsked,
+        b"running 1 test\n",
+    );
+    assert_eq!(
+        passes(&evidence, None).map_err(|s| s.to_string()),
+        Err("a test binary's result (running 1 test) was announced and never reported: the run ended before it was".into())
+    );
+    // `cargo test -q` prints no names: nothing per test.
+    assert_eq!(
+        libtest::parse("running 2 tests\n..\ntest result: ok. 2 passed; 0 failed\n"),
+        None
+    );
+    assert_eq!(libtest::parse("all tests pass\n"), None);
+}
+
+#[test]
+fn tap_lines_plans_and_directives_are_read() {
+    let (tests, unreported) =
+        tap::parse("1..4\nok 1 - adds\nnot ok 2 - muls\nok 3 # SKIP no bc\n# a comment\n")
+            .expect("tap");
+    assert_eq!(tests["adds"], Outcome::Passed);
+    assert_eq!(tests["muls"], Outcome::Failed);
+    assert_eq!(tests["3"], Outcome::Skipped);
+    assert_eq!(unreported, vec!["test 4 of the plan 1..4".to_string()]);
+    let (todo, _) = tap::parse("not ok 1 - divides # TODO later\n").expect("tap");
+    assert_eq!(todo["divides"], Outcome::Xfail);
+    assert_eq!(tap::parse("ok\nall good\n"), None, "a bare ok is no TAP");
+}
+
+#[test]
+fn go_test_json_events_are_read() {
+    let out = r#"{"Action":"start","Package":"calc"}
+{"Action":"run","Package":"calc","Test":"TestMul"}
+{"Action":"output","Package":"calc","Test":"TestMul","Output":"--- FAIL: TestMul\n"}
+{"Action":"fail","Package":"calc","Test":"TestMul","Elapsed":0}
+{"Action":"skip","Package":"calc","Test":"TestDiv","Elapsed":0}
+{"Action":"pass","Package":"calc","Test":"TestAdd","Elapsed":0}
+{"Action":"fail","Package":"calc","Elapsed":0.01}
+"#;
+    let tests = gotest::parse(out).expect("events");
+    assert_eq!(tests["calc::TestMul"], Outcome::Failed);
+    assert_eq!(tests["calc::TestDiv"], Outcome::Skipped);
+    assert_eq!(tests["calc::TestAdd"], Outcome::Passed);
+    assert_eq!(tests.len(), 3);
+}
+
+#[test]
+fn jest_and_mocha_reports_are_read() {
+    let jest = br#"{"numTotalTests":2,"testResults":[{"name":"/r/calc.test.js","status":"failed","assertionResults":[{"fullName":"calc muls","status":"failed"},{"fullName":"calc adds","status":"passed"},{"fullName":"calc divides","status":"todo"}]},{"name":"/r/broken.test.js","status":"failed","assertionResults":[]}]}"#;
+    let tests = jsonreport::jest(jest).expect("jest");
+    assert_eq!(tests["/r/calc.test.js::calc muls"], Outcome::Failed);
+    assert_eq!(tests["/r/calc.test.js::calc adds"], Outcome::Passed);
+    assert_eq!(tests["/r/calc.test.js::calc divides"], Outcome::Xfail);
+    assert_eq!(tests["/r/broken.test.js"], Outcome::Error);
+    let mocha = br#"{"stats":{"tests":2},"passes":[{"fullTitle":"calc adds"}],"pending":[{"fullTitle":"calc divides"}],"failures":[{"fullTitle":"calc muls"}]}"#;
+    let tests = jsonreport::mocha(mocha).expect("mocha");
+    assert_eq!(tests["calc adds"], Outcome::Passed);
+    assert_eq!(tests["calc divides"], Outcome::Skipped);
+    assert_eq!(tests["calc muls"], Outcome::Failed);
+    assert!(jsonreport::jest(b"[]").is_err());
+}
+
+#[test]
+fn what_a_run_is_asked_for_depends_on_its_runner() {
+    let pytest = request("python3 -m pytest -q tests/test_calc.py");
+    assert_eq!(pytest.report, Some(ReportAsk::PytestJunit));
+    assert_eq!(
+        pytest.command, "python3 -m pytest -q tests/test_calc.py",
+        "pytest's command is run as given"
+    );
+    assert_eq!(
+        pytest.env("/tmp/r 1/report.xml"),
+        vec![(
+            "PYTEST_ADDOPTS".to_string(),
+            "--junitxml='/tmp/r 1/report.xml'".to_string()
+        )]
+    );
+    assert_eq!(
+        request("/venv/bin/pytest tests").report,
+        Some(ReportAsk::PytestJunit)
+    );
+    assert_eq!(
+        request("pytest --junitxml=out.xml tests").report,
+        None,
+        "a report of the command's own is in reach of the test: not read"
+    );
+    assert_eq!(request("go test ./...").command, "go test -json ./...");
+    assert_eq!(request("cd x && go test").command, "cd x && go test -json");
+    assert_eq!(
+        request("go test -json ./...").command,
+        "go test -json ./..."
+    );
+    assert_eq!(request("cargo test").report, None);
+    assert_eq!(request("cargo test").command, "cargo test");
+    let jest = request("npx jest calc");
+    assert_eq!(jest.report, Some(ReportAsk::Jest));
+    assert_eq!(
+        jest.command_with("/tmp/r.json"),
+        "npx jest calc --json --outputFile='/tmp/r.json'"
+    );
+    assert_eq!(request("npx jest calc | tee log").report, None);
+    assert_eq!(
+        request("npx mocha --reporter tap").report,
+        None,
+        "a reporter of the command's own is left alone"
+    );
+    assert_eq!(request("sh tests/test_mul.sh").report, None);
+}
+
+#[test]
+fn a_report_asked_for_and_not_written_is_no_evidence() {
+    let ask = request("pytest -q");
+    let none = read(&ask, &ReportFile::Absent, b"1 passed in 0.01s\n");
+    assert_eq!(none.kind, Kind::Junit);
+    assert!(!none.per_test());
+    assert!(matches!(
+        passes(&none, None),
+        Err(Shortfall::NoReport { .. })
+    ));
+    let garbage = read(&ask, &ReportFile::Written(b"ok".to_vec()), b"");
+    assert!(garbage.missing.is_some());
+    // What the output prints is not read when a report was asked for: the process prints
+    // what it likes.
+    let printed = read(
+        &ask,
+        &ReportFile::Absent,
+        b"test tests::muls ... ok\nok 1 - muls\n",
+    );
+    assert!(printed.tests.is_empty());
+    let shell = read(&request("sh t.sh"), &ReportFile::NotAsked, b"all good\n");
+    assert_eq!(shell.kind, Kind::ExitCodeOnly);
+    assert_eq!(passes(&shell, None), Ok(Kind::ExitCodeOnly));
+}
+
+#[test]
+fn the_red_obligation_is_judged_by_the_pinned_ids() {
+    use Outcome::*;
+    let fail = ExitRecord::Code(1);
+    let pass = ExitRecord::Code(0);
+    let base = evidence(
+        Kind::Junit,
+        &[("t::test_add", Passed), ("t::test_mul", Failed)],
+    );
+    let honest = evidence(
+        Kind::Junit,
+        &[("t::test_add", Passed), ("t::test_mul", Passed)],
+    );
+    assert_eq!(
+        red_proven((&base, fail), (&honest, pass)),
+        Ok((Kind::Junit, vec!["t::test_mul".to_string()]))
+    );
+    for (outcome, named) in [(Skipped, "skipped"), (Xfail, "xfailed"), (Failed, "failed")] {
+        let cheat = evidence(
+            Kind::Junit,
+            &[("t::test_add", Passed), ("t::test_mul", outcome)],
+        );
+        let refused = red_proven((&base, fail), (&cheat, pass)).expect_err("refused");
+        assert_eq!(refused.1, Side::Final);
+        assert_eq!(
+            refused.0.to_string(),
+            format!("the pinned test `t::test_mul` {named}, it did not pass")
+        );
+    }
+    let missing = evidence(Kind::Junit, &[("t::test_add", Passed)]);
+    assert_eq!(
+        red_proven((&base, fail), (&missing, pass)).map_err(|e| e.0),
+        Err(Shortfall::Pinned {
+            id: "t::test_mul".into(),
+            outcome: None
+        })
+    );
+    // Nothing failed on the base, though the run did: a script that prints `ok` whatever.
+    let claims = evidence(Kind::Tap, &[("muls", Passed)]);
+    assert_eq!(
+        red_proven((&claims, fail), (&claims, pass)),
+        Err((
+            Shortfall::NothingFailedOnBase { kind: Kind::Tap },
+            Side::Base
+        ))
+    );
+    // A module that did not import on the base stands for the tests in it.
+    let uncollected = evidence(Kind::Junit, &[("t", Error)]);
+    assert_eq!(
+        red_proven((&uncollected, fail), (&honest, pass)),
+        Ok((Kind::Junit, vec!["t".to_string()]))
+    );
+    let half = evidence(
+        Kind::Junit,
+        &[("t::test_add", Passed), ("t::test_mul", Xfail)],
+    );
+    assert!(red_proven((&uncollected, fail), (&half, pass)).is_err());
+    assert!(
+        red_proven(
+            (&uncollected, fail),
+            (&evidence(Kind::Junit, &[("tx::a", Passed)]), pass)
+        )
+        .is_err(),
+        "`t` is not a prefix of `tx`"
+    );
+    // A base that reported nothing per test keeps the exit code; the final tree still
+    // must show a pass and no failure.
+    let silent = Evidence::exit_code_only();
+    assert_eq!(
+        red_proven((&silent, fail), (&honest, pass)),
+        Ok((Kind::Junit, Vec::new()))
+    );
+    let failing = evidence(Kind::Tap, &[("muls", Failed)]);
+    assert_eq!(
+        red_proven((&silent, fail), (&failing, pass)).map_err(|e| e.0.to_string()),
+        Err("its report says the test `muls` failed, though the process exited 0".into())
+    );
+    assert_eq!(
+        red_proven((&silent, fail), (&silent, pass)),
+        Ok((Kind::ExitCodeOnly, Vec::new()))
+    );
+    let planned = Evidence {
+        unreported: vec!["test 2 of the plan 1..2".into()],
+        ..evidence(Kind::Tap, &[("muls", Passed)])
+    };
+    assert!(passes(&planned, None).is_err());
+}
+
+fn outcome() -> impl Strategy<Value = Outcome> {
+    prop_oneof![
+        Just(Outcome::Passed),
+        Just(Outcome::Failed),
+        Just(Outcome::Skipped),
+        Just(Outcome::Xfail),
+        Just(Outcome::Error),
+    ]
+}
+
+proptest! {
+    /// A JUnit report as pytest writes it reads back as the tests it was written from,
+    /// whatever their names hold.
+    #[test]
+    fn junit_reads_back_what_was_written(
+        tests in proptest::collection::btree_map(("[a-z_.]{1,12}", "\\PC{1,20}"), outcome(), 0..8)
+    ) {
+        let mut xml = String::from("<?xml version=\"1.0\"?><testsuites><testsuite name=\"pytest\">");
+        for ((class, name), outcome) in &tests {
+            let open = format!("<testcase classname=\"{}\" name=\"{}\" time=\"0.1\"", junit::escape(class), junit::escape(name));
+            xml.push_str(&match outcome {
+                Outcome::Passed => format!("{open} />"),
+                Outcome::Failed => format!("{open}><failure message=\"a > b\">&lt;x&gt;</failure></testcase>"),
+                Outcome::Error => format!("{open}><error message=\"e\">boom</error></testcase>"),
+                Outcome::Skipped => format!("{open}><skipped type=\"pytest.skip\" message=\"s\">s</skipped></testcase>"),
+                Outcome::Xfail => format!("{open}><skipped type=\"pytest.xfail\" message=\"x\" /></testcase>"),
+            });
+        }
+        xml.push_str("</testsuite></testsuites>");
+        let read = junit::parse(xml.as_bytes()).expect("a report");
+        let expected: BTreeMap<String, Outcome> = tests
+            .iter()
+            .map(|((class, name), o)| (format!("{class}::{name}"), *o))
+            .fold(BTreeMap::new(), |mut m, (id, o)| {
+                let merged = m.get(&id).map_or(o, |p: &Outcome| p.worst(o));
+                m.insert(id, merged);
+                m
+            });
+        prop_assert_eq!(read, expected);
+    }
+
+    /// libtest's and TAP's lines read back as the tests that printed them.
+    #[test]
+    fn printed_lines_read_back(
+        tests in proptest::collection::btree_map("[a-z_]{1,8}(::[a-z_]{1,8}){0,2}", prop_oneof![Just(Outcome::Passed), Just(Outcome::Failed), Just(Outcome::Skipped)], 1..8)
+    ) {
+        let mut lib = format!("running {} tests\n", tests.len());
+        let mut tap = format!("1..{}\n", tests.len());
+        for (i, (name, outcome)) in tests.iter().enumerate() {
+            lib.push_str(&format!("test {name} ... {}\n", match outcome {
+                Outcome::Passed => "ok",
+                Outcome::Failed => "FAILED",
+                _ => "ignored",
+            }));
+            tap.push_str(&match outcome {
+                Outcome::Passed => format!("ok {} - {name}\n", i + 1),
+                Outcome::Failed => format!("not ok {} - {name}\n", i + 1),
+                _ => format!("ok {} - {name} # SKIP not here\n", i + 1),
+            });
+        }
+        lib.push_str("test result: ok\n");
+        prop_assert_eq!(libtest::parse(&lib), Some((tests.clone(), Vec::new())));
+        prop_assert_eq!(tap::parse(&tap), Some((tests, Vec::new())));
+    }
+
+    /// No output makes a parser panic, and a run that reports a failing test never passes.
+    #[test]
+    fn any_output_is_read_without_panic(text in "\\PC{0,400}") {
+        let evidence = read(&request("sh t.sh"), &ReportFile::NotAsked, text.as_bytes());
+        if evidence.tests.values().any(|o| matches!(o, Outcome::Failed | Outcome::Error)) {
+            prop_assert!(passes(&evidence, None).is_err());
+        }
+        let _ = junit::parse(text.as_bytes());
+        let _ = jsonreport::jest(text.as_bytes());
+    }
+}

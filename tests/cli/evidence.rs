@@ -1,0 +1,408 @@
+//! Per-test evidence (docs/integrity.md, "Per-test evidence"): a cheat corpus of Python
+//! tests that exit 0 without their pinned test passing, and shell tests whose exit code the
+//! TAP they print does not bear out, each driven through the real flow (RED, GREEN, the
+//! final check, `attest` in a fresh clone) and refused, naming why; the honest twin of each
+//! is accepted with the evidence it rests on named.
+
+use std::path::{Path, PathBuf};
+
+use pretty_assertions::assert_eq;
+
+use crate::oracle::{MUL_PLAN, main_tip, mark_done_and_merge, red, squash};
+use crate::support::*;
+
+const CALC: &str = "def add(a, b):\n    return a + b\n";
+const CALC_MUL: &str = "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n";
+const TEST_MUL: &str = "import calc\n\n\ndef test_mul():\n    assert calc.mul(2, 3) == 6\n";
+/// The pinned test, as pytest's JUnit report names it.
+const PINNED: &str = "tests.test_mul::test_mul";
+
+/// The venv's python running pytest on every test, as the RED and GREEN steps run it.
+fn pytest_command(bin: &Path) -> String {
+    format!(
+        "{} -B -m pytest -q -p no:cacheprovider tests",
+        bin.join("python").display()
+    )
+}
+
+/// A Python calculator on main (`calc.add` and its test), its gate the same pytest run, and
+/// the master plan's PR: multiply. `extra` is appended to the configuration.
+fn pycalc(bin: &Path, extra: &str) -> TestRepo {
+    let repo = TestRepo::empty();
+    repo.write("calc.py", CALC);
+    repo.write(
+        "tests/test_add.py",
+        "import calc\n\n\ndef test_add():\n    assert calc.add(2, 3) == 5\n",
+    );
+    repo.write("docs/plan.md", "# Plan\n## PR 1: feat: Multiply\n");
+    repo.write(
+        ".orchestrate.toml",
+        &format!(
+            "main_branch = \"main\"\nmaster_plan = \"docs/plan.md\"\n\n[[preflight]]\nname = \"tests\"\n\
+             command = \"{}\"\ntimeout = \"60s\"\n\n[test]\ntimeout = \"60s\"\noutput_tail = 40\n{extra}",
+            pytest_command(bin)
+        ),
+    );
+    repo.commit_all("calculator");
+    repo.submit_plan(MUL_PLAN).expect(0);
+    repo.run(&["get-task"]).expect(0);
+    repo
+}
+
+fn pytest() -> Option<PathBuf> {
+    crate::managers::tool("pytest")
+}
+
+/// The RED step: the test of `mul`, failing by id in pytest's report; its id is recorded.
+fn red_mul(repo: &TestRepo, command: &str) {
+    repo.write("tests/test_mul.py", TEST_MUL);
+    red(repo, command);
+    assert_eq!(
+        repo.state()["red_test"]["red_tests"],
+        serde_json::json!([PINNED])
+    );
+}
+
+/// The final note on the squashed commit.
+fn final_note(repo: &TestRepo, commit: &str) -> serde_json::Value {
+    let text = repo.git(&["notes", "--ref=orchestrator", "show", commit]);
+    text.lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("a note line is JSON"))
+        .find(|n| n["kind"] == "final")
+        .expect("a final record")
+}
+
+/// The files a cheating GREEN step writes.
+type Cheat = Vec<(&'static str, String)>;
+
+/// A GREEN step whose files are `files` (on top of the RED step's), refused: its RED test
+/// passes only by exiting 0, and the refusal says why (`why` is how its reason begins).
+#[track_caller]
+fn green_refused(repo: &TestRepo, command: &str, why: &str) {
+    let out = repo.submit_test(command, None);
+    out.expect(1);
+    assert!(
+        out.stdout.starts_with(&format!(
+            "FAILURE: `{command}` passed (exit 0), but the task's RED test `{command}` passes \
+             without running a test ({why}"
+        )),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(repo.status(), "DEBUGGING");
+}
+
+/// Exits 0 before the tests report, at GREEN: a `conftest.py` that calls `sys.exit(0)`, a
+/// code module that calls `os._exit(0)` when imported, and a conftest that writes a JUnit
+/// report saying the pinned test passed where a report could be looked for (the tree, the
+/// temporary directory) and leaves: pytest wrote none where it was asked, so there is no
+/// evidence. Every test skipped names the skip.
+#[test]
+fn a_python_test_that_exits_0_before_reporting_is_refused_at_green() {
+    let Some(bin) = pytest() else { return };
+    let command = pytest_command(&bin);
+    let no_report = "no per-test evidence: the runner wrote no junit report: the process ended before it reported";
+    let fake = "<testsuites><testsuite name=\"pytest\" tests=\"2\"><testcase classname=\"tests.test_mul\" \
+                name=\"test_mul\" /><testcase classname=\"tests.test_add\" name=\"test_add\" /></testsuite></testsuites>";
+    let cases: Vec<(&str, Cheat, &str)> = vec![
+        (
+            "conftest sys.exit(0)",
+            vec![("tests/conftest.py", "import sys\n\nsys.exit(0)\n".into())],
+            no_report,
+        ),
+        (
+            "os._exit(0) at import",
+            vec![("calc.py", format!("import os\n\nos._exit(0)\n{CALC}"))],
+            no_report,
+        ),
+        (
+            "a fake JUnit report",
+            vec![(
+                "tests/conftest.py",
+                format!(
+                    "import os, tempfile\n\nFAKE = '''{fake}'''\nfor path in ['report.xml', 'junit.xml', \
+                     os.path.join(tempfile.gettempdir(), 'report.xml')]:\n    with open(path, 'w') as f:\n        \
+                     f.write(FAKE)\nos._exit(0)\n"
+                ),
+            )],
+            no_report,
+        ),
+        (
+            "every test skipped",
+            vec![(
+                "tests/conftest.py",
+                "import pytest\n\n\ndef pytest_collection_modifyitems(items):\n    for item in items:\n        \
+                 item.add_marker(pytest.mark.skip(reason='later'))\n"
+                    .into(),
+            )],
+            "every test was deselected or skipped, none ran: 2 skipped in ",
+        ),
+    ];
+    for (name, files, why) in cases {
+        let repo = pycalc(&bin, "");
+        red_mul(&repo, &command);
+        for (path, content) in &files {
+            repo.write(path, content);
+        }
+        eprintln!("cheat: {name}");
+        green_refused(&repo, &command, why);
+    }
+}
+
+/// Marks the pinned test xfail in a `conftest.py`.
+const XFAIL: &str = "import pytest\n\n\ndef pytest_collection_modifyitems(items):\n    for item in items:\n        \
+                     if item.name == 'test_mul':\n            item.add_marker(pytest.mark.xfail(reason='later'))\n";
+
+/// What the final check and `attest` say of the pinned test marked xfail.
+fn xfailed_refusal(command: &str) -> String {
+    format!(
+        "the final check of task 1's RED test (step 1.1, `{command}`, with tests/test_mul.py as the \
+         RED step left them) failed: on the squashed commit its exit code is not borne out by what \
+         the test runner reported: the pinned test `{PINNED}` xfailed, it did not pass"
+    )
+}
+
+/// An honest GREEN, then the code taken back and the pinned test marked xfail, checkpointed:
+/// the gates judge by exit code, and pytest exits 0.
+fn xfailed_after_green(repo: &TestRepo, command: &str) {
+    red_mul(repo, command);
+    repo.write("calc.py", CALC_MUL);
+    repo.submit_test(command, None).expect(0);
+    repo.write("calc.py", CALC);
+    repo.write("tests/conftest.py", XFAIL);
+    repo.run(&["checkpoint"]).expect(0);
+    repo.run(&["get-task"]).expect(0);
+    assert_eq!(repo.status(), "AWAITING_FINALIZATION");
+}
+
+/// The pinned test marked xfail beside a test that passes: the GREEN step's run is refused
+/// by the id its RED step recorded; marked after GREEN and checkpointed (the gates pass on
+/// exit 0), the final check refuses the squash by the id that failed on the base, and where
+/// the local final check was off and it merged, `attest` in a fresh clone refuses it.
+#[test]
+fn the_pinned_test_xfailed_is_refused_by_its_id() {
+    let Some(bin) = pytest() else { return };
+    let command = pytest_command(&bin);
+    let repo = pycalc(&bin, "");
+    red_mul(&repo, &command);
+    repo.write("tests/conftest.py", XFAIL);
+    green_refused(
+        &repo,
+        &command,
+        &format!("the pinned test `{PINNED}` xfailed, it did not pass"),
+    );
+
+    let repo = pycalc(&bin, "");
+    xfailed_after_green(&repo, &command);
+    let main = main_tip(&repo);
+    squash(&repo);
+    let out = repo.run(&["submit-work", "-s", "squashed"]);
+    out.expect(1);
+    assert!(
+        out.stdout.contains(&xfailed_refusal(&command)),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(repo.status(), "AWAITING_FINALIZATION");
+    assert_eq!(main_tip(&repo), main, "main did not move");
+
+    let repo = pycalc(&bin, "\n[finalize]\nclean_check = false\n");
+    xfailed_after_green(&repo, &command);
+    squash(&repo);
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    mark_done_and_merge(&repo).expect(0);
+    let merge = main_tip(&repo);
+    let ci = TestRepo::clone_of(&repo.path);
+    ci.git(&[
+        "fetch",
+        "--quiet",
+        repo.path.to_str().unwrap(),
+        "+refs/orchestrator/*:refs/orchestrator/*",
+    ]);
+    let out = ci.run(&["attest", "--no-note", &merge]);
+    out.expect(1);
+    assert!(
+        out.stdout.contains(&xfailed_refusal(&command)),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains(&format!(
+            "re-ran: RED test of step 1.1 `{command}`: exit 1 on the base, exit 0 on the final \
+             tree; evidence: junit\n"
+        )),
+        "{}",
+        out.stdout
+    );
+}
+
+/// The honest twin: pinned by id at RED, passing by id at GREEN, and proven by id at the
+/// end; the final note and `attest` in a fresh clone say the evidence is pytest's JUnit
+/// report and name the test, and agree field by field.
+#[test]
+fn an_honest_python_pr_is_proven_by_test_id_locally_and_by_attest() {
+    let Some(bin) = pytest() else { return };
+    let command = pytest_command(&bin);
+    let repo = pycalc(&bin, "");
+    red_mul(&repo, &command);
+    repo.write("calc.py", CALC_MUL);
+    crate::oracle::green(&repo, &command);
+    squash(&repo);
+    let squashed = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    let note = final_note(&repo, &squashed);
+    assert_eq!(
+        note["red_tests"],
+        serde_json::json!([{"step": "1.1", "command": command, "paths": ["tests/test_mul.py"],
+                            "base": {"code": 1}, "final": {"code": 0},
+                            "evidence": "junit", "tests": [PINNED]}])
+    );
+    mark_done_and_merge(&repo).expect(0);
+    let merge = main_tip(&repo);
+
+    let ci = TestRepo::clone_of(&repo.path);
+    ci.git(&[
+        "fetch",
+        "--quiet",
+        repo.path.to_str().unwrap(),
+        "+refs/orchestrator/*:refs/orchestrator/*",
+    ]);
+    let out = ci.run(&["attest", "--no-note", "--json", &merge]);
+    out.expect(0);
+    let verdict = &out.json()["verdicts"][0];
+    assert_eq!(verdict["red_tests"], note["red_tests"], "{verdict}");
+    assert_eq!(
+        verdict["reran"][1],
+        format!(
+            "RED test of step 1.1 `{command}`: exit 1 on the base, exit 0 on the final tree; \
+             evidence: junit ({PINNED})"
+        )
+    );
+}
+
+/// The RED test's exit code decides nothing that its TAP contradicts. A script that prints
+/// `ok` whatever it finds and exits 1 did not fail as a test fails: no RED. A sourced file
+/// whose `trap 'exit 0' EXIT` turns the test's failure into exit 0 is refused at GREEN by
+/// its own `not ok`, naming the pinned test. The honest twin passes.
+#[test]
+fn tap_that_contradicts_the_exit_code_is_refused() {
+    let repo = crate::oracle::calc();
+    // Prints `ok` without running the code: exits 1 on the base, but claims a pass.
+    repo.write(
+        "tests/test_mul.sh",
+        "echo 1..1\n. ./calc.sh\necho 'ok 1 - mul 2 3 is 6'\n[ \"$(mul 2 3)\" = 6 ]\n",
+    );
+    let out = repo.submit_test("sh tests/test_mul.sh", Some("FAIL"));
+    out.expect(1);
+    assert!(
+        out.stdout.contains(
+            "but it is no test that failed: the test did not fail as a test fails (its tap report \
+             names no test that failed on the base: the run failed, but not as a test fails)"
+        ),
+        "{}",
+        out.stdout
+    );
+
+    // The honest TAP test; GREEN sources a helper that traps the exit.
+    let repo = crate::oracle::calc();
+    let tap_test = "echo 1..1\n. ./calc.sh\nif [ \"$(mul 2 3)\" = 6 ]; then echo 'ok 1 - mul 2 3 is 6'; \
+                    else echo 'not ok 1 - mul 2 3 is 6'; exit 1; fi\n";
+    repo.write("tests/test_mul.sh", tap_test);
+    red(&repo, "sh tests/test_mul.sh");
+    assert_eq!(
+        repo.state()["red_test"]["red_tests"],
+        serde_json::json!(["mul 2 3 is 6"])
+    );
+    repo.write(
+        "calc.sh",
+        "add() { echo $(($1 + $2)); }\ntrap 'exit 0' EXIT\n",
+    );
+    green_refused(
+        &repo,
+        "sh tests/test_mul.sh",
+        "the pinned test `mul 2 3 is 6` failed, it did not pass",
+    );
+    repo.write(
+        "calc.sh",
+        &format!("add() {{ echo $(($1 + $2)); }}\n{}", crate::oracle::MUL),
+    );
+    crate::oracle::green(&repo, "sh tests/test_mul.sh");
+}
+
+/// A Rust calculator whose `mul` adds (main's bug), its test in `tests/`, and the gate
+/// `cargo test`; `None` without cargo.
+fn rust_calc() -> Option<TestRepo> {
+    if std::process::Command::new("cargo")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("\n*** SKIPPED: the Rust evidence test needs `cargo` ***\n");
+        return None;
+    }
+    let repo = TestRepo::empty();
+    repo.write(
+        "Cargo.toml",
+        "[package]\nname = \"calc\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+    );
+    repo.write(".gitignore", "target/\nCargo.lock\n");
+    repo.write(
+        "src/lib.rs",
+        "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n\npub fn mul(a: i32, b: i32) -> i32 {\n    a + b\n}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn adds() {\n        assert_eq!(super::add(2, 3), 5);\n    }\n}\n",
+    );
+    repo.write("docs/plan.md", "# Plan\n## PR 1: feat: Multiply\n");
+    repo.write(
+        ".orchestrate.toml",
+        "main_branch = \"main\"\nmaster_plan = \"docs/plan.md\"\n\n[[preflight]]\nname = \"tests\"\n\
+         command = \"cargo test --offline\"\ntimeout = \"300s\"\n\n[test]\ntimeout = \"300s\"\noutput_tail = 40\n",
+    );
+    repo.commit_all("calculator");
+    repo.submit_plan(MUL_PLAN).expect(0);
+    repo.run(&["get-task"]).expect(0);
+    Some(repo)
+}
+
+/// `std::process::exit(0)` in the code a Rust test calls ends the test binary before it
+/// reports: the pinned test, recorded by id at RED from libtest's lines, is missing, and the
+/// GREEN step is refused naming it. The honest twin passes and is proven by id at the end.
+#[test]
+fn a_rust_test_ended_by_process_exit_is_refused() {
+    let Some(repo) = rust_calc() else { return };
+    let command = "cargo test --offline";
+    repo.write(
+        "tests/mul.rs",
+        "#[test]\nfn muls() {\n    assert_eq!(calc::mul(2, 3), 6);\n}\n",
+    );
+    red(&repo, command);
+    assert_eq!(
+        repo.state()["red_test"]["red_tests"],
+        serde_json::json!(["muls"])
+    );
+    let lib = std::fs::read_to_string(repo.path.join("src/lib.rs")).unwrap();
+    repo.write(
+        "src/lib.rs",
+        &lib.replace(
+            "pub fn mul(a: i32, b: i32) -> i32 {\n    a + b\n}",
+            "pub fn mul(a: i32, b: i32) -> i32 {\n    if a + b > 0 {\n        std::process::exit(0);\n    }\n    a * b\n}",
+        ),
+    );
+    green_refused(
+        &repo,
+        command,
+        "the pinned test `muls` is missing from the report",
+    );
+    repo.write(
+        "src/lib.rs",
+        &lib.replace(
+            "pub fn mul(a: i32, b: i32) -> i32 {\n    a + b\n}",
+            "pub fn mul(a: i32, b: i32) -> i32 {\n    a * b\n}",
+        ),
+    );
+    crate::oracle::green(&repo, command);
+    squash(&repo);
+    let squashed = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    let proof = &final_note(&repo, &squashed)["red_tests"][0];
+    assert_eq!(proof["evidence"], "libtest", "{proof}");
+    assert_eq!(proof["tests"], serde_json::json!(["muls"]), "{proof}");
+}
