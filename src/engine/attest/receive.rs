@@ -769,6 +769,8 @@ fn recalled(commit: &str, r: Remembered) -> Verdict {
         passed: r.passed,
         reasons,
         reran: r.reran,
+        // A remembered verdict re-ran nothing this time: no per-test evidence of its own.
+        red_tests: Vec::new(),
         answers: Vec::new(),
         statement: if same {
             r.statement
