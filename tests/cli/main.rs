@@ -27,6 +27,7 @@ mod mcp;
 mod oracle;
 mod package;
 mod race;
+mod recovery;
 mod review;
 mod run;
 mod scale;

@@ -18,6 +18,7 @@ fn worktree(path: &str, recorded: Option<&str>) -> WorktreeFacts {
         recorded: recorded.map(str::to_string),
         uncommitted: Vec::new(),
         unpushed: Unpushed::NoRemote,
+        half_made: false,
     }
 }
 
@@ -64,6 +65,7 @@ fn add_decides_by_name_and_path() {
             workflow: "w2".into(),
             path: path.into(),
             default_path: false,
+            clean_first: false,
         })
     };
     let rows: Vec<AddRow> = vec![
