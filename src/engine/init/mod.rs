@@ -59,7 +59,8 @@ pub struct InitReport {
 #[derive(Clone, Copy, Debug)]
 pub struct CiRequest<'a> {
     pub provider: CiProvider,
-    /// `--ci-install`; `None`: `cargo install` of this very version.
+    /// `--ci-install`; `None`: `cargo install` of this very version once it is published,
+    /// a refusal until then.
     pub install: Option<&'a str>,
 }
 
@@ -231,15 +232,37 @@ fn plan_ci(session: &Session, request: CiRequest, main: &str) -> Result<CiPlan, 
     let there = |path: &str| root.join(path).symlink_metadata().is_ok();
     let version = env!("CARGO_PKG_VERSION");
     let default = ci::default_install(version);
+    let runner = detect_runner(session).map(|r| r.command);
+    let setup = ci::setup(runner.as_deref(), &project_files(root));
     decide::decide_ci(&CiFacts {
         provider: request.provider,
         main,
-        install: request.install.unwrap_or(&default),
+        install: request.install.or(default.as_deref()),
+        setup: &setup,
         version,
         job_exists: there(request.provider.job_path()),
         gitlab_ci_exists: there(ci::GITLAB_CI),
     })
     .map_err(|refusal| EngineError::Rejected(refusal.rejection()))
+}
+
+/// The project's top-level file names, and `pyproject.toml`'s text: what the CI job's setup
+/// is decided from.
+fn project_files(root: &std::path::Path) -> ci::ProjectFiles {
+    let mut names: Vec<String> = std::fs::read_dir(root)
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+                .filter_map(|e| e.file_name().into_string().ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    ci::ProjectFiles {
+        names,
+        pyproject: config::read_small_file(&root.join("pyproject.toml")),
+    }
 }
 
 /// Writes the CI files, each only if it is still absent.
