@@ -585,3 +585,85 @@ fn the_jobs_fetch_brings_the_state_and_its_notes_only() {
         "refs/notes/orchestrator\nrefs/notes/orchestrator-attest\n"
     );
 }
+
+/// The first run of the GitHub job, its steps up to the check, as GitHub runs them (bash;
+/// `$GITHUB_ENV` and `$GITHUB_PATH` read back between steps; a cache miss), with an install
+/// line that copies this build: the program lands in `$CARGO_INSTALL_ROOT/bin`, and `git
+/// orchestrate` finds it there.
+#[test]
+fn the_install_and_check_steps_work_on_a_first_run() {
+    let install = format!(
+        "mkdir -p \"$CARGO_INSTALL_ROOT/bin\" && cp '{}' \"$CARGO_INSTALL_ROOT/bin/git-orchestrate\"",
+        crate::support::BIN
+    );
+    let repo = TestRepo::new();
+    repo.run(&[
+        "init",
+        "--ci",
+        "github",
+        "--ci-install",
+        &install,
+        "--no-hooks",
+    ])
+    .expect(0);
+    let runner = tempfile::tempdir().expect("tmp");
+    let home = runner.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let github_env = runner.path().join("env");
+    let github_path = runner.path().join("path");
+    std::fs::write(&github_env, "").unwrap();
+    std::fs::write(&github_path, "").unwrap();
+    // git and the shell, and nothing of this build's: the job must find its own.
+    let system: Vec<PathBuf> = ["git", "bash", "cp", "mkdir"]
+        .iter()
+        .map(|program| {
+            let out = Command::new("sh")
+                .args(["-c", &format!("command -v {program}")])
+                .output()
+                .unwrap();
+            PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
+                .parent()
+                .unwrap()
+                .to_path_buf()
+        })
+        .collect();
+    let run_step = |name: &str| {
+        let script = step(&repo, name)["run"].as_str().unwrap().to_string();
+        let mut path: Vec<PathBuf> = std::fs::read_to_string(&github_path)
+            .unwrap()
+            .lines()
+            .rev()
+            .map(PathBuf::from)
+            .collect();
+        path.extend(system.iter().cloned());
+        let mut cmd = Command::new("bash");
+        cmd.args(["-e", "-c", &script])
+            .current_dir(&repo.path)
+            .env_clear()
+            .env("HOME", &home)
+            .env("GITHUB_ENV", &github_env)
+            .env("GITHUB_PATH", &github_path)
+            .env("PATH", std::env::join_paths(path).unwrap());
+        for line in std::fs::read_to_string(&github_env).unwrap().lines() {
+            let (key, value) = line.split_once('=').unwrap();
+            cmd.env(key, value);
+        }
+        let out = cmd.output().unwrap();
+        assert!(
+            out.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    run_step("Where git-orchestrate is installed");
+    run_step("Install git-orchestrate");
+    let version = run_step("Check git-orchestrate");
+    assert!(version.contains(env!("CARGO_PKG_VERSION")), "{version}");
+    assert!(home.join(".git-orchestrate/bin/git-orchestrate").is_file());
+    // The cache holds exactly what was installed.
+    assert_eq!(
+        step(&repo, "Restore git-orchestrate")["with"]["path"],
+        json!("~/.git-orchestrate")
+    );
+}
