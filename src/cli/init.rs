@@ -57,8 +57,9 @@ pub struct InitArgs {
     #[arg(long, value_enum, value_name = "PROVIDER", conflicts_with = "remove")]
     pub ci: Option<CiArg>,
 
-    /// With --ci: the one shell line the job installs git-orchestrate with (default: `cargo
-    /// install --locked git-orchestrate --version =VERSION`, this program's version).
+    /// With --ci: the one shell line the job installs git-orchestrate with, leaving it in
+    /// $CARGO_INSTALL_ROOT/bin (e.g. `cargo install --locked --git URL --rev COMMIT`).
+    /// Required while no release is on a registry.
     #[arg(long, value_name = "COMMAND", requires = "ci")]
     pub ci_install: Option<String>,
 }

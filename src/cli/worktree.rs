@@ -91,6 +91,11 @@ fn add_text(report: &WorktreeAddReport, quiet: bool) -> String {
         report.main_branch,
         crate::short_id(&report.commit),
     ));
+    if report.cleaned_half_made {
+        text.push_str(
+            "cleaned   the half-made worktree an interrupted `worktree add` left there (killed inside git's checkout)\n",
+        );
+    }
     if report.enabled_worktree_config && !quiet {
         text.push_str(
             "config    turned on extensions.worktreeConfig: each worktree has a config file of its own\n",

@@ -705,6 +705,11 @@ impl Session {
             self.config.borrow_mut().take();
             match attempt() {
                 Err(EngineError::Conflict) => {
+                    // A lock older than any writer holds one is a crash's, whichever write of
+                    // the attempt lost to it (some name no lock themselves).
+                    if let Some(locked) = self.store.stale_lock() {
+                        return Err(EngineError::Store(locked));
+                    }
                     // A writer at work holds a ref lock for milliseconds and then the ref moves;
                     // the same lock file, unchanged, over a still ref for this long is a crash's.
                     let now = self.store.lock_sightings();

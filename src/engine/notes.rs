@@ -458,6 +458,24 @@ pub fn verify(session: &Session, revs: &[&str]) -> Result<VerifyReport, EngineEr
     check_commits(session, revs, &commits, Squashes::Skip)
 }
 
+/// Checks every checkpoint commit of one walk from `tips`, reaching neither `bases` nor
+/// what `not` selects (`pre-push`: every pushed ref at once, see [`Git::commits_of_walk`]).
+///
+/// [`Git::commits_of_walk`]: crate::exec::Git::commits_of_walk
+pub fn verify_walk(
+    session: &Session,
+    tips: &[&str],
+    bases: &[&str],
+    not: &[&str],
+) -> Result<VerifyReport, EngineError> {
+    let commits = session
+        .git
+        .commits_of_walk(tips, bases, not)
+        .map_err(|e| bad_range(not, e))?;
+    let shown = format!("{} pushed tips", tips.len());
+    check_commits(session, &[shown.as_str()], &commits, Squashes::Skip)
+}
+
 fn check_commits(
     session: &Session,
     revs: &[&str],

@@ -1,5 +1,5 @@
-//! The lock files git leaves on a ref while it moves it: one left by a crash is reported with
-//! the file to remove, and `doctor` watches whether one is held by anyone at work.
+//! The lock files git leaves on a ref while it moves it (its own, and the packed refs'): one
+//! left by a crash is reported with the file to remove, and `doctor` watches whether one is held by anyone at work.
 
 use std::path::PathBuf;
 
@@ -48,37 +48,52 @@ impl Store {
             .or_else(|| self.stale_lock_of(&notes))
     }
 
-    /// The lock files on the workflow ref and the notes ref as they are now, each with
-    /// what identifies it and the ref's value: a lock seen again unchanged while its ref
-    /// stands still is held by nobody at work.
+    /// The lock files on the workflow ref and the notes ref (and on the packed refs) as they
+    /// are now, each with what identifies it and the ref's value: a lock seen again unchanged
+    /// while its ref stands still is held by nobody at work.
     pub fn lock_sightings(&self) -> Vec<LockSighting> {
         let notes = FullName::try_from(NOTES_REF).ok();
         [Some(self.ref_name.clone()), notes]
             .into_iter()
             .flatten()
-            .filter_map(|name| {
-                let path = self.ref_lock_path(&name);
-                let meta = std::fs::symlink_metadata(&path).ok()?;
-                let modified = meta.modified().ok()?;
-                let value = self
-                    .repo
-                    .try_find_reference(name.as_ref())
-                    .ok()
-                    .flatten()
-                    .and_then(|r| r.target().try_id().map(ToOwned::to_owned));
-                Some(LockSighting {
-                    reference: name.to_string(),
-                    path,
-                    identity: (
-                        std::os::unix::fs::MetadataExt::ino(&meta),
-                        meta.len(),
-                        modified,
-                    ),
-                    value,
-                    age: modified.elapsed().unwrap_or_default(),
-                })
+            .flat_map(|name| {
+                self.lock_paths(&name)
+                    .into_iter()
+                    .filter_map(move |path| self.sighting(&name, path))
             })
             .collect()
+    }
+
+    fn sighting(&self, name: &FullName, path: PathBuf) -> Option<LockSighting> {
+        let meta = std::fs::symlink_metadata(&path).ok()?;
+        let modified = meta.modified().ok()?;
+        let value = self
+            .repo
+            .try_find_reference(name.as_ref())
+            .ok()
+            .flatten()
+            .and_then(|r| r.target().try_id().map(ToOwned::to_owned));
+        Some(LockSighting {
+            reference: name.to_string(),
+            path,
+            identity: (
+                std::os::unix::fs::MetadataExt::ino(&meta),
+                meta.len(),
+                modified,
+            ),
+            value,
+            age: modified.elapsed().unwrap_or_default(),
+        })
+    }
+
+    /// The files whose presence stops a move of ref `name`: its own lock, and the packed
+    /// refs' lock, which a ref held in `packed-refs` needs too. A `git pack-refs` or `gc`
+    /// killed midway leaves the latter, and every write then loses as if to a racing writer.
+    fn lock_paths(&self, name: &FullName) -> [PathBuf; 2] {
+        [
+            self.ref_lock_path(name),
+            self.repo.common_dir().join("packed-refs.lock"),
+        ]
     }
 
     /// The file git holds while it moves ref `name`: `<name>.lock` in the common directory.
@@ -89,17 +104,18 @@ impl Store {
     }
 
     pub(super) fn stale_lock_of(&self, name: &FullName) -> Option<StoreError> {
-        let path = self.ref_lock_path(name);
-        let age = std::fs::metadata(&path)
-            .ok()?
-            .modified()
-            .ok()?
-            .elapsed()
-            .unwrap_or_default();
-        (age >= STALE_LOCK).then(|| StoreError::Locked {
-            reference: name.to_string(),
-            age,
-            path,
+        self.lock_paths(name).into_iter().find_map(|path| {
+            let age = std::fs::metadata(&path)
+                .ok()?
+                .modified()
+                .ok()?
+                .elapsed()
+                .unwrap_or_default();
+            (age >= STALE_LOCK).then(|| StoreError::Locked {
+                reference: name.to_string(),
+                age,
+                path,
+            })
         })
     }
 }

@@ -14,6 +14,9 @@ use crate::support::*;
 
 const WORKFLOW: &str = ".github/workflows/git-orchestrate.yml";
 const GITLAB_JOB: &str = ".gitlab/git-orchestrate.yml";
+/// The install line the unit tests' snapshots are rendered with.
+const INSTALL: &str = "cargo install --locked --git https://example.org/git-orchestrate --rev \
+                       0123456789abcdef0123456789abcdef01234567";
 
 /// The unit tests' snapshot (rendered for version 0.1.0), for this version.
 fn snapshot(name: &str) -> String {
@@ -52,7 +55,7 @@ fn everything(repo: &TestRepo) -> String {
 #[test]
 fn init_ci_github_writes_the_workflow_once() {
     let repo = TestRepo::new();
-    let out = repo.run(&["init", "--ci", "github"]);
+    let out = repo.run(&["init", "--ci", "github", "--ci-install", INSTALL]);
     out.expect(0)
         .says("wrote .github/workflows/git-orchestrate.yml (CI: the check \"git-orchestrate attest\")")
         .says("a required status check of main, from the GitHub Actions app");
@@ -61,7 +64,7 @@ fn init_ci_github_writes_the_workflow_once() {
     // Again: the file is there, so nothing at all is changed, and init says why.
     std::fs::write(repo.path.join(WORKFLOW), "# mine\n").unwrap();
     let before = everything(&repo);
-    let out = repo.run(&["init", "--ci", "github"]);
+    let out = repo.run(&["init", "--ci", "github", "--ci-install", INSTALL]);
     out.expect(4);
     assert!(
         out.stderr.contains(
@@ -78,7 +81,7 @@ fn init_ci_github_writes_the_workflow_once() {
     let repo = TestRepo::new();
     repo.run(&["init"]).expect(0);
     let before = repo.git(&["for-each-ref"]);
-    repo.run(&["init", "--ci", "gitlab", "--json"])
+    repo.run(&["init", "--ci", "gitlab", "--ci-install", INSTALL, "--json"])
         .expect(0)
         .json();
     assert_eq!(repo.git(&["for-each-ref"]), before);
@@ -94,9 +97,31 @@ fn init_ci_refuses_before_writing_anything() {
     let repo = TestRepo::with_config("");
     repo.write(WORKFLOW, "# mine\n");
     let before = everything(&repo);
-    repo.run(&["init", "--ci", "github"]).expect(4);
+    repo.run(&["init", "--ci", "github", "--ci-install", INSTALL])
+        .expect(4);
     assert_eq!(everything(&repo), before);
     assert!(!repo.path.join(".orchestrate.toml").exists());
+
+    // No install line: no registry has this version, so a job installing it from one would
+    // fail on its first run. Refused, nothing written.
+    std::fs::remove_file(repo.path.join(WORKFLOW)).unwrap();
+    let before = everything(&repo);
+    for provider in ["github", "gitlab"] {
+        let out = repo.run(&["init", "--ci", provider]);
+        out.expect(2);
+        assert!(
+            out.stderr.contains(&format!(
+                "error: init --ci needs --ci-install: git-orchestrate {} is not published on a registry yet",
+                env!("CARGO_PKG_VERSION")
+            )),
+            "{}",
+            out.stderr
+        );
+        assert!(out.stderr.contains("--rev <commit>"), "{}", out.stderr);
+        assert_eq!(everything(&repo), before);
+    }
+    repo.write(WORKFLOW, "# mine\n");
+    let before = everything(&repo);
 
     let out = repo.run(&[
         "init",
@@ -152,6 +177,8 @@ fn github_workflow_passes_actionlint() {
             main,
             "--ci",
             "github",
+            "--ci-install",
+            INSTALL,
             "--no-hooks",
         ])
         .expect(0);
@@ -201,6 +228,8 @@ fn gitlab_job_has_what_the_check_needs() {
         "rel\"ease/v1.2",
         "--ci",
         "gitlab",
+        "--ci-install",
+        INSTALL,
         "--no-hooks",
     ])
     .expect(0)
@@ -224,16 +253,30 @@ fn gitlab_job_has_what_the_check_needs() {
         .map(|line| line.as_str().expect("a script line"))
         .collect();
     assert_eq!(
-        script[..2],
-        [
-            "git fetch --no-tags origin '+refs/orchestrator/*:refs/orchestrator/*' '+refs/notes/*:refs/notes/*'",
-            &format!(
-                "cargo install --locked git-orchestrate --version ={}",
-                env!("CARGO_PKG_VERSION")
-            ),
-        ]
+        script[0],
+        "git fetch --no-tags origin '+refs/orchestrator/*:refs/orchestrator/*' \
+         '+refs/notes/orchestrator*:refs/notes/orchestrator*'"
     );
-    assert!(script[2].contains("git orchestrate attest --json --no-note \"$@\""));
+    // Installed only when the cache did not bring it, and checked.
+    assert_eq!(
+        script[3],
+        format!("if [ ! -x \"$CARGO_INSTALL_ROOT/bin/git-orchestrate\" ]; then\n  {INSTALL}\nfi\n")
+    );
+    assert_eq!(script[4], "git orchestrate --version");
+    assert!(
+        script
+            .last()
+            .unwrap()
+            .contains("git orchestrate attest --json --no-note \"$@\"")
+    );
+    assert_eq!(job["timeout"], json!("1h"));
+    assert_eq!(job["cache"]["paths"], json!([".git-orchestrate/"]));
+    assert!(
+        job["cache"]["key"]
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("git-orchestrate-{}-", env!("CARGO_PKG_VERSION")))
+    );
     assert_eq!(job["artifacts"]["when"], json!("always"));
     let pipeline = yaml(&repo.path.join(".gitlab-ci.yml"));
     assert_eq!(pipeline["include"], json!([{"local": GITLAB_JOB}]));
@@ -252,21 +295,26 @@ fn gitlab_job_has_what_the_check_needs() {
     .expect(0)
     .says("next: include the job from your .gitlab-ci.yml");
     assert_eq!(read(&repo, ".gitlab-ci.yml"), "test:\n  script: [make]\n");
+    let job = yaml(&repo.path.join(GITLAB_JOB));
     assert_eq!(
-        read(&repo, GITLAB_JOB),
-        snapshot("gitlab.yml").replace(
-            &format!(
-                "'cargo install --locked git-orchestrate --version ={}'",
-                env!("CARGO_PKG_VERSION")
-            ),
-            "'pip install ''x==1'''",
+        job["git-orchestrate attest"]["script"][3],
+        json!(
+            "if [ ! -x \"$CARGO_INSTALL_ROOT/bin/git-orchestrate\" ]; then\n  pip install 'x==1'\nfi\n"
         )
     );
 
     // A main branch a GitLab rules literal cannot hold: refused, nothing written.
     let repo = TestRepo::with_config("");
-    repo.run(&["init", "--main-branch", "a$b", "--ci", "gitlab"])
-        .expect(2);
+    repo.run(&[
+        "init",
+        "--main-branch",
+        "a$b",
+        "--ci",
+        "gitlab",
+        "--ci-install",
+        INSTALL,
+    ])
+    .expect(2);
     assert!(!repo.path.join(GITLAB_JOB).exists());
     assert!(!repo.path.join(".orchestrate.toml").exists());
 }
@@ -341,8 +389,15 @@ type Env<'a> = Vec<(&'a str, &'a str)>;
 #[test]
 fn attest_step_picks_what_to_attest() {
     let repo = TestRepo::new();
-    repo.run(&["init", "--ci", "github", "--no-hooks"])
-        .expect(0);
+    repo.run(&[
+        "init",
+        "--ci",
+        "github",
+        "--ci-install",
+        INSTALL,
+        "--no-hooks",
+    ])
+    .expect(0);
     let first = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
     repo.commit_all("ci");
     let second = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
@@ -400,4 +455,215 @@ fn attest_step_picks_what_to_attest() {
             );
         }
     }
+}
+
+/// The step named `name` of the GitHub workflow in `repo`, parsed.
+fn step(repo: &TestRepo, name: &str) -> Value {
+    yaml(&repo.path.join(WORKFLOW))["jobs"]["attest"]["steps"]
+        .as_array()
+        .expect("steps")
+        .iter()
+        .find(|s| s["name"] == json!(name))
+        .unwrap_or_else(|| panic!("no step {name}"))
+        .clone()
+}
+
+#[test]
+fn a_python_project_gets_python_and_its_requirements_and_passes_actionlint() {
+    let repo = TestRepo::with_config("");
+    repo.write("pytest.ini", "[pytest]\n");
+    repo.write("requirements.txt", "requests\n");
+    repo.commit_all("a python project");
+    repo.run(&[
+        "init",
+        "--ci",
+        "github",
+        "--ci-install",
+        INSTALL,
+        "--no-hooks",
+    ])
+    .expect(0);
+    let output = actionlint(&repo.path);
+    assert!(output.contains("passed lint checks"), "{output}");
+    let setup = step(&repo, "Set up Python");
+    assert!(
+        setup["uses"]
+            .as_str()
+            .unwrap()
+            .starts_with("actions/setup-python@a26af69be951a213d495a4c3e4e4022e16d87065"),
+        "{setup}"
+    );
+    assert_eq!(
+        step(&repo, "Install the project's test dependencies")["run"],
+        json!("python -m pip install -r requirements.txt pytest")
+    );
+    // Every action by commit, and the job bounded.
+    let text = read(&repo, WORKFLOW);
+    for line in text.lines().filter(|l| l.contains("uses: ")) {
+        let pin = line.split('@').nth(1).unwrap_or_default();
+        assert!(
+            pin.len() > 40 && pin[..40].bytes().all(|b| b.is_ascii_hexdigit()),
+            "{line}"
+        );
+    }
+    let workflow = yaml(&repo.path.join(WORKFLOW));
+    assert_eq!(workflow["jobs"]["attest"]["timeout-minutes"], json!(60));
+    // Installed only when the cache missed.
+    assert_eq!(
+        step(&repo, "Install git-orchestrate")["if"],
+        json!("steps.cache.outputs.cache-hit != 'true'")
+    );
+}
+
+/// The job's fetch, as GitHub runs it (bash), in a fresh clone: the workflow state and the
+/// two notes refs attest reads come in, a note forged under `refs/notes/remotes/` does not;
+/// a remote with no notes yet is no error.
+#[test]
+fn the_jobs_fetch_brings_the_state_and_its_notes_only() {
+    let repo = TestRepo::new();
+    repo.run(&[
+        "init",
+        "--ci",
+        "github",
+        "--ci-install",
+        INSTALL,
+        "--no-hooks",
+    ])
+    .expect(0);
+    repo.commit_all("ci");
+    let fetch = step(&repo, "Fetch the workflow state and its notes")["run"]
+        .as_str()
+        .expect("a run line")
+        .to_string();
+    let run_fetch = |clone: &TestRepo| {
+        let out = clone
+            .command("bash", ["-e", "-c", &fetch])
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("bash");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let (_dir, bare) = repo.share();
+    repo.git(&[
+        "push",
+        "--quiet",
+        "origin",
+        "refs/orchestrator/*:refs/orchestrator/*",
+    ]);
+
+    // No notes on the remote yet.
+    let clone = TestRepo::clone_of(&bare);
+    run_fetch(&clone);
+    assert_eq!(clone.git(&["for-each-ref", "refs/notes"]), "");
+    assert_ne!(clone.git(&["for-each-ref", "refs/orchestrator"]), "");
+
+    for notes in ["orchestrator", "orchestrator-attest"] {
+        repo.git(&[
+            "notes",
+            &format!("--ref={notes}"),
+            "add",
+            "-m",
+            notes,
+            "HEAD",
+        ]);
+    }
+    let attest = repo.git(&["rev-parse", "refs/notes/orchestrator-attest"]);
+    repo.git(&[
+        "update-ref",
+        "refs/notes/remotes/origin/orchestrator-attest",
+        attest.trim(),
+    ]);
+    repo.git(&["push", "--quiet", "origin", "refs/notes/*:refs/notes/*"]);
+    let clone = TestRepo::clone_of(&bare);
+    run_fetch(&clone);
+    assert_eq!(
+        clone.git(&["for-each-ref", "--format=%(refname)", "refs/notes"]),
+        "refs/notes/orchestrator\nrefs/notes/orchestrator-attest\n"
+    );
+}
+
+/// The first run of the GitHub job, its steps up to the check, as GitHub runs them (bash;
+/// `$GITHUB_ENV` and `$GITHUB_PATH` read back between steps; a cache miss), with an install
+/// line that copies this build: the program lands in `$CARGO_INSTALL_ROOT/bin`, and `git
+/// orchestrate` finds it there.
+#[test]
+fn the_install_and_check_steps_work_on_a_first_run() {
+    let install = format!(
+        "mkdir -p \"$CARGO_INSTALL_ROOT/bin\" && cp '{}' \"$CARGO_INSTALL_ROOT/bin/git-orchestrate\"",
+        crate::support::BIN
+    );
+    let repo = TestRepo::new();
+    repo.run(&[
+        "init",
+        "--ci",
+        "github",
+        "--ci-install",
+        &install,
+        "--no-hooks",
+    ])
+    .expect(0);
+    let runner = tempfile::tempdir().expect("tmp");
+    let home = runner.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let github_env = runner.path().join("env");
+    let github_path = runner.path().join("path");
+    std::fs::write(&github_env, "").unwrap();
+    std::fs::write(&github_path, "").unwrap();
+    // git and the shell, and nothing of this build's: the job must find its own.
+    let system: Vec<PathBuf> = ["git", "bash", "cp", "mkdir"]
+        .iter()
+        .map(|program| {
+            let out = Command::new("sh")
+                .args(["-c", &format!("command -v {program}")])
+                .output()
+                .unwrap();
+            PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
+                .parent()
+                .unwrap()
+                .to_path_buf()
+        })
+        .collect();
+    let run_step = |name: &str| {
+        let script = step(&repo, name)["run"].as_str().unwrap().to_string();
+        let mut path: Vec<PathBuf> = std::fs::read_to_string(&github_path)
+            .unwrap()
+            .lines()
+            .rev()
+            .map(PathBuf::from)
+            .collect();
+        path.extend(system.iter().cloned());
+        let mut cmd = Command::new("bash");
+        cmd.args(["-e", "-c", &script])
+            .current_dir(&repo.path)
+            .env_clear()
+            .env("HOME", &home)
+            .env("GITHUB_ENV", &github_env)
+            .env("GITHUB_PATH", &github_path)
+            .env("PATH", std::env::join_paths(path).unwrap());
+        for line in std::fs::read_to_string(&github_env).unwrap().lines() {
+            let (key, value) = line.split_once('=').unwrap();
+            cmd.env(key, value);
+        }
+        let out = cmd.output().unwrap();
+        assert!(
+            out.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    run_step("Where git-orchestrate is installed");
+    run_step("Install git-orchestrate");
+    let version = run_step("Check git-orchestrate");
+    assert!(version.contains(env!("CARGO_PKG_VERSION")), "{version}");
+    assert!(home.join(".git-orchestrate/bin/git-orchestrate").is_file());
+    // The cache holds exactly what was installed.
+    assert_eq!(
+        step(&repo, "Restore git-orchestrate")["with"]["path"],
+        json!("~/.git-orchestrate")
+    );
 }

@@ -1139,3 +1139,83 @@ fn the_hooks_find_the_binary_without_path_and_fail_closed_for_checkpoints_withou
     }
     assert_eq!(runs(&counter), 1, "no gate ran without the binary");
 }
+
+/// Pushed refs in the many-refs push: more than any team pushes at once.
+const MANY_REFS: usize = 10_000;
+
+/// `MANY_REFS` branches `b/NNNNN`, each one commit on top of main, made with fast-import (no
+/// hook runs); `b/05000` also carries a checkpoint commit without a note.
+fn many_branches(repo: &TestRepo) {
+    let main = head(repo);
+    let mut stream = String::new();
+    let mut commit = |branch: &str, from: Option<&str>, message: &str| {
+        stream.push_str(&format!(
+            "commit refs/heads/{branch}\ncommitter T <t@example.org> 1700000000 +0000\ndata {}\n{message}\n",
+            message.len()
+        ));
+        if let Some(from) = from {
+            stream.push_str(&format!("from {from}\n"));
+        }
+        stream.push('\n');
+    };
+    for i in 0..MANY_REFS {
+        commit(&format!("b/{i:05}"), Some(&main), &format!("work {i}\n"));
+    }
+    commit("b/05000", None, "checkpoint: sneaked past\n");
+    repo.git_with_stdin(&["fast-import", "--quiet"], stream.as_bytes());
+}
+
+/// `git push` of every `b/*` branch, under a generous process timeout (`timeout` exits 124).
+fn push_many(repo: &TestRepo) -> crate::support::Run {
+    crate::support::Run::from(
+        repo.command(
+            "timeout",
+            [
+                "120",
+                "git",
+                "push",
+                "origin",
+                "refs/heads/b/*:refs/heads/b/*",
+            ],
+        )
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run git push"),
+    )
+}
+
+#[test]
+fn pre_push_checks_ten_thousand_pushed_refs_in_one_walk() {
+    let (repo, _) = hooked_repo("[hooks]\npre_push = \"enforce\"");
+    add_remote(&repo);
+    many_branches(&repo);
+
+    // The one unverified checkpoint among 10,000 pushed refs is found, and the push refused.
+    let out = push_many(&repo);
+    assert_ne!(out.code, 124, "the push did not finish:\n{}", out.stderr);
+    assert_ne!(out.code, 0, "enforce refuses the push");
+    assert!(
+        out.stderr
+            .contains("git-orchestrate: 1 checkpoint commit without a passing note"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("checkpoint: sneaked past"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(repo.git(&["ls-remote", "origin", "refs/heads/b/*"]), "");
+
+    // Without it, every ref goes.
+    repo.git(&["branch", "--force", "b/05000", "b/05000^"]);
+    let out = push_many(&repo);
+    out.expect(0);
+    assert!(!out.stderr.contains("git-orchestrate"), "{}", out.stderr);
+    assert_eq!(
+        repo.git(&["ls-remote", "origin", "refs/heads/b/*"])
+            .lines()
+            .count(),
+        MANY_REFS
+    );
+}

@@ -30,6 +30,7 @@ mod mcp;
 mod oracle;
 mod package;
 mod race;
+mod recovery;
 mod review;
 mod run;
 mod scale;

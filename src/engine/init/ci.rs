@@ -1,6 +1,7 @@
 //! The CI job `init --ci` writes (docs/ci.md): its files' paths and text, rendered without
-//! git or a filesystem from the provider, the main branch and the install command, with every
-//! value that comes from outside quoted for YAML (and for the provider's own branch matching).
+//! git or a filesystem from the provider, the main branch, the install command and the
+//! toolchain the project's gates need, with every value that comes from outside quoted for
+//! YAML (and for the provider's own branch matching), and every action pinned by commit.
 
 use serde::Serialize;
 
@@ -49,6 +50,9 @@ pub struct CiFile {
 /// Why a job cannot be rendered as asked.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum CiProblem {
+    /// No `--ci-install`, and no release a registry has to install by default: the job's
+    /// first run would fail at its install step.
+    NoInstall { version: String },
     /// The install command is empty or holds a line break or another control character: it
     /// goes into the job as one shell line.
     BadInstall { install: String },
@@ -57,9 +61,174 @@ pub enum CiProblem {
     UnquotableForGitlab { main: String },
 }
 
-/// The default install command: this very version, from crates.io, with its lock file.
-pub fn default_install(version: &str) -> String {
-    format!("cargo install --locked git-orchestrate --version ={version}")
+/// Whether this version is on crates.io. It is not: until a release is published, a job
+/// installing `git-orchestrate --version =X.Y.Z` from the registry fails on its first run, so
+/// `init --ci` needs `--ci-install`.
+pub const PUBLISHED: bool = false;
+
+/// The default install command, when this version is published: this very version, from
+/// crates.io, with its lock file.
+pub fn default_install(version: &str) -> Option<String> {
+    PUBLISHED.then(|| format!("cargo install --locked git-orchestrate --version ={version}"))
+}
+
+/// An action the GitHub job uses, pinned by its commit (a tag can be moved to other code),
+/// the release's tag beside it for people.
+struct Action {
+    name: &'static str,
+    commit: &'static str,
+    tag: &'static str,
+}
+
+impl Action {
+    fn uses(&self) -> String {
+        format!("{}@{} # {}", self.name, self.commit, self.tag)
+    }
+}
+
+const CHECKOUT: Action = Action {
+    name: "actions/checkout",
+    commit: "11d5960a326750d5838078e36cf38b85af677262",
+    tag: "v4.4.0",
+};
+const CACHE: Action = Action {
+    name: "actions/cache",
+    commit: "0057852bfaa89a56745cba8c7296529d2fc39830",
+    tag: "v4.3.0",
+};
+const UPLOAD_ARTIFACT: Action = Action {
+    name: "actions/upload-artifact",
+    commit: "ea165f8d65b6e75b540449e92b4886f43607fa02",
+    tag: "v4.6.2",
+};
+const SETUP_PYTHON: Action = Action {
+    name: "actions/setup-python",
+    commit: "a26af69be951a213d495a4c3e4e4022e16d87065",
+    tag: "v5.6.0",
+};
+const SETUP_NODE: Action = Action {
+    name: "actions/setup-node",
+    commit: "49933ea5288caeca8642d1e84afbd3f7d6820020",
+    tag: "v4.4.0",
+};
+const SETUP_GO: Action = Action {
+    name: "actions/setup-go",
+    commit: "40f1582b2485089dde7abd97c1529aa768e1baff",
+    tag: "v5.6.0",
+};
+
+/// What the job sets up before it attests: the gates run again there, so it needs what they
+/// need. Decided from the test runner `init` found and the project's top-level files.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Setup {
+    /// Python, then `pip install` of these words (already shell words).
+    Python { pip: Vec<String> },
+    /// Node (the version a file names, else the current LTS), then the install command.
+    Node {
+        version_file: Option<&'static str>,
+        install: &'static str,
+    },
+    /// Go, the version `go.mod` names.
+    Go,
+    /// Cargo: a Rust toolchain is on the runner (and in GitLab's `rust:1` image) already.
+    Cargo,
+    /// Nothing known: a marked place for the project's own steps; the runner found, if any.
+    Unknown { runner: Option<String> },
+}
+
+/// The project's top-level files `setup` looks at.
+#[derive(Clone, Debug, Default)]
+pub struct ProjectFiles {
+    /// The names of the top-level files.
+    pub names: Vec<String>,
+    /// `pyproject.toml`'s text, when there is one.
+    pub pyproject: Option<String>,
+}
+
+/// What the job sets up for the gates, from the runner's command `init` found.
+pub fn setup(runner: Option<&str>, files: &ProjectFiles) -> Setup {
+    let has = |name: &str| files.names.iter().any(|n| n == name);
+    match runner {
+        Some("cargo test") => Setup::Cargo,
+        Some(r) if r.contains("pytest") => Setup::Python {
+            pip: python_packages(files),
+        },
+        Some("npm test") => Setup::Node {
+            version_file: [".nvmrc", ".node-version"].into_iter().find(|f| has(f)),
+            install: if has("package-lock.json") || has("npm-shrinkwrap.json") {
+                "npm ci"
+            } else if has("pnpm-lock.yaml") {
+                "corepack enable && pnpm install --frozen-lockfile"
+            } else if has("yarn.lock") {
+                "corepack enable && yarn install"
+            } else {
+                "npm install"
+            },
+        },
+        Some(r) if r.starts_with("go test") => Setup::Go,
+        other => Setup::Unknown {
+            runner: other.map(str::to_string),
+        },
+    }
+}
+
+/// What `pip install` needs for the project's tests: its requirements files, else its test
+/// extra, else the project itself; pytest always (a pinned one in a file wins).
+fn python_packages(files: &ProjectFiles) -> Vec<String> {
+    let mut requirements: Vec<&String> = files
+        .names
+        .iter()
+        // A name that needs no quoting for the shell or YAML; others are left to the user.
+        .filter(|n| {
+            n.starts_with("requirements")
+                && n.ends_with(".txt")
+                && n.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+        })
+        .collect();
+    requirements.sort();
+    let mut words: Vec<String> = requirements
+        .into_iter()
+        .flat_map(|n| ["-r".to_string(), n.clone()])
+        .collect();
+    if words.is_empty() {
+        let extra = files.pyproject.as_deref().and_then(|text| {
+            let doc: toml::Table = toml::from_str(text).ok()?;
+            let extras = doc
+                .get("project")?
+                .get("optional-dependencies")?
+                .as_table()?;
+            ["test", "tests"]
+                .into_iter()
+                .find(|name| extras.contains_key(*name))
+        });
+        match extra {
+            Some(extra) => words.extend(["-e".to_string(), format!("'.[{extra}]'")]),
+            None if files.pyproject.is_some() || files.names.iter().any(|n| n == "setup.py") => {
+                words.extend(["-e".to_string(), ".".to_string()]);
+            }
+            None => {}
+        }
+    }
+    words.push("pytest".to_string());
+    words
+}
+
+/// A short, stable digest of the install command for the cache key (FNV-1a, 64 bits): a
+/// changed command builds again instead of restoring another's binary.
+fn install_digest(install: &str) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in install.bytes() {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{hash:016x}")
+}
+
+/// The cache key of the installed binary: the version that wrote the job and the install
+/// command.
+fn cache_key(version: &str, install: &str) -> String {
+    format!("git-orchestrate-{version}-{}", install_digest(install))
 }
 
 /// The install command's problem, if it has one.
@@ -71,13 +240,14 @@ pub fn check_install(install: &str) -> Option<CiProblem> {
 }
 
 /// The files of the job for `provider` on `main` (already a valid branch name), installing
-/// git-orchestrate with `install`; `gitlab_ci_exists`: the project has a `.gitlab-ci.yml`
+/// git-orchestrate with `install` and setting up `setup` for the gates; `gitlab_ci_exists`: the project has a `.gitlab-ci.yml`
 /// already (then it is left alone and has to include the job file).
 pub fn render(
     provider: CiProvider,
     main: &str,
     install: &str,
     version: &str,
+    setup: &Setup,
     gitlab_ci_exists: bool,
 ) -> Result<Vec<CiFile>, CiProblem> {
     if let Some(problem) = check_install(install) {
@@ -86,12 +256,12 @@ pub fn render(
     Ok(match provider {
         CiProvider::Github => vec![CiFile {
             path: GITHUB_WORKFLOW,
-            text: github(main, install, version),
+            text: github(main, install, version, setup),
         }],
         CiProvider::Gitlab => {
             let mut files = vec![CiFile {
                 path: GITLAB_JOB,
-                text: gitlab(main, install, version)?,
+                text: gitlab(main, install, version, setup)?,
             }];
             if !gitlab_ci_exists {
                 files.push(CiFile {
@@ -151,8 +321,106 @@ cat "$VERDICT"
 exit "$status"
 "#;
 
+/// The fetch of the workflow state and of the two notes refs attest reads, nothing else: a
+/// note pushed anywhere else under `refs/notes/` (`refs/notes/remotes/…`, say) is read as a
+/// remote's copy and must not come in. A pattern, so that a ref the remote lacks yet (no
+/// attestation note before the server hook wrote one) matches nothing instead of failing.
+const FETCH: &str = "git fetch --no-tags origin '+refs/orchestrator/*:refs/orchestrator/*' \
+                     '+refs/notes/orchestrator*:refs/notes/orchestrator*'";
+
+/// The GitHub steps that set up `setup`, each line indented for the steps list.
+fn github_setup(setup: &Setup) -> String {
+    let marked = "      # The gates run again below, so this job needs what they need. Change these steps\n      \
+                  # if your gates need more (docs/ci.md in git-orchestrate).\n";
+    match setup {
+        Setup::Python { pip } => format!(
+            "{marked}      - name: Set up Python\n        uses: {}\n        with:\n          python-version: '3.x'\n      \
+             - name: Install the project's test dependencies\n        run: {}\n",
+            SETUP_PYTHON.uses(),
+            yaml_string(&format!("python -m pip install {}", pip.join(" ")))
+        ),
+        Setup::Node {
+            version_file,
+            install,
+        } => format!(
+            "{marked}      - name: Set up Node\n        uses: {}\n        with:\n          {}\n      \
+             - name: Install the project's packages\n        run: {}\n",
+            SETUP_NODE.uses(),
+            match version_file {
+                Some(file) => format!("node-version-file: {}", yaml_string(file)),
+                None => "node-version: 'lts/*'".to_string(),
+            },
+            yaml_string(install)
+        ),
+        Setup::Go => format!(
+            "{marked}      - name: Set up Go\n        uses: {}\n        with:\n          go-version-file: 'go.mod'\n",
+            SETUP_GO.uses()
+        ),
+        Setup::Cargo => "      # The gates run `cargo test`: the runner has a Rust toolchain (rust-toolchain.toml,\n      \
+                         # if any, picks the version). Add steps here if your gates need more.\n"
+            .to_string(),
+        Setup::Unknown { runner } => format!(
+            "      # >>> SET UP YOUR GATES' TOOLCHAIN HERE <<<\n      \
+             # The gates run again below, so this job needs what they need: {}. Add the steps\n      \
+             # that set it up here (docs/ci.md in git-orchestrate).\n",
+            match runner {
+                Some(runner) => format!("`{runner}` was found, add its language and packages"),
+                None => "no test runner was found".to_string(),
+            }
+        ),
+    }
+}
+
+/// The GitLab script lines that set up `setup` (the job runs in `rust:1`, a Debian image),
+/// or the marked place for them, each line indented for the script list.
+fn gitlab_setup(setup: &Setup) -> String {
+    let (what, lines): (String, Vec<String>) = match setup {
+        Setup::Cargo => return "    # The gates run `cargo test`: the rust:1 image has the toolchain. Add lines here\n    \
+                                # if your gates need more.\n"
+            .to_string(),
+        Setup::Python { pip } => (
+            "Python and the project's test dependencies".into(),
+            vec![
+                "apt-get update -qq && apt-get install -y -qq python3-venv".into(),
+                "python3 -m venv /tmp/venv && . /tmp/venv/bin/activate".into(),
+                format!("python -m pip install {}", pip.join(" ")),
+            ],
+        ),
+        Setup::Node { install, .. } => (
+            "Node and the project's packages".into(),
+            vec![
+                "apt-get update -qq && apt-get install -y -qq nodejs npm".into(),
+                (*install).to_string(),
+            ],
+        ),
+        Setup::Go => (
+            "Go".into(),
+            vec!["apt-get update -qq && apt-get install -y -qq golang".into()],
+        ),
+        Setup::Unknown { runner } => (
+            match runner {
+                Some(runner) => format!("what `{runner}` needs"),
+                None => "what your gates need (no test runner was found)".into(),
+            },
+            Vec::new(),
+        ),
+    };
+    let mut text = format!(
+        "    # >>> SET UP YOUR GATES' TOOLCHAIN HERE <<<\n    \
+         # The gates run again below, so this job needs {what}.\n    \
+         # Set it up here, or pick an image that has it (docs/ci.md in git-orchestrate).\n"
+    );
+    if !lines.is_empty() {
+        text.push_str("    # For example:\n");
+        for line in lines {
+            text.push_str(&format!("    # - {line}\n"));
+        }
+    }
+    text
+}
+
 /// The GitHub Actions workflow.
-fn github(main: &str, install: &str, version: &str) -> String {
+fn github(main: &str, install: &str, version: &str, setup: &Setup) -> String {
     format!(
         r#"# git-orchestrate: attests, where the agent cannot write, every pull request's head and
 # every merge on the main branch: the workflow behind it replays, its pinned gates and every
@@ -176,18 +444,36 @@ jobs:
   attest:
     name: {CHECK_NAME}
     runs-on: ubuntu-latest
+    # The gates and every RED test run again: bounded, so a hanging one cannot hold the runner.
+    timeout-minutes: 60
     steps:
-      - uses: actions/checkout@v4
+      - uses: {checkout}
         with:
           # Full history: attest walks the workflow's segment behind the commit.
           fetch-depth: 0
-      - name: Fetch the workflow state and the notes
-        run: git fetch --no-tags origin '+refs/orchestrator/*:refs/orchestrator/*' '+refs/notes/*:refs/notes/*'
-      # No cache on purpose: any workflow of a pull request can write a cache entry its own
-      # later runs restore, and so put another program in this one's place.
+      - name: Fetch the workflow state and its notes
+        run: {fetch}
+      - name: Where git-orchestrate is installed
+        run: |
+          echo "CARGO_INSTALL_ROOT=$HOME/.git-orchestrate" >> "$GITHUB_ENV"
+          echo "$HOME/.git-orchestrate/bin" >> "$GITHUB_PATH"
+      # The binary, cached by the version that wrote this file and the install command. A
+      # pull request's workflows can write entries only its own runs restore, and such a
+      # workflow could report this check's name itself anyway: .github/ under CODEOWNERS
+      # guards both (docs/ci.md).
+      - name: Restore git-orchestrate
+        id: cache
+        uses: {cache}
+        with:
+          path: ~/.git-orchestrate
+          key: {key}-${{{{ runner.os }}}}
+      # It must leave the program at $CARGO_INSTALL_ROOT/bin/git-orchestrate (cargo install does).
       - name: Install git-orchestrate
+        if: steps.cache.outputs.cache-hit != 'true'
         run: {install}
-      - name: Attest
+      - name: Check git-orchestrate
+        run: git orchestrate --version
+{setup}      - name: Attest
         env:
           EVENT_IS_PR: ${{{{ github.event_name == 'pull_request' }}}}
           HEAD_SHA: ${{{{ github.event.pull_request.head.sha }}}}
@@ -197,7 +483,7 @@ jobs:
         run: |
 {script}      - name: Keep the verdict
         if: always()
-        uses: actions/upload-artifact@v4
+        uses: {upload}
         with:
           name: git-orchestrate-attest
           path: ${{{{ runner.temp }}}}/git-orchestrate-attest.json
@@ -206,11 +492,17 @@ jobs:
         branch = yaml_string(&github_pattern(main)),
         install = yaml_string(install),
         script = indent(ATTEST_SCRIPT, 10),
+        checkout = CHECKOUT.uses(),
+        cache = CACHE.uses(),
+        upload = UPLOAD_ARTIFACT.uses(),
+        fetch = yaml_string(FETCH),
+        key = cache_key(version, install),
+        setup = github_setup(setup),
     )
 }
 
 /// The GitLab job, for `include:` from the pipeline configuration.
-fn gitlab(main: &str, install: &str, version: &str) -> Result<String, CiProblem> {
+fn gitlab(main: &str, install: &str, version: &str, setup: &Setup) -> Result<String, CiProblem> {
     let literal = gitlab_literal(main).ok_or_else(|| CiProblem::UnquotableForGitlab {
         main: main.to_string(),
     })?;
@@ -224,16 +516,32 @@ fn gitlab(main: &str, install: &str, version: &str) -> Result<String, CiProblem>
 # Written by `git orchestrate init --ci gitlab` (git-orchestrate {version}).
 {CHECK_NAME}:
   image: rust:1
+  # The gates and every RED test run again: bounded, so a hanging one cannot hold the runner.
+  timeout: 1h
   variables:
     # Full history: attest walks the workflow's segment behind the commit.
     GIT_DEPTH: "0"
+    # Where the install line leaves the program (cargo install does), inside the project
+    # directory as GitLab's cache needs.
+    CARGO_INSTALL_ROOT: $CI_PROJECT_DIR/.git-orchestrate
+  # The binary, cached by the version that wrote this file and the install command.
+  cache:
+    key: {key}
+    paths:
+      - .git-orchestrate/
   rules:
     - if: '$CI_PIPELINE_SOURCE == "merge_request_event"'
     - if: {on_main}
   script:
-    - git fetch --no-tags origin '+refs/orchestrator/*:refs/orchestrator/*' '+refs/notes/*:refs/notes/*'
-    - {install}
+    - {fetch}
+    - mkdir -p .git/info && echo /.git-orchestrate/ >> .git/info/exclude
+    - export PATH="$CARGO_INSTALL_ROOT/bin:$PATH"
     - |
+      if [ ! -x "$CARGO_INSTALL_ROOT/bin/git-orchestrate" ]; then
+        {install}
+      fi
+    - git orchestrate --version
+{setup}    - |
       EVENT_IS_PR=false
       if [ "$CI_PIPELINE_SOURCE" = merge_request_event ]; then EVENT_IS_PR=true; fi
       # In a merged results pipeline the commit is the merge; the source branch's head is
@@ -248,7 +556,9 @@ fn gitlab(main: &str, install: &str, version: &str) -> Result<String, CiProblem>
       - git-orchestrate-attest.json
 "#,
         on_main = yaml_string(&on_main),
-        install = yaml_string(install),
+        fetch = yaml_string(FETCH),
+        key = yaml_string(&cache_key(version, install)),
+        setup = gitlab_setup(setup),
         script = indent(ATTEST_SCRIPT, 6),
     ))
 }
@@ -374,13 +684,25 @@ mod tests {
             .text
     }
 
+    const INSTALL: &str = "cargo install --locked --git https://example.org/git-orchestrate --rev \
+                           0123456789abcdef0123456789abcdef01234567";
+
+    fn python() -> Setup {
+        Setup::Python {
+            pip: vec!["-r".into(), "requirements.txt".into(), "pytest".into()],
+        }
+    }
+
     #[test]
     fn github_whole_workflow() {
+        // No test runner found: the marked place (the end-to-end tests' project).
+        let unknown = Setup::Unknown { runner: None };
         let files = render(
             CiProvider::Github,
             "main",
-            &default_install("0.1.0"),
+            INSTALL,
             "0.1.0",
+            &unknown,
             false,
         )
         .unwrap();
@@ -389,6 +711,16 @@ mod tests {
             [GITHUB_WORKFLOW]
         );
         assert_snapshot("github.yml", &one(files, GITHUB_WORKFLOW));
+        let files = render(
+            CiProvider::Github,
+            "main",
+            INSTALL,
+            "0.1.0",
+            &python(),
+            false,
+        )
+        .unwrap();
+        assert_snapshot("github-python.yml", &one(files, GITHUB_WORKFLOW));
     }
 
     #[test]
@@ -396,8 +728,9 @@ mod tests {
         let files = render(
             CiProvider::Gitlab,
             "main",
-            &default_install("0.1.0"),
+            INSTALL,
             "0.1.0",
+            &python(),
             false,
         )
         .unwrap();
@@ -408,7 +741,15 @@ mod tests {
         assert_snapshot("gitlab-ci.yml", &one(files.clone(), GITLAB_CI));
         assert_snapshot("gitlab.yml", &one(files, GITLAB_JOB));
         // A project with a pipeline of its own keeps it: the job file alone.
-        let files = render(CiProvider::Gitlab, "main", "true", "0.1.0", true).unwrap();
+        let files = render(
+            CiProvider::Gitlab,
+            "main",
+            "true",
+            "0.1.0",
+            &Setup::Cargo,
+            true,
+        )
+        .unwrap();
         assert_eq!(
             files.iter().map(|f| f.path).collect::<Vec<_>>(),
             [GITLAB_JOB]
@@ -422,6 +763,7 @@ mod tests {
             "release/v1.2+x!y]",
             "make install-it's",
             "0.1.0",
+            &Setup::Cargo,
             false,
         )
         .map(|files| one(files, GITHUB_WORKFLOW))
@@ -431,9 +773,16 @@ mod tests {
             text.contains("        run: 'make install-it''s'\n"),
             "{text}"
         );
-        let text = render(CiProvider::Gitlab, "release/\"x\"", "true", "0.1.0", true)
-            .map(|files| one(files, GITLAB_JOB))
-            .unwrap();
+        let text = render(
+            CiProvider::Gitlab,
+            "release/\"x\"",
+            "true",
+            "0.1.0",
+            &Setup::Cargo,
+            true,
+        )
+        .map(|files| one(files, GITLAB_JOB))
+        .unwrap();
         assert!(
             text.contains(
                 "    - if: '$CI_PIPELINE_SOURCE == \"push\" && $CI_COMMIT_BRANCH == ''release/\"x\"'''\n"
@@ -466,10 +815,8 @@ mod tests {
 
     #[test]
     fn install_commands() {
-        assert_eq!(
-            default_install("1.2.3"),
-            "cargo install --locked git-orchestrate --version =1.2.3"
-        );
+        // No release on a registry yet: no default that would fail the job's first run.
+        assert_eq!(default_install("1.2.3"), None);
         assert_eq!(check_install("cargo install --path ."), None);
         for bad in ["", "  ", "a\nb", "a\rb", "a\u{7}", "a\u{2028}b"] {
             assert_eq!(
@@ -480,5 +827,128 @@ mod tests {
                 "{bad:?}"
             );
         }
+    }
+
+    #[test]
+    fn actions_are_pinned_by_commit() {
+        for action in [
+            &CHECKOUT,
+            &CACHE,
+            &UPLOAD_ARTIFACT,
+            &SETUP_PYTHON,
+            &SETUP_NODE,
+            &SETUP_GO,
+        ] {
+            assert_eq!(action.commit.len(), 40, "{}", action.name);
+            assert!(
+                action.commit.bytes().all(|b| b.is_ascii_hexdigit()),
+                "{}",
+                action.name
+            );
+        }
+        let text = one(
+            render(
+                CiProvider::Github,
+                "main",
+                INSTALL,
+                "0.1.0",
+                &python(),
+                false,
+            )
+            .unwrap(),
+            GITHUB_WORKFLOW,
+        );
+        for line in text.lines().filter(|l| l.contains("uses:")) {
+            let (_, used) = line.split_once("uses: ").unwrap();
+            let (_, pin) = used.split_once('@').unwrap();
+            assert!(
+                pin.len() > 40 && pin[..40].bytes().all(|b| b.is_ascii_hexdigit()),
+                "{line}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_cache_key_follows_the_install_command_and_the_version() {
+        assert_eq!(cache_key("0.1.0", "a"), cache_key("0.1.0", "a"));
+        assert_ne!(cache_key("0.1.0", "a"), cache_key("0.1.0", "b"));
+        assert_ne!(cache_key("0.1.0", "a"), cache_key("0.2.0", "a"));
+    }
+
+    fn files(names: &[&str], pyproject: Option<&str>) -> ProjectFiles {
+        ProjectFiles {
+            names: names.iter().map(|n| n.to_string()).collect(),
+            pyproject: pyproject.map(str::to_string),
+        }
+    }
+
+    fn pip(words: &[&str]) -> Setup {
+        Setup::Python {
+            pip: words.iter().map(|w| w.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn the_setup_follows_the_runner_and_the_files() {
+        let pytest = Some("python -m pytest");
+        assert_eq!(
+            setup(
+                pytest,
+                &files(
+                    &[
+                        "requirements.txt",
+                        "requirements-dev.txt",
+                        "requirements x.txt"
+                    ],
+                    None
+                )
+            ),
+            pip(&[
+                "-r",
+                "requirements-dev.txt",
+                "-r",
+                "requirements.txt",
+                "pytest"
+            ])
+        );
+        let with_extra =
+            "[project]\nname = \"x\"\n[project.optional-dependencies]\ntest = [\"pytest\"]\n";
+        assert_eq!(
+            setup(pytest, &files(&["pyproject.toml"], Some(with_extra))),
+            pip(&["-e", "'.[test]'", "pytest"])
+        );
+        assert_eq!(
+            setup(
+                Some("python3 -m pytest"),
+                &files(&["pyproject.toml"], Some("[tool.pytest.ini_options]\n"))
+            ),
+            pip(&["-e", ".", "pytest"])
+        );
+        assert_eq!(
+            setup(pytest, &files(&["conftest.py"], None)),
+            pip(&["pytest"])
+        );
+        assert_eq!(
+            setup(
+                Some("npm test"),
+                &files(&["package-lock.json", ".nvmrc"], None)
+            ),
+            Setup::Node {
+                version_file: Some(".nvmrc"),
+                install: "npm ci"
+            }
+        );
+        assert_eq!(setup(Some("go test ./..."), &files(&[], None)), Setup::Go);
+        assert_eq!(setup(Some("cargo test"), &files(&[], None)), Setup::Cargo);
+        assert_eq!(
+            setup(Some("make test"), &files(&[], None)),
+            Setup::Unknown {
+                runner: Some("make test".into())
+            }
+        );
+        // Nothing found: a marked place, in both jobs.
+        let unknown = Setup::Unknown { runner: None };
+        assert!(github_setup(&unknown).contains("SET UP YOUR GATES' TOOLCHAIN HERE"));
+        assert!(gitlab_setup(&unknown).contains("SET UP YOUR GATES' TOOLCHAIN HERE"));
     }
 }

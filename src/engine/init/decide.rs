@@ -87,8 +87,21 @@ impl Refusal {
                     "--ci-install {install:?} is not one line of shell: it is empty or holds a line break or \
                      another control character; nothing was changed"
                 ),
-                hint: "Pass the install command as one line, e.g. --ci-install 'cargo install --locked \
-                       git-orchestrate'; join several with &&."
+                hint: "Pass the install command as one line, e.g. --ci-install 'cargo install --locked --git \
+                       <URL of git-orchestrate> --rev <commit>'; join several with &&."
+                    .into(),
+            },
+            Refusal::Ci(CiProblem::NoInstall { version }) => Rejection {
+                kind: RejectionKind::InvalidInput,
+                state: Status::Initializing,
+                message: format!(
+                    "init --ci needs --ci-install: git-orchestrate {version} is not published on a registry \
+                     yet, so a job installing it from one would fail on its first run; nothing was changed"
+                ),
+                hint: "Say how the job gets the program, as one line of shell that leaves it in \
+                       $CARGO_INSTALL_ROOT/bin, e.g. --ci-install 'cargo install --locked --git <URL of \
+                       git-orchestrate> --rev <commit>' (a full commit id, so every run builds the same code; \
+                       docs/ci.md)."
                     .into(),
             },
             Refusal::Ci(CiProblem::UnquotableForGitlab { main }) => Rejection {
@@ -226,8 +239,10 @@ pub(super) struct CiFacts<'a> {
     pub provider: CiProvider,
     /// The main branch the workflow has, or will have.
     pub main: &'a str,
-    /// `--ci-install`, else the default.
-    pub install: &'a str,
+    /// `--ci-install`, else the default (none while no release is published).
+    pub install: Option<&'a str>,
+    /// What the job sets up for the gates.
+    pub setup: &'a ci::Setup,
     /// This program's version, named in the files and installed by default.
     pub version: &'a str,
     /// Whether the job's file is there (`CiProvider::job_path`).
@@ -247,8 +262,13 @@ pub(super) struct CiPlan {
 /// The CI files `init --ci` writes, or why it writes none (and nothing else either): a bad
 /// request first, then a job file that is there already.
 pub(super) fn decide_ci(facts: &CiFacts) -> Result<CiPlan, Refusal> {
+    let Some(install) = facts.install else {
+        return Err(Refusal::Ci(CiProblem::NoInstall {
+            version: facts.version.to_string(),
+        }));
+    };
     if let Some(problem) =
-        ci::check_install(facts.install).or_else(|| ci::check_main(facts.provider, facts.main))
+        ci::check_install(install).or_else(|| ci::check_main(facts.provider, facts.main))
     {
         return Err(Refusal::Ci(problem));
     }
@@ -260,8 +280,9 @@ pub(super) fn decide_ci(facts: &CiFacts) -> Result<CiPlan, Refusal> {
     let files = ci::render(
         facts.provider,
         facts.main,
-        facts.install,
+        install,
         facts.version,
+        facts.setup,
         facts.gitlab_ci_exists,
     )
     .map_err(Refusal::Ci)?;

@@ -59,7 +59,8 @@ pub struct InitReport {
 #[derive(Clone, Copy, Debug)]
 pub struct CiRequest<'a> {
     pub provider: CiProvider,
-    /// `--ci-install`; `None`: `cargo install` of this very version.
+    /// `--ci-install`; `None`: `cargo install` of this very version once it is published,
+    /// a refusal until then.
     pub install: Option<&'a str>,
 }
 
@@ -94,7 +95,12 @@ pub fn init(
     let _lock = session.store.init_lock()?;
     check(session, main_branch, fresh)?;
     let path = session.store.workdir().join(config::FILE_NAME);
-    let existing = session.read_working_tree_config()?;
+    // An empty file is what an init killed between creating the file and writing it left
+    // (before the file was written whole): written again, never kept as if chosen.
+    let existing = session
+        .read_working_tree_config()?
+        .filter(|text| !text.trim().is_empty());
+    let left_empty = existing.is_none() && path.symlink_metadata().is_ok_and(|m| m.is_file());
     // A ticket workflow is kept as it is: init sets up the repository around it.
     let (snapshot, ticket) = match session.store.read() {
         Err(crate::store::StoreError::TicketWorkflow { .. }) => {
@@ -133,7 +139,7 @@ pub fn init(
                 Some(main) => main.clone(),
                 None => session.main_branch(snapshot.as_ref().map(|s| &s.state))?,
             };
-            detected_gate = write_config(session, &path, &main, gate.as_deref())?;
+            detected_gate = write_config(session, &path, &main, gate.as_deref(), left_empty)?;
             true
         }
     };
@@ -226,15 +232,37 @@ fn plan_ci(session: &Session, request: CiRequest, main: &str) -> Result<CiPlan, 
     let there = |path: &str| root.join(path).symlink_metadata().is_ok();
     let version = env!("CARGO_PKG_VERSION");
     let default = ci::default_install(version);
+    let runner = detect_runner(session).map(|r| r.command);
+    let setup = ci::setup(runner.as_deref(), &project_files(root));
     decide::decide_ci(&CiFacts {
         provider: request.provider,
         main,
-        install: request.install.unwrap_or(&default),
+        install: request.install.or(default.as_deref()),
+        setup: &setup,
         version,
         job_exists: there(request.provider.job_path()),
         gitlab_ci_exists: there(ci::GITLAB_CI),
     })
     .map_err(|refusal| EngineError::Rejected(refusal.rejection()))
+}
+
+/// The project's top-level file names, and `pyproject.toml`'s text: what the CI job's setup
+/// is decided from.
+fn project_files(root: &std::path::Path) -> ci::ProjectFiles {
+    let mut names: Vec<String> = std::fs::read_dir(root)
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+                .filter_map(|e| e.file_name().into_string().ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    ci::ProjectFiles {
+        names,
+        pyproject: config::read_small_file(&root.join("pyproject.toml")),
+    }
 }
 
 /// Writes the CI files, each only if it is still absent.
@@ -261,16 +289,40 @@ fn write_ci(
     })
 }
 
-/// Writes `text` into a new file at `path`; a file that appeared since it was looked for is
-/// never overwritten (`create_new`).
+/// Writes `text` into a new file at `path`, whole or not at all: into a temporary file beside
+/// it, then linked into place, so a kill midway leaves no empty or cut file that a re-run
+/// would keep. A file that appeared since it was looked for is never overwritten.
 fn write_new(path: &std::path::Path, text: &str) -> Result<(), EngineError> {
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)
-        .map_err(io_error(format!("create {}", path.display())))?;
+    let file = write_temporary(path, text)?;
+    file.persist_noclobber(path)
+        .map_err(|e| io_error(format!("create {}", path.display()))(e.error))?;
+    Ok(())
+}
+
+/// [`write_new`] over an empty file (the one a killed init left): renamed into its place.
+fn write_over_empty(path: &std::path::Path, text: &str) -> Result<(), EngineError> {
+    let file = write_temporary(path, text)?;
+    file.persist(path)
+        .map_err(|e| io_error(format!("write {}", path.display()))(e.error))?;
+    Ok(())
+}
+
+/// `text` in a temporary file in `path`'s directory (a rename stays on one file system),
+/// flushed to disk.
+fn write_temporary(
+    path: &std::path::Path,
+    text: &str,
+) -> Result<tempfile::NamedTempFile, EngineError> {
+    let dir = path.parent().unwrap_or(std::path::Path::new("."));
+    let mut file = tempfile::Builder::new()
+        .prefix(".git-orchestrate-")
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .map_err(io_error(format!("create a file in {}", dir.display())))?;
     file.write_all(text.as_bytes())
-        .map_err(io_error(format!("write {}", path.display())))
+        .and_then(|()| file.as_file().sync_all())
+        .map_err(io_error(format!("write {}", path.display())))?;
+    Ok(file)
 }
 
 /// Refuses, changing nothing, when `init` may not run; a deleted workflow ref is restored or
@@ -346,6 +398,7 @@ fn write_config(
     path: &std::path::Path,
     main: &str,
     gate: Option<&str>,
+    over_empty: bool,
 ) -> Result<Option<config::TestRunner>, EngineError> {
     let detected = match gate {
         Some(_) => None,
@@ -357,7 +410,10 @@ fn write_config(
         (None, None) => config::FirstGate::None,
     };
     let text = config::initial_file(main, first_gate);
-    write_new(path, &text)?;
+    match over_empty {
+        true => write_over_empty(path, &text)?,
+        false => write_new(path, &text)?,
+    }
     Ok(detected)
 }
 

@@ -199,11 +199,14 @@ fn notes() {
     );
 }
 
+static CARGO: super::ci::Setup = super::ci::Setup::Cargo;
+
 fn ci_facts() -> CiFacts<'static> {
     CiFacts {
         provider: CiProvider::Github,
         main: "main",
-        install: "cargo install git-orchestrate",
+        install: Some("cargo install git-orchestrate"),
+        setup: &CARGO,
         version: "0.1.0",
         job_exists: false,
         gitlab_ci_exists: false,
@@ -261,11 +264,21 @@ fn ci_plans() {
             "a bad install command is named first",
             CiFacts {
                 job_exists: true,
-                install: "a\nb",
+                install: Some("a\nb"),
                 ..ci_facts()
             },
             Err(Refusal::Ci(super::ci::CiProblem::BadInstall {
                 install: "a\nb".into(),
+            })),
+        ),
+        (
+            "no install command, and no release to install: refused",
+            CiFacts {
+                install: None,
+                ..ci_facts()
+            },
+            Err(Refusal::Ci(super::ci::CiProblem::NoInstall {
+                version: "0.1.0".into(),
             })),
         ),
         (

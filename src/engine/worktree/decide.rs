@@ -50,6 +50,9 @@ pub struct WorktreeFacts {
     pub recorded: Option<String>,
     pub uncommitted: Vec<String>,
     pub unpushed: Unpushed,
+    /// Left by a `git worktree add` killed inside its checkout: still locked as
+    /// `initializing`, detached, recording no workflow.
+    pub half_made: bool,
 }
 
 /// What lies at the path a new worktree is to take.
@@ -85,6 +88,8 @@ pub struct AddPlan {
     pub workflow: String,
     pub path: PathBuf,
     pub default_path: bool,
+    /// A half-made worktree at the path, removed first (an interrupted `worktree add`'s).
+    pub clean_first: bool,
 }
 
 /// Why a worktree is not added, or not removed. Nothing was changed.
@@ -175,6 +180,21 @@ pub fn decide_add(facts: &AddFacts) -> Result<AddPlan, Refusal> {
     {
         return Err(Refusal::BadPath { path: path.into() });
     }
+    // An earlier `worktree add` of this path killed inside git's checkout: it is finished
+    // over again, never left to block every later try.
+    if facts
+        .worktrees
+        .iter()
+        .any(|w| w.half_made && !w.primary && !w.current && w.path == path)
+        && facts.moves_with_extension.is_none()
+    {
+        return Ok(AddPlan {
+            workflow: name.into(),
+            path: path.into(),
+            default_path: facts.default_path,
+            clean_first: true,
+        });
+    }
     if let Some(w) = facts.worktrees.iter().find(|w| path.starts_with(&w.path)) {
         return Err(Refusal::PathInsideWorktree {
             path: path.into(),
@@ -193,6 +213,7 @@ pub fn decide_add(facts: &AddFacts) -> Result<AddPlan, Refusal> {
             workflow: name.into(),
             path: path.into(),
             default_path: facts.default_path,
+            clean_first: false,
         }),
     }
 }
@@ -293,6 +314,19 @@ impl Refusal {
                     shown(&path)
                 ),
                 "Give a path that does not exist yet (or an empty directory), or leave it out for the default.",
+            ),
+            // The very path of a worktree: most likely one an interrupted `worktree add`
+            // made (its checkout done, its workflow not recorded yet).
+            Refusal::PathInsideWorktree { path, worktree } if path == worktree => bad(
+                format!(
+                    "{} is a worktree already, recording no workflow; nothing was created",
+                    shown(&path)
+                ),
+                &format!(
+                    "If it is left by an interrupted `git orchestrate worktree add` and holds nothing of yours, \
+                     remove it (`git worktree remove --force {}`) and run the command again.",
+                    shown(&path)
+                ),
             ),
             Refusal::PathInsideWorktree { path, worktree } => bad(
                 format!(

@@ -35,6 +35,9 @@ pub struct WorktreeAddReport {
     pub state: Status,
     /// True when `extensions.worktreeConfig` was turned on by this command.
     pub enabled_worktree_config: bool,
+    /// True when a half-made worktree an interrupted `worktree add` left at the path was
+    /// removed first.
+    pub cleaned_half_made: bool,
     /// What to run next.
     pub next: String,
 }
@@ -122,8 +125,12 @@ fn gather(session: &Session) -> Result<Vec<Gathered>, EngineError> {
                 }
             }
         };
+        let half_made = listed.locked.as_deref() == Some("initializing")
+            && listed.branch.is_none()
+            && recorded.is_none();
         out.push(Gathered {
             facts: WorktreeFacts {
+                half_made,
                 primary: i == 0,
                 current: canonical(&listed.path) == here,
                 uncommitted: at.uncommitted_files()?,
@@ -270,6 +277,9 @@ pub fn add(
             hint: "Set main_branch in .orchestrate.toml to the branch PRs start from, or make its first commit.".into(),
         }
     })?;
+    if plan.clean_first {
+        session.git.remove_half_made_worktree(&plan.path)?;
+    }
     session.git.add_detached_worktree(&plan.path, &commit)?;
     let enabled = !extension_on;
     if enabled {
@@ -293,6 +303,7 @@ pub fn add(
         commit,
         state: snapshot.state.status(),
         enabled_worktree_config: enabled,
+        cleaned_half_made: plan.clean_first,
     })
 }
 

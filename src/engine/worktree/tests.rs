@@ -18,6 +18,7 @@ fn worktree(path: &str, recorded: Option<&str>) -> WorktreeFacts {
         recorded: recorded.map(str::to_string),
         uncommitted: Vec::new(),
         unpushed: Unpushed::NoRemote,
+        half_made: false,
     }
 }
 
@@ -64,6 +65,7 @@ fn add_decides_by_name_and_path() {
             workflow: "w2".into(),
             path: path.into(),
             default_path: false,
+            clean_first: false,
         })
     };
     let rows: Vec<AddRow> = vec![
@@ -301,5 +303,59 @@ fn paths_are_read_as_a_person_reads_them() {
     assert_eq!(
         lexically_absolute(Path::new("/nonexistent/repo"), Path::new("/abs")),
         PathBuf::from("/abs")
+    );
+}
+
+/// A worktree `git worktree add` left half made at the very path is removed and made again;
+/// a whole one that records no workflow is refused (its message names the command that
+/// frees it); a workflow of that name refuses first.
+#[test]
+fn a_half_made_worktree_at_the_path_is_made_again() {
+    let decide = |half_made: bool, existing: Option<Status>| {
+        let mut worktrees = repo();
+        let mut left = worktree("/r/repo-w2", None);
+        left.half_made = half_made;
+        worktrees.push(left);
+        decide_add(&AddFacts {
+            name: "w2",
+            existing,
+            worktrees: &worktrees,
+            path: Path::new("/r/repo-w2"),
+            default_path: true,
+            path_kind: PathKind::NonEmptyDir,
+            moves_with_extension: None,
+        })
+    };
+    assert_eq!(
+        decide(true, None),
+        Ok(AddPlan {
+            workflow: "w2".into(),
+            path: "/r/repo-w2".into(),
+            default_path: true,
+            clean_first: true,
+        })
+    );
+    let whole = decide(false, None);
+    assert_eq!(
+        whole,
+        Err(Refusal::PathInsideWorktree {
+            path: "/r/repo-w2".into(),
+            worktree: "/r/repo-w2".into(),
+        })
+    );
+    let message = match whole.map_err(|r| r.into_error(None)) {
+        Err(super::EngineError::BadInput { message, hint }) => format!("{message}\n{hint}"),
+        other => panic!("{other:?}"),
+    };
+    assert!(
+        message.contains("git worktree remove --force /r/repo-w2"),
+        "{message}"
+    );
+    assert_eq!(
+        decide(true, Some(Status::Initializing)),
+        Err(Refusal::WorkflowExists {
+            name: "w2".into(),
+            state: Status::Initializing,
+        })
     );
 }

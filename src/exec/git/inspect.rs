@@ -50,17 +50,56 @@ impl Git {
         let mut args = vec!["log", "-z", "--format=%H%x01%T%x01%B"];
         args.extend_from_slice(revs);
         args.push("--");
-        Ok(self
-            .run(args)?
-            .split('\0')
-            .filter(|entry| !entry.is_empty())
-            .filter_map(|entry| {
-                let mut parts = entry.splitn(3, '\x01');
-                Some(LoggedCommit {
-                    commit: parts.next()?.trim_start_matches('\n').to_string(),
-                    tree: parts.next()?.to_string(),
-                    message: parts.next()?.to_string(),
-                })
+        Ok(logged_commits(&self.run(args)?))
+    }
+
+    /// [`Git::commits`] of one walk: from every `tips` commit, not reaching any `bases` commit
+    /// nor what `not` selects (options such as `--remotes=origin`, `--glob=…`). The ids go in
+    /// on stdin, so that ten thousand pushed refs make one process and no command line that
+    /// outgrows the system's limit.
+    pub fn commits_of_walk(
+        &self,
+        tips: &[&str],
+        bases: &[&str],
+        not: &[&str],
+    ) -> Result<Vec<LoggedCommit>, GitError> {
+        let mut args = vec!["log", "-z", "--format=%H%x01%T%x01%B", "--not"];
+        args.extend_from_slice(not);
+        // A `--not` on the command line leaves what comes on stdin alone.
+        args.extend(["--not", "--stdin"]);
+        let mut input = String::new();
+        for tip in tips {
+            input.push_str(tip);
+            input.push('\n');
+        }
+        for base in bases {
+            input.push('^');
+            input.push_str(base);
+            input.push('\n');
+        }
+        let (cmd, shown) = self.command(&args);
+        let out = super::run_with_input(cmd, shown, input.as_bytes())?;
+        Ok(logged_commits(&String::from_utf8_lossy(&out)))
+    }
+
+    /// Which of `ids` name a commit (or a tag) this repository has: one `cat-file
+    /// --batch-check` for them all.
+    pub fn present_commits(
+        &self,
+        ids: &[&str],
+    ) -> Result<std::collections::HashSet<String>, GitError> {
+        if ids.is_empty() {
+            return Ok(Default::default());
+        }
+        let input: String = ids.iter().map(|id| format!("{id}\n")).collect();
+        let (cmd, shown) = self.command(["cat-file", "--batch-check=%(objectname) %(objecttype)"]);
+        let out = super::run_with_input(cmd, shown, input.as_bytes())?;
+        Ok(String::from_utf8_lossy(&out)
+            .lines()
+            // A missing one is answered `<id> missing`; a blob or a tree bounds no walk.
+            .filter_map(|line| match line.split_once(' ') {
+                Some((id, "commit" | "tag")) => Some(id.to_string()),
+                _ => None,
             })
             .collect())
     }
@@ -194,4 +233,19 @@ impl Git {
             Err(e) => Err(e),
         }
     }
+}
+
+/// `git log -z --format=%H%x01%T%x01%B`'s output, parsed.
+fn logged_commits(out: &str) -> Vec<LoggedCommit> {
+    out.split('\0')
+        .filter(|entry| !entry.is_empty())
+        .filter_map(|entry| {
+            let mut parts = entry.splitn(3, '\x01');
+            Some(LoggedCommit {
+                commit: parts.next()?.trim_start_matches('\n').to_string(),
+                tree: parts.next()?.to_string(),
+                message: parts.next()?.to_string(),
+            })
+        })
+        .collect()
 }

@@ -18,6 +18,9 @@ pub struct ListedWorktree {
     pub bare: bool,
     /// git could not find its directory any more (`git worktree prune` would drop it).
     pub prunable: bool,
+    /// Why it is locked (`git worktree lock`), empty for no reason given; `git worktree add`
+    /// holds it locked as `initializing` until its checkout is done.
+    pub locked: Option<String>,
 }
 
 /// Parses `git worktree list --porcelain -z`: records of `key value` fields, each record
@@ -45,6 +48,10 @@ pub fn parse_worktree_list(listing: &str) -> Vec<ListedWorktree> {
             entry.bare = true;
         } else if field == "prunable" || field.starts_with("prunable ") {
             entry.prunable = true;
+        } else if field == "locked" {
+            entry.locked = Some(String::new());
+        } else if let Some(reason) = field.strip_prefix("locked ") {
+            entry.locked = Some(reason.to_string());
         }
     }
     out.extend(current);
@@ -80,6 +87,21 @@ impl Git {
         self.run([
             OsStr::new("worktree"),
             OsStr::new("remove"),
+            OsStr::new("--end-of-options"),
+            path.as_os_str(),
+        ])
+        .map(drop)
+    }
+
+    /// `git worktree remove --force --force PATH`: only for a worktree `git worktree add` left
+    /// half made (killed inside its checkout), which is locked and holds an unfinished
+    /// checkout of a commit that is elsewhere; nothing of anyone's is in it.
+    pub fn remove_half_made_worktree(&self, path: &Path) -> Result<(), GitError> {
+        self.run([
+            OsStr::new("worktree"),
+            OsStr::new("remove"),
+            OsStr::new("--force"),
+            OsStr::new("--force"),
             OsStr::new("--end-of-options"),
             path.as_os_str(),
         ])
@@ -193,7 +215,7 @@ mod tests {
     #[test]
     fn a_listing_is_read_record_by_record() {
         let listing = "worktree /r\0HEAD 1111111111111111111111111111111111111111\0branch refs/heads/main\0\0\
-                       worktree /r-w1\0HEAD 2222222222222222222222222222222222222222\0detached\0\0\
+                       worktree /r-w1\0HEAD 2222222222222222222222222222222222222222\0detached\0locked initializing\0\0\
                        worktree /gone\0HEAD 3333333333333333333333333333333333333333\0detached\0prunable gitdir file points to non-existent location\0\0";
         let parsed = parse_worktree_list(listing);
         assert_eq!(
@@ -208,6 +230,7 @@ mod tests {
                 ListedWorktree {
                     path: "/r-w1".into(),
                     head: Some("2".repeat(40)),
+                    locked: Some("initializing".into()),
                     ..Default::default()
                 },
                 ListedWorktree {
