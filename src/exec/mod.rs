@@ -9,6 +9,7 @@ pub mod confine;
 pub mod env;
 pub mod git;
 mod group;
+pub mod pause;
 pub mod process;
 pub mod ssh;
 

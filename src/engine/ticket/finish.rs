@@ -191,7 +191,7 @@ pub fn land(session: &Session, ticket: &Ticket, squash: &str) -> Result<Landed, 
     // The landing needs a workflow state only for the remote and the gates in force: the
     // ticket's main, with no PR.
     let state = crate::workflow::State::new(Some(ticket.main_branch.clone()));
-    let mut raced = 0;
+    let mut out = crate::engine::get_task::merge::LandOutcome::default();
     let event = crate::engine::get_task::merge::land(
         session,
         &state,
@@ -200,7 +200,7 @@ pub fn land(session: &Session, ticket: &Ticket, squash: &str) -> Result<Landed, 
         branch,
         squash,
         &ticket.main_branch,
-        &mut raced,
+        &mut out,
     )?;
     Ok(match event {
         Event::Merged { main, .. } => Landed::Merged {
