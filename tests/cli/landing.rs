@@ -463,3 +463,30 @@ fn a_conflict_resolved_by_a_human_is_landed_by_resume_through_the_hook() {
     let out = b.run(&["--workflow", "b", "audit"]);
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
 }
+
+/// A ticket merged where its branch was deleted at the merge: a fresh clone that has main
+/// and the ticket's chain but not the subtasks' commits. `attest` of the merge fails naming
+/// the commit that is missing and why (exit 1), never a raw git failure (exit 5).
+#[test]
+fn attest_of_a_ticket_whose_subtask_commits_never_left_names_the_missing_commit() {
+    let repo = crate::tickets::repo();
+    crate::tickets::finished_ticket(&repo);
+    // Over the pack protocol, as from a server: only what refs reach is copied.
+    let url = format!("file://{}", repo.dir().display());
+    let fresh = TestRepo::clone_of(Path::new(&url));
+    fresh.git(&[
+        "fetch",
+        "--quiet",
+        "origin",
+        "+refs/orchestrator/workflows/*:refs/orchestrator/workflows/*",
+    ]);
+    let out = fresh.run(&["attest", "--no-note", "main"]);
+    assert_eq!(out.code, 1, "{}\n{}", out.stdout, out.stderr);
+    assert!(
+        redact_ids(&out.stdout).contains(
+            "the ticket's verified commit <id> is not in this repository: nothing here can check it"
+        ),
+        "{}",
+        out.stdout
+    );
+}
