@@ -490,3 +490,36 @@ fn attest_of_a_ticket_whose_subtask_commits_never_left_names_the_missing_commit(
         out.stdout
     );
 }
+
+/// A ticket's merge lands the same way: its completion recorded first and pushed with main,
+/// the notes and the verified commit (which the subtasks' commits lead to, and which the
+/// merge does not reach) in one push the hook accepts; `attest` of the merge passes in a
+/// fresh clone, the subtasks' tests run again there on their bases.
+#[test]
+fn a_ticket_merge_lands_through_the_hook_with_what_its_verifier_needs() {
+    let repo = crate::tickets::repo();
+    let server = Server::start(&repo);
+    repo.git(&["remote", "add", "origin", &server.url()]);
+    repo.git_run(&["push", "--quiet", "origin", "main"])
+        .expect(0);
+    crate::tickets::finished_ticket(&repo);
+    let merge = main_tip(&repo);
+    assert_eq!(server.rev(&repo, "refs/heads/main"), Some(merge.clone()));
+    assert_eq!(
+        server.rev(&repo, REF),
+        repo.tip(),
+        "the record went with main"
+    );
+    let v = attest_in_fresh_clone(&server, &merge);
+    let v = &v["verdicts"][0];
+    assert_eq!(v["kind"], "ticket-merge", "{v}");
+    assert_eq!(v["passed"], true, "{v}");
+    assert!(
+        v["reran"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r.as_str().unwrap().contains("on its base")),
+        "{v}"
+    );
+}

@@ -15,6 +15,52 @@ use crate::store::{
 };
 use crate::workflow::Event;
 
+/// What records a landing: the workflow's `merge` transition, or a ticket's completion.
+pub(crate) trait Recorder {
+    /// The chain's tip the record goes on.
+    fn tip(&self) -> ObjectId;
+    /// Writes the record of the merge (`merge`: main's new tip when it is exactly the merge of
+    /// the checked commit onto main as it was), calling `before` with the record's commit
+    /// once its objects are stored and before the chain's ref moves: an error from `before`
+    /// leaves the chain where it was.
+    fn record(
+        &self,
+        merge: Option<&str>,
+        before: &mut dyn FnMut(ObjectId) -> Result<(), EngineError>,
+    ) -> Result<(), EngineError>;
+    /// A commit a verifier needs that the merge does not reach (a ticket's subtasks), and the
+    /// ref that keeps it reachable where the landing pushes.
+    fn keep(&self) -> Option<(String, String)> {
+        None
+    }
+}
+
+/// The TDD workflow's record: its `merge` transition on `snap`.
+pub(super) struct MergeRecord<'a> {
+    pub session: &'a Session,
+    pub snap: &'a Snapshot,
+    pub branch: &'a str,
+}
+
+impl Recorder for MergeRecord<'_> {
+    fn tip(&self) -> ObjectId {
+        self.snap.tip
+    }
+
+    fn record(
+        &self,
+        merge: Option<&str>,
+        before: &mut dyn FnMut(ObjectId) -> Result<(), EngineError>,
+    ) -> Result<(), EngineError> {
+        let event = Event::Merged {
+            branch: self.branch.to_string(),
+            main: merge.map(str::to_string),
+        };
+        let t = self.session.transition(self.snap, event)?;
+        self.session.commit_before(self.snap, &t, None, before)
+    }
+}
+
 /// How a landing ended.
 pub(super) enum Landed {
     /// The chain's tip is the `merge` transition; with a remote, the remote has it with main.
@@ -47,9 +93,10 @@ pub(super) struct Target<'a> {
 /// remote refuses leaves nothing behind: the ref never moved and the landing file is gone.
 pub(super) fn record_and_push(
     session: &Session,
-    snap: &Snapshot,
+    recorder: &dyn Recorder,
     target: &Target,
 ) -> Result<Landed, EngineError> {
+    let tip = recorder.tip();
     let git = &session.git;
     let store = &session.store;
     let workflow = store.workflow().to_string();
@@ -57,7 +104,7 @@ pub(super) fn record_and_push(
     // clone writes the chain, so its copy there is behind or level; one that is not was
     // taken elsewhere, and `sync` says what to do.
     let seen = match target.remote {
-        Some(remote) => match own_copy(session, remote, snap.tip)? {
+        Some(remote) => match own_copy(session, remote, tip)? {
             Ok(seen) => seen,
             Err(why) => {
                 return Ok(Landed::Blocked(Blocked::Git(format!(
@@ -71,18 +118,18 @@ pub(super) fn record_and_push(
         branch: target.branch.to_string(),
         main: target.exact.then(|| target.merged.to_string()),
     };
-    let t = session.transition(snap, event.clone())?;
+    let keep = recorder.keep();
     let notes = match target.remote {
         Some(remote) => notes_to_push(session, remote)?,
         None => None,
     };
     let mut refused = None;
     let mut stopped = None;
-    let written = session.commit_before(snap, &t, None, |record| {
+    let mut before = |record: ObjectId| -> Result<(), EngineError> {
         store.note_landing(
             &workflow,
             &Landing {
-                old: snap.tip.to_string(),
+                old: tip.to_string(),
                 new: record.to_string(),
                 merge: target.merged.to_string(),
             },
@@ -95,6 +142,7 @@ pub(super) fn record_and_push(
                 (record, seen),
                 (target.main, target.merged, target.theirs),
                 notes,
+                keep.as_ref(),
             );
             if let Err(e) = pushed {
                 store.forget_landing(&workflow);
@@ -131,7 +179,8 @@ pub(super) fn record_and_push(
         }
         let _ = git.delete_branch_at(target.branch, target.tip);
         Ok(())
-    });
+    };
+    let written = recorder.record(target.exact.then_some(target.merged), &mut before);
     if let Some(e) = refused {
         return Ok(Landed::Refused(e));
     }
@@ -155,6 +204,7 @@ fn push_landing(
     (record, seen): (ObjectId, Option<ObjectId>),
     (main, merged, theirs): (&str, &str, Option<&str>),
     notes: Option<(ObjectId, Option<ObjectId>)>,
+    keep: Option<&(String, String)>,
 ) -> Result<(), GitError> {
     let reference = workflow_ref(session.store.workflow());
     let mut leases = vec![(reference.clone(), seen.map(|s| s.to_string()))];
@@ -166,6 +216,10 @@ fn push_landing(
     if let Some((tip, seen)) = notes {
         leases.push((NOTES_REF.to_string(), seen.map(|s| s.to_string())));
         specs.push(format!("{tip}:{NOTES_REF}"));
+    }
+    if let Some((commit, kept)) = keep {
+        // Only this workflow writes it; what it kept before, its chain's history names.
+        specs.push(format!("+{commit}:{kept}"));
     }
     session.git.push_atomic(remote, &leases, &specs).map(drop)
 }
@@ -264,6 +318,7 @@ pub(crate) fn land_resolution(
             (record, seen),
             (&main, &merged, theirs.as_deref()),
             notes,
+            None,
         );
         if let Err(e) = pushed {
             store.forget_landing(&workflow);

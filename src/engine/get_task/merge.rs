@@ -137,10 +137,16 @@ pub(super) fn merge(
             });
         }
     }
+    let recorder = super::landing::MergeRecord {
+        session,
+        snap,
+        branch,
+    };
     land(
         session,
         &snap.state,
         Some(snap),
+        Some(&recorder),
         None,
         branch,
         &tip,
@@ -178,6 +184,7 @@ pub(crate) fn land(
     session: &Session,
     state: &crate::workflow::State,
     judged: Option<&Snapshot>,
+    recorder: Option<&dyn super::landing::Recorder>,
     pinned: Option<&str>,
     branch: &str,
     tip: &str,
@@ -245,7 +252,7 @@ pub(crate) fn land(
                 });
             }
         }
-        if let Some(snap) = judged {
+        if let Some(recorder) = recorder {
             let target = super::landing::Target {
                 remote: remote.as_deref(),
                 main,
@@ -257,7 +264,7 @@ pub(crate) fn land(
                 theirs: theirs.as_deref(),
                 exact: merged_exactly(session, &merged, tip, &before)?,
             };
-            match super::landing::record_and_push(session, snap, &target)? {
+            match super::landing::record_and_push(session, recorder, &target)? {
                 Landed::Recorded(event) => {
                     out.recorded = true;
                     return Ok(event);
