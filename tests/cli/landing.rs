@@ -336,6 +336,7 @@ fn three_clones_racing_their_merges_each_land_once_with_no_sync() {
     }
     let mut rounds = 0;
     let mut refusals = 0;
+    let mut remerged = 0;
     loop {
         let waiting: Vec<&(TestRepo, &str, &str, &str)> = clones
             .iter()
@@ -359,6 +360,9 @@ fn three_clones_racing_their_merges_each_land_once_with_no_sync() {
             .collect();
         for child in children {
             let out = Run::from(child.wait_with_output().expect("get-task"));
+            if out.stdout.contains("lost the race to another clone") {
+                remerged += 1;
+            }
             if out.stdout.contains("hook declined") || out.stderr.contains("hook declined") {
                 refusals += 1;
             }
@@ -399,7 +403,9 @@ fn three_clones_racing_their_merges_each_land_once_with_no_sync() {
             "Merge branch 'feat/two'"
         ]
     );
-    eprintln!("three clones: {rounds} round(s) of get-task, {refusals} refusals");
+    eprintln!(
+        "three clones: {rounds} round(s) of get-task, {remerged} merge(s) made again after a lost race, {refusals} refusals"
+    );
 }
 
 /// Two clones whose PRs write the same file: A lands first; B's merge conflicts and halts.
