@@ -529,3 +529,55 @@ fn a_ticket_merge_lands_through_the_hook_with_what_its_verifier_needs() {
         "{v}"
     );
 }
+
+/// The landing file cannot be written (as on a full disk): the landing does not begin, so
+/// nothing moved, here or on the server, and nothing is FORGED; once it can be written, the
+/// next `get-task` lands the merge once.
+#[test]
+fn a_landing_that_cannot_note_itself_moves_nothing_and_lands_later() {
+    let (repo, server) = shared_calc();
+    let before = main_tip(&repo);
+    finalized(&repo);
+    let squashed = repo.git(&["rev-parse", "--short=12", "HEAD"]);
+    repo.write(
+        "docs/plan.md",
+        &format!(
+            "# Plan\n## PR 1: feat: Multiply [DONE] {}\n",
+            squashed.trim()
+        ),
+    );
+    repo.commit_all("docs: PR 1 done");
+    repo.run(&["submit-work", "-s", "plan updated"]).expect(0);
+    let chain = repo.tip();
+    let server_chain = server.rev(&repo, REF);
+    // A file where the landings' directory goes: every write under it fails.
+    let landings = repo.dir().join(".git/orchestrator/landings");
+    std::fs::create_dir_all(landings.parent().unwrap()).unwrap();
+    std::fs::write(&landings, b"").unwrap();
+    let out = repo.run(&["get-task"]);
+    assert_ne!(out.code, 0, "{}", out.stdout);
+    assert!(
+        out.stderr.contains(".git/orchestrator/landings/main"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(main_tip(&repo), before, "main did not move here");
+    assert_eq!(server.rev(&repo, "refs/heads/main"), Some(before.clone()));
+    // The steps before the landing are recorded (MERGING_BRANCH), the merge is not.
+    assert_eq!(repo.status(), "MERGING_BRANCH");
+    assert_ne!(repo.tip(), chain);
+    let subject = repo.git(&["log", "-1", "--format=%s", REF]);
+    assert!(!subject.starts_with("merge:"), "{subject}");
+    assert_eq!(server.rev(&repo, REF), server_chain);
+    audit_clean(&repo, "after the landing could not begin");
+    std::fs::remove_file(&landings).unwrap();
+    repo.run(&["get-task"]).expect(0);
+    assert_eq!(repo.status(), "INITIALIZING");
+    let line = server.main_line(&repo);
+    assert_eq!(
+        line.iter().take_while(|c| **c != before).count(),
+        1,
+        "{line:?}"
+    );
+    assert_eq!(server.rev(&repo, REF), repo.tip());
+}
