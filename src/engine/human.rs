@@ -71,7 +71,23 @@ pub fn resume(
                 None,
             ),
         };
-        let t = session.apply_answer(&snap, event, human, signed.as_ref())?;
+        // A human's merge lands through the workflow: recorded, and pushed with main in one
+        // push, as the workflow's own merge is (docs/integrity.md, "A landing in flight").
+        let remote = match &merged {
+            Some(_) => super::remote::coordination_remote(session, &snap.state)?,
+            None => None,
+        };
+        let t = match remote {
+            Some(remote) => super::get_task::landing::land_resolution(
+                session,
+                &snap,
+                event,
+                human,
+                signed.as_ref(),
+                &remote,
+            )?,
+            None => session.apply_answer(&snap, event, human, signed.as_ref())?,
+        };
         Ok(ResumeReport {
             halt_message: from,
             state: t.to(),

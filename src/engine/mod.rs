@@ -587,6 +587,22 @@ impl Session {
         Ok(t)
     }
 
+    /// [`Self::apply_answer`], with `before` given the new commit once its objects are
+    /// stored and before the ref moves (a human's merge pushed with its record): an error
+    /// from it leaves the workflow where it was.
+    pub fn apply_answer_before(
+        &self,
+        snapshot: &Snapshot,
+        event: Event,
+        human: Human,
+        signed: Option<&AnswerSignature>,
+        before: impl FnOnce(gix::ObjectId) -> Result<(), EngineError>,
+    ) -> Result<Transition, EngineError> {
+        let t = self.transition(snapshot, event)?;
+        self.write_transition(snapshot, &t, None, Some(human), signed, before)?;
+        Ok(t)
+    }
+
     /// Stores `t` on top of `snapshot`; `output` is the run output its `SaveOutput` effect names.
     pub fn commit(
         &self,

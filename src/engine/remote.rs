@@ -73,6 +73,12 @@ pub fn fetch_main(session: &Session, remote: &str, main: &str) -> Result<Option<
             crate::store::CLAIMS,
             crate::store::tracking_claim_ref(remote, "*")
         ),
+        // The notes too: a merge pushes them with main, leased on what this fetch saw.
+        format!(
+            "+{}*:{}*",
+            crate::store::NOTES_REF,
+            crate::store::tracking_notes_ref(remote)
+        ),
     ];
     let Some((_, seen)) = there.into_iter().find(|(name, _)| *name == branch) else {
         git.fetch(remote, &specs)?;

@@ -97,6 +97,29 @@ impl Store {
                 .into_iter()
                 .filter(|(name, _)| name.contains("/workflows/")),
         );
+        // A landing in flight (docs/integrity.md, "A landing in flight"): its record is a
+        // transition on the chain's tip that the ref has not reached yet (the push went first,
+        // or main moved here first); its merge is that workflow's while the chain still stands
+        // where the landing began. The record replays clean or counts for nothing, as any.
+        for (workflow, landing) in self.landings() {
+            let (Ok(old), Ok(new)) = (
+                ObjectId::from_hex(landing.old.as_bytes()),
+                ObjectId::from_hex(landing.new.as_bytes()),
+            ) else {
+                continue;
+            };
+            let at_old = tips
+                .iter()
+                .any(|(name, tip)| *name == workflow && *tip == old);
+            let on_old = self
+                .repo
+                .find_commit(new)
+                .ok()
+                .is_some_and(|c| c.parent_ids().next().map(|p| p.detach()) == Some(old));
+            if at_old && on_old {
+                tips.push((workflow, new));
+            }
+        }
         let mut out = Vec::new();
         for (name, tip) in tips {
             let mut next = Some(tip);

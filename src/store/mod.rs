@@ -67,7 +67,7 @@ pub use snapshot::Snapshot;
 pub use snapshot::TICKET_FILE;
 pub use tickets::{TicketSnapshot, WorkflowKind};
 pub use time::format_time;
-pub use tips::ReflogEntry;
+pub use tips::{Landing, ReflogEntry};
 pub use write::{FileChange, SignedAnswer, TransitionWrite};
 
 pub struct Store {

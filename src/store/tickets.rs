@@ -124,6 +124,22 @@ impl Store {
         summary: &str,
         recorded: &str,
     ) -> Result<ObjectId, WriteError> {
+        self.write_ticket_before(expected, from, ticket, (event, summary, recorded), |_| {
+            Ok::<(), WriteError>(())
+        })
+    }
+
+    /// [`Store::write_ticket`], with `before` given the new commit once its objects are
+    /// stored and before the ref moves (a ticket's merge pushed with its record): an error
+    /// from it leaves the ticket where it was.
+    pub fn write_ticket_before<E: From<WriteError> + From<super::StoreError>>(
+        &self,
+        expected: Option<ObjectId>,
+        from: Option<TicketState>,
+        ticket: &Ticket,
+        (event, summary, recorded): (&str, &str, &str),
+        before: impl FnOnce(ObjectId) -> Result<(), E>,
+    ) -> Result<ObjectId, E> {
         let mut objects = loose::LooseWriter::new(&self.repo);
         let blob = objects.write(gix::objs::Kind::Blob, &ticket.to_json())?;
         let tree = objects.write_object(&blob_tree(std::iter::once((TICKET_FILE, blob))))?;
@@ -145,6 +161,7 @@ impl Store {
         let headers = vec![(EVENT_HEADER.into(), recorded.into())];
         let commit = commit_object(tree, expected, &signature, &message, headers);
         let id = objects.write_object(&commit)?;
+        before(id)?;
         self.update_ref(
             &self.ref_name,
             expected,

@@ -12,6 +12,20 @@ use super::{Store, StoreError};
 /// The last tip of each workflow ref, one file per workflow, under the git directory.
 const TIP_MARKERS: &str = "orchestrator/tips";
 
+/// The landings in flight, one file per workflow, under the git directory.
+const LANDINGS: &str = "orchestrator/landings";
+
+/// A workflow's merge being landed (docs/integrity.md, "A landing in flight"): its record
+/// `new` (a `merge` transition on `old`, the chain's tip when the landing began) and the
+/// merge commit it records. Written before anything moves; removed once the record is the
+/// chain's tip or the landing was given up.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Landing {
+    pub old: String,
+    pub new: String,
+    pub merge: String,
+}
+
 /// One line of a ref's reflog.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ReflogEntry {
@@ -158,6 +172,75 @@ impl Store {
                     .then(|| (entry.path(), old.to_string(), new.to_string()))
             })
             .collect()
+    }
+
+    fn landing_path(&self, workflow: &str) -> PathBuf {
+        self.repo.common_dir().join(LANDINGS).join(workflow)
+    }
+
+    /// Records `landing` as in flight for `workflow`, durably, before the landing moves
+    /// anything: an error (a full disk) means the landing must not begin.
+    pub fn note_landing(&self, workflow: &str, landing: &Landing) -> Result<(), StoreError> {
+        let path = self.landing_path(workflow);
+        let failed =
+            |e: std::io::Error| StoreError::Git(format!("cannot write {}: {e}", path.display()));
+        let dir = path
+            .parent()
+            .ok_or_else(|| StoreError::Internal("a landing file has no directory".into()))?;
+        std::fs::create_dir_all(dir).map_err(failed)?;
+        // Written aside and renamed: a landing file is whole or absent, never cut short.
+        let partial = dir.join(format!(".{workflow}.{}", std::process::id()));
+        let text = format!("{} {} {}\n", landing.old, landing.new, landing.merge);
+        let written = std::fs::write(&partial, text).and_then(|()| {
+            std::fs::File::open(&partial)?.sync_all()?;
+            std::fs::rename(&partial, &path)
+        });
+        if let Err(e) = written {
+            let _ = std::fs::remove_file(&partial);
+            return Err(failed(e));
+        }
+        Ok(())
+    }
+
+    /// The landing in flight for `workflow`, if one is: three ids, or nothing.
+    pub fn landing(&self, workflow: &str) -> Option<Landing> {
+        let text = crate::input::read_file(&self.landing_path(workflow), 512).ok()??;
+        let text = String::from_utf8(text).ok()?;
+        let ids: Vec<&str> = text.split_whitespace().collect();
+        let [old, new, merge] = ids.as_slice() else {
+            return None;
+        };
+        ids.iter()
+            .all(|id| ObjectId::from_hex(id.as_bytes()).is_ok())
+            .then(|| Landing {
+                old: old.to_string(),
+                new: new.to_string(),
+                merge: merge.to_string(),
+            })
+    }
+
+    /// The landings in flight of every workflow here, by workflow.
+    pub fn landings(&self) -> Vec<(String, Landing)> {
+        let dir = self.repo.common_dir().join(LANDINGS);
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return Vec::new();
+        };
+        entries
+            .flatten()
+            .filter_map(|entry| {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                if name.starts_with('.') {
+                    return None;
+                }
+                let landing = self.landing(&name)?;
+                Some((name, landing))
+            })
+            .collect()
+    }
+
+    /// The landing of `workflow` is over (recorded, or given up with nothing moved).
+    pub fn forget_landing(&self, workflow: &str) {
+        let _ = std::fs::remove_file(self.landing_path(workflow));
     }
 
     /// The tip git-orchestrate last wrote to `workflow`'s ref in this repository, when it

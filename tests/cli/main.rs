@@ -23,6 +23,7 @@ mod idle;
 mod input;
 mod integrity;
 mod json;
+mod landing;
 mod lifecycle;
 mod mainpush;
 mod managers;

@@ -18,7 +18,7 @@ timeout = "30s"
 const RUNNER: &str = "for t in tests/*.sh; do [ -e \"$t\" ] || continue; \
                       sh \"$t\" || { echo \"FAILED: $t\"; exit 1; }; done; echo 'all tests pass'\n";
 
-fn repo() -> TestRepo {
+pub(crate) fn repo() -> TestRepo {
     let repo = TestRepo::empty();
     repo.write("run_tests.sh", RUNNER);
     repo.write(".orchestrate.toml", TICKET_CONFIG);
@@ -705,7 +705,7 @@ fn a_merge_that_conflicts_halts_the_ticket_until_a_human_resumes_it() {
 }
 
 /// The ticket `a_ticket_…` would make, shorter: one subtask, accepted, completed.
-fn finished_ticket(repo: &TestRepo) {
+pub(crate) fn finished_ticket(repo: &TestRepo) {
     repo.run(&["ticket", "new", "--title", "Hello"]).expect(0);
     assign(repo, "Add hello", &["src/**", "tests/**"], &[]).expect(0);
     honest_work(repo, "hello");

@@ -38,7 +38,7 @@ pub(super) fn check(
     let Some(config_ref) = config.as_ref() else {
         return Ok(policy);
     };
-    record_reasons(
+    let remade = record_reasons(
         session,
         &snap,
         target,
@@ -59,6 +59,20 @@ pub(super) fn check(
         return Ok(policy);
     };
     rerun(session, &snap, config, verdict)?;
+    // A merge re-made on a main that moved after the PR's check (a lost race), or a human's
+    // resolution of a conflict, holds a tree the check never verified: the pinned gates run
+    // on it, as the merging clone ran them.
+    if remade && verdict.reasons.is_empty() {
+        match crate::engine::finalize::gates_on(session, config, commit)? {
+            Some(why) => verdict.reasons.push(format!(
+                "the merge's tree, which the PR's check did not verify (made onto a main that moved, or a human's resolution of a conflict), fails the pinned gates: {why}"
+            )),
+            None => verdict.reran.push(format!(
+                "the gates passed on the merge {}, whose tree the PR's check did not verify",
+                crate::short_id(commit)
+            )),
+        }
+    }
     Ok(policy)
 }
 
@@ -151,7 +165,8 @@ fn pinned(
 
 /// What the record says against git: the merge, the pin, the master plan, the protected
 /// paths, the approval the configuration asks for, the verifier's own repository, and that
-/// every task has a RED test to run again.
+/// every task has a RED test to run again. True when the merge was made onto a main that
+/// moved since the PR's base, so its tree is to be gated too.
 fn record_reasons(
     session: &Session,
     snap: &Snapshot,
@@ -159,11 +174,19 @@ fn record_reasons(
     commit: &str,
     (pin, blob, config): (&Pin, &str, &Config),
     verdict: &mut Verdict,
-) -> Result<(), EngineError> {
+) -> Result<bool, EngineError> {
     let state = &snap.state;
     let final_commit = state.final_commit().unwrap_or_default().to_string();
     let facts = Facts::gather(session, snap, commit, &final_commit)?;
     let verified_tree = state.pr().and_then(|pr| pr.verified_tree.as_deref());
+    // A conflict a human resolved and landed through the workflow: the merge is their
+    // `resume`, an answer that stands (signed where the pinned configuration requires it).
+    let resolved = matches!(target, Target::Merge { .. })
+        && verdict.answers.iter().any(|a| {
+            a.answer == "resume"
+                && gix::ObjectId::from_hex(a.commit.as_bytes()).ok() == Some(target.transition())
+                && !a.fails()
+        });
     let reasons = &mut verdict.reasons;
     reasons.extend(facts.judge(
         target,
@@ -173,6 +196,7 @@ fn record_reasons(
             master_plan: &config.master_plan,
         },
         verified_tree,
+        resolved,
     ));
     let specs = config.protected_pathspecs(&crate::engine::verify::judges(config));
     let mut protected =
@@ -210,7 +234,7 @@ fn record_reasons(
         reasons.push("the pinned configuration has no gates: nothing can be run again".into());
     }
     reasons.extend(red_reasons(session, snap)?);
-    Ok(())
+    Ok(facts.onto_moved.is_some() || (resolved && facts.commit_tree != facts.merged_tree))
 }
 
 /// RED steps the chain did not pin, and plan tasks without a RED step: nothing would prove
@@ -328,6 +352,21 @@ struct Facts {
     /// `.orchestrate/allowed_signers` at the pin and on main before the merge.
     signers_at_pin: Option<String>,
     signers_at_main: Option<String>,
+    /// A merge whose first parent is not the PR's base: made again after another clone's
+    /// merge moved main (docs/integrity.md, "A landing in flight").
+    onto_moved: Option<OntoMoved>,
+}
+
+/// What git says of a merge made onto a main that moved since the PR's base.
+struct OntoMoved {
+    first: String,
+    /// The first parent descends from the PR's base: main moved forward, not elsewhere.
+    descends: bool,
+    /// git's own merge of the checked commit onto the first parent (`None`: it conflicts).
+    merged_by_git: Option<String>,
+    /// The config blob and `.orchestrate/allowed_signers` on the first parent.
+    config: Option<String>,
+    signers: Option<String>,
 }
 
 impl Facts {
@@ -369,7 +408,21 @@ impl Facts {
             Some(plan) => git.tree_of(plan)?,
             None => git.tree_of(final_commit)?,
         };
+        let onto_moved = match commit_parents.as_slice() {
+            [first, second] if Some(first) != base.as_ref() => Some(OntoMoved {
+                first: first.clone(),
+                descends: match &base {
+                    Some(base) => git.is_ancestor(base, first)?,
+                    None => false,
+                },
+                merged_by_git: git.merge_tree(first, second)?,
+                config: blob_at(first, config::FILE_NAME)?,
+                signers: blob_at(first, config::ALLOWED_SIGNERS)?,
+            }),
+            _ => None,
+        };
         Ok(Facts {
+            onto_moved,
             commit_tree: git.tree_of(commit)?,
             final_commit: final_commit.to_string(),
             merged_tree,
@@ -390,7 +443,15 @@ impl Facts {
     }
 
     /// The reasons the facts give to refuse the verdict (pure).
-    fn judge(&self, target: &Target, pinned: &Pinned, verified_tree: Option<&str>) -> Vec<String> {
+    /// `resolved`: the merge is a human's resolution of a conflict, landed by their `resume`;
+    /// its tree is theirs, and is gated again instead.
+    fn judge(
+        &self,
+        target: &Target,
+        pinned: &Pinned,
+        verified_tree: Option<&str>,
+        resolved: bool,
+    ) -> Vec<String> {
         let (pin, pinned_blob) = (pinned.commit, pinned.config);
         let mut reasons = Vec::new();
         let short = |id: &str| crate::short_id(id).to_string();
@@ -455,7 +516,7 @@ impl Facts {
         }
         if let Target::Merge { .. } = target {
             match self.commit_parents.as_slice() {
-                [first, second] => {
+                [_, second] => {
                     if *second != merged {
                         reasons.push(format!(
                             "the merge brings in {}, not the PR's checked commit {}",
@@ -463,23 +524,66 @@ impl Facts {
                             short(&merged)
                         ));
                     }
-                    if self.commit_tree != self.merged_tree {
-                        reasons.push(format!(
-                            "the merge commit's tree {} is not the tree of the commit it merges ({}): something rode along",
-                            short(&self.commit_tree),
-                            short(&self.merged_tree)
-                        ));
-                    }
-                    if Some(first) != self.base.as_ref() {
-                        reasons.push(format!(
-                            "main moved between the PR's finalization and its merge (first parent {}, the PR's base {}): the merged tree was never verified",
-                            short(first),
-                            self.base.as_deref().map_or("none".to_string(), short)
-                        ));
+                    match &self.onto_moved {
+                        None if self.commit_tree != self.merged_tree && !resolved => {
+                            reasons.push(format!(
+                                "the merge commit's tree {} is not the tree of the commit it merges ({}): something rode along",
+                                short(&self.commit_tree),
+                                short(&self.merged_tree)
+                            ));
+                        }
+                        None => {}
+                        Some(moved) => {
+                            reasons.extend(moved.judge(self, pinned_blob, resolved, &short))
+                        }
                     }
                 }
                 _ => reasons.push("it is not a merge commit".into()),
             }
+        }
+        reasons
+    }
+}
+
+impl OntoMoved {
+    /// Why a merge made onto a main that moved since the PR's base is refused (pure): main
+    /// moved elsewhere than forward, the merge holds more than git's merge of the checked
+    /// commit, or main's configuration or signers changed under the PR.
+    fn judge(
+        &self,
+        facts: &Facts,
+        pinned_blob: &str,
+        resolved: bool,
+        short: &dyn Fn(&str) -> String,
+    ) -> Vec<String> {
+        let mut reasons = Vec::new();
+        let first = self.first.as_str();
+        if !self.descends {
+            reasons.push(format!(
+                "the merge's first parent {} does not descend from the PR's base {}: the merged tree was never verified",
+                short(first),
+                facts.base.as_deref().map_or("none".to_string(), short)
+            ));
+        }
+        if !resolved && self.merged_by_git.as_deref() != Some(facts.commit_tree.as_str()) {
+            reasons.push(format!(
+                "the merge commit's tree {} is not git's merge of the checked commit onto {} ({}): something rode along",
+                short(&facts.commit_tree),
+                short(first),
+                self.merged_by_git.as_deref().map_or("it conflicts".to_string(), short)
+            ));
+        }
+        if self.config.as_deref() != Some(pinned_blob) {
+            reasons.push(format!(
+                "main's {} changed since the PR was pinned: a human runs `git orchestrate repin`",
+                config::FILE_NAME
+            ));
+        }
+        if self.signers != facts.signers_at_pin {
+            reasons.push(format!(
+                "main's {} changed since the PR was pinned: its answers were judged by the keys of then",
+                config::ALLOWED_SIGNERS
+            ));
         }
         reasons
     }

@@ -285,7 +285,8 @@ fn judge_main_move(
     let (mut refusals, mut verdicts) = (Vec::new(), Vec::new());
     for commit in commits {
         let verdict = judge_remembered(judged, verifier, chains, &commit)?;
-        let merge = verdict.kind == Some("merge");
+        // A workflow's merge, or a ticket's: both are a workflow moving main.
+        let merge = matches!(verdict.kind, Some("merge" | "ticket-merge"));
         if !verdict.passed || !merge {
             let why = if verdict.passed {
                 "it is a PR's head, not the workflow's merge of it".to_string()

@@ -90,6 +90,20 @@ pub fn check(
         return Ok(None);
     };
     let policy = Some((t.pin.clone(), blob.clone()));
+    // Every commit the ticket names must be here before any is read: one missing (the
+    // ticket's branch was deleted at its merge and never pushed, so the subtasks' commits
+    // reached no clone) is a reason named, not a failed git command.
+    let missing = missing_commits(session, t, &finished.squash);
+    if !missing.is_empty() {
+        reasons.extend(missing.into_iter().map(|(what, id)| {
+            format!(
+                "the ticket's {what} {} is not in this repository: nothing here can check it \
+                 (fetch the ticket's branch, or the ref that keeps its commits, from where it was made)",
+                short(&id)
+            )
+        }));
+        return Ok(policy);
+    }
     let squash = &finished.squash;
     let verified_tree = git.tree_of(&t.verified)?;
     let squash_tree = git.tree_of(squash)?;
@@ -231,6 +245,30 @@ pub fn check(
     }
     rerun(session, t, squash, &squash_tree, &config, verdict)?;
     Ok(policy)
+}
+
+/// The commits the ticket names that this repository does not hold, each with what it is.
+fn missing_commits(session: &Session, t: &Ticket, squash: &str) -> Vec<(String, String)> {
+    let mut named = vec![
+        ("pin".to_string(), t.pin.clone()),
+        ("squashed commit".to_string(), squash.to_string()),
+        ("verified commit".to_string(), t.verified.clone()),
+    ];
+    for s in &t.subtasks {
+        if let Some(base) = &s.base {
+            named.push((format!("subtask {}'s base", s.id), base.clone()));
+        }
+        if let Some(accepted) = &s.accepted {
+            named.push((
+                format!("subtask {}'s accepted commit", s.id),
+                accepted.clone(),
+            ));
+        }
+    }
+    named
+        .into_iter()
+        .filter(|(_, id)| session.git.rev_parse(id).is_err())
+        .collect()
 }
 
 /// The gates on the squash, and each accepted subtask's tests on its base.

@@ -3,6 +3,7 @@
 
 use super::blocked::{Blocked, dirty};
 use super::land::{MainAt, dirty_elsewhere, main_at, move_main, up_to_remote};
+use super::landing::Landed;
 use crate::engine::{EngineError, Session};
 use crate::exec::git::MergedTree;
 use crate::store::Snapshot;
@@ -64,7 +65,7 @@ pub(super) fn merge(
     session: &Session,
     snap: &Snapshot,
     branch: &str,
-    raced: &mut usize,
+    out: &mut LandOutcome,
 ) -> Result<Event, EngineError> {
     crate::engine::hermetic::require(session)?;
     let main = session.main_branch(Some(&snap.state))?;
@@ -74,6 +75,17 @@ pub(super) fn merge(
             reason: reason.to_string(),
         })
     };
+    // A landing a kill interrupted is completed (its record is the chain's tip then) or
+    // given up before anything else is judged (docs/integrity.md, "A landing in flight").
+    let remote = crate::engine::remote::coordination_remote(session, &snap.state)?;
+    match super::landing::complete_interrupted(session, snap, remote.as_deref(), &main)? {
+        Ok(Some(event)) => {
+            out.recorded = true;
+            return Ok(event);
+        }
+        Ok(None) => {}
+        Err(why) => return blocked(why),
+    }
     if let Some(reason) = not_mergeable(session, snap)? {
         return blocked(reason);
     }
@@ -83,7 +95,7 @@ pub(super) fn merge(
     // no remote; with one, `land` judges main as the remote has it, after fetching it with the
     // workflows' records (judged before that fetch, a merge another clone pushed a moment ago
     // would block this one for good).
-    if crate::engine::remote::coordination_remote(session, &snap.state)?.is_none()
+    if remote.is_none()
         && let Some(reason) = outside_moves(session, snap, checked)?
     {
         return blocked(reason);
@@ -125,16 +137,31 @@ pub(super) fn merge(
             });
         }
     }
+    let recorder = super::landing::MergeRecord {
+        session,
+        snap,
+        branch,
+    };
     land(
         session,
         &snap.state,
         Some(snap),
+        Some(&recorder),
         None,
         branch,
         &tip,
         &main,
-        raced,
+        out,
     )
+}
+
+/// What a landing did besides its event: how often it lost the race to another clone, and
+/// whether it recorded the `merge` transition itself (the workflow's merge is recorded
+/// before it is pushed; a ticket's is recorded by the ticket).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct LandOutcome {
+    pub raced: usize,
+    pub recorded: bool,
 }
 
 /// How often the merge is made again after another clone pushed main first.
@@ -147,7 +174,9 @@ const MAX_PUSHES: usize = 5;
 /// main and does it all again; a conflict halts with the PR branch intact.
 ///
 /// `state` gives the remote and the gates; `judged` is the workflow whose accounting of main
-/// tells a move outside the workflows (none for a ticket, which keeps no such accounting);
+/// tells a move outside the workflows (none for a ticket, which keeps no such accounting),
+/// and whose `merge` transition is recorded first and pushed with main in one atomic push
+/// (`super::landing`);
 /// `pinned` is the commit the work was checked on (a ticket's pin): a merge onto a main
 /// that moved since is gated again before it lands.
 #[allow(clippy::too_many_arguments)]
@@ -155,11 +184,12 @@ pub(crate) fn land(
     session: &Session,
     state: &crate::workflow::State,
     judged: Option<&Snapshot>,
+    recorder: Option<&dyn super::landing::Recorder>,
     pinned: Option<&str>,
     branch: &str,
     tip: &str,
     main: &str,
-    raced: &mut usize,
+    out: &mut LandOutcome,
 ) -> Result<Event, EngineError> {
     let git = &session.git;
     let blocked = |reason: Blocked| {
@@ -212,20 +242,51 @@ pub(crate) fn land(
                 }
             }
         };
-        if merged != before {
-            // A merge onto a main that moved after another clone's push is checked again.
-            if attempt > 0 || pinned.is_some_and(|pin| pin != before) {
-                let config = session.load_config(Some(state))?.config;
-                if let Some(why) = crate::engine::finalize::gates_on(session, &config, &merged)? {
-                    return blocked(Blocked::FailsOnNewMain {
-                        main: main.to_string(),
-                        why,
-                    });
+        // A merge onto a main that moved after another clone's push is checked again.
+        if merged != before && (attempt > 0 || pinned.is_some_and(|pin| pin != before)) {
+            let config = session.load_config(Some(state))?.config;
+            if let Some(why) = crate::engine::finalize::gates_on(session, &config, &merged)? {
+                return blocked(Blocked::FailsOnNewMain {
+                    main: main.to_string(),
+                    why,
+                });
+            }
+        }
+        if let Some(recorder) = recorder {
+            let target = super::landing::Target {
+                remote: remote.as_deref(),
+                main,
+                at: &at,
+                branch,
+                tip,
+                merged: &merged,
+                before: &before,
+                theirs: theirs.as_deref(),
+                exact: merged_exactly(session, &merged, tip, &before)?,
+            };
+            match super::landing::record_and_push(session, recorder, &target)? {
+                Landed::Recorded(event) => {
+                    out.recorded = true;
+                    return Ok(event);
+                }
+                Landed::Blocked(why) => return blocked(why),
+                Landed::Refused(refused) => {
+                    if !crate::engine::remote::lost_race(&refused) {
+                        return blocked(Blocked::PushRefused {
+                            main: main.to_string(),
+                            remote: remote.clone().unwrap_or_default(),
+                            said: refused.to_string(),
+                        });
+                    }
+                    out.raced += 1;
+                    continue;
                 }
             }
-            if let Err(why) = move_main(session, main, &at, &before, &merged)? {
-                return blocked(why);
-            }
+        }
+        if merged != before
+            && let Err(why) = move_main(session, main, &at, &before, &merged)?
+        {
+            return blocked(why);
         }
         let Some(remote) = &remote else {
             return finish(session, branch, tip, &at, &merged, &before);
@@ -251,7 +312,7 @@ pub(crate) fn land(
                 said: refused.to_string(),
             });
         }
-        *raced += 1;
+        out.raced += 1;
     }
     blocked(Blocked::RaceLost {
         main: main.to_string(),

@@ -3,6 +3,7 @@
 
 mod blocked;
 mod land;
+pub(crate) mod landing;
 pub(crate) mod merge;
 
 use self::blocked::{Blocked, dirty};
@@ -95,10 +96,14 @@ fn attempt(session: &Session) -> Result<TaskReport, EngineError> {
         }
         let stop = workflow::get_task_stops_after(&event);
         let merged = matches!(event, Event::Merged { .. });
-        let t = session.transition(&snap, event)?;
-        super::claims::commit_claiming(session, &snap, &t, None)?;
-        if merged {
-            progress.notes.extend(publish_merge(session, &snap.state)?);
+        // The landing records its own merge before it pushes it (docs/integrity.md, "A
+        // landing in flight"): written already, and on the remote with main.
+        if !std::mem::take(&mut progress.recorded) {
+            let t = session.transition(&snap, event)?;
+            super::claims::commit_claiming(session, &snap, &t, None)?;
+            if merged {
+                progress.notes.extend(publish_merge(session, &snap.state)?);
+            }
         }
         snap = session.store.read()?.ok_or(EngineError::Conflict)?;
         if merged {
@@ -187,6 +192,8 @@ struct Progress {
     guidance: Option<String>,
     /// Why the PR branch could not be created.
     blocked: Option<String>,
+    /// The event carried out was recorded by the step itself (a landed merge).
+    recorded: bool,
 }
 
 /// Carries out one orchestrator step: the event to record, or `None` when there is nothing
@@ -267,16 +274,17 @@ fn carry_out(
         }
         GetTaskStep::StartMerge => Event::MergeStarted,
         GetTaskStep::Merge { branch } => {
-            let mut raced = 0;
-            let event = merge(session, snap, &branch, &mut raced)?;
+            let mut out = merge::LandOutcome::default();
+            let event = merge(session, snap, &branch, &mut out)?;
             if let Event::Merged { .. } = &event {
                 let main = session.main_branch(Some(&snap.state))?;
                 done.push(DoneAction::Merged {
                     branch,
                     main,
-                    raced,
+                    raced: out.raced,
                 });
             }
+            progress.recorded = out.recorded;
             event
         }
     }))

@@ -133,7 +133,12 @@ pub fn squash(session: &Session, ticket: &Ticket, summary: &str) -> Result<Strin
 /// into main by the TDD landing, gated again when main moved since the pin. Safe to run
 /// again after a crash at any point: a branch already moved, a note already written, a
 /// merge already on main (the branch deleted) are each taken as done.
-pub fn land(session: &Session, ticket: &Ticket, squash: &str) -> Result<Landed, EngineError> {
+pub fn land(
+    session: &Session,
+    ticket: &Ticket,
+    squash: &str,
+    recorder: &dyn crate::engine::get_task::landing::Recorder,
+) -> Result<Landed, EngineError> {
     let git = &session.git;
     let branch = &ticket.branch;
     let Ok(tip) = git.rev_parse(&branch_ref(branch)) else {
@@ -191,16 +196,17 @@ pub fn land(session: &Session, ticket: &Ticket, squash: &str) -> Result<Landed, 
     // The landing needs a workflow state only for the remote and the gates in force: the
     // ticket's main, with no PR.
     let state = crate::workflow::State::new(Some(ticket.main_branch.clone()));
-    let mut raced = 0;
+    let mut out = crate::engine::get_task::merge::LandOutcome::default();
     let event = crate::engine::get_task::merge::land(
         session,
         &state,
         None,
+        Some(recorder),
         Some(&ticket.pin),
         branch,
         squash,
         &ticket.main_branch,
-        &mut raced,
+        &mut out,
     )?;
     Ok(match event {
         Event::Merged { main, .. } => Landed::Merged {

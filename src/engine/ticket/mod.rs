@@ -372,6 +372,20 @@ fn write(
     event: &str,
     summary: &str,
 ) -> Result<Outcome, EngineError> {
+    write_before(session, snap, role, action, (event, summary), &mut |_| {
+        Ok(())
+    })
+}
+
+/// [`write`], with `before` given the new commit before the ticket's ref moves.
+fn write_before(
+    session: &Session,
+    snap: &TicketSnapshot,
+    role: Option<Role>,
+    action: Action,
+    (event, summary): (&str, &str),
+    before: &mut dyn FnMut(gix::ObjectId) -> Result<(), EngineError>,
+) -> Result<Outcome, EngineError> {
     let at = now();
     let next = ticket::apply(&snap.ticket, role, action.clone(), at)
         .map_err(|r| refused(&snap.ticket, r))?;
@@ -379,13 +393,12 @@ fn write(
         at,
         action: Some(action),
     })?;
-    let id = session.store.write_ticket(
+    let id = session.store.write_ticket_before(
         Some(snap.tip),
         Some(snap.ticket.state),
         &next,
-        event,
-        summary,
-        &recorded,
+        (event, summary, &recorded),
+        before,
     )?;
     Ok(Outcome {
         workflow: session.store.workflow().to_string(),
@@ -578,7 +591,18 @@ pub fn complete(
                 (snap, squash)
             }
         };
-        let landed = finish::land(session, &snap.ticket, &squash)?;
+        // The completion is the record of the merge: written first and pushed with main
+        // (docs/integrity.md, "A landing in flight").
+        let completion = Completion {
+            session,
+            snap: &snap,
+            role,
+            summary: &summary,
+            squash: &squash,
+            written: std::cell::RefCell::new(None),
+        };
+        let landed = finish::land(session, &snap.ticket, &squash, &completion)?;
+        let recorded = completion.written.take();
         let (action, event) = match &landed {
             finish::Landed::Merged { squash, merge } => (
                 Action::Complete {
@@ -595,7 +619,10 @@ pub fn complete(
                 "halt",
             ),
         };
-        let mut outcome = write(session, &snap, role, action, event, &summary)?;
+        let mut outcome = match recorded {
+            Some(outcome) => outcome,
+            None => write(session, &snap, role, action, event, &summary)?,
+        };
         outcome.message = match landed {
             finish::Landed::Merged { squash, merge } => format!(
                 "ticket done: squashed as {} and merged into {}{}",
@@ -609,6 +636,53 @@ pub fn complete(
         };
         Ok(outcome)
     })
+}
+
+/// A ticket's completion, written as the record of its merge by the landing.
+struct Completion<'a> {
+    session: &'a Session,
+    snap: &'a TicketSnapshot,
+    role: Option<Role>,
+    summary: &'a str,
+    squash: &'a str,
+    written: std::cell::RefCell<Option<Outcome>>,
+}
+
+impl crate::engine::get_task::landing::Recorder for Completion<'_> {
+    fn tip(&self) -> gix::ObjectId {
+        self.snap.tip
+    }
+
+    fn record(
+        &self,
+        merge: Option<&str>,
+        before: &mut dyn FnMut(gix::ObjectId) -> Result<(), EngineError>,
+    ) -> Result<(), EngineError> {
+        let action = Action::Complete {
+            summary: self.summary.to_string(),
+            squash: self.squash.to_string(),
+            merge: merge.map(str::to_string),
+        };
+        let outcome = write_before(
+            self.session,
+            self.snap,
+            self.role,
+            action,
+            ("complete-ticket", self.summary),
+            before,
+        )?;
+        *self.written.borrow_mut() = Some(outcome);
+        Ok(())
+    }
+
+    /// The subtasks' commits lead to the verified commit, which neither the squash nor the
+    /// merge reaches, and the ticket's branch goes at the merge.
+    fn keep(&self) -> Option<(String, String)> {
+        Some((
+            self.snap.ticket.verified.clone(),
+            format!("refs/orchestrator/kept/{}", self.session.store.workflow()),
+        ))
+    }
 }
 
 /// `resume` on a halted ticket: a human says the conflict (or what kept a role stuck) is
