@@ -261,10 +261,9 @@ fn init_installs_the_manual_page_so_help_works_from_the_first_use() {
 /// where none of their directories exists yet, install all three scripts.
 #[test]
 fn the_documented_completion_install_lines_work_in_a_fresh_home() {
-    let readme = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/install.md"),
-    )
-    .unwrap();
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/install.md"))
+            .unwrap();
     let section = &readme[readme.find("## Shell completions").unwrap()..];
     let start = section.find("```sh\n").unwrap() + "```sh\n".len();
     let block = &section[start..start + section[start..].find("```").unwrap()];

@@ -700,7 +700,9 @@ fn every_agent_guide_excerpt_is_its_snapshot() {
             .unwrap_or_else(|_| panic!("docs/agent-guide.md quotes a missing snapshot {name}"));
         let lines: Vec<&str> = snapshot.lines().map(str::trim_end).collect();
         assert!(
-            lines.windows(excerpt.len()).any(|w| w == excerpt.as_slice()),
+            lines
+                .windows(excerpt.len())
+                .any(|w| w == excerpt.as_slice()),
             "docs/agent-guide.md's excerpt of {name} is no longer what the briefing prints:\n{}\n\
              copy the lines from tests/snapshots/{name}",
             excerpt.join("\n")
