@@ -7,6 +7,7 @@
 
 mod check;
 mod find;
+pub mod harden;
 mod install;
 pub mod receive;
 pub mod seal;

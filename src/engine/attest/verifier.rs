@@ -143,6 +143,33 @@ fn user_git_config() -> Result<Vec<PathBuf>, EngineError> {
     Ok(files)
 }
 
+/// What git runs from besides its program: its exec path (the `git-*` programs a server's
+/// daemon and hooks run) and the templates a new repository is made from.
+pub fn git_installation(git: &Git) -> Vec<PathBuf> {
+    let mut paths = vec![git.program().to_path_buf()];
+    if let Ok(exec_path) = git.run(["--exec-path"]) {
+        let exec_path = PathBuf::from(exec_path.trim());
+        if let Some(prefix) = exec_path.parent().and_then(Path::parent) {
+            paths.push(prefix.join("share").join("git-core").join("templates"));
+            paths.push(prefix.join("etc").join("gitconfig"));
+        }
+        paths.push(exec_path);
+    }
+    paths.push(PathBuf::from("/etc/gitconfig"));
+    paths
+}
+
+/// This user's home and configuration directories: dotfiles there steer every program of
+/// this user's, the server's git and hooks included.
+pub fn home() -> Vec<PathBuf> {
+    ["HOME", "XDG_CONFIG_HOME"]
+        .iter()
+        .filter_map(std::env::var_os)
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute() && p != Path::new("/"))
+        .collect()
+}
+
 /// Whether the verifier confines the PR's commands (docs/integrity.md, "What the verifier
 /// runs").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -178,13 +205,29 @@ impl Verifier {
             Confine::Namespace => {
                 let git_dir = repo.join(".git");
                 let mut read_only = judged.objects.clone();
-                read_only.push(judged.git.common_dir()?);
+                let common = judged.git.common_dir()?;
+                // Its parent too: a repository renamed away could be replaced by one without
+                // the hooks, and a sibling repository's hooks are the server's as well.
+                read_only.extend(
+                    common
+                        .canonicalize()
+                        .ok()
+                        .and_then(|c| c.parent().map(Path::to_path_buf)),
+                );
+                read_only.push(common);
                 read_only.push(git_dir.clone());
                 read_only.extend(std::env::current_exe().ok());
+                read_only.extend(git_installation(&judged.git));
                 read_only.extend(user_git_config()?);
+                read_only.extend(home());
                 // The scratch worktrees' records (HEAD, index, commondir) too: our git reads
                 // them after each command.
-                Some(crate::exec::confine::Confinement::new(&read_only, &[]))
+                // Everything else is read-only but the temporary directories (and the
+                // scratch worktrees in them, `Session::open_isolated`).
+                Some(crate::exec::confine::Confinement::new(
+                    &read_only,
+                    &crate::exec::env::temp_dirs(),
+                ))
             }
         };
         Ok(Verifier {
@@ -200,6 +243,17 @@ impl Verifier {
         match &self.confinement {
             Some(Err(why)) => Some(why),
             _ => None,
+        }
+    }
+
+    /// Where a confined command could change one of `dependencies`
+    /// ([`crate::exec::confine::Confinement::reachable`]); `None` when commands are not
+    /// confined.
+    pub fn reachable(&self, dependencies: &[PathBuf]) -> Option<Result<Vec<PathBuf>, String>> {
+        match &self.confinement {
+            Some(Ok(confinement)) => Some(confinement.reachable(dependencies)),
+            Some(Err(why)) => Some(Err(why.clone())),
+            None => None,
         }
     }
 
