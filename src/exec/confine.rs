@@ -70,6 +70,14 @@ impl Confinement {
     /// this machine cannot confine a command: no `unshare`, `nsenter` or `setpriv`
     /// (util-linux), no user namespaces for this user, or a path that cannot be bound.
     pub fn new(read_only: &[PathBuf], writable: &[PathBuf]) -> Result<Confinement, String> {
+        let confinement = Self::prepare(read_only, writable)?;
+        confinement.probe()?;
+        Ok(confinement)
+    }
+
+    /// [`Self::new`] without starting anything: the namespaces are made on the first
+    /// command, or by [`Self::probe`].
+    pub fn prepare(read_only: &[PathBuf], writable: &[PathBuf]) -> Result<Confinement, String> {
         let find = |name: &str| {
             SYSTEM_DIRS
                 .iter()
@@ -77,7 +85,7 @@ impl Confinement {
                 .find(|p| p.is_file())
                 .ok_or_else(|| format!("no `{name}` in {} (util-linux)", SYSTEM_DIRS.join(", ")))
         };
-        let confinement = Confinement {
+        Ok(Confinement {
             unshare: find("unshare")?,
             setpriv: find("setpriv")?,
             nsenter: find("nsenter")?,
@@ -86,16 +94,20 @@ impl Confinement {
                 writable: existing(writable),
             },
             holders: Arc::new(Mutex::new(HashMap::new())),
-        };
-        // The holder, and one command through it: what every command will go through.
-        let probe = confinement
+        })
+    }
+
+    /// Whether a command runs confined here: the holder, and one command through it, what
+    /// every command will go through; why not, if not.
+    pub fn probe(&self) -> Result<(), String> {
+        let probe = self
             .command(OsStr::new("true"), &[], Path::new("/"))
             .map_err(|e| e.to_string())?
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .output()
-            .map_err(|e| format!("cannot start {}: {e}", confinement.nsenter.display()))?;
+            .map_err(|e| format!("cannot start {}: {e}", self.nsenter.display()))?;
         if !probe.status.success() {
             return Err(format!(
                 "a confined command does not run here ({}): {}",
@@ -103,7 +115,7 @@ impl Confinement {
                 String::from_utf8_lossy(&probe.stderr).trim()
             ));
         }
-        Ok(confinement)
+        Ok(())
     }
 
     /// `program args…` in `dir`, confined: it enters the holder's namespaces (started on the

@@ -187,6 +187,8 @@ pub struct Verifier {
     git: Git,
     /// The confinement of the PR's commands, or why this machine cannot confine them.
     confinement: Option<Result<crate::exec::confine::Confinement, String>>,
+    /// [`Verifier::cannot_confine`]'s answer, once asked.
+    probed: std::cell::OnceCell<Option<String>>,
     _dir: tempfile::TempDir,
 }
 
@@ -224,7 +226,9 @@ impl Verifier {
                 // them after each command.
                 // Everything else is read-only but the temporary directories (and the
                 // scratch worktrees in them, `Session::open_isolated`).
-                Some(crate::exec::confine::Confinement::new(
+                // Prepared only: a push that runs nothing of the PR's (one that leaves main
+                // alone) starts no namespace ([`Verifier::cannot_confine`] probes).
+                Some(crate::exec::confine::Confinement::prepare(
                     &read_only,
                     &crate::exec::env::temp_dirs(),
                 ))
@@ -234,22 +238,30 @@ impl Verifier {
             git: git.at(&repo),
             repo,
             confinement,
+            probed: std::cell::OnceCell::new(),
             _dir: dir,
         })
     }
 
-    /// Why the PR's commands cannot run here, when they must be confined and cannot be.
+    /// Why the PR's commands cannot run here, when they must be confined and cannot be (the
+    /// confinement tried once, on the first call).
     pub fn cannot_confine(&self) -> Option<&str> {
-        match &self.confinement {
-            Some(Err(why)) => Some(why),
-            _ => None,
-        }
+        self.probed
+            .get_or_init(|| match &self.confinement {
+                Some(Ok(confinement)) => confinement.probe().err(),
+                Some(Err(why)) => Some(why.clone()),
+                None => None,
+            })
+            .as_deref()
     }
 
     /// Where a confined command could change one of `dependencies`
     /// ([`crate::exec::confine::Confinement::reachable`]); `None` when commands are not
     /// confined.
     pub fn reachable(&self, dependencies: &[PathBuf]) -> Option<Result<Vec<PathBuf>, String>> {
+        if let Some(why) = self.cannot_confine() {
+            return Some(Err(why.to_string()));
+        }
         match &self.confinement {
             Some(Ok(confinement)) => Some(confinement.reachable(dependencies)),
             Some(Err(why)) => Some(Err(why.clone())),
