@@ -133,7 +133,9 @@ impl Confinement {
         let holder = self.holder().map_err(std::io::Error::other)?;
         let mut cmd = Command::new(&self.nsenter);
         cmd.arg(format!("--target={}", holder.pid))
-            .args(["--user", "--mount", "--net", "--"])
+            // As it is: the namespace maps this user to its root, and a user not root here
+            // may not set groups there (`setgroups` is denied in it).
+            .args(["--user", "--mount", "--net", "--preserve-credentials", "--"])
             .arg(&self.unshare)
             .args(["--pid", "--fork", "--kill-child", "--mount-proc"])
             .arg({
