@@ -1409,3 +1409,60 @@ fn the_hook_runs_the_prs_tests_as_root_only_where_that_is_meant() {
     }
     assert_eq!(server.rev(&repo, "main"), Some(merge));
 }
+
+/// The hook is to run as a dedicated user: a confined `attest` runs the PR's tests as a
+/// user other than root too (here `nobody`, when the test runs as root), and passes the
+/// demo's merge.
+#[test]
+fn a_user_other_than_root_runs_the_prs_tests_confined() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let scratch = TestRepo::empty();
+    let dir = scratch.dir().join("demo");
+    scratch
+        .run(&["demo", "--dir", dir.to_str().unwrap()])
+        .expect(0);
+    let home = scratch.dir().join("home");
+    std::fs::create_dir_all(home.join("tmp")).unwrap();
+    let mut cmd = if as_root() {
+        std::fs::set_permissions(scratch.dir(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        for path in [&dir, &home] {
+            let chown = std::process::Command::new("chown")
+                .args(["-R", "65534:65534"])
+                .arg(path)
+                .status()
+                .expect("run chown");
+            assert!(chown.success());
+        }
+        scratch.command(
+            "setpriv",
+            [
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+                "--",
+                BIN,
+                "attest",
+                "--no-note",
+                "--confine",
+                "namespace",
+                "main",
+            ],
+        )
+    } else {
+        scratch.command(
+            BIN,
+            ["attest", "--no-note", "--confine", "namespace", "main"],
+        )
+    };
+    let out = Run::from(
+        cmd.current_dir(&dir)
+            .env("HOME", &home)
+            .env("TMPDIR", home.join("tmp"))
+            .env("GIT_CONFIG_GLOBAL", home.join(".gitconfig"))
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("run attest"),
+    );
+    out.expect(0);
+    assert!(out.stdout.starts_with("PASSED "), "{}", out.stdout);
+}
