@@ -1466,3 +1466,53 @@ fn a_user_other_than_root_runs_the_prs_tests_confined() {
     out.expect(0);
     assert!(out.stdout.starts_with("PASSED "), "{}", out.stdout);
 }
+
+/// Before it runs anything of a PR, the hook checks from inside the confinement that
+/// nothing it depends on could be changed there, and refuses the push naming the path when
+/// something could: here the server user's home is a link in a directory the tests can
+/// write, which a test could point at a home of its own (whose git configuration the next
+/// hook's git would read). Pushed to the repository's path, so the hook runs with that home.
+#[test]
+fn a_dependency_the_prs_tests_could_change_refuses_the_push_naming_it() {
+    let repo = calc_with(CALC_CONFIG, &[]);
+    let server = Server::start(&repo);
+    push(&repo, &server, &[], &["main", REF]).expect(0);
+    honest_merge(&repo);
+    let link = outside(&repo, "home-link");
+    std::os::unix::fs::symlink(repo.temp_dir().parent().unwrap(), &link).unwrap();
+    let before = server_refs(&repo, &server);
+    let out = Run::from(
+        repo.command("git", ["push", server.bare.to_str().unwrap(), "main", REF])
+            .env("HOME", &link)
+            .env("GIT_ORCHESTRATE_ALLOW_ROOT", "1")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("run git push"),
+    );
+    let _ = std::fs::remove_file(&link);
+    assert_ne!(out.code, 0, "{}", out.stderr);
+    let dir = link.parent().unwrap().canonicalize().unwrap();
+    assert!(
+        out.stderr.contains(&format!(
+            ": the PR's tests could write {}, on the way to what this hook depends on",
+            dir.display()
+        )),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(
+        server_refs(&repo, &server),
+        before,
+        "the server's refs moved"
+    );
+    // With the home itself, out of the tests' reach, the same push is accepted.
+    let out = Run::from(
+        repo.command("git", ["push", server.bare.to_str().unwrap(), "main", REF])
+            .env("GIT_ORCHESTRATE_ALLOW_ROOT", "1")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("run git push"),
+    );
+    out.expect(0);
+    assert_eq!(server.rev(&repo, "main"), Some(main_tip(&repo)));
+}
