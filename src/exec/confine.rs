@@ -1,13 +1,13 @@
 //! Confining what a verifier runs (docs/integrity.md, "What the verifier runs"): `attest`
 //! runs the PR's gates and tests, code the agent wrote, on the machine that judges it. On a
 //! git server that is the server's own user, which can write the repository, its hooks, the
-//! program the hooks start and every directory above them. One process per verification
-//! (a holder) makes new user, mount and network namespaces where the whole filesystem is
-//! read-only but the temporary directories and the scratch worktrees, and where the paths
-//! the verification names stay read-only inside those too; each command then enters them
-//! (`nsenter`) into a PID namespace and a `/proc` of its own, with every capability dropped
-//! (`setpriv`), so that nothing it starts can unmount or remount anything, reach the network,
-//! see the verifier's processes, or outlive it.
+//! program the hooks start and every directory above them. One process per set of paths
+//! (a holder, started once in a verification) makes new user, mount and network namespaces
+//! where the whole filesystem is read-only but the temporary directories and the scratch
+//! worktrees, and where the paths the verification names stay read-only inside those too;
+//! each command then enters them (`nsenter`) into a PID namespace and a `/proc` of its own,
+//! with every capability dropped (`setpriv`), so that nothing it starts can unmount or
+//! remount anything, reach the network, see the verifier's processes, or outlive it.
 
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
@@ -22,8 +22,9 @@ const SH: &str = "/bin/sh";
 /// Where the tools are looked for: the system's, never the caller's PATH.
 const SYSTEM_DIRS: &[&str] = &["/usr/bin", "/bin", "/usr/sbin", "/sbin"];
 
-/// What the holder runs as root of its new namespaces: `$1` writable paths, `$2` read-only
-/// ones, `$3` other filesystems of the host, then the paths. The writable ones are bound
+/// What the holder runs as root of its new namespaces: `$1`, `$2` and `$3` the numbers of
+/// writable paths, read-only ones and other filesystems of the host, then the writable
+/// paths, the filesystems and the read-only paths. The writable ones are bound
 /// first, each a mount of its own, so that making `/` read-only leaves them as they are and
 /// the recursive binds of the read-only ones inside them carry along any writable one
 /// deeper still. Exit 125 when a path cannot be bound: nothing runs. Then it says `ready`
