@@ -306,6 +306,10 @@ impl Holder {
             .args(&writable)
             .args(&host)
             .args(&read_only)
+            // `mount` is the system's: a directory on the caller's PATH may be one a
+            // command could write, and its `mount` would make the next holder.
+            .env_clear()
+            .env("PATH", SYSTEM_DIRS.join(":"))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
