@@ -8,7 +8,8 @@
 //! those); and the guard: pre-tool-use on ordinary commands against `git rev-parse HEAD`, and
 //! on inputs at its 8 MiB cap (`GIT_ORCHESTRATE_BENCH=guard` runs only that); the final
 //! check's and `attest`'s overhead on a 50-task PR (`GIT_ORCHESTRATE_BENCH=final` and
-//! `=attest` run only those); `board` with 100 workflows against `git rev-parse HEAD`, and
+//! `=attest` run only those; `GIT_ORCHESTRATE_BENCH_BASELINE=PROGRAM` times another build's
+//! confined `attest` beside it); `board` with 100 workflows against `git rev-parse HEAD`, and
 //! the pushes and wall time of one claim (`GIT_ORCHESTRATE_BENCH=board` runs only those).
 //!
 //! Run with `cargo bench`. Ratios, not absolute times, are the figures that travel between
@@ -714,13 +715,22 @@ fn attest_bench() {
     git(&dir, &["commit", "--quiet", "-am", "docs: PR 1 done"]);
     assert_eq!(orchestrate(&dir, &["submit-work", "-s", "plan updated"]), 0);
     assert_eq!(orchestrate(&dir, &["get-task"]), 0, "the workflow merges");
-    let attest = |confine: &str| {
+    let attest_with = |program: &str, confine: &str| {
         let start = Instant::now();
-        let code = orchestrate(&dir, &["attest", "--no-note", "--confine", confine, "main"]);
+        let code = command(program, &dir)
+            .args(["attest", "--no-note", "--confine", confine, "main"])
+            .status()
+            .expect("run git-orchestrate")
+            .code()
+            .unwrap_or(-1);
         let took = start.elapsed();
         assert_eq!(code, 0, "the honest merge attests PASSED");
         took
     };
+    let attest = |confine: &str| attest_with(BIN, confine);
+    // Another build to hold the confined figure against, in the same rounds.
+    let baseline = std::env::var("GIT_ORCHESTRATE_BENCH_BASELINE").ok();
+    let mut baseline_confined = Vec::new();
     let by_hand = || {
         let start = Instant::now();
         assert!(command("true", &dir).status().expect("gate").success());
@@ -738,7 +748,16 @@ fn attest_bench() {
     for _ in 0..ROUNDS {
         took.push(attest("none"));
         confined.push(attest("namespace"));
+        if let Some(baseline) = &baseline {
+            baseline_confined.push(attest_with(baseline, "namespace"));
+        }
         runs.push(by_hand());
+    }
+    if let Some(baseline) = &baseline {
+        println!(
+            "attest of a {FINAL_TASKS}-task PR's merge, confined, by {baseline}: {:.2} s",
+            median(baseline_confined).as_secs_f64()
+        );
     }
     let (took, confined, runs) = (median(took), median(confined), median(runs));
     for (how, took) in [
@@ -755,6 +774,14 @@ fn attest_bench() {
             if added <= 0.5 { "met" } else { "NOT MET" }
         );
     }
+    // What confining costs on its own: the namespaces and mounts are set up once per
+    // verification, each command only enters them.
+    let commands = 1 + 2 * FINAL_TASKS;
+    println!(
+        "attest confinement over unconfined: {:+.2} s, {:+.1} ms per confined command ({commands} commands)",
+        confined.as_secs_f64() - took.as_secs_f64(),
+        (confined.as_secs_f64() - took.as_secs_f64()) * 1000.0 / commands as f64
+    );
 }
 
 /// A repository at GREEN step 1.2, where the RED step's own test command now passes, runs

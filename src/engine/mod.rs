@@ -159,6 +159,20 @@ impl Session {
                 Some(tools) => confinement.also_read_only(&tools),
                 None => confinement,
             };
+            // Where the scratch worktrees are made, the commands' working directories: made
+            // now, since only what exists can be bound writable inside what is not.
+            // (`hermetic::scratch_root`, which reads this module's `Session`.)
+            let scratch = crate::exec::env::scratch_dir(
+                &[
+                    session.store.workdir(),
+                    session.store.git_dir(),
+                    session.store.common_dir(),
+                ],
+                session.store.common_dir(),
+            );
+            std::fs::create_dir_all(&scratch)
+                .map_err(io_error(format!("create {}", scratch.display())))?;
+            let confinement = confinement.also_writable(&scratch);
             let _ = session.env.set(env.confined(confinement));
         }
         Ok(session)

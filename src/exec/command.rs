@@ -104,7 +104,7 @@ fn run(
                     .flatten()
                     .map(std::ffi::OsString::as_os_str)
                     .collect();
-                confinement.command(std::ffi::OsStr::new(program), &args)
+                confinement.command(std::ffi::OsStr::new(program), &args, dir)?
             }
             None => {
                 let mut cmd = Command::new(program);

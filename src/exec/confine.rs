@@ -1,13 +1,20 @@
 //! Confining what a verifier runs (docs/integrity.md, "What the verifier runs"): `attest`
 //! runs the PR's gates and tests, code the agent wrote, on the machine that judges it. On a
-//! git server that is the server's own user, which can write the repository, its hooks and
-//! the program the hooks start. Each command runs in a new user and mount namespace
-//! (`unshare`) where those paths are bound read-only, then with every capability dropped
-//! (`setpriv`), so that nothing it starts can unmount or remount them.
+//! git server that is the server's own user, which can write the repository, its hooks, the
+//! program the hooks start and every directory above them. One process per set of paths
+//! (a holder, started once in a verification) makes new user, mount and network namespaces
+//! where the whole filesystem is read-only but the temporary directories and the scratch
+//! worktrees, and where the paths the verification names stay read-only inside those too;
+//! each command then enters them (`nsenter`) into a PID namespace and a `/proc` of its own,
+//! with every capability dropped (`setpriv`), so that nothing it starts can unmount or
+//! remount anything, reach the network, see the verifier's processes, or outlive it.
 
+use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
+use std::io::{BufRead as _, Read as _};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::{Arc, Mutex, PoisonError};
 
 /// The shell that runs the confinement's script: POSIX puts it here.
 const SH: &str = "/bin/sh";
@@ -15,36 +22,63 @@ const SH: &str = "/bin/sh";
 /// Where the tools are looked for: the system's, never the caller's PATH.
 const SYSTEM_DIRS: &[&str] = &["/usr/bin", "/bin", "/usr/sbin", "/sbin"];
 
-/// The script run as root of the new namespaces, with `$1` read-only paths and `$2` paths
-/// left writable inside them, then the command, run with no capability at all. Exit 125
-/// when a path cannot be bound: the command does not run.
-const SCRIPT: &str = r#"ro=$1; rw=$2; shift 2
-# The writable ones first, each a mount of its own, which the recursive binds of the
-# read-only ones below carry along as they are.
-i=0; for p; do i=$((i + 1)); [ "$i" -le "$ro" ] && continue; [ "$i" -gt $((ro + rw)) ] && break
-  mount --bind "$p" "$p" || { echo "git-orchestrate: cannot bind $p for the command" >&2; exit 125; }
+/// What the holder runs as root of its new namespaces: `$1`, `$2` and `$3` the numbers of
+/// writable paths, read-only ones and other filesystems of the host, then the writable
+/// paths, the filesystems and the read-only paths. The writable ones are bound
+/// first, each a mount of its own, so that making `/` read-only leaves them as they are and
+/// the recursive binds of the read-only ones inside them carry along any writable one
+/// deeper still. Exit 125 when a path cannot be bound: nothing runs. Then it says `ready`
+/// and waits for its input to close (the verifier is done, or gone).
+const HOLDER: &str = r#"rw=$1; ro=$2; host=$3; shift 3
+while [ "$rw" -gt 0 ]; do
+  mount --bind "$1" "$1" || { echo "git-orchestrate: cannot bind $1 for the commands" >&2; exit 125; }
+  rw=$((rw - 1)); shift
+done
+mount -o remount,bind,ro / || { echo "git-orchestrate: cannot make / read-only for the commands" >&2; exit 125; }
+# Other filesystems: read-only where they can be made so. The server hook's probe names any
+# path it depends on that stays writable (docs/integrity.md).
+while [ "$host" -gt 0 ]; do
+  mount --rbind -o ro "$1" "$1" 2>/dev/null
+  host=$((host - 1)); shift
 done
 while [ "$ro" -gt 0 ]; do
-  mount --rbind -o ro "$1" "$1" || { echo "git-orchestrate: cannot make $1 read-only for the command" >&2; exit 125; }
+  mount --rbind -o ro "$1" "$1" || { echo "git-orchestrate: cannot make $1 read-only for the commands" >&2; exit 125; }
   ro=$((ro - 1)); shift
 done
-shift "$rw"
-exec "$SETPRIV" --bounding-set -all --inh-caps -all --ambient-caps -all --no-new-privs -- "$@""#;
+echo ready
+read -r _ || true"#;
 
-/// How commands are confined.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Confinement {
-    unshare: PathBuf,
-    setpriv: PathBuf,
+/// The holder's namespaces and mounts, for one set of paths.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct Layout {
     read_only: Vec<PathBuf>,
     writable: Vec<PathBuf>,
 }
 
+/// How commands are confined: cheap to clone; the clones share the holders started for them.
+#[derive(Clone, Debug)]
+pub struct Confinement {
+    unshare: PathBuf,
+    setpriv: PathBuf,
+    nsenter: PathBuf,
+    layout: Layout,
+    holders: Arc<Mutex<HashMap<Layout, Arc<Holder>>>>,
+}
+
 impl Confinement {
-    /// Commands that cannot write `read_only` (existing paths only), except `writable`
-    /// inside them. Fails, saying why, when this machine cannot confine a command: no
-    /// `unshare` or `setpriv` (util-linux), or no user namespaces for this user.
+    /// Commands that can write only `writable` (existing paths only; the system's temporary
+    /// directories, say), and not `read_only` even inside those. Fails, saying why, when
+    /// this machine cannot confine a command: no `unshare`, `nsenter` or `setpriv`
+    /// (util-linux), no user namespaces for this user, or a path that cannot be bound.
     pub fn new(read_only: &[PathBuf], writable: &[PathBuf]) -> Result<Confinement, String> {
+        let confinement = Self::prepare(read_only, writable)?;
+        confinement.probe()?;
+        Ok(confinement)
+    }
+
+    /// [`Self::new`] without starting anything: the namespaces are made on the first
+    /// command, or by [`Self::probe`].
+    pub fn prepare(read_only: &[PathBuf], writable: &[PathBuf]) -> Result<Confinement, String> {
         let find = |name: &str| {
             SYSTEM_DIRS
                 .iter()
@@ -52,22 +86,29 @@ impl Confinement {
                 .find(|p| p.is_file())
                 .ok_or_else(|| format!("no `{name}` in {} (util-linux)", SYSTEM_DIRS.join(", ")))
         };
-        let existing = |paths: &[PathBuf]| -> Vec<PathBuf> {
-            outermost(paths.iter().filter_map(|p| p.canonicalize().ok()).collect())
-        };
-        let confinement = Confinement {
+        Ok(Confinement {
             unshare: find("unshare")?,
             setpriv: find("setpriv")?,
-            read_only: existing(read_only),
-            writable: existing(writable),
-        };
-        let probe = confinement
-            .command(OsStr::new("true"), &[])
+            nsenter: find("nsenter")?,
+            layout: Layout {
+                read_only: existing(read_only),
+                writable: existing(writable),
+            },
+            holders: Arc::new(Mutex::new(HashMap::new())),
+        })
+    }
+
+    /// Whether a command runs confined here: the holder, and one command through it, what
+    /// every command will go through; why not, if not.
+    pub fn probe(&self) -> Result<(), String> {
+        let probe = self
+            .command(OsStr::new("true"), &[], Path::new("/"))
+            .map_err(|e| e.to_string())?
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .output()
-            .map_err(|e| format!("cannot start {}: {e}", confinement.unshare.display()))?;
+            .map_err(|e| format!("cannot start {}: {e}", self.nsenter.display()))?;
         if !probe.status.success() {
             return Err(format!(
                 "a confined command does not run here ({}): {}",
@@ -75,56 +116,346 @@ impl Confinement {
                 String::from_utf8_lossy(&probe.stderr).trim()
             ));
         }
-        Ok(confinement)
+        Ok(())
     }
 
-    /// `program args…`, confined.
-    pub fn command(&self, program: &OsStr, args: &[&OsStr]) -> Command {
-        let mut cmd = Command::new(&self.unshare);
-        // A PID namespace whose first process is the command's: when it ends, the kernel ends
-        // every process it left (a `setsid` daemon included), so nothing of the PR outlives
-        // its command to write what a later command's namespace makes read-only.
-        cmd.args([
-            "--user",
-            "--map-root-user",
-            "--mount",
-            "--pid",
-            "--fork",
-            "--kill-child",
-            "--",
-            SH,
-            "-c",
-        ])
-        .arg(SCRIPT)
-        .arg("sh")
-        .arg(self.read_only.len().to_string())
-        .arg(self.writable.len().to_string())
-        .args(&self.read_only)
-        .args(&self.writable)
-        .arg(program)
-        .args(args)
-        .env("SETPRIV", &self.setpriv);
-        cmd
+    /// `program args…` in `dir`, confined: it enters the holder's namespaces (started on the
+    /// first command of these paths), then a PID namespace and `/proc` of its own, whose
+    /// first process is the command's: when it ends, the kernel ends every process it left
+    /// (a `setsid` daemon included), so nothing of the PR outlives its command. Entering a
+    /// mount namespace leaves a process at its root, so `dir` is entered inside it, as the
+    /// namespace has it (a directory opened outside would lead out of its mounts).
+    pub fn command(
+        &self,
+        program: &OsStr,
+        args: &[&OsStr],
+        dir: &Path,
+    ) -> std::io::Result<Command> {
+        let holder = self.holder().map_err(std::io::Error::other)?;
+        let mut cmd = Command::new(&self.nsenter);
+        cmd.arg(format!("--target={}", holder.pid))
+            // As it is: the namespace maps this user to its root, and a user not root here
+            // may not set groups there (`setgroups` is denied in it).
+            .args(["--user", "--mount", "--net", "--preserve-credentials", "--"])
+            .arg(&self.unshare)
+            .args(["--pid", "--fork", "--kill-child", "--mount-proc"])
+            .arg({
+                let mut wd = OsString::from("--wd=");
+                wd.push(dir.as_os_str());
+                wd
+            })
+            .arg("--")
+            .arg(&self.setpriv)
+            .args([
+                "--bounding-set",
+                "-all",
+                "--inh-caps",
+                "-all",
+                "--ambient-caps",
+                "-all",
+                "--no-new-privs",
+                "--",
+            ])
+            .arg(program)
+            .args(args);
+        Ok(cmd)
+    }
+
+    /// The holder of this confinement's paths, started when there is none yet.
+    fn holder(&self) -> Result<Arc<Holder>, String> {
+        let mut holders = self.holders.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(holder) = holders.get(&self.layout) {
+            return Ok(holder.clone());
+        }
+        let holder = Arc::new(Holder::start(&self.unshare, &self.layout)?);
+        holders.insert(self.layout.clone(), holder.clone());
+        Ok(holder)
     }
 
     /// This confinement with `path` read-only too (one worktree's command, beside another's).
     pub fn also_read_only(&self, path: &Path) -> Confinement {
         let mut more = self.clone();
-        if let Ok(real) = path.canonicalize() {
-            more.read_only.push(real);
-            more.read_only = outermost(std::mem::take(&mut more.read_only));
-        }
+        more.layout.read_only =
+            existing(&[&more.layout.read_only[..], &[path.to_path_buf()]].concat());
         more
     }
 
-    /// The paths the commands cannot write.
+    /// This confinement with `path` writable too (where the scratch worktrees are made).
+    pub fn also_writable(&self, path: &Path) -> Confinement {
+        let mut more = self.clone();
+        more.layout.writable =
+            existing(&[&more.layout.writable[..], &[path.to_path_buf()]].concat());
+        more
+    }
+
+    /// The paths the commands cannot write, as asked.
     pub fn read_only(&self) -> &[PathBuf] {
-        &self.read_only
+        &self.layout.read_only
+    }
+
+    /// The paths through which a confined command could change one of `dependencies`: the
+    /// dependency itself when it can write it, or a directory above it that it can write,
+    /// where the entry on the way down is no mount point and so could be renamed and
+    /// replaced. What a server hook depends on must have none.
+    pub fn reachable(&self, dependencies: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+        let mut asked: Vec<PathBuf> = dependencies
+            .iter()
+            .flat_map(|d| d.ancestors().map(Path::to_path_buf))
+            .collect();
+        asked.sort();
+        asked.dedup();
+        let writable = self.writable_among(&asked)?;
+        let mounts = self.mount_points()?;
+        let mut found: Vec<PathBuf> = Vec::new();
+        for dependency in dependencies {
+            if writable.contains(dependency) {
+                found.push(dependency.clone());
+                continue;
+            }
+            let above = dependency.ancestors().zip(dependency.ancestors().skip(1));
+            if let Some((_, dir)) = above.into_iter().find(|(entry, dir)| {
+                writable.iter().any(|w| w == dir) && !mounts.iter().any(|m| m == entry)
+            }) {
+                found.push(dir.to_path_buf());
+            }
+        }
+        found.sort();
+        found.dedup();
+        Ok(found)
+    }
+
+    /// The mount points the confined commands see (the holder's).
+    fn mount_points(&self) -> Result<Vec<PathBuf>, String> {
+        let holder = self.holder()?;
+        let file = format!("/proc/{}/mountinfo", holder.pid);
+        let text =
+            std::fs::read_to_string(&file).map_err(|e| format!("cannot read {file}: {e}"))?;
+        Ok(text
+            .lines()
+            .filter_map(|line| line.split(' ').nth(4))
+            .map(|field| PathBuf::from(unescape_mount_point(field)))
+            .collect())
+    }
+
+    /// Those of `paths` a confined command can write (`test -w`, which counts a read-only
+    /// mount).
+    pub fn writable_among(&self, paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+        let script = "for p; do [ -w \"$p\" ] && printf '%s\\n' \"$p\"; done; true";
+        let mut args: Vec<OsString> = shell_args(script).into();
+        args.push(OsString::from("sh"));
+        let asked: Vec<&PathBuf> = paths
+            .iter()
+            .filter(|p| !p.as_os_str().as_encoded_bytes().contains(&b'\n'))
+            .collect();
+        args.extend(asked.iter().map(|p| p.as_os_str().to_os_string()));
+        let args: Vec<&OsStr> = args.iter().map(OsString::as_os_str).collect();
+        let out = self
+            .command(OsStr::new(SH), &args, Path::new("/"))
+            .map_err(|e| e.to_string())?
+            .stdin(Stdio::null())
+            .stderr(Stdio::piped())
+            .output()
+            .map_err(|e| format!("cannot start {}: {e}", self.nsenter.display()))?;
+        if !out.status.success() {
+            return Err(format!(
+                "the probe of what a confined command can write failed ({}): {}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+        }
+        let text = String::from_utf8_lossy(&out.stdout);
+        Ok(asked
+            .into_iter()
+            .filter(|p| text.lines().any(|l| Path::new(l) == p.as_path()))
+            .cloned()
+            .collect())
     }
 }
 
-/// `paths` without those inside another of them: binding the outer one read-only covers
-/// them, and every bind is a `mount` process more for every command.
+/// The process whose namespaces the commands enter; ended when the last confinement
+/// sharing it is dropped.
+#[derive(Debug)]
+struct Holder {
+    pid: u32,
+    child: Mutex<Child>,
+    /// Its input: closed, the holder ends even if this process was killed.
+    _stdin: Option<ChildStdin>,
+}
+
+impl Holder {
+    fn start(unshare: &Path, layout: &Layout) -> Result<Holder, String> {
+        let (writable, read_only) = plan(&layout.read_only, &layout.writable);
+        let host = host_mounts(&writable);
+        let mut child = Command::new(unshare)
+            .args([
+                "--user",
+                "--map-root-user",
+                "--mount",
+                "--net",
+                "--fork",
+                "--kill-child",
+                "--",
+                SH,
+                "-c",
+                HOLDER,
+                "sh",
+            ])
+            .arg(writable.len().to_string())
+            .arg(read_only.len().to_string())
+            .arg(host.len().to_string())
+            .args(&writable)
+            .args(&host)
+            .args(&read_only)
+            // `mount` is the system's: a directory on the caller's PATH may be one a
+            // command could write, and its `mount` would make the next holder.
+            .env_clear()
+            .env("PATH", SYSTEM_DIRS.join(":"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("cannot start {}: {e}", unshare.display()))?;
+        let mut ready = String::new();
+        if let Some(out) = child.stdout.take() {
+            let _ = std::io::BufReader::new(out).read_line(&mut ready);
+        }
+        if ready.trim_end() != "ready" {
+            let mut why = String::new();
+            if let Some(mut err) = child.stderr.take() {
+                let _ = err.read_to_string(&mut why);
+            }
+            let status = child.wait().map_err(|e| e.to_string())?;
+            return Err(format!(
+                "a confined command does not run here ({status}): {}",
+                why.trim()
+            ));
+        }
+        Ok(Holder {
+            pid: child.id(),
+            _stdin: child.stdin.take(),
+            child: Mutex::new(child),
+        })
+    }
+}
+
+impl Drop for Holder {
+    fn drop(&mut self) {
+        let child = self.child.get_mut().unwrap_or_else(PoisonError::into_inner);
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+}
+
+/// `paths` that exist, resolved, without repeats.
+fn existing(paths: &[PathBuf]) -> Vec<PathBuf> {
+    let mut real: Vec<PathBuf> = paths.iter().filter_map(|p| p.canonicalize().ok()).collect();
+    real.sort();
+    real.dedup();
+    real
+}
+
+/// The mounts the holder makes, on a read-only `/`: the writable paths, then the read-only
+/// ones, each shallowest first, and each only where it changes what the paths around it
+/// say (the deepest one around a path decides). A read-only path inside a writable one is
+/// bound from the writable one's child on its way: a directory on the path to it that could
+/// be renamed could be replaced, with everything below it, while a mount point cannot be
+/// renamed. A path asked both ways is read-only.
+fn plan(read_only: &[PathBuf], writable: &[PathBuf]) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let writable: Vec<&PathBuf> = writable.iter().filter(|w| !read_only.contains(w)).collect();
+    let lifted: Vec<PathBuf> = read_only
+        .iter()
+        .map(|p| {
+            let around = writable
+                .iter()
+                .filter(|w| p.starts_with(w) && p != **w)
+                .max_by_key(|w| w.components().count());
+            around
+                .and_then(|w| Some(w.join(p.strip_prefix(w).ok()?.components().next()?)))
+                .unwrap_or_else(|| p.clone())
+        })
+        .collect();
+    // (path, writable), a lifted path that is also asked writable being read-only.
+    let mut entries: Vec<(&Path, bool)> = lifted.iter().map(|p| (p.as_path(), false)).collect();
+    entries.extend(
+        writable
+            .iter()
+            .filter(|w| !lifted.contains(w))
+            .map(|w| (w.as_path(), true)),
+    );
+    entries.sort();
+    entries.dedup();
+    let around = |path: &Path| {
+        entries
+            .iter()
+            .filter(|(q, _)| path.starts_with(q) && path != *q)
+            .max_by_key(|(q, _)| q.components().count())
+            .is_some_and(|(_, open)| *open)
+    };
+    let mut kept: Vec<(&Path, bool)> = entries
+        .iter()
+        .filter(|(p, open)| around(p) != *open)
+        .copied()
+        .collect();
+    kept.sort_by_key(|(p, _)| p.components().count());
+    let paths = |open: bool| -> Vec<PathBuf> {
+        kept.iter()
+            .filter(|(_, o)| *o == open)
+            .map(|(p, _)| p.to_path_buf())
+            .collect()
+    };
+    (paths(true), paths(false))
+}
+
+/// The host's other filesystems to make read-only: every mount point but `/`, the kernel's
+/// (`/proc`, `/sys`, `/dev`) and those at or inside a writable path; shallowest first.
+fn host_mounts(writable: &[PathBuf]) -> Vec<PathBuf> {
+    let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    let kernel = [Path::new("/proc"), Path::new("/sys"), Path::new("/dev")];
+    let mut points: Vec<PathBuf> = text
+        .lines()
+        .filter_map(|line| line.split(' ').nth(4))
+        .map(|field| PathBuf::from(unescape_mount_point(field)))
+        .filter(|p| {
+            p.is_absolute()
+                && p != Path::new("/")
+                && !kernel.iter().any(|k| p.starts_with(k))
+                && !writable.iter().any(|w| p.starts_with(w))
+        })
+        .collect();
+    points = outermost(points);
+    points.sort_by_key(|p| p.components().count());
+    points
+}
+
+/// A mount point as `/proc/self/mountinfo` writes it: space, tab, newline and backslash as
+/// three octal digits after a backslash.
+fn unescape_mount_point(field: &str) -> String {
+    let bytes = field.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let octal = bytes
+            .get(i + 1..i + 4)
+            .filter(|d| d.iter().all(|c| (b'0'..=b'7').contains(c)))
+            .and_then(|d| {
+                let value = d.iter().fold(0u32, |n, c| n * 8 + u32::from(c - b'0'));
+                u8::try_from(value).ok()
+            });
+        match (bytes[i], octal) {
+            (b'\\', Some(byte)) => {
+                out.push(byte);
+                i += 4;
+            }
+            (b, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// `paths` without those inside another of them: binding the outer one covers them.
 fn outermost(mut paths: Vec<PathBuf>) -> Vec<PathBuf> {
     paths.sort();
     paths.dedup();
@@ -146,9 +477,12 @@ pub fn shell_args(script: &str) -> [OsString; 2] {
 mod tests {
     use super::*;
 
+    fn p(s: &str) -> PathBuf {
+        PathBuf::from(s)
+    }
+
     #[test]
     fn paths_inside_another_are_left_to_it() {
-        let p = |s: &str| PathBuf::from(s);
         assert_eq!(
             outermost(vec![
                 p("/srv/r.git/objects"),
@@ -162,6 +496,44 @@ mod tests {
     }
 
     #[test]
+    fn the_mounts_change_only_what_the_paths_around_them_say() {
+        // A server: the repository under /srv (read-only with /), the temporary directory
+        // writable, the verifier's own repository in it read-only from the temporary
+        // directory's child down, and the scratch worktrees writable inside that.
+        let (writable, read_only) = plan(
+            &[
+                p("/srv/git/r.git"),
+                p("/tmp/attest-1/repo/.git"),
+                p("/tmp/cache/tools-1"),
+                p("/tmp/cache/scratch-1/wt-2"),
+            ],
+            &[
+                p("/tmp"),
+                p("/tmp/cache/scratch-1"),
+                p("/tmp/attest-1/repo/.git"),
+            ],
+        );
+        assert_eq!(writable, vec![p("/tmp"), p("/tmp/cache/scratch-1")]);
+        assert_eq!(
+            read_only,
+            vec![
+                p("/tmp/attest-1"),
+                p("/tmp/cache"),
+                p("/tmp/cache/scratch-1/wt-2")
+            ]
+        );
+        // Writable inside writable is one mount; read-only directly in / is /'s.
+        let (writable, read_only) = plan(&[p("/home/git")], &[p("/tmp"), p("/tmp/x")]);
+        assert_eq!((writable, read_only), (vec![p("/tmp")], vec![]));
+    }
+
+    #[test]
+    fn mount_points_are_read_as_the_kernel_escapes_them() {
+        assert_eq!(unescape_mount_point("/a\\040b\\011c\\134d"), "/a b\tc\\d");
+        assert_eq!(unescape_mount_point("/a\\9\\777"), "/a\\9\\777");
+    }
+
+    #[test]
     fn a_confined_command_cannot_write_nor_unmount_what_is_read_only() {
         let dir = tempfile::tempdir().unwrap();
         let kept = dir.path().join("kept");
@@ -169,19 +541,26 @@ mod tests {
         std::fs::create_dir_all(&open).unwrap();
         // A machine that cannot confine makes the verifier run nothing (tests/cli/attest.rs);
         // CI's can, and this says so loudly when it cannot.
-        let confinement =
-            Confinement::new(std::slice::from_ref(&kept), std::slice::from_ref(&open))
-                .unwrap_or_else(|why| panic!("this machine cannot confine commands: {why}"));
+        let confinement = Confinement::new(
+            std::slice::from_ref(&kept),
+            &[std::env::temp_dir(), open.clone()],
+        )
+        .unwrap_or_else(|why| panic!("this machine cannot confine commands: {why}"));
         let script = format!(
             "umount '{k}' 2>/dev/null; mount -o remount,rw '{k}' 2>/dev/null; \
              unshare --user --map-root-user --mount sh -c \"mount -o remount,bind,rw '{k}'\" 2>/dev/null; \
-             echo x > '{k}/file' 2>/dev/null; echo y > '{o}/file'; true",
+             {{ echo x > '{k}/file'; }} 2>/dev/null; mv '{k}' '{k}.moved' 2>/dev/null; echo y > '{o}/file'; true",
             k = kept.display(),
             o = open.display()
         );
         let args = shell_args(&script);
         let status = confinement
-            .command(OsStr::new(SH), &[args[0].as_os_str(), args[1].as_os_str()])
+            .command(
+                OsStr::new(SH),
+                &[args[0].as_os_str(), args[1].as_os_str()],
+                Path::new("/"),
+            )
+            .unwrap()
             .status()
             .unwrap();
         assert!(status.success());
@@ -189,6 +568,7 @@ mod tests {
             !kept.join("file").exists(),
             "the read-only path was written"
         );
+        assert!(kept.exists(), "the read-only path was moved away");
         // Nothing it started outlives it: a detached sleeper would write the file later.
         let late = open.join("late");
         let detach = format!(
@@ -198,7 +578,12 @@ mod tests {
         let args = shell_args(&detach);
         assert!(
             confinement
-                .command(OsStr::new(SH), &[args[0].as_os_str(), args[1].as_os_str()])
+                .command(
+                    OsStr::new(SH),
+                    &[args[0].as_os_str(), args[1].as_os_str()],
+                    Path::new("/"),
+                )
+                .unwrap()
                 .status()
                 .unwrap()
                 .success()
@@ -206,5 +591,53 @@ mod tests {
         std::thread::sleep(std::time::Duration::from_millis(1500));
         assert!(!late.exists(), "a process the command started outlived it");
         assert_eq!(std::fs::read_to_string(open.join("file")).unwrap(), "y\n");
+        // What the probe says matches: the read-only path and / are not writable, the open
+        // one is; a file in a read-only directory inside a writable one is out of reach (the
+        // directory is a mount point), one in a plain directory of a writable one is not.
+        let other = tempfile::tempdir().unwrap();
+        let loose = other.path().canonicalize().unwrap().join("loose");
+        std::fs::create_dir(&loose).unwrap();
+        let real = kept.canonicalize().unwrap();
+        assert_eq!(
+            confinement
+                .reachable(&[real.join("program"), loose.join("program")])
+                .unwrap(),
+            vec![loose.clone()]
+        );
+        assert_eq!(
+            confinement
+                .writable_among(&[
+                    kept.canonicalize().unwrap(),
+                    p("/"),
+                    open.canonicalize().unwrap()
+                ])
+                .unwrap(),
+            vec![open.canonicalize().unwrap()]
+        );
+    }
+
+    #[test]
+    fn a_confined_command_sees_no_network_and_no_process_of_the_verifiers() {
+        let confinement = Confinement::new(&[], &[])
+            .unwrap_or_else(|why| panic!("this machine cannot confine commands: {why}"));
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let script = format!(
+            "if command -v bash >/dev/null; then bash -c 'exec 3<>/dev/tcp/127.0.0.1/{port}' 2>/dev/null && echo net; fi; \
+             [ -e /proc/{me} ] && echo proc; true",
+            me = std::process::id()
+        );
+        let args = shell_args(&script);
+        let out = confinement
+            .command(
+                OsStr::new(SH),
+                &[args[0].as_os_str(), args[1].as_os_str()],
+                Path::new("/"),
+            )
+            .unwrap()
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "");
     }
 }

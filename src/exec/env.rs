@@ -253,7 +253,7 @@ pub fn on_commands_path(program: &str, inside: &[&Path]) -> bool {
 }
 
 /// The system's temporary directories, as named and as resolved.
-fn temp_dirs() -> Vec<PathBuf> {
+pub(crate) fn temp_dirs() -> Vec<PathBuf> {
     with_real(vec![
         PathBuf::from("/tmp"),
         PathBuf::from("/var/tmp"),

@@ -37,6 +37,11 @@ impl Server {
     /// An empty bare repository on branch main, the hook installed by `repo`'s binary, served
     /// with `repo`'s hermetic environment.
     fn start(repo: &TestRepo) -> Server {
+        Self::start_with(repo, BIN)
+    }
+
+    /// [`Self::start`], the hook installed by (and so running) `program`.
+    fn start_with(repo: &TestRepo, program: &str) -> Server {
         let dir = tempfile::tempdir().expect("temp dir");
         let base = dir.path().canonicalize().expect("canonical");
         let bare = base.join("remote.git");
@@ -47,7 +52,15 @@ impl Server {
             "--initial-branch=main",
             bare.to_str().unwrap(),
         ]);
-        let installed = repo.run(&["attest", "--install-server-hook", bare.to_str().unwrap()]);
+        let installed = Run::from(
+            repo.command(
+                program,
+                ["attest", "--install-server-hook", bare.to_str().unwrap()],
+            )
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("run git-orchestrate"),
+        );
         installed.expect(0);
         let (hooks, rest) = installed.stdout.split_at(
             installed
@@ -1247,4 +1260,262 @@ fn a_test_cannot_send_the_verifiers_git_to_a_repository_of_its_own() {
         "{}",
         out.stderr
     );
+}
+
+/// Whether this test runs as root (`id -u`).
+fn as_root() -> bool {
+    let out = std::process::Command::new("id")
+        .arg("-u")
+        .output()
+        .expect("run id");
+    String::from_utf8_lossy(&out.stdout).trim() == "0"
+}
+
+/// An honest PR whose test, once armed, goes after everything the server hook's run
+/// depends on, as the server's own user: it renames the directory holding the hook's
+/// git-orchestrate and puts an `exit 0` stub in its place, overwrites and renames the hooks,
+/// moves the repository away from its parent and puts an empty one there, configures git
+/// in `$HOME`, writes a sibling repository's hook, and reaches the git daemon over the
+/// network; git, its exec path and the system configuration are only probed (`test -w`).
+/// None of it lands: the PR is accepted, and the next, fake push is refused by the same
+/// hook.
+#[test]
+fn the_hooks_chain_of_execution_is_out_of_the_prs_tests_reach() {
+    let repo = calc_with(CALC_CONFIG, &[]);
+    // The hook runs a copy of the program in a directory of its own, which the test goes
+    // after (never the build's own binary, which every test runs).
+    let installed = tempfile::tempdir().unwrap();
+    let bin = installed.path().canonicalize().unwrap().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let program = bin.join("git-orchestrate");
+    std::fs::copy(BIN, &program).unwrap();
+    let server = Server::start_with(&repo, program.to_str().unwrap());
+    push(&repo, &server, &[], &["main", REF]).expect(0);
+    let base = server.bare.parent().unwrap().to_path_buf();
+    let sibling = base.join("other.git");
+    repo.git(&["init", "--quiet", "--bare", sibling.to_str().unwrap()]);
+    std::fs::write(sibling.join("hooks/pre-receive"), "#!/bin/sh\n# other\n").unwrap();
+    let hook = server.bare.join("hooks/pre-receive");
+    let hook_before = std::fs::read_to_string(&hook).unwrap();
+    let home = repo.temp_dir().parent().unwrap().to_path_buf();
+    let git = repo.git(&["--exec-path"]);
+    let armed = outside(&repo, "armed");
+    let wrote = outside(&repo, "wrote");
+    let evil = format!(
+        r##"if [ -e '{armed}' ]; then
+  try() {{ what=$1; shift; "$@" >/dev/null 2>&1 && echo "$what" >> '{wrote}'; }}
+  try program sh -c 'mv "$1" "$1.gone" && mkdir "$1" && printf "#!/bin/sh\nexit 0\n" > "$1/git-orchestrate" && chmod +x "$1/git-orchestrate"' sh '{bin}'
+  try program-above mv '{above}' '{above}.gone'
+  try hook sh -c 'echo "exit 0" > "$1/hooks/pre-receive"' sh '{bare}'
+  try hooks mv '{bare}/hooks' '{bare}/hooks.gone'
+  try repository sh -c 'mv "$1" "$1.gone" && git init --quiet --bare "$1"' sh '{bare}'
+  try home sh -c 'printf "[core]\n\thooksPath = /dev/null\n" >> "$1/.gitconfig"' sh '{home}'
+  try sibling sh -c 'echo "exit 0" > "$1/hooks/pre-receive"' sh '{sibling}'
+  try network git ls-remote '{url}'
+  for p in "$(command -v git)" '{exec_path}' /etc/gitconfig /usr/bin /usr/local/bin; do
+    [ -w "$p" ] && echo "writable $p" >> '{wrote}'
+  done
+  echo ran >> '{wrote}'
+fi
+"##,
+        armed = armed.display(),
+        wrote = wrote.display(),
+        bin = bin.display(),
+        above = installed.path().canonicalize().unwrap().display(),
+        bare = server.bare.display(),
+        home = home.display(),
+        sibling = sibling.display(),
+        url = server.url(),
+        exec_path = git.trim(),
+    );
+    repo.write("tests/test_mul.sh", &format!("{evil}{TEST_MUL}"));
+    red(&repo, RED_MUL);
+    repo.write("calc.sh", &format!("add() {{ echo $(($1 + $2)); }}\n{MUL}"));
+    green(&repo, RED_MUL);
+    squash(&repo);
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    mark_done_and_merge(&repo).expect(0);
+    std::fs::write(&armed, "").unwrap();
+    // The honest PR is accepted, its test run on the server, where it reached nothing.
+    push(&repo, &server, &[], &["main", REF]).expect(0);
+    assert_eq!(server.rev(&repo, "main"), Some(main_tip(&repo)));
+    // Each run of the test (the gate's, the RED runs') got as far as its end, and no
+    // further than that.
+    let wrote = std::fs::read_to_string(&wrote).unwrap_or_default();
+    assert!(wrote.contains("ran"), "the test did not run on the server");
+    assert!(wrote.lines().all(|l| l == "ran"), "{wrote}");
+    assert_eq!(std::fs::read_to_string(&hook).unwrap(), hook_before);
+    assert_eq!(
+        std::fs::metadata(&program).unwrap().len(),
+        std::fs::metadata(BIN).unwrap().len()
+    );
+    assert_eq!(
+        std::fs::read_to_string(sibling.join("hooks/pre-receive")).unwrap(),
+        "#!/bin/sh\n# other\n"
+    );
+    assert!(
+        !std::fs::read_to_string(home.join(".gitconfig"))
+            .unwrap_or_default()
+            .contains("hooksPath")
+    );
+
+    // The next cheat meets the same hook: a plain commit on main is refused.
+    repo.write("notes.txt", "x\n");
+    repo.commit_all("not a workflow merge");
+    let before = server_refs(&repo, &server);
+    let out = push(&repo, &server, &["--no-verify"], &["main"]);
+    refused(&repo, &server, &before, &out, &[NOT_A_MERGE]);
+}
+
+/// The hook runs the PR's tests as its own user: as root, only where that is meant. A
+/// repository whose `orchestrate.allowRoot` is false refuses every push that would run
+/// them as root (whatever the environment allows), naming why; true allows it; anything
+/// else is refused as a setting the hook cannot read.
+#[test]
+fn the_hook_runs_the_prs_tests_as_root_only_where_that_is_meant() {
+    let repo = calc_with(CALC_CONFIG, &[]);
+    let server = Server::start(&repo);
+    push(&repo, &server, &[], &["main", REF]).expect(0);
+    let merge = honest_merge(&repo);
+    server.git(&repo, &["config", "orchestrate.allowRoot", "false"]);
+    let before = server_refs(&repo, &server);
+    let out = push(&repo, &server, &[], &["main", REF]);
+    if as_root() {
+        let why = "the server hook runs as root and this repository's orchestrate.allowRoot is \
+            false, and the PR's tests would run as root with it: run the hook as a dedicated \
+            user (docs/integrity.md), or, where root is meant, git config orchestrate.allowRoot \
+            true in this repository";
+        refused(
+            &repo,
+            &server,
+            &before,
+            &out,
+            &[
+                &format!("git-orchestrate: refused refs/heads/main <id>: {why}"),
+                &format!("git-orchestrate: refused {REF} <id>: {why}"),
+            ],
+        );
+        server.git(&repo, &["config", "orchestrate.allowRoot", "maybe"]);
+        let out = push(&repo, &server, &[], &["main", REF]);
+        assert_ne!(out.code, 0);
+        assert!(
+            out.stderr
+                .contains("orchestrate.allowRoot is \"maybe\"; it is true or false"),
+            "{}",
+            out.stderr
+        );
+        server.git(&repo, &["config", "orchestrate.allowRoot", "true"]);
+        push(&repo, &server, &[], &["main", REF]).expect(0);
+    } else {
+        // Another user than root runs them whatever the setting says.
+        out.expect(0);
+    }
+    assert_eq!(server.rev(&repo, "main"), Some(merge));
+}
+
+/// The hook is to run as a dedicated user: a confined `attest` runs the PR's tests as a
+/// user other than root too (here `nobody`, when the test runs as root), and passes the
+/// demo's merge.
+#[test]
+fn a_user_other_than_root_runs_the_prs_tests_confined() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let scratch = TestRepo::empty();
+    let dir = scratch.dir().join("demo");
+    scratch
+        .run(&["demo", "--dir", dir.to_str().unwrap()])
+        .expect(0);
+    let home = scratch.dir().join("home");
+    std::fs::create_dir_all(home.join("tmp")).unwrap();
+    let mut cmd = if as_root() {
+        std::fs::set_permissions(scratch.dir(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        for path in [&dir, &home] {
+            let chown = std::process::Command::new("chown")
+                .args(["-R", "65534:65534"])
+                .arg(path)
+                .status()
+                .expect("run chown");
+            assert!(chown.success());
+        }
+        scratch.command(
+            "setpriv",
+            [
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+                "--",
+                BIN,
+                "attest",
+                "--no-note",
+                "--confine",
+                "namespace",
+                "main",
+            ],
+        )
+    } else {
+        scratch.command(
+            BIN,
+            ["attest", "--no-note", "--confine", "namespace", "main"],
+        )
+    };
+    let out = Run::from(
+        cmd.current_dir(&dir)
+            .env("HOME", &home)
+            .env("TMPDIR", home.join("tmp"))
+            .env("GIT_CONFIG_GLOBAL", home.join(".gitconfig"))
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("run attest"),
+    );
+    out.expect(0);
+    assert!(out.stdout.starts_with("PASSED "), "{}", out.stdout);
+}
+
+/// Before it runs anything of a PR, the hook checks from inside the confinement that
+/// nothing it depends on could be changed there, and refuses the push naming the path when
+/// something could: here the server user's home is a link in a directory the tests can
+/// write, which a test could point at a home of its own (whose git configuration the next
+/// hook's git would read). Pushed to the repository's path, so the hook runs with that home.
+#[test]
+fn a_dependency_the_prs_tests_could_change_refuses_the_push_naming_it() {
+    let repo = calc_with(CALC_CONFIG, &[]);
+    let server = Server::start(&repo);
+    push(&repo, &server, &[], &["main", REF]).expect(0);
+    honest_merge(&repo);
+    let link = outside(&repo, "home-link");
+    std::os::unix::fs::symlink(repo.temp_dir().parent().unwrap(), &link).unwrap();
+    let before = server_refs(&repo, &server);
+    let out = Run::from(
+        repo.command("git", ["push", server.bare.to_str().unwrap(), "main", REF])
+            .env("HOME", &link)
+            .env("GIT_ORCHESTRATE_ALLOW_ROOT", "1")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("run git push"),
+    );
+    let _ = std::fs::remove_file(&link);
+    assert_ne!(out.code, 0, "{}", out.stderr);
+    let dir = link.parent().unwrap().canonicalize().unwrap();
+    assert!(
+        out.stderr.contains(&format!(
+            ": the PR's tests could write {}, on the way to what this hook depends on",
+            dir.display()
+        )),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(
+        server_refs(&repo, &server),
+        before,
+        "the server's refs moved"
+    );
+    // With the home itself, out of the tests' reach, the same push is accepted.
+    let out = Run::from(
+        repo.command("git", ["push", server.bare.to_str().unwrap(), "main", REF])
+            .env("GIT_ORCHESTRATE_ALLOW_ROOT", "1")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("run git push"),
+    );
+    out.expect(0);
+    assert_eq!(server.rev(&repo, "main"), Some(main_tip(&repo)));
 }

@@ -8,6 +8,7 @@
 mod check;
 pub mod dsse;
 mod find;
+pub mod harden;
 mod human;
 mod install;
 pub mod receive;

@@ -165,6 +165,17 @@ pub fn pre_receive(
         return Ok(report);
     }
     let verifier = Verifier::new(&judged, judged.confine(Confine::Namespace)?)?;
+    if let Some(why) = before_judging(&judged, &verifier, &main, updates, human.is_some())? {
+        report.refusals = updates
+            .iter()
+            .map(|u| Refusal {
+                reference: u.reference.clone(),
+                commit: u.new.clone(),
+                reason: why.clone(),
+            })
+            .collect();
+        return Ok(report);
+    }
     let chains = pushed_then_guarded_chains(&judged, &main, updates)?;
     for u in updates {
         let refuse = |commit: Option<&String>, reason: String| Refusal {
@@ -222,6 +233,26 @@ pub fn pre_receive(
         keep_verdicts(&judged, &report.verdicts)?;
     }
     Ok(report)
+}
+
+/// Why the push is refused before anything of it runs, if it is: it moves main, so the PR's
+/// commands would run, and they would run as root, or could write what judges the next push
+/// ([`super::harden`]).
+fn before_judging(
+    judged: &Judged,
+    verifier: &Verifier,
+    main: &str,
+    updates: &[Update],
+    human: bool,
+) -> Result<Option<String>, EngineError> {
+    let runs = !human
+        && updates.iter().any(|u| {
+            guarded(&u.reference, main) == Guarded::Main && u.old.is_some() && u.new.is_some()
+        });
+    if !runs {
+        return Ok(None);
+    }
+    super::harden::refusal(judged, verifier)
 }
 
 /// The chains a merge on main may be recorded in: the pushed ones first (a merge is judged

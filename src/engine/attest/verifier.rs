@@ -143,6 +143,33 @@ fn user_git_config() -> Result<Vec<PathBuf>, EngineError> {
     Ok(files)
 }
 
+/// What git runs from besides its program: its exec path (the `git-*` programs a server's
+/// daemon and hooks run) and the templates a new repository is made from.
+pub fn git_installation(git: &Git) -> Vec<PathBuf> {
+    let mut paths = vec![git.program().to_path_buf()];
+    if let Ok(exec_path) = git.run(["--exec-path"]) {
+        let exec_path = PathBuf::from(exec_path.trim());
+        if let Some(prefix) = exec_path.parent().and_then(Path::parent) {
+            paths.push(prefix.join("share").join("git-core").join("templates"));
+            paths.push(prefix.join("etc").join("gitconfig"));
+        }
+        paths.push(exec_path);
+    }
+    paths.push(PathBuf::from("/etc/gitconfig"));
+    paths
+}
+
+/// This user's home and configuration directories: dotfiles there steer every program of
+/// this user's, the server's git and hooks included.
+pub fn home() -> Vec<PathBuf> {
+    ["HOME", "XDG_CONFIG_HOME"]
+        .iter()
+        .filter_map(std::env::var_os)
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute() && p != Path::new("/"))
+        .collect()
+}
+
 /// Whether the verifier confines the PR's commands (docs/integrity.md, "What the verifier
 /// runs").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -160,6 +187,8 @@ pub struct Verifier {
     git: Git,
     /// The confinement of the PR's commands, or why this machine cannot confine them.
     confinement: Option<Result<crate::exec::confine::Confinement, String>>,
+    /// [`Verifier::cannot_confine`]'s answer, once asked.
+    probed: std::cell::OnceCell<Option<String>>,
     _dir: tempfile::TempDir,
 }
 
@@ -178,28 +207,65 @@ impl Verifier {
             Confine::Namespace => {
                 let git_dir = repo.join(".git");
                 let mut read_only = judged.objects.clone();
-                read_only.push(judged.git.common_dir()?);
+                let common = judged.git.common_dir()?;
+                // Its parent too: a repository renamed away could be replaced by one without
+                // the hooks, and a sibling repository's hooks are the server's as well.
+                read_only.extend(
+                    common
+                        .canonicalize()
+                        .ok()
+                        .and_then(|c| c.parent().map(Path::to_path_buf)),
+                );
+                read_only.push(common);
                 read_only.push(git_dir.clone());
                 read_only.extend(std::env::current_exe().ok());
+                read_only.extend(git_installation(&judged.git));
                 read_only.extend(user_git_config()?);
+                read_only.extend(home());
                 // The scratch worktrees' records (HEAD, index, commondir) too: our git reads
                 // them after each command.
-                Some(crate::exec::confine::Confinement::new(&read_only, &[]))
+                // Everything else is read-only but the temporary directories (and the
+                // scratch worktrees in them, `Session::open_isolated`).
+                // Prepared only: a push that runs nothing of the PR's (one that leaves main
+                // alone) starts no namespace ([`Verifier::cannot_confine`] probes).
+                Some(crate::exec::confine::Confinement::prepare(
+                    &read_only,
+                    &crate::exec::env::temp_dirs(),
+                ))
             }
         };
         Ok(Verifier {
             git: git.at(&repo),
             repo,
             confinement,
+            probed: std::cell::OnceCell::new(),
             _dir: dir,
         })
     }
 
-    /// Why the PR's commands cannot run here, when they must be confined and cannot be.
+    /// Why the PR's commands cannot run here, when they must be confined and cannot be (the
+    /// confinement tried once, on the first call).
     pub fn cannot_confine(&self) -> Option<&str> {
+        self.probed
+            .get_or_init(|| match &self.confinement {
+                Some(Ok(confinement)) => confinement.probe().err(),
+                Some(Err(why)) => Some(why.clone()),
+                None => None,
+            })
+            .as_deref()
+    }
+
+    /// Where a confined command could change one of `dependencies`
+    /// ([`crate::exec::confine::Confinement::reachable`]); `None` when commands are not
+    /// confined.
+    pub fn reachable(&self, dependencies: &[PathBuf]) -> Option<Result<Vec<PathBuf>, String>> {
+        if let Some(why) = self.cannot_confine() {
+            return Some(Err(why.to_string()));
+        }
         match &self.confinement {
-            Some(Err(why)) => Some(why),
-            _ => None,
+            Some(Ok(confinement)) => Some(confinement.reachable(dependencies)),
+            Some(Err(why)) => Some(Err(why.clone())),
+            None => None,
         }
     }
 
