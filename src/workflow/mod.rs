@@ -14,6 +14,7 @@ mod diagram;
 pub mod fence;
 pub mod fields;
 pub mod master_plan;
+pub mod mutate;
 pub mod notes;
 pub mod plan;
 pub mod red;
