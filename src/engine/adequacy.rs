@@ -11,6 +11,7 @@ use crate::engine::{EngineError, Session, io_error};
 use crate::exec;
 use crate::workflow::mutate::{self, Mutant};
 use crate::workflow::notes::TaskAdequacy;
+use crate::workflow::state::ExitRecord;
 
 /// Each pinned RED test against mutants of its task's code: the code files the task changed
 /// after its RED step, up to the next RED step's tree (the last task's: the squashed tree),
@@ -136,10 +137,17 @@ fn measure_task(
         let file = scratch.path().join(&mutant.path);
         std::fs::write(&file, mutant.apply(&original))
             .map_err(io_error(format!("write a mutant of {}", mutant.path)))?;
-        let ran = run(config.test.timeout.min(left));
+        let limit = config.test.timeout.min(left);
+        let ran = run(limit);
         std::fs::write(&file, &original).map_err(io_error(format!("restore {}", mutant.path)))?;
+        let exit = ran?.exit;
+        // Cut short by the task's budget, not by the test's own timeout: not a verdict.
+        if matches!(exit, ExitRecord::TimedOut { .. }) && limit < config.test.timeout {
+            result.not_run += total - done;
+            break;
+        }
         result.mutants += 1;
-        if ran?.exit.success() {
+        if exit.success() {
             result.survived.push(mutant.name());
         } else {
             result.killed += 1;

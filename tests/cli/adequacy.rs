@@ -101,6 +101,19 @@ fn an_honest_test_kills_the_mutants_and_is_accepted_in_enforce() {
     );
 }
 
+/// `max_mutants` caps the mutants run per task: the first in the mutator's order run, the
+/// rest are counted as not run.
+#[test]
+fn the_mutant_budget_caps_what_runs_and_counts_the_rest() {
+    let repo = case_calc("adequacy = \"report\"\nmax_mutants = 2");
+    task(&repo, HONEST_TEST, MUL_ARM);
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    assert_eq!(
+        final_note(&repo)["adequacy"],
+        serde_json::json!([{"task": 1, "step": "1.1", "mutants": 2, "killed": 2, "not_run": 2}])
+    );
+}
+
 #[test]
 fn adequacy_off_runs_no_mutant() {
     let repo = case_calc("adequacy = \"off\"");
