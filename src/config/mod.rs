@@ -12,9 +12,10 @@ mod values;
 pub use initial::{FirstGate, TestRunner, detect_test_runner, initial_file, read_small_file};
 use sections::default_master_plan;
 pub use sections::{
-    ALL_DIMENSIONS, AgentConfig, AttestConfig, ClaimsConfig, DEFAULT_TEST_PATHS, Debugging,
-    FinalizeConfig, Gate, GatesConfig, HooksConfig, HumanConfig, HumanProof, PinnedTests, PrePush,
-    Preset, RetryConfig, RetryStrategy, ReviewConfig, ReviewPolicy, TestConfig,
+    ALL_DIMENSIONS, Adequacy, AgentConfig, AttestConfig, ClaimsConfig, DEFAULT_TEST_PATHS,
+    Debugging, FinalizeConfig, Gate, GatesConfig, HooksConfig, HumanConfig, HumanProof,
+    PinnedTests, PrePush, Preset, RetryConfig, RetryStrategy, ReviewConfig, ReviewPolicy,
+    TestConfig, VerifyConfig,
 };
 pub use values::parse_duration;
 
@@ -73,6 +74,8 @@ pub struct Config {
     pub human: HumanConfig,
     #[serde(default)]
     pub claims: ClaimsConfig,
+    #[serde(default)]
+    pub verify: VerifyConfig,
 }
 
 impl Default for Config {
@@ -93,6 +96,7 @@ impl Default for Config {
             attest: AttestConfig::default(),
             human: HumanConfig::default(),
             claims: ClaimsConfig::default(),
+            verify: VerifyConfig::default(),
         }
     }
 }

@@ -505,3 +505,79 @@ fn default_timeout() -> Duration {
 fn default_output_tail() -> usize {
     DEFAULT_OUTPUT_TAIL
 }
+
+/// `[verify]` (docs/config.md, "[verify]"): how hard the final check leans on each task's
+/// pinned RED test (docs/integrity.md, "Adequacy by mutation", "Repeat").
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VerifyConfig {
+    /// Whether the final check measures each task's test against mutants of the code the
+    /// task wrote, and whether a weak one refuses the squash.
+    #[serde(default)]
+    pub adequacy: Adequacy,
+    /// The share of a task's mutants its test must kill under `enforce`, in thousandths
+    /// (written as a fraction, `0.5`): kept whole so the config compares exactly.
+    #[serde(default = "default_min_killed", deserialize_with = "fraction")]
+    pub min_killed: u32,
+    /// Mutants run per task at most.
+    #[serde(default = "default_max_mutants", deserialize_with = "positive")]
+    pub max_mutants: usize,
+    /// Time the mutants of one task may take in all; those not run by then are not counted.
+    #[serde(default = "default_mutation_timeout", deserialize_with = "duration")]
+    pub mutation_timeout: Duration,
+    /// How many times the final check runs each RED proof; the runs must agree.
+    #[serde(default = "default_runs", deserialize_with = "positive_u32")]
+    pub runs: u32,
+}
+
+/// `[verify] adequacy`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Adequacy {
+    Off,
+    /// The final note names the share killed and the surviving mutants.
+    #[default]
+    Report,
+    /// And a task whose share is below `min_killed` refuses the squash.
+    Enforce,
+}
+
+impl Default for VerifyConfig {
+    fn default() -> Self {
+        VerifyConfig {
+            adequacy: Adequacy::default(),
+            min_killed: default_min_killed(),
+            max_mutants: default_max_mutants(),
+            mutation_timeout: default_mutation_timeout(),
+            runs: default_runs(),
+        }
+    }
+}
+
+fn default_min_killed() -> u32 {
+    500
+}
+
+fn default_max_mutants() -> usize {
+    20
+}
+
+fn default_mutation_timeout() -> Duration {
+    Duration::from_secs(60)
+}
+
+fn default_runs() -> u32 {
+    2
+}
+
+/// A fraction from 0 to 1, in thousandths.
+fn fraction<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
+    let x = f64::deserialize(d)?;
+    if !(0.0..=1.0).contains(&x) {
+        return Err(serde::de::Error::custom(
+            "must be a fraction from 0 to 1 (0.5: half the mutants killed)",
+        ));
+    }
+    // In range: the product is 0..=1000.
+    Ok((x * 1000.0).round() as u32)
+}

@@ -2,6 +2,7 @@
 //! `workflow` what to do, carries it out (git, test commands, gates), and stores the result
 //! with a compare-and-swap. A lost race re-runs the whole command from a fresh read.
 
+pub mod adequacy;
 pub mod agent_hook;
 pub mod agent_setup;
 pub mod answers;

@@ -88,6 +88,7 @@ pub fn record_final(
             .count(),
         verification: check.verification.clone(),
         red_tests: check.red_tests.clone(),
+        adequacy: check.adequacy.clone(),
         edited_red_tests: check
             .record
             .edited_red_tests

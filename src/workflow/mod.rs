@@ -15,6 +15,7 @@ pub mod evidence;
 pub mod fence;
 pub mod fields;
 pub mod master_plan;
+pub mod mutate;
 pub mod notes;
 pub mod plan;
 pub mod red;

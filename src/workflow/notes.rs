@@ -174,6 +174,10 @@ pub struct FinalNote {
     /// Every task's pinned RED test, run on the PR's base and on the squashed commit.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub red_tests: Vec<RedProof>,
+    /// Each task's pinned test against mutants of the code it wrote (docs/integrity.md,
+    /// "Adequacy by mutation"): the share killed and the mutants that survived.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub adequacy: Vec<TaskAdequacy>,
     /// GREEN steps that had changed their task's RED test: it was judged as the RED step
     /// left it (docs/integrity.md).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -230,6 +234,35 @@ pub struct RedProof {
     /// The tests, by id, that failed on the base and passed on the squashed commit.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tests: Vec<String>,
+}
+
+/// A task's pinned RED test against mutants of the code the task wrote: how many ran, how
+/// many it killed (failed on), and the survivors as `path:line what`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskAdequacy {
+    pub task: usize,
+    pub step: String,
+    pub mutants: usize,
+    pub killed: usize,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub survived: Vec<String>,
+    /// Mutants left unrun when the time or mutant budget ran out.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub not_run: usize,
+    /// Why nothing was measured (`the test fails on the task's own code`), when nothing was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unmeasured: Option<String>,
+}
+
+impl TaskAdequacy {
+    /// The share of the mutants run that the test killed, in thousandths (all of none).
+    pub fn killed_share(&self) -> u32 {
+        if self.mutants == 0 {
+            return 1000;
+        }
+        // At most 1000: killed ≤ mutants.
+        (self.killed * 1000 / self.mutants) as u32
+    }
 }
 
 /// Paths a step changed, named for a reviewer.

@@ -1,6 +1,7 @@
 //! End-to-end tests: the real binary in real repositories. One test binary for all areas,
 //! so they link once.
 
+mod adequacy;
 mod agent_hooks;
 mod agent_setup;
 mod agents;

@@ -5,7 +5,8 @@
 use std::collections::BTreeMap;
 
 use super::refusal::{FinalCheckRefusal, RedFailure};
-use crate::config::{Config, PinnedTests};
+use crate::config::{Adequacy, Config, PinnedTests};
+use crate::engine::adequacy;
 use crate::engine::evidence::{TestRun, run_test};
 use crate::engine::pr_record::{self, PinnedRed, PrRecord};
 use crate::engine::scratch::Scratch;
@@ -14,7 +15,7 @@ use crate::exec;
 use crate::gates;
 use crate::store::Snapshot;
 use crate::workflow::fence::fenced;
-use crate::workflow::notes::{ChangedTests, PathsOfStep, RedProof};
+use crate::workflow::notes::{ChangedTests, PathsOfStep, RedProof, TaskAdequacy};
 use crate::workflow::{evidence, red};
 
 /// What the final check found (docs/integrity.md, "A clean final check" and "RED proves
@@ -26,6 +27,9 @@ pub struct FinalCheck {
     /// For the final note: `not verified: no gates`, or what passed.
     pub verification: String,
     pub red_tests: Vec<RedProof>,
+    /// Each task's test against mutants of its code (docs/integrity.md, "Adequacy by
+    /// mutation"); empty when adequacy is off or the RED proofs did not hold.
+    pub adequacy: Vec<TaskAdequacy>,
     pub changed_tests: Option<ChangedTests>,
     /// What the PR's chain records about its tests.
     pub record: PrRecord,
@@ -69,6 +73,7 @@ pub fn final_check(
             "not verified again: the clean final check is off ([finalize] clean_check)".to_string()
         },
         red_tests: Vec::new(),
+        adequacy: Vec::new(),
         changed_tests: changed_tests(session, config, &base, &tree)?,
         record,
         unpinned_tests,
@@ -94,7 +99,39 @@ pub fn final_check(
     // The RED tests run in worktrees of their own: nothing the gates left behind is there.
     drop(squashed);
     red_proofs(session, config, &mut check, &base, &tree)?;
+    if check.refused.is_none() {
+        check.adequacy = adequacy::measure(session, config, &check.record.reds, &base, &tree)?;
+        check.refused = inadequate(config, &check);
+    }
     Ok(check)
+}
+
+/// Under `[verify] adequacy = "enforce"`, the first task whose test killed a smaller share of
+/// its mutants than `min_killed`.
+fn inadequate(config: &Config, check: &FinalCheck) -> Option<FinalCheckRefusal> {
+    if config.verify.adequacy != Adequacy::Enforce {
+        return None;
+    }
+    let weak = check
+        .adequacy
+        .iter()
+        .find(|a| a.mutants > 0 && a.killed_share() < config.verify.min_killed)?;
+    let command = check
+        .record
+        .reds
+        .iter()
+        .find(|r| r.step.to_string() == weak.step)
+        .map(|r| r.command.clone())
+        .unwrap_or_default();
+    Some(FinalCheckRefusal::Inadequate {
+        task: weak.task,
+        step: weak.step.clone(),
+        command,
+        killed: weak.killed,
+        mutants: weak.mutants,
+        min_killed: config.verify.min_killed,
+        survived: weak.survived.clone(),
+    })
 }
 
 /// Why each symbolic link the PR adds or changes points out of the repository. A link out
@@ -223,9 +260,10 @@ fn coin() -> bool {
 /// them, shared code files too, and it must fail. On the squashed commit, every pinned file is
 /// put in as the latest RED step that pinned it left it (a later task's RED may extend an
 /// earlier task's test), shared files are the commit's own, and every RED test must pass
-/// having run a test. The two worktrees differ in their files only: both are detached at the
-/// base with the base's tree as their index, made in an order drawn at random, and each
-/// RED's two runs come in an order drawn at random too.
+/// having run a test. Each task's test has two fresh worktrees of its own, which differ in
+/// their files only: both are detached at the base with the base's tree as their index, made
+/// in an order drawn at random, and each RED's two runs come in an order drawn at random too,
+/// repeated `[verify] runs` times.
 fn red_proofs(
     session: &Session,
     config: &Config,
@@ -257,22 +295,27 @@ fn red_proofs(
         base_tree: &base_tree,
         squashed: tree,
     };
-    let (before, squashed) = red_worktrees(session, &trees)?;
-    // The latest pin of each path, in the squashed worktree once for all the runs there.
+    // The latest pin of each path: the squashed worktree's runs have them so.
     let mut latest: BTreeMap<&str, (&str, &PinnedRed)> = BTreeMap::new();
     for red in &reds {
         let Some(red_tree) = &red.tree else { continue };
-        squashed.put(red_tree, &red.paths)?;
         for path in &red.paths {
             latest.insert(path, (red_tree, red));
         }
     }
-    squashed.baseline()?;
     for pinned in &reds {
         let Some(red_tree) = &pinned.tree else {
             continue;
         };
-        let (on_base, on_squash) = run_red(session, config, pinned, red_tree, &before, &squashed)?;
+        let (before, squashed) = task_worktrees(session, &trees, &reds)?;
+        let (on_base, on_squash) =
+            match run_red_repeated(session, config, pinned, red_tree, &before, &squashed)? {
+                Ok(runs) => runs,
+                Err(flaky) => {
+                    check.refused = Some(flaky);
+                    return Ok(());
+                }
+            };
         // The squashed worktree is where every task's test must pass: a run that wrote into
         // it (either run: unconfined, the base's can reach it) would hand a later task's test
         // what the commit lacks. The base's worktree may only make later base runs fail.
@@ -348,6 +391,64 @@ fn red_worktrees<'a>(
             squashed,
         )
     })
+}
+
+/// The base's worktree and the squashed commit's for one task's RED test, the squashed one
+/// with every pinned path as its latest pin left it. Each task has worktrees of its own:
+/// nothing an earlier task's test left there, tracked, untracked or ignored (an ignored
+/// marker file), is seen by the next (docs/integrity.md, "RED proves itself at the end").
+fn task_worktrees<'a>(
+    session: &'a Session,
+    trees: &Trees,
+    reds: &[PinnedRed],
+) -> Result<(Scratch<'a>, Scratch<'a>), EngineError> {
+    let (before, squashed) = red_worktrees(session, trees)?;
+    for red in reds {
+        if let Some(red_tree) = &red.tree {
+            squashed.put(red_tree, &red.paths)?;
+        }
+    }
+    squashed.baseline()?;
+    Ok((before, squashed))
+}
+
+/// The RED test's two runs, `[verify] runs` times over in the same worktrees (docs/
+/// integrity.md, "Repeat"): the first pair when every run agrees on each tree, else the
+/// refusal that names the test flaky.
+fn run_red_repeated(
+    session: &Session,
+    config: &Config,
+    pinned: &PinnedRed,
+    red_tree: &str,
+    before: &Scratch,
+    squashed: &Scratch,
+) -> Result<Result<(TestRun, TestRun), FinalCheckRefusal>, EngineError> {
+    let first = run_red(session, config, pinned, red_tree, before, squashed)?;
+    let mut on_base = vec![first.0.output.exit.success()];
+    let mut on_squash = vec![first.1.output.exit.success()];
+    for _ in 1..config.verify.runs {
+        let (b, s) = run_red(session, config, pinned, red_tree, before, squashed)?;
+        on_base.push(b.output.exit.success());
+        on_squash.push(s.output.exit.success());
+    }
+    for (on, verdicts) in [
+        ("the PR's base", &on_base),
+        ("the squashed commit", &on_squash),
+    ] {
+        if verdicts.iter().any(|v| Some(v) != verdicts.first()) {
+            return Ok(Err(FinalCheckRefusal::Flaky {
+                task: pinned.step.task + 1,
+                step: pinned.step.to_string(),
+                command: pinned.command.clone(),
+                on: on.to_string(),
+                verdicts: verdicts
+                    .iter()
+                    .map(|&passed| if passed { "pass" } else { "fail" }.to_string())
+                    .collect(),
+            }));
+        }
+    }
+    Ok(Ok(first))
 }
 
 /// The RED test's run on the base (its files and shared files put in as its step left

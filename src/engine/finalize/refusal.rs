@@ -169,6 +169,26 @@ pub enum FinalCheckRefusal {
         failure: RedFailure,
         output: String,
     },
+    /// Under `[verify] adequacy = "enforce"`, a task's test killed too few mutants of the
+    /// code the task wrote (docs/integrity.md, "Adequacy by mutation"); shares in thousandths.
+    Inadequate {
+        task: usize,
+        step: String,
+        command: String,
+        killed: usize,
+        mutants: usize,
+        min_killed: u32,
+        survived: Vec<String>,
+    },
+    /// A task's RED proof gave different verdicts on runs of one tree (docs/integrity.md,
+    /// "Repeat"): `verdicts` lists each run's pass or fail, in order.
+    Flaky {
+        task: usize,
+        step: String,
+        command: String,
+        on: String,
+        verdicts: Vec<String>,
+    },
 }
 
 /// How a pinned RED test failed to prove itself at the end.
@@ -279,6 +299,41 @@ impl fmt::Display for FinalCheckRefusal {
                 } else {
                     paths.join(", ")
                 },
+            ),
+            FinalCheckRefusal::Inadequate {
+                task,
+                step,
+                command,
+                killed,
+                mutants,
+                min_killed,
+                survived,
+            } => write!(
+                f,
+                "task {task}'s RED test (step {step}, `{command}`) killed {killed} of {mutants} \
+                 mutants of the code the task wrote, below the {}% [verify] min_killed: it does \
+                 not check what the code does. Surviving mutants (the test still passes with \
+                 each):\n{}\nStrengthen the test so it fails on them (a test in a new RED step), \
+                 then squash again",
+                min_killed / 10,
+                survived
+                    .iter()
+                    .map(|m| format!("- {m}"))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            ),
+            FinalCheckRefusal::Flaky {
+                task,
+                step,
+                command,
+                on,
+                verdicts,
+            } => write!(
+                f,
+                "task {task}'s RED test (step {step}, `{command}`) is flaky: run on {on} again and \
+                 again it gave {}. A test whose verdict changes between runs of one tree proves \
+                 nothing; make it deterministic",
+                verdicts.join(", then ")
             ),
         }
     }

@@ -1,0 +1,498 @@
+//! The built-in line mutator of the adequacy check (docs/integrity.md, "Adequacy by
+//! mutation"): from a file's text and the lines a task changed, the small faults a test of
+//! that code should notice, one line each. Pure: the engine writes and runs them.
+
+use std::collections::BTreeMap;
+
+/// One fault in one line: `line` (1-based) replaced by `replacement`, or removed when there
+/// is none.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Mutant {
+    pub path: String,
+    pub line: usize,
+    /// What was changed, as the final note names it (`` `*` → `/` ``, `line removed`).
+    pub what: String,
+    pub replacement: Option<String>,
+}
+
+impl Mutant {
+    /// `text` with this fault in it.
+    pub fn apply(&self, text: &str) -> String {
+        let mut out = String::with_capacity(text.len());
+        for (i, line) in text.split_inclusive('\n').enumerate() {
+            if i + 1 != self.line {
+                out.push_str(line);
+                continue;
+            }
+            if let Some(replacement) = &self.replacement {
+                out.push_str(replacement);
+                out.push_str(&line[line.trim_end_matches(['\n', '\r']).len()..]);
+            }
+        }
+        out
+    }
+
+    /// How the final note names it: `calc.sh:3 `*` → `/``.
+    pub fn name(&self) -> String {
+        format!("{}:{} {}", self.path, self.line, self.what)
+    }
+}
+
+/// The lines of `new` (1-based) that `old` does not hold as often: what a change added or
+/// rewrote, judged line by line without an alignment (a moved line is not a changed one).
+pub fn changed_lines(old: &str, new: &str) -> Vec<usize> {
+    let mut left: BTreeMap<&str, usize> = BTreeMap::new();
+    for line in old.lines() {
+        *left.entry(line).or_default() += 1;
+    }
+    let mut changed = Vec::new();
+    for (i, line) in new.lines().enumerate() {
+        match left.get_mut(line) {
+            Some(n) if *n > 0 => *n -= 1,
+            _ => changed.push(i + 1),
+        }
+    }
+    changed
+}
+
+/// Every mutant of `text`'s `lines` (1-based), in a fixed order: by line, then by where in
+/// the line, then by kind; the removed line last on each line. Blank and comment lines have
+/// none.
+pub fn mutants(path: &str, text: &str, lines: &[usize]) -> Vec<Mutant> {
+    let shell = is_shell(path, text);
+    let python = path.ends_with(".py");
+    let mut out = Vec::new();
+    let mut wanted: Vec<usize> = lines.to_vec();
+    wanted.sort_unstable();
+    wanted.dedup();
+    let all: Vec<&str> = text.lines().collect();
+    for n in wanted {
+        let Some(line) = all.get(n.wrapping_sub(1)) else {
+            continue;
+        };
+        let code = line.trim();
+        if code.is_empty() || is_comment(code) || code.starts_with("#!") {
+            continue;
+        }
+        let mut seen: Vec<String> = Vec::new();
+        let mut push = |what: String, replacement: String| {
+            if replacement != *line && !seen.contains(&replacement) {
+                seen.push(replacement.clone());
+                out.push(Mutant {
+                    path: path.to_string(),
+                    line: n,
+                    what,
+                    replacement: Some(replacement),
+                });
+            }
+        };
+        for (at, from, to) in swaps(line, shell) {
+            let replacement = format!("{}{}{}", &line[..at], to, &line[at + from.len()..]);
+            push(format!("`{from}` → `{to}`"), replacement);
+        }
+        for (at, len, to) in values(line, shell, python) {
+            let from = &line[at..at + len];
+            let replacement = format!("{}{}{}", &line[..at], to, &line[at + len..]);
+            push(format!("`{}` → `{}`", from.trim(), to.trim()), replacement);
+        }
+        if !is_structural(code) {
+            out.push(Mutant {
+                path: path.to_string(),
+                line: n,
+                what: "line removed".into(),
+                replacement: None,
+            });
+        }
+    }
+    out
+}
+
+/// A shell script, by its name or its first line.
+fn is_shell(path: &str, text: &str) -> bool {
+    path.ends_with(".sh")
+        || path.ends_with(".bash")
+        || text
+            .lines()
+            .next()
+            .is_some_and(|l| l.starts_with("#!") && (l.ends_with("sh") || l.contains("sh ")))
+}
+
+fn is_comment(code: &str) -> bool {
+    ["#", "//", "/*", "*", "--", ";"]
+        .iter()
+        .any(|c| code.starts_with(c))
+        && !code.starts_with("*)")
+}
+
+/// A line whose removal breaks the file's syntax rather than its behaviour: a lone brace,
+/// `esac`, `fi`, `done`, `else` …
+fn is_structural(code: &str) -> bool {
+    let bare = code.trim_end_matches([';', ',']);
+    matches!(
+        bare,
+        "{" | "}"
+            | "("
+            | ")"
+            | "["
+            | "]"
+            | "};"
+            | "fi"
+            | "esac"
+            | "done"
+            | "do"
+            | "then"
+            | "else"
+            | "end"
+            | "in"
+    ) || bare.starts_with("case ")
+        || bare.starts_with("if ")
+        || bare.starts_with("else")
+        || bare.starts_with("elif ")
+        || bare.starts_with("def ")
+        || bare.starts_with("fn ")
+        || bare.starts_with("pub fn ")
+        || bare.starts_with("function ")
+        || bare.ends_with('{')
+        || bare.ends_with(':')
+}
+
+const OPERATOR: &[u8] = b"<>=!+-*/&|%";
+
+/// The operators of `line` to swap, as (byte offset, operator, its swap). Arithmetic and
+/// bare comparisons count only with a space each side (`a * b`), so a path, a flag, a glob
+/// or a redirection is not taken for one; shell's `<`/`>` are redirections.
+fn swaps(line: &str, shell: bool) -> Vec<(usize, &'static str, &'static str)> {
+    const WORDS: &[(&str, &str)] = &[
+        ("-lt", "-le"),
+        ("-le", "-lt"),
+        ("-gt", "-ge"),
+        ("-ge", "-gt"),
+        ("-eq", "-ne"),
+        ("-ne", "-eq"),
+    ];
+    const SYMBOLS: &[(&str, &str)] = &[
+        ("<=", "<"),
+        (">=", ">"),
+        ("==", "!="),
+        ("!=", "=="),
+        ("&&", "||"),
+        ("||", "&&"),
+        ("<", "<="),
+        (">", ">="),
+        ("+", "-"),
+        ("-", "+"),
+        ("*", "/"),
+        ("/", "*"),
+    ];
+    let bytes = line.as_bytes();
+    let mut out = Vec::new();
+    let mut quote: Option<u8> = None;
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = bytes[i];
+        if let Some(q) = quote {
+            if c == q {
+                quote = None;
+            }
+            i += 1;
+            continue;
+        }
+        if c == b'\'' || (c == b'"' && !shell) {
+            quote = Some(c);
+            i += 1;
+            continue;
+        }
+        let before = i.checked_sub(1).map(|j| bytes[j]);
+        let spaced_before = before.is_none_or(|b| b == b' ' || b == b'\t');
+        let mut taken = None;
+        if shell && c == b'-' && spaced_before {
+            for (from, to) in WORDS {
+                let end = i + from.len();
+                if line[i..].starts_with(from)
+                    && bytes.get(end).is_none_or(|b| *b == b' ' || *b == b'\t')
+                {
+                    taken = Some((from, to));
+                    break;
+                }
+            }
+        }
+        if taken.is_none() && OPERATOR.contains(&c) {
+            for (from, to) in SYMBOLS {
+                if !line[i..].starts_with(from) {
+                    continue;
+                }
+                let end = i + from.len();
+                let after = bytes.get(end).copied();
+                let spaced_after = after.is_none_or(|b| b == b' ' || b == b'\t');
+                let glued = before.is_some_and(|b| OPERATOR.contains(&b))
+                    || after.is_some_and(|b| OPERATOR.contains(&b));
+                let single = from.len() == 1;
+                let redirect = shell && (from.starts_with('<') || from.starts_with('>'));
+                if glued || redirect || (single && !(spaced_before && spaced_after)) {
+                    break;
+                }
+                taken = Some((from, to));
+                break;
+            }
+        }
+        match taken {
+            Some((from, to)) => {
+                out.push((i, *from, *to));
+                i += from.len();
+            }
+            None => i += 1,
+        }
+    }
+    out
+}
+
+/// The constants and returned or printed values of `line` to change, as (byte offset,
+/// length, what replaces it): `true`↔`false`, `0`→`1`, `n`→`n+1`, `return x`→`return 0`
+/// (`None` in Python), `echo x`→`echo 0` and `echo`, `print(x)`→`print(0)`.
+fn values(line: &str, shell: bool, python: bool) -> Vec<(usize, usize, String)> {
+    let bytes = line.as_bytes();
+    let mut out = Vec::new();
+    let word_char = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b == b'$' || b == b'.';
+    let mut i = 0;
+    while i < bytes.len() {
+        let starts = i == 0 || !word_char(bytes[i - 1]);
+        if !starts || !(bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
+            i += 1;
+            continue;
+        }
+        let end = (i..bytes.len())
+            .find(|&j| !(bytes[j].is_ascii_alphanumeric() || bytes[j] == b'_'))
+            .unwrap_or(bytes.len());
+        let word = &line[i..end];
+        let glued = bytes.get(end).is_some_and(|b| *b == b'.' || *b == b'$');
+        let swapped = match word {
+            "true" => Some("false".to_string()),
+            "false" => Some("true".to_string()),
+            "True" => Some("False".to_string()),
+            "False" => Some("True".to_string()),
+            _ if !glued && word.bytes().all(|b| b.is_ascii_digit()) && word.len() < 19 => {
+                word.parse::<u64>().ok().map(|n| match n {
+                    0 => "1".to_string(),
+                    1 => "0".to_string(),
+                    n => (n + 1).to_string(),
+                })
+            }
+            _ => None,
+        };
+        if let Some(to) = swapped {
+            out.push((i, word.len(), to));
+        }
+        if word == "return" {
+            let rest = end + line[end..].len() - line[end..].trim_start().len();
+            let stop = value_end(line, rest, shell);
+            let value = line[rest..stop].trim_end();
+            let zero = if python { "None" } else { "0" };
+            if !value.is_empty() && value != zero {
+                out.push((rest, value.len(), zero.to_string()));
+            }
+        }
+        if shell && (word == "echo" || word == "printf") && end < bytes.len() && bytes[end] == b' '
+        {
+            let rest = end + 1;
+            let stop = value_end(line, rest, shell);
+            let value = line[rest..stop].trim_end();
+            if !value.is_empty() {
+                if value != "0" {
+                    out.push((rest, value.len(), "0".to_string()));
+                }
+                // `echo` alone: the value gone, the line still a statement.
+                out.push((end, 1 + value.len(), String::new()));
+            }
+        }
+        if (word == "print" || word == "println")
+            && bytes.get(end) == Some(&b'(')
+            && let Some(close) = matching_paren(line, end)
+        {
+            let inner = &line[end + 1..close];
+            if !inner.trim().is_empty() && inner.trim() != "0" {
+                out.push((end + 1, inner.len(), "0".to_string()));
+            }
+        }
+        i = end;
+    }
+    out
+}
+
+/// Where the value that starts at `from` ends: at the statement's end (`;`, a shell `|`,
+/// `&` or redirection, a comment) or the line's.
+fn value_end(line: &str, from: usize, shell: bool) -> usize {
+    let bytes = line.as_bytes();
+    let mut depth = 0i32;
+    let mut quote: Option<u8> = None;
+    for (j, &b) in bytes.iter().enumerate().skip(from) {
+        if let Some(q) = quote {
+            if b == q {
+                quote = None;
+            }
+            continue;
+        }
+        match b {
+            b'\'' | b'"' => quote = Some(b),
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' => {
+                if depth == 0 {
+                    return j;
+                }
+                depth -= 1;
+            }
+            b';' if depth == 0 => return j,
+            b'|' | b'&' | b'>' | b'<' | b'#' if shell && depth == 0 => return j,
+            _ => {}
+        }
+    }
+    bytes.len()
+}
+
+fn matching_paren(line: &str, open: usize) -> Option<usize> {
+    let mut depth = 0i32;
+    for (j, b) in line.bytes().enumerate().skip(open) {
+        match b {
+            b'(' => depth += 1,
+            b')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(j);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CALC: &str = "#!/bin/sh\n# a calculator\ncase \"$1\" in\n  add) echo $(( $2 + $3 ));;\n  mul) echo $(( $2 * $3 ));;\n  *) echo \"usage\" >&2; exit 2;;\nesac\n";
+
+    fn names(path: &str, text: &str, lines: &[usize]) -> Vec<String> {
+        mutants(path, text, lines)
+            .iter()
+            .map(|m| {
+                format!(
+                    "{} => {}",
+                    m.name(),
+                    m.apply(text).lines().nth(m.line - 1).unwrap_or("")
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_shell_calculators_mul_line_has_its_operator_its_value_and_its_removal() {
+        let got = mutants("calc.sh", CALC, &[5]);
+        let whats: Vec<&str> = got.iter().map(|m| m.what.as_str()).collect();
+        assert_eq!(
+            whats,
+            vec![
+                "`*` → `/`",
+                "`$(( $2 * $3 ))` → `0`",
+                "`$(( $2 * $3 ))` → ``",
+                "line removed"
+            ],
+            "{:?}",
+            names("calc.sh", CALC, &[5])
+        );
+        assert_eq!(
+            got[0].apply(CALC).lines().nth(4),
+            Some("  mul) echo $(( $2 / $3 ));;")
+        );
+        assert_eq!(got[1].apply(CALC).lines().nth(4), Some("  mul) echo 0;;"));
+        assert_eq!(got[2].apply(CALC).lines().nth(4), Some("  mul) echo;;"));
+        assert_eq!(got[3].apply(CALC).lines().count(), CALC.lines().count() - 1);
+    }
+
+    #[test]
+    fn lines_not_changed_blank_or_comments_have_no_mutant() {
+        assert!(mutants("calc.sh", CALC, &[]).is_empty());
+        assert!(mutants("calc.sh", CALC, &[2]).is_empty());
+        assert!(mutants("calc.sh", CALC, &[99]).is_empty());
+        // The catch-all's glob and redirection are not operators.
+        let catch_all = mutants("calc.sh", CALC, &[6]);
+        assert!(
+            catch_all.iter().all(|m| !m.what.contains('*')),
+            "{catch_all:?}"
+        );
+        assert!(
+            catch_all.iter().all(|m| !m.what.contains('>')),
+            "{catch_all:?}"
+        );
+    }
+
+    #[test]
+    fn comparisons_constants_and_returns_are_swapped() {
+        let text = "if [ \"$n\" -lt 10 ]; then\n  ok=true\nfi\n";
+        let whats: Vec<String> = mutants("t.sh", text, &[1, 2])
+            .into_iter()
+            .map(|m| m.what)
+            .collect();
+        assert!(whats.contains(&"`-lt` → `-le`".to_string()), "{whats:?}");
+        assert!(whats.contains(&"`10` → `11`".to_string()), "{whats:?}");
+        assert!(whats.contains(&"`true` → `false`".to_string()), "{whats:?}");
+        let py = "def f(a, b):\n    if a <= b:\n        return a == 0\n    print(a)\n";
+        let whats: Vec<String> = mutants("f.py", py, &[2, 3, 4])
+            .into_iter()
+            .map(|m| m.what)
+            .collect();
+        for want in [
+            "`<=` → `<`",
+            "`==` → `!=`",
+            "`0` → `1`",
+            "`a == 0` → `None`",
+            "`a` → `0`",
+        ] {
+            assert!(
+                whats.contains(&want.to_string()),
+                "{want} missing from {whats:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn changed_lines_are_those_the_old_text_lacks() {
+        assert_eq!(changed_lines("a\nb\n", "a\nc\nb\nb\n"), vec![2, 4]);
+        assert_eq!(changed_lines("", "x\n"), vec![1]);
+    }
+
+    proptest::proptest! {
+        /// Every mutant differs from its source in exactly one line, a changed one; the
+        /// order is the same each time.
+        #[test]
+        fn every_mutant_differs_in_exactly_one_changed_line(
+            lines in proptest::collection::vec(
+                "[a-z0-9 +*/<>=!$()\"';|&_-]{0,24}|return [a-z0-9]{1,4}|echo [$a-z0-9]{1,6}|true|[0-9]{1,3}|  x -lt 3",
+                1..12,
+            ),
+            picks in proptest::collection::vec(0usize..14, 0..8),
+            shell in proptest::bool::ANY,
+        ) {
+            let text = lines.join("\n") + "\n";
+            let path = if shell { "p.sh" } else { "p.py" };
+            let got = mutants(path, &text, &picks);
+            proptest::prop_assert_eq!(&got, &mutants(path, &text, &picks));
+            let source: Vec<&str> = text.lines().collect();
+            for m in &got {
+                proptest::prop_assert!(picks.contains(&m.line));
+                let mutated = m.apply(&text);
+                proptest::prop_assert_ne!(&mutated, &text);
+                let out: Vec<&str> = mutated.lines().collect();
+                let mut expected: Vec<&str> = source.clone();
+                match &m.replacement {
+                    Some(r) => expected[m.line - 1] = r.as_str(),
+                    None => { expected.remove(m.line - 1); }
+                }
+                proptest::prop_assert_eq!(&out, &expected);
+                if m.replacement.is_some() {
+                    let differing = source.iter().zip(&out).filter(|(a, b)| a != b).count();
+                    proptest::prop_assert_eq!(differing, 1);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,231 @@
+//! How hard the final check leans on each pinned RED test (docs/integrity.md, "Adequacy by
+//! mutation", "Repeat"): a shell calculator whose task adds `mul`, its test run against
+//! mutants of the line the task wrote (a test that only greps for the case arm lets them
+//! survive; an honest one kills them), each task's runs in worktrees of their own, and every
+//! run repeated.
+
+use pretty_assertions::assert_eq;
+
+use crate::oracle::{CALC_CONFIG, MUL_PLAN, green, main_tip, outside, red, squash};
+use crate::support::*;
+
+const CALC: &str = "case \"$1\" in\n  add) echo $(( $2 + $3 ));;\nesac\n";
+
+/// A case-style shell calculator on main (`sh calc.sh add 2 3`), with `[verify]` set to
+/// `verify`, and the PR to add `mul` under way.
+fn case_calc(verify: &str) -> TestRepo {
+    let repo = TestRepo::empty();
+    repo.write("calc.sh", CALC);
+    repo.write("tests/test_add.sh", "[ \"$(sh calc.sh add 2 3)\" = 5 ]\n");
+    repo.write(
+        "run_tests.sh",
+        "for t in tests/test_*.sh; do sh \"$t\" || { echo \"FAILED: $t\"; exit 1; }; done\n",
+    );
+    repo.write("docs/plan.md", "# Plan\n## PR 1: feat: Multiply\n");
+    repo.write(
+        ".orchestrate.toml",
+        &format!("{CALC_CONFIG}\n[verify]\n{verify}\n"),
+    );
+    repo.commit_all("calculator");
+    repo.submit_plan(MUL_PLAN).expect(0);
+    repo.run(&["get-task"]).expect(0);
+    repo
+}
+
+/// RED with `test`, GREEN with `mul` as the new case arm, squashed.
+fn task(repo: &TestRepo, test: &str, mul: &str) {
+    repo.write("tests/test_mul.sh", test);
+    red(repo, "sh tests/test_mul.sh");
+    repo.write("calc.sh", &CALC.replace("esac", &format!("{mul}\nesac")));
+    green(repo, "sh tests/test_mul.sh");
+    squash(repo);
+}
+
+const GREP_TEST: &str = "grep -q \"mul)\" calc.sh\n";
+const FAKE_MUL: &str = "  mul) echo 0;;";
+const HONEST_TEST: &str = "[ \"$(sh calc.sh mul 4 3)\" = 12 ]\n";
+const MUL_ARM: &str = "  mul) echo $(( $2 * $3 ));;";
+
+fn final_note(repo: &TestRepo) -> serde_json::Value {
+    let text = repo.git(&["notes", "--ref=orchestrator", "show", "HEAD"]);
+    text.lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("a note line is JSON"))
+        .find(|n| n["kind"] == "final")
+        .expect("a final record")
+}
+
+#[test]
+fn a_test_that_only_greps_is_named_with_its_surviving_mutants_in_report() {
+    let repo = case_calc("adequacy = \"report\"");
+    task(&repo, GREP_TEST, FAKE_MUL);
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    assert_eq!(
+        final_note(&repo)["adequacy"],
+        serde_json::json!([{"task": 1, "step": "1.1", "mutants": 3, "killed": 1,
+            "survived": ["calc.sh:3 `0` → ``", "calc.sh:3 `0` → `1`"]}])
+    );
+}
+
+#[test]
+fn a_test_that_only_greps_is_refused_in_enforce_naming_the_task_share_and_survivors() {
+    let repo = case_calc("adequacy = \"enforce\"\nmin_killed = 0.5");
+    task(&repo, GREP_TEST, FAKE_MUL);
+    let main = main_tip(&repo);
+    let out = repo.run(&["submit-work", "-s", "squashed"]);
+    out.expect(1);
+    assert!(
+        out.stdout.contains(
+            "task 1's RED test (step 1.1, `sh tests/test_mul.sh`) killed 1 of 3 mutants of the \
+             code the task wrote, below the 50% [verify] min_killed"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("- calc.sh:3 `0` → `1`\n"),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(repo.status(), "AWAITING_FINALIZATION");
+    assert_eq!(main_tip(&repo), main);
+}
+
+#[test]
+fn an_honest_test_kills_the_mutants_and_is_accepted_in_enforce() {
+    let repo = case_calc("adequacy = \"enforce\"");
+    task(&repo, HONEST_TEST, MUL_ARM);
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    assert_eq!(
+        final_note(&repo)["adequacy"],
+        serde_json::json!([{"task": 1, "step": "1.1", "mutants": 4, "killed": 4}])
+    );
+}
+
+/// `max_mutants` caps the mutants run per task: the first in the mutator's order run, the
+/// rest are counted as not run.
+#[test]
+fn the_mutant_budget_caps_what_runs_and_counts_the_rest() {
+    let repo = case_calc("adequacy = \"report\"\nmax_mutants = 2");
+    task(&repo, HONEST_TEST, MUL_ARM);
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    assert_eq!(
+        final_note(&repo)["adequacy"],
+        serde_json::json!([{"task": 1, "step": "1.1", "mutants": 2, "killed": 2, "not_run": 2}])
+    );
+}
+
+#[test]
+fn adequacy_off_runs_no_mutant() {
+    let repo = case_calc("adequacy = \"off\"");
+    task(&repo, GREP_TEST, FAKE_MUL);
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    assert!(final_note(&repo).get("adequacy").is_none());
+}
+
+#[test]
+fn a_min_killed_above_one_is_bad_input() {
+    let repo = TestRepo::with_config("main_branch = \"main\"\n\n[verify]\nmin_killed = 1.5\n");
+    let out = repo.run(&["get-task"]);
+    out.expect(2);
+    assert!(
+        out.stderr.contains("must be a fraction from 0 to 1"),
+        "{}",
+        out.stderr
+    );
+}
+
+/// Two tasks: multiply, then divide.
+const TWO_TASKS: &str = r#"{"masterPlanPath": "docs/plan.md", "prTitle": "feat: Multiply", "summary": "mul",
+  "verificationPlan": "the tests pass",
+  "tasks": [{"taskName": "mul", "status": "TODO", "tdd_steps": [
+    {"type": "RED", "description": "test mul", "status": "TODO"},
+    {"type": "GREEN", "description": "implement mul", "status": "TODO"}]},
+   {"taskName": "div", "status": "TODO", "tdd_steps": [
+    {"type": "RED", "description": "test div", "status": "TODO"},
+    {"type": "GREEN", "description": "implement div", "status": "TODO"}]}]}"#;
+
+/// Task 1's test leaves an ignored `.mul_ok` behind; task 2's test passes only where it is.
+/// In worktrees shared between tasks task 2 would pass on what task 1's run left; each task's
+/// own worktree holds only what the commit holds, and task 2 fails there.
+#[test]
+fn what_one_tasks_test_leaves_ignored_is_not_seen_by_the_next() {
+    let repo = TestRepo::empty();
+    repo.write("calc.sh", CALC);
+    repo.write(".gitignore", ".mul_ok\n");
+    repo.write(
+        "run_tests.sh",
+        "for t in tests/test_*.sh; do sh \"$t\" || { echo \"FAILED: $t\"; exit 1; }; done\n",
+    );
+    repo.write("docs/plan.md", "# Plan\n## PR 1: feat: Multiply\n");
+    repo.write(
+        ".orchestrate.toml",
+        &format!("{CALC_CONFIG}\n[verify]\nadequacy = \"off\"\n"),
+    );
+    repo.commit_all("calculator");
+    repo.submit_plan(TWO_TASKS).expect(0);
+    repo.run(&["get-task"]).expect(0);
+    repo.write(
+        "tests/test_mul.sh",
+        "[ \"$(sh calc.sh mul 4 3)\" = 12 ] && touch .mul_ok\n",
+    );
+    red(&repo, "sh tests/test_mul.sh");
+    repo.write(
+        "calc.sh",
+        &CALC.replace("esac", &format!("{MUL_ARM}\nesac")),
+    );
+    repo.submit_test("sh tests/test_mul.sh", None).expect(0);
+    repo.run(&["checkpoint"]).expect(0);
+    repo.run(&["get-task"]).expect(0);
+    // Task 2: its test, sorted after task 1's so the gate runs it second, reads the marker.
+    std::fs::remove_file(repo.path.join(".mul_ok")).unwrap();
+    repo.write("tests/test_z_div.sh", "[ -e .mul_ok ]\n");
+    red(&repo, "sh tests/test_z_div.sh");
+    let with_div = CALC.replace(
+        "esac",
+        &format!("{MUL_ARM}\n  div) echo $(( $2 / $3 ));;\nesac"),
+    );
+    repo.write("calc.sh", &with_div);
+    std::fs::write(repo.path.join(".mul_ok"), "").unwrap();
+    green(&repo, "sh tests/test_z_div.sh");
+    squash(&repo);
+    let main = main_tip(&repo);
+    let out = repo.run(&["submit-work", "-s", "squashed"]);
+    out.expect(1);
+    assert!(
+        out.stdout
+            .contains("the final check of task 2's RED test (step 2.1, `sh tests/test_z_div.sh`")
+            && out.stdout.contains("it fails on the squashed commit"),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(main_tip(&repo), main);
+}
+
+/// A test whose verdict follows a counter outside the repository (pass, fail, pass …) once
+/// armed: the final check's repeated runs disagree, and the squash is refused as flaky.
+#[test]
+fn a_test_that_flips_between_runs_is_refused_as_flaky() {
+    let repo = case_calc("adequacy = \"off\"\nruns = 2");
+    let counter = outside(&repo, "coin");
+    let test = format!(
+        "grep -q \"mul)\" calc.sh || exit 1\nf='{}'\n[ -e \"$f\" ] || exit 0\n\
+         n=$(cat \"$f\")\necho $((n + 1)) > \"$f\"\n[ $((n % 2)) -eq 0 ]\n",
+        counter.display()
+    );
+    task(&repo, &test, MUL_ARM);
+    // Armed now: the clean check's gate runs it first (pass), then the RED proof twice.
+    std::fs::write(&counter, "0").unwrap();
+    let main = main_tip(&repo);
+    let out = repo.run(&["submit-work", "-s", "squashed"]);
+    out.expect(1);
+    let _ = std::fs::remove_file(&counter);
+    assert!(
+        out.stdout.contains(
+            "task 1's RED test (step 1.1, `sh tests/test_mul.sh`) is flaky: run on the squashed \
+             commit again and again it gave fail, then pass"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(main_tip(&repo), main);
+}
