@@ -124,6 +124,12 @@ pub fn drift(session: &Session, state: &State) -> Result<Option<MainDrift>, Engi
     if line.reached && line.commits.is_empty() {
         return Ok(None);
     }
+    if !line.reached && behind(session, &line.tip, since) {
+        // This clone's main has not caught up with a merge the workflow made (or fetched):
+        // nothing moved here that the workflow does not account for; `main_behind_remote`
+        // says how far behind it is.
+        return Ok(None);
+    }
     let merges = workflow_merges(session, since, &line.commits)?;
     let commits: Vec<ForeignCommit> = line
         .commits
@@ -140,6 +146,21 @@ pub fn drift(session: &Session, state: &State) -> Result<Option<MainDrift>, Engi
         commits,
         rewritten: !line.reached,
     }))
+}
+
+/// True when `tip` lies on `since`'s first-parent line: main stands behind the tip the
+/// workflow accounts for, as in a clone that has not pulled another clone's merge.
+fn behind(session: &Session, tip: &str, since: &str) -> bool {
+    let (Ok(tip), Ok(since)) = (
+        gix::ObjectId::from_hex(tip.as_bytes()),
+        gix::ObjectId::from_hex(since.as_bytes()),
+    ) else {
+        return false;
+    };
+    session
+        .store
+        .relation(tip, since)
+        .is_ok_and(|r| r.ahead == 0 && r.base == Some(tip))
 }
 
 impl Session {

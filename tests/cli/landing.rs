@@ -403,6 +403,18 @@ fn three_clones_racing_their_merges_each_land_once_with_no_sync() {
             "Merge branch 'feat/two'"
         ]
     );
+    // A clone that has not pulled main since (the one that wrote the plan) audits every
+    // workflow clean once it has their records: its main is behind their merges, not moved
+    // outside them.
+    origin.run(&["init"]).expect(0);
+    origin.run(&["sync"]).expect(0);
+    let out = origin.run(&["audit", "--all"]);
+    assert_eq!(
+        out.code, 0,
+        "audit --all behind:\n{}\n{}",
+        out.stdout, out.stderr
+    );
+    assert!(!out.stdout.contains("NOT ACCOUNTED FOR"), "{}", out.stdout);
     eprintln!(
         "three clones: {rounds} round(s) of get-task, {remerged} merge(s) made again after a lost race, {refusals} refusals"
     );
