@@ -15,14 +15,14 @@ use crate::support::*;
 
 /// A `git daemon` serving `remote.git`, a bare repository with the server hook installed
 /// by the binary under test; killed when dropped.
-struct Server {
+pub(crate) struct Server {
     daemon: GitDaemon,
-    bare: PathBuf,
+    pub(crate) bare: PathBuf,
     _dir: tempfile::TempDir,
 }
 
 impl Server {
-    fn start(repo: &TestRepo) -> Server {
+    pub(crate) fn start(repo: &TestRepo) -> Server {
         let dir = tempfile::tempdir().expect("temp dir");
         let base = dir.path().canonicalize().expect("canonical");
         let bare = base.join("remote.git");
@@ -42,12 +42,12 @@ impl Server {
         }
     }
 
-    fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         self.daemon.url("remote.git")
     }
 
     /// The server's `reference`, if it has it.
-    fn rev(&self, repo: &TestRepo, reference: &str) -> Option<String> {
+    pub(crate) fn rev(&self, repo: &TestRepo, reference: &str) -> Option<String> {
         let (ok, out) = repo.git_try(&[
             "--git-dir",
             self.bare.to_str().unwrap(),
@@ -60,7 +60,7 @@ impl Server {
     }
 
     /// The first-parent commits of the server's main, newest first.
-    fn main_line(&self, repo: &TestRepo) -> Vec<String> {
+    pub(crate) fn main_line(&self, repo: &TestRepo) -> Vec<String> {
         repo.git(&[
             "--git-dir",
             self.bare.to_str().unwrap(),

@@ -40,6 +40,7 @@ mod server_rules;
 mod signed;
 mod support;
 mod sync;
+mod team;
 mod tickets;
 mod tickets_surfaces;
 mod worktree;
