@@ -62,6 +62,12 @@ pub struct InitArgs {
     /// Required while no release is on a registry.
     #[arg(long, value_name = "COMMAND", requires = "ci")]
     pub ci_install: Option<String>,
+
+    /// Also write a master-plan template at the configured path (`master_plan`, by default
+    /// docs/Plan_Doc/Active_Plan.md) when no file is there: two PR headings to replace with
+    /// yours. A file that is there is kept as it is.
+    #[arg(long, conflicts_with = "remove")]
+    pub plan_template: bool,
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -144,6 +150,7 @@ pub fn run(
             provider: ci.provider(),
             install: args.ci_install.as_deref(),
         }),
+        args.plan_template,
     )?;
     let agent = match args.agent {
         Some(agent) => Some(agent_setup::setup_agent(
@@ -222,6 +229,19 @@ fn init_lines(report: &InitReport, quiet: bool, man: Option<String>) -> Vec<Stri
         lines.extend(ci_lines(ci, &report.main_branch, quiet));
     }
     lines.extend(man);
+    let plan = &report.master_plan;
+    if plan.template_written {
+        lines.push(format!(
+            "wrote a master-plan template at {}: replace its two PR headings with yours",
+            plan.path
+        ));
+    } else if !plan.present && !quiet {
+        lines.push(format!(
+            "no master plan at {} yet: write one (`## PR 1: <title>` per pull request), or have \
+             `git orchestrate init --plan-template` write a template there",
+            plan.path
+        ));
+    }
     if !quiet {
         lines.push(next_line(report));
         for w in &report.warnings {
@@ -311,7 +331,19 @@ fn hooks_text(report: &InitReport) -> String {
 
 /// What to do next.
 fn next_line(report: &InitReport) -> String {
-    if report.config_written {
+    let plan = &report.master_plan.path;
+    if report.config_written && report.master_plan.template_written {
+        format!(
+            "next: edit {plan}, commit it and {FILE_NAME} on {} (git add {FILE_NAME} {plan} && git commit -m \
+             \"chore: configure git-orchestrate\"), then have your agent run `git orchestrate get-task`",
+            report.main_branch
+        )
+    } else if report.master_plan.template_written {
+        format!(
+            "next: edit {plan} and commit it on {}, then have your agent run `git orchestrate get-task`",
+            report.main_branch
+        )
+    } else if report.config_written {
         format!(
             "next: commit {FILE_NAME} on {} (git add {FILE_NAME} && git commit -m \"chore: configure git-orchestrate\"), \
              then have your agent run `git orchestrate get-task`",

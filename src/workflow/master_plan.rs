@@ -1,6 +1,27 @@
 //! The master plan as `--no-pr-left` reads it (docs/integrity.md, "Claims are checked"): its
 //! PR headings, and which of them are not marked `[DONE]`.
 
+/// The master plan `init --plan-template` writes where none is: two PR headings to replace,
+/// and the rules an agent plans by, said once where the user edits them.
+pub const TEMPLATE: &str = "\
+# Master plan
+
+<!--
+One `## PR N: <title>` heading per pull request, in the order they should land. Under each,
+a few lines on what the PR does and how to tell it works: the agent plans the first PR not
+marked [DONE] from them, writes the tests first, and marks it [DONE] before its merge.
+Replace the two examples below, then commit this file on the main branch.
+-->
+
+## PR 1: feat: <the first thing to build>
+
+What it does, for whom, and the behaviour a test can check (inputs and the outputs expected).
+
+## PR 2: feat: <the next thing>
+
+What it adds on top of PR 1.
+";
+
 /// The PR headings of a master plan that are not marked `[DONE]`, as written. A PR heading
 /// is a Markdown heading (`#` to `######`) whose text starts with `PR` or `Pull Request`
 /// followed by anything but a letter: `## PR 2: feat: Multiply`, `### PR-3`, `# PR #4 …`.
@@ -139,8 +160,20 @@ fn is_pr_heading(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
     use pretty_assertions::assert_eq;
     use proptest::prelude::*;
+
+    #[test]
+    fn the_template_names_two_open_prs_and_nothing_done() {
+        assert_eq!(
+            open_prs(TEMPLATE),
+            vec![
+                "PR 1: feat: <the first thing to build>".to_string(),
+                "PR 2: feat: <the next thing>".to_string()
+            ]
+        );
+    }
 
     #[test]
     fn pr_headings_not_marked_done_are_open() {

@@ -152,6 +152,7 @@ fn init_writes_a_config_once_creates_the_workflow_and_is_idempotent() {
              post-commit  installed (its own file)\n  \
              pre-push     installed (its own file)\n\
              installed the manual page: {} (`git orchestrate --help` opens it)\n\
+             no master plan at docs/Plan_Doc/Active_Plan.md yet: write one (`## PR 1: <title>` per pull request), or have `git orchestrate init --plan-template` write a template there\n\
              next: commit .orchestrate.toml on main (git add .orchestrate.toml && git commit -m \"chore: configure git-orchestrate\"), then have your agent run `git orchestrate get-task`\n\
              WARNING: .orchestrate.toml is not committed on main: the gates are read from the working tree and are not protected (an agent could edit them); commit it on main\n",
             config_path.display(),
@@ -197,6 +198,73 @@ fn init_writes_a_config_once_creates_the_workflow_and_is_idempotent() {
     assert_eq!(json["config_written"], false);
     assert_eq!(json["state"], "INITIALIZING");
     assert_eq!(json["ref"], REF);
+}
+
+/// `init --plan-template` writes a master plan to edit where the configured one is missing,
+/// keeps one that is there byte for byte, and never writes outside the tree or through a link.
+#[test]
+fn init_plan_template_writes_a_plan_to_edit_and_keeps_one_that_is_there() {
+    let repo = TestRepo::with_config("");
+    let out = repo.run(&["init", "--plan-template"]).expect(0);
+    let plan_path = repo.path.join("docs/Plan_Doc/Active_Plan.md");
+    let written = std::fs::read_to_string(&plan_path).unwrap();
+    assert!(written.starts_with("# Master plan\n"), "{written}");
+    let headings: Vec<&str> = written.lines().filter(|l| l.starts_with("## PR")).collect();
+    assert_eq!(
+        headings,
+        [
+            "## PR 1: feat: <the first thing to build>",
+            "## PR 2: feat: <the next thing>"
+        ]
+    );
+    assert!(
+        out.stdout.contains(
+            "wrote a master-plan template at docs/Plan_Doc/Active_Plan.md: replace its two PR headings with yours\n\
+             next: edit docs/Plan_Doc/Active_Plan.md, commit it and .orchestrate.toml on main"
+        ),
+        "{}",
+        out.stdout
+    );
+    // The template, committed, is the plan doctor and the agent read.
+    repo.commit_all("chore: configure git-orchestrate");
+    let doctor = repo.run(&["doctor", "--json"]).json();
+    let check = doctor["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "master plan")
+        .cloned()
+        .unwrap();
+    assert_eq!(check["level"], "ok", "{check}");
+
+    // Edited, it is kept: init says nothing of a template and changes nothing.
+    std::fs::write(&plan_path, "# mine\n## PR 1: feat: Mine\n").unwrap();
+    let json = repo.run(&["init", "--plan-template", "--json"]).expect(0).json();
+    assert_eq!(
+        json["master_plan"],
+        serde_json::json!({"path": "docs/Plan_Doc/Active_Plan.md", "template_written": false, "present": true})
+    );
+    assert_eq!(
+        std::fs::read_to_string(&plan_path).unwrap(),
+        "# mine\n## PR 1: feat: Mine\n"
+    );
+
+    // A configured path outside the tree, or through a link, is refused and nothing is made.
+    let outside = tempfile::tempdir().unwrap();
+    for (plan, link) in [("../escape.md", false), ("linked/plan.md", true)] {
+        let other = TestRepo::with_config(&format!("main_branch = \"main\"\nmaster_plan = \"{plan}\"\n"));
+        if link {
+            std::os::unix::fs::symlink(outside.path(), other.path.join("linked")).unwrap();
+        }
+        let out = other.run(&["init", "--plan-template"]);
+        out.expect(2);
+        assert!(
+            out.stderr.starts_with(&format!("error: no master-plan template written to {plan}: ")),
+            "{}",
+            out.stderr
+        );
+    }
+    assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
 }
 
 #[test]

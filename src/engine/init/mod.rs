@@ -53,6 +53,19 @@ pub struct InitReport {
     /// The CI job written with `--ci`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ci: Option<CiReport>,
+    /// The configured master plan in the working tree, and whether `--plan-template` wrote it.
+    pub master_plan: MasterPlanReport,
+}
+
+/// The master plan's file as `init` left it.
+#[derive(Clone, Debug, Serialize)]
+pub struct MasterPlanReport {
+    /// As configured (`master_plan`), relative to the working tree's root.
+    pub path: String,
+    /// True when this `init` wrote the template there (`--plan-template`).
+    pub template_written: bool,
+    /// True when a file is there now.
+    pub present: bool,
 }
 
 /// `init --ci`: where the job runs, and how it installs git-orchestrate.
@@ -89,6 +102,7 @@ pub fn init(
     fresh: bool,
     hooks: bool,
     ci: Option<CiRequest>,
+    plan_template: bool,
 ) -> Result<InitReport, EngineError> {
     // One init at a time: a second would find the first's workflow half made (its reflog
     // written, its ref not yet) and take it for a deleted one.
@@ -180,6 +194,7 @@ pub fn init(
         }
         None => None,
     };
+    let master_plan = master_plan(session, plan_template)?;
     let (hooks_report, hooks_manager) = if plan.install_hooks {
         let (report, managed) = install_hooks(&session.git)?;
         (Some(report), managed)
@@ -202,6 +217,63 @@ pub fn init(
         hooks_manager,
         warnings,
         ci,
+        master_plan,
+    })
+}
+
+/// The configured master plan, with the template written there first when `write` asks
+/// for it and no file is there (one that is, is kept as it is).
+fn master_plan(session: &Session, write: bool) -> Result<MasterPlanReport, EngineError> {
+    let path = session
+        .working_tree_config()?
+        .map_or_else(|| Config::default().master_plan, |c| c.master_plan);
+    let root = session.store.workdir();
+    let full = root.join(&path);
+    let present = full.symlink_metadata().is_ok();
+    if !write || present {
+        return Ok(MasterPlanReport {
+            path,
+            template_written: false,
+            present,
+        });
+    }
+    let refuse = |why: &str| EngineError::BadInput {
+        message: format!("no master-plan template written to {path}: {why}"),
+        hint: "Set `master_plan` in .orchestrate.toml to a path inside the working tree, or \
+               write the plan there yourself."
+            .into(),
+    };
+    // The path comes from a file in the working tree: it is written only inside the tree,
+    // never through a link, and never over anything.
+    let relative = std::path::Path::new(&path);
+    let plain = relative
+        .components()
+        .all(|c| matches!(c, std::path::Component::Normal(_)));
+    if !plain {
+        return Err(refuse("it is not a plain path inside the working tree"));
+    }
+    let mut dir = root.to_path_buf();
+    for part in relative.parent().into_iter().flat_map(|p| p.components()) {
+        dir.push(part);
+        match dir.symlink_metadata() {
+            Ok(meta) if meta.is_dir() => {}
+            Ok(_) => return Err(refuse(&format!("{} is not a directory", dir.display()))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => std::fs::create_dir(&dir)
+                .map_err(io_error(format!("create {}", dir.display())))?,
+            Err(e) => return Err(io_error(format!("read {}", dir.display()))(e)),
+        }
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&full)
+        .map_err(io_error(format!("create {}", full.display())))?;
+    file.write_all(crate::workflow::master_plan::TEMPLATE.as_bytes())
+        .map_err(io_error(format!("write {}", full.display())))?;
+    Ok(MasterPlanReport {
+        path,
+        template_written: true,
+        present: true,
     })
 }
 
