@@ -205,7 +205,8 @@ fn init_writes_a_config_once_creates_the_workflow_and_is_idempotent() {
 #[test]
 fn init_plan_template_writes_a_plan_to_edit_and_keeps_one_that_is_there() {
     let repo = TestRepo::with_config("");
-    let out = repo.run(&["init", "--plan-template"]).expect(0);
+    let out = repo.run(&["init", "--plan-template"]);
+    out.expect(0);
     let plan_path = repo.path.join("docs/Plan_Doc/Active_Plan.md");
     let written = std::fs::read_to_string(&plan_path).unwrap();
     assert!(written.starts_with("# Master plan\n"), "{written}");
@@ -232,14 +233,17 @@ fn init_plan_template_writes_a_plan_to_edit_and_keeps_one_that_is_there() {
         .as_array()
         .unwrap()
         .iter()
-        .find(|c| c["name"] == "master plan")
+        .find(|c| c["check"] == "master plan")
         .cloned()
         .unwrap();
     assert_eq!(check["level"], "ok", "{check}");
 
     // Edited, it is kept: init says nothing of a template and changes nothing.
     std::fs::write(&plan_path, "# mine\n## PR 1: feat: Mine\n").unwrap();
-    let json = repo.run(&["init", "--plan-template", "--json"]).expect(0).json();
+    let json = repo
+        .run(&["init", "--plan-template", "--json"])
+        .expect(0)
+        .json();
     assert_eq!(
         json["master_plan"],
         serde_json::json!({"path": "docs/Plan_Doc/Active_Plan.md", "template_written": false, "present": true})
@@ -251,18 +255,27 @@ fn init_plan_template_writes_a_plan_to_edit_and_keeps_one_that_is_there() {
 
     // A configured path outside the tree, or through a link, is refused and nothing is made.
     let outside = tempfile::tempdir().unwrap();
-    for (plan, link) in [("../escape.md", false), ("linked/plan.md", true)] {
-        let other = TestRepo::with_config(&format!("main_branch = \"main\"\nmaster_plan = \"{plan}\"\n"));
+    for (plan, link, said) in [
+        (
+            "../escape.md",
+            false,
+            "error: invalid .orchestrate.toml (working tree): master_plan: \"../escape.md\" must be",
+        ),
+        (
+            "linked/plan.md",
+            true,
+            "error: no master-plan template written to linked/plan.md: ",
+        ),
+    ] {
+        let other = TestRepo::with_config(&format!(
+            "main_branch = \"main\"\nmaster_plan = \"{plan}\"\n"
+        ));
         if link {
             std::os::unix::fs::symlink(outside.path(), other.path.join("linked")).unwrap();
         }
         let out = other.run(&["init", "--plan-template"]);
         out.expect(2);
-        assert!(
-            out.stderr.starts_with(&format!("error: no master-plan template written to {plan}: ")),
-            "{}",
-            out.stderr
-        );
+        assert!(out.stderr.starts_with(said), "{}", out.stderr);
     }
     assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
 }

@@ -258,8 +258,9 @@ fn master_plan(session: &Session, write: bool) -> Result<MasterPlanReport, Engin
         match dir.symlink_metadata() {
             Ok(meta) if meta.is_dir() => {}
             Ok(_) => return Err(refuse(&format!("{} is not a directory", dir.display()))),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => std::fs::create_dir(&dir)
-                .map_err(io_error(format!("create {}", dir.display())))?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                std::fs::create_dir(&dir).map_err(io_error(format!("create {}", dir.display())))?
+            }
             Err(e) => return Err(io_error(format!("read {}", dir.display()))(e)),
         }
     }
