@@ -1,0 +1,316 @@
+//! `git orchestrate board --serve` (docs/board.md): the real binary serving a real
+//! repository, read over plain HTTP/1.1 from a client written here. The JSON is the
+//! `board --json` object; the page is static and locked down; only loopback, only reads,
+//! only this server's own `Host`.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Stdio};
+use std::time::Duration;
+
+use pretty_assertions::assert_eq;
+
+use crate::support::{BIN, Run, TestRepo};
+
+/// The board's clock in these tests, so that two reads of it agree.
+const NOW: &str = "1767226200";
+
+const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
+                   connect-src 'self'; img-src 'self'; base-uri 'none'; \
+                   form-action 'none'; frame-ancestors 'none'";
+
+/// A running `board --serve`, killed when dropped (a failed assertion included).
+pub struct Served {
+    child: Child,
+    pub port: u16,
+    pub url: String,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn command(repo: &TestRepo, args: &[&str]) -> std::process::Command {
+    let mut all = vec!["board"];
+    all.extend_from_slice(args);
+    let mut cmd = repo.command(BIN, &all);
+    cmd.current_dir(&repo.path)
+        .env("GIT_ORCHESTRATE_NOW", NOW)
+        .env("USER", "tester")
+        .stdin(Stdio::null());
+    cmd
+}
+
+/// `board ARGS` run to its end.
+fn board(repo: &TestRepo, args: &[&str]) -> Run {
+    Run::from(command(repo, args).output().expect("run board"))
+}
+
+/// Starts `board --serve ARGS` and waits (up to 30 s) for the URL it prints.
+pub fn serve(repo: &TestRepo, args: &[&str]) -> Served {
+    let mut all = vec!["--serve"];
+    all.extend_from_slice(args);
+    let mut child = command(repo, &all)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("spawn board --serve");
+    let stdout = child.stdout.take().expect("stdout");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = BufReader::new(stdout).read_line(&mut line);
+        let _ = tx.send(line);
+    });
+    let mut served = Served {
+        child,
+        port: 0,
+        url: String::new(),
+    };
+    let line = rx
+        .recv_timeout(Duration::from_secs(30))
+        .expect("board --serve printed no URL within 30 s");
+    let url = line
+        .trim_end()
+        .strip_prefix("board: serving ")
+        .unwrap_or_else(|| panic!("not the URL line: {line:?}"))
+        .to_string();
+    let port = url
+        .strip_prefix("http://127.0.0.1:")
+        .and_then(|rest| rest.strip_suffix('/'))
+        .and_then(|port| port.parse().ok())
+        .unwrap_or_else(|| panic!("not a loopback URL: {url}"));
+    served.port = port;
+    served.url = url;
+    served
+}
+
+/// An HTTP answer: its status, headers (names lower-cased) and body.
+pub struct Answer {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: String,
+}
+
+impl Answer {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {}", self.body))
+    }
+}
+
+/// `METHOD PATH` sent to the server on `port` with `Host: HOST`, over a connection of its
+/// own that the server closes after answering.
+pub fn http(port: u16, method: &str, path: &str, host: &str) -> Answer {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .expect("timeout");
+    write!(
+        stream,
+        "{method} {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
+    )
+    .expect("send");
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).expect("read the answer");
+    let text = String::from_utf8(raw).expect("UTF-8 answer");
+    let (head, body) = text.split_once("\r\n\r\n").expect("a head and a body");
+    let mut lines = head.split("\r\n");
+    let status = lines
+        .next()
+        .and_then(|l| l.split(' ').nth(1))
+        .and_then(|s| s.parse().ok())
+        .expect("a status line");
+    let headers = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_string()))
+        .collect();
+    Answer {
+        status,
+        headers,
+        body: body.to_string(),
+    }
+}
+
+fn get(served: &Served, path: &str) -> Answer {
+    http(
+        served.port,
+        "GET",
+        path,
+        &format!("127.0.0.1:{}", served.port),
+    )
+}
+
+#[test]
+fn board_serve_serves_the_board_json_and_a_locked_down_page() {
+    let repo = TestRepo::at_first_step();
+    let served = serve(&repo, &["--port", "0"]);
+
+    let served_board = get(&served, "/board.json");
+    assert_eq!(served_board.status, 200, "{}", served_board.body);
+    assert_eq!(
+        served_board.header("content-type"),
+        Some("application/json; charset=utf-8")
+    );
+    let printed = board(&repo, &["--json"]);
+    printed.expect(0);
+    assert_eq!(
+        served_board.json(),
+        printed.json(),
+        "the page's data is board --json"
+    );
+    assert_eq!(served_board.json()["workflows"][0]["workflow"], "main");
+
+    let page = http(
+        served.port,
+        "GET",
+        "/",
+        &format!("localhost:{}", served.port),
+    );
+    assert_eq!(page.status, 200);
+    assert_eq!(
+        page.header("content-type"),
+        Some("text/html; charset=utf-8")
+    );
+    assert_eq!(page.header("content-security-policy"), Some(CSP));
+    assert_eq!(page.header("x-content-type-options"), Some("nosniff"));
+    assert!(
+        page.body.contains(r#"<script src="/app.js""#),
+        "{}",
+        page.body
+    );
+
+    let script = get(&served, "/app.js");
+    assert_eq!(script.status, 200);
+    assert_eq!(
+        script.header("content-type"),
+        Some("text/javascript; charset=utf-8")
+    );
+    assert!(script.body.contains("textContent"));
+    assert!(
+        !script.body.contains("innerHTML"),
+        "data never becomes markup"
+    );
+    assert_eq!(
+        get(&served, "/app.css").header("content-type"),
+        Some("text/css; charset=utf-8")
+    );
+
+    // Nothing changes anything; nothing else is served; nobody else's name is answered.
+    let post = http(
+        served.port,
+        "POST",
+        "/board.json",
+        &format!("127.0.0.1:{}", served.port),
+    );
+    assert_eq!(post.status, 405);
+    assert_eq!(post.header("allow"), Some("GET, HEAD"));
+    assert_eq!(get(&served, "/.git/config").status, 404);
+    let rebound = http(served.port, "GET", "/board.json", "attacker.example");
+    assert_eq!(rebound.status, 421);
+    assert!(!rebound.body.contains("main"), "{}", rebound.body);
+    let head = http(
+        served.port,
+        "HEAD",
+        "/",
+        &format!("127.0.0.1:{}", served.port),
+    );
+    assert_eq!((head.status, head.body.as_str()), (200, ""));
+
+    // The tips stay while no ref moves, and change when one does.
+    let tips = get(&served, "/tips").json()["tips"].clone();
+    assert!(tips.as_str().is_some_and(|t| t.len() == 64), "{tips}");
+    assert_eq!(get(&served, "/tips").json()["tips"], tips);
+    repo.git(&["branch", "another"]);
+    assert_ne!(get(&served, "/tips").json()["tips"], tips);
+    repo.git(&["update-ref", "-d", "refs/heads/another"]);
+    assert_eq!(get(&served, "/tips").json()["tips"], tips);
+    repo.run(&["status", "--json"]).expect(0);
+    assert_eq!(
+        get(&served, "/tips").json()["tips"],
+        tips,
+        "a read moves nothing"
+    );
+}
+
+#[test]
+fn board_serve_binds_loopback_only_and_one_server_per_port() {
+    let repo = TestRepo::new();
+    for bind in ["0.0.0.0", "192.0.2.1", "::"] {
+        let refused = board(&repo, &["--serve", "--bind", bind]);
+        refused.expect(2);
+        assert!(
+            refused.stderr.contains("not a loopback address"),
+            "{}",
+            refused.stderr
+        );
+    }
+
+    let first = serve(&repo, &["--bind", "localhost"]);
+    let port = first.port.to_string();
+    let second = board(&repo, &["--serve", "--port", &port]);
+    assert_ne!(second.code, 0, "{}", second.stderr);
+    assert!(
+        second
+            .stderr
+            .contains(&format!("cannot listen on 127.0.0.1:{port}")),
+        "{}",
+        second.stderr
+    );
+    // The first one still answers.
+    assert_eq!(get(&first, "/board.json").status, 200);
+}
+
+/// A PR title that is markup and quotes (a plan may not hold a bidi override; a master
+/// plan's heading may: see [`HOSTILE_HEADING`]).
+pub const HOSTILE: &str = "<script>alert(1)</script>\"'";
+
+/// A master plan heading nobody took: markup, quotes and a right-to-left override.
+pub const HOSTILE_HEADING: &str = "PR 2: <script>alert(1)</script>\"'\u{202e}";
+
+/// A repository whose workflow plans the PR titled [`HOSTILE`], with [`HOSTILE_HEADING`]
+/// free in its master plan.
+pub fn hostile_repo() -> TestRepo {
+    let repo = TestRepo::new();
+    repo.write(
+        "docs/plan.md",
+        &format!("# Plan\n## PR 1: {HOSTILE}\n## {HOSTILE_HEADING}\n"),
+    );
+    repo.commit_all("a hostile master plan");
+    let plan = serde_json::json!({
+        "masterPlanPath": "docs/plan.md",
+        "prTitle": HOSTILE,
+        "summary": "s",
+        "verificationPlan": "v",
+        "tasks": [{"taskName": "t", "status": "TODO", "tdd_steps": [
+            {"type": "RED", "description": "test </dd><img src=x onerror=alert(2)>", "status": "TODO"},
+            {"type": "GREEN", "description": "make it", "status": "TODO"}]}]
+    });
+    repo.submit_plan(&plan.to_string()).expect(0);
+    repo
+}
+
+#[test]
+fn board_serve_carries_hostile_titles_verbatim_as_data() {
+    let repo = hostile_repo();
+    let served = serve(&repo, &[]);
+    let report = get(&served, "/board.json").json();
+    assert_eq!(report["workflows"][0]["pr_title"], HOSTILE);
+    assert_eq!(report["unclaimed"][0]["heading"], HOSTILE_HEADING);
+    // The page itself holds no data at all: it is the same bytes whatever the repository.
+    let page = get(&served, "/");
+    assert!(!page.body.contains("alert"), "{}", page.body);
+    let script = get(&served, "/app.js").body;
+    assert!(!script.contains("innerHTML"));
+    assert!(!script.contains("insertAdjacentHTML"));
+    assert!(!script.contains("document.write"));
+}
