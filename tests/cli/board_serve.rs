@@ -314,3 +314,131 @@ fn board_serve_carries_hostile_titles_verbatim_as_data() {
     assert!(!script.contains("insertAdjacentHTML"));
     assert!(!script.contains("document.write"));
 }
+
+/// Debian's Chromium, which `.ci/run` installs: missing, the test fails, saying so.
+fn chromium() -> std::path::PathBuf {
+    let found = std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|path| std::env::split_paths(&path).collect::<Vec<_>>())
+        .chain([std::path::PathBuf::from("/usr/bin")])
+        .map(|dir| dir.join("chromium"))
+        .find(|candidate| candidate.is_file());
+    found.unwrap_or_else(|| {
+        panic!("chromium is not installed: `apt-get install -y chromium` (.ci/run installs it)")
+    })
+}
+
+/// The DOM of `url` once its script has run, as headless Chromium dumps it.
+fn dump_dom(url: &str) -> String {
+    let profile = tempfile::tempdir().expect("a profile directory");
+    let mut child = std::process::Command::new(chromium())
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--virtual-time-budget=3000",
+            "--dump-dom",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg(url)
+        .env("HOME", profile.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start chromium");
+    let mut stdout = child.stdout.take().expect("stdout");
+    let reader = std::thread::spawn(move || {
+        let mut dom = String::new();
+        let _ = stdout.read_to_string(&mut dom);
+        dom
+    });
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for chromium") {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("chromium did not dump {url} within 120 s");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let dom = reader.join().expect("the DOM");
+    assert!(status.success(), "chromium failed ({status}): {dom}");
+    dom
+}
+
+/// The part of `dom` from the lane `key`'s opening tag to its end.
+fn lane<'a>(dom: &'a str, key: &str) -> &'a str {
+    let start = dom
+        .find(&format!(r#"data-lane="{key}""#))
+        .unwrap_or_else(|| panic!("no lane {key}: {dom}"));
+    let rest = &dom[start..];
+    &rest[..rest.find("</section>").unwrap_or(rest.len())]
+}
+
+#[test]
+fn board_serve_page_in_headless_chromium_shows_cards_and_hostile_text_as_text() {
+    let repo = hostile_repo();
+    repo.run(&["get-task"]).expect(0);
+    repo.run(&[
+        "submit-work",
+        "--summary",
+        "stuck",
+        "--contradiction",
+        "the plan contradicts the tests",
+    ])
+    .expect(10);
+    let served = serve(&repo, &[]);
+    let dom = dump_dom(&served.url);
+
+    // The one HALTED workflow is a card in the halted lane, its title the hostile text as
+    // text; the other lanes are there and empty.
+    let halted = lane(&dom, "halted");
+    assert!(halted.contains("Halted (1)"), "{halted}");
+    assert!(
+        halted.contains(r#"<article class="card halted" data-workflow="main">"#),
+        "{halted}"
+    );
+    assert!(
+        halted.contains(r#"<h3 class="title">&lt;script&gt;alert(1)&lt;/script&gt;"'</h3>"#),
+        "{halted}"
+    );
+    for (key, title) in [("planning", "Planning"), ("tdd", "TDD"), ("idle", "Idle")] {
+        assert!(lane(&dom, key).contains(&format!("{title} (0)")), "{dom}");
+    }
+    assert!(halted.contains("<dd>HALTED</dd>"), "{halted}");
+    assert!(
+        halted.contains("<dd>1.1 RED: test &lt;/dd&gt;&lt;img src=x onerror=alert(2)&gt;</dd>"),
+        "{halted}"
+    );
+
+    // The gate it waits at, with the exact command.
+    assert!(
+        dom.contains("<code>git orchestrate --workflow main resume</code>"),
+        "{dom}"
+    );
+    // The free PR's heading: markup as text, the bidi override written out.
+    assert!(
+        dom.contains(r#"PR 2: &lt;script&gt;alert(1)&lt;/script&gt;"'\u{202e}</li>"#),
+        "{dom}"
+    );
+    assert!(
+        !dom.contains('\u{202e}'),
+        "no raw override reaches the page"
+    );
+    // The only script element is the page's own; no markup came from the data.
+    assert_eq!(dom.matches("<script").count(), 1, "{dom}");
+    assert!(!dom.contains("<img"), "{dom}");
+    assert!(
+        dom.contains("1 workflow(s) here (no remote); main branch main"),
+        "{dom}"
+    );
+}
