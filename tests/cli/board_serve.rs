@@ -442,3 +442,146 @@ fn board_serve_page_in_headless_chromium_shows_cards_and_hostile_text_as_text() 
         "{dom}"
     );
 }
+
+/// Counts of what the browser asked through a [`Proxy`], and whether it may go on.
+#[derive(Default)]
+struct Seen {
+    boards: usize,
+    released: bool,
+}
+
+/// A proxy between the browser and the server: each request forwarded on a connection of
+/// its own, its `Host` made the server's. It holds every `/tips` after the first
+/// `/board.json` until released, so the test can move a ref between two polls; Chromium's
+/// virtual clock stands still while a request is pending, so the page waits without a race.
+struct Proxy {
+    port: u16,
+    seen: std::sync::Arc<(std::sync::Mutex<Seen>, std::sync::Condvar)>,
+}
+
+impl Proxy {
+    fn start(server: u16) -> Proxy {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind the proxy");
+        let port = listener.local_addr().expect("its address").port();
+        let seen = std::sync::Arc::new((
+            std::sync::Mutex::new(Seen::default()),
+            std::sync::Condvar::new(),
+        ));
+        let shared = seen.clone();
+        std::thread::spawn(move || {
+            for client in listener.incoming().flatten() {
+                let seen = shared.clone();
+                std::thread::spawn(move || forward(client, server, &seen));
+            }
+        });
+        Proxy { port, seen }
+    }
+
+    /// Waits (up to 60 s) until the browser has fetched the board `n` times.
+    fn wait_for_boards(&self, n: usize) {
+        let (lock, changed) = &*self.seen;
+        let seen = lock.lock().expect("lock");
+        let (seen, timeout) = changed
+            .wait_timeout_while(seen, Duration::from_secs(60), |s| s.boards < n)
+            .expect("lock");
+        assert!(
+            !timeout.timed_out(),
+            "the page fetched the board {} times",
+            seen.boards
+        );
+    }
+
+    fn release(&self) {
+        let (lock, changed) = &*self.seen;
+        lock.lock().expect("lock").released = true;
+        changed.notify_all();
+    }
+}
+
+fn forward(
+    mut client: TcpStream,
+    server: u16,
+    seen: &(std::sync::Mutex<Seen>, std::sync::Condvar),
+) {
+    let mut reader = BufReader::new(client.try_clone().expect("clone the socket"));
+    let mut head = Vec::new();
+    loop {
+        let mut line = String::new();
+        match reader.read_line(&mut line) {
+            Ok(0) | Err(_) => return,
+            Ok(_) if line == "\r\n" => break,
+            Ok(_) => head.push(line.trim_end().to_string()),
+        }
+    }
+    let Some(request_line) = head.first().cloned() else {
+        return;
+    };
+    let path = request_line
+        .split(' ')
+        .nth(1)
+        .unwrap_or_default()
+        .to_string();
+    let (lock, changed) = seen;
+    if path.starts_with("/tips") {
+        let guard = lock.lock().expect("lock");
+        let _held = changed
+            .wait_while(guard, |s| s.boards >= 1 && !s.released)
+            .expect("lock");
+    }
+    let mut request =
+        format!("{request_line}\r\nHost: 127.0.0.1:{server}\r\nConnection: close\r\n");
+    for line in &head[1..] {
+        let name = line
+            .split(':')
+            .next()
+            .unwrap_or_default()
+            .to_ascii_lowercase();
+        if name != "host" && name != "connection" {
+            request.push_str(line);
+            request.push_str("\r\n");
+        }
+    }
+    request.push_str("\r\n");
+    let mut upstream = TcpStream::connect(("127.0.0.1", server)).expect("reach the server");
+    upstream.write_all(request.as_bytes()).expect("forward");
+    let mut answer = Vec::new();
+    let _ = upstream.read_to_end(&mut answer);
+    let _ = client.write_all(&answer);
+    let _ = client.shutdown(std::net::Shutdown::Both);
+    if path.starts_with("/board.json") {
+        lock.lock().expect("lock").boards += 1;
+        changed.notify_all();
+    }
+}
+
+#[test]
+fn board_serve_page_follows_a_ref_that_moves_without_a_reload() {
+    let repo = hostile_repo();
+    repo.run(&["get-task"]).expect(0);
+    let served = serve(&repo, &[]);
+    let proxy = Proxy::start(served.port);
+    let url = format!("http://127.0.0.1:{}/", proxy.port);
+    let browser = std::thread::spawn(move || dump_dom(&url));
+
+    // The page has drawn the board once, the workflow at work; then it halts.
+    proxy.wait_for_boards(1);
+    repo.run(&[
+        "submit-work",
+        "--summary",
+        "stuck",
+        "--contradiction",
+        "the plan contradicts the tests",
+    ])
+    .expect(10);
+    proxy.release();
+    let dom = browser.join().expect("the DOM");
+
+    assert!(lane(&dom, "tdd").contains("TDD (0)"), "{dom}");
+    let halted = lane(&dom, "halted");
+    assert!(halted.contains("Halted (1)"), "{dom}");
+    assert!(halted.contains(r#"data-workflow="main""#), "{halted}");
+    assert!(
+        dom.contains("<code>git orchestrate --workflow main resume</code>"),
+        "{dom}"
+    );
+}
