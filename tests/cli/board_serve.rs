@@ -396,6 +396,30 @@ fn board_serve_page_in_headless_chromium_shows_cards_and_hostile_text_as_text() 
         "the plan contradicts the tests",
     ])
     .expect(10);
+    // A ticket beside it, its title markup too, its developer at work.
+    repo.run(&[
+        "--workflow",
+        "tk",
+        "ticket",
+        "new",
+        "--title",
+        "Ship <b>it</b>",
+    ])
+    .expect(0);
+    repo.run(&[
+        "--workflow",
+        "tk",
+        "assign",
+        "--mode",
+        "implementation",
+        "--goal",
+        "write add.sh",
+        "--acceptance-criteria",
+        "add.sh prints 5",
+        "--file-to-modify",
+        "add.sh",
+    ])
+    .expect(0);
     let served = serve(&repo, &[]);
     let dom = dump_dom(&served.url);
 
@@ -411,7 +435,24 @@ fn board_serve_page_in_headless_chromium_shows_cards_and_hostile_text_as_text() 
         halted.contains(r#"<h3 class="title">&lt;script&gt;alert(1)&lt;/script&gt;"'</h3>"#),
         "{halted}"
     );
-    for (key, title) in [("planning", "Planning"), ("tdd", "TDD"), ("idle", "Idle")] {
+    // The ticket's developer at work is in the TDD lane.
+    let tdd = lane(&dom, "tdd");
+    assert!(tdd.contains("TDD (1)"), "{tdd}");
+    assert!(
+        tdd.contains(r#"<article class="card tdd" data-workflow="tk"><h3 class="title">Ship &lt;b&gt;it&lt;/b&gt;</h3>"#),
+        "{tdd}"
+    );
+    assert!(tdd.contains("<dd>tk · ticket</dd>"), "{tdd}");
+    assert!(tdd.contains("<dd>DEVELOPER</dd>"), "{tdd}");
+    assert!(
+        tdd.contains(r#"<dt>attempts</dt><dd class="absent">not reported</dd>"#),
+        "a ticket has no debugging attempts: {tdd}"
+    );
+    for (key, title) in [
+        ("planning", "Planning"),
+        ("review", "Review"),
+        ("idle", "Idle"),
+    ] {
         assert!(lane(&dom, key).contains(&format!("{title} (0)")), "{dom}");
     }
     assert!(halted.contains("<dd>HALTED</dd>"), "{halted}");
@@ -438,7 +479,7 @@ fn board_serve_page_in_headless_chromium_shows_cards_and_hostile_text_as_text() 
     assert_eq!(dom.matches("<script").count(), 1, "{dom}");
     assert!(!dom.contains("<img"), "{dom}");
     assert!(
-        dom.contains("1 workflow(s) here (no remote); main branch main"),
+        dom.contains("2 workflow(s) here (no remote); main branch main"),
         "{dom}"
     );
 }

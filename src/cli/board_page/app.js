@@ -102,7 +102,8 @@ function card(report, row) {
       : row.subtask
   );
   field(dl, "progress", known(row.progress) ? row.progress.done + "/" + row.progress.total : null);
-  field(dl, "attempts", known(row.state) ? row.attempt : null);
+  // The debugging attempt is a TDD workflow's; a ticket reports none.
+  field(dl, "attempts", row.kind === "tdd" ? row.attempt : null);
   field(dl, "claim", claimText(row));
   field(
     dl,
