@@ -20,10 +20,10 @@ const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
                    form-action 'none'; frame-ancestors 'none'";
 
 /// A running `board --serve`, killed when dropped (a failed assertion included).
-pub struct Served {
+struct Served {
     child: Child,
-    pub port: u16,
-    pub url: String,
+    port: u16,
+    url: String,
 }
 
 impl Drop for Served {
@@ -50,7 +50,7 @@ fn board(repo: &TestRepo, args: &[&str]) -> Run {
 }
 
 /// Starts `board --serve ARGS` and waits (up to 30 s) for the URL it prints.
-pub fn serve(repo: &TestRepo, args: &[&str]) -> Served {
+fn serve(repo: &TestRepo, args: &[&str]) -> Served {
     let mut all = vec!["--serve"];
     all.extend_from_slice(args);
     let mut child = command(repo, &all)
@@ -89,14 +89,14 @@ pub fn serve(repo: &TestRepo, args: &[&str]) -> Served {
 }
 
 /// An HTTP answer: its status, headers (names lower-cased) and body.
-pub struct Answer {
-    pub status: u16,
-    pub headers: Vec<(String, String)>,
-    pub body: String,
+struct Answer {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: String,
 }
 
 impl Answer {
-    pub fn header(&self, name: &str) -> Option<&str> {
+    fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
             .find(|(n, _)| n == name)
@@ -110,7 +110,7 @@ impl Answer {
 
 /// `METHOD PATH` sent to the server on `port` with `Host: HOST`, over a connection of its
 /// own that the server closes after answering.
-pub fn http(port: u16, method: &str, path: &str, host: &str) -> Answer {
+fn http(port: u16, method: &str, path: &str, host: &str) -> Answer {
     let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
     stream
         .set_read_timeout(Some(Duration::from_secs(60)))
@@ -255,6 +255,12 @@ fn board_serve_binds_loopback_only_and_one_server_per_port() {
         );
     }
 
+    // What keeps the board from being read is said at once, not as an error page later.
+    let unknown = board(&repo, &["--serve", "--remote", "nosuch"]);
+    unknown.expect(2);
+    assert!(unknown.stderr.contains("nosuch"), "{}", unknown.stderr);
+    assert!(!unknown.stdout.contains("serving"), "{}", unknown.stdout);
+
     let first = serve(&repo, &["--bind", "localhost"]);
     let port = first.port.to_string();
     let second = board(&repo, &["--serve", "--port", &port]);
@@ -272,14 +278,14 @@ fn board_serve_binds_loopback_only_and_one_server_per_port() {
 
 /// A PR title that is markup and quotes (a plan may not hold a bidi override; a master
 /// plan's heading may: see [`HOSTILE_HEADING`]).
-pub const HOSTILE: &str = "<script>alert(1)</script>\"'";
+const HOSTILE: &str = "<script>alert(1)</script>\"'";
 
 /// A master plan heading nobody took: markup, quotes and a right-to-left override.
-pub const HOSTILE_HEADING: &str = "PR 2: <script>alert(1)</script>\"'\u{202e}";
+const HOSTILE_HEADING: &str = "PR 2: <script>alert(1)</script>\"'\u{202e}";
 
 /// A repository whose workflow plans the PR titled [`HOSTILE`], with [`HOSTILE_HEADING`]
 /// free in its master plan.
-pub fn hostile_repo() -> TestRepo {
+fn hostile_repo() -> TestRepo {
     let repo = TestRepo::new();
     repo.write(
         "docs/plan.md",
