@@ -221,6 +221,8 @@ fn content(
     }
 }
 
+/// A read of the repository as an answer: its JSON, or a 500 with the error as the command
+/// line would print it (plain text, which nosniff keeps from being taken for markup).
 fn read(f: impl FnOnce() -> Result<String, Failure>) -> (u16, &'static str, String) {
     match f() {
         Ok(json) => (200, JSON, json),
