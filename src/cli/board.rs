@@ -13,16 +13,40 @@ use crate::engine::{self, BoardReport, BoardRow, Session};
 /// its PR and its age, its last activity, how far its branch is behind main, and the
 /// worktree that holds it with its uncommitted files and unpushed commits. Then the master
 /// plan's PRs that are neither done, nor claimed, nor planned by a workflow. Changes nothing.
+///
+/// With `--serve`, the same board as a live web page on a loopback address (see
+/// docs/board.md): lanes by phase, one card per workflow, the halts waiting for a human;
+/// it follows the refs as they move, and reads nothing while no page is open.
 #[derive(Debug, Args)]
 pub struct BoardArgs {
     /// The remote whose workflows and claims (as last fetched) are shown. Default: `remote`
     /// in .orchestrate.toml, else origin, else the only one.
     #[arg(long, value_name = "REMOTE")]
     pub remote: Option<String>,
+
+    /// Serve the board as a read-only web page until ended, and print its URL.
+    #[arg(long)]
+    pub serve: bool,
+
+    /// The port for --serve; 0 (the default) picks a free one.
+    #[arg(long, value_name = "N", default_value_t = 0, requires = "serve")]
+    pub port: u16,
+
+    /// The address for --serve: a loopback address only. Default: 127.0.0.1.
+    #[arg(long, value_name = "ADDR", requires = "serve")]
+    pub bind: Option<String>,
 }
 
-pub fn run(session: &Session, args: &BoardArgs, ui: &mut Ui) -> Result<Exit, Failure> {
-    let report = engine::board(session, args.remote.as_deref())?;
+pub fn run(
+    open: &dyn Fn() -> Result<Session, Failure>,
+    args: &BoardArgs,
+    ui: &mut Ui,
+) -> Result<Exit, Failure> {
+    if args.serve {
+        let address = (args.bind.as_deref(), args.port);
+        return super::board_serve::serve(open, args.remote.as_deref(), address, ui);
+    }
+    let report = engine::board(&open()?, args.remote.as_deref())?;
     if ui.json_report(&report)? {
         return Ok(Exit::Success);
     }

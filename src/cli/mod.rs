@@ -6,6 +6,7 @@ mod approve;
 mod attest;
 mod audit;
 mod board;
+mod board_serve;
 mod checkpoint;
 mod claim;
 mod completions;
@@ -247,7 +248,7 @@ pub fn run(cli: &Cli, ui: &mut Ui) -> Result<Exit, Failure> {
         Command::Attest(args) => attest::run(args, ui),
         Command::Sync(args) => sync::run(&open()?, args, ui),
         Command::Claim(args) => claim::run(&open()?, args, ui),
-        Command::Board(args) => board::run(&open()?, args, ui),
+        Command::Board(args) => board::run(&open, args, ui),
         Command::Hooks(args) => hooks::run(&open()?, args, ui),
         Command::Hook(args) => hooks::hook(&open()?, args, ui),
         Command::Doctor(args) => doctor::run(&open()?, args, ui),

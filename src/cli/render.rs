@@ -62,12 +62,7 @@ impl Ui {
 
     /// Prints a JSON object, adding `"schema": 1` first.
     pub fn json_object(&mut self, value: Value) -> std::io::Result<()> {
-        let mut object = serde_json::Map::new();
-        object.insert("schema".into(), json!(JSON_SCHEMA));
-        if let Value::Object(fields) = value {
-            object.extend(fields);
-        }
-        serde_json::to_writer_pretty(&mut self.out, &Value::Object(object))?;
+        serde_json::to_writer_pretty(&mut self.out, &with_schema(value))?;
         writeln!(self.out)?;
         self.out.flush()
     }
@@ -109,6 +104,26 @@ impl Ui {
         stderr.write_all(text.as_bytes())?;
         stderr.flush()
     }
+}
+
+/// `value` (an object) with `"schema": 1` put first: the shape of every `--json` output.
+fn with_schema(value: Value) -> Value {
+    let mut object = serde_json::Map::new();
+    object.insert("schema".into(), json!(JSON_SCHEMA));
+    if let Value::Object(fields) = value {
+        object.extend(fields);
+    }
+    Value::Object(object)
+}
+
+/// A command's report as the text `--json` prints, for another way of showing it (`board
+/// --serve`'s `/board.json`): the same object, byte for byte.
+pub fn report_json(report: &impl serde::Serialize) -> std::io::Result<String> {
+    let value = serde_json::to_value(report).map_err(std::io::Error::other)?;
+    let mut text =
+        serde_json::to_string_pretty(&with_schema(value)).map_err(std::io::Error::other)?;
+    text.push('\n');
+    Ok(text)
 }
 
 /// An error as `--json` prints it, without `"schema"`: `{"error": {code, kind, message, …}}`.

@@ -145,6 +145,13 @@ pub struct UnclaimedPr {
     pub heading: String,
 }
 
+/// A fingerprint of the refs the board is made of (`board --serve`'s `/tips`): it changes
+/// when a workflow, claim, remote copy or branch moves. What it leaves out (a worktree's
+/// uncommitted files) shows at the next fetch of the whole board.
+pub fn board_fingerprint(session: &Session) -> Result<String, EngineError> {
+    Ok(session.store.board_fingerprint()?)
+}
+
 /// Gathers the board: `remote` is `--remote`, else the one claims go through.
 pub fn board(session: &Session, remote: Option<&str>) -> Result<BoardReport, EngineError> {
     let store = &session.store;

@@ -61,6 +61,7 @@ pub use answers::{
 pub use audit::{AuditReport, audit};
 pub use board::{
     BoardReport, BoardRow, BoardWorktree, ClaimSeen, UnclaimedPr, WorkflowState, board,
+    board_fingerprint,
 };
 pub use checkpoint::{CheckpointReport, WithoutCommit, checkpoint};
 pub use doctor::{Check, DoctorReport, Level, doctor};

@@ -12,6 +12,7 @@ mod claims;
 mod error;
 mod export;
 mod files;
+mod fingerprint;
 mod flocks;
 mod history;
 mod locks;

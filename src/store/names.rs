@@ -21,7 +21,7 @@ pub const SIGNATURE_HEADER: &str = "orchestrator-signature";
 /// How a move of a workflow ref that git-orchestrate made starts its reflog message.
 pub const REFLOG_PREFIX: &str = "git-orchestrate: ";
 
-const BRANCHES: &str = "refs/heads/";
+pub(super) const BRANCHES: &str = "refs/heads/";
 
 /// The full ref name of branch `name`: a revision that no tag of the same name can shadow.
 pub fn branch_ref(name: &str) -> String {

@@ -8,6 +8,7 @@ mod agents;
 mod attest;
 mod bad_input;
 mod board;
+mod board_serve;
 mod branching;
 mod checkpoints;
 mod ci;
