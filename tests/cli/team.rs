@@ -191,6 +191,7 @@ fn a_team_of_clones_and_a_worktree_merges_one_plan_through_the_hook_and_ci_passe
     let mut pushes_refused = 0;
     let mut remerged = 0;
     let mut false_alarms = 0;
+    let mut last_round: Vec<String> = Vec::new();
     loop {
         let waiting: Vec<&Agent> = agents
             .iter()
@@ -202,9 +203,11 @@ fn a_team_of_clones_and_a_worktree_merges_one_plan_through_the_hook_and_ci_passe
         rounds += 1;
         assert!(
             rounds <= agents.len(),
-            "still unmerged after {} rounds",
-            agents.len()
+            "still unmerged after {} rounds; the last round's get-task runs:\n{}",
+            agents.len(),
+            last_round.join("\n")
         );
+        last_round.clear();
         let children: Vec<_> = waiting
             .iter()
             .map(|agent| {
@@ -219,6 +222,10 @@ fn a_team_of_clones_and_a_worktree_merges_one_plan_through_the_hook_and_ci_passe
             .collect();
         for (agent, child) in waiting.iter().zip(children) {
             let out = Run::from(child.wait_with_output().expect("get-task"));
+            last_round.push(format!(
+                "{} exit {}:\n{}\n{}",
+                agent.workflow, out.code, out.stdout, out.stderr
+            ));
             if out.stdout.contains("lost the race to another clone") {
                 remerged += 1;
             }
