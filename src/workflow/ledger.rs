@@ -50,8 +50,8 @@ pub struct Figures {
     /// Each transition's time since the one before, by the step it was on (its id), else by
     /// the state it left; in order of first appearance.
     pub steps: Vec<StepTime>,
-    /// Debugging attempts: the transitions that raised the state's debugging attempt (a
-    /// failure that starts debugging is attempt 1; a `resume` back to it is none).
+    /// Debugging attempts: the transitions into `DEBUGGING` that raised the state's attempt
+    /// (a failure that starts debugging is attempt 1; a `resume` back to it is none).
     pub attempts: u32,
     /// The turns `run` recorded; `None` when no run drove it.
     pub turns: Option<u32>,
@@ -144,11 +144,21 @@ fn figures(transitions: &[Transition], before: Option<i64>, turns: Option<&[Turn
         }
         last = Some(t.time);
     }
+    // Only into DEBUGGING: a re-plan's own count (`REPLANNING`) is no debugging attempt, and
+    // a `resume` from HALTED (whose state holds no attempt) returns to one already counted.
+    let debugging = |t: &Transition| {
+        t.to.as_deref() == Some("DEBUGGING") && t.from.as_deref() != Some("HALTED")
+    };
     let attempts = transitions
         .windows(2)
-        .filter(|pair| pair[1].attempt > pair[0].attempt)
+        .filter(|pair| pair[1].attempt > pair[0].attempt && debugging(&pair[1]))
         .count()
-        + usize::from(before.is_none() && transitions.first().is_some_and(|t| t.attempt > 0));
+        + usize::from(
+            before.is_none()
+                && transitions
+                    .first()
+                    .is_some_and(|t| t.attempt > 0 && debugging(t)),
+        );
     let (mut reporting, mut tokens, mut cost) = (0u32, None::<Tokens>, None::<f64>);
     for turn in turns.unwrap_or_default() {
         if let (Some(input), Some(output)) = (turn.input_tokens, turn.output_tokens) {
@@ -350,6 +360,27 @@ mod tests {
         );
         let second = &ledger.prs[1].figures;
         assert_eq!((second.turns, second.cost_usd), (Some(1), None));
+    }
+
+    /// A halt and its `resume` back to DEBUGGING are no new attempt, nor is a re-plan's
+    /// own count; debugging again after success is.
+    #[test]
+    fn attempts_are_the_debugging_attempts_begun() {
+        let at = |commit: &str, from: &str, to: &str, attempt: u32| Transition {
+            attempt,
+            ..t(commit, 0, "test", from, to, None)
+        };
+        let chain = [
+            at("a", "INITIALIZING", "EXECUTING_TDD", 0),
+            at("b", "EXECUTING_TDD", "DEBUGGING", 1),
+            at("c", "DEBUGGING", "HALTED", 0),
+            at("d", "HALTED", "DEBUGGING", 1),
+            at("e", "DEBUGGING", "DEBUGGING", 2),
+            at("f", "DEBUGGING", "REPLANNING", 3),
+            at("g", "REPLANNING", "EXECUTING_TDD", 0),
+            at("h", "EXECUTING_TDD", "DEBUGGING", 1),
+        ];
+        assert_eq!(ledger(&chain, None).figures.attempts, 3);
     }
 
     #[test]
