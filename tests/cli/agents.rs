@@ -993,6 +993,50 @@ fn run_with_codex_and_gemini_from_untrusted_homes_is_guarded_and_ends_when_nothi
             conversation.contains("git-orchestrate: ") && conversation.contains("--no-verify"),
             "{agent}: the model was told why: {conversation}"
         );
+        // The client's own token counts (the fake model reports 10 in and 5 out for each
+        // streamed answer; Gemini CLI's router call 1 and 1), no cost: neither prices a turn.
+        let usage = turns_of(&events, "usage")[0].clone();
+        let streamed = model
+            .requests()
+            .iter()
+            .filter(|r| {
+                let path = r["path"].as_str().unwrap_or("");
+                path.starts_with("/v1/responses") || path.contains(":streamGenerateContent")
+            })
+            .count() as u64;
+        let routed = model
+            .requests()
+            .iter()
+            .filter(|r| {
+                r["path"]
+                    .as_str()
+                    .unwrap_or("")
+                    .contains(":generateContent")
+            })
+            .count() as u64;
+        assert_eq!(
+            (
+                &usage["input_tokens"],
+                &usage["output_tokens"],
+                &usage["cost_usd"]
+            ),
+            (
+                &json!(10 * streamed + routed),
+                &json!(5 * streamed + routed),
+                &json!(null)
+            ),
+            "{agent}: {usage}"
+        );
+        let ledger = &repo.run(&["board", "--json"]).expect(0).json()["workflows"][0]["ledger"];
+        assert_eq!(
+            (&ledger["turns"], &ledger["tokens"], &ledger["cost_usd"]),
+            (
+                &json!(1),
+                &json!({"input": usage["input_tokens"], "output": usage["output_tokens"]}),
+                &json!(null)
+            ),
+            "{agent}: {ledger}"
+        );
         assert_eq!(
             repo.run(&["get-task", "--json"]).expect(0).json()["idle"],
             true
