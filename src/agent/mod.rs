@@ -12,3 +12,4 @@ pub mod setup;
 pub mod shell;
 pub mod tools;
 pub mod trust;
+pub mod usage;

@@ -13,6 +13,9 @@ use crate::engine::{self, BoardReport, BoardRow, Session};
 /// its PR and its age, its last activity, how far its branch is behind main, and the
 /// worktree that holds it with its uncommitted files and unpushed commits. Then the master
 /// plan's PRs that are neither done, nor claimed, nor planned by a workflow. Changes nothing.
+/// `--json` adds each workflow's ledger: wall time per step and per PR from its transitions'
+/// times, debugging attempts, and the turns of `run` with the tokens and cost their client
+/// reported (null when nobody reported them).
 ///
 /// With `--serve`, the same board as a live web page on a loopback address (see
 /// docs/board.md): lanes by phase, one card per workflow, the halts waiting for a human;

@@ -24,6 +24,7 @@ use crate::store::{
 };
 use crate::workflow::briefing::StepView;
 use crate::workflow::claims as rules;
+use crate::workflow::ledger::{self, Ledger};
 use crate::workflow::ticket::TicketState;
 use crate::workflow::{State, Status};
 
@@ -77,6 +78,9 @@ pub struct BoardRow {
     pub behind_main: Option<usize>,
     /// The worktree whose config selects this workflow, when there is one.
     pub worktree: Option<BoardWorktree>,
+    /// Time, attempts, turns and tokens (docs/board.md, "The ledger"); `None` when the copy
+    /// cannot be read.
+    pub ledger: Option<Ledger>,
 }
 
 /// A workflow's state as the board and `sync` show it: a TDD workflow's or a ticket's,
@@ -317,11 +321,27 @@ fn gather(
             last_activity: None,
             behind_main: None,
             worktree: None,
+            ledger: None,
+        };
+        let shown_tip = if shown == "local" {
+            local_tip
+        } else {
+            remote_tip
         };
         match read {
             Ok(Read::Tdd(snapshot)) => describe(session, &mut row, &snapshot, &keys, main_tip),
             Ok(Read::Ticket(snap)) => describe_ticket(session, &mut row, &snap, main_tip),
             Err(e) => row.error = Some(e.to_string()),
+        }
+        if row.error.is_none()
+            && let Some(tip) = shown_tip
+        {
+            match workflow_ledger(store, name, tip) {
+                Ok(l) => row.ledger = Some(l),
+                Err(e) => {
+                    warnings.push(format!("the ledger of workflow {name} cannot be read: {e}"))
+                }
+            }
         }
         row.claim = claim_of(&row, &claims);
         rows.push(row);
@@ -335,6 +355,34 @@ fn gather(
         unclaimed,
         warnings: Vec::new(),
     })
+}
+
+/// The most turns of one workflow's run record the ledger reads.
+const LEDGER_TURNS: usize = 100_000;
+
+/// The ledger of the chain at `tip`, with this clone's record of `run`'s turns of the
+/// workflow (docs/board.md, "The ledger").
+fn workflow_ledger(store: &Store, name: &str, tip: ObjectId) -> Result<Ledger, StoreError> {
+    let transitions = store.timed_transitions(tip, &workflow_ref(name))?;
+    let turns = store.run_turn_records(name, LEDGER_TURNS)?.map(|records| {
+        records
+            .iter()
+            .map(|bytes| {
+                // A record `run` wrote; anything else in it is no figure.
+                let v: serde_json::Value = serde_json::from_slice(bytes).unwrap_or_default();
+                let usage = &v["usage"];
+                ledger::Turn {
+                    tip_after: v["tip_after"].as_str().map(str::to_string),
+                    input_tokens: usage["input_tokens"].as_u64(),
+                    output_tokens: usage["output_tokens"].as_u64(),
+                    cost_usd: usage["cost_usd"]
+                        .as_f64()
+                        .filter(|c| c.is_finite() && *c >= 0.0),
+                }
+            })
+            .collect::<Vec<_>>()
+    });
+    Ok(ledger::ledger(&transitions, turns.as_deref()))
 }
 
 /// The master plan as the newest main this clone knows has it: the remote's (as last
@@ -621,6 +669,7 @@ mod tests {
             last_activity: None,
             behind_main: None,
             worktree: None,
+            ledger: None,
         };
         let free: Vec<String> = unclaimed(Some(plan), &[planned], &claims)
             .into_iter()

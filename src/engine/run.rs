@@ -14,6 +14,7 @@ use serde::Serialize;
 use super::{EngineError, Session, io_error};
 use crate::agent::hook::Client;
 use crate::agent::run::{self as decide, Next, Retry, SessionMode, TurnStory};
+use crate::agent::usage::{Usage, read_usage};
 use crate::config::RetryStrategy;
 use crate::exec::agent::{AgentTurn, run_agent};
 use crate::workflow::Event;
@@ -63,6 +64,9 @@ pub struct TurnReport {
     pub without_progress: u32,
     /// What the agent said at the end, when its output says (first 500 characters).
     pub said: Option<String>,
+    /// The tokens and cost the client reported for the turn (`None`: it reported none, or
+    /// the agent is a command).
+    pub usage: Option<Usage>,
     /// The commit of the run ref that keeps the turn's briefing and output.
     pub record: String,
 }
@@ -426,6 +430,10 @@ struct Taken {
     proof: Option<decide::Proof>,
     /// What the agent said at the end, when its output says.
     said: Option<String>,
+    /// What the client reported the turn used, read off its output.
+    usage: Option<Usage>,
+    /// The workflow's tip after the turn: the PR the turn worked on, for the ledger.
+    after: Option<gix::ObjectId>,
     progressed: bool,
     /// The step's last failing output, for the stuck report (a TDD workflow's).
     last_failure: Option<String>,
@@ -531,6 +539,7 @@ impl Driving<'_> {
             state_after: taken.state_after.clone(),
             without_progress: self.retry.without_progress,
             said: taken.said.as_ref().map(|s| s.chars().take(500).collect()),
+            usage: taken.usage,
             record: record.to_string(),
         };
         on_event(RunEvent::Done(&report)).map_err(io_error("print the turn"))?;
@@ -654,6 +663,10 @@ impl Driving<'_> {
             self.turn_timeout,
             &self.trusting,
         )?;
+        let usage = match &driver {
+            Driver::Known(client) => read_usage(*client, &String::from_utf8_lossy(&outcome.stdout)),
+            Driver::Command(_) => None,
+        };
         let (proof, said, reported_session) = match &driver {
             Driver::Known(client) => {
                 let proof = decide::Proof {
@@ -690,6 +703,8 @@ impl Driving<'_> {
             outcome,
             proof,
             said,
+            usage,
+            after,
             progressed: after != before,
             last_failure,
             state_after: state_after.unwrap_or_else(|| state.to_string()),
@@ -715,6 +730,9 @@ impl Driving<'_> {
             "session_id": self.session_id, "exit": outcome.exit.to_string(),
             "seconds": outcome.elapsed.as_secs_f64(), "progressed": taken.progressed,
             "state_after": taken.state_after,
+            // The ledger's figures (docs/board.md, "The ledger"): null when not reported.
+            "usage": taken.usage,
+            "tip_after": taken.after.map(|t| t.to_string()),
         });
         if let Some(role) = role {
             turn_json["role"] = serde_json::json!(role);

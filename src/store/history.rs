@@ -166,6 +166,42 @@ impl Store {
         Ok(count)
     }
 
+    /// The chain from `tip` back to its root along first parents, oldest first, each with
+    /// its commit time in seconds and the debugging attempt its state holds: what the ledger
+    /// is made of. `reference` names the chain in errors.
+    pub fn timed_transitions(
+        &self,
+        tip: ObjectId,
+        reference: &str,
+    ) -> Result<Vec<crate::workflow::ledger::Transition>, StoreError> {
+        let mut out = Vec::new();
+        let mut next = Some(tip);
+        while let Some(id) = next {
+            let commit = self.repo.find_commit(id).map_err(git_err)?;
+            let message = commit.message_raw_sloppy().to_str_lossy().into_owned();
+            let time = commit.time().map(|t| t.seconds).unwrap_or_default();
+            next = commit.parent_ids().next().map(|p| p.detach());
+            let entry = parse_history_entry(id.to_string(), String::new(), &message);
+            // A ticket's commit holds no TDD state, and so no debugging attempt.
+            let attempt = match self.read_at(id, reference) {
+                Ok(snapshot) => snapshot.state.attempts(),
+                Err(StoreError::TicketWorkflow { .. }) => 0,
+                Err(e) => return Err(e),
+            };
+            out.push(crate::workflow::ledger::Transition {
+                attempt,
+                commit: entry.commit,
+                time,
+                event: entry.event,
+                from: entry.from,
+                to: entry.to,
+                step: entry.step,
+            });
+        }
+        out.reverse();
+        Ok(out)
+    }
+
     /// The parents, the recorded event and the message of transition commit `id`.
     pub fn commit_record(&self, id: ObjectId) -> Result<CommitRecord, StoreError> {
         let commit = self.repo.find_commit(id).map_err(git_err)?;

@@ -66,6 +66,40 @@ impl Store {
         Ok(Some((commit.id.to_string(), subject)))
     }
 
+    /// Each `turn.json` of workflow `workflow`'s run record, oldest first (`None`: no run
+    /// ref, so no run drove it); at most `limit` turns, the newest.
+    pub fn run_turn_records(
+        &self,
+        workflow: &str,
+        limit: usize,
+    ) -> Result<Option<Vec<Vec<u8>>>, StoreError> {
+        let Some(mut reference) = self
+            .repo
+            .try_find_reference(format!("{RUNS}{workflow}").as_str())
+            .map_err(git_err)?
+        else {
+            return Ok(None);
+        };
+        let mut next = Some(reference.peel_to_id().map_err(git_err)?.detach());
+        let mut out = Vec::new();
+        while let Some(id) = next {
+            if out.len() >= limit {
+                break;
+            }
+            let commit = self.repo.find_commit(id).map_err(git_err)?;
+            next = commit.parent_ids().next().map(|p| p.detach());
+            let tree = commit.tree().map_err(git_err)?;
+            let decoded = tree.decode().map_err(git_err)?;
+            // A record without a turn (a stuck report) is no turn.
+            if let Some(entry) = decoded.entries.iter().find(|e| e.filename == "turn.json") {
+                let blob = self.repo.find_blob(entry.oid).map_err(git_err)?;
+                out.push(blob.data.clone());
+            }
+        }
+        out.reverse();
+        Ok(Some(out))
+    }
+
     /// Appends a turn of `run` to the run ref: a commit whose tree holds `files`, on top of
     /// the last one (compare-and-swap, retried when another run appended meanwhile).
     pub fn append_run_record(

@@ -14,6 +14,7 @@ mod diagram;
 pub mod evidence;
 pub mod fence;
 pub mod fields;
+pub mod ledger;
 pub mod master_plan;
 pub mod mutate;
 pub mod notes;

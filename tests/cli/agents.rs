@@ -794,6 +794,45 @@ fn run_with_claude_code_works_a_plan_end_to_end_and_stops_when_nothing_is_left()
             .contains("feat: Add numbers")
     );
     repo.run(&["audit"]).expect(0);
+    // The ledger: Claude Code's own figures, from its `result` (the fake model reports 10
+    // input and 5 output tokens for every request), turn by turn and in all.
+    let requests = model
+        .requests()
+        .iter()
+        .filter(|r| r["path"].as_str().unwrap_or("").starts_with("/v1/messages"))
+        .count() as u64;
+    let usages = turns_of(&events, "usage");
+    assert!(
+        usages.iter().all(
+            |u| u["input_tokens"].as_u64().unwrap_or(0) > 0 && u["cost_usd"].as_f64().is_some()
+        ),
+        "{usages:#?}"
+    );
+    let sum = |key: &str| usages.iter().map(|u| u[key].as_u64().unwrap()).sum::<u64>();
+    assert_eq!(
+        (sum("input_tokens"), sum("output_tokens")),
+        (10 * requests, 5 * requests)
+    );
+    let board = repo.run(&["board", "--json"]).expect(0).json();
+    let ledger = &board["workflows"][0]["ledger"];
+    assert_eq!(
+        (
+            &ledger["turns"],
+            &ledger["turns_reporting"],
+            &ledger["tokens"]
+        ),
+        (
+            &json!(6),
+            &json!(6),
+            &json!({"input": 10 * requests, "output": 5 * requests})
+        ),
+        "{ledger}"
+    );
+    let cost: f64 = usages.iter().map(|u| u["cost_usd"].as_f64().unwrap()).sum();
+    assert!(
+        (ledger["cost_usd"].as_f64().unwrap() - cost).abs() < 1e-12,
+        "{ledger}"
+    );
 }
 
 #[test]
@@ -953,6 +992,50 @@ fn run_with_codex_and_gemini_from_untrusted_homes_is_guarded_and_ends_when_nothi
         assert!(
             conversation.contains("git-orchestrate: ") && conversation.contains("--no-verify"),
             "{agent}: the model was told why: {conversation}"
+        );
+        // The client's own token counts (the fake model reports 10 in and 5 out for each
+        // streamed answer; Gemini CLI's router call 1 and 1), no cost: neither prices a turn.
+        let usage = turns_of(&events, "usage")[0].clone();
+        let streamed = model
+            .requests()
+            .iter()
+            .filter(|r| {
+                let path = r["path"].as_str().unwrap_or("");
+                path.starts_with("/v1/responses") || path.contains(":streamGenerateContent")
+            })
+            .count() as u64;
+        let routed = model
+            .requests()
+            .iter()
+            .filter(|r| {
+                r["path"]
+                    .as_str()
+                    .unwrap_or("")
+                    .contains(":generateContent")
+            })
+            .count() as u64;
+        assert_eq!(
+            (
+                &usage["input_tokens"],
+                &usage["output_tokens"],
+                &usage["cost_usd"]
+            ),
+            (
+                &json!(10 * streamed + routed),
+                &json!(5 * streamed + routed),
+                &json!(null)
+            ),
+            "{agent}: {usage}"
+        );
+        let ledger = &repo.run(&["board", "--json"]).expect(0).json()["workflows"][0]["ledger"];
+        assert_eq!(
+            (&ledger["turns"], &ledger["tokens"], &ledger["cost_usd"]),
+            (
+                &json!(1),
+                &json!({"input": usage["input_tokens"], "output": usage["output_tokens"]}),
+                &json!(null)
+            ),
+            "{agent}: {ledger}"
         );
         assert_eq!(
             repo.run(&["get-task", "--json"]).expect(0).json()["idle"],

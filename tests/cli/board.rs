@@ -175,6 +175,33 @@ fn the_board_shows_every_workflow_its_claim_its_worktree_and_the_free_prs() {
                 "branch": "feat/add-numbers",
                 "uncommitted": 0,
                 "unpushed": 0
+            },
+            // Every commit at one time (support.rs fixes it): no time passed.
+            "ledger": {
+                "wall_seconds_total": 0,
+                "steps": [
+                    {"name": "INITIALIZING", "seconds": 0},
+                    {"name": "CREATING_BRANCH", "seconds": 0}
+                ],
+                "attempts": 0,
+                "turns": null,
+                "turns_reporting": null,
+                "tokens": null,
+                "cost_usd": null,
+                "prs": [{
+                    "plan_commit": rev(&s.a, "refs/orchestrator/workflows/main~1"),
+                    "started": COMMITTED,
+                    "wall_seconds_total": 0,
+                    "steps": [
+                        {"name": "INITIALIZING", "seconds": 0},
+                        {"name": "CREATING_BRANCH", "seconds": 0}
+                    ],
+                    "attempts": 0,
+                    "turns": null,
+                    "turns_reporting": null,
+                    "tokens": null,
+                    "cost_usd": null
+                }]
             }
         })
     );
@@ -419,5 +446,119 @@ fn a_warning_prints_real_newlines() {
     assert!(
         warning.trim_end().lines().count() > 1,
         "git's answer keeps its lines:\n{warning}"
+    );
+}
+
+/// `git-orchestrate ARGS` with its commits made at `minute` minutes past [`COMMITTED`].
+fn at_minute(repo: &TestRepo, minute: i64, args: &[&str], stdin: Option<&str>) -> Run {
+    use std::io::Write;
+    use std::process::Stdio;
+    let date = format!("2026-01-01T00:{minute:02}:00Z");
+    let mut cmd = repo.command(crate::support::BIN, args);
+    cmd.env("GIT_COMMITTER_DATE", &date)
+        .env("GIT_AUTHOR_DATE", &date)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("spawn git-orchestrate");
+    let mut input = child.stdin.take().expect("stdin");
+    input
+        .write_all(stdin.unwrap_or_default().as_bytes())
+        .expect("write stdin");
+    drop(input);
+    Run::from(child.wait_with_output().expect("wait"))
+}
+
+/// A workflow driven by hand, one command a minute or so: the ledger has its wall time per
+/// step and in all from its transitions' times, its debugging attempt, and no turns, tokens
+/// or cost (no `run` drove it): null, never 0, and "not reported" on the page.
+#[test]
+fn the_ledger_of_a_workflow_driven_by_hand_has_its_times_and_no_turns() {
+    let repo = TestRepo::new();
+    let plan = one_task_plan("feat: Add numbers", "add.sh");
+    at_minute(
+        &repo,
+        1,
+        &["submit-work", "-s", "plan", "--plan", "-"],
+        Some(&plan),
+    )
+    .expect(0);
+    at_minute(&repo, 3, &["get-task"], None).expect(0);
+    at_minute(
+        &repo,
+        6,
+        &[
+            "submit-work",
+            "-s",
+            "red",
+            "--test-command",
+            "test -e add.sh",
+        ],
+        None,
+    )
+    .expect(3);
+    // The wrong reason: debugging attempt 1; the next run of the test awaits its analysis
+    // again, in the same attempt.
+    at_minute(
+        &repo,
+        10,
+        &[
+            "submit-work",
+            "-s",
+            "wrong",
+            "--analysis-decision",
+            "FAILURE",
+        ],
+        None,
+    )
+    .expect(1);
+    at_minute(
+        &repo,
+        15,
+        &[
+            "submit-work",
+            "-s",
+            "again",
+            "--test-command",
+            "test -e add.sh",
+        ],
+        None,
+    )
+    .expect(3);
+    let report = board(&repo, &["--json"]).expect(0).json();
+    let ledger = &report["workflows"][0]["ledger"];
+    let log = repo.run(&["log"]).expect(0).stdout.clone();
+    let plan_commit = rev(&repo, "refs/orchestrator/workflows/main~4");
+    assert_eq!(
+        ledger,
+        &json!({
+            "wall_seconds_total": 14 * 60,
+            "steps": [
+                {"name": "INITIALIZING", "seconds": 0},
+                {"name": "CREATING_BRANCH", "seconds": 120},
+                {"name": "1.1", "seconds": 720}
+            ],
+            "attempts": 1,
+            "turns": null,
+            "turns_reporting": null,
+            "tokens": null,
+            "cost_usd": null,
+            "prs": [{
+                "plan_commit": plan_commit,
+                "started": COMMITTED + 60,
+                "wall_seconds_total": 14 * 60,
+                "steps": [
+                    {"name": "INITIALIZING", "seconds": 0},
+                    {"name": "CREATING_BRANCH", "seconds": 120},
+                    {"name": "1.1", "seconds": 720}
+                ],
+                "attempts": 1,
+                "turns": null,
+                "turns_reporting": null,
+                "tokens": null,
+                "cost_usd": null
+            }]
+        }),
+        "{log}"
     );
 }

@@ -462,6 +462,29 @@ fn board_serve_page_in_headless_chromium_shows_cards_and_hostile_text_as_text() 
         assert!(lane(&dom, key).contains(&format!("{title} (0)")), "{dom}");
     }
     assert!(halted.contains("<dd>HALTED</dd>"), "{halted}");
+    // Driven by hand: a wall time (every commit at one time here: 0s), no turns, no tokens,
+    // no cost, on the card and in the ledger table, as "not reported".
+    assert!(
+        halted.contains(
+            r#"<dt>wall time</dt><dd>0s</dd><dt>turns</dt><dd class="absent">not reported</dd><dt>tokens</dt><dd class="absent">not reported</dd><dt>cost</dt><dd class="absent">not reported</dd>"#
+        ),
+        "{halted}"
+    );
+    let ledger = dom
+        .split(r#"<tbody id="ledger-rows">"#)
+        .nth(1)
+        .and_then(|rest| rest.split("</tbody>").next())
+        .expect("the ledger table");
+    assert!(
+        ledger.contains(
+            r#"<tr class="workflow" data-workflow="main"><th>main: &lt;script&gt;alert(1)&lt;/script&gt;"'</th><td>0s</td><td>0</td><td class="absent">not reported</td><td class="absent">not reported</td><td class="absent">not reported</td>"#
+        ),
+        "{ledger}"
+    );
+    assert!(
+        ledger.contains(r#"<tr class="workflow" data-workflow="tk">"#),
+        "{ledger}"
+    );
     assert!(
         halted.contains("<dd>1.1 RED: test &lt;/dd&gt;&lt;img src=x onerror=alert(2)&gt;</dd>"),
         "{halted}"

@@ -132,6 +132,28 @@ fn a_scripted_agent_works_a_plan_end_to_end_and_the_run_ends_when_nothing_is_lef
         .expect(0)
         .says("run       last turn 6: INITIALIZING");
     repo.run(&["audit"]).expect(0);
+    // The ledger counts the six turns, all on the one PR; a command reports no tokens and
+    // no cost: null, never 0.
+    let board = repo.run(&["board", "--json"]).expect(0).json();
+    let ledger = &board["workflows"][0]["ledger"];
+    for figures in [ledger, &ledger["prs"][0]] {
+        assert_eq!(
+            [
+                &figures["turns"],
+                &figures["turns_reporting"],
+                &figures["tokens"],
+                &figures["cost_usd"]
+            ],
+            [&json!(6), &json!(0), &json!(null), &json!(null)],
+            "{ledger}"
+        );
+    }
+    assert!(
+        events
+            .iter()
+            .filter(|e| e["event"] == "turn")
+            .all(|e| e["usage"].is_null())
+    );
 }
 
 #[test]

@@ -72,6 +72,39 @@ function age(seconds) {
   return Math.floor(s / 86400) + "d";
 }
 
+// A duration as `45s`, `3m 05s`, `2h 07m`, `3d 04h`.
+function duration(seconds) {
+  const s = Math.max(0, Math.floor(seconds));
+  const two = (n) => String(n).padStart(2, "0");
+  if (s < 60) return s + "s";
+  if (s < 3600) return Math.floor(s / 60) + "m " + two(s % 60) + "s";
+  if (s < 86400) return Math.floor(s / 3600) + "h " + two(Math.floor(s / 60) % 60) + "m";
+  return Math.floor(s / 86400) + "d " + two(Math.floor(s / 3600) % 24) + "h";
+}
+
+// The ledger's figures as text; null when nobody reported them (docs/board.md, "The ledger").
+function turnsText(f) {
+  return known(f.turns) ? String(f.turns) : null;
+}
+
+function tokensText(f) {
+  if (!known(f.tokens)) return null;
+  const n = (x) => x.toLocaleString("en-US");
+  let text = n(f.tokens.input) + " in / " + n(f.tokens.output) + " out";
+  if (known(f.turns) && f.turns_reporting < f.turns) {
+    text += " (" + f.turns_reporting + " of " + f.turns + " turns reported)";
+  }
+  return text;
+}
+
+function costText(f) {
+  return known(f.cost_usd) ? "$" + f.cost_usd.toFixed(f.cost_usd < 1 ? 4 : 2) : null;
+}
+
+function stepsText(f) {
+  return f.steps.map((s) => s.name + " " + duration(s.seconds)).join(", ");
+}
+
 // A word as a shell reads it back: plain when it is safe, else single-quoted.
 function shellWord(word) {
   return /^[A-Za-z0-9._\/@:=+-]+$/.test(word) ? word : "'" + word.replace(/'/g, "'\\''") + "'";
@@ -113,6 +146,11 @@ function card(report, row) {
   field(dl, "worktree", worktreeText(row.worktree));
   field(dl, "behind main", row.behind_main);
   field(dl, "branch", row.branch);
+  const l = row.ledger;
+  field(dl, "wall time", known(l) ? duration(l.wall_seconds_total) : null);
+  field(dl, "turns", known(l) ? turnsText(l) : null);
+  field(dl, "tokens", known(l) ? tokensText(l) : null);
+  field(dl, "cost", known(l) ? costText(l) : null);
   node.append(dl);
   if (known(row.error)) {
     node.append(el("p", "note", "the " + row.shown + " copy cannot be read: " + row.error));
@@ -163,6 +201,46 @@ function list(id, items, empty) {
   node.replaceChildren(...(items.length ? items : [el("li", "empty", empty)]));
 }
 
+function cell(tr, value) {
+  tr.append(known(value) ? el("td", "", value) : el("td", "absent", ABSENT));
+}
+
+function ledgerRow(name, f, className) {
+  const tr = el("tr", className);
+  tr.append(el("th", "", name));
+  cell(tr, duration(f.wall_seconds_total));
+  cell(tr, f.attempts);
+  cell(tr, turnsText(f));
+  cell(tr, tokensText(f));
+  cell(tr, costText(f));
+  cell(tr, stepsText(f));
+  return tr;
+}
+
+// One row per workflow, then one per PR its chain tells apart (from its `plan` transition).
+function ledgerRows(report) {
+  const rows = [];
+  for (const row of report.workflows) {
+    if (!known(row.ledger)) continue;
+    const title = known(row.pr_title) ? row.workflow + ": " + row.pr_title : row.workflow;
+    const tr = ledgerRow(title, row.ledger, "workflow");
+    tr.setAttribute("data-workflow", row.workflow);
+    rows.push(tr);
+    row.ledger.prs.forEach((pr, i) => {
+      const started = new Date(pr.started * 1000).toISOString().replace("T", " ").slice(0, 16);
+      rows.push(ledgerRow("PR " + (i + 1) + ", planned " + started + " UTC", pr, "pr"));
+    });
+  }
+  if (!rows.length) {
+    const tr = el("tr", "empty");
+    const td = el("td", "", "no workflows");
+    td.setAttribute("colspan", "7");
+    tr.append(td);
+    rows.push(tr);
+  }
+  return rows;
+}
+
 function render(report) {
   const lanes = new Map(LANES.map(([key]) => [key, []]));
   for (const row of report.workflows) lanes.get(lane(row)).push(card(report, row));
@@ -176,6 +254,7 @@ function render(report) {
     }
   );
   document.getElementById("lanes").replaceChildren(...columns);
+  document.getElementById("ledger-rows").replaceChildren(...ledgerRows(report));
   list("gates", gates(report), "none");
   list(
     "unclaimed",

@@ -1,0 +1,350 @@
+//! What a known agent CLI says a turn used, read off its own headless output: Claude Code's
+//! `result` object (`usage`, `total_cost_usd`), Codex's `turn.completed` events (`usage`) and
+//! Gemini CLI's `stats` (per-model `tokens`). Pure; a figure the output does not hold is
+//! absent, never 0 (docs/board.md, "The ledger").
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::hook::Client;
+
+/// The tokens (and, where the client prices them, the cost) of one turn.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Every input token the model read, those read from a cache included.
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    /// Of `input_tokens`, those read from a cache, when the client says.
+    pub cached_input_tokens: Option<u64>,
+    /// What the client says the turn cost, in US dollars (only Claude Code prices a turn).
+    pub cost_usd: Option<f64>,
+}
+
+/// The usage `client` reported on `stdout`, or `None` when its output holds none.
+pub fn read_usage(client: Client, stdout: &str) -> Option<Usage> {
+    match client {
+        Client::Claude => claude(stdout),
+        Client::Codex => codex(stdout),
+        Client::Gemini => gemini(stdout),
+    }
+}
+
+/// A count: a non-negative integer, nothing else.
+fn count(value: &Value) -> Option<u64> {
+    value.as_u64()
+}
+
+/// Claude Code `-p --output-format json`: one `result` object whose `usage` counts the input
+/// apart from the cache (`input_tokens`, `cache_creation_input_tokens`,
+/// `cache_read_input_tokens`), with `total_cost_usd` beside it. (`stream-json` ends with the
+/// same object, on its last line.)
+fn claude(stdout: &str) -> Option<Usage> {
+    let result = json_objects(stdout)
+        .into_iter()
+        .rev()
+        .find(|v| v["type"] == "result")?;
+    let usage = &result["usage"];
+    let fresh = count(&usage["input_tokens"])?;
+    let output = count(&usage["output_tokens"])?;
+    let written = count(&usage["cache_creation_input_tokens"]);
+    let read = count(&usage["cache_read_input_tokens"]);
+    let input = fresh
+        .checked_add(written.unwrap_or(0))?
+        .checked_add(read.unwrap_or(0))?;
+    let cost = result["total_cost_usd"]
+        .as_f64()
+        .filter(|c| c.is_finite() && *c >= 0.0);
+    Some(Usage {
+        input_tokens: input,
+        output_tokens: output,
+        cached_input_tokens: read,
+        cost_usd: cost,
+    })
+}
+
+/// Codex `exec --json`: a `turn.completed` event per model turn, each with its `usage`
+/// (`input_tokens`, which counts the cached ones too, `cached_input_tokens`,
+/// `output_tokens`); summed.
+fn codex(stdout: &str) -> Option<Usage> {
+    let mut total: Option<Usage> = None;
+    for event in stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+    {
+        if event["type"] != "turn.completed" {
+            continue;
+        }
+        let usage = &event["usage"];
+        let (Some(input), Some(output)) = (
+            count(&usage["input_tokens"]),
+            count(&usage["output_tokens"]),
+        ) else {
+            continue;
+        };
+        let cached = count(&usage["cached_input_tokens"]);
+        total = Some(match total {
+            None => Usage {
+                input_tokens: input,
+                output_tokens: output,
+                cached_input_tokens: cached,
+                cost_usd: None,
+            },
+            Some(t) => Usage {
+                input_tokens: t.input_tokens.checked_add(input)?,
+                output_tokens: t.output_tokens.checked_add(output)?,
+                cached_input_tokens: match (t.cached_input_tokens, cached) {
+                    (Some(a), Some(b)) => Some(a.checked_add(b)?),
+                    _ => None,
+                },
+                cost_usd: None,
+            },
+        });
+    }
+    total
+}
+
+/// Gemini CLI `--output-format json`: `stats.models.<model>.tokens` with `prompt` (the whole
+/// input, cached included), `cached`, `candidates` and `thoughts` (both generated); summed
+/// over the models (its router's call is one).
+fn gemini(stdout: &str) -> Option<Usage> {
+    let value = json_objects(stdout)
+        .into_iter()
+        .rev()
+        .find(|v| v["stats"]["models"].is_object())?;
+    let models = value["stats"]["models"].as_object()?;
+    let mut total: Option<Usage> = None;
+    for model in models.values() {
+        let tokens = &model["tokens"];
+        let (Some(prompt), Some(candidates)) =
+            (count(&tokens["prompt"]), count(&tokens["candidates"]))
+        else {
+            return None;
+        };
+        let output = candidates.checked_add(count(&tokens["thoughts"]).unwrap_or(0))?;
+        let cached = count(&tokens["cached"]);
+        let (input, out, cache) = match total {
+            None => (prompt, output, cached),
+            Some(t) => (
+                t.input_tokens.checked_add(prompt)?,
+                t.output_tokens.checked_add(output)?,
+                match (t.cached_input_tokens, cached) {
+                    (Some(a), Some(b)) => Some(a.checked_add(b)?),
+                    _ => None,
+                },
+            ),
+        };
+        total = Some(Usage {
+            input_tokens: input,
+            output_tokens: out,
+            cached_input_tokens: cache,
+            cost_usd: None,
+        });
+    }
+    total
+}
+
+/// The JSON objects of `text`: the whole of it when it is one (Gemini CLI prints its object
+/// over many lines), else each line that is one (a CLI may print warnings around them).
+fn json_objects(text: &str) -> Vec<Value> {
+    if let Ok(value @ Value::Object(_)) = serde_json::from_str::<Value>(text.trim()) {
+        return vec![value];
+    }
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(Value::is_object)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+    use proptest::prelude::*;
+
+    /// Claude Code 2.1.330's `claude -p … --output-format json` against tests/agents/fake_llm.py
+    /// (which reports 10 input and 5 output tokens), as printed.
+    const CLAUDE: &str = r#"{"duration_api_ms":231,"stop_reason":"end_turn","session_id":"b8e929d2-9cde-42f1-b3ab-90b42e7e564a","total_cost_usd":0.00014000000000000001,"usage":{"input_tokens":10,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":5,"output_tokens_details":{"thinking_tokens":0},"server_tool_use":{"web_search_requests":0,"web_fetch_requests":0},"service_tier":"standard","cache_creation":{"ephemeral_1h_input_tokens":0,"ephemeral_5m_input_tokens":0},"inference_geo":"","iterations":[],"speed":"standard","fallback_credit":null},"modelUsage":{"claude-opus-5-5":{"inputTokens":10,"outputTokens":5,"cacheReadInputTokens":0,"cacheCreationInputTokens":0,"webSearchRequests":0,"costUSD":0.00014000000000000001,"contextWindow":1000000,"maxOutputTokens":128000,"thinkingTokens":0,"cacheCreationEphemeral5mInputTokens":0,"cacheCreationEphemeral1hInputTokens":0,"canonicalModel":"claude-opus-5-5","provider":"firstParty","costBasis":"list"}},"permission_denials":[],"terminal_reason":"completed","fast_mode_state":"off","fast_mode_disabled_reason":"sdk_opt_in_required","safety_stops":0,"is_error":false,"num_turns":1,"subtype":"success","api_error_status":null,"result":"Hello.","ttft_ms":793,"type":"result","duration_ms":887,"uuid":"ec6b23f5-e257-44f2-8a1a-a3647aadcff7","queued_turn_count":0,"result_index":0}
+"#;
+
+    /// Codex 0.169.0's `codex exec --json` against the same fake model.
+    const CODEX: &str = r#"{"type":"thread.started","thread_id":"01a2250f-6a42-7a40-8694-ea73734be6ad"}
+{"type":"item.completed","item":{"id":"item_0","type":"error","message":"Model metadata for `fake-model` not found. Defaulting to fallback metadata; this can degrade performance and cause issues."}}
+{"type":"turn.started"}
+{"type":"item.completed","item":{"id":"item_1","type":"agent_message","text":"Hello."}}
+{"type":"turn.completed","usage":{"input_tokens":10,"cached_input_tokens":0,"cache_write_input_tokens":0,"output_tokens":5,"reasoning_output_tokens":0}}
+"#;
+
+    /// Gemini CLI 0.61.0's `gemini -p … --output-format json` against the same fake model
+    /// (its router's call reports 1 and 1), `roles`, `tools` and `files` cut short.
+    const GEMINI: &str = r#"{
+  "session_id": "51ef48ea-f5cd-41f4-9d3d-00d4c555f2ff",
+  "response": "Hello.",
+  "stats": {
+    "models": {
+      "gemini-3.5-flash-lite": {
+        "api": {"totalRequests": 1, "totalErrors": 0, "totalLatencyMs": 32, "errorsByType": {}},
+        "tokens": {"input": 1, "prompt": 1, "candidates": 1, "total": 2, "cached": 0, "thoughts": 0, "tool": 0}
+      },
+      "gemini-3.1-pro-preview": {
+        "api": {"totalRequests": 1, "totalErrors": 0, "totalLatencyMs": 95, "errorsByType": {}},
+        "tokens": {"input": 10, "prompt": 10, "candidates": 5, "total": 15, "cached": 0, "thoughts": 0, "tool": 0}
+      }
+    },
+    "tools": {"totalCalls": 0, "totalSuccess": 0, "totalFail": 0, "byName": {}},
+    "files": {"totalLinesAdded": 0, "totalLinesRemoved": 0}
+  }
+}"#;
+
+    #[test]
+    fn each_clients_real_output_gives_its_figures() {
+        assert_eq!(
+            read_usage(Client::Claude, CLAUDE),
+            Some(Usage {
+                input_tokens: 10,
+                output_tokens: 5,
+                cached_input_tokens: Some(0),
+                cost_usd: Some(0.00014),
+            })
+        );
+        assert_eq!(
+            read_usage(Client::Codex, CODEX),
+            Some(Usage {
+                input_tokens: 10,
+                output_tokens: 5,
+                cached_input_tokens: Some(0),
+                cost_usd: None,
+            })
+        );
+        assert_eq!(
+            read_usage(Client::Gemini, GEMINI),
+            Some(Usage {
+                input_tokens: 11,
+                output_tokens: 6,
+                cached_input_tokens: Some(0),
+                cost_usd: None,
+            })
+        );
+    }
+
+    #[test]
+    fn claudes_cache_counts_as_input_and_a_warning_line_is_skipped() {
+        let out = "warning: old node\n{\"type\":\"result\",\"usage\":{\"input_tokens\":3,\
+                   \"cache_creation_input_tokens\":100,\"cache_read_input_tokens\":2000,\
+                   \"output_tokens\":40},\"total_cost_usd\":0.5}\n";
+        assert_eq!(
+            read_usage(Client::Claude, out),
+            Some(Usage {
+                input_tokens: 2103,
+                output_tokens: 40,
+                cached_input_tokens: Some(2000),
+                cost_usd: Some(0.5),
+            })
+        );
+    }
+
+    #[test]
+    fn codex_turns_are_summed() {
+        let turn = |i: u64, o: u64| {
+            format!(
+                "{{\"type\":\"turn.completed\",\"usage\":{{\"input_tokens\":{i},\"cached_input_tokens\":1,\"output_tokens\":{o}}}}}\n"
+            )
+        };
+        let out = format!("{}{}", turn(10, 5), turn(20, 7));
+        assert_eq!(
+            read_usage(Client::Codex, &out),
+            Some(Usage {
+                input_tokens: 30,
+                output_tokens: 12,
+                cached_input_tokens: Some(2),
+                cost_usd: None,
+            })
+        );
+    }
+
+    /// What is not there is absent: an output without figures, a figure that is not a count.
+    #[test]
+    fn no_figures_no_usage() {
+        for (client, out) in [
+            (Client::Claude, ""),
+            (Client::Claude, "{\"type\":\"result\",\"result\":\"hi\"}"),
+            (
+                Client::Claude,
+                "{\"type\":\"result\",\"usage\":{\"input_tokens\":-1,\"output_tokens\":5}}",
+            ),
+            (
+                Client::Claude,
+                "{\"type\":\"result\",\"usage\":{\"input_tokens\":\"10\",\"output_tokens\":5}}",
+            ),
+            (
+                Client::Codex,
+                "{\"type\":\"thread.started\",\"thread_id\":\"t\"}\n",
+            ),
+            (
+                Client::Codex,
+                "{\"type\":\"turn.completed\",\"usage\":{\"input_tokens\":1.5,\"output_tokens\":5}}",
+            ),
+            (Client::Gemini, "{\"session_id\":\"s\",\"response\":\"hi\"}"),
+            (
+                Client::Gemini,
+                "{\"stats\":{\"models\":{\"m\":{\"tokens\":{\"prompt\":1}}}}}",
+            ),
+        ] {
+            assert_eq!(read_usage(client, out), None, "{out}");
+        }
+        // A price that is no price is left out; the tokens stay.
+        let out = "{\"type\":\"result\",\"usage\":{\"input_tokens\":1,\"output_tokens\":2},\"total_cost_usd\":-3}";
+        assert_eq!(
+            read_usage(Client::Claude, out).and_then(|u| u.cost_usd),
+            None
+        );
+    }
+
+    #[test]
+    fn counts_that_overflow_are_no_usage() {
+        let max = u64::MAX;
+        let out = format!(
+            "{{\"type\":\"result\",\"usage\":{{\"input_tokens\":{max},\"cache_read_input_tokens\":1,\"output_tokens\":1}}}}"
+        );
+        assert_eq!(read_usage(Client::Claude, &out), None);
+    }
+
+    proptest! {
+        /// Whatever a client prints, reading it never panics, and only a client's own shape
+        /// gives figures.
+        #[test]
+        fn garbage_never_panics(text in ".{0,400}") {
+            for client in [Client::Claude, Client::Codex, Client::Gemini] {
+                let _ = read_usage(client, &text);
+            }
+        }
+
+        #[test]
+        fn json_garbage_gives_no_usage_without_the_shape(
+            key in "[a-z_]{1,12}",
+            n in any::<i64>(),
+            s in ".{0,20}",
+        ) {
+            let text = serde_json::json!({ key.clone(): n, "type": s, "usage": { key: n } }).to_string();
+            let shaped = serde_json::from_str::<Value>(&text).ok()
+                .is_some_and(|v| v["usage"]["input_tokens"].is_u64() && v["usage"]["output_tokens"].is_u64());
+            for client in [Client::Claude, Client::Codex, Client::Gemini] {
+                let got = read_usage(client, &text);
+                prop_assert!(got.is_none() || shaped, "{client:?}: {text}");
+            }
+        }
+
+        /// Figures a client printed are read back exactly.
+        #[test]
+        fn claudes_figures_are_read_back(i in 0u64..1u64 << 40, o in 0u64..1u64 << 40, r in 0u64..1u64 << 40) {
+            let text = format!(
+                "{{\"type\":\"result\",\"usage\":{{\"input_tokens\":{i},\"cache_read_input_tokens\":{r},\"output_tokens\":{o}}}}}"
+            );
+            prop_assert_eq!(read_usage(Client::Claude, &text), Some(Usage {
+                input_tokens: i + r,
+                output_tokens: o,
+                cached_input_tokens: Some(r),
+                cost_usd: None,
+            }));
+        }
+    }
+}
