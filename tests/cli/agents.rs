@@ -1261,3 +1261,174 @@ fn codex_as_a_ticket_developer_under_run_reports_through_mcp_until_the_merge() {
     assert!(seen.contains("role=developer"), "the shell had the role");
     assert_eq!(repo.git(&["show", "main:hello.sh"]), "echo hello\n");
 }
+
+/// A RED test whose output is about 1 MB: Claude Code, which shows the model only a preview
+/// of a large tool result, still shows it the analysis briefing's instructions, since the
+/// MCP result is held under 16 KiB with the instructions ahead of the quoted output.
+#[test]
+fn claude_code_sees_the_analysis_instructions_after_a_red_test_with_a_megabyte_of_output() {
+    let Some(claude) = claude_bin() else { return };
+    let repo = TestRepo::new();
+    repo.run(&["init", "--agent", "claude"]).expect(0);
+    let plan: Value = serde_json::from_str(&one_task_plan("feat: Add numbers", "add.sh")).unwrap();
+    // 10,000 lines of 100 bytes, then the failure.
+    let verbose = "i=0; while [ $i -lt 10000 ]; do echo \"verbose test line $i: \
+                   ..............................................................................\"; \
+                   i=$((i+1)); done; echo 'add.sh is missing'; test -e add.sh";
+    let model = FakeModel::start(json!([
+        /* 0 */ mcp("get_task", json!({})),
+        /* 1 */
+        mcp(
+            "submit_work",
+            json!({"summary": "plan the PR", "plan": plan})
+        ),
+        /* 2 */ mcp("get_task", json!({})),
+        /* 3 */
+        mcp(
+            "submit_work",
+            json!({"summary": "RED", "test_command": verbose, "expectation": "FAIL"})
+        ),
+        /* 4 */
+        mcp(
+            "submit_work",
+            json!({"summary": "add.sh is missing", "analysis_decision": "SUCCESS"})
+        ),
+        /* 5 */ say("Done."),
+        /* 6 */ say("Done!"),
+        /* 7 */ say("Really done."),
+        /* 8 */ say("Stopping."),
+    ]));
+    let out = run_claude(&repo, &claude, &model);
+    succeeded(&out);
+    let output = repo.git(&["show", "refs/orchestrator/workflows/main:output.log"]);
+    assert!(output.len() > 1_000_000, "{} bytes", output.len());
+    // What the model saw of the RED submit: the whole result, instructions included.
+    // Claude Code shows the model the structured result: its `next` says how to answer,
+    // both answers as tool calls, ahead of the quoted output.
+    let (red, error) = model.tool_result(3);
+    assert!(!error, "{red}");
+    let answer = "answer with exactly one of `submit_work {\\\"summary\\\": \\\"<why>\\\", \
+                  \\\"analysis_decision\\\": \\\"SUCCESS\\\"}` (it failed for the intended \
+                  reason) or `submit_work {\\\"summary\\\": \\\"<why>\\\", \
+                  \\\"analysis_decision\\\": \\\"FAILURE\\\"}`";
+    let (at_answer, at_output) = (red.find(answer), red.find("verbose test line 99"));
+    assert!(
+        red.contains("NEEDS_ANALYSIS")
+            && at_answer.is_some()
+            && at_answer < at_output
+            && !red.contains("--analysis-decision"),
+        "{} bytes: {}",
+        red.len(),
+        &red[..red.len().min(3000)]
+    );
+    assert!(red.len() < 24 * 1024, "{} bytes", red.len());
+    let (answered, error) = model.tool_result(4);
+    assert!(!error, "{answered}");
+    assert_eq!(repo.state()["status"], "EXECUTING_TDD");
+    eprintln!(
+        "claude, 1 MB RED: {} model turns, {} requests, RED result {} bytes",
+        model.turns(),
+        model.requests().len(),
+        red.len()
+    );
+}
+
+/// Gemini CLI (which refuses a shell line with `$(…)`, as the squash by hand needs) works a
+/// whole PR through the MCP tools in one session and squashes with `submit_work {"squash":
+/// true}`, then marks the master plan with `mark_done`, to the merge.
+#[test]
+fn gemini_squashes_over_mcp_and_the_pr_is_merged() {
+    let Some(gemini) = gemini_bin() else { return };
+    let repo = TestRepo::new();
+    repo.run(&["init", "--agent", "gemini"]).expect(0);
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", "chore: wire Gemini CLI"]);
+    let main_before = repo.git(&["rev-parse", "main"]);
+    let plan: Value = serde_json::from_str(&one_task_plan("feat: Add numbers", "add.sh")).unwrap();
+    let tool = |name: &str, input: Value| json!([{"tool_use": {"name": format!("mcp_orchestrate_{name}"), "input": input}}]);
+    let model = FakeModel::start(json!([
+        /* 0 */ tool("get_task", json!({})),
+        /* 1 */ tool("submit_work", json!({"summary": "plan the PR", "plan": plan})),
+        /* 2 */ tool("get_task", json!({})),
+        /* 3 */
+        tool(
+            "submit_work",
+            json!({"summary": "RED", "test_command": "test -e add.sh", "expectation": "FAIL"})
+        ),
+        /* 4 */
+        tool(
+            "submit_work",
+            json!({"summary": "add.sh is missing", "analysis_decision": "SUCCESS"})
+        ),
+        /* 5 */
+        [{"tool_use": {"name": "run_shell_command", "input": {"command": "echo 'add.sh v1' > add.sh"}}}],
+        /* 6 */
+        tool(
+            "submit_work",
+            json!({"summary": "GREEN", "test_command": "test -e add.sh", "expectation": "PASS"})
+        ),
+        /* 7 */ tool("checkpoint", json!({})),
+        /* 8 */ tool("get_task", json!({})),
+        /* 9 */ tool("submit_work", json!({"summary": "squashed", "squash": true})),
+        /* 10 */ tool("get_task", json!({})),
+        /* 11 */ tool("submit_work", json!({"summary": "master plan updated", "mark_done": true})),
+        /* 12 */ tool("get_task", json!({})),
+        /* 13 */ say("Merged."),
+    ]));
+    let out = run_gemini(&repo, &gemini, &model);
+    succeeded(&out);
+    let contents = last_request(&model, "streamGenerateContent")["contents"].clone();
+    let responses: Vec<String> = contents
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|c| c["parts"].as_array().cloned().unwrap_or_default())
+        .filter(|p| {
+            p["functionResponse"]["name"]
+                .as_str()
+                .is_some_and(|n| n.starts_with("mcp_orchestrate_"))
+        })
+        .map(|p| p["functionResponse"]["response"].to_string())
+        .collect();
+    let finalize = responses
+        .iter()
+        .find(|r| r.contains("AWAITING_FINALIZATION"))
+        .unwrap_or_else(|| panic!("no finalization briefing: {responses:#?}"));
+    // The briefing offers the tool's squash first, with no `$(…)`.
+    assert!(
+        finalize.contains(r#"submit_work {\"summary\": \"squashed\", \"squash\": true}"#)
+            || finalize.contains("\\\"squash\\\": true"),
+        "{finalize}"
+    );
+    // Merged: main's new tip merges one squashed commit titled as the PR, and the commit
+    // `mark_done` made.
+    let merge = repo.git(&["log", "-1", "--format=%P", "main"]);
+    let parents: Vec<&str> = merge.split_whitespace().collect();
+    assert_eq!(parents.len(), 2, "a merge: {merge}\n{responses:#?}");
+    assert_eq!(parents[0], main_before.trim());
+    assert_eq!(
+        repo.git(&[
+            "log",
+            "--format=%s",
+            &format!("{}..{}", parents[0], parents[1])
+        ])
+        .trim(),
+        "docs: mark \"feat: Add numbers\" done in docs/plan.md\nfeat: Add numbers",
+        "one squashed commit, and the master plan's update"
+    );
+    assert_eq!(repo.git(&["show", "main:add.sh"]), "add.sh v1\n");
+    let shell_refusals = contents.to_string().matches("Command injection").count();
+    assert_eq!(shell_refusals, 0, "no shell line was refused");
+    eprintln!(
+        "gemini, a whole PR over MCP with the squash tool: {} model turns, {} MCP tool calls, {} requests",
+        model
+            .requests()
+            .iter()
+            .filter(|r| r["path"]
+                .as_str()
+                .is_some_and(|p| p.contains("streamGenerateContent")))
+            .count(),
+        responses.len(),
+        model.requests().len()
+    );
+}
