@@ -210,6 +210,52 @@ impl FakeModel {
         panic!("no result for the tool call of turn {turn}")
     }
 
+    /// The model turns (requests for an answer, whichever API) and the tool calls among
+    /// them (the requests that carry a tool's result back), for the figures a test prints.
+    fn figures(&self) -> (usize, usize) {
+        let asked: Vec<Value> = self
+            .requests()
+            .into_iter()
+            .filter(|r| {
+                r["path"].as_str().is_some_and(|p| {
+                    p.contains("/v1/messages")
+                        || p.contains("/v1/responses")
+                        || p.contains("streamGenerateContent")
+                })
+            })
+            .collect();
+        let calls = asked
+            .iter()
+            .filter(|r| {
+                let body = &r["body"];
+                let last = |key: &str| body[key].as_array().and_then(|a| a.last()).cloned();
+                if let Some(messages) = body["messages"].as_array() {
+                    // Claude Code may add a message of its own after the tool's result.
+                    messages
+                        .iter()
+                        .rev()
+                        .take_while(|m| m["role"] != "assistant")
+                        .any(|m| {
+                            m["content"]
+                                .as_array()
+                                .is_some_and(|c| c.iter().any(|b| b["type"] == "tool_result"))
+                        })
+                } else if let Some(item) = last("input") {
+                    item["type"]
+                        .as_str()
+                        .is_some_and(|t| t.ends_with("_output"))
+                } else if let Some(content) = last("contents") {
+                    content["parts"]
+                        .as_array()
+                        .is_some_and(|p| p.iter().any(|p| p.get("functionResponse").is_some()))
+                } else {
+                    false
+                }
+            })
+            .count();
+        (asked.len(), calls)
+    }
+
     /// The texts of what the hooks told the model (system or user messages).
     fn hook_messages(&self, prefix: &str) -> Vec<String> {
         let mut found = Vec::new();
@@ -794,6 +840,11 @@ fn run_with_claude_code_works_a_plan_end_to_end_and_stops_when_nothing_is_left()
             .contains("feat: Add numbers")
     );
     repo.run(&["audit"]).expect(0);
+    let (asked, calls) = model.figures();
+    eprintln!(
+        "figures: claude, a whole PR under run: {} run turns, {asked} model turns, {calls} tool calls",
+        turns_of(&events, "turn").len()
+    );
 }
 
 #[test]
@@ -1154,6 +1205,11 @@ fn run_with_claude_code_plays_both_roles_of_a_ticket_until_it_is_merged() {
         repo.run(&["--json", "ticket", "show"]).expect(0).json()["state"],
         "TICKET_DONE"
     );
+    let (asked, calls) = model.figures();
+    eprintln!(
+        "figures: claude, a ticket (both roles) under run: {} run turns, {asked} model turns, {calls} tool calls",
+        turns_of(&events, "turn").len()
+    );
 }
 
 /// A ticket whose developer is the real Codex under `git orchestrate run` (the manager a
@@ -1260,6 +1316,13 @@ fn codex_as_a_ticket_developer_under_run_reports_through_mcp_until_the_merge() {
     let seen = serde_json::to_string(&model.requests()).unwrap();
     assert!(seen.contains("role=developer"), "the shell had the role");
     assert_eq!(repo.git(&["show", "main:hello.sh"]), "echo hello\n");
+    let (asked, calls) = model.figures();
+    eprintln!(
+        "figures: codex, a ticket's developer (the manager scripted) under run: {} run turns \
+         ({} of them Codex's), {asked} model turns, {calls} tool calls",
+        turns_of(&events, "turn").len(),
+        roles.iter().filter(|r| **r == "developer").count()
+    );
 }
 
 /// A RED test whose output is about 1 MB: Claude Code, which shows the model only a preview
@@ -1325,12 +1388,104 @@ fn claude_code_sees_the_analysis_instructions_after_a_red_test_with_a_megabyte_o
     let (answered, error) = model.tool_result(4);
     assert!(!error, "{answered}");
     assert_eq!(repo.state()["status"], "EXECUTING_TDD");
+    let (asked, calls) = model.figures();
     eprintln!(
-        "claude, 1 MB RED: {} model turns, {} requests, RED result {} bytes",
-        model.turns(),
-        model.requests().len(),
+        "figures: claude, a 1 MB RED: {asked} model turns, {calls} tool calls; the RED result {} bytes",
         red.len()
     );
+}
+
+/// A whole one-task PR in one session, through the MCP tools (`tool(name, input)` in the
+/// client's naming) and the client's shell (`shell(command)`): plan, RED and its analysis,
+/// GREEN, checkpoint, the squash by `submit_work {"squash": true}`, the master plan by
+/// `mark_done`, and the `get_task` that merges.
+fn pr_over_mcp(
+    plan: &Value,
+    tool: impl Fn(&str, Value) -> Value,
+    shell: impl Fn(&str) -> Value,
+) -> Value {
+    json!([
+        /* 0 */ tool("get_task", json!({})),
+        /* 1 */
+        tool(
+            "submit_work",
+            json!({"summary": "plan the PR", "plan": plan})
+        ),
+        /* 2 */ tool("get_task", json!({})),
+        /* 3 */
+        tool(
+            "submit_work",
+            json!({"summary": "RED", "test_command": "test -e add.sh", "expectation": "FAIL"})
+        ),
+        /* 4 */
+        tool(
+            "submit_work",
+            json!({"summary": "add.sh is missing", "analysis_decision": "SUCCESS"})
+        ),
+        /* 5 */ shell("echo 'add.sh v1' > add.sh"),
+        /* 6 */
+        tool(
+            "submit_work",
+            json!({"summary": "GREEN", "test_command": "test -e add.sh", "expectation": "PASS"})
+        ),
+        /* 7 */ tool("checkpoint", json!({})),
+        /* 8 */ tool("get_task", json!({})),
+        /* 9 */
+        tool(
+            "submit_work",
+            json!({"summary": "squashed", "squash": true})
+        ),
+        /* 10 */ tool("get_task", json!({})),
+        /* 11 */
+        tool(
+            "submit_work",
+            json!({"summary": "master plan updated", "mark_done": true})
+        ),
+        /* 12 */ tool("get_task", json!({})),
+        /* 13 */ say("Merged."),
+    ])
+}
+
+/// main's last commit merges the PR on `main_before`: one squashed commit titled as the PR,
+/// and the master plan's update `mark_done` made.
+fn merged_one_squash(repo: &TestRepo, main_before: &str) {
+    let merge = repo.git(&["log", "-1", "--format=%P", "main"]);
+    let parents: Vec<&str> = merge.split_whitespace().collect();
+    assert_eq!(parents.len(), 2, "a merge: {merge}");
+    assert_eq!(parents[0], main_before.trim());
+    assert_eq!(
+        repo.git(&[
+            "log",
+            "--format=%s",
+            &format!("{}..{}", parents[0], parents[1])
+        ])
+        .trim(),
+        "docs: mark \"feat: Add numbers\" done in docs/plan.md\nfeat: Add numbers",
+        "one squashed commit, and the master plan's update"
+    );
+    assert_eq!(repo.git(&["show", "main:add.sh"]), "add.sh v1\n");
+}
+
+/// Codex works a whole PR through its MCP tools in one `codex exec` session, to the merge.
+#[test]
+fn codex_works_a_whole_pr_over_mcp_to_the_merge() {
+    let Some(codex) = codex_bin() else { return };
+    let repo = TestRepo::new();
+    repo.run(&["init", "--agent", "codex"]).expect(0);
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", "chore: wire Codex"]);
+    let main_before = repo.git(&["rev-parse", "main"]);
+    let plan: Value = serde_json::from_str(&one_task_plan("feat: Add numbers", "add.sh")).unwrap();
+    let model = FakeModel::start(pr_over_mcp(
+        &plan,
+        |name, input| json!([{"tool_use": {"namespace": "mcp__orchestrate", "name": name, "input": input}}]),
+        |command| json!([{"tool_use": {"name": "exec_command", "input": {"cmd": command}}}]),
+    ));
+    let out = run_codex(&repo, &codex, &model);
+    succeeded(&out);
+    merged_one_squash(&repo, &main_before);
+    let (asked, calls) = model.figures();
+    eprintln!("figures: codex, a whole PR in one session: {asked} model turns, {calls} tool calls");
 }
 
 /// Gemini CLI (which refuses a shell line with `$(…)`, as the squash by hand needs) works a
@@ -1345,36 +1500,11 @@ fn gemini_squashes_over_mcp_and_the_pr_is_merged() {
     repo.git(&["commit", "-q", "-m", "chore: wire Gemini CLI"]);
     let main_before = repo.git(&["rev-parse", "main"]);
     let plan: Value = serde_json::from_str(&one_task_plan("feat: Add numbers", "add.sh")).unwrap();
-    let tool = |name: &str, input: Value| json!([{"tool_use": {"name": format!("mcp_orchestrate_{name}"), "input": input}}]);
-    let model = FakeModel::start(json!([
-        /* 0 */ tool("get_task", json!({})),
-        /* 1 */ tool("submit_work", json!({"summary": "plan the PR", "plan": plan})),
-        /* 2 */ tool("get_task", json!({})),
-        /* 3 */
-        tool(
-            "submit_work",
-            json!({"summary": "RED", "test_command": "test -e add.sh", "expectation": "FAIL"})
-        ),
-        /* 4 */
-        tool(
-            "submit_work",
-            json!({"summary": "add.sh is missing", "analysis_decision": "SUCCESS"})
-        ),
-        /* 5 */
-        [{"tool_use": {"name": "run_shell_command", "input": {"command": "echo 'add.sh v1' > add.sh"}}}],
-        /* 6 */
-        tool(
-            "submit_work",
-            json!({"summary": "GREEN", "test_command": "test -e add.sh", "expectation": "PASS"})
-        ),
-        /* 7 */ tool("checkpoint", json!({})),
-        /* 8 */ tool("get_task", json!({})),
-        /* 9 */ tool("submit_work", json!({"summary": "squashed", "squash": true})),
-        /* 10 */ tool("get_task", json!({})),
-        /* 11 */ tool("submit_work", json!({"summary": "master plan updated", "mark_done": true})),
-        /* 12 */ tool("get_task", json!({})),
-        /* 13 */ say("Merged."),
-    ]));
+    let model = FakeModel::start(pr_over_mcp(
+        &plan,
+        |name, input| json!([{"tool_use": {"name": format!("mcp_orchestrate_{name}"), "input": input}}]),
+        |command| json!([{"tool_use": {"name": "run_shell_command", "input": {"command": command}}}]),
+    ));
     let out = run_gemini(&repo, &gemini, &model);
     succeeded(&out);
     let contents = last_request(&model, "streamGenerateContent")["contents"].clone();
@@ -1400,35 +1530,13 @@ fn gemini_squashes_over_mcp_and_the_pr_is_merged() {
             || finalize.contains("\\\"squash\\\": true"),
         "{finalize}"
     );
-    // Merged: main's new tip merges one squashed commit titled as the PR, and the commit
-    // `mark_done` made.
-    let merge = repo.git(&["log", "-1", "--format=%P", "main"]);
-    let parents: Vec<&str> = merge.split_whitespace().collect();
-    assert_eq!(parents.len(), 2, "a merge: {merge}\n{responses:#?}");
-    assert_eq!(parents[0], main_before.trim());
-    assert_eq!(
-        repo.git(&[
-            "log",
-            "--format=%s",
-            &format!("{}..{}", parents[0], parents[1])
-        ])
-        .trim(),
-        "docs: mark \"feat: Add numbers\" done in docs/plan.md\nfeat: Add numbers",
-        "one squashed commit, and the master plan's update"
-    );
-    assert_eq!(repo.git(&["show", "main:add.sh"]), "add.sh v1\n");
+    merged_one_squash(&repo, &main_before);
     let shell_refusals = contents.to_string().matches("Command injection").count();
     assert_eq!(shell_refusals, 0, "no shell line was refused");
+    let (asked, calls) = model.figures();
     eprintln!(
-        "gemini, a whole PR over MCP with the squash tool: {} model turns, {} MCP tool calls, {} requests",
-        model
-            .requests()
-            .iter()
-            .filter(|r| r["path"]
-                .as_str()
-                .is_some_and(|p| p.contains("streamGenerateContent")))
-            .count(),
-        responses.len(),
-        model.requests().len()
+        "figures: gemini, a whole PR in one session: {asked} model turns, {calls} tool calls ({} of \
+         them MCP)",
+        responses.len()
     );
 }
