@@ -1540,3 +1540,97 @@ fn gemini_squashes_over_mcp_and_the_pr_is_merged() {
         responses.len()
     );
 }
+
+/// A ticket whose developer is the real Gemini CLI under `git orchestrate run` (the manager
+/// a scripted agent): each developer turn commits through Gemini's shell, with no `$(…)`
+/// (which Gemini refuses), and reports through the MCP tool `subtask_complete`; the manager
+/// rejects once, then accepts and merges.
+#[test]
+fn gemini_as_a_ticket_developer_under_run_reports_through_mcp_until_the_merge() {
+    let Some(gemini) = gemini_bin() else { return };
+    let repo = TestRepo::with_config(
+        "main_branch = \"main\"\n[[preflight]]\nname = \"tests\"\n\
+         command = \"sh run_tests.sh && if [ -e test_hello.sh ]; then sh test_hello.sh; fi\"\n",
+    );
+    repo.run(&["init", "--agent", "gemini"]).expect(0);
+    let exclude = repo.path.join(".git/info/exclude");
+    let mut text = std::fs::read_to_string(&exclude).unwrap_or_default();
+    text.push_str(".gemini/\n");
+    std::fs::write(&exclude, text).unwrap();
+    repo.run(&["ticket", "new", "--title", "Say hello"])
+        .expect(0);
+    let model = FakeModel::start(json!([
+        [{"tool_use": {"name": "run_shell_command", "input": {"command":
+            "echo \"role=$GIT_ORCHESTRATE_ROLE\" && w=hi && if [ -e hello.sh ]; then w=hello; fi && \
+             echo \"echo $w\" > hello.sh && echo \"sh hello.sh | grep -qx $w\" > test_hello.sh && \
+             git add hello.sh test_hello.sh && git commit -q -m \"hello.sh says $w\""}}}],
+        [{"tool_use": {"name": "mcp_orchestrate_subtask_complete", "input": {
+            "status": "complete", "buildStatus": "pass", "message": "hello.sh as assigned",
+            "filesChanged": [{"path": "hello.sh"}, {"path": "test_hello.sh"}]
+        }}}],
+        say("Reported."),
+    ]));
+    let home = gemini_home();
+    let agent = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents/ticket_agent.py");
+    let log = repo.path.parent().unwrap().join(format!(
+        "roles-{}.log",
+        repo.path.file_name().unwrap().to_string_lossy()
+    ));
+    let mut cmd = repo.command(
+        BIN,
+        [
+            "--json",
+            "run",
+            "--developer-agent",
+            "gemini",
+            "--",
+            "python3",
+            agent.to_str().unwrap(),
+        ],
+    );
+    cmd.env("PATH", path_with(&gemini))
+        .env("HOME", home.path())
+        .env(
+            "GOOGLE_GEMINI_BASE_URL",
+            format!("http://127.0.0.1:{}", model.port),
+        )
+        .env("GEMINI_API_KEY", "dummy")
+        .env("ROLE_LOG", &log);
+    let out = run_agent(cmd);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let events: Vec<Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON event"))
+        .collect();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{events:#?}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let end = events.last().unwrap();
+    assert_eq!(
+        (&end["outcome"], &end["state"]),
+        (&json!("done"), &json!("TICKET_DONE")),
+        "{events:#?}"
+    );
+    let roles: Vec<&str> = turns_of(&events, "role")
+        .iter()
+        .map(|r| r.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        roles,
+        ["manager", "developer", "manager", "developer", "manager"]
+    );
+    let seen = serde_json::to_string(&model.requests()).unwrap();
+    assert!(seen.contains("role=developer"), "the shell had the role");
+    assert!(!seen.contains("Command injection"), "no shell line refused");
+    assert_eq!(repo.git(&["show", "main:hello.sh"]), "echo hello\n");
+    let (asked, calls) = model.figures();
+    eprintln!(
+        "figures: gemini, a ticket's developer (the manager scripted) under run: {} run turns \
+         ({} of them Gemini's), {asked} model turns, {calls} tool calls",
+        turns_of(&events, "turn").len(),
+        roles.iter().filter(|r| **r == "developer").count()
+    );
+}
