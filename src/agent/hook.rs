@@ -155,6 +155,9 @@ pub struct WorkflowView {
     pub tip: Option<String>,
     /// On a ticket workflow (docs/tickets.md): whose turn it is and the session's role.
     pub ticket: Option<TicketTurn>,
+    /// The session has our MCP tools (its client's project settings register our server):
+    /// the briefing names the tools, not command lines.
+    pub mcp: bool,
 }
 
 /// A ticket's turn as a hook sees it.
@@ -180,22 +183,16 @@ impl WorkflowView {
         self.waits_for_human || self.idle
     }
 
-    /// What the agent should do now, in a few lines: the hooks' compact briefing.
+    /// What the agent should do now, in a few lines: the hooks' compact briefing. In an MCP
+    /// session it names the tools and their arguments, as the MCP briefings do.
     pub fn compact_briefing(&self) -> String {
         if let Some(turn) = &self.ticket {
             return self.ticket_briefing(turn);
         }
-        let mut out = format!(
-            "git-orchestrate: workflow {} is in state {}",
-            self.workflow, self.state
-        );
-        if let Some(title) = &self.pr_title {
-            out.push_str(&format!(", PR \"{title}\""));
+        if self.mcp {
+            return self.mcp_briefing();
         }
-        if let Some(branch) = &self.branch {
-            out.push_str(&format!(" on branch {branch}"));
-        }
-        out.push_str(".\n");
+        let mut out = self.where_line();
         let now = if self.idle {
             "Nothing is left to do: every PR of the master plan is done. Stop here.".to_string()
         } else if self.waits_for_human {
@@ -238,6 +235,67 @@ impl WorkflowView {
 }
 
 impl WorkflowView {
+    /// Where the workflow is, the first line of every compact briefing of a TDD workflow.
+    fn where_line(&self) -> String {
+        let mut out = format!(
+            "git-orchestrate: workflow {} is in state {}",
+            self.workflow, self.state
+        );
+        if let Some(title) = &self.pr_title {
+            out.push_str(&format!(", PR \"{title}\""));
+        }
+        if let Some(branch) = &self.branch {
+            out.push_str(&format!(" on branch {branch}"));
+        }
+        out.push_str(".\n");
+        out
+    }
+
+    /// [`WorkflowView::compact_briefing`] of a TDD workflow in a session with our MCP tools.
+    fn mcp_briefing(&self) -> String {
+        let mut out = self.where_line();
+        if self.idle {
+            out.push_str("Nothing is left to do: every PR of the master plan is done. Stop here.");
+            return out;
+        }
+        if self.waits_for_human {
+            out.push_str(&format!(
+                "The workflow waits for a human{}; stop and let them answer.",
+                self.halt_message
+                    .as_deref()
+                    .map(|m| format!(" ({m})"))
+                    .unwrap_or_default()
+            ));
+            return out;
+        }
+        let now = match (&self.pending, &self.step) {
+            (Some(p), _) if p == "checkpoint" => {
+                "A checkpoint commit is owed: call the `checkpoint` tool.".to_string()
+            }
+            (Some(p), Some(step)) if p == "analysis" => format!(
+                "Step {step}: judge the NEEDS_ANALYSIS result, then answer with `submit_work` and its \
+                 `analysis_decision`."
+            ),
+            (_, Some(step)) => format!("Current step {step}."),
+            (_, None) if self.state == "INITIALIZING" => {
+                "Plan the next PR of the master plan and submit it (`submit_work` with the `plan` \
+                 object); if every PR is marked [DONE], say so with `submit_work {\"summary\": \"…\", \
+                 \"no_pr_left\": true}`."
+                    .to_string()
+            }
+            _ => String::new(),
+        };
+        if !now.is_empty() {
+            out.push_str(&now);
+            out.push('\n');
+        }
+        out.push_str(
+            "Call the `get_task` tool for the full instructions, and report every result through \
+             the `submit_work` tool; never run the tests yourself to judge your work.",
+        );
+        out
+    }
+
     /// [`WorkflowView::compact_briefing`] of a ticket: where it stands, which role this
     /// session plays, and that role's next action or why it may stop.
     fn ticket_briefing(&self, turn: &TicketTurn) -> String {
@@ -276,11 +334,19 @@ impl WorkflowView {
                     Some(Role::Developer) => "subtask_complete",
                     _ => "assign_to_developer, update_subtask, complete_ticket",
                 };
-                format!(
-                    "Next: {}\nRun `git orchestrate get-task` (MCP: get_task) for your full briefing, and act \
-                     through your role's tools (MCP: {tools}).",
-                    turn.next
-                )
+                if self.mcp {
+                    format!(
+                        "Next: {}\nCall the `get_task` tool for your full briefing, and act through \
+                         your role's tools ({tools}).",
+                        super::mcp_text::for_mcp(&turn.next)
+                    )
+                } else {
+                    format!(
+                        "Next: {}\nRun `git orchestrate get-task` (MCP: get_task) for your full briefing, and act \
+                         through your role's tools (MCP: {tools}).",
+                        turn.next
+                    )
+                }
             }
         };
         out.push_str(&now);

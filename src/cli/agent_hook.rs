@@ -87,7 +87,11 @@ pub fn run(workflow: Option<&str>, args: &AgentHookArgs) -> Result<Exit, Failure
         EventArg::Stop => {
             let decision = input.and_then(|input| {
                 let session = open(workflow, &input)?;
-                engine::agent_hook::stop(&session, input.session_id.as_deref().unwrap_or("default"))
+                engine::agent_hook::stop(
+                    &session,
+                    client,
+                    input.session_id.as_deref().unwrap_or("default"),
+                )
             });
             match decision {
                 Ok(decision) => hook::stop_answer(client, &decision),
@@ -105,7 +109,7 @@ pub fn run(workflow: Option<&str>, args: &AgentHookArgs) -> Result<Exit, Failure
                         input.session_id.as_deref().unwrap_or(""),
                     );
                 }
-                engine::agent_hook::session_context(&session)
+                engine::agent_hook::session_context(&session, client)
             });
             match view {
                 Ok(context) => hook::session_context(client, &context),

@@ -720,6 +720,13 @@ impl Answer {
 
     fn result(mut self) -> CallToolResult {
         let text = fence::shortened(&for_mcp(&self.text), RESULT_BYTES, self.whole);
+        // What to do next comes before the quoted output, as in the briefings: a client
+        // that shows the model only the start of a result (docs/agent-guide.md) keeps it.
+        if let Value::Object(fields) = &mut self.structured
+            && let Some(output) = fields.shift_remove("output")
+        {
+            fields.insert("output".into(), output);
+        }
         in_mcp_dialect(&mut self.structured);
         fit(&mut self.structured, self.whole);
         let mut result = if self.is_error {

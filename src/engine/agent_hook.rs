@@ -6,7 +6,7 @@ use std::path::Path;
 
 use super::{EngineError, Session, io_error};
 use crate::agent::guard::GuardContext;
-use crate::agent::hook::{StopDecision, StopRecord, TicketTurn, WorkflowView, decide_stop};
+use crate::agent::hook::{Client, StopDecision, StopRecord, TicketTurn, WorkflowView, decide_stop};
 
 /// What the guard needs, read in-process (the hook runs before every shell command).
 pub fn guard_context(session: &Session, cwd: &Path) -> Result<GuardContext, EngineError> {
@@ -100,6 +100,7 @@ pub fn workflow_view(session: &Session) -> Result<(WorkflowView, u32), EngineErr
             idle,
             tip: Some(snap.tip.to_string()),
             ticket: None,
+            mcp: false,
         },
         config.agent.max_stop_blocks,
     ))
@@ -129,20 +130,53 @@ fn ticket_view(session: &Session) -> Result<(WorkflowView, u32), EngineError> {
                 role,
                 next: crate::workflow::ticket::legal_next(ticket, role),
             }),
+            mcp: false,
         },
         config.agent.max_stop_blocks,
     ))
 }
 
+/// Whether `client`'s sessions here have our MCP tools: its project settings register our
+/// server (`init --agent` writes it beside the hooks, and a client that loads the hooks
+/// loads the server from the same settings). The hooks then name the tools, not commands.
+pub fn serves_mcp(session: &Session, client: Client) -> bool {
+    use crate::agent::setup::{self, Gap, Kind};
+    let root = session.store.workdir();
+    setup::files(client)
+        .into_iter()
+        .filter(|file| {
+            matches!(
+                file.kind,
+                Kind::ClaudeMcp | Kind::CodexConfig | Kind::GeminiSettings
+            )
+        })
+        .any(|file| {
+            crate::agent::guard::read_capped(&root.join(file.path), 1 << 20).is_ok_and(|text| {
+                !setup::gaps(file.kind, Some(&text))
+                    .iter()
+                    .any(|g| matches!(g, Gap::Server | Gap::Missing | Gap::Unreadable(_)))
+            })
+        })
+}
+
 /// What the session-start hook gives the agent: on a ticket workflow the briefing of the
-/// role this session plays, else the workflow's compact briefing.
-pub fn session_context(session: &Session) -> Result<String, EngineError> {
+/// role this session plays, else the workflow's compact briefing; each naming the MCP
+/// tools in a session that has them.
+pub fn session_context(session: &Session, client: Client) -> Result<String, EngineError> {
+    let mcp = serves_mcp(session, client);
     match workflow_view(session) {
-        Ok((view, _)) if view.ticket.is_none() => Ok(view.compact_briefing()),
+        Ok((mut view, _)) if view.ticket.is_none() => {
+            view.mcp = mcp;
+            Ok(view.compact_briefing())
+        }
         Ok(_) => {
             let role = super::ticket::role(session, None)?;
             let (_, briefing) = super::ticket::briefing(session, role)?;
-            Ok(briefing)
+            Ok(if mcp {
+                crate::agent::mcp_text::for_mcp(&briefing)
+            } else {
+                briefing
+            })
         }
         Err(e) => Err(e),
     }
@@ -151,8 +185,13 @@ pub fn session_context(session: &Session) -> Result<String, EngineError> {
 /// The Stop hook: decides by the workflow and this agent session's record of blocked stops,
 /// and keeps the new record (best effort: a record that cannot be written only weakens the
 /// loop guard, and the answer stands).
-pub fn stop(session: &Session, agent_session: &str) -> Result<StopDecision, EngineError> {
-    let (view, max_blocks) = workflow_view(session)?;
+pub fn stop(
+    session: &Session,
+    client: Client,
+    agent_session: &str,
+) -> Result<StopDecision, EngineError> {
+    let (mut view, max_blocks) = workflow_view(session)?;
+    view.mcp = serves_mcp(session, client);
     let path = session.store.stop_blocks_file(agent_session);
     let record: StopRecord = crate::input::read_file(&path, crate::input::CAP)
         .ok()

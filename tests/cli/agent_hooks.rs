@@ -523,3 +523,168 @@ fn the_guard_judges_a_ticket_workflow_by_its_configuration() {
     assert!(denial("claude", &call("git commit -n -m x")).contains("--no-verify"));
     assert!(denial("claude", &call("sh run_tests.sh")).contains("submit-work"));
 }
+
+/// Each client's hook input in the shape it sends (Claude Code's and Codex's SessionStart and
+/// Stop, Gemini CLI's SessionStart and AfterAgent): session-start, then the stop.
+fn client_inputs(client: &str, cwd: &str, session: &str) -> (Value, Value) {
+    match client {
+        "claude" => (
+            json!({"session_id": session, "transcript_path": "/tmp/t.jsonl", "cwd": cwd,
+                   "hook_event_name": "SessionStart", "source": "startup"}),
+            json!({"session_id": session, "transcript_path": "/tmp/t.jsonl", "cwd": cwd,
+                   "permission_mode": "bypassPermissions", "hook_event_name": "Stop",
+                   "stop_hook_active": false, "last_assistant_message": "Done."}),
+        ),
+        "codex" => (
+            json!({"session_id": session, "transcript_path": null, "cwd": cwd,
+                   "hook_event_name": "SessionStart", "model": "fake", "source": "startup"}),
+            json!({"session_id": session, "turn_id": "1", "cwd": cwd, "model": "fake",
+                   "hook_event_name": "Stop", "stop_hook_active": false,
+                   "last_assistant_message": "Done."}),
+        ),
+        _ => (
+            json!({"session_id": session, "transcript_path": "/tmp/t.json", "cwd": cwd,
+                   "hook_event_name": "SessionStart", "timestamp": "2026-11-29T00:00:00Z",
+                   "source": "startup"}),
+            json!({"session_id": session, "transcript_path": "/tmp/t.json", "cwd": cwd,
+                   "hook_event_name": "AfterAgent", "timestamp": "2026-11-29T00:00:00Z",
+                   "prompt": "go", "prompt_response": "Done.", "stop_hook_active": false}),
+        ),
+    }
+}
+
+/// The session-start context and the stop's reason, as `client` reads them.
+fn start_and_stop(repo: &TestRepo, client: &str, role: Option<&str>) -> (String, String) {
+    let cwd = repo.dir().display().to_string();
+    let (start, stop) = client_inputs(client, &cwd, &format!("s-{client}"));
+    let run = |event: &str, input: &Value| {
+        let mut command = repo.command(BIN, ["agent-hook", client, event]);
+        if let Some(role) = role {
+            command.env("GIT_ORCHESTRATE_ROLE", role);
+        }
+        let mut child = command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn git-orchestrate");
+        let mut stdin = child.stdin.take().expect("stdin");
+        let _ = stdin.write_all(input.to_string().as_bytes());
+        drop(stdin);
+        let run = Run::from(child.wait_with_output().expect("wait"));
+        run.expect(0);
+        run.json()
+    };
+    let context = run("session-start", &start)["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let answer = run("stop", &stop);
+    let block = if client == "gemini" { "deny" } else { "block" };
+    assert_eq!(answer["decision"], block, "{client}: {answer}");
+    (
+        context,
+        answer["reason"].as_str().unwrap_or_default().to_string(),
+    )
+}
+
+/// In a session whose client's settings register our MCP server (`init --agent`), the
+/// session-start and stop hooks name the MCP tools and their arguments, as the MCP
+/// briefings do; without the server they name the commands.
+#[test]
+fn the_hooks_name_the_mcp_tools_in_a_session_that_has_them() {
+    for client in CLIENTS {
+        let repo = TestRepo::at_first_step();
+        // No MCP server registered: the commands (with the tools aside).
+        let (context, reason) = start_and_stop(&repo, client, None);
+        assert!(
+            context.contains("Run `git orchestrate get-task` (MCP: get_task)"),
+            "{client}: {context}"
+        );
+        assert!(
+            reason.contains("`git orchestrate submit-work`"),
+            "{client}: {reason}"
+        );
+
+        repo.run(&["init", "--agent", client]).expect(0);
+        let (context, reason) = start_and_stop(&repo, client, None);
+        let tools = "Current step 1.1 (RED) of task \"add\": test add.\nCall the \
+                     `get_task` tool for the full instructions, and report every result through \
+                     the `submit_work` tool; never run the tests yourself to judge your work.";
+        assert!(
+            context.starts_with("git-orchestrate: workflow main is in state EXECUTING_TDD")
+                && context.ends_with(tools),
+            "{client}: {context}"
+        );
+        assert_eq!(
+            reason,
+            format!("The workflow is not done and expects your work.\n{context}"),
+            "{client}"
+        );
+        for text in [&context, &reason] {
+            assert!(!text.contains("git orchestrate"), "{client}: {text}");
+        }
+    }
+    // A checkpoint owed: the tool.
+    for client in CLIENTS {
+        let repo = TestRepo::at_green_step();
+        repo.run(&["init", "--agent", client]).expect(0);
+        repo.submit_test(RED, Some("PASS")).expect(0);
+        let (context, _) = start_and_stop(&repo, client, None);
+        assert!(
+            context.contains("A checkpoint commit is owed: call the `checkpoint` tool."),
+            "{client}: {context}"
+        );
+    }
+}
+
+/// On a ticket, an MCP session's role briefing at session start and the stop's next action
+/// name the role's tools, per client.
+#[test]
+fn on_a_ticket_the_hooks_of_an_mcp_session_name_the_roles_tools() {
+    for client in CLIENTS {
+        let repo = TestRepo::new();
+        repo.run(&["ticket", "new", "--title", "Add numbers"])
+            .expect(0);
+        repo.run(&["init", "--agent", client]).expect(0);
+        let (context, reason) = start_and_stop(&repo, client, Some("manager"));
+        assert!(
+            context.contains("assign_to_developer {")
+                && !context.contains("git orchestrate assign"),
+            "{client}: {context}"
+        );
+        assert!(
+            reason.ends_with(
+                "Next: The manager assigns a subtask: `assign_to_developer {\"mode\": \"MODE\", \
+                 \"goal\": \"TEXT\", \"acceptanceCriteria\": [\"TEXT\"], …}`\nCall the `get_task` \
+                 tool for your full briefing, and act through your role's tools \
+                 (assign_to_developer, update_subtask, complete_ticket)."
+            ),
+            "{client}: {reason}"
+        );
+        repo.run(&[
+            "assign",
+            "--role",
+            "manager",
+            "--mode",
+            "implementation",
+            "--goal",
+            "add numbers",
+            "--acceptance-criteria",
+            "add.sh prints 5",
+        ])
+        .expect(0);
+        let (context, reason) = start_and_stop(&repo, client, Some("developer"));
+        assert!(
+            context.contains("## Current Assignment")
+                && context.contains("subtask_complete {")
+                && !context.contains("git orchestrate subtask-complete"),
+            "{client}: {context}"
+        );
+        assert!(
+            reason.contains("Next: The developer commits its work on the ticket's branch and reports it: `subtask_complete {")
+                && reason.ends_with("act through your role's tools (subtask_complete)."),
+            "{client}: {reason}"
+        );
+    }
+}

@@ -81,6 +81,11 @@ fn install(cli: &Cli) -> Option<PathBuf> {
         return Some(bin);
     }
     if Command::new("npm").arg("--version").output().is_err() {
+        // In CI (.ci/run installs npm) a missing npm is a broken machine, never a skip.
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "the real agent CLI tests need `npm`, which is not installed (.ci/run installs it)"
+        );
         eprintln!(
             "\n*** SKIPPED: the real agent CLI tests need `npm` (Node.js), which is not installed ***\n"
         );
@@ -208,6 +213,52 @@ impl FakeModel {
             }
         }
         panic!("no result for the tool call of turn {turn}")
+    }
+
+    /// The model turns (requests for an answer, whichever API) and the tool calls among
+    /// them (the requests that carry a tool's result back), for the figures a test prints.
+    fn figures(&self) -> (usize, usize) {
+        let asked: Vec<Value> = self
+            .requests()
+            .into_iter()
+            .filter(|r| {
+                r["path"].as_str().is_some_and(|p| {
+                    p.contains("/v1/messages")
+                        || p.contains("/v1/responses")
+                        || p.contains("streamGenerateContent")
+                })
+            })
+            .collect();
+        let calls = asked
+            .iter()
+            .filter(|r| {
+                let body = &r["body"];
+                let last = |key: &str| body[key].as_array().and_then(|a| a.last()).cloned();
+                if let Some(messages) = body["messages"].as_array() {
+                    // Claude Code may add a message of its own after the tool's result.
+                    messages
+                        .iter()
+                        .rev()
+                        .take_while(|m| m["role"] != "assistant")
+                        .any(|m| {
+                            m["content"]
+                                .as_array()
+                                .is_some_and(|c| c.iter().any(|b| b["type"] == "tool_result"))
+                        })
+                } else if let Some(item) = last("input") {
+                    item["type"]
+                        .as_str()
+                        .is_some_and(|t| t.ends_with("_output"))
+                } else if let Some(content) = last("contents") {
+                    content["parts"]
+                        .as_array()
+                        .is_some_and(|p| p.iter().any(|p| p.get("functionResponse").is_some()))
+                } else {
+                    false
+                }
+            })
+            .count();
+        (asked.len(), calls)
     }
 
     /// The texts of what the hooks told the model (system or user messages).
@@ -833,6 +884,11 @@ fn run_with_claude_code_works_a_plan_end_to_end_and_stops_when_nothing_is_left()
         (ledger["cost_usd"].as_f64().unwrap() - cost).abs() < 1e-12,
         "{ledger}"
     );
+    let (asked, calls) = model.figures();
+    eprintln!(
+        "figures: claude, a whole PR under run: {} run turns, {asked} model turns, {calls} tool calls",
+        turns_of(&events, "turn").len()
+    );
 }
 
 #[test]
@@ -1237,6 +1293,11 @@ fn run_with_claude_code_plays_both_roles_of_a_ticket_until_it_is_merged() {
         repo.run(&["--json", "ticket", "show"]).expect(0).json()["state"],
         "TICKET_DONE"
     );
+    let (asked, calls) = model.figures();
+    eprintln!(
+        "figures: claude, a ticket (both roles) under run: {} run turns, {asked} model turns, {calls} tool calls",
+        turns_of(&events, "turn").len()
+    );
 }
 
 /// A ticket whose developer is the real Codex under `git orchestrate run` (the manager a
@@ -1343,4 +1404,321 @@ fn codex_as_a_ticket_developer_under_run_reports_through_mcp_until_the_merge() {
     let seen = serde_json::to_string(&model.requests()).unwrap();
     assert!(seen.contains("role=developer"), "the shell had the role");
     assert_eq!(repo.git(&["show", "main:hello.sh"]), "echo hello\n");
+    let (asked, calls) = model.figures();
+    eprintln!(
+        "figures: codex, a ticket's developer (the manager scripted) under run: {} run turns \
+         ({} of them Codex's), {asked} model turns, {calls} tool calls",
+        turns_of(&events, "turn").len(),
+        roles.iter().filter(|r| **r == "developer").count()
+    );
+}
+
+/// A RED test whose output is about 1 MB: Claude Code, which shows the model only a preview
+/// of a large tool result, still shows it the analysis briefing's instructions, since the
+/// MCP result is held under 16 KiB with the instructions ahead of the quoted output.
+#[test]
+fn claude_code_sees_the_analysis_instructions_after_a_red_test_with_a_megabyte_of_output() {
+    let Some(claude) = claude_bin() else { return };
+    let repo = TestRepo::new();
+    repo.run(&["init", "--agent", "claude"]).expect(0);
+    let plan: Value = serde_json::from_str(&one_task_plan("feat: Add numbers", "add.sh")).unwrap();
+    // 10,000 lines of 100 bytes, then the failure.
+    let verbose = "i=0; while [ $i -lt 10000 ]; do echo \"verbose test line $i: \
+                   ..............................................................................\"; \
+                   i=$((i+1)); done; echo 'add.sh is missing'; test -e add.sh";
+    let model = FakeModel::start(json!([
+        /* 0 */ mcp("get_task", json!({})),
+        /* 1 */
+        mcp(
+            "submit_work",
+            json!({"summary": "plan the PR", "plan": plan})
+        ),
+        /* 2 */ mcp("get_task", json!({})),
+        /* 3 */
+        mcp(
+            "submit_work",
+            json!({"summary": "RED", "test_command": verbose, "expectation": "FAIL"})
+        ),
+        /* 4 */
+        mcp(
+            "submit_work",
+            json!({"summary": "add.sh is missing", "analysis_decision": "SUCCESS"})
+        ),
+        /* 5 */ say("Done."),
+        /* 6 */ say("Done!"),
+        /* 7 */ say("Really done."),
+        /* 8 */ say("Stopping."),
+    ]));
+    let out = run_claude(&repo, &claude, &model);
+    succeeded(&out);
+    let output = repo.git(&["show", "refs/orchestrator/workflows/main:output.log"]);
+    assert!(output.len() > 1_000_000, "{} bytes", output.len());
+    // What the model saw of the RED submit: the whole result, instructions included.
+    // Claude Code shows the model the structured result: its `next` says how to answer,
+    // both answers as tool calls, ahead of the quoted output.
+    let (red, error) = model.tool_result(3);
+    assert!(!error, "{red}");
+    let answer = "answer with exactly one of `submit_work {\\\"summary\\\": \\\"<why>\\\", \
+                  \\\"analysis_decision\\\": \\\"SUCCESS\\\"}` (it failed for the intended \
+                  reason) or `submit_work {\\\"summary\\\": \\\"<why>\\\", \
+                  \\\"analysis_decision\\\": \\\"FAILURE\\\"}`";
+    let (at_answer, at_output) = (red.find(answer), red.find("verbose test line 99"));
+    assert!(
+        red.contains("NEEDS_ANALYSIS")
+            && at_answer.is_some()
+            && at_answer < at_output
+            && !red.contains("--analysis-decision"),
+        "{} bytes: {}",
+        red.len(),
+        &red[..red.len().min(3000)]
+    );
+    assert!(red.len() < 24 * 1024, "{} bytes", red.len());
+    let (answered, error) = model.tool_result(4);
+    assert!(!error, "{answered}");
+    assert_eq!(repo.state()["status"], "EXECUTING_TDD");
+    let (asked, calls) = model.figures();
+    eprintln!(
+        "figures: claude, a 1 MB RED: {asked} model turns, {calls} tool calls; the RED result {} bytes",
+        red.len()
+    );
+}
+
+/// A whole one-task PR in one session, through the MCP tools (`tool(name, input)` in the
+/// client's naming) and the client's shell (`shell(command)`): plan, RED and its analysis,
+/// GREEN, checkpoint, the squash by `submit_work {"squash": true}`, the master plan by
+/// `mark_done`, and the `get_task` that merges.
+fn pr_over_mcp(
+    plan: &Value,
+    tool: impl Fn(&str, Value) -> Value,
+    shell: impl Fn(&str) -> Value,
+) -> Value {
+    json!([
+        /* 0 */ tool("get_task", json!({})),
+        /* 1 */
+        tool(
+            "submit_work",
+            json!({"summary": "plan the PR", "plan": plan})
+        ),
+        /* 2 */ tool("get_task", json!({})),
+        /* 3 */
+        tool(
+            "submit_work",
+            json!({"summary": "RED", "test_command": "test -e add.sh", "expectation": "FAIL"})
+        ),
+        /* 4 */
+        tool(
+            "submit_work",
+            json!({"summary": "add.sh is missing", "analysis_decision": "SUCCESS"})
+        ),
+        /* 5 */ shell("echo 'add.sh v1' > add.sh"),
+        /* 6 */
+        tool(
+            "submit_work",
+            json!({"summary": "GREEN", "test_command": "test -e add.sh", "expectation": "PASS"})
+        ),
+        /* 7 */ tool("checkpoint", json!({})),
+        /* 8 */ tool("get_task", json!({})),
+        /* 9 */
+        tool(
+            "submit_work",
+            json!({"summary": "squashed", "squash": true})
+        ),
+        /* 10 */ tool("get_task", json!({})),
+        /* 11 */
+        tool(
+            "submit_work",
+            json!({"summary": "master plan updated", "mark_done": true})
+        ),
+        /* 12 */ tool("get_task", json!({})),
+        /* 13 */ say("Merged."),
+    ])
+}
+
+/// main's last commit merges the PR on `main_before`: one squashed commit titled as the PR,
+/// and the master plan's update `mark_done` made.
+fn merged_one_squash(repo: &TestRepo, main_before: &str) {
+    let merge = repo.git(&["log", "-1", "--format=%P", "main"]);
+    let parents: Vec<&str> = merge.split_whitespace().collect();
+    assert_eq!(parents.len(), 2, "a merge: {merge}");
+    assert_eq!(parents[0], main_before.trim());
+    assert_eq!(
+        repo.git(&[
+            "log",
+            "--format=%s",
+            &format!("{}..{}", parents[0], parents[1])
+        ])
+        .trim(),
+        "docs: mark \"feat: Add numbers\" done in docs/plan.md\nfeat: Add numbers",
+        "one squashed commit, and the master plan's update"
+    );
+    assert_eq!(repo.git(&["show", "main:add.sh"]), "add.sh v1\n");
+}
+
+/// Codex works a whole PR through its MCP tools in one `codex exec` session, to the merge.
+#[test]
+fn codex_works_a_whole_pr_over_mcp_to_the_merge() {
+    let Some(codex) = codex_bin() else { return };
+    let repo = TestRepo::new();
+    repo.run(&["init", "--agent", "codex"]).expect(0);
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", "chore: wire Codex"]);
+    let main_before = repo.git(&["rev-parse", "main"]);
+    let plan: Value = serde_json::from_str(&one_task_plan("feat: Add numbers", "add.sh")).unwrap();
+    let model = FakeModel::start(pr_over_mcp(
+        &plan,
+        |name, input| json!([{"tool_use": {"namespace": "mcp__orchestrate", "name": name, "input": input}}]),
+        |command| json!([{"tool_use": {"name": "exec_command", "input": {"cmd": command}}}]),
+    ));
+    let out = run_codex(&repo, &codex, &model);
+    succeeded(&out);
+    merged_one_squash(&repo, &main_before);
+    let (asked, calls) = model.figures();
+    eprintln!("figures: codex, a whole PR in one session: {asked} model turns, {calls} tool calls");
+}
+
+/// Gemini CLI (which refuses a shell line with `$(…)`, as the squash by hand needs) works a
+/// whole PR through the MCP tools in one session and squashes with `submit_work {"squash":
+/// true}`, then marks the master plan with `mark_done`, to the merge.
+#[test]
+fn gemini_squashes_over_mcp_and_the_pr_is_merged() {
+    let Some(gemini) = gemini_bin() else { return };
+    let repo = TestRepo::new();
+    repo.run(&["init", "--agent", "gemini"]).expect(0);
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", "chore: wire Gemini CLI"]);
+    let main_before = repo.git(&["rev-parse", "main"]);
+    let plan: Value = serde_json::from_str(&one_task_plan("feat: Add numbers", "add.sh")).unwrap();
+    let model = FakeModel::start(pr_over_mcp(
+        &plan,
+        |name, input| json!([{"tool_use": {"name": format!("mcp_orchestrate_{name}"), "input": input}}]),
+        |command| json!([{"tool_use": {"name": "run_shell_command", "input": {"command": command}}}]),
+    ));
+    let out = run_gemini(&repo, &gemini, &model);
+    succeeded(&out);
+    let contents = last_request(&model, "streamGenerateContent")["contents"].clone();
+    let responses: Vec<String> = contents
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|c| c["parts"].as_array().cloned().unwrap_or_default())
+        .filter(|p| {
+            p["functionResponse"]["name"]
+                .as_str()
+                .is_some_and(|n| n.starts_with("mcp_orchestrate_"))
+        })
+        .map(|p| p["functionResponse"]["response"].to_string())
+        .collect();
+    let finalize = responses
+        .iter()
+        .find(|r| r.contains("AWAITING_FINALIZATION"))
+        .unwrap_or_else(|| panic!("no finalization briefing: {responses:#?}"));
+    // The briefing offers the tool's squash first, with no `$(…)`.
+    assert!(
+        finalize.contains(r#"submit_work {\"summary\": \"squashed\", \"squash\": true}"#)
+            || finalize.contains("\\\"squash\\\": true"),
+        "{finalize}"
+    );
+    merged_one_squash(&repo, &main_before);
+    let shell_refusals = contents.to_string().matches("Command injection").count();
+    assert_eq!(shell_refusals, 0, "no shell line was refused");
+    let (asked, calls) = model.figures();
+    eprintln!(
+        "figures: gemini, a whole PR in one session: {asked} model turns, {calls} tool calls ({} of \
+         them MCP)",
+        responses.len()
+    );
+}
+
+/// A ticket whose developer is the real Gemini CLI under `git orchestrate run` (the manager
+/// a scripted agent): each developer turn commits through Gemini's shell, with no `$(…)`
+/// (which Gemini refuses), and reports through the MCP tool `subtask_complete`; the manager
+/// rejects once, then accepts and merges.
+#[test]
+fn gemini_as_a_ticket_developer_under_run_reports_through_mcp_until_the_merge() {
+    let Some(gemini) = gemini_bin() else { return };
+    let repo = TestRepo::with_config(
+        "main_branch = \"main\"\n[[preflight]]\nname = \"tests\"\n\
+         command = \"sh run_tests.sh && if [ -e test_hello.sh ]; then sh test_hello.sh; fi\"\n",
+    );
+    repo.run(&["init", "--agent", "gemini"]).expect(0);
+    let exclude = repo.path.join(".git/info/exclude");
+    let mut text = std::fs::read_to_string(&exclude).unwrap_or_default();
+    text.push_str(".gemini/\n");
+    std::fs::write(&exclude, text).unwrap();
+    repo.run(&["ticket", "new", "--title", "Say hello"])
+        .expect(0);
+    let model = FakeModel::start(json!([
+        [{"tool_use": {"name": "run_shell_command", "input": {"command":
+            "echo \"role=$GIT_ORCHESTRATE_ROLE\" && w=hi && if [ -e hello.sh ]; then w=hello; fi && \
+             echo \"echo $w\" > hello.sh && echo \"sh hello.sh | grep -qx $w\" > test_hello.sh && \
+             git add hello.sh test_hello.sh && git commit -q -m \"hello.sh says $w\""}}}],
+        [{"tool_use": {"name": "mcp_orchestrate_subtask_complete", "input": {
+            "status": "complete", "buildStatus": "pass", "message": "hello.sh as assigned",
+            "filesChanged": [{"path": "hello.sh"}, {"path": "test_hello.sh"}]
+        }}}],
+        say("Reported."),
+    ]));
+    let home = gemini_home();
+    let agent = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents/ticket_agent.py");
+    let log = repo.path.parent().unwrap().join(format!(
+        "roles-{}.log",
+        repo.path.file_name().unwrap().to_string_lossy()
+    ));
+    let mut cmd = repo.command(
+        BIN,
+        [
+            "--json",
+            "run",
+            "--developer-agent",
+            "gemini",
+            "--",
+            "python3",
+            agent.to_str().unwrap(),
+        ],
+    );
+    cmd.env("PATH", path_with(&gemini))
+        .env("HOME", home.path())
+        .env(
+            "GOOGLE_GEMINI_BASE_URL",
+            format!("http://127.0.0.1:{}", model.port),
+        )
+        .env("GEMINI_API_KEY", "dummy")
+        .env("ROLE_LOG", &log);
+    let out = run_agent(cmd);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let events: Vec<Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON event"))
+        .collect();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{events:#?}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let end = events.last().unwrap();
+    assert_eq!(
+        (&end["outcome"], &end["state"]),
+        (&json!("done"), &json!("TICKET_DONE")),
+        "{events:#?}"
+    );
+    let roles: Vec<&str> = turns_of(&events, "role")
+        .iter()
+        .map(|r| r.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        roles,
+        ["manager", "developer", "manager", "developer", "manager"]
+    );
+    let seen = serde_json::to_string(&model.requests()).unwrap();
+    assert!(seen.contains("role=developer"), "the shell had the role");
+    assert!(!seen.contains("Command injection"), "no shell line refused");
+    assert_eq!(repo.git(&["show", "main:hello.sh"]), "echo hello\n");
+    let (asked, calls) = model.figures();
+    eprintln!(
+        "figures: gemini, a ticket's developer (the manager scripted) under run: {} run turns \
+         ({} of them Gemini's), {asked} model turns, {calls} tool calls",
+        turns_of(&events, "turn").len(),
+        roles.iter().filter(|r| **r == "developer").count()
+    );
 }

@@ -19,7 +19,26 @@ fn hooked_repo(extra_config: &str) -> (TestRepo, PathBuf) {
     );
     repo.commit_all("config");
     repo.run(&["hooks", "install"]).expect(0);
+    // `doctor` asks the login shell where git-orchestrate is; a system profile may set PATH
+    // whole, so the user's own puts this build's directory first, as an installed user's does.
+    login_profile(&repo, &format!("PATH={}:\"$PATH\"", bin_dir().display()));
     (repo, counter)
+}
+
+fn bin_dir() -> PathBuf {
+    Path::new(crate::support::BIN)
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+/// `~/.profile` in the repository's HOME: what `sh -l` and `bash -l` read last.
+fn login_profile(repo: &TestRepo, path_line: &str) {
+    std::fs::write(
+        repo.home().join(".profile"),
+        format!("echo 'hello from .profile'\n{path_line}\nexport PATH\n"),
+    )
+    .unwrap();
 }
 
 fn head(repo: &TestRepo) -> String {
@@ -1217,5 +1236,76 @@ fn pre_push_checks_ten_thousand_pushed_refs_in_one_walk() {
             .lines()
             .count(),
         MANY_REFS
+    );
+}
+
+/// `doctor` asks the user's login shell (`$SHELL -l`, as Codex's shell tool starts one) where
+/// git-orchestrate is: a profile that sets a PATH without it gets a warning naming the
+/// recorded binary the hooks run and the line for the profile; with the line, it is found.
+#[test]
+fn doctor_says_when_the_login_shell_does_not_find_the_binary() {
+    let (repo, _) = hooked_repo("");
+    let doctor = |shell: &str| {
+        crate::support::Run::from(
+            repo.command(crate::support::BIN, ["doctor"])
+                .env("SHELL", shell)
+                .stdin(std::process::Stdio::null())
+                .output()
+                .unwrap(),
+        )
+    };
+    let recorded = std::fs::read_to_string(repo.path.join(".git/orchestrator/binary")).unwrap();
+    let dir = Path::new(&recorded).parent().unwrap().display().to_string();
+    login_profile(&repo, "PATH=/usr/bin:/bin");
+    for shell in ["/bin/bash", "/bin/sh"] {
+        let out = doctor(shell);
+        out.expect(0);
+        let lines: Vec<&str> = out
+            .stdout
+            .lines()
+            .skip_while(|l| !l.contains("login shell"))
+            .take(2)
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                format!(
+                    "warning  login shell          `{shell} -l` does not find git-orchestrate (its \
+                     profile sets a PATH without it): an agent whose shell starts as a login shell \
+                     (Codex's does) cannot run `git orchestrate`; the git hooks run {recorded} \
+                     (recorded in .git/orchestrator/binary)"
+                ),
+                format!(
+                    "{:29} fix: add `export PATH={dir}:\"$PATH\"` to ~/.profile",
+                    ""
+                ),
+            ],
+            "{}",
+            out.stdout
+        );
+        assert!(
+            out.stdout.ends_with("0 errors, 1 warning\n"),
+            "{}",
+            out.stdout
+        );
+    }
+    // bash reads ~/.bash_profile instead when there is one: the fix names it.
+    std::fs::write(repo.home().join(".bash_profile"), "PATH=/usr/bin:/bin\n").unwrap();
+    doctor("/bin/bash").says(&format!(
+        "fix: add `export PATH={dir}:\"$PATH\"` to ~/.bash_profile"
+    ));
+    std::fs::remove_file(repo.home().join(".bash_profile")).unwrap();
+
+    // With the line in the profile the login shell finds it, whatever else the profile prints.
+    login_profile(&repo, &format!("PATH={dir}:\"$PATH\""));
+    let out = doctor("/bin/bash");
+    out.expect(0);
+    out.says(&format!(
+        "ok       login shell          `/bin/bash -l` finds git-orchestrate at {dir}/git-orchestrate"
+    ));
+    assert!(
+        out.stdout.ends_with("0 errors, 0 warnings\n"),
+        "{}",
+        out.stdout
     );
 }

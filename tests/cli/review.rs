@@ -42,6 +42,14 @@ fn blocking_findings_become_a_task_the_plan_is_kept_and_the_next_round_approves(
         ),
         "{brief}"
     );
+    // The fix has no RED step: the test command that last passed (the GREEN step's) is
+    // filled in, the test that must still pass.
+    assert!(
+        brief.contains(
+            "\n  git orchestrate submit-work --summary \"<what you did>\" --test-command 'test -e add.txt' --expectation PASS\n"
+        ),
+        "{brief}"
+    );
     // The plan is kept: the first task untouched, one task appended.
     let before: serde_json::Value = serde_json::from_str(&plan_before).unwrap();
     let after: serde_json::Value =

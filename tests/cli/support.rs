@@ -325,6 +325,11 @@ impl TestRepo {
             .env_remove("GIT_ORCHESTRATE_HUMAN");
     }
 
+    /// The temporary HOME every command of this repository runs with.
+    pub fn home(&self) -> &Path {
+        self.home.path()
+    }
+
     pub fn command<I, S>(&self, program: &str, args: I) -> Command
     where
         I: IntoIterator<Item = S>,

@@ -135,6 +135,145 @@ fn recorded_binary(session: &Session) -> Check {
     }
 }
 
+/// How long the user's login shell may take to say where it finds git-orchestrate.
+const LOGIN_SHELL_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Does the user's login shell (`$SHELL -l`) find `git-orchestrate`? An agent's shell tool
+/// may start one, with the PATH its profile sets rather than ours (Codex's does, and a
+/// system /etc/profile may set PATH whole: docs/setup.md, "The login shell's PATH"); there
+/// every `git orchestrate` command the briefings name fails. `None` when `SHELL` is not set.
+pub(super) fn login_shell(session: &Session) -> Result<Option<Check>, EngineError> {
+    let name = "login shell";
+    let Some(shell) = std::env::var_os("SHELL").filter(|s| !s.is_empty()) else {
+        return Ok(None);
+    };
+    let shell = std::path::PathBuf::from(shell);
+    let shown = shell.display().to_string();
+    let command = format!("{} -lc 'command -v git-orchestrate'", shell_quote(&shown));
+    let run = exec::run_shell_with(
+        &command,
+        session.store.workdir(),
+        LOGIN_SHELL_TIMEOUT,
+        session.command_env()?,
+        ShellOptions {
+            stdin: None,
+            split_stderr: true,
+            ..ShellOptions::default()
+        },
+    )
+    .map_err(io_error(format!("run {shown} -l")))?;
+    // A profile may print; the answer is the last line.
+    let stdout = String::from_utf8_lossy(&run.output);
+    let found = stdout
+        .lines()
+        .map(str::trim)
+        .rfind(|l| !l.is_empty())
+        .map(str::to_string);
+    let this = std::env::current_exe().ok();
+    // The program an agent's shell should find: the one the hooks run, else this one.
+    let program = install::recorded_binary(&session.git).or_else(|| this.clone());
+    let profile = profile_line(&shell, program.as_deref());
+    Ok(Some(match (run.exit.success(), found) {
+        (true, Some(found))
+            if this
+                .as_ref()
+                .is_some_and(|t| std::path::Path::new(&found) != t.as_path())
+                && program
+                    .as_ref()
+                    .is_some_and(|p| std::path::Path::new(&found) != p.as_path()) =>
+        {
+            check(
+                name,
+                Level::Warning,
+                format!(
+                    "`{shown} -l` finds git-orchestrate at {found}, not this one ({}): an agent \
+                     whose shell starts as a login shell runs that one",
+                    this.as_ref()
+                        .map(|t| t.display().to_string())
+                        .unwrap_or_default()
+                ),
+                profile,
+            )
+        }
+        (true, Some(found)) => check(
+            name,
+            Level::Ok,
+            format!("`{shown} -l` finds git-orchestrate at {found}"),
+            None,
+        ),
+        (_, _)
+            if matches!(
+                run.exit,
+                crate::workflow::state::ExitRecord::TimedOut { .. }
+            ) =>
+        {
+            check(
+                name,
+                Level::Warning,
+                format!(
+                    "`{shown} -lc 'command -v git-orchestrate'` did not answer in {} s",
+                    LOGIN_SHELL_TIMEOUT.as_secs()
+                ),
+                None,
+            )
+        }
+        (_, _) => check(
+            name,
+            Level::Warning,
+            format!(
+                "`{shown} -l` does not find git-orchestrate (its profile sets a PATH without it): an \
+                 agent whose shell starts as a login shell (Codex's does) cannot run `git \
+                 orchestrate`{}",
+                match &program {
+                    Some(p) => format!(
+                        "; the git hooks run {} (recorded in .git/{})",
+                        p.display(),
+                        crate::hooks::BINARY_RECORD
+                    ),
+                    None => String::new(),
+                }
+            ),
+            profile,
+        ),
+    }))
+}
+
+/// The line that puts `program`'s directory on the login shell's PATH, and the profile it
+/// goes in.
+fn profile_line(shell: &std::path::Path, program: Option<&std::path::Path>) -> Option<String> {
+    let dir = program?.parent()?.display().to_string();
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let kind = shell
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    Some(match kind.as_str() {
+        "fish" => format!(
+            "add `fish_add_path {}` to ~/.config/fish/config.fish",
+            shell_quote(&dir)
+        ),
+        "zsh" => format!(
+            "add `export PATH={}:\"$PATH\"` to ~/.zprofile",
+            shell_quote(&dir)
+        ),
+        // bash reads the first of these it finds, and then not ~/.profile.
+        "bash" => {
+            let file = [".bash_profile", ".bash_login"]
+                .into_iter()
+                .find(|f| home.as_ref().is_some_and(|h| h.join(f).exists()))
+                .unwrap_or(".profile");
+            format!(
+                "add `export PATH={}:\"$PATH\"` to ~/{file}",
+                shell_quote(&dir)
+            )
+        }
+        _ => format!(
+            "add `export PATH={}:\"$PATH\"` to ~/.profile",
+            shell_quote(&dir)
+        ),
+    })
+}
+
 fn is_executable(path: &std::path::Path) -> bool {
     use std::os::unix::fs::PermissionsExt as _;
     std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)

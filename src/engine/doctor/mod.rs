@@ -52,6 +52,7 @@ fn checks(session: &Session) -> Result<Vec<Check>, EngineError> {
     config_checks(session, state.as_ref(), &mut checks);
     verification_checks(session, &mut checks)?;
     hooks(session, &mut checks)?;
+    checks.extend(self::hooks::login_shell(session)?);
     agents(session, &mut checks);
     refspecs(session, &mut checks)?;
     history(session, &mut checks)?;

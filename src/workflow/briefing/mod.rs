@@ -136,9 +136,10 @@ pub fn next_action(state: &State, verdict: Verdict) -> &'static str {
             "make the checkpoint commit with `git orchestrate checkpoint`, then run `git orchestrate get-task`"
         }
         (Some(Pending::Analysis(_)), _, _) => {
-            "judge why the RED test failed, then answer with \
-             `git orchestrate submit-work --summary \"<why>\" --analysis-decision SUCCESS` (intended reason) \
-             or `--analysis-decision FAILURE` (`git orchestrate get-task` explains)"
+            "judge why the RED test failed, then answer with exactly one of \
+             `git orchestrate submit-work --summary \"<why>\" --analysis-decision SUCCESS` (it failed \
+             for the intended reason) or `git orchestrate submit-work --summary \"<why>\" \
+             --analysis-decision FAILURE` (the wrong reason; `git orchestrate get-task` explains)"
         }
         (_, Status::Halted, _) => {
             "stop here: the workflow waits for a human, who answers with `git orchestrate resume`"

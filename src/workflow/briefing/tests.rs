@@ -6,7 +6,7 @@ use crate::workflow::debugging::Thresholds;
 use crate::workflow::plan::{PlanSummary, StepType};
 use crate::workflow::plan::{Step, StepId, parse_plan};
 use crate::workflow::state::{ExitRecord, GateRecord, PreflightRecord};
-use crate::workflow::state::{HaltReason, LastRun, RedAnalysis};
+use crate::workflow::state::{HaltReason, LastRun, RedAnalysis, RedTest};
 use pretty_assertions::assert_eq;
 
 const PLAN: &str = r#"{
@@ -361,7 +361,18 @@ fn every_briefing_matches_its_snapshot() {
             },
         ),
     );
-    assert_snapshot("green_step", &render(&tdd, 1, Extras::default()));
+    // A GREEN step after its RED step: the RED step's recorded command is filled in.
+    let red_failed = tdd.clone().edit(|w| {
+        w.red_test = Some(RedTest {
+            task: 0,
+            command: "cargo test add".into(),
+            tree: None,
+            paths: Vec::new(),
+            shared: Vec::new(),
+            tests: Vec::new(),
+        });
+    });
+    assert_snapshot("green_step", &render(&red_failed, 1, Extras::default()));
     // The GREEN step's passing run is the test a REFACTOR step submits again.
     let green_passed = tdd.clone().edit(|w| {
         w.last_run = Some(LastRun {
@@ -380,7 +391,7 @@ fn every_briefing_matches_its_snapshot() {
     assert_snapshot(
         "refactor_step_no_gates",
         &render(
-            &tdd,
+            &green_passed,
             2,
             Extras {
                 no_gates: true,

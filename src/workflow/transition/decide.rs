@@ -281,7 +281,8 @@ pub fn check_submit<P, C>(
                              your analysis of the last run (state {status})"
                         ),
                         "Answer with `git orchestrate submit-work --summary \"<why>\" --analysis-decision SUCCESS` \
-                         (it failed for the intended reason) or `--analysis-decision FAILURE`.",
+                         (it failed for the intended reason) or `git orchestrate submit-work --summary \
+                         \"<why>\" --analysis-decision FAILURE` (the wrong reason).",
                     ));
                 }
                 Some(Pending::Checkpoint { step, .. }) => {
