@@ -573,9 +573,14 @@ fn doctor_proves_the_hooks_reach_the_binary() {
         "/nonexistent/git-orchestrate",
     )
     .unwrap();
+    // A reftable repository needs the git the tests run (the system's may predate it).
+    let path = match crate::support::test_ref_format() {
+        Some(_) => format!("{}:/usr/bin:/bin", git_dir_on_path()),
+        None => "/usr/bin:/bin".to_string(),
+    };
     let out = repo
         .command(crate::support::BIN, ["doctor"])
-        .env("PATH", "/usr/bin:/bin")
+        .env("PATH", path)
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -809,9 +814,14 @@ fn doctor_runs_none_of_the_users_hook_code() {
         "/nonexistent/git-orchestrate",
     )
     .unwrap();
+    // A reftable repository needs the git the tests run (the system's may predate it).
+    let path = match crate::support::test_ref_format() {
+        Some(_) => format!("{}:/usr/bin:/bin", git_dir_on_path()),
+        None => "/usr/bin:/bin".to_string(),
+    };
     let out = repo
         .command(crate::support::BIN, ["doctor"])
-        .env("PATH", "/usr/bin:/bin")
+        .env("PATH", path)
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
@@ -1218,4 +1228,12 @@ fn pre_push_checks_ten_thousand_pushed_refs_in_one_walk() {
             .count(),
         MANY_REFS
     );
+}
+
+/// The directory of the first `git` on PATH.
+fn git_dir_on_path() -> String {
+    std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .find(|dir| dir.join("git").is_file())
+        .map(|dir| dir.display().to_string())
+        .unwrap_or_default()
 }
