@@ -204,6 +204,10 @@ impl Store {
                     return Err(WriteError::Store(locked));
                 }
                 let now = self.direct_ref(name)?;
+                // As gix does: a ref that must not exist may, at the value being written.
+                if expected.is_none() && new.is_some() && now == new {
+                    return Ok(());
+                }
                 if now != expected || failure.message.contains("cannot lock references") {
                     return Err(WriteError::Conflict);
                 }
