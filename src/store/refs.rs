@@ -447,6 +447,10 @@ mod tests {
         store
             .move_claim_ref(name, None, Some(one), "claim")
             .unwrap();
+        // As gix has it: a ref that must not exist may, at the value being written.
+        store
+            .move_claim_ref(name, None, Some(one), "claim")
+            .unwrap();
         assert!(matches!(
             store.move_claim_ref(name, None, Some(two), "claim again"),
             Err(WriteError::Conflict)
