@@ -122,13 +122,16 @@ impl Session {
 
     /// As [`Self::open`]; `None`: the workflow git config selects, else `main`.
     pub fn open_selected(dir: &Path, workflow: Option<&str>) -> Result<Session, EngineError> {
-        let store = Store::discover_selected(dir, workflow)?;
+        let mut store = Store::discover_selected(dir, workflow)?;
         let program =
             crate::exec::env::find_git_for(&[store.workdir(), store.git_dir(), store.common_dir()]);
         // The agent clients' settings are the user's, wired by `init --agent`: never part of
         // the agent's work, so never swept into a checkpoint.
         let git = Git::with_program(store.workdir(), program)
             .leaving_out(crate::agent::setup::managed_paths());
+        if store.needs_ref_commands() {
+            store.use_ref_commands(std::sync::Arc::new(git.clone()));
+        }
         Ok(Session {
             store,
             git,
@@ -144,10 +147,14 @@ impl Session {
         workflow: &str,
         confinement: Option<crate::exec::confine::Confinement>,
     ) -> Result<Session, EngineError> {
-        let store = Store::open_isolated(dir, workflow)?;
+        let mut store = Store::open_isolated(dir, workflow)?;
         let program = crate::exec::env::find_git_for(&[store.workdir()]);
+        let git = Git::with_program(store.workdir(), program).isolated();
+        if store.needs_ref_commands() {
+            store.use_ref_commands(std::sync::Arc::new(git.clone()));
+        }
         let session = Session {
-            git: Git::with_program(store.workdir(), program).isolated(),
+            git,
             store,
             config: RefCell::new(None),
             env: std::cell::OnceCell::new(),

@@ -3,12 +3,15 @@
 
 use gix::bstr::ByteSlice;
 
+use gix::ObjectId;
+
+use super::names::BRANCHES;
 use super::{Store, StoreError, branch_ref, git_err};
 
 impl Store {
     /// HEAD's commit: its id, tree and message, or `None` on an unborn branch.
     pub fn head_commit(&self) -> Result<Option<FoundCommit>, StoreError> {
-        let Ok(id) = self.repo.head_id() else {
+        let Some(id) = self.head_commit_id()? else {
             return Ok(None);
         };
         let commit = self.repo.find_commit(id).map_err(git_err)?;
@@ -21,6 +24,9 @@ impl Store {
 
     /// True when any branch exists (a repository with no commit has none).
     pub fn has_any_branch(&self) -> Result<bool, StoreError> {
+        if let Some(git) = self.ref_commands()? {
+            return Ok(!self.listed_refs(git, BRANCHES)?.is_empty());
+        }
         let refs = self.repo.references().map_err(git_err)?;
         let mut branches = refs.local_branches().map_err(git_err)?;
         Ok(branches.next().is_some())
@@ -28,26 +34,22 @@ impl Store {
 
     /// True when `refs/heads/<name>` exists.
     pub fn branch_exists(&self, name: &str) -> Result<bool, StoreError> {
-        Ok(self.branch_reference(name)?.is_some())
+        self.ref_exists(&branch_ref(name))
     }
 
-    /// `refs/heads/<name>`, when it exists.
-    pub(super) fn branch_reference(
-        &self,
-        name: &str,
-    ) -> Result<Option<gix::Reference<'_>>, StoreError> {
-        self.repo
-            .try_find_reference(branch_ref(name).as_str())
-            .map_err(git_err)
+    /// The commit `refs/heads/<name>` is at, when it exists.
+    pub(super) fn branch_tip(&self, name: &str) -> Result<Option<ObjectId>, StoreError> {
+        self.peeled_ref(&branch_ref(name))
     }
 
     /// The branch HEAD is on, or `None` when detached.
     pub fn head_branch(&self) -> Result<Option<String>, StoreError> {
-        Ok(self
-            .repo
-            .head_name()
-            .map_err(git_err)?
-            .map(|name| name.shorten().to_str_lossy().into_owned()))
+        Ok(self.head_ref_name()?.map(|name| {
+            name.strip_prefix(BRANCHES)
+                .or_else(|| name.strip_prefix("refs/"))
+                .unwrap_or(&name)
+                .to_string()
+        }))
     }
 
     /// The branch `init` should call main: `main`, else `master`, else the current branch.
@@ -66,10 +68,10 @@ impl Store {
         branch: &str,
         path: &str,
     ) -> Result<Option<(String, Option<String>)>, StoreError> {
-        let Some(mut reference) = self.branch_reference(branch)? else {
+        let Some(tip) = self.branch_tip(branch)? else {
             return Ok(None);
         };
-        let commit = reference.peel_to_commit().map_err(git_err)?;
+        let commit = self.repo.find_commit(tip).map_err(git_err)?;
         let tree = commit.tree().map_err(git_err)?;
         let blob = tree
             .lookup_entry_by_path(path)

@@ -27,7 +27,7 @@ impl Store {
                     mode: RefLog::AndReference,
                     // git does not log refs outside refs/heads and friends unless told to.
                     force_create_reflog: true,
-                    message: message.into(),
+                    message: message.as_str().into(),
                 },
                 expected: match expected {
                     Some(tip) => PreviousValue::MustExistAndMatch(Target::Object(tip)),
@@ -38,7 +38,10 @@ impl Store {
             name: name.clone(),
             deref: false,
         };
-        self.mend_torn_reflog(name);
+        let commands = self.ref_commands()?;
+        if commands.is_none() {
+            self.mend_torn_reflog(name);
+        }
         let workflow = name
             .as_bstr()
             .to_str()
@@ -51,10 +54,26 @@ impl Store {
         // Written before the ref moves: a kill between the move and the marker's rewrite
         // leaves this, which `audit` takes as our own move, and nothing else does.
         let intent = workflow.and_then(|w| self.note_intent(w, expected, new));
-        let mut time_buf = gix::date::parse::TimeBuf::default();
-        let result = self
-            .repo
-            .edit_references_as(Some(edit), Some(signature.to_ref(&mut time_buf)));
+        let result = match commands {
+            Some(git) => {
+                let name = name.as_bstr().to_str_lossy();
+                self.move_ref_by_commands(git, &name, expected, Some(new), &message, signature)
+            }
+            None => {
+                let mut time_buf = gix::date::parse::TimeBuf::default();
+                match self
+                    .repo
+                    .edit_references_as(Some(edit), Some(signature.to_ref(&mut time_buf)))
+                {
+                    Ok(_) => Ok(()),
+                    Err(e) if is_lost_race(&e) => match self.stale_lock_of(name) {
+                        Some(locked) => Err(WriteError::Store(locked)),
+                        None => Err(WriteError::Conflict),
+                    },
+                    Err(e) => Err(WriteError::Store(git_err(e))),
+                }
+            }
+        };
         let marked = match (&result, workflow) {
             (Ok(_), Some(workflow)) => self.remember_tip(workflow, new),
             _ => true,
@@ -70,14 +89,7 @@ impl Store {
                 self.forget_unfinished_moves(workflow);
             }
         }
-        match result {
-            Ok(_) => Ok(()),
-            Err(e) if is_lost_race(&e) => match self.stale_lock_of(name) {
-                Some(locked) => Err(WriteError::Store(locked)),
-                None => Err(WriteError::Conflict),
-            },
-            Err(e) => Err(WriteError::Store(git_err(e))),
-        }
+        result
     }
 }
 

@@ -54,6 +54,9 @@ impl Store {
                 .or_else(|| shared.clone())
                 .unwrap_or_else(|| DEFAULT_WORKFLOW.to_string())
         };
+        // In reftable every worktree's HEAD is in the ref tables (its HEAD file names no
+        // branch): git lists them all at once.
+        let listed = self.listed_worktree_heads();
         let mut out = Vec::new();
         let bare = self
             .repo
@@ -61,7 +64,9 @@ impl Store {
             .boolean("core.bare")
             .unwrap_or(false);
         if !bare && let Some(path) = common.parent() {
-            out.push(self.checkout(path.to_path_buf(), common, true, workflow_of(common)));
+            let mut checkout = self.checkout(path.to_path_buf(), common, true, workflow_of(common));
+            listed_head(&listed, &mut checkout);
+            out.push(checkout);
         }
         for proxy in self.repo.worktrees().unwrap_or_default() {
             let Ok(path) = proxy.base() else { continue };
@@ -69,7 +74,9 @@ impl Store {
                 continue;
             }
             let git_dir = proxy.git_dir().to_path_buf();
-            out.push(self.checkout(path, &git_dir, false, workflow_of(&git_dir)));
+            let mut checkout = self.checkout(path, &git_dir, false, workflow_of(&git_dir));
+            listed_head(&listed, &mut checkout);
+            out.push(checkout);
         }
         out
     }
@@ -91,6 +98,49 @@ impl Store {
             head: id,
             workflow,
         }
+    }
+}
+
+impl Store {
+    /// Each worktree's branch and HEAD commit by its real path, as `git worktree list
+    /// --porcelain` says, when git's ref commands read the refs; empty otherwise.
+    fn listed_worktree_heads(&self) -> Vec<(PathBuf, Option<String>, Option<ObjectId>)> {
+        let Ok(Some(git)) = self.ref_commands() else {
+            return Vec::new();
+        };
+        let Ok(out) = git.git(&["worktree", "list", "--porcelain"], b"", &[]) else {
+            return Vec::new();
+        };
+        let text = String::from_utf8_lossy(&out);
+        text.split("\n\n")
+            .filter_map(|entry| {
+                let mut path = None;
+                let mut branch = None;
+                let mut head = None;
+                for line in entry.lines() {
+                    if let Some(p) = line.strip_prefix("worktree ") {
+                        path = Some(gix::path::realpath(p).unwrap_or_else(|_| PathBuf::from(p)));
+                    } else if let Some(h) = line.strip_prefix("HEAD ") {
+                        head = ObjectId::from_hex(h.as_bytes()).ok();
+                    } else if let Some(b) = line.strip_prefix("branch ") {
+                        branch = branch_of_ref(b).map(str::to_string);
+                    }
+                }
+                Some((path?, branch, head))
+            })
+            .collect()
+    }
+}
+
+/// `checkout`'s branch and HEAD as git listed them, when it did.
+fn listed_head(listed: &[(PathBuf, Option<String>, Option<ObjectId>)], checkout: &mut Checkout) {
+    if listed.is_empty() {
+        return;
+    }
+    let real = gix::path::realpath(&checkout.path).unwrap_or_else(|_| checkout.path.clone());
+    if let Some((_, branch, head)) = listed.iter().find(|(path, _, _)| *path == real) {
+        checkout.branch = branch.clone();
+        checkout.head = *head;
     }
 }
 

@@ -14,11 +14,11 @@ impl Store {
         stops: &[Option<&str>],
         main: &str,
     ) -> Result<Option<FoundCheckpoint>, StoreError> {
-        let Ok(head) = self.repo.head_id() else {
+        let Some(head) = self.head_commit_id()? else {
             return Ok(None);
         };
         Ok(self
-            .walk_checkpoints(head.detach(), stops, main, 1)?
+            .walk_checkpoints(head, stops, main, 1)?
             .into_iter()
             .next())
     }
@@ -43,9 +43,7 @@ impl Store {
         most: usize,
     ) -> Result<Vec<FoundCheckpoint>, StoreError> {
         const MAX_WALK: usize = 500;
-        let main_tip = self
-            .branch_reference(main)?
-            .and_then(|r| r.target().try_id().map(ToOwned::to_owned));
+        let main_tip = self.direct_ref(&super::branch_ref(main))?;
         let mut found = Vec::new();
         let mut next = Some(from);
         for _ in 0..MAX_WALK {

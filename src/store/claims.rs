@@ -184,6 +184,17 @@ impl Store {
         message: &str,
     ) -> Result<(), WriteError> {
         let full = FullName::try_from(name.to_string()).map_err(git_err)?;
+        if let Some(git) = self.ref_commands()? {
+            let message = format!("git-orchestrate: {message}");
+            return self.move_ref_by_commands(
+                git,
+                name,
+                expected,
+                new,
+                &message,
+                &self.signature()?,
+            );
+        }
         let expected_a_ref = expected.is_some();
         let expected = match expected {
             Some(id) => PreviousValue::MustExistAndMatch(gix::refs::Target::Object(id)),
@@ -238,6 +249,14 @@ impl Store {
         let current = self.ref_tip(&name)?;
         if current == id {
             return Ok(());
+        }
+        // git moves no ref to an object it does not have (gix does): the claim the remote
+        // was seen to hold and its fetch missed has moved on there since, a lost race.
+        if let Some(id) = id
+            && self.ref_commands()?.is_some()
+            && !self.repo.has_object(id)
+        {
+            return Err(WriteError::Conflict);
         }
         match (current, id) {
             (None, None) => Ok(()),

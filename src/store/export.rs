@@ -74,6 +74,14 @@ impl Store {
     pub fn tree_of(&self, rev: &str) -> Result<String, StoreError> {
         let commit = match ObjectId::from_hex(rev.as_bytes()) {
             Ok(id) => id,
+            Err(_) if self.ref_commands()?.is_some() => {
+                let found = if rev == "HEAD" {
+                    self.head_commit_id()?
+                } else {
+                    self.branch_tip(rev)?
+                };
+                found.ok_or_else(|| StoreError::Git(format!("no commit is named {rev}")))?
+            }
             Err(_) if rev == "HEAD" => self.repo.head_id().map_err(git_err)?.detach(),
             Err(_) => self
                 .repo

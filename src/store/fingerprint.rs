@@ -6,6 +6,7 @@ use sha2::{Digest, Sha256};
 
 use super::error::git_err;
 use super::names::BRANCHES;
+use super::refs::Listed;
 use super::{Store, StoreError};
 
 /// Every ref of ours (workflows, claims, the remotes' copies as last fetched, notes) and the
@@ -17,8 +18,19 @@ impl Store {
     /// read in-process: equal while none of them moved, appeared or went. Symbolic refs
     /// count by the name they point at.
     pub fn board_fingerprint(&self) -> Result<String, StoreError> {
-        let platform = self.repo.references().map_err(git_err)?;
         let mut hash = Sha256::new();
+        if let Some(git) = self.ref_commands()? {
+            for prefix in FINGERPRINTED {
+                for (name, target) in self.listed_refs(git, prefix)? {
+                    hash.update(match target {
+                        Listed::Object(id) => format!("{name} {id}\n"),
+                        Listed::Symbolic(to) => format!("{name} ref: {to}\n"),
+                    });
+                }
+            }
+            return Ok(hash.finalize().iter().map(|b| format!("{b:02x}")).collect());
+        }
+        let platform = self.repo.references().map_err(git_err)?;
         for prefix in FINGERPRINTED {
             for reference in platform.prefixed(prefix).map_err(git_err)? {
                 // A loose ref deleted between the listing and its read changes the hash as

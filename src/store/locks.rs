@@ -67,12 +67,15 @@ impl Store {
     fn sighting(&self, name: &FullName, path: PathBuf) -> Option<LockSighting> {
         let meta = std::fs::symlink_metadata(&path).ok()?;
         let modified = meta.modified().ok()?;
-        let value = self
-            .repo
-            .try_find_reference(name.as_ref())
-            .ok()
-            .flatten()
-            .and_then(|r| r.target().try_id().map(ToOwned::to_owned));
+        let value = match self.ref_commands() {
+            Ok(None) => self
+                .repo
+                .try_find_reference(name.as_ref())
+                .ok()
+                .flatten()
+                .and_then(|r| r.target().try_id().map(ToOwned::to_owned)),
+            _ => self.direct_ref(&name.to_string()).ok().flatten(),
+        };
         Some(LockSighting {
             reference: name.to_string(),
             path,
@@ -89,11 +92,27 @@ impl Store {
     /// The files whose presence stops a move of ref `name`: its own lock, and the packed
     /// refs' lock, which a ref held in `packed-refs` needs too. A `git pack-refs` or `gc`
     /// killed midway leaves the latter, and every write then loses as if to a racing writer.
-    fn lock_paths(&self, name: &FullName) -> [PathBuf; 2] {
-        [
+    /// In reftable, one lock guards every ref: `reftable/tables.list.lock`.
+    fn lock_paths(&self, name: &FullName) -> Vec<PathBuf> {
+        if self.refs_in_reftable() {
+            return vec![self.reftable_lock_path()];
+        }
+        vec![
             self.ref_lock_path(name),
             self.repo.common_dir().join("packed-refs.lock"),
         ]
+    }
+
+    fn reftable_lock_path(&self) -> PathBuf {
+        self.repo.common_dir().join("reftable/tables.list.lock")
+    }
+
+    /// The reftable lock, when a crash left it: every ref write fails while it stays.
+    pub(super) fn stale_reftable_lock(&self, name: &str) -> Option<StoreError> {
+        let name = FullName::try_from(name).ok()?;
+        self.refs_in_reftable()
+            .then(|| self.stale_lock_of(&name))
+            .flatten()
     }
 
     /// The file git holds while it moves ref `name`: `<name>.lock` in the common directory.

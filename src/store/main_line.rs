@@ -45,10 +45,9 @@ impl Store {
         since: &str,
         limit: usize,
     ) -> Result<Option<MainLine>, StoreError> {
-        let Some(mut reference) = self.branch_reference(branch)? else {
+        let Some(tip) = self.branch_tip(branch)? else {
             return Ok(None);
         };
-        let tip = reference.peel_to_commit().map_err(git_err)?.id;
         let since = ObjectId::from_hex(since.as_bytes()).ok();
         let mut line = MainLine {
             tip: tip.to_string(),

@@ -4,6 +4,7 @@
 //! needs (branches, HEAD, files committed on the main branch). Each room is a file of its own;
 //! the [`Store`] they all add methods to, and how it is opened, are here.
 
+mod backend;
 mod branches;
 mod cas;
 mod checkouts;
@@ -22,6 +23,7 @@ mod names;
 mod notes;
 mod objects;
 mod progress;
+mod refs;
 mod remote;
 mod runs;
 mod settings;
@@ -37,6 +39,7 @@ use std::path::{Path, PathBuf};
 use gix::bstr::ByteSlice;
 use gix::refs::FullName;
 
+pub use backend::{RefCommandFailure, RefCommands};
 pub use branches::FoundCommit;
 pub use checkouts::Checkout;
 pub use checkpoints::{FoundCheckpoint, is_checkpoint_message};
@@ -78,6 +81,8 @@ pub struct Store {
     /// The workflow is the one git config selects (`orchestrate.workflow`, a worktree's own
     /// included), not one named by the caller.
     selected_by_config: bool,
+    /// Where the refs are kept: gix reads the files backend; git's commands the others.
+    refs: backend::RefBackend,
 }
 
 /// Opens the repository containing `dir` with replace refs off: every object read is the
@@ -105,24 +110,6 @@ fn open_without_replacements(dir: &Path) -> Result<gix::Repository, StoreError> 
         } else {
             format!("cannot open the git repository: {text}")
         })
-    })
-}
-
-/// gix reads refs from the files backend only: a repository whose refs live elsewhere
-/// (`extensions.refStorage = reftable`) is refused by name before anything is read, rather
-/// than failing later as if HEAD had no commit (docs/refs.md, "Ref storage").
-fn refuse_unsupported_ref_storage(repo: &gix::Repository) -> Result<(), StoreError> {
-    let config = repo.config_snapshot();
-    let Some(format) = config.string("extensions.refStorage") else {
-        return Ok(());
-    };
-    let format = format.to_str_lossy().into_owned();
-    if format.eq_ignore_ascii_case("files") {
-        return Ok(());
-    }
-    Err(StoreError::UnsupportedRefStorage {
-        format,
-        git_dir: repo.git_dir().to_path_buf(),
     })
 }
 
@@ -160,7 +147,7 @@ impl Store {
 
     /// The store of `repo`, addressing workflow `workflow` (a valid name).
     fn addressing(repo: gix::Repository, workflow: &str) -> Result<Store, StoreError> {
-        refuse_unsupported_ref_storage(&repo)?;
+        let refs = backend::ref_backend(&repo)?;
         let ref_name = FullName::try_from(format!("{WORKFLOWS}{workflow}"))
             .map_err(|_| StoreError::BadWorkflowName(workflow.to_string()))?;
         Ok(Store {
@@ -168,6 +155,7 @@ impl Store {
             workflow: workflow.to_string(),
             ref_name,
             selected_by_config: false,
+            refs,
         })
     }
 
@@ -237,6 +225,7 @@ impl Store {
             workflow: self.workflow.clone(),
             ref_name: self.ref_name.clone(),
             selected_by_config: self.selected_by_config,
+            refs: self.refs.clone(),
         }
     }
 

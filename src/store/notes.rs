@@ -45,10 +45,22 @@ impl Store {
     }
 
     fn notes_tip_of(&self, notes_ref: &str) -> Result<Option<(ObjectId, ObjectId)>, StoreError> {
-        let Some(reference) = self.repo.try_find_reference(notes_ref).map_err(git_err)? else {
-            return Ok(None);
+        let commit = match self.ref_commands()? {
+            Some(_) => {
+                if !self.ref_exists(notes_ref)? {
+                    return Ok(None);
+                }
+                self.direct_ref(notes_ref)?
+            }
+            None => {
+                let Some(reference) = self.repo.try_find_reference(notes_ref).map_err(git_err)?
+                else {
+                    return Ok(None);
+                };
+                reference.target().try_id().map(ToOwned::to_owned)
+            }
         };
-        let Some(commit) = reference.target().try_id().map(ToOwned::to_owned) else {
+        let Some(commit) = commit else {
             return Err(StoreError::Git(format!(
                 "{notes_ref} is a symbolic ref; it must point at a notes commit"
             )));

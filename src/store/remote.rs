@@ -209,6 +209,18 @@ impl Store {
         &self,
         prefix: &str,
     ) -> Result<BTreeMap<String, ObjectId>, StoreError> {
+        if let Some(git) = self.ref_commands()? {
+            return Ok(self
+                .listed_refs(git, prefix)?
+                .into_iter()
+                .filter_map(|(name, target)| match target {
+                    super::refs::Listed::Object(id) => {
+                        Some((name.strip_prefix(prefix)?.to_string(), id))
+                    }
+                    super::refs::Listed::Symbolic(_) => None,
+                })
+                .collect());
+        }
         let platform = self.repo.references().map_err(git_err)?;
         let mut out = BTreeMap::new();
         for reference in platform.prefixed(prefix).map_err(git_err)? {
@@ -232,11 +244,7 @@ impl Store {
 
     /// The commit a ref (a full name) points at, or `None` when it does not exist.
     pub fn ref_tip(&self, name: &str) -> Result<Option<ObjectId>, StoreError> {
-        Ok(self
-            .repo
-            .try_find_reference(name)
-            .map_err(git_err)?
-            .and_then(|r| r.target().try_id().map(ToOwned::to_owned)))
+        self.direct_ref(name)
     }
 
     /// Every workflow in this clone, by name, with its tip.

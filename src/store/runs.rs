@@ -48,14 +48,10 @@ impl Store {
 
     /// The last turn `run` recorded: its commit and subject.
     pub fn last_run_record(&self) -> Result<Option<(String, String)>, StoreError> {
-        let Some(mut reference) = self
-            .repo
-            .try_find_reference(self.run_ref_name().as_str())
-            .map_err(git_err)?
-        else {
+        let Some(tip) = self.peeled_ref(&self.run_ref_name())? else {
             return Ok(None);
         };
-        let commit = reference.peel_to_commit().map_err(git_err)?;
+        let commit = self.repo.find_commit(tip).map_err(git_err)?;
         let subject = commit
             .message_raw_sloppy()
             .to_str_lossy()
@@ -113,10 +109,7 @@ impl Store {
         names.sort_by(|a, b| a.0.cmp(b.0));
         let signature = self.signature()?;
         for _ in 0..20 {
-            let parent = match self.repo.try_find_reference(&name).map_err(git_err)? {
-                Some(mut r) => Some(r.peel_to_id().map_err(git_err)?.detach()),
-                None => None,
-            };
+            let parent = self.peeled_ref(&self.run_ref_name())?;
             let mut objects = loose::LooseWriter::new(&self.repo);
             let mut entries = Vec::new();
             for (file, bytes) in &names {

@@ -201,6 +201,9 @@ impl Store {
 
     /// The commit the workflow ref points at.
     pub fn tip(&self) -> Result<Option<ObjectId>, StoreError> {
+        if self.ref_commands()?.is_some() {
+            return self.direct_ref(&self.ref_name());
+        }
         let reference = self
             .repo
             .try_find_reference(&self.ref_name)

@@ -306,6 +306,9 @@ impl Store {
 
     /// The reflog of `reference`, oldest first; empty when it has none.
     pub fn reflog(&self, reference: &str) -> Result<Vec<ReflogEntry>, StoreError> {
+        if let Some(git) = self.ref_commands()? {
+            return self.reflog_by_commands(git, reference);
+        }
         let path = self.reflog_path(reference);
         let text = match std::fs::read(&path) {
             Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),

@@ -472,31 +472,22 @@ fn a_missing_first_commit_or_master_plan_is_named_with_what_to_create() {
     assert_eq!(refs, "", "nothing written, not even a workflow");
 }
 
-/// gix reads the files ref backend only: a reftable repository is refused by name, with
-/// exit 5 and nothing written, by `init` (which used to say "no commit yet") and the rest.
+/// A ref backend git-orchestrate cannot serve (neither gix's files nor git's own commands
+/// for reftable: a format named in config that no git knows) is refused by name, with exit 5
+/// and nothing written, by `init` (which used to say "no commit yet") and the rest.
 #[test]
-fn a_reftable_repository_is_refused_by_name_and_nothing_is_written() {
-    let repo = TestRepo::empty();
-    let dir = repo.path.join("rt");
-    let dir_str = dir.display().to_string();
-    repo.git(&[
-        "init",
-        "--quiet",
-        "--ref-format=reftable",
-        "--initial-branch=main",
-        &dir_str,
-    ]);
-    let in_rt = |args: &[&str]| repo.git(&[&["-C", dir_str.as_str()][..], args].concat());
-    in_rt(&["config", "user.name", "Test User"]);
-    in_rt(&["config", "user.email", "test@example.invalid"]);
-    in_rt(&["commit", "--quiet", "--allow-empty", "-m", "first"]);
+fn an_unknown_ref_backend_is_refused_by_name_and_nothing_is_written() {
+    let repo = TestRepo::empty_with_ref_format(None);
+    repo.git(&["commit", "--quiet", "--allow-empty", "-m", "first"]);
+    repo.git(&["config", "core.repositoryformatversion", "1"]);
+    repo.git(&["config", "extensions.refStorage", "tape"]);
     for args in [
         &["init"][..],
         &["status"],
         &["get-task"],
         &["--json", "board"],
     ] {
-        let out = repo.run_in(&dir, args);
+        let out = repo.run(args);
         out.expect(5);
         if args[0] == "--json" {
             assert_eq!(out.json()["error"]["kind"], "store", "{args:?}");
@@ -504,12 +495,16 @@ fn a_reftable_repository_is_refused_by_name_and_nothing_is_written() {
         }
         assert!(
             out.stderr.starts_with(
-                "error: this repository keeps its refs in the reftable backend (extensions.refStorage = reftable in "
+                "error: this repository keeps its refs in the tape backend (extensions.refStorage = tape in "
             ) && out.stderr.contains("git refs migrate --ref-format=files"),
             "{args:?}: {}",
             out.stderr
         );
     }
-    assert_eq!(in_rt(&["for-each-ref", "refs/orchestrator"]), "");
-    assert!(!dir.join(".orchestrate.toml").exists());
+    // git itself refuses the repository now: the setting is taken out of the file directly.
+    let config = repo.path.join(".git/config");
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(&config, text.replace("refStorage = tape", "")).unwrap();
+    assert_eq!(repo.git(&["for-each-ref", "refs/orchestrator"]), "");
+    assert!(!repo.path.join(".orchestrate.toml").exists());
 }

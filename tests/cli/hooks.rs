@@ -592,9 +592,14 @@ fn doctor_proves_the_hooks_reach_the_binary() {
         "/nonexistent/git-orchestrate",
     )
     .unwrap();
+    // A reftable repository needs the git the tests run (the system's may predate it).
+    let path = match crate::support::test_ref_format() {
+        Some(_) => format!("{}:/usr/bin:/bin", git_dir_on_path()),
+        None => "/usr/bin:/bin".to_string(),
+    };
     let out = repo
         .command(crate::support::BIN, ["doctor"])
-        .env("PATH", "/usr/bin:/bin")
+        .env("PATH", path)
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -828,9 +833,14 @@ fn doctor_runs_none_of_the_users_hook_code() {
         "/nonexistent/git-orchestrate",
     )
     .unwrap();
+    // A reftable repository needs the git the tests run (the system's may predate it).
+    let path = match crate::support::test_ref_format() {
+        Some(_) => format!("{}:/usr/bin:/bin", git_dir_on_path()),
+        None => "/usr/bin:/bin".to_string(),
+    };
     let out = repo
         .command(crate::support::BIN, ["doctor"])
-        .env("PATH", "/usr/bin:/bin")
+        .env("PATH", path)
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
@@ -1308,4 +1318,12 @@ fn doctor_says_when_the_login_shell_does_not_find_the_binary() {
         "{}",
         out.stdout
     );
+}
+
+/// The directory of the first `git` on PATH.
+fn git_dir_on_path() -> String {
+    std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .find(|dir| dir.join("git").is_file())
+        .map(|dir| dir.display().to_string())
+        .unwrap_or_default()
 }

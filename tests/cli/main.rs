@@ -34,6 +34,7 @@ mod oracle;
 mod package;
 mod race;
 mod recovery;
+mod reftable;
 mod review;
 mod run;
 mod scale;

@@ -205,15 +205,51 @@ impl Drop for TestRepo {
     }
 }
 
+/// The ref backend the test repositories use: `GIT_ORCHESTRATE_TEST_REF_FORMAT`
+/// (`reftable`; CI runs the core modules once so, `.ci/run`), else git's default (files).
+/// A test of its own backend ([`use_ref_format`]) overrides it on its thread.
+pub fn test_ref_format() -> Option<String> {
+    REF_FORMAT
+        .with(|format| format.borrow().clone())
+        .or_else(|| std::env::var("GIT_ORCHESTRATE_TEST_REF_FORMAT").ok())
+        .filter(|format| !format.is_empty())
+}
+
+thread_local! {
+    static REF_FORMAT: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Makes every repository this test's thread creates from now on keep its refs in `format`
+/// (`reftable`), whatever `GIT_ORCHESTRATE_TEST_REF_FORMAT` says: each test runs on a thread
+/// of its own.
+pub fn use_ref_format(format: &str) {
+    REF_FORMAT.with(|slot| *slot.borrow_mut() = Some(format.to_string()));
+}
+
+/// `--ref-format=<format>` for a `git init` or `git clone`, when a backend is asked for.
+fn ref_format_arg() -> Option<String> {
+    test_ref_format().map(|format| format!("--ref-format={format}"))
+}
+
 impl TestRepo {
-    /// An empty repository on branch main with a test identity, no commits.
+    /// An empty repository on branch main with a test identity, no commits, its refs in
+    /// the backend [`test_ref_format`] names.
     pub fn empty() -> TestRepo {
+        Self::empty_with_ref_format(test_ref_format().as_deref())
+    }
+
+    /// An empty repository as [`Self::empty`] makes it, its refs in `format` (`None`:
+    /// git's default).
+    pub fn empty_with_ref_format(format: Option<&str>) -> TestRepo {
         let dir = tempfile::tempdir().expect("temp dir");
         let home = tempfile::tempdir().expect("temp home");
         std::fs::write(home.path().join(".gitconfig"), "").expect("empty global config");
         let path = dir.path().canonicalize().expect("canonical path");
         let repo = TestRepo { dir, home, path };
-        repo.git(&["init", "--quiet", "--initial-branch=main"]);
+        let format = format.map(|format| format!("--ref-format={format}"));
+        let mut init = vec!["init", "--quiet", "--initial-branch=main"];
+        init.extend(format.as_deref());
+        repo.git(&init);
         repo.git(&["config", "user.name", "Test User"]);
         repo.git(&["config", "user.email", "test@example.invalid"]);
         repo.git(&["config", "commit.gpgsign", "false"]);
@@ -228,7 +264,11 @@ impl TestRepo {
         let path = dir.path().canonicalize().expect("canonical path");
         let repo = TestRepo { dir, home, path };
         let url = url.display().to_string();
-        repo.git(&["clone", "--quiet", &url, "."]);
+        let format = ref_format_arg();
+        let mut clone = vec!["clone", "--quiet"];
+        clone.extend(format.as_deref());
+        clone.extend([url.as_str(), "."]);
+        repo.git(&clone);
         repo.git(&["config", "user.name", "Test User"]);
         repo.git(&["config", "user.email", "test@example.invalid"]);
         repo.git(&["config", "commit.gpgsign", "false"]);
@@ -245,13 +285,11 @@ impl TestRepo {
             .expect("canonical")
             .join("remote.git");
         let bare_str = bare.display().to_string();
-        self.git(&[
-            "init",
-            "--quiet",
-            "--bare",
-            "--initial-branch=main",
-            &bare_str,
-        ]);
+        let format = ref_format_arg();
+        let mut init = vec!["init", "--quiet", "--bare", "--initial-branch=main"];
+        init.extend(format.as_deref());
+        init.push(&bare_str);
+        self.git(&init);
         self.git(&["remote", "add", "origin", &bare_str]);
         self.git(&["push", "--quiet", "origin", "main"]);
         (dir, bare)
@@ -323,6 +361,12 @@ impl TestRepo {
             .env_remove("GIT_INDEX_FILE")
             .env_remove("GIT_ORCHESTRATE_WORKFLOW")
             .env_remove("GIT_ORCHESTRATE_HUMAN");
+        // Every repository git makes for the test (a `git init` or `git clone` of its own
+        // included) keeps its refs in the backend asked for.
+        match test_ref_format() {
+            Some(format) => cmd.env("GIT_DEFAULT_REF_FORMAT", format),
+            None => cmd.env_remove("GIT_DEFAULT_REF_FORMAT"),
+        };
     }
 
     /// The temporary HOME every command of this repository runs with.

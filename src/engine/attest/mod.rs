@@ -378,7 +378,7 @@ fn write_notes(
     report: &mut AttestReport,
     key: Option<&std::path::Path>,
 ) -> Result<(), EngineError> {
-    let store = match crate::store::Store::discover_selected(dir, None) {
+    let mut store = match crate::store::Store::discover_selected(dir, None) {
         Ok(store) => store,
         Err(crate::store::StoreError::Bare) => {
             report.notes_skipped = Some(
@@ -389,6 +389,10 @@ fn write_notes(
         }
         Err(e) => return Err(e.into()),
     };
+    if store.needs_ref_commands() {
+        let git = crate::exec::Git::new(store.workdir());
+        store.use_ref_commands(std::sync::Arc::new(git));
+    }
     for verdict in &report.verdicts {
         let text = note_text(verdict, key)?;
         let mut tries = 0;

@@ -656,7 +656,10 @@ pub fn complete_record(dir: &Path) -> Result<Vec<String>, EngineError> {
         kept.push((name, entry.path(), stale));
     }
     kept.sort();
-    let store = crate::store::Store::open_for_notes(dir)?;
+    let mut store = crate::store::Store::open_for_notes(dir)?;
+    if store.needs_ref_commands() {
+        store.use_ref_commands(std::sync::Arc::new(judged.git.clone()));
+    }
     let mut written = Vec::new();
     for (commit, path, stale) in kept {
         // A commit the push that judged it never brought (its objects left with the

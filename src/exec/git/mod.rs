@@ -9,6 +9,7 @@ mod config;
 mod filters;
 mod inspect;
 mod landing;
+mod refs;
 mod scratch;
 mod sync;
 #[cfg(test)]

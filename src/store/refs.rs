@@ -1,0 +1,494 @@
+//! The ref backend seam (docs/refs.md, "Ref storage"): the files backend is read and written
+//! in-process with gix, as every other part of the store is; a backend gix cannot read
+//! (reftable) through git's own ref commands (`for-each-ref`, `rev-parse`, `symbolic-ref`,
+//! `update-ref --stdin`), which the engine hands the store (`backend.rs`), since the
+//! store starts no process itself (docs/architecture.md, "Layers").
+
+use std::sync::Arc;
+
+use gix::ObjectId;
+use gix::bstr::ByteSlice;
+
+use super::backend::{RefBackend, RefCommandFailure, RefCommands};
+use super::error::git_err;
+use super::{Store, StoreError, WriteError};
+
+/// How long a ref write waits for reftable's one lock (git's default is 100 ms, made for a
+/// lock per ref): racing writers of unrelated refs would otherwise fail for each other.
+const REFTABLE_LOCK_TIMEOUT: &str = "reftable.lockTimeout=5000";
+
+/// A ref as `for-each-ref` lists it: what it points at.
+pub(super) enum Listed {
+    Object(ObjectId),
+    Symbolic(String),
+}
+
+impl Store {
+    /// True when this repository's refs are read through git's commands, which the engine
+    /// must hand over with [`Store::use_ref_commands`] before any ref is read.
+    pub fn needs_ref_commands(&self) -> bool {
+        matches!(self.refs, RefBackend::Commands { git: None, .. })
+    }
+
+    /// Reads and moves refs with `git` from now on, when gix cannot (reftable); a files
+    /// repository keeps gix.
+    pub fn use_ref_commands(&mut self, git: Arc<dyn RefCommands>) {
+        if let RefBackend::Commands { git: slot, .. } = &mut self.refs {
+            *slot = Some(git);
+        }
+    }
+
+    /// git's ref commands, when this repository needs them; `None` for the files backend.
+    pub(super) fn ref_commands(&self) -> Result<Option<&dyn RefCommands>, StoreError> {
+        match &self.refs {
+            RefBackend::Files => Ok(None),
+            RefBackend::Commands { git: Some(git), .. } => Ok(Some(git.as_ref())),
+            RefBackend::Commands { format, git: None } => Err(StoreError::UnsupportedRefStorage {
+                format: format.clone(),
+                git_dir: self.repo.git_dir().to_path_buf(),
+            }),
+        }
+    }
+
+    /// True when refs live in reftable (their lock is `reftable/tables.list.lock`).
+    pub(super) fn refs_in_reftable(&self) -> bool {
+        matches!(&self.refs, RefBackend::Commands { format, .. } if format == "reftable")
+    }
+
+    /// The object ref `name` (a full name) points at directly; `None` when it does not
+    /// exist (or, in the files backend, is symbolic).
+    pub(super) fn direct_ref(&self, name: &str) -> Result<Option<ObjectId>, StoreError> {
+        match self.ref_commands()? {
+            None => Ok(self
+                .repo
+                .try_find_reference(name)
+                .map_err(git_err)?
+                .and_then(|r| r.target().try_id().map(ToOwned::to_owned))),
+            Some(git) => Ok(listed(git, name)?
+                .into_iter()
+                .find(|(n, _)| n == name)
+                .and_then(|(_, target)| match target {
+                    Listed::Object(id) => Some(id),
+                    Listed::Symbolic(_) => None,
+                })),
+        }
+    }
+
+    /// The commit ref `name` (a full name) leads to, symbolic refs and tags followed; `None`
+    /// when it does not exist.
+    pub(super) fn peeled_ref(&self, name: &str) -> Result<Option<ObjectId>, StoreError> {
+        match self.ref_commands()? {
+            None => match self.repo.try_find_reference(name).map_err(git_err)? {
+                Some(mut r) => Ok(Some(r.peel_to_id().map_err(git_err)?.detach())),
+                None => Ok(None),
+            },
+            Some(git) => {
+                if !self.ref_exists(name)? {
+                    return Ok(None);
+                }
+                let peeled = format!("{name}^{{commit}}");
+                let out = run(git, &["rev-parse", "--verify", "--end-of-options", &peeled])?;
+                object_id_of(out.trim()).map(Some)
+            }
+        }
+    }
+
+    /// True when ref `name` (a full name) exists, symbolic or not.
+    pub(super) fn ref_exists(&self, name: &str) -> Result<bool, StoreError> {
+        match self.ref_commands()? {
+            None => Ok(self
+                .repo
+                .try_find_reference(name)
+                .map_err(git_err)?
+                .is_some()),
+            Some(git) => Ok(listed(git, name)?.iter().any(|(n, _)| n == name)),
+        }
+    }
+
+    /// Every ref whose name starts with `prefix`, by git's commands (not for the files
+    /// backend, whose callers walk gix's own listing).
+    pub(super) fn listed_refs(
+        &self,
+        git: &dyn RefCommands,
+        prefix: &str,
+    ) -> Result<Vec<(String, Listed)>, StoreError> {
+        Ok(listed(git, prefix)?
+            .into_iter()
+            .filter(|(name, _)| name.starts_with(prefix))
+            .collect())
+    }
+
+    /// The commit HEAD is at; `None` on an unborn branch.
+    pub(super) fn head_commit_id(&self) -> Result<Option<ObjectId>, StoreError> {
+        match self.ref_commands()? {
+            None => Ok(self.repo.head_id().ok().map(|id| id.detach())),
+            Some(git) => match git.git(&["rev-parse", "--verify", "--quiet", "HEAD"], b"", &[]) {
+                Ok(out) => object_id_of(out.to_str_lossy().trim()).map(Some),
+                Err(RefCommandFailure {
+                    status: Some(1), ..
+                }) => Ok(None),
+                Err(failure) => Err(command_error("rev-parse HEAD", failure)),
+            },
+        }
+    }
+
+    /// The full name of the branch HEAD is on; `None` when detached.
+    pub(super) fn head_ref_name(&self) -> Result<Option<String>, StoreError> {
+        match self.ref_commands()? {
+            None => Ok(self
+                .repo
+                .head_name()
+                .map_err(git_err)?
+                .map(|name| name.as_bstr().to_str_lossy().into_owned())),
+            Some(git) => match git.git(&["symbolic-ref", "--quiet", "HEAD"], b"", &[]) {
+                Ok(out) => Ok(Some(out.to_str_lossy().trim().to_string())),
+                Err(RefCommandFailure {
+                    status: Some(1), ..
+                }) => Ok(None),
+                Err(failure) => Err(command_error("symbolic-ref HEAD", failure)),
+            },
+        }
+    }
+
+    /// Moves `name` from `expected` (`None`: it must not exist) to `new` (`None`: deleted) in
+    /// one `git update-ref --stdin` transaction, logging `message` as `signature`: git checks
+    /// the old value under its lock, so a lost race is [`WriteError::Conflict`] as in gix.
+    pub(super) fn move_ref_by_commands(
+        &self,
+        git: &dyn RefCommands,
+        name: &str,
+        expected: Option<ObjectId>,
+        new: Option<ObjectId>,
+        message: &str,
+        signature: &gix::actor::Signature,
+    ) -> Result<(), WriteError> {
+        let zero = ObjectId::null(self.repo.object_hash());
+        let change = match (new, expected) {
+            (Some(new), Some(old)) => format!("update {name} {new} {old}"),
+            (Some(new), None) => format!("create {name} {new}"),
+            (None, Some(old)) => format!("delete {name} {old}"),
+            (None, None) => format!("verify {name} {zero}"),
+        };
+        let input = format!("start\n{change}\nprepare\ncommit\n");
+        // git's reflog line, like the one gix writes: one line, the committer we sign as.
+        let message = message.lines().next().unwrap_or_default();
+        let env = [
+            (
+                "GIT_COMMITTER_NAME",
+                signature.name.to_str_lossy().into_owned(),
+            ),
+            (
+                "GIT_COMMITTER_EMAIL",
+                signature.email.to_str_lossy().into_owned(),
+            ),
+            ("GIT_COMMITTER_DATE", raw_date(signature.time)),
+        ];
+        // One lock guards all of reftable's refs, where the files backend locks each ref:
+        // writers of other refs (another workflow, a claim) queue for it rather than fail.
+        let args = [
+            "-c",
+            REFTABLE_LOCK_TIMEOUT,
+            "update-ref",
+            "--create-reflog",
+            "-m",
+            message,
+            "--stdin",
+        ];
+        match git.git(&args, input.as_bytes(), &env) {
+            Ok(_) => Ok(()),
+            Err(failure) => {
+                // The old value is checked under git's lock: a ref that is not at `expected`
+                // now lost the race, and so did a writer that found the table lock held by
+                // one at work. A lock left by a crash is named instead.
+                if let Some(locked) = self.stale_reftable_lock(name) {
+                    return Err(WriteError::Store(locked));
+                }
+                let now = self.direct_ref(name)?;
+                // As gix does: a ref that must not exist may, at the value being written.
+                if expected.is_none() && new.is_some() && now == new {
+                    return Ok(());
+                }
+                if now != expected || failure.message.contains("cannot lock references") {
+                    return Err(WriteError::Conflict);
+                }
+                Err(WriteError::Store(command_error(
+                    "update-ref --stdin",
+                    failure,
+                )))
+            }
+        }
+    }
+
+    /// The reflog of `reference` as git reads it, oldest first: each entry's old value is
+    /// the one logged before it (git's reflog listing shows each entry's new value only).
+    pub(super) fn reflog_by_commands(
+        &self,
+        git: &dyn RefCommands,
+        reference: &str,
+    ) -> Result<Vec<super::ReflogEntry>, StoreError> {
+        if !self.ref_exists(reference)? {
+            return Ok(Vec::new());
+        }
+        let out = run(
+            git,
+            &[
+                "reflog",
+                "show",
+                "--no-abbrev",
+                "--format=%H%x09%gs",
+                "--end-of-options",
+                reference,
+            ],
+        )?;
+        let zero = ObjectId::null(self.repo.object_hash()).to_string();
+        let mut entries: Vec<super::ReflogEntry> = Vec::new();
+        for line in out.lines().rev() {
+            let (new, message) = line.split_once('\t').unwrap_or((line, ""));
+            let old = entries.last().map_or(zero.clone(), |e| e.new.clone());
+            entries.push(super::ReflogEntry {
+                old,
+                new: new.to_string(),
+                message: message.to_string(),
+            });
+        }
+        Ok(entries)
+    }
+}
+
+/// The refs `for-each-ref` lists for the directory part of `prefix` (git matches whole path
+/// components), each with its target; the caller keeps those it asked for.
+fn listed(git: &dyn RefCommands, prefix: &str) -> Result<Vec<(String, Listed)>, StoreError> {
+    let pattern = match prefix.rfind('/') {
+        Some(slash) => &prefix[..=slash],
+        None => prefix,
+    };
+    let out = run(
+        git,
+        &[
+            "for-each-ref",
+            "--format=%(refname)%00%(objectname)%00%(symref)",
+            "--end-of-options",
+            pattern,
+        ],
+    )?;
+    let mut refs = Vec::new();
+    for line in out.lines() {
+        let mut fields = line.split('\0');
+        let (Some(name), Some(id), Some(symref)) = (fields.next(), fields.next(), fields.next())
+        else {
+            continue;
+        };
+        let target = if symref.is_empty() {
+            match ObjectId::from_hex(id.as_bytes()) {
+                Ok(id) => Listed::Object(id),
+                Err(_) => continue,
+            }
+        } else {
+            Listed::Symbolic(symref.to_string())
+        };
+        refs.push((name.to_string(), target));
+    }
+    Ok(refs)
+}
+
+/// `git <args>`'s stdout as text, or its failure as a store error.
+fn run(git: &dyn RefCommands, args: &[&str]) -> Result<String, StoreError> {
+    git.git(args, b"", &[])
+        .map(|out| out.to_str_lossy().into_owned())
+        .map_err(|failure| command_error(&args.join(" "), failure))
+}
+
+fn command_error(command: &str, failure: RefCommandFailure) -> StoreError {
+    if failure.message.contains("unknown repository extension") {
+        return StoreError::Git(format!(
+            "the git found first on PATH cannot read this repository's refs (`git {command}`: {}); \
+             reftable needs git 2.45 or later",
+            failure.message.trim().replace('\n', " ").replace('\t', "")
+        ));
+    }
+    let status = failure
+        .status
+        .map_or("could not run".to_string(), |code| format!("exit {code}"));
+    StoreError::Git(format!(
+        "`git {command}` failed ({status}): {}",
+        failure.message.trim()
+    ))
+}
+
+fn object_id_of(hex: &str) -> Result<ObjectId, StoreError> {
+    ObjectId::from_hex(hex.as_bytes())
+        .map_err(|_| StoreError::Git(format!("git named no object id but \"{hex}\"")))
+}
+
+/// `time` as git's raw date (`<seconds> <+hhmm>`), for `GIT_COMMITTER_DATE`.
+fn raw_date(time: gix::date::Time) -> String {
+    let sign = if time.offset < 0 { '-' } else { '+' };
+    let offset = time.offset.unsigned_abs();
+    format!(
+        "{} {sign}{:02}{:02}",
+        time.seconds,
+        offset / 3600,
+        (offset % 3600) / 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_git::git;
+
+    use pretty_assertions::assert_eq;
+
+    /// git itself, in one directory: what the engine hands over, without the engine.
+    struct Runner(std::path::PathBuf);
+
+    impl RefCommands for Runner {
+        fn git(
+            &self,
+            args: &[&str],
+            input: &[u8],
+            env: &[(&str, String)],
+        ) -> Result<Vec<u8>, RefCommandFailure> {
+            use std::io::Write as _;
+            let mut child = std::process::Command::new("git")
+                .args(args)
+                .current_dir(&self.0)
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                .envs(env.iter().map(|(k, v)| (k, v)))
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            child.stdin.take().unwrap().write_all(input).unwrap();
+            let out = child.wait_with_output().unwrap();
+            if out.status.success() {
+                Ok(out.stdout)
+            } else {
+                Err(RefCommandFailure {
+                    status: out.status.code(),
+                    message: String::from_utf8_lossy(&out.stderr).into_owned(),
+                })
+            }
+        }
+    }
+
+    fn reftable_store() -> (tempfile::TempDir, Store, ObjectId, ObjectId) {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        git(
+            d,
+            &["init", "--quiet", "--ref-format=reftable", "-b", "main"],
+        );
+        git(d, &["commit", "--quiet", "--allow-empty", "-m", "one"]);
+        git(d, &["commit", "--quiet", "--allow-empty", "-m", "two"]);
+        let one = ObjectId::from_hex(git(d, &["rev-parse", "HEAD~1"]).as_bytes()).unwrap();
+        let two = ObjectId::from_hex(git(d, &["rev-parse", "HEAD"]).as_bytes()).unwrap();
+        let mut store = Store::discover(d, "main").unwrap();
+        assert!(store.needs_ref_commands());
+        store.use_ref_commands(Arc::new(Runner(d.to_path_buf())));
+        assert!(!store.needs_ref_commands());
+        (dir, store, one, two)
+    }
+
+    /// Without git's commands handed over, a reftable repository is refused by name rather
+    /// than read as one with no refs.
+    #[test]
+    fn reftable_refs_are_refused_until_the_commands_are_handed_over() {
+        let dir = tempfile::tempdir().unwrap();
+        git(dir.path(), &["init", "--quiet", "--ref-format=reftable"]);
+        let store = Store::discover(dir.path(), "main").unwrap();
+        assert!(matches!(
+            store.tip(),
+            Err(StoreError::UnsupportedRefStorage { .. })
+        ));
+    }
+
+    /// Reads through git's commands: HEAD, its branch, a branch's tip, and a listing by a
+    /// prefix that is not a whole path component.
+    #[test]
+    fn refs_are_read_through_gits_commands() {
+        let (dir, store, one, two) = reftable_store();
+        assert_eq!(store.head_commit_id().unwrap(), Some(two));
+        assert_eq!(store.head_branch().unwrap().as_deref(), Some("main"));
+        assert_eq!(store.branch_tip("main").unwrap(), Some(two));
+        assert!(store.branch_exists("main").unwrap());
+        assert!(!store.branch_exists("mai").unwrap());
+        assert_eq!(store.tip().unwrap(), None);
+        git(
+            dir.path(),
+            &["update-ref", "refs/orchestrator/claims/a", &one.to_string()],
+        );
+        git(
+            dir.path(),
+            &["update-ref", "refs/orchestrator/claimsx", &two.to_string()],
+        );
+        let under = store.refs_under("refs/orchestrator/claims").unwrap();
+        assert_eq!(
+            under.into_iter().collect::<Vec<_>>(),
+            vec![("/a".to_string(), one), ("x".to_string(), two)]
+        );
+        assert_eq!(
+            store.ref_tip("refs/orchestrator/claims/a").unwrap(),
+            Some(one)
+        );
+        assert_eq!(store.ref_tip("refs/orchestrator/claims").unwrap(), None);
+        git(dir.path(), &["checkout", "--quiet", "--detach"]);
+        assert_eq!(store.head_branch().unwrap(), None);
+    }
+
+    /// Moves are compare-and-swap: a stale old value, or a create over an existing ref, is
+    /// a [`WriteError::Conflict`] and moves nothing; the moves are logged with the message.
+    #[test]
+    fn a_move_from_a_stale_value_is_a_conflict_and_moves_nothing() {
+        let (_dir, store, one, two) = reftable_store();
+        let name = "refs/orchestrator/claims/pr-1";
+        store
+            .move_claim_ref(name, None, Some(one), "claim")
+            .unwrap();
+        // As gix has it: a ref that must not exist may, at the value being written.
+        store
+            .move_claim_ref(name, None, Some(one), "claim")
+            .unwrap();
+        assert!(matches!(
+            store.move_claim_ref(name, None, Some(two), "claim again"),
+            Err(WriteError::Conflict)
+        ));
+        assert!(matches!(
+            store.move_claim_ref(name, Some(two), Some(two), "from a stale read"),
+            Err(WriteError::Conflict)
+        ));
+        assert_eq!(store.ref_tip(name).unwrap(), Some(one));
+        store
+            .move_claim_ref(name, Some(one), Some(two), "renew")
+            .unwrap();
+        assert_eq!(store.ref_tip(name).unwrap(), Some(two));
+        let log = store.reflog(name).unwrap();
+        assert_eq!(
+            log.iter()
+                .map(|e| (e.old.clone(), e.new.clone(), e.message.clone()))
+                .collect::<Vec<_>>(),
+            vec![
+                (
+                    ObjectId::null(gix::hash::Kind::Sha1).to_string(),
+                    one.to_string(),
+                    "git-orchestrate: claim".to_string()
+                ),
+                (
+                    one.to_string(),
+                    two.to_string(),
+                    "git-orchestrate: renew".to_string()
+                ),
+            ]
+        );
+        assert!(matches!(
+            store.move_claim_ref(name, Some(one), None, "release from a stale read"),
+            Err(WriteError::Conflict)
+        ));
+        store
+            .move_claim_ref(name, Some(two), None, "release")
+            .unwrap();
+        assert_eq!(store.ref_tip(name).unwrap(), None);
+    }
+}
