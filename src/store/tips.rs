@@ -259,13 +259,28 @@ impl Store {
             return Ok(None);
         }
         let reflog = self.reflog_path(&self.ref_name());
-        let from_reflog = std::fs::read_to_string(reflog).ok().and_then(|log| {
+        let log = std::fs::read_to_string(reflog).ok();
+        let marker = self.tip_marker(&self.workflow);
+        // A creation killed after git logged it and before the ref was in place (the ref's
+        // lock still there, or already removed by hand): one entry from nothing, and no tip
+        // marker, which is written only once a move has happened. Nothing was deleted.
+        if let Some(log) = &log
+            && log.lines().count() == 1
+            && log
+                .split(' ')
+                .next()
+                .is_some_and(|old| !old.is_empty() && old.bytes().all(|b| b == b'0'))
+            && !marker.exists()
+        {
+            return Ok(None);
+        }
+        let from_reflog = log.and_then(|log| {
             log.lines()
                 .last()
                 .and_then(|line| line.split(' ').nth(1).map(str::to_string))
         });
         let from_marker = || {
-            std::fs::read_to_string(self.tip_marker(&self.workflow))
+            std::fs::read_to_string(&marker)
                 .ok()
                 .map(|t| t.trim().to_string())
         };

@@ -226,3 +226,57 @@ fn kills_at_random_moments_of_init_never_leave_a_cut_config() {
         "{KILLS} kills: config absent after {absent}, whole after {whole}; a ref lock left by {locked}"
     );
 }
+
+/// An `init` killed after git logged the workflow ref's creation and before the ref was in
+/// place leaves its lock and a reflog of one entry from nothing: the next `init` names the
+/// lock, and once it is removed creates the workflow; it is not taken for a deleted workflow.
+/// With the tip marker a move leaves, the same reflog still means a deleted ref.
+#[test]
+fn a_creation_killed_between_its_reflog_and_its_ref_is_not_a_deleted_workflow() {
+    let repo = TestRepo::with_config("");
+    let head = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
+    let half_made = |repo: &TestRepo| {
+        let logs = repo.path.join(".git/logs/refs/orchestrator/workflows");
+        std::fs::create_dir_all(&logs).unwrap();
+        std::fs::write(
+            logs.join("main"),
+            format!(
+                "{} {head} Test User <test@example.invalid> 1700000000 +0000\tworkflow created\n",
+                "0".repeat(40)
+            ),
+        )
+        .unwrap();
+    };
+    half_made(&repo);
+    let refs = repo.path.join(".git/refs/orchestrator/workflows");
+    std::fs::create_dir_all(&refs).unwrap();
+    let lock = refs.join("main.lock");
+    std::fs::write(&lock, format!("{head}\n")).unwrap();
+    let out = repo.run(&["init", "--no-hooks"]);
+    out.expect(5);
+    assert!(
+        out.stderr
+            .contains(&format!("delete the lock: rm {}", lock.display())),
+        "{}",
+        out.stderr
+    );
+    std::fs::remove_file(&lock).unwrap();
+    repo.run(&["init", "--no-hooks"]).expect(0);
+    assert_eq!(repo.status(), "INITIALIZING");
+
+    // The same reflog beside the tip marker of a workflow that moved: a deleted ref.
+    let other = TestRepo::with_config("");
+    half_made(&other);
+    let tips = other.path.join(".git/orchestrator/tips");
+    std::fs::create_dir_all(&tips).unwrap();
+    std::fs::write(tips.join("main"), format!("{head}\n")).unwrap();
+    let out = other.run(&["init", "--no-hooks"]);
+    out.expect(5);
+    assert!(
+        out.stderr.starts_with(
+            "error: workflow ref refs/orchestrator/workflows/main is missing, but the workflow existed here"
+        ),
+        "{}",
+        out.stderr
+    );
+}
