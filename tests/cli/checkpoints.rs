@@ -255,16 +255,18 @@ fn init_plan_template_writes_a_plan_to_edit_and_keeps_one_that_is_there() {
 
     // A configured path outside the tree, or through a link, is refused and nothing is made.
     let outside = tempfile::tempdir().unwrap();
-    for (plan, link, said) in [
+    for (plan, link, said, why) in [
         (
             "../escape.md",
             false,
             "error: invalid .orchestrate.toml (working tree): master_plan: \"../escape.md\" must be",
+            "",
         ),
         (
             "linked/plan.md",
             true,
             "error: no master-plan template written to linked/plan.md: ",
+            "linked is a symbolic link (never written through)",
         ),
     ] {
         let other = TestRepo::with_config(&format!(
@@ -276,6 +278,7 @@ fn init_plan_template_writes_a_plan_to_edit_and_keeps_one_that_is_there() {
         let out = other.run(&["init", "--plan-template"]);
         out.expect(2);
         assert!(out.stderr.starts_with(said), "{}", out.stderr);
+        assert!(out.stderr.contains(why), "{}", out.stderr);
     }
     assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
 }

@@ -257,6 +257,12 @@ fn master_plan(session: &Session, write: bool) -> Result<MasterPlanReport, Engin
         dir.push(part);
         match dir.symlink_metadata() {
             Ok(meta) if meta.is_dir() => {}
+            Ok(meta) if meta.file_type().is_symlink() => {
+                return Err(refuse(&format!(
+                    "{} is a symbolic link (never written through)",
+                    dir.display()
+                )));
+            }
             Ok(_) => return Err(refuse(&format!("{} is not a directory", dir.display()))),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 std::fs::create_dir(&dir).map_err(io_error(format!("create {}", dir.display())))?
