@@ -243,6 +243,9 @@ pub fn install(git: &Git, manager: Manager, found: String) -> Result<ManagedRepo
     // a copy of them the manager moved aside.
     super::install::uninstall(git)?;
     let removed_copies = super::install::remove_moved_aside(git)?;
+    // The entries find the binary where it is recorded when it is not on PATH (uninstalling
+    // our own hook files took the record away).
+    super::install::record_binary(git)?;
     let install_step = match manager {
         Manager::PreCommit => run_step(git, "pre-commit", &["install"]),
         Manager::Lefthook => run_step(git, "lefthook", &["install"]),

@@ -524,7 +524,7 @@ fn hook_managers_are_detected_and_their_files_are_left_alone() {
     assert!(
         std::fs::read_to_string(repo.path.join(".husky/commit-msg"))
             .unwrap()
-            .contains("then git-orchestrate hook commit-msg \"$1\"; fi")
+            .contains("then \"$git_orchestrate\" hook commit-msg \"$1\"; else echo")
     );
     repo.run(&["hooks", "uninstall"]).expect(0);
     assert!(!repo.path.join(".husky/commit-msg").exists());
