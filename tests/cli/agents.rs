@@ -1772,24 +1772,38 @@ fn shell_of(agent: &str) -> impl Fn(&str) -> Value + use<> {
 /// A whole one-task PR under `git orchestrate run --agent AGENT`, from an empty home in a
 /// project the client never trusted: plan, RED and its analysis, GREEN, checkpoint, squash and
 /// master plan through the MCP tools, the merge, and `no_pr_left`, which ends the run idle.
+/// The agent stops twice on the way (`max_stop_blocks = 1`: one blocked stop, then it may),
+/// so the PR takes three turns of one session, which `run` resumes each time (Gemini CLI
+/// takes some 10 s a turn).
 fn whole_pr_under_run(agent: &str, cli: &Path) {
-    let repo = TestRepo::new();
+    let repo = TestRepo::with_config(&format!("{CONFIG}\n[agent]\nmax_stop_blocks = 1\n"));
     repo.run(&["init", "--agent", agent]).expect(0);
     repo.git(&["add", "-A"]);
     repo.git(&["commit", "-q", "-m", &format!("chore: wire {agent}")]);
     let main_before = repo.git(&["rev-parse", "main"]);
     let plan: Value = serde_json::from_str(&one_task_plan("feat: Add numbers", "add.sh")).unwrap();
     let tool = tool_of(agent);
-    let mut script = pr_over_mcp(&plan, &tool, shell_of(agent));
-    let turns = script.as_array_mut().unwrap();
-    // After the merge: nothing is left, then the agent stops (its stop is allowed).
-    turns.pop();
-    turns.push(tool(
-        "submit_work",
-        json!({"summary": "every PR is done", "no_pr_left": true}),
-    ));
-    turns.push(say("Nothing is left."));
-    let model = FakeModel::start(script);
+    let pr = pr_over_mcp(&plan, &tool, shell_of(agent));
+    let mut script = Vec::new();
+    for (i, turn) in pr.as_array().unwrap().iter().enumerate() {
+        // The last turn said "Merged.": instead, nothing is left, and then it stops.
+        if i == 13 {
+            script.push(tool(
+                "submit_work",
+                json!({"summary": "every PR is done", "no_pr_left": true}),
+            ));
+            script.push(say("Nothing is left."));
+            break;
+        }
+        script.push(turn.clone());
+        // After the RED analysis and after the squash: a stop (blocked), and a stop again
+        // (let go), which ends the run's turn.
+        if [4, 9].contains(&i) {
+            script.push(say("Pausing here."));
+            script.push(say("Stopping."));
+        }
+    }
+    let model = FakeModel::start(json!(script));
     let (_home, env) = offline_env(agent, &model);
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     let (code, events) = run_driver(&repo, agent, cli, &env, &[]);
@@ -1799,9 +1813,22 @@ fn whole_pr_under_run(agent: &str, cli: &Path) {
         "idle",
         "{agent}: {events:#?}"
     );
-    assert!(
-        turns_of(&events, "progressed").iter().all(|p| **p == true),
+    assert_eq!(
+        turns_of(&events, "progressed"),
+        [&json!(true); 3],
         "{agent}: {events:#?}"
+    );
+    // One session, resumed turn after turn.
+    let sessions: Vec<&Value> = turns_of(&events, "session");
+    assert_eq!(
+        sessions,
+        [&json!("fresh"), &json!("same"), &json!("same")],
+        "{agent}"
+    );
+    let ids = turns_of(&events, "session_id");
+    assert!(
+        ids.iter().all(|id| *id == ids[0] && id.is_string()),
+        "{agent}: {ids:?}"
     );
     merged_one_squash(&repo, &main_before);
     assert_eq!(
