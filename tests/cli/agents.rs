@@ -1439,15 +1439,16 @@ fn claude_code_sees_the_analysis_instructions_after_a_red_test_with_a_megabyte_o
             "submit_work",
             json!({"summary": "RED", "test_command": verbose, "expectation": "FAIL"})
         ),
-        /* 4 */
+        /* 4 */ mcp("get_task", json!({})),
+        /* 5 */
         mcp(
             "submit_work",
             json!({"summary": "add.sh is missing", "analysis_decision": "SUCCESS"})
         ),
-        /* 5 */ say("Done."),
-        /* 6 */ say("Done!"),
-        /* 7 */ say("Really done."),
-        /* 8 */ say("Stopping."),
+        /* 6 */ say("Done."),
+        /* 7 */ say("Done!"),
+        /* 8 */ say("Really done."),
+        /* 9 */ say("Stopping."),
     ]));
     let out = run_claude(&repo, &claude, &model);
     succeeded(&out);
@@ -1472,7 +1473,23 @@ fn claude_code_sees_the_analysis_instructions_after_a_red_test_with_a_megabyte_o
     );
     assert!(red.find("verbose test line 99") > Some(opening.len()));
     assert!(red.len() < 24 * 1024, "{} bytes", red.len());
-    let (answered, error) = model.tool_result(4);
+    // The analysis briefing get_task gives then: its "Answer with exactly one of:" and both
+    // answers as tool calls come before the quoted output, in the first 2 KB.
+    let (briefing, error) = model.tool_result(4);
+    assert!(!error, "{briefing}");
+    let answer = briefing
+        .find("Answer with exactly one of:")
+        .expect("the answer instructions");
+    let failure = briefing
+        .find("\\\"analysis_decision\\\": \\\"FAILURE\\\"}")
+        .unwrap_or_else(|| panic!("{}", &briefing[..briefing.len().min(3000)]));
+    assert!(
+        answer < failure && failure < 2000 && Some(failure) < briefing.find("BEGIN OUTPUT"),
+        "{}",
+        &briefing[..briefing.len().min(3000)]
+    );
+    assert!(briefing.len() < 24 * 1024, "{} bytes", briefing.len());
+    let (answered, error) = model.tool_result(5);
     assert!(!error, "{answered}");
     assert_eq!(repo.state()["status"], "EXECUTING_TDD");
     let (asked, calls) = model.figures();
