@@ -484,9 +484,26 @@ fn without_path(manager: &str) {
         passed.stderr
     );
 
+    let binary_check = || {
+        let doctor = run_in(&repo, &env, BIN, &["doctor", "--json"]).json();
+        doctor["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["check"] == "hooks binary")
+            .cloned()
+            .unwrap_or_else(|| panic!("{manager}: no hooks binary check: {doctor:#}"))
+    };
+    assert_eq!(
+        binary_check()["message"],
+        format!("the hooks run {BIN} where git-orchestrate is not on PATH"),
+        "{manager}"
+    );
+
     // Not there either: refused, nothing committed, and said why.
     let record = repo.path.join(".git/orchestrator/binary");
     std::fs::write(&record, "/nonexistent/git-orchestrate").unwrap();
+    assert_eq!(binary_check()["level"], "error", "{manager}");
     repo.write("c.txt", "c\n");
     git(&["add", "c.txt"]).expect(0);
     let head = git(&["rev-parse", "HEAD"]).stdout;
