@@ -193,10 +193,17 @@ pub fn install(git: &Git, manager: Manager, found: String) -> Result<ManagedRepo
             t.contains("\r\n") && t.matches('\n').count() == t.matches("\r\n").count()
         });
         let before = original.as_deref().map(|t| {
-            if crlf {
+            let t = if crlf {
                 t.replace("\r\n", "\n")
             } else {
                 t.to_string()
+            };
+            // Entries of ours from an older version are written again as they are now (the
+            // same ones come back unchanged).
+            if managers::has_ours(&t) {
+                managers::remove_ours(&t)
+            } else {
+                t
             }
         });
         let after = match (manager, hook) {
