@@ -453,7 +453,7 @@ fn call(session: &Session, name: &str, args: &Map<String, Value>) -> CallToolRes
         }),
         SUBMIT_WORK => submit_kind(args).and_then(|(summary, kind)| {
             let report = engine::submit(session, &summary, &kind).map_err(refused)?;
-            let text = super::submit_work::render_text(session, &report, false);
+            let text = super::submit_work::render_for_agent(session, &report);
             Ok(Answer::new(text, &report).output_capped(true))
         }),
         REQUEST_SCOPE_REDUCTION => no_arguments(args).and_then(|()| {
@@ -720,12 +720,14 @@ impl Answer {
 
     fn result(mut self) -> CallToolResult {
         let text = fence::shortened(&for_mcp(&self.text), RESULT_BYTES, self.whole);
-        // What to do next comes before the quoted output, as in the briefings: a client
-        // that shows the model only the start of a result (docs/agent-guide.md) keeps it.
-        if let Value::Object(fields) = &mut self.structured
-            && let Some(output) = fields.shift_remove("output")
-        {
-            fields.insert("output".into(), output);
+        // What to do next comes first and the quoted output last, as in the briefings: a
+        // client that shows the model only the start of a result (Claude Code shows the
+        // structured result; docs/agent-guide.md) keeps the instructions.
+        if let Value::Object(fields) = &mut self.structured {
+            next_first(fields);
+            if let Some(output) = fields.shift_remove("output") {
+                fields.insert("output".into(), output);
+            }
         }
         in_mcp_dialect(&mut self.structured);
         fit(&mut self.structured, self.whole);
@@ -737,6 +739,21 @@ impl Answer {
         result.structured_content = Some(self.structured);
         result
     }
+}
+
+/// `fields` with its `next` right after `schema` and `status`, ahead of the summary and the
+/// test (which quote the test's command) and anything else.
+fn next_first(fields: &mut Map<String, Value>) {
+    let Some(next) = fields.shift_remove("next") else {
+        return;
+    };
+    let rest = std::mem::take(fields);
+    let mut rest = rest.into_iter().peekable();
+    while let Some((key, value)) = rest.next_if(|(k, _)| k == "schema" || k == "status") {
+        fields.insert(key, value);
+    }
+    fields.insert("next".into(), next);
+    fields.extend(rest);
 }
 
 /// An error the agent reads: `isError`, except a failed verification (exit 1), which is a

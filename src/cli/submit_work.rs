@@ -148,8 +148,21 @@ pub(super) fn exit_of(verdict: Verdict) -> Exit {
     }
 }
 
-/// The report as people (and agents reading text) see it.
+/// The report as people see it: what to do next last, under the output.
 pub(super) fn render_text(session: &Session, report: &SubmitReport, quiet: bool) -> String {
+    render(session, report, if quiet { None } else { Some(false) })
+}
+
+/// The report as an agent reads it in a tool result: what to do next right under the
+/// headline, ahead of any quoted output, since a client may show the model only the start of
+/// a long result (docs/agent-guide.md).
+pub(super) fn render_for_agent(session: &Session, report: &SubmitReport) -> String {
+    render(session, report, Some(true))
+}
+
+/// `next_first`: `None` leaves the state and next line out; `Some(true)` puts it under the
+/// headline, `Some(false)` at the end.
+fn render(session: &Session, report: &SubmitReport, next_first: Option<bool>) -> String {
     let verdict = report.verdict.as_str();
     let headline = report
         .headline
@@ -161,6 +174,16 @@ pub(super) fn render_text(session: &Session, report: &SubmitReport, quiet: bool)
         _ => verdict,
     };
     let mut text = format!("{said}: {headline}\n");
+    let next_line = || {
+        let state = match report.state {
+            Status::Debugging => format!("DEBUGGING (attempt {})", report.debug_attempt_counter),
+            status => status.to_string(),
+        };
+        format!("state: {state} · next: {}\n", report.next)
+    };
+    if next_first == Some(true) {
+        text.push_str(&next_line());
+    }
     if let Some(test) = &report.test {
         text.push_str(&format!(
             "$ {}   ({})\n",
@@ -179,12 +202,8 @@ pub(super) fn render_text(session: &Session, report: &SubmitReport, quiet: bool)
         let command = session.store.output_log_command();
         text.push_str(&output_block(&report.output_tail, Some(&command)));
     }
-    if !quiet {
-        let state = match report.state {
-            Status::Debugging => format!("DEBUGGING (attempt {})", report.debug_attempt_counter),
-            status => status.to_string(),
-        };
-        text.push_str(&format!("state: {state} · next: {}\n", report.next));
+    if next_first == Some(false) {
+        text.push_str(&next_line());
     }
     text
 }

@@ -193,10 +193,17 @@ pub fn install(git: &Git, manager: Manager, found: String) -> Result<ManagedRepo
             t.contains("\r\n") && t.matches('\n').count() == t.matches("\r\n").count()
         });
         let before = original.as_deref().map(|t| {
-            if crlf {
+            let t = if crlf {
                 t.replace("\r\n", "\n")
             } else {
                 t.to_string()
+            };
+            // Entries of ours from an older version are written again as they are now (the
+            // same ones come back unchanged).
+            if managers::has_ours(&t) {
+                managers::remove_ours(&t)
+            } else {
+                t
             }
         });
         let after = match (manager, hook) {
@@ -243,6 +250,9 @@ pub fn install(git: &Git, manager: Manager, found: String) -> Result<ManagedRepo
     // a copy of them the manager moved aside.
     super::install::uninstall(git)?;
     let removed_copies = super::install::remove_moved_aside(git)?;
+    // The entries find the binary where it is recorded when it is not on PATH (uninstalling
+    // our own hook files took the record away).
+    super::install::record_binary(git)?;
     let install_step = match manager {
         Manager::PreCommit => run_step(git, "pre-commit", &["install"]),
         Manager::Lefthook => run_step(git, "lefthook", &["install"]),

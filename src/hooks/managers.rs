@@ -147,7 +147,10 @@ fn pre_commit_hook(program: &str, id: &str, stage: &str, files: bool) -> Vec<Str
             "sh -c '{}' git-orchestrate",
             fast_path(stage, program, "\"$1\"")
         )),
-        _ => format!("{program} hook {stage}"),
+        _ => yaml_quoted(&format!(
+            "sh -c '{}' git-orchestrate",
+            started(program, &format!("hook {stage}"))
+        )),
     };
     let mut v = vec![
         format!("    - id: git-orchestrate-{id}"),
@@ -333,13 +336,36 @@ fn count_through(lines: &[&str], items: &[String]) -> usize {
 fn fast_path(hook: &str, program: &str, message: &str) -> String {
     match hook {
         "commit-msg" => format!(
-            "if grep -qi checkpoint {message}; then {program} hook commit-msg {message}; fi"
+            "if grep -qi checkpoint {message}; then {}; fi",
+            started(program, &format!("hook commit-msg {message}"))
         ),
         _ => format!(
             "f=\"${{GIT_INDEX_FILE:+${{GIT_INDEX_FILE%/*}}/orchestrator/checkpoint-note}}\"; \
-             if [ -z \"$f\" ] || [ -e \"$f\" ]; then {program} hook post-commit; fi"
+             if [ -z \"$f\" ] || [ -e \"$f\" ]; then {}; fi",
+            started(program, "hook post-commit")
         ),
     }
+}
+
+/// A shell line that runs `program ARGS`: found on PATH, else at the path `hooks install`
+/// recorded (the shims in hooks/ do the same: an agent's login shell or a GUI's git may run
+/// hooks with a PATH that lacks it); else it fails, saying why, so that a checkpoint commit
+/// (or a push) nothing can check is refused. No single quote: pre-commit's entries wrap it
+/// in `sh -c '…'`. The assignment cannot fail, for husky's `sh -e`.
+fn started(program: &str, args: &str) -> String {
+    let refused = if args.starts_with("hook pre-push") {
+        "so the checkpoint commits of this push cannot be checked: the push is refused"
+    } else {
+        "so this checkpoint commit cannot be verified and is refused"
+    };
+    format!(
+        "git_orchestrate=$(command -v {program} || cat \"$(git rev-parse --git-common-dir)/{record}\" \
+         2>/dev/null || :); if [ -x \"$git_orchestrate\" ]; then \"$git_orchestrate\" {args}; \
+         else echo \"{program} is not on PATH, nor where git orchestrate hooks install recorded it \
+         (${{git_orchestrate:-no record}}), {refused}; put it back on PATH, or run git orchestrate \
+         hooks install again\" >&2; false; fi",
+        record = super::BINARY_RECORD,
+    )
 }
 
 /// The lefthook command of one hook. `config` is the configuration file's name.
@@ -359,7 +385,10 @@ fn lefthook_command(hook: &str, program: &str, config: &str) -> Vec<String> {
             v.push(format!("  files: echo {config}"));
             v.push(format!(
                 "  run: {}",
-                yaml_quoted(&format!("{program} hook pre-push {{1}} {{2}} # {{files}}"))
+                yaml_quoted(&format!(
+                    "{} # {{files}}",
+                    started(program, "hook pre-push {1} {2}")
+                ))
             ));
             v.push("  use_stdin: true".to_string());
         }
@@ -453,7 +482,7 @@ pub fn husky_install(hook: &str, text: Option<&str>, program: &str) -> String {
     }
     let command = match hook {
         "commit-msg" | "post-commit" => fast_path(hook, program, "\"$1\""),
-        _ => format!("{program} hook pre-push \"$@\""),
+        _ => started(program, "hook pre-push \"$@\""),
     };
     let (text, note) = with_final_newline(text);
     let ours = block("", &note.into_iter().chain([command]).collect::<Vec<_>>());
@@ -479,10 +508,14 @@ mod tests {
         let added = pre_commit_install(PRE_COMMIT, "git-orchestrate").unwrap();
         assert!(added.starts_with("# >>> git-orchestrate >>>\ndefault_stages: [pre-commit]\n# <<< git-orchestrate <<<\n# >>> git-orchestrate >>>\ndefault_install_hook_types: [pre-commit, commit-msg, post-commit, pre-push]\n# <<< git-orchestrate <<<\n# my hooks\nrepos:\n  # >>> git-orchestrate >>>\n  - repo: local\n    hooks:\n      - id: git-orchestrate-commit-msg\n"), "{added}");
         assert!(added.contains("      - id: lint"), "{added}");
-        assert!(
-            added.contains("entry: git-orchestrate hook pre-push"),
-            "{added}"
+        let entry = format!(
+            "entry: {}\n",
+            yaml_quoted(&format!(
+                "sh -c '{}' git-orchestrate",
+                started("git-orchestrate", "hook pre-push")
+            ))
         );
+        assert!(added.contains(&entry), "{added}");
         assert_eq!(
             pre_commit_install(&added, "git-orchestrate").unwrap(),
             added
@@ -530,9 +563,38 @@ mod tests {
     #[test]
     fn lefthook_gets_a_command_under_each_hook_and_loses_exactly_them() {
         let added = lefthook_install(LEFTHOOK, "git-orchestrate", "lefthook.yml").unwrap();
+        let run = |hook: &str, args: &str| {
+            format!(
+                "      run: {}\n",
+                yaml_quoted(&match hook {
+                    "pre-push" => format!("{} # {{files}}", started("git-orchestrate", args)),
+                    _ => fast_path(hook, "git-orchestrate", "{1}"),
+                })
+            )
+        };
         assert_eq!(
             added,
-            "pre-commit:\n  parallel: true\n  commands:\n    lint:\n      run: npm run lint\ncommit-msg:\n  commands:\n    # >>> git-orchestrate >>>\n    git-orchestrate:\n      run: \"if grep -qi checkpoint {1}; then git-orchestrate hook commit-msg {1}; fi\"\n    # <<< git-orchestrate <<<\n    commitlint:\n      run: npx commitlint --edit {1}\n# >>> git-orchestrate >>>\npost-commit:\n  commands:\n    git-orchestrate:\n      run: \"f=\\\"${GIT_INDEX_FILE:+${GIT_INDEX_FILE%/*}/orchestrator/checkpoint-note}\\\"; if [ -z \\\"$f\\\" ] || [ -e \\\"$f\\\" ]; then git-orchestrate hook post-commit; fi\"\npre-push:\n  commands:\n    git-orchestrate:\n      files: echo lefthook.yml\n      run: \"git-orchestrate hook pre-push {1} {2} # {files}\"\n      use_stdin: true\n# <<< git-orchestrate <<<\n"
+            format!(
+                "pre-commit:\n  parallel: true\n  commands:\n    lint:\n      run: npm run lint\ncommit-msg:\n  commands:\n    # >>> git-orchestrate >>>\n    git-orchestrate:\n{}    # <<< git-orchestrate <<<\n    commitlint:\n      run: npx commitlint --edit {{1}}\n# >>> git-orchestrate >>>\npost-commit:\n  commands:\n    git-orchestrate:\n{}pre-push:\n  commands:\n    git-orchestrate:\n      files: echo lefthook.yml\n{}      use_stdin: true\n# <<< git-orchestrate <<<\n",
+                run("commit-msg", ""),
+                run("post-commit", ""),
+                run("pre-push", "hook pre-push {1} {2}"),
+            )
+        );
+        assert_eq!(
+            fast_path("commit-msg", "git-orchestrate", "{1}"),
+            format!(
+                "if grep -qi checkpoint {{1}}; then {}; fi",
+                started("git-orchestrate", "hook commit-msg {1}")
+            )
+        );
+        assert_eq!(
+            fast_path("post-commit", "git-orchestrate", "{1}"),
+            format!(
+                "f=\"${{GIT_INDEX_FILE:+${{GIT_INDEX_FILE%/*}}/orchestrator/checkpoint-note}}\"; \
+                 if [ -z \"$f\" ] || [ -e \"$f\" ]; then {}; fi",
+                started("git-orchestrate", "hook post-commit")
+            )
         );
         assert_eq!(
             lefthook_install(&added, "git-orchestrate", "lefthook.yml").unwrap(),
@@ -543,7 +605,9 @@ mod tests {
         let added = lefthook_install(jobs, "g", "lefthook.yml").unwrap();
         assert!(added.starts_with("post-commit:\n  # >>> git-orchestrate >>>\n  commands:\n    git-orchestrate:\n      run: \"f="), "{added}");
         assert!(
-            added.contains("then g hook post-commit; fi\"\n  # <<< git-orchestrate <<<\n  jobs:"),
+            added.contains(
+                "hooks install again\\\" >&2; false; fi; fi\"\n  # <<< git-orchestrate <<<\n  jobs:"
+            ),
             "{added}"
         );
         assert_eq!(remove_ours(&added), jobs);
@@ -557,12 +621,30 @@ mod tests {
                 Some("npx commitlint --edit \"$1\"\n"),
                 "git-orchestrate"
             ),
-            "npx commitlint --edit \"$1\"\n# >>> git-orchestrate >>>\nif grep -qi checkpoint \"$1\"; then git-orchestrate hook commit-msg \"$1\"; fi\n# <<< git-orchestrate <<<\n"
+            format!(
+                "npx commitlint --edit \"$1\"\n# >>> git-orchestrate >>>\nif grep -qi checkpoint \"$1\"; then {}; fi\n# <<< git-orchestrate <<<\n",
+                started("git-orchestrate", "hook commit-msg \"$1\"")
+            )
         );
         assert_eq!(
             husky_install("pre-push", Some("#!/bin/sh\nnpm test\n"), "g"),
-            "#!/bin/sh\n# >>> git-orchestrate >>>\ng hook pre-push \"$@\"\n# <<< git-orchestrate <<<\nnpm test\n"
+            format!(
+                "#!/bin/sh\n# >>> git-orchestrate >>>\n{}\n# <<< git-orchestrate <<<\nnpm test\n",
+                started("g", "hook pre-push \"$@\"")
+            )
         );
+        // On PATH, else where `hooks install` recorded it, else a refusal that says why.
+        assert_eq!(
+            started("git-orchestrate", "hook commit-msg {1}"),
+            "git_orchestrate=$(command -v git-orchestrate || cat \"$(git rev-parse \
+             --git-common-dir)/orchestrator/binary\" 2>/dev/null || :); if [ -x \
+             \"$git_orchestrate\" ]; then \"$git_orchestrate\" hook commit-msg {1}; else echo \
+             \"git-orchestrate is not on PATH, nor where git orchestrate hooks install recorded \
+             it (${git_orchestrate:-no record}), so this checkpoint commit cannot be verified and \
+             is refused; put it back on PATH, or run git orchestrate hooks install again\" >&2; \
+             false; fi"
+        );
+        assert!(!started("g", "hook pre-push").contains('\''));
         let created = husky_install("post-commit", None, "g");
         assert_eq!(remove_ours(&created), "");
         let user = "npm test";

@@ -21,7 +21,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 LOADED = json.load(open(sys.argv[1]))
 SCRIPT = LOADED.get("turns", [])
 # Several conversations, each chosen by its prompt: [{"match": "...", "turns": [...]}]. The
-# newest user message that contains a `match` starts the episode; the turns count from there.
+# newest user message that contains a `match` starts the episode; the turns count from there
+# (for all three APIs).
 BY_PROMPT = LOADED.get("by_prompt", [])
 LOG = sys.argv[2]
 PORTFILE = sys.argv[3]
@@ -158,12 +159,39 @@ def sse(handler, events):
     handler.wfile.write(data)
 
 
+def by_prompt(entries, is_user, text, is_model):
+    """The turn of the BY_PROMPT episode started by the newest user entry holding a `match`,
+    and the count of all model turns (for unique ids); None when no entry matches."""
+    total = sum(1 for e in entries if is_model(e))
+    for i in range(len(entries) - 1, -1, -1):
+        if not is_user(entries[i]):
+            continue
+        said = text(entries[i])
+        for entry in BY_PROMPT:
+            if entry["match"] in said:
+                n = sum(1 for e in entries[i + 1:] if is_model(e))
+                turns = entry["turns"]
+                return total, turns[n] if n < len(turns) else [{"text": "done"}]
+    return total, [{"text": "done"}]
+
+
+def openai_text(item):
+    content = item.get("content")
+    if isinstance(content, str):
+        return content
+    return "".join(p.get("text", "") for p in content or [] if isinstance(p, dict))
+
+
 def openai(self, body):
     """The Responses API, streamed: one output item per block."""
     items = body.get("input") or []
-    n = sum(1 for i in items if i.get("type") == "function_call"
-            or (i.get("type") == "message" and i.get("role") == "assistant"))
+    is_model = lambda i: (i.get("type") == "function_call"
+                          or (i.get("type") == "message" and i.get("role") == "assistant"))
+    n = sum(1 for i in items if is_model(i))
     turn = SCRIPT[n] if n < len(SCRIPT) else [{"text": "done"}]
+    if BY_PROMPT:
+        n, turn = by_prompt(items, lambda i: i.get("type") == "message" and i.get("role") == "user",
+                            openai_text, is_model)
     output = []
     for i, block in enumerate(turn):
         if "tool_use" in block:
@@ -207,6 +235,10 @@ def gemini(self, body):
     contents = body.get("contents") or []
     n = sum(1 for c in contents if c.get("role") == "model")
     turn = SCRIPT[n] if n < len(SCRIPT) else [{"text": "done"}]
+    if BY_PROMPT:
+        n, turn = by_prompt(contents, lambda c: c.get("role") == "user",
+                            lambda c: "".join(p.get("text", "") for p in c.get("parts") or []),
+                            lambda c: c.get("role") == "model")
     parts = []
     for block in turn:
         if "tool_use" in block:

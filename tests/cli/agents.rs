@@ -1439,41 +1439,57 @@ fn claude_code_sees_the_analysis_instructions_after_a_red_test_with_a_megabyte_o
             "submit_work",
             json!({"summary": "RED", "test_command": verbose, "expectation": "FAIL"})
         ),
-        /* 4 */
+        /* 4 */ mcp("get_task", json!({})),
+        /* 5 */
         mcp(
             "submit_work",
             json!({"summary": "add.sh is missing", "analysis_decision": "SUCCESS"})
         ),
-        /* 5 */ say("Done."),
-        /* 6 */ say("Done!"),
-        /* 7 */ say("Really done."),
-        /* 8 */ say("Stopping."),
+        /* 6 */ say("Done."),
+        /* 7 */ say("Done!"),
+        /* 8 */ say("Really done."),
+        /* 9 */ say("Stopping."),
     ]));
     let out = run_claude(&repo, &claude, &model);
     succeeded(&out);
     let output = repo.git(&["show", "refs/orchestrator/workflows/main:output.log"]);
     assert!(output.len() > 1_000_000, "{} bytes", output.len());
-    // What the model saw of the RED submit: the whole result, instructions included.
-    // Claude Code shows the model the structured result: its `next` says how to answer,
-    // both answers as tool calls, ahead of the quoted output.
+    // What the model saw of the RED submit, as Claude Code sent it back in the tool_result:
+    // the structured result, which opens with the instruction (both answers as tool calls),
+    // ahead of the summary and test that quote the command and of the quoted output.
     let (red, error) = model.tool_result(3);
     assert!(!error, "{red}");
-    let answer = "answer with exactly one of `submit_work {\\\"summary\\\": \\\"<why>\\\", \
-                  \\\"analysis_decision\\\": \\\"SUCCESS\\\"}` (it failed for the intended \
-                  reason) or `submit_work {\\\"summary\\\": \\\"<why>\\\", \
-                  \\\"analysis_decision\\\": \\\"FAILURE\\\"}`";
-    let (at_answer, at_output) = (red.find(answer), red.find("verbose test line 99"));
+    let opening = "{\"schema\":1,\"status\":\"NEEDS_ANALYSIS\",\"next\":\"judge why the RED test \
+                   failed, then answer with exactly one of `submit_work {\\\"summary\\\": \\\"<why>\\\", \
+                   \\\"analysis_decision\\\": \\\"SUCCESS\\\"}` (it failed for the intended \
+                   reason) or `submit_work {\\\"summary\\\": \\\"<why>\\\", \
+                   \\\"analysis_decision\\\": \\\"FAILURE\\\"}` (the wrong reason; `get_task` \
+                   explains)\",\"summary\":";
     assert!(
-        red.contains("NEEDS_ANALYSIS")
-            && at_answer.is_some()
-            && at_answer < at_output
-            && !red.contains("--analysis-decision"),
+        red.starts_with(opening) && !red.contains("--analysis-decision"),
         "{} bytes: {}",
         red.len(),
         &red[..red.len().min(3000)]
     );
+    assert!(red.find("verbose test line 99") > Some(opening.len()));
     assert!(red.len() < 24 * 1024, "{} bytes", red.len());
-    let (answered, error) = model.tool_result(4);
+    // The analysis briefing get_task gives then: its "Answer with exactly one of:" and both
+    // answers as tool calls come before the quoted output, in the first 2 KB.
+    let (briefing, error) = model.tool_result(4);
+    assert!(!error, "{briefing}");
+    let answer = briefing
+        .find("Answer with exactly one of:")
+        .expect("the answer instructions");
+    let failure = briefing
+        .find("\\\"analysis_decision\\\": \\\"FAILURE\\\"}")
+        .unwrap_or_else(|| panic!("{}", &briefing[..briefing.len().min(3000)]));
+    assert!(
+        answer < failure && failure < 2000 && Some(failure) < briefing.find("BEGIN OUTPUT"),
+        "{}",
+        &briefing[..briefing.len().min(3000)]
+    );
+    assert!(briefing.len() < 24 * 1024, "{} bytes", briefing.len());
+    let (answered, error) = model.tool_result(5);
     assert!(!error, "{answered}");
     assert_eq!(repo.state()["status"], "EXECUTING_TDD");
     let (asked, calls) = model.figures();
@@ -1721,4 +1737,252 @@ fn gemini_as_a_ticket_developer_under_run_reports_through_mcp_until_the_merge() 
         turns_of(&events, "turn").len(),
         roles.iter().filter(|r| **r == "developer").count()
     );
+}
+
+/// The environment `run` starts Codex or Gemini CLI in, against `model`, from an empty home
+/// of its own (kept alive by the returned directory).
+fn offline_env(agent: &str, model: &FakeModel) -> (tempfile::TempDir, Vec<(String, String)>) {
+    if agent == "codex" {
+        let home = codex_home(model);
+        let env = vec![
+            ("CODEX_HOME".into(), home.path().display().to_string()),
+            ("FAKE_KEY".into(), "dummy".into()),
+        ];
+        (home, env)
+    } else {
+        let home = gemini_home();
+        let env = vec![
+            ("HOME".into(), home.path().display().to_string()),
+            (
+                "GOOGLE_GEMINI_BASE_URL".into(),
+                format!("http://127.0.0.1:{}", model.port),
+            ),
+            ("GEMINI_API_KEY".into(), "dummy".into()),
+        ];
+        (home, env)
+    }
+}
+
+/// A tool call and a shell command in `agent`'s naming (Codex or Gemini CLI).
+fn tool_of(agent: &str) -> impl Fn(&str, Value) -> Value + use<> {
+    let codex = agent == "codex";
+    move |name, input| {
+        if codex {
+            json!([{"tool_use": {"namespace": "mcp__orchestrate", "name": name, "input": input}}])
+        } else {
+            json!([{"tool_use": {"name": format!("mcp_orchestrate_{name}"), "input": input}}])
+        }
+    }
+}
+
+fn shell_of(agent: &str) -> impl Fn(&str) -> Value + use<> {
+    let codex = agent == "codex";
+    move |command| {
+        if codex {
+            json!([{"tool_use": {"name": "exec_command", "input": {"cmd": command}}}])
+        } else {
+            json!([{"tool_use": {"name": "run_shell_command", "input": {"command": command}}}])
+        }
+    }
+}
+
+/// A whole one-task PR under `git orchestrate run --agent AGENT`, from an empty home in a
+/// project the client never trusted: plan, RED and its analysis, GREEN, checkpoint, squash and
+/// master plan through the MCP tools, the merge, and `no_pr_left`, which ends the run idle.
+/// The agent stops twice on the way (`max_stop_blocks = 1`: one blocked stop, then it may),
+/// so the PR takes three turns of one session, which `run` resumes each time (Gemini CLI
+/// takes some 10 s a turn).
+fn whole_pr_under_run(agent: &str, cli: &Path) {
+    let repo = TestRepo::with_config(&format!("{CONFIG}\n[agent]\nmax_stop_blocks = 1\n"));
+    repo.run(&["init", "--agent", agent]).expect(0);
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", &format!("chore: wire {agent}")]);
+    let main_before = repo.git(&["rev-parse", "main"]);
+    let plan: Value = serde_json::from_str(&one_task_plan("feat: Add numbers", "add.sh")).unwrap();
+    let tool = tool_of(agent);
+    let pr = pr_over_mcp(&plan, &tool, shell_of(agent));
+    let mut script = Vec::new();
+    for (i, turn) in pr.as_array().unwrap().iter().enumerate() {
+        // The last turn said "Merged.": instead, nothing is left, and then it stops.
+        if i == 13 {
+            script.push(tool(
+                "submit_work",
+                json!({"summary": "every PR is done", "no_pr_left": true}),
+            ));
+            script.push(say("Nothing is left."));
+            break;
+        }
+        script.push(turn.clone());
+        // After the RED analysis and after the squash: a stop (blocked), and a stop again
+        // (let go), which ends the run's turn.
+        if [4, 9].contains(&i) {
+            script.push(say("Pausing here."));
+            script.push(say("Stopping."));
+        }
+    }
+    let model = FakeModel::start(json!(script));
+    let (_home, env) = offline_env(agent, &model);
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let (code, events) = run_driver(&repo, agent, cli, &env, &[]);
+    assert_eq!(code, 0, "{agent}: {events:#?}");
+    assert_eq!(
+        events.last().unwrap()["outcome"],
+        "idle",
+        "{agent}: {events:#?}"
+    );
+    assert_eq!(
+        turns_of(&events, "progressed"),
+        [&json!(true); 3],
+        "{agent}: {events:#?}"
+    );
+    // One session, resumed turn after turn.
+    let sessions: Vec<&Value> = turns_of(&events, "session");
+    assert_eq!(
+        sessions,
+        [&json!("fresh"), &json!("same"), &json!("same")],
+        "{agent}"
+    );
+    let ids = turns_of(&events, "session_id");
+    assert!(
+        ids.iter().all(|id| *id == ids[0] && id.is_string()),
+        "{agent}: {ids:?}"
+    );
+    merged_one_squash(&repo, &main_before);
+    assert_eq!(
+        repo.run(&["get-task", "--json"]).expect(0).json()["idle"],
+        true
+    );
+    repo.run(&["audit"]).expect(0);
+    let seen = serde_json::to_string(&model.requests()).unwrap();
+    assert!(
+        !seen.contains("Command injection"),
+        "{agent}: no shell line refused"
+    );
+    let (asked, calls) = model.figures();
+    eprintln!(
+        "figures: {agent}, a whole PR under run: {} run turns, {asked} model turns, {calls} tool calls",
+        turns_of(&events, "turn").len()
+    );
+}
+
+#[test]
+fn run_with_codex_works_a_whole_pr_over_mcp_to_the_merge() {
+    let Some(codex) = codex_bin() else { return };
+    whole_pr_under_run("codex", &codex);
+}
+
+#[test]
+fn run_with_gemini_works_a_whole_pr_over_mcp_to_the_merge() {
+    let Some(gemini) = gemini_bin() else { return };
+    whole_pr_under_run("gemini", &gemini);
+}
+
+/// A ticket whose manager is the real Codex or Gemini CLI under `git orchestrate run` (the
+/// developer a scripted agent): each manager turn is a session of its own, briefed as the
+/// manager, and acts only through the manager's MCP tools: it assigns the subtask, then
+/// verifies the developer's report and completes the ticket, which merges it.
+fn ticket_manager_under_run(agent: &str, cli: &Path) {
+    let repo = TestRepo::with_config(
+        "main_branch = \"main\"\n[[preflight]]\nname = \"tests\"\n\
+         command = \"sh run_tests.sh && if [ -e test_hello.sh ]; then sh test_hello.sh; fi\"\n",
+    );
+    repo.run(&["init", "--agent", agent]).expect(0);
+    let exclude = repo.path.join(".git/info/exclude");
+    let mut text = std::fs::read_to_string(&exclude).unwrap_or_default();
+    text.push_str(&format!(".{agent}/\n"));
+    std::fs::write(&exclude, text).unwrap();
+    repo.run(&["ticket", "new", "--title", "Say hello"])
+        .expect(0);
+    let tool = tool_of(agent);
+    let model = FakeModel::start_by_prompt(json!([
+        {"match": "## Report of S1", "turns": [
+            tool("update_subtask", json!({"status": "complete", "notes": "hello.sh says hi, as assigned"})),
+            tool("complete_ticket", json!({"summary": "hello.sh says hi"})),
+            say("The ticket is done."),
+        ]},
+        {"match": "(none yet: break the ticket", "turns": [
+            tool("assign_to_developer", json!({
+                "mode": "implementation", "goal": "hello.sh prints hi",
+                "filesToModify": ["hello.sh", "test_hello.sh"],
+                "acceptanceCriteria": ["sh hello.sh prints hi"]
+            })),
+            say("Assigned."),
+        ]},
+    ]));
+    let (_home, env) = offline_env(agent, &model);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents/ticket_agent.py");
+    let log = repo.path.parent().unwrap().join(format!(
+        "roles-{}.log",
+        repo.path.file_name().unwrap().to_string_lossy()
+    ));
+    let mut cmd = repo.command(
+        BIN,
+        [
+            "--json",
+            "run",
+            "--manager-agent",
+            agent,
+            "--",
+            "python3",
+            script.to_str().unwrap(),
+        ],
+    );
+    cmd.env("PATH", path_with(cli)).env("ROLE_LOG", &log);
+    for (key, value) in &env {
+        cmd.env(key, value);
+    }
+    let out = run_agent(cmd);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let events: Vec<Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON event"))
+        .collect();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{agent}: {events:#?}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let end = events.last().unwrap();
+    assert_eq!(
+        (&end["outcome"], &end["state"]),
+        (&json!("done"), &json!("TICKET_DONE")),
+        "{agent}: {events:#?}"
+    );
+    let roles: Vec<&str> = turns_of(&events, "role")
+        .iter()
+        .map(|r| r.as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["manager", "developer", "manager"], "{agent}");
+    assert!(turns_of(&events, "progressed").iter().all(|p| **p == true));
+    let ids = turns_of(&events, "session_id");
+    assert!(ids[0].is_string() && ids[0] != ids[2], "{agent}: {ids:?}");
+    // The manager's tools answered without an error.
+    let seen = serde_json::to_string(&model.requests()).unwrap();
+    assert!(
+        !seen.contains("no role"),
+        "{agent}: the server had the role"
+    );
+    assert_eq!(repo.git(&["show", "main:hello.sh"]), "echo hi\n");
+    let ticket = repo.run(&["--json", "ticket", "show"]).expect(0).json();
+    assert_eq!(ticket["state"], "TICKET_DONE", "{ticket:#}");
+    let (asked, calls) = model.figures();
+    eprintln!(
+        "figures: {agent}, a ticket's manager (the developer scripted) under run: {} run turns \
+         ({} of them {agent}'s), {asked} model turns, {calls} tool calls",
+        turns_of(&events, "turn").len(),
+        roles.iter().filter(|r| **r == "manager").count()
+    );
+}
+
+#[test]
+fn codex_as_a_ticket_manager_under_run_assigns_verifies_and_merges_through_mcp() {
+    let Some(codex) = codex_bin() else { return };
+    ticket_manager_under_run("codex", &codex);
+}
+
+#[test]
+fn gemini_as_a_ticket_manager_under_run_assigns_verifies_and_merges_through_mcp() {
+    let Some(gemini) = gemini_bin() else { return };
+    ticket_manager_under_run("gemini", &gemini);
 }

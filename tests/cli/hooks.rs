@@ -524,10 +524,36 @@ fn hook_managers_are_detected_and_their_files_are_left_alone() {
     assert!(
         std::fs::read_to_string(repo.path.join(".husky/commit-msg"))
             .unwrap()
-            .contains("then git-orchestrate hook commit-msg \"$1\"; fi")
+            .contains("then \"$git_orchestrate\" hook commit-msg \"$1\"; else echo")
     );
     repo.run(&["hooks", "uninstall"]).expect(0);
     assert!(!repo.path.join(".husky/commit-msg").exists());
+
+    // An entry of an older version, which ran a bare git-orchestrate, is written again as
+    // it is now; the user's line stays, and a second install changes nothing.
+    repo.write(
+        ".husky/commit-msg",
+        "npx commitlint --edit \"$1\"\n# >>> git-orchestrate >>>\nif grep -qi checkpoint \"$1\"; \
+         then git-orchestrate hook commit-msg \"$1\"; fi\n# <<< git-orchestrate <<<\n",
+    );
+    repo.run(&["hooks", "install"]).expect(0);
+    let upgraded = std::fs::read_to_string(repo.path.join(".husky/commit-msg")).unwrap();
+    assert!(
+        upgraded.starts_with("npx commitlint --edit \"$1\"\n# >>> git-orchestrate >>>\n")
+            && upgraded.contains("then \"$git_orchestrate\" hook commit-msg \"$1\"; else echo")
+            && upgraded.matches("# >>> git-orchestrate >>>").count() == 1,
+        "{upgraded}"
+    );
+    repo.run(&["hooks", "install"]).expect(0);
+    assert_eq!(
+        std::fs::read_to_string(repo.path.join(".husky/commit-msg")).unwrap(),
+        upgraded
+    );
+    repo.run(&["hooks", "uninstall"]).expect(0);
+    assert_eq!(
+        std::fs::read_to_string(repo.path.join(".husky/commit-msg")).unwrap(),
+        "npx commitlint --edit \"$1\"\n"
+    );
 
     // A pre-commit hook file without a pre-commit configuration: that hook is left alone.
 

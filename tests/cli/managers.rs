@@ -432,6 +432,124 @@ fn husky_runs_our_hooks_beside_the_users() {
     exercise("husky");
 }
 
+/// Through `manager`, with `git-orchestrate` not on the PATH git runs the hooks with (an
+/// agent's login shell, a GUI's git): the entries run the binary `hooks install` recorded; with
+/// no binary there either, a checkpoint commit and a push are refused, saying why, while an
+/// ordinary commit goes through.
+fn without_path(manager: &str) {
+    let Some(bin) = tool(manager) else { return };
+    let (repo, _, env) = repo_with(manager, &bin);
+    run_in(&repo, &env, BIN, &["hooks", "install"]).expect(0);
+    // git, sh and the manager, but no git-orchestrate.
+    let ours = Path::new(BIN).parent().unwrap().to_path_buf();
+    let path = std::env::join_paths(
+        std::iter::once(bin.clone()).chain(
+            std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+                .filter(|dir| *dir != ours && !dir.join("git-orchestrate").exists()),
+        ),
+    )
+    .unwrap()
+    .into_string()
+    .unwrap();
+    let env: Vec<(String, String)> = env
+        .into_iter()
+        .map(|(k, v)| {
+            if k == "PATH" {
+                (k, path.clone())
+            } else {
+                (k, v)
+            }
+        })
+        .collect();
+    let git = |args: &[&str]| run_in(&repo, &env, "git", args);
+    assert_ne!(
+        run_in(&repo, &env, "sh", &["-c", "command -v git-orchestrate"]).code,
+        0,
+        "{manager}: git-orchestrate is off PATH"
+    );
+    repo.write("a.txt", "a\n");
+    git(&["add", "-A"]).expect(0);
+    git(&["commit", "-q", "-m", "chore: git-orchestrate's hooks"]).expect(0);
+
+    // Found where it was recorded: the checkpoint is verified and noted.
+    repo.write("b.txt", "b\n");
+    git(&["add", "b.txt"]).expect(0);
+    let passed = git(&["commit", "-q", "-m", "checkpoint: add b"]);
+    passed.expect(0);
+    let note = git(&["notes", "--ref=orchestrator", "show", "HEAD"]);
+    assert!(
+        note.stdout.contains("\"kind\":\"checkpoint\""),
+        "{manager}: noted\n{}{}",
+        note.stdout,
+        passed.stderr
+    );
+
+    let binary_check = || {
+        let doctor = run_in(&repo, &env, BIN, &["doctor", "--json"]).json();
+        doctor["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["check"] == "hooks binary")
+            .cloned()
+            .unwrap_or_else(|| panic!("{manager}: no hooks binary check: {doctor:#}"))
+    };
+    assert_eq!(
+        binary_check()["message"],
+        format!("the hooks run {BIN} where git-orchestrate is not on PATH"),
+        "{manager}"
+    );
+
+    // Not there either: refused, nothing committed, and said why.
+    let record = repo.path.join(".git/orchestrator/binary");
+    std::fs::write(&record, "/nonexistent/git-orchestrate").unwrap();
+    assert_eq!(binary_check()["level"], "error", "{manager}");
+    repo.write("c.txt", "c\n");
+    git(&["add", "c.txt"]).expect(0);
+    let head = git(&["rev-parse", "HEAD"]).stdout;
+    let refused = git(&["commit", "-q", "-m", "checkpoint: add c"]);
+    assert_ne!(refused.code, 0, "{manager}: refused");
+    let said = format!("{}{}", refused.stdout, refused.stderr);
+    assert!(
+        said.contains(
+            "git-orchestrate is not on PATH, nor where git orchestrate hooks install recorded it \
+             (/nonexistent/git-orchestrate), so this checkpoint commit cannot be verified and is \
+             refused"
+        ),
+        "{manager}: {said}"
+    );
+    assert_eq!(git(&["rev-parse", "HEAD"]).stdout, head, "{manager}");
+    // An ordinary commit does not need the binary.
+    git(&["commit", "-q", "-m", "feat: add c"]).expect(0);
+    let remote = repo.path.with_extension("remote.git");
+    git(&["init", "-q", "--bare", remote.to_str().unwrap()]).expect(0);
+    git(&["remote", "add", "origin", remote.to_str().unwrap()]).expect(0);
+    let pushed = git(&["push", "-q", "origin", "main"]);
+    assert_ne!(pushed.code, 0, "{manager}: the push is refused");
+    let said = format!("{}{}", pushed.stdout, pushed.stderr);
+    assert!(
+        said.contains(
+            "so the checkpoint commits of this push cannot be checked: the push is refused"
+        ),
+        "{manager}: {said}"
+    );
+}
+
+#[test]
+fn pre_commit_runs_the_recorded_binary_off_path_and_refuses_without_it() {
+    without_path("pre-commit");
+}
+
+#[test]
+fn lefthook_runs_the_recorded_binary_off_path_and_refuses_without_it() {
+    without_path("lefthook");
+}
+
+#[test]
+fn husky_runs_the_recorded_binary_off_path_and_refuses_without_it() {
+    without_path("husky");
+}
+
 #[test]
 fn a_configuration_with_crlf_line_ends_keeps_them_and_comes_back_byte_for_byte() {
     // No manager on PATH is needed: the configuration is edited either way.

@@ -612,6 +612,27 @@ fn a_long_red_output_leaves_the_analysis_instructions_first_in_a_small_result() 
         assert!(text(&result).len() <= 16 * 1024, "{}", text(&result).len());
         let result_len = serde_json::to_string(&structured(&result)).unwrap().len();
         assert!(result_len <= 16 * 1024, "{result_len} bytes");
+        // The result itself says how to answer first: in its text (Codex, Gemini CLI) right
+        // under the headline, and in its structured content (Claude Code) right after status.
+        let said = text(&result);
+        let lines: Vec<&str> = said.lines().take(2).collect();
+        assert!(
+            lines[0].starts_with("NEEDS_ANALYSIS: ")
+                && lines[1].starts_with(
+                    "state: EXECUTING_TDD · next: judge why the RED test failed, then answer with \
+                     exactly one of `submit_work {\"summary\": \"<why>\", \"analysis_decision\": \
+                     \"SUCCESS\"}`"
+                ),
+            "{said}"
+        );
+        let keys: Vec<String> = structured(&result)
+            .as_object()
+            .unwrap()
+            .keys()
+            .take(3)
+            .cloned()
+            .collect();
+        assert_eq!(keys, ["schema", "status", "next"]);
         // The analysis briefing that follows: its instructions ahead of the output, all of it
         // under 16 KiB (Claude Code shows a larger result as a 2 KB preview of a file), the
         // output cut to its end, and where all of it is.

@@ -289,6 +289,10 @@ fn managed_hooks(
     checks: &mut Vec<Check>,
 ) -> Result<(), EngineError> {
     let configured = crate::hooks::managed::configured(&session.git, manager).unwrap_or(false);
+    // The manager's entries, like the shims, run the recorded binary off PATH.
+    if configured {
+        checks.push(recorded_binary(session));
+    }
     for name in crate::hooks::NAMES {
         let check_name = format!("hook {name}");
         if !configured {
