@@ -153,7 +153,7 @@ fn the_board_shows_every_workflow_its_claim_its_worktree_and_the_free_prs() {
             "branch": "feat/add-numbers",
             "step": {"id": "1.1", "task": "add", "type": "RED", "description": "test add"},
             "subtask": null,
-            "attempt": 0,
+            "debugging_attempt": 0,
             "progress": {"done": 0, "total": 5},
             "claim": {
                 "slug": "pr-1-feat-add-numbers",
@@ -183,7 +183,7 @@ fn the_board_shows_every_workflow_its_claim_its_worktree_and_the_free_prs() {
                     {"name": "INITIALIZING", "seconds": 0},
                     {"name": "CREATING_BRANCH", "seconds": 0}
                 ],
-                "attempts": 0,
+                "failed_attempts": 0,
                 "turns": null,
                 "turns_reporting": null,
                 "tokens": null,
@@ -196,13 +196,14 @@ fn the_board_shows_every_workflow_its_claim_its_worktree_and_the_free_prs() {
                         {"name": "INITIALIZING", "seconds": 0},
                         {"name": "CREATING_BRANCH", "seconds": 0}
                     ],
-                    "attempts": 0,
+                    "failed_attempts": 0,
                     "turns": null,
                     "turns_reporting": null,
                     "tokens": null,
                     "cost_usd": null
                 }]
-            }
+            },
+            "gate": null
         })
     );
 
@@ -538,7 +539,7 @@ fn the_ledger_of_a_workflow_driven_by_hand_has_its_times_and_no_turns() {
                 {"name": "CREATING_BRANCH", "seconds": 120},
                 {"name": "1.1", "seconds": 720}
             ],
-            "attempts": 1,
+            "failed_attempts": 1,
             "turns": null,
             "turns_reporting": null,
             "tokens": null,
@@ -552,7 +553,7 @@ fn the_ledger_of_a_workflow_driven_by_hand_has_its_times_and_no_turns() {
                     {"name": "CREATING_BRANCH", "seconds": 120},
                     {"name": "1.1", "seconds": 720}
                 ],
-                "attempts": 1,
+                "failed_attempts": 1,
                 "turns": null,
                 "turns_reporting": null,
                 "tokens": null,
@@ -561,4 +562,105 @@ fn the_ledger_of_a_workflow_driven_by_hand_has_its_times_and_no_turns() {
         }),
         "{log}"
     );
+}
+
+/// A halt waits for `resume`: the board gives the exact command, and where the PR's pinned
+/// configuration requires a signed answer, the commands that sign it (docs/humans.md).
+#[test]
+fn a_halt_shows_the_command_that_answers_it_and_how_to_sign_it_where_required() {
+    for (config, required) in [
+        (crate::support::CONFIG.to_string(), false),
+        (
+            format!(
+                "{}\n[human]\nrequire = \"signature\"\n",
+                crate::support::CONFIG
+            ),
+            true,
+        ),
+    ] {
+        let repo = TestRepo::with_config(&config);
+        repo.submit_plan(PLAN).expect(0);
+        repo.run(&["get-task"]).expect(0);
+        repo.run(&[
+            "submit-work",
+            "--summary",
+            "stuck",
+            "--contradiction",
+            "the plan contradicts the tests",
+        ])
+        .expect(10);
+        let out = board(&repo, &["--json"]);
+        out.expect(0);
+        let gate = &out.json()["workflows"][0]["gate"];
+        let signing = if required {
+            json!({
+                "answer": "resume",
+                "command": "git orchestrate --workflow main resume",
+                "signature_required": true,
+                "sign_command": "git orchestrate --workflow main resume --sign-key KEY",
+                "sign_elsewhere": [
+                    "git orchestrate --workflow main resume --print-payload > answer",
+                    "ssh-keygen -Y sign -n git-orchestrate -f KEY answer",
+                    "git orchestrate --workflow main resume --signature answer.sig"
+                ]
+            })
+        } else {
+            json!({
+                "answer": "resume",
+                "command": "git orchestrate --workflow main resume",
+                "signature_required": false,
+                "sign_command": null,
+                "sign_elsewhere": []
+            })
+        };
+        assert_eq!(gate, &signing);
+        let text = board(&repo, &[]);
+        text.expect(0)
+            .says("  main: waits for a human: git orchestrate --workflow main resume");
+        let signed = "  main: signed (KEY: your SSH key): git orchestrate --workflow main resume --sign-key KEY";
+        assert_eq!(text.stdout.contains(signed), required, "{}", text.stdout);
+    }
+}
+
+/// `board --timeline NAME` of a workflow nobody has: a clear error, nothing changed.
+#[test]
+fn the_timeline_of_an_unknown_workflow_is_refused() {
+    let repo = TestRepo::new();
+    let out = board(&repo, &["--timeline", "nosuch"]);
+    out.expect(2);
+    assert!(
+        out.stderr
+            .contains("there is no workflow \"nosuch\" here or on the remote as last fetched"),
+        "{}",
+        out.stderr
+    );
+}
+
+/// The timeline of a workflow driven by hand: every transition in order, each test run's
+/// verdict, and the debugging attempt a failure starts, as text and as JSON.
+#[test]
+fn the_timeline_lists_each_transition_and_its_test_verdicts() {
+    let repo = TestRepo::at_first_step();
+    repo.submit_test("sh test_add.sh", Some("FAIL")).expect(3);
+    let out = board(&repo, &["--timeline", "main", "--json"]);
+    out.expect(0);
+    let j = out.json();
+    let events: Vec<&str> = j["entries"]
+        .as_array()
+        .expect("entries")
+        .iter()
+        .map(|e| e["event"].as_str().expect("event"))
+        .collect();
+    assert_eq!(events, ["create", "plan", "branch", "test"]);
+    assert_eq!(j["total"], 4);
+    assert_eq!(j["truncated"], false);
+    let test = &j["entries"][3]["test"];
+    assert_eq!(test["kind"], "RED");
+    assert_eq!(test["expectation"], "FAIL");
+    assert_eq!(test["exit"], "exit 1");
+    assert_eq!(test["met"], true);
+    let text = board(&repo, &["--timeline", "main"]);
+    text.expect(0)
+        .says("timeline of workflow main (local copy): 4 transition(s)")
+        .says("    RED run, expected FAIL: `sh test_add.sh` exit 1 (as expected)");
 }
