@@ -41,6 +41,15 @@ impl Store {
             .join(format!("{}.turn.json", safe_file_name(&self.workflow)))
     }
 
+    /// How far the Stop hook has read an agent session's transcript, for a session run by
+    /// hand (`session` is the client's, made safe for a file).
+    pub fn transcript_mark_file(&self, session: &str) -> PathBuf {
+        self.repo
+            .common_dir()
+            .join("orchestrator/run/transcripts")
+            .join(safe_file_name(session))
+    }
+
     /// `refs/orchestrator/runs/<workflow>`: one commit per turn of `git orchestrate run`.
     pub fn run_ref_name(&self) -> String {
         format!("{RUNS}{}", self.workflow)
