@@ -1872,7 +1872,7 @@ fn serve_bench(dir: &Path) {
         page.as_secs_f64() * 1e3,
         blank.as_secs_f64() * 1e3,
         drawn.as_secs_f64() * 1e3,
-        if drawn < Duration::from_secs(1) && cards == BOARD_WORKFLOWS {
+        if drawn < Duration::from_secs(1) && cards > BOARD_WORKFLOWS {
             "met"
         } else {
             "NOT MET"

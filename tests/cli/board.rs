@@ -829,3 +829,56 @@ fn a_transcript_without_usage_or_hostile_is_never_guessed() {
     }
     assert_eq!(ledger_figures(&repo)["turns"], 1);
 }
+
+/// The run records travel: `sync` pushes this clone's (through the server hook, over a real
+/// `git daemon`) and another clone's `sync` adopts them, so its ledger shows the same turns.
+#[test]
+fn sync_carries_the_run_records_through_the_server_hook_to_another_clone() {
+    let a = TestRepo::at_first_step();
+    let server = crate::landing::Server::start(&a);
+    a.git(&["remote", "add", "origin", &server.url()]);
+    a.git_run(&[
+        "push",
+        "--quiet",
+        "--no-verify",
+        "origin",
+        "main",
+        crate::support::REF,
+    ])
+    .expect(0);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let transcript = dir.path().join("s-1.jsonl");
+    std::fs::write(
+        &transcript,
+        assistant_line("msg_a", "text", Some((10, 0, 90, 7))),
+    )
+    .expect("write the transcript");
+    stop_hook(&a, &transcript).expect(0);
+    let ours = rev(&a, "refs/orchestrator/runs/main");
+    a.run(&["sync"]).expect(0);
+    assert_eq!(
+        server.rev(&a, "refs/orchestrator/runs/main").as_deref(),
+        Some(ours.as_str()),
+        "the server's hook accepted the run record"
+    );
+
+    let b = TestRepo::clone_of(Path::new(&server.url()));
+    b.run(&["sync"]).expect(0);
+    assert_eq!(rev(&b, "refs/orchestrator/runs/main"), ours);
+    let figures = json!({"turns": 1, "turns_reporting": 1,
+                         "tokens": {"input": 100, "output": 7}, "cost_usd": null});
+    assert_eq!(ledger_figures(&a), figures);
+    assert_eq!(ledger_figures(&b), figures);
+
+    // B's turn goes back the same way; A moves forward to it.
+    let more = dir.path().join("s-2.jsonl");
+    std::fs::write(&more, assistant_line("msg_b", "text", Some((1, 0, 0, 1)))).expect("write");
+    stop_hook_of(&b, "s-2", &more).expect(0);
+    b.run(&["sync"]).expect(0);
+    a.run(&["sync"]).expect(0);
+    assert_eq!(
+        rev(&a, "refs/orchestrator/runs/main"),
+        rev(&b, "refs/orchestrator/runs/main")
+    );
+    assert_eq!(ledger_figures(&a)["turns"], 2);
+}
