@@ -680,6 +680,21 @@ fn board_serve_page_follows_a_ref_that_moves_without_a_reload() {
     );
 }
 
+/// The (source, status) of each attestation a timeline entry lists.
+fn check_entry_attestations(entry: &serde_json::Value) -> Vec<(String, String)> {
+    entry["attestations"]
+        .as_array()
+        .expect("attestations")
+        .iter()
+        .map(|a| {
+            (
+                a["source"].as_str().unwrap_or_default().to_string(),
+                a["status"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
+}
+
 /// The repository `git orchestrate demo` leaves: one PR driven through RED, GREEN,
 /// debugging, a scope reduction, an escalation and its answer, two review rounds, the squash
 /// and the merge.
@@ -695,6 +710,36 @@ fn demo_repo() -> TestRepo {
 #[test]
 fn board_serve_timeline_in_headless_chromium_shows_every_transition_and_what_it_recorded() {
     let repo = demo_repo();
+    // Two attestation notes on the squashed commit, as a clone may hold them: an unsigned
+    // statement in this clone's notes, and markup that is no statement in the remote's.
+    let squashed = board(&repo, &["--timeline", "main", "--json"]).json()["entries"]
+        .as_array()
+        .expect("entries")
+        .iter()
+        .find_map(|e| e["squashed"].as_str().map(str::to_string))
+        .expect("a squash");
+    let statement = serde_json::json!({
+        "_type": "https://in-toto.io/Statement/v1",
+        "subject": [{"name": "commit", "digest": {"gitCommit": squashed}}],
+        "predicateType": "https://slsa.dev/verification_summary/v1",
+        "predicate": {"verificationResult": "PASSED"}
+    });
+    repo.git(&[
+        "notes",
+        "--ref=orchestrator-attest",
+        "add",
+        "-m",
+        &statement.to_string(),
+        &squashed,
+    ]);
+    repo.git(&[
+        "notes",
+        "--ref=remotes/origin/orchestrator-attest",
+        "add",
+        "-m",
+        "<script>alert(3)</script>",
+        &squashed,
+    ]);
     let cli = board(&repo, &["--timeline", "main", "--json"]);
     cli.expect(0);
     let timeline = cli.json();
@@ -788,7 +833,27 @@ fn board_serve_timeline_in_headless_chromium_shows_every_transition_and_what_it_
         ),
         "{view}"
     );
-    // Nothing signed an attestation here: none is shown, and none is made up.
-    assert!(!view.contains("attestation ("), "{view}");
+    // Each attestation note, judged as `verify` judges it: neither is signed by a listed
+    // verifier, so neither counts, and the markup is no statement.
+    let short = &squashed[..12];
+    assert_eq!(
+        check_entry_attestations(&squash),
+        [
+            ("local".to_string(), "unauthenticated".to_string()),
+            ("origin".to_string(), "unauthenticated".to_string())
+        ]
+    );
+    assert!(
+        view.contains(&format!(
+            r#"<p class="attestation unauthenticated">attestation (local) on {short}: UNAUTHENTICATED: an unsigned PASSED verdict: whoever can write this clone's notes could have written it</p>"#
+        )),
+        "{view}"
+    );
+    assert!(
+        view.contains(&format!(
+            r#"<p class="attestation unauthenticated">attestation (origin) on {short}: UNAUTHENTICATED: the note is not a statement: "#
+        )),
+        "{view}"
+    );
     assert_eq!(dom.matches("<script").count(), 1, "{dom}");
 }
