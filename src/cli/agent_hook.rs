@@ -168,7 +168,14 @@ fn guard(workflow: Option<&str>, input: &hook::HookInput) -> Result<Decision, En
 /// the client's own output. Best effort: what cannot be read is said on stderr, and the stop's
 /// answer stands.
 fn by_hand_usage(session: &Session, client: Client, agent_session: &str, input: &[u8]) {
-    if client != Client::Claude || std::env::var_os(engine::agent_hook::RUN_PROOF_VAR).is_some() {
+    // `run` sets both for its turns (src/engine/run.rs); either one means run records them.
+    let under_run = [
+        engine::agent_hook::RUN_PROOF_VAR,
+        "GIT_ORCHESTRATE_RUN_SESSION",
+    ]
+    .iter()
+    .any(|var| std::env::var_os(var).is_some());
+    if client != Client::Claude || under_run {
         return;
     }
     let path = serde_json::from_slice::<serde_json::Value>(input)

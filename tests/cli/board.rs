@@ -699,6 +699,11 @@ fn stop_hook(repo: &TestRepo, transcript: &Path) -> Run {
 
 /// [`stop_hook`] of agent session `session`.
 fn stop_hook_of(repo: &TestRepo, session: &str, transcript: &Path) -> Run {
+    stop_hook_with(repo, session, transcript, &[])
+}
+
+/// [`stop_hook_of`] with `env` set for the hook.
+fn stop_hook_with(repo: &TestRepo, session: &str, transcript: &Path, env: &[(&str, &str)]) -> Run {
     use std::io::Write;
     use std::process::Stdio;
     let input = json!({
@@ -709,6 +714,7 @@ fn stop_hook_of(repo: &TestRepo, session: &str, transcript: &Path) -> Run {
     let mut child = repo
         .command(crate::support::BIN, ["agent-hook", "claude", "stop"])
         .current_dir(&repo.path)
+        .envs(env.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -751,6 +757,10 @@ fn the_ledger_counts_the_tokens_an_agent_run_by_hand_used_from_its_transcript() 
     .concat();
     let half = &assistant_line("msg_c", "text", Some((1, 0, 0, 5)))[..40];
     std::fs::write(&transcript, format!("{first}{half}")).expect("write the transcript");
+    // Under `run`, the hook leaves the tokens to `run`, which reads them from the client.
+    for var in ["GIT_ORCHESTRATE_RUN_PROOF", "GIT_ORCHESTRATE_RUN_SESSION"] {
+        stop_hook_with(&repo, "under-run", &transcript, &[(var, "fresh")]).expect(0);
+    }
     assert_eq!(
         ledger_figures(&repo),
         json!({"turns": null, "turns_reporting": null, "tokens": null, "cost_usd": null})
