@@ -1668,6 +1668,291 @@ fn board_bench() {
             ratio(dispatched)
         );
     }
+    serve_bench(&dir);
+}
+
+/// Debian's Chromium, as the tests use it.
+fn chromium() -> Option<PathBuf> {
+    ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
+        .into_iter()
+        .map(PathBuf::from)
+        .find(|p| p.exists())
+}
+
+/// Headless Chromium on `url`, its profile in `profile`: `dump` dumps the DOM once the page
+/// is idle (its virtual clock run 1.5 s on), else it stays open until killed.
+fn chromium_at(browser: &Path, profile: &Path, url: &str, dump: bool) -> Command {
+    let mut cmd = Command::new(browser);
+    cmd.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+    ]);
+    if dump {
+        cmd.args(["--virtual-time-budget=1500", "--dump-dom"]);
+    } else {
+        cmd.arg("--remote-debugging-port=0");
+    }
+    cmd.arg(format!("--user-data-dir={}", profile.display()))
+        .arg(url)
+        .env("HOME", profile)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    cmd
+}
+
+/// A process's CPU time so far (user and system), in clock ticks, from /proc.
+fn cpu_ticks(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The fields after the command name (which may hold spaces) in parentheses.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let fields: Vec<&str> = rest.split(' ').collect();
+    // utime and stime: fields 14 and 15 of the line, 12 and 13 after the name.
+    Some(fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?)
+}
+
+/// When each request for a path reached the proxy, and when its answer was sent back.
+type Requests = std::sync::Arc<std::sync::Mutex<Vec<(String, Instant, Instant)>>>;
+
+/// A proxy to the board's server that notes each request: one connection per request, its
+/// `Host` made the server's (as the tests' proxy in tests/cli/board_serve.rs).
+fn logging_proxy(server: u16) -> (u16, Requests) {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind the proxy");
+    let port = listener.local_addr().expect("proxy address").port();
+    let log: Requests = Default::default();
+    let shared = log.clone();
+    std::thread::spawn(move || {
+        for client in listener.incoming().flatten() {
+            let log = shared.clone();
+            std::thread::spawn(move || {
+                let mut client = client;
+                let Ok(clone) = client.try_clone() else {
+                    return;
+                };
+                let mut reader = BufReader::new(clone);
+                let mut head = Vec::new();
+                loop {
+                    let mut line = String::new();
+                    match reader.read_line(&mut line) {
+                        Ok(0) | Err(_) => return,
+                        Ok(_) if line == "\r\n" => break,
+                        Ok(_) => head.push(line.trim_end().to_string()),
+                    }
+                }
+                let Some(first) = head.first().cloned() else {
+                    return;
+                };
+                let start = Instant::now();
+                let path = first.split(' ').nth(1).unwrap_or_default().to_string();
+                let mut request =
+                    format!("{first}\r\nHost: 127.0.0.1:{server}\r\nConnection: close\r\n");
+                for line in &head[1..] {
+                    let name = line
+                        .split(':')
+                        .next()
+                        .unwrap_or_default()
+                        .to_ascii_lowercase();
+                    if name != "host" && name != "connection" {
+                        request.push_str(line);
+                        request.push_str("\r\n");
+                    }
+                }
+                request.push_str("\r\n");
+                let Ok(mut upstream) = std::net::TcpStream::connect(("127.0.0.1", server)) else {
+                    return;
+                };
+                let _ = upstream.write_all(request.as_bytes());
+                let mut answer = Vec::new();
+                let _ = upstream.read_to_end(&mut answer);
+                let _ = client.write_all(&answer);
+                let _ = client.shutdown(std::net::Shutdown::Both);
+                if let Ok(mut log) = log.lock() {
+                    log.push((path, start, Instant::now()));
+                }
+            });
+        }
+    });
+    (port, log)
+}
+
+/// `board --serve` on the board bench's repository: the page with its 100 workflows in
+/// headless Chromium, from the first byte to the board drawn (bar: < 1 s); how soon a ref
+/// that moves reaches an open page (bar: within 2 s); and the server's CPU with no page open
+/// (bar: < 1 %), from /proc over 10 s.
+fn serve_bench(dir: &Path) {
+    use std::io::{BufRead, BufReader};
+    let mut server = command(BIN, dir)
+        .args(["board", "--serve"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("board --serve");
+    let mut line = String::new();
+    BufReader::new(server.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("the URL");
+    let url = line
+        .trim()
+        .trim_start_matches("board: serving ")
+        .to_string();
+    let port: u16 = url
+        .trim_start_matches("http://127.0.0.1:")
+        .trim_end_matches('/')
+        .parse()
+        .expect("a port");
+    println!("board --serve with {BOARD_WORKFLOWS} workflows:");
+
+    // Idle: nobody looks.
+    let ticks_per_s = Command::new("getconf")
+        .arg("CLK_TCK")
+        .output()
+        .ok()
+        .and_then(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .trim()
+                .parse::<f64>()
+                .ok()
+        })
+        .unwrap_or(100.0);
+    let before = cpu_ticks(server.id());
+    let idle = Duration::from_secs(10);
+    std::thread::sleep(idle);
+    match (before, cpu_ticks(server.id())) {
+        (Some(a), Some(b)) => {
+            let share = (b - a) as f64 / ticks_per_s / idle.as_secs_f64() * 100.0;
+            println!(
+                "  idle CPU with no page open: {share:.2} % over {} s ({} tick(s))   (bar: < 1 %: {})",
+                idle.as_secs(),
+                b - a,
+                if share < 1.0 { "met" } else { "NOT MET" }
+            );
+        }
+        _ => println!("  idle CPU: /proc/<pid>/stat cannot be read here"),
+    }
+
+    let Some(browser) = chromium() else {
+        println!("  page load and update: chromium is not installed (apt-get install chromium)");
+        let _ = server.kill();
+        let _ = server.wait();
+        return;
+    };
+    // The page, from the first byte to the board drawn: Chromium's wall time to dump the
+    // page's DOM once the board is on it, less its wall time to dump a blank page (its own
+    // start and end), median of 7 interleaved runs each.
+    let dump = |target: &str| {
+        let profile = tempfile::tempdir().expect("profile");
+        let start = Instant::now();
+        let out = chromium_at(&browser, profile.path(), target, true)
+            .output()
+            .expect("chromium");
+        (
+            start.elapsed(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    let (mut page, mut blank) = (Vec::new(), Vec::new());
+    let mut cards = 0;
+    for _ in 0..7 {
+        let (took, dom) = dump(&url);
+        cards = dom.matches("<article class=\"card").count();
+        page.push(took);
+        blank.push(dump("data:text/html,<p>blank</p>").0);
+    }
+    let (page, blank) = (median(page), median(blank));
+    let drawn = page.saturating_sub(blank);
+    println!(
+        "  the page in headless Chromium, {cards} cards drawn: {:.0} ms to dump it, {:.0} ms a blank page: {:.0} ms first byte to board drawn   (bar: < 1 s: {})",
+        page.as_secs_f64() * 1e3,
+        blank.as_secs_f64() * 1e3,
+        drawn.as_secs_f64() * 1e3,
+        if drawn < Duration::from_secs(1) && cards > BOARD_WORKFLOWS {
+            "met"
+        } else {
+            "NOT MET"
+        }
+    );
+
+    // An open page, polling; a workflow moves (a plan accepted): how long until the page has
+    // the new board (its /board.json answered), median of 5 moves.
+    let (proxy, log) = logging_proxy(port);
+    let profile = tempfile::tempdir().expect("profile");
+    let mut open = chromium_at(
+        &browser,
+        profile.path(),
+        &format!("http://127.0.0.1:{proxy}/"),
+        false,
+    )
+    .spawn()
+    .expect("chromium");
+    let boards = |since: Instant| -> Option<Instant> {
+        log.lock()
+            .ok()?
+            .iter()
+            .filter(|(path, start, _)| path.starts_with("/board.json") && *start >= since)
+            .map(|(_, _, end)| *end)
+            .next()
+    };
+    let opened = Instant::now();
+    while boards(opened).is_none() && opened.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let plans = tempfile::tempdir().expect("plans");
+    let mut updates = Vec::new();
+    for n in 0..5 {
+        std::thread::sleep(Duration::from_millis(1500));
+        let plan = plans.path().join(format!("{n}.json"));
+        std::fs::write(&plan, board_plan(n)).expect("plan");
+        let workflow = format!("w{n:03}");
+        let code = orchestrate(
+            dir,
+            &[
+                "--workflow",
+                &workflow,
+                "submit-work",
+                "-s",
+                "plan",
+                "--plan",
+                plan.to_str().expect("utf-8"),
+            ],
+        );
+        assert_eq!(code, 0, "{workflow} plans");
+        let moved = Instant::now();
+        while boards(moved).is_none() && moved.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        if let Some(at) = boards(moved) {
+            updates.push(at.duration_since(moved));
+        }
+    }
+    let _ = open.kill();
+    let _ = open.wait();
+    let _ = server.kill();
+    let _ = server.wait();
+    if updates.is_empty() {
+        println!(
+            "  a ref moved: the open page never fetched the board again   (bar: within 2 s: NOT MET)"
+        );
+        return;
+    }
+    let worst = updates.iter().max().copied().unwrap_or(Duration::MAX);
+    println!(
+        "  a ref moved to the new board in an open page (its /board.json answered): median {:.0} ms, worst {:.0} ms of {} moves   (bar: within 2 s: {})",
+        median(updates.clone()).as_secs_f64() * 1e3,
+        worst.as_secs_f64() * 1e3,
+        updates.len(),
+        if updates.len() == 5 && worst < Duration::from_secs(2) {
+            "met"
+        } else {
+            "NOT MET"
+        }
+    );
 }
 
 /// One claim's cost (bar: one push): a plan accepted in a clone of a bare remote (by path)

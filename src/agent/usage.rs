@@ -155,8 +155,116 @@ fn json_objects(text: &str) -> Vec<Value> {
         .collect()
 }
 
+/// What the new lines of a Claude Code transcript (its JSONL, whose assistant entries carry
+/// `message.usage`) say the model used since the last read.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TranscriptUsage {
+    /// The assistant messages counted (each once, though Claude Code writes one entry per
+    /// content block, each with the message's usage).
+    pub messages: u32,
+    /// Their usage, summed; `None` when none of them carried one.
+    pub usage: Option<Usage>,
+    /// The last message id counted, to count it once across reads.
+    pub last_message: Option<String>,
+}
+
+/// Reads `lines` of a Claude Code transcript, counting each assistant message once (by
+/// `message.id`; `seen` is the last one an earlier read counted). A line that is not such an
+/// entry, or whose usage is not whole counts, is skipped: never guessed. The cost is not in
+/// the transcript: it stays absent.
+pub fn claude_transcript<'a>(
+    lines: impl IntoIterator<Item = &'a [u8]>,
+    seen: Option<&str>,
+) -> TranscriptUsage {
+    let mut out = TranscriptUsage {
+        last_message: seen.map(str::to_string),
+        ..TranscriptUsage::default()
+    };
+    for line in lines {
+        let Ok(entry) = serde_json::from_slice::<Value>(line) else {
+            continue;
+        };
+        if entry["type"] != "assistant" {
+            continue;
+        }
+        let message = &entry["message"];
+        let Some(id) = message["id"].as_str() else {
+            continue;
+        };
+        if out.last_message.as_deref() == Some(id) {
+            continue;
+        }
+        out.last_message = Some(id.to_string());
+        out.messages = out.messages.saturating_add(1);
+        let usage = &message["usage"];
+        let (Some(fresh), Some(output)) = (
+            count(&usage["input_tokens"]),
+            count(&usage["output_tokens"]),
+        ) else {
+            continue;
+        };
+        let read = count(&usage["cache_read_input_tokens"]);
+        let Some(input) = fresh
+            .checked_add(count(&usage["cache_creation_input_tokens"]).unwrap_or(0))
+            .and_then(|n| n.checked_add(read.unwrap_or(0)))
+        else {
+            continue;
+        };
+        let sum = out.usage.get_or_insert(Usage {
+            input_tokens: 0,
+            output_tokens: 0,
+            cached_input_tokens: None,
+            cost_usd: None,
+        });
+        sum.input_tokens = sum.input_tokens.saturating_add(input);
+        sum.output_tokens = sum.output_tokens.saturating_add(output);
+        if let Some(read) = read {
+            sum.cached_input_tokens =
+                Some(sum.cached_input_tokens.unwrap_or(0).saturating_add(read));
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
+    /// A Claude Code transcript as it is written: a user line, an assistant message split in
+    /// two entries (one usage, twice), another message, a line cut short, a hostile one.
+    #[test]
+    fn a_transcript_counts_each_message_once_and_skips_what_it_cannot_read() {
+        let text = concat!(
+            r#"{"type":"user","message":{"role":"user","content":"hi"}}"#,
+            "\n",
+            r#"{"type":"assistant","message":{"id":"msg_1","usage":{"input_tokens":3,"cache_creation_input_tokens":100,"cache_read_input_tokens":1000,"output_tokens":7}}}"#,
+            "\n",
+            r#"{"type":"assistant","message":{"id":"msg_1","usage":{"input_tokens":3,"cache_creation_input_tokens":100,"cache_read_input_tokens":1000,"output_tokens":7}}}"#,
+            "\n",
+            r#"{"type":"assistant","message":{"id":"msg_2","usage":{"input_tokens":5,"output_tokens":-1}}}"#,
+            "\n",
+            r#"{"type":"assistant","message":{"id":"msg_3","usage":{"input_tokens":2,"output_tokens":4}}}"#,
+            "\n",
+            r#"{"type":"assistant","message":{"id":"msg_4","usage":{"input_tok"#,
+        );
+        let read = claude_transcript(text.split('\n').map(str::as_bytes), None);
+        assert_eq!(read.messages, 3);
+        assert_eq!(
+            read.usage,
+            Some(Usage {
+                input_tokens: 1105,
+                output_tokens: 11,
+                cached_input_tokens: Some(1000),
+                cost_usd: None
+            })
+        );
+        assert_eq!(read.last_message.as_deref(), Some("msg_3"));
+        // The message an earlier read counted last is not counted again.
+        let again = claude_transcript(text.split('\n').skip(2).map(str::as_bytes), Some("msg_1"));
+        assert_eq!(again.messages, 2);
+        // Nothing readable: nothing reported.
+        let none = claude_transcript([b"\x00garbage".as_slice(), b"{}"], None);
+        assert_eq!((none.messages, none.usage), (0, None));
+    }
+
     use super::*;
     use pretty_assertions::assert_eq;
     use proptest::prelude::*;

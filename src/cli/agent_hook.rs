@@ -87,11 +87,10 @@ pub fn run(workflow: Option<&str>, args: &AgentHookArgs) -> Result<Exit, Failure
         EventArg::Stop => {
             let decision = input.and_then(|input| {
                 let session = open(workflow, &input)?;
-                engine::agent_hook::stop(
-                    &session,
-                    client,
-                    input.session_id.as_deref().unwrap_or("default"),
-                )
+                let agent_session = input.session_id.as_deref().unwrap_or("default");
+                let decision = engine::agent_hook::stop(&session, client, agent_session);
+                by_hand_usage(&session, client, agent_session, &bytes);
+                decision
             });
             match decision {
                 Ok(decision) => hook::stop_answer(client, &decision),
@@ -161,6 +160,33 @@ fn guard(workflow: Option<&str>, input: &hook::HookInput) -> Result<Decision, En
         .unwrap_or_else(|| session.store.workdir().to_path_buf());
     let ctx = engine::agent_hook::guard_context(&session, &cwd)?;
     Ok(hook::check_tool(input, &ctx))
+}
+
+/// An agent run by hand (no `run` turn token in its environment): the tokens its Claude Code
+/// transcript (`transcript_path` in the hook input) holds since the last stop go to the run
+/// record, for the ledger (docs/board.md, "The ledger"). Under `run`, `run` records them from
+/// the client's own output. Best effort: what cannot be read is said on stderr, and the stop's
+/// answer stands.
+fn by_hand_usage(session: &Session, client: Client, agent_session: &str, input: &[u8]) {
+    // `run` sets both for its turns (src/engine/run.rs); either one means run records them.
+    let under_run = [
+        engine::agent_hook::RUN_PROOF_VAR,
+        "GIT_ORCHESTRATE_RUN_SESSION",
+    ]
+    .iter()
+    .any(|var| std::env::var_os(var).is_some());
+    if client != Client::Claude || under_run {
+        return;
+    }
+    let path = serde_json::from_slice::<serde_json::Value>(input)
+        .ok()
+        .and_then(|v| v["transcript_path"].as_str().map(std::path::PathBuf::from));
+    let Some(path) = path.filter(|p| p.is_absolute()) else {
+        return;
+    };
+    if let Err(e) = engine::agent_hook::record_transcript_usage(session, agent_session, &path) {
+        eprintln!("git-orchestrate: the session's token use is not recorded: {e}");
+    }
 }
 
 /// Session-start and stop never keep the agent from working: the error goes to stderr.

@@ -38,6 +38,12 @@ pub struct BoardArgs {
     /// The address for --serve: a loopback address only. Default: 127.0.0.1.
     #[arg(long, value_name = "ADDR", requires = "serve")]
     pub bind: Option<String>,
+
+    /// Show one workflow's timeline instead: every transition with its time, each test
+    /// run's verdict and evidence, debugging attempts and their tiers, review findings, the
+    /// final check and the attestation verdicts (the newest 1000 transitions).
+    #[arg(long, value_name = "WORKFLOW", conflicts_with = "serve")]
+    pub timeline: Option<String>,
 }
 
 pub fn run(
@@ -48,6 +54,15 @@ pub fn run(
     if args.serve {
         let address = (args.bind.as_deref(), args.port);
         return super::board_serve::serve(open, args.remote.as_deref(), address, ui);
+    }
+    if let Some(workflow) = &args.timeline {
+        let report = engine::timeline(&open()?, workflow, args.remote.as_deref())?;
+        if !ui.json_report(&report)? {
+            for line in timeline_lines(&report) {
+                ui.line(line)?;
+            }
+        }
+        return Ok(Exit::Success);
     }
     let report = engine::board(&open()?, args.remote.as_deref())?;
     if ui.json_report(&report)? {
@@ -131,7 +146,9 @@ fn cells(report: &BoardReport, row: &BoardRow) -> [String; 8] {
         _ => one_line(&row.workflow),
     };
     let state = match (row.state, &row.error) {
-        (Some(state), _) if row.attempt > 0 => format!("{state} #{}", row.attempt),
+        (Some(state), _) if row.debugging_attempt > 0 => {
+            format!("{state} #{}", row.debugging_attempt)
+        }
         (Some(state), _) => state.to_string(),
         (None, _) => "UNREADABLE".to_string(),
     };
@@ -187,9 +204,22 @@ fn cells(report: &BoardReport, row: &BoardRow) -> [String; 8] {
     [workflow, state, pr, step, claim, active, behind, worktree]
 }
 
-/// What does not fit a cell: a copy that cannot be read, tips that differ.
+/// What does not fit a cell: a copy that cannot be read, tips that differ, the answer a
+/// halt waits for.
 fn notes(report: &BoardReport, row: &BoardRow, lines: &mut Vec<String>) {
     let name = one_line(&row.workflow);
+    if let Some(gate) = &row.gate {
+        lines.push(format!(
+            "  {name}: waits for a human: {}",
+            one_line(&gate.command)
+        ));
+        if let Some(signed) = &gate.sign_command {
+            lines.push(format!(
+                "  {name}: signed (KEY: your SSH key): {}",
+                one_line(signed)
+            ));
+        }
+    }
     if let Some(error) = &row.error {
         lines.push(format!(
             "  {name}: the {} copy cannot be read: {}",
@@ -209,6 +239,100 @@ fn notes(report: &BoardReport, row: &BoardRow, lines: &mut Vec<String>) {
             one_line(remote)
         ));
     }
+}
+
+/// A timeline as people read it: a line per transition, what it recorded indented under it.
+fn timeline_lines(report: &engine::TimelineReport) -> Vec<String> {
+    let mut lines = vec![format!(
+        "timeline of workflow {} ({} copy): {} transition(s){}",
+        one_line(&report.workflow),
+        report.shown,
+        report.total,
+        if report.truncated {
+            format!(", the newest {} shown", report.entries.len())
+        } else {
+            String::new()
+        }
+    )];
+    for e in &report.entries {
+        let t = &e.entry;
+        let step = t
+            .step
+            .as_deref()
+            .map(|s| format!(" [{}]", one_line(s)))
+            .unwrap_or_default();
+        lines.push(format!(
+            "{}  {}  {}: {} -> {}{step}",
+            crate::short_id(&t.commit),
+            engine::claims::format_epoch(t.time),
+            one_line(&t.event),
+            one_line(t.from.as_deref().unwrap_or("-")),
+            one_line(t.to.as_deref().unwrap_or("-")),
+        ));
+        if !t.summary.is_empty() {
+            lines.push(format!("    {}", one_line(&t.summary)));
+        }
+        if let Some(test) = &t.test {
+            lines.push(format!(
+                "    {} run, expected {}: `{}` {} ({})",
+                test.kind,
+                test.expectation,
+                one_line(&test.command),
+                test.exit,
+                if test.met {
+                    "as expected"
+                } else {
+                    "not as expected"
+                }
+            ));
+            if !test.tests.is_empty() {
+                let ids: Vec<String> = test.tests.iter().map(|t| one_line(t)).collect();
+                lines.push(format!("    tests: {}", ids.join(", ")));
+            }
+        }
+        if let Some(d) = &t.debugging {
+            lines.push(format!(
+                "    debugging attempt {}, tier {}",
+                d.attempt, d.tier
+            ));
+        }
+        if let Some(review) = &t.review {
+            for f in &review.findings {
+                lines.push(format!(
+                    "    finding {}{}: {}",
+                    f.priority,
+                    if f.blocking { " (blocking)" } else { "" },
+                    one_line(&f.issue)
+                ));
+            }
+        }
+        if let Some(f) = &e.final_check {
+            lines.push(format!(
+                "    final check on {}: {}",
+                crate::short_id(&f.commit),
+                one_line(&f.verification)
+            ));
+        }
+        for a in &e.attestations {
+            let verdict = serde_json::to_value(&a.verdict)
+                .ok()
+                .and_then(|v| v["status"].as_str().map(str::to_string))
+                .unwrap_or_default();
+            lines.push(format!(
+                "    attestation ({}) on {}: {verdict}",
+                one_line(&a.source),
+                crate::short_id(&a.commit)
+            ));
+        }
+        for link in &t.links {
+            lines.push(format!(
+                "    {} {}",
+                link.rel,
+                crate::short_id(&link.commit)
+            ));
+        }
+    }
+    lines
 }
 
 /// A duration in seconds as `45s`, `12m`, `3h`, `2d`.

@@ -41,9 +41,11 @@ enum Asset {
 }
 
 /// How a request is answered, decided from its method, path and `Host` alone.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 enum Answer {
     Serve(Asset),
+    /// `/workflow/<name>.json`: that workflow's timeline (`board --timeline NAME --json`).
+    Timeline(String),
     /// 421: the `Host` is not this server's (a rebound DNS name, or none).
     WrongHost,
     /// 405: only GET and HEAD; nothing here changes anything.
@@ -68,8 +70,34 @@ fn route(method: &str, url: &str, host: Option<&str>, hosts: &[String]) -> Answe
         "/app.css" => Answer::Serve(Asset::Style),
         "/board.json" => Answer::Serve(Asset::Board),
         "/tips" => Answer::Serve(Asset::Tips),
-        _ => Answer::NotFound,
+        _ => match path
+            .strip_prefix("/workflow/")
+            .and_then(|rest| rest.strip_suffix(".json"))
+            .and_then(percent_decoded)
+        {
+            Some(name) if !name.is_empty() => Answer::Timeline(name),
+            _ => Answer::NotFound,
+        },
     }
+}
+
+/// A URL path segment's text: `%XX` escapes decoded; `None` when one is malformed or the
+/// result is not UTF-8 (no such workflow).
+fn percent_decoded(segment: &str) -> Option<String> {
+    let bytes = segment.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
 }
 
 /// The address `--bind` names, refused unless it is a loopback one: the board shows paths,
@@ -154,7 +182,7 @@ fn answer(
         .find(|h| h.field.equiv("Host"))
         .map(|h| h.value.as_str());
     let decision = route(request.method().as_str(), request.url(), host, hosts);
-    let (status, content_type, body) = match decision {
+    let (status, content_type, body) = match &decision {
         Answer::WrongHost => (
             421,
             TEXT,
@@ -166,7 +194,11 @@ fn answer(
             "the board is read-only: GET or HEAD\n".to_string(),
         ),
         Answer::NotFound => (404, TEXT, "not found\n".to_string()),
-        Answer::Serve(asset) => content(asset, open, remote),
+        Answer::Serve(asset) => content(*asset, open, remote),
+        Answer::Timeline(name) => read(|| {
+            let report = engine::timeline(&open()?, name, remote)?;
+            Ok(report_json(&report)?)
+        }),
     };
     let mut response = Response::from_data(body.into_bytes()).with_status_code(StatusCode(status));
     let allow = (decision == Answer::WrongMethod).then_some(("Allow", "GET, HEAD"));
@@ -297,6 +329,30 @@ mod tests {
             ("GET", "/", Some("127.0.0.1:8081"), Answer::WrongHost),
             ("GET", "/", Some("127.0.0.1"), Answer::WrongHost),
             ("POST", "/", None, Answer::WrongHost),
+            (
+                "GET",
+                "/workflow/a%20b.json?x",
+                Some("localhost:8080"),
+                Answer::Timeline("a b".into()),
+            ),
+            (
+                "GET",
+                "/workflow/.json",
+                Some("localhost:8080"),
+                Answer::NotFound,
+            ),
+            (
+                "GET",
+                "/workflow/%zz.json",
+                Some("localhost:8080"),
+                Answer::NotFound,
+            ),
+            (
+                "GET",
+                "/workflow/%ff.json",
+                Some("localhost:8080"),
+                Answer::NotFound,
+            ),
         ];
         for (method, url, host, want) in cases {
             assert_eq!(

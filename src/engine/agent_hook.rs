@@ -205,6 +205,130 @@ pub fn stop(
     Ok(decision)
 }
 
+/// The most bytes of a transcript one stop reads: what is past it is read at the next stop.
+pub const TRANSCRIPT_READ_CAP: u64 = 32 << 20;
+
+/// The longest transcript line read: a longer one is skipped whole, never cut and guessed.
+const TRANSCRIPT_LINE_CAP: usize = 4 << 20;
+
+/// How far a session's transcript has been read.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+struct TranscriptMark {
+    path: String,
+    offset: u64,
+    last_message: Option<String>,
+}
+
+/// An agent run by hand (not under `run`): at its Stop hook, the tokens its Claude Code
+/// transcript says the model used since the last stop are recorded as a turn in
+/// `refs/orchestrator/runs/<workflow>`, in the record `run` writes, so the ledger counts them
+/// (docs/board.md, "The ledger"). Only the new complete lines are read, at most
+/// [`TRANSCRIPT_READ_CAP`] bytes a stop; a file that is not a regular one is not read. Returns
+/// whether a turn was recorded: none when no new assistant message was found.
+pub fn record_transcript_usage(
+    session: &Session,
+    agent_session: &str,
+    transcript: &Path,
+) -> Result<bool, EngineError> {
+    use std::io::{BufRead, Read, Seek};
+    let mark_path = session.store.transcript_mark_file(agent_session);
+    let shown = transcript.display().to_string();
+    let mut mark: TranscriptMark = crate::input::read_file(&mark_path, crate::input::CAP)
+        .ok()
+        .flatten()
+        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+        .filter(|m: &TranscriptMark| m.path == shown)
+        .unwrap_or_else(|| TranscriptMark {
+            path: shown.clone(),
+            ..TranscriptMark::default()
+        });
+    // A FIFO or a device would block or never end: only a regular file is read.
+    let meta = std::fs::metadata(transcript).map_err(io_error(format!("read {shown}")))?;
+    if !meta.is_file() {
+        return Err(EngineError::BadInput {
+            message: format!("the transcript {shown} is not a regular file"),
+            hint: "the agent client names its transcript file in transcript_path".into(),
+        });
+    }
+    if meta.len() < mark.offset {
+        // Shorter than what was read: another file now, read from its start.
+        mark = TranscriptMark {
+            path: shown.clone(),
+            ..TranscriptMark::default()
+        };
+    }
+    let mut file = std::fs::File::open(transcript).map_err(io_error(format!("read {shown}")))?;
+    file.seek(std::io::SeekFrom::Start(mark.offset))
+        .map_err(io_error(format!("read {shown}")))?;
+    let mut reader = std::io::BufReader::new(file.take(TRANSCRIPT_READ_CAP));
+    let mut lines: Vec<Vec<u8>> = Vec::new();
+    let mut read: u64 = 0;
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let n = reader
+            .read_until(b'\n', &mut line)
+            .map_err(io_error(format!("read {shown}")))?;
+        if n > 0 && line.last() != Some(&b'\n') && read == 0 && n as u64 >= TRANSCRIPT_READ_CAP {
+            // One line longer than a whole read: skipped, its rest unreadable at the next.
+            read = n as u64;
+            break;
+        }
+        // The end, or a line still being written: it is read whole at the next stop.
+        if n == 0 || line.last() != Some(&b'\n') {
+            break;
+        }
+        read = read.saturating_add(n as u64);
+        if line.len() <= TRANSCRIPT_LINE_CAP {
+            lines.push(std::mem::take(&mut line));
+        }
+    }
+    if read == 0 && lines.is_empty() {
+        return Ok(false);
+    }
+    let found = crate::agent::usage::claude_transcript(
+        lines.iter().map(Vec::as_slice),
+        mark.last_message.as_deref(),
+    );
+    let next = TranscriptMark {
+        path: shown,
+        offset: mark.offset.saturating_add(read),
+        last_message: found.last_message.clone(),
+    };
+    let mut recorded = false;
+    if found.messages > 0 {
+        let tip = session
+            .store
+            .ref_tip(&crate::store::workflow_ref(session.store.workflow()))?;
+        let turn = serde_json::json!({
+            "session": "by-hand",
+            "session_id": agent_session,
+            "client": "claude",
+            "messages": found.messages,
+            // Null when no message carried a usage: not reported, never 0.
+            "usage": found.usage,
+            "tip_after": tip.map(|t| t.to_string()),
+        });
+        session.store.append_run_record(
+            &[("turn.json", turn.to_string().as_bytes())],
+            &format!(
+                "by hand: {} message(s) of session {}",
+                found.messages,
+                crate::workflow::fence::visible(agent_session)
+            ),
+        )?;
+        recorded = true;
+    }
+    if let Some(dir) = mark_path.parent() {
+        std::fs::create_dir_all(dir).map_err(io_error(format!("create {}", dir.display())))?;
+    }
+    let bytes = serde_json::to_vec(&next).map_err(|e| EngineError::Internal(e.to_string()))?;
+    let tmp = mark_path.with_extension(format!("{}.tmp", std::process::id()));
+    std::fs::write(&tmp, bytes).map_err(io_error(format!("write {}", tmp.display())))?;
+    std::fs::rename(&tmp, &mark_path).map_err(io_error(format!("rename {}", tmp.display())))?;
+    Ok(recorded)
+}
+
 fn write_record(path: &Path, record: &StopRecord) -> Result<(), EngineError> {
     let dir = path
         .parent()

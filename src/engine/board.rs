@@ -67,8 +67,9 @@ pub struct BoardRow {
     pub step: Option<StepView>,
     /// A ticket's current subtask (assigned, or waiting for the manager).
     pub subtask: Option<String>,
-    /// The debugging attempt, as `get-task --json` reports it.
-    pub attempt: u32,
+    /// The current step's debugging attempt now (0: not debugging), as `get-task --json`
+    /// reports it as `attempt`; a ticket has none. Not the ledger's `failed_attempts`.
+    pub debugging_attempt: u32,
     pub progress: Option<Progress>,
     pub claim: Option<ClaimSeen>,
     /// The tip commit's time, seconds since the epoch.
@@ -81,6 +82,50 @@ pub struct BoardRow {
     /// Time, attempts, turns and tokens (docs/board.md, "The ledger"); `None` when the copy
     /// cannot be read.
     pub ledger: Option<Ledger>,
+    /// The human's answer a `HALTED` workflow waits for, with the command that gives it.
+    pub gate: Option<HumanGate>,
+}
+
+/// A human gate that waits: the answer, and the exact commands that give it
+/// (docs/humans.md; signed answers: docs/integrity.md, "Signed human answers").
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct HumanGate {
+    /// `resume`.
+    pub answer: &'static str,
+    pub command: String,
+    /// Whether the PR's pinned configuration says `[human] require = "signature"`; `None`
+    /// when it cannot be read (then the signing commands are given too).
+    pub signature_required: Option<bool>,
+    /// The answer signed here: `KEY` is the path of your SSH key.
+    pub sign_command: Option<String>,
+    /// The answer signed elsewhere: print the payload, sign it, hand the signature in.
+    pub sign_elsewhere: Vec<String>,
+}
+
+impl HumanGate {
+    /// `answer` on `workflow`; `required` as the pinned configuration says it.
+    fn new(workflow: &str, answer: &'static str, required: Option<bool>) -> HumanGate {
+        let base = format!(
+            "git orchestrate --workflow {} {answer}",
+            crate::workflow::briefing::shell_quote(workflow)
+        );
+        let signed = required != Some(false);
+        HumanGate {
+            answer,
+            command: base.clone(),
+            signature_required: required,
+            sign_command: signed.then(|| format!("{base} --sign-key KEY")),
+            sign_elsewhere: if signed {
+                vec![
+                    format!("{base} --print-payload > answer"),
+                    "ssh-keygen -Y sign -n git-orchestrate -f KEY answer".to_string(),
+                    format!("{base} --signature answer.sig"),
+                ]
+            } else {
+                Vec::new()
+            },
+        }
+    }
 }
 
 /// A workflow's state as the board and `sync` show it: a TDD workflow's or a ticket's,
@@ -315,13 +360,14 @@ fn gather(
             branch: None,
             step: None,
             subtask: None,
-            attempt: 0,
+            debugging_attempt: 0,
             progress: None,
             claim: None,
             last_activity: None,
             behind_main: None,
             worktree: None,
             ledger: None,
+            gate: None,
         };
         let shown_tip = if shown == "local" {
             local_tip
@@ -462,7 +508,14 @@ fn describe(
     row.pr = plan.map(|p| keys.key(&p.title));
     row.branch = state.branch().map(str::to_string);
     row.step = plan.and_then(|p| p.current.as_ref()).map(StepView::from);
-    row.attempt = state.attempts();
+    row.debugging_attempt = state.attempts();
+    if state.status() == Status::Halted {
+        // The answer is judged under the PR's pinned configuration, as `resume` judges it.
+        let required = super::answers::pinned_config(session, state)
+            .ok()
+            .map(|c| c.human.require == crate::config::HumanProof::Signature);
+        row.gate = Some(HumanGate::new(&row.workflow, "resume", required));
+    }
     row.progress = plan.map(|p| Progress {
         done: p.done,
         total: p.total,
@@ -492,6 +545,10 @@ fn describe_ticket(
     row.pr_title = Some(t.title.clone());
     row.branch = Some(t.branch.clone());
     row.subtask = t.current.clone();
+    if t.state == TicketState::Halted {
+        // A ticket's `resume` takes no signature in this version (src/cli/resume.rs).
+        row.gate = Some(HumanGate::new(&row.workflow, "resume", Some(false)));
+    }
     row.progress = Some(super::ticket::progress(t));
     row.last_activity = Some(snap.time);
     let branch_tip = session.store.ref_tip(&branch_ref(&t.branch)).ok().flatten();
@@ -663,13 +720,14 @@ mod tests {
             branch: None,
             step: None,
             subtask: None,
-            attempt: 0,
+            debugging_attempt: 0,
             progress: None,
             claim: None,
             last_activity: None,
             behind_main: None,
             worktree: None,
             ledger: None,
+            gate: None,
         };
         let free: Vec<String> = unclaimed(Some(plan), &[planned], &claims)
             .into_iter()

@@ -9,6 +9,7 @@ pub mod answers;
 pub mod attest;
 pub mod audit;
 mod board;
+mod board_timeline;
 mod chain;
 mod checkpoint;
 pub mod claims;
@@ -60,9 +61,10 @@ pub use answers::{
 };
 pub use audit::{AuditReport, audit};
 pub use board::{
-    BoardReport, BoardRow, BoardWorktree, ClaimSeen, UnclaimedPr, WorkflowState, board,
+    BoardReport, BoardRow, BoardWorktree, ClaimSeen, HumanGate, UnclaimedPr, WorkflowState, board,
     board_fingerprint,
 };
+pub use board_timeline::{TimelineReport, timeline};
 pub use checkpoint::{CheckpointReport, WithoutCommit, checkpoint};
 pub use doctor::{Check, DoctorReport, Level, doctor};
 pub use error::{AuditProblem, EngineError, Unsafe};

@@ -202,6 +202,37 @@ impl Store {
         Ok(out)
     }
 
+    /// The newest `max` transitions of the chain at `tip` (oldest first) with what each
+    /// recorded, for a workflow's timeline; and how many the chain holds in all.
+    pub fn recorded_transitions(
+        &self,
+        tip: ObjectId,
+        reference: &str,
+        max: usize,
+    ) -> Result<(Vec<crate::workflow::timeline::Recorded>, usize), StoreError> {
+        let all = self.timed_transitions(tip, reference)?;
+        let total = all.len();
+        let mut out = Vec::with_capacity(total.min(max));
+        for transition in all.into_iter().skip(total.saturating_sub(max)) {
+            let id = ObjectId::from_hex(transition.commit.as_bytes()).map_err(git_err)?;
+            let commit = self.repo.find_commit(id).map_err(git_err)?;
+            let decoded = commit.decode().map_err(git_err)?;
+            let event = decoded
+                .extra_headers()
+                .find(EVENT_HEADER)
+                .map(|v| v.to_str_lossy().into_owned());
+            let message = commit.message_raw_sloppy().to_str_lossy().into_owned();
+            let entry = parse_history_entry(String::new(), String::new(), &message);
+            out.push(crate::workflow::timeline::Recorded {
+                transition,
+                human: entry.human,
+                summary: entry.body.lines().next().unwrap_or_default().to_string(),
+                event,
+            });
+        }
+        Ok((out, total))
+    }
+
     /// The parents, the recorded event and the message of transition commit `id`.
     pub fn commit_record(&self, id: ObjectId) -> Result<CommitRecord, StoreError> {
         let commit = self.repo.find_commit(id).map_err(git_err)?;

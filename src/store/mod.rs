@@ -26,6 +26,7 @@ mod progress;
 mod refs;
 mod remote;
 mod runs;
+pub use runs::{runs_ref, tracking_runs_prefix};
 mod settings;
 mod signature;
 mod snapshot;

@@ -114,6 +114,16 @@ impl Store {
     /// (`refs/notes/remotes/<remote>/orchestrator-attest`: the server writes the verdicts,
     /// and a clone gets them by `sync` or `git fetch`).
     pub fn attest_notes(&self, commit: &str) -> Result<Vec<String>, StoreError> {
+        Ok(self
+            .attest_notes_by_ref(commit)?
+            .into_iter()
+            .map(|(_, text)| text)
+            .collect())
+    }
+
+    /// The attestation notes on `commit`, each with the notes ref that holds it: this
+    /// clone's `refs/notes/orchestrator-attest` first, then each remote's as last fetched.
+    pub fn attest_notes_by_ref(&self, commit: &str) -> Result<Vec<(String, String)>, StoreError> {
         let commit = object_id(commit)?;
         let mut refs = vec![ATTEST_NOTES_REF.to_string()];
         refs.extend(
@@ -130,7 +140,7 @@ impl Store {
             let mut tree = notes::State::new(root, &self.repo).map_err(git_err)?;
             if let Some(blob) = tree.get(&commit, &self.repo).map_err(git_err)? {
                 let data = self.repo.find_blob(blob).map_err(git_err)?;
-                notes.push(data.data.to_str_lossy().into_owned());
+                notes.push((notes_ref, data.data.to_str_lossy().into_owned()));
             }
         }
         Ok(notes)

@@ -50,6 +50,12 @@ pub fn sync_refspecs(remote: &str) -> Vec<String> {
         .map(|spec| format!("+{}", spec.trim_start_matches('+')))
         .collect();
     specs.push(format!("+refs/heads/*:refs/remotes/{remote}/*"));
+    // The run records (docs/board.md, "The ledger"): fetched by `sync` only, not by a plain
+    // `git fetch`, whose refspecs `init` writes.
+    specs.push(format!(
+        "+refs/orchestrator/runs/*:{}*",
+        super::runs::tracking_runs_prefix(remote)
+    ));
     specs
 }
 

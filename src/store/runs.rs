@@ -1,6 +1,7 @@
 //! `git orchestrate run`'s records: one commit per turn under `refs/orchestrator/runs/`, and
 //! its files under the git directory (the turn at hand, its briefing, the agent's proof).
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use gix::ObjectId;
@@ -13,6 +14,16 @@ use super::{Store, StoreError, WriteError, git_err, loose};
 
 /// `git orchestrate run`'s record of its turns, one ref per workflow.
 const RUNS: &str = "refs/orchestrator/runs/";
+
+/// `refs/orchestrator/runs/<workflow>`: one commit per recorded turn.
+pub fn runs_ref(workflow: &str) -> String {
+    format!("{RUNS}{workflow}")
+}
+
+/// Where `sync` keeps a remote's run records: `refs/orchestrator/remotes/<remote>/runs/`.
+pub fn tracking_runs_prefix(remote: &str) -> String {
+    format!("{}{remote}/runs/", super::names::REMOTES)
+}
 
 impl Store {
     /// Where an agent's session-start hook says it fired in a turn of `git orchestrate run`
@@ -41,9 +52,48 @@ impl Store {
             .join(format!("{}.turn.json", safe_file_name(&self.workflow)))
     }
 
+    /// How far the Stop hook has read an agent session's transcript, for a session run by
+    /// hand (`session` is the client's, made safe for a file).
+    pub fn transcript_mark_file(&self, session: &str) -> PathBuf {
+        self.repo
+            .common_dir()
+            .join("orchestrator/run/transcripts")
+            .join(safe_file_name(session))
+    }
+
     /// `refs/orchestrator/runs/<workflow>`: one commit per turn of `git orchestrate run`.
     pub fn run_ref_name(&self) -> String {
         format!("{RUNS}{}", self.workflow)
+    }
+
+    /// Every run record of this clone, by workflow, with its tip.
+    pub fn local_runs(&self) -> Result<BTreeMap<String, ObjectId>, StoreError> {
+        self.refs_under(RUNS)
+    }
+
+    /// Every run record `remote` had when `sync` last fetched it, by workflow.
+    pub fn tracking_runs(&self, remote: &str) -> Result<BTreeMap<String, ObjectId>, StoreError> {
+        self.refs_under(&tracking_runs_prefix(remote))
+    }
+
+    /// Moves workflow `workflow`'s run record from `expected` (`None`: absent) to `new`: a
+    /// compare-and-swap, logged with `message`.
+    pub fn move_runs(
+        &self,
+        workflow: &str,
+        expected: Option<ObjectId>,
+        new: ObjectId,
+        message: &str,
+    ) -> Result<(), WriteError> {
+        let name = FullName::try_from(runs_ref(workflow))
+            .map_err(|_| StoreError::BadWorkflowName(workflow.to_string()))?;
+        self.update_ref(
+            &name,
+            expected,
+            new,
+            format!("git-orchestrate: {message}"),
+            &self.signature()?,
+        )
     }
 
     /// The last turn `run` recorded: its commit and subject.

@@ -50,9 +50,10 @@ pub struct Figures {
     /// Each transition's time since the one before, by the step it was on (its id), else by
     /// the state it left; in order of first appearance.
     pub steps: Vec<StepTime>,
-    /// Debugging attempts: the transitions into `DEBUGGING` that raised the state's attempt
-    /// (a failure that starts debugging is attempt 1; a `resume` back to it is none).
-    pub attempts: u32,
+    /// Failed attempts, summed over every step: the transitions into `DEBUGGING` that raised
+    /// the state's attempt (a failure that starts debugging is attempt 1; a `resume` back to
+    /// it is none). Not the attempt a card shows, which is the current step's, now.
+    pub failed_attempts: u32,
     /// The turns `run` recorded; `None` when no run drove it.
     pub turns: Option<u32>,
     /// Of `turns`, those whose client reported tokens.
@@ -179,7 +180,7 @@ fn figures(transitions: &[Transition], before: Option<i64>, turns: Option<&[Turn
     Figures {
         wall_seconds_total: total,
         steps,
-        attempts: u32::try_from(attempts).unwrap_or(u32::MAX),
+        failed_attempts: u32::try_from(attempts).unwrap_or(u32::MAX),
         turns: turns.map(|t| u32::try_from(t.len()).unwrap_or(u32::MAX)),
         turns_reporting: turns.map(|_| reporting),
         tokens,
@@ -287,7 +288,7 @@ mod tests {
             ]
         );
         assert_eq!(ledger.figures.wall_seconds_total, 60 + 5 + 185 + 50 + 110);
-        assert_eq!(ledger.figures.attempts, 2);
+        assert_eq!(ledger.figures.failed_attempts, 2);
         // Nobody ran it: no turns, no tokens, no cost; none of them 0.
         assert_eq!(
             (
@@ -380,7 +381,7 @@ mod tests {
             at("g", "REPLANNING", "EXECUTING_TDD", 0),
             at("h", "EXECUTING_TDD", "DEBUGGING", 1),
         ];
-        assert_eq!(ledger(&chain, None).figures.attempts, 3);
+        assert_eq!(ledger(&chain, None).figures.failed_attempts, 3);
     }
 
     #[test]

@@ -26,6 +26,7 @@ pub mod review;
 pub mod state;
 mod status;
 pub mod ticket;
+pub mod timeline;
 mod transition;
 
 use std::fmt;

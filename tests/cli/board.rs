@@ -153,7 +153,7 @@ fn the_board_shows_every_workflow_its_claim_its_worktree_and_the_free_prs() {
             "branch": "feat/add-numbers",
             "step": {"id": "1.1", "task": "add", "type": "RED", "description": "test add"},
             "subtask": null,
-            "attempt": 0,
+            "debugging_attempt": 0,
             "progress": {"done": 0, "total": 5},
             "claim": {
                 "slug": "pr-1-feat-add-numbers",
@@ -183,7 +183,7 @@ fn the_board_shows_every_workflow_its_claim_its_worktree_and_the_free_prs() {
                     {"name": "INITIALIZING", "seconds": 0},
                     {"name": "CREATING_BRANCH", "seconds": 0}
                 ],
-                "attempts": 0,
+                "failed_attempts": 0,
                 "turns": null,
                 "turns_reporting": null,
                 "tokens": null,
@@ -196,13 +196,14 @@ fn the_board_shows_every_workflow_its_claim_its_worktree_and_the_free_prs() {
                         {"name": "INITIALIZING", "seconds": 0},
                         {"name": "CREATING_BRANCH", "seconds": 0}
                     ],
-                    "attempts": 0,
+                    "failed_attempts": 0,
                     "turns": null,
                     "turns_reporting": null,
                     "tokens": null,
                     "cost_usd": null
                 }]
-            }
+            },
+            "gate": null
         })
     );
 
@@ -538,7 +539,7 @@ fn the_ledger_of_a_workflow_driven_by_hand_has_its_times_and_no_turns() {
                 {"name": "CREATING_BRANCH", "seconds": 120},
                 {"name": "1.1", "seconds": 720}
             ],
-            "attempts": 1,
+            "failed_attempts": 1,
             "turns": null,
             "turns_reporting": null,
             "tokens": null,
@@ -552,7 +553,7 @@ fn the_ledger_of_a_workflow_driven_by_hand_has_its_times_and_no_turns() {
                     {"name": "CREATING_BRANCH", "seconds": 120},
                     {"name": "1.1", "seconds": 720}
                 ],
-                "attempts": 1,
+                "failed_attempts": 1,
                 "turns": null,
                 "turns_reporting": null,
                 "tokens": null,
@@ -561,4 +562,333 @@ fn the_ledger_of_a_workflow_driven_by_hand_has_its_times_and_no_turns() {
         }),
         "{log}"
     );
+}
+
+/// A halt waits for `resume`: the board gives the exact command, and where the PR's pinned
+/// configuration requires a signed answer, the commands that sign it (docs/humans.md).
+#[test]
+fn a_halt_shows_the_command_that_answers_it_and_how_to_sign_it_where_required() {
+    for (config, required) in [
+        (crate::support::CONFIG.to_string(), false),
+        (
+            format!(
+                "{}\n[human]\nrequire = \"signature\"\n",
+                crate::support::CONFIG
+            ),
+            true,
+        ),
+    ] {
+        let repo = TestRepo::with_config(&config);
+        repo.submit_plan(PLAN).expect(0);
+        repo.run(&["get-task"]).expect(0);
+        repo.run(&[
+            "submit-work",
+            "--summary",
+            "stuck",
+            "--contradiction",
+            "the plan contradicts the tests",
+        ])
+        .expect(10);
+        let out = board(&repo, &["--json"]);
+        out.expect(0);
+        let gate = &out.json()["workflows"][0]["gate"];
+        let signing = if required {
+            json!({
+                "answer": "resume",
+                "command": "git orchestrate --workflow main resume",
+                "signature_required": true,
+                "sign_command": "git orchestrate --workflow main resume --sign-key KEY",
+                "sign_elsewhere": [
+                    "git orchestrate --workflow main resume --print-payload > answer",
+                    "ssh-keygen -Y sign -n git-orchestrate -f KEY answer",
+                    "git orchestrate --workflow main resume --signature answer.sig"
+                ]
+            })
+        } else {
+            json!({
+                "answer": "resume",
+                "command": "git orchestrate --workflow main resume",
+                "signature_required": false,
+                "sign_command": null,
+                "sign_elsewhere": []
+            })
+        };
+        assert_eq!(gate, &signing);
+        let text = board(&repo, &[]);
+        text.expect(0)
+            .says("  main: waits for a human: git orchestrate --workflow main resume");
+        let signed = "  main: signed (KEY: your SSH key): git orchestrate --workflow main resume --sign-key KEY";
+        assert_eq!(text.stdout.contains(signed), required, "{}", text.stdout);
+    }
+}
+
+/// `board --timeline NAME` of a workflow nobody has: a clear error, nothing changed.
+#[test]
+fn the_timeline_of_an_unknown_workflow_is_refused() {
+    let repo = TestRepo::new();
+    let out = board(&repo, &["--timeline", "nosuch"]);
+    out.expect(2);
+    assert!(
+        out.stderr
+            .contains("there is no workflow \"nosuch\" here or on the remote as last fetched"),
+        "{}",
+        out.stderr
+    );
+}
+
+/// The timeline of a workflow driven by hand: every transition in order, each test run's
+/// verdict, and the debugging attempt a failure starts, as text and as JSON.
+#[test]
+fn the_timeline_lists_each_transition_and_its_test_verdicts() {
+    let repo = TestRepo::at_first_step();
+    repo.submit_test("sh test_add.sh", Some("FAIL")).expect(3);
+    let out = board(&repo, &["--timeline", "main", "--json"]);
+    out.expect(0);
+    let j = out.json();
+    let events: Vec<&str> = j["entries"]
+        .as_array()
+        .expect("entries")
+        .iter()
+        .map(|e| e["event"].as_str().expect("event"))
+        .collect();
+    assert_eq!(events, ["create", "plan", "branch", "test"]);
+    assert_eq!(j["total"], 4);
+    assert_eq!(j["truncated"], false);
+    let test = &j["entries"][3]["test"];
+    assert_eq!(test["kind"], "RED");
+    assert_eq!(test["expectation"], "FAIL");
+    assert_eq!(test["exit"], "exit 1");
+    assert_eq!(test["met"], true);
+    let text = board(&repo, &["--timeline", "main"]);
+    text.expect(0)
+        .says("timeline of workflow main (local copy): 4 transition(s)")
+        .says("    RED run, expected FAIL: `sh test_add.sh` exit 1 (as expected)");
+}
+
+/// One line of a Claude Code transcript: an assistant entry (one content block of message
+/// `id`) with the usage Claude Code writes on each of the message's entries.
+fn assistant_line(id: &str, block: &str, usage: Option<(u64, u64, u64, u64)>) -> String {
+    let mut message = json!({
+        "id": id, "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+        "content": [{"type": "text", "text": block}], "stop_reason": null,
+        "stop_sequence": null
+    });
+    if let Some((input, created, read, output)) = usage {
+        message["usage"] = json!({
+            "input_tokens": input, "cache_creation_input_tokens": created,
+            "cache_read_input_tokens": read,
+            "cache_creation": {"ephemeral_5m_input_tokens": created, "ephemeral_1h_input_tokens": 0},
+            "output_tokens": output, "service_tier": "standard"
+        });
+    }
+    json!({
+        "parentUuid": "p", "isSidechain": false, "userType": "external", "cwd": "/w",
+        "sessionId": "s-1", "version": "2.0.14", "gitBranch": "main", "message": message,
+        "requestId": "req_1", "type": "assistant", "uuid": format!("u-{id}-{block}"),
+        "timestamp": "2026-01-01T00:00:00.000Z"
+    })
+    .to_string()
+        + "\n"
+}
+
+/// Claude Code's Stop hook, as it runs it: the real `agent-hook claude stop` with its JSON
+/// on stdin, no `run` around it.
+fn stop_hook(repo: &TestRepo, transcript: &Path) -> Run {
+    stop_hook_of(repo, "s-1", transcript)
+}
+
+/// [`stop_hook`] of agent session `session`.
+fn stop_hook_of(repo: &TestRepo, session: &str, transcript: &Path) -> Run {
+    stop_hook_with(repo, session, transcript, &[])
+}
+
+/// [`stop_hook_of`] with `env` set for the hook.
+fn stop_hook_with(repo: &TestRepo, session: &str, transcript: &Path, env: &[(&str, &str)]) -> Run {
+    use std::io::Write;
+    use std::process::Stdio;
+    let input = json!({
+        "session_id": session, "transcript_path": transcript, "cwd": repo.path,
+        "hook_event_name": "Stop", "permission_mode": "default", "stop_hook_active": false,
+        "last_assistant_message": "done"
+    });
+    let mut child = repo
+        .command(crate::support::BIN, ["agent-hook", "claude", "stop"])
+        .current_dir(&repo.path)
+        .envs(env.iter().copied())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn the hook");
+    let mut stdin = child.stdin.take().expect("stdin");
+    stdin
+        .write_all(input.to_string().as_bytes())
+        .expect("write the hook input");
+    drop(stdin);
+    Run::from(child.wait_with_output().expect("wait"))
+}
+
+fn ledger_figures(repo: &TestRepo) -> serde_json::Value {
+    let out = board(repo, &["--json"]);
+    out.expect(0);
+    let ledger = &out.json()["workflows"][0]["ledger"];
+    json!({
+        "turns": ledger["turns"], "turns_reporting": ledger["turns_reporting"],
+        "tokens": ledger["tokens"], "cost_usd": ledger["cost_usd"]
+    })
+}
+
+/// An agent run by hand: at each stop, the Stop hook reads what the transcript gained since
+/// the last one and records it as `run` records a turn; the ledger shows the tokens, the cost
+/// (not in a transcript) stays "not reported", and what cannot be read is not guessed.
+#[test]
+fn the_ledger_counts_the_tokens_an_agent_run_by_hand_used_from_its_transcript() {
+    let repo = TestRepo::at_first_step();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let transcript = dir.path().join("s-1.jsonl");
+    let user = json!({"type": "user", "message": {"role": "user", "content": "go"}}).to_string();
+    // One message in two entries (its usage twice), then one more; a line being written.
+    let first = [
+        user.clone() + "\n",
+        assistant_line("msg_a", "thinking", Some((3, 200, 10_000, 40))),
+        assistant_line("msg_a", "text", Some((3, 200, 10_000, 40))),
+        assistant_line("msg_b", "text", Some((1, 0, 10_200, 12))),
+    ]
+    .concat();
+    let half = &assistant_line("msg_c", "text", Some((1, 0, 0, 5)))[..40];
+    std::fs::write(&transcript, format!("{first}{half}")).expect("write the transcript");
+    // Under `run`, the hook leaves the tokens to `run`, which reads them from the client.
+    for var in ["GIT_ORCHESTRATE_RUN_PROOF", "GIT_ORCHESTRATE_RUN_SESSION"] {
+        stop_hook_with(&repo, "under-run", &transcript, &[(var, "fresh")]).expect(0);
+    }
+    assert_eq!(
+        ledger_figures(&repo),
+        json!({"turns": null, "turns_reporting": null, "tokens": null, "cost_usd": null})
+    );
+    stop_hook(&repo, &transcript).expect(0);
+    assert_eq!(
+        ledger_figures(&repo),
+        json!({"turns": 1, "turns_reporting": 1,
+               "tokens": {"input": 3 + 200 + 10_000 + 1 + 10_200, "output": 52},
+               "cost_usd": null})
+    );
+    // A stop with nothing new records nothing.
+    stop_hook(&repo, &transcript).expect(0);
+    assert_eq!(ledger_figures(&repo)["turns"], 1);
+    // The line finished, and a message without usage: the next stop counts the new only.
+    let rest = &assistant_line("msg_c", "text", Some((1, 0, 0, 5)))[40..];
+    let more = format!("{rest}{}", assistant_line("msg_d", "text", None));
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&transcript)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, more.as_bytes()))
+        .expect("append");
+    stop_hook(&repo, &transcript).expect(0);
+    assert_eq!(
+        ledger_figures(&repo),
+        json!({"turns": 2, "turns_reporting": 2,
+               "tokens": {"input": 20_405, "output": 57}, "cost_usd": null})
+    );
+    let record = repo.git(&["show", "refs/orchestrator/runs/main:turn.json"]);
+    let record: serde_json::Value = serde_json::from_str(&record).expect("turn.json");
+    assert_eq!(record["session"], "by-hand");
+    assert_eq!(record["messages"], 2);
+    assert_eq!(
+        record["usage"],
+        json!({"input_tokens": 1, "output_tokens": 5, "cached_input_tokens": 0, "cost_usd": null})
+    );
+}
+
+/// A transcript with no usage in it gives a turn whose tokens are "not reported"; a transcript
+/// that is not a file, or is hostile, crashes nothing and records nothing; the stop's answer
+/// is the same.
+#[test]
+fn a_transcript_without_usage_or_hostile_is_never_guessed() {
+    let repo = TestRepo::at_first_step();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let garbage = dir.path().join("garbage.jsonl");
+    let mut bytes =
+        b"\x00\xff{not json\n[1,2]\n{\"type\":\"assistant\",\"message\":{\"id\":7}}\n".to_vec();
+    bytes.extend_from_slice(
+        br#"{"type":"assistant","message":{"id":"m","usage":{"input_tokens":-4,"output_tokens":1e99}}}"#,
+    );
+    bytes.push(b'\n');
+    std::fs::write(&garbage, &bytes).expect("write");
+    let reference = stop_hook(&repo, &garbage);
+    reference.expect(0);
+    assert_eq!(reference.json()["decision"], "block");
+    // The hostile message counts as a message with no usage: a turn, its tokens not reported.
+    assert_eq!(
+        ledger_figures(&repo),
+        json!({"turns": 1, "turns_reporting": 0, "tokens": null, "cost_usd": null})
+    );
+    let missing = dir.path().join("missing");
+    for (n, path) in [Path::new("/dev/zero"), dir.path(), &missing]
+        .into_iter()
+        .enumerate()
+    {
+        let run = stop_hook_of(&repo, &format!("hostile-{n}"), path);
+        run.expect(0);
+        assert_eq!(run.stdout, reference.stdout, "{}", path.display());
+        assert!(
+            run.stderr
+                .contains("the session's token use is not recorded"),
+            "{}",
+            run.stderr
+        );
+    }
+    assert_eq!(ledger_figures(&repo)["turns"], 1);
+}
+
+/// The run records travel: `sync` pushes this clone's (through the server hook, over a real
+/// `git daemon`) and another clone's `sync` adopts them, so its ledger shows the same turns.
+#[test]
+fn sync_carries_the_run_records_through_the_server_hook_to_another_clone() {
+    let a = TestRepo::at_first_step();
+    let server = crate::landing::Server::start(&a);
+    a.git(&["remote", "add", "origin", &server.url()]);
+    a.git_run(&[
+        "push",
+        "--quiet",
+        "--no-verify",
+        "origin",
+        "main",
+        crate::support::REF,
+    ])
+    .expect(0);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let transcript = dir.path().join("s-1.jsonl");
+    std::fs::write(
+        &transcript,
+        assistant_line("msg_a", "text", Some((10, 0, 90, 7))),
+    )
+    .expect("write the transcript");
+    stop_hook(&a, &transcript).expect(0);
+    let ours = rev(&a, "refs/orchestrator/runs/main");
+    a.run(&["sync"]).expect(0);
+    assert_eq!(
+        server.rev(&a, "refs/orchestrator/runs/main").as_deref(),
+        Some(ours.as_str()),
+        "the server's hook accepted the run record"
+    );
+
+    let b = TestRepo::clone_of(Path::new(&server.url()));
+    b.run(&["sync"]).expect(0);
+    assert_eq!(rev(&b, "refs/orchestrator/runs/main"), ours);
+    let figures = json!({"turns": 1, "turns_reporting": 1,
+                         "tokens": {"input": 100, "output": 7}, "cost_usd": null});
+    assert_eq!(ledger_figures(&a), figures);
+    assert_eq!(ledger_figures(&b), figures);
+
+    // B's turn goes back the same way; A moves forward to it.
+    let more = dir.path().join("s-2.jsonl");
+    std::fs::write(&more, assistant_line("msg_b", "text", Some((1, 0, 0, 1)))).expect("write");
+    stop_hook_of(&b, "s-2", &more).expect(0);
+    b.run(&["sync"]).expect(0);
+    a.run(&["sync"]).expect(0);
+    assert_eq!(
+        rev(&a, "refs/orchestrator/runs/main"),
+        rev(&b, "refs/orchestrator/runs/main")
+    );
+    assert_eq!(ledger_figures(&a)["turns"], 2);
 }

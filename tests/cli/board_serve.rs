@@ -286,7 +286,12 @@ const HOSTILE_HEADING: &str = "PR 2: <script>alert(1)</script>\"'\u{202e}";
 /// A repository whose workflow plans the PR titled [`HOSTILE`], with [`HOSTILE_HEADING`]
 /// free in its master plan.
 fn hostile_repo() -> TestRepo {
-    let repo = TestRepo::new();
+    hostile_repo_with(crate::support::CONFIG)
+}
+
+/// [`hostile_repo`] with `config` as its `.orchestrate.toml`.
+fn hostile_repo_with(config: &str) -> TestRepo {
+    let repo = TestRepo::with_config(config);
     repo.write(
         "docs/plan.md",
         &format!("# Plan\n## PR 1: {HOSTILE}\n## {HOSTILE_HEADING}\n"),
@@ -392,7 +397,11 @@ fn lane<'a>(dom: &'a str, key: &str) -> &'a str {
 
 #[test]
 fn board_serve_page_in_headless_chromium_shows_cards_and_hostile_text_as_text() {
-    let repo = hostile_repo();
+    // Answers must be signed: the gate shows the signing commands too.
+    let repo = hostile_repo_with(&format!(
+        "{}\n[human]\nrequire = \"signature\"\n",
+        crate::support::CONFIG
+    ));
     repo.run(&["get-task"]).expect(0);
     repo.run(&[
         "submit-work",
@@ -451,7 +460,7 @@ fn board_serve_page_in_headless_chromium_shows_cards_and_hostile_text_as_text() 
     assert!(tdd.contains("<dd>tk · ticket</dd>"), "{tdd}");
     assert!(tdd.contains("<dd>DEVELOPER</dd>"), "{tdd}");
     assert!(
-        tdd.contains(r#"<dt>attempts</dt><dd class="absent">not reported</dd>"#),
+        tdd.contains(r#"<dt>debugging attempt</dt><dd class="absent">not reported</dd>"#),
         "a ticket has no debugging attempts: {tdd}"
     );
     for (key, title) in [
@@ -490,11 +499,26 @@ fn board_serve_page_in_headless_chromium_shows_cards_and_hostile_text_as_text() 
         "{halted}"
     );
 
-    // The gate it waits at, with the exact command.
+    // The gate it waits at, with the exact command, and how to sign the answer.
     assert!(
-        dom.contains("<code>git orchestrate --workflow main resume</code>"),
+        dom.contains(concat!(
+            r#"<code class="command">git orchestrate --workflow main resume</code>"#,
+            r#"<p class="sign-why">a signature is required ([human] require = "signature"); KEY is your SSH key:</p>"#,
+            r#"<code class="sign-command">git orchestrate --workflow main resume --sign-key KEY</code>"#,
+            r#"<p class="sign-why">or sign elsewhere:</p>"#,
+            r#"<code class="sign-elsewhere">git orchestrate --workflow main resume --print-payload &gt; answer</code>"#,
+            r#"<code class="sign-elsewhere">ssh-keygen -Y sign -n git-orchestrate -f KEY answer</code>"#,
+            r#"<code class="sign-elsewhere">git orchestrate --workflow main resume --signature answer.sig</code>"#,
+        )),
         "{dom}"
     );
+    // The card's debugging attempt is the step's, now; the ledger's failed attempts are
+    // summed over the steps: two names for two figures.
+    assert!(
+        halted.contains("<dt>debugging attempt</dt><dd>none</dd>"),
+        "{halted}"
+    );
+    assert!(dom.contains("<th>failed attempts</th>"), "{dom}");
     // The free PR's heading: markup as text, the bidi override written out.
     assert!(
         dom.contains(r#"PR 2: &lt;script&gt;alert(1)&lt;/script&gt;"'\u{202e}</li>"#),
@@ -651,7 +675,185 @@ fn board_serve_page_follows_a_ref_that_moves_without_a_reload() {
     assert!(halted.contains("Halted (1)"), "{dom}");
     assert!(halted.contains(r#"data-workflow="main""#), "{halted}");
     assert!(
-        dom.contains("<code>git orchestrate --workflow main resume</code>"),
+        dom.contains(r#"<code class="command">git orchestrate --workflow main resume</code>"#),
         "{dom}"
     );
+}
+
+/// The (source, status) of each attestation a timeline entry lists.
+fn check_entry_attestations(entry: &serde_json::Value) -> Vec<(String, String)> {
+    entry["attestations"]
+        .as_array()
+        .expect("attestations")
+        .iter()
+        .map(|a| {
+            (
+                a["source"].as_str().unwrap_or_default().to_string(),
+                a["status"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// The repository `git orchestrate demo` leaves: one PR driven through RED, GREEN,
+/// debugging, a scope reduction, an escalation and its answer, two review rounds, the squash
+/// and the merge.
+fn demo_repo() -> TestRepo {
+    let mut repo = TestRepo::empty();
+    let dir = repo.path.join("demo");
+    repo.run(&["demo", "--dir", dir.to_str().expect("a UTF-8 path")])
+        .expect(0);
+    repo.path = dir;
+    repo
+}
+
+#[test]
+fn board_serve_timeline_in_headless_chromium_shows_every_transition_and_what_it_recorded() {
+    let repo = demo_repo();
+    // Two attestation notes on the squashed commit, as a clone may hold them: an unsigned
+    // statement in this clone's notes, and markup that is no statement in the remote's.
+    let squashed = board(&repo, &["--timeline", "main", "--json"]).json()["entries"]
+        .as_array()
+        .expect("entries")
+        .iter()
+        .find_map(|e| e["squashed"].as_str().map(str::to_string))
+        .expect("a squash");
+    let statement = serde_json::json!({
+        "_type": "https://in-toto.io/Statement/v1",
+        "subject": [{"name": "commit", "digest": {"gitCommit": squashed}}],
+        "predicateType": "https://slsa.dev/verification_summary/v1",
+        "predicate": {"verificationResult": "PASSED"}
+    });
+    repo.git(&[
+        "notes",
+        "--ref=orchestrator-attest",
+        "add",
+        "-m",
+        &statement.to_string(),
+        &squashed,
+    ]);
+    repo.git(&[
+        "notes",
+        "--ref=remotes/origin/orchestrator-attest",
+        "add",
+        "-m",
+        "<script>alert(3)</script>",
+        &squashed,
+    ]);
+    let cli = board(&repo, &["--timeline", "main", "--json"]);
+    cli.expect(0);
+    let timeline = cli.json();
+    let entries = timeline["entries"].as_array().expect("entries").clone();
+    let served = serve(&repo, &[]);
+    // The endpoint is `board --timeline --json`, byte for byte.
+    assert_eq!(get(&served, "/workflow/main.json").body, cli.stdout);
+    assert_eq!(get(&served, "/workflow/nosuch.json").status, 500);
+
+    let first = |want: &dyn Fn(&serde_json::Value) -> bool| {
+        entries
+            .iter()
+            .find(|e| want(e))
+            .cloned()
+            .unwrap_or_else(|| panic!("no such entry: {timeline}"))
+    };
+    let resume = first(&|e| e["event"] == "resume");
+    let commit = |e: &serde_json::Value| e["commit"].as_str().expect("commit").to_string();
+    let dom = dump_dom(&format!("{}#timeline=main@{}", served.url, commit(&resume)));
+    let view = dom
+        .split(r#"<section id="timeline" class="timeline""#)
+        .nth(1)
+        .and_then(|rest| rest.split("</section>").next())
+        .expect("the timeline section");
+
+    assert!(
+        view.contains(&format!(
+            "<h2>Timeline of main ({} transitions)</h2>",
+            entries.len()
+        )),
+        "{view}"
+    );
+    // Every transition, in order, each with its time.
+    let mut at = 0;
+    for e in &entries {
+        let id = format!(r#"id="t-{}""#, commit(e));
+        let found = view[at..]
+            .find(&id)
+            .unwrap_or_else(|| panic!("{id} missing or out of order: {view}"));
+        at += found;
+    }
+    // The transition the address points at is marked.
+    assert!(
+        view.contains(&format!(
+            r#"<li class="entry resume focus" id="t-{}""#,
+            commit(&resume)
+        )),
+        "{view}"
+    );
+    // A RED run's verdict, a failure's debugging attempt and tier, and the link back to it.
+    assert!(
+        view.contains("RED run, expected FAIL: sh tests/test_add.sh → exit 1 (as expected)"),
+        "{view}"
+    );
+    let failure = first(&|e| e["to"] == "DEBUGGING" && e["from"] == "EXECUTING_TDD");
+    assert!(
+        view.contains(r#"<p class="debugging">debugging attempt 1, tier hypothesize</p>"#),
+        "{view}"
+    );
+    assert!(
+        view.contains(&format!(
+            r##"<a class="link" href="#timeline=main@{}">debugging-since {}</a>"##,
+            commit(&failure),
+            &commit(&failure)[..12]
+        )),
+        "{view}"
+    );
+    // The human's guidance, kept in lines; a review's findings; the final check.
+    assert!(
+        view.contains("neg the SECOND operand: sub A B = add A (neg B). Your tries negated $1."),
+        "{view}"
+    );
+    assert!(
+        view.contains(
+            "P3 lib/calc.sh: sub and neg have no usage comment (suggestion: document them like add)"
+        ),
+        "{view}"
+    );
+    let squash = first(&|e| e["event"] == "squash");
+    let check = &squash["final_check"];
+    assert!(
+        view.contains(&format!(
+            r#"<p class="final-check">final check: {}</p>"#,
+            check["verification"].as_str().expect("verification")
+        )),
+        "{view}"
+    );
+    assert!(
+        view.contains(
+            "step 1.1: sh tests/test_add.sh — base exit 1, final exit 0; evidence: exit code only"
+        ),
+        "{view}"
+    );
+    // Each attestation note, judged as `verify` judges it: neither is signed by a listed
+    // verifier, so neither counts, and the markup is no statement.
+    let short = &squashed[..12];
+    assert_eq!(
+        check_entry_attestations(&squash),
+        [
+            ("local".to_string(), "unauthenticated".to_string()),
+            ("origin".to_string(), "unauthenticated".to_string())
+        ]
+    );
+    assert!(
+        view.contains(&format!(
+            r#"<p class="attestation unauthenticated">attestation (local) on {short}: UNAUTHENTICATED: an unsigned PASSED verdict: whoever can write this clone's notes could have written it</p>"#
+        )),
+        "{view}"
+    );
+    assert!(
+        view.contains(&format!(
+            r#"<p class="attestation unauthenticated">attestation (origin) on {short}: UNAUTHENTICATED: the note is not a statement: "#
+        )),
+        "{view}"
+    );
+    assert_eq!(dom.matches("<script").count(), 1, "{dom}");
 }

@@ -60,7 +60,10 @@ function visible(value) {
 function el(tag, className, text) {
   const node = document.createElement(tag);
   if (className) node.className = className;
-  if (text !== undefined) node.textContent = visible(text);
+  // A <pre> keeps its line breaks; every other control character is shown escaped.
+  if (text !== undefined) {
+    node.textContent = tag === "pre" ? String(text).split("\n").map(visible).join("\n") : visible(text);
+  }
   return node;
 }
 
@@ -105,11 +108,6 @@ function stepsText(f) {
   return f.steps.map((s) => s.name + " " + duration(s.seconds)).join(", ");
 }
 
-// A word as a shell reads it back: plain when it is safe, else single-quoted.
-function shellWord(word) {
-  return /^[A-Za-z0-9._\/@:=+-]+$/.test(word) ? word : "'" + word.replace(/'/g, "'\\''") + "'";
-}
-
 function known(value) {
   return value !== null && value !== undefined;
 }
@@ -135,8 +133,13 @@ function card(report, row) {
       : row.subtask
   );
   field(dl, "progress", known(row.progress) ? row.progress.done + "/" + row.progress.total : null);
-  // The debugging attempt is a TDD workflow's; a ticket reports none.
-  field(dl, "attempts", row.kind === "tdd" ? row.attempt : null);
+  // The current step's debugging attempt, now: a TDD workflow's; a ticket reports none.
+  // Not the ledger's failed attempts, which are summed over every step.
+  field(
+    dl,
+    "debugging attempt",
+    row.kind === "tdd" ? (row.debugging_attempt > 0 ? "#" + row.debugging_attempt + " on this step" : "none") : null
+  );
   field(dl, "claim", claimText(row));
   field(
     dl,
@@ -152,6 +155,11 @@ function card(report, row) {
   field(dl, "tokens", known(l) ? tokensText(l) : null);
   field(dl, "cost", known(l) ? costText(l) : null);
   node.append(dl);
+  if (!known(row.error)) {
+    const link = el("a", "timeline-link", "timeline");
+    link.setAttribute("href", "#timeline=" + encodeURIComponent(row.workflow));
+    node.append(link);
+  }
   if (known(row.error)) {
     node.append(el("p", "note", "the " + row.shown + " copy cannot be read: " + row.error));
   }
@@ -184,11 +192,22 @@ function worktreeText(w) {
 // waiting for `approve` depends on configuration the board does not report.
 function gates(report) {
   return report.workflows
-    .filter((row) => row.state === "HALTED")
+    .filter((row) => row.state === "HALTED" && known(row.gate))
     .map((row) => {
       const item = el("li");
       item.append(el("span", "", (known(row.pr_title) ? row.pr_title : row.workflow) + ": "));
-      item.append(el("code", "", "git orchestrate --workflow " + shellWord(row.workflow) + " resume"));
+      const gate = row.gate;
+      item.append(el("code", "command", gate.command));
+      if (known(gate.sign_command)) {
+        const why =
+          gate.signature_required === true
+            ? "a signature is required ([human] require = \"signature\"); KEY is your SSH key:"
+            : "if the pinned configuration requires a signature (it cannot be read here); KEY is your SSH key:";
+        item.append(el("p", "sign-why", why));
+        item.append(el("code", "sign-command", gate.sign_command));
+        item.append(el("p", "sign-why", "or sign elsewhere:"));
+        for (const line of gate.sign_elsewhere) item.append(el("code", "sign-elsewhere", line));
+      }
       if (row.shown === "remote") {
         item.append(el("span", "", " (halted on the remote: run it in a clone that has it)"));
       }
@@ -209,7 +228,7 @@ function ledgerRow(name, f, className) {
   const tr = el("tr", className);
   tr.append(el("th", "", name));
   cell(tr, duration(f.wall_seconds_total));
-  cell(tr, f.attempts);
+  cell(tr, f.failed_attempts);
   cell(tr, turnsText(f));
   cell(tr, tokensText(f));
   cell(tr, costText(f));
@@ -272,6 +291,122 @@ function render(report) {
   );
 }
 
+// A workflow's timeline (docs/board.md, "A workflow's timeline"), shown when the address
+// ends in #timeline=NAME (or #timeline=NAME@COMMIT, to point at one transition).
+function timelineTarget() {
+  const hash = window.location.hash;
+  if (!hash.startsWith("#timeline=")) return null;
+  const [name, commit] = hash.slice("#timeline=".length).split("@");
+  try {
+    return { name: decodeURIComponent(name), commit: commit || null };
+  } catch (e) {
+    return null;
+  }
+}
+
+function when(seconds) {
+  return new Date(seconds * 1000).toISOString().replace("T", " ").slice(0, 19) + " UTC";
+}
+
+function timelineEntry(report, e) {
+  const item = el("li", "entry " + e.event);
+  item.id = "t-" + e.commit;
+  item.setAttribute("data-commit", e.commit);
+  const head = el("p", "entry-head");
+  head.append(el("time", "", when(e.time)));
+  head.append(el("span", "event", " " + e.event + " "));
+  head.append(el("span", "states", (e.from || "-") + " \u2192 " + (e.to || "-")));
+  if (known(e.step)) head.append(el("span", "step", " step " + e.step));
+  head.append(el("code", "commit", " " + e.commit.slice(0, 12)));
+  item.append(head);
+  if (e.summary) item.append(el("p", "summary", e.summary));
+  if (known(e.human)) item.append(el("p", "human", "answered by a human: " + e.human));
+  const t = e.test;
+  if (known(t)) {
+    const verdict = el("p", "verdict " + (t.met ? "met" : "unmet"));
+    verdict.textContent = visible(
+      t.kind + " run, expected " + t.expectation + ": " + t.command + " \u2192 " + t.exit +
+        (t.met ? " (as expected)" : " (not as expected)") +
+        (known(t.gates_passed) ? "; gates " + (t.gates_passed ? "passed" : "failed") : "")
+    );
+    item.append(verdict);
+    if (t.tests.length) item.append(el("p", "tests", "tests: " + t.tests.join(", ")));
+    if (known(t.not_a_test)) item.append(el("p", "note", "no test that failed: " + t.not_a_test));
+    if (t.output_tail) item.append(el("pre", "output", t.output_tail));
+  }
+  if (known(e.debugging)) {
+    item.append(el("p", "debugging", "debugging attempt " + e.debugging.attempt + ", tier " + e.debugging.tier));
+  }
+  if (known(e.review)) {
+    const r = e.review;
+    item.append(el("p", "review", "review round " + r.round + (r.ran ? "" : " (no review command ran)") + ": " + r.findings.length + " finding(s)"));
+    const ul = el("ul", "findings");
+    for (const f of r.findings) {
+      const where = known(f.file) ? f.file + (known(f.line) ? ":" + f.line : "") + ": " : "";
+      ul.append(el("li", f.blocking ? "blocking" : "", f.priority + (f.blocking ? " (blocking) " : " ") + where + f.issue + (known(f.suggestion) ? " (suggestion: " + f.suggestion + ")" : "")));
+    }
+    item.append(ul);
+  }
+  if (known(e.text)) item.append(el("pre", "text", e.text));
+  if (known(e.squashed)) item.append(el("p", "squashed", "squashed into " + e.squashed));
+  if (known(e.merged)) item.append(el("p", "merged", "main after the merge: " + e.merged));
+  const f = e.final_check;
+  if (known(f)) {
+    item.append(el("p", "final-check", "final check: " + f.verification + (f.final_checks_refused ? "; refused " + f.final_checks_refused + " time(s) before" : "")));
+    const ul = el("ul", "red-proofs");
+    for (const p of f.red_tests) {
+      ul.append(el("li", "", "step " + p.step + ": " + p.command + " \u2014 base " + p.base + ", final " + p.final + "; evidence: " + (known(p.evidence) ? p.evidence : ABSENT) + (p.tests.length ? "; tests: " + p.tests.join(", ") : "")));
+    }
+    item.append(ul);
+  }
+  for (const a of e.attestations) {
+    const detail = known(a.verifier) ? " by " + a.verifier : known(a.why) ? ": " + a.why : known(a.reasons) ? ": " + a.reasons.join("; ") : "";
+    item.append(el("p", "attestation " + a.status, "attestation (" + a.source + ") on " + a.commit.slice(0, 12) + ": " + a.status.toUpperCase() + detail));
+  }
+  for (const link of e.links) {
+    const a = el("a", "link", link.rel + " " + link.commit.slice(0, 12));
+    a.setAttribute("href", "#timeline=" + encodeURIComponent(report.workflow) + "@" + link.commit);
+    const p = el("p", "links");
+    p.append(a);
+    item.append(p);
+  }
+  return item;
+}
+
+async function showTimeline() {
+  const view = document.getElementById("timeline");
+  const target = timelineTarget();
+  if (!target) {
+    view.hidden = true;
+    view.replaceChildren();
+    return;
+  }
+  view.hidden = false;
+  const answer = await fetch("/workflow/" + encodeURIComponent(target.name) + ".json", { cache: "no-store" });
+  if (!answer.ok) {
+    view.replaceChildren(el("h2", "", "Timeline of " + target.name), el("p", "note", await answer.text()));
+    return;
+  }
+  const report = await answer.json();
+  const heading = el("h2", "", "Timeline of " + report.workflow + " (" + report.total + " transitions" + (report.truncated ? ", the newest " + report.entries.length + " shown" : "") + ")");
+  const close = el("a", "close", "close");
+  close.setAttribute("href", "#");
+  const list = el("ol", "entries");
+  list.append(...report.entries.map((e) => timelineEntry(report, e)));
+  view.replaceChildren(heading, close, list);
+  if (target.commit) {
+    const focus = document.getElementById("t-" + target.commit);
+    if (focus) {
+      focus.classList.add("focus");
+      focus.scrollIntoView();
+    }
+  }
+}
+
+window.addEventListener("hashchange", () => {
+  showTimeline().catch((e) => connection("cannot read the timeline: " + visible(e.message), true));
+});
+
 function connection(text, lost) {
   const node = document.getElementById("connection");
   node.textContent = text;
@@ -291,6 +426,7 @@ async function poll() {
         const board = await fetch("/board.json", { cache: "no-store" });
         if (!board.ok) throw new Error(await board.text());
         render(await board.json());
+        await showTimeline();
         lastTips = now;
       }
       connection("up to date at " + new Date().toLocaleTimeString(), false);

@@ -57,6 +57,20 @@ pub fn judge_note(
     Ok(best.map(|i| judged.swap_remove(i)))
 }
 
+/// Each attestation note on `commit`, judged, with the notes ref that holds it (this
+/// clone's first, then the remotes' as last fetched): what the board's timeline lists.
+pub fn judge_each(
+    session: &Session,
+    main: &str,
+    commit: &str,
+) -> Result<Vec<(String, Attestation)>, EngineError> {
+    let mut out = Vec::new();
+    for (notes_ref, text) in session.store.attest_notes_by_ref(commit)? {
+        out.push((notes_ref, judge_one(session, main, commit, &text)?));
+    }
+    Ok(out)
+}
+
 fn judge_one(
     session: &Session,
     main: &str,

@@ -140,7 +140,56 @@ pub(super) fn reconcile(
         reconcile_workflow(session, remote, name, sides, takes, &mut out)?;
     }
     out.notes = sync_notes(session, remote, &mut out.pushes)?;
+    sync_runs(session, remote, &mut out)?;
     Ok(out)
+}
+
+/// The run records travel like the notes (docs/board.md, "The ledger"): adopted or moved
+/// forward here when the remote has more, pushed with a lease when this clone has more.
+/// Two records that diverged (two clones drove one workflow) are each kept where they are,
+/// with a warning: a record is a log of turns, and a merge would hide one side's.
+fn sync_runs(session: &Session, remote: &str, out: &mut Reconciled) -> Result<(), EngineError> {
+    let store = &session.store;
+    let local = store.local_runs()?;
+    let tracked = store.tracking_runs(remote)?;
+    let mut names: Vec<&String> = local.keys().chain(tracked.keys()).collect();
+    names.sort();
+    names.dedup();
+    for name in names {
+        if !store::valid_workflow_name(name) {
+            continue;
+        }
+        let (ours, theirs) = (local.get(name).copied(), tracked.get(name).copied());
+        let standing = match (ours, theirs) {
+            (Some(a), Some(b)) => Some(standing_by_ancestry(session, a, b)?),
+            _ => None,
+        };
+        let message = format!("sync {remote}: run record of {name}");
+        match (plan(ours.is_some(), theirs.is_some(), standing, None), theirs) {
+            (Action::Adopt | Action::FastForward, Some(theirs)) => {
+                store.move_runs(name, ours, theirs, &message)?;
+            }
+            (Action::Push, _) => {
+                if let Some(ours) = ours {
+                    out.pushes.push(Push {
+                        source: ours,
+                        target: store::runs_ref(name),
+                        tracking: format!("{}{name}", store::tracking_runs_prefix(remote)),
+                        seen: theirs,
+                        leased: true,
+                    });
+                }
+            }
+            (Action::Diverged, _) => out.skip(
+                format!("the run record of workflow {name}"),
+                format!(
+                    "it differs here and on {remote} (two clones ran turns of it): each keeps its own"
+                ),
+            ),
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// A ref's tip here and on the remote (`None`: absent).
