@@ -30,14 +30,6 @@ impl Workflow {
         }
     }
 
-    /// The commit this was read at.
-    pub fn tip(&self) -> ObjectId {
-        match self {
-            Workflow::Tdd(snapshot) => snapshot.tip,
-            Workflow::Ticket(snapshot) => snapshot.tip,
-        }
-    }
-
     /// The TDD workflow's snapshot; `None` for a ticket.
     pub fn into_tdd(self) -> Option<Snapshot> {
         match self {
