@@ -20,7 +20,7 @@ pub struct GetTaskArgs {
 
 pub fn run(session: &Session, args: &GetTaskArgs, ui: &mut Ui) -> Result<Exit, Failure> {
     if args.role.is_some() {
-        if engine::ticket::is_ticket(session)? {
+        if engine::ticket::kind(session)? == Some(crate::store::WorkflowKind::Ticket) {
             return super::ticket::get_task(session, args.role, ui);
         }
         return Err(Failure::from(super::CommandError::invalid_input(
@@ -31,13 +31,11 @@ pub fn run(session: &Session, args: &GetTaskArgs, ui: &mut Ui) -> Result<Exit, F
             "Drop --role, or start a ticket with `git orchestrate ticket new --title TEXT`.",
         )));
     }
-    // A ticket workflow is told apart by the TDD read failing on it, which costs the hot
-    // path nothing (one `get-task` ≈ one `git rev-parse`).
-    let report = match engine::get_task(session) {
-        Err(engine::EngineError::Store(crate::store::StoreError::TicketWorkflow { .. })) => {
-            return super::ticket::get_task(session, None, ui);
-        }
-        other => other?,
+    // The kind is the first read's, which costs the hot path nothing (one `get-task` ≈ one
+    // `git rev-parse`).
+    let report = match engine::get_task::task(session)? {
+        engine::get_task::Task::Ticket => return super::ticket::get_task(session, None, ui),
+        engine::get_task::Task::Tdd(report) => *report,
     };
     ui.report_or_text(&report, &report.briefing)?;
     Ok(if report.halted {

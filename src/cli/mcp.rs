@@ -116,7 +116,10 @@ fn serving(
     let Ok(session) = Session::open_selected(dir, workflow) else {
         return Ok(Serving::Tdd);
     };
-    if !ticket_engine::is_ticket(&session).unwrap_or(false) {
+    if !matches!(
+        ticket_engine::kind(&session),
+        Ok(Some(crate::store::WorkflowKind::Ticket))
+    ) {
         return Ok(Serving::Tdd);
     }
     match ticket_engine::role(&session, None)? {

@@ -25,7 +25,7 @@ pub fn run(session: &Session, args: &ResumeArgs, ui: &mut Ui) -> Result<Exit, Fa
         return print_payload(session, ui, Answer::Resume, args.guidance.as_deref());
     }
     let human = require_human("resume")?;
-    if engine::ticket::is_ticket(session)? {
+    if engine::ticket::kind(session)? == Some(crate::store::WorkflowKind::Ticket) {
         if args.sign.sign_key.is_some() || args.sign.signature.is_some() {
             return Err(Failure::from(super::CommandError::invalid_input(
                 "a ticket's `resume` takes no signature in this version".to_string(),

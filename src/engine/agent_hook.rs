@@ -7,14 +7,15 @@ use std::path::Path;
 use super::{EngineError, Session, io_error};
 use crate::agent::guard::GuardContext;
 use crate::agent::hook::{Client, StopDecision, StopRecord, TicketTurn, WorkflowView, decide_stop};
+use crate::store::Workflow;
 
 /// What the guard needs, read in-process (the hook runs before every shell command).
 pub fn guard_context(session: &Session, cwd: &Path) -> Result<GuardContext, EngineError> {
     // A ticket workflow has no TDD state: the guard judges it by the configuration alone
     // (the same rules as a workflow not started), rather than refusing every call.
-    let (snapshot, ticket) = match session.store.read() {
-        Err(crate::store::StoreError::TicketWorkflow { .. }) => (None, true),
-        other => (other?, false),
+    let (snapshot, ticket) = match session.store.read_workflow()? {
+        Some(Workflow::Ticket(_)) => (None, true),
+        tdd => (tdd.and_then(Workflow::into_tdd), false),
     };
     let state = snapshot.as_ref().map(|s| &s.state);
     let config = session.load_config(state)?.config;
@@ -54,10 +55,10 @@ pub fn guard_context_for(
 
 /// Where the workflow stands, as the hooks tell the agent.
 pub fn workflow_view(session: &Session) -> Result<(WorkflowView, u32), EngineError> {
-    // A ticket is told apart by the TDD read failing on it: nothing added for TDD.
-    let snapshot = match session.store.read() {
-        Err(crate::store::StoreError::TicketWorkflow { .. }) => return ticket_view(session),
-        other => other?,
+    // One read tells the kind: nothing added for TDD.
+    let snapshot = match session.store.read_workflow()? {
+        Some(Workflow::Ticket(snap)) => return ticket_view(session, &snap),
+        tdd => tdd.and_then(Workflow::into_tdd),
     };
     let workflow = session.store.workflow().to_string();
     let Some(snap) = snapshot else {
@@ -108,8 +109,10 @@ pub fn workflow_view(session: &Session) -> Result<(WorkflowView, u32), EngineErr
 
 /// Where a ticket stands, for the hooks, and the role this session plays in it
 /// (`GIT_ORCHESTRATE_ROLE`, else `[agent] role`).
-fn ticket_view(session: &Session) -> Result<(WorkflowView, u32), EngineError> {
-    let snap = super::ticket::read(session)?;
+fn ticket_view(
+    session: &Session,
+    snap: &crate::store::TicketSnapshot,
+) -> Result<(WorkflowView, u32), EngineError> {
     let role = super::ticket::role(session, None)?;
     let config = session.load_config(None)?.config;
     let ticket = &snap.ticket;

@@ -91,7 +91,8 @@ pub fn audit(session: &Session, all: bool) -> Result<AuditReport, EngineError> {
                 .map(|check| answer_problem(name, check)),
         );
         // main moved outside the workflow: named here as in every briefing (docs/integrity.md).
-        if let Ok(snapshot) = store.read_at(tip, &reference)
+        // A ticket records no main line to drift from; an unreadable tip the chain names.
+        if let Ok(crate::store::Workflow::Tdd(snapshot)) = store.workflow_at(tip, &reference)
             && let Some(drift) = super::main_line::drift(session, &snapshot.state)?
         {
             report.problems.push(AuditProblem {

@@ -154,11 +154,10 @@ enum Read {
 
 /// Reads workflow commit `tip` as whichever kind it holds.
 fn read_any(store: &Store, tip: ObjectId, reference: &str) -> Result<Read, StoreError> {
-    match store.ticket_at(tip, reference) {
-        Ok(Some(snap)) => Ok(Read::Ticket(Box::new(snap))),
-        // Not a ticket, or not even a commit: the TDD read says what is wrong, naming the ref.
-        Ok(None) | Err(_) => Ok(Read::Tdd(Box::new(store.read_at(tip, reference)?))),
-    }
+    Ok(match store.workflow_at(tip, reference)? {
+        crate::store::Workflow::Ticket(snap) => Read::Ticket(snap),
+        crate::store::Workflow::Tdd(snap) => Read::Tdd(snap),
+    })
 }
 
 /// A claim as the board shows it, beside a workflow.

@@ -6,7 +6,9 @@
 use gix::ObjectId;
 
 use super::EngineError;
-use crate::store::{CommitRecord, Snapshot, Store, StoreError, TICKET_FILE, workflow_ref};
+use crate::store::{
+    CommitRecord, Snapshot, Store, StoreError, TICKET_FILE, Workflow, workflow_ref,
+};
 use crate::workflow::ticket::{self, Before, Ticket};
 use crate::workflow::{self, Event, PlanChange, State, Status};
 
@@ -71,11 +73,11 @@ pub fn audit_chain(
             ));
             return Ok(audit);
         }
-        // One read of the commit tells the kinds apart: the TDD read fails on a ticket.
-        let snap = match store.read_at(id, &reference) {
-            Ok(snap) => snap,
-            Err(StoreError::TicketWorkflow { .. }) => {
-                match ticket_link(store, id, &reference, &record, parent.as_ref()) {
+        // One read of the commit tells the kinds apart.
+        let snap = match store.workflow_at(id, &reference) {
+            Ok(Workflow::Tdd(snap)) => *snap,
+            Ok(Workflow::Ticket(snap)) => {
+                match ticket_link(store, (id, snap.ticket), &record, parent.as_ref()) {
                     Ok(ticket) => {
                         audit.replayed += 1;
                         parent = Some(Link::Ticket(Box::new(ticket)));
@@ -149,10 +151,10 @@ enum Link {
 
 /// Reads commit `id` as whichever kind of workflow it holds.
 fn read_link(store: &Store, id: ObjectId, reference: &str) -> Result<Link, StoreError> {
-    match store.ticket_at(id, reference)? {
-        Some(snap) => Ok(Link::Ticket(Box::new(snap.ticket))),
-        None => Ok(Link::Tdd(Box::new(store.read_at(id, reference)?))),
-    }
+    Ok(match store.workflow_at(id, reference)? {
+        Workflow::Ticket(snap) => Link::Ticket(Box::new(snap.ticket)),
+        Workflow::Tdd(snap) => Link::Tdd(snap),
+    })
 }
 
 /// Why a TDD workflow's commit cannot stand where it is: a ticket's trailer or file mixed
@@ -190,8 +192,7 @@ fn tdd_link_problem(
 /// between, and its event makes exactly its ticket. Returns the ticket, or the problem.
 fn ticket_link(
     store: &Store,
-    id: ObjectId,
-    reference: &str,
+    (id, ticket): (ObjectId, Ticket),
     record: &CommitRecord,
     parent: Option<&Link>,
 ) -> Result<Ticket, String> {
@@ -214,11 +215,6 @@ fn ticket_link(
              git-orchestrate did not write it"
         ));
     }
-    let ticket = match store.ticket_at(id, reference) {
-        Ok(Some(snap)) => snap.ticket,
-        Ok(None) => return Err(format!("its {TICKET_FILE} cannot be found")),
-        Err(e) => return Err(format!("its {TICKET_FILE} cannot be read: {e}")),
-    };
     let before = match parent {
         None => Before::Nothing,
         Some(Link::Tdd(snap)) => Before::Tdd {

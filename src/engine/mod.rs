@@ -48,7 +48,7 @@ use std::time::{Duration, Instant};
 use crate::config::{self, Config, ConfigError, Origin};
 use crate::exec::{CommandEnv, Git};
 use crate::store::{
-    EntryType, FileChange, LockSighting, Snapshot, Store, StoreError, TransitionWrite,
+    EntryType, FileChange, LockSighting, Snapshot, Store, StoreError, TransitionWrite, Workflow,
 };
 use crate::workflow::briefing::Notice;
 use crate::workflow::state::Pin;
@@ -214,10 +214,27 @@ impl Session {
         ))
     }
 
-    /// The workflow's snapshot, creating the workflow in INITIALIZING when it does not exist.
+    /// The TDD workflow's snapshot, creating the workflow in INITIALIZING when it does not
+    /// exist; a ticket workflow is refused.
     pub fn read_or_create(&self) -> Result<Snapshot, EngineError> {
-        if let Some(snapshot) = self.store.read()? {
-            return Ok(snapshot);
+        self.read_or_create_workflow()?
+            .into_tdd()
+            .ok_or_else(|| self.ticket_refused())
+    }
+
+    /// The refusal of a TDD command on a ticket workflow.
+    pub fn ticket_refused(&self) -> EngineError {
+        StoreError::TicketWorkflow {
+            reference: self.store.ref_name(),
+        }
+        .into()
+    }
+
+    /// The workflow, either kind, read once; a new TDD workflow in INITIALIZING when none
+    /// exists.
+    pub fn read_or_create_workflow(&self) -> Result<Workflow, EngineError> {
+        if let Some(workflow) = self.store.read_workflow()? {
+            return Ok(workflow);
         }
         self.refuse_if_vanished()?;
         let working_tree = self.working_tree_config()?;
@@ -248,7 +265,7 @@ impl Session {
                 pinned_tree: FileChange::Keep,
             },
         )?;
-        self.store.read()?.ok_or(EngineError::Conflict)
+        self.store.read_workflow()?.ok_or(EngineError::Conflict)
     }
 
     /// Refuses to start a workflow whose ref was deleted (a test command, a script): the new

@@ -136,7 +136,7 @@ pub fn run(
         }
     };
     let config = session.load_config(None)?.config;
-    let ticket = super::ticket::is_ticket(session)?;
+    let ticket = super::ticket::kind(session)? == Some(crate::store::WorkflowKind::Ticket);
     if !ticket && (options.manager.is_some() || options.developer.is_some()) {
         return Err(EngineError::BadInput {
             message: format!(

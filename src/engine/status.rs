@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use super::{EngineError, Session};
+use crate::store::Snapshot;
 use crate::workflow::briefing::{Notice, StepView};
 use crate::workflow::plan::StepSummary;
 use crate::workflow::state::{HaltRecord, LastRun, ReplanContext, ReviewSummary};
@@ -126,8 +127,16 @@ pub struct RemoteReport {
     pub behind: usize,
 }
 
+/// `status` on a TDD workflow; a ticket workflow is refused.
 pub fn status(session: &Session) -> Result<StatusReport, EngineError> {
-    let snapshot = session.store.read()?;
+    status_of(session, session.store.read()?)
+}
+
+/// `status` on the TDD workflow read as `snapshot` (`None`: not created yet).
+pub(super) fn status_of(
+    session: &Session,
+    snapshot: Option<Snapshot>,
+) -> Result<StatusReport, EngineError> {
     let (state, plan, tip) = match &snapshot {
         Some(s) => (s.state.clone(), s.summary.clone(), Some(s.tip)),
         None => (State::new(None), None, None),

@@ -183,10 +183,9 @@ impl Store {
             next = commit.parent_ids().next().map(|p| p.detach());
             let entry = parse_history_entry(id.to_string(), String::new(), &message);
             // A ticket's commit holds no TDD state, and so no debugging attempt.
-            let attempt = match self.read_at(id, reference) {
-                Ok(snapshot) => snapshot.state.attempts(),
-                Err(StoreError::TicketWorkflow { .. }) => 0,
-                Err(e) => return Err(e),
+            let attempt = match self.workflow_at(id, reference)? {
+                super::Workflow::Tdd(snapshot) => snapshot.state.attempts(),
+                super::Workflow::Ticket(_) => 0,
             };
             out.push(crate::workflow::ledger::Transition {
                 attempt,

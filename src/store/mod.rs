@@ -33,6 +33,7 @@ mod snapshot;
 mod tickets;
 mod time;
 mod tips;
+mod workflow;
 mod write;
 
 use std::path::{Path, PathBuf};
@@ -70,9 +71,10 @@ pub use remote::{is_state_ref_name, transition_history_globs};
 pub use settings::Setting;
 pub use snapshot::Snapshot;
 pub use snapshot::TICKET_FILE;
-pub use tickets::{TicketSnapshot, WorkflowKind};
+pub use tickets::TicketSnapshot;
 pub use time::format_time;
 pub use tips::{Landing, ReflogEntry};
+pub use workflow::{Workflow, WorkflowKind};
 pub use write::{FileChange, SignedAnswer, TransitionWrite};
 
 pub struct Store {

@@ -1,5 +1,5 @@
-//! Reading a workflow's state: the [`Snapshot`] at its tip (or any commit), the files of its
-//! tree on demand, and the other workflows of the repository.
+//! A TDD workflow's state: the [`Snapshot`] a commit's tree holds, its files on demand, and
+//! the other workflows of the repository.
 
 use std::collections::BTreeMap;
 
@@ -20,6 +20,9 @@ pub(super) const ESCALATION_FILE: &str = "escalation.md";
 pub(super) const REVIEW_FILE: &str = "review.json";
 /// The file of a ticket workflow's tree (docs/tickets.md), instead of all of the above.
 pub const TICKET_FILE: &str = "ticket.json";
+
+/// The entries of a workflow commit's tree, by name.
+pub(super) type Entries = BTreeMap<String, ObjectId>;
 
 /// The state of a workflow at its tip. The plan is summarised; the full plan is parsed only
 /// when asked for ([`Store::plan`]), because a 200-task `pr.json` costs more to parse than
@@ -70,23 +73,14 @@ impl Store {
         format!("git show {}:{OUTPUT_FILE}", self.ref_name())
     }
 
-    /// Reads the workflow at its tip, or `None` when it does not exist yet.
-    pub fn read(&self) -> Result<Option<Snapshot>, StoreError> {
-        match self.tip()? {
-            Some(tip) => self.read_at(tip, &self.ref_name()).map(Some),
-            None => Ok(None),
-        }
-    }
-
-    /// Reads the workflow state held by commit `tip`, which `reference` (named in errors)
-    /// points at: this workflow's tip, or a remote's copy of it.
-    pub fn read_at(&self, tip: ObjectId, reference: &str) -> Result<Snapshot, StoreError> {
-        let corrupt = |what: &str, message: String| StoreError::Corrupt {
-            reference: reference.to_string(),
-            commit: tip.to_string(),
-            what: what.to_string(),
-            message,
-        };
+    /// The commit time and top-level tree entries of commit `tip`: what tells the kinds
+    /// apart, and where each kind's files are.
+    pub(super) fn commit_entries(
+        &self,
+        tip: ObjectId,
+        reference: &str,
+    ) -> Result<(i64, Entries), StoreError> {
+        let corrupt = |what: &str, message: String| corrupt(reference, tip, what, message);
         let commit = self
             .repo
             .find_commit(tip)
@@ -110,6 +104,17 @@ impl Store {
                 entry.oid.to_owned(),
             );
         }
+        Ok((time, entries))
+    }
+
+    /// The TDD workflow state of commit `tip`, whose tree `entries` are read already.
+    pub(super) fn tdd_at(
+        &self,
+        (tip, time): (ObjectId, i64),
+        entries: Entries,
+        reference: &str,
+    ) -> Result<Snapshot, StoreError> {
+        let corrupt = |what: &str, message: String| corrupt(reference, tip, what, message);
         let blob = |name: &str| -> Result<Option<Vec<u8>>, StoreError> {
             entries
                 .get(name)
@@ -122,11 +127,6 @@ impl Store {
                 .transpose()
         };
         let Some(state_bytes) = blob(STATE_FILE)? else {
-            if entries.contains_key(TICKET_FILE) {
-                return Err(StoreError::TicketWorkflow {
-                    reference: reference.to_string(),
-                });
-            }
             return Err(corrupt(STATE_FILE, "it is missing".into()));
         };
         let (state, progress) = read_state(&state_bytes).map_err(|m| corrupt(STATE_FILE, m))?;
@@ -193,8 +193,9 @@ impl Store {
             .into_iter()
             .filter(|(name, _)| *name != self.workflow)
             .filter_map(|(name, tip)| {
-                let snapshot = self.read_at(tip, &workflow_ref(&name)).ok()?;
-                Some((name, snapshot))
+                // A ticket holds no TDD state to name a branch or a PR by.
+                let snapshot = self.workflow_at(tip, &workflow_ref(&name)).ok()?;
+                Some((name, snapshot.into_tdd()?))
             })
             .collect())
     }
@@ -273,6 +274,16 @@ impl Store {
                     .map_err(git_err)
             })
             .transpose()
+    }
+}
+
+/// The error for a workflow commit that cannot be read as what it says it is.
+pub(super) fn corrupt(reference: &str, tip: ObjectId, what: &str, message: String) -> StoreError {
+    StoreError::Corrupt {
+        reference: reference.to_string(),
+        commit: tip.to_string(),
+        what: what.to_string(),
+        message,
     }
 }
 

@@ -485,7 +485,9 @@ struct Validator<'a> {
     master_plan: Option<&'a str>,
 }
 
-fn describe(value: &Value) -> &'static str {
+/// What kind of JSON value `value` is, as a problem names what it found: shared by every
+/// validator of a tool's input (the ticket tools', `workflow/ticket/input.rs`).
+pub(crate) fn describe(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
@@ -496,7 +498,8 @@ fn describe(value: &Value) -> &'static str {
     }
 }
 
-fn join(path: &str, key: &str) -> String {
+/// The JSON path of `key` inside the object at `path`.
+pub(crate) fn join(path: &str, key: &str) -> String {
     if path.is_empty() {
         key.to_string()
     } else {

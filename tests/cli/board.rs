@@ -892,3 +892,38 @@ fn sync_carries_the_run_records_through_the_server_hook_to_another_clone() {
     );
     assert_eq!(ledger_figures(&a)["turns"], 2);
 }
+/// A ticket whose `ticket.json` cannot be read is shown unreadable, its error naming that
+/// file: the kind is read once from the tree, and a record that cannot be read is never
+/// called the other kind ("a ticket workflow" to which the TDD commands do not apply).
+#[test]
+fn a_ticket_that_cannot_be_read_is_unreadable_and_names_its_file() {
+    let repo = TestRepo::new();
+    let blob = repo.git_with_stdin(&["hash-object", "-w", "--stdin"], b"{not json");
+    let tree = repo.git_with_stdin(
+        &["mktree"],
+        format!("100644 blob {}\tticket.json\n", blob.trim()).as_bytes(),
+    );
+    let commit = repo.git(&["commit-tree", tree.trim(), "-m", "by hand"]);
+    repo.git(&[
+        "update-ref",
+        "refs/orchestrator/workflows/broken",
+        commit.trim(),
+    ]);
+    let out = board(&repo, &["--json"]);
+    out.expect(0);
+    let report: serde_json::Value = serde_json::from_str(&out.stdout).expect("JSON");
+    let rows = report["workflows"].as_array().expect("workflows");
+    let row = rows
+        .iter()
+        .find(|row| row["workflow"] == "broken")
+        .expect("the broken workflow is listed");
+    assert_eq!(row["kind"], serde_json::Value::Null);
+    assert_eq!(
+        row["error"],
+        json!(format!(
+            "cannot read ticket.json of refs/orchestrator/workflows/broken (commit {}): not \
+             valid JSON: key must be a string at line 1 column 2",
+            commit.trim()
+        ))
+    );
+}

@@ -13,7 +13,7 @@ use self::commands::review_command;
 use self::hooks::hooks;
 use super::{EngineError, Session};
 use crate::exec::git::{MIN_VERSION as MIN_GIT_VERSION, parse_version};
-use crate::store;
+use crate::store::{self, Workflow};
 use crate::workflow::briefing::Notice;
 use crate::workflow::briefing::shell_quote;
 
@@ -62,8 +62,8 @@ fn checks(session: &Session) -> Result<Vec<Check>, EngineError> {
 
 /// The workflow's state, as read; `None` when there is none, or it cannot be read.
 fn state_check(session: &Session, checks: &mut Vec<Check>) -> Option<crate::workflow::State> {
-    match session.store.read() {
-        Ok(Some(snapshot)) => {
+    match session.store.read_workflow() {
+        Ok(Some(Workflow::Tdd(snapshot))) => {
             checks.push(check(
                 "state",
                 Level::Ok,
@@ -86,13 +86,8 @@ fn state_check(session: &Session, checks: &mut Vec<Check>) -> Option<crate::work
             ));
             None
         }
-        Err(crate::store::StoreError::TicketWorkflow { .. }) => {
-            let state = session
-                .store
-                .read_ticket()
-                .ok()
-                .flatten()
-                .map_or("?", |t| t.ticket.state.as_str());
+        Ok(Some(Workflow::Ticket(snap))) => {
+            let state = snap.ticket.state.as_str();
             checks.push(check(
                 "state",
                 Level::Ok,

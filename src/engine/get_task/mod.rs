@@ -67,19 +67,41 @@ impl TaskReport {
     }
 }
 
+/// `get-task` on a TDD workflow; a ticket workflow is refused.
 pub fn get_task(session: &Session) -> Result<GetTaskReport, EngineError> {
     Ok(brief(session)?.report(session))
 }
 
-/// Acts as the state requires, then briefs.
-pub(super) fn brief(session: &Session) -> Result<TaskReport, EngineError> {
-    session.with_retries(|| attempt(session))
+/// What `get-task` found in the selected workflow, told by its first read.
+pub enum Task {
+    Tdd(Box<GetTaskReport>),
+    /// A ticket workflow: its briefing is the ticket's own, by role (engine/ticket).
+    Ticket,
 }
 
-fn attempt(session: &Session) -> Result<TaskReport, EngineError> {
+/// `get-task` on either kind of workflow: a TDD workflow acted on and briefed, or a ticket
+/// left to its own briefing. The kind costs the hot path nothing: it is the first read's.
+pub fn task(session: &Session) -> Result<Task, EngineError> {
+    Ok(match session.with_retries(|| attempt(session))? {
+        Some(task) => Task::Tdd(Box::new(task.report(session))),
+        None => Task::Ticket,
+    })
+}
+
+/// Acts as the state requires, then briefs; a ticket workflow is refused.
+pub(super) fn brief(session: &Session) -> Result<TaskReport, EngineError> {
+    session
+        .with_retries(|| attempt(session))?
+        .ok_or_else(|| session.ticket_refused())
+}
+
+/// One attempt at [`brief`]; `None` when the workflow holds a ticket.
+fn attempt(session: &Session) -> Result<Option<TaskReport>, EngineError> {
     let mut progress = Progress::default();
     super::claims::adopt_pushed_plan(session)?;
-    let mut snap = session.read_or_create()?;
+    let Some(mut snap) = session.read_or_create_workflow()?.into_tdd() else {
+        return Ok(None);
+    };
     if snap.state.status() == Status::Initializing {
         refresh_main(session, &snap.state)?;
     }
@@ -129,7 +151,7 @@ fn attempt(session: &Session) -> Result<TaskReport, EngineError> {
         progress.guidance.as_deref(),
     )?;
     report.branch_blocked = progress.blocked;
-    Ok(report)
+    Ok(Some(report))
 }
 
 /// Before the agent reads the master plan to pick the next PR: main brought up to the

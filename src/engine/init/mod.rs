@@ -116,11 +116,9 @@ pub fn init(
         .filter(|text| !text.trim().is_empty());
     let left_empty = existing.is_none() && path.symlink_metadata().is_ok_and(|m| m.is_file());
     // A ticket workflow is kept as it is: init sets up the repository around it.
-    let (snapshot, ticket) = match session.store.read() {
-        Err(crate::store::StoreError::TicketWorkflow { .. }) => {
-            (None, session.store.read_ticket()?)
-        }
-        other => (other?, None),
+    let (snapshot, ticket) = match session.store.read_workflow()? {
+        Some(crate::store::Workflow::Ticket(snap)) => (None, Some(*snap)),
+        tdd => (tdd.and_then(crate::store::Workflow::into_tdd), None),
     };
     let plan = decide::decide(&Facts {
         config_exists: existing.is_some(),

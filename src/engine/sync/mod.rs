@@ -43,7 +43,12 @@ pub fn resolve_remote(session: &Session, named: Option<&str>) -> Result<String, 
             ),
         });
     }
-    let state = session.store.read().ok().flatten().map(|s| s.state);
+    let state = session
+        .store
+        .read_unless_ticket()
+        .ok()
+        .flatten()
+        .map(|s| s.state);
     let configured = session
         .load_config(state.as_ref())
         .ok()

@@ -14,7 +14,7 @@ pub use status::{
 use serde_json::Value;
 
 use super::{EngineError, Session};
-use crate::store::{TicketSnapshot, WorkflowKind, branch_ref};
+use crate::store::{TicketSnapshot, Workflow, WorkflowKind, branch_ref};
 use crate::workflow::fields::Field;
 use crate::workflow::ticket::{
     self, Action, Refusal, Role, Ticket, TicketState, Tool, parse_assignment,
@@ -110,9 +110,10 @@ pub fn read(session: &Session) -> Result<TicketSnapshot, EngineError> {
     }
 }
 
-/// True when the selected workflow is a ticket.
-pub fn is_ticket(session: &Session) -> Result<bool, EngineError> {
-    Ok(session.store.kind()? == Some(WorkflowKind::Ticket))
+/// The kind of the selected workflow, from the one read both kinds dispatch on; `None`
+/// when it does not exist yet.
+pub fn kind(session: &Session) -> Result<Option<WorkflowKind>, EngineError> {
+    Ok(session.store.read_workflow()?.map(|w| w.kind()))
 }
 
 fn now() -> i64 {
@@ -145,8 +146,8 @@ pub fn create(
         let tip = session.store.tip()?;
         let mut from = None;
         if let Some(tip) = tip {
-            match session.store.ticket_at(tip, &session.store.ref_name())? {
-                Some(old) if old.ticket.state != TicketState::TicketDone => {
+            match session.store.workflow_at(tip, &session.store.ref_name())? {
+                Workflow::Ticket(old) if old.ticket.state != TicketState::TicketDone => {
                     return Err(EngineError::TicketRefused {
                         message: format!(
                             "workflow \"{}\" already works on ticket \"{}\" (state {})",
@@ -160,11 +161,8 @@ pub fn create(
                         state: old.ticket.state.as_str().into(),
                     });
                 }
-                Some(old) => from = Some(old.ticket.state),
-                None => {
-                    let snap = session.store.read()?.ok_or_else(|| {
-                        EngineError::Internal("a workflow tip without a workflow".into())
-                    })?;
+                Workflow::Ticket(old) => from = Some(old.ticket.state),
+                Workflow::Tdd(snap) => {
                     if snap.state.status() != crate::workflow::Status::Initializing {
                         return Err(EngineError::TicketRefused {
                             message: format!(

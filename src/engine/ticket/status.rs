@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::super::status::{LockReport, Progress, RemoteReport, StatusReport, remote_reports};
 use super::super::{EngineError, Session};
-use crate::store::TicketSnapshot;
+use crate::store::{TicketSnapshot, Workflow};
 use crate::workflow::ticket::{
     self, Finished, GateVerdict, Role, SubtaskStatus, Ticket, TicketState,
 };
@@ -24,14 +24,15 @@ pub enum WorkflowStatus {
 
 /// `status`: the ticket's when the workflow holds a ticket, else the TDD workflow's.
 pub fn workflow_status(session: &Session) -> Result<WorkflowStatus, EngineError> {
-    // A ticket is told apart by the TDD read failing on it: `status` is on the hot path
-    // (one call ≈ one `git rev-parse`), and a TDD workflow pays nothing for tickets.
-    match super::super::status(session) {
-        Err(EngineError::Store(crate::store::StoreError::TicketWorkflow { .. })) => {
-            let snap = super::read(session)?;
+    // One read tells the kind: `status` is on the hot path (one call ≈ one `git
+    // rev-parse`), and a TDD workflow pays nothing for tickets.
+    match session.store.read_workflow()? {
+        Some(Workflow::Ticket(snap)) => {
             Ok(WorkflowStatus::Ticket(Box::new(status(session, &snap)?)))
         }
-        other => Ok(WorkflowStatus::Tdd(Box::new(other?))),
+        tdd => Ok(WorkflowStatus::Tdd(Box::new(
+            super::super::status::status_of(session, tdd.and_then(Workflow::into_tdd))?,
+        ))),
     }
 }
 

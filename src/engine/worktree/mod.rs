@@ -158,8 +158,9 @@ fn workflow_states(session: &Session) -> Result<BTreeMap<String, Status>, Engine
         .local_workflows()?
         .into_iter()
         .filter_map(|(name, tip)| {
-            let snapshot = session.store.read_at(tip, &workflow_ref(&name)).ok()?;
-            Some((name, snapshot.state.status()))
+            // A ticket has no TDD status to list.
+            let snapshot = session.store.workflow_at(tip, &workflow_ref(&name)).ok()?;
+            Some((name, snapshot.into_tdd()?.state.status()))
         })
         .collect())
 }

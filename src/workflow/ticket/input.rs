@@ -9,7 +9,7 @@ use super::{
     TestResults, Update, UpdateStatus,
 };
 use crate::workflow::fields::{self, Field};
-use crate::workflow::plan::Problem;
+use crate::workflow::plan::{Problem, describe, join};
 
 /// The four ticket tools.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -184,7 +184,7 @@ impl Reader<'_> {
         let Some(map) = value.as_object() else {
             self.problem(
                 if path.is_empty() { "$" } else { path },
-                format!("expected an object, found {}", kind(value)),
+                format!("expected an object, found {}", describe(value)),
             );
             return None;
         };
@@ -201,7 +201,10 @@ impl Reader<'_> {
 
     fn text(&mut self, path: &str, value: &Value, field: Field) -> Option<String> {
         let Some(text) = value.as_str() else {
-            self.problem(path, format!("expected a string, found {}", kind(value)));
+            self.problem(
+                path,
+                format!("expected a string, found {}", describe(value)),
+            );
             return None;
         };
         if let Err(problem) = fields::check(field, text) {
@@ -268,7 +271,7 @@ impl Reader<'_> {
                 parsed
             }
             Some(other) => {
-                self.problem(&at, format!("expected a string, found {}", kind(other)));
+                self.problem(&at, format!("expected a string, found {}", describe(other)));
                 None
             }
         }
@@ -293,7 +296,7 @@ impl Reader<'_> {
             }
             Some(Value::Array(items)) => items,
             Some(other) => {
-                self.problem(&at, format!("expected an array, found {}", kind(other)));
+                self.problem(&at, format!("expected an array, found {}", describe(other)));
                 return Vec::new();
             }
         };
@@ -320,25 +323,6 @@ impl Reader<'_> {
             out.push(text);
         }
         out
-    }
-}
-
-fn join(path: &str, key: &str) -> String {
-    if path.is_empty() {
-        key.to_string()
-    } else {
-        format!("{path}.{key}")
-    }
-}
-
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 
@@ -509,7 +493,7 @@ fn files_changed(r: &mut Reader, map: &Map<String, Value>) -> Option<Vec<FileCha
         Some(other) => {
             r.problem(
                 "filesChanged",
-                format!("expected an array, found {}", kind(other)),
+                format!("expected an array, found {}", describe(other)),
             );
             return None;
         }
@@ -554,7 +538,7 @@ fn test_results(r: &mut Reader, map: &Map<String, Value>) -> Option<TestResults>
         if n.is_none() {
             r.problem(
                 &join("testResults", key),
-                format!("expected a whole number ≥ 0, found {}", kind(value)),
+                format!("expected a whole number ≥ 0, found {}", describe(value)),
             );
         }
         n
