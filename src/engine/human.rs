@@ -19,6 +19,10 @@ pub struct ResumeReport {
     pub merged: Option<String>,
     /// Who signed the answer, as the pinned allowed-signers file names them.
     pub signed_by: Option<String>,
+    /// After a merge conflict landed: why the PR's claim could not be released (it lapses at
+    /// its expiry).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub claim_not_released: Option<String>,
 }
 
 /// What `approve` or `reject` did.
@@ -88,6 +92,17 @@ pub fn resume(
             )?,
             None => session.apply_answer(&snap, event, human, signed.as_ref())?,
         };
+        // The PR is done: its claim goes, after the merge is recorded, as after the
+        // workflow's own merge (src/engine/get_task/mod.rs).
+        let claim_not_released = match &merged {
+            Some(_) => {
+                let state = session.store.read()?.ok_or(EngineError::Conflict)?.state;
+                super::claims::release_own(session, &state)
+                    .err()
+                    .map(|e| e.to_string())
+            }
+            None => None,
+        };
         Ok(ResumeReport {
             halt_message: from,
             state: t.to(),
@@ -98,6 +113,7 @@ pub fn resume(
             },
             merged,
             signed_by: signed.map(|s| s.principal),
+            claim_not_released,
         })
     })
 }

@@ -174,7 +174,7 @@ pub(super) fn record_and_push(
         pause::point("landing-main-moved");
         // Best effort: the merge is on main whatever becomes of the branch; a branch left
         // behind is deleted by the next merge's clean-up or by hand.
-        if let MainAt::Elsewhere(_) = target.at {
+        if !matches!(target.at, MainAt::Here) {
             let _ = git.checkout_detached(target.merged);
         }
         let _ = git.delete_branch_at(target.branch, target.tip);
