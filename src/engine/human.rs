@@ -81,16 +81,42 @@ pub fn resume(
             Some(_) => super::remote::coordination_remote(session, &snap.state)?,
             None => None,
         };
-        let t = match remote {
-            Some(remote) => super::get_task::landing::land_resolution(
-                session,
-                &snap,
-                event,
-                human,
-                signed.as_ref(),
-                &remote,
-            )?,
-            None => session.apply_answer(&snap, event, human, signed.as_ref())?,
+        let state = match remote {
+            Some(remote) => {
+                // This merge's landing, interrupted by a kill after its push, is completed
+                // rather than pushed again (docs/integrity.md, "A landing in flight").
+                match super::get_task::landing::complete_interrupted_resolution(
+                    session, &snap, &remote,
+                )? {
+                    Ok(true) => session
+                        .store
+                        .read()?
+                        .ok_or(EngineError::Conflict)?
+                        .state
+                        .status(),
+                    Ok(false) => super::get_task::landing::land_resolution(
+                        session,
+                        &snap,
+                        event,
+                        human,
+                        signed.as_ref(),
+                        &remote,
+                    )?
+                    .to(),
+                    Err(why) => {
+                        return Err(EngineError::Remote {
+                            remote: remote.clone(),
+                            what: "complete the landing a kill interrupted".into(),
+                            answer: why,
+                            hint: "Fix what is named, then run `git orchestrate resume` again."
+                                .into(),
+                        });
+                    }
+                }
+            }
+            None => session
+                .apply_answer(&snap, event, human, signed.as_ref())?
+                .to(),
         };
         // The PR is done: its claim goes, after the merge is recorded, as after the
         // workflow's own merge (src/engine/get_task/mod.rs).
@@ -105,7 +131,7 @@ pub fn resume(
         };
         Ok(ResumeReport {
             halt_message: from,
-            state: t.to(),
+            state,
             guidance: if merged.is_some() {
                 None
             } else {

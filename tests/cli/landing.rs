@@ -166,10 +166,19 @@ fn get_task_lands_an_honest_merge_through_the_server_hook() {
 /// Runs `get-task` to stop at `point` inside the landing, kills it there with SIGKILL, and
 /// returns once it is gone.
 fn kill_at(repo: &TestRepo, point: &str) {
+    kill_in(repo, &["get-task"], point);
+}
+
+/// Runs the command `args` (as a human: `resume` needs one) to stop at `point` inside the
+/// landing, kills it there with SIGKILL, and returns once it is gone.
+fn kill_in(repo: &TestRepo, args: &[&str], point: &str) {
     let pause = repo.temp_dir().join(format!("pause-{point}"));
     let _ = std::fs::remove_file(&pause);
-    let mut child = repo
-        .command(BIN, ["get-task"])
+    let mut cmd = repo.command(BIN, args);
+    if args.contains(&"resume") {
+        cmd.env("GIT_ORCHESTRATE_HUMAN", "1");
+    }
+    let mut child = cmd
         .env("GIT_ORCHESTRATE_PAUSE_AT", point)
         .env("GIT_ORCHESTRATE_PAUSE_FILE", &pause)
         .stdin(Stdio::null())
@@ -189,7 +198,7 @@ fn kill_at(repo: &TestRepo, point: &str) {
                 .stderr
                 .take()
                 .map(|mut e| e.read_to_string(&mut stderr));
-            panic!("get-task ended ({status}) before reaching {point}: {stderr}");
+            panic!("{args:?} ended ({status}) before reaching {point}: {stderr}");
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
@@ -592,4 +601,180 @@ fn a_landing_that_cannot_note_itself_moves_nothing_and_lands_later() {
         "{line:?}"
     );
     assert_eq!(server.rev(&repo, REF), repo.tip());
+}
+
+/// Two clones whose PRs write the same file, A's landed, B's halted on the conflict and
+/// resolved by a human on main (as in
+/// [`a_conflict_resolved_by_a_human_is_landed_by_resume_through_the_hook`]): B, the server,
+/// main before B's merge, the human's resolution, and the clone that wrote the plan (whose
+/// temporary directory the server's hook uses: it lives as long as the server).
+fn resolved_conflict() -> (TestRepo, Server, String, String, TestRepo) {
+    let origin = TestRepo::with_config(CONFIG);
+    origin.write(
+        "docs/plan.md",
+        "# Plan\n\n## PR 1: feat: One\n\nThe first.\n\n## PR 2: feat: Two\n\nThe second.\n",
+    );
+    origin.commit_all("two PRs");
+    let server = Server::start(&origin);
+    origin.git(&["remote", "add", "origin", &server.url()]);
+    origin
+        .git_run(&["push", "--quiet", "origin", "main"])
+        .expect(0);
+    let a = TestRepo::clone_of(Path::new(&server.url()));
+    let b = TestRepo::clone_of(Path::new(&server.url()));
+    up_to_the_merge(&a, "a", "feat: One", "same.txt", "one\n");
+    up_to_the_merge(&b, "b", "feat: Two", "same.txt", "two\n");
+    a.run(&["--workflow", "a", "get-task"]).expect(0);
+    b.run(&["--workflow", "b", "get-task"]).expect(10);
+    b.git(&["checkout", "--quiet", "main"]);
+    let before = main_tip(&b);
+    let (clean, _) = b.git_try(&["merge", "--no-ff", "--no-edit", "feat/two"]);
+    assert!(!clean, "the merge conflicts");
+    b.write("same.txt", "one\ntwo\n");
+    b.git(&["add", "same.txt"]);
+    b.git(&["commit", "--quiet", "--no-edit"]);
+    let resolution = main_tip(&b);
+    (b, server, before, resolution, origin)
+}
+
+/// The points inside `resume`'s landing of a human's merge, in order (main does not move
+/// here: the human moved it).
+const RESUME_POINTS: [&str; 3] = ["landing-noted", "landing-pushed", "landing-recorded"];
+
+/// SIGKILL at each point inside `resume`'s landing, then `audit` and the next `resume`: no
+/// FORGED at any time, the human's merge on the server's main exactly once, the chain here
+/// and on the server the record of it, and `sync` finds nothing diverged.
+#[test]
+fn a_kill_at_each_point_inside_resumes_landing_is_completed_by_the_next_resume() {
+    let mut outcomes = Vec::new();
+    for point in RESUME_POINTS {
+        let (b, server, before, resolution, _origin) = resolved_conflict();
+        kill_in(&b, &["--workflow", "b", "resume"], point);
+        let out = b.run(&["--workflow", "b", "audit"]);
+        assert_eq!(
+            out.code, 0,
+            "{point}: audit:\n{}\n{}",
+            out.stdout, out.stderr
+        );
+        assert!(!out.stdout.contains("FORGED"), "{point}: {}", out.stdout);
+        let next = b.human(&["--workflow", "b", "resume"]);
+        if point == "landing-recorded" {
+            // Killed after the record: the workflow is not halted any more, and says so.
+            assert_eq!(next.code, 4, "{point}: {}\n{}", next.stdout, next.stderr);
+            assert!(
+                next.stderr.contains("the workflow is not halted"),
+                "{point}: {}",
+                next.stderr
+            );
+        } else {
+            assert_eq!(next.code, 0, "{point}: {}\n{}", next.stdout, next.stderr);
+        }
+        assert_eq!(state_of(&b, "b"), "INITIALIZING", "{point}");
+        let line = server.main_line(&b);
+        let merges: Vec<&String> = line.iter().take_while(|c| **c != before).collect();
+        assert_eq!(
+            merges,
+            [&resolution],
+            "{point}: one merge on the server's main"
+        );
+        let chain = b
+            .git(&["rev-parse", "refs/orchestrator/workflows/b"])
+            .trim()
+            .to_string();
+        assert_eq!(
+            server.rev(&b, "refs/orchestrator/workflows/b"),
+            Some(chain),
+            "{point}: the record is on the server"
+        );
+        let out = b.run(&["--workflow", "b", "audit"]);
+        assert_eq!(out.code, 0, "{point}: {}\n{}", out.stdout, out.stderr);
+        let sync = b.run(&["--workflow", "b", "sync"]);
+        assert_eq!(
+            sync.code, 0,
+            "{point}: sync: {}\n{}",
+            sync.stdout, sync.stderr
+        );
+        assert!(
+            !sync.stdout.contains("DIVERGED"),
+            "{point}: {}",
+            sync.stdout
+        );
+        let v = attest_in_fresh_clone(&server, &resolution);
+        assert_eq!(v["verdicts"][0]["passed"], true, "{point}: {v}");
+        outcomes.push(format!("{point}: landed once"));
+    }
+    eprintln!(
+        "resume's landing: {} kill(s): {}",
+        outcomes.len(),
+        outcomes.join(", ")
+    );
+}
+
+/// SIGKILL at each point inside a ticket's landing (`complete-ticket`), then `audit` and the
+/// next `complete-ticket`: no FORGED at any time, the ticket's merge on the server's main
+/// exactly once, the chain here and on the server the record of it, and `sync` finds nothing
+/// diverged.
+#[test]
+fn a_kill_at_each_point_inside_a_tickets_landing_is_completed_by_the_next_complete_ticket() {
+    let mut outcomes = Vec::new();
+    for point in POINTS {
+        let repo = crate::tickets::repo();
+        let server = Server::start(&repo);
+        repo.git(&["remote", "add", "origin", &server.url()]);
+        repo.git_run(&["push", "--quiet", "origin", "main"])
+            .expect(0);
+        let before = main_tip(&repo);
+        repo.run(&["ticket", "new", "--title", "Hello"]).expect(0);
+        crate::tickets::assign(&repo, "Add hello", &["src/**", "tests/**"], &[]).expect(0);
+        crate::tickets::honest_work(&repo, "hello");
+        crate::tickets::report(&repo, "pass", &["src/hello.sh", "tests/hello.sh"], &[]).expect(0);
+        crate::tickets::judge(&repo, "complete", &[]).expect(0);
+        kill_in(&repo, &["complete-ticket", "--summary", "hello"], point);
+        audit_clean(&repo, &format!("after a kill at {point}"));
+        let next = repo.run(&["complete-ticket", "--summary", "hello"]);
+        if point == "landing-recorded" {
+            // Killed after the record: the ticket is done, and says so.
+            assert_eq!(next.code, 4, "{point}: {}\n{}", next.stdout, next.stderr);
+            assert!(
+                next.stderr.contains("the ticket is done and merged"),
+                "{point}: {}",
+                next.stderr
+            );
+        } else {
+            assert_eq!(next.code, 0, "{point}: {}\n{}", next.stdout, next.stderr);
+        }
+        let state =
+            repo.run(&["--json", "ticket", "show"]).expect(0).json()["ticket"]["state"].clone();
+        assert_eq!(state, "TICKET_DONE", "{point}");
+        audit_clean(
+            &repo,
+            &format!("after the complete-ticket that followed {point}"),
+        );
+        let line = server.main_line(&repo);
+        let merges: Vec<&String> = line.iter().take_while(|c| **c != before).collect();
+        assert_eq!(
+            merges.len(),
+            1,
+            "{point}: one merge on the server's main: {line:?}"
+        );
+        assert_eq!(
+            server.rev(&repo, REF),
+            repo.tip(),
+            "{point}: the record is on the server"
+        );
+        let sync = repo.run(&["sync"]);
+        assert_eq!(
+            sync.code, 0,
+            "{point}: sync: {}\n{}",
+            sync.stdout, sync.stderr
+        );
+        let v = attest_in_fresh_clone(&server, merges[0]);
+        assert_eq!(v["verdicts"][0]["passed"], true, "{point}: {v}");
+        outcomes.push(format!("{point}: merged once"));
+    }
+    eprintln!(
+        "a ticket's landing: {} kill(s): {}",
+        outcomes.len(),
+        outcomes.join(", ")
+    );
 }

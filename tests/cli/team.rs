@@ -743,7 +743,8 @@ fn a_team_of_clones_and_a_worktree_merges_one_plan_through_the_hook_and_ci_passe
         "team: 4 agents + 1 ticket, {rounds} round(s) of landings ({landings_run} landing \
          command(s)), {remerged} merge(s) made again after a lost race, {pushes_refused} \
          honest push(es) refused, {main_pushes} push(es) of main accepted by the server \
-         (first push, 5 merges, 1 conflict resolved and landed by resume, 1 gate change), 1 \
+         (the first push, 4 landings by get-task and complete-ticket, the conflict's resolution \
+         landed by resume, the gate change), 1 \
          unlisted push refused as it must be, {false_alarms} false \"moved outside the \
          workflow\" warning(s), 1 human gate change + signed repin, {ci_jobs} CI job(s) run as \
          the template runs them, wall time {:.1}s",
