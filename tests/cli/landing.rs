@@ -778,3 +778,136 @@ fn a_kill_at_each_point_inside_a_tickets_landing_is_completed_by_the_next_comple
         outcomes.join(", ")
     );
 }
+
+/// Inside a user and mount namespace (`unshare -Urm`, no root needed): the workflows' refs
+/// of the repository in `$REPO` (`refs/orchestrator`, or `reftable` for that backend) on a
+/// small tmpfs holding a copy of them (on their own filesystem, so that the PR branch the
+/// landing deletes frees no space there); `get-task` paused inside its landing (after its note, before its
+/// push), the tmpfs filled to the last byte, `get-task` let go; `audit` while the disk is
+/// full; the filler removed, `audit` and `get-task` again; the refs copied back to the disk.
+/// Each command's exit status and output are left in `$OUT`.
+const FULL_DISK: &str = r#"
+set -u
+R="$REPO/.git/refs/orchestrator"
+[ -d "$REPO/.git/reftable" ] && R="$REPO/.git/reftable"
+SAVE="$OUT/save"
+mkdir "$SAVE" && cp -a "$R/." "$SAVE/"
+mount -t tmpfs -o size=512k tmpfs "$R"
+cp -a "$SAVE/." "$R/"
+run() { name=$1; shift; "$@" >"$OUT/$name.out" 2>"$OUT/$name.err"; echo $? >"$OUT/$name.code"; }
+run first env GIT_ORCHESTRATE_PAUSE_AT=landing-noted GIT_ORCHESTRATE_PAUSE_FILE="$OUT/pause" \
+  git-orchestrate get-task &
+while [ ! -s "$OUT/pause" ] && [ ! -e "$OUT/first.code" ]; do sleep 0.05; done
+[ -s "$OUT/pause" ] && echo paused >"$OUT/paused"
+dd if=/dev/zero of="$R/fill" bs=4096 2>/dev/null
+df -k "$R" | tail -1 >"$OUT/df"
+rm -f "$OUT/pause"
+wait
+run full git-orchestrate audit
+rm -f "$R/fill"
+run freed git-orchestrate audit
+run second git-orchestrate get-task
+run after git-orchestrate audit
+rm -rf "$SAVE" && mkdir "$SAVE" && cp -a "$R/." "$SAVE/"
+umount "$R"
+rm -rf "$R"/* && cp -a "$SAVE/." "$R/"
+"#;
+
+/// The disk fills up inside the landing (the refs' filesystem full after the landing noted
+/// itself): the command fails saying so, and nothing is FORGED; once there is space, the
+/// next `get-task` completes the landing: the merge on the server's main exactly once, the
+/// chain here and there the record of it, nothing lost. Needs `unshare -Urm` (user
+/// namespaces): where that is unavailable the test fails under CI (`CI=true`) and says so
+/// loudly elsewhere.
+#[test]
+fn a_full_disk_inside_the_landing_is_named_and_the_next_get_task_completes_it() {
+    let usable = std::process::Command::new("unshare")
+        .args(["-Urm", "true"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !usable {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "`unshare -Urm` (user and mount namespaces) is needed for the full-disk test"
+        );
+        eprintln!("SKIPPED: `unshare -Urm` is unavailable here; the full-disk test did not run");
+        return;
+    }
+    let (repo, server) = shared_calc();
+    let before = main_tip(&repo);
+    finalized(&repo);
+    let squashed = repo.git(&["rev-parse", "--short=12", "HEAD"]);
+    repo.write(
+        "docs/plan.md",
+        &format!(
+            "# Plan\n## PR 1: feat: Multiply [DONE] {}\n",
+            squashed.trim()
+        ),
+    );
+    repo.commit_all("docs: PR 1 done");
+    repo.run(&["submit-work", "-s", "plan updated"]).expect(0);
+    let out = tempfile::tempdir().expect("temp dir");
+    let done = Run::from(
+        repo.command("unshare", ["-Urm", "sh", "-c", FULL_DISK])
+            .env("REPO", repo.dir())
+            .env("OUT", out.path())
+            .stdin(Stdio::null())
+            .output()
+            .expect("unshare"),
+    );
+    let read = |name: &str| std::fs::read_to_string(out.path().join(name)).unwrap_or_default();
+    let step = |name: &str| {
+        (
+            read(&format!("{name}.code"))
+                .trim()
+                .parse::<i32>()
+                .unwrap_or(-1),
+            format!(
+                "{}{}",
+                read(&format!("{name}.out")),
+                read(&format!("{name}.err"))
+            ),
+        )
+    };
+    assert_eq!(done.code, 0, "the script: {}\n{}", done.stdout, done.stderr);
+    let (first, said) = step("first");
+    assert_ne!(
+        first,
+        0,
+        "the landing on a full disk: {said}\n(df: {}, {})",
+        read("df"),
+        read("paused")
+    );
+    assert!(
+        said.contains("No space left on device")
+            && said.contains("refs/orchestrator/workflows/main")
+            && said.contains("a full disk"),
+        "the error names the full disk: {said}\n(df: {})",
+        read("df")
+    );
+    assert!(!said.contains("FORGED"), "{said}");
+    let (_, full) = step("full");
+    assert!(!full.contains("FORGED"), "audit on the full disk: {full}");
+    for name in ["freed", "second", "after"] {
+        let (code, text) = step(name);
+        assert_eq!(code, 0, "{name}: {text}");
+        assert!(!text.contains("FORGED"), "{name}: {text}");
+    }
+    assert_eq!(repo.status(), "INITIALIZING");
+    audit_clean(&repo, "after the disk had space again");
+    let line = server.main_line(&repo);
+    let merges: Vec<&String> = line.iter().take_while(|c| **c != before).collect();
+    assert_eq!(merges.len(), 1, "one merge on the server's main: {line:?}");
+    assert_eq!(&main_tip(&repo), merges[0], "main here is the server's");
+    assert_eq!(
+        server.rev(&repo, REF),
+        repo.tip(),
+        "the record is on the server"
+    );
+    let v = attest_in_fresh_clone(&server, merges[0]);
+    assert_eq!(v["verdicts"][0]["passed"], true, "{v}");
+    eprintln!(
+        "full disk inside the landing: the landing exited {first} saying:\n{}",
+        read("first.err")
+    );
+}
