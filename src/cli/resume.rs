@@ -69,6 +69,11 @@ pub fn run(session: &Session, args: &ResumeArgs, ui: &mut Ui) -> Result<Exit, Fa
         if args.guidance.is_some() {
             text.push_str("note: --guidance is not kept after a merge conflict: the PR is done, and the next one starts afresh\n");
         }
+        if let Some(why) = &done.claim_not_released {
+            text.push_str(&format!(
+                "warning: the PR's claim was not released ({why}); it lapses at its expiry\n"
+            ));
+        }
         ui.text(&text)?;
         return Ok(Exit::Success);
     }

@@ -19,6 +19,10 @@ pub struct ResumeReport {
     pub merged: Option<String>,
     /// Who signed the answer, as the pinned allowed-signers file names them.
     pub signed_by: Option<String>,
+    /// After a merge conflict landed: why the PR's claim could not be released (it lapses at
+    /// its expiry).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub claim_not_released: Option<String>,
 }
 
 /// What `approve` or `reject` did.
@@ -77,20 +81,57 @@ pub fn resume(
             Some(_) => super::remote::coordination_remote(session, &snap.state)?,
             None => None,
         };
-        let t = match remote {
-            Some(remote) => super::get_task::landing::land_resolution(
-                session,
-                &snap,
-                event,
-                human,
-                signed.as_ref(),
-                &remote,
-            )?,
-            None => session.apply_answer(&snap, event, human, signed.as_ref())?,
+        let state = match remote {
+            Some(remote) => {
+                // This merge's landing, interrupted by a kill after its push, is completed
+                // rather than pushed again (docs/integrity.md, "A landing in flight").
+                match super::get_task::landing::complete_interrupted_resolution(
+                    session, &snap, &remote,
+                )? {
+                    Ok(true) => session
+                        .store
+                        .read()?
+                        .ok_or(EngineError::Conflict)?
+                        .state
+                        .status(),
+                    Ok(false) => super::get_task::landing::land_resolution(
+                        session,
+                        &snap,
+                        event,
+                        human,
+                        signed.as_ref(),
+                        &remote,
+                    )?
+                    .to(),
+                    Err(why) => {
+                        return Err(EngineError::Remote {
+                            remote: remote.clone(),
+                            what: "complete the landing a kill interrupted".into(),
+                            answer: why,
+                            hint: "Fix what is named, then run `git orchestrate resume` again."
+                                .into(),
+                        });
+                    }
+                }
+            }
+            None => session
+                .apply_answer(&snap, event, human, signed.as_ref())?
+                .to(),
+        };
+        // The PR is done: its claim goes, after the merge is recorded, as after the
+        // workflow's own merge (src/engine/get_task/mod.rs).
+        let claim_not_released = match &merged {
+            Some(_) => {
+                let state = session.store.read()?.ok_or(EngineError::Conflict)?.state;
+                super::claims::release_own(session, &state)
+                    .err()
+                    .map(|e| e.to_string())
+            }
+            None => None,
         };
         Ok(ResumeReport {
             halt_message: from,
-            state: t.to(),
+            state,
             guidance: if merged.is_some() {
                 None
             } else {
@@ -98,6 +139,7 @@ pub fn resume(
             },
             merged,
             signed_by: signed.map(|s| s.principal),
+            claim_not_released,
         })
     })
 }

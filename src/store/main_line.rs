@@ -7,7 +7,7 @@ use gix::bstr::ByteSlice;
 
 use super::names::REMOTES;
 use super::names::WORKFLOWS;
-use super::snapshot::STATE_FILE;
+use super::snapshot::{STATE_FILE, TICKET_FILE};
 use super::{Store, StoreError, git_err};
 
 /// main's first-parent commits after a commit, newest first.
@@ -85,8 +85,9 @@ impl Store {
         commit.time().ok().map(|t| t.seconds)
     }
 
-    /// The merges the workflows recorded (a `merge` transition's `main_tip`), and the main
-    /// tips humans accounted for (a `repin` transition's), in every
+    /// The merges the workflows recorded (a `merge` transition's `main_tip`, a ticket's
+    /// completion's `finished.merge`), and the main tips humans accounted for (a `repin`
+    /// transition's), in every
     /// workflow here and every remote's as last fetched, walking each history back only to
     /// its first transition older than `not_before` (seconds since the epoch).
     pub fn merge_records(&self, not_before: i64) -> Result<Vec<MergeRecord>, StoreError> {
@@ -130,11 +131,15 @@ impl Store {
                 }
                 let message = commit.message_raw_sloppy();
                 let repin = message.starts_with(b"repin: ");
-                if !repin && !message.starts_with(b"merge: ") {
+                // A ticket's merge is recorded by its completion (docs/tickets.md): a merge a
+                // workflow made, as a TDD workflow's `merge` is.
+                let ticket = message.starts_with(b"complete-ticket: ");
+                if !repin && !ticket && !message.starts_with(b"merge: ") {
                     continue;
                 }
                 let tree = commit.tree().map_err(git_err)?;
-                let Some(entry) = tree.find_entry(STATE_FILE) else {
+                let file = if ticket { TICKET_FILE } else { STATE_FILE };
+                let Some(entry) = tree.find_entry(file) else {
                     continue;
                 };
                 let blob = self.repo.find_blob(entry.object_id()).map_err(git_err)?;
@@ -142,10 +147,25 @@ impl Store {
                 struct MainTip {
                     main_tip: Option<String>,
                 }
-                if let Ok(MainTip {
-                    main_tip: Some(main),
-                }) = serde_json::from_slice(&blob.data)
-                {
+                #[derive(serde::Deserialize)]
+                struct Finished {
+                    merge: Option<String>,
+                }
+                #[derive(serde::Deserialize)]
+                struct Completed {
+                    finished: Option<Finished>,
+                }
+                let main = if ticket {
+                    serde_json::from_slice::<Completed>(&blob.data)
+                        .ok()
+                        .and_then(|c| c.finished)
+                        .and_then(|f| f.merge)
+                } else {
+                    serde_json::from_slice::<MainTip>(&blob.data)
+                        .ok()
+                        .and_then(|t| t.main_tip)
+                };
+                if let Some(main) = main {
                     out.push(MergeRecord {
                         workflow: name.clone(),
                         tip,

@@ -199,7 +199,7 @@ fn github_workflow_passes_actionlint() {
 }
 
 /// `path` parsed by PyYAML, as JSON (YAML 1.1's `on` as a key is `true`: renamed back).
-fn yaml(path: &Path) -> Value {
+pub(crate) fn yaml(path: &Path) -> Value {
     let bin = tool("pyyaml").expect("python3 is needed for PyYAML");
     let script = "import json, sys, yaml\n\
                   doc = yaml.safe_load(open(sys.argv[1], encoding='utf-8'))\n\

@@ -15,7 +15,7 @@ command = "sh run_tests.sh"
 timeout = "30s"
 "#;
 
-const RUNNER: &str = "for t in tests/*.sh; do [ -e \"$t\" ] || continue; \
+pub(crate) const RUNNER: &str = "for t in tests/*.sh; do [ -e \"$t\" ] || continue; \
                       sh \"$t\" || { echo \"FAILED: $t\"; exit 1; }; done; echo 'all tests pass'\n";
 
 pub(crate) fn repo() -> TestRepo {
@@ -41,7 +41,7 @@ fn state(repo: &TestRepo) -> String {
         .to_string()
 }
 
-fn assign(repo: &TestRepo, goal: &str, scope: &[&str], extra: &[&str]) -> Run {
+pub(crate) fn assign(repo: &TestRepo, goal: &str, scope: &[&str], extra: &[&str]) -> Run {
     let mut args = vec![
         "assign",
         "--role",
@@ -60,7 +60,7 @@ fn assign(repo: &TestRepo, goal: &str, scope: &[&str], extra: &[&str]) -> Run {
     repo.run(&args)
 }
 
-fn report(repo: &TestRepo, build: &str, files: &[&str], extra: &[&str]) -> Run {
+pub(crate) fn report(repo: &TestRepo, build: &str, files: &[&str], extra: &[&str]) -> Run {
     let mut args = vec![
         "subtask-complete",
         "--role",
@@ -79,7 +79,7 @@ fn report(repo: &TestRepo, build: &str, files: &[&str], extra: &[&str]) -> Run {
     repo.run(&args)
 }
 
-fn judge(repo: &TestRepo, status: &str, extra: &[&str]) -> Run {
+pub(crate) fn judge(repo: &TestRepo, status: &str, extra: &[&str]) -> Run {
     let mut args = vec![
         "update-subtask",
         "--role",
@@ -94,7 +94,7 @@ fn judge(repo: &TestRepo, status: &str, extra: &[&str]) -> Run {
 }
 
 /// A feature and its test: `src/<name>.sh` prints `<name>`, `tests/<name>.sh` checks it.
-fn honest_work(repo: &TestRepo, name: &str) {
+pub(crate) fn honest_work(repo: &TestRepo, name: &str) {
     repo.write(&format!("src/{name}.sh"), &format!("echo {name}\n"));
     repo.write(
         &format!("tests/{name}.sh"),

@@ -174,7 +174,7 @@ pub(super) fn record_and_push(
         pause::point("landing-main-moved");
         // Best effort: the merge is on main whatever becomes of the branch; a branch left
         // behind is deleted by the next merge's clean-up or by hand.
-        if let MainAt::Elsewhere(_) = target.at {
+        if !matches!(target.at, MainAt::Here) {
             let _ = git.checkout_detached(target.merged);
         }
         let _ = git.delete_branch_at(target.branch, target.tip);
@@ -312,6 +312,7 @@ pub(crate) fn land_resolution(
                 merge: merged.clone(),
             },
         )?;
+        pause::point("landing-noted");
         let pushed = push_landing(
             session,
             remote,
@@ -327,6 +328,7 @@ pub(crate) fn land_resolution(
                 "the landing's push was refused".into(),
             ));
         }
+        pause::point("landing-pushed");
         Ok(())
     });
     if let Some(e) = refused {
@@ -339,6 +341,7 @@ pub(crate) fn land_resolution(
     }
     let t = written?;
     store.forget_landing(&workflow);
+    pause::point("landing-recorded");
     Ok(t)
 }
 
@@ -375,16 +378,16 @@ fn notes_to_push(
     Ok(Some((merged, Some(theirs))))
 }
 
-/// A landing a kill (or a full disk) interrupted, found by the next `get-task` in
-/// MERGING_BRANCH: completed when its record reached the remote (or, without one, its merge
-/// reached main here), the chain moved to it; given up otherwise, nothing having moved.
-/// `Some` is the recorded `merge`'s event once completed.
-pub(super) fn complete_interrupted(
+/// The record of a landing a kill (or a full disk) interrupted on the chain's `tip`, when it
+/// landed: its record reached the remote (main here brought up to the remote's), or, without
+/// one, its merge reached main here. A landing file that names nothing in flight, or a
+/// landing that did not land, is forgotten (nothing having moved) and `None` returned.
+fn interrupted_landed(
     session: &Session,
-    snap: &Snapshot,
+    tip: ObjectId,
     remote: Option<&str>,
     main: &str,
-) -> Result<Result<Option<Event>, Blocked>, EngineError> {
+) -> Result<Result<Option<(ObjectId, Landing)>, Blocked>, EngineError> {
     let store = &session.store;
     let git = &session.git;
     let workflow = store.workflow().to_string();
@@ -393,10 +396,10 @@ pub(super) fn complete_interrupted(
     };
     let record = ObjectId::from_hex(landing.new.as_bytes())
         .map_err(|e| EngineError::Internal(format!("a landing's record did not parse: {e}")))?;
-    let on_tip = ObjectId::from_hex(landing.old.as_bytes()).ok() == Some(snap.tip)
+    let on_tip = ObjectId::from_hex(landing.old.as_bytes()).ok() == Some(tip)
         && store
             .commit_record(record)
-            .is_ok_and(|r| r.parents.first() == Some(&snap.tip));
+            .is_ok_and(|r| r.parents.first() == Some(&tip));
     if !on_tip {
         // The chain moved on since (the record became its tip, or another write came after
         // a landing given up): the file names nothing in flight.
@@ -421,6 +424,41 @@ pub(super) fn complete_interrupted(
         store.forget_landing(&workflow);
         return Ok(Ok(None));
     }
+    Ok(Ok(Some((record, landing))))
+}
+
+/// The chain's ref moved from `tip` to the landed `record`, and the landing file forgotten.
+fn adopt_landed(session: &Session, tip: ObjectId, record: ObjectId) -> Result<(), EngineError> {
+    let store = &session.store;
+    let workflow = store.workflow().to_string();
+    store.move_ref(
+        LocalRef::Workflow(&workflow),
+        Some(tip),
+        record,
+        "merge: the landing a kill interrupted, completed",
+    )?;
+    store.forget_landing(&workflow);
+    Ok(())
+}
+
+/// A landing a kill (or a full disk) interrupted, found by the next `get-task` in
+/// MERGING_BRANCH: completed when its record reached the remote (or, without one, its merge
+/// reached main here), the chain moved to it; given up otherwise, nothing having moved.
+/// `Some` is the recorded `merge`'s event once completed.
+pub(super) fn complete_interrupted(
+    session: &Session,
+    snap: &Snapshot,
+    remote: Option<&str>,
+    main: &str,
+) -> Result<Result<Option<Event>, Blocked>, EngineError> {
+    let store = &session.store;
+    let git = &session.git;
+    let workflow = store.workflow().to_string();
+    let (record, landing) = match interrupted_landed(session, snap.tip, remote, main)? {
+        Ok(Some(landed)) => landed,
+        Ok(None) => return Ok(Ok(None)),
+        Err(why) => return Ok(Err(why)),
+    };
     let event = store
         .commit_record(record)?
         .event
@@ -429,13 +467,7 @@ pub(super) fn complete_interrupted(
         store.forget_landing(&workflow);
         return Ok(Ok(None));
     };
-    store.move_ref(
-        LocalRef::Workflow(&workflow),
-        Some(snap.tip),
-        record,
-        "merge: the landing a kill interrupted, completed",
-    )?;
-    store.forget_landing(&workflow);
+    adopt_landed(session, snap.tip, record)?;
     if let Event::Merged { branch, .. } = &event
         && let Some(checked) = snap.state.plan_commit()
         && git.is_ancestor(checked, &branch_ref(main))?
@@ -447,4 +479,68 @@ pub(super) fn complete_interrupted(
         let _ = git.delete_branch_at(branch, checked);
     }
     Ok(Ok(Some(event)))
+}
+
+/// A ticket's landing (its completion, the record) a kill or a full disk interrupted, found
+/// by the next `complete-ticket` while the ticket is finishing on `tip`: completed when the
+/// record reached the remote, the chain moved to it and the ticket's branch (at `squash`)
+/// deleted as the landing would have; given up otherwise, nothing having moved. `Some` is the
+/// record once completed.
+pub(crate) fn complete_interrupted_ticket(
+    session: &Session,
+    tip: ObjectId,
+    main: &str,
+    branch: &str,
+    squash: &str,
+) -> Result<Result<Option<ObjectId>, String>, EngineError> {
+    let store = &session.store;
+    let git = &session.git;
+    let state = crate::workflow::State::new(Some(main.to_string()));
+    let remote = crate::engine::remote::coordination_remote(session, &state)?;
+    let (record, landing) = match interrupted_landed(session, tip, remote.as_deref(), main)? {
+        Ok(Some(landed)) => landed,
+        Ok(None) => return Ok(Ok(None)),
+        Err(why) => return Ok(Err(why.to_string())),
+    };
+    if store.kind_at(record)? != crate::store::WorkflowKind::Ticket {
+        store.forget_landing(store.workflow());
+        return Ok(Ok(None));
+    }
+    adopt_landed(session, tip, record)?;
+    if git.is_ancestor(squash, &branch_ref(main))? {
+        // Best effort, as in the landing itself; HEAD leaves the branch first.
+        if store.head_branch()?.as_deref() == Some(branch) {
+            let _ = git.checkout_detached(&landing.merge);
+        }
+        let _ = git.delete_branch_at(branch, squash);
+    }
+    Ok(Ok(Some(record)))
+}
+
+/// `resume`'s landing of a human's merge that a kill interrupted after its push, found by
+/// the next `resume` on the halted chain `snap`: when its record (the answer, a `merge`)
+/// reached the remote, the chain moves to it and `true` is returned; otherwise the landing is
+/// given up, nothing having moved, and `resume` lands the merge afresh.
+pub(crate) fn complete_interrupted_resolution(
+    session: &Session,
+    snap: &Snapshot,
+    remote: &str,
+) -> Result<Result<bool, String>, EngineError> {
+    let store = &session.store;
+    let main = session.main_branch(Some(&snap.state))?;
+    let (record, _) = match interrupted_landed(session, snap.tip, Some(remote), &main)? {
+        Ok(Some(landed)) => landed,
+        Ok(None) => return Ok(Ok(false)),
+        Err(why) => return Ok(Err(why.to_string())),
+    };
+    let event = store
+        .commit_record(record)?
+        .event
+        .and_then(|e| serde_json::from_str::<Event>(&e).ok());
+    if !matches!(event, Some(Event::Merged { .. })) {
+        store.forget_landing(store.workflow());
+        return Ok(Ok(false));
+    }
+    adopt_landed(session, snap.tip, record)?;
+    Ok(Ok(true))
 }

@@ -201,12 +201,18 @@ pub(crate) fn land(
     let mut at = main_at(session, main)?;
     match &at {
         // One worktree, as ever: main checked out here, and the merge lands in its files.
-        MainAt::Nowhere => {
+        MainAt::Nowhere if git.worktrees()?.len() <= 1 => {
             if let Err(e) = git.checkout(main) {
                 return blocked(Blocked::Git(e.to_string()));
             }
             at = MainAt::Here;
         }
+        // Several worktrees, each maybe another workflow's landing at this moment: main stays
+        // checked out nowhere and moves as a ref, by compare-and-swap, and this worktree is
+        // left detached at the merge. Checked out here, another workflow that found it
+        // checked out nowhere a moment before would move the ref under this worktree's
+        // files, leaving them staged as undoing its merge (tests/cli/team.rs).
+        MainAt::Nowhere => {}
         MainAt::Elsewhere(worktree) => {
             if let Some(why) = dirty_elsewhere(session, main, worktree)? {
                 return blocked(why);
@@ -344,8 +350,9 @@ fn finish(
     before: &str,
 ) -> Result<Event, EngineError> {
     let git = &session.git;
-    // main is checked out elsewhere, so this worktree cannot have it: it stays at main's tip.
-    if let MainAt::Elsewhere(_) = at
+    // main is checked out elsewhere (or, with several worktrees, nowhere), so this worktree
+    // does not have it: it stays at main's tip.
+    if !matches!(at, MainAt::Here)
         && let Err(e) = git.checkout_detached(merged)
     {
         return Ok(Event::MergeBlocked {

@@ -551,6 +551,51 @@ pub fn complete(
     super::hermetic::require(session)?;
     session.with_retries(|| {
         let snap = read(session)?;
+        // A landing a kill interrupted after its push is completed before anything else
+        // (docs/integrity.md, "A landing in flight"): its completion is on the remote already.
+        if let Some(squash) = snap.ticket.finishing.as_deref() {
+            match crate::engine::get_task::landing::complete_interrupted_ticket(
+                session,
+                snap.tip,
+                &snap.ticket.main_branch,
+                &snap.ticket.branch,
+                squash,
+            )? {
+                Ok(Some(record)) => {
+                    let done = read(session)?;
+                    if done.tip != record {
+                        return Err(EngineError::Conflict);
+                    }
+                    let merge = done.ticket.finished.as_ref().and_then(|f| f.merge.clone());
+                    return Ok(Outcome {
+                        workflow: session.store.workflow().to_string(),
+                        tip: record.to_string(),
+                        state: done.ticket.state,
+                        message: format!(
+                            "ticket done: squashed as {} and merged into {}{} (the landing a \
+                             kill interrupted, completed)",
+                            crate::short_id(squash),
+                            done.ticket.main_branch,
+                            merge
+                                .map(|m| format!(" ({})", crate::short_id(&m)))
+                                .unwrap_or_default()
+                        ),
+                        ticket: done.ticket,
+                        halted: false,
+                    });
+                }
+                Ok(None) => {}
+                Err(why) => {
+                    return Err(EngineError::TicketRefused {
+                        message: format!("the ticket's interrupted landing: {why}"),
+                        hint: "Fix what is named, then run `git orchestrate complete-ticket` \
+                               again."
+                            .into(),
+                        state: snap.ticket.state.as_str().into(),
+                    });
+                }
+            }
+        }
         ticket::check(&snap.ticket, role, Tool::CompleteTicket)
             .map_err(|r| refused(&snap.ticket, r))?;
         // Nothing is merged from a history that does not replay.

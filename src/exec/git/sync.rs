@@ -6,6 +6,10 @@ use std::path::PathBuf;
 
 use super::{Git, GitError, is_full_object_id, output};
 
+/// How many times a fetch that lost a remote-tracking ref to a concurrent fetch of the same
+/// repository is run again.
+const FETCH_TRIES: u64 = 5;
+
 impl Git {
     /// The refs on `remote` that match `patterns` (`git ls-remote`), as `(name, id)`.
     pub fn ls_remote(
@@ -41,7 +45,20 @@ impl Git {
             remote,
         ];
         args.extend(refspecs.iter().map(String::as_str));
-        self.run(args).map(drop)
+        // Two workflows of one clone fetch at once (one per worktree): git updates each
+        // remote-tracking copy by compare-and-swap, and the slower fetch fails with "cannot
+        // lock ref … is at X but expected Y" though the faster one wrote what it fetched.
+        // It only writes remote-tracking copies, so it is run again (tests/cli/team.rs).
+        let mut attempt = 0;
+        loop {
+            match self.run(args.iter().copied()) {
+                Err(e) if attempt < FETCH_TRIES && e.stderr.contains("cannot lock ref") => {
+                    attempt += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(20 * attempt));
+                }
+                done => return done.map(drop),
+            }
+        }
     }
 
     /// `git push --atomic --porcelain`: every update lands or none does. Each lease is
