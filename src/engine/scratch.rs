@@ -1,8 +1,9 @@
 //! Scratch worktrees for verification (docs/integrity.md): a linked worktree of the
 //! repository whose files are one tree written straight from the objects, where pinned paths
-//! are put in from another tree and taken out again. Removed however the run ends.
+//! are put in from another tree and taken out again, and which is reset to how it was made
+//! between the runs that must not see each other's leftovers. Removed however the run ends.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::{EngineError, Session};
 use crate::exec::git::TempWorktree;
@@ -14,6 +15,16 @@ pub struct Scratch<'a> {
     worktree: TempWorktree<'a>,
     git: Git,
     tree: String,
+    /// The worktree's own git directory, as it was made: what [`Scratch::reset`] puts back.
+    admin: PathBuf,
+    made: Made,
+}
+
+/// The files git made for a fresh worktree, read once it was made: its `.git` file, and
+/// every file of its own git directory (HEAD, the index just read, …), with their bytes.
+struct Made {
+    dot_git: Vec<u8>,
+    admin_files: Vec<(PathBuf, Vec<u8>)>,
 }
 
 impl<'a> Scratch<'a> {
@@ -41,17 +52,50 @@ impl<'a> Scratch<'a> {
         let git = session
             .git
             .at(worktree.path())
-            .pinned_to(admin, session.store.common_dir().to_path_buf());
+            .pinned_to(admin.clone(), session.store.common_dir().to_path_buf());
+        let pointers = session.store.export_tree(tree, worktree.path())?;
+        git.read_tree(index)?;
+        let io = |what: &str| super::io_error(format!("read the new worktree's {what}"));
+        let made = Made {
+            dot_git: std::fs::read(worktree.path().join(".git")).map_err(io(".git file"))?,
+            admin_files: files_under(&admin).map_err(io("git directory"))?,
+        };
         let scratch = Scratch {
             session,
             worktree,
             git,
             tree: tree.to_string(),
+            admin,
+            made,
         };
-        let pointers = session.store.export_tree(tree, scratch.path())?;
-        scratch.git.read_tree(index)?;
         scratch.fetch_lfs(&pointers)?;
         Ok(scratch)
+    }
+
+    /// Puts the worktree back as [`Scratch::with_index`] made it, without a git process:
+    /// every file and directory in it removed (tracked, untracked and ignored alike, so
+    /// nothing a test left is seen by the next run), its tree written again from the objects,
+    /// and its `.git` file and own git directory (HEAD, the index) rewritten as they were
+    /// made. An error (a directory a test made unremovable, say) leaves the worktree in no
+    /// known state: the caller makes a new one.
+    pub fn reset(&self) -> Result<(), EngineError> {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = self.path();
+        let io = |what: &str| super::io_error(format!("reset the scratch worktree's {what}"));
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+            .map_err(io("directory"))?;
+        empty(dir).map_err(io("files"))?;
+        std::fs::write(dir.join(".git"), &self.made.dot_git).map_err(io(".git file"))?;
+        empty(&self.admin).map_err(io("git directory"))?;
+        for (path, bytes) in &self.made.admin_files {
+            let full = self.admin.join(path);
+            if let Some(parent) = full.parent() {
+                std::fs::create_dir_all(parent).map_err(io("git directory"))?;
+            }
+            std::fs::write(&full, bytes).map_err(io("git directory"))?;
+        }
+        let pointers = self.session.store.export_tree(&self.tree, dir)?;
+        self.fetch_lfs(&pointers)
     }
 
     pub fn path(&self) -> &Path {
@@ -127,6 +171,38 @@ impl<'a> Scratch<'a> {
         }
         Ok(())
     }
+}
+
+/// Removes everything in `dir`, leaving it empty; a link is removed, never followed.
+fn empty(dir: &Path) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        if std::fs::symlink_metadata(&path)?.is_dir() {
+            std::fs::remove_dir_all(&path)?;
+        } else {
+            std::fs::remove_file(&path)?;
+        }
+    }
+    Ok(())
+}
+
+/// Every regular file under `dir`, by its path from `dir`, with its bytes.
+fn files_under(dir: &Path) -> std::io::Result<Vec<(PathBuf, Vec<u8>)>> {
+    let mut out = Vec::new();
+    let mut todo = vec![PathBuf::new()];
+    while let Some(rel) = todo.pop() {
+        for entry in std::fs::read_dir(dir.join(&rel))? {
+            let entry = entry?;
+            let path = rel.join(entry.file_name());
+            let kind = entry.file_type()?;
+            if kind.is_dir() {
+                todo.push(path);
+            } else if kind.is_file() {
+                out.push((path.clone(), std::fs::read(dir.join(&path))?));
+            }
+        }
+    }
+    Ok(out)
 }
 
 impl Drop for Scratch<'_> {

@@ -260,10 +260,10 @@ fn coin() -> bool {
 /// them, shared code files too, and it must fail. On the squashed commit, every pinned file is
 /// put in as the latest RED step that pinned it left it (a later task's RED may extend an
 /// earlier task's test), shared files are the commit's own, and every RED test must pass
-/// having run a test. Each task's test has two fresh worktrees of its own, which differ in
+/// having run a test. Each task's test has two worktrees as they were made, which differ in
 /// their files only: both are detached at the base with the base's tree as their index, made
-/// in an order drawn at random, and each RED's two runs come in an order drawn at random too,
-/// repeated `[verify] runs` times.
+/// in an order drawn at random and reset between tasks ([`task_worktrees`]), and each RED's
+/// two runs come in an order drawn at random too, repeated `[verify] runs` times.
 fn red_proofs(
     session: &Session,
     config: &Config,
@@ -303,13 +303,16 @@ fn red_proofs(
             latest.insert(path, (red_tree, red));
         }
     }
+    let mut worktrees = None;
     for pinned in &reds {
         let Some(red_tree) = &pinned.tree else {
             continue;
         };
-        let (before, squashed) = task_worktrees(session, &trees, &reds)?;
+        let previous = worktrees.take();
+        let (before, squashed) =
+            &*worktrees.insert(task_worktrees(session, &trees, &reds, previous)?);
         let (on_base, on_squash) =
-            match run_red_repeated(session, config, pinned, red_tree, &before, &squashed)? {
+            match run_red_repeated(session, config, pinned, red_tree, before, squashed)? {
                 Ok(runs) => runs,
                 Err(flaky) => {
                     check.refused = Some(flaky);
@@ -394,21 +397,33 @@ fn red_worktrees<'a>(
 }
 
 /// The base's worktree and the squashed commit's for one task's RED test, the squashed one
-/// with every pinned path as its latest pin left it. Each task has worktrees of its own:
-/// nothing an earlier task's test left there, tracked, untracked or ignored (an ignored
-/// marker file), is seen by the next (docs/integrity.md, "RED proves itself at the end").
+/// with every pinned path as its latest pin left it: the previous task's two, reset to how
+/// they were made (docs/integrity.md, "RED proves itself at the end"), else new ones.
+/// Nothing an earlier task's test left there, tracked, untracked or ignored (an ignored
+/// marker file), is seen by the next; a reset costs no git process, a new pair ten.
 fn task_worktrees<'a>(
     session: &'a Session,
     trees: &Trees,
     reds: &[PinnedRed],
+    previous: Option<(Scratch<'a>, Scratch<'a>)>,
 ) -> Result<(Scratch<'a>, Scratch<'a>), EngineError> {
-    let (before, squashed) = red_worktrees(session, trees)?;
+    let reset =
+        previous.filter(|(before, squashed)| before.reset().is_ok() && squashed.reset().is_ok());
+    let made = reset.is_none();
+    let (before, squashed) = match reset {
+        Some(pair) => pair,
+        None => red_worktrees(session, trees)?,
+    };
     for red in reds {
         if let Some(red_tree) = &red.tree {
             squashed.put(red_tree, &red.paths)?;
         }
     }
-    squashed.baseline()?;
+    // Every task's squashed worktree holds the same files: the baseline taken when it was
+    // made is what a reset one is compared with too.
+    if made {
+        squashed.baseline()?;
+    }
     Ok((before, squashed))
 }
 
