@@ -9,6 +9,7 @@ use crate::config::{Adequacy, Config, PinnedTests};
 use crate::engine::adequacy;
 use crate::engine::evidence::{TestRun, run_test};
 use crate::engine::pr_record::{self, PinnedRed, PrRecord};
+use crate::engine::proof;
 use crate::engine::scratch::Scratch;
 use crate::engine::{EngineError, Session, io_error};
 use crate::exec;
@@ -164,7 +165,7 @@ fn clean_check(
     base: &str,
 ) -> Result<(), EngineError> {
     let env = session.command_env()?;
-    if let Some((verification, refused)) = gates_in(session, config, squashed)? {
+    if let Some((verification, refused)) = gates_refusal(session, config, squashed)? {
         check.verification = verification;
         check.refused = Some(refused);
         return Ok(());
@@ -192,18 +193,15 @@ fn clean_check(
     Ok(())
 }
 
-/// The gates in force, run on the tree in `scratch`: `None` when they pass and leave its
-/// files as they were, else what the verification says and why it does not count.
-fn gates_in(
+/// The gates in force, run on the tree in `scratch` ([`proof::gates_in`]): `None` when they
+/// pass and leave its files as they were, else what the verification says and why it does
+/// not count.
+fn gates_refusal(
     session: &Session,
     config: &Config,
     scratch: &Scratch,
 ) -> Result<Option<(String, FinalCheckRefusal)>, EngineError> {
-    let env = session.command_env()?;
-    scratch.baseline()?;
-    let run = gates::run_preflight(&config.preflight, scratch.path(), env)
-        .map_err(io_error("run preflight in the clean worktree"))?;
-    let changed = scratch.changed()?;
+    let proof::GatesRun { run, changed } = proof::gates_in(session, config, scratch)?;
     if !changed.is_empty() {
         return Ok(Some((
             "the gates changed the squashed commit's files in the clean worktree".into(),
@@ -243,7 +241,7 @@ pub fn gates_on(
     session.command_env()?;
     let tree = session.git.tree_of(commit)?;
     let scratch = Scratch::new(session, commit, &tree)?;
-    Ok(gates_in(session, config, &scratch)?.map(|(_, refused)| refused.to_string()))
+    Ok(gates_refusal(session, config, &scratch)?.map(|(_, refused)| refused.to_string()))
 }
 
 /// A fair coin, from the standard library's per-process random hash keys: which of the two
