@@ -407,21 +407,20 @@ fn task_worktrees<'a>(
 ) -> Result<(Scratch<'a>, Scratch<'a>), EngineError> {
     let reset =
         previous.filter(|(before, squashed)| before.reset().is_ok() && squashed.reset().is_ok());
-    let made = reset.is_none();
-    let (before, squashed) = match reset {
-        Some(pair) => pair,
-        None => red_worktrees(session, trees)?,
-    };
+    if let Some(pair) = reset {
+        // Reset to what it was settled as: the pins are in, and the baseline taken then is
+        // what it is compared with.
+        return Ok(pair);
+    }
+    let (mut before, mut squashed) = red_worktrees(session, trees)?;
+    before.settle();
     for red in reds {
         if let Some(red_tree) = &red.tree {
             squashed.put(red_tree, &red.paths)?;
         }
     }
-    // Every task's squashed worktree holds the same files: the baseline taken when it was
-    // made is what a reset one is compared with too.
-    if made {
-        squashed.baseline()?;
-    }
+    squashed.settle();
+    squashed.baseline()?;
     Ok((before, squashed))
 }
 
