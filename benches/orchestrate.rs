@@ -538,6 +538,29 @@ fn median(mut samples: Vec<Duration>) -> Duration {
 
 /// Tasks in the final-check bench's PR: each pins its own RED test.
 const FINAL_TASKS: usize = 50;
+/// `[verify] runs`' default: the final check and `attest` run each RED test this many times
+/// on each tree (docs/integrity.md, "Repeat"), so the runs by hand do too. What they add is
+/// everything beyond running the commands the policy asks for.
+const VERIFY_RUNS: usize = 2;
+/// The RED runs a verification of the bench's PR makes: each task's test on two trees,
+/// [`VERIFY_RUNS`] times.
+const RED_RUNS: usize = 2 * VERIFY_RUNS * FINAL_TASKS;
+
+/// What the final check and `attest` run, by hand: the gate once, then each task's RED test
+/// on two trees, [`VERIFY_RUNS`] times over.
+fn gate_and_reds_by_hand(dir: &Path) -> Duration {
+    let start = Instant::now();
+    assert!(command("true", dir).status().expect("gate").success());
+    for t in 1..=FINAL_TASKS {
+        for _ in 0..2 * VERIFY_RUNS {
+            command("/bin/sh", dir)
+                .args(["-c", &format!("sh tests/test_{t}.sh")])
+                .status()
+                .expect("a RED test");
+        }
+    }
+    start.elapsed()
+}
 
 /// A PR of [`FINAL_TASKS`] tasks, each with its RED test pinned (`tests/test_<i>.sh`, which
 /// fails until the GREEN step writes `src/f_<i>`), squashed and waiting for its confirmation;
@@ -638,7 +661,8 @@ fn squashed_pr(temp: &tempfile::TempDir, clean_check: bool) -> (PathBuf, String)
 
 /// The final check of a 50-task PR (bar: the gates' and RED tests' own run time plus
 /// 0.5 s): the confirmation timed with the final check and without it, and
-/// what it runs (the gate once, each RED test on two trees) timed by hand.
+/// what it runs (the gate once, each RED test on two trees `[verify] runs` times) timed by
+/// hand.
 fn final_check_bench() {
     const ROUNDS: usize = 5;
     let (on_temp, off_temp) = (
@@ -658,19 +682,7 @@ fn final_check_bench() {
         assert_eq!(code, 0, "the squash counts");
         took
     };
-    let by_hand = |dir: &Path| {
-        let start = Instant::now();
-        assert!(command("true", dir).status().expect("gate").success());
-        for t in 1..=FINAL_TASKS {
-            for _ in 0..2 {
-                command("/bin/sh", dir)
-                    .args(["-c", &format!("sh tests/test_{t}.sh")])
-                    .status()
-                    .expect("a RED test");
-            }
-        }
-        start.elapsed()
-    };
+    let by_hand = gate_and_reds_by_hand;
     let (mut with, mut without, mut runs) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..ROUNDS {
         with.push(confirm(&on));
@@ -683,7 +695,7 @@ fn final_check_bench() {
         "final check of a {FINAL_TASKS}-task PR: {:.2} s with it, {:.2} s without; its gate and {} RED runs by hand: {:.2} s; added: {:+.2} s   (bar: ≤ 0.5 s: {})",
         with.as_secs_f64(),
         without.as_secs_f64(),
-        2 * FINAL_TASKS,
+        RED_RUNS,
         runs.as_secs_f64(),
         added,
         if added <= 0.5 { "met" } else { "NOT MET" }
@@ -692,7 +704,8 @@ fn final_check_bench() {
 
 /// `attest` of a 50-task PR's merge (bar: the gates' and RED tests' own run time plus 0.5 s):
 /// the PR merged by the workflow, then `attest --no-note` of the merge commit timed, and
-/// what it runs (the gate once, each RED test on two trees) timed by hand.
+/// what it runs (the gate once, each RED test on two trees `[verify] runs` times) timed by
+/// hand.
 fn attest_bench() {
     const ROUNDS: usize = 5;
     let temp = tempfile::tempdir().expect("temp");
@@ -731,19 +744,7 @@ fn attest_bench() {
     // Another build to hold the confined figure against, in the same rounds.
     let baseline = std::env::var("GIT_ORCHESTRATE_BENCH_BASELINE").ok();
     let mut baseline_confined = Vec::new();
-    let by_hand = || {
-        let start = Instant::now();
-        assert!(command("true", &dir).status().expect("gate").success());
-        for t in 1..=FINAL_TASKS {
-            for _ in 0..2 {
-                command("/bin/sh", &dir)
-                    .args(["-c", &format!("sh tests/test_{t}.sh")])
-                    .status()
-                    .expect("a RED test");
-            }
-        }
-        start.elapsed()
-    };
+    let by_hand = || gate_and_reds_by_hand(&dir);
     let (mut took, mut confined, mut runs) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..ROUNDS {
         took.push(attest("none"));
@@ -768,7 +769,7 @@ fn attest_bench() {
         println!(
             "attest of a {FINAL_TASKS}-task PR's merge, {how}: {:.2} s; its gate and {} RED runs by hand: {:.2} s; added: {:+.2} s   (bar: ≤ 0.5 s: {})",
             took.as_secs_f64(),
-            2 * FINAL_TASKS,
+            RED_RUNS,
             runs.as_secs_f64(),
             added,
             if added <= 0.5 { "met" } else { "NOT MET" }
@@ -776,7 +777,7 @@ fn attest_bench() {
     }
     // What confining costs on its own: the namespaces and mounts are set up once per
     // verification, each command only enters them.
-    let commands = 1 + 2 * FINAL_TASKS;
+    let commands = 1 + RED_RUNS;
     println!(
         "attest confinement over unconfined: {:+.2} s, {:+.1} ms per confined command ({commands} commands)",
         confined.as_secs_f64() - took.as_secs_f64(),

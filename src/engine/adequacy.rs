@@ -50,13 +50,21 @@ fn task_mutants(
     end: &str,
 ) -> Result<Vec<(Mutant, String)>, EngineError> {
     let mut out = Vec::new();
-    for (how, path) in session.git.tree_changes(red_tree, end)? {
+    // In-process: a `git diff` per task would cost the final check a process per task.
+    for path in session.store.changed_paths(red_tree, end)? {
         let pinned = reds.iter().any(|r| r.paths.contains(&path));
-        if how == "removed" || pinned || config.is_test_path(&path) {
+        if pinned || config.is_test_path(&path) {
             continue;
         }
-        let (Some(old), Some(new)) = (text(session, red_tree, &path)?, text(session, end, &path)?)
-        else {
+        let (Some(old), Some(Some(new))) = (
+            text(session, red_tree, &path)?,
+            session
+                .store
+                .tree_entry(end, &path)?
+                .map(|_| text(session, end, &path))
+                .transpose()?,
+        ) else {
+            // Removed by the task, or not text.
             continue;
         };
         let lines = mutate::changed_lines(&old, &new);

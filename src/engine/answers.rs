@@ -219,7 +219,7 @@ fn requirement(session: &Session, state: &State) -> Result<Requirement, EngineEr
 /// The configuration pinned for an answer given on `state` (the defaults when nothing is
 /// pinned), read from the object database only: whose `[attest] humans` a `repin` given there
 /// is held to (src/engine/attest/human.rs).
-pub fn pinned_config(session: &Session, state: &State) -> Result<Config, EngineError> {
+pub fn answer_config(session: &Session, state: &State) -> Result<Config, EngineError> {
     Ok(pinned(session, state)?.0)
 }
 
@@ -246,8 +246,9 @@ fn pinned(session: &Session, state: &State) -> Result<(Config, Requirement), Eng
         Some(_) => pinned_config,
         None => file(crate::config::FILE_NAME)?,
     };
+    let main = state.main_branch.clone().unwrap_or_else(|| "main".into());
     let origin = Origin::Pinned {
-        main: state.main_branch.clone().unwrap_or_else(|| "main".into()),
+        main: main.clone(),
         commit: commit.clone(),
     };
     let read = |blob: &str| -> Result<Vec<u8>, EngineError> {
@@ -258,13 +259,7 @@ fn pinned(session: &Session, state: &State) -> Result<(Config, Requirement), Eng
             })
         })
     };
-    let config = match config_blob {
-        Some(blob) => {
-            let text = super::config_text(read(&blob)?, &origin)?;
-            Config::parse(&text, &origin)?
-        }
-        None => Config::default(),
-    };
+    let config = super::proof::pinned_config(session, config_blob.as_deref(), &main, &commit)?;
     let allowed_signers = file(ALLOWED_SIGNERS)?.map(|b| read(&b)).transpose()?;
     let requirement = Requirement {
         required: config.human.require == HumanProof::Signature,

@@ -27,6 +27,7 @@ mod init;
 pub mod main_line;
 pub mod notes;
 mod pr_record;
+mod proof;
 mod red;
 pub mod remote;
 mod repin;

@@ -1,8 +1,9 @@
 //! Scratch worktrees for verification (docs/integrity.md): a linked worktree of the
 //! repository whose files are one tree written straight from the objects, where pinned paths
-//! are put in from another tree and taken out again. Removed however the run ends.
+//! are put in from another tree and taken out again, and which is reset to how it was made
+//! between the runs that must not see each other's leftovers. Removed however the run ends.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::{EngineError, Session};
 use crate::exec::git::TempWorktree;
@@ -14,6 +15,39 @@ pub struct Scratch<'a> {
     worktree: TempWorktree<'a>,
     git: Git,
     tree: String,
+    /// The worktree's own git directory, as it was made: what [`Scratch::reset`] puts back.
+    admin: PathBuf,
+    made: Made,
+}
+
+/// The files git made for a fresh worktree, read once it was made: its `.git` file, and
+/// every file of its own git directory (HEAD, the index just read, …), with their bytes.
+struct Made {
+    dot_git: Vec<u8>,
+    admin_files: Vec<(PathBuf, Vec<u8>)>,
+    /// Its files as [`Scratch::settle`] found them, when they fit in [`FILES_CAP`]: a reset
+    /// then removes and writes only what differs from them (creating and removing files is
+    /// what a reset costs), else it writes the whole tree again.
+    files: Option<Files>,
+    /// [`Scratch::settle`] was called: its files are not its tree's alone any more.
+    settled: bool,
+}
+
+/// Beyond this many bytes of files a worktree's files are not kept in memory: its reset
+/// writes its tree again from the objects.
+const FILES_CAP: u64 = 64 << 20;
+
+/// Every entry of a worktree but its `.git` file, by its path from the worktree: each
+/// directory with its mode, each file with its mode and bytes, each link with its target.
+#[derive(Default)]
+struct Files {
+    dirs: std::collections::BTreeMap<PathBuf, u32>,
+    entries: std::collections::BTreeMap<PathBuf, FileEntry>,
+}
+
+enum FileEntry {
+    File { mode: u32, bytes: Vec<u8> },
+    Link(PathBuf),
 }
 
 impl<'a> Scratch<'a> {
@@ -41,17 +75,74 @@ impl<'a> Scratch<'a> {
         let git = session
             .git
             .at(worktree.path())
-            .pinned_to(admin, session.store.common_dir().to_path_buf());
+            .pinned_to(admin.clone(), session.store.common_dir().to_path_buf());
+        let pointers = session.store.export_tree(tree, worktree.path())?;
+        git.read_tree(index)?;
+        let io = |what: &str| super::io_error(format!("read the new worktree's {what}"));
+        let made = Made {
+            dot_git: std::fs::read(worktree.path().join(".git")).map_err(io(".git file"))?,
+            admin_files: files_under(&admin).map_err(io("git directory"))?,
+            files: None,
+            settled: false,
+        };
         let scratch = Scratch {
             session,
             worktree,
             git,
             tree: tree.to_string(),
+            admin,
+            made,
         };
-        let pointers = session.store.export_tree(tree, scratch.path())?;
-        scratch.git.read_tree(index)?;
         scratch.fetch_lfs(&pointers)?;
         Ok(scratch)
+    }
+
+    /// Takes its files as they are now (paths put in, say) as what [`Scratch::reset`] puts
+    /// back, removing and writing only what differs from them. Over [`FILES_CAP`], or
+    /// unreadable, they are not kept, and a reset fails: the caller makes a new worktree.
+    pub fn settle(&mut self) {
+        self.made.settled = true;
+        self.made.files = read_files(self.worktree.path()).ok().flatten();
+    }
+
+    /// Puts the worktree back as [`Scratch::with_index`] made it (or as [`Scratch::settle`]
+    /// found it), without a git process: every file and directory in it that is not as it
+    /// was removed (tracked, untracked and ignored alike, so nothing a test left is seen by
+    /// the next run) and written again, and its `.git` file and own git directory (HEAD, the
+    /// index) rewritten as they were made. An error (a directory a test made unremovable, say) leaves the worktree in no
+    /// known state: the caller makes a new one.
+    pub fn reset(&self) -> Result<(), EngineError> {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = self.path();
+        let io = |what: &str| super::io_error(format!("reset the scratch worktree's {what}"));
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+            .map_err(io("directory"))?;
+        match &self.made.files {
+            Some(files) => {
+                restore_files(dir, files).map_err(io("files"))?;
+                remove_any(&dir.join(".git")).map_err(io(".git file"))?;
+            }
+            None if self.made.settled => {
+                return Err(EngineError::Internal(
+                    "the scratch worktree's files were too large to keep for a reset".into(),
+                ));
+            }
+            None => empty(dir).map_err(io("files"))?,
+        }
+        std::fs::write(dir.join(".git"), &self.made.dot_git).map_err(io(".git file"))?;
+        empty(&self.admin).map_err(io("git directory"))?;
+        for (path, bytes) in &self.made.admin_files {
+            let full = self.admin.join(path);
+            if let Some(parent) = full.parent() {
+                std::fs::create_dir_all(parent).map_err(io("git directory"))?;
+            }
+            std::fs::write(&full, bytes).map_err(io("git directory"))?;
+        }
+        if self.made.files.is_some() {
+            return Ok(());
+        }
+        let pointers = self.session.store.export_tree(&self.tree, dir)?;
+        self.fetch_lfs(&pointers)
     }
 
     pub fn path(&self) -> &Path {
@@ -127,6 +218,146 @@ impl<'a> Scratch<'a> {
         }
         Ok(())
     }
+}
+
+/// The entries of the worktree `dir` (its `.git` file aside), with the bytes of its files;
+/// `None` when they add up to more than [`FILES_CAP`].
+fn read_files(dir: &Path) -> std::io::Result<Option<Files>> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let mut files = Files::default();
+    let mut total = 0u64;
+    let mut todo = vec![PathBuf::new()];
+    while let Some(rel) = todo.pop() {
+        for entry in std::fs::read_dir(dir.join(&rel))? {
+            let entry = entry?;
+            let path = rel.join(entry.file_name());
+            if path.as_os_str() == ".git" {
+                continue;
+            }
+            let full = dir.join(&path);
+            let meta = std::fs::symlink_metadata(&full)?;
+            let mode = meta.permissions().mode() & 0o7777;
+            if meta.is_dir() {
+                files.dirs.insert(path.clone(), mode);
+                todo.push(path);
+            } else if meta.file_type().is_symlink() {
+                files
+                    .entries
+                    .insert(path, FileEntry::Link(std::fs::read_link(&full)?));
+            } else {
+                total += meta.len();
+                if total > FILES_CAP {
+                    return Ok(None);
+                }
+                let bytes = std::fs::read(&full)?;
+                files.entries.insert(path, FileEntry::File { mode, bytes });
+            }
+        }
+    }
+    Ok(Some(files))
+}
+
+/// Makes the worktree `dir` hold `files` exactly (its `.git` file aside): whatever is not one
+/// of them, or differs from it in kind, mode, bytes or target, is removed, then what is
+/// missing is written. What a test left unchanged is neither removed nor written again.
+fn restore_files(dir: &Path, files: &Files) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let mut todo = vec![PathBuf::new()];
+    while let Some(rel) = todo.pop() {
+        for entry in std::fs::read_dir(dir.join(&rel))? {
+            let path = rel.join(entry?.file_name());
+            if path.as_os_str() == ".git" {
+                continue;
+            }
+            let full = dir.join(&path);
+            let meta = std::fs::symlink_metadata(&full)?;
+            let mode = meta.permissions().mode() & 0o7777;
+            let keep = if meta.is_dir() {
+                files.dirs.contains_key(&path)
+            } else {
+                match files.entries.get(&path) {
+                    Some(FileEntry::Link(target)) => {
+                        meta.file_type().is_symlink() && std::fs::read_link(&full)? == *target
+                    }
+                    Some(FileEntry::File { mode: made, bytes }) => {
+                        meta.is_file()
+                            && mode == *made
+                            && meta.len() == bytes.len() as u64
+                            && std::fs::read(&full)? == *bytes
+                    }
+                    None => false,
+                }
+            };
+            match (keep, meta.is_dir()) {
+                (true, true) => todo.push(path),
+                (true, false) => {}
+                (false, _) => remove_any(&full)?,
+            }
+        }
+    }
+    // Parents before children: the map is sorted by path.
+    for (path, mode) in &files.dirs {
+        let full = dir.join(path);
+        if std::fs::symlink_metadata(&full).is_err() {
+            std::fs::create_dir(&full)?;
+        }
+        std::fs::set_permissions(&full, std::fs::Permissions::from_mode(*mode))?;
+    }
+    for (path, entry) in &files.entries {
+        let full = dir.join(path);
+        if std::fs::symlink_metadata(&full).is_ok() {
+            continue;
+        }
+        match entry {
+            FileEntry::Link(target) => std::os::unix::fs::symlink(target, &full)?,
+            FileEntry::File { mode, bytes } => {
+                std::fs::write(&full, bytes)?;
+                std::fs::set_permissions(&full, std::fs::Permissions::from_mode(*mode))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Removes whatever is at `path`, a directory with all it holds; a link is never followed.
+fn remove_any(path: &Path) -> std::io::Result<()> {
+    match std::fs::symlink_metadata(path) {
+        Err(_) => Ok(()),
+        Ok(meta) if meta.is_dir() => std::fs::remove_dir_all(path),
+        Ok(_) => std::fs::remove_file(path),
+    }
+}
+
+/// Removes everything in `dir`, leaving it empty; a link is removed, never followed.
+fn empty(dir: &Path) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        if std::fs::symlink_metadata(&path)?.is_dir() {
+            std::fs::remove_dir_all(&path)?;
+        } else {
+            std::fs::remove_file(&path)?;
+        }
+    }
+    Ok(())
+}
+
+/// Every regular file under `dir`, by its path from `dir`, with its bytes.
+fn files_under(dir: &Path) -> std::io::Result<Vec<(PathBuf, Vec<u8>)>> {
+    let mut out = Vec::new();
+    let mut todo = vec![PathBuf::new()];
+    while let Some(rel) = todo.pop() {
+        for entry in std::fs::read_dir(dir.join(&rel))? {
+            let entry = entry?;
+            let path = rel.join(entry.file_name());
+            let kind = entry.file_type()?;
+            if kind.is_dir() {
+                todo.push(path);
+            } else if kind.is_file() {
+                out.push((path.clone(), std::fs::read(dir.join(&path))?));
+            }
+        }
+    }
+    Ok(out)
 }
 
 impl Drop for Scratch<'_> {

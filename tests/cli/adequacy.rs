@@ -201,6 +201,63 @@ fn what_one_tasks_test_leaves_ignored_is_not_seen_by_the_next() {
     assert_eq!(main_tip(&repo), main);
 }
 
+/// Task 1's test, run on the PR's base, leaves an ignored `.base_seen` there; task 2's test
+/// is `[ ! -e .base_seen ]`, which checks nothing. In a base worktree kept between tasks it
+/// would fail on the base for the leftover and pass on the squash; the worktree is reset to
+/// the base's tree between tasks, so task 2's test passes on the base and is refused.
+#[test]
+fn what_one_tasks_test_leaves_on_the_base_is_not_seen_by_the_next() {
+    let repo = TestRepo::empty();
+    repo.write("calc.sh", CALC);
+    repo.write(".gitignore", ".base_seen\n");
+    repo.write(
+        "run_tests.sh",
+        "for t in tests/test_*.sh; do sh \"$t\" || { echo \"FAILED: $t\"; exit 1; }; done\n",
+    );
+    repo.write("docs/plan.md", "# Plan\n## PR 1: feat: Multiply\n");
+    repo.write(
+        ".orchestrate.toml",
+        &format!("{CALC_CONFIG}\n[verify]\nadequacy = \"off\"\n"),
+    );
+    repo.commit_all("calculator");
+    repo.submit_plan(TWO_TASKS).expect(0);
+    repo.run(&["get-task"]).expect(0);
+    repo.write(
+        "tests/test_mul.sh",
+        "grep -q \"mul)\" calc.sh || touch .base_seen\n[ \"$(sh calc.sh mul 4 3)\" = 12 ]\n",
+    );
+    red(&repo, "sh tests/test_mul.sh");
+    repo.write(
+        "calc.sh",
+        &CALC.replace("esac", &format!("{MUL_ARM}\nesac")),
+    );
+    repo.submit_test("sh tests/test_mul.sh", None).expect(0);
+    repo.run(&["checkpoint"]).expect(0);
+    repo.run(&["get-task"]).expect(0);
+    // Task 2: fails here only for the marker task 1's RED run left in the working tree.
+    repo.write("tests/test_z_div.sh", "[ ! -e .base_seen ]\n");
+    red(&repo, "sh tests/test_z_div.sh");
+    std::fs::remove_file(repo.path.join(".base_seen")).unwrap();
+    let with_div = CALC.replace(
+        "esac",
+        &format!("{MUL_ARM}\n  div) echo $(( $2 / $3 ));;\nesac"),
+    );
+    repo.write("calc.sh", &with_div);
+    green(&repo, "sh tests/test_z_div.sh");
+    squash(&repo);
+    let main = main_tip(&repo);
+    let out = repo.run(&["submit-work", "-s", "squashed"]);
+    out.expect(1);
+    assert!(
+        out.stdout
+            .contains("the final check of task 2's RED test (step 2.1, `sh tests/test_z_div.sh`")
+            && out.stdout.contains("it passes on the PR's base"),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(main_tip(&repo), main);
+}
+
 /// A test whose verdict follows a counter outside the repository (pass, fail, pass …) once
 /// armed: the final check's repeated runs disagree, and the squash is refused as flaky.
 #[test]

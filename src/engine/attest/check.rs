@@ -5,7 +5,7 @@
 use super::find::Target;
 use super::verdict::Verdict;
 use super::verifier::Chain;
-use crate::config::{self, Config, Origin};
+use crate::config::{self, Config};
 use crate::engine::answers::AnswerVerdict;
 use crate::engine::chain::audit_chain;
 use crate::engine::finalize::final_check;
@@ -153,10 +153,11 @@ fn pinned(
         return None;
     };
     let main = state.main_branch.clone().unwrap_or_else(|| "main".into());
-    let config = match pinned_config(session, &blob, &main, &pin.commit) {
+    let config = match crate::engine::proof::pinned_config(session, Some(&blob), &main, &pin.commit)
+    {
         Ok(config) => Some(config),
-        Err(why) => {
-            reasons.push(why);
+        Err(e) => {
+            reasons.push(format!("the pinned configuration cannot be read: {e}"));
             None
         }
     };
@@ -307,29 +308,6 @@ struct Pinned<'a> {
     commit: &'a str,
     config: &'a str,
     master_plan: &'a str,
-}
-
-/// The configuration the PR pinned, or why it cannot be read.
-fn pinned_config(session: &Session, blob: &str, main: &str, pin: &str) -> Result<Config, String> {
-    let text = match session.store.blob_within(blob, crate::input::CAP) {
-        Ok(Ok(bytes)) => bytes,
-        Ok(Err(size)) => {
-            return Err(format!(
-                "the pinned configuration is {size} bytes: too big to read"
-            ));
-        }
-        Err(e) => return Err(format!("the pinned configuration cannot be read: {e}")),
-    };
-    let text = String::from_utf8(text)
-        .map_err(|_| "the pinned configuration is not UTF-8 text".to_string())?;
-    Config::parse(
-        &text,
-        &Origin::Pinned {
-            main: main.to_string(),
-            commit: pin.to_string(),
-        },
-    )
-    .map_err(|e| format!("the pinned configuration does not parse: {e}"))
 }
 
 /// What git says of the commits the verdict judges.

@@ -95,7 +95,7 @@ pub fn locate(
                 }
             };
             let before = store.read_at(parent, &chain.reference)?;
-            let config = answers::pinned_config(&session, &before.state)?;
+            let config = answers::answer_config(&session, &before.state)?;
             if config.attest.human(None, Some(&principal)).is_none() {
                 why.push(format!(
                     "{name} is signed by {principal}, whom [attest] humans (as pinned for it) does not \

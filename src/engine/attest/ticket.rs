@@ -7,8 +7,9 @@ use gix::ObjectId;
 
 use super::verdict::Verdict;
 use super::verifier::Chain;
+use crate::engine::proof;
 use crate::engine::scratch::Scratch;
-use crate::engine::ticket::observe::{gates_in, pinned_config};
+use crate::engine::ticket::observe::{gate_result, ticket_config};
 use crate::engine::{EngineError, Session};
 use crate::store::{Store, TicketSnapshot, WorkflowKind};
 use crate::workflow::ticket::{GateVerdict, SubtaskStatus, Ticket};
@@ -174,7 +175,7 @@ pub fn check(
             ));
         }
     }
-    let config = match pinned_config(session, t) {
+    let config = match ticket_config(session, t) {
         Ok(config) => config,
         Err(e) => {
             reasons.push(format!("the pinned configuration cannot be read: {e}"));
@@ -283,7 +284,7 @@ fn rerun(
     let git = &session.git;
     let gates = {
         let scratch = Scratch::new(session, squash, squash_tree)?;
-        gates_in(session, config, &scratch)?
+        gate_result(config, proof::gates_in(session, config, &scratch)?)
     };
     verdict.reran.push(format!(
         "gates on the squashed commit: {}",
@@ -316,9 +317,16 @@ fn rerun(
         // At the accepted commit's HEAD and index, as the observation ran it.
         let base_tree = git.tree_of(base)?;
         let accepted_tree = git.tree_of(accepted)?;
-        let scratch = Scratch::with_index(session, accepted, &base_tree, &accepted_tree)?;
-        scratch.put(&accepted_tree, &tests)?;
-        let on_base = gates_in(session, config, &scratch)?;
+        let on_base = gate_result(
+            config,
+            proof::tests_on_base(
+                session,
+                config,
+                (accepted, &accepted_tree),
+                &base_tree,
+                &tests,
+            )?,
+        );
         verdict.reran.push(format!(
             "subtask {}'s tests ({}) on its base {}: {}",
             s.id,

@@ -9,6 +9,7 @@ use crate::config::{Adequacy, Config, PinnedTests};
 use crate::engine::adequacy;
 use crate::engine::evidence::{TestRun, run_test};
 use crate::engine::pr_record::{self, PinnedRed, PrRecord};
+use crate::engine::proof;
 use crate::engine::scratch::Scratch;
 use crate::engine::{EngineError, Session, io_error};
 use crate::exec;
@@ -164,7 +165,7 @@ fn clean_check(
     base: &str,
 ) -> Result<(), EngineError> {
     let env = session.command_env()?;
-    if let Some((verification, refused)) = gates_in(session, config, squashed)? {
+    if let Some((verification, refused)) = gates_refusal(session, config, squashed)? {
         check.verification = verification;
         check.refused = Some(refused);
         return Ok(());
@@ -192,18 +193,15 @@ fn clean_check(
     Ok(())
 }
 
-/// The gates in force, run on the tree in `scratch`: `None` when they pass and leave its
-/// files as they were, else what the verification says and why it does not count.
-fn gates_in(
+/// The gates in force, run on the tree in `scratch` ([`proof::gates_in`]): `None` when they
+/// pass and leave its files as they were, else what the verification says and why it does
+/// not count.
+fn gates_refusal(
     session: &Session,
     config: &Config,
     scratch: &Scratch,
 ) -> Result<Option<(String, FinalCheckRefusal)>, EngineError> {
-    let env = session.command_env()?;
-    scratch.baseline()?;
-    let run = gates::run_preflight(&config.preflight, scratch.path(), env)
-        .map_err(io_error("run preflight in the clean worktree"))?;
-    let changed = scratch.changed()?;
+    let proof::GatesRun { run, changed } = proof::gates_in(session, config, scratch)?;
     if !changed.is_empty() {
         return Ok(Some((
             "the gates changed the squashed commit's files in the clean worktree".into(),
@@ -243,7 +241,7 @@ pub fn gates_on(
     session.command_env()?;
     let tree = session.git.tree_of(commit)?;
     let scratch = Scratch::new(session, commit, &tree)?;
-    Ok(gates_in(session, config, &scratch)?.map(|(_, refused)| refused.to_string()))
+    Ok(gates_refusal(session, config, &scratch)?.map(|(_, refused)| refused.to_string()))
 }
 
 /// A fair coin, from the standard library's per-process random hash keys: which of the two
@@ -260,10 +258,10 @@ fn coin() -> bool {
 /// them, shared code files too, and it must fail. On the squashed commit, every pinned file is
 /// put in as the latest RED step that pinned it left it (a later task's RED may extend an
 /// earlier task's test), shared files are the commit's own, and every RED test must pass
-/// having run a test. Each task's test has two fresh worktrees of its own, which differ in
+/// having run a test. Each task's test has two worktrees as they were made, which differ in
 /// their files only: both are detached at the base with the base's tree as their index, made
-/// in an order drawn at random, and each RED's two runs come in an order drawn at random too,
-/// repeated `[verify] runs` times.
+/// in an order drawn at random and reset between tasks ([`task_worktrees`]), and each RED's
+/// two runs come in an order drawn at random too, repeated `[verify] runs` times.
 fn red_proofs(
     session: &Session,
     config: &Config,
@@ -303,13 +301,16 @@ fn red_proofs(
             latest.insert(path, (red_tree, red));
         }
     }
+    let mut worktrees = None;
     for pinned in &reds {
         let Some(red_tree) = &pinned.tree else {
             continue;
         };
-        let (before, squashed) = task_worktrees(session, &trees, &reds)?;
+        let previous = worktrees.take();
+        let (before, squashed) =
+            &*worktrees.insert(task_worktrees(session, &trees, &reds, previous)?);
         let (on_base, on_squash) =
-            match run_red_repeated(session, config, pinned, red_tree, &before, &squashed)? {
+            match run_red_repeated(session, config, pinned, red_tree, before, squashed)? {
                 Ok(runs) => runs,
                 Err(flaky) => {
                     check.refused = Some(flaky);
@@ -394,20 +395,31 @@ fn red_worktrees<'a>(
 }
 
 /// The base's worktree and the squashed commit's for one task's RED test, the squashed one
-/// with every pinned path as its latest pin left it. Each task has worktrees of its own:
-/// nothing an earlier task's test left there, tracked, untracked or ignored (an ignored
-/// marker file), is seen by the next (docs/integrity.md, "RED proves itself at the end").
+/// with every pinned path as its latest pin left it: the previous task's two, reset to how
+/// they were made (docs/integrity.md, "RED proves itself at the end"), else new ones.
+/// Nothing an earlier task's test left there, tracked, untracked or ignored (an ignored
+/// marker file), is seen by the next; a reset costs no git process, a new pair ten.
 fn task_worktrees<'a>(
     session: &'a Session,
     trees: &Trees,
     reds: &[PinnedRed],
+    previous: Option<(Scratch<'a>, Scratch<'a>)>,
 ) -> Result<(Scratch<'a>, Scratch<'a>), EngineError> {
-    let (before, squashed) = red_worktrees(session, trees)?;
+    let reset =
+        previous.filter(|(before, squashed)| before.reset().is_ok() && squashed.reset().is_ok());
+    if let Some(pair) = reset {
+        // Reset to what it was settled as: the pins are in, and the baseline taken then is
+        // what it is compared with.
+        return Ok(pair);
+    }
+    let (mut before, mut squashed) = red_worktrees(session, trees)?;
+    before.settle();
     for red in reds {
         if let Some(red_tree) = &red.tree {
             squashed.put(red_tree, &red.paths)?;
         }
     }
+    squashed.settle();
     squashed.baseline()?;
     Ok((before, squashed))
 }

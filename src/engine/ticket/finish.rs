@@ -4,7 +4,8 @@
 //! recorded by the TDD workflow's own landing (docs/architecture.md, "Finalization and
 //! merge").
 
-use super::observe::{gates_in, pinned_config};
+use super::observe::{gate_result, ticket_config};
+use crate::engine::proof;
 use crate::engine::scratch::Scratch;
 use crate::engine::{EngineError, Session};
 use crate::store::branch_ref;
@@ -93,7 +94,7 @@ pub fn squash(session: &Session, ticket: &Ticket, summary: &str) -> Result<Strin
              the branch to the last accepted commit.",
         ));
     }
-    let config = pinned_config(session, ticket)?;
+    let config = ticket_config(session, ticket)?;
     let specs = config.protected_pathspecs(&crate::engine::verify::judges(&config));
     let protected = git.changed_files_in(&ticket.pin, &ticket.verified, &specs)?;
     if !protected.is_empty() {
@@ -116,7 +117,7 @@ pub fn squash(session: &Session, ticket: &Ticket, summary: &str) -> Result<Strin
     // The gates once more, on exactly what will be merged, in a worktree holding only it.
     let gates = {
         let scratch = Scratch::new(session, &squash, &verified_tree)?;
-        gates_in(session, &config, &scratch)?
+        gate_result(&config, proof::gates_in(session, &config, &scratch)?)
     };
     if gates.result == GateVerdict::Fail {
         let failed = gates.failed.clone().map_or_else(String::new, |f| {
@@ -169,7 +170,7 @@ pub fn land(
             "A human resets the branch to the recorded squash.",
         ));
     }
-    let config = pinned_config(session, ticket)?;
+    let config = ticket_config(session, ticket)?;
     let verification = if config.preflight.is_empty() {
         "not verified: no gates".to_string()
     } else {

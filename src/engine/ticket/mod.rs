@@ -71,7 +71,7 @@ pub fn role(session: &Session, flag: Option<Role>) -> Result<Option<Role>, Engin
         }),
         (Some(role), _) | (None, Some(role)) => Ok(Some(role)),
         (None, None) => match session.store.read_ticket()? {
-            Some(snap) => Ok(observe::pinned_config(session, &snap.ticket)?.agent.role),
+            Some(snap) => Ok(observe::ticket_config(session, &snap.ticket)?.agent.role),
             None => Ok(None),
         },
     }
@@ -737,7 +737,7 @@ pub fn resume(
 ) -> Result<Outcome, EngineError> {
     session.with_retries(|| {
         let snap = read(session)?;
-        if observe::pinned_config(session, &snap.ticket)?.human.require
+        if observe::ticket_config(session, &snap.ticket)?.human.require
             == crate::config::HumanProof::Signature
         {
             return Err(EngineError::TicketRefused {

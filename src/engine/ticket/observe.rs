@@ -4,10 +4,10 @@
 //! (where they must fail), and its diff is held against the assignment's `filesToModify`.
 
 use crate::config::Config;
+use crate::engine::proof;
 use crate::engine::scratch::Scratch;
-use crate::engine::{EngineError, Session, io_error};
+use crate::engine::{EngineError, Session};
 use crate::exec;
-use crate::gates;
 use crate::store::branch_ref;
 use crate::workflow::ticket::{FailedGate, GateResult, GateVerdict, Observed, Subtask, Ticket};
 
@@ -83,48 +83,29 @@ pub fn delivered_commit(
 
 /// The configuration the ticket is checked under: `.orchestrate.toml` as main had it at
 /// the ticket's pin, which nothing on the branch can change.
-pub fn pinned_config(session: &Session, ticket: &Ticket) -> Result<Config, EngineError> {
-    let origin = crate::config::Origin::Pinned {
-        main: ticket.main_branch.clone(),
-        commit: ticket.pin.clone(),
-    };
-    let Some(blob) = &ticket.config else {
-        return Ok(Config::default());
-    };
-    let bytes = session
-        .store
-        .blob_within(blob, crate::input::CAP)?
-        .map_err(|size| EngineError::BadInput {
-            message: format!("the pinned .orchestrate.toml is {size} bytes, over the limit"),
-            hint: "A human fixes main's configuration.".into(),
-        })?;
-    let text = String::from_utf8(bytes).map_err(|_| EngineError::BadInput {
-        message: "the pinned .orchestrate.toml is not UTF-8".into(),
-        hint: "A human fixes main's configuration.".into(),
-    })?;
-    Ok(Config::parse(&text, &origin)?)
+pub fn ticket_config(session: &Session, ticket: &Ticket) -> Result<Config, EngineError> {
+    proof::pinned_config(
+        session,
+        ticket.config.as_deref(),
+        &ticket.main_branch,
+        &ticket.pin,
+    )
 }
 
-/// The pinned gates in `scratch`: their verdict; gates that changed the files fail.
-pub fn gates_in(
-    session: &Session,
-    config: &Config,
-    scratch: &Scratch,
-) -> Result<GateResult, EngineError> {
+/// The ticket's verdict on a run of its pinned gates: none configured, a gate that failed
+/// (first), gates that changed the files, or a pass.
+pub fn gate_result(config: &Config, gates: proof::GatesRun) -> GateResult {
+    let proof::GatesRun { run, changed } = gates;
     if config.preflight.is_empty() {
-        return Ok(GateResult {
+        return GateResult {
             result: GateVerdict::None,
             ran: Vec::new(),
             failed: None,
-        });
+        };
     }
-    let env = session.command_env()?;
-    scratch.baseline()?;
-    let run = gates::run_preflight(&config.preflight, scratch.path(), env)
-        .map_err(io_error("run the gates in a fresh worktree"))?;
     let ran = run.gates.iter().map(|g| g.name.clone()).collect();
     if let Some(gate) = run.failed() {
-        return Ok(GateResult {
+        return GateResult {
             result: GateVerdict::Fail,
             ran,
             failed: Some(FailedGate {
@@ -132,11 +113,10 @@ pub fn gates_in(
                 exit: gate.run.exit.to_string(),
                 tail: exec::tail_lines(&gate.run.output, config.test.output_tail),
             }),
-        });
+        };
     }
-    let changed = scratch.changed()?;
     if !changed.is_empty() {
-        return Ok(GateResult {
+        return GateResult {
             result: GateVerdict::Fail,
             ran,
             failed: Some(FailedGate {
@@ -144,13 +124,13 @@ pub fn gates_in(
                 exit: "n/a".into(),
                 tail: changed.join("\n"),
             }),
-        });
+        };
     }
-    Ok(GateResult {
+    GateResult {
         result: GateVerdict::Pass,
         ran,
         failed: None,
-    })
+    }
 }
 
 /// What the subtask's `commit` really does, observed in fresh worktrees.
@@ -161,7 +141,7 @@ pub fn observe(
     commit: &str,
 ) -> Result<Observed, EngineError> {
     let git = &session.git;
-    let config = pinned_config(session, ticket)?;
+    let config = ticket_config(session, ticket)?;
     let base = subtask
         .base
         .clone()
@@ -205,19 +185,14 @@ pub fn observe(
     }
     let gates = {
         let scratch = Scratch::new(session, commit, &tree)?;
-        gates_in(session, &config, &scratch)?
+        gate_result(&config, proof::gates_in(session, &config, &scratch)?)
     };
     let tests_on_base = if tests.is_empty() {
         None
     } else {
-        // The base's files with only the subtask's test files put in, at the commit's history
-        // and index, as the run on the commit had them: the two runs differ in the code
-        // alone, and the tests must fail here, or they do not test the change (a test that
-        // tells the runs apart by HEAD or the index passes both).
         let base_tree = git.tree_of(&base)?;
-        let scratch = Scratch::with_index(session, commit, &base_tree, &tree)?;
-        scratch.put(&tree, &tests)?;
-        Some(gates_in(session, &config, &scratch)?)
+        let run = proof::tests_on_base(session, &config, (commit, &tree), &base_tree, &tests)?;
+        Some(gate_result(&config, run))
     };
     Ok(Observed {
         commit: commit.to_string(),
