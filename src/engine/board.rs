@@ -510,7 +510,7 @@ fn describe(
     row.debugging_attempt = state.attempts();
     if state.status() == Status::Halted {
         // The answer is judged under the PR's pinned configuration, as `resume` judges it.
-        let required = super::answers::pinned_config(session, state)
+        let required = super::answers::answer_config(session, state)
             .ok()
             .map(|c| c.human.require == crate::config::HumanProof::Signature);
         row.gate = Some(HumanGate::new(&row.workflow, "resume", required));
