@@ -64,7 +64,16 @@ impl Store {
     /// a truncated listing walks on to count the rest, and then reads nothing of each older
     /// commit but its first parent.
     pub fn history_page(&self, limit: Option<usize>) -> Result<HistoryPage, StoreError> {
-        let Some(tip) = self.tip()? else {
+        self.history_page_at(self.tip()?, limit)
+    }
+
+    /// As [`Store::history_page`], of the chain at `tip` (an archived workflow's).
+    pub fn history_page_at(
+        &self,
+        tip: Option<ObjectId>,
+        limit: Option<usize>,
+    ) -> Result<HistoryPage, StoreError> {
+        let Some(tip) = tip else {
             return Ok(HistoryPage {
                 entries: Vec::new(),
                 total: 0,

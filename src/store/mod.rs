@@ -4,6 +4,7 @@
 //! needs (branches, HEAD, files committed on the main branch). Each room is a file of its own;
 //! the [`Store`] they all add methods to, and how it is opened, are here.
 
+mod archive;
 mod backend;
 mod branches;
 mod cas;
@@ -51,8 +52,8 @@ pub use flocks::{RunLock, RunLockHeld};
 pub use history::{CommitRecord, HistoryEntry, HistoryPage};
 pub use locks::LockSighting;
 pub use main_line::{MainLine, MergeRecord};
-pub use names::CLAIMS;
 use names::WORKFLOWS;
+pub use names::{ARCHIVE, CLAIMS};
 pub use names::{
     DEFAULT_WORKFLOW, EVENT_HEADER, REFLOG_PREFIX, SIGNATURE_HEADER, WORKFLOW_CONFIG_KEY,
     WORKFLOW_REF_PREFIXES, branch_of_ref, branch_ref, is_bookkeeping_ref, is_local_workflow_ref,

@@ -1,0 +1,203 @@
+//! Archiving finished workflows (docs/refs.md, "The archive"): `archive` moves each finished
+//! workflow's history into the one archive ref and drops its live ref; `log`, `audit --all`
+//! and `board --all` still read it, and its name stays taken.
+
+use crate::support::*;
+use pretty_assertions::assert_eq;
+
+/// `repo` with the master plan's only PR marked done on main, and workflows `names` each
+/// idle: the agent said no PR is left.
+fn idle_workflows(repo: &TestRepo, names: &[&str]) {
+    let done = "# Plan\n## PR 1: feat: Add numbers [DONE]\n";
+    if repo.git(&["show", "main:docs/plan.md"]) != done {
+        repo.write("docs/plan.md", done);
+        repo.commit_all("plan: PR 1 done");
+    }
+    for name in names {
+        repo.run(&["--workflow", name, "get-task"]).expect(0);
+        repo.run(&[
+            "--workflow",
+            name,
+            "submit-work",
+            "-s",
+            &format!("{name}: all PRs are [DONE]"),
+            "--no-pr-left",
+        ])
+        .expect(0);
+    }
+}
+
+fn git(repo: &TestRepo, args: &[&str]) -> String {
+    repo.git(args).trim_end().to_string()
+}
+
+fn live_workflows(repo: &TestRepo) -> Vec<String> {
+    git(
+        repo,
+        &[
+            "for-each-ref",
+            "--format=%(refname)",
+            "refs/orchestrator/workflows/",
+        ],
+    )
+    .lines()
+    .map(str::to_string)
+    .collect()
+}
+
+fn tip_of(repo: &TestRepo, workflow: &str) -> String {
+    git(
+        repo,
+        &[
+            "rev-parse",
+            &format!("refs/orchestrator/workflows/{workflow}"),
+        ],
+    )
+}
+
+#[test]
+fn finished_workflows_leave_the_live_refs_for_the_archive_and_stay_readable() {
+    let repo = TestRepo::new();
+    idle_workflows(&repo, &["done-a", "done-b"]);
+    // Started, not finished: it stays live.
+    repo.run(&["--workflow", "working", "get-task"]).expect(0);
+    let (a, b) = (tip_of(&repo, "done-a"), tip_of(&repo, "done-b"));
+    let working = tip_of(&repo, "working");
+    let log_a = repo
+        .run(&["--workflow", "done-a", "log"])
+        .expect(0)
+        .stdout
+        .clone();
+    let audit_before = repo.run(&["audit", "--all"]).expect(0).stdout.clone();
+    assert_eq!(
+        audit_before.lines().last(),
+        Some("audit of 4 workflows: 2 transitions replayed: clean")
+    );
+
+    let dry = repo.run(&["archive", "--dry-run"]).expect(0).stdout.clone();
+    assert_eq!(
+        dry,
+        "would archive 2 finished workflows: done-a, done-b\nthe archive holds 2 workflows\n"
+    );
+    assert_eq!(live_workflows(&repo).len(), 3, "a dry run changes nothing");
+    assert!(
+        !repo
+            .git_try(&["rev-parse", "--verify", "refs/orchestrator/archive"])
+            .0
+    );
+
+    let out = repo.run(&["archive"]).expect(0).stdout.clone();
+    assert_eq!(
+        out,
+        "archived 2 finished workflows: done-a, done-b\nthe archive holds 2 workflows\n"
+    );
+    assert_eq!(
+        live_workflows(&repo),
+        ["refs/orchestrator/workflows/working"]
+    );
+    assert_eq!(tip_of(&repo, "working"), working);
+    // One tree indexes name → tip; the commit's further parents keep the histories reachable.
+    assert_eq!(
+        git(&repo, &["ls-tree", "refs/orchestrator/archive"]),
+        format!("160000 commit {a}\tdone-a\n160000 commit {b}\tdone-b")
+    );
+    let parents = git(
+        &repo,
+        &[
+            "rev-list",
+            "--parents",
+            "-n",
+            "1",
+            "refs/orchestrator/archive",
+        ],
+    );
+    assert_eq!(parents.split(' ').skip(1).collect::<Vec<_>>(), [&a, &b]);
+    let reachable = git(&repo, &["rev-list", "refs/orchestrator/archive"]);
+    assert!(reachable.lines().any(|c| c == a) && reachable.lines().any(|c| c == b));
+
+    // Still read: the log, the audit, the board with --all.
+    assert_eq!(
+        repo.run(&["--workflow", "done-a", "log"]).expect(0).stdout,
+        log_a
+    );
+    assert_eq!(repo.run(&["audit", "--all"]).expect(0).stdout, audit_before);
+    let board = repo.run(&["board", "--json"]).expect(0).json();
+    let names = |board: &serde_json::Value| -> Vec<(String, bool)> {
+        board["workflows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| {
+                (
+                    w["workflow"].as_str().unwrap().to_string(),
+                    w["archived"].as_bool().unwrap_or(false),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(names(&board), [("working".to_string(), false)]);
+    let all = repo.run(&["board", "--all", "--json"]).expect(0).json();
+    assert_eq!(
+        names(&all),
+        [
+            ("done-a".to_string(), true),
+            ("done-b".to_string(), true),
+            ("working".to_string(), false)
+        ]
+    );
+    assert_eq!(all["workflows"][0]["state"], "INITIALIZING");
+    assert_eq!(all["workflows"][0]["local_tip"], a.as_str());
+    repo.run(&["board", "--all"])
+        .expect(0)
+        .says("done-a (archived)");
+
+    // The name stays taken: nothing is created under it.
+    let again = repo.run(&["--workflow", "done-a", "get-task"]);
+    again.expect(2).warns(&format!(
+        "workflow \"done-a\" is finished and archived in refs/orchestrator/archive (its last tip is {a}): its name stays taken"
+    ));
+    assert_eq!(
+        live_workflows(&repo),
+        ["refs/orchestrator/workflows/working"]
+    );
+
+    // Nothing left to archive; the archive keeps what it holds.
+    let archive = git(&repo, &["rev-parse", "refs/orchestrator/archive"]);
+    assert_eq!(
+        repo.run(&["archive"]).expect(0).stdout,
+        "no finished workflow to archive\nthe archive holds 2 workflows\n"
+    );
+    assert_eq!(
+        git(&repo, &["rev-parse", "refs/orchestrator/archive"]),
+        archive
+    );
+
+    // A later archive chains on the first: the first parent is the archive before it.
+    idle_workflows(&repo, &["done-c"]);
+    let c = tip_of(&repo, "done-c");
+    repo.run(&["archive"])
+        .expect(0)
+        .says("archived 1 finished workflow: done-c");
+    let parents = git(
+        &repo,
+        &[
+            "rev-list",
+            "--parents",
+            "-n",
+            "1",
+            "refs/orchestrator/archive",
+        ],
+    );
+    assert_eq!(
+        parents.split(' ').skip(1).collect::<Vec<_>>(),
+        [&archive, &c]
+    );
+    assert_eq!(
+        git(
+            &repo,
+            &["ls-tree", "--name-only", "refs/orchestrator/archive"]
+        ),
+        "done-a\ndone-b\ndone-c"
+    );
+    assert_eq!(git(&repo, &["fsck", "--no-dangling", "--no-progress"]), "");
+}
