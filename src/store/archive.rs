@@ -63,36 +63,31 @@ impl Store {
         &self,
         not_before: i64,
     ) -> Result<Vec<(String, ObjectId)>, StoreError> {
-        let Some(mut at) = self.archive_tip()? else {
-            return Ok(Vec::new());
-        };
-        let mut tips: Vec<ObjectId> = Vec::new();
-        loop {
+        let mut out = Vec::new();
+        let mut next = self.archive_tip()?;
+        while let Some(at) = next {
             let commit = self.repo.find_commit(at).map_err(git_err)?;
             if commit.time().map_or(true, |t| t.seconds < not_before) {
                 break;
             }
-            let mut parents = commit.parent_ids().map(|p| p.detach());
-            let first = parents.next();
-            tips.extend(parents);
             // The first archive commit has no archive before it: all its parents are tips.
-            match first {
-                Some(first) if self.is_archive_commit(first) => at = first,
-                Some(first) => {
-                    tips.push(first);
-                    break;
-                }
-                None => break,
-            }
+            next = commit
+                .parent_ids()
+                .next()
+                .map(|p| p.detach())
+                .filter(|p| self.is_archive_commit(*p));
+            let before = match next {
+                Some(first) => self.archived_at(first)?,
+                None => BTreeMap::new(),
+            };
+            // What this commit added: its own batch, or what it took in from another archive.
+            out.extend(
+                self.archived_at(at)?
+                    .into_iter()
+                    .filter(|(name, tip)| before.get(name) != Some(tip)),
+            );
         }
-        if tips.is_empty() {
-            return Ok(Vec::new());
-        }
-        let index = self.archived_workflows()?;
-        Ok(index
-            .into_iter()
-            .filter(|(_, tip)| tips.contains(tip))
-            .collect())
+        Ok(out)
     }
 
     fn is_archive_commit(&self, id: ObjectId) -> bool {
@@ -115,6 +110,28 @@ impl Store {
             None => BTreeMap::new(),
         };
         index.extend(batch.iter().map(|(n, t)| (n.clone(), *t)));
+        let names: Vec<&str> = batch.keys().map(String::as_str).collect();
+        let message = format!(
+            "{ARCHIVE_SUBJECT}{} workflow{}\n\n{}\n",
+            names.len(),
+            if names.len() == 1 { "" } else { "s" },
+            names.join("\n")
+        );
+        let mut seen = std::collections::HashSet::new();
+        let parents = old
+            .into_iter()
+            .chain(batch.values().copied().filter(|t| seen.insert(*t)))
+            .collect();
+        self.archive_commit(&index, parents, &message)
+    }
+
+    /// Stores the archive commit indexing `index`, with `parents`.
+    fn archive_commit(
+        &self,
+        index: &BTreeMap<String, ObjectId>,
+        parents: Vec<ObjectId>,
+        message: &str,
+    ) -> Result<ObjectId, StoreError> {
         // git sorts tree entries by name, a gitlink as a file: the map's order is git's.
         let tree = gix::objs::Tree {
             entries: index
@@ -127,19 +144,32 @@ impl Store {
                 .collect(),
         };
         let tree = self.repo.write_object(&tree).map_err(git_err)?.detach();
-        let names: Vec<&str> = batch.keys().map(String::as_str).collect();
-        let message = format!(
-            "{ARCHIVE_SUBJECT}{} workflow{}\n\n{}\n",
-            names.len(),
-            if names.len() == 1 { "" } else { "s" },
-            names.join("\n")
-        );
-        let mut commit = commit_object(tree, old, &self.signature()?, &message, Vec::new());
-        let mut seen = std::collections::HashSet::new();
-        commit
-            .parents
-            .extend(batch.values().copied().filter(|t| seen.insert(*t)));
+        let mut commit = commit_object(tree, None, &self.signature()?, message, Vec::new());
+        commit.parents = parents.into();
         Ok(self.repo.write_object(&commit).map_err(git_err)?.detach())
+    }
+
+    /// As [`Store::write_archive`] over `old`, with `other` (another archive commit, whose
+    /// index `batch` takes in) as one more parent: two clones' archives made one.
+    pub fn write_archive_over(
+        &self,
+        old: ObjectId,
+        batch: &BTreeMap<String, ObjectId>,
+        other: ObjectId,
+    ) -> Result<ObjectId, StoreError> {
+        let mut index = self.archived_at(old)?;
+        index.extend(batch.iter().map(|(n, t)| (n.clone(), *t)));
+        let message = format!(
+            "{ARCHIVE_SUBJECT}{} workflow{} from another archive\n\n{}\n",
+            batch.len(),
+            if batch.len() == 1 { "" } else { "s" },
+            batch
+                .keys()
+                .map(String::as_str)
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
+        self.archive_commit(&index, vec![old, other], &message)
     }
 
     /// Moves the archive ref from `old` (`None`: it must not exist) to `new`, by

@@ -201,3 +201,94 @@ fn finished_workflows_leave_the_live_refs_for_the_archive_and_stay_readable() {
     );
     assert_eq!(git(&repo, &["fsck", "--no-dangling", "--no-progress"]), "");
 }
+
+fn remote_refs(bare: &std::path::Path) -> Vec<String> {
+    let out = std::process::Command::new("git")
+        .args(["--git-dir", &bare.display().to_string()])
+        .args(["for-each-ref", "--format=%(refname)", "refs/orchestrator/"])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// `sync` carries the archive: the archiving clone pushes it with the deletion of the live
+/// refs it holds, in one atomic push; another clone takes it in and drops its own copies; two
+/// clones that archived apart end with one archive holding both.
+#[test]
+fn the_archive_travels_with_sync_and_two_archives_become_one() {
+    let a = TestRepo::new();
+    let (_remote, bare) = a.share();
+    idle_workflows(&a, &["done-a"]);
+    a.run(&["--workflow", "working", "get-task"]).expect(0);
+    a.run(&["sync"]).expect(0);
+    let b = TestRepo::clone_of(&bare);
+    b.run(&["sync"]).expect(0);
+    assert_eq!(
+        live_workflows(&b),
+        [
+            "refs/orchestrator/workflows/done-a",
+            "refs/orchestrator/workflows/working"
+        ]
+    );
+    let done_a = tip_of(&a, "done-a");
+
+    a.run(&["archive"]).expect(0);
+    a.run(&["sync"]).expect(0);
+    assert_eq!(
+        remote_refs(&bare),
+        [
+            "refs/orchestrator/archive",
+            "refs/orchestrator/workflows/working"
+        ],
+        "the archive and the deletion landed together"
+    );
+    b.run(&["sync"]).expect(0);
+    assert_eq!(live_workflows(&b), ["refs/orchestrator/workflows/working"]);
+    assert_eq!(
+        git(&b, &["ls-tree", "refs/orchestrator/archive"]),
+        format!("160000 commit {done_a}\tdone-a")
+    );
+    b.run(&["--workflow", "done-a", "log"])
+        .expect(0)
+        .says("no-pr-left");
+    // Another sync changes nothing.
+    let before = git(&b, &["rev-parse", "refs/orchestrator/archive"]);
+    b.run(&["sync"]).expect(0);
+    assert_eq!(git(&b, &["rev-parse", "refs/orchestrator/archive"]), before);
+
+    // Archived apart: B's archive is made one with A's, over the remote's.
+    idle_workflows(&a, &["done-c"]);
+    a.run(&["archive"]).expect(0);
+    a.run(&["sync"]).expect(0);
+    idle_workflows(&b, &["done-b"]);
+    b.run(&["archive"]).expect(0);
+    b.run(&["sync"]).expect(0);
+    a.run(&["sync"]).expect(0);
+    for clone in [&a, &b] {
+        assert_eq!(
+            git(
+                clone,
+                &["ls-tree", "--name-only", "refs/orchestrator/archive"]
+            ),
+            "done-a\ndone-b\ndone-c"
+        );
+        assert_eq!(
+            live_workflows(clone),
+            ["refs/orchestrator/workflows/working"]
+        );
+    }
+    assert_eq!(
+        remote_refs(&bare),
+        [
+            "refs/orchestrator/archive",
+            "refs/orchestrator/workflows/working"
+        ]
+    );
+    assert_eq!(
+        git(&a, &["rev-parse", "refs/orchestrator/archive"]),
+        git(&b, &["rev-parse", "refs/orchestrator/archive"])
+    );
+}
