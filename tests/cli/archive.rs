@@ -292,3 +292,115 @@ fn the_archive_travels_with_sync_and_two_archives_become_one() {
         git(&b, &["rev-parse", "refs/orchestrator/archive"])
     );
 }
+
+/// The server hook (`attest --install-server-hook`), over a real `git daemon`: an archiving
+/// push (the archive, and the deletion of the live refs it holds at their tips, atomic) is
+/// accepted; an archive that drops, rewrites or indexes what its history does not hold is
+/// refused, and so is the deletion of a live workflow the archive does not hold.
+#[test]
+fn the_server_accepts_an_archiving_push_and_refuses_an_archive_that_loses_anything() {
+    let repo = TestRepo::new();
+    let server = crate::landing::Server::start(&repo);
+    repo.git(&["remote", "add", "origin", &server.url()]);
+    repo.git_run(&["push", "--quiet", "--no-verify", "origin", "main"])
+        .expect(0);
+    idle_workflows(&repo, &["done-a", "done-b"]);
+    repo.run(&["--workflow", "working", "get-task"]).expect(0);
+    repo.run(&["sync"]).expect(0);
+    let working = tip_of(&repo, "working");
+    let done_a = tip_of(&repo, "done-a");
+
+    // A deletion of a live workflow, alone or beside an archive that does not hold it.
+    let push = |args: &[&str]| {
+        let mut all = vec!["push", "--porcelain", "--atomic", "--no-verify", "origin"];
+        all.extend(args);
+        let out = repo.git_run(&all);
+        (out.code == 0, format!("{}{}", out.stdout, out.stderr))
+    };
+    let (ok, said) = push(&[":refs/orchestrator/workflows/working"]);
+    assert!(!ok, "{said}");
+    assert_eq!(
+        server.rev(&repo, "refs/orchestrator/workflows/working"),
+        Some(working.clone())
+    );
+
+    repo.run(&["archive"]).expect(0).says("done-a, done-b");
+    let archive = git(&repo, &["rev-parse", "refs/orchestrator/archive"]);
+    let (ok, said) = push(&[
+        &format!("{archive}:refs/orchestrator/archive"),
+        ":refs/orchestrator/workflows/working",
+    ]);
+    assert!(!ok, "{said}");
+    assert!(said.contains("deletes workflow working's chain"), "{said}");
+    assert_eq!(
+        server.rev(&repo, "refs/orchestrator/archive"),
+        None,
+        "atomic: nothing landed"
+    );
+
+    // The archiving push, as sync makes it.
+    repo.run(&["sync"]).expect(0);
+    assert_eq!(
+        server.rev(&repo, "refs/orchestrator/archive"),
+        Some(archive.clone())
+    );
+    assert_eq!(
+        server.rev(&repo, "refs/orchestrator/workflows/done-a"),
+        None
+    );
+    assert_eq!(
+        server.rev(&repo, "refs/orchestrator/workflows/working"),
+        Some(working)
+    );
+
+    // An archive commit over the server's that drops done-b.
+    let tree = repo.git_with_stdin(
+        &["mktree"],
+        format!("160000 commit {done_a}\tdone-a\n").as_bytes(),
+    );
+    let tree = tree.trim();
+    let drops = git(
+        &repo,
+        &[
+            "commit-tree",
+            tree,
+            "-p",
+            &archive,
+            "-m",
+            "archive: 0 workflows",
+        ],
+    );
+    let (ok, said) = push(&[&format!("{drops}:refs/orchestrator/archive")]);
+    assert!(!ok, "{said}");
+    assert!(said.contains("drops archived workflow done-b"), "{said}");
+
+    // One that indexes a commit its history does not hold (main's tip).
+    let main = git(&repo, &["rev-parse", "main"]);
+    let listing = git(&repo, &["ls-tree", "refs/orchestrator/archive"]);
+    let tree = repo.git_with_stdin(
+        &["mktree"],
+        format!("{listing}\n160000 commit {main}\tstray\n").as_bytes(),
+    );
+    let stray = git(
+        &repo,
+        &[
+            "commit-tree",
+            tree.trim(),
+            "-p",
+            &archive,
+            "-m",
+            "archive: 1 workflow",
+        ],
+    );
+    let (ok, said) = push(&[&format!("{stray}:refs/orchestrator/archive")]);
+    assert!(!ok, "{said}");
+    assert!(said.contains("indexes workflow stray at"), "{said}");
+
+    // Deleting the archive.
+    let (ok, said) = push(&[":refs/orchestrator/archive"]);
+    assert!(!ok, "{said}");
+    assert_eq!(
+        server.rev(&repo, "refs/orchestrator/archive"),
+        Some(archive)
+    );
+}
