@@ -211,6 +211,12 @@ impl Store {
         Ok(out)
     }
 
+    /// The parents of commit `id`, first parent first.
+    pub fn commit_parents(&self, id: ObjectId) -> Result<Vec<ObjectId>, StoreError> {
+        let commit = self.repo.find_commit(id).map_err(git_err)?;
+        Ok(commit.parent_ids().map(|p| p.detach()).collect())
+    }
+
     /// The parents, the recorded event and the message of transition commit `id`.
     pub fn commit_record(&self, id: ObjectId) -> Result<CommitRecord, StoreError> {
         let commit = self.repo.find_commit(id).map_err(git_err)?;
