@@ -10,7 +10,10 @@
 //! check's and `attest`'s overhead on a 50-task PR (`GIT_ORCHESTRATE_BENCH=final` and
 //! `=attest` run only those; `GIT_ORCHESTRATE_BENCH_BASELINE=PROGRAM` times another build's
 //! confined `attest` beside it); `board` with 100 workflows against `git rev-parse HEAD`, and
-//! the pushes and wall time of one claim (`GIT_ORCHESTRATE_BENCH=board` runs only those).
+//! the pushes and wall time of one claim (`GIT_ORCHESTRATE_BENCH=board` runs only those);
+//! and scale: 10,000 finished and 100 live workflows before and after `archive`, `board`,
+//! `get-task` and `sync` against a repository with one workflow, and `audit --all`'s peak RSS
+//! (`GIT_ORCHESTRATE_BENCH=scale` runs only that).
 //!
 //! Run with `cargo bench`. Ratios, not absolute times, are the figures that travel between
 //! machines. Commands are interleaved round-robin so machine noise hits all of them alike.
@@ -31,6 +34,8 @@ const BIN: &str = env!("CARGO_BIN_EXE_git-orchestrate");
 const RUNS: usize = 61;
 const TASKS: usize = 200;
 const PROBE_ENV: &str = "GIT_ORCHESTRATE_BENCH_RSS_PROBE";
+/// The probe's command line, its arguments joined by a unit separator; `get-task` when unset.
+const PROBE_ARGS_ENV: &str = "GIT_ORCHESTRATE_BENCH_RSS_ARGS";
 /// The test of the GREEN-step benches: it fails until the file `done` exists.
 const GREEN_TEST: &str = "test -e done";
 /// The release the hot path is held against (docs/architecture.md, "Performance"):
@@ -64,6 +69,10 @@ fn main() {
     }
     if std::env::var("GIT_ORCHESTRATE_BENCH").as_deref() == Ok("attest") {
         attest_bench();
+        return;
+    }
+    if std::env::var("GIT_ORCHESTRATE_BENCH").as_deref() == Ok("scale") {
+        scale_bench();
         return;
     }
     if std::env::var("GIT_ORCHESTRATE_BENCH").as_deref() == Ok("board") {
@@ -1509,8 +1518,27 @@ fn peak_rss_kib(dir: &Path) -> Option<i64> {
     String::from_utf8_lossy(&out.stdout).trim().parse().ok()
 }
 
+/// As [`peak_rss_kib`], of `git-orchestrate <args>`, and how long it took.
+fn peak_rss_of(dir: &Path, args: &[&str]) -> (Option<i64>, Duration) {
+    let Ok(exe) = std::env::current_exe() else {
+        return (None, Duration::ZERO);
+    };
+    let start = Instant::now();
+    let out = Command::new(exe)
+        .env(PROBE_ENV, dir)
+        .env(PROBE_ARGS_ENV, args.join("\u{1f}"))
+        .output();
+    let took = start.elapsed();
+    let rss = out
+        .ok()
+        .and_then(|out| String::from_utf8_lossy(&out.stdout).trim().parse().ok());
+    (rss, took)
+}
+
 fn rss_probe(dir: &Path) {
-    orchestrate(dir, &["get-task"]);
+    let args = std::env::var(PROBE_ARGS_ENV).unwrap_or_else(|_| "get-task".into());
+    let args: Vec<&str> = args.split('\u{1f}').collect();
+    orchestrate(dir, &args);
     let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
     // SAFETY: getrusage fills the struct it is given; RUSAGE_CHILDREN covers waited-for children.
     let rc = unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, usage.as_mut_ptr()) };
@@ -2022,4 +2050,241 @@ fn claim_bench() {
         median(took).as_secs_f64() * 1e3,
         if most == 1 { "met" } else { "NOT MET" }
     );
+}
+
+/// Finished and live workflows of the scale bench (SPEC §12, "many agents").
+const FINISHED: usize = 10_000;
+const LIVE: usize = 100;
+
+/// A repository whose master plan's one PR is done on main, for the scale bench.
+fn scale_repo(temp: &tempfile::TempDir) -> PathBuf {
+    let dir = new_repo(temp, "README", "bench\n", "docs/plan.md");
+    std::fs::write(
+        dir.join("docs/plan.md"),
+        "# Plan\n## PR 1: the bench's PR [DONE]\n",
+    )
+    .expect("plan");
+    std::fs::write(
+        dir.join(".orchestrate.toml"),
+        "main_branch = \"main\"\nmaster_plan = \"docs/plan.md\"\n",
+    )
+    .expect("config");
+    git(&dir, &["add", "-A"]);
+    git(&dir, &["commit", "--quiet", "-m", "the master plan, done"]);
+    dir
+}
+
+/// `git-orchestrate --workflow <workflow> <args>` in `dir`, asserting it succeeds.
+fn in_workflow(dir: &Path, workflow: &str, args: &[&str]) {
+    let all: Vec<&str> = ["--workflow", workflow]
+        .iter()
+        .chain(args)
+        .copied()
+        .collect();
+    assert_eq!(orchestrate(dir, &all), 0, "{all:?}");
+}
+
+/// [`FINISHED`] finished workflows, each its own two-transition chain (created, then idle:
+/// no PR left), written directly: one made by the commands is copied with its committer time
+/// moved on by a second per copy, which gives every copy its own commits.
+fn finished_workflows(dir: &Path) {
+    in_workflow(dir, "template", &["get-task"]);
+    in_workflow(
+        dir,
+        "template",
+        &["submit-work", "-s", "nothing left", "--no-pr-left"],
+    );
+    let repo = gix::open(dir).expect("open");
+    let tip = repo
+        .find_reference("refs/orchestrator/workflows/template")
+        .expect("the template")
+        .peel_to_id()
+        .expect("its tip")
+        .detach();
+    let idle = repo
+        .find_commit(tip)
+        .expect("idle")
+        .decode()
+        .expect("decode")
+        .to_owned()
+        .expect("own");
+    let create_id = idle.parents[0];
+    let create = repo
+        .find_commit(create_id)
+        .expect("create")
+        .decode()
+        .expect("decode")
+        .to_owned()
+        .expect("own");
+    let mut lines = String::new();
+    for i in 0..FINISHED {
+        let mut first = create.clone();
+        first.committer.time.seconds += i as i64;
+        let first = repo.write_object(&first).expect("write").detach();
+        let mut second = idle.clone();
+        second.parents = vec![first].into();
+        second.committer.time.seconds += i as i64;
+        let second = repo.write_object(&second).expect("write").detach();
+        lines.push_str(&format!(
+            "create refs/orchestrator/workflows/f{i:05} {second}\n"
+        ));
+    }
+    lines.push_str(&format!(
+        "delete refs/orchestrator/workflows/template {tip}\n"
+    ));
+    let mut child = command("git", dir)
+        .args(["update-ref", "--stdin"])
+        .stdin(Stdio::piped())
+        .spawn()
+        .expect("update-ref");
+    std::io::Write::write_all(child.stdin.as_mut().expect("stdin"), lines.as_bytes())
+        .expect("feed update-ref");
+    drop(child.stdin.take());
+    assert!(child.wait().expect("update-ref").success());
+    let _ = std::fs::remove_dir_all(dir.join(".git/orchestrator/tips"));
+}
+
+/// A bare remote beside `dir` holding its branches and workflow refs, set up as `sync`'s.
+fn scale_remote(dir: &Path) {
+    let bare = dir.with_file_name("remote.git");
+    let bare = bare.to_str().expect("utf-8");
+    git(dir, &["init", "--quiet", "--bare", bare]);
+    git(dir, &["remote", "add", "origin", bare]);
+    git(
+        dir,
+        &[
+            "push",
+            "--quiet",
+            "origin",
+            "refs/heads/*:refs/heads/*",
+            "refs/orchestrator/*:refs/orchestrator/*",
+        ],
+    );
+    assert_eq!(orchestrate(dir, &["sync", "origin"]), 0, "the first sync");
+}
+
+/// The scale bench (SPEC §12, "many agents"; issue 42): [`FINISHED`] finished and [`LIVE`]
+/// live workflows, timed before and after `archive` against a repository with one workflow.
+fn scale_bench() {
+    let big_temp = tempfile::tempdir().expect("temp dir");
+    let big = scale_repo(&big_temp);
+    let small_temp = tempfile::tempdir().expect("temp dir");
+    let small = scale_repo(&small_temp);
+    let start = Instant::now();
+    finished_workflows(&big);
+    for n in 0..LIVE {
+        in_workflow(&big, &format!("l{n:03}"), &["get-task"]);
+    }
+    in_workflow(&small, "l000", &["get-task"]);
+    git(&big, &["gc", "--quiet"]);
+    git(&small, &["gc", "--quiet"]);
+    println!(
+        "scale: {FINISHED} finished + {LIVE} live workflows, built in {:.1} s",
+        start.elapsed().as_secs_f64()
+    );
+    let timed = |dir: &Path, args: &[&str]| {
+        let start = Instant::now();
+        let code = orchestrate(dir, args);
+        let took = start.elapsed();
+        assert_eq!(code, 0, "{args:?}");
+        took
+    };
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    const FEW: usize = 5;
+    let get_task = ["--workflow", "l000", "get-task"];
+    let interleaved = |args: &[&str], runs: usize| {
+        let (mut ours, mut one) = (Vec::new(), Vec::new());
+        for _ in 0..runs {
+            ours.push(timed(&big, args));
+            one.push(timed(&small, args));
+        }
+        (median(ours), median(one))
+    };
+
+    // Before: every finished workflow is a live ref.
+    let board: Vec<Duration> = (0..FEW).map(|_| timed(&big, &["board"])).collect();
+    println!("  before archive ({} live refs):", FINISHED + LIVE);
+    println!(
+        "    board                      {:>9.1} ms (median of {FEW})",
+        ms(median(board))
+    );
+    let (ours, one) = interleaved(&get_task, 21);
+    println!(
+        "    get-task                   {:>9.2} ms   1-workflow repo {:>7.2} ms   {:+.1} %",
+        ms(ours),
+        ms(one),
+        (ours.as_secs_f64() / one.as_secs_f64() - 1.0) * 100.0
+    );
+    let (rss, took) = peak_rss_of(&big, &["audit", "--all"]);
+    println!(
+        "    audit --all                {:>9.1} ms   peak RSS {} KiB",
+        ms(took),
+        rss.map_or("?".into(), |r| r.to_string())
+    );
+
+    let took = timed(&big, &["archive"]);
+    println!(
+        "  archive of {FINISHED} finished workflows: {:.1} ms",
+        ms(took)
+    );
+    git(&big, &["gc", "--quiet"]);
+
+    let board: Vec<Duration> = (0..RUNS).map(|_| timed(&big, &["board"])).collect();
+    let board = median(board);
+    println!("  after archive ({LIVE} live refs, {FINISHED} archived):");
+    println!(
+        "    board                      {:>9.1} ms (median of {RUNS}; bar ≤ 1 s: {})",
+        ms(board),
+        if board <= Duration::from_secs(1) {
+            "met"
+        } else {
+            "NOT MET"
+        }
+    );
+    let all: Vec<Duration> = (0..FEW).map(|_| timed(&big, &["board", "--all"])).collect();
+    println!(
+        "    board --all                {:>9.1} ms (median of {FEW})",
+        ms(median(all))
+    );
+    let (ours, one) = interleaved(&get_task, RUNS);
+    let growth = ours.as_secs_f64() / one.as_secs_f64() - 1.0;
+    println!(
+        "    get-task                   {:>9.2} ms   1-workflow repo {:>7.2} ms   {:+.1} % (bar ≤ +10 %: {})",
+        ms(ours),
+        ms(one),
+        growth * 100.0,
+        if growth <= 0.10 { "met" } else { "NOT MET" }
+    );
+    let log = ["--workflow", "f04242", "log"];
+    println!(
+        "    log of an archived workflow {:>8.2} ms",
+        ms(timed(&big, &log))
+    );
+    let (rss, took) = peak_rss_of(&big, &["audit", "--all"]);
+    println!(
+        "    audit --all                {:>9.1} ms   peak RSS {} KiB",
+        ms(took),
+        rss.map_or("?".into(), |r| r.to_string())
+    );
+
+    scale_remote(&big);
+    scale_remote(&small);
+    let (ours, one) = interleaved(&["sync", "origin"], FEW * 3);
+    println!(
+        "    sync (a local bare remote) {:>9.1} ms   1-workflow repo {:>7.1} ms   {:+.1} %",
+        ms(ours),
+        ms(one),
+        (ours.as_secs_f64() / one.as_secs_f64() - 1.0) * 100.0
+    );
+
+    // One long history: audit --all's memory against its length.
+    for history in [1_000, 10_000] {
+        let fixture = Fixture::new(history);
+        let (rss, took) = peak_rss_of(&fixture.dir, &["audit", "--all"]);
+        println!(
+            "  audit --all of one {history}-transition workflow: {:.1} ms, peak RSS {} KiB",
+            ms(took),
+            rss.map_or("?".into(), |r| r.to_string())
+        );
+    }
 }

@@ -27,6 +27,10 @@ pub struct BoardArgs {
     #[arg(long, value_name = "REMOTE")]
     pub remote: Option<String>,
 
+    /// List the finished workflows the archive holds too (docs/refs.md, "The archive").
+    #[arg(long, conflicts_with = "serve")]
+    pub all: bool,
+
     /// Serve the board as a read-only web page until ended, and print its URL.
     #[arg(long)]
     pub serve: bool,
@@ -64,7 +68,7 @@ pub fn run(
         }
         return Ok(Exit::Success);
     }
-    let report = engine::board(&open()?, args.remote.as_deref())?;
+    let report = engine::board_with(&open()?, args.remote.as_deref(), args.all)?;
     if ui.json_report(&report)? {
         return Ok(Exit::Success);
     }
@@ -141,6 +145,7 @@ fn table_line(cells: &[String; 8], widths: &[usize; 8]) -> String {
 fn cells(report: &BoardReport, row: &BoardRow) -> [String; 8] {
     let dash = || "-".to_string();
     let workflow = match (&row.local_tip, &row.remote_tip) {
+        _ if row.archived => format!("{} (archived)", one_line(&row.workflow)),
         (None, Some(_)) => format!("{} (remote)", one_line(&row.workflow)),
         (Some(a), Some(b)) if a != b => format!("{} (≠ remote)", one_line(&row.workflow)),
         _ => one_line(&row.workflow),

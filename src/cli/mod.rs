@@ -3,6 +3,7 @@
 
 mod agent_hook;
 mod approve;
+mod archive;
 mod attest;
 mod audit;
 mod board;
@@ -122,6 +123,8 @@ pub enum Command {
     Claim(claim::ClaimArgs),
     /// Show every workflow here and on the remote, and the PRs nobody has taken
     Board(board::BoardArgs),
+    /// Move the finished workflows out of the live refs into the archive ref
+    Archive(archive::ArchiveArgs),
     /// Install, remove or show the git hooks that enforce preflight on checkpoints
     Hooks(hooks::HooksArgs),
     #[command(hide = true)]
@@ -249,6 +252,7 @@ pub fn run(cli: &Cli, ui: &mut Ui) -> Result<Exit, Failure> {
         Command::Sync(args) => sync::run(&open()?, args, ui),
         Command::Claim(args) => claim::run(&open()?, args, ui),
         Command::Board(args) => board::run(&open, args, ui),
+        Command::Archive(args) => archive::run(&open()?, args, ui),
         Command::Hooks(args) => hooks::run(&open()?, args, ui),
         Command::Hook(args) => hooks::hook(&open()?, args, ui),
         Command::Doctor(args) => doctor::run(&open()?, args, ui),

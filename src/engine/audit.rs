@@ -36,11 +36,17 @@ impl AuditReport {
 /// (docs/integrity.md), signed where the pinned configuration requires it.
 pub const MAIN_DRIFT_FIX: &str = "git orchestrate repin";
 
-/// `audit [--all]`: this workflow, or every local workflow.
+/// `audit [--all]`: this workflow, or every local workflow, the archived ones included
+/// (docs/refs.md, "The archive"). One workflow's chain is held at a time.
 pub fn audit(session: &Session, all: bool) -> Result<AuditReport, EngineError> {
     let store = &session.store;
+    let archived = store.archived_workflows()?;
     let mut names: Vec<String> = if all {
-        store.local_workflows()?.into_keys().collect()
+        store
+            .local_workflows()?
+            .into_keys()
+            .chain(archived.keys().cloned())
+            .collect()
     } else {
         Vec::new()
     };
@@ -58,6 +64,21 @@ pub fn audit(session: &Session, all: bool) -> Result<AuditReport, EngineError> {
         let reference = workflow_ref(name);
         let tip = store.ref_tip(&reference)?;
         let reflog = store.reflog(&reference)?;
+        if let (None, Some(&tip)) = (tip, archived.get(name)) {
+            // Archived finished: its chain and answers are judged; its ref was dropped on
+            // purpose, with the tip the archive holds, and main has moved on since by design.
+            let chain = audit_chain(store, name, tip, None)?;
+            report.replayed += chain.replayed;
+            report.unrecorded += chain.unrecorded;
+            report.problems.extend(chain.forged.clone());
+            report.problems.extend(
+                super::answers::judge_answers(session, name, tip, None)?
+                    .into_iter()
+                    .filter(AnswerCheck::fails)
+                    .map(|check| answer_problem(name, check)),
+            );
+            continue;
+        }
         let Some(tip) = tip else {
             // git drops a deleted ref's reflog; the tip marker remembers it then.
             let remembered = match reflog.last() {

@@ -84,6 +84,10 @@ pub struct BoardRow {
     pub ledger: Option<Ledger>,
     /// The human's answer a `HALTED` workflow waits for, with the command that gives it.
     pub gate: Option<HumanGate>,
+    /// Finished and archived (docs/refs.md, "The archive"): listed by `board --all` only,
+    /// `local_tip` being the tip the archive holds.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub archived: bool,
 }
 
 /// A human gate that waits: the answer, and the exact commands that give it
@@ -202,9 +206,28 @@ pub fn board_fingerprint(session: &Session) -> Result<String, EngineError> {
 
 /// Gathers the board: `remote` is `--remote`, else the one claims go through.
 pub fn board(session: &Session, remote: Option<&str>) -> Result<BoardReport, EngineError> {
+    board_with(session, remote, false)
+}
+
+/// As [`board`]; with `all`, the archived workflows too (`board --all`), which the live
+/// board never reads: its cost is the live workflows' (docs/refs.md, "The archive").
+pub fn board_with(
+    session: &Session,
+    remote: Option<&str>,
+    all: bool,
+) -> Result<BoardReport, EngineError> {
     let store = &session.store;
     let mut warnings = Vec::new();
-    let local = store.local_workflows()?;
+    let mut local = store.local_workflows()?;
+    let mut archived = BTreeSet::new();
+    if all {
+        for (name, tip) in store.archived_workflows()? {
+            if !local.contains_key(&name) {
+                local.insert(name.clone(), tip);
+                archived.insert(name);
+            }
+        }
+    }
     // `git status` in each worktree that holds a workflow of this clone, started first: it
     // runs while the rest is read.
     let checkouts: Vec<Checkout> = store
@@ -236,6 +259,9 @@ pub fn board(session: &Session, remote: Option<&str>) -> Result<BoardReport, Eng
             (&local, &tracking),
             &mut warnings,
         )?;
+        for row in &mut report.workflows {
+            row.archived = archived.contains(&row.workflow);
+        }
         let statuses: Vec<Result<usize, GitError>> = statuses
             .into_iter()
             .map(|handle| {
@@ -367,6 +393,7 @@ fn gather(
             worktree: None,
             ledger: None,
             gate: None,
+            archived: false,
         };
         let shown_tip = if shown == "local" {
             local_tip
@@ -727,6 +754,7 @@ mod tests {
             worktree: None,
             ledger: None,
             gate: None,
+            archived: false,
         };
         let free: Vec<String> = unclaimed(Some(plan), &[planned], &claims)
             .into_iter()

@@ -47,12 +47,13 @@ pub fn audit_chain(
         found: None,
         fix: None,
     };
-    let mut records = segment(store, tip, stop)?;
+    // Ids only, oldest first, each commit read again as its turn comes: what is held grows
+    // by an id per transition, not by a whole record (`audit --all` of long histories).
+    let ids = segment_ids(store, tip, stop)?;
     let mut audit = ChainAudit {
-        commits: records.iter().map(|(id, _)| *id).collect(),
+        commits: ids.clone(),
         ..ChainAudit::default()
     };
-    records.reverse();
     let mut parent: Option<Link> = match stop {
         Some(stop) => Some(read_link(store, stop, &reference).map_err(|e| {
             EngineError::Internal(format!("the commit {stop} the audit starts from: {e}"))
@@ -65,7 +66,8 @@ pub fn audit_chain(
         Some(stop) => store.commit_record(stop)?.event.is_some(),
         None => false,
     };
-    for (id, record) in records {
+    for id in ids.into_iter().rev() {
+        let record = store.commit_record(id)?;
         if record.parents.len() > 1 {
             audit.forged = Some(problem(
                 id,
@@ -261,6 +263,29 @@ pub fn pr_stop(store: &Store, tip: ObjectId) -> Result<Option<ObjectId>, EngineE
         }
         _ => None,
     })
+}
+
+/// The ids of the chain's commits from `tip` back to `stop` (exclusive), newest first, along
+/// first parents; a merge commit ends it (the replay refuses it).
+fn segment_ids(
+    store: &Store,
+    tip: ObjectId,
+    stop: Option<ObjectId>,
+) -> Result<Vec<ObjectId>, EngineError> {
+    let mut ids = Vec::new();
+    let mut next = Some(tip);
+    while let Some(id) = next {
+        if Some(id) == stop {
+            break;
+        }
+        let parents = store.commit_parents(id)?;
+        next = parents.first().copied();
+        ids.push(id);
+        if parents.len() > 1 {
+            break;
+        }
+    }
+    Ok(ids)
 }
 
 /// The chain's commits from `tip` back to `stop` (exclusive), newest first, along first

@@ -21,7 +21,9 @@ pub struct LogReport {
 
 /// The newest `limit` transitions (all of them with `None`).
 pub fn log(session: &Session, limit: Option<usize>) -> Result<LogReport, EngineError> {
-    let page = session.store.history_page(limit)?;
+    // A finished workflow's history is in the archive once it leaves the live refs.
+    let tip = super::archive::tip_or_archived(session)?;
+    let page = session.store.history_page_at(tip, limit)?;
     Ok(LogReport {
         workflow: session.store.workflow().to_string(),
         truncated: page.truncated(),

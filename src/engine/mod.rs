@@ -6,6 +6,7 @@ pub mod adequacy;
 pub mod agent_hook;
 pub mod agent_setup;
 pub mod answers;
+mod archive;
 pub mod attest;
 pub mod audit;
 mod board;
@@ -60,10 +61,11 @@ use crate::workflow::{
 pub use answers::{
     Answer, AnswerCheck, AnswerSignature, AnswerVerdict, Signing, answer_payload, judge_answers,
 };
+pub use archive::{ArchiveReport, archive};
 pub use audit::{AuditReport, audit};
 pub use board::{
     BoardReport, BoardRow, BoardWorktree, ClaimSeen, HumanGate, UnclaimedPr, WorkflowState, board,
-    board_fingerprint,
+    board_fingerprint, board_with,
 };
 pub use board_timeline::{TimelineReport, timeline};
 pub use checkpoint::{CheckpointReport, WithoutCommit, checkpoint};
@@ -284,6 +286,27 @@ impl Session {
                 restorable,
             }
             .into()),
+            None => self.refuse_if_archived(),
+        }
+    }
+
+    /// Refuses to start a workflow under a name the archive holds: the name stays taken, as a
+    /// live workflow's does, and its history stays that workflow's.
+    pub fn refuse_if_archived(&self) -> Result<(), EngineError> {
+        let store = &self.store;
+        match store.archived_tip(store.workflow())? {
+            Some(tip) => Err(EngineError::BadInput {
+                message: format!(
+                    "workflow \"{}\" is finished and archived in {} (its last tip is {tip}): its name stays taken",
+                    store.workflow(),
+                    crate::store::ARCHIVE
+                ),
+                hint: format!(
+                    "Start the new work under another name. `git orchestrate log --workflow {}` and \
+                     `git orchestrate board --all` read the archived one.",
+                    store.workflow()
+                ),
+            }),
             None => Ok(()),
         }
     }

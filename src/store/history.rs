@@ -64,7 +64,16 @@ impl Store {
     /// a truncated listing walks on to count the rest, and then reads nothing of each older
     /// commit but its first parent.
     pub fn history_page(&self, limit: Option<usize>) -> Result<HistoryPage, StoreError> {
-        let Some(tip) = self.tip()? else {
+        self.history_page_at(self.tip()?, limit)
+    }
+
+    /// As [`Store::history_page`], of the chain at `tip` (an archived workflow's).
+    pub fn history_page_at(
+        &self,
+        tip: Option<ObjectId>,
+        limit: Option<usize>,
+    ) -> Result<HistoryPage, StoreError> {
+        let Some(tip) = tip else {
             return Ok(HistoryPage {
                 entries: Vec::new(),
                 total: 0,
@@ -230,6 +239,12 @@ impl Store {
             });
         }
         Ok((out, total))
+    }
+
+    /// The parents of commit `id`, first parent first.
+    pub fn commit_parents(&self, id: ObjectId) -> Result<Vec<ObjectId>, StoreError> {
+        let commit = self.repo.find_commit(id).map_err(git_err)?;
+        Ok(commit.parent_ids().map(|p| p.detach()).collect())
     }
 
     /// The parents, the recorded event and the message of transition commit `id`.

@@ -23,7 +23,8 @@ pub struct MainLine {
 }
 
 impl Store {
-    /// The tips of every workflow here and of every remote's as last fetched.
+    /// The tips of every workflow here (the archived ones too) and of every remote's as last
+    /// fetched.
     pub fn all_workflow_tips(&self) -> Result<Vec<(String, ObjectId)>, StoreError> {
         let mut tips: Vec<(String, ObjectId)> = self.refs_under(WORKFLOWS)?.into_iter().collect();
         tips.extend(
@@ -33,6 +34,13 @@ impl Store {
                     let (_, workflow) = name.split_once("/workflows/")?;
                     Some((workflow.to_string(), id))
                 }),
+        );
+        // The finished ones too: what their chains vouch for stands after they are archived.
+        let live: std::collections::HashSet<ObjectId> = tips.iter().map(|(_, t)| *t).collect();
+        tips.extend(
+            self.archived_workflows()?
+                .into_iter()
+                .filter(|(_, tip)| !live.contains(tip)),
         );
         Ok(tips)
     }
@@ -97,6 +105,9 @@ impl Store {
                 .into_iter()
                 .filter(|(name, _)| name.contains("/workflows/")),
         );
+        // A workflow archived since holds its merges in the archive (docs/refs.md, "The
+        // archive"); one archived before the window made none in it.
+        tips.extend(self.recently_archived(not_before)?);
         // A landing in flight (docs/integrity.md, "A landing in flight"): its record is a
         // transition on the chain's tip that the ref has not reached yet (the push went first,
         // or main moved here first); its merge is that workflow's while the chain still stands

@@ -4,6 +4,7 @@
 //! needs (branches, HEAD, files committed on the main branch). Each room is a file of its own;
 //! the [`Store`] they all add methods to, and how it is opened, are here.
 
+mod archive;
 mod backend;
 mod branches;
 mod cas;
@@ -53,8 +54,8 @@ pub use flocks::{RunLock, RunLockHeld};
 pub use history::{CommitRecord, HistoryEntry, HistoryPage};
 pub use locks::LockSighting;
 pub use main_line::{MainLine, MergeRecord};
-pub use names::CLAIMS;
 use names::WORKFLOWS;
+pub use names::{ARCHIVE, CLAIMS};
 pub use names::{
     DEFAULT_WORKFLOW, EVENT_HEADER, REFLOG_PREFIX, SIGNATURE_HEADER, WORKFLOW_CONFIG_KEY,
     WORKFLOW_REF_PREFIXES, branch_of_ref, branch_ref, is_bookkeeping_ref, is_local_workflow_ref,
@@ -64,8 +65,8 @@ pub use names::{
 pub use notes::{ATTEST_NOTES_REF, NOTES_REF, NoteReader};
 pub use remote::{
     Backup, LocalRef, Relation, Standing, exact_notes_refspec, fetch_refspecs, is_state_ref,
-    sync_refspecs, tracking_branch_ref, tracking_notes_ref, tracking_ref, unforced_claims_refspec,
-    writes_local_state,
+    sync_refspecs, tracking_archive_ref, tracking_branch_ref, tracking_notes_ref, tracking_ref,
+    unforced_claims_refspec, writes_local_state,
 };
 pub use remote::{is_state_ref_name, transition_history_globs};
 pub use settings::Setting;

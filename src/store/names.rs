@@ -5,6 +5,8 @@ use gix::refs::FullName;
 
 pub(super) const WORKFLOWS: &str = "refs/orchestrator/workflows/";
 pub const CLAIMS: &str = "refs/orchestrator/claims/";
+/// The one ref finished workflows are archived under (docs/refs.md, "The archive").
+pub const ARCHIVE: &str = "refs/orchestrator/archive";
 pub(super) const REMOTES: &str = "refs/orchestrator/remotes/";
 
 /// The git config key that selects a worktree's workflow when none is named.

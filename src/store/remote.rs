@@ -10,7 +10,7 @@ use gix::bstr::ByteSlice;
 use gix::note::plumbing as notes;
 use gix::refs::FullName;
 
-use super::names::{CLAIMS, REMOTES, WORKFLOWS};
+use super::names::{ARCHIVE, CLAIMS, REMOTES, WORKFLOWS};
 use super::{NOTES_REF, Store, StoreError, WriteError, git_err};
 
 const BACKUPS: &str = "refs/orchestrator/backups/";
@@ -56,7 +56,18 @@ pub fn sync_refspecs(remote: &str) -> Vec<String> {
         "+refs/orchestrator/runs/*:{}*",
         super::runs::tracking_runs_prefix(remote)
     ));
+    // A pattern: an exact source the remote lacks (no archive yet) fails the whole fetch.
+    specs.push(format!(
+        "+{}*:{}*",
+        ARCHIVE.trim_end_matches('e'),
+        tracking_archive_ref(remote).trim_end_matches('e')
+    ));
     specs
+}
+
+/// `refs/orchestrator/remotes/<remote>/archive`: the remote's archive, as last fetched.
+pub fn tracking_archive_ref(remote: &str) -> String {
+    format!("{REMOTES}{remote}/archive")
 }
 
 /// The exact notes refspec (docs/refs.md, "Fetch refspecs") spells out, which breaks `git fetch` while the remote
@@ -98,12 +109,16 @@ pub fn is_state_ref_name(name: &str) -> bool {
 /// `git log --glob` patterns for every ref that holds workflow transitions: the workflows,
 /// their remote-tracking copies and the backups of their tips. A transition's subject
 /// (`checkpoint: EXECUTING_TDD -> …`) reads like a checkpoint commit's; being reachable
-/// from these is what tells it apart.
-pub fn transition_history_globs() -> [String; 3] {
+/// from these is what tells it apart. The archive and the remotes' copies of it hold the
+/// finished workflows' (a bracket, not a bare name: git takes a `--glob` without a wildcard
+/// for a directory).
+pub fn transition_history_globs() -> [String; 5] {
     [
         format!("{WORKFLOWS}*"),
         format!("{REMOTES}*/workflows/*"),
         format!("{BACKUPS}*/state-*"),
+        format!("{}[e]", ARCHIVE.trim_end_matches('e')),
+        format!("{REMOTES}*/archiv[e]"),
     ]
 }
 

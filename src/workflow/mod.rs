@@ -5,6 +5,7 @@
 //! asks this module what to do, carries it out, feeds back what happened as an [`Event`],
 //! and stores the [`Transition`] that comes back.
 
+pub mod archive;
 pub mod branch_name;
 pub mod briefing;
 pub mod claims;

@@ -3,6 +3,7 @@
 //! from the push's quarantine; `attest --post-receive` writes the verdicts of the accepted
 //! moves of main as notes, which only the server writes.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use gix::ObjectId;
@@ -94,6 +95,8 @@ enum Guarded<'a> {
     Replace,
     /// `refs/orchestrator/claims/<slug>`: a claim on a PR.
     Claim(&'a str),
+    /// `refs/orchestrator/archive`: the finished workflows (docs/refs.md, "The archive").
+    Archive,
     Main,
     Other,
 }
@@ -116,6 +119,9 @@ fn guarded<'a>(reference: &'a str, main: &str) -> Guarded<'a> {
     }
     if let Some(slug) = reference.strip_prefix(crate::store::CLAIMS) {
         return Guarded::Claim(slug);
+    }
+    if reference == crate::store::ARCHIVE {
+        return Guarded::Archive;
     }
     if is_local_workflow_ref(reference)
         && let Some(name) = crate::store::workflow_of_ref(reference)
@@ -177,6 +183,7 @@ pub fn pre_receive(
         return Ok(report);
     }
     let chains = pushed_then_guarded_chains(&judged, &main, updates)?;
+    let archived_by_push = archived_by(&judged, updates)?;
     for u in updates {
         let refuse = |commit: Option<&String>, reason: String| Refusal {
             reference: u.reference.clone(),
@@ -196,6 +203,16 @@ pub fn pre_receive(
                 u.new.as_ref(),
                 "a replace ref makes git show other objects than the ones stored; none is pushed here".into(),
             )),
+            // Deleted with an archive update that holds its very tip: archived, not rewound.
+            Guarded::Workflow(name)
+                if u.new.is_none()
+                    && u.old.is_some()
+                    && archived_by_push.get(name) == u.old.as_ref() => {}
+            Guarded::Archive => {
+                if let Some(why) = judge_archive(&judged, &verifier, u, human.is_some())? {
+                    report.refusals.push(refuse(u.new.as_ref(), why));
+                }
+            }
             Guarded::Workflow(name) => {
                 if let Some(why) = judge_chain(&judged, &verifier, name, u, human.is_some())? {
                     report.refusals.push(refuse(u.new.as_ref(), why));
@@ -401,6 +418,112 @@ fn judge_chain(
     Ok(audit
         .forged
         .map(|problem| format!("forges workflow {name}'s chain: {problem}")))
+}
+
+/// The index of the archive this push moves the archive ref to, by name; empty when it does
+/// not move it.
+fn archived_by(
+    judged: &Judged,
+    updates: &[Update],
+) -> Result<BTreeMap<String, String>, EngineError> {
+    let pushed = updates
+        .iter()
+        .find(|u| u.reference == crate::store::ARCHIVE)
+        .and_then(|u| u.new.as_ref());
+    Ok(match pushed {
+        Some(new) => judged.git.gitlinks(new)?.into_iter().collect(),
+        None => BTreeMap::new(),
+    })
+}
+
+/// Why the update of the archive is refused, if it is: a deletion, a move that does not
+/// descend from the server's archive, one that drops or rewrites a workflow the archive
+/// holds, or one that indexes a tip its own history does not hold, or a chain whose replay
+/// finds a forged transition (unless a listed human pushes it: then only what it indexes
+/// must be its history). Archived chains are kept for ever.
+fn judge_archive(
+    judged: &Judged,
+    verifier: &Verifier,
+    u: &Update,
+    human: bool,
+) -> Result<Option<String>, EngineError> {
+    let Some(new) = &u.new else {
+        return Ok((!human)
+            .then(|| "deletes the archive: archived workflows are kept for ever".to_string()));
+    };
+    if let Some(old) = &u.old
+        && !human
+        && !judged.git.is_ancestor(old, new)?
+    {
+        return Ok(Some(format!(
+            "rewinds or forks the archive: it does not descend from {}",
+            crate::short_id(old)
+        )));
+    }
+    let before: BTreeMap<String, String> = match &u.old {
+        Some(old) => judged.git.gitlinks(old)?.into_iter().collect(),
+        None => BTreeMap::new(),
+    };
+    let after: BTreeMap<String, String> = judged.git.gitlinks(new)?.into_iter().collect();
+    for (name, tip) in &before {
+        match after.get(name) {
+            Some(now) if now == tip => {}
+            Some(now) if !human => {
+                return Ok(Some(format!(
+                    "rewrites archived workflow {name}: {} became {}",
+                    crate::short_id(tip),
+                    crate::short_id(now)
+                )));
+            }
+            Some(_) => {}
+            None => {
+                return Ok(Some(format!(
+                    "drops archived workflow {name} (at {}): the archive only grows",
+                    crate::short_id(tip)
+                )));
+            }
+        }
+    }
+    let added: Vec<(&String, &String)> = after
+        .iter()
+        .filter(|(name, tip)| before.get(*name) != Some(*tip))
+        .collect();
+    if added.is_empty() {
+        return Ok(None);
+    }
+    let held = judged.git.reachable(new)?;
+    let live: BTreeMap<String, String> = judged
+        .git
+        .refs_under(&[crate::store::WORKFLOW_REF_PREFIXES[0]])?
+        .into_iter()
+        .filter_map(|(reference, id)| {
+            Some((crate::store::workflow_of_ref(&reference)?.to_string(), id))
+        })
+        .collect();
+    for (name, tip) in added {
+        if !crate::store::valid_workflow_name(name) {
+            return Ok(Some(format!("indexes {name:?}, which is no workflow name")));
+        }
+        if !held.contains(tip) {
+            return Ok(Some(format!(
+                "indexes workflow {name} at {}, which the archive's own history does not hold",
+                crate::short_id(tip)
+            )));
+        }
+        // The server's live chain at that very tip was judged when it was pushed.
+        if human || live.get(name) == Some(tip) {
+            continue;
+        }
+        let archived = Update {
+            reference: crate::store::workflow_ref(name),
+            old: None,
+            new: Some(tip.clone()),
+        };
+        if let Some(why) = judge_chain(judged, verifier, name, &archived, false)? {
+            return Ok(Some(format!("archives {why}")));
+        }
+    }
+    Ok(None)
 }
 
 /// What the hook reads a claim's update against.

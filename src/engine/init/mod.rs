@@ -408,6 +408,7 @@ fn check(session: &Session, main_branch: Option<&str>, fresh: bool) -> Result<()
     let has_ref = session.store.tip()?.is_some();
     if !has_ref {
         if fresh {
+            session.refuse_if_archived()?;
             session.store.forget_vanished()?;
         } else {
             session.refuse_if_vanished()?;

@@ -4,6 +4,7 @@
 //! `git push --atomic` with a lease on every state ref. A push that loses a race is retried
 //! from a fresh fetch; nothing that exists only in this clone is ever dropped.
 
+mod archive;
 mod plan;
 mod reconcile;
 mod report;
@@ -313,7 +314,10 @@ fn push(session: &Session, remote: &str, pushes: &[Push]) -> Result<String, GitE
         .collect();
     let refspecs: Vec<String> = pushes
         .iter()
-        .map(|p| format!("{}:{}", p.source, p.target))
+        .map(|p| match p.source {
+            Some(source) => format!("{source}:{}", p.target),
+            None => format!(":{}", p.target),
+        })
         .collect();
     session.git.push_atomic(remote, &leases, &refspecs)
 }

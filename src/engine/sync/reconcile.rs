@@ -17,8 +17,9 @@ use crate::workflow::briefing::Notice;
 /// One ref to push, with the lease that protects it.
 #[derive(Clone, Debug)]
 pub(super) struct Push {
-    /// What to push (a commit id).
-    pub(super) source: ObjectId,
+    /// What to push (a commit id); `None` deletes the ref on the remote (a workflow the
+    /// archive pushed with it holds at the tip seen).
+    pub(super) source: Option<ObjectId>,
     /// The ref on the remote.
     pub(super) target: String,
     /// The remote-tracking ref that shows what we saw of `target`.
@@ -107,6 +108,9 @@ pub(super) fn reconcile(
     takes: &mut Takes,
 ) -> Result<Reconciled, EngineError> {
     let store = &session.store;
+    let mut pushes = Vec::new();
+    let mut warnings = Vec::new();
+    let archived = super::archive::sync_archive(session, remote, &mut pushes, &mut warnings)?;
     let local = store.local_workflows()?;
     let tracked = store.tracking_workflows(remote)?;
     let mut names: Vec<&String> = local.keys().chain(tracked.keys()).collect();
@@ -119,10 +123,16 @@ pub(super) fn reconcile(
             merged: false,
         },
         branches: Vec::new(),
-        pushes: Vec::new(),
-        warnings: Vec::new(),
+        pushes,
+        warnings,
     };
     for name in names {
+        // Archived (here, or by the remote's archive just taken in): no live ref of it is
+        // adopted again, and the remote's is deleted with the archive that holds it.
+        if super::archive::archived_away(name, &local, &tracked, &archived, remote, &mut out.pushes)
+        {
+            continue;
+        }
         if !store::valid_workflow_name(name) {
             out.skip(
                 format!(
@@ -172,7 +182,7 @@ fn sync_runs(session: &Session, remote: &str, out: &mut Reconciled) -> Result<()
             (Action::Push, _) => {
                 if let Some(ours) = ours {
                     out.pushes.push(Push {
-                        source: ours,
+                        source: Some(ours),
                         target: store::runs_ref(name),
                         tracking: format!("{}{name}", store::tracking_runs_prefix(remote)),
                         seen: theirs,
@@ -385,7 +395,7 @@ fn branch_of(
 
 fn state_push(remote: &str, name: &str, ours: ObjectId, theirs: Option<ObjectId>) -> Push {
     Push {
-        source: ours,
+        source: Some(ours),
         target: LocalRef::Workflow(name).name(),
         tracking: tracking_ref(remote, name),
         seen: theirs,
@@ -450,7 +460,7 @@ pub(super) fn sync_notes(
     };
     if let Some(tip) = push_tip {
         pushes.push(Push {
-            source: tip,
+            source: Some(tip),
             target: LocalRef::Notes.name(),
             tracking: tracking_notes_ref(remote),
             seen: theirs,
@@ -519,7 +529,7 @@ fn sync_branch(
                 synced.backup = Some(store.backup(workflow, Backup::Branch, theirs, &message)?);
             }
             out.pushes.push(Push {
-                source: ours,
+                source: Some(ours),
                 target: reference.name(),
                 tracking,
                 seen: theirs,

@@ -209,6 +209,30 @@ impl Git {
         }
     }
 
+    /// The gitlink entries (mode 160000) at the top of `rev`'s tree, by name: an archive
+    /// commit's index of workflows (docs/refs.md, "The archive").
+    pub fn gitlinks(&self, rev: &str) -> Result<Vec<(String, String)>, GitError> {
+        let listing = self.run(["ls-tree", "-z", "--end-of-options", rev])?;
+        Ok(listing
+            .split('\0')
+            .filter_map(|entry| {
+                let (meta, name) = entry.split_once('\t')?;
+                let mut fields = meta.split(' ');
+                let (mode, _, id) = (fields.next()?, fields.next()?, fields.next()?);
+                (mode == "160000").then(|| (name.to_string(), id.to_string()))
+            })
+            .collect())
+    }
+
+    /// Every commit reachable from `rev`.
+    pub fn reachable(&self, rev: &str) -> Result<std::collections::HashSet<String>, GitError> {
+        Ok(self
+            .run(["rev-list", "--end-of-options", rev])?
+            .lines()
+            .map(str::to_string)
+            .collect())
+    }
+
     /// True when `a` is an ancestor of (or equal to) `b`.
     pub fn is_ancestor(&self, a: &str, b: &str) -> Result<bool, GitError> {
         match self.run(["merge-base", "--is-ancestor", a, b]) {

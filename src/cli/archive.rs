@@ -1,0 +1,56 @@
+//! `git orchestrate archive [--dry-run]`: the finished workflows leave the live refs for the
+//! archive ref.
+
+use clap::Args;
+
+use super::{Exit, Failure, Ui};
+use crate::engine::{self, Session};
+
+/// Move the finished workflows out of the live refs into the archive ref.
+///
+/// A finished workflow is a TDD workflow idle in INITIALIZING (no PR of the master plan is
+/// left, and the master plan has not changed since), or a ticket workflow whose ticket is
+/// done. Its history moves into refs/orchestrator/archive, one ref whose commits keep every
+/// archived history reachable and index each name to its tip, and its own ref is deleted:
+/// the commands that list workflows (`board`, `sync`, `get-task`'s checks) read the live ones
+/// only. `log --workflow NAME`, `audit --all` and `board --all` still read an archived
+/// workflow, and its name stays taken. See docs/refs.md, "The archive".
+#[derive(Debug, Args)]
+pub struct ArchiveArgs {
+    /// Say which workflows would be archived, and change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+pub fn run(session: &Session, args: &ArchiveArgs, ui: &mut Ui) -> Result<Exit, Failure> {
+    let report = engine::archive(session, args.dry_run)?;
+    if ui.json_report(&report)? {
+        return Ok(Exit::Success);
+    }
+    let verb = if report.dry_run {
+        "would archive"
+    } else {
+        "archived"
+    };
+    if report.archived.is_empty() {
+        ui.line("no finished workflow to archive")?;
+    } else {
+        ui.line(format!(
+            "{verb} {} finished workflow{}: {}",
+            report.archived.len(),
+            if report.archived.len() == 1 { "" } else { "s" },
+            report.archived.join(", ")
+        ))?;
+    }
+    for name in &report.moved_on {
+        ui.line(format!(
+            "workflow {name} moved on while it was archived: its ref stays, and the next `archive` looks again"
+        ))?;
+    }
+    ui.line(format!(
+        "the archive holds {} workflow{}",
+        report.total,
+        if report.total == 1 { "" } else { "s" }
+    ))?;
+    Ok(Exit::Success)
+}

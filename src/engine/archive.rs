@@ -1,0 +1,106 @@
+//! `archive`: moves every finished workflow out of the live ref space into the archive ref
+//! (docs/refs.md, "The archive"), so that what the hot path lists stays the live workflows;
+//! and what reads an archived workflow by name (`log`, `audit`, a name that stays taken).
+
+use std::collections::BTreeMap;
+
+use gix::ObjectId;
+use serde::Serialize;
+
+use super::{EngineError, Session};
+use crate::store::{WriteError, workflow_ref};
+use crate::workflow::archive as rules;
+
+/// What `archive` did (or, with `--dry-run`, would do).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ArchiveReport {
+    /// The finished workflows archived now, by name.
+    pub archived: Vec<String>,
+    /// Finished when read, moved on before their ref was dropped: the archive holds the tip
+    /// read, and the live ref stays (and wins) until a later `archive`.
+    pub moved_on: Vec<String>,
+    /// How many workflows the archive holds in all after this.
+    pub total: usize,
+    pub dry_run: bool,
+}
+
+/// How often the archive ref is read again when another writer moved it first.
+const ATTEMPTS: usize = 5;
+
+/// `archive [--dry-run]`: decides which live workflows are finished, then writes the archive
+/// commit holding their tips (objects first, the archive ref by compare-and-swap, a lost race
+/// made again from a fresh read), then drops each live ref at the tip archived.
+pub fn archive(session: &Session, dry_run: bool) -> Result<ArchiveReport, EngineError> {
+    let store = &session.store;
+    let mut batch = BTreeMap::new();
+    for (name, tip) in store.local_workflows()? {
+        if finished(session, &name, tip)? {
+            batch.insert(name, tip);
+        }
+    }
+    let mut report = ArchiveReport {
+        archived: Vec::new(),
+        moved_on: Vec::new(),
+        total: 0,
+        dry_run,
+    };
+    if dry_run || batch.is_empty() {
+        let mut index = store.archived_workflows()?;
+        report.archived = batch.keys().cloned().collect();
+        report.total = {
+            index.extend(batch);
+            index.len()
+        };
+        return Ok(report);
+    }
+    let mut attempt = 0;
+    loop {
+        let old = store.archive_tip()?;
+        let new = store.write_archive(old, &batch)?;
+        let message = format!("archive {} finished workflows", batch.len());
+        match store.move_archive(old, new, &message) {
+            Ok(()) => break,
+            Err(WriteError::Conflict) if attempt + 1 < ATTEMPTS => attempt += 1,
+            Err(e) => return Err(e.into()),
+        }
+    }
+    for (name, tip) in &batch {
+        match store.drop_archived_ref(name, *tip) {
+            Ok(()) => report.archived.push(name.clone()),
+            Err(WriteError::Conflict) => report.moved_on.push(name.clone()),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    report.total = store.archived_workflows()?.len();
+    Ok(report)
+}
+
+/// True when workflow `name` at `tip` is finished; one that cannot be read is not.
+fn finished(session: &Session, name: &str, tip: ObjectId) -> Result<bool, EngineError> {
+    let store = &session.store;
+    let reference = workflow_ref(name);
+    if let Ok(Some(ticket)) = store.ticket_at(tip, &reference) {
+        return Ok(rules::ticket_finished(ticket.ticket.state));
+    }
+    let Ok(snapshot) = store.read_at(tip, &reference) else {
+        return Ok(false);
+    };
+    let state = &snapshot.state;
+    if state.idle.is_none() {
+        return Ok(false);
+    }
+    let idle_holds = match session.load_config(Some(state)) {
+        Ok(loaded) => session.idle_holds(state, &loaded.config.master_plan)?,
+        Err(_) => false,
+    };
+    Ok(rules::tdd_finished(state.status(), idle_holds))
+}
+
+/// The tip of the selected workflow: its live ref's, else the archive's (a finished one).
+pub(super) fn tip_or_archived(session: &Session) -> Result<Option<ObjectId>, EngineError> {
+    let store = &session.store;
+    match store.tip()? {
+        Some(tip) => Ok(Some(tip)),
+        None => Ok(store.archived_tip(store.workflow())?),
+    }
+}

@@ -1,0 +1,142 @@
+//! `sync` of the archive ref (docs/refs.md, "The archive"): this clone's and the remote's
+//! archives made one (fast-forward, push, or an archive commit over both), the live refs the
+//! archive holds dropped here, and their deletion on the remote pushed in the same atomic
+//! push as the archive that holds them, each with a lease at the tip archived.
+
+use std::collections::BTreeMap;
+
+use gix::ObjectId;
+
+use super::reconcile::Push;
+use crate::engine::{EngineError, Session};
+use crate::store::{ARCHIVE, WriteError, tracking_archive_ref, tracking_ref, workflow_ref};
+
+/// Levels the archive with `remote`'s (as just fetched): moves this clone's archive ref
+/// (compare-and-swap; a lost race is the round's [`EngineError::Conflict`]), queues its push
+/// with a lease, and drops each local live ref the archive holds at its tip. Returns the
+/// archive's index as the remote will hold it after the push.
+pub(super) fn sync_archive(
+    session: &Session,
+    remote: &str,
+    pushes: &mut Vec<Push>,
+    warnings: &mut Vec<String>,
+) -> Result<BTreeMap<String, ObjectId>, EngineError> {
+    let store = &session.store;
+    let tracking = tracking_archive_ref(remote);
+    let ours = store.archive_tip()?;
+    let theirs = store.ref_tip(&tracking)?;
+    let conflict = |e: WriteError| match e {
+        WriteError::Conflict => EngineError::Conflict,
+        e => e.into(),
+    };
+    let push = |source: ObjectId| Push {
+        source: Some(source),
+        target: ARCHIVE.to_string(),
+        tracking: tracking.clone(),
+        seen: theirs,
+        leased: true,
+    };
+    let message = format!("sync {remote}: the archive");
+    let now = match (ours, theirs) {
+        (None, None) => return Ok(BTreeMap::new()),
+        (Some(ours), None) => {
+            pushes.push(push(ours));
+            ours
+        }
+        (None, Some(theirs)) => {
+            store
+                .move_archive(None, theirs, &message)
+                .map_err(conflict)?;
+            theirs
+        }
+        (Some(ours), Some(theirs)) if ours == theirs => ours,
+        (Some(ours), Some(theirs)) => {
+            let (a, b) = (ours.to_string(), theirs.to_string());
+            if session.git.is_ancestor(&a, &b)? {
+                store
+                    .move_archive(Some(ours), theirs, &message)
+                    .map_err(conflict)?;
+                theirs
+            } else if session.git.is_ancestor(&b, &a)? {
+                pushes.push(push(ours));
+                ours
+            } else {
+                // Both archived: one archive commit over the remote's, holding ours too. A
+                // name both hold at different tips keeps the remote's, which its server holds.
+                let mut index = store.archived_at(theirs)?;
+                let mut batch = BTreeMap::new();
+                for (name, tip) in store.archived_at(ours)? {
+                    match index.get(&name) {
+                        Some(t) if *t != tip => warnings.push(format!(
+                            "workflow {name} is archived here at {tip} and on {remote} at {t}: {remote}'s is kept"
+                        )),
+                        Some(_) => {}
+                        None => {
+                            batch.insert(name, tip);
+                        }
+                    }
+                }
+                let merged = store.write_archive_over(theirs, &batch, ours)?;
+                store
+                    .move_archive(Some(ours), merged, &message)
+                    .map_err(conflict)?;
+                index.extend(batch);
+                pushes.push(push(merged));
+                return drop_archived(session, index, merged);
+            }
+        }
+    };
+    let index = store.archived_at(now)?;
+    drop_archived(session, index, now)
+}
+
+/// Drops each local live ref that `index` (the archive at `_at`) holds at its very tip.
+fn drop_archived(
+    session: &Session,
+    index: BTreeMap<String, ObjectId>,
+    _at: ObjectId,
+) -> Result<BTreeMap<String, ObjectId>, EngineError> {
+    let store = &session.store;
+    for (name, tip) in store.local_workflows()? {
+        if index.get(&name) == Some(&tip) {
+            match store.drop_archived_ref(&name, tip) {
+                Ok(()) | Err(WriteError::Conflict) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+    Ok(index)
+}
+
+/// True when workflow `name` is archived away: no live ref here, and the remote's (as
+/// fetched) is the tip the archive holds, whose deletion is queued. A live ref here, or a
+/// remote tip the archive does not hold (moved on), is synced as any other.
+pub(super) fn archived_away(
+    name: &str,
+    local: &BTreeMap<String, ObjectId>,
+    tracked: &BTreeMap<String, ObjectId>,
+    archived: &BTreeMap<String, ObjectId>,
+    remote: &str,
+    pushes: &mut Vec<Push>,
+) -> bool {
+    let Some(tip) = archived.get(name) else {
+        return false;
+    };
+    if local.contains_key(name) {
+        return false;
+    }
+    match tracked.get(name) {
+        Some(theirs) if theirs == tip => {
+            pushes.push(Push {
+                source: None,
+                target: workflow_ref(name),
+                tracking: tracking_ref(remote, name),
+                seen: Some(*theirs),
+                leased: true,
+            });
+            true
+        }
+        Some(_) => false,
+        None => true,
+    }
+}

@@ -1,0 +1,195 @@
+//! The archive of finished workflows (docs/refs.md, "The archive"): one ref,
+//! `refs/orchestrator/archive`, a chain of commits whose tree indexes each archived
+//! workflow's name to its tip (a gitlink entry) and whose further parents are the tips each
+//! commit archived, so that their histories stay reachable and travel with the ref. The live
+//! ref space keeps only what is not finished: what every hot-path command lists stays small.
+
+use std::collections::BTreeMap;
+
+use gix::ObjectId;
+use gix::bstr::ByteSlice;
+
+use super::names::{ARCHIVE, WORKFLOWS};
+use super::write::commit_object;
+use super::{Store, StoreError, WriteError, git_err};
+
+/// How an archive commit's message starts.
+const ARCHIVE_SUBJECT: &str = "archive: ";
+
+impl Store {
+    /// The archive's commit; `None` while nothing was archived.
+    pub fn archive_tip(&self) -> Result<Option<ObjectId>, StoreError> {
+        self.direct_ref(ARCHIVE)
+    }
+
+    /// Every workflow archive commit `at` indexes, by name, with its tip.
+    pub fn archived_at(&self, at: ObjectId) -> Result<BTreeMap<String, ObjectId>, StoreError> {
+        let commit = self.repo.find_commit(at).map_err(git_err)?;
+        let tree = commit.tree().map_err(git_err)?;
+        let decoded = tree.decode().map_err(git_err)?;
+        Ok(decoded
+            .entries
+            .iter()
+            .filter(|e| e.mode.is_commit())
+            .map(|e| (e.filename.to_str_lossy().into_owned(), e.oid.to_owned()))
+            .collect())
+    }
+
+    /// Every archived workflow, by name, with its tip; empty while nothing was archived.
+    pub fn archived_workflows(&self) -> Result<BTreeMap<String, ObjectId>, StoreError> {
+        match self.archive_tip()? {
+            Some(at) => self.archived_at(at),
+            None => Ok(BTreeMap::new()),
+        }
+    }
+
+    /// The tip `workflow` was archived at, when it was: one tree read, no listing.
+    pub fn archived_tip(&self, workflow: &str) -> Result<Option<ObjectId>, StoreError> {
+        let Some(at) = self.archive_tip()? else {
+            return Ok(None);
+        };
+        let commit = self.repo.find_commit(at).map_err(git_err)?;
+        let tree = commit.tree().map_err(git_err)?;
+        Ok(tree
+            .find_entry(workflow)
+            .filter(|e| e.mode().is_commit())
+            .map(|e| e.object_id()))
+    }
+
+    /// The tips archived by the archive commits made at or after `not_before` (seconds since
+    /// the epoch), by name: an older archive commit archived only tips older than itself, so
+    /// the walk stops at the first one, and what it costs grows with recent archiving only.
+    pub fn recently_archived(
+        &self,
+        not_before: i64,
+    ) -> Result<Vec<(String, ObjectId)>, StoreError> {
+        let mut out = Vec::new();
+        let mut next = self.archive_tip()?;
+        while let Some(at) = next {
+            let commit = self.repo.find_commit(at).map_err(git_err)?;
+            if commit.time().map_or(true, |t| t.seconds < not_before) {
+                break;
+            }
+            // The first archive commit has no archive before it: all its parents are tips.
+            next = commit
+                .parent_ids()
+                .next()
+                .map(|p| p.detach())
+                .filter(|p| self.is_archive_commit(*p));
+            let before = match next {
+                Some(first) => self.archived_at(first)?,
+                None => BTreeMap::new(),
+            };
+            // What this commit added: its own batch, or what it took in from another archive.
+            out.extend(
+                self.archived_at(at)?
+                    .into_iter()
+                    .filter(|(name, tip)| before.get(name) != Some(tip)),
+            );
+        }
+        Ok(out)
+    }
+
+    fn is_archive_commit(&self, id: ObjectId) -> bool {
+        self.repo.find_commit(id).is_ok_and(|c| {
+            c.message_raw_sloppy()
+                .starts_with(ARCHIVE_SUBJECT.as_bytes())
+        })
+    }
+
+    /// Stores (no ref moves) the archive commit over `old` (`None`: the first) that indexes
+    /// `batch` besides what `old` indexes, a name in both taking `batch`'s tip, with `old`
+    /// as its first parent and each of `batch`'s tips as a further one.
+    pub fn write_archive(
+        &self,
+        old: Option<ObjectId>,
+        batch: &BTreeMap<String, ObjectId>,
+    ) -> Result<ObjectId, StoreError> {
+        let mut index = match old {
+            Some(old) => self.archived_at(old)?,
+            None => BTreeMap::new(),
+        };
+        index.extend(batch.iter().map(|(n, t)| (n.clone(), *t)));
+        let names: Vec<&str> = batch.keys().map(String::as_str).collect();
+        let message = format!(
+            "{ARCHIVE_SUBJECT}{} workflow{}\n\n{}\n",
+            names.len(),
+            if names.len() == 1 { "" } else { "s" },
+            names.join("\n")
+        );
+        let mut seen = std::collections::HashSet::new();
+        let parents = old
+            .into_iter()
+            .chain(batch.values().copied().filter(|t| seen.insert(*t)))
+            .collect();
+        self.archive_commit(&index, parents, &message)
+    }
+
+    /// Stores the archive commit indexing `index`, with `parents`.
+    fn archive_commit(
+        &self,
+        index: &BTreeMap<String, ObjectId>,
+        parents: Vec<ObjectId>,
+        message: &str,
+    ) -> Result<ObjectId, StoreError> {
+        // git sorts tree entries by name, a gitlink as a file: the map's order is git's.
+        let tree = gix::objs::Tree {
+            entries: index
+                .iter()
+                .map(|(name, tip)| gix::objs::tree::Entry {
+                    mode: gix::objs::tree::EntryKind::Commit.into(),
+                    filename: name.as_str().into(),
+                    oid: *tip,
+                })
+                .collect(),
+        };
+        let tree = self.repo.write_object(&tree).map_err(git_err)?.detach();
+        let mut commit = commit_object(tree, None, &self.signature()?, message, Vec::new());
+        commit.parents = parents.into();
+        Ok(self.repo.write_object(&commit).map_err(git_err)?.detach())
+    }
+
+    /// As [`Store::write_archive`] over `old`, with `other` (another archive commit, whose
+    /// index `batch` takes in) as one more parent: two clones' archives made one.
+    pub fn write_archive_over(
+        &self,
+        old: ObjectId,
+        batch: &BTreeMap<String, ObjectId>,
+        other: ObjectId,
+    ) -> Result<ObjectId, StoreError> {
+        let mut index = self.archived_at(old)?;
+        index.extend(batch.iter().map(|(n, t)| (n.clone(), *t)));
+        let message = format!(
+            "{ARCHIVE_SUBJECT}{} workflow{} from another archive\n\n{}\n",
+            batch.len(),
+            if batch.len() == 1 { "" } else { "s" },
+            batch
+                .keys()
+                .map(String::as_str)
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
+        self.archive_commit(&index, vec![old, other], &message)
+    }
+
+    /// Moves the archive ref from `old` (`None`: it must not exist) to `new`, by
+    /// compare-and-swap: a lost race is [`WriteError::Conflict`].
+    pub fn move_archive(
+        &self,
+        old: Option<ObjectId>,
+        new: ObjectId,
+        message: &str,
+    ) -> Result<(), WriteError> {
+        self.move_claim_ref(ARCHIVE, old, Some(new), message)
+    }
+
+    /// Deletes `workflow`'s live ref, which the archive holds at `tip`, by compare-and-swap
+    /// (a ref that moved on since is [`WriteError::Conflict`] and stays), and forgets the
+    /// tip marker that would otherwise call the ref deleted by something else.
+    pub fn drop_archived_ref(&self, workflow: &str, tip: ObjectId) -> Result<(), WriteError> {
+        let name = format!("{WORKFLOWS}{workflow}");
+        self.move_claim_ref(&name, Some(tip), None, "archive")?;
+        let _ = std::fs::remove_file(self.tip_marker(workflow));
+        Ok(())
+    }
+}

@@ -1,0 +1,406 @@
+//! Archiving finished workflows (docs/refs.md, "The archive"): `archive` moves each finished
+//! workflow's history into the one archive ref and drops its live ref; `log`, `audit --all`
+//! and `board --all` still read it, and its name stays taken.
+
+use crate::support::*;
+use pretty_assertions::assert_eq;
+
+/// `repo` with the master plan's only PR marked done on main, and workflows `names` each
+/// idle: the agent said no PR is left.
+fn idle_workflows(repo: &TestRepo, names: &[&str]) {
+    let done = "# Plan\n## PR 1: feat: Add numbers [DONE]\n";
+    if repo.git(&["show", "main:docs/plan.md"]) != done {
+        repo.write("docs/plan.md", done);
+        repo.commit_all("plan: PR 1 done");
+    }
+    for name in names {
+        repo.run(&["--workflow", name, "get-task"]).expect(0);
+        repo.run(&[
+            "--workflow",
+            name,
+            "submit-work",
+            "-s",
+            &format!("{name}: all PRs are [DONE]"),
+            "--no-pr-left",
+        ])
+        .expect(0);
+    }
+}
+
+fn git(repo: &TestRepo, args: &[&str]) -> String {
+    repo.git(args).trim_end().to_string()
+}
+
+fn live_workflows(repo: &TestRepo) -> Vec<String> {
+    git(
+        repo,
+        &[
+            "for-each-ref",
+            "--format=%(refname)",
+            "refs/orchestrator/workflows/",
+        ],
+    )
+    .lines()
+    .map(str::to_string)
+    .collect()
+}
+
+fn tip_of(repo: &TestRepo, workflow: &str) -> String {
+    git(
+        repo,
+        &[
+            "rev-parse",
+            &format!("refs/orchestrator/workflows/{workflow}"),
+        ],
+    )
+}
+
+#[test]
+fn finished_workflows_leave_the_live_refs_for_the_archive_and_stay_readable() {
+    let repo = TestRepo::new();
+    idle_workflows(&repo, &["done-a", "done-b"]);
+    // Started, not finished: it stays live.
+    repo.run(&["--workflow", "working", "get-task"]).expect(0);
+    let (a, b) = (tip_of(&repo, "done-a"), tip_of(&repo, "done-b"));
+    let working = tip_of(&repo, "working");
+    let log_a = repo
+        .run(&["--workflow", "done-a", "log"])
+        .expect(0)
+        .stdout
+        .clone();
+    let audit_before = repo.run(&["audit", "--all"]).expect(0).stdout.clone();
+    assert_eq!(
+        audit_before.lines().last(),
+        Some("audit of 4 workflows: 2 transitions replayed: clean")
+    );
+
+    let dry = repo.run(&["archive", "--dry-run"]).expect(0).stdout.clone();
+    assert_eq!(
+        dry,
+        "would archive 2 finished workflows: done-a, done-b\nthe archive holds 2 workflows\n"
+    );
+    assert_eq!(live_workflows(&repo).len(), 3, "a dry run changes nothing");
+    assert!(
+        !repo
+            .git_try(&["rev-parse", "--verify", "refs/orchestrator/archive"])
+            .0
+    );
+
+    let out = repo.run(&["archive"]).expect(0).stdout.clone();
+    assert_eq!(
+        out,
+        "archived 2 finished workflows: done-a, done-b\nthe archive holds 2 workflows\n"
+    );
+    assert_eq!(
+        live_workflows(&repo),
+        ["refs/orchestrator/workflows/working"]
+    );
+    assert_eq!(tip_of(&repo, "working"), working);
+    // One tree indexes name → tip; the commit's further parents keep the histories reachable.
+    assert_eq!(
+        git(&repo, &["ls-tree", "refs/orchestrator/archive"]),
+        format!("160000 commit {a}\tdone-a\n160000 commit {b}\tdone-b")
+    );
+    let parents = git(
+        &repo,
+        &[
+            "rev-list",
+            "--parents",
+            "-n",
+            "1",
+            "refs/orchestrator/archive",
+        ],
+    );
+    assert_eq!(parents.split(' ').skip(1).collect::<Vec<_>>(), [&a, &b]);
+    let reachable = git(&repo, &["rev-list", "refs/orchestrator/archive"]);
+    assert!(reachable.lines().any(|c| c == a) && reachable.lines().any(|c| c == b));
+
+    // Still read: the log, the audit, the board with --all.
+    assert_eq!(
+        repo.run(&["--workflow", "done-a", "log"]).expect(0).stdout,
+        log_a
+    );
+    assert_eq!(repo.run(&["audit", "--all"]).expect(0).stdout, audit_before);
+    let board = repo.run(&["board", "--json"]).expect(0).json();
+    let names = |board: &serde_json::Value| -> Vec<(String, bool)> {
+        board["workflows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| {
+                (
+                    w["workflow"].as_str().unwrap().to_string(),
+                    w["archived"].as_bool().unwrap_or(false),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(names(&board), [("working".to_string(), false)]);
+    let all = repo.run(&["board", "--all", "--json"]).expect(0).json();
+    assert_eq!(
+        names(&all),
+        [
+            ("done-a".to_string(), true),
+            ("done-b".to_string(), true),
+            ("working".to_string(), false)
+        ]
+    );
+    assert_eq!(all["workflows"][0]["state"], "INITIALIZING");
+    assert_eq!(all["workflows"][0]["local_tip"], a.as_str());
+    repo.run(&["board", "--all"])
+        .expect(0)
+        .says("done-a (archived)");
+
+    // The name stays taken: nothing is created under it.
+    let again = repo.run(&["--workflow", "done-a", "get-task"]);
+    again.expect(2).warns(&format!(
+        "workflow \"done-a\" is finished and archived in refs/orchestrator/archive (its last tip is {a}): its name stays taken"
+    ));
+    assert_eq!(
+        live_workflows(&repo),
+        ["refs/orchestrator/workflows/working"]
+    );
+
+    // Nothing left to archive; the archive keeps what it holds.
+    let archive = git(&repo, &["rev-parse", "refs/orchestrator/archive"]);
+    assert_eq!(
+        repo.run(&["archive"]).expect(0).stdout,
+        "no finished workflow to archive\nthe archive holds 2 workflows\n"
+    );
+    assert_eq!(
+        git(&repo, &["rev-parse", "refs/orchestrator/archive"]),
+        archive
+    );
+
+    // A later archive chains on the first: the first parent is the archive before it.
+    idle_workflows(&repo, &["done-c"]);
+    let c = tip_of(&repo, "done-c");
+    repo.run(&["archive"])
+        .expect(0)
+        .says("archived 1 finished workflow: done-c");
+    let parents = git(
+        &repo,
+        &[
+            "rev-list",
+            "--parents",
+            "-n",
+            "1",
+            "refs/orchestrator/archive",
+        ],
+    );
+    assert_eq!(
+        parents.split(' ').skip(1).collect::<Vec<_>>(),
+        [&archive, &c]
+    );
+    assert_eq!(
+        git(
+            &repo,
+            &["ls-tree", "--name-only", "refs/orchestrator/archive"]
+        ),
+        "done-a\ndone-b\ndone-c"
+    );
+    assert_eq!(git(&repo, &["fsck", "--no-dangling", "--no-progress"]), "");
+}
+
+fn remote_refs(bare: &std::path::Path) -> Vec<String> {
+    let out = std::process::Command::new("git")
+        .args(["--git-dir", &bare.display().to_string()])
+        .args(["for-each-ref", "--format=%(refname)", "refs/orchestrator/"])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// `sync` carries the archive: the archiving clone pushes it with the deletion of the live
+/// refs it holds, in one atomic push; another clone takes it in and drops its own copies; two
+/// clones that archived apart end with one archive holding both.
+#[test]
+fn the_archive_travels_with_sync_and_two_archives_become_one() {
+    let a = TestRepo::new();
+    let (_remote, bare) = a.share();
+    idle_workflows(&a, &["done-a"]);
+    a.run(&["--workflow", "working", "get-task"]).expect(0);
+    a.run(&["sync"]).expect(0);
+    let b = TestRepo::clone_of(&bare);
+    b.run(&["sync"]).expect(0);
+    assert_eq!(
+        live_workflows(&b),
+        [
+            "refs/orchestrator/workflows/done-a",
+            "refs/orchestrator/workflows/working"
+        ]
+    );
+    let done_a = tip_of(&a, "done-a");
+
+    a.run(&["archive"]).expect(0);
+    a.run(&["sync"]).expect(0);
+    assert_eq!(
+        remote_refs(&bare),
+        [
+            "refs/orchestrator/archive",
+            "refs/orchestrator/workflows/working"
+        ],
+        "the archive and the deletion landed together"
+    );
+    b.run(&["sync"]).expect(0);
+    assert_eq!(live_workflows(&b), ["refs/orchestrator/workflows/working"]);
+    assert_eq!(
+        git(&b, &["ls-tree", "refs/orchestrator/archive"]),
+        format!("160000 commit {done_a}\tdone-a")
+    );
+    b.run(&["--workflow", "done-a", "log"])
+        .expect(0)
+        .says("no-pr-left");
+    // Another sync changes nothing.
+    let before = git(&b, &["rev-parse", "refs/orchestrator/archive"]);
+    b.run(&["sync"]).expect(0);
+    assert_eq!(git(&b, &["rev-parse", "refs/orchestrator/archive"]), before);
+
+    // Archived apart: B's archive is made one with A's, over the remote's.
+    idle_workflows(&a, &["done-c"]);
+    a.run(&["archive"]).expect(0);
+    a.run(&["sync"]).expect(0);
+    idle_workflows(&b, &["done-b"]);
+    b.run(&["archive"]).expect(0);
+    b.run(&["sync"]).expect(0);
+    a.run(&["sync"]).expect(0);
+    for clone in [&a, &b] {
+        assert_eq!(
+            git(
+                clone,
+                &["ls-tree", "--name-only", "refs/orchestrator/archive"]
+            ),
+            "done-a\ndone-b\ndone-c"
+        );
+        assert_eq!(
+            live_workflows(clone),
+            ["refs/orchestrator/workflows/working"]
+        );
+    }
+    assert_eq!(
+        remote_refs(&bare),
+        [
+            "refs/orchestrator/archive",
+            "refs/orchestrator/workflows/working"
+        ]
+    );
+    assert_eq!(
+        git(&a, &["rev-parse", "refs/orchestrator/archive"]),
+        git(&b, &["rev-parse", "refs/orchestrator/archive"])
+    );
+}
+
+/// The server hook (`attest --install-server-hook`), over a real `git daemon`: an archiving
+/// push (the archive, and the deletion of the live refs it holds at their tips, atomic) is
+/// accepted; an archive that drops, rewrites or indexes what its history does not hold is
+/// refused, and so is the deletion of a live workflow the archive does not hold.
+#[test]
+fn the_server_accepts_an_archiving_push_and_refuses_an_archive_that_loses_anything() {
+    let repo = TestRepo::new();
+    let server = crate::landing::Server::start(&repo);
+    repo.git(&["remote", "add", "origin", &server.url()]);
+    repo.git_run(&["push", "--quiet", "--no-verify", "origin", "main"])
+        .expect(0);
+    idle_workflows(&repo, &["done-a", "done-b"]);
+    repo.run(&["--workflow", "working", "get-task"]).expect(0);
+    repo.run(&["sync"]).expect(0);
+    let working = tip_of(&repo, "working");
+    let done_a = tip_of(&repo, "done-a");
+
+    // A deletion of a live workflow, alone or beside an archive that does not hold it.
+    let push = |args: &[&str]| {
+        let mut all = vec!["push", "--porcelain", "--atomic", "--no-verify", "origin"];
+        all.extend(args);
+        let out = repo.git_run(&all);
+        (out.code == 0, format!("{}{}", out.stdout, out.stderr))
+    };
+    let (ok, said) = push(&[":refs/orchestrator/workflows/working"]);
+    assert!(!ok, "{said}");
+    assert_eq!(
+        server.rev(&repo, "refs/orchestrator/workflows/working"),
+        Some(working.clone())
+    );
+
+    repo.run(&["archive"]).expect(0).says("done-a, done-b");
+    let archive = git(&repo, &["rev-parse", "refs/orchestrator/archive"]);
+    let (ok, said) = push(&[
+        &format!("{archive}:refs/orchestrator/archive"),
+        ":refs/orchestrator/workflows/working",
+    ]);
+    assert!(!ok, "{said}");
+    assert!(said.contains("deletes workflow working's chain"), "{said}");
+    assert_eq!(
+        server.rev(&repo, "refs/orchestrator/archive"),
+        None,
+        "atomic: nothing landed"
+    );
+
+    // The archiving push, as sync makes it.
+    repo.run(&["sync"]).expect(0);
+    assert_eq!(
+        server.rev(&repo, "refs/orchestrator/archive"),
+        Some(archive.clone())
+    );
+    assert_eq!(
+        server.rev(&repo, "refs/orchestrator/workflows/done-a"),
+        None
+    );
+    assert_eq!(
+        server.rev(&repo, "refs/orchestrator/workflows/working"),
+        Some(working)
+    );
+
+    // An archive commit over the server's that drops done-b.
+    let tree = repo.git_with_stdin(
+        &["mktree"],
+        format!("160000 commit {done_a}\tdone-a\n").as_bytes(),
+    );
+    let tree = tree.trim();
+    let drops = git(
+        &repo,
+        &[
+            "commit-tree",
+            tree,
+            "-p",
+            &archive,
+            "-m",
+            "archive: 0 workflows",
+        ],
+    );
+    let (ok, said) = push(&[&format!("{drops}:refs/orchestrator/archive")]);
+    assert!(!ok, "{said}");
+    assert!(said.contains("drops archived workflow done-b"), "{said}");
+
+    // One that indexes a commit its history does not hold (main's tip).
+    let main = git(&repo, &["rev-parse", "main"]);
+    let listing = git(&repo, &["ls-tree", "refs/orchestrator/archive"]);
+    let tree = repo.git_with_stdin(
+        &["mktree"],
+        format!("{listing}\n160000 commit {main}\tstray\n").as_bytes(),
+    );
+    let stray = git(
+        &repo,
+        &[
+            "commit-tree",
+            tree.trim(),
+            "-p",
+            &archive,
+            "-m",
+            "archive: 1 workflow",
+        ],
+    );
+    let (ok, said) = push(&[&format!("{stray}:refs/orchestrator/archive")]);
+    assert!(!ok, "{said}");
+    assert!(said.contains("indexes workflow stray at"), "{said}");
+
+    // Deleting the archive.
+    let (ok, said) = push(&[":refs/orchestrator/archive"]);
+    assert!(!ok, "{said}");
+    assert_eq!(
+        server.rev(&repo, "refs/orchestrator/archive"),
+        Some(archive)
+    );
+}
