@@ -39,7 +39,7 @@ pub fn run(session: &Session, args: &ArchiveArgs, ui: &mut Ui) -> Result<Exit, F
             "{verb} {} finished workflow{}: {}",
             report.archived.len(),
             if report.archived.len() == 1 { "" } else { "s" },
-            report.archived.join(", ")
+            names_shown(&report.archived)
         ))?;
     }
     for name in &report.moved_on {
@@ -53,4 +53,16 @@ pub fn run(session: &Session, args: &ArchiveArgs, ui: &mut Ui) -> Result<Exit, F
         if report.total == 1 { "" } else { "s" }
     ))?;
     Ok(Exit::Success)
+}
+
+/// How many archived names the text lists; `--json` lists them all.
+const NAMES_SHOWN: usize = 10;
+
+/// The first [`NAMES_SHOWN`] of `names`, and how many more there are.
+fn names_shown(names: &[String]) -> String {
+    let shown = names[..names.len().min(NAMES_SHOWN)].join(", ");
+    match names.len().saturating_sub(NAMES_SHOWN) {
+        0 => shown,
+        more => format!("{shown} and {more} more (--json lists them all)"),
+    }
 }

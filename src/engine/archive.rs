@@ -64,6 +64,13 @@ pub fn archive(session: &Session, dry_run: bool) -> Result<ArchiveReport, Engine
             Err(e) => return Err(e.into()),
         }
     }
+    crate::exec::pause::point("archive-written");
+    // All at once when none moved on (the usual case); else one by one, naming each.
+    if store.drop_archived_refs(&batch).is_ok() {
+        report.archived = batch.keys().cloned().collect();
+        report.total = store.archived_workflows()?.len();
+        return Ok(report);
+    }
     for (name, tip) in &batch {
         match store.drop_archived_ref(name, *tip) {
             Ok(()) => report.archived.push(name.clone()),

@@ -404,3 +404,53 @@ fn the_server_accepts_an_archiving_push_and_refuses_an_archive_that_loses_anythi
         Some(archive)
     );
 }
+
+/// A workflow that moves while `archive` runs (after the archive ref moved, before the live
+/// refs go) keeps its live ref and is named; the others are archived all the same.
+#[test]
+fn a_workflow_that_moves_during_the_archive_keeps_its_live_ref_and_is_named() {
+    let repo = TestRepo::new();
+    idle_workflows(&repo, &["done-a", "done-b"]);
+    let a = tip_of(&repo, "done-a");
+    let pause = repo.temp_dir().join("pause-archive");
+    let _ = std::fs::remove_file(&pause);
+    let child = repo
+        .command(BIN, ["archive"])
+        .env("GIT_ORCHESTRATE_PAUSE_AT", "archive-written")
+        .env("GIT_ORCHESTRATE_PAUSE_FILE", &pause)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start archive");
+    let started = std::time::Instant::now();
+    while !std::fs::read_to_string(&pause).is_ok_and(|pid| !pid.is_empty()) {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(120),
+            "archive never reached its pause point"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // done-a moves on (by hand, to its first transition) while the archive holds its old tip.
+    let moved = git(&repo, &["rev-parse", &format!("{a}^")]);
+    repo.git(&[
+        "update-ref",
+        "refs/orchestrator/workflows/done-a",
+        &moved,
+        &a,
+    ]);
+    std::fs::remove_file(&pause).expect("let archive go on");
+    let out = Run::from(child.wait_with_output().expect("archive"));
+    out.expect(0);
+    assert_eq!(
+        out.stdout,
+        "archived 1 finished workflow: done-b\n\
+         workflow done-a moved on while it was archived: its ref stays, and the next `archive` looks again\n\
+         the archive holds 2 workflows\n"
+    );
+    assert_eq!(
+        live_workflows(&repo),
+        vec!["refs/orchestrator/workflows/done-a".to_string()]
+    );
+    assert_eq!(tip_of(&repo, "done-a"), moved);
+}
