@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use gix::ObjectId;
 
-use super::reconcile::Push;
+use super::plan::Push;
 use crate::engine::{EngineError, Session};
 use crate::store::{ARCHIVE, WriteError, tracking_archive_ref, tracking_ref, workflow_ref};
 

@@ -11,8 +11,9 @@ mod report;
 
 use std::collections::BTreeMap;
 
+use self::plan::Push;
 pub use self::plan::{Action, Side};
-use self::reconcile::{Push, Reconciled, Takes, carry_over, reconcile, sync_notes};
+use self::reconcile::{Reconciled, Takes, carry_over, reconcile, sync_notes};
 pub use self::report::{BranchSync, NotesSync, SyncReport, WorkflowSync};
 use super::WorkflowState;
 use super::{EngineError, Session, backoff};

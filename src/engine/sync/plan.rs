@@ -3,6 +3,8 @@
 
 use serde::Serialize;
 
+use gix::ObjectId;
+
 use crate::store::Standing;
 
 /// Which side `sync --take` keeps when a workflow has diverged.
@@ -98,4 +100,21 @@ mod tests {
             );
         }
     }
+}
+
+/// One ref to push, with the lease that protects it.
+#[derive(Clone, Debug)]
+pub(super) struct Push {
+    /// What to push (a commit id); `None` deletes the ref on the remote (a workflow the
+    /// archive pushed with it holds at the tip seen).
+    pub(super) source: Option<ObjectId>,
+    /// The ref on the remote.
+    pub(super) target: String,
+    /// The remote-tracking ref that shows what we saw of `target`.
+    pub(super) tracking: String,
+    /// The tip we saw on the remote (`None`: absent).
+    pub(super) seen: Option<ObjectId>,
+    /// Pushed with `--force-with-lease=<target>:<seen>`; otherwise a plain, never forced,
+    /// push.
+    pub(super) leased: bool,
 }

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use gix::ObjectId;
 
-use super::plan::{Action, Side, plan};
+use super::plan::{Action, Push, Side, plan};
 use super::report::{BranchSync, NotesSync, WorkflowSync};
 use crate::engine::{EngineError, Session, WorkflowState};
 use crate::store::{
@@ -13,23 +13,6 @@ use crate::store::{
     tracking_notes_ref, tracking_ref,
 };
 use crate::workflow::briefing::Notice;
-
-/// One ref to push, with the lease that protects it.
-#[derive(Clone, Debug)]
-pub(super) struct Push {
-    /// What to push (a commit id); `None` deletes the ref on the remote (a workflow the
-    /// archive pushed with it holds at the tip seen).
-    pub(super) source: Option<ObjectId>,
-    /// The ref on the remote.
-    pub(super) target: String,
-    /// The remote-tracking ref that shows what we saw of `target`.
-    pub(super) tracking: String,
-    /// The tip we saw on the remote (`None`: absent).
-    pub(super) seen: Option<ObjectId>,
-    /// Pushed with `--force-with-lease=<target>:<seen>`; otherwise a plain, never forced,
-    /// push.
-    pub(super) leased: bool,
-}
 
 /// `--take` decides against the remote tip the user was shown: when a retry finds another
 /// tip there, the ref is reported as diverged again instead.
