@@ -350,6 +350,8 @@ fn gather(
     };
     let claims = seen_claims(session, remote.as_deref(), now, warnings)?;
     let main_tip = store.ref_tip(&branch_ref(&main_branch))?;
+    // The ledgers' run records, listed once.
+    let runs = store.local_runs()?;
     let keys = PrKeys::new(master.as_deref());
     let mut rows = Vec::new();
     for name in names {
@@ -408,7 +410,7 @@ fn gather(
         if row.error.is_none()
             && let Some(tip) = shown_tip
         {
-            match workflow_ledger(store, name, tip) {
+            match workflow_ledger(store, &runs, name, tip) {
                 Ok(l) => row.ledger = Some(l),
                 Err(e) => {
                     warnings.push(format!("the ledger of workflow {name} cannot be read: {e}"))
@@ -434,9 +436,18 @@ const LEDGER_TURNS: usize = 100_000;
 
 /// The ledger of the chain at `tip`, with this clone's record of `run`'s turns of the
 /// workflow (docs/board.md, "The ledger").
-fn workflow_ledger(store: &Store, name: &str, tip: ObjectId) -> Result<Ledger, StoreError> {
+fn workflow_ledger(
+    store: &Store,
+    runs: &BTreeMap<String, ObjectId>,
+    name: &str,
+    tip: ObjectId,
+) -> Result<Ledger, StoreError> {
     let transitions = store.timed_transitions(tip, &workflow_ref(name))?;
-    let turns = store.run_turn_records(name, LEDGER_TURNS)?.map(|records| {
+    let turns = match runs.get(name) {
+        Some(tip) => Some(store.run_turn_records(*tip, LEDGER_TURNS)?),
+        None => None,
+    }
+    .map(|records| {
         records
             .iter()
             .map(|bytes| {

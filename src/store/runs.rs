@@ -112,21 +112,16 @@ impl Store {
         Ok(Some((commit.id.to_string(), subject)))
     }
 
-    /// Each `turn.json` of workflow `workflow`'s run record, oldest first (`None`: no run
-    /// ref, so no run drove it); at most `limit` turns, the newest.
+    /// Each `turn.json` of the run record at `tip` (a tip [`Store::local_runs`] listed),
+    /// oldest first; at most `limit` turns, the newest. The caller lists the records once:
+    /// a lookup by name of a workflow with none tries every ref prefix git has, and the board
+    /// asks for each workflow's.
     pub fn run_turn_records(
         &self,
-        workflow: &str,
+        tip: ObjectId,
         limit: usize,
-    ) -> Result<Option<Vec<Vec<u8>>>, StoreError> {
-        let Some(mut reference) = self
-            .repo
-            .try_find_reference(format!("{RUNS}{workflow}").as_str())
-            .map_err(git_err)?
-        else {
-            return Ok(None);
-        };
-        let mut next = Some(reference.peel_to_id().map_err(git_err)?.detach());
+    ) -> Result<Vec<Vec<u8>>, StoreError> {
+        let mut next = Some(tip);
         let mut out = Vec::new();
         while let Some(id) = next {
             if out.len() >= limit {
@@ -143,7 +138,7 @@ impl Store {
             }
         }
         out.reverse();
-        Ok(Some(out))
+        Ok(out)
     }
 
     /// Appends a turn of `run` to the run ref: a commit whose tree holds `files`, on top of
