@@ -13,6 +13,7 @@ use crate::engine::proof;
 use crate::engine::scratch::Scratch;
 use crate::engine::{EngineError, Session, io_error};
 use crate::exec;
+use crate::exec::orphans::Reaper;
 use crate::gates;
 use crate::store::Snapshot;
 use crate::workflow::fence::fenced;
@@ -301,6 +302,15 @@ fn red_proofs(
             latest.insert(path, (red_tree, red));
         }
     }
+    // Unconfined, a process a test left outside its group would outlive it and could write
+    // into the next task's reset worktree: it is ended after each run (src/exec/orphans.rs).
+    // Declared before the worktrees: it stays our subreaper until they are removed.
+    let reaper = match session.command_env()?.confinement() {
+        Some(_) => None,
+        None => {
+            Some(Reaper::start().map_err(io_error("watch for what the RED tests leave running"))?)
+        }
+    };
     let mut worktrees = None;
     for pinned in &reds {
         let Some(red_tree) = &pinned.tree else {
@@ -309,14 +319,20 @@ fn red_proofs(
         let previous = worktrees.take();
         let (before, squashed) =
             &*worktrees.insert(task_worktrees(session, &trees, &reds, previous)?);
-        let (on_base, on_squash) =
-            match run_red_repeated(session, config, pinned, red_tree, before, squashed)? {
-                Ok(runs) => runs,
-                Err(flaky) => {
-                    check.refused = Some(flaky);
-                    return Ok(());
-                }
-            };
+        let (on_base, on_squash) = match run_red_repeated(
+            session,
+            config,
+            pinned,
+            red_tree,
+            (before, squashed),
+            reaper.as_ref(),
+        )? {
+            Ok(runs) => runs,
+            Err(flaky) => {
+                check.refused = Some(flaky);
+                return Ok(());
+            }
+        };
         // The squashed worktree is where every task's test must pass: a run that wrote into
         // it (either run: unconfined, the base's can reach it) would hand a later task's test
         // what the commit lacks. The base's worktree may only make later base runs fail.
@@ -432,14 +448,28 @@ fn run_red_repeated(
     config: &Config,
     pinned: &PinnedRed,
     red_tree: &str,
-    before: &Scratch,
-    squashed: &Scratch,
+    (before, squashed): (&Scratch, &Scratch),
+    reaper: Option<&Reaper>,
 ) -> Result<Result<(TestRun, TestRun), FinalCheckRefusal>, EngineError> {
-    let first = run_red(session, config, pinned, red_tree, before, squashed)?;
+    let first = run_red(
+        session,
+        config,
+        pinned,
+        red_tree,
+        (before, squashed),
+        reaper,
+    )?;
     let mut on_base = vec![first.0.output.exit.success()];
     let mut on_squash = vec![first.1.output.exit.success()];
     for _ in 1..config.verify.runs {
-        let (b, s) = run_red(session, config, pinned, red_tree, before, squashed)?;
+        let (b, s) = run_red(
+            session,
+            config,
+            pinned,
+            red_tree,
+            (before, squashed),
+            reaper,
+        )?;
         on_base.push(b.output.exit.success());
         on_squash.push(s.output.exit.success());
     }
@@ -470,8 +500,8 @@ fn run_red(
     config: &Config,
     pinned: &PinnedRed,
     red_tree: &str,
-    before: &Scratch,
-    squashed: &Scratch,
+    (before, squashed): (&Scratch, &Scratch),
+    reaper: Option<&Reaper>,
 ) -> Result<(TestRun, TestRun), EngineError> {
     let env = session.command_env()?;
     let timeout = config.test.timeout;
@@ -481,13 +511,20 @@ fn run_red(
         let apart = env
             .confinement()
             .map(|c| env.clone().confined(c.also_read_only(other.path())));
-        run_test(
+        let ran = run_test(
             session,
             command,
             scratch.path(),
             timeout,
             apart.as_ref().unwrap_or(env),
-        )
+        );
+        // Whatever the run left running ends before anything else is read or run there.
+        if let Some(reaper) = reaper {
+            reaper
+                .end_orphans()
+                .map_err(io_error(format!("end what `{command}` left running")))?;
+        }
+        ran
     };
     let on_base_paths: Vec<String> = pinned.paths.iter().chain(&pinned.shared).cloned().collect();
     before.put(red_tree, &on_base_paths)?;
