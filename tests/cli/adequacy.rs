@@ -6,7 +6,9 @@
 
 use pretty_assertions::assert_eq;
 
-use crate::oracle::{CALC_CONFIG, MUL_PLAN, green, main_tip, outside, red, squash};
+use crate::oracle::{
+    CALC_CONFIG, MUL_PLAN, green, main_tip, mark_done_and_merge, outside, red, squash,
+};
 use crate::support::*;
 
 const CALC: &str = "case \"$1\" in\n  add) echo $(( $2 + $3 ));;\nesac\n";
@@ -296,14 +298,36 @@ fn waiting_for(cond: &str) -> String {
 /// Task 1's test passes on `mul` and, in a linked worktree (the checks' scratch ones, whose
 /// `.git` is a file) run alone (not by the gate, which sets `GATE`), starts `orphan`, which
 /// leaves the test's process group and makes `$READY` once it has left it (the test waits
-/// for that, so the orphan is out of the group the test's end kills); task 2's test passes in the gate or where `.here` was
-/// made by hand, else once `cond` holds, which nothing the squashed
-/// commit holds makes true: only what task 1's orphan does after its test ended can. A
-/// tracked `flag.txt` reads `no`. The final check must refuse (task 2's test fails on the
-/// squashed commit, or, had the orphan written before it was ended, task 1's changed the
+/// for that, so the orphan is out of the group the test's end kills); task 2's test passes
+/// in the gate or where `.here` was made by hand, else once `cond` holds, which nothing the
+/// squashed commit holds makes true: only what task 1's orphan does after its test ended
+/// can. A tracked `flag.txt` reads `no`. The final check must refuse (task 2's test fails on
+/// the squashed commit, or, had the orphan written before it was ended, task 1's changed the
 /// tree), as it did when each task had new worktrees; it accepts if the orphan outlives the
 /// test and writes into the worktree reset for task 2. Returns the final check's output.
 fn what_an_orphan_does_after_its_test(orphan: &str, cond: &str) -> Run {
+    let repo = orphan_pr(orphan, cond, None);
+    let main = main_tip(&repo);
+    let out = repo.run(&["submit-work", "-s", "squashed"]);
+    assert_eq!(main_tip(&repo), main, "{}", out.stdout);
+    out
+}
+
+/// The PR of [`what_an_orphan_does_after_its_test`], squashed. With `armed`, task 1's test
+/// starts its orphan only once that file exists, and until then task 2's test is an honest
+/// test of `div`.
+fn orphan_pr(orphan: &str, cond: &str, armed: Option<&std::path::Path>) -> TestRepo {
+    let (when_armed, task_2) = match armed {
+        None => (String::new(), waiting_for(cond)),
+        Some(armed) => (
+            format!(" && [ -e '{}' ]", armed.display()),
+            format!(
+                "if [ -e '{}' ]; then\n{}else [ \"$(sh calc.sh div 8 2)\" = 4 ]\nfi\n",
+                armed.display(),
+                waiting_for(cond)
+            ),
+        ),
+    };
     let repo = TestRepo::empty();
     repo.write("calc.sh", CALC);
     repo.write("flag.txt", "no");
@@ -322,9 +346,12 @@ fn what_an_orphan_does_after_its_test(orphan: &str, cond: &str) -> Run {
     repo.run(&["get-task"]).expect(0);
     repo.write(
         "tests/test_mul.sh",
-        &format!("[ \"$(sh calc.sh mul 4 3)\" = 12 ] || exit 1\n[ -f .git ] && [ -z \"$GATE\" ] || exit 0\n\
+        &format!(
+            "[ \"$(sh calc.sh mul 4 3)\" = 12 ] || exit 1\n\
+             [ -f .git ] && [ -z \"$GATE\" ]{when_armed} || exit 0\n\
              READY=$(mktemp -u)\nexport READY\n{orphan}\n{}rm -f \"$READY\"\n",
-            waiting_for("[ -e \"$READY\" ]")),
+            waiting_for("[ -e \"$READY\" ]")
+        ),
     );
     red(&repo, "sh tests/test_mul.sh");
     repo.write(
@@ -334,13 +361,10 @@ fn what_an_orphan_does_after_its_test(orphan: &str, cond: &str) -> Run {
     repo.submit_test("sh tests/test_mul.sh", None).expect(0);
     repo.run(&["checkpoint"]).expect(0);
     repo.run(&["get-task"]).expect(0);
-    // Task 2: sorted after task 1's, so the gate runs it second, while the orphan runs.
+    // Task 2: sorted after task 1's, so the gate runs it second.
     repo.write(
         "tests/test_z_div.sh",
-        &format!(
-            "[ -e .here ] || [ -n \"$GATE\" ] && exit 0\n{}",
-            waiting_for(cond)
-        ),
+        &format!("[ -e .here ] || [ -n \"$GATE\" ] && exit 0\n{task_2}"),
     );
     red(&repo, "sh tests/test_z_div.sh");
     let with_div = CALC.replace(
@@ -351,10 +375,7 @@ fn what_an_orphan_does_after_its_test(orphan: &str, cond: &str) -> Run {
     std::fs::write(repo.path.join(".here"), "").unwrap();
     green(&repo, "sh tests/test_z_div.sh");
     squash(&repo);
-    let main = main_tip(&repo);
-    let out = repo.run(&["submit-work", "-s", "squashed"]);
-    assert_eq!(main_tip(&repo), main, "{}", out.stdout);
-    out
+    repo
 }
 
 /// The final check refused `out`: task 2's test failed on the squashed commit, or task 1's
@@ -404,5 +425,25 @@ fn a_tracked_file_a_tests_child_holds_open_is_not_rewritten_for_the_next_task() 
          >/dev/null 2>&1 &",
         "grep -q ok flag.txt",
     );
+    refused_for_the_orphan(&out);
+}
+
+/// `attest` (unconfined here) reruns the final check on the merge: an orphan of task 1's test,
+/// armed once the PR merged, does not make task 2's test pass in the reset worktree either.
+#[test]
+fn attest_ends_what_a_red_test_left_running_before_the_next_task() {
+    let armed_dir = tempfile::tempdir().unwrap();
+    let armed = armed_dir.path().join("armed");
+    let repo = orphan_pr(
+        "setsid sh -c ': > \"$READY\"; sleep 1; : > .mul_ok' >/dev/null 2>&1 &",
+        "[ -e .mul_ok ]",
+        Some(&armed),
+    );
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    mark_done_and_merge(&repo).expect(0);
+    let merge = main_tip(&repo);
+    repo.run(&["attest", "--no-note", &merge]).expect(0);
+    std::fs::write(&armed, "").unwrap();
+    let out = repo.run(&["attest", "--no-note", &merge]);
     refused_for_the_orphan(&out);
 }
