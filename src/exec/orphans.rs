@@ -12,11 +12,44 @@ pub(super) type Known = (i32, Option<u64>);
 
 /// This process's children now (zombies too), named.
 pub(super) fn own_children() -> Vec<Known> {
-    let me = i32::try_from(std::process::id()).unwrap_or(0);
-    all_processes()
+    direct_children()
         .into_iter()
-        .filter(|(_, ppid, _)| *ppid == me)
-        .map(|(pid, _, _)| (pid, start_time(pid)))
+        .map(|(pid, _)| (pid, start_time(pid)))
+        .collect()
+}
+
+/// This process's children now, zombies too: (pid, is a zombie). Read from each thread's
+/// `/proc/self/task/<tid>/children` (a few bytes, where a scan of `/proc` reads every
+/// process's: it runs after every RED run), else, on a kernel without that file, from a scan.
+fn direct_children() -> Vec<(i32, bool)> {
+    let me = i32::try_from(std::process::id()).unwrap_or(0);
+    let listed = || -> std::io::Result<Vec<i32>> {
+        let mut pids = Vec::new();
+        for task in std::fs::read_dir("/proc/self/task")? {
+            let text = std::fs::read_to_string(task?.path().join("children"))?;
+            pids.extend(
+                text.split_whitespace()
+                    .filter_map(|p| p.parse::<i32>().ok()),
+            );
+        }
+        Ok(pids)
+    };
+    let Ok(pids) = listed() else {
+        return all_processes()
+            .into_iter()
+            .filter(|(_, ppid, _)| *ppid == me)
+            .map(|(pid, _, zombie)| (pid, zombie))
+            .collect();
+    };
+    pids.into_iter()
+        .filter_map(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            let rest = &stat[stat.rfind(')')? + 1..];
+            let mut fields = rest.split_whitespace();
+            let state = fields.next()?;
+            let ppid: i32 = fields.next()?.parse().ok()?;
+            (ppid == me).then_some((pid, state == "Z"))
+        })
         .collect()
 }
 
@@ -69,15 +102,11 @@ impl Reaper {
     /// them, again until none is left: a process being killed can still fork, and its
     /// children come to us. An error when one does not end within [`GIVE_UP`].
     pub fn end_orphans(&self) -> std::io::Result<()> {
-        let me = i32::try_from(std::process::id()).unwrap_or(0);
         let until = Instant::now() + GIVE_UP;
         loop {
-            let ours: Vec<(i32, bool)> = all_processes()
+            let ours: Vec<(i32, bool)> = direct_children()
                 .into_iter()
-                .filter(|(pid, ppid, _)| {
-                    *ppid == me && !self.before.contains(&(*pid, start_time(*pid)))
-                })
-                .map(|(pid, _, zombie)| (pid, zombie))
+                .filter(|(pid, _)| !self.before.contains(&(*pid, start_time(*pid))))
                 .collect();
             if ours.is_empty() {
                 return Ok(());
