@@ -306,7 +306,7 @@ fn waiting_for(cond: &str) -> String {
 /// tree), as it did when each task had new worktrees; it accepts if the orphan outlives the
 /// test and writes into the worktree reset for task 2. Returns the final check's output.
 fn what_an_orphan_does_after_its_test(orphan: &str, cond: &str) -> Run {
-    let repo = orphan_pr(orphan, cond, None);
+    let repo = orphan_pr(orphan, cond, None, false);
     let main = main_tip(&repo);
     let out = repo.run(&["submit-work", "-s", "squashed"]);
     assert_eq!(main_tip(&repo), main, "{}", out.stdout);
@@ -315,8 +315,9 @@ fn what_an_orphan_does_after_its_test(orphan: &str, cond: &str) -> Run {
 
 /// The PR of [`what_an_orphan_does_after_its_test`], squashed. With `armed`, task 1's test
 /// starts its orphan only once that file exists, and until then task 2's test is an honest
-/// test of `div`.
-fn orphan_pr(orphan: &str, cond: &str, armed: Option<&std::path::Path>) -> TestRepo {
+/// test of `div`. With `in_gate`, task 1's test starts it when the gate runs it instead.
+fn orphan_pr(orphan: &str, cond: &str, armed: Option<&std::path::Path>, in_gate: bool) -> TestRepo {
+    let gate = if in_gate { "-n" } else { "-z" };
     let (when_armed, task_2) = match armed {
         None => (String::new(), waiting_for(cond)),
         Some(armed) => (
@@ -348,7 +349,7 @@ fn orphan_pr(orphan: &str, cond: &str, armed: Option<&std::path::Path>) -> TestR
         "tests/test_mul.sh",
         &format!(
             "[ \"$(sh calc.sh mul 4 3)\" = 12 ] || exit 1\n\
-             [ -f .git ] && [ -z \"$GATE\" ]{when_armed} || exit 0\n\
+             [ -f .git ] && [ {gate} \"$GATE\" ]{when_armed} || exit 0\n\
              READY=$(mktemp -u)\nexport READY\n{orphan}\n{}rm -f \"$READY\"\n",
             waiting_for("[ -e \"$READY\" ]")
         ),
@@ -438,6 +439,7 @@ fn attest_ends_what_a_red_test_left_running_before_the_next_task() {
         "setsid sh -c ': > \"$READY\"; sleep 1; : > .mul_ok' >/dev/null 2>&1 &",
         "[ -e .mul_ok ]",
         Some(&armed),
+        false,
     );
     repo.run(&["submit-work", "-s", "squashed"]).expect(0);
     mark_done_and_merge(&repo).expect(0);
@@ -445,5 +447,25 @@ fn attest_ends_what_a_red_test_left_running_before_the_next_task() {
     repo.run(&["attest", "--no-note", &merge]).expect(0);
     std::fs::write(&armed, "").unwrap();
     let out = repo.run(&["attest", "--no-note", &merge]);
+    refused_for_the_orphan(&out);
+}
+
+/// A gate's `setsid` child that writes `.mul_ok` into every worktree beside its own holding
+/// the squashed `calc.sh` (the squashed RED worktree, made after the gates ran) is ended when
+/// the gates end: task 2's test does not pass on it.
+#[test]
+fn what_a_gates_setsid_child_would_write_into_the_red_worktrees_is_not_seen() {
+    let repo = orphan_pr(
+        "setsid sh -c 'r=$(cd .. && pwd); : > \"$READY\"; i=0; while [ $i -lt 100 ]; do \
+         for d in \"$r\"/*/; do \
+         grep -qs \"mul)\" \"$d/calc.sh\" && : > \"$d/.mul_ok\"; done; sleep 0.1; \
+         i=$((i + 1)); done' >/dev/null 2>&1 &",
+        "[ -e .mul_ok ]",
+        None,
+        true,
+    );
+    let main = main_tip(&repo);
+    let out = repo.run(&["submit-work", "-s", "squashed"]);
+    assert_eq!(main_tip(&repo), main, "{}", out.stdout);
     refused_for_the_orphan(&out);
 }

@@ -90,17 +90,27 @@ pub fn final_check(
         return Ok(check);
     }
     // Found before a worktree is made: the commands run in it need it.
-    session.command_env()?;
+    let env = session.command_env()?;
+    // Unconfined, a process a gate or a RED run left outside its group would outlive it and
+    // could write into a later run's worktree (the RED pair is reset and used again, and
+    // each new worktree is beside the last): it is ended after each (src/exec/orphans.rs).
+    // Declared before the worktrees: it stays our subreaper until they are removed.
+    let reaper = match env.confinement() {
+        Some(_) => None,
+        None => Some(Reaper::start().map_err(io_error("watch for what the tests leave running"))?),
+    };
     let squashed = Scratch::new(session, commit, &tree)?;
     if !no_gates {
-        clean_check(session, config, &mut check, &squashed, &base)?;
+        let checked = clean_check(session, config, &mut check, &squashed, &base);
+        end_orphans(reaper.as_ref(), "the gates")?;
+        checked?;
         if check.refused.is_some() {
             return Ok(check);
         }
     }
     // The RED tests run in worktrees of their own: nothing the gates left behind is there.
     drop(squashed);
-    red_proofs(session, config, &mut check, &base, &tree)?;
+    red_proofs(session, config, &mut check, (&base, &tree), reaper.as_ref())?;
     if check.refused.is_none() {
         check.adequacy = adequacy::measure(session, config, &check.record.reds, &base, &tree)?;
         check.refused = inadequate(config, &check);
@@ -267,8 +277,8 @@ fn red_proofs(
     session: &Session,
     config: &Config,
     check: &mut FinalCheck,
-    base: &str,
-    tree: &str,
+    (base, tree): (&str, &str),
+    reaper: Option<&Reaper>,
 ) -> Result<(), EngineError> {
     let reds: Vec<PinnedRed> = check.record.reds.clone();
     let (reds, unpinned): (Vec<PinnedRed>, Vec<PinnedRed>) =
@@ -302,15 +312,6 @@ fn red_proofs(
             latest.insert(path, (red_tree, red));
         }
     }
-    // Unconfined, a process a test left outside its group would outlive it and could write
-    // into the next task's reset worktree: it is ended after each run (src/exec/orphans.rs).
-    // Declared before the worktrees: it stays our subreaper until they are removed.
-    let reaper = match session.command_env()?.confinement() {
-        Some(_) => None,
-        None => {
-            Some(Reaper::start().map_err(io_error("watch for what the RED tests leave running"))?)
-        }
-    };
     let mut worktrees = None;
     for pinned in &reds {
         let Some(red_tree) = &pinned.tree else {
@@ -325,7 +326,7 @@ fn red_proofs(
             pinned,
             red_tree,
             (before, squashed),
-            reaper.as_ref(),
+            reaper,
         )? {
             Ok(runs) => runs,
             Err(flaky) => {
@@ -376,6 +377,16 @@ fn red_proofs(
         }
     }
     Ok(())
+}
+
+/// Ends what `what` left running, under a [`Reaper`] (unconfined verification).
+fn end_orphans(reaper: Option<&Reaper>, what: &str) -> Result<(), EngineError> {
+    match reaper {
+        Some(reaper) => reaper
+            .end_orphans()
+            .map_err(io_error(format!("end what {what} left running"))),
+        None => Ok(()),
+    }
 }
 
 /// The commits and trees the RED tests are judged between.
@@ -519,11 +530,7 @@ fn run_red(
             apart.as_ref().unwrap_or(env),
         );
         // Whatever the run left running ends before anything else is read or run there.
-        if let Some(reaper) = reaper {
-            reaper
-                .end_orphans()
-                .map_err(io_error(format!("end what `{command}` left running")))?;
-        }
+        end_orphans(reaper, &format!("`{command}`"))?;
         ran
     };
     let on_base_paths: Vec<String> = pinned.paths.iter().chain(&pinned.shared).cloned().collect();
