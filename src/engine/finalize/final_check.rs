@@ -101,7 +101,14 @@ pub fn final_check(
     };
     let squashed = Scratch::new(session, commit, &tree)?;
     if !no_gates {
-        let checked = clean_check(session, config, &mut check, &squashed, &base);
+        let checked = clean_check(
+            session,
+            config,
+            &mut check,
+            &squashed,
+            &base,
+            reaper.as_ref(),
+        );
         end_orphans(reaper.as_ref(), "the gates")?;
         checked?;
         if check.refused.is_some() {
@@ -174,9 +181,13 @@ fn clean_check(
     check: &mut FinalCheck,
     squashed: &Scratch,
     base: &str,
+    reaper: Option<&Reaper>,
 ) -> Result<(), EngineError> {
     let env = session.command_env()?;
-    if let Some((verification, refused)) = gates_refusal(session, config, squashed)? {
+    let refusal = gates_refusal(session, config, squashed);
+    // The gates run again in this worktree below: nothing the first run left may.
+    end_orphans(reaper, "the gates")?;
+    if let Some((verification, refused)) = refusal? {
         check.verification = verification;
         check.refused = Some(refused);
         return Ok(());
