@@ -10,6 +10,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::time::{Duration, Instant};
 
+use super::orphans;
 use super::process::piped_command;
 use crate::workflow::state::ExitRecord;
 
@@ -64,7 +65,7 @@ pub fn run_agent(
             Ok(Some(status)) => break Ok(Some(status)),
             Ok(None) if Instant::now() >= deadline && !timed_out => {
                 timed_out = true;
-                end_tree(&[i32::try_from(child.id()).unwrap_or(0)], GRACE);
+                orphans::end_tree(&[i32::try_from(child.id()).unwrap_or(0)], GRACE);
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(50)),
             // Ending the tree reaped the agent itself: it is gone, as it was meant to be.
@@ -177,121 +178,13 @@ pub fn supervise() -> std::io::Result<()> {
         .map_err(std::io::Error::from)?;
     // Children this process had before (a wrapper's `job & exec git orchestrate run`) are
     // not the agent's: they are left alone.
-    let me = i32::try_from(std::process::id()).unwrap_or(0);
-    let before: Vec<(i32, Option<u64>)> = processes()
-        .into_iter()
-        .filter(|(_, ppid)| *ppid == me)
-        .map(|(pid, _)| (pid, start_time(pid)))
-        .collect();
-    let _ = BEFORE.set(before);
+    let _ = BEFORE.set(orphans::own_children());
     SUPERVISING.store(true, Ordering::SeqCst);
     Ok(())
 }
 
 /// The children [`supervise`] found: (pid, start time).
-static BEFORE: std::sync::OnceLock<Vec<(i32, Option<u64>)>> = std::sync::OnceLock::new();
-
-/// When process `pid` started, in clock ticks since boot (`/proc/<pid>/stat`, field 22): with
-/// the pid, it names one process, not a later one given the same pid.
-fn start_time(pid: i32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let rest = &stat[stat.rfind(')')? + 1..];
-    // Fields from the third (state) on; the start time is the 22nd field of the line.
-    rest.split_whitespace().nth(19)?.parse().ok()
-}
-
-/// Every process now running with its parent: (pid, parent pid), from `/proc`.
-fn processes() -> Vec<(i32, i32)> {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    dir.filter_map(|entry| {
-        let pid: i32 = entry.ok()?.file_name().to_str()?.parse().ok()?;
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-        // `pid (comm) state ppid …`: the name may hold spaces and parentheses.
-        let rest = &stat[stat.rfind(')')? + 1..];
-        let mut fields = rest.split_whitespace();
-        let state = fields.next()?;
-        let ppid = fields.next()?.parse().ok()?;
-        // A zombie has ended already: it waits only to be reaped.
-        (state != "Z").then_some((pid, ppid))
-    })
-    .collect()
-}
-
-/// `roots` and every process descending from them, as running now.
-fn tree(roots: &[i32]) -> Vec<i32> {
-    let all = processes();
-    let mut found: Vec<i32> = roots.to_vec();
-    let mut i = 0;
-    while i < found.len() {
-        let parent = found[i];
-        for (pid, ppid) in &all {
-            if *ppid == parent && !found.contains(pid) {
-                found.push(*pid);
-            }
-        }
-        i += 1;
-    }
-    found
-}
-
-fn signal_all(pids: &[i32], signal: rustix::process::Signal) {
-    for pid in pids {
-        if let Some(pid) = rustix::process::Pid::from_raw(*pid) {
-            let _ = rustix::process::kill_process(pid, signal);
-        }
-    }
-}
-
-/// Reaps those of `pids` that are children of ours and have ended (orphans reparented to us
-/// end as our zombies). Only these: another child of this process is not ours to reap.
-fn reap(pids: &[i32]) {
-    for pid in pids {
-        if let Some(pid) = rustix::process::Pid::from_raw(*pid) {
-            let _ = rustix::process::waitpid(Some(pid), rustix::process::WaitOptions::NOHANG);
-        }
-    }
-}
-
-/// Ends `roots` and all they started: TERM, then KILL to whatever is left after `grace`.
-fn end_tree(roots: &[i32], grace: Duration) {
-    let pids: Vec<i32> = tree(roots).into_iter().filter(|p| *p > 0).collect();
-    if pids.is_empty() {
-        return;
-    }
-    signal_all(&pids, rustix::process::Signal::TERM);
-    let until = Instant::now() + grace;
-    let mut all = pids;
-    loop {
-        reap(&all);
-        // A pid that has ended is dropped at once: it may be given to another process.
-        let running_now: Vec<i32> = processes().into_iter().map(|(pid, _)| pid).collect();
-        all.retain(|pid| running_now.contains(pid));
-        // What is still running of them, and whatever they started meanwhile.
-        let left = tree(&all);
-        let running: Vec<i32> = processes()
-            .into_iter()
-            .map(|(pid, _)| pid)
-            .filter(|pid| left.contains(pid))
-            .collect();
-        if running.is_empty() {
-            return;
-        }
-        for pid in &running {
-            if !all.contains(pid) {
-                all.push(*pid);
-            }
-        }
-        if Instant::now() >= until {
-            signal_all(&running, rustix::process::Signal::KILL);
-            std::thread::sleep(Duration::from_millis(50));
-            reap(&all);
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
+static BEFORE: std::sync::OnceLock<Vec<orphans::Known>> = std::sync::OnceLock::new();
 
 /// After a turn, under [`supervise`]: ends every child this process has (what the turn left
 /// behind, reparented to us: the agent's, a test's, a gate's), with everything it started,
@@ -301,21 +194,15 @@ fn end_orphans(grace: Duration) {
     if !SUPERVISING.load(Ordering::SeqCst) {
         return;
     }
-    let me = i32::try_from(std::process::id()).unwrap_or(0);
     for _ in 0..5 {
         // Ended ones first: orphans that exited are our zombies until reaped.
         while let Ok(Some(_)) = rustix::process::wait(rustix::process::WaitOptions::NOHANG) {}
         let before = BEFORE.get().map_or(&[][..], Vec::as_slice);
-        let children: Vec<i32> = processes()
-            .into_iter()
-            .filter(|(_, ppid)| *ppid == me)
-            .map(|(pid, _)| pid)
-            .filter(|pid| !before.contains(&(*pid, start_time(*pid))))
-            .collect();
+        let children = orphans::children_since(before);
         if children.is_empty() {
             return;
         }
-        end_tree(&children, grace);
+        orphans::end_tree(&children, grace);
     }
 }
 

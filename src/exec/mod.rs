@@ -10,6 +10,7 @@ pub mod crash;
 pub mod env;
 pub mod git;
 mod group;
+pub mod orphans;
 pub mod pause;
 pub mod process;
 pub mod ssh;

@@ -6,7 +6,9 @@
 
 use pretty_assertions::assert_eq;
 
-use crate::oracle::{CALC_CONFIG, MUL_PLAN, green, main_tip, outside, red, squash};
+use crate::oracle::{
+    CALC_CONFIG, MUL_PLAN, green, main_tip, mark_done_and_merge, outside, red, squash,
+};
 use crate::support::*;
 
 const CALC: &str = "case \"$1\" in\n  add) echo $(( $2 + $3 ));;\nesac\n";
@@ -285,4 +287,185 @@ fn a_test_that_flips_between_runs_is_refused_as_flaky() {
         out.stdout
     );
     assert_eq!(main_tip(&repo), main);
+}
+
+/// A shell test that waits up to five seconds for `cond` to hold, then is `cond`: whatever
+/// is to make it hold has time to, and the verdict is the condition's, not the clock's.
+fn waiting_for(cond: &str) -> String {
+    format!("i=0\nwhile [ $i -lt 50 ] && ! {cond}; do sleep 0.1; i=$((i + 1)); done\n{cond}\n")
+}
+
+/// Task 1's test passes on `mul` and, in a linked worktree (the checks' scratch ones, whose
+/// `.git` is a file) run alone (not by the gate, which sets `GATE`), starts `orphan`, which
+/// leaves the test's process group and makes `$READY` once it has left it (the test waits
+/// for that, so the orphan is out of the group the test's end kills); task 2's test passes
+/// in the gate or where `.here` was made by hand, else once `cond` holds, which nothing the
+/// squashed commit holds makes true: only what task 1's orphan does after its test ended
+/// can. A tracked `flag.txt` reads `no`. The final check must refuse (task 2's test fails on
+/// the squashed commit, or, had the orphan written before it was ended, task 1's changed the
+/// tree), as it did when each task had new worktrees; it accepts if the orphan outlives the
+/// test and writes into the worktree reset for task 2. Returns the final check's output.
+fn what_an_orphan_does_after_its_test(orphan: &str, cond: &str) -> Run {
+    let repo = orphan_pr(orphan, cond, None, false);
+    let main = main_tip(&repo);
+    let out = repo.run(&["submit-work", "-s", "squashed"]);
+    assert_eq!(main_tip(&repo), main, "{}", out.stdout);
+    out
+}
+
+/// The PR of [`what_an_orphan_does_after_its_test`], squashed. With `armed`, task 1's test
+/// starts its orphan only once that file exists, and until then task 2's test is an honest
+/// test of `div`. With `in_gate`, task 1's test starts it when the gate runs it instead.
+fn orphan_pr(orphan: &str, cond: &str, armed: Option<&std::path::Path>, in_gate: bool) -> TestRepo {
+    let gate = if in_gate { "-n" } else { "-z" };
+    let (when_armed, task_2) = match armed {
+        None => (String::new(), waiting_for(cond)),
+        Some(armed) => (
+            format!(" && [ -e '{}' ]", armed.display()),
+            format!(
+                "if [ -e '{}' ]; then\n{}else [ \"$(sh calc.sh div 8 2)\" = 4 ]\nfi\n",
+                armed.display(),
+                waiting_for(cond)
+            ),
+        ),
+    };
+    let repo = TestRepo::empty();
+    repo.write("calc.sh", CALC);
+    repo.write("flag.txt", "no");
+    repo.write(".gitignore", ".mul_ok\n.here\n");
+    repo.write(
+        "run_tests.sh",
+        "export GATE=1\nfor t in tests/test_*.sh; do sh \"$t\" || { echo \"FAILED: $t\"; exit 1; }; done\n",
+    );
+    repo.write("docs/plan.md", "# Plan\n## PR 1: feat: Multiply\n");
+    repo.write(
+        ".orchestrate.toml",
+        &format!("{CALC_CONFIG}\n[verify]\nadequacy = \"off\"\n"),
+    );
+    repo.commit_all("calculator");
+    repo.submit_plan(TWO_TASKS).expect(0);
+    repo.run(&["get-task"]).expect(0);
+    repo.write(
+        "tests/test_mul.sh",
+        &format!(
+            "[ \"$(sh calc.sh mul 4 3)\" = 12 ] || exit 1\n\
+             [ -f .git ] && [ {gate} \"$GATE\" ]{when_armed} || exit 0\n\
+             READY=$(mktemp -u)\nexport READY\n{orphan}\n{}rm -f \"$READY\"\n",
+            waiting_for("[ -e \"$READY\" ]")
+        ),
+    );
+    red(&repo, "sh tests/test_mul.sh");
+    repo.write(
+        "calc.sh",
+        &CALC.replace("esac", &format!("{MUL_ARM}\nesac")),
+    );
+    repo.submit_test("sh tests/test_mul.sh", None).expect(0);
+    repo.run(&["checkpoint"]).expect(0);
+    repo.run(&["get-task"]).expect(0);
+    // Task 2: sorted after task 1's, so the gate runs it second.
+    repo.write(
+        "tests/test_z_div.sh",
+        &format!("[ -e .here ] || [ -n \"$GATE\" ] && exit 0\n{task_2}"),
+    );
+    red(&repo, "sh tests/test_z_div.sh");
+    let with_div = CALC.replace(
+        "esac",
+        &format!("{MUL_ARM}\n  div) echo $(( $2 / $3 ));;\nesac"),
+    );
+    repo.write("calc.sh", &with_div);
+    std::fs::write(repo.path.join(".here"), "").unwrap();
+    green(&repo, "sh tests/test_z_div.sh");
+    squash(&repo);
+    repo
+}
+
+/// The final check refused `out`: task 2's test failed on the squashed commit, or task 1's
+/// changed the tree (the orphan wrote before it was ended).
+fn refused_for_the_orphan(out: &Run) {
+    out.expect(1);
+    assert!(
+        (out.stdout
+            .contains("the final check of task 2's RED test (step 2.1, `sh tests/test_z_div.sh`")
+            && out.stdout.contains("it fails on the squashed commit"))
+            || out.stdout.contains(
+                "the RED test of step 1.1 (`sh tests/test_mul.sh`) changed files of the commit"
+            ),
+        "{}",
+        out.stdout
+    );
+}
+
+/// Task 1's test leaves `setsid sh -c 'sleep 1; : > .mul_ok' &`: out of its process group, it
+/// is not ended with it, and would make `.mul_ok` in the worktree reset for task 2. Every
+/// process a proof left is ended before the reset.
+#[test]
+fn what_a_tests_setsid_child_would_write_after_it_is_not_seen_by_the_next_task() {
+    let out = what_an_orphan_does_after_its_test(
+        "setsid sh -c ': > \"$READY\"; sleep 1; : > .mul_ok' >/dev/null 2>&1 &",
+        "[ -e .mul_ok ]",
+    );
+    refused_for_the_orphan(&out);
+}
+
+/// The same through a double fork: the `setsid` child's parent is gone before the test ends.
+#[test]
+fn what_a_tests_double_forked_child_would_write_after_it_is_not_seen_by_the_next_task() {
+    let out = what_an_orphan_does_after_its_test(
+        "( setsid sh -c ': > \"$READY\"; sleep 1; : > .mul_ok' & ) >/dev/null 2>&1 &",
+        "[ -e .mul_ok ]",
+    );
+    refused_for_the_orphan(&out);
+}
+
+/// The same through a file it holds open: the reset keeps a tracked file whose bytes it did
+/// not change (the same inode), which the orphan would rewrite through its descriptor.
+#[test]
+fn a_tracked_file_a_tests_child_holds_open_is_not_rewritten_for_the_next_task() {
+    let out = what_an_orphan_does_after_its_test(
+        "setsid sh -c 'exec 3<>flag.txt; : > \"$READY\"; cd /; sleep 1; printf ok >&3' \
+         >/dev/null 2>&1 &",
+        "grep -q ok flag.txt",
+    );
+    refused_for_the_orphan(&out);
+}
+
+/// `attest` (unconfined here) reruns the final check on the merge: an orphan of task 1's test,
+/// armed once the PR merged, does not make task 2's test pass in the reset worktree either.
+#[test]
+fn attest_ends_what_a_red_test_left_running_before_the_next_task() {
+    let armed_dir = tempfile::tempdir().unwrap();
+    let armed = armed_dir.path().join("armed");
+    let repo = orphan_pr(
+        "setsid sh -c ': > \"$READY\"; sleep 1; : > .mul_ok' >/dev/null 2>&1 &",
+        "[ -e .mul_ok ]",
+        Some(&armed),
+        false,
+    );
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    mark_done_and_merge(&repo).expect(0);
+    let merge = main_tip(&repo);
+    repo.run(&["attest", "--no-note", &merge]).expect(0);
+    std::fs::write(&armed, "").unwrap();
+    let out = repo.run(&["attest", "--no-note", &merge]);
+    refused_for_the_orphan(&out);
+}
+
+/// A gate's `setsid` child that writes `.mul_ok` into every worktree beside its own holding
+/// the squashed `calc.sh` (the squashed RED worktree, made after the gates ran) is ended when
+/// the gates end: task 2's test does not pass on it.
+#[test]
+fn what_a_gates_setsid_child_would_write_into_the_red_worktrees_is_not_seen() {
+    let repo = orphan_pr(
+        "setsid sh -c 'r=$(cd .. && pwd); : > \"$READY\"; i=0; while [ $i -lt 100 ]; do \
+         for d in \"$r\"/*/; do \
+         grep -qs \"mul)\" \"$d/calc.sh\" && : > \"$d/.mul_ok\"; done; sleep 0.1; \
+         i=$((i + 1)); done' >/dev/null 2>&1 &",
+        "[ -e .mul_ok ]",
+        None,
+        true,
+    );
+    let main = main_tip(&repo);
+    let out = repo.run(&["submit-work", "-s", "squashed"]);
+    assert_eq!(main_tip(&repo), main, "{}", out.stdout);
+    refused_for_the_orphan(&out);
 }

@@ -13,6 +13,7 @@ use crate::engine::proof;
 use crate::engine::scratch::Scratch;
 use crate::engine::{EngineError, Session, io_error};
 use crate::exec;
+use crate::exec::orphans::Reaper;
 use crate::gates;
 use crate::store::Snapshot;
 use crate::workflow::fence::fenced;
@@ -89,17 +90,34 @@ pub fn final_check(
         return Ok(check);
     }
     // Found before a worktree is made: the commands run in it need it.
-    session.command_env()?;
+    let env = session.command_env()?;
+    // Unconfined, a process a gate or a RED run left outside its group would outlive it and
+    // could write into a later run's worktree (the RED pair is reset and used again, and
+    // each new worktree is beside the last): it is ended after each (src/exec/orphans.rs).
+    // Declared before the worktrees: it stays our subreaper until they are removed.
+    let reaper = match env.confinement() {
+        Some(_) => None,
+        None => Some(Reaper::start().map_err(io_error("watch for what the tests leave running"))?),
+    };
     let squashed = Scratch::new(session, commit, &tree)?;
     if !no_gates {
-        clean_check(session, config, &mut check, &squashed, &base)?;
+        let checked = clean_check(
+            session,
+            config,
+            &mut check,
+            &squashed,
+            &base,
+            reaper.as_ref(),
+        );
+        end_orphans(reaper.as_ref(), "the gates")?;
+        checked?;
         if check.refused.is_some() {
             return Ok(check);
         }
     }
     // The RED tests run in worktrees of their own: nothing the gates left behind is there.
     drop(squashed);
-    red_proofs(session, config, &mut check, &base, &tree)?;
+    red_proofs(session, config, &mut check, (&base, &tree), reaper.as_ref())?;
     if check.refused.is_none() {
         check.adequacy = adequacy::measure(session, config, &check.record.reds, &base, &tree)?;
         check.refused = inadequate(config, &check);
@@ -163,9 +181,13 @@ fn clean_check(
     check: &mut FinalCheck,
     squashed: &Scratch,
     base: &str,
+    reaper: Option<&Reaper>,
 ) -> Result<(), EngineError> {
     let env = session.command_env()?;
-    if let Some((verification, refused)) = gates_refusal(session, config, squashed)? {
+    let refusal = gates_refusal(session, config, squashed);
+    // The gates run again in this worktree below: nothing the first run left may.
+    end_orphans(reaper, "the gates")?;
+    if let Some((verification, refused)) = refusal? {
         check.verification = verification;
         check.refused = Some(refused);
         return Ok(());
@@ -266,8 +288,8 @@ fn red_proofs(
     session: &Session,
     config: &Config,
     check: &mut FinalCheck,
-    base: &str,
-    tree: &str,
+    (base, tree): (&str, &str),
+    reaper: Option<&Reaper>,
 ) -> Result<(), EngineError> {
     let reds: Vec<PinnedRed> = check.record.reds.clone();
     let (reds, unpinned): (Vec<PinnedRed>, Vec<PinnedRed>) =
@@ -309,14 +331,20 @@ fn red_proofs(
         let previous = worktrees.take();
         let (before, squashed) =
             &*worktrees.insert(task_worktrees(session, &trees, &reds, previous)?);
-        let (on_base, on_squash) =
-            match run_red_repeated(session, config, pinned, red_tree, before, squashed)? {
-                Ok(runs) => runs,
-                Err(flaky) => {
-                    check.refused = Some(flaky);
-                    return Ok(());
-                }
-            };
+        let (on_base, on_squash) = match run_red_repeated(
+            session,
+            config,
+            pinned,
+            red_tree,
+            (before, squashed),
+            reaper,
+        )? {
+            Ok(runs) => runs,
+            Err(flaky) => {
+                check.refused = Some(flaky);
+                return Ok(());
+            }
+        };
         // The squashed worktree is where every task's test must pass: a run that wrote into
         // it (either run: unconfined, the base's can reach it) would hand a later task's test
         // what the commit lacks. The base's worktree may only make later base runs fail.
@@ -360,6 +388,16 @@ fn red_proofs(
         }
     }
     Ok(())
+}
+
+/// Ends what `what` left running, under a [`Reaper`] (unconfined verification).
+fn end_orphans(reaper: Option<&Reaper>, what: &str) -> Result<(), EngineError> {
+    match reaper {
+        Some(reaper) => reaper
+            .end_orphans()
+            .map_err(io_error(format!("end what {what} left running"))),
+        None => Ok(()),
+    }
 }
 
 /// The commits and trees the RED tests are judged between.
@@ -432,14 +470,28 @@ fn run_red_repeated(
     config: &Config,
     pinned: &PinnedRed,
     red_tree: &str,
-    before: &Scratch,
-    squashed: &Scratch,
+    (before, squashed): (&Scratch, &Scratch),
+    reaper: Option<&Reaper>,
 ) -> Result<Result<(TestRun, TestRun), FinalCheckRefusal>, EngineError> {
-    let first = run_red(session, config, pinned, red_tree, before, squashed)?;
+    let first = run_red(
+        session,
+        config,
+        pinned,
+        red_tree,
+        (before, squashed),
+        reaper,
+    )?;
     let mut on_base = vec![first.0.output.exit.success()];
     let mut on_squash = vec![first.1.output.exit.success()];
     for _ in 1..config.verify.runs {
-        let (b, s) = run_red(session, config, pinned, red_tree, before, squashed)?;
+        let (b, s) = run_red(
+            session,
+            config,
+            pinned,
+            red_tree,
+            (before, squashed),
+            reaper,
+        )?;
         on_base.push(b.output.exit.success());
         on_squash.push(s.output.exit.success());
     }
@@ -470,8 +522,8 @@ fn run_red(
     config: &Config,
     pinned: &PinnedRed,
     red_tree: &str,
-    before: &Scratch,
-    squashed: &Scratch,
+    (before, squashed): (&Scratch, &Scratch),
+    reaper: Option<&Reaper>,
 ) -> Result<(TestRun, TestRun), EngineError> {
     let env = session.command_env()?;
     let timeout = config.test.timeout;
@@ -481,13 +533,16 @@ fn run_red(
         let apart = env
             .confinement()
             .map(|c| env.clone().confined(c.also_read_only(other.path())));
-        run_test(
+        let ran = run_test(
             session,
             command,
             scratch.path(),
             timeout,
             apart.as_ref().unwrap_or(env),
-        )
+        );
+        // Whatever the run left running ends before anything else is read or run there.
+        end_orphans(reaper, &format!("`{command}`"))?;
+        ran
     };
     let on_base_paths: Vec<String> = pinned.paths.iter().chain(&pinned.shared).cloned().collect();
     before.put(red_tree, &on_base_paths)?;
