@@ -1,4 +1,4 @@
-//! The pieces every verification shares, each written once (issue 38): the configuration a
+//! The pieces every verification shares, each written once (docs/integrity.md): the configuration a
 //! proof is judged by, read from the blob it pinned; the gates run in a scratch worktree;
 //! and a change's tests run on its base, where they must fail.
 
