@@ -208,7 +208,10 @@ impl Store {
                 if expected.is_none() && new.is_some() && now == new {
                     return Ok(());
                 }
-                if now != expected || failure.message.contains("cannot lock references") {
+                // git's own words for an old value it found changed under its lock are the
+                // verdict: the ref may be back at `expected` by the time it is read again
+                // (another writer moved it away and back), and that write still lost.
+                if now != expected || lost_under_lock(&failure.message) {
                     return Err(WriteError::Conflict);
                 }
                 Err(WriteError::Store(command_error(
@@ -253,6 +256,14 @@ impl Store {
         }
         Ok(entries)
     }
+}
+
+/// True when `git update-ref` refused a move because the ref's value under its lock was not
+/// the expected one, or because the lock was held by a writer at work: a lost race.
+fn lost_under_lock(message: &str) -> bool {
+    message.contains("but expected")
+        || message.contains("reference already exists")
+        || message.contains("cannot lock references")
 }
 
 /// The refs `for-each-ref` lists for the directory part of `prefix` (git matches whole path
@@ -490,5 +501,58 @@ mod tests {
             .move_claim_ref(name, Some(two), None, "release")
             .unwrap();
         assert_eq!(store.ref_tip(name).unwrap(), None);
+    }
+
+    /// Another writer that moves the ref away just before our write and back just after it:
+    /// git refused ours under its lock, so it lost, though a read afterwards finds the value
+    /// it expected.
+    struct AwayAndBack {
+        git: Runner,
+        name: String,
+        away: ObjectId,
+        back: ObjectId,
+    }
+
+    impl RefCommands for AwayAndBack {
+        fn git(
+            &self,
+            args: &[&str],
+            input: &[u8],
+            env: &[(&str, String)],
+        ) -> Result<Vec<u8>, RefCommandFailure> {
+            if !args.contains(&"--stdin") {
+                return self.git.git(args, input, env);
+            }
+            let away = self.away.to_string();
+            let back = self.back.to_string();
+            self.git
+                .git(&["update-ref", &self.name, &away], b"", &[])
+                .unwrap();
+            let ours = self.git.git(args, input, env);
+            self.git
+                .git(&["update-ref", &self.name, &back], b"", &[])
+                .unwrap();
+            ours
+        }
+    }
+
+    #[test]
+    fn a_write_git_refused_under_its_lock_is_a_conflict_though_the_ref_came_back() {
+        let (dir, mut store, one, two) = reftable_store();
+        let name = "refs/orchestrator/claims/pr-1";
+        store
+            .move_claim_ref(name, None, Some(one), "claim")
+            .unwrap();
+        store.use_ref_commands(Arc::new(AwayAndBack {
+            git: Runner(dir.path().to_path_buf()),
+            name: name.to_string(),
+            away: two,
+            back: one,
+        }));
+        assert!(matches!(
+            store.move_claim_ref(name, Some(one), Some(two), "renew"),
+            Err(WriteError::Conflict)
+        ));
+        assert_eq!(store.ref_tip(name).unwrap(), Some(one));
     }
 }
