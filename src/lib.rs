@@ -16,7 +16,7 @@ pub mod demo;
 pub mod engine;
 pub mod exec;
 pub mod gates;
-pub mod glob;
+pub use git_orchestrate_guard::glob;
 pub mod hooks;
 pub mod input;
 #[cfg(test)]

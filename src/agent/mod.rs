@@ -3,13 +3,13 @@
 //! translation of what the engine already does; nothing here prints. The user's side is in
 //! docs/agent-guide.md, "Agents that plug in natively".
 
-pub mod guard;
+pub use git_orchestrate_guard::guard;
 pub mod hook;
 mod json_edit;
 pub mod mcp_text;
 pub mod run;
 pub mod setup;
-pub mod shell;
+pub use git_orchestrate_guard::shell;
 pub mod tools;
 pub mod trust;
 pub mod usage;

@@ -6,8 +6,9 @@ pub mod install;
 pub mod managed;
 pub mod managers;
 
-/// The hooks git-orchestrate installs, in the order it reports them.
-pub const NAMES: [&str; 3] = ["commit-msg", "post-commit", "pre-push"];
+/// The hooks git-orchestrate installs, in the order it reports them (the guard protects them
+/// by name, so they are defined with it).
+pub use git_orchestrate_guard::product::HOOK_NAMES as NAMES;
 
 /// The first and last line of the block a shim consists of; the same block goes into a
 /// shell hook that is already there.

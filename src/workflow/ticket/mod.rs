@@ -25,9 +25,8 @@ pub const PROMPTS_DIR: &str = ".orchestrate/prompts";
 /// The only `ticket.json` schema this version reads and writes.
 pub const TICKET_SCHEMA: u32 = 1;
 
-/// The environment variable that names the role of an agent session (`run` sets it for
-/// each session; the guard keeps the agent from changing it).
-pub const ROLE_ENV: &str = "GIT_ORCHESTRATE_ROLE";
+/// The roles and the variable naming a session's role are the guard's, which enforces them.
+pub use git_orchestrate_guard::product::{ROLE_ENV, Role};
 
 /// How often a subtask may be rejected before it is blocked (docs/tickets.md: the third rejection).
 pub const MAX_REJECTIONS: u32 = 3;
@@ -65,31 +64,6 @@ impl TicketState {
             TicketState::Manager => Some(Role::Manager),
             TicketState::Developer => Some(Role::Developer),
             TicketState::TicketDone | TicketState::Halted => None,
-        }
-    }
-}
-
-/// Who calls a tool.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum Role {
-    Manager,
-    Developer,
-}
-
-impl Role {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Role::Manager => "manager",
-            Role::Developer => "developer",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<Role> {
-        match text {
-            "manager" => Some(Role::Manager),
-            "developer" => Some(Role::Developer),
-            _ => None,
         }
     }
 }

@@ -418,3 +418,14 @@ fn the_managers_quote_of_the_gate_output_is_fenced_and_escaped() {
     assert_eq!(text.matches("\n## What to do now\n").count(), 2);
     assert!(text.rfind("\n## What to do now\n").unwrap() > end);
 }
+
+/// The guard refuses a ticket command to the other role by its own table
+/// (crates/guard/src/product.rs): it names every tool, each with the role that owns it.
+#[test]
+fn the_guards_table_of_ticket_commands_is_the_tools() {
+    let tools: Vec<(&str, Role)> = Tool::ALL.iter().map(|t| (t.command(), t.role())).collect();
+    assert_eq!(
+        tools,
+        git_orchestrate_guard::product::TICKET_COMMANDS.to_vec()
+    );
+}

@@ -7,7 +7,7 @@ use super::policy::{Reason, Rule, Unknown, names_human_command};
 use super::programs::{self, ShellInput, basename};
 use super::words::{self, Arg};
 use super::{Decision, Judged, Walk, check_patch, git_writes, writers};
-use crate::agent::shell::{self, Simple, Stdin, Word};
+use crate::shell::{self, Simple, Stdin, Word};
 
 impl Walk<'_> {
     /// A program run with its arguments (after the words are resolved).

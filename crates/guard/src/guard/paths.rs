@@ -5,8 +5,8 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use gix::bstr::BStr;
-use gix::glob::wildmatch::Mode;
+use bstr::BStr;
+use gix_glob::wildmatch::Mode;
 
 use super::context::GuardContext;
 use super::policy::{
@@ -191,7 +191,7 @@ impl<'c> Checker<'c> {
             if target.holder && !removes {
                 continue;
             }
-            if gix::glob::wildmatch(
+            if gix_glob::wildmatch(
                 BStr::new(pattern.as_bytes()),
                 BStr::new(target.path.as_bytes()),
                 mode,

@@ -22,5 +22,5 @@ pub struct GuardContext {
     pub protected_globs: Vec<String>,
     /// The ticket role this agent session plays (`GIT_ORCHESTRATE_ROLE`, else `[agent]
     /// role`): the other role's tools are refused. `None`: no role, nothing refused for it.
-    pub role: Option<crate::workflow::ticket::Role>,
+    pub role: Option<crate::product::Role>,
 }

@@ -533,7 +533,7 @@ impl Renderer {
                 Piece::ProcSubst(read, p) => {
                     self.out.push_str(if *read { "<(" } else { ">(" });
                     // Not `<((`: bash reads what follows `((` as arithmetic first, and brush
-                    // misreads a here-document there (src/agent/shell/tests.rs has the
+                    // misreads a here-document there (crates/guard/src/shell/tests.rs has the
                     // `((` cases).
                     let inner = Renderer::sub(p);
                     if inner.starts_with('(') {

@@ -3,14 +3,14 @@
 //! each subcommand may not touch: the hooks, the orchestrator's refs, the main branch, the
 //! protected paths.
 
-use gix::bstr::BStr;
-use gix::glob::wildmatch::Mode;
+use bstr::BStr;
+use gix_glob::wildmatch::Mode;
 
 use super::Walk;
 use super::git_options::{self, Takes};
 use super::policy::{MainMove, ORCHESTRATOR_REFS, Reason, Rule, Unknown, risky_setting};
 use super::words::{Arg, unknowable};
-use crate::agent::shell::Simple;
+use crate::shell::Simple;
 
 /// A subcommand's arguments sorted by git's table.
 #[derive(Default)]
@@ -90,7 +90,7 @@ fn may_be_option(arg: &Arg) -> bool {
 /// Whether a pattern of a word the guard cannot know may be one of `names`.
 fn may_name(pattern: &str, names: &[String]) -> bool {
     names.iter().any(|name| {
-        gix::glob::wildmatch(
+        gix_glob::wildmatch(
             BStr::new(pattern.as_bytes()),
             BStr::new(name.as_bytes()),
             Mode::empty(),
@@ -111,7 +111,7 @@ fn may_be_main(arg: &Arg, main: &str) -> bool {
             ]
             .iter()
             .any(|name| {
-                gix::glob::wildmatch(
+                gix_glob::wildmatch(
                     BStr::new(pattern.as_bytes()),
                     BStr::new(name.as_bytes()),
                     Mode::empty(),
@@ -244,7 +244,7 @@ pub(super) fn check_destination(
             "refs/replace/x".to_string(),
         ];
         for candidate in candidates {
-            if gix::glob::wildmatch(
+            if gix_glob::wildmatch(
                 BStr::new(dst.as_bytes()),
                 BStr::new(candidate.as_bytes()),
                 Mode::empty(),

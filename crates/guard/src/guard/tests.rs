@@ -1,4 +1,4 @@
-//! The guard's tests: the corpus of honest and cheating commands (tests/data/guard), the
+//! The guard's tests: the corpus of honest and cheating commands (crates/guard/tests/data/guard), the
 //! earlier table, typed reasons per class, paths through links, and hostile input.
 
 use super::*;
@@ -84,7 +84,7 @@ fn corpus(text: &str) -> Vec<(String, String)> {
 #[test]
 fn every_honest_command_of_the_corpus_is_allowed() {
     let (_dir, ctx) = real();
-    let entries = corpus(include_str!("../../../tests/data/guard/allow.txt"));
+    let entries = corpus(include_str!("../../tests/data/guard/allow.txt"));
     assert!(entries.len() >= 300, "{}", entries.len());
     let wrong: Vec<String> = entries
         .iter()
@@ -104,7 +104,7 @@ fn every_honest_command_of_the_corpus_is_allowed() {
 #[test]
 fn every_cheating_command_of_the_corpus_is_denied() {
     let (_dir, ctx) = real();
-    let entries = corpus(include_str!("../../../tests/data/guard/deny.txt"));
+    let entries = corpus(include_str!("../../tests/data/guard/deny.txt"));
     let mut classes = std::collections::BTreeMap::<String, usize>::new();
     let wrong: Vec<String> = entries
         .iter()
@@ -856,7 +856,7 @@ fn an_agent_cannot_move_a_claim_by_hand() {
 }
 
 /// A context for a session that plays `role` in a ticket workflow.
-fn playing(role: crate::workflow::ticket::Role) -> GuardContext {
+fn playing(role: crate::product::Role) -> GuardContext {
     GuardContext {
         role: Some(role),
         ..ctx()
@@ -868,7 +868,7 @@ fn playing(role: crate::workflow::ticket::Role) -> GuardContext {
 /// cannot report for the developer; and no session sets or drops GIT_ORCHESTRATE_ROLE.
 #[test]
 fn a_session_keeps_to_its_ticket_role() {
-    use crate::workflow::ticket::Role;
+    use crate::product::Role;
     let developer = playing(Role::Developer);
     let manager = playing(Role::Manager);
     let other = |role: Role| Some(Rule::OtherRole(role));
@@ -1083,7 +1083,7 @@ proptest! {
             5 => format!("eval \"{command}\""),
             _ => format!("timeout 5 sh -c \"{command} | cat\""),
         };
-        let ctx = playing(crate::workflow::ticket::Role::Developer);
+        let ctx = playing(crate::product::Role::Developer);
         prop_assert!(matches!(check_shell(&line, &ctx), Decision::Deny(_)), "{}", line);
     }
 }

@@ -1,13 +1,13 @@
 //! git's `:(glob)` pathspec matching of repository paths, shared by the config's protected
 //! paths and the guard.
 
-use gix::bstr::BStr;
-use gix::glob::wildmatch::Mode;
+use bstr::BStr;
+use gix_glob::wildmatch::Mode;
 
 /// git's `:(glob)` matching of a repository path: `*` and `?` stay within a directory, `**`
 /// crosses them.
 pub fn glob_match(pattern: &str, path: &str) -> bool {
-    gix::glob::wildmatch(
+    gix_glob::wildmatch(
         BStr::new(pattern.as_bytes()),
         BStr::new(path.as_bytes()),
         Mode::NO_MATCH_SLASH_LITERAL,

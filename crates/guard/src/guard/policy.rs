@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use crate::workflow::ticket::{ROLE_ENV, Role};
+use crate::product::{ROLE_ENV, Role};
 
 /// Why a command is refused: the rule it breaks and the word that breaks it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -535,13 +535,10 @@ pub fn names_role_change(text: &str, role: Option<Role>) -> Option<Reason> {
                 .chars()
                 .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
                 .collect();
-            if let Some(tool) = crate::workflow::ticket::Tool::ALL
-                .into_iter()
-                .find(|t| t.command() == word && t.role() != role)
-            {
+            if crate::product::ticket_command_role(&word).is_some_and(|owner| owner != role) {
                 return Some(Reason::new(
                     Rule::OtherRole(role),
-                    format!("git orchestrate {}", tool.command()),
+                    format!("git orchestrate {word}"),
                 ));
             }
         }

@@ -28,7 +28,7 @@ pub use context::GuardContext;
 pub use patch::read_capped;
 pub use policy::{Reason, Rule};
 
-use crate::agent::shell::{self, Joint, Simple, Word};
+use crate::shell::{self, Joint, Simple, Word};
 use paths::Checker;
 use policy::{COMMAND_VARIABLES, Unknown, risky_setting, risky_variable};
 use walk::Walk;
@@ -286,7 +286,7 @@ impl Walk<'_> {
                 for word in &words[1..] {
                     if let Some(name) = word.literal().filter(|n| !n.starts_with('-')) {
                         // The role unset falls back to `[agent] role`, or to none.
-                        if name == crate::workflow::ticket::ROLE_ENV {
+                        if name == crate::product::ROLE_ENV {
                             return Err(Reason::new(Rule::Variable(policy::Variable::Role), name));
                         }
                         self.vars.assign(&name, vec![Arg::known("")], certain);
@@ -319,7 +319,7 @@ impl Walk<'_> {
                 }
                 // `export -n NAME`, `declare +x NAME`: no agent's command needs to touch the
                 // role it was started in.
-                if name == crate::workflow::ticket::ROLE_ENV {
+                if name == crate::product::ROLE_ENV {
                     return Err(Reason::new(Rule::Variable(policy::Variable::Role), name));
                 }
             } else {

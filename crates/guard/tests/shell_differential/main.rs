@@ -1,10 +1,10 @@
-//! The guard's shell reader (`src/agent/shell/`) against a real parser: generated
+//! The guard's shell reader (`crates/guard/src/shell/`) against a real parser: generated
 //! command lines are read by ours and by `brush-parser`, which must agree on the programs run
 //! and the words they receive; where brush is not decisive, `bash -n` decides accept/reject
 //! and bash itself (a trace with every program missing) tells the words. 2,000 cases unless
 //! `PROPTEST_CASES` says otherwise, from a fixed seed unless `PROPTEST_RNG_SEED` says
 //! otherwise (see `config`). Every disagreement found is a regular test in
-//! `src/agent/shell/tests.rs` (ours) or below (brush's, and why the grammar leaves it out).
+//! `crates/guard/src/shell/tests.rs` (ours) or below (brush's, and why the grammar leaves it out).
 
 mod brush;
 mod grammar;
@@ -28,7 +28,7 @@ fn config() -> Config {
         // One fixed sequence of lines by default, so that a run in CI is the same every time
         // and a failure there is a finding, not luck; `PROPTEST_RNG_SEED=N` runs another
         // sequence, `PROPTEST_RNG_SEED=random` a new one each time (how today's findings,
-        // now regular tests here and in src/agent/shell/tests.rs, were made).
+        // now regular tests here and in crates/guard/src/shell/tests.rs, were made).
         rng_seed: match std::env::var("PROPTEST_RNG_SEED").ok().as_deref() {
             Some("random") => proptest::test_runner::RngSeed::Random,
             Some(n) => proptest::test_runner::RngSeed::Fixed(n.parse().unwrap_or(SEED)),
@@ -104,7 +104,7 @@ fn the_harness_reads_known_lines_as_bash_does() {
 }
 
 /// Where brush-parser 0.4.0 reads a line wrongly and ours rightly, as bash shows: the
-/// grammar leaves those constructs out (tests/shell_differential/grammar.rs).
+/// grammar leaves those constructs out (crates/guard/tests/shell_differential/grammar.rs).
 #[test]
 fn brush_is_not_decisive_where_it_misreads() {
     // `( (a))` is a subshell in a subshell; brush takes it for arithmetic.

@@ -1,4 +1,4 @@
-//! Differential testing of the guard's shell reader (`src/agent/shell/`)
+//! Differential testing of the guard's shell reader (`crates/guard/src/shell/`)
 //! against `brush-parser`, with `bash -n` as the judge where the two disagree on accept/reject.
 //!
 //! Both readers are brought to one shape, [`Shape`]: per simple command, per word (its
@@ -29,7 +29,7 @@
 use brush_parser::ast;
 use brush_parser::word::WordPiece;
 use brush_parser::{Parser, ParserOptions};
-use git_orchestrate::agent::shell;
+use git_orchestrate_guard::shell;
 use std::process::{Command, Stdio};
 
 /// Per simple command, per word: `Some(value)` when literal, `None` when it expands.
@@ -39,7 +39,7 @@ pub type Shape = Vec<Vec<Option<String>>>;
 // Our reader
 // ---------------------------------------------------------------------------------------------
 
-/// Our reader (`git_orchestrate::agent::shell`), in the common shape: per simple command, its
+/// Our reader (`git_orchestrate_guard::shell`), in the common shape: per simple command, its
 /// assignments and words, each its value when literal.
 pub fn ours(line: &str) -> Result<Shape, ()> {
     let commands = shell::parse(line).map_err(drop)?;

@@ -126,13 +126,13 @@ pub(super) fn instances(ctx: &GuardContext) -> Vec<(PathBuf, Rule)> {
             out.push((git.join(part).join("x"), Rule::GitInternals));
             out.push((git.join(part), Rule::GitInternals));
         }
-        for hook in crate::hooks::NAMES.iter().chain(GIT_HOOKS) {
+        for hook in crate::product::HOOK_NAMES.iter().chain(GIT_HOOKS) {
             out.push((git.join("hooks").join(hook), Rule::GitInternals));
         }
     }
     if !ctx.hooks_dir.as_os_str().is_empty() {
         let hooks = normalize(&ctx.hooks_dir);
-        for hook in crate::hooks::NAMES {
+        for hook in crate::product::HOOK_NAMES {
             out.push((hooks.join(hook), Rule::GitInternals));
         }
     }

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use super::policy::{Reason, Rule, Unknown};
-use crate::agent::shell::{Part, Word};
+use crate::shell::{Part, Word};
 
 /// A word as the guard knows it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -372,7 +372,7 @@ fn product(alternatives: Vec<Partial>, values: &[Arg], quoted: bool) -> Vec<Part
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::shell::parse;
+    use crate::shell::parse;
     use pretty_assertions::assert_eq;
 
     fn resolve(line: &str, vars: &Vars) -> Vec<Vec<Arg>> {

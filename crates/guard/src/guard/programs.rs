@@ -8,8 +8,8 @@ use super::GuardContext;
 use super::policy::{HUMAN_COMMANDS, Reason, Rule, Unknown};
 use super::protected::normalize;
 use super::words::Arg;
-use crate::agent::shell;
-use crate::workflow::ticket::{ROLE_ENV, Role, Tool};
+use crate::product::{ROLE_ENV, Role};
+use crate::shell;
 
 /// Programs that only read the files they are given.
 #[rustfmt::skip]
@@ -501,11 +501,8 @@ pub fn orchestrate(args: &[Arg], role: Option<Role>) -> Result<(), Reason> {
 /// `role`.
 fn other_role(sub: &str, args: &[Arg], role: Role) -> Result<(), Reason> {
     let refused = |word: String| Err(Reason::new(Rule::OtherRole(role), word));
-    if let Some(tool) = Tool::ALL
-        .into_iter()
-        .find(|t| t.command() == sub && t.role() != role)
-    {
-        return refused(format!("git orchestrate {}", tool.command()));
+    if crate::product::ticket_command_role(sub).is_some_and(|owner| owner != role) {
+        return refused(format!("git orchestrate {sub}"));
     }
     for (at, arg) in args.iter().enumerate() {
         let Some(text) = arg.value() else { continue };
