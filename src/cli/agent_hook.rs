@@ -158,7 +158,7 @@ fn guard(workflow: Option<&str>, input: &hook::HookInput) -> Result<Decision, En
         .as_deref()
         .map(PathBuf::from)
         .unwrap_or_else(|| session.store.workdir().to_path_buf());
-    let ctx = engine::agent_hook::guard_context(&session, &cwd)?;
+    let ctx = engine::guard_context::guard_context(&session, &cwd)?;
     Ok(hook::check_tool(input, &ctx))
 }
 

@@ -1,57 +1,13 @@
-//! `agent-hook`: gathers what the agent clients' hooks judge by (the guard's context, where
-//! the workflow stands, and on a ticket workflow the role this session plays) and keeps the
-//! Stop hook's count of blocked stops. Read-only on the workflow: a hook never moves it.
+//! `agent-hook`: gathers what the agent clients' hooks judge by (where the workflow stands,
+//! and on a ticket workflow the role this session plays; the guard's context is
+//! `guard_context.rs`'s) and keeps the Stop hook's count of blocked stops. Read-only on the
+//! workflow: a hook never moves it.
 
 use std::path::Path;
 
 use super::{EngineError, Session, io_error};
-use crate::agent::guard::GuardContext;
 use crate::agent::hook::{Client, StopDecision, StopRecord, TicketTurn, WorkflowView, decide_stop};
 use crate::store::Workflow;
-
-/// What the guard needs, read in-process (the hook runs before every shell command).
-pub fn guard_context(session: &Session, cwd: &Path) -> Result<GuardContext, EngineError> {
-    // A ticket workflow has no TDD state: the guard judges it by the configuration alone
-    // (the same rules as a workflow not started), rather than refusing every call.
-    let (snapshot, ticket) = match session.store.read_workflow()? {
-        Some(Workflow::Ticket(_)) => (None, true),
-        tdd => (tdd.and_then(Workflow::into_tdd), false),
-    };
-    let state = snapshot.as_ref().map(|s| &s.state);
-    let config = session.load_config(state)?.config;
-    let mut context = guard_context_for(session, state, &config, cwd)?;
-    // Only a ticket's role needs its pinned configuration read (the guard runs before every
-    // shell command; a TDD workflow pays for the variable alone).
-    if ticket {
-        context.role = super::ticket::role(session, None)?;
-    }
-    Ok(context)
-}
-
-/// [`guard_context`] for a workflow state and configuration read already.
-pub fn guard_context_for(
-    session: &Session,
-    state: Option<&crate::workflow::State>,
-    config: &crate::config::Config,
-    cwd: &Path,
-) -> Result<GuardContext, EngineError> {
-    let judges = super::verify::judges(config);
-    Ok(GuardContext {
-        root: session.store.workdir().to_path_buf(),
-        cwd: cwd.to_path_buf(),
-        git_dir: session.store.common_dir().to_path_buf(),
-        hooks_dir: session.store.hooks_dir(),
-        main_branch: session.main_branch(state)?,
-        head_branch: session.store.head_branch()?,
-        gate_commands: config.preflight.iter().map(|g| g.command.clone()).collect(),
-        protected_files: crate::config::always_protected()
-            .map(str::to_string)
-            .chain(judges)
-            .collect(),
-        protected_globs: config.gates.protected.clone(),
-        role: super::ticket::env_role(),
-    })
-}
 
 /// Where the workflow stands, as the hooks tell the agent.
 pub fn workflow_view(session: &Session) -> Result<(WorkflowView, u32), EngineError> {

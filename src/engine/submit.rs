@@ -3,8 +3,8 @@
 
 use serde::Serialize;
 
+use super::branches::{check_branch_free, free_branch_name};
 use super::finalize::{self, FinalizeCheck};
-use super::get_task::{check_branch_free, free_branch_name};
 use super::red::{RedRun, Rerun};
 use super::verify::{Recheck, Reuse, verify_tree};
 use super::{EngineError, Session, notes};
@@ -650,7 +650,7 @@ fn judge_test_command(
     config: &Config,
     command: &str,
 ) -> Result<(), EngineError> {
-    let mut ctx = super::agent_hook::guard_context_for(
+    let mut ctx = super::guard_context::guard_context_for(
         session,
         Some(state),
         config,

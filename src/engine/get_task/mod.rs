@@ -8,14 +8,15 @@ pub(crate) mod merge;
 
 use self::blocked::{Blocked, dirty};
 use self::merge::merge;
+use super::branches::{check_branch_free, free_branch_name};
 use super::verify::protected_changes;
 use super::{EngineError, Session};
 use crate::gates::review::{ReviewContext, run_review};
-use crate::store::{Snapshot, is_valid_branch_name};
+use crate::store::Snapshot;
 use serde::Serialize;
 
 use crate::workflow::briefing::{self, BranchOutcome, Briefing, DoneAction, Notice, StepView};
-use crate::workflow::{self, Event, GetTaskStep, Pending, Rejection, State, Status, branch_name};
+use crate::workflow::{self, Event, GetTaskStep, Pending, State, Status};
 
 /// At most this many orchestrator steps per `get-task`; each state needs at most two.
 const MAX_STEPS: usize = 8;
@@ -410,65 +411,6 @@ fn report(
         idle,
         branch_blocked: None,
     })
-}
-
-/// A branch name for `title` that no branch has yet: `feat/x`, else `feat/x-2`, `feat/x-3`, …
-/// Refuses `branch` when another workflow of this repository drives it (exit 4, naming it).
-pub(super) fn check_branch_free(
-    session: &Session,
-    branch: &str,
-    status: Status,
-) -> Result<(), EngineError> {
-    let holders = session.store.other_workflow_branches()?;
-    branch_name::check_branch_free(branch, status, &holders).map_err(EngineError::Rejected)
-}
-
-pub(super) fn free_branch_name(session: &Session, title: &str) -> Result<String, EngineError> {
-    let base = branch_name::sanitize(title).ok_or_else(|| {
-        EngineError::Rejected(Rejection {
-            kind: workflow::RejectionKind::InvalidInput,
-            state: Status::Initializing,
-            message: format!("the PR title \"{title}\" has no letter or digit to name a branch by"),
-            hint: "Submit the plan again with a descriptive prTitle.".to_string(),
-        })
-    })?;
-    // A branch `feat` makes `feat/x` impossible (and the other way round): flatten then.
-    let base = if parent_is_branch(session, &base)? {
-        base.replace('/', "-")
-    } else {
-        base
-    };
-    for n in 1..=1000 {
-        let name = branch_name::numbered(&base, n);
-        if is_valid_branch_name(&name) && !session.store.branch_exists(&name)? {
-            return Ok(name);
-        }
-    }
-    Err(EngineError::Rejected(Rejection {
-        kind: workflow::RejectionKind::InvalidInput,
-        state: Status::Initializing,
-        message: format!("every branch name from {base} to {base}-1000 is taken"),
-        hint: "Delete merged branches, or submit the plan with a different prTitle.".to_string(),
-    }))
-}
-
-fn parent_is_branch(session: &Session, name: &str) -> Result<bool, EngineError> {
-    let mut prefix = String::new();
-    for part in name
-        .split('/')
-        .collect::<Vec<_>>()
-        .split_last()
-        .map_or(&[][..], |(_, rest)| rest)
-    {
-        if !prefix.is_empty() {
-            prefix.push('/');
-        }
-        prefix.push_str(part);
-        if session.store.branch_exists(&prefix)? {
-            return Ok(true);
-        }
-    }
-    Ok(false)
 }
 
 /// Brings main up to the remote's, when the workflow has a remote, and creates the PR branch
