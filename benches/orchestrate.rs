@@ -75,6 +75,11 @@ fn main() {
         scale_bench();
         return;
     }
+    if std::env::var("GIT_ORCHESTRATE_BENCH").as_deref() == Ok("team") {
+        idle_remote_bench();
+        pre_push_bench();
+        return;
+    }
     if std::env::var("GIT_ORCHESTRATE_BENCH").as_deref() == Ok("board") {
         board_bench();
         claim_bench();
@@ -2287,4 +2292,153 @@ fn scale_bench() {
             rss.map_or("?".into(), |r| r.to_string())
         );
     }
+}
+
+/// `get-task` of an idle workflow that has a remote (docs/sharing.md, "Idle costs nothing":
+/// the remote is read at most once a minute), against `git rev-parse HEAD` in the same
+/// interleaved rounds; the remote's upload-pack runs counted through a wrapper.
+fn idle_remote_bench() {
+    const RUNS: usize = 200;
+    let temp = tempfile::tempdir().expect("temp dir");
+    let dir = new_repo(&temp, "README", "bench\n", "docs/plan.md");
+    std::fs::write(
+        dir.join("docs/plan.md"),
+        "# Plan\n## PR 1: the bench's PR [DONE]\n",
+    )
+    .expect("master plan");
+    std::fs::write(
+        dir.join(".orchestrate.toml"),
+        "main_branch = \"main\"\nmaster_plan = \"docs/plan.md\"\n",
+    )
+    .expect("config");
+    git(&dir, &["add", "-A"]);
+    git(&dir, &["commit", "--quiet", "-m", "config"]);
+    let bare = temp.path().join("remote.git");
+    let bare_str = bare.to_str().expect("utf-8");
+    git(&dir, &["init", "--quiet", "--bare", bare_str]);
+    git(&dir, &["remote", "add", "origin", bare_str]);
+    git(&dir, &["push", "--quiet", "origin", "main"]);
+    assert_eq!(orchestrate(&dir, &["init"]), 0, "init");
+    assert_eq!(
+        orchestrate(
+            &dir,
+            &["submit-work", "-s", "all PRs are done", "--no-pr-left"]
+        ),
+        0,
+        "idle"
+    );
+    assert_eq!(orchestrate(&dir, &["sync"]), 0, "sync");
+    let reads = temp.path().join("reads");
+    let wrapper = temp.path().join("upload-pack");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\necho read >> '{}'\nexec git-upload-pack \"$@\"\n",
+            reads.display()
+        ),
+    )
+    .expect("wrapper");
+    std::fs::set_permissions(
+        &wrapper,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .expect("chmod");
+    git(
+        &dir,
+        &[
+            "config",
+            "remote.origin.uploadpack",
+            wrapper.to_str().expect("utf-8"),
+        ],
+    );
+    let timed = |program: &str, args: &[&str]| {
+        let start = Instant::now();
+        let status = command(program, &dir).args(args).status().expect("run");
+        assert!(status.success(), "{program} {args:?}");
+        start.elapsed()
+    };
+    for _ in 0..10 {
+        timed(BIN, &["get-task"]);
+    }
+    let before = std::fs::read_to_string(&reads).map_or(0, |t| t.lines().count());
+    let (mut base, mut idle) = (Vec::new(), Vec::new());
+    for _ in 0..RUNS {
+        base.push(timed("git", &["rev-parse", "HEAD"]));
+        idle.push(timed(BIN, &["get-task"]));
+    }
+    let after = std::fs::read_to_string(&reads).map_or(0, |t| t.lines().count());
+    let (base, idle) = (median(base), median(idle));
+    println!(
+        "idle get-task with a remote, median of {RUNS} interleaved runs: git rev-parse HEAD \
+         {:.2} ms, get-task {:.2} ms, {:.2} x; the remote read {} time(s) in those {RUNS} calls \
+         ({} in the 10 calls before them)",
+        base.as_secs_f64() * 1e3,
+        idle.as_secs_f64() * 1e3,
+        idle.as_secs_f64() / base.as_secs_f64(),
+        after - before,
+        before
+    );
+}
+
+/// `git push` of 10,000 branches through the installed pre-push hook (bar: < 10 s), each
+/// branch one commit on main, made with fast-import; the same push without our hooks beside
+/// it.
+fn pre_push_bench() {
+    const REFS: usize = 10_000;
+    let push = |hooked: bool| {
+        let temp = tempfile::tempdir().expect("temp dir");
+        let dir = new_repo(&temp, "README", "bench\n", "docs/plan.md");
+        let bare = temp.path().join("remote.git");
+        let bare_str = bare.to_str().expect("utf-8");
+        git(&dir, &["init", "--quiet", "--bare", bare_str]);
+        git(&dir, &["remote", "add", "origin", bare_str]);
+        git(&dir, &["push", "--quiet", "origin", "main"]);
+        if hooked {
+            assert_eq!(orchestrate(&dir, &["init"]), 0, "init");
+        }
+        let main = String::from_utf8(
+            command("git", &dir)
+                .args(["rev-parse", "HEAD"])
+                .stdout(Stdio::piped())
+                .output()
+                .expect("rev-parse")
+                .stdout,
+        )
+        .expect("utf-8");
+        let mut stream = String::new();
+        for i in 0..REFS {
+            let message = format!("work {i}\n");
+            stream.push_str(&format!(
+                "commit refs/heads/b/{i:05}\ncommitter T <t@example.org> 1700000000 +0000\ndata {}\n{message}\nfrom {}\n\n",
+                message.len(),
+                main.trim()
+            ));
+        }
+        let mut child = command("git", &dir)
+            .args(["fast-import", "--quiet"])
+            .stdin(Stdio::piped())
+            .spawn()
+            .expect("fast-import");
+        std::io::Write::write_all(&mut child.stdin.take().expect("stdin"), stream.as_bytes())
+            .expect("write the stream");
+        assert!(child.wait().expect("wait").success(), "fast-import");
+        let start = Instant::now();
+        git(
+            &dir,
+            &["push", "--quiet", "origin", "refs/heads/b/*:refs/heads/b/*"],
+        );
+        start.elapsed()
+    };
+    let plain = push(false);
+    let hooked = push(true);
+    println!(
+        "pre-push of {REFS} branches: {:.2} s with our hooks, {:.2} s without (bar: < 10 s: {})",
+        hooked.as_secs_f64(),
+        plain.as_secs_f64(),
+        if hooked.as_secs_f64() < 10.0 {
+            "met"
+        } else {
+            "NOT MET"
+        }
+    );
 }
