@@ -138,23 +138,16 @@ pub fn init(
         }
         None => None,
     };
-    let mut detected_gate = None;
     let config_note = plan.config.note();
-    let config_written = match (&plan.config, existing) {
-        (ConfigAction::Keep { .. }, Some(text)) => {
-            Config::parse(&text, &Origin::WorkingTree)?;
-            false
-        }
-        (ConfigAction::Keep { .. }, None) => false,
-        (ConfigAction::Write { main, gate }, _) => {
-            let main = match main {
-                Some(main) => main.clone(),
-                None => session.main_branch(snapshot.as_ref().map(|s| &s.state))?,
-            };
-            detected_gate = write_config(session, &path, &main, gate.as_deref(), left_empty)?;
-            true
-        }
-    };
+    let state_now = snapshot.as_ref().map(|s| &s.state);
+    let (config_written, detected_gate) = apply_config(
+        session,
+        &plan.config,
+        existing,
+        state_now,
+        &path,
+        left_empty,
+    )?;
     let refspecs_added = add_refspecs(session)?;
     let mut warnings = Vec::new();
     let adopted = match plan.workflow {
@@ -162,21 +155,7 @@ pub fn init(
         WorkflowAction::Keep | WorkflowAction::Create => None,
     };
     let created = snapshot.is_none() && ticket.is_none() && adopted.is_none();
-    let (state, status) = match (snapshot, &ticket) {
-        (Some(s), _) => {
-            let status = s.state.status().to_string();
-            (s.state, status)
-        }
-        (None, Some(t)) => (
-            crate::workflow::State::new(Some(t.ticket.main_branch.clone())),
-            t.ticket.state.as_str().to_string(),
-        ),
-        (None, None) => {
-            let s = session.with_retries(|| session.read_or_create())?;
-            let status = s.state.status().to_string();
-            (s.state, status)
-        }
-    };
+    let (state, status) = settle_workflow(session, snapshot, ticket.as_ref())?;
     let main = session.main_branch(Some(&state))?;
     if ticket.is_none() {
         warnings.extend(state_warnings(session, &state, &main, main_branch)?);
@@ -216,6 +195,57 @@ pub fn init(
         warnings,
         ci,
         master_plan,
+    })
+}
+
+/// The configuration as the decision has it: a kept file is read (and must parse), a written
+/// one is written. Whether a file was written, and the gate it detected.
+fn apply_config(
+    session: &Session,
+    action: &ConfigAction,
+    existing: Option<String>,
+    state: Option<&crate::workflow::State>,
+    path: &std::path::Path,
+    left_empty: bool,
+) -> Result<(bool, Option<config::TestRunner>), EngineError> {
+    match (action, existing) {
+        (ConfigAction::Keep { .. }, Some(text)) => {
+            Config::parse(&text, &Origin::WorkingTree)?;
+            Ok((false, None))
+        }
+        (ConfigAction::Keep { .. }, None) => Ok((false, None)),
+        (ConfigAction::Write { main, gate }, _) => {
+            let main = match main {
+                Some(main) => main.clone(),
+                None => session.main_branch(state)?,
+            };
+            let detected = write_config(session, path, &main, gate.as_deref(), left_empty)?;
+            Ok((true, detected))
+        }
+    }
+}
+
+/// The workflow's state and status after init: a TDD workflow's as read, a ticket's as its
+/// record says (with a state for its main branch), else a new workflow's, created now.
+fn settle_workflow(
+    session: &Session,
+    snapshot: Option<crate::store::Snapshot>,
+    ticket: Option<&crate::store::TicketSnapshot>,
+) -> Result<(crate::workflow::State, String), EngineError> {
+    Ok(match (snapshot, ticket) {
+        (Some(s), _) => {
+            let status = s.state.status().to_string();
+            (s.state, status)
+        }
+        (None, Some(t)) => (
+            crate::workflow::State::new(Some(t.ticket.main_branch.clone())),
+            t.ticket.state.as_str().to_string(),
+        ),
+        (None, None) => {
+            let s = session.with_retries(|| session.read_or_create())?;
+            let status = s.state.status().to_string();
+            (s.state, status)
+        }
     })
 }
 
