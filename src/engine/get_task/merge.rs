@@ -221,7 +221,6 @@ pub(crate) fn land(
         MainAt::Here => {}
     }
     let message = format!("Merge branch '{branch}'");
-    let has_identity = session.store.identity().is_some();
     for attempt in 0..MAX_PUSHES {
         let theirs = match &remote {
             Some(remote) => match up_to_remote(session, main, &at, remote)? {
@@ -237,16 +236,9 @@ pub(crate) fn land(
             return blocked(why);
         }
         let before = git.rev_parse(&crate::store::branch_ref(main))?;
-        // Already in main: a crash came after the merge ("already up to date").
-        let merged = if git.is_ancestor(tip, &before)? {
-            before.clone()
-        } else {
-            match git.merge_tree_files(&before, tip)? {
-                MergedTree::Conflict(files) => return Ok(conflicted(branch, main, &files)),
-                MergedTree::Clean(tree) => {
-                    git.commit_tree(&tree, &[&before, tip], &message, has_identity)?
-                }
-            }
+        let merged = match merge_commit(session, tip, &before, &message)? {
+            Ok(merged) => merged,
+            Err(files) => return Ok(conflicted(branch, main, &files)),
         };
         // A merge onto a main that moved after another clone's push is checked again.
         if merged != before && (attempt > 0 || pinned.is_some_and(|pin| pin != before)) {
@@ -258,73 +250,136 @@ pub(crate) fn land(
                 });
             }
         }
-        if let Some(recorder) = recorder {
-            let target = super::landing::Target {
-                remote: remote.as_deref(),
-                main,
-                at: &at,
-                branch,
-                tip,
-                merged: &merged,
-                before: &before,
-                theirs: theirs.as_deref(),
-                exact: merged_exactly(session, &merged, tip, &before)?,
-            };
-            match super::landing::record_and_push(session, recorder, &target)? {
-                Landed::Recorded(event) => {
-                    out.recorded = true;
-                    return Ok(event);
-                }
-                Landed::Blocked(why) => return blocked(why),
-                Landed::Refused(refused) => {
-                    if !crate::engine::remote::lost_race(&refused) {
-                        return blocked(Blocked::PushRefused {
-                            main: main.to_string(),
-                            remote: remote.clone().unwrap_or_default(),
-                            said: refused.to_string(),
-                        });
-                    }
-                    out.raced += 1;
-                    continue;
-                }
+        let target = super::landing::Target {
+            remote: remote.as_deref(),
+            main,
+            at: &at,
+            branch,
+            tip,
+            merged: &merged,
+            before: &before,
+            theirs: theirs.as_deref(),
+            // Only the recorder reads it.
+            exact: recorder.is_some() && merged_exactly(session, &merged, tip, &before)?,
+        };
+        let attempt = match recorder {
+            Some(recorder) => record_and_push(session, recorder, &target)?,
+            None => move_and_push(session, &target)?,
+        };
+        match attempt {
+            Pushed::Recorded(event) => {
+                out.recorded = true;
+                return Ok(event);
             }
+            Pushed::Landed => return finish(session, branch, tip, &at, &merged, &before),
+            Pushed::Blocked(why) => return blocked(why),
+            Pushed::Raced => out.raced += 1,
         }
-        if merged != before
-            && let Err(why) = move_main(session, main, &at, &before, &merged)?
-        {
-            return blocked(why);
-        }
-        let Some(remote) = &remote else {
-            return finish(session, branch, tip, &at, &merged, &before);
-        };
-        if theirs.as_deref() == Some(merged.as_str()) {
-            return finish(session, branch, tip, &at, &merged, &before);
-        }
-        let Err(refused) =
-            crate::engine::remote::push_main(session, remote, main, &merged, theirs.as_deref())
-        else {
-            return finish(session, branch, tip, &at, &merged, &before);
-        };
-        // What the remote refused does not stay on main here.
-        if merged != before
-            && let Err(why) = move_main(session, main, &at, &merged, &before)?
-        {
-            return blocked(why);
-        }
-        if !crate::engine::remote::lost_race(&refused) {
-            return blocked(Blocked::PushRefused {
-                main: main.to_string(),
-                remote: remote.clone(),
-                said: refused.to_string(),
-            });
-        }
-        out.raced += 1;
     }
     blocked(Blocked::RaceLost {
         main: main.to_string(),
         remote: remote.unwrap_or_default(),
         attempts: MAX_PUSHES,
     })
+}
+
+/// How one attempt of landing the merge ended.
+enum Pushed {
+    /// The recorder recorded the merge and it landed: the event it recorded.
+    Recorded(Event),
+    /// Main moved to the merge (and pushed, with a remote), nothing recorded yet.
+    Landed,
+    Blocked(Blocked),
+    /// The remote's main moved first: the attempt is made again from a fresh read.
+    Raced,
+}
+
+/// The recorder's landing (the merge recorded first, then pushed with main and the notes in
+/// one atomic push), its refusal told apart from a lost race.
+fn record_and_push(
+    session: &Session,
+    recorder: &dyn super::landing::Recorder,
+    target: &super::landing::Target,
+) -> Result<Pushed, EngineError> {
+    Ok(
+        match super::landing::record_and_push(session, recorder, target)? {
+            Landed::Recorded(event) => Pushed::Recorded(event),
+            Landed::Blocked(why) => Pushed::Blocked(why),
+            Landed::Refused(refused) if crate::engine::remote::lost_race(&refused) => Pushed::Raced,
+            Landed::Refused(refused) => Pushed::Blocked(Blocked::PushRefused {
+                main: target.main.to_string(),
+                remote: target.remote.unwrap_or_default().to_string(),
+                said: refused.to_string(),
+            }),
+        },
+    )
+}
+
+/// The merge commit of `tip` onto main at `before` (main itself when `tip` is in it already:
+/// a crash came after the merge, "already up to date"), or the files that conflict.
+fn merge_commit(
+    session: &Session,
+    tip: &str,
+    before: &str,
+    message: &str,
+) -> Result<Result<String, Vec<String>>, EngineError> {
+    let git = &session.git;
+    if git.is_ancestor(tip, before)? {
+        return Ok(Ok(before.to_string()));
+    }
+    Ok(match git.merge_tree_files(before, tip)? {
+        MergedTree::Conflict(files) => Err(files),
+        MergedTree::Clean(tree) => {
+            let has_identity = session.store.identity().is_some();
+            Ok(git.commit_tree(&tree, &[before, tip], message, has_identity)?)
+        }
+    })
+}
+
+/// Main moved here to the merge, then pushed when there is a remote (unless the remote has
+/// it already); a refused push puts main back where it was, and a lost race says so.
+fn move_and_push(
+    session: &Session,
+    target: &super::landing::Target,
+) -> Result<Pushed, EngineError> {
+    let super::landing::Target {
+        remote,
+        main,
+        at,
+        merged,
+        before,
+        theirs,
+        ..
+    } = *target;
+    if merged != before
+        && let Err(why) = move_main(session, main, at, before, merged)?
+    {
+        return Ok(Pushed::Blocked(why));
+    }
+    let Some(remote) = remote else {
+        return Ok(Pushed::Landed);
+    };
+    if theirs == Some(merged) {
+        return Ok(Pushed::Landed);
+    }
+    let Err(refused) = crate::engine::remote::push_main(session, remote, main, merged, theirs)
+    else {
+        return Ok(Pushed::Landed);
+    };
+    // What the remote refused does not stay on main here.
+    if merged != before
+        && let Err(why) = move_main(session, main, at, merged, before)?
+    {
+        return Ok(Pushed::Blocked(why));
+    }
+    if !crate::engine::remote::lost_race(&refused) {
+        return Ok(Pushed::Blocked(Blocked::PushRefused {
+            main: main.to_string(),
+            remote: remote.to_string(),
+            said: refused.to_string(),
+        }));
+    }
+    Ok(Pushed::Raced)
 }
 
 /// The halt of a merge that conflicts; nothing was changed, the PR branch is kept.
