@@ -1986,3 +1986,130 @@ fn gemini_as_a_ticket_manager_under_run_assigns_verifies_and_merges_through_mcp(
     let Some(gemini) = gemini_bin() else { return };
     ticket_manager_under_run("gemini", &gemini);
 }
+
+/// A ticket of one subtask driven by `git orchestrate run --agent AGENT` (Codex or Gemini
+/// CLI), which plays both roles as the Claude Code test above does: one session per turn, each
+/// told its role (GIT_ORCHESTRATE_ROLE) and briefed as it, acting through that role's MCP tools
+/// (the developer commits through the client's shell, with no `$(…)`, which Gemini refuses);
+/// the fake model answers by the briefing each session starts with.
+fn ticket_both_roles_under_run(agent: &str, cli: &Path) {
+    let repo = TestRepo::with_config(
+        "main_branch = \"main\"\n[[preflight]]\nname = \"tests\"\n\
+         command = \"sh run_tests.sh && if [ -e test_hello.sh ]; then sh test_hello.sh; fi\"\n",
+    );
+    repo.run(&["init", "--agent", agent]).expect(0);
+    // The client's files stay out of the ticket's commits.
+    let exclude = repo.path.join(".git/info/exclude");
+    let mut text = std::fs::read_to_string(&exclude).unwrap_or_default();
+    text.push_str(&format!(".{agent}/\n"));
+    std::fs::write(&exclude, text).unwrap();
+    repo.run(&["ticket", "new", "--title", "Say hello"])
+        .expect(0);
+    let tool = tool_of(agent);
+    let shell = shell_of(agent);
+    let model = FakeModel::start_by_prompt(json!([
+        {"match": "## Report of S1", "turns": [
+            shell("echo \"role=$GIT_ORCHESTRATE_ROLE\""),
+            tool("update_subtask", json!({"status": "complete", "notes": "hello.sh says hello"})),
+            tool("complete_ticket", json!({"summary": "hello.sh says hello"})),
+            say("The ticket is done."),
+        ]},
+        {"match": "(none yet: break the ticket", "turns": [
+            shell("echo \"role=$GIT_ORCHESTRATE_ROLE\""),
+            tool("assign_to_developer", json!({
+                "mode": "implementation", "goal": "hello.sh prints hello",
+                "filesToModify": ["hello.sh", "test_hello.sh"],
+                "acceptanceCriteria": ["sh hello.sh prints hello"]
+            })),
+            say("Assigned."),
+        ]},
+        {"match": "## Current Assignment", "turns": [
+            shell("echo \"role=$GIT_ORCHESTRATE_ROLE\" && echo 'echo hello' > hello.sh && \
+                   echo 'sh hello.sh | grep -qx hello' > test_hello.sh && \
+                   git add hello.sh test_hello.sh && git commit -q -m 'hello.sh says hello'"),
+            tool("subtask_complete", json!({
+                "status": "complete", "buildStatus": "pass", "message": "hello.sh says hello",
+                "filesChanged": [{"path": "hello.sh"}, {"path": "test_hello.sh"}]
+            })),
+            say("Reported."),
+        ]},
+    ]));
+    let (_home, env) = offline_env(agent, &model);
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let (code, events) = run_driver(&repo, agent, cli, &env, &[]);
+    assert_eq!(code, 0, "{agent}: {events:#?}");
+    let end = events.last().unwrap();
+    assert_eq!(
+        (&end["outcome"], &end["state"]),
+        (&json!("done"), &json!("TICKET_DONE")),
+        "{agent}: {events:#?}"
+    );
+    let roles: Vec<&str> = turns_of(&events, "role")
+        .iter()
+        .map(|r| r.as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["manager", "developer", "manager"], "{agent}");
+    assert!(turns_of(&events, "progressed").iter().all(|p| **p == true));
+    // A session of its own for each turn: the roles never share a conversation.
+    let ids = turns_of(&events, "session_id");
+    assert!(ids.iter().all(|id| id.is_string()), "{agent}: {ids:?}");
+    assert!(
+        ids[0] != ids[1] && ids[1] != ids[2] && ids[0] != ids[2],
+        "{agent}: {ids:?}"
+    );
+    // Each session's shell had its role, and every MCP tool had the server's.
+    let seen = serde_json::to_string(&model.requests()).unwrap();
+    assert!(
+        seen.contains("role=manager"),
+        "{agent}: the manager's shell"
+    );
+    assert!(
+        seen.contains("role=developer"),
+        "{agent}: the developer's shell"
+    );
+    assert!(
+        !seen.contains("no role"),
+        "{agent}: the server had the role"
+    );
+    assert!(
+        !seen.contains("Command injection"),
+        "{agent}: no shell line refused"
+    );
+    // main has the merge of one squashed commit.
+    let parents = repo.git(&["log", "-1", "--format=%P", "main"]);
+    let parents: Vec<&str> = parents.split_whitespace().collect();
+    assert_eq!(parents.len(), 2, "{agent}: {parents:?}");
+    assert_eq!(
+        repo.git(&[
+            "rev-list",
+            "--count",
+            &format!("{}..{}", parents[0], parents[1])
+        ])
+        .trim(),
+        "1",
+        "{agent}"
+    );
+    assert_eq!(repo.git(&["show", "main:hello.sh"]), "echo hello\n");
+    assert_eq!(
+        repo.run(&["--json", "ticket", "show"]).expect(0).json()["state"],
+        "TICKET_DONE"
+    );
+    let (asked, calls) = model.figures();
+    eprintln!(
+        "figures: {agent}, a ticket (both roles) under run: {} run turns, {asked} model turns, \
+         {calls} tool calls",
+        turns_of(&events, "turn").len()
+    );
+}
+
+#[test]
+fn run_with_codex_plays_both_roles_of_a_ticket_until_it_is_merged() {
+    let Some(codex) = codex_bin() else { return };
+    ticket_both_roles_under_run("codex", &codex);
+}
+
+#[test]
+fn run_with_gemini_plays_both_roles_of_a_ticket_until_it_is_merged() {
+    let Some(gemini) = gemini_bin() else { return };
+    ticket_both_roles_under_run("gemini", &gemini);
+}
