@@ -51,6 +51,11 @@ fn claude(stdout: &str) -> Option<Usage> {
     let input = fresh
         .checked_add(written.unwrap_or(0))?
         .checked_add(read.unwrap_or(0))?;
+    if input == 0 {
+        // Claude Code writes zeros where the provider reported no usage (observed with 2.1.330,
+        // tests/cli/agents.rs); no real request reads no input at all.
+        return None;
+    }
     let cost = result["total_cost_usd"]
         .as_f64()
         .filter(|c| c.is_finite() && *c >= 0.0);
@@ -166,6 +171,9 @@ pub struct TranscriptUsage {
     pub usage: Option<Usage>,
     /// The last message id counted, to count it once across reads.
     pub last_message: Option<String>,
+    /// The text of the newest assistant message read (its text blocks, in order), to tell
+    /// whether the message a Stop hook names has been written yet.
+    pub last_text: Option<String>,
 }
 
 /// Reads `lines` of a Claude Code transcript, counting each assistant message once (by
@@ -191,10 +199,20 @@ pub fn claude_transcript<'a>(
         let Some(id) = message["id"].as_str() else {
             continue;
         };
+        let text = message["content"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|block| block["text"].as_str());
         if out.last_message.as_deref() == Some(id) {
+            // Another entry of the message counted last: only its text is new.
+            if let Some(last) = out.last_text.as_mut() {
+                last.extend(text);
+            }
             continue;
         }
         out.last_message = Some(id.to_string());
+        out.last_text = Some(text.collect());
         out.messages = out.messages.saturating_add(1);
         let usage = &message["usage"];
         let (Some(fresh), Some(output)) = (
@@ -210,6 +228,10 @@ pub fn claude_transcript<'a>(
         else {
             continue;
         };
+        if input == 0 {
+            // Zeros where the provider reported none, as in `claude` above: not reported.
+            continue;
+        }
         let sum = out.usage.get_or_insert(Usage {
             input_tokens: 0,
             output_tokens: 0,
@@ -407,6 +429,28 @@ mod tests {
         );
     }
 
+    /// Claude Code 2.1.330 against a provider that reports no usage writes zeros, in its
+    /// result and in its transcript: no report, never 0. The transcript's text is kept whole.
+    #[test]
+    fn claudes_zeros_are_no_report() {
+        let result = "{\"type\":\"result\",\"usage\":{\"input_tokens\":0,\
+                      \"cache_creation_input_tokens\":0,\"cache_read_input_tokens\":0,\
+                      \"output_tokens\":0},\"total_cost_usd\":0}";
+        assert_eq!(read_usage(Client::Claude, result), None);
+        let zeros = r#"{"type":"assistant","message":{"id":"m1","content":[{"type":"text","text":"Nothing "}],"usage":{"input_tokens":0,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":0}}}"#;
+        let rest = r#"{"type":"assistant","message":{"id":"m1","content":[{"type":"text","text":"is left."}],"usage":{"input_tokens":0,"output_tokens":0}}}"#;
+        let read = claude_transcript([zeros.as_bytes(), rest.as_bytes()], None);
+        assert_eq!(
+            read,
+            TranscriptUsage {
+                messages: 1,
+                usage: None,
+                last_message: Some("m1".into()),
+                last_text: Some("Nothing is left.".into()),
+            }
+        );
+    }
+
     #[test]
     fn counts_that_overflow_are_no_usage() {
         let max = u64::MAX;
@@ -443,7 +487,7 @@ mod tests {
 
         /// Figures a client printed are read back exactly.
         #[test]
-        fn claudes_figures_are_read_back(i in 0u64..1u64 << 40, o in 0u64..1u64 << 40, r in 0u64..1u64 << 40) {
+        fn claudes_figures_are_read_back(i in 1u64..1u64 << 40, o in 0u64..1u64 << 40, r in 0u64..1u64 << 40) {
             let text = format!(
                 "{{\"type\":\"result\",\"usage\":{{\"input_tokens\":{i},\"cache_read_input_tokens\":{r},\"output_tokens\":{o}}}}}"
             );

@@ -222,18 +222,26 @@ struct TranscriptMark {
     last_message: Option<String>,
 }
 
+/// How long the last stop of a session waits for Claude Code to write the message it names:
+/// Claude Code appends to its transcript behind the hook (seen with 2.1.330: the last message
+/// was missing at its Stop hook in 1 of 4 sessions), and no later stop would read it.
+const LAST_MESSAGE_WAIT: std::time::Duration = std::time::Duration::from_millis(1500);
+
 /// An agent run by hand (not under `run`): at its Stop hook, the tokens its Claude Code
 /// transcript says the model used since the last stop are recorded as a turn in
 /// `refs/orchestrator/runs/<workflow>`, in the record `run` writes, so the ledger counts them
 /// (docs/board.md, "The ledger"). Only the new complete lines are read, at most
-/// [`TRANSCRIPT_READ_CAP`] bytes a stop; a file that is not a regular one is not read. Returns
-/// whether a turn was recorded: none when no new assistant message was found.
+/// [`TRANSCRIPT_READ_CAP`] bytes a stop; a file that is not a regular one is not read.
+/// `last_message` is the text of the message the hook says ended the session (a stop that lets
+/// the agent go): until the transcript holds it, it is read again, for at most
+/// [`LAST_MESSAGE_WAIT`]. Returns whether a turn was recorded: none when no new assistant
+/// message was found.
 pub fn record_transcript_usage(
     session: &Session,
     agent_session: &str,
     transcript: &Path,
+    last_message: Option<&str>,
 ) -> Result<bool, EngineError> {
-    use std::io::{BufRead, Read, Seek};
     let mark_path = session.store.transcript_mark_file(agent_session);
     let shown = transcript.display().to_string();
     let mut mark: TranscriptMark = crate::input::read_file(&mark_path, crate::input::CAP)
@@ -245,54 +253,29 @@ pub fn record_transcript_usage(
             path: shown.clone(),
             ..TranscriptMark::default()
         });
-    // A FIFO or a device would block or never end: only a regular file is read.
-    let meta = std::fs::metadata(transcript).map_err(io_error(format!("read {shown}")))?;
-    if !meta.is_file() {
-        return Err(EngineError::BadInput {
-            message: format!("the transcript {shown} is not a regular file"),
-            hint: "the agent client names its transcript file in transcript_path".into(),
-        });
-    }
-    if meta.len() < mark.offset {
-        // Shorter than what was read: another file now, read from its start.
-        mark = TranscriptMark {
-            path: shown.clone(),
-            ..TranscriptMark::default()
+    let deadline = std::time::Instant::now() + LAST_MESSAGE_WAIT;
+    let (read, found) = loop {
+        let (read, lines) = read_transcript(transcript, &shown, &mut mark)?;
+        let found = crate::agent::usage::claude_transcript(
+            lines.iter().map(Vec::as_slice),
+            mark.last_message.as_deref(),
+        );
+        let written = match last_message {
+            None => true,
+            // Compared without white space: the hook's text joins the message's blocks.
+            Some(text) => found
+                .last_text
+                .as_deref()
+                .is_some_and(|t| words(t) == words(text)),
         };
-    }
-    let mut file = std::fs::File::open(transcript).map_err(io_error(format!("read {shown}")))?;
-    file.seek(std::io::SeekFrom::Start(mark.offset))
-        .map_err(io_error(format!("read {shown}")))?;
-    let mut reader = std::io::BufReader::new(file.take(TRANSCRIPT_READ_CAP));
-    let mut lines: Vec<Vec<u8>> = Vec::new();
-    let mut read: u64 = 0;
-    let mut line = Vec::new();
-    loop {
-        line.clear();
-        let n = reader
-            .read_until(b'\n', &mut line)
-            .map_err(io_error(format!("read {shown}")))?;
-        if n > 0 && line.last() != Some(&b'\n') && read == 0 && n as u64 >= TRANSCRIPT_READ_CAP {
-            // One line longer than a whole read: skipped, its rest unreadable at the next.
-            read = n as u64;
-            break;
+        if written || std::time::Instant::now() >= deadline {
+            break (read, found);
         }
-        // The end, or a line still being written: it is read whole at the next stop.
-        if n == 0 || line.last() != Some(&b'\n') {
-            break;
-        }
-        read = read.saturating_add(n as u64);
-        if line.len() <= TRANSCRIPT_LINE_CAP {
-            lines.push(std::mem::take(&mut line));
-        }
-    }
-    if read == 0 && lines.is_empty() {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    if read == 0 && found.messages == 0 {
         return Ok(false);
     }
-    let found = crate::agent::usage::claude_transcript(
-        lines.iter().map(Vec::as_slice),
-        mark.last_message.as_deref(),
-    );
     let next = TranscriptMark {
         path: shown,
         offset: mark.offset.saturating_add(read),
@@ -330,6 +313,62 @@ pub fn record_transcript_usage(
     std::fs::write(&tmp, bytes).map_err(io_error(format!("write {}", tmp.display())))?;
     std::fs::rename(&tmp, &mark_path).map_err(io_error(format!("rename {}", tmp.display())))?;
     Ok(recorded)
+}
+
+/// The complete new lines of `transcript` past `mark` (reset when the file is shorter than
+/// what was read: another file now), and how many bytes they take.
+fn read_transcript(
+    transcript: &Path,
+    shown: &str,
+    mark: &mut TranscriptMark,
+) -> Result<(u64, Vec<Vec<u8>>), EngineError> {
+    use std::io::{BufRead, Read, Seek};
+    // A FIFO or a device would block or never end: only a regular file is read.
+    let meta = std::fs::metadata(transcript).map_err(io_error(format!("read {shown}")))?;
+    if !meta.is_file() {
+        return Err(EngineError::BadInput {
+            message: format!("the transcript {shown} is not a regular file"),
+            hint: "the agent client names its transcript file in transcript_path".into(),
+        });
+    }
+    if meta.len() < mark.offset {
+        *mark = TranscriptMark {
+            path: shown.to_string(),
+            ..TranscriptMark::default()
+        };
+    }
+    let mut file = std::fs::File::open(transcript).map_err(io_error(format!("read {shown}")))?;
+    file.seek(std::io::SeekFrom::Start(mark.offset))
+        .map_err(io_error(format!("read {shown}")))?;
+    let mut reader = std::io::BufReader::new(file.take(TRANSCRIPT_READ_CAP));
+    let mut lines: Vec<Vec<u8>> = Vec::new();
+    let mut read: u64 = 0;
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let n = reader
+            .read_until(b'\n', &mut line)
+            .map_err(io_error(format!("read {shown}")))?;
+        if n > 0 && line.last() != Some(&b'\n') && read == 0 && n as u64 >= TRANSCRIPT_READ_CAP {
+            // One line longer than a whole read: skipped, its rest unreadable at the next.
+            read = n as u64;
+            break;
+        }
+        // The end, or a line still being written: it is read whole at the next stop.
+        if n == 0 || line.last() != Some(&b'\n') {
+            break;
+        }
+        read = read.saturating_add(n as u64);
+        if line.len() <= TRANSCRIPT_LINE_CAP {
+            lines.push(std::mem::take(&mut line));
+        }
+    }
+    Ok((read, lines))
+}
+
+/// `text` without its white space.
+fn words(text: &str) -> String {
+    text.split_whitespace().collect()
 }
 
 fn write_record(path: &Path, record: &StopRecord) -> Result<(), EngineError> {

@@ -2113,3 +2113,93 @@ fn run_with_gemini_plays_both_roles_of_a_ticket_until_it_is_merged() {
     let Some(gemini) = gemini_bin() else { return };
     ticket_both_roles_under_run("gemini", &gemini);
 }
+
+/// The real Claude Code run by hand (`claude -p`, no `run` around it) in a project wired by
+/// `init --agent claude`, against a fake model that reports `usage` or not: its one turn (it
+/// asks for the task, says nothing is left, and may stop). Returns the repository, the
+/// client's session id and the workflow's ledger figures from `board --json`.
+fn claude_by_hand(usage: bool) -> Option<(TestRepo, String, Value)> {
+    let claude = claude_bin()?;
+    let repo = TestRepo::new();
+    repo.write(
+        "docs/plan.md",
+        "# Plan\n## PR 1: feat: Add numbers [DONE]\n",
+    );
+    repo.commit_all("plan: all done");
+    repo.run(&["init", "--agent", "claude"]).expect(0);
+    let model = FakeModel::with_script(json!({"usage": usage, "turns": [
+        mcp("get_task", json!({})),
+        mcp("submit_work", json!({"summary": "every PR is [DONE]", "no_pr_left": true})),
+        say("Nothing is left to do."),
+    ]}));
+    let out = run_claude(&repo, &claude, &model);
+    succeeded(&out);
+    let result: Value = serde_json::from_slice(&out.stdout).expect("claude's JSON result");
+    let session = result["session_id"]
+        .as_str()
+        .expect("a session id")
+        .to_string();
+    // The Stop hook let it stop at once: one stop, which read the whole transcript.
+    assert_eq!(
+        model.hook_messages("Stop hook feedback:"),
+        Vec::<String>::new()
+    );
+    let board = repo.run(&["--json", "board"]).expect(0).json();
+    let ledger = &board["workflows"][0]["ledger"];
+    let figures = json!({
+        "turns": ledger["turns"], "turns_reporting": ledger["turns_reporting"],
+        "tokens": ledger["tokens"], "cost_usd": ledger["cost_usd"]
+    });
+    Some((repo, session, figures))
+}
+
+/// The record of the by-hand turn, whole, with what only the run knows (the session id, the
+/// workflow's tip) filled in.
+fn by_hand_record(repo: &TestRepo, session: &str, usage: Value) -> (Value, Value) {
+    let record: Value =
+        serde_json::from_str(&repo.git(&["show", "refs/orchestrator/runs/main:turn.json"]))
+            .expect("turn.json");
+    let tip = repo.git(&["rev-parse", "refs/orchestrator/workflows/main"]);
+    let expected = json!({
+        "session": "by-hand", "session_id": session, "client": "claude", "messages": 3,
+        "usage": usage, "tip_after": tip.trim(),
+    });
+    (record, expected)
+}
+
+/// By hand, the Stop hook reads Claude Code's transcript: the fake model reports 10 input and
+/// 5 output tokens for each of its 3 messages, and the ledger shows exactly that for the one
+/// by-hand turn (the cost is not in a transcript: not reported).
+#[test]
+fn claude_code_by_hand_its_transcripts_tokens_reach_the_ledger() {
+    let Some((repo, session, figures)) = claude_by_hand(true) else {
+        return;
+    };
+    assert_eq!(
+        figures,
+        json!({"turns": 1, "turns_reporting": 1,
+               "tokens": {"input": 30, "output": 15}, "cost_usd": null})
+    );
+    let (record, expected) = by_hand_record(
+        &repo,
+        &session,
+        json!({"input_tokens": 30, "output_tokens": 15, "cached_input_tokens": 0, "cost_usd": null}),
+    );
+    assert_eq!(record, expected);
+}
+
+/// By hand, against a model that reports no usage: Claude Code writes zeros into its
+/// transcript, which are no report; the turn is counted, its tokens "not reported" (null),
+/// never 0.
+#[test]
+fn claude_code_by_hand_without_usage_is_not_reported_never_zero() {
+    let Some((repo, session, figures)) = claude_by_hand(false) else {
+        return;
+    };
+    assert_eq!(
+        figures,
+        json!({"turns": 1, "turns_reporting": 0, "tokens": null, "cost_usd": null})
+    );
+    let (record, expected) = by_hand_record(&repo, &session, Value::Null);
+    assert_eq!(record, expected);
+}
