@@ -1,6 +1,7 @@
 //! What a known agent CLI says a turn used, read off its own headless output: Claude Code's
 //! `result` object (`usage`, `total_cost_usd`), Codex's `turn.completed` events (`usage`) and
-//! Gemini CLI's `stats` (per-model `tokens`). Pure; a figure the output does not hold is
+//! Gemini CLI's `stats` (per-model `tokens`); and, for an agent run by hand, off the session
+//! file each client names to its Stop hook. Pure; a figure the output does not hold is
 //! absent, never 0 (docs/board.md, "The ledger").
 
 use serde::{Deserialize, Serialize};
@@ -248,6 +249,151 @@ pub fn claude_transcript<'a>(
     out
 }
 
+/// What the new lines of `client`'s session file (the `transcript_path` its Stop hook gets)
+/// say the model used since the last read; `seen` is the last message an earlier read counted.
+pub fn transcript<'a>(
+    client: Client,
+    lines: impl IntoIterator<Item = &'a [u8]>,
+    seen: Option<&str>,
+) -> TranscriptUsage {
+    match client {
+        Client::Claude => claude_transcript(lines, seen),
+        Client::Codex => codex_transcript(lines),
+        Client::Gemini => gemini_transcript(lines, seen),
+    }
+}
+
+/// Adds `usage` to the sum in `out`.
+fn add(out: &mut TranscriptUsage, usage: Usage) {
+    let sum = out.usage.get_or_insert(Usage {
+        input_tokens: 0,
+        output_tokens: 0,
+        cached_input_tokens: None,
+        cost_usd: None,
+    });
+    sum.input_tokens = sum.input_tokens.saturating_add(usage.input_tokens);
+    sum.output_tokens = sum.output_tokens.saturating_add(usage.output_tokens);
+    if let Some(cached) = usage.cached_input_tokens {
+        sum.cached_input_tokens = Some(sum.cached_input_tokens.unwrap_or(0).saturating_add(cached));
+    }
+}
+
+/// Codex 0.169's session rollout (JSONL under `$CODEX_HOME/sessions/`): one `token_count`
+/// event per model response, after the response's items, whose `info.last_token_usage` counts
+/// that response (`input_tokens` with the cached ones, as in `exec --json`), or whose `info`
+/// is null when the provider reported none. Each event is a message; the text of the last
+/// assistant `message` item before it is the message's text. Each line is read once (the
+/// caller keeps the offset), so nothing is counted twice.
+fn codex_transcript<'a>(lines: impl IntoIterator<Item = &'a [u8]>) -> TranscriptUsage {
+    let mut out = TranscriptUsage::default();
+    let mut pending: Option<String> = None;
+    for line in lines {
+        let Ok(entry) = serde_json::from_slice::<Value>(line) else {
+            continue;
+        };
+        let payload = &entry["payload"];
+        if entry["type"] == "response_item"
+            && payload["type"] == "message"
+            && payload["role"] == "assistant"
+        {
+            pending = Some(
+                payload["content"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|part| part["text"].as_str())
+                    .collect(),
+            );
+            continue;
+        }
+        if entry["type"] != "event_msg" || payload["type"] != "token_count" {
+            continue;
+        }
+        out.messages = out.messages.saturating_add(1);
+        out.last_text = pending.take();
+        let last = &payload["info"]["last_token_usage"];
+        let (Some(input), Some(output)) =
+            (count(&last["input_tokens"]), count(&last["output_tokens"]))
+        else {
+            continue;
+        };
+        if input == 0 {
+            // No real request reads no input: zeros are no report.
+            continue;
+        }
+        add(
+            &mut out,
+            Usage {
+                input_tokens: input,
+                output_tokens: output,
+                cached_input_tokens: count(&last["cached_input_tokens"]),
+                cost_usd: None,
+            },
+        );
+    }
+    out
+}
+
+/// Gemini CLI 0.61's session file (JSONL under `~/.gemini/tmp/<project>/chats/`): a `gemini`
+/// entry per model message, written again (same `id`) as it gains its tool calls, with
+/// `tokens` (`input`, the whole prompt; `output` and `thoughts`, both generated; `cached`), or
+/// `tokens: null` when the provider reported none. Each message counts once, by `id`. Its
+/// router's call is not in the file, so its few tokens are not counted by hand.
+fn gemini_transcript<'a>(
+    lines: impl IntoIterator<Item = &'a [u8]>,
+    seen: Option<&str>,
+) -> TranscriptUsage {
+    let mut out = TranscriptUsage {
+        last_message: seen.map(str::to_string),
+        ..TranscriptUsage::default()
+    };
+    for line in lines {
+        let Ok(entry) = serde_json::from_slice::<Value>(line) else {
+            continue;
+        };
+        if entry["type"] != "gemini" {
+            continue;
+        }
+        let Some(id) = entry["id"].as_str() else {
+            continue;
+        };
+        let text = match &entry["content"] {
+            Value::String(text) => text.clone(),
+            Value::Array(parts) => parts.iter().filter_map(|p| p["text"].as_str()).collect(),
+            _ => String::new(),
+        };
+        if out.last_message.as_deref() == Some(id) {
+            // The same message written again: its text as it is now.
+            out.last_text = Some(text);
+            continue;
+        }
+        out.last_message = Some(id.to_string());
+        out.last_text = Some(text);
+        out.messages = out.messages.saturating_add(1);
+        let tokens = &entry["tokens"];
+        let (Some(input), Some(output)) = (count(&tokens["input"]), count(&tokens["output"]))
+        else {
+            continue;
+        };
+        let Some(output) = output.checked_add(count(&tokens["thoughts"]).unwrap_or(0)) else {
+            continue;
+        };
+        if input == 0 {
+            continue;
+        }
+        add(
+            &mut out,
+            Usage {
+                input_tokens: input,
+                output_tokens: output,
+                cached_input_tokens: count(&tokens["cached"]),
+                cost_usd: None,
+            },
+        );
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     /// A Claude Code transcript as it is written: a user line, an assistant message split in
@@ -449,6 +595,81 @@ mod tests {
                 last_text: Some("Nothing is left.".into()),
             }
         );
+    }
+
+    /// Codex 0.169.0's rollout lines against tests/agents/fake_llm.py (cut to what is read):
+    /// a response of a tool call, one of a message, then one whose provider reported nothing.
+    #[test]
+    fn a_codex_rollout_counts_each_response_and_names_its_last_words() {
+        let lines = [
+            r#"{"timestamp":"t","ordinal":10,"type":"response_item","payload":{"type":"function_call","name":"exec_command","arguments":"{}","call_id":"call_00_00"}}"#,
+            r#"{"timestamp":"t","ordinal":11,"type":"token_usage_record","payload":{"response_id":"resp_00","usage":{"input_tokens":10,"cached_input_tokens":0,"output_tokens":5}}}"#,
+            r#"{"timestamp":"t","ordinal":13,"type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":10,"cached_input_tokens":0,"output_tokens":5,"total_tokens":15},"last_token_usage":{"input_tokens":10,"cached_input_tokens":0,"cache_write_input_tokens":0,"output_tokens":5,"reasoning_output_tokens":0,"total_tokens":15}},"rate_limits":{}}}"#,
+            r#"{"timestamp":"t","ordinal":15,"type":"response_item","payload":{"type":"message","status":"completed","id":"msg_01_00","role":"assistant","content":[{"type":"output_text","text":"Done.","annotations":[]}]}}"#,
+            r#"{"timestamp":"t","ordinal":17,"type":"event_msg","payload":{"type":"token_count","info":{"last_token_usage":{"input_tokens":20,"cached_input_tokens":8,"output_tokens":7}},"rate_limits":{}}}"#,
+            r#"{"timestamp":"t","ordinal":18,"type":"response_item","payload":{"type":"message","status":"completed","id":"msg_02_00","role":"assistant","content":[{"type":"output_text","text":"Stopping.","annotations":[]}]}}"#,
+            r#"{"timestamp":"t","ordinal":19,"type":"event_msg","payload":{"type":"token_count","info":null,"rate_limits":{}}}"#,
+            r#"{"timestamp":"t","ordinal":20,"type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Not counted yet."}]}}"#,
+        ];
+        let read = transcript(Client::Codex, lines.iter().map(|l| l.as_bytes()), None);
+        assert_eq!(
+            read,
+            TranscriptUsage {
+                messages: 3,
+                usage: Some(Usage {
+                    input_tokens: 30,
+                    output_tokens: 12,
+                    cached_input_tokens: Some(8),
+                    cost_usd: None
+                }),
+                last_message: None,
+                last_text: Some("Stopping.".into()),
+            }
+        );
+        // Only responses without usage: counted, not reported.
+        let none = transcript(
+            Client::Codex,
+            lines[5..7].iter().map(|l| l.as_bytes()),
+            None,
+        );
+        assert_eq!((none.messages, none.usage), (1, None));
+    }
+
+    /// Gemini CLI 0.61.0's chat lines against the fake model (cut to what is read): a message
+    /// written twice as it gains its tool call, another, one with `tokens: null`.
+    #[test]
+    fn a_gemini_chat_counts_each_message_once() {
+        let lines = [
+            r#"{"sessionId":"s","projectHash":"h","startTime":"t","kind":"main"}"#,
+            r#"{"id":"u1","timestamp":"t","type":"user","content":[{"text":"go"}]}"#,
+            r#"{"id":"m1","timestamp":"t","type":"gemini","content":"","thoughts":[],"tokens":{"input":10,"output":5,"cached":0,"thoughts":0,"tool":0,"total":15},"model":"m"}"#,
+            r#"{"$set":{"lastUpdated":"t"}}"#,
+            r#"{"id":"m1","timestamp":"t","type":"gemini","content":"","thoughts":[],"tokens":{"input":10,"output":5,"cached":0,"thoughts":0,"tool":0,"total":15},"model":"m","toolCalls":[]}"#,
+            r#"{"id":"m2","timestamp":"t","type":"gemini","content":"Done.","thoughts":[],"tokens":{"input":12,"output":3,"cached":4,"thoughts":2,"tool":0,"total":17},"model":"m"}"#,
+            r#"{"id":"m3","timestamp":"t","type":"gemini","content":"Stopping.","thoughts":[],"tokens":null,"model":"m"}"#,
+        ];
+        let read = transcript(Client::Gemini, lines.iter().map(|l| l.as_bytes()), None);
+        assert_eq!(
+            read,
+            TranscriptUsage {
+                messages: 3,
+                usage: Some(Usage {
+                    input_tokens: 22,
+                    output_tokens: 10,
+                    cached_input_tokens: Some(4),
+                    cost_usd: None
+                }),
+                last_message: Some("m3".into()),
+                last_text: Some("Stopping.".into()),
+            }
+        );
+        // The message an earlier read counted last is not counted again.
+        let again = transcript(
+            Client::Gemini,
+            lines[4..].iter().map(|l| l.as_bytes()),
+            Some("m1"),
+        );
+        assert_eq!(again.messages, 2);
     }
 
     #[test]

@@ -163,9 +163,9 @@ fn guard(workflow: Option<&str>, input: &hook::HookInput) -> Result<Decision, En
     Ok(hook::check_tool(input, &ctx))
 }
 
-/// An agent run by hand (no `run` turn token in its environment): the tokens its Claude Code
-/// transcript (`transcript_path` in the hook input) holds since the last stop go to the run
-/// record, for the ledger (docs/board.md, "The ledger"). Under `run`, `run` records them from
+/// An agent run by hand (no `run` turn token in its environment): the tokens its client's
+/// session file (`transcript_path` in the hook input of all three) holds since the last stop go
+/// to the run record, for the ledger (docs/board.md, "The ledger"). Under `run`, `run` records them from
 /// the client's own output. At the stop that lets the agent go (`last`), the message the hook
 /// input names (`last_assistant_message`) is waited for, since no later stop would read it.
 /// Best effort: what cannot be read is said on stderr, and the stop's answer stands.
@@ -177,7 +177,7 @@ fn by_hand_usage(session: &Session, client: Client, agent_session: &str, input: 
     ]
     .iter()
     .any(|var| std::env::var_os(var).is_some());
-    if client != Client::Claude || under_run {
+    if under_run {
         return;
     }
     let input = serde_json::from_slice::<serde_json::Value>(input).unwrap_or_default();
@@ -187,10 +187,18 @@ fn by_hand_usage(session: &Session, client: Client, agent_session: &str, input: 
     let Some(path) = path.filter(|p| p.is_absolute()) else {
         return;
     };
-    let last_message = input["last_assistant_message"].as_str().filter(|_| last);
-    if let Err(e) =
-        engine::agent_hook::record_transcript_usage(session, agent_session, &path, last_message)
-    {
+    // Gemini CLI's AfterAgent names the agent's last words `prompt_response`.
+    let last_message = input["last_assistant_message"]
+        .as_str()
+        .or_else(|| input["prompt_response"].as_str())
+        .filter(|_| last);
+    if let Err(e) = engine::agent_hook::record_transcript_usage(
+        session,
+        client,
+        agent_session,
+        &path,
+        last_message,
+    ) {
         eprintln!("git-orchestrate: the session's token use is not recorded: {e}");
     }
 }

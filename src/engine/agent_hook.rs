@@ -222,13 +222,13 @@ struct TranscriptMark {
     last_message: Option<String>,
 }
 
-/// How long the last stop of a session waits for Claude Code to write the message it names:
+/// How long the last stop of a session waits for the client to write the message it names:
 /// Claude Code appends to its transcript behind the hook (seen with 2.1.330: the last message
 /// was missing at its Stop hook in 1 of 4 sessions), and no later stop would read it.
 const LAST_MESSAGE_WAIT: std::time::Duration = std::time::Duration::from_millis(1500);
 
-/// An agent run by hand (not under `run`): at its Stop hook, the tokens its Claude Code
-/// transcript says the model used since the last stop are recorded as a turn in
+/// An agent run by hand (not under `run`): at its Stop hook, the tokens its client's session
+/// file (Claude Code's transcript, Codex's rollout, Gemini CLI's chat) says the model used since the last stop are recorded as a turn in
 /// `refs/orchestrator/runs/<workflow>`, in the record `run` writes, so the ledger counts them
 /// (docs/board.md, "The ledger"). Only the new complete lines are read, at most
 /// [`TRANSCRIPT_READ_CAP`] bytes a stop; a file that is not a regular one is not read.
@@ -238,6 +238,7 @@ const LAST_MESSAGE_WAIT: std::time::Duration = std::time::Duration::from_millis(
 /// message was found.
 pub fn record_transcript_usage(
     session: &Session,
+    client: Client,
     agent_session: &str,
     transcript: &Path,
     last_message: Option<&str>,
@@ -256,7 +257,8 @@ pub fn record_transcript_usage(
     let deadline = std::time::Instant::now() + LAST_MESSAGE_WAIT;
     let (read, found) = loop {
         let (read, lines) = read_transcript(transcript, &shown, &mut mark)?;
-        let found = crate::agent::usage::claude_transcript(
+        let found = crate::agent::usage::transcript(
+            client,
             lines.iter().map(Vec::as_slice),
             mark.last_message.as_deref(),
         );
@@ -289,7 +291,7 @@ pub fn record_transcript_usage(
         let turn = serde_json::json!({
             "session": "by-hand",
             "session_id": agent_session,
-            "client": "claude",
+            "client": crate::agent::run::program(client),
             "messages": found.messages,
             // Null when no message carried a usage: not reported, never 0.
             "usage": found.usage,

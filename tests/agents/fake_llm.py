@@ -225,7 +225,8 @@ def openai(self, body):
             {"type": "response.output_item.done", "output_index": i, "item": item}))
     events.append("event: response.completed\ndata: %s\n\n" % json.dumps(
         {"type": "response.completed",
-         "response": {"id": rid, "status": "completed", "output": output, "usage": usage}}))
+         "response": dict({"id": rid, "status": "completed", "output": output},
+                          **({"usage": usage} if USAGE else {}))}))
     sse(self, events)
 
 
@@ -255,6 +256,8 @@ def gemini(self, body):
     chunk = {"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP",
                              "index": 0}],
              "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15}}
+    if not USAGE:
+        del chunk["usageMetadata"]
     sse(self, ["data: %s\n\n" % json.dumps(chunk)])
 
 

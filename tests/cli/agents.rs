@@ -2203,3 +2203,101 @@ fn claude_code_by_hand_without_usage_is_not_reported_never_zero() {
     let (record, expected) = by_hand_record(&repo, &session, Value::Null);
     assert_eq!(record, expected);
 }
+
+/// Codex or Gemini CLI run by hand (`codex exec`, `gemini -p`; no `run` around it) in a
+/// project wired by `init --agent AGENT`, against a fake model that reports usage or not: one
+/// turn (it asks for the task, says nothing is left, and may stop). The Stop hook reads the
+/// client's own session file (Codex's rollout, Gemini CLI's chat), which each names in the
+/// hook's `transcript_path`. Returns the ledger's figures and the by-hand turn's record.
+fn by_hand(agent: &str, cli: &Path, usage: bool) -> (Value, Value) {
+    let repo = TestRepo::new();
+    repo.write(
+        "docs/plan.md",
+        "# Plan\n## PR 1: feat: Add numbers [DONE]\n",
+    );
+    repo.commit_all("plan: all done");
+    repo.run(&["init", "--agent", agent]).expect(0);
+    let tool = tool_of(agent);
+    let model = FakeModel::with_script(json!({"usage": usage, "turns": [
+        tool("get_task", json!({})),
+        tool("submit_work", json!({"summary": "every PR is [DONE]", "no_pr_left": true})),
+        say("Nothing is left to do."),
+    ]}));
+    let out = if agent == "codex" {
+        run_codex(&repo, cli, &model)
+    } else {
+        run_gemini(&repo, cli, &model)
+    };
+    succeeded(&out);
+    let seen = serde_json::to_string(&model.requests()).unwrap();
+    assert!(
+        seen.contains("nothing left to do"),
+        "{agent}: the MCP tools answered"
+    );
+    let board = repo.run(&["--json", "board"]).expect(0).json();
+    let ledger = &board["workflows"][0]["ledger"];
+    let figures = json!({
+        "turns": ledger["turns"], "turns_reporting": ledger["turns_reporting"],
+        "tokens": ledger["tokens"], "cost_usd": ledger["cost_usd"]
+    });
+    let mut record: Value =
+        serde_json::from_str(&repo.git(&["show", "refs/orchestrator/runs/main:turn.json"]))
+            .expect("turn.json");
+    // The client's own session id, from its hook input.
+    let session = record["session_id"].take();
+    assert!(
+        session.as_str().is_some_and(|s| s.len() >= 8),
+        "{agent}: {session}"
+    );
+    let tip = repo.git(&["rev-parse", "refs/orchestrator/workflows/main"]);
+    assert_eq!(record["tip_after"], tip.trim(), "{agent}");
+    record["tip_after"].take();
+    (figures, record)
+}
+
+/// The by-hand record of `agent`'s three model messages, `usage` as it should read.
+fn by_hand_expected(agent: &str, usage: Value) -> Value {
+    json!({
+        "session": "by-hand", "session_id": null, "client": agent, "messages": 3,
+        "usage": usage, "tip_after": null,
+    })
+}
+
+/// Codex and Gemini CLI by hand: the fake model's 10 input and 5 output tokens for each of
+/// the 3 messages reach the ledger as the one by-hand turn; with no usage reported, the turn
+/// is counted and its tokens are "not reported" (null), never 0.
+fn by_hand_tokens(agent: &str, cli: &Path) {
+    let (figures, record) = by_hand(agent, cli, true);
+    assert_eq!(
+        figures,
+        json!({"turns": 1, "turns_reporting": 1,
+               "tokens": {"input": 30, "output": 15}, "cost_usd": null}),
+        "{agent}"
+    );
+    assert_eq!(
+        record,
+        by_hand_expected(
+            agent,
+            json!({"input_tokens": 30, "output_tokens": 15, "cached_input_tokens": 0, "cost_usd": null})
+        )
+    );
+    let (figures, record) = by_hand(agent, cli, false);
+    assert_eq!(
+        figures,
+        json!({"turns": 1, "turns_reporting": 0, "tokens": null, "cost_usd": null}),
+        "{agent}"
+    );
+    assert_eq!(record, by_hand_expected(agent, Value::Null));
+}
+
+#[test]
+fn codex_by_hand_its_rollouts_tokens_reach_the_ledger_or_are_not_reported() {
+    let Some(codex) = codex_bin() else { return };
+    by_hand_tokens("codex", &codex);
+}
+
+#[test]
+fn gemini_by_hand_its_chats_tokens_reach_the_ledger_or_are_not_reported() {
+    let Some(gemini) = gemini_bin() else { return };
+    by_hand_tokens("gemini", &gemini);
+}
