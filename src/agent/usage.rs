@@ -87,6 +87,11 @@ fn codex(stdout: &str) -> Option<Usage> {
         ) else {
             continue;
         };
+        if input == 0 {
+            // Codex 0.169 prints zeros where the provider reported no usage
+            // (tests/cli/agents.rs); no real request reads no input.
+            continue;
+        }
         let cached = count(&usage["cached_input_tokens"]);
         total = Some(match total {
             None => Usage {
@@ -126,6 +131,11 @@ fn gemini(stdout: &str) -> Option<Usage> {
         else {
             return None;
         };
+        if prompt == 0 {
+            // Zeros where the provider reported none (Gemini CLI 0.61): that model reported
+            // nothing.
+            continue;
+        }
         let output = candidates.checked_add(count(&tokens["thoughts"]).unwrap_or(0))?;
         let cached = count(&tokens["cached"]);
         let (input, out, cache) = match total {
@@ -670,6 +680,29 @@ mod tests {
             Some("m1"),
         );
         assert_eq!(again.messages, 2);
+    }
+
+    /// Codex and Gemini CLI under `run` print zeros where the provider reported no usage (seen
+    /// with 0.169.0 and 0.61.0): no report; Gemini's router, which reported, still counts.
+    #[test]
+    fn codex_and_gemini_zeros_are_no_report() {
+        let codex = "{\"type\":\"turn.completed\",\"usage\":{\"input_tokens\":0,\"cached_input_tokens\":0,\
+                     \"cache_write_input_tokens\":0,\"output_tokens\":0,\"reasoning_output_tokens\":0}}\n";
+        assert_eq!(read_usage(Client::Codex, codex), None);
+        let gemini = r#"{"stats":{"models":{
+            "gemini-3.5-flash-lite":{"tokens":{"input":1,"prompt":1,"candidates":1,"total":2,"cached":0,"thoughts":0,"tool":0}},
+            "gemini-3.1-pro-preview":{"tokens":{"input":0,"prompt":0,"candidates":0,"total":0,"cached":0,"thoughts":0,"tool":0}}}}}"#;
+        assert_eq!(
+            read_usage(Client::Gemini, gemini),
+            Some(Usage {
+                input_tokens: 1,
+                output_tokens: 1,
+                cached_input_tokens: Some(0),
+                cost_usd: None
+            })
+        );
+        let only_zeros = r#"{"stats":{"models":{"m":{"tokens":{"prompt":0,"candidates":0}}}}}"#;
+        assert_eq!(read_usage(Client::Gemini, only_zeros), None);
     }
 
     #[test]

@@ -2301,3 +2301,50 @@ fn gemini_by_hand_its_chats_tokens_reach_the_ledger_or_are_not_reported() {
     let Some(gemini) = gemini_bin() else { return };
     by_hand_tokens("gemini", &gemini);
 }
+
+/// Under `run`, against a model that reports no usage: Claude Code and Codex print zeros in
+/// their own output, which are no report; the turn's usage and the ledger's tokens are null
+/// ("not reported"), never 0.
+#[test]
+fn run_with_a_model_that_reports_no_usage_records_not_reported() {
+    let (Some(claude), Some(codex)) = (claude_bin(), codex_bin()) else {
+        return;
+    };
+    let done = format!("{BIN} submit-work -s 'every PR is done' --no-pr-left");
+    for (agent, cli) in [("claude", &claude), ("codex", &codex)] {
+        let repo = TestRepo::new();
+        repo.write(
+            "docs/plan.md",
+            "# Plan\n## PR 1: feat: Add numbers [DONE]\n",
+        );
+        repo.commit_all("plan: all done");
+        repo.run(&["init", "--agent", agent]).expect(0);
+        let shell = if agent == "claude" {
+            bash(&done)
+        } else {
+            shell_of(agent)(&done)
+        };
+        let model = FakeModel::with_script(json!({"usage": false, "turns": [
+            shell,
+            say("Nothing is left to do."),
+        ]}));
+        let (code, events) = if agent == "claude" {
+            run_with_claude(&repo, cli, &model, &[])
+        } else {
+            let (_home, env) = offline_env(agent, &model);
+            let env: Vec<(&str, &str)> =
+                env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+            run_driver(&repo, agent, cli, &env, &[])
+        };
+        assert_eq!(code, 0, "{agent}: {events:#?}");
+        assert_eq!(events.last().unwrap()["outcome"], "idle", "{agent}");
+        assert_eq!(turns_of(&events, "usage"), [&Value::Null], "{agent}");
+        let ledger = &repo.run(&["board", "--json"]).expect(0).json()["workflows"][0]["ledger"];
+        assert_eq!(
+            json!({"turns": ledger["turns"], "turns_reporting": ledger["turns_reporting"],
+                   "tokens": ledger["tokens"], "cost_usd": ledger["cost_usd"]}),
+            json!({"turns": 1, "turns_reporting": 0, "tokens": null, "cost_usd": null}),
+            "{agent}"
+        );
+    }
+}
