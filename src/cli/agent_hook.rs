@@ -164,11 +164,11 @@ fn guard(workflow: Option<&str>, input: &hook::HookInput) -> Result<Decision, En
 }
 
 /// An agent run by hand (no `run` turn token in its environment): the tokens its client's
-/// session file (`transcript_path` in the hook input of all three) holds since the last stop go
-/// to the run record, for the ledger (docs/board.md, "The ledger"). Under `run`, `run` records them from
-/// the client's own output. At the stop that lets the agent go (`last`), the message the hook
-/// input names (`last_assistant_message`) is waited for, since no later stop would read it.
-/// Best effort: what cannot be read is said on stderr, and the stop's answer stands.
+/// session file (`transcript_path` in the hook input of all three) holds since the last stop
+/// go to the run record, for the ledger (docs/board.md, "The ledger"). Under `run`, `run`
+/// records them from the client's own output. At the stop that lets the agent go (`last`),
+/// the message the hook input names is waited for, since no later stop would read it. Best
+/// effort: what cannot be read is said on stderr, and the stop's answer stands.
 fn by_hand_usage(session: &Session, client: Client, agent_session: &str, input: &[u8], last: bool) {
     // `run` sets both for its turns (src/engine/run.rs); either one means run records them.
     let under_run = [

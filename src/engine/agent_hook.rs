@@ -228,9 +228,9 @@ struct TranscriptMark {
 const LAST_MESSAGE_WAIT: std::time::Duration = std::time::Duration::from_millis(1500);
 
 /// An agent run by hand (not under `run`): at its Stop hook, the tokens its client's session
-/// file (Claude Code's transcript, Codex's rollout, Gemini CLI's chat) says the model used since the last stop are recorded as a turn in
-/// `refs/orchestrator/runs/<workflow>`, in the record `run` writes, so the ledger counts them
-/// (docs/board.md, "The ledger"). Only the new complete lines are read, at most
+/// file (Claude Code's transcript, Codex's rollout, Gemini CLI's chat) says the model used
+/// since the last stop are recorded as a turn in `refs/orchestrator/runs/<workflow>`, in the
+/// record `run` writes, so the ledger counts them (docs/board.md, "The ledger"). Only the new complete lines are read, at most
 /// [`TRANSCRIPT_READ_CAP`] bytes a stop; a file that is not a regular one is not read.
 /// `last_message` is the text of the message the hook says ended the session (a stop that lets
 /// the agent go): until the transcript holds it, it is read again, for at most
