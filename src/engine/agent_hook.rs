@@ -264,11 +264,10 @@ pub fn record_transcript_usage(
         );
         let written = match last_message {
             None => true,
-            // Compared without white space: the hook's text joins the message's blocks.
             Some(text) => found
                 .last_text
                 .as_deref()
-                .is_some_and(|t| words(t) == words(text)),
+                .is_some_and(|t| ends_the_turn(t, text)),
         };
         if written || std::time::Instant::now() >= deadline {
             break (read, found);
@@ -368,9 +367,13 @@ fn read_transcript(
     Ok((read, lines))
 }
 
-/// `text` without its white space.
-fn words(text: &str) -> String {
-    text.split_whitespace().collect()
+/// Whether `last`, the newest message's text in the session file, is how `said`, the text
+/// the hook input says ended the turn, ends. Compared without white space: the hook's text
+/// joins the message's blocks, and Gemini CLI's `prompt_response` the turn's messages.
+fn ends_the_turn(last: &str, said: &str) -> bool {
+    let words = |text: &str| text.split_whitespace().collect::<String>();
+    let (last, said) = (words(last), words(said));
+    last == said || (!last.is_empty() && said.ends_with(&last))
 }
 
 fn write_record(path: &Path, record: &StopRecord) -> Result<(), EngineError> {
@@ -438,4 +441,21 @@ pub fn take_server_start(session: &Session, token: &str) -> bool {
     let started = std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file());
     let _ = std::fs::remove_file(&path);
     started
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ends_the_turn;
+
+    #[test]
+    fn the_last_message_ends_the_turn_the_hook_names() {
+        assert!(ends_the_turn("All done.", "All done."));
+        // Claude Code joins a message's text blocks; Gemini CLI the turn's messages.
+        assert!(ends_the_turn("All\ndone.", "All done."));
+        assert!(ends_the_turn("All done.", "Let me look. All done."));
+        assert!(ends_the_turn("", ""));
+        // An older message, or one with nothing to say, is not the one named.
+        assert!(!ends_the_turn("Let me look.", "Let me look. All done."));
+        assert!(!ends_the_turn("", "All done."));
+    }
 }
