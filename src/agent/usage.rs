@@ -1,6 +1,7 @@
 //! What a known agent CLI says a turn used, read off its own headless output: Claude Code's
 //! `result` object (`usage`, `total_cost_usd`), Codex's `turn.completed` events (`usage`) and
-//! Gemini CLI's `stats` (per-model `tokens`). Pure; a figure the output does not hold is
+//! Gemini CLI's `stats` (per-model `tokens`); and, for an agent run by hand, off the session
+//! file each client names to its Stop hook. Pure; a figure the output does not hold is
 //! absent, never 0 (docs/board.md, "The ledger").
 
 use serde::{Deserialize, Serialize};
@@ -51,6 +52,11 @@ fn claude(stdout: &str) -> Option<Usage> {
     let input = fresh
         .checked_add(written.unwrap_or(0))?
         .checked_add(read.unwrap_or(0))?;
+    if input == 0 {
+        // Claude Code writes zeros where the provider reported no usage (observed with 2.1.330,
+        // tests/cli/agents.rs); no real request reads no input at all.
+        return None;
+    }
     let cost = result["total_cost_usd"]
         .as_f64()
         .filter(|c| c.is_finite() && *c >= 0.0);
@@ -81,6 +87,11 @@ fn codex(stdout: &str) -> Option<Usage> {
         ) else {
             continue;
         };
+        if input == 0 {
+            // Codex 0.169 prints zeros where the provider reported no usage
+            // (tests/cli/agents.rs); no real request reads no input.
+            continue;
+        }
         let cached = count(&usage["cached_input_tokens"]);
         total = Some(match total {
             None => Usage {
@@ -120,6 +131,11 @@ fn gemini(stdout: &str) -> Option<Usage> {
         else {
             return None;
         };
+        if prompt == 0 {
+            // Zeros where the provider reported none (Gemini CLI 0.61): that model reported
+            // nothing.
+            continue;
+        }
         let output = candidates.checked_add(count(&tokens["thoughts"]).unwrap_or(0))?;
         let cached = count(&tokens["cached"]);
         let (input, out, cache) = match total {
@@ -166,6 +182,9 @@ pub struct TranscriptUsage {
     pub usage: Option<Usage>,
     /// The last message id counted, to count it once across reads.
     pub last_message: Option<String>,
+    /// The text of the newest assistant message read (its text blocks, in order), to tell
+    /// whether the message a Stop hook names has been written yet.
+    pub last_text: Option<String>,
 }
 
 /// Reads `lines` of a Claude Code transcript, counting each assistant message once (by
@@ -191,10 +210,20 @@ pub fn claude_transcript<'a>(
         let Some(id) = message["id"].as_str() else {
             continue;
         };
+        let text = message["content"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|block| block["text"].as_str());
         if out.last_message.as_deref() == Some(id) {
+            // Another entry of the message counted last: only its text is new.
+            if let Some(last) = out.last_text.as_mut() {
+                last.extend(text);
+            }
             continue;
         }
         out.last_message = Some(id.to_string());
+        out.last_text = Some(text.collect());
         out.messages = out.messages.saturating_add(1);
         let usage = &message["usage"];
         let (Some(fresh), Some(output)) = (
@@ -210,6 +239,10 @@ pub fn claude_transcript<'a>(
         else {
             continue;
         };
+        if input == 0 {
+            // Zeros where the provider reported none, as in `claude` above: not reported.
+            continue;
+        }
         let sum = out.usage.get_or_insert(Usage {
             input_tokens: 0,
             output_tokens: 0,
@@ -222,6 +255,151 @@ pub fn claude_transcript<'a>(
             sum.cached_input_tokens =
                 Some(sum.cached_input_tokens.unwrap_or(0).saturating_add(read));
         }
+    }
+    out
+}
+
+/// What the new lines of `client`'s session file (the `transcript_path` its Stop hook gets)
+/// say the model used since the last read; `seen` is the last message an earlier read counted.
+pub fn transcript<'a>(
+    client: Client,
+    lines: impl IntoIterator<Item = &'a [u8]>,
+    seen: Option<&str>,
+) -> TranscriptUsage {
+    match client {
+        Client::Claude => claude_transcript(lines, seen),
+        Client::Codex => codex_transcript(lines),
+        Client::Gemini => gemini_transcript(lines, seen),
+    }
+}
+
+/// Adds `usage` to the sum in `out`.
+fn add(out: &mut TranscriptUsage, usage: Usage) {
+    let sum = out.usage.get_or_insert(Usage {
+        input_tokens: 0,
+        output_tokens: 0,
+        cached_input_tokens: None,
+        cost_usd: None,
+    });
+    sum.input_tokens = sum.input_tokens.saturating_add(usage.input_tokens);
+    sum.output_tokens = sum.output_tokens.saturating_add(usage.output_tokens);
+    if let Some(cached) = usage.cached_input_tokens {
+        sum.cached_input_tokens = Some(sum.cached_input_tokens.unwrap_or(0).saturating_add(cached));
+    }
+}
+
+/// Codex 0.169's session rollout (JSONL under `$CODEX_HOME/sessions/`): one `token_count`
+/// event per model response, after the response's items, whose `info.last_token_usage` counts
+/// that response (`input_tokens` with the cached ones, as in `exec --json`), or whose `info`
+/// is null when the provider reported none. Each event is a message; the text of the last
+/// assistant `message` item before it is the message's text. Each line is read once (the
+/// caller keeps the offset), so nothing is counted twice.
+fn codex_transcript<'a>(lines: impl IntoIterator<Item = &'a [u8]>) -> TranscriptUsage {
+    let mut out = TranscriptUsage::default();
+    let mut pending: Option<String> = None;
+    for line in lines {
+        let Ok(entry) = serde_json::from_slice::<Value>(line) else {
+            continue;
+        };
+        let payload = &entry["payload"];
+        if entry["type"] == "response_item"
+            && payload["type"] == "message"
+            && payload["role"] == "assistant"
+        {
+            pending = Some(
+                payload["content"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|part| part["text"].as_str())
+                    .collect(),
+            );
+            continue;
+        }
+        if entry["type"] != "event_msg" || payload["type"] != "token_count" {
+            continue;
+        }
+        out.messages = out.messages.saturating_add(1);
+        out.last_text = pending.take();
+        let last = &payload["info"]["last_token_usage"];
+        let (Some(input), Some(output)) =
+            (count(&last["input_tokens"]), count(&last["output_tokens"]))
+        else {
+            continue;
+        };
+        if input == 0 {
+            // No real request reads no input: zeros are no report.
+            continue;
+        }
+        add(
+            &mut out,
+            Usage {
+                input_tokens: input,
+                output_tokens: output,
+                cached_input_tokens: count(&last["cached_input_tokens"]),
+                cost_usd: None,
+            },
+        );
+    }
+    out
+}
+
+/// Gemini CLI 0.61's session file (JSONL under `~/.gemini/tmp/<project>/chats/`): a `gemini`
+/// entry per model message, written again (same `id`) as it gains its tool calls, with
+/// `tokens` (`input`, the whole prompt; `output` and `thoughts`, both generated; `cached`), or
+/// `tokens: null` when the provider reported none. Each message counts once, by `id`. Its
+/// router's call is not in the file, so its few tokens are not counted by hand.
+fn gemini_transcript<'a>(
+    lines: impl IntoIterator<Item = &'a [u8]>,
+    seen: Option<&str>,
+) -> TranscriptUsage {
+    let mut out = TranscriptUsage {
+        last_message: seen.map(str::to_string),
+        ..TranscriptUsage::default()
+    };
+    for line in lines {
+        let Ok(entry) = serde_json::from_slice::<Value>(line) else {
+            continue;
+        };
+        if entry["type"] != "gemini" {
+            continue;
+        }
+        let Some(id) = entry["id"].as_str() else {
+            continue;
+        };
+        let text = match &entry["content"] {
+            Value::String(text) => text.clone(),
+            Value::Array(parts) => parts.iter().filter_map(|p| p["text"].as_str()).collect(),
+            _ => String::new(),
+        };
+        if out.last_message.as_deref() == Some(id) {
+            // The same message written again: its text as it is now.
+            out.last_text = Some(text);
+            continue;
+        }
+        out.last_message = Some(id.to_string());
+        out.last_text = Some(text);
+        out.messages = out.messages.saturating_add(1);
+        let tokens = &entry["tokens"];
+        let (Some(input), Some(output)) = (count(&tokens["input"]), count(&tokens["output"]))
+        else {
+            continue;
+        };
+        let Some(output) = output.checked_add(count(&tokens["thoughts"]).unwrap_or(0)) else {
+            continue;
+        };
+        if input == 0 {
+            continue;
+        }
+        add(
+            &mut out,
+            Usage {
+                input_tokens: input,
+                output_tokens: output,
+                cached_input_tokens: count(&tokens["cached"]),
+                cost_usd: None,
+            },
+        );
     }
     out
 }
@@ -407,6 +585,126 @@ mod tests {
         );
     }
 
+    /// Claude Code 2.1.330 against a provider that reports no usage writes zeros, in its
+    /// result and in its transcript: no report, never 0. The transcript's text is kept whole.
+    #[test]
+    fn claudes_zeros_are_no_report() {
+        let result = "{\"type\":\"result\",\"usage\":{\"input_tokens\":0,\
+                      \"cache_creation_input_tokens\":0,\"cache_read_input_tokens\":0,\
+                      \"output_tokens\":0},\"total_cost_usd\":0}";
+        assert_eq!(read_usage(Client::Claude, result), None);
+        let zeros = r#"{"type":"assistant","message":{"id":"m1","content":[{"type":"text","text":"Nothing "}],"usage":{"input_tokens":0,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":0}}}"#;
+        let rest = r#"{"type":"assistant","message":{"id":"m1","content":[{"type":"text","text":"is left."}],"usage":{"input_tokens":0,"output_tokens":0}}}"#;
+        let read = claude_transcript([zeros.as_bytes(), rest.as_bytes()], None);
+        assert_eq!(
+            read,
+            TranscriptUsage {
+                messages: 1,
+                usage: None,
+                last_message: Some("m1".into()),
+                last_text: Some("Nothing is left.".into()),
+            }
+        );
+    }
+
+    /// Codex 0.169.0's rollout lines against tests/agents/fake_llm.py (cut to what is read):
+    /// a response of a tool call, one of a message, then one whose provider reported nothing.
+    #[test]
+    fn a_codex_rollout_counts_each_response_and_names_its_last_words() {
+        let lines = [
+            r#"{"timestamp":"t","ordinal":10,"type":"response_item","payload":{"type":"function_call","name":"exec_command","arguments":"{}","call_id":"call_00_00"}}"#,
+            r#"{"timestamp":"t","ordinal":11,"type":"token_usage_record","payload":{"response_id":"resp_00","usage":{"input_tokens":10,"cached_input_tokens":0,"output_tokens":5}}}"#,
+            r#"{"timestamp":"t","ordinal":13,"type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":10,"cached_input_tokens":0,"output_tokens":5,"total_tokens":15},"last_token_usage":{"input_tokens":10,"cached_input_tokens":0,"cache_write_input_tokens":0,"output_tokens":5,"reasoning_output_tokens":0,"total_tokens":15}},"rate_limits":{}}}"#,
+            r#"{"timestamp":"t","ordinal":15,"type":"response_item","payload":{"type":"message","status":"completed","id":"msg_01_00","role":"assistant","content":[{"type":"output_text","text":"Done.","annotations":[]}]}}"#,
+            r#"{"timestamp":"t","ordinal":17,"type":"event_msg","payload":{"type":"token_count","info":{"last_token_usage":{"input_tokens":20,"cached_input_tokens":8,"output_tokens":7}},"rate_limits":{}}}"#,
+            r#"{"timestamp":"t","ordinal":18,"type":"response_item","payload":{"type":"message","status":"completed","id":"msg_02_00","role":"assistant","content":[{"type":"output_text","text":"Stopping.","annotations":[]}]}}"#,
+            r#"{"timestamp":"t","ordinal":19,"type":"event_msg","payload":{"type":"token_count","info":null,"rate_limits":{}}}"#,
+            r#"{"timestamp":"t","ordinal":20,"type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Not counted yet."}]}}"#,
+        ];
+        let read = transcript(Client::Codex, lines.iter().map(|l| l.as_bytes()), None);
+        assert_eq!(
+            read,
+            TranscriptUsage {
+                messages: 3,
+                usage: Some(Usage {
+                    input_tokens: 30,
+                    output_tokens: 12,
+                    cached_input_tokens: Some(8),
+                    cost_usd: None
+                }),
+                last_message: None,
+                last_text: Some("Stopping.".into()),
+            }
+        );
+        // Only responses without usage: counted, not reported.
+        let none = transcript(
+            Client::Codex,
+            lines[5..7].iter().map(|l| l.as_bytes()),
+            None,
+        );
+        assert_eq!((none.messages, none.usage), (1, None));
+    }
+
+    /// Gemini CLI 0.61.0's chat lines against the fake model (cut to what is read): a message
+    /// written twice as it gains its tool call, another, one with `tokens: null`.
+    #[test]
+    fn a_gemini_chat_counts_each_message_once() {
+        let lines = [
+            r#"{"sessionId":"s","projectHash":"h","startTime":"t","kind":"main"}"#,
+            r#"{"id":"u1","timestamp":"t","type":"user","content":[{"text":"go"}]}"#,
+            r#"{"id":"m1","timestamp":"t","type":"gemini","content":"","thoughts":[],"tokens":{"input":10,"output":5,"cached":0,"thoughts":0,"tool":0,"total":15},"model":"m"}"#,
+            r#"{"$set":{"lastUpdated":"t"}}"#,
+            r#"{"id":"m1","timestamp":"t","type":"gemini","content":"","thoughts":[],"tokens":{"input":10,"output":5,"cached":0,"thoughts":0,"tool":0,"total":15},"model":"m","toolCalls":[]}"#,
+            r#"{"id":"m2","timestamp":"t","type":"gemini","content":"Done.","thoughts":[],"tokens":{"input":12,"output":3,"cached":4,"thoughts":2,"tool":0,"total":17},"model":"m"}"#,
+            r#"{"id":"m3","timestamp":"t","type":"gemini","content":"Stopping.","thoughts":[],"tokens":null,"model":"m"}"#,
+        ];
+        let read = transcript(Client::Gemini, lines.iter().map(|l| l.as_bytes()), None);
+        assert_eq!(
+            read,
+            TranscriptUsage {
+                messages: 3,
+                usage: Some(Usage {
+                    input_tokens: 22,
+                    output_tokens: 10,
+                    cached_input_tokens: Some(4),
+                    cost_usd: None
+                }),
+                last_message: Some("m3".into()),
+                last_text: Some("Stopping.".into()),
+            }
+        );
+        // The message an earlier read counted last is not counted again.
+        let again = transcript(
+            Client::Gemini,
+            lines[4..].iter().map(|l| l.as_bytes()),
+            Some("m1"),
+        );
+        assert_eq!(again.messages, 2);
+    }
+
+    /// Codex and Gemini CLI under `run` print zeros where the provider reported no usage (seen
+    /// with 0.169.0 and 0.61.0): no report; Gemini's router, which reported, still counts.
+    #[test]
+    fn codex_and_gemini_zeros_are_no_report() {
+        let codex = "{\"type\":\"turn.completed\",\"usage\":{\"input_tokens\":0,\"cached_input_tokens\":0,\
+                     \"cache_write_input_tokens\":0,\"output_tokens\":0,\"reasoning_output_tokens\":0}}\n";
+        assert_eq!(read_usage(Client::Codex, codex), None);
+        let gemini = r#"{"stats":{"models":{
+            "gemini-3.5-flash-lite":{"tokens":{"input":1,"prompt":1,"candidates":1,"total":2,"cached":0,"thoughts":0,"tool":0}},
+            "gemini-3.1-pro-preview":{"tokens":{"input":0,"prompt":0,"candidates":0,"total":0,"cached":0,"thoughts":0,"tool":0}}}}}"#;
+        assert_eq!(
+            read_usage(Client::Gemini, gemini),
+            Some(Usage {
+                input_tokens: 1,
+                output_tokens: 1,
+                cached_input_tokens: Some(0),
+                cost_usd: None
+            })
+        );
+        let only_zeros = r#"{"stats":{"models":{"m":{"tokens":{"prompt":0,"candidates":0}}}}}"#;
+        assert_eq!(read_usage(Client::Gemini, only_zeros), None);
+    }
+
     #[test]
     fn counts_that_overflow_are_no_usage() {
         let max = u64::MAX;
@@ -443,7 +741,7 @@ mod tests {
 
         /// Figures a client printed are read back exactly.
         #[test]
-        fn claudes_figures_are_read_back(i in 0u64..1u64 << 40, o in 0u64..1u64 << 40, r in 0u64..1u64 << 40) {
+        fn claudes_figures_are_read_back(i in 1u64..1u64 << 40, o in 0u64..1u64 << 40, r in 0u64..1u64 << 40) {
             let text = format!(
                 "{{\"type\":\"result\",\"usage\":{{\"input_tokens\":{i},\"cache_read_input_tokens\":{r},\"output_tokens\":{o}}}}}"
             );

@@ -89,7 +89,8 @@ pub fn run(workflow: Option<&str>, args: &AgentHookArgs) -> Result<Exit, Failure
                 let session = open(workflow, &input)?;
                 let agent_session = input.session_id.as_deref().unwrap_or("default");
                 let decision = engine::agent_hook::stop(&session, client, agent_session);
-                by_hand_usage(&session, client, agent_session, &bytes);
+                let last = matches!(decision, Ok(hook::StopDecision::Allow(_)));
+                by_hand_usage(&session, client, agent_session, &bytes, last);
                 decision
             });
             match decision {
@@ -162,12 +163,13 @@ fn guard(workflow: Option<&str>, input: &hook::HookInput) -> Result<Decision, En
     Ok(hook::check_tool(input, &ctx))
 }
 
-/// An agent run by hand (no `run` turn token in its environment): the tokens its Claude Code
-/// transcript (`transcript_path` in the hook input) holds since the last stop go to the run
-/// record, for the ledger (docs/board.md, "The ledger"). Under `run`, `run` records them from
-/// the client's own output. Best effort: what cannot be read is said on stderr, and the stop's
-/// answer stands.
-fn by_hand_usage(session: &Session, client: Client, agent_session: &str, input: &[u8]) {
+/// An agent run by hand (no `run` turn token in its environment): the tokens its client's
+/// session file (`transcript_path` in the hook input of all three) holds since the last stop
+/// go to the run record, for the ledger (docs/board.md, "The ledger"). Under `run`, `run`
+/// records them from the client's own output. At the stop that lets the agent go (`last`),
+/// the message the hook input names is waited for, since no later stop would read it. Best
+/// effort: what cannot be read is said on stderr, and the stop's answer stands.
+fn by_hand_usage(session: &Session, client: Client, agent_session: &str, input: &[u8], last: bool) {
     // `run` sets both for its turns (src/engine/run.rs); either one means run records them.
     let under_run = [
         engine::agent_hook::RUN_PROOF_VAR,
@@ -175,16 +177,28 @@ fn by_hand_usage(session: &Session, client: Client, agent_session: &str, input: 
     ]
     .iter()
     .any(|var| std::env::var_os(var).is_some());
-    if client != Client::Claude || under_run {
+    if under_run {
         return;
     }
-    let path = serde_json::from_slice::<serde_json::Value>(input)
-        .ok()
-        .and_then(|v| v["transcript_path"].as_str().map(std::path::PathBuf::from));
+    let input = serde_json::from_slice::<serde_json::Value>(input).unwrap_or_default();
+    let path = input["transcript_path"]
+        .as_str()
+        .map(std::path::PathBuf::from);
     let Some(path) = path.filter(|p| p.is_absolute()) else {
         return;
     };
-    if let Err(e) = engine::agent_hook::record_transcript_usage(session, agent_session, &path) {
+    // Gemini CLI's AfterAgent names the agent's last words `prompt_response`.
+    let last_message = input["last_assistant_message"]
+        .as_str()
+        .or_else(|| input["prompt_response"].as_str())
+        .filter(|_| last);
+    if let Err(e) = engine::agent_hook::record_transcript_usage(
+        session,
+        client,
+        agent_session,
+        &path,
+        last_message,
+    ) {
         eprintln!("git-orchestrate: the session's token use is not recorded: {e}");
     }
 }

@@ -178,18 +178,27 @@ struct TranscriptMark {
     last_message: Option<String>,
 }
 
-/// An agent run by hand (not under `run`): at its Stop hook, the tokens its Claude Code
-/// transcript says the model used since the last stop are recorded as a turn in
-/// `refs/orchestrator/runs/<workflow>`, in the record `run` writes, so the ledger counts them
-/// (docs/board.md, "The ledger"). Only the new complete lines are read, at most
-/// [`TRANSCRIPT_READ_CAP`] bytes a stop; a file that is not a regular one is not read. Returns
-/// whether a turn was recorded: none when no new assistant message was found.
+/// How long the last stop of a session waits for the client to write the message it names:
+/// Claude Code appends to its transcript behind the hook (seen with 2.1.330: the last message
+/// was missing at its Stop hook in 1 of 4 sessions), and no later stop would read it.
+const LAST_MESSAGE_WAIT: std::time::Duration = std::time::Duration::from_millis(1500);
+
+/// An agent run by hand (not under `run`): at its Stop hook, the tokens its client's session
+/// file (Claude Code's transcript, Codex's rollout, Gemini CLI's chat) says the model used
+/// since the last stop are recorded as a turn in `refs/orchestrator/runs/<workflow>`, in the
+/// record `run` writes, so the ledger counts them (docs/board.md, "The ledger"). Only the new complete lines are read, at most
+/// [`TRANSCRIPT_READ_CAP`] bytes a stop; a file that is not a regular one is not read.
+/// `last_message` is the text of the message the hook says ended the session (a stop that lets
+/// the agent go): until the transcript holds it, it is read again, for at most
+/// [`LAST_MESSAGE_WAIT`]. Returns whether a turn was recorded: none when no new assistant
+/// message was found.
 pub fn record_transcript_usage(
     session: &Session,
+    client: Client,
     agent_session: &str,
     transcript: &Path,
+    last_message: Option<&str>,
 ) -> Result<bool, EngineError> {
-    use std::io::{BufRead, Read, Seek};
     let mark_path = session.store.transcript_mark_file(agent_session);
     let shown = transcript.display().to_string();
     let mut mark: TranscriptMark = crate::input::read_file(&mark_path, crate::input::CAP)
@@ -201,6 +210,76 @@ pub fn record_transcript_usage(
             path: shown.clone(),
             ..TranscriptMark::default()
         });
+    let deadline = std::time::Instant::now() + LAST_MESSAGE_WAIT;
+    let (read, found) = loop {
+        let (read, lines) = read_transcript(transcript, &shown, &mut mark)?;
+        let found = crate::agent::usage::transcript(
+            client,
+            lines.iter().map(Vec::as_slice),
+            mark.last_message.as_deref(),
+        );
+        let written = match last_message {
+            None => true,
+            Some(text) => found
+                .last_text
+                .as_deref()
+                .is_some_and(|t| ends_the_turn(t, text)),
+        };
+        if written || std::time::Instant::now() >= deadline {
+            break (read, found);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    if read == 0 && found.messages == 0 {
+        return Ok(false);
+    }
+    let next = TranscriptMark {
+        path: shown,
+        offset: mark.offset.saturating_add(read),
+        last_message: found.last_message.clone(),
+    };
+    let mut recorded = false;
+    if found.messages > 0 {
+        let tip = session
+            .store
+            .ref_tip(&crate::store::workflow_ref(session.store.workflow()))?;
+        let turn = serde_json::json!({
+            "session": "by-hand",
+            "session_id": agent_session,
+            "client": crate::agent::run::program(client),
+            "messages": found.messages,
+            // Null when no message carried a usage: not reported, never 0.
+            "usage": found.usage,
+            "tip_after": tip.map(|t| t.to_string()),
+        });
+        session.store.append_run_record(
+            &[("turn.json", turn.to_string().as_bytes())],
+            &format!(
+                "by hand: {} message(s) of session {}",
+                found.messages,
+                crate::workflow::fence::visible(agent_session)
+            ),
+        )?;
+        recorded = true;
+    }
+    if let Some(dir) = mark_path.parent() {
+        std::fs::create_dir_all(dir).map_err(io_error(format!("create {}", dir.display())))?;
+    }
+    let bytes = serde_json::to_vec(&next).map_err(|e| EngineError::Internal(e.to_string()))?;
+    let tmp = mark_path.with_extension(format!("{}.tmp", std::process::id()));
+    std::fs::write(&tmp, bytes).map_err(io_error(format!("write {}", tmp.display())))?;
+    std::fs::rename(&tmp, &mark_path).map_err(io_error(format!("rename {}", tmp.display())))?;
+    Ok(recorded)
+}
+
+/// The complete new lines of `transcript` past `mark` (reset when the file is shorter than
+/// what was read: another file now), and how many bytes they take.
+fn read_transcript(
+    transcript: &Path,
+    shown: &str,
+    mark: &mut TranscriptMark,
+) -> Result<(u64, Vec<Vec<u8>>), EngineError> {
+    use std::io::{BufRead, Read, Seek};
     // A FIFO or a device would block or never end: only a regular file is read.
     let meta = std::fs::metadata(transcript).map_err(io_error(format!("read {shown}")))?;
     if !meta.is_file() {
@@ -210,9 +289,8 @@ pub fn record_transcript_usage(
         });
     }
     if meta.len() < mark.offset {
-        // Shorter than what was read: another file now, read from its start.
-        mark = TranscriptMark {
-            path: shown.clone(),
+        *mark = TranscriptMark {
+            path: shown.to_string(),
             ..TranscriptMark::default()
         };
     }
@@ -242,50 +320,16 @@ pub fn record_transcript_usage(
             lines.push(std::mem::take(&mut line));
         }
     }
-    if read == 0 && lines.is_empty() {
-        return Ok(false);
-    }
-    let found = crate::agent::usage::claude_transcript(
-        lines.iter().map(Vec::as_slice),
-        mark.last_message.as_deref(),
-    );
-    let next = TranscriptMark {
-        path: shown,
-        offset: mark.offset.saturating_add(read),
-        last_message: found.last_message.clone(),
-    };
-    let mut recorded = false;
-    if found.messages > 0 {
-        let tip = session
-            .store
-            .ref_tip(&crate::store::workflow_ref(session.store.workflow()))?;
-        let turn = serde_json::json!({
-            "session": "by-hand",
-            "session_id": agent_session,
-            "client": "claude",
-            "messages": found.messages,
-            // Null when no message carried a usage: not reported, never 0.
-            "usage": found.usage,
-            "tip_after": tip.map(|t| t.to_string()),
-        });
-        session.store.append_run_record(
-            &[("turn.json", turn.to_string().as_bytes())],
-            &format!(
-                "by hand: {} message(s) of session {}",
-                found.messages,
-                crate::workflow::fence::visible(agent_session)
-            ),
-        )?;
-        recorded = true;
-    }
-    if let Some(dir) = mark_path.parent() {
-        std::fs::create_dir_all(dir).map_err(io_error(format!("create {}", dir.display())))?;
-    }
-    let bytes = serde_json::to_vec(&next).map_err(|e| EngineError::Internal(e.to_string()))?;
-    let tmp = mark_path.with_extension(format!("{}.tmp", std::process::id()));
-    std::fs::write(&tmp, bytes).map_err(io_error(format!("write {}", tmp.display())))?;
-    std::fs::rename(&tmp, &mark_path).map_err(io_error(format!("rename {}", tmp.display())))?;
-    Ok(recorded)
+    Ok((read, lines))
+}
+
+/// Whether `last`, the newest message's text in the session file, is how `said`, the text
+/// the hook input says ended the turn, ends. Compared without white space: the hook's text
+/// joins the message's blocks, and Gemini CLI's `prompt_response` the turn's messages.
+fn ends_the_turn(last: &str, said: &str) -> bool {
+    let words = |text: &str| text.split_whitespace().collect::<String>();
+    let (last, said) = (words(last), words(said));
+    last == said || (!last.is_empty() && said.ends_with(&last))
 }
 
 fn write_record(path: &Path, record: &StopRecord) -> Result<(), EngineError> {
@@ -353,4 +397,21 @@ pub fn take_server_start(session: &Session, token: &str) -> bool {
     let started = std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file());
     let _ = std::fs::remove_file(&path);
     started
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ends_the_turn;
+
+    #[test]
+    fn the_last_message_ends_the_turn_the_hook_names() {
+        assert!(ends_the_turn("All done.", "All done."));
+        // Claude Code joins a message's text blocks; Gemini CLI the turn's messages.
+        assert!(ends_the_turn("All\ndone.", "All done."));
+        assert!(ends_the_turn("All done.", "Let me look. All done."));
+        assert!(ends_the_turn("", ""));
+        // An older message, or one with nothing to say, is not the one named.
+        assert!(!ends_the_turn("Let me look.", "Let me look. All done."));
+        assert!(!ends_the_turn("", "All done."));
+    }
 }

@@ -149,7 +149,7 @@ fn pre_commit_hook(program: &str, id: &str, stage: &str, files: bool) -> Vec<Str
         )),
         _ => yaml_quoted(&format!(
             "sh -c '{}' git-orchestrate",
-            started(program, &format!("hook {stage}"))
+            pushed(program, "", "${PRE_COMMIT_REMOTE_NAME:-}")
         )),
     };
     let mut v = vec![
@@ -350,20 +350,68 @@ fn fast_path(hook: &str, program: &str, message: &str) -> String {
 /// A shell line that runs `program ARGS`: found on PATH, else at the path `hooks install`
 /// recorded (the shims in hooks/ do the same: an agent's login shell or a GUI's git may run
 /// hooks with a PATH that lacks it); else it fails, saying why, so that a checkpoint commit
-/// (or a push) nothing can check is refused. No single quote: pre-commit's entries wrap it
-/// in `sh -c '…'`. The assignment cannot fail, for husky's `sh -e`.
+/// nothing can check is refused. No single quote: pre-commit's entries wrap it in
+/// `sh -c '…'`. The assignment cannot fail, for husky's `sh -e`.
 fn started(program: &str, args: &str) -> String {
-    let refused = if args.starts_with("hook pre-push") {
-        "so the checkpoint commits of this push cannot be checked: the push is refused"
-    } else {
-        "so this checkpoint commit cannot be verified and is refused"
-    };
+    found_else(
+        program,
+        args,
+        &format!(
+            "echo \"{program} is not on PATH, nor where git orchestrate hooks install recorded it \
+             (${{git_orchestrate:-no record}}), so this checkpoint commit cannot be verified and \
+             is refused; put it back on PATH, or run git orchestrate hooks install again\" >&2; \
+             false"
+        ),
+    )
+}
+
+/// The line that runs `program hook pre-push ARGS` as [`started`] does; without the binary it
+/// does what the pre-push shim in hooks/ does: it refuses only a push that carries a
+/// checkpoint commit (by its trailer or its subject, in what the remote lacks) and lets any
+/// other through, saying on stderr that it was not checked. `remote` is the remote's name in
+/// the manager's words; git's ref lines come on stdin, or, under pre-commit (which reads them
+/// itself), in its PRE_COMMIT_* variables. Every command that may fail is a condition, for
+/// husky's `sh -e`.
+fn pushed(program: &str, args: &str, remote: &str) -> String {
+    let fallback = format!(
+        "git_orchestrate_name={remote}; git_orchestrate_not=--remotes; \
+         if git config \"remote.$git_orchestrate_name.url\" >/dev/null 2>&1; then \
+         git_orchestrate_not=\"--remotes=$git_orchestrate_name\"; fi; \
+         if [ -n \"${{PRE_COMMIT_LOCAL_BRANCH:-}}\" ]; then git_orchestrate_lines=\"$PRE_COMMIT_LOCAL_BRANCH \
+         ${{PRE_COMMIT_TO_REF:-$PRE_COMMIT_LOCAL_BRANCH}} ${{PRE_COMMIT_REMOTE_BRANCH:-$PRE_COMMIT_LOCAL_BRANCH}} \
+         ${{PRE_COMMIT_FROM_REF:-0}}\"; else git_orchestrate_lines=$(cat); fi; \
+         echo \"$git_orchestrate_lines\" | {{ git_orchestrate_found=; \
+         while read -r git_orchestrate_lref git_orchestrate_local git_orchestrate_rref git_orchestrate_old; do \
+         case \"$git_orchestrate_local\" in *[!0]*) ;; *) continue ;; esac; \
+         case \"$git_orchestrate_rref\" in refs/orchestrator/* | refs/notes/*) continue ;; esac; \
+         git_orchestrate_range=$git_orchestrate_local; \
+         case \"$git_orchestrate_old\" in *[!0]*) if git cat-file -e \"$git_orchestrate_old^0\" 2>/dev/null; \
+         then git_orchestrate_range=\"$git_orchestrate_old..$git_orchestrate_local\"; fi ;; esac; \
+         if git log --format=%H --grep=\"^Orchestrator-Checkpoint:\" \"$git_orchestrate_range\" --not \
+         \"$git_orchestrate_not\" | grep -q . || git log --format=%s \"$git_orchestrate_range\" --not \
+         \"$git_orchestrate_not\" | grep -q \"^[[:space:]]*checkpoint:\"; then \
+         git_orchestrate_found=$git_orchestrate_rref; fi; done; \
+         if [ -n \"$git_orchestrate_found\" ]; then echo \"{program} is not on PATH, nor where git \
+         orchestrate hooks install recorded it (${{git_orchestrate:-no record}}), so the checkpoint \
+         commits of this push (to $git_orchestrate_found) cannot be checked: the push is refused; put \
+         it back on PATH, or run git orchestrate hooks install again\" >&2; false; \
+         else echo \"{program} is not on PATH, nor where git orchestrate hooks install recorded it \
+         (${{git_orchestrate:-no record}}): this push has no checkpoint commit, so it goes through \
+         unchecked\" >&2; [ -z \"${{GIT_ORCHESTRATE_HOOK_PROBE:-}}\" ]; fi; }}"
+    );
+    let args = format!(
+        "hook pre-push{}{args}",
+        if args.is_empty() { "" } else { " " }
+    );
+    found_else(program, &args, &fallback)
+}
+
+/// Runs `program ARGS` found on PATH or where `hooks install` recorded it, else `otherwise`.
+fn found_else(program: &str, args: &str, otherwise: &str) -> String {
     format!(
         "git_orchestrate=$(command -v {program} || cat \"$(git rev-parse --git-common-dir)/{record}\" \
          2>/dev/null || :); if [ -x \"$git_orchestrate\" ]; then \"$git_orchestrate\" {args}; \
-         else echo \"{program} is not on PATH, nor where git orchestrate hooks install recorded it \
-         (${{git_orchestrate:-no record}}), {refused}; put it back on PATH, or run git orchestrate \
-         hooks install again\" >&2; false; fi",
+         else {otherwise}; fi",
         record = super::BINARY_RECORD,
     )
 }
@@ -387,7 +435,7 @@ fn lefthook_command(hook: &str, program: &str, config: &str) -> Vec<String> {
                 "  run: {}",
                 yaml_quoted(&format!(
                     "{} # {{files}}",
-                    started(program, "hook pre-push {1} {2}")
+                    pushed(program, "{1} {2}", "{1}")
                 ))
             ));
             v.push("  use_stdin: true".to_string());
@@ -482,7 +530,7 @@ pub fn husky_install(hook: &str, text: Option<&str>, program: &str) -> String {
     }
     let command = match hook {
         "commit-msg" | "post-commit" => fast_path(hook, program, "\"$1\""),
-        _ => started(program, "hook pre-push \"$@\""),
+        _ => pushed(program, "\"$@\"", "$1"),
     };
     let (text, note) = with_final_newline(text);
     let ours = block("", &note.into_iter().chain([command]).collect::<Vec<_>>());
@@ -512,7 +560,7 @@ mod tests {
             "entry: {}\n",
             yaml_quoted(&format!(
                 "sh -c '{}' git-orchestrate",
-                started("git-orchestrate", "hook pre-push")
+                pushed("git-orchestrate", "", "${PRE_COMMIT_REMOTE_NAME:-}")
             ))
         );
         assert!(added.contains(&entry), "{added}");
@@ -567,7 +615,7 @@ mod tests {
             format!(
                 "      run: {}\n",
                 yaml_quoted(&match hook {
-                    "pre-push" => format!("{} # {{files}}", started("git-orchestrate", args)),
+                    "pre-push" => format!("{} # {{files}}", pushed("git-orchestrate", args, "{1}")),
                     _ => fast_path(hook, "git-orchestrate", "{1}"),
                 })
             )
@@ -578,7 +626,7 @@ mod tests {
                 "pre-commit:\n  parallel: true\n  commands:\n    lint:\n      run: npm run lint\ncommit-msg:\n  commands:\n    # >>> git-orchestrate >>>\n    git-orchestrate:\n{}    # <<< git-orchestrate <<<\n    commitlint:\n      run: npx commitlint --edit {{1}}\n# >>> git-orchestrate >>>\npost-commit:\n  commands:\n    git-orchestrate:\n{}pre-push:\n  commands:\n    git-orchestrate:\n      files: echo lefthook.yml\n{}      use_stdin: true\n# <<< git-orchestrate <<<\n",
                 run("commit-msg", ""),
                 run("post-commit", ""),
-                run("pre-push", "hook pre-push {1} {2}"),
+                run("pre-push", "{1} {2}"),
             )
         );
         assert_eq!(
@@ -630,7 +678,7 @@ mod tests {
             husky_install("pre-push", Some("#!/bin/sh\nnpm test\n"), "g"),
             format!(
                 "#!/bin/sh\n# >>> git-orchestrate >>>\n{}\n# <<< git-orchestrate <<<\nnpm test\n",
-                started("g", "hook pre-push \"$@\"")
+                pushed("g", "\"$@\"", "$1")
             )
         );
         // On PATH, else where `hooks install` recorded it, else a refusal that says why.
@@ -644,7 +692,7 @@ mod tests {
              is refused; put it back on PATH, or run git orchestrate hooks install again\" >&2; \
              false; fi"
         );
-        assert!(!started("g", "hook pre-push").contains('\''));
+        assert!(!pushed("g", "", "${PRE_COMMIT_REMOTE_NAME:-}").contains('\''));
         let created = husky_install("post-commit", None, "g");
         assert_eq!(remove_ours(&created), "");
         let user = "npm test";

@@ -24,6 +24,8 @@ SCRIPT = LOADED.get("turns", [])
 # newest user message that contains a `match` starts the episode; the turns count from there
 # (for all three APIs).
 BY_PROMPT = LOADED.get("by_prompt", [])
+# "usage": false makes every answer carry no token counts (a provider that reports none).
+USAGE = LOADED.get("usage", True)
 LOG = sys.argv[2]
 PORTFILE = sys.argv[3]
 LOCK = threading.Lock()
@@ -116,6 +118,8 @@ class Handler(BaseHTTPRequestHandler):
         message = {"id": "msg_%02d" % n, "type": "message", "role": "assistant", "model": model,
                    "content": [], "stop_reason": None, "stop_sequence": None,
                    "usage": {"input_tokens": 10, "output_tokens": 1}}
+        if not USAGE:
+            del message["usage"]
         if not body.get("stream"):
             message["content"] = content
             message["stop_reason"] = stop
@@ -135,9 +139,11 @@ class Handler(BaseHTTPRequestHandler):
                                                        "delta": {"type": "input_json_delta",
                                                                  "partial_json": json.dumps(block["input"])}}))
             events.append(("content_block_stop", {"type": "content_block_stop", "index": i}))
-        events.append(("message_delta", {"type": "message_delta",
-                                         "delta": {"stop_reason": stop, "stop_sequence": None},
-                                         "usage": {"output_tokens": 5}}))
+        delta = {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
+                 "usage": {"output_tokens": 5}}
+        if not USAGE:
+            del delta["usage"]
+        events.append(("message_delta", delta))
         events.append(("message_stop", {"type": "message_stop"}))
         data = "".join("event: %s\ndata: %s\n\n" % (name, json.dumps(payload)) for name, payload in events)
         data = data.encode()
@@ -219,7 +225,8 @@ def openai(self, body):
             {"type": "response.output_item.done", "output_index": i, "item": item}))
     events.append("event: response.completed\ndata: %s\n\n" % json.dumps(
         {"type": "response.completed",
-         "response": {"id": rid, "status": "completed", "output": output, "usage": usage}}))
+         "response": dict({"id": rid, "status": "completed", "output": output},
+                          **({"usage": usage} if USAGE else {}))}))
     sse(self, events)
 
 
@@ -249,6 +256,8 @@ def gemini(self, body):
     chunk = {"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP",
                              "index": 0}],
              "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15}}
+    if not USAGE:
+        del chunk["usageMetadata"]
     sse(self, ["data: %s\n\n" % json.dumps(chunk)])
 
 

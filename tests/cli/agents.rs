@@ -1986,3 +1986,365 @@ fn gemini_as_a_ticket_manager_under_run_assigns_verifies_and_merges_through_mcp(
     let Some(gemini) = gemini_bin() else { return };
     ticket_manager_under_run("gemini", &gemini);
 }
+
+/// A ticket of one subtask driven by `git orchestrate run --agent AGENT` (Codex or Gemini
+/// CLI), which plays both roles as the Claude Code test above does: one session per turn, each
+/// told its role (GIT_ORCHESTRATE_ROLE) and briefed as it, acting through that role's MCP tools
+/// (the developer commits through the client's shell, with no `$(…)`, which Gemini refuses);
+/// the fake model answers by the briefing each session starts with.
+fn ticket_both_roles_under_run(agent: &str, cli: &Path) {
+    let repo = TestRepo::with_config(
+        "main_branch = \"main\"\n[[preflight]]\nname = \"tests\"\n\
+         command = \"sh run_tests.sh && if [ -e test_hello.sh ]; then sh test_hello.sh; fi\"\n",
+    );
+    repo.run(&["init", "--agent", agent]).expect(0);
+    // The client's files stay out of the ticket's commits.
+    let exclude = repo.path.join(".git/info/exclude");
+    let mut text = std::fs::read_to_string(&exclude).unwrap_or_default();
+    text.push_str(&format!(".{agent}/\n"));
+    std::fs::write(&exclude, text).unwrap();
+    repo.run(&["ticket", "new", "--title", "Say hello"])
+        .expect(0);
+    let tool = tool_of(agent);
+    let shell = shell_of(agent);
+    let model = FakeModel::start_by_prompt(json!([
+        {"match": "## Report of S1", "turns": [
+            shell("echo \"role=$GIT_ORCHESTRATE_ROLE\""),
+            tool("update_subtask", json!({"status": "complete", "notes": "hello.sh says hello"})),
+            tool("complete_ticket", json!({"summary": "hello.sh says hello"})),
+            say("The ticket is done."),
+        ]},
+        {"match": "(none yet: break the ticket", "turns": [
+            shell("echo \"role=$GIT_ORCHESTRATE_ROLE\""),
+            tool("assign_to_developer", json!({
+                "mode": "implementation", "goal": "hello.sh prints hello",
+                "filesToModify": ["hello.sh", "test_hello.sh"],
+                "acceptanceCriteria": ["sh hello.sh prints hello"]
+            })),
+            say("Assigned."),
+        ]},
+        {"match": "## Current Assignment", "turns": [
+            shell("echo \"role=$GIT_ORCHESTRATE_ROLE\" && echo 'echo hello' > hello.sh && \
+                   echo 'sh hello.sh | grep -qx hello' > test_hello.sh && \
+                   git add hello.sh test_hello.sh && git commit -q -m 'hello.sh says hello'"),
+            tool("subtask_complete", json!({
+                "status": "complete", "buildStatus": "pass", "message": "hello.sh says hello",
+                "filesChanged": [{"path": "hello.sh"}, {"path": "test_hello.sh"}]
+            })),
+            say("Reported."),
+        ]},
+    ]));
+    let (_home, env) = offline_env(agent, &model);
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let (code, events) = run_driver(&repo, agent, cli, &env, &[]);
+    assert_eq!(code, 0, "{agent}: {events:#?}");
+    let end = events.last().unwrap();
+    assert_eq!(
+        (&end["outcome"], &end["state"]),
+        (&json!("done"), &json!("TICKET_DONE")),
+        "{agent}: {events:#?}"
+    );
+    let roles: Vec<&str> = turns_of(&events, "role")
+        .iter()
+        .map(|r| r.as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["manager", "developer", "manager"], "{agent}");
+    assert!(turns_of(&events, "progressed").iter().all(|p| **p == true));
+    // A session of its own for each turn: the roles never share a conversation.
+    let ids = turns_of(&events, "session_id");
+    assert!(ids.iter().all(|id| id.is_string()), "{agent}: {ids:?}");
+    assert!(
+        ids[0] != ids[1] && ids[1] != ids[2] && ids[0] != ids[2],
+        "{agent}: {ids:?}"
+    );
+    // Each session's shell had its role, and every MCP tool had the server's.
+    let seen = serde_json::to_string(&model.requests()).unwrap();
+    assert!(
+        seen.contains("role=manager"),
+        "{agent}: the manager's shell"
+    );
+    assert!(
+        seen.contains("role=developer"),
+        "{agent}: the developer's shell"
+    );
+    assert!(
+        !seen.contains("no role"),
+        "{agent}: the server had the role"
+    );
+    assert!(
+        !seen.contains("Command injection"),
+        "{agent}: no shell line refused"
+    );
+    // main has the merge of one squashed commit.
+    let parents = repo.git(&["log", "-1", "--format=%P", "main"]);
+    let parents: Vec<&str> = parents.split_whitespace().collect();
+    assert_eq!(parents.len(), 2, "{agent}: {parents:?}");
+    assert_eq!(
+        repo.git(&[
+            "rev-list",
+            "--count",
+            &format!("{}..{}", parents[0], parents[1])
+        ])
+        .trim(),
+        "1",
+        "{agent}"
+    );
+    assert_eq!(repo.git(&["show", "main:hello.sh"]), "echo hello\n");
+    assert_eq!(
+        repo.run(&["--json", "ticket", "show"]).expect(0).json()["state"],
+        "TICKET_DONE"
+    );
+    let (asked, calls) = model.figures();
+    eprintln!(
+        "figures: {agent}, a ticket (both roles) under run: {} run turns, {asked} model turns, \
+         {calls} tool calls",
+        turns_of(&events, "turn").len()
+    );
+}
+
+#[test]
+fn run_with_codex_plays_both_roles_of_a_ticket_until_it_is_merged() {
+    let Some(codex) = codex_bin() else { return };
+    ticket_both_roles_under_run("codex", &codex);
+}
+
+#[test]
+fn run_with_gemini_plays_both_roles_of_a_ticket_until_it_is_merged() {
+    let Some(gemini) = gemini_bin() else { return };
+    ticket_both_roles_under_run("gemini", &gemini);
+}
+
+/// The real Claude Code run by hand (`claude -p`, no `run` around it) in a project wired by
+/// `init --agent claude`, against a fake model that reports `usage` or not: its one turn (it
+/// asks for the task, says nothing is left, and may stop). Returns the repository, the
+/// client's session id and the workflow's ledger figures from `board --json`.
+fn claude_by_hand(usage: bool) -> Option<(TestRepo, String, Value)> {
+    let claude = claude_bin()?;
+    let repo = TestRepo::new();
+    repo.write(
+        "docs/plan.md",
+        "# Plan\n## PR 1: feat: Add numbers [DONE]\n",
+    );
+    repo.commit_all("plan: all done");
+    repo.run(&["init", "--agent", "claude"]).expect(0);
+    let model = FakeModel::with_script(json!({"usage": usage, "turns": [
+        mcp("get_task", json!({})),
+        mcp("submit_work", json!({"summary": "every PR is [DONE]", "no_pr_left": true})),
+        say("Nothing is left to do."),
+    ]}));
+    let out = run_claude(&repo, &claude, &model);
+    succeeded(&out);
+    let result: Value = serde_json::from_slice(&out.stdout).expect("claude's JSON result");
+    let session = result["session_id"]
+        .as_str()
+        .expect("a session id")
+        .to_string();
+    // The Stop hook let it stop at once: one stop, which read the whole transcript.
+    assert_eq!(
+        model.hook_messages("Stop hook feedback:"),
+        Vec::<String>::new()
+    );
+    let board = repo.run(&["--json", "board"]).expect(0).json();
+    let ledger = &board["workflows"][0]["ledger"];
+    let figures = json!({
+        "turns": ledger["turns"], "turns_reporting": ledger["turns_reporting"],
+        "tokens": ledger["tokens"], "cost_usd": ledger["cost_usd"]
+    });
+    Some((repo, session, figures))
+}
+
+/// The record of the by-hand turn, whole, with what only the run knows (the session id, the
+/// workflow's tip) filled in.
+fn by_hand_record(repo: &TestRepo, session: &str, usage: Value) -> (Value, Value) {
+    let record: Value =
+        serde_json::from_str(&repo.git(&["show", "refs/orchestrator/runs/main:turn.json"]))
+            .expect("turn.json");
+    let tip = repo.git(&["rev-parse", "refs/orchestrator/workflows/main"]);
+    let expected = json!({
+        "session": "by-hand", "session_id": session, "client": "claude", "messages": 3,
+        "usage": usage, "tip_after": tip.trim(),
+    });
+    (record, expected)
+}
+
+/// By hand, the Stop hook reads Claude Code's transcript: the fake model reports 10 input and
+/// 5 output tokens for each of its 3 messages, and the ledger shows exactly that for the one
+/// by-hand turn (the cost is not in a transcript: not reported).
+#[test]
+fn claude_code_by_hand_its_transcripts_tokens_reach_the_ledger() {
+    let Some((repo, session, figures)) = claude_by_hand(true) else {
+        return;
+    };
+    assert_eq!(
+        figures,
+        json!({"turns": 1, "turns_reporting": 1,
+               "tokens": {"input": 30, "output": 15}, "cost_usd": null})
+    );
+    let (record, expected) = by_hand_record(
+        &repo,
+        &session,
+        json!({"input_tokens": 30, "output_tokens": 15, "cached_input_tokens": 0, "cost_usd": null}),
+    );
+    assert_eq!(record, expected);
+}
+
+/// By hand, against a model that reports no usage: Claude Code writes zeros into its
+/// transcript, which are no report; the turn is counted, its tokens "not reported" (null),
+/// never 0.
+#[test]
+fn claude_code_by_hand_without_usage_is_not_reported_never_zero() {
+    let Some((repo, session, figures)) = claude_by_hand(false) else {
+        return;
+    };
+    assert_eq!(
+        figures,
+        json!({"turns": 1, "turns_reporting": 0, "tokens": null, "cost_usd": null})
+    );
+    let (record, expected) = by_hand_record(&repo, &session, Value::Null);
+    assert_eq!(record, expected);
+}
+
+/// Codex or Gemini CLI run by hand (`codex exec`, `gemini -p`; no `run` around it) in a
+/// project wired by `init --agent AGENT`, against a fake model that reports usage or not: one
+/// turn (it asks for the task, says nothing is left, and may stop). The Stop hook reads the
+/// client's own session file (Codex's rollout, Gemini CLI's chat), which each names in the
+/// hook's `transcript_path`. Returns the ledger's figures and the by-hand turn's record.
+fn by_hand(agent: &str, cli: &Path, usage: bool) -> (Value, Value) {
+    let repo = TestRepo::new();
+    repo.write(
+        "docs/plan.md",
+        "# Plan\n## PR 1: feat: Add numbers [DONE]\n",
+    );
+    repo.commit_all("plan: all done");
+    repo.run(&["init", "--agent", agent]).expect(0);
+    let tool = tool_of(agent);
+    let model = FakeModel::with_script(json!({"usage": usage, "turns": [
+        tool("get_task", json!({})),
+        tool("submit_work", json!({"summary": "every PR is [DONE]", "no_pr_left": true})),
+        say("Nothing is left to do."),
+    ]}));
+    let out = if agent == "codex" {
+        run_codex(&repo, cli, &model)
+    } else {
+        run_gemini(&repo, cli, &model)
+    };
+    succeeded(&out);
+    let seen = serde_json::to_string(&model.requests()).unwrap();
+    assert!(
+        seen.contains("nothing left to do"),
+        "{agent}: the MCP tools answered"
+    );
+    let board = repo.run(&["--json", "board"]).expect(0).json();
+    let ledger = &board["workflows"][0]["ledger"];
+    let figures = json!({
+        "turns": ledger["turns"], "turns_reporting": ledger["turns_reporting"],
+        "tokens": ledger["tokens"], "cost_usd": ledger["cost_usd"]
+    });
+    let mut record: Value =
+        serde_json::from_str(&repo.git(&["show", "refs/orchestrator/runs/main:turn.json"]))
+            .expect("turn.json");
+    // The client's own session id, from its hook input.
+    let session = record["session_id"].take();
+    assert!(
+        session.as_str().is_some_and(|s| s.len() >= 8),
+        "{agent}: {session}"
+    );
+    let tip = repo.git(&["rev-parse", "refs/orchestrator/workflows/main"]);
+    assert_eq!(record["tip_after"], tip.trim(), "{agent}");
+    record["tip_after"].take();
+    (figures, record)
+}
+
+/// The by-hand record of `agent`'s three model messages, `usage` as it should read.
+fn by_hand_expected(agent: &str, usage: Value) -> Value {
+    json!({
+        "session": "by-hand", "session_id": null, "client": agent, "messages": 3,
+        "usage": usage, "tip_after": null,
+    })
+}
+
+/// Codex and Gemini CLI by hand: the fake model's 10 input and 5 output tokens for each of
+/// the 3 messages reach the ledger as the one by-hand turn; with no usage reported, the turn
+/// is counted and its tokens are "not reported" (null), never 0.
+fn by_hand_tokens(agent: &str, cli: &Path) {
+    let (figures, record) = by_hand(agent, cli, true);
+    assert_eq!(
+        figures,
+        json!({"turns": 1, "turns_reporting": 1,
+               "tokens": {"input": 30, "output": 15}, "cost_usd": null}),
+        "{agent}"
+    );
+    assert_eq!(
+        record,
+        by_hand_expected(
+            agent,
+            json!({"input_tokens": 30, "output_tokens": 15, "cached_input_tokens": 0, "cost_usd": null})
+        )
+    );
+    let (figures, record) = by_hand(agent, cli, false);
+    assert_eq!(
+        figures,
+        json!({"turns": 1, "turns_reporting": 0, "tokens": null, "cost_usd": null}),
+        "{agent}"
+    );
+    assert_eq!(record, by_hand_expected(agent, Value::Null));
+}
+
+#[test]
+fn codex_by_hand_its_rollouts_tokens_reach_the_ledger_or_are_not_reported() {
+    let Some(codex) = codex_bin() else { return };
+    by_hand_tokens("codex", &codex);
+}
+
+#[test]
+fn gemini_by_hand_its_chats_tokens_reach_the_ledger_or_are_not_reported() {
+    let Some(gemini) = gemini_bin() else { return };
+    by_hand_tokens("gemini", &gemini);
+}
+
+/// Under `run`, against a model that reports no usage: Claude Code and Codex print zeros in
+/// their own output, which are no report; the turn's usage and the ledger's tokens are null
+/// ("not reported"), never 0.
+#[test]
+fn run_with_a_model_that_reports_no_usage_records_not_reported() {
+    let (Some(claude), Some(codex)) = (claude_bin(), codex_bin()) else {
+        return;
+    };
+    let done = format!("{BIN} submit-work -s 'every PR is done' --no-pr-left");
+    for (agent, cli) in [("claude", &claude), ("codex", &codex)] {
+        let repo = TestRepo::new();
+        repo.write(
+            "docs/plan.md",
+            "# Plan\n## PR 1: feat: Add numbers [DONE]\n",
+        );
+        repo.commit_all("plan: all done");
+        repo.run(&["init", "--agent", agent]).expect(0);
+        let shell = if agent == "claude" {
+            bash(&done)
+        } else {
+            shell_of(agent)(&done)
+        };
+        let model = FakeModel::with_script(json!({"usage": false, "turns": [
+            shell,
+            say("Nothing is left to do."),
+        ]}));
+        let (code, events) = if agent == "claude" {
+            run_with_claude(&repo, cli, &model, &[])
+        } else {
+            let (_home, env) = offline_env(agent, &model);
+            let env: Vec<(&str, &str)> =
+                env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+            run_driver(&repo, agent, cli, &env, &[])
+        };
+        assert_eq!(code, 0, "{agent}: {events:#?}");
+        assert_eq!(events.last().unwrap()["outcome"], "idle", "{agent}");
+        assert_eq!(turns_of(&events, "usage"), [&Value::Null], "{agent}");
+        let ledger = &repo.run(&["board", "--json"]).expect(0).json()["workflows"][0]["ledger"];
+        assert_eq!(
+            json!({"turns": ledger["turns"], "turns_reporting": ledger["turns_reporting"],
+                   "tokens": ledger["tokens"], "cost_usd": ledger["cost_usd"]}),
+            json!({"turns": 1, "turns_reporting": 0, "tokens": null, "cost_usd": null}),
+            "{agent}"
+        );
+    }
+}

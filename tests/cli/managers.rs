@@ -434,8 +434,9 @@ fn husky_runs_our_hooks_beside_the_users() {
 
 /// Through `manager`, with `git-orchestrate` not on the PATH git runs the hooks with (an
 /// agent's login shell, a GUI's git): the entries run the binary `hooks install` recorded; with
-/// no binary there either, a checkpoint commit and a push are refused, saying why, while an
-/// ordinary commit goes through.
+/// no binary there either, a checkpoint commit and a push that carries one are refused, saying
+/// why, while an ordinary commit, and a push with no checkpoint commit, go through, as with
+/// the plain pre-push hook, saying on stderr that the push was not checked.
 fn without_path(manager: &str) {
     let Some(bin) = tool(manager) else { return };
     let (repo, _, env) = repo_with(manager, &bin);
@@ -470,6 +471,7 @@ fn without_path(manager: &str) {
     repo.write("a.txt", "a\n");
     git(&["add", "-A"]).expect(0);
     git(&["commit", "-q", "-m", "chore: git-orchestrate's hooks"]).expect(0);
+    let before_checkpoints = git(&["rev-parse", "HEAD"]).stdout.trim().to_string();
 
     // Found where it was recorded: the checkpoint is verified and noted.
     repo.write("b.txt", "b\n");
@@ -529,10 +531,62 @@ fn without_path(manager: &str) {
     let said = format!("{}{}", pushed.stdout, pushed.stderr);
     assert!(
         said.contains(
-            "so the checkpoint commits of this push cannot be checked: the push is refused"
+            "git-orchestrate is not on PATH, nor where git orchestrate hooks install recorded it \
+             (/nonexistent/git-orchestrate), so the checkpoint commits of this push (to \
+             refs/heads/main) cannot be checked: the push is refused"
         ),
         "{manager}: {said}"
     );
+    let on_remote = |reference: &str| {
+        run_in(
+            &repo,
+            &env,
+            "git",
+            &[
+                "--git-dir",
+                remote.to_str().unwrap(),
+                "rev-parse",
+                "--verify",
+                "-q",
+                reference,
+            ],
+        )
+        .stdout
+        .trim()
+        .to_string()
+    };
+    assert_eq!(
+        on_remote("refs/heads/main"),
+        "",
+        "{manager}: nothing pushed"
+    );
+    // A push whose commits hold no checkpoint goes through, saying it was not checked.
+    let plain = git(&[
+        "push",
+        "-q",
+        "origin",
+        &format!("{before_checkpoints}:refs/heads/plain"),
+    ]);
+    plain.expect(0);
+    assert!(
+        format!("{}{}", plain.stdout, plain.stderr).contains(
+            "git-orchestrate is not on PATH, nor where git orchestrate hooks install recorded it \
+             (/nonexistent/git-orchestrate): this push has no checkpoint commit, so it goes \
+             through unchecked"
+        ),
+        "{manager}: {}{}",
+        plain.stdout,
+        plain.stderr
+    );
+    assert_eq!(
+        on_remote("refs/heads/plain"),
+        before_checkpoints,
+        "{manager}"
+    );
+    // Past what the remote has now, main still carries the checkpoint: refused again.
+    let again = git(&["push", "-q", "origin", "main"]);
+    assert_ne!(again.code, 0, "{manager}: {}", again.stderr);
+    assert_eq!(on_remote("refs/heads/main"), "", "{manager}");
 }
 
 #[test]
