@@ -155,6 +155,9 @@ fn judge_as(
         reasons: Vec::new(),
         reran: Vec::new(),
         red_tests: Vec::new(),
+        changed_tests: None,
+        changed_tests_verdict: None,
+        warnings: Vec::new(),
         answers: Vec::new(),
         statement: Value::Null,
     };
@@ -259,6 +262,12 @@ fn judge_as(
             .iter()
             .filter_map(|a| serde_json::to_value(a).ok())
             .collect::<Vec<_>>(),
+        changed_tests: verdict.changed_tests.as_ref().and_then(|changed| {
+            let mut value = serde_json::to_value(changed).ok()?;
+            value["verdict"] = Value::from(changed.verdict());
+            Some(value)
+        }),
+        warnings: &verdict.warnings,
     });
     Ok(verdict)
 }

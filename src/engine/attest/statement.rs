@@ -26,6 +26,9 @@ pub struct Facts<'a> {
     pub reasons: &'a [String],
     pub reran: &'a [String],
     pub answers: &'a [Value],
+    /// Tests the PR changed that existed on its base, with the policy's verdict on them.
+    pub changed_tests: Option<Value>,
+    pub warnings: &'a [String],
 }
 
 /// The Statement: subjects are the commit and the chain's transition; the predicate's
@@ -66,6 +69,12 @@ pub fn statement(f: &Facts) -> Value {
         "answers": f.answers,
         "reasons": f.reasons,
     });
+    if let Some(changed) = &f.changed_tests {
+        predicate["gitOrchestrate"]["changedTests"] = changed.clone();
+    }
+    if !f.warnings.is_empty() {
+        predicate["gitOrchestrate"]["warnings"] = json!(f.warnings);
+    }
     json!({
         "_type": STATEMENT_TYPE,
         "subject": subject,
@@ -93,6 +102,8 @@ mod tests {
             reasons: &[],
             reran: &reran,
             answers: &[],
+            changed_tests: None,
+            warnings: &[],
         };
         let expected = json!({
             "_type": "https://in-toto.io/Statement/v1",
@@ -142,6 +153,8 @@ mod tests {
             reasons: &reasons,
             reran: &[],
             answers: &[],
+            changed_tests: None,
+            warnings: &[],
         };
         let s = statement(&facts);
         assert_eq!(s["predicate"]["verificationResult"], "FAILED");
