@@ -191,6 +191,14 @@ fn text(report: &AttestReport) -> String {
                 }
             ));
         }
+        for earlier in &v.earlier_refusals {
+            out.push_str(&format!(
+                "  earlier refusal of this tree under this policy: {} at {}: {}\n",
+                crate::short_id(&earlier.commit),
+                earlier.time,
+                earlier.reasons.join("; ")
+            ));
+        }
         for warning in &v.warnings {
             out.push_str(&format!("  warning: {warning}\n"));
         }

@@ -932,6 +932,9 @@ fn recalled(commit: &str, r: Remembered) -> Verdict {
         changed_tests: None,
         changed_tests_verdict: None,
         warnings: Vec::new(),
+        tree: None,
+        flaky: false,
+        earlier_refusals: Vec::new(),
         answers: Vec::new(),
         statement: if same {
             r.statement

@@ -29,6 +29,11 @@ pub struct Facts<'a> {
     /// Tests the PR changed that existed on its base, with the policy's verdict on them.
     pub changed_tests: Option<Value>,
     pub warnings: &'a [String],
+    /// The judged commit's tree, when a workflow records it.
+    pub tree: Option<&'a str>,
+    /// Earlier FAILED verdicts on the same tree under the same policy: carried in each
+    /// later verdict, so that the list outlives the note it was first in.
+    pub earlier_refusals: &'a [Value],
 }
 
 /// The Statement: subjects are the commit and the chain's transition; the predicate's
@@ -75,6 +80,12 @@ pub fn statement(f: &Facts) -> Value {
     if !f.warnings.is_empty() {
         predicate["gitOrchestrate"]["warnings"] = json!(f.warnings);
     }
+    if let Some(tree) = f.tree {
+        predicate["gitOrchestrate"]["tree"] = json!(tree);
+    }
+    if !f.earlier_refusals.is_empty() {
+        predicate["gitOrchestrate"]["earlierRefusals"] = json!(f.earlier_refusals);
+    }
     json!({
         "_type": STATEMENT_TYPE,
         "subject": subject,
@@ -104,6 +115,8 @@ mod tests {
             answers: &[],
             changed_tests: None,
             warnings: &[],
+            tree: None,
+            earlier_refusals: &[],
         };
         let expected = json!({
             "_type": "https://in-toto.io/Statement/v1",
@@ -155,6 +168,8 @@ mod tests {
             answers: &[],
             changed_tests: None,
             warnings: &[],
+            tree: None,
+            earlier_refusals: &[],
         };
         let s = statement(&facts);
         assert_eq!(s["predicate"]["verificationResult"], "FAILED");

@@ -32,6 +32,15 @@ pub struct Verdict {
     /// What is named without failing the verdict: tests the PR changed that the policy
     /// reports and does not refuse.
     pub warnings: Vec<String>,
+    /// The judged commit's tree, when a workflow records the commit: with the policy, what a
+    /// FAILED verdict is remembered by.
+    pub tree: Option<String>,
+    /// It passed now, but its tree FAILED under this policy before
+    /// ([`Verdict::earlier_refusals`]): refused as luck.
+    pub flaky: bool,
+    /// The earlier FAILED verdicts on the same tree under the same policy that a listed
+    /// verifier signed, found among the verdict notes, oldest first.
+    pub earlier_refusals: Vec<super::memory::EarlierRefusal>,
     /// The human answers in the PR's chain, each judged: signed by whom, or how it was
     /// given without a signature.
     pub answers: Vec<AnswerCheck>,
