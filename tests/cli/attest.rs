@@ -1633,4 +1633,22 @@ fn a_coin_flip_test_that_failed_once_in_ci_is_flaky_when_it_passes_later() {
             first["reasons"][0].as_str().unwrap()
         )
     );
+
+    // The flaky verdict, signed and pushed, replaces the first note on the merge; it carries
+    // the first refusal, so the next clone finds both.
+    let out = ci.run(&["attest", "--json", "--signing-key", &key_arg, &merge]);
+    out.expect(1);
+    let flaky = out.json()["verdicts"][0].clone();
+    ci.git(&["push", "--quiet", "origin", ATTEST_NOTES]);
+    let ci = fresh_clone();
+    let out = ci.run(&["attest", "--json", "--no-note", &merge]);
+    out.expect(1);
+    assert_eq!(
+        out.json()["verdicts"][0]["earlier_refusals"],
+        serde_json::json!([
+            {"commit": merge, "time": time, "reasons": first["reasons"]},
+            {"commit": merge, "time": flaky["statement"]["predicate"]["timeVerified"],
+             "reasons": flaky["reasons"]},
+        ])
+    );
 }

@@ -90,7 +90,8 @@ impl<'j> Memory<'j> {
     /// Every earlier refusal of `tree` under the policy `policy` (the pinned config blob)
     /// that a listed verifier signed: each FAILED note on a commit of that tree that ran the
     /// PR's code (a failure of the record alone is not the tree's), and the refusals each of
-    /// them lists in turn; oldest first, each once.
+    /// them lists in turn; oldest first (a stable sort: one carried in a later verdict stays
+    /// before it), each once.
     pub fn refusals(
         &self,
         session: &Session,
@@ -134,10 +135,7 @@ impl<'j> Memory<'j> {
                 })
                 .collect();
             for refusal in listed.into_iter().chain([refusal]) {
-                if !found
-                    .iter()
-                    .any(|f| f.commit == refusal.commit && f.time == refusal.time)
-                {
+                if !found.contains(&refusal) {
                     found.push(refusal);
                 }
             }
