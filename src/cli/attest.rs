@@ -178,6 +178,30 @@ fn text(report: &AttestReport) -> String {
                 crate::short_id(&answer.commit)
             ));
         }
+        if let (Some(changed), Some(judged)) = (&v.changed_tests, v.changed_tests_verdict) {
+            out.push_str(&format!(
+                "  changed tests: {} ([gates] pinned_tests = \"{}\"; with them put back: {}): {judged}\n",
+                changed.paths.join(", "),
+                changed.mode,
+                match (changed.passed, &changed.failed_gate) {
+                    (Some(true), _) => "the gates pass".to_string(),
+                    (Some(false), Some(gate)) => format!("the gate `{gate}` fails"),
+                    (Some(false), None) => "the gates fail".to_string(),
+                    (None, _) => "not run".to_string(),
+                }
+            ));
+        }
+        for earlier in &v.earlier_refusals {
+            out.push_str(&format!(
+                "  earlier refusal of this tree under this policy: {} at {}: {}\n",
+                crate::short_id(&earlier.commit),
+                earlier.time,
+                earlier.reasons.join("; ")
+            ));
+        }
+        for warning in &v.warnings {
+            out.push_str(&format!("  warning: {warning}\n"));
+        }
         for reason in &v.reasons {
             out.push_str(&format!("  - {reason}\n"));
         }

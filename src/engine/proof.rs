@@ -1,11 +1,13 @@
 //! The pieces every verification shares, each written once (docs/integrity.md): the configuration a
 //! proof is judged by, read from the blob it pinned; the gates run in a scratch worktree;
-//! and a change's tests run on its base, where they must fail.
+//! a change's tests run on its base, where they must fail; and the tests that existed on a
+//! PR's base that it changed or removed.
 
-use crate::config::{Config, ConfigError, Origin};
+use crate::config::{Config, ConfigError, Origin, PinnedTests};
 use crate::engine::scratch::Scratch;
 use crate::engine::{EngineError, Session, io_error};
 use crate::gates::{self, PreflightRun};
+use crate::workflow::notes::ChangedTests;
 
 /// The configuration in the config blob `blob`, pinned from branch `main` at its commit
 /// `commit`, read from the object database within the input cap; the defaults when nothing
@@ -78,4 +80,48 @@ pub fn tests_on_base(
     let scratch = Scratch::with_index(session, commit, base_tree, tree)?;
     scratch.put(tree, tests)?;
     gates_in(session, config, &scratch)
+}
+
+/// Tests present on the PR's `base` that `head` (a commit or a tree) changes or removes: what
+/// the reviewer is told, and what the final check and `attest` put back for the gates.
+pub fn changed_test_paths(
+    session: &Session,
+    config: &Config,
+    base: &str,
+    head: &str,
+) -> Result<Vec<String>, EngineError> {
+    // From the PR's base, not the pin: after a rebase onto main as another workflow's merge
+    // left it, what that merge changed is not this PR's.
+    Ok(session
+        .git
+        .tree_changes(base, head)?
+        .into_iter()
+        .filter(|(how, path)| *how != "added" && config.is_test_path(path))
+        .map(|(_, path)| path)
+        .collect())
+}
+
+/// [`changed_test_paths`] as the final check and `attest` record them, under the policy in
+/// force (`[gates] pinned_tests`); the gates' verdict with them put back is left for the
+/// clean check to give. `None` when the PR changes no test that existed on its base.
+pub fn changed_tests(
+    session: &Session,
+    config: &Config,
+    base: &str,
+    tree: &str,
+) -> Result<Option<ChangedTests>, EngineError> {
+    let paths = changed_test_paths(session, config, base, tree)?;
+    if paths.is_empty() {
+        return Ok(None);
+    }
+    let mode = match config.gates.pinned_tests {
+        PinnedTests::Report => "report",
+        PinnedTests::Enforce => "enforce",
+    };
+    Ok(Some(ChangedTests {
+        paths,
+        mode: mode.to_string(),
+        passed: None,
+        failed_gate: None,
+    }))
 }

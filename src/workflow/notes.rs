@@ -286,6 +286,42 @@ pub struct ChangedTests {
     pub failed_gate: Option<String>,
 }
 
+impl ChangedTests {
+    /// What the policy makes of them (docs/integrity.md, "Tests that existed at the pin"):
+    /// `refused` under `enforce` when the gates fail with them put back, else `reported`.
+    /// No human answer approves a changed test by name, so `report` never refuses.
+    pub fn verdict(&self) -> &'static str {
+        if self.mode == "enforce" && self.passed == Some(false) {
+            "refused"
+        } else {
+            "reported"
+        }
+    }
+
+    /// The warning `attest` gives for tests it reports and does not refuse: the paths, the
+    /// gates' result with them put back, and the policy's verdict; `None` when refused (the
+    /// refusal names them).
+    pub fn warning(&self) -> Option<String> {
+        if self.verdict() == "refused" {
+            return None;
+        }
+        let put_back = match (self.passed, &self.failed_gate) {
+            (Some(true), _) => "the gates pass with them as they were there".to_string(),
+            (Some(false), Some(gate)) => {
+                format!("with them as they were there, the gate `{gate}` fails")
+            }
+            (Some(false), None) => "with them as they were there, the gates fail".to_string(),
+            (None, _) => "the gates were not run with them as they were there".to_string(),
+        };
+        Some(format!(
+            "the PR changes or removes tests that existed on its base ({}); {put_back}; \
+             [gates] pinned_tests = \"{}\" reports this and does not refuse it",
+            self.paths.join(", "),
+            self.mode
+        ))
+    }
+}
+
 /// One human answer in the final note.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HumanAnswer {
@@ -318,6 +354,42 @@ pub fn checkpoint_records(note: &str) -> Vec<CheckpointNote> {
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+
+    fn changed(mode: &str, passed: Option<bool>, gate: Option<&str>) -> ChangedTests {
+        ChangedTests {
+            paths: vec!["tests/test_add.sh".into()],
+            mode: mode.into(),
+            passed,
+            failed_gate: gate.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn changed_tests_are_refused_only_under_enforce_when_the_gates_fail_with_them_put_back() {
+        let gutted = changed("report", Some(false), Some("tests"));
+        assert_eq!(gutted.verdict(), "reported");
+        assert_eq!(
+            gutted.warning().as_deref(),
+            Some(
+                "the PR changes or removes tests that existed on its base (tests/test_add.sh); \
+                 with them as they were there, the gate `tests` fails; [gates] pinned_tests = \
+                 \"report\" reports this and does not refuse it"
+            )
+        );
+        let improved = changed("enforce", Some(true), None);
+        assert_eq!(improved.verdict(), "reported");
+        assert_eq!(
+            improved.warning().as_deref(),
+            Some(
+                "the PR changes or removes tests that existed on its base (tests/test_add.sh); \
+                 the gates pass with them as they were there; [gates] pinned_tests = \
+                 \"enforce\" reports this and does not refuse it"
+            )
+        );
+        let enforced = changed("enforce", Some(false), Some("tests"));
+        assert_eq!(enforced.verdict(), "refused");
+        assert_eq!(enforced.warning(), None);
+    }
 
     #[test]
     fn a_checkpoint_note_is_one_line_in_the_spec_shape() {

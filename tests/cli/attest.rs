@@ -1519,3 +1519,136 @@ fn a_dependency_the_prs_tests_could_change_refuses_the_push_naming_it() {
     out.expect(0);
     assert_eq!(server.rev(&repo, "main"), Some(main_tip(&repo)));
 }
+
+/// A coin-flip test (issue 39's first route), deterministic: a sequence in a file outside
+/// the repository, each run of the test taking its first line (`fail` or `pass`; none left:
+/// the honest test). Locally nothing is drawn, and the PR merges. In CI, a fresh clone draws
+/// `fail`: FAILED, and the verdict, signed by the verifier main lists, is written as a note
+/// and pushed. A second fresh clone, fetching the chains and the notes as the job does, draws
+/// nothing and passes the tests, but finds the signed refusal of the same tree under the same
+/// policy: FAILED as flaky, naming the first. An unsigned FAILED note is anyone's word and
+/// makes nothing flaky.
+#[test]
+fn a_coin_flip_test_that_failed_once_in_ci_is_flaky_when_it_passes_later() {
+    let keys = tempfile::tempdir().unwrap();
+    let verifier = key(keys.path(), "verifier");
+    let public = std::fs::read_to_string(verifier.with_extension("pub")).unwrap();
+    let signers = format!("ci@example namespaces=\"git-orchestrate-attest\" {public}");
+    let repo = calc_with(CALC_CONFIG, &[(".orchestrate/allowed_signers", &signers)]);
+    let coin = outside(&repo, "coin");
+    let coin_test = format!(
+        "seq='{}'\nif [ -s \"$seq\" ]; then\n  side=$(head -n 1 \"$seq\"); tail -n +2 \"$seq\" > \
+         \"$seq.next\"; mv \"$seq.next\" \"$seq\"\n  [ \"$side\" = pass ] || {{ echo 'the coin \
+         says fail'; exit 1; }}\nfi\n{TEST_MUL}",
+        coin.display()
+    );
+    repo.write("tests/test_mul.sh", &coin_test);
+    red(&repo, RED_MUL);
+    repo.write("calc.sh", &format!("add() {{ echo $(($1 + $2)); }}\n{MUL}"));
+    green(&repo, RED_MUL);
+    squash(&repo);
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    mark_done_and_merge(&repo).expect(0);
+    let merge = main_tip(&repo);
+    let tree = repo
+        .git(&["rev-parse", &format!("{merge}^{{tree}}")])
+        .trim()
+        .to_string();
+    let fresh_clone = || {
+        let ci = TestRepo::clone_of(&repo.path);
+        ci.git(&[
+            "fetch",
+            "--quiet",
+            "origin",
+            "+refs/orchestrator/*:refs/orchestrator/*",
+            "+refs/notes/orchestrator*:refs/notes/orchestrator*",
+        ]);
+        ci
+    };
+
+    // Unsigned, the FAILED verdict is remembered by nobody.
+    std::fs::write(&coin, "fail\n").unwrap();
+    let ci = fresh_clone();
+    ci.run(&["attest", &merge]).expect(1);
+    assert_eq!(
+        std::fs::read_to_string(&coin).unwrap(),
+        "",
+        "the coin was drawn"
+    );
+    let out = ci.run(&["attest", "--json", "--no-note", &merge]);
+    out.expect(0);
+    assert_eq!(
+        out.json()["verdicts"][0]["earlier_refusals"],
+        serde_json::json!([])
+    );
+
+    // Signed by the listed verifier and pushed where the next job fetches it.
+    std::fs::write(&coin, "fail\n").unwrap();
+    let ci = fresh_clone();
+    let key_arg = verifier.display().to_string();
+    let out = ci.run(&["attest", "--json", "--signing-key", &key_arg, &merge]);
+    out.expect(1);
+    let first = out.json()["verdicts"][0].clone();
+    assert_eq!(first["flaky"], false);
+    assert_eq!(first["tree"], tree);
+    assert_eq!(
+        first["statement"]["predicate"]["gitOrchestrate"]["tree"],
+        tree
+    );
+    ci.git(&["push", "--quiet", "origin", ATTEST_NOTES]);
+
+    let ci = fresh_clone();
+    let out = ci.run(&["attest", "--json", "--no-note", &merge]);
+    out.expect(1);
+    let second = &out.json()["verdicts"][0];
+    let time = first["statement"]["predicate"]["timeVerified"].clone();
+    assert_eq!(second["flaky"], true, "{second}");
+    assert_eq!(
+        second["earlier_refusals"],
+        serde_json::json!([{"commit": merge, "time": time, "reasons": first["reasons"]}])
+    );
+    let reason = format!(
+        "flaky: its tree {} FAILED under this policy before (in {} at {}) and passes now: a \
+         pass after a failure is luck, not proof",
+        &tree[..12],
+        &merge[..12],
+        time.as_str().unwrap()
+    );
+    assert_eq!(second["reasons"], serde_json::json!([reason]));
+    let out = ci.run(&["attest", "--no-note", &merge]);
+    out.expect(1);
+    assert_eq!(
+        out.stdout,
+        format!(
+            "FAILED {} (the merge of workflow main)\n  \
+             re-ran: the gates passed on the squashed commit in a clean worktree (tests)\n  \
+             re-ran: RED test of step 1.1 `{RED_MUL}`: exit 1 on the base, exit 0 on the final \
+             tree; evidence: exit code only\n  \
+             earlier refusal of this tree under this policy: {} at {}: {}\n  \
+             - {reason}\n\
+             no note written: --no-note\n",
+            &merge[..12],
+            &merge[..12],
+            time.as_str().unwrap(),
+            first["reasons"][0].as_str().unwrap()
+        )
+    );
+
+    // The flaky verdict, signed and pushed, replaces the first note on the merge; it carries
+    // the first refusal, so the next clone finds both.
+    let out = ci.run(&["attest", "--json", "--signing-key", &key_arg, &merge]);
+    out.expect(1);
+    let flaky = out.json()["verdicts"][0].clone();
+    ci.git(&["push", "--quiet", "origin", ATTEST_NOTES]);
+    let ci = fresh_clone();
+    let out = ci.run(&["attest", "--json", "--no-note", &merge]);
+    out.expect(1);
+    assert_eq!(
+        out.json()["verdicts"][0]["earlier_refusals"],
+        serde_json::json!([
+            {"commit": merge, "time": time, "reasons": first["reasons"]},
+            {"commit": merge, "time": flaky["statement"]["predicate"]["timeVerified"],
+             "reasons": flaky["reasons"]},
+        ])
+    );
+}

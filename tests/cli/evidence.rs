@@ -238,7 +238,8 @@ fn the_pinned_test_xfailed_is_refused_by_its_id() {
 
 /// The honest twin: pinned by id at RED, passing by id at GREEN, and proven by id at the
 /// end; the final note and `attest` in a fresh clone say the evidence is pytest's JUnit
-/// report and name the test, and agree field by field.
+/// report and name the test, and agree field by field: the RED proofs, and the existing
+/// test the PR changed (`test_add` checks more now) with the gates' result with it put back.
 #[test]
 fn an_honest_python_pr_is_proven_by_test_id_locally_and_by_attest() {
     let Some(bin) = pytest() else { return };
@@ -246,6 +247,10 @@ fn an_honest_python_pr_is_proven_by_test_id_locally_and_by_attest() {
     let repo = pycalc(&bin, "");
     red_mul(&repo, &command);
     repo.write("calc.py", CALC_MUL);
+    repo.write(
+        "tests/test_add.py",
+        "import calc\n\n\ndef test_add():\n    assert calc.add(2, 3) == 5\n    assert calc.add(0, 0) == 0\n",
+    );
     crate::oracle::green(&repo, &command);
     squash(&repo);
     let squashed = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
@@ -256,6 +261,10 @@ fn an_honest_python_pr_is_proven_by_test_id_locally_and_by_attest() {
         serde_json::json!([{"step": "1.1", "command": command, "paths": ["tests/test_mul.py"],
                             "base": {"code": 1}, "final": {"code": 0},
                             "evidence": "junit", "tests": [PINNED]}])
+    );
+    assert_eq!(
+        note["changed_tests"],
+        serde_json::json!({"paths": ["tests/test_add.py"], "mode": "report", "passed": true})
     );
     mark_done_and_merge(&repo).expect(0);
     let merge = main_tip(&repo);
@@ -271,6 +280,16 @@ fn an_honest_python_pr_is_proven_by_test_id_locally_and_by_attest() {
     out.expect(0);
     let verdict = &out.json()["verdicts"][0];
     assert_eq!(verdict["red_tests"], note["red_tests"], "{verdict}");
+    assert_eq!(verdict["changed_tests"], note["changed_tests"], "{verdict}");
+    assert_eq!(verdict["changed_tests_verdict"], "reported");
+    assert_eq!(
+        verdict["warnings"],
+        serde_json::json!([
+            "the PR changes or removes tests that existed on its base (tests/test_add.py); the \
+             gates pass with them as they were there; [gates] pinned_tests = \"report\" reports \
+             this and does not refuse it"
+        ])
+    );
     assert_eq!(
         verdict["reran"][1],
         format!(

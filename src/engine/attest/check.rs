@@ -297,6 +297,13 @@ fn rerun(
         ));
     }
     verdict.red_tests = rerun.red_tests.clone();
+    // Named whatever the policy makes of them; refused under `enforce` by the final check's
+    // own refusal, below.
+    if let Some(changed) = &rerun.changed_tests {
+        verdict.changed_tests_verdict = Some(changed.verdict());
+        verdict.warnings.extend(changed.warning());
+    }
+    verdict.changed_tests = rerun.changed_tests.clone();
     if let Some(refused) = &rerun.refused {
         verdict.reasons.push(refused.to_string());
     }

@@ -11,6 +11,7 @@ mod find;
 pub mod harden;
 mod human;
 mod install;
+pub mod memory;
 pub mod receive;
 pub mod seal;
 mod statement;
@@ -135,8 +136,10 @@ enum Humans {
 /// The verdict on `commit`, judged in `verifier` from the chains given (pushed updates
 /// first, then the repository's refs), as the server hook judges it: a commit no workflow
 /// made fails.
+/// The server remembers its verdicts in files instead (receive.rs, `judge_remembered`): it
+/// writes the notes of accepted verdicts only, and a refused push's commit is not kept.
 pub fn judge(verifier: &Verifier, chains: &[Chain], commit: &str) -> Result<Verdict, EngineError> {
-    judge_as(verifier, chains, commit, Humans::Refused)
+    judge_as(verifier, chains, commit, Humans::Refused, None)
 }
 
 fn judge_as(
@@ -144,6 +147,7 @@ fn judge_as(
     chains: &[Chain],
     commit: &str,
     humans: Humans,
+    memory: Option<&memory::Memory>,
 ) -> Result<Verdict, EngineError> {
     let time = gix::date::Time::now_utc().format_or_unix(gix::date::time::format::ISO8601_STRICT);
     let mut verdict = Verdict {
@@ -155,6 +159,12 @@ fn judge_as(
         reasons: Vec::new(),
         reran: Vec::new(),
         red_tests: Vec::new(),
+        changed_tests: None,
+        changed_tests_verdict: None,
+        warnings: Vec::new(),
+        tree: None,
+        flaky: false,
+        earlier_refusals: Vec::new(),
         answers: Vec::new(),
         statement: Value::Null,
     };
@@ -189,6 +199,7 @@ fn judge_as(
             verifier.cannot_confine(),
             &mut verdict,
         )?;
+        remember(&session, memory, commit, policy.as_ref(), &mut verdict)?;
     }
     match found {
         None if verdict.kind.is_some() => {}
@@ -231,6 +242,7 @@ fn judge_as(
                 verifier.cannot_confine(),
                 &mut verdict,
             )?;
+            remember(&session, memory, commit, policy.as_ref(), &mut verdict)?;
         }
     }
     verdict.passed = verdict.reasons.is_empty();
@@ -259,8 +271,46 @@ fn judge_as(
             .iter()
             .filter_map(|a| serde_json::to_value(a).ok())
             .collect::<Vec<_>>(),
+        changed_tests: verdict.changed_tests.as_ref().and_then(|changed| {
+            let mut value = serde_json::to_value(changed).ok()?;
+            value["verdict"] = Value::from(changed.verdict());
+            Some(value)
+        }),
+        warnings: &verdict.warnings,
+        tree: verdict.tree.as_deref(),
+        earlier_refusals: &verdict
+            .earlier_refusals
+            .iter()
+            .filter_map(|r| serde_json::to_value(r).ok())
+            .collect::<Vec<_>>(),
     });
     Ok(verdict)
+}
+
+/// The judged commit's tree in `verdict`, and, with a `memory` of the verdict notes, every
+/// earlier refusal of that tree under `policy` a listed verifier signed: a verdict that
+/// passed now is then `flaky`, and FAILED (docs/integrity.md, "A tree that failed stays
+/// failed, off the server too").
+fn remember(
+    session: &crate::engine::Session,
+    memory: Option<&memory::Memory>,
+    commit: &str,
+    policy: Option<&check::Policy>,
+    verdict: &mut Verdict,
+) -> Result<(), EngineError> {
+    let tree = session.git.tree_of(commit)?;
+    verdict.tree = Some(tree.clone());
+    let (Some(memory), Some((_, blob))) = (memory, policy) else {
+        return Ok(());
+    };
+    verdict.earlier_refusals = memory.refusals(session, &tree, blob)?;
+    if !verdict.earlier_refusals.is_empty() && verdict.reasons.is_empty() {
+        verdict.flaky = true;
+        verdict
+            .reasons
+            .push(memory::flaky_reason(&tree, &verdict.earlier_refusals));
+    }
+    Ok(())
 }
 
 /// What `attest` did: a verdict per commit, and where the verdicts were written.
@@ -346,9 +396,16 @@ pub fn attest(
         None => judged.confine(Confine::None)?,
     };
     let verifier = Verifier::new(&judged, confine)?;
+    let memory = memory::Memory::read(&judged)?;
     let mut verdicts = Vec::new();
     for wanted in &commits {
-        let verdict = judge_as(&verifier, &chains, &wanted.commit, Humans::Repinned)?;
+        let verdict = judge_as(
+            &verifier,
+            &chains,
+            &wanted.commit,
+            Humans::Repinned,
+            Some(&memory),
+        )?;
         require_recorded(wanted, &verdict)?;
         verdicts.push(verdict);
     }

@@ -929,6 +929,12 @@ fn recalled(commit: &str, r: Remembered) -> Verdict {
         reran: r.reran,
         // A remembered verdict re-ran nothing this time: no per-test evidence of its own.
         red_tests: Vec::new(),
+        changed_tests: None,
+        changed_tests_verdict: None,
+        warnings: Vec::new(),
+        tree: None,
+        flaky: false,
+        earlier_refusals: Vec::new(),
         answers: Vec::new(),
         statement: if same {
             r.statement

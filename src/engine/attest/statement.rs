@@ -26,6 +26,14 @@ pub struct Facts<'a> {
     pub reasons: &'a [String],
     pub reran: &'a [String],
     pub answers: &'a [Value],
+    /// Tests the PR changed that existed on its base, with the policy's verdict on them.
+    pub changed_tests: Option<Value>,
+    pub warnings: &'a [String],
+    /// The judged commit's tree, when a workflow records it.
+    pub tree: Option<&'a str>,
+    /// Earlier FAILED verdicts on the same tree under the same policy: carried in each
+    /// later verdict, so that the list outlives the note it was first in.
+    pub earlier_refusals: &'a [Value],
 }
 
 /// The Statement: subjects are the commit and the chain's transition; the predicate's
@@ -66,6 +74,18 @@ pub fn statement(f: &Facts) -> Value {
         "answers": f.answers,
         "reasons": f.reasons,
     });
+    if let Some(changed) = &f.changed_tests {
+        predicate["gitOrchestrate"]["changedTests"] = changed.clone();
+    }
+    if !f.warnings.is_empty() {
+        predicate["gitOrchestrate"]["warnings"] = json!(f.warnings);
+    }
+    if let Some(tree) = f.tree {
+        predicate["gitOrchestrate"]["tree"] = json!(tree);
+    }
+    if !f.earlier_refusals.is_empty() {
+        predicate["gitOrchestrate"]["earlierRefusals"] = json!(f.earlier_refusals);
+    }
     json!({
         "_type": STATEMENT_TYPE,
         "subject": subject,
@@ -93,6 +113,10 @@ mod tests {
             reasons: &[],
             reran: &reran,
             answers: &[],
+            changed_tests: None,
+            warnings: &[],
+            tree: None,
+            earlier_refusals: &[],
         };
         let expected = json!({
             "_type": "https://in-toto.io/Statement/v1",
@@ -142,6 +166,10 @@ mod tests {
             reasons: &reasons,
             reran: &[],
             answers: &[],
+            changed_tests: None,
+            warnings: &[],
+            tree: None,
+            earlier_refusals: &[],
         };
         let s = statement(&facts);
         assert_eq!(s["predicate"]["verificationResult"], "FAILED");

@@ -23,6 +23,24 @@ pub struct Verdict {
     /// the evidence they rest on (`junit`, `libtest`, `tap`, … or `exit code only`) and the
     /// tests by id.
     pub red_tests: Vec<crate::workflow::notes::RedProof>,
+    /// Tests that existed on the PR's base that it changed or removed, and how the gates
+    /// fared with them put back, as the local final note records them (`changed_tests`).
+    pub changed_tests: Option<crate::workflow::notes::ChangedTests>,
+    /// What the pinned policy makes of them: `refused` or `reported`
+    /// ([`crate::workflow::notes::ChangedTests::verdict`]).
+    pub changed_tests_verdict: Option<&'static str>,
+    /// What is named without failing the verdict: tests the PR changed that the policy
+    /// reports and does not refuse.
+    pub warnings: Vec<String>,
+    /// The judged commit's tree, when a workflow records the commit: with the policy, what a
+    /// FAILED verdict is remembered by.
+    pub tree: Option<String>,
+    /// It passed now, but its tree FAILED under this policy before
+    /// ([`Verdict::earlier_refusals`]): refused as luck.
+    pub flaky: bool,
+    /// The earlier FAILED verdicts on the same tree under the same policy that a listed
+    /// verifier signed, found among the verdict notes, oldest first.
+    pub earlier_refusals: Vec<super::memory::EarlierRefusal>,
     /// The human answers in the PR's chain, each judged: signed by whom, or how it was
     /// given without a signature.
     pub answers: Vec<AnswerCheck>,

@@ -82,17 +82,7 @@ impl Judged {
     /// `HEAD` branch; a CI checkout, detached: the branch `origin/HEAD` names). A push
     /// cannot grant itself anything: a server reads this before the push moves main.
     pub fn main_config(&self) -> Result<(String, Config), EngineError> {
-        let branch = match self.git.head_branch_name()? {
-            Some(branch) => Some((format!("refs/heads/{branch}"), branch)),
-            None => self
-                .git
-                .symbolic_target("refs/remotes/origin/HEAD")?
-                .and_then(|target| {
-                    let name = target.strip_prefix("refs/remotes/origin/")?.to_string();
-                    Some((target, name))
-                }),
-        };
-        let Some((rev, head)) = branch else {
+        let Some((rev, head)) = self.main_rev()? else {
             return Ok(("main".into(), Config::default()));
         };
         let text = self.git.show(&rev, config::FILE_NAME)?;
@@ -108,6 +98,21 @@ impl Judged {
         };
         let main = config.main_branch.clone().unwrap_or(head);
         Ok((main, config))
+    }
+
+    /// The ref main is read from, and the branch's name: a server's `HEAD` branch, a CI
+    /// checkout's (detached) the branch `origin/HEAD` names; `None` when neither is known.
+    pub fn main_rev(&self) -> Result<Option<(String, String)>, EngineError> {
+        Ok(match self.git.head_branch_name()? {
+            Some(branch) => Some((format!("refs/heads/{branch}"), branch)),
+            None => self
+                .git
+                .symbolic_target("refs/remotes/origin/HEAD")?
+                .and_then(|target| {
+                    let name = target.strip_prefix("refs/remotes/origin/")?.to_string();
+                    Some((target, name))
+                }),
+        })
     }
 }
 

@@ -76,7 +76,7 @@ pub fn final_check(
         },
         red_tests: Vec::new(),
         adequacy: Vec::new(),
-        changed_tests: changed_tests(session, config, &base, &tree)?,
+        changed_tests: proof::changed_tests(session, config, &base, &tree)?,
         record,
         unpinned_tests,
         tasks_without_red,
@@ -677,36 +677,4 @@ fn red_refusal(
         failure,
         output: fenced(&exec::tail_lines(output, config.test.output_tail)),
     })
-}
-
-/// Tests present on the PR's base that the PR changes or removes (their gates' verdict is left for
-/// the clean check to give).
-fn changed_tests(
-    session: &Session,
-    config: &Config,
-    base: &str,
-    tree: &str,
-) -> Result<Option<ChangedTests>, EngineError> {
-    // From the PR's base, not the pin: after a rebase onto main as another workflow's merge
-    // left it, what that merge changed is not this PR's.
-    let paths: Vec<String> = session
-        .git
-        .tree_changes(base, tree)?
-        .into_iter()
-        .filter(|(how, path)| *how != "added" && config.is_test_path(path))
-        .map(|(_, path)| path)
-        .collect();
-    if paths.is_empty() {
-        return Ok(None);
-    }
-    let mode = match config.gates.pinned_tests {
-        PinnedTests::Report => "report",
-        PinnedTests::Enforce => "enforce",
-    };
-    Ok(Some(ChangedTests {
-        paths,
-        mode: mode.to_string(),
-        passed: None,
-        failed_gate: None,
-    }))
 }

@@ -607,12 +607,8 @@ fn review_facts(
         .collect();
     // Tests present on the PR's base that the PR changes or removes.
     // A reviewer told nothing of the tests would be told they are untouched: no review.
-    let changed_tests: Vec<String> = match git.tree_changes(&base, &head) {
-        Ok(changes) => changes
-            .into_iter()
-            .filter(|(how, path)| *how != "added" && config.is_test_path(path))
-            .map(|(_, path)| path)
-            .collect(),
+    let changed_tests = match super::proof::changed_test_paths(session, config, &base, &head) {
+        Ok(paths) => paths,
         Err(e) => {
             return Ok(Err(format!(
                 "could not list the tests {branch} changes: {e}"

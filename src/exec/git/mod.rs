@@ -559,9 +559,13 @@ fn run_with_input(mut cmd: Command, shown: String, input: &[u8]) -> Result<Vec<u
         stderr: e.to_string(),
     };
     let mut child = cmd.spawn().map_err(failed)?;
-    if let Some(mut stdin) = child.stdin.take() {
-        stdin.write_all(input).map_err(failed)?;
-    }
+    // Written from a thread of its own while the output is read: git answers as it reads
+    // (`cat-file --batch-check`), and once its output fills the pipe it stops reading, so
+    // writing all of a large input first would wait for ever.
+    let writer = child.stdin.take().map(|mut stdin| {
+        let input = input.to_vec();
+        std::thread::spawn(move || stdin.write_all(&input))
+    });
     let out = child.wait_with_output().map_err(failed)?;
     if !out.status.success() {
         return Err(GitError {
@@ -569,6 +573,16 @@ fn run_with_input(mut cmd: Command, shown: String, input: &[u8]) -> Result<Vec<u
             status: out.status.code(),
             stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
         });
+    }
+    if let Some(writer) = writer {
+        writer
+            .join()
+            .unwrap_or_else(|_| {
+                Err(std::io::Error::other(
+                    "the thread writing its input panicked",
+                ))
+            })
+            .map_err(failed)?;
     }
     Ok(out.stdout)
 }

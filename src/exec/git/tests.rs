@@ -75,3 +75,25 @@ fn reset_keep_moves_to_a_commit_whose_id_is_also_a_file_name() {
     let refused = g.reset_keep("HEAD~1").unwrap_err();
     assert_eq!(refused.status, None, "{refused}");
 }
+
+/// An input and an answer each larger than a pipe holds: the input is written while the
+/// answer is read, where writing it all first waited for ever. The trees of the commits
+/// asked about, each once, and nothing for what is not a commit here.
+#[test]
+fn a_batch_larger_than_a_pipe_is_answered() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    git(dir, &["init", "--quiet"]);
+    git(dir, &["commit", "--quiet", "--allow-empty", "-m", "empty"]);
+    let head = git(dir, &["rev-parse", "HEAD"]);
+    let tree = git(dir, &["rev-parse", "HEAD^{tree}"]);
+    let missing: Vec<String> = (0..5000).map(|i| format!("{i:040x}")).collect();
+    let mut asked: Vec<&str> = missing.iter().map(String::as_str).collect();
+    asked.push(&head);
+    let g = Git::new(dir);
+    assert_eq!(g.trees_of(&asked).unwrap(), [(head.clone(), tree)]);
+    assert_eq!(
+        g.present_commits(&asked).unwrap(),
+        std::collections::HashSet::from([head])
+    );
+}

@@ -52,6 +52,65 @@ impl Git {
         Ok(self.run(["rev-parse", "--is-bare-repository"])?.trim() == "true")
     }
 
+    /// The notes under the notes ref `notes_ref` (a full name), as (note blob, annotated
+    /// object) pairs; none when it does not exist.
+    pub fn notes_list(&self, notes_ref: &str) -> Result<Vec<(String, String)>, GitError> {
+        Ok(self
+            .run(["notes", "--ref", notes_ref, "list"])?
+            .lines()
+            .filter_map(|l| l.split_once(' '))
+            .map(|(blob, object)| (blob.to_string(), object.to_string()))
+            .collect())
+    }
+
+    /// The tree of each of `commits` this repository has, as (commit, tree) pairs: one
+    /// `cat-file --batch-check` for them all (a missing one, or one that is no commit, is left
+    /// out).
+    pub fn trees_of(&self, commits: &[&str]) -> Result<Vec<(String, String)>, GitError> {
+        if commits.is_empty() {
+            return Ok(Vec::new());
+        }
+        let input: String = commits
+            .iter()
+            .map(|id| format!("{id}^{{tree}} {id}\n"))
+            .collect();
+        let (cmd, shown) = self.command([
+            "cat-file",
+            "--batch-check=%(objectname) %(objecttype) %(rest)",
+        ]);
+        let out = super::run_with_input(cmd, shown, input.as_bytes())?;
+        Ok(String::from_utf8_lossy(&out)
+            .lines()
+            .filter_map(|line| {
+                let mut fields = line.split(' ');
+                let (tree, kind, commit) = (fields.next()?, fields.next()?, fields.next()?);
+                (kind == "tree").then(|| (commit.to_string(), tree.to_string()))
+            })
+            .collect())
+    }
+
+    /// The blob `id` when it is one of at most `cap` bytes; `None` for anything else.
+    pub fn blob_within(&self, id: &str, cap: u64) -> Result<Option<Vec<u8>>, GitError> {
+        let kind = match self.run(["cat-file", "-t", id]) {
+            Ok(kind) => kind,
+            Err(e) if e.status == Some(128) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        if kind.trim() != "blob" {
+            return Ok(None);
+        }
+        let size: u64 = self
+            .run(["cat-file", "-s", id])?
+            .trim()
+            .parse()
+            .unwrap_or(u64::MAX);
+        if size > cap {
+            return Ok(None);
+        }
+        let (cmd, shown) = self.command(["cat-file", "blob", id]);
+        super::run_bytes(cmd, shown).map(Some)
+    }
+
     /// Every ref under `prefixes` with the commit it points at.
     pub fn refs_under(&self, prefixes: &[&str]) -> Result<Vec<(String, String)>, GitError> {
         let mut args = vec!["for-each-ref", "--format=%(objectname) %(refname)"];
