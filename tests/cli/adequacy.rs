@@ -526,7 +526,15 @@ fn what_a_mutant_runs_setsid_child_would_write_after_it_is_not_seen_by_the_next(
 /// A Python `Money` on main, with `[verify]` set to `verify` and the PR to add `add` under
 /// way; the tests are Python scripts, run by the gate one after another.
 fn money(verify: &str) -> TestRepo {
+    money_with(verify, &[])
+}
+
+/// [`money`], with `files` on main too.
+fn money_with(verify: &str, files: &[(&str, &str)]) -> TestRepo {
     let repo = TestRepo::empty();
+    for (path, text) in files {
+        repo.write(path, text);
+    }
     repo.write(
         "money.py",
         "class Money:\n    def __init__(self, cents):\n        self.cents = cents\n",
@@ -688,4 +696,24 @@ fn the_builtin_mutator_is_kept_when_asked_for_though_mutmut_is_found() {
     let adequacy = &final_note(&repo)["adequacy"][0];
     assert_eq!(adequacy["tool"], "builtin");
     assert!(adequacy.get("tool_error").is_none(), "{adequacy}");
+}
+
+/// mutmut found but failing (a `.mutmut-cache` in the project that is not its database): the
+/// built-in mutator measures the task, and the note says how mutmut failed.
+#[test]
+fn mutmut_failing_falls_back_to_the_builtin_mutator_and_says_how() {
+    let repo = money_with(
+        "adequacy = \"report\"",
+        &[(".mutmut-cache", "not a database\n")],
+    );
+    py_task(&repo, COMPARING_TEST, ALWAYS_EQUAL);
+    submit_with_mutmut(&repo).expect(0);
+    let adequacy = &final_note(&repo)["adequacy"][0];
+    assert_eq!(adequacy["tool"], "builtin");
+    let why = adequacy["tool_error"].as_str().unwrap_or_default();
+    assert!(
+        why.starts_with("mutmut run failed (") && why.ends_with("file is not a database"),
+        "{adequacy}"
+    );
+    assert!(adequacy["mutants"].as_u64().unwrap() > 0, "{adequacy}");
 }
