@@ -13,7 +13,8 @@
 //! the pushes and wall time of one claim (`GIT_ORCHESTRATE_BENCH=board` runs only those);
 //! and scale: 10,000 finished and 100 live workflows before and after `archive`, `board`,
 //! `get-task` and `sync` against a repository with one workflow, and `audit --all`'s peak RSS
-//! (`GIT_ORCHESTRATE_BENCH=scale` runs only that).
+//! (`GIT_ORCHESTRATE_BENCH=scale` runs only that); and adequacy by mutation on the demo's PR
+//! (`GIT_ORCHESTRATE_BENCH=adequacy` runs only that).
 //!
 //! Run with `cargo bench`. Ratios, not absolute times, are the figures that travel between
 //! machines. Commands are interleaved round-robin so machine noise hits all of them alike.
@@ -69,6 +70,10 @@ fn main() {
     }
     if std::env::var("GIT_ORCHESTRATE_BENCH").as_deref() == Ok("attest") {
         attest_bench();
+        return;
+    }
+    if std::env::var("GIT_ORCHESTRATE_BENCH").as_deref() == Ok("adequacy") {
+        adequacy_bench();
         return;
     }
     if std::env::var("GIT_ORCHESTRATE_BENCH").as_deref() == Ok("scale") {
@@ -2440,5 +2445,141 @@ fn pre_push_bench() {
         } else {
             "NOT MET"
         }
+    );
+}
+
+/// What `git` prints, trimmed; asserts success.
+fn git_out(dir: &Path, args: &[&str]) -> String {
+    let out = command("git", dir)
+        .args(args)
+        .stdout(Stdio::piped())
+        .output()
+        .expect("run git");
+    assert!(out.status.success(), "git {args:?} failed");
+    String::from_utf8(out.stdout)
+        .expect("utf-8")
+        .trim()
+        .to_string()
+}
+
+/// Adequacy by mutation on the demo's PR (bar: `[verify] adequacy = "report"` adds ≤ 2 s per
+/// task): `git orchestrate demo` run once, then its PR's confirmation (`submit-work` of the
+/// squash, which runs the final check) made again from the state just before it, under main's
+/// configuration with `[verify] adequacy` set to `report` or `off` (a commit on main and a
+/// human's `repin`, as the workflow takes a configuration change), interleaved; and the share
+/// of mutants the demo's tests killed, per PR, from the final note.
+fn adequacy_bench() {
+    const ROUNDS: usize = 5;
+    let temp = tempfile::tempdir().expect("temp");
+    let dir = temp.path().join("demo");
+    let demo = command(BIN, temp.path())
+        .args(["demo", "--dir"])
+        .arg(&dir)
+        .status()
+        .expect("run the demo");
+    assert!(demo.success(), "the demo runs");
+    let chain = git_out(
+        &dir,
+        &["log", "--format=%H %s", "refs/orchestrator/workflows/main"],
+    );
+    // Each PR's squash confirmation, newest first: the chain's state just before it.
+    let awaiting: Vec<String> = chain
+        .lines()
+        .filter(|l| l.contains(" squash: AWAITING_FINALIZATION -> FINALIZE_COMPLETE"))
+        .map(|l| git_out(&dir, &["rev-parse", &format!("{}^", &l[..40])]))
+        .collect();
+    assert_eq!(awaiting.len(), 1, "the demo finalizes one PR");
+    let merge = git_out(&dir, &["log", "--merges", "--format=%H %s", "-1", "main"]);
+    let branch = merge
+        .split('\'')
+        .nth(1)
+        .expect("the merge names the PR branch")
+        .to_string();
+    let squashed = git_out(&dir, &["rev-parse", &format!("{}^2^", &merge[..40])]);
+    let base = git_out(&dir, &["rev-parse", &format!("{squashed}^")]);
+    let confirm = |adequacy: &str| {
+        git(
+            &dir,
+            &[
+                "update-ref",
+                "refs/orchestrator/workflows/main",
+                &awaiting[0],
+            ],
+        );
+        git(&dir, &["checkout", "--quiet", "-B", "main", &base]);
+        let config = std::fs::read_to_string(dir.join(".orchestrate.toml")).expect("config");
+        std::fs::write(
+            dir.join(".orchestrate.toml"),
+            format!("{config}\n[verify]\nadequacy = \"{adequacy}\"\n"),
+        )
+        .expect("write the config");
+        git(
+            &dir,
+            &[
+                "-c",
+                "user.name=bench",
+                "-c",
+                "user.email=bench@example.com",
+                "commit",
+                "--quiet",
+                "-am",
+                "verify: adequacy",
+            ],
+        );
+        git(&dir, &["checkout", "--quiet", "-B", &branch, &squashed]);
+        let repinned = command(BIN, &dir)
+            .arg("repin")
+            .env("GIT_ORCHESTRATE_HUMAN", "1")
+            .status()
+            .expect("repin");
+        assert!(repinned.success(), "the human repins");
+        let start = Instant::now();
+        let code = orchestrate(&dir, &["submit-work", "-s", "squashed"]);
+        let took = start.elapsed();
+        assert_eq!(code, 0, "the squash counts");
+        took
+    };
+    let (mut report, mut off) = (Vec::new(), Vec::new());
+    for _ in 0..ROUNDS {
+        report.push(confirm("report"));
+        off.push(confirm("off"));
+    }
+    // The last confirmation under `report` wrote the note read here: run one more.
+    confirm("report");
+    let notes = git_out(&dir, &["notes", "--ref=orchestrator", "show", &squashed]);
+    let last = notes
+        .lines()
+        .rev()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|n| n["kind"] == "final")
+        .expect("a final note");
+    let tasks = last["adequacy"].as_array().expect("adequacy").clone();
+    let (mut mutants, mut killed) = (0, 0);
+    for t in &tasks {
+        let (m, k) = (
+            t["mutants"].as_u64().unwrap_or(0),
+            t["killed"].as_u64().unwrap_or(0),
+        );
+        mutants += m;
+        killed += k;
+        println!(
+            "adequacy of the demo's PR 1, task {} (step {}, {}): killed {k} of {m} mutants",
+            t["task"],
+            t["step"].as_str().unwrap_or("?"),
+            t["tool"].as_str().unwrap_or("?")
+        );
+    }
+    let (report, off) = (median(report), median(off));
+    let per_task = (report.as_secs_f64() - off.as_secs_f64()) / tasks.len().max(1) as f64;
+    println!(
+        "the demo's PR 1 ({} tasks): killed {killed} of {mutants} mutants ({:.0}%); confirmation \
+         {:.2} s with adequacy = \"report\", {:.2} s with \"off\"; added per task: {:+.2} s   \
+         (bar: ≤ 2 s: {})",
+        tasks.len(),
+        killed as f64 * 100.0 / mutants.max(1) as f64,
+        report.as_secs_f64(),
+        off.as_secs_f64(),
+        per_task,
+        if per_task <= 2.0 { "met" } else { "NOT MET" }
     );
 }

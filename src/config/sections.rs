@@ -525,6 +525,9 @@ pub struct VerifyConfig {
     /// Time the mutants of one task may take in all; those not run by then are not counted.
     #[serde(default = "default_mutation_timeout", deserialize_with = "duration")]
     pub mutation_timeout: Duration,
+    /// Which tool makes the mutants: the project's own where it fits, or the built-in one.
+    #[serde(default)]
+    pub mutation_tool: MutationTool,
     /// How many times the final check runs each RED proof; the runs must agree.
     #[serde(default = "default_runs", deserialize_with = "positive_u32")]
     pub runs: u32,
@@ -542,6 +545,21 @@ pub enum Adequacy {
     Enforce,
 }
 
+/// `[verify] mutation_tool`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MutationTool {
+    /// mutmut for a task whose code is Python when the commands' PATH has it, else the
+    /// built-in mutator.
+    #[default]
+    Auto,
+    /// mutmut for a task whose code is Python; where it cannot be run, the built-in mutator,
+    /// and the note says why.
+    Mutmut,
+    /// The built-in line mutator always.
+    Builtin,
+}
+
 impl Default for VerifyConfig {
     fn default() -> Self {
         VerifyConfig {
@@ -549,6 +567,7 @@ impl Default for VerifyConfig {
             min_killed: default_min_killed(),
             max_mutants: default_max_mutants(),
             mutation_timeout: default_mutation_timeout(),
+            mutation_tool: MutationTool::default(),
             runs: default_runs(),
         }
     }

@@ -1,28 +1,31 @@
 //! Adequacy by mutation at the final check (docs/integrity.md, "Adequacy by mutation"): each
-//! task's pinned RED test run against mutants of the code the task wrote, in a scratch
-//! worktree of the task's own, and what it killed.
+//! task's pinned RED test run against mutants of the code the task wrote, made by the
+//! project's own tool where it fits (mutmut, for Python) or the built-in line mutator, in a
+//! worktree of the task's own put back as it was after every run, and what it killed.
 
 use std::time::{Duration, Instant};
 
-use crate::config::{Adequacy, Config};
+use crate::config::{Adequacy, Config, MutationTool};
 use crate::engine::pr_record::PinnedRed;
 use crate::engine::scratch::Scratch;
 use crate::engine::{EngineError, Session, io_error};
-use crate::exec;
-use crate::workflow::mutate::{self, Mutant};
+use crate::exec::orphans::Reaper;
+use crate::exec::{self, CommandEnv, RunOutput, ShellOptions};
+use crate::workflow::briefing::text::shell_quote;
 use crate::workflow::notes::TaskAdequacy;
 use crate::workflow::state::ExitRecord;
+use crate::workflow::{mutate, mutmut};
 
 /// Each pinned RED test against mutants of its task's code: the code files the task changed
 /// after its RED step, up to the next RED step's tree (the last task's: the squashed tree),
-/// mutated one line at a time in that tree, the test run on each. Nothing when adequacy is
-/// off.
+/// mutated in that tree, the test run on each. Nothing when adequacy is off. `reaper`, when
+/// verification is unconfined, ends what each run left running (src/exec/orphans.rs).
 pub fn measure(
     session: &Session,
     config: &Config,
     reds: &[PinnedRed],
-    base: &str,
-    squashed: &str,
+    (base, squashed): (&str, &str),
+    reaper: Option<&Reaper>,
 ) -> Result<Vec<TaskAdequacy>, EngineError> {
     if config.verify.adequacy == Adequacy::Off {
         return Ok(Vec::new());
@@ -34,45 +37,93 @@ pub fn measure(
     let mut out = Vec::new();
     for (i, (red, red_tree)) in pinned.iter().enumerate() {
         let end = pinned.get(i + 1).map_or(squashed, |(_, t)| *t);
-        out.push(measure_task(
-            session, config, reds, red, red_tree, base, end,
-        )?);
+        let task = Task {
+            reds,
+            red,
+            red_tree,
+            base,
+            end,
+        };
+        out.push(measure_task(session, config, &task, reaper)?);
     }
     Ok(out)
 }
 
-/// The task's mutants, as the deterministic mutator orders them, at most `max_mutants`.
-fn task_mutants(
+/// One task's RED step and the trees its mutants are made between.
+struct Task<'a> {
+    reds: &'a [PinnedRed],
+    red: &'a PinnedRed,
+    red_tree: &'a str,
+    base: &'a str,
+    end: &'a str,
+}
+
+/// A code file the task changed: its path, its text at the task's end, and the lines of it
+/// the task added or rewrote (1-based).
+struct CodeFile {
+    path: String,
+    text: String,
+    lines: Vec<usize>,
+}
+
+/// A mutant to run: the file it is in, how the note names it, and the file's text with it.
+struct Planned {
+    path: String,
+    name: String,
+    text: String,
+}
+
+/// The code files the task changed (not test paths, not pinned files), with their changed
+/// lines.
+fn task_files(
     session: &Session,
     config: &Config,
-    reds: &[PinnedRed],
-    red_tree: &str,
-    end: &str,
-) -> Result<Vec<(Mutant, String)>, EngineError> {
+    task: &Task,
+) -> Result<Vec<CodeFile>, EngineError> {
     let mut out = Vec::new();
     // In-process: a `git diff` per task would cost the final check a process per task.
-    for path in session.store.changed_paths(red_tree, end)? {
-        let pinned = reds.iter().any(|r| r.paths.contains(&path));
+    for path in session.store.changed_paths(task.red_tree, task.end)? {
+        let pinned = task.reds.iter().any(|r| r.paths.contains(&path));
         if pinned || config.is_test_path(&path) {
             continue;
         }
         let (Some(old), Some(Some(new))) = (
-            text(session, red_tree, &path)?,
+            text(session, task.red_tree, &path)?,
             session
                 .store
-                .tree_entry(end, &path)?
-                .map(|_| text(session, end, &path))
+                .tree_entry(task.end, &path)?
+                .map(|_| text(session, task.end, &path))
                 .transpose()?,
         ) else {
             // Removed by the task, or not text.
             continue;
         };
         let lines = mutate::changed_lines(&old, &new);
-        for m in mutate::mutants(&path, &new, &lines) {
-            out.push((m, new.clone()));
+        if !lines.is_empty() {
+            out.push(CodeFile {
+                path,
+                text: new,
+                lines,
+            });
         }
     }
     Ok(out)
+}
+
+/// The built-in mutator's mutants of `files`, in its deterministic order.
+fn builtin_mutants(files: &[CodeFile]) -> Vec<Planned> {
+    files
+        .iter()
+        .flat_map(|f| {
+            mutate::mutants(&f.path, &f.text, &f.lines)
+                .into_iter()
+                .map(|m| Planned {
+                    path: m.path.clone(),
+                    name: m.name(),
+                    text: m.apply(&f.text),
+                })
+        })
+        .collect()
 }
 
 /// A text file of `tree` within the input cap; `None` when absent, binary or too large.
@@ -89,25 +140,250 @@ fn text(session: &Session, tree: &str, path: &str) -> Result<Option<String>, Eng
     )
 }
 
+/// Whether mutmut makes the task's mutants: `Ok(true)` when it is to, `Ok(false)` when the
+/// built-in mutator is the choice, `Err(why)` when mutmut was asked for and cannot be.
+fn wants_mutmut(config: &Config, env: &CommandEnv, files: &[CodeFile]) -> Result<bool, String> {
+    let not_python: Vec<&str> = files
+        .iter()
+        .map(|f| f.path.as_str())
+        .filter(|p| !p.ends_with(".py"))
+        .collect();
+    match config.verify.mutation_tool {
+        MutationTool::Builtin => Ok(false),
+        MutationTool::Auto => Ok(not_python.is_empty() && env.finds("mutmut")),
+        MutationTool::Mutmut if !not_python.is_empty() => Err(format!(
+            "mutmut mutates Python only, and the task's code includes {}",
+            not_python.join(", ")
+        )),
+        MutationTool::Mutmut if !env.finds("mutmut") => {
+            Err("mutmut is not on the PATH the tests run with".into())
+        }
+        MutationTool::Mutmut => Ok(true),
+    }
+}
+
+/// One task's worktree: the task's end tree with its pinned test files as its RED step left
+/// them, put back as it was after every run (tracked, untracked and ignored files alike), and
+/// what a run left running ended first, so nothing one run leaves is seen by the next
+/// (docs/integrity.md, "Adequacy by mutation").
+struct TaskWorktree<'a> {
+    session: &'a Session,
+    task: &'a Task<'a>,
+    scratch: Scratch<'a>,
+    reaper: Option<&'a Reaper>,
+}
+
+impl<'a> TaskWorktree<'a> {
+    fn new(
+        session: &'a Session,
+        task: &'a Task<'a>,
+        reaper: Option<&'a Reaper>,
+    ) -> Result<TaskWorktree<'a>, EngineError> {
+        Ok(TaskWorktree {
+            session,
+            task,
+            scratch: Self::make(session, task)?,
+            reaper,
+        })
+    }
+
+    fn make(session: &'a Session, task: &Task) -> Result<Scratch<'a>, EngineError> {
+        let mut scratch = Scratch::new(session, task.base, task.end)?;
+        scratch.put(task.red_tree, &task.red.paths)?;
+        scratch.settle();
+        Ok(scratch)
+    }
+
+    /// Runs `command` (with `mutant` written in first), then ends what it left running.
+    fn run_only(
+        &self,
+        mutant: Option<&Planned>,
+        command: &str,
+        limit: Duration,
+        options: ShellOptions,
+    ) -> Result<RunOutput, EngineError> {
+        if let Some(m) = mutant {
+            std::fs::write(self.scratch.path().join(&m.path), &m.text)
+                .map_err(io_error(format!("write a mutant of {}", m.path)))?;
+        }
+        let env = self.session.command_env()?;
+        let ran = exec::run_shell_with(command, self.scratch.path(), limit, env, options)
+            .map_err(io_error(format!("run `{command}`")));
+        if let Some(reaper) = self.reaper {
+            reaper
+                .end_orphans()
+                .map_err(io_error(format!("end what `{command}` left running")))?;
+        }
+        ran
+    }
+
+    /// Puts the worktree back as it was made; one a reset cannot put back is replaced.
+    fn reset(&mut self) -> Result<(), EngineError> {
+        if self.scratch.reset().is_err() {
+            self.scratch = Self::make(self.session, self.task)?;
+        }
+        Ok(())
+    }
+
+    /// [`Self::run_only`], then [`Self::reset`]: how the run ended.
+    fn run(
+        &mut self,
+        mutant: Option<&Planned>,
+        command: &str,
+        limit: Duration,
+    ) -> Result<ExitRecord, EngineError> {
+        let ran = self.run_only(mutant, command, limit, ShellOptions::default());
+        self.reset()?;
+        Ok(ran?.exit)
+    }
+}
+
+/// mutmut's mutants of `files`, made in the task's worktree: `mutmut run` restricted to the
+/// changed lines by a patch file, with a runner that always passes (`true`), so it makes
+/// every mutant and tests none (the task's test runs on each here, under the same budgets,
+/// resets and orphan ending as the built-in mutator's), then its JUnit report, which gives
+/// each mutant's diff. `Err(why)` when it fails: the caller falls back to the built-in
+/// mutator and says why.
+fn mutmut_mutants(
+    worktree: &mut TaskWorktree,
+    files: &[CodeFile],
+    limit: Duration,
+) -> Result<Result<Vec<Planned>, String>, EngineError> {
+    if let Some(odd) = files.iter().find(|f| f.path.contains([',', ':'])) {
+        // mutmut splits --paths-to-mutate at commas and colons.
+        return Ok(Err(format!(
+            "mutmut cannot be given a path holding `,` or `:` ({})",
+            odd.path
+        )));
+    }
+    let patch = mutmut::patch(
+        &files
+            .iter()
+            .map(|f| (f.path.as_str(), f.text.as_str(), f.lines.as_slice()))
+            .collect::<Vec<_>>(),
+    );
+    let mut file = tempfile::NamedTempFile::new().map_err(io_error("make mutmut's patch file"))?;
+    std::io::Write::write_all(&mut file, patch.as_bytes())
+        .map_err(io_error("write mutmut's patch file"))?;
+    let paths: Vec<&str> = files.iter().map(|f| f.path.as_str()).collect();
+    let run = format!(
+        "mutmut run --paths-to-mutate {} --tests-dir . --runner true --use-patch-file {} \
+         --CI --simple-output --no-progress",
+        shell_quote(&paths.join(",")),
+        shell_quote(&file.path().to_string_lossy())
+    );
+    let started = Instant::now();
+    let made = worktree.run_only(None, &run, limit, ShellOptions::default());
+    let report = match made {
+        Ok(out) if out.exit.success() => {
+            let left = limit.saturating_sub(started.elapsed());
+            let options = ShellOptions {
+                split_stderr: true,
+                ..ShellOptions::default()
+            };
+            worktree
+                .run_only(
+                    None,
+                    "mutmut junitxml --untested-policy skipped",
+                    left,
+                    options,
+                )
+                .map(|out| (out.exit.success(), out))
+                .map(|(ok, out)| {
+                    if ok {
+                        Ok(String::from_utf8_lossy(&out.output).into_owned())
+                    } else {
+                        Err(failed("mutmut junitxml", &out))
+                    }
+                })
+        }
+        Ok(out) => Ok(Err(failed("mutmut run", &out))),
+        Err(e) => Err(e),
+    };
+    worktree.reset()?;
+    let xml = match report? {
+        Ok(xml) => xml,
+        Err(why) => return Ok(Err(why)),
+    };
+    let reported = match mutmut::report(&xml) {
+        Ok(found) => found,
+        Err(why) => return Ok(Err(why)),
+    };
+    let mut out = Vec::new();
+    for r in reported {
+        let path = r.path.strip_prefix("./").unwrap_or(&r.path);
+        let Some(text) = files
+            .iter()
+            .find(|f| f.path == path)
+            .and_then(|f| r.apply(&f.text))
+        else {
+            return Ok(Err(format!(
+                "mutmut's mutant {} does not fit the file the task wrote",
+                r.name()
+            )));
+        };
+        out.push(Planned {
+            path: path.to_string(),
+            name: r.name(),
+            text,
+        });
+    }
+    Ok(Ok(out))
+}
+
+/// `what failed (exit 1): ` and the last line it printed.
+fn failed(what: &str, out: &RunOutput) -> String {
+    let text = String::from_utf8_lossy(&out.output);
+    let last = text
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("");
+    format!("{what} failed ({}): {}", out.exit, last.trim())
+}
+
 fn measure_task(
     session: &Session,
     config: &Config,
-    reds: &[PinnedRed],
-    red: &PinnedRed,
-    red_tree: &str,
-    base: &str,
-    end: &str,
+    task: &Task,
+    reaper: Option<&Reaper>,
 ) -> Result<TaskAdequacy, EngineError> {
+    let red = task.red;
     let mut result = TaskAdequacy {
         task: red.step.task + 1,
         step: red.step.to_string(),
+        tool: "builtin".into(),
+        tool_error: None,
         mutants: 0,
         killed: 0,
         survived: Vec::new(),
         not_run: 0,
         unmeasured: None,
     };
-    let mut mutants = task_mutants(session, config, reds, red_tree, end)?;
+    let files = task_files(session, config, task)?;
+    if files.is_empty() {
+        return Ok(result);
+    }
+    let env = session.command_env()?;
+    let deadline = Instant::now() + config.verify.mutation_timeout;
+    let mut worktree = TaskWorktree::new(session, task, reaper)?;
+    let mut mutants = match wants_mutmut(config, env, &files) {
+        Ok(false) => builtin_mutants(&files),
+        Ok(true) => match mutmut_mutants(&mut worktree, &files, config.verify.mutation_timeout)? {
+            Ok(made) => {
+                result.tool = "mutmut".into();
+                made
+            }
+            Err(why) => {
+                result.tool_error = Some(why);
+                builtin_mutants(&files)
+            }
+        },
+        Err(why) => {
+            result.tool_error = Some(why);
+            builtin_mutants(&files)
+        }
+    };
     if mutants.is_empty() {
         return Ok(result);
     }
@@ -116,39 +392,23 @@ fn measure_task(
         result.not_run = mutants.len() - budget;
         mutants.truncate(budget);
     }
-    let env = session.command_env()?;
-    // A worktree of the task's own: nothing an earlier task's runs left is in it.
-    let scratch = Scratch::new(session, base, end)?;
-    scratch.put(red_tree, &red.paths)?;
-    let deadline = Instant::now() + config.verify.mutation_timeout;
-    let run = |limit: Duration| {
-        exec::run_shell(&red.command, scratch.path(), limit, env)
-            .map_err(io_error(format!("run the RED test `{}`", red.command)))
-    };
     // The test must pass on the task's own code, else a failing mutant proves nothing.
-    let own = run(config.test.timeout.min(config.verify.mutation_timeout))?;
-    if !own.exit.success() {
-        result.unmeasured = Some(format!(
-            "the test fails on the task's own code ({})",
-            own.exit
-        ));
+    let left = deadline.saturating_duration_since(Instant::now());
+    let own = worktree.run(None, &red.command, config.test.timeout.min(left))?;
+    if !own.success() {
+        result.unmeasured = Some(format!("the test fails on the task's own code ({own})"));
         result.not_run += mutants.len();
         return Ok(result);
     }
     let total = mutants.len();
-    for (done, (mutant, original)) in mutants.into_iter().enumerate() {
+    for (done, mutant) in mutants.iter().enumerate() {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
             result.not_run += total - done;
             break;
         }
-        let file = scratch.path().join(&mutant.path);
-        std::fs::write(&file, mutant.apply(&original))
-            .map_err(io_error(format!("write a mutant of {}", mutant.path)))?;
         let limit = config.test.timeout.min(left);
-        let ran = run(limit);
-        std::fs::write(&file, &original).map_err(io_error(format!("restore {}", mutant.path)))?;
-        let exit = ran?.exit;
+        let exit = worktree.run(Some(mutant), &red.command, limit)?;
         // Cut short by the task's budget, not by the test's own timeout: not a verdict.
         if matches!(exit, ExitRecord::TimedOut { .. }) && limit < config.test.timeout {
             result.not_run += total - done;
@@ -156,7 +416,7 @@ fn measure_task(
         }
         result.mutants += 1;
         if exit.success() {
-            result.survived.push(mutant.name());
+            result.survived.push(mutant.name.clone());
         } else {
             result.killed += 1;
         }

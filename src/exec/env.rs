@@ -145,6 +145,11 @@ impl CommandEnv {
         &self.path
     }
 
+    /// True when an executable `program` is on [`Self::path`]: what a command naming it runs.
+    pub fn finds(&self, program: &str) -> bool {
+        std::env::split_paths(&self.path).any(|dir| is_executable(&dir.join(program)))
+    }
+
     /// Applies this environment to `cmd`: our PATH, and no `GIT_*` variable of the caller's
     /// (git sets `GIT_DIR`, `GIT_INDEX_FILE` and more for hooks; an agent may set
     /// `GIT_EXEC_PATH` or `GIT_CONFIG_*` to reach into what the command's own git does), nor

@@ -18,6 +18,7 @@ pub mod fields;
 pub mod ledger;
 pub mod master_plan;
 pub mod mutate;
+pub mod mutmut;
 pub mod notes;
 pub mod plan;
 pub mod red;

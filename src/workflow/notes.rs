@@ -242,6 +242,14 @@ pub struct RedProof {
 pub struct TaskAdequacy {
     pub task: usize,
     pub step: String,
+    /// What made the mutants: `mutmut` (the project's own tool) or `builtin` (the line
+    /// mutator of src/workflow/mutate.rs). Notes made before there was a choice: `builtin`.
+    #[serde(default = "builtin")]
+    pub tool: String,
+    /// Why the project's own tool was not what made them, when it was asked for or found
+    /// and could not be used (`mutmut failed (exit 1): …`): the built-in mutator did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_error: Option<String>,
     pub mutants: usize,
     pub killed: usize,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -252,6 +260,10 @@ pub struct TaskAdequacy {
     /// Why nothing was measured (`the test fails on the task's own code`), when nothing was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unmeasured: Option<String>,
+}
+
+fn builtin() -> String {
+    "builtin".to_string()
 }
 
 impl TaskAdequacy {

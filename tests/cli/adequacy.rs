@@ -63,7 +63,7 @@ fn a_test_that_only_greps_is_named_with_its_surviving_mutants_in_report() {
     repo.run(&["submit-work", "-s", "squashed"]).expect(0);
     assert_eq!(
         final_note(&repo)["adequacy"],
-        serde_json::json!([{"task": 1, "step": "1.1", "mutants": 3, "killed": 1,
+        serde_json::json!([{"task": 1, "step": "1.1", "tool": "builtin", "mutants": 3, "killed": 1,
             "survived": ["calc.sh:3 `0` → ``", "calc.sh:3 `0` → `1`"]}])
     );
 }
@@ -78,7 +78,7 @@ fn a_test_that_only_greps_is_refused_in_enforce_naming_the_task_share_and_surviv
     assert!(
         out.stdout.contains(
             "task 1's RED test (step 1.1, `sh tests/test_mul.sh`) killed 1 of 3 mutants of the \
-             code the task wrote, below the 50% [verify] min_killed"
+             code the task wrote (made by the built-in mutator), below the 50% [verify] min_killed"
         ),
         "{}",
         out.stdout
@@ -99,7 +99,7 @@ fn an_honest_test_kills_the_mutants_and_is_accepted_in_enforce() {
     repo.run(&["submit-work", "-s", "squashed"]).expect(0);
     assert_eq!(
         final_note(&repo)["adequacy"],
-        serde_json::json!([{"task": 1, "step": "1.1", "mutants": 4, "killed": 4}])
+        serde_json::json!([{"task": 1, "step": "1.1", "tool": "builtin", "mutants": 4, "killed": 4}])
     );
 }
 
@@ -112,7 +112,7 @@ fn the_mutant_budget_caps_what_runs_and_counts_the_rest() {
     repo.run(&["submit-work", "-s", "squashed"]).expect(0);
     assert_eq!(
         final_note(&repo)["adequacy"],
-        serde_json::json!([{"task": 1, "step": "1.1", "mutants": 2, "killed": 2, "not_run": 2}])
+        serde_json::json!([{"task": 1, "step": "1.1", "tool": "builtin", "mutants": 2, "killed": 2, "not_run": 2}])
     );
 }
 
@@ -468,4 +468,252 @@ fn what_a_gates_setsid_child_would_write_into_the_red_worktrees_is_not_seen() {
     let out = repo.run(&["submit-work", "-s", "squashed"]);
     assert_eq!(main_tip(&repo), main, "{}", out.stdout);
     refused_for_the_orphan(&out);
+}
+
+/// An honest test of `mul` that, where it fails in a linked worktree (the checks' scratch
+/// ones, whose `.git` is a file), leaves `leave` behind, and passes at once where `seen`
+/// holds: a mutant run that saw what an earlier one left would survive.
+fn leaving(leave: &str, seen: &str) -> String {
+    format!(
+        "if [ -f .git ]; then\n{seen}\nfi\n\
+         [ \"$(sh calc.sh mul 4 3)\" = 12 ] && exit 0\n\
+         [ -f .git ] && {{\n{leave}\n}}\nexit 1\n"
+    )
+}
+
+/// A killed mutant's run leaves an ignored `.seen`, which would make every later mutant's
+/// run pass: the worktree is put back after each run, and every mutant is killed. One RED
+/// proof run: the repeated runs of a RED proof share their worktrees unreset, so the base's
+/// second run would pass on what its first left, and the proof be refused as flaky.
+#[test]
+fn what_a_mutant_run_leaves_untracked_is_not_seen_by_the_next() {
+    let repo = case_calc("adequacy = \"report\"\nruns = 1");
+    repo.write(".gitignore", ".seen\n");
+    let test = leaving(": > .seen", "[ -e .seen ] && exit 0");
+    task(&repo, &test, MUL_ARM);
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    assert_eq!(
+        final_note(&repo)["adequacy"],
+        serde_json::json!([{"task": 1, "step": "1.1", "tool": "builtin", "mutants": 4,
+            "killed": 4}])
+    );
+}
+
+/// A killed mutant's run leaves `setsid sh -c 'sleep 0.5; : > .late' &`: out of its process
+/// group, it outlives the run and would make `.late` while the next mutant's run waits for
+/// it (that run would then pass). Every process a run left is ended before the next.
+#[test]
+fn what_a_mutant_runs_setsid_child_would_write_after_it_is_not_seen_by_the_next() {
+    let repo = case_calc("adequacy = \"report\"\nruns = 1");
+    repo.write(".gitignore", ".late\n");
+    let orphan = format!(
+        "READY=$(mktemp -u)\nexport READY\n\
+         setsid sh -c ': > \"$READY\"; sleep 0.5; : > .late' >/dev/null 2>&1 &\n{}rm -f \"$READY\"",
+        waiting_for("[ -e \"$READY\" ]")
+    );
+    // Up to 1.5 s: three times what the orphan sleeps.
+    let late = "i=0\nwhile [ $i -lt 15 ] && [ ! -e .late ]; do sleep 0.1; i=$((i + 1)); done\n\
+                [ -e .late ] && exit 0";
+    task(&repo, &leaving(&orphan, late), MUL_ARM);
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    assert_eq!(
+        final_note(&repo)["adequacy"],
+        serde_json::json!([{"task": 1, "step": "1.1", "tool": "builtin", "mutants": 4,
+            "killed": 4}])
+    );
+}
+
+/// A Python `Money` on main, with `[verify]` set to `verify` and the PR to add `add` under
+/// way; the tests are Python scripts, run by the gate one after another.
+fn money(verify: &str) -> TestRepo {
+    money_with(verify, &[])
+}
+
+/// [`money`], with `files` on main too.
+fn money_with(verify: &str, files: &[(&str, &str)]) -> TestRepo {
+    let repo = TestRepo::empty();
+    for (path, text) in files {
+        repo.write(path, text);
+    }
+    repo.write(
+        "money.py",
+        "class Money:\n    def __init__(self, cents):\n        self.cents = cents\n",
+    );
+    repo.write(
+        "tests/test_cents.py",
+        &format!("{PY_IMPORT}assert Money(2).cents == 2\n"),
+    );
+    repo.write(
+        "run_tests.sh",
+        "for t in tests/test_*.py; do python3 \"$t\" || { echo \"FAILED: $t\"; exit 1; }; done\n",
+    );
+    repo.write("docs/plan.md", "# Plan\n## PR 1: feat: Multiply\n");
+    repo.write(
+        ".orchestrate.toml",
+        &format!("{CALC_CONFIG}\n[verify]\n{verify}\n"),
+    );
+    repo.commit_all("money");
+    repo.submit_plan(MUL_PLAN).expect(0);
+    repo.run(&["get-task"]).expect(0);
+    repo
+}
+
+/// How a test script finds `money.py` from `tests/`.
+const PY_IMPORT: &str = "import os, sys\n\
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))\n\
+    from money import Money\n";
+
+/// `Money.add`, with `eq` as the body of `__eq__`.
+fn money_with_add(eq: &str) -> String {
+    format!(
+        "class Money:\n    def __init__(self, cents, currency=\"EUR\"):\n        \
+         self.cents = cents\n        self.currency = currency\n\n    \
+         def __eq__(self, other):\n        return {eq}\n\n    \
+         def add(self, other):\n        return Money(self.cents + other.cents, self.currency)\n"
+    )
+}
+
+/// An `__eq__` that is always true: a test that compares passes whatever `add` returns.
+const ALWAYS_EQUAL: &str = "True";
+const EQUAL: &str = "self.cents == other.cents and self.currency == other.currency";
+const COMPARING_TEST: &str = "assert Money(2).add(Money(3)) == Money(5)\n";
+const HONEST_PY_TEST: &str = "s = Money(2).add(Money(3))\n\
+    assert (s.cents, s.currency) == (5, \"EUR\")\n\
+    assert Money(5) == Money(5)\n\
+    assert Money(2) != Money(3)\n\
+    assert Money(5, \"USD\") != Money(5)\n";
+
+/// RED with `test`, GREEN with `eq` in `Money.add`'s class, squashed.
+fn py_task(repo: &TestRepo, test: &str, eq: &str) {
+    repo.write("tests/test_add.py", &format!("{PY_IMPORT}{test}"));
+    red(repo, "python3 tests/test_add.py");
+    repo.write("money.py", &money_with_add(eq));
+    green(repo, "python3 tests/test_add.py");
+    squash(repo);
+}
+
+/// `submit-work` with mutmut 2.5.1 (from PyPI, installed once into the cache outside the
+/// clone) first on PATH, as a project that uses it has it. Fails, loudly, when it cannot be
+/// installed.
+fn submit_with_mutmut(repo: &TestRepo) -> Run {
+    let bin = crate::managers::tool("mutmut").expect("python3, to install mutmut");
+    let path = std::env::join_paths(std::iter::once(bin).chain(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    )))
+    .expect("PATH");
+    // The binary's own directory first, as `TestRepo::run` has it.
+    let mut cmd = repo.command(BIN, ["submit-work", "-s", "squashed"]);
+    let ours = cmd
+        .get_envs()
+        .find(|(k, _)| *k == "PATH")
+        .and_then(|(_, v)| v.map(std::ffi::OsStr::to_os_string))
+        .expect("PATH set");
+    let first = std::env::split_paths(&ours)
+        .next()
+        .expect("the binary's directory");
+    let path = std::env::join_paths(std::iter::once(first).chain(std::env::split_paths(&path)))
+        .expect("PATH");
+    Run::from(
+        cmd.env("PATH", path)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("run git-orchestrate"),
+    )
+}
+
+#[test]
+fn mutmut_names_the_survivors_of_an_always_true_eq_in_report() {
+    let repo = money("adequacy = \"report\"");
+    py_task(&repo, COMPARING_TEST, ALWAYS_EQUAL);
+    submit_with_mutmut(&repo).expect(0);
+    assert_eq!(
+        final_note(&repo)["adequacy"],
+        serde_json::json!([{"task": 1, "step": "1.1", "tool": "mutmut", "mutants": 4,
+            "killed": 1, "survived": ["money.py:2 `EUR` → `XXEURXX`",
+                "money.py:4 `currency` → `None`", "money.py:10 `+` → `-`"]}])
+    );
+}
+
+#[test]
+fn mutmut_refuses_an_always_true_eq_in_enforce_naming_the_tool_and_survivors() {
+    let repo = money("adequacy = \"enforce\"\nmin_killed = 0.5");
+    py_task(&repo, COMPARING_TEST, ALWAYS_EQUAL);
+    let main = main_tip(&repo);
+    let out = submit_with_mutmut(&repo);
+    out.expect(1);
+    assert!(
+        out.stdout.contains(
+            "task 1's RED test (step 1.1, `python3 tests/test_add.py`) killed 1 of 4 mutants \
+             of the code the task wrote (made by mutmut), below the 50% [verify] min_killed"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("- money.py:10 `+` → `-`\n"),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(repo.status(), "AWAITING_FINALIZATION");
+    assert_eq!(main_tip(&repo), main);
+}
+
+/// An honest test of the same code kills every mutant mutmut makes, at least `min_killed`.
+#[test]
+fn an_honest_test_kills_mutmuts_mutants_and_is_accepted_in_enforce() {
+    let repo = money("adequacy = \"enforce\"\nmin_killed = 0.5");
+    py_task(&repo, HONEST_PY_TEST, EQUAL);
+    submit_with_mutmut(&repo).expect(0);
+    assert_eq!(
+        final_note(&repo)["adequacy"],
+        serde_json::json!([{"task": 1, "step": "1.1", "tool": "mutmut", "mutants": 6,
+            "killed": 6}])
+    );
+}
+
+/// `mutation_tool = "mutmut"` where the tests' PATH has no mutmut: the built-in mutator
+/// measures the task, and the note says why mutmut did not.
+#[test]
+fn mutmut_asked_for_and_missing_falls_back_to_the_builtin_mutator_and_says_so() {
+    let repo = money("adequacy = \"report\"\nmutation_tool = \"mutmut\"");
+    py_task(&repo, COMPARING_TEST, ALWAYS_EQUAL);
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    let adequacy = &final_note(&repo)["adequacy"][0];
+    assert_eq!(adequacy["tool"], "builtin");
+    assert_eq!(
+        adequacy["tool_error"],
+        "mutmut is not on the PATH the tests run with"
+    );
+    assert!(adequacy["mutants"].as_u64().unwrap() > 0, "{adequacy}");
+}
+
+/// `mutation_tool = "builtin"` keeps the built-in mutator where mutmut is found.
+#[test]
+fn the_builtin_mutator_is_kept_when_asked_for_though_mutmut_is_found() {
+    let repo = money("adequacy = \"report\"\nmutation_tool = \"builtin\"");
+    py_task(&repo, COMPARING_TEST, ALWAYS_EQUAL);
+    submit_with_mutmut(&repo).expect(0);
+    let adequacy = &final_note(&repo)["adequacy"][0];
+    assert_eq!(adequacy["tool"], "builtin");
+    assert!(adequacy.get("tool_error").is_none(), "{adequacy}");
+}
+
+/// mutmut found but failing (a `.mutmut-cache` in the project that is not its database): the
+/// built-in mutator measures the task, and the note says how mutmut failed.
+#[test]
+fn mutmut_failing_falls_back_to_the_builtin_mutator_and_says_how() {
+    let repo = money_with(
+        "adequacy = \"report\"",
+        &[(".mutmut-cache", "not a database\n")],
+    );
+    py_task(&repo, COMPARING_TEST, ALWAYS_EQUAL);
+    submit_with_mutmut(&repo).expect(0);
+    let adequacy = &final_note(&repo)["adequacy"][0];
+    assert_eq!(adequacy["tool"], "builtin");
+    let why = adequacy["tool_error"].as_str().unwrap_or_default();
+    assert!(
+        why.starts_with("mutmut run failed (") && why.ends_with("file is not a database"),
+        "{adequacy}"
+    );
+    assert!(adequacy["mutants"].as_u64().unwrap() > 0, "{adequacy}");
 }

@@ -119,7 +119,13 @@ pub fn final_check(
     drop(squashed);
     red_proofs(session, config, &mut check, (&base, &tree), reaper.as_ref())?;
     if check.refused.is_none() {
-        check.adequacy = adequacy::measure(session, config, &check.record.reds, &base, &tree)?;
+        check.adequacy = adequacy::measure(
+            session,
+            config,
+            &check.record.reds,
+            (&base, &tree),
+            reaper.as_ref(),
+        )?;
         check.refused = inadequate(config, &check);
     }
     Ok(check)
@@ -150,6 +156,7 @@ fn inadequate(config: &Config, check: &FinalCheck) -> Option<FinalCheckRefusal> 
         mutants: weak.mutants,
         min_killed: config.verify.min_killed,
         survived: weak.survived.clone(),
+        tool: weak.tool.clone(),
     })
 }
 

@@ -179,6 +179,8 @@ pub enum FinalCheckRefusal {
         mutants: usize,
         min_killed: u32,
         survived: Vec<String>,
+        /// What made the mutants: `mutmut` or `builtin`.
+        tool: String,
     },
     /// A task's RED proof gave different verdicts on runs of one tree (docs/integrity.md,
     /// "Repeat"): `verdicts` lists each run's pass or fail, in order.
@@ -308,13 +310,20 @@ impl fmt::Display for FinalCheckRefusal {
                 mutants,
                 min_killed,
                 survived,
+                tool,
             } => write!(
                 f,
                 "task {task}'s RED test (step {step}, `{command}`) killed {killed} of {mutants} \
-                 mutants of the code the task wrote, below the {}% [verify] min_killed: it does \
+                 mutants of the code the task wrote (made by {}), below the {}% [verify] \
+                 min_killed: it does \
                  not check what the code does. Surviving mutants (the test still passes with \
                  each):\n{}\nStrengthen the test so it fails on them (a test in a new RED step), \
                  then squash again",
+                if tool == "mutmut" {
+                    "mutmut"
+                } else {
+                    "the built-in mutator"
+                },
                 min_killed / 10,
                 survived
                     .iter()

@@ -8,7 +8,7 @@ use super::state::{Pending, State, Status, Verdict};
 mod context;
 mod notices;
 mod states;
-mod text;
+pub(crate) mod text;
 
 pub use context::{Briefing, Context, StepView, TakenPr};
 pub use notices::{BranchOutcome, DoneAction, Notice};

@@ -57,7 +57,7 @@ pub fn parse(bytes: &[u8]) -> Result<BTreeMap<String, Outcome>, String> {
 }
 
 /// Where the element `<name` starts in `text` (followed by a space, `>` or `/`).
-fn find_tag(text: &str, name: &str) -> Option<usize> {
+pub(crate) fn find_tag(text: &str, name: &str) -> Option<usize> {
     let open = format!("<{name}");
     text.match_indices(&open).map(|(i, _)| i).find(|i| {
         text[i + open.len()..]
@@ -69,7 +69,7 @@ fn find_tag(text: &str, name: &str) -> Option<usize> {
 
 /// The tag starting at `text`'s `<`: its attribute text, whether it closes itself, and the
 /// offset just after its `>`. Quoted attribute values may hold `>`.
-fn tag(text: &str) -> Option<(&str, bool, usize)> {
+pub(crate) fn tag(text: &str) -> Option<(&str, bool, usize)> {
     let mut quote = None;
     for (i, c) in text.char_indices() {
         match (quote, c) {
@@ -91,7 +91,7 @@ fn tag(text: &str) -> Option<(&str, bool, usize)> {
 }
 
 /// The value of attribute `name` in a tag's attribute text, unescaped.
-fn attr(attrs: &str, name: &str) -> Option<String> {
+pub(crate) fn attr(attrs: &str, name: &str) -> Option<String> {
     let mut rest = attrs;
     loop {
         rest = rest.trim_start_matches(|c: char| c.is_whitespace() || c == '/');
@@ -111,7 +111,7 @@ fn attr(attrs: &str, name: &str) -> Option<String> {
 }
 
 /// XML's five entities and character references.
-fn unescape(text: &str) -> String {
+pub(crate) fn unescape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(amp) = rest.find('&') {

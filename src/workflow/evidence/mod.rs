@@ -5,7 +5,7 @@
 
 mod gotest;
 mod jsonreport;
-mod junit;
+pub(crate) mod junit;
 mod libtest;
 mod outcome;
 mod tap;
