@@ -30,13 +30,23 @@ pub fn run_test(
 ) -> Result<TestRun, EngineError> {
     let request = evidence::request(command);
     let what = || format!("run the test command `{command}`");
+    let root = super::hermetic::scratch_root(session);
+    let build = super::scratch::build_dir_of(&root, dir);
     if request.report.is_none() {
-        let output =
-            exec::run_shell(&request.command, dir, timeout, env).map_err(io_error(what()))?;
+        let output = exec::run_shell_with(
+            &request.command,
+            dir,
+            timeout,
+            env,
+            ShellOptions {
+                vars: &build,
+                ..ShellOptions::default()
+            },
+        )
+        .map_err(io_error(what()))?;
         let evidence = evidence::read(&request, &ReportFile::NotAsked, &output.output);
         return Ok(TestRun { output, evidence });
     }
-    let root = super::hermetic::scratch_root(session);
     std::fs::create_dir_all(&root).map_err(io_error("make the scratch directory"))?;
     let reports = tempfile::Builder::new()
         .prefix("report-")
@@ -44,7 +54,8 @@ pub fn run_test(
         .map_err(io_error("make a directory for the test report"))?;
     let path = reports.path().join("report");
     let path_text = path.to_string_lossy().into_owned();
-    let vars = request.env(&path_text);
+    let mut vars = request.env(&path_text);
+    vars.extend(build);
     let output = exec::run_shell_with(
         &request.command_with(&path_text),
         dir,

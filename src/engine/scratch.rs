@@ -362,7 +362,39 @@ fn files_under(dir: &Path) -> std::io::Result<Vec<(PathBuf, Vec<u8>)>> {
 
 impl Drop for Scratch<'_> {
     fn drop(&mut self) {
-        // The baseline's shadow index goes with the worktree; there may be none.
+        // The baseline's shadow index goes with the worktree; there may be none. So does its
+        // build directory.
         let _ = std::fs::remove_file(self.shadow());
+        let _ = std::fs::remove_dir_all(build_dir(self.path()));
     }
+}
+
+/// Where a build tool puts what it builds for the scratch worktree at `worktree`: beside it,
+/// its own (a stale one goes with a stale worktree's name, `wt-<pid>-…`). Cargo, told by a
+/// user's `CARGO_TARGET_DIR` (or `build.target-dir`) to build every checkout into one
+/// directory, takes the base's worktree for the squashed one's, whose artifacts are newer
+/// than the base's files: the base's run would test the squashed code. A directory outside
+/// the worktree, so a reset between runs does not make every run build anew.
+fn build_dir(worktree: &Path) -> PathBuf {
+    let mut name = worktree.as_os_str().to_os_string();
+    name.push(".target");
+    PathBuf::from(name)
+}
+
+/// The variables a test command run in `dir` gets so that its build is the worktree's own
+/// ([`build_dir`]): `CARGO_TARGET_DIR`, when `dir` is a scratch worktree under `root`; none
+/// in the user's own working tree, whose build directory is theirs.
+pub fn build_dir_of(root: &Path, dir: &Path) -> Vec<(String, String)> {
+    let scratch = dir.parent() == Some(root)
+        && dir
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with("wt-"));
+    if !scratch {
+        return Vec::new();
+    }
+    vec![(
+        "CARGO_TARGET_DIR".to_string(),
+        build_dir(dir).to_string_lossy().into_owned(),
+    )]
 }

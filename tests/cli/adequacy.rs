@@ -482,12 +482,12 @@ fn leaving(leave: &str, seen: &str) -> String {
 }
 
 /// A killed mutant's run leaves an ignored `.seen`, which would make every later mutant's
-/// run pass: the worktree is put back after each run, and every mutant is killed. One RED
-/// proof run: the repeated runs of a RED proof share their worktrees unreset, so the base's
-/// second run would pass on what its first left, and the proof be refused as flaky.
+/// run pass: the worktree is put back after each run, and every mutant is killed. The RED
+/// proof's repeated runs are put back between too: unreset, the base's second run would pass
+/// on what its first left, and the proof be refused as flaky.
 #[test]
 fn what_a_mutant_run_leaves_untracked_is_not_seen_by_the_next() {
-    let repo = case_calc("adequacy = \"report\"\nruns = 1");
+    let repo = case_calc("adequacy = \"report\"\nruns = 2");
     repo.write(".gitignore", ".seen\n");
     let test = leaving(": > .seen", "[ -e .seen ] && exit 0");
     task(&repo, &test, MUL_ARM);

@@ -348,6 +348,44 @@ fn tap_that_contradicts_the_exit_code_is_refused() {
     crate::oracle::green(&repo, "sh tests/test_mul.sh");
 }
 
+/// A user's `CARGO_TARGET_DIR`, one build directory for every checkout, does not let the
+/// squashed code's build stand in for the base's (cargo names both builds alike, and the
+/// squashed one's artifacts are newer than the base's files): the honest Rust PR's final
+/// check still finds its RED test failing on the base and passing on the squashed commit.
+#[test]
+fn a_shared_cargo_target_dir_does_not_blur_the_base_and_the_squash() {
+    let Some(repo) = rust_calc() else { return };
+    let command = "cargo test --offline";
+    repo.write(
+        "tests/mul.rs",
+        "#[test]\nfn muls() {\n    assert_eq!(calc::mul(2, 3), 6);\n}\n",
+    );
+    red(&repo, command);
+    let lib = std::fs::read_to_string(repo.path.join("src/lib.rs")).unwrap();
+    repo.write(
+        "src/lib.rs",
+        &lib.replace(
+            "pub fn mul(a: i32, b: i32) -> i32 {\n    a + b\n}",
+            "pub fn mul(a: i32, b: i32) -> i32 {\n    a * b\n}",
+        ),
+    );
+    crate::oracle::green(&repo, command);
+    squash(&repo);
+    let squashed = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
+    let shared = tempfile::tempdir().unwrap();
+    let out = crate::support::Run::from(
+        repo.command(crate::support::BIN, ["submit-work", "-s", "squashed"])
+            .env("CARGO_TARGET_DIR", shared.path())
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap(),
+    );
+    out.expect(0);
+    let proof = &final_note(&repo, &squashed)["red_tests"][0];
+    assert_eq!(proof["evidence"], "libtest", "{proof}");
+    assert_eq!(proof["tests"], serde_json::json!(["muls"]), "{proof}");
+}
+
 /// A Rust calculator whose `mul` adds (main's bug), its test in `tests/`, and the gate
 /// `cargo test`; `None` without cargo.
 fn rust_calc() -> Option<TestRepo> {

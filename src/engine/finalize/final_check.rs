@@ -355,15 +355,8 @@ fn red_proofs(
         // The squashed worktree is where every task's test must pass: a run that wrote into
         // it (either run: unconfined, the base's can reach it) would hand a later task's test
         // what the commit lacks. The base's worktree may only make later base runs fail.
-        let changed = squashed.changed()?;
-        if !changed.is_empty() {
-            check.refused = Some(FinalCheckRefusal::ChangedTree {
-                what: format!(
-                    "the RED test of step {} (`{}`)",
-                    pinned.step, pinned.command
-                ),
-                paths: changed,
-            });
+        if let Some(refusal) = wrote_into_squashed(pinned, squashed)? {
+            check.refused = Some(refusal);
             return Ok(());
         }
         let (changed_after_red, repinned) =
@@ -469,9 +462,9 @@ fn task_worktrees<'a>(
     Ok((before, squashed))
 }
 
-/// The RED test's two runs, `[verify] runs` times over in the same worktrees (docs/
-/// integrity.md, "Repeat"): the first pair when every run agrees on each tree, else the
-/// refusal that names the test flaky.
+/// The RED test's two runs, `[verify] runs` times over in the same worktrees, reset between
+/// (docs/integrity.md, "Repeat"): the first pair when every run agrees on each tree, else the
+/// refusal that names the test flaky (or the one of a run that wrote into the squashed tree).
 fn run_red_repeated(
     session: &Session,
     config: &Config,
@@ -491,6 +484,14 @@ fn run_red_repeated(
     let mut on_base = vec![first.0.output.exit.success()];
     let mut on_squash = vec![first.1.output.exit.success()];
     for _ in 1..config.verify.runs {
+        // Each repeat starts from the trees as they were made: what a run left (an ignored
+        // marker, say) is not seen by the next, whose verdict is then its own. A write into
+        // the squashed tree is refused before the reset could hide it.
+        if let Some(refusal) = wrote_into_squashed(pinned, squashed)? {
+            return Ok(Err(refusal));
+        }
+        before.reset()?;
+        squashed.reset()?;
         let (b, s) = run_red(
             session,
             config,
@@ -520,6 +521,23 @@ fn run_red_repeated(
         }
     }
     Ok(Ok(first))
+}
+
+/// The refusal of a RED test's runs that changed the squashed commit's files, if they did.
+fn wrote_into_squashed(
+    pinned: &PinnedRed,
+    squashed: &Scratch,
+) -> Result<Option<FinalCheckRefusal>, EngineError> {
+    let changed = squashed.changed()?;
+    Ok(
+        (!changed.is_empty()).then(|| FinalCheckRefusal::ChangedTree {
+            what: format!(
+                "the RED test of step {} (`{}`)",
+                pinned.step, pinned.command
+            ),
+            paths: changed,
+        }),
+    )
 }
 
 /// The RED test's run on the base (its files and shared files put in as its step left
