@@ -20,6 +20,7 @@ pub mod master_plan;
 pub mod mutate;
 pub mod notes;
 pub mod plan;
+pub mod problems;
 pub mod red;
 mod rejection;
 pub mod replan;

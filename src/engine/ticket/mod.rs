@@ -17,8 +17,8 @@ use super::{EngineError, Session};
 use crate::store::{TicketSnapshot, Workflow, WorkflowKind, branch_ref};
 use crate::workflow::fields::Field;
 use crate::workflow::ticket::{
-    self, Action, Refusal, Role, Ticket, TicketState, Tool, parse_assignment,
-    parse_complete_ticket, parse_report, parse_update,
+    self, Action, Assignment, Refusal, Report, Role, Ticket, TicketState, Tool, Update,
+    parse_assignment, parse_complete_ticket, parse_report, parse_update,
 };
 
 pub use crate::workflow::ticket::ROLE_ENV;
@@ -85,7 +85,8 @@ fn refused(ticket: &Ticket, refusal: Refusal) -> EngineError {
     }
 }
 
-fn invalid(tool: Tool, problems: Vec<crate::workflow::plan::Problem>) -> EngineError {
+/// A tool's input refused: every problem with it (exit 2), before anything is read.
+pub fn invalid(tool: Tool, problems: Vec<crate::workflow::plan::Problem>) -> EngineError {
     EngineError::ToolInput {
         tool: tool.command().to_string(),
         problems,
@@ -416,13 +417,44 @@ fn precheck(session: &Session, role: Option<Role>, tool: Tool) -> Result<(), Eng
     ticket::check(&snap.ticket, role, tool).map_err(|r| refused(&snap.ticket, r))
 }
 
-/// `assign` (`assign_to_developer`, docs/tickets.md).
+/// A tool called with its parameters as JSON (an MCP call's arguments): the input checked
+/// first (docs/tickets.md), then the tool.
+pub fn call(
+    session: &Session,
+    role: Option<Role>,
+    tool: Tool,
+    input: &Value,
+) -> Result<Outcome, EngineError> {
+    match tool {
+        Tool::Assign => assign(
+            session,
+            role,
+            parse_assignment(input).map_err(|p| invalid(tool, p))?,
+        ),
+        Tool::UpdateSubtask => update(
+            session,
+            role,
+            parse_update(input).map_err(|p| invalid(tool, p))?,
+        ),
+        Tool::CompleteTicket => complete(
+            session,
+            role,
+            &parse_complete_ticket(input).map_err(|p| invalid(tool, p))?,
+        ),
+        Tool::SubtaskComplete => report(
+            session,
+            role,
+            parse_report(input).map_err(|p| invalid(tool, p))?,
+        ),
+    }
+}
+
+/// `assign` (`assign_to_developer`, docs/tickets.md), its input checked.
 pub fn assign(
     session: &Session,
     role: Option<Role>,
-    input: &Value,
+    assignment: Assignment,
 ) -> Result<Outcome, EngineError> {
-    let assignment = parse_assignment(input).map_err(|p| invalid(Tool::Assign, p))?;
     precheck(session, role, Tool::Assign)?;
     session.with_retries(|| {
         let snap = read(session)?;
@@ -453,13 +485,12 @@ pub fn assign(
     })
 }
 
-/// `update-subtask` (`update_subtask`, docs/tickets.md).
+/// `update-subtask` (`update_subtask`, docs/tickets.md), its input checked.
 pub fn update(
     session: &Session,
     role: Option<Role>,
-    input: &Value,
+    update: Update,
 ) -> Result<Outcome, EngineError> {
-    let update = parse_update(input).map_err(|p| invalid(Tool::UpdateSubtask, p))?;
     precheck(session, role, Tool::UpdateSubtask)?;
     session.with_retries(|| {
         let snap = read(session)?;
@@ -489,9 +520,8 @@ pub fn update(
 pub fn report(
     session: &Session,
     role: Option<Role>,
-    input: &Value,
+    mut report: Report,
 ) -> Result<Outcome, EngineError> {
-    let mut report = parse_report(input).map_err(|p| invalid(Tool::SubtaskComplete, p))?;
     precheck(session, role, Tool::SubtaskComplete)?;
     super::hermetic::require(session)?;
     session.with_retries(|| {
@@ -544,9 +574,8 @@ pub fn report(
 pub fn complete(
     session: &Session,
     role: Option<Role>,
-    input: &Value,
+    summary: &str,
 ) -> Result<Outcome, EngineError> {
-    let summary = parse_complete_ticket(input).map_err(|p| invalid(Tool::CompleteTicket, p))?;
     precheck(session, role, Tool::CompleteTicket)?;
     super::hermetic::require(session)?;
     session.with_retries(|| {
@@ -612,7 +641,7 @@ pub fn complete(
         let (snap, squash) = match snap.ticket.finishing.clone() {
             Some(squash) => (snap, squash),
             None => {
-                let squash = finish::squash(session, &snap.ticket, &summary)?;
+                let squash = finish::squash(session, &snap.ticket, summary)?;
                 let marked = write(
                     session,
                     &snap,
@@ -621,7 +650,7 @@ pub fn complete(
                         squash: squash.clone(),
                     },
                     "finish-start",
-                    &summary,
+                    summary,
                 )?;
                 let tip = gix::ObjectId::from_hex(marked.tip.as_bytes()).map_err(|e| {
                     EngineError::Internal(format!("a commit id did not parse: {e}"))
@@ -640,7 +669,7 @@ pub fn complete(
             session,
             snap: &snap,
             role,
-            summary: &summary,
+            summary,
             squash: &squash,
             written: std::cell::RefCell::new(None),
         };
@@ -649,7 +678,7 @@ pub fn complete(
         let (action, event) = match &landed {
             finish::Landed::Merged { squash, merge } => (
                 Action::Complete {
-                    summary: summary.clone(),
+                    summary: summary.to_string(),
                     squash: squash.clone(),
                     merge: merge.clone(),
                 },
@@ -664,7 +693,7 @@ pub fn complete(
         };
         let mut outcome = match recorded {
             Some(outcome) => outcome,
-            None => write(session, &snap, role, action, event, &summary)?,
+            None => write(session, &snap, role, action, event, summary)?,
         };
         outcome.message = match landed {
             finish::Landed::Merged { squash, merge } => format!(
