@@ -6,6 +6,7 @@
 mod input;
 mod machine;
 mod replay;
+pub mod start;
 #[cfg(test)]
 mod tests;
 mod text;
