@@ -86,20 +86,6 @@ impl Problems {
         self.list.is_empty()
     }
 
-    pub fn len(&self) -> usize {
-        self.list.len()
-    }
-
-    /// Whether a problem was named at `path` or inside it.
-    pub fn under(&self, path: &str) -> bool {
-        self.list.iter().any(|p| {
-            p.path == path
-                || p.path
-                    .strip_prefix(path)
-                    .is_some_and(|rest| rest.starts_with(['.', '[']))
-        })
-    }
-
     pub fn into_vec(self) -> Vec<Problem> {
         self.list
     }

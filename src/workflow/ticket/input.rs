@@ -7,6 +7,7 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use std::sync::OnceLock;
 
 use super::{
     Assignment, BlockerDetails, BuildStatus, FileChanged, Mode, Report, ReportStatus, Role,
@@ -99,19 +100,26 @@ pub struct Completion {
 /// input becomes, with what the orchestrator needs beyond it (`override` on update-subtask,
 /// `commit` on subtask-complete); the checking rules it carries are left out.
 pub fn tool_schema(tool: Tool) -> Value {
-    let derived = match tool {
-        Tool::Assign => problems::derived::<Assignment>(),
-        Tool::UpdateSubtask => problems::derived::<Update>(),
-        Tool::CompleteTicket => problems::derived::<Completion>(),
-        Tool::SubtaskComplete => problems::derived::<Report>(),
-    };
-    let mut schema = problems::reduced(&derived);
+    let mut schema = problems::reduced(derived(tool));
     // The tool's own description says what it does; the type's doc comment is for readers
     // of the code.
     if let Value::Object(map) = &mut schema {
         map.remove("description");
     }
     schema
+}
+
+/// The schema derived from the type `tool`'s input becomes, with its checking rules: made
+/// once, since deriving it costs more than reading an input against it.
+fn derived(tool: Tool) -> &'static Value {
+    static SCHEMAS: [OnceLock<Value>; 4] = [const { OnceLock::new() }; 4];
+    let (slot, derive): (usize, fn() -> Value) = match tool {
+        Tool::Assign => (0, problems::derived::<Assignment>),
+        Tool::UpdateSubtask => (1, problems::derived::<Update>),
+        Tool::CompleteTicket => (2, problems::derived::<Completion>),
+        Tool::SubtaskComplete => (3, problems::derived::<Report>),
+    };
+    SCHEMAS[slot].get_or_init(derive)
 }
 
 /// `assign`'s flags (docs/tickets.md): each one given overrides the JSON input's field.
@@ -169,12 +177,13 @@ pub struct ReportFlags {
 /// the flags give are not read, every problem of either is named (the flags' at the field
 /// they give), and, when there is none, the struct. `after` adds the checks that relate
 /// fields to each other.
-fn read<T: DeserializeOwned + JsonSchema>(
+fn read<T: DeserializeOwned>(
+    tool: Tool,
     json: Option<&Value>,
     flags: &impl Serialize,
     after: fn(&Value, &mut Problems),
 ) -> Result<T, Vec<Problem>> {
-    let schema = problems::derived::<T>();
+    let schema = derived(tool);
     let flags = match serde_json::to_value(flags) {
         Ok(Value::Object(map)) => map,
         // The flags are plain data of named fields; nothing else serializes from them.
@@ -188,13 +197,13 @@ fn read<T: DeserializeOwned + JsonSchema>(
         given_elsewhere: &given,
         required: true,
     };
-    problems::check(&schema, json, root, &mut found);
+    problems::check(schema, json, root, &mut found);
     let flags = Value::Object(flags);
     let flag_root = Root {
         given_elsewhere: &[],
         required: false,
     };
-    problems::check(&schema, &flags, flag_root, &mut found);
+    problems::check(schema, &flags, flag_root, &mut found);
     let mut merged = problems::without_nulls(json);
     if let (Value::Object(merged), Value::Object(flags)) = (&mut merged, flags) {
         merged.extend(flags);
@@ -203,7 +212,7 @@ fn read<T: DeserializeOwned + JsonSchema>(
         after(&merged, &mut found);
     }
     if !found.is_empty() {
-        return Err(in_field_order(&schema, found.into_vec()));
+        return Err(in_field_order(schema, found.into_vec()));
     }
     serde_json::from_value(merged).map_err(|e| {
         // The check above admits only what deserializes; this names a gap between them.
@@ -254,12 +263,12 @@ pub fn read_assignment(
     json: Option<&Value>,
     flags: &AssignmentFlags,
 ) -> Result<Assignment, Vec<Problem>> {
-    read(json, flags, nothing_more)
+    read(Tool::Assign, json, flags, nothing_more)
 }
 
 /// `update-subtask`'s input from its JSON and its flags, or every problem with it.
 pub fn read_update(json: Option<&Value>, flags: &UpdateFlags) -> Result<Update, Vec<Problem>> {
-    read(json, flags, nothing_more)
+    read(Tool::UpdateSubtask, json, flags, nothing_more)
 }
 
 /// `complete-ticket`'s input from its JSON and its `--summary`, or every problem with it.
@@ -272,13 +281,13 @@ pub fn read_completion(
         #[serde(skip_serializing_if = "Option::is_none")]
         summary: Option<String>,
     }
-    read(json, &Flags { summary }, nothing_more)
+    read(Tool::CompleteTicket, json, &Flags { summary }, nothing_more)
 }
 
 /// `subtask-complete`'s input from its JSON and its flags, or every problem with it.
 /// `commit` defaults to `HEAD`.
 pub fn read_report(json: Option<&Value>, flags: &ReportFlags) -> Result<Report, Vec<Problem>> {
-    read(json, flags, counts_add_up)
+    read(Tool::SubtaskComplete, json, flags, counts_add_up)
 }
 
 /// `assign`'s input (an MCP call's arguments), or every problem with it.

@@ -33,6 +33,10 @@ pub const TICKET_SCHEMA: u32 = 1;
 /// each session; the guard keeps the agent from changing it).
 pub const ROLE_ENV: &str = "GIT_ORCHESTRATE_ROLE";
 
+/// The most items a list of a tool's input holds: far above an honest assignment or report,
+/// and low enough that comparing them stays cheap.
+pub const MAX_ITEMS: usize = 1000;
+
 /// How often a subtask may be rejected before it is blocked (docs/tickets.md: the third rejection).
 pub const MAX_REJECTIONS: u32 = 3;
 
@@ -145,7 +149,7 @@ pub struct Assignment {
     #[serde(default)]
     #[schemars(
         description = "File paths the developer should read before making changes",
-        length(max = 1000),
+        length(max = MAX_ITEMS),
         extend("x-text" = "summary", "x-repo-path" = true)
     )]
     pub files_to_inspect: Vec<String>,
@@ -153,13 +157,13 @@ pub struct Assignment {
     #[schemars(
         description = "File paths (globs) the developer is expected to create or modify; a \
                        change outside them is reported to you",
-        length(max = 1000),
+        length(max = MAX_ITEMS),
         extend("x-text" = "summary", "x-repo-path" = true)
     )]
     pub files_to_modify: Vec<String>,
     #[schemars(
         description = "List of criteria that must be met for the subtask to be complete",
-        length(min = 1, max = 1000),
+        length(min = 1, max = MAX_ITEMS),
         extend("x-text" = "summary")
     )]
     pub acceptance_criteria: Vec<String>,
@@ -173,7 +177,7 @@ pub struct Assignment {
     #[serde(default)]
     #[schemars(
         description = "Rules or patterns the developer must follow",
-        length(max = 1000),
+        length(max = MAX_ITEMS),
         extend("x-text" = "summary")
     )]
     pub constraints: Vec<String>,
@@ -243,7 +247,7 @@ pub struct Report {
     pub status: ReportStatus,
     #[schemars(
         description = "List of files that were created or modified",
-        length(max = 1000)
+        length(max = MAX_ITEMS)
     )]
     pub files_changed: Vec<FileChanged>,
     #[schemars(description = "Whether the solution builds successfully")]
@@ -341,7 +345,7 @@ pub struct BlockerDetails {
     #[schemars(extend("x-text" = "report"))]
     pub issue: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(length(max = 1000), extend("x-text" = "summary"))]
+    #[schemars(length(max = MAX_ITEMS), extend("x-text" = "summary"))]
     pub tried: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("x-text" = "report"))]
