@@ -15,6 +15,8 @@
 //! `get-task` and `sync` against a repository with one workflow, and `audit --all`'s peak RSS
 //! (`GIT_ORCHESTRATE_BENCH=scale` runs only that); and adequacy by mutation on the demo's PR
 //! (`GIT_ORCHESTRATE_BENCH=adequacy` runs only that).
+//! (`GIT_ORCHESTRATE_BENCH=scale` runs only that); a ticket tool's input read against its
+//! derived schema, in process (`GIT_ORCHESTRATE_BENCH=tickets` runs only that).
 //!
 //! Run with `cargo bench`. Ratios, not absolute times, are the figures that travel between
 //! machines. Commands are interleaved round-robin so machine noise hits all of them alike.
@@ -83,6 +85,10 @@ fn main() {
     if std::env::var("GIT_ORCHESTRATE_BENCH").as_deref() == Ok("team") {
         idle_remote_bench();
         pre_push_bench();
+        return;
+    }
+    if std::env::var("GIT_ORCHESTRATE_BENCH").as_deref() == Ok("tickets") {
+        ticket_input_bench();
         return;
     }
     if std::env::var("GIT_ORCHESTRATE_BENCH").as_deref() == Ok("board") {
@@ -307,6 +313,67 @@ struct Fixture {
     history: usize,
     dir: PathBuf,
     _temp: tempfile::TempDir,
+}
+
+/// A ticket tool's input read against its derived schema (workflow/ticket/input.rs), in
+/// process: a typical report and assignment, a report at the 1,000-file cap, and a
+/// 200-task plan's parse beside them for scale.
+fn ticket_input_bench() {
+    use git_orchestrate::workflow::plan::parse_plan;
+    use git_orchestrate::workflow::ticket::{parse_assignment, parse_report};
+    use serde_json::json;
+    let report = json!({
+        "status": "complete", "filesChanged": [{"path": "src/a.rs", "summary": "s"}],
+        "buildStatus": "pass", "testResults": {"total": 3, "passed": 3}, "message": "done"
+    });
+    let assignment = json!({
+        "mode": "implementation", "goal": "Add add()", "filesToModify": ["src/**", "tests/**"],
+        "acceptanceCriteria": ["add works", "tests pass"], "constraints": ["no new crate"]
+    });
+    let files: Vec<_> = (0..1000)
+        .map(|i| json!({"path": format!("src/f{i}.rs"), "summary": "changed"}))
+        .collect();
+    let big = json!({
+        "status": "complete", "filesChanged": files, "buildStatus": "pass", "message": "done"
+    });
+    let plan = plan_json();
+    let time = |f: &dyn Fn()| {
+        let samples = (0..RUNS)
+            .map(|_| {
+                let start = Instant::now();
+                for _ in 0..100 {
+                    f();
+                }
+                start.elapsed() / 100
+            })
+            .collect();
+        median(samples)
+    };
+    // The first read derives each schema once; what follows is what every call costs.
+    let _ = parse_report(&report);
+    let _ = parse_assignment(&assignment);
+    let rows: [(&str, Duration); 4] = [
+        (
+            "subtask_complete, 1 file",
+            time(&|| assert!(parse_report(&report).is_ok())),
+        ),
+        (
+            "assign_to_developer",
+            time(&|| assert!(parse_assignment(&assignment).is_ok())),
+        ),
+        (
+            "subtask_complete, 1,000 files",
+            time(&|| assert!(parse_report(&big).is_ok())),
+        ),
+        (
+            "a 200-task plan (parse_plan), for scale",
+            time(&|| assert!(parse_plan(plan.as_bytes()).is_ok())),
+        ),
+    ];
+    println!("ticket tool input, read against its derived schema (median of {RUNS}x100):");
+    for (name, median) in rows {
+        println!("  {name:<42} {median:>10.1?}");
+    }
 }
 
 fn git(dir: &Path, args: &[&str]) {

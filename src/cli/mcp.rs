@@ -28,10 +28,10 @@ use crate::agent::mcp_text::for_mcp;
 use crate::agent::tools::{
     self, CHECKPOINT, ESCALATE, GET_TASK, REQUEST_SCOPE_REDUCTION, SUBMIT_WORK,
 };
-use crate::engine::ticket::{self as ticket_engine, Outcome};
+use crate::engine::ticket as ticket_engine;
 use crate::engine::{self, EngineError, Session, SubmitKind};
 use crate::exec::Cancel;
-use crate::workflow::ticket::{self as ticket_model, Role};
+use crate::workflow::ticket::Role;
 use crate::workflow::{Decision, Expectation, fence};
 
 /// Serve the agent tools over MCP on stdin/stdout, for one agent session.
@@ -516,14 +516,7 @@ fn call_ticket(
     } else {
         match tools::ticket_tool(name).filter(|t| t.role() == role) {
             Some(tool) => {
-                let run: fn(&Session, Option<Role>, &Value) -> Result<Outcome, EngineError> =
-                    match tool {
-                        ticket_model::Tool::Assign => ticket_engine::assign,
-                        ticket_model::Tool::UpdateSubtask => ticket_engine::update,
-                        ticket_model::Tool::CompleteTicket => ticket_engine::complete,
-                        ticket_model::Tool::SubtaskComplete => ticket_engine::report,
-                    };
-                run(session, Some(role), &Value::Object(args.clone()))
+                ticket_engine::call(session, Some(role), tool, &Value::Object(args.clone()))
                     .map_err(refused)
                     .map(|outcome| {
                         Answer::new(outcome.message.clone(), &outcome)

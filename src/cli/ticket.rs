@@ -5,13 +5,16 @@
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use super::input::read_input;
 use super::{Exit, Failure, Ui};
 use crate::engine::Session;
 use crate::engine::ticket::{self, Outcome};
-use crate::workflow::ticket::{Role, Tool};
+use crate::workflow::ticket::{
+    self as model, AssignmentFlags, BlockerDetails, BuildStatus, FileChanged, Mode, ReportFlags,
+    ReportStatus, Role, TestResults, Tool, UpdateFlags, UpdateStatus,
+};
 
 /// Ticket mode: start a ticket (a manager agent and a developer agent), or show it
 ///
@@ -104,9 +107,9 @@ pub struct ToolCommon {
 /// Manager: assign the current subtask to the developer (assign_to_developer)
 #[derive(Debug, Args)]
 pub struct AssignArgs {
-    /// implementation | testing | write-tests
-    #[arg(long)]
-    pub mode: Option<String>,
+    /// The developer mode to activate
+    #[arg(long, value_enum)]
+    pub mode: Option<Mode>,
     /// What the developer should accomplish
     #[arg(long)]
     pub goal: Option<String>,
@@ -132,9 +135,9 @@ pub struct AssignArgs {
 /// Manager: accept, reject or block the subtask the developer reported
 #[derive(Debug, Args)]
 pub struct UpdateArgs {
-    /// complete | rejected | blocked
-    #[arg(long)]
-    pub status: Option<String>,
+    /// The subtask's new status
+    #[arg(long, value_enum)]
+    pub status: Option<UpdateStatus>,
     /// Why: feedback for the developer, or the blocker
     #[arg(long)]
     pub notes: Option<String>,
@@ -158,18 +161,18 @@ pub struct CompleteArgs {
 /// Developer: report the subtask's commit; it is checked by running it
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// complete | blocked
-    #[arg(long)]
-    pub status: Option<String>,
+    /// Whether the work is done or blocked
+    #[arg(long, value_enum)]
+    pub status: Option<ReportStatus>,
     /// A file created or modified, as PATH or PATH:SUMMARY (repeat)
-    #[arg(long = "file", value_name = "PATH[:SUMMARY]")]
-    pub files: Vec<String>,
-    /// pass | fail
-    #[arg(long)]
-    pub build_status: Option<String>,
+    #[arg(long = "file", value_name = "PATH[:SUMMARY]", value_parser = file_changed)]
+    pub files: Vec<FileChanged>,
+    /// Whether the solution builds
+    #[arg(long, value_enum)]
+    pub build_status: Option<BuildStatus>,
     /// Test counts as TOTAL,PASSED,FAILED,SKIPPED
-    #[arg(long, value_name = "T,P,F,S")]
-    pub tests: Option<String>,
+    #[arg(long, value_name = "T,P,F,S", value_parser = test_counts)]
+    pub tests: Option<TestResults>,
     /// What was done
     #[arg(long)]
     pub message: Option<String>,
@@ -186,17 +189,49 @@ pub struct ReportArgs {
     pub common: ToolCommon,
 }
 
-/// The JSON object `--json-input` gave (an empty one without it).
-fn base_input(common: &ToolCommon) -> Result<Value, Failure> {
+/// `--file PATH[:SUMMARY]`.
+fn file_changed(text: &str) -> Result<FileChanged, String> {
+    let (path, summary) = match text.split_once(':') {
+        Some((path, summary)) => (path, Some(summary.to_string())),
+        None => (text, None),
+    };
+    Ok(FileChanged {
+        path: path.to_string(),
+        summary,
+    })
+}
+
+/// `--tests TOTAL,PASSED,FAILED,SKIPPED`.
+fn test_counts(text: &str) -> Result<TestResults, String> {
+    let counts: Vec<&str> = text.split(',').map(str::trim).collect();
+    let [total, passed, failed, skipped] = counts[..] else {
+        return Err(format!(
+            "{text:?} is not four counts: give TOTAL,PASSED,FAILED,SKIPPED, e.g. 12,11,1,0"
+        ));
+    };
+    let count = |n: &str| {
+        n.parse::<u64>()
+            .map_err(|_| format!("{n:?} is not a whole number ≥ 0"))
+    };
+    Ok(TestResults {
+        total: Some(count(total)?),
+        passed: Some(count(passed)?),
+        failed: Some(count(failed)?),
+        skipped: Some(count(skipped)?),
+    })
+}
+
+/// The JSON input `--json-input` gave, if any.
+fn json_input(common: &ToolCommon) -> Result<Option<Value>, Failure> {
     let Some(path) = &common.json_input else {
-        return Ok(Value::Object(Map::new()));
+        return Ok(None);
     };
     let bytes = read_input(
         path,
         "the JSON input",
         "Pass --json-input FILE or --json-input - with a JSON object.",
     )?;
-    serde_json::from_slice(&bytes).map_err(|e| {
+    serde_json::from_slice(&bytes).map(Some).map_err(|e| {
         Failure::from(super::CommandError::invalid_input(
             format!("the JSON input is not valid JSON: {e}"),
             "Pass a JSON object with the tool's parameters (`git orchestrate schema`).",
@@ -204,124 +239,82 @@ fn base_input(common: &ToolCommon) -> Result<Value, Failure> {
     })
 }
 
-/// Sets `key` in `input` when the flag was given (a non-object input is left to the
-/// validator, which names it).
-fn set(input: &mut Value, key: &str, value: Option<Value>) {
-    if let (Some(value), Some(map)) = (value, input.as_object_mut()) {
-        map.insert(key.to_string(), value);
-    }
-}
-
-fn list(items: &[String]) -> Option<Value> {
-    (!items.is_empty()).then(|| json!(items))
+/// A repeated flag: given when it is given at least once.
+fn list(items: &[String]) -> Option<Vec<String>> {
+    (!items.is_empty()).then(|| items.to_vec())
 }
 
 fn role_of(session: &Session, common: &ToolCommon) -> Result<Option<Role>, Failure> {
     Ok(ticket::role(session, common.role)?)
 }
 
+/// A tool's input refused: every problem, exit 2.
+fn refused(tool: Tool) -> impl Fn(Vec<crate::workflow::plan::Problem>) -> Failure {
+    move |problems| Failure::from(ticket::invalid(tool, problems))
+}
+
 pub fn assign(session: &Session, args: &AssignArgs, ui: &mut Ui) -> Result<Exit, Failure> {
-    let mut input = base_input(&args.common)?;
-    set(&mut input, "mode", args.mode.clone().map(Value::from));
-    set(&mut input, "goal", args.goal.clone().map(Value::from));
-    set(&mut input, "filesToInspect", list(&args.files_to_inspect));
-    set(&mut input, "filesToModify", list(&args.files_to_modify));
-    set(
-        &mut input,
-        "acceptanceCriteria",
-        list(&args.acceptance_criteria),
-    );
-    set(
-        &mut input,
-        "priorContext",
-        args.prior_context.clone().map(Value::from),
-    );
-    set(&mut input, "constraints", list(&args.constraints));
+    let flags = AssignmentFlags {
+        mode: args.mode,
+        goal: args.goal.clone(),
+        files_to_inspect: list(&args.files_to_inspect),
+        files_to_modify: list(&args.files_to_modify),
+        acceptance_criteria: list(&args.acceptance_criteria),
+        prior_context: args.prior_context.clone(),
+        constraints: list(&args.constraints),
+    };
+    let assignment = model::read_assignment(json_input(&args.common)?.as_ref(), &flags)
+        .map_err(refused(Tool::Assign))?;
     let role = role_of(session, &args.common)?;
-    finish(ui, &ticket::assign(session, role, &input)?)
+    finish(ui, &ticket::assign(session, role, assignment)?)
 }
 
 pub fn update(session: &Session, args: &UpdateArgs, ui: &mut Ui) -> Result<Exit, Failure> {
-    let mut input = base_input(&args.common)?;
-    set(&mut input, "status", args.status.clone().map(Value::from));
-    set(&mut input, "notes", args.notes.clone().map(Value::from));
-    set(
-        &mut input,
-        "override",
-        args.override_reason.clone().map(Value::from),
-    );
+    let flags = UpdateFlags {
+        status: args.status,
+        notes: args.notes.clone(),
+        override_reason: args.override_reason.clone(),
+    };
+    let update = model::read_update(json_input(&args.common)?.as_ref(), &flags)
+        .map_err(refused(Tool::UpdateSubtask))?;
     let role = role_of(session, &args.common)?;
-    finish(ui, &ticket::update(session, role, &input)?)
+    finish(ui, &ticket::update(session, role, update)?)
 }
 
 pub fn complete(session: &Session, args: &CompleteArgs, ui: &mut Ui) -> Result<Exit, Failure> {
-    let mut input = base_input(&args.common)?;
-    set(&mut input, "summary", args.summary.clone().map(Value::from));
+    let completion =
+        model::read_completion(json_input(&args.common)?.as_ref(), args.summary.clone())
+            .map_err(refused(Tool::CompleteTicket))?;
     let role = role_of(session, &args.common)?;
-    finish(ui, &ticket::complete(session, role, &input)?)
+    finish(ui, &ticket::complete(session, role, &completion.summary)?)
 }
 
 pub fn report(session: &Session, args: &ReportArgs, ui: &mut Ui) -> Result<Exit, Failure> {
-    let mut input = base_input(&args.common)?;
-    set(&mut input, "status", args.status.clone().map(Value::from));
-    let files: Vec<Value> = args
-        .files
-        .iter()
-        .map(|f| match f.split_once(':') {
-            Some((path, summary)) => json!({"path": path, "summary": summary}),
-            None => json!({"path": f}),
-        })
-        .collect();
+    let json = json_input(&args.common)?;
     // Flags alone: no --file is a report of no file changed (the JSON input must say so).
-    let files = match (files.is_empty(), &args.common.json_input) {
-        (false, _) => Some(json!(files)),
-        (true, None) => Some(json!([])),
+    let files_changed = match (args.files.is_empty(), &json) {
+        (false, _) | (true, None) => Some(args.files.clone()),
         (true, Some(_)) => None,
     };
-    set(&mut input, "filesChanged", files);
-    set(
-        &mut input,
-        "buildStatus",
-        args.build_status.clone().map(Value::from),
-    );
-    if let Some(tests) = &args.tests {
-        if tests.split(',').count() != 4 {
-            return Err(Failure::from(super::CommandError::invalid_input(
-                format!("--tests {tests:?} is not four counts"),
-                "Give --tests TOTAL,PASSED,FAILED,SKIPPED, e.g. --tests 12,11,1,0.",
-            )));
-        }
-        let counts: Vec<Value> = tests
-            .split(',')
-            .map(|n| {
-                n.trim()
-                    .parse::<u64>()
-                    .map_or_else(|_| json!(n.trim()), |n| json!(n))
-            })
-            .collect();
-        let mut results = Map::new();
-        for (key, value) in ["total", "passed", "failed", "skipped"]
-            .into_iter()
-            .zip(counts)
-        {
-            results.insert(key.into(), value);
-        }
-        set(&mut input, "testResults", Some(Value::Object(results)));
-    }
-    set(&mut input, "message", args.message.clone().map(Value::from));
-    if args.blocker.is_some() || args.needed.is_some() {
-        let mut details = Map::new();
-        if let Some(issue) = &args.blocker {
-            details.insert("issue".into(), json!(issue));
-        }
-        if let Some(needed) = &args.needed {
-            details.insert("needed".into(), json!(needed));
-        }
-        set(&mut input, "blockerDetails", Some(Value::Object(details)));
-    }
-    set(&mut input, "commit", args.commit.clone().map(Value::from));
+    let blocker_details =
+        (args.blocker.is_some() || args.needed.is_some()).then(|| BlockerDetails {
+            issue: args.blocker.clone(),
+            tried: Vec::new(),
+            needed: args.needed.clone(),
+        });
+    let flags = ReportFlags {
+        status: args.status,
+        files_changed,
+        build_status: args.build_status,
+        test_results: args.tests,
+        message: args.message.clone(),
+        blocker_details,
+        commit: args.commit.clone(),
+    };
+    let report =
+        model::read_report(json.as_ref(), &flags).map_err(refused(Tool::SubtaskComplete))?;
     let role = role_of(session, &args.common)?;
-    finish(ui, &ticket::report(session, role, &input)?)
+    finish(ui, &ticket::report(session, role, report)?)
 }
 
 /// `get-task` on a ticket workflow: the role's briefing. Asked out of turn, it exits 4

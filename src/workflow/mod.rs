@@ -21,6 +21,7 @@ pub mod mutate;
 pub mod mutmut;
 pub mod notes;
 pub mod plan;
+pub mod problems;
 pub mod red;
 mod rejection;
 pub mod replan;

@@ -289,18 +289,8 @@ impl Plan {
     }
 }
 
-/// One thing wrong with a submitted plan, at a JSON path like `tasks[1].tdd_steps[0].type`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Problem {
-    pub path: String,
-    pub message: String,
-}
-
-impl fmt::Display for Problem {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.path, self.message)
-    }
-}
+pub use super::problems::Problem;
+use super::problems::{Problems, describe, join, one_of};
 
 const PLAN_FIELDS: &[&str] = &[
     "masterPlanPath",
@@ -344,7 +334,7 @@ fn parse(
         }]
     })?;
     let mut v = Validator {
-        problems: duplicate_keys(bytes),
+        problems: Problems::new(duplicate_keys(bytes)),
         master_plan,
     };
     v.plan(&value);
@@ -370,7 +360,7 @@ fn parse(
             return Ok((plan, claimed_done));
         }
     }
-    Err(v.problems)
+    Err(v.problems.into_vec())
 }
 
 /// Every key that appears twice in one JSON object, at its path. serde_json keeps the last
@@ -480,43 +470,16 @@ fn is_deceptive_in_text(c: char) -> bool {
     !matches!(c, '\n' | '\r' | '\t') && is_deceptive_char(c)
 }
 
+/// Checks a plan's JSON by hand (its rules relate fields to each other), naming each
+/// problem through the collector every input shares.
 struct Validator<'a> {
-    problems: Vec<Problem>,
+    problems: Problems,
     master_plan: Option<&'a str>,
-}
-
-/// What kind of JSON value `value` is, as a problem names what it found: shared by every
-/// validator of a tool's input (the ticket tools', `workflow/ticket/input.rs`).
-pub(crate) fn describe(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
-/// The JSON path of `key` inside the object at `path`.
-pub(crate) fn join(path: &str, key: &str) -> String {
-    if path.is_empty() {
-        key.to_string()
-    } else {
-        format!("{path}.{key}")
-    }
 }
 
 impl Validator<'_> {
     fn problem(&mut self, path: &str, message: impl Into<String>) {
-        self.problems.push(Problem {
-            path: if path.is_empty() {
-                "(root)".into()
-            } else {
-                path.into()
-            },
-            message: message.into(),
-        });
+        self.problems.push(path, message);
     }
 
     fn object<'v>(
@@ -525,20 +488,7 @@ impl Validator<'_> {
         value: &'v Value,
         fields: &[&str],
     ) -> Option<&'v serde_json::Map<String, Value>> {
-        let Some(map) = value.as_object() else {
-            self.problem(
-                path,
-                format!("expected an object, found {}", describe(value)),
-            );
-            return None;
-        };
-        for key in map.keys().filter(|k| !fields.contains(&k.as_str())) {
-            self.problem(
-                &join(path, key),
-                format!("unknown field (expected one of {})", fields.join(", ")),
-            );
-        }
-        Some(map)
+        self.problems.object(path, value, fields)
     }
 
     /// A required non-empty string; returns it when it is one.
@@ -592,11 +542,7 @@ impl Validator<'_> {
         allowed: &[&str],
     ) -> Option<String> {
         let at = join(path, key);
-        let expected = match allowed {
-            [a, b] => format!("{a} or {b}"),
-            [rest @ .., last] => format!("{} or {last}", rest.join(", ")),
-            [] => String::new(),
-        };
+        let expected = one_of(allowed);
         match map.get(key) {
             None => self.problem(&at, format!("missing (expected {expected})")),
             Some(Value::String(s)) if allowed.contains(&s.as_str()) => return Some(s.clone()),

@@ -15,10 +15,10 @@ use serde_json::Value;
 
 use super::{EngineError, Session};
 use crate::store::{TicketSnapshot, Workflow, WorkflowKind, branch_ref};
-use crate::workflow::fields::Field;
+use crate::workflow::ticket::start::{self, BadStart, Holder, StartRefusal};
 use crate::workflow::ticket::{
-    self, Action, Refusal, Role, Ticket, TicketState, Tool, parse_assignment,
-    parse_complete_ticket, parse_report, parse_update,
+    self, Action, Assignment, Refusal, Report, Role, Ticket, TicketState, Tool, Update,
+    parse_assignment, parse_complete_ticket, parse_report, parse_update,
 };
 
 pub use crate::workflow::ticket::ROLE_ENV;
@@ -85,7 +85,8 @@ fn refused(ticket: &Ticket, refusal: Refusal) -> EngineError {
     }
 }
 
-fn invalid(tool: Tool, problems: Vec<crate::workflow::plan::Problem>) -> EngineError {
+/// A tool's input refused: every problem with it (exit 2), before anything is read.
+pub fn invalid(tool: Tool, problems: Vec<crate::workflow::plan::Problem>) -> EngineError {
     EngineError::ToolInput {
         tool: tool.command().to_string(),
         problems,
@@ -128,97 +129,30 @@ pub fn create(
     body: &str,
     subtasks: &[String],
 ) -> Result<Outcome, EngineError> {
-    super::check_field(Field::Summary, title)?;
-    if title.contains(['\n', '\r']) || title.trim().len() > 200 {
-        return Err(EngineError::BadInput {
-            message: "the ticket's title must be one line of at most 200 bytes".into(),
-            hint: "Put the details in --body.".into(),
-        });
-    }
-    if !body.is_empty() {
-        super::check_field(Field::Report, body)?;
-    }
-    for subtask in subtasks {
-        super::check_field(Field::Summary, subtask)?;
-    }
+    start::check_input(title, body, subtasks).map_err(bad_start)?;
     session.refuse_if_vanished()?;
-    let outcome = session.with_retries(|| {
+    let (id, ticket) = session.with_retries(|| {
         let tip = session.store.tip()?;
-        let mut from = None;
-        if let Some(tip) = tip {
-            match session.store.workflow_at(tip, &session.store.ref_name())? {
-                Workflow::Ticket(old) if old.ticket.state != TicketState::TicketDone => {
-                    return Err(EngineError::TicketRefused {
-                        message: format!(
-                            "workflow \"{}\" already works on ticket \"{}\" (state {})",
-                            session.store.workflow(),
-                            old.ticket.title,
-                            old.ticket.state.as_str()
-                        ),
-                        hint: "Finish it, or start the new ticket in another workflow: \
-                               `git orchestrate worktree add NAME`, or --workflow NAME."
-                            .into(),
-                        state: old.ticket.state.as_str().into(),
-                    });
-                }
-                Workflow::Ticket(old) => from = Some(old.ticket.state),
-                Workflow::Tdd(snap) => {
-                    if snap.state.status() != crate::workflow::Status::Initializing {
-                        return Err(EngineError::TicketRefused {
-                            message: format!(
-                                "workflow \"{}\" is a TDD workflow in state {}",
-                                session.store.workflow(),
-                                snap.state.status()
-                            ),
-                            hint: "Start the ticket in another workflow: `git orchestrate \
-                                   worktree add NAME`, or --workflow NAME."
-                                .into(),
-                            state: snap.state.status().to_string(),
-                        });
-                    }
-                }
-            }
-        }
+        let holder = match tip {
+            None => Holder::Nothing,
+            Some(tip) => match session.store.workflow_at(tip, &session.store.ref_name())? {
+                Workflow::Ticket(old) => Holder::Ticket {
+                    title: old.ticket.title,
+                    state: old.ticket.state,
+                },
+                Workflow::Tdd(snap) => Holder::Tdd(snap.state.status()),
+            },
+        };
         let main = session.main_branch(None)?;
-        let pin = session
-            .pin_now(&main)?
-            .ok_or_else(|| EngineError::BadInput {
-                message: format!("the main branch `{main}` does not exist yet"),
-                hint: format!("Make a first commit on {main}, then start the ticket."),
-            })?;
-        // The branch is taken first, by creating it: two tickets started at once (in two
-        // workflows) never share one.
-        let branch = take_branch(session, title, &pin.commit)?;
-        let at = now();
-        let ticket = Ticket::new(
-            title.to_string(),
-            body.to_string(),
-            main,
-            branch,
-            pin.commit,
-            pin.config,
-            subtasks,
-            at,
-        );
-        let recorded = recorded_json(&ticket::Recorded { at, action: None })?;
-        let id =
-            match session
-                .store
-                .write_ticket(tip, from, &ticket, "ticket-new", title, &recorded)
-            {
-                Ok(id) => id,
-                Err(e) => {
-                    // A lost race (or a failed write) gives the branch back; the retry takes one
-                    // anew.
-                    let _ = session
-                        .git
-                        .delete_ref_cas(&branch_ref(&ticket.branch), &ticket.pin);
-                    return Err(e.into());
-                }
-            };
-        Ok((id, ticket))
+        let pin = session.pin_now(&main)?;
+        let facts = start::Facts {
+            holder,
+            main_exists: pin.is_some(),
+        };
+        let from = start::decide(&facts).map_err(|r| start_refused(session, &main, r))?;
+        let pin = pin.ok_or_else(|| start_refused(session, &main, StartRefusal::NoMain))?;
+        begin(session, tip, from, (title, body, subtasks), main, pin)
     })?;
-    let (id, ticket) = outcome;
     let message = ensure_branch(session, &ticket)?;
     Ok(Outcome {
         workflow: session.store.workflow().to_string(),
@@ -228,6 +162,92 @@ pub fn create(
         ticket,
         halted: false,
     })
+}
+
+/// `ticket new`'s effects, once decided: the branch taken, the ticket written over `tip`
+/// (which held `from`); a write that fails gives the branch back.
+fn begin(
+    session: &Session,
+    tip: Option<gix::ObjectId>,
+    from: Option<TicketState>,
+    (title, body, subtasks): (&str, &str, &[String]),
+    main: String,
+    pin: crate::workflow::state::Pin,
+) -> Result<(gix::ObjectId, Ticket), EngineError> {
+    // The branch is taken first, by creating it: two tickets started at once (in two
+    // workflows) never share one.
+    let branch = take_branch(session, title, &pin.commit)?;
+    let at = now();
+    let ticket = Ticket::new(
+        title.to_string(),
+        body.to_string(),
+        main,
+        branch,
+        pin.commit,
+        pin.config,
+        subtasks,
+        at,
+    );
+    let recorded = recorded_json(&ticket::Recorded { at, action: None })?;
+    match session
+        .store
+        .write_ticket(tip, from, &ticket, "ticket-new", title, &recorded)
+    {
+        Ok(id) => Ok((id, ticket)),
+        Err(e) => {
+            // A lost race (or a failed write) gives the branch back; the retry takes one
+            // anew.
+            let _ = session
+                .git
+                .delete_ref_cas(&branch_ref(&ticket.branch), &ticket.pin);
+            Err(e.into())
+        }
+    }
+}
+
+/// `ticket new`'s input refused (exit 2).
+fn bad_start(bad: BadStart) -> EngineError {
+    match bad {
+        BadStart::Field { field, problem } => super::field_refused(field, &problem),
+        BadStart::TitleNotOneLine => EngineError::BadInput {
+            message: format!(
+                "the ticket's title must be one line of at most {} bytes",
+                start::MAX_TITLE
+            ),
+            hint: "Put the details in --body.".into(),
+        },
+    }
+}
+
+/// Why the workflow starts no ticket, in the words of its state.
+fn start_refused(session: &Session, main: &str, refusal: StartRefusal) -> EngineError {
+    match refusal {
+        StartRefusal::Busy { title, state } => EngineError::TicketRefused {
+            message: format!(
+                "workflow \"{}\" already works on ticket \"{title}\" (state {})",
+                session.store.workflow(),
+                state.as_str()
+            ),
+            hint: "Finish it, or start the new ticket in another workflow: \
+                   `git orchestrate worktree add NAME`, or --workflow NAME."
+                .into(),
+            state: state.as_str().into(),
+        },
+        StartRefusal::TddUnderway(status) => EngineError::TicketRefused {
+            message: format!(
+                "workflow \"{}\" is a TDD workflow in state {status}",
+                session.store.workflow(),
+            ),
+            hint: "Start the ticket in another workflow: `git orchestrate \
+                   worktree add NAME`, or --workflow NAME."
+                .into(),
+            state: status.to_string(),
+        },
+        StartRefusal::NoMain => EngineError::BadInput {
+            message: format!("the main branch `{main}` does not exist yet"),
+            hint: format!("Make a first commit on {main}, then start the ticket."),
+        },
+    }
 }
 
 /// Creates `ticket/<slug of the title>` at `pin` (with a number when that branch exists)
@@ -416,13 +436,44 @@ fn precheck(session: &Session, role: Option<Role>, tool: Tool) -> Result<(), Eng
     ticket::check(&snap.ticket, role, tool).map_err(|r| refused(&snap.ticket, r))
 }
 
-/// `assign` (`assign_to_developer`, docs/tickets.md).
+/// A tool called with its parameters as JSON (an MCP call's arguments): the input checked
+/// first (docs/tickets.md), then the tool.
+pub fn call(
+    session: &Session,
+    role: Option<Role>,
+    tool: Tool,
+    input: &Value,
+) -> Result<Outcome, EngineError> {
+    match tool {
+        Tool::Assign => assign(
+            session,
+            role,
+            parse_assignment(input).map_err(|p| invalid(tool, p))?,
+        ),
+        Tool::UpdateSubtask => update(
+            session,
+            role,
+            parse_update(input).map_err(|p| invalid(tool, p))?,
+        ),
+        Tool::CompleteTicket => complete(
+            session,
+            role,
+            &parse_complete_ticket(input).map_err(|p| invalid(tool, p))?,
+        ),
+        Tool::SubtaskComplete => report(
+            session,
+            role,
+            parse_report(input).map_err(|p| invalid(tool, p))?,
+        ),
+    }
+}
+
+/// `assign` (`assign_to_developer`, docs/tickets.md), its input checked.
 pub fn assign(
     session: &Session,
     role: Option<Role>,
-    input: &Value,
+    assignment: Assignment,
 ) -> Result<Outcome, EngineError> {
-    let assignment = parse_assignment(input).map_err(|p| invalid(Tool::Assign, p))?;
     precheck(session, role, Tool::Assign)?;
     session.with_retries(|| {
         let snap = read(session)?;
@@ -453,13 +504,12 @@ pub fn assign(
     })
 }
 
-/// `update-subtask` (`update_subtask`, docs/tickets.md).
+/// `update-subtask` (`update_subtask`, docs/tickets.md), its input checked.
 pub fn update(
     session: &Session,
     role: Option<Role>,
-    input: &Value,
+    update: Update,
 ) -> Result<Outcome, EngineError> {
-    let update = parse_update(input).map_err(|p| invalid(Tool::UpdateSubtask, p))?;
     precheck(session, role, Tool::UpdateSubtask)?;
     session.with_retries(|| {
         let snap = read(session)?;
@@ -489,9 +539,8 @@ pub fn update(
 pub fn report(
     session: &Session,
     role: Option<Role>,
-    input: &Value,
+    mut report: Report,
 ) -> Result<Outcome, EngineError> {
-    let mut report = parse_report(input).map_err(|p| invalid(Tool::SubtaskComplete, p))?;
     precheck(session, role, Tool::SubtaskComplete)?;
     super::hermetic::require(session)?;
     session.with_retries(|| {
@@ -544,9 +593,8 @@ pub fn report(
 pub fn complete(
     session: &Session,
     role: Option<Role>,
-    input: &Value,
+    summary: &str,
 ) -> Result<Outcome, EngineError> {
-    let summary = parse_complete_ticket(input).map_err(|p| invalid(Tool::CompleteTicket, p))?;
     precheck(session, role, Tool::CompleteTicket)?;
     super::hermetic::require(session)?;
     session.with_retries(|| {
@@ -612,7 +660,7 @@ pub fn complete(
         let (snap, squash) = match snap.ticket.finishing.clone() {
             Some(squash) => (snap, squash),
             None => {
-                let squash = finish::squash(session, &snap.ticket, &summary)?;
+                let squash = finish::squash(session, &snap.ticket, summary)?;
                 let marked = write(
                     session,
                     &snap,
@@ -621,7 +669,7 @@ pub fn complete(
                         squash: squash.clone(),
                     },
                     "finish-start",
-                    &summary,
+                    summary,
                 )?;
                 let tip = gix::ObjectId::from_hex(marked.tip.as_bytes()).map_err(|e| {
                     EngineError::Internal(format!("a commit id did not parse: {e}"))
@@ -640,7 +688,7 @@ pub fn complete(
             session,
             snap: &snap,
             role,
-            summary: &summary,
+            summary,
             squash: &squash,
             written: std::cell::RefCell::new(None),
         };
@@ -649,7 +697,7 @@ pub fn complete(
         let (action, event) = match &landed {
             finish::Landed::Merged { squash, merge } => (
                 Action::Complete {
-                    summary: summary.clone(),
+                    summary: summary.to_string(),
                     squash: squash.clone(),
                     merge: merge.clone(),
                 },
@@ -664,7 +712,7 @@ pub fn complete(
         };
         let mut outcome = match recorded {
             Some(outcome) => outcome,
-            None => write(session, &snap, role, action, event, &summary)?,
+            None => write(session, &snap, role, action, event, summary)?,
         };
         outcome.message = match landed {
             finish::Landed::Merged { squash, merge } => format!(

@@ -1,15 +1,19 @@
-//! The ticket tools' input (the parameter names and enums of docs/tickets.md): each is
-//! checked like a plan, every problem reported with its JSON path, and each tool's JSON
-//! schema for `schema` and MCP.
+//! The ticket tools' input (the parameter names and enums of docs/tickets.md): each tool's
+//! parameters are a typed struct whose derived schema is what `schema` and MCP show and what
+//! its input is checked against, every problem reported with its JSON path by the collector
+//! plans use (`workflow/problems.rs`); the command line's flags come as a typed struct too.
 
-use serde_json::{Map, Value, json};
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use std::sync::OnceLock;
 
 use super::{
     Assignment, BlockerDetails, BuildStatus, FileChanged, Mode, Report, ReportStatus, Role,
     TestResults, Update, UpdateStatus,
 };
-use crate::workflow::fields::{self, Field};
-use crate::workflow::plan::{Problem, describe, join};
+use crate::workflow::problems::{self, Problem, Problems, Root};
 
 /// The four ticket tools.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -81,495 +85,227 @@ impl Tool {
     }
 }
 
-/// Each tool's parameters as a JSON schema (docs/tickets.md), with what the orchestrator needs
-/// beyond it (`override` on update-subtask, `commit` on subtask-complete).
+/// `complete-ticket`'s parameters (`complete_ticket`, docs/tickets.md).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Completion {
+    #[schemars(
+        description = "Brief summary of all changes made for this ticket",
+        extend("x-text" = "summary")
+    )]
+    pub summary: String,
+}
+
+/// Each tool's parameters as a JSON schema (docs/tickets.md), derived from the type the
+/// input becomes, with what the orchestrator needs beyond it (`override` on update-subtask,
+/// `commit` on subtask-complete); the checking rules it carries are left out.
 pub fn tool_schema(tool: Tool) -> Value {
-    let strings = |description: &str| json!({"type": "array", "items": {"type": "string"}, "description": description});
-    match tool {
-        Tool::Assign => json!({
-            "type": "object",
-            "required": ["mode", "goal", "acceptanceCriteria"],
-            "properties": {
-                "mode": {"type": "string", "enum": Mode::NAMES,
-                         "description": "The developer mode to activate"},
-                "goal": {"type": "string",
-                         "description": "Clear description of what the developer should accomplish"},
-                "filesToInspect": strings("File paths the developer should read before making changes"),
-                "filesToModify": strings("File paths (globs) the developer is expected to create or modify; a change outside them is reported to you"),
-                "acceptanceCriteria": strings("List of criteria that must be met for the subtask to be complete"),
-                "priorContext": {"type": ["string", "null"],
-                                 "description": "Context from previous attempts or dependent subtasks (required, and new, to reassign a blocked subtask)"},
-                "constraints": strings("Rules or patterns the developer must follow")
-            },
-            "additionalProperties": false
-        }),
-        Tool::UpdateSubtask => json!({
-            "type": "object",
-            "required": ["status", "notes"],
-            "properties": {
-                "status": {"type": "string", "enum": UpdateStatus::NAMES,
-                           "description": "The new status for the subtask"},
-                "notes": {"type": "string",
-                          "description": "Reason for the status change, feedback, or blocker details"},
-                "override": {"type": "string",
-                             "description": "Accept a report whose observed result contradicts it, for this reason (recorded)"}
-            },
-            "additionalProperties": false
-        }),
-        Tool::CompleteTicket => json!({
-            "type": "object",
-            "required": ["summary"],
-            "properties": {
-                "summary": {"type": "string",
-                            "description": "Brief summary of all changes made for this ticket"}
-            },
-            "additionalProperties": false
-        }),
-        Tool::SubtaskComplete => json!({
-            "type": "object",
-            "required": ["status", "filesChanged", "buildStatus", "message"],
-            "properties": {
-                "status": {"type": "string", "enum": ReportStatus::NAMES,
-                           "description": "Whether the work was completed successfully or is blocked"},
-                "filesChanged": {"type": "array", "items": {"type": "object",
-                    "required": ["path"],
-                    "properties": {"path": {"type": "string"}, "summary": {"type": "string"}}},
-                    "description": "List of files that were created or modified"},
-                "buildStatus": {"type": "string", "enum": BuildStatus::NAMES,
-                                "description": "Whether the solution builds successfully"},
-                "testResults": {"type": ["object", "null"], "properties": {
-                    "total": {"type": "integer", "minimum": 0},
-                    "passed": {"type": "integer", "minimum": 0},
-                    "failed": {"type": "integer", "minimum": 0},
-                    "skipped": {"type": "integer", "minimum": 0}},
-                    "description": "Test results if tests were run (testing/write-tests modes)"},
-                "message": {"type": "string", "description": "Summary of what was done"},
-                "blockerDetails": {"type": ["object", "null"], "properties": {
-                    "issue": {"type": "string"},
-                    "tried": {"type": "array", "items": {"type": "string"}},
-                    "needed": {"type": "string"}},
-                    "description": "Details about what is blocking progress (if status is 'blocked')"},
-                "commit": {"type": "string",
-                           "description": "The commit this report delivers: the tip of the ticket's branch (default HEAD)"}
-            },
-            "additionalProperties": false
-        }),
+    let mut schema = problems::reduced(derived(tool));
+    // The tool's own description says what it does; the type's doc comment is for readers
+    // of the code.
+    if let Value::Object(map) = &mut schema {
+        map.remove("description");
+    }
+    schema
+}
+
+/// The schema derived from the type `tool`'s input becomes, with its checking rules: made
+/// once, since deriving it costs more than reading an input against it.
+fn derived(tool: Tool) -> &'static Value {
+    static SCHEMAS: [OnceLock<Value>; 4] = [const { OnceLock::new() }; 4];
+    let (slot, derive): (usize, fn() -> Value) = match tool {
+        Tool::Assign => (0, problems::derived::<Assignment>),
+        Tool::UpdateSubtask => (1, problems::derived::<Update>),
+        Tool::CompleteTicket => (2, problems::derived::<Completion>),
+        Tool::SubtaskComplete => (3, problems::derived::<Report>),
+    };
+    SCHEMAS[slot].get_or_init(derive)
+}
+
+/// `assign`'s flags (docs/tickets.md): each one given overrides the JSON input's field.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AssignmentFlags {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mode: Option<Mode>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub goal: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub files_to_inspect: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub files_to_modify: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub acceptance_criteria: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prior_context: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub constraints: Option<Vec<String>>,
+}
+
+/// `update-subtask`'s flags.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct UpdateFlags {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<UpdateStatus>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub notes: Option<String>,
+    #[serde(rename = "override", skip_serializing_if = "Option::is_none")]
+    pub override_reason: Option<String>,
+}
+
+/// `subtask-complete`'s flags.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReportFlags {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<ReportStatus>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub files_changed: Option<Vec<FileChanged>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub build_status: Option<BuildStatus>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub test_results: Option<TestResults>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blocker_details: Option<BlockerDetails>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+}
+
+/// A tool's input from its JSON (`None`: the flags alone) and its flags: the JSON's fields
+/// the flags give are not read, every problem of either is named (the flags' at the field
+/// they give), and, when there is none, the struct. `after` adds the checks that relate
+/// fields to each other.
+fn read<T: DeserializeOwned>(
+    tool: Tool,
+    json: Option<&Value>,
+    flags: &impl Serialize,
+    after: fn(&Value, &mut Problems),
+) -> Result<T, Vec<Problem>> {
+    let schema = derived(tool);
+    let flags = match serde_json::to_value(flags) {
+        Ok(Value::Object(map)) => map,
+        // The flags are plain data of named fields; nothing else serializes from them.
+        _ => Map::new(),
+    };
+    let given: Vec<&str> = flags.keys().map(String::as_str).collect();
+    let empty = Value::Object(Map::new());
+    let json = json.unwrap_or(&empty);
+    let mut found = Problems::default();
+    let root = Root {
+        given_elsewhere: &given,
+        required: true,
+    };
+    problems::check(schema, json, root, &mut found);
+    let flags = Value::Object(flags);
+    let flag_root = Root {
+        given_elsewhere: &[],
+        required: false,
+    };
+    problems::check(schema, &flags, flag_root, &mut found);
+    let mut merged = problems::without_nulls(json);
+    if let (Value::Object(merged), Value::Object(flags)) = (&mut merged, flags) {
+        merged.extend(flags);
+    }
+    if found.is_empty() {
+        after(&merged, &mut found);
+    }
+    if !found.is_empty() {
+        return Err(in_field_order(schema, found.into_vec()));
+    }
+    serde_json::from_value(merged).map_err(|e| {
+        // The check above admits only what deserializes; this names a gap between them.
+        vec![Problem {
+            path: problems::ROOT.into(),
+            message: e.to_string(),
+        }]
+    })
+}
+
+/// Problems in the order of the fields they are at (an unknown field's first, as the
+/// check names them): the JSON's and the flags' read as one input.
+fn in_field_order(schema: &Value, mut found: Vec<Problem>) -> Vec<Problem> {
+    let fields = problems::field_names(schema);
+    let position = |p: &Problem| {
+        let field = p.path.split(['.', '[']).next().unwrap_or_default();
+        fields.iter().position(|f| *f == field).map_or(0, |i| i + 1)
+    };
+    found.sort_by_key(position);
+    found
+}
+
+fn nothing_more(_: &Value, _: &mut Problems) {}
+
+/// `testResults` counts no more passed, failed and skipped tests than it says ran.
+fn counts_add_up(report: &Value, found: &mut Problems) {
+    let Some(results) = report.get("testResults") else {
+        return;
+    };
+    let count = |key: &str| results.get(key).and_then(Value::as_u64);
+    let Some(total) = count("total") else {
+        return;
+    };
+    let counted = ["passed", "failed", "skipped"]
+        .into_iter()
+        .filter_map(count)
+        .fold(0u64, u64::saturating_add);
+    if counted > total {
+        found.push(
+            "testResults",
+            format!("passed + failed + skipped is {counted}, more than total ({total})"),
+        );
     }
 }
 
-/// The most items a list of a tool's input holds: far above an honest assignment or report,
-/// and low enough that comparing them stays cheap.
-const MAX_ITEMS: usize = 1000;
-
-/// Collects problems while reading one object.
-struct Reader<'a> {
-    problems: &'a mut Vec<Problem>,
+/// `assign`'s input from its JSON and its flags, or every problem with it.
+pub fn read_assignment(
+    json: Option<&Value>,
+    flags: &AssignmentFlags,
+) -> Result<Assignment, Vec<Problem>> {
+    read(Tool::Assign, json, flags, nothing_more)
 }
 
-impl Reader<'_> {
-    fn problem(&mut self, path: &str, message: impl Into<String>) {
-        self.problems.push(Problem {
-            path: path.to_string(),
-            message: message.into(),
-        });
-    }
-
-    /// The object at `path`, with any field outside `known` reported.
-    fn object<'v>(
-        &mut self,
-        value: &'v Value,
-        path: &str,
-        known: &[&str],
-    ) -> Option<&'v Map<String, Value>> {
-        let Some(map) = value.as_object() else {
-            self.problem(
-                if path.is_empty() { "$" } else { path },
-                format!("expected an object, found {}", describe(value)),
-            );
-            return None;
-        };
-        for key in map.keys() {
-            if !known.contains(&key.as_str()) {
-                self.problem(
-                    &join(path, key),
-                    format!("unknown field; expected one of: {}", known.join(", ")),
-                );
-            }
-        }
-        Some(map)
-    }
-
-    fn text(&mut self, path: &str, value: &Value, field: Field) -> Option<String> {
-        let Some(text) = value.as_str() else {
-            self.problem(
-                path,
-                format!("expected a string, found {}", describe(value)),
-            );
-            return None;
-        };
-        if let Err(problem) = fields::check(field, text) {
-            self.problem(path, problem.message(field));
-            return None;
-        }
-        Some(text.to_string())
-    }
-
-    fn required_text(
-        &mut self,
-        map: &Map<String, Value>,
-        path: &str,
-        key: &str,
-        field: Field,
-    ) -> Option<String> {
-        match map.get(key) {
-            None | Some(Value::Null) => {
-                self.problem(&join(path, key), "missing (required)");
-                None
-            }
-            Some(value) => self.text(&join(path, key), value, field),
-        }
-    }
-
-    fn optional_text(
-        &mut self,
-        map: &Map<String, Value>,
-        path: &str,
-        key: &str,
-        field: Field,
-    ) -> Option<String> {
-        match map.get(key) {
-            None | Some(Value::Null) => None,
-            Some(value) => self.text(&join(path, key), value, field),
-        }
-    }
-
-    fn choice<T>(
-        &mut self,
-        map: &Map<String, Value>,
-        path: &str,
-        key: &str,
-        names: &[&str],
-        parse: impl Fn(&str) -> Option<T>,
-    ) -> Option<T> {
-        let at = join(path, key);
-        match map.get(key) {
-            None | Some(Value::Null) => {
-                self.problem(
-                    &at,
-                    format!("missing (required): one of {}", names.join(", ")),
-                );
-                None
-            }
-            Some(Value::String(s)) => {
-                let parsed = parse(s);
-                if parsed.is_none() {
-                    self.problem(
-                        &at,
-                        format!("`{}` is not one of: {}", s.escape_debug(), names.join(", ")),
-                    );
-                }
-                parsed
-            }
-            Some(other) => {
-                self.problem(&at, format!("expected a string, found {}", describe(other)));
-                None
-            }
-        }
-    }
-
-    /// An array of strings; `paths` checks each as a repository path or glob.
-    fn strings(
-        &mut self,
-        map: &Map<String, Value>,
-        path: &str,
-        key: &str,
-        required: bool,
-        paths: bool,
-    ) -> Vec<String> {
-        let at = join(path, key);
-        let items = match map.get(key) {
-            None | Some(Value::Null) => {
-                if required {
-                    self.problem(&at, "missing (required): a list of strings");
-                }
-                return Vec::new();
-            }
-            Some(Value::Array(items)) => items,
-            Some(other) => {
-                self.problem(&at, format!("expected an array, found {}", describe(other)));
-                return Vec::new();
-            }
-        };
-        if required && items.is_empty() {
-            self.problem(&at, "must list at least one item");
-        }
-        if items.len() > MAX_ITEMS {
-            self.problem(
-                &at,
-                format!("lists {} items; at most {MAX_ITEMS} are taken", items.len()),
-            );
-            return Vec::new();
-        }
-        let mut out = Vec::new();
-        for (i, item) in items.iter().enumerate() {
-            let item_at = format!("{at}[{i}]");
-            let Some(text) = self.text(&item_at, item, Field::Summary) else {
-                continue;
-            };
-            if paths && let Some(why) = bad_path(&text) {
-                self.problem(&item_at, why);
-                continue;
-            }
-            out.push(text);
-        }
-        out
-    }
+/// `update-subtask`'s input from its JSON and its flags, or every problem with it.
+pub fn read_update(json: Option<&Value>, flags: &UpdateFlags) -> Result<Update, Vec<Problem>> {
+    read(Tool::UpdateSubtask, json, flags, nothing_more)
 }
 
-/// Why `path` cannot name files of the repository: absolute, leaving it, or with a
-/// backslash or a line end.
-fn bad_path(path: &str) -> Option<String> {
-    if path.starts_with('/') {
-        return Some("must be a path inside the repository, relative to its root".into());
+/// `complete-ticket`'s input from its JSON and its `--summary`, or every problem with it.
+pub fn read_completion(
+    json: Option<&Value>,
+    summary: Option<String>,
+) -> Result<Completion, Vec<Problem>> {
+    #[derive(Serialize)]
+    struct Flags {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        summary: Option<String>,
     }
-    if path.split('/').any(|c| c == "..") {
-        return Some("must not leave the repository (`..`)".into());
-    }
-    if path.contains(['\\', '\n', '\r', '\t']) {
-        return Some("must not hold a backslash, a tab or a line end".into());
-    }
-    None
+    read(Tool::CompleteTicket, json, &Flags { summary }, nothing_more)
 }
 
-const ASSIGN_FIELDS: &[&str] = &[
-    "mode",
-    "goal",
-    "filesToInspect",
-    "filesToModify",
-    "acceptanceCriteria",
-    "priorContext",
-    "constraints",
-];
+/// `subtask-complete`'s input from its JSON and its flags, or every problem with it.
+/// `commit` defaults to `HEAD`.
+pub fn read_report(json: Option<&Value>, flags: &ReportFlags) -> Result<Report, Vec<Problem>> {
+    read(Tool::SubtaskComplete, json, flags, counts_add_up)
+}
 
-/// `assign`'s input, or every problem with it.
+/// `assign`'s input (an MCP call's arguments), or every problem with it.
 pub fn parse_assignment(value: &Value) -> Result<Assignment, Vec<Problem>> {
-    let mut problems = Vec::new();
-    let mut r = Reader {
-        problems: &mut problems,
-    };
-    let Some(map) = r.object(value, "", ASSIGN_FIELDS) else {
-        return Err(problems);
-    };
-    let mode = r.choice(map, "", "mode", &Mode::NAMES, Mode::parse);
-    let goal = r.required_text(map, "", "goal", Field::Summary);
-    let files_to_inspect = r.strings(map, "", "filesToInspect", false, true);
-    let files_to_modify = r.strings(map, "", "filesToModify", false, true);
-    let acceptance_criteria = r.strings(map, "", "acceptanceCriteria", true, false);
-    let prior_context = r.optional_text(map, "", "priorContext", Field::Report);
-    let constraints = r.strings(map, "", "constraints", false, false);
-    match (mode, goal) {
-        (Some(mode), Some(goal)) if problems.is_empty() => Ok(Assignment {
-            mode,
-            goal,
-            files_to_inspect,
-            files_to_modify,
-            acceptance_criteria,
-            prior_context,
-            constraints,
-        }),
-        _ => Err(problems),
-    }
+    read_assignment(Some(value), &AssignmentFlags::default())
 }
 
 /// `update-subtask`'s input, or every problem with it.
 pub fn parse_update(value: &Value) -> Result<Update, Vec<Problem>> {
-    let mut problems = Vec::new();
-    let mut r = Reader {
-        problems: &mut problems,
-    };
-    let Some(map) = r.object(value, "", &["status", "notes", "override"]) else {
-        return Err(problems);
-    };
-    let status = r.choice(map, "", "status", &UpdateStatus::NAMES, |s| match s {
-        "complete" => Some(UpdateStatus::Complete),
-        "rejected" => Some(UpdateStatus::Rejected),
-        "blocked" => Some(UpdateStatus::Blocked),
-        _ => None,
-    });
-    let notes = r.required_text(map, "", "notes", Field::Notes);
-    let override_reason = r.optional_text(map, "", "override", Field::Summary);
-    match (status, notes) {
-        (Some(status), Some(notes)) if problems.is_empty() => Ok(Update {
-            status,
-            notes,
-            override_reason,
-        }),
-        _ => Err(problems),
-    }
+    read_update(Some(value), &UpdateFlags::default())
 }
 
 /// `complete-ticket`'s input: its summary, or every problem with it.
 pub fn parse_complete_ticket(value: &Value) -> Result<String, Vec<Problem>> {
-    let mut problems = Vec::new();
-    let mut r = Reader {
-        problems: &mut problems,
-    };
-    let Some(map) = r.object(value, "", &["summary"]) else {
-        return Err(problems);
-    };
-    match r.required_text(map, "", "summary", Field::Summary) {
-        Some(summary) if problems.is_empty() => Ok(summary),
-        _ => Err(problems),
-    }
+    read_completion(Some(value), None).map(|c| c.summary)
 }
-
-const REPORT_FIELDS: &[&str] = &[
-    "status",
-    "filesChanged",
-    "buildStatus",
-    "testResults",
-    "message",
-    "blockerDetails",
-    "commit",
-];
 
 /// `subtask-complete`'s input, or every problem with it. `commit` defaults to `HEAD`.
 pub fn parse_report(value: &Value) -> Result<Report, Vec<Problem>> {
-    let mut problems = Vec::new();
-    let mut r = Reader {
-        problems: &mut problems,
-    };
-    let Some(map) = r.object(value, "", REPORT_FIELDS) else {
-        return Err(problems);
-    };
-    let status = r.choice(map, "", "status", &ReportStatus::NAMES, |s| match s {
-        "complete" => Some(ReportStatus::Complete),
-        "blocked" => Some(ReportStatus::Blocked),
-        _ => None,
-    });
-    let files_changed = files_changed(&mut r, map);
-    let build_status = r.choice(map, "", "buildStatus", &BuildStatus::NAMES, |s| match s {
-        "pass" => Some(BuildStatus::Pass),
-        "fail" => Some(BuildStatus::Fail),
-        _ => None,
-    });
-    let test_results = test_results(&mut r, map);
-    let message = r.required_text(map, "", "message", Field::Message);
-    let blocker_details = blocker_details(&mut r, map);
-    let commit = r
-        .optional_text(map, "", "commit", Field::Summary)
-        .unwrap_or_else(|| "HEAD".to_string());
-    if commit.starts_with('-') || commit.contains(char::is_whitespace) {
-        r.problem("commit", "must be a revision (a commit id or a ref name)");
-    }
-    match (status, files_changed, build_status, message) {
-        (Some(status), Some(files_changed), Some(build_status), Some(message))
-            if problems.is_empty() =>
-        {
-            Ok(Report {
-                status,
-                files_changed,
-                build_status,
-                test_results,
-                message,
-                blocker_details,
-                commit,
-            })
-        }
-        _ => Err(problems),
-    }
-}
-
-fn files_changed(r: &mut Reader, map: &Map<String, Value>) -> Option<Vec<FileChanged>> {
-    let items = match map.get("filesChanged") {
-        None | Some(Value::Null) => {
-            r.problem(
-                "filesChanged",
-                "missing (required): a list of {path, summary}",
-            );
-            return None;
-        }
-        Some(Value::Array(items)) => items,
-        Some(other) => {
-            r.problem(
-                "filesChanged",
-                format!("expected an array, found {}", describe(other)),
-            );
-            return None;
-        }
-    };
-    if items.len() > MAX_ITEMS {
-        r.problem(
-            "filesChanged",
-            format!("lists {} files; at most {MAX_ITEMS} are taken", items.len()),
-        );
-        return None;
-    }
-    let mut out = Vec::new();
-    for (i, item) in items.iter().enumerate() {
-        let at = format!("filesChanged[{i}]");
-        let Some(entry) = r.object(item, &at, &["path", "summary"]) else {
-            continue;
-        };
-        let path = r.required_text(entry, &at, "path", Field::Summary);
-        if let Some(path) = &path
-            && let Some(why) = bad_path(path)
-        {
-            r.problem(&join(&at, "path"), why);
-        }
-        let summary = r.optional_text(entry, &at, "summary", Field::Summary);
-        if let Some(path) = path {
-            out.push(FileChanged { path, summary });
-        }
-    }
-    Some(out)
-}
-
-fn test_results(r: &mut Reader, map: &Map<String, Value>) -> Option<TestResults> {
-    let value = map.get("testResults").filter(|v| !v.is_null())?;
-    let entry = r.object(
-        value,
-        "testResults",
-        &["total", "passed", "failed", "skipped"],
-    )?;
-    let mut count = |key: &str| -> Option<u64> {
-        let value = entry.get(key).filter(|v| !v.is_null())?;
-        let n = value.as_u64();
-        if n.is_none() {
-            r.problem(
-                &join("testResults", key),
-                format!("expected a whole number ≥ 0, found {}", describe(value)),
-            );
-        }
-        n
-    };
-    let results = TestResults {
-        total: count("total"),
-        passed: count("passed"),
-        failed: count("failed"),
-        skipped: count("skipped"),
-    };
-    if let Some(total) = results.total {
-        let counted = [results.passed, results.failed, results.skipped]
-            .into_iter()
-            .flatten()
-            .fold(0u64, u64::saturating_add);
-        if counted > total {
-            r.problem(
-                "testResults",
-                format!("passed + failed + skipped is {counted}, more than total ({total})"),
-            );
-        }
-    }
-    Some(results)
-}
-
-fn blocker_details(r: &mut Reader, map: &Map<String, Value>) -> Option<BlockerDetails> {
-    let value = map.get("blockerDetails").filter(|v| !v.is_null())?;
-    let entry = r.object(value, "blockerDetails", &["issue", "tried", "needed"])?;
-    Some(BlockerDetails {
-        issue: r.optional_text(entry, "blockerDetails", "issue", Field::Report),
-        tried: r.strings(entry, "blockerDetails", "tried", false, false),
-        needed: r.optional_text(entry, "blockerDetails", "needed", Field::Report),
-    })
+    read_report(Some(value), &ReportFlags::default())
 }

@@ -6,14 +6,18 @@
 mod input;
 mod machine;
 mod replay;
+pub mod start;
 #[cfg(test)]
 mod tests;
 mod text;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub use input::{
-    Tool, parse_assignment, parse_complete_ticket, parse_report, parse_update, tool_schema,
+    AssignmentFlags, Completion, ReportFlags, Tool, UpdateFlags, parse_assignment,
+    parse_complete_ticket, parse_report, parse_update, read_assignment, read_completion,
+    read_report, read_update, tool_schema,
 };
 pub use machine::{Action, Recorded, Refusal, apply, check, replay as replay_recorded};
 pub use replay::{Before, Forgery, replay};
@@ -27,6 +31,10 @@ pub const TICKET_SCHEMA: u32 = 1;
 
 /// The roles and the variable naming a session's role are the guard's, which enforces them.
 pub use git_orchestrate_guard::product::{ROLE_ENV, Role};
+
+/// The most items a list of a tool's input holds: far above an honest assignment or report,
+/// and low enough that comparing them stays cheap.
+pub const MAX_ITEMS: usize = 1000;
 
 /// How often a subtask may be rejected before it is blocked (docs/tickets.md: the third rejection).
 pub const MAX_REJECTIONS: u32 = 3;
@@ -69,7 +77,9 @@ impl TicketState {
 }
 
 /// The developer mode an assignment activates (docs/tickets.md).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema, clap::ValueEnum,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Mode {
     Implementation,
@@ -98,20 +108,52 @@ impl Mode {
     }
 }
 
-/// `assign` (`assign_to_developer`, docs/tickets.md), as validated.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+/// `assign` (`assign_to_developer`, docs/tickets.md), as validated: its derived schema is
+/// the tool's parameters, and the rules its fields carry are what `input` checks.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Assignment {
+    #[schemars(description = "The developer mode to activate")]
     pub mode: Mode,
+    #[schemars(
+        description = "Clear description of what the developer should accomplish",
+        extend("x-text" = "summary")
+    )]
     pub goal: String,
     #[serde(default)]
+    #[schemars(
+        description = "File paths the developer should read before making changes",
+        length(max = MAX_ITEMS),
+        extend("x-text" = "summary", "x-repo-path" = true)
+    )]
     pub files_to_inspect: Vec<String>,
     #[serde(default)]
+    #[schemars(
+        description = "File paths (globs) the developer is expected to create or modify; a \
+                       change outside them is reported to you",
+        length(max = MAX_ITEMS),
+        extend("x-text" = "summary", "x-repo-path" = true)
+    )]
     pub files_to_modify: Vec<String>,
+    #[schemars(
+        description = "List of criteria that must be met for the subtask to be complete",
+        length(min = 1, max = MAX_ITEMS),
+        extend("x-text" = "summary")
+    )]
     pub acceptance_criteria: Vec<String>,
     #[serde(default)]
+    #[schemars(
+        description = "Context from previous attempts or dependent subtasks (required, and \
+                       new, to reassign a blocked subtask)",
+        extend("x-text" = "report")
+    )]
     pub prior_context: Option<String>,
     #[serde(default)]
+    #[schemars(
+        description = "Rules or patterns the developer must follow",
+        length(max = MAX_ITEMS),
+        extend("x-text" = "summary")
+    )]
     pub constraints: Vec<String>,
 }
 
@@ -128,16 +170,29 @@ impl Assignment {
 }
 
 /// `update-subtask` (`update_subtask`, docs/tickets.md), as validated.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct Update {
+    #[schemars(description = "The new status for the subtask")]
     pub status: UpdateStatus,
+    #[schemars(
+        description = "Reason for the status change, feedback, or blocker details",
+        extend("x-text" = "notes")
+    )]
     pub notes: String,
     /// Accepts a report whose observation contradicts it, for this reason (recorded).
     #[serde(default, rename = "override", skip_serializing_if = "Option::is_none")]
+    #[schemars(
+        description = "Accept a report whose observed result contradicts it, for this reason \
+                       (recorded)",
+        extend("x-text" = "summary")
+    )]
     pub override_reason: Option<String>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema, clap::ValueEnum,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum UpdateStatus {
     Complete,
@@ -159,22 +214,44 @@ impl UpdateStatus {
 
 /// `subtask-complete` (`subtask_complete`, docs/tickets.md), as validated; `commit` is the commit
 /// the report delivers, resolved by the engine.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Report {
+    #[schemars(description = "Whether the work was completed successfully or is blocked")]
     pub status: ReportStatus,
+    #[schemars(
+        description = "List of files that were created or modified",
+        length(max = MAX_ITEMS)
+    )]
     pub files_changed: Vec<FileChanged>,
+    #[schemars(description = "Whether the solution builds successfully")]
     pub build_status: BuildStatus,
     #[serde(default)]
+    #[schemars(description = "Test results if tests were run (testing/write-tests modes)")]
     pub test_results: Option<TestResults>,
+    #[schemars(description = "Summary of what was done", extend("x-text" = "message"))]
     pub message: String,
     #[serde(default)]
+    #[schemars(description = "Details about what is blocking progress (if status is 'blocked')")]
     pub blocker_details: Option<BlockerDetails>,
     /// As given (a revision); the engine resolves it before the report is stored.
+    #[serde(default = "head")]
+    #[schemars(
+        description = "The commit this report delivers: the tip of the ticket's branch \
+                       (default HEAD)",
+        extend("x-text" = "summary", "x-revision" = true)
+    )]
     pub commit: String,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// The revision a report delivers when it names none.
+fn head() -> String {
+    "HEAD".to_string()
+}
+
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema, clap::ValueEnum,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum ReportStatus {
     Complete,
@@ -192,7 +269,9 @@ impl ReportStatus {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema, clap::ValueEnum,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum BuildStatus {
     Pass,
@@ -210,14 +289,18 @@ impl BuildStatus {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct FileChanged {
+    #[schemars(extend("x-text" = "summary", "x-repo-path" = true))]
     pub path: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-text" = "summary"))]
     pub summary: Option<String>,
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct TestResults {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub total: Option<u64>,
@@ -229,13 +312,17 @@ pub struct TestResults {
     pub skipped: Option<u64>,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct BlockerDetails {
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-text" = "report"))]
     pub issue: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = MAX_ITEMS), extend("x-text" = "summary"))]
     pub tried: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-text" = "report"))]
     pub needed: Option<String>,
 }
 

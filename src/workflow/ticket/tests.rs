@@ -235,6 +235,234 @@ fn inputs_report_every_problem_with_its_json_path() {
     assert!(parse_complete_ticket(&json!({"summary": " "})).is_err());
 }
 
+/// Each tool's problems, whole, in the words plans use (workflow/problems.rs): unknown
+/// fields first, then each field's in the order of its parameters.
+#[test]
+fn every_problem_is_named_in_the_words_plans_use() {
+    let messages = |problems: Vec<crate::workflow::plan::Problem>| -> Vec<String> {
+        problems.iter().map(ToString::to_string).collect()
+    };
+    let long = "x".repeat(70_000);
+    assert_eq!(
+        messages(
+            parse_assignment(&json!({
+                "extra": 1, "mode": 3, "filesToInspect": "src", "filesToModify": ["a", "../b"],
+                "priorContext": ["x"], "constraints": [" "], "acceptanceCriteria": null
+            }))
+            .expect_err("invalid")
+        ),
+        vec![
+            "extra: unknown field (expected one of mode, goal, filesToInspect, filesToModify, \
+             acceptanceCriteria, priorContext, constraints)",
+            "mode: expected implementation, testing or write-tests, found a number",
+            "goal: missing (expected a non-empty string)",
+            "filesToInspect: expected an array of strings, found a string",
+            "filesToModify[1]: must not leave the repository (`..`)",
+            "acceptanceCriteria: missing (expected a non-empty array of strings)",
+            "priorContext: expected a string, found an array",
+            "constraints[0]: the summary must not be empty",
+        ]
+    );
+    assert_eq!(
+        messages(
+            parse_update(&json!({"status": "done", "notes": long, "override": "\u{1b}[2J"}))
+                .expect_err("invalid")
+        ),
+        vec![
+            "status: expected complete, rejected or blocked, found \"done\"",
+            "notes: the notes is 70000 bytes long; at most 65536 bytes (64 KiB) are taken",
+            "override: the summary holds a control character (escape, U+001B) at byte 0: only \
+             line ends and tabs are taken, since it goes into the workflow's history, which git \
+             must be able to check",
+        ]
+    );
+    assert_eq!(
+        messages(parse_complete_ticket(&json!([])).expect_err("invalid")),
+        vec!["(root): expected an object, found an array"]
+    );
+    let many: Vec<_> = (0..1001)
+        .map(|i| json!({"path": format!("f{i}")}))
+        .collect();
+    assert_eq!(
+        messages(
+            parse_report(&json!({
+                "status": "complete", "filesChanged": many, "buildStatus": "pass",
+                "testResults": {"total": 1, "passed": 2, "failed": 1.5, "skipped": -1},
+                "message": "m", "blockerDetails": {"why": "x", "tried": [1]}, "commit": "--all"
+            }))
+            .expect_err("invalid")
+        ),
+        vec![
+            "filesChanged: lists 1001 items; at most 1000 are taken",
+            "testResults.failed: expected a whole number ≥ 0, found a number",
+            "testResults.skipped: expected a whole number ≥ 0, found -1",
+            "blockerDetails.why: unknown field (expected one of issue, tried, needed)",
+            "blockerDetails.tried[0]: expected a string, found a number",
+            "commit: must be a revision (a commit id or a ref name)",
+        ]
+    );
+    // The counts are added up once each is a count.
+    assert_eq!(
+        messages(
+            parse_report(&json!({
+                "status": "complete", "filesChanged": [], "buildStatus": "pass",
+                "testResults": {"total": 1, "passed": 2}, "message": "m"
+            }))
+            .expect_err("invalid")
+        ),
+        vec!["testResults: passed + failed + skipped is 2, more than total (1)"]
+    );
+}
+
+/// What a model is shown of each tool: every parameter, each described, the required ones
+/// listed, and nothing a model API refuses or need not see (`$ref`, `anyOf`, the checking
+/// rules, `format`).
+#[test]
+fn each_tools_schema_shows_every_parameter_and_nothing_else() {
+    let expected: [(Tool, &[&str], &[&str]); 4] = [
+        (
+            Tool::Assign,
+            &[
+                "mode",
+                "goal",
+                "filesToInspect",
+                "filesToModify",
+                "acceptanceCriteria",
+                "priorContext",
+                "constraints",
+            ],
+            &["mode", "goal", "acceptanceCriteria"],
+        ),
+        (
+            Tool::UpdateSubtask,
+            &["status", "notes", "override"],
+            &["status", "notes"],
+        ),
+        (Tool::CompleteTicket, &["summary"], &["summary"]),
+        (
+            Tool::SubtaskComplete,
+            &[
+                "status",
+                "filesChanged",
+                "buildStatus",
+                "testResults",
+                "message",
+                "blockerDetails",
+                "commit",
+            ],
+            &["status", "filesChanged", "buildStatus", "message"],
+        ),
+    ];
+    fn keywords(value: &serde_json::Value, found: &mut Vec<String>) {
+        match value {
+            serde_json::Value::Object(map) => {
+                for (key, inner) in map {
+                    found.push(key.clone());
+                    if key != "properties" {
+                        keywords(inner, found);
+                    } else if let Some(props) = inner.as_object() {
+                        props.values().for_each(|p| keywords(p, found));
+                    }
+                }
+            }
+            serde_json::Value::Array(items) => items.iter().for_each(|i| keywords(i, found)),
+            _ => {}
+        }
+    }
+    for (tool, fields, required) in expected {
+        let schema = tool_schema(tool);
+        let properties = schema["properties"].as_object().expect("an object schema");
+        let names: Vec<&str> = properties.keys().map(String::as_str).collect();
+        assert_eq!(names, fields, "{}", tool.command());
+        assert_eq!(schema["required"], json!(required), "{}", tool.command());
+        assert_eq!(schema["additionalProperties"], json!(false));
+        for (name, property) in properties {
+            assert!(
+                property["description"]
+                    .as_str()
+                    .is_some_and(|d| !d.is_empty()),
+                "{} {name} is described",
+                tool.command()
+            );
+        }
+        let mut found = Vec::new();
+        keywords(&schema, &mut found);
+        for refused in [
+            "$ref", "$defs", "anyOf", "oneOf", "format", "$schema", "title",
+        ] {
+            assert!(
+                !found.iter().any(|k| k == refused),
+                "{}: {refused}",
+                tool.command()
+            );
+        }
+        assert!(
+            !found.iter().any(|k| k.starts_with("x-")),
+            "{}",
+            tool.command()
+        );
+    }
+}
+
+/// The command line's flags are typed, read with its JSON input as one input: a flag
+/// overrides the JSON's field (whatever it held) and gives a field the JSON lacks, and a
+/// flag's text is held to its field's rule, named at that field.
+#[test]
+fn flags_override_the_json_input_and_are_checked_as_its_fields() {
+    let flags = AssignmentFlags {
+        goal: Some("from the flag".into()),
+        acceptance_criteria: Some(vec!["works".into()]),
+        ..AssignmentFlags::default()
+    };
+    let json = json!({"mode": "testing", "goal": 3, "filesToModify": ["src/**"]});
+    let read = read_assignment(Some(&json), &flags).expect("the flag replaces goal: 3");
+    assert_eq!(
+        read,
+        Assignment {
+            mode: Mode::Testing,
+            goal: "from the flag".into(),
+            files_to_inspect: Vec::new(),
+            files_to_modify: vec!["src/**".into()],
+            acceptance_criteria: vec!["works".into()],
+            prior_context: None,
+            constraints: Vec::new(),
+        }
+    );
+    // Flags alone: what they do not give is missing.
+    let problems = read_assignment(
+        None,
+        &AssignmentFlags {
+            files_to_modify: Some(vec!["/etc/passwd".into()]),
+            ..flags.clone()
+        },
+    )
+    .expect_err("no mode");
+    let messages: Vec<String> = problems.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        messages,
+        vec![
+            "mode: missing (expected implementation, testing or write-tests)",
+            "filesToModify[0]: must be a path inside the repository, relative to its root",
+        ]
+    );
+    let report = read_report(
+        None,
+        &ReportFlags {
+            status: Some(ReportStatus::Complete),
+            files_changed: Some(Vec::new()),
+            build_status: Some(BuildStatus::Pass),
+            message: Some("done".into()),
+            ..ReportFlags::default()
+        },
+    )
+    .expect("valid");
+    assert_eq!(report.commit, "HEAD");
+    assert_eq!(
+        read_completion(Some(&json!({"summary": 5})), Some("s".into())).map(|c| c.summary),
+        Ok("s".to_string())
+    );
+}
+
 #[test]
 fn ticket_json_round_trips_and_refuses_another_schema() {
     let t = run(&ticket(), None, Action::Assign(assignment(None))).expect("assign");
@@ -359,6 +587,53 @@ mod properties {
             if let Err(problems) = parse_update(&value) { prop_assert!(!problems.is_empty()); }
             if let Err(problems) = parse_report(&value) { prop_assert!(!problems.is_empty()); }
             if let Err(problems) = parse_complete_ticket(&value) { prop_assert!(!problems.is_empty()); }
+        }
+
+        /// Every problem names a path: the whole input, or a field the tool takes or the
+        /// input gives (an unknown one), then the path inside it.
+        #[test]
+        fn every_rejection_names_a_path(value in any_json()) {
+            let given: Vec<String> = value
+                .as_object()
+                .map(|m| m.keys().cloned().collect())
+                .unwrap_or_default();
+            let results = [
+                (Tool::Assign, parse_assignment(&value).err()),
+                (Tool::UpdateSubtask, parse_update(&value).err()),
+                (Tool::CompleteTicket, parse_complete_ticket(&value).err()),
+                (Tool::SubtaskComplete, parse_report(&value).err()),
+            ];
+            for (tool, problems) in results {
+                let schema = tool_schema(tool);
+                let fields: Vec<&String> = schema["properties"]
+                    .as_object()
+                    .map(|p| p.keys().collect())
+                    .unwrap_or_default();
+                for problem in problems.into_iter().flatten() {
+                    let field = problem.path.split(['.', '[']).next().unwrap_or_default();
+                    prop_assert!(
+                        problem.path == "(root)"
+                            || fields.iter().any(|f| f.as_str() == field)
+                            || given.iter().any(|g| problem.path.starts_with(g.as_str())),
+                        "{}: {problem}", tool.command()
+                    );
+                    prop_assert!(!problem.message.is_empty());
+                }
+            }
+        }
+
+        /// A problem is never in the way of another: whatever else is wrong, a missing
+        /// required field is still named.
+        #[test]
+        fn a_missing_field_is_named_whatever_else_is_wrong(value in any_json()) {
+            if let Value::Object(mut map) = value {
+                map.remove("goal");
+                if let Err(problems) = parse_assignment(&Value::Object(map)) {
+                    prop_assert!(problems.iter().any(|p| p.path == "goal"), "{problems:?}");
+                } else {
+                    prop_assert!(false, "an assignment without a goal was accepted");
+                }
+            }
         }
 
         /// A valid assignment reads back as itself from its own JSON.
