@@ -142,6 +142,15 @@ fn run(
                 out_reader,
                 err_reader,
             )?;
+            // It has no process group of ours for a cancel to kill (confined commands run
+            // only in `attest`, where none is in force); a cancelled call's run still does
+            // not count.
+            if super::cancel::cancelled() {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::Interrupted,
+                    "the call was cancelled",
+                ));
+            }
             return Ok(RunOutput {
                 exit,
                 output,
