@@ -13,10 +13,13 @@
 //! the pushes and wall time of one claim (`GIT_ORCHESTRATE_BENCH=board` runs only those);
 //! and scale: 10,000 finished and 100 live workflows before and after `archive`, `board`,
 //! `get-task` and `sync` against a repository with one workflow, and `audit --all`'s peak RSS
-//! (`GIT_ORCHESTRATE_BENCH=scale` runs only that); and adequacy by mutation on the demo's PR
-//! (`GIT_ORCHESTRATE_BENCH=adequacy` runs only that).
-//! (`GIT_ORCHESTRATE_BENCH=scale` runs only that); a ticket tool's input read against its
-//! derived schema, in process (`GIT_ORCHESTRATE_BENCH=tickets` runs only that).
+//! (`GIT_ORCHESTRATE_BENCH=scale` runs only that); adequacy by mutation on the demo's PR
+//! (`GIT_ORCHESTRATE_BENCH=adequacy`); a ticket tool's input read against its derived schema,
+//! in process (`GIT_ORCHESTRATE_BENCH=tickets`); idle `get-task` with a remote and a push of
+//! 10,000 branches through the pre-push hook (`GIT_ORCHESTRATE_BENCH=team`); and the server
+//! hook's time on pushes that leave main alone, with 1,000 workflows on the server, p50 and
+//! p99 (`GIT_ORCHESTRATE_BENCH=serverhook`). Each of those runs only that; none is part of a
+//! plain run.
 //!
 //! Run with `cargo bench`. Ratios, not absolute times, are the figures that travel between
 //! machines. Commands are interleaved round-robin so machine noise hits all of them alike.
@@ -89,6 +92,10 @@ fn main() {
     }
     if std::env::var("GIT_ORCHESTRATE_BENCH").as_deref() == Ok("tickets") {
         ticket_input_bench();
+        return;
+    }
+    if std::env::var("GIT_ORCHESTRATE_BENCH").as_deref() == Ok("serverhook") {
+        server_hook_bench();
         return;
     }
     if std::env::var("GIT_ORCHESTRATE_BENCH").as_deref() == Ok("board") {
@@ -1637,6 +1644,175 @@ fn board_plan(n: usize) -> String {
               {{"type": "RED", "description": "test thing {n}", "status": "TODO"}},
               {{"type": "GREEN", "description": "make thing {n}", "status": "TODO"}}]}}]}}"#
     )
+}
+
+/// Workflows on the server of [`server_hook_bench`].
+const SERVER_WORKFLOWS: usize = 1_000;
+
+/// The server hook (`attest --install-server-hook`) on a bare repository holding
+/// [`SERVER_WORKFLOWS`] workflows, for pushes that leave main alone (bar: < 1 s p99): 50
+/// pushes, alternately a feature branch's new commit and one workflow's next transition (its
+/// plan), each also pushed to a copy of the repository without the hooks, so that what the
+/// hook adds to the push shows apart from git's own work.
+fn server_hook_bench() {
+    const PUSHES: usize = 50;
+    let temp = tempfile::tempdir().expect("temp dir");
+    let headings: String = (0..SERVER_WORKFLOWS)
+        .map(|n| format!("## PR {n}: feat: Thing {n}\n"))
+        .collect();
+    let dir = new_repo(&temp, "README", "bench\n", "docs/plan.md");
+    std::fs::write(dir.join("docs/plan.md"), format!("# Plan\n{headings}")).expect("plan");
+    std::fs::write(
+        dir.join(".orchestrate.toml"),
+        "main_branch = \"main\"\nmaster_plan = \"docs/plan.md\"\n",
+    )
+    .expect("config");
+    git(&dir, &["add", "-A"]);
+    git(&dir, &["commit", "--quiet", "-m", "the master plan"]);
+    assert_eq!(orchestrate(&dir, &["init"]), 0);
+    let setup = Instant::now();
+    for n in 0..SERVER_WORKFLOWS {
+        let workflow = format!("w{n:04}");
+        assert_eq!(
+            orchestrate(&dir, &["--workflow", &workflow, "get-task"]),
+            0,
+            "{workflow} created"
+        );
+    }
+    git(&dir, &["checkout", "--quiet", "main"]);
+    let bare = temp.path().join("remote.git");
+    let plain = temp.path().join("plain.git");
+    for remote in [&bare, &plain] {
+        git(
+            &dir,
+            &[
+                "init",
+                "--quiet",
+                "--bare",
+                "--initial-branch=main",
+                remote.to_str().expect("utf-8"),
+            ],
+        );
+    }
+    let installed = command(BIN, &dir)
+        .args([
+            "attest",
+            "--install-server-hook",
+            bare.to_str().expect("utf-8"),
+        ])
+        .stdout(Stdio::null())
+        .status()
+        .expect("install the hook");
+    assert!(installed.success(), "the server hook installs");
+    let push_to = |remote: &Path, refspecs: &[&str]| {
+        let start = Instant::now();
+        let out = command("git", &dir)
+            .args(["push", "--quiet", "--no-verify"])
+            .arg(remote)
+            .args(refspecs)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .output()
+            .expect("git push");
+        let took = start.elapsed();
+        assert!(
+            out.status.success(),
+            "push {refspecs:?} to {}: {}",
+            remote.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        took
+    };
+    let everything = [
+        "refs/heads/*:refs/heads/*",
+        "refs/orchestrator/*:refs/orchestrator/*",
+    ];
+    for remote in [&bare, &plain] {
+        push_to(remote, &["main"]);
+        push_to(remote, &everything);
+    }
+    println!(
+        "server hook bench: {SERVER_WORKFLOWS} workflows made and pushed in {:.1} s",
+        setup.elapsed().as_secs_f64()
+    );
+    let plans = temp.path().join("plans");
+    std::fs::create_dir(&plans).expect("plans dir");
+    let (mut hooked, mut unhooked) = (Vec::new(), Vec::new());
+    for i in 0..PUSHES {
+        let refspecs: Vec<String> = if i % 2 == 0 {
+            let branch = format!("feature/{i}");
+            git(&dir, &["checkout", "--quiet", "-B", &branch, "main"]);
+            std::fs::write(dir.join("feature.txt"), format!("{i}\n")).expect("write");
+            git(&dir, &["add", "feature.txt"]);
+            git(&dir, &["commit", "--quiet", "-m", "a feature"]);
+            git(&dir, &["checkout", "--quiet", "main"]);
+            vec![format!("refs/heads/{branch}:refs/heads/{branch}")]
+        } else {
+            let workflow = format!("w{i:04}");
+            let plan = plans.join(format!("{i}.json"));
+            std::fs::write(&plan, board_plan(i)).expect("write plan");
+            let code = orchestrate(
+                &dir,
+                &[
+                    "--workflow",
+                    &workflow,
+                    "submit-work",
+                    "-s",
+                    "plan",
+                    "--plan",
+                    plan.to_str().expect("utf-8"),
+                ],
+            );
+            assert_eq!(code, 0, "{workflow} plans");
+            git(&dir, &["checkout", "--quiet", "main"]);
+            vec!["refs/orchestrator/*:refs/orchestrator/*".to_string()]
+        };
+        let refspecs: Vec<&str> = refspecs.iter().map(String::as_str).collect();
+        hooked.push(push_to(&bare, &refspecs));
+        unhooked.push(push_to(&plain, &refspecs));
+    }
+    let main_rev = |remote: &Path| {
+        command("git", remote)
+            .args(["rev-parse", "main"])
+            .output()
+            .expect("rev-parse")
+            .stdout
+    };
+    assert_eq!(main_rev(&bare), main_rev(&plain), "main did not move");
+    let added: Vec<Duration> = hooked
+        .iter()
+        .zip(&unhooked)
+        .map(|(h, u)| h.saturating_sub(*u))
+        .collect();
+    let quantile = |mut samples: Vec<Duration>, q: f64| {
+        samples.sort();
+        let at = ((samples.len() as f64 * q).ceil() as usize).clamp(1, samples.len()) - 1;
+        samples[at]
+    };
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    println!(
+        "push that leaves main alone, {SERVER_WORKFLOWS} workflows on the server, {PUSHES} pushes (feature branches and workflow transitions, alternately):"
+    );
+    for (what, samples) in [
+        ("with the hook", &hooked),
+        ("without it", &unhooked),
+        ("the hook's part", &added),
+    ] {
+        println!(
+            "  {what:<16} p50 {:>8.1} ms   p99 {:>8.1} ms",
+            ms(quantile(samples.clone(), 0.5)),
+            ms(quantile(samples.clone(), 0.99))
+        );
+    }
+    let p99 = quantile(hooked, 0.99);
+    println!(
+        "  bar: < 1 s p99 with the hook: {}",
+        if p99 < Duration::from_secs(1) {
+            "met"
+        } else {
+            "NOT MET"
+        }
+    );
 }
 
 /// `board` with [`BOARD_WORKFLOWS`] workflows (bar: ≤ 3 × `git rev-parse HEAD`): 40 in

@@ -95,6 +95,70 @@ fn run(
         (None, out_writer.try_clone()?)
     };
     let start = Instant::now();
+    // Confined with a runner: the runner starts it (src/exec/runner.rs).
+    if let Some(confinement) = env.confinement() {
+        let (stdin_reader, stdin_writer) = match options.stdin {
+            Some(_) => {
+                let (r, w) = std::io::pipe()?;
+                (std::os::fd::OwnedFd::from(r), Some(w))
+            }
+            None => (std::fs::File::open("/dev/null")?.into(), None),
+        };
+        let env_vars = resolved_env(env, options.vars);
+        let script_args = super::confine::shell_args(command);
+        let request = super::runner::Request {
+            program: std::ffi::OsStr::new(super::env::SH),
+            args: script_args
+                .iter()
+                .map(std::ffi::OsString::as_os_str)
+                .collect(),
+            dir,
+            env: env_vars,
+        };
+        use std::os::fd::AsFd as _;
+        let spawned = confinement.spawn(
+            &request,
+            stdin_reader.as_fd(),
+            out_writer.as_fd(),
+            err_writer.as_fd(),
+        );
+        if let Some(running) = spawned {
+            let running = running?;
+            drop((out_writer, err_writer, stdin_reader));
+            if let (Some(input), Some(mut pipe)) = (options.stdin, stdin_writer) {
+                let input = input.to_vec();
+                thread::spawn(move || {
+                    use std::io::Write;
+                    let _ = pipe.write_all(&input);
+                });
+            }
+            let exit_fd = running.fd().try_clone_to_owned()?;
+            let mut proc = Proc::Confined(running);
+            let (exit, output, stderr) = collect(
+                &mut proc,
+                &exit_fd,
+                start + timeout,
+                timeout,
+                out_reader,
+                err_reader,
+            )?;
+            // It has no process group of ours for a cancel to kill (confined commands run
+            // only in `attest`, where none is in force); a cancelled call's run still does
+            // not count.
+            if super::cancel::cancelled() {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::Interrupted,
+                    "the call was cancelled",
+                ));
+            }
+            return Ok(RunOutput {
+                exit,
+                output,
+                stderr,
+                elapsed: start.elapsed(),
+            });
+        }
+    }
     let spawn = |program: &str, script: Option<&str>| {
         let mut cmd = match env.confinement() {
             Some(confinement) => {
@@ -157,9 +221,8 @@ fn run(
     }
     let (exit, output, stderr) = match pidfd(pgid).filter(|_| use_pidfd) {
         Some(pidfd) => collect(
-            child,
+            &mut Proc::Plain { child, pgid },
             &pidfd,
-            pgid,
             start + timeout,
             timeout,
             out_reader,
@@ -198,13 +261,71 @@ fn pidfd(pid: u32) -> Option<std::os::fd::OwnedFd> {
     rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok()
 }
 
+/// The command's environment as [`CommandEnv::apply`] and `vars` make it, whole: what a
+/// runner, which has none of ours, gives it.
+fn resolved_env(
+    env: &CommandEnv,
+    vars: &[(String, String)],
+) -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
+    let mut cmd = Command::new(super::env::SH);
+    env.apply(&mut cmd);
+    for (key, value) in vars {
+        cmd.env(key, value);
+    }
+    let mut all: std::collections::BTreeMap<std::ffi::OsString, std::ffi::OsString> =
+        std::env::vars_os().collect();
+    for (key, value) in cmd.get_envs() {
+        match value {
+            Some(value) => all.insert(key.to_os_string(), value.to_os_string()),
+            None => all.remove(key),
+        };
+    }
+    all.into_iter().collect()
+}
+
+/// A started command: a child of ours in its process group, or one a confinement's runner
+/// started (in its PID namespace, which ends with it).
+enum Proc {
+    Plain { child: Child, pgid: u32 },
+    Confined(super::runner::Running),
+}
+
+impl Proc {
+    /// Kills the command and whatever it started.
+    fn kill(&mut self) {
+        match self {
+            Proc::Plain { pgid, .. } => kill_group(*pgid),
+            Proc::Confined(running) => running.kill(),
+        }
+    }
+
+    /// How it ended: waits for it.
+    fn wait(&mut self) -> std::io::Result<ExitRecord> {
+        use std::os::unix::process::ExitStatusExt;
+        match self {
+            Proc::Plain { child, .. } => {
+                let status = child.wait()?;
+                Ok(match (status.code(), status.signal()) {
+                    (Some(code), _) => ExitRecord::code(code),
+                    (None, Some(signal)) => ExitRecord::signal(signal),
+                    (None, None) => ExitRecord::code(-1),
+                })
+            }
+            Proc::Confined(running) => Ok(match running.wait()? {
+                super::runner::Ended::Code(code) => ExitRecord::code(code),
+                super::runner::Ended::Signal(signal) => ExitRecord::signal(signal),
+            }),
+        }
+    }
+}
+
 /// Waits for the command and drains its pipes on this thread, all with one `poll`: an
 /// ordinary run starts no thread. When the command exits (or times out) its group is
 /// killed, and the pipes are read until they close, or for [`DRAIN_GRACE`] at most.
+/// `exited` becomes readable when it has ended.
 fn collect(
-    mut child: Child,
-    pidfd: &std::os::fd::OwnedFd,
-    pgid: u32,
+    proc: &mut Proc,
+    exited_fd: &std::os::fd::OwnedFd,
     deadline: Instant,
     timeout: Duration,
     out: std::io::PipeReader,
@@ -223,8 +344,8 @@ fn collect(
                 // A process that left the group holds a pipe: keep what was read.
                 break;
             }
-            kill_group(pgid);
-            child.wait()?;
+            proc.kill();
+            proc.wait()?;
             exit = Some(ExitRecord::timed_out(
                 u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
             ));
@@ -242,7 +363,7 @@ fn collect(
                 }
             }
             if exit.is_none() {
-                fds.push(PollFd::new(pidfd, PollFlags::IN));
+                fds.push(PollFd::new(exited_fd, PollFlags::IN));
                 which.push(None);
             }
             match poll(&mut fds, wait.as_ref()) {
@@ -271,19 +392,13 @@ fn collect(
             }
         }
         if exited {
-            use std::os::unix::process::ExitStatusExt;
-            let status = child.wait()?;
-            exit = Some(match (status.code(), status.signal()) {
-                (Some(code), _) => ExitRecord::code(code),
-                (None, Some(signal)) => ExitRecord::signal(signal),
-                (None, None) => ExitRecord::code(-1),
-            });
+            exit = Some(proc.wait()?);
             // Whatever it left running goes with it, so the pipes close.
-            kill_group(pgid);
+            proc.kill();
             drain_until = Instant::now() + DRAIN_GRACE;
         }
     }
-    kill_group(pgid);
+    proc.kill();
     let [(_, mut output), (_, mut stderr)] = pipes;
     Ok((
         exit.unwrap_or(ExitRecord::code(-1)),

@@ -5,13 +5,16 @@
 //! (a holder, started once in a verification) makes new user, mount and network namespaces
 //! where the whole filesystem is read-only but the temporary directories and the scratch
 //! worktrees, and where the paths the verification names stay read-only inside those too;
-//! each command then enters them (`nsenter`) into a PID namespace and a `/proc` of its own,
-//! with every capability dropped (`setpriv`), so that nothing it starts can unmount or
-//! remount anything, reach the network, see the verifier's processes, or outlive it.
+//! each command then starts there in a PID namespace and a `/proc` of its own, with every
+//! capability dropped, so that nothing it starts can unmount or remount anything, reach the
+//! network, see the verifier's processes, or outlive it. The commands are started by one
+//! runner per holder, this program inside the namespaces (src/exec/runner.rs); where it
+//! cannot start, each command enters them (`nsenter`, `unshare`, `setpriv`) on its own.
 
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
 use std::io::{BufRead as _, Read as _};
+use std::os::fd::BorrowedFd;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -61,6 +64,8 @@ pub struct Confinement {
     unshare: PathBuf,
     setpriv: PathBuf,
     nsenter: PathBuf,
+    /// This program, which the holder starts as its runner; `None`: each command on its own.
+    runner: Option<PathBuf>,
     layout: Layout,
     holders: Arc<Mutex<HashMap<Layout, Arc<Holder>>>>,
 }
@@ -90,6 +95,14 @@ impl Confinement {
             unshare: find("unshare")?,
             setpriv: find("setpriv")?,
             nsenter: find("nsenter")?,
+            runner: std::env::current_exe()
+                .ok()
+                .and_then(|exe| exe.canonicalize().ok())
+                // This program, not a test harness that links the library.
+                .filter(|exe| {
+                    exe.file_name()
+                        .is_some_and(|n| n.as_encoded_bytes().starts_with(b"git-orchestrate"))
+                }),
             layout: Layout {
                 read_only: existing(read_only),
                 writable: existing(writable),
@@ -167,9 +180,48 @@ impl Confinement {
         if let Some(holder) = holders.get(&self.layout) {
             return Ok(holder.clone());
         }
-        let holder = Arc::new(Holder::start(&self.unshare, &self.layout)?);
+        let mut holder = Holder::start(&self.unshare, &self.layout)?;
+        if let Some(program) = self
+            .runner
+            .as_deref()
+            .filter(|p| out_of_reach(p, &self.layout))
+        {
+            holder.runner = RunnerProcess::start(&self.nsenter, holder.pid, program);
+        }
+        let holder = Arc::new(holder);
         holders.insert(self.layout.clone(), holder.clone());
         Ok(holder)
+    }
+
+    /// `request` started by the holder's runner with the three descriptors as its stdio;
+    /// `None` when this confinement has no runner (each command then goes through
+    /// [`Self::command`]).
+    pub fn spawn(
+        &self,
+        request: &super::runner::Request<'_>,
+        stdin: BorrowedFd<'_>,
+        stdout: BorrowedFd<'_>,
+        stderr: BorrowedFd<'_>,
+    ) -> Option<std::io::Result<super::runner::Running>> {
+        let holder = match self.holder() {
+            Ok(holder) => holder,
+            Err(why) => return Some(Err(std::io::Error::other(why))),
+        };
+        let runner = holder.runner.as_ref()?;
+        Some(runner.runner.spawn(request, stdin, stdout, stderr))
+    }
+
+    /// Whether the commands are started by a runner (true) or each on its own.
+    pub fn has_runner(&self) -> Result<bool, String> {
+        Ok(self.holder()?.runner.is_some())
+    }
+
+    /// This confinement with `program` as the runner to start (a build of this program), or
+    /// none: with holders of its own, since those started already have their runner or not.
+    pub fn with_runner(mut self, program: Option<PathBuf>) -> Confinement {
+        self.runner = program;
+        self.holders = Arc::new(Mutex::new(HashMap::new()));
+        self
     }
 
     /// This confinement with `path` read-only too (one worktree's command, beside another's).
@@ -280,6 +332,73 @@ struct Holder {
     child: Mutex<Child>,
     /// Its input: closed, the holder ends even if this process was killed.
     _stdin: Option<ChildStdin>,
+    /// The runner in its namespaces, when it started.
+    runner: Option<RunnerProcess>,
+}
+
+/// The runner started in a holder's namespaces, and its process.
+#[derive(Debug)]
+struct RunnerProcess {
+    runner: super::runner::Runner,
+    child: Child,
+}
+
+impl RunnerProcess {
+    /// This program as the runner in the namespaces of the holder `pid`, once it says it is
+    /// ready; `None` when it is not (the commands then enter the namespaces each on its own).
+    fn start(nsenter: &Path, pid: u32, program: &Path) -> Option<RunnerProcess> {
+        use std::os::unix::process::CommandExt as _;
+        let (runner, theirs) = super::runner::Runner::pair().ok()?;
+        let mut cmd = Command::new(nsenter);
+        cmd.arg(format!("--target={pid}"))
+            .args(["--user", "--mount", "--net", "--preserve-credentials", "--"])
+            .arg(program)
+            .arg(super::runner::MODE)
+            .env_clear()
+            .env("PATH", SYSTEM_DIRS.join(":"))
+            .stdin(Stdio::from(theirs))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            // Apart from every command's group, which a timeout kills.
+            .process_group(0);
+        let spawned = cmd.spawn();
+        // Its end of the control socket is the runner's alone: if it ends, we read EOF.
+        drop(cmd);
+        let mut child = spawned.ok()?;
+        if !runner.ready() {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        Some(RunnerProcess { runner, child })
+    }
+}
+
+impl Drop for RunnerProcess {
+    fn drop(&mut self) {
+        // Its control socket closes after this; the runner ends on its own, and the commands
+        // still running with it. Killed too, in case it does not.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Whether a command confined by `layout` can neither write `program` nor rename it away: it
+/// lies under a read-only entry of the mounts (`/` itself when no writable path holds it).
+fn out_of_reach(program: &Path, layout: &Layout) -> bool {
+    let (writable, read_only) = plan(&layout.read_only, &layout.writable);
+    let deepest = |paths: &[PathBuf]| {
+        paths
+            .iter()
+            .filter(|p| program.starts_with(p))
+            .map(|p| p.components().count())
+            .max()
+    };
+    match (deepest(&writable), deepest(&read_only)) {
+        (None, _) => true,
+        (Some(w), Some(r)) => r > w,
+        (Some(_), None) => false,
+    }
 }
 
 impl Holder {
@@ -334,12 +453,14 @@ impl Holder {
             pid: child.id(),
             _stdin: child.stdin.take(),
             child: Mutex::new(child),
+            runner: None,
         })
     }
 }
 
 impl Drop for Holder {
     fn drop(&mut self) {
+        self.runner = None;
         let child = self.child.get_mut().unwrap_or_else(PoisonError::into_inner);
         let _ = child.kill();
         let _ = child.wait();

@@ -13,6 +13,7 @@ mod group;
 pub mod orphans;
 pub mod pause;
 pub mod process;
+pub mod runner;
 pub mod ssh;
 
 pub use cancel::Cancel;

@@ -14,6 +14,7 @@ mod branching;
 mod checkpoints;
 mod ci;
 mod claims;
+mod confine;
 mod crash;
 mod debugging;
 mod demo;

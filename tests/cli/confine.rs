@@ -1,0 +1,169 @@
+//! The confinement's runner (src/exec/runner.rs), the real binary started in the holder's
+//! namespaces: what a command it starts can and cannot do is what the per-command path
+//! guarantees (src/exec/confine.rs's tests): no write to or remount of what is read-only,
+//! nothing that outlives the command, no network, no process of the verifier's, no
+//! capability; and the runner and a command's first process refuse to run by hand.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use git_orchestrate::exec::confine::Confinement;
+use git_orchestrate::exec::{CommandEnv, ShellOptions, run_shell, run_shell_with};
+use git_orchestrate::workflow::state::ExitRecord;
+
+use crate::support::BIN;
+
+/// Environments whose commands are confined by `confinement`: started by the runner, and
+/// each on its own (where the runner cannot start), which must not differ.
+fn confined(confinement: Confinement) -> [CommandEnv; 2] {
+    [true, false].map(|runner| {
+        let confinement = confinement
+            .clone()
+            .with_runner(runner.then(|| PathBuf::from(BIN)));
+        assert_eq!(
+            confinement.has_runner(),
+            Ok(runner),
+            "the runner starts on this machine"
+        );
+        CommandEnv::for_repository(&[])
+            .expect("a tool directory")
+            .confined(confinement)
+    })
+}
+
+fn run(env: &CommandEnv, script: &str) -> String {
+    let out = run_shell(script, Path::new("/"), Duration::from_secs(60), env).expect("runs");
+    assert_eq!(
+        out.exit,
+        ExitRecord::Code(0),
+        "{script}: {}",
+        String::from_utf8_lossy(&out.output)
+    );
+    String::from_utf8_lossy(&out.output).into_owned()
+}
+
+#[test]
+fn a_command_the_runner_starts_cannot_write_remount_or_move_what_is_read_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let kept = dir.path().canonicalize().unwrap().join("kept");
+    let open = kept.join("open");
+    std::fs::create_dir_all(&open).unwrap();
+    for env in confined(
+        Confinement::new(
+            std::slice::from_ref(&kept),
+            &[std::env::temp_dir(), open.clone()],
+        )
+        .expect("this machine confines commands"),
+    ) {
+        let script = format!(
+            "umount '{k}' 2>/dev/null; mount -o remount,rw '{k}' 2>/dev/null; \
+         unshare --user --map-root-user --mount sh -c \"mount -o remount,bind,rw '{k}'\" 2>/dev/null; \
+         {{ echo x > '{k}/file'; }} 2>/dev/null; mv '{k}' '{k}.moved' 2>/dev/null; echo y > '{o}/file'; true",
+            k = kept.display(),
+            o = open.display()
+        );
+        run(&env, &script);
+        assert!(
+            !kept.join("file").exists(),
+            "the read-only path was written"
+        );
+        assert!(kept.exists(), "the read-only path was moved away");
+        assert_eq!(std::fs::read_to_string(open.join("file")).unwrap(), "y\n");
+        std::fs::remove_file(open.join("file")).unwrap();
+    }
+}
+
+#[test]
+fn nothing_a_command_the_runner_starts_starts_outlives_it() {
+    let dir = tempfile::tempdir().unwrap();
+    for env in confined(Confinement::new(&[], &[std::env::temp_dir()]).expect("confines")) {
+        let late = dir.path().canonicalize().unwrap().join("late");
+        run(
+            &env,
+            &format!(
+                "setsid sh -c 'sleep 1; echo late > \"{}\"' >/dev/null 2>&1 &",
+                late.display()
+            ),
+        );
+        std::thread::sleep(Duration::from_millis(1500));
+        assert!(!late.exists(), "a process the command started outlived it");
+        // A timeout kills it and what it started, and says so.
+        let out = run_shell("sleep 30", Path::new("/"), Duration::from_millis(300), &env).unwrap();
+        assert_eq!(out.exit, ExitRecord::TimedOut { after_ms: 300 });
+    }
+}
+
+#[test]
+fn a_command_the_runner_starts_has_no_network_no_capability_and_a_proc_of_its_own() {
+    for env in confined(Confinement::new(&[], &[]).expect("confines")) {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let script = format!(
+            "if command -v bash >/dev/null; then bash -c 'exec 3<>/dev/tcp/127.0.0.1/{port}' 2>/dev/null && echo net; fi; \
+         [ -e /proc/{me} ] && echo proc; \
+         echo \"pid $$\" /proc/[0-9]*; \
+         grep -E '^(CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs):' /proc/self/status | tr -s '\\t ' ' '",
+            me = std::process::id()
+        );
+        let out = run(&env, &script);
+        // Its shell is the first process of its PID namespace, and `/proc` shows that namespace:
+        // the shell alone (`echo` is its own).
+        assert_eq!(
+            out,
+            "pid 1 /proc/1\nCapInh: 0000000000000000\nCapPrm: 0000000000000000\n\
+         CapEff: 0000000000000000\nCapBnd: 0000000000000000\nCapAmb: 0000000000000000\n\
+         NoNewPrivs: 1\n"
+        );
+    }
+}
+
+#[test]
+fn the_runner_gives_a_command_its_input_environment_directory_and_exit_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let here = dir.path().canonicalize().unwrap();
+    for env in confined(Confinement::new(&[], &[std::env::temp_dir()]).expect("confines")) {
+        let vars = [("GIT_ORCHESTRATE_TEST_VAR".to_string(), "a b".to_string())];
+        let out = run_shell_with(
+            "cat; printf '%s|%s|' \"$GIT_ORCHESTRATE_TEST_VAR\" \"$(pwd)\"; echo err >&2; exit 3",
+            &here,
+            Duration::from_secs(60),
+            &env,
+            ShellOptions {
+                stdin: Some(b"in\n"),
+                split_stderr: true,
+                vars: &vars,
+            },
+        )
+        .unwrap();
+        assert_eq!(out.exit, ExitRecord::Code(3));
+        assert_eq!(
+            String::from_utf8_lossy(&out.output),
+            format!("in\na b|{}|", here.display())
+        );
+        assert_eq!(String::from_utf8_lossy(&out.stderr), "err\n");
+    }
+}
+
+#[test]
+fn the_runner_and_a_commands_first_process_refuse_to_run_by_hand() {
+    for (mode, code) in [("__confined-runner", 2), ("__confined-command", 127)] {
+        let out = std::process::Command::new(BIN)
+            .args([mode, "true"])
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(code), "{mode}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("is started only by the confinement"),
+            "{stderr}"
+        );
+        assert!(out.stdout.is_empty());
+    }
+    // Neither is in the help.
+    let help = std::process::Command::new(BIN)
+        .arg("--help")
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&help.stdout).contains("__confined"));
+}
