@@ -49,13 +49,8 @@ pub enum Signing {
     Signature(String),
 }
 
-/// A signed answer's signature, checked.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct AnswerSignature {
-    /// Who signed, as the pinned allowed-signers file names them.
-    pub principal: String,
-    pub signature: String,
-}
+/// A signed answer's signature, checked: the session records it with the answer's transition.
+pub use super::session::AnswerSignature;
 
 /// One recorded human answer, judged.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

@@ -197,3 +197,27 @@ impl std::fmt::Display for AuditProblem {
         write!(f, ": {}", self.problem)
     }
 }
+
+/// Holds a free-text field to the one rule every adapter's input is held to
+/// (src/workflow/fields.rs); refused before anything is read or written.
+pub(crate) fn check_field(
+    field: crate::workflow::fields::Field,
+    text: &str,
+) -> Result<(), EngineError> {
+    crate::workflow::fields::check(field, text).map_err(|problem| field_refused(field, &problem))
+}
+
+/// A free-text field refused: what is wrong with it, and the rule every field keeps.
+pub(crate) fn field_refused(
+    field: crate::workflow::fields::Field,
+    problem: &crate::workflow::fields::FieldProblem,
+) -> EngineError {
+    EngineError::BadInput {
+        message: format!("{}; nothing was written", problem.message(field)),
+        hint: format!(
+            "Give the {} as plain text: lines and tabs, no other control characters, at most {} KiB.",
+            field.name(),
+            field.cap() / 1024
+        ),
+    }
+}

@@ -33,7 +33,7 @@ pub fn pinned_config(
             origin: origin.to_string(),
             message: format!("{blob} is {size} bytes, over the limit, and is not read"),
         })?;
-    let text = super::config_text(bytes, &origin)?;
+    let text = super::session::config_text(bytes, &origin)?;
     Ok(Config::parse(&text, &origin)?)
 }
 

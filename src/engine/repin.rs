@@ -57,7 +57,7 @@ pub fn repin(
                         crate::input::CAP >> 20
                     ),
                 })?;
-            let text = super::config_text(bytes, &origin)?;
+            let text = super::session::config_text(bytes, &origin)?;
             Config::parse(&text, &origin)?;
         }
         let before = state.pr().and_then(|pr| pr.pin.as_ref()).cloned();
