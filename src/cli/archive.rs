@@ -14,7 +14,9 @@ use crate::engine::{self, Session};
 /// archived history reachable and index each name to its tip, and its own ref is deleted:
 /// the commands that list workflows (`board`, `sync`, `get-task`'s checks) read the live ones
 /// only. `log --workflow NAME`, `audit --all` and `board --all` still read an archived
-/// workflow, and its name stays taken. See docs/refs.md, "The archive".
+/// workflow, and its name stays taken. The claims of archived workflows, and the lapsed
+/// claims of workflows with no live ref, are removed with them (the next `sync` removes the
+/// remote's). See docs/refs.md, "The archive".
 #[derive(Debug, Args)]
 pub struct ArchiveArgs {
     /// Say which workflows would be archived, and change nothing.
@@ -40,6 +42,19 @@ pub fn run(session: &Session, args: &ArchiveArgs, ui: &mut Ui) -> Result<Exit, F
             report.archived.len(),
             if report.archived.len() == 1 { "" } else { "s" },
             names_shown(&report.archived)
+        ))?;
+    }
+    if !report.claims.is_empty() {
+        ui.line(format!(
+            "{} {} claim{} no live workflow holds (archived or lapsed): {}",
+            if report.dry_run {
+                "would remove"
+            } else {
+                "removed"
+            },
+            report.claims.len(),
+            if report.claims.len() == 1 { "" } else { "s" },
+            names_shown(&report.claims)
         ))?;
     }
     for name in &report.moved_on {

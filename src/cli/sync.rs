@@ -96,6 +96,7 @@ fn report_text(session: &Session, report: &SyncReport) -> Vec<String> {
         ("renewed", &report.claims.renewed),
         ("released", &report.claims.released),
         ("lost", &report.claims.lost),
+        ("archived", &report.claims.archived),
     ] {
         if !prs.is_empty() {
             lines.push(format!("  claims {what}: {}", prs.join(", ")));

@@ -1,6 +1,7 @@
 //! `archive`: moves every finished workflow out of the live ref space into the archive ref
 //! (docs/refs.md, "The archive"), so that what the hot path lists stays the live workflows;
 //! and what reads an archived workflow by name (`log`, `audit`, a name that stays taken).
+//! The claims of archived workflows, and lapsed ones no live workflow renews, go with them.
 
 use std::collections::BTreeMap;
 
@@ -8,7 +9,7 @@ use gix::ObjectId;
 use serde::Serialize;
 
 use super::{EngineError, Session};
-use crate::store::{WriteError, workflow_ref};
+use crate::store::{WriteError, claim_ref, workflow_ref};
 use crate::workflow::archive as rules;
 
 /// What `archive` did (or, with `--dry-run`, would do).
@@ -21,6 +22,10 @@ pub struct ArchiveReport {
     pub moved_on: Vec<String>,
     /// How many workflows the archive holds in all after this.
     pub total: usize,
+    /// The claim refs removed (by PR key): their workflow is archived, or they lapsed with
+    /// no live workflow behind them. Not kept: a claim is a lease with no history of its own,
+    /// and the workflow's chain records the plan it accepted.
+    pub claims: Vec<String>,
     pub dry_run: bool,
 }
 
@@ -38,18 +43,23 @@ pub fn archive(session: &Session, dry_run: bool) -> Result<ArchiveReport, Engine
             batch.insert(name, tip);
         }
     }
+    let mut index = store.archived_workflows()?;
+    index.extend(batch.iter().map(|(n, t)| (n.clone(), *t)));
+    let claims = finished_claims(session, &batch, &index)?;
     let mut report = ArchiveReport {
         archived: Vec::new(),
         moved_on: Vec::new(),
         total: 0,
+        claims: Vec::new(),
         dry_run,
     };
     if dry_run || batch.is_empty() {
-        let mut index = store.archived_workflows()?;
         report.archived = batch.keys().cloned().collect();
-        report.total = {
-            index.extend(batch);
-            index.len()
+        report.total = index.len();
+        report.claims = if dry_run {
+            claims.keys().cloned().collect()
+        } else {
+            drop_claims(session, &claims)?
         };
         return Ok(report);
     }
@@ -68,18 +78,78 @@ pub fn archive(session: &Session, dry_run: bool) -> Result<ArchiveReport, Engine
     // All at once when none moved on (the usual case); else one by one, naming each.
     if store.drop_archived_refs(&batch).is_ok() {
         report.archived = batch.keys().cloned().collect();
-        report.total = store.archived_workflows()?.len();
-        return Ok(report);
+    } else {
+        for (name, tip) in &batch {
+            match store.drop_archived_ref(name, *tip) {
+                Ok(()) => report.archived.push(name.clone()),
+                Err(WriteError::Conflict) => report.moved_on.push(name.clone()),
+                Err(e) => return Err(e.into()),
+            }
+        }
     }
-    for (name, tip) in &batch {
-        match store.drop_archived_ref(name, *tip) {
-            Ok(()) => report.archived.push(name.clone()),
-            Err(WriteError::Conflict) => report.moved_on.push(name.clone()),
+    // A workflow that moved on keeps its live ref, and with it its claim.
+    let claims = claims
+        .into_iter()
+        .filter(|(_, (_, workflow))| !report.moved_on.contains(workflow))
+        .collect();
+    report.claims = drop_claims(session, &claims)?;
+    report.total = store.archived_workflows()?.len();
+    Ok(report)
+}
+
+/// This clone's claim refs that leave with the archive (by PR key: the commit read and the
+/// workflow it names): [`rules::claim_finished`] with `batch` archived and `index` the
+/// archive as this run leaves it. A ref that holds no claim of ours is left as it is.
+fn finished_claims(
+    session: &Session,
+    batch: &BTreeMap<String, ObjectId>,
+    index: &BTreeMap<String, ObjectId>,
+) -> Result<BTreeMap<String, (ObjectId, String)>, EngineError> {
+    let store = &session.store;
+    let local = store.local_claims()?;
+    if local.is_empty() {
+        return Ok(BTreeMap::new());
+    }
+    let live = store.local_workflows()?;
+    let now = super::claims::now();
+    let mut out = BTreeMap::new();
+    for (pr, id) in local {
+        let Some((claim, _)) = store.read_claim(id)? else {
+            continue;
+        };
+        let holder = rules::Holder {
+            expires: claim.expires,
+            live: live.contains_key(&claim.workflow) && !batch.contains_key(&claim.workflow),
+            archived: index.contains_key(&claim.workflow),
+        };
+        if rules::claim_finished(holder, now) {
+            out.insert(pr, (id, claim.workflow));
+        }
+    }
+    Ok(out)
+}
+
+/// Deletes each claim ref of `claims` by compare-and-swap at the commit read, after the
+/// archive and the workflows' refs moved: a claim renewed or taken meanwhile is someone's
+/// again and stays. Returns the PR keys removed.
+fn drop_claims(
+    session: &Session,
+    claims: &BTreeMap<String, (ObjectId, String)>,
+) -> Result<Vec<String>, EngineError> {
+    let store = &session.store;
+    let mut dropped = Vec::new();
+    for (pr, (id, workflow)) in claims {
+        let message = format!("archive: the claim of workflow {workflow}");
+        match store.move_claim_ref(&claim_ref(pr), Some(*id), None, &message) {
+            Ok(()) => {
+                store.forget_claim(*id);
+                dropped.push(pr.clone());
+            }
+            Err(WriteError::Conflict) => {}
             Err(e) => return Err(e.into()),
         }
     }
-    report.total = store.archived_workflows()?.len();
-    Ok(report)
+    Ok(dropped)
 }
 
 /// True when workflow `name` at `tip` is finished; one that cannot be read is not.

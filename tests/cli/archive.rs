@@ -454,3 +454,142 @@ fn a_workflow_that_moves_during_the_archive_keeps_its_live_ref_and_is_named() {
     );
     assert_eq!(tip_of(&repo, "done-a"), moved);
 }
+
+fn local_claims(repo: &TestRepo) -> Vec<String> {
+    git(
+        repo,
+        &[
+            "for-each-ref",
+            "--format=%(refname:lstrip=3)",
+            "refs/orchestrator/claims/",
+        ],
+    )
+    .lines()
+    .map(str::to_string)
+    .collect()
+}
+
+/// `archive` at the clock `now` (seconds since the epoch; a debug build reads it).
+fn archive_at(repo: &TestRepo, now: i64, args: &[&str]) -> Run {
+    let mut cmd = repo.command(BIN, args);
+    cmd.env("GIT_ORCHESTRATE_NOW", now.to_string());
+    feed(cmd, "")
+}
+
+/// The claims no live workflow holds leave with the archive: an archived workflow's at once,
+/// another's once it lapsed with no live workflow behind it; a live workflow's stays, lapsed
+/// or not, and so does a claim in force whose workflow this clone has not seen.
+#[test]
+fn archive_removes_the_claims_of_archived_workflows_and_lapsed_ones_nobody_holds() {
+    let repo = TestRepo::new();
+    idle_workflows(&repo, &["done-a"]);
+    repo.run(&["--workflow", "working", "get-task"]).expect(0);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    // Claims taken by a human for each workflow (no remote: the local refs are the claims).
+    for (workflow, pr) in [
+        ("done-a", "pr-done"),
+        ("working", "pr-working"),
+        ("gone", "pr-gone"),
+    ] {
+        let mut cmd = repo.command(BIN, ["--workflow", workflow, "claim", "steal", pr]);
+        cmd.env("GIT_ORCHESTRATE_HUMAN", "1")
+            .env("GIT_ORCHESTRATE_NOW", now.to_string());
+        feed(cmd, "").expect(0);
+    }
+
+    let dry = archive_at(&repo, now, &["archive", "--dry-run"]);
+    assert_eq!(
+        dry.expect(0).stdout,
+        "would archive 1 finished workflow: done-a\n\
+         would remove 1 claim no live workflow holds (archived or lapsed): pr-done\n\
+         the archive holds 1 workflow\n"
+    );
+    assert_eq!(local_claims(&repo), ["pr-done", "pr-gone", "pr-working"]);
+
+    assert_eq!(
+        archive_at(&repo, now, &["archive"]).expect(0).stdout,
+        "archived 1 finished workflow: done-a\n\
+         removed 1 claim no live workflow holds (archived or lapsed): pr-done\n\
+         the archive holds 1 workflow\n"
+    );
+    assert_eq!(local_claims(&repo), ["pr-gone", "pr-working"]);
+    assert_eq!(
+        git(
+            &repo,
+            &["ls-tree", "--name-only", "refs/orchestrator/archive"]
+        ),
+        "done-a",
+        "a claim is not archived: it is a lease with no history"
+    );
+
+    // Three hours on, both lapsed: gone's has no live workflow, working's has one.
+    let later = now + 3 * 3600;
+    let json = archive_at(&repo, later, &["archive", "--dry-run", "--json"])
+        .expect(0)
+        .json();
+    assert_eq!(json["claims"], serde_json::json!(["pr-gone"]));
+    assert_eq!(json["archived"], serde_json::json!([]));
+    assert_eq!(
+        archive_at(&repo, later, &["archive"]).expect(0).stdout,
+        "no finished workflow to archive\n\
+         removed 1 claim no live workflow holds (archived or lapsed): pr-gone\n\
+         the archive holds 1 workflow\n"
+    );
+    assert_eq!(local_claims(&repo), ["pr-working"]);
+    assert_eq!(
+        archive_at(&repo, later, &["archive"]).expect(0).stdout,
+        "no finished workflow to archive\nthe archive holds 1 workflow\n"
+    );
+}
+
+/// A claim the merge did not release (its local ref and record lost) stays on the remote
+/// after its workflow finished; `sync` deletes it there with the archive that holds its
+/// workflow, in the same atomic push, and the server hook (over a real `git daemon`)
+/// accepts that push: the holder's workflow works on no PR.
+#[test]
+fn sync_deletes_an_archived_workflows_claim_on_the_server_and_the_hook_accepts_it() {
+    const CLAIM: &str = "refs/orchestrator/claims/pr-1-feat-add-numbers";
+    let repo = TestRepo::new();
+    let server = crate::landing::Server::start(&repo);
+    repo.git(&["remote", "add", "origin", &server.url()]);
+    repo.git_run(&["push", "--quiet", "--no-verify", "origin", "main"])
+        .expect(0);
+    crate::landing::up_to_the_merge(&repo, "w", "feat: Add numbers", "add.txt", "made\n");
+    let held = server
+        .rev(&repo, CLAIM)
+        .expect("the plan's claim is on the server");
+    // The merge releases what this clone knows it holds: it knows nothing now.
+    repo.git(&["update-ref", "-d", CLAIM]);
+    let _ = std::fs::remove_dir_all(repo.dir().join(".git/orchestrator/claims-written"));
+    repo.run(&["--workflow", "w", "get-task"]).expect(0);
+    repo.run(&[
+        "--workflow",
+        "w",
+        "submit-work",
+        "-s",
+        "all PRs are [DONE]",
+        "--no-pr-left",
+    ])
+    .expect(0);
+    repo.run(&["sync"]).expect(0);
+    assert_eq!(server.rev(&repo, CLAIM), Some(held), "left behind");
+
+    repo.run(&["archive"])
+        .expect(0)
+        .says("archived 1 finished workflow: w");
+    let out = repo.run(&["sync"]);
+    out.expect(0).says("claims archived: pr-1-feat-add-numbers");
+    assert_eq!(server.rev(&repo, CLAIM), None);
+    assert_eq!(server.rev(&repo, "refs/orchestrator/workflows/w"), None);
+    assert_eq!(
+        server.rev(&repo, "refs/orchestrator/archive"),
+        Some(git(&repo, &["rev-parse", "refs/orchestrator/archive"]))
+    );
+    // Nothing left to delete: the next sync pushes nothing.
+    let again = repo.run(&["sync", "--json"]).expect(0).json();
+    assert_eq!(again["claims"]["archived"], serde_json::json!([]));
+    assert_eq!(again["pushed"], serde_json::json!([]));
+}
