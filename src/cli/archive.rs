@@ -19,12 +19,34 @@ use crate::engine::{self, Session};
 /// remote's). See docs/refs.md, "The archive".
 #[derive(Debug, Args)]
 pub struct ArchiveArgs {
-    /// Say which workflows would be archived, and change nothing.
+    /// Say which workflows would be archived (or restored), and change nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// Bring archived workflow NAME back: its live ref at the tip the archive holds, and an
+    /// archive commit that no longer indexes it. Refused when a live ref of that name exists.
+    #[arg(long, value_name = "NAME")]
+    pub restore: Option<String>,
 }
 
 pub fn run(session: &Session, args: &ArchiveArgs, ui: &mut Ui) -> Result<Exit, Failure> {
+    if let Some(name) = &args.restore {
+        let report = engine::restore(session, name, args.dry_run)?;
+        if ui.json_report(&report)? {
+            return Ok(Exit::Success);
+        }
+        ui.line(if report.dry_run {
+            format!(
+                "would restore workflow {} at {} from the archive",
+                report.workflow, report.tip
+            )
+        } else {
+            format!(
+                "restored workflow {} at {}: its live ref is back, and the archive no longer holds it",
+                report.workflow, report.tip
+            )
+        })?;
+        return Ok(Exit::Success);
+    }
     let report = engine::archive(session, args.dry_run)?;
     if ui.json_report(&report)? {
         return Ok(Exit::Success);

@@ -152,6 +152,83 @@ fn drop_claims(
     Ok(dropped)
 }
 
+/// What `archive --restore` did (or, with `--dry-run`, would do).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RestoreReport {
+    pub workflow: String,
+    /// The archived tip its live ref is back at.
+    pub tip: String,
+    pub dry_run: bool,
+}
+
+/// `archive --restore NAME [--dry-run]`: brings workflow `name`'s live ref back at the tip
+/// the archive holds (created by compare-and-swap: refused when a live ref of that name
+/// exists), then moves the archive ref to a commit that no longer indexes it. The live ref
+/// first: a kill in between leaves both naming it, and the live ref wins wherever both do.
+pub fn restore(session: &Session, name: &str, dry_run: bool) -> Result<RestoreReport, EngineError> {
+    let store = &session.store;
+    if !crate::store::valid_workflow_name(name) {
+        return Err(EngineError::BadInput {
+            message: format!("{name:?} is no workflow name"),
+            hint: "`git orchestrate board --all` lists the archived workflows.".into(),
+        });
+    }
+    let live = |current: ObjectId| EngineError::BadInput {
+        message: format!(
+            "workflow {name} has a live ref (at {current}): nothing is restored over it"
+        ),
+        hint: "The live workflow wins over the archive; restore only a name with no live ref."
+            .into(),
+    };
+    if let Some(current) = store.ref_tip(&workflow_ref(name))? {
+        return Err(live(current));
+    }
+    let Some(tip) = store.archived_workflows()?.get(name).copied() else {
+        return Err(EngineError::BadInput {
+            message: format!("workflow {name} is not in the archive: nothing to restore"),
+            hint: "`git orchestrate board --all` lists the archived workflows.".into(),
+        });
+    };
+    let report = RestoreReport {
+        workflow: name.to_string(),
+        tip: tip.to_string(),
+        dry_run,
+    };
+    if dry_run {
+        return Ok(report);
+    }
+    match store.move_ref(
+        crate::store::LocalRef::Workflow(name),
+        None,
+        tip,
+        &format!("archive --restore: workflow {name} back from the archive"),
+    ) {
+        Ok(()) => {}
+        Err(WriteError::Conflict) => {
+            let current = store.ref_tip(&workflow_ref(name))?.unwrap_or(tip);
+            return Err(live(current));
+        }
+        Err(e) => return Err(e.into()),
+    }
+    crate::exec::pause::point("restore-live");
+    for attempt in 0.. {
+        let Some(old) = store.archive_tip()? else {
+            break;
+        };
+        // Another writer let it go first: nothing left to record.
+        if !store.archived_at(old)?.contains_key(name) {
+            break;
+        }
+        let new = store.write_restore(old, name)?;
+        match store.move_archive(Some(old), new, &format!("archive: restore {name}")) {
+            Ok(()) => break,
+            Err(WriteError::Conflict) if attempt + 1 < ATTEMPTS => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(report)
+}
+
 /// True when workflow `name` at `tip` is finished; one that cannot be read is not.
 fn finished(session: &Session, name: &str, tip: ObjectId) -> Result<bool, EngineError> {
     let store = &session.store;

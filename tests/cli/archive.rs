@@ -593,3 +593,169 @@ fn sync_deletes_an_archived_workflows_claim_on_the_server_and_the_hook_accepts_i
     assert_eq!(again["claims"]["archived"], serde_json::json!([]));
     assert_eq!(again["pushed"], serde_json::json!([]));
 }
+
+/// `archive --restore NAME` brings an archived workflow's live ref back at its archived tip,
+/// and an archive commit records that it left; the workflow goes on from there. `sync`
+/// carries the restore to the remote and to another clone, also when that clone archived
+/// something else meanwhile.
+#[test]
+fn a_restored_workflow_goes_on_and_sync_carries_the_restore() {
+    let a = TestRepo::new();
+    let (_remote, bare) = a.share();
+    idle_workflows(&a, &["done-a", "done-b"]);
+    let tip = tip_of(&a, "done-a");
+    a.run(&["archive"]).expect(0);
+    a.run(&["sync"]).expect(0);
+    let b = TestRepo::clone_of(&bare);
+    b.run(&["sync"]).expect(0);
+    assert_eq!(live_workflows(&b), Vec::<String>::new());
+    let archive = git(&a, &["rev-parse", "refs/orchestrator/archive"]);
+
+    assert_eq!(
+        a.run(&["archive", "--restore", "done-a", "--dry-run"])
+            .expect(0)
+            .stdout,
+        format!("would restore workflow done-a at {tip} from the archive\n")
+    );
+    assert_eq!(
+        live_workflows(&a),
+        Vec::<String>::new(),
+        "a dry run changes nothing"
+    );
+    assert_eq!(
+        a.run(&["archive", "--restore", "done-a"]).expect(0).stdout,
+        format!(
+            "restored workflow done-a at {tip}: its live ref is back, and the archive no longer holds it\n"
+        )
+    );
+    assert_eq!(live_workflows(&a), ["refs/orchestrator/workflows/done-a"]);
+    assert_eq!(tip_of(&a, "done-a"), tip);
+    assert_eq!(
+        git(&a, &["ls-tree", "--name-only", "refs/orchestrator/archive"]),
+        "done-b"
+    );
+    assert_eq!(
+        git(
+            &a,
+            &["log", "-1", "--format=%P %s", "refs/orchestrator/archive"]
+        ),
+        format!("{archive} archive: restore done-a")
+    );
+
+    // Refused, changing nothing: a live ref of that name, a name the archive does not hold.
+    let after = git(&a, &["rev-parse", "refs/orchestrator/archive"]);
+    a.run(&["archive", "--restore", "done-a"])
+        .expect(2)
+        .warns(&format!(
+            "workflow done-a has a live ref (at {tip}): nothing is restored over it"
+        ));
+    a.run(&["archive", "--restore", "nope"])
+        .expect(2)
+        .warns("workflow nope is not in the archive: nothing to restore");
+    assert_eq!(git(&a, &["rev-parse", "refs/orchestrator/archive"]), after);
+
+    // The workflow goes on from its archived tip: a new PR in the master plan, planned.
+    a.write(
+        "docs/plan.md",
+        "# Plan\n## PR 1: feat: Add numbers [DONE]\n## PR 2: feat: More\n",
+    );
+    a.commit_all("plan: PR 2");
+    a.run(&["--workflow", "done-a", "get-task"])
+        .expect(0)
+        .says("GOAL: plan the next pull request.");
+    let mut plan = a.command(
+        BIN,
+        [
+            "--workflow",
+            "done-a",
+            "submit-work",
+            "--summary",
+            "the plan",
+            "--plan",
+            "-",
+        ],
+    );
+    plan.current_dir(a.dir());
+    feed(plan, &one_task_plan("feat: More", "more.sh")).expect(0);
+    let now = tip_of(&a, "done-a");
+    assert!(
+        a.git_try(&["merge-base", "--is-ancestor", &tip, &now]).0,
+        "the chain grows from the archived tip"
+    );
+    a.run(&["--workflow", "done-a", "audit"]).expect(0);
+
+    // Meanwhile B archives another workflow: the two archives become one, done-a restored.
+    idle_workflows(&b, &["done-c"]);
+    b.run(&["archive"]).expect(0);
+    b.run(&["sync"]).expect(0);
+    a.run(&["sync"]).expect(0);
+    b.run(&["sync"]).expect(0);
+    for clone in [&a, &b] {
+        assert_eq!(
+            git(
+                clone,
+                &["ls-tree", "--name-only", "refs/orchestrator/archive"]
+            ),
+            "done-b\ndone-c"
+        );
+        assert_eq!(
+            live_workflows(clone),
+            ["refs/orchestrator/workflows/done-a"]
+        );
+        assert_eq!(tip_of(clone, "done-a"), now);
+    }
+    assert_eq!(
+        remote_refs(&bare)
+            .into_iter()
+            .filter(|r| !r.contains("/claims/"))
+            .collect::<Vec<_>>(),
+        [
+            "refs/orchestrator/archive",
+            "refs/orchestrator/workflows/done-a"
+        ]
+    );
+}
+
+/// The server hook accepts a restoring push (the archive without the workflow, and its live
+/// ref at the very tip archived) and still refuses an archive that drops a workflow without
+/// bringing it back.
+#[test]
+fn the_server_accepts_a_restore_pushed_with_its_live_ref() {
+    let repo = TestRepo::new();
+    let server = crate::landing::Server::start(&repo);
+    repo.git(&["remote", "add", "origin", &server.url()]);
+    repo.git_run(&["push", "--quiet", "--no-verify", "origin", "main"])
+        .expect(0);
+    idle_workflows(&repo, &["done-a", "done-b"]);
+    let tip = tip_of(&repo, "done-a");
+    repo.run(&["sync"]).expect(0);
+    repo.run(&["archive"]).expect(0);
+    repo.run(&["sync"]).expect(0);
+    repo.run(&["archive", "--restore", "done-a"]).expect(0);
+    let restored = git(&repo, &["rev-parse", "refs/orchestrator/archive"]);
+
+    // The archive alone, without the live ref: it drops an archived workflow.
+    let out = repo.git_run(&[
+        "push",
+        "--porcelain",
+        "--no-verify",
+        "origin",
+        &format!("{restored}:refs/orchestrator/archive"),
+    ]);
+    assert_ne!(out.code, 0);
+    assert!(
+        format!("{}{}", out.stdout, out.stderr).contains("drops archived workflow done-a"),
+        "{}",
+        out.stderr
+    );
+
+    repo.run(&["sync"]).expect(0);
+    assert_eq!(
+        server.rev(&repo, "refs/orchestrator/archive"),
+        Some(restored)
+    );
+    assert_eq!(
+        server.rev(&repo, "refs/orchestrator/workflows/done-a"),
+        Some(tip)
+    );
+}

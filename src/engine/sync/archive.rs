@@ -68,20 +68,42 @@ pub(super) fn sync_archive(
             } else {
                 // Both archived: one archive commit over the remote's, holding ours too. A
                 // name both hold at different tips keeps the remote's, which its server holds.
+                // A workflow either side restored since the two parted (held at that tip
+                // where they parted, no longer on that side) stays restored.
+                let base = match session.git.merge_base(&a, &b) {
+                    Ok(id) => ObjectId::from_hex(id.trim().as_bytes()).ok(),
+                    Err(_) => None,
+                };
+                let parted = match base {
+                    Some(base) => store.archived_at(base)?,
+                    None => BTreeMap::new(),
+                };
                 let mut index = store.archived_at(theirs)?;
+                let mine = store.archived_at(ours)?;
+                let restored: Vec<String> = parted
+                    .iter()
+                    .filter(|(name, tip)| {
+                        !mine.contains_key(*name) && index.get(*name) == Some(*tip)
+                    })
+                    .map(|(name, _)| name.clone())
+                    .collect();
                 let mut batch = BTreeMap::new();
-                for (name, tip) in store.archived_at(ours)? {
+                for (name, tip) in mine {
                     match index.get(&name) {
                         Some(t) if *t != tip => warnings.push(format!(
                             "workflow {name} is archived here at {tip} and on {remote} at {t}: {remote}'s is kept"
                         )),
                         Some(_) => {}
+                        None if parted.get(&name) == Some(&tip) => {}
                         None => {
                             batch.insert(name, tip);
                         }
                     }
                 }
-                let merged = store.write_archive_over(theirs, &batch, ours)?;
+                let merged = store.write_archive_over(theirs, &batch, &restored, ours)?;
+                for name in &restored {
+                    index.remove(name);
+                }
                 store
                     .move_archive(Some(ours), merged, &message)
                     .map_err(conflict)?;
