@@ -102,6 +102,18 @@ fn report_text(session: &Session, report: &SyncReport) -> Vec<String> {
             lines.push(format!("  claims {what}: {}", prs.join(", ")));
         }
     }
+    if let Some(archived) = report.archived.as_ref().filter(|a| !a.archived.is_empty()) {
+        lines.push(format!(
+            "  [archive] auto: archived {} finished workflow{} (the archive holds {})",
+            archived.archived.len(),
+            if archived.archived.len() == 1 {
+                ""
+            } else {
+                "s"
+            },
+            archived.total
+        ));
+    }
     if report.rounds > 1 {
         lines.push(format!(
             "  {remote} changed during the sync: done in {} rounds",

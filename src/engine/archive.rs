@@ -36,13 +36,44 @@ const ATTEMPTS: usize = 5;
 /// commit holding their tips (objects first, the archive ref by compare-and-swap, a lost race
 /// made again from a fresh read), then drops each live ref at the tip archived.
 pub fn archive(session: &Session, dry_run: bool) -> Result<ArchiveReport, EngineError> {
-    let store = &session.store;
+    archive_batch(session, finished_workflows(session)?, dry_run)
+}
+
+/// `[archive] auto` (docs/config.md): run by `sync` before its fetch, so that the archive
+/// goes out in the same sync. Archives when at least `[archive] after` live workflows are
+/// finished; `None` when it is off, or fewer are. Nothing else calls it: `get-task` and
+/// `status` read nothing more for it.
+pub(crate) fn auto_archive(session: &Session) -> Result<Option<ArchiveReport>, EngineError> {
+    let config = session.load_config(None)?.config.archive;
+    if !config.auto {
+        return Ok(None);
+    }
+    let batch = finished_workflows(session)?;
+    if batch.len() < usize::try_from(config.after).unwrap_or(usize::MAX) {
+        return Ok(None);
+    }
+    archive_batch(session, batch, false).map(Some)
+}
+
+/// Every live workflow that is finished, by name, with the tip read.
+fn finished_workflows(session: &Session) -> Result<BTreeMap<String, ObjectId>, EngineError> {
     let mut batch = BTreeMap::new();
-    for (name, tip) in store.local_workflows()? {
+    for (name, tip) in session.store.local_workflows()? {
         if finished(session, &name, tip)? {
             batch.insert(name, tip);
         }
     }
+    Ok(batch)
+}
+
+/// Archives `batch` (finished workflows, by name, at the tips read) and the claims that go
+/// with them, as [`archive`] says.
+fn archive_batch(
+    session: &Session,
+    batch: BTreeMap<String, ObjectId>,
+    dry_run: bool,
+) -> Result<ArchiveReport, EngineError> {
+    let store = &session.store;
     let mut index = store.archived_workflows()?;
     index.extend(batch.iter().map(|(n, t)| (n.clone(), *t)));
     let claims = finished_claims(session, &batch, &index)?;

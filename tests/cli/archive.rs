@@ -759,3 +759,48 @@ fn the_server_accepts_a_restore_pushed_with_its_live_ref() {
         Some(tip)
     );
 }
+
+/// `[archive] auto` (off by default): `sync` archives the finished workflows once at least
+/// `after` are, and pushes the archive in the same sync; below the threshold, or off, it
+/// archives nothing.
+#[test]
+fn sync_archives_by_itself_past_the_configured_threshold_only() {
+    // Off by default: two finished workflows stay live.
+    let plain = TestRepo::new();
+    let (_plain_remote, _) = plain.share();
+    idle_workflows(&plain, &["done-a", "done-b"]);
+    let json = plain.run(&["sync", "--json"]).expect(0).json();
+    assert_eq!(json.get("archived"), None);
+    assert_eq!(live_workflows(&plain).len(), 2);
+
+    let repo = TestRepo::with_config(&format!("{CONFIG}\n[archive]\nauto = true\nafter = 2\n"));
+    let (_remote, bare) = repo.share();
+    idle_workflows(&repo, &["done-a"]);
+    repo.run(&["--workflow", "working", "get-task"]).expect(0);
+    let out = repo.run(&["sync"]).expect(0).stdout.clone();
+    assert!(!out.contains("[archive] auto"), "{out}");
+    assert_eq!(
+        live_workflows(&repo).len(),
+        2,
+        "1 finished: below the threshold"
+    );
+
+    idle_workflows(&repo, &["done-b"]);
+    repo.run(&["sync"])
+        .expect(0)
+        .says("  [archive] auto: archived 2 finished workflows (the archive holds 2)\n");
+    assert_eq!(
+        live_workflows(&repo),
+        ["refs/orchestrator/workflows/working"]
+    );
+    assert_eq!(
+        remote_refs(&bare),
+        [
+            "refs/orchestrator/archive",
+            "refs/orchestrator/workflows/working"
+        ],
+        "the same sync pushed the archive"
+    );
+    let json = repo.run(&["sync", "--json"]).expect(0).json();
+    assert_eq!(json.get("archived"), None, "nothing more to archive");
+}

@@ -161,6 +161,14 @@ pub fn sync(
             .to_string(),
         );
     }
+    // `[archive] auto`: archived before the fetch, so that this sync carries it.
+    let archived = match super::archive::auto_archive(session) {
+        Ok(report) => report,
+        Err(e) => {
+            warnings.push(format!("[archive] auto did not archive: {e}"));
+            None
+        }
+    };
     let mut refused: Option<(Vec<Push>, GitError)> = None;
     let mut takes = Takes {
         side: take,
@@ -222,6 +230,7 @@ pub fn sync(
             pushed,
             rounds: round,
             claims,
+            archived,
             warnings,
         });
     }
