@@ -2417,20 +2417,26 @@ fn scale_remote(dir: &Path) {
 }
 
 /// The scale bench (SPEC §12, "many agents"; issue 42): [`FINISHED`] finished and [`LIVE`]
-/// live workflows, timed before and after `archive` against a repository with one workflow.
+/// live workflows, timed before and after `archive` against a repository with one workflow,
+/// and `sync` against one with the [`LIVE`] live workflows alone.
 fn scale_bench() {
     let big_temp = tempfile::tempdir().expect("temp dir");
     let big = scale_repo(&big_temp);
     let small_temp = tempfile::tempdir().expect("temp dir");
     let small = scale_repo(&small_temp);
+    // The live workflows alone: what `sync` costs without the archive beside them.
+    let hundred_temp = tempfile::tempdir().expect("temp dir");
+    let hundred = scale_repo(&hundred_temp);
     let start = Instant::now();
     finished_workflows(&big);
     for n in 0..LIVE {
         in_workflow(&big, &format!("l{n:03}"), &["get-task"]);
+        in_workflow(&hundred, &format!("l{n:03}"), &["get-task"]);
     }
     in_workflow(&small, "l000", &["get-task"]);
     git(&big, &["gc", "--quiet"]);
     git(&small, &["gc", "--quiet"]);
+    git(&hundred, &["gc", "--quiet"]);
     println!(
         "scale: {FINISHED} finished + {LIVE} live workflows, built in {:.1} s",
         start.elapsed().as_secs_f64()
@@ -2522,12 +2528,20 @@ fn scale_bench() {
 
     scale_remote(&big);
     scale_remote(&small);
-    let (ours, one) = interleaved(&["sync", "origin"], FEW * 3);
+    scale_remote(&hundred);
+    let (mut ours, mut live, mut one) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..FEW * 3 {
+        ours.push(timed(&big, &["sync", "origin"]));
+        live.push(timed(&hundred, &["sync", "origin"]));
+        one.push(timed(&small, &["sync", "origin"]));
+    }
+    let (ours, live, one) = (median(ours), median(live), median(one));
     println!(
-        "    sync (a local bare remote) {:>9.1} ms   1-workflow repo {:>7.1} ms   {:+.1} %",
+        "    sync (a local bare remote) {:>9.1} ms   {LIVE} live only {:>7.1} ms   {:+.1} %   1-workflow repo {:>7.1} ms",
         ms(ours),
+        ms(live),
+        (ours.as_secs_f64() / live.as_secs_f64() - 1.0) * 100.0,
         ms(one),
-        (ours.as_secs_f64() / one.as_secs_f64() - 1.0) * 100.0
     );
 
     // One long history: audit --all's memory against its length.

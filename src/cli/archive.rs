@@ -14,15 +14,39 @@ use crate::engine::{self, Session};
 /// archived history reachable and index each name to its tip, and its own ref is deleted:
 /// the commands that list workflows (`board`, `sync`, `get-task`'s checks) read the live ones
 /// only. `log --workflow NAME`, `audit --all` and `board --all` still read an archived
-/// workflow, and its name stays taken. See docs/refs.md, "The archive".
+/// workflow, and its name stays taken. The claims of archived workflows, and the lapsed
+/// claims of workflows with no live ref, are removed with them (the next `sync` removes the
+/// remote's). See docs/refs.md, "The archive".
 #[derive(Debug, Args)]
 pub struct ArchiveArgs {
-    /// Say which workflows would be archived, and change nothing.
+    /// Say which workflows would be archived (or restored), and change nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// Bring archived workflow NAME back: its live ref at the tip the archive holds, and an
+    /// archive commit that no longer indexes it. Refused when a live ref of that name exists.
+    #[arg(long, value_name = "NAME")]
+    pub restore: Option<String>,
 }
 
 pub fn run(session: &Session, args: &ArchiveArgs, ui: &mut Ui) -> Result<Exit, Failure> {
+    if let Some(name) = &args.restore {
+        let report = engine::restore(session, name, args.dry_run)?;
+        if ui.json_report(&report)? {
+            return Ok(Exit::Success);
+        }
+        ui.line(if report.dry_run {
+            format!(
+                "would restore workflow {} at {} from the archive",
+                report.workflow, report.tip
+            )
+        } else {
+            format!(
+                "restored workflow {} at {}: its live ref is back, and the archive no longer holds it",
+                report.workflow, report.tip
+            )
+        })?;
+        return Ok(Exit::Success);
+    }
     let report = engine::archive(session, args.dry_run)?;
     if ui.json_report(&report)? {
         return Ok(Exit::Success);
@@ -40,6 +64,19 @@ pub fn run(session: &Session, args: &ArchiveArgs, ui: &mut Ui) -> Result<Exit, F
             report.archived.len(),
             if report.archived.len() == 1 { "" } else { "s" },
             names_shown(&report.archived)
+        ))?;
+    }
+    if !report.claims.is_empty() {
+        ui.line(format!(
+            "{} {} claim{} no live workflow holds (archived or lapsed): {}",
+            if report.dry_run {
+                "would remove"
+            } else {
+                "removed"
+            },
+            report.claims.len(),
+            if report.claims.len() == 1 { "" } else { "s" },
+            names_shown(&report.claims)
         ))?;
     }
     for name in &report.moved_on {

@@ -96,10 +96,23 @@ fn report_text(session: &Session, report: &SyncReport) -> Vec<String> {
         ("renewed", &report.claims.renewed),
         ("released", &report.claims.released),
         ("lost", &report.claims.lost),
+        ("archived", &report.claims.archived),
     ] {
         if !prs.is_empty() {
             lines.push(format!("  claims {what}: {}", prs.join(", ")));
         }
+    }
+    if let Some(archived) = report.archived.as_ref().filter(|a| !a.archived.is_empty()) {
+        lines.push(format!(
+            "  [archive] auto: archived {} finished workflow{} (the archive holds {})",
+            archived.archived.len(),
+            if archived.archived.len() == 1 {
+                ""
+            } else {
+                "s"
+            },
+            archived.total
+        ));
     }
     if report.rounds > 1 {
         lines.push(format!(

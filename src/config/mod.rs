@@ -12,10 +12,10 @@ mod values;
 pub use initial::{FirstGate, TestRunner, detect_test_runner, initial_file, read_small_file};
 use sections::default_master_plan;
 pub use sections::{
-    ALL_DIMENSIONS, Adequacy, AgentConfig, AttestConfig, ClaimsConfig, DEFAULT_TEST_PATHS,
-    Debugging, FinalizeConfig, Gate, GatesConfig, HooksConfig, HumanConfig, HumanProof,
-    MutationTool, PinnedTests, PrePush, Preset, RetryConfig, RetryStrategy, ReviewConfig,
-    ReviewPolicy, TestConfig, VerifyConfig,
+    ALL_DIMENSIONS, Adequacy, AgentConfig, ArchiveConfig, AttestConfig, ClaimsConfig,
+    DEFAULT_TEST_PATHS, Debugging, FinalizeConfig, Gate, GatesConfig, HooksConfig, HumanConfig,
+    HumanProof, MutationTool, PinnedTests, PrePush, Preset, RetryConfig, RetryStrategy,
+    ReviewConfig, ReviewPolicy, TestConfig, VerifyConfig,
 };
 pub use values::parse_duration;
 
@@ -75,6 +75,8 @@ pub struct Config {
     #[serde(default)]
     pub claims: ClaimsConfig,
     #[serde(default)]
+    pub archive: ArchiveConfig,
+    #[serde(default)]
     pub verify: VerifyConfig,
 }
 
@@ -96,6 +98,7 @@ impl Default for Config {
             attest: AttestConfig::default(),
             human: HumanConfig::default(),
             claims: ClaimsConfig::default(),
+            archive: ArchiveConfig::default(),
             verify: VerifyConfig::default(),
         }
     }

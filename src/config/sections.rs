@@ -89,6 +89,32 @@ fn default_claim_ttl() -> Duration {
     Duration::from_secs(2 * 60 * 60)
 }
 
+/// `[archive]` (docs/config.md, "[archive]"): whether `sync` archives the finished workflows
+/// by itself, and from how many on (docs/refs.md, "The archive").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ArchiveConfig {
+    /// Off unless asked: archiving deletes live refs, which a team decides to do.
+    #[serde(default)]
+    pub auto: bool,
+    /// With `auto`: `sync` archives once at least this many live workflows are finished.
+    #[serde(default = "default_archive_after", deserialize_with = "positive_u32")]
+    pub after: u32,
+}
+
+impl Default for ArchiveConfig {
+    fn default() -> Self {
+        ArchiveConfig {
+            auto: false,
+            after: default_archive_after(),
+        }
+    }
+}
+
+fn default_archive_after() -> u32 {
+    100
+}
+
 /// `[agent]` (docs/config.md, "[agent]"): how the agent hooks behave.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -136,6 +136,16 @@ fn bad_durations_name_the_line() {
 }
 
 #[test]
+fn archiving_by_itself_is_off_unless_asked() {
+    let default = parse("").unwrap().archive;
+    assert_eq!((default.auto, default.after), (false, 100));
+    let set = parse("[archive]\nauto = true\nafter = 3\n")
+        .unwrap()
+        .archive;
+    assert_eq!((set.auto, set.after), (true, 3));
+}
+
+#[test]
 fn bad_types_and_values_are_errors() {
     assert!(parse("remote = 3\n").unwrap_err().contains("line 1"));
     for (text, says) in [
@@ -144,6 +154,8 @@ fn bad_types_and_values_are_errors() {
         ("[retry]\nfresh_after_failures = -1\n", "invalid value"),
         ("[retry]\nfresh_after = 2\n", "unknown field `fresh_after`"),
         ("[agent]\nmax_stop_blocks = 0\n", "must be at least 1"),
+        ("[archive]\nafter = 0\n", "must be at least 1"),
+        ("[archive]\nauto = \"yes\"\n", "invalid type"),
     ] {
         let err = parse(text).unwrap_err();
         assert!(err.contains(says), "{text}: {err}");

@@ -730,6 +730,9 @@ pub struct Renewal {
     /// No longer this clone's on the remote (a human released or stole them, or they lapsed
     /// and were taken over): the local ref is dropped, and the holder named.
     pub lost: Vec<String>,
+    /// The remote's claims deleted with the archive (docs/refs.md, "The archive"): their
+    /// workflow is archived, or they lapsed with no live workflow behind them.
+    pub archived: Vec<String>,
 }
 
 /// After `sync`'s fetch (which mirrored the remote's claims): each claim this clone holds on

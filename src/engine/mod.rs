@@ -49,7 +49,7 @@ mod worktree;
 pub use answers::{
     Answer, AnswerCheck, AnswerSignature, AnswerVerdict, Signing, answer_payload, judge_answers,
 };
-pub use archive::{ArchiveReport, archive};
+pub use archive::{ArchiveReport, RestoreReport, archive, restore};
 pub use audit::{AuditReport, audit};
 pub use board::{
     BoardReport, BoardRow, BoardWorktree, ClaimSeen, HumanGate, UnclaimedPr, WorkflowState, board,

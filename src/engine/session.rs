@@ -239,8 +239,9 @@ impl Session {
                     crate::store::ARCHIVE
                 ),
                 hint: format!(
-                    "Start the new work under another name. `git orchestrate log --workflow {}` and \
-                     `git orchestrate board --all` read the archived one.",
+                    "Start the new work under another name, or go on with this one after \
+                     `git orchestrate archive --restore {0}`. `git orchestrate log --workflow {0}` \
+                     and `git orchestrate board --all` read the archived one.",
                     store.workflow()
                 ),
             }),

@@ -150,15 +150,20 @@ impl Store {
     }
 
     /// As [`Store::write_archive`] over `old`, with `other` (another archive commit, whose
-    /// index `batch` takes in) as one more parent: two clones' archives made one.
+    /// index `batch` takes in, and whose restores `restored` it carries out) as one more
+    /// parent: two clones' archives made one.
     pub fn write_archive_over(
         &self,
         old: ObjectId,
         batch: &BTreeMap<String, ObjectId>,
+        restored: &[String],
         other: ObjectId,
     ) -> Result<ObjectId, StoreError> {
         let mut index = self.archived_at(old)?;
         index.extend(batch.iter().map(|(n, t)| (n.clone(), *t)));
+        for name in restored {
+            index.remove(name);
+        }
         let message = format!(
             "{ARCHIVE_SUBJECT}{} workflow{} from another archive\n\n{}\n",
             batch.len(),
@@ -170,6 +175,16 @@ impl Store {
                 .join("\n")
         );
         self.archive_commit(&index, vec![old, other], &message)
+    }
+
+    /// Stores (no ref moves) the archive commit over `old` that no longer indexes `workflow`:
+    /// its live ref is back (`archive --restore`), and this commit records that the archive
+    /// let it go. `old` is its only parent: the restored history stays reachable from it.
+    pub fn write_restore(&self, old: ObjectId, workflow: &str) -> Result<ObjectId, StoreError> {
+        let mut index = self.archived_at(old)?;
+        index.remove(workflow);
+        let message = format!("{ARCHIVE_SUBJECT}restore {workflow}\n\n{workflow}\n");
+        self.archive_commit(&index, vec![old], &message)
     }
 
     /// Moves the archive ref from `old` (`None`: it must not exist) to `new`, by

@@ -454,3 +454,353 @@ fn a_workflow_that_moves_during_the_archive_keeps_its_live_ref_and_is_named() {
     );
     assert_eq!(tip_of(&repo, "done-a"), moved);
 }
+
+fn local_claims(repo: &TestRepo) -> Vec<String> {
+    git(
+        repo,
+        &[
+            "for-each-ref",
+            "--format=%(refname:lstrip=3)",
+            "refs/orchestrator/claims/",
+        ],
+    )
+    .lines()
+    .map(str::to_string)
+    .collect()
+}
+
+/// `archive` at the clock `now` (seconds since the epoch; a debug build reads it).
+fn archive_at(repo: &TestRepo, now: i64, args: &[&str]) -> Run {
+    let mut cmd = repo.command(BIN, args);
+    cmd.env("GIT_ORCHESTRATE_NOW", now.to_string());
+    feed(cmd, "")
+}
+
+/// The claims no live workflow holds leave with the archive: an archived workflow's at once,
+/// another's once it lapsed with no live workflow behind it; a live workflow's stays, lapsed
+/// or not, and so does a claim in force whose workflow this clone has not seen.
+#[test]
+fn archive_removes_the_claims_of_archived_workflows_and_lapsed_ones_nobody_holds() {
+    let repo = TestRepo::new();
+    idle_workflows(&repo, &["done-a"]);
+    repo.run(&["--workflow", "working", "get-task"]).expect(0);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    // Claims taken by a human for each workflow (no remote: the local refs are the claims).
+    for (workflow, pr) in [
+        ("done-a", "pr-done"),
+        ("working", "pr-working"),
+        ("gone", "pr-gone"),
+    ] {
+        let mut cmd = repo.command(BIN, ["--workflow", workflow, "claim", "steal", pr]);
+        cmd.env("GIT_ORCHESTRATE_HUMAN", "1")
+            .env("GIT_ORCHESTRATE_NOW", now.to_string());
+        feed(cmd, "").expect(0);
+    }
+
+    let dry = archive_at(&repo, now, &["archive", "--dry-run"]);
+    assert_eq!(
+        dry.expect(0).stdout,
+        "would archive 1 finished workflow: done-a\n\
+         would remove 1 claim no live workflow holds (archived or lapsed): pr-done\n\
+         the archive holds 1 workflow\n"
+    );
+    assert_eq!(local_claims(&repo), ["pr-done", "pr-gone", "pr-working"]);
+
+    assert_eq!(
+        archive_at(&repo, now, &["archive"]).expect(0).stdout,
+        "archived 1 finished workflow: done-a\n\
+         removed 1 claim no live workflow holds (archived or lapsed): pr-done\n\
+         the archive holds 1 workflow\n"
+    );
+    assert_eq!(local_claims(&repo), ["pr-gone", "pr-working"]);
+    assert_eq!(
+        git(
+            &repo,
+            &["ls-tree", "--name-only", "refs/orchestrator/archive"]
+        ),
+        "done-a",
+        "a claim is not archived: it is a lease with no history"
+    );
+
+    // Three hours on, both lapsed: gone's has no live workflow, working's has one.
+    let later = now + 3 * 3600;
+    let json = archive_at(&repo, later, &["archive", "--dry-run", "--json"])
+        .expect(0)
+        .json();
+    assert_eq!(json["claims"], serde_json::json!(["pr-gone"]));
+    assert_eq!(json["archived"], serde_json::json!([]));
+    assert_eq!(
+        archive_at(&repo, later, &["archive"]).expect(0).stdout,
+        "no finished workflow to archive\n\
+         removed 1 claim no live workflow holds (archived or lapsed): pr-gone\n\
+         the archive holds 1 workflow\n"
+    );
+    assert_eq!(local_claims(&repo), ["pr-working"]);
+    assert_eq!(
+        archive_at(&repo, later, &["archive"]).expect(0).stdout,
+        "no finished workflow to archive\nthe archive holds 1 workflow\n"
+    );
+}
+
+/// A claim the merge did not release (its local ref and record lost) stays on the remote
+/// after its workflow finished; `sync` deletes it there with the archive that holds its
+/// workflow, in the same atomic push, and the server hook (over a real `git daemon`)
+/// accepts that push: the holder's workflow works on no PR.
+#[test]
+fn sync_deletes_an_archived_workflows_claim_on_the_server_and_the_hook_accepts_it() {
+    const CLAIM: &str = "refs/orchestrator/claims/pr-1-feat-add-numbers";
+    let repo = TestRepo::new();
+    let server = crate::landing::Server::start(&repo);
+    repo.git(&["remote", "add", "origin", &server.url()]);
+    repo.git_run(&["push", "--quiet", "--no-verify", "origin", "main"])
+        .expect(0);
+    crate::landing::up_to_the_merge(&repo, "w", "feat: Add numbers", "add.txt", "made\n");
+    let held = server
+        .rev(&repo, CLAIM)
+        .expect("the plan's claim is on the server");
+    // The merge releases what this clone knows it holds: it knows nothing now.
+    repo.git(&["update-ref", "-d", CLAIM]);
+    let _ = std::fs::remove_dir_all(repo.dir().join(".git/orchestrator/claims-written"));
+    repo.run(&["--workflow", "w", "get-task"]).expect(0);
+    repo.run(&[
+        "--workflow",
+        "w",
+        "submit-work",
+        "-s",
+        "all PRs are [DONE]",
+        "--no-pr-left",
+    ])
+    .expect(0);
+    repo.run(&["sync"]).expect(0);
+    assert_eq!(server.rev(&repo, CLAIM), Some(held), "left behind");
+
+    repo.run(&["archive"])
+        .expect(0)
+        .says("archived 1 finished workflow: w");
+    let out = repo.run(&["sync"]);
+    out.expect(0).says("claims archived: pr-1-feat-add-numbers");
+    assert_eq!(server.rev(&repo, CLAIM), None);
+    assert_eq!(server.rev(&repo, "refs/orchestrator/workflows/w"), None);
+    assert_eq!(
+        server.rev(&repo, "refs/orchestrator/archive"),
+        Some(git(&repo, &["rev-parse", "refs/orchestrator/archive"]))
+    );
+    // Nothing left to delete: the next sync pushes nothing.
+    let again = repo.run(&["sync", "--json"]).expect(0).json();
+    assert_eq!(again["claims"]["archived"], serde_json::json!([]));
+    assert_eq!(again["pushed"], serde_json::json!([]));
+}
+
+/// `archive --restore NAME` brings an archived workflow's live ref back at its archived tip,
+/// and an archive commit records that it left; the workflow goes on from there. `sync`
+/// carries the restore to the remote and to another clone, also when that clone archived
+/// something else meanwhile.
+#[test]
+fn a_restored_workflow_goes_on_and_sync_carries_the_restore() {
+    let a = TestRepo::new();
+    let (_remote, bare) = a.share();
+    idle_workflows(&a, &["done-a", "done-b"]);
+    let tip = tip_of(&a, "done-a");
+    a.run(&["archive"]).expect(0);
+    a.run(&["sync"]).expect(0);
+    let b = TestRepo::clone_of(&bare);
+    b.run(&["sync"]).expect(0);
+    assert_eq!(live_workflows(&b), Vec::<String>::new());
+    let archive = git(&a, &["rev-parse", "refs/orchestrator/archive"]);
+
+    assert_eq!(
+        a.run(&["archive", "--restore", "done-a", "--dry-run"])
+            .expect(0)
+            .stdout,
+        format!("would restore workflow done-a at {tip} from the archive\n")
+    );
+    assert_eq!(
+        live_workflows(&a),
+        Vec::<String>::new(),
+        "a dry run changes nothing"
+    );
+    assert_eq!(
+        a.run(&["archive", "--restore", "done-a"]).expect(0).stdout,
+        format!(
+            "restored workflow done-a at {tip}: its live ref is back, and the archive no longer holds it\n"
+        )
+    );
+    assert_eq!(live_workflows(&a), ["refs/orchestrator/workflows/done-a"]);
+    assert_eq!(tip_of(&a, "done-a"), tip);
+    assert_eq!(
+        git(&a, &["ls-tree", "--name-only", "refs/orchestrator/archive"]),
+        "done-b"
+    );
+    assert_eq!(
+        git(
+            &a,
+            &["log", "-1", "--format=%P %s", "refs/orchestrator/archive"]
+        ),
+        format!("{archive} archive: restore done-a")
+    );
+
+    // Refused, changing nothing: a live ref of that name, a name the archive does not hold.
+    let after = git(&a, &["rev-parse", "refs/orchestrator/archive"]);
+    a.run(&["archive", "--restore", "done-a"])
+        .expect(2)
+        .warns(&format!(
+            "workflow done-a has a live ref (at {tip}): nothing is restored over it"
+        ));
+    a.run(&["archive", "--restore", "nope"])
+        .expect(2)
+        .warns("workflow nope is not in the archive: nothing to restore");
+    assert_eq!(git(&a, &["rev-parse", "refs/orchestrator/archive"]), after);
+
+    // The workflow goes on from its archived tip: a new PR in the master plan, planned.
+    a.write(
+        "docs/plan.md",
+        "# Plan\n## PR 1: feat: Add numbers [DONE]\n## PR 2: feat: More\n",
+    );
+    a.commit_all("plan: PR 2");
+    a.run(&["--workflow", "done-a", "get-task"])
+        .expect(0)
+        .says("GOAL: plan the next pull request.");
+    let mut plan = a.command(
+        BIN,
+        [
+            "--workflow",
+            "done-a",
+            "submit-work",
+            "--summary",
+            "the plan",
+            "--plan",
+            "-",
+        ],
+    );
+    plan.current_dir(a.dir());
+    feed(plan, &one_task_plan("feat: More", "more.sh")).expect(0);
+    let now = tip_of(&a, "done-a");
+    assert!(
+        a.git_try(&["merge-base", "--is-ancestor", &tip, &now]).0,
+        "the chain grows from the archived tip"
+    );
+    a.run(&["--workflow", "done-a", "audit"]).expect(0);
+
+    // Meanwhile B archives another workflow: the two archives become one, done-a restored.
+    idle_workflows(&b, &["done-c"]);
+    b.run(&["archive"]).expect(0);
+    b.run(&["sync"]).expect(0);
+    a.run(&["sync"]).expect(0);
+    b.run(&["sync"]).expect(0);
+    for clone in [&a, &b] {
+        assert_eq!(
+            git(
+                clone,
+                &["ls-tree", "--name-only", "refs/orchestrator/archive"]
+            ),
+            "done-b\ndone-c"
+        );
+        assert_eq!(
+            live_workflows(clone),
+            ["refs/orchestrator/workflows/done-a"]
+        );
+        assert_eq!(tip_of(clone, "done-a"), now);
+    }
+    assert_eq!(
+        remote_refs(&bare)
+            .into_iter()
+            .filter(|r| !r.contains("/claims/"))
+            .collect::<Vec<_>>(),
+        [
+            "refs/orchestrator/archive",
+            "refs/orchestrator/workflows/done-a"
+        ]
+    );
+}
+
+/// The server hook accepts a restoring push (the archive without the workflow, and its live
+/// ref at the very tip archived) and still refuses an archive that drops a workflow without
+/// bringing it back.
+#[test]
+fn the_server_accepts_a_restore_pushed_with_its_live_ref() {
+    let repo = TestRepo::new();
+    let server = crate::landing::Server::start(&repo);
+    repo.git(&["remote", "add", "origin", &server.url()]);
+    repo.git_run(&["push", "--quiet", "--no-verify", "origin", "main"])
+        .expect(0);
+    idle_workflows(&repo, &["done-a", "done-b"]);
+    let tip = tip_of(&repo, "done-a");
+    repo.run(&["sync"]).expect(0);
+    repo.run(&["archive"]).expect(0);
+    repo.run(&["sync"]).expect(0);
+    repo.run(&["archive", "--restore", "done-a"]).expect(0);
+    let restored = git(&repo, &["rev-parse", "refs/orchestrator/archive"]);
+
+    // The archive alone, without the live ref: it drops an archived workflow.
+    let out = repo.git_run(&[
+        "push",
+        "--porcelain",
+        "--no-verify",
+        "origin",
+        &format!("{restored}:refs/orchestrator/archive"),
+    ]);
+    assert_ne!(out.code, 0);
+    assert!(
+        format!("{}{}", out.stdout, out.stderr).contains("drops archived workflow done-a"),
+        "{}",
+        out.stderr
+    );
+
+    repo.run(&["sync"]).expect(0);
+    assert_eq!(
+        server.rev(&repo, "refs/orchestrator/archive"),
+        Some(restored)
+    );
+    assert_eq!(
+        server.rev(&repo, "refs/orchestrator/workflows/done-a"),
+        Some(tip)
+    );
+}
+
+/// `[archive] auto` (off by default): `sync` archives the finished workflows once at least
+/// `after` are, and pushes the archive in the same sync; below the threshold, or off, it
+/// archives nothing.
+#[test]
+fn sync_archives_by_itself_past_the_configured_threshold_only() {
+    // Off by default: two finished workflows stay live.
+    let plain = TestRepo::new();
+    let (_plain_remote, _) = plain.share();
+    idle_workflows(&plain, &["done-a", "done-b"]);
+    let json = plain.run(&["sync", "--json"]).expect(0).json();
+    assert_eq!(json.get("archived"), None);
+    assert_eq!(live_workflows(&plain).len(), 2);
+
+    let repo = TestRepo::with_config(&format!("{CONFIG}\n[archive]\nauto = true\nafter = 2\n"));
+    let (_remote, bare) = repo.share();
+    idle_workflows(&repo, &["done-a"]);
+    repo.run(&["--workflow", "working", "get-task"]).expect(0);
+    let out = repo.run(&["sync"]).expect(0).stdout.clone();
+    assert!(!out.contains("[archive] auto"), "{out}");
+    assert_eq!(
+        live_workflows(&repo).len(),
+        2,
+        "1 finished: below the threshold"
+    );
+
+    idle_workflows(&repo, &["done-b"]);
+    repo.run(&["sync"])
+        .expect(0)
+        .says("  [archive] auto: archived 2 finished workflows (the archive holds 2)\n");
+    assert_eq!(
+        live_workflows(&repo),
+        ["refs/orchestrator/workflows/working"]
+    );
+    assert_eq!(
+        remote_refs(&bare),
+        [
+            "refs/orchestrator/archive",
+            "refs/orchestrator/workflows/working"
+        ],
+        "the same sync pushed the archive"
+    );
+    let json = repo.run(&["sync", "--json"]).expect(0).json();
+    assert_eq!(json.get("archived"), None, "nothing more to archive");
+}

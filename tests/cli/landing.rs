@@ -270,7 +270,13 @@ const THREE_PRS: &str = "# Plan\n\n## PR 1: feat: One\n\nThe first.\n\n## PR 2: 
 
 /// Workflow `workflow` of clone `repo`, from its plan `title` (one task creating `file`) to
 /// the master plan marked done: the next `get-task` merges it.
-fn up_to_the_merge(repo: &TestRepo, workflow: &str, title: &str, file: &str, content: &str) {
+pub(crate) fn up_to_the_merge(
+    repo: &TestRepo,
+    workflow: &str,
+    title: &str,
+    file: &str,
+    content: &str,
+) {
     let run = |args: &[&str]| {
         let mut all = vec!["--workflow", workflow];
         all.extend_from_slice(args);

@@ -209,7 +209,7 @@ pub fn pre_receive(
                     && u.old.is_some()
                     && archived_by_push.get(name) == u.old.as_ref() => {}
             Guarded::Archive => {
-                if let Some(why) = judge_archive(&judged, &verifier, u, human.is_some())? {
+                if let Some(why) = judge_archive(&judged, &verifier, u, updates, human.is_some())? {
                     report.refusals.push(refuse(u.new.as_ref(), why));
                 }
             }
@@ -440,11 +440,14 @@ fn archived_by(
 /// descend from the server's archive, one that drops or rewrites a workflow the archive
 /// holds, or one that indexes a tip its own history does not hold, or a chain whose replay
 /// finds a forged transition (unless a listed human pushes it: then only what it indexes
-/// must be its history). Archived chains are kept for ever.
+/// must be its history). Archived chains are kept for ever: a workflow leaves the index only
+/// restored (`archive --restore`), its live ref at the very tip archived, pushed with it
+/// (`updates`) or on the server already.
 fn judge_archive(
     judged: &Judged,
     verifier: &Verifier,
     u: &Update,
+    updates: &[Update],
     human: bool,
 ) -> Result<Option<String>, EngineError> {
     let Some(new) = &u.new else {
@@ -476,9 +479,11 @@ fn judge_archive(
                 )));
             }
             Some(_) => {}
+            None if restored(judged, updates, name, tip)? => {}
             None => {
                 return Ok(Some(format!(
-                    "drops archived workflow {name} (at {}): the archive only grows",
+                    "drops archived workflow {name} (at {}): the archive only grows, but for a \
+                     workflow restored at that tip",
                     crate::short_id(tip)
                 )));
             }
@@ -524,6 +529,25 @@ fn judge_archive(
         }
     }
     Ok(None)
+}
+
+/// True when workflow `name`'s live ref stands at `tip` once this push lands: pushed with it
+/// at that tip, or the server's at that tip and not moved by the push.
+fn restored(
+    judged: &Judged,
+    updates: &[Update],
+    name: &str,
+    tip: &str,
+) -> Result<bool, EngineError> {
+    let reference = crate::store::workflow_ref(name);
+    if let Some(u) = updates.iter().find(|u| u.reference == reference) {
+        return Ok(u.new.as_deref() == Some(tip));
+    }
+    Ok(judged
+        .git
+        .refs_under(&[reference.as_str()])?
+        .into_iter()
+        .any(|(r, id)| r == reference && id == tip))
 }
 
 /// What the hook reads a claim's update against.

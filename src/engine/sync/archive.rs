@@ -1,15 +1,20 @@
 //! `sync` of the archive ref (docs/refs.md, "The archive"): this clone's and the remote's
 //! archives made one (fast-forward, push, or an archive commit over both), the live refs the
 //! archive holds dropped here, and their deletion on the remote pushed in the same atomic
-//! push as the archive that holds them, each with a lease at the tip archived.
+//! push as the archive that holds them, each with a lease at the tip archived; and with them
+//! the deletion of the remote's claims that no live workflow holds any more.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use gix::ObjectId;
 
 use super::plan::Push;
 use crate::engine::{EngineError, Session};
-use crate::store::{ARCHIVE, WriteError, tracking_archive_ref, tracking_ref, workflow_ref};
+use crate::store::{
+    ARCHIVE, WriteError, claim_ref, tracking_archive_ref, tracking_claim_ref, tracking_ref,
+    workflow_ref,
+};
+use crate::workflow::archive as rules;
 
 /// Levels the archive with `remote`'s (as just fetched): moves this clone's archive ref
 /// (compare-and-swap; a lost race is the round's [`EngineError::Conflict`]), queues its push
@@ -63,20 +68,42 @@ pub(super) fn sync_archive(
             } else {
                 // Both archived: one archive commit over the remote's, holding ours too. A
                 // name both hold at different tips keeps the remote's, which its server holds.
+                // A workflow either side restored since the two parted (held at that tip
+                // where they parted, no longer on that side) stays restored.
+                let base = match session.git.merge_base(&a, &b) {
+                    Ok(id) => ObjectId::from_hex(id.trim().as_bytes()).ok(),
+                    Err(_) => None,
+                };
+                let parted = match base {
+                    Some(base) => store.archived_at(base)?,
+                    None => BTreeMap::new(),
+                };
                 let mut index = store.archived_at(theirs)?;
+                let mine = store.archived_at(ours)?;
+                let restored: Vec<String> = parted
+                    .iter()
+                    .filter(|(name, tip)| {
+                        !mine.contains_key(*name) && index.get(*name) == Some(*tip)
+                    })
+                    .map(|(name, _)| name.clone())
+                    .collect();
                 let mut batch = BTreeMap::new();
-                for (name, tip) in store.archived_at(ours)? {
+                for (name, tip) in mine {
                     match index.get(&name) {
                         Some(t) if *t != tip => warnings.push(format!(
                             "workflow {name} is archived here at {tip} and on {remote} at {t}: {remote}'s is kept"
                         )),
                         Some(_) => {}
+                        None if parted.get(&name) == Some(&tip) => {}
                         None => {
                             batch.insert(name, tip);
                         }
                     }
                 }
-                let merged = store.write_archive_over(theirs, &batch, ours)?;
+                let merged = store.write_archive_over(theirs, &batch, &restored, ours)?;
+                for name in &restored {
+                    index.remove(name);
+                }
                 store
                     .move_archive(Some(ours), merged, &message)
                     .map_err(conflict)?;
@@ -139,4 +166,49 @@ pub(super) fn archived_away(
         Some(_) => false,
         None => true,
     }
+}
+
+/// Queues, in the same atomic push, the deletion of each of `remote`'s claims (as fetched)
+/// that [`rules::claim_finished`] removes: its workflow is archived (`archived`, the archive
+/// as the push leaves it), or it lapsed, and no live ref of the workflow remains (`live`:
+/// this clone's and the remote's, the ones archived away left out). Each with a lease at the
+/// claim read. A claim this clone holds at that very commit is left to `claims::renew`, which
+/// releases it in its own push; what holds no claim of ours is left as it is.
+pub(super) fn archive_claims(
+    session: &Session,
+    remote: &str,
+    live: &BTreeSet<String>,
+    archived: &BTreeMap<String, ObjectId>,
+    pushes: &mut Vec<Push>,
+) -> Result<(), EngineError> {
+    let store = &session.store;
+    let theirs = store.tracking_claims(remote)?;
+    if theirs.is_empty() {
+        return Ok(());
+    }
+    let ours = store.local_claims()?;
+    let now = crate::engine::claims::now();
+    for (pr, id) in theirs {
+        if ours.get(&pr) == Some(&id) {
+            continue;
+        }
+        let Some((claim, _)) = store.read_claim(id)? else {
+            continue;
+        };
+        let holder = rules::Holder {
+            expires: claim.expires,
+            live: live.contains(&claim.workflow),
+            archived: archived.contains_key(&claim.workflow),
+        };
+        if rules::claim_finished(holder, now) {
+            pushes.push(Push {
+                source: None,
+                target: claim_ref(&pr),
+                tracking: tracking_claim_ref(remote, &pr),
+                seen: Some(id),
+                leased: true,
+            });
+        }
+    }
+    Ok(())
 }

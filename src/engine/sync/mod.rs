@@ -162,6 +162,14 @@ pub fn sync(
             .to_string(),
         );
     }
+    // `[archive] auto`: archived before the fetch, so that this sync carries it.
+    let archived = match super::archive::auto_archive(session) {
+        Ok(report) => report,
+        Err(e) => {
+            warnings.push(format!("[archive] auto did not archive: {e}"));
+            None
+        }
+    };
     let mut refused: Option<(Vec<Push>, GitError)> = None;
     let mut takes = Takes {
         side: take,
@@ -185,7 +193,7 @@ pub fn sync(
             }
             other => other?,
         };
-        let pushed = reconciled.pushes.iter().map(|p| p.target.clone()).collect();
+        let pushed: Vec<String> = reconciled.pushes.iter().map(|p| p.target.clone()).collect();
         if !reconciled.pushes.is_empty() {
             match push(session, &remote, &reconciled.pushes) {
                 // The pre-push hook's warnings, for one.
@@ -206,13 +214,14 @@ pub fn sync(
         }
         warnings.extend(reconciled.warnings);
         // The claims of the workflows just synced: renewed while they work on their PR.
-        let claims = match super::claims::renew(session, &remote) {
+        let mut claims = match super::claims::renew(session, &remote) {
             Ok(claims) => claims,
             Err(e) => {
                 warnings.push(e.to_string());
                 super::claims::Renewal::default()
             }
         };
+        claims.archived = archived_claims(&pushed);
         return Ok(SyncReport {
             remote,
             refspecs_added,
@@ -222,6 +231,7 @@ pub fn sync(
             pushed,
             rounds: round,
             claims,
+            archived,
             warnings,
         });
     }
@@ -268,6 +278,16 @@ fn audit_incoming(session: &Session, remote: &str) -> Result<(), EngineError> {
         }
     }
     Ok(())
+}
+
+/// The PR keys of the claims among the refs `pushed` (deleted there: `sync` pushes no claim
+/// of its own but with `claims::renew`).
+fn archived_claims(pushed: &[String]) -> Vec<String> {
+    pushed
+        .iter()
+        .filter_map(|target| target.strip_prefix(store::CLAIMS))
+        .map(str::to_string)
+        .collect()
 }
 
 /// True when a ref the push targeted is no longer where the push expected it.

@@ -109,6 +109,7 @@ pub(super) fn reconcile(
         pushes,
         warnings,
     };
+    let mut live = std::collections::BTreeSet::new();
     for name in names {
         // Archived (here, or by the remote's archive just taken in): no live ref of it is
         // adopted again, and the remote's is deleted with the archive that holds it.
@@ -116,6 +117,7 @@ pub(super) fn reconcile(
         {
             continue;
         }
+        live.insert(name.clone());
         if !store::valid_workflow_name(name) {
             out.skip(
                 format!(
@@ -132,6 +134,7 @@ pub(super) fn reconcile(
         };
         reconcile_workflow(session, remote, name, sides, takes, &mut out)?;
     }
+    super::archive::archive_claims(session, remote, &live, &archived, &mut out.pushes)?;
     out.notes = sync_notes(session, remote, &mut out.pushes)?;
     sync_runs(session, remote, &mut out)?;
     Ok(out)

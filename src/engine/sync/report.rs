@@ -78,6 +78,8 @@ pub struct SyncReport {
     pub rounds: u32,
     /// This clone's claims: renewed, released or found lost (docs/refs.md, "Claims").
     pub claims: crate::engine::claims::Renewal,
+    /// What `[archive] auto` archived before the fetch, when it did.
+    pub archived: Option<crate::engine::ArchiveReport>,
     pub warnings: Vec<String>,
 }
 
@@ -93,6 +95,8 @@ impl Serialize for SyncReport {
             pushed: &'a [String],
             rounds: u32,
             claims: &'a crate::engine::claims::Renewal,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            archived: Option<&'a crate::engine::ArchiveReport>,
             diverged: bool,
             warnings: &'a [String],
         }
@@ -105,6 +109,7 @@ impl Serialize for SyncReport {
             pushed: &self.pushed,
             rounds: self.rounds,
             claims: &self.claims,
+            archived: self.archived.as_ref(),
             diverged: self.diverged(),
             warnings: &self.warnings,
         }
