@@ -256,6 +256,32 @@ fn mutmut_mutants(
             odd.path
         )));
     }
+    // What the PR's own files could tell mutmut to skip is taken out first: the pragma on a
+    // changed line (neutralised in the text mutmut mutates and the mutants are made from),
+    // and a committed `mutmut_config.py` (its `pre_mutation` can skip every mutant) or
+    // `.mutmut-cache`. The worktree is reset after the run.
+    let neutral: Vec<CodeFile> = files
+        .iter()
+        .map(|f| CodeFile {
+            path: f.path.clone(),
+            text: f.text.replace(MUTMUT_PRAGMA, "pragma: no-mutate (ignored)"),
+            lines: f.lines.clone(),
+        })
+        .collect();
+    let files = neutral.as_slice();
+    let root = worktree.scratch.path().to_path_buf();
+    for f in files {
+        std::fs::write(root.join(&f.path), &f.text)
+            .map_err(io_error("write the task's files for mutmut"))?;
+    }
+    for own in ["mutmut_config.py", ".mutmut-cache"] {
+        match std::fs::remove_file(root.join(own)) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(io_error(format!("remove {own} before mutmut runs"))(e));
+            }
+            _ => {}
+        }
+    }
     let patch = mutmut::patch(
         &files
             .iter()
@@ -267,8 +293,8 @@ fn mutmut_mutants(
         .map_err(io_error("write mutmut's patch file"))?;
     let paths: Vec<&str> = files.iter().map(|f| f.path.as_str()).collect();
     let run = format!(
-        "mutmut run --paths-to-mutate {} --tests-dir . --runner true --use-patch-file {} \
-         --CI --simple-output --no-progress",
+        "mutmut run --paths-to-mutate {} --paths-to-exclude '' --tests-dir . --runner true \
+         --use-patch-file {} --CI --simple-output --no-progress",
         shell_quote(&paths.join(",")),
         shell_quote(&file.path().to_string_lossy())
     );
@@ -328,8 +354,19 @@ fn mutmut_mutants(
             text,
         });
     }
+    // No mutant of lines the built-in mutator finds mutable: mutmut was told to skip them
+    // somehow (a setting of the project's), and its silence would read as adequacy.
+    let builtin = builtin_mutants(files).len();
+    if out.is_empty() && builtin > 0 {
+        return Ok(Err(format!(
+            "mutmut made no mutant of the changed lines, where the built-in mutator makes {builtin}"
+        )));
+    }
     Ok(Ok(out))
 }
+
+/// The comment mutmut skips a line for.
+const MUTMUT_PRAGMA: &str = "pragma: no mutate";
 
 /// `what failed (exit 1): ` and the last line it printed.
 fn failed(what: &str, out: &RunOutput) -> String {

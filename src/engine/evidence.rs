@@ -30,8 +30,7 @@ pub fn run_test(
 ) -> Result<TestRun, EngineError> {
     let request = evidence::request(command);
     let what = || format!("run the test command `{command}`");
-    let root = super::hermetic::scratch_root(session);
-    let build = super::scratch::build_dir_of(&root, dir);
+    let build = super::scratch::build_dir_of(dir);
     if request.report.is_none() {
         let output = exec::run_shell_with(
             &request.command,
@@ -47,6 +46,7 @@ pub fn run_test(
         let evidence = evidence::read(&request, &ReportFile::NotAsked, &output.output);
         return Ok(TestRun { output, evidence });
     }
+    let root = super::hermetic::scratch_root(session);
     std::fs::create_dir_all(&root).map_err(io_error("make the scratch directory"))?;
     let reports = tempfile::Builder::new()
         .prefix("report-")

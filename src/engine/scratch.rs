@@ -94,7 +94,17 @@ impl<'a> Scratch<'a> {
             made,
         };
         scratch.fetch_lfs(&pointers)?;
+        // Made now: a confined run of the other worktree gets it bound read-only, and only
+        // what exists can be.
+        std::fs::create_dir_all(scratch.build_dir()).map_err(super::io_error(
+            "make the scratch worktree's build directory",
+        ))?;
         Ok(scratch)
+    }
+
+    /// Where a build tool builds for this worktree ([`build_dir_of`]).
+    pub fn build_dir(&self) -> PathBuf {
+        build_dir(self.path())
     }
 
     /// Takes its files as they are now (paths put in, say) as what [`Scratch::reset`] puts
@@ -264,6 +274,9 @@ fn restore_files(dir: &Path, files: &Files) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt as _;
     let mut todo = vec![PathBuf::new()];
     while let Some(rel) = todo.pop() {
+        // A directory a test made unreadable or read-only is opened up to be read and
+        // emptied; a kept one gets its mode back below.
+        open_up(&dir.join(&rel))?;
         for entry in std::fs::read_dir(dir.join(&rel))? {
             let path = rel.join(entry?.file_name());
             if path.as_os_str() == ".git" {
@@ -323,9 +336,38 @@ fn restore_files(dir: &Path, files: &Files) -> std::io::Result<()> {
 fn remove_any(path: &Path) -> std::io::Result<()> {
     match std::fs::symlink_metadata(path) {
         Err(_) => Ok(()),
-        Ok(meta) if meta.is_dir() => std::fs::remove_dir_all(path),
+        Ok(meta) if meta.is_dir() => {
+            open_up_all(path)?;
+            std::fs::remove_dir_all(path)
+        }
         Ok(_) => std::fs::remove_file(path),
     }
+}
+
+/// Gives us read, write and search on directory `dir` (never a link's target), when it lacks
+/// any of them.
+fn open_up(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let meta = std::fs::symlink_metadata(dir)?;
+    if meta.is_dir() && meta.permissions().mode() & 0o700 != 0o700 {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+    }
+    Ok(())
+}
+
+/// [`open_up`] for `dir` and every directory under it, so that all of it can be removed.
+fn open_up_all(dir: &Path) -> std::io::Result<()> {
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(next) = todo.pop() {
+        open_up(&next)?;
+        for entry in std::fs::read_dir(&next)? {
+            let entry = entry?;
+            if entry.file_type()?.is_dir() {
+                todo.push(entry.path());
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Removes everything in `dir`, leaving it empty; a link is removed, never followed.
@@ -333,6 +375,7 @@ fn empty(dir: &Path) -> std::io::Result<()> {
     for entry in std::fs::read_dir(dir)? {
         let path = entry?.path();
         if std::fs::symlink_metadata(&path)?.is_dir() {
+            open_up_all(&path)?;
             std::fs::remove_dir_all(&path)?;
         } else {
             std::fs::remove_file(&path)?;
@@ -382,14 +425,20 @@ fn build_dir(worktree: &Path) -> PathBuf {
 }
 
 /// The variables a test command run in `dir` gets so that its build is the worktree's own
-/// ([`build_dir`]): `CARGO_TARGET_DIR`, when `dir` is a scratch worktree under `root`; none
-/// in the user's own working tree, whose build directory is theirs.
-pub fn build_dir_of(root: &Path, dir: &Path) -> Vec<(String, String)> {
-    let scratch = dir.parent() == Some(root)
-        && dir
-            .file_name()
+/// ([`build_dir`]): `CARGO_TARGET_DIR`, when `dir` is a scratch worktree (`wt-…` in a scratch
+/// root, `scratch-…` or `clean-check`: src/exec/env.rs `scratch_dir`), told by its path alone
+/// so that nothing is made to tell it; none in the user's own working tree, whose build
+/// directory is theirs.
+pub fn build_dir_of(dir: &Path) -> Vec<(String, String)> {
+    let name = |p: &Path| {
+        p.file_name()
             .and_then(|n| n.to_str())
-            .is_some_and(|n| n.starts_with("wt-"));
+            .map(str::to_string)
+            .unwrap_or_default()
+    };
+    let root = dir.parent().map(name).unwrap_or_default();
+    let scratch =
+        name(dir).starts_with("wt-") && (root.starts_with("scratch-") || root == "clean-check");
     if !scratch {
         return Vec::new();
     }

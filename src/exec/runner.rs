@@ -342,18 +342,32 @@ fn run_one(mut conn: UnixStream, [stdin, stdout, stderr]: [OwnedFd; 3]) {
         .and_then(|pid| {
             rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok()
         });
+    // Without a way to watch it, a command could never be stopped (a timeout, the verifier's
+    // end): it is not let run.
+    let Some(pidfd) = pidfd else {
+        let _ = child.kill();
+        let _ = child.wait();
+        return answer(
+            &mut conn,
+            "error",
+            "the runner cannot watch a command here (pidfd_open failed): none is run".into(),
+        );
+    };
     // Until it ends: a word from the verifier (or its end) kills it.
-    if let Some(pidfd) = &pidfd {
+    {
         use rustix::event::{PollFd, PollFlags, poll};
         loop {
             let mut fds = [
-                PollFd::new(pidfd, PollFlags::IN),
+                PollFd::new(&pidfd, PollFlags::IN),
                 PollFd::new(&conn, PollFlags::IN),
             ];
             match poll(&mut fds, None) {
                 Ok(_) => {}
                 Err(rustix::io::Errno::INTR) => continue,
-                Err(_) => break,
+                Err(_) => {
+                    let _ = child.kill();
+                    break;
+                }
             }
             if !fds[1].revents().is_empty() {
                 let _ = child.kill();

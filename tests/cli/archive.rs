@@ -760,6 +760,60 @@ fn the_server_accepts_a_restore_pushed_with_its_live_ref() {
     );
 }
 
+/// A workflow restored and gone on before the clone syncs: its live ref arrives at a chain
+/// grown from the archived tip, and the server hook takes the restore with it.
+#[test]
+fn the_server_accepts_a_restored_workflow_that_went_on_before_it_synced() {
+    let repo = TestRepo::new();
+    let server = crate::landing::Server::start(&repo);
+    repo.git(&["remote", "add", "origin", &server.url()]);
+    repo.git_run(&["push", "--quiet", "--no-verify", "origin", "main"])
+        .expect(0);
+    idle_workflows(&repo, &["done-a", "done-b"]);
+    let tip = tip_of(&repo, "done-a");
+    repo.run(&["sync"]).expect(0);
+    repo.run(&["archive"]).expect(0);
+    repo.run(&["sync"]).expect(0);
+    repo.run(&["archive", "--restore", "done-a"]).expect(0);
+    repo.write(
+        "docs/plan.md",
+        "# Plan\n## PR 1: feat: Add numbers [DONE]\n## PR 2: feat: More\n",
+    );
+    repo.commit_all("plan: PR 2");
+    let mut plan = repo.command(
+        BIN,
+        [
+            "--workflow",
+            "done-a",
+            "submit-work",
+            "--summary",
+            "the plan",
+            "--plan",
+            "-",
+        ],
+    );
+    plan.current_dir(repo.dir());
+    feed(plan, &one_task_plan("feat: More", "more.sh")).expect(0);
+    let now = tip_of(&repo, "done-a");
+    assert_ne!(now, tip);
+    repo.run(&["sync"]).expect(0);
+    assert_eq!(
+        server.rev(&repo, "refs/orchestrator/workflows/done-a"),
+        Some(now)
+    );
+    assert_eq!(
+        git(
+            &repo,
+            &["ls-tree", "--name-only", "refs/orchestrator/archive"]
+        ),
+        "done-b"
+    );
+    assert_eq!(
+        server.rev(&repo, "refs/orchestrator/archive"),
+        Some(git(&repo, &["rev-parse", "refs/orchestrator/archive"]))
+    );
+}
+
 /// `[archive] auto` (off by default): `sync` archives the finished workflows once at least
 /// `after` are, and pushes the archive in the same sync; below the threshold, or off, it
 /// archives nothing.

@@ -531,8 +531,10 @@ fn judge_archive(
     Ok(None)
 }
 
-/// True when workflow `name`'s live ref stands at `tip` once this push lands: pushed with it
-/// at that tip, or the server's at that tip and not moved by the push.
+/// True when workflow `name`'s live ref stands at `tip`, or at a chain grown from it, once this
+/// push lands: pushed so, or the server's so and not moved by the push. A workflow restored
+/// and gone on before its clone's `sync` arrives with its newer tip; the chain from `tip` on
+/// is judged as every pushed chain is.
 fn restored(
     judged: &Judged,
     updates: &[Update],
@@ -540,14 +542,21 @@ fn restored(
     tip: &str,
 ) -> Result<bool, EngineError> {
     let reference = crate::store::workflow_ref(name);
+    let grown = |id: &str| -> Result<bool, EngineError> {
+        Ok(id == tip || judged.git.is_ancestor(tip, id)?)
+    };
     if let Some(u) = updates.iter().find(|u| u.reference == reference) {
-        return Ok(u.new.as_deref() == Some(tip));
+        return match u.new.as_deref() {
+            Some(new) => grown(new),
+            None => Ok(false),
+        };
     }
-    Ok(judged
-        .git
-        .refs_under(&[reference.as_str()])?
-        .into_iter()
-        .any(|(r, id)| r == reference && id == tip))
+    for (r, id) in judged.git.refs_under(&[reference.as_str()])? {
+        if r == reference {
+            return grown(&id);
+        }
+    }
+    Ok(false)
 }
 
 /// What the hook reads a claim's update against.

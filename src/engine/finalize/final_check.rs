@@ -555,9 +555,12 @@ fn run_red(
     // Confined (attest on a server), each run cannot write the other worktree either: the
     // base's run cannot put the code the squash lacks into it, nor the other way round.
     let run = |scratch: &Scratch, other: &Scratch, command: &str| -> Result<TestRun, EngineError> {
-        let apart = env
-            .confinement()
-            .map(|c| env.clone().confined(c.also_read_only(other.path())));
+        let apart = env.confinement().map(|c| {
+            let apart = c
+                .also_read_only(other.path())
+                .also_read_only(&other.build_dir());
+            env.clone().confined(apart)
+        });
         let ran = run_test(
             session,
             command,

@@ -122,12 +122,28 @@ impl Git {
     /// The message of commit `id` when it is a commit of at most `cap` bytes (its size read
     /// from the object's header first); `None` for anything else, or nothing by that id.
     pub fn commit_message_within(&self, id: &str, cap: u64) -> Result<Option<String>, GitError> {
-        let kind = match self.run(["cat-file", "-t", id]) {
-            Ok(kind) => kind,
+        Ok(self.object_within(id, "commit", cap)?.and_then(|bytes| {
+            String::from_utf8_lossy(&bytes)
+                .split_once("\n\n")
+                .map(|(_, message)| message.to_string())
+        }))
+    }
+
+    /// Object `id`'s content when it is of `kind` and at most `cap` bytes (its type and size
+    /// read from its header first, so nothing larger is read); `None` for anything else, or
+    /// nothing by that id.
+    pub fn object_within(
+        &self,
+        id: &str,
+        kind: &str,
+        cap: u64,
+    ) -> Result<Option<Vec<u8>>, GitError> {
+        let found = match self.run(["cat-file", "-t", id]) {
+            Ok(found) => found,
             Err(e) if e.status == Some(128) => return Ok(None),
             Err(e) => return Err(e),
         };
-        if kind.trim() != "commit" {
+        if found.trim() != kind {
             return Ok(None);
         }
         let size: u64 = self
@@ -138,10 +154,8 @@ impl Git {
         if size > cap {
             return Ok(None);
         }
-        let text = self.run(["cat-file", "commit", id])?;
-        Ok(text
-            .split_once("\n\n")
-            .map(|(_, message)| message.to_string()))
+        let (cmd, shown) = self.command(["cat-file", kind, id]);
+        super::run_bytes(cmd, shown).map(Some)
     }
 
     pub fn parents(&self, rev: &str) -> Result<Vec<String>, GitError> {

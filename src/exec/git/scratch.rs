@@ -58,6 +58,9 @@ fn worktrees_lock(root: &Path) -> Option<std::fs::File> {
 }
 
 fn remove_worktree_in_turn(git: &Git, path: &Path) {
+    // A directory a command made read-only or unreadable would keep both removals below from
+    // emptying it.
+    open_up_all(path);
     let _ = git.run([
         OsStr::new("worktree"),
         OsStr::new("remove"),
@@ -66,6 +69,32 @@ fn remove_worktree_in_turn(git: &Git, path: &Path) {
     ]);
     let _ = std::fs::remove_dir_all(path);
     let _ = git.run(["worktree", "prune"]);
+}
+
+/// Gives us read, write and search on every directory under `dir` that lacks any of them
+/// (links never followed), as far as it can.
+fn open_up_all(dir: &Path) {
+    use std::os::unix::fs::PermissionsExt as _;
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(next) = todo.pop() {
+        let Ok(meta) = std::fs::symlink_metadata(&next) else {
+            continue;
+        };
+        if !meta.is_dir() {
+            continue;
+        }
+        if meta.permissions().mode() & 0o700 != 0o700 {
+            let _ = std::fs::set_permissions(&next, std::fs::Permissions::from_mode(0o700));
+        }
+        if let Ok(entries) = std::fs::read_dir(&next) {
+            todo.extend(
+                entries
+                    .flatten()
+                    .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+                    .map(|e| e.path()),
+            );
+        }
+    }
 }
 
 impl Git {

@@ -91,24 +91,7 @@ impl Git {
 
     /// The blob `id` when it is one of at most `cap` bytes; `None` for anything else.
     pub fn blob_within(&self, id: &str, cap: u64) -> Result<Option<Vec<u8>>, GitError> {
-        let kind = match self.run(["cat-file", "-t", id]) {
-            Ok(kind) => kind,
-            Err(e) if e.status == Some(128) => return Ok(None),
-            Err(e) => return Err(e),
-        };
-        if kind.trim() != "blob" {
-            return Ok(None);
-        }
-        let size: u64 = self
-            .run(["cat-file", "-s", id])?
-            .trim()
-            .parse()
-            .unwrap_or(u64::MAX);
-        if size > cap {
-            return Ok(None);
-        }
-        let (cmd, shown) = self.command(["cat-file", "blob", id]);
-        super::run_bytes(cmd, shown).map(Some)
+        self.object_within(id, "blob", cap)
     }
 
     /// Every ref under `prefixes` with the commit it points at.
