@@ -14,11 +14,15 @@ use git_orchestrate::workflow::state::ExitRecord;
 use crate::support::BIN;
 
 /// Environments whose commands are confined by `confinement`: started by the runner, and
-/// each on its own (where the runner cannot start), which must not differ.
+/// each on its own (where the runner cannot start), which must not differ. The binary's
+/// directory is read-only to the commands, as a server's installed program is: built in a
+/// clone under a temporary directory, it would be within their reach, and the runner is
+/// refused there (`a_runner_within_the_commands_reach_is_not_started`).
 fn confined(confinement: Confinement) -> [CommandEnv; 2] {
+    let bin = Path::new(BIN).parent().expect("the binary's directory");
     [true, false].map(|runner| {
         let confinement = confinement
-            .clone()
+            .also_read_only(bin)
             .with_runner(runner.then(|| PathBuf::from(BIN)));
         assert_eq!(
             confinement.has_runner(),
@@ -166,4 +170,19 @@ fn the_runner_and_a_commands_first_process_refuse_to_run_by_hand() {
         .output()
         .unwrap();
     assert!(!String::from_utf8_lossy(&help.stdout).contains("__confined"));
+}
+
+/// The runner is our own binary: where the commands could write it (here, built under a
+/// writable temporary directory that nothing binds read-only), it is not started, and each
+/// command runs on its own instead.
+#[test]
+fn a_runner_within_the_commands_reach_is_not_started() {
+    let bin = Path::new(BIN).canonicalize().unwrap();
+    let confinement = Confinement::new(
+        &[],
+        std::slice::from_ref(&bin.parent().unwrap().to_path_buf()),
+    )
+    .expect("this machine confines commands")
+    .with_runner(Some(bin));
+    assert_eq!(confinement.has_runner(), Ok(false));
 }
