@@ -1404,7 +1404,7 @@ fn manager_bench() {
                         let noop: String = text
                             .lines()
                             .map(|line| {
-                                if !line.contains("git-orchestrate hook") {
+                                if !is_ours(line) {
                                     return format!("{line}\n");
                                 }
                                 match ["run: ", "entry: "]
@@ -1475,6 +1475,13 @@ fn manager_bench() {
     );
 }
 
+/// Whether a line of a manager's configuration is one of our entries: each runs the program
+/// through the shell variable `git_orchestrate` (src/hooks/managers.rs), older ones named
+/// `git-orchestrate hook` outright.
+fn is_ours(line: &str) -> bool {
+    line.contains("git_orchestrate") || line.contains("git-orchestrate hook")
+}
+
 /// `text` split into words as a shell would, for the forms our entries use: plain words
 /// and single-quoted ones.
 fn split_words(text: &str) -> Vec<String> {
@@ -1527,7 +1534,7 @@ fn entries_direct(manager: &str, dir: &Path, path: &std::ffi::OsStr) -> (Duratio
             let entries: Vec<Vec<String>> = text
                 .lines()
                 .filter_map(|l| l.trim_start().strip_prefix("entry: "))
-                .filter(|e| e.contains("git-orchestrate hook") && !e.contains("pre-push"))
+                .filter(|e| is_ours(e) && !e.contains("pre-push"))
                 .map(|e| serde_json::from_str::<String>(e).unwrap_or_else(|_| e.to_string()))
                 .map(|e| split_words(&e))
                 .collect();
@@ -1549,7 +1556,7 @@ fn entries_direct(manager: &str, dir: &Path, path: &std::ffi::OsStr) -> (Duratio
             let runs: Vec<String> = text
                 .lines()
                 .filter_map(|l| l.trim_start().strip_prefix("run: "))
-                .filter(|r| r.contains("git-orchestrate hook") && !r.contains("pre-push"))
+                .filter(|r| is_ours(r) && !r.contains("pre-push"))
                 .map(|r| serde_json::from_str::<String>(r).unwrap_or_else(|_| r.to_string()))
                 .collect();
             assert_eq!(
