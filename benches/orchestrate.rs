@@ -19,7 +19,10 @@
 //! 10,000 branches through the pre-push hook (`GIT_ORCHESTRATE_BENCH=team`); and the server
 //! hook's time on pushes that leave main alone, with 1,000 workflows on the server, p50 and
 //! p99 (`GIT_ORCHESTRATE_BENCH=serverhook`). Each of those runs only that; none is part of a
-//! plain run.
+//! plain run. Where `valgrind` is installed, a plain run also counts the instructions each
+//! hot-path call executes (callgrind), this build's beside the baseline's: the count does not
+//! move with the machine's load, so it shows a regression the medians' noise hides
+//! (`GIT_ORCHESTRATE_BENCH=instructions` runs only that).
 //!
 //! Run with `cargo bench`. Ratios, not absolute times, are the figures that travel between
 //! machines. Commands are interleaved round-robin so machine noise hits all of them alike.
@@ -101,6 +104,10 @@ fn main() {
     if std::env::var("GIT_ORCHESTRATE_BENCH").as_deref() == Ok("board") {
         board_bench();
         claim_bench();
+        return;
+    }
+    if std::env::var("GIT_ORCHESTRATE_BENCH").as_deref() == Ok("instructions") {
+        instruction_bench(&[Fixture::new(10), Fixture::new(10_000)], baseline_binary());
         return;
     }
     let fixtures = [Fixture::new(10), Fixture::new(10_000)];
@@ -301,6 +308,7 @@ fn main() {
         fixtures[1].history,
         if audit <= 2.0 { "met" } else { "NOT MET" }
     );
+    instruction_bench(&fixtures, baseline);
     agent_bench(&fixtures[1].dir);
     guard_bench(&fixtures[0].dir);
     manager_bench();
@@ -1599,6 +1607,95 @@ fn entries_direct(manager: &str, dir: &Path, path: &std::ffi::OsStr) -> (Duratio
         noop_samples.push(run_all(&noop));
     }
     (median(ours_samples), median(noop_samples))
+}
+
+/// The instructions each hot-path call executes in its own process (callgrind's `Ir`; the
+/// children it starts are not followed), this build's and the baseline's, on copies of the
+/// same fixtures. Unlike a wall time, the count is the same on a busy machine as on a quiet
+/// one, so a change of a few per cent is a change in the program. A write is counted on a
+/// fresh copy each time, so both builds write from the same state.
+fn instruction_bench(fixtures: &[Fixture], baseline: Option<PathBuf>) {
+    if Command::new("valgrind")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .status()
+        .map_or(true, |s| !s.success())
+    {
+        println!("instructions per call: valgrind is not installed, not counted\n");
+        return;
+    }
+    let counted = |program: &Path, dir: &Path, args: &[&str]| -> u64 {
+        let out = Command::new("valgrind")
+            .args(["--tool=callgrind", "--callgrind-out-file=/dev/null"])
+            .arg(program)
+            .args(args)
+            .current_dir(dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .output()
+            .expect("valgrind");
+        let err = String::from_utf8_lossy(&out.stderr);
+        err.lines()
+            .find_map(|l| l.split("Collected : ").nth(1))
+            .and_then(|n| n.trim().parse().ok())
+            .unwrap_or_else(|| panic!("callgrind's count of {args:?}: {err}"))
+    };
+    let calls: [(&str, &[&str], bool); 5] = [
+        ("git rev-parse HEAD", &["rev-parse", "HEAD"], false),
+        ("--version", &["--version"], false),
+        ("get-task", &["get-task"], false),
+        ("status", &["status"], false),
+        (
+            "submit-work (true)",
+            &["submit-work", "-s", "x", "--test-command", "true"],
+            true,
+        ),
+    ];
+    let this = Path::new(BIN);
+    println!("instructions per call (callgrind, the process alone; the same on a busy machine):");
+    println!(
+        "{:>8}  {:<24} {:>12} {:>8}   {:>12}   {:>8}",
+        "history", "call", "this build", "× git", "baseline", "change"
+    );
+    for fixture in fixtures {
+        let git_count = counted(Path::new("git"), &fixture.dir, &["rev-parse", "HEAD"]);
+        for (name, args, writes) in calls {
+            let run = |program: &Path| -> u64 {
+                if program == Path::new("git") {
+                    return git_count;
+                }
+                if writes {
+                    let copy = fixture.copy();
+                    counted(program, &copy.dir, args)
+                } else {
+                    counted(program, &fixture.dir, args)
+                }
+            };
+            let program = if name.starts_with("git ") {
+                Path::new("git")
+            } else {
+                this
+            };
+            let now = run(program);
+            let against = match (&baseline, program == this) {
+                (Some(old), true) => {
+                    let old = run(old);
+                    format!(
+                        "{old:>12}   {:>+7.1}%",
+                        (now as f64 / old as f64 - 1.0) * 100.0
+                    )
+                }
+                _ => String::new(),
+            };
+            println!(
+                "{:>8}  {:<24} {now:>12} {:>7.2}×   {against}",
+                fixture.history,
+                name,
+                now as f64 / git_count as f64
+            );
+        }
+    }
+    println!();
 }
 
 /// Runs the bench binary again as a probe whose only child is one `get-task`, and reads
