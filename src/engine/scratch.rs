@@ -18,6 +18,20 @@ pub struct Scratch<'a> {
     /// The worktree's own git directory, as it was made: what [`Scratch::reset`] puts back.
     admin: PathBuf,
     made: Made,
+    /// What [`Scratch::changed`] compares with, once [`Scratch::baseline`] took it.
+    baseline: std::cell::RefCell<Baseline>,
+}
+
+/// The files [`Scratch::changed`] compares with.
+enum Baseline {
+    /// None taken.
+    None,
+    /// Its files as [`Scratch::settle`] kept them, which a reset puts back.
+    Settled,
+    /// Its files as they were when the baseline was taken.
+    Files(Files),
+    /// Too large to keep: a shadow index of them, which `git status` compares with.
+    Shadow,
 }
 
 /// The files git made for a fresh worktree, read once it was made: its `.git` file, and
@@ -92,6 +106,7 @@ impl<'a> Scratch<'a> {
             tree: tree.to_string(),
             admin,
             made,
+            baseline: std::cell::RefCell::new(Baseline::None),
         };
         scratch.fetch_lfs(&pointers)?;
         // Made now: a confined run of the other worktree gets it bound read-only, and only
@@ -159,17 +174,49 @@ impl<'a> Scratch<'a> {
         self.worktree.path()
     }
 
-    /// Takes its files as they are now as the baseline [`Scratch::changed`] compares with:
-    /// a shadow index in the repository's git directory, which a confined command cannot
-    /// write (docs/integrity.md, "What the verifier runs").
+    /// Takes its files as they are now as the baseline [`Scratch::changed`] compares with,
+    /// in memory: its settled files when it was settled (what a reset puts back), else read
+    /// now. Over [`FILES_CAP`], a shadow index in the repository's git directory, which a
+    /// confined command cannot write (docs/integrity.md, "What the verifier runs"). Kept in
+    /// memory, no git process runs for it: two per RED test's repeat were a third of what a
+    /// verification added to the tests' own time (the bench's `attest` mode).
     pub fn baseline(&self) -> Result<(), EngineError> {
-        let index = self.git.git_path("index")?;
-        Ok(self.git.snapshot_into(&index, &self.shadow())?)
+        let taken = if self.made.settled && self.made.files.is_some() {
+            Baseline::Settled
+        } else {
+            match read_files(self.path())
+                .map_err(super::io_error("read the scratch worktree's files"))?
+            {
+                Some(files) => Baseline::Files(files),
+                None => {
+                    let index = self.git.git_path("index")?;
+                    self.git.snapshot_into(&index, &self.shadow())?;
+                    Baseline::Shadow
+                }
+            }
+        };
+        *self.baseline.borrow_mut() = taken;
+        Ok(())
     }
 
-    /// The files that changed since [`Scratch::baseline`].
+    /// The files of the baseline ([`Scratch::baseline`]) whose bytes, kind, link target or
+    /// executable bit changed, or that are gone, by their paths in byte order. New files are
+    /// not named: test runs leave reports and caches that a project does not always ignore
+    /// (`coverage.xml`, `__pycache__`). Every file of the baseline is compared, ignored or not.
     pub fn changed(&self) -> Result<Vec<String>, EngineError> {
-        Ok(self.git.changed_since(&self.shadow())?)
+        match &*self.baseline.borrow() {
+            Baseline::Settled => match &self.made.files {
+                Some(files) => Ok(changed_files(self.path(), files)),
+                None => Err(EngineError::Internal(
+                    "the scratch worktree's settled files were not kept".into(),
+                )),
+            },
+            Baseline::Files(files) => Ok(changed_files(self.path(), files)),
+            Baseline::Shadow => Ok(self.git.changed_since(&self.shadow())?),
+            Baseline::None => Err(EngineError::Internal(
+                "the scratch worktree's files were compared with no baseline".into(),
+            )),
+        }
     }
 
     fn shadow(&self) -> std::path::PathBuf {
@@ -265,6 +312,52 @@ fn read_files(dir: &Path) -> std::io::Result<Option<Files>> {
         }
     }
     Ok(Some(files))
+}
+
+/// The files and links of `files` that the worktree `dir` no longer holds as they were:
+/// gone, another kind, other bytes or target, or the executable bit changed (what git
+/// compares of a mode). Each is reached through real directories only: one a test replaced
+/// with a link does not lead to a copy elsewhere.
+fn changed_files(dir: &Path, files: &Files) -> Vec<String> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let mut real_dirs: std::collections::HashMap<PathBuf, bool> = std::collections::HashMap::new();
+    let mut is_real_dir = |rel: &Path| -> bool {
+        rel.ancestors()
+            .filter(|a| !a.as_os_str().is_empty())
+            .all(|a| {
+                *real_dirs.entry(a.to_path_buf()).or_insert_with(|| {
+                    std::fs::symlink_metadata(dir.join(a)).is_ok_and(|m| m.is_dir())
+                })
+            })
+    };
+    let mut changed = Vec::new();
+    for (path, entry) in &files.entries {
+        let within = path.parent().is_none_or(&mut is_real_dir);
+        let full = dir.join(path);
+        let meta = if within {
+            std::fs::symlink_metadata(&full).ok()
+        } else {
+            None
+        };
+        let same = match (entry, meta) {
+            (_, None) => false,
+            (FileEntry::Link(target), Some(meta)) => {
+                meta.file_type().is_symlink()
+                    && std::fs::read_link(&full).is_ok_and(|t| t == *target)
+            }
+            (FileEntry::File { mode, bytes }, Some(meta)) => {
+                meta.is_file()
+                    && (meta.permissions().mode() & 0o100) == (mode & 0o100)
+                    && meta.len() == bytes.len() as u64
+                    && std::fs::read(&full).is_ok_and(|now| now == *bytes)
+            }
+        };
+        if !same {
+            changed.push(path.to_string_lossy().into_owned());
+        }
+    }
+    changed.sort_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+    changed
 }
 
 /// Makes the worktree `dir` hold `files` exactly (its `.git` file aside): whatever is not one
@@ -446,4 +539,60 @@ pub fn build_dir_of(dir: &Path) -> Vec<(String, String)> {
         "CARGO_TARGET_DIR".to_string(),
         build_dir(dir).to_string_lossy().into_owned(),
     )]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_changed_files_are_those_rewritten_removed_replaced_or_made_executable() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        for (path, text) in [
+            ("same", "a"),
+            ("rewritten", "b"),
+            ("removed", "c"),
+            ("run", "d"),
+            ("d/inside", "e"),
+            ("ignored.log", "f"),
+        ] {
+            std::fs::create_dir_all(root.join(path).parent().unwrap()).unwrap();
+            std::fs::write(root.join(path), text).unwrap();
+        }
+        std::os::unix::fs::symlink("same", root.join("link")).unwrap();
+        std::fs::write(root.join(".git"), "gitdir: elsewhere").unwrap();
+        let files = read_files(root).unwrap().unwrap();
+        assert_eq!(changed_files(root, &files), Vec::<String>::new());
+        // Same size, other bytes; gone; executable; a directory swapped for a link to a copy
+        // of it; a link retargeted; a new file and the `.git` file are not the tree's.
+        std::fs::write(root.join("rewritten"), "B").unwrap();
+        std::fs::write(root.join("ignored.log"), "F").unwrap();
+        std::fs::remove_file(root.join("removed")).unwrap();
+        std::fs::set_permissions(root.join("run"), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let copy = tempfile::tempdir().unwrap();
+        std::fs::write(copy.path().join("inside"), "e").unwrap();
+        std::fs::rename(root.join("d"), root.join("d.away")).unwrap();
+        std::os::unix::fs::symlink(copy.path(), root.join("d")).unwrap();
+        std::fs::remove_file(root.join("link")).unwrap();
+        std::os::unix::fs::symlink("rewritten", root.join("link")).unwrap();
+        std::fs::write(root.join("new"), "g").unwrap();
+        std::fs::write(root.join(".git"), "gitdir: moved").unwrap();
+        assert_eq!(
+            changed_files(root, &files),
+            [
+                "d/inside",
+                "ignored.log",
+                "link",
+                "removed",
+                "rewritten",
+                "run"
+            ]
+        );
+        // A mode change git does not see (group write) is no change.
+        std::fs::set_permissions(root.join("same"), std::fs::Permissions::from_mode(0o664))
+            .unwrap();
+        assert!(!changed_files(root, &files).contains(&"same".to_string()));
+    }
 }
