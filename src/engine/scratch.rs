@@ -35,10 +35,12 @@ enum Baseline {
 }
 
 /// The files git made for a fresh worktree, read once it was made: its `.git` file, and
-/// every file of its own git directory (HEAD, the index just read, …), with their bytes.
+/// every file and directory of its own git directory (HEAD, the index just read, …), with
+/// their bytes.
 struct Made {
     dot_git: Vec<u8>,
-    admin_files: Vec<(PathBuf, Vec<u8>)>,
+    dot_git_mode: u32,
+    admin: Files,
     /// Its files as [`Scratch::settle`] found them, when they fit in [`FILES_CAP`]: a reset
     /// then removes and writes only what differs from them (creating and removing files is
     /// what a reset costs), else it writes the whole tree again.
@@ -95,7 +97,19 @@ impl<'a> Scratch<'a> {
         let io = |what: &str| super::io_error(format!("read the new worktree's {what}"));
         let made = Made {
             dot_git: std::fs::read(worktree.path().join(".git")).map_err(io(".git file"))?,
-            admin_files: files_under(&admin).map_err(io("git directory"))?,
+            dot_git_mode: {
+                use std::os::unix::fs::PermissionsExt as _;
+                std::fs::symlink_metadata(worktree.path().join(".git"))
+                    .map_err(io(".git file"))?
+                    .permissions()
+                    .mode()
+                    & 0o7777
+            },
+            admin: read_files(&admin)
+                .map_err(io("git directory"))?
+                .ok_or_else(|| {
+                    EngineError::Internal("the new worktree's git directory is too large".into())
+                })?,
             files: None,
             settled: false,
         };
@@ -134,18 +148,27 @@ impl<'a> Scratch<'a> {
     /// found it), without a git process: every file and directory in it that is not as it
     /// was removed (tracked, untracked and ignored alike, so nothing a test left is seen by
     /// the next run) and written again, and its `.git` file and own git directory (HEAD, the
-    /// index) rewritten as they were made. An error (a directory a test made unremovable, say) leaves the worktree in no
-    /// known state: the caller makes a new one.
+    /// index) likewise. What is as it was is neither removed nor written: a new file costs
+    /// the filesystem an inode, and a RED test's repeats reset two worktrees each (the
+    /// bench's `attest` mode). An error (a directory a test made unremovable, say) leaves the
+    /// worktree in no known state: the caller makes a new one.
     pub fn reset(&self) -> Result<(), EngineError> {
         use std::os::unix::fs::PermissionsExt as _;
         let dir = self.path();
         let io = |what: &str| super::io_error(format!("reset the scratch worktree's {what}"));
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
-            .map_err(io("directory"))?;
+        set_mode(dir, 0o700).map_err(io("directory"))?;
+        let dot_git = dir.join(".git");
         match &self.made.files {
             Some(files) => {
                 restore_files(dir, files).map_err(io("files"))?;
-                remove_any(&dir.join(".git")).map_err(io(".git file"))?;
+                let kept = std::fs::symlink_metadata(&dot_git).is_ok_and(|m| {
+                    m.is_file()
+                        && m.permissions().mode() & 0o7777 == self.made.dot_git_mode
+                        && m.len() == self.made.dot_git.len() as u64
+                }) && std::fs::read(&dot_git).is_ok_and(|b| b == self.made.dot_git);
+                if !kept {
+                    remove_any(&dot_git).map_err(io(".git file"))?;
+                }
             }
             None if self.made.settled => {
                 return Err(EngineError::Internal(
@@ -154,15 +177,11 @@ impl<'a> Scratch<'a> {
             }
             None => empty(dir).map_err(io("files"))?,
         }
-        std::fs::write(dir.join(".git"), &self.made.dot_git).map_err(io(".git file"))?;
-        empty(&self.admin).map_err(io("git directory"))?;
-        for (path, bytes) in &self.made.admin_files {
-            let full = self.admin.join(path);
-            if let Some(parent) = full.parent() {
-                std::fs::create_dir_all(parent).map_err(io("git directory"))?;
-            }
-            std::fs::write(&full, bytes).map_err(io("git directory"))?;
+        if std::fs::symlink_metadata(&dot_git).is_err() {
+            std::fs::write(&dot_git, &self.made.dot_git).map_err(io(".git file"))?;
+            set_mode(&dot_git, self.made.dot_git_mode).map_err(io(".git file"))?;
         }
+        restore_files(&self.admin, &self.made.admin).map_err(io("git directory"))?;
         if self.made.files.is_some() {
             return Ok(());
         }
@@ -407,7 +426,7 @@ fn restore_files(dir: &Path, files: &Files) -> std::io::Result<()> {
         if std::fs::symlink_metadata(&full).is_err() {
             std::fs::create_dir(&full)?;
         }
-        std::fs::set_permissions(&full, std::fs::Permissions::from_mode(*mode))?;
+        set_mode(&full, *mode)?;
     }
     for (path, entry) in &files.entries {
         let full = dir.join(path);
@@ -423,6 +442,17 @@ fn restore_files(dir: &Path, files: &Files) -> std::io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Gives `path` (never a link's target) the permission bits `mode`, when it has others: a
+/// change of mode is a write of the filesystem's too.
+fn set_mode(path: &Path, mode: u32) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let meta = std::fs::symlink_metadata(path)?;
+    if meta.file_type().is_symlink() || meta.permissions().mode() & 0o7777 == mode {
+        return Ok(());
+    }
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
 }
 
 /// Removes whatever is at `path`, a directory with all it holds; a link is never followed.
@@ -475,25 +505,6 @@ fn empty(dir: &Path) -> std::io::Result<()> {
         }
     }
     Ok(())
-}
-
-/// Every regular file under `dir`, by its path from `dir`, with its bytes.
-fn files_under(dir: &Path) -> std::io::Result<Vec<(PathBuf, Vec<u8>)>> {
-    let mut out = Vec::new();
-    let mut todo = vec![PathBuf::new()];
-    while let Some(rel) = todo.pop() {
-        for entry in std::fs::read_dir(dir.join(&rel))? {
-            let entry = entry?;
-            let path = rel.join(entry.file_name());
-            let kind = entry.file_type()?;
-            if kind.is_dir() {
-                todo.push(path);
-            } else if kind.is_file() {
-                out.push((path.clone(), std::fs::read(dir.join(&path))?));
-            }
-        }
-    }
-    Ok(out)
 }
 
 impl Drop for Scratch<'_> {
