@@ -18,13 +18,29 @@ pub struct Scratch<'a> {
     /// The worktree's own git directory, as it was made: what [`Scratch::reset`] puts back.
     admin: PathBuf,
     made: Made,
+    /// What [`Scratch::changed`] compares with, once [`Scratch::baseline`] took it.
+    baseline: std::cell::RefCell<Baseline>,
+}
+
+/// The files [`Scratch::changed`] compares with.
+enum Baseline {
+    /// None taken.
+    None,
+    /// Its files as [`Scratch::settle`] kept them, which a reset puts back.
+    Settled,
+    /// Its files as they were when the baseline was taken.
+    Files(Files),
+    /// Too large to keep: a shadow index of them, which `git status` compares with.
+    Shadow,
 }
 
 /// The files git made for a fresh worktree, read once it was made: its `.git` file, and
-/// every file of its own git directory (HEAD, the index just read, …), with their bytes.
+/// every file and directory of its own git directory (HEAD, the index just read, …), with
+/// their bytes.
 struct Made {
     dot_git: Vec<u8>,
-    admin_files: Vec<(PathBuf, Vec<u8>)>,
+    dot_git_mode: u32,
+    admin: Files,
     /// Its files as [`Scratch::settle`] found them, when they fit in [`FILES_CAP`]: a reset
     /// then removes and writes only what differs from them (creating and removing files is
     /// what a reset costs), else it writes the whole tree again.
@@ -81,7 +97,19 @@ impl<'a> Scratch<'a> {
         let io = |what: &str| super::io_error(format!("read the new worktree's {what}"));
         let made = Made {
             dot_git: std::fs::read(worktree.path().join(".git")).map_err(io(".git file"))?,
-            admin_files: files_under(&admin).map_err(io("git directory"))?,
+            dot_git_mode: {
+                use std::os::unix::fs::PermissionsExt as _;
+                std::fs::symlink_metadata(worktree.path().join(".git"))
+                    .map_err(io(".git file"))?
+                    .permissions()
+                    .mode()
+                    & 0o7777
+            },
+            admin: read_files(&admin)
+                .map_err(io("git directory"))?
+                .ok_or_else(|| {
+                    EngineError::Internal("the new worktree's git directory is too large".into())
+                })?,
             files: None,
             settled: false,
         };
@@ -92,6 +120,7 @@ impl<'a> Scratch<'a> {
             tree: tree.to_string(),
             admin,
             made,
+            baseline: std::cell::RefCell::new(Baseline::None),
         };
         scratch.fetch_lfs(&pointers)?;
         // Made now: a confined run of the other worktree gets it bound read-only, and only
@@ -119,18 +148,27 @@ impl<'a> Scratch<'a> {
     /// found it), without a git process: every file and directory in it that is not as it
     /// was removed (tracked, untracked and ignored alike, so nothing a test left is seen by
     /// the next run) and written again, and its `.git` file and own git directory (HEAD, the
-    /// index) rewritten as they were made. An error (a directory a test made unremovable, say) leaves the worktree in no
-    /// known state: the caller makes a new one.
+    /// index) likewise. What is as it was is neither removed nor written: a new file costs
+    /// the filesystem an inode, and a RED test's repeats reset two worktrees each (the
+    /// bench's `attest` mode). An error (a directory a test made unremovable, say) leaves the
+    /// worktree in no known state: the caller makes a new one.
     pub fn reset(&self) -> Result<(), EngineError> {
         use std::os::unix::fs::PermissionsExt as _;
         let dir = self.path();
         let io = |what: &str| super::io_error(format!("reset the scratch worktree's {what}"));
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
-            .map_err(io("directory"))?;
+        set_mode(dir, 0o700).map_err(io("directory"))?;
+        let dot_git = dir.join(".git");
         match &self.made.files {
             Some(files) => {
                 restore_files(dir, files).map_err(io("files"))?;
-                remove_any(&dir.join(".git")).map_err(io(".git file"))?;
+                let kept = std::fs::symlink_metadata(&dot_git).is_ok_and(|m| {
+                    m.is_file()
+                        && m.permissions().mode() & 0o7777 == self.made.dot_git_mode
+                        && m.len() == self.made.dot_git.len() as u64
+                }) && std::fs::read(&dot_git).is_ok_and(|b| b == self.made.dot_git);
+                if !kept {
+                    remove_any(&dot_git).map_err(io(".git file"))?;
+                }
             }
             None if self.made.settled => {
                 return Err(EngineError::Internal(
@@ -139,15 +177,11 @@ impl<'a> Scratch<'a> {
             }
             None => empty(dir).map_err(io("files"))?,
         }
-        std::fs::write(dir.join(".git"), &self.made.dot_git).map_err(io(".git file"))?;
-        empty(&self.admin).map_err(io("git directory"))?;
-        for (path, bytes) in &self.made.admin_files {
-            let full = self.admin.join(path);
-            if let Some(parent) = full.parent() {
-                std::fs::create_dir_all(parent).map_err(io("git directory"))?;
-            }
-            std::fs::write(&full, bytes).map_err(io("git directory"))?;
+        if std::fs::symlink_metadata(&dot_git).is_err() {
+            std::fs::write(&dot_git, &self.made.dot_git).map_err(io(".git file"))?;
+            set_mode(&dot_git, self.made.dot_git_mode).map_err(io(".git file"))?;
         }
+        restore_files(&self.admin, &self.made.admin).map_err(io("git directory"))?;
         if self.made.files.is_some() {
             return Ok(());
         }
@@ -159,17 +193,49 @@ impl<'a> Scratch<'a> {
         self.worktree.path()
     }
 
-    /// Takes its files as they are now as the baseline [`Scratch::changed`] compares with:
-    /// a shadow index in the repository's git directory, which a confined command cannot
-    /// write (docs/integrity.md, "What the verifier runs").
+    /// Takes its files as they are now as the baseline [`Scratch::changed`] compares with,
+    /// in memory: its settled files when it was settled (what a reset puts back), else read
+    /// now. Over [`FILES_CAP`], a shadow index in the repository's git directory, which a
+    /// confined command cannot write (docs/integrity.md, "What the verifier runs"). Kept in
+    /// memory, no git process runs for it: two per RED test's repeat were a third of what a
+    /// verification added to the tests' own time (the bench's `attest` mode).
     pub fn baseline(&self) -> Result<(), EngineError> {
-        let index = self.git.git_path("index")?;
-        Ok(self.git.snapshot_into(&index, &self.shadow())?)
+        let taken = if self.made.settled && self.made.files.is_some() {
+            Baseline::Settled
+        } else {
+            match read_files(self.path())
+                .map_err(super::io_error("read the scratch worktree's files"))?
+            {
+                Some(files) => Baseline::Files(files),
+                None => {
+                    let index = self.git.git_path("index")?;
+                    self.git.snapshot_into(&index, &self.shadow())?;
+                    Baseline::Shadow
+                }
+            }
+        };
+        *self.baseline.borrow_mut() = taken;
+        Ok(())
     }
 
-    /// The files that changed since [`Scratch::baseline`].
+    /// The files of the baseline ([`Scratch::baseline`]) whose bytes, kind, link target or
+    /// executable bit changed, or that are gone, by their paths in byte order. New files are
+    /// not named: test runs leave reports and caches that a project does not always ignore
+    /// (`coverage.xml`, `__pycache__`). Every file of the baseline is compared, ignored or not.
     pub fn changed(&self) -> Result<Vec<String>, EngineError> {
-        Ok(self.git.changed_since(&self.shadow())?)
+        match &*self.baseline.borrow() {
+            Baseline::Settled => match &self.made.files {
+                Some(files) => Ok(changed_files(self.path(), files)),
+                None => Err(EngineError::Internal(
+                    "the scratch worktree's settled files were not kept".into(),
+                )),
+            },
+            Baseline::Files(files) => Ok(changed_files(self.path(), files)),
+            Baseline::Shadow => Ok(self.git.changed_since(&self.shadow())?),
+            Baseline::None => Err(EngineError::Internal(
+                "the scratch worktree's files were compared with no baseline".into(),
+            )),
+        }
     }
 
     fn shadow(&self) -> std::path::PathBuf {
@@ -267,6 +333,52 @@ fn read_files(dir: &Path) -> std::io::Result<Option<Files>> {
     Ok(Some(files))
 }
 
+/// The files and links of `files` that the worktree `dir` no longer holds as they were:
+/// gone, another kind, other bytes or target, or the executable bit changed (what git
+/// compares of a mode). Each is reached through real directories only: one a test replaced
+/// with a link does not lead to a copy elsewhere.
+fn changed_files(dir: &Path, files: &Files) -> Vec<String> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let mut real_dirs: std::collections::HashMap<PathBuf, bool> = std::collections::HashMap::new();
+    let mut is_real_dir = |rel: &Path| -> bool {
+        rel.ancestors()
+            .filter(|a| !a.as_os_str().is_empty())
+            .all(|a| {
+                *real_dirs.entry(a.to_path_buf()).or_insert_with(|| {
+                    std::fs::symlink_metadata(dir.join(a)).is_ok_and(|m| m.is_dir())
+                })
+            })
+    };
+    let mut changed = Vec::new();
+    for (path, entry) in &files.entries {
+        let within = path.parent().is_none_or(&mut is_real_dir);
+        let full = dir.join(path);
+        let meta = if within {
+            std::fs::symlink_metadata(&full).ok()
+        } else {
+            None
+        };
+        let same = match (entry, meta) {
+            (_, None) => false,
+            (FileEntry::Link(target), Some(meta)) => {
+                meta.file_type().is_symlink()
+                    && std::fs::read_link(&full).is_ok_and(|t| t == *target)
+            }
+            (FileEntry::File { mode, bytes }, Some(meta)) => {
+                meta.is_file()
+                    && (meta.permissions().mode() & 0o100) == (mode & 0o100)
+                    && meta.len() == bytes.len() as u64
+                    && std::fs::read(&full).is_ok_and(|now| now == *bytes)
+            }
+        };
+        if !same {
+            changed.push(path.to_string_lossy().into_owned());
+        }
+    }
+    changed.sort_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+    changed
+}
+
 /// Makes the worktree `dir` hold `files` exactly (its `.git` file aside): whatever is not one
 /// of them, or differs from it in kind, mode, bytes or target, is removed, then what is
 /// missing is written. What a test left unchanged is neither removed nor written again.
@@ -314,7 +426,7 @@ fn restore_files(dir: &Path, files: &Files) -> std::io::Result<()> {
         if std::fs::symlink_metadata(&full).is_err() {
             std::fs::create_dir(&full)?;
         }
-        std::fs::set_permissions(&full, std::fs::Permissions::from_mode(*mode))?;
+        set_mode(&full, *mode)?;
     }
     for (path, entry) in &files.entries {
         let full = dir.join(path);
@@ -330,6 +442,17 @@ fn restore_files(dir: &Path, files: &Files) -> std::io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Gives `path` (never a link's target) the permission bits `mode`, when it has others: a
+/// change of mode is a write of the filesystem's too.
+fn set_mode(path: &Path, mode: u32) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let meta = std::fs::symlink_metadata(path)?;
+    if meta.file_type().is_symlink() || meta.permissions().mode() & 0o7777 == mode {
+        return Ok(());
+    }
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
 }
 
 /// Removes whatever is at `path`, a directory with all it holds; a link is never followed.
@@ -384,25 +507,6 @@ fn empty(dir: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Every regular file under `dir`, by its path from `dir`, with its bytes.
-fn files_under(dir: &Path) -> std::io::Result<Vec<(PathBuf, Vec<u8>)>> {
-    let mut out = Vec::new();
-    let mut todo = vec![PathBuf::new()];
-    while let Some(rel) = todo.pop() {
-        for entry in std::fs::read_dir(dir.join(&rel))? {
-            let entry = entry?;
-            let path = rel.join(entry.file_name());
-            let kind = entry.file_type()?;
-            if kind.is_dir() {
-                todo.push(path);
-            } else if kind.is_file() {
-                out.push((path.clone(), std::fs::read(dir.join(&path))?));
-            }
-        }
-    }
-    Ok(out)
-}
-
 impl Drop for Scratch<'_> {
     fn drop(&mut self) {
         // The baseline's shadow index goes with the worktree; there may be none. So does its
@@ -446,4 +550,60 @@ pub fn build_dir_of(dir: &Path) -> Vec<(String, String)> {
         "CARGO_TARGET_DIR".to_string(),
         build_dir(dir).to_string_lossy().into_owned(),
     )]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_changed_files_are_those_rewritten_removed_replaced_or_made_executable() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        for (path, text) in [
+            ("same", "a"),
+            ("rewritten", "b"),
+            ("removed", "c"),
+            ("run", "d"),
+            ("d/inside", "e"),
+            ("ignored.log", "f"),
+        ] {
+            std::fs::create_dir_all(root.join(path).parent().unwrap()).unwrap();
+            std::fs::write(root.join(path), text).unwrap();
+        }
+        std::os::unix::fs::symlink("same", root.join("link")).unwrap();
+        std::fs::write(root.join(".git"), "gitdir: elsewhere").unwrap();
+        let files = read_files(root).unwrap().unwrap();
+        assert_eq!(changed_files(root, &files), Vec::<String>::new());
+        // Same size, other bytes; gone; executable; a directory swapped for a link to a copy
+        // of it; a link retargeted; a new file and the `.git` file are not the tree's.
+        std::fs::write(root.join("rewritten"), "B").unwrap();
+        std::fs::write(root.join("ignored.log"), "F").unwrap();
+        std::fs::remove_file(root.join("removed")).unwrap();
+        std::fs::set_permissions(root.join("run"), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let copy = tempfile::tempdir().unwrap();
+        std::fs::write(copy.path().join("inside"), "e").unwrap();
+        std::fs::rename(root.join("d"), root.join("d.away")).unwrap();
+        std::os::unix::fs::symlink(copy.path(), root.join("d")).unwrap();
+        std::fs::remove_file(root.join("link")).unwrap();
+        std::os::unix::fs::symlink("rewritten", root.join("link")).unwrap();
+        std::fs::write(root.join("new"), "g").unwrap();
+        std::fs::write(root.join(".git"), "gitdir: moved").unwrap();
+        assert_eq!(
+            changed_files(root, &files),
+            [
+                "d/inside",
+                "ignored.log",
+                "link",
+                "removed",
+                "rewritten",
+                "run"
+            ]
+        );
+        // A mode change git does not see (group write) is no change.
+        std::fs::set_permissions(root.join("same"), std::fs::Permissions::from_mode(0o664))
+            .unwrap();
+        assert!(!changed_files(root, &files).contains(&"same".to_string()));
+    }
 }

@@ -14,7 +14,7 @@
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
 use std::io::{BufRead as _, Read as _};
-use std::os::fd::BorrowedFd;
+use std::os::fd::{AsFd as _, BorrowedFd};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -112,17 +112,10 @@ impl Confinement {
     }
 
     /// Whether a command runs confined here: the holder, and one command through it, what
-    /// every command will go through; why not, if not.
+    /// every command will go through (its runner, where it has one); why not, if not.
     pub fn probe(&self) -> Result<(), String> {
-        let probe = self
-            .command(OsStr::new("true"), &[], Path::new("/"))
-            .map_err(|e| e.to_string())?
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .output()
-            .map_err(|e| format!("cannot start {}: {e}", self.nsenter.display()))?;
-        if !probe.status.success() {
+        let probe = self.output(OsStr::new("true"), &[])?;
+        if !probe.success {
             return Err(format!(
                 "a confined command does not run here ({}): {}",
                 probe.status,
@@ -130,6 +123,70 @@ impl Confinement {
             ));
         }
         Ok(())
+    }
+
+    /// `program args…` run confined in `/`, its output taken: through the holder's runner
+    /// when it has one (no `nsenter`, `unshare` and `setpriv` for a probe: docs/integrity.md,
+    /// "What the verifier runs"), else on its own. Its environment is the system's `PATH`
+    /// alone: a probe needs nothing of the verifier's.
+    fn output(&self, program: &OsStr, args: &[&OsStr]) -> Result<Output, String> {
+        let holder = self.holder()?;
+        let Some(runner) = holder.runner.as_ref() else {
+            let out = self
+                .command(program, args, Path::new("/"))
+                .map_err(|e| e.to_string())?
+                .env_clear()
+                .env("PATH", SYSTEM_DIRS.join(":"))
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .output()
+                .map_err(|e| format!("cannot start {}: {e}", self.nsenter.display()))?;
+            return Ok(Output {
+                success: out.status.success(),
+                status: out.status.to_string(),
+                stdout: out.stdout,
+                stderr: out.stderr,
+            });
+        };
+        let io = |e: std::io::Error| format!("cannot run a confined command: {e}");
+        let null = std::fs::File::open("/dev/null").map_err(io)?;
+        let (mut out_r, out_w) = std::io::pipe().map_err(io)?;
+        let (mut err_r, err_w) = std::io::pipe().map_err(io)?;
+        let request = super::runner::Request {
+            program,
+            args: args.to_vec(),
+            dir: Path::new("/"),
+            env: vec![(
+                OsString::from("PATH"),
+                OsString::from(SYSTEM_DIRS.join(":")),
+            )],
+        };
+        let mut running = runner
+            .runner
+            .spawn(&request, null.as_fd(), out_w.as_fd(), err_w.as_fd())
+            .map_err(io)?;
+        // Ours closed: the pipes end when the command (and its namespace) does.
+        drop((out_w, err_w));
+        let errors = std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = err_r.read_to_end(&mut bytes);
+            bytes
+        });
+        let mut stdout = Vec::new();
+        let read = out_r.read_to_end(&mut stdout);
+        let stderr = errors.join().unwrap_or_default();
+        read.map_err(io)?;
+        let ended = running.wait().map_err(io)?;
+        Ok(Output {
+            success: ended == super::runner::Ended::Code(0),
+            status: match ended {
+                super::runner::Ended::Code(code) => format!("exit status: {code}"),
+                super::runner::Ended::Signal(signal) => format!("signal: {signal}"),
+            },
+            stdout,
+            stderr,
+        })
     }
 
     /// `program args…` in `dir`, confined: it enters the holder's namespaces (started on the
@@ -301,14 +358,8 @@ impl Confinement {
             .collect();
         args.extend(asked.iter().map(|p| p.as_os_str().to_os_string()));
         let args: Vec<&OsStr> = args.iter().map(OsString::as_os_str).collect();
-        let out = self
-            .command(OsStr::new(SH), &args, Path::new("/"))
-            .map_err(|e| e.to_string())?
-            .stdin(Stdio::null())
-            .stderr(Stdio::piped())
-            .output()
-            .map_err(|e| format!("cannot start {}: {e}", self.nsenter.display()))?;
-        if !out.status.success() {
+        let out = self.output(OsStr::new(SH), &args)?;
+        if !out.success {
             return Err(format!(
                 "the probe of what a confined command can write failed ({}): {}",
                 out.status,
@@ -322,6 +373,14 @@ impl Confinement {
             .cloned()
             .collect())
     }
+}
+
+/// What a probe printed, and how it ended.
+struct Output {
+    success: bool,
+    status: String,
+    stdout: Vec<u8>,
+    stderr: Vec<u8>,
 }
 
 /// The process whose namespaces the commands enter; ended when the last confinement

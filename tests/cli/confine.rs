@@ -74,6 +74,14 @@ fn a_command_the_runner_starts_cannot_write_remount_or_move_what_is_read_only() 
         assert!(kept.exists(), "the read-only path was moved away");
         assert_eq!(std::fs::read_to_string(open.join("file")).unwrap(), "y\n");
         std::fs::remove_file(open.join("file")).unwrap();
+        // The probes say so too, through the runner where there is one (its `true`, and what
+        // a command can write).
+        let confinement = env.confinement().expect("confined");
+        assert_eq!(confinement.probe(), Ok(()));
+        assert_eq!(
+            confinement.writable_among(&[kept.clone(), PathBuf::from("/"), open.clone()]),
+            Ok(vec![open.clone()])
+        );
     }
 }
 
