@@ -65,6 +65,13 @@ pub fn sync_refspecs(remote: &str) -> Vec<String> {
     specs
 }
 
+/// The refs a fetch from `remote` leaves out of its connectivity check: the archive and the
+/// remote's copy of it, whose histories grow with every finished workflow (docs/refs.md, "The
+/// archive") while a fetch brings in live state.
+pub fn fetch_hidden_refs(remote: &str) -> Vec<String> {
+    vec![ARCHIVE.to_string(), tracking_archive_ref(remote)]
+}
+
 /// `refs/orchestrator/remotes/<remote>/archive`: the remote's archive, as last fetched.
 pub fn tracking_archive_ref(remote: &str) -> String {
     format!("{REMOTES}{remote}/archive")

@@ -118,7 +118,11 @@ fn remote_error(remote: &str, what: String, e: GitError, hint: String) -> Engine
 fn fetch(session: &Session, remote: &str) -> Result<(), EngineError> {
     session
         .git
-        .fetch(remote, &store::sync_refspecs(remote))
+        .fetch_hiding(
+            remote,
+            &store::sync_refspecs(remote),
+            &store::fetch_hidden_refs(remote),
+        )
         .map_err(|e| {
             remote_error(
                 remote,
