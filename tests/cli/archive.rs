@@ -1010,3 +1010,79 @@ fn a_kill_inside_the_landings_archive_leaves_both_and_the_next_archive_completes
     assert_eq!(live_workflows(&repo), Vec::<String>::new());
     assert_eq!(git(&repo, &["ls-tree", "refs/orchestrator/archive"]), index);
 }
+
+/// `[archive] auto` at `get-task`'s landing of a PR: the finished workflows (two done
+/// tickets here) are archived once at least `after` are, and `get-task` says so; the lander,
+/// between PRs, is not finished and stays.
+#[test]
+fn get_tasks_landing_archives_the_finished_workflows_past_the_threshold() {
+    let archive = |after: u32| format!("{CONFIG}\n[archive]\nauto = true\nafter = {after}\n");
+    let repo = TestRepo::with_config(&archive(3));
+    // The tickets' tests run too: a ticket's subtask is judged by them.
+    repo.write("run_tests.sh", crate::tickets::RUNNER);
+    repo.commit_all("run every test");
+    ticket_landed(&repo, "t1");
+    ticket_landed(&repo, "t2");
+    assert_eq!(live_workflows(&repo).len(), 2, "2 finished: below 3");
+    repo.write(".orchestrate.toml", &archive(2));
+    repo.commit_all("archive past 2");
+    let run = |args: &[&str]| {
+        let mut all = vec!["--workflow", "lander"];
+        all.extend_from_slice(args);
+        repo.run(&all)
+    };
+    run(&["get-task"]).expect(0);
+    let mut cmd = repo.command(
+        BIN,
+        [
+            "--workflow",
+            "lander",
+            "submit-work",
+            "-s",
+            "the plan",
+            "--plan",
+            "-",
+        ],
+    );
+    cmd.current_dir(repo.dir());
+    feed(cmd, &one_task_plan("feat: Add numbers", "sum.txt")).expect(0);
+    run(&["get-task"]).expect(0);
+    run(&[
+        "submit-work",
+        "-s",
+        "red",
+        "--test-command",
+        "test -e sum.txt",
+    ])
+    .expect(3);
+    run(&[
+        "submit-work",
+        "-s",
+        "missing",
+        "--analysis-decision",
+        "SUCCESS",
+    ])
+    .expect(0);
+    repo.write("sum.txt", "sum\n");
+    run(&[
+        "submit-work",
+        "-s",
+        "green",
+        "--test-command",
+        "test -e sum.txt",
+    ])
+    .expect(0);
+    run(&["checkpoint"]).expect(0);
+    run(&["get-task"]).expect(0);
+    run(&["submit-work", "-s", "squashed", "--squash"]).expect(0);
+    run(&["submit-work", "-s", "plan updated", "--mark-done"]).expect(0);
+    let out = run(&["get-task"]).expect(0).stdout.clone();
+    assert!(
+        out.contains("[archive] auto: archived 2 finished workflows (the archive holds 2)."),
+        "{out}"
+    );
+    assert_eq!(
+        live_workflows(&repo),
+        ["refs/orchestrator/workflows/lander"]
+    );
+}
