@@ -2618,6 +2618,19 @@ fn scale_bench() {
         growth * 100.0,
         if growth <= 0.10 { "met" } else { "NOT MET" }
     );
+    // The same against the live workflows alone: what the archive itself adds to get-task.
+    let (mut archived, mut live) = (Vec::new(), Vec::new());
+    for _ in 0..RUNS {
+        archived.push(timed(&big, &get_task));
+        live.push(timed(&hundred, &get_task));
+    }
+    let (archived, live) = (median(archived), median(live));
+    println!(
+        "    get-task                   {:>9.2} ms   {LIVE} live only {:>7.2} ms   {:+.1} % (the archive's share)",
+        ms(archived),
+        ms(live),
+        (archived.as_secs_f64() / live.as_secs_f64() - 1.0) * 100.0
+    );
     let log = ["--workflow", "f04242", "log"];
     println!(
         "    log of an archived workflow {:>8.2} ms",

@@ -479,7 +479,8 @@ pub fn judge_answers(
     let reference = workflow_ref(workflow);
     let mut program = None;
     let mut checks = Vec::new();
-    for (id, record) in super::chain::segment(store, tip, stop)? {
+    for step in super::chain::segment(store, tip, stop) {
+        let (id, record) = step?;
         let Some(parent) = record.parents.first().copied() else {
             continue;
         };

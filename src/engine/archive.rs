@@ -40,9 +40,11 @@ pub fn archive(session: &Session, dry_run: bool) -> Result<ArchiveReport, Engine
 }
 
 /// `[archive] auto` (docs/config.md): run by `sync` before its fetch, so that the archive
-/// goes out in the same sync. Archives when at least `[archive] after` live workflows are
-/// finished; `None` when it is off, or fewer are. Nothing else calls it: `get-task` and
-/// `status` read nothing more for it.
+/// goes out in the same sync, and by a landing once its merge is recorded (`get-task`'s, a
+/// ticket's `complete-ticket`): the archive then goes out with the next sync. Archives when
+/// at least `[archive] after` live workflows are finished; `None` when it is off, or fewer
+/// are. Nothing else calls it: `get-task` short of a landing, and `status`, read nothing
+/// more for it.
 pub(crate) fn auto_archive(session: &Session) -> Result<Option<ArchiveReport>, EngineError> {
     let config = session.load_config(None)?.config.archive;
     if !config.auto {

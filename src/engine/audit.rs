@@ -63,7 +63,6 @@ pub fn audit(session: &Session, all: bool) -> Result<AuditReport, EngineError> {
     for name in &names {
         let reference = workflow_ref(name);
         let tip = store.ref_tip(&reference)?;
-        let reflog = store.reflog(&reference)?;
         if let (None, Some(&tip)) = (tip, archived.get(name)) {
             // Archived finished: its chain and answers are judged; its ref was dropped on
             // purpose, with the tip the archive holds, and main has moved on since by design.
@@ -81,8 +80,8 @@ pub fn audit(session: &Session, all: bool) -> Result<AuditReport, EngineError> {
         }
         let Some(tip) = tip else {
             // git drops a deleted ref's reflog; the tip marker remembers it then.
-            let remembered = match reflog.last() {
-                Some(last) => Some(last.new.clone()),
+            let remembered = match store.reflog(&reference)?.pop() {
+                Some(last) => Some(last.new),
                 None if name == store.workflow() => store.vanished_tip()?.map(|(tip, _)| tip),
                 None => None,
             };
@@ -162,9 +161,11 @@ pub fn audit(session: &Session, all: bool) -> Result<AuditReport, EngineError> {
                 fix: None,
             });
         }
-        report
-            .problems
-            .extend(reflog_problems(name, &reference, &reflog, &chain.commits));
+        // Read a line at a time: a long history's reflog is never held whole.
+        let judge = reflog_judge(name, &reference, &chain.commits);
+        store.reflog_each(&reference, |entry| {
+            report.problems.extend(judge(&entry));
+        })?;
     }
     Ok(report)
 }
@@ -249,22 +250,23 @@ fn answer_problem(workflow: &str, check: AnswerCheck) -> AuditProblem {
     }
 }
 
-/// Moves of the ref that git-orchestrate did not make, and rewinds.
-fn reflog_problems(
-    workflow: &str,
-    reference: &str,
-    reflog: &[crate::store::ReflogEntry],
+/// The judge of each reflog entry of the ref, as it is read: a move git-orchestrate did not
+/// make, or a rewind along `chain` (newest first).
+fn reflog_judge<'a>(
+    workflow: &'a str,
+    reference: &'a str,
     chain: &[ObjectId],
-) -> Vec<AuditProblem> {
+) -> impl Fn(&crate::store::ReflogEntry) -> Option<AuditProblem> + 'a {
     // Newest first in `chain`: a larger index is older.
-    let position: HashMap<String, usize> = chain
-        .iter()
-        .enumerate()
-        .map(|(i, id)| (id.to_string(), i))
-        .collect();
+    let position: HashMap<ObjectId, usize> =
+        chain.iter().enumerate().map(|(i, id)| (*id, i)).collect();
+    let at = move |id: &str| {
+        ObjectId::from_hex(id.as_bytes())
+            .ok()
+            .and_then(|id| position.get(&id).copied())
+    };
     let zero = |id: &str| id.bytes().all(|b| b == b'0');
-    let mut problems = Vec::new();
-    for entry in reflog {
+    move |entry| {
         let problem = |text: String| AuditProblem {
             workflow: workflow.to_string(),
             commit: Some(entry.new.clone()),
@@ -274,31 +276,29 @@ fn reflog_problems(
             fix: None,
         };
         if !entry.message.starts_with(REFLOG_PREFIX) {
-            problems.push(problem(format!(
+            return Some(problem(format!(
                 "{reference} was moved to {} by something other than git-orchestrate (reflog message \"{}\")",
                 entry.new, entry.message
             )));
-            continue;
         }
         if zero(&entry.old) || zero(&entry.new) {
-            continue;
+            return None;
         }
         // A move back along the chain; `sync --take` replaces a chain on purpose, and
         // keeps the old tip under refs/orchestrator/backups/.
-        let rewound = match (position.get(&entry.old), position.get(&entry.new)) {
+        let rewound = match (at(&entry.old), at(&entry.new)) {
             (Some(old), Some(new)) => new > old,
             // Moved onto today's history from a commit it no longer holds: back.
             (None, Some(_)) => true,
             _ => false,
         };
-        if rewound && !entry.message.contains("take the remote's") {
-            problems.push(problem(format!(
+        (rewound && !entry.message.contains("take the remote's")).then(|| {
+            problem(format!(
                 "{reference} was rewound from {} to {}",
                 entry.old, entry.new
-            )));
-        }
+            ))
+        })
     }
-    problems
 }
 
 /// Whether the unfinished moves `(old, new)` chain from `from` to `to`: the moves of writes

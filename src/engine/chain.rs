@@ -289,27 +289,26 @@ fn segment_ids(
 }
 
 /// The chain's commits from `tip` back to `stop` (exclusive), newest first, along first
-/// parents; a merge commit ends it (the replay refuses it).
+/// parents; a merge commit ends it (the replay refuses it). Read one at a time as the caller
+/// asks: what is held does not grow with the chain (`audit --all` of one long history).
 pub(super) fn segment(
     store: &Store,
     tip: ObjectId,
     stop: Option<ObjectId>,
-) -> Result<Vec<(ObjectId, CommitRecord)>, EngineError> {
-    let mut records = Vec::new();
+) -> impl Iterator<Item = Result<(ObjectId, CommitRecord), EngineError>> + '_ {
     let mut next = Some(tip);
-    while let Some(id) = next {
-        if Some(id) == stop {
-            break;
-        }
-        let record = store.commit_record(id)?;
-        next = record.parents.first().copied();
-        let extra_parents = record.parents.len() > 1;
-        records.push((id, record));
-        if extra_parents {
-            break;
-        }
-    }
-    Ok(records)
+    std::iter::from_fn(move || {
+        let id = next.take().filter(|id| Some(*id) != stop)?;
+        Some(match store.commit_record(id) {
+            Ok(record) => {
+                if record.parents.len() == 1 {
+                    next = record.parents.first().copied();
+                }
+                Ok((id, record))
+            }
+            Err(e) => Err(e.into()),
+        })
+    })
 }
 
 /// Why a replay failed, with the state expected and found when they differ.

@@ -80,12 +80,13 @@ pub fn fetch_main(session: &Session, remote: &str, main: &str) -> Result<Option<
             crate::store::tracking_notes_ref(remote)
         ),
     ];
+    let hidden = crate::store::fetch_hidden_refs(remote);
     let Some((_, seen)) = there.into_iter().find(|(name, _)| *name == branch) else {
-        git.fetch(remote, &specs)?;
+        git.fetch_hiding(remote, &specs, &hidden)?;
         return Ok(None);
     };
     specs.push(format!("+{branch}:{tracking}"));
-    git.fetch(remote, &specs)?;
+    git.fetch_hiding(remote, &specs, &hidden)?;
     // What was fetched is at least as new as what ls-remote saw; the fetched tip is leased.
     Ok(Some(git.rev_parse(&tracking).unwrap_or(seen)))
 }

@@ -35,6 +35,33 @@ impl Store {
             .collect())
     }
 
+    /// The workflows among `names` that archive commit `at` indexes, by name, with their tips:
+    /// one pass over its tree that keeps only those, so that what a caller holds grows with
+    /// the names it asks about, not with the archive (`sync`, docs/refs.md "The archive").
+    pub fn archived_among(
+        &self,
+        at: ObjectId,
+        names: &std::collections::BTreeSet<&str>,
+    ) -> Result<BTreeMap<String, ObjectId>, StoreError> {
+        let mut out = BTreeMap::new();
+        if names.is_empty() {
+            return Ok(out);
+        }
+        let commit = self.repo.find_commit(at).map_err(git_err)?;
+        let tree = commit.tree().map_err(git_err)?;
+        for entry in tree.iter() {
+            let entry = entry.map_err(git_err)?;
+            if !entry.mode().is_commit() {
+                continue;
+            }
+            let name = entry.filename().to_str_lossy();
+            if names.contains(name.as_ref()) {
+                out.insert(name.into_owned(), entry.object_id());
+            }
+        }
+        Ok(out)
+    }
+
     /// Every archived workflow, by name, with its tip; empty while nothing was archived.
     pub fn archived_workflows(&self) -> Result<BTreeMap<String, ObjectId>, StoreError> {
         match self.archive_tip()? {

@@ -64,9 +64,9 @@ pub use names::{
 };
 pub use notes::{ATTEST_NOTES_REF, NOTES_REF, NoteReader};
 pub use remote::{
-    Backup, LocalRef, Relation, Standing, exact_notes_refspec, fetch_refspecs, is_state_ref,
-    sync_refspecs, tracking_archive_ref, tracking_branch_ref, tracking_notes_ref, tracking_ref,
-    unforced_claims_refspec, writes_local_state,
+    Backup, LocalRef, Relation, Standing, exact_notes_refspec, fetch_hidden_refs, fetch_refspecs,
+    is_state_ref, sync_refspecs, tracking_archive_ref, tracking_branch_ref, tracking_notes_ref,
+    tracking_ref, unforced_claims_refspec, writes_local_state,
 };
 pub use remote::{is_state_ref_name, transition_history_globs};
 pub use settings::Setting;

@@ -65,6 +65,15 @@ pub fn sync_refspecs(remote: &str) -> Vec<String> {
     specs
 }
 
+/// The refs a fetch from `remote` that does not fetch the archive leaves out of its
+/// connectivity check: the archive and the remote's copy of it, whose histories grow with
+/// every finished workflow (docs/refs.md, "The archive"), as a boundary cost a walk over the
+/// archive commit's parents each time. Not for `sync`'s fetch, which fetches the archive: its
+/// tip, hidden, would be the start of the walk and take in every archived history.
+pub fn fetch_hidden_refs(remote: &str) -> Vec<String> {
+    vec![ARCHIVE.to_string(), tracking_archive_ref(remote)]
+}
+
 /// `refs/orchestrator/remotes/<remote>/archive`: the remote's archive, as last fetched.
 pub fn tracking_archive_ref(remote: &str) -> String {
     format!("{REMOTES}{remote}/archive")

@@ -321,47 +321,78 @@ impl Store {
 
     /// The reflog of `reference`, oldest first; empty when it has none.
     pub fn reflog(&self, reference: &str) -> Result<Vec<ReflogEntry>, StoreError> {
+        let mut entries = Vec::new();
+        self.reflog_each(reference, |entry| entries.push(entry))?;
+        Ok(entries)
+    }
+
+    /// Each entry of the reflog of `reference`, oldest first, handed to `each` as it is read:
+    /// a line at a time from the files backend, so that what is held does not grow with the
+    /// reflog (`audit --all` of one long history).
+    pub fn reflog_each(
+        &self,
+        reference: &str,
+        mut each: impl FnMut(ReflogEntry),
+    ) -> Result<(), StoreError> {
+        use std::io::BufRead;
         if let Some(git) = self.ref_commands()? {
-            return self.reflog_by_commands(git, reference);
+            self.reflog_by_commands(git, reference)?
+                .into_iter()
+                .for_each(each);
+            return Ok(());
         }
         let path = self.reflog_path(reference);
-        let text = match std::fs::read(&path) {
-            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(e) => {
-                return Err(StoreError::Internal(format!(
-                    "cannot read {}: {e}",
-                    path.display()
-                )));
-            }
+        let cannot = |e: std::io::Error| {
+            StoreError::Internal(format!("cannot read {}: {e}", path.display()))
         };
-        Ok(text
-            .lines()
-            .filter_map(|line| {
-                // A line cut short by a crash mid-append lacks the writer's identity and
-                // time: git skips it, and so does this (the next write starts on a line of
-                // its own, see `mend_torn_reflog`). A whole entry without a message has no
-                // tab (git writes none then).
-                let (head, message) = line.split_once('\t').unwrap_or((line, ""));
-                let words: Vec<&str> = head.split(' ').collect();
-                let complete = words.len() >= 5
-                    && words[words.len() - 2].bytes().all(|b| b.is_ascii_digit())
-                    && words[words.len() - 1].len() == 5
-                    && words[words.len() - 1].starts_with(['+', '-']);
-                if !complete {
-                    return None;
-                }
-                let mut words = words.into_iter();
-                let id = |word: Option<&str>| {
-                    word.filter(|w| ObjectId::from_hex(w.as_bytes()).is_ok())
-                        .map(str::to_string)
-                };
-                Some(ReflogEntry {
-                    old: id(words.next())?,
-                    new: id(words.next())?,
-                    message: message.to_string(),
-                })
-            })
-            .collect())
+        let mut file = match std::fs::File::open(&path) {
+            Ok(file) => std::io::BufReader::new(file),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(cannot(e)),
+        };
+        let mut bytes = Vec::new();
+        loop {
+            bytes.clear();
+            if file.read_until(b'\n', &mut bytes).map_err(cannot)? == 0 {
+                return Ok(());
+            }
+            let text = String::from_utf8_lossy(&bytes);
+            // As `str::lines` splits: a trailing "\n" or "\r\n" is no part of the line.
+            let line = text.strip_suffix('\n').unwrap_or(&text);
+            let line = if text.ends_with('\n') {
+                line.strip_suffix('\r').unwrap_or(line)
+            } else {
+                line
+            };
+            if let Some(entry) = reflog_entry(line) {
+                each(entry);
+            }
+        }
     }
+}
+
+/// One reflog line read as an entry; `None` for a line a crash cut short.
+fn reflog_entry(line: &str) -> Option<ReflogEntry> {
+    // A line cut short by a crash mid-append lacks the writer's identity and time: git skips
+    // it, and so does this (the next write starts on a line of its own, see
+    // `mend_torn_reflog`). A whole entry without a message has no tab (git writes none then).
+    let (head, message) = line.split_once('\t').unwrap_or((line, ""));
+    let words: Vec<&str> = head.split(' ').collect();
+    let complete = words.len() >= 5
+        && words[words.len() - 2].bytes().all(|b| b.is_ascii_digit())
+        && words[words.len() - 1].len() == 5
+        && words[words.len() - 1].starts_with(['+', '-']);
+    if !complete {
+        return None;
+    }
+    let mut words = words.into_iter();
+    let id = |word: Option<&str>| {
+        word.filter(|w| ObjectId::from_hex(w.as_bytes()).is_ok())
+            .map(str::to_string)
+    };
+    Some(ReflogEntry {
+        old: id(words.next())?,
+        new: id(words.next())?,
+        message: message.to_string(),
+    })
 }

@@ -858,3 +858,231 @@ fn sync_archives_by_itself_past_the_configured_threshold_only() {
     let json = repo.run(&["sync", "--json"]).expect(0).json();
     assert_eq!(json.get("archived"), None, "nothing more to archive");
 }
+
+/// One ticket of workflow `name` run up to its landing (as `tickets::finished_ticket`): all
+/// that is left is `complete-ticket`.
+fn ticket_to_land(repo: &TestRepo, name: &str) {
+    let run = |args: &[&str]| {
+        let mut all = vec!["--workflow", name];
+        all.extend_from_slice(args);
+        repo.run(&all)
+    };
+    run(&["ticket", "new", "--title", name]).expect(0);
+    run(&[
+        "assign",
+        "--role",
+        "manager",
+        "--mode",
+        "implementation",
+        "--goal",
+        name,
+        "--acceptance-criteria",
+        "its test passes",
+        "--file-to-modify",
+        "src/**",
+        "--file-to-modify",
+        "tests/**",
+    ])
+    .expect(0);
+    crate::tickets::honest_work(repo, name);
+    let (code, test) = (format!("src/{name}.sh"), format!("tests/{name}.sh"));
+    run(&[
+        "subtask-complete",
+        "--role",
+        "developer",
+        "--status",
+        "complete",
+        "--build-status",
+        "pass",
+        "--message",
+        "done",
+        "--file",
+        &code,
+        "--file",
+        &test,
+    ])
+    .expect(0);
+    run(&[
+        "update-subtask",
+        "--role",
+        "manager",
+        "--status",
+        "complete",
+        "--notes",
+        "checked",
+    ])
+    .expect(0);
+}
+
+/// One ticket of workflow `name` run to its landing: what `complete-ticket` said.
+fn ticket_landed(repo: &TestRepo, name: &str) -> String {
+    ticket_to_land(repo, name);
+    repo.run(&["--workflow", name, "complete-ticket", "--summary", name])
+        .expect(0)
+        .stdout
+        .clone()
+}
+
+/// `[archive] auto` at a landing: once a ticket's merge is recorded, the finished workflows
+/// are archived when at least `after` are, the one that just landed among them; below the
+/// threshold nothing is.
+#[test]
+fn a_landing_archives_the_finished_workflows_past_the_threshold_itself_included() {
+    let repo = crate::tickets::repo();
+    let config = std::fs::read_to_string(repo.dir().join(".orchestrate.toml")).expect("config");
+    repo.write(
+        ".orchestrate.toml",
+        &format!("{config}\n[archive]\nauto = true\nafter = 2\n"),
+    );
+    repo.commit_all("archive by itself");
+
+    let first = ticket_landed(&repo, "one");
+    assert!(
+        !first.contains("[archive]"),
+        "1 finished: below the threshold\n{first}"
+    );
+    assert_eq!(live_workflows(&repo), ["refs/orchestrator/workflows/one"]);
+    let one = tip_of(&repo, "one");
+
+    let second = ticket_landed(&repo, "two");
+    assert!(
+        second.contains("; [archive] auto: archived 2 finished workflows (the archive holds 2)"),
+        "{second}"
+    );
+    assert_eq!(live_workflows(&repo), Vec::<String>::new());
+    // Objects first, the ref last: the archive holds each at its tip, and reads them.
+    let index = git(&repo, &["ls-tree", "refs/orchestrator/archive"]);
+    assert!(
+        index.contains(&format!("160000 commit {one}\tone")),
+        "{index}"
+    );
+    assert!(index.contains("\ttwo"), "{index}");
+    repo.run(&["audit", "--all"]).expect(0);
+    repo.run(&["--workflow", "two", "log"]).expect(0);
+}
+
+/// A kill inside the landing's archive, once the archive commit is the archive ref's and
+/// before the live refs go, leaves both naming the workflows: nothing is lost, `audit` finds
+/// nothing wrong, and the next `archive` completes it.
+#[test]
+fn a_kill_inside_the_landings_archive_leaves_both_and_the_next_archive_completes_it() {
+    let repo = crate::tickets::repo();
+    let config = std::fs::read_to_string(repo.dir().join(".orchestrate.toml")).expect("config");
+    repo.write(
+        ".orchestrate.toml",
+        &format!("{config}\n[archive]\nauto = true\nafter = 1\n"),
+    );
+    repo.commit_all("archive by itself");
+    ticket_to_land(&repo, "one");
+    let pause = repo.temp_dir().join("pause-landing-archive");
+    let _ = std::fs::remove_file(&pause);
+    let mut child = repo
+        .command(
+            BIN,
+            ["--workflow", "one", "complete-ticket", "--summary", "one"],
+        )
+        .env("GIT_ORCHESTRATE_PAUSE_AT", "archive-written")
+        .env("GIT_ORCHESTRATE_PAUSE_FILE", &pause)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start complete-ticket");
+    while !std::fs::read_to_string(&pause).is_ok_and(|pid| !pid.is_empty()) {
+        let ended = child.try_wait().expect("complete-ticket");
+        assert!(
+            ended.is_none(),
+            "ended ({ended:?}) before the archive was written"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.kill().expect("SIGKILL");
+    let _ = child.wait();
+    let tip = tip_of(&repo, "one");
+    let index = git(&repo, &["ls-tree", "refs/orchestrator/archive"]);
+    assert_eq!(index, format!("160000 commit {tip}\tone"));
+    assert_eq!(live_workflows(&repo), ["refs/orchestrator/workflows/one"]);
+    repo.run(&["audit", "--all"]).expect(0);
+
+    repo.run(&["archive"])
+        .expect(0)
+        .says("archived 1 finished workflow: one\nthe archive holds 1 workflow\n");
+    assert_eq!(live_workflows(&repo), Vec::<String>::new());
+    assert_eq!(git(&repo, &["ls-tree", "refs/orchestrator/archive"]), index);
+}
+
+/// `[archive] auto` at `get-task`'s landing of a PR: the finished workflows (two done
+/// tickets here) are archived once at least `after` are, and `get-task` says so; the lander,
+/// between PRs, is not finished and stays.
+#[test]
+fn get_tasks_landing_archives_the_finished_workflows_past_the_threshold() {
+    let archive = |after: u32| format!("{CONFIG}\n[archive]\nauto = true\nafter = {after}\n");
+    let repo = TestRepo::with_config(&archive(3));
+    // The tickets' tests run too: a ticket's subtask is judged by them.
+    repo.write("run_tests.sh", crate::tickets::RUNNER);
+    repo.commit_all("run every test");
+    ticket_landed(&repo, "t1");
+    ticket_landed(&repo, "t2");
+    assert_eq!(live_workflows(&repo).len(), 2, "2 finished: below 3");
+    repo.write(".orchestrate.toml", &archive(2));
+    repo.commit_all("archive past 2");
+    let run = |args: &[&str]| {
+        let mut all = vec!["--workflow", "lander"];
+        all.extend_from_slice(args);
+        repo.run(&all)
+    };
+    run(&["get-task"]).expect(0);
+    let mut cmd = repo.command(
+        BIN,
+        [
+            "--workflow",
+            "lander",
+            "submit-work",
+            "-s",
+            "the plan",
+            "--plan",
+            "-",
+        ],
+    );
+    cmd.current_dir(repo.dir());
+    feed(cmd, &one_task_plan("feat: Add numbers", "sum.txt")).expect(0);
+    run(&["get-task"]).expect(0);
+    run(&[
+        "submit-work",
+        "-s",
+        "red",
+        "--test-command",
+        "test -e sum.txt",
+    ])
+    .expect(3);
+    run(&[
+        "submit-work",
+        "-s",
+        "missing",
+        "--analysis-decision",
+        "SUCCESS",
+    ])
+    .expect(0);
+    repo.write("sum.txt", "sum\n");
+    run(&[
+        "submit-work",
+        "-s",
+        "green",
+        "--test-command",
+        "test -e sum.txt",
+    ])
+    .expect(0);
+    run(&["checkpoint"]).expect(0);
+    run(&["get-task"]).expect(0);
+    run(&["submit-work", "-s", "squashed", "--squash"]).expect(0);
+    run(&["submit-work", "-s", "plan updated", "--mark-done"]).expect(0);
+    let out = run(&["get-task"]).expect(0).stdout.clone();
+    assert!(
+        out.contains("[archive] auto: archived 2 finished workflows (the archive holds 2)."),
+        "{out}"
+    );
+    assert_eq!(
+        live_workflows(&repo),
+        ["refs/orchestrator/workflows/lander"]
+    );
+}

@@ -139,6 +139,20 @@ fn attempt(session: &Session) -> Result<Option<TaskReport>, EngineError> {
                     error: e.to_string(),
                 }),
             }
+            // `[archive] auto` (docs/config.md): the landing archives the finished workflows
+            // too once `[archive] after` are; what fails here leaves the landing as it is.
+            match super::archive::auto_archive(session) {
+                Ok(Some(done)) if !done.archived.is_empty() => {
+                    progress.done.push(DoneAction::Archived {
+                        archived: done.archived.len(),
+                        total: done.total,
+                    })
+                }
+                Ok(_) => {}
+                Err(e) => progress.notes.push(Notice::ArchiveNotDone {
+                    error: e.to_string(),
+                }),
+            }
         }
         if stop {
             break;

@@ -18,8 +18,9 @@ use crate::workflow::archive as rules;
 
 /// Levels the archive with `remote`'s (as just fetched): moves this clone's archive ref
 /// (compare-and-swap; a lost race is the round's [`EngineError::Conflict`]), queues its push
-/// with a lease, and drops each local live ref the archive holds at its tip. Returns the
-/// archive's index as the remote will hold it after the push.
+/// with a lease, and drops each local live ref the archive holds at its tip. Returns what
+/// the archive, as the remote will hold it after the push, holds of the workflows live here
+/// or there.
 pub(super) fn sync_archive(
     session: &Session,
     remote: &str,
@@ -78,7 +79,7 @@ pub(super) fn sync_archive(
                     Some(base) => store.archived_at(base)?,
                     None => BTreeMap::new(),
                 };
-                let mut index = store.archived_at(theirs)?;
+                let index = store.archived_at(theirs)?;
                 let mine = store.archived_at(ours)?;
                 let restored: Vec<String> = parted
                     .iter()
@@ -101,30 +102,35 @@ pub(super) fn sync_archive(
                     }
                 }
                 let merged = store.write_archive_over(theirs, &batch, &restored, ours)?;
-                for name in &restored {
-                    index.remove(name);
-                }
                 store
                     .move_archive(Some(ours), merged, &message)
                     .map_err(conflict)?;
-                index.extend(batch);
                 pushes.push(push(merged));
-                return drop_archived(session, index, merged);
+                merged
             }
         }
     };
-    let index = store.archived_at(now)?;
-    drop_archived(session, index, now)
+    drop_archived(session, remote, now)
 }
 
-/// Drops each local live ref that `index` (the archive at `_at`) holds at its very tip.
+/// Drops each local live ref that the archive at `at` holds at its very tip, and returns
+/// what the archive holds of the workflows live here or on `remote` (as fetched): only those
+/// are looked up, so that a sync costs the same however many workflows the archive holds.
 fn drop_archived(
     session: &Session,
-    index: BTreeMap<String, ObjectId>,
-    _at: ObjectId,
+    remote: &str,
+    at: ObjectId,
 ) -> Result<BTreeMap<String, ObjectId>, EngineError> {
     let store = &session.store;
-    for (name, tip) in store.local_workflows()? {
+    let local = store.local_workflows()?;
+    let tracked = store.tracking_workflows(remote)?;
+    let names = local
+        .keys()
+        .chain(tracked.keys())
+        .map(String::as_str)
+        .collect();
+    let index = store.archived_among(at, &names)?;
+    for (name, tip) in local {
         if index.get(&name) == Some(&tip) {
             match store.drop_archived_ref(&name, tip) {
                 Ok(()) | Err(WriteError::Conflict) => {}
@@ -169,8 +175,8 @@ pub(super) fn archived_away(
 }
 
 /// Queues, in the same atomic push, the deletion of each of `remote`'s claims (as fetched)
-/// that [`rules::claim_finished`] removes: its workflow is archived (`archived`, the archive
-/// as the push leaves it), or it lapsed, and no live ref of the workflow remains (`live`:
+/// that [`rules::claim_finished`] removes: its workflow is archived (in `archived`, what the
+/// archive as the push leaves it holds of the live names, or in that archive), or it lapsed, and no live ref of the workflow remains (`live`:
 /// this clone's and the remote's, the ones archived away left out). Each with a lease at the
 /// claim read. A claim this clone holds at that very commit is left to `claims::renew`, which
 /// releases it in its own push; what holds no claim of ours is left as it is.
@@ -188,17 +194,31 @@ pub(super) fn archive_claims(
     }
     let ours = store.local_claims()?;
     let now = crate::engine::claims::now();
+    let mut read = Vec::new();
     for (pr, id) in theirs {
         if ours.get(&pr) == Some(&id) {
             continue;
         }
-        let Some((claim, _)) = store.read_claim(id)? else {
-            continue;
-        };
+        if let Some((claim, _)) = store.read_claim(id)? {
+            read.push((pr, id, claim));
+        }
+    }
+    // A claim's workflow may be live nowhere (archived on both sides): looked up in the
+    // archive, which `sync_archive` left at what the push leaves, by the names claimed only.
+    let claimed = read
+        .iter()
+        .map(|(_, _, claim)| claim.workflow.as_str())
+        .filter(|name| !archived.contains_key(*name))
+        .collect();
+    let more = match store.archive_tip()? {
+        Some(at) => store.archived_among(at, &claimed)?,
+        None => BTreeMap::new(),
+    };
+    for (pr, id, claim) in read {
         let holder = rules::Holder {
             expires: claim.expires,
             live: live.contains(&claim.workflow),
-            archived: archived.contains_key(&claim.workflow),
+            archived: archived.contains_key(&claim.workflow) || more.contains_key(&claim.workflow),
         };
         if rules::claim_finished(holder, now) {
             pushes.push(Push {

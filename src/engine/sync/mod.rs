@@ -118,6 +118,9 @@ fn remote_error(remote: &str, what: String, e: GitError, hint: String) -> Engine
 fn fetch(session: &Session, remote: &str) -> Result<(), EngineError> {
     session
         .git
+        // The archive refs stay in the connectivity check here: this fetch brings the
+        // remote's archive, whose tip, hidden, would be walked to its roots (every archived
+        // history) where, visible, it is the boundary (store::fetch_hidden_refs).
         .fetch(remote, &store::sync_refspecs(remote))
         .map_err(|e| {
             remote_error(

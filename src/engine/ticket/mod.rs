@@ -725,8 +725,26 @@ pub fn complete(
             ),
             finish::Landed::Halted { reason } => reason,
         };
+        if !outcome.halted {
+            outcome.message.push_str(&archive_after_landing(session));
+        }
         Ok(outcome)
     })
+}
+
+/// `[archive] auto` once a ticket landed (docs/config.md): what it archived, or why it did
+/// not, as a sentence to add to the completion's message; the merge stands either way.
+fn archive_after_landing(session: &Session) -> String {
+    match crate::engine::archive::auto_archive(session) {
+        Ok(Some(done)) if !done.archived.is_empty() => format!(
+            "; [archive] auto: archived {} finished workflow{} (the archive holds {})",
+            done.archived.len(),
+            if done.archived.len() == 1 { "" } else { "s" },
+            done.total
+        ),
+        Ok(_) => String::new(),
+        Err(e) => format!("; [archive] auto did not archive ({e})"),
+    }
 }
 
 /// A ticket's completion, written as the record of its merge by the landing.

@@ -33,7 +33,29 @@ impl Git {
     /// whatever the configured refspecs map the same sources to: with a `refs/*:refs/*`
     /// mapping configured, that would write onto local state.
     pub fn fetch(&self, remote: &str, refspecs: &[String]) -> Result<(), GitError> {
-        let mut args = vec![
+        self.fetch_hiding(remote, refspecs, &[])
+    }
+
+    /// [`Self::fetch`], with the refs under `hidden` left out of the connectivity check that
+    /// follows it (`fetch.hideRefs`, git 2.44 on; an older git ignores the setting): that
+    /// check walks back from every local ref as the boundary of what is already here, and a
+    /// ref whose history is large but never fetched onto (the archive, docs/refs.md) would
+    /// make every fetch cost more as it grows. A hidden ref is still fetched and updated.
+    pub fn fetch_hiding(
+        &self,
+        remote: &str,
+        refspecs: &[String],
+        hidden: &[String],
+    ) -> Result<(), GitError> {
+        let hides: Vec<String> = hidden
+            .iter()
+            .map(|prefix| format!("fetch.hideRefs={prefix}"))
+            .collect();
+        let mut args: Vec<&str> = Vec::new();
+        for hide in &hides {
+            args.extend(["-c", hide.as_str()]);
+        }
+        args.extend([
             "fetch",
             "--quiet",
             "--no-tags",
@@ -43,7 +65,7 @@ impl Git {
             "--prune",
             "--refmap=",
             remote,
-        ];
+        ]);
         args.extend(refspecs.iter().map(String::as_str));
         // Two workflows of one clone fetch at once (one per worktree): git updates each
         // remote-tracking copy by compare-and-swap, and the slower fetch fails with "cannot

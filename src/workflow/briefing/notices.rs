@@ -143,6 +143,10 @@ pub enum Notice {
     ClaimNotReleased {
         error: String,
     },
+    /// `[archive] auto` did not archive at the landing (docs/config.md): the merge stands.
+    ArchiveNotDone {
+        error: String,
+    },
     /// The merge reached the remote's main, but the workflow's record of it did not: another
     /// clone counts the merge as its workflow's once `sync` brings the record.
     MergeRecordNotPushed {
@@ -171,6 +175,11 @@ impl std::fmt::Display for Notice {
                 f,
                 "the PR's claim was not released ({error}); it lapses at its expiry, and \
                  `git orchestrate sync` releases it sooner."
+            ),
+            Notice::ArchiveNotDone { error } => write!(
+                f,
+                "[archive] auto did not archive the finished workflows ({error}); \
+                 `git orchestrate archive` or the next `git orchestrate sync` does."
             ),
             Notice::MergeRecordNotPushed { remote, said } => write!(
                 f,
@@ -337,6 +346,12 @@ pub enum DoneAction {
     /// The claims the merged PR held were released (docs/refs.md, "Claims").
     ReleasedClaims {
         prs: Vec<String>,
+    },
+    /// `[archive] auto` archived the finished workflows at the landing (docs/config.md).
+    Archived {
+        archived: usize,
+        /// How many workflows the archive holds after it.
+        total: usize,
     },
 }
 
@@ -537,6 +552,11 @@ impl std::fmt::Display for DoneAction {
             DoneAction::ReleasedClaims { prs } => {
                 write!(f, "released the claim on {}.", prs.join(", "))
             }
+            DoneAction::Archived { archived, total } => write!(
+                f,
+                "[archive] auto: archived {archived} finished workflow{} (the archive holds {total}).",
+                if *archived == 1 { "" } else { "s" }
+            ),
         }
     }
 }
