@@ -7,10 +7,11 @@
 use gix::ObjectId;
 use serde::Serialize;
 
-use super::{EngineError, Session};
+use super::{EngineError, Facts, Session};
+use crate::config::Config;
 use crate::exec::GitError;
 use crate::store::{Claim, Snapshot, claim_ref, tracking_claim_ref};
-use crate::workflow::claims::{self as rules, Found, Verdict};
+use crate::workflow::claims::{self as rules, Found};
 use crate::workflow::{State, Status};
 
 /// The clock claims are judged by: seconds since the epoch. A debug build (the tests') takes
@@ -35,9 +36,13 @@ pub fn claim_remote(
     session: &Session,
     state: Option<&State>,
 ) -> Result<Option<String>, EngineError> {
+    remote_of(session, &session.load_config(state)?.config)
+}
+
+/// [`claim_remote`] under the configuration `config`, read already.
+fn remote_of(session: &Session, config: &Config) -> Result<Option<String>, EngineError> {
     let remotes = session.store.remote_names();
-    let configured = session.load_config(state)?.config.remote;
-    Ok(super::remote::choose_remote(configured.as_deref(), &remotes)?.map(str::to_string))
+    Ok(super::remote::choose_remote(config.remote.as_deref(), &remotes)?.map(str::to_string))
 }
 
 /// A claim as a listing shows it.
@@ -128,19 +133,6 @@ struct RemoteLease {
     workflow_seen: Option<Option<ObjectId>>,
 }
 
-/// Who holds the claim `id` on `pr` and until when, as the claimer judges it; a ref that
-/// holds no claim of ours has long expired.
-fn found_of(session: &Session, id: ObjectId) -> Result<(Option<Claim>, i64), EngineError> {
-    Ok(match session.store.read_claim(id)? {
-        Some((claim, _)) => {
-            let expires = claim.expires;
-            (Some(claim), expires)
-        }
-        // Junk under the claims namespace holds nothing: it may be replaced.
-        None => (None, 0),
-    })
-}
-
 /// The refusal when `claim` (or an unreadable ref) holds `pr`.
 fn lost(pr: &str, claim: Option<&Claim>) -> EngineError {
     let (who, since) = match claim {
@@ -211,9 +203,12 @@ pub(crate) fn master_plan_text(
     session: &Session,
     state: &State,
 ) -> Result<Option<String>, EngineError> {
-    let config = session.load_config(Some(state))?.config;
-    let main = session.main_branch(Some(state))?;
-    let Some(id) = session.master_plan_blob(&main, &config.master_plan)? else {
+    master_plan_on(session, &session.facts(Some(state))?)
+}
+
+/// [`master_plan_text`] under the facts of the command that asks.
+fn master_plan_on(session: &Session, facts: &Facts) -> Result<Option<String>, EngineError> {
+    let Some(id) = session.master_plan_blob(&facts.main, &facts.config().master_plan)? else {
         return Ok(None);
     };
     Ok(session
@@ -228,13 +223,14 @@ pub(crate) fn master_plan_text(
 /// where it was.
 pub(crate) fn commit_claiming(
     session: &Session,
+    facts: &Facts,
     snapshot: &Snapshot,
     t: &crate::workflow::Transition,
     output: Option<&[u8]>,
 ) -> Result<(), EngineError> {
     match &t.input {
         crate::workflow::Event::PlanSubmitted { plan, .. } => {
-            let pending = prepare(session, snapshot, &plan.pr_title)?;
+            let pending = prepare(session, facts, snapshot, &plan.pr_title)?;
             session.commit_before(snapshot, t, output, |commit| {
                 land(session, &pending, commit)
             })?;
@@ -244,7 +240,7 @@ pub(crate) fn commit_claiming(
         _ => {
             session.commit(snapshot, t, output)?;
             // Best effort: a claim that is not renewed lapses, and the next write tries again.
-            let _ = renew_locally(session, &snapshot.state);
+            let _ = renew_locally(session, facts, &t.state);
             Ok(())
         }
     }
@@ -294,8 +290,8 @@ pub(crate) fn adopt_pushed_plan(session: &Session) -> Result<(), EngineError> {
 /// Without a remote nothing `sync`s, so the workflow's own writes keep its claim: renewed by
 /// compare-and-swap once half its ttl has passed (the worktrees of one clone judge it by the
 /// local ref). With a remote, `sync` renews it there.
-fn renew_locally(session: &Session, state: &State) -> Result<(), EngineError> {
-    if claim_remote(session, Some(state))?.is_some() {
+fn renew_locally(session: &Session, facts: &Facts, after: &State) -> Result<(), EngineError> {
+    if remote_of(session, facts.config())?.is_some() {
         return Ok(());
     }
     let store = &session.store;
@@ -303,7 +299,8 @@ fn renew_locally(session: &Session, state: &State) -> Result<(), EngineError> {
     if claims.is_empty() {
         return Ok(());
     }
-    let ttl = ttl(session)?;
+    // The configuration in force after the transition, which the claim is renewed after.
+    let ttl = ttl_of(&session.load_config(Some(after))?.config);
     let now = now();
     for (pr, id) in claims {
         let Some((claim, _)) = store.read_claim(id)? else {
@@ -326,115 +323,135 @@ fn renew_locally(session: &Session, state: &State) -> Result<(), EngineError> {
 
 /// Decides whether the workflow in `snap` may claim the PR titled `title`, and writes the
 /// claim commit it would take: refused (exit 4, naming the holder) when another holds it.
+/// Gathers what the claimer sees (the remote's claims and master plan, this clone's claims),
+/// asks the pure rules (`workflow::claims::{claim_key, claim_times}`), then writes.
 pub(crate) fn prepare(
     session: &Session,
+    facts: &Facts,
     snap: &Snapshot,
     title: &str,
 ) -> Result<Pending, EngineError> {
-    let state = &snap.state;
-    let store = &session.store;
-    let workflow = store.workflow().to_string();
-    let remote = claim_remote(session, Some(state))?;
-    // This clone's claims are read before the remote's: a claim another worktree's claimer
-    // wrote here after the remote was read could be one whose push has landed since, and
-    // replacing it would leave the winner without its local ref (see `land`).
-    let local_claims = store.local_claims()?;
-    // The master plan as the remote's main has it: a PR another clone merged is [DONE]
-    // there before this clone's main knows it.
-    let view = match &remote {
-        Some(remote) => Some(look(session, state, remote)?),
-        None => None,
-    };
-    let master_plan = match (&remote, &view) {
-        (Some(remote), Some(view)) => remote_master_plan(session, state, remote, view)?,
-        _ => master_plan_text(session, state)?,
-    };
-    if let Some(text) = &master_plan {
-        refuse_done(text, title, remote.as_deref())?;
-    }
-    let pr = rules::pr_slug(master_plan.as_deref(), title);
-    let name = claim_ref(&pr);
-    let ttl = i64::try_from(
-        session
-            .load_config(Some(state))?
-            .config
-            .claims
-            .ttl
-            .as_secs(),
-    )
-    .unwrap_or(i64::MAX);
-    let local_before = local_claims.get(&pr).copied();
-    let (current, remote_lease) = match (&remote, view) {
+    let scene = look_around(session, facts)?;
+    let pr = rules::claim_key(scene.master_plan.as_deref(), title)
+        .map_err(|heading| done_refusal(&heading, scene.remote.as_deref()))?;
+    let local_before = scene.local_claims.get(&pr).copied();
+    let (current, lease) = match (&scene.remote, scene.view) {
         (Some(remote), Some(view)) => {
-            let seen = view.claims.get(&name).copied();
-            if let Some(id) = seen
-                && store.read_claim(id)?.is_none()
-            {
-                // Another's claim, not here yet: fetched to read its holder. A ref that
-                // holds no claim of ours stays unreadable, and is judged so.
-                let spec = format!("+{name}:{}", tracking_claim_ref(remote, &pr));
-                let _ = session.git.fetch(remote, &[spec]);
-            }
-            store.set_tracking_claim(remote, &pr, seen)?;
-            let workflow_seen = view.workflow;
-            // The transition goes along only when it fast-forwards the remote's workflow.
-            let workflow_seen = match workflow_seen {
-                None => Some(None),
-                Some(theirs) if store.ref_tip(&store.ref_name())?.is_some() => {
-                    let related = session
-                        .git
-                        .is_ancestor(&theirs.to_string(), &snap.tip.to_string());
-                    matches!(related, Ok(true)).then_some(Some(theirs))
-                }
-                Some(_) => None,
-            };
-            (
-                seen,
-                Some(RemoteLease {
-                    name: remote.clone(),
-                    seen,
-                    workflow_seen,
-                }),
-            )
+            let lease = remote_lease(session, snap, remote, view, &pr)?;
+            (lease.seen, Some(lease))
         }
         _ => (local_before, None),
     };
+    let workflow = session.store.workflow().to_string();
     let now = now();
-    let held = match current {
-        Some(id) => Some(found_of(session, id)?),
+    let previous = match current {
+        Some(id) => session.store.read_claim(id)?.map(|(claim, _)| claim),
         None => None,
     };
-    let ours = current.is_some() && current == local_before;
-    let found = held.as_ref().map(|(claim, expires)| Found {
-        workflow: claim.as_ref().map_or("", |c| c.workflow.as_str()),
-        expires: *expires,
-        ours,
+    let held = current.map(|_| rules::Held {
+        // A ref that holds no claim of ours has long expired: it may be replaced.
+        found: Found {
+            workflow: previous.as_ref().map_or("", |c| c.workflow.as_str()),
+            expires: previous.as_ref().map_or(0, |c| c.expires),
+            ours: current == local_before,
+        },
+        since: previous.as_ref().map(|c| c.since),
     });
-    let verdict = rules::judge(found.as_ref(), &workflow, now);
-    let previous = held.and_then(|(claim, _)| claim);
-    if verdict == Verdict::Lost {
+    let Some((since, expires)) =
+        rules::claim_times(held.as_ref(), &workflow, now, ttl_of(facts.config()))
+    else {
         return Err(lost(&pr, previous.as_ref()));
-    }
+    };
     let (host, user) = host_and_user(session);
     let claim = Claim {
         slug: pr.clone(),
         workflow,
         host,
         user,
-        since: match (verdict, &previous) {
-            (Verdict::Renew, Some(old)) => old.since,
-            _ => now,
-        },
-        expires: now.saturating_add(ttl),
+        since,
+        expires,
         nonce: nonce(),
     };
-    let commit = store.write_claim(&claim)?;
+    let commit = session.store.write_claim(&claim)?;
     Ok(Pending {
         pr,
         commit,
         tip: snap.tip,
         local_before,
-        remote: remote_lease,
+        remote: lease,
+    })
+}
+
+/// What a claimer sees before it judges: the remote it claims through, what that remote
+/// holds, the master plan as its main has it, and this clone's claims.
+struct Scene {
+    remote: Option<String>,
+    view: Option<RemoteView>,
+    master_plan: Option<String>,
+    local_claims: std::collections::BTreeMap<String, ObjectId>,
+}
+
+fn look_around(session: &Session, facts: &Facts) -> Result<Scene, EngineError> {
+    let remote = remote_of(session, facts.config())?;
+    // This clone's claims are read before the remote's: a claim another worktree's claimer
+    // wrote here after the remote was read could be one whose push has landed since, and
+    // replacing it would leave the winner without its local ref (see `land`).
+    let local_claims = session.store.local_claims()?;
+    // The master plan as the remote's main has it: a PR another clone merged is [DONE]
+    // there before this clone's main knows it.
+    let view = match &remote {
+        Some(remote) => Some(look(session, facts, remote)?),
+        None => None,
+    };
+    let master_plan = match (&remote, &view) {
+        (Some(remote), Some(view)) => remote_master_plan(session, facts, remote, view)?,
+        _ => master_plan_on(session, facts)?,
+    };
+    Ok(Scene {
+        remote,
+        view,
+        master_plan,
+        local_claims,
+    })
+}
+
+/// The lease a claim on `pr` is pushed against: the remote's claim ref as `view` read it
+/// (its commit fetched when it is not here yet, so that its holder can be read), and the
+/// remote's workflow ref when the transition fast-forwards it.
+fn remote_lease(
+    session: &Session,
+    snap: &Snapshot,
+    remote: &str,
+    view: RemoteView,
+    pr: &str,
+) -> Result<RemoteLease, EngineError> {
+    let store = &session.store;
+    let name = claim_ref(pr);
+    let seen = view.claims.get(&name).copied();
+    if let Some(id) = seen
+        && store.read_claim(id)?.is_none()
+    {
+        // Another's claim, not here yet: fetched to read its holder. A ref that holds no
+        // claim of ours stays unreadable, and is judged so.
+        let spec = format!("+{name}:{}", tracking_claim_ref(remote, pr));
+        let _ = session.git.fetch(remote, &[spec]);
+    }
+    store.set_tracking_claim(remote, pr, seen)?;
+    // The transition goes along only when it fast-forwards the remote's workflow.
+    let workflow_seen = match view.workflow {
+        None => Some(None),
+        Some(theirs) if store.ref_tip(&store.ref_name())?.is_some() => {
+            let related = session
+                .git
+                .is_ancestor(&theirs.to_string(), &snap.tip.to_string());
+            matches!(related, Ok(true)).then_some(Some(theirs))
+        }
+        Some(_) => None,
+    };
+    Ok(RemoteLease {
+        name: remote.to_string(),
+        seen,
+        workflow_seen,
     })
 }
 
@@ -447,8 +464,8 @@ struct RemoteView {
     workflow: Option<ObjectId>,
 }
 
-fn look(session: &Session, state: &State, remote: &str) -> Result<RemoteView, EngineError> {
-    let main = format!("refs/heads/{}", session.main_branch(Some(state))?);
+fn look(session: &Session, facts: &Facts, remote: &str) -> Result<RemoteView, EngineError> {
+    let main = format!("refs/heads/{}", facts.main);
     let workflow = session.store.ref_name();
     let claims = format!("{}*", crate::store::CLAIMS);
     let listed = session
@@ -478,42 +495,38 @@ fn look(session: &Session, state: &State, remote: &str) -> Result<RemoteView, En
 /// when this clone does not have that commit yet; this clone's when the remote has no main.
 fn remote_master_plan(
     session: &Session,
-    state: &State,
+    facts: &Facts,
     remote: &str,
     view: &RemoteView,
 ) -> Result<Option<String>, EngineError> {
     let Some(id) = &view.main else {
-        return master_plan_text(session, state);
+        return master_plan_on(session, facts);
     };
     if session.git.rev_parse(&format!("{id}^{{commit}}")).is_err() {
-        let main = session.main_branch(Some(state))?;
+        let main = &facts.main;
         let spec = format!(
             "+refs/heads/{main}:{}",
-            crate::store::tracking_branch_ref(remote, &main)
+            crate::store::tracking_branch_ref(remote, main)
         );
         session
             .git
             .fetch(remote, &[spec])
             .map_err(|e| remote_error(remote, format!("fetch {main} from {remote}"), e))?;
     }
-    let config = session.load_config(Some(state))?.config;
-    session.master_plan_at(id, &config.master_plan)
+    session.master_plan_at(id, &facts.config().master_plan)
 }
 
-/// Refuses a plan for a PR the master plan marks [DONE] (and no open heading names): merged
-/// already, by this workflow or another.
-fn refuse_done(text: &str, title: &str, remote: Option<&str>) -> Result<(), EngineError> {
-    match rules::done_heading(text, title) {
-        Some(heading) => Err(super::wrong_state(
-            Status::Initializing,
-            format!(
-                "the plan is not accepted: \"{heading}\" is done on {} main: it was merged already",
-                remote.map_or_else(|| "the".to_string(), |r| format!("{r}'s"))
-            ),
-            "Run `git orchestrate get-task`: it brings main up to date, and its briefing names the PRs still free. Plan one of those.",
-        )),
-        None => Ok(()),
-    }
+/// The refusal of a plan for a PR the master plan marks [DONE] (and no open heading names):
+/// merged already, by this workflow or another.
+fn done_refusal(heading: &str, remote: Option<&str>) -> EngineError {
+    super::wrong_state(
+        Status::Initializing,
+        format!(
+            "the plan is not accepted: \"{heading}\" is done on {} main: it was merged already",
+            remote.map_or_else(|| "the".to_string(), |r| format!("{r}'s"))
+        ),
+        "Run `git orchestrate get-task`: it brings main up to date, and its briefing names the PRs still free. Plan one of those.",
+    )
 }
 
 /// The remote's claim on `pr` and its copy of this workflow (one `ls-remote`), the claim's
@@ -852,15 +865,12 @@ fn adopt_own(session: &Session, remote: &str) -> Result<(), EngineError> {
 
 fn ttl(session: &Session) -> Result<i64, EngineError> {
     let state = session.store.read_unless_ticket()?.map(|s| s.state);
-    Ok(i64::try_from(
-        session
-            .load_config(state.as_ref())?
-            .config
-            .claims
-            .ttl
-            .as_secs(),
-    )
-    .unwrap_or(i64::MAX))
+    Ok(ttl_of(&session.load_config(state.as_ref())?.config))
+}
+
+/// How long a claim holds under `config`, in seconds.
+fn ttl_of(config: &Config) -> i64 {
+    i64::try_from(config.claims.ttl.as_secs()).unwrap_or(i64::MAX)
 }
 
 /// Releases the claims this workflow holds (at its merge): deleted on the remote with a
