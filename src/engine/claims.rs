@@ -943,34 +943,36 @@ pub fn human(
     // A key is its own slug; a heading's text gives its key.
     let pr = rules::slug(pr);
     let state = store.read_unless_ticket()?.map(|s| s.state);
-    let remote = claim_remote(session, state.as_ref())?;
-    let required = session.load_config(state.as_ref())?.config.human.require
-        == crate::config::HumanProof::Signature;
+    let facts = session.facts(state.as_ref())?;
+    let remote = remote_of(session, facts.config())?;
+    let required = facts.config().human.require == crate::config::HumanProof::Signature;
     let verb = if steal { "steal" } else { "release" };
-    // Where answers must be signed, an environment variable proves no human: the claim is
-    // moved by a signed push, whose key the server hook checks against [attest] humans.
-    if required && !signed {
-        return Err(super::error::wrong_state(
-            state.as_ref().map_or(Status::Initializing, State::status),
-            format!(
-                "claim {verb} was refused: main's configuration requires [human] require = \
-                 \"signature\", and GIT_ORCHESTRATE_HUMAN proves no human"
-            ),
-            format!(
-                "A human runs `git orchestrate claim {verb} {pr} --signed` with their SSH key as \
-                 user.signingkey (gpg.format ssh): the server accepts the push of a key listed in \
-                 main's [attest] humans."
-            ),
-        ));
-    }
-    if signed && remote.is_none() {
-        return Err(EngineError::BadInput {
-            message: format!(
-                "claim {verb} --signed needs a remote: a signed push is checked by the server"
-            ),
-            hint: "Set the workflow's remote, or drop --signed where no server guards the claims."
-                .into(),
-        });
+    match human_proof(required, signed, remote.is_some()) {
+        HumanProof::Moves => {}
+        HumanProof::Unsigned => {
+            return Err(super::error::wrong_state(
+                state.as_ref().map_or(Status::Initializing, State::status),
+                format!(
+                    "claim {verb} was refused: main's configuration requires [human] require = \
+                     \"signature\", and GIT_ORCHESTRATE_HUMAN proves no human"
+                ),
+                format!(
+                    "A human runs `git orchestrate claim {verb} {pr} --signed` with their SSH key as \
+                     user.signingkey (gpg.format ssh): the server accepts the push of a key listed in \
+                     main's [attest] humans."
+                ),
+            ));
+        }
+        HumanProof::NoServer => {
+            return Err(EngineError::BadInput {
+                message: format!(
+                    "claim {verb} --signed needs a remote: a signed push is checked by the server"
+                ),
+                hint:
+                    "Set the workflow's remote, or drop --signed where no server guards the claims."
+                        .into(),
+            });
+        }
     }
     let name = claim_ref(&pr);
     let local = store.ref_tip(&name)?;
@@ -989,44 +991,14 @@ pub fn human(
         });
     }
     let new = if steal {
-        let (host, user) = host_and_user(session);
-        let now = now();
-        let claim = Claim {
-            slug: pr.clone(),
-            workflow: store.workflow().to_string(),
-            host,
-            user,
-            since: now,
-            expires: now.saturating_add(ttl(session)?),
-            nonce: nonce(),
-        };
+        let claim = stolen(session, &pr, ttl(session)?);
         Some((store.write_claim(&claim)?, claim))
     } else {
         None
     };
     let new_id = new.as_ref().map(|(id, _)| *id);
     if let Some(remote) = &remote {
-        let spec = match new_id {
-            Some(id) => format!("{id}:{name}"),
-            None => format!(":{name}"),
-        };
-        session
-            .git
-            .push_atomic_as(
-                remote,
-                &[(name.clone(), current.map(|id| id.to_string()))],
-                &[spec],
-                signed,
-            )
-            .map_err(|e| EngineError::Remote {
-                remote: remote.clone(),
-                what: format!("change the claim on {pr} on {remote}"),
-                answer: e.stderr.trim().to_string(),
-                hint: "The claim moved meanwhile, or the remote refused: nothing changed. Look again with \
-                       `git orchestrate sync` and `git orchestrate claim list`."
-                    .into(),
-            })?;
-        store.set_tracking_claim(remote, &pr, new_id)?;
+        push_human(session, remote, &pr, (current, new_id), signed)?;
     }
     if let Some(id) = current {
         store.forget_claim(id);
@@ -1050,6 +1022,75 @@ pub fn human(
         previous,
         now: new.map(|(_, claim)| claim),
     })
+}
+
+/// Whether a human's `claim release|steal` may move the claim.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum HumanProof {
+    Moves,
+    /// Main requires signed answers, and this one is not: an environment variable proves no
+    /// human; the claim is moved by a signed push, whose key the server hook checks against
+    /// [attest] humans.
+    Unsigned,
+    /// Signed, with no remote: a signed push is checked by the server, and there is none.
+    NoServer,
+}
+
+fn human_proof(required: bool, signed: bool, remote: bool) -> HumanProof {
+    match (required, signed, remote) {
+        (true, false, _) => HumanProof::Unsigned,
+        (_, true, false) => HumanProof::NoServer,
+        _ => HumanProof::Moves,
+    }
+}
+
+/// The claim a human's `claim steal` takes on `pr` for this workflow, from now.
+fn stolen(session: &Session, pr: &str, ttl: i64) -> Claim {
+    let (host, user) = host_and_user(session);
+    let now = now();
+    Claim {
+        slug: pr.to_string(),
+        workflow: session.store.workflow().to_string(),
+        host,
+        user,
+        since: now,
+        expires: now.saturating_add(ttl),
+        nonce: nonce(),
+    }
+}
+
+/// Moves the remote's claim ref on `pr` from `current` (the lease) to `new` (none: deleted),
+/// in a push signed when `signed`; then its tracking ref.
+fn push_human(
+    session: &Session,
+    remote: &str,
+    pr: &str,
+    (current, new): (Option<ObjectId>, Option<ObjectId>),
+    signed: bool,
+) -> Result<(), EngineError> {
+    let name = claim_ref(pr);
+    let spec = match new {
+        Some(id) => format!("{id}:{name}"),
+        None => format!(":{name}"),
+    };
+    session
+        .git
+        .push_atomic_as(
+            remote,
+            &[(name.clone(), current.map(|id| id.to_string()))],
+            &[spec],
+            signed,
+        )
+        .map_err(|e| EngineError::Remote {
+            remote: remote.to_string(),
+            what: format!("change the claim on {pr} on {remote}"),
+            answer: e.stderr.trim().to_string(),
+            hint: "The claim moved meanwhile, or the remote refused: nothing changed. Look again with \
+                   `git orchestrate sync` and `git orchestrate claim list`."
+                .into(),
+        })?;
+    session.store.set_tracking_claim(remote, pr, new)?;
+    Ok(())
 }
 
 /// The claims in force that other workflows hold, by PR key: what this workflow may not plan.
@@ -1099,4 +1140,54 @@ pub fn taken(
         });
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    /// Each row: main requires a signature, the answer is signed, there is a remote.
+    #[test]
+    fn a_human_moves_a_claim_unless_a_signature_is_owed_or_nobody_checks_it() {
+        #[rustfmt::skip]
+        let table = [
+            ((false, false, false), HumanProof::Moves),
+            ((false, false, true), HumanProof::Moves),
+            ((false, true, true), HumanProof::Moves),
+            ((true, true, true), HumanProof::Moves),
+            ((true, false, true), HumanProof::Unsigned),
+            ((true, false, false), HumanProof::Unsigned),
+            ((false, true, false), HumanProof::NoServer),
+            ((true, true, false), HumanProof::NoServer),
+        ];
+        for ((required, signed, remote), expected) in table {
+            assert_eq!(
+                human_proof(required, signed, remote),
+                expected,
+                "required {required}, signed {signed}, remote {remote}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_lease_is_lost_only_on_the_claims_own_line() {
+        let name = "refs/orchestrator/claims/pr-1";
+        let stderr = |text: &str| GitError {
+            command: "git push --atomic".into(),
+            status: Some(1),
+            stderr: text.to_string(),
+        };
+        #[rustfmt::skip]
+        let table = [
+            (" ! [rejected] abc -> refs/orchestrator/claims/pr-1 (stale info)", true),
+            (" ! [rejected] abc -> refs/orchestrator/claims/pr-1 (fetch first)", true),
+            (" ! [rejected] abc -> refs/orchestrator/claims/pr-1 (already exists)", true),
+            (" ! [rejected] abc -> refs/orchestrator/workflows/main (stale info)", false),
+            (" ! [remote rejected] abc -> refs/orchestrator/claims/pr-1 (atomic push failed)", false),
+        ];
+        for (text, expected) in table {
+            assert_eq!(lost_lease(&stderr(text), name), expected, "{text}");
+        }
+    }
 }

@@ -1168,6 +1168,19 @@ fn prepare_clients(
     session: &Session,
     options: &RunOptions,
 ) -> Result<Vec<TrustNotice>, EngineError> {
+    let clients = clients_of(options);
+    for client in &clients {
+        refuse_gaps(session, *client)?;
+    }
+    let mut notices = Vec::new();
+    for client in clients {
+        notices.extend(trust(session.store.workdir(), client)?);
+    }
+    Ok(notices)
+}
+
+/// The known clients of a run, each once, in the order its options name them.
+fn clients_of(options: &RunOptions) -> Vec<Client> {
     let mut clients: Vec<Client> = Vec::new();
     for driver in [
         Some(&options.driver),
@@ -1183,101 +1196,104 @@ fn prepare_clients(
             clients.push(*client);
         }
     }
-    for client in &clients {
-        let name = decide::program(*client);
-        let files = super::agent_setup::file_gaps(session, *client);
-        let gaps: Vec<String> = files
-            .iter()
-            .flat_map(|f| f.gaps.iter().map(move |g| format!("{} {g}", f.path)))
-            .collect();
-        if !gaps.is_empty() {
-            return Err(EngineError::Agent {
+    clients
+}
+
+/// Refuses (exit 5) when `client`'s project files as it will load them do not name our hooks
+/// and MCP server.
+fn refuse_gaps(session: &Session, client: Client) -> Result<(), EngineError> {
+    let name = decide::program(client);
+    let files = super::agent_setup::file_gaps(session, client);
+    let gaps: Vec<String> = files
+        .iter()
+        .flat_map(|f| f.gaps.iter().map(move |g| format!("{} {g}", f.path)))
+        .collect();
+    if !gaps.is_empty() {
+        return Err(EngineError::Agent {
+            message: format!(
+                "run refused before turn 1: {name} would work here without git-orchestrate's \
+                 hooks or MCP server: {}; nothing was started or committed",
+                gaps.join("; ")
+            ),
+            hint: format!(
+                "Run `git orchestrate init --agent {name}` here (it writes {}), then `git \
+                 orchestrate run` again; `git orchestrate doctor` checks them.",
+                files
+                    .iter()
+                    .map(|f| f.path)
+                    .collect::<Vec<_>>()
+                    .join(" and ")
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// Whether `client` will load the project at `root`: refused (exit 4) where its user marked
+/// it untrusted; trusted, and said so, where nobody judged it.
+fn trust(root: &Path, client: Client) -> Result<Option<TrustNotice>, EngineError> {
+    let name = decide::program(client);
+    let Some(trust) = super::agent_setup::client_trust(client, root) else {
+        return Ok(None);
+    };
+    let folder = trust
+        .rule
+        .clone()
+        .unwrap_or_else(|| root.display().to_string());
+    match (crate::agent::trust::run_trust(&trust.trust), client) {
+        (crate::agent::trust::RunTrust::Loads, _) => Ok(None),
+        (crate::agent::trust::RunTrust::Refuse, Client::Codex) => {
+            Err(EngineError::AgentUntrusted {
                 message: format!(
-                    "run refused before turn 1: {name} would work here without git-orchestrate's \
-                     hooks or MCP server: {}; nothing was started or committed",
-                    gaps.join("; ")
+                    "run refused before turn 1: {} says trust_level = \"untrusted\" under \
+                     [projects.{}], so Codex would drop .codex/ here (no hooks, no MCP server), \
+                     and run does not overrule your setting; nothing was started",
+                    trust.record,
+                    toml::Value::String(folder.clone())
                 ),
                 hint: format!(
-                    "Run `git orchestrate init --agent {name}` here (it writes {}), then `git \
-                     orchestrate run` again; `git orchestrate doctor` checks them.",
-                    files
-                        .iter()
-                        .map(|f| f.path)
-                        .collect::<Vec<_>>()
-                        .join(" and ")
+                    "If you trust this project, set trust_level = \"trusted\" there (or delete the \
+                     entry: run then trusts it and says so), then `git orchestrate run --agent {name}` \
+                     again."
                 ),
-            });
+            })
         }
+        (crate::agent::trust::RunTrust::Refuse, _) => Err(EngineError::AgentUntrusted {
+            message: format!(
+                "run refused before turn 1: {} marks {folder} DO_NOT_TRUST, so Gemini CLI would \
+                     drop .gemini/settings.json here (no hooks, no MCP server), and run does not \
+                     overrule your setting; nothing was started",
+                trust.record
+            ),
+            hint: format!(
+                "If you trust this folder, change that rule to TRUST_FOLDER (or remove it: run \
+                     then trusts the folder for its own turns and says so), then `git orchestrate \
+                     run --agent {name}` again."
+            ),
+        }),
+        (crate::agent::trust::RunTrust::Grant, Client::Codex) => Ok(Some(TrustNotice {
+            event: "trust",
+            client: name,
+            message: format!(
+                "run trusts this project for Codex: {} had no trust_level for {}, and Codex loads \
+                 .codex/ (our hooks and MCP server) only in a trusted project; `codex exec --trust` \
+                 records trust_level = \"trusted\" for it there",
+                trust.record,
+                root.display()
+            ),
+        })),
+        (crate::agent::trust::RunTrust::Grant, _) => Ok(Some(TrustNotice {
+            event: "trust",
+            client: name,
+            message: format!(
+                "run trusts this folder for Gemini CLI's turns alone (GEMINI_CLI_TRUST_WORKSPACE=true): \
+                 {} does not decide {}, and Gemini CLI loads .gemini/settings.json (our hooks and \
+                 MCP server) only in a trusted folder; nothing is recorded",
+                trust.record,
+                root.display()
+            ),
+        })),
     }
-    let root = session.store.workdir();
-    let mut notices = Vec::new();
-    for client in clients {
-        let name = decide::program(client);
-        let Some(trust) = super::agent_setup::client_trust(client, root) else {
-            continue;
-        };
-        let folder = trust
-            .rule
-            .clone()
-            .unwrap_or_else(|| root.display().to_string());
-        match (crate::agent::trust::run_trust(&trust.trust), client) {
-            (crate::agent::trust::RunTrust::Loads, _) => {}
-            (crate::agent::trust::RunTrust::Refuse, Client::Codex) => {
-                return Err(EngineError::AgentUntrusted {
-                    message: format!(
-                        "run refused before turn 1: {} says trust_level = \"untrusted\" under \
-                         [projects.{}], so Codex would drop .codex/ here (no hooks, no MCP server), \
-                         and run does not overrule your setting; nothing was started",
-                        trust.record,
-                        toml::Value::String(folder.clone())
-                    ),
-                    hint: format!(
-                        "If you trust this project, set trust_level = \"trusted\" there (or delete the \
-                         entry: run then trusts it and says so), then `git orchestrate run --agent {name}` \
-                         again."
-                    ),
-                });
-            }
-            (crate::agent::trust::RunTrust::Refuse, _) => {
-                return Err(EngineError::AgentUntrusted {
-                    message: format!(
-                        "run refused before turn 1: {} marks {folder} DO_NOT_TRUST, so Gemini CLI would \
-                         drop .gemini/settings.json here (no hooks, no MCP server), and run does not \
-                         overrule your setting; nothing was started",
-                        trust.record
-                    ),
-                    hint: format!(
-                        "If you trust this folder, change that rule to TRUST_FOLDER (or remove it: run \
-                         then trusts the folder for its own turns and says so), then `git orchestrate \
-                         run --agent {name}` again."
-                    ),
-                });
-            }
-            (crate::agent::trust::RunTrust::Grant, Client::Codex) => notices.push(TrustNotice {
-                event: "trust",
-                client: name,
-                message: format!(
-                    "run trusts this project for Codex: {} had no trust_level for {}, and Codex loads \
-                     .codex/ (our hooks and MCP server) only in a trusted project; `codex exec --trust` \
-                     records trust_level = \"trusted\" for it there",
-                    trust.record,
-                    root.display()
-                ),
-            }),
-            (crate::agent::trust::RunTrust::Grant, _) => notices.push(TrustNotice {
-                event: "trust",
-                client: name,
-                message: format!(
-                    "run trusts this folder for Gemini CLI's turns alone (GEMINI_CLI_TRUST_WORKSPACE=true): \
-                     {} does not decide {}, and Gemini CLI loads .gemini/settings.json (our hooks and \
-                     MCP server) only in a trusted folder; nothing is recorded",
-                    trust.record,
-                    root.display()
-                ),
-            }),
-        }
-    }
-    Ok(notices)
 }
 
 /// Halts the workflow as stuck, with the run's report (a lost race re-reads and retries; a
@@ -1537,6 +1553,29 @@ mod tests {
             started_record(5, &brief(Some(Role::Manager)), SessionMode::Fresh)["role"],
             serde_json::json!("manager")
         );
+    }
+
+    #[test]
+    fn a_runs_clients_are_its_known_agents_each_once_in_the_order_named() {
+        let options = |driver, manager, developer| RunOptions {
+            driver,
+            manager,
+            developer,
+            max_turns: 1,
+            strategy: None,
+            fresh_after: None,
+        };
+        let command = || Driver::Command(vec!["./agent.sh".into()]);
+        #[rustfmt::skip]
+        let table = [
+            (options(Driver::Known(Client::Codex), None, None), vec![Client::Codex]),
+            (options(command(), None, None), vec![]),
+            (options(Driver::Known(Client::Claude), Some(Driver::Known(Client::Gemini)), Some(Driver::Known(Client::Claude))), vec![Client::Claude, Client::Gemini]),
+            (options(command(), Some(command()), Some(Driver::Known(Client::Gemini))), vec![Client::Gemini]),
+        ];
+        for (options, expected) in table {
+            assert_eq!(clients_of(&options), expected);
+        }
     }
 
     #[test]
