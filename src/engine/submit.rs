@@ -579,60 +579,14 @@ fn measure(
         .as_ref()
         .is_none_or(|r| r.output.exit.success() && r.not_run.is_none());
     let preflight = if pass && run.exit.success() && red_passed {
-        // What the gates are asked about must be what the test ran on: a test that changes
-        // the tree, and a gate that changes it back, verify nothing (docs/integrity.md).
-        let changed_by_test = match &before {
-            Some(before) => {
-                let after_test = session.git.worktree_tree(&index)?;
-                if &after_test == before {
-                    Vec::new()
-                } else {
-                    session.git.changed_files(before, &after_test)?
-                }
-            }
-            None => Vec::new(),
-        };
-        if changed_by_test.is_empty() {
-            // Every passing run records the tree it verified: the squash is checked against
-            // it (docs/states.md), and a checkpoint of that tree needs no new preflight.
-            let verification = verify_tree(
-                session,
-                Some(state),
-                config,
-                before.as_deref(),
-                Reuse::TestRun(crate::gates::Reusable { command, run: &run }),
-                Recheck::WorktreeTree,
-            )?;
-            let failure = verification.failed.as_ref().map(|g| {
-                (
-                    g.name.clone(),
-                    exec::tail_lines(&g.output, config.test.output_tail),
-                )
-            });
-            let cache = verification.cache();
-            let outcome = PreflightOutcome {
-                record: PreflightRecord {
-                    gates: verification.gates.clone(),
-                },
-                failure,
-                key: cache.as_ref().map(|c| c.key.clone()),
-                verified_tree: cache.map(|c| c.tree),
-                changed: verification.changed_during.clone(),
-                protected: verification.protected.clone(),
-            };
-            Some((verification.run, outcome))
-        } else {
-            // The gates would verify a tree the test did not run on: they are not run.
-            let outcome = PreflightOutcome {
-                record: PreflightRecord { gates: Vec::new() },
-                failure: None,
-                key: None,
-                verified_tree: None,
-                changed: changed_by_test,
-                protected: Vec::new(),
-            };
-            Some((None, outcome))
-        }
+        Some(gates_after(
+            session,
+            state,
+            config,
+            before.as_deref(),
+            command,
+            &run,
+        )?)
     } else {
         None
     };
@@ -644,6 +598,73 @@ fn measure(
         red_rerun,
         preflight,
     })
+}
+
+/// The gates' run after a passing test that was meant to pass, and what the workflow makes of
+/// it; not run when the test changed the tree taken `before` it.
+fn gates_after(
+    session: &Session,
+    state: &State,
+    config: &Config,
+    before: Option<&str>,
+    command: &str,
+    run: &RunOutput,
+) -> Result<(Option<PreflightRun>, PreflightOutcome), EngineError> {
+    let index = session.store.index_path();
+    // What the gates are asked about must be what the test ran on: a test that changes
+    // the tree, and a gate that changes it back, verify nothing (docs/integrity.md).
+    let changed_by_test = match before {
+        Some(before) => {
+            let after_test = session.git.worktree_tree(&index)?;
+            if after_test == before {
+                Vec::new()
+            } else {
+                session.git.changed_files(before, &after_test)?
+            }
+        }
+        None => Vec::new(),
+    };
+    if changed_by_test.is_empty() {
+        // Every passing run records the tree it verified: the squash is checked against
+        // it (docs/states.md), and a checkpoint of that tree needs no new preflight.
+        let verification = verify_tree(
+            session,
+            Some(state),
+            config,
+            before,
+            Reuse::TestRun(crate::gates::Reusable { command, run }),
+            Recheck::WorktreeTree,
+        )?;
+        let failure = verification.failed.as_ref().map(|g| {
+            (
+                g.name.clone(),
+                exec::tail_lines(&g.output, config.test.output_tail),
+            )
+        });
+        let cache = verification.cache();
+        let outcome = PreflightOutcome {
+            record: PreflightRecord {
+                gates: verification.gates.clone(),
+            },
+            failure,
+            key: cache.as_ref().map(|c| c.key.clone()),
+            verified_tree: cache.map(|c| c.tree),
+            changed: verification.changed_during.clone(),
+            protected: verification.protected.clone(),
+        };
+        Ok((verification.run, outcome))
+    } else {
+        // The gates would verify a tree the test did not run on: they are not run.
+        let outcome = PreflightOutcome {
+            record: PreflightRecord { gates: Vec::new() },
+            failure: None,
+            key: None,
+            verified_tree: None,
+            changed: changed_by_test,
+            protected: Vec::new(),
+        };
+        Ok((None, outcome))
+    }
 }
 
 /// The guard judges a test command before it runs (docs/integrity.md): a command that moves
