@@ -7,10 +7,11 @@
 use gix::ObjectId;
 use serde::Serialize;
 
-use super::{EngineError, Session};
+use super::{EngineError, Facts, Session};
+use crate::config::Config;
 use crate::exec::GitError;
 use crate::store::{Claim, Snapshot, claim_ref, tracking_claim_ref};
-use crate::workflow::claims::{self as rules, Found, Verdict};
+use crate::workflow::claims::{self as rules, Found};
 use crate::workflow::{State, Status};
 
 /// The clock claims are judged by: seconds since the epoch. A debug build (the tests') takes
@@ -35,9 +36,13 @@ pub fn claim_remote(
     session: &Session,
     state: Option<&State>,
 ) -> Result<Option<String>, EngineError> {
+    remote_of(session, &session.load_config(state)?.config)
+}
+
+/// [`claim_remote`] under the configuration `config`, read already.
+fn remote_of(session: &Session, config: &Config) -> Result<Option<String>, EngineError> {
     let remotes = session.store.remote_names();
-    let configured = session.load_config(state)?.config.remote;
-    Ok(super::remote::choose_remote(configured.as_deref(), &remotes)?.map(str::to_string))
+    Ok(super::remote::choose_remote(config.remote.as_deref(), &remotes)?.map(str::to_string))
 }
 
 /// A claim as a listing shows it.
@@ -128,19 +133,6 @@ struct RemoteLease {
     workflow_seen: Option<Option<ObjectId>>,
 }
 
-/// Who holds the claim `id` on `pr` and until when, as the claimer judges it; a ref that
-/// holds no claim of ours has long expired.
-fn found_of(session: &Session, id: ObjectId) -> Result<(Option<Claim>, i64), EngineError> {
-    Ok(match session.store.read_claim(id)? {
-        Some((claim, _)) => {
-            let expires = claim.expires;
-            (Some(claim), expires)
-        }
-        // Junk under the claims namespace holds nothing: it may be replaced.
-        None => (None, 0),
-    })
-}
-
 /// The refusal when `claim` (or an unreadable ref) holds `pr`.
 fn lost(pr: &str, claim: Option<&Claim>) -> EngineError {
     let (who, since) = match claim {
@@ -211,9 +203,12 @@ pub(crate) fn master_plan_text(
     session: &Session,
     state: &State,
 ) -> Result<Option<String>, EngineError> {
-    let config = session.load_config(Some(state))?.config;
-    let main = session.main_branch(Some(state))?;
-    let Some(id) = session.master_plan_blob(&main, &config.master_plan)? else {
+    master_plan_on(session, &session.facts(Some(state))?)
+}
+
+/// [`master_plan_text`] under the facts of the command that asks.
+fn master_plan_on(session: &Session, facts: &Facts) -> Result<Option<String>, EngineError> {
+    let Some(id) = session.master_plan_blob(&facts.main, &facts.config().master_plan)? else {
         return Ok(None);
     };
     Ok(session
@@ -228,13 +223,14 @@ pub(crate) fn master_plan_text(
 /// where it was.
 pub(crate) fn commit_claiming(
     session: &Session,
+    facts: &Facts,
     snapshot: &Snapshot,
     t: &crate::workflow::Transition,
     output: Option<&[u8]>,
 ) -> Result<(), EngineError> {
     match &t.input {
         crate::workflow::Event::PlanSubmitted { plan, .. } => {
-            let pending = prepare(session, snapshot, &plan.pr_title)?;
+            let pending = prepare(session, facts, snapshot, &plan.pr_title)?;
             session.commit_before(snapshot, t, output, |commit| {
                 land(session, &pending, commit)
             })?;
@@ -244,7 +240,7 @@ pub(crate) fn commit_claiming(
         _ => {
             session.commit(snapshot, t, output)?;
             // Best effort: a claim that is not renewed lapses, and the next write tries again.
-            let _ = renew_locally(session, &snapshot.state);
+            let _ = renew_locally(session, facts, &t.state);
             Ok(())
         }
     }
@@ -294,8 +290,8 @@ pub(crate) fn adopt_pushed_plan(session: &Session) -> Result<(), EngineError> {
 /// Without a remote nothing `sync`s, so the workflow's own writes keep its claim: renewed by
 /// compare-and-swap once half its ttl has passed (the worktrees of one clone judge it by the
 /// local ref). With a remote, `sync` renews it there.
-fn renew_locally(session: &Session, state: &State) -> Result<(), EngineError> {
-    if claim_remote(session, Some(state))?.is_some() {
+fn renew_locally(session: &Session, facts: &Facts, after: &State) -> Result<(), EngineError> {
+    if remote_of(session, facts.config())?.is_some() {
         return Ok(());
     }
     let store = &session.store;
@@ -303,7 +299,8 @@ fn renew_locally(session: &Session, state: &State) -> Result<(), EngineError> {
     if claims.is_empty() {
         return Ok(());
     }
-    let ttl = ttl(session)?;
+    // The configuration in force after the transition, which the claim is renewed after.
+    let ttl = ttl_of(&session.load_config(Some(after))?.config);
     let now = now();
     for (pr, id) in claims {
         let Some((claim, _)) = store.read_claim(id)? else {
@@ -326,115 +323,135 @@ fn renew_locally(session: &Session, state: &State) -> Result<(), EngineError> {
 
 /// Decides whether the workflow in `snap` may claim the PR titled `title`, and writes the
 /// claim commit it would take: refused (exit 4, naming the holder) when another holds it.
+/// Gathers what the claimer sees (the remote's claims and master plan, this clone's claims),
+/// asks the pure rules (`workflow::claims::{claim_key, claim_times}`), then writes.
 pub(crate) fn prepare(
     session: &Session,
+    facts: &Facts,
     snap: &Snapshot,
     title: &str,
 ) -> Result<Pending, EngineError> {
-    let state = &snap.state;
-    let store = &session.store;
-    let workflow = store.workflow().to_string();
-    let remote = claim_remote(session, Some(state))?;
-    // This clone's claims are read before the remote's: a claim another worktree's claimer
-    // wrote here after the remote was read could be one whose push has landed since, and
-    // replacing it would leave the winner without its local ref (see `land`).
-    let local_claims = store.local_claims()?;
-    // The master plan as the remote's main has it: a PR another clone merged is [DONE]
-    // there before this clone's main knows it.
-    let view = match &remote {
-        Some(remote) => Some(look(session, state, remote)?),
-        None => None,
-    };
-    let master_plan = match (&remote, &view) {
-        (Some(remote), Some(view)) => remote_master_plan(session, state, remote, view)?,
-        _ => master_plan_text(session, state)?,
-    };
-    if let Some(text) = &master_plan {
-        refuse_done(text, title, remote.as_deref())?;
-    }
-    let pr = rules::pr_slug(master_plan.as_deref(), title);
-    let name = claim_ref(&pr);
-    let ttl = i64::try_from(
-        session
-            .load_config(Some(state))?
-            .config
-            .claims
-            .ttl
-            .as_secs(),
-    )
-    .unwrap_or(i64::MAX);
-    let local_before = local_claims.get(&pr).copied();
-    let (current, remote_lease) = match (&remote, view) {
+    let scene = look_around(session, facts)?;
+    let pr = rules::claim_key(scene.master_plan.as_deref(), title)
+        .map_err(|heading| done_refusal(&heading, scene.remote.as_deref()))?;
+    let local_before = scene.local_claims.get(&pr).copied();
+    let (current, lease) = match (&scene.remote, scene.view) {
         (Some(remote), Some(view)) => {
-            let seen = view.claims.get(&name).copied();
-            if let Some(id) = seen
-                && store.read_claim(id)?.is_none()
-            {
-                // Another's claim, not here yet: fetched to read its holder. A ref that
-                // holds no claim of ours stays unreadable, and is judged so.
-                let spec = format!("+{name}:{}", tracking_claim_ref(remote, &pr));
-                let _ = session.git.fetch(remote, &[spec]);
-            }
-            store.set_tracking_claim(remote, &pr, seen)?;
-            let workflow_seen = view.workflow;
-            // The transition goes along only when it fast-forwards the remote's workflow.
-            let workflow_seen = match workflow_seen {
-                None => Some(None),
-                Some(theirs) if store.ref_tip(&store.ref_name())?.is_some() => {
-                    let related = session
-                        .git
-                        .is_ancestor(&theirs.to_string(), &snap.tip.to_string());
-                    matches!(related, Ok(true)).then_some(Some(theirs))
-                }
-                Some(_) => None,
-            };
-            (
-                seen,
-                Some(RemoteLease {
-                    name: remote.clone(),
-                    seen,
-                    workflow_seen,
-                }),
-            )
+            let lease = remote_lease(session, snap, remote, view, &pr)?;
+            (lease.seen, Some(lease))
         }
         _ => (local_before, None),
     };
+    let workflow = session.store.workflow().to_string();
     let now = now();
-    let held = match current {
-        Some(id) => Some(found_of(session, id)?),
+    let previous = match current {
+        Some(id) => session.store.read_claim(id)?.map(|(claim, _)| claim),
         None => None,
     };
-    let ours = current.is_some() && current == local_before;
-    let found = held.as_ref().map(|(claim, expires)| Found {
-        workflow: claim.as_ref().map_or("", |c| c.workflow.as_str()),
-        expires: *expires,
-        ours,
+    let held = current.map(|_| rules::Held {
+        // A ref that holds no claim of ours has long expired: it may be replaced.
+        found: Found {
+            workflow: previous.as_ref().map_or("", |c| c.workflow.as_str()),
+            expires: previous.as_ref().map_or(0, |c| c.expires),
+            ours: current == local_before,
+        },
+        since: previous.as_ref().map(|c| c.since),
     });
-    let verdict = rules::judge(found.as_ref(), &workflow, now);
-    let previous = held.and_then(|(claim, _)| claim);
-    if verdict == Verdict::Lost {
+    let Some((since, expires)) =
+        rules::claim_times(held.as_ref(), &workflow, now, ttl_of(facts.config()))
+    else {
         return Err(lost(&pr, previous.as_ref()));
-    }
+    };
     let (host, user) = host_and_user(session);
     let claim = Claim {
         slug: pr.clone(),
         workflow,
         host,
         user,
-        since: match (verdict, &previous) {
-            (Verdict::Renew, Some(old)) => old.since,
-            _ => now,
-        },
-        expires: now.saturating_add(ttl),
+        since,
+        expires,
         nonce: nonce(),
     };
-    let commit = store.write_claim(&claim)?;
+    let commit = session.store.write_claim(&claim)?;
     Ok(Pending {
         pr,
         commit,
         tip: snap.tip,
         local_before,
-        remote: remote_lease,
+        remote: lease,
+    })
+}
+
+/// What a claimer sees before it judges: the remote it claims through, what that remote
+/// holds, the master plan as its main has it, and this clone's claims.
+struct Scene {
+    remote: Option<String>,
+    view: Option<RemoteView>,
+    master_plan: Option<String>,
+    local_claims: std::collections::BTreeMap<String, ObjectId>,
+}
+
+fn look_around(session: &Session, facts: &Facts) -> Result<Scene, EngineError> {
+    let remote = remote_of(session, facts.config())?;
+    // This clone's claims are read before the remote's: a claim another worktree's claimer
+    // wrote here after the remote was read could be one whose push has landed since, and
+    // replacing it would leave the winner without its local ref (see `land`).
+    let local_claims = session.store.local_claims()?;
+    // The master plan as the remote's main has it: a PR another clone merged is [DONE]
+    // there before this clone's main knows it.
+    let view = match &remote {
+        Some(remote) => Some(look(session, facts, remote)?),
+        None => None,
+    };
+    let master_plan = match (&remote, &view) {
+        (Some(remote), Some(view)) => remote_master_plan(session, facts, remote, view)?,
+        _ => master_plan_on(session, facts)?,
+    };
+    Ok(Scene {
+        remote,
+        view,
+        master_plan,
+        local_claims,
+    })
+}
+
+/// The lease a claim on `pr` is pushed against: the remote's claim ref as `view` read it
+/// (its commit fetched when it is not here yet, so that its holder can be read), and the
+/// remote's workflow ref when the transition fast-forwards it.
+fn remote_lease(
+    session: &Session,
+    snap: &Snapshot,
+    remote: &str,
+    view: RemoteView,
+    pr: &str,
+) -> Result<RemoteLease, EngineError> {
+    let store = &session.store;
+    let name = claim_ref(pr);
+    let seen = view.claims.get(&name).copied();
+    if let Some(id) = seen
+        && store.read_claim(id)?.is_none()
+    {
+        // Another's claim, not here yet: fetched to read its holder. A ref that holds no
+        // claim of ours stays unreadable, and is judged so.
+        let spec = format!("+{name}:{}", tracking_claim_ref(remote, pr));
+        let _ = session.git.fetch(remote, &[spec]);
+    }
+    store.set_tracking_claim(remote, pr, seen)?;
+    // The transition goes along only when it fast-forwards the remote's workflow.
+    let workflow_seen = match view.workflow {
+        None => Some(None),
+        Some(theirs) if store.ref_tip(&store.ref_name())?.is_some() => {
+            let related = session
+                .git
+                .is_ancestor(&theirs.to_string(), &snap.tip.to_string());
+            matches!(related, Ok(true)).then_some(Some(theirs))
+        }
+        Some(_) => None,
+    };
+    Ok(RemoteLease {
+        name: remote.to_string(),
+        seen,
+        workflow_seen,
     })
 }
 
@@ -447,8 +464,8 @@ struct RemoteView {
     workflow: Option<ObjectId>,
 }
 
-fn look(session: &Session, state: &State, remote: &str) -> Result<RemoteView, EngineError> {
-    let main = format!("refs/heads/{}", session.main_branch(Some(state))?);
+fn look(session: &Session, facts: &Facts, remote: &str) -> Result<RemoteView, EngineError> {
+    let main = format!("refs/heads/{}", facts.main);
     let workflow = session.store.ref_name();
     let claims = format!("{}*", crate::store::CLAIMS);
     let listed = session
@@ -478,42 +495,38 @@ fn look(session: &Session, state: &State, remote: &str) -> Result<RemoteView, En
 /// when this clone does not have that commit yet; this clone's when the remote has no main.
 fn remote_master_plan(
     session: &Session,
-    state: &State,
+    facts: &Facts,
     remote: &str,
     view: &RemoteView,
 ) -> Result<Option<String>, EngineError> {
     let Some(id) = &view.main else {
-        return master_plan_text(session, state);
+        return master_plan_on(session, facts);
     };
     if session.git.rev_parse(&format!("{id}^{{commit}}")).is_err() {
-        let main = session.main_branch(Some(state))?;
+        let main = &facts.main;
         let spec = format!(
             "+refs/heads/{main}:{}",
-            crate::store::tracking_branch_ref(remote, &main)
+            crate::store::tracking_branch_ref(remote, main)
         );
         session
             .git
             .fetch(remote, &[spec])
             .map_err(|e| remote_error(remote, format!("fetch {main} from {remote}"), e))?;
     }
-    let config = session.load_config(Some(state))?.config;
-    session.master_plan_at(id, &config.master_plan)
+    session.master_plan_at(id, &facts.config().master_plan)
 }
 
-/// Refuses a plan for a PR the master plan marks [DONE] (and no open heading names): merged
-/// already, by this workflow or another.
-fn refuse_done(text: &str, title: &str, remote: Option<&str>) -> Result<(), EngineError> {
-    match rules::done_heading(text, title) {
-        Some(heading) => Err(super::wrong_state(
-            Status::Initializing,
-            format!(
-                "the plan is not accepted: \"{heading}\" is done on {} main: it was merged already",
-                remote.map_or_else(|| "the".to_string(), |r| format!("{r}'s"))
-            ),
-            "Run `git orchestrate get-task`: it brings main up to date, and its briefing names the PRs still free. Plan one of those.",
-        )),
-        None => Ok(()),
-    }
+/// The refusal of a plan for a PR the master plan marks [DONE] (and no open heading names):
+/// merged already, by this workflow or another.
+fn done_refusal(heading: &str, remote: Option<&str>) -> EngineError {
+    super::wrong_state(
+        Status::Initializing,
+        format!(
+            "the plan is not accepted: \"{heading}\" is done on {} main: it was merged already",
+            remote.map_or_else(|| "the".to_string(), |r| format!("{r}'s"))
+        ),
+        "Run `git orchestrate get-task`: it brings main up to date, and its briefing names the PRs still free. Plan one of those.",
+    )
 }
 
 /// The remote's claim on `pr` and its copy of this workflow (one `ls-remote`), the claim's
@@ -852,15 +865,12 @@ fn adopt_own(session: &Session, remote: &str) -> Result<(), EngineError> {
 
 fn ttl(session: &Session) -> Result<i64, EngineError> {
     let state = session.store.read_unless_ticket()?.map(|s| s.state);
-    Ok(i64::try_from(
-        session
-            .load_config(state.as_ref())?
-            .config
-            .claims
-            .ttl
-            .as_secs(),
-    )
-    .unwrap_or(i64::MAX))
+    Ok(ttl_of(&session.load_config(state.as_ref())?.config))
+}
+
+/// How long a claim holds under `config`, in seconds.
+fn ttl_of(config: &Config) -> i64 {
+    i64::try_from(config.claims.ttl.as_secs()).unwrap_or(i64::MAX)
 }
 
 /// Releases the claims this workflow holds (at its merge): deleted on the remote with a
@@ -933,34 +943,36 @@ pub fn human(
     // A key is its own slug; a heading's text gives its key.
     let pr = rules::slug(pr);
     let state = store.read_unless_ticket()?.map(|s| s.state);
-    let remote = claim_remote(session, state.as_ref())?;
-    let required = session.load_config(state.as_ref())?.config.human.require
-        == crate::config::HumanProof::Signature;
+    let facts = session.facts(state.as_ref())?;
+    let remote = remote_of(session, facts.config())?;
+    let required = facts.config().human.require == crate::config::HumanProof::Signature;
     let verb = if steal { "steal" } else { "release" };
-    // Where answers must be signed, an environment variable proves no human: the claim is
-    // moved by a signed push, whose key the server hook checks against [attest] humans.
-    if required && !signed {
-        return Err(super::error::wrong_state(
-            state.as_ref().map_or(Status::Initializing, State::status),
-            format!(
-                "claim {verb} was refused: main's configuration requires [human] require = \
-                 \"signature\", and GIT_ORCHESTRATE_HUMAN proves no human"
-            ),
-            format!(
-                "A human runs `git orchestrate claim {verb} {pr} --signed` with their SSH key as \
-                 user.signingkey (gpg.format ssh): the server accepts the push of a key listed in \
-                 main's [attest] humans."
-            ),
-        ));
-    }
-    if signed && remote.is_none() {
-        return Err(EngineError::BadInput {
-            message: format!(
-                "claim {verb} --signed needs a remote: a signed push is checked by the server"
-            ),
-            hint: "Set the workflow's remote, or drop --signed where no server guards the claims."
-                .into(),
-        });
+    match human_proof(required, signed, remote.is_some()) {
+        HumanProof::Moves => {}
+        HumanProof::Unsigned => {
+            return Err(super::error::wrong_state(
+                state.as_ref().map_or(Status::Initializing, State::status),
+                format!(
+                    "claim {verb} was refused: main's configuration requires [human] require = \
+                     \"signature\", and GIT_ORCHESTRATE_HUMAN proves no human"
+                ),
+                format!(
+                    "A human runs `git orchestrate claim {verb} {pr} --signed` with their SSH key as \
+                     user.signingkey (gpg.format ssh): the server accepts the push of a key listed in \
+                     main's [attest] humans."
+                ),
+            ));
+        }
+        HumanProof::NoServer => {
+            return Err(EngineError::BadInput {
+                message: format!(
+                    "claim {verb} --signed needs a remote: a signed push is checked by the server"
+                ),
+                hint:
+                    "Set the workflow's remote, or drop --signed where no server guards the claims."
+                        .into(),
+            });
+        }
     }
     let name = claim_ref(&pr);
     let local = store.ref_tip(&name)?;
@@ -979,44 +991,14 @@ pub fn human(
         });
     }
     let new = if steal {
-        let (host, user) = host_and_user(session);
-        let now = now();
-        let claim = Claim {
-            slug: pr.clone(),
-            workflow: store.workflow().to_string(),
-            host,
-            user,
-            since: now,
-            expires: now.saturating_add(ttl(session)?),
-            nonce: nonce(),
-        };
+        let claim = stolen(session, &pr, ttl(session)?);
         Some((store.write_claim(&claim)?, claim))
     } else {
         None
     };
     let new_id = new.as_ref().map(|(id, _)| *id);
     if let Some(remote) = &remote {
-        let spec = match new_id {
-            Some(id) => format!("{id}:{name}"),
-            None => format!(":{name}"),
-        };
-        session
-            .git
-            .push_atomic_as(
-                remote,
-                &[(name.clone(), current.map(|id| id.to_string()))],
-                &[spec],
-                signed,
-            )
-            .map_err(|e| EngineError::Remote {
-                remote: remote.clone(),
-                what: format!("change the claim on {pr} on {remote}"),
-                answer: e.stderr.trim().to_string(),
-                hint: "The claim moved meanwhile, or the remote refused: nothing changed. Look again with \
-                       `git orchestrate sync` and `git orchestrate claim list`."
-                    .into(),
-            })?;
-        store.set_tracking_claim(remote, &pr, new_id)?;
+        push_human(session, remote, &pr, (current, new_id), signed)?;
     }
     if let Some(id) = current {
         store.forget_claim(id);
@@ -1040,6 +1022,75 @@ pub fn human(
         previous,
         now: new.map(|(_, claim)| claim),
     })
+}
+
+/// Whether a human's `claim release|steal` may move the claim.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum HumanProof {
+    Moves,
+    /// Main requires signed answers, and this one is not: an environment variable proves no
+    /// human; the claim is moved by a signed push, whose key the server hook checks against
+    /// [attest] humans.
+    Unsigned,
+    /// Signed, with no remote: a signed push is checked by the server, and there is none.
+    NoServer,
+}
+
+fn human_proof(required: bool, signed: bool, remote: bool) -> HumanProof {
+    match (required, signed, remote) {
+        (true, false, _) => HumanProof::Unsigned,
+        (_, true, false) => HumanProof::NoServer,
+        _ => HumanProof::Moves,
+    }
+}
+
+/// The claim a human's `claim steal` takes on `pr` for this workflow, from now.
+fn stolen(session: &Session, pr: &str, ttl: i64) -> Claim {
+    let (host, user) = host_and_user(session);
+    let now = now();
+    Claim {
+        slug: pr.to_string(),
+        workflow: session.store.workflow().to_string(),
+        host,
+        user,
+        since: now,
+        expires: now.saturating_add(ttl),
+        nonce: nonce(),
+    }
+}
+
+/// Moves the remote's claim ref on `pr` from `current` (the lease) to `new` (none: deleted),
+/// in a push signed when `signed`; then its tracking ref.
+fn push_human(
+    session: &Session,
+    remote: &str,
+    pr: &str,
+    (current, new): (Option<ObjectId>, Option<ObjectId>),
+    signed: bool,
+) -> Result<(), EngineError> {
+    let name = claim_ref(pr);
+    let spec = match new {
+        Some(id) => format!("{id}:{name}"),
+        None => format!(":{name}"),
+    };
+    session
+        .git
+        .push_atomic_as(
+            remote,
+            &[(name.clone(), current.map(|id| id.to_string()))],
+            &[spec],
+            signed,
+        )
+        .map_err(|e| EngineError::Remote {
+            remote: remote.to_string(),
+            what: format!("change the claim on {pr} on {remote}"),
+            answer: e.stderr.trim().to_string(),
+            hint: "The claim moved meanwhile, or the remote refused: nothing changed. Look again with \
+                   `git orchestrate sync` and `git orchestrate claim list`."
+                .into(),
+        })?;
+    session.store.set_tracking_claim(remote, pr, new)?;
+    Ok(())
 }
 
 /// The claims in force that other workflows hold, by PR key: what this workflow may not plan.
@@ -1089,4 +1140,54 @@ pub fn taken(
         });
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    /// Each row: main requires a signature, the answer is signed, there is a remote.
+    #[test]
+    fn a_human_moves_a_claim_unless_a_signature_is_owed_or_nobody_checks_it() {
+        #[rustfmt::skip]
+        let table = [
+            ((false, false, false), HumanProof::Moves),
+            ((false, false, true), HumanProof::Moves),
+            ((false, true, true), HumanProof::Moves),
+            ((true, true, true), HumanProof::Moves),
+            ((true, false, true), HumanProof::Unsigned),
+            ((true, false, false), HumanProof::Unsigned),
+            ((false, true, false), HumanProof::NoServer),
+            ((true, true, false), HumanProof::NoServer),
+        ];
+        for ((required, signed, remote), expected) in table {
+            assert_eq!(
+                human_proof(required, signed, remote),
+                expected,
+                "required {required}, signed {signed}, remote {remote}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_lease_is_lost_only_on_the_claims_own_line() {
+        let name = "refs/orchestrator/claims/pr-1";
+        let stderr = |text: &str| GitError {
+            command: "git push --atomic".into(),
+            status: Some(1),
+            stderr: text.to_string(),
+        };
+        #[rustfmt::skip]
+        let table = [
+            (" ! [rejected] abc -> refs/orchestrator/claims/pr-1 (stale info)", true),
+            (" ! [rejected] abc -> refs/orchestrator/claims/pr-1 (fetch first)", true),
+            (" ! [rejected] abc -> refs/orchestrator/claims/pr-1 (already exists)", true),
+            (" ! [rejected] abc -> refs/orchestrator/workflows/main (stale info)", false),
+            (" ! [remote rejected] abc -> refs/orchestrator/claims/pr-1 (atomic push failed)", false),
+        ];
+        for (text, expected) in table {
+            assert_eq!(lost_lease(&stderr(text), name), expected, "{text}");
+        }
+    }
 }

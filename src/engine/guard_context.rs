@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use super::{EngineError, Session};
+use super::{EngineError, Facts, Session};
 use crate::agent::guard::GuardContext;
 use crate::store::Workflow;
 
@@ -17,8 +17,8 @@ pub fn guard_context(session: &Session, cwd: &Path) -> Result<GuardContext, Engi
         tdd => (tdd.and_then(Workflow::into_tdd), false),
     };
     let state = snapshot.as_ref().map(|s| &s.state);
-    let config = session.load_config(state)?.config;
-    let mut context = guard_context_for(session, state, &config, cwd)?;
+    let facts = session.facts(state)?;
+    let mut context = guard_context_for(session, &facts, cwd)?;
     // Only a ticket's role needs its pinned configuration read (the guard runs before every
     // shell command; a TDD workflow pays for the variable alone).
     if ticket {
@@ -27,20 +27,20 @@ pub fn guard_context(session: &Session, cwd: &Path) -> Result<GuardContext, Engi
     Ok(context)
 }
 
-/// [`guard_context`] for a workflow state and configuration read already.
+/// [`guard_context`] under the facts of the command, gathered already.
 pub fn guard_context_for(
     session: &Session,
-    state: Option<&crate::workflow::State>,
-    config: &crate::config::Config,
+    facts: &Facts,
     cwd: &Path,
 ) -> Result<GuardContext, EngineError> {
+    let config = facts.config();
     let judges = super::verify::judges(config);
     Ok(GuardContext {
         root: session.store.workdir().to_path_buf(),
         cwd: cwd.to_path_buf(),
         git_dir: session.store.common_dir().to_path_buf(),
         hooks_dir: session.store.hooks_dir(),
-        main_branch: session.main_branch(state)?,
+        main_branch: facts.main.clone(),
         head_branch: session.store.head_branch()?,
         gate_commands: config.preflight.iter().map(|g| g.command.clone()).collect(),
         protected_files: crate::config::always_protected()

@@ -66,7 +66,7 @@ pub use history::{LogReport, PlanReport, log, plan};
 pub use human::{AnswerReport, ResumeReport, approve, reject, resume};
 pub use init::{CHECK_NAME, CiProvider, CiReport, CiRequest, InitReport, RefspecAdded, init};
 pub use repin::{RepinReport, repin};
-pub use session::{Loaded, Session};
+pub use session::{Facts, Loaded, Session};
 pub use status::{ConfigStatus, Progress, RemoteReport, StatusReport, status};
 pub use submit::{SubmitKind, SubmitReport, TestReport, submit};
 pub use sync::{

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use super::evidence::{TestRun, run_test};
 use super::scratch::Scratch;
-use super::{EngineError, Session};
+use super::{EngineError, Facts, Session};
 use crate::config::Config;
 use crate::exec::RunOutput;
 use crate::store::EntryType;
@@ -32,10 +32,11 @@ pub struct RedRun {
 pub fn outcome(
     session: &Session,
     state: &State,
-    config: &Config,
+    facts: &Facts,
     command: &str,
     test: &TestRun,
 ) -> Result<RedRun, EngineError> {
+    let config = facts.config();
     let run = &test.output;
     let syntax_error = red::syntax_error(&run.output);
     let not_a_test = |why: String| {
@@ -68,8 +69,7 @@ pub fn outcome(
     // In-process: a RED that fails as it should is on the write path.
     let start_tree = store.tree_of(&start)?;
     // A file as main has it came from main (merged into the branch since), not from the step.
-    let main = session.main_branch(Some(state))?;
-    let main_tree = store.tree_of(&main).ok();
+    let main_tree = store.tree_of(&facts.main).ok();
     let mut changed = Vec::new();
     for path in store.changed_paths(&start_tree, &tree)? {
         let from_main = match &main_tree {

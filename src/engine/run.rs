@@ -267,6 +267,41 @@ enum AfterTurn {
     Stuck,
 }
 
+impl TurnFacts {
+    /// What the finished turn `taken` showed.
+    fn of(taken: &Taken) -> TurnFacts {
+        TurnFacts {
+            proof: taken.proof,
+            failed: !matches!(
+                taken.outcome.exit,
+                ExitRecord::Code(0) | ExitRecord::TimedOut { .. }
+            ),
+            progressed: taken.progressed,
+            printed: !taken.outcome.stdout.iter().all(u8::is_ascii_whitespace),
+        }
+    }
+}
+
+/// What the stuck report quotes of a turn without progress: what the agent said, else the
+/// last 40 lines it printed.
+fn story_said(taken: &Taken) -> String {
+    taken.said.clone().unwrap_or_else(|| {
+        let tail = crate::exec::tail_lines(&taken.outcome.stdout, 40);
+        tail.trim().to_string()
+    })
+}
+
+/// The record of a turn under way, kept on disk until the turn's own record is written.
+fn started_record(number: u32, brief: &Brief, mode: SessionMode) -> serde_json::Value {
+    let mut started = serde_json::json!({
+        "turn": number, "state": brief.state, "step": brief.step, "session": mode,
+    });
+    if let Some(role) = brief.role {
+        started["role"] = serde_json::json!(role);
+    }
+    started
+}
+
 fn after_turn(facts: TurnFacts, next: Next) -> AfterTurn {
     let TurnFacts {
         proof,
@@ -358,34 +393,43 @@ fn tdd_brief(session: &Session) -> Result<Briefed, EngineError> {
     }))
 }
 
-/// The first move of the other role's among the ticket's commits since `before` (the tip a
-/// turn of `role` started from), with its commit.
-fn other_roles_move(
+/// The ticket's commits since `before` (the tip a turn started from), newest first, each
+/// with its event.
+fn moves_since(
     session: &Session,
     before: Option<gix::ObjectId>,
-    role: Role,
-) -> Result<Option<(String, String)>, EngineError> {
+) -> Result<Vec<(String, String)>, EngineError> {
     let Some(mut at) = session.store.tip()? else {
-        return Ok(None);
+        return Ok(Vec::new());
     };
-    let mut found = None;
+    let mut moves = Vec::new();
     while Some(at) != before {
         let record = session.store.commit_record(at)?;
-        let event = record.history.event.clone();
-        let by = match event.as_str() {
-            "assign" | "update-subtask" | "finish-start" | "complete-ticket" => Some(Role::Manager),
-            "subtask-complete" => Some(Role::Developer),
-            _ => None,
-        };
-        if by.is_some_and(|by| by != role) {
-            found = Some((at.to_string(), event));
-        }
+        moves.push((at.to_string(), record.history.event.clone()));
         match record.parents.first() {
             Some(parent) => at = *parent,
             None => break,
         }
     }
-    Ok(found)
+    Ok(moves)
+}
+
+/// The role whose move a ticket's event is (`None`: an event either may cause, or none).
+fn mover(event: &str) -> Option<Role> {
+    match event {
+        "assign" | "update-subtask" | "finish-start" | "complete-ticket" => Some(Role::Manager),
+        "subtask-complete" => Some(Role::Developer),
+        _ => None,
+    }
+}
+
+/// The first move of the other role's among `moves` (newest first, as [`moves_since`] reads
+/// them) that a turn of `role` made, with its commit.
+fn foreign_move(role: Role, moves: &[(String, String)]) -> Option<&(String, String)> {
+    moves
+        .iter()
+        .rev()
+        .find(|(_, event)| mover(event).is_some_and(|by| by != role))
 }
 
 /// What a ticket's state means before a turn: the run ends, or the role whose turn it is.
@@ -442,6 +486,8 @@ struct Taken {
 
 impl Driving<'_> {
     /// One turn: brief, let the agent work, record it, and decide. `Some` ends the run.
+    /// What the turn shows is gathered ([`Taken`]), judged by the pure [`after_turn`], and
+    /// only then carried out ([`Self::carry_out`]).
     fn turn(
         &mut self,
         number: u32,
@@ -467,73 +513,98 @@ impl Driving<'_> {
             self.session_id = None;
             self.role = brief.role;
         }
-        let Brief {
-            state,
-            role,
-            step,
-            where_,
-            attempt,
-            briefing,
-        } = brief;
         let mode = self.retry.mode(self.session_id.is_some());
         // The tip the turn starts from, read before anything of the turn is shown or kept.
         let before = workflow_tip(session, self.ticket)?;
         on_event(RunEvent::Start {
             turn: number,
-            state: &state,
-            role,
-            step: step.as_deref(),
-            attempt,
+            state: &brief.state,
+            role: brief.role,
+            step: brief.step.as_deref(),
+            attempt: brief.attempt,
             session: mode,
         })
         .map_err(io_error("print the turn"))?;
         // Kept until the turn's record is written: a turn cut short by a kill is recorded by
         // the next run.
-        let mut started = serde_json::json!({
-            "turn": number, "state": state, "step": step, "session": mode,
-        });
-        if let Some(role) = role {
-            started["role"] = serde_json::json!(role);
-        }
-        let unfinished = Unfinished::write(&self.unfinished, &started.to_string())?;
-        let taken = self.take(number, mode, before, &briefing, &state, role)?;
-        // A role acts only in its own session: a move of the other role's made during this
-        // turn (a script the guard could not read, a tool called with another role) halts
-        // the ticket for a human, whatever it did (a ticket already done is named in its log).
-        if let Some(role) = role
-            && let Some((commit, event)) = other_roles_move(session, before, role)?
-        {
-            let reason = format!(
-                "the {} session made the {}'s move `{event}` (commit {}): a role acts only in its \
-                 own session; a human looks at what happened before `git orchestrate resume`",
-                role.as_str(),
-                match role {
-                    Role::Manager => "developer",
-                    Role::Developer => "manager",
-                },
-                crate::short_id(&commit)
-            );
-            // Recorded as any turn is; the next briefing finds the ticket halted and ends
-            // the run (exit 10).
-            super::ticket::halt_stuck(session, &reason)?;
-        }
-        let next = self.retry.record(&where_, taken.progressed);
+        let unfinished = Unfinished::write(
+            &self.unfinished,
+            &started_record(number, &brief, mode).to_string(),
+        )?;
+        let taken = self.take(number, mode, before, &brief)?;
+        self.halt_a_foreign_move(brief.role, before)?;
+        let next = self.retry.record(&brief.where_, taken.progressed);
         if taken.progressed {
             self.stories.clear();
         }
-        let exit = taken.outcome.exit.to_string();
-        let record = self.record(number, &state, step.as_deref(), mode, &briefing, &taken)?;
+        let record = self.record(number, &brief, mode, &taken)?;
         drop(unfinished);
-        let report = TurnReport {
+        let report = self.report(number, &brief, mode, &taken, record);
+        on_event(RunEvent::Done(&report)).map_err(io_error("print the turn"))?;
+        let verdict = after_turn(TurnFacts::of(&taken), next);
+        if !taken.progressed {
+            self.stories.push(TurnStory {
+                turn: number,
+                mode,
+                session: self.session_id.clone(),
+                seconds: taken.outcome.elapsed.as_secs_f64(),
+                exit: report.exit.clone(),
+                briefing: brief.briefing.clone(),
+                said: story_said(&taken),
+            });
+        }
+        self.carry_out(verdict, number, &brief, &taken)
+    }
+
+    /// A role acts only in its own session: a move of the other role's made during this
+    /// turn (a script the guard could not read, a tool called with another role) halts the
+    /// ticket for a human, whatever it did (a ticket already done is named in its log).
+    fn halt_a_foreign_move(
+        &self,
+        role: Option<Role>,
+        before: Option<gix::ObjectId>,
+    ) -> Result<(), EngineError> {
+        let Some(role) = role else {
+            return Ok(());
+        };
+        let moves = moves_since(self.session, before)?;
+        let Some((commit, event)) = foreign_move(role, &moves) else {
+            return Ok(());
+        };
+        let reason = format!(
+            "the {} session made the {}'s move `{event}` (commit {}): a role acts only in its \
+             own session; a human looks at what happened before `git orchestrate resume`",
+            role.as_str(),
+            match role {
+                Role::Manager => "developer",
+                Role::Developer => "manager",
+            },
+            crate::short_id(commit)
+        );
+        // Recorded as any turn is; the next briefing finds the ticket halted and ends the
+        // run (exit 10).
+        super::ticket::halt_stuck(self.session, &reason)
+    }
+
+    /// What `run --json` prints of the finished turn.
+    fn report(
+        &self,
+        number: u32,
+        brief: &Brief,
+        mode: SessionMode,
+        taken: &Taken,
+        record: gix::ObjectId,
+    ) -> TurnReport {
+        TurnReport {
             event: "turn",
             turn: number,
-            state: state.clone(),
-            role,
-            step: step.clone(),
-            attempt,
+            state: brief.state.clone(),
+            role: brief.role,
+            step: brief.step.clone(),
+            attempt: brief.attempt,
             session: mode,
             session_id: self.session_id.clone(),
-            exit: exit.clone(),
+            exit: taken.outcome.exit.to_string(),
             seconds: taken.outcome.elapsed.as_secs_f64(),
             progressed: taken.progressed,
             state_after: taken.state_after.clone(),
@@ -541,45 +612,30 @@ impl Driving<'_> {
             said: taken.said.as_ref().map(|s| s.chars().take(500).collect()),
             usage: taken.usage,
             record: record.to_string(),
-        };
-        on_event(RunEvent::Done(&report)).map_err(io_error("print the turn"))?;
-        let facts = TurnFacts {
-            proof: taken.proof,
-            failed: !matches!(
-                taken.outcome.exit,
-                ExitRecord::Code(0) | ExitRecord::TimedOut { .. }
-            ),
-            progressed: taken.progressed,
-            printed: !taken.outcome.stdout.iter().all(u8::is_ascii_whitespace),
-        };
-        let verdict = after_turn(facts, next);
-        if !taken.progressed {
-            let said = taken.said.clone().unwrap_or_else(|| {
-                let tail = crate::exec::tail_lines(&taken.outcome.stdout, 40);
-                tail.trim().to_string()
-            });
-            self.stories.push(TurnStory {
-                turn: number,
-                mode,
-                session: self.session_id.clone(),
-                seconds: taken.outcome.elapsed.as_secs_f64(),
-                exit: exit.clone(),
-                briefing: briefing.clone(),
-                said,
-            });
         }
+    }
+
+    /// Carries out what [`after_turn`] decided: the next turn, the fault's error, or the
+    /// workflow halted as stuck.
+    fn carry_out(
+        &self,
+        verdict: AfterTurn,
+        number: u32,
+        brief: &Brief,
+        taken: &Taken,
+    ) -> Result<Option<Ending>, EngineError> {
         match verdict {
             AfterTurn::Next => Ok(None),
             AfterTurn::Fault(fault) => Err(turn_fault_error(
-                session,
-                self.driver(role),
+                self.session,
+                self.driver(brief.role),
                 fault,
                 number,
-                &exit,
+                &taken.outcome.exit.to_string(),
                 &taken.outcome,
             )),
             AfterTurn::Stuck => {
-                self.halt_as_stuck(number, &taken, role, step.as_deref())?;
+                self.halt_as_stuck(number, taken, brief.role, brief.step.as_deref())?;
                 Ok(Some(Ending::Stuck))
             }
         }
@@ -639,10 +695,9 @@ impl Driving<'_> {
         number: u32,
         mode: SessionMode,
         before: Option<gix::ObjectId>,
-        briefing: &str,
-        state: &str,
-        role: Option<Role>,
+        brief: &Brief,
     ) -> Result<Taken, EngineError> {
+        let (briefing, state, role) = (&brief.briefing, &brief.state, brief.role);
         let session = self.session;
         let driver = self.driver(role).clone();
         let new_id = new_session_id();
@@ -716,12 +771,11 @@ impl Driving<'_> {
     fn record(
         &self,
         number: u32,
-        state: &str,
-        step: Option<&str>,
+        brief: &Brief,
         mode: SessionMode,
-        briefing: &str,
         taken: &Taken,
     ) -> Result<gix::ObjectId, EngineError> {
+        let (state, step) = (&brief.state, brief.step.as_deref());
         // The turn's role: the run keeps it for the turn under way.
         let role = self.role;
         let outcome = &taken.outcome;
@@ -737,21 +791,18 @@ impl Driving<'_> {
         if let Some(role) = role {
             turn_json["role"] = serde_json::json!(role);
         }
-        let subject = format!(
-            "turn {number}: {state}{}{} -> {} ({})",
-            role.map(|r| format!(" {}", r.as_str())).unwrap_or_default(),
-            step.map(|s| format!(" {s}")).unwrap_or_default(),
-            taken.state_after,
-            if taken.progressed {
-                "progress"
-            } else {
-                "no progress"
-            }
+        let subject = turn_subject(
+            number,
+            state,
+            role,
+            step,
+            &taken.state_after,
+            taken.progressed,
         );
         Ok(self.session.store.append_run_record(
             &[
                 ("turn.json", turn_json.to_string().as_bytes()),
-                ("briefing.txt", briefing.as_bytes()),
+                ("briefing.txt", brief.briefing.as_bytes()),
                 ("stdout.log", &outcome.stdout),
                 ("stderr.log", &outcome.stderr),
             ],
@@ -882,6 +933,27 @@ impl Drop for Unfinished {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.0);
     }
+}
+
+/// The subject of a turn's run record (`turn_number` reads its number back).
+fn turn_subject(
+    number: u32,
+    state: &str,
+    role: Option<Role>,
+    step: Option<&str>,
+    state_after: &str,
+    progressed: bool,
+) -> String {
+    format!(
+        "turn {number}: {state}{}{} -> {state_after} ({})",
+        role.map(|r| format!(" {}", r.as_str())).unwrap_or_default(),
+        step.map(|s| format!(" {s}")).unwrap_or_default(),
+        if progressed {
+            "progress"
+        } else {
+            "no progress"
+        }
+    )
 }
 
 /// The number of the turn a run record names (`turn 7: …`, `turn 7 started: …`).
@@ -1096,6 +1168,19 @@ fn prepare_clients(
     session: &Session,
     options: &RunOptions,
 ) -> Result<Vec<TrustNotice>, EngineError> {
+    let clients = clients_of(options);
+    for client in &clients {
+        refuse_gaps(session, *client)?;
+    }
+    let mut notices = Vec::new();
+    for client in clients {
+        notices.extend(trust(session.store.workdir(), client)?);
+    }
+    Ok(notices)
+}
+
+/// The known clients of a run, each once, in the order its options name them.
+fn clients_of(options: &RunOptions) -> Vec<Client> {
     let mut clients: Vec<Client> = Vec::new();
     for driver in [
         Some(&options.driver),
@@ -1111,101 +1196,104 @@ fn prepare_clients(
             clients.push(*client);
         }
     }
-    for client in &clients {
-        let name = decide::program(*client);
-        let files = super::agent_setup::file_gaps(session, *client);
-        let gaps: Vec<String> = files
-            .iter()
-            .flat_map(|f| f.gaps.iter().map(move |g| format!("{} {g}", f.path)))
-            .collect();
-        if !gaps.is_empty() {
-            return Err(EngineError::Agent {
+    clients
+}
+
+/// Refuses (exit 5) when `client`'s project files as it will load them do not name our hooks
+/// and MCP server.
+fn refuse_gaps(session: &Session, client: Client) -> Result<(), EngineError> {
+    let name = decide::program(client);
+    let files = super::agent_setup::file_gaps(session, client);
+    let gaps: Vec<String> = files
+        .iter()
+        .flat_map(|f| f.gaps.iter().map(move |g| format!("{} {g}", f.path)))
+        .collect();
+    if !gaps.is_empty() {
+        return Err(EngineError::Agent {
+            message: format!(
+                "run refused before turn 1: {name} would work here without git-orchestrate's \
+                 hooks or MCP server: {}; nothing was started or committed",
+                gaps.join("; ")
+            ),
+            hint: format!(
+                "Run `git orchestrate init --agent {name}` here (it writes {}), then `git \
+                 orchestrate run` again; `git orchestrate doctor` checks them.",
+                files
+                    .iter()
+                    .map(|f| f.path)
+                    .collect::<Vec<_>>()
+                    .join(" and ")
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// Whether `client` will load the project at `root`: refused (exit 4) where its user marked
+/// it untrusted; trusted, and said so, where nobody judged it.
+fn trust(root: &Path, client: Client) -> Result<Option<TrustNotice>, EngineError> {
+    let name = decide::program(client);
+    let Some(trust) = super::agent_setup::client_trust(client, root) else {
+        return Ok(None);
+    };
+    let folder = trust
+        .rule
+        .clone()
+        .unwrap_or_else(|| root.display().to_string());
+    match (crate::agent::trust::run_trust(&trust.trust), client) {
+        (crate::agent::trust::RunTrust::Loads, _) => Ok(None),
+        (crate::agent::trust::RunTrust::Refuse, Client::Codex) => {
+            Err(EngineError::AgentUntrusted {
                 message: format!(
-                    "run refused before turn 1: {name} would work here without git-orchestrate's \
-                     hooks or MCP server: {}; nothing was started or committed",
-                    gaps.join("; ")
+                    "run refused before turn 1: {} says trust_level = \"untrusted\" under \
+                     [projects.{}], so Codex would drop .codex/ here (no hooks, no MCP server), \
+                     and run does not overrule your setting; nothing was started",
+                    trust.record,
+                    toml::Value::String(folder.clone())
                 ),
                 hint: format!(
-                    "Run `git orchestrate init --agent {name}` here (it writes {}), then `git \
-                     orchestrate run` again; `git orchestrate doctor` checks them.",
-                    files
-                        .iter()
-                        .map(|f| f.path)
-                        .collect::<Vec<_>>()
-                        .join(" and ")
+                    "If you trust this project, set trust_level = \"trusted\" there (or delete the \
+                     entry: run then trusts it and says so), then `git orchestrate run --agent {name}` \
+                     again."
                 ),
-            });
+            })
         }
+        (crate::agent::trust::RunTrust::Refuse, _) => Err(EngineError::AgentUntrusted {
+            message: format!(
+                "run refused before turn 1: {} marks {folder} DO_NOT_TRUST, so Gemini CLI would \
+                     drop .gemini/settings.json here (no hooks, no MCP server), and run does not \
+                     overrule your setting; nothing was started",
+                trust.record
+            ),
+            hint: format!(
+                "If you trust this folder, change that rule to TRUST_FOLDER (or remove it: run \
+                     then trusts the folder for its own turns and says so), then `git orchestrate \
+                     run --agent {name}` again."
+            ),
+        }),
+        (crate::agent::trust::RunTrust::Grant, Client::Codex) => Ok(Some(TrustNotice {
+            event: "trust",
+            client: name,
+            message: format!(
+                "run trusts this project for Codex: {} had no trust_level for {}, and Codex loads \
+                 .codex/ (our hooks and MCP server) only in a trusted project; `codex exec --trust` \
+                 records trust_level = \"trusted\" for it there",
+                trust.record,
+                root.display()
+            ),
+        })),
+        (crate::agent::trust::RunTrust::Grant, _) => Ok(Some(TrustNotice {
+            event: "trust",
+            client: name,
+            message: format!(
+                "run trusts this folder for Gemini CLI's turns alone (GEMINI_CLI_TRUST_WORKSPACE=true): \
+                 {} does not decide {}, and Gemini CLI loads .gemini/settings.json (our hooks and \
+                 MCP server) only in a trusted folder; nothing is recorded",
+                trust.record,
+                root.display()
+            ),
+        })),
     }
-    let root = session.store.workdir();
-    let mut notices = Vec::new();
-    for client in clients {
-        let name = decide::program(client);
-        let Some(trust) = super::agent_setup::client_trust(client, root) else {
-            continue;
-        };
-        let folder = trust
-            .rule
-            .clone()
-            .unwrap_or_else(|| root.display().to_string());
-        match (crate::agent::trust::run_trust(&trust.trust), client) {
-            (crate::agent::trust::RunTrust::Loads, _) => {}
-            (crate::agent::trust::RunTrust::Refuse, Client::Codex) => {
-                return Err(EngineError::AgentUntrusted {
-                    message: format!(
-                        "run refused before turn 1: {} says trust_level = \"untrusted\" under \
-                         [projects.{}], so Codex would drop .codex/ here (no hooks, no MCP server), \
-                         and run does not overrule your setting; nothing was started",
-                        trust.record,
-                        toml::Value::String(folder.clone())
-                    ),
-                    hint: format!(
-                        "If you trust this project, set trust_level = \"trusted\" there (or delete the \
-                         entry: run then trusts it and says so), then `git orchestrate run --agent {name}` \
-                         again."
-                    ),
-                });
-            }
-            (crate::agent::trust::RunTrust::Refuse, _) => {
-                return Err(EngineError::AgentUntrusted {
-                    message: format!(
-                        "run refused before turn 1: {} marks {folder} DO_NOT_TRUST, so Gemini CLI would \
-                         drop .gemini/settings.json here (no hooks, no MCP server), and run does not \
-                         overrule your setting; nothing was started",
-                        trust.record
-                    ),
-                    hint: format!(
-                        "If you trust this folder, change that rule to TRUST_FOLDER (or remove it: run \
-                         then trusts the folder for its own turns and says so), then `git orchestrate \
-                         run --agent {name}` again."
-                    ),
-                });
-            }
-            (crate::agent::trust::RunTrust::Grant, Client::Codex) => notices.push(TrustNotice {
-                event: "trust",
-                client: name,
-                message: format!(
-                    "run trusts this project for Codex: {} had no trust_level for {}, and Codex loads \
-                     .codex/ (our hooks and MCP server) only in a trusted project; `codex exec --trust` \
-                     records trust_level = \"trusted\" for it there",
-                    trust.record,
-                    root.display()
-                ),
-            }),
-            (crate::agent::trust::RunTrust::Grant, _) => notices.push(TrustNotice {
-                event: "trust",
-                client: name,
-                message: format!(
-                    "run trusts this folder for Gemini CLI's turns alone (GEMINI_CLI_TRUST_WORKSPACE=true): \
-                     {} does not decide {}, and Gemini CLI loads .gemini/settings.json (our hooks and \
-                     MCP server) only in a trusted folder; nothing is recorded",
-                    trust.record,
-                    root.display()
-                ),
-            }),
-        }
-    }
-    Ok(notices)
 }
 
 /// Halts the workflow as stuck, with the run's report (a lost race re-reads and retries; a
@@ -1336,6 +1424,158 @@ mod tests {
         ]
         .map(Ending::outcome);
         assert_eq!(names, ["idle", "done", "halted", "stuck", "max_turns"]);
+    }
+
+    fn taken(exit: ExitRecord, stdout: &str, progressed: bool) -> Taken {
+        Taken {
+            outcome: AgentTurn {
+                exit,
+                stdout: stdout.as_bytes().to_vec(),
+                stderr: Vec::new(),
+                elapsed: std::time::Duration::from_millis(1500),
+            },
+            proof: None,
+            said: None,
+            usage: None,
+            after: None,
+            progressed,
+            last_failure: None,
+            state_after: "DEBUGGING".into(),
+        }
+    }
+
+    /// A turn cut at its time limit ran, and did not fail to start; white space is no output.
+    #[test]
+    fn a_turn_fails_on_an_exit_other_than_0_and_prints_when_not_only_white_space() {
+        #[rustfmt::skip]
+        let table = [
+            (ExitRecord::Code(0), "done\n", (false, true)),
+            (ExitRecord::Code(1), " \n\t", (true, false)),
+            (ExitRecord::Signal(9), "", (true, false)),
+            (ExitRecord::TimedOut { after_ms: 5 }, "x", (false, true)),
+        ];
+        for (exit, stdout, (failed, printed)) in table {
+            let facts = TurnFacts::of(&taken(exit, stdout, true));
+            assert_eq!(
+                (facts.failed, facts.printed),
+                (failed, printed),
+                "{exit:?} {stdout:?}"
+            );
+            assert!(facts.progressed);
+        }
+    }
+
+    #[test]
+    fn a_stuck_turns_story_is_what_it_said_else_its_last_lines() {
+        let mut quiet = taken(ExitRecord::Code(0), "\n  last words  \n", false);
+        assert_eq!(story_said(&quiet), "last words");
+        quiet.said = Some("I am done".into());
+        assert_eq!(story_said(&quiet), "I am done");
+    }
+
+    #[test]
+    fn a_ticket_move_is_the_managers_or_the_developers() {
+        #[rustfmt::skip]
+        let table = [
+            ("assign", Some(Role::Manager)), ("update-subtask", Some(Role::Manager)),
+            ("finish-start", Some(Role::Manager)), ("complete-ticket", Some(Role::Manager)),
+            ("subtask-complete", Some(Role::Developer)), ("create", None), ("halt", None),
+        ];
+        for (event, expected) in table {
+            assert_eq!(mover(event), expected, "{event}");
+        }
+    }
+
+    #[test]
+    fn the_first_move_of_the_other_role_during_a_turn_is_named() {
+        let moves: Vec<(String, String)> = [
+            ("c3", "subtask-complete"),
+            ("c2", "assign"),
+            ("c1", "update-subtask"),
+            ("c0", "create"),
+        ]
+        .iter()
+        .map(|(c, e)| (c.to_string(), e.to_string()))
+        .collect();
+        // Newest first: the developer's turn made c1 first of the manager's moves.
+        assert_eq!(
+            foreign_move(Role::Developer, &moves),
+            Some(&("c1".to_string(), "update-subtask".to_string()))
+        );
+        assert_eq!(
+            foreign_move(Role::Manager, &moves),
+            Some(&("c3".to_string(), "subtask-complete".to_string()))
+        );
+        assert_eq!(foreign_move(Role::Manager, &moves[1..]), None);
+        assert_eq!(foreign_move(Role::Developer, &[]), None);
+    }
+
+    #[test]
+    fn a_turns_record_names_its_role_and_step_only_when_it_has_them() {
+        assert_eq!(
+            turn_subject(
+                3,
+                "EXECUTING_TDD",
+                None,
+                Some("step 1.2 (GREEN)"),
+                "DEBUGGING",
+                false
+            ),
+            "turn 3: EXECUTING_TDD step 1.2 (GREEN) -> DEBUGGING (no progress)"
+        );
+        assert_eq!(
+            turn_subject(4, "DEVELOPER", Some(Role::Developer), None, "MANAGER", true),
+            "turn 4: DEVELOPER developer -> MANAGER (progress)"
+        );
+        for subject in [
+            turn_subject(12, "X", None, None, "Y", true),
+            turn_subject(12, "X", Some(Role::Manager), Some("s"), "Y", false),
+        ] {
+            assert_eq!(turn_number(&subject), Some(12), "{subject}");
+        }
+    }
+
+    #[test]
+    fn a_turn_under_way_is_kept_with_its_role_when_it_has_one() {
+        let brief = |role| Brief {
+            state: "MANAGER".into(),
+            role,
+            step: Some("subtask 2".into()),
+            where_: String::new(),
+            attempt: 1,
+            briefing: String::new(),
+        };
+        assert_eq!(
+            started_record(5, &brief(None), SessionMode::Fresh).to_string(),
+            r#"{"turn":5,"state":"MANAGER","step":"subtask 2","session":"fresh"}"#
+        );
+        assert_eq!(
+            started_record(5, &brief(Some(Role::Manager)), SessionMode::Fresh)["role"],
+            serde_json::json!("manager")
+        );
+    }
+
+    #[test]
+    fn a_runs_clients_are_its_known_agents_each_once_in_the_order_named() {
+        let options = |driver, manager, developer| RunOptions {
+            driver,
+            manager,
+            developer,
+            max_turns: 1,
+            strategy: None,
+            fresh_after: None,
+        };
+        let command = || Driver::Command(vec!["./agent.sh".into()]);
+        #[rustfmt::skip]
+        let table = [
+            (options(Driver::Known(Client::Codex), None, None), vec![Client::Codex]),
+            (options(command(), None, None), vec![]),
+            (options(Driver::Known(Client::Claude), Some(Driver::Known(Client::Gemini)), Some(Driver::Known(Client::Claude))), vec![Client::Claude, Client::Gemini]),
+            (options(command(), Some(command()), Some(Driver::Known(Client::Gemini))), vec![Client::Gemini]),
+        ];
+        for (options, expected) in table {
+            assert_eq!(clients_of(&options), expected);
+        }
     }
 
     #[test]

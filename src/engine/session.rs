@@ -49,6 +49,23 @@ pub struct Session {
 /// is one), the main branch the workflow was created with, and the pin of the PR's gates.
 type ConfigKey = (String, Option<String>, Option<String>, Option<String>);
 
+/// The facts one command attempt asks about at every step, gathered once from the workflow's
+/// state as the attempt read it ([`Session::facts`]) and handed down, rather than asked of the
+/// session again by each step (a `submit-work` of a plan asked for the main branch nine times).
+#[derive(Clone)]
+pub struct Facts {
+    /// The workflow's main branch: fixed in its state once it exists.
+    pub main: String,
+    /// The configuration in force for that state.
+    pub loaded: Loaded,
+}
+
+impl Facts {
+    pub fn config(&self) -> &Config {
+        &self.loaded.config
+    }
+}
+
 /// The configuration in force, where it came from, and what the user must be warned about.
 #[derive(Clone)]
 pub struct Loaded {
@@ -378,6 +395,19 @@ impl Session {
 
     pub fn load_config(&self, state: Option<&State>) -> Result<Loaded, EngineError> {
         let main = self.main_branch(state)?;
+        self.load_config_on(state, main)
+    }
+
+    /// The facts of one command attempt on `state` (the workflow as the attempt read it):
+    /// gathered once, then handed down to every step that asks.
+    pub fn facts(&self, state: Option<&State>) -> Result<Facts, EngineError> {
+        let main = self.main_branch(state)?;
+        let loaded = self.load_config_on(state, main.clone())?;
+        Ok(Facts { main, loaded })
+    }
+
+    /// [`Self::load_config`] with the main branch read already.
+    fn load_config_on(&self, state: Option<&State>, main: String) -> Result<Loaded, EngineError> {
         let key = (
             main.clone(),
             state.and_then(|s| s.branch()).map(str::to_string),

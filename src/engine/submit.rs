@@ -7,7 +7,7 @@ use super::branches::{check_branch_free, free_branch_name};
 use super::finalize::{self, FinalizeCheck};
 use super::red::{RedRun, Rerun};
 use super::verify::{Recheck, Reuse, verify_tree};
-use super::{EngineError, Session, notes};
+use super::{EngineError, Facts, Session, notes};
 use crate::agent::guard;
 use crate::config::Config;
 use crate::exec::{self, RunOutput};
@@ -139,16 +139,18 @@ fn attempt(
     measured: &mut Option<Measured>,
 ) -> Result<SubmitReport, EngineError> {
     let snap = read_for(session, kind)?;
-    // A broken config stops every submit, not only those that run commands.
-    let config = session.load_config(Some(&snap.state))?.config;
+    // The facts every step below asks about, gathered once. A broken config stops every
+    // submit, not only those that run commands.
+    let facts = session.facts(Some(&snap.state))?;
+    let config = facts.config();
     let accepted = workflow::check_submit(&snap.state, snap.summary.as_ref(), kind.as_ref())
         .map_err(EngineError::Rejected)?;
     let mut notes = Vec::new();
     let status = snap.state.status();
     let (event, ran) = match accepted {
         Accepted::Plan(bytes) => {
-            let (plan, claimed_done) = parse_first(bytes, &config, status)?;
-            master_plan_exists(session, Some(&snap.state), &config, status)?;
+            let (plan, claimed_done) = parse_first(bytes, config, status)?;
+            master_plan_exists(session, &facts, status)?;
             if claimed_done > 0 {
                 notes.push(Notice::PlanStatusesIgnored { claimed_done }.to_string());
             }
@@ -162,7 +164,7 @@ fn attempt(
             };
             (event, None)
         }
-        Accepted::Replan(bytes) => (replanned(session, &snap, &config, bytes, summary)?, None),
+        Accepted::Replan(bytes) => (replanned(session, &snap, config, bytes, summary)?, None),
         Accepted::Test {
             command,
             step,
@@ -177,21 +179,21 @@ fn attempt(
                 description,
                 expectation,
             };
-            let (event, ran) = test_ran(session, &snap.state, &config, asked, summary, measured)?;
+            let (event, ran) = test_ran(session, &snap.state, &facts, asked, summary, measured)?;
             (event, Some(ran))
         }
-        Accepted::Squash { make } => match squash_confirmed(session, &snap, &config, make)? {
+        Accepted::Squash { make } => match squash_confirmed(session, &snap, &facts, make)? {
             Ok(event) => (event, None),
             Err(refusal) => return Ok(refusal),
         },
         Accepted::MasterPlanUpdate { make } => {
-            match master_plan_confirmed(session, &snap, &config, make)? {
+            match master_plan_confirmed(session, &snap, config, make)? {
                 Ok(event) => (event, None),
                 Err(refusal) => return Ok(refusal),
             }
         }
         Accepted::NoPrLeft => {
-            let master_plan = check_no_pr_left(session, &snap.state, &config)?;
+            let master_plan = check_no_pr_left(session, &snap.state, &facts)?;
             let summary = summary.to_string();
             (
                 Event::NoPrLeft {
@@ -208,12 +210,12 @@ fn attempt(
             None,
         ),
         Accepted::Analysis(decision) => {
-            refuse_protected(session, &snap.state, &config)?;
+            refuse_protected(session, &snap.state, config)?;
             let summary = summary.to_string();
             (Event::AnalysisDecided { decision, summary }, None)
         }
     };
-    write_and_report(session, &snap, &config, event, ran, notes)
+    write_and_report(session, &snap, &facts, event, ran, notes)
 }
 
 /// The workflow the submit acts on. Only a plan, or saying there is none to make, starts a
@@ -227,9 +229,9 @@ fn read_for(session: &Session, kind: &SubmitKind) -> Result<Snapshot, EngineErro
             match session.store.read()? {
                 Some(snap) => Ok(snap),
                 None => {
-                    let config = session.load_config(None)?.config;
-                    let (plan, _) = parse_first(bytes, &config, Status::Initializing)?;
-                    master_plan_exists(session, None, &config, Status::Initializing)?;
+                    let facts = session.facts(None)?;
+                    let (plan, _) = parse_first(bytes, facts.config(), Status::Initializing)?;
+                    master_plan_exists(session, &facts, Status::Initializing)?;
                     let branch = free_branch_name(session, &plan.pr_title)?;
                     check_branch_free(session, &branch, Status::Initializing)?;
                     session.read_or_create()
@@ -291,7 +293,7 @@ struct Ran {
 fn test_ran(
     session: &Session,
     state: &State,
-    config: &Config,
+    facts: &Facts,
     asked: Asked<'_>,
     summary: &str,
     measured: &mut Option<Measured>,
@@ -303,6 +305,7 @@ fn test_ran(
         description,
         expectation,
     } = asked;
+    let config = facts.config();
     let m = match measured.as_ref() {
         Some(m) if m.step == step && m.expectation == expectation => m.clone(),
         Some(m) => return Err(moved_on(state, m.step)),
@@ -310,7 +313,7 @@ fn test_ran(
             if expectation == Expectation::Fail {
                 refuse_protected(session, state, config)?;
             }
-            let m = measure(session, state, config, command, step, kind, expectation)?;
+            let m = measure(session, state, facts, command, step, kind, expectation)?;
             *measured = Some(m.clone());
             m
         }
@@ -365,7 +368,7 @@ fn moved_on(state: &State, ran_for: StepId) -> EngineError {
 fn squash_confirmed(
     session: &Session,
     snap: &Snapshot,
-    config: &Config,
+    facts: &Facts,
     make: bool,
 ) -> Result<Result<Event, SubmitReport>, EngineError> {
     // `--squash` makes the commit the manual route makes; the same check judges it.
@@ -376,7 +379,7 @@ fn squash_confirmed(
     };
     // An error after --squash made its commit (a check that cannot run, a note that cannot
     // be written) takes the commit back too.
-    let judged = judge_squash(session, snap, config).inspect_err(|_| {
+    let judged = judge_squash(session, snap, facts.config()).inspect_err(|_| {
         if let Some(old) = &made {
             let _ = session.git.reset_soft(old);
         }
@@ -407,7 +410,7 @@ fn squash_confirmed(
                     )
                 }
                 // A squash made by hand: how to take it back, where there is one.
-                None if squashed_by_hand(session, snap)? => format!(
+                None if squashed_by_hand(session, &facts.main) => format!(
                     "{reason}. To undo the squash: `git reset --soft ORIG_HEAD` right after it, or \
                      `git reset --soft <the branch's old tip>` (`git reflog` lists it)"
                 ),
@@ -478,7 +481,7 @@ fn master_plan_confirmed(
 fn write_and_report(
     session: &Session,
     snap: &Snapshot,
-    config: &Config,
+    facts: &Facts,
     event: Event,
     ran: Option<Ran>,
     notes: Vec<String>,
@@ -496,10 +499,10 @@ fn write_and_report(
             .map(|g| g.run.output.as_slice()),
         _ => None,
     });
-    super::claims::commit_claiming(session, snap, &t, output)?;
+    super::claims::commit_claiming(session, facts, snap, &t, output)?;
 
     let output = output.map(<[u8]>::to_vec).unwrap_or_default();
-    let output_tail = exec::tail_lines(&output, config.test.output_tail);
+    let output_tail = exec::tail_lines(&output, facts.config().test.output_tail);
     let verdict = t.verdict().unwrap_or(Verdict::Success);
     let headline = t.summary.lines().next().unwrap_or_default().to_string();
     let test = ran.as_ref().map(|ran| TestReport {
@@ -524,7 +527,7 @@ fn write_and_report(
 fn measure(
     session: &Session,
     state: &State,
-    config: &Config,
+    facts: &Facts,
     command: &str,
     step: StepId,
     kind: StepType,
@@ -536,7 +539,8 @@ fn measure(
         "; the test verifies the work on the PR branch",
     )?;
     super::hermetic::require(session)?;
-    judge_test_command(session, state, config, command)?;
+    judge_test_command(session, facts, command)?;
+    let config = facts.config();
     let workdir = session.store.workdir();
     let index = session.store.index_path();
     let pass = expectation == Expectation::Pass;
@@ -559,7 +563,7 @@ fn measure(
     let run = test.output.clone();
     let red = match (expectation, run.exit.success()) {
         (Expectation::Fail, false) => {
-            Some(super::red::outcome(session, state, config, command, &test)?)
+            Some(super::red::outcome(session, state, facts, command, &test)?)
         }
         _ => None,
     };
@@ -575,60 +579,14 @@ fn measure(
         .as_ref()
         .is_none_or(|r| r.output.exit.success() && r.not_run.is_none());
     let preflight = if pass && run.exit.success() && red_passed {
-        // What the gates are asked about must be what the test ran on: a test that changes
-        // the tree, and a gate that changes it back, verify nothing (docs/integrity.md).
-        let changed_by_test = match &before {
-            Some(before) => {
-                let after_test = session.git.worktree_tree(&index)?;
-                if &after_test == before {
-                    Vec::new()
-                } else {
-                    session.git.changed_files(before, &after_test)?
-                }
-            }
-            None => Vec::new(),
-        };
-        if changed_by_test.is_empty() {
-            // Every passing run records the tree it verified: the squash is checked against
-            // it (docs/states.md), and a checkpoint of that tree needs no new preflight.
-            let verification = verify_tree(
-                session,
-                Some(state),
-                config,
-                before.as_deref(),
-                Reuse::TestRun(crate::gates::Reusable { command, run: &run }),
-                Recheck::WorktreeTree,
-            )?;
-            let failure = verification.failed.as_ref().map(|g| {
-                (
-                    g.name.clone(),
-                    exec::tail_lines(&g.output, config.test.output_tail),
-                )
-            });
-            let cache = verification.cache();
-            let outcome = PreflightOutcome {
-                record: PreflightRecord {
-                    gates: verification.gates.clone(),
-                },
-                failure,
-                key: cache.as_ref().map(|c| c.key.clone()),
-                verified_tree: cache.map(|c| c.tree),
-                changed: verification.changed_during.clone(),
-                protected: verification.protected.clone(),
-            };
-            Some((verification.run, outcome))
-        } else {
-            // The gates would verify a tree the test did not run on: they are not run.
-            let outcome = PreflightOutcome {
-                record: PreflightRecord { gates: Vec::new() },
-                failure: None,
-                key: None,
-                verified_tree: None,
-                changed: changed_by_test,
-                protected: Vec::new(),
-            };
-            Some((None, outcome))
-        }
+        Some(gates_after(
+            session,
+            state,
+            config,
+            before.as_deref(),
+            command,
+            &run,
+        )?)
     } else {
         None
     };
@@ -642,20 +600,77 @@ fn measure(
     })
 }
 
-/// The guard judges a test command before it runs (docs/integrity.md): a command that moves
-/// main, writes the workflow's refs or the hooks, or answers for a human is no test.
-fn judge_test_command(
+/// The gates' run after a passing test that was meant to pass, and what the workflow makes of
+/// it; not run when the test changed the tree taken `before` it.
+fn gates_after(
     session: &Session,
     state: &State,
     config: &Config,
+    before: Option<&str>,
     command: &str,
-) -> Result<(), EngineError> {
-    let mut ctx = super::guard_context::guard_context_for(
-        session,
-        Some(state),
-        config,
-        session.store.workdir(),
-    )?;
+    run: &RunOutput,
+) -> Result<(Option<PreflightRun>, PreflightOutcome), EngineError> {
+    let index = session.store.index_path();
+    // What the gates are asked about must be what the test ran on: a test that changes
+    // the tree, and a gate that changes it back, verify nothing (docs/integrity.md).
+    let changed_by_test = match before {
+        Some(before) => {
+            let after_test = session.git.worktree_tree(&index)?;
+            if after_test == before {
+                Vec::new()
+            } else {
+                session.git.changed_files(before, &after_test)?
+            }
+        }
+        None => Vec::new(),
+    };
+    if changed_by_test.is_empty() {
+        // Every passing run records the tree it verified: the squash is checked against
+        // it (docs/states.md), and a checkpoint of that tree needs no new preflight.
+        let verification = verify_tree(
+            session,
+            Some(state),
+            config,
+            before,
+            Reuse::TestRun(crate::gates::Reusable { command, run }),
+            Recheck::WorktreeTree,
+        )?;
+        let failure = verification.failed.as_ref().map(|g| {
+            (
+                g.name.clone(),
+                exec::tail_lines(&g.output, config.test.output_tail),
+            )
+        });
+        let cache = verification.cache();
+        let outcome = PreflightOutcome {
+            record: PreflightRecord {
+                gates: verification.gates.clone(),
+            },
+            failure,
+            key: cache.as_ref().map(|c| c.key.clone()),
+            verified_tree: cache.map(|c| c.tree),
+            changed: verification.changed_during.clone(),
+            protected: verification.protected.clone(),
+        };
+        Ok((verification.run, outcome))
+    } else {
+        // The gates would verify a tree the test did not run on: they are not run.
+        let outcome = PreflightOutcome {
+            record: PreflightRecord { gates: Vec::new() },
+            failure: None,
+            key: None,
+            verified_tree: None,
+            changed: changed_by_test,
+            protected: Vec::new(),
+        };
+        Ok((None, outcome))
+    }
+}
+
+/// The guard judges a test command before it runs (docs/integrity.md): a command that moves
+/// main, writes the workflow's refs or the hooks, or answers for a human is no test.
+fn judge_test_command(session: &Session, facts: &Facts, command: &str) -> Result<(), EngineError> {
+    let mut ctx = super::guard_context::guard_context_for(session, facts, session.store.workdir())?;
     // Running a gate's own command is what a test command may well do.
     ctx.gate_commands.clear();
     match guard::check_shell(command, &ctx) {
@@ -676,8 +691,9 @@ fn judge_test_command(
 fn check_no_pr_left(
     session: &Session,
     state: &State,
-    config: &Config,
+    facts: &Facts,
 ) -> Result<Option<String>, EngineError> {
+    let config = facts.config();
     let status = state.status();
     if let Some(drift) = super::main_line::drift(session, state)? {
         return Err(super::wrong_state(
@@ -687,8 +703,8 @@ fn check_no_pr_left(
              plan on it is not settled.",
         ));
     }
-    let main = session.main_branch(Some(state))?;
-    let blob = session.master_plan_blob(&main, &config.master_plan)?;
+    let main = &facts.main;
+    let blob = session.master_plan_blob(main, &config.master_plan)?;
     let Some(id) = &blob else {
         return Ok(blob);
     };
@@ -747,15 +763,10 @@ fn check_no_pr_left(
 
 /// A plan comes from the master plan on the main branch: one that is not there is named,
 /// with what to create, and nothing is written.
-fn master_plan_exists(
-    session: &Session,
-    state: Option<&State>,
-    config: &Config,
-    status: Status,
-) -> Result<(), EngineError> {
-    let main = session.main_branch(state)?;
+fn master_plan_exists(session: &Session, facts: &Facts, status: Status) -> Result<(), EngineError> {
+    let (main, config) = (&facts.main, facts.config());
     if session
-        .master_plan_blob(&main, &config.master_plan)?
+        .master_plan_blob(main, &config.master_plan)?
         .is_some()
     {
         return Ok(());
@@ -836,12 +847,11 @@ fn judge_squash(
 
 /// True when the PR branch is one commit over main: squashed (by hand), so a refusal says
 /// how to take the squash back.
-fn squashed_by_hand(session: &Session, snap: &Snapshot) -> Result<bool, EngineError> {
-    let main = session.main_branch(Some(&snap.state))?;
-    Ok(session
+fn squashed_by_hand(session: &Session, main: &str) -> bool {
+    session
         .git
         .count(&format!("{main}..HEAD"))
-        .is_ok_and(|n| n == 1))
+        .is_ok_and(|n| n == 1)
 }
 
 /// A submitted plan, valid and naming the configured master plan; every problem otherwise.

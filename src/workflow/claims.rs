@@ -123,6 +123,41 @@ pub fn judge(found: Option<&Found>, workflow: &str, now: i64) -> Verdict {
     }
 }
 
+/// The key a plan for the PR titled `title` claims, given the master plan as the remote's
+/// main (else this clone's) has it: `Err` with the heading that marks that PR [DONE], when it
+/// was merged already and no open heading names it.
+pub fn claim_key(master_plan: Option<&str>, title: &str) -> Result<String, String> {
+    if let Some(heading) = master_plan.and_then(|text| done_heading(text, title)) {
+        return Err(heading);
+    }
+    Ok(pr_slug(master_plan, title))
+}
+
+/// The claim a claimer finds on its PR: as [`Found`], with when its holder took it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Held<'a> {
+    pub found: Found<'a>,
+    /// When the claim there was taken (`None`: the ref holds no claim of ours).
+    pub since: Option<i64>,
+}
+
+/// The times of the claim a claimer in `workflow` writes at `now` for `ttl` seconds over
+/// `held`, as `(since, expires)`; `None` when another holds it. A renewal keeps the time
+/// its claim was first taken.
+pub fn claim_times(held: Option<&Held>, workflow: &str, now: i64, ttl: i64) -> Option<(i64, i64)> {
+    let since = match (judge(held.map(|h| &h.found), workflow, now), held) {
+        (Verdict::Lost, _) => return None,
+        (
+            Verdict::Renew,
+            Some(Held {
+                since: Some(since), ..
+            }),
+        ) => *since,
+        _ => now,
+    };
+    Some((since, now.saturating_add(ttl)))
+}
+
 /// True once a claim expiring at `expires` is past its expiry and the skew margin.
 pub fn expired(expires: i64, now: i64) -> bool {
     now > expires.saturating_add(SKEW_SECONDS)
@@ -209,6 +244,52 @@ mod tests {
         for (found, expected) in cases {
             assert_eq!(judge(found.as_ref(), "a", now), expected, "{found:?}");
         }
+    }
+
+    #[test]
+    fn a_plan_claims_its_open_headings_key_unless_the_pr_is_done() {
+        let plan = "## PR 1: feat: Add [DONE] abc\n## PR 2: feat: Mul\n";
+        #[rustfmt::skip]
+        let table = [
+            ("an open heading names it", Some(plan), "feat: mul", Ok("pr-2-feat-mul")),
+            ("its heading is done", Some(plan), "feat: Add", Err("PR 1: feat: Add [DONE] abc")),
+            ("no heading names it", Some(plan), "feat: Div", Ok("feat-div")),
+            ("no master plan", None, "feat: Add", Ok("feat-add")),
+        ];
+        for (name, master_plan, title, expected) in table {
+            let expected = expected.map(str::to_string).map_err(str::to_string);
+            assert_eq!(claim_key(master_plan, title), expected, "{name}");
+        }
+    }
+
+    #[test]
+    fn a_claim_is_written_with_its_first_time_when_renewed_and_now_otherwise() {
+        let (now, ttl) = (10_000, 3_600);
+        let held = |workflow, expires, ours, since| Held {
+            found: Found {
+                workflow,
+                expires,
+                ours,
+            },
+            since,
+        };
+        #[rustfmt::skip]
+        let table = [
+            ("nobody holds it", None, Some((now, now + ttl))),
+            ("ours: renewed, its first time kept", Some(held("a", now + 60, true, Some(5))), Some((5, now + ttl))),
+            ("ours but unreadable: taken now", Some(held("", 0, true, None)), Some((now, now + ttl))),
+            ("another's, live", Some(held("b", now + 60, false, Some(5))), None),
+            ("another's, lapsed: taken over now", Some(held("b", 0, false, Some(5))), Some((now, now + ttl))),
+            ("junk in the ref: replaced", Some(held("", 0, false, None)), Some((now, now + ttl))),
+        ];
+        for (name, found, expected) in table {
+            assert_eq!(
+                claim_times(found.as_ref(), "a", now, ttl),
+                expected,
+                "{name}"
+            );
+        }
+        assert_eq!(claim_times(None, "a", now, i64::MAX), Some((now, i64::MAX)));
     }
 
     proptest! {

@@ -123,7 +123,8 @@ fn attempt(session: &Session) -> Result<Option<TaskReport>, EngineError> {
         // landing in flight"): written already, and on the remote with main.
         if !std::mem::take(&mut progress.recorded) {
             let t = session.transition(&snap, event)?;
-            super::claims::commit_claiming(session, &snap, &t, None)?;
+            let facts = session.facts(Some(&snap.state))?;
+            super::claims::commit_claiming(session, &facts, &snap, &t, None)?;
             if merged {
                 progress.notes.extend(publish_merge(session, &snap.state)?);
             }
