@@ -41,6 +41,13 @@ pub struct AttestArgs {
     #[arg(long, value_name = "KEY", conflicts_with = "no_note")]
     pub signing_key: Option<std::path::PathBuf>,
 
+    /// Write each verdict under refs/notes/orchestrator-attest-ci, the CI job's notes ref
+    /// (push it there: the server hook takes a note only signed by a verifier main's
+    /// .orchestrate/allowed_signers lists), instead of refs/notes/orchestrator-attest, which
+    /// only the server writes. Requires a signing key.
+    #[arg(long, conflicts_with = "no_note")]
+    pub ci_note: bool,
+
     /// Run the PR's gates and tests confined (`namespace`: in their own user and mount
     /// namespaces, the repositories and this program read-only to them) or not (`none`).
     /// Default: `git config orchestrate.attestConfine`, else `none` (the server hook's
@@ -59,7 +66,7 @@ pub struct AttestArgs {
 
     /// In a bare repository with the server hook: write the verdicts a killed post-receive
     /// hook left unwritten for commits on main (what the next push's hook also does).
-    #[arg(long, conflicts_with_all = ["commits", "pre_receive", "post_receive", "install_server_hook", "no_note", "signing_key"])]
+    #[arg(long, conflicts_with_all = ["commits", "pre_receive", "post_receive", "install_server_hook", "no_note", "signing_key", "ci_note"])]
     pub repair: bool,
 
     /// Install the pre-receive and post-receive hooks into the bare repository DIR.
@@ -124,6 +131,7 @@ pub fn run(args: &AttestArgs, ui: &mut Ui) -> Result<Exit, Failure> {
             ConfineArg::Namespace => attest::Confine::Namespace,
             ConfineArg::None => attest::Confine::None,
         }),
+        args.ci_note,
     )?;
     let code = Exit::VerificationFailed.when(!report.passed());
     if dsse {
@@ -210,7 +218,7 @@ fn text(report: &AttestReport) -> String {
         Some(why) => out.push_str(&format!("no note written: {why}\n")),
         None => out.push_str(&format!(
             "verdicts written as notes under {}\n",
-            crate::store::ATTEST_NOTES_REF
+            report.notes_ref
         )),
     }
     out

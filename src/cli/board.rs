@@ -323,10 +323,14 @@ fn timeline_lines(report: &engine::TimelineReport) -> Vec<String> {
                 .ok()
                 .and_then(|v| v["status"].as_str().map(str::to_string))
                 .unwrap_or_default();
+            let label = match a.by {
+                "local" => "local".to_string(),
+                by => format!("{by}, {}", one_line(&a.source)),
+            };
             lines.push(format!(
-                "    attestation ({}) on {}: {verdict}",
-                one_line(&a.source),
-                crate::short_id(&a.commit)
+                "    attestation ({label}) on {}: {verdict}, {}",
+                crate::short_id(&a.commit),
+                if a.signed { "signed" } else { "unsigned" }
             ));
         }
         for link in &t.links {

@@ -70,9 +70,16 @@ pub struct RedProofView {
 #[derive(Clone, Debug, Serialize)]
 pub struct AttestationSeen {
     pub commit: String,
-    /// `local` (this clone's `refs/notes/orchestrator-attest`: `attest` run here), else the
-    /// remote whose notes hold it, as last fetched (its server hook writes them).
+    /// `local` (this clone's notes: `attest` run here), else the remote whose notes hold it,
+    /// as last fetched.
     pub source: String,
+    /// Whose verdict it is, by the notes ref that holds it: `local` (this clone's
+    /// `refs/notes/orchestrator-attest`), `server` (a remote's: its server hook writes them),
+    /// `CI` (`refs/notes/orchestrator-attest-ci`, here or a remote's: a CI job's).
+    pub by: &'static str,
+    /// Signed by a key main's `.orchestrate/allowed_signers` lists for
+    /// `git-orchestrate-attest`: only then is the verdict one (`passed` or `failed`).
+    pub signed: bool,
     #[serde(flatten)]
     pub verdict: Attestation,
 }
@@ -155,9 +162,15 @@ pub fn timeline(
             // A note that cannot be judged here (no ssh-keygen) is left out, not guessed.
             if let Ok(judged) = seal::judge_each(session, &main, commit) {
                 for (notes_ref, verdict) in judged {
+                    let (source, by) = source_of(&notes_ref);
                     attestations.push(AttestationSeen {
                         commit: commit.clone(),
-                        source: source_of(&notes_ref),
+                        source,
+                        by,
+                        signed: matches!(
+                            verdict,
+                            Attestation::Passed { .. } | Attestation::Failed { .. }
+                        ),
                         verdict,
                     });
                 }
@@ -179,12 +192,22 @@ pub fn timeline(
     })
 }
 
-/// `local` for this clone's notes ref, else the remote's name.
-fn source_of(notes_ref: &str) -> String {
-    notes_ref
-        .strip_prefix("refs/notes/remotes/")
-        .and_then(|rest| rest.strip_suffix("/orchestrator-attest"))
-        .map_or_else(|| "local".to_string(), str::to_string)
+/// Where a notes ref's verdicts come from: `local` for this clone's, else the remote's name;
+/// and whose they are: `CI` for the CI job's ref, else `local` or `server`.
+fn source_of(notes_ref: &str) -> (String, &'static str) {
+    let remote = notes_ref.strip_prefix("refs/notes/remotes/");
+    if let Some(ci) = notes_ref.strip_suffix("-ci") {
+        let source = remote
+            .and_then(|rest| rest.strip_suffix("/orchestrator-attest-ci"))
+            .or(remote.is_none().then_some("local"));
+        if let (Some(source), true) = (source, ci.ends_with("orchestrator-attest")) {
+            return (source.to_string(), "CI");
+        }
+    }
+    match remote.and_then(|rest| rest.strip_suffix("/orchestrator-attest")) {
+        Some(remote) => (remote.to_string(), "server"),
+        None => ("local".to_string(), "local"),
+    }
 }
 
 /// The `kind: "final"` line of a note, read.
@@ -200,10 +223,26 @@ mod tests {
 
     #[test]
     fn sources_are_named_by_their_notes_ref() {
-        assert_eq!(source_of("refs/notes/orchestrator-attest"), "local");
+        let named = |r: &str| {
+            let (source, by) = source_of(r);
+            (source, by.to_string())
+        };
+        let pair = |a: &str, b: &str| (a.to_string(), b.to_string());
         assert_eq!(
-            source_of("refs/notes/remotes/origin/orchestrator-attest"),
-            "origin"
+            named("refs/notes/orchestrator-attest"),
+            pair("local", "local")
+        );
+        assert_eq!(
+            named("refs/notes/remotes/origin/orchestrator-attest"),
+            pair("origin", "server")
+        );
+        assert_eq!(
+            named("refs/notes/orchestrator-attest-ci"),
+            pair("local", "CI")
+        );
+        assert_eq!(
+            named("refs/notes/remotes/up/stream/orchestrator-attest-ci"),
+            pair("up/stream", "CI")
         );
     }
 }

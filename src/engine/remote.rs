@@ -79,6 +79,12 @@ pub fn fetch_main(session: &Session, remote: &str, main: &str) -> Result<Option<
             crate::store::NOTES_REF,
             crate::store::tracking_notes_ref(remote)
         ),
+        // And the run records, which the landing pushes the same way (docs/board.md).
+        format!(
+            "+{}:{}*",
+            crate::store::runs_ref("*"),
+            crate::store::tracking_runs_prefix(remote)
+        ),
     ];
     let hidden = crate::store::fetch_hidden_refs(remote);
     let Some((_, seen)) = there.into_iter().find(|(name, _)| *name == branch) else {

@@ -62,7 +62,7 @@ pub use names::{
     is_notes_ref, is_replace_ref, is_valid_branch_name, valid_workflow_name, workflow_of_ref,
     workflow_ref,
 };
-pub use notes::{ATTEST_NOTES_REF, NOTES_REF, NoteReader};
+pub use notes::{ATTEST_CI_NOTES_REF, ATTEST_NOTES_REF, NOTES_REF, NoteReader};
 pub use remote::{
     Backup, LocalRef, Relation, Standing, exact_notes_refspec, fetch_hidden_refs, fetch_refspecs,
     is_state_ref, sync_refspecs, tracking_archive_ref, tracking_branch_ref, tracking_notes_ref,

@@ -17,6 +17,11 @@ pub const NOTES_REF: &str = "refs/notes/orchestrator";
 /// commit, written by a verifier, never by a client push.
 pub const ATTEST_NOTES_REF: &str = "refs/notes/orchestrator-attest";
 
+/// Where a CI job keeps its signed verdicts (docs/ci.md, "A signed verdict from CI"): the one
+/// verdict notes ref a client may push, and only notes a verifier main lists signed (the
+/// server hook, src/engine/attest/receive.rs, refuses any other).
+pub const ATTEST_CI_NOTES_REF: &str = "refs/notes/orchestrator-attest-ci";
+
 /// The notes as they are now, for looking up many commits at the cost of one.
 pub struct NoteReader<'s> {
     store: &'s Store,
@@ -105,7 +110,18 @@ impl Store {
     /// Makes `text` the attestation note on `commit` (replacing an older verdict). A lost
     /// race is [`WriteError::Conflict`].
     pub fn set_attest_note(&self, commit: &str, text: &str) -> Result<bool, WriteError> {
-        self.edit_note(ATTEST_NOTES_REF, commit, |old| {
+        self.set_attest_note_under(ATTEST_NOTES_REF, commit, text)
+    }
+
+    /// [`Store::set_attest_note`] under `notes_ref`: [`ATTEST_NOTES_REF`] or
+    /// [`ATTEST_CI_NOTES_REF`].
+    pub fn set_attest_note_under(
+        &self,
+        notes_ref: &str,
+        commit: &str,
+        text: &str,
+    ) -> Result<bool, WriteError> {
+        self.edit_note(notes_ref, commit, |old| {
             (old.as_deref() != Some(text)).then(|| text.to_string())
         })
     }
@@ -122,16 +138,23 @@ impl Store {
     }
 
     /// The attestation notes on `commit`, each with the notes ref that holds it: this
-    /// clone's `refs/notes/orchestrator-attest` first, then each remote's as last fetched.
+    /// clone's `refs/notes/orchestrator-attest` and `…-ci` first, then each remote's as last
+    /// fetched (the server's, then the CI job's).
     pub fn attest_notes_by_ref(&self, commit: &str) -> Result<Vec<(String, String)>, StoreError> {
         let commit = object_id(commit)?;
-        let mut refs = vec![ATTEST_NOTES_REF.to_string()];
-        refs.extend(
-            self.refs_under("refs/notes/remotes/")?
-                .into_keys()
-                .filter(|rest| rest.ends_with("/orchestrator-attest"))
-                .map(|rest| format!("refs/notes/remotes/{rest}")),
-        );
+        let mut refs = vec![
+            ATTEST_NOTES_REF.to_string(),
+            ATTEST_CI_NOTES_REF.to_string(),
+        ];
+        let remotes = self.refs_under("refs/notes/remotes/")?;
+        for suffix in ["/orchestrator-attest", "/orchestrator-attest-ci"] {
+            refs.extend(
+                remotes
+                    .keys()
+                    .filter(|rest| rest.ends_with(suffix))
+                    .map(|rest| format!("refs/notes/remotes/{rest}")),
+            );
+        }
         let mut notes = Vec::new();
         for notes_ref in refs {
             let Some((_, root)) = self.notes_tip_of(&notes_ref)? else {

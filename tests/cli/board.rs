@@ -892,6 +892,63 @@ fn sync_carries_the_run_records_through_the_server_hook_to_another_clone() {
     );
     assert_eq!(ledger_figures(&a)["turns"], 2);
 }
+/// The landing carries the workflow's run record: a turn recorded by the Stop hook, then
+/// `get-task` lands the merge through the server hook (over a real `git daemon`), and a
+/// fresh clone of the server shows the turn and its tokens, though the landing clone never
+/// ran `sync`.
+#[test]
+fn the_landing_push_carries_the_run_record_to_a_fresh_clone() {
+    let repo = crate::oracle::calc();
+    let server = crate::landing::Server::start(&repo);
+    repo.git(&["remote", "add", "origin", &server.url()]);
+    repo.git_run(&[
+        "push",
+        "--quiet",
+        "--no-verify",
+        "origin",
+        "main",
+        crate::support::REF,
+    ])
+    .expect(0);
+    crate::oracle::finalized(&repo);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let transcript = dir.path().join("s-1.jsonl");
+    std::fs::write(
+        &transcript,
+        assistant_line("msg_a", "text", Some((10, 0, 90, 7))),
+    )
+    .expect("write the transcript");
+    stop_hook(&repo, &transcript).expect(0);
+    let runs = "refs/orchestrator/runs/main";
+    let ours = rev(&repo, runs);
+    assert_eq!(
+        server.rev(&repo, runs),
+        None,
+        "not pushed before the landing"
+    );
+
+    crate::oracle::mark_done_and_merge(&repo).expect(0);
+    assert_eq!(
+        server.rev(&repo, "refs/heads/main"),
+        Some(crate::oracle::main_tip(&repo)),
+        "landed"
+    );
+    assert_eq!(
+        server.rev(&repo, runs),
+        Some(ours.clone()),
+        "pushed with it"
+    );
+
+    let fresh = TestRepo::clone_of(Path::new(&server.url()));
+    fresh.run(&["sync"]).expect(0);
+    assert_eq!(rev(&fresh, runs), ours);
+    assert_eq!(
+        ledger_figures(&fresh),
+        json!({"turns": 1, "turns_reporting": 1,
+               "tokens": {"input": 100, "output": 7}, "cost_usd": null})
+    );
+}
+
 /// A ticket whose `ticket.json` cannot be read is shown unreadable, its error naming that
 /// file: the kind is read once from the tree, and a record that cannot be read is never
 /// called the other kind ("a ticket workflow" to which the TDD commands do not apply).

@@ -845,13 +845,13 @@ fn board_serve_timeline_in_headless_chromium_shows_every_transition_and_what_it_
     );
     assert!(
         view.contains(&format!(
-            r#"<p class="attestation unauthenticated">attestation (local) on {short}: UNAUTHENTICATED: an unsigned PASSED verdict: whoever can write this clone's notes could have written it</p>"#
+            r#"<p class="attestation unauthenticated unsigned">attestation (local) on {short}: UNAUTHENTICATED, not signed by a listed verifier: an unsigned PASSED verdict: whoever can write this clone's notes could have written it</p>"#
         )),
         "{view}"
     );
     assert!(
         view.contains(&format!(
-            r#"<p class="attestation unauthenticated">attestation (origin) on {short}: UNAUTHENTICATED: the note is not a statement: "#
+            r#"<p class="attestation unauthenticated unsigned">attestation (server, origin) on {short}: UNAUTHENTICATED, not signed by a listed verifier: the note is not a statement: "#
         )),
         "{view}"
     );

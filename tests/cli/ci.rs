@@ -263,12 +263,22 @@ fn gitlab_job_has_what_the_check_needs() {
         format!("if [ ! -x \"$CARGO_INSTALL_ROOT/bin/git-orchestrate\" ]; then\n  {INSTALL}\nfi\n")
     );
     assert_eq!(script[4], "git orchestrate --version");
+    let attest = script.last().unwrap();
+    assert!(attest.contains("git orchestrate attest --json --no-note \"$@\""));
+    // With the signing key, a signed verdict pushed with the push token; without either,
+    // a line that says what is not done.
     assert!(
-        script
-            .last()
-            .unwrap()
-            .contains("git orchestrate attest --json --no-note \"$@\"")
+        attest.contains("git orchestrate attest --json --ci-note --signing-key \"$key\" \"$@\"")
     );
+    assert!(attest.contains(
+        "echo \"git-orchestrate: no GIT_ORCHESTRATE_ATTEST_KEY secret: no signed verdict is \
+         written or pushed; the verdict is this job's status and artifact (docs/ci.md)\""
+    ));
+    assert!(attest.contains(
+        "echo \"git-orchestrate: no GIT_ORCHESTRATE_PUSH_TOKEN variable: the signed verdict is \
+         not pushed (docs/ci.md)\""
+    ));
+    assert!(attest.contains("until git push \"$remote\" refs/notes/orchestrator-attest-ci; do"));
     assert_eq!(job["timeout"], json!("1h"));
     assert_eq!(job["cache"]["paths"], json!([".git-orchestrate/"]));
     assert!(

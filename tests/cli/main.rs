@@ -9,6 +9,7 @@ mod archive;
 mod attest;
 mod bad_input;
 mod board;
+mod board_attest;
 mod board_serve;
 mod branching;
 mod checkpoints;

@@ -178,6 +178,8 @@ fn expand(text: &str, before: &str, after: &str, temp: &Path) -> String {
             "github.event.after" | "github.sha" => after.to_string(),
             "runner.temp" => temp.display().to_string(),
             "runner.os" => "Linux".to_string(),
+            // A secret nobody set is empty on GitHub: the job says so and signs nothing.
+            "secrets.GIT_ORCHESTRATE_ATTEST_KEY" => String::new(),
             other => panic!("the CI runner of this test does not know ${{{{ {other} }}}}"),
         };
         out.push_str(&value);

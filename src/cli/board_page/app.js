@@ -361,7 +361,9 @@ function timelineEntry(report, e) {
   }
   for (const a of e.attestations) {
     const detail = known(a.verifier) ? " by " + a.verifier : known(a.why) ? ": " + a.why : known(a.reasons) ? ": " + a.reasons.join("; ") : "";
-    item.append(el("p", "attestation " + a.status, "attestation (" + a.source + ") on " + a.commit.slice(0, 12) + ": " + a.status.toUpperCase() + detail));
+    const label = a.by === "local" ? "local" : a.by + ", " + a.source;
+    const signed = a.signed ? ", signed" : ", not signed by a listed verifier";
+    item.append(el("p", "attestation " + a.status + (a.signed ? " signed" : " unsigned"), "attestation (" + label + ") on " + a.commit.slice(0, 12) + ": " + a.status.toUpperCase() + signed + detail));
   }
   for (const link of e.links) {
     const a = el("a", "link", link.rel + " " + link.commit.slice(0, 12));

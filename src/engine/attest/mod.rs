@@ -6,6 +6,7 @@
 //! checked against what the chain says was verified.
 
 mod check;
+mod ci_notes;
 pub mod dsse;
 mod find;
 pub mod harden;
@@ -324,6 +325,10 @@ pub struct AttestReport {
     /// With `--format dsse`: each verdict's statement in a DSSE envelope, in order.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub envelopes: Vec<Value>,
+    /// The notes ref the verdicts go under: `refs/notes/orchestrator-attest`, or with
+    /// `--ci-note` the CI job's `refs/notes/orchestrator-attest-ci`.
+    #[serde(skip)]
+    pub notes_ref: &'static str,
 }
 
 impl AttestReport {
@@ -356,7 +361,8 @@ pub fn note_text(verdict: &Verdict, key: Option<&std::path::Path>) -> Result<Str
 
 /// `attest REV...` in the repository `dir` is in: every commit judged in one fresh
 /// verifier repository; with `note`, each verdict written as a note on its commit, signed
-/// with `signing_key` (else main's `[attest] signing_key`) when there is one.
+/// with `signing_key` (else main's `[attest] signing_key`) when there is one; with `ci`,
+/// under the CI job's notes ref, and then signed or not written at all.
 pub fn attest(
     dir: &std::path::Path,
     revs: &[String],
@@ -364,6 +370,7 @@ pub fn attest(
     dsse: bool,
     signing_key: Option<&std::path::Path>,
     confine: Option<Confine>,
+    ci: bool,
 ) -> Result<AttestReport, EngineError> {
     let judged = Judged::open(dir)?;
     let revs = if revs.is_empty() {
@@ -384,6 +391,19 @@ pub fn attest(
     };
     if let Some(key) = &key {
         crate::engine::error::require_key_file(key, "signing key")?;
+    }
+    if ci && key.is_none() {
+        // The server hook takes only signed verdicts there (docs/ci.md): refused before
+        // anything runs, not after the gates.
+        return Err(EngineError::BadInput {
+            message: format!(
+                "--ci-note writes under {}, where only signed verdicts are taken, and there is \
+                 no signing key",
+                crate::store::ATTEST_CI_NOTES_REF
+            ),
+            hint: "Give --signing-key KEY (the CI job's secret), or set [attest] signing_key."
+                .into(),
+        });
     }
     // Read before anything is judged: a key that cannot sign an envelope is bad input.
     let envelope_key = match (&key, dsse) {
@@ -422,6 +442,11 @@ pub fn attest(
         notes_written: Vec::new(),
         notes_skipped: (!note).then(|| "--no-note".to_string()),
         envelopes,
+        notes_ref: if ci {
+            crate::store::ATTEST_CI_NOTES_REF
+        } else {
+            crate::store::ATTEST_NOTES_REF
+        },
     };
     if note {
         write_notes(dir, &mut report, key.as_deref())?;
@@ -454,7 +479,7 @@ fn write_notes(
         let text = note_text(verdict, key)?;
         let mut tries = 0;
         loop {
-            match store.set_attest_note(&verdict.commit, &text) {
+            match store.set_attest_note_under(report.notes_ref, &verdict.commit, &text) {
                 Ok(_) => break,
                 Err(crate::store::WriteError::Conflict) if tries < 20 => tries += 1,
                 Err(e) => return Err(e.into()),

@@ -87,6 +87,8 @@ pub struct ReceiveReport {
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Guarded<'a> {
     AttestNotes,
+    /// `refs/notes/orchestrator-attest-ci`: the CI job's verdicts, taken signed only.
+    CiNotes,
     Workflow(&'a str),
     /// A clone's own bookkeeping (`refs/orchestrator/remotes/*`, `…/backups/*`): no client
     /// writes it on a server, where a copy of a chain could stand in for the guarded one.
@@ -114,6 +116,9 @@ fn is_verdict_notes(reference: &str) -> bool {
 
 fn guarded<'a>(reference: &'a str, main: &str) -> Guarded<'a> {
     use crate::store::{branch_of_ref, is_bookkeeping_ref, is_local_workflow_ref, is_replace_ref};
+    if reference == crate::store::ATTEST_CI_NOTES_REF {
+        return Guarded::CiNotes;
+    }
     if is_verdict_notes(reference) {
         return Guarded::AttestNotes;
     }
@@ -195,6 +200,13 @@ pub fn pre_receive(
                 u.new.as_ref(),
                 "only the server writes attestations; no client pushes to them".into(),
             )),
+            Guarded::CiNotes => {
+                if let Some(why) =
+                    super::ci_notes::refusal(&judged, u.old.as_deref(), u.new.as_deref())?
+                {
+                    report.refusals.push(refuse(u.new.as_ref(), why));
+                }
+            }
             Guarded::Bookkeeping => report.refusals.push(refuse(
                 u.new.as_ref(),
                 "a clone's own bookkeeping; push workflows to refs/orchestrator/workflows/".into(),
@@ -1041,6 +1053,10 @@ mod tests {
         ] {
             assert_eq!(guarded(forged, "main"), Guarded::AttestNotes, "{forged}");
         }
+        assert_eq!(
+            guarded("refs/notes/orchestrator-attest-ci", "main"),
+            Guarded::CiNotes
+        );
         assert_eq!(guarded("refs/notes/orchestrator", "main"), Guarded::Other);
         assert_eq!(
             guarded("refs/heads/orchestrator-attest", "main"),

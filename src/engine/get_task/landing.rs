@@ -11,7 +11,7 @@ use super::land::{MainAt, move_main, up_to_remote};
 use crate::engine::{EngineError, Session};
 use crate::exec::{GitError, pause};
 use crate::store::{
-    Landing, LocalRef, NOTES_REF, Snapshot, branch_ref, tracking_ref, workflow_ref,
+    Landing, LocalRef, NOTES_REF, Snapshot, branch_ref, runs_ref, tracking_ref, workflow_ref,
 };
 use crate::workflow::Event;
 
@@ -119,9 +119,12 @@ pub(super) fn record_and_push(
         main: target.exact.then(|| target.merged.to_string()),
     };
     let keep = recorder.keep();
-    let notes = match target.remote {
-        Some(remote) => notes_to_push(session, remote)?,
-        None => None,
+    let (notes, runs) = match target.remote {
+        Some(remote) => (
+            notes_to_push(session, remote)?,
+            runs_to_push(session, remote)?,
+        ),
+        None => (None, None),
     };
     let mut refused = None;
     let mut stopped = None;
@@ -141,7 +144,7 @@ pub(super) fn record_and_push(
                 remote,
                 (record, seen),
                 (target.main, target.merged, target.theirs),
-                notes,
+                (notes, runs),
                 keep.as_ref(),
             );
             if let Err(e) = pushed {
@@ -197,13 +200,14 @@ pub(super) fn record_and_push(
 
 /// The one atomic push of a landing: the record to the workflow's ref (leased on the
 /// remote's copy as fetched), the merge to main unless the remote has it (leased on main as
-/// fetched), and the notes when there are any to push (leased on the remote's as fetched).
+/// fetched), and the notes and the workflow's run record when there are any to push (each
+/// leased on the remote's as fetched).
 fn push_landing(
     session: &Session,
     remote: &str,
     (record, seen): (ObjectId, Option<ObjectId>),
     (main, merged, theirs): (&str, &str, Option<&str>),
-    notes: Option<(ObjectId, Option<ObjectId>)>,
+    (notes, runs): (Option<(ObjectId, Option<ObjectId>)>, Option<RunsPush>),
     keep: Option<&(String, String)>,
 ) -> Result<(), GitError> {
     let reference = workflow_ref(session.store.workflow());
@@ -216,6 +220,11 @@ fn push_landing(
     if let Some((tip, seen)) = notes {
         leases.push((NOTES_REF.to_string(), seen.map(|s| s.to_string())));
         specs.push(format!("{tip}:{NOTES_REF}"));
+    }
+    if let Some(RunsPush { ours, theirs }) = runs {
+        let reference = runs_ref(session.store.workflow());
+        leases.push((reference.clone(), theirs.map(|t| t.to_string())));
+        specs.push(format!("{ours}:{reference}"));
     }
     if let Some((commit, kept)) = keep {
         // Only this workflow writes it; what it kept before, its chain's history names.
@@ -302,6 +311,7 @@ pub(crate) fn land_resolution(
         )
     })?;
     let notes = notes_to_push(session, remote)?;
+    let runs = runs_to_push(session, remote)?;
     let mut refused = None;
     let written = session.apply_answer_before(snap, event, human, signed, |record| {
         store.note_landing(
@@ -318,7 +328,7 @@ pub(crate) fn land_resolution(
             remote,
             (record, seen),
             (&main, &merged, theirs.as_deref()),
-            notes,
+            (notes, runs),
             None,
         );
         if let Err(e) = pushed {
@@ -376,6 +386,37 @@ fn notes_to_push(
         &format!("merge: notes of {remote} merged for the landing"),
     )?;
     Ok(Some((merged, Some(theirs))))
+}
+
+/// The workflow's run record to push with the landing, and the remote's as fetched (the
+/// lease).
+#[derive(Clone, Copy)]
+struct RunsPush {
+    ours: ObjectId,
+    theirs: Option<ObjectId>,
+}
+
+/// This workflow's run record (docs/board.md, "The ledger") when the remote lacks some of it,
+/// so that a clone of the remote shows the run of a landed workflow without a later `sync`;
+/// nothing when the remote has it all, or when each has turns the other lacks (two clones
+/// ran the workflow: `sync` says so, and each keeps its own).
+fn runs_to_push(session: &Session, remote: &str) -> Result<Option<RunsPush>, EngineError> {
+    let store = &session.store;
+    let workflow = store.workflow();
+    let Some(ours) = store.local_runs()?.get(workflow).copied() else {
+        return Ok(None);
+    };
+    let Some(theirs) = store.tracking_runs(remote)?.get(workflow).copied() else {
+        return Ok(Some(RunsPush { ours, theirs: None }));
+    };
+    let ahead = ours != theirs
+        && session
+            .git
+            .is_ancestor(&theirs.to_string(), &ours.to_string())?;
+    Ok(ahead.then_some(RunsPush {
+        ours,
+        theirs: Some(theirs),
+    }))
 }
 
 /// The record of a landing a kill (or a full disk) interrupted on the chain's `tip`, when it

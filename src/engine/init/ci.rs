@@ -101,6 +101,11 @@ const UPLOAD_ARTIFACT: Action = Action {
     commit: "ea165f8d65b6e75b540449e92b4886f43607fa02",
     tag: "v4.6.2",
 };
+const DOWNLOAD_ARTIFACT: Action = Action {
+    name: "actions/download-artifact",
+    commit: "d3f86a106a0bac45b974a628896c90dbdf5c8093",
+    tag: "v4.3.0",
+};
 const SETUP_PYTHON: Action = Action {
     name: "actions/setup-python",
     commit: "a26af69be951a213d495a4c3e4e4022e16d87065",
@@ -313,13 +318,80 @@ else
       ;;
   esac
 fi
-# --no-note: the job may not push, so a note written here would be lost; the verdict is
-# the exit status and the JSON kept beside the job.
 status=0
-git orchestrate attest --json --no-note "$@" >"$VERDICT" || status=$?
+signed=false
+if [ -n "${GIT_ORCHESTRATE_ATTEST_KEY:-}" ]; then
+  # Signed with the job's key (a secret) under refs/notes/orchestrator-attest-ci, the notes
+  # ref the server hook takes signed verdicts on (docs/ci.md, "A signed verdict from CI").
+  # The key's file lasts as long as attest; the variable is gone before anything runs.
+  key=$(mktemp)
+  printf '%s\n' "$GIT_ORCHESTRATE_ATTEST_KEY" >"$key"
+  unset GIT_ORCHESTRATE_ATTEST_KEY
+  git orchestrate attest --json --ci-note --signing-key "$key" "$@" >"$VERDICT" || status=$?
+  rm -f "$key"
+  signed=true
+else
+  echo "git-orchestrate: no GIT_ORCHESTRATE_ATTEST_KEY secret: no signed verdict is written or pushed; the verdict is this job's status and artifact (docs/ci.md)"
+  # --no-note: unsigned, a note is anyone's word, and the server takes none.
+  git orchestrate attest --json --no-note "$@" >"$VERDICT" || status=$?
+fi
 cat "$VERDICT"
+"#;
+
+/// The GitHub job's end of the attest script: the signed verdicts handed, as a bundle at
+/// `$CI_NOTES`, to the publish job, the only one that may push (it runs none of the PR's
+/// code).
+const GITHUB_TAIL: &str = r#"if [ "$signed" = true ] && git rev-parse --verify --quiet refs/notes/orchestrator-attest-ci >/dev/null; then
+  git bundle create "$CI_NOTES" refs/notes/orchestrator-attest-ci
+fi
 exit "$status"
 "#;
+
+/// The push of the signed verdicts to `$remote`: when another job pushed first, both are
+/// kept (this job's where both judged one commit: each is signed) and the push is made again.
+const PUSH_CI_NOTES: &str = r#"n=0
+until git push "$remote" refs/notes/orchestrator-attest-ci; do
+  n=$((n + 1))
+  if [ "$n" -ge 3 ]; then
+    echo "git-orchestrate: the signed verdicts could not be pushed" >&2
+    exit 1
+  fi
+  git fetch --no-tags "$remote" '+refs/notes/orchestrator-attest-ci:refs/notes/orchestrator-attest-ci-theirs'
+  git -c user.name=git-orchestrate -c user.email=git-orchestrate@localhost notes --ref=orchestrator-attest-ci merge -s ours refs/notes/orchestrator-attest-ci-theirs
+done
+"#;
+
+/// The GitHub publish job's script: the bundle the attest job left, pushed to `origin`.
+fn github_publish_script() -> String {
+    format!(
+        r#"bundle="$RUNNER_TEMP/ci-notes/git-orchestrate-ci-notes.bundle"
+if [ ! -f "$bundle" ]; then
+  echo "git-orchestrate: no signed verdict to push (no GIT_ORCHESTRATE_ATTEST_KEY secret, or attest wrote none)"
+  exit 0
+fi
+git fetch --no-tags "$bundle" '+refs/notes/orchestrator-attest-ci:refs/notes/orchestrator-attest-ci'
+remote=origin
+{PUSH_CI_NOTES}"#
+    )
+}
+
+/// The GitLab job's end of the attest script: the signed verdicts pushed with the
+/// `GIT_ORCHESTRATE_PUSH_TOKEN` variable (a project access token that may write the
+/// repository; the job's own token may not push).
+fn gitlab_tail() -> String {
+    format!(
+        r#"if [ "$signed" = true ] && git rev-parse --verify --quiet refs/notes/orchestrator-attest-ci >/dev/null; then
+  if [ -n "${{GIT_ORCHESTRATE_PUSH_TOKEN:-}}" ]; then
+    remote="$CI_SERVER_PROTOCOL://oauth2:$GIT_ORCHESTRATE_PUSH_TOKEN@$CI_SERVER_HOST:$CI_SERVER_PORT/$CI_PROJECT_PATH.git"
+{push}  else
+    echo "git-orchestrate: no GIT_ORCHESTRATE_PUSH_TOKEN variable: the signed verdict is not pushed (docs/ci.md)"
+  fi
+fi
+exit "$status"
+"#,
+        push = indent(PUSH_CI_NOTES, 4)
+    )
+}
 
 /// The fetch of the workflow state and of the two notes refs attest reads, nothing else: a
 /// note pushed anywhere else under `refs/notes/` (`refs/notes/remotes/…`, say) is read as a
@@ -436,7 +508,8 @@ on:
     branches:
       - {branch}
 
-# Read only: the verdict is the check's status and the artifact, never a push.
+# Read only: the verdict is the check's status and the artifact. Only the publish job,
+# which runs none of the PR's code, pushes: the signed verdicts, when there are any.
 permissions:
   contents: read
 
@@ -480,6 +553,10 @@ jobs:
           BEFORE: ${{{{ github.event.before }}}}
           AFTER: ${{{{ github.event.after }}}}
           VERDICT: ${{{{ runner.temp }}}}/git-orchestrate-attest.json
+          # Optional: an SSH private key main's .orchestrate/allowed_signers lists for
+          # git-orchestrate-attest. Without it the verdict is the check's status only.
+          GIT_ORCHESTRATE_ATTEST_KEY: ${{{{ secrets.GIT_ORCHESTRATE_ATTEST_KEY }}}}
+          CI_NOTES: ${{{{ runner.temp }}}}/git-orchestrate-ci-notes.bundle
         run: |
 {script}      - name: Keep the verdict
         if: always()
@@ -488,13 +565,44 @@ jobs:
           name: git-orchestrate-attest
           path: ${{{{ runner.temp }}}}/git-orchestrate-attest.json
           if-no-files-found: ignore
-"#,
+      - name: Keep the signed verdicts
+        if: always()
+        uses: {upload}
+        with:
+          name: git-orchestrate-ci-notes
+          path: ${{{{ runner.temp }}}}/git-orchestrate-ci-notes.bundle
+          if-no-files-found: ignore
+
+  # Pushes the signed verdicts the attest job wrote to refs/notes/orchestrator-attest-ci
+  # (docs/ci.md): the only job that may write, and it runs none of the PR's code.
+  publish:
+    name: git-orchestrate publish
+    needs: attest
+    if: always()
+    runs-on: ubuntu-latest
+    timeout-minutes: 10
+    permissions:
+      contents: write
+    steps:
+      - uses: {checkout}
+      - name: Fetch the signed verdicts
+        uses: {download}
+        # None when the secret is not set (a fork's pull request has no secrets).
+        continue-on-error: true
+        with:
+          name: git-orchestrate-ci-notes
+          path: ${{{{ runner.temp }}}}/ci-notes
+      - name: Push the signed verdicts
+        run: |
+{publish}"#,
         branch = yaml_string(&github_pattern(main)),
         install = yaml_string(install),
-        script = indent(ATTEST_SCRIPT, 10),
+        script = indent(&format!("{ATTEST_SCRIPT}{GITHUB_TAIL}"), 10),
+        publish = indent(&github_publish_script(), 10),
         checkout = CHECKOUT.uses(),
         cache = CACHE.uses(),
         upload = UPLOAD_ARTIFACT.uses(),
+        download = DOWNLOAD_ARTIFACT.uses(),
         fetch = yaml_string(FETCH),
         key = cache_key(version, install),
         setup = github_setup(setup),
@@ -513,6 +621,10 @@ fn gitlab(main: &str, install: &str, version: &str, setup: &Setup) -> Result<Str
 # task's RED test run again (docs/ci.md in git-orchestrate).
 # Include it from .gitlab-ci.yml, make pipelines required ("Pipelines must succeed") and
 # protect the CI configuration: a merge request can change its own pipeline.
+# For signed verdicts (docs/ci.md), set the CI/CD variables GIT_ORCHESTRATE_ATTEST_KEY (an
+# SSH private key main's .orchestrate/allowed_signers lists for git-orchestrate-attest) and
+# GIT_ORCHESTRATE_PUSH_TOKEN (a project access token that may write the repository), both
+# masked and protected.
 # Written by `git orchestrate init --ci gitlab` (git-orchestrate {version}).
 {CHECK_NAME}:
   image: rust:1
@@ -559,7 +671,7 @@ fn gitlab(main: &str, install: &str, version: &str, setup: &Setup) -> Result<Str
         fetch = yaml_string(FETCH),
         key = yaml_string(&cache_key(version, install)),
         setup = gitlab_setup(setup),
-        script = indent(ATTEST_SCRIPT, 6),
+        script = indent(&format!("{ATTEST_SCRIPT}{}", gitlab_tail()), 6),
     ))
 }
 
@@ -835,6 +947,7 @@ mod tests {
             &CHECKOUT,
             &CACHE,
             &UPLOAD_ARTIFACT,
+            &DOWNLOAD_ARTIFACT,
             &SETUP_PYTHON,
             &SETUP_NODE,
             &SETUP_GO,

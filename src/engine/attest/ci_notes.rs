@@ -1,0 +1,150 @@
+//! The CI job's signed verdicts (docs/ci.md, "A signed verdict from CI"): the server hook
+//! takes a push to `refs/notes/orchestrator-attest-ci` only when it adds or replaces notes,
+//! each a verdict about its own commit signed by a verifier main's
+//! `.orchestrate/allowed_signers` lists for `git-orchestrate-attest`, and removes none. Every
+//! other verdict notes ref stays the server's alone (SPEC §15).
+
+use std::collections::BTreeMap;
+
+use super::seal::split_note;
+use super::verifier::Judged;
+use crate::engine::EngineError;
+use crate::exec::ssh::{self, Verified};
+
+/// Why the hook refuses the move of the CI verdicts from `old` to `new`; `None` when every
+/// note it adds or changes is signed by a listed verifier and none is removed.
+pub fn refusal(
+    judged: &Judged,
+    old: Option<&str>,
+    new: Option<&str>,
+) -> Result<Option<String>, EngineError> {
+    let Some(new) = new else {
+        return Ok(Some(
+            "deletes the CI job's verdicts: they are only ever added to".into(),
+        ));
+    };
+    if let Some(old) = old
+        && !judged.git.is_ancestor(old, new).unwrap_or(false)
+    {
+        return Ok(Some(
+            "rewrites the CI job's verdicts: a push may only add notes on top of them".into(),
+        ));
+    }
+    let allowed = match judged.main_rev()? {
+        Some((rev, _)) => judged
+            .git
+            .show(&rev, crate::config::ALLOWED_SIGNERS)?
+            // Over the cap it lists nobody.
+            .filter(|bytes| bytes.len() as u64 <= crate::input::CAP)
+            .unwrap_or_default(),
+        None => Vec::new(),
+    };
+    if allowed.is_empty() {
+        return Ok(Some(format!(
+            "main's {} lists no verifier, so no CI verdict can be checked",
+            crate::config::ALLOWED_SIGNERS
+        )));
+    }
+    let before = match old {
+        Some(old) => match notes_of(judged, old)? {
+            Ok(notes) => notes,
+            Err(why) => return Ok(Some(why)),
+        },
+        None => BTreeMap::new(),
+    };
+    let after = match notes_of(judged, new)? {
+        Ok(notes) => notes,
+        Err(why) => return Ok(Some(why)),
+    };
+    if let Some(gone) = before.keys().find(|object| !after.contains_key(*object)) {
+        return Ok(Some(format!(
+            "removes the CI verdict on {}: verdicts are only added or replaced",
+            crate::short_id(gone)
+        )));
+    }
+    let program = ssh::ssh_keygen(&[]).map_err(|e| EngineError::Io {
+        what: "check a CI verdict's signature".into(),
+        source: std::io::Error::other(e.to_string()),
+    })?;
+    for (object, blob) in &after {
+        if before.get(object) == Some(blob) {
+            continue;
+        }
+        if let Some(why) = unsigned(judged, &program, &allowed, object, blob)? {
+            return Ok(Some(format!(
+                "the CI verdict on {} {why}: only verdicts signed by a verifier main's {} lists \
+                 for {} are taken",
+                crate::short_id(object),
+                crate::config::ALLOWED_SIGNERS,
+                ssh::ATTEST_NAMESPACE
+            )));
+        }
+    }
+    Ok(None)
+}
+
+/// The notes of the notes commit `commit`, by annotated object; `Err` names what is no note.
+fn notes_of(
+    judged: &Judged,
+    commit: &str,
+) -> Result<Result<BTreeMap<String, String>, String>, EngineError> {
+    let Ok(entries) = judged.git.notes_tree(commit) else {
+        return Ok(Err(format!(
+            "{} is not a notes commit",
+            crate::short_id(commit)
+        )));
+    };
+    let mut notes = BTreeMap::new();
+    for (path, kind, object) in entries {
+        let id: String = path.chars().filter(|c| *c != '/').collect();
+        if kind != "blob" || !crate::exec::git::is_full_object_id(&id) {
+            return Ok(Err(format!("holds {path:?}, which is no note on a commit")));
+        }
+        notes.insert(id, object);
+    }
+    Ok(Ok(notes))
+}
+
+/// Why the note `blob` on `object` is no verdict a listed verifier signed, if it is not.
+fn unsigned(
+    judged: &Judged,
+    program: &std::path::Path,
+    allowed: &[u8],
+    object: &str,
+    blob: &str,
+) -> Result<Option<String>, EngineError> {
+    let Some(bytes) = judged.git.blob_within(blob, crate::input::CAP)? else {
+        return Ok(Some("is too large to be a verdict".into()));
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    let (line, signature) = split_note(&text);
+    let Ok(statement) = serde_json::from_str::<serde_json::Value>(line) else {
+        return Ok(Some("is not a statement".into()));
+    };
+    let about = statement["subject"]
+        .as_array()
+        .and_then(|s| s.first())
+        .and_then(|s| s["digest"]["gitCommit"].as_str());
+    if about != Some(object) {
+        return Ok(Some("is a statement about another commit".into()));
+    }
+    let Some(signature) = signature else {
+        return Ok(Some("is not signed".into()));
+    };
+    let checked = ssh::verify_in(
+        program,
+        allowed,
+        ssh::ATTEST_NAMESPACE,
+        signature,
+        format!("{line}\n").as_bytes(),
+    )
+    .map_err(|e| EngineError::Io {
+        what: "check a CI verdict's signature".into(),
+        source: std::io::Error::other(e.to_string()),
+    })?;
+    Ok(match checked {
+        Verified::Good { .. } => None,
+        Verified::NotAllowed { .. } => Some("is signed by a key main does not list".into()),
+        Verified::Bad { .. } => Some("has a signature that does not hold".into()),
+    })
+}
