@@ -37,7 +37,9 @@ pub struct AttestArgs {
     pub format: Option<FormatArg>,
 
     /// Sign each verdict with this private SSH key (`ssh-keygen -Y sign`, namespace
-    /// git-orchestrate-attest); default: main's `[attest] signing_key`.
+    /// git-orchestrate-attest); default: main's `[attest] signing_key`. `-` reads the key
+    /// from stdin before anything runs and keeps it out of the PR's tests' reach (no file of
+    /// it exists until they have ended): what a CI job should do.
     #[arg(long, value_name = "KEY", conflicts_with = "no_note")]
     pub signing_key: Option<std::path::PathBuf>,
 
@@ -121,12 +123,21 @@ pub fn run(args: &AttestArgs, ui: &mut Ui) -> Result<Exit, Failure> {
         return repair(&dir, ui);
     }
     let dsse = matches!(args.format, Some(FormatArg::Dsse));
+    let held;
+    let signing_key = match args.signing_key.as_deref() {
+        Some(path) if path == std::path::Path::new("-") => {
+            held = read_stdin_key()?;
+            Some(attest::SigningKey::Held(held))
+        }
+        Some(path) => Some(attest::SigningKey::File(path)),
+        None => None,
+    };
     let report = attest::attest(
         &dir,
         &args.commits,
         !args.no_note,
         dsse,
-        args.signing_key.as_deref(),
+        signing_key,
         args.confine.map(|c| match c {
             ConfineArg::Namespace => attest::Confine::Namespace,
             ConfineArg::None => attest::Confine::None,
@@ -356,4 +367,19 @@ fn install(target: &std::path::Path, ui: &mut Ui) -> Result<Exit, Failure> {
     );
     ui.text(&text)?;
     Ok(Exit::Success)
+}
+
+/// `--signing-key -`: the key's text from stdin, at most one byte over the cap (the engine
+/// refuses a longer one by its length).
+fn read_stdin_key() -> Result<Vec<u8>, crate::engine::EngineError> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .take(crate::input::KEY_CAP + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|source| crate::engine::EngineError::Io {
+            what: "read the signing key from stdin".into(),
+            source,
+        })?;
+    Ok(bytes)
 }

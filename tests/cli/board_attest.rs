@@ -386,3 +386,57 @@ fn a_signed_ci_verdict_reaches_the_board_through_the_hook_and_an_unsigned_one_is
         out.stderr
     );
 }
+
+/// `--signing-key -` takes the key on stdin (the CI template pipes its secret in, so no file
+/// of it exists while the PR's tests run): the note is signed by it, as with a key file.
+/// Anything on stdin that is not an OpenSSH private key is refused before anything runs,
+/// and no note is written.
+#[test]
+fn a_key_on_stdin_signs_the_verdict_and_anything_else_there_is_refused() {
+    let keys = tempfile::tempdir().unwrap();
+    let verifier = key(keys.path(), "verifier");
+    let repo = calc_with(
+        CALC_CONFIG,
+        &[(
+            ".orchestrate/allowed_signers",
+            &verifier_line("ci@example", &verifier),
+        )],
+    );
+    finalized(&repo);
+    mark_done_and_merge(&repo).expect(0);
+    let merge = main_tip(&repo);
+
+    let out = repo.run_with_stdin(
+        &["attest", "--ci-note", "--signing-key", "-", &merge],
+        "not a key\n",
+    );
+    out.expect(2);
+    assert!(
+        out.stderr
+            .contains("--signing-key -: the key given on stdin is not an OpenSSH private key"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(
+        repo.git_run(&["rev-parse", "--verify", "--quiet", CI_NOTES])
+            .code,
+        1,
+        "nothing written"
+    );
+
+    let secret = std::fs::read_to_string(&verifier).unwrap();
+    repo.run_with_stdin(
+        &["attest", "--ci-note", "--signing-key", "-", &merge],
+        &secret,
+    )
+    .expect(0);
+    let note = repo.git(&["notes", "--ref=orchestrator-attest-ci", "show", &merge]);
+    assert!(note.contains("-----BEGIN SSH SIGNATURE-----"), "{note}");
+    assert_eq!(
+        attestations(&repo, "merge"),
+        [
+            json!({"by": "CI", "source": "local", "status": "passed", "signed": true,
+                "verifier": "ci@example"})
+        ]
+    );
+}

@@ -185,7 +185,18 @@ pub fn read_key(path: &Path) -> Result<Ed25519, EngineError> {
         Err(e) => return Err(bad(e.problem())),
     };
     let text = String::from_utf8(bytes).map_err(|_| bad("it is not text".into()))?;
-    Ed25519::parse(&text).map_err(bad)
+    parse_key(&text, &path.display().to_string())
+}
+
+/// [`read_key`] of a key's text; `name` says where it came from.
+pub fn parse_key(text: &str, name: &str) -> Result<Ed25519, EngineError> {
+    Ed25519::parse(text).map_err(|problem| EngineError::BadInput {
+        message: format!("the signing key {name}: {problem}"),
+        hint: "DSSE envelopes are signed with an ed25519 OpenSSH key without a passphrase \
+               (ssh-keygen -t ed25519 -N ''), kept where the agent cannot read it; or leave \
+               the key out for an unsigned envelope."
+            .into(),
+    })
 }
 
 /// The DSSE envelope of `statement`: its compact JSON as the payload, and with `key` one

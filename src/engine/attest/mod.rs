@@ -368,10 +368,15 @@ pub fn attest(
     revs: &[String],
     note: bool,
     dsse: bool,
-    signing_key: Option<&std::path::Path>,
+    signing_key: Option<SigningKey<'_>>,
     confine: Option<Confine>,
     ci: bool,
 ) -> Result<AttestReport, EngineError> {
+    let (signing_key, held_key) = match signing_key {
+        Some(SigningKey::File(path)) => (Some(path), None),
+        Some(SigningKey::Held(bytes)) => (None, Some(held_key_text(bytes)?)),
+        None => (None, None),
+    };
     let judged = Judged::open(dir)?;
     let revs = if revs.is_empty() {
         vec!["HEAD".to_string()]
@@ -392,7 +397,7 @@ pub fn attest(
     if let Some(key) = &key {
         crate::engine::error::require_key_file(key, "signing key")?;
     }
-    if ci && key.is_none() {
+    if ci && key.is_none() && held_key.is_none() {
         // The server hook takes only signed verdicts there (docs/ci.md): refused before
         // anything runs, not after the gates.
         return Err(EngineError::BadInput {
@@ -406,8 +411,9 @@ pub fn attest(
         });
     }
     // Read before anything is judged: a key that cannot sign an envelope is bad input.
-    let envelope_key = match (&key, dsse) {
-        (Some(key), true) => Some(dsse::read_key(key)?),
+    let envelope_key = match (&key, &held_key, dsse) {
+        (Some(key), _, true) => Some(dsse::read_key(key)?),
+        (None, Some(held), true) => Some(dsse::parse_key(held, "given on stdin")?),
         _ => None,
     };
     let chains = judged.chains()?;
@@ -448,10 +454,79 @@ pub fn attest(
             crate::store::ATTEST_NOTES_REF
         },
     };
+    // A key given on stdin reaches a file only now, after the last of the PR's tests ended,
+    // in a directory of our own that is gone when the notes are signed (docs/ci.md).
+    let private = match &held_key {
+        Some(text) if note => Some(PrivateKeyFile::write(text)?),
+        _ => None,
+    };
+    let key = key.or_else(|| private.as_ref().map(|p| p.path.clone()));
     if note {
         write_notes(dir, &mut report, key.as_deref())?;
     }
     Ok(report)
+}
+
+/// Where `attest` takes the key that signs its verdicts from.
+pub enum SigningKey<'a> {
+    /// A private key file, readable for the whole run.
+    File(&'a std::path::Path),
+    /// The key's text itself (`--signing-key -`, read from stdin before anything runs): held
+    /// in memory while the PR's tests run, so that no file of it is within their reach: a
+    /// test that can read the key can print it into the verdict's output, and whoever reads
+    /// the note then signs what they like.
+    Held(Vec<u8>),
+}
+
+/// The text of a key given on stdin, refused (exit 2) unless it is an OpenSSH private key
+/// within [`crate::input::KEY_CAP`].
+fn held_key_text(bytes: Vec<u8>) -> Result<String, EngineError> {
+    let bad = |problem: &str| {
+        EngineError::BadInput {
+        message: format!("--signing-key -: the key given on stdin {problem}"),
+        hint: "Pipe an OpenSSH private key in: printf '%s\\n' \"$KEY\" | git orchestrate attest --signing-key - …"
+            .into(),
+    }
+    };
+    if bytes.len() as u64 > crate::input::KEY_CAP {
+        return Err(bad(&format!("is over {} KiB", crate::input::KEY_CAP >> 10)));
+    }
+    let text = String::from_utf8(bytes).map_err(|_| bad("is not text"))?;
+    if !text.contains("-----BEGIN OPENSSH PRIVATE KEY-----") {
+        return Err(bad("is not an OpenSSH private key"));
+    }
+    Ok(text)
+}
+
+/// A held key written for `ssh-keygen -Y sign`: mode 0600 in a fresh 0700 directory,
+/// removed with this value.
+struct PrivateKeyFile {
+    path: std::path::PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl PrivateKeyFile {
+    fn write(text: &str) -> Result<PrivateKeyFile, EngineError> {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        let dir = tempfile::Builder::new()
+            .prefix("git-orchestrate-key")
+            .tempdir()
+            .map_err(crate::engine::error::io_error(
+                "make a private directory for the signing key",
+            ))?;
+        let path = dir.path().join("key");
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&path)
+            .and_then(|mut file| file.write_all(text.as_bytes()))
+            .map_err(crate::engine::error::io_error(
+                "write the signing key for ssh-keygen",
+            ))?;
+        Ok(PrivateKeyFile { path, _dir: dir })
+    }
 }
 
 /// Each verdict as the note on its commit, in the judged repository.

@@ -323,12 +323,12 @@ signed=false
 if [ -n "${GIT_ORCHESTRATE_ATTEST_KEY:-}" ]; then
   # Signed with the job's key (a secret) under refs/notes/orchestrator-attest-ci, the notes
   # ref the server hook takes signed verdicts on (docs/ci.md, "A signed verdict from CI").
-  # The key's file lasts as long as attest; the variable is gone before anything runs.
-  key=$(mktemp)
-  printf '%s\n' "$GIT_ORCHESTRATE_ATTEST_KEY" >"$key"
+  # The key goes in on stdin: no file of it exists while the PR's tests run, and the
+  # variable is gone before anything runs.
+  key=$GIT_ORCHESTRATE_ATTEST_KEY
   unset GIT_ORCHESTRATE_ATTEST_KEY
-  git orchestrate attest --json --ci-note --signing-key "$key" "$@" >"$VERDICT" || status=$?
-  rm -f "$key"
+  printf '%s\n' "$key" | git orchestrate attest --json --ci-note --signing-key - "$@" >"$VERDICT" || status=$?
+  key=
   signed=true
 else
   echo "git-orchestrate: no GIT_ORCHESTRATE_ATTEST_KEY secret: no signed verdict is written or pushed; the verdict is this job's status and artifact (docs/ci.md)"
