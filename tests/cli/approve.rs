@@ -10,7 +10,7 @@ use crate::oracle::{
     CALC_CONFIG, MUL, RED_MUL, TEST_MUL, calc_with, green, main_tip, mark_done_and_merge, outside,
     red, squash,
 };
-use crate::signed::{allowed, key};
+use crate::signed::{allowed, key, sign_elsewhere};
 use crate::support::*;
 
 /// The PR's tree that guts `tests/test_add.sh` while it breaks `add`: mul right, add broken,
@@ -118,13 +118,31 @@ fn a_gutted_test_is_refused_until_a_human_approves_it_by_name_with_a_signature()
     );
     assert_eq!(repo.tip(), tip, "nothing was recorded");
 
-    // Another path's approval does not count.
+    // Another path's approval does not count; this one signed elsewhere, over the payload
+    // printed (which writes nothing and needs no terminal).
+    let printed = repo.run(&[
+        "approve",
+        "--test-change",
+        "tests/test_mul.sh",
+        "--print-payload",
+    ]);
+    printed.expect(0);
+    assert_eq!(
+        printed.stdout,
+        format!(
+            "{{\"v\":1,\"workflow\":\"main\",\"tip\":\"{}\",\"answer\":\"approve-tree\",\
+             \"text\":\"{{\\\"tree\\\":\\\"{tree}\\\",\\\"tests\\\":[\\\"tests/test_mul.sh\\\"]}}\"}}\n",
+            tip.as_deref().unwrap()
+        )
+    );
+    assert_eq!(repo.tip(), tip);
+    let signature = sign_elsewhere(keys.path(), &alice, printed.stdout.as_bytes(), "other");
     repo.human(&[
         "approve",
         "--test-change",
         "tests/test_mul.sh",
-        "--sign-key",
-        &alice_arg,
+        "--signature",
+        signature.to_str().unwrap(),
     ])
     .expect(0);
     let out = repo.run(&["submit-work", "-s", "squashed"]);
