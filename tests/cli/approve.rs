@@ -378,3 +378,82 @@ fn a_pass_after_a_failure_is_flaky_until_a_human_accepts_that_tree() {
         Some(2)
     );
 }
+
+/// Off the machine (issue 39's coin flip, as tests/cli/attest.rs plays it): CI's first
+/// `attest` draws `fail`, and its signed FAILED note is pushed; the next clone passes the
+/// tests and is FAILED as flaky. A human's `approve --flaky --tree TREE`, given after the
+/// merge, lets the next `attest` pass it, still listing the earlier refusal, with the answer.
+#[test]
+fn a_flaky_verdict_off_the_machine_is_lifted_by_a_humans_answer_after_the_merge() {
+    let keys = tempfile::tempdir().unwrap();
+    let verifier = key(keys.path(), "verifier");
+    let public = std::fs::read_to_string(verifier.with_extension("pub")).unwrap();
+    let signers = format!("ci@example namespaces=\"git-orchestrate-attest\" {public}");
+    let repo = calc_with(CALC_CONFIG, &[(".orchestrate/allowed_signers", &signers)]);
+    let coin = outside(&repo, "coin");
+    let coin_test = format!(
+        "seq='{}'\nif [ -s \"$seq\" ]; then\n  side=$(head -n 1 \"$seq\"); tail -n +2 \"$seq\" > \
+         \"$seq.next\"; mv \"$seq.next\" \"$seq\"\n  [ \"$side\" = pass ] || {{ echo 'the coin \
+         says fail'; exit 1; }}\nfi\n{TEST_MUL}",
+        coin.display()
+    );
+    repo.write("tests/test_mul.sh", &coin_test);
+    red(&repo, RED_MUL);
+    repo.write("calc.sh", &format!("add() {{ echo $(($1 + $2)); }}\n{MUL}"));
+    green(&repo, RED_MUL);
+    squash(&repo);
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    mark_done_and_merge(&repo).expect(0);
+    let merge = main_tip(&repo);
+    let tree = repo
+        .git(&["rev-parse", &format!("{merge}^{{tree}}")])
+        .trim()
+        .to_string();
+
+    std::fs::write(&coin, "fail\n").unwrap();
+    let ci = ci_clone(&repo);
+    let key_arg = verifier.display().to_string();
+    ci.run(&["attest", "--signing-key", &key_arg, &merge])
+        .expect(1);
+    ci.git(&[
+        "push",
+        "--quiet",
+        "origin",
+        "refs/notes/orchestrator-attest",
+    ]);
+    let out = ci_clone(&repo).run(&["attest", "--json", "--no-note", &merge]);
+    out.expect(1);
+    assert_eq!(out.json()["verdicts"][0]["flaky"], true);
+
+    // Given after the merge: the workflow waits for its next plan, and records the answer.
+    assert_eq!(repo.status(), "INITIALIZING");
+    repo.human(&["approve", "--flaky", "--tree", &merge])
+        .expect(0);
+    let answer = repo.tip().unwrap();
+    let out = ci_clone(&repo).run(&["attest", "--json", "--no-note", &merge]);
+    out.expect(0);
+    let verdict = &out.json()["verdicts"][0];
+    assert_eq!(verdict["flaky"], false);
+    assert_eq!(
+        verdict["earlier_refusals"].as_array().map(Vec::len),
+        Some(1),
+        "{verdict}"
+    );
+    assert_eq!(
+        verdict["warnings"],
+        serde_json::json!([format!(
+            "its tree {} was refused before and passes now; a human accepted this pass by name \
+             in {} (unsigned (GIT_ORCHESTRATE_HUMAN))",
+            &tree[..12],
+            &answer[..12]
+        )])
+    );
+    assert!(
+        verdict["answers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a["commit"] == answer.as_str()),
+        "{verdict}"
+    );
+}
