@@ -191,15 +191,32 @@ fn text(report: &AttestReport) -> String {
                 AnswerVerdict::Unsigned { how } => format!("unsigned, given through {how}"),
                 AnswerVerdict::Bad { why } => format!("BAD: {why}"),
             };
+            let approves = match &answer.approves {
+                Some(a) => format!(
+                    " of the tree {}{}{}",
+                    crate::short_id(&a.tree),
+                    if a.tests.is_empty() {
+                        String::new()
+                    } else {
+                        format!(", the changes to {}", a.tests.join(", "))
+                    },
+                    if a.flaky {
+                        ", a pass after a failure"
+                    } else {
+                        ""
+                    }
+                ),
+                None => String::new(),
+            };
             out.push_str(&format!(
-                "  human answer: {} in {} ({how})\n",
+                "  human answer: {}{approves} in {} ({how})\n",
                 answer.answer,
                 crate::short_id(&answer.commit)
             ));
         }
         if let (Some(changed), Some(judged)) = (&v.changed_tests, v.changed_tests_verdict) {
             out.push_str(&format!(
-                "  changed tests: {} ([gates] pinned_tests = \"{}\"; with them put back: {}): {judged}\n",
+                "  changed tests: {} ([gates] pinned_tests = \"{}\"; with them put back: {}): {judged}{}\n",
                 changed.paths.join(", "),
                 changed.mode,
                 match (changed.passed, &changed.failed_gate) {
@@ -207,7 +224,17 @@ fn text(report: &AttestReport) -> String {
                     (Some(false), Some(gate)) => format!("the gate `{gate}` fails"),
                     (Some(false), None) => "the gates fail".to_string(),
                     (None, _) => "not run".to_string(),
-                }
+                },
+                changed
+                    .approvals
+                    .iter()
+                    .map(|a| format!(
+                        "; approved by name: {} ({}, in {})",
+                        a.tests.join(", "),
+                        a.by,
+                        crate::short_id(&a.commit)
+                    ))
+                    .collect::<String>()
             ));
         }
         for earlier in &v.earlier_refusals {

@@ -99,7 +99,7 @@ pub enum Command {
     Escalate(escalate::EscalateArgs),
     /// For humans: answer a halt, with guidance for the agent
     Resume(resume::ResumeArgs),
-    /// For humans: approve the PR at the review's human gate (`[review] human = true`)
+    /// For humans: approve the PR at the review's human gate, or one tree by name
     Approve(approve::ApproveArgs),
     /// For humans: reject the PR at the review's human gate, with a comment
     Reject(reject::RejectArgs),

@@ -24,6 +24,8 @@ pub enum Answer {
     Reject,
     Resume,
     Repin,
+    /// `approve --test-change PATH` / `approve --flaky`: a tree approved by name.
+    ApproveTree,
 }
 
 impl Answer {
@@ -33,6 +35,7 @@ impl Answer {
             Answer::Reject => "reject",
             Answer::Resume => "resume",
             Answer::Repin => "repin",
+            Answer::ApproveTree => "approve-tree",
         }
     }
 }
@@ -67,6 +70,48 @@ pub struct AnswerCheck {
     /// reuse. Always true for the other answers.
     #[serde(skip)]
     pub bound: bool,
+    /// For `approve-tree`: the tree approved, the changed existing tests and whether a pass
+    /// after an earlier failure is accepted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub approves: Option<TreeApproval>,
+}
+
+/// What an `approve-tree` answer approves, for one tree only (docs/integrity.md, "Approved
+/// by name").
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct TreeApproval {
+    pub tree: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tests: Vec<String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub flaky: bool,
+}
+
+impl TreeApproval {
+    /// The answer's text its signature covers: this, as one line of JSON in a fixed order.
+    pub fn text(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+}
+
+impl AnswerCheck {
+    /// Who gave it, as the verdicts name it: `signed by alice`, `unsigned (terminal)`, or
+    /// why its signature does not hold.
+    pub fn given_by(&self) -> String {
+        match &self.verdict {
+            AnswerVerdict::Signed { principal } => format!("signed by {principal}"),
+            AnswerVerdict::Unsigned { how } if how.is_empty() => "unsigned".to_string(),
+            AnswerVerdict::Unsigned { how } => format!("unsigned ({how})"),
+            AnswerVerdict::Bad { why } => format!("a signature that does not hold: {why}"),
+        }
+    }
+
+    /// The tree approval it holds, when it is one that stands (signed where the pinned
+    /// configuration requires it; unsigned ones stand where it does not, as every other
+    /// unsigned answer does, attributed and reported as unsigned).
+    pub fn approval(&self) -> Option<&TreeApproval> {
+        self.approves.as_ref().filter(|_| !self.fails())
+    }
 }
 
 /// What a recorded answer's signature proves.
@@ -134,6 +179,15 @@ pub fn recorded_answer(event: &Event, from: Status) -> Option<(Answer, String)> 
         // The main commit it accounts for: signed, so that the signature cannot be moved
         // onto a repin of another commit on the same tip.
         Event::Repinned { pin } => (Answer::Repin, pin.commit.clone()),
+        Event::TreeApproved { tree, tests, flaky } => (
+            Answer::ApproveTree,
+            TreeApproval {
+                tree: tree.clone(),
+                tests: tests.clone(),
+                flaky: *flaky,
+            }
+            .text(),
+        ),
         _ => None?,
     })
 }
@@ -323,6 +377,8 @@ pub fn answer_payload(
         Answer::Reject => text.map(str::trim).unwrap_or_default().to_string(),
         Answer::Resume => resume_text(&snap.state, text),
         Answer::Approve => String::new(),
+        // Computed by the caller from the approval asked for (src/engine/human.rs).
+        Answer::ApproveTree => text.unwrap_or_default().to_string(),
         // main's tip now, which the repin will account for.
         Answer::Repin => {
             let main = session.main_branch(Some(&snap.state))?;
@@ -543,15 +599,52 @@ pub fn judge_answers(
                 (requirement.required, judge(how, checked))
             }
         };
+        let approves = match event {
+            Event::TreeApproved { tree, tests, flaky } => Some(TreeApproval { tree, tests, flaky }),
+            _ => None,
+        };
         checks.push(AnswerCheck {
             commit: id.to_string(),
             answer: answer.as_str().to_string(),
             required,
             verdict,
             bound,
+            approves,
         });
     }
     Ok(checks)
+}
+
+/// The human approvals by name of changes to `paths` for `tree` recorded in the PR's chain up
+/// to `snap` and that stand, oldest first, each with the paths it names: what the final check
+/// and `attest` (which runs the same check) let a changed test through on under `[gates]
+/// pinned_tests = "report"` (docs/integrity.md, "Approved by name").
+pub fn test_approvals(
+    session: &Session,
+    snap: &Snapshot,
+    tree: &str,
+    paths: &[String],
+) -> Result<Vec<crate::workflow::notes::TestApproval>, EngineError> {
+    let stop = super::chain::pr_stop(&session.store, snap.tip)?;
+    let checks = judge_answers(session, session.store.workflow(), snap.tip, stop)?;
+    Ok(checks
+        .iter()
+        .rev()
+        .filter_map(|check| {
+            let approval = check.approval().filter(|a| a.tree == tree)?;
+            let tests: Vec<String> = approval
+                .tests
+                .iter()
+                .filter(|t| paths.contains(t))
+                .cloned()
+                .collect();
+            (!tests.is_empty()).then(|| crate::workflow::notes::TestApproval {
+                commit: check.commit.clone(),
+                tests,
+                by: check.given_by(),
+            })
+        })
+        .collect())
 }
 
 #[cfg(test)]

@@ -207,6 +207,130 @@ pub fn approve(
     })
 }
 
+/// What `approve --test-change` / `approve --flaky` asks for: the tree (a tree or a commit;
+/// `None`: the PR's verified tree, which its squash must have), the changed existing tests
+/// by path, and whether a pass after an earlier failure is accepted.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TreeApprovalAsked {
+    pub tree: Option<String>,
+    pub tests: Vec<String>,
+    pub flaky: bool,
+}
+
+/// What `approve --test-change` / `approve --flaky` recorded.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TreeApprovalReport {
+    pub state: Status,
+    #[serde(flatten)]
+    pub approved: answers::TreeApproval,
+    /// Who signed the answer, as the pinned allowed-signers file names them.
+    pub signed_by: Option<String>,
+}
+
+/// The approval `asked` names, on the workflow in `state`: the tree resolved, each test path
+/// a test path of the configuration pinned for the answer; bad input is refused, naming why.
+fn tree_approval(
+    session: &Session,
+    state: &State,
+    asked: &TreeApprovalAsked,
+) -> Result<answers::TreeApproval, EngineError> {
+    let bad = |message: String, hint: &str| EngineError::BadInput {
+        message,
+        hint: hint.to_string(),
+    };
+    if asked.tests.is_empty() && !asked.flaky {
+        return Err(bad(
+            "approve a tree by name: name the changed tests (--test-change PATH) or accept a pass              after a failure (--flaky)"
+                .into(),
+            "git orchestrate approve --test-change tests/test_add.sh",
+        ));
+    }
+    let tree = match &asked.tree {
+        Some(rev) => session.git.tree_of(rev).map_err(|_| {
+            bad(
+                format!("\"{rev}\" names no tree or commit in this repository"),
+                "Name the tree the final check or attest named (--tree TREE), or a commit.",
+            )
+        })?,
+        None => state
+            .pr()
+            .and_then(|pr| pr.verified_tree.clone())
+            .ok_or_else(|| {
+                bad(
+                    "the workflow has no verified tree to approve: name one with --tree".into(),
+                    "Pass the tree the refusal named: --tree TREE.",
+                )
+            })?,
+    };
+    let config = answers::answer_config(session, state)?;
+    let mut tests: Vec<String> = Vec::new();
+    for path in &asked.tests {
+        let path = path.trim().trim_start_matches("./").to_string();
+        if path.is_empty() || path.chars().any(char::is_control) || !config.is_test_path(&path) {
+            return Err(bad(
+                format!(
+                    "\"{path}\" is not a test path of the pinned configuration ([gates] test_paths)"
+                ),
+                "Name the changed test as the refusal names it, relative to the repository's root.",
+            ));
+        }
+        if !tests.contains(&path) {
+            tests.push(path);
+        }
+    }
+    tests.sort();
+    Ok(answers::TreeApproval {
+        tree,
+        tests,
+        flaky: asked.flaky,
+    })
+}
+
+/// `approve --test-change PATH... [--flaky] [--tree TREE]`: a human approves, for one tree
+/// only, the changes to existing tests by path and/or a pass after an earlier failure
+/// (docs/integrity.md, "Approved by name"); recorded in any state, signed as `signing` says.
+pub fn approve_tree(
+    session: &Session,
+    asked: &TreeApprovalAsked,
+    human: Human,
+    signing: &Signing,
+) -> Result<TreeApprovalReport, EngineError> {
+    session.with_retries(|| {
+        let snap = session.read_or_refuse("approve-tree", |_| None)?;
+        let approved = tree_approval(session, &snap.state, asked)?;
+        let event = Event::TreeApproved {
+            tree: approved.tree.clone(),
+            tests: approved.tests.clone(),
+            flaky: approved.flaky,
+        };
+        let signed = answers::authorise(
+            session,
+            &snap,
+            Answer::ApproveTree,
+            &approved.text(),
+            signing,
+        )?;
+        Ok(TreeApprovalReport {
+            state: session
+                .apply_answer(&snap, event, human, signed.as_ref())?
+                .to(),
+            approved,
+            signed_by: signed.map(|s| s.principal),
+        })
+    })
+}
+
+/// The bytes to sign for `approve --test-change`/`--flaky` as asked, on the workflow as it
+/// is now (`--print-payload`).
+pub fn approve_tree_payload(
+    session: &Session,
+    asked: &TreeApprovalAsked,
+) -> Result<Vec<u8>, EngineError> {
+    let snap = session.read_or_refuse("approve-tree", |_| None)?;
+    let approved = tree_approval(session, &snap.state, asked)?;
+    answers::answer_payload(session, Answer::ApproveTree, Some(&approved.text()))
+}
+
 /// `reject --comment`: the comment becomes a blocking finding and a new task.
 pub fn reject(
     session: &Session,

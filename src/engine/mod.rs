@@ -63,7 +63,10 @@ pub(crate) use error::{check_field, field_refused, io_error, wrong_state};
 pub use escape::{EscalateReport, ScopeReductionReport, escalate, request_scope_reduction};
 pub use get_task::{GetTaskReport, get_task};
 pub use history::{LogReport, PlanReport, log, plan};
-pub use human::{AnswerReport, ResumeReport, approve, reject, resume};
+pub use human::{
+    AnswerReport, ResumeReport, TreeApprovalAsked, TreeApprovalReport, approve, approve_tree,
+    approve_tree_payload, reject, resume,
+};
 pub use init::{CHECK_NAME, CiProvider, CiReport, CiRequest, InitReport, RefspecAdded, init};
 pub use repin::{RepinReport, repin};
 pub use session::{Facts, Loaded, Session};

@@ -123,5 +123,6 @@ pub fn changed_tests(
         mode: mode.to_string(),
         passed: None,
         failed_gate: None,
+        approvals: Vec::new(),
     }))
 }

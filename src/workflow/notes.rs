@@ -296,25 +296,57 @@ pub struct ChangedTests {
     /// The first gate that failed so.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failed_gate: Option<String>,
+    /// The human answers in the PR's chain that approve, for this tree, changes to some of
+    /// these tests by name and that stand (docs/integrity.md, "Approved by name").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub approvals: Vec<TestApproval>,
+}
+
+/// A human's approval of changed tests by name, as the final note and `attest` list it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TestApproval {
+    /// The transition that records the answer.
+    pub commit: String,
+    /// The tests it approves, of those changed.
+    pub tests: Vec<String>,
+    /// `signed by alice`, or `unsigned (GIT_ORCHESTRATE_HUMAN)` where no signature is required.
+    pub by: String,
 }
 
 impl ChangedTests {
     /// What the policy makes of them (docs/integrity.md, "Tests that existed at the pin"):
-    /// `refused` under `enforce` when the gates fail with them put back, else `reported`.
-    /// No human answer approves a changed test by name, so `report` never refuses.
+    /// when the gates fail with them put back, `refused` under `enforce`, and under `report`
+    /// `unapproved` unless a human approved every one of them by name for this tree, then
+    /// `approved`; else `reported`.
     pub fn verdict(&self) -> &'static str {
-        if self.mode == "enforce" && self.passed == Some(false) {
-            "refused"
-        } else {
-            "reported"
+        match (self.mode.as_str(), self.passed) {
+            ("enforce", Some(false)) => "refused",
+            (_, Some(false)) if self.unapproved().is_empty() => "approved",
+            (_, Some(false)) => "unapproved",
+            _ => "reported",
         }
     }
 
+    /// True when the policy refuses them: the final check refuses the squash and `attest`
+    /// FAILS.
+    pub fn refused(&self) -> bool {
+        matches!(self.verdict(), "refused" | "unapproved")
+    }
+
+    /// The changed tests no approval names.
+    pub fn unapproved(&self) -> Vec<String> {
+        self.paths
+            .iter()
+            .filter(|p| !self.approvals.iter().any(|a| a.tests.contains(p)))
+            .cloned()
+            .collect()
+    }
+
     /// The warning `attest` gives for tests it reports and does not refuse: the paths, the
-    /// gates' result with them put back, and the policy's verdict; `None` when refused (the
-    /// refusal names them).
+    /// gates' result with them put back, and the policy's verdict, or the human approvals it
+    /// rests on; `None` when refused (the refusal names them).
     pub fn warning(&self) -> Option<String> {
-        if self.verdict() == "refused" {
+        if self.refused() {
             return None;
         }
         let put_back = match (self.passed, &self.failed_gate) {
@@ -325,11 +357,24 @@ impl ChangedTests {
             (Some(false), None) => "with them as they were there, the gates fail".to_string(),
             (None, _) => "the gates were not run with them as they were there".to_string(),
         };
+        let verdict = if self.verdict() == "approved" {
+            format!(
+                "a human approved the change by name for this tree ({})",
+                self.approvals
+                    .iter()
+                    .map(|a| format!("{}: {}", a.tests.join(", "), a.by))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            )
+        } else {
+            format!(
+                "[gates] pinned_tests = \"{}\" reports this and does not refuse it",
+                self.mode
+            )
+        };
         Some(format!(
-            "the PR changes or removes tests that existed on its base ({}); {put_back}; \
-             [gates] pinned_tests = \"{}\" reports this and does not refuse it",
+            "the PR changes or removes tests that existed on its base ({}); {put_back}; {verdict}",
             self.paths.join(", "),
-            self.mode
         ))
     }
 }
@@ -373,21 +418,38 @@ mod tests {
             mode: mode.into(),
             passed,
             failed_gate: gate.map(str::to_string),
+            approvals: Vec::new(),
         }
     }
 
     #[test]
-    fn changed_tests_are_refused_only_under_enforce_when_the_gates_fail_with_them_put_back() {
-        let gutted = changed("report", Some(false), Some("tests"));
-        assert_eq!(gutted.verdict(), "reported");
+    fn changed_tests_that_fail_put_back_are_refused_unless_a_human_approved_each_under_report() {
+        let mut gutted = changed("report", Some(false), Some("tests"));
+        assert_eq!(gutted.verdict(), "unapproved");
+        assert_eq!(gutted.warning(), None);
+        let approval = |tests: &[&str]| TestApproval {
+            commit: "c1".into(),
+            tests: tests.iter().map(|t| t.to_string()).collect(),
+            by: "signed by alice".into(),
+        };
+        gutted.approvals = vec![approval(&["tests/other.sh"])];
+        assert_eq!(gutted.verdict(), "unapproved", "another path's approval");
+        gutted.approvals.push(approval(&["tests/test_add.sh"]));
+        assert_eq!(gutted.verdict(), "approved");
         assert_eq!(
             gutted.warning().as_deref(),
             Some(
                 "the PR changes or removes tests that existed on its base (tests/test_add.sh); \
-                 with them as they were there, the gate `tests` fails; [gates] pinned_tests = \
-                 \"report\" reports this and does not refuse it"
+                 with them as they were there, the gate `tests` fails; a human approved the \
+                 change by name for this tree (tests/other.sh: signed by alice; \
+                 tests/test_add.sh: signed by alice)"
             )
         );
+        let mut enforced = changed("enforce", Some(false), Some("tests"));
+        enforced.approvals = vec![approval(&["tests/test_add.sh"])];
+        assert_eq!(enforced.verdict(), "refused", "no approval lifts enforce");
+        let not_run = changed("report", None, None);
+        assert_eq!(not_run.verdict(), "reported");
         let improved = changed("enforce", Some(true), None);
         assert_eq!(improved.verdict(), "reported");
         assert_eq!(

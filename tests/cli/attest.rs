@@ -1652,3 +1652,52 @@ fn a_coin_flip_test_that_failed_once_in_ci_is_flaky_when_it_passes_later() {
         ])
     );
 }
+
+/// An existing test gutted in the PR, through the server hook (tests/cli/approve.rs has the
+/// rest): merged unapproved where the local check did not put the tests back
+/// (`clean_check = false`), the hook refuses main's move, naming the test and that a human's
+/// approval by name is awaited; the same PR with a human's approval of that test for that tree
+/// is accepted and attested.
+#[test]
+fn a_gutted_test_reaches_main_through_the_hook_only_approved_by_name() {
+    for approve in [false, true] {
+        let repo = calc_with(
+            &format!("{CALC_CONFIG}\n[finalize]\nclean_check = false\n"),
+            &[],
+        );
+        let server = Server::start(&repo);
+        push(&repo, &server, &[], &["main", REF]).expect(0);
+        crate::approve::gutted(&repo);
+        if approve {
+            repo.human(&["approve", "--test-change", "tests/test_add.sh"])
+                .expect(0);
+        }
+        squash(&repo);
+        repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+        mark_done_and_merge(&repo).expect(0);
+        let merge = main_tip(&repo);
+        let before = server_refs(&repo, &server);
+        let out = push(&repo, &server, &["--no-verify"], &["main", REF]);
+        if approve {
+            out.expect(0);
+            assert_eq!(server.rev(&repo, "main"), Some(merge));
+            continue;
+        }
+        assert_ne!(out.code, 0, "the push was accepted:\n{}", out.stderr);
+        assert!(
+            out.stderr.contains(&format!(
+                "refused refs/heads/main {}: moves main to a commit that is not a workflow merge \
+                 that attests PASSED: awaiting a human's approval by name: the PR changes tests \
+                 that existed when it began (tests/test_add.sh)",
+                &merge[..12]
+            )),
+            "{}",
+            out.stderr
+        );
+        assert_eq!(
+            server_refs(&repo, &server),
+            before,
+            "the server's refs moved"
+        );
+    }
+}

@@ -5,6 +5,7 @@ mod adequacy;
 mod agent_hooks;
 mod agent_setup;
 mod agents;
+mod approve;
 mod archive;
 mod attest;
 mod bad_input;

@@ -1412,11 +1412,11 @@ fn a_test_command_that_moves_main_is_refused_before_it_runs() {
 }
 
 /// An existing test gutted in the PR while the code it tests breaks: named in the review
-/// context and the final note under `report` (the default), and by `attest` in a fresh clone
-/// off the machine, which passes it with a warning (no human answer approves a changed test
-/// by name, so `report` does not refuse it); refused under `enforce`.
+/// context, and refused at the squash both under `report` (the default: until a human
+/// approves the change by name, tests/cli/approve.rs) and under `enforce` (whatever a human
+/// says).
 #[test]
-fn an_existing_test_gutted_is_named_and_under_enforce_refused() {
+fn an_existing_test_gutted_is_named_and_refused() {
     for enforce in [false, true] {
         let repo = calc();
         if enforce {
@@ -1442,54 +1442,18 @@ fn an_existing_test_gutted_is_named_and_under_enforce_refused() {
                 "the PR changes tests that existed when it began (tests/test_add.sh), and with them as they \
                  were then, preflight gate `tests` fails",
             );
+            // No human's approval lifts `enforce`.
+            repo.human(&["approve", "--test-change", "tests/test_add.sh"])
+                .expect(0);
+            repo.run(&["submit-work", "-s", "squashed"])
+                .expect(1)
+                .says("under [gates] pinned_tests = \"enforce\" a PR keeps the tests");
             continue;
         }
-        squash(&repo);
-        let squashed = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
-        repo.run(&["submit-work", "-s", "squashed"]).expect(0);
-        let note = final_note(&repo, &squashed);
-        assert_eq!(
-            note["changed_tests"],
-            serde_json::json!({"paths": ["tests/test_add.sh"], "mode": "report", "passed": false,
-                               "failed_gate": "tests"})
-        );
-        mark_done_and_merge(&repo).expect(0);
-        let merge = main_tip(&repo);
-        let ci = TestRepo::clone_of(&repo.path);
-        ci.git(&[
-            "fetch",
-            "--quiet",
-            repo.path.to_str().unwrap(),
-            "+refs/orchestrator/*:refs/orchestrator/*",
-        ]);
-        let warning = "the PR changes or removes tests that existed on its base \
-                       (tests/test_add.sh); with them as they were there, the gate `tests` fails; \
-                       [gates] pinned_tests = \"report\" reports this and does not refuse it";
-        let out = ci.run(&["attest", "--no-note", &merge]);
-        out.expect(0);
-        assert_eq!(
-            redact_ids(&out.stdout),
-            format!(
-                "PASSED <id> (the merge of workflow main)\n  \
-                 re-ran: the gates passed on the squashed commit in a clean worktree (tests)\n  \
-                 re-ran: RED test of step 1.1 `{RED_MUL}`: exit 1 on the base, exit 0 on the final \
-                 tree; evidence: exit code only\n  \
-                 changed tests: tests/test_add.sh ([gates] pinned_tests = \"report\"; with them put \
-                 back: the gate `tests` fails): reported\n  \
-                 warning: {warning}\n\
-                 no note written: --no-note\n"
-            )
-        );
-        let out = ci.run(&["attest", "--no-note", "--json", &merge]);
-        out.expect(0);
-        let verdict = &out.json()["verdicts"][0];
-        assert_eq!(verdict["changed_tests"], note["changed_tests"], "{verdict}");
-        assert_eq!(verdict["changed_tests_verdict"], "reported");
-        assert_eq!(verdict["warnings"], serde_json::json!([warning]));
-        assert_eq!(
-            verdict["statement"]["predicate"]["gitOrchestrate"]["changedTests"],
-            serde_json::json!({"paths": ["tests/test_add.sh"], "mode": "report", "passed": false,
-                               "failed_gate": "tests", "verdict": "reported"})
+        refused_at_the_squash(
+            &repo,
+            "awaiting a human's approval by name: the PR changes tests that existed when it began \
+             (tests/test_add.sh), and with them as they were then, preflight gate `tests` fails",
         );
     }
 }

@@ -30,7 +30,7 @@ pub(crate) fn allowed(principal: &str, key: &Path) -> String {
 }
 
 /// Signs `payload` with `key` as a human elsewhere would; the armored signature's path.
-fn sign_elsewhere(dir: &Path, key: &Path, payload: &[u8], name: &str) -> PathBuf {
+pub(crate) fn sign_elsewhere(dir: &Path, key: &Path, payload: &[u8], name: &str) -> PathBuf {
     let file = dir.join(name);
     std::fs::write(&file, payload).unwrap();
     let out = Command::new("ssh-keygen")

@@ -297,13 +297,29 @@ fn rerun(
         ));
     }
     verdict.red_tests = rerun.red_tests.clone();
-    // Named whatever the policy makes of them; refused under `enforce` by the final check's
-    // own refusal, below.
+    // Named whatever the policy makes of them, with the human approvals by name they rest on;
+    // refused (under `enforce`, or under `report` without those approvals) by the final
+    // check's own refusal, below.
     if let Some(changed) = &rerun.changed_tests {
         verdict.changed_tests_verdict = Some(changed.verdict());
         verdict.warnings.extend(changed.warning());
     }
     verdict.changed_tests = rerun.changed_tests.clone();
+    // The chain's own memory of the final check (src/engine/finalize/remembered.rs): listed
+    // with the verdict notes' refusals, and the human answer that accepted a pass after them.
+    verdict
+        .earlier_refusals
+        .extend(rerun.earlier_refusals.iter().cloned());
+    if let Some(answer) = &rerun.flaky_accepted_by {
+        verdict.warnings.push(super::memory::accepted_warning(
+            &snap
+                .state
+                .pr()
+                .and_then(|pr| pr.verified_tree.clone())
+                .unwrap_or_default(),
+            answer,
+        ));
+    }
     if let Some(refused) = &rerun.refused {
         verdict.reasons.push(refused.to_string());
     }

@@ -183,7 +183,16 @@ fn remembered(statement: &Value, commit: &str, tree: &str, policy: &str) -> Opti
         .and_then(|s| s.first())
         .and_then(|s| s["digest"]["gitCommit"].as_str());
     let ran = ours["reran"].as_array().is_some_and(|r| !r.is_empty());
+    // A refusal that only awaited a human's approval by name is the policy's, not the tree's.
+    let awaiting = ours["reasons"].as_array().is_some_and(|r| {
+        !r.is_empty()
+            && r.iter().all(|x| {
+                x.as_str()
+                    .is_some_and(|x| x.starts_with(crate::engine::finalize::AWAITING_APPROVAL))
+            })
+    });
     (about == Some(commit)
+        && !awaiting
         && predicate["verificationResult"] == "FAILED"
         && predicate["policy"]["digest"]["gitBlob"] == policy
         && ours["tree"] == tree
@@ -203,6 +212,18 @@ fn remembered(statement: &Value, commit: &str, tree: &str, policy: &str) -> Opti
                 })
                 .unwrap_or_default(),
         })
+}
+
+/// The warning a verdict carries when a human accepted a pass of `tree` after its earlier
+/// refusals (`approve --flaky`): who, and whether signed.
+pub fn accepted_warning(tree: &str, answer: &crate::engine::answers::AnswerCheck) -> String {
+    format!(
+        "its tree {} was refused before and passes now; a human accepted this pass by name in {} \
+         ({})",
+        crate::short_id(tree),
+        crate::short_id(&answer.commit),
+        answer.given_by()
+    )
 }
 
 /// The reason a verdict that passed now fails: its tree failed under this policy before

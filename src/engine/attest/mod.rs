@@ -200,7 +200,14 @@ fn judge_as(
             verifier.cannot_confine(),
             &mut verdict,
         )?;
-        remember(&session, memory, commit, policy.as_ref(), &mut verdict)?;
+        remember(
+            &session,
+            memory,
+            commit,
+            policy.as_ref(),
+            None,
+            &mut verdict,
+        )?;
     }
     match found {
         None if verdict.kind.is_some() => {}
@@ -243,7 +250,15 @@ fn judge_as(
                 verifier.cannot_confine(),
                 &mut verdict,
             )?;
-            remember(&session, memory, commit, policy.as_ref(), &mut verdict)?;
+            let stop = crate::engine::chain::pr_stop(&session.store, target.pr_state())?;
+            remember(
+                &session,
+                memory,
+                commit,
+                policy.as_ref(),
+                Some((chain.tip, stop)),
+                &mut verdict,
+            )?;
         }
     }
     verdict.passed = verdict.reasons.is_empty();
@@ -289,27 +304,63 @@ fn judge_as(
 }
 
 /// The judged commit's tree in `verdict`, and, with a `memory` of the verdict notes, every
-/// earlier refusal of that tree under `policy` a listed verifier signed: a verdict that
-/// passed now is then `flaky`, and FAILED (docs/integrity.md, "A tree that failed stays
-/// failed, off the server too").
+/// earlier refusal of that tree under `policy` a listed verifier signed (after those the
+/// chain's final checks recorded): a verdict that passed now is then `flaky`, and FAILED
+/// (docs/integrity.md, "A tree that failed stays failed, off the server too"), unless a
+/// human's answer in the chain (`chain`: its tip, and where the PR's segment stops) accepted a
+/// pass of that tree by name (`approve --flaky --tree TREE`, signed where required): then it
+/// passes, listing the refusals and the answer.
 fn remember(
     session: &crate::engine::Session,
     memory: Option<&memory::Memory>,
     commit: &str,
     policy: Option<&check::Policy>,
+    chain: Option<(gix::ObjectId, Option<gix::ObjectId>)>,
     verdict: &mut Verdict,
 ) -> Result<(), EngineError> {
     let tree = session.git.tree_of(commit)?;
     verdict.tree = Some(tree.clone());
+    verdict.flaky = verdict.reasons.iter().any(|r| r.starts_with("flaky: "));
     let (Some(memory), Some((_, blob))) = (memory, policy) else {
         return Ok(());
     };
-    verdict.earlier_refusals = memory.refusals(session, &tree, blob)?;
-    if !verdict.earlier_refusals.is_empty() && verdict.reasons.is_empty() {
-        verdict.flaky = true;
-        verdict
-            .reasons
-            .push(memory::flaky_reason(&tree, &verdict.earlier_refusals));
+    let noted = memory.refusals(session, &tree, blob)?;
+    if noted.is_empty() {
+        return Ok(());
+    }
+    for refusal in noted {
+        if !verdict.earlier_refusals.contains(&refusal) {
+            verdict.earlier_refusals.push(refusal);
+        }
+    }
+    verdict
+        .earlier_refusals
+        .sort_by(|a, b| a.time.cmp(&b.time).then(a.commit.cmp(&b.commit)));
+    if !verdict.reasons.is_empty() {
+        return Ok(());
+    }
+    let accepted = match chain {
+        Some((tip, stop)) => {
+            crate::engine::finalize::remembered::flaky_approval(session, tip, stop, &tree)?
+        }
+        None => None,
+    };
+    match accepted {
+        Some(answer) => {
+            let warning = memory::accepted_warning(&tree, &answer);
+            if !verdict.warnings.contains(&warning) {
+                verdict.warnings.push(warning);
+            }
+            if !verdict.answers.iter().any(|a| a.commit == answer.commit) {
+                verdict.answers.push(answer);
+            }
+        }
+        None => {
+            verdict.flaky = true;
+            verdict
+                .reasons
+                .push(memory::flaky_reason(&tree, &verdict.earlier_refusals));
+        }
     }
     Ok(())
 }

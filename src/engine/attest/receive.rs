@@ -920,7 +920,14 @@ fn judge_remembered(
         return Ok(recalled(commit, r));
     }
     let verdict = judge(verifier, chains, commit)?;
-    if verdict.passed || !verdict.reran.is_empty() {
+    // A refusal that only awaits a human's approval by name is the policy's, not the tree's:
+    // not remembered, so the push once a human approved is judged afresh.
+    let awaiting = !verdict.reasons.is_empty()
+        && verdict
+            .reasons
+            .iter()
+            .all(|r| r.starts_with(crate::engine::finalize::AWAITING_APPROVAL));
+    if verdict.passed || (!verdict.reran.is_empty() && !awaiting) {
         let r = Remembered {
             commit: verdict.commit.clone(),
             passed: verdict.passed,

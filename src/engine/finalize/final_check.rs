@@ -40,6 +40,11 @@ pub struct FinalCheck {
     /// Tasks of the plan without a RED step.
     pub tasks_without_red: Vec<String>,
     pub refused: Option<FinalCheckRefusal>,
+    /// The final check's earlier refusals of this tree the chain records (docs/integrity.md,
+    /// "A tree that failed stays failed"), and the human answer that accepted a pass after
+    /// them.
+    pub earlier_refusals: Vec<crate::engine::attest::memory::EarlierRefusal>,
+    pub flaky_accepted_by: Option<crate::engine::answers::AnswerCheck>,
 }
 
 /// The final check, on the squashed `commit`: the gates in force run once more in a fresh
@@ -81,7 +86,15 @@ pub fn final_check(
         unpinned_tests,
         tasks_without_red,
         refused: None,
+        earlier_refusals: Vec::new(),
+        flaky_accepted_by: None,
     };
+    // A human's approval by name counts for this tree only (docs/integrity.md, "Approved by
+    // name").
+    if let Some(changed) = check.changed_tests.as_mut() {
+        changed.approvals =
+            crate::engine::answers::test_approvals(session, snap, &tree, &changed.paths)?;
+    }
     if !links.is_empty() {
         check.refused = Some(FinalCheckRefusal::LinksOut { links });
         return Ok(check);
@@ -106,7 +119,7 @@ pub fn final_check(
             config,
             &mut check,
             &squashed,
-            &base,
+            (&base, &tree),
             reaper.as_ref(),
         );
         end_orphans(reaper.as_ref(), "the gates")?;
@@ -127,6 +140,12 @@ pub fn final_check(
             reaper.as_ref(),
         )?;
         check.refused = inadequate(config, &check);
+    }
+    if check.refused.is_none() {
+        let judged = super::remembered::judge(session, snap, &tree)?;
+        check.earlier_refusals = judged.earlier;
+        check.flaky_accepted_by = judged.accepted_by;
+        check.refused = judged.refused;
     }
     Ok(check)
 }
@@ -187,7 +206,7 @@ fn clean_check(
     config: &Config,
     check: &mut FinalCheck,
     squashed: &Scratch,
-    base: &str,
+    (base, tree): (&str, &str),
     reaper: Option<&Reaper>,
 ) -> Result<(), EngineError> {
     let env = session.command_env()?;
@@ -217,6 +236,13 @@ fn clean_check(
         check.refused = Some(FinalCheckRefusal::PinnedTestsFail {
             paths: changed.paths.clone(),
             failed_gate: changed.failed_gate.clone(),
+        });
+    } else if changed.refused() {
+        check.refused = Some(FinalCheckRefusal::TestChangesUnapproved {
+            paths: changed.paths.clone(),
+            unapproved: changed.unapproved(),
+            failed_gate: changed.failed_gate.clone(),
+            tree: tree.to_string(),
         });
     }
     Ok(())

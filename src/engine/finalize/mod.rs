@@ -4,9 +4,10 @@
 
 mod final_check;
 mod refusal;
+pub mod remembered;
 
 pub use self::final_check::{FinalCheck, final_check, gates_on};
-pub use self::refusal::FinalizeRefusal;
+pub use self::refusal::{AWAITING_APPROVAL, FinalizeRefusal};
 use super::{EngineError, Session, io_error};
 use crate::exec::GitError;
 use crate::store::Snapshot;

@@ -140,6 +140,11 @@ impl fmt::Display for FinalizeRefusal {
     }
 }
 
+/// How a refusal that awaits a human's approval by name begins: such a refusal is the
+/// policy's, not the tree's, so it is never remembered as the tree failing (a pass once the
+/// human approved is no luck).
+pub const AWAITING_APPROVAL: &str = "awaiting a human's approval by name: ";
+
 /// Why the final check does not count the squashed commit.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum FinalCheckRefusal {
@@ -156,6 +161,19 @@ pub enum FinalCheckRefusal {
         paths: Vec<String>,
         failed_gate: Option<String>,
     },
+    /// Under `pinned_tests = "report"`, a gate fails with the tests the PR changed put back,
+    /// and no human approved the change of `unapproved` by name for `tree` (docs/
+    /// integrity.md, "Approved by name"). Not the tree's failure: the human's answer is
+    /// awaited, and a pass after it is no luck ([`AWAITING_APPROVAL`]).
+    TestChangesUnapproved {
+        paths: Vec<String>,
+        unapproved: Vec<String>,
+        failed_gate: Option<String>,
+        tree: String,
+    },
+    /// The check passed on `tree`, which the final check refused before (`earlier`, each
+    /// named): a pass after a failure is luck, refused until a human accepts it by name.
+    FailedBefore { tree: String, earlier: Vec<String> },
     /// A command of the final check changed the files of the worktree it ran in (docs/
     /// integrity.md, "Nothing changes under the gates"): what ran after it, or what it
     /// judged, was not what the commit holds.
@@ -284,6 +302,34 @@ impl fmt::Display for FinalCheckRefusal {
                  it found passing. Put them back, or ask a human to change them on main.",
                 paths.join(", "),
                 failed_gate.as_deref().unwrap_or("?")
+            ),
+            FinalCheckRefusal::TestChangesUnapproved {
+                paths,
+                unapproved,
+                failed_gate,
+                tree,
+            } => write!(
+                f,
+                "{AWAITING_APPROVAL}the PR changes tests that existed when it began ({}), and with them as \
+                 they were then, preflight gate `{}` fails; under [gates] pinned_tests = \"report\" that \
+                 stands only where a human approved the change by name for this tree, and none approved \
+                 {}. Put them back, or a human who accepts the change runs `git orchestrate approve \
+                 {}--tree {tree}`.",
+                paths.join(", "),
+                failed_gate.as_deref().unwrap_or("?"),
+                unapproved.join(", "),
+                unapproved
+                    .iter()
+                    .map(|p| format!("--test-change {p} "))
+                    .collect::<String>(),
+            ),
+            FinalCheckRefusal::FailedBefore { tree, earlier } => write!(
+                f,
+                "flaky: the final check refused the tree {} before ({}) and passes it now: a pass \
+                 after a failure is luck, not proof. A human who accepts this pass runs `git \
+                 orchestrate approve --flaky --tree {tree}`.",
+                crate::short_id(tree),
+                earlier.join("; ")
             ),
             FinalCheckRefusal::Red {
                 task,

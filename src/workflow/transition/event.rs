@@ -80,6 +80,17 @@ pub enum Event {
     ReviewFailed { error: String },
     /// A human approved the reviewed PR.
     Approved,
+    /// `approve --test-change PATH` / `approve --flaky`: a human accepts, for the tree `tree`
+    /// only, the changes to the existing tests `tests` (`[gates] pinned_tests = "report"`),
+    /// and with `flaky` a pass of that tree after it failed before (docs/integrity.md,
+    /// "Approved by name"). The state does not change: the final check and `attest` read it.
+    TreeApproved {
+        tree: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        tests: Vec<String>,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        flaky: bool,
+    },
     /// A human rejected it; the comment becomes a blocking finding.
     Rejected {
         comment: String,
@@ -142,6 +153,7 @@ impl Event {
             Event::ReviewCompleted { .. } => "review",
             Event::ReviewFailed { .. } => "review-error",
             Event::Approved => "approve",
+            Event::TreeApproved { .. } => "approve-tree",
             Event::Rejected { .. } => "reject",
             Event::Squashed { .. } => "squash",
             Event::FinalCheckRefused { .. } => "final-check-refused",

@@ -77,6 +77,9 @@ pub fn transition(
         Event::ReviewCompleted { record, human } => review_completed(state, plan, record, human),
         Event::ReviewFailed { error } => review_failed(state, error),
         Event::Approved => approved(state),
+        Event::TreeApproved { tree, tests, flaky } => {
+            Ok(tree_approved(state, &tree, &tests, flaky))
+        }
         Event::Rejected { comment, by } => rejected(state, plan, comment, by),
         Event::Squashed { commit } => squashed(state, commit),
         Event::FinalCheckRefused { reason, .. } => final_check_refused(state, reason),
@@ -599,6 +602,26 @@ fn approved(state: &State) -> Result<Next, Refusal> {
         with_phase(state, phase),
         "a human approved the PR".into(),
     ))
+}
+
+/// A human's approval of a tree by name: recorded, and nothing else moves, in any state
+/// (a flaky tree's answer may come after its merge).
+fn tree_approved(state: &State, tree: &str, tests: &[String], flaky: bool) -> Next {
+    let mut what = Vec::new();
+    if !tests.is_empty() {
+        what.push(format!("the changes to {}", tests.join(", ")));
+    }
+    if flaky {
+        what.push("a pass after an earlier failure".to_string());
+    }
+    Next::new(
+        state.clone(),
+        format!(
+            "a human approved, for the tree {} only, {}",
+            crate::short_id(tree),
+            what.join(" and ")
+        ),
+    )
 }
 
 fn rejected(

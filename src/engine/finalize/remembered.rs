@@ -1,0 +1,98 @@
+//! What a PR's chain remembers of its final checks (docs/integrity.md, "Approved by name",
+//! "The chain remembers the final check's refusals"): every earlier refusal of the same tree, so that a pass after one is
+//! `flaky`, refused unless a human answered for that tree by name (`approve --flaky`).
+
+use super::refusal::{AWAITING_APPROVAL, FinalCheckRefusal};
+use crate::engine::answers::{self, AnswerCheck};
+use crate::engine::attest::memory::EarlierRefusal;
+use crate::engine::{EngineError, Session};
+use crate::store::Snapshot;
+use crate::workflow::Event;
+
+/// The final check's refusals of `tree` the PR's chain records up to `snap`, oldest first.
+/// A refusal that awaited a human's approval by name is the policy's, not the tree's, and is
+/// left out: a pass once the human approved is no luck.
+pub fn earlier_refusals(
+    session: &Session,
+    snap: &Snapshot,
+    tree: &str,
+) -> Result<Vec<EarlierRefusal>, EngineError> {
+    let store = &session.store;
+    let stop = crate::engine::chain::pr_stop(store, snap.tip)?;
+    let mut found = Vec::new();
+    for (_, record) in crate::engine::chain::segment(store, snap.tip, stop)? {
+        let Some(Ok(Event::FinalCheckRefused { commit, reason })) =
+            record.event.as_deref().map(serde_json::from_str::<Event>)
+        else {
+            continue;
+        };
+        if reason.starts_with(AWAITING_APPROVAL)
+            || session.git.tree_of(&commit).ok().as_deref() != Some(tree)
+        {
+            continue;
+        }
+        found.push(EarlierRefusal {
+            commit,
+            time: record.history.time.clone(),
+            reasons: vec![reason],
+        });
+    }
+    found.reverse();
+    Ok(found)
+}
+
+/// The newest human answer recorded from `tip` back to `stop` that accepts a pass of `tree`
+/// after a failure (`approve --flaky`) and that stands: signed where the pinned configuration
+/// requires it, attributed and unsigned where it does not, as every human answer.
+pub fn flaky_approval(
+    session: &Session,
+    tip: gix::ObjectId,
+    stop: Option<gix::ObjectId>,
+    tree: &str,
+) -> Result<Option<AnswerCheck>, EngineError> {
+    Ok(
+        answers::judge_answers(session, session.store.workflow(), tip, stop)?
+            .into_iter()
+            .find(|a| a.approval().is_some_and(|a| a.flaky && a.tree == tree)),
+    )
+}
+
+/// What the chain's memory makes of a final check that passed on a tree.
+pub struct Judged {
+    /// The final check's earlier refusals of the tree, oldest first.
+    pub earlier: Vec<EarlierRefusal>,
+    /// The human answer that accepted a pass after them.
+    pub accepted_by: Option<AnswerCheck>,
+    /// Flaky: refused, when no human accepted it.
+    pub refused: Option<FinalCheckRefusal>,
+}
+
+/// After a final check that passed on `tree`: refused as flaky when the chain records an
+/// earlier refusal of it and no human accepted the pass; the refusals, and the answer that
+/// accepted it, are returned for the record either way.
+pub fn judge(session: &Session, snap: &Snapshot, tree: &str) -> Result<Judged, EngineError> {
+    let earlier = earlier_refusals(session, snap, tree)?;
+    if earlier.is_empty() {
+        return Ok(Judged {
+            earlier,
+            accepted_by: None,
+            refused: None,
+        });
+    }
+    let stop = crate::engine::chain::pr_stop(&session.store, snap.tip)?;
+    let accepted_by = flaky_approval(session, snap.tip, stop, tree)?;
+    let refused = accepted_by
+        .is_none()
+        .then(|| FinalCheckRefusal::FailedBefore {
+            tree: tree.to_string(),
+            earlier: earlier
+                .iter()
+                .map(|e| format!("in {} at {}", crate::short_id(&e.commit), e.time))
+                .collect(),
+        });
+    Ok(Judged {
+        earlier,
+        accepted_by,
+        refused,
+    })
+}
