@@ -33,6 +33,37 @@ pub struct AnswerReport {
     pub signed_by: Option<String>,
 }
 
+/// A human's merge, recorded and pushed with main to `remote` in one push (docs/integrity.md,
+/// "A landing in flight"): a landing a kill interrupted after its push is completed rather
+/// than pushed again. The state it leaves.
+fn land_resolved(
+    session: &Session,
+    snap: &crate::store::Snapshot,
+    event: Event,
+    human: Human,
+    signed: Option<&super::AnswerSignature>,
+    remote: &str,
+) -> Result<Status, EngineError> {
+    match super::get_task::landing::complete_interrupted_resolution(session, snap, remote)? {
+        Ok(true) => Ok(session
+            .store
+            .read()?
+            .ok_or(EngineError::Conflict)?
+            .state
+            .status()),
+        Ok(false) => Ok(super::get_task::landing::land_resolution(
+            session, snap, event, human, signed, remote,
+        )?
+        .to()),
+        Err(why) => Err(EngineError::Remote {
+            remote: remote.to_string(),
+            what: "complete the landing a kill interrupted".into(),
+            answer: why,
+            hint: "Fix what is named, then run `git orchestrate resume` again.".into(),
+        }),
+    }
+}
+
 /// `resume [--guidance]`: back to where the workflow stopped. After a merge conflict it first
 /// checks that the human merged the branch, then cleans up and moves on to the next PR.
 /// The answer is signed as `signing` says, and refused unsigned when the pinned
@@ -82,38 +113,7 @@ pub fn resume(
             None => None,
         };
         let state = match remote {
-            Some(remote) => {
-                // This merge's landing, interrupted by a kill after its push, is completed
-                // rather than pushed again (docs/integrity.md, "A landing in flight").
-                match super::get_task::landing::complete_interrupted_resolution(
-                    session, &snap, &remote,
-                )? {
-                    Ok(true) => session
-                        .store
-                        .read()?
-                        .ok_or(EngineError::Conflict)?
-                        .state
-                        .status(),
-                    Ok(false) => super::get_task::landing::land_resolution(
-                        session,
-                        &snap,
-                        event,
-                        human,
-                        signed.as_ref(),
-                        &remote,
-                    )?
-                    .to(),
-                    Err(why) => {
-                        return Err(EngineError::Remote {
-                            remote: remote.clone(),
-                            what: "complete the landing a kill interrupted".into(),
-                            answer: why,
-                            hint: "Fix what is named, then run `git orchestrate resume` again."
-                                .into(),
-                        });
-                    }
-                }
-            }
+            Some(remote) => land_resolved(session, &snap, event, human, signed.as_ref(), &remote)?,
             None => session
                 .apply_answer(&snap, event, human, signed.as_ref())?
                 .to(),

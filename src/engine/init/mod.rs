@@ -108,18 +108,13 @@ pub fn init(
     // written, its ref not yet) and take it for a deleted one.
     let _lock = session.store.init_lock()?;
     check(session, main_branch, fresh)?;
-    let path = session.store.workdir().join(config::FILE_NAME);
-    // An empty file is what an init killed between creating the file and writing it left
-    // (before the file was written whole): written again, never kept as if chosen.
-    let existing = session
-        .read_working_tree_config()?
-        .filter(|text| !text.trim().is_empty());
-    let left_empty = existing.is_none() && path.symlink_metadata().is_ok_and(|m| m.is_file());
-    // A ticket workflow is kept as it is: init sets up the repository around it.
-    let (snapshot, ticket) = match session.store.read_workflow()? {
-        Some(crate::store::Workflow::Ticket(snap)) => (None, Some(*snap)),
-        tdd => (tdd.and_then(crate::store::Workflow::into_tdd), None),
-    };
+    let Present {
+        path,
+        existing,
+        left_empty,
+        snapshot,
+        ticket,
+    } = present(session)?;
     let plan = decide::decide(&Facts {
         config_exists: existing.is_some(),
         workflow_exists: snapshot.is_some() || ticket.is_some(),
@@ -200,6 +195,38 @@ pub fn init(
 
 /// The configuration as the decision has it: a kept file is read (and must parse), a written
 /// one is written. Whether a file was written, and the gate it detected.
+/// What `init` finds before it decides: the configuration file and the workflow.
+struct Present {
+    path: PathBuf,
+    /// The working tree's configuration, when it has one that is not empty.
+    existing: Option<String>,
+    /// An empty file is there: what an init killed between creating the file and writing it
+    /// left (before the file was written whole), written again, never kept as if chosen.
+    left_empty: bool,
+    snapshot: Option<crate::store::Snapshot>,
+    /// A ticket workflow is kept as it is: init sets up the repository around it.
+    ticket: Option<crate::store::TicketSnapshot>,
+}
+
+fn present(session: &Session) -> Result<Present, EngineError> {
+    let path = session.store.workdir().join(config::FILE_NAME);
+    let existing = session
+        .read_working_tree_config()?
+        .filter(|text| !text.trim().is_empty());
+    let left_empty = existing.is_none() && path.symlink_metadata().is_ok_and(|m| m.is_file());
+    let (snapshot, ticket) = match session.store.read_workflow()? {
+        Some(crate::store::Workflow::Ticket(snap)) => (None, Some(*snap)),
+        tdd => (tdd.and_then(crate::store::Workflow::into_tdd), None),
+    };
+    Ok(Present {
+        path,
+        existing,
+        left_empty,
+        snapshot,
+        ticket,
+    })
+}
+
 fn apply_config(
     session: &Session,
     action: &ConfigAction,
