@@ -20,7 +20,8 @@ pub fn earlier_refusals(
     let store = &session.store;
     let stop = crate::engine::chain::pr_stop(store, snap.tip)?;
     let mut found = Vec::new();
-    for (_, record) in crate::engine::chain::segment(store, snap.tip, stop)? {
+    for item in crate::engine::chain::segment(store, snap.tip, stop) {
+        let (_, record) = item?;
         let Some(Ok(Event::FinalCheckRefused { commit, reason })) =
             record.event.as_deref().map(serde_json::from_str::<Event>)
         else {
