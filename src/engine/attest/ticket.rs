@@ -8,11 +8,11 @@ use gix::ObjectId;
 use super::verdict::Verdict;
 use super::verifier::Chain;
 use crate::engine::proof;
-use crate::engine::scratch::Scratch;
-use crate::engine::ticket::observe::{gate_result, ticket_config};
+use crate::engine::ticket::observe::ticket_config;
 use crate::engine::{EngineError, Session};
 use crate::store::{Store, TicketSnapshot, WorkflowKind};
-use crate::workflow::ticket::{GateVerdict, SubtaskStatus, Ticket};
+use crate::workflow::proof::{self as proof_plan, AcceptedSubtask};
+use crate::workflow::ticket::{SubtaskStatus, Ticket};
 
 /// What the commit is to a ticket: its merge into main, or its squash.
 pub struct Found {
@@ -244,7 +244,7 @@ pub fn check(
     if !reasons.is_empty() {
         return Ok(policy);
     }
-    rerun(session, t, squash, &squash_tree, &config, verdict)?;
+    rerun(session, t, squash, &config, verdict)?;
     Ok(policy)
 }
 
@@ -272,77 +272,43 @@ fn missing_commits(session: &Session, t: &Ticket, squash: &str) -> Vec<(String, 
         .collect()
 }
 
-/// The gates on the squash, and each accepted subtask's tests on its base.
+/// The ticket's proof plan on the squash (src/workflow/proof.rs, `ticket_squash`), run by
+/// the executor: the gates on the squash, and each accepted subtask's tests on its base.
 fn rerun(
     session: &Session,
     t: &Ticket,
     squash: &str,
-    squash_tree: &str,
     config: &crate::config::Config,
     verdict: &mut Verdict,
 ) -> Result<(), EngineError> {
     let git = &session.git;
-    let gates = {
-        let scratch = Scratch::new(session, squash, squash_tree)?;
-        gate_result(config, proof::gates_in(session, config, &scratch)?)
-    };
-    verdict.reran.push(format!(
-        "gates on the squashed commit: {}",
-        match (&gates.result, &gates.failed) {
-            (GateVerdict::Pass, _) => format!("passed ({})", gates.ran.join(", ")),
-            (_, Some(f)) => format!("`{}` failed ({})", f.gate, f.exit),
-            (_, None) => "ran nothing".into(),
-        }
-    ));
-    if gates.result != GateVerdict::Pass {
-        verdict
-            .reasons
-            .push("the pinned gates do not pass on the squashed commit".into());
-        return Ok(());
-    }
+    let mut subtasks = Vec::new();
     for s in &t.subtasks {
-        // The tests are found from the trees, not from the recorded observation.
-        let (Some(base), Some(accepted)) = (&s.base, &s.accepted) else {
-            continue;
-        };
-        let tests: Vec<String> = git
-            .tree_changes(base, accepted)?
-            .into_iter()
-            .filter(|(how, path)| *how != "removed" && config.is_test_path(path))
-            .map(|(_, p)| p)
-            .collect();
-        if tests.is_empty() {
-            continue;
+        if let (Some(base), Some(accepted)) = (&s.base, &s.accepted) {
+            subtasks.push(AcceptedSubtask {
+                id: &s.id,
+                base,
+                accepted,
+                changes: git.tree_changes(base, accepted)?,
+            });
         }
-        // At the accepted commit's HEAD and index, as the observation ran it.
-        let base_tree = git.tree_of(base)?;
-        let accepted_tree = git.tree_of(accepted)?;
-        let on_base = gate_result(
-            config,
-            proof::tests_on_base(
-                session,
-                config,
-                (accepted, &accepted_tree),
-                &base_tree,
-                &tests,
-            )?,
-        );
-        verdict.reran.push(format!(
-            "subtask {}'s tests ({}) on its base {}: {}",
-            s.id,
-            tests.join(", "),
-            crate::short_id(base),
-            match on_base.result {
-                GateVerdict::Fail => "fail, as they must",
-                GateVerdict::Pass => "pass",
-                GateVerdict::None => "ran nothing",
+    }
+    let plan = proof_plan::ticket_squash(squash, &t.pin, t.config.as_deref(), &subtasks, |p| {
+        config.is_test_path(p)
+    });
+    for outcome in proof::execute(session, config, &plan, None)? {
+        verdict.reran.extend(outcome.reran());
+        match &outcome {
+            proof::Outcome::Gates(_) if !outcome.held() => verdict
+                .reasons
+                .push("the pinned gates do not pass on the squashed commit".into()),
+            proof::Outcome::OnBase { subtask, .. } if !outcome.held() => {
+                verdict.reasons.push(format!(
+                    "subtask {}'s tests pass on its base too: nothing proves they test its change",
+                    subtask.as_deref().unwrap_or("?")
+                ))
             }
-        ));
-        if on_base.result != GateVerdict::Fail {
-            verdict.reasons.push(format!(
-                "subtask {}'s tests pass on its base too: nothing proves they test its change",
-                s.id
-            ));
+            _ => {}
         }
     }
     Ok(())
