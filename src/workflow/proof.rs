@@ -41,7 +41,8 @@ pub enum Obligation {
     GatesPass,
     /// `tests` fail on `base`: else they do not test the change.
     FailsOn { base: String, tests: Tests },
-    /// `tests` pass on the tree `tree`, having run a test.
+    /// `tests` pass on the tree of the commit `tree`: a pinned test having run a test; gated
+    /// tests (existing tests a change altered, put back) by the gates.
     PassesOn { tree: String, tests: Tests },
     /// The runs just before (a [`Tests::Pinned`] pair) left the plan's tree as it was made.
     TreeUnchanged,
@@ -115,16 +116,39 @@ pub fn ticket_report(
     }
 }
 
-/// The plan of a ticket's own final check (docs/tickets.md, `ticket finish`): the gates
-/// once more on exactly what will be merged, `squash`, in a worktree holding only it.
-pub fn ticket_final(squash: &str, pin: &str, policy: Option<&str>) -> ProofPlan {
+/// The plan of a ticket's own final check (docs/tickets.md, `complete-ticket`): the gates
+/// once more on exactly what will be merged, `squash`, in a worktree holding only it; then,
+/// when it changes or removes tests that existed at the `pin` (`existing`), the gates again
+/// with those put back as they were there ([`put_back`]).
+pub fn ticket_final(
+    squash: &str,
+    pin: &str,
+    policy: Option<&str>,
+    existing: &[String],
+) -> ProofPlan {
+    let mut obligations = vec![Obligation::GatesPass];
+    obligations.extend(put_back(squash, pin, existing));
     ProofPlan {
         commit: squash.to_string(),
         base: pin.to_string(),
         policy: policy.map(str::to_string),
-        obligations: vec![Obligation::GatesPass],
-        stop: Stop::Never,
+        obligations,
+        stop: Stop::WhenGatesFail,
     }
+}
+
+/// The tests that existed at `base` that `commit` changed or removed (`existing`), put back
+/// as `base` has them and run by the gates on `commit`'s tree: what `[gates] pinned_tests`
+/// judges. None when there are none.
+pub fn put_back(commit: &str, base: &str, existing: &[String]) -> Option<Obligation> {
+    (!existing.is_empty()).then(|| Obligation::PassesOn {
+        tree: commit.to_string(),
+        tests: Tests::Gated {
+            subtask: None,
+            from: base.to_string(),
+            paths: existing.to_vec(),
+        },
+    })
 }
 
 /// One accepted subtask of a finished ticket: its id, base, accepted commit, and the changes
@@ -138,12 +162,14 @@ pub struct AcceptedSubtask<'a> {
 
 /// The plan `attest` runs on a ticket's `squash` (docs/tickets.md): the gates on it, then
 /// each accepted subtask's tests (found from the trees, not the recorded observation) on its
-/// base, at its accepted commit's history and index, as its report's observation ran them.
+/// base, at its accepted commit's history and index, as its report's observation ran them;
+/// then the tests that existed at the `pin` that the ticket changed or removed (`existing`)
+/// put back ([`put_back`]), as the ticket's own final check ran them.
 pub fn ticket_squash(
     squash: &str,
     pin: &str,
     policy: Option<&str>,
-    subtasks: &[AcceptedSubtask],
+    (subtasks, existing): (&[AcceptedSubtask], &[String]),
     is_test: impl Fn(&str) -> bool,
 ) -> ProofPlan {
     let mut obligations = vec![Obligation::GatesPass];
@@ -161,6 +187,7 @@ pub fn ticket_squash(
             },
         });
     }
+    obligations.extend(put_back(squash, pin, existing));
     ProofPlan {
         commit: squash.to_string(),
         base: pin.to_string(),

@@ -293,10 +293,32 @@ fn rerun(
             });
         }
     }
-    let plan = proof_plan::ticket_squash(squash, &t.pin, t.config.as_deref(), &subtasks, |p| {
-        config.is_test_path(p)
-    });
-    for outcome in proof::execute(session, config, &plan, None)? {
+    // Tests that existed at the pin that the ticket changed or removed: named, and judged by
+    // `[gates] pinned_tests` as a PR's are (docs/integrity.md, "Tests that existed at the pin").
+    let changed = proof::changed_tests(session, config, &t.pin, squash)?;
+    let existing = changed
+        .as_ref()
+        .map(|c| c.paths.clone())
+        .unwrap_or_default();
+    let plan = proof_plan::ticket_squash(
+        squash,
+        &t.pin,
+        t.config.as_deref(),
+        (&subtasks, &existing),
+        |p| config.is_test_path(p),
+    );
+    let outcomes = proof::execute(session, config, &plan, None)?;
+    if let Some(changed) = proof::judged_changed(changed, &outcomes) {
+        verdict.changed_tests_verdict = Some(changed.verdict());
+        verdict.warnings.extend(changed.warning());
+        if changed.verdict() == "refused" {
+            verdict
+                .reasons
+                .push(proof::ticket_changed_tests_refused(&changed));
+        }
+        verdict.changed_tests = Some(changed);
+    }
+    for outcome in outcomes {
         verdict.reran.extend(outcome.reran());
         match &outcome {
             proof::Outcome::Gates(_) if !outcome.held() => verdict

@@ -397,7 +397,7 @@ fn red_proofs(
                     return Ok(());
                 }
             }
-            Outcome::Gates(_) | Outcome::OnBase { .. } => {}
+            Outcome::Gates(_) | Outcome::OnBase { .. } | Outcome::PutBack { .. } => {}
         }
     }
     Ok(())

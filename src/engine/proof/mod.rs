@@ -46,7 +46,8 @@ pub fn execute(
         .collect();
     let mut pairs = match plan.obligations.iter().find_map(|o| match o {
         Obligation::PassesOn {
-            tree: final_tree, ..
+            tree: final_tree,
+            tests: Tests::Pinned(_),
         } => Some(final_tree),
         _ => None,
     }) {
@@ -101,6 +102,18 @@ pub fn execute(
                     _ => return Err(unpaired()),
                 }
                 pairs.as_mut().ok_or_else(unpaired)?.run(test)?
+            }
+            Obligation::PassesOn {
+                tree: at,
+                tests: Tests::Gated { from, paths, .. },
+            } => {
+                let at_tree = git.tree_of(at)?;
+                let scratch = Scratch::new(session, at, &at_tree)?;
+                scratch.put(&git.tree_of(from)?, paths)?;
+                Outcome::PutBack {
+                    paths: paths.clone(),
+                    result: gate_result(config, gates_in(session, config, &scratch)?),
+                }
             }
             Obligation::PassesOn { .. } => return Err(unpaired()),
             Obligation::TreeUnchanged => pairs.as_ref().ok_or_else(unpaired)?.unchanged()?,
@@ -255,6 +268,22 @@ pub fn changed_test_paths(
         .collect())
 }
 
+/// `changed` (the tests a change altered, [`changed_tests`]) with the gates' verdict on them
+/// put back, as a plan's outcomes have it ([`Outcome::PutBack`]): unjudged when the gates did
+/// not run with them.
+pub fn judged_changed(changed: Option<ChangedTests>, outcomes: &[Outcome]) -> Option<ChangedTests> {
+    let mut changed = changed?;
+    for outcome in outcomes {
+        if let Outcome::PutBack { paths, result } = outcome
+            && *paths == changed.paths
+        {
+            changed.passed = Some(result.result == GateVerdict::Pass);
+            changed.failed_gate = result.failed.as_ref().map(|f| f.gate.clone());
+        }
+    }
+    Some(changed)
+}
+
 /// [`changed_test_paths`] as the final check and `attest` record them, under the policy in
 /// force (`[gates] pinned_tests`); the gates' verdict with them put back is left for the
 /// clean check to give. `None` when the PR changes no test that existed on its base.
@@ -278,4 +307,16 @@ pub fn changed_tests(
         passed: None,
         failed_gate: None,
     }))
+}
+
+/// Why tests the ticket changed refuse it: under `[gates] pinned_tests = "enforce"` the gates
+/// fail with them put back as they were at the pin.
+pub fn ticket_changed_tests_refused(changed: &ChangedTests) -> String {
+    format!(
+        "the ticket changes tests that existed at its pin ({}), and with them as they were \
+         there, preflight gate `{}` fails: under [gates] pinned_tests = \"enforce\" a ticket \
+         keeps the tests it found passing. Put them back, or ask a human to change them on main.",
+        changed.paths.join(", "),
+        changed.failed_gate.as_deref().unwrap_or("?")
+    )
 }

@@ -10,9 +10,9 @@ use crate::workflow::ticket::{GateResult, GateVerdict};
 /// these.
 #[derive(Clone, Debug)]
 pub enum Outcome {
-    /// [`Obligation::GatesPass`]: the gates' verdict on the plan's tree.
+    /// `GatesPass`: the gates' verdict on the plan's tree.
     Gates(GateResult),
-    /// [`Obligation::FailsOn`] of gated tests: the gates' verdict on `base` with only `paths`
+    /// `FailsOn` of gated tests: the gates' verdict on `base` with only `paths`
     /// put in (it must be a failure).
     OnBase {
         subtask: Option<String>,
@@ -20,7 +20,13 @@ pub enum Outcome {
         paths: Vec<String>,
         result: GateResult,
     },
-    /// A pinned test's [`Obligation::FailsOn`] and [`Obligation::PassesOn`], run as a pair.
+    /// `PassesOn` of gated tests: the gates' verdict on the plan's tree with
+    /// `paths` (tests that existed on the base) put back as they were there.
+    PutBack {
+        paths: Vec<String>,
+        result: GateResult,
+    },
+    /// A pinned test's `FailsOn` and `PassesOn`, run as a pair.
     Red(Box<RedPair>),
     /// A pinned test's repeated runs disagreed on one tree (`on`): each run's verdict.
     Flaky {
@@ -28,7 +34,7 @@ pub enum Outcome {
         on: String,
         verdicts: Vec<String>,
     },
-    /// [`Obligation::TreeUnchanged`]: the files the runs of `by` changed in the final tree.
+    /// `TreeUnchanged`: the files the runs of `by` changed in the final tree.
     Tree {
         by: Option<PinnedTest>,
         changed: Vec<String>,
@@ -54,6 +60,7 @@ impl Outcome {
         match self {
             Outcome::Gates(gates) => gates.result == GateVerdict::Pass,
             Outcome::OnBase { result, .. } => result.result == GateVerdict::Fail,
+            Outcome::PutBack { result, .. } => result.result == GateVerdict::Pass,
             Outcome::Red(pair) => pair.failure.is_none(),
             Outcome::Flaky { .. } => false,
             Outcome::Tree { changed, .. } => changed.is_empty(),

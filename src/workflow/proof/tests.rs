@@ -104,7 +104,8 @@ fn a_tickets_squash_plan_runs_the_gates_then_each_subtask_with_tests_on_its_base
             ],
         },
     ];
-    let plan = ticket_squash("squash", "pin", None, &subtasks, is_test);
+    let existing = ["tests/old.rs".to_string()];
+    let plan = ticket_squash("squash", "pin", None, (&subtasks, &existing), is_test);
     assert_eq!(
         plan,
         ProofPlan {
@@ -115,23 +116,37 @@ fn a_tickets_squash_plan_runs_the_gates_then_each_subtask_with_tests_on_its_base
                 Obligation::GatesPass,
                 fails_on("b1", gated(Some("S1"), "a1", &["tests/one.rs"])),
                 fails_on("a2", gated(Some("S3"), "a3", &["tests/two.rs"])),
+                Obligation::PassesOn {
+                    tree: "squash".into(),
+                    tests: gated(None, "pin", &["tests/old.rs"]),
+                },
             ],
             stop: Stop::WhenGatesFail,
         }
     );
     assert_eq!(
-        ticket_squash("squash", "pin", None, &[], is_test).obligations,
+        ticket_squash("squash", "pin", None, (&[], &[]), is_test).obligations,
         [Obligation::GatesPass]
     );
     assert_eq!(
-        ticket_final("squash", "pin", Some("blob")),
+        ticket_final("squash", "pin", Some("blob"), &[]),
         ProofPlan {
             commit: "squash".into(),
             base: "pin".into(),
             policy: Some("blob".into()),
             obligations: vec![Obligation::GatesPass],
-            stop: Stop::Never,
+            stop: Stop::WhenGatesFail,
         }
+    );
+    assert_eq!(
+        ticket_final("squash", "pin", None, &existing).obligations,
+        [
+            Obligation::GatesPass,
+            Obligation::PassesOn {
+                tree: "squash".into(),
+                tests: gated(None, "pin", &["tests/old.rs"]),
+            }
+        ]
     );
 }
 
