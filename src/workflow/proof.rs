@@ -23,6 +23,24 @@ pub struct ProofPlan {
     pub stop: Stop,
 }
 
+impl ProofPlan {
+    /// The plan of `obligations` on `commit`'s tree against `base`, judged by `policy`.
+    fn new(
+        (commit, base): (&str, &str),
+        policy: Option<&str>,
+        obligations: Vec<Obligation>,
+        stop: Stop,
+    ) -> ProofPlan {
+        ProofPlan {
+            commit: commit.to_string(),
+            base: base.to_string(),
+            policy: policy.map(str::to_string),
+            obligations,
+            stop,
+        }
+    }
+}
+
 /// When a plan's run stops early.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Stop {
@@ -107,13 +125,7 @@ pub fn ticket_report(
             },
         });
     }
-    ProofPlan {
-        commit: commit.to_string(),
-        base: base.to_string(),
-        policy: policy.map(str::to_string),
-        obligations,
-        stop: Stop::Never,
-    }
+    ProofPlan::new((commit, base), policy, obligations, Stop::Never)
 }
 
 /// The plan of a ticket's own final check (docs/tickets.md, `complete-ticket`): the gates
@@ -128,13 +140,7 @@ pub fn ticket_final(
 ) -> ProofPlan {
     let mut obligations = vec![Obligation::GatesPass];
     obligations.extend(put_back(squash, pin, existing));
-    ProofPlan {
-        commit: squash.to_string(),
-        base: pin.to_string(),
-        policy: policy.map(str::to_string),
-        obligations,
-        stop: Stop::WhenGatesFail,
-    }
+    ProofPlan::new((squash, pin), policy, obligations, Stop::WhenGatesFail)
 }
 
 /// The tests that existed at `base` that `commit` changed or removed (`existing`), put back
@@ -188,13 +194,7 @@ pub fn ticket_squash(
         });
     }
     obligations.extend(put_back(squash, pin, existing));
-    ProofPlan {
-        commit: squash.to_string(),
-        base: pin.to_string(),
-        policy: policy.map(str::to_string),
-        obligations,
-        stop: Stop::WhenGatesFail,
-    }
+    ProofPlan::new((squash, pin), policy, obligations, Stop::WhenGatesFail)
 }
 
 /// The RED half of a PR's final check (docs/integrity.md, "RED proves itself at the end"):
@@ -223,13 +223,7 @@ pub fn final_check(
             ]
         })
         .collect();
-    ProofPlan {
-        commit: squash.to_string(),
-        base: base.to_string(),
-        policy: policy.map(str::to_string),
-        obligations,
-        stop: Stop::AtFirstFailure,
-    }
+    ProofPlan::new((squash, base), policy, obligations, Stop::AtFirstFailure)
 }
 
 /// How a pinned test's pair of runs fails to prove it.
