@@ -22,6 +22,7 @@ pub mod mutmut;
 pub mod notes;
 pub mod plan;
 pub mod problems;
+pub mod proof;
 pub mod red;
 mod rejection;
 pub mod replan;

@@ -928,3 +928,75 @@ fn init_and_doctor_set_up_the_repository_around_a_ticket() {
     repo.run(&["doctor"])
         .says("workflow main: a ticket, MANAGER (refs/orchestrator/workflows/main)");
 }
+
+/// A ticket that guts a test main had (`tests/base.sh` made `true`) beside an honest new one:
+/// under `[gates] pinned_tests = "report"` its own final check passes and `attest` names the
+/// gutted test, how the gates fare with it put back and the policy's verdict, as a PR's
+/// verdict does; under `enforce` the ticket's final check refuses to squash, naming it.
+#[test]
+fn a_ticket_that_changes_an_existing_test_is_named_by_attest_and_refused_under_enforce() {
+    // `base` is what src/base.sh prints after the ticket.
+    let gut = |repo: &TestRepo, base: &str| {
+        repo.run(&["ticket", "new", "--title", "Gut"]).expect(0);
+        assign(repo, "Add hello", &["src/**", "tests/**"], &[]).expect(0);
+        honest_work(repo, "hello");
+        repo.write("tests/base.sh", "true\n");
+        repo.write("src/base.sh", &format!("echo {base}\n"));
+        repo.commit_all("hello, and a lighter base test");
+        let mut files = vec!["src/hello.sh", "tests/hello.sh", "tests/base.sh"];
+        if base != "base" {
+            files.push("src/base.sh");
+        }
+        report(repo, "pass", &files, &[]).expect(0);
+        judge(repo, "complete", &[]).expect(0);
+    };
+    let with_base_test = |config: &str| {
+        let repo = TestRepo::empty();
+        repo.write("run_tests.sh", RUNNER);
+        repo.write(".orchestrate.toml", config);
+        repo.write("src/base.sh", "echo base\n");
+        repo.write(
+            "tests/base.sh",
+            "out=$(sh src/base.sh); [ \"$out\" = base ] || { echo \"base printed '$out'\"; exit 1; }\n",
+        );
+        repo.commit_all("initial");
+        repo
+    };
+
+    let repo = with_base_test(TICKET_CONFIG);
+    gut(&repo, "base");
+    // The gutted test still passes as it was: nothing the ticket did breaks it.
+    repo.run(&["complete-ticket", "--summary", "hello"])
+        .expect(0);
+    let out = repo.run(&["attest", "--no-note", "main"]);
+    out.expect(0);
+    assert_eq!(
+        crate::support::redact_ids(&out.stdout),
+        "PASSED <id> (the merge of workflow main's ticket)\n  \
+         re-ran: gates on the squashed commit: passed (tests)\n  \
+         re-ran: subtask S1's tests (tests/base.sh, tests/hello.sh) on its base <id>: fail, as they must\n  \
+         changed tests: tests/base.sh ([gates] pinned_tests = \"report\"; with them put back: the gates pass): reported\n  \
+         warning: the PR changes or removes tests that existed on its base (tests/base.sh); the gates pass with them as they were there; [gates] pinned_tests = \"report\" reports this and does not refuse it\n\
+         no note written: --no-note\n"
+    );
+    let json = repo.run(&["--json", "attest", "--no-note", "main"]);
+    json.expect(0);
+    let changed = &json.json()["verdicts"][0]["changed_tests"];
+    assert_eq!(changed["paths"], serde_json::json!(["tests/base.sh"]));
+    assert_eq!(changed["passed"], true);
+    assert_eq!(
+        json.json()["verdicts"][0]["changed_tests_verdict"],
+        "reported"
+    );
+
+    // Under enforce, with the code changed so that the test as main had it fails.
+    let repo = with_base_test(&format!(
+        "{TICKET_CONFIG}\n[gates]\npinned_tests = \"enforce\"\n"
+    ));
+    gut(&repo, "changed");
+    let out = repo.run(&["complete-ticket", "--summary", "hello"]);
+    out.expect(1).warns(
+        "the ticket changes tests that existed at its pin (tests/base.sh), and with them as they \
+         were there, preflight gate `tests` fails",
+    );
+}

@@ -8,11 +8,12 @@ use gix::ObjectId;
 use super::verdict::Verdict;
 use super::verifier::Chain;
 use crate::engine::proof;
-use crate::engine::scratch::Scratch;
-use crate::engine::ticket::observe::{gate_result, ticket_config};
+use crate::engine::ticket::observe::ticket_config;
 use crate::engine::{EngineError, Session};
 use crate::store::{Store, TicketSnapshot, WorkflowKind};
-use crate::workflow::ticket::{GateVerdict, SubtaskStatus, Ticket};
+use crate::workflow::proof::{self as proof_plan, AcceptedSubtask};
+use crate::workflow::ticket::Ticket;
+use crate::workflow::ticket::attest::{SquashFacts, squash_reasons};
 
 /// What the commit is to a ticket: its merge into main, or its squash.
 pub struct Found {
@@ -106,22 +107,6 @@ pub fn check(
         return Ok(policy);
     }
     let squash = &finished.squash;
-    let verified_tree = git.tree_of(&t.verified)?;
-    let squash_tree = git.tree_of(squash)?;
-    if squash_tree != verified_tree {
-        reasons.push(format!(
-            "the squashed commit's tree {} is not the tree of the last accepted subtask ({})",
-            short(&squash_tree),
-            short(&verified_tree)
-        ));
-    }
-    if git.parents(squash)? != [t.pin.clone()] {
-        reasons.push(format!(
-            "the squashed commit {} is not one commit on the ticket's pin {}",
-            short(squash),
-            short(&t.pin)
-        ));
-    }
     let config_at = |rev: &str| -> Result<Option<String>, EngineError> {
         let tree = session.store.tree_of(rev)?;
         Ok(session
@@ -129,52 +114,28 @@ pub fn check(
             .tree_entry(&tree, crate::config::FILE_NAME)?
             .map(|e| e.id.to_string()))
     };
-    if config_at(&t.pin)?.as_deref() != Some(blob.as_str()) {
-        reasons.push(format!(
-            "the pinned configuration ({}) is not main's {} at the pin {}",
-            short(&blob),
-            crate::config::FILE_NAME,
-            short(&t.pin)
-        ));
-    }
-    if !t
-        .subtasks
-        .iter()
-        .any(|s| s.accepted.as_deref() == Some(t.verified.as_str()))
-    {
-        reasons.push(format!(
-            "the ticket's verified commit {} is no subtask's accepted commit",
-            short(&t.verified)
-        ));
-    }
+    // The facts first, then the pure decision (src/workflow/ticket/attest.rs).
+    let mut between = Vec::new();
     for s in &t.subtasks {
-        if let (Some(base), Some(accepted)) = (&s.base, &s.accepted)
-            && !(git.is_ancestor(base, accepted)? && git.is_ancestor(accepted, &t.verified)?)
-        {
-            reasons.push(format!(
-                "subtask {}'s accepted commit {} does not lie between its base {} and the \
-                 verified commit {}",
-                s.id,
-                short(accepted),
-                short(base),
-                short(&t.verified)
-            ));
-        }
-        if s.status != SubtaskStatus::Complete || s.accepted.is_none() {
-            reasons.push(format!(
-                "subtask {} is {}, not complete",
-                s.id,
-                s.status.as_str()
-            ));
-        }
-        if let Some(reason) = &s.override_reason {
-            verdict.reran.push(format!(
-                "subtask {} was accepted over {} contradiction(s) by the manager: {reason}",
-                s.id,
-                s.contradictions.len()
-            ));
+        if let (Some(base), Some(accepted)) = (&s.base, &s.accepted) {
+            let lies =
+                git.is_ancestor(base, accepted)? && git.is_ancestor(accepted, &t.verified)?;
+            between.push((s.id.clone(), lies));
         }
     }
+    let squash_tree = git.tree_of(squash)?;
+    let (found_reasons, notes) = squash_reasons(&SquashFacts {
+        ticket: t,
+        squash,
+        squash_tree: &squash_tree,
+        verified_tree: &git.tree_of(&t.verified)?,
+        squash_parents: &git.parents(squash)?,
+        blob: &blob,
+        config_at_pin: config_at(&t.pin)?.as_deref(),
+        between: &between,
+    });
+    reasons.extend(found_reasons);
+    verdict.reran.extend(notes);
     let config = match ticket_config(session, t) {
         Ok(config) => config,
         Err(e) => {
@@ -244,7 +205,7 @@ pub fn check(
     if !reasons.is_empty() {
         return Ok(policy);
     }
-    rerun(session, t, squash, &squash_tree, &config, verdict)?;
+    rerun(session, t, squash, &config, verdict)?;
     Ok(policy)
 }
 
@@ -272,77 +233,65 @@ fn missing_commits(session: &Session, t: &Ticket, squash: &str) -> Vec<(String, 
         .collect()
 }
 
-/// The gates on the squash, and each accepted subtask's tests on its base.
+/// The ticket's proof plan on the squash (src/workflow/proof.rs, `ticket_squash`), run by
+/// the executor: the gates on the squash, and each accepted subtask's tests on its base.
 fn rerun(
     session: &Session,
     t: &Ticket,
     squash: &str,
-    squash_tree: &str,
     config: &crate::config::Config,
     verdict: &mut Verdict,
 ) -> Result<(), EngineError> {
     let git = &session.git;
-    let gates = {
-        let scratch = Scratch::new(session, squash, squash_tree)?;
-        gate_result(config, proof::gates_in(session, config, &scratch)?)
-    };
-    verdict.reran.push(format!(
-        "gates on the squashed commit: {}",
-        match (&gates.result, &gates.failed) {
-            (GateVerdict::Pass, _) => format!("passed ({})", gates.ran.join(", ")),
-            (_, Some(f)) => format!("`{}` failed ({})", f.gate, f.exit),
-            (_, None) => "ran nothing".into(),
-        }
-    ));
-    if gates.result != GateVerdict::Pass {
-        verdict
-            .reasons
-            .push("the pinned gates do not pass on the squashed commit".into());
-        return Ok(());
-    }
+    let mut subtasks = Vec::new();
     for s in &t.subtasks {
-        // The tests are found from the trees, not from the recorded observation.
-        let (Some(base), Some(accepted)) = (&s.base, &s.accepted) else {
-            continue;
-        };
-        let tests: Vec<String> = git
-            .tree_changes(base, accepted)?
-            .into_iter()
-            .filter(|(how, path)| *how != "removed" && config.is_test_path(path))
-            .map(|(_, p)| p)
-            .collect();
-        if tests.is_empty() {
-            continue;
+        if let (Some(base), Some(accepted)) = (&s.base, &s.accepted) {
+            subtasks.push(AcceptedSubtask {
+                id: &s.id,
+                base,
+                accepted,
+                changes: git.tree_changes(base, accepted)?,
+            });
         }
-        // At the accepted commit's HEAD and index, as the observation ran it.
-        let base_tree = git.tree_of(base)?;
-        let accepted_tree = git.tree_of(accepted)?;
-        let on_base = gate_result(
-            config,
-            proof::tests_on_base(
-                session,
-                config,
-                (accepted, &accepted_tree),
-                &base_tree,
-                &tests,
-            )?,
-        );
-        verdict.reran.push(format!(
-            "subtask {}'s tests ({}) on its base {}: {}",
-            s.id,
-            tests.join(", "),
-            crate::short_id(base),
-            match on_base.result {
-                GateVerdict::Fail => "fail, as they must",
-                GateVerdict::Pass => "pass",
-                GateVerdict::None => "ran nothing",
+    }
+    // Tests that existed at the pin that the ticket changed or removed: named, and judged by
+    // `[gates] pinned_tests` as a PR's are (docs/integrity.md, "Tests that existed at the pin").
+    let changed = proof::changed_tests(session, config, &t.pin, squash)?;
+    let existing = changed
+        .as_ref()
+        .map(|c| c.paths.clone())
+        .unwrap_or_default();
+    let plan = proof_plan::ticket_squash(
+        squash,
+        &t.pin,
+        t.config.as_deref(),
+        (&subtasks, &existing),
+        |p| config.is_test_path(p),
+    );
+    let outcomes = proof::execute(session, config, &plan, None)?;
+    if let Some(changed) = proof::judged_changed(changed, &outcomes) {
+        verdict.changed_tests_verdict = Some(changed.verdict());
+        verdict.warnings.extend(changed.warning());
+        if changed.verdict() == "refused" {
+            verdict
+                .reasons
+                .push(proof::ticket_changed_tests_refused(&changed));
+        }
+        verdict.changed_tests = Some(changed);
+    }
+    for outcome in outcomes {
+        verdict.reran.extend(outcome.reran());
+        match &outcome {
+            proof::Outcome::Gates(_) if !outcome.held() => verdict
+                .reasons
+                .push("the pinned gates do not pass on the squashed commit".into()),
+            proof::Outcome::OnBase { subtask, .. } if !outcome.held() => {
+                verdict.reasons.push(format!(
+                    "subtask {}'s tests pass on its base too: nothing proves they test its change",
+                    subtask.as_deref().unwrap_or("?")
+                ))
             }
-        ));
-        if on_base.result != GateVerdict::Fail {
-            verdict.reasons.push(format!(
-                "subtask {}'s tests pass on its base too: nothing proves they test its change",
-                s.id
-            ));
+            _ => {}
         }
     }
     Ok(())

@@ -7,9 +7,8 @@ use std::collections::BTreeMap;
 use super::refusal::{FinalCheckRefusal, RedFailure};
 use crate::config::{Adequacy, Config, PinnedTests};
 use crate::engine::adequacy;
-use crate::engine::evidence::{TestRun, run_test};
 use crate::engine::pr_record::{self, PinnedRed, PrRecord};
-use crate::engine::proof;
+use crate::engine::proof::{self, Outcome, RedPair, end_orphans};
 use crate::engine::scratch::Scratch;
 use crate::engine::{EngineError, Session, io_error};
 use crate::exec;
@@ -18,7 +17,8 @@ use crate::gates;
 use crate::store::Snapshot;
 use crate::workflow::fence::fenced;
 use crate::workflow::notes::{ChangedTests, PathsOfStep, RedProof, TaskAdequacy};
-use crate::workflow::{evidence, red};
+use crate::workflow::proof::{self as proof_plan, PairFailure, PinnedTest};
+use crate::workflow::red;
 
 /// What the final check found (docs/integrity.md, "A clean final check" and "RED proves
 /// itself at the end"): what the squashed commit's verification rests on, every task's RED
@@ -130,7 +130,17 @@ pub fn final_check(
     }
     // The RED tests run in worktrees of their own: nothing the gates left behind is there.
     drop(squashed);
-    red_proofs(session, config, &mut check, (&base, &tree), reaper.as_ref())?;
+    red_proofs(
+        session,
+        config,
+        &mut check,
+        (&base, commit, &tree),
+        snap.state
+            .pr()
+            .and_then(|pr| pr.pin.as_ref())
+            .and_then(|pin| pin.config.as_deref()),
+        reaper.as_ref(),
+    )?;
     if check.refused.is_none() {
         check.adequacy = adequacy::measure(
             session,
@@ -299,29 +309,21 @@ pub fn gates_on(
     Ok(gates_refusal(session, config, &scratch)?.map(|(_, refused)| refused.to_string()))
 }
 
-/// A fair coin, from the standard library's per-process random hash keys: which of the two
-/// RED worktrees is made first, and which runs first, is not for a test to know.
-fn coin() -> bool {
-    use std::hash::{BuildHasher as _, Hasher as _};
-    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-    hasher.write_u8(0);
-    hasher.finish() & 1 == 1
-}
-
 /// Every pinned RED test, on the PR's base and on the squashed commit (docs/integrity.md,
 /// "RED proves itself at the end"). On the base, each RED's files are put in as its step left
 /// them, shared code files too, and it must fail. On the squashed commit, every pinned file is
 /// put in as the latest RED step that pinned it left it (a later task's RED may extend an
 /// earlier task's test), shared files are the commit's own, and every RED test must pass
-/// having run a test. Each task's test has two worktrees as they were made, which differ in
-/// their files only: both are detached at the base with the base's tree as their index, made
-/// in an order drawn at random and reset between tasks ([`task_worktrees`]), and each RED's
-/// two runs come in an order drawn at random too, repeated `[verify] runs` times.
+/// having run a test. The plan says so ([`proof_plan::final_check`]) and the executor runs it
+/// ([`proof::execute`]): each task's test in two worktrees that differ in their files only,
+/// made and run in orders drawn at random, reset between tasks and repeats; what it found is
+/// recorded here, and the first pair that does not hold is the check's refusal.
 fn red_proofs(
     session: &Session,
     config: &Config,
     check: &mut FinalCheck,
-    (base, tree): (&str, &str),
+    (base, commit, tree): (&str, &str, &str),
+    policy: Option<&str>,
     reaper: Option<&Reaper>,
 ) -> Result<(), EngineError> {
     let reds: Vec<PinnedRed> = check.record.reds.clone();
@@ -339,12 +341,23 @@ fn red_proofs(
                 .join(", ")
         ));
     }
-    if reds.is_empty() {
+    let pinned: Vec<PinnedTest> = reds
+        .iter()
+        .filter_map(|r| {
+            Some(PinnedTest {
+                step: r.step,
+                command: r.command.clone(),
+                tree: r.tree.clone()?,
+                paths: r.paths.clone(),
+                shared: r.shared.clone(),
+            })
+        })
+        .collect();
+    if pinned.is_empty() {
         return Ok(());
     }
     let base_tree = session.git.tree_of(base)?;
     let trees = Trees {
-        base,
         base_tree: &base_tree,
         squashed: tree,
     };
@@ -356,259 +369,72 @@ fn red_proofs(
             latest.insert(path, (red_tree, red));
         }
     }
-    let mut worktrees = None;
-    for pinned in &reds {
-        let Some(red_tree) = &pinned.tree else {
-            continue;
-        };
-        let previous = worktrees.take();
-        let (before, squashed) =
-            &*worktrees.insert(task_worktrees(session, &trees, &reds, previous)?);
-        let (on_base, on_squash) = match run_red_repeated(
-            session,
-            config,
-            pinned,
-            red_tree,
-            (before, squashed),
-            reaper,
-        )? {
-            Ok(runs) => runs,
-            Err(flaky) => {
-                check.refused = Some(flaky);
+    let plan = proof_plan::final_check(commit, tree, base, policy, &pinned);
+    // A pair's outcome waits for its tree's check: a run that wrote into the squashed tree
+    // is refused first.
+    let mut pair = None;
+    for outcome in proof::execute(session, config, &plan, reaper)? {
+        match outcome {
+            Outcome::Red(red) => pair = Some(red),
+            Outcome::Flaky { test, on, verdicts } => {
+                check.refused = Some(FinalCheckRefusal::Flaky {
+                    task: test.step.task + 1,
+                    step: test.step.to_string(),
+                    command: test.command,
+                    on,
+                    verdicts,
+                });
                 return Ok(());
             }
-        };
-        // The squashed worktree is where every task's test must pass: a run that wrote into
-        // it (either run: unconfined, the base's can reach it) would hand a later task's test
-        // what the commit lacks. The base's worktree may only make later base runs fail.
-        if let Some(refusal) = wrote_into_squashed(pinned, squashed)? {
-            check.refused = Some(refusal);
-            return Ok(());
-        }
-        let (changed_after_red, repinned) =
-            changed_after_red(session, pinned, red_tree, &latest, &trees)?;
-        let proven = evidence::red_proven(
-            (&on_base.evidence, on_base.output.exit),
-            (&on_squash.evidence, on_squash.output.exit),
-        );
-        let (kind, tests) = match &proven {
-            Ok((kind, tests)) => (*kind, tests.clone()),
-            Err(_) => (on_squash.evidence.kind, Vec::new()),
-        };
-        check.red_tests.push(RedProof {
-            step: pinned.step.to_string(),
-            command: pinned.command.clone(),
-            paths: pinned.paths.clone(),
-            shared: pinned.shared.clone(),
-            changed_after_red,
-            repinned,
-            base: on_base.output.exit,
-            squashed: on_squash.output.exit,
-            evidence: Some(kind.to_string()),
-            tests,
-        });
-        if let Some(refusal) = red_refusal(config, pinned, base, &on_base, &on_squash, proven.err())
-        {
-            check.refused = Some(refusal);
-            return Ok(());
+            Outcome::Tree { by, changed } => {
+                if !changed.is_empty() {
+                    check.refused = Some(FinalCheckRefusal::ChangedTree {
+                        what: by.map_or_else(String::new, |by| {
+                            format!("the RED test of step {} (`{}`)", by.step, by.command)
+                        }),
+                        paths: changed,
+                    });
+                    return Ok(());
+                }
+                let Some(red) = pair.take() else { continue };
+                let Some(pinned) = reds.iter().find(|r| r.step == red.test.step) else {
+                    continue;
+                };
+                let (changed_after_red, repinned) =
+                    changed_after_red(session, pinned, &red.test.tree, &latest, &trees)?;
+                let (kind, tests) = match &red.proven {
+                    Ok((kind, tests)) => (*kind, tests.clone()),
+                    Err(_) => (red.on_tree.evidence.kind, Vec::new()),
+                };
+                check.red_tests.push(RedProof {
+                    step: pinned.step.to_string(),
+                    command: pinned.command.clone(),
+                    paths: pinned.paths.clone(),
+                    shared: pinned.shared.clone(),
+                    changed_after_red,
+                    repinned,
+                    base: red.on_base.output.exit,
+                    squashed: red.on_tree.output.exit,
+                    evidence: Some(kind.to_string()),
+                    tests,
+                });
+                if let Some(failure) = &red.failure {
+                    check.refused = Some(red_refusal(config, pinned, base, &red, failure));
+                    return Ok(());
+                }
+            }
+            Outcome::Gates(_) | Outcome::OnBase { .. } | Outcome::PutBack { .. } => {}
         }
     }
     Ok(())
 }
 
-/// Ends what `what` left running, under a [`Reaper`] (unconfined verification).
-fn end_orphans(reaper: Option<&Reaper>, what: &str) -> Result<(), EngineError> {
-    match reaper {
-        Some(reaper) => reaper
-            .end_orphans()
-            .map_err(io_error(format!("end what {what} left running"))),
-        None => Ok(()),
-    }
-}
-
-/// The commits and trees the RED tests are judged between.
+/// The trees a RED test's pinned paths are compared between.
 struct Trees<'a> {
-    /// The PR's base commit, and its tree.
-    base: &'a str,
+    /// The PR's base's tree.
     base_tree: &'a str,
     /// The squashed commit's tree.
     squashed: &'a str,
-}
-
-/// The base's worktree and the squashed commit's, made in an order drawn at random. Both
-/// runs see one history and one index: a test that tells the trees apart by HEAD, the log
-/// or what is staged, not by the code, cannot pass one and fail the other.
-fn red_worktrees<'a>(
-    session: &'a Session,
-    trees: &Trees,
-) -> Result<(Scratch<'a>, Scratch<'a>), EngineError> {
-    let (base, base_tree) = (trees.base, trees.base_tree);
-    Ok(if coin() {
-        let before = Scratch::with_index(session, base, base_tree, base_tree)?;
-        (
-            before,
-            Scratch::with_index(session, base, trees.squashed, base_tree)?,
-        )
-    } else {
-        let squashed = Scratch::with_index(session, base, trees.squashed, base_tree)?;
-        (
-            Scratch::with_index(session, base, base_tree, base_tree)?,
-            squashed,
-        )
-    })
-}
-
-/// The base's worktree and the squashed commit's for one task's RED test, the squashed one
-/// with every pinned path as its latest pin left it: the previous task's two, reset to how
-/// they were made (docs/integrity.md, "RED proves itself at the end"), else new ones.
-/// Nothing an earlier task's test left there, tracked, untracked or ignored (an ignored
-/// marker file), is seen by the next; a reset costs no git process, a new pair ten.
-fn task_worktrees<'a>(
-    session: &'a Session,
-    trees: &Trees,
-    reds: &[PinnedRed],
-    previous: Option<(Scratch<'a>, Scratch<'a>)>,
-) -> Result<(Scratch<'a>, Scratch<'a>), EngineError> {
-    let reset =
-        previous.filter(|(before, squashed)| before.reset().is_ok() && squashed.reset().is_ok());
-    if let Some(pair) = reset {
-        // Reset to what it was settled as: the pins are in, and the baseline taken then is
-        // what it is compared with.
-        return Ok(pair);
-    }
-    let (mut before, mut squashed) = red_worktrees(session, trees)?;
-    before.settle();
-    for red in reds {
-        if let Some(red_tree) = &red.tree {
-            squashed.put(red_tree, &red.paths)?;
-        }
-    }
-    squashed.settle();
-    squashed.baseline()?;
-    Ok((before, squashed))
-}
-
-/// The RED test's two runs, `[verify] runs` times over in the same worktrees, reset between
-/// (docs/integrity.md, "Repeat"): the first pair when every run agrees on each tree, else the
-/// refusal that names the test flaky (or the one of a run that wrote into the squashed tree).
-fn run_red_repeated(
-    session: &Session,
-    config: &Config,
-    pinned: &PinnedRed,
-    red_tree: &str,
-    (before, squashed): (&Scratch, &Scratch),
-    reaper: Option<&Reaper>,
-) -> Result<Result<(TestRun, TestRun), FinalCheckRefusal>, EngineError> {
-    let first = run_red(
-        session,
-        config,
-        pinned,
-        red_tree,
-        (before, squashed),
-        reaper,
-    )?;
-    let mut on_base = vec![first.0.output.exit.success()];
-    let mut on_squash = vec![first.1.output.exit.success()];
-    for _ in 1..config.verify.runs {
-        // Each repeat starts from the trees as they were made: what a run left (an ignored
-        // marker, say) is not seen by the next, whose verdict is then its own. A write into
-        // the squashed tree is refused before the reset could hide it.
-        if let Some(refusal) = wrote_into_squashed(pinned, squashed)? {
-            return Ok(Err(refusal));
-        }
-        before.reset()?;
-        squashed.reset()?;
-        let (b, s) = run_red(
-            session,
-            config,
-            pinned,
-            red_tree,
-            (before, squashed),
-            reaper,
-        )?;
-        on_base.push(b.output.exit.success());
-        on_squash.push(s.output.exit.success());
-    }
-    for (on, verdicts) in [
-        ("the PR's base", &on_base),
-        ("the squashed commit", &on_squash),
-    ] {
-        if verdicts.iter().any(|v| Some(v) != verdicts.first()) {
-            return Ok(Err(FinalCheckRefusal::Flaky {
-                task: pinned.step.task + 1,
-                step: pinned.step.to_string(),
-                command: pinned.command.clone(),
-                on: on.to_string(),
-                verdicts: verdicts
-                    .iter()
-                    .map(|&passed| if passed { "pass" } else { "fail" }.to_string())
-                    .collect(),
-            }));
-        }
-    }
-    Ok(Ok(first))
-}
-
-/// The refusal of a RED test's runs that changed the squashed commit's files, if they did.
-fn wrote_into_squashed(
-    pinned: &PinnedRed,
-    squashed: &Scratch,
-) -> Result<Option<FinalCheckRefusal>, EngineError> {
-    let changed = squashed.changed()?;
-    Ok(
-        (!changed.is_empty()).then(|| FinalCheckRefusal::ChangedTree {
-            what: format!(
-                "the RED test of step {} (`{}`)",
-                pinned.step, pinned.command
-            ),
-            paths: changed,
-        }),
-    )
-}
-
-/// The RED test's run on the base (its files and shared files put in as its step left
-/// them) and on the squashed commit, in an order drawn at random.
-fn run_red(
-    session: &Session,
-    config: &Config,
-    pinned: &PinnedRed,
-    red_tree: &str,
-    (before, squashed): (&Scratch, &Scratch),
-    reaper: Option<&Reaper>,
-) -> Result<(TestRun, TestRun), EngineError> {
-    let env = session.command_env()?;
-    let timeout = config.test.timeout;
-    // Confined (attest on a server), each run cannot write the other worktree either: the
-    // base's run cannot put the code the squash lacks into it, nor the other way round.
-    let run = |scratch: &Scratch, other: &Scratch, command: &str| -> Result<TestRun, EngineError> {
-        let apart = env.confinement().map(|c| {
-            let apart = c
-                .also_read_only(other.path())
-                .also_read_only(&other.build_dir());
-            env.clone().confined(apart)
-        });
-        let ran = run_test(
-            session,
-            command,
-            scratch.path(),
-            timeout,
-            apart.as_ref().unwrap_or(env),
-        );
-        // Whatever the run left running ends before anything else is read or run there.
-        end_orphans(reaper, &format!("`{command}`"))?;
-        ran
-    };
-    let on_base_paths: Vec<String> = pinned.paths.iter().chain(&pinned.shared).cloned().collect();
-    before.put(red_tree, &on_base_paths)?;
-    let runs = if coin() {
-        let on_base = run(before, squashed, &pinned.command)?;
-        (on_base, run(squashed, before, &pinned.command)?)
-    } else {
-        let on_squash = run(squashed, before, &pinned.command)?;
-        (run(before, squashed, &pinned.command)?, on_squash)
-    };
-    before.restore(&on_base_paths)?;
-    Ok(runs)
 }
 
 /// The RED's pinned paths the squashed commit holds otherwise than their pin (a later RED
@@ -669,66 +495,43 @@ fn changed_after_red(
     Ok((changed, repinned))
 }
 
-/// Why the RED test's two runs do not prove it, if they do not: it passes on the base, fails
-/// on the squashed commit, passes there without running a test, or what its runner reported
-/// per test does not bear its exit codes out (`shortfall`, [`evidence::red_proven`]'s).
+/// The refusal of a RED test whose two runs do not prove it (`failure`, the executor's
+/// judgement): it passes on the base, fails on the squashed commit, passes there without
+/// running a test, or what its runner reported per test does not bear its exit codes out.
+/// The output shown is the run the failure is about.
 fn red_refusal(
     config: &Config,
     pinned: &PinnedRed,
     base: &str,
-    on_base: &TestRun,
-    on_squash: &TestRun,
-    shortfall: Option<(evidence::Shortfall, evidence::Side)>,
-) -> Option<FinalCheckRefusal> {
-    let (on_base, on_squash) = (&on_base.output, &on_squash.output);
-    let not_run = on_squash
-        .exit
-        .success()
-        .then(|| red::did_not_run(&pinned.command, on_squash.exit, &on_squash.output))
-        .flatten();
-    let (failure, output) = if on_base.exit.success() {
-        (
+    red: &RedPair,
+    failure: &PairFailure,
+) -> FinalCheckRefusal {
+    let (on_base, on_squash) = (&red.on_base.output.output, &red.on_tree.output.output);
+    let (failure, output) = match failure {
+        PairFailure::PassesOnBase => (
             RedFailure::PassesOnBase {
                 base: base.get(..12).unwrap_or(base).to_string(),
             },
-            &on_base.output,
-        )
-    } else if !on_squash.exit.success() {
-        (
-            RedFailure::FailsOnSquash {
-                exit: on_squash.exit.to_string(),
-            },
-            &on_squash.output,
-        )
-    } else if let Some(why) = not_run {
-        (
-            RedFailure::RunsNoTest {
-                why: why.to_string(),
-            },
-            &on_squash.output,
-        )
-    } else if let Some((short, side)) = shortfall {
-        let on_base_side = side == evidence::Side::Base;
-        (
+            on_base,
+        ),
+        PairFailure::FailsOnTree { exit } => {
+            (RedFailure::FailsOnSquash { exit: exit.clone() }, on_squash)
+        }
+        PairFailure::RunsNoTest { why } => (RedFailure::RunsNoTest { why: why.clone() }, on_squash),
+        PairFailure::Evidence { on_base: side, why } => (
             RedFailure::Evidence {
-                on_base: on_base_side,
-                why: short.to_string(),
+                on_base: *side,
+                why: why.clone(),
             },
-            if on_base_side {
-                &on_base.output
-            } else {
-                &on_squash.output
-            },
-        )
-    } else {
-        return None;
+            if *side { on_base } else { on_squash },
+        ),
     };
-    Some(FinalCheckRefusal::Red {
+    FinalCheckRefusal::Red {
         task: pinned.step.task + 1,
         step: pinned.step.to_string(),
         command: pinned.command.clone(),
         paths: pinned.paths.clone(),
         failure,
         output: fenced(&exec::tail_lines(output, config.test.output_tail)),
-    })
+    }
 }

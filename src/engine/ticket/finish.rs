@@ -4,9 +4,8 @@
 //! recorded by the TDD workflow's own landing (docs/architecture.md, "Finalization and
 //! merge").
 
-use super::observe::{gate_result, ticket_config};
+use super::observe::ticket_config;
 use crate::engine::proof;
-use crate::engine::scratch::Scratch;
 use crate::engine::{EngineError, Session};
 use crate::store::branch_ref;
 use crate::workflow::Event;
@@ -115,9 +114,22 @@ pub fn squash(session: &Session, ticket: &Ticket, summary: &str) -> Result<Strin
         has_identity,
     )?;
     // The gates once more, on exactly what will be merged, in a worktree holding only it.
-    let gates = {
-        let scratch = Scratch::new(session, &squash, &verified_tree)?;
-        gate_result(&config, proof::gates_in(session, &config, &scratch)?)
+    let changed = proof::changed_tests(session, &config, &ticket.pin, &squash)?;
+    let existing = changed
+        .as_ref()
+        .map(|c| c.paths.clone())
+        .unwrap_or_default();
+    let plan = crate::workflow::proof::ticket_final(
+        &squash,
+        &ticket.pin,
+        ticket.config.as_deref(),
+        &existing,
+    );
+    let outcomes = proof::execute(session, &config, &plan, None)?;
+    let Some(proof::Outcome::Gates(gates)) = outcomes.first() else {
+        return Err(EngineError::Internal(
+            "a ticket's final plan ran no gates".into(),
+        ));
     };
     if gates.result == GateVerdict::Fail {
         let failed = gates.failed.clone().map_or_else(String::new, |f| {
@@ -125,6 +137,13 @@ pub fn squash(session: &Session, ticket: &Ticket, summary: &str) -> Result<Strin
         });
         return Err(EngineError::TicketGatesFailed {
             message: format!("the gates fail on the squashed ticket in a clean worktree{failed}"),
+        });
+    }
+    if let Some(changed) = proof::judged_changed(changed, &outcomes)
+        && changed.verdict() == "refused"
+    {
+        return Err(EngineError::TicketGatesFailed {
+            message: proof::ticket_changed_tests_refused(&changed),
         });
     }
     Ok(squash)

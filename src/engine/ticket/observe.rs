@@ -5,11 +5,10 @@
 
 use crate::config::Config;
 use crate::engine::proof;
-use crate::engine::scratch::Scratch;
 use crate::engine::{EngineError, Session};
-use crate::exec;
 use crate::store::branch_ref;
-use crate::workflow::ticket::{FailedGate, GateResult, GateVerdict, Observed, Subtask, Ticket};
+use crate::workflow::proof as proof_plan;
+use crate::workflow::ticket::{Observed, Subtask, Ticket};
 
 fn refused(message: String, hint: &str) -> EngineError {
     EngineError::TicketRefused {
@@ -92,47 +91,6 @@ pub fn ticket_config(session: &Session, ticket: &Ticket) -> Result<Config, Engin
     )
 }
 
-/// The ticket's verdict on a run of its pinned gates: none configured, a gate that failed
-/// (first), gates that changed the files, or a pass.
-pub fn gate_result(config: &Config, gates: proof::GatesRun) -> GateResult {
-    let proof::GatesRun { run, changed } = gates;
-    if config.preflight.is_empty() {
-        return GateResult {
-            result: GateVerdict::None,
-            ran: Vec::new(),
-            failed: None,
-        };
-    }
-    let ran = run.gates.iter().map(|g| g.name.clone()).collect();
-    if let Some(gate) = run.failed() {
-        return GateResult {
-            result: GateVerdict::Fail,
-            ran,
-            failed: Some(FailedGate {
-                gate: gate.name.clone(),
-                exit: gate.run.exit.to_string(),
-                tail: exec::tail_lines(&gate.run.output, config.test.output_tail),
-            }),
-        };
-    }
-    if !changed.is_empty() {
-        return GateResult {
-            result: GateVerdict::Fail,
-            ran,
-            failed: Some(FailedGate {
-                gate: "(the gates changed files)".into(),
-                exit: "n/a".into(),
-                tail: changed.join("\n"),
-            }),
-        };
-    }
-    GateResult {
-        result: GateVerdict::Pass,
-        ran,
-        failed: None,
-    }
-}
-
 /// What the subtask's `commit` really does, observed in fresh worktrees.
 pub fn observe(
     session: &Session,
@@ -169,11 +127,6 @@ pub fn observe(
         .filter(|(how, path)| *how == "removed" && config.is_test_path(path))
         .map(|(_, p)| p.clone())
         .collect();
-    let tests: Vec<String> = changes
-        .iter()
-        .filter(|(how, path)| *how != "removed" && config.is_test_path(path))
-        .map(|(_, p)| p.clone())
-        .collect();
     let tree = git.tree_of(commit)?;
     let mut links_out = Vec::new();
     for (how, path) in &changes {
@@ -183,17 +136,25 @@ pub fn observe(
             links_out.push(why);
         }
     }
-    let gates = {
-        let scratch = Scratch::new(session, commit, &tree)?;
-        gate_result(&config, proof::gates_in(session, &config, &scratch)?)
-    };
-    let tests_on_base = if tests.is_empty() {
-        None
-    } else {
-        let base_tree = git.tree_of(&base)?;
-        let run = proof::tests_on_base(session, &config, (commit, &tree), &base_tree, &tests)?;
-        Some(gate_result(&config, run))
-    };
+    let plan =
+        proof_plan::ticket_report(commit, &base, ticket.config.as_deref(), &changes, |path| {
+            config.is_test_path(path)
+        });
+    let mut gates = None;
+    let mut tests = Vec::new();
+    let mut tests_on_base = None;
+    for outcome in proof::execute(session, &config, &plan, None)? {
+        match outcome {
+            proof::Outcome::Gates(result) => gates = Some(result),
+            proof::Outcome::OnBase { paths, result, .. } => {
+                tests = paths;
+                tests_on_base = Some(result);
+            }
+            _ => {}
+        }
+    }
+    let gates =
+        gates.ok_or_else(|| EngineError::Internal("a report's proof plan ran no gates".into()))?;
     Ok(Observed {
         commit: commit.to_string(),
         base,

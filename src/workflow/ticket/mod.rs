@@ -3,6 +3,7 @@
 //! both roles' briefings. Nothing here touches git or processes; the engine observes a
 //! report's commit and feeds the observation in.
 
+pub mod attest;
 mod input;
 mod machine;
 mod replay;

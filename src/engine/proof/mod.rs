@@ -1,0 +1,323 @@
+//! The one executor of proof plans (SPEC §16.1, src/workflow/proof.rs) and the pieces every
+//! verification shares, each written once (docs/integrity.md): the configuration a proof is
+//! judged by, read from the blob it pinned; the gates run in a scratch worktree; a change's
+//! tests run on its base, where they must fail; and the tests that existed on a PR's base
+//! that it changed or removed.
+
+mod outcome;
+mod red;
+
+pub use self::outcome::{Outcome, RedPair};
+pub use self::red::end_orphans;
+use crate::config::{Config, ConfigError, Origin, PinnedTests};
+use crate::engine::scratch::Scratch;
+use crate::engine::{EngineError, Session, io_error};
+use crate::exec;
+use crate::exec::orphans::Reaper;
+use crate::gates::{self, PreflightRun};
+use crate::workflow::notes::ChangedTests;
+use crate::workflow::proof::{Obligation, PinnedTest, ProofPlan, Stop, Tests};
+use crate::workflow::ticket::{FailedGate, GateResult, GateVerdict};
+
+/// Runs `plan`'s obligations in order, each in scratch worktrees written from the objects,
+/// under `config` (the plan's policy, read), and returns what each came to; the plan's
+/// [`Stop`] says when nothing more runs. A pinned test's `FailsOn` and `PassesOn` run as one
+/// pair, and its `TreeUnchanged` is judged before the pair is: a run that wrote into the
+/// final tree is what stops the plan then. Under no confinement, `reaper` ends what each test
+/// run leaves running.
+pub fn execute(
+    session: &Session,
+    config: &Config,
+    plan: &ProofPlan,
+    reaper: Option<&Reaper>,
+) -> Result<Vec<Outcome>, EngineError> {
+    let git = &session.git;
+    let tree = git.tree_of(&plan.commit)?;
+    let pinned: Vec<PinnedTest> = plan
+        .obligations
+        .iter()
+        .filter_map(|o| match o {
+            Obligation::FailsOn {
+                tests: Tests::Pinned(test),
+                ..
+            } => Some(test.clone()),
+            _ => None,
+        })
+        .collect();
+    let mut pairs = match plan.obligations.iter().find_map(|o| match o {
+        Obligation::PassesOn {
+            tree: final_tree,
+            tests: Tests::Pinned(_),
+        } => Some(final_tree),
+        _ => None,
+    }) {
+        Some(final_tree) if !pinned.is_empty() => Some(red::Pairs::new(
+            session,
+            config,
+            reaper,
+            (&plan.base, final_tree),
+            pinned,
+        )?),
+        _ => None,
+    };
+    let unpaired = || EngineError::Internal("a proof plan's obligation has no pair".into());
+    let mut outcomes = Vec::new();
+    let mut obligations = plan.obligations.iter().peekable();
+    // A pair's failure waits for its tree's check.
+    let mut pending = false;
+    while let Some(obligation) = obligations.next() {
+        let outcome = match obligation {
+            Obligation::GatesPass => {
+                let scratch = Scratch::new(session, &plan.commit, &tree)?;
+                Outcome::Gates(gate_result(config, gates_in(session, config, &scratch)?))
+            }
+            Obligation::FailsOn {
+                base,
+                tests:
+                    Tests::Gated {
+                        subtask,
+                        from,
+                        paths,
+                    },
+            } => {
+                let base_tree = git.tree_of(base)?;
+                let from_tree = git.tree_of(from)?;
+                let run = tests_on_base(session, config, (from, &from_tree), &base_tree, paths)?;
+                Outcome::OnBase {
+                    subtask: subtask.clone(),
+                    base: base.clone(),
+                    paths: paths.clone(),
+                    result: gate_result(config, run),
+                }
+            }
+            Obligation::FailsOn {
+                tests: Tests::Pinned(test),
+                ..
+            } => {
+                match obligations.next() {
+                    Some(Obligation::PassesOn {
+                        tests: Tests::Pinned(other),
+                        ..
+                    }) if other == test => {}
+                    _ => return Err(unpaired()),
+                }
+                pairs.as_mut().ok_or_else(unpaired)?.run(test)?
+            }
+            Obligation::PassesOn {
+                tree: at,
+                tests: Tests::Gated { from, paths, .. },
+            } => {
+                let at_tree = git.tree_of(at)?;
+                let scratch = Scratch::new(session, at, &at_tree)?;
+                scratch.put(&git.tree_of(from)?, paths)?;
+                Outcome::PutBack {
+                    paths: paths.clone(),
+                    result: gate_result(config, gates_in(session, config, &scratch)?),
+                }
+            }
+            Obligation::PassesOn { .. } => return Err(unpaired()),
+            Obligation::TreeUnchanged => pairs.as_ref().ok_or_else(unpaired)?.unchanged()?,
+        };
+        let failed = !outcome.held();
+        let waits = matches!(outcome, Outcome::Red(_))
+            && matches!(obligations.peek(), Some(Obligation::TreeUnchanged));
+        let stop = match plan.stop {
+            Stop::Never => false,
+            Stop::WhenGatesFail => failed && matches!(outcome, Outcome::Gates(_)),
+            Stop::AtFirstFailure => (failed || pending) && !waits,
+        };
+        pending = waits && failed;
+        outcomes.push(outcome);
+        if stop {
+            break;
+        }
+    }
+    Ok(outcomes)
+}
+
+/// The ticket's verdict on a run of its pinned gates: none configured, a gate that failed
+/// (first), gates that changed the files, or a pass.
+pub fn gate_result(config: &Config, gates: GatesRun) -> GateResult {
+    let GatesRun { run, changed } = gates;
+    if config.preflight.is_empty() {
+        return GateResult {
+            result: GateVerdict::None,
+            ran: Vec::new(),
+            failed: None,
+        };
+    }
+    let ran = run.gates.iter().map(|g| g.name.clone()).collect();
+    if let Some(gate) = run.failed() {
+        return GateResult {
+            result: GateVerdict::Fail,
+            ran,
+            failed: Some(FailedGate {
+                gate: gate.name.clone(),
+                exit: gate.run.exit.to_string(),
+                tail: exec::tail_lines(&gate.run.output, config.test.output_tail),
+            }),
+        };
+    }
+    if !changed.is_empty() {
+        return GateResult {
+            result: GateVerdict::Fail,
+            ran,
+            failed: Some(FailedGate {
+                gate: "(the gates changed files)".into(),
+                exit: "n/a".into(),
+                tail: changed.join("\n"),
+            }),
+        };
+    }
+    GateResult {
+        result: GateVerdict::Pass,
+        ran,
+        failed: None,
+    }
+}
+
+/// The configuration in the config blob `blob`, pinned from branch `main` at its commit
+/// `commit`, read from the object database within the input cap; the defaults when nothing
+/// was pinned (main had no configuration then). The one reader of a pinned configuration:
+/// the PR's `attest`, a ticket's checks and a human answer's requirement all go through it.
+pub fn pinned_config(
+    session: &Session,
+    blob: Option<&str>,
+    main: &str,
+    commit: &str,
+) -> Result<Config, EngineError> {
+    let Some(blob) = blob else {
+        return Ok(Config::default());
+    };
+    let origin = Origin::Pinned {
+        main: main.to_string(),
+        commit: commit.to_string(),
+    };
+    let bytes = session
+        .store
+        .blob_within(blob, crate::input::CAP)?
+        .map_err(|size| ConfigError {
+            origin: origin.to_string(),
+            message: format!("{blob} is {size} bytes, over the limit, and is not read"),
+        })?;
+    let text = super::session::config_text(bytes, &origin)?;
+    Ok(Config::parse(&text, &origin)?)
+}
+
+/// The gates in force, run once on the tree in `scratch`, and the files they changed there
+/// (its baseline taken just before): what every verification's gate verdict is read from.
+pub struct GatesRun {
+    pub run: PreflightRun,
+    pub changed: Vec<String>,
+}
+
+/// Runs the gates of `config` in `scratch` (none configured: an empty run), and names the
+/// files they changed.
+pub fn gates_in(
+    session: &Session,
+    config: &Config,
+    scratch: &Scratch,
+) -> Result<GatesRun, EngineError> {
+    if config.preflight.is_empty() {
+        return Ok(GatesRun {
+            run: PreflightRun { gates: Vec::new() },
+            changed: Vec::new(),
+        });
+    }
+    let env = session.command_env()?;
+    scratch.baseline()?;
+    let run = gates::run_preflight(&config.preflight, scratch.path(), env)
+        .map_err(io_error("run the gates in a scratch worktree"))?;
+    let changed = scratch.changed()?;
+    Ok(GatesRun { run, changed })
+}
+
+/// A change's `tests` (paths) on its base: the base's files (`base_tree`) with only the tests
+/// put in as the change's `tree` has them, at its `commit`'s history with `tree` as the index, as the run on the change
+/// had them, so that the two runs differ in the code alone (a test that tells them apart by
+/// HEAD or the index passes both). The gates run there, and must fail, or the tests do not
+/// test the change.
+pub fn tests_on_base(
+    session: &Session,
+    config: &Config,
+    (commit, tree): (&str, &str),
+    base_tree: &str,
+    tests: &[String],
+) -> Result<GatesRun, EngineError> {
+    let scratch = Scratch::with_index(session, commit, base_tree, tree)?;
+    scratch.put(tree, tests)?;
+    gates_in(session, config, &scratch)
+}
+
+/// Tests present on the PR's `base` that `head` (a commit or a tree) changes or removes: what
+/// the reviewer is told, and what the final check and `attest` put back for the gates.
+pub fn changed_test_paths(
+    session: &Session,
+    config: &Config,
+    base: &str,
+    head: &str,
+) -> Result<Vec<String>, EngineError> {
+    // From the PR's base, not the pin: after a rebase onto main as another workflow's merge
+    // left it, what that merge changed is not this PR's.
+    Ok(session
+        .git
+        .tree_changes(base, head)?
+        .into_iter()
+        .filter(|(how, path)| *how != "added" && config.is_test_path(path))
+        .map(|(_, path)| path)
+        .collect())
+}
+
+/// `changed` (the tests a change altered, [`changed_tests`]) with the gates' verdict on them
+/// put back, as a plan's outcomes have it ([`Outcome::PutBack`]): unjudged when the gates did
+/// not run with them.
+pub fn judged_changed(changed: Option<ChangedTests>, outcomes: &[Outcome]) -> Option<ChangedTests> {
+    let mut changed = changed?;
+    for outcome in outcomes {
+        if let Outcome::PutBack { paths, result } = outcome
+            && *paths == changed.paths
+        {
+            changed.passed = Some(result.result == GateVerdict::Pass);
+            changed.failed_gate = result.failed.as_ref().map(|f| f.gate.clone());
+        }
+    }
+    Some(changed)
+}
+
+/// [`changed_test_paths`] as the final check and `attest` record them, under the policy in
+/// force (`[gates] pinned_tests`); the gates' verdict with them put back is left for the
+/// clean check to give. `None` when the PR changes no test that existed on its base.
+pub fn changed_tests(
+    session: &Session,
+    config: &Config,
+    base: &str,
+    tree: &str,
+) -> Result<Option<ChangedTests>, EngineError> {
+    let paths = changed_test_paths(session, config, base, tree)?;
+    if paths.is_empty() {
+        return Ok(None);
+    }
+    let mode = match config.gates.pinned_tests {
+        PinnedTests::Report => "report",
+        PinnedTests::Enforce => "enforce",
+    };
+    Ok(Some(ChangedTests {
+        paths,
+        mode: mode.to_string(),
+        passed: None,
+        failed_gate: None,
+        approvals: Vec::new(),
+    }))
+}
+
+/// Why tests the ticket changed refuse it: under `[gates] pinned_tests = "enforce"` the gates
+/// fail with them put back as they were at the pin.
+pub fn ticket_changed_tests_refused(changed: &ChangedTests) -> String {
+    format!(
+        "the ticket changes tests that existed at its pin ({}), and with them as they were \
+         there, preflight gate `{}` fails: under [gates] pinned_tests = \"enforce\" a ticket \
+         keeps the tests it found passing. Put them back, or ask a human to change them on main.",
+        changed.paths.join(", "),
+        changed.failed_gate.as_deref().unwrap_or("?")
+    )
+}

@@ -1,0 +1,100 @@
+//! What each obligation of a proof plan came to (SPEC §16.1), typed: the executor
+//! (src/engine/proof/mod.rs) returns these, and every verdict and its text is read from them.
+
+use crate::engine::evidence::TestRun;
+use crate::workflow::evidence::{Kind, Shortfall, Side};
+use crate::workflow::proof::{PairFailure, PinnedTest};
+use crate::workflow::ticket::{GateResult, GateVerdict};
+
+/// What one obligation of a plan came to, typed: every verdict and its text are read from
+/// these.
+#[derive(Clone, Debug)]
+pub enum Outcome {
+    /// `GatesPass`: the gates' verdict on the plan's tree.
+    Gates(GateResult),
+    /// `FailsOn` of gated tests: the gates' verdict on `base` with only `paths`
+    /// put in (it must be a failure).
+    OnBase {
+        subtask: Option<String>,
+        base: String,
+        paths: Vec<String>,
+        result: GateResult,
+    },
+    /// `PassesOn` of gated tests: the gates' verdict on the plan's tree with
+    /// `paths` (tests that existed on the base) put back as they were there.
+    PutBack {
+        paths: Vec<String>,
+        result: GateResult,
+    },
+    /// A pinned test's `FailsOn` and `PassesOn`, run as a pair.
+    Red(Box<RedPair>),
+    /// A pinned test's repeated runs disagreed on one tree (`on`): each run's verdict.
+    Flaky {
+        test: PinnedTest,
+        on: String,
+        verdicts: Vec<String>,
+    },
+    /// `TreeUnchanged`: the files the runs of `by` changed in the final tree.
+    Tree {
+        by: Option<PinnedTest>,
+        changed: Vec<String>,
+    },
+}
+
+/// A pinned test's two runs and what they prove.
+#[derive(Clone, Debug)]
+pub struct RedPair {
+    pub test: PinnedTest,
+    pub on_base: TestRun,
+    pub on_tree: TestRun,
+    /// The evidence kind and the pinned ids, or where the per-test report falls short
+    /// ([`crate::workflow::evidence::red_proven`]).
+    pub proven: Result<(Kind, Vec<String>), (Shortfall, Side)>,
+    /// Why the pair does not prove the test, if it does not.
+    pub failure: Option<PairFailure>,
+}
+
+impl Outcome {
+    /// Whether the obligation holds.
+    pub fn held(&self) -> bool {
+        match self {
+            Outcome::Gates(gates) => gates.result == GateVerdict::Pass,
+            Outcome::OnBase { result, .. } => result.result == GateVerdict::Fail,
+            Outcome::PutBack { result, .. } => result.result == GateVerdict::Pass,
+            Outcome::Red(pair) => pair.failure.is_none(),
+            Outcome::Flaky { .. } => false,
+            Outcome::Tree { changed, .. } => changed.is_empty(),
+        }
+    }
+
+    /// The line `attest` says of what it ran again, where the outcome is a gated run.
+    pub fn reran(&self) -> Option<String> {
+        match self {
+            Outcome::Gates(gates) => Some(format!(
+                "gates on the squashed commit: {}",
+                match (&gates.result, &gates.failed) {
+                    (GateVerdict::Pass, _) => format!("passed ({})", gates.ran.join(", ")),
+                    (_, Some(f)) => format!("`{}` failed ({})", f.gate, f.exit),
+                    (_, None) => "ran nothing".into(),
+                }
+            )),
+            Outcome::OnBase {
+                subtask,
+                base,
+                paths,
+                result,
+            } => Some(format!(
+                "subtask {}'s tests ({}) on its base {}: {}",
+                subtask.as_deref().unwrap_or("?"),
+                paths.join(", "),
+                crate::short_id(base),
+                match result.result {
+                    GateVerdict::Fail => "fail, as they must",
+                    GateVerdict::Pass => "pass",
+                    GateVerdict::None => "ran nothing",
+                }
+            )),
+            _ => None,
+        }
+    }
+}

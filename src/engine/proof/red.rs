@@ -1,0 +1,280 @@
+//! A pinned RED test's pair of runs for the executor (docs/integrity.md, "RED proves itself
+//! at the end"): on the base with its files put in as its step left them, where it must
+//! fail, and on the final tree with every pinned file as its latest pin left it, where it
+//! must pass; in two worktrees that differ in their files only, made and run in orders drawn
+//! at random, reset between tasks and between the `[verify] runs` repeats.
+
+use super::outcome::{Outcome, RedPair};
+use crate::config::Config;
+use crate::engine::evidence::{TestRun, run_test};
+use crate::engine::scratch::Scratch;
+use crate::engine::{EngineError, Session, io_error};
+use crate::exec::orphans::Reaper;
+use crate::workflow::proof::{PinnedTest, judge_pair};
+use crate::workflow::{evidence, red};
+
+/// A fair coin, from the standard library's per-process random hash keys: which of the two
+/// RED worktrees is made first, and which runs first, is not for a test to know.
+fn coin() -> bool {
+    use std::hash::{BuildHasher as _, Hasher as _};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u8(0);
+    hasher.finish() & 1 == 1
+}
+
+/// Ends what `what` left running, under a [`Reaper`] (unconfined verification).
+pub fn end_orphans(reaper: Option<&Reaper>, what: &str) -> Result<(), EngineError> {
+    match reaper {
+        Some(reaper) => reaper
+            .end_orphans()
+            .map_err(io_error(format!("end what {what} left running"))),
+        None => Ok(()),
+    }
+}
+
+/// The commits and trees the RED tests are judged between.
+struct Trees {
+    /// The PR's base commit, and its tree.
+    base: String,
+    base_tree: String,
+    /// The final tree.
+    squashed: String,
+}
+
+/// The pinned pairs of one plan, run one after the other in the same two worktrees.
+pub struct Pairs<'a> {
+    session: &'a Session,
+    config: &'a Config,
+    reaper: Option<&'a Reaper>,
+    trees: Trees,
+    /// Every pinned test of the plan: the squashed worktree holds all their pins.
+    reds: Vec<PinnedTest>,
+    worktrees: Option<(Scratch<'a>, Scratch<'a>)>,
+    /// The test whose runs came last: what a changed tree is blamed on.
+    last: Option<PinnedTest>,
+}
+
+impl<'a> Pairs<'a> {
+    pub fn new(
+        session: &'a Session,
+        config: &'a Config,
+        reaper: Option<&'a Reaper>,
+        (base, squashed): (&str, &str),
+        reds: Vec<PinnedTest>,
+    ) -> Result<Pairs<'a>, EngineError> {
+        let base_tree = session.git.tree_of(base)?;
+        Ok(Pairs {
+            session,
+            config,
+            reaper,
+            trees: Trees {
+                base: base.to_string(),
+                base_tree,
+                squashed: squashed.to_string(),
+            },
+            reds,
+            worktrees: None,
+            last: None,
+        })
+    }
+
+    /// The pinned test `pinned`'s runs on the base and on the final tree, `[verify] runs`
+    /// times: its pair's outcome, or that it is flaky, or that a repeat changed the tree.
+    pub fn run(&mut self, pinned: &PinnedTest) -> Result<Outcome, EngineError> {
+        let previous = self.worktrees.take();
+        let fresh = task_worktrees(self.session, &self.trees, &self.reds, previous)?;
+        let (before, squashed) = &*self.worktrees.insert(fresh);
+        self.last = Some(pinned.clone());
+        let (on_base, on_tree) = match run_red_repeated(
+            self.session,
+            self.config,
+            pinned,
+            (before, squashed),
+            self.reaper,
+        )? {
+            Ok(runs) => runs,
+            Err(outcome) => return Ok(outcome),
+        };
+        let proven = evidence::red_proven(
+            (&on_base.evidence, on_base.output.exit),
+            (&on_tree.evidence, on_tree.output.exit),
+        );
+        let not_run = on_tree
+            .output
+            .exit
+            .success()
+            .then(|| red::did_not_run(&pinned.command, on_tree.output.exit, &on_tree.output.output))
+            .flatten();
+        let failure = judge_pair(
+            on_base.output.exit,
+            on_tree.output.exit,
+            not_run.as_deref(),
+            proven.as_ref().err(),
+        );
+        Ok(Outcome::Red(Box::new(RedPair {
+            test: pinned.clone(),
+            on_base,
+            on_tree,
+            proven,
+            failure,
+        })))
+    }
+
+    /// Whether the last pair's runs left the squashed worktree's files as they were made: the
+    /// final tree is where every task's test must pass, and a run that wrote into it (either
+    /// run: unconfined, the base's can reach it) would hand a later task's test what the
+    /// commit lacks. The base's worktree may only make later base runs fail.
+    pub fn unchanged(&self) -> Result<Outcome, EngineError> {
+        let changed = match &self.worktrees {
+            Some((_, squashed)) => squashed.changed()?,
+            None => Vec::new(),
+        };
+        Ok(Outcome::Tree {
+            by: self.last.clone(),
+            changed,
+        })
+    }
+}
+
+/// The base's worktree and the squashed commit's, made in an order drawn at random. Both
+/// runs see one history and one index: a test that tells the trees apart by HEAD, the log
+/// or what is staged, not by the code, cannot pass one and fail the other.
+fn red_worktrees<'a>(
+    session: &'a Session,
+    trees: &Trees,
+) -> Result<(Scratch<'a>, Scratch<'a>), EngineError> {
+    let (base, base_tree) = (trees.base.as_str(), trees.base_tree.as_str());
+    Ok(if coin() {
+        let before = Scratch::with_index(session, base, base_tree, base_tree)?;
+        (
+            before,
+            Scratch::with_index(session, base, &trees.squashed, base_tree)?,
+        )
+    } else {
+        let squashed = Scratch::with_index(session, base, &trees.squashed, base_tree)?;
+        (
+            Scratch::with_index(session, base, base_tree, base_tree)?,
+            squashed,
+        )
+    })
+}
+
+/// The base's worktree and the squashed commit's for one task's RED test, the squashed one
+/// with every pinned path as its latest pin left it: the previous task's two, reset to how
+/// they were made (docs/integrity.md, "RED proves itself at the end"), else new ones.
+/// Nothing an earlier task's test left there, tracked, untracked or ignored (an ignored
+/// marker file), is seen by the next; a reset costs no git process, a new pair ten.
+fn task_worktrees<'a>(
+    session: &'a Session,
+    trees: &Trees,
+    reds: &[PinnedTest],
+    previous: Option<(Scratch<'a>, Scratch<'a>)>,
+) -> Result<(Scratch<'a>, Scratch<'a>), EngineError> {
+    let reset =
+        previous.filter(|(before, squashed)| before.reset().is_ok() && squashed.reset().is_ok());
+    if let Some(pair) = reset {
+        // Reset to what it was settled as: the pins are in, and the baseline taken then is
+        // what it is compared with.
+        return Ok(pair);
+    }
+    let (mut before, mut squashed) = red_worktrees(session, trees)?;
+    before.settle();
+    for red in reds {
+        squashed.put(&red.tree, &red.paths)?;
+    }
+    squashed.settle();
+    squashed.baseline()?;
+    Ok((before, squashed))
+}
+
+/// The RED test's two runs, `[verify] runs` times over in the same worktrees, reset between
+/// (docs/integrity.md, "Repeat"): the first pair when every run agrees on each tree, else the
+/// outcome that names the test flaky (or the one of a run that wrote into the squashed tree).
+fn run_red_repeated(
+    session: &Session,
+    config: &Config,
+    pinned: &PinnedTest,
+    (before, squashed): (&Scratch, &Scratch),
+    reaper: Option<&Reaper>,
+) -> Result<Result<(TestRun, TestRun), Outcome>, EngineError> {
+    let first = run_red(session, config, pinned, (before, squashed), reaper)?;
+    let mut on_base = vec![first.0.output.exit.success()];
+    let mut on_squash = vec![first.1.output.exit.success()];
+    for _ in 1..config.verify.runs {
+        // Each repeat starts from the trees as they were made: what a run left (an ignored
+        // marker, say) is not seen by the next, whose verdict is then its own. A write into
+        // the squashed tree is refused before the reset could hide it.
+        let changed = squashed.changed()?;
+        if !changed.is_empty() {
+            return Ok(Err(Outcome::Tree {
+                by: Some(pinned.clone()),
+                changed,
+            }));
+        }
+        before.reset()?;
+        squashed.reset()?;
+        let (b, s) = run_red(session, config, pinned, (before, squashed), reaper)?;
+        on_base.push(b.output.exit.success());
+        on_squash.push(s.output.exit.success());
+    }
+    for (on, verdicts) in [
+        ("the PR's base", &on_base),
+        ("the squashed commit", &on_squash),
+    ] {
+        if verdicts.iter().any(|v| Some(v) != verdicts.first()) {
+            return Ok(Err(Outcome::Flaky {
+                test: pinned.clone(),
+                on: on.to_string(),
+                verdicts: verdicts
+                    .iter()
+                    .map(|&passed| if passed { "pass" } else { "fail" }.to_string())
+                    .collect(),
+            }));
+        }
+    }
+    Ok(Ok(first))
+}
+
+/// The RED test's run on the base (its files and shared files put in as its step left
+/// them) and on the squashed commit, in an order drawn at random.
+fn run_red(
+    session: &Session,
+    config: &Config,
+    pinned: &PinnedTest,
+    (before, squashed): (&Scratch, &Scratch),
+    reaper: Option<&Reaper>,
+) -> Result<(TestRun, TestRun), EngineError> {
+    let env = session.command_env()?;
+    let timeout = config.test.timeout;
+    // Confined (attest on a server), each run cannot write the other worktree either: the
+    // base's run cannot put the code the squash lacks into it, nor the other way round.
+    let run = |scratch: &Scratch, other: &Scratch, command: &str| -> Result<TestRun, EngineError> {
+        let apart = env.confinement().map(|c| {
+            let apart = c
+                .also_read_only(other.path())
+                .also_read_only(&other.build_dir());
+            env.clone().confined(apart)
+        });
+        let ran = run_test(
+            session,
+            command,
+            scratch.path(),
+            timeout,
+            apart.as_ref().unwrap_or(env),
+        );
+        // Whatever the run left running ends before anything else is read or run there.
+        end_orphans(reaper, &format!("`{command}`"))?;
+        ran
+    };
+    let on_base_paths: Vec<String> = pinned.paths.iter().chain(&pinned.shared).cloned().collect();
+    before.put(&pinned.tree, &on_base_paths)?;
+    let runs = if coin() {
+        let on_base = run(before, squashed, &pinned.command)?;
+        (on_base, run(squashed, before, &pinned.command)?)
+    } else {
+        let on_squash = run(squashed, before, &pinned.command)?;
+        (run(before, squashed, &pinned.command)?, on_squash)
+    };
+    before.restore(&on_base_paths)?;
+    Ok(runs)
+}

@@ -1,0 +1,271 @@
+//! Proof plans (SPEC §16.1): what must be proven about a tree, as data the pure core emits
+//! and one executor (src/engine/proof) runs, and the pure judgement of a RED test's two runs.
+//! "The tests must fail on the base" is said here once, for a ticket's report, a ticket's
+//! `attest` and a PR's final check alike.
+
+use super::StepId;
+use super::evidence::{Shortfall, Side};
+use super::state::ExitRecord;
+
+/// What must be proven about the tree of `commit`, judged by the configuration pinned as
+/// `policy`, against `base`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProofPlan {
+    /// The commit whose tree is proven: a report's commit, a ticket's or a PR's squash.
+    pub commit: String,
+    /// What it is proven against: a subtask's base, a ticket's pin, a PR's base.
+    pub base: String,
+    /// The pinned configuration blob, when one was pinned.
+    pub policy: Option<String>,
+    /// In the order they run.
+    pub obligations: Vec<Obligation>,
+    /// When the executor stops running obligations.
+    pub stop: Stop,
+}
+
+impl ProofPlan {
+    /// The plan of `obligations` on `commit`'s tree against `base`, judged by `policy`.
+    fn new(
+        (commit, base): (&str, &str),
+        policy: Option<&str>,
+        obligations: Vec<Obligation>,
+        stop: Stop,
+    ) -> ProofPlan {
+        ProofPlan {
+            commit: commit.to_string(),
+            base: base.to_string(),
+            policy: policy.map(str::to_string),
+            obligations,
+            stop,
+        }
+    }
+}
+
+/// When a plan's run stops early.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stop {
+    /// Every obligation runs: a report's observation tells the manager everything.
+    Never,
+    /// Nothing runs after the gates fail: tests judged on the base mean nothing then.
+    WhenGatesFail,
+    /// Nothing runs after the first obligation that does not hold.
+    AtFirstFailure,
+}
+
+/// One thing to prove.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Obligation {
+    /// The pinned gates pass on the plan's tree and leave its files as they were.
+    GatesPass,
+    /// `tests` fail on `base`: else they do not test the change.
+    FailsOn { base: String, tests: Tests },
+    /// `tests` pass on the tree of the commit `tree`: a pinned test having run a test; gated
+    /// tests (existing tests a change altered, put back) by the gates.
+    PassesOn { tree: String, tests: Tests },
+    /// The runs just before (a [`Tests::Pinned`] pair) left the plan's tree as it was made.
+    TreeUnchanged,
+}
+
+/// The tests an obligation runs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Tests {
+    /// Test files run by the pinned gates, put in as the commit `from` has them, at its
+    /// history and index: a ticket subtask's tests (`subtask` names it, for the text).
+    Gated {
+        subtask: Option<String>,
+        from: String,
+        paths: Vec<String>,
+    },
+    /// A RED step's pinned test, run by its own command: a [`Obligation::FailsOn`] and a
+    /// [`Obligation::PassesOn`] of one pinned test run back to back, as a pair.
+    Pinned(PinnedTest),
+}
+
+/// A RED step's test as its chain pinned it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PinnedTest {
+    pub step: StepId,
+    pub command: String,
+    /// The tree the RED run left: the test's files are put in from it.
+    pub tree: String,
+    pub paths: Vec<String>,
+    /// Files that existed before the task that its RED step changed: put in on the base only.
+    pub shared: Vec<String>,
+}
+
+/// The test files among `changes` (`(how, path)`, git's `added`/`modified`/`removed`) that a
+/// change added or changed: what must fail on its base.
+pub fn tests_changed(changes: &[(&str, String)], is_test: impl Fn(&str) -> bool) -> Vec<String> {
+    changes
+        .iter()
+        .filter(|(how, path)| *how != "removed" && is_test(path))
+        .map(|(_, path)| path.clone())
+        .collect()
+}
+
+/// The plan of a ticket subtask's report (docs/tickets.md): the gates on the delivered
+/// `commit`, and the test files it added or changed since `base` on that base, where they
+/// must fail. Both always run: the manager is told both.
+pub fn ticket_report(
+    commit: &str,
+    base: &str,
+    policy: Option<&str>,
+    changes: &[(&str, String)],
+    is_test: impl Fn(&str) -> bool,
+) -> ProofPlan {
+    let mut obligations = vec![Obligation::GatesPass];
+    let paths = tests_changed(changes, is_test);
+    if !paths.is_empty() {
+        obligations.push(Obligation::FailsOn {
+            base: base.to_string(),
+            tests: Tests::Gated {
+                subtask: None,
+                from: commit.to_string(),
+                paths,
+            },
+        });
+    }
+    ProofPlan::new((commit, base), policy, obligations, Stop::Never)
+}
+
+/// The plan of a ticket's own final check (docs/tickets.md, `complete-ticket`): the gates
+/// once more on exactly what will be merged, `squash`, in a worktree holding only it; then,
+/// when it changes or removes tests that existed at the `pin` (`existing`), the gates again
+/// with those put back as they were there ([`put_back`]).
+pub fn ticket_final(
+    squash: &str,
+    pin: &str,
+    policy: Option<&str>,
+    existing: &[String],
+) -> ProofPlan {
+    let mut obligations = vec![Obligation::GatesPass];
+    obligations.extend(put_back(squash, pin, existing));
+    ProofPlan::new((squash, pin), policy, obligations, Stop::WhenGatesFail)
+}
+
+/// The tests that existed at `base` that `commit` changed or removed (`existing`), put back
+/// as `base` has them and run by the gates on `commit`'s tree: what `[gates] pinned_tests`
+/// judges. None when there are none.
+pub fn put_back(commit: &str, base: &str, existing: &[String]) -> Option<Obligation> {
+    (!existing.is_empty()).then(|| Obligation::PassesOn {
+        tree: commit.to_string(),
+        tests: Tests::Gated {
+            subtask: None,
+            from: base.to_string(),
+            paths: existing.to_vec(),
+        },
+    })
+}
+
+/// One accepted subtask of a finished ticket: its id, base, accepted commit, and the changes
+/// between the two.
+pub struct AcceptedSubtask<'a> {
+    pub id: &'a str,
+    pub base: &'a str,
+    pub accepted: &'a str,
+    pub changes: Vec<(&'a str, String)>,
+}
+
+/// The plan `attest` runs on a ticket's `squash` (docs/tickets.md): the gates on it, then
+/// each accepted subtask's tests (found from the trees, not the recorded observation) on its
+/// base, at its accepted commit's history and index, as its report's observation ran them;
+/// then the tests that existed at the `pin` that the ticket changed or removed (`existing`)
+/// put back ([`put_back`]), as the ticket's own final check ran them.
+pub fn ticket_squash(
+    squash: &str,
+    pin: &str,
+    policy: Option<&str>,
+    (subtasks, existing): (&[AcceptedSubtask], &[String]),
+    is_test: impl Fn(&str) -> bool,
+) -> ProofPlan {
+    let mut obligations = vec![Obligation::GatesPass];
+    for s in subtasks {
+        let paths = tests_changed(&s.changes, &is_test);
+        if paths.is_empty() {
+            continue;
+        }
+        obligations.push(Obligation::FailsOn {
+            base: s.base.to_string(),
+            tests: Tests::Gated {
+                subtask: Some(s.id.to_string()),
+                from: s.accepted.to_string(),
+                paths,
+            },
+        });
+    }
+    obligations.extend(put_back(squash, pin, existing));
+    ProofPlan::new((squash, pin), policy, obligations, Stop::WhenGatesFail)
+}
+
+/// The RED half of a PR's final check (docs/integrity.md, "RED proves itself at the end"):
+/// every pinned RED test fails on the PR's `base` and passes on the squash's `tree`, and its
+/// runs leave the squashed tree as it was made; the first that does not hold ends the check.
+pub fn final_check(
+    squash: &str,
+    tree: &str,
+    base: &str,
+    policy: Option<&str>,
+    reds: &[PinnedTest],
+) -> ProofPlan {
+    let obligations = reds
+        .iter()
+        .flat_map(|red| {
+            [
+                Obligation::FailsOn {
+                    base: base.to_string(),
+                    tests: Tests::Pinned(red.clone()),
+                },
+                Obligation::PassesOn {
+                    tree: tree.to_string(),
+                    tests: Tests::Pinned(red.clone()),
+                },
+                Obligation::TreeUnchanged,
+            ]
+        })
+        .collect();
+    ProofPlan::new((squash, base), policy, obligations, Stop::AtFirstFailure)
+}
+
+/// How a pinned test's pair of runs fails to prove it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PairFailure {
+    /// It passed on the base: it does not test the change.
+    PassesOnBase,
+    /// It failed on the final tree, with this exit.
+    FailsOnTree { exit: String },
+    /// It passed on the final tree without running a test.
+    RunsNoTest { why: String },
+    /// What the runner reported per test does not bear the exits out.
+    Evidence { on_base: bool, why: String },
+}
+
+/// The pure judgement of a pinned test's two runs: it must fail on the base, pass on the
+/// final tree having run a test (`not_run`, [`super::red::did_not_run`]'s, when it ran
+/// none), and what its runner reported per test must bear that out (`shortfall`,
+/// [`super::evidence::red_proven`]'s). `None` when it holds.
+pub fn judge_pair(
+    on_base: ExitRecord,
+    on_tree: ExitRecord,
+    not_run: Option<&str>,
+    shortfall: Option<&(Shortfall, Side)>,
+) -> Option<PairFailure> {
+    if on_base.success() {
+        Some(PairFailure::PassesOnBase)
+    } else if !on_tree.success() {
+        Some(PairFailure::FailsOnTree {
+            exit: on_tree.to_string(),
+        })
+    } else if let Some(why) = not_run {
+        Some(PairFailure::RunsNoTest {
+            why: why.to_string(),
+        })
+    } else {
+        shortfall.map(|(short, side)| PairFailure::Evidence {
+            on_base: *side == Side::Base,
+            why: short.to_string(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests;
