@@ -252,7 +252,7 @@ struct Requirement {
 /// answer given in `state`: the PR's pin, else the main commit the workflow last accounted
 /// for (`main_tip`). Both are in the state, which the agent cannot write: the answer is
 /// judged the same way when given and in every later audit.
-fn answer_pin(state: &State) -> Option<(String, Option<String>)> {
+pub(crate) fn answer_pin(state: &State) -> Option<(String, Option<String>)> {
     match state.pr().and_then(|pr| pr.pin.as_ref()) {
         Some(pin) => Some((pin.commit.clone(), pin.config.clone())),
         None => state.main_tip.clone().map(|commit| (commit, None)),
@@ -555,7 +555,18 @@ pub fn judge_answers(
         };
         let how = record.history.human.as_deref();
         let mut bound = true;
+        let unpinned =
+            matches!(event, Event::TreeApproved { .. }) && answer_pin(&before.state).is_none();
         let (required, verdict) = match requirement(session, &before.state) {
+            // Judged under the defaults, which require no signature: an agent's to give.
+            _ if unpinned => (
+                true,
+                AnswerVerdict::Bad {
+                    why: "an approval by name given where no configuration was pinned counts \
+                          for nothing"
+                        .into(),
+                },
+            ),
             Err(e) => (
                 true,
                 AnswerVerdict::Bad {

@@ -297,6 +297,17 @@ pub fn approve_tree(
 ) -> Result<TreeApprovalReport, EngineError> {
     session.with_retries(|| {
         let snap = session.read_or_refuse("approve-tree", |_| None)?;
+        // Where no configuration is pinned (a new workflow before its PR began), an answer is
+        // judged under the defaults, where no signature is required: an agent could approve
+        // by name there. After a landing, main's tip as it landed is the pin.
+        if answers::answer_pin(&snap.state).is_none() {
+            return Err(crate::engine::error::wrong_state(
+                snap.state.status(),
+                "approve --test-change/--flaky is not accepted before the PR has begun: no \
+                 configuration is pinned yet, so the answer could not be held to it",
+                "Approve once the PR branch exists (`git orchestrate status` shows it).",
+            ));
+        }
         let approved = tree_approval(session, &snap.state, asked)?;
         let event = Event::TreeApproved {
             tree: approved.tree.clone(),

@@ -457,3 +457,35 @@ fn a_flaky_verdict_off_the_machine_is_lifted_by_a_humans_answer_after_the_merge(
         "{verdict}"
     );
 }
+
+/// Before the PR is pinned to main's configuration, an answer would be judged under the
+/// defaults, which require no signature: an approval by name is refused there (exit 4), even
+/// where main's configuration requires a signature, and nothing is recorded.
+#[test]
+fn an_approval_by_name_before_the_pr_is_pinned_is_refused() {
+    let repo = TestRepo::empty();
+    repo.write("calc.sh", "add() { echo $(($1 + $2)); }\n");
+    repo.write("tests/test_add.sh", ". ./calc.sh\n[ \"$(add 2 3)\" = 5 ]\n");
+    repo.write("docs/plan.md", "# Plan\n## PR 1: feat: Multiply\n");
+    repo.write(
+        ".orchestrate.toml",
+        &format!("{CALC_CONFIG}\n[human]\nrequire = \"signature\"\n"),
+    );
+    repo.commit_all("calculator");
+    repo.submit_plan(crate::oracle::MUL_PLAN).expect(0);
+    let tip = repo.tip();
+    let tree = head_tree(&repo);
+    refused_with(
+        repo.human(&[
+            "approve",
+            "--test-change",
+            "tests/test_add.sh",
+            "--flaky",
+            "--tree",
+            &tree,
+        ]),
+        4,
+        "approve --test-change/--flaky is not accepted before the PR has begun",
+    );
+    assert_eq!(repo.tip(), tip, "nothing recorded");
+}

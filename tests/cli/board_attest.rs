@@ -91,8 +91,16 @@ fn a_signed_verdict_shows_signed_and_a_forged_or_unsigned_one_never_counts() {
         "+refs/orchestrator/*:refs/orchestrator/*",
     ]);
     let other = mallory.display().to_string();
-    ci.run(&["attest", "--ci-note", "--signing-key", &other, &merge])
-        .expect(0);
+    ci.run(&[
+        "attest",
+        "--ci-note",
+        "--confine",
+        "namespace",
+        "--signing-key",
+        &other,
+        &merge,
+    ])
+    .expect(0);
     let by_mallory = ci.git(&["notes", "--ref=orchestrator-attest-ci", "show", &merge]);
     repo.git(&[
         "notes",
@@ -338,8 +346,16 @@ fn a_signed_ci_verdict_reaches_the_board_through_the_hook_and_an_unsigned_one_is
     assert_eq!(server.rev(&repo, CI_NOTES), Some(pushed.clone()));
 
     let other = mallory.display().to_string();
-    ci.run(&["attest", "--ci-note", "--signing-key", &other, &merge])
-        .expect(0);
+    ci.run(&[
+        "attest",
+        "--ci-note",
+        "--confine",
+        "namespace",
+        "--signing-key",
+        &other,
+        &merge,
+    ])
+    .expect(0);
     let out = ci.git_run(&["push", "--no-verify", "origin", CI_NOTES]);
     assert_ne!(out.code, 0, "{}", out.stderr);
     assert!(
@@ -358,6 +374,59 @@ fn a_signed_ci_verdict_reaches_the_board_through_the_hook_and_an_unsigned_one_is
         out.stderr
     );
     assert_eq!(server.rev(&repo, CI_NOTES), Some(pushed));
+
+    // A signed FAILED verdict is taken over the PASSED one; nothing signed goes back over it:
+    // a commit that failed stays failed.
+    let passed_line = statement.lines().next().unwrap();
+    let failed_line = passed_line.replacen(
+        "\"verificationResult\":\"PASSED\"",
+        "\"verificationResult\":\"FAILED\"",
+        1,
+    );
+    assert_ne!(failed_line, passed_line, "{passed_line}");
+    let payload = work.path().join("failed-statement");
+    std::fs::write(&payload, format!("{failed_line}\n")).unwrap();
+    let signed = std::process::Command::new("ssh-keygen")
+        .args(["-Y", "sign", "-q", "-n", "git-orchestrate-attest", "-f"])
+        .arg(&verifier)
+        .arg(&payload)
+        .status()
+        .unwrap();
+    assert!(signed.success());
+    let signature = std::fs::read_to_string(work.path().join("failed-statement.sig")).unwrap();
+    ci.git(&[
+        "notes",
+        "--ref=orchestrator-attest-ci",
+        "add",
+        "-f",
+        "-m",
+        &format!("{failed_line}\n{signature}"),
+        &merge,
+    ]);
+    ci.git_run(&["push", "--no-verify", "origin", CI_NOTES])
+        .expect(0);
+    let failed = ci.git(&["rev-parse", CI_NOTES]).trim().to_string();
+    assert_eq!(server.rev(&repo, CI_NOTES), Some(failed.clone()));
+    ci.git(&[
+        "notes",
+        "--ref=orchestrator-attest-ci",
+        "add",
+        "-f",
+        "-m",
+        statement.trim_end(),
+        &merge,
+    ]);
+    let out = ci.git_run(&["push", "--no-verify", "origin", CI_NOTES]);
+    assert_ne!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr.contains(&format!(
+            "replaces the FAILED CI verdict on {short} with one that is not: a commit that \
+             failed stays failed"
+        )),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(server.rev(&repo, CI_NOTES), Some(failed));
 
     // The server's own verdict notes stay the server's: a client's push there is refused.
     let out = ci.git_run(&[
@@ -407,7 +476,15 @@ fn a_key_on_stdin_signs_the_verdict_and_anything_else_there_is_refused() {
     let merge = main_tip(&repo);
 
     let out = repo.run_with_stdin(
-        &["attest", "--ci-note", "--signing-key", "-", &merge],
+        &[
+            "attest",
+            "--ci-note",
+            "--confine",
+            "namespace",
+            "--signing-key",
+            "-",
+            &merge,
+        ],
         "not a key\n",
     );
     out.expect(2);
@@ -425,8 +502,29 @@ fn a_key_on_stdin_signs_the_verdict_and_anything_else_there_is_refused() {
     );
 
     let secret = std::fs::read_to_string(&verifier).unwrap();
-    repo.run_with_stdin(
+    // Unconfined, the PR's tests could read the job's secret from its environment.
+    let out = repo.run_with_stdin(
         &["attest", "--ci-note", "--signing-key", "-", &merge],
+        &secret,
+    );
+    out.expect(2);
+    assert!(
+        out.stderr.contains(
+            "--ci-note signs a verdict others trust, and the PR's tests would run unconfined"
+        ),
+        "{}",
+        out.stderr
+    );
+    repo.run_with_stdin(
+        &[
+            "attest",
+            "--ci-note",
+            "--confine",
+            "namespace",
+            "--signing-key",
+            "-",
+            &merge,
+        ],
         &secret,
     )
     .expect(0);

@@ -267,9 +267,10 @@ fn gitlab_job_has_what_the_check_needs() {
     assert!(attest.contains("git orchestrate attest --json --no-note \"$@\""));
     // With the signing key, a signed verdict pushed with the push token; without either,
     // a line that says what is not done.
-    assert!(
-        attest.contains("git orchestrate attest --json --ci-note --signing-key \"$key\" \"$@\"")
-    );
+    assert!(attest.contains(
+        "printf '%s\\n' \"$key\" | git orchestrate attest --json --ci-note --confine \
+             namespace --signing-key - \"$@\""
+    ));
     assert!(attest.contains(
         "echo \"git-orchestrate: no GIT_ORCHESTRATE_ATTEST_KEY secret: no signed verdict is \
          written or pushed; the verdict is this job's status and artifact (docs/ci.md)\""

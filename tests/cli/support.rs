@@ -717,9 +717,11 @@ pub fn redact_ids(text: &str) -> String {
     let mut out = String::new();
     let mut run = String::new();
     let flush = |run: &mut String, out: &mut String| {
-        if run.len() >= 7
-            && run.chars().any(|c| c.is_ascii_digit())
-            && run.chars().any(|c| c.is_ascii_lowercase())
+        // A short id (12) or a whole one (40) may be all digits, one in a few hundred.
+        if matches!(run.len(), 12 | 40)
+            || run.len() >= 7
+                && run.chars().any(|c| c.is_ascii_digit())
+                && run.chars().any(|c| c.is_ascii_lowercase())
         {
             out.push_str("<id>");
         } else {

@@ -70,6 +70,18 @@ pub fn refusal(
         if before.get(object) == Some(blob) {
             continue;
         }
+        // A tree that failed stays failed (SPEC §16.3): an older signed PASSED, or a later
+        // lucky one, does not go over a FAILED verdict.
+        if let Some(old_blob) = before.get(object)
+            && verdict_of(judged, old_blob)?.as_deref() == Some("FAILED")
+            && verdict_of(judged, blob)?.as_deref() != Some("FAILED")
+        {
+            return Ok(Some(format!(
+                "replaces the FAILED CI verdict on {} with one that is not: a commit that \
+                 failed stays failed",
+                crate::short_id(object)
+            )));
+        }
         if let Some(why) = unsigned(judged, &program, &allowed, object, blob)? {
             return Ok(Some(format!(
                 "the CI verdict on {} {why}: only verdicts signed by a verifier main's {} lists \
@@ -106,6 +118,22 @@ fn notes_of(
 }
 
 /// Why the note `blob` on `object` is no verdict a listed verifier signed, if it is not.
+/// The `verificationResult` of the statement a note blob holds, if it holds one.
+fn verdict_of(judged: &Judged, blob: &str) -> Result<Option<String>, EngineError> {
+    let Some(bytes) = judged.git.blob_within(blob, crate::input::CAP)? else {
+        return Ok(None);
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    let (line, _) = split_note(&text);
+    Ok(serde_json::from_str::<serde_json::Value>(line)
+        .ok()
+        .and_then(|s| {
+            s["predicate"]["verificationResult"]
+                .as_str()
+                .map(str::to_string)
+        }))
+}
+
 fn unsigned(
     judged: &Judged,
     program: &std::path::Path,

@@ -472,6 +472,17 @@ pub fn attest(
         Some(confine) => confine,
         None => judged.confine(Confine::None)?,
     };
+    if ci && matches!(confine, Confine::None) {
+        // The job's secret came in through the environment its step started with, which a
+        // test running as the same user reads in /proc (unset does not clear it there).
+        return Err(EngineError::BadInput {
+            message: "--ci-note signs a verdict others trust, and the PR's tests would run \
+                      unconfined, where they can read the job's secret from its environment"
+                .into(),
+            hint: "Add --confine namespace (or git config orchestrate.attestConfine namespace)."
+                .into(),
+        });
+    }
     let verifier = Verifier::new(&judged, confine)?;
     let memory = memory::Memory::read(&judged)?;
     let mut verdicts = Vec::new();

@@ -108,10 +108,13 @@ enum Guarded<'a> {
 /// is what `verify` reads as a remote's verdicts, and what a CI job's `refs/notes/*` fetch
 /// brings in beside the server's).
 fn is_verdict_notes(reference: &str) -> bool {
+    // In any case: on a server whose file system folds case, `Orchestrator-Attest` is the
+    // same file as the guarded ref.
     let name = ATTEST_NOTES_REF.trim_start_matches("refs/notes/");
     reference
-        .strip_prefix("refs/notes/")
-        .is_some_and(|rest| rest.contains(name))
+        .get(..11)
+        .is_some_and(|p| p.eq_ignore_ascii_case("refs/notes/"))
+        && reference[11..].to_ascii_lowercase().contains(name)
 }
 
 fn guarded<'a>(reference: &'a str, main: &str) -> Guarded<'a> {
@@ -119,6 +122,7 @@ fn guarded<'a>(reference: &'a str, main: &str) -> Guarded<'a> {
     if reference == crate::store::ATTEST_CI_NOTES_REF {
         return Guarded::CiNotes;
     }
+    // Any other spelling of it is refused as a verdicts ref (below), not taken as the CI's.
     if is_verdict_notes(reference) {
         return Guarded::AttestNotes;
     }
@@ -1057,6 +1061,9 @@ mod tests {
             "refs/notes/remotes/origin/orchestrator-attest",
             "refs/notes/x/orchestrator-attest",
             "refs/notes/orchestrator-attest-copy",
+            "refs/notes/Orchestrator-Attest-CI",
+            "refs/notes/ORCHESTRATOR-ATTEST",
+            "refs/Notes/orchestrator-attest",
         ] {
             assert_eq!(guarded(forged, "main"), Guarded::AttestNotes, "{forged}");
         }

@@ -38,8 +38,10 @@ pub fn split_note(text: &str) -> (&str, Option<&str>) {
     }
 }
 
-/// What the attestation notes on `commit` (this clone's, the remotes') say, judged: the
-/// first that a listed verifier signed and PASSED, else a FAILED one, else the first.
+/// What the attestation notes on `commit` (this clone's, the remotes') say, judged: a FAILED
+/// one that a listed verifier signed, else the first such PASSED one, else the first. A
+/// commit that a verifier failed stays failed whatever another says (SPEC §16.3): the
+/// server's FAILED is not outvoted by a CI job's PASSED, nor the other way round.
 /// `None` when it has none.
 pub fn judge_note(
     session: &Session,
@@ -51,8 +53,8 @@ pub fn judge_note(
         judged.push(judge_one(session, main, commit, &text)?);
     }
     let pick = |want: fn(&Attestation) -> bool| judged.iter().position(want);
-    let best = pick(|a| matches!(a, Attestation::Passed { .. }))
-        .or_else(|| pick(|a| matches!(a, Attestation::Failed { .. })))
+    let best = pick(|a| matches!(a, Attestation::Failed { .. }))
+        .or_else(|| pick(|a| matches!(a, Attestation::Passed { .. })))
         .or(if judged.is_empty() { None } else { Some(0) });
     Ok(best.map(|i| judged.swap_remove(i)))
 }

@@ -323,11 +323,12 @@ signed=false
 if [ -n "${GIT_ORCHESTRATE_ATTEST_KEY:-}" ]; then
   # Signed with the job's key (a secret) under refs/notes/orchestrator-attest-ci, the notes
   # ref the server hook takes signed verdicts on (docs/ci.md, "A signed verdict from CI").
-  # The key goes in on stdin: no file of it exists while the PR's tests run, and the
-  # variable is gone before anything runs.
+  # The key goes in on stdin: no file of it exists while the PR's tests run. They run
+  # confined (a PID namespace and a /proc of their own), out of reach of the environment
+  # this step started with, where the secret came in.
   key=$GIT_ORCHESTRATE_ATTEST_KEY
   unset GIT_ORCHESTRATE_ATTEST_KEY
-  printf '%s\n' "$key" | git orchestrate attest --json --ci-note --signing-key - "$@" >"$VERDICT" || status=$?
+  printf '%s\n' "$key" | git orchestrate attest --json --ci-note --confine namespace --signing-key - "$@" >"$VERDICT" || status=$?
   key=
   signed=true
 else
