@@ -78,6 +78,10 @@ pub use tips::{Landing, ReflogEntry};
 pub use workflow::{Workflow, WorkflowKind};
 pub use write::{FileChange, SignedAnswer, TransitionWrite};
 
+/// What a store's object cache holds at most: a few configuration files, plans and
+/// commits, not a history.
+const OBJECT_CACHE_BYTES: usize = 1 << 20;
+
 pub struct Store {
     repo: gix::Repository,
     workflow: String,
@@ -150,7 +154,12 @@ impl Store {
     }
 
     /// The store of `repo`, addressing workflow `workflow` (a valid name).
-    fn addressing(repo: gix::Repository, workflow: &str) -> Result<Store, StoreError> {
+    fn addressing(mut repo: gix::Repository, workflow: &str) -> Result<Store, StoreError> {
+        // One call reads some objects more than once (main's commit for the configuration,
+        // the master plan and the main line; the configuration blob): decoded once, kept
+        // while the store lives. Objects never change under their id, so a long-lived server
+        // reads nothing stale; the cap bounds what it holds.
+        repo.object_cache_size_if_unset(OBJECT_CACHE_BYTES);
         let refs = backend::ref_backend(&repo)?;
         let ref_name = FullName::try_from(format!("{WORKFLOWS}{workflow}"))
             .map_err(|_| StoreError::BadWorkflowName(workflow.to_string()))?;
