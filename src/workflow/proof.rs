@@ -1,4 +1,4 @@
-//! Proof plans (SPEC §16.1): what must be proven about a tree, as data the pure core emits
+//! Proof plans (docs/tickets.md): what must be proven about a tree, as data the pure core emits
 //! and one executor (src/engine/proof) runs, and the pure judgement of a RED test's two runs.
 //! "The tests must fail on the base" is said here once, for a ticket's report, a ticket's
 //! `attest` and a PR's final check alike.

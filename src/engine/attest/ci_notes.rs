@@ -2,7 +2,7 @@
 //! takes a push to `refs/notes/orchestrator-attest-ci` only when it adds or replaces notes,
 //! each a verdict about its own commit signed by a verifier main's
 //! `.orchestrate/allowed_signers` lists for `git-orchestrate-attest`, and removes none. Every
-//! other verdict notes ref stays the server's alone (SPEC §15).
+//! other verdict notes ref stays the server's alone (docs/ci.md, "A signed verdict from CI").
 
 use std::collections::BTreeMap;
 
@@ -70,7 +70,7 @@ pub fn refusal(
         if before.get(object) == Some(blob) {
             continue;
         }
-        // A tree that failed stays failed (SPEC §16.3): an older signed PASSED, or a later
+        // A tree that failed stays failed (docs/integrity.md, "A tree that failed stays failed"): an older signed PASSED, or a later
         // lucky one, does not go over a FAILED verdict.
         if let Some(old_blob) = before.get(object)
             && verdict_of(judged, old_blob)?.as_deref() == Some("FAILED")

@@ -40,7 +40,7 @@ pub fn split_note(text: &str) -> (&str, Option<&str>) {
 
 /// What the attestation notes on `commit` (this clone's, the remotes') say, judged: a FAILED
 /// one that a listed verifier signed, else the first such PASSED one, else the first. A
-/// commit that a verifier failed stays failed whatever another says (SPEC §16.3): the
+/// commit that a verifier failed stays failed whatever another says (docs/integrity.md, "A tree that failed stays failed"): the
 /// server's FAILED is not outvoted by a CI job's PASSED, nor the other way round.
 /// `None` when it has none.
 pub fn judge_note(

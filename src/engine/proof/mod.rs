@@ -1,4 +1,4 @@
-//! The one executor of proof plans (SPEC §16.1, src/workflow/proof.rs) and the pieces every
+//! The one executor of proof plans (docs/tickets.md, src/workflow/proof.rs) and the pieces every
 //! verification shares, each written once (docs/integrity.md): the configuration a proof is
 //! judged by, read from the blob it pinned; the gates run in a scratch worktree; a change's
 //! tests run on its base, where they must fail; and the tests that existed on a PR's base

@@ -1,4 +1,4 @@
-//! What each obligation of a proof plan came to (SPEC §16.1), typed: the executor
+//! What each obligation of a proof plan came to (docs/tickets.md), typed: the executor
 //! (src/engine/proof/mod.rs) returns these, and every verdict and its text is read from them.
 
 use crate::engine::evidence::TestRun;
