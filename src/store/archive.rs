@@ -1,8 +1,9 @@
 //! The archive of finished workflows (docs/refs.md, "The archive"): one ref,
 //! `refs/orchestrator/archive`, a chain of commits whose tree indexes each archived
-//! workflow's name to its tip (a gitlink entry) and whose further parents are the tips each
-//! commit archived, so that their histories stay reachable and travel with the ref. The live
-//! ref space keeps only what is not finished: what every hot-path command lists stays small.
+//! workflow's name to its tip (a gitlink entry) and whose further parents hold the tips each
+//! commit archived (directly, or through bundle commits of at most [`FANOUT`] parents each),
+//! so that their histories stay reachable and travel with the ref. The live ref space keeps
+//! only what is not finished: what every hot-path command lists stays small.
 
 use std::collections::BTreeMap;
 
@@ -15,6 +16,16 @@ use super::{Store, StoreError, WriteError, git_err};
 
 /// How an archive commit's message starts.
 const ARCHIVE_SUBJECT: &str = "archive: ";
+
+/// How a bundle commit's message starts: not [`ARCHIVE_SUBJECT`], so that a walk down the
+/// archive's first parents never takes a bundle for an archive commit.
+const BUNDLE_SUBJECT: &str = "archive bundle: ";
+
+/// The most parents an archive or bundle commit gets besides the archive before it. git
+/// parses every parent of a commit its walks meet: the connectivity check after each fetch
+/// of `sync` meets the archive ref's commit, and one commit with 10,000 parents made that
+/// check cost more than the rest of a sync (docs/refs.md, "The archive").
+const FANOUT: usize = 64;
 
 impl Store {
     /// The archive's commit; `None` while nothing was archived.
@@ -145,11 +156,42 @@ impl Store {
             names.join("\n")
         );
         let mut seen = std::collections::HashSet::new();
-        let parents = old
-            .into_iter()
-            .chain(batch.values().copied().filter(|t| seen.insert(*t)))
+        let tips: Vec<ObjectId> = batch
+            .values()
+            .copied()
+            .filter(|t| seen.insert(*t))
             .collect();
+        let parents = old.into_iter().chain(self.bundled(tips)?).collect();
         self.archive_commit(&index, parents, &message)
+    }
+
+    /// `tips` as at most [`FANOUT`] commits that hold them all: the tips themselves when they
+    /// are that few, otherwise bundle commits (the empty tree, the tips or lower bundles as
+    /// parents), level upon level. What a walk that meets the archive parses then stays
+    /// about [`FANOUT`] commits per commit it takes from its queue, however many are archived.
+    fn bundled(&self, mut tips: Vec<ObjectId>) -> Result<Vec<ObjectId>, StoreError> {
+        if tips.len() <= FANOUT {
+            return Ok(tips);
+        }
+        // Written, not assumed: a push packs what the bundles name, and git's built-in empty
+        // tree is not an object every packer finds.
+        let empty = self
+            .repo
+            .write_object(gix::objs::Tree::empty())
+            .map_err(git_err)?
+            .detach();
+        while tips.len() > FANOUT {
+            let mut level = Vec::with_capacity(tips.len().div_ceil(FANOUT));
+            for chunk in tips.chunks(FANOUT) {
+                let message = format!("{BUNDLE_SUBJECT}{} commits\n", chunk.len());
+                let mut commit =
+                    commit_object(empty, None, &self.signature()?, &message, Vec::new());
+                commit.parents = chunk.iter().copied().collect();
+                level.push(self.repo.write_object(&commit).map_err(git_err)?.detach());
+            }
+            tips = level;
+        }
+        Ok(tips)
     }
 
     /// Stores the archive commit indexing `index`, with `parents`.
@@ -279,5 +321,111 @@ impl Store {
             let _ = std::fs::remove_file(self.tip_marker(workflow));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_git::git;
+    use pretty_assertions::assert_eq;
+
+    /// `n` commits of their own (the empty tree, each its own message), as archived tips.
+    fn tips(store: &Store, prefix: &str, n: usize) -> BTreeMap<String, ObjectId> {
+        let empty = store
+            .repo
+            .write_object(gix::objs::Tree::empty())
+            .unwrap()
+            .detach();
+        (0..n)
+            .map(|i| {
+                let commit = commit_object(
+                    empty,
+                    None,
+                    &store.signature().unwrap(),
+                    &format!("tip {prefix}{i}\n"),
+                    Vec::new(),
+                );
+                let id = store.repo.write_object(&commit).unwrap().detach();
+                (format!("{prefix}{i:04}"), id)
+            })
+            .collect()
+    }
+
+    /// Every commit an archive holds has at most [`FANOUT`] parents besides the archive before
+    /// it, every archived tip stays reachable from it, and what reads the archive reads all.
+    #[test]
+    fn a_large_batch_is_held_through_bundles_of_bounded_fanout() {
+        let dir = tempfile::tempdir().unwrap();
+        git(dir.path(), &["init", "--quiet", "--initial-branch=main"]);
+        let store = Store::discover(dir.path(), "main").unwrap();
+        let small = tips(&store, "small-", 3);
+        let first = store.write_archive(None, &small).unwrap();
+        let parents = git(
+            dir.path(),
+            &["rev-list", "--parents", "-n", "1", &first.to_string()],
+        );
+        assert_eq!(
+            parents
+                .split(' ')
+                .skip(1)
+                .map(str::to_string)
+                .collect::<Vec<_>>(),
+            small.values().map(ToString::to_string).collect::<Vec<_>>(),
+            "a batch of FANOUT tips or fewer: the tips themselves are the further parents"
+        );
+
+        let big = tips(&store, "big-", FANOUT * FANOUT + 5);
+        let second = store.write_archive(Some(first), &big).unwrap();
+        let second_hex = second.to_string();
+        let wide = git(
+            dir.path(),
+            &[
+                "rev-list",
+                &format!("--min-parents={}", FANOUT + 2),
+                &second_hex,
+            ],
+        );
+        assert_eq!(wide, "", "no commit with more than FANOUT + 1 parents");
+        let reachable: std::collections::HashSet<String> =
+            git(dir.path(), &["rev-list", &second_hex])
+                .lines()
+                .map(str::to_string)
+                .collect();
+        for tip in small.values().chain(big.values()) {
+            assert!(reachable.contains(&tip.to_string()), "{tip} is reachable");
+        }
+        let first_parent = git(dir.path(), &["rev-parse", &format!("{second_hex}^1")]);
+        assert_eq!(
+            first_parent,
+            first.to_string(),
+            "the archive before stays the first parent"
+        );
+        assert_eq!(
+            store.archived_at(second).unwrap().len(),
+            small.len() + big.len()
+        );
+        // Bundles are not archive commits: the walk down first parents reads two batches.
+        assert!(
+            !store.is_archive_commit(
+                ObjectId::from_hex(
+                    git(dir.path(), &["rev-parse", &format!("{second_hex}^2")]).as_bytes()
+                )
+                .unwrap()
+            )
+        );
+        git(
+            dir.path(),
+            &["update-ref", "refs/orchestrator/archive", &second_hex],
+        );
+        assert_eq!(
+            store.recently_archived(0).unwrap().len(),
+            small.len() + big.len()
+        );
+        // The objects are whole: git's own check finds nothing missing.
+        git(
+            dir.path(),
+            &["fsck", "--no-dangling", "--connectivity-only"],
+        );
     }
 }
