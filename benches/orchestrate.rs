@@ -2660,6 +2660,17 @@ fn scale_bench() {
         (ours.as_secs_f64() / live.as_secs_f64() - 1.0) * 100.0,
         ms(one),
     );
+    // `GIT_ORCHESTRATE_BENCH_KEEP=1`: the repositories stay, to look into what a sync does.
+    if std::env::var_os("GIT_ORCHESTRATE_BENCH_KEEP").is_some() {
+        for (what, temp) in [
+            ("archived", big_temp),
+            ("live only", hundred_temp),
+            ("one", small_temp),
+        ] {
+            println!("    kept ({what}): {}", temp.keep().display());
+        }
+        return;
+    }
 
     // One long history: audit --all's memory against its length.
     for history in [1_000, 10_000] {

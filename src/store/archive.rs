@@ -167,8 +167,10 @@ impl Store {
 
     /// `tips` as at most [`FANOUT`] commits that hold them all: the tips themselves when they
     /// are that few, otherwise bundle commits (the empty tree, the tips or lower bundles as
-    /// parents), level upon level. What a walk that meets the archive parses then stays
-    /// about [`FANOUT`] commits per commit it takes from its queue, however many are archived.
+    /// parents), level upon level. Each bundle is dated as the newest commit it holds, not
+    /// now: git's walks take commits newest first and stop soon after what they look for is
+    /// found, so a bundle as old as what it holds is left unopened by a walk after anything
+    /// newer (the connectivity check after a fetch), where one dated now was opened first.
     fn bundled(&self, mut tips: Vec<ObjectId>) -> Result<Vec<ObjectId>, StoreError> {
         if tips.len() <= FANOUT {
             return Ok(tips);
@@ -184,14 +186,34 @@ impl Store {
             let mut level = Vec::with_capacity(tips.len().div_ceil(FANOUT));
             for chunk in tips.chunks(FANOUT) {
                 let message = format!("{BUNDLE_SUBJECT}{} commits\n", chunk.len());
-                let mut commit =
-                    commit_object(empty, None, &self.signature()?, &message, Vec::new());
+                let mut signature = self.signature()?;
+                signature.time = self.newest(chunk)?.unwrap_or(signature.time);
+                let mut commit = commit_object(empty, None, &signature, &message, Vec::new());
                 commit.parents = chunk.iter().copied().collect();
                 level.push(self.repo.write_object(&commit).map_err(git_err)?.detach());
             }
             tips = level;
         }
         Ok(tips)
+    }
+
+    /// The newest committer time among `commits`; `None` for none.
+    fn newest(&self, commits: &[ObjectId]) -> Result<Option<gix::date::Time>, StoreError> {
+        let mut newest: Option<gix::date::Time> = None;
+        for id in commits {
+            let time = self
+                .repo
+                .find_commit(*id)
+                .map_err(git_err)?
+                .committer()
+                .map_err(git_err)?
+                .time()
+                .map_err(git_err)?;
+            if newest.is_none_or(|n| time.seconds > n.seconds) {
+                newest = Some(time);
+            }
+        }
+        Ok(newest)
     }
 
     /// Stores the archive commit indexing `index`, with `parents`.
@@ -339,10 +361,12 @@ mod tests {
             .detach();
         (0..n)
             .map(|i| {
+                let mut signature = store.signature().unwrap();
+                signature.time.seconds = 1_000_000 + i64::try_from(i).unwrap();
                 let commit = commit_object(
                     empty,
                     None,
-                    &store.signature().unwrap(),
+                    &signature,
                     &format!("tip {prefix}{i}\n"),
                     Vec::new(),
                 );
@@ -413,6 +437,18 @@ mod tests {
                 )
                 .unwrap()
             )
+        );
+        // A bundle is as old as the newest commit it holds, so that git's newest-first walks
+        // reach it last: the first level-two bundle holds the first FANOUT level-one bundles,
+        // which hold the first FANOUT * FANOUT tips, made one second apart.
+        let dated = |rev: &str| git(dir.path(), &["log", "-1", "--format=%ct", rev]);
+        assert_eq!(
+            dated(&format!("{second_hex}^2")),
+            (1_000_000 + FANOUT * FANOUT - 1).to_string()
+        );
+        assert_eq!(
+            dated(&format!("{second_hex}^2^1")),
+            (1_000_000 + FANOUT - 1).to_string()
         );
         git(
             dir.path(),
