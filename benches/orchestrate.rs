@@ -2443,7 +2443,9 @@ fn in_workflow(dir: &Path, workflow: &str, args: &[&str]) {
 
 /// [`FINISHED`] finished workflows, each its own two-transition chain (created, then idle:
 /// no PR left), written directly: one made by the commands is copied with its committer time
-/// moved on by a second per copy, which gives every copy its own commits.
+/// moved back by a second per copy, which gives every copy its own commits, each older than
+/// the live workflows made after them (as a finished workflow is: dated in the future, the
+/// copies would be met first by git's newest-first walks, which no real archive is).
 fn finished_workflows(dir: &Path) {
     in_workflow(dir, "template", &["get-task"]);
     in_workflow(
@@ -2476,11 +2478,11 @@ fn finished_workflows(dir: &Path) {
     let mut lines = String::new();
     for i in 0..FINISHED {
         let mut first = create.clone();
-        first.committer.time.seconds += i as i64;
+        first.committer.time.seconds -= i as i64;
         let first = repo.write_object(&first).expect("write").detach();
         let mut second = idle.clone();
         second.parents = vec![first].into();
-        second.committer.time.seconds += i as i64;
+        second.committer.time.seconds -= i as i64;
         let second = repo.write_object(&second).expect("write").detach();
         lines.push_str(&format!(
             "create refs/orchestrator/workflows/f{i:05} {second}\n"
