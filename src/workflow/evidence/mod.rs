@@ -147,13 +147,19 @@ pub fn request(command: &str) -> Request {
     }
 }
 
+/// What `go test` is asked for: its events, never a cached result's replay ([`go_test`]).
+const GO_FLAGS: &str = "-json -count=1";
+
 /// The request for a command that runs `go test` (`None` when it does not): its events
 /// through `GOFLAGS=-json`, the command left as given, when every go subcommand it runs is
 /// `test`. go applies a `GOFLAGS` flag to each of its commands that knows the flag, and
 /// `-json` means something else to the others: `go vet -json` prints its findings as JSON
 /// and exits 0 (a failing vet would pass), `go list` and `go env` change what they print.
 /// So beside another go subcommand, `-json` is put after `go test` in the command instead.
-/// A command with `-json` of its own is run as given and read as go's events.
+/// A command with `-json` of its own is run as given and read as go's events. `-count=1`
+/// goes with our `-json`: go replays a cached test result's output (events and all) from
+/// its build cache, which is the user's, in reach of the agent; a `-count` of the command's
+/// own comes after ours and wins, and any `-count` turns the replay off.
 fn go_test(command: &str) -> Option<Request> {
     let at = command.match_indices("go test").find(|(i, _)| {
         let before = command[..*i].chars().next_back();
@@ -180,7 +186,7 @@ fn go_test(command: &str) -> Option<Request> {
     }
     let end = at.0 + "go test".len();
     Some(Request {
-        command: format!("{} -json{}", &command[..end], &command[end..]),
+        command: format!("{} {GO_FLAGS}{}", &command[..end], &command[end..]),
         report: None,
         go: Some(GoAsk::InCommand),
     })
@@ -214,7 +220,7 @@ impl Request {
                 "PYTEST_ADDOPTS".to_string(),
                 format!("--junitxml={}", shell_quote(path)),
             )],
-            (_, Some(GoAsk::Goflags)) => vec![("GOFLAGS".to_string(), "-json".to_string())],
+            (_, Some(GoAsk::Goflags)) => vec![("GOFLAGS".to_string(), GO_FLAGS.to_string())],
             _ => Vec::new(),
         }
     }

@@ -224,12 +224,12 @@ fn what_a_run_is_asked_for_depends_on_its_runner() {
     assert_eq!((go.report, go.go), (None, Some(GoAsk::Goflags)));
     assert_eq!(
         go.env(""),
-        vec![("GOFLAGS".to_string(), "-json".to_string())]
+        vec![("GOFLAGS".to_string(), "-json -count=1".to_string())]
     );
     assert_eq!(request("cd x && go test").go, Some(GoAsk::Goflags));
     let vet = request("go vet ./... && go test ./...");
     assert_eq!(
-        vet.command, "go vet ./... && go test -json ./...",
+        vet.command, "go vet ./... && go test -json -count=1 ./...",
         "GOFLAGS=-json would make a failing vet exit 0: the flag goes to go test alone"
     );
     assert_eq!((vet.go, vet.env("")), (Some(GoAsk::InCommand), Vec::new()));
