@@ -62,8 +62,9 @@ fn green_refused(repo: &TestRepo, command: &str, why: &str) {
 }
 
 /// The honest twin through the end: GREEN, the squash proven by the final check with the
-/// pinned test by id, the merge, and `attest` in a fresh clone saying the same.
-fn proven_by_id(repo: &TestRepo, command: &str, evidence: &str, pinned: &str) {
+/// pinned test by id, the merge, and `attest` in a fresh clone saying the same (the run on
+/// the base exited `base`).
+fn proven_by_id(repo: &TestRepo, command: &str, base: i32, evidence: &str, pinned: &str) {
     crate::oracle::green(repo, command);
     squash(repo);
     let squashed = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
@@ -85,8 +86,8 @@ fn proven_by_id(repo: &TestRepo, command: &str, evidence: &str, pinned: &str) {
     assert_eq!(
         verdict["reran"][1],
         format!(
-            "RED test of step 1.1 `{command}`: exit 1 on the base, exit 0 on the final tree; \
-             evidence: {evidence} ({pinned})"
+            "RED test of step 1.1 `{command}`: exit {base} on the base, exit 0 on the final \
+             tree; evidence: {evidence} ({pinned})"
         )
     );
 }
@@ -249,7 +250,7 @@ fn an_honest_go_pr_is_proven_by_test_id_locally_and_by_attest() {
     let repo = gocalc("");
     go_red(&repo, GO_COMMAND);
     repo.write("calc.go", GO_CALC_MUL);
-    proven_by_id(&repo, GO_COMMAND, "gotest-json", GO_PINNED);
+    proven_by_id(&repo, GO_COMMAND, 1, "gotest-json", GO_PINNED);
 }
 
 /// `os.Exit(0)` in `TestMain` added after an honest GREEN and checkpointed (the gates judge
@@ -386,5 +387,41 @@ fn an_honest_jest_pr_is_proven_by_test_id_locally_and_by_attest() {
     let repo = jscalc(&command);
     jest_red(&repo, &command);
     repo.write("calc.js", JS_CALC_MUL);
-    proven_by_id(&repo, &command, "jest-json", JS_PINNED);
+    proven_by_id(&repo, &command, 1, "jest-json", JS_PINNED);
+}
+
+/// The common Go RED: the test calls a function main does not have, so the package does
+/// not build and go reports no test. The package is pinned by its name (go prints `FAIL
+/// calc [build failed]`), and every test of it must pass on the final tree; the honest
+/// twin is proven so, and `os.Exit(0)` in `TestMain` leaves none of it reported.
+#[test]
+fn a_go_package_that_did_not_build_on_the_base_is_pinned_by_its_name() {
+    let div_test = "package calc\n\nimport \"testing\"\n\nfunc TestDiv(t *testing.T) {\n\tcheck(t, Div(6, 3), 2)\n}\n";
+    let div = format!("{GO_CALC}\nfunc Div(a, b int) int {{ return a / b }}\n");
+    let red_div = |repo: &TestRepo| {
+        repo.write("div_test.go", div_test);
+        red(repo, GO_COMMAND);
+        assert_eq!(
+            repo.state()["red_test"]["red_tests"],
+            serde_json::json!(["calc"])
+        );
+    };
+    let repo = gocalc("");
+    red_div(&repo);
+    repo.write("calc.go", &div);
+    repo.write(
+        "main_test.go",
+        "package calc\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\nfunc TestMain(m *testing.M) {\n\tos.Exit(0)\n}\n",
+    );
+    green_refused(
+        &repo,
+        GO_COMMAND,
+        "the pinned test `calc` is missing from the report",
+    );
+
+    let repo = gocalc("");
+    red_div(&repo);
+    repo.write("calc.go", &div);
+    // go exits 2 when a package does not build.
+    proven_by_id(&repo, GO_COMMAND, 2, "gotest-json", "calc");
 }
