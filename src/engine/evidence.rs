@@ -32,18 +32,21 @@ pub fn run_test(
     let what = || format!("run the test command `{command}`");
     let build = super::scratch::build_dir_of(dir);
     if request.report.is_none() {
+        let mut vars = request.env("");
+        vars.extend(build);
         let output = exec::run_shell_with(
             &request.command,
             dir,
             timeout,
             env,
             ShellOptions {
-                vars: &build,
+                vars: &vars,
                 ..ShellOptions::default()
             },
         )
         .map_err(io_error(what()))?;
-        let evidence = evidence::read(&request, &ReportFile::NotAsked, &output.output);
+        let evidence = evidence::read(&request, &ReportFile::NotAsked, &output.output)
+            .relative_to(&roots(dir));
         return Ok(TestRun { output, evidence });
     }
     let root = super::hermetic::scratch_root(session);
@@ -73,6 +76,17 @@ pub fn run_test(
         }
         _ => ReportFile::Absent,
     };
-    let evidence = evidence::read(&request, &report, &output.output);
+    let evidence = evidence::read(&request, &report, &output.output).relative_to(&roots(dir));
     Ok(TestRun { output, evidence })
+}
+
+/// The spellings of `dir` a runner may name its test files by (jest names them by absolute
+/// path): the base run and the final tree's run are in different directories, and a test
+/// is pinned by the same id in both.
+fn roots(dir: &Path) -> Vec<String> {
+    let mut roots = vec![dir.to_string_lossy().into_owned()];
+    if let Ok(real) = dir.canonicalize() {
+        roots.push(real.to_string_lossy().into_owned());
+    }
+    roots
 }

@@ -24,6 +24,7 @@ mod dsse;
 mod errors;
 mod escapes;
 mod evidence;
+mod evidence_go_jest;
 mod hooks;
 mod idle;
 mod input;

@@ -70,12 +70,24 @@ pub enum ReportAsk {
     Mocha,
 }
 
+/// How `go test`'s JSON events are had: `go test -json` prints them on its stdout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GoAsk {
+    /// `GOFLAGS=-json` in the run's environment; the command is run as given.
+    Goflags,
+    /// `-json` is in the command: the command's own, or put after its `go test` when the
+    /// command also runs another go subcommand (see [`request`]).
+    InCommand,
+}
+
 /// How to run a test command so that it reports per test: the command as it is run (the
-/// command as given, or with `-json` or a reporter added) and the report file to ask for.
+/// command as given, or with `-json` or a reporter added), the report file to ask for, and
+/// whether what it prints is `go test`'s JSON events.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Request {
     pub command: String,
     pub report: Option<ReportAsk>,
+    pub go: Option<GoAsk>,
 }
 
 /// The words of `command`, split on shell separators: enough to tell which runner it starts.
@@ -101,6 +113,7 @@ pub fn request(command: &str) -> Request {
     let plain = |report| Request {
         command: command.to_string(),
         report,
+        go: None,
     };
     if runs(command, "pytest") || runs(command, "py.test") {
         // A report the command asks for itself overrides ours (the command's options come
@@ -108,11 +121,8 @@ pub fn request(command: &str) -> Request {
         let own = command.contains("--junitxml") || command.contains("--junit-xml");
         return plain((!own).then_some(ReportAsk::PytestJunit));
     }
-    if let Some(json) = go_test_json(command) {
-        return Request {
-            command: json,
-            report: None,
-        };
+    if let Some(go) = go_test(command) {
+        return go;
     }
     // The reporters' options go last: only a command that ends with the runner's own
     // arguments can take them.
@@ -137,19 +147,49 @@ pub fn request(command: &str) -> Request {
     }
 }
 
-/// `command` with `-json` after its `go test`, when it runs `go test` without it.
-fn go_test_json(command: &str) -> Option<String> {
-    if command.contains("-json") {
-        return None;
-    }
+/// What `go test` is asked for: its events, never a cached result's replay ([`go_test`]).
+const GO_FLAGS: &str = "-json -count=1";
+
+/// The request for a command that runs `go test` (`None` when it does not): its events
+/// through `GOFLAGS=-json`, the command left as given, when every go subcommand it runs is
+/// `test`. go applies a `GOFLAGS` flag to each of its commands that knows the flag, and
+/// `-json` means something else to the others: `go vet -json` prints its findings as JSON
+/// and exits 0 (a failing vet would pass), `go list` and `go env` change what they print.
+/// So beside another go subcommand, `-json` is put after `go test` in the command instead.
+/// A command with `-json` of its own is run as given and read as go's events. `-count=1`
+/// goes with our `-json`: go replays a cached test result's output (events and all) from
+/// its build cache, which is the user's, in reach of the agent; a `-count` of the command's
+/// own comes after ours and wins, and any `-count` turns the replay off.
+fn go_test(command: &str) -> Option<Request> {
     let at = command.match_indices("go test").find(|(i, _)| {
         let before = command[..*i].chars().next_back();
         let after = command[i + "go test".len()..].chars().next();
         before.is_none_or(|c| c.is_whitespace() || ";&|(".contains(c))
             && after.is_none_or(char::is_whitespace)
     })?;
+    let as_given = |go| Request {
+        command: command.to_string(),
+        report: None,
+        go: Some(go),
+    };
+    if command.contains("-json") {
+        return Some(as_given(GoAsk::InCommand));
+    }
+    let words = words(command);
+    let only_test = words
+        .iter()
+        .enumerate()
+        .filter(|(_, w)| **w == "go" || w.ends_with("/go"))
+        .all(|(i, _)| words.get(i + 1) == Some(&"test"));
+    if only_test {
+        return Some(as_given(GoAsk::Goflags));
+    }
     let end = at.0 + "go test".len();
-    Some(format!("{} -json{}", &command[..end], &command[end..]))
+    Some(Request {
+        command: format!("{} {GO_FLAGS}{}", &command[..end], &command[end..]),
+        report: None,
+        go: Some(GoAsk::InCommand),
+    })
 }
 
 impl Request {
@@ -172,14 +212,15 @@ impl Request {
         }
     }
 
-    /// The variables the run gets: pytest's options (the caller's own `PYTEST_ADDOPTS`
-    /// never reaches a command, see `exec/env.rs`).
+    /// The variables the run gets: pytest's options, go's flags (the caller's own
+    /// `PYTEST_ADDOPTS` and `GOFLAGS` never reach a command, see `exec/env.rs`).
     pub fn env(&self, path: &str) -> Vec<(String, String)> {
-        match self.report {
-            Some(ReportAsk::PytestJunit) => vec![(
+        match (self.report, self.go) {
+            (Some(ReportAsk::PytestJunit), _) => vec![(
                 "PYTEST_ADDOPTS".to_string(),
                 format!("--junitxml={}", shell_quote(path)),
             )],
+            (_, Some(GoAsk::Goflags)) => vec![("GOFLAGS".to_string(), GO_FLAGS.to_string())],
             _ => Vec::new(),
         }
     }
@@ -245,6 +286,31 @@ impl Evidence {
         self.kind != Kind::ExitCodeOnly && self.missing.is_none()
     }
 
+    /// The evidence with its test ids made relative to the directory the run was in (any of
+    /// `roots`, its spellings): a runner that names a test by its file's absolute path names
+    /// it alike on the base and on the final tree.
+    pub fn relative_to(mut self, roots: &[String]) -> Evidence {
+        let strip = |id: String| {
+            roots
+                .iter()
+                .filter(|r| !r.is_empty())
+                .find_map(|r| {
+                    id.strip_prefix(r.trim_end_matches('/'))
+                        .and_then(|rest| rest.strip_prefix('/'))
+                })
+                .map_or(id.clone(), str::to_string)
+        };
+        self.tests = std::mem::take(&mut self.tests)
+            .into_iter()
+            .map(|(id, outcome)| (strip(id), outcome))
+            .collect();
+        self.unreported = std::mem::take(&mut self.unreported)
+            .into_iter()
+            .map(strip)
+            .collect();
+        self
+    }
+
     /// The tests that failed or could not run.
     pub fn failed(&self) -> Vec<String> {
         self.tests
@@ -288,10 +354,17 @@ pub fn read(request: &Request, report: &ReportFile, output: &[u8]) -> Evidence {
         };
     }
     let text = String::from_utf8_lossy(output);
-    if request.command.contains("-json")
-        && let Some(tests) = gotest::parse(&text)
-    {
-        return Evidence::of(Kind::GoTestJson, tests);
+    if request.go.is_some() {
+        match gotest::parse(&text) {
+            Ok(Some(tests)) => return Evidence::of(Kind::GoTestJson, tests),
+            Ok(None) => {}
+            Err(why) => {
+                return Evidence::missing(
+                    Kind::GoTestJson,
+                    format!("its gotest-json report cannot be read: {why}"),
+                );
+            }
+        }
     }
     if let Some((tests, cut)) = libtest::parse(&text) {
         let mut evidence = Evidence::of(Kind::Libtest, tests);

@@ -95,11 +95,88 @@ fn go_test_json_events_are_read() {
 {"Action":"pass","Package":"calc","Test":"TestAdd","Elapsed":0}
 {"Action":"fail","Package":"calc","Elapsed":0.01}
 "#;
-    let tests = gotest::parse(out).expect("events");
+    let tests = gotest::parse(out).expect("go's").expect("events");
     assert_eq!(tests["calc::TestMul"], Outcome::Failed);
     assert_eq!(tests["calc::TestDiv"], Outcome::Skipped);
     assert_eq!(tests["calc::TestAdd"], Outcome::Passed);
     assert_eq!(tests.len(), 3);
+    assert_eq!(gotest::parse("ok\n"), Ok(None));
+}
+
+/// What the test binary prints is an `output` event's text, never an event; a test run
+/// twice is at its worst run; a package go could not build is one error by its name.
+#[test]
+fn go_test_json_is_read_as_go_wrote_it() {
+    let wrapped = r#"{"Action":"output","Package":"calc","Output":"{\"Action\":\"pass\",\"Package\":\"calc\",\"Test\":\"TestMul\"}\n"}
+{"Action":"output","Package":"calc","Output":"ok  \tcalc\t0.002s\n"}
+{"Action":"pass","Package":"calc","Elapsed":0.002}
+"#;
+    assert_eq!(gotest::parse(wrapped), Ok(Some(BTreeMap::new())));
+    let twice = r#"{"Action":"fail","Package":"calc","Test":"TestMul"}
+{"Action":"pass","Package":"calc","Test":"TestMul"}
+{"Action":"fail","Package":"calc"}
+"#;
+    let tests = gotest::parse(twice).expect("go's").expect("events");
+    assert_eq!(tests["calc::TestMul"], Outcome::Failed);
+    assert_eq!(tests.len(), 1, "the package's fail is its test's");
+    let unbuilt = "FAIL\tcalc [build failed]\n";
+    let tests = gotest::parse(unbuilt)
+        .expect("go's")
+        .expect("a failed build");
+    assert_eq!(
+        tests,
+        BTreeMap::from([("calc".to_string(), Outcome::Error)])
+    );
+}
+
+/// Events the command prints beside go's own (`go test ./...; cat events.json`) show where
+/// they are: after go ended their package, or for a package go never ended.
+#[test]
+fn go_test_events_go_did_not_write_are_refused() {
+    let after = r#"{"Action":"fail","Package":"calc","Test":"TestMul"}
+{"Action":"fail","Package":"calc"}
+{"Action":"pass","Package":"calc","Test":"TestMul"}
+"#;
+    assert_eq!(
+        gotest::parse(after),
+        Err(
+            "an event of package `calc` comes after go ended that package: go did not write it"
+                .to_string()
+        )
+    );
+    let open = "{\"Action\":\"pass\",\"Package\":\"calc\",\"Test\":\"TestMul\"}\n";
+    assert_eq!(
+        gotest::parse(open),
+        Err("package `calc` has test events and no end: go did not write them".to_string())
+    );
+    let evidence = read(
+        &request("go test ./..."),
+        &ReportFile::NotAsked,
+        after.as_bytes(),
+    );
+    assert!(!evidence.per_test());
+    assert_eq!(
+        passes(&evidence, Some(&["calc::TestMul".to_string()])),
+        Err(Shortfall::NoReport {
+            why: "its gotest-json report cannot be read: an event of package `calc` comes after \
+                  go ended that package: go did not write it"
+                .to_string()
+        })
+    );
+}
+
+/// jest names a test by its file's absolute path: made relative to the run's directory, the
+/// base run and the final tree's, in two directories, name it alike.
+#[test]
+fn ids_are_relative_to_the_directory_the_run_was_in() {
+    let jest = br#"{"testResults":[{"name":"/scratch/a/tests/mul.test.js","status":"failed","assertionResults":[{"fullName":"muls","status":"failed"}]}]}"#;
+    let ask = request("jest");
+    let evidence = read(&ask, &ReportFile::Written(jest.to_vec()), b"")
+        .relative_to(&["/elsewhere".to_string(), "/scratch/a/".to_string()]);
+    assert_eq!(
+        evidence.tests,
+        BTreeMap::from([("tests/mul.test.js::muls".to_string(), Outcome::Failed)])
+    );
 }
 
 #[test]
@@ -142,12 +219,27 @@ fn what_a_run_is_asked_for_depends_on_its_runner() {
         None,
         "a report of the command's own is in reach of the test: not read"
     );
-    assert_eq!(request("go test ./...").command, "go test -json ./...");
-    assert_eq!(request("cd x && go test").command, "cd x && go test -json");
+    let go = request("go test ./...");
+    assert_eq!(go.command, "go test ./...", "go's command is run as given");
+    assert_eq!((go.report, go.go), (None, Some(GoAsk::Goflags)));
     assert_eq!(
-        request("go test -json ./...").command,
-        "go test -json ./..."
+        go.env(""),
+        vec![("GOFLAGS".to_string(), "-json -count=1".to_string())]
     );
+    assert_eq!(request("cd x && go test").go, Some(GoAsk::Goflags));
+    let vet = request("go vet ./... && go test ./...");
+    assert_eq!(
+        vet.command, "go vet ./... && go test -json -count=1 ./...",
+        "GOFLAGS=-json would make a failing vet exit 0: the flag goes to go test alone"
+    );
+    assert_eq!((vet.go, vet.env("")), (Some(GoAsk::InCommand), Vec::new()));
+    let own = request("go test -json ./...");
+    assert_eq!(
+        (own.command.as_str(), own.go),
+        ("go test -json ./...", Some(GoAsk::InCommand))
+    );
+    assert_eq!(request("cargo test").go, None);
+    assert_eq!(request("echo go test-ish").go, None);
     assert_eq!(request("cargo test").report, None);
     assert_eq!(request("cargo test").command, "cargo test");
     let jest = request("npx jest calc");

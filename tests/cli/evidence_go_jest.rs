@@ -1,0 +1,427 @@
+//! Per-test evidence from Go (`go test ./...`: its `-json` events, asked for through
+//! `GOFLAGS`) and jest (its `--json --outputFile` report) through the whole flow: the RED
+//! step pins the test by id, a GREEN step that exits 0 without that test passing is refused
+//! naming it (an exit before the tests run, a skipped test, events the test prints itself),
+//! and the honest twin is proven by id by the final check and by `attest` in a fresh clone.
+//! go and npm are required: without them the tests fail, they are not skipped.
+
+use std::path::PathBuf;
+
+use pretty_assertions::assert_eq;
+
+use crate::oracle::{MUL_PLAN, main_tip, mark_done_and_merge, red, squash};
+use crate::support::*;
+
+/// The configuration: one gate, `command`, and the test step's timeout.
+fn config(command: &str, extra: &str) -> String {
+    format!(
+        "main_branch = \"main\"\nmaster_plan = \"docs/plan.md\"\n\n[[preflight]]\nname = \"tests\"\n\
+         command = \"{command}\"\ntimeout = \"300s\"\n\n[test]\ntimeout = \"300s\"\noutput_tail = 40\n{extra}"
+    )
+}
+
+/// `repo` with `files` and the configuration committed on main, the master plan's PR
+/// (multiply) submitted and its first step taken.
+fn project(files: &[(&str, &str)], command: &str, extra: &str) -> TestRepo {
+    let repo = TestRepo::empty();
+    for (path, content) in files {
+        repo.write(path, content);
+    }
+    repo.write("docs/plan.md", "# Plan\n## PR 1: feat: Multiply\n");
+    repo.write(".orchestrate.toml", &config(command, extra));
+    repo.commit_all("calculator");
+    repo.submit_plan(MUL_PLAN).expect(0);
+    repo.run(&["get-task"]).expect(0);
+    repo
+}
+
+/// The final note on the squashed commit.
+fn final_note(repo: &TestRepo, commit: &str) -> serde_json::Value {
+    let text = repo.git(&["notes", "--ref=orchestrator", "show", commit]);
+    text.lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("a note line is JSON"))
+        .find(|n| n["kind"] == "final")
+        .expect("a final record")
+}
+
+/// A GREEN step refused: its RED test passes (exit 0) without its pinned test passing, and
+/// the refusal says why (`why` is how its reason begins).
+#[track_caller]
+fn green_refused(repo: &TestRepo, command: &str, why: &str) {
+    let out = repo.submit_test(command, None);
+    out.expect(1);
+    assert!(
+        out.stdout.starts_with(&format!(
+            "FAILURE: `{command}` passed (exit 0), but the task's RED test `{command}` passes \
+             without running a test ({why}"
+        )),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(repo.status(), "DEBUGGING");
+}
+
+/// The honest twin through the end: GREEN, the squash proven by the final check with the
+/// pinned test by id, the merge, and `attest` in a fresh clone saying the same (the run on
+/// the base exited `base`).
+fn proven_by_id(repo: &TestRepo, command: &str, base: i32, evidence: &str, pinned: &str) {
+    crate::oracle::green(repo, command);
+    squash(repo);
+    let squashed = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    let note = final_note(repo, &squashed);
+    assert_eq!(note["red_tests"][0]["evidence"], evidence, "{note}");
+    assert_eq!(
+        note["red_tests"][0]["tests"],
+        serde_json::json!([pinned]),
+        "{note}"
+    );
+    mark_done_and_merge(repo).expect(0);
+    let merge = main_tip(repo);
+    let ci = fresh_clone(repo);
+    let out = ci.run(&["attest", "--no-note", "--json", &merge]);
+    out.expect(0);
+    let verdict = &out.json()["verdicts"][0];
+    assert_eq!(verdict["red_tests"], note["red_tests"], "{verdict}");
+    assert_eq!(
+        verdict["reran"][1],
+        format!(
+            "RED test of step 1.1 `{command}`: exit {base} on the base, exit 0 on the final \
+             tree; evidence: {evidence} ({pinned})"
+        )
+    );
+}
+
+/// A clone of `repo` with its workflow refs, as CI has it.
+fn fresh_clone(repo: &TestRepo) -> TestRepo {
+    let ci = TestRepo::clone_of(&repo.path);
+    ci.git(&[
+        "fetch",
+        "--quiet",
+        repo.path.to_str().unwrap(),
+        "+refs/orchestrator/*:refs/orchestrator/*",
+    ]);
+    ci
+}
+
+/// The files a cheating GREEN step writes.
+type Cheat = Vec<(&'static str, String)>;
+
+// ---- Go ----
+
+const GO_COMMAND: &str = "go test ./...";
+const GO_MOD: &str = "module calc\n\ngo 1.19\n";
+/// main's bug: `Mul` adds.
+const GO_CALC: &str = "package calc\n\nfunc Add(a, b int) int { return a + b }\n\nfunc Mul(a, b int) int { return a + b }\n";
+const GO_CALC_MUL: &str = "package calc\n\nfunc Add(a, b int) int { return a + b }\n\nfunc Mul(a, b int) int { return a * b }\n";
+const GO_TEST_ADD: &str = "package calc\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tcheck(t, Add(2, 3), 5)\n}\n";
+const GO_TEST_MUL: &str = "package calc\n\nimport \"testing\"\n\nfunc TestMul(t *testing.T) {\n\tcheck(t, Mul(2, 3), 6)\n}\n";
+/// The tests' helper, on main.
+const GO_CHECK: &str = "package calc\n\nimport \"testing\"\n\nfunc check(t *testing.T, got, want int) {\n\tt.Helper()\n\tif got != want {\n\t\tt.Fatalf(\"got %d, want %d\", got, want)\n\t}\n}\n";
+/// The pinned test, as go's events name it.
+const GO_PINNED: &str = "calc::TestMul";
+
+/// Fails the test, loudly, when go is not installed: `.ci/run` installs it.
+fn need_go() {
+    let found = std::process::Command::new("go")
+        .arg("version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        found,
+        "the Go evidence tests need `go` on PATH (`apt-get install golang-go`; .ci/run installs it)"
+    );
+}
+
+/// A Go calculator on main, its gate `go test ./...`, at the RED step of multiply. go's build
+/// cache is under the repository's temporary HOME, never in the clone.
+fn gocalc(extra: &str) -> TestRepo {
+    need_go();
+    project(
+        &[
+            ("go.mod", GO_MOD),
+            ("calc.go", GO_CALC),
+            ("calc_test.go", GO_TEST_ADD),
+            ("check_test.go", GO_CHECK),
+        ],
+        GO_COMMAND,
+        extra,
+    )
+}
+
+/// The RED step: `TestMul` fails on main, pinned by its id in go's events.
+fn go_red(repo: &TestRepo, command: &str) {
+    repo.write("mul_test.go", GO_TEST_MUL);
+    red(repo, command);
+    assert_eq!(
+        repo.state()["red_test"]["red_tests"],
+        serde_json::json!([GO_PINNED])
+    );
+}
+
+/// The event lines a test that reads our source would print to pass `TestMul`.
+const GO_FAKE_EVENTS: &str = r#"{"Action":"run","Package":"calc","Test":"TestMul"}
+{"Action":"pass","Package":"calc","Test":"TestMul","Elapsed":0}
+{"Action":"pass","Package":"calc","Elapsed":0}
+"#;
+
+/// Exits 0 before the tests run, at GREEN: `os.Exit(0)` in `TestMain` before `m.Run()`, and
+/// from an `init()`; or prints go's events for `TestMul` itself first (go wraps what a test
+/// prints as output, no event); or skips the pinned test (from the helper it calls: the
+/// pinned test's own file is put back as the RED step left it before it is judged). Each
+/// is refused naming it.
+#[test]
+fn a_go_test_that_exits_0_or_skips_is_refused_naming_the_pinned_test() {
+    let missing = format!("the pinned test `{GO_PINNED}` is missing from the report");
+    let cases: Vec<(&str, Cheat, String)> = vec![
+        (
+            "os.Exit(0) in TestMain",
+            vec![(
+                "main_test.go",
+                "package calc\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\nfunc TestMain(m *testing.M) {\n\tos.Exit(0)\n\tos.Exit(m.Run())\n}\n".into(),
+            )],
+            missing.clone(),
+        ),
+        (
+            "os.Exit(0) from an init()",
+            vec![(
+                "exit.go",
+                "package calc\n\nimport \"os\"\n\nfunc init() { os.Exit(0) }\n".into(),
+            )],
+            missing.clone(),
+        ),
+        (
+            "go's events printed by TestMain",
+            vec![(
+                "main_test.go",
+                format!(
+                    "package calc\n\nimport (\n\t\"fmt\"\n\t\"os\"\n\t\"testing\"\n)\n\nfunc TestMain(m *testing.M) {{\n\t\
+                     fmt.Print(`{GO_FAKE_EVENTS}`)\n\tos.Exit(0)\n}}\n"
+                ),
+            )],
+            missing,
+        ),
+        (
+            "t.Skip() in the tests' helper",
+            vec![(
+                "check_test.go",
+                GO_CHECK.replace("\tt.Helper()\n", "\tt.Helper()\n\tt.Skip(\"later\")\n"),
+            )],
+            format!("the pinned test `{GO_PINNED}` skipped, it did not pass"),
+        ),
+    ];
+    for (name, files, why) in cases {
+        eprintln!("cheat: {name}");
+        let repo = gocalc("");
+        go_red(&repo, GO_COMMAND);
+        for (path, content) in &files {
+            repo.write(path, content);
+        }
+        green_refused(&repo, GO_COMMAND, &why);
+    }
+}
+
+/// A RED command that prints event lines of its own after go's (`go test ./...; cat
+/// events.json`: it fails on main, where the file is missing): at GREEN the file claims
+/// `TestMul` passed after go ended its package, and is no evidence.
+#[test]
+fn go_events_the_command_prints_after_go_are_refused() {
+    let command = "go test ./...; cat events.json";
+    let repo = gocalc("");
+    go_red(&repo, command);
+    repo.write(
+        "main_test.go",
+        "package calc\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\nfunc TestMain(m *testing.M) {\n\tos.Exit(0)\n}\n",
+    );
+    repo.write("events.json", GO_FAKE_EVENTS);
+    green_refused(
+        &repo,
+        command,
+        "no per-test evidence: its gotest-json report cannot be read: an event of package \
+         `calc` comes after go ended that package: go did not write it",
+    );
+}
+
+/// The honest Go PR: `TestMul` pinned by id at RED (go's events, asked for through
+/// `GOFLAGS=-json`: the command is run as given), passing by id at GREEN, and proven by id
+/// by the final check and by `attest` in a fresh clone.
+#[test]
+fn an_honest_go_pr_is_proven_by_test_id_locally_and_by_attest() {
+    let repo = gocalc("");
+    go_red(&repo, GO_COMMAND);
+    repo.write("calc.go", GO_CALC_MUL);
+    proven_by_id(&repo, GO_COMMAND, 1, "gotest-json", GO_PINNED);
+}
+
+/// `os.Exit(0)` in `TestMain` added after an honest GREEN and checkpointed (the gates judge
+/// by exit code): the final check refuses the squash naming the pinned test, and where the
+/// local final check is off and it merged, `attest` in a fresh clone refuses it.
+#[test]
+fn a_go_exit_after_green_is_refused_by_the_final_check_and_by_attest() {
+    let exit = "package calc\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\nfunc TestMain(m *testing.M) {\n\tos.Exit(0)\n}\n";
+    let refusal = format!(
+        "the final check of task 1's RED test (step 1.1, `{GO_COMMAND}`, with mul_test.go as the \
+         RED step left them) failed: on the squashed commit its exit code is not borne out by what \
+         the test runner reported: the pinned test `{GO_PINNED}` is missing from the report"
+    );
+    let cheat_after_green = |repo: &TestRepo| {
+        go_red(repo, GO_COMMAND);
+        repo.write("calc.go", GO_CALC_MUL);
+        repo.submit_test(GO_COMMAND, None).expect(0);
+        repo.write("calc.go", GO_CALC);
+        repo.write("main_test.go", exit);
+        repo.run(&["checkpoint"]).expect(0);
+        repo.run(&["get-task"]).expect(0);
+        assert_eq!(repo.status(), "AWAITING_FINALIZATION");
+    };
+
+    let repo = gocalc("");
+    cheat_after_green(&repo);
+    let main = main_tip(&repo);
+    squash(&repo);
+    let out = repo.run(&["submit-work", "-s", "squashed"]);
+    out.expect(1);
+    assert!(out.stdout.contains(&refusal), "{}", out.stdout);
+    assert_eq!(main_tip(&repo), main, "main did not move");
+
+    let repo = gocalc("\n[finalize]\nclean_check = false\n");
+    cheat_after_green(&repo);
+    squash(&repo);
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    mark_done_and_merge(&repo).expect(0);
+    let merge = main_tip(&repo);
+    let out = fresh_clone(&repo).run(&["attest", "--no-note", &merge]);
+    out.expect(1);
+    assert!(out.stdout.contains(&refusal), "{}", out.stdout);
+}
+
+// ---- jest ----
+
+const JS_CALC: &str = "exports.add = (a, b) => a + b;\nexports.mul = (a, b) => a + b;\n";
+const JS_CALC_MUL: &str = "exports.add = (a, b) => a + b;\nexports.mul = (a, b) => a * b;\n";
+const JS_TEST_ADD: &str = "const calc = require('../calc');\n\ntest('adds', () => {\n  expect(calc.add(2, 3)).toBe(5);\n});\n";
+const JS_TEST_MUL: &str = "const calc = require('../calc');\n\ntest('muls', () => {\n  expect(calc.mul(2, 3)).toBe(6);\n});\n";
+const PACKAGE_JSON: &str = "{\"name\": \"calc\", \"private\": true}\n";
+/// The pinned test, as jest's report names it (its file relative to the run's directory).
+const JS_PINNED: &str = "tests/mul.test.js::muls";
+
+/// jest, pinned, installed with npm into the CI cache; the test fails when it cannot be.
+fn jest() -> PathBuf {
+    crate::managers::tool("jest")
+        .expect("the jest evidence tests need `npm` to install jest (is it installed?)")
+        .join("jest")
+}
+
+/// jest run as the agent runs it: the program, with no options of ours in the command.
+fn jest_command() -> String {
+    format!("{} --ci", jest().display())
+}
+
+/// A JavaScript calculator on main, its gate jest, at the RED step of multiply.
+fn jscalc(command: &str) -> TestRepo {
+    project(
+        &[
+            ("package.json", PACKAGE_JSON),
+            ("calc.js", JS_CALC),
+            ("tests/add.test.js", JS_TEST_ADD),
+        ],
+        command,
+        "",
+    )
+}
+
+fn jest_red(repo: &TestRepo, command: &str) {
+    repo.write("tests/mul.test.js", JS_TEST_MUL);
+    red(repo, command);
+    assert_eq!(
+        repo.state()["red_test"]["red_tests"],
+        serde_json::json!([JS_PINNED])
+    );
+}
+
+/// `process.exit(0)` in a setup file ends jest before it writes its report; a setup file
+/// that makes every `test` a `test.skip` skips the pinned test. Each is refused naming why.
+#[test]
+fn a_jest_run_that_exits_0_or_skips_is_refused() {
+    let command = jest_command();
+    let cases: Vec<(&str, Cheat, String)> = vec![
+        (
+            "process.exit(0) in a setup file",
+            vec![
+                (
+                    "package.json",
+                    "{\"name\": \"calc\", \"private\": true, \"jest\": {\"setupFiles\": [\"./tests/setup.js\"]}}\n".into(),
+                ),
+                ("tests/setup.js", "process.exit(0);\n".into()),
+            ],
+            "no per-test evidence: the runner wrote no jest-json report: the process ended before it reported".into(),
+        ),
+        (
+            "test.skip for every test, in a setup file",
+            vec![
+                (
+                    "package.json",
+                    "{\"name\": \"calc\", \"private\": true, \"jest\": {\"setupFilesAfterEnv\": [\"./tests/setup.js\"]}}\n".into(),
+                ),
+                ("tests/setup.js", "global.test = global.test.skip;\n".into()),
+            ],
+            format!("the pinned test `{JS_PINNED}` skipped, it did not pass"),
+        ),
+    ];
+    for (name, files, why) in cases {
+        eprintln!("cheat: {name}");
+        let repo = jscalc(&command);
+        jest_red(&repo, &command);
+        for (path, content) in &files {
+            repo.write(path, content);
+        }
+        green_refused(&repo, &command, &why);
+    }
+}
+
+/// The honest jest PR, proven by id at GREEN, by the final check and by `attest` in a fresh
+/// clone: jest names the test by its file's path, relative to each run's directory.
+#[test]
+fn an_honest_jest_pr_is_proven_by_test_id_locally_and_by_attest() {
+    let command = jest_command();
+    let repo = jscalc(&command);
+    jest_red(&repo, &command);
+    repo.write("calc.js", JS_CALC_MUL);
+    proven_by_id(&repo, &command, 1, "jest-json", JS_PINNED);
+}
+
+/// The common Go RED: the test calls a function main does not have, so the package does
+/// not build and go reports no test. The package is pinned by its name (go prints `FAIL
+/// calc [build failed]`), and every test of it must pass on the final tree; the honest
+/// twin is proven so, and `os.Exit(0)` in `TestMain` leaves none of it reported.
+#[test]
+fn a_go_package_that_did_not_build_on_the_base_is_pinned_by_its_name() {
+    let div_test = "package calc\n\nimport \"testing\"\n\nfunc TestDiv(t *testing.T) {\n\tcheck(t, Div(6, 3), 2)\n}\n";
+    let div = format!("{GO_CALC}\nfunc Div(a, b int) int {{ return a / b }}\n");
+    let red_div = |repo: &TestRepo| {
+        repo.write("div_test.go", div_test);
+        red(repo, GO_COMMAND);
+        assert_eq!(
+            repo.state()["red_test"]["red_tests"],
+            serde_json::json!(["calc"])
+        );
+    };
+    let repo = gocalc("");
+    red_div(&repo);
+    repo.write("calc.go", &div);
+    repo.write(
+        "main_test.go",
+        "package calc\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\nfunc TestMain(m *testing.M) {\n\tos.Exit(0)\n}\n",
+    );
+    green_refused(
+        &repo,
+        GO_COMMAND,
+        "the pinned test `calc` is missing from the report",
+    );
+
+    let repo = gocalc("");
+    red_div(&repo);
+    repo.write("calc.go", &div);
+    // go exits 2 when a package does not build.
+    proven_by_id(&repo, GO_COMMAND, 2, "gotest-json", "calc");
+}
