@@ -26,9 +26,10 @@ fn forged_in_pr(
 fn outside_moves(
     session: &Session,
     snap: &Snapshot,
+    main: &str,
     checked: Option<&str>,
 ) -> Result<Option<Blocked>, EngineError> {
-    let Some(mut drift) = crate::engine::main_line::drift(session, &snap.state)? else {
+    let Some(mut drift) = crate::engine::main_line::drift_on(session, &snap.state, main)? else {
         return Ok(None);
     };
     let git = &session.git;
@@ -63,12 +64,13 @@ fn outside_moves(
 /// already merged and deleted counts as merged.
 pub(super) fn merge(
     session: &Session,
+    facts: &crate::engine::Facts,
     snap: &Snapshot,
     branch: &str,
     out: &mut LandOutcome,
 ) -> Result<Event, EngineError> {
     crate::engine::hermetic::require(session)?;
-    let main = session.main_branch(Some(&snap.state))?;
+    let main = facts.main.clone();
     let git = &session.git;
     let blocked = |reason: Blocked| {
         Ok(Event::MergeBlocked {
@@ -77,7 +79,7 @@ pub(super) fn merge(
     };
     // A landing a kill interrupted is completed (its record is the chain's tip then) or
     // given up before anything else is judged (docs/integrity.md, "A landing in flight").
-    let remote = crate::engine::remote::coordination_remote(session, &snap.state)?;
+    let remote = crate::engine::remote::remote_under(session, facts.config())?;
     match super::landing::complete_interrupted(session, snap, remote.as_deref(), &main)? {
         Ok(Some(event)) => {
             out.recorded = true;
@@ -96,7 +98,7 @@ pub(super) fn merge(
     // workflows' records (judged before that fetch, a merge another clone pushed a moment ago
     // would block this one for good).
     if remote.is_none()
-        && let Some(reason) = outside_moves(session, snap, checked)?
+        && let Some(reason) = outside_moves(session, snap, &main, checked)?
     {
         return blocked(reason);
     }
@@ -231,7 +233,7 @@ pub(crate) fn land(
         };
         // Only a workflow or a human moves main (docs/integrity.md): as the remote has it too.
         if let Some(snap) = judged
-            && let Some(why) = outside_moves(session, snap, Some(tip))?
+            && let Some(why) = outside_moves(session, snap, main, Some(tip))?
         {
             return blocked(why);
         }
