@@ -200,28 +200,10 @@ pub(crate) fn land(
         })
     };
     let remote = crate::engine::remote::coordination_remote(session, state)?;
-    let mut at = main_at(session, main)?;
-    match &at {
-        // One worktree, as ever: main checked out here, and the merge lands in its files.
-        MainAt::Nowhere if git.worktrees()?.len() <= 1 => {
-            if let Err(e) = git.checkout(main) {
-                return blocked(Blocked::Git(e.to_string()));
-            }
-            at = MainAt::Here;
-        }
-        // Several worktrees, each maybe another workflow's landing at this moment: main stays
-        // checked out nowhere and moves as a ref, by compare-and-swap, and this worktree is
-        // left detached at the merge. Checked out here, another workflow that found it
-        // checked out nowhere a moment before would move the ref under this worktree's
-        // files, leaving them staged as undoing its merge (tests/cli/team.rs).
-        MainAt::Nowhere => {}
-        MainAt::Elsewhere(worktree) => {
-            if let Some(why) = dirty_elsewhere(session, main, worktree)? {
-                return blocked(why);
-            }
-        }
-        MainAt::Here => {}
-    }
+    let at = match place_main(session, main)? {
+        Ok(at) => at,
+        Err(why) => return blocked(why),
+    };
     let message = format!("Merge branch '{branch}'");
     for attempt in 0..MAX_PUSHES {
         let theirs = match &remote {
@@ -283,6 +265,36 @@ pub(crate) fn land(
         remote: remote.unwrap_or_default(),
         attempts: MAX_PUSHES,
     })
+}
+
+/// Where main is for the landing: checked out here in a repository of one worktree (the
+/// merge lands in its files), else where it is; `Err` when it is checked out in another
+/// worktree whose files are not clean, or cannot be checked out here.
+fn place_main(session: &Session, main: &str) -> Result<Result<MainAt, Blocked>, EngineError> {
+    let git = &session.git;
+    let mut at = main_at(session, main)?;
+    match &at {
+        // One worktree, as ever: main checked out here, and the merge lands in its files.
+        MainAt::Nowhere if git.worktrees()?.len() <= 1 => {
+            if let Err(e) = git.checkout(main) {
+                return Ok(Err(Blocked::Git(e.to_string())));
+            }
+            at = MainAt::Here;
+        }
+        // Several worktrees, each maybe another workflow's landing at this moment: main stays
+        // checked out nowhere and moves as a ref, by compare-and-swap, and this worktree is
+        // left detached at the merge. Checked out here, another workflow that found it
+        // checked out nowhere a moment before would move the ref under this worktree's
+        // files, leaving them staged as undoing its merge (tests/cli/team.rs).
+        MainAt::Nowhere => {}
+        MainAt::Elsewhere(worktree) => {
+            if let Some(why) = dirty_elsewhere(session, main, worktree)? {
+                return Ok(Err(why));
+            }
+        }
+        MainAt::Here => {}
+    }
+    Ok(Ok(at))
 }
 
 /// How one attempt of landing the merge ended.
