@@ -449,3 +449,37 @@ pub fn adopt_from_remote(session: &Session, remote: &str) -> Result<Option<Adopt
         transitions,
     }))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_claims_a_sync_archived_are_the_claim_refs_among_its_pushes() {
+        let refs = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        // Each row: the refs pushed, the PR keys of the claims among them.
+        let table: [(&str, &[&str], &[&str]); 3] = [
+            ("nothing pushed", &[], &[]),
+            (
+                "workflows and notes only",
+                &[
+                    "refs/orchestrator/workflows/main",
+                    "refs/notes/orchestrator",
+                ],
+                &[],
+            ),
+            (
+                "claims among them",
+                &[
+                    "refs/orchestrator/claims/pr-1-add",
+                    "refs/orchestrator/workflows/main",
+                    "refs/orchestrator/claims/pr-2-sub",
+                ],
+                &["pr-1-add", "pr-2-sub"],
+            ),
+        ];
+        for (case, pushed, expected) in table {
+            assert_eq!(archived_claims(&refs(pushed)), refs(expected), "{case}");
+        }
+    }
+}
