@@ -858,6 +858,10 @@ fn text_argument(
     }
 }
 
+/// How a JSON object or array begins: a `plan` given as text that begins otherwise and does
+/// not parse is a file's name, not a plan.
+const JSON_OPENERS: [char; 2] = ['{', '['];
+
 /// submit_work's arguments as the engine takes them, with the checks `submit-work` makes.
 fn submit_kind(args: &Map<String, Value>) -> Result<(String, SubmitKind), Box<CommandError>> {
     unknown_keys(args, SUBMIT_WORK_KEYS)?;
@@ -915,7 +919,7 @@ fn submit_kind(args: &Map<String, Value>) -> Result<(String, SubmitKind), Box<Co
         // A path where the plan belongs (`"plan": "plan.json"`): the server reads no file.
         if let Value::String(text) = plan
             && serde_json::from_str::<Value>(text).is_err()
-            && !text.trim_start().starts_with(['{', '['])
+            && !text.trim_start().starts_with(JSON_OPENERS)
         {
             return Err(bad(
                 format!("`plan` is the text {text:?}, not a plan: it is not JSON"),

@@ -260,25 +260,35 @@ fn add_story() -> Vec<Step> {
 /// S2 (sub): a report the gates contradict, three rejections and a block, a reassignment
 /// with new priorContext, acceptance.
 fn sub_story() -> Vec<Step> {
-    let assign_sub = |what: &'static str, context: Option<&'static str>| {
-        let mut args = vec![
-            "assign",
-            "--mode",
-            "implementation",
-            "--goal",
-            "sub A B prints A - B",
-            "--file-to-modify",
-            "lib/calc.sh",
-            "--file-to-modify",
-            "tests/test_sub.sh",
-            "--acceptance-criteria",
-            "tests/test_sub.sh passes",
-        ];
-        if let Some(context) = context {
-            args.extend(["--prior-context", context]);
-        }
-        manager(what, &args, Expect::Success)
-    };
+    let mut steps = sub_contradicted();
+    steps.extend(sub_blocked());
+    steps.extend(sub_accepted());
+    steps
+}
+
+/// The manager's assignment of S2, with `context` from the rejections before.
+fn assign_sub(what: &'static str, context: Option<&'static str>) -> Step {
+    let mut args = vec![
+        "assign",
+        "--mode",
+        "implementation",
+        "--goal",
+        "sub A B prints A - B",
+        "--file-to-modify",
+        "lib/calc.sh",
+        "--file-to-modify",
+        "tests/test_sub.sh",
+        "--acceptance-criteria",
+        "tests/test_sub.sh passes",
+    ];
+    if let Some(context) = context {
+        args.extend(["--prior-context", context]);
+    }
+    manager(what, &args, Expect::Success)
+}
+
+/// S2 assigned, done wrongly, reported as passing, and rejected for what contradicts that.
+fn sub_contradicted() -> Vec<Step> {
     let mut steps = vec![
         assign_sub("assign S2", None),
         act(
@@ -316,6 +326,14 @@ fn sub_story() -> Vec<Step> {
             "reject S2 (1 of 3)",
             "the tests fail and NOTES.md is outside the assignment",
         ),
+    ]);
+    steps
+}
+
+/// S2 reassigned and rejected twice more, blocked; reassigning it with the same
+/// priorContext is refused.
+fn sub_blocked() -> Vec<Step> {
+    let mut steps = vec![
         assign_sub("reassign S2", Some("rejected: the gates failed on sub 5 3")),
         report(
             "report S2 again without changing anything",
@@ -343,12 +361,17 @@ fn sub_story() -> Vec<Step> {
             "reassign the blocked S2 with the same priorContext: refused",
             Some("rejected twice: sub 5 3 prints 8"),
         ),
-    ]);
+    ];
     // The refusal above is expected: the script says so on the step itself.
     if let Some(Step::Orchestrate { expect, .. }) = steps.last_mut() {
         *expect = Expect::NotAllowed;
     }
-    steps.extend([
+    steps
+}
+
+/// S2 reassigned with new priorContext, fixed, accepted; the ticket completed.
+fn sub_accepted() -> Vec<Step> {
+    let mut steps = vec![
         assign_sub(
             "reassign S2 with new priorContext",
             Some(
@@ -358,7 +381,7 @@ fn sub_story() -> Vec<Step> {
         act(Actor::Developer, "subtracts, and removes NOTES.md"),
         write("lib/calc.sh", CALC_SUB),
         Step::Remove("NOTES.md"),
-    ]);
+    ];
     steps.extend(commit("calc: sub subtracts"));
     steps.extend([
         report(

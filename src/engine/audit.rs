@@ -41,19 +41,12 @@ pub const MAIN_DRIFT_FIX: &str = "git orchestrate repin";
 pub fn audit(session: &Session, all: bool) -> Result<AuditReport, EngineError> {
     let store = &session.store;
     let archived = store.archived_workflows()?;
-    let mut names: Vec<String> = if all {
-        store
-            .local_workflows()?
-            .into_keys()
-            .chain(archived.keys().cloned())
-            .collect()
+    let local: Vec<String> = if all {
+        store.local_workflows()?.into_keys().collect()
     } else {
         Vec::new()
     };
-    // The selected one always: it may be the one whose ref was deleted.
-    names.push(store.workflow().to_string());
-    names.sort();
-    names.dedup();
+    let names = workflows_to_audit(all, local, archived.keys().cloned(), store.workflow());
     let mut report = AuditReport {
         workflows: names.clone(),
         replayed: 0,
@@ -62,112 +55,165 @@ pub fn audit(session: &Session, all: bool) -> Result<AuditReport, EngineError> {
     };
     for name in &names {
         let reference = workflow_ref(name);
-        let tip = store.ref_tip(&reference)?;
-        if let (None, Some(&tip)) = (tip, archived.get(name)) {
+        match (store.ref_tip(&reference)?, archived.get(name)) {
+            (Some(tip), _) => audit_live(session, name, tip, &mut report)?,
             // Archived finished: its chain and answers are judged; its ref was dropped on
             // purpose, with the tip the archive holds, and main has moved on since by design.
-            let chain = audit_chain(store, name, tip, None)?;
-            report.replayed += chain.replayed;
-            report.unrecorded += chain.unrecorded;
-            report.problems.extend(chain.forged.clone());
-            report.problems.extend(
-                super::answers::judge_answers(session, name, tip, None)?
-                    .into_iter()
-                    .filter(AnswerCheck::fails)
-                    .map(|check| answer_problem(name, check)),
-            );
-            continue;
-        }
-        let Some(tip) = tip else {
-            // git drops a deleted ref's reflog; the tip marker remembers it then.
-            let remembered = match store.reflog(&reference)?.pop() {
-                Some(last) => Some(last.new),
-                None if name == store.workflow() => store.vanished_tip()?.map(|(tip, _)| tip),
-                None => None,
-            };
-            if let Some(last) = remembered {
-                report.problems.push(AuditProblem {
-                    workflow: name.clone(),
-                    commit: Some(last.clone()),
-                    problem: format!("{reference} was deleted; it was last at {last}"),
-                    expected: None,
-                    found: None,
-                    fix: None,
-                });
+            (None, Some(&tip)) => {
+                replay_chain(session, name, tip, &mut report)?;
             }
-            continue;
-        };
-        let chain = audit_chain(store, name, tip, None)?;
-        report.replayed += chain.replayed;
-        report.unrecorded += chain.unrecorded;
-        report.problems.extend(chain.forged.clone());
-        // A human's answer the pinned configuration demands a signature of, or whose
-        // signature does not hold: given by someone else than it says (docs/integrity.md,
-        // "Signed human answers").
-        report.problems.extend(
-            super::answers::judge_answers(session, name, tip, None)?
-                .into_iter()
-                .filter(AnswerCheck::fails)
-                .map(|check| answer_problem(name, check)),
-        );
-        // main moved outside the workflow: named here as in every briefing (docs/integrity.md).
-        // A ticket records no main line to drift from; an unreadable tip the chain names.
-        if let Ok(crate::store::Workflow::Tdd(snapshot)) = store.workflow_at(tip, &reference)
-            && let Some(drift) = super::main_line::drift(session, &snapshot.state)?
-        {
-            report.problems.push(AuditProblem {
-                workflow: name.clone(),
-                commit: drift.commits.first().map(|c| c.commit.clone()),
-                problem: drift.notice().to_string(),
-                expected: None,
-                found: None,
-                // A human's commit on main is no forgery: a human looks at it and accounts
-                // for it, and nothing else settles it.
-                fix: Some(MAIN_DRIFT_FIX.to_string()),
-            });
+            (None, None) => report.problems.extend(deleted(session, name)?),
         }
-        // git keeps no reflog for a ref it recreates after a deletion; the tip git-orchestrate
-        // last wrote still tells a move by anything else.
-        // A kill between the ref's move and the marker's rewrite leaves the marker behind
-        // (a transition, or a sync's longer move), and the intent file the write left before
-        // it moved the ref names exactly that move.
-        // Kills in a row can each land there: the marker then lags several moves, each named
-        // by its own intent, so the intents must lead from the marker to the tip.
-        let marker_one_behind =
-            |last: ObjectId| moves_lead_from(&store.unfinished_tip_moves(name), last, tip);
-        if let Some(last) = store
-            .last_written_tip(name)
-            .and_then(|t| ObjectId::from_hex(t.as_bytes()).ok())
-            && last != tip
-            && !marker_one_behind(last)
-        {
-            let held = chain.commits.contains(&last);
-            report.problems.push(AuditProblem {
-                workflow: name.clone(),
-                commit: Some(tip.to_string()),
-                problem: if held {
-                    format!(
-                        "{reference} was moved on from {last}, the tip git-orchestrate last wrote, by \
-                         something else"
-                    )
-                } else {
-                    format!(
-                        "{reference} was rewound or replaced: git-orchestrate last wrote {last}, which its \
-                         history no longer holds"
-                    )
-                },
-                expected: None,
-                found: None,
-                fix: None,
-            });
-        }
-        // Read a line at a time: a long history's reflog is never held whole.
-        let judge = reflog_judge(name, &reference, &chain.commits);
-        store.reflog_each(&reference, |entry| {
-            report.problems.extend(judge(&entry));
-        })?;
     }
     Ok(report)
+}
+
+/// The workflows an audit reads, sorted, each once: with `--all` every local and archived
+/// one; the selected one always, for it may be the one whose ref was deleted.
+fn workflows_to_audit(
+    all: bool,
+    local: Vec<String>,
+    archived: impl Iterator<Item = String>,
+    selected: &str,
+) -> Vec<String> {
+    let mut names: Vec<String> = if all {
+        local.into_iter().chain(archived).collect()
+    } else {
+        Vec::new()
+    };
+    names.push(selected.to_string());
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// The chain of `name` from `tip` replayed, and its human answers judged: a human's answer
+/// the pinned configuration demands a signature of, or whose signature does not hold, was
+/// given by someone else than it says (docs/integrity.md, "Signed human answers").
+fn replay_chain(
+    session: &Session,
+    name: &str,
+    tip: ObjectId,
+    report: &mut AuditReport,
+) -> Result<super::chain::ChainAudit, EngineError> {
+    let chain = audit_chain(&session.store, name, tip, None)?;
+    report.replayed += chain.replayed;
+    report.unrecorded += chain.unrecorded;
+    report.problems.extend(chain.forged.clone());
+    report.problems.extend(
+        super::answers::judge_answers(session, name, tip, None)?
+            .into_iter()
+            .filter(AnswerCheck::fails)
+            .map(|check| answer_problem(name, check)),
+    );
+    Ok(chain)
+}
+
+/// A workflow whose ref is gone: named when its last tip is known. git drops a deleted ref's
+/// reflog; the tip marker remembers it then.
+fn deleted(session: &Session, name: &str) -> Result<Option<AuditProblem>, EngineError> {
+    let store = &session.store;
+    let reference = workflow_ref(name);
+    let remembered = match store.reflog(&reference)?.pop() {
+        Some(last) => Some(last.new),
+        None if name == store.workflow() => store.vanished_tip()?.map(|(tip, _)| tip),
+        None => None,
+    };
+    Ok(remembered.map(|last| AuditProblem {
+        workflow: name.to_string(),
+        commit: Some(last.clone()),
+        problem: format!("{reference} was deleted; it was last at {last}"),
+        expected: None,
+        found: None,
+        fix: None,
+    }))
+}
+
+/// A workflow whose ref is there: its chain replayed, main's drift, the tip marker and the
+/// reflog judged.
+fn audit_live(
+    session: &Session,
+    name: &str,
+    tip: ObjectId,
+    report: &mut AuditReport,
+) -> Result<(), EngineError> {
+    let store = &session.store;
+    let reference = workflow_ref(name);
+    let chain = replay_chain(session, name, tip, report)?;
+    // main moved outside the workflow: named here as in every briefing (docs/integrity.md).
+    // A ticket records no main line to drift from; an unreadable tip the chain names.
+    if let Ok(crate::store::Workflow::Tdd(snapshot)) = store.workflow_at(tip, &reference)
+        && let Some(drift) = super::main_line::drift(session, &snapshot.state)?
+    {
+        report.problems.push(AuditProblem {
+            workflow: name.to_string(),
+            commit: drift.commits.first().map(|c| c.commit.clone()),
+            problem: drift.notice().to_string(),
+            expected: None,
+            found: None,
+            // A human's commit on main is no forgery: a human looks at it and accounts
+            // for it, and nothing else settles it.
+            fix: Some(MAIN_DRIFT_FIX.to_string()),
+        });
+    }
+    // git keeps no reflog for a ref it recreates after a deletion; the tip git-orchestrate
+    // last wrote still tells a move by anything else.
+    // A kill between the ref's move and the marker's rewrite leaves the marker behind
+    // (a transition, or a sync's longer move), and the intent file the write left before
+    // it moved the ref names exactly that move.
+    // Kills in a row can each land there: the marker then lags several moves, each named
+    // by its own intent, so the intents must lead from the marker to the tip.
+    if let Some(last) = store
+        .last_written_tip(name)
+        .and_then(|t| ObjectId::from_hex(t.as_bytes()).ok())
+        && last != tip
+    {
+        let explained = moves_lead_from(&store.unfinished_tip_moves(name), last, tip);
+        let held = chain.commits.contains(&last);
+        report
+            .problems
+            .extend(marker_problem(name, tip, last, explained, held));
+    }
+    // Read a line at a time: a long history's reflog is never held whole.
+    let judge = reflog_judge(name, &reference, &chain.commits);
+    store.reflog_each(&reference, |entry| {
+        report.problems.extend(judge(&entry));
+    })?;
+    Ok(())
+}
+
+/// The ref of `name` at `tip` where git-orchestrate last wrote `last`: no problem when the
+/// two agree or unfinished writes lead from one to the other (`explained`); else moved on
+/// by something else when the chain still holds `last` (`held`), or rewound or replaced.
+fn marker_problem(
+    name: &str,
+    tip: ObjectId,
+    last: ObjectId,
+    explained: bool,
+    held: bool,
+) -> Option<AuditProblem> {
+    if last == tip || explained {
+        return None;
+    }
+    let reference = workflow_ref(name);
+    Some(AuditProblem {
+        workflow: name.to_string(),
+        commit: Some(tip.to_string()),
+        problem: if held {
+            format!(
+                "{reference} was moved on from {last}, the tip git-orchestrate last wrote, by \
+                 something else"
+            )
+        } else {
+            format!(
+                "{reference} was rewound or replaced: git-orchestrate last wrote {last}, which its \
+                 history no longer holds"
+            )
+        },
+        expected: None,
+        found: None,
+        fix: None,
+    })
 }
 
 /// The names of the PR's tasks whose checkpoints changed nothing (docs/integrity.md): the
@@ -360,6 +406,93 @@ mod tests {
         ];
         for (name, moves, tip, expected) in table {
             assert_eq!(moves_lead_from(&moves, id(1), id(tip)), expected, "{name}");
+        }
+    }
+
+    #[test]
+    fn the_workflows_audited_are_the_selected_one_and_with_all_every_other_once() {
+        let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        // Each row: --all, local, archived, selected, the workflows audited.
+        type Row<'a> = (
+            &'a str,
+            bool,
+            &'a [&'a str],
+            &'a [&'a str],
+            &'a str,
+            &'a [&'a str],
+        );
+        let table: [Row; 4] = [
+            ("one workflow", false, &[], &["old"], "main", &["main"]),
+            (
+                "a deleted selected one",
+                true,
+                &["a"],
+                &[],
+                "gone",
+                &["a", "gone"],
+            ),
+            (
+                "archived and local, sorted",
+                true,
+                &["main", "b"],
+                &["a"],
+                "main",
+                &["a", "b", "main"],
+            ),
+            ("each once", true, &["main"], &["main"], "main", &["main"]),
+        ];
+        for (case, all, local, archived, selected, expected) in table {
+            let found =
+                workflows_to_audit(all, names(local), names(archived).into_iter(), selected);
+            assert_eq!(found, names(expected), "{case}");
+        }
+    }
+
+    #[test]
+    fn the_tip_marker_names_a_move_by_something_else_unless_a_write_explains_it() {
+        let moved = format!(
+            "{} was moved on from {}, the tip git-orchestrate last wrote, by something else",
+            workflow_ref("w"),
+            id(1)
+        );
+        let rewound = format!(
+            "{} was rewound or replaced: git-orchestrate last wrote {}, which its history no longer holds",
+            workflow_ref("w"),
+            id(1)
+        );
+        // Each row: the marker, the tip, explained by unfinished writes, held by the chain,
+        // the problem named.
+        let table = [
+            ("marker at the tip", 2, 2, false, false, None),
+            ("an unfinished write explains it", 1, 2, true, true, None),
+            (
+                "moved on past the marker",
+                1,
+                2,
+                false,
+                true,
+                Some(moved.as_str()),
+            ),
+            (
+                "rewound past the marker",
+                1,
+                2,
+                false,
+                false,
+                Some(rewound.as_str()),
+            ),
+        ];
+        for (case, last, tip, explained, held, expected) in table {
+            let found = marker_problem("w", id(tip), id(last), explained, held);
+            assert_eq!(
+                found.as_ref().map(|p| p.problem.as_str()),
+                expected,
+                "{case}"
+            );
+            if let Some(problem) = found {
+                assert_eq!(problem.commit, Some(id(tip).to_string()), "{case}");
+                assert_eq!(problem.workflow, "w", "{case}");
+            }
         }
     }
 }

@@ -363,40 +363,20 @@ fn gather(
             let remote = remote.as_deref()?;
             remote_tip.map(|tip| ("remote", read_any(store, tip, &tracking_name(remote))))
         };
-        let read = match local_tip.map(|tip| read_any(store, tip, &workflow_ref(name))) {
-            Some(Err(e)) if remote_tip.is_some() => {
+        let local_read = local_tip.map(|tip| read_any(store, tip, &workflow_ref(name)));
+        let copy = copy_to_show(local_read.as_ref().map(Result::is_ok), remote_tip.is_some());
+        let read = match (copy, local_read) {
+            (ShownCopy::Local, Some(read)) => Some(("local", read)),
+            (ShownCopy::RemoteOverBroken, Some(Err(e))) => {
                 warnings.push(format!(
                     "this clone's copy of workflow {name} cannot be read ({e}): the remote's is shown"
                 ));
                 theirs()
             }
-            Some(read) => Some(("local", read)),
-            None => theirs(),
+            _ => theirs(),
         };
         let Some((shown, read)) = read else { continue };
-        let mut row = BoardRow {
-            workflow: (*name).clone(),
-            local_tip: local_tip.map(|t| t.to_string()),
-            remote_tip: remote_tip.map(|t| t.to_string()),
-            shown,
-            error: None,
-            kind: None,
-            state: None,
-            pr: None,
-            pr_title: None,
-            branch: None,
-            step: None,
-            subtask: None,
-            debugging_attempt: 0,
-            progress: None,
-            claim: None,
-            last_activity: None,
-            behind_main: None,
-            worktree: None,
-            ledger: None,
-            gate: None,
-            archived: false,
-        };
+        let mut row = blank_row(name, local_tip, remote_tip, shown);
         let shown_tip = if shown == "local" {
             local_tip
         } else {
@@ -429,6 +409,58 @@ fn gather(
         unclaimed,
         warnings: Vec::new(),
     })
+}
+
+/// Which copy of a workflow the board shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ShownCopy {
+    Local,
+    Remote,
+    /// The remote's, because this clone's cannot be read: said in a warning.
+    RemoteOverBroken,
+}
+
+/// This clone's copy first; the remote's when that is all there is, or all that reads.
+/// `local`: whether this clone's copy reads (`None`: there is none); `remote`: the remote has
+/// one. A broken copy with none on the remote is shown, with its error.
+fn copy_to_show(local: Option<bool>, remote: bool) -> ShownCopy {
+    match local {
+        Some(false) if remote => ShownCopy::RemoteOverBroken,
+        Some(_) => ShownCopy::Local,
+        None => ShownCopy::Remote,
+    }
+}
+
+/// A row of workflow `name` with nothing described yet.
+fn blank_row(
+    name: &str,
+    local_tip: Option<ObjectId>,
+    remote_tip: Option<ObjectId>,
+    shown: &'static str,
+) -> BoardRow {
+    BoardRow {
+        workflow: name.to_string(),
+        local_tip: local_tip.map(|t| t.to_string()),
+        remote_tip: remote_tip.map(|t| t.to_string()),
+        shown,
+        error: None,
+        kind: None,
+        state: None,
+        pr: None,
+        pr_title: None,
+        branch: None,
+        step: None,
+        subtask: None,
+        debugging_attempt: 0,
+        progress: None,
+        claim: None,
+        last_activity: None,
+        behind_main: None,
+        worktree: None,
+        ledger: None,
+        gate: None,
+        archived: false,
+    }
 }
 
 /// The most turns of one workflow's run record the ledger reads.
@@ -793,6 +825,31 @@ mod tests {
             ] {
                 assert_eq!(keys.key(title), rules::pr_slug(master, title), "{title:?}");
             }
+        }
+    }
+
+    #[test]
+    fn the_board_shows_this_clones_copy_unless_only_the_remotes_reads() {
+        // Each row: this clone's copy (None: none; Some(reads)), the remote has one, shown.
+        let table = [
+            ("only here", Some(true), false, ShownCopy::Local),
+            ("both, this one reads", Some(true), true, ShownCopy::Local),
+            (
+                "this one broken, the remote's shown",
+                Some(false),
+                true,
+                ShownCopy::RemoteOverBroken,
+            ),
+            (
+                "broken with nothing else: its error shown",
+                Some(false),
+                false,
+                ShownCopy::Local,
+            ),
+            ("only on the remote", None, true, ShownCopy::Remote),
+        ];
+        for (case, local, remote, expected) in table {
+            assert_eq!(copy_to_show(local, remote), expected, "{case}");
         }
     }
 }

@@ -67,81 +67,108 @@ pub fn audit_chain(
         None => false,
     };
     for id in ids.into_iter().rev() {
-        let record = store.commit_record(id)?;
-        if record.parents.len() > 1 {
-            audit.forged = Some(problem(
-                id,
-                "a merge commit: git-orchestrate never writes one into a workflow's chain".into(),
-            ));
-            return Ok(audit);
-        }
-        // One read of the commit tells the kinds apart.
-        let snap = match store.workflow_at(id, &reference) {
-            Ok(Workflow::Tdd(snap)) => *snap,
-            Ok(Workflow::Ticket(snap)) => {
-                match ticket_link(store, (id, snap.ticket), &record, parent.as_ref()) {
-                    Ok(ticket) => {
-                        audit.replayed += 1;
-                        parent = Some(Link::Ticket(Box::new(ticket)));
-                        continue;
-                    }
-                    Err(text) => {
-                        audit.forged = Some(problem(id, text));
-                        return Ok(audit);
-                    }
-                }
+        let here = |text: String| problem(id, text);
+        match judge_commit(
+            store,
+            &reference,
+            id,
+            parent.take(),
+            &mut recorded_seen,
+            &here,
+        )? {
+            Judged::Replayed(link) => {
+                audit.replayed += 1;
+                parent = Some(link);
             }
-            Err(e) => {
-                audit.forged = Some(problem(id, format!("its state cannot be read: {e}")));
+            Judged::Unrecorded(link) => {
+                audit.unrecorded += 1;
+                parent = Some(link);
+            }
+            Judged::Root(link) => parent = Some(link),
+            Judged::Forged(found) => {
+                audit.forged = Some(*found);
                 return Ok(audit);
             }
-        };
-        if let Some(text) = tdd_link_problem(&snap, &record, parent.as_ref()) {
-            audit.forged = Some(problem(id, text));
-            return Ok(audit);
         }
-        let Some(Link::Tdd(before)) = parent.take() else {
-            recorded_seen = record.event.as_deref() == Some(CREATED);
-            // The root: a new workflow, and nothing else.
-            let fresh = State::new(snap.state.main_branch.clone());
-            if snap.state != fresh || snap.plan_blob().is_some() {
-                audit.forged = Some(AuditProblem {
-                    expected: serde_json::to_value(&fresh).ok(),
-                    found: serde_json::to_value(&snap.state).ok(),
-                    ..problem(id, "the first commit is not a new workflow".into())
-                });
-                return Ok(audit);
-            }
-            parent = Some(Link::Tdd(Box::new(snap)));
-            continue;
-        };
-        let Some(json) = &record.event else {
-            if recorded_seen {
-                audit.forged = Some(problem(
-                    id,
-                    "it records no event, after transitions that do: git-orchestrate did not write it"
-                        .into(),
-                ));
-                return Ok(audit);
-            }
-            audit.unrecorded += 1;
-            parent = Some(Link::Tdd(Box::new(snap)));
-            continue;
-        };
-        recorded_seen = true;
-        if let Err(mismatch) = replay(store, &before, &snap, json, &record.history) {
-            let (text, expected, found) = *mismatch;
-            audit.forged = Some(AuditProblem {
-                expected,
-                found,
-                ..problem(id, text)
-            });
-            return Ok(audit);
-        }
-        audit.replayed += 1;
-        parent = Some(Link::Tdd(Box::new(snap)));
     }
     Ok(audit)
+}
+
+/// What one commit of a chain came to.
+enum Judged {
+    /// Replayed and found to be what its event makes (a ticket's through its machine).
+    Replayed(Link),
+    /// Written before events were recorded: read, not replayed.
+    Unrecorded(Link),
+    /// The root: a new workflow.
+    Root(Link),
+    /// Not what it claims; the replay stops here.
+    Forged(Box<AuditProblem>),
+}
+
+/// Judges the commit `id` after `parent` (`None`: it is the root). `recorded_seen`: an
+/// earlier transition records its event, so this one must too.
+fn judge_commit(
+    store: &Store,
+    reference: &str,
+    id: ObjectId,
+    parent: Option<Link>,
+    recorded_seen: &mut bool,
+    problem: &dyn Fn(String) -> AuditProblem,
+) -> Result<Judged, EngineError> {
+    let forged = |found: AuditProblem| Ok(Judged::Forged(Box::new(found)));
+    let record = store.commit_record(id)?;
+    if record.parents.len() > 1 {
+        return forged(problem(
+            "a merge commit: git-orchestrate never writes one into a workflow's chain".into(),
+        ));
+    }
+    // One read of the commit tells the kinds apart.
+    let snap = match store.workflow_at(id, reference) {
+        Ok(Workflow::Tdd(snap)) => *snap,
+        Ok(Workflow::Ticket(snap)) => {
+            return match ticket_link(store, (id, snap.ticket), &record, parent.as_ref()) {
+                Ok(ticket) => Ok(Judged::Replayed(Link::Ticket(Box::new(ticket)))),
+                Err(text) => forged(problem(text)),
+            };
+        }
+        Err(e) => return forged(problem(format!("its state cannot be read: {e}"))),
+    };
+    if let Some(text) = tdd_link_problem(&snap, &record, parent.as_ref()) {
+        return forged(problem(text));
+    }
+    let Some(Link::Tdd(before)) = parent else {
+        *recorded_seen = record.event.as_deref() == Some(CREATED);
+        // The root: a new workflow, and nothing else.
+        let fresh = State::new(snap.state.main_branch.clone());
+        if snap.state != fresh || snap.plan_blob().is_some() {
+            return forged(AuditProblem {
+                expected: serde_json::to_value(&fresh).ok(),
+                found: serde_json::to_value(&snap.state).ok(),
+                ..problem("the first commit is not a new workflow".into())
+            });
+        }
+        return Ok(Judged::Root(Link::Tdd(Box::new(snap))));
+    };
+    let Some(json) = &record.event else {
+        if *recorded_seen {
+            return forged(problem(
+                "it records no event, after transitions that do: git-orchestrate did not write it"
+                    .into(),
+            ));
+        }
+        return Ok(Judged::Unrecorded(Link::Tdd(Box::new(snap))));
+    };
+    *recorded_seen = true;
+    if let Err(mismatch) = replay(store, &before, &snap, json, &record.history) {
+        let (text, expected, found) = *mismatch;
+        return forged(AuditProblem {
+            expected,
+            found,
+            ..problem(text)
+        });
+    }
+    Ok(Judged::Replayed(Link::Tdd(Box::new(snap))))
 }
 
 /// What one commit of a chain holds: a TDD workflow's state, or a ticket

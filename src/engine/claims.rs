@@ -41,8 +41,7 @@ pub fn claim_remote(
 
 /// [`claim_remote`] under the configuration `config`, read already.
 fn remote_of(session: &Session, config: &Config) -> Result<Option<String>, EngineError> {
-    let remotes = session.store.remote_names();
-    Ok(super::remote::choose_remote(config.remote.as_deref(), &remotes)?.map(str::to_string))
+    super::remote::remote_under(session, config)
 }
 
 /// A claim as a listing shows it.
@@ -1099,8 +1098,16 @@ pub fn held_by_others(
     state: &State,
 ) -> Result<std::collections::BTreeMap<String, Claim>, EngineError> {
     let remote = claim_remote(session, Some(state)).ok().flatten();
+    held_through(session, remote.as_deref())
+}
+
+/// The claims other workflows hold, as known through `remote` (and locally).
+fn held_through(
+    session: &Session,
+    remote: Option<&str>,
+) -> Result<std::collections::BTreeMap<String, Claim>, EngineError> {
     let workflow = session.store.workflow();
-    let mut held = in_force(session, remote.as_deref())?;
+    let mut held = in_force(session, remote)?;
     held.retain(|_, claim| claim.workflow != workflow);
     Ok(held)
 }
@@ -1109,14 +1116,15 @@ pub fn held_by_others(
 /// those done, when any is claimed (a lone agent's briefing stays as it was).
 pub fn taken(
     session: &Session,
-    state: &State,
+    facts: &Facts,
 ) -> Result<Vec<crate::workflow::briefing::TakenPr>, EngineError> {
     use crate::workflow::briefing::TakenPr;
-    let mut held = held_by_others(session, state)?;
+    let remote = remote_of(session, facts.config()).ok().flatten();
+    let mut held = held_through(session, remote.as_deref())?;
     if held.is_empty() {
         return Ok(Vec::new());
     }
-    let text = master_plan_text(session, state)?.unwrap_or_default();
+    let text = master_plan_on(session, facts)?.unwrap_or_default();
     let holder = |c: &Claim| format!("{} since {}", c.holder(), format_epoch(c.since));
     let mut out = Vec::new();
     for (heading, done) in crate::workflow::master_plan::pr_headings(&text) {

@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use super::{EngineError, Session};
+use super::{EngineError, Facts, Session};
 use crate::workflow::State;
 use crate::workflow::briefing::Notice;
 
@@ -103,15 +103,31 @@ fn workflow_merges(
 /// How main stands against what `state` accounts for; `None` when no workflow or human moved
 /// it since, or the workflow accounts for nothing yet.
 pub fn drift(session: &Session, state: &State) -> Result<Option<MainDrift>, EngineError> {
-    // A PR begun before main_tip was recorded accounts for main from its pin.
-    let Some(since) = state.main_tip.as_deref().or(state
+    if accounted_since(state).is_none() {
+        return Ok(None);
+    }
+    drift_on(session, state, &session.main_branch(Some(state))?)
+}
+
+/// The tip `state` accounts for main from: a PR begun before main_tip was recorded accounts
+/// for main from its pin.
+fn accounted_since(state: &State) -> Option<&str> {
+    state.main_tip.as_deref().or(state
         .pr()
         .and_then(|pr| pr.pin.as_ref())
         .map(|p| p.commit.as_str()))
-    else {
+}
+
+/// [`drift`] of `main`, the workflow's main branch read already.
+pub fn drift_on(
+    session: &Session,
+    state: &State,
+    main: &str,
+) -> Result<Option<MainDrift>, EngineError> {
+    let Some(since) = accounted_since(state) else {
         return Ok(None);
     };
-    let main = session.main_branch(Some(state))?;
+    let main = main.to_string();
     let Some(line) = session.store.first_parents_since(&main, since, WALK)? else {
         // main is gone: what it led to is nobody's to account for.
         return Ok(Some(MainDrift {
@@ -169,17 +185,34 @@ impl Session {
     pub fn state_warnings(&self, state: &State) -> Result<Vec<Notice>, EngineError> {
         let mut notices: Vec<Notice> = self.branch_warning(state)?.into_iter().collect();
         notices.extend(drift(self, state)?.map(|d| d.notice()));
-        notices.extend(self.main_behind_remote(state)?);
+        if let Ok(Some(remote)) = super::remote::coordination_remote(self, state) {
+            let main = self.main_branch(Some(state))?;
+            notices.extend(self.main_behind_remote(main, remote)?);
+        }
+        Ok(notices)
+    }
+
+    /// [`Self::state_warnings`] under the facts of the command that asks.
+    pub fn state_warnings_on(
+        &self,
+        state: &State,
+        facts: &Facts,
+    ) -> Result<Vec<Notice>, EngineError> {
+        let mut notices: Vec<Notice> = self.branch_warning(state)?.into_iter().collect();
+        notices.extend(drift_on(self, state, &facts.main)?.map(|d| d.notice()));
+        if let Ok(Some(remote)) = super::remote::remote_under(self, facts.config()) {
+            notices.extend(self.main_behind_remote(facts.main.clone(), remote)?);
+        }
         Ok(notices)
     }
 
     /// main behind the workflows' remote's main as last fetched (no network: `status` stays
     /// cheap); a remote that is not there, or was never fetched, says nothing.
-    fn main_behind_remote(&self, state: &State) -> Result<Option<Notice>, EngineError> {
-        let Ok(Some(remote)) = super::remote::coordination_remote(self, state) else {
-            return Ok(None);
-        };
-        let main = self.main_branch(Some(state))?;
+    fn main_behind_remote(
+        &self,
+        main: String,
+        remote: String,
+    ) -> Result<Option<Notice>, EngineError> {
         // In-process, along first parents: two ref reads when main is level, as it mostly is.
         let (Some(local), Some(theirs)) = (
             self.store.ref_tip(&crate::store::branch_ref(&main))?,

@@ -2,6 +2,7 @@
 //! merge"): which one it is, main as it stands there, and main pushed to it with a lease.
 
 use super::{EngineError, Session};
+use crate::config::Config;
 use crate::exec::GitError;
 use crate::store::{tracking_branch_ref, workflow_ref};
 use crate::workflow::State;
@@ -15,9 +16,13 @@ pub fn coordination_remote(
 ) -> Result<Option<String>, EngineError> {
     // Read in-process: every briefing asks (main behind the remote's), and a `git remote`
     // per call would double get-task's cost.
+    remote_under(session, &session.load_config(Some(state))?.config)
+}
+
+/// [`coordination_remote`] under `config`, the configuration in force read already.
+pub fn remote_under(session: &Session, config: &Config) -> Result<Option<String>, EngineError> {
     let remotes = session.store.remote_names();
-    let configured = session.load_config(Some(state))?.config.remote;
-    Ok(choose_remote(configured.as_deref(), &remotes)?.map(str::to_string))
+    Ok(choose_remote(config.remote.as_deref(), &remotes)?.map(str::to_string))
 }
 
 /// [`coordination_remote`]'s choice among `remotes`.

@@ -380,11 +380,23 @@ impl Session {
     /// True when `state` is idle and the master plan on the main branch is still the one the
     /// agent judged: nothing is left to do.
     pub fn idle_holds(&self, state: &State, master_plan: &str) -> Result<bool, EngineError> {
+        if state.idle.is_none() {
+            return Ok(false);
+        }
+        self.idle_holds_on(state, &self.main_branch(Some(state))?, master_plan)
+    }
+
+    /// [`Self::idle_holds`] with `main`, the workflow's main branch, read already.
+    pub fn idle_holds_on(
+        &self,
+        state: &State,
+        main: &str,
+        master_plan: &str,
+    ) -> Result<bool, EngineError> {
         let Some(idle) = &state.idle else {
             return Ok(false);
         };
-        let main = self.main_branch(Some(state))?;
-        Ok(self.master_plan_blob(&main, master_plan)? == idle.master_plan)
+        Ok(self.master_plan_blob(main, master_plan)? == idle.master_plan)
     }
 
     /// Forgets what an earlier call in this process read: a long-lived server (`mcp`) starts

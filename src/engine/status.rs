@@ -169,56 +169,27 @@ pub(super) fn status_of(
         }
         _ => None,
     };
-    let remotes = match tip {
-        Some(tip) => remote_reports(session, tip)?,
-        None => Vec::new(),
-    };
-    let current = plan.as_ref().and_then(|p| p.current.clone());
     let checkpoint_made = made_checkpoint(session, &state, plan.as_ref(), head.as_deref())?;
-    let noted_findings = match &snapshot {
-        Some(snap) => noted_findings(session, snap)?,
-        None => Vec::new(),
-    };
-    Ok(StatusReport {
-        kind: "tdd",
+    let facts = Gathered {
         workflow: session.store.workflow().to_string(),
+        reference: session.store.ref_name(),
         exists: snapshot.is_some(),
-        state: state.status(),
-        branch: state.branch().map(str::to_string),
-        head,
-        branch_worktree,
-        main_branch: state.main_branch.clone(),
-        step: current.as_ref().map(StepView::from),
-        progress: plan.as_ref().map(|p| Progress {
-            done: p.done,
-            total: p.total,
-        }),
-        pr_title: plan.as_ref().map(|p| p.title.clone()),
-        debug_attempt_counter: state.attempts(),
-        pending: state.pending().as_ref().map(Pending::kind),
-        checkpoint_made,
-        noted_findings,
-        last_run: state.pr().and_then(|pr| pr.last_run.as_ref()).cloned(),
-        last_commit_hash: state
-            .pr()
-            .and_then(|pr| pr.last_checkpoint.as_deref())
-            .map(str::to_string),
-        identical_failures: state.identical_failures(),
-        review_round: state.pr().map_or(0, |pr| pr.review.round),
-        blocked_rounds: state.pr().map_or(0, |pr| pr.review.blocked_rounds),
-        last_review: state.pr().and_then(|pr| pr.review.last.as_ref()).cloned(),
-        verified_tree: state
-            .pr()
-            .and_then(|pr| pr.verified_tree.as_deref())
-            .map(str::to_string),
-        final_commit: state.final_commit().map(str::to_string),
-        plan_commit: state.plan_commit().map(str::to_string),
-        halt: state.halt(),
-        replan: state.replan_context().cloned(),
-        guidance: state.guidance.clone(),
-        idle,
-        config,
-        warnings,
+        remotes: match tip {
+            Some(tip) => remote_reports(session, tip)?,
+            None => Vec::new(),
+        },
+        noted_findings: match &snapshot {
+            Some(snap) => noted_findings(session, snap)?,
+            None => Vec::new(),
+        },
+        run: session
+            .store
+            .last_run_record()?
+            .map(|(commit, subject)| RunPointer {
+                reference: session.store.run_ref_name(),
+                commit,
+                subject,
+            }),
         locks: locks
             .iter()
             .map(|l| LockReport {
@@ -228,19 +199,88 @@ pub(super) fn status_of(
             })
             .collect(),
         tip: tip.map(|t| t.to_string()),
-        remotes,
-        run: session
-            .store
-            .last_run_record()?
-            .map(|(commit, subject)| RunPointer {
-                reference: session.store.run_ref_name(),
-                commit,
-                subject,
-            }),
-        reference: session.store.ref_name(),
+        head,
+        branch_worktree,
+        checkpoint_made,
+        idle,
+        config,
+        warnings,
+    };
+    Ok(report(state, plan, facts))
+}
+
+/// What `status` read besides the workflow's state and plan.
+struct Gathered {
+    workflow: String,
+    reference: String,
+    exists: bool,
+    head: Option<String>,
+    branch_worktree: Option<PathBuf>,
+    checkpoint_made: Option<MadeCheckpoint>,
+    noted_findings: Vec<crate::workflow::review::Finding>,
+    idle: bool,
+    config: ConfigStatus,
+    warnings: Vec<String>,
+    locks: Vec<LockReport>,
+    tip: Option<String>,
+    remotes: Vec<RemoteReport>,
+    run: Option<RunPointer>,
+}
+
+/// The status report of `state` and its `plan`, with what was read about them.
+fn report(
+    state: State,
+    plan: Option<crate::workflow::plan::PlanSummary>,
+    facts: Gathered,
+) -> StatusReport {
+    let current = plan.as_ref().and_then(|p| p.current.clone());
+    let pr = state.pr();
+    StatusReport {
+        kind: "tdd",
+        workflow: facts.workflow,
+        exists: facts.exists,
+        state: state.status(),
+        branch: state.branch().map(str::to_string),
+        head: facts.head,
+        branch_worktree: facts.branch_worktree,
+        main_branch: state.main_branch.clone(),
+        step: current.as_ref().map(StepView::from),
+        progress: plan.as_ref().map(|p| Progress {
+            done: p.done,
+            total: p.total,
+        }),
+        pr_title: plan.as_ref().map(|p| p.title.clone()),
+        debug_attempt_counter: state.attempts(),
+        pending: state.pending().as_ref().map(Pending::kind),
+        checkpoint_made: facts.checkpoint_made,
+        noted_findings: facts.noted_findings,
+        last_run: pr.and_then(|pr| pr.last_run.as_ref()).cloned(),
+        last_commit_hash: pr
+            .and_then(|pr| pr.last_checkpoint.as_deref())
+            .map(str::to_string),
+        identical_failures: state.identical_failures(),
+        review_round: pr.map_or(0, |pr| pr.review.round),
+        blocked_rounds: pr.map_or(0, |pr| pr.review.blocked_rounds),
+        last_review: pr.and_then(|pr| pr.review.last.as_ref()).cloned(),
+        verified_tree: pr
+            .and_then(|pr| pr.verified_tree.as_deref())
+            .map(str::to_string),
+        final_commit: state.final_commit().map(str::to_string),
+        plan_commit: state.plan_commit().map(str::to_string),
+        halt: state.halt(),
+        replan: state.replan_context().cloned(),
+        guidance: state.guidance.clone(),
+        idle: facts.idle,
+        config: facts.config,
+        warnings: facts.warnings,
+        locks: facts.locks,
+        tip: facts.tip,
+        remotes: facts.remotes,
+        run: facts.run,
+        reference: facts.reference,
         current,
         tasks: plan.as_ref().map_or(0, |p| p.tasks),
-    })
+    }
 }
 
 /// The owed checkpoint commit, when HEAD on the PR branch is one already: what `get-task`
@@ -339,4 +379,85 @@ pub(super) fn noted_findings(
             .unwrap_or_default(),
         _ => Vec::new(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    /// What `status` read about a workflow not created yet, on a repository with a lock.
+    fn gathered() -> Gathered {
+        Gathered {
+            workflow: "main".into(),
+            reference: "refs/orchestrator/workflows/main".into(),
+            exists: false,
+            head: Some("main".into()),
+            branch_worktree: None,
+            checkpoint_made: None,
+            noted_findings: Vec::new(),
+            idle: false,
+            config: ConfigStatus::Loaded {
+                origin: "main:.orchestrate.toml".into(),
+                preflight: vec!["tests".into()],
+            },
+            warnings: vec!["a warning".into()],
+            locks: vec![LockReport {
+                reference: "refs/heads/main".into(),
+                path: PathBuf::from(".git/refs/heads/main.lock"),
+                age_s: 3,
+            }],
+            tip: None,
+            remotes: Vec::new(),
+            run: None,
+        }
+    }
+
+    #[test]
+    fn the_report_of_a_workflow_not_created_yet_is_its_fresh_state_and_what_was_read() {
+        let report = report(State::new(Some("main".into())), None, gathered());
+        assert_eq!(
+            serde_json::to_value(&report).expect("a report serializes"),
+            serde_json::json!({
+                "kind": "tdd",
+                "workflow": "main",
+                "exists": false,
+                "state": "INITIALIZING",
+                "branch": null,
+                "head": "main",
+                "branch_worktree": null,
+                "main_branch": "main",
+                "step": null,
+                "progress": null,
+                "pr_title": null,
+                "debug_attempt_counter": 0,
+                "pending": null,
+                "checkpoint_made": null,
+                "noted_findings": [],
+                "last_run": null,
+                "last_commit_hash": null,
+                "identical_failures": 0,
+                "review_round": 0,
+                "blocked_rounds": 0,
+                "last_review": null,
+                "verified_tree": null,
+                "final_commit": null,
+                "plan_commit": null,
+                "halt": null,
+                "replan": null,
+                "guidance": null,
+                "idle": false,
+                "config": {"origin": "main:.orchestrate.toml", "preflight": ["tests"]},
+                "warnings": ["a warning"],
+                "locks": [{"reference": "refs/heads/main", "path": ".git/refs/heads/main.lock", "age_s": 3}],
+                "tip": null,
+                "remotes": [],
+                "run": null
+            })
+        );
+        assert_eq!(
+            (report.reference.as_str(), report.current, report.tasks),
+            ("refs/orchestrator/workflows/main", None, 0)
+        );
+    }
 }

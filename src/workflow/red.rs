@@ -32,6 +32,16 @@ pub fn did_not_run(command: &str, exit: ExitRecord, output: &[u8]) -> Option<Str
     {
         return Some(format!("the test script could not be opened: {line}"));
     }
+    pytest_ran_none(command, exit, &lines, &lower)
+        .or_else(|| cargo_ran_none(&lines))
+        .or_else(|| unittest_ran_none(&lines))
+        .or_else(|| go_ran_none(&lines, &lower))
+        .or_else(|| mocha_ran_none(&lines))
+}
+
+/// pytest's ways of running nothing: exit 5, no item collected, every test deselected or
+/// skipped.
+fn pytest_ran_none(command: &str, exit: ExitRecord, lines: &[&str], lower: &str) -> Option<String> {
     let pytest = command.contains("pytest")
         || command.contains("py.test")
         || lower.contains("test session starts");
@@ -55,6 +65,11 @@ pub fn did_not_run(command: &str, exit: ExitRecord, output: &[u8]) -> Option<Str
             "every test was deselected or skipped, none ran: {summary}"
         ));
     }
+    None
+}
+
+/// cargo test's: every test binary ignored or filtered out everything.
+fn cargo_ran_none(lines: &[&str]) -> Option<String> {
     let results: Vec<&&str> = lines
         .iter()
         .filter(|l| l.starts_with("test result: "))
@@ -69,8 +84,14 @@ pub fn did_not_run(command: &str, exit: ExitRecord, output: &[u8]) -> Option<Str
                 .into(),
         );
     }
+    None
+}
+
+/// unittest's: every test skipped, or none ran; then every test binary running 0 tests, and
+/// a runner that found none.
+fn unittest_ran_none(lines: &[&str]) -> Option<String> {
     if let (Some(ran), Some(skipped)) = (
-        counts(&lines, "Ran ", " test"),
+        counts(lines, "Ran ", " test"),
         lines.iter().find_map(|l| {
             let n = l.strip_prefix("OK (skipped=")?.strip_suffix(')')?;
             n.parse::<u64>().ok()
@@ -79,16 +100,22 @@ pub fn did_not_run(command: &str, exit: ExitRecord, output: &[u8]) -> Option<Str
     {
         return Some(format!("unittest skipped every test it ran ({skipped})"));
     }
-    if let Some(counts) = counts(&lines, "Ran ", " test")
+    if let Some(counts) = counts(lines, "Ran ", " test")
         && counts.iter().all(|n| *n == 0)
     {
         return Some("unittest ran 0 tests".into());
     }
-    if let Some(counts) = counts(&lines, "running ", " test")
+    if let Some(counts) = counts(lines, "running ", " test")
         && counts.iter().all(|n| *n == 0)
     {
         return Some("every test binary ran 0 tests (running 0 tests)".into());
     }
+    None
+}
+
+/// go test's: no test files, or no test to run in any package; before it, a runner that
+/// found no tests.
+fn go_ran_none(lines: &[&str], lower: &str) -> Option<String> {
     if lower.contains("no tests found") {
         return Some("the test runner found no tests (No tests found)".into());
     }
@@ -115,7 +142,12 @@ pub fn did_not_run(command: &str, exit: ExitRecord, output: &[u8]) -> Option<Str
     {
         return Some("go test ran no test ([no tests to run])".into());
     }
-    if let Some(counts) = counts(&lines, "", " passing")
+    None
+}
+
+/// mocha's: 0 passing and nothing failing.
+fn mocha_ran_none(lines: &[&str]) -> Option<String> {
+    if let Some(counts) = counts(lines, "", " passing")
         && counts.iter().all(|n| *n == 0)
         && !lines
             .iter()

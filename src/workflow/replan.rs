@@ -68,13 +68,29 @@ pub fn check_replan(old: &Plan, context: &ReplanContext, new: &Plan) -> Result<(
             );
         }
     }
-    for (i, task) in new
-        .tasks
-        .iter()
-        .enumerate()
-        .take(last_new + 1)
-        .skip(first_new)
-    {
+    check_new_tasks(
+        &new.tasks[first_new..=last_new],
+        first_new,
+        original,
+        &mut problem,
+    );
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems)
+    }
+}
+
+/// The tasks that replace the failed one (`new`, from index `first_new`): all TODO, the first
+/// recording that it replaces `original`, the last the verification task.
+fn check_new_tasks(
+    new: &[Task],
+    first_new: usize,
+    original: &str,
+    problem: &mut impl FnMut(String, String),
+) {
+    let last = new.len() - 1;
+    for (i, task) in (first_new..).zip(new) {
         if task.status != TaskStatus::Todo
             || task.tdd_steps.iter().any(|s| s.status != StepStatus::Todo)
         {
@@ -85,14 +101,14 @@ pub fn check_replan(old: &Plan, context: &ReplanContext, new: &Plan) -> Result<(
             );
         }
     }
-    match &new.tasks[first_new].breakdown_history {
+    match &new[0].breakdown_history {
         None => problem(
             format!("tasks[{first_new}].breakdownHistory"),
             format!(
                 "missing: the first new task must record that it replaces \"{original}\" and why"
             ),
         ),
-        Some(h) if &h.original_task_name != original => problem(
+        Some(h) if h.original_task_name != original => problem(
             format!("tasks[{first_new}].breakdownHistory.originalTaskName"),
             format!(
                 "must be \"{original}\", the task being replaced, not \"{}\"",
@@ -101,24 +117,15 @@ pub fn check_replan(old: &Plan, context: &ReplanContext, new: &Plan) -> Result<(
         ),
         Some(_) => {}
     }
-    if !new.tasks[last_new]
-        .name
-        .to_lowercase()
-        .contains("verification")
-    {
+    if !new[last].name.to_lowercase().contains("verification") {
         problem(
-            format!("tasks[{last_new}].taskName"),
+            format!("tasks[{}].taskName", first_new + last),
             format!(
                 "the last new task must be the verification task (its name contains \"Verification\") that \
                  proves the new tasks together achieve \"{original}\"; found \"{}\"",
-                new.tasks[last_new].name
+                new[last].name
             ),
         );
-    }
-    if problems.is_empty() {
-        Ok(())
-    } else {
-        Err(problems)
     }
 }
 

@@ -238,8 +238,7 @@ fn identity_check(session: &Session) -> Check {
 /// its agent unguarded.
 fn agents(session: &Session, checks: &mut Vec<Check>) {
     use crate::agent::hook::Client;
-    use crate::agent::trust::Trust;
-    use crate::engine::agent_setup::{client_name, client_trust, file_gaps};
+    use crate::engine::agent_setup::{client_trust, file_gaps};
     let root = session.store.workdir();
     for client in [Client::Claude, Client::Codex, Client::Gemini] {
         let files = file_gaps(session, client);
@@ -255,101 +254,132 @@ fn agents(session: &Session, checks: &mut Vec<Check>) {
         if !wired {
             continue;
         }
-        let name = client_name(client);
         let incomplete: Vec<String> = files
             .iter()
             .flat_map(|f| f.gaps.iter().map(move |g| format!("{} {g}", f.path)))
             .collect();
-        if !incomplete.is_empty() {
-            checks.push(check(
-                "agent",
-                Level::Error,
-                format!(
-                    "{name}: {}: its agent would run without git-orchestrate's guard or tools, and \
-                     `git orchestrate run --agent {name}` refuses to start",
-                    incomplete.join("; ")
-                ),
-                Some(format!("git orchestrate init --agent {name}")),
-            ));
-            continue;
-        }
         let loaded: Vec<&str> = files.iter().map(|f| f.path).collect();
-        let Some(trust) = client_trust(client, root) else {
-            checks.push(check(
-                "agent",
-                Level::Ok,
-                format!(
-                    "claude: `claude -p` (and `git orchestrate run --agent claude`) loads {} here; an \
-                     interactive session asks once to trust the folder and to approve the server",
-                    loaded.join(" and ")
-                ),
-                None,
-            ));
-            continue;
+        // Its trust matters only once its files are whole.
+        let trust = if incomplete.is_empty() {
+            client_trust(client, root)
+        } else {
+            None
         };
-        let shown = &trust.record;
-        checks.push(match (client, trust.trust) {
-            (Client::Codex, Trust::Trusted) => check(
-                "agent",
-                Level::Ok,
-                format!("codex: the project is trusted ({shown}), so Codex loads {} here", loaded.join(" and ")),
-                None,
+        checks.push(agent_check(client, &incomplete, &loaded, trust, root));
+    }
+}
+
+/// The check of one wired client: its files' gaps (`incomplete`), the files it loads, and
+/// whether it trusts the folder (`None`: Claude Code, which keeps no such record here).
+fn agent_check(
+    client: crate::agent::hook::Client,
+    incomplete: &[String],
+    loaded: &[&str],
+    trust: Option<crate::engine::agent_setup::ClientTrust>,
+    root: &std::path::Path,
+) -> Check {
+    let name = crate::engine::agent_setup::client_name(client);
+    if !incomplete.is_empty() {
+        return check(
+            "agent",
+            Level::Error,
+            format!(
+                "{name}: {}: its agent would run without git-orchestrate's guard or tools, and \
+                 `git orchestrate run --agent {name}` refuses to start",
+                incomplete.join("; ")
             ),
-            (Client::Codex, Trust::Untrusted) => check(
-                "agent",
-                Level::Error,
-                format!(
-                    "codex: {shown} marks this project untrusted, so Codex drops .codex/ here (no hooks, \
-                     no MCP server), and `git orchestrate run --agent codex` refuses to overrule it"
-                ),
-                Some(format!(
-                    "if you trust it, set trust_level = \"trusted\" under [projects.{}] in {shown}",
-                    toml::Value::String(trust.rule.unwrap_or_else(|| root.display().to_string()))
-                )),
+            Some(format!("git orchestrate init --agent {name}")),
+        );
+    }
+    let Some(trust) = trust else {
+        return check(
+            "agent",
+            Level::Ok,
+            format!(
+                "claude: `claude -p` (and `git orchestrate run --agent claude`) loads {} here; an \
+                 interactive session asks once to trust the folder and to approve the server",
+                loaded.join(" and ")
             ),
-            (Client::Codex, Trust::Undecided) => check(
-                "agent",
-                Level::Warning,
-                "codex: the project is not trusted yet, so a `codex` you start here drops .codex/ (no \
-                 hooks, no MCP server); `git orchestrate run --agent codex` trusts it itself and says so",
-                Some(
-                    "say yes once in an interactive `codex` session here, or run `codex exec --trust \
-                     --dangerously-bypass-hook-trust`"
-                        .into(),
-                ),
+            None,
+        );
+    };
+    trust_check(client, trust, loaded, root)
+}
+
+/// The check of a client whose files are whole, by whether it trusts the folder.
+fn trust_check(
+    client: crate::agent::hook::Client,
+    trust: crate::engine::agent_setup::ClientTrust,
+    loaded: &[&str],
+    root: &std::path::Path,
+) -> Check {
+    use crate::agent::hook::Client;
+    use crate::agent::trust::Trust;
+    let shown = &trust.record;
+    match (client, trust.trust) {
+        (Client::Codex, Trust::Trusted) => check(
+            "agent",
+            Level::Ok,
+            format!(
+                "codex: the project is trusted ({shown}), so Codex loads {} here",
+                loaded.join(" and ")
             ),
-            (_, Trust::Trusted) => check(
-                "agent",
-                Level::Ok,
-                "gemini: the folder is trusted, so Gemini CLI loads .gemini/settings.json here",
-                None,
+            None,
+        ),
+        (Client::Codex, Trust::Untrusted) => check(
+            "agent",
+            Level::Error,
+            format!(
+                "codex: {shown} marks this project untrusted, so Codex drops .codex/ here (no hooks, \
+                 no MCP server), and `git orchestrate run --agent codex` refuses to overrule it"
             ),
-            (_, Trust::Untrusted) => check(
-                "agent",
-                Level::Error,
-                format!(
-                    "gemini: {shown} marks this folder DO_NOT_TRUST, so Gemini CLI drops \
-                     .gemini/settings.json here (no hooks, no MCP server), and `git orchestrate run \
-                     --agent gemini` refuses to overrule it"
-                ),
-                Some(format!(
-                    "if you trust it, change the rule for {} in {shown} (or `/permissions` in Gemini CLI)",
-                    trust.rule.unwrap_or_else(|| root.display().to_string())
-                )),
+            Some(format!(
+                "if you trust it, set trust_level = \"trusted\" under [projects.{}] in {shown}",
+                toml::Value::String(trust.rule.unwrap_or_else(|| root.display().to_string()))
+            )),
+        ),
+        (Client::Codex, Trust::Undecided) => check(
+            "agent",
+            Level::Warning,
+            "codex: the project is not trusted yet, so a `codex` you start here drops .codex/ (no \
+             hooks, no MCP server); `git orchestrate run --agent codex` trusts it itself and says so",
+            Some(
+                "say yes once in an interactive `codex` session here, or run `codex exec --trust \
+                 --dangerously-bypass-hook-trust`"
+                    .into(),
             ),
-            (_, Trust::Undecided) => check(
-                "agent",
-                Level::Warning,
-                "gemini: the folder is not trusted in ~/.gemini/trustedFolders.json, so a `gemini` you \
-                 start here drops .gemini/settings.json (no hooks, no MCP server); `git orchestrate run \
-                 --agent gemini` trusts it for its own turns (GEMINI_CLI_TRUST_WORKSPACE=true)",
-                Some(
-                    "trust the folder when Gemini CLI asks (or `/permissions`), or set \
-                     GEMINI_CLI_TRUST_WORKSPACE=true"
-                        .into(),
-                ),
+        ),
+        (_, Trust::Trusted) => check(
+            "agent",
+            Level::Ok,
+            "gemini: the folder is trusted, so Gemini CLI loads .gemini/settings.json here",
+            None,
+        ),
+        (_, Trust::Untrusted) => check(
+            "agent",
+            Level::Error,
+            format!(
+                "gemini: {shown} marks this folder DO_NOT_TRUST, so Gemini CLI drops \
+                 .gemini/settings.json here (no hooks, no MCP server), and `git orchestrate run \
+                 --agent gemini` refuses to overrule it"
             ),
-        });
+            Some(format!(
+                "if you trust it, change the rule for {} in {shown} (or `/permissions` in Gemini CLI)",
+                trust.rule.unwrap_or_else(|| root.display().to_string())
+            )),
+        ),
+        (_, Trust::Undecided) => check(
+            "agent",
+            Level::Warning,
+            "gemini: the folder is not trusted in ~/.gemini/trustedFolders.json, so a `gemini` you \
+             start here drops .gemini/settings.json (no hooks, no MCP server); `git orchestrate run \
+             --agent gemini` trusts it for its own turns (GEMINI_CLI_TRUST_WORKSPACE=true)",
+            Some(
+                "trust the folder when Gemini CLI asks (or `/permissions`), or set \
+                 GEMINI_CLI_TRUST_WORKSPACE=true"
+                    .into(),
+            ),
+        ),
     }
 }
 
@@ -563,5 +593,76 @@ mod tests {
             "git 2.38.1 is older than 2.39, the oldest git-orchestrate works with"
         );
         assert_eq!(git_version("weird").level, Level::Warning);
+    }
+
+    #[test]
+    fn a_wired_client_is_judged_by_its_gaps_then_by_its_trust() {
+        use crate::agent::hook::Client;
+        use crate::agent::trust::Trust;
+        use crate::engine::agent_setup::ClientTrust;
+        let root = std::path::Path::new("/work/p");
+        let trust = |trust: Trust, rule: Option<&str>| {
+            Some(ClientTrust {
+                record: "~/.codex/config.toml".into(),
+                rule: rule.map(str::to_string),
+                trust,
+            })
+        };
+        let gap = vec![".codex/hooks.json missing".to_string()];
+        let loaded = [".codex/config.toml", ".codex/hooks.json"];
+        // Each row: the client, its gaps, its trust, the level, the fix.
+        let table = [
+            (
+                "a gap: init again",
+                Client::Codex,
+                gap.clone(),
+                trust(Trust::Trusted, None),
+                Level::Error,
+                Some("git orchestrate init --agent codex".to_string()),
+            ),
+            ("claude keeps no trust record", Client::Claude, vec![], None, Level::Ok, None),
+            ("codex trusted", Client::Codex, vec![], trust(Trust::Trusted, None), Level::Ok, None),
+            (
+                "codex untrusted: the rule to change, else the folder",
+                Client::Codex,
+                vec![],
+                trust(Trust::Untrusted, None),
+                Level::Error,
+                Some(
+                    "if you trust it, set trust_level = \"trusted\" under [projects.\"/work/p\"] in \
+                     ~/.codex/config.toml"
+                        .to_string(),
+                ),
+            ),
+            ("codex undecided", Client::Codex, vec![], trust(Trust::Undecided, None), Level::Warning, Some(
+                "say yes once in an interactive `codex` session here, or run `codex exec --trust \
+                 --dangerously-bypass-hook-trust`".to_string())),
+            ("gemini trusted", Client::Gemini, vec![], trust(Trust::Trusted, None), Level::Ok, None),
+            (
+                "gemini untrusted: its rule",
+                Client::Gemini,
+                vec![],
+                trust(Trust::Untrusted, Some("/work")),
+                Level::Error,
+                Some(
+                    "if you trust it, change the rule for /work in ~/.codex/config.toml (or \
+                     `/permissions` in Gemini CLI)"
+                        .to_string(),
+                ),
+            ),
+            ("gemini undecided", Client::Gemini, vec![], trust(Trust::Undecided, None), Level::Warning, Some(
+                "trust the folder when Gemini CLI asks (or `/permissions`), or set \
+                 GEMINI_CLI_TRUST_WORKSPACE=true".to_string())),
+        ];
+        for (case, client, gaps, trust, level, fix) in table {
+            let found = agent_check(client, &gaps, &loaded, trust, root);
+            assert_eq!((found.level, found.fix), (level, fix), "{case}");
+        }
+        assert_eq!(
+            agent_check(Client::Claude, &[], &loaded, None, root).message,
+            "claude: `claude -p` (and `git orchestrate run --agent claude`) loads .codex/config.toml \
+             and .codex/hooks.json here; an interactive session asks once to trust the folder and \
+             to approve the server"
+        );
     }
 }

@@ -97,7 +97,6 @@ pub(super) fn record_and_push(
     target: &Target,
 ) -> Result<Landed, EngineError> {
     let tip = recorder.tip();
-    let git = &session.git;
     let store = &session.store;
     let workflow = store.workflow().to_string();
     // The remote's copy of this chain as just fetched: the lease of its push. Only this
@@ -119,76 +118,38 @@ pub(super) fn record_and_push(
         main: target.exact.then(|| target.merged.to_string()),
     };
     let keep = recorder.keep();
-    let (notes, runs) = match target.remote {
+    let carried = match target.remote {
         Some(remote) => (
             notes_to_push(session, remote)?,
             runs_to_push(session, remote)?,
         ),
         None => (None, None),
     };
-    let mut refused = None;
     let mut stopped = None;
     let mut before = |record: ObjectId| -> Result<(), EngineError> {
-        store.note_landing(
-            &workflow,
-            &Landing {
-                old: tip.to_string(),
-                new: record.to_string(),
-                merge: target.merged.to_string(),
-            },
-        )?;
-        pause::point("landing-noted");
-        if let Some(remote) = target.remote {
-            let pushed = push_landing(
-                session,
-                remote,
-                (record, seen),
-                (target.main, target.merged, target.theirs),
-                (notes, runs),
-                keep.as_ref(),
-            );
-            if let Err(e) = pushed {
-                store.forget_landing(&workflow);
-                refused = Some(e);
-                return Err(EngineError::Internal(
-                    "the landing's push was refused".into(),
-                ));
-            }
-            pause::point("landing-pushed");
-        }
-        if target.merged != target.before {
-            match move_main(
-                session,
-                target.main,
-                target.at,
-                target.before,
-                target.merged,
-            )? {
-                Ok(()) => {}
-                Err(why) if target.remote.is_none() => {
-                    store.forget_landing(&workflow);
-                    stopped = Some(why);
-                    return Err(EngineError::Internal("main did not move".into()));
-                }
-                // On the remote already: main here catches up with its next fetch.
-                Err(_) => {}
+        let landing = Landing {
+            old: tip.to_string(),
+            new: record.to_string(),
+            merge: target.merged.to_string(),
+        };
+        match land_record(
+            session,
+            target,
+            &landing,
+            (record, seen),
+            carried,
+            keep.as_ref(),
+        )? {
+            None => Ok(()),
+            Some(stop) => {
+                stopped = Some(stop);
+                Err(EngineError::Internal("the landing stopped".into()))
             }
         }
-        pause::point("landing-main-moved");
-        // Best effort: the merge is on main whatever becomes of the branch; a branch left
-        // behind is deleted by the next merge's clean-up or by hand.
-        if !matches!(target.at, MainAt::Here) {
-            let _ = git.checkout_detached(target.merged);
-        }
-        let _ = git.delete_branch_at(target.branch, target.tip);
-        Ok(())
     };
     let written = recorder.record(target.exact.then_some(target.merged), &mut before);
-    if let Some(e) = refused {
-        return Ok(Landed::Refused(e));
-    }
-    if let Some(why) = stopped {
-        return Ok(Landed::Blocked(why));
+    if let Some(stop) = stopped {
+        return Ok(stop);
     }
     // A chain moved meanwhile (a lost compare-and-swap) keeps the landing file: the next
     // run finds the record on the remote, or on main here, and completes it.
@@ -196,6 +157,65 @@ pub(super) fn record_and_push(
     store.forget_landing(&workflow);
     pause::point("landing-recorded");
     Ok(Landed::Recorded(event))
+}
+
+/// What a landing does once its record is stored and before the chain's ref moves: the
+/// landing file written, the one atomic push, main moved here, the PR branch deleted.
+/// `Some`: how it stopped (the push refused, or main not moved without a remote), the landing
+/// file forgotten and the chain's ref left where it was.
+fn land_record(
+    session: &Session,
+    target: &Target,
+    landing: &Landing,
+    (record, seen): (ObjectId, Option<ObjectId>),
+    (notes, runs): (Option<(ObjectId, Option<ObjectId>)>, Option<RunsPush>),
+    keep: Option<&(String, String)>,
+) -> Result<Option<Landed>, EngineError> {
+    let git = &session.git;
+    let store = &session.store;
+    let workflow = store.workflow();
+    store.note_landing(workflow, landing)?;
+    pause::point("landing-noted");
+    if let Some(remote) = target.remote {
+        let pushed = push_landing(
+            session,
+            remote,
+            (record, seen),
+            (target.main, target.merged, target.theirs),
+            (notes, runs),
+            keep,
+        );
+        if let Err(e) = pushed {
+            store.forget_landing(workflow);
+            return Ok(Some(Landed::Refused(e)));
+        }
+        pause::point("landing-pushed");
+    }
+    if target.merged != target.before {
+        match move_main(
+            session,
+            target.main,
+            target.at,
+            target.before,
+            target.merged,
+        )? {
+            Ok(()) => {}
+            Err(why) if target.remote.is_none() => {
+                store.forget_landing(workflow);
+                return Ok(Some(Landed::Blocked(why)));
+            }
+            // On the remote already: main here catches up with its next fetch.
+            Err(_) => {}
+        }
+    }
+    pause::point("landing-main-moved");
+    // Best effort: the merge is on main whatever becomes of the branch; a branch left
+    // behind is deleted by the next merge's clean-up or by hand.
+    if !matches!(target.at, MainAt::Here) {
+        let _ = git.checkout_detached(target.merged);
+    }
+    let _ = git.delete_branch_at(target.branch, target.tip);
+    Ok(None)
 }
 
 /// The one atomic push of a landing: the record to the workflow's ref (leased on the

@@ -26,9 +26,10 @@ fn forged_in_pr(
 fn outside_moves(
     session: &Session,
     snap: &Snapshot,
+    main: &str,
     checked: Option<&str>,
 ) -> Result<Option<Blocked>, EngineError> {
-    let Some(mut drift) = crate::engine::main_line::drift(session, &snap.state)? else {
+    let Some(mut drift) = crate::engine::main_line::drift_on(session, &snap.state, main)? else {
         return Ok(None);
     };
     let git = &session.git;
@@ -63,12 +64,13 @@ fn outside_moves(
 /// already merged and deleted counts as merged.
 pub(super) fn merge(
     session: &Session,
+    facts: &crate::engine::Facts,
     snap: &Snapshot,
     branch: &str,
     out: &mut LandOutcome,
 ) -> Result<Event, EngineError> {
     crate::engine::hermetic::require(session)?;
-    let main = session.main_branch(Some(&snap.state))?;
+    let main = facts.main.clone();
     let git = &session.git;
     let blocked = |reason: Blocked| {
         Ok(Event::MergeBlocked {
@@ -77,7 +79,7 @@ pub(super) fn merge(
     };
     // A landing a kill interrupted is completed (its record is the chain's tip then) or
     // given up before anything else is judged (docs/integrity.md, "A landing in flight").
-    let remote = crate::engine::remote::coordination_remote(session, &snap.state)?;
+    let remote = crate::engine::remote::remote_under(session, facts.config())?;
     match super::landing::complete_interrupted(session, snap, remote.as_deref(), &main)? {
         Ok(Some(event)) => {
             out.recorded = true;
@@ -96,7 +98,7 @@ pub(super) fn merge(
     // workflows' records (judged before that fetch, a merge another clone pushed a moment ago
     // would block this one for good).
     if remote.is_none()
-        && let Some(reason) = outside_moves(session, snap, checked)?
+        && let Some(reason) = outside_moves(session, snap, &main, checked)?
     {
         return blocked(reason);
     }
@@ -198,28 +200,10 @@ pub(crate) fn land(
         })
     };
     let remote = crate::engine::remote::coordination_remote(session, state)?;
-    let mut at = main_at(session, main)?;
-    match &at {
-        // One worktree, as ever: main checked out here, and the merge lands in its files.
-        MainAt::Nowhere if git.worktrees()?.len() <= 1 => {
-            if let Err(e) = git.checkout(main) {
-                return blocked(Blocked::Git(e.to_string()));
-            }
-            at = MainAt::Here;
-        }
-        // Several worktrees, each maybe another workflow's landing at this moment: main stays
-        // checked out nowhere and moves as a ref, by compare-and-swap, and this worktree is
-        // left detached at the merge. Checked out here, another workflow that found it
-        // checked out nowhere a moment before would move the ref under this worktree's
-        // files, leaving them staged as undoing its merge (tests/cli/team.rs).
-        MainAt::Nowhere => {}
-        MainAt::Elsewhere(worktree) => {
-            if let Some(why) = dirty_elsewhere(session, main, worktree)? {
-                return blocked(why);
-            }
-        }
-        MainAt::Here => {}
-    }
+    let at = match place_main(session, main)? {
+        Ok(at) => at,
+        Err(why) => return blocked(why),
+    };
     let message = format!("Merge branch '{branch}'");
     for attempt in 0..MAX_PUSHES {
         let theirs = match &remote {
@@ -231,7 +215,7 @@ pub(crate) fn land(
         };
         // Only a workflow or a human moves main (docs/integrity.md): as the remote has it too.
         if let Some(snap) = judged
-            && let Some(why) = outside_moves(session, snap, Some(tip))?
+            && let Some(why) = outside_moves(session, snap, main, Some(tip))?
         {
             return blocked(why);
         }
@@ -281,6 +265,36 @@ pub(crate) fn land(
         remote: remote.unwrap_or_default(),
         attempts: MAX_PUSHES,
     })
+}
+
+/// Where main is for the landing: checked out here in a repository of one worktree (the
+/// merge lands in its files), else where it is; `Err` when it is checked out in another
+/// worktree whose files are not clean, or cannot be checked out here.
+fn place_main(session: &Session, main: &str) -> Result<Result<MainAt, Blocked>, EngineError> {
+    let git = &session.git;
+    let mut at = main_at(session, main)?;
+    match &at {
+        // One worktree, as ever: main checked out here, and the merge lands in its files.
+        MainAt::Nowhere if git.worktrees()?.len() <= 1 => {
+            if let Err(e) = git.checkout(main) {
+                return Ok(Err(Blocked::Git(e.to_string())));
+            }
+            at = MainAt::Here;
+        }
+        // Several worktrees, each maybe another workflow's landing at this moment: main stays
+        // checked out nowhere and moves as a ref, by compare-and-swap, and this worktree is
+        // left detached at the merge. Checked out here, another workflow that found it
+        // checked out nowhere a moment before would move the ref under this worktree's
+        // files, leaving them staged as undoing its merge (tests/cli/team.rs).
+        MainAt::Nowhere => {}
+        MainAt::Elsewhere(worktree) => {
+            if let Some(why) = dirty_elsewhere(session, main, worktree)? {
+                return Ok(Err(why));
+            }
+        }
+        MainAt::Here => {}
+    }
+    Ok(Ok(at))
 }
 
 /// How one attempt of landing the merge ended.

@@ -10,7 +10,7 @@ use self::blocked::{Blocked, dirty};
 use self::merge::merge;
 use super::branches::{check_branch_free, free_branch_name};
 use super::verify::protected_changes;
-use super::{EngineError, Session};
+use super::{EngineError, Facts, Session};
 use crate::gates::review::{ReviewContext, run_review};
 use crate::store::Snapshot;
 use serde::Serialize;
@@ -103,12 +103,15 @@ fn attempt(session: &Session) -> Result<Option<TaskReport>, EngineError> {
     let Some(mut snap) = session.read_or_create_workflow()?.into_tdd() else {
         return Ok(None);
     };
+    // The facts of each state the attempt reads, gathered once and handed down (issue 43:
+    // one get-task asked for the main branch nine times).
+    let mut facts = session.facts(Some(&snap.state))?;
     if snap.state.status() == Status::Initializing {
-        refresh_main(session, &snap.state)?;
+        refresh_main(session, &facts, &snap.state)?;
     }
     for _ in 0..MAX_STEPS {
         let step = workflow::get_task_step(&snap.state, snap.summary.as_ref());
-        let Some(event) = carry_out(session, &snap, step, &mut progress)? else {
+        let Some(event) = carry_out(session, &facts, &snap, step, &mut progress)? else {
             break;
         };
         if let Event::BranchBlocked { reason } = &event {
@@ -123,13 +126,13 @@ fn attempt(session: &Session) -> Result<Option<TaskReport>, EngineError> {
         // landing in flight"): written already, and on the remote with main.
         if !std::mem::take(&mut progress.recorded) {
             let t = session.transition(&snap, event)?;
-            let facts = session.facts(Some(&snap.state))?;
             super::claims::commit_claiming(session, &facts, &snap, &t, None)?;
             if merged {
                 progress.notes.extend(publish_merge(session, &snap.state)?);
             }
         }
         snap = session.store.read()?.ok_or(EngineError::Conflict)?;
+        facts = session.facts(Some(&snap.state))?;
         if merged {
             // The PR is done: its claim goes (docs/refs.md, "Claims"), after the merge is recorded, so a
             // crash between the two leaves a claim that lapses, never a merge unrecorded.
@@ -161,6 +164,7 @@ fn attempt(session: &Session) -> Result<Option<TaskReport>, EngineError> {
     }
     let mut report = report(
         session,
+        &facts,
         snap,
         &progress.done,
         progress.notes,
@@ -178,24 +182,24 @@ fn attempt(session: &Session) -> Result<Option<TaskReport>, EngineError> {
 /// While the workflow is idle (nothing left to do), the remote is read at most once per
 /// [`IDLE_READ_EVERY`]: an agent polling `get-task` would otherwise make every poll a round
 /// trip to the remote, to learn that nothing changed.
-fn refresh_main(session: &Session, state: &State) -> Result<(), EngineError> {
-    let Some(remote) = super::remote::coordination_remote(session, state)? else {
+fn refresh_main(session: &Session, facts: &Facts, state: &State) -> Result<(), EngineError> {
+    let Some(remote) = super::remote::remote_under(session, facts.config())? else {
         return Ok(());
     };
-    let main = session.main_branch(Some(state))?;
-    if !session.store.branch_exists(&main)? {
+    let main = &facts.main;
+    if !session.store.branch_exists(main)? {
         return Ok(());
     }
     let now = super::claims::now();
     if state.idle.is_some()
         && let Some((when, _)) = session.store.last_remote_read(&remote)
         && (0..IDLE_READ_EVERY).contains(&now.saturating_sub(when))
-        && session.idle_holds(state, &session.load_config(Some(state))?.config.master_plan)?
+        && session.idle_holds_on(state, main, &facts.config().master_plan)?
     {
         return Ok(());
     }
-    let at = land::main_at(session, &main)?;
-    let found = match land::up_to_remote(session, &main, &at, &remote)? {
+    let at = land::main_at(session, main)?;
+    let found = match land::up_to_remote(session, main, &at, &remote)? {
         Ok(Some(theirs)) => theirs,
         Ok(None) => "none".to_string(),
         Err(_) => "blocked".to_string(),
@@ -238,6 +242,7 @@ struct Progress {
 /// to do now and the briefing follows.
 fn carry_out(
     session: &Session,
+    facts: &Facts,
     snap: &Snapshot,
     step: GetTaskStep,
     progress: &mut Progress,
@@ -273,32 +278,26 @@ fn carry_out(
         }
         GetTaskStep::PrepareBranch { branch } => {
             check_branch_free(session, &branch, snap.state.status())?;
-            match prepare_branch(session, snap, &branch)? {
+            match prepare_branch(session, facts, &branch)? {
                 BranchOutcome::Blocked { reason } => Event::BranchBlocked { reason },
                 ready => {
                     done.push(DoneAction::Branch(ready));
-                    let main = session.main_branch(Some(&snap.state))?;
                     // Where the branch left main bounds the search for checkpoint commits.
                     Event::BranchReady {
-                        base: session.git.merge_base(&main, &branch).ok(),
-                        pin: session.pin_now(&main)?,
+                        base: session.git.merge_base(&facts.main, &branch).ok(),
+                        pin: session.pin_now(&facts.main)?,
                     }
                 }
             }
         }
         GetTaskStep::LookForCheckpoint { since } => {
-            return look_for_checkpoint(session, snap, since.as_deref(), progress);
+            return look_for_checkpoint(session, &facts.main, snap, since.as_deref(), progress);
         }
         GetTaskStep::StartReview => Event::ReviewStarted {
-            max_rounds: session
-                .load_config(Some(&snap.state))?
-                .config
-                .review
-                .policy()
-                .max_rounds,
+            max_rounds: facts.config().review.policy().max_rounds,
         },
         GetTaskStep::RunReview { round } => {
-            let event = review(session, snap, round)?;
+            let event = review(session, facts, snap, round)?;
             done.push(match &event {
                 Event::ReviewCompleted { record, .. } if !record.ran => DoneAction::NothingToReview,
                 Event::ReviewCompleted { record, .. } => DoneAction::ReviewRan {
@@ -313,12 +312,11 @@ fn carry_out(
         GetTaskStep::StartMerge => Event::MergeStarted,
         GetTaskStep::Merge { branch } => {
             let mut out = merge::LandOutcome::default();
-            let event = merge(session, snap, &branch, &mut out)?;
+            let event = merge(session, facts, snap, &branch, &mut out)?;
             if let Event::Merged { .. } = &event {
-                let main = session.main_branch(Some(&snap.state))?;
                 done.push(DoneAction::Merged {
                     branch,
-                    main,
+                    main: facts.main.clone(),
                     raced: out.raced,
                 });
             }
@@ -332,6 +330,7 @@ fn carry_out(
 /// (one the hooks made): recorded when it counts, named in the briefing when it does not.
 fn look_for_checkpoint(
     session: &Session,
+    main: &str,
     snap: &Snapshot,
     since: Option<&str>,
     progress: &mut Progress,
@@ -342,9 +341,8 @@ fn look_for_checkpoint(
     if session.store.head_branch()?.as_deref() != Some(branch.as_str()) {
         return Ok(None);
     }
-    let main = session.main_branch(Some(&snap.state))?;
     let stops = [since, snap.state.pr().and_then(|pr| pr.base.as_deref())];
-    let Some(found) = session.store.find_checkpoint(&stops, &main)? else {
+    let Some(found) = session.store.find_checkpoint(&stops, main)? else {
         return Ok(None);
     };
     if let Some(notice) = super::unrecorded::unverified(session, &snap.state, &found)? {
@@ -368,15 +366,16 @@ fn look_for_checkpoint(
 
 fn report(
     session: &Session,
+    facts: &Facts,
     snap: Snapshot,
     done: &[DoneAction],
     notes: Vec<Notice>,
     guidance: Option<&str>,
 ) -> Result<TaskReport, EngineError> {
-    let loaded = session.load_config(Some(&snap.state))?;
+    let loaded = &facts.loaded;
     let mut notices = notes;
-    notices.extend(loaded.warnings);
-    notices.extend(session.state_warnings(&snap.state)?);
+    notices.extend(loaded.warnings.iter().cloned());
+    notices.extend(session.state_warnings_on(&snap.state, facts)?);
     let warnings: Vec<String> = notices.iter().map(ToString::to_string).collect();
     let halted = snap.state.waits_for_human();
     let gates = loaded.config.gate_names();
@@ -388,13 +387,13 @@ fn report(
     let escalation_command = session.store.escalation_command();
     let plan_show_command = session.store.plan_show_command();
     let review_show_command = session.store.review_show_command();
-    let main_branch = session.main_branch(Some(&snap.state))?;
-    let idle = session.idle_holds(&snap.state, &loaded.config.master_plan)?;
+    let main_branch = &facts.main;
+    let idle = session.idle_holds_on(&snap.state, main_branch, &loaded.config.master_plan)?;
     // At the human gate, the human weighs the review's findings: they are listed.
     let noted = super::status::noted_findings(session, &snap)?;
     // Only where a PR is picked: the claims are read for no other briefing.
     let taken = if snap.state.status() == Status::Initializing && !idle {
-        super::claims::taken(session, &snap.state)?
+        super::claims::taken(session, facts)?
     } else {
         Vec::new()
     };
@@ -408,7 +407,7 @@ fn report(
         plan_show_command: &plan_show_command,
         review_show_command: &review_show_command,
         noted_findings: &noted,
-        main_branch: &main_branch,
+        main_branch,
         workflow: session.store.workflow(),
         state: &snap.state,
         plan: snap.summary.as_ref(),
@@ -432,7 +431,7 @@ fn report(
 /// from it; an existing branch of that name (from an interrupted run) is checked out instead.
 fn prepare_branch(
     session: &Session,
-    snap: &Snapshot,
+    facts: &Facts,
     branch: &str,
 ) -> Result<BranchOutcome, EngineError> {
     let blocked = |reason: Blocked| {
@@ -448,7 +447,7 @@ fn prepare_branch(
     if let Some(why) = dirty(session, true)? {
         return blocked(why);
     }
-    let main = session.main_branch(Some(&snap.state))?;
+    let main = facts.main.clone();
     if !session.store.branch_exists(&main)? {
         return blocked(Blocked::NoMainBranch { main });
     }
@@ -465,7 +464,7 @@ fn prepare_branch(
     // moved where it is checked out (here, or in another worktree when it is clean) or, checked
     // out nowhere, by compare-and-swap, and the branch starts from its commit: git refuses to
     // check main out here while another worktree has it.
-    let remote = super::remote::coordination_remote(session, &snap.state)?;
+    let remote = super::remote::remote_under(session, facts.config())?;
     if let Some(remote) = &remote {
         let at = land::main_at(session, &main)?;
         if let Err(why) = land::up_to_remote(session, &main, &at, remote)? {
@@ -485,12 +484,17 @@ fn prepare_branch(
 
 /// Runs code review round `round` on the PR branch: the diff from where it left main to its
 /// tip, reviewed per dimension. A review that cannot run is an error event, never approval.
-fn review(session: &Session, snap: &Snapshot, round: u32) -> Result<Event, EngineError> {
-    let config = session.load_config(Some(&snap.state))?.config;
+fn review(
+    session: &Session,
+    facts: &Facts,
+    snap: &Snapshot,
+    round: u32,
+) -> Result<Event, EngineError> {
+    let config = facts.config();
     // The reviewer runs from the working tree: an edited review script would review as the
     // agent likes (docs/integrity.md).
     let tree = session.git.worktree_tree(&session.store.index_path())?;
-    let protected = protected_changes(session, Some(&snap.state), &config, &tree)?;
+    let protected = protected_changes(session, Some(&snap.state), config, &tree)?;
     if !protected.is_empty() {
         return Ok(Event::ReviewFailed {
             error: format!(
@@ -501,7 +505,7 @@ fn review(session: &Session, snap: &Snapshot, round: u32) -> Result<Event, Engin
         });
     }
     let policy = config.review.policy();
-    let main = session.main_branch(Some(&snap.state))?;
+    let main = &facts.main;
     let Some(branch) = snap.state.branch().map(str::to_string) else {
         return Ok(Event::ReviewFailed {
             error: "the workflow has no PR branch to review".into(),
@@ -512,29 +516,29 @@ fn review(session: &Session, snap: &Snapshot, round: u32) -> Result<Event, Engin
             error: "the workflow has no PR plan to review against".into(),
         });
     };
-    let facts = match review_facts(session, snap, &config, &main, &branch)? {
-        Ok(facts) => facts,
+    let found = match review_facts(session, snap, config, main, &branch)? {
+        Ok(found) => found,
         Err(error) => return Ok(Event::ReviewFailed { error }),
     };
     let tasks_without_red = super::pr_record::tasks_without_red(&plan);
     let main_moved_outside =
-        super::main_line::drift(session, &snap.state)?.map(|d| d.notice().to_string());
+        super::main_line::drift_on(session, &snap.state, main)?.map(|d| d.notice().to_string());
     let context = ReviewContext {
         plan: &plan,
         branch: &branch,
-        main_branch: &main,
-        base: &facts.base,
-        head: &facts.head,
-        diff: &facts.diff,
+        main_branch: main,
+        base: &found.base,
+        head: &found.head,
+        diff: &found.diff,
         round,
-        config_changed: facts.config_changed,
-        empty_tasks: &facts.empty_tasks,
-        edited_red_tests: &facts.edited_red_tests,
-        repinned_red_tests: &facts.repinned_red_tests,
-        changed_after_red: &facts.changed_after_red,
-        reds_without_a_test: &facts.reds_without_a_test,
-        changed_tests: &facts.changed_tests,
-        unpinned_tests: &facts.unpinned_tests,
+        config_changed: found.config_changed,
+        empty_tasks: &found.empty_tasks,
+        edited_red_tests: &found.edited_red_tests,
+        repinned_red_tests: &found.repinned_red_tests,
+        changed_after_red: &found.changed_after_red,
+        reds_without_a_test: &found.reds_without_a_test,
+        changed_tests: &found.changed_tests,
+        unpinned_tests: &found.unpinned_tests,
         tasks_without_red: &tasks_without_red,
         main_moved_outside: main_moved_outside.as_deref(),
     };

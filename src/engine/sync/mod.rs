@@ -153,26 +153,7 @@ pub fn sync(
     take: Option<Side>,
 ) -> Result<SyncReport, EngineError> {
     let remote = resolve_remote(session, remote)?;
-    let refspecs_added = ensure_refspecs(session, &remote)?;
-    let mut warnings = Vec::new();
-    let destructive = destructive_refspecs(session, &remote)?;
-    if !destructive.is_empty() {
-        warnings.push(
-            Notice::DestructiveRefspecs {
-                remote: remote.clone(),
-                refspecs: destructive.iter().map(ToString::to_string).collect(),
-            }
-            .to_string(),
-        );
-    }
-    // `[archive] auto`: archived before the fetch, so that this sync carries it.
-    let archived = match super::archive::auto_archive(session) {
-        Ok(report) => report,
-        Err(e) => {
-            warnings.push(format!("[archive] auto did not archive: {e}"));
-            None
-        }
-    };
+    let mut before = before_rounds(session, &remote)?;
     let mut refused: Option<(Vec<Push>, GitError)> = None;
     let mut takes = Takes {
         side: take,
@@ -196,12 +177,11 @@ pub fn sync(
             }
             other => other?,
         };
-        let pushed: Vec<String> = reconciled.pushes.iter().map(|p| p.target.clone()).collect();
         if !reconciled.pushes.is_empty() {
             match push(session, &remote, &reconciled.pushes) {
                 // The pre-push hook's warnings, for one.
                 Ok(said) if !said.is_empty() => {
-                    warnings.push(Notice::PushSaid { said }.to_string())
+                    before.warnings.push(Notice::PushSaid { said }.to_string())
                 }
                 Ok(_) => {}
                 Err(e) => {
@@ -212,41 +192,99 @@ pub fn sync(
                 }
             }
         }
-        for before in &earlier {
-            carry_over(before, &mut reconciled);
+        for done in &earlier {
+            carry_over(done, &mut reconciled);
         }
-        warnings.extend(reconciled.warnings);
-        // The claims of the workflows just synced: renewed while they work on their PR.
-        let mut claims = match super::claims::renew(session, &remote) {
-            Ok(claims) => claims,
-            Err(e) => {
-                warnings.push(e.to_string());
-                super::claims::Renewal::default()
+        return Ok(finish(session, remote, before, reconciled, round));
+    }
+    Err(gave_up(session, &remote, refused)?)
+}
+
+/// What `sync` does and finds before its rounds: the refspecs it adds, the warnings about
+/// refspecs that would overwrite local state, and the `[archive] auto` archiving.
+struct BeforeRounds {
+    refspecs_added: Vec<String>,
+    warnings: Vec<String>,
+    archived: Option<crate::engine::ArchiveReport>,
+}
+
+fn before_rounds(session: &Session, remote: &str) -> Result<BeforeRounds, EngineError> {
+    let refspecs_added = ensure_refspecs(session, remote)?;
+    let mut warnings = Vec::new();
+    let destructive = destructive_refspecs(session, remote)?;
+    if !destructive.is_empty() {
+        warnings.push(
+            Notice::DestructiveRefspecs {
+                remote: remote.to_string(),
+                refspecs: destructive.iter().map(ToString::to_string).collect(),
             }
-        };
-        claims.archived = archived_claims(&pushed);
-        return Ok(SyncReport {
-            remote,
-            refspecs_added,
-            workflows: reconciled.workflows,
-            notes: reconciled.notes,
-            branches: reconciled.branches,
-            pushed,
-            rounds: round,
-            claims,
-            archived,
-            warnings,
-        });
+            .to_string(),
+        );
     }
-    // The last round's push failed too: a refusal, unless the remote moved again.
+    // `[archive] auto`: archived before the fetch, so that this sync carries it.
+    let archived = match super::archive::auto_archive(session) {
+        Ok(report) => report,
+        Err(e) => {
+            warnings.push(format!("[archive] auto did not archive: {e}"));
+            None
+        }
+    };
+    Ok(BeforeRounds {
+        refspecs_added,
+        warnings,
+        archived,
+    })
+}
+
+/// The report of the round whose push went through (or that had nothing to push), with the
+/// claims of the workflows just synced renewed while they work on their PR.
+fn finish(
+    session: &Session,
+    remote: String,
+    before: BeforeRounds,
+    reconciled: Reconciled,
+    round: u32,
+) -> SyncReport {
+    let pushed: Vec<String> = reconciled.pushes.iter().map(|p| p.target.clone()).collect();
+    let mut warnings = before.warnings;
+    warnings.extend(reconciled.warnings);
+    let mut claims = match super::claims::renew(session, &remote) {
+        Ok(claims) => claims,
+        Err(e) => {
+            warnings.push(e.to_string());
+            super::claims::Renewal::default()
+        }
+    };
+    claims.archived = archived_claims(&pushed);
+    SyncReport {
+        remote,
+        refspecs_added: before.refspecs_added,
+        workflows: reconciled.workflows,
+        notes: reconciled.notes,
+        branches: reconciled.branches,
+        pushed,
+        rounds: round,
+        claims,
+        archived: before.archived,
+        warnings,
+    }
+}
+
+/// Why every round's push failed: a refusal when the last one's was the host's own (nothing
+/// moved on the remote since), else the remote changing under each attempt.
+fn gave_up(
+    session: &Session,
+    remote: &str,
+    refused: Option<(Vec<Push>, GitError)>,
+) -> Result<EngineError, EngineError> {
     if let Some((pushes, error)) = refused {
-        fetch(session, &remote)?;
+        fetch(session, remote)?;
         if !moved_since(session, &pushes)? {
-            return Err(push_refused(&remote, &pushes, error));
+            return Ok(push_refused(remote, &pushes, error));
         }
     }
-    Err(EngineError::Remote {
-        remote: remote.clone(),
+    Ok(EngineError::Remote {
+        remote: remote.to_string(),
         what: format!("push to {remote}"),
         answer: format!("{remote} changed under every one of {MAX_ROUNDS} attempts"),
         hint: format!(
@@ -410,4 +448,38 @@ pub fn adopt_from_remote(session: &Session, remote: &str) -> Result<Option<Adopt
         state,
         transitions,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_claims_a_sync_archived_are_the_claim_refs_among_its_pushes() {
+        let refs = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        // Each row: the refs pushed, the PR keys of the claims among them.
+        let table: [(&str, &[&str], &[&str]); 3] = [
+            ("nothing pushed", &[], &[]),
+            (
+                "workflows and notes only",
+                &[
+                    "refs/orchestrator/workflows/main",
+                    "refs/notes/orchestrator",
+                ],
+                &[],
+            ),
+            (
+                "claims among them",
+                &[
+                    "refs/orchestrator/claims/pr-1-add",
+                    "refs/orchestrator/workflows/main",
+                    "refs/orchestrator/claims/pr-2-sub",
+                ],
+                &["pr-1-add", "pr-2-sub"],
+            ),
+        ];
+        for (case, pushed, expected) in table {
+            assert_eq!(archived_claims(&refs(pushed)), refs(expected), "{case}");
+        }
+    }
 }

@@ -247,44 +247,10 @@ pub fn apply(
         }
         Action::Report { report, observed } => {
             check(ticket, role, Tool::SubtaskComplete)?;
-            let Some(subtask) = t.current_mut() else {
+            if t.current_mut().is_none() {
                 return refuse("no subtask is assigned", legal_next(ticket, role));
-            };
-            let assignment = subtask.assignment.clone().unwrap_or_else(|| Assignment {
-                mode: super::Mode::Implementation,
-                goal: String::new(),
-                files_to_inspect: Vec::new(),
-                files_to_modify: Vec::new(),
-                acceptance_criteria: Vec::new(),
-                prior_context: None,
-                constraints: Vec::new(),
-            });
-            subtask.contradictions = contradictions(&assignment, &report, &observed);
-            let id = subtask.id.clone();
-            let text = format!(
-                "reported {} at {} (build {}); observed: gates {}{}",
-                report.status.as_str(),
-                crate::short_id(&observed.commit),
-                report.build_status.as_str(),
-                observed_word(&observed),
-                match subtask.contradictions.len() {
-                    0 => String::new(),
-                    n => format!(", {n} contradiction(s)"),
-                }
-            );
-            subtask.claimed = Some(super::Claimed::of(&report));
-            subtask.report = Some(*report);
-            subtask.observed = Some(*observed);
-            subtask.awaiting_verification = true;
-            t.state = TicketState::Manager;
-            log(
-                &mut t,
-                now,
-                "developer",
-                "subtask-complete",
-                Some(&id),
-                text,
-            );
+            }
+            record_report(&mut t, *report, *observed, now);
         }
         Action::Finishing { squash } => {
             check(ticket, role, Tool::CompleteTicket)?;
@@ -307,29 +273,13 @@ pub fn apply(
             merge,
         } => {
             check(ticket, role, Tool::CompleteTicket)?;
-            let text = format!(
-                "ticket complete: squashed as {}{}",
-                crate::short_id(&squash),
-                merge
-                    .as_deref()
-                    .map(|m| format!(", merged as {}", crate::short_id(m)))
-                    .unwrap_or_default()
-            );
             if ticket.finishing.as_deref() != Some(squash.as_str()) {
                 return refuse(
                     "a ticket completes with the squash it recorded",
                     legal_next(ticket, role),
                 );
             }
-            t.finishing = None;
-            t.finished = Some(Finished {
-                squash,
-                merge,
-                summary,
-            });
-            t.state = TicketState::TicketDone;
-            t.current = None;
-            log(&mut t, now, "manager", "complete-ticket", None, text);
+            complete(&mut t, summary, squash, merge, now);
         }
         Action::Halt { reason } => {
             if !matches!(ticket.state, TicketState::Manager | TicketState::Developer) {
@@ -360,6 +310,63 @@ pub fn apply(
         }
     }
     Ok(t)
+}
+
+/// The developer's report on the current subtask recorded, with what the orchestrator
+/// observed at its commit and where the two contradict each other: the manager verifies it.
+fn record_report(t: &mut Ticket, report: Report, observed: Observed, now: i64) {
+    let Some(subtask) = t.current_mut() else {
+        return;
+    };
+    let assignment = subtask.assignment.clone().unwrap_or_else(|| Assignment {
+        mode: super::Mode::Implementation,
+        goal: String::new(),
+        files_to_inspect: Vec::new(),
+        files_to_modify: Vec::new(),
+        acceptance_criteria: Vec::new(),
+        prior_context: None,
+        constraints: Vec::new(),
+    });
+    subtask.contradictions = contradictions(&assignment, &report, &observed);
+    let id = subtask.id.clone();
+    let text = format!(
+        "reported {} at {} (build {}); observed: gates {}{}",
+        report.status.as_str(),
+        crate::short_id(&observed.commit),
+        report.build_status.as_str(),
+        observed_word(&observed),
+        match subtask.contradictions.len() {
+            0 => String::new(),
+            n => format!(", {n} contradiction(s)"),
+        }
+    );
+    subtask.claimed = Some(super::Claimed::of(&report));
+    subtask.report = Some(report);
+    subtask.observed = Some(observed);
+    subtask.awaiting_verification = true;
+    t.state = TicketState::Manager;
+    log(t, now, "developer", "subtask-complete", Some(&id), text);
+}
+
+/// The ticket done: squashed as `squash` (the one it recorded), merged as `merge`.
+fn complete(t: &mut Ticket, summary: String, squash: String, merge: Option<String>, now: i64) {
+    let text = format!(
+        "ticket complete: squashed as {}{}",
+        crate::short_id(&squash),
+        merge
+            .as_deref()
+            .map(|m| format!(", merged as {}", crate::short_id(m)))
+            .unwrap_or_default()
+    );
+    t.finishing = None;
+    t.finished = Some(Finished {
+        squash,
+        merge,
+        summary,
+    });
+    t.state = TicketState::TicketDone;
+    t.current = None;
+    log(t, now, "manager", "complete-ticket", None, text);
 }
 
 fn observed_word(observed: &Observed) -> &'static str {

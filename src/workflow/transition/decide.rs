@@ -218,25 +218,7 @@ pub fn check_submit<P, C>(
     let in_tdd = matches!(status, Status::ExecutingTdd | Status::Debugging);
     match request {
         SubmitRequest::Plan(plan) if status == Status::Initializing => Ok(Accepted::Plan(plan)),
-        SubmitRequest::NoPrLeft => match (status, plan) {
-            (Status::Initializing, None) => Ok(Accepted::NoPrLeft),
-            (Status::Initializing, Some(plan)) => Err(Rejection::wrong_state(
-                status,
-                format!(
-                    "submit-work --no-pr-left is not accepted while the plan \"{}\" waits to be taken up",
-                    plan.title
-                ),
-                GET_TASK_HINT,
-            )),
-            _ => Err(Rejection::wrong_state(
-                status,
-                format!(
-                    "submit-work --no-pr-left is only accepted in INITIALIZING, when no PR is active; \
-                     in state {status} there is work to finish"
-                ),
-                GET_TASK_HINT,
-            )),
-        },
+        SubmitRequest::NoPrLeft => check_no_pr_left(status, plan),
         SubmitRequest::Contradiction(account) if CONTRADICTABLE.contains(&status) => {
             Ok(Accepted::Contradiction(account))
         }
@@ -269,65 +251,7 @@ pub fn check_submit<P, C>(
         SubmitRequest::Test {
             command,
             expectation,
-        } => {
-            // The pending item comes first: after the last step passed, "checkpoint first"
-            // is the answer, not "every step is DONE".
-            match state.pending() {
-                Some(Pending::Analysis(RedAnalysis { step, .. })) => {
-                    return Err(Rejection::wrong_state(
-                        status,
-                        format!(
-                            "submit-work --test-command is not accepted now: step {step} is waiting for \
-                             your analysis of the last run (state {status})"
-                        ),
-                        "Answer with `git orchestrate submit-work --summary \"<why>\" --analysis-decision SUCCESS` \
-                         (it failed for the intended reason) or `git orchestrate submit-work --summary \
-                         \"<why>\" --analysis-decision FAILURE` (the wrong reason).",
-                    ));
-                }
-                Some(Pending::Checkpoint { step, .. }) => {
-                    return Err(Rejection::wrong_state(
-                        status,
-                        format!(
-                            "submit-work --test-command is not accepted now: step {step} passed and its \
-                             checkpoint commit comes first (state {status})"
-                        ),
-                        "Run `git orchestrate checkpoint`, then `git orchestrate get-task`.",
-                    ));
-                }
-                // Approval and escalation only wait in CODE_REVIEW, refused above.
-                Some(Pending::Approval { .. } | Pending::Escalation { .. }) | None => {}
-            }
-            let step = current_step(status, plan)?;
-            let step_id = step.id;
-            let wanted = Expectation::for_step(step.kind);
-            match expectation {
-                Some(given) if given != wanted => Err(Rejection {
-                    kind: RejectionKind::InvalidInput,
-                    state: status,
-                    message: format!(
-                        "step {step_id} is a {} step, so its test is expected to {}; --expectation {given} \
-                         does not fit it",
-                        step.kind,
-                        if wanted == Expectation::Fail {
-                            "fail"
-                        } else {
-                            "pass"
-                        }
-                    ),
-                    hint: format!(
-                        "Submit with --expectation {wanted}, or leave --expectation out."
-                    ),
-                }),
-                _ => Ok(Accepted::Test {
-                    command,
-                    step: step_id,
-                    kind: step.kind,
-                    description: step.description.clone(),
-                    expectation: wanted,
-                }),
-            }
-        }
+        } => check_test(state, plan, command, expectation),
         SubmitRequest::Analysis(decision) => match state.pending() {
             Some(Pending::Analysis(_)) => Ok(Accepted::Analysis(decision)),
             _ => Err(Rejection::wrong_state(
@@ -338,6 +262,98 @@ pub fn check_submit<P, C>(
                 GET_TASK_HINT,
             )),
         },
+    }
+}
+
+/// `--no-pr-left`: only in INITIALIZING, with no plan waiting to be taken up.
+fn check_no_pr_left<P, C>(
+    status: Status,
+    plan: Option<&PlanSummary>,
+) -> Result<Accepted<P, C>, Rejection> {
+    match (status, plan) {
+        (Status::Initializing, None) => Ok(Accepted::NoPrLeft),
+        (Status::Initializing, Some(plan)) => Err(Rejection::wrong_state(
+            status,
+            format!(
+                "submit-work --no-pr-left is not accepted while the plan \"{}\" waits to be taken up",
+                plan.title
+            ),
+            GET_TASK_HINT,
+        )),
+        _ => Err(Rejection::wrong_state(
+            status,
+            format!(
+                "submit-work --no-pr-left is only accepted in INITIALIZING, when no PR is active; \
+             in state {status} there is work to finish"
+            ),
+            GET_TASK_HINT,
+        )),
+    }
+}
+
+/// A test command for the current step, in a TDD state: refused while an analysis or a
+/// checkpoint is owed, or when `expectation` does not fit the step.
+fn check_test<P, C>(
+    state: &State,
+    plan: Option<&PlanSummary>,
+    command: C,
+    expectation: Option<Expectation>,
+) -> Result<Accepted<P, C>, Rejection> {
+    let status = state.status();
+    // The pending item comes first: after the last step passed, "checkpoint first"
+    // is the answer, not "every step is DONE".
+    match state.pending() {
+        Some(Pending::Analysis(RedAnalysis { step, .. })) => {
+            return Err(Rejection::wrong_state(
+                status,
+                format!(
+                    "submit-work --test-command is not accepted now: step {step} is waiting for \
+                     your analysis of the last run (state {status})"
+                ),
+                "Answer with `git orchestrate submit-work --summary \"<why>\" --analysis-decision SUCCESS` \
+                 (it failed for the intended reason) or `git orchestrate submit-work --summary \
+                 \"<why>\" --analysis-decision FAILURE` (the wrong reason).",
+            ));
+        }
+        Some(Pending::Checkpoint { step, .. }) => {
+            return Err(Rejection::wrong_state(
+                status,
+                format!(
+                    "submit-work --test-command is not accepted now: step {step} passed and its \
+                     checkpoint commit comes first (state {status})"
+                ),
+                "Run `git orchestrate checkpoint`, then `git orchestrate get-task`.",
+            ));
+        }
+        // Approval and escalation only wait in CODE_REVIEW, refused above.
+        Some(Pending::Approval { .. } | Pending::Escalation { .. }) | None => {}
+    }
+    let step = current_step(status, plan)?;
+    let step_id = step.id;
+    let wanted = Expectation::for_step(step.kind);
+    match expectation {
+        Some(given) if given != wanted => Err(Rejection {
+            kind: RejectionKind::InvalidInput,
+            state: status,
+            message: format!(
+                "step {step_id} is a {} step, so its test is expected to {}; --expectation {given} \
+                 does not fit it",
+                step.kind,
+                if wanted == Expectation::Fail {
+                    "fail"
+                } else {
+                    "pass"
+                }
+            ),
+            hint: format!("Submit with --expectation {wanted}, or leave --expectation out."),
+        }),
+        _ => Ok(Accepted::Test {
+            command,
+            step: step_id,
+            kind: step.kind,
+            description: step.description.clone(),
+            expectation: wanted,
+        }),
     }
 }
 

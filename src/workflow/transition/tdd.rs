@@ -214,7 +214,6 @@ fn red_needs_analysis(mut tdd: Tdd, run: &TestRun) -> Outcome {
 pub(super) fn test_ran(state: &State, run: TestRun) -> Result<Next, Refusal> {
     let tdd = Tdd::of(state).ok_or(Refusal::WrongState)?;
     let step = run.step;
-    let (command, exit) = (&run.command, run.exit);
     let mut last_run = LastRun {
         step,
         command: run.command.clone(),
@@ -223,99 +222,7 @@ pub(super) fn test_ran(state: &State, run: TestRun) -> Result<Next, Refusal> {
         verdict: Verdict::Failure,
         preflight: run.preflight.as_ref().map(|p| p.record.clone()),
     };
-    let red_due = state.red_test_due(step, run.kind);
-    let red_failed = run
-        .red_rerun
-        .as_ref()
-        .filter(|red| !red.exit.success() || red.not_run.is_some());
-    let (phase, plan, body, output, verdict) = match (
-        run.expectation,
-        exit.success(),
-        &run.preflight,
-        red_failed,
-    ) {
-        (Expectation::Pass, true, _, None)
-            if red_due.is_some_and(|red| red.command != run.command) && run.red_rerun.is_none() =>
-        {
-            return Err(Refusal::Said(
-                "a passing GREEN run needs its task's RED test run again before it can be recorded"
-                    .into(),
-            ));
-        }
-        (Expectation::Pass, true, _, Some(red)) => red_still_fails(tdd, &run, red),
-        (Expectation::Pass, true, Some(pre), None) if !pre.changed.is_empty() => pass_not_counted(
-            tdd,
-            &run,
-            &pre.changed,
-            "files changed while the test and preflight ran",
-            "a pass counts only for the tree it ran on",
-        ),
-        (Expectation::Pass, true, Some(pre), None) if !pre.protected.is_empty() => {
-            pass_not_counted(
-                tdd,
-                &run,
-                &pre.protected,
-                "the working tree changes protected paths",
-                "a human changes these on main",
-            )
-        }
-        (Expectation::Pass, true, Some(pre), None) if pre.record.passed() => {
-            step_done(tdd, &run, pre, red_due.is_some())
-        }
-        (
-            Expectation::Pass,
-            true,
-            Some(PreflightOutcome {
-                failure: Some((gate, tail)),
-                ..
-            }),
-            None,
-        ) => failure(
-            tdd,
-            tail.clone(),
-            OutputSource::Gate(gate.clone()),
-            |attempt| {
-                format!(
-                    "FAILURE: `{command}` passed ({exit}), but preflight gate `{gate}` failed; debugging attempt {attempt}"
-                )
-            },
-        ),
-        (Expectation::Pass, true, _, None) => {
-            return Err(Refusal::Said(
-                "a passing PASS run needs its preflight result before it can be recorded".into(),
-            ));
-        }
-        (Expectation::Pass, false, _, _) => failure(
-            tdd,
-            run.output_tail.clone(),
-            OutputSource::Test,
-            |attempt| format!("FAILURE: `{command}` failed ({exit}); debugging attempt {attempt}"),
-        ),
-        (Expectation::Fail, false, _, _) if matches!(run.red, Some(RedOutcome::NotATest(_))) => {
-            let why = match &run.red {
-                Some(RedOutcome::NotATest(why)) => why.clone(),
-                _ => String::new(),
-            };
-            let error = format!("{why}\n{}", run.output_tail);
-            failure(tdd, error, OutputSource::Test, |attempt| {
-                format!(
-                    "FAILURE: the RED test `{command}` failed ({exit}), but it is no test that failed: {why}; \
-                     debugging attempt {attempt}"
-                )
-            })
-        }
-        (Expectation::Fail, false, _, _) => red_needs_analysis(tdd, &run),
-        (Expectation::Fail, true, _, _) => failure(
-            tdd,
-            run.output_tail.clone(),
-            OutputSource::Test,
-            |attempt| {
-                format!(
-                    "FAILURE: the RED test `{command}` passed ({exit}), but a RED test must fail; debugging attempt {attempt}"
-                )
-            },
-        ),
-    };
+    let (phase, plan, body, output, verdict) = judge_run(state, tdd, &run)?;
     last_run.verdict = verdict;
     let mut next = with_phase(state, phase);
     if let Some(pr) = next.pr_mut() {
@@ -325,6 +232,116 @@ pub(super) fn test_ran(state: &State, run: TestRun) -> Result<Next, Refusal> {
         .plan(plan)
         .step(step)
         .effects(vec![Effect::SaveOutput(output), Effect::Reply(verdict)]))
+}
+
+/// A RED run that failed, but as no test fails: a debugging attempt, saying why.
+fn not_a_test(tdd: Tdd, run: &TestRun) -> Outcome {
+    let (command, exit) = (&run.command, run.exit);
+    let why = match &run.red {
+        Some(RedOutcome::NotATest(why)) => why.clone(),
+        _ => String::new(),
+    };
+    let error = format!("{why}\n{}", run.output_tail);
+    failure(tdd, error, OutputSource::Test, |attempt| {
+        format!(
+            "FAILURE: the RED test `{command}` failed ({exit}), but it is no test that failed: {why}; \
+         debugging attempt {attempt}"
+        )
+    })
+}
+
+/// What `run` comes to in a TDD step: the phase, plan change, text, output and verdict, or
+/// why it cannot be recorded yet.
+fn judge_run(state: &State, tdd: Tdd, run: &TestRun) -> Result<Outcome, Refusal> {
+    let (command, exit) = (&run.command, run.exit);
+    let red_due = state.red_test_due(run.step, run.kind);
+    let red_failed = run
+        .red_rerun
+        .as_ref()
+        .filter(|red| !red.exit.success() || red.not_run.is_some());
+    Ok(
+        match (run.expectation, exit.success(), &run.preflight, red_failed) {
+            (Expectation::Pass, true, _, None)
+                if red_due.is_some_and(|red| red.command != run.command)
+                    && run.red_rerun.is_none() =>
+            {
+                return Err(Refusal::Said(
+                "a passing GREEN run needs its task's RED test run again before it can be recorded"
+                    .into(),
+            ));
+            }
+            (Expectation::Pass, true, _, Some(red)) => red_still_fails(tdd, run, red),
+            (Expectation::Pass, true, Some(pre), None) if !pre.changed.is_empty() => {
+                pass_not_counted(
+                    tdd,
+                    run,
+                    &pre.changed,
+                    "files changed while the test and preflight ran",
+                    "a pass counts only for the tree it ran on",
+                )
+            }
+            (Expectation::Pass, true, Some(pre), None) if !pre.protected.is_empty() => {
+                pass_not_counted(
+                    tdd,
+                    run,
+                    &pre.protected,
+                    "the working tree changes protected paths",
+                    "a human changes these on main",
+                )
+            }
+            (Expectation::Pass, true, Some(pre), None) if pre.record.passed() => {
+                step_done(tdd, run, pre, red_due.is_some())
+            }
+            (
+                Expectation::Pass,
+                true,
+                Some(PreflightOutcome {
+                    failure: Some((gate, tail)),
+                    ..
+                }),
+                None,
+            ) => failure(
+                tdd,
+                tail.clone(),
+                OutputSource::Gate(gate.clone()),
+                |attempt| {
+                    format!(
+                        "FAILURE: `{command}` passed ({exit}), but preflight gate `{gate}` failed; debugging attempt {attempt}"
+                    )
+                },
+            ),
+            (Expectation::Pass, true, _, None) => {
+                return Err(Refusal::Said(
+                    "a passing PASS run needs its preflight result before it can be recorded"
+                        .into(),
+                ));
+            }
+            (Expectation::Pass, false, _, _) => failure(
+                tdd,
+                run.output_tail.clone(),
+                OutputSource::Test,
+                |attempt| {
+                    format!("FAILURE: `{command}` failed ({exit}); debugging attempt {attempt}")
+                },
+            ),
+            (Expectation::Fail, false, _, _)
+                if matches!(run.red, Some(RedOutcome::NotATest(_))) =>
+            {
+                not_a_test(tdd, run)
+            }
+            (Expectation::Fail, false, _, _) => red_needs_analysis(tdd, run),
+            (Expectation::Fail, true, _, _) => failure(
+                tdd,
+                run.output_tail.clone(),
+                OutputSource::Test,
+                |attempt| {
+                    format!(
+                        "FAILURE: the RED test `{command}` passed ({exit}), but a RED test must fail; debugging attempt {attempt}"
+                    )
+                },
+            ),
+        },
+    )
 }
 
 pub(super) fn analysis_decided(
