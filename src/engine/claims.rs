@@ -1191,3 +1191,7 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "claims_tests.rs"]
+mod unit_tests;
