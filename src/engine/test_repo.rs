@@ -90,6 +90,26 @@ impl Repo {
         self.git(&["rev-parse", "HEAD"])
     }
 
+    /// `git ARGS` run in `dir` (another repository, a bare remote), which must succeed; its
+    /// standard output, trimmed.
+    pub(crate) fn command_in(dir: &Path, args: &[&str]) -> String {
+        let out = Command::new("git")
+            .current_dir(dir)
+            .args(args)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env_remove("GIT_DIR")
+            .output()
+            .expect("git runs");
+        assert!(
+            out.status.success(),
+            "git {args:?} in {} failed: {}",
+            dir.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
     /// The engine's session on workflow `workflow` of this repository.
     pub(crate) fn session(&self, workflow: &str) -> Session {
         match Session::open(&self.dir, workflow) {
