@@ -118,3 +118,17 @@ impl Repo {
         }
     }
 }
+
+impl Drop for Repo {
+    /// Takes away this repository's scratch root too (outside the temporary directory, in
+    /// the user's shared one: src/exec/env.rs `scratch_dir`), so tests leave nothing behind.
+    fn drop(&mut self) {
+        let git = self.dir.join(".git");
+        let root = crate::exec::env::scratch_dir(&[&self.dir, &git, &git], &git);
+        if root.starts_with(&self.dir) {
+            return;
+        }
+        let _ = std::fs::remove_dir_all(&root);
+        let _ = std::fs::remove_file(root.with_extension("lock"));
+    }
+}
