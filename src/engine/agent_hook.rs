@@ -415,3 +415,7 @@ mod tests {
         assert!(!ends_the_turn("", "All done."));
     }
 }
+
+#[cfg(test)]
+#[path = "agent_hook_tests.rs"]
+mod unit_tests;

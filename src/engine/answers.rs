@@ -762,3 +762,7 @@ mod tests {
         assert!(bad(&judge(None, Some(Err("no file".into())))));
     }
 }
+
+#[cfg(test)]
+#[path = "answers_tests.rs"]
+mod unit_tests;

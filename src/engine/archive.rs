@@ -291,3 +291,7 @@ pub(super) fn tip_or_archived(session: &Session) -> Result<Option<ObjectId>, Eng
         None => Ok(store.archived_tip(store.workflow())?),
     }
 }
+
+#[cfg(test)]
+#[path = "archive_tests.rs"]
+mod unit_tests;

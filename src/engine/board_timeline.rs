@@ -246,3 +246,7 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+#[path = "board_timeline_tests.rs"]
+mod unit_tests;

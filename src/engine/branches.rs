@@ -64,3 +64,7 @@ fn parent_is_branch(session: &Session, name: &str) -> Result<bool, EngineError> 
     }
     Ok(false)
 }
+
+#[cfg(test)]
+#[path = "branches_tests.rs"]
+mod unit_tests;

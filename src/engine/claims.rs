@@ -1199,3 +1199,7 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "claims_tests.rs"]
+mod unit_tests;

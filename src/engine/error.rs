@@ -221,3 +221,7 @@ pub(crate) fn field_refused(
         ),
     }
 }
+
+#[cfg(test)]
+#[path = "error_tests.rs"]
+mod unit_tests;

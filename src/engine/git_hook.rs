@@ -279,3 +279,7 @@ pub fn pre_push(session: &Session, remote: &str, lines: &str) -> Result<Outcome,
 pub fn output_tail(output: &[u8]) -> String {
     exec::tail_lines(output, 40)
 }
+
+#[cfg(test)]
+#[path = "git_hook_tests.rs"]
+mod unit_tests;

@@ -385,3 +385,7 @@ mod tests {
         assert_eq!(lowercase_key("Core.FSMonitor"), "core.fsmonitor");
     }
 }
+
+#[cfg(test)]
+#[path = "hermetic_tests.rs"]
+mod unit_tests;

@@ -40,6 +40,8 @@ mod session;
 mod status;
 mod submit;
 mod sync;
+#[cfg(test)]
+pub(crate) mod test_repo;
 pub mod ticket;
 pub use ticket::{WorkflowStatus, workflow_status};
 mod unrecorded;

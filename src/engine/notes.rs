@@ -739,3 +739,7 @@ fn bad_range(revs: &[&str], e: GitError) -> EngineError {
         hint: "Give a range git understands, like main..HEAD or HEAD~10..HEAD.".into(),
     }
 }
+
+#[cfg(test)]
+#[path = "notes_tests.rs"]
+mod unit_tests;

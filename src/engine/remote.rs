@@ -202,3 +202,7 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "remote_tests.rs"]
+mod unit_tests;

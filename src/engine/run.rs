@@ -1588,3 +1588,7 @@ mod tests {
         assert_eq!(turn_number("turned 3"), None);
     }
 }
+
+#[cfg(test)]
+#[path = "run_tests.rs"]
+mod unit_tests;

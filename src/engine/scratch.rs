@@ -607,3 +607,7 @@ mod tests {
         assert!(!changed_files(root, &files).contains(&"same".to_string()));
     }
 }
+
+#[cfg(test)]
+#[path = "scratch_tests.rs"]
+mod unit_tests;

@@ -840,3 +840,7 @@ pub(super) fn backoff(attempt: u32) -> Duration {
     let cap_ms = 1u64 << attempt.min(6);
     Duration::from_micros(h.finish() % (cap_ms * 1000) + 100)
 }
+
+#[cfg(test)]
+#[path = "session_tests.rs"]
+mod unit_tests;

@@ -5,6 +5,8 @@
 mod decide;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod unit_tests;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Component, Path, PathBuf};

@@ -1,0 +1,319 @@
+//! Scratch worktrees in a real repository (what they hold, what a reset puts back, what a
+//! baseline sees changed), and the file helpers a reset is made of.
+
+use std::os::unix::fs::PermissionsExt as _;
+
+use super::*;
+use crate::engine::test_repo::Repo;
+use pretty_assertions::assert_eq;
+
+fn head(repo: &Repo) -> (String, String) {
+    (
+        repo.git(&["rev-parse", "HEAD"]),
+        repo.git(&["rev-parse", "HEAD^{tree}"]),
+    )
+}
+
+fn repo_with_files() -> Repo {
+    let repo = Repo::new();
+    repo.write("src/lib.txt", "lib\n");
+    repo.write("test.sh", "echo ok\n");
+    repo.commit_all("files");
+    repo
+}
+
+#[test]
+fn a_scratch_worktree_holds_the_tree_and_nothing_of_the_working_tree() {
+    let repo = repo_with_files();
+    repo.write("untracked.txt", "mine\n");
+    repo.write("README", "changed in the working tree\n");
+    let session = repo.session("w");
+    let (commit, tree) = head(&repo);
+    let scratch = Scratch::new(&session, &commit, &tree).expect("made");
+    let dir = scratch.path();
+    assert_eq!(
+        std::fs::read_to_string(dir.join("README")).expect("read"),
+        "hello\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("src/lib.txt")).expect("read"),
+        "lib\n"
+    );
+    assert!(!dir.join("untracked.txt").exists());
+    assert!(!dir.starts_with(repo.dir()), "{}", dir.display());
+}
+
+#[test]
+fn a_scratch_worktree_and_its_build_directory_go_when_dropped() {
+    let repo = repo_with_files();
+    let session = repo.session("w");
+    let (commit, tree) = head(&repo);
+    let scratch = Scratch::new(&session, &commit, &tree).expect("made");
+    let (path, build) = (scratch.path().to_path_buf(), scratch.build_dir());
+    assert!(build.is_dir());
+    drop(scratch);
+    assert!(!path.exists(), "{}", path.display());
+    assert!(!build.exists(), "{}", build.display());
+}
+
+#[test]
+fn a_reset_removes_what_a_run_left_and_puts_back_what_it_changed() {
+    let repo = repo_with_files();
+    let session = repo.session("w");
+    let (commit, tree) = head(&repo);
+    let scratch = Scratch::new(&session, &commit, &tree).expect("made");
+    let dir = scratch.path();
+    std::fs::write(dir.join("left.log"), "x").expect("write");
+    std::fs::create_dir(dir.join("cache")).expect("mkdir");
+    std::fs::write(dir.join("README"), "rewritten").expect("write");
+    std::fs::remove_file(dir.join("src/lib.txt")).expect("remove");
+    scratch.reset().expect("reset");
+    assert!(!dir.join("left.log").exists());
+    assert!(!dir.join("cache").exists());
+    assert_eq!(
+        std::fs::read_to_string(dir.join("README")).expect("read"),
+        "hello\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("src/lib.txt")).expect("read"),
+        "lib\n"
+    );
+}
+
+#[test]
+fn a_reset_puts_back_a_git_file_a_run_rewrote() {
+    let repo = repo_with_files();
+    let session = repo.session("w");
+    let (commit, tree) = head(&repo);
+    let scratch = Scratch::new(&session, &commit, &tree).expect("made");
+    let dot_git = scratch.path().join(".git");
+    let made = std::fs::read(&dot_git).expect("read");
+    std::fs::write(&dot_git, "gitdir: /elsewhere\n").expect("write");
+    scratch.reset().expect("reset");
+    assert_eq!(std::fs::read(&dot_git).expect("read"), made);
+}
+
+#[test]
+fn changes_are_compared_with_no_baseline_only_as_an_internal_error() {
+    let repo = repo_with_files();
+    let session = repo.session("w");
+    let (commit, tree) = head(&repo);
+    let scratch = Scratch::new(&session, &commit, &tree).expect("made");
+    assert!(matches!(scratch.changed(), Err(EngineError::Internal(_))));
+}
+
+#[test]
+fn a_baseline_sees_changed_and_removed_files_but_not_new_ones() {
+    let repo = repo_with_files();
+    let session = repo.session("w");
+    let (commit, tree) = head(&repo);
+    let scratch = Scratch::new(&session, &commit, &tree).expect("made");
+    scratch.baseline().expect("taken");
+    assert_eq!(scratch.changed().expect("compared"), Vec::<String>::new());
+    let dir = scratch.path();
+    std::fs::write(dir.join("README"), "other").expect("write");
+    std::fs::remove_file(dir.join("test.sh")).expect("remove");
+    std::fs::write(dir.join("coverage.xml"), "new").expect("write");
+    assert_eq!(
+        scratch.changed().expect("compared"),
+        vec!["README", "test.sh"]
+    );
+}
+
+#[test]
+fn a_settled_worktree_resets_to_what_was_settled() {
+    let repo = repo_with_files();
+    let session = repo.session("w");
+    let (commit, tree) = head(&repo);
+    let mut scratch = Scratch::new(&session, &commit, &tree).expect("made");
+    std::fs::write(scratch.path().join("pinned_test.txt"), "put in").expect("write");
+    scratch.settle();
+    std::fs::write(scratch.path().join("pinned_test.txt"), "changed").expect("write");
+    std::fs::write(scratch.path().join("stray"), "x").expect("write");
+    scratch.reset().expect("reset");
+    let dir = scratch.path();
+    assert_eq!(
+        std::fs::read_to_string(dir.join("pinned_test.txt")).expect("read"),
+        "put in"
+    );
+    assert!(!dir.join("stray").exists());
+}
+
+#[test]
+fn paths_put_in_from_another_tree_are_taken_back_by_restore() {
+    let repo = repo_with_files();
+    let (base_commit, base_tree) = head(&repo);
+    repo.write("README", "newer\n");
+    repo.write("added.txt", "added\n");
+    repo.commit_all("newer");
+    let newer = repo.git(&["rev-parse", "HEAD^{tree}"]);
+    let session = repo.session("w");
+    let scratch = Scratch::new(&session, &base_commit, &base_tree).expect("made");
+    let paths = vec!["README".to_string(), "added.txt".to_string()];
+    scratch.put(&newer, &paths).expect("put");
+    let dir = scratch.path();
+    assert_eq!(
+        std::fs::read_to_string(dir.join("README")).expect("read"),
+        "newer\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("added.txt")).expect("read"),
+        "added\n"
+    );
+    scratch.restore(&paths).expect("restored");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("README")).expect("read"),
+        "hello\n"
+    );
+    assert!(!dir.join("added.txt").exists());
+}
+
+#[test]
+fn a_path_that_climbs_out_of_the_worktree_is_never_put_in() {
+    let repo = repo_with_files();
+    let (commit, tree) = head(&repo);
+    let session = repo.session("w");
+    let scratch = Scratch::new(&session, &commit, &tree).expect("made");
+    let victim = scratch.path().parent().expect("parent").join("victim");
+    std::fs::write(&victim, "keep").expect("write");
+    let climbing = vec!["../victim".to_string(), "/etc/passwd".to_string()];
+    scratch.put(&tree, &climbing).expect("skipped");
+    assert_eq!(std::fs::read_to_string(&victim).expect("read"), "keep");
+    let _ = std::fs::remove_file(&victim);
+}
+
+#[test]
+fn a_scratch_worktree_is_refused_under_a_test_runners_file() {
+    let repo = repo_with_files();
+    let session = repo.session("w");
+    // The scratch root is this repository's alone: a file planted there steers no other
+    // repository's runs.
+    let root = super::super::hermetic::scratch_root(&session);
+    std::fs::create_dir_all(&root).expect("mkdir");
+    let planted = root.join("conftest.py");
+    std::fs::write(&planted, "x").expect("write");
+    let (commit, tree) = head(&repo);
+    let made = Scratch::new(&session, &commit, &tree);
+    std::fs::remove_file(&planted).expect("remove");
+    match made {
+        Err(EngineError::NotHermetic(found)) => {
+            assert_eq!(found.setting, planted.display().to_string());
+        }
+        Err(e) => panic!("refused otherwise: {e}"),
+        Ok(_) => panic!("not refused"),
+    }
+}
+
+#[test]
+fn a_build_directory_is_beside_its_worktree() {
+    assert_eq!(
+        build_dir(Path::new("/tmp/scratch-1/wt-9-a")),
+        PathBuf::from("/tmp/scratch-1/wt-9-a.target")
+    );
+}
+
+#[test]
+fn only_a_scratch_worktree_gets_its_own_cargo_target_dir() {
+    let target = |p: &str| vec![("CARGO_TARGET_DIR".to_string(), format!("{p}.target"))];
+    assert_eq!(
+        build_dir_of(Path::new("/t/scratch-abc/wt-1-x")),
+        target("/t/scratch-abc/wt-1-x")
+    );
+    assert_eq!(
+        build_dir_of(Path::new("/t/clean-check/wt-2")),
+        target("/t/clean-check/wt-2")
+    );
+    assert_eq!(build_dir_of(Path::new("/home/u/project")), Vec::new());
+    assert_eq!(build_dir_of(Path::new("/home/u/wt-1")), Vec::new());
+    assert_eq!(
+        build_dir_of(Path::new("/t/scratch-abc/project")),
+        Vec::new()
+    );
+    assert_eq!(build_dir_of(Path::new("/")), Vec::new());
+    assert_eq!(build_dir_of(Path::new("")), Vec::new());
+}
+
+#[test]
+fn restoring_files_removes_the_new_and_writes_the_missing_with_their_modes() {
+    let temp = tempfile::tempdir().expect("temp");
+    let dir = temp.path();
+    std::fs::create_dir(dir.join("d")).expect("mkdir");
+    std::fs::write(dir.join("d/run.sh"), "echo").expect("write");
+    std::fs::set_permissions(dir.join("d/run.sh"), std::fs::Permissions::from_mode(0o755))
+        .expect("chmod");
+    std::os::unix::fs::symlink("d/run.sh", dir.join("link")).expect("link");
+    let files = read_files(dir).expect("read").expect("small");
+    std::fs::remove_dir_all(dir.join("d")).expect("remove");
+    std::fs::remove_file(dir.join("link")).expect("remove");
+    std::os::unix::fs::symlink("elsewhere", dir.join("link")).expect("link");
+    std::fs::write(dir.join("new"), "x").expect("write");
+    restore_files(dir, &files).expect("restored");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("d/run.sh")).expect("read"),
+        "echo"
+    );
+    let mode = std::fs::metadata(dir.join("d/run.sh"))
+        .expect("stat")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o755);
+    assert_eq!(
+        std::fs::read_link(dir.join("link")).expect("link"),
+        PathBuf::from("d/run.sh")
+    );
+    assert!(!dir.join("new").exists());
+    assert_eq!(changed_files(dir, &files), Vec::<String>::new());
+}
+
+#[test]
+fn restoring_opens_a_directory_a_test_made_unreadable() {
+    let temp = tempfile::tempdir().expect("temp");
+    let dir = temp.path();
+    std::fs::create_dir(dir.join("locked")).expect("mkdir");
+    std::fs::write(dir.join("locked/f"), "f").expect("write");
+    let files = read_files(dir).expect("read").expect("small");
+    std::fs::write(dir.join("locked/stray"), "x").expect("write");
+    std::fs::set_permissions(dir.join("locked"), std::fs::Permissions::from_mode(0o000))
+        .expect("chmod");
+    restore_files(dir, &files).expect("restored");
+    assert!(!dir.join("locked/stray").exists());
+    let mode = std::fs::metadata(dir.join("locked"))
+        .expect("stat")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o700, 0o700);
+}
+
+#[test]
+fn the_git_file_is_never_read_as_a_worktree_file() {
+    let temp = tempfile::tempdir().expect("temp");
+    std::fs::write(temp.path().join(".git"), "gitdir: x").expect("write");
+    std::fs::write(temp.path().join("a"), "a").expect("write");
+    let files = read_files(temp.path()).expect("read").expect("small");
+    let paths: Vec<&Path> = files.entries.keys().map(PathBuf::as_path).collect();
+    assert_eq!(paths, vec![Path::new("a")]);
+}
+
+#[test]
+fn emptying_a_directory_removes_a_link_and_never_what_it_points_to() {
+    let temp = tempfile::tempdir().expect("temp");
+    let outside = tempfile::tempdir().expect("temp");
+    std::fs::write(outside.path().join("keep"), "k").expect("write");
+    let dir = temp.path().join("wt");
+    std::fs::create_dir_all(dir.join("sub/deeper")).expect("mkdir");
+    std::fs::set_permissions(dir.join("sub"), std::fs::Permissions::from_mode(0o500))
+        .expect("chmod");
+    std::os::unix::fs::symlink(outside.path(), dir.join("out")).expect("link");
+    empty(&dir).expect("emptied");
+    assert_eq!(std::fs::read_dir(&dir).expect("list").count(), 0);
+    assert!(outside.path().join("keep").exists());
+}
+
+#[test]
+fn removing_what_is_not_there_is_no_error() {
+    let temp = tempfile::tempdir().expect("temp");
+    remove_any(&temp.path().join("nothing")).expect("nothing to remove");
+    std::os::unix::fs::symlink("/", temp.path().join("root")).expect("link");
+    remove_any(&temp.path().join("root")).expect("the link alone");
+    assert!(Path::new("/").exists());
+}
