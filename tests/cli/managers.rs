@@ -48,6 +48,7 @@ pub fn tool(name: &str) -> Option<PathBuf> {
     static PYYAML: OnceLock<Option<PathBuf>> = OnceLock::new();
     static SSLIB: OnceLock<Option<PathBuf>> = OnceLock::new();
     static MUTMUT: OnceLock<Option<PathBuf>> = OnceLock::new();
+    static COSMIC_RAY: OnceLock<Option<PathBuf>> = OnceLock::new();
     // The cell, the package and its version, the cache directory's name, the program.
     let (cell, package, version, dir, program) = match name {
         "pre-commit" => (&PRE_COMMIT, "pre-commit", "4.3.0", "pre-commit", name),
@@ -73,11 +74,13 @@ pub fn tool(name: &str) -> Option<PathBuf> {
         // The last 2.x (tests/cli/adequacy.rs): `--use-patch-file` (whatthepatch, the `patch`
         // extra) and `junitxml`, which 3.x dropped.
         "mutmut" => (&MUTMUT, "mutmut[patch]", "2.5.1", "mutmut", name),
+        // The other Python mutation tool SPEC §16.4 names (tests/cli/adequacy.rs).
+        "cosmic-ray" => (&COSMIC_RAY, "cosmic-ray", "8.7.0", "cosmic-ray", name),
         _ => (&HUSKY, "husky", "9.1.7", "husky", name),
     };
     let from_pypi = matches!(
         name,
-        "pre-commit" | "pytest" | "pyyaml" | "securesystemslib" | "mutmut"
+        "pre-commit" | "pytest" | "pyyaml" | "securesystemslib" | "mutmut" | "cosmic-ray"
     );
     cell.get_or_init(|| {
         let prefix = cache_dir().join(format!("{dir}-{version}"));
