@@ -295,6 +295,14 @@ fn pre_receive(dir: &std::path::Path, ui: &mut Ui) -> Result<Exit, Failure> {
             crate::short_id(&v.commit),
             v.workflow.as_deref().unwrap_or("")
         ));
+        // What the pass rests on beyond the runs: a human's answer by name, above all.
+        for warning in &v.warnings {
+            text.push_str(&format!(
+                "git-orchestrate: {}: {}\n",
+                crate::short_id(&v.commit),
+                one_line(warning)
+            ));
+        }
     }
     for r in &report.refusals {
         text.push_str(&format!(

@@ -575,13 +575,16 @@ pub enum Adequacy {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum MutationTool {
-    /// mutmut for a task whose code is Python when the commands' PATH has it, else the
-    /// built-in mutator.
+    /// For a task whose code is Python: mutmut when the commands' PATH has it, else
+    /// cosmic-ray when it has that; else the built-in mutator.
     #[default]
     Auto,
     /// mutmut for a task whose code is Python; where it cannot be run, the built-in mutator,
     /// and the note says why.
     Mutmut,
+    /// cosmic-ray, as mutmut is asked for.
+    #[serde(rename = "cosmic-ray")]
+    CosmicRay,
     /// The built-in line mutator always.
     Builtin,
 }

@@ -1,7 +1,8 @@
 //! Adequacy by mutation at the final check (docs/integrity.md, "Adequacy by mutation"): each
 //! task's pinned RED test run against mutants of the code the task wrote, made by the
-//! project's own tool where it fits (mutmut, for Python) or the built-in line mutator, in a
-//! worktree of the task's own put back as it was after every run, and what it killed.
+//! project's own tool where it fits (mutmut or cosmic-ray, for Python) or the built-in line
+//! mutator, in a worktree of the task's own put back as it was after every run, and what it
+//! killed.
 
 use std::time::{Duration, Instant};
 
@@ -14,7 +15,7 @@ use crate::exec::{self, CommandEnv, RunOutput, ShellOptions};
 use crate::workflow::briefing::text::shell_quote;
 use crate::workflow::notes::TaskAdequacy;
 use crate::workflow::state::ExitRecord;
-use crate::workflow::{mutate, mutmut};
+use crate::workflow::{cosmic_ray, mutate, mutmut};
 
 /// Each pinned RED test against mutants of its task's code: the code files the task changed
 /// after its RED step, up to the next RED step's tree (the last task's: the squashed tree),
@@ -140,26 +141,61 @@ fn text(session: &Session, tree: &str, path: &str) -> Result<Option<String>, Eng
     )
 }
 
-/// Whether mutmut makes the task's mutants: `Ok(true)` when it is to, `Ok(false)` when the
-/// built-in mutator is the choice, `Err(why)` when mutmut was asked for and cannot be.
-fn wants_mutmut(config: &Config, env: &CommandEnv, files: &[CodeFile]) -> Result<bool, String> {
+/// The project's own mutation tool that makes a task's mutants instead of the built-in
+/// mutator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Tool {
+    Mutmut,
+    CosmicRay,
+}
+
+impl Tool {
+    /// As the note names it (`tool`), and the program on the PATH.
+    fn name(self) -> &'static str {
+        match self {
+            Tool::Mutmut => "mutmut",
+            Tool::CosmicRay => "cosmic-ray",
+        }
+    }
+}
+
+/// Which tool makes the task's mutants: `Ok(Some(tool))` when one is to, `Ok(None)` when the
+/// built-in mutator is the choice, `Err(why)` when a tool was asked for and cannot be.
+fn choose_tool(
+    config: &Config,
+    env: &CommandEnv,
+    files: &[CodeFile],
+) -> Result<Option<Tool>, String> {
     let not_python: Vec<&str> = files
         .iter()
         .map(|f| f.path.as_str())
         .filter(|p| !p.ends_with(".py"))
         .collect();
-    match config.verify.mutation_tool {
-        MutationTool::Builtin => Ok(false),
-        MutationTool::Auto => Ok(not_python.is_empty() && env.finds("mutmut")),
-        MutationTool::Mutmut if !not_python.is_empty() => Err(format!(
-            "mutmut mutates Python only, and the task's code includes {}",
-            not_python.join(", ")
-        )),
-        MutationTool::Mutmut if !env.finds("mutmut") => {
-            Err("mutmut is not on the PATH the tests run with".into())
+    let asked = match config.verify.mutation_tool {
+        MutationTool::Builtin => return Ok(None),
+        MutationTool::Auto if !not_python.is_empty() => return Ok(None),
+        MutationTool::Auto => {
+            return Ok([Tool::Mutmut, Tool::CosmicRay]
+                .into_iter()
+                .find(|t| env.finds(t.name())));
         }
-        MutationTool::Mutmut => Ok(true),
+        MutationTool::Mutmut => Tool::Mutmut,
+        MutationTool::CosmicRay => Tool::CosmicRay,
+    };
+    if !not_python.is_empty() {
+        return Err(format!(
+            "{} mutates Python only, and the task's code includes {}",
+            asked.name(),
+            not_python.join(", ")
+        ));
     }
+    if !env.finds(asked.name()) {
+        return Err(format!(
+            "{} is not on the PATH the tests run with",
+            asked.name()
+        ));
+    }
+    Ok(Some(asked))
 }
 
 /// One task's worktree: the task's end tree with its pinned test files as its RED step left
@@ -256,19 +292,61 @@ fn mutmut_mutants(
             odd.path
         )));
     }
-    // What the PR's own files could tell mutmut to skip is taken out first: the pragma on a
-    // changed line (neutralised in the text mutmut mutates and the mutants are made from),
-    // and a committed `mutmut_config.py` (its `pre_mutation` can skip every mutant) or
-    // `.mutmut-cache`. The worktree is reset after the run.
-    let neutral: Vec<CodeFile> = files
+    let files = neutral_for_mutmut(files);
+    let report = mutmut_report(worktree, &files, limit);
+    worktree.reset()?;
+    let xml = match report? {
+        Ok(xml) => xml,
+        Err(why) => return Ok(Err(why)),
+    };
+    let reported = match mutmut::report(&xml) {
+        Ok(found) => found,
+        Err(why) => return Ok(Err(why)),
+    };
+    let mut out = Vec::new();
+    for r in reported {
+        let path = r.path.strip_prefix("./").unwrap_or(&r.path);
+        let Some(text) = files
+            .iter()
+            .find(|f| f.path == path)
+            .and_then(|f| r.apply(&f.text))
+        else {
+            return Ok(Err(format!(
+                "mutmut's mutant {} does not fit the file the task wrote",
+                r.name()
+            )));
+        };
+        out.push(Planned {
+            path: path.to_string(),
+            name: r.name(),
+            text,
+        });
+    }
+    Ok(silent_tool(Tool::Mutmut, &files, out))
+}
+
+/// `files` as mutmut is given them: the pragma that would make it skip a changed line
+/// neutralised, in the text mutmut mutates and the mutants are made from.
+fn neutral_for_mutmut(files: &[CodeFile]) -> Vec<CodeFile> {
+    files
         .iter()
         .map(|f| CodeFile {
             path: f.path.clone(),
             text: f.text.replace(MUTMUT_PRAGMA, "pragma: no-mutate (ignored)"),
             lines: f.lines.clone(),
         })
-        .collect();
-    let files = neutral.as_slice();
+        .collect()
+}
+
+/// Runs mutmut in the task's worktree over `files` (already neutral): its JUnit report, or
+/// why it failed. What the PR's own files could tell mutmut to skip is taken out first: the
+/// neutral texts are written, and a committed `mutmut_config.py` (its `pre_mutation` can
+/// skip every mutant) or `.mutmut-cache` is removed. The caller resets the worktree.
+fn mutmut_report(
+    worktree: &mut TaskWorktree,
+    files: &[CodeFile],
+    limit: Duration,
+) -> Result<Result<String, String>, EngineError> {
     let root = worktree.scratch.path().to_path_buf();
     for f in files {
         std::fs::write(root.join(&f.path), &f.text)
@@ -299,70 +377,132 @@ fn mutmut_mutants(
         shell_quote(&file.path().to_string_lossy())
     );
     let started = Instant::now();
-    let made = worktree.run_only(None, &run, limit, ShellOptions::default());
-    let report = match made {
-        Ok(out) if out.exit.success() => {
-            let left = limit.saturating_sub(started.elapsed());
-            let options = ShellOptions {
-                split_stderr: true,
-                ..ShellOptions::default()
-            };
-            worktree
-                .run_only(
-                    None,
-                    "mutmut junitxml --untested-policy skipped",
-                    left,
-                    options,
-                )
-                .map(|out| (out.exit.success(), out))
-                .map(|(ok, out)| {
-                    if ok {
-                        Ok(String::from_utf8_lossy(&out.output).into_owned())
-                    } else {
-                        Err(failed("mutmut junitxml", &out))
-                    }
-                })
-        }
-        Ok(out) => Ok(Err(failed("mutmut run", &out))),
-        Err(e) => Err(e),
+    let out = worktree.run_only(None, &run, limit, ShellOptions::default())?;
+    if !out.exit.success() {
+        return Ok(Err(failed("mutmut run", &out)));
+    }
+    let left = limit.saturating_sub(started.elapsed());
+    stdout_of(worktree, "mutmut junitxml --untested-policy skipped", left)
+}
+
+/// What `command` printed on stdout in the task's worktree, or why it failed.
+fn stdout_of(
+    worktree: &TaskWorktree,
+    command: &str,
+    limit: Duration,
+) -> Result<Result<String, String>, EngineError> {
+    let options = ShellOptions {
+        split_stderr: true,
+        ..ShellOptions::default()
     };
+    let out = worktree.run_only(None, command, limit, options)?;
+    Ok(if out.exit.success() {
+        Ok(String::from_utf8_lossy(&out.output).into_owned())
+    } else {
+        let program = command.split(' ').take(2).collect::<Vec<_>>().join(" ");
+        Err(failed(&program, &out))
+    })
+}
+
+/// `made` by `tool`, unless it made no mutant of lines the built-in mutator finds mutable:
+/// the tool was told to skip them somehow (a setting of the project's), and its silence
+/// would read as adequacy.
+fn silent_tool(tool: Tool, files: &[CodeFile], made: Vec<Planned>) -> Result<Vec<Planned>, String> {
+    let builtin = builtin_mutants(files).len();
+    if made.is_empty() && builtin > 0 {
+        return Err(format!(
+            "{} made no mutant of the changed lines, where the built-in mutator makes {builtin}",
+            tool.name()
+        ));
+    }
+    Ok(made)
+}
+
+/// cosmic-ray's mutants of `files`, at most `budget` of them, made in the task's worktree:
+/// per file, `cosmic-ray init` with our configuration (outside the worktree, as its session
+/// is) lists the mutations, those of the changed lines are kept, and `cosmic-ray apply`
+/// makes each one's text (the file put back after each). cosmic-ray reads no configuration
+/// of the PR's, and its pragma filter (`cr-filter-pragma`) is never run, so nothing the PR
+/// commits tells it to skip a line. With how many mutations were past the budget, not made;
+/// `Err(why)` when it fails: the caller falls back to the built-in mutator and says why.
+fn cosmic_ray_mutants(
+    worktree: &mut TaskWorktree,
+    files: &[CodeFile],
+    limit: Duration,
+    budget: usize,
+) -> Result<Result<(Vec<Planned>, usize), String>, EngineError> {
+    let started = Instant::now();
+    let made = cosmic_ray_apply(worktree, files, limit, budget, started);
     worktree.reset()?;
-    let xml = match report? {
-        Ok(xml) => xml,
-        Err(why) => return Ok(Err(why)),
-    };
-    let reported = match mutmut::report(&xml) {
+    let (made, unmade) = match made? {
         Ok(found) => found,
         Err(why) => return Ok(Err(why)),
     };
-    let mut out = Vec::new();
-    for r in reported {
-        let path = r.path.strip_prefix("./").unwrap_or(&r.path);
-        let Some(text) = files
-            .iter()
-            .find(|f| f.path == path)
-            .and_then(|f| r.apply(&f.text))
-        else {
-            return Ok(Err(format!(
-                "mutmut's mutant {} does not fit the file the task wrote",
-                r.name()
-            )));
+    Ok(silent_tool(Tool::CosmicRay, files, made).map(|made| (made, unmade)))
+}
+
+/// [`cosmic_ray_mutants`] before the worktree is reset.
+fn cosmic_ray_apply(
+    worktree: &mut TaskWorktree,
+    files: &[CodeFile],
+    limit: Duration,
+    budget: usize,
+    started: Instant,
+) -> Result<Result<(Vec<Planned>, usize), String>, EngineError> {
+    let ours = tempfile::tempdir().map_err(io_error("make cosmic-ray's session directory"))?;
+    let root = worktree.scratch.path().to_path_buf();
+    let left = || limit.saturating_sub(started.elapsed());
+    let mut listed = Vec::new();
+    for (n, f) in files.iter().enumerate() {
+        let config = ours.path().join(format!("{n}.toml"));
+        let session = ours.path().join(format!("{n}.sqlite"));
+        std::fs::write(&config, cosmic_ray::config(&f.path))
+            .map_err(io_error("write cosmic-ray's configuration"))?;
+        let (config, session) = (
+            shell_quote(&config.to_string_lossy()),
+            shell_quote(&session.to_string_lossy()),
+        );
+        if let Err(why) = stdout_of(
+            worktree,
+            &format!("cosmic-ray init {config} {session}"),
+            left(),
+        )? {
+            return Ok(Err(why));
+        }
+        let dump = match stdout_of(worktree, &format!("cosmic-ray dump {session}"), left())? {
+            Ok(dump) => dump,
+            Err(why) => return Ok(Err(why)),
         };
-        out.push(Planned {
-            path: path.to_string(),
-            name: r.name(),
-            text,
-        });
+        match cosmic_ray::mutations(&dump, &f.path, &f.lines) {
+            Ok(found) => listed.extend(found.into_iter().map(|m| (f, m))),
+            Err(why) => return Ok(Err(why)),
+        }
     }
-    // No mutant of lines the built-in mutator finds mutable: mutmut was told to skip them
-    // somehow (a setting of the project's), and its silence would read as adequacy.
-    let builtin = builtin_mutants(files).len();
-    if out.is_empty() && builtin > 0 {
-        return Ok(Err(format!(
-            "mutmut made no mutant of the changed lines, where the built-in mutator makes {builtin}"
-        )));
+    let unmade = listed.len().saturating_sub(budget);
+    let mut out = Vec::new();
+    for (f, m) in listed.into_iter().take(budget) {
+        let apply = format!(
+            "cosmic-ray apply {} {} {}",
+            shell_quote(&m.path),
+            shell_quote(&m.operator),
+            m.occurrence
+        );
+        if let Err(why) = stdout_of(worktree, &apply, left())? {
+            return Ok(Err(why));
+        }
+        let path = root.join(&f.path);
+        let text = std::fs::read_to_string(&path)
+            .map_err(io_error(format!("read cosmic-ray's mutant of {}", f.path)))?;
+        std::fs::write(&path, &f.text).map_err(io_error(format!("put back {}", f.path)))?;
+        if let Some(name) = cosmic_ray::name(&f.path, &f.text, &text) {
+            out.push(Planned {
+                path: f.path.clone(),
+                name,
+                text,
+            });
+        }
     }
-    Ok(Ok(out))
+    Ok(Ok((out, unmade)))
 }
 
 /// The comment mutmut skips a line for.
@@ -404,18 +544,24 @@ fn measure_task(
     let env = session.command_env()?;
     let deadline = Instant::now() + config.verify.mutation_timeout;
     let mut worktree = TaskWorktree::new(session, task, reaper)?;
-    let mut mutants = match wants_mutmut(config, env, &files) {
-        Ok(false) => builtin_mutants(&files),
-        Ok(true) => match mutmut_mutants(&mut worktree, &files, config.verify.mutation_timeout)? {
-            Ok(made) => {
-                result.tool = "mutmut".into();
-                made
-            }
-            Err(why) => {
-                result.tool_error = Some(why);
-                builtin_mutants(&files)
-            }
-        },
+    let budget = config.verify.max_mutants;
+    let limit = config.verify.mutation_timeout;
+    let made = match choose_tool(config, env, &files) {
+        Ok(None) => Ok(None),
+        Ok(Some(Tool::Mutmut)) => {
+            mutmut_mutants(&mut worktree, &files, limit)?.map(|made| Some((Tool::Mutmut, made, 0)))
+        }
+        Ok(Some(Tool::CosmicRay)) => cosmic_ray_mutants(&mut worktree, &files, limit, budget)?
+            .map(|(made, unmade)| Some((Tool::CosmicRay, made, unmade))),
+        Err(why) => Err(why),
+    };
+    let mut mutants = match made {
+        Ok(Some((tool, made, unmade))) => {
+            result.tool = tool.name().into();
+            result.not_run += unmade;
+            made
+        }
+        Ok(None) => builtin_mutants(&files),
         Err(why) => {
             result.tool_error = Some(why);
             builtin_mutants(&files)
@@ -424,9 +570,8 @@ fn measure_task(
     if mutants.is_empty() {
         return Ok(result);
     }
-    let budget = config.verify.max_mutants;
     if mutants.len() > budget {
-        result.not_run = mutants.len() - budget;
+        result.not_run += mutants.len() - budget;
         mutants.truncate(budget);
     }
     // The test must pass on the task's own code, else a failing mutant proves nothing.

@@ -112,6 +112,13 @@ impl AnswerCheck {
     pub fn approval(&self) -> Option<&TreeApproval> {
         self.approves.as_ref().filter(|_| !self.fails())
     }
+
+    /// Whether it is an approval that stands and accepts a pass of `tree` after an earlier
+    /// failure (`approve --flaky`): what the final check, `attest` and the server hook hold
+    /// a flaky pass to.
+    pub fn accepts_flaky(&self, tree: &str) -> bool {
+        self.approval().is_some_and(|a| a.flaky && a.tree == tree)
+    }
 }
 
 /// What a recorded answer's signature proves.
@@ -291,10 +298,14 @@ fn pinned(session: &Session, state: &State) -> Result<(Config, Requirement), Eng
             .filter(|e| matches!(e.kind, EntryType::File | EntryType::Executable))
             .map(|e| e.id.to_string()))
     };
-    let config_blob = match state.pr().and_then(|pr| pr.pin.as_ref()) {
-        Some(_) => pinned_config,
-        None => file(crate::config::FILE_NAME)?,
-    };
+    let config_blob = policy_of(
+        store,
+        &tree,
+        state
+            .pr()
+            .and_then(|pr| pr.pin.as_ref())
+            .map(|_| pinned_config),
+    )?;
     let main = state.main_branch.clone().unwrap_or_else(|| "main".into());
     let origin = Origin::Pinned {
         main: main.clone(),
@@ -316,6 +327,37 @@ fn pinned(session: &Session, state: &State) -> Result<(Config, Requirement), Eng
         allowed_signers,
     };
     Ok((config, requirement))
+}
+
+/// The policy an answer given on `state` was given under: the config blob pinned for it
+/// (main's `.orchestrate.toml` at the pin; `None` when there is none), as a verdict names its
+/// policy (src/engine/attest/memory.rs holds a human's `approve --flaky` to it).
+pub fn answer_policy(session: &Session, state: &State) -> Result<Option<String>, EngineError> {
+    let Some((commit, pinned_config)) = answer_pin(state) else {
+        return Ok(None);
+    };
+    let tree = session.store.tree_of(&commit)?;
+    let pinned = state
+        .pr()
+        .and_then(|pr| pr.pin.as_ref())
+        .map(|_| pinned_config);
+    policy_of(&session.store, &tree, pinned)
+}
+
+/// The config blob of a pin: the PR's own record of it (`pinned`), else main's
+/// `.orchestrate.toml` in the pinned commit's `tree`.
+fn policy_of(
+    store: &crate::store::Store,
+    tree: &str,
+    pinned: Option<Option<String>>,
+) -> Result<Option<String>, EngineError> {
+    if let Some(pinned) = pinned {
+        return Ok(pinned);
+    }
+    Ok(store
+        .tree_entry(tree, crate::config::FILE_NAME)?
+        .filter(|e| matches!(e.kind, EntryType::File | EntryType::Executable))
+        .map(|e| e.id.to_string()))
 }
 
 /// The `ssh-keygen` to run, never one of the repository's.

@@ -38,6 +38,38 @@ impl Mutant {
     }
 }
 
+/// How the final note names a mutant a mutation tool made of `path`'s line `line`, as the
+/// built-in mutator's are: `money.py:7 `True` → `False``, the part of the line that changed
+/// from `removed` to `added` (`line removed` when nothing took its place).
+pub fn change_name(path: &str, line: usize, removed: Option<&str>, added: Option<&str>) -> String {
+    let what = match (removed, added) {
+        (Some(old), Some(new)) => {
+            let (old, new) = (old.trim(), new.trim());
+            let prefix = old
+                .char_indices()
+                .zip(new.chars())
+                .find(|((_, a), b)| a != b)
+                .map_or(old.len().min(new.len()), |((i, _), _)| i);
+            let (old_rest, new_rest) = (&old[prefix..], &new[prefix.min(new.len())..]);
+            let suffix = old_rest
+                .chars()
+                .rev()
+                .zip(new_rest.chars().rev())
+                .take_while(|(a, b)| a == b)
+                .map(|(a, _)| a.len_utf8())
+                .sum::<usize>();
+            format!(
+                "`{}` → `{}`",
+                &old_rest[..old_rest.len() - suffix],
+                &new_rest[..new_rest.len() - suffix]
+            )
+        }
+        (Some(_), None) => "line removed".to_string(),
+        _ => "changed".to_string(),
+    };
+    format!("{path}:{line} {what}")
+}
+
 /// The lines of `new` (1-based) that `old` does not hold as often: what a change added or
 /// rewrote, judged line by line without an alignment (a moved line is not a changed one).
 pub fn changed_lines(old: &str, new: &str) -> Vec<usize> {

@@ -154,32 +154,12 @@ impl Reported {
             .diff
             .lines()
             .find(|l| l.starts_with('+') && !l.starts_with("+++"));
-        let what = match (removed, added) {
-            (Some(old), Some(new)) => {
-                let (old, new) = (old[1..].trim(), new[1..].trim());
-                let prefix = old
-                    .char_indices()
-                    .zip(new.chars())
-                    .find(|((_, a), b)| a != b)
-                    .map_or(old.len().min(new.len()), |((i, _), _)| i);
-                let (old_rest, new_rest) = (&old[prefix..], &new[prefix.min(new.len())..]);
-                let suffix = old_rest
-                    .chars()
-                    .rev()
-                    .zip(new_rest.chars().rev())
-                    .take_while(|(a, b)| a == b)
-                    .map(|(a, _)| a.len_utf8())
-                    .sum::<usize>();
-                format!(
-                    "`{}` → `{}`",
-                    &old_rest[..old_rest.len() - suffix],
-                    &new_rest[..new_rest.len() - suffix]
-                )
-            }
-            (Some(_), None) => "line removed".to_string(),
-            _ => "changed".to_string(),
-        };
-        format!("{}:{} {what}", self.path, self.line)
+        super::mutate::change_name(
+            &self.path,
+            self.line,
+            removed.map(|l| &l[1..]),
+            added.map(|l| &l[1..]),
+        )
     }
 }
 

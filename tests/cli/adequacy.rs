@@ -613,7 +613,14 @@ fn py_task(repo: &TestRepo, test: &str, eq: &str) {
 /// clone) first on PATH, as a project that uses it has it. Fails, loudly, when it cannot be
 /// installed.
 fn submit_with_mutmut(repo: &TestRepo) -> Run {
-    let bin = crate::managers::tool("mutmut").expect("python3, to install mutmut");
+    submit_with_tool(repo, "mutmut")
+}
+
+/// `submit-work` with the mutation tool `tool` (installed once into the cache outside the
+/// clone) first on PATH, as a project that uses it has it. Fails, loudly, when it cannot be
+/// installed.
+fn submit_with_tool(repo: &TestRepo, tool: &str) -> Run {
+    let bin = crate::managers::tool(tool).expect("python3, to install the mutation tool");
     let path = std::env::join_paths(std::iter::once(bin).chain(std::env::split_paths(
         &std::env::var_os("PATH").unwrap_or_default(),
     )))
@@ -759,4 +766,96 @@ fn a_projects_mutmut_cache_is_set_aside_before_mutmut_runs() {
     assert_eq!(adequacy["tool"], "mutmut", "{adequacy}");
     assert!(adequacy.get("tool_error").is_none(), "{adequacy}");
     assert_eq!(adequacy["mutants"], 4, "{adequacy}");
+}
+
+/// `[verify] mutation_tool = "auto"` with cosmic-ray 8.7.0 (from PyPI) on PATH and no
+/// mutmut: cosmic-ray makes the mutants of the lines the task wrote, and the note names the
+/// survivors of the always-true `__eq__`'s test, `tool = "cosmic-ray"`.
+#[test]
+fn cosmic_ray_names_the_survivors_of_an_always_true_eq_in_report() {
+    let repo = money("adequacy = \"report\"");
+    py_task(&repo, COMPARING_TEST, ALWAYS_EQUAL);
+    submit_with_tool(&repo, "cosmic-ray").expect(0);
+    let survived: Vec<String> = ["&", "|", "^", "/", "//", "<<", "%", "*", "**", ">>", "-"]
+        .iter()
+        .map(|op| format!("money.py:10 `+` → `{op}`"))
+        .collect();
+    assert_eq!(
+        final_note(&repo)["adequacy"],
+        serde_json::json!([{"task": 1, "step": "1.1", "tool": "cosmic-ray", "mutants": 12,
+            "killed": 1, "survived": survived}])
+    );
+}
+
+/// Asked for by name, cosmic-ray refuses the always-true `__eq__` in `enforce`; what the PR's
+/// own files could tell it to skip does not: a `# pragma: no mutate` on every line it wrote
+/// (what cosmic-ray's `cr-filter-pragma` reads) and a committed `cosmic-ray.toml` that
+/// excludes the module. The same 12 mutants are made.
+#[test]
+fn cosmic_ray_asked_by_name_is_not_told_by_the_prs_files_to_skip_its_lines() {
+    let repo = money_with(
+        "adequacy = \"enforce\"\nmin_killed = 0.5\nmutation_tool = \"cosmic-ray\"",
+        &[(
+            "cosmic-ray.toml",
+            "[cosmic-ray]\nmodule-path = \"money.py\"\nexcluded-modules = [\"money.py\"]\n\
+             test-command = \"true\"\n",
+        )],
+    );
+    repo.write("tests/test_add.py", &format!("{PY_IMPORT}{COMPARING_TEST}"));
+    red(&repo, "python3 tests/test_add.py");
+    let pragmas: String = money_with_add(ALWAYS_EQUAL)
+        .lines()
+        .map(|l| match l.trim().is_empty() {
+            true => format!("{l}\n"),
+            false => format!("{l}  # pragma: no mutate\n"),
+        })
+        .collect();
+    repo.write("money.py", &pragmas);
+    green(&repo, "python3 tests/test_add.py");
+    squash(&repo);
+    let main = main_tip(&repo);
+    let out = submit_with_tool(&repo, "cosmic-ray");
+    out.expect(1);
+    assert!(
+        out.stdout.contains(
+            "task 1's RED test (step 1.1, `python3 tests/test_add.py`) killed 1 of 12 mutants \
+             of the code the task wrote (made by cosmic-ray), below the 50% [verify] min_killed"
+        ) && out.stdout.contains("- money.py:10 `+` → `-`\n"),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(repo.status(), "AWAITING_FINALIZATION");
+    assert_eq!(main_tip(&repo), main);
+}
+
+/// An honest test of the same code kills at least `min_killed` of cosmic-ray's mutants, and
+/// the squash is accepted in `enforce`.
+#[test]
+fn an_honest_test_kills_cosmic_rays_mutants_and_is_accepted_in_enforce() {
+    let repo = money("adequacy = \"enforce\"\nmin_killed = 0.5\nmutation_tool = \"cosmic-ray\"");
+    py_task(&repo, HONEST_PY_TEST, EQUAL);
+    submit_with_tool(&repo, "cosmic-ray").expect(0);
+    // `is` for `==` survives: equal small ints are one object in CPython (an equivalent
+    // mutant). 26 mutations of the changed lines, the first 20 ([verify] max_mutants) run.
+    assert_eq!(
+        final_note(&repo)["adequacy"],
+        serde_json::json!([{"task": 1, "step": "1.1", "tool": "cosmic-ray", "mutants": 20,
+            "killed": 16, "survived": ["money.py:7 `=` → `>`", "money.py:7 `==` → `is`",
+                "money.py:7 `==` → `is`", "money.py:7 `=` → `<`"], "not_run": 6}])
+    );
+}
+
+/// `mutation_tool = "cosmic-ray"` where the tests' PATH has none: the built-in mutator
+/// measures the task, and the note says why cosmic-ray did not.
+#[test]
+fn cosmic_ray_asked_for_and_missing_falls_back_to_the_builtin_mutator_and_says_so() {
+    let repo = money("adequacy = \"report\"\nmutation_tool = \"cosmic-ray\"");
+    py_task(&repo, COMPARING_TEST, ALWAYS_EQUAL);
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    let adequacy = &final_note(&repo)["adequacy"][0];
+    assert_eq!(adequacy["tool"], "builtin");
+    assert_eq!(
+        adequacy["tool_error"],
+        "cosmic-ray is not on the PATH the tests run with"
+    );
 }

@@ -49,6 +49,7 @@ pub fn tool(name: &str) -> Option<PathBuf> {
     static SSLIB: OnceLock<Option<PathBuf>> = OnceLock::new();
     static MUTMUT: OnceLock<Option<PathBuf>> = OnceLock::new();
     static JEST: OnceLock<Option<PathBuf>> = OnceLock::new();
+    static COSMIC_RAY: OnceLock<Option<PathBuf>> = OnceLock::new();
     // The cell, the package and its version, the cache directory's name, the program.
     let (cell, package, version, dir, program) = match name {
         "pre-commit" => (&PRE_COMMIT, "pre-commit", "4.3.0", "pre-commit", name),
@@ -76,11 +77,13 @@ pub fn tool(name: &str) -> Option<PathBuf> {
         "mutmut" => (&MUTMUT, "mutmut[patch]", "2.5.1", "mutmut", name),
         // tests/cli/evidence_go_jest.rs: jest's `--json --outputFile` report.
         "jest" => (&JEST, "jest", "29.7.0", "jest", name),
+        // The other Python mutation tool docs/integrity.md names (tests/cli/adequacy.rs).
+        "cosmic-ray" => (&COSMIC_RAY, "cosmic-ray", "8.7.0", "cosmic-ray", name),
         _ => (&HUSKY, "husky", "9.1.7", "husky", name),
     };
     let from_pypi = matches!(
         name,
-        "pre-commit" | "pytest" | "pyyaml" | "securesystemslib" | "mutmut"
+        "pre-commit" | "pytest" | "pyyaml" | "securesystemslib" | "mutmut" | "cosmic-ray"
     );
     cell.get_or_init(|| {
         let prefix = cache_dir().join(format!("{dir}-{version}"));

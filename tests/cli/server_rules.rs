@@ -342,6 +342,11 @@ fn a_killed_post_receive_is_completed_by_the_next_push_or_by_repair() {
 /// The calculator whose one gate adds a line to `counter` on each run, and fails while
 /// `flag` exists.
 fn counted_calc(counter: &Path, flag: &Path) -> TestRepo {
+    counted_calc_with(counter, flag, "", &[])
+}
+
+/// [`counted_calc`] with `more` appended to main's configuration and `extra` files beside it.
+fn counted_calc_with(counter: &Path, flag: &Path, more: &str, extra: &[(&str, &str)]) -> TestRepo {
     let config = CALC_CONFIG.replace(
         "command = \"sh run_tests.sh\"",
         &format!(
@@ -350,7 +355,7 @@ fn counted_calc(counter: &Path, flag: &Path) -> TestRepo {
             flag.display()
         ),
     );
-    calc_with(&config, &[])
+    calc_with(&format!("{config}{more}"), extra)
 }
 
 /// The server remembers a verdict by tree and policy: a push of a merge it judged PASSED
@@ -423,12 +428,167 @@ fn a_judged_tree_is_not_judged_again() {
         lines[0].starts_with(
             "git-orchestrate: refused refs/heads/main <id>: moves main to a commit that is not a \
              workflow merge that attests PASSED: its tree failed under this policy before (a \
-             later pass would be luck; a listed human decides): "
+             later pass would be luck; a human who accepts it answers by name: git orchestrate \
+             approve --flaky --tree <id>, pushed with the chain): "
         ),
         "{}",
         lines[0]
     );
     assert_eq!(runs(&counter), failed, "nothing ran again");
+}
+
+/// The workflow's tip `answer` written again with its signature replaced by `signature`
+/// (none: unsigned, its trailer saying so), as an agent would forge it by hand; the chain's
+/// ref moved to the copy, which is returned.
+fn forged_answer(repo: &TestRepo, answer: &str, signature: Option<&str>) -> String {
+    let raw = repo.git(&["cat-file", "commit", answer]);
+    let (head, message) = raw.split_once("\n\n").unwrap();
+    let mut text: Vec<String> = head
+        .lines()
+        .filter(|l| !l.starts_with("orchestrator-signature ") && !l.starts_with(' '))
+        .map(str::to_string)
+        .collect();
+    let message = match signature {
+        Some(signature) => {
+            text.push(format!(
+                "orchestrator-signature {}",
+                signature.trim_end().replace('\n', "\n ")
+            ));
+            message.to_string()
+        }
+        None => message.replace(
+            "Orchestrator-Human: signed alice",
+            "Orchestrator-Human: GIT_ORCHESTRATE_HUMAN",
+        ),
+    };
+    let id = repo.git_with_stdin(
+        &["hash-object", "-t", "commit", "-w", "--stdin"],
+        format!("{}\n\n{message}", text.join("\n")).as_bytes(),
+    );
+    let current = repo.tip().unwrap();
+    repo.git(&["update-ref", REF, id.trim(), &current]);
+    id.trim().to_string()
+}
+
+/// The server's memory of a failed tree (issue 39) is lifted by a human's answer by name, as
+/// `attest`'s is: a merge whose gates failed on the server stays refused when its gates pass;
+/// under `[human] require = "signature"`, an `approve --flaky` of another tree, and the
+/// right one forged (signed by a key main does not list, or unsigned), pushed with the chain,
+/// leave it refused; alice's signed `approve --flaky --tree MERGE` lets it through, and the
+/// hook names her answer.
+#[test]
+fn a_remembered_failure_is_lifted_only_by_a_signed_approval_of_that_tree() {
+    let outside = tempfile::tempdir().unwrap();
+    let counter = outside.path().join("runs");
+    let flag = outside.path().join("flag");
+    let keys = tempfile::tempdir().unwrap();
+    let alice = crate::signed::key(keys.path(), "alice");
+    let mallory = crate::signed::key(keys.path(), "mallory");
+    let repo = counted_calc_with(
+        &counter,
+        &flag,
+        "\n[human]\nrequire = \"signature\"\n",
+        &[(
+            ".orchestrate/allowed_signers",
+            &crate::signed::allowed("alice", &alice),
+        )],
+    );
+    let server = Server::start(&repo);
+    push(&repo, &server, &[], &["main", REF]).expect(0);
+    finalized(&repo);
+    mark_done_and_merge(&repo).expect(0);
+    let merge = main_tip(&repo);
+    let tree = repo.git(&["rev-parse", &format!("{merge}^{{tree}}")]);
+    let tree = tree.trim();
+
+    std::fs::write(&flag, "").unwrap();
+    let before = server.refs(&repo);
+    let out = push(&repo, &server, &["--no-verify"], &["main", REF]);
+    assert_ne!(out.code, 0, "{}", out.stderr);
+    std::fs::remove_file(&flag).unwrap();
+    let flaky = format!(
+        "git-orchestrate: refused refs/heads/main <id>: moves main to a commit that is not a \
+         workflow merge that attests PASSED: its tree failed under this policy before (a later \
+         pass would be luck; a human who accepts it answers by name: git orchestrate approve \
+         --flaky --tree {}, pushed with the chain): the clean final check failed: preflight gate \
+         `tests` failed (exit 1)",
+        redact_ids(tree)
+    );
+    let still_flaky = |out: &Run| {
+        assert_ne!(out.code, 0, "{}", out.stderr);
+        assert_eq!(server.refs(&repo), before, "the server's refs moved");
+        let lines = remote(out);
+        assert_eq!(lines.len(), 1, "{}", out.stderr);
+        assert!(lines[0].starts_with(&flaky), "{}", lines[0]);
+    };
+    still_flaky(&push(&repo, &server, &["--no-verify"], &["main", REF]));
+
+    // Another tree approved, signed by alice: nothing of this one.
+    let sign = ["--sign-key", alice.to_str().unwrap()];
+    let mut other = vec!["approve", "--flaky", "--tree", "main~1"];
+    other.extend_from_slice(&sign);
+    repo.human(&other).expect(0);
+    still_flaky(&push(&repo, &server, &["--no-verify"], &["main", REF]));
+
+    // This tree, by alice; then forged: signed by mallory instead, or not at all.
+    let mut this = vec!["approve", "--flaky", "--tree", &merge];
+    this.extend_from_slice(&sign);
+    repo.human(&this).expect(0);
+    let genuine = repo.tip().unwrap();
+    let parent = repo.git(&["rev-parse", &format!("{genuine}^")]);
+    let payload = format!(
+        "{{\"v\":1,\"workflow\":\"main\",\"tip\":\"{}\",\"answer\":\"approve-tree\",\
+         \"text\":{}}}\n",
+        parent.trim(),
+        serde_json::to_string(&format!("{{\"tree\":\"{tree}\",\"flaky\":true}}")).unwrap()
+    );
+    let by_mallory = std::fs::read_to_string(crate::signed::sign_elsewhere(
+        keys.path(),
+        &mallory,
+        payload.as_bytes(),
+        "forged",
+    ))
+    .unwrap();
+    forged_answer(&repo, &genuine, Some(&by_mallory));
+    still_flaky(&push(&repo, &server, &["--no-verify"], &["main", REF]));
+    repo.git(&["update-ref", REF, &genuine]);
+    forged_answer(&repo, &genuine, None);
+    still_flaky(&push(&repo, &server, &["--no-verify"], &["main", REF]));
+
+    repo.git(&["update-ref", REF, &genuine]);
+    let ran = runs(&counter);
+    let out = push(&repo, &server, &["--no-verify"], &["main", REF]);
+    out.expect(0);
+    assert_eq!(
+        remote(&out),
+        [
+            "git-orchestrate: <id> attests PASSED (workflow main)".to_string(),
+            "git-orchestrate: <id>: its tree <id> was refused before and passes now; a human \
+             accepted this pass by name in <id> (signed by alice)"
+                .to_string(),
+            "git-orchestrate: 1 verdict written under refs/notes/orchestrator-attest".to_string(),
+        ],
+        "{}",
+        out.stderr
+    );
+    assert!(runs(&counter) > ran, "judged afresh");
+    assert_eq!(server.rev(&repo, "main"), Some(merge.clone()));
+    let note = server.git(
+        &repo,
+        &["notes", "--ref", "orchestrator-attest", "show", &merge],
+    );
+    let statement: serde_json::Value = serde_json::from_str(note.lines().next().unwrap()).unwrap();
+    let ours = &statement["predicate"]["gitOrchestrate"];
+    assert_eq!(statement["predicate"]["verificationResult"], "PASSED");
+    assert_eq!(ours["earlierRefusals"][0]["commit"], merge.as_str());
+    assert!(
+        ours["answers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a["commit"] == genuine.as_str()),
+        "{ours}"
+    );
 }
 
 /// The claim on the one PR of [`TestRepo::new`]'s master plan.

@@ -30,15 +30,7 @@ pub fn refusal(
             "rewrites the CI job's verdicts: a push may only add notes on top of them".into(),
         ));
     }
-    let allowed = match judged.main_rev()? {
-        Some((rev, _)) => judged
-            .git
-            .show(&rev, crate::config::ALLOWED_SIGNERS)?
-            // Over the cap it lists nobody.
-            .filter(|bytes| bytes.len() as u64 <= crate::input::CAP)
-            .unwrap_or_default(),
-        None => Vec::new(),
-    };
+    let allowed = main_allowed_signers(judged)?;
     if allowed.is_empty() {
         return Ok(Some(format!(
             "main's {} lists no verifier, so no CI verdict can be checked",
@@ -70,11 +62,14 @@ pub fn refusal(
         if before.get(object) == Some(blob) {
             continue;
         }
-        // A tree that failed stays failed (docs/integrity.md, "A tree that failed stays failed"): an older signed PASSED, or a later
-        // lucky one, does not go over a FAILED verdict.
+        // Read once: judged for what it replaces, then for its signature.
+        let note = Note::read(judged, blob)?;
+        // A tree that failed stays failed (docs/integrity.md, "A tree that failed stays
+        // failed"): an older signed PASSED, or a later lucky one, does not go over a FAILED
+        // verdict.
         if let Some(old_blob) = before.get(object)
-            && verdict_of(judged, old_blob)?.as_deref() == Some("FAILED")
-            && verdict_of(judged, blob)?.as_deref() != Some("FAILED")
+            && Note::read(judged, old_blob)?.is_some_and(|old| old.result() == Some("FAILED"))
+            && note.as_ref().and_then(Note::result) != Some("FAILED")
         {
             return Ok(Some(format!(
                 "replaces the FAILED CI verdict on {} with one that is not: a commit that \
@@ -82,7 +77,7 @@ pub fn refusal(
                 crate::short_id(object)
             )));
         }
-        if let Some(why) = unsigned(judged, &program, &allowed, object, blob)? {
+        if let Some(why) = unsigned(&program, &allowed, object, note.as_ref())? {
             return Ok(Some(format!(
                 "the CI verdict on {} {why}: only verdicts signed by a verifier main's {} lists \
                  for {} are taken",
@@ -117,45 +112,65 @@ fn notes_of(
     Ok(Ok(notes))
 }
 
-/// Why the note `blob` on `object` is no verdict a listed verifier signed, if it is not.
-/// The `verificationResult` of the statement a note blob holds, if it holds one.
-fn verdict_of(judged: &Judged, blob: &str) -> Result<Option<String>, EngineError> {
-    let Some(bytes) = judged.git.blob_within(blob, crate::input::CAP)? else {
-        return Ok(None);
-    };
-    let text = String::from_utf8_lossy(&bytes);
-    let (line, _) = split_note(&text);
-    Ok(serde_json::from_str::<serde_json::Value>(line)
-        .ok()
-        .and_then(|s| {
-            s["predicate"]["verificationResult"]
-                .as_str()
-                .map(str::to_string)
-        }))
+/// Main's `.orchestrate/allowed_signers` in the judged repository: the verifiers whose
+/// verdicts count (empty when main has none; over the cap it lists nobody).
+pub fn main_allowed_signers(judged: &Judged) -> Result<Vec<u8>, EngineError> {
+    Ok(match judged.main_rev()? {
+        Some((rev, _)) => judged
+            .git
+            .show(&rev, crate::config::ALLOWED_SIGNERS)?
+            .filter(|bytes| bytes.len() as u64 <= crate::input::CAP)
+            .unwrap_or_default(),
+        None => Vec::new(),
+    })
 }
 
+/// A verdict note's blob, read once: its statement line, the signature after it, and the
+/// statement when the line is one.
+struct Note {
+    line: String,
+    signature: Option<String>,
+    statement: Option<serde_json::Value>,
+}
+
+impl Note {
+    /// The note `blob`; `None` when it is over the cap.
+    fn read(judged: &Judged, blob: &str) -> Result<Option<Note>, EngineError> {
+        let Some(bytes) = judged.git.blob_within(blob, crate::input::CAP)? else {
+            return Ok(None);
+        };
+        let text = String::from_utf8_lossy(&bytes);
+        let (line, signature) = split_note(&text);
+        Ok(Some(Note {
+            line: line.to_string(),
+            signature: signature.map(str::to_string),
+            statement: serde_json::from_str(line).ok(),
+        }))
+    }
+
+    /// The statement's `verificationResult`, if it has one.
+    fn result(&self) -> Option<&str> {
+        self.statement.as_ref()?["predicate"]["verificationResult"].as_str()
+    }
+}
+
+/// Why `note` on `object` is no verdict a listed verifier signed, if it is not.
 fn unsigned(
-    judged: &Judged,
     program: &std::path::Path,
     allowed: &[u8],
     object: &str,
-    blob: &str,
+    note: Option<&Note>,
 ) -> Result<Option<String>, EngineError> {
-    let Some(bytes) = judged.git.blob_within(blob, crate::input::CAP)? else {
+    let Some(note) = note else {
         return Ok(Some("is too large to be a verdict".into()));
     };
-    let text = String::from_utf8_lossy(&bytes);
-    let (line, signature) = split_note(&text);
-    let Ok(statement) = serde_json::from_str::<serde_json::Value>(line) else {
+    let Some(statement) = &note.statement else {
         return Ok(Some("is not a statement".into()));
     };
-    let about = statement["subject"]
-        .as_array()
-        .and_then(|s| s.first())
-        .and_then(|s| s["digest"]["gitCommit"].as_str());
-    if about != Some(object) {
+    if super::seal::subject_commit(statement) != Some(object) {
         return Ok(Some("is a statement about another commit".into()));
     }
+    let (line, signature) = (&note.line, note.signature.as_deref());
     let Some(signature) = signature else {
         return Ok(Some("is not signed".into()));
     };

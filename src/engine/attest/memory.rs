@@ -9,7 +9,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::seal::split_note;
-use super::verifier::Judged;
+use super::verifier::{Chain, Judged, Verifier};
+use crate::engine::answers::AnswerCheck;
 use crate::engine::{EngineError, Session};
 use crate::exec::ssh::{self, Verified};
 
@@ -67,14 +68,7 @@ impl<'j> Memory<'j> {
                 }
             }
         }
-        let allowed = match judged.main_rev()? {
-            Some((rev, _)) => git
-                .show(&rev, crate::config::ALLOWED_SIGNERS)?
-                // Over the cap it lists nobody.
-                .filter(|bytes| bytes.len() as u64 <= crate::input::CAP)
-                .unwrap_or_default(),
-            None => Vec::new(),
-        };
+        let allowed = super::ci_notes::main_allowed_signers(judged)?;
         Ok(Memory {
             judged,
             notes,
@@ -178,10 +172,7 @@ struct Listed {
 fn remembered(statement: &Value, commit: &str, tree: &str, policy: &str) -> Option<EarlierRefusal> {
     let predicate = &statement["predicate"];
     let ours = &predicate["gitOrchestrate"];
-    let about = statement["subject"]
-        .as_array()
-        .and_then(|s| s.first())
-        .and_then(|s| s["digest"]["gitCommit"].as_str());
+    let about = super::seal::subject_commit(statement);
     let ran = ours["reran"].as_array().is_some_and(|r| !r.is_empty());
     // A refusal that only awaited a human's approval by name is the policy's, not the tree's.
     let awaiting = ours["reasons"].as_array().is_some_and(|r| {
@@ -214,9 +205,60 @@ fn remembered(statement: &Value, commit: &str, tree: &str, policy: &str) -> Opti
         })
 }
 
+/// The human answer in a PR's chain (from `tip` back to `stop`) that lifts a remembered
+/// failure of `tree` under `policy`: `approve --flaky --tree TREE`, standing as every human
+/// answer must (signed by a key the pinned allowed signers list where `[human] require =
+/// "signature"`: `AnswerCheck::accepts_flaky`, as the final check's own memory holds it),
+/// and given under that same policy. What `attest` and the server hook (src/engine/attest/receive.rs) both hold a
+/// pass after a failure to.
+pub fn accepted(
+    session: &Session,
+    tip: gix::ObjectId,
+    stop: Option<gix::ObjectId>,
+    tree: &str,
+    policy: &str,
+) -> Result<Option<AnswerCheck>, EngineError> {
+    let answers =
+        crate::engine::answers::judge_answers(session, session.store.workflow(), tip, stop)?;
+    let Some(answer) = answers.into_iter().find(|a| a.accepts_flaky(tree)) else {
+        return Ok(None);
+    };
+    let store = &session.store;
+    let id = gix::ObjectId::from_hex(answer.commit.as_bytes())
+        .map_err(|e| EngineError::Internal(format!("a commit id did not parse: {e}")))?;
+    let Some(parent) = store.commit_record(id)?.parents.first().copied() else {
+        return Ok(None);
+    };
+    let before = store.read_at(parent, &crate::store::workflow_ref(store.workflow()))?;
+    let given_under = crate::engine::answers::answer_policy(session, &before.state)?;
+    Ok((given_under.as_deref() == Some(policy)).then_some(answer))
+}
+
+/// The human answer that lifts the server's remembered failure of `commit`'s `tree` under
+/// `policy`: [`accepted`] in the PR's segment of the chain (of `chains`, pushed ones first)
+/// that records `commit`, as `attest` looks for it.
+pub fn accepted_for(
+    verifier: &Verifier,
+    chains: &[Chain],
+    commit: &str,
+    tree: &str,
+    policy: &str,
+) -> Result<Option<AnswerCheck>, EngineError> {
+    let Some(first) = chains.first() else {
+        return Ok(None);
+    };
+    let probe = verifier.session(first)?;
+    let Some((chain, target)) = super::find::locate(&probe.store, chains, commit)? else {
+        return Ok(None);
+    };
+    let session = verifier.session(&chain)?;
+    let stop = crate::engine::chain::pr_stop(&session.store, target.pr_state())?;
+    accepted(&session, chain.tip, stop, tree, policy)
+}
+
 /// The warning a verdict carries when a human accepted a pass of `tree` after its earlier
 /// refusals (`approve --flaky`): who, and whether signed.
-pub fn accepted_warning(tree: &str, answer: &crate::engine::answers::AnswerCheck) -> String {
+pub fn accepted_warning(tree: &str, answer: &AnswerCheck) -> String {
     format!(
         "its tree {} was refused before and passes now; a human accepted this pass by name in {} \
          ({})",

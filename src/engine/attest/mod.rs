@@ -340,9 +340,7 @@ fn remember(
         return Ok(());
     }
     let accepted = match chain {
-        Some((tip, stop)) => {
-            crate::engine::finalize::remembered::flaky_approval(session, tip, stop, &tree)?
-        }
+        Some((tip, stop)) => memory::accepted(session, tip, stop, &tree, blob)?,
         None => None,
     };
     match accepted {

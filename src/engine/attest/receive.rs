@@ -12,6 +12,7 @@ use serde::Serialize;
 use super::judge;
 use super::verdict::Verdict;
 use super::verifier::{Chain, Confine, Judged, Verifier};
+use crate::engine::answers::AnswerCheck;
 use crate::engine::chain::audit_chain;
 use crate::engine::{EngineError, io_error};
 use crate::store::ATTEST_NOTES_REF;
@@ -169,26 +170,12 @@ pub fn pre_receive(
         verdicts: Vec::new(),
     };
     if let Some(why) = unguardable(&judged, &main, updates)? {
-        report.refusals = updates
-            .iter()
-            .map(|u| Refusal {
-                reference: u.reference.clone(),
-                commit: u.new.clone(),
-                reason: why.clone(),
-            })
-            .collect();
+        report.refusals = refuse_all(updates, &why);
         return Ok(report);
     }
     let verifier = Verifier::new(&judged, judged.confine(Confine::Namespace)?)?;
     if let Some(why) = before_judging(&judged, &verifier, &main, updates, human.is_some())? {
-        report.refusals = updates
-            .iter()
-            .map(|u| Refusal {
-                reference: u.reference.clone(),
-                commit: u.new.clone(),
-                reason: why.clone(),
-            })
-            .collect();
+        report.refusals = refuse_all(updates, &why);
         return Ok(report);
     }
     let chains = pushed_then_guarded_chains(&judged, &main, updates)?;
@@ -240,14 +227,7 @@ pub fn pre_receive(
                     verifier: &verifier,
                     chains: &chains,
                     ttl: config.claims.ttl,
-                    moved: updates
-                        .iter()
-                        .filter(|u| u.new.is_some())
-                        .filter_map(|u| match guarded(&u.reference, &main) {
-                            Guarded::Workflow(name) => Some(name),
-                            _ => None,
-                        })
-                        .collect(),
+                    moved: moved_workflows(updates, &main),
                 };
                 if let Some(why) = judge_claim(&held, slug, u, human.is_some())? {
                     report.refusals.push(refuse(u.new.as_ref(), why));
@@ -266,6 +246,30 @@ pub fn pre_receive(
         keep_verdicts(&judged, &report.verdicts)?;
     }
     Ok(report)
+}
+
+/// Every update refused for the one reason `why`: nothing of the push can be judged.
+fn refuse_all(updates: &[Update], why: &str) -> Vec<Refusal> {
+    updates
+        .iter()
+        .map(|u| Refusal {
+            reference: u.reference.clone(),
+            commit: u.new.clone(),
+            reason: why.to_string(),
+        })
+        .collect()
+}
+
+/// The workflows whose chains the push moves (not deletes).
+fn moved_workflows<'u>(updates: &'u [Update], main: &str) -> Vec<&'u str> {
+    updates
+        .iter()
+        .filter(|u| u.new.is_some())
+        .filter_map(|u| match guarded(&u.reference, main) {
+            Guarded::Workflow(name) => Some(name),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Why the push is refused before anything of it runs, if it is: it moves main, so the PR's
@@ -877,8 +881,9 @@ struct Remembered {
     statement: serde_json::Value,
 }
 
-/// Where the remembered verdicts are: one file per tree and policy.
-fn memory_file(judged: &Judged, commit: &str) -> Result<PathBuf, EngineError> {
+/// Where the remembered verdicts are: one file per tree and policy; with `commit`'s tree and
+/// policy.
+fn memory_file(judged: &Judged, commit: &str) -> Result<(PathBuf, String, String), EngineError> {
     let tree = judged.git.tree_of(commit)?;
     // The policy: main's config as the merge's first parent has it, which a merge that
     // PASSED was pinned to (its blob id, as git names it).
@@ -895,12 +900,13 @@ fn memory_file(judged: &Judged, commit: &str) -> Result<PathBuf, EngineError> {
         }
         None => "none".to_string(),
     };
-    Ok(judged
+    let file = judged
         .git
         .common_dir()?
         .join("orchestrator")
         .join("verdicts")
-        .join(format!("{tree}-{policy}")))
+        .join(format!("{tree}-{policy}"));
+    Ok((file, tree, policy))
 }
 
 /// The verdict on `commit`, as remembered when the server has judged its tree under its
@@ -913,17 +919,31 @@ fn judge_remembered(
     chains: &[Chain],
     commit: &str,
 ) -> Result<Verdict, EngineError> {
-    let file = memory_file(judged, commit)?;
+    let (file, tree, policy) = memory_file(judged, commit)?;
     let remembered = crate::input::read_file(&file, crate::input::CAP)
         .ok()
         .flatten()
         .and_then(|bytes| serde_json::from_slice::<Remembered>(&bytes).ok());
-    if let Some(r) = remembered
-        && (!r.passed || r.commit == commit)
-    {
-        return Ok(recalled(commit, r));
+    let lifted = match remembered {
+        Some(r) if r.passed && r.commit == commit => return Ok(recalled(commit, &tree, r)),
+        // A failure stays remembered until a human's answer in the chain accepts a pass of
+        // this tree under this policy, by the rule `attest` holds it to: then it is judged
+        // afresh, and the failure stays on file for any other commit of the tree.
+        Some(r) if !r.passed => {
+            match super::memory::accepted_for(verifier, chains, commit, &tree, &policy)? {
+                Some(answer) => Some((answer, r)),
+                None => return Ok(recalled(commit, &tree, r)),
+            }
+        }
+        _ => None,
+    };
+    let mut verdict = judge(verifier, chains, commit)?;
+    if let Some((answer, r)) = lifted {
+        if verdict.passed {
+            accept(&mut verdict, &tree, answer, r);
+        }
+        return Ok(verdict);
     }
-    let verdict = judge(verifier, chains, commit)?;
     // A refusal that only awaits a human's approval by name is the policy's, not the tree's:
     // not remembered, so the push once a human approved is judged afresh.
     let awaiting = !verdict.reasons.is_empty()
@@ -952,9 +972,42 @@ fn judge_remembered(
     Ok(verdict)
 }
 
+/// A verdict that passed after the remembered failure `r` of its `tree`, accepted by a human's
+/// `answer`: it lists that refusal and the answer, and names it in a warning, in its
+/// statement too (the note the post-receive hook writes).
+fn accept(verdict: &mut Verdict, tree: &str, answer: AnswerCheck, r: Remembered) {
+    let predicate = &r.statement["predicate"];
+    let refusal = super::memory::EarlierRefusal {
+        commit: r.commit,
+        time: predicate["timeVerified"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string(),
+        reasons: r.reasons,
+    };
+    if !verdict.earlier_refusals.contains(&refusal) {
+        verdict.earlier_refusals.push(refusal);
+    }
+    verdict.tree = Some(tree.to_string());
+    let warning = super::memory::accepted_warning(tree, &answer);
+    if !verdict.warnings.contains(&warning) {
+        verdict.warnings.push(warning);
+    }
+    if !verdict.answers.iter().any(|a| a.commit == answer.commit) {
+        verdict.answers.push(answer);
+    }
+    let ours = &mut verdict.statement["predicate"]["gitOrchestrate"];
+    if ours.is_object() {
+        ours["tree"] = serde_json::json!(tree);
+        ours["warnings"] = serde_json::json!(verdict.warnings);
+        ours["answers"] = serde_json::json!(verdict.answers);
+        ours["earlierRefusals"] = serde_json::json!(verdict.earlier_refusals);
+    }
+}
+
 /// A remembered verdict as the verdict on `commit`: the same one (a PASSED verdict on this
 /// very commit), or a failure because this tree failed under this policy before.
-fn recalled(commit: &str, r: Remembered) -> Verdict {
+fn recalled(commit: &str, tree: &str, r: Remembered) -> Verdict {
     const KINDS: [&str; 4] = ["merge", "pr-head", "ticket-merge", "ticket-squash"];
     let kind = r
         .kind
@@ -965,8 +1018,9 @@ fn recalled(commit: &str, r: Remembered) -> Verdict {
         r.reasons
     } else {
         vec![format!(
-            "its tree failed under this policy before{} (a later pass would be luck; a listed \
-             human decides): {}",
+            "its tree failed under this policy before{} (a later pass would be luck; a human \
+             who accepts it answers by name: git orchestrate approve --flaky --tree {tree}, \
+             pushed with the chain): {}",
             if same {
                 String::new()
             } else {

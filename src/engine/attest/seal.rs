@@ -38,6 +38,16 @@ pub fn split_note(text: &str) -> (&str, Option<&str>) {
     }
 }
 
+/// The commit a verdict's statement is about: its first subject's `gitCommit`. A note is a
+/// verdict on the commit it is attached to only when this is that commit (a statement copied
+/// onto another commit says nothing about it).
+pub fn subject_commit(statement: &serde_json::Value) -> Option<&str> {
+    statement["subject"]
+        .as_array()
+        .and_then(|s| s.first())
+        .and_then(|s| s["digest"]["gitCommit"].as_str())
+}
+
 /// What the attestation notes on `commit` (this clone's, the remotes') say, judged: a FAILED
 /// one that a listed verifier signed, else the first such PASSED one, else the first. A
 /// commit that a verifier failed stays failed whatever another says (docs/integrity.md, "A tree that failed stays failed"): the
@@ -89,12 +99,7 @@ fn judge_one(
         }
     };
     let predicate = &statement["predicate"];
-    let about_this = statement["subject"]
-        .as_array()
-        .and_then(|s| s.first())
-        .and_then(|s| s["digest"]["gitCommit"].as_str())
-        == Some(commit);
-    if !about_this {
+    if subject_commit(&statement) != Some(commit) {
         return Ok(Attestation::Unauthenticated {
             why: "its statement is about another commit".into(),
         });

@@ -365,10 +365,10 @@ impl fmt::Display for FinalCheckRefusal {
                  not check what the code does. Surviving mutants (the test still passes with \
                  each):\n{}\nStrengthen the test so it fails on them (a test in a new RED step), \
                  then squash again",
-                if tool == "mutmut" {
-                    "mutmut"
-                } else {
+                if tool == "builtin" {
                     "the built-in mutator"
+                } else {
+                    tool.as_str()
                 },
                 min_killed / 10,
                 survived

@@ -54,7 +54,7 @@ pub fn flaky_approval(
     Ok(
         answers::judge_answers(session, session.store.workflow(), tip, stop)?
             .into_iter()
-            .find(|a| a.approval().is_some_and(|a| a.flaky && a.tree == tree)),
+            .find(|a| a.accepts_flaky(tree)),
     )
 }
 
