@@ -265,5 +265,6 @@ fn the_taken_prs_are_empty_when_nobody_else_holds_one() {
         &claim("pr-1", "w1", now() + HOUR),
     );
     let state = State::new(Some("main".into()));
-    assert!(taken(&session, &state).expect("read").is_empty());
+    let facts = session.facts(Some(&state)).expect("facts");
+    assert!(taken(&session, &facts).expect("read").is_empty());
 }
