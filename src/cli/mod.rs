@@ -161,8 +161,8 @@ pub enum Command {
 
 /// The binary's entry point: parses, runs, maps the outcome to an exit code.
 pub fn main() -> ExitCode {
-    // The confinement's own processes (src/exec/runner.rs), started only by it and hidden
-    // from `--help`: before any parsing, as they run for every confined command.
+    // The confinement's runner (src/exec/runner.rs), started only by it and hidden from
+    // `--help`: before any parsing.
     if let Some(exit) = confined_mode() {
         return exit;
     }
@@ -198,27 +198,20 @@ pub fn main() -> ExitCode {
     }
 }
 
-/// The runner, or a confined command's first process, when the first argument names one;
-/// each refuses, saying why, when not started by the confinement.
+/// The confinement's runner, when the first argument names it; it refuses, saying why, when
+/// not started by the confinement.
 fn confined_mode() -> Option<ExitCode> {
     use crate::exec::runner;
-    let mut args = std::env::args_os().skip(1);
-    let mode = args.next()?;
-    let why = if mode == runner::MODE {
-        match runner::serve() {
-            Ok(()) => return Some(ExitCode::SUCCESS),
-            Err(why) => why,
-        }
-    } else if mode == runner::COMMAND_MODE {
-        let program = args.next()?;
-        let rest: Vec<std::ffi::OsString> = args.collect();
-        runner::command_init(&program, &rest)
-    } else {
+    let mode = std::env::args_os().nth(1)?;
+    if mode != runner::MODE {
         return None;
+    }
+    let why = match runner::serve() {
+        Ok(()) => return Some(ExitCode::SUCCESS),
+        Err(why) => why,
     };
     let _ = writeln!(std::io::stderr(), "error: {why}");
-    // 127: what a shell answers for a command it could not run.
-    Some(ExitCode::from(if mode == runner::MODE { 2 } else { 127 }))
+    Some(ExitCode::from(2))
 }
 
 fn usage_error(e: clap::Error) -> ExitCode {

@@ -4,12 +4,13 @@
 //! program the hooks start and every directory above them. One process per set of paths
 //! (a holder, started once in a verification) makes new user, mount and network namespaces
 //! where the whole filesystem is read-only but the temporary directories and the scratch
-//! worktrees, and where the paths the verification names stay read-only inside those too;
-//! each command then starts there in a PID namespace and a `/proc` of its own, with every
-//! capability dropped, so that nothing it starts can unmount or remount anything, reach the
-//! network, see the verifier's processes, or outlive it. The commands are started by one
-//! runner per holder, this program inside the namespaces (src/exec/runner.rs); where it
-//! cannot start, each command enters them (`nsenter`, `unshare`, `setpriv`) on its own.
+//! worktrees, and where the paths the verification names stay read-only inside those too.
+//! The commands are started there by one runner per holder (src/exec/runner.rs), this
+//! program, the first process of a PID namespace and a `/proc` of its own, with every
+//! capability dropped, so that nothing they start can unmount or remount anything, reach
+//! the network, see the verifier's processes, or outlive its command (the runner ends it).
+//! Where the runner cannot start, each command enters the namespaces (`nsenter`, `unshare`,
+//! `setpriv`) on its own, in a PID namespace of its own, ended with it.
 
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
@@ -24,6 +25,20 @@ const SH: &str = "/bin/sh";
 
 /// Where the tools are looked for: the system's, never the caller's PATH.
 const SYSTEM_DIRS: &[&str] = &["/usr/bin", "/bin", "/usr/sbin", "/sbin"];
+
+/// `setpriv`'s arguments before the program: every capability dropped (the bounding,
+/// inheritable and ambient sets; root of the user namespace then gains none on exec) and new
+/// privileges on exec refused, so nothing started can mount, unmount or remount anything.
+const DROP_EVERY_PRIVILEGE: &[&str] = &[
+    "--bounding-set",
+    "-all",
+    "--inh-caps",
+    "-all",
+    "--ambient-caps",
+    "-all",
+    "--no-new-privs",
+    "--",
+];
 
 /// What the holder runs as root of its new namespaces: `$1`, `$2` and `$3` the numbers of
 /// writable paths, read-only ones and other filesystems of the host, then the writable
@@ -216,16 +231,7 @@ impl Confinement {
             })
             .arg("--")
             .arg(&self.setpriv)
-            .args([
-                "--bounding-set",
-                "-all",
-                "--inh-caps",
-                "-all",
-                "--ambient-caps",
-                "-all",
-                "--no-new-privs",
-                "--",
-            ])
+            .args(DROP_EVERY_PRIVILEGE)
             .arg(program)
             .args(args);
         Ok(cmd)
@@ -243,7 +249,7 @@ impl Confinement {
             .as_deref()
             .filter(|p| out_of_reach(p, &self.layout))
         {
-            holder.runner = RunnerProcess::start(&self.nsenter, holder.pid, program);
+            holder.runner = RunnerProcess::start(self, holder.pid, program);
         }
         let holder = Arc::new(holder);
         holders.insert(self.layout.clone(), holder.clone());
@@ -405,12 +411,19 @@ struct RunnerProcess {
 impl RunnerProcess {
     /// This program as the runner in the namespaces of the holder `pid`, once it says it is
     /// ready; `None` when it is not (the commands then enter the namespaces each on its own).
-    fn start(nsenter: &Path, pid: u32, program: &Path) -> Option<RunnerProcess> {
+    /// It is the first process of a PID namespace of its own, with its `/proc` (in a mount
+    /// namespace of its own, the holder's mounts copied), and has no capability: what each
+    /// command got on its own, made once for all of them.
+    fn start(confinement: &Confinement, pid: u32, program: &Path) -> Option<RunnerProcess> {
         use std::os::unix::process::CommandExt as _;
         let (runner, theirs) = super::runner::Runner::pair().ok()?;
-        let mut cmd = Command::new(nsenter);
+        let mut cmd = Command::new(&confinement.nsenter);
         cmd.arg(format!("--target={pid}"))
             .args(["--user", "--mount", "--net", "--preserve-credentials", "--"])
+            .arg(&confinement.unshare)
+            .args(["--pid", "--fork", "--kill-child", "--mount-proc", "--"])
+            .arg(&confinement.setpriv)
+            .args(DROP_EVERY_PRIVILEGE)
             .arg(program)
             .arg(super::runner::MODE)
             .env_clear()

@@ -70,7 +70,8 @@ pub(super) fn children_since(before: &[Known]) -> Vec<i32> {
 /// finds and ends it. A verification that runs the next proof in the same worktree
 /// (src/engine/finalize/final_check.rs) needs this unconfined: a survivor could write into
 /// the worktree after its reset, through its path or through a file it holds open. Confined,
-/// each command has a PID namespace of its own, ended with it (src/exec/confine.rs).
+/// the runner, first process of the commands' PID namespace, ends all each command left
+/// before it answers (src/exec/runner.rs).
 pub struct Reaper {
     /// The children this process had when the reaper started: not a proof's, left alone.
     before: Vec<Known>,

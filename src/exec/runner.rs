@@ -1,11 +1,12 @@
 //! The confined runner (docs/integrity.md, "What the verifier runs"): one process of this
 //! program per confinement holder, started once inside the holder's user, mount and network
-//! namespaces, which starts every command of the verification there; each command's first
-//! process is this program again ([`command_init`]), the first of a new PID namespace, which
-//! mounts that namespace's `/proc`, drops every capability and becomes the command. That is
-//! one helper program per command where `nsenter`, `unshare` and `setpriv` were three. Both
-//! sides of the runner's protocol live here: [`serve`], the runner's loop, and [`Runner`],
-//! the verifier's end.
+//! namespaces as the first process of a PID namespace of its own, with that namespace's
+//! `/proc` and no capability left (src/exec/confine.rs starts it so, through `unshare` and
+//! `setpriv`), which starts every command of the verification there: each a plain child of
+//! the runner, in a process group of its own, one at a time; when one ends, the runner ends
+//! and reaps everything else in the namespace before it answers, so nothing a command starts
+//! outlives it. No program runs between the runner and a command. Both sides of the runner's
+//! protocol live here: [`serve`], the runner's loop, and [`Runner`], the verifier's end.
 //!
 //! The protocol: the runner's stdin is a `SOCK_SEQPACKET` socket. The runner says `ready` once
 //! it can take commands. Each command is one message `run` carrying four descriptors: a
@@ -23,12 +24,11 @@ use std::os::unix::ffi::{OsStrExt as _, OsStringExt as _};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 /// The hidden first argument that makes this program the runner.
 pub const MODE: &str = "__confined-runner";
-
-/// The hidden first argument that makes this program a command's first process.
-pub const COMMAND_MODE: &str = "__confined-command";
 
 /// What the runner says once it can take commands.
 const READY: &[u8] = b"ready";
@@ -186,7 +186,7 @@ impl Running {
         Ok(ended)
     }
 
-    /// Kills the command and everything it started (its PID namespace).
+    /// Kills the command and everything it started (everything in the runner's namespace).
     pub fn kill(&mut self) {
         if self.ended.is_none() {
             let _ = self.conn.write_all(b"k");
@@ -242,29 +242,70 @@ fn in_user_namespace() -> bool {
     })
 }
 
-/// The runner's loop: refused unless its stdin is a `SOCK_SEQPACKET` socket and it runs in
-/// a user namespace (what the holder's start of it makes), since a runner anywhere else
+/// Whether this process is the first of a PID namespace of its own whose `/proc` is
+/// mounted: it is PID 1, and `/proc` says so (the machine's would name another process).
+fn first_of_its_pid_namespace() -> bool {
+    rustix::process::getpid().is_init()
+        && std::fs::read_link("/proc/self").is_ok_and(|link| link == Path::new("1"))
+}
+
+/// Why this process still has a privilege the runner must not have: a capability in any of
+/// its sets (effective, permitted, inheritable, bounding, ambient), or new privileges on
+/// exec. What `setpriv` takes away before the runner starts (src/exec/confine.rs).
+fn privilege_left() -> Option<String> {
+    use rustix::thread::CapabilitySet;
+    let sets = match rustix::thread::capabilities(None) {
+        Ok(sets) => sets,
+        Err(e) => return Some(format!("its capabilities cannot be read: {e}")),
+    };
+    if !(sets.effective.is_empty() && sets.permitted.is_empty() && sets.inheritable.is_empty()) {
+        return Some("it has capabilities".into());
+    }
+    for capability in CapabilitySet::all().iter() {
+        // A capability this kernel does not know is in no set.
+        let bounding = rustix::thread::capability_is_in_bounding_set(capability);
+        let ambient = rustix::thread::capability_is_in_ambient_set(capability);
+        if matches!(bounding, Ok(true)) || matches!(ambient, Ok(true)) {
+            return Some(format!("{capability:?} is in its bounding or ambient set"));
+        }
+    }
+    match rustix::thread::no_new_privs() {
+        Ok(true) => None,
+        _ => Some("it may gain privileges on exec".into()),
+    }
+}
+
+/// The runner's loop: refused unless its stdin is a `SOCK_SEQPACKET` socket, it runs in a
+/// user namespace, it is the first process of a PID namespace with its `/proc`, and it has no
+/// privilege left (what the confinement's start of it makes), since a runner anywhere else
 /// would confine nothing. Returns why it refused, or `Ok` once the verifier has closed the
-/// control socket (the commands still running are then killed: their first process dies
-/// with the runner's thread that started it).
+/// control socket: the runner then ends, and with it, its PID namespace's first process,
+/// everything still running there.
 pub fn serve() -> Result<(), String> {
     let stdin = std::io::stdin();
     let control = stdin.as_fd();
-    let started_by_holder = in_user_namespace()
+    let started_by_confinement = in_user_namespace()
         && rustix::net::sockopt::socket_type(control).ok()
-            == Some(rustix::net::SocketType::SEQPACKET);
-    if !started_by_holder {
+            == Some(rustix::net::SocketType::SEQPACKET)
+        && first_of_its_pid_namespace();
+    if !started_by_confinement {
         return Err(format!(
             "`git-orchestrate {MODE}` is started only by the confinement of `attest`'s commands \
              (docs/integrity.md), inside its namespaces"
         ));
     }
-    // The commands cannot trace the runner, which keeps the capabilities they drop, nor read
-    // it through `/proc`.
+    if let Some(why) = privilege_left() {
+        return Err(format!("the confined runner refuses to run: {why}"));
+    }
+    // The commands run as the same user: undumpable, the runner cannot be traced by them,
+    // nor its memory, descriptors or environment read through `/proc/1`. (Signals from its
+    // own namespace do not reach it: it is that namespace's first process and handles none.)
     rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable)
         .map_err(|e| format!("cannot make the runner undumpable: {e}"))?;
     rustix::net::send(control, READY, rustix::net::SendFlags::NOSIGNAL)
         .map_err(|e| format!("cannot answer the verifier: {e}"))?;
+    // One command at a time: what one leaves is ended before the next starts.
+    let turn = Arc::new(Mutex::new(()));
     loop {
         let mut data = [0u8; 16];
         let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(4))];
@@ -296,16 +337,32 @@ pub fn serve() -> Result<(), String> {
         if let (Some(conn), Some(stdin), Some(stdout), Some(stderr)) =
             (fds.next(), fds.next(), fds.next(), fds.next())
         {
-            std::thread::spawn(move || run_one(UnixStream::from(conn), [stdin, stdout, stderr]));
+            let turn = turn.clone();
+            std::thread::spawn(move || {
+                run_one(UnixStream::from(conn), [stdin, stdout, stderr], &turn);
+            });
         }
     }
 }
 
-/// One command: read its request, start its first process (this program as
-/// [`command_init`]) in a new PID namespace, kill it if the verifier says so, answer how it
-/// ended. When that process ends, the kernel ends every process left in its namespace, a
-/// `setsid` daemon included.
-fn run_one(mut conn: UnixStream, [stdin, stdout, stderr]: [OwnedFd; 3]) {
+/// Whether the verifier has spoken on (or closed) a command's connection: it wants the
+/// command killed.
+fn told_to_stop(conn: &UnixStream) -> bool {
+    use rustix::event::{PollFd, PollFlags, Timespec, poll};
+    let mut fds = [PollFd::new(conn, PollFlags::IN)];
+    let now = Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    poll(&mut fds, Some(&now)).is_ok_and(|n| n > 0)
+}
+
+/// One command: read its request, wait for its turn, start it as a child of the runner in a
+/// process group of its own, kill it if the verifier says so, end everything it left, then
+/// answer how it ended. No program runs between the runner and the command: the runner has
+/// no capability to drop, and its PID namespace and `/proc` are the command's.
+fn run_one(mut conn: UnixStream, [stdin, stdout, stderr]: [OwnedFd; 3], turn: &Mutex<()>) {
+    use std::os::unix::process::CommandExt as _;
     let answer = |conn: &mut UnixStream, kind: &str, value: String| {
         let _ = conn.write_all(&frame(&[kind.as_bytes().to_vec(), value.into_bytes()]));
     };
@@ -314,96 +371,172 @@ fn run_one(mut conn: UnixStream, [stdin, stdout, stderr]: [OwnedFd; 3]) {
         Ok(None) => return,
         Err(e) => return answer(&mut conn, "error", e.to_string()),
     };
-    let request = first_process(&fields);
-    let Some(mut cmd) = request else {
+    let Some(mut cmd) = command_of(&fields) else {
         return answer(
             &mut conn,
             "error",
             "a request the runner cannot read".into(),
         );
     };
+    let _turn = turn.lock().unwrap_or_else(PoisonError::into_inner);
+    // Killed while it waited: it never starts.
+    if told_to_stop(&conn) {
+        return answer(&mut conn, "signal", "9".into());
+    }
     cmd.stdin(Stdio::from(stdin))
         .stdout(Stdio::from(stdout))
-        .stderr(Stdio::from(stderr));
-    // This thread's next child, and only this thread's, goes into a new PID namespace.
-    if let Err(e) = nix::sched::unshare(nix::sched::CloneFlags::CLONE_NEWPID) {
-        return answer(&mut conn, "error", format!("no PID namespace: {e}"));
-    }
+        .stderr(Stdio::from(stderr))
+        .process_group(0);
     let spawned = cmd.spawn();
     // The runner's copies of the command's stdio close here: its readers see EOF with it.
     drop(cmd);
-    let mut child = match spawned {
+    let child = match spawned {
         Ok(child) => child,
         Err(e) => return answer(&mut conn, "error", e.to_string()),
     };
-    let pidfd = i32::try_from(child.id())
-        .ok()
-        .and_then(rustix::process::Pid::from_raw)
-        .and_then(|pid| {
-            rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok()
-        });
-    // Without a way to watch it, a command could never be stopped (a timeout, the verifier's
-    // end): it is not let run.
-    let Some(pidfd) = pidfd else {
-        let _ = child.kill();
-        let _ = child.wait();
-        return answer(
-            &mut conn,
-            "error",
-            "the runner cannot watch a command here (pidfd_open failed): none is run".into(),
-        );
-    };
-    // Until it ends: a word from the verifier (or its end) kills it.
-    {
-        use rustix::event::{PollFd, PollFlags, poll};
-        loop {
-            let mut fds = [
-                PollFd::new(&pidfd, PollFlags::IN),
-                PollFd::new(&conn, PollFlags::IN),
-            ];
-            match poll(&mut fds, None) {
-                Ok(_) => {}
-                Err(rustix::io::Errno::INTR) => continue,
-                Err(_) => {
-                    let _ = child.kill();
-                    break;
-                }
-            }
-            if !fds[1].revents().is_empty() {
-                let _ = child.kill();
-                break;
-            }
-            if !fds[0].revents().is_empty() {
-                break;
-            }
-        }
-    }
-    match child.wait() {
-        Ok(status) => {
-            use std::os::unix::process::ExitStatusExt as _;
-            match (status.code(), status.signal()) {
-                (Some(code), _) => answer(&mut conn, "code", code.to_string()),
-                (None, Some(signal)) => answer(&mut conn, "signal", signal.to_string()),
-                (None, None) => answer(&mut conn, "code", "-1".into()),
-            }
-        }
-        Err(e) => answer(&mut conn, "error", e.to_string()),
+    let pid = rustix::process::Pid::from_child(&child);
+    let ended = watch(&conn, pid);
+    // Whatever it left is ended, even when it could not be watched: the next command (or the
+    // verifier's next step) sees none of it.
+    let left = end_leftovers(pid);
+    match (ended, left) {
+        (Err(why), _) | (_, Err(why)) => answer(&mut conn, "error", why),
+        (Ok(status), Ok(())) => match (status.exit_status(), status.terminating_signal()) {
+            (Some(code), _) => answer(&mut conn, "code", code.to_string()),
+            (None, Some(signal)) => answer(&mut conn, "signal", signal.to_string()),
+            (None, None) => answer(&mut conn, "code", "-1".into()),
+        },
     }
 }
 
-/// The command of a request's fields: this very program as its first process, whatever now
-/// lies at its path (`/proc/self/exe` is the file the runner was started from), given the
-/// command's argv, directory and whole environment.
-fn first_process(fields: &[Vec<u8>]) -> Option<Command> {
+/// The command `pid` until it ends, or until a word from the verifier (or its end) kills
+/// it; its status, reaped. Meanwhile what it leaves running becomes the runner's (the first
+/// process of the namespace) and is reaped as it ends, so that those cannot pile up.
+fn watch(
+    conn: &UnixStream,
+    pid: rustix::process::Pid,
+) -> Result<rustix::process::WaitStatus, String> {
+    use rustix::event::{PollFd, PollFlags, Timespec, poll};
+    let kill = || {
+        let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+    };
+    // Without a way to watch it, a command could never be stopped (a timeout, the verifier's
+    // end): it is not let run.
+    let Ok(pidfd) = rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()) else {
+        kill();
+        let _ = rustix::process::waitpid(Some(pid), rustix::process::WaitOptions::empty());
+        return Err(
+            "the runner cannot watch a command here (pidfd_open failed): none is run".into(),
+        );
+    };
+    let tick = Timespec {
+        tv_sec: 0,
+        tv_nsec: 100_000_000,
+    };
+    loop {
+        let mut fds = [
+            PollFd::new(&pidfd, PollFlags::IN),
+            PollFd::new(conn, PollFlags::IN),
+        ];
+        match poll(&mut fds, Some(&tick)) {
+            Ok(0) => {
+                reap_orphans(pid);
+                continue;
+            }
+            Ok(_) => {}
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(_) => {
+                kill();
+                break;
+            }
+        }
+        if !fds[1].revents().is_empty() {
+            kill();
+            break;
+        }
+        if !fds[0].revents().is_empty() {
+            break;
+        }
+    }
+    loop {
+        match rustix::process::waitpid(Some(pid), rustix::process::WaitOptions::empty()) {
+            Ok(Some((_, status))) => return Ok(status),
+            Err(rustix::io::Errno::INTR) => {}
+            Ok(None) => return Err("the command's status was lost".into()),
+            Err(e) => return Err(format!("cannot wait for the command: {e}")),
+        }
+    }
+}
+
+/// The processes of this namespace but its first (the runner), from its `/proc`.
+fn others() -> Vec<rustix::process::Pid> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter_map(rustix::process::Pid::from_raw)
+        .filter(|pid| !pid.is_init())
+        .collect()
+}
+
+/// Reaps, without waiting, every process of the namespace that has ended and is the
+/// runner's (orphans of the running command), but `running`, whose status is its answer.
+fn reap_orphans(running: rustix::process::Pid) {
+    for pid in others().into_iter().filter(|pid| *pid != running) {
+        let _ = rustix::process::waitpid(Some(pid), rustix::process::WaitOptions::NOHANG);
+    }
+}
+
+/// How long the runner tries to end what a command left before it says it cannot.
+const LEFTOVER_LIMIT: Duration = Duration::from_secs(10);
+
+/// Ends every process of the namespace but the runner (what the command `pid` left:
+/// daemons, double forks, nested namespaces) and reaps them, until its `/proc` shows none,
+/// the command's own included. From the namespace's first process, a `SIGKILL` reaches
+/// every one of them; those forked while it is sent are found on the next scan.
+fn end_leftovers(pid: rustix::process::Pid) -> Result<(), String> {
+    let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    let start = Instant::now();
+    let mut pause = Duration::from_micros(50);
+    loop {
+        // `wait`, any child: rustix's `waitpid(None, …)` is a wait for this process group's.
+        while let Ok(Some(_)) = rustix::process::wait(rustix::process::WaitOptions::NOHANG) {}
+        let left = others();
+        if left.is_empty() {
+            return Ok(());
+        }
+        if start.elapsed() > LEFTOVER_LIMIT {
+            let named: Vec<String> = left
+                .iter()
+                .map(|pid| {
+                    let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid.as_raw_pid()));
+                    stat.unwrap_or_default().trim().to_string()
+                })
+                .collect();
+            return Err(format!(
+                "the runner could not end what the command left: {}",
+                named.join("; ")
+            ));
+        }
+        for pid in left {
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(10));
+    }
+}
+
+/// The command of a request's fields: `program args…` in its directory, with the whole
+/// environment it names and nothing of the runner's.
+fn command_of(fields: &[Vec<u8>]) -> Option<Command> {
     let [program, dir, argc, rest @ ..] = fields else {
         return None;
     };
     let argc: usize = std::str::from_utf8(argc).ok()?.parse().ok()?;
     let (args, env) = (rest.get(..argc)?, rest.get(argc..)?);
-    let mut cmd = Command::new("/proc/self/exe");
-    cmd.arg(COMMAND_MODE)
-        .arg(OsStr::from_bytes(program))
-        .args(args.iter().map(|a| OsStr::from_bytes(a)))
+    let mut cmd = Command::new(OsStr::from_bytes(program));
+    cmd.args(args.iter().map(|a| OsStr::from_bytes(a)))
         .current_dir(PathBuf::from(OsString::from_vec(dir.clone())))
         .env_clear();
     for kv in env {
@@ -414,81 +547,6 @@ fn first_process(fields: &[Vec<u8>]) -> Option<Command> {
         );
     }
     Some(cmd)
-}
-
-/// A command's first process, started by the runner as the first of a new PID namespace:
-/// dies with the runner's thread that started it, mounts a `/proc` of the namespace's own
-/// in a mount namespace of its own (so the command sees no process of the verifier's, and a
-/// `/proc/PID/root` cannot lead it around the mounts), drops every capability (bounding,
-/// inheritable and ambient sets, and new privileges on exec: what `setpriv` did), then
-/// becomes `program args…`. Returns only why it could not.
-pub fn command_init(program: &OsStr, args: &[OsString]) -> String {
-    use std::os::unix::process::CommandExt as _;
-    if !rustix::process::getpid().is_init() || !in_user_namespace() {
-        return format!(
-            "`git-orchestrate {COMMAND_MODE}` is started only by the confinement's runner"
-        );
-    }
-    let why = |what: &str, e: &dyn std::fmt::Display| format!("confined command: {what}: {e}");
-    if let Err(e) =
-        rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))
-    {
-        return why("no death signal", &e);
-    }
-    if let Err(e) = nix::sched::unshare(nix::sched::CloneFlags::CLONE_NEWNS) {
-        return why("no mount namespace", &e);
-    }
-    // Nothing mounted here goes back to the runner's namespace.
-    if let Err(e) = rustix::mount::mount_change(
-        "/",
-        rustix::mount::MountPropagationFlags::PRIVATE | rustix::mount::MountPropagationFlags::REC,
-    ) {
-        return why("cannot make the mounts private", &e);
-    }
-    if let Err(e) = rustix::mount::mount(
-        "proc",
-        "/proc",
-        "proc",
-        rustix::mount::MountFlags::NOSUID
-            | rustix::mount::MountFlags::NODEV
-            | rustix::mount::MountFlags::NOEXEC,
-        None,
-    ) {
-        return why("cannot mount /proc", &e);
-    }
-    if let Err(e) = drop_capabilities() {
-        return e;
-    }
-    let e = Command::new(program).args(args).exec();
-    why(&format!("cannot run {}", Path::new(program).display()), &e)
-}
-
-/// Every capability of the bounding set, the inheritable and the ambient ones, and new
-/// privileges on exec: the program this process becomes, root of the holder's user
-/// namespace, starts with none, so it cannot mount, unmount or remount anything.
-fn drop_capabilities() -> Result<(), String> {
-    use rustix::thread::{CapabilitySet, CapabilitySets};
-    let why =
-        |what: &str, e: rustix::io::Errno| format!("confined command: cannot drop {what}: {e}");
-    for capability in CapabilitySet::all().iter() {
-        match rustix::thread::remove_capability_from_bounding_set(capability) {
-            // A capability this kernel does not know is in no set.
-            Ok(()) | Err(rustix::io::Errno::INVAL) => {}
-            Err(e) => return Err(why("the bounding set", e)),
-        }
-    }
-    let sets = rustix::thread::capabilities(None).map_err(|e| why("capabilities", e))?;
-    rustix::thread::set_capabilities(
-        None,
-        CapabilitySets {
-            inheritable: CapabilitySet::empty(),
-            ..sets
-        },
-    )
-    .map_err(|e| why("the inheritable capabilities", e))?;
-    rustix::thread::clear_ambient_capability_set().map_err(|e| why("the ambient ones", e))?;
-    rustix::thread::set_no_new_privs(true).map_err(|e| why("new privileges", e))?;
-    Ok(())
 }
 
 #[cfg(test)]
@@ -509,14 +567,34 @@ mod tests {
     }
 
     #[test]
-    fn the_runner_and_a_commands_first_process_refuse_outside_a_confinement() {
+    fn the_runner_refuses_outside_a_confinement() {
         // The test's stdin is no control socket, and it is no PID namespace's first process.
         let why = serve().unwrap_err();
         assert!(why.contains("started only by the confinement"), "{why}");
-        let why = command_init(OsStr::new("true"), &[]);
-        assert!(
-            why.contains("started only by the confinement's runner"),
-            "{why}"
+    }
+
+    #[test]
+    fn a_request_becomes_its_command_with_nothing_of_the_runners_environment() {
+        let fields: Vec<Vec<u8>> = ["sh", "/tmp", "2", "-c", "exit 3", "A=b=c", "EMPTY="]
+            .iter()
+            .map(|f| f.as_bytes().to_vec())
+            .collect();
+        let cmd = command_of(&fields).unwrap();
+        assert_eq!(cmd.get_program(), "sh");
+        assert_eq!(cmd.get_args().collect::<Vec<_>>(), ["-c", "exit 3"]);
+        assert_eq!(cmd.get_current_dir(), Some(Path::new("/tmp")));
+        let env: Vec<_> = cmd.get_envs().collect();
+        assert_eq!(
+            env,
+            [
+                (OsStr::new("A"), Some(OsStr::new("b=c"))),
+                (OsStr::new("EMPTY"), Some(OsStr::new("")))
+            ]
         );
+        // An argument count beyond the fields, or a variable without `=`, is no request.
+        assert!(command_of(&fields[..4]).is_none());
+        let mut bad = fields.clone();
+        bad.push(b"NOEQUALS".to_vec());
+        assert!(command_of(&bad).is_none());
     }
 }

@@ -107,24 +107,30 @@ fn nothing_a_command_the_runner_starts_starts_outlives_it() {
 
 #[test]
 fn a_command_the_runner_starts_has_no_network_no_capability_and_a_proc_of_its_own() {
-    for env in confined(Confinement::new(&[], &[]).expect("confines")) {
+    let envs = confined(Confinement::new(&[], &[]).expect("confines"));
+    for (env, runner) in envs.into_iter().zip([true, false]) {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         let script = format!(
             "if command -v bash >/dev/null; then bash -c 'exec 3<>/dev/tcp/127.0.0.1/{port}' 2>/dev/null && echo net; fi; \
          [ -e /proc/{me} ] && echo proc; \
-         echo \"pid $$\" /proc/[0-9]*; \
+         others=; for p in /proc/[0-9]*; do [ \"$p\" = /proc/$$ ] || others=\"$others ${{p#/proc/}}\"; done; \
+         echo \"others:$others\"; \
          grep -E '^(CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs):' /proc/self/status | tr -s '\\t ' ' '",
             me = std::process::id()
         );
         let out = run(&env, &script);
-        // Its shell is the first process of its PID namespace, and `/proc` shows that namespace:
-        // the shell alone (`echo` is its own).
+        // `/proc` shows the command's PID namespace: the shell alone (`echo` is its own), and,
+        // started by the runner, the runner, that namespace's first process; on its own, the
+        // shell is the first.
         assert_eq!(
             out,
-            "pid 1 /proc/1\nCapInh: 0000000000000000\nCapPrm: 0000000000000000\n\
+            format!(
+                "others:{}\nCapInh: 0000000000000000\nCapPrm: 0000000000000000\n\
          CapEff: 0000000000000000\nCapBnd: 0000000000000000\nCapAmb: 0000000000000000\n\
-         NoNewPrivs: 1\n"
+         NoNewPrivs: 1\n",
+                if runner { " 1" } else { "" }
+            )
         );
     }
 }
@@ -157,22 +163,20 @@ fn the_runner_gives_a_command_its_input_environment_directory_and_exit_code() {
 }
 
 #[test]
-fn the_runner_and_a_commands_first_process_refuse_to_run_by_hand() {
-    for (mode, code) in [("__confined-runner", 2), ("__confined-command", 127)] {
-        let out = std::process::Command::new(BIN)
-            .args([mode, "true"])
-            .stdin(std::process::Stdio::null())
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(code), "{mode}");
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(
-            stderr.contains("is started only by the confinement"),
-            "{stderr}"
-        );
-        assert!(out.stdout.is_empty());
-    }
-    // Neither is in the help.
+fn the_runner_refuses_to_run_by_hand() {
+    let out = std::process::Command::new(BIN)
+        .args(["__confined-runner", "true"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("is started only by the confinement"),
+        "{stderr}"
+    );
+    assert!(out.stdout.is_empty());
+    // It is not in the help.
     let help = std::process::Command::new(BIN)
         .arg("--help")
         .output()
@@ -193,4 +197,69 @@ fn a_runner_within_the_commands_reach_is_not_started() {
     .expect("this machine confines commands")
     .with_runner(Some(bin));
     assert_eq!(confinement.has_runner(), Ok(false));
+}
+
+/// What one command leaves never meets the next: a daemon that left its session, ignores the
+/// polite signals and keeps writing, and a loop that keeps forking, are gone (reaped, not
+/// merely stopped) before the command's status is answered, so the next command's `/proc`
+/// shows none of them and the file stops growing.
+#[test]
+fn what_a_command_leaves_is_gone_before_the_next_one_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let here = dir.path().canonicalize().unwrap();
+    let envs = confined(Confinement::new(&[], &[std::env::temp_dir()]).expect("confines"));
+    for (env, runner) in envs.into_iter().zip([true, false]) {
+        let log = here.join(format!("log-{runner}"));
+        run(
+            &env,
+            &format!(
+                "setsid sh -c 'trap \"\" TERM HUP INT; (while :; do echo x >> \"{log}\"; sleep 0.05; done) & \
+                 while :; do sleep 5 & sleep 0.01; done' >/dev/null 2>&1 & \
+                 while [ ! -s '{log}' ]; do sleep 0.01; done",
+                log = log.display()
+            ),
+        );
+        let others = run(
+            &env,
+            "others=; for p in /proc/[0-9]*; do [ \"$p\" = /proc/$$ ] || others=\"$others ${p#/proc/}\"; done; \
+             echo \"others:$others\"",
+        );
+        assert_eq!(others, if runner { "others: 1\n" } else { "others:\n" });
+        let written = std::fs::metadata(&log).unwrap().len();
+        std::thread::sleep(Duration::from_millis(300));
+        assert_eq!(
+            std::fs::metadata(&log).unwrap().len(),
+            written,
+            "a process the command left still writes"
+        );
+    }
+}
+
+/// The runner is the first process of the commands' PID namespace, as the same user: what a
+/// command can try against it (signal it, trace it, read its memory, descriptors or
+/// environment, write into its `/proc/1`) does nothing, and the next command runs as ever.
+#[test]
+fn a_command_cannot_signal_trace_or_read_the_runner() {
+    let [env, _] = confined(Confinement::new(&[], &[std::env::temp_dir()]).expect("confines"));
+    let script = "for s in HUP INT QUIT USR1 USR2 PIPE ALRM TERM CHLD CONT STOP TSTP KILL; do kill -s $s 1; done; \
+        grep -q '^__confined-runner' /proc/1/cmdline 2>/dev/null || echo 'not the runner'; \
+        cat /proc/1/environ >/dev/null 2>&1 && echo environ; \
+        readlink /proc/1/fd/0 >/dev/null 2>&1 && echo fd; \
+        readlink /proc/1/cwd >/dev/null 2>&1 && echo cwd; \
+        readlink /proc/1/exe >/dev/null 2>&1 && echo exe; \
+        dd if=/proc/1/mem of=/dev/null bs=1 count=1 skip=4194304 2>/dev/null && echo mem; \
+        { echo x > /proc/1/mem; } 2>/dev/null && echo 'mem written'; \
+        { echo x > /proc/1/comm; } 2>/dev/null && echo 'comm written'; \
+        if command -v strace >/dev/null; then \
+          timeout 5 strace -o /dev/null -p 1 >/dev/null 2>&1; rc=$?; [ $rc = 1 ] || echo \"traced $rc\"; \
+        fi; \
+        if command -v gdb >/dev/null; then \
+          gdb -batch -p 1 -ex 'info proc' 2>&1 | grep -q '^process 1' && echo 'gdb attached'; \
+        fi; \
+        echo done";
+    assert_eq!(run(&env, script), "done\n");
+    // Still there, and still confining.
+    assert_eq!(run(&env, "echo again"), "again\n");
+    let confinement = env.confinement().expect("confined");
+    assert_eq!(confinement.probe(), Ok(()));
 }
