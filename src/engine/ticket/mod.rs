@@ -657,10 +657,14 @@ pub fn complete(
         }
         // The squash is made, checked and recorded first: a crash or a lost race after it
         // lands the same squash, and no other tool acts meanwhile.
-        let (snap, squash) = match snap.ticket.finishing.clone() {
-            Some(squash) => (snap, squash),
+        let (snap, squash, changed) = match snap.ticket.finishing.clone() {
+            // Recorded by a run that stopped before it landed: proven again, for its note.
+            Some(squash) => {
+                let changed = finish::prove(session, &snap.ticket, &squash)?;
+                (snap, squash, changed)
+            }
             None => {
-                let squash = finish::squash(session, &snap.ticket, summary)?;
+                let (squash, changed) = finish::squash(session, &snap.ticket, summary)?;
                 let marked = write(
                     session,
                     &snap,
@@ -679,7 +683,7 @@ pub fn complete(
                     time: snap.time,
                     ticket: marked.ticket,
                 };
-                (snap, squash)
+                (snap, squash, changed)
             }
         };
         // The completion is the record of the merge: written first and pushed with main
@@ -692,7 +696,12 @@ pub fn complete(
             squash: &squash,
             written: std::cell::RefCell::new(None),
         };
-        let landed = finish::land(session, &snap.ticket, &squash, &completion)?;
+        let landed = finish::land(
+            session,
+            &snap.ticket,
+            (&squash, changed.as_ref()),
+            &completion,
+        )?;
         let recorded = completion.written.take();
         let (action, event) = match &landed {
             finish::Landed::Merged { squash, merge } => (
