@@ -124,7 +124,7 @@ pub fn squash(
     Ok((squash, changed))
 }
 
-/// The ticket's final check of `squash` ([`crate::workflow::proof::ticket_final`], run by the
+/// The ticket's final check of `squash` ([`crate::workflow::proof::final_gates`], run by the
 /// executor): the gates once more, on exactly what will be merged, in a worktree holding
 /// only it; then with the tests that existed at the pin that it changed or removed put back
 /// as they were there. Refused when the gates fail, or when the policy (`[gates]
@@ -141,14 +141,14 @@ pub fn prove(
         .as_ref()
         .map(|c| c.paths.clone())
         .unwrap_or_default();
-    let plan = crate::workflow::proof::ticket_final(
+    let plan = crate::workflow::proof::final_gates(
         squash,
         &ticket.pin,
         ticket.config.as_deref(),
         &existing,
     );
     let outcomes = proof::execute(session, &config, &plan, None)?;
-    let Some(proof::Outcome::Gates(gates)) = outcomes.first() else {
+    let Some(proof::Outcome::Gates { result: gates, .. }) = outcomes.first() else {
         return Err(EngineError::Internal(
             "a ticket's final plan ran no gates".into(),
         ));
