@@ -249,7 +249,10 @@ proptest! {
     ) {
         use crate::workflow::Event;
         for event in [
-            Event::Squashed { commit: commit.clone() },
+            Event::Squashed {
+                commit: commit.clone(),
+                plans: Vec::new(),
+            },
             Event::CheckpointRecorded { commit: commit.clone(), subject: text.clone(), tree: commit.clone() },
             Event::FinalCheckRefused { commit: commit.clone(), reason: text.clone() },
             Event::Escalated { report: text.clone() },

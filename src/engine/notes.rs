@@ -708,7 +708,7 @@ fn chain_verified_trees(session: &Session) -> Result<ChainTrees, EngineError> {
                 Event::CheckpointRecorded { tree, .. } => Some(tree),
                 Event::PreflightPassed { cache } => Some(cache.tree),
                 Event::TestRan(run) => run.preflight.and_then(|p| p.verified_tree),
-                Event::Squashed { commit } => {
+                Event::Squashed { commit, .. } => {
                     squashes
                         .entry(commit)
                         .or_default()

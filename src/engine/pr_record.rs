@@ -180,16 +180,11 @@ impl PrRecord {
         base: &str,
         head: &str,
     ) -> Result<Vec<String>, EngineError> {
-        Ok(session
-            .git
-            .tree_changes(base, head)?
+        let changes = super::proof::test_changes(session, config, base, head)?;
+        let pinned = |path: &String| self.reds.iter().any(|r| r.paths.contains(path));
+        Ok(changes
             .into_iter()
-            .filter(|(how, path)| {
-                *how == "added"
-                    && config.is_test_path(path)
-                    && !self.reds.iter().any(|r| r.paths.contains(path))
-            })
-            .map(|(_, path)| path)
+            .filter_map(|(how, path)| (how == "added" && !pinned(&path)).then_some(path))
             .collect())
     }
 }

@@ -839,7 +839,10 @@ fn judge_squash(
             }
             // Before the state moves: a retry writes the same record, which is kept once.
             notes::record_final(session, snap, &commit, &check)?;
-            Ok(SquashJudged::Holds(Event::Squashed { commit }))
+            Ok(SquashJudged::Holds(Event::Squashed {
+                commit,
+                plans: check.plans,
+            }))
         }
         FinalizeCheck::Refused { reason } => Ok(SquashJudged::Refused(reason.to_string())),
     }

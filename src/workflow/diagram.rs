@@ -414,7 +414,10 @@ fn triggers() -> Vec<(&'static str, StateWire, Option<Plan>, Event)> {
             "submit-work: squash verified",
             at(AwaitingFinalization),
             Some(plan(2)),
-            Event::Squashed { commit: "c".into() },
+            Event::Squashed {
+                commit: "c".into(),
+                plans: Vec::new(),
+            },
         ),
         (
             "submit-work: final check refused",

@@ -3,13 +3,18 @@
 //! "The tests must fail on the base" is said here once, for a ticket's report, a ticket's
 //! `attest` and a PR's final check alike.
 
+use serde::{Deserialize, Serialize};
+
 use super::StepId;
 use super::evidence::{Shortfall, Side};
 use super::state::ExitRecord;
 
 /// What must be proven about the tree of `commit`, judged by the configuration pinned as
-/// `policy`, against `base`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// `policy`, against `base`. Recorded in the chain as the final check ran it (its JSON is
+/// stable: `{"commit","base","policy","obligations":[{"obligation":"gates_pass"},…],"stop"}`),
+/// for `attest` to hold against the plan the chain gives ([`difference`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ProofPlan {
     /// The commit whose tree is proven: a report's commit, a ticket's or a PR's squash.
     pub commit: String,
@@ -42,7 +47,8 @@ impl ProofPlan {
 }
 
 /// When a plan's run stops early.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Stop {
     /// Every obligation runs: a report's observation tells the manager everything.
     Never,
@@ -53,7 +59,8 @@ pub enum Stop {
 }
 
 /// One thing to prove.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "obligation", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Obligation {
     /// The pinned gates pass on the plan's tree and leave its files as they were.
     GatesPass,
@@ -67,7 +74,8 @@ pub enum Obligation {
 }
 
 /// The tests an obligation runs.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Tests {
     /// Test files run by the pinned gates, put in as the commit `from` has them, at its
     /// history and index: a ticket subtask's tests (`subtask` names it, for the text).
@@ -82,7 +90,7 @@ pub enum Tests {
 }
 
 /// A RED step's test as its chain pinned it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PinnedTest {
     pub step: StepId,
     pub command: String,
@@ -128,19 +136,26 @@ pub fn ticket_report(
     ProofPlan::new((commit, base), policy, obligations, Stop::Never)
 }
 
-/// The plan of a ticket's own final check (docs/tickets.md, `complete-ticket`): the gates
-/// once more on exactly what will be merged, `squash`, in a worktree holding only it; then,
-/// when it changes or removes tests that existed at the `pin` (`existing`), the gates again
-/// with those put back as they were there ([`put_back`]).
-pub fn ticket_final(
+/// The plan of a clean final check (docs/tickets.md, `complete-ticket`; docs/integrity.md, "A
+/// clean final check"): the gates once more on exactly what will be merged, `squash` (a
+/// ticket's or a PR's), in a worktree holding only it; then, when it changes or removes tests
+/// that existed at its `base` (a ticket's pin, a PR's base: `existing`), the gates again with
+/// those put back as they were there ([`put_back`]).
+pub fn final_gates(
     squash: &str,
-    pin: &str,
+    base: &str,
     policy: Option<&str>,
     existing: &[String],
 ) -> ProofPlan {
     let mut obligations = vec![Obligation::GatesPass];
-    obligations.extend(put_back(squash, pin, existing));
-    ProofPlan::new((squash, pin), policy, obligations, Stop::WhenGatesFail)
+    obligations.extend(put_back(squash, base, existing));
+    ProofPlan::new((squash, base), policy, obligations, Stop::WhenGatesFail)
+}
+
+/// The plan of the gates alone on `commit` (a merge made onto a main that moved after the
+/// final check): nothing is put in, so it is proven against itself.
+pub fn gates(commit: &str, policy: Option<&str>) -> ProofPlan {
+    final_gates(commit, commit, policy, &[])
 }
 
 /// The tests that existed at `base` that `commit` changed or removed (`existing`), put back
@@ -224,6 +239,77 @@ pub fn final_check(
         })
         .collect();
     ProofPlan::new((squash, base), policy, obligations, Stop::AtFirstFailure)
+}
+
+/// Where the plans a final check recorded (`recorded`) differ from those the chain gives
+/// (`emitted`, made again from the chain by the same code), named for `attest`'s refusal:
+/// the first difference, as a sentence. `None` when they agree. A recorded plan weaker than
+/// the chain's (an obligation dropped, a test path taken out, another base) is such a
+/// difference.
+pub fn difference(recorded: &[ProofPlan], emitted: &[ProofPlan]) -> Option<String> {
+    if recorded.len() != emitted.len() {
+        return Some(format!(
+            "{} plan{} recorded, and the chain gives {}",
+            recorded.len(),
+            if recorded.len() == 1 { " is" } else { "s are" },
+            emitted.len()
+        ));
+    }
+    recorded
+        .iter()
+        .zip(emitted)
+        .enumerate()
+        .find_map(|(i, (r, e))| plan_difference(r, e).map(|d| format!("plan {}: {d}", i + 1)))
+}
+
+/// [`difference`] of one plan.
+fn plan_difference(recorded: &ProofPlan, emitted: &ProofPlan) -> Option<String> {
+    let field = |name: &str, r: String, e: String| {
+        format!("its {name} is recorded as {r}, and the chain gives {e}")
+    };
+    if recorded.commit != emitted.commit {
+        return Some(field(
+            "commit",
+            json(&recorded.commit),
+            json(&emitted.commit),
+        ));
+    }
+    if recorded.base != emitted.base {
+        return Some(field("base", json(&recorded.base), json(&emitted.base)));
+    }
+    if recorded.policy != emitted.policy {
+        return Some(field(
+            "policy",
+            json(&recorded.policy),
+            json(&emitted.policy),
+        ));
+    }
+    if recorded.stop != emitted.stop {
+        return Some(field("stop", json(&recorded.stop), json(&emitted.stop)));
+    }
+    let (r, e) = (&recorded.obligations, &emitted.obligations);
+    if let Some(i) = (0..r.len().min(e.len())).find(|&i| r[i] != e[i]) {
+        return Some(field(
+            &format!("obligation {}", i + 1),
+            json(&r[i]),
+            json(&e[i]),
+        ));
+    }
+    (r.len() != e.len()).then(|| {
+        format!(
+            "{} obligations are recorded, and the chain gives {}{}",
+            r.len(),
+            e.len(),
+            e.get(r.len())
+                .map(|o| format!(" (the first not recorded: {})", json(o)))
+                .unwrap_or_default()
+        )
+    })
+}
+
+/// `value` as the JSON the chain records it in.
+fn json(value: &impl Serialize) -> String {
+    serde_json::to_string(value).unwrap_or_default()
 }
 
 /// How a pinned test's pair of runs fails to prove it.

@@ -210,7 +210,7 @@ pub fn timeline(records: &[Recorded], thresholds: &Thresholds) -> Vec<Entry> {
                         .collect(),
                 });
             }
-            Some(Event::Squashed { commit }) => entry.squashed = Some(commit),
+            Some(Event::Squashed { commit, .. }) => entry.squashed = Some(commit),
             Some(Event::Merged { main, .. }) => entry.merged = main,
             Some(Event::Resumed { guidance }) => entry.text = guidance,
             Some(Event::Escalated { report }) => entry.text = Some(report),

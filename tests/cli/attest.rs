@@ -1701,3 +1701,45 @@ fn a_gutted_test_reaches_main_through_the_hook_only_approved_by_name() {
         );
     }
 }
+
+/// The plans a final check ran are recorded with its squash; one whose RED obligation was
+/// edited (its test's path taken out) and forged into the chain is FAILED by `attest`, naming
+/// where it differs from the plan the chain gives; the honest record passes.
+#[test]
+fn a_recorded_proof_plan_that_is_not_the_chains_is_failed_by_attest_naming_why() {
+    let repo = calc_with(CALC_CONFIG, &[]);
+    let head = finalized(&repo);
+    let honest = repo.run(&["attest", "--no-note", &head]);
+    honest.expect(0);
+    assert!(!honest.stdout.contains("proof plan"), "{}", honest.stdout);
+    // The chain's tip is the squash's transition: its event records the plans.
+    let chain = repo.tip().unwrap();
+    let text = repo.git(&["cat-file", "commit", &chain]);
+    let edited = text.replacen(r#""paths":["tests/test_mul.sh"]"#, r#""paths":[]"#, 1);
+    assert_ne!(edited, text, "{text}");
+    let forged = write_commit(&repo, &edited);
+    swap_chain_tip(&repo, &chain, &forged);
+    let out = repo.run(&["attest", "--no-note", &head]);
+    let red = |paths: &str| {
+        format!(
+            r#"{{"obligation":"fails_on","base":"<id>","tests":{{"kind":"pinned","step":"1.1","command":"sh tests/test_mul.sh","tree":"<id>","paths":[{paths}],"shared":[]}}}}"#
+        )
+    };
+    assert_eq!(
+        redact(&out.stdout),
+        format!(
+            "FAILED <id> (the head of workflow main's PR)\n  \
+             re-ran: the gates passed on the squashed commit in a clean worktree (tests)\n  \
+             re-ran: RED test of step 1.1 `sh tests/test_mul.sh`: exit 1 on the base, exit 0 on \
+             the final tree; evidence: exit code only\n  \
+             - the proof plan the PR's final check recorded is not the one its chain gives: plan \
+             2: its obligation 1 is recorded as {}, and the chain gives {}\n\
+             no note written: --no-note\n",
+            red(""),
+            red(r#""tests/test_mul.sh""#)
+        ),
+        "{}",
+        out.stderr
+    );
+    out.expect(1);
+}

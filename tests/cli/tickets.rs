@@ -929,6 +929,15 @@ fn init_and_doctor_set_up_the_repository_around_a_ticket() {
         .says("workflow main: a ticket, MANAGER (refs/orchestrator/workflows/main)");
 }
 
+/// The ticket's final note on its squashed commit `squash` (the line of kind `ticket`).
+fn ticket_note(repo: &TestRepo, squash: &str) -> serde_json::Value {
+    let text = repo.git(&["notes", "--ref=orchestrator", "show", squash]);
+    text.lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("a note line is JSON"))
+        .find(|n| n["kind"] == "ticket")
+        .expect("a ticket's final note")
+}
+
 /// A ticket that guts a test main had (`tests/base.sh` made `true`) beside an honest new one:
 /// under `[gates] pinned_tests = "report"` its own final check passes and `attest` names the
 /// gutted test, how the gates fare with it put back and the policy's verdict, as a PR's
@@ -981,12 +990,21 @@ fn a_ticket_that_changes_an_existing_test_is_named_by_attest_and_refused_under_e
     );
     let json = repo.run(&["--json", "attest", "--no-note", "main"]);
     json.expect(0);
-    let changed = &json.json()["verdicts"][0]["changed_tests"];
-    assert_eq!(changed["paths"], serde_json::json!(["tests/base.sh"]));
-    assert_eq!(changed["passed"], true);
+    let verdict = &json.json()["verdicts"][0];
+    let changed = &verdict["changed_tests"];
     assert_eq!(
-        json.json()["verdicts"][0]["changed_tests_verdict"],
-        "reported"
+        *changed,
+        serde_json::json!({"paths": ["tests/base.sh"], "mode": "report", "passed": true})
+    );
+    assert_eq!(verdict["changed_tests_verdict"], "reported");
+    // The ticket's own final note on its squash records them as `attest` names them, field
+    // by field, as a PR's final note does.
+    let squash = repo.git(&["rev-parse", "main^2"]).trim().to_string();
+    let note = ticket_note(&repo, &squash);
+    assert_eq!(note["changed_tests"], *changed, "{note}");
+    assert_eq!(
+        note["changed_tests_verdict"], verdict["changed_tests_verdict"],
+        "{note}"
     );
 
     // Under enforce, with the code changed so that the test as main had it fails.

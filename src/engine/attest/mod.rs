@@ -151,24 +151,7 @@ fn judge_as(
     memory: Option<&memory::Memory>,
 ) -> Result<Verdict, EngineError> {
     let time = gix::date::Time::now_utc().format_or_unix(gix::date::time::format::ISO8601_STRICT);
-    let mut verdict = Verdict {
-        commit: commit.to_string(),
-        kind: None,
-        workflow: None,
-        transition: None,
-        passed: false,
-        reasons: Vec::new(),
-        reran: Vec::new(),
-        red_tests: Vec::new(),
-        changed_tests: None,
-        changed_tests_verdict: None,
-        warnings: Vec::new(),
-        tree: None,
-        flaky: false,
-        earlier_refusals: Vec::new(),
-        answers: Vec::new(),
-        statement: Value::Null,
-    };
+    let mut verdict = Verdict::new(commit);
     let found = match chains.first() {
         Some(first) => {
             let probe = verifier.session(first)?;
@@ -211,32 +194,7 @@ fn judge_as(
     }
     match found {
         None if verdict.kind.is_some() => {}
-        None => {
-            // No workflow made it: a human's commit on main, which `attest` passes when a
-            // repin a listed human signed accounts for it (see `attest`).
-            let human = match humans {
-                Humans::Repinned => human::locate(verifier, chains, commit)?,
-                Humans::Refused => Ok(None),
-            };
-            match human {
-                Ok(Some(found)) => {
-                    verdict.kind = Some("human");
-                    verdict.workflow = Some(found.chain.workflow.clone());
-                    verdict.transition = Some(found.transition.to_string());
-                    verdict.answers.push(found.answer);
-                }
-                other => {
-                    verdict.reasons.push(format!(
-                        "no workflow's chain records {commit} as its merge into main or as a finalized PR's \
-                         head (fetch +refs/orchestrator/*:refs/orchestrator/* if a workflow elsewhere made it)"
-                    ));
-                    // A repin accounts for it, and is not enough: why, after.
-                    if let Err(why) = other {
-                        verdict.reasons.extend(why);
-                    }
-                }
-            }
-        }
+        None => unrecorded(verifier, chains, commit, humans, &mut verdict)?,
         Some((chain, target)) => {
             verdict.kind = Some(target.kind());
             verdict.workflow = Some(chain.workflow.clone());
@@ -262,24 +220,63 @@ fn judge_as(
         }
     }
     verdict.passed = verdict.reasons.is_empty();
+    verdict.statement = statement_of(&verdict, policy.as_ref(), &time);
+    Ok(verdict)
+}
+
+/// Why no workflow's chain records `commit`, in `verdict`: a human's commit on main, which
+/// `attest` passes when a repin a listed human signed accounts for it (see `attest`).
+fn unrecorded(
+    verifier: &Verifier,
+    chains: &[Chain],
+    commit: &str,
+    humans: Humans,
+    verdict: &mut Verdict,
+) -> Result<(), EngineError> {
+    let human = match humans {
+        Humans::Repinned => human::locate(verifier, chains, commit)?,
+        Humans::Refused => Ok(None),
+    };
+    match human {
+        Ok(Some(found)) => {
+            verdict.kind = Some("human");
+            verdict.workflow = Some(found.chain.workflow.clone());
+            verdict.transition = Some(found.transition.to_string());
+            verdict.answers.push(found.answer);
+        }
+        other => {
+            verdict.reasons.push(format!(
+                "no workflow's chain records {commit} as its merge into main or as a finalized PR's \
+                 head (fetch +refs/orchestrator/*:refs/orchestrator/* if a workflow elsewhere made it)"
+            ));
+            // A repin accounts for it, and is not enough: why, after.
+            if let Err(why) = other {
+                verdict.reasons.extend(why);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The in-toto statement of `verdict`, made at `time` under `policy` (the pin and its config
+/// blob).
+fn statement_of(verdict: &Verdict, policy: Option<&(String, String)>, time: &str) -> Value {
     let reference = verdict
         .workflow
         .as_deref()
         .map(crate::store::workflow_ref)
         .unwrap_or_default();
-    verdict.statement = statement::statement(&statement::Facts {
-        commit,
+    statement::statement(&statement::Facts {
+        commit: &verdict.commit,
         kind: verdict.kind,
         workflow: verdict.workflow.as_deref(),
         chain: verdict
             .transition
             .as_deref()
             .map(|t| (t, reference.as_str())),
-        policy: policy
-            .as_ref()
-            .map(|(p, b): &(String, String)| (p.as_str(), b.as_str())),
+        policy: policy.map(|(p, b)| (p.as_str(), b.as_str())),
         passed: verdict.passed,
-        time: &time,
+        time,
         reasons: &verdict.reasons,
         reran: &verdict.reran,
         answers: &verdict
@@ -299,8 +296,7 @@ fn judge_as(
             .iter()
             .filter_map(|r| serde_json::to_value(r).ok())
             .collect::<Vec<_>>(),
-    });
-    Ok(verdict)
+    })
 }
 
 /// The judged commit's tree in `verdict`, and, with a `memory` of the verdict notes, every
@@ -421,11 +417,6 @@ pub fn attest(
     confine: Option<Confine>,
     ci: bool,
 ) -> Result<AttestReport, EngineError> {
-    let (signing_key, held_key) = match signing_key {
-        Some(SigningKey::File(path)) => (Some(path), None),
-        Some(SigningKey::Held(bytes)) => (None, Some(held_key_text(bytes)?)),
-        None => (None, None),
-    };
     let judged = Judged::open(dir)?;
     let revs = if revs.is_empty() {
         vec!["HEAD".to_string()]
@@ -433,32 +424,7 @@ pub fn attest(
         revs.to_vec()
     };
     let commits = commits_of(&judged, &revs)?;
-    let key = match signing_key {
-        Some(key) => Some(key.to_path_buf()),
-        None if note || dsse => judged
-            .main_config()?
-            .1
-            .attest
-            .signing_key
-            .map(std::path::PathBuf::from),
-        None => None,
-    };
-    if let Some(key) = &key {
-        crate::engine::error::require_key_file(key, "signing key")?;
-    }
-    if ci && key.is_none() && held_key.is_none() {
-        // The server hook takes only signed verdicts there (docs/ci.md): refused before
-        // anything runs, not after the gates.
-        return Err(EngineError::BadInput {
-            message: format!(
-                "--ci-note writes under {}, where only signed verdicts are taken, and there is \
-                 no signing key",
-                crate::store::ATTEST_CI_NOTES_REF
-            ),
-            hint: "Give --signing-key KEY (the CI job's secret), or set [attest] signing_key."
-                .into(),
-        });
-    }
+    let (key, held_key) = signing_keys(&judged, signing_key, note || dsse, ci)?;
     // Read before anything is judged: a key that cannot sign an envelope is bad input.
     let envelope_key = match (&key, &held_key, dsse) {
         (Some(key), _, true) => Some(dsse::read_key(key)?),
@@ -525,6 +491,49 @@ pub fn attest(
         write_notes(dir, &mut report, key.as_deref())?;
     }
     Ok(report)
+}
+
+/// The key file that signs the verdicts (`signing_key`'s, else, when a note or an envelope
+/// is `wanted`, main's `[attest] signing_key`), and a key's text given on stdin: checked
+/// before anything is judged. With `ci`, one of them there must be.
+fn signing_keys(
+    judged: &Judged,
+    signing_key: Option<SigningKey<'_>>,
+    wanted: bool,
+    ci: bool,
+) -> Result<(Option<std::path::PathBuf>, Option<String>), EngineError> {
+    let (signing_key, held_key) = match signing_key {
+        Some(SigningKey::File(path)) => (Some(path), None),
+        Some(SigningKey::Held(bytes)) => (None, Some(held_key_text(bytes)?)),
+        None => (None, None),
+    };
+    let key = match signing_key {
+        Some(key) => Some(key.to_path_buf()),
+        None if wanted => judged
+            .main_config()?
+            .1
+            .attest
+            .signing_key
+            .map(std::path::PathBuf::from),
+        None => None,
+    };
+    if let Some(key) = &key {
+        crate::engine::error::require_key_file(key, "signing key")?;
+    }
+    if ci && key.is_none() && held_key.is_none() {
+        // The server hook takes only signed verdicts there (docs/ci.md): refused before
+        // anything runs, not after the gates.
+        return Err(EngineError::BadInput {
+            message: format!(
+                "--ci-note writes under {}, where only signed verdicts are taken, and there is \
+                 no signing key",
+                crate::store::ATTEST_CI_NOTES_REF
+            ),
+            hint: "Give --signing-key KEY (the CI job's secret), or set [attest] signing_key."
+                .into(),
+        });
+    }
+    Ok((key, held_key))
 }
 
 /// Where `attest` takes the key that signs its verdicts from.

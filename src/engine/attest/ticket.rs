@@ -107,22 +107,9 @@ pub fn check(
         return Ok(policy);
     }
     let squash = &finished.squash;
-    let config_at = |rev: &str| -> Result<Option<String>, EngineError> {
-        let tree = session.store.tree_of(rev)?;
-        Ok(session
-            .store
-            .tree_entry(&tree, crate::config::FILE_NAME)?
-            .map(|e| e.id.to_string()))
-    };
+    let config_at = |rev: &str| config_at(session, rev);
     // The facts first, then the pure decision (src/workflow/ticket/attest.rs).
-    let mut between = Vec::new();
-    for s in &t.subtasks {
-        if let (Some(base), Some(accepted)) = (&s.base, &s.accepted) {
-            let lies =
-                git.is_ancestor(base, accepted)? && git.is_ancestor(accepted, &t.verified)?;
-            between.push((s.id.clone(), lies));
-        }
-    }
+    let between = between(session, t)?;
     let squash_tree = git.tree_of(squash)?;
     let (found_reasons, notes) = squash_reasons(&SquashFacts {
         ticket: t,
@@ -146,41 +133,13 @@ pub fn check(
     let specs = config.protected_pathspecs(&crate::engine::verify::judges(&config));
     let mut protected = git.changed_files_in(&t.pin, squash, &specs)?;
     if found.merge {
-        match git.parents(commit)?.as_slice() {
-            [first, second] => {
-                if second != squash {
-                    reasons.push(format!(
-                        "the merge brings in {}, not the ticket's squashed commit {}",
-                        short(second),
-                        short(squash)
-                    ));
-                }
-                if !git.is_ancestor(&t.pin, first)? {
-                    reasons.push(format!(
-                        "the ticket was pinned at {}, which is not in main's history before the merge",
-                        short(&t.pin)
-                    ));
-                }
-                match git.merge_tree(first, squash)? {
-                    Some(tree) if tree == git.tree_of(commit)? => {}
-                    Some(_) => reasons.push(
-                        "the merge commit's tree is not what git makes of main and the squash: \
-                         something rode along"
-                            .into(),
-                    ),
-                    None => reasons
-                        .push("main and the squash conflict: the merge was made by hand".into()),
-                }
-                if config_at(first)?.as_deref() != Some(blob.as_str()) {
-                    reasons.push(format!(
-                        "main's {} changed since the ticket was pinned",
-                        crate::config::FILE_NAME
-                    ));
-                }
-                protected.extend(git.changed_files_in(first, commit, &specs)?);
-            }
-            _ => reasons.push("it is not a merge commit".into()),
-        }
+        protected.extend(merge_reasons(
+            session,
+            t,
+            (commit, squash, &blob),
+            &specs,
+            reasons,
+        )?);
     }
     protected.sort();
     protected.dedup();
@@ -190,9 +149,40 @@ pub fn check(
             protected.join(", ")
         ));
     }
-    for problem in crate::engine::hermetic::problems(session)? {
-        reasons.push(format!("the verifier cannot verify here: {problem}"));
+    reasons.extend(run_reasons(session, &config, cannot_confine)?);
+    if !reasons.is_empty() {
+        return Ok(policy);
     }
+    rerun(session, t, squash, &config, verdict)?;
+    Ok(policy)
+}
+
+/// Each accepted subtask's id, and whether its accepted commit lies between its base and the
+/// ticket's verified commit.
+fn between(session: &Session, t: &Ticket) -> Result<Vec<(String, bool)>, EngineError> {
+    let git = &session.git;
+    let mut between = Vec::new();
+    for s in &t.subtasks {
+        if let (Some(base), Some(accepted)) = (&s.base, &s.accepted) {
+            let lies =
+                git.is_ancestor(base, accepted)? && git.is_ancestor(accepted, &t.verified)?;
+            between.push((s.id.clone(), lies));
+        }
+    }
+    Ok(between)
+}
+
+/// Why nothing of the ticket can run here: the verifier's environment, no gates pinned, or
+/// commands that must be confined and cannot be (`cannot_confine`).
+fn run_reasons(
+    session: &Session,
+    config: &crate::config::Config,
+    cannot_confine: Option<&str>,
+) -> Result<Vec<String>, EngineError> {
+    let mut reasons: Vec<String> = crate::engine::hermetic::problems(session)?
+        .into_iter()
+        .map(|problem| format!("the verifier cannot verify here: {problem}"))
+        .collect();
     if config.preflight.is_empty() {
         reasons.push("the pinned configuration has no gates: nothing can be run again".into());
     }
@@ -202,11 +192,64 @@ pub fn check(
              was run"
         ));
     }
-    if !reasons.is_empty() {
-        return Ok(policy);
+    Ok(reasons)
+}
+
+/// The config blob at `rev`, if it holds one.
+fn config_at(session: &Session, rev: &str) -> Result<Option<String>, EngineError> {
+    let tree = session.store.tree_of(rev)?;
+    Ok(session
+        .store
+        .tree_entry(&tree, crate::config::FILE_NAME)?
+        .map(|e| e.id.to_string()))
+}
+
+/// Why the merge `commit` is not the ticket's merge of its `squash` onto a main that kept
+/// its pinned config `blob`, into `reasons`; returns the protected paths (by `specs`) the
+/// merge changes.
+fn merge_reasons(
+    session: &Session,
+    t: &Ticket,
+    (commit, squash, blob): (&str, &str, &str),
+    specs: &[String],
+    reasons: &mut Vec<String>,
+) -> Result<Vec<String>, EngineError> {
+    let git = &session.git;
+    let short = |id: &str| crate::short_id(id).to_string();
+    let parents = git.parents(commit)?;
+    let [first, second] = parents.as_slice() else {
+        reasons.push("it is not a merge commit".into());
+        return Ok(Vec::new());
+    };
+    if second != squash {
+        reasons.push(format!(
+            "the merge brings in {}, not the ticket's squashed commit {}",
+            short(second),
+            short(squash)
+        ));
     }
-    rerun(session, t, squash, &config, verdict)?;
-    Ok(policy)
+    if !git.is_ancestor(&t.pin, first)? {
+        reasons.push(format!(
+            "the ticket was pinned at {}, which is not in main's history before the merge",
+            short(&t.pin)
+        ));
+    }
+    match git.merge_tree(first, squash)? {
+        Some(tree) if tree == git.tree_of(commit)? => {}
+        Some(_) => reasons.push(
+            "the merge commit's tree is not what git makes of main and the squash: something \
+             rode along"
+                .into(),
+        ),
+        None => reasons.push("main and the squash conflict: the merge was made by hand".into()),
+    }
+    if config_at(session, first)?.as_deref() != Some(blob) {
+        reasons.push(format!(
+            "main's {} changed since the ticket was pinned",
+            crate::config::FILE_NAME
+        ));
+    }
+    Ok(git.changed_files_in(first, commit, specs)?)
 }
 
 /// The commits the ticket names that this repository does not hold, each with what it is.
@@ -282,7 +325,7 @@ fn rerun(
     for outcome in outcomes {
         verdict.reran.extend(outcome.reran());
         match &outcome {
-            proof::Outcome::Gates(_) if !outcome.held() => verdict
+            proof::Outcome::Gates { .. } if !outcome.held() => verdict
                 .reasons
                 .push("the pinned gates do not pass on the squashed commit".into()),
             proof::Outcome::OnBase { subtask, .. } if !outcome.held() => {

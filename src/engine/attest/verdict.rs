@@ -47,3 +47,27 @@ pub struct Verdict {
     /// The in-toto Statement (what the note holds).
     pub statement: Value,
 }
+
+impl Verdict {
+    /// The verdict on `commit` before anything is found: no workflow, no reason, nothing run.
+    pub fn new(commit: &str) -> Verdict {
+        Verdict {
+            commit: commit.to_string(),
+            kind: None,
+            workflow: None,
+            transition: None,
+            passed: false,
+            reasons: Vec::new(),
+            reran: Vec::new(),
+            red_tests: Vec::new(),
+            changed_tests: None,
+            changed_tests_verdict: None,
+            warnings: Vec::new(),
+            tree: None,
+            flaky: false,
+            earlier_refusals: Vec::new(),
+            answers: Vec::new(),
+            statement: Value::Null,
+        }
+    }
+}

@@ -8,16 +8,14 @@ use super::refusal::{FinalCheckRefusal, RedFailure};
 use crate::config::{Adequacy, Config, PinnedTests};
 use crate::engine::adequacy;
 use crate::engine::pr_record::{self, PinnedRed, PrRecord};
-use crate::engine::proof::{self, Outcome, RedPair, end_orphans};
-use crate::engine::scratch::Scratch;
+use crate::engine::proof::{self, Outcome, RedPair};
 use crate::engine::{EngineError, Session, io_error};
 use crate::exec;
 use crate::exec::orphans::Reaper;
-use crate::gates;
 use crate::store::Snapshot;
 use crate::workflow::fence::fenced;
 use crate::workflow::notes::{ChangedTests, PathsOfStep, RedProof, TaskAdequacy};
-use crate::workflow::proof::{self as proof_plan, PairFailure, PinnedTest};
+use crate::workflow::proof::{self as proof_plan, PairFailure, PinnedTest, ProofPlan};
 use crate::workflow::red;
 
 /// What the final check found (docs/integrity.md, "A clean final check" and "RED proves
@@ -45,6 +43,9 @@ pub struct FinalCheck {
     /// them.
     pub earlier_refusals: Vec<crate::engine::attest::memory::EarlierRefusal>,
     pub flaky_accepted_by: Option<crate::engine::answers::AnswerCheck>,
+    /// The proof plans the check ran, in order (src/workflow/proof.rs): recorded with the
+    /// squash, for `attest` to hold against the chain's.
+    pub plans: Vec<ProofPlan>,
 }
 
 /// The final check, on the squashed `commit`: the gates in force run once more in a fresh
@@ -59,47 +60,8 @@ pub fn final_check(
     config: &Config,
     commit: &str,
 ) -> Result<FinalCheck, EngineError> {
-    let record = pr_record::of_snapshot(session, snap)?;
-    let git = &session.git;
-    let base = git.parents(commit)?.into_iter().next().ok_or_else(|| {
-        EngineError::Internal(format!("the squashed commit {commit} has no parent"))
-    })?;
-    let unpinned_tests = record.unpinned_tests(session, config, &base, commit)?;
-    let tasks_without_red = session
-        .store
-        .plan(snap)?
-        .map(|plan| pr_record::tasks_without_red(&plan))
-        .unwrap_or_default();
-    let tree = git.tree_of(commit)?;
-    let links = links_out(session, &base, commit, &tree)?;
-    let no_gates = config.preflight.is_empty();
-    let mut check = FinalCheck {
-        verification: if no_gates {
-            "not verified: no gates".to_string()
-        } else {
-            "not verified again: the clean final check is off ([finalize] clean_check)".to_string()
-        },
-        red_tests: Vec::new(),
-        adequacy: Vec::new(),
-        changed_tests: proof::changed_tests(session, config, &base, &tree)?,
-        record,
-        unpinned_tests,
-        tasks_without_red,
-        refused: None,
-        earlier_refusals: Vec::new(),
-        flaky_accepted_by: None,
-    };
-    // A human's approval by name counts for this tree only (docs/integrity.md, "Approved by
-    // name").
-    if let Some(changed) = check.changed_tests.as_mut() {
-        changed.approvals =
-            crate::engine::answers::test_approvals(session, snap, &tree, &changed.paths)?;
-    }
-    if !links.is_empty() {
-        check.refused = Some(FinalCheckRefusal::LinksOut { links });
-        return Ok(check);
-    }
-    if !config.finalize.clean_check {
+    let (mut check, base, tree) = gather(session, snap, config, commit)?;
+    if check.refused.is_some() || !config.finalize.clean_check {
         return Ok(check);
     }
     // Found before a worktree is made: the commands run in it need it.
@@ -112,33 +74,27 @@ pub fn final_check(
         Some(_) => None,
         None => Some(Reaper::start().map_err(io_error("watch for what the tests leave running"))?),
     };
-    let squashed = Scratch::new(session, commit, &tree)?;
-    if !no_gates {
-        let checked = clean_check(
-            session,
-            config,
-            &mut check,
-            &squashed,
-            (&base, &tree),
-            reaper.as_ref(),
-        );
-        end_orphans(reaper.as_ref(), "the gates")?;
-        checked?;
+    let policy = snap
+        .state
+        .pr()
+        .and_then(|pr| pr.pin.as_ref())
+        .and_then(|pin| pin.config.as_deref());
+    if !config.preflight.is_empty() {
+        let plan = proof_plan::final_gates(commit, &base, policy, &changed_paths(&check));
+        let outcomes = proof::execute(session, config, &plan, reaper.as_ref())?;
+        check.plans.push(plan);
+        clean_check(config, &mut check, &outcomes, &tree);
         if check.refused.is_some() {
             return Ok(check);
         }
     }
     // The RED tests run in worktrees of their own: nothing the gates left behind is there.
-    drop(squashed);
     red_proofs(
         session,
         config,
         &mut check,
         (&base, commit, &tree),
-        snap.state
-            .pr()
-            .and_then(|pr| pr.pin.as_ref())
-            .and_then(|pin| pin.config.as_deref()),
+        policy,
         reaper.as_ref(),
     )?;
     if check.refused.is_none() {
@@ -158,6 +114,64 @@ pub fn final_check(
         check.refused = judged.refused;
     }
     Ok(check)
+}
+
+/// What the final check of `commit` starts from, read before anything runs: the PR's record,
+/// the tests it adds unpinned and changes, its tasks without RED, and the links out of the
+/// repository it adds (a refusal then); with the squash's base and tree.
+fn gather(
+    session: &Session,
+    snap: &Snapshot,
+    config: &Config,
+    commit: &str,
+) -> Result<(FinalCheck, String, String), EngineError> {
+    let record = pr_record::of_snapshot(session, snap)?;
+    let git = &session.git;
+    let base = git.parents(commit)?.into_iter().next().ok_or_else(|| {
+        EngineError::Internal(format!("the squashed commit {commit} has no parent"))
+    })?;
+    let unpinned_tests = record.unpinned_tests(session, config, &base, commit)?;
+    let tasks_without_red = session
+        .store
+        .plan(snap)?
+        .map(|plan| pr_record::tasks_without_red(&plan))
+        .unwrap_or_default();
+    let tree = git.tree_of(commit)?;
+    let links = links_out(session, &base, commit, &tree)?;
+    let mut changed_tests = proof::changed_tests(session, config, &base, &tree)?;
+    // A human's approval by name counts for this tree only (docs/integrity.md, "Approved by
+    // name").
+    if let Some(changed) = changed_tests.as_mut() {
+        changed.approvals =
+            crate::engine::answers::test_approvals(session, snap, &tree, &changed.paths)?;
+    }
+    let check = FinalCheck {
+        verification: if config.preflight.is_empty() {
+            "not verified: no gates".to_string()
+        } else {
+            "not verified again: the clean final check is off ([finalize] clean_check)".to_string()
+        },
+        red_tests: Vec::new(),
+        adequacy: Vec::new(),
+        changed_tests,
+        record,
+        unpinned_tests,
+        tasks_without_red,
+        refused: (!links.is_empty()).then_some(FinalCheckRefusal::LinksOut { links }),
+        earlier_refusals: Vec::new(),
+        flaky_accepted_by: None,
+        plans: Vec::new(),
+    };
+    Ok((check, base, tree))
+}
+
+/// The tests the PR changed, put back for the gates' second run.
+fn changed_paths(check: &FinalCheck) -> Vec<String> {
+    check
+        .changed_tests
+        .as_ref()
+        .map(|c| c.paths.clone())
+        .unwrap_or_default()
 }
 
 /// Under `[verify] adequacy = "enforce"`, the first task whose test killed a smaller share of
@@ -209,87 +223,78 @@ fn links_out(
     Ok(links)
 }
 
-/// The gates in the clean worktree `squashed`, then again with the tests the PR changed put
-/// back as they were on its base; a failure is the check's refusal.
-fn clean_check(
-    session: &Session,
-    config: &Config,
-    check: &mut FinalCheck,
-    squashed: &Scratch,
-    (base, tree): (&str, &str),
-    reaper: Option<&Reaper>,
-) -> Result<(), EngineError> {
-    let env = session.command_env()?;
-    let refusal = gates_refusal(session, config, squashed);
-    // The gates run again in this worktree below: nothing the first run left may.
-    end_orphans(reaper, "the gates")?;
-    if let Some((verification, refused)) = refusal? {
+/// What the clean check's plan ([`proof_plan::final_gates`]) came to, in `check`: the gates
+/// on the squashed commit in a clean worktree, then with the tests the PR changed put back
+/// as they were on its base; a failure is the check's refusal.
+fn clean_check(config: &Config, check: &mut FinalCheck, outcomes: &[Outcome], tree: &str) {
+    if let Some((verification, refused)) = outcomes.first().and_then(gates_refusal) {
         check.verification = verification;
         check.refused = Some(refused);
-        return Ok(());
+        return;
     }
     check.verification = format!(
         "the gates passed on the squashed commit in a clean worktree ({})",
         config.gate_names().join(", ")
     );
-    let Some(changed) = check.changed_tests.as_mut() else {
-        return Ok(());
-    };
-    let base_tree = session.git.tree_of(base)?;
-    squashed.put(&base_tree, &changed.paths)?;
-    let run = gates::run_preflight(&config.preflight, squashed.path(), env)
-        .map_err(io_error("run preflight with the pinned tests"))?;
-    squashed.restore(&changed.paths)?;
-    changed.passed = Some(run.passed());
-    changed.failed_gate = run.failed().map(|g| g.name.clone());
-    if config.gates.pinned_tests == PinnedTests::Enforce && !run.passed() {
-        check.refused = Some(FinalCheckRefusal::PinnedTestsFail {
+    check.changed_tests = proof::judged_changed(check.changed_tests.take(), outcomes);
+    check.refused = check
+        .changed_tests
+        .as_ref()
+        .and_then(|changed| changed_refusal(config.gates.pinned_tests, changed, tree));
+}
+
+/// Why the tests the PR changed refuse the squash, judged with them put back: under
+/// `[gates] pinned_tests = "enforce"` the gates fail so; under `report`, a human has not
+/// approved each by name for this `tree`.
+fn changed_refusal(
+    mode: PinnedTests,
+    changed: &ChangedTests,
+    tree: &str,
+) -> Option<FinalCheckRefusal> {
+    if mode == PinnedTests::Enforce && changed.passed == Some(false) {
+        Some(FinalCheckRefusal::PinnedTestsFail {
             paths: changed.paths.clone(),
             failed_gate: changed.failed_gate.clone(),
-        });
+        })
     } else if changed.refused() {
-        check.refused = Some(FinalCheckRefusal::TestChangesUnapproved {
+        Some(FinalCheckRefusal::TestChangesUnapproved {
             paths: changed.paths.clone(),
             unapproved: changed.unapproved(),
             failed_gate: changed.failed_gate.clone(),
             tree: tree.to_string(),
-        });
+        })
+    } else {
+        None
     }
-    Ok(())
 }
 
-/// The gates in force, run on the tree in `scratch` ([`proof::gates_in`]): `None` when they
-/// pass and leave its files as they were, else what the verification says and why it does
-/// not count.
-fn gates_refusal(
-    session: &Session,
-    config: &Config,
-    scratch: &Scratch,
-) -> Result<Option<(String, FinalCheckRefusal)>, EngineError> {
-    let proof::GatesRun { run, changed } = proof::gates_in(session, config, scratch)?;
+/// The gates' outcome on the squashed commit ([`Outcome::Gates`]): `None` when they pass and
+/// leave its files as they were, else what the verification says and why it does not count.
+fn gates_refusal(outcome: &Outcome) -> Option<(String, FinalCheckRefusal)> {
+    let Outcome::Gates { result, changed } = outcome else {
+        return None;
+    };
     if !changed.is_empty() {
-        return Ok(Some((
+        return Some((
             "the gates changed the squashed commit's files in the clean worktree".into(),
             FinalCheckRefusal::ChangedTree {
                 what: "a preflight gate on the squashed commit".into(),
-                paths: changed,
+                paths: changed.clone(),
             },
-        )));
+        ));
     }
-    if let Some(gate) = run.failed() {
-        return Ok(Some((
-            format!(
-                "the gate `{}` failed on the squashed commit in a clean worktree",
-                gate.name
-            ),
-            FinalCheckRefusal::CleanCheckFailed {
-                gate: gate.name.clone(),
-                exit: gate.run.exit.to_string(),
-                tail: exec::tail_lines(&gate.run.output, config.test.output_tail),
-            },
-        )));
-    }
-    Ok(None)
+    let failed = result.failed.as_ref()?;
+    Some((
+        format!(
+            "the gate `{}` failed on the squashed commit in a clean worktree",
+            failed.gate
+        ),
+        FinalCheckRefusal::CleanCheckFailed {
+            gate: failed.gate.clone(),
+            exit: failed.exit.clone(),
+            tail: failed.tail.clone(),
+        },
+    ))
 }
 
 /// The gates in force, run once more on `commit` (a merge made onto a main that moved
@@ -304,9 +309,11 @@ pub fn gates_on(
         return Ok(None);
     }
     session.command_env()?;
-    let tree = session.git.tree_of(commit)?;
-    let scratch = Scratch::new(session, commit, &tree)?;
-    Ok(gates_refusal(session, config, &scratch)?.map(|(_, refused)| refused.to_string()))
+    let outcomes = proof::execute(session, config, &proof_plan::gates(commit, None), None)?;
+    Ok(outcomes
+        .first()
+        .and_then(gates_refusal)
+        .map(|(_, refused)| refused.to_string()))
 }
 
 /// Every pinned RED test, on the PR's base and on the squashed commit (docs/integrity.md,
@@ -326,33 +333,8 @@ fn red_proofs(
     policy: Option<&str>,
     reaper: Option<&Reaper>,
 ) -> Result<(), EngineError> {
-    let reds: Vec<PinnedRed> = check.record.reds.clone();
-    let (reds, unpinned): (Vec<PinnedRed>, Vec<PinnedRed>) =
-        reds.into_iter().partition(|r| r.tree.is_some());
-    if !unpinned.is_empty() {
-        check.verification.push_str(&format!(
-            "; {} RED test{} accepted before RED tests were pinned not run again ({})",
-            unpinned.len(),
-            if unpinned.len() == 1 { "" } else { "s" },
-            unpinned
-                .iter()
-                .map(|r| r.step.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
-    }
-    let pinned: Vec<PinnedTest> = reds
-        .iter()
-        .filter_map(|r| {
-            Some(PinnedTest {
-                step: r.step,
-                command: r.command.clone(),
-                tree: r.tree.clone()?,
-                paths: r.paths.clone(),
-                shared: r.shared.clone(),
-            })
-        })
-        .collect();
+    let (reds, pinned, not_run) = pinned_tests(&check.record.reds);
+    check.verification.push_str(&not_run);
     if pinned.is_empty() {
         return Ok(());
     }
@@ -373,7 +355,9 @@ fn red_proofs(
     // A pair's outcome waits for its tree's check: a run that wrote into the squashed tree
     // is refused first.
     let mut pair = None;
-    for outcome in proof::execute(session, config, &plan, reaper)? {
+    let outcomes = proof::execute(session, config, &plan, reaper)?;
+    check.plans.push(plan);
+    for outcome in outcomes {
         match outcome {
             Outcome::Red(red) => pair = Some(red),
             Outcome::Flaky { test, on, verdicts } => {
@@ -400,33 +384,77 @@ fn red_proofs(
                 let Some(pinned) = reds.iter().find(|r| r.step == red.test.step) else {
                     continue;
                 };
-                let (changed_after_red, repinned) =
-                    changed_after_red(session, pinned, &red.test.tree, &latest, &trees)?;
-                let (kind, tests) = match &red.proven {
-                    Ok((kind, tests)) => (*kind, tests.clone()),
-                    Err(_) => (red.on_tree.evidence.kind, Vec::new()),
-                };
-                check.red_tests.push(RedProof {
-                    step: pinned.step.to_string(),
-                    command: pinned.command.clone(),
-                    paths: pinned.paths.clone(),
-                    shared: pinned.shared.clone(),
-                    changed_after_red,
-                    repinned,
-                    base: red.on_base.output.exit,
-                    squashed: red.on_tree.output.exit,
-                    evidence: Some(kind.to_string()),
-                    tests,
-                });
+                let changed = changed_after_red(session, pinned, &red.test.tree, &latest, &trees)?;
+                check.red_tests.push(red_proof(pinned, &red, changed));
                 if let Some(failure) = &red.failure {
                     check.refused = Some(red_refusal(config, pinned, base, &red, failure));
                     return Ok(());
                 }
             }
-            Outcome::Gates(_) | Outcome::OnBase { .. } | Outcome::PutBack { .. } => {}
+            Outcome::Gates { .. } | Outcome::OnBase { .. } | Outcome::PutBack { .. } => {}
         }
     }
     Ok(())
+}
+
+/// The RED tests the chain pinned (`reds`, with their tree), as the final check's plan runs
+/// them, and what the verification adds of those accepted before RED tests were pinned (not
+/// run again), if any.
+fn pinned_tests(reds: &[PinnedRed]) -> (Vec<PinnedRed>, Vec<PinnedTest>, String) {
+    let (reds, unpinned): (Vec<PinnedRed>, Vec<PinnedRed>) =
+        reds.iter().cloned().partition(|r| r.tree.is_some());
+    let not_run = if unpinned.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; {} RED test{} accepted before RED tests were pinned not run again ({})",
+            unpinned.len(),
+            if unpinned.len() == 1 { "" } else { "s" },
+            unpinned
+                .iter()
+                .map(|r| r.step.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    let pinned = reds
+        .iter()
+        .filter_map(|r| {
+            Some(PinnedTest {
+                step: r.step,
+                command: r.command.clone(),
+                tree: r.tree.clone()?,
+                paths: r.paths.clone(),
+                shared: r.shared.clone(),
+            })
+        })
+        .collect();
+    (reds, pinned, not_run)
+}
+
+/// What the final note records of `pinned`'s pair of runs, `red`, with its pinned paths the
+/// squashed commit changed and those a later RED pinned again (`changed`).
+fn red_proof(
+    pinned: &PinnedRed,
+    red: &RedPair,
+    (changed_after_red, repinned): (Vec<String>, Vec<PathsOfStep>),
+) -> RedProof {
+    let (kind, tests) = match &red.proven {
+        Ok((kind, tests)) => (*kind, tests.clone()),
+        Err(_) => (red.on_tree.evidence.kind, Vec::new()),
+    };
+    RedProof {
+        step: pinned.step.to_string(),
+        command: pinned.command.clone(),
+        paths: pinned.paths.clone(),
+        shared: pinned.shared.clone(),
+        changed_after_red,
+        repinned,
+        base: red.on_base.output.exit,
+        squashed: red.on_tree.output.exit,
+        evidence: Some(kind.to_string()),
+        tests,
+    }
 }
 
 /// The trees a RED test's pinned paths are compared between.
@@ -535,3 +563,6 @@ fn red_refusal(
         output: fenced(&exec::tail_lines(output, config.test.output_tail)),
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -21,18 +21,62 @@ use crate::workflow::ticket::{FailedGate, GateResult, GateVerdict};
 
 /// Runs `plan`'s obligations in order, each in scratch worktrees written from the objects,
 /// under `config` (the plan's policy, read), and returns what each came to; the plan's
-/// [`Stop`] says when nothing more runs. A pinned test's `FailsOn` and `PassesOn` run as one
-/// pair, and its `TreeUnchanged` is judged before the pair is: a run that wrote into the
-/// final tree is what stops the plan then. Under no confinement, `reaper` ends what each test
-/// run leaves running.
+/// [`Stop`] says when nothing more runs ([`stops`]). A pinned test's `FailsOn` and `PassesOn`
+/// run as one pair, and its `TreeUnchanged` is judged before the pair is: a run that wrote
+/// into the final tree is what stops the plan then. Under no confinement, `reaper` ends what
+/// each run leaves running.
 pub fn execute(
     session: &Session,
     config: &Config,
     plan: &ProofPlan,
     reaper: Option<&Reaper>,
 ) -> Result<Vec<Outcome>, EngineError> {
-    let git = &session.git;
-    let tree = git.tree_of(&plan.commit)?;
+    let mut run = Run {
+        session,
+        config,
+        reaper,
+        plan,
+        tree: session.git.tree_of(&plan.commit)?,
+        pairs: pairs(session, config, plan, reaper)?,
+    };
+    let mut outcomes = Vec::new();
+    let mut obligations = plan.obligations.iter().peekable();
+    // A pair's failure waits for its tree's check.
+    let mut pending = false;
+    while let Some(obligation) = obligations.next() {
+        let outcome = run.one(obligation, &mut obligations)?;
+        let failed = !outcome.held();
+        let waits = matches!(outcome, Outcome::Red(_))
+            && matches!(obligations.peek(), Some(Obligation::TreeUnchanged));
+        let stop = stops(plan.stop, &outcome, failed, pending, waits);
+        pending = waits && failed;
+        outcomes.push(outcome);
+        if stop {
+            break;
+        }
+    }
+    Ok(outcomes)
+}
+
+/// Whether a plan stopped by `stop` runs nothing after `outcome` (`failed`: it does not hold;
+/// `pending`: the pair before it failed and waited for this tree check; `waits`: it is a
+/// pair whose tree check comes next).
+fn stops(stop: Stop, outcome: &Outcome, failed: bool, pending: bool, waits: bool) -> bool {
+    match stop {
+        Stop::Never => false,
+        Stop::WhenGatesFail => failed && matches!(outcome, Outcome::Gates { .. }),
+        Stop::AtFirstFailure => (failed || pending) && !waits,
+    }
+}
+
+/// The pinned pairs of `plan`, when it has any: every pinned test, run against the final
+/// tree its `PassesOn` names.
+fn pairs<'a>(
+    session: &'a Session,
+    config: &'a Config,
+    plan: &ProofPlan,
+    reaper: Option<&'a Reaper>,
+) -> Result<Option<red::Pairs<'a>>, EngineError> {
     let pinned: Vec<PinnedTest> = plan
         .obligations
         .iter()
@@ -44,13 +88,14 @@ pub fn execute(
             _ => None,
         })
         .collect();
-    let mut pairs = match plan.obligations.iter().find_map(|o| match o {
+    let final_tree = plan.obligations.iter().find_map(|o| match o {
         Obligation::PassesOn {
-            tree: final_tree,
+            tree,
             tests: Tests::Pinned(_),
-        } => Some(final_tree),
+        } => Some(tree),
         _ => None,
-    }) {
+    });
+    Ok(match final_tree {
         Some(final_tree) if !pinned.is_empty() => Some(red::Pairs::new(
             session,
             config,
@@ -59,17 +104,35 @@ pub fn execute(
             pinned,
         )?),
         _ => None,
-    };
-    let unpaired = || EngineError::Internal("a proof plan's obligation has no pair".into());
-    let mut outcomes = Vec::new();
-    let mut obligations = plan.obligations.iter().peekable();
-    // A pair's failure waits for its tree's check.
-    let mut pending = false;
-    while let Some(obligation) = obligations.next() {
-        let outcome = match obligation {
+    })
+}
+
+/// One plan's run: what each obligation needs.
+struct Run<'a> {
+    session: &'a Session,
+    config: &'a Config,
+    reaper: Option<&'a Reaper>,
+    plan: &'a ProofPlan,
+    /// The tree of the plan's commit.
+    tree: String,
+    pairs: Option<red::Pairs<'a>>,
+}
+
+impl Run<'_> {
+    /// Runs `obligation` (a pinned `FailsOn` takes its `PassesOn` from `rest`).
+    fn one<'p>(
+        &mut self,
+        obligation: &Obligation,
+        rest: &mut impl Iterator<Item = &'p Obligation>,
+    ) -> Result<Outcome, EngineError> {
+        let (session, config, git) = (self.session, self.config, &self.session.git);
+        let unpaired = || EngineError::Internal("a proof plan's obligation has no pair".into());
+        Ok(match obligation {
             Obligation::GatesPass => {
-                let scratch = Scratch::new(session, &plan.commit, &tree)?;
-                Outcome::Gates(gate_result(config, gates_in(session, config, &scratch)?))
+                let scratch = Scratch::new(session, &self.plan.commit, &self.tree)?;
+                let run = gates_in(session, config, &scratch);
+                end_orphans(self.reaper, "the gates")?;
+                gates_outcome(config, run?)
             }
             Obligation::FailsOn {
                 base,
@@ -80,65 +143,66 @@ pub fn execute(
                         paths,
                     },
             } => {
-                let base_tree = git.tree_of(base)?;
-                let from_tree = git.tree_of(from)?;
-                let run = tests_on_base(session, config, (from, &from_tree), &base_tree, paths)?;
+                let (base_tree, from_tree) = (git.tree_of(base)?, git.tree_of(from)?);
+                let run = tests_on_base(session, config, (from, &from_tree), &base_tree, paths);
+                end_orphans(self.reaper, "the gates")?;
                 Outcome::OnBase {
                     subtask: subtask.clone(),
                     base: base.clone(),
                     paths: paths.clone(),
-                    result: gate_result(config, run),
+                    result: gate_result(config, run?),
                 }
             }
             Obligation::FailsOn {
                 tests: Tests::Pinned(test),
                 ..
             } => {
-                match obligations.next() {
+                match rest.next() {
                     Some(Obligation::PassesOn {
                         tests: Tests::Pinned(other),
                         ..
                     }) if other == test => {}
                     _ => return Err(unpaired()),
                 }
-                pairs.as_mut().ok_or_else(unpaired)?.run(test)?
+                self.pairs.as_mut().ok_or_else(unpaired)?.run(test)?
             }
             Obligation::PassesOn {
                 tree: at,
                 tests: Tests::Gated { from, paths, .. },
             } => {
-                let at_tree = git.tree_of(at)?;
-                let scratch = Scratch::new(session, at, &at_tree)?;
+                let scratch = Scratch::new(session, at, &git.tree_of(at)?)?;
                 scratch.put(&git.tree_of(from)?, paths)?;
+                let run = gates_in(session, config, &scratch);
+                end_orphans(self.reaper, "the gates")?;
                 Outcome::PutBack {
                     paths: paths.clone(),
-                    result: gate_result(config, gates_in(session, config, &scratch)?),
+                    result: gate_result(config, run?),
                 }
             }
             Obligation::PassesOn { .. } => return Err(unpaired()),
-            Obligation::TreeUnchanged => pairs.as_ref().ok_or_else(unpaired)?.unchanged()?,
-        };
-        let failed = !outcome.held();
-        let waits = matches!(outcome, Outcome::Red(_))
-            && matches!(obligations.peek(), Some(Obligation::TreeUnchanged));
-        let stop = match plan.stop {
-            Stop::Never => false,
-            Stop::WhenGatesFail => failed && matches!(outcome, Outcome::Gates(_)),
-            Stop::AtFirstFailure => (failed || pending) && !waits,
-        };
-        pending = waits && failed;
-        outcomes.push(outcome);
-        if stop {
-            break;
-        }
+            Obligation::TreeUnchanged => self.pairs.as_ref().ok_or_else(unpaired)?.unchanged()?,
+        })
     }
-    Ok(outcomes)
+}
+
+/// The outcome of `GatesPass`: the gates' verdict on their run ([`gate_result`]), and what
+/// they changed.
+fn gates_outcome(config: &Config, run: GatesRun) -> Outcome {
+    Outcome::Gates {
+        result: gate_verdict(config, &run.run, &run.changed),
+        changed: run.changed,
+    }
 }
 
 /// The ticket's verdict on a run of its pinned gates: none configured, a gate that failed
 /// (first), gates that changed the files, or a pass.
 pub fn gate_result(config: &Config, gates: GatesRun) -> GateResult {
     let GatesRun { run, changed } = gates;
+    gate_verdict(config, &run, &changed)
+}
+
+/// [`gate_result`] of a run of the gates, `run`, that changed `changed`.
+fn gate_verdict(config: &Config, run: &PreflightRun, changed: &[String]) -> GateResult {
     if config.preflight.is_empty() {
         return GateResult {
             result: GateVerdict::None,
@@ -249,6 +313,20 @@ pub fn tests_on_base(
     gates_in(session, config, &scratch)
 }
 
+/// The test files (by `[gates] test_paths`) that differ between `base` and `head` (commits
+/// or trees), with how (`added`, `removed`, `changed`): what a PR's tests are read from, the
+/// tests it adds as much as those it changes.
+pub fn test_changes(
+    session: &Session,
+    config: &Config,
+    base: &str,
+    head: &str,
+) -> Result<Vec<(&'static str, String)>, EngineError> {
+    let mut changes = session.git.tree_changes(base, head)?;
+    changes.retain(|(_, path)| config.is_test_path(path));
+    Ok(changes)
+}
+
 /// Tests present on the PR's `base` that `head` (a commit or a tree) changes or removes: what
 /// the reviewer is told, and what the final check and `attest` put back for the gates.
 pub fn changed_test_paths(
@@ -259,12 +337,10 @@ pub fn changed_test_paths(
 ) -> Result<Vec<String>, EngineError> {
     // From the PR's base, not the pin: after a rebase onto main as another workflow's merge
     // left it, what that merge changed is not this PR's.
-    Ok(session
-        .git
-        .tree_changes(base, head)?
+    let changes = test_changes(session, config, base, head)?;
+    Ok(changes
         .into_iter()
-        .filter(|(how, path)| *how != "added" && config.is_test_path(path))
-        .map(|(_, path)| path)
+        .filter_map(|(how, path)| (how != "added").then_some(path))
         .collect())
 }
 
@@ -321,3 +397,6 @@ pub fn ticket_changed_tests_refused(changed: &ChangedTests) -> String {
         changed.failed_gate.as_deref().unwrap_or("?")
     )
 }
+
+#[cfg(test)]
+mod tests;

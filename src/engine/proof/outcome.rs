@@ -10,8 +10,11 @@ use crate::workflow::ticket::{GateResult, GateVerdict};
 /// these.
 #[derive(Clone, Debug)]
 pub enum Outcome {
-    /// `GatesPass`: the gates' verdict on the plan's tree.
-    Gates(GateResult),
+    /// `GatesPass`: the gates' verdict on the plan's tree, and the files they changed there.
+    Gates {
+        result: GateResult,
+        changed: Vec<String>,
+    },
     /// `FailsOn` of gated tests: the gates' verdict on `base` with only `paths`
     /// put in (it must be a failure).
     OnBase {
@@ -58,7 +61,7 @@ impl Outcome {
     /// Whether the obligation holds.
     pub fn held(&self) -> bool {
         match self {
-            Outcome::Gates(gates) => gates.result == GateVerdict::Pass,
+            Outcome::Gates { result, .. } => result.result == GateVerdict::Pass,
             Outcome::OnBase { result, .. } => result.result == GateVerdict::Fail,
             Outcome::PutBack { result, .. } => result.result == GateVerdict::Pass,
             Outcome::Red(pair) => pair.failure.is_none(),
@@ -70,7 +73,7 @@ impl Outcome {
     /// The line `attest` says of what it ran again, where the outcome is a gated run.
     pub fn reran(&self) -> Option<String> {
         match self {
-            Outcome::Gates(gates) => Some(format!(
+            Outcome::Gates { result: gates, .. } => Some(format!(
                 "gates on the squashed commit: {}",
                 match (&gates.result, &gates.failed) {
                     (GateVerdict::Pass, _) => format!("passed ({})", gates.ran.join(", ")),

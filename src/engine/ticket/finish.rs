@@ -9,6 +9,7 @@ use crate::engine::proof;
 use crate::engine::{EngineError, Session};
 use crate::store::branch_ref;
 use crate::workflow::Event;
+use crate::workflow::notes::ChangedTests;
 use crate::workflow::ticket::{GateVerdict, Ticket};
 
 /// How the ticket's branch ended.
@@ -71,8 +72,14 @@ fn merge_of(
 
 /// The squash `complete-ticket` records before it lands: one commit on the pin holding the
 /// last accepted tree, with nothing under the protected paths changed, on which the pinned
-/// gates pass in a clean worktree. Nothing is moved: the commit is an object until recorded.
-pub fn squash(session: &Session, ticket: &Ticket, summary: &str) -> Result<String, EngineError> {
+/// gates pass in a clean worktree ([`prove`]); with the tests that existed at the pin that
+/// it changed or removed, as its final note records them. Nothing is moved: the commit is an
+/// object until recorded.
+pub fn squash(
+    session: &Session,
+    ticket: &Ticket,
+    summary: &str,
+) -> Result<(String, Option<ChangedTests>), EngineError> {
     let git = &session.git;
     let branch = &ticket.branch;
     let tip = git.rev_parse(&branch_ref(branch)).map_err(|_| {
@@ -113,20 +120,35 @@ pub fn squash(session: &Session, ticket: &Ticket, summary: &str) -> Result<Strin
         &message(ticket, session.store.workflow(), summary),
         has_identity,
     )?;
-    // The gates once more, on exactly what will be merged, in a worktree holding only it.
-    let changed = proof::changed_tests(session, &config, &ticket.pin, &squash)?;
+    let changed = prove(session, ticket, &squash)?;
+    Ok((squash, changed))
+}
+
+/// The ticket's final check of `squash` ([`crate::workflow::proof::final_gates`], run by the
+/// executor): the gates once more, on exactly what will be merged, in a worktree holding
+/// only it; then with the tests that existed at the pin that it changed or removed put back
+/// as they were there. Refused when the gates fail, or when the policy (`[gates]
+/// pinned_tests`) refuses those tests; else those tests, judged, as the final note and
+/// `attest` name them.
+pub fn prove(
+    session: &Session,
+    ticket: &Ticket,
+    squash: &str,
+) -> Result<Option<ChangedTests>, EngineError> {
+    let config = ticket_config(session, ticket)?;
+    let changed = proof::changed_tests(session, &config, &ticket.pin, squash)?;
     let existing = changed
         .as_ref()
         .map(|c| c.paths.clone())
         .unwrap_or_default();
-    let plan = crate::workflow::proof::ticket_final(
-        &squash,
+    let plan = crate::workflow::proof::final_gates(
+        squash,
         &ticket.pin,
         ticket.config.as_deref(),
         &existing,
     );
     let outcomes = proof::execute(session, &config, &plan, None)?;
-    let Some(proof::Outcome::Gates(gates)) = outcomes.first() else {
+    let Some(proof::Outcome::Gates { result: gates, .. }) = outcomes.first() else {
         return Err(EngineError::Internal(
             "a ticket's final plan ran no gates".into(),
         ));
@@ -139,24 +161,27 @@ pub fn squash(session: &Session, ticket: &Ticket, summary: &str) -> Result<Strin
             message: format!("the gates fail on the squashed ticket in a clean worktree{failed}"),
         });
     }
-    if let Some(changed) = proof::judged_changed(changed, &outcomes)
+    let changed = proof::judged_changed(changed, &outcomes);
+    if let Some(changed) = &changed
         && changed.verdict() == "refused"
     {
         return Err(EngineError::TicketGatesFailed {
-            message: proof::ticket_changed_tests_refused(&changed),
+            message: proof::ticket_changed_tests_refused(changed),
         });
     }
-    Ok(squash)
+    Ok(changed)
 }
 
 /// Lands the recorded `squash`: the branch moved onto it, its final note, and the merge
 /// into main by the TDD landing, gated again when main moved since the pin. Safe to run
 /// again after a crash at any point: a branch already moved, a note already written, a
-/// merge already on main (the branch deleted) are each taken as done.
+/// merge already on main (the branch deleted) are each taken as done. `changed` is what
+/// [`prove`] found of the tests that existed at the pin: the final note records it as
+/// `attest` names it.
 pub fn land(
     session: &Session,
     ticket: &Ticket,
-    squash: &str,
+    (squash, changed): (&str, Option<&ChangedTests>),
     recorder: &dyn crate::engine::get_task::landing::Recorder,
 ) -> Result<Landed, EngineError> {
     let git = &session.git;
@@ -195,7 +220,7 @@ pub fn land(
     } else {
         format!("gates passed: {}", config.gate_names().join(", "))
     };
-    let note = serde_json::json!({
+    let mut note = serde_json::json!({
         "v": 1,
         "kind": "ticket",
         "workflow": session.store.workflow(),
@@ -212,6 +237,13 @@ pub fn land(
         "verification": verification,
         "tool": format!("git-orchestrate {}", env!("CARGO_PKG_VERSION")),
     });
+    // As a PR's final note names them (src/workflow/notes.rs, `changed_tests`), with the
+    // policy's verdict as `attest --json` gives it beside them.
+    if let Some(changed) = changed {
+        note["changed_tests"] = serde_json::to_value(changed)
+            .map_err(|e| EngineError::Internal(format!("changed tests as JSON: {e}")))?;
+        note["changed_tests_verdict"] = changed.verdict().into();
+    }
     session.store.add_note_line(squash, &note.to_string())?;
     // The landing needs a workflow state only for the remote and the gates in force: the
     // ticket's main, with no PR.

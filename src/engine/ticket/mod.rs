@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use super::{EngineError, Session};
 use crate::store::{TicketSnapshot, Workflow, WorkflowKind, branch_ref};
+use crate::workflow::notes::ChangedTests;
 use crate::workflow::ticket::start::{self, BadStart, Holder, StartRefusal};
 use crate::workflow::ticket::{
     self, Action, Assignment, Refusal, Report, Role, Ticket, TicketState, Tool, Update,
@@ -601,48 +602,8 @@ pub fn complete(
         let snap = read(session)?;
         // A landing a kill interrupted after its push is completed before anything else
         // (docs/integrity.md, "A landing in flight"): its completion is on the remote already.
-        if let Some(squash) = snap.ticket.finishing.as_deref() {
-            match crate::engine::get_task::landing::complete_interrupted_ticket(
-                session,
-                snap.tip,
-                &snap.ticket.main_branch,
-                &snap.ticket.branch,
-                squash,
-            )? {
-                Ok(Some(record)) => {
-                    let done = read(session)?;
-                    if done.tip != record {
-                        return Err(EngineError::Conflict);
-                    }
-                    let merge = done.ticket.finished.as_ref().and_then(|f| f.merge.clone());
-                    return Ok(Outcome {
-                        workflow: session.store.workflow().to_string(),
-                        tip: record.to_string(),
-                        state: done.ticket.state,
-                        message: format!(
-                            "ticket done: squashed as {} and merged into {}{} (the landing a \
-                             kill interrupted, completed)",
-                            crate::short_id(squash),
-                            done.ticket.main_branch,
-                            merge
-                                .map(|m| format!(" ({})", crate::short_id(&m)))
-                                .unwrap_or_default()
-                        ),
-                        ticket: done.ticket,
-                        halted: false,
-                    });
-                }
-                Ok(None) => {}
-                Err(why) => {
-                    return Err(EngineError::TicketRefused {
-                        message: format!("the ticket's interrupted landing: {why}"),
-                        hint: "Fix what is named, then run `git orchestrate complete-ticket` \
-                               again."
-                            .into(),
-                        state: snap.ticket.state.as_str().into(),
-                    });
-                }
-            }
+        if let Some(done) = complete_interrupted(session, &snap)? {
+            return Ok(done);
         }
         ticket::check(&snap.ticket, role, Tool::CompleteTicket)
             .map_err(|r| refused(&snap.ticket, r))?;
@@ -655,33 +616,7 @@ pub fn complete(
                 problem: Box::new(problem),
             });
         }
-        // The squash is made, checked and recorded first: a crash or a lost race after it
-        // lands the same squash, and no other tool acts meanwhile.
-        let (snap, squash) = match snap.ticket.finishing.clone() {
-            Some(squash) => (snap, squash),
-            None => {
-                let squash = finish::squash(session, &snap.ticket, summary)?;
-                let marked = write(
-                    session,
-                    &snap,
-                    role,
-                    Action::Finishing {
-                        squash: squash.clone(),
-                    },
-                    "finish-start",
-                    summary,
-                )?;
-                let tip = gix::ObjectId::from_hex(marked.tip.as_bytes()).map_err(|e| {
-                    EngineError::Internal(format!("a commit id did not parse: {e}"))
-                })?;
-                let snap = TicketSnapshot {
-                    tip,
-                    time: snap.time,
-                    ticket: marked.ticket,
-                };
-                (snap, squash)
-            }
-        };
+        let (snap, squash, changed) = squash_recorded(session, snap, role, summary)?;
         // The completion is the record of the merge: written first and pushed with main
         // (docs/integrity.md, "A landing in flight").
         let completion = Completion {
@@ -692,7 +627,12 @@ pub fn complete(
             squash: &squash,
             written: std::cell::RefCell::new(None),
         };
-        let landed = finish::land(session, &snap.ticket, &squash, &completion)?;
+        let landed = finish::land(
+            session,
+            &snap.ticket,
+            (&squash, changed.as_ref()),
+            &completion,
+        )?;
         let recorded = completion.written.take();
         let (action, event) = match &landed {
             finish::Landed::Merged { squash, merge } => (
@@ -730,6 +670,90 @@ pub fn complete(
         }
         Ok(outcome)
     })
+}
+
+/// The landing of `snap`'s squash that a kill interrupted after its push, completed (its
+/// completion is on the remote already): the outcome, or `None` when there is none.
+fn complete_interrupted(
+    session: &Session,
+    snap: &TicketSnapshot,
+) -> Result<Option<Outcome>, EngineError> {
+    let Some(squash) = snap.ticket.finishing.as_deref() else {
+        return Ok(None);
+    };
+    let record = match crate::engine::get_task::landing::complete_interrupted_ticket(
+        session,
+        snap.tip,
+        &snap.ticket.main_branch,
+        &snap.ticket.branch,
+        squash,
+    )? {
+        Ok(Some(record)) => record,
+        Ok(None) => return Ok(None),
+        Err(why) => {
+            return Err(EngineError::TicketRefused {
+                message: format!("the ticket's interrupted landing: {why}"),
+                hint: "Fix what is named, then run `git orchestrate complete-ticket` again.".into(),
+                state: snap.ticket.state.as_str().into(),
+            });
+        }
+    };
+    let done = read(session)?;
+    if done.tip != record {
+        return Err(EngineError::Conflict);
+    }
+    let merge = done.ticket.finished.as_ref().and_then(|f| f.merge.clone());
+    Ok(Some(Outcome {
+        workflow: session.store.workflow().to_string(),
+        tip: record.to_string(),
+        state: done.ticket.state,
+        message: format!(
+            "ticket done: squashed as {} and merged into {}{} (the landing a kill interrupted, \
+             completed)",
+            crate::short_id(squash),
+            done.ticket.main_branch,
+            merge
+                .map(|m| format!(" ({})", crate::short_id(&m)))
+                .unwrap_or_default()
+        ),
+        ticket: done.ticket,
+        halted: false,
+    }))
+}
+
+/// The squash `complete-ticket` lands, made, checked and recorded first (`finish-start`): a
+/// crash or a lost race after it lands the same squash, and no other tool acts meanwhile. One
+/// recorded by a run that stopped before it landed is proven again, for its note. With the
+/// snapshot after it and the tests it changed that existed at the pin.
+fn squash_recorded(
+    session: &Session,
+    snap: TicketSnapshot,
+    role: Option<Role>,
+    summary: &str,
+) -> Result<(TicketSnapshot, String, Option<ChangedTests>), EngineError> {
+    if let Some(squash) = snap.ticket.finishing.clone() {
+        let changed = finish::prove(session, &snap.ticket, &squash)?;
+        return Ok((snap, squash, changed));
+    }
+    let (squash, changed) = finish::squash(session, &snap.ticket, summary)?;
+    let marked = write(
+        session,
+        &snap,
+        role,
+        Action::Finishing {
+            squash: squash.clone(),
+        },
+        "finish-start",
+        summary,
+    )?;
+    let tip = gix::ObjectId::from_hex(marked.tip.as_bytes())
+        .map_err(|e| EngineError::Internal(format!("a commit id did not parse: {e}")))?;
+    let snap = TicketSnapshot {
+        tip,
+        time: snap.time,
+        ticket: marked.ticket,
+    };
+    Ok((snap, squash, changed))
 }
 
 /// `[archive] auto` once a ticket landed (docs/config.md): what it archived, or why it did

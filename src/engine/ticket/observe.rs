@@ -145,7 +145,7 @@ pub fn observe(
     let mut tests_on_base = None;
     for outcome in proof::execute(session, &config, &plan, None)? {
         match outcome {
-            proof::Outcome::Gates(result) => gates = Some(result),
+            proof::Outcome::Gates { result, .. } => gates = Some(result),
             proof::Outcome::OnBase { paths, result, .. } => {
                 tests = paths;
                 tests_on_base = Some(result);

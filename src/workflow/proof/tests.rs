@@ -129,7 +129,7 @@ fn a_tickets_squash_plan_runs_the_gates_then_each_subtask_with_tests_on_its_base
         [Obligation::GatesPass]
     );
     assert_eq!(
-        ticket_final("squash", "pin", Some("blob"), &[]),
+        final_gates("squash", "pin", Some("blob"), &[]),
         ProofPlan {
             commit: "squash".into(),
             base: "pin".into(),
@@ -139,7 +139,7 @@ fn a_tickets_squash_plan_runs_the_gates_then_each_subtask_with_tests_on_its_base
         }
     );
     assert_eq!(
-        ticket_final("squash", "pin", None, &existing).obligations,
+        final_gates("squash", "pin", None, &existing).obligations,
         [
             Obligation::GatesPass,
             Obligation::PassesOn {
@@ -265,4 +265,100 @@ fn tests_changed_are_the_added_and_modified_test_paths_in_order() {
         ["tests/b.rs".to_string(), "tests/a.rs".to_string()]
     );
     assert!(tests_changed(&[], is_test).is_empty());
+}
+
+#[test]
+fn a_plan_is_recorded_in_one_stable_json_shape_and_read_back_as_it_was() {
+    let plan = final_check(
+        "squash",
+        "tree",
+        "base",
+        Some("blob"),
+        &[pinned(0, &["t/a.sh"])],
+    );
+    let json = serde_json::to_value(&plan).expect("a plan is JSON");
+    assert_eq!(
+        json,
+        serde_json::json!({
+            "commit": "squash", "base": "base", "policy": "blob", "stop": "at_first_failure",
+            "obligations": [
+                {"obligation": "fails_on", "base": "base", "tests": {"kind": "pinned",
+                 "step": "1.1", "command": "./test-0", "tree": "red0",
+                 "paths": ["t/a.sh"], "shared": []}},
+                {"obligation": "passes_on", "tree": "tree", "tests": {"kind": "pinned",
+                 "step": "1.1", "command": "./test-0", "tree": "red0",
+                 "paths": ["t/a.sh"], "shared": []}},
+                {"obligation": "tree_unchanged"},
+            ],
+        })
+    );
+    assert_eq!(serde_json::from_value::<ProofPlan>(json).ok(), Some(plan));
+    let gates = serde_json::to_value(final_gates("s", "b", None, &["t/old.sh".into()]))
+        .expect("a plan is JSON");
+    assert_eq!(
+        gates,
+        serde_json::json!({
+            "commit": "s", "base": "b", "policy": null, "stop": "when_gates_fail",
+            "obligations": [
+                {"obligation": "gates_pass"},
+                {"obligation": "passes_on", "tree": "s", "tests": {"kind": "gated",
+                 "subtask": null, "from": "b", "paths": ["t/old.sh"]}},
+            ],
+        })
+    );
+}
+
+#[test]
+fn a_recorded_plan_that_differs_from_the_chains_is_named_where_it_first_differs() {
+    let red = pinned(0, &["t/a.sh"]);
+    let full = final_check(
+        "squash",
+        "tree",
+        "base",
+        Some("blob"),
+        std::slice::from_ref(&red),
+    );
+    let mut path_dropped = full.clone();
+    path_dropped.obligations[0] = fails_on(
+        "base",
+        Tests::Pinned(PinnedTest {
+            paths: Vec::new(),
+            ..red.clone()
+        }),
+    );
+    let mut last_dropped = full.clone();
+    last_dropped.obligations.pop();
+    let mut other_base = full.clone();
+    other_base.base = "elsewhere".into();
+    let gates = final_gates("squash", "base", Some("blob"), &[]);
+    let cases: Vec<(Vec<ProofPlan>, Option<&str>)> = vec![
+        (vec![gates.clone(), full.clone()], None),
+        (
+            vec![full.clone()],
+            Some("1 plan is recorded, and the chain gives 2"),
+        ),
+        (
+            vec![gates.clone(), other_base],
+            Some("plan 2: its base is recorded as \"elsewhere\", and the chain gives \"base\""),
+        ),
+        (
+            vec![gates.clone(), last_dropped],
+            Some(
+                r#"plan 2: 2 obligations are recorded, and the chain gives 3 (the first not recorded: {"obligation":"tree_unchanged"})"#,
+            ),
+        ),
+    ];
+    for (recorded, expected) in cases {
+        assert_eq!(
+            difference(&recorded, &[gates.clone(), full.clone()]).as_deref(),
+            expected,
+            "{recorded:?}"
+        );
+    }
+    let named = difference(&[gates.clone(), path_dropped], &[gates, full]).unwrap_or_default();
+    assert!(
+        named.starts_with(r#"plan 2: its obligation 1 is recorded as {"obligation":"fails_on""#),
+        "{named}"
+    );
+    assert!(named.contains(r#""paths":[],"#), "{named}");
 }

@@ -98,8 +98,14 @@ pub enum Event {
         #[serde(default)]
         by: Option<Human>,
     },
-    /// The branch is one commit over main, with the verified tree.
-    Squashed { commit: String },
+    /// The branch is one commit over main, with the verified tree; `plans` are the proof
+    /// plans its final check ran (src/workflow/proof.rs), for `attest` to hold against the
+    /// chain's (none in events recorded before plans were).
+    Squashed {
+        commit: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        plans: Vec<crate::workflow::proof::ProofPlan>,
+    },
     /// The final check refused the squashed `commit` (docs/integrity.md): nothing moves,
     /// but the refusal stays in the chain, and the final note counts them.
     FinalCheckRefused { commit: String, reason: String },

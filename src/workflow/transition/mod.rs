@@ -81,7 +81,7 @@ pub fn transition(
             Ok(tree_approved(state, &tree, &tests, flaky))
         }
         Event::Rejected { comment, by } => rejected(state, plan, comment, by),
-        Event::Squashed { commit } => squashed(state, commit),
+        Event::Squashed { commit, .. } => squashed(state, commit),
         Event::FinalCheckRefused { reason, .. } => final_check_refused(state, reason),
         Event::MasterPlanUpdated { commit } => master_plan_updated(state, commit),
         Event::MergeStarted => merge_started(state),

@@ -1116,7 +1116,7 @@ fn review_finalize_merge_transitions() {
         ("approved", approval_pending(), Event::Approved, AwaitingFinalization, None, 1),
         ("rejected: the comment is a task", approval_pending(),
          Event::Rejected { comment: "rename it".into(), by: None }, ExecutingTdd, None, 2),
-        ("squashed", state(AwaitingFinalization), Event::Squashed { commit: "c1".into() }, FinalizeComplete, None, 1),
+        ("squashed", state(AwaitingFinalization), Event::Squashed { commit: "c1".into(), plans: Vec::new() }, FinalizeComplete, None, 1),
         ("master plan updated", state(FinalizeComplete), Event::MasterPlanUpdated { commit: "c2".into() }, PlanUpdated, None, 1),
         ("merge starts", state(PlanUpdated), Event::MergeStarted, MergingBranch, None, 1),
         ("merged", state(MergingBranch), Event::Merged { branch: "feat/x".into(), main: None }, Initializing, None, 0),
