@@ -85,8 +85,6 @@ fn run(
     options: ShellOptions,
     use_pidfd: bool,
 ) -> std::io::Result<RunOutput> {
-    use std::os::unix::process::CommandExt;
-
     let (out_reader, out_writer) = std::io::pipe()?;
     let (err_reader, err_writer) = if options.split_stderr {
         let (r, w) = std::io::pipe()?;
@@ -96,102 +94,30 @@ fn run(
     };
     let start = Instant::now();
     // Confined with a runner: the runner starts it (src/exec/runner.rs).
-    if let Some(confinement) = env.confinement() {
-        let (stdin_reader, stdin_writer) = match options.stdin {
-            Some(_) => {
-                let (r, w) = std::io::pipe()?;
-                (std::os::fd::OwnedFd::from(r), Some(w))
-            }
-            None => (std::fs::File::open("/dev/null")?.into(), None),
-        };
-        let env_vars = resolved_env(env, options.vars);
-        let script_args = super::confine::shell_args(command);
-        let request = super::runner::Request {
-            program: std::ffi::OsStr::new(super::env::SH),
-            args: script_args
-                .iter()
-                .map(std::ffi::OsString::as_os_str)
-                .collect(),
-            dir,
-            env: env_vars,
-        };
-        use std::os::fd::AsFd as _;
-        let spawned = confinement.spawn(
-            &request,
-            stdin_reader.as_fd(),
-            out_writer.as_fd(),
-            err_writer.as_fd(),
-        );
-        if let Some(running) = spawned {
-            let running = running?;
-            drop((out_writer, err_writer, stdin_reader));
-            if let (Some(input), Some(mut pipe)) = (options.stdin, stdin_writer) {
-                let input = input.to_vec();
-                thread::spawn(move || {
-                    use std::io::Write;
-                    let _ = pipe.write_all(&input);
-                });
-            }
-            let exit_fd = running.fd().try_clone_to_owned()?;
-            let mut proc = Proc::Confined(running);
-            let (exit, output, stderr) = collect(
-                &mut proc,
-                &exit_fd,
-                start + timeout,
-                timeout,
-                out_reader,
-                err_reader,
-            )?;
-            // It has no process group of ours for a cancel to kill (confined commands run
-            // only in `attest`, where none is in force); a cancelled call's run still does
-            // not count.
-            if super::cancel::cancelled() {
-                return Err(std::io::Error::new(
-                    std::io::ErrorKind::Interrupted,
-                    "the call was cancelled",
-                ));
-            }
-            return Ok(RunOutput {
-                exit,
-                output,
-                stderr,
-                elapsed: start.elapsed(),
-            });
-        }
-    }
+    let pipes = Pipes {
+        out_reader,
+        err_reader,
+        out_writer,
+        err_writer,
+    };
+    let Pipes {
+        out_reader,
+        err_reader,
+        out_writer,
+        err_writer,
+    } = match by_runner(command, dir, (start, timeout), env, &options, pipes)? {
+        Ran::Done(output) => return Ok(output),
+        Ran::NoRunner(pipes) => pipes,
+    };
     let spawn = |program: &str, script: Option<&str>| {
-        let mut cmd = match env.confinement() {
-            Some(confinement) => {
-                let args = script.map(super::confine::shell_args);
-                let args: Vec<&std::ffi::OsStr> = args
-                    .iter()
-                    .flatten()
-                    .map(std::ffi::OsString::as_os_str)
-                    .collect();
-                confinement.command(std::ffi::OsStr::new(program), &args, dir)?
-            }
-            None => {
-                let mut cmd = Command::new(program);
-                if let Some(script) = script {
-                    cmd.arg("-c").arg(script);
-                }
-                cmd
-            }
-        };
-        cmd.current_dir(dir)
-            .stdin(if options.stdin.is_some() {
-                Stdio::piped()
-            } else {
-                Stdio::null()
-            })
-            .stdout(out_writer.try_clone()?)
-            .stderr(err_writer.try_clone()?)
-            .process_group(0);
-        env.apply(&mut cmd);
-        for (key, value) in options.vars {
-            cmd.env(key, value);
-        }
-        cmd.spawn()
+        spawn_in_group(
+            program,
+            script,
+            dir,
+            env,
+            &options,
+            (&out_writer, &err_writer),
+        )
     };
     // What git does for hooks and aliases: a command with nothing for a shell to interpret
     // is started directly, sparing a shell's start-up on every run. Anything the kernel
@@ -252,6 +178,149 @@ fn run(
         stderr,
         elapsed: start.elapsed(),
     })
+}
+
+/// `program` (with `sh -c script` when `script` is given) started in a process group of its
+/// own in `dir`, with `env` and `options`' variables, its output into the `writers`; through
+/// the confinement's own commands when `env` confines.
+fn spawn_in_group(
+    program: &str,
+    script: Option<&str>,
+    dir: &Path,
+    env: &CommandEnv,
+    options: &ShellOptions,
+    (out_writer, err_writer): (&std::io::PipeWriter, &std::io::PipeWriter),
+) -> std::io::Result<std::process::Child> {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = match env.confinement() {
+        Some(confinement) => {
+            let args = script.map(super::confine::shell_args);
+            let args: Vec<&std::ffi::OsStr> = args
+                .iter()
+                .flatten()
+                .map(std::ffi::OsString::as_os_str)
+                .collect();
+            confinement.command(std::ffi::OsStr::new(program), &args, dir)?
+        }
+        None => {
+            let mut cmd = Command::new(program);
+            if let Some(script) = script {
+                cmd.arg("-c").arg(script);
+            }
+            cmd
+        }
+    };
+    cmd.current_dir(dir)
+        .stdin(if options.stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(out_writer.try_clone()?)
+        .stderr(err_writer.try_clone()?)
+        .process_group(0);
+    env.apply(&mut cmd);
+    for (key, value) in options.vars {
+        cmd.env(key, value);
+    }
+    cmd.spawn()
+}
+
+/// The ends of a command's output pipes: the readers ours, the writers the command's.
+struct Pipes {
+    out_reader: std::io::PipeReader,
+    err_reader: Option<std::io::PipeReader>,
+    out_writer: std::io::PipeWriter,
+    err_writer: std::io::PipeWriter,
+}
+
+/// What [`by_runner`] did: ran the command, or found no runner and hands the pipes back.
+enum Ran {
+    Done(RunOutput),
+    NoRunner(Pipes),
+}
+
+/// `command` started by the confinement's runner (src/exec/runner.rs), when `env` confines
+/// and the runner is up; its output read from `readers` until it ends or `timeout` passes.
+fn by_runner(
+    command: &str,
+    dir: &Path,
+    (start, timeout): (Instant, Duration),
+    env: &CommandEnv,
+    options: &ShellOptions,
+    pipes: Pipes,
+) -> std::io::Result<Ran> {
+    use std::os::fd::AsFd as _;
+    let Some(confinement) = env.confinement() else {
+        return Ok(Ran::NoRunner(pipes));
+    };
+    let (stdin_reader, stdin_writer) = match options.stdin {
+        Some(_) => {
+            let (r, w) = std::io::pipe()?;
+            (std::os::fd::OwnedFd::from(r), Some(w))
+        }
+        None => (std::fs::File::open("/dev/null")?.into(), None),
+    };
+    let env_vars = resolved_env(env, options.vars);
+    let script_args = super::confine::shell_args(command);
+    let request = super::runner::Request {
+        program: std::ffi::OsStr::new(super::env::SH),
+        args: script_args
+            .iter()
+            .map(std::ffi::OsString::as_os_str)
+            .collect(),
+        dir,
+        env: env_vars,
+    };
+    let Some(running) = confinement.spawn(
+        &request,
+        stdin_reader.as_fd(),
+        pipes.out_writer.as_fd(),
+        pipes.err_writer.as_fd(),
+    ) else {
+        return Ok(Ran::NoRunner(pipes));
+    };
+    let running = running?;
+    // Only the command's copies of the write ends may remain, so that the readers see EOF
+    // when it ends.
+    let Pipes {
+        out_reader,
+        err_reader,
+        out_writer,
+        err_writer,
+    } = pipes;
+    drop((out_writer, err_writer, stdin_reader));
+    if let (Some(input), Some(mut pipe)) = (options.stdin, stdin_writer) {
+        let input = input.to_vec();
+        thread::spawn(move || {
+            use std::io::Write;
+            let _ = pipe.write_all(&input);
+        });
+    }
+    let exit_fd = running.fd().try_clone_to_owned()?;
+    let mut proc = Proc::Confined(running);
+    let (exit, output, stderr) = collect(
+        &mut proc,
+        &exit_fd,
+        start + timeout,
+        timeout,
+        out_reader,
+        err_reader,
+    )?;
+    // It has no process group of ours for a cancel to kill (confined commands run only in
+    // `attest`, where none is in force); a cancelled call's run still does not count.
+    if super::cancel::cancelled() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::Interrupted,
+            "the call was cancelled",
+        ));
+    }
+    Ok(Ran::Done(RunOutput {
+        exit,
+        output,
+        stderr,
+        elapsed: start.elapsed(),
+    }))
 }
 
 /// A descriptor that becomes readable when the process exits; `None` on a kernel without

@@ -214,36 +214,7 @@ pub fn land(
             "A human resets the branch to the recorded squash.",
         ));
     }
-    let config = ticket_config(session, ticket)?;
-    let verification = if config.preflight.is_empty() {
-        "not verified: no gates".to_string()
-    } else {
-        format!("gates passed: {}", config.gate_names().join(", "))
-    };
-    let mut note = serde_json::json!({
-        "v": 1,
-        "kind": "ticket",
-        "workflow": session.store.workflow(),
-        "title": ticket.title,
-        "branch": branch,
-        "tree": git.tree_of(squash)?,
-        "subtasks": ticket.subtasks.iter().map(|s| serde_json::json!({
-            "id": s.id,
-            "title": s.title,
-            "accepted": s.accepted,
-            "rejections": s.rejections,
-            "override": s.override_reason,
-        })).collect::<Vec<_>>(),
-        "verification": verification,
-        "tool": format!("git-orchestrate {}", env!("CARGO_PKG_VERSION")),
-    });
-    // As a PR's final note names them (src/workflow/notes.rs, `changed_tests`), with the
-    // policy's verdict as `attest --json` gives it beside them.
-    if let Some(changed) = changed {
-        note["changed_tests"] = serde_json::to_value(changed)
-            .map_err(|e| EngineError::Internal(format!("changed tests as JSON: {e}")))?;
-        note["changed_tests_verdict"] = changed.verdict().into();
-    }
+    let note = final_note(session, ticket, squash, changed)?;
     session.store.add_note_line(squash, &note.to_string())?;
     // The landing needs a workflow state only for the remote and the gates in force: the
     // ticket's main, with no PR.
@@ -279,4 +250,47 @@ pub fn land(
             )));
         }
     })
+}
+
+/// The ticket's final note on `squash`: its subtasks, the gates in force, and what [`prove`]
+/// found of the tests that existed at the pin (`changed`).
+fn final_note(
+    session: &Session,
+    ticket: &Ticket,
+    squash: &str,
+    changed: Option<&ChangedTests>,
+) -> Result<serde_json::Value, EngineError> {
+    let git = &session.git;
+    let branch = &ticket.branch;
+    let config = ticket_config(session, ticket)?;
+    let verification = if config.preflight.is_empty() {
+        "not verified: no gates".to_string()
+    } else {
+        format!("gates passed: {}", config.gate_names().join(", "))
+    };
+    let mut note = serde_json::json!({
+        "v": 1,
+        "kind": "ticket",
+        "workflow": session.store.workflow(),
+        "title": ticket.title,
+        "branch": branch,
+        "tree": git.tree_of(squash)?,
+        "subtasks": ticket.subtasks.iter().map(|s| serde_json::json!({
+            "id": s.id,
+            "title": s.title,
+            "accepted": s.accepted,
+            "rejections": s.rejections,
+            "override": s.override_reason,
+        })).collect::<Vec<_>>(),
+        "verification": verification,
+        "tool": format!("git-orchestrate {}", env!("CARGO_PKG_VERSION")),
+    });
+    // As a PR's final note names them (src/workflow/notes.rs, `changed_tests`), with the
+    // policy's verdict as `attest --json` gives it beside them.
+    if let Some(changed) = changed {
+        note["changed_tests"] = serde_json::to_value(changed)
+            .map_err(|e| EngineError::Internal(format!("changed tests as JSON: {e}")))?;
+        note["changed_tests_verdict"] = changed.verdict().into();
+    }
+    Ok(note)
 }
