@@ -591,6 +591,72 @@ fn a_remembered_failure_is_lifted_only_by_a_signed_approval_of_that_tree() {
     );
 }
 
+/// Under the default `[human] require = "attribution"` an answer need not be signed, and the
+/// agent can write one (`GIT_ORCHESTRATE_HUMAN=1`): the server's memory of a failed tree is
+/// lifted by a signed answer only, from a key main lists.
+#[test]
+fn an_unsigned_approval_does_not_lift_the_servers_memory_even_where_attribution_suffices() {
+    let outside = tempfile::tempdir().unwrap();
+    let counter = outside.path().join("runs");
+    let flag = outside.path().join("flag");
+    let keys = tempfile::tempdir().unwrap();
+    let alice = crate::signed::key(keys.path(), "alice");
+    let repo = counted_calc_with(
+        &counter,
+        &flag,
+        "",
+        &[(
+            ".orchestrate/allowed_signers",
+            &crate::signed::allowed("alice", &alice),
+        )],
+    );
+    let server = Server::start(&repo);
+    push(&repo, &server, &[], &["main", REF]).expect(0);
+    finalized(&repo);
+    mark_done_and_merge(&repo).expect(0);
+    let merge = main_tip(&repo);
+    std::fs::write(&flag, "").unwrap();
+    let before = server.refs(&repo);
+    assert_ne!(
+        push(&repo, &server, &["--no-verify"], &["main", REF]).code,
+        0
+    );
+    std::fs::remove_file(&flag).unwrap();
+
+    repo.human(&["approve", "--flaky", "--tree", &merge])
+        .expect(0);
+    let out = push(&repo, &server, &["--no-verify"], &["main", REF]);
+    assert_ne!(out.code, 0, "{}", out.stderr);
+    assert_eq!(server.refs(&repo), before, "the server's refs moved");
+    let lines = remote(&out);
+    assert_eq!(lines.len(), 1, "{}", out.stderr);
+    assert!(
+        lines[0].contains("its tree failed under this policy before"),
+        "{}",
+        lines[0]
+    );
+
+    repo.human(&[
+        "approve",
+        "--flaky",
+        "--tree",
+        &merge,
+        "--sign-key",
+        alice.to_str().unwrap(),
+    ])
+    .expect(0);
+    let out = push(&repo, &server, &["--no-verify"], &["main", REF]);
+    out.expect(0);
+    assert!(
+        remote(&out)
+            .iter()
+            .any(|l| l.ends_with("a human accepted this pass by name in <id> (signed by alice)")),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(server.rev(&repo, "main"), Some(merge));
+}
+
 /// The claim on the one PR of [`TestRepo::new`]'s master plan.
 const CLAIM: &str = "refs/orchestrator/claims/pr-1-feat-add-numbers";
 

@@ -220,23 +220,31 @@ pub fn accepted(
 ) -> Result<Option<AnswerCheck>, EngineError> {
     let answers =
         crate::engine::answers::judge_answers(session, session.store.workflow(), tip, stop)?;
-    let Some(answer) = answers.into_iter().find(|a| a.accepts_flaky(tree)) else {
-        return Ok(None);
-    };
     let store = &session.store;
-    let id = gix::ObjectId::from_hex(answer.commit.as_bytes())
-        .map_err(|e| EngineError::Internal(format!("a commit id did not parse: {e}")))?;
-    let Some(parent) = store.commit_record(id)?.parents.first().copied() else {
-        return Ok(None);
-    };
-    let before = store.read_at(parent, &crate::store::workflow_ref(store.workflow()))?;
-    let given_under = crate::engine::answers::answer_policy(session, &before.state)?;
-    Ok((given_under.as_deref() == Some(policy)).then_some(answer))
+    // Every answer for the tree is looked at: one given under another policy does not hide
+    // a later one given under this.
+    for answer in answers.into_iter().filter(|a| a.accepts_flaky(tree)) {
+        let id = gix::ObjectId::from_hex(answer.commit.as_bytes())
+            .map_err(|e| EngineError::Internal(format!("a commit id did not parse: {e}")))?;
+        let Some(parent) = store.commit_record(id)?.parents.first().copied() else {
+            continue;
+        };
+        let before = store.read_at(parent, &crate::store::workflow_ref(store.workflow()))?;
+        let given_under = crate::engine::answers::answer_policy(session, &before.state)?;
+        if given_under.as_deref() == Some(policy) {
+            return Ok(Some(answer));
+        }
+    }
+    Ok(None)
 }
 
 /// The human answer that lifts the server's remembered failure of `commit`'s `tree` under
 /// `policy`: [`accepted`] in the PR's segment of the chain (of `chains`, pushed ones first)
-/// that records `commit`, as `attest` looks for it.
+/// that records `commit`, as `attest` looks for it, and signed by a key the pinned allowed
+/// signers list whatever `[human] require` says. Unsigned, an answer is only attributed, and
+/// the agent can write one (`GIT_ORCHESTRATE_HUMAN=1`); what the server remembers failed
+/// stays failed until a listed human pushes, or signs (docs/integrity.md, "Repeat and
+/// remember").
 pub fn accepted_for(
     verifier: &Verifier,
     chains: &[Chain],
@@ -253,7 +261,14 @@ pub fn accepted_for(
     };
     let session = verifier.session(&chain)?;
     let stop = crate::engine::chain::pr_stop(&session.store, target.pr_state())?;
-    accepted(&session, chain.tip, stop, tree, policy)
+    Ok(
+        accepted(&session, chain.tip, stop, tree, policy)?.filter(|answer| {
+            matches!(
+                answer.verdict,
+                crate::engine::answers::AnswerVerdict::Signed { .. }
+            )
+        }),
+    )
 }
 
 /// The warning a verdict carries when a human accepted a pass of `tree` after its earlier

@@ -103,8 +103,9 @@ fn attempt(session: &Session) -> Result<Option<TaskReport>, EngineError> {
     let Some(mut snap) = session.read_or_create_workflow()?.into_tdd() else {
         return Ok(None);
     };
-    // The facts of each state the attempt reads, gathered once and handed down (issue 43:
-    // one get-task asked for the main branch nine times).
+    // The facts of each state the attempt reads, gathered once and handed down (as
+    // src/engine/session.rs `facts` says; asked for piecemeal, one get-task read the main
+    // branch's name nine times).
     let mut facts = session.facts(Some(&snap.state))?;
     if snap.state.status() == Status::Initializing {
         refresh_main(session, &facts, &snap.state)?;

@@ -21,8 +21,11 @@ struct Event {
 /// 1.20) is one error by its name, the unit its tests are pinned by. `Ok(None)` when no line
 /// is an event or a failed build.
 ///
-/// What the test binary prints reaches the stream only as an `output` event's text (go's
-/// converter wraps it), so a JSON line of the test's own is no event. A line the command
+/// What the test binary prints to its own output reaches the stream only as an `output`
+/// event's text (go's converter wraps it), so a JSON line printed there is no event. Not
+/// closed: the test runs as the same user as go, and can write into go's own output (its
+/// parent's `/proc/<pid>/fd/1`) events go never made, read here as go's (docs/integrity.md,
+/// "What it does not guarantee"). A line the command
 /// prints itself beside `go test` (`go test ./...; cat events.json`) is at the top level,
 /// and is refused where it shows: an event of a package after go ended that package, or a
 /// package's tests with no end (go ends every package it ran with a `pass`, `fail` or

@@ -150,6 +150,14 @@ pub fn request(command: &str) -> Request {
 /// What `go test` is asked for: its events, never a cached result's replay ([`go_test`]).
 const GO_FLAGS: &str = "-json -count=1";
 
+/// What every run of go gets besides: no settings file (`go env -w` writes one in the
+/// user's configuration, in the agent's reach: a `GOFLAGS=-exec=…` or a `CC` there would
+/// swap the test binary, and an empty `GOFLAGS` does not override it), and no other
+/// toolchain than the one installed (a `toolchain` line in the PR's go.mod would fetch one).
+/// `-count=1` goes in `GOFLAGS` even when the command has `-json` of its own: only `go test`
+/// knows the flag, and go applies a `GOFLAGS` flag only to the commands that know it.
+const GO_ENV: &[(&str, &str)] = &[("GOENV", "off"), ("GOTOOLCHAIN", "local")];
+
 /// The request for a command that runs `go test` (`None` when it does not): its events
 /// through `GOFLAGS=-json`, the command left as given, when every go subcommand it runs is
 /// `test`. go applies a `GOFLAGS` flag to each of its commands that knows the flag, and
@@ -220,7 +228,17 @@ impl Request {
                 "PYTEST_ADDOPTS".to_string(),
                 format!("--junitxml={}", shell_quote(path)),
             )],
-            (_, Some(GoAsk::Goflags)) => vec![("GOFLAGS".to_string(), GO_FLAGS.to_string())],
+            (_, Some(go)) => {
+                let flags = match go {
+                    GoAsk::Goflags => GO_FLAGS,
+                    GoAsk::InCommand => "-count=1",
+                };
+                GO_ENV
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .chain([("GOFLAGS".to_string(), flags.to_string())])
+                    .collect()
+            }
             _ => Vec::new(),
         }
     }

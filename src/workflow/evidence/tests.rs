@@ -222,9 +222,20 @@ fn what_a_run_is_asked_for_depends_on_its_runner() {
     let go = request("go test ./...");
     assert_eq!(go.command, "go test ./...", "go's command is run as given");
     assert_eq!((go.report, go.go), (None, Some(GoAsk::Goflags)));
+    let env = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    };
     assert_eq!(
         go.env(""),
-        vec![("GOFLAGS".to_string(), "-json -count=1".to_string())]
+        env(&[
+            ("GOENV", "off"),
+            ("GOTOOLCHAIN", "local"),
+            ("GOFLAGS", "-json -count=1")
+        ]),
+        "no settings file of the user's, no toolchain fetched, no cached result replayed"
     );
     assert_eq!(request("cd x && go test").go, Some(GoAsk::Goflags));
     let vet = request("go vet ./... && go test ./...");
@@ -232,11 +243,24 @@ fn what_a_run_is_asked_for_depends_on_its_runner() {
         vet.command, "go vet ./... && go test -json -count=1 ./...",
         "GOFLAGS=-json would make a failing vet exit 0: the flag goes to go test alone"
     );
-    assert_eq!((vet.go, vet.env("")), (Some(GoAsk::InCommand), Vec::new()));
+    let in_command = env(&[
+        ("GOENV", "off"),
+        ("GOTOOLCHAIN", "local"),
+        ("GOFLAGS", "-count=1"),
+    ]);
+    assert_eq!(
+        (vet.go, vet.env("")),
+        (Some(GoAsk::InCommand), in_command.clone())
+    );
     let own = request("go test -json ./...");
     assert_eq!(
         (own.command.as_str(), own.go),
         ("go test -json ./...", Some(GoAsk::InCommand))
+    );
+    assert_eq!(
+        own.env(""),
+        in_command,
+        "a command's own -json still gets no cached result"
     );
     assert_eq!(request("cargo test").go, None);
     assert_eq!(request("echo go test-ish").go, None);
