@@ -136,6 +136,12 @@ protected = []               # e.g. [\"run_tests.sh\", \"ci/**\"]
 [finalize]
 clean_check = true
 
+# `attest` and the server hook hold the proof plans a PR's or a ticket's final check
+# recorded against the ones its chain gives; \"require\": a merge whose check recorded none
+# FAILS (\"warn\", the default without this key, only warns).
+[verify]
+recorded_plans = \"require\"
+
 # Agent hooks (`git orchestrate init --agent claude|codex|gemini`): the Stop hook lets the
 # agent stop after this many blocked stops in a row with no progress.
 [agent]

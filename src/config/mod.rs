@@ -14,8 +14,8 @@ use sections::default_master_plan;
 pub use sections::{
     ALL_DIMENSIONS, Adequacy, AgentConfig, ArchiveConfig, AttestConfig, ClaimsConfig,
     DEFAULT_TEST_PATHS, Debugging, FinalizeConfig, Gate, GatesConfig, HooksConfig, HumanConfig,
-    HumanProof, MutationTool, PinnedTests, PrePush, Preset, RetryConfig, RetryStrategy,
-    ReviewConfig, ReviewPolicy, TestConfig, VerifyConfig,
+    HumanProof, MutationTool, PinnedTests, PrePush, Preset, RecordedPlans, RetryConfig,
+    RetryStrategy, ReviewConfig, ReviewPolicy, TestConfig, VerifyConfig,
 };
 pub use values::parse_duration;
 

@@ -557,6 +557,24 @@ pub struct VerifyConfig {
     /// How many times the final check runs each RED proof; the runs must agree.
     #[serde(default = "default_runs", deserialize_with = "positive_u32")]
     pub runs: u32,
+    /// What `attest` and the server hook make of a PR's or a ticket's final check that
+    /// recorded no proof plan (docs/integrity.md, "The recorded plan").
+    #[serde(default)]
+    pub recorded_plans: RecordedPlans,
+}
+
+/// `[verify] recorded_plans`. Read from the pinned configuration, so the PR or ticket
+/// judged cannot choose it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RecordedPlans {
+    /// A merge whose final check recorded no plan FAILS: removing the plans from a chain
+    /// gains an agent nothing. `init` writes it into new repositories.
+    Require,
+    /// It is a warning, and the plan the chain gives is run: chains made before plans were
+    /// recorded still attest. What a configuration without the key means.
+    #[default]
+    Warn,
 }
 
 /// `[verify] adequacy`.
@@ -598,6 +616,7 @@ impl Default for VerifyConfig {
             mutation_timeout: default_mutation_timeout(),
             mutation_tool: MutationTool::default(),
             runs: default_runs(),
+            recorded_plans: RecordedPlans::default(),
         }
     }
 }

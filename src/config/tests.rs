@@ -156,6 +156,10 @@ fn bad_types_and_values_are_errors() {
         ("[agent]\nmax_stop_blocks = 0\n", "must be at least 1"),
         ("[archive]\nafter = 0\n", "must be at least 1"),
         ("[archive]\nauto = \"yes\"\n", "invalid type"),
+        (
+            "[verify]\nrecorded_plans = \"sometimes\"\n",
+            "unknown variant `sometimes`, expected `require` or `warn`",
+        ),
     ] {
         let err = parse(text).unwrap_err();
         assert!(err.contains(says), "{text}: {err}");
@@ -273,6 +277,12 @@ fn the_initial_file_parses_to_what_it_says() {
     let text = initial_file("main", FirstGate::Given("sh -c 'make test'"));
     let config = parse(&text).unwrap();
     assert_eq!(config.main_branch.as_deref(), Some("main"));
+    // New repositories require recorded plans; a file without the key only warns.
+    assert_eq!(config.verify.recorded_plans, RecordedPlans::Require);
+    assert_eq!(
+        parse("").unwrap().verify.recorded_plans,
+        RecordedPlans::Warn
+    );
     assert_eq!(config.preflight[0].command, "sh -c 'make test'");
     assert!(
         parse(&initial_file("trunk", FirstGate::None))
