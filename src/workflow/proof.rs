@@ -9,6 +9,8 @@ use super::StepId;
 use super::evidence::{Shortfall, Side};
 use super::state::ExitRecord;
 
+pub mod recorded;
+
 /// What must be proven about the tree of `commit`, judged by the configuration pinned as
 /// `policy`, against `base`. Recorded in the chain as the final check ran it (its JSON is
 /// stable: `{"commit","base","policy","obligations":[{"obligation":"gates_pass"},…],"stop"}`),

@@ -125,7 +125,7 @@ impl Server {
 
 /// `text` with the nonce of each quoted-output fence (`BEGIN OUTPUT <nonce>`) as `<nonce>`,
 /// then commit ids redacted.
-fn redact(text: &str) -> String {
+pub(crate) fn redact(text: &str) -> String {
     let mut out = String::new();
     let mut rest = text;
     while let Some(at) = rest.find("OUTPUT ") {
@@ -188,7 +188,7 @@ fn statement(note: &str) -> serde_json::Value {
 }
 
 /// Writes `text` as a commit object; its id.
-fn write_commit(repo: &TestRepo, text: &str) -> String {
+pub(crate) fn write_commit(repo: &TestRepo, text: &str) -> String {
     repo.git_with_stdin(
         &["hash-object", "-t", "commit", "-w", "--stdin"],
         text.as_bytes(),
@@ -235,7 +235,7 @@ fn rewrite_tree(repo: &TestRepo, tree: &str, from: &str, to: &str) -> String {
 /// Moves the chain from `from` to `to` and covers the tracks as an agent that can write
 /// anything in `.git` would: the reflog and git-orchestrate's tip marker say `to` was what
 /// git-orchestrate wrote.
-fn swap_chain_tip(repo: &TestRepo, from: &str, to: &str) {
+pub(crate) fn swap_chain_tip(repo: &TestRepo, from: &str, to: &str) {
     repo.git(&["update-ref", REF, to, from]);
     let git = repo.path.join(".git");
     let reflog = git.join("logs").join(REF);

@@ -38,6 +38,7 @@ mod mcp;
 mod oracle;
 mod package;
 mod race;
+mod recorded_plans;
 mod recovery;
 mod reftable;
 mod review;

@@ -840,3 +840,31 @@ fn a_listed_human_steals_a_claim_by_a_signed_push() {
             .contains("Orchestrator-Claim-Workflow: boss\n")
     );
 }
+
+/// Under `[verify] recorded_plans = "require"` on main, a merge whose PR's squash had its
+/// proof plans removed from the chain is refused by the server hook, naming why: the hook
+/// decides from `attest`'s verdict.
+#[test]
+fn a_merge_whose_plans_were_removed_is_refused_under_require() {
+    use crate::recorded_plans::{REQUIRE, chain_commit, strip_plans};
+    let repo = calc_with(&format!("{CALC_CONFIG}{REQUIRE}"), &[]);
+    let server = Server::start(&repo);
+    push(&repo, &server, &[], &["main", REF]).expect(0);
+    finalized(&repo);
+    strip_plans(&repo, &chain_commit(&repo, "squash"));
+    mark_done_and_merge(&repo).expect(0);
+    let before = server.refs(&repo);
+    let out = push(&repo, &server, &["--no-verify"], &["main", REF]);
+    refused(
+        &repo,
+        &server,
+        &before,
+        &out,
+        &[
+            "git-orchestrate: refused refs/heads/main <id>: moves main to a commit that is not a \
+           workflow merge that attests PASSED: the PR's final check recorded no proof plan, and \
+           the pinned configuration requires one ([verify] recorded_plans = \"require\"): \
+           nothing shows what that check ran",
+        ],
+    );
+}

@@ -12,7 +12,7 @@ use crate::engine::finalize::final_check;
 use crate::engine::{EngineError, Session};
 use crate::store::Snapshot;
 use crate::workflow::Event;
-use crate::workflow::proof::{self as proof_plan, ProofPlan};
+use crate::workflow::proof::ProofPlan;
 use crate::workflow::state::Pin;
 
 /// The policy a verdict names: the pin's main commit and its config blob.
@@ -283,19 +283,17 @@ fn rerun(
     config.finalize.clean_check = true;
     let final_commit = snap.state.final_commit().unwrap_or_default().to_string();
     let rerun = final_check(session, snap, config, &final_commit)?;
-    // A check refused part way made only the plans up to its refusal: those are held.
+    // A check refused part way made only the plans up to its refusal: those are held. With
+    // the clean check off the PR's own final check ran nothing, and recorded no plan.
     let complete = rerun.refused.is_none();
-    match recorded_plans(session, snap, (local_clean, complete), &rerun.plans)? {
-        Recorded::Agrees => {}
-        Recorded::Differs(why) => verdict.reasons.push(format!(
-            "the proof plan the PR's final check recorded is not the one its chain gives: {why}"
-        )),
-        Recorded::None => verdict.warnings.push(
-            "the PR's final check recorded no proof plan (its chain was made before plans \
-             were recorded): the plan the chain gives was run"
-                .into(),
-        ),
-    }
+    let expected = if local_clean { &rerun.plans[..] } else { &[] };
+    super::plans::hold(
+        verdict,
+        "the PR's",
+        recorded_plans(session, snap)?,
+        (expected, complete),
+        config.verify.recorded_plans,
+    );
     verdict.reran.push(rerun.verification.clone());
     for red in &rerun.red_tests {
         verdict.reran.push(format!(
@@ -342,53 +340,25 @@ fn rerun(
     Ok(())
 }
 
-/// The plans the PR's final check recorded with its squash, held against those the final
-/// check made again from the chain.
-enum Recorded {
-    Agrees,
-    /// Where they first differ ([`proof_plan::difference`]).
-    Differs(String),
-    /// None were recorded where the chain gives some.
-    None,
-}
-
 /// The plans the PR's final check recorded with its squash (the newest `squash` transition of
-/// the PR), held against `emitted`, those the final check just made again from the chain;
-/// against none when the PR's configuration turned the clean check off (`local_clean`), as
-/// its own final check then ran none; when the check was refused part way (not `complete`),
-/// only as many as it made are held. A plan recorded weaker than the chain's is a
-/// difference.
+/// the PR), or why none can be read.
 fn recorded_plans(
     session: &Session,
     snap: &Snapshot,
-    (local_clean, complete): (bool, bool),
-    emitted: &[ProofPlan],
-) -> Result<Recorded, EngineError> {
-    // With the clean check off the PR's final check ran nothing, and recorded no plan.
-    let expected = if local_clean { emitted } else { &[] };
+) -> Result<Result<Vec<ProofPlan>, String>, EngineError> {
     let pr = session.store.history_back_to(snap.tip, "plan")?;
     let Some(entry) = pr.iter().find(|e| e.event == "squash") else {
-        return Ok(Recorded::Differs("the chain records no squash".into()));
+        return Ok(Err("the chain records no squash".into()));
     };
     let id = gix::ObjectId::from_hex(entry.commit.as_bytes())
         .map_err(|e| EngineError::Internal(format!("a commit id did not parse: {e}")))?;
     let event = session.store.commit_record(id)?.event;
-    let recorded = match event.map(|json| serde_json::from_str::<Event>(&json)) {
-        Some(Ok(Event::Squashed { plans, .. })) => plans,
-        _ => {
-            return Ok(Recorded::Differs(
-                "the squash's transition records no squash event that reads".into(),
-            ));
-        }
-    };
-    if recorded.is_empty() && !expected.is_empty() {
-        return Ok(Recorded::None);
-    }
-    let recorded = match complete {
-        true => &recorded[..],
-        false => &recorded[..recorded.len().min(expected.len())],
-    };
-    Ok(proof_plan::difference(recorded, expected).map_or(Recorded::Agrees, Recorded::Differs))
+    Ok(
+        match event.map(|json| serde_json::from_str::<Event>(&json)) {
+            Some(Ok(Event::Squashed { plans, .. })) => Ok(plans),
+            _ => Err("the squash's transition records no squash event that reads".into()),
+        },
+    )
 }
 
 /// What the PR pinned: main's commit, its config blob, and the master plan that config names.

@@ -13,6 +13,7 @@ pub mod harden;
 mod human;
 mod install;
 pub mod memory;
+mod plans;
 pub mod receive;
 pub mod seal;
 mod statement;

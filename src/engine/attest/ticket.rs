@@ -8,12 +8,14 @@ use gix::ObjectId;
 use super::verdict::Verdict;
 use super::verifier::Chain;
 use crate::engine::proof;
+use crate::engine::ticket::finish;
 use crate::engine::ticket::observe::ticket_config;
 use crate::engine::{EngineError, Session};
 use crate::store::{Store, TicketSnapshot, WorkflowKind};
-use crate::workflow::proof::{self as proof_plan, AcceptedSubtask};
-use crate::workflow::ticket::Ticket;
+use crate::workflow::notes::ChangedTests;
+use crate::workflow::proof::{self as proof_plan, AcceptedSubtask, ProofPlan};
 use crate::workflow::ticket::attest::{SquashFacts, squash_reasons};
+use crate::workflow::ticket::{Action, Recorded, Ticket};
 
 /// What the commit is to a ticket: its merge into main, or its squash.
 pub struct Found {
@@ -149,12 +151,57 @@ pub fn check(
             protected.join(", ")
         ));
     }
+    // Tests that existed at the pin that the ticket changed or removed: named, and judged by
+    // `[gates] pinned_tests` as a PR's are (docs/integrity.md, "Tests that existed at the pin").
+    let changed = proof::changed_tests(session, &config, &t.pin, squash)?;
+    // The plan the ticket's final check recorded, held against the one its history gives
+    // before anything runs: a forged record does not get the ticket's code run.
+    super::plans::hold(
+        verdict,
+        "the ticket's",
+        recorded_plans(session, found.transition, squash)?,
+        (&[finish::final_plan(t, squash, changed.as_ref())], true),
+        config.verify.recorded_plans,
+    );
+    let reasons = &mut verdict.reasons;
     reasons.extend(run_reasons(session, &config, cannot_confine)?);
     if !reasons.is_empty() {
         return Ok(policy);
     }
-    rerun(session, t, squash, &config, verdict)?;
+    rerun(session, t, (squash, changed), &config, verdict)?;
     Ok(policy)
+}
+
+/// The plans the ticket's final check recorded with its squash (the `finish-start` that
+/// recorded `squash`, at or before `transition`), or why none can be read.
+fn recorded_plans(
+    session: &Session,
+    transition: ObjectId,
+    squash: &str,
+) -> Result<Result<Vec<ProofPlan>, String>, EngineError> {
+    let store = &session.store;
+    let history = store.history_back_to(transition, "finish-start")?;
+    let Some(entry) = history.iter().find(|e| e.event == "finish-start") else {
+        return Ok(Err(
+            "the ticket's history records no squash (`finish-start`)".into(),
+        ));
+    };
+    let id = ObjectId::from_hex(entry.commit.as_bytes())
+        .map_err(|e| EngineError::Internal(format!("a commit id did not parse: {e}")))?;
+    let event = store.commit_record(id)?.event;
+    Ok(
+        match event.map(|json| serde_json::from_str::<Recorded>(&json)) {
+            Some(Ok(Recorded {
+                action: Some(Action::Finishing { squash: s, plans }),
+                ..
+            })) if s == squash => Ok(plans),
+            _ => Err(format!(
+                "the ticket's `finish-start` {} records no squash of {} that reads",
+                crate::short_id(&entry.commit),
+                crate::short_id(squash)
+            )),
+        },
+    )
 }
 
 /// Each accepted subtask's id, and whether its accepted commit lies between its base and the
@@ -277,11 +324,12 @@ fn missing_commits(session: &Session, t: &Ticket, squash: &str) -> Vec<(String, 
 }
 
 /// The ticket's proof plan on the squash (src/workflow/proof.rs, `ticket_squash`), run by
-/// the executor: the gates on the squash, and each accepted subtask's tests on its base.
+/// the executor: the gates on the squash, and each accepted subtask's tests on its base;
+/// `changed`: the tests that existed at the pin that the squash changed or removed.
 fn rerun(
     session: &Session,
     t: &Ticket,
-    squash: &str,
+    (squash, changed): (&str, Option<ChangedTests>),
     config: &crate::config::Config,
     verdict: &mut Verdict,
 ) -> Result<(), EngineError> {
@@ -297,9 +345,6 @@ fn rerun(
             });
         }
     }
-    // Tests that existed at the pin that the ticket changed or removed: named, and judged by
-    // `[gates] pinned_tests` as a PR's are (docs/integrity.md, "Tests that existed at the pin").
-    let changed = proof::changed_tests(session, config, &t.pin, squash)?;
     let existing = changed
         .as_ref()
         .map(|c| c.paths.clone())

@@ -10,6 +10,7 @@ use crate::engine::{EngineError, Session};
 use crate::store::branch_ref;
 use crate::workflow::Event;
 use crate::workflow::notes::ChangedTests;
+use crate::workflow::proof::ProofPlan;
 use crate::workflow::ticket::{GateVerdict, Ticket};
 
 /// How the ticket's branch ended.
@@ -73,13 +74,13 @@ fn merge_of(
 /// The squash `complete-ticket` records before it lands: one commit on the pin holding the
 /// last accepted tree, with nothing under the protected paths changed, on which the pinned
 /// gates pass in a clean worktree ([`prove`]); with the tests that existed at the pin that
-/// it changed or removed, as its final note records them. Nothing is moved: the commit is an
-/// object until recorded.
+/// it changed or removed, as its final note records them, and the plan that proved it.
+/// Nothing is moved: the commit is an object until recorded.
 pub fn squash(
     session: &Session,
     ticket: &Ticket,
     summary: &str,
-) -> Result<(String, Option<ChangedTests>), EngineError> {
+) -> Result<(String, Option<ChangedTests>, ProofPlan), EngineError> {
     let git = &session.git;
     let branch = &ticket.branch;
     let tip = git.rev_parse(&branch_ref(branch)).map_err(|_| {
@@ -120,8 +121,8 @@ pub fn squash(
         &message(ticket, session.store.workflow(), summary),
         has_identity,
     )?;
-    let changed = prove(session, ticket, &squash)?;
-    Ok((squash, changed))
+    let (changed, plan) = prove(session, ticket, &squash)?;
+    Ok((squash, changed, plan))
 }
 
 /// The ticket's final check of `squash` ([`crate::workflow::proof::final_gates`], run by the
@@ -129,24 +130,15 @@ pub fn squash(
 /// only it; then with the tests that existed at the pin that it changed or removed put back
 /// as they were there. Refused when the gates fail, or when the policy (`[gates]
 /// pinned_tests`) refuses those tests; else those tests, judged, as the final note and
-/// `attest` name them.
+/// `attest` name them, and the plan run, which the squash's record keeps for `attest`.
 pub fn prove(
     session: &Session,
     ticket: &Ticket,
     squash: &str,
-) -> Result<Option<ChangedTests>, EngineError> {
+) -> Result<(Option<ChangedTests>, ProofPlan), EngineError> {
     let config = ticket_config(session, ticket)?;
     let changed = proof::changed_tests(session, &config, &ticket.pin, squash)?;
-    let existing = changed
-        .as_ref()
-        .map(|c| c.paths.clone())
-        .unwrap_or_default();
-    let plan = crate::workflow::proof::final_gates(
-        squash,
-        &ticket.pin,
-        ticket.config.as_deref(),
-        &existing,
-    );
+    let plan = final_plan(ticket, squash, changed.as_ref());
     let outcomes = proof::execute(session, &config, &plan, None)?;
     let Some(proof::Outcome::Gates { result: gates, .. }) = outcomes.first() else {
         return Err(EngineError::Internal(
@@ -169,7 +161,16 @@ pub fn prove(
             message: proof::ticket_changed_tests_refused(changed),
         });
     }
-    Ok(changed)
+    Ok((changed, plan))
+}
+
+/// The plan of a ticket's final check of `squash` ([`crate::workflow::proof::final_gates`]),
+/// put back the tests that existed at the pin that it changed or removed (`changed`): what
+/// [`prove`] runs, and what `attest` makes again from the ticket's history to hold the
+/// recorded one against.
+pub fn final_plan(ticket: &Ticket, squash: &str, changed: Option<&ChangedTests>) -> ProofPlan {
+    let existing = changed.map(|c| c.paths.clone()).unwrap_or_default();
+    crate::workflow::proof::final_gates(squash, &ticket.pin, ticket.config.as_deref(), &existing)
 }
 
 /// Lands the recorded `squash`: the branch moved onto it, its final note, and the merge

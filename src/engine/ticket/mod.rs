@@ -3,7 +3,7 @@
 //! worktrees, a completion squashed, checked and merged), then writes `ticket.json` by
 //! compare-and-swap; a lost race runs the whole command again.
 
-mod finish;
+pub(crate) mod finish;
 pub(crate) mod observe;
 mod status;
 
@@ -732,16 +732,18 @@ fn squash_recorded(
     summary: &str,
 ) -> Result<(TicketSnapshot, String, Option<ChangedTests>), EngineError> {
     if let Some(squash) = snap.ticket.finishing.clone() {
-        let changed = finish::prove(session, &snap.ticket, &squash)?;
+        // Its plan is recorded already, with the squash.
+        let (changed, _) = finish::prove(session, &snap.ticket, &squash)?;
         return Ok((snap, squash, changed));
     }
-    let (squash, changed) = finish::squash(session, &snap.ticket, summary)?;
+    let (squash, changed, plan) = finish::squash(session, &snap.ticket, summary)?;
     let marked = write(
         session,
         &snap,
         role,
         Action::Finishing {
             squash: squash.clone(),
+            plans: vec![plan],
         },
         "finish-start",
         summary,

@@ -20,9 +20,13 @@ pub enum Action {
         report: Box<Report>,
         observed: Box<Observed>,
     },
-    /// The ticket's branch was squashed and checked: the squash is recorded before it lands.
+    /// The ticket's branch was squashed and checked: the squash is recorded before it lands,
+    /// with the proof plans its final check ran (src/workflow/proof.rs), for `attest` to hold
+    /// against the ones the ticket's history gives (none in events recorded before plans were).
     Finishing {
         squash: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        plans: Vec<crate::workflow::proof::ProofPlan>,
     },
     /// The ticket's branch was squashed, checked and merged.
     Complete {
@@ -252,7 +256,7 @@ pub fn apply(
             }
             record_report(&mut t, *report, *observed, now);
         }
-        Action::Finishing { squash } => {
+        Action::Finishing { squash, .. } => {
             check(ticket, role, Tool::CompleteTicket)?;
             if ticket.finishing.is_some() {
                 return refuse(

@@ -704,3 +704,34 @@ fn the_guards_table_of_ticket_commands_is_the_tools() {
         git_orchestrate_guard::product::TICKET_COMMANDS.to_vec()
     );
 }
+
+/// A `finish-start` records its final check's plans; one recorded before plans were reads
+/// with none, and one with none is written as before (old readers read what new ones write
+/// when there is nothing to add).
+#[test]
+fn a_finish_start_records_its_plans_and_one_without_reads_as_before() {
+    let plan = crate::workflow::proof::gates("s", Some("blob"));
+    let with = Recorded {
+        at: 1,
+        action: Some(Action::Finishing {
+            squash: "s".into(),
+            plans: vec![plan],
+        }),
+    };
+    let text = serde_json::to_string(&with).unwrap();
+    assert_eq!(
+        text,
+        r#"{"at":1,"action":{"action":"finishing","squash":"s","plans":[{"commit":"s","base":"s","policy":"blob","obligations":[{"obligation":"gates_pass"}],"stop":"when_gates_fail"}]}}"#
+    );
+    assert_eq!(serde_json::from_str::<Recorded>(&text).unwrap(), with);
+    let old = r#"{"at":1,"action":{"action":"finishing","squash":"s"}}"#;
+    let read: Recorded = serde_json::from_str(old).unwrap();
+    assert_eq!(
+        read.action,
+        Some(Action::Finishing {
+            squash: "s".into(),
+            plans: Vec::new()
+        })
+    );
+    assert_eq!(serde_json::to_string(&read).unwrap(), old);
+}
