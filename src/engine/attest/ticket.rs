@@ -1,7 +1,8 @@
 //! `attest` of a ticket's merge, or of its squashed commit (docs/tickets.md): the ticket's
-//! history replayed, the merge, the squash and the pin held against what it records, then
-//! the pinned gates run again on the squash and every accepted subtask's tests run again on
-//! that subtask's base, where they must fail.
+//! history replayed, the merge, the squash and the pin held against what it records, the
+//! plan its final check recorded held against the one its history gives, then the pinned
+//! gates run again on the squash and every accepted subtask's tests run again on that
+//! subtask's base, where they must fail.
 
 use gix::ObjectId;
 
@@ -151,11 +152,25 @@ pub fn check(
             protected.join(", ")
         ));
     }
+    held_then_run(session, found, (squash, cannot_confine), &config, verdict)?;
+    Ok(policy)
+}
+
+/// The plan the ticket's final check recorded, held against the one its history gives
+/// before anything runs (a forged record does not get the ticket's code run); then, when no
+/// reason stands and nothing keeps its commands from running here (`cannot_confine`), the
+/// ticket's plan run.
+fn held_then_run(
+    session: &Session,
+    found: &Found,
+    (squash, cannot_confine): (&str, Option<&str>),
+    config: &crate::config::Config,
+    verdict: &mut Verdict,
+) -> Result<(), EngineError> {
+    let t = &found.ticket;
     // Tests that existed at the pin that the ticket changed or removed: named, and judged by
     // `[gates] pinned_tests` as a PR's are (docs/integrity.md, "Tests that existed at the pin").
-    let changed = proof::changed_tests(session, &config, &t.pin, squash)?;
-    // The plan the ticket's final check recorded, held against the one its history gives
-    // before anything runs: a forged record does not get the ticket's code run.
+    let changed = proof::changed_tests(session, config, &t.pin, squash)?;
     super::plans::hold(
         verdict,
         "the ticket's",
@@ -163,13 +178,13 @@ pub fn check(
         (&[finish::final_plan(t, squash, changed.as_ref())], true),
         config.verify.recorded_plans,
     );
-    let reasons = &mut verdict.reasons;
-    reasons.extend(run_reasons(session, &config, cannot_confine)?);
-    if !reasons.is_empty() {
-        return Ok(policy);
+    verdict
+        .reasons
+        .extend(run_reasons(session, config, cannot_confine)?);
+    if verdict.reasons.is_empty() {
+        rerun(session, t, (squash, changed), config, verdict)?;
     }
-    rerun(session, t, (squash, changed), &config, verdict)?;
-    Ok(policy)
+    Ok(())
 }
 
 /// The plans the ticket's final check recorded with its squash (the `finish-start` that
