@@ -558,7 +558,7 @@ pub struct VerifyConfig {
     #[serde(default = "default_runs", deserialize_with = "positive_u32")]
     pub runs: u32,
     /// What `attest` and the server hook make of a PR's or a ticket's final check that
-    /// recorded no proof plan (docs/integrity.md, "The recorded plan").
+    /// recorded no proof plan (docs/integrity.md, layer 10, step 4).
     #[serde(default)]
     pub recorded_plans: RecordedPlans,
 }

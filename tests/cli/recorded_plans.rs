@@ -1,5 +1,5 @@
 //! The proof plans a final check records, held by `attest` against those the chain gives
-//! (docs/integrity.md, "The recorded plan"): a ticket's as a PR's, a record edited or its
+//! (docs/integrity.md, layer 10, step 4): a ticket's as a PR's, a record edited or its
 //! plans removed, and `[verify] recorded_plans` (`require` in what `init` writes, `warn`
 //! without the key).
 
@@ -11,27 +11,9 @@ use serde_json::Value;
 use crate::attest::{redact, swap_chain_tip, write_commit};
 use crate::oracle::{CALC_CONFIG, calc_with, finalized, main_tip, mark_done_and_merge};
 use crate::support::*;
-use crate::tickets::{RUNNER, finished_ticket};
-
-const TICKET_CONFIG: &str = r#"
-[[preflight]]
-name = "tests"
-command = "sh run_tests.sh"
-timeout = "30s"
-"#;
+use crate::tickets::{TICKET_CONFIG, finished_ticket, repo_with};
 
 pub(crate) const REQUIRE: &str = "\n[verify]\nrecorded_plans = \"require\"\n";
-
-/// The ticket repository of tests/cli/tickets.rs, under `config`.
-fn ticket_repo(config: &str) -> TestRepo {
-    let repo = TestRepo::empty();
-    repo.write("run_tests.sh", RUNNER);
-    repo.write(".orchestrate.toml", config);
-    repo.write("src/base.sh", "echo base\n");
-    repo.write("README.md", "# project\n");
-    repo.commit_all("initial");
-    repo
-}
 
 /// The chain's newest commit whose message names `event` (`finish-start`, `squash`).
 pub(crate) fn chain_commit(repo: &TestRepo, event: &str) -> String {
@@ -95,7 +77,7 @@ pub(crate) fn strip_plans(repo: &TestRepo, commit: &str) {
 /// naming the first difference, and nothing of the ticket run.
 #[test]
 fn a_ticket_merge_whose_recorded_plan_was_edited_is_failed_naming_the_difference() {
-    let repo = ticket_repo(TICKET_CONFIG);
+    let repo = repo_with(TICKET_CONFIG);
     finished_ticket(&repo);
     let honest = repo.run(&["attest", "--no-note", "main"]);
     honest.expect(0);
@@ -125,7 +107,7 @@ fn a_ticket_merge_whose_recorded_plan_was_edited_is_failed_naming_the_difference
 /// under `warn` (no key) PASSED, with the warning, the ticket's plan run.
 #[test]
 fn a_ticket_whose_plans_were_removed_fails_under_require_and_warns_under_warn() {
-    let repo = ticket_repo(&format!("{TICKET_CONFIG}{REQUIRE}"));
+    let repo = repo_with(&format!("{TICKET_CONFIG}{REQUIRE}"));
     finished_ticket(&repo);
     strip_plans(&repo, &chain_commit(&repo, "finish-start"));
     let out = repo.run(&["attest", "--no-note", "main"]);
@@ -141,7 +123,7 @@ fn a_ticket_whose_plans_were_removed_fails_under_require_and_warns_under_warn() 
     );
     out.expect(1);
 
-    let repo = ticket_repo(TICKET_CONFIG);
+    let repo = repo_with(TICKET_CONFIG);
     finished_ticket(&repo);
     strip_plans(&repo, &chain_commit(&repo, "finish-start"));
     let out = repo.run(&["attest", "--no-note", "main"]);
@@ -247,7 +229,7 @@ fn passes_clean(ci: &TestRepo, rev: &str) -> Value {
 fn an_honest_ticket_and_pr_pass_under_require_in_a_fresh_clone() {
     // The ticket lands through its remote: main, its chain and the ref that keeps its
     // subtasks' commits are pushed there.
-    let repo = ticket_repo(&format!("{TICKET_CONFIG}{REQUIRE}"));
+    let repo = repo_with(&format!("{TICKET_CONFIG}{REQUIRE}"));
     let (_dir, bare) = repo.share();
     finished_ticket(&repo);
     let ci = fresh_clone(&bare);

@@ -8,7 +8,7 @@ use serde_json::Value;
 use crate::support::{Run, TestRepo};
 
 /// Every `tests/*.sh` must pass; `src/*.sh` is the code under test.
-const TICKET_CONFIG: &str = r#"
+pub(crate) const TICKET_CONFIG: &str = r#"
 [[preflight]]
 name = "tests"
 command = "sh run_tests.sh"
@@ -19,9 +19,14 @@ pub(crate) const RUNNER: &str = "for t in tests/*.sh; do [ -e \"$t\" ] || contin
                       sh \"$t\" || { echo \"FAILED: $t\"; exit 1; }; done; echo 'all tests pass'\n";
 
 pub(crate) fn repo() -> TestRepo {
+    repo_with(TICKET_CONFIG)
+}
+
+/// The ticket repository of [`repo`], its `.orchestrate.toml` `config`.
+pub(crate) fn repo_with(config: &str) -> TestRepo {
     let repo = TestRepo::empty();
     repo.write("run_tests.sh", RUNNER);
-    repo.write(".orchestrate.toml", TICKET_CONFIG);
+    repo.write(".orchestrate.toml", config);
     repo.write("src/base.sh", "echo base\n");
     repo.write("README.md", "# project\n");
     repo.commit_all("initial");

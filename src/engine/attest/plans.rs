@@ -1,5 +1,5 @@
 //! The proof plans a final check recorded, held against the chain's into a verdict
-//! (docs/integrity.md, "The recorded plan"): the one road for a PR's merge (check.rs) and a
+//! (docs/integrity.md, layer 10, step 4): the one road for a PR's merge (check.rs) and a
 //! ticket's (ticket.rs); the judgement is src/workflow/proof/recorded.rs's.
 
 use super::verdict::Verdict;

@@ -1,5 +1,5 @@
 //! The proof plans a final check recorded, held against those the chain gives
-//! (docs/integrity.md, "The recorded plan"): one judgement for a PR's merge and a ticket's,
+//! (docs/integrity.md, layer 10, step 4): one judgement for a PR's merge and a ticket's,
 //! which `attest` and the server hook both give, since the hook decides from `attest`'s verdict.
 
 use super::{ProofPlan, difference};
