@@ -23,6 +23,25 @@ pub(crate) fn gutted(repo: &TestRepo) {
     green(repo, RED_MUL);
 }
 
+/// The PR whose test of `mul` is a coin flip (issue 39's first route), with a fixed sequence
+/// of sides in the file returned, outside the repository: each run takes the first line, and
+/// fails unless it says `pass`; an empty file passes. GREEN passes, and the workflow waits for
+/// the squash.
+fn coin_flip_pr(repo: &TestRepo) -> std::path::PathBuf {
+    let coin = outside(repo, "coin");
+    let coin_test = format!(
+        "seq='{}'\nif [ -s \"$seq\" ]; then\n  side=$(head -n 1 \"$seq\"); tail -n +2 \"$seq\" > \
+         \"$seq.next\"; mv \"$seq.next\" \"$seq\"\n  [ \"$side\" = pass ] || {{ echo 'the coin \
+         says fail'; exit 1; }}\nfi\n{TEST_MUL}",
+        coin.display()
+    );
+    repo.write("tests/test_mul.sh", &coin_test);
+    red(repo, RED_MUL);
+    repo.write("calc.sh", &format!("add() {{ echo $(($1 + $2)); }}\n{MUL}"));
+    green(repo, RED_MUL);
+    coin
+}
+
 /// The verified tree the squash will have.
 fn head_tree(repo: &TestRepo) -> String {
     repo.git(&["rev-parse", "HEAD^{tree}"]).trim().to_string()
@@ -289,17 +308,7 @@ fn attest_fails_an_unapproved_gutted_test_and_counts_an_unsigned_approval_where_
 #[test]
 fn a_pass_after_a_failure_is_flaky_until_a_human_accepts_that_tree() {
     let repo = calc_with(CALC_CONFIG, &[]);
-    let coin = outside(&repo, "coin");
-    let coin_test = format!(
-        "seq='{}'\nif [ -s \"$seq\" ]; then\n  side=$(head -n 1 \"$seq\"); tail -n +2 \"$seq\" > \
-         \"$seq.next\"; mv \"$seq.next\" \"$seq\"\n  [ \"$side\" = pass ] || {{ echo 'the coin \
-         says fail'; exit 1; }}\nfi\n{TEST_MUL}",
-        coin.display()
-    );
-    repo.write("tests/test_mul.sh", &coin_test);
-    red(&repo, RED_MUL);
-    repo.write("calc.sh", &format!("add() {{ echo $(($1 + $2)); }}\n{MUL}"));
-    green(&repo, RED_MUL);
+    let coin = coin_flip_pr(&repo);
     let tree = head_tree(&repo);
     squash(&repo);
     std::fs::write(&coin, "fail\n").unwrap();
@@ -379,6 +388,60 @@ fn a_pass_after_a_failure_is_flaky_until_a_human_accepts_that_tree() {
     );
 }
 
+/// A human's `approve --flaky` counts under the policy it was given under only (the pinned
+/// configuration's blob), as `attest` and the server hold it: given under main's gates as the
+/// PR pinned them, it does not lift the final check's refusal once a repin moved the PR to
+/// main's changed gates, though the tree is the same; given again under those, it does.
+#[test]
+fn an_approval_of_a_flaky_pass_counts_under_the_policy_it_was_given_under_only() {
+    let repo = calc_with(CALC_CONFIG, &[]);
+    let coin = coin_flip_pr(&repo);
+    let tree = head_tree(&repo);
+    squash(&repo);
+    let squashed = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
+    std::fs::write(&coin, "fail\n").unwrap();
+    repo.run(&["submit-work", "-s", "squashed"])
+        .expect(1)
+        .says("the coin says fail");
+    let refused_at = repo.tip().unwrap();
+    repo.human(&["approve", "--flaky"]).expect(0);
+
+    // Main's gates change (a longer timeout), and a human moves the PR to them.
+    repo.git(&["checkout", "--quiet", "main"]);
+    repo.write(
+        ".orchestrate.toml",
+        &CALC_CONFIG.replace("timeout = \"60s\"", "timeout = \"90s\""),
+    );
+    repo.commit_all("longer timeouts");
+    repo.human(&["repin"])
+        .expect(0)
+        .says("its .orchestrate.toml differs from the one pinned before");
+    repo.git(&["checkout", "--quiet", "feat/multiply"]);
+    assert_eq!(repo.git(&["rev-parse", "HEAD"]).trim(), squashed);
+
+    let out = repo.run(&["submit-work", "-s", "squashed"]);
+    out.expect(1);
+    assert_eq!(
+        out.stdout,
+        format!(
+            "FAILURE: flaky: the final check refused the tree {} before (in {} at 2026-01-01 \
+             00:00:00 +0000) and passes it now: a pass after a failure is luck, not proof. A \
+             human who accepts this pass runs `git orchestrate approve --flaky --tree {tree}`.\n\
+             state: AWAITING_FINALIZATION · next: fix what the FAILURE line says and submit \
+             again (`git orchestrate get-task` repeats the instructions); if it cannot be fixed, \
+             hand it to a human with `git orchestrate escalate --report FILE`\n",
+            &tree[..12],
+            &squashed[..12]
+        )
+    );
+    assert_ne!(repo.tip().unwrap(), refused_at, "the refusal is recorded");
+
+    // Given again, under the gates the PR is pinned to now.
+    repo.human(&["approve", "--flaky"]).expect(0);
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    assert_eq!(repo.status(), "FINALIZE_COMPLETE");
+}
+
 /// Off the machine (issue 39's coin flip, as tests/cli/attest.rs plays it): CI's first
 /// `attest` draws `fail`, and its signed FAILED note is pushed; the next clone passes the
 /// tests and is FAILED as flaky. A human's `approve --flaky --tree TREE`, given after the
@@ -390,17 +453,7 @@ fn a_flaky_verdict_off_the_machine_is_lifted_by_a_humans_answer_after_the_merge(
     let public = std::fs::read_to_string(verifier.with_extension("pub")).unwrap();
     let signers = format!("ci@example namespaces=\"git-orchestrate-attest\" {public}");
     let repo = calc_with(CALC_CONFIG, &[(".orchestrate/allowed_signers", &signers)]);
-    let coin = outside(&repo, "coin");
-    let coin_test = format!(
-        "seq='{}'\nif [ -s \"$seq\" ]; then\n  side=$(head -n 1 \"$seq\"); tail -n +2 \"$seq\" > \
-         \"$seq.next\"; mv \"$seq.next\" \"$seq\"\n  [ \"$side\" = pass ] || {{ echo 'the coin \
-         says fail'; exit 1; }}\nfi\n{TEST_MUL}",
-        coin.display()
-    );
-    repo.write("tests/test_mul.sh", &coin_test);
-    red(&repo, RED_MUL);
-    repo.write("calc.sh", &format!("add() {{ echo $(($1 + $2)); }}\n{MUL}"));
-    green(&repo, RED_MUL);
+    let coin = coin_flip_pr(&repo);
     squash(&repo);
     repo.run(&["submit-work", "-s", "squashed"]).expect(0);
     mark_done_and_merge(&repo).expect(0);

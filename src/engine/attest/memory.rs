@@ -206,17 +206,20 @@ fn remembered(statement: &Value, commit: &str, tree: &str, policy: &str) -> Opti
 }
 
 /// The human answer in a PR's chain (from `tip` back to `stop`) that lifts a remembered
-/// failure of `tree` under `policy`: `approve --flaky --tree TREE`, standing as every human
-/// answer must (signed by a key the pinned allowed signers list where `[human] require =
-/// "signature"`: `AnswerCheck::accepts_flaky`, as the final check's own memory holds it),
-/// and given under that same policy. What `attest` and the server hook (src/engine/attest/receive.rs) both hold a
-/// pass after a failure to.
+/// failure of `tree` under `policy` (a config blob; `None`: no configuration pinned): the
+/// newest `approve --flaky --tree TREE` standing as every human answer must (signed by a key
+/// the pinned allowed signers list where `[human] require = "signature"`:
+/// `AnswerCheck::accepts_flaky`) and given under that same policy
+/// (`answers::answer_policy`). The one rule the local final check
+/// (src/engine/finalize/remembered.rs), `attest` and the server hook
+/// (src/engine/attest/receive.rs) hold a pass after a failure to: a human who accepted luck
+/// under one set of gates has not accepted it under another.
 pub fn accepted(
     session: &Session,
     tip: gix::ObjectId,
     stop: Option<gix::ObjectId>,
     tree: &str,
-    policy: &str,
+    policy: Option<&str>,
 ) -> Result<Option<AnswerCheck>, EngineError> {
     let answers =
         crate::engine::answers::judge_answers(session, session.store.workflow(), tip, stop)?;
@@ -231,7 +234,7 @@ pub fn accepted(
         };
         let before = store.read_at(parent, &crate::store::workflow_ref(store.workflow()))?;
         let given_under = crate::engine::answers::answer_policy(session, &before.state)?;
-        if given_under.as_deref() == Some(policy) {
+        if given_under.as_deref() == policy {
             return Ok(Some(answer));
         }
     }
@@ -262,7 +265,7 @@ pub fn accepted_for(
     let session = verifier.session(&chain)?;
     let stop = crate::engine::chain::pr_stop(&session.store, target.pr_state())?;
     Ok(
-        accepted(&session, chain.tip, stop, tree, policy)?.filter(|answer| {
+        accepted(&session, chain.tip, stop, tree, Some(policy))?.filter(|answer| {
             matches!(
                 answer.verdict,
                 crate::engine::answers::AnswerVerdict::Signed { .. }

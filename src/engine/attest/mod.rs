@@ -336,7 +336,7 @@ fn remember(
         return Ok(());
     }
     let accepted = match chain {
-        Some((tip, stop)) => memory::accepted(session, tip, stop, &tree, blob)?,
+        Some((tip, stop)) => memory::accepted(session, tip, stop, &tree, Some(blob))?,
         None => None,
     };
     match accepted {
