@@ -511,6 +511,106 @@ fn a_flaky_verdict_off_the_machine_is_lifted_by_a_humans_answer_after_the_merge(
     );
 }
 
+/// Off the machine, for a ticket's merge: CI's first `attest` fails its gates (a flag outside
+/// the repository) and its signed FAILED note is pushed; the next clone's `attest` passes the
+/// gates and is FAILED as flaky. A human's `approve --flaky` on the finished ticket (of its
+/// merge's tree by default) lets the next `attest` pass it, listing the earlier refusal, with
+/// the answer.
+#[test]
+fn a_flaky_verdict_on_a_tickets_merge_is_lifted_by_a_humans_answer_on_the_ticket() {
+    let keys = tempfile::tempdir().unwrap();
+    let verifier = key(keys.path(), "verifier");
+    let public = std::fs::read_to_string(verifier.with_extension("pub")).unwrap();
+    let flags = tempfile::tempdir().unwrap();
+    let flag = flags.path().join("flag");
+    let repo = TestRepo::empty();
+    repo.write("run_tests.sh", crate::tickets::RUNNER);
+    repo.write(
+        ".orchestrate.toml",
+        &format!(
+            "[[preflight]]\nname = \"tests\"\ncommand = \"[ ! -e '{}' ] || {{ echo flagged; exit \
+             1; }}; sh run_tests.sh\"\ntimeout = \"30s\"\n",
+            flag.display()
+        ),
+    );
+    repo.write(
+        ".orchestrate/allowed_signers",
+        &format!("ci@example namespaces=\"git-orchestrate-attest\" {public}"),
+    );
+    repo.write("src/base.sh", "echo base\n");
+    repo.commit_all("initial");
+    crate::tickets::finished_ticket(&repo);
+    let merge = main_tip(&repo);
+    let tree = repo
+        .git(&["rev-parse", &format!("{merge}^{{tree}}")])
+        .trim()
+        .to_string();
+    // The ticket's branch went at the merge: what keeps its subtasks' commits, as a landing
+    // with a remote pushes it.
+    let verified = repo.run(&["--json", "ticket", "show"]).json()["ticket"]["verified"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    repo.git(&["update-ref", "refs/orchestrator/kept/main", &verified]);
+
+    std::fs::write(&flag, "").unwrap();
+    let ci = ci_clone(&repo);
+    let key_arg = verifier.display().to_string();
+    ci.run(&["attest", "--signing-key", &key_arg, &merge])
+        .expect(1);
+    ci.git(&[
+        "push",
+        "--quiet",
+        "origin",
+        "refs/notes/orchestrator-attest",
+    ]);
+    std::fs::remove_file(&flag).unwrap();
+    let out = ci_clone(&repo).run(&["attest", "--json", "--no-note", &merge]);
+    out.expect(1);
+    let verdict = &out.json()["verdicts"][0];
+    assert_eq!(verdict["kind"], "ticket-merge");
+    assert_eq!(verdict["flaky"], true);
+    let reason = format!(
+        "flaky: its tree {} FAILED under this policy before (in {} at ",
+        &tree[..12],
+        &merge[..12]
+    );
+    assert!(
+        verdict["reasons"][0].as_str().unwrap().starts_with(&reason),
+        "{verdict}"
+    );
+
+    repo.human(&["approve", "--flaky"]).expect(0);
+    let answer = repo.tip().unwrap();
+    let out = ci_clone(&repo).run(&["attest", "--json", "--no-note", &merge]);
+    out.expect(0);
+    let verdict = &out.json()["verdicts"][0];
+    assert_eq!(verdict["flaky"], false);
+    assert_eq!(
+        verdict["earlier_refusals"].as_array().map(Vec::len),
+        Some(1),
+        "{verdict}"
+    );
+    assert_eq!(
+        verdict["warnings"],
+        serde_json::json!([format!(
+            "its tree {} was refused before and passes now; a human accepted this pass by name \
+             in {} (unsigned (GIT_ORCHESTRATE_HUMAN))",
+            &tree[..12],
+            &answer[..12]
+        )])
+    );
+    assert!(
+        verdict["answers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a["commit"] == answer.as_str()
+                && a["approves"] == serde_json::json!({"tree": tree, "flaky": true})),
+        "{verdict}"
+    );
+}
+
 /// Before the PR is pinned to main's configuration, an answer would be judged under the
 /// defaults, which require no signature: an approval by name is refused there (exit 4), even
 /// where main's configuration requires a signature, and nothing is recorded.
