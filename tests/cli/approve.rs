@@ -611,6 +611,104 @@ fn a_flaky_verdict_on_a_tickets_merge_is_lifted_by_a_humans_answer_on_the_ticket
     );
 }
 
+/// On a ticket, `approve` takes `--flaky` only, once the ticket is finished; under `[human]
+/// require = "signature"` an unsigned one is refused and one signed by a key the pin does not
+/// list too, nothing recorded either way; alice's, made elsewhere over `--print-payload`'s
+/// bytes, is recorded as signed by her.
+#[test]
+fn a_tickets_flaky_approval_is_held_to_its_pinned_signers() {
+    let keys = tempfile::tempdir().unwrap();
+    let alice = key(keys.path(), "alice");
+    let mallory = key(keys.path(), "mallory");
+    let repo = TestRepo::empty();
+    repo.write("run_tests.sh", crate::tickets::RUNNER);
+    repo.write(
+        ".orchestrate.toml",
+        "[[preflight]]\nname = \"tests\"\ncommand = \"sh run_tests.sh\"\ntimeout = \"30s\"\n\n\
+         [human]\nrequire = \"signature\"\n",
+    );
+    repo.write(".orchestrate/allowed_signers", &allowed("alice", &alice));
+    repo.write("src/base.sh", "echo base\n");
+    repo.commit_all("initial");
+    repo.run(&["ticket", "new", "--title", "Hello"]).expect(0);
+    refused_with(
+        repo.human(&["approve", "--flaky"]),
+        4,
+        "a pass after a failure is accepted for a finished ticket, and this one is in MANAGER",
+    );
+    crate::tickets::assign(&repo, "Add hello", &["src/**", "tests/**"], &[]).expect(0);
+    crate::tickets::honest_work(&repo, "hello");
+    crate::tickets::report(&repo, "pass", &["src/hello.sh", "tests/hello.sh"], &[]).expect(0);
+    crate::tickets::judge(&repo, "complete", &[]).expect(0);
+    repo.run(&["complete-ticket", "--summary", "hello"])
+        .expect(0);
+    let tip = repo.tip();
+    refused_with(
+        repo.human(&["approve", "--test-change", "tests/hello.sh"]),
+        2,
+        "a ticket takes one approval: `approve --flaky`",
+    );
+    refused_with(
+        repo.run(&["approve", "--flaky"]),
+        4,
+        "approve is a human's answer",
+    );
+    refused_with(
+        repo.human(&["approve", "--flaky"]),
+        4,
+        "approve-tree needs a signature: the ticket's pinned configuration says [human] require \
+         = \"signature\"; nothing was recorded",
+    );
+    let mallory_arg = mallory.display().to_string();
+    refused_with(
+        repo.human(&["approve", "--flaky", "--sign-key", &mallory_arg]),
+        4,
+        "the signature of approve-tree does not hold: its key is not in the pinned \
+         .orchestrate/allowed_signers",
+    );
+    assert_eq!(repo.tip(), tip, "nothing was recorded");
+
+    let merge = main_tip(&repo);
+    let tree = repo
+        .git(&["rev-parse", &format!("{merge}^{{tree}}")])
+        .trim()
+        .to_string();
+    let payload = repo
+        .human(&["approve", "--flaky", "--print-payload"])
+        .expect(0)
+        .stdout
+        .clone();
+    assert_eq!(
+        payload,
+        format!(
+            "{{\"v\":1,\"workflow\":\"main\",\"tip\":\"{}\",\"answer\":\"approve-tree\",\
+             \"text\":{}}}\n",
+            tip.clone().unwrap(),
+            serde_json::to_string(&format!("{{\"tree\":\"{tree}\",\"flaky\":true}}")).unwrap()
+        )
+    );
+    let signature = sign_elsewhere(keys.path(), &alice, payload.as_bytes(), "ticket-flaky");
+    let signature_arg = signature.display().to_string();
+    let out = repo.human(&["approve", "--flaky", "--signature", &signature_arg]);
+    out.expect(0);
+    assert_eq!(
+        out.stdout,
+        format!(
+            "approved for the tree {tree} only: a pass after an earlier failure (signed by \
+             alice); ticket TICKET_DONE\n"
+        )
+    );
+    let message = repo.git(&["log", "-1", "--format=%B", REF]);
+    assert!(
+        message.starts_with("approve-flaky: TICKET_DONE -> TICKET_DONE\n")
+            && message.contains("Orchestrator-Human: signed alice\n"),
+        "{message}"
+    );
+    repo.run(&["audit", "--all"])
+        .expect(0)
+        .says("transitions replayed: clean");
+}
+
 /// Before the PR is pinned to main's configuration, an answer would be judged under the
 /// defaults, which require no signature: an approval by name is refused there (exit 4), even
 /// where main's configuration requires a signature, and nothing is recorded.
