@@ -11,7 +11,8 @@ use crate::engine::{self, Answer, Session, TreeApprovalAsked};
 /// For humans: approve the PR at the review's human gate, or one tree by name.
 ///
 /// Without options: the review's human gate (`[review] human = true`). With `--test-change`
-/// or `--flaky`: one tree by name instead (docs/integrity.md, "Approved by name").
+/// or `--flaky`: one tree by name instead (docs/integrity.md, "Approved by name"). On a
+/// finished ticket: `--flaky [--tree TREE]` only.
 #[derive(Debug, Args)]
 #[command(group(clap::ArgGroup::new("approves_tree").args(["test_change", "flaky"]).multiple(true)))]
 pub struct ApproveArgs {
@@ -42,6 +43,9 @@ impl ApproveArgs {
 }
 
 pub fn run(session: &Session, args: &ApproveArgs, ui: &mut Ui) -> Result<Exit, Failure> {
+    if engine::ticket::kind(session)? == Some(crate::store::WorkflowKind::Ticket) {
+        return ticket(session, args, ui);
+    }
     if let Some(asked) = args.asked() {
         if args.sign.print_payload {
             let bytes = engine::approve_tree_payload(session, &asked)?;
@@ -83,5 +87,36 @@ pub fn run(session: &Session, args: &ApproveArgs, ui: &mut Ui) -> Result<Exit, F
         answer.state
     );
     ui.report_or_text(&answer, &text)?;
+    Ok(Exit::Success)
+}
+
+/// `approve` on a ticket workflow: only `--flaky [--tree TREE]`, once the ticket is finished
+/// (docs/tickets.md); a ticket has no review gate and no pinned tests to approve by name.
+fn ticket(session: &Session, args: &ApproveArgs, ui: &mut Ui) -> Result<Exit, Failure> {
+    if !args.flaky || !args.test_change.is_empty() {
+        return Err(super::CommandError::invalid_input(
+            "a ticket takes one approval: `approve --flaky`, a pass of its tree after an \
+             earlier failure"
+                .to_string(),
+            "git orchestrate approve --flaky [--tree TREE]",
+        )
+        .into());
+    }
+    let tree = args.tree.as_deref();
+    if args.sign.print_payload {
+        let bytes = engine::ticket::approve_flaky_payload(session, tree)?;
+        ui.text(&String::from_utf8_lossy(&bytes))?;
+        return Ok(Exit::Success);
+    }
+    let human = require_human("approve")?;
+    let (outcome, approved, signed_by) =
+        engine::ticket::approve_flaky(session, tree, human, &args.sign.signing()?)?;
+    let text = format!(
+        "approved for the tree {} only: a pass after an earlier failure ({}); ticket {}\n",
+        approved.tree,
+        signed_by.map_or("unsigned".to_string(), |p| format!("signed by {p}")),
+        outcome.state.as_str()
+    );
+    ui.report_or_text(&outcome, &text)?;
     Ok(Exit::Success)
 }

@@ -1,6 +1,7 @@
 //! Signed human answers (docs/integrity.md, "Signed human answers"): the bytes an answer's
 //! signature covers, whether the PR's pinned configuration requires one, checking it when a
-//! human answers, and judging the answers a chain records (for `audit` and `attest`).
+//! human answers, and judging the answers a chain records (for `audit` and `attest`); a
+//! finished ticket's `approve --flaky` too, against the allowed signers at its pin.
 //! What to conclude is decided by pure functions ([`payload`], [`recorded_answer`],
 //! [`judge`]); the rest gathers what they need and runs `ssh-keygen`.
 
@@ -12,8 +13,9 @@ use serde::Serialize;
 use super::{EngineError, Session};
 use crate::config::{ALLOWED_SIGNERS, Config, HumanProof, Origin};
 use crate::exec::ssh::{self, SshError, Verified};
-use crate::store::{EntryType, Snapshot, workflow_ref};
+use crate::store::{EntryType, Snapshot, TicketSnapshot, workflow_ref};
 use crate::workflow::state::HaltReason;
+use crate::workflow::ticket::{Action as TicketAction, Recorded, Ticket};
 use crate::workflow::{Event, State, Status};
 
 /// The human answers that can be signed.
@@ -666,6 +668,171 @@ pub fn judge_answers(
         });
     }
     Ok(checks)
+}
+
+/// What the configuration pinned for a ticket demands of a human's answer, and the keys it
+/// lists: read at the ticket's pin (main's tip when it began), as a TDD workflow's are at its
+/// PR's pin.
+fn ticket_requirement(session: &Session, ticket: &Ticket) -> Result<Requirement, EngineError> {
+    let store = &session.store;
+    let config = super::ticket::observe::ticket_config(session, ticket)?;
+    let tree = store.tree_of(&ticket.pin)?;
+    let allowed_signers = match store
+        .tree_entry(&tree, ALLOWED_SIGNERS)?
+        .filter(|e| matches!(e.kind, EntryType::File | EntryType::Executable))
+    {
+        Some(entry) => Some(
+            store
+                .blob_within(&entry.id.to_string(), crate::input::CAP)?
+                .map_err(|size| {
+                    EngineError::Config(crate::config::ConfigError {
+                        origin: format!("{ALLOWED_SIGNERS} at the ticket's pin {}", ticket.pin),
+                        message: format!("it is {size} bytes, over the limit, and is not read"),
+                    })
+                })?,
+        ),
+        None => None,
+    };
+    Ok(Requirement {
+        required: config.human.require == HumanProof::Signature,
+        pin: Some(ticket.pin.clone()),
+        allowed_signers,
+    })
+}
+
+/// Checks a human's `answer` (with `text`) given on the ticket `snap`, signing first when
+/// `signing` names a key, as [`authorise`] does a TDD workflow's: `None` when unsigned and
+/// the ticket's pinned configuration allows it; refused, nothing written, when it requires
+/// a signature and none holds, or when a signature does not hold.
+pub(crate) fn authorise_ticket(
+    session: &Session,
+    snap: &TicketSnapshot,
+    answer: Answer,
+    text: &str,
+    signing: &Signing,
+) -> Result<Option<AnswerSignature>, EngineError> {
+    let requirement = ticket_requirement(session, &snap.ticket)?;
+    let bytes = payload(session.store.workflow(), &snap.tip, answer, text);
+    let refused = |message: String| EngineError::TicketRefused {
+        message,
+        hint: format!(
+            "Sign the payload of this answer on this tip (`git orchestrate approve --flaky \
+             --print-payload`) with a key listed in the pinned {ALLOWED_SIGNERS}, in namespace \
+             {}: `--sign-key KEY`, or `--signature FILE`.",
+            ssh::NAMESPACE
+        ),
+        state: snap.ticket.state.as_str().into(),
+    };
+    let signature = match signing {
+        Signing::Unsigned => None,
+        Signing::Key(key) => {
+            super::error::require_key_file(key, "key to sign with")?;
+            let program = ssh_keygen(session)?;
+            Some(ssh::sign(&program, key, &bytes).map_err(|e| match e {
+                SshError::SignFailed { .. } => {
+                    refused(format!("{} was not recorded: {e}", answer.as_str()))
+                }
+                other => ssh_error(other),
+            })?)
+        }
+        Signing::Signature(text) => Some(text.clone()),
+    };
+    let checked = match &signature {
+        Some(signature) => Some(check(
+            &ssh_keygen(session)?,
+            requirement.allowed_signers.as_deref(),
+            requirement.pin.as_deref(),
+            signature,
+            &bytes,
+        )?),
+        None => None,
+    };
+    match judge(None, checked) {
+        AnswerVerdict::Signed { principal } => Ok(Some(AnswerSignature {
+            principal,
+            signature: signature.unwrap_or_default(),
+        })),
+        AnswerVerdict::Unsigned { .. } if !requirement.required => Ok(None),
+        AnswerVerdict::Unsigned { .. } => Err(refused(format!(
+            "{} needs a signature: the ticket's pinned configuration says [human] require = \
+             \"signature\"; nothing was recorded",
+            answer.as_str()
+        ))),
+        AnswerVerdict::Bad { why } => Err(refused(format!(
+            "the signature of {} does not hold: {why}; nothing was recorded",
+            answer.as_str()
+        ))),
+    }
+}
+
+/// The human answers a ticket's chain records from `tip` back to its root (`approve
+/// --flaky`), newest first, each judged against the allowed signers at the pin of the ticket
+/// it was given on, over its parent tip; with that ticket (what it was given for, and under
+/// which policy: the ticket's config blob).
+pub fn judge_ticket_answers(
+    session: &Session,
+    workflow: &str,
+    tip: ObjectId,
+) -> Result<Vec<(AnswerCheck, Ticket)>, EngineError> {
+    let store = &session.store;
+    let reference = workflow_ref(workflow);
+    let mut found = Vec::new();
+    for step in super::chain::segment(store, tip, None) {
+        let (id, record) = step?;
+        let Some(parent) = record.parents.first().copied() else {
+            continue;
+        };
+        let Some(TicketAction::ApproveFlaky { tree, .. }) = record
+            .event
+            .as_deref()
+            .and_then(|json| serde_json::from_str::<Recorded>(json).ok())
+            .and_then(|r| r.action)
+        else {
+            continue;
+        };
+        let Ok(Some(before)) = store.ticket_at(parent, &reference) else {
+            continue;
+        };
+        let approval = TreeApproval {
+            tree,
+            tests: Vec::new(),
+            flaky: true,
+        };
+        let how = record.history.human.as_deref();
+        let (required, verdict) = match ticket_requirement(session, &before.ticket) {
+            Err(e) => (
+                true,
+                AnswerVerdict::Bad {
+                    why: format!("the configuration pinned for it cannot be read: {e}"),
+                },
+            ),
+            Ok(requirement) => {
+                let checked = match &record.signature {
+                    None => None,
+                    Some(signature) => Some(check(
+                        &ssh_keygen(session)?,
+                        requirement.allowed_signers.as_deref(),
+                        requirement.pin.as_deref(),
+                        signature,
+                        &payload(workflow, &parent, Answer::ApproveTree, &approval.text()),
+                    )?),
+                };
+                (requirement.required, judge(how, checked))
+            }
+        };
+        found.push((
+            AnswerCheck {
+                commit: id.to_string(),
+                answer: Answer::ApproveTree.as_str().to_string(),
+                required,
+                verdict,
+                bound: true,
+                approves: Some(approval),
+            },
+            before.ticket,
+        ));
+    }
+    Ok(found)
 }
 
 /// The human approvals by name of changes to `paths` for `tree` recorded in the PR's chain up

@@ -5,7 +5,7 @@ use gix::ObjectId;
 
 use super::snapshot::{Entries, TICKET_FILE, corrupt};
 use super::write::{blob_tree, commit_object};
-use super::{EVENT_HEADER, REFLOG_PREFIX, Store, StoreError, WriteError, loose};
+use super::{EVENT_HEADER, REFLOG_PREFIX, SIGNATURE_HEADER, Store, StoreError, WriteError, loose};
 use crate::workflow::ticket::{Ticket, TicketState};
 
 /// A ticket as read at a commit of its workflow ref.
@@ -62,7 +62,42 @@ impl Store {
         expected: Option<ObjectId>,
         from: Option<TicketState>,
         ticket: &Ticket,
+        texts: (&str, &str, &str),
+        before: impl FnOnce(ObjectId) -> Result<(), E>,
+    ) -> Result<ObjectId, E> {
+        self.ticket_commit(expected, from, ticket, texts, None, before)
+    }
+
+    /// [`Store::write_ticket`] for a human's answer, recorded as a TDD workflow's are
+    /// (src/store/write.rs): `Orchestrator-Human:` says how it was authorised, and a signed
+    /// one (`signed`: the principal and the armored signature) carries its signature in the
+    /// `orchestrator-signature` header and `signed <principal>` as how.
+    pub fn write_ticket_answer(
+        &self,
+        expected: ObjectId,
+        from: TicketState,
+        ticket: &Ticket,
+        texts: (&str, &str, &str),
+        human: &str,
+        signed: Option<(&str, &str)>,
+    ) -> Result<ObjectId, WriteError> {
+        self.ticket_commit(
+            Some(expected),
+            Some(from),
+            ticket,
+            texts,
+            Some((human, signed)),
+            |_| Ok::<(), WriteError>(()),
+        )
+    }
+
+    fn ticket_commit<E: From<WriteError> + From<super::StoreError>>(
+        &self,
+        expected: Option<ObjectId>,
+        from: Option<TicketState>,
+        ticket: &Ticket,
         (event, summary, recorded): (&str, &str, &str),
+        answer: Option<(&str, Option<(&str, &str)>)>,
         before: impl FnOnce(ObjectId) -> Result<(), E>,
     ) -> Result<ObjectId, E> {
         let mut objects = loose::LooseWriter::new(&self.repo);
@@ -83,7 +118,16 @@ impl Store {
              Orchestrator-Kind: ticket\n"
         ));
         // The recorded event, from which a replay computes this ticket.json again.
-        let headers = vec![(EVENT_HEADER.into(), recorded.into())];
+        let mut headers = vec![(EVENT_HEADER.into(), recorded.into())];
+        match answer {
+            Some((_, Some((principal, armored)))) => {
+                message.push_str(&format!("Orchestrator-Human: signed {principal}\n"));
+                // gix continues a value's lines with a space; the reader takes it off again.
+                headers.push((SIGNATURE_HEADER.into(), armored.trim_end().into()));
+            }
+            Some((human, None)) => message.push_str(&format!("Orchestrator-Human: {human}\n")),
+            None => {}
+        }
         let commit = commit_object(tree, expected, &signature, &message, headers);
         let id = objects.write_object(&commit)?;
         before(id)?;

@@ -23,6 +23,25 @@ pub(crate) fn gutted(repo: &TestRepo) {
     green(repo, RED_MUL);
 }
 
+/// The PR whose test of `mul` is a coin flip (issue 39's first route), with a fixed sequence
+/// of sides in the file returned, outside the repository: each run takes the first line, and
+/// fails unless it says `pass`; an empty file passes. GREEN passes, and the workflow waits for
+/// the squash.
+fn coin_flip_pr(repo: &TestRepo) -> std::path::PathBuf {
+    let coin = outside(repo, "coin");
+    let coin_test = format!(
+        "seq='{}'\nif [ -s \"$seq\" ]; then\n  side=$(head -n 1 \"$seq\"); tail -n +2 \"$seq\" > \
+         \"$seq.next\"; mv \"$seq.next\" \"$seq\"\n  [ \"$side\" = pass ] || {{ echo 'the coin \
+         says fail'; exit 1; }}\nfi\n{TEST_MUL}",
+        coin.display()
+    );
+    repo.write("tests/test_mul.sh", &coin_test);
+    red(repo, RED_MUL);
+    repo.write("calc.sh", &format!("add() {{ echo $(($1 + $2)); }}\n{MUL}"));
+    green(repo, RED_MUL);
+    coin
+}
+
 /// The verified tree the squash will have.
 fn head_tree(repo: &TestRepo) -> String {
     repo.git(&["rev-parse", "HEAD^{tree}"]).trim().to_string()
@@ -289,17 +308,7 @@ fn attest_fails_an_unapproved_gutted_test_and_counts_an_unsigned_approval_where_
 #[test]
 fn a_pass_after_a_failure_is_flaky_until_a_human_accepts_that_tree() {
     let repo = calc_with(CALC_CONFIG, &[]);
-    let coin = outside(&repo, "coin");
-    let coin_test = format!(
-        "seq='{}'\nif [ -s \"$seq\" ]; then\n  side=$(head -n 1 \"$seq\"); tail -n +2 \"$seq\" > \
-         \"$seq.next\"; mv \"$seq.next\" \"$seq\"\n  [ \"$side\" = pass ] || {{ echo 'the coin \
-         says fail'; exit 1; }}\nfi\n{TEST_MUL}",
-        coin.display()
-    );
-    repo.write("tests/test_mul.sh", &coin_test);
-    red(&repo, RED_MUL);
-    repo.write("calc.sh", &format!("add() {{ echo $(($1 + $2)); }}\n{MUL}"));
-    green(&repo, RED_MUL);
+    let coin = coin_flip_pr(&repo);
     let tree = head_tree(&repo);
     squash(&repo);
     std::fs::write(&coin, "fail\n").unwrap();
@@ -379,6 +388,60 @@ fn a_pass_after_a_failure_is_flaky_until_a_human_accepts_that_tree() {
     );
 }
 
+/// A human's `approve --flaky` counts under the policy it was given under only (the pinned
+/// configuration's blob), as `attest` and the server hold it: given under main's gates as the
+/// PR pinned them, it does not lift the final check's refusal once a repin moved the PR to
+/// main's changed gates, though the tree is the same; given again under those, it does.
+#[test]
+fn an_approval_of_a_flaky_pass_counts_under_the_policy_it_was_given_under_only() {
+    let repo = calc_with(CALC_CONFIG, &[]);
+    let coin = coin_flip_pr(&repo);
+    let tree = head_tree(&repo);
+    squash(&repo);
+    let squashed = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
+    std::fs::write(&coin, "fail\n").unwrap();
+    repo.run(&["submit-work", "-s", "squashed"])
+        .expect(1)
+        .says("the coin says fail");
+    let refused_at = repo.tip().unwrap();
+    repo.human(&["approve", "--flaky"]).expect(0);
+
+    // Main's gates change (a longer timeout), and a human moves the PR to them.
+    repo.git(&["checkout", "--quiet", "main"]);
+    repo.write(
+        ".orchestrate.toml",
+        &CALC_CONFIG.replace("timeout = \"60s\"", "timeout = \"90s\""),
+    );
+    repo.commit_all("longer timeouts");
+    repo.human(&["repin"])
+        .expect(0)
+        .says("its .orchestrate.toml differs from the one pinned before");
+    repo.git(&["checkout", "--quiet", "feat/multiply"]);
+    assert_eq!(repo.git(&["rev-parse", "HEAD"]).trim(), squashed);
+
+    let out = repo.run(&["submit-work", "-s", "squashed"]);
+    out.expect(1);
+    assert_eq!(
+        out.stdout,
+        format!(
+            "FAILURE: flaky: the final check refused the tree {} before (in {} at 2026-01-01 \
+             00:00:00 +0000) and passes it now: a pass after a failure is luck, not proof. A \
+             human who accepts this pass runs `git orchestrate approve --flaky --tree {tree}`.\n\
+             state: AWAITING_FINALIZATION · next: fix what the FAILURE line says and submit \
+             again (`git orchestrate get-task` repeats the instructions); if it cannot be fixed, \
+             hand it to a human with `git orchestrate escalate --report FILE`\n",
+            &tree[..12],
+            &squashed[..12]
+        )
+    );
+    assert_ne!(repo.tip().unwrap(), refused_at, "the refusal is recorded");
+
+    // Given again, under the gates the PR is pinned to now.
+    repo.human(&["approve", "--flaky"]).expect(0);
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    assert_eq!(repo.status(), "FINALIZE_COMPLETE");
+}
+
 /// Off the machine (issue 39's coin flip, as tests/cli/attest.rs plays it): CI's first
 /// `attest` draws `fail`, and its signed FAILED note is pushed; the next clone passes the
 /// tests and is FAILED as flaky. A human's `approve --flaky --tree TREE`, given after the
@@ -390,17 +453,7 @@ fn a_flaky_verdict_off_the_machine_is_lifted_by_a_humans_answer_after_the_merge(
     let public = std::fs::read_to_string(verifier.with_extension("pub")).unwrap();
     let signers = format!("ci@example namespaces=\"git-orchestrate-attest\" {public}");
     let repo = calc_with(CALC_CONFIG, &[(".orchestrate/allowed_signers", &signers)]);
-    let coin = outside(&repo, "coin");
-    let coin_test = format!(
-        "seq='{}'\nif [ -s \"$seq\" ]; then\n  side=$(head -n 1 \"$seq\"); tail -n +2 \"$seq\" > \
-         \"$seq.next\"; mv \"$seq.next\" \"$seq\"\n  [ \"$side\" = pass ] || {{ echo 'the coin \
-         says fail'; exit 1; }}\nfi\n{TEST_MUL}",
-        coin.display()
-    );
-    repo.write("tests/test_mul.sh", &coin_test);
-    red(&repo, RED_MUL);
-    repo.write("calc.sh", &format!("add() {{ echo $(($1 + $2)); }}\n{MUL}"));
-    green(&repo, RED_MUL);
+    let coin = coin_flip_pr(&repo);
     squash(&repo);
     repo.run(&["submit-work", "-s", "squashed"]).expect(0);
     mark_done_and_merge(&repo).expect(0);
@@ -456,6 +509,204 @@ fn a_flaky_verdict_off_the_machine_is_lifted_by_a_humans_answer_after_the_merge(
             .any(|a| a["commit"] == answer.as_str()),
         "{verdict}"
     );
+}
+
+/// Off the machine, for a ticket's merge: CI's first `attest` fails its gates (a flag outside
+/// the repository) and its signed FAILED note is pushed; the next clone's `attest` passes the
+/// gates and is FAILED as flaky. A human's `approve --flaky` on the finished ticket (of its
+/// merge's tree by default) lets the next `attest` pass it, listing the earlier refusal, with
+/// the answer.
+#[test]
+fn a_flaky_verdict_on_a_tickets_merge_is_lifted_by_a_humans_answer_on_the_ticket() {
+    let keys = tempfile::tempdir().unwrap();
+    let verifier = key(keys.path(), "verifier");
+    let public = std::fs::read_to_string(verifier.with_extension("pub")).unwrap();
+    let flags = tempfile::tempdir().unwrap();
+    let flag = flags.path().join("flag");
+    let repo = TestRepo::empty();
+    repo.write("run_tests.sh", crate::tickets::RUNNER);
+    repo.write(
+        ".orchestrate.toml",
+        &format!(
+            "[[preflight]]\nname = \"tests\"\ncommand = \"[ ! -e '{}' ] || {{ echo flagged; exit \
+             1; }}; sh run_tests.sh\"\ntimeout = \"30s\"\n",
+            flag.display()
+        ),
+    );
+    repo.write(
+        ".orchestrate/allowed_signers",
+        &format!("ci@example namespaces=\"git-orchestrate-attest\" {public}"),
+    );
+    repo.write("src/base.sh", "echo base\n");
+    repo.commit_all("initial");
+    crate::tickets::finished_ticket(&repo);
+    let merge = main_tip(&repo);
+    let tree = repo
+        .git(&["rev-parse", &format!("{merge}^{{tree}}")])
+        .trim()
+        .to_string();
+    // The ticket's branch went at the merge: what keeps its subtasks' commits, as a landing
+    // with a remote pushes it.
+    let verified = repo.run(&["--json", "ticket", "show"]).json()["ticket"]["verified"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    repo.git(&["update-ref", "refs/orchestrator/kept/main", &verified]);
+
+    std::fs::write(&flag, "").unwrap();
+    let ci = ci_clone(&repo);
+    let key_arg = verifier.display().to_string();
+    ci.run(&["attest", "--signing-key", &key_arg, &merge])
+        .expect(1);
+    ci.git(&[
+        "push",
+        "--quiet",
+        "origin",
+        "refs/notes/orchestrator-attest",
+    ]);
+    std::fs::remove_file(&flag).unwrap();
+    let out = ci_clone(&repo).run(&["attest", "--json", "--no-note", &merge]);
+    out.expect(1);
+    let verdict = &out.json()["verdicts"][0];
+    assert_eq!(verdict["kind"], "ticket-merge");
+    assert_eq!(verdict["flaky"], true);
+    let reason = format!(
+        "flaky: its tree {} FAILED under this policy before (in {} at ",
+        &tree[..12],
+        &merge[..12]
+    );
+    assert!(
+        verdict["reasons"][0].as_str().unwrap().starts_with(&reason),
+        "{verdict}"
+    );
+
+    repo.human(&["approve", "--flaky"]).expect(0);
+    let answer = repo.tip().unwrap();
+    let out = ci_clone(&repo).run(&["attest", "--json", "--no-note", &merge]);
+    out.expect(0);
+    let verdict = &out.json()["verdicts"][0];
+    assert_eq!(verdict["flaky"], false);
+    assert_eq!(
+        verdict["earlier_refusals"].as_array().map(Vec::len),
+        Some(1),
+        "{verdict}"
+    );
+    assert_eq!(
+        verdict["warnings"],
+        serde_json::json!([format!(
+            "its tree {} was refused before and passes now; a human accepted this pass by name \
+             in {} (unsigned (GIT_ORCHESTRATE_HUMAN))",
+            &tree[..12],
+            &answer[..12]
+        )])
+    );
+    assert!(
+        verdict["answers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a["commit"] == answer.as_str()
+                && a["approves"] == serde_json::json!({"tree": tree, "flaky": true})),
+        "{verdict}"
+    );
+}
+
+/// On a ticket, `approve` takes `--flaky` only, once the ticket is finished; under `[human]
+/// require = "signature"` an unsigned one is refused and one signed by a key the pin does not
+/// list too, nothing recorded either way; alice's, made elsewhere over `--print-payload`'s
+/// bytes, is recorded as signed by her.
+#[test]
+fn a_tickets_flaky_approval_is_held_to_its_pinned_signers() {
+    let keys = tempfile::tempdir().unwrap();
+    let alice = key(keys.path(), "alice");
+    let mallory = key(keys.path(), "mallory");
+    let repo = TestRepo::empty();
+    repo.write("run_tests.sh", crate::tickets::RUNNER);
+    repo.write(
+        ".orchestrate.toml",
+        "[[preflight]]\nname = \"tests\"\ncommand = \"sh run_tests.sh\"\ntimeout = \"30s\"\n\n\
+         [human]\nrequire = \"signature\"\n",
+    );
+    repo.write(".orchestrate/allowed_signers", &allowed("alice", &alice));
+    repo.write("src/base.sh", "echo base\n");
+    repo.commit_all("initial");
+    repo.run(&["ticket", "new", "--title", "Hello"]).expect(0);
+    refused_with(
+        repo.human(&["approve", "--flaky"]),
+        4,
+        "a pass after a failure is accepted for a finished ticket, and this one is in MANAGER",
+    );
+    crate::tickets::assign(&repo, "Add hello", &["src/**", "tests/**"], &[]).expect(0);
+    crate::tickets::honest_work(&repo, "hello");
+    crate::tickets::report(&repo, "pass", &["src/hello.sh", "tests/hello.sh"], &[]).expect(0);
+    crate::tickets::judge(&repo, "complete", &[]).expect(0);
+    repo.run(&["complete-ticket", "--summary", "hello"])
+        .expect(0);
+    let tip = repo.tip();
+    refused_with(
+        repo.human(&["approve", "--test-change", "tests/hello.sh"]),
+        2,
+        "a ticket takes one approval: `approve --flaky`",
+    );
+    refused_with(
+        repo.run(&["approve", "--flaky"]),
+        4,
+        "approve is a human's answer",
+    );
+    refused_with(
+        repo.human(&["approve", "--flaky"]),
+        4,
+        "approve-tree needs a signature: the ticket's pinned configuration says [human] require \
+         = \"signature\"; nothing was recorded",
+    );
+    let mallory_arg = mallory.display().to_string();
+    refused_with(
+        repo.human(&["approve", "--flaky", "--sign-key", &mallory_arg]),
+        4,
+        "the signature of approve-tree does not hold: its key is not in the pinned \
+         .orchestrate/allowed_signers",
+    );
+    assert_eq!(repo.tip(), tip, "nothing was recorded");
+
+    let merge = main_tip(&repo);
+    let tree = repo
+        .git(&["rev-parse", &format!("{merge}^{{tree}}")])
+        .trim()
+        .to_string();
+    let payload = repo
+        .human(&["approve", "--flaky", "--print-payload"])
+        .expect(0)
+        .stdout
+        .clone();
+    assert_eq!(
+        payload,
+        format!(
+            "{{\"v\":1,\"workflow\":\"main\",\"tip\":\"{}\",\"answer\":\"approve-tree\",\
+             \"text\":{}}}\n",
+            tip.clone().unwrap(),
+            serde_json::to_string(&format!("{{\"tree\":\"{tree}\",\"flaky\":true}}")).unwrap()
+        )
+    );
+    let signature = sign_elsewhere(keys.path(), &alice, payload.as_bytes(), "ticket-flaky");
+    let signature_arg = signature.display().to_string();
+    let out = repo.human(&["approve", "--flaky", "--signature", &signature_arg]);
+    out.expect(0);
+    assert_eq!(
+        out.stdout,
+        format!(
+            "approved for the tree {tree} only: a pass after an earlier failure (signed by \
+             alice); ticket TICKET_DONE\n"
+        )
+    );
+    let message = repo.git(&["log", "-1", "--format=%B", REF]);
+    assert!(
+        message.starts_with("approve-flaky: TICKET_DONE -> TICKET_DONE\n")
+            && message.contains("Orchestrator-Human: signed alice\n"),
+        "{message}"
+    );
+    repo.run(&["audit", "--all"])
+        .expect(0)
+        .says("transitions replayed: clean");
 }
 
 /// Before the PR is pinned to main's configuration, an answer would be judged under the

@@ -868,3 +868,123 @@ fn a_merge_whose_plans_were_removed_is_refused_under_require() {
         ],
     );
 }
+
+/// A ticket's merge the server refused once stays refused (issue 39), as a PR's: its answer
+/// is on the ticket's chain. Under the default `[human] require = "attribution"`, with alice
+/// listed in main's allowed signers: a merge whose gates failed on the server stays refused
+/// when they pass; alice's signed `approve --flaky` of another tree, and an unsigned one of
+/// this tree, pushed with the chain, leave it refused; her signed approval of this tree lets
+/// it through, and the hook names her answer.
+#[test]
+fn a_tickets_remembered_failure_is_lifted_only_by_a_signed_approval_on_its_chain() {
+    let outside = tempfile::tempdir().unwrap();
+    let flag = outside.path().join("flag");
+    let keys = tempfile::tempdir().unwrap();
+    let alice = crate::signed::key(keys.path(), "alice");
+    let repo = TestRepo::empty();
+    repo.write("run_tests.sh", crate::tickets::RUNNER);
+    repo.write(
+        ".orchestrate.toml",
+        &format!(
+            "[[preflight]]\nname = \"tests\"\ncommand = \"[ ! -e '{}' ] || {{ echo flagged; exit \
+             1; }}; sh run_tests.sh\"\ntimeout = \"30s\"\n",
+            flag.display()
+        ),
+    );
+    repo.write(
+        ".orchestrate/allowed_signers",
+        &crate::signed::allowed("alice", &alice),
+    );
+    repo.write("src/base.sh", "echo base\n");
+    repo.commit_all("initial");
+    let server = Server::start(&repo);
+    push(&repo, &server, &[], &["main"]).expect(0);
+    crate::tickets::finished_ticket(&repo);
+    let merge = main_tip(&repo);
+    let tree = repo.git(&["rev-parse", &format!("{merge}^{{tree}}")]);
+    let tree = tree.trim();
+    // The ticket's branch went at the merge: what keeps its subtasks' commits goes with it.
+    let verified = repo.run(&["--json", "ticket", "show"]).json()["ticket"]["verified"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let kept = format!("{verified}:refs/orchestrator/kept/main");
+    let refs = ["main", REF, kept.as_str()];
+
+    std::fs::write(&flag, "").unwrap();
+    let before = server.refs(&repo);
+    let out = push(&repo, &server, &["--no-verify"], &refs);
+    assert_ne!(out.code, 0, "{}", out.stderr);
+    std::fs::remove_file(&flag).unwrap();
+    let refusal = format!(
+        "git-orchestrate: refused refs/heads/main <id>: moves main to a commit that is not a \
+         workflow merge that attests PASSED: its tree failed under this policy before (a later \
+         pass would be luck; a human who accepts it answers by name: git orchestrate approve \
+         --flaky --tree {}, pushed with the chain): the pinned gates do not pass on the \
+         squashed commit",
+        redact_ids(tree)
+    );
+    let still_refused = |out: &Run| {
+        assert_ne!(out.code, 0, "{}", out.stderr);
+        assert_eq!(server.refs(&repo), before, "the server's refs moved");
+        assert_eq!(
+            remote(out),
+            std::slice::from_ref(&refusal),
+            "{}",
+            out.stderr
+        );
+    };
+    still_refused(&push(&repo, &server, &["--no-verify"], &refs));
+
+    // Another tree approved, signed by alice; then this tree, unsigned.
+    let sign = ["--sign-key", alice.to_str().unwrap()];
+    let mut other = vec!["approve", "--flaky", "--tree", "main~1"];
+    other.extend_from_slice(&sign);
+    repo.human(&other).expect(0);
+    still_refused(&push(&repo, &server, &["--no-verify"], &refs));
+    let out = repo.human(&["approve", "--flaky"]);
+    out.expect(0);
+    assert_eq!(
+        out.stdout,
+        format!(
+            "approved for the tree {tree} only: a pass after an earlier failure (unsigned); \
+             ticket TICKET_DONE\n"
+        )
+    );
+    still_refused(&push(&repo, &server, &["--no-verify"], &refs));
+
+    let mut this = vec!["approve", "--flaky"];
+    this.extend_from_slice(&sign);
+    repo.human(&this).expect(0).says("(signed by alice)");
+    let genuine = repo.tip().unwrap();
+    let out = push(&repo, &server, &["--no-verify"], &refs);
+    out.expect(0);
+    assert_eq!(
+        remote(&out),
+        [
+            "git-orchestrate: <id> attests PASSED (workflow main)".to_string(),
+            "git-orchestrate: <id>: its tree <id> was refused before and passes now; a human \
+             accepted this pass by name in <id> (signed by alice)"
+                .to_string(),
+            "git-orchestrate: 1 verdict written under refs/notes/orchestrator-attest".to_string(),
+        ],
+        "{}",
+        out.stderr
+    );
+    assert_eq!(server.rev(&repo, "main"), Some(merge.clone()));
+    let note = server.git(
+        &repo,
+        &["notes", "--ref", "orchestrator-attest", "show", &merge],
+    );
+    let statement: serde_json::Value = serde_json::from_str(note.lines().next().unwrap()).unwrap();
+    let ours = &statement["predicate"]["gitOrchestrate"];
+    assert_eq!(statement["predicate"]["verificationResult"], "PASSED");
+    assert_eq!(ours["earlierRefusals"][0]["commit"], merge.as_str());
+    let answers = ours["answers"].as_array().unwrap();
+    assert_eq!(answers.len(), 1, "{ours}");
+    assert_eq!(answers[0]["commit"], genuine.as_str());
+    assert_eq!(
+        answers[0]["verdict"],
+        serde_json::json!({"verdict": "signed", "principal": "alice"})
+    );
+}

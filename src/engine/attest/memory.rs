@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::seal::split_note;
-use super::verifier::{Chain, Judged, Verifier};
+use super::verifier::Judged;
 use crate::engine::answers::AnswerCheck;
 use crate::engine::{EngineError, Session};
 use crate::exec::ssh::{self, Verified};
@@ -206,17 +206,20 @@ fn remembered(statement: &Value, commit: &str, tree: &str, policy: &str) -> Opti
 }
 
 /// The human answer in a PR's chain (from `tip` back to `stop`) that lifts a remembered
-/// failure of `tree` under `policy`: `approve --flaky --tree TREE`, standing as every human
-/// answer must (signed by a key the pinned allowed signers list where `[human] require =
-/// "signature"`: `AnswerCheck::accepts_flaky`, as the final check's own memory holds it),
-/// and given under that same policy. What `attest` and the server hook (src/engine/attest/receive.rs) both hold a
-/// pass after a failure to.
+/// failure of `tree` under `policy` (a config blob; `None`: no configuration pinned): the
+/// newest `approve --flaky --tree TREE` standing as every human answer must (signed by a key
+/// the pinned allowed signers list where `[human] require = "signature"`:
+/// `AnswerCheck::accepts_flaky`) and given under that same policy
+/// (`answers::answer_policy`). The one rule the local final check
+/// (src/engine/finalize/remembered.rs), `attest` and the server hook
+/// (src/engine/attest/receive.rs) hold a pass after a failure to: a human who accepted luck
+/// under one set of gates has not accepted it under another.
 pub fn accepted(
     session: &Session,
     tip: gix::ObjectId,
     stop: Option<gix::ObjectId>,
     tree: &str,
-    policy: &str,
+    policy: Option<&str>,
 ) -> Result<Option<AnswerCheck>, EngineError> {
     let answers =
         crate::engine::answers::judge_answers(session, session.store.workflow(), tip, stop)?;
@@ -231,44 +234,35 @@ pub fn accepted(
         };
         let before = store.read_at(parent, &crate::store::workflow_ref(store.workflow()))?;
         let given_under = crate::engine::answers::answer_policy(session, &before.state)?;
-        if given_under.as_deref() == Some(policy) {
+        if given_under.as_deref() == policy {
             return Ok(Some(answer));
         }
     }
     Ok(None)
 }
 
-/// The human answer that lifts the server's remembered failure of `commit`'s `tree` under
-/// `policy`: [`accepted`] in the PR's segment of the chain (of `chains`, pushed ones first)
-/// that records `commit`, as `attest` looks for it, and signed by a key the pinned allowed
-/// signers list whatever `[human] require` says. Unsigned, an answer is only attributed, and
-/// the agent can write one (`GIT_ORCHESTRATE_HUMAN=1`); what the server remembers failed
-/// stays failed until a listed human pushes, or signs (docs/integrity.md, "Repeat and
-/// remember").
-pub fn accepted_for(
-    verifier: &Verifier,
-    chains: &[Chain],
-    commit: &str,
+/// [`accepted`] for a finished ticket (`ticket`, whose chain ends at `tip`): the newest
+/// `approve --flaky --tree TREE` recorded after it finished, on that same ticket (a later
+/// ticket on the same ref answers for its own), standing as every answer must, and given
+/// under `policy` (the ticket's config blob: a ticket is pinned once, when it begins).
+pub fn accepted_in_ticket(
+    session: &Session,
+    tip: gix::ObjectId,
+    ticket: &crate::workflow::ticket::Ticket,
     tree: &str,
-    policy: &str,
+    policy: Option<&str>,
 ) -> Result<Option<AnswerCheck>, EngineError> {
-    let Some(first) = chains.first() else {
-        return Ok(None);
-    };
-    let probe = verifier.session(first)?;
-    let Some((chain, target)) = super::find::locate(&probe.store, chains, commit)? else {
-        return Ok(None);
-    };
-    let session = verifier.session(&chain)?;
-    let stop = crate::engine::chain::pr_stop(&session.store, target.pr_state())?;
-    Ok(
-        accepted(&session, chain.tip, stop, tree, policy)?.filter(|answer| {
-            matches!(
-                answer.verdict,
-                crate::engine::answers::AnswerVerdict::Signed { .. }
-            )
-        }),
-    )
+    let answers =
+        crate::engine::answers::judge_ticket_answers(session, session.store.workflow(), tip)?;
+    Ok(answers
+        .into_iter()
+        .find(|(answer, given_on)| {
+            answer.accepts_flaky(tree)
+                && given_on.finished.is_some()
+                && given_on.finished == ticket.finished
+                && given_on.config.as_deref() == policy
+        })
+        .map(|(answer, _)| answer))
 }
 
 /// The warning a verdict carries when a human accepted a pass of `tree` after its earlier

@@ -12,6 +12,7 @@ mod find;
 pub mod harden;
 mod human;
 mod install;
+mod lifted;
 pub mod memory;
 mod plans;
 pub mod receive;
@@ -189,7 +190,10 @@ fn judge_as(
             memory,
             commit,
             policy.as_ref(),
-            None,
+            Some(AnswersIn::Ticket {
+                tip: found.chain.tip,
+                ticket: &found.ticket,
+            }),
             &mut verdict,
         )?;
     }
@@ -215,7 +219,10 @@ fn judge_as(
                 memory,
                 commit,
                 policy.as_ref(),
-                Some((chain.tip, stop)),
+                Some(AnswersIn::Pr {
+                    tip: chain.tip,
+                    stop,
+                }),
                 &mut verdict,
             )?;
         }
@@ -300,19 +307,33 @@ fn statement_of(verdict: &Verdict, policy: Option<&(String, String)>, time: &str
     })
 }
 
+/// Where the human answers a verdict may rest on are recorded.
+enum AnswersIn<'t> {
+    /// A PR's segment of its workflow's chain: the chain's tip, and where the segment stops.
+    Pr {
+        tip: gix::ObjectId,
+        stop: Option<gix::ObjectId>,
+    },
+    /// A finished ticket's chain, to its tip.
+    Ticket {
+        tip: gix::ObjectId,
+        ticket: &'t crate::workflow::ticket::Ticket,
+    },
+}
+
 /// The judged commit's tree in `verdict`, and, with a `memory` of the verdict notes, every
 /// earlier refusal of that tree under `policy` a listed verifier signed (after those the
 /// chain's final checks recorded): a verdict that passed now is then `flaky`, and FAILED
 /// (docs/integrity.md, "A tree that failed stays failed, off the server too"), unless a
-/// human's answer in the chain (`chain`: its tip, and where the PR's segment stops) accepted a
-/// pass of that tree by name (`approve --flaky --tree TREE`, signed where required): then it
-/// passes, listing the refusals and the answer.
+/// human's answer where `answers` are recorded (a PR's segment of its chain, or a finished
+/// ticket's chain) accepted a pass of that tree by name (`approve --flaky --tree TREE`,
+/// signed where required): then it passes, listing the refusals and the answer.
 fn remember(
     session: &crate::engine::Session,
     memory: Option<&memory::Memory>,
     commit: &str,
     policy: Option<&check::Policy>,
-    chain: Option<(gix::ObjectId, Option<gix::ObjectId>)>,
+    answers: Option<AnswersIn>,
     verdict: &mut Verdict,
 ) -> Result<(), EngineError> {
     let tree = session.git.tree_of(commit)?;
@@ -336,8 +357,13 @@ fn remember(
     if !verdict.reasons.is_empty() {
         return Ok(());
     }
-    let accepted = match chain {
-        Some((tip, stop)) => memory::accepted(session, tip, stop, &tree, blob)?,
+    let accepted = match answers {
+        Some(AnswersIn::Pr { tip, stop }) => {
+            memory::accepted(session, tip, stop, &tree, Some(blob))?
+        }
+        Some(AnswersIn::Ticket { tip, ticket }) => {
+            memory::accepted_in_ticket(session, tip, ticket, &tree, Some(blob))?
+        }
         None => None,
     };
     match accepted {

@@ -930,7 +930,7 @@ fn judge_remembered(
         // this tree under this policy, by the rule `attest` holds it to: then it is judged
         // afresh, and the failure stays on file for any other commit of the tree.
         Some(r) if !r.passed => {
-            match super::memory::accepted_for(verifier, chains, commit, &tree, &policy)? {
+            match super::lifted::accepted_for(verifier, chains, commit, &tree, &policy)? {
                 Some(answer) => Some((answer, r)),
                 None => return Ok(recalled(commit, &tree, r)),
             }

@@ -1,6 +1,7 @@
 //! What a PR's chain remembers of its final checks (docs/integrity.md, "Approved by name",
-//! "The chain remembers the final check's refusals"): every earlier refusal of the same tree, so that a pass after one is
-//! `flaky`, refused unless a human answered for that tree by name (`approve --flaky`).
+//! "The chain remembers the final check's refusals"): every earlier refusal of the same tree,
+//! so that a pass after one is `flaky`, refused unless a human answered for that tree by name
+//! (`approve --flaky`) under the policy the check runs under.
 
 use super::refusal::{AWAITING_APPROVAL, FinalCheckRefusal};
 use crate::engine::answers::{self, AnswerCheck};
@@ -42,22 +43,6 @@ pub fn earlier_refusals(
     Ok(found)
 }
 
-/// The newest human answer recorded from `tip` back to `stop` that accepts a pass of `tree`
-/// after a failure (`approve --flaky`) and that stands: signed where the pinned configuration
-/// requires it, attributed and unsigned where it does not, as every human answer.
-pub fn flaky_approval(
-    session: &Session,
-    tip: gix::ObjectId,
-    stop: Option<gix::ObjectId>,
-    tree: &str,
-) -> Result<Option<AnswerCheck>, EngineError> {
-    Ok(
-        answers::judge_answers(session, session.store.workflow(), tip, stop)?
-            .into_iter()
-            .find(|a| a.accepts_flaky(tree)),
-    )
-}
-
 /// What the chain's memory makes of a final check that passed on a tree.
 pub struct Judged {
     /// The final check's earlier refusals of the tree, oldest first.
@@ -81,7 +66,11 @@ pub fn judge(session: &Session, snap: &Snapshot, tree: &str) -> Result<Judged, E
         });
     }
     let stop = crate::engine::chain::pr_stop(&session.store, snap.tip)?;
-    let accepted_by = flaky_approval(session, snap.tip, stop, tree)?;
+    // Held to the rule `attest` and the server hook hold an answer to: given under the
+    // policy this check ran under.
+    let policy = answers::answer_policy(session, &snap.state)?;
+    let accepted_by =
+        crate::engine::attest::memory::accepted(session, snap.tip, stop, tree, policy.as_deref())?;
     let refused = accepted_by
         .is_none()
         .then(|| FinalCheckRefusal::FailedBefore {

@@ -3,10 +3,12 @@
 //! worktrees, a completion squashed, checked and merged), then writes `ticket.json` by
 //! compare-and-swap; a lost race runs the whole command again.
 
+mod answer;
 pub(crate) mod finish;
 pub(crate) mod observe;
 mod status;
 
+pub use answer::{approve_flaky, approve_flaky_payload};
 pub use status::{
     SubtaskStatusLine, TicketStatus, WaitingReport, WorkflowStatus, progress, workflow_status,
 };

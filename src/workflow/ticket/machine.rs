@@ -47,6 +47,16 @@ pub enum Action {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         human: Option<String>,
     },
+    /// A human accepts a pass of the finished ticket's `tree` after an earlier failure of it
+    /// (`approve --flaky`, docs/integrity.md "A judged tree is not judged again"): what lifts
+    /// the server's and `attest`'s memory of that failure. The ticket stays as it is, but for
+    /// its log.
+    ApproveFlaky {
+        tree: String,
+        /// How the human's answer was authorised, as for `Resume`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        human: Option<String>,
+    },
 }
 
 /// A commit's recorded event: when, and what (none: the ticket's creation).
@@ -311,6 +321,24 @@ pub fn apply(
             t.halt = None;
             let text = guidance.unwrap_or_else(|| "resumed".to_string());
             log(&mut t, now, "human", "resume", None, text);
+        }
+        Action::ApproveFlaky { tree, .. } => {
+            // Only a finished ticket has a merge or a squash whose tree a verifier judged.
+            if ticket.state != TicketState::TicketDone {
+                return refuse(
+                    format!(
+                        "a pass after a failure is accepted for a finished ticket, and this one \
+                         is in {}",
+                        ticket.state.as_str()
+                    ),
+                    legal_next(ticket, role),
+                );
+            }
+            let text = format!(
+                "accepted a pass of the tree {} after an earlier failure of it",
+                crate::short_id(&tree)
+            );
+            log(&mut t, now, "human", "approve-flaky", None, text);
         }
     }
     Ok(t)

@@ -47,7 +47,7 @@ pub fn replay(before: Before<'_>, after: &Ticket, event: &str) -> Result<(), For
     // (`replay_recorded`, src/workflow/ticket/machine.rs); here only its name is judged.
     match event {
         "assign" | "subtask-complete" | "update-subtask" | "finish-start" | "complete-ticket"
-        | "halt" | "resume" => Ok(()),
+        | "halt" | "resume" | "approve-flaky" => Ok(()),
         other => Err(format!(
             "`{other}` is not an event a ticket workflow records"
         )),

@@ -511,6 +511,40 @@ fn a_halt_from_either_role_resumes_where_it_stopped() {
     );
 }
 
+/// A human's `approve --flaky` is taken on a finished ticket only, which it leaves as it was
+/// but for one line of its log; it replays from its record.
+#[test]
+fn a_flaky_pass_is_accepted_on_a_finished_ticket_only_and_changes_only_its_log() {
+    let approve = || Action::ApproveFlaky {
+        tree: "t".repeat(40),
+        human: Some("terminal".into()),
+    };
+    let refused = apply(&ticket(), None, approve(), 200).expect_err("not finished");
+    assert_eq!(
+        refused.message,
+        "a pass after a failure is accepted for a finished ticket, and this one is in MANAGER"
+    );
+    let mut done = ticket();
+    done.state = TicketState::TicketDone;
+    let approved = apply(&done, None, approve(), 200).expect("finished");
+    let mut expected = done.clone();
+    expected.activity.push(Activity {
+        at: 200,
+        by: "human".into(),
+        event: "approve-flaky".into(),
+        subtask: None,
+        text: "accepted a pass of the tree tttttttttttt after an earlier failure of it".into(),
+    });
+    assert_eq!(approved, expected);
+    let recorded = Recorded {
+        at: 200,
+        action: Some(approve()),
+    };
+    let read: Recorded =
+        serde_json::from_str(&serde_json::to_string(&recorded).expect("json")).expect("parses");
+    replay_recorded(Some(&done), &approved, &read).expect("it replays");
+}
+
 #[test]
 fn every_ticket_replays_from_its_parent_and_its_recorded_action_and_a_tampered_one_does_not() {
     let new = ticket();
