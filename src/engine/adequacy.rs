@@ -418,56 +418,77 @@ fn silent_tool(tool: Tool, files: &[CodeFile], made: Vec<Planned>) -> Result<Vec
     Ok(made)
 }
 
-/// cosmic-ray's mutants of `files`, at most `budget` of them, made in the task's worktree:
-/// per file, `cosmic-ray init` with our configuration (outside the worktree, as its session
-/// is) lists the mutations, those of the changed lines are kept, and `cosmic-ray apply`
-/// makes each one's text (the file put back after each). cosmic-ray reads no configuration
-/// of the PR's, and its pragma filter (`cr-filter-pragma`) is never run, so nothing the PR
-/// commits tells it to skip a line. With how many mutations were past the budget, not made;
-/// `Err(why)` when it fails: the caller falls back to the built-in mutator and says why.
+/// cosmic-ray's mutants of `files`, at most `budget` of them, made in the task's worktree by
+/// one session per file, not one process per mutant: `cosmic-ray init` with our
+/// configuration (outside the worktree, as its session is), `cr-filter-lines` skipping all
+/// but the changed lines, `cosmic-ray exec` (the local distributor, a test command that
+/// passes) making every mutant and recording its diff, and `cosmic-ray dump` reading them
+/// back. cosmic-ray reads no configuration of the PR's, and its pragma filter
+/// (`cr-filter-pragma`) is never run, so nothing the PR commits tells it to skip a line. With
+/// how many mutations were past the budget, not run; `Err(why)` when it fails: the caller
+/// falls back to the built-in mutator and says why.
 fn cosmic_ray_mutants(
     worktree: &mut TaskWorktree,
     files: &[CodeFile],
     limit: Duration,
     budget: usize,
 ) -> Result<Result<(Vec<Planned>, usize), String>, EngineError> {
-    let started = Instant::now();
-    let made = cosmic_ray_apply(worktree, files, limit, budget, started);
+    let made = cosmic_ray_session(worktree, files, limit);
     worktree.reset()?;
-    let (made, unmade) = match made? {
-        Ok(found) => found,
+    let listed = match made? {
+        Ok(listed) => listed,
         Err(why) => return Ok(Err(why)),
     };
-    Ok(silent_tool(Tool::CosmicRay, files, made).map(|made| (made, unmade)))
+    let unmade = listed.len().saturating_sub(budget);
+    let mut out = Vec::new();
+    for (f, m) in listed.into_iter().take(budget) {
+        let text = match m.mutant(&f.text) {
+            Ok(Some(text)) => text,
+            Ok(None) => continue,
+            Err(why) => return Ok(Err(why)),
+        };
+        if let Some(name) = cosmic_ray::name(&f.path, &f.text, &text) {
+            out.push(Planned {
+                path: f.path.clone(),
+                name,
+                text,
+            });
+        }
+    }
+    Ok(silent_tool(Tool::CosmicRay, files, out).map(|made| (made, unmade)))
 }
 
-/// [`cosmic_ray_mutants`] before the worktree is reset.
-fn cosmic_ray_apply(
+/// A mutation cosmic-ray's session made, and the file it is of.
+type Listed<'f> = (&'f CodeFile, cosmic_ray::Mutation);
+
+/// The mutations cosmic-ray's sessions made of the changed lines of `files`, each with its
+/// file, file by file in [`cosmic_ray::mutations`]' order; before the worktree is reset.
+fn cosmic_ray_session<'f>(
     worktree: &mut TaskWorktree,
-    files: &[CodeFile],
+    files: &'f [CodeFile],
     limit: Duration,
-    budget: usize,
-    started: Instant,
-) -> Result<Result<(Vec<Planned>, usize), String>, EngineError> {
+) -> Result<Result<Vec<Listed<'f>>, String>, EngineError> {
+    let started = Instant::now();
     let ours = tempfile::tempdir().map_err(io_error("make cosmic-ray's session directory"))?;
-    let root = worktree.scratch.path().to_path_buf();
     let left = || limit.saturating_sub(started.elapsed());
     let mut listed = Vec::new();
     for (n, f) in files.iter().enumerate() {
         let config = ours.path().join(format!("{n}.toml"));
         let session = ours.path().join(format!("{n}.sqlite"));
-        std::fs::write(&config, cosmic_ray::config(&f.path))
+        std::fs::write(&config, cosmic_ray::config(&f.path, &f.lines))
             .map_err(io_error("write cosmic-ray's configuration"))?;
         let (config, session) = (
             shell_quote(&config.to_string_lossy()),
             shell_quote(&session.to_string_lossy()),
         );
-        if let Err(why) = stdout_of(
-            worktree,
-            &format!("cosmic-ray init {config} {session}"),
-            left(),
-        )? {
-            return Ok(Err(why));
+        for step in [
+            format!("cosmic-ray init {config} {session}"),
+            format!("cr-filter-lines --config {config} {session}"),
+            format!("cosmic-ray exec {config} {session}"),
+        ] {
+            if let Err(why) = stdout_of(worktree, &step, left())? {
+                return Ok(Err(why));
+            }
         }
         let dump = match stdout_of(worktree, &format!("cosmic-ray dump {session}"), left())? {
             Ok(dump) => dump,
@@ -478,31 +499,7 @@ fn cosmic_ray_apply(
             Err(why) => return Ok(Err(why)),
         }
     }
-    let unmade = listed.len().saturating_sub(budget);
-    let mut out = Vec::new();
-    for (f, m) in listed.into_iter().take(budget) {
-        let apply = format!(
-            "cosmic-ray apply {} {} {}",
-            shell_quote(&m.path),
-            shell_quote(&m.operator),
-            m.occurrence
-        );
-        if let Err(why) = stdout_of(worktree, &apply, left())? {
-            return Ok(Err(why));
-        }
-        let path = root.join(&f.path);
-        let text = std::fs::read_to_string(&path)
-            .map_err(io_error(format!("read cosmic-ray's mutant of {}", f.path)))?;
-        std::fs::write(&path, &f.text).map_err(io_error(format!("put back {}", f.path)))?;
-        if let Some(name) = cosmic_ray::name(&f.path, &f.text, &text) {
-            out.push(Planned {
-                path: f.path.clone(),
-                name,
-                text,
-            });
-        }
-    }
-    Ok(Ok((out, unmade)))
+    Ok(Ok(listed))
 }
 
 /// The comment mutmut skips a line for.
