@@ -157,6 +157,20 @@ impl Tool {
             Tool::CosmicRay => "cosmic-ray",
         }
     }
+
+    /// The programs it is run as, all on the PATH where it is used: cosmic-ray's line filter
+    /// is a program of its own, which older releases lack.
+    fn programs(self) -> &'static [&'static str] {
+        match self {
+            Tool::Mutmut => &["mutmut"],
+            Tool::CosmicRay => &["cosmic-ray", "cr-filter-lines"],
+        }
+    }
+
+    /// The first of its programs the PATH lacks.
+    fn missing(self, env: &CommandEnv) -> Option<&'static str> {
+        self.programs().iter().copied().find(|p| !env.finds(p))
+    }
 }
 
 /// Which tool makes the task's mutants: `Ok(Some(tool))` when one is to, `Ok(None)` when the
@@ -177,7 +191,7 @@ fn choose_tool(
         MutationTool::Auto => {
             return Ok([Tool::Mutmut, Tool::CosmicRay]
                 .into_iter()
-                .find(|t| env.finds(t.name())));
+                .find(|t| t.missing(env).is_none()));
         }
         MutationTool::Mutmut => Tool::Mutmut,
         MutationTool::CosmicRay => Tool::CosmicRay,
@@ -189,11 +203,8 @@ fn choose_tool(
             not_python.join(", ")
         ));
     }
-    if !env.finds(asked.name()) {
-        return Err(format!(
-            "{} is not on the PATH the tests run with",
-            asked.name()
-        ));
+    if let Some(missing) = asked.missing(env) {
+        return Err(format!("{missing} is not on the PATH the tests run with"));
     }
     Ok(Some(asked))
 }
