@@ -444,7 +444,7 @@ fn cosmic_ray_mutants(
     limit: Duration,
     budget: usize,
 ) -> Result<Result<(Vec<Planned>, usize), String>, EngineError> {
-    let made = cosmic_ray_session(worktree, files, limit);
+    let made = cosmic_ray_session(worktree, files, limit, budget);
     worktree.reset()?;
     let listed = match made? {
         Ok(listed) => listed,
@@ -472,28 +472,54 @@ fn cosmic_ray_mutants(
 /// A mutation cosmic-ray's session made, and the file it is of.
 type Listed<'f> = (&'f CodeFile, cosmic_ray::Mutation);
 
-/// The mutations cosmic-ray's sessions made of the changed lines of `files`, each with its
-/// file, file by file in [`cosmic_ray::mutations`]' order; before the worktree is reset.
+/// The mutations cosmic-ray's sessions listed of the changed lines of `files`, each with its
+/// file, file by file in [`cosmic_ray::mutations`]' order, those within `budget` made; before
+/// the worktree is reset. Each session is listed before `exec` and its line filter given only
+/// the lines of the mutations within the budget, so `exec`, ~20 ms CPU a mutant on a large
+/// file, makes about `budget`, not every mutation of a large task's lines.
 fn cosmic_ray_session<'f>(
     worktree: &mut TaskWorktree,
     files: &'f [CodeFile],
     limit: Duration,
+    budget: usize,
 ) -> Result<Result<Vec<Listed<'f>>, String>, EngineError> {
     let started = Instant::now();
     let ours = tempfile::tempdir().map_err(io_error("make cosmic-ray's session directory"))?;
     let left = || limit.saturating_sub(started.elapsed());
     let mut listed = Vec::new();
     for (n, f) in files.iter().enumerate() {
-        let config = ours.path().join(format!("{n}.toml"));
+        let config_path = ours.path().join(format!("{n}.toml"));
         let session = ours.path().join(format!("{n}.sqlite"));
-        std::fs::write(&config, cosmic_ray::config(&f.path, &f.lines))
+        std::fs::write(&config_path, cosmic_ray::config(&f.path, &f.lines))
             .map_err(io_error("write cosmic-ray's configuration"))?;
         let (config, session) = (
-            shell_quote(&config.to_string_lossy()),
+            shell_quote(&config_path.to_string_lossy()),
             shell_quote(&session.to_string_lossy()),
         );
+        let dump = format!("cosmic-ray dump {session}");
+        if let Err(why) = stdout_of(
+            worktree,
+            &format!("cosmic-ray init {config} {session}"),
+            left(),
+        )? {
+            return Ok(Err(why));
+        }
+        let all = match stdout_of(worktree, &dump, left())?
+            .and_then(|d| cosmic_ray::mutations(&d, &f.path, &f.lines))
+        {
+            Ok(all) => all,
+            Err(why) => return Ok(Err(why)),
+        };
+        let room = budget.saturating_sub(listed.len());
+        if room == 0 || all.is_empty() {
+            // Past the budget: counted, never made.
+            listed.extend(all.into_iter().map(|m| (f, m)));
+            continue;
+        }
+        let lines = cosmic_ray::lines_of_first(&all, room);
+        std::fs::write(&config_path, cosmic_ray::config(&f.path, &lines))
+            .map_err(io_error("write cosmic-ray's configuration"))?;
         for step in [
-            format!("cosmic-ray init {config} {session}"),
             format!("cr-filter-lines --config {config} {session}"),
             format!("cosmic-ray exec {config} {session}"),
         ] {
@@ -501,12 +527,20 @@ fn cosmic_ray_session<'f>(
                 return Ok(Err(why));
             }
         }
-        let dump = match stdout_of(worktree, &format!("cosmic-ray dump {session}"), left())? {
-            Ok(dump) => dump,
-            Err(why) => return Ok(Err(why)),
-        };
-        match cosmic_ray::mutations(&dump, &f.path, &f.lines) {
-            Ok(found) => listed.extend(found.into_iter().map(|m| (f, m))),
+        match stdout_of(worktree, &dump, left())?
+            .and_then(|d| cosmic_ray::mutations(&d, &f.path, &f.lines))
+        {
+            Ok(found) if found.len() == all.len() => {
+                listed.extend(found.into_iter().map(|m| (f, m)))
+            }
+            Ok(found) => {
+                return Ok(Err(format!(
+                    "cosmic-ray's session listed {} mutations of {}'s changed lines, then {}",
+                    all.len(),
+                    f.path,
+                    found.len()
+                )));
+            }
             Err(why) => return Ok(Err(why)),
         }
     }

@@ -9,7 +9,7 @@ use serde_json::Value;
 /// Our configuration for making the mutants of `lines` (1-based) of `path` (relative to the
 /// worktree): written outside the worktree, so nothing the PR commits (a `cosmic-ray.toml` of
 /// its own, excluded modules or operators) is read. Its line filter (`cr-filter-lines`) is
-/// given exactly the changed lines, so `cosmic-ray exec` makes no mutant of any other; its
+/// given exactly `lines`, so `cosmic-ray exec` makes no mutant of any other line; its
 /// test command passes (`true`): `exec` only makes each mutant and records its diff, the
 /// engine runs the task's test on each, with its own resets, budgets and orphan ending.
 pub fn config(path: &str, lines: &[usize]) -> String {
@@ -136,6 +136,15 @@ pub fn mutations(dump: &str, path: &str, lines: &[usize]) -> Result<Vec<Mutation
     });
     out.dedup();
     Ok(out)
+}
+
+/// The lines the first `count` of `listed` (in [`mutations`]' order) start on, in order:
+/// what the line filter is given so that `exec` makes those and few more.
+pub fn lines_of_first(listed: &[Mutation], count: usize) -> Vec<usize> {
+    let mut lines: Vec<usize> = listed.iter().take(count).map(|m| m.start.0).collect();
+    lines.sort_unstable();
+    lines.dedup();
+    lines
 }
 
 /// What a work item's result (`null` while pending) says.
@@ -295,6 +304,14 @@ mod tests {
             mutations(&nothing, "money.py", &[4]).unwrap()[0].mutant(MONEY),
             Ok(None)
         );
+    }
+
+    #[test]
+    fn the_lines_of_the_first_mutations_are_what_the_filter_is_given() {
+        let kept = mutations(DUMP, "money.py", &[4, 7, 10]).unwrap();
+        assert_eq!(lines_of_first(&kept, 2), [4, 7]);
+        assert_eq!(lines_of_first(&kept, 3), [4, 7, 10]);
+        assert_eq!(lines_of_first(&kept, 20), [4, 7, 10]);
     }
 
     #[test]
