@@ -157,6 +157,20 @@ impl Tool {
             Tool::CosmicRay => "cosmic-ray",
         }
     }
+
+    /// The programs it is run as, all on the PATH where it is used: cosmic-ray's line filter
+    /// is a program of its own, which older releases lack.
+    fn programs(self) -> &'static [&'static str] {
+        match self {
+            Tool::Mutmut => &["mutmut"],
+            Tool::CosmicRay => &["cosmic-ray", "cr-filter-lines"],
+        }
+    }
+
+    /// The first of its programs the PATH lacks.
+    fn missing(self, env: &CommandEnv) -> Option<&'static str> {
+        self.programs().iter().copied().find(|p| !env.finds(p))
+    }
 }
 
 /// Which tool makes the task's mutants: `Ok(Some(tool))` when one is to, `Ok(None)` when the
@@ -177,7 +191,7 @@ fn choose_tool(
         MutationTool::Auto => {
             return Ok([Tool::Mutmut, Tool::CosmicRay]
                 .into_iter()
-                .find(|t| env.finds(t.name())));
+                .find(|t| t.missing(env).is_none()));
         }
         MutationTool::Mutmut => Tool::Mutmut,
         MutationTool::CosmicRay => Tool::CosmicRay,
@@ -189,11 +203,8 @@ fn choose_tool(
             not_python.join(", ")
         ));
     }
-    if !env.finds(asked.name()) {
-        return Err(format!(
-            "{} is not on the PATH the tests run with",
-            asked.name()
-        ));
+    if let Some(missing) = asked.missing(env) {
+        return Err(format!("{missing} is not on the PATH the tests run with"));
     }
     Ok(Some(asked))
 }
@@ -418,82 +429,35 @@ fn silent_tool(tool: Tool, files: &[CodeFile], made: Vec<Planned>) -> Result<Vec
     Ok(made)
 }
 
-/// cosmic-ray's mutants of `files`, at most `budget` of them, made in the task's worktree:
-/// per file, `cosmic-ray init` with our configuration (outside the worktree, as its session
-/// is) lists the mutations, those of the changed lines are kept, and `cosmic-ray apply`
-/// makes each one's text (the file put back after each). cosmic-ray reads no configuration
-/// of the PR's, and its pragma filter (`cr-filter-pragma`) is never run, so nothing the PR
-/// commits tells it to skip a line. With how many mutations were past the budget, not made;
-/// `Err(why)` when it fails: the caller falls back to the built-in mutator and says why.
+/// cosmic-ray's mutants of `files`, at most `budget` of them, made in the task's worktree by
+/// one session per file, not one process per mutant: `cosmic-ray init` with our
+/// configuration (outside the worktree, as its session is), `cr-filter-lines` skipping all
+/// but the changed lines, `cosmic-ray exec` (the local distributor, a test command that
+/// passes) making every mutant and recording its diff, and `cosmic-ray dump` reading them
+/// back. cosmic-ray reads no configuration of the PR's, and its pragma filter
+/// (`cr-filter-pragma`) is never run, so nothing the PR commits tells it to skip a line. With
+/// how many mutations were past the budget, not run; `Err(why)` when it fails: the caller
+/// falls back to the built-in mutator and says why.
 fn cosmic_ray_mutants(
     worktree: &mut TaskWorktree,
     files: &[CodeFile],
     limit: Duration,
     budget: usize,
 ) -> Result<Result<(Vec<Planned>, usize), String>, EngineError> {
-    let started = Instant::now();
-    let made = cosmic_ray_apply(worktree, files, limit, budget, started);
+    let made = cosmic_ray_session(worktree, files, limit, budget);
     worktree.reset()?;
-    let (made, unmade) = match made? {
-        Ok(found) => found,
+    let listed = match made? {
+        Ok(listed) => listed,
         Err(why) => return Ok(Err(why)),
     };
-    Ok(silent_tool(Tool::CosmicRay, files, made).map(|made| (made, unmade)))
-}
-
-/// [`cosmic_ray_mutants`] before the worktree is reset.
-fn cosmic_ray_apply(
-    worktree: &mut TaskWorktree,
-    files: &[CodeFile],
-    limit: Duration,
-    budget: usize,
-    started: Instant,
-) -> Result<Result<(Vec<Planned>, usize), String>, EngineError> {
-    let ours = tempfile::tempdir().map_err(io_error("make cosmic-ray's session directory"))?;
-    let root = worktree.scratch.path().to_path_buf();
-    let left = || limit.saturating_sub(started.elapsed());
-    let mut listed = Vec::new();
-    for (n, f) in files.iter().enumerate() {
-        let config = ours.path().join(format!("{n}.toml"));
-        let session = ours.path().join(format!("{n}.sqlite"));
-        std::fs::write(&config, cosmic_ray::config(&f.path))
-            .map_err(io_error("write cosmic-ray's configuration"))?;
-        let (config, session) = (
-            shell_quote(&config.to_string_lossy()),
-            shell_quote(&session.to_string_lossy()),
-        );
-        if let Err(why) = stdout_of(
-            worktree,
-            &format!("cosmic-ray init {config} {session}"),
-            left(),
-        )? {
-            return Ok(Err(why));
-        }
-        let dump = match stdout_of(worktree, &format!("cosmic-ray dump {session}"), left())? {
-            Ok(dump) => dump,
-            Err(why) => return Ok(Err(why)),
-        };
-        match cosmic_ray::mutations(&dump, &f.path, &f.lines) {
-            Ok(found) => listed.extend(found.into_iter().map(|m| (f, m))),
-            Err(why) => return Ok(Err(why)),
-        }
-    }
     let unmade = listed.len().saturating_sub(budget);
     let mut out = Vec::new();
     for (f, m) in listed.into_iter().take(budget) {
-        let apply = format!(
-            "cosmic-ray apply {} {} {}",
-            shell_quote(&m.path),
-            shell_quote(&m.operator),
-            m.occurrence
-        );
-        if let Err(why) = stdout_of(worktree, &apply, left())? {
-            return Ok(Err(why));
-        }
-        let path = root.join(&f.path);
-        let text = std::fs::read_to_string(&path)
-            .map_err(io_error(format!("read cosmic-ray's mutant of {}", f.path)))?;
-        std::fs::write(&path, &f.text).map_err(io_error(format!("put back {}", f.path)))?;
+        let text = match m.mutant(&f.text) {
+            Ok(Some(text)) => text,
+            Ok(None) => continue,
+            Err(why) => return Ok(Err(why)),
+        };
         if let Some(name) = cosmic_ray::name(&f.path, &f.text, &text) {
             out.push(Planned {
                 path: f.path.clone(),
@@ -502,7 +466,85 @@ fn cosmic_ray_apply(
             });
         }
     }
-    Ok(Ok((out, unmade)))
+    Ok(silent_tool(Tool::CosmicRay, files, out).map(|made| (made, unmade)))
+}
+
+/// A mutation cosmic-ray's session made, and the file it is of.
+type Listed<'f> = (&'f CodeFile, cosmic_ray::Mutation);
+
+/// The mutations cosmic-ray's sessions listed of the changed lines of `files`, each with its
+/// file, file by file in [`cosmic_ray::mutations`]' order, those within `budget` made; before
+/// the worktree is reset. Each session is listed before `exec` and its line filter given only
+/// the lines of the mutations within the budget, so `exec`, ~20 ms CPU a mutant on a large
+/// file, makes about `budget`, not every mutation of a large task's lines.
+fn cosmic_ray_session<'f>(
+    worktree: &mut TaskWorktree,
+    files: &'f [CodeFile],
+    limit: Duration,
+    budget: usize,
+) -> Result<Result<Vec<Listed<'f>>, String>, EngineError> {
+    let started = Instant::now();
+    let ours = tempfile::tempdir().map_err(io_error("make cosmic-ray's session directory"))?;
+    let left = || limit.saturating_sub(started.elapsed());
+    let mut listed = Vec::new();
+    for (n, f) in files.iter().enumerate() {
+        let config_path = ours.path().join(format!("{n}.toml"));
+        let session = ours.path().join(format!("{n}.sqlite"));
+        std::fs::write(&config_path, cosmic_ray::config(&f.path, &f.lines))
+            .map_err(io_error("write cosmic-ray's configuration"))?;
+        let (config, session) = (
+            shell_quote(&config_path.to_string_lossy()),
+            shell_quote(&session.to_string_lossy()),
+        );
+        let dump = format!("cosmic-ray dump {session}");
+        if let Err(why) = stdout_of(
+            worktree,
+            &format!("cosmic-ray init {config} {session}"),
+            left(),
+        )? {
+            return Ok(Err(why));
+        }
+        let all = match stdout_of(worktree, &dump, left())?
+            .and_then(|d| cosmic_ray::mutations(&d, &f.path, &f.lines))
+        {
+            Ok(all) => all,
+            Err(why) => return Ok(Err(why)),
+        };
+        let room = budget.saturating_sub(listed.len());
+        if room == 0 || all.is_empty() {
+            // Past the budget: counted, never made.
+            listed.extend(all.into_iter().map(|m| (f, m)));
+            continue;
+        }
+        let lines = cosmic_ray::lines_of_first(&all, room);
+        std::fs::write(&config_path, cosmic_ray::config(&f.path, &lines))
+            .map_err(io_error("write cosmic-ray's configuration"))?;
+        for step in [
+            format!("cr-filter-lines --config {config} {session}"),
+            format!("cosmic-ray exec {config} {session}"),
+        ] {
+            if let Err(why) = stdout_of(worktree, &step, left())? {
+                return Ok(Err(why));
+            }
+        }
+        match stdout_of(worktree, &dump, left())?
+            .and_then(|d| cosmic_ray::mutations(&d, &f.path, &f.lines))
+        {
+            Ok(found) if found.len() == all.len() => {
+                listed.extend(found.into_iter().map(|m| (f, m)))
+            }
+            Ok(found) => {
+                return Ok(Err(format!(
+                    "cosmic-ray's session listed {} mutations of {}'s changed lines, then {}",
+                    all.len(),
+                    f.path,
+                    found.len()
+                )));
+            }
+            Err(why) => return Ok(Err(why)),
+        }
+    }
+    Ok(Ok(listed))
 }
 
 /// The comment mutmut skips a line for.

@@ -84,63 +84,7 @@ pub fn report(xml: &str) -> Result<Vec<Reported>, String> {
 impl Reported {
     /// `original` with this mutant's change made; `None` when its diff does not fit it.
     pub fn apply(&self, original: &str) -> Option<String> {
-        let lines: Vec<&str> = original.split_inclusive('\n').collect();
-        let mut out: Vec<String> = Vec::new();
-        // Lines of `original` taken so far.
-        let mut taken = 0;
-        let mut hunks = self.diff.lines().skip_while(|l| !l.starts_with("@@"));
-        let mut header = hunks.next()?;
-        loop {
-            let start = hunk_start(header)?;
-            // Lines before the hunk, as they are.
-            if start < taken + 1 {
-                return None;
-            }
-            while taken + 1 < start {
-                out.push((*lines.get(taken)?).to_string());
-                taken += 1;
-            }
-            let mut next = None;
-            for line in hunks.by_ref() {
-                if line.starts_with("@@") {
-                    next = Some(line);
-                    break;
-                }
-                let (kind, body) = line.split_at(line.len().min(1));
-                match kind {
-                    // mutmut diffs the file split at newlines: a file that ends in one
-                    // has an empty last "line", which may come as context past the end.
-                    " " | "" if body.is_empty() && taken == lines.len() => {}
-                    " " | "" | "-" => {
-                        let have = lines.get(taken)?;
-                        if have.trim_end_matches(['\n', '\r']) != body {
-                            return None;
-                        }
-                        if kind != "-" {
-                            out.push((*have).to_string());
-                        }
-                        taken += 1;
-                    }
-                    "+" => {
-                        let ending = lines
-                            .get(taken)
-                            .or(lines.last())
-                            .map_or("\n", |l| &l[l.trim_end_matches(['\n', '\r']).len()..]);
-                        out.push(format!(
-                            "{body}{}",
-                            if ending.is_empty() { "\n" } else { ending }
-                        ));
-                    }
-                    _ => return None,
-                }
-            }
-            match next {
-                Some(h) => header = h,
-                None => break,
-            }
-        }
-        out.extend(lines[taken..].iter().map(|l| (*l).to_string()));
-        Some(out.concat())
+        apply_diff(original, &self.diff)
     }
 
     /// How the final note names it, as the built-in mutator's are: `money.py:7 `True` →
@@ -161,6 +105,69 @@ impl Reported {
             added.map(|l| &l[1..]),
         )
     }
+}
+
+/// `original` with the change of `diff`, a unified diff of it as Python's `difflib` writes
+/// one (lines before the first hunk, such as headers, ignored), made; `None` when the diff
+/// does not fit it. mutmut's reports and cosmic-ray's session results hold such diffs.
+pub fn apply_diff(original: &str, diff: &str) -> Option<String> {
+    let lines: Vec<&str> = original.split_inclusive('\n').collect();
+    let mut out: Vec<String> = Vec::new();
+    // Lines of `original` taken so far.
+    let mut taken = 0;
+    let mut hunks = diff.lines().skip_while(|l| !l.starts_with("@@"));
+    let mut header = hunks.next()?;
+    loop {
+        let start = hunk_start(header)?;
+        // Lines before the hunk, as they are.
+        if start < taken + 1 {
+            return None;
+        }
+        while taken + 1 < start {
+            out.push((*lines.get(taken)?).to_string());
+            taken += 1;
+        }
+        let mut next = None;
+        for line in hunks.by_ref() {
+            if line.starts_with("@@") {
+                next = Some(line);
+                break;
+            }
+            let (kind, body) = line.split_at(line.len().min(1));
+            match kind {
+                // The file is diffed split at newlines: a file that ends in one has an
+                // empty last "line", which may come as context past the end.
+                " " | "" if body.is_empty() && taken == lines.len() => {}
+                " " | "" | "-" => {
+                    let have = lines.get(taken)?;
+                    if have.trim_end_matches(['\n', '\r']) != body {
+                        return None;
+                    }
+                    if kind != "-" {
+                        out.push((*have).to_string());
+                    }
+                    taken += 1;
+                }
+                "+" => {
+                    let ending = lines
+                        .get(taken)
+                        .or(lines.last())
+                        .map_or("\n", |l| &l[l.trim_end_matches(['\n', '\r']).len()..]);
+                    out.push(format!(
+                        "{body}{}",
+                        if ending.is_empty() { "\n" } else { ending }
+                    ));
+                }
+                _ => return None,
+            }
+        }
+        match next {
+            Some(h) => header = h,
+            None => break,
+        }
+    }
+    out.extend(lines[taken..].iter().map(|l| (*l).to_string()));
+    Some(out.concat())
 }
 
 /// The first line of the old side of a hunk header `@@ -a,b +c,d @@` (1-based; 0 for an

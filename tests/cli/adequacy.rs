@@ -621,6 +621,11 @@ fn submit_with_mutmut(repo: &TestRepo) -> Run {
 /// installed.
 fn submit_with_tool(repo: &TestRepo, tool: &str) -> Run {
     let bin = crate::managers::tool(tool).expect("python3, to install the mutation tool");
+    submit_with_path(repo, bin)
+}
+
+/// `submit-work` with `bin` first on PATH after the binary's own directory.
+fn submit_with_path(repo: &TestRepo, bin: std::path::PathBuf) -> Run {
     let path = std::env::join_paths(std::iter::once(bin).chain(std::env::split_paths(
         &std::env::var_os("PATH").unwrap_or_default(),
     )))
@@ -857,5 +862,25 @@ fn cosmic_ray_asked_for_and_missing_falls_back_to_the_builtin_mutator_and_says_s
     assert_eq!(
         adequacy["tool_error"],
         "cosmic-ray is not on the PATH the tests run with"
+    );
+}
+
+/// cosmic-ray without its line filter (`cr-filter-lines`, a program of its own that older
+/// releases lack) on the tests' PATH: asked for by name, the built-in mutator measures the
+/// task and the note names what is missing.
+#[test]
+fn cosmic_ray_without_its_line_filter_is_not_used_and_the_note_says_why() {
+    let repo = money("adequacy = \"report\"\nmutation_tool = \"cosmic-ray\"");
+    py_task(&repo, COMPARING_TEST, ALWAYS_EQUAL);
+    let bin = crate::managers::tool("cosmic-ray").expect("python3, to install cosmic-ray");
+    let only = tempfile::tempdir().expect("temp");
+    std::os::unix::fs::symlink(bin.join("cosmic-ray"), only.path().join("cosmic-ray"))
+        .expect("link cosmic-ray");
+    submit_with_path(&repo, only.path().to_path_buf()).expect(0);
+    let adequacy = &final_note(&repo)["adequacy"][0];
+    assert_eq!(adequacy["tool"], "builtin");
+    assert_eq!(
+        adequacy["tool_error"],
+        "cr-filter-lines is not on the PATH the tests run with"
     );
 }
