@@ -53,6 +53,10 @@ struct Made {
 /// writes its tree again from the objects.
 const FILES_CAP: u64 = 64 << 20;
 
+/// How many milliseconds [`read_files`] waits at most for the filesystem's clock to pass the
+/// change time of the files it read: a kernel's clock tick is 1 to 10 ms.
+const RACY_WAITS: usize = 20;
+
 /// Every entry of a worktree but its `.git` file, by its path from the worktree: each
 /// directory with its mode, each file with its mode and bytes, each link with its target.
 #[derive(Default)]
@@ -62,8 +66,78 @@ struct Files {
 }
 
 enum FileEntry {
-    File { mode: u32, bytes: Vec<u8> },
+    File {
+        mode: u32,
+        bytes: Vec<u8>,
+        /// Its metadata when it was read, where that is enough to know it unchanged later
+        /// ([`Stamp`]): then a compare reads no bytes.
+        stamp: Option<Stamp>,
+    },
     Link(PathBuf),
+}
+
+/// What a file's metadata says of its content: the same file (device and inode), size,
+/// mode, and modification and change times. Any write to a file, or change of its times or
+/// mode, sets its change time to the filesystem's clock then, which no process can set back
+/// (the system clock aside). So a file whose stamp is as read, and whose change time was
+/// already older than the filesystem's clock when it was read ([`fs_now`]), has not been
+/// written since: comparing the stamps of a worktree's files, not their bytes, is what makes
+/// a reset and a compare cost a stat per file, not a read (each RED run resets and compares
+/// the final tree's worktree: reading every file was most of what `attest` added to the
+/// tests' own run time, the bench's `attest` mode). A file changed within the clock's tick
+/// (its change time not older) is racy, as git calls it: its bytes are compared.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    mode: u32,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+}
+
+impl Stamp {
+    fn of(meta: &std::fs::Metadata) -> Stamp {
+        use std::os::unix::fs::MetadataExt as _;
+        Stamp {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            size: meta.size(),
+            mode: meta.mode(),
+            mtime: (meta.mtime(), meta.mtime_nsec()),
+            ctime: (meta.ctime(), meta.ctime_nsec()),
+        }
+    }
+}
+
+/// The filesystem's clock now, as a change time of `dir`'s (whose access time it sets): a
+/// file whose change time is older was not written since. `None` when `dir`'s times cannot
+/// be set.
+fn fs_now(dir: &Path) -> Option<(i64, i64)> {
+    use std::os::unix::fs::MetadataExt as _;
+    let file = std::fs::File::open(dir).ok()?;
+    file.set_times(std::fs::FileTimes::new().set_accessed(std::time::SystemTime::now()))
+        .ok()?;
+    let meta = file.metadata().ok()?;
+    Some((meta.ctime(), meta.ctime_nsec()))
+}
+
+/// Whether the file at `full`, whose metadata is `meta`, still holds `bytes` with the mode
+/// `same_mode` accepts: by its [`Stamp`] alone when it has one as read, else by its bytes.
+fn holds(
+    full: &Path,
+    meta: &std::fs::Metadata,
+    (bytes, stamp): (&[u8], Option<Stamp>),
+    same_mode: impl Fn(u32) -> bool,
+) -> bool {
+    use std::os::unix::fs::PermissionsExt as _;
+    if stamp.is_some_and(|s| s == Stamp::of(meta)) {
+        return true;
+    }
+    meta.is_file()
+        && same_mode(meta.permissions().mode() & 0o7777)
+        && meta.len() == bytes.len() as u64
+        && std::fs::read(full).is_ok_and(|now| now == bytes)
 }
 
 impl<'a> Scratch<'a> {
@@ -326,8 +400,37 @@ fn read_files(dir: &Path) -> std::io::Result<Option<Files>> {
                     return Ok(None);
                 }
                 let bytes = std::fs::read(&full)?;
-                files.entries.insert(path, FileEntry::File { mode, bytes });
+                let stamp = Some(Stamp::of(&meta));
+                files
+                    .entries
+                    .insert(path, FileEntry::File { mode, bytes, stamp });
             }
+        }
+    }
+    // Read after every file was; a file written within the clock's current tick is racy,
+    // and its stamp worth nothing yet. Nothing writes here meanwhile (no command runs while
+    // a worktree is read), so once the tick is past every stamp holds: waited for, a few
+    // milliseconds once per worktree, where a byte compare of each racy file would come
+    // again at every reset.
+    let newest = files
+        .entries
+        .values()
+        .filter_map(|e| match e {
+            FileEntry::File { stamp, .. } => stamp.map(|s| s.ctime),
+            FileEntry::Link(_) => None,
+        })
+        .max();
+    let mut now = fs_now(dir);
+    for _ in 0..RACY_WAITS {
+        if now.is_none() || newest.is_none_or(|newest| Some(newest) < now) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+        now = fs_now(dir);
+    }
+    for entry in files.entries.values_mut() {
+        if let FileEntry::File { stamp, .. } = entry {
+            *stamp = stamp.filter(|s| now.is_some_and(|now| s.ctime < now));
         }
     }
     Ok(Some(files))
@@ -338,7 +441,6 @@ fn read_files(dir: &Path) -> std::io::Result<Option<Files>> {
 /// compares of a mode). Each is reached through real directories only: one a test replaced
 /// with a link does not lead to a copy elsewhere.
 fn changed_files(dir: &Path, files: &Files) -> Vec<String> {
-    use std::os::unix::fs::PermissionsExt as _;
     let mut real_dirs: std::collections::HashMap<PathBuf, bool> = std::collections::HashMap::new();
     let mut is_real_dir = |rel: &Path| -> bool {
         rel.ancestors()
@@ -364,11 +466,10 @@ fn changed_files(dir: &Path, files: &Files) -> Vec<String> {
                 meta.file_type().is_symlink()
                     && std::fs::read_link(&full).is_ok_and(|t| t == *target)
             }
-            (FileEntry::File { mode, bytes }, Some(meta)) => {
-                meta.is_file()
-                    && (meta.permissions().mode() & 0o100) == (mode & 0o100)
-                    && meta.len() == bytes.len() as u64
-                    && std::fs::read(&full).is_ok_and(|now| now == *bytes)
+            (FileEntry::File { mode, bytes, stamp }, Some(meta)) => {
+                holds(&full, &meta, (bytes, *stamp), |now| {
+                    (now & 0o100) == (mode & 0o100)
+                })
             }
         };
         if !same {
@@ -396,7 +497,6 @@ fn restore_files(dir: &Path, files: &Files) -> std::io::Result<()> {
             }
             let full = dir.join(&path);
             let meta = std::fs::symlink_metadata(&full)?;
-            let mode = meta.permissions().mode() & 0o7777;
             let keep = if meta.is_dir() {
                 files.dirs.contains_key(&path)
             } else {
@@ -404,12 +504,11 @@ fn restore_files(dir: &Path, files: &Files) -> std::io::Result<()> {
                     Some(FileEntry::Link(target)) => {
                         meta.file_type().is_symlink() && std::fs::read_link(&full)? == *target
                     }
-                    Some(FileEntry::File { mode: made, bytes }) => {
-                        meta.is_file()
-                            && mode == *made
-                            && meta.len() == bytes.len() as u64
-                            && std::fs::read(&full)? == *bytes
-                    }
+                    Some(FileEntry::File {
+                        mode: made,
+                        bytes,
+                        stamp,
+                    }) => holds(&full, &meta, (bytes, *stamp), |now| now == *made),
                     None => false,
                 }
             };
@@ -435,7 +534,7 @@ fn restore_files(dir: &Path, files: &Files) -> std::io::Result<()> {
         }
         match entry {
             FileEntry::Link(target) => std::os::unix::fs::symlink(target, &full)?,
-            FileEntry::File { mode, bytes } => {
+            FileEntry::File { mode, bytes, .. } => {
                 std::fs::write(&full, bytes)?;
                 std::fs::set_permissions(&full, std::fs::Permissions::from_mode(*mode))?;
             }

@@ -317,3 +317,79 @@ fn removing_what_is_not_there_is_no_error() {
     remove_any(&temp.path().join("root")).expect("the link alone");
     assert!(Path::new("/").exists());
 }
+
+/// A test's rewrite of a file to other bytes of the same size, its modification time put
+/// back as it was, at once after the files were read (within the clock's tick): what a
+/// stamp compare must still see, and a reset undo.
+fn rewrite_keeping_size_and_times(path: &Path, bytes: &str) {
+    let meta = std::fs::metadata(path).expect("stat");
+    let modified = meta.modified().expect("mtime");
+    let accessed = meta.accessed().expect("atime");
+    std::fs::write(path, bytes).expect("rewrite");
+    std::fs::File::options()
+        .write(true)
+        .open(path)
+        .expect("open")
+        .set_times(
+            std::fs::FileTimes::new()
+                .set_modified(modified)
+                .set_accessed(accessed),
+        )
+        .expect("put the times back");
+}
+
+#[test]
+fn files_read_hold_their_stamps_once_the_clock_passed_them() {
+    let temp = tempfile::tempdir().expect("temp");
+    let dir = temp.path();
+    std::fs::write(dir.join("a"), "a").expect("write");
+    std::fs::create_dir(dir.join("d")).expect("mkdir");
+    std::fs::write(dir.join("d/b"), "b").expect("write");
+    let files = read_files(dir).expect("read").expect("small");
+    for (path, entry) in &files.entries {
+        match entry {
+            FileEntry::File { stamp, .. } => {
+                assert!(stamp.is_some(), "{} has a stamp", path.display())
+            }
+            FileEntry::Link(_) => panic!("no links here"),
+        }
+    }
+}
+
+#[test]
+fn a_same_size_rewrite_with_its_times_put_back_is_changed_and_reset() {
+    let temp = tempfile::tempdir().expect("temp");
+    let dir = temp.path();
+    std::fs::write(dir.join("kept"), "same").expect("write");
+    std::fs::create_dir(dir.join("d")).expect("mkdir");
+    std::fs::write(dir.join("d/code"), "good").expect("write");
+    let files = read_files(dir).expect("read").expect("small");
+    rewrite_keeping_size_and_times(&dir.join("d/code"), "evil");
+    assert_eq!(changed_files(dir, &files), ["d/code"]);
+    restore_files(dir, &files).expect("restored");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("d/code")).expect("read"),
+        "good"
+    );
+    assert_eq!(changed_files(dir, &files), Vec::<String>::new());
+    // Again, now that the file a reset wrote has a stamp other than the one read.
+    rewrite_keeping_size_and_times(&dir.join("d/code"), "evil");
+    assert_eq!(changed_files(dir, &files), ["d/code"]);
+    restore_files(dir, &files).expect("restored");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("d/code")).expect("read"),
+        "good"
+    );
+}
+
+#[test]
+fn a_file_swapped_for_a_copy_of_another_is_changed() {
+    let temp = tempfile::tempdir().expect("temp");
+    let dir = temp.path();
+    std::fs::write(dir.join("a"), "1").expect("write");
+    std::fs::write(dir.join("b"), "2").expect("write");
+    let files = read_files(dir).expect("read").expect("small");
+    // `b`'s inode under `a`'s name: its stamp is not `a`'s, and its bytes differ.
+    std::fs::rename(dir.join("b"), dir.join("a")).expect("rename");
+    assert_eq!(changed_files(dir, &files), ["a", "b"]);
+}

@@ -151,9 +151,50 @@ const TWO_TASKS: &str = r#"{"masterPlanPath": "docs/plan.md", "prTitle": "feat: 
 /// own worktree holds only what the commit holds, and task 2 fails there.
 #[test]
 fn what_one_tasks_test_leaves_ignored_is_not_seen_by_the_next() {
+    leftover_is_not_seen_by_the_next(".mul_ok", "touch .mul_ok", "[ -e .mul_ok ]", |dir| {
+        std::fs::write(dir.join(".mul_ok"), "").unwrap()
+    });
+}
+
+/// As [`what_one_tasks_test_leaves_ignored_is_not_seen_by_the_next`], the leftover a file in
+/// new directories (an ignored build directory, say): a reset removes the directories too.
+#[test]
+fn what_one_tasks_test_leaves_in_a_new_nested_directory_is_not_seen_by_the_next() {
+    leftover_is_not_seen_by_the_next(
+        ".out/",
+        "mkdir -p .out/deep/er && touch .out/deep/er/mul_ok",
+        "[ -e .out/deep/er/mul_ok ]",
+        |dir| {
+            std::fs::create_dir_all(dir.join(".out/deep/er")).unwrap();
+            std::fs::write(dir.join(".out/deep/er/mul_ok"), "").unwrap();
+        },
+    );
+}
+
+/// As [`what_one_tasks_test_leaves_ignored_is_not_seen_by_the_next`], the leftover a symlink
+/// (to a file the commit holds, so that following it finds something).
+#[test]
+fn a_symlink_one_tasks_test_leaves_is_not_seen_by_the_next() {
+    leftover_is_not_seen_by_the_next(
+        ".mul_ok",
+        "ln -sf calc.sh .mul_ok",
+        "[ -L .mul_ok ]",
+        |dir| std::os::unix::fs::symlink("calc.sh", dir.join(".mul_ok")).unwrap(),
+    );
+}
+
+/// Task 1's test leaves what `leave` makes (`ignore` is the `.gitignore` line that keeps it
+/// out of the commits); task 2's test is `seen`, which passes only where it is, and where
+/// `by_hand` made it in the working tree for its GREEN step. The final check must refuse.
+fn leftover_is_not_seen_by_the_next(
+    ignore: &str,
+    leave: &str,
+    seen: &str,
+    by_hand: impl Fn(&std::path::Path),
+) {
     let repo = TestRepo::empty();
     repo.write("calc.sh", CALC);
-    repo.write(".gitignore", ".mul_ok\n");
+    repo.write(".gitignore", &format!("{ignore}\n"));
     repo.write(
         "run_tests.sh",
         "for t in tests/test_*.sh; do sh \"$t\" || { echo \"FAILED: $t\"; exit 1; }; done\n",
@@ -168,7 +209,7 @@ fn what_one_tasks_test_leaves_ignored_is_not_seen_by_the_next() {
     repo.run(&["get-task"]).expect(0);
     repo.write(
         "tests/test_mul.sh",
-        "[ \"$(sh calc.sh mul 4 3)\" = 12 ] && touch .mul_ok\n",
+        &format!("[ \"$(sh calc.sh mul 4 3)\" = 12 ] && {leave}\n"),
     );
     red(&repo, "sh tests/test_mul.sh");
     repo.write(
@@ -179,15 +220,19 @@ fn what_one_tasks_test_leaves_ignored_is_not_seen_by_the_next() {
     repo.run(&["checkpoint"]).expect(0);
     repo.run(&["get-task"]).expect(0);
     // Task 2: its test, sorted after task 1's so the gate runs it second, reads the marker.
-    std::fs::remove_file(repo.path.join(".mul_ok")).unwrap();
-    repo.write("tests/test_z_div.sh", "[ -e .mul_ok ]\n");
+    let marker = repo.path.join(ignore.trim_end_matches('/'));
+    match std::fs::symlink_metadata(&marker) {
+        Ok(meta) if meta.is_dir() => std::fs::remove_dir_all(&marker).unwrap(),
+        _ => std::fs::remove_file(&marker).unwrap(),
+    }
+    repo.write("tests/test_z_div.sh", &format!("{seen}\n"));
     red(&repo, "sh tests/test_z_div.sh");
     let with_div = CALC.replace(
         "esac",
         &format!("{MUL_ARM}\n  div) echo $(( $2 / $3 ));;\nesac"),
     );
     repo.write("calc.sh", &with_div);
-    std::fs::write(repo.path.join(".mul_ok"), "").unwrap();
+    by_hand(&repo.path);
     green(&repo, "sh tests/test_z_div.sh");
     squash(&repo);
     let main = main_tip(&repo);
