@@ -454,8 +454,7 @@ fn cosmic_ray_mutants(
     let mut out = Vec::new();
     for (f, m) in listed.into_iter().take(budget) {
         let text = match m.mutant(&f.text) {
-            Ok(Some(text)) => text,
-            Ok(None) => continue,
+            Ok(text) => text,
             Err(why) => return Ok(Err(why)),
         };
         if let Some(name) = cosmic_ray::name(&f.path, &f.text, &text) {

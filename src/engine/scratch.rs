@@ -122,6 +122,24 @@ fn fs_now(dir: &Path) -> Option<(i64, i64)> {
     Some((meta.ctime(), meta.ctime_nsec()))
 }
 
+/// Whether every write to a file under `dir` moves its change time, a write through a
+/// shared memory map included: on ext2/3/4, XFS and btrfs a first write to a mapped page
+/// calls the filesystem's `page_mkwrite`, which sets the file's times. tmpfs, for one, has
+/// none, so a test that maps a file and writes through the map changes its bytes and not its
+/// times: there [`Stamp`]s are not trusted, and bytes are compared. A process that dirtied a
+/// mapped page before the stamp was taken and writes again later is not seen either; every
+/// process a command starts is ended before its worktree is read (src/exec/orphans.rs, the
+/// confined runner), so only one the agent started outside the run could.
+fn writes_move_change_time(dir: &Path) -> bool {
+    const EXT: u64 = 0xEF53;
+    const XFS: u64 = 0x5846_5342;
+    const BTRFS: u64 = 0x9123_683E;
+    rustix::fs::statfs(dir)
+        .ok()
+        .and_then(|stat| u64::try_from(stat.f_type).ok())
+        .is_some_and(|kind| matches!(kind, EXT | XFS | BTRFS))
+}
+
 /// Whether the file at `full`, whose metadata is `meta`, still holds `bytes` with the mode
 /// `same_mode` accepts: by its [`Stamp`] alone when it has one as read, else by its bytes.
 fn holds(
@@ -420,7 +438,7 @@ fn read_files(dir: &Path) -> std::io::Result<Option<Files>> {
             FileEntry::Link(_) => None,
         })
         .max();
-    let mut now = fs_now(dir);
+    let mut now = fs_now(dir).filter(|_| writes_move_change_time(dir));
     for _ in 0..RACY_WAITS {
         if now.is_none() || newest.is_none_or(|newest| Some(newest) < now) {
             break;

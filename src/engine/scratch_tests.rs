@@ -348,12 +348,32 @@ fn files_read_hold_their_stamps_once_the_clock_passed_them() {
     let files = read_files(dir).expect("read").expect("small");
     for (path, entry) in &files.entries {
         match entry {
-            FileEntry::File { stamp, .. } => {
-                assert!(stamp.is_some(), "{} has a stamp", path.display())
-            }
+            FileEntry::File { stamp, .. } => assert_eq!(
+                stamp.is_some(),
+                writes_move_change_time(dir),
+                "{} has a stamp where the filesystem's writes move change times",
+                path.display()
+            ),
             FileEntry::Link(_) => panic!("no links here"),
         }
     }
+}
+
+/// tmpfs is not among the filesystems whose every write (through a memory map too) moves a
+/// file's change time: its files are compared by their bytes, never their stamps.
+#[test]
+fn files_on_tmpfs_are_compared_by_their_bytes() {
+    let temp = tempfile::tempdir_in("/dev/shm").expect("a directory on tmpfs");
+    let dir = temp.path();
+    assert!(!writes_move_change_time(dir));
+    std::fs::write(dir.join("code"), "good").expect("write");
+    let files = read_files(dir).expect("read").expect("small");
+    assert!(matches!(
+        files.entries.get(Path::new("code")),
+        Some(FileEntry::File { stamp: None, .. })
+    ));
+    rewrite_keeping_size_and_times(&dir.join("code"), "evil");
+    assert_eq!(changed_files(dir, &files), ["code"]);
 }
 
 #[test]

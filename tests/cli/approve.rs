@@ -23,7 +23,7 @@ pub(crate) fn gutted(repo: &TestRepo) {
     green(repo, RED_MUL);
 }
 
-/// The PR whose test of `mul` is a coin flip (issue 39's first route), with a fixed sequence
+/// The PR whose test of `mul` is a coin flip (the first route of docs/integrity.md's flaky passes), with a fixed sequence
 /// of sides in the file returned, outside the repository: each run takes the first line, and
 /// fails unless it says `pass`; an empty file passes. GREEN passes, and the workflow waits for
 /// the squash.
@@ -300,7 +300,7 @@ fn attest_fails_an_unapproved_gutted_test_and_counts_an_unsigned_approval_where_
     );
 }
 
-/// A coin-flip test (issue 39's first route) with a fixed sequence outside the repository:
+/// A coin-flip test (the first route of docs/integrity.md's flaky passes) with a fixed sequence outside the repository:
 /// the first final check draws `fail` and refuses the tree; the second draws nothing and
 /// passes it, and is refused as flaky, naming the first; a human's `approve --flaky` for that
 /// tree lets it through. `attest` in a fresh clone passes it, listing both refusals and the
@@ -442,16 +442,21 @@ fn an_approval_of_a_flaky_pass_counts_under_the_policy_it_was_given_under_only()
     assert_eq!(repo.status(), "FINALIZE_COMPLETE");
 }
 
-/// Off the machine (issue 39's coin flip, as tests/cli/attest.rs plays it): CI's first
+/// Off the machine (the coin flip, as tests/cli/attest.rs plays it): CI's first
 /// `attest` draws `fail`, and its signed FAILED note is pushed; the next clone passes the
 /// tests and is FAILED as flaky. A human's `approve --flaky --tree TREE`, given after the
-/// merge, lets the next `attest` pass it, still listing the earlier refusal, with the answer.
+/// merge, lets the next `attest` pass it once signed by a key main lists, still listing the
+/// earlier refusal, with the answer; unsigned, it lifts nothing.
 #[test]
 fn a_flaky_verdict_off_the_machine_is_lifted_by_a_humans_answer_after_the_merge() {
     let keys = tempfile::tempdir().unwrap();
     let verifier = key(keys.path(), "verifier");
     let public = std::fs::read_to_string(verifier.with_extension("pub")).unwrap();
-    let signers = format!("ci@example namespaces=\"git-orchestrate-attest\" {public}");
+    let alice = crate::signed::key(keys.path(), "alice");
+    let signers = format!(
+        "ci@example namespaces=\"git-orchestrate-attest\" {public}{}",
+        crate::signed::allowed("alice", &alice)
+    );
     let repo = calc_with(CALC_CONFIG, &[(".orchestrate/allowed_signers", &signers)]);
     let coin = coin_flip_pr(&repo);
     squash(&repo);
@@ -479,9 +484,22 @@ fn a_flaky_verdict_off_the_machine_is_lifted_by_a_humans_answer_after_the_merge(
     assert_eq!(out.json()["verdicts"][0]["flaky"], true);
 
     // Given after the merge: the workflow waits for its next plan, and records the answer.
+    // Unsigned, it is only attributed, which the agent can write itself: nothing lifted.
     assert_eq!(repo.status(), "INITIALIZING");
     repo.human(&["approve", "--flaky", "--tree", &merge])
         .expect(0);
+    let out = ci_clone(&repo).run(&["attest", "--json", "--no-note", &merge]);
+    out.expect(1);
+    assert_eq!(out.json()["verdicts"][0]["flaky"], true);
+    repo.human(&[
+        "approve",
+        "--flaky",
+        "--tree",
+        &merge,
+        "--sign-key",
+        alice.to_str().unwrap(),
+    ])
+    .expect(0);
     let answer = repo.tip().unwrap();
     let out = ci_clone(&repo).run(&["attest", "--json", "--no-note", &merge]);
     out.expect(0);
@@ -496,7 +514,7 @@ fn a_flaky_verdict_off_the_machine_is_lifted_by_a_humans_answer_after_the_merge(
         verdict["warnings"],
         serde_json::json!([format!(
             "its tree {} was refused before and passes now; a human accepted this pass by name \
-             in {} (unsigned (GIT_ORCHESTRATE_HUMAN))",
+             in {} (signed by alice)",
             &tree[..12],
             &answer[..12]
         )])
@@ -514,8 +532,8 @@ fn a_flaky_verdict_off_the_machine_is_lifted_by_a_humans_answer_after_the_merge(
 /// Off the machine, for a ticket's merge: CI's first `attest` fails its gates (a flag outside
 /// the repository) and its signed FAILED note is pushed; the next clone's `attest` passes the
 /// gates and is FAILED as flaky. A human's `approve --flaky` on the finished ticket (of its
-/// merge's tree by default) lets the next `attest` pass it, listing the earlier refusal, with
-/// the answer.
+/// merge's tree by default) lets the next `attest` pass it once signed by a key main lists,
+/// listing the earlier refusal, with the answer; unsigned, it lifts nothing.
 #[test]
 fn a_flaky_verdict_on_a_tickets_merge_is_lifted_by_a_humans_answer_on_the_ticket() {
     let keys = tempfile::tempdir().unwrap();
@@ -523,6 +541,7 @@ fn a_flaky_verdict_on_a_tickets_merge_is_lifted_by_a_humans_answer_on_the_ticket
     let public = std::fs::read_to_string(verifier.with_extension("pub")).unwrap();
     let flags = tempfile::tempdir().unwrap();
     let flag = flags.path().join("flag");
+    let alice = crate::signed::key(keys.path(), "alice");
     let repo = TestRepo::empty();
     repo.write("run_tests.sh", crate::tickets::RUNNER);
     repo.write(
@@ -535,7 +554,10 @@ fn a_flaky_verdict_on_a_tickets_merge_is_lifted_by_a_humans_answer_on_the_ticket
     );
     repo.write(
         ".orchestrate/allowed_signers",
-        &format!("ci@example namespaces=\"git-orchestrate-attest\" {public}"),
+        &format!(
+            "ci@example namespaces=\"git-orchestrate-attest\" {public}{}",
+            crate::signed::allowed("alice", &alice)
+        ),
     );
     repo.write("src/base.sh", "echo base\n");
     repo.commit_all("initial");
@@ -580,7 +602,13 @@ fn a_flaky_verdict_on_a_tickets_merge_is_lifted_by_a_humans_answer_on_the_ticket
         "{verdict}"
     );
 
+    // Unsigned, an answer is only attributed, which the agent can write itself.
     repo.human(&["approve", "--flaky"]).expect(0);
+    let out = ci_clone(&repo).run(&["attest", "--json", "--no-note", &merge]);
+    out.expect(1);
+    assert_eq!(out.json()["verdicts"][0]["flaky"], true);
+    repo.human(&["approve", "--flaky", "--sign-key", alice.to_str().unwrap()])
+        .expect(0);
     let answer = repo.tip().unwrap();
     let out = ci_clone(&repo).run(&["attest", "--json", "--no-note", &merge]);
     out.expect(0);
@@ -595,7 +623,7 @@ fn a_flaky_verdict_on_a_tickets_merge_is_lifted_by_a_humans_answer_on_the_ticket
         verdict["warnings"],
         serde_json::json!([format!(
             "its tree {} was refused before and passes now; a human accepted this pass by name \
-             in {} (unsigned (GIT_ORCHESTRATE_HUMAN))",
+             in {} (signed by alice)",
             &tree[..12],
             &answer[..12]
         )])

@@ -1520,7 +1520,7 @@ fn a_dependency_the_prs_tests_could_change_refuses_the_push_naming_it() {
     assert_eq!(server.rev(&repo, "main"), Some(main_tip(&repo)));
 }
 
-/// A coin-flip test (issue 39's first route), deterministic: a sequence in a file outside
+/// A coin-flip test (a flaky pass, docs/integrity.md), deterministic: a sequence in a file outside
 /// the repository, each run of the test taking its first line (`fail` or `pass`; none left:
 /// the honest test). Locally nothing is drawn, and the PR merges. In CI, a fresh clone draws
 /// `fail`: FAILED, and the verdict, signed by the verifier main lists, is written as a note

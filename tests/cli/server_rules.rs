@@ -470,7 +470,7 @@ fn forged_answer(repo: &TestRepo, answer: &str, signature: Option<&str>) -> Stri
     id.trim().to_string()
 }
 
-/// The server's memory of a failed tree (issue 39) is lifted by a human's answer by name, as
+/// The server's memory of a failed tree (docs/integrity.md) is lifted by a human's answer by name, as
 /// `attest`'s is: a merge whose gates failed on the server stays refused when its gates pass;
 /// under `[human] require = "signature"`, an `approve --flaky` of another tree, and the
 /// right one forged (signed by a key main does not list, or unsigned), pushed with the chain,
@@ -869,7 +869,7 @@ fn a_merge_whose_plans_were_removed_is_refused_under_require() {
     );
 }
 
-/// A ticket's merge the server refused once stays refused (issue 39), as a PR's: its answer
+/// A ticket's merge the server refused once stays refused (docs/integrity.md), as a PR's: its answer
 /// is on the ticket's chain. Under the default `[human] require = "attribution"`, with alice
 /// listed in main's allowed signers: a merge whose gates failed on the server stays refused
 /// when they pass; alice's signed `approve --flaky` of another tree, and an unsigned one of

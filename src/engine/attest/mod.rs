@@ -365,7 +365,16 @@ fn remember(
             memory::accepted_in_ticket(session, tip, ticket, &tree, Some(blob))?
         }
         None => None,
-    };
+    }
+    // Off the agent's machine only a signed answer is a human's: unsigned, an answer is
+    // attributed, and the agent can write that itself (`GIT_ORCHESTRATE_HUMAN=1`). The
+    // server hook asks the same (src/engine/attest/lifted.rs).
+    .filter(|answer| {
+        matches!(
+            answer.verdict,
+            crate::engine::answers::AnswerVerdict::Signed { .. }
+        )
+    });
     match accepted {
         Some(answer) => {
             let warning = memory::accepted_warning(&tree, &answer);
