@@ -2,7 +2,7 @@
 
 use super::decide::*;
 use super::*;
-use crate::engine::verify::FailedGate;
+use crate::workflow::proof::{GateFailure, tree_failure};
 use pretty_assertions::assert_eq;
 
 const TREE: &str = "tree-now";
@@ -106,14 +106,14 @@ fn messages() {
 type PreflightRow<'a> = (
     &'a str,
     &'a [String],
-    Option<&'a FailedGate>,
+    Option<&'a GateFailure>,
     &'a [String],
     Option<Refusal>,
 );
 
 #[test]
 fn preflight_judgements() {
-    let failed = FailedGate {
+    let failed = GateFailure {
         name: "test".into(),
         exit: "exit 1".into(),
         output: b"boom".to_vec(),
@@ -158,7 +158,7 @@ fn preflight_judgements() {
     ];
     for (name, protected, failed, changed, expected) in rows {
         assert_eq!(
-            decide::judge_preflight(status, protected, failed, changed),
+            tree_failure(protected, failed, changed).map(|f| decide::refusal(status, f)),
             expected,
             "{name}"
         );
