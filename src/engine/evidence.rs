@@ -29,38 +29,17 @@ pub fn run_test(
     env: &CommandEnv,
 ) -> Result<TestRun, EngineError> {
     let request = evidence::request(command);
-    let what = || format!("run the test command `{command}`");
-    let build = super::scratch::build_dir_of(dir);
-    if request.report.is_none() {
-        let mut vars = request.env("");
-        vars.extend(build);
-        let output = exec::run_shell_with(
-            &request.command,
-            dir,
-            timeout,
-            env,
-            ShellOptions {
-                vars: &vars,
-                ..ShellOptions::default()
-            },
-        )
-        .map_err(io_error(what()))?;
-        let evidence = evidence::read(&request, &ReportFile::NotAsked, &output.output)
-            .relative_to(&roots(dir));
-        return Ok(TestRun { output, evidence });
-    }
-    let root = super::hermetic::scratch_root(session);
-    std::fs::create_dir_all(&root).map_err(io_error("make the scratch directory"))?;
-    let reports = tempfile::Builder::new()
-        .prefix("report-")
-        .tempdir_in(&root)
-        .map_err(io_error("make a directory for the test report"))?;
-    let path = reports.path().join("report");
-    let path_text = path.to_string_lossy().into_owned();
-    let mut vars = request.env(&path_text);
-    vars.extend(build);
+    let reports = match request.report {
+        Some(_) => Some(report_dir(session)?),
+        None => None,
+    };
+    let path = reports.as_ref().map(|r| r.path().join("report"));
+    let path_text = path.as_ref().map(|p| p.to_string_lossy().into_owned());
+    let asked = path_text.as_deref().map(|p| request.command_with(p));
+    let mut vars = request.env(path_text.as_deref().unwrap_or_default());
+    vars.extend(super::scratch::build_dir_of(dir));
     let output = exec::run_shell_with(
-        &request.command_with(&path_text),
+        asked.as_deref().unwrap_or(&request.command),
         dir,
         timeout,
         env,
@@ -69,15 +48,29 @@ pub fn run_test(
             ..ShellOptions::default()
         },
     )
-    .map_err(io_error(what()))?;
-    let report = match std::fs::symlink_metadata(&path) {
-        Ok(meta) if meta.is_file() && meta.len() <= crate::input::CAP => {
-            ReportFile::Written(std::fs::read(&path).map_err(io_error("read the test report"))?)
-        }
-        _ => ReportFile::Absent,
+    .map_err(io_error(format!("run the test command `{command}`")))?;
+    let report = match &path {
+        None => ReportFile::NotAsked,
+        Some(path) => match std::fs::symlink_metadata(path) {
+            Ok(meta) if meta.is_file() && meta.len() <= crate::input::CAP => {
+                ReportFile::Written(std::fs::read(path).map_err(io_error("read the test report"))?)
+            }
+            _ => ReportFile::Absent,
+        },
     };
     let evidence = evidence::read(&request, &report, &output.output).relative_to(&roots(dir));
     Ok(TestRun { output, evidence })
+}
+
+/// A new directory for a runner's report, beside the scratch worktrees: made just before the
+/// run, so that a file in it was written during the run; removed when dropped.
+fn report_dir(session: &Session) -> Result<tempfile::TempDir, EngineError> {
+    let root = super::hermetic::scratch_root(session);
+    std::fs::create_dir_all(&root).map_err(io_error("make the scratch directory"))?;
+    tempfile::Builder::new()
+        .prefix("report-")
+        .tempdir_in(&root)
+        .map_err(io_error("make a directory for the test report"))
 }
 
 /// The spellings of `dir` a runner may name its test files by (jest names them by absolute

@@ -13,7 +13,8 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use super::notes::{self, CheckedCommit};
-use super::verify::{GateSource, Recheck, Reuse, record_pass, verify_tree};
+use super::proof::{Given, verify_working_tree};
+use super::verify::{GateSource, record_pass};
 use super::{EngineError, Session, io_error};
 use crate::config::PrePush;
 use crate::exec;
@@ -21,6 +22,7 @@ use crate::hooks::{PENDING_NOTE, PROBE_ENV};
 use crate::store::{is_checkpoint_message, is_state_ref_name, transition_history_globs};
 use crate::workflow::State;
 use crate::workflow::notes::CheckpointNote;
+use crate::workflow::proof::{self as proof_plan, Recheck, Reuse, TreeFailure};
 
 /// What a hook decided.
 #[derive(Debug)]
@@ -91,27 +93,26 @@ pub fn commit_msg(session: &Session, message_file: &Path) -> Result<Outcome, Eng
     let snapshot = session.store.read_unless_ticket()?;
     let state = snapshot.as_ref().map(|s| &s.state);
     let config = session.load_config(state)?.config;
-    let verification = verify_tree(
-        session,
+    let plan = proof_plan::working_tree(Some(&tree), Reuse::Cache, Recheck::Unstaged);
+    let given = Given {
         state,
-        &config,
-        Some(&tree),
-        Reuse::Cache,
-        Recheck::Unstaged,
-    )?;
-    if !verification.protected.is_empty() {
-        return Ok(Outcome::Protected(verification.protected));
-    }
-    if let Some(failed) = verification.failed {
-        return Ok(Outcome::GateFailed {
-            gate: failed.name,
-            exit: failed.exit,
-            output: failed.output,
-        });
-    }
+        ..Given::default()
+    };
+    let verification = verify_working_tree(session, &config, &plan, given)?;
     // The gates saw the working tree; it must still be what is committed.
-    if !verification.changed_during.is_empty() {
-        return Ok(Outcome::ChangedDuringPreflight(verification.changed_during));
+    match verification.failure() {
+        Some(TreeFailure::Protected(files)) => return Ok(Outcome::Protected(files)),
+        Some(TreeFailure::GateFailed(failed)) => {
+            return Ok(Outcome::GateFailed {
+                gate: failed.name,
+                exit: failed.exit,
+                output: failed.output,
+            });
+        }
+        Some(TreeFailure::ChangedDuring(files)) => {
+            return Ok(Outcome::ChangedDuringPreflight(files));
+        }
+        None => {}
     }
     let on_pr_branch = match (state, session.store.head_branch()?) {
         (Some(s), Some(head)) => s.branch() == Some(head.as_str()),

@@ -5,8 +5,8 @@ use serde::Serialize;
 
 use super::branches::{check_branch_free, free_branch_name};
 use super::finalize::{self, FinalizeCheck};
+use super::proof::{Given, verify_working_tree};
 use super::red::{RedRun, Rerun};
-use super::verify::{Recheck, Reuse, verify_tree};
 use super::{EngineError, Facts, Session, notes};
 use crate::agent::guard;
 use crate::config::Config;
@@ -16,6 +16,7 @@ use crate::store::Snapshot;
 use crate::workflow::briefing::{self, Notice};
 use crate::workflow::master_plan;
 use crate::workflow::plan::{Plan, parse_first_plan, parse_submitted_plan};
+use crate::workflow::proof::{self as proof_plan, Recheck, Reuse};
 use crate::workflow::replan::check_replan;
 use crate::workflow::state::{ExitRecord, PreflightRecord};
 use crate::workflow::{
@@ -627,14 +628,13 @@ fn gates_after(
     if changed_by_test.is_empty() {
         // Every passing run records the tree it verified: the squash is checked against
         // it (docs/states.md), and a checkpoint of that tree needs no new preflight.
-        let verification = verify_tree(
-            session,
-            Some(state),
-            config,
-            before,
-            Reuse::TestRun(crate::gates::Reusable { command, run }),
-            Recheck::WorktreeTree,
-        )?;
+        let plan = proof_plan::working_tree(before, Reuse::TestRun, Recheck::WorktreeTree);
+        let given = Given {
+            state: Some(state),
+            test_run: Some(crate::gates::Reusable { command, run }),
+            ..Given::default()
+        };
+        let verification = verify_working_tree(session, config, &plan, given)?;
         let failure = verification.failed.as_ref().map(|g| {
             (
                 g.name.clone(),

@@ -1,11 +1,13 @@
-//! Verifying a tree, the one way it is done: preflight on it, or the passing run the
-//! workflow recorded for exactly this tree under exactly these gates; a check that nothing
-//! changed while the gates ran; and the checkpoint note built from the result.
+//! What a verified working tree is, and how it is recorded: the passing run the workflow
+//! recorded for exactly this tree under exactly these gates, the protected paths that void a
+//! verification, and the checkpoint note built from the result. The gates themselves run in
+//! the one executor (src/engine/proof/here.rs).
 
-use super::{EngineError, Session, io_error};
+use super::{EngineError, Session};
 use crate::config::Config;
-use crate::gates::{self, PreflightRun};
+use crate::gates::PreflightRun;
 use crate::workflow::notes::{CheckpointNote, NoteGate, NotePreflight};
+use crate::workflow::proof::{GateFailure, TreeFailure, tree_failure};
 use crate::workflow::state::{GateRecord, PreflightCache};
 use crate::workflow::{CHECKPOINT_STATES, Event, State};
 
@@ -19,35 +21,8 @@ pub enum GateSource {
     Recorded,
 }
 
-/// Whether a recorded pass may stand in for running the gates.
-#[derive(Clone, Copy, Debug)]
-pub enum Reuse<'a> {
-    /// Run every gate: the test just ran, and what it left must be checked afresh. Only a
-    /// gate whose command is the test's own takes the test's run (it ran on this tree, here,
-    /// in this environment), and is not run a second time.
-    TestRun(gates::Reusable<'a>),
-    /// Run unless the preflight cache covers the tree and the gates.
-    Cache,
-}
-
-/// How to tell whether the gates' view of the tree is still the tree being verified.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Recheck {
-    /// Take the working tree's tree again and compare it with the tree given.
-    WorktreeTree,
-    /// The tree given is the index's: the working tree must still match the index.
-    Unstaged,
-}
-
-/// The first gate that failed; the gates after it did not run.
-#[derive(Clone, Debug)]
-pub struct FailedGate {
-    pub name: String,
-    pub exit: String,
-    pub output: Vec<u8>,
-}
-
-/// The result of [`verify_tree`].
+/// What the gates made of the agent's working tree: the outcome of a plan's
+/// `WorkingTreeGates` obligation (src/engine/proof/here.rs).
 #[derive(Clone, Debug)]
 pub struct TreeVerification {
     /// The tree the gates were asked about, taken before anything ran; `None` when there
@@ -62,7 +37,7 @@ pub struct TreeVerification {
     /// Protected paths the tree changes ([`protected_changes`]); then the gates did not run
     /// and nothing was verified.
     pub protected: Vec<String>,
-    pub failed: Option<FailedGate>,
+    pub failed: Option<GateFailure>,
     /// The run itself, with every gate's output, when the gates ran.
     pub run: Option<PreflightRun>,
 }
@@ -70,6 +45,11 @@ pub struct TreeVerification {
 impl TreeVerification {
     pub fn passed(&self) -> bool {
         self.failed.is_none() && self.protected.is_empty()
+    }
+
+    /// Why the gates did not verify the tree ([`tree_failure`]); `None` when they did.
+    pub fn failure(&self) -> Option<TreeFailure> {
+        tree_failure(&self.protected, self.failed.as_ref(), &self.changed_during)
     }
 
     /// The tree this verification vouches for: the gates passed on it and nothing changed.
@@ -213,84 +193,6 @@ pub fn judges(config: &Config) -> Vec<String> {
         .collect()
 }
 
-/// Verifies `tree` (the working tree's or the index's, taken before anything ran) with the
-/// gates of `config`: reuses the recorded pass when `reuse` allows, else runs preflight in
-/// the working tree and then checks with `recheck` that the gates saw `tree`. A failing gate
-/// or a changed file is reported in the result, not as an error.
-pub fn verify_tree(
-    session: &Session,
-    state: Option<&State>,
-    config: &Config,
-    tree: Option<&str>,
-    reuse: Reuse<'_>,
-    recheck: Recheck,
-) -> Result<TreeVerification, EngineError> {
-    super::hermetic::require(session)?;
-    if matches!(reuse, Reuse::Cache)
-        && let Some(tree) = tree
-        && let Some(recorded) = recorded_verification(state, config, tree)
-        // Without gates there is nothing to reuse: the empty run is the honest record.
-        && !recorded.gates.is_empty()
-    {
-        return Ok(recorded);
-    }
-    if let Some(tree) = tree {
-        let protected = protected_changes(session, state, config, tree)?;
-        if !protected.is_empty() {
-            return Ok(TreeVerification {
-                tree: Some(tree.to_string()),
-                key: config.preflight_key(),
-                gates: Vec::new(),
-                source: GateSource::Ran,
-                changed_during: Vec::new(),
-                protected,
-                failed: None,
-                run: None,
-            });
-        }
-    }
-    let reusable = match reuse {
-        Reuse::TestRun(run) => Some(run),
-        Reuse::Cache => None,
-    };
-    let run = gates::run_preflight_reusing(
-        &config.preflight,
-        session.store.workdir(),
-        session.command_env()?,
-        reusable,
-    )
-    .map_err(io_error("run preflight"))?;
-    let failed = run.failed().map(|g| FailedGate {
-        name: g.name.clone(),
-        exit: g.run.exit.to_string(),
-        output: g.run.output.clone(),
-    });
-    let changed_during = match tree {
-        Some(tree) if failed.is_none() && !config.preflight.is_empty() => match recheck {
-            Recheck::WorktreeTree => {
-                let after = session.git.worktree_tree(&session.store.index_path())?;
-                if after == tree {
-                    Vec::new()
-                } else {
-                    session.git.changed_files(tree, &after)?
-                }
-            }
-            Recheck::Unstaged => session.git.unstaged_files()?,
-        },
-        _ => Vec::new(),
-    };
-    Ok(TreeVerification {
-        tree: tree.map(str::to_string),
-        key: config.preflight_key(),
-        gates: run.record().gates,
-        source: GateSource::Ran,
-        changed_during,
-        protected: Vec::new(),
-        failed,
-        run: Some(run),
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -341,7 +243,7 @@ mod tests {
         assert!(changed.note("main", None).is_none());
         assert!(changed.cache().is_none());
         let mut failed = verification(GateSource::Ran, &[]);
-        failed.failed = Some(FailedGate {
+        failed.failed = Some(GateFailure {
             name: "tests".into(),
             exit: "exit 1".into(),
             output: b"boom".to_vec(),

@@ -73,6 +73,93 @@ pub enum Obligation {
     PassesOn { tree: String, tests: Tests },
     /// The runs just before (a [`Tests::Pinned`] pair) left the plan's tree as it was made.
     TreeUnchanged,
+    /// The gates pass in the agent's own working tree, as it is (not a scratch worktree):
+    /// `tree` is its tree taken before anything ran (`None`: none was taken, a step's run
+    /// without gates), and the gates must have seen exactly it ([`Recheck`]). A checkpoint's,
+    /// a checkpoint commit's (`commit-msg`) and a passing step's preflight.
+    WorkingTreeGates {
+        tree: Option<String>,
+        reuse: Reuse,
+        recheck: Recheck,
+    },
+}
+
+/// What may stand in for running a working tree's gates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reuse {
+    /// Every gate runs: the step's test just ran, and what it left must be checked afresh.
+    /// Only a gate whose command is the test's own takes the test's run (it ran on this tree,
+    /// here, in this environment), and is not run a second time.
+    TestRun,
+    /// Nothing runs when the preflight cache covers the tree under these gates.
+    Cache,
+}
+
+/// How to tell whether the gates' view of the working tree is still the tree being verified.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Recheck {
+    /// Take the working tree's tree again and compare it with the tree given.
+    WorktreeTree,
+    /// The tree given is the index's: the working tree must still match the index.
+    Unstaged,
+}
+
+/// The plan of the gates in the agent's working tree, whose tree `tree` was taken before
+/// anything ran ([`Obligation::WorkingTreeGates`]): its commit and base are that tree (empty
+/// when none was taken); the configuration in force judges it.
+pub fn working_tree(tree: Option<&str>, reuse: Reuse, recheck: Recheck) -> ProofPlan {
+    let at = tree.unwrap_or_default();
+    ProofPlan::new(
+        (at, at),
+        None,
+        vec![Obligation::WorkingTreeGates {
+            tree: tree.map(str::to_string),
+            reuse,
+            recheck,
+        }],
+        Stop::Never,
+    )
+}
+
+/// The first gate that failed in a working tree's preflight; the gates after it did not run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GateFailure {
+    pub name: String,
+    pub exit: String,
+    pub output: Vec<u8>,
+}
+
+/// Why the gates in a working tree did not verify it, in the order it is judged.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TreeFailure {
+    /// The tree changes protected paths (docs/integrity.md): no gate ran.
+    Protected(Vec<String>),
+    /// A gate failed.
+    GateFailed(GateFailure),
+    /// Files changed while the gates ran: they verified a tree that is no longer there.
+    ChangedDuring(Vec<String>),
+}
+
+/// The judgement of a working tree's gates, said once for `checkpoint` and the `commit-msg`
+/// hook: protected paths changed (the gates did not count), else a gate that failed, else
+/// files that changed while they ran (written by a gate, say, or anyone else: the tree they
+/// saw would be committed unverified). `None` when they verified the tree.
+pub fn tree_failure(
+    protected: &[String],
+    failed: Option<&GateFailure>,
+    changed_during: &[String],
+) -> Option<TreeFailure> {
+    if !protected.is_empty() {
+        Some(TreeFailure::Protected(protected.to_vec()))
+    } else if let Some(failed) = failed {
+        Some(TreeFailure::GateFailed(failed.clone()))
+    } else if !changed_during.is_empty() {
+        Some(TreeFailure::ChangedDuring(changed_during.to_vec()))
+    } else {
+        None
+    }
 }
 
 /// The tests an obligation runs.

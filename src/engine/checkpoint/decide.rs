@@ -2,6 +2,7 @@
 //! refuse (and why), record HEAD as it is, or verify and commit the tree with this message.
 
 use super::super::{EngineError, wrong_state};
+use crate::workflow::proof::TreeFailure;
 use crate::workflow::{Status, StepId};
 
 /// HEAD, as the decision sees it.
@@ -203,37 +204,22 @@ pub(super) fn decide(facts: &Facts) -> Plan {
     Plan::Commit(commit_plan(facts.message, facts.owed))
 }
 
-/// Why what preflight found stops the commit, if it does: protected paths changed, a gate
-/// failed, or files changed while it ran (it verified the tree as it was when it started: a
-/// file written meanwhile, by the gates themselves or anyone else, would be committed
-/// unverified).
-pub(super) fn judge_preflight(
-    status: Status,
-    protected: &[String],
-    failed: Option<&super::super::verify::FailedGate>,
-    changed_during: &[String],
-) -> Option<Refusal> {
-    if !protected.is_empty() {
-        return Some(Refusal::ProtectedChanged {
-            status,
-            files: protected.to_vec(),
-        });
-    }
-    if let Some(failed) = failed {
-        return Some(Refusal::GateFailed {
-            gate: failed.name.clone(),
-            exit: failed.exit.clone(),
-            output: failed.output.clone(),
-        });
-    }
-    if !changed_during.is_empty() {
-        return Some(Refusal::FilesChanged {
+/// The refusal of a checkpoint whose tree the gates did not verify
+/// ([`crate::workflow::proof::tree_failure`]).
+pub(super) fn refusal(status: Status, failure: TreeFailure) -> Refusal {
+    match failure {
+        TreeFailure::Protected(files) => Refusal::ProtectedChanged { status, files },
+        TreeFailure::GateFailed(failed) => Refusal::GateFailed {
+            gate: failed.name,
+            exit: failed.exit,
+            output: failed.output,
+        },
+        TreeFailure::ChangedDuring(files) => Refusal::FilesChanged {
             status,
             when: Changed::DuringPreflight,
-            files: changed_during.to_vec(),
-        });
+            files,
+        },
     }
-    None
 }
 
 /// The commit for `message` (or the owed step's description), with its trailer.

@@ -1,7 +1,8 @@
 //! `checkpoint`: verifies the working tree with preflight (or reuses the passing result for
 //! exactly this tree and these gates), commits everything as a checkpoint, and records it.
 
-use super::verify::{GateSource, Recheck, Reuse, record_pass, verify_tree};
+use super::proof::{Given, verify_working_tree};
+use super::verify::{GateSource, record_pass};
 use serde::Serialize;
 
 mod decide;
@@ -12,6 +13,7 @@ use self::decide::{Changed, CommitPlan, Facts, Head, Plan, Refusal};
 use super::{EngineError, Session, notes, wrong_state};
 use crate::config::Config;
 use crate::store::FoundCommit;
+use crate::workflow::proof::{self as proof_plan, Recheck, Reuse};
 use crate::workflow::state::PreflightRecord;
 use crate::workflow::{self, Event, State, Status, StepId};
 
@@ -129,21 +131,14 @@ fn commit(
     plan: CommitPlan,
 ) -> Result<CheckpointReport, EngineError> {
     // Gates that passed on exactly this tree (at the last submit, say) are not run again.
-    let verification = verify_tree(
-        session,
-        Some(state),
-        config,
-        Some(tree),
-        Reuse::Cache,
-        Recheck::WorktreeTree,
-    )?;
-    if let Some(refusal) = decide::judge_preflight(
-        state.status(),
-        &verification.protected,
-        verification.failed.as_ref(),
-        &verification.changed_during,
-    ) {
-        return Err(refusal.into_error());
+    let gates = proof_plan::working_tree(Some(tree), Reuse::Cache, Recheck::WorktreeTree);
+    let given = Given {
+        state: Some(state),
+        ..Given::default()
+    };
+    let verification = verify_working_tree(session, config, &gates, given)?;
+    if let Some(failure) = verification.failure() {
+        return Err(decide::refusal(state.status(), failure).into_error());
     }
     let cached = verification.source == GateSource::Recorded;
     // Recorded before the commit: the commit-msg hook finds it and does not run the gates a

@@ -2,7 +2,7 @@
 
 use super::decide::*;
 use super::*;
-use crate::engine::verify::FailedGate;
+use crate::workflow::proof::{GateFailure, TreeFailure};
 use pretty_assertions::assert_eq;
 
 const TREE: &str = "tree-now";
@@ -101,66 +101,45 @@ fn messages() {
     }
 }
 
-/// A name, the protected paths changed, the failed gate, the files changed during the run,
-/// and the refusal.
-type PreflightRow<'a> = (
-    &'a str,
-    &'a [String],
-    Option<&'a FailedGate>,
-    &'a [String],
-    Option<Refusal>,
-);
-
 #[test]
-fn preflight_judgements() {
-    let failed = FailedGate {
+fn each_way_the_gates_did_not_verify_the_tree_is_its_refusal() {
+    let status = Status::ExecutingTdd;
+    let files = vec!["a.txt".to_string()];
+    let gate = GateFailure {
         name: "test".into(),
         exit: "exit 1".into(),
         output: b"boom".to_vec(),
     };
-    let files = vec!["a.txt".to_string()];
-    let none: Vec<String> = Vec::new();
-    let status = Status::ExecutingTdd;
-    let rows: Vec<PreflightRow> = vec![
-        ("all passed", &none, None, &none, None),
+    let rows = [
         (
-            "protected paths changed",
-            &files,
-            Some(&failed),
-            &files,
-            Some(Refusal::ProtectedChanged {
+            TreeFailure::Protected(files.clone()),
+            Refusal::ProtectedChanged {
                 status,
                 files: files.clone(),
-            }),
+            },
         ),
         (
-            "a gate failed",
-            &none,
-            Some(&failed),
-            &files,
-            Some(Refusal::GateFailed {
+            TreeFailure::GateFailed(gate),
+            Refusal::GateFailed {
                 gate: "test".into(),
                 exit: "exit 1".into(),
                 output: b"boom".to_vec(),
-            }),
+            },
         ),
         (
-            "files changed while it ran",
-            &none,
-            None,
-            &files,
-            Some(Refusal::FilesChanged {
+            TreeFailure::ChangedDuring(files.clone()),
+            Refusal::FilesChanged {
                 status,
                 when: Changed::DuringPreflight,
-                files: files.clone(),
-            }),
+                files,
+            },
         ),
     ];
-    for (name, protected, failed, changed, expected) in rows {
+    for (failure, expected) in rows {
         assert_eq!(
-            decide::judge_preflight(status, protected, failed, changed),
+            decide::refusal(status, failure.clone()),
             expected,
-            "{name}"
+            "{failure:?}"
         );
     }
 }

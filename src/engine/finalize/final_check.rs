@@ -391,7 +391,10 @@ fn red_proofs(
                     return Ok(());
                 }
             }
-            Outcome::Gates { .. } | Outcome::OnBase { .. } | Outcome::PutBack { .. } => {}
+            Outcome::Gates { .. }
+            | Outcome::OnBase { .. }
+            | Outcome::PutBack { .. }
+            | Outcome::WorkingTree(_) => {}
         }
     }
     Ok(())

@@ -4,6 +4,7 @@
 //! tests run on its base, where they must fail; and the tests that existed on a PR's base
 //! that it changed or removed.
 
+mod here;
 mod outcome;
 mod red;
 
@@ -11,10 +12,12 @@ pub use self::outcome::{Outcome, RedPair};
 pub use self::red::end_orphans;
 use crate::config::{Config, ConfigError, Origin, PinnedTests};
 use crate::engine::scratch::Scratch;
+use crate::engine::verify::TreeVerification;
 use crate::engine::{EngineError, Session, io_error};
 use crate::exec;
 use crate::exec::orphans::Reaper;
 use crate::gates::{self, PreflightRun};
+use crate::workflow::State;
 use crate::workflow::notes::ChangedTests;
 use crate::workflow::proof::{Obligation, PinnedTest, ProofPlan, Stop, Tests};
 use crate::workflow::ticket::{FailedGate, GateResult, GateVerdict};
@@ -31,12 +34,39 @@ pub fn execute(
     plan: &ProofPlan,
     reaper: Option<&Reaper>,
 ) -> Result<Vec<Outcome>, EngineError> {
+    let given = Given {
+        reaper,
+        ..Given::default()
+    };
+    execute_with(session, config, plan, given)
+}
+
+/// What a plan's run is given besides the plan and its configuration.
+#[derive(Clone, Copy, Default)]
+pub struct Given<'a> {
+    /// Under no confinement, ends what each run leaves running.
+    pub reaper: Option<&'a Reaper>,
+    /// The workflow's state: its preflight cache and pin, for a working tree's gates.
+    pub state: Option<&'a State>,
+    /// The step's own test run, which a working tree's gate with its command takes
+    /// ([`crate::workflow::proof::Reuse::TestRun`]).
+    pub test_run: Option<gates::Reusable<'a>>,
+}
+
+/// [`execute`], given more than a reaper ([`Given`]).
+pub fn execute_with(
+    session: &Session,
+    config: &Config,
+    plan: &ProofPlan,
+    given: Given<'_>,
+) -> Result<Vec<Outcome>, EngineError> {
+    let reaper = given.reaper;
     let mut run = Run {
         session,
         config,
         reaper,
+        given,
         plan,
-        tree: session.git.tree_of(&plan.commit)?,
         pairs: pairs(session, config, plan, reaper)?,
     };
     let mut outcomes = Vec::new();
@@ -112,9 +142,8 @@ struct Run<'a> {
     session: &'a Session,
     config: &'a Config,
     reaper: Option<&'a Reaper>,
+    given: Given<'a>,
     plan: &'a ProofPlan,
-    /// The tree of the plan's commit.
-    tree: String,
     pairs: Option<red::Pairs<'a>>,
 }
 
@@ -129,7 +158,8 @@ impl Run<'_> {
         let unpaired = || EngineError::Internal("a proof plan's obligation has no pair".into());
         Ok(match obligation {
             Obligation::GatesPass => {
-                let scratch = Scratch::new(session, &self.plan.commit, &self.tree)?;
+                let tree = git.tree_of(&self.plan.commit)?;
+                let scratch = Scratch::new(session, &self.plan.commit, &tree)?;
                 let run = gates_in(session, config, &scratch);
                 end_orphans(self.reaper, "the gates")?;
                 gates_outcome(config, run?)
@@ -181,8 +211,35 @@ impl Run<'_> {
             }
             Obligation::PassesOn { .. } => return Err(unpaired()),
             Obligation::TreeUnchanged => self.pairs.as_ref().ok_or_else(unpaired)?.unchanged()?,
+            Obligation::WorkingTreeGates {
+                tree,
+                reuse,
+                recheck,
+            } => Outcome::WorkingTree(Box::new(here::gates_here(
+                session,
+                (self.given.state, config),
+                (tree.as_deref(), *reuse, *recheck),
+                self.given.test_run,
+            )?)),
         })
     }
+}
+
+/// Runs `plan`, the gates in the agent's working tree ([`crate::workflow::proof::working_tree`]),
+/// and returns what they made of it.
+pub fn verify_working_tree(
+    session: &Session,
+    config: &Config,
+    plan: &ProofPlan,
+    given: Given<'_>,
+) -> Result<TreeVerification, EngineError> {
+    execute_with(session, config, plan, given)?
+        .into_iter()
+        .find_map(|outcome| match outcome {
+            Outcome::WorkingTree(verification) => Some(*verification),
+            _ => None,
+        })
+        .ok_or_else(|| EngineError::Internal("a working tree's plan verified no tree".into()))
 }
 
 /// The outcome of `GatesPass`: the gates' verdict on their run ([`gate_result`]), and what

@@ -2,6 +2,7 @@
 //! (src/engine/proof/mod.rs) returns these, and every verdict and its text is read from them.
 
 use crate::engine::evidence::TestRun;
+use crate::engine::verify::TreeVerification;
 use crate::workflow::evidence::{Kind, Shortfall, Side};
 use crate::workflow::proof::{PairFailure, PinnedTest};
 use crate::workflow::ticket::{GateResult, GateVerdict};
@@ -42,6 +43,8 @@ pub enum Outcome {
         by: Option<PinnedTest>,
         changed: Vec<String>,
     },
+    /// `WorkingTreeGates`: what the gates made of the agent's working tree.
+    WorkingTree(Box<TreeVerification>),
 }
 
 /// A pinned test's two runs and what they prove.
@@ -67,6 +70,7 @@ impl Outcome {
             Outcome::Red(pair) => pair.failure.is_none(),
             Outcome::Flaky { .. } => false,
             Outcome::Tree { changed, .. } => changed.is_empty(),
+            Outcome::WorkingTree(verification) => verification.failure().is_none(),
         }
     }
 

@@ -362,3 +362,64 @@ fn a_recorded_plan_that_differs_from_the_chains_is_named_where_it_first_differs(
     );
     assert!(named.contains(r#""paths":[],"#), "{named}");
 }
+
+#[test]
+fn a_working_trees_plan_is_its_gates_in_place_on_the_tree_taken_before_anything_ran() {
+    let cases = [
+        (Some("t1"), Reuse::Cache, Recheck::WorktreeTree, "t1"),
+        (Some("t2"), Reuse::Cache, Recheck::Unstaged, "t2"),
+        (None, Reuse::TestRun, Recheck::WorktreeTree, ""),
+    ];
+    for (tree, reuse, recheck, at) in cases {
+        assert_eq!(
+            working_tree(tree, reuse, recheck),
+            ProofPlan {
+                commit: at.into(),
+                base: at.into(),
+                policy: None,
+                obligations: vec![Obligation::WorkingTreeGates {
+                    tree: tree.map(str::to_string),
+                    reuse,
+                    recheck,
+                }],
+                stop: Stop::Never,
+            },
+            "{tree:?} {reuse:?} {recheck:?}"
+        );
+    }
+}
+
+#[test]
+fn a_working_tree_fails_on_protected_paths_first_then_a_gate_then_files_changed_meanwhile() {
+    let failed = GateFailure {
+        name: "test".into(),
+        exit: "exit 1".into(),
+        output: b"boom".to_vec(),
+    };
+    let files = vec!["a.txt".to_string()];
+    let none: Vec<String> = Vec::new();
+    let cases = [
+        (&none, None, &none, None),
+        (
+            &files,
+            Some(&failed),
+            &files,
+            Some(TreeFailure::Protected(files.clone())),
+        ),
+        (
+            &none,
+            Some(&failed),
+            &files,
+            Some(TreeFailure::GateFailed(failed.clone())),
+        ),
+        (
+            &none,
+            None,
+            &files,
+            Some(TreeFailure::ChangedDuring(files.clone())),
+        ),
+    ];
+    for (protected, failed, changed, expected) in cases {
+        assert_eq!(tree_failure(protected, failed, changed), expected);
+    }
+}
