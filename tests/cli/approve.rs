@@ -527,6 +527,13 @@ fn a_flaky_verdict_off_the_machine_is_lifted_by_a_humans_answer_after_the_merge(
             .any(|a| a["commit"] == answer.as_str()),
         "{verdict}"
     );
+    // An unsigned answer given after the human's (the agent's own) hides nothing: the signed
+    // one still lifts it, named as before.
+    repo.human(&["approve", "--flaky", "--tree", &merge])
+        .expect(0);
+    let later = ci_clone(&repo).run(&["attest", "--json", "--no-note", &merge]);
+    later.expect(0);
+    assert_eq!(later.json()["verdicts"][0]["warnings"], verdict["warnings"]);
 }
 
 /// Off the machine, for a ticket's merge: CI's first `attest` fails its gates (a flag outside

@@ -26,11 +26,18 @@ pub fn accepted_for(
         return Ok(None);
     };
     let probe = verifier.session(first)?;
-    let answer = match super::find::locate(&probe.store, chains, commit)? {
+    use super::memory::Answerer;
+    Ok(match super::find::locate(&probe.store, chains, commit)? {
         Some((chain, target)) => {
             let session = verifier.session(&chain)?;
             let stop = crate::engine::chain::pr_stop(&session.store, target.pr_state())?;
-            super::memory::accepted(&session, chain.tip, stop, tree, Some(policy))?
+            super::memory::accepted(
+                &session,
+                (chain.tip, stop),
+                tree,
+                Some(policy),
+                Answerer::Signed,
+            )?
         }
         // A ticket's merge or squash: its answers are in the ticket's chain, as `attest`
         // finds the ticket (src/engine/attest/ticket.rs).
@@ -39,19 +46,13 @@ pub fn accepted_for(
                 let session = verifier.session(&found.chain)?;
                 super::memory::accepted_in_ticket(
                     &session,
-                    found.chain.tip,
-                    &found.ticket,
+                    (found.chain.tip, &found.ticket),
                     tree,
                     Some(policy),
+                    Answerer::Signed,
                 )?
             }
             None => None,
         },
-    };
-    Ok(answer.filter(|answer| {
-        matches!(
-            answer.verdict,
-            crate::engine::answers::AnswerVerdict::Signed { .. }
-        )
-    }))
+    })
 }

@@ -205,6 +205,30 @@ fn remembered(statement: &Value, commit: &str, tree: &str, policy: &str) -> Opti
         })
 }
 
+/// Whose answer lifts a remembered failure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Answerer {
+    /// Any answer that stands as every human answer must (the local final check).
+    Standing,
+    /// Only one signed by a key the pinned allowed signers list, whatever `[human] require`
+    /// says (`attest` and the server hook): unsigned, an answer is only attributed, and the
+    /// agent can write that itself (`GIT_ORCHESTRATE_HUMAN=1`).
+    Signed,
+}
+
+impl Answerer {
+    /// Whether `answer` is one this answerer's rule takes. Asked while the answers are
+    /// searched, so that a later one it does not take (an agent's unsigned answer after a
+    /// human's signed one) hides nothing.
+    fn takes(self, answer: &AnswerCheck) -> bool {
+        self == Answerer::Standing
+            || matches!(
+                answer.verdict,
+                crate::engine::answers::AnswerVerdict::Signed { .. }
+            )
+    }
+}
+
 /// The human answer in a PR's chain (from `tip` back to `stop`) that lifts a remembered
 /// failure of `tree` under `policy` (a config blob; `None`: no configuration pinned): the
 /// newest `approve --flaky --tree TREE` standing as every human answer must (signed by a key
@@ -216,17 +240,20 @@ fn remembered(statement: &Value, commit: &str, tree: &str, policy: &str) -> Opti
 /// under one set of gates has not accepted it under another.
 pub fn accepted(
     session: &Session,
-    tip: gix::ObjectId,
-    stop: Option<gix::ObjectId>,
+    (tip, stop): (gix::ObjectId, Option<gix::ObjectId>),
     tree: &str,
     policy: Option<&str>,
+    who: Answerer,
 ) -> Result<Option<AnswerCheck>, EngineError> {
     let answers =
         crate::engine::answers::judge_answers(session, session.store.workflow(), tip, stop)?;
     let store = &session.store;
     // Every answer for the tree is looked at: one given under another policy does not hide
     // a later one given under this.
-    for answer in answers.into_iter().filter(|a| a.accepts_flaky(tree)) {
+    for answer in answers
+        .into_iter()
+        .filter(|a| a.accepts_flaky(tree) && who.takes(a))
+    {
         let id = gix::ObjectId::from_hex(answer.commit.as_bytes())
             .map_err(|e| EngineError::Internal(format!("a commit id did not parse: {e}")))?;
         let Some(parent) = store.commit_record(id)?.parents.first().copied() else {
@@ -247,10 +274,10 @@ pub fn accepted(
 /// under `policy` (the ticket's config blob: a ticket is pinned once, when it begins).
 pub fn accepted_in_ticket(
     session: &Session,
-    tip: gix::ObjectId,
-    ticket: &crate::workflow::ticket::Ticket,
+    (tip, ticket): (gix::ObjectId, &crate::workflow::ticket::Ticket),
     tree: &str,
     policy: Option<&str>,
+    who: Answerer,
 ) -> Result<Option<AnswerCheck>, EngineError> {
     let answers =
         crate::engine::answers::judge_ticket_answers(session, session.store.workflow(), tip)?;
@@ -258,6 +285,7 @@ pub fn accepted_in_ticket(
         .into_iter()
         .find(|(answer, given_on)| {
             answer.accepts_flaky(tree)
+                && who.takes(answer)
                 && given_on.finished.is_some()
                 && given_on.finished == ticket.finished
                 && given_on.config.as_deref() == policy

@@ -358,23 +358,22 @@ fn remember(
         return Ok(());
     }
     let accepted = match answers {
-        Some(AnswersIn::Pr { tip, stop }) => {
-            memory::accepted(session, tip, stop, &tree, Some(blob))?
-        }
-        Some(AnswersIn::Ticket { tip, ticket }) => {
-            memory::accepted_in_ticket(session, tip, ticket, &tree, Some(blob))?
-        }
+        Some(AnswersIn::Pr { tip, stop }) => memory::accepted(
+            session,
+            (tip, stop),
+            &tree,
+            Some(blob),
+            memory::Answerer::Signed,
+        )?,
+        Some(AnswersIn::Ticket { tip, ticket }) => memory::accepted_in_ticket(
+            session,
+            (tip, ticket),
+            &tree,
+            Some(blob),
+            memory::Answerer::Signed,
+        )?,
         None => None,
-    }
-    // Off the agent's machine only a signed answer is a human's: unsigned, an answer is
-    // attributed, and the agent can write that itself (`GIT_ORCHESTRATE_HUMAN=1`). The
-    // server hook asks the same (src/engine/attest/lifted.rs).
-    .filter(|answer| {
-        matches!(
-            answer.verdict,
-            crate::engine::answers::AnswerVerdict::Signed { .. }
-        )
-    });
+    };
     match accepted {
         Some(answer) => {
             let warning = memory::accepted_warning(&tree, &answer);

@@ -69,8 +69,13 @@ pub fn judge(session: &Session, snap: &Snapshot, tree: &str) -> Result<Judged, E
     // Held to the rule `attest` and the server hook hold an answer to: given under the
     // policy this check ran under.
     let policy = answers::answer_policy(session, &snap.state)?;
-    let accepted_by =
-        crate::engine::attest::memory::accepted(session, snap.tip, stop, tree, policy.as_deref())?;
+    let accepted_by = crate::engine::attest::memory::accepted(
+        session,
+        (snap.tip, stop),
+        tree,
+        policy.as_deref(),
+        crate::engine::attest::memory::Answerer::Standing,
+    )?;
     let refused = accepted_by
         .is_none()
         .then(|| FinalCheckRefusal::FailedBefore {
