@@ -189,7 +189,7 @@ pub fn judges(config: &Config) -> Vec<String> {
         .iter()
         .map(|g| g.command.as_str())
         .chain(config.review.command.as_deref())
-        .flat_map(super::doctor::repository_files)
+        .flat_map(crate::workflow::command_files::repository_files)
         .collect()
 }
 

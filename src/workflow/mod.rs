@@ -9,6 +9,7 @@ pub mod archive;
 pub mod branch_name;
 pub mod briefing;
 pub mod claims;
+pub mod command_files;
 pub mod cosmic_ray;
 pub mod debugging;
 #[cfg(test)]

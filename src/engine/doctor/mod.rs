@@ -8,7 +8,7 @@ mod hooks;
 
 use self::check::check;
 pub use self::check::{Check, Level};
-pub(crate) use self::commands::repository_files;
+
 use self::commands::review_command;
 use self::hooks::hooks;
 use super::{EngineError, Session};
