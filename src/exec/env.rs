@@ -401,7 +401,9 @@ fn cache_dir(inside: &[PathBuf]) -> PathBuf {
 /// Where the scratch worktrees of the repository whose git directory is `common_dir` are
 /// made: this user's own directory (mode 0700) in the system's temporary directory, never
 /// inside the repository, one per repository so that the next run clears what a killed one
-/// left. When that directory is not this user's, inside the git directory after all.
+/// left. When that directory is not this user's, or not a directory (a link left there,
+/// by a confined command of an earlier verification among others, would lead its worktrees
+/// anywhere), inside the git directory after all.
 pub fn scratch_dir(inside: &[&Path], common_dir: &Path) -> PathBuf {
     use std::hash::{Hash, Hasher};
     let inside = canonical_all(inside);
@@ -411,8 +413,9 @@ pub fn scratch_dir(inside: &[&Path], common_dir: &Path) -> PathBuf {
         .unwrap_or_else(|_| common_dir.to_path_buf())
         .hash(&mut hasher);
     let base = temp_base(&inside);
-    if own_dir(&base) {
-        base.join(format!("scratch-{:016x}", hasher.finish()))
+    let scratch = base.join(format!("scratch-{:016x}", hasher.finish()));
+    if own_dir(&base) && own_dir(&scratch) {
+        scratch
     } else {
         common_dir.join("orchestrator/clean-check")
     }
@@ -509,6 +512,26 @@ mod tests {
         let path = dir.join(name);
         std::fs::write(&path, "#!/bin/sh\n").unwrap();
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+
+    /// The scratch directory of a repository is this user's own directory in the temporary
+    /// one; a link left at its name (a confined command can write the temporary directory)
+    /// is not followed: the scratch worktrees go inside the git directory instead.
+    #[test]
+    fn a_link_at_the_scratch_directorys_name_is_not_followed() {
+        let repo = tempfile::tempdir().unwrap();
+        let common = repo.path().join(".git");
+        std::fs::create_dir(&common).unwrap();
+        let scratch = scratch_dir(&[repo.path()], &common);
+        assert!(!scratch.starts_with(repo.path()), "{}", scratch.display());
+        assert!(std::fs::symlink_metadata(&scratch).unwrap().is_dir());
+
+        let elsewhere = tempfile::tempdir().unwrap();
+        std::fs::remove_dir_all(&scratch).unwrap();
+        std::os::unix::fs::symlink(elsewhere.path(), &scratch).unwrap();
+        let chosen = scratch_dir(&[repo.path()], &common);
+        std::fs::remove_file(&scratch).unwrap();
+        assert_eq!(chosen, common.join("orchestrator/clean-check"));
     }
 
     #[test]

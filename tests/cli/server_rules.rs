@@ -202,6 +202,116 @@ fn a_forged_verdict_under_any_notes_ref_is_refused_and_an_unsigned_failure_is_un
     );
 }
 
+/// The verification notes on the server are only added to: deleting them, pushing another
+/// history over them, removing the note a commit on main carries or taking a line out of it
+/// are refused (a clone would then read an honest merge as unverified); a note added on top
+/// is taken.
+#[test]
+fn the_verification_notes_of_main_are_only_added_to() {
+    let repo = calc_with(CALC_CONFIG, &[]);
+    let server = Server::start(&repo);
+    let merge = merged_on_server(&repo, &server);
+    push(&repo, &server, &[], &["refs/notes/orchestrator"]).expect(0);
+    let on_main = repo
+        .git(&["notes", "--ref", "orchestrator", "list"])
+        .lines()
+        .filter_map(|l| l.split_once(' ').map(|(_, object)| object.to_string()))
+        .find(|object| {
+            repo.git_try(&["merge-base", "--is-ancestor", object, "main"])
+                .0
+        })
+        .expect("a commit on main carries a note");
+    let before = server.refs(&repo);
+    let notes = "refs/notes/orchestrator";
+
+    let out = push(&repo, &server, &[], &[&format!(":{notes}")]);
+    refused(
+        &repo,
+        &server,
+        &before,
+        &out,
+        &[
+            "git-orchestrate: refused refs/notes/orchestrator: deletes the verification notes \
+           (refs/notes/orchestrator): the record of what was verified is only added to",
+        ],
+    );
+
+    repo.git(&["notes", "--ref", "forged", "add", "-m", "{}", &merge]);
+    let out = push(
+        &repo,
+        &server,
+        &[],
+        &[&format!("+refs/notes/forged:{notes}")],
+    );
+    refused(
+        &repo,
+        &server,
+        &before,
+        &out,
+        &[
+            "git-orchestrate: refused refs/notes/orchestrator <id>: rewrites the verification \
+           notes: a push may only add notes on top of them (sync merges two clones' notes by \
+           the union of their lines)",
+        ],
+    );
+
+    let kept = repo.git(&["rev-parse", notes]).trim().to_string();
+    repo.git(&["notes", "--ref", "orchestrator", "remove", &on_main]);
+    let out = push(&repo, &server, &[], &[notes]);
+    refused(
+        &repo,
+        &server,
+        &before,
+        &out,
+        &[
+            "git-orchestrate: refused refs/notes/orchestrator <id>: removes the note on <id>, a \
+           commit on main: a merged commit's record is kept",
+        ],
+    );
+
+    repo.git(&["update-ref", notes, &kept]);
+    repo.git(&[
+        "notes",
+        "--ref",
+        "orchestrator",
+        "add",
+        "-f",
+        "-m",
+        "{}",
+        &on_main,
+    ]);
+    let out = push(&repo, &server, &[], &[notes]);
+    assert_ne!(out.code, 0, "{}", out.stderr);
+    let lines = remote(&out);
+    assert_eq!(lines.len(), 1, "{}", out.stderr);
+    assert!(
+        lines[0].starts_with(
+            "git-orchestrate: refused refs/notes/orchestrator <id>: takes a line \
+             out of the note on <id>, a commit on main ("
+        ) && lines[0].ends_with("): a merged commit's record keeps every line it had"),
+        "{}",
+        lines[0]
+    );
+    assert_eq!(server.refs(&repo), before);
+
+    // Added on top (a line appended, a note on another commit): taken.
+    repo.git(&["update-ref", notes, &kept]);
+    repo.git(&[
+        "notes",
+        "--ref",
+        "orchestrator",
+        "append",
+        "-m",
+        "{\"added\":1}",
+        &on_main,
+    ]);
+    push(&repo, &server, &[], &[notes]).expect(0);
+    assert_eq!(
+        server.rev(&repo, notes),
+        Some(repo.git(&["rev-parse", notes]).trim().to_string())
+    );
+}
+
 /// The CI job `init --ci` writes, on main; a PR whose tree swaps its `attest` call for
 /// `echo '{}'` changes a protected path: its verification does not count.
 #[test]
@@ -731,6 +841,41 @@ fn the_server_guards_claims() {
     assert!(
         out.stderr
             .contains("only its holder renews it, and only a listed human takes it"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(server.rev(&first, CLAIM), Some(held.clone()));
+
+    // The holder's claim copied with its end put in the past (a forged lapse, after which
+    // anyone could delete it): refused while its workflow works on it.
+    let message = other
+        .git(&["log", "-1", "--format=%B", &held])
+        .lines()
+        .map(|l| match l.split_once("Expires: ") {
+            Some((key, _)) => format!("{key}Expires: 1700000000"),
+            None => l.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(message.contains("Expires: 1700000000"), "{message}");
+    let tree = other.git(&["rev-parse", &format!("{held}^{{tree}}")]);
+    let forged = other
+        .git(&["commit-tree", tree.trim(), "-p", &held, "-m", &message])
+        .trim()
+        .to_string();
+    let out = push(&other, &server, &[], &[&format!("{forged}:{CLAIM}")]);
+    assert_ne!(out.code, 0, "{}", out.stderr);
+    let lines = remote(&out);
+    assert!(
+        lines.len() == 1
+            && lines[0].contains(", before its term (until ")
+            && lines[0].starts_with(&format!(
+                "git-orchestrate: refused {CLAIM} <id>: would end the claim workflow main ("
+            ))
+            && lines[0].ends_with(
+                "): a renewal runs a full term from now, and its holder's workflow still works \
+                 on it"
+            ),
         "{}",
         out.stderr
     );

@@ -12,6 +12,7 @@ mod find;
 pub mod harden;
 mod human;
 mod install;
+mod kept_notes;
 mod lifted;
 pub mod memory;
 mod plans;

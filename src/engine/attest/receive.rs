@@ -90,6 +90,8 @@ enum Guarded<'a> {
     AttestNotes,
     /// `refs/notes/orchestrator-attest-ci`: the CI job's verdicts, taken signed only.
     CiNotes,
+    /// `refs/notes/orchestrator`: the verification notes, only ever added to.
+    Notes,
     Workflow(&'a str),
     /// A clone's own bookkeeping (`refs/orchestrator/remotes/*`, `…/backups/*`): no client
     /// writes it on a server, where a copy of a chain could stand in for the guarded one.
@@ -126,6 +128,9 @@ fn guarded<'a>(reference: &'a str, main: &str) -> Guarded<'a> {
     // Any other spelling of it is refused as a verdicts ref (below), not taken as the CI's.
     if is_verdict_notes(reference) {
         return Guarded::AttestNotes;
+    }
+    if reference == crate::store::NOTES_REF {
+        return Guarded::Notes;
     }
     if let Some(slug) = reference.strip_prefix(crate::store::CLAIMS) {
         return Guarded::Claim(slug);
@@ -194,6 +199,13 @@ pub fn pre_receive(
             Guarded::CiNotes => {
                 if let Some(why) =
                     super::ci_notes::refusal(&judged, u.old.as_deref(), u.new.as_deref())?
+                {
+                    report.refusals.push(refuse(u.new.as_ref(), why));
+                }
+            }
+            Guarded::Notes => {
+                if let Some(why) =
+                    super::kept_notes::refusal(&judged, u.old.as_deref(), u.new.as_deref())?
                 {
                     report.refusals.push(refuse(u.new.as_ref(), why));
                 }
@@ -700,6 +712,25 @@ fn claim_refusal(m: &ClaimMove) -> Option<String> {
                 old.holder()
             )
         }),
+        // A renewal runs a full term from now: one that ends sooner is a forged lapse,
+        // after which anyone could delete the claim its holder's workflow still works under.
+        Some(Some(new))
+            if same_holder(new)
+                && m.holder_working
+                && let Some(old) = live
+                && new
+                    .expires
+                    .saturating_add(crate::workflow::claims::SKEW_SECONDS)
+                    < old.expires.min(m.now.saturating_add(m.ttl)) =>
+        {
+            Some(format!(
+                "would end the claim {} holds at {}, before its term (until {}): a renewal runs a \
+                 full term from now, and its holder's workflow still works on it",
+                old.holder(),
+                new.expires,
+                old.expires
+            ))
+        }
         Some(Some(new)) if same_holder(new) => None,
         Some(Some(_)) if let Some(old) = live => Some(format!(
             "{} holds the claim until {}: only its holder renews it, and only a listed human \
@@ -1125,7 +1156,7 @@ mod tests {
             guarded("refs/notes/orchestrator-attest-ci", "main"),
             Guarded::CiNotes
         );
-        assert_eq!(guarded("refs/notes/orchestrator", "main"), Guarded::Other);
+        assert_eq!(guarded("refs/notes/orchestrator", "main"), Guarded::Notes);
         assert_eq!(
             guarded("refs/heads/orchestrator-attest", "main"),
             Guarded::Other
@@ -1236,6 +1267,45 @@ mod tests {
                 ClaimMove {
                     old: live(),
                     new: Some(Some(claim("a", "alice", now + 120))),
+                    ..base()
+                },
+                false,
+            ),
+            (
+                "renewed by its holder for a full term while it works",
+                ClaimMove {
+                    old: live(),
+                    new: Some(Some(claim("a", "alice", now + 120))),
+                    holder_working: true,
+                    ..base()
+                },
+                false,
+            ),
+            (
+                "shortened to a lapse in its holder's name while it works",
+                ClaimMove {
+                    old: Some(Some(claim("a", "alice", now + 3_600))),
+                    new: Some(Some(claim("a", "alice", now - 1))),
+                    holder_working: true,
+                    ..base()
+                },
+                true,
+            ),
+            (
+                "shortened to a minute in its holder's name while it works",
+                ClaimMove {
+                    old: Some(Some(claim("a", "alice", now + 3_600))),
+                    new: Some(Some(claim("a", "alice", now + 60))),
+                    holder_working: true,
+                    ..base()
+                },
+                true,
+            ),
+            (
+                "shortened once its workflow is done",
+                ClaimMove {
+                    old: live(),
+                    new: Some(Some(claim("a", "alice", now - 1))),
                     ..base()
                 },
                 false,

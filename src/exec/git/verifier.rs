@@ -63,6 +63,47 @@ impl Git {
             .collect())
     }
 
+    /// The notes that differ between the notes commits `old` and `new`, by annotated object:
+    /// (object, note blob before, note blob after), `None` where there is none. One
+    /// `diff-tree`, so it costs what changed, not how many notes there are; a note moved to
+    /// another fan-out level with its blob unchanged is no change.
+    #[allow(clippy::type_complexity)]
+    pub fn notes_changed(
+        &self,
+        old: &str,
+        new: &str,
+    ) -> Result<Vec<(String, Option<String>, Option<String>)>, GitError> {
+        use std::collections::BTreeMap;
+        let out = self.run([
+            "diff-tree",
+            "-r",
+            "--no-renames",
+            "--no-commit-id",
+            old,
+            new,
+        ])?;
+        let mut changed: BTreeMap<String, (Option<String>, Option<String>)> = BTreeMap::new();
+        for line in out.lines() {
+            let Some((meta, path)) = line.split_once('\t') else {
+                continue;
+            };
+            let fields: Vec<&str> = meta.split(' ').collect();
+            let [_, _, before, after, _] = fields[..] else {
+                continue;
+            };
+            let blob = |id: &str| (!id.bytes().all(|b| b == b'0')).then(|| id.to_string());
+            let object: String = path.chars().filter(|c| *c != '/').collect();
+            let entry = changed.entry(object).or_default();
+            entry.0 = entry.0.take().or(blob(before));
+            entry.1 = entry.1.take().or(blob(after));
+        }
+        Ok(changed
+            .into_iter()
+            .filter(|(_, (before, after))| before != after)
+            .map(|(object, (before, after))| (object, before, after))
+            .collect())
+    }
+
     /// The entries of a notes commit's tree, as (path, kind, object) triples, every level
     /// listed (`ls-tree -r`): a note's path is its object's id, fanned out or not.
     pub fn notes_tree(&self, commit: &str) -> Result<Vec<(String, String, String)>, GitError> {

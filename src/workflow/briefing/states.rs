@@ -354,6 +354,14 @@ pub(super) fn what_failed(run: &LastRun) -> String {
             "your test command `{}` passed, but the preflight gate `{}` failed ({}).",
             run.command, gate.name, gate.exit
         ),
+        // Passed, no gate failed, and still refused: what refused it is named in that
+        // submission's own output, not in the run this record keeps.
+        (Expectation::Pass, true, None, _) => format!(
+            "your test command `{}` passed ({}), but the submission was refused for what its \
+             output named (the task's RED test failing when run again, a protected path \
+             changed, or files changed while the tests ran).",
+            run.command, run.exit
+        ),
         (Expectation::Pass, _, _, _) => {
             format!("your test command `{}` failed ({}).", run.command, run.exit)
         }

@@ -723,3 +723,35 @@ fn every_agent_guide_excerpt_is_its_snapshot() {
     }
     assert!(checked >= 16, "only {checked} excerpts are checked");
 }
+
+/// A passing test with every gate passing, refused all the same (a protected path, the RED
+/// test run again, files changed meanwhile): the briefing does not call the test failed.
+#[test]
+fn a_refused_submission_whose_test_passed_does_not_say_it_failed() {
+    let mut run = LastRun {
+        step: StepId::new(0, 1),
+        command: "sh tests/add.sh".into(),
+        expectation: Expectation::Pass,
+        exit: ExitRecord::code(0),
+        verdict: Verdict::Failure,
+        preflight: None,
+    };
+    let expected = "your test command `sh tests/add.sh` passed (exit 0), but the submission was \
+                    refused for what its output named (the task's RED test failing when run \
+                    again, a protected path changed, or files changed while the tests ran).";
+    assert_eq!(super::states::what_failed(&run), expected);
+    run.preflight = Some(PreflightRecord {
+        gates: vec![GateRecord {
+            name: "lint".into(),
+            exit: ExitRecord::code(0),
+            ms: 3,
+            reused: true,
+        }],
+    });
+    assert_eq!(super::states::what_failed(&run), expected);
+    run.exit = ExitRecord::code(1);
+    assert_eq!(
+        super::states::what_failed(&run),
+        "your test command `sh tests/add.sh` failed (exit 1)."
+    );
+}
