@@ -594,7 +594,8 @@ pub enum Adequacy {
 #[serde(rename_all = "lowercase")]
 pub enum MutationTool {
     /// For a task whose code is Python: mutmut when the commands' PATH has it, else
-    /// cosmic-ray when it has that; else the built-in mutator.
+    /// cosmic-ray when it has that; for one whose code is JavaScript or TypeScript, Stryker
+    /// when the PATH has it; else the built-in mutator.
     #[default]
     Auto,
     /// mutmut for a task whose code is Python; where it cannot be run, the built-in mutator,
@@ -603,6 +604,8 @@ pub enum MutationTool {
     /// cosmic-ray, as mutmut is asked for.
     #[serde(rename = "cosmic-ray")]
     CosmicRay,
+    /// Stryker, for JavaScript and TypeScript, as mutmut is asked for.
+    Stryker,
     /// The built-in line mutator always.
     Builtin,
 }

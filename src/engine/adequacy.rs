@@ -1,6 +1,7 @@
 //! Adequacy by mutation at the final check (docs/integrity.md, "Adequacy by mutation"): each
 //! task's pinned RED test run against mutants of the code the task wrote, made by the
-//! project's own tool where it fits (mutmut or cosmic-ray, for Python) or the built-in line
+//! project's own tool where it fits (mutmut or cosmic-ray for Python, Stryker for JavaScript
+//! and TypeScript) or the built-in line
 //! mutator, in a worktree of the task's own put back as it was after every run, and what it
 //! killed.
 
@@ -15,7 +16,7 @@ use crate::exec::{self, CommandEnv, RunOutput, ShellOptions};
 use crate::workflow::briefing::text::shell_quote;
 use crate::workflow::notes::TaskAdequacy;
 use crate::workflow::state::ExitRecord;
-use crate::workflow::{cosmic_ray, mutate, mutmut};
+use crate::workflow::{cosmic_ray, mutate, mutmut, stryker};
 
 /// Each pinned RED test against mutants of its task's code: the code files the task changed
 /// after its RED step, up to the next RED step's tree (the last task's: the squashed tree),
@@ -147,6 +148,7 @@ fn text(session: &Session, tree: &str, path: &str) -> Result<Option<String>, Eng
 enum Tool {
     Mutmut,
     CosmicRay,
+    Stryker,
 }
 
 impl Tool {
@@ -155,6 +157,15 @@ impl Tool {
         match self {
             Tool::Mutmut => "mutmut",
             Tool::CosmicRay => "cosmic-ray",
+            Tool::Stryker => "stryker",
+        }
+    }
+
+    /// Whether it mutates `path`, and the language it mutates.
+    fn mutates(self, path: &str) -> (bool, &'static str) {
+        match self {
+            Tool::Mutmut | Tool::CosmicRay => (path.ends_with(".py"), "Python"),
+            Tool::Stryker => (stryker::is_js(path), "JavaScript and TypeScript"),
         }
     }
 
@@ -164,6 +175,10 @@ impl Tool {
         match self {
             Tool::Mutmut => &["mutmut"],
             Tool::CosmicRay => &["cosmic-ray", "cr-filter-lines"],
+            // On the PATH, as mutmut's and cosmic-ray's: the environment's, not the PR's (a
+            // `node_modules/.bin/stryker` the PR commits would be its own program choosing
+            // its own mutants; an installed `node_modules` is not in the task's worktree).
+            Tool::Stryker => &["stryker"],
         }
     }
 
@@ -180,27 +195,31 @@ fn choose_tool(
     env: &CommandEnv,
     files: &[CodeFile],
 ) -> Result<Option<Tool>, String> {
-    let not_python: Vec<&str> = files
-        .iter()
-        .map(|f| f.path.as_str())
-        .filter(|p| !p.ends_with(".py"))
-        .collect();
+    let not_of = |tool: Tool| -> Vec<&str> {
+        files
+            .iter()
+            .map(|f| f.path.as_str())
+            .filter(|p| !tool.mutates(p).0)
+            .collect()
+    };
     let asked = match config.verify.mutation_tool {
         MutationTool::Builtin => return Ok(None),
-        MutationTool::Auto if !not_python.is_empty() => return Ok(None),
         MutationTool::Auto => {
-            return Ok([Tool::Mutmut, Tool::CosmicRay]
+            return Ok([Tool::Mutmut, Tool::CosmicRay, Tool::Stryker]
                 .into_iter()
-                .find(|t| t.missing(env).is_none()));
+                .find(|t| not_of(*t).is_empty() && t.missing(env).is_none()));
         }
         MutationTool::Mutmut => Tool::Mutmut,
         MutationTool::CosmicRay => Tool::CosmicRay,
+        MutationTool::Stryker => Tool::Stryker,
     };
-    if !not_python.is_empty() {
+    let other = not_of(asked);
+    if !other.is_empty() {
         return Err(format!(
-            "{} mutates Python only, and the task's code includes {}",
+            "{} mutates {} only, and the task's code includes {}",
             asked.name(),
-            not_python.join(", ")
+            asked.mutates("").1,
+            other.join(", ")
         ));
     }
     if let Some(missing) = asked.missing(env) {
@@ -546,6 +565,74 @@ fn cosmic_ray_session<'f>(
     Ok(Ok(listed))
 }
 
+/// Stryker's mutants of `files`, made in the task's worktree by one `stryker run` with our
+/// configuration (src/workflow/stryker.rs; it, the report and Stryker's sandbox in a
+/// temporary directory outside the worktree, so no `stryker.conf.*` of the PR's is read),
+/// restricted to the changed lines, its test runner the command `true`: it makes every mutant
+/// and tests none (the task's test runs on each here). Each mutant of the report touching a
+/// changed line is applied to the file the task wrote, whatever its status (one the PR's
+/// `// Stryker disable` comment made `Ignored` included). `Err(why)` when it fails: the
+/// caller falls back to the built-in mutator and says why.
+fn stryker_mutants(
+    worktree: &mut TaskWorktree,
+    files: &[CodeFile],
+    limit: Duration,
+) -> Result<Result<Vec<Planned>, String>, EngineError> {
+    let ours = tempfile::tempdir().map_err(io_error("make Stryker's directory"))?;
+    let (config, report) = (
+        ours.path().join("stryker.json"),
+        ours.path().join("report.json"),
+    );
+    let ranges: Vec<(&str, &[usize])> = files
+        .iter()
+        .map(|f| (f.path.as_str(), f.lines.as_slice()))
+        .collect();
+    let written = match stryker::config(
+        &ranges,
+        &report.to_string_lossy(),
+        &ours.path().join("sandbox").to_string_lossy(),
+    ) {
+        Ok(text) => text,
+        Err(why) => return Ok(Err(why)),
+    };
+    std::fs::write(&config, written).map_err(io_error("write Stryker's configuration"))?;
+    let run = format!("stryker run {}", shell_quote(&config.to_string_lossy()));
+    let ran = stdout_of(worktree, &run, limit);
+    worktree.reset()?;
+    if let Err(why) = ran? {
+        return Ok(Err(why));
+    }
+    let Ok(json) = std::fs::read_to_string(&report) else {
+        return Ok(Err("stryker run wrote no report".into()));
+    };
+    let texts: Vec<(&str, &str, &[usize])> = files
+        .iter()
+        .map(|f| (f.path.as_str(), f.text.as_str(), f.lines.as_slice()))
+        .collect();
+    let reported = match stryker::mutants(&json, &texts) {
+        Ok(found) => found,
+        Err(why) => return Ok(Err(why)),
+    };
+    let mut out = Vec::new();
+    for m in reported {
+        let Some(f) = files.iter().find(|f| f.path == m.path) else {
+            continue;
+        };
+        let Some(text) = m.apply(&f.text) else {
+            return Ok(Err(format!(
+                "Stryker's mutant {} does not fit the file the task wrote",
+                m.name(&f.text)
+            )));
+        };
+        out.push(Planned {
+            path: m.path.clone(),
+            name: m.name(&f.text),
+            text,
+        });
+    }
+    Ok(silent_tool(Tool::Stryker, files, out))
+}
+
 /// The comment mutmut skips a line for.
 const MUTMUT_PRAGMA: &str = "pragma: no mutate";
 
@@ -592,6 +679,8 @@ fn measure_task(
         Ok(Some(Tool::Mutmut)) => {
             mutmut_mutants(&mut worktree, &files, limit)?.map(|made| Some((Tool::Mutmut, made, 0)))
         }
+        Ok(Some(Tool::Stryker)) => stryker_mutants(&mut worktree, &files, limit)?
+            .map(|made| Some((Tool::Stryker, made, 0))),
         Ok(Some(Tool::CosmicRay)) => cosmic_ray_mutants(&mut worktree, &files, limit, budget)?
             .map(|(made, unmade)| Some((Tool::CosmicRay, made, unmade))),
         Err(why) => Err(why),

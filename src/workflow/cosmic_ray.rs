@@ -31,7 +31,7 @@ pub fn config(path: &str, lines: &[usize]) -> String {
 }
 
 /// `lines` as runs of consecutive lines, first and last of each, in order.
-fn ranges(lines: &[usize]) -> Vec<(usize, usize)> {
+pub(crate) fn ranges(lines: &[usize]) -> Vec<(usize, usize)> {
     let mut sorted: Vec<usize> = lines.iter().copied().filter(|n| *n >= 1).collect();
     sorted.sort_unstable();
     sorted.dedup();

@@ -31,6 +31,7 @@ pub mod replan;
 pub mod review;
 pub mod state;
 mod status;
+pub mod stryker;
 pub mod ticket;
 pub mod timeline;
 mod transition;

@@ -242,8 +242,9 @@ pub struct RedProof {
 pub struct TaskAdequacy {
     pub task: usize,
     pub step: String,
-    /// What made the mutants: `mutmut` (the project's own tool) or `builtin` (the line
-    /// mutator of src/workflow/mutate.rs). Notes made before there was a choice: `builtin`.
+    /// What made the mutants: `mutmut`, `cosmic-ray` or `stryker` (the project's own tool) or
+    /// `builtin` (the line mutator of src/workflow/mutate.rs). Notes made before there was a
+    /// choice: `builtin`.
     #[serde(default = "builtin")]
     pub tool: String,
     /// Why the project's own tool was not what made them, when it was asked for or found

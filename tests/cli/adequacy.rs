@@ -48,7 +48,7 @@ const FAKE_MUL: &str = "  mul) echo 0;;";
 const HONEST_TEST: &str = "[ \"$(sh calc.sh mul 4 3)\" = 12 ]\n";
 const MUL_ARM: &str = "  mul) echo $(( $2 * $3 ));;";
 
-fn final_note(repo: &TestRepo) -> serde_json::Value {
+pub(crate) fn final_note(repo: &TestRepo) -> serde_json::Value {
     let text = repo.git(&["notes", "--ref=orchestrator", "show", "HEAD"]);
     text.lines()
         .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("a note line is JSON"))
@@ -670,7 +670,7 @@ fn submit_with_tool(repo: &TestRepo, tool: &str) -> Run {
 }
 
 /// `submit-work` with `bin` first on PATH after the binary's own directory.
-fn submit_with_path(repo: &TestRepo, bin: std::path::PathBuf) -> Run {
+pub(crate) fn submit_with_path(repo: &TestRepo, bin: std::path::PathBuf) -> Run {
     let path = std::env::join_paths(std::iter::once(bin).chain(std::env::split_paths(
         &std::env::var_os("PATH").unwrap_or_default(),
     )))

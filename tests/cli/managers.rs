@@ -50,6 +50,7 @@ pub fn tool(name: &str) -> Option<PathBuf> {
     static MUTMUT: OnceLock<Option<PathBuf>> = OnceLock::new();
     static JEST: OnceLock<Option<PathBuf>> = OnceLock::new();
     static COSMIC_RAY: OnceLock<Option<PathBuf>> = OnceLock::new();
+    static STRYKER: OnceLock<Option<PathBuf>> = OnceLock::new();
     // The cell, the package and its version, the cache directory's name, the program.
     let (cell, package, version, dir, program) = match name {
         "pre-commit" => (&PRE_COMMIT, "pre-commit", "4.3.0", "pre-commit", name),
@@ -79,6 +80,8 @@ pub fn tool(name: &str) -> Option<PathBuf> {
         "jest" => (&JEST, "jest", "29.7.0", "jest", name),
         // The other Python mutation tool docs/integrity.md names (tests/cli/adequacy.rs).
         "cosmic-ray" => (&COSMIC_RAY, "cosmic-ray", "8.7.0", "cosmic-ray", name),
+        // The JavaScript one (tests/cli/adequacy_stryker.rs): 9.x, the last for Node 20.
+        "stryker" => (&STRYKER, "@stryker-mutator/core", "9.5.1", "stryker", name),
         _ => (&HUSKY, "husky", "9.1.7", "husky", name),
     };
     let from_pypi = matches!(

@@ -197,7 +197,7 @@ pub enum FinalCheckRefusal {
         mutants: usize,
         min_killed: u32,
         survived: Vec<String>,
-        /// What made the mutants: `mutmut` or `builtin`.
+        /// What made the mutants: `mutmut`, `cosmic-ray`, `stryker` or `builtin`.
         tool: String,
     },
     /// A task's RED proof gave different verdicts on runs of one tree (docs/integrity.md,
