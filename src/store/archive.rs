@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use gix::ObjectId;
 use gix::bstr::ByteSlice;
 
+use super::archive_filter::{self, Filter};
 use super::names::{ARCHIVE, WORKFLOWS};
 use super::write::commit_object;
 use super::{Store, StoreError, WriteError, git_err};
@@ -47,8 +48,9 @@ impl Store {
     }
 
     /// The workflows among `names` that archive commit `at` indexes, by name, with their tips:
-    /// one pass over its tree that keeps only those, so that what a caller holds grows with
-    /// the names it asks about, not with the archive (`sync`, docs/refs.md "The archive").
+    /// the names its filter rules out cost nothing, and one pass over its tree keeps only the
+    /// rest, so that what a caller reads and holds grows with the names it asks about, not
+    /// with the archive (`sync`, docs/refs.md "The archive").
     pub fn archived_among(
         &self,
         at: ObjectId,
@@ -59,6 +61,20 @@ impl Store {
             return Ok(out);
         }
         let commit = self.repo.find_commit(at).map_err(git_err)?;
+        let asked = match self.filter_of(&commit) {
+            Some(blob) => match Filter::decode(&blob) {
+                Some(filter) => names
+                    .iter()
+                    .copied()
+                    .filter(|n| filter.may_hold(n))
+                    .collect(),
+                None => names.clone(),
+            },
+            None => names.clone(),
+        };
+        if asked.is_empty() {
+            return Ok(out);
+        }
         let tree = commit.tree().map_err(git_err)?;
         for entry in tree.iter() {
             let entry = entry.map_err(git_err)?;
@@ -66,11 +82,22 @@ impl Store {
                 continue;
             }
             let name = entry.filename().to_str_lossy();
-            if names.contains(name.as_ref()) {
+            if asked.contains(name.as_ref()) {
                 out.insert(name.into_owned(), entry.object_id());
             }
         }
         Ok(out)
+    }
+
+    /// The blob of archive commit `commit`'s filter, read by the id its header names (not
+    /// through its tree, which is what the filter spares); `None` when it has none (written
+    /// by an older release) or the blob cannot be read: then the index is read whole.
+    fn filter_of(&self, commit: &gix::Commit<'_>) -> Option<Vec<u8>> {
+        let decoded = commit.decode().ok()?;
+        let id = decoded.extra_headers().find(archive_filter::HEADER)?;
+        let id = ObjectId::from_hex(id.as_bytes()).ok()?;
+        let object = self.repo.find_object(id).ok()?;
+        (object.kind == gix::object::Kind::Blob).then(|| object.detach().data)
     }
 
     /// Every archived workflow, by name, with its tip; empty while nothing was archived.
@@ -81,12 +108,18 @@ impl Store {
         }
     }
 
-    /// The tip `workflow` was archived at, when it was: one tree read, no listing.
+    /// The tip `workflow` was archived at, when it was: at most one tree read (none when the
+    /// filter rules the name out), no listing.
     pub fn archived_tip(&self, workflow: &str) -> Result<Option<ObjectId>, StoreError> {
         let Some(at) = self.archive_tip()? else {
             return Ok(None);
         };
         let commit = self.repo.find_commit(at).map_err(git_err)?;
+        if let Some(blob) = self.filter_of(&commit)
+            && Filter::decode(&blob).is_some_and(|f| !f.may_hold(workflow))
+        {
+            return Ok(None);
+        }
         let tree = commit.tree().map_err(git_err)?;
         Ok(tree
             .find_entry(workflow)
@@ -216,26 +249,37 @@ impl Store {
         Ok(newest)
     }
 
-    /// Stores the archive commit indexing `index`, with `parents`.
+    /// Stores the archive commit indexing `index`, with `parents`, and its filter: a blob in
+    /// its tree beside the index, named by a header of the commit (src/store/archive_filter.rs).
     fn archive_commit(
         &self,
         index: &BTreeMap<String, ObjectId>,
         parents: Vec<ObjectId>,
         message: &str,
     ) -> Result<ObjectId, StoreError> {
-        // git sorts tree entries by name, a gitlink as a file: the map's order is git's.
-        let tree = gix::objs::Tree {
-            entries: index
-                .iter()
-                .map(|(name, tip)| gix::objs::tree::Entry {
-                    mode: gix::objs::tree::EntryKind::Commit.into(),
-                    filename: name.as_str().into(),
-                    oid: *tip,
-                })
-                .collect(),
-        };
+        let mut entries: Vec<gix::objs::tree::Entry> = index
+            .iter()
+            .map(|(name, tip)| gix::objs::tree::Entry {
+                mode: gix::objs::tree::EntryKind::Commit.into(),
+                filename: name.as_str().into(),
+                oid: *tip,
+            })
+            .collect();
+        let mut headers = Vec::new();
+        if let Some(blob) = archive_filter::encode(index.keys().map(String::as_str)) {
+            let blob = self.repo.write_blob(blob).map_err(git_err)?.detach();
+            entries.push(gix::objs::tree::Entry {
+                mode: gix::objs::tree::EntryKind::Blob.into(),
+                filename: archive_filter::ENTRY.into(),
+                oid: blob,
+            });
+            headers.push((archive_filter::HEADER.into(), blob.to_string().into()));
+        }
+        // git's order of tree entries (by name, a gitlink as a file), which `Entry`'s is.
+        entries.sort();
+        let tree = gix::objs::Tree { entries };
         let tree = self.repo.write_object(&tree).map_err(git_err)?.detach();
-        let mut commit = commit_object(tree, None, &self.signature()?, message, Vec::new());
+        let mut commit = commit_object(tree, None, &self.signature()?, message, headers);
         commit.parents = parents.into();
         Ok(self.repo.write_object(&commit).map_err(git_err)?.detach())
     }
@@ -462,6 +506,220 @@ mod tests {
         git(
             dir.path(),
             &["fsck", "--no-dangling", "--connectivity-only"],
+        );
+    }
+
+    /// The loose object file of `id` in `dir`'s repository.
+    fn loose(dir: &std::path::Path, id: ObjectId) -> std::path::PathBuf {
+        let hex = id.to_string();
+        dir.join(".git/objects").join(&hex[..2]).join(&hex[2..])
+    }
+
+    /// The filter blob archive commit `at` names, through its header, as git reads the commit.
+    fn filter_blob(dir: &std::path::Path, at: ObjectId) -> ObjectId {
+        let raw = git(dir, &["cat-file", "commit", &at.to_string()]);
+        let line = raw
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("{} ", archive_filter::HEADER)))
+            .expect("the header");
+        ObjectId::from_hex(line.as_bytes()).unwrap()
+    }
+
+    /// Every archive write puts the filter beside the index (a blob entry, named by the
+    /// commit's header, that git's strictest check accepts); names it rules out are answered
+    /// without the index: with the tree's object gone, they still are.
+    #[test]
+    fn names_the_filter_rules_out_are_answered_without_reading_the_index() {
+        let dir = tempfile::tempdir().unwrap();
+        git(dir.path(), &["init", "--quiet", "--initial-branch=main"]);
+        let store = Store::discover(dir.path(), "main").unwrap();
+        let batch = tips(&store, "f", 3);
+        let at = store.write_archive(None, &batch).unwrap();
+        let hex = at.to_string();
+        let blob = filter_blob(dir.path(), at);
+        let listing = git(dir.path(), &["ls-tree", &hex]);
+        let mut expected: Vec<String> = batch
+            .iter()
+            .map(|(name, tip)| format!("160000 commit {tip}\t{name}"))
+            .collect();
+        expected.insert(0, format!("100644 blob {blob}\t{}", archive_filter::ENTRY));
+        assert_eq!(listing, expected.join("\n"));
+        assert_eq!(
+            std::fs::read(
+                dir.path()
+                    .join(".git/objects")
+                    .join(&blob.to_string()[..2])
+                    .join(&blob.to_string()[2..])
+            )
+            .is_ok(),
+            true,
+            "the filter is stored"
+        );
+        git(dir.path(), &["fsck", "--strict", "--no-dangling"]);
+        // What reads the index sees the workflows only.
+        assert_eq!(store.archived_at(at).unwrap(), batch);
+
+        let asked = ["f0001", "live-1", "live-2"].into_iter().collect();
+        let held = store.archived_among(at, &asked).unwrap();
+        assert_eq!(held, [("f0001".to_string(), batch["f0001"])].into());
+
+        let tree = store
+            .repo
+            .find_commit(at)
+            .unwrap()
+            .tree_id()
+            .unwrap()
+            .detach();
+        std::fs::remove_file(loose(dir.path(), tree)).unwrap();
+        // A store of its own: the one above holds the tree it read in its object cache.
+        let store = Store::discover(dir.path(), "main").unwrap();
+        let ruled_out = ["live-1", "live-2", "l000"].into_iter().collect();
+        assert_eq!(
+            store.archived_among(at, &ruled_out).unwrap(),
+            BTreeMap::new()
+        );
+        git(
+            dir.path(),
+            &["update-ref", "refs/orchestrator/archive", &hex],
+        );
+        assert_eq!(store.archived_tip("live-1").unwrap(), None);
+        let held_only: std::collections::BTreeSet<&str> = ["f0002"].into_iter().collect();
+        assert!(
+            store.archived_among(at, &held_only).is_err(),
+            "a name the filter may hold is looked up in the index, which is gone"
+        );
+    }
+
+    /// A name the filter passes that the index does not hold (a false positive: made here,
+    /// where by chance it is one in 430,000 per name) is looked up in the index, which says no.
+    #[test]
+    fn a_name_the_filter_passes_wrongly_is_settled_by_the_index() {
+        let dir = tempfile::tempdir().unwrap();
+        git(dir.path(), &["init", "--quiet", "--initial-branch=main"]);
+        let store = Store::discover(dir.path(), "main").unwrap();
+        let batch = tips(&store, "f", 2);
+        let honest = store.write_archive(None, &batch).unwrap();
+        let filter = archive_filter::encode(["f0000", "f0001", "ghost"].into_iter()).unwrap();
+        let filter = store.repo.write_blob(filter).unwrap().detach();
+        let mut commit = store
+            .repo
+            .find_commit(honest)
+            .unwrap()
+            .decode()
+            .unwrap()
+            .to_owned()
+            .unwrap();
+        commit.extra_headers = vec![(archive_filter::HEADER.into(), filter.to_string().into())];
+        let at = store.repo.write_object(&commit).unwrap().detach();
+        assert!(
+            archive_filter::Filter::decode(
+                &store
+                    .filter_of(&store.repo.find_commit(at).unwrap())
+                    .unwrap()
+            )
+            .unwrap()
+            .may_hold("ghost")
+        );
+        let asked = ["ghost", "f0000", "other"].into_iter().collect();
+        assert_eq!(
+            store.archived_among(at, &asked).unwrap(),
+            [("f0000".to_string(), batch["f0000"])].into()
+        );
+        git(
+            dir.path(),
+            &["update-ref", "refs/orchestrator/archive", &at.to_string()],
+        );
+        assert_eq!(store.archived_tip("ghost").unwrap(), None);
+        assert_eq!(store.archived_tip("f0001").unwrap(), Some(batch["f0001"]));
+    }
+
+    /// An archive written by an older release (a flat index of gitlinks, no filter, no header)
+    /// reads as it always did; the next write over it adds the filter.
+    #[test]
+    fn an_archive_without_a_filter_is_read_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        git(dir.path(), &["init", "--quiet", "--initial-branch=main"]);
+        let store = Store::discover(dir.path(), "main").unwrap();
+        let batch = tips(&store, "f", 3);
+        let tree = gix::objs::Tree {
+            entries: batch
+                .iter()
+                .map(|(name, tip)| gix::objs::tree::Entry {
+                    mode: gix::objs::tree::EntryKind::Commit.into(),
+                    filename: name.as_str().into(),
+                    oid: *tip,
+                })
+                .collect(),
+        };
+        let tree = store.repo.write_object(&tree).unwrap().detach();
+        let mut commit = commit_object(
+            tree,
+            None,
+            &store.signature().unwrap(),
+            "archive: 3 workflows\n",
+            Vec::new(),
+        );
+        commit.parents = batch.values().copied().collect();
+        let old = store.repo.write_object(&commit).unwrap().detach();
+        git(
+            dir.path(),
+            &["update-ref", "refs/orchestrator/archive", &old.to_string()],
+        );
+        let asked = ["f0000", "f0002", "live"].into_iter().collect();
+        assert_eq!(
+            store.archived_among(old, &asked).unwrap(),
+            [
+                ("f0000".to_string(), batch["f0000"]),
+                ("f0002".to_string(), batch["f0002"])
+            ]
+            .into()
+        );
+        assert_eq!(store.archived_tip("f0001").unwrap(), Some(batch["f0001"]));
+        assert_eq!(store.archived_tip("live").unwrap(), None);
+
+        let more = tips(&store, "g", 1);
+        let new = store.write_archive(Some(old), &more).unwrap();
+        let blob = filter_blob(dir.path(), new);
+        let listed = git(
+            dir.path(),
+            &["ls-tree", &new.to_string(), archive_filter::ENTRY],
+        );
+        assert_eq!(
+            listed,
+            format!("100644 blob {blob}\t{}", archive_filter::ENTRY)
+        );
+        let mut all = batch.clone();
+        all.extend(more.clone());
+        let filter = store
+            .filter_of(&store.repo.find_commit(new).unwrap())
+            .unwrap();
+        assert_eq!(
+            filter,
+            archive_filter::encode(all.keys().map(String::as_str)).unwrap()
+        );
+        assert_eq!(store.archived_at(new).unwrap(), all);
+        // A restore's commit and one made of two archives carry it too, without the names
+        // they let go.
+        let restored = store.write_restore(new, "f0001").unwrap();
+        all.remove("f0001");
+        let filter = store
+            .filter_of(&store.repo.find_commit(restored).unwrap())
+            .unwrap();
+        assert_eq!(
+            filter,
+            archive_filter::encode(all.keys().map(String::as_str)).unwrap()
+        );
+        let other = store.write_archive(None, &tips(&store, "h", 1)).unwrap();
+        let merged = store
+            .write_archive_over(restored, &tips(&store, "h", 1), &[], other)
+            .unwrap();
+        all.extend(tips(&store, "h", 1));
+        let filter = store
+            .filter_of(&store.repo.find_commit(merged).unwrap())
+            .unwrap();
+        assert_eq!(
+            filter,
+            archive_filter::encode(all.keys().map(String::as_str)).unwrap()
         );
     }
 }

@@ -31,6 +31,25 @@ fn git(repo: &TestRepo, args: &[&str]) -> String {
     repo.git(args).trim_end().to_string()
 }
 
+/// The archive's index (docs/refs.md, "The archive"): its gitlinks, as `git ls-tree` lists
+/// them, without the filter beside them.
+fn archive_index(repo: &TestRepo) -> String {
+    git(repo, &["ls-tree", "refs/orchestrator/archive"])
+        .lines()
+        .filter(|l| l.starts_with("160000 "))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The names the archive's index holds, in git's order.
+fn index_names(repo: &TestRepo) -> String {
+    archive_index(repo)
+        .lines()
+        .filter_map(|l| l.split_once('\t').map(|(_, name)| name))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 fn live_workflows(repo: &TestRepo) -> Vec<String> {
     git(
         repo,
@@ -96,10 +115,22 @@ fn finished_workflows_leave_the_live_refs_for_the_archive_and_stay_readable() {
         ["refs/orchestrator/workflows/working"]
     );
     assert_eq!(tip_of(&repo, "working"), working);
-    // One tree indexes name → tip; the commit's further parents keep the histories reachable.
+    // One tree indexes name → tip, beside the filter of its names (a blob, which the
+    // commit's header names); the commit's further parents keep the histories reachable.
+    let filter = git(
+        &repo,
+        &["rev-parse", "refs/orchestrator/archive:.archive-filter"],
+    );
     assert_eq!(
         git(&repo, &["ls-tree", "refs/orchestrator/archive"]),
-        format!("160000 commit {a}\tdone-a\n160000 commit {b}\tdone-b")
+        format!(
+            "100644 blob {filter}\t.archive-filter\n160000 commit {a}\tdone-a\n160000 commit {b}\tdone-b"
+        )
+    );
+    assert!(
+        git(&repo, &["cat-file", "commit", "refs/orchestrator/archive"])
+            .contains(&format!("\norchestrate-archive-filter {filter}\n")),
+        "the commit names its filter"
     );
     let parents = git(
         &repo,
@@ -192,13 +223,7 @@ fn finished_workflows_leave_the_live_refs_for_the_archive_and_stay_readable() {
         parents.split(' ').skip(1).collect::<Vec<_>>(),
         [&archive, &c]
     );
-    assert_eq!(
-        git(
-            &repo,
-            &["ls-tree", "--name-only", "refs/orchestrator/archive"]
-        ),
-        "done-a\ndone-b\ndone-c"
-    );
+    assert_eq!(index_names(&repo), "done-a\ndone-b\ndone-c");
     assert_eq!(git(&repo, &["fsck", "--no-dangling", "--no-progress"]), "");
 }
 
@@ -247,10 +272,7 @@ fn the_archive_travels_with_sync_and_two_archives_become_one() {
     );
     b.run(&["sync"]).expect(0);
     assert_eq!(live_workflows(&b), ["refs/orchestrator/workflows/working"]);
-    assert_eq!(
-        git(&b, &["ls-tree", "refs/orchestrator/archive"]),
-        format!("160000 commit {done_a}\tdone-a")
-    );
+    assert_eq!(archive_index(&b), format!("160000 commit {done_a}\tdone-a"));
     b.run(&["--workflow", "done-a", "log"])
         .expect(0)
         .says("no-pr-left");
@@ -268,13 +290,7 @@ fn the_archive_travels_with_sync_and_two_archives_become_one() {
     b.run(&["sync"]).expect(0);
     a.run(&["sync"]).expect(0);
     for clone in [&a, &b] {
-        assert_eq!(
-            git(
-                clone,
-                &["ls-tree", "--name-only", "refs/orchestrator/archive"]
-            ),
-            "done-a\ndone-b\ndone-c"
-        );
+        assert_eq!(index_names(clone), "done-a\ndone-b\ndone-c");
         assert_eq!(
             live_workflows(clone),
             ["refs/orchestrator/workflows/working"]
@@ -376,7 +392,7 @@ fn the_server_accepts_an_archiving_push_and_refuses_an_archive_that_loses_anythi
 
     // One that indexes a commit its history does not hold (main's tip).
     let main = git(&repo, &["rev-parse", "main"]);
-    let listing = git(&repo, &["ls-tree", "refs/orchestrator/archive"]);
+    let listing = archive_index(&repo);
     let tree = repo.git_with_stdin(
         &["mktree"],
         format!("{listing}\n160000 commit {main}\tstray\n").as_bytes(),
@@ -517,10 +533,7 @@ fn archive_removes_the_claims_of_archived_workflows_and_lapsed_ones_nobody_holds
     );
     assert_eq!(local_claims(&repo), ["pr-gone", "pr-working"]);
     assert_eq!(
-        git(
-            &repo,
-            &["ls-tree", "--name-only", "refs/orchestrator/archive"]
-        ),
+        index_names(&repo),
         "done-a",
         "a claim is not archived: it is a lease with no history"
     );
@@ -630,10 +643,7 @@ fn a_restored_workflow_goes_on_and_sync_carries_the_restore() {
     );
     assert_eq!(live_workflows(&a), ["refs/orchestrator/workflows/done-a"]);
     assert_eq!(tip_of(&a, "done-a"), tip);
-    assert_eq!(
-        git(&a, &["ls-tree", "--name-only", "refs/orchestrator/archive"]),
-        "done-b"
-    );
+    assert_eq!(index_names(&a), "done-b");
     assert_eq!(
         git(
             &a,
@@ -691,13 +701,7 @@ fn a_restored_workflow_goes_on_and_sync_carries_the_restore() {
     a.run(&["sync"]).expect(0);
     b.run(&["sync"]).expect(0);
     for clone in [&a, &b] {
-        assert_eq!(
-            git(
-                clone,
-                &["ls-tree", "--name-only", "refs/orchestrator/archive"]
-            ),
-            "done-b\ndone-c"
-        );
+        assert_eq!(index_names(clone), "done-b\ndone-c");
         assert_eq!(
             live_workflows(clone),
             ["refs/orchestrator/workflows/done-a"]
@@ -801,13 +805,7 @@ fn the_server_accepts_a_restored_workflow_that_went_on_before_it_synced() {
         server.rev(&repo, "refs/orchestrator/workflows/done-a"),
         Some(now)
     );
-    assert_eq!(
-        git(
-            &repo,
-            &["ls-tree", "--name-only", "refs/orchestrator/archive"]
-        ),
-        "done-b"
-    );
+    assert_eq!(index_names(&repo), "done-b");
     assert_eq!(
         server.rev(&repo, "refs/orchestrator/archive"),
         Some(git(&repo, &["rev-parse", "refs/orchestrator/archive"]))
@@ -951,7 +949,7 @@ fn a_landing_archives_the_finished_workflows_past_the_threshold_itself_included(
     );
     assert_eq!(live_workflows(&repo), Vec::<String>::new());
     // Objects first, the ref last: the archive holds each at its tip, and reads them.
-    let index = git(&repo, &["ls-tree", "refs/orchestrator/archive"]);
+    let index = archive_index(&repo);
     assert!(
         index.contains(&format!("160000 commit {one}\tone")),
         "{index}"
@@ -999,7 +997,7 @@ fn a_kill_inside_the_landings_archive_leaves_both_and_the_next_archive_completes
     child.kill().expect("SIGKILL");
     let _ = child.wait();
     let tip = tip_of(&repo, "one");
-    let index = git(&repo, &["ls-tree", "refs/orchestrator/archive"]);
+    let index = archive_index(&repo);
     assert_eq!(index, format!("160000 commit {tip}\tone"));
     assert_eq!(live_workflows(&repo), ["refs/orchestrator/workflows/one"]);
     repo.run(&["audit", "--all"]).expect(0);
@@ -1008,7 +1006,7 @@ fn a_kill_inside_the_landings_archive_leaves_both_and_the_next_archive_completes
         .expect(0)
         .says("archived 1 finished workflow: one\nthe archive holds 1 workflow\n");
     assert_eq!(live_workflows(&repo), Vec::<String>::new());
-    assert_eq!(git(&repo, &["ls-tree", "refs/orchestrator/archive"]), index);
+    assert_eq!(archive_index(&repo), index);
 }
 
 /// `[archive] auto` at `get-task`'s landing of a PR: the finished workflows (two done

@@ -18,12 +18,15 @@ use crate::workflow::archive as rules;
 
 /// Levels the archive with `remote`'s (as just fetched): moves this clone's archive ref
 /// (compare-and-swap; a lost race is the round's [`EngineError::Conflict`]), queues its push
-/// with a lease, and drops each local live ref the archive holds at its tip. Returns what
-/// the archive, as the remote will hold it after the push, holds of the workflows live here
-/// or there.
+/// with a lease, and drops each local live ref the archive holds at its tip (and from
+/// `local`, this clone's live workflows as listed before: not listed again). Returns what the
+/// archive, as the remote will hold it after the push, holds of the workflows live here or
+/// on `remote` (`tracked`, as fetched).
 pub(super) fn sync_archive(
     session: &Session,
     remote: &str,
+    local: &mut BTreeMap<String, ObjectId>,
+    tracked: &BTreeMap<String, ObjectId>,
     pushes: &mut Vec<Push>,
     warnings: &mut Vec<String>,
 ) -> Result<BTreeMap<String, ObjectId>, EngineError> {
@@ -110,32 +113,44 @@ pub(super) fn sync_archive(
             }
         }
     };
-    drop_archived(session, remote, now)
+    drop_archived(session, local, tracked, now)
 }
 
-/// Drops each local live ref that the archive at `at` holds at its very tip, and returns
-/// what the archive holds of the workflows live here or on `remote` (as fetched): only those
-/// are looked up, so that a sync costs the same however many workflows the archive holds.
+/// Drops each local live ref (of `local`, here and in the map) that the archive at `at`
+/// holds at its very tip, and returns what the archive holds of the workflows live here or on
+/// the remote (`tracked`, as fetched): only those are looked up, so that a sync costs the same
+/// however many workflows the archive holds.
 fn drop_archived(
     session: &Session,
-    remote: &str,
+    local: &mut BTreeMap<String, ObjectId>,
+    tracked: &BTreeMap<String, ObjectId>,
     at: ObjectId,
 ) -> Result<BTreeMap<String, ObjectId>, EngineError> {
     let store = &session.store;
-    let local = store.local_workflows()?;
-    let tracked = store.tracking_workflows(remote)?;
     let names = local
         .keys()
         .chain(tracked.keys())
         .map(String::as_str)
         .collect();
     let index = store.archived_among(at, &names)?;
-    for (name, tip) in local {
-        if index.get(&name) == Some(&tip) {
-            match store.drop_archived_ref(&name, tip) {
-                Ok(()) | Err(WriteError::Conflict) => {}
-                Err(e) => return Err(e.into()),
+    for (name, tip) in &index {
+        if local.get(name) != Some(tip) {
+            continue;
+        }
+        match store.drop_archived_ref(name, *tip) {
+            Ok(()) => {
+                local.remove(name);
             }
+            // It moved on meanwhile: synced as any live workflow, at the tip it has now.
+            Err(WriteError::Conflict) => match store.ref_tip(&workflow_ref(name))? {
+                Some(now) => {
+                    local.insert(name.clone(), now);
+                }
+                None => {
+                    local.remove(name);
+                }
+            },
+            Err(e) => return Err(e.into()),
         }
     }
     Ok(index)

@@ -93,9 +93,16 @@ pub(super) fn reconcile(
     let store = &session.store;
     let mut pushes = Vec::new();
     let mut warnings = Vec::new();
-    let archived = super::archive::sync_archive(session, remote, &mut pushes, &mut warnings)?;
-    let local = store.local_workflows()?;
+    let mut local = store.local_workflows()?;
     let tracked = store.tracking_workflows(remote)?;
+    let archived = super::archive::sync_archive(
+        session,
+        remote,
+        &mut local,
+        &tracked,
+        &mut pushes,
+        &mut warnings,
+    )?;
     let mut names: Vec<&String> = local.keys().chain(tracked.keys()).collect();
     names.sort();
     names.dedup();
