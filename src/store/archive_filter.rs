@@ -17,11 +17,11 @@ use gix::ObjectId;
 /// under a name no workflow can have (`store::valid_workflow_name` refuses a leading dot), so
 /// that every reader of the index, this release's or an older one's, and the server hook's
 /// (`git ls-tree`, gitlinks only), passes it by.
-pub(super) const ENTRY: &str = ".archive-filter";
+pub const ENTRY: &str = ".archive-filter";
 
 /// The archive commit's header naming the filter's blob: git keeps a header it does not know
 /// and shows it only in raw output.
-pub(super) const HEADER: &str = "orchestrate-archive-filter";
+pub const HEADER: &str = "orchestrate-archive-filter";
 
 /// The first line of the blob: the format; another line is read as no filter.
 const FORMAT: &[u8] = b"git-orchestrate archive filter 1: sha1 prefixes of 4 bytes\n";
@@ -43,7 +43,7 @@ fn key(name: &str) -> Option<[u8; WIDTH]> {
 
 /// The filter's blob for an index holding `names`; `None` when a name has no key (then the
 /// archive commit gets no filter, and is read whole).
-pub(super) fn encode<'a>(names: impl Iterator<Item = &'a str>) -> Option<Vec<u8>> {
+pub fn encode<'a>(names: impl Iterator<Item = &'a str>) -> Option<Vec<u8>> {
     let mut keys = names.map(key).collect::<Option<Vec<_>>>()?;
     keys.sort_unstable();
     keys.dedup();

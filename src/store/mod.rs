@@ -5,7 +5,7 @@
 //! the [`Store`] they all add methods to, and how it is opened, are here.
 
 mod archive;
-mod archive_filter;
+pub mod archive_filter;
 mod backend;
 mod branches;
 mod cas;

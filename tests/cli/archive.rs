@@ -412,6 +412,48 @@ fn the_server_accepts_an_archiving_push_and_refuses_an_archive_that_loses_anythi
     assert!(!ok, "{said}");
     assert!(said.contains("indexes workflow stray at"), "{said}");
 
+    // One that holds the same index under a name filter that rules every name out (which
+    // would hide done-a and done-b from every clone's sync).
+    let raw = git(&repo, &["cat-file", "commit", &archive]);
+    let (headers, message) = raw.split_once("\n\n").expect("a commit");
+    let empty = repo.git_with_stdin(
+        &["hash-object", "-w", "--stdin"],
+        b"git-orchestrate archive filter 1: sha1 prefixes of 4 bytes\n",
+    );
+    let mut forged = Vec::new();
+    for line in headers.lines() {
+        if line.starts_with("parent ") {
+            continue;
+        }
+        if line.starts_with("orchestrate-archive-filter ") {
+            forged.push(format!("orchestrate-archive-filter {}", empty.trim()));
+            continue;
+        }
+        forged.push(line.to_string());
+        if line.starts_with("tree ") {
+            forged.push(format!("parent {archive}"));
+        }
+    }
+    assert!(
+        forged
+            .iter()
+            .any(|l| l.starts_with("orchestrate-archive-filter ")),
+        "the archive commit names its filter: {headers}"
+    );
+    let hiding = repo.git_with_stdin(
+        &["hash-object", "-t", "commit", "-w", "--stdin"],
+        format!("{}\n\n{message}", forged.join("\n")).as_bytes(),
+    );
+    let (ok, said) = push(&[&format!("{}:refs/orchestrator/archive", hiding.trim())]);
+    assert!(!ok, "{said}");
+    assert!(
+        said.contains("its name filter (orchestrate-archive-filter ")
+            && said.contains(
+                "is not the one its index makes: readers rule archived workflows out by it"
+            ),
+        "{said}"
+    );
+
     // Deleting the archive.
     let (ok, said) = push(&[":refs/orchestrator/archive"]);
     assert!(!ok, "{said}");

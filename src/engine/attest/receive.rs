@@ -468,6 +468,39 @@ fn archived_by(
     })
 }
 
+/// Why the name filter of the pushed archive commit `new` misleads, if it does: readers rule
+/// names out by it without reading the index (src/store/archive_filter.rs), so a filter
+/// that left out an archived workflow would hide it from every clone's `sync`. The filter
+/// the commit's header names must be exactly the one this release writes for its index.
+fn misleading_filter(
+    judged: &Judged,
+    new: &str,
+    index: &BTreeMap<String, String>,
+) -> Result<Option<String>, EngineError> {
+    use crate::store::archive_filter::{HEADER, encode};
+    let Some(raw) = judged.git.object_within(new, "commit", u64::MAX)? else {
+        return Ok(None);
+    };
+    let raw = String::from_utf8_lossy(&raw);
+    let headers = raw.split("\n\n").next().unwrap_or_default();
+    let Some(blob) = headers
+        .lines()
+        .find_map(|l| l.strip_prefix(HEADER)?.strip_prefix(' '))
+    else {
+        return Ok(None);
+    };
+    let held = judged.git.blob_within(blob.trim(), crate::input::CAP)?;
+    let expected = encode(index.keys().map(String::as_str));
+    if held.is_some() && held == expected {
+        return Ok(None);
+    }
+    Ok(Some(format!(
+        "its name filter ({HEADER} {}) is not the one its index makes: readers rule archived \
+         workflows out by it",
+        crate::short_id(blob.trim())
+    )))
+}
+
 /// Why the update of the archive is refused, if it is: a deletion, a move that does not
 /// descend from the server's archive, one that drops or rewrites a workflow the archive
 /// holds, or one that indexes a tip its own history does not hold, or a chain whose replay
@@ -500,6 +533,9 @@ fn judge_archive(
         None => BTreeMap::new(),
     };
     let after: BTreeMap<String, String> = judged.git.gitlinks(new)?.into_iter().collect();
+    if let Some(why) = misleading_filter(judged, new, &after)? {
+        return Ok(Some(why));
+    }
     for (name, tip) in &before {
         match after.get(name) {
             Some(now) if now == tip => {}
