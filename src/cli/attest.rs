@@ -7,7 +7,7 @@ use super::{Exit, Failure, Ui};
 use crate::engine::EngineError;
 use crate::engine::answers::AnswerVerdict;
 use crate::engine::attest::receive::{self, Pusher};
-use crate::engine::attest::{self, AttestReport};
+use crate::engine::attest::{self, Adequacy, AttestReport};
 
 /// Judge a workflow's merge into main, or a finalized PR's head, off the agent's machine.
 ///
@@ -161,6 +161,54 @@ pub fn run(args: &AttestArgs, ui: &mut Ui) -> Result<Exit, Failure> {
     Ok(code)
 }
 
+/// What `attest` says of adequacy by mutation (docs/integrity.md, "Adequacy by mutation"):
+/// each task measured, or that the pinned `report` is not measured here; nothing when the
+/// policy is `off` or nothing was run.
+fn adequacy_text(adequacy: &Adequacy) -> String {
+    match adequacy {
+        Adequacy::NotMeasured { report: true } => "  adequacy: not measured ([verify] adequacy = \"report\"; attest measures it under \"enforce\" only)\n".to_string(),
+        Adequacy::NotMeasured { report: false } => String::new(),
+        Adequacy::Measured(tasks) => tasks
+            .iter()
+            .map(|t| {
+                let measured = match &t.unmeasured {
+                    Some(why) => format!("not measured: {why}"),
+                    None => format!(
+                        "killed {} of {} mutants ({}%, made by {}){}",
+                        t.killed,
+                        t.mutants,
+                        t.killed_share() / 10,
+                        if t.tool == "builtin" {
+                            "the built-in mutator"
+                        } else {
+                            t.tool.as_str()
+                        },
+                        if t.not_run > 0 {
+                            format!(", {} not run", t.not_run)
+                        } else {
+                            String::new()
+                        }
+                    ),
+                };
+                let error = t
+                    .tool_error
+                    .as_ref()
+                    .map(|e| format!("; {e}"))
+                    .unwrap_or_default();
+                let survived: String = t
+                    .survived
+                    .iter()
+                    .map(|m| format!("\n    survived: {m}"))
+                    .collect();
+                format!(
+                    "  adequacy of task {} (step {}): {measured}{error}{survived}\n",
+                    t.task, t.step
+                )
+            })
+            .collect(),
+    }
+}
+
 fn text(report: &AttestReport) -> String {
     let mut out = String::new();
     for v in &report.verdicts {
@@ -184,6 +232,7 @@ fn text(report: &AttestReport) -> String {
         for ran in &v.reran {
             out.push_str(&format!("  re-ran: {ran}\n"));
         }
+        out.push_str(&adequacy_text(&v.adequacy));
         for answer in &v.answers {
             let how = match &answer.verdict {
                 AnswerVerdict::Signed { principal } => format!("signed by {principal}"),

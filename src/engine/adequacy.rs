@@ -1,83 +1,50 @@
-//! Adequacy by mutation at the final check (docs/integrity.md, "Adequacy by mutation"): each
-//! task's pinned RED test run against mutants of the code the task wrote, made by the
-//! project's own tool where it fits (mutmut or cosmic-ray for Python, Stryker for JavaScript
-//! and TypeScript) or the built-in line
-//! mutator, in a worktree of the task's own put back as it was after every run, and what it
-//! killed.
+//! The mutants of adequacy by mutation (docs/integrity.md, "Adequacy by mutation"): the code a
+//! task wrote, the mutants of it made by the project's own tool where it fits (mutmut or
+//! cosmic-ray for Python, Stryker for JavaScript and TypeScript) or the built-in line mutator, and the task's worktree they are run
+//! in, put back as it was after every run. The executor's obligation
+//! (src/engine/proof/adequacy.rs) runs the task's test on each.
 
 use std::time::{Duration, Instant};
 
-use crate::config::{Adequacy, Config, MutationTool};
-use crate::engine::pr_record::PinnedRed;
+use crate::config::{Config, MutationTool};
+use crate::engine::evidence::{TestRun, run_test};
 use crate::engine::scratch::Scratch;
 use crate::engine::{EngineError, Session, io_error};
 use crate::exec::orphans::Reaper;
 use crate::exec::{self, CommandEnv, RunOutput, ShellOptions};
 use crate::workflow::briefing::text::shell_quote;
-use crate::workflow::notes::TaskAdequacy;
+use crate::workflow::proof::PinnedTest;
 use crate::workflow::state::ExitRecord;
 use crate::workflow::{cosmic_ray, mutate, mutmut, stryker};
 
-/// Each pinned RED test against mutants of its task's code: the code files the task changed
-/// after its RED step, up to the next RED step's tree (the last task's: the squashed tree),
-/// mutated in that tree, the test run on each. Nothing when adequacy is off. `reaper`, when
-/// verification is unconfined, ends what each run left running (src/exec/orphans.rs).
-pub fn measure(
-    session: &Session,
-    config: &Config,
-    reds: &[PinnedRed],
-    (base, squashed): (&str, &str),
-    reaper: Option<&Reaper>,
-) -> Result<Vec<TaskAdequacy>, EngineError> {
-    if config.verify.adequacy == Adequacy::Off {
-        return Ok(Vec::new());
-    }
-    let pinned: Vec<(&PinnedRed, &str)> = reds
-        .iter()
-        .filter_map(|r| r.tree.as_deref().map(|t| (r, t)))
-        .collect();
-    let mut out = Vec::new();
-    for (i, (red, red_tree)) in pinned.iter().enumerate() {
-        let end = pinned.get(i + 1).map_or(squashed, |(_, t)| *t);
-        let task = Task {
-            reds,
-            red,
-            red_tree,
-            base,
-            end,
-        };
-        out.push(measure_task(session, config, &task, reaper)?);
-    }
-    Ok(out)
-}
-
 /// One task's RED step and the trees its mutants are made between.
-struct Task<'a> {
-    reds: &'a [PinnedRed],
-    red: &'a PinnedRed,
-    red_tree: &'a str,
-    base: &'a str,
-    end: &'a str,
+pub(crate) struct Task<'a> {
+    /// Every pinned RED test of the PR: a file any of them pins is not code.
+    pub reds: &'a [PinnedTest],
+    pub red: &'a PinnedTest,
+    pub red_tree: &'a str,
+    pub base: &'a str,
+    pub end: &'a str,
 }
 
 /// A code file the task changed: its path, its text at the task's end, and the lines of it
 /// the task added or rewrote (1-based).
-struct CodeFile {
+pub(crate) struct CodeFile {
     path: String,
     text: String,
     lines: Vec<usize>,
 }
 
 /// A mutant to run: the file it is in, how the note names it, and the file's text with it.
-struct Planned {
+pub(crate) struct Planned {
     path: String,
-    name: String,
+    pub name: String,
     text: String,
 }
 
 /// The code files the task changed (not test paths, not pinned files), with their changed
 /// lines.
-fn task_files(
+pub(crate) fn task_files(
     session: &Session,
     config: &Config,
     task: &Task,
@@ -113,7 +80,7 @@ fn task_files(
 }
 
 /// The built-in mutator's mutants of `files`, in its deterministic order.
-fn builtin_mutants(files: &[CodeFile]) -> Vec<Planned> {
+pub(crate) fn builtin_mutants(files: &[CodeFile]) -> Vec<Planned> {
     files
         .iter()
         .flat_map(|f| {
@@ -145,7 +112,7 @@ fn text(session: &Session, tree: &str, path: &str) -> Result<Option<String>, Eng
 /// The project's own mutation tool that makes a task's mutants instead of the built-in
 /// mutator.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Tool {
+pub(crate) enum Tool {
     Mutmut,
     CosmicRay,
     Stryker,
@@ -153,7 +120,7 @@ enum Tool {
 
 impl Tool {
     /// As the note names it (`tool`), and the program on the PATH.
-    fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Tool::Mutmut => "mutmut",
             Tool::CosmicRay => "cosmic-ray",
@@ -190,7 +157,7 @@ impl Tool {
 
 /// Which tool makes the task's mutants: `Ok(Some(tool))` when one is to, `Ok(None)` when the
 /// built-in mutator is the choice, `Err(why)` when a tool was asked for and cannot be.
-fn choose_tool(
+pub(crate) fn choose_tool(
     config: &Config,
     env: &CommandEnv,
     files: &[CodeFile],
@@ -232,7 +199,7 @@ fn choose_tool(
 /// them, put back as it was after every run (tracked, untracked and ignored files alike), and
 /// what a run left running ended first, so nothing one run leaves is seen by the next
 /// (docs/integrity.md, "Adequacy by mutation").
-struct TaskWorktree<'a> {
+pub(crate) struct TaskWorktree<'a> {
     session: &'a Session,
     task: &'a Task<'a>,
     scratch: Scratch<'a>,
@@ -240,7 +207,7 @@ struct TaskWorktree<'a> {
 }
 
 impl<'a> TaskWorktree<'a> {
-    fn new(
+    pub(crate) fn new(
         session: &'a Session,
         task: &'a Task<'a>,
         reaper: Option<&'a Reaper>,
@@ -291,16 +258,40 @@ impl<'a> TaskWorktree<'a> {
         Ok(())
     }
 
-    /// [`Self::run_only`], then [`Self::reset`]: how the run ended.
-    fn run(
+    /// The task's test `command` (with `mutant` written in first), run as the executor runs
+    /// every pinned test ([`run_test`]: the session's command environment, confined where
+    /// the verifier confines, its own build directory), then what it left running ended
+    /// and the worktree put back ([`Self::reset`]): how the run ended.
+    pub(crate) fn run(
         &mut self,
         mutant: Option<&Planned>,
         command: &str,
         limit: Duration,
     ) -> Result<ExitRecord, EngineError> {
-        let ran = self.run_only(mutant, command, limit, ShellOptions::default());
+        let ran = self.test(mutant, command, limit);
         self.reset()?;
-        Ok(ran?.exit)
+        Ok(ran?.output.exit)
+    }
+
+    /// [`Self::run`] before the reset.
+    fn test(
+        &self,
+        mutant: Option<&Planned>,
+        command: &str,
+        limit: Duration,
+    ) -> Result<TestRun, EngineError> {
+        if let Some(m) = mutant {
+            std::fs::write(self.scratch.path().join(&m.path), &m.text)
+                .map_err(io_error(format!("write a mutant of {}", m.path)))?;
+        }
+        let env = self.session.command_env()?;
+        let ran = run_test(self.session, command, self.scratch.path(), limit, env);
+        if let Some(reaper) = self.reaper {
+            reaper
+                .end_orphans()
+                .map_err(io_error(format!("end what `{command}` left running")))?;
+        }
+        ran
     }
 }
 
@@ -310,7 +301,7 @@ impl<'a> TaskWorktree<'a> {
 /// resets and orphan ending as the built-in mutator's), then its JUnit report, which gives
 /// each mutant's diff. `Err(why)` when it fails: the caller falls back to the built-in
 /// mutator and says why.
-fn mutmut_mutants(
+pub(crate) fn mutmut_mutants(
     worktree: &mut TaskWorktree,
     files: &[CodeFile],
     limit: Duration,
@@ -457,7 +448,7 @@ fn silent_tool(tool: Tool, files: &[CodeFile], made: Vec<Planned>) -> Result<Vec
 /// (`cr-filter-pragma`) is never run, so nothing the PR commits tells it to skip a line. With
 /// how many mutations were past the budget, not run; `Err(why)` when it fails: the caller
 /// falls back to the built-in mutator and says why.
-fn cosmic_ray_mutants(
+pub(crate) fn cosmic_ray_mutants(
     worktree: &mut TaskWorktree,
     files: &[CodeFile],
     limit: Duration,
@@ -573,7 +564,7 @@ fn cosmic_ray_session<'f>(
 /// changed line is applied to the file the task wrote, whatever its status (one the PR's
 /// `// Stryker disable` comment made `Ignored` included). `Err(why)` when it fails: the
 /// caller falls back to the built-in mutator and says why.
-fn stryker_mutants(
+pub(crate) fn stryker_mutants(
     worktree: &mut TaskWorktree,
     files: &[CodeFile],
     limit: Duration,
@@ -645,93 +636,4 @@ fn failed(what: &str, out: &RunOutput) -> String {
         .find(|l| !l.trim().is_empty())
         .unwrap_or("");
     format!("{what} failed ({}): {}", out.exit, last.trim())
-}
-
-fn measure_task(
-    session: &Session,
-    config: &Config,
-    task: &Task,
-    reaper: Option<&Reaper>,
-) -> Result<TaskAdequacy, EngineError> {
-    let red = task.red;
-    let mut result = TaskAdequacy {
-        task: red.step.task + 1,
-        step: red.step.to_string(),
-        tool: "builtin".into(),
-        tool_error: None,
-        mutants: 0,
-        killed: 0,
-        survived: Vec::new(),
-        not_run: 0,
-        unmeasured: None,
-    };
-    let files = task_files(session, config, task)?;
-    if files.is_empty() {
-        return Ok(result);
-    }
-    let env = session.command_env()?;
-    let deadline = Instant::now() + config.verify.mutation_timeout;
-    let mut worktree = TaskWorktree::new(session, task, reaper)?;
-    let budget = config.verify.max_mutants;
-    let limit = config.verify.mutation_timeout;
-    let made = match choose_tool(config, env, &files) {
-        Ok(None) => Ok(None),
-        Ok(Some(Tool::Mutmut)) => {
-            mutmut_mutants(&mut worktree, &files, limit)?.map(|made| Some((Tool::Mutmut, made, 0)))
-        }
-        Ok(Some(Tool::Stryker)) => stryker_mutants(&mut worktree, &files, limit)?
-            .map(|made| Some((Tool::Stryker, made, 0))),
-        Ok(Some(Tool::CosmicRay)) => cosmic_ray_mutants(&mut worktree, &files, limit, budget)?
-            .map(|(made, unmade)| Some((Tool::CosmicRay, made, unmade))),
-        Err(why) => Err(why),
-    };
-    let mut mutants = match made {
-        Ok(Some((tool, made, unmade))) => {
-            result.tool = tool.name().into();
-            result.not_run += unmade;
-            made
-        }
-        Ok(None) => builtin_mutants(&files),
-        Err(why) => {
-            result.tool_error = Some(why);
-            builtin_mutants(&files)
-        }
-    };
-    if mutants.is_empty() {
-        return Ok(result);
-    }
-    if mutants.len() > budget {
-        result.not_run += mutants.len() - budget;
-        mutants.truncate(budget);
-    }
-    // The test must pass on the task's own code, else a failing mutant proves nothing.
-    let left = deadline.saturating_duration_since(Instant::now());
-    let own = worktree.run(None, &red.command, config.test.timeout.min(left))?;
-    if !own.success() {
-        result.unmeasured = Some(format!("the test fails on the task's own code ({own})"));
-        result.not_run += mutants.len();
-        return Ok(result);
-    }
-    let total = mutants.len();
-    for (done, mutant) in mutants.iter().enumerate() {
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            result.not_run += total - done;
-            break;
-        }
-        let limit = config.test.timeout.min(left);
-        let exit = worktree.run(Some(mutant), &red.command, limit)?;
-        // Cut short by the task's budget, not by the test's own timeout: not a verdict.
-        if matches!(exit, ExitRecord::TimedOut { .. }) && limit < config.test.timeout {
-            result.not_run += total - done;
-            break;
-        }
-        result.mutants += 1;
-        if exit.success() {
-            result.survived.push(mutant.name.clone());
-        } else {
-            result.killed += 1;
-        }
-    }
-    Ok(result)
 }

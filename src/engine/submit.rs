@@ -16,6 +16,7 @@ use crate::store::Snapshot;
 use crate::workflow::briefing::{self, Notice};
 use crate::workflow::master_plan;
 use crate::workflow::plan::{Plan, parse_first_plan, parse_submitted_plan};
+use crate::workflow::proof::adequacy::At;
 use crate::workflow::proof::{self as proof_plan, Recheck, Reuse};
 use crate::workflow::replan::check_replan;
 use crate::workflow::state::{ExitRecord, PreflightRecord};
@@ -821,7 +822,7 @@ fn judge_squash(
 ) -> Result<SquashJudged, EngineError> {
     match finalize::verify_squash(session, snap)? {
         FinalizeCheck::Holds { commit } => {
-            let check = finalize::final_check(session, snap, config, &commit)?;
+            let check = finalize::final_check(session, snap, config, &commit, At::FinalCheck)?;
             if let Some(reason) = check.refused {
                 // Recorded: a check passed only at the n-th try says so in the final note.
                 let t = session.transition(

@@ -9,6 +9,7 @@ use super::StepId;
 use super::evidence::{Shortfall, Side};
 use super::state::ExitRecord;
 
+pub mod adequacy;
 pub mod recorded;
 
 /// What must be proven about the tree of `commit`, judged by the configuration pinned as
@@ -82,6 +83,28 @@ pub enum Obligation {
         reuse: Reuse,
         recheck: Recheck,
     },
+    /// Each of `tests` (a task's pinned RED test) kills its share of mutants of the code its
+    /// task wrote, from its RED tree to the next task's (the last task's: `tree`, the squash's):
+    /// docs/integrity.md, "Adequacy by mutation"; [`adequacy::plan`] emits it.
+    Adequacy {
+        tree: String,
+        tests: Vec<PinnedTest>,
+        policy: AdequacyPolicy,
+    },
+}
+
+/// What an adequacy obligation is judged by, from the pinned `[verify]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AdequacyPolicy {
+    /// A task below `min_killed` fails the obligation; under `report` it only names it.
+    pub enforce: bool,
+    /// The share of a task's mutants its test must kill, in thousandths.
+    pub min_killed: u32,
+    /// Mutants run per task at most.
+    pub max_mutants: usize,
+    /// Time the mutants of one task may take in all, in milliseconds.
+    pub timeout_ms: u64,
 }
 
 /// What may stand in for running a working tree's gates.

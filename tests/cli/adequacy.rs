@@ -929,3 +929,206 @@ fn cosmic_ray_without_its_line_filter_is_not_used_and_the_note_says_why() {
         "cr-filter-lines is not on the PATH the tests run with"
     );
 }
+
+/// A mutation tool the agent put first on its own PATH: `mutmut run` does nothing, and its
+/// report gives two mutants that do not parse, which every test "kills". The local final check
+/// runs the agent's commands with the agent's PATH, so it takes this for mutmut.
+const FOOLING_MUTMUT: &str = "#!/bin/sh\n\
+case \"$1\" in\n\
+  run) exit 0;;\n\
+  junitxml) cat <<'XML'\n\
+<?xml version=\"1.0\"?>\n\
+<testsuite name=\"mutmut\" tests=\"2\">\n\
+<testcase name=\"Mutant #1\" file=\"money.py\" line=\"7\"><failure type=\"failure\" message=\"bad_survived\">--- money.py\n\
++++ money.py\n\
+@@ -7,1 +7,1 @@\n\
+-        return True\n\
++        return True)\n\
+</failure></testcase>\n\
+<testcase name=\"Mutant #2\" file=\"money.py\" line=\"10\"><failure type=\"failure\" message=\"bad_survived\">--- money.py\n\
++++ money.py\n\
+@@ -10,1 +10,1 @@\n\
+-        return Money(self.cents + other.cents, self.currency)\n\
++        return Money(self.cents + other.cents, self.currency))\n\
+</failure></testcase>\n\
+</testsuite>\n\
+XML\n\
+  ;;\n\
+esac\n";
+
+/// A directory holding [`FOOLING_MUTMUT`] as `mutmut`.
+fn fooling_mutmut() -> tempfile::TempDir {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("mutmut");
+    std::fs::write(&path, FOOLING_MUTMUT).expect("write the fake mutmut");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    dir
+}
+
+/// What CI does with a merge the server refused: a fresh clone that fetched it and the chains
+/// from the agent's clone, as the job fetches them.
+fn ci_clone(repo: &TestRepo, server: &crate::attest::Server) -> TestRepo {
+    let ci = TestRepo::clone_of(std::path::Path::new(&server.url()));
+    ci.git(&[
+        "fetch",
+        "--quiet",
+        repo.path.to_str().unwrap(),
+        "+refs/heads/main:refs/remotes/origin/main",
+        "+refs/orchestrator/*:refs/orchestrator/*",
+    ]);
+    ci
+}
+
+/// Under the pinned `enforce`, a PR whose local check the agent fooled (its own `mutmut`
+/// first on its PATH, whose only mutants do not parse) is FAILED by `attest` in a fresh clone
+/// and refused by the server hook: off the machine the mutants are the verifier's own (the
+/// built-in mutator here, its PATH having no mutation tool), and the always-true `__eq__`
+/// lets them survive.
+#[test]
+fn a_local_check_fooled_by_the_agents_own_mutation_tool_fails_attest_and_the_hook() {
+    use crate::attest::{Server, push, redact, refused, server_refs};
+    let repo = money("adequacy = \"enforce\"\nmin_killed = 0.8");
+    let server = Server::start(&repo);
+    push(&repo, &server, &[], &["main", REF]).expect(0);
+    py_task(&repo, COMPARING_TEST, ALWAYS_EQUAL);
+    let fake = fooling_mutmut();
+    submit_with_path(&repo, fake.path().to_path_buf()).expect(0);
+    assert_eq!(
+        final_note(&repo)["adequacy"],
+        serde_json::json!([{"task": 1, "step": "1.1", "tool": "mutmut", "mutants": 2,
+            "killed": 2}])
+    );
+    mark_done_and_merge(&repo).expect(0);
+    let merge = main_tip(&repo);
+    let refusal = "task 1's RED test (step 1.1, `python3 tests/test_add.py`) killed 5 of 7 \
+        mutants of the code the task wrote (made by the built-in mutator), below the 80% \
+        [verify] min_killed: it does not check what the code does. Surviving mutants (the \
+        test still passes with each):";
+    let survived = [
+        "money.py:10 `+` → `-`",
+        "money.py:10 `Money(self.cents + other.cents, self.currency)` → `None`",
+    ];
+    let before = server_refs(&repo, &server);
+    let out = push(&repo, &server, &[], &["main", REF]);
+    refused(
+        &repo,
+        &server,
+        &before,
+        &out,
+        &[&format!(
+            "git-orchestrate: refused refs/heads/main <id>: moves main to a commit that is not \
+             a workflow merge that attests PASSED: {refusal} [more: `git orchestrate attest \
+             COMMIT` shows all of it]"
+        )],
+    );
+
+    let ci = ci_clone(&repo, &server);
+    let out = ci.run(&["attest", "--no-note", &merge]);
+    out.expect(1);
+    assert_eq!(
+        redact(&out.stdout),
+        format!(
+            "FAILED <id> (the merge of workflow main)\n  \
+             re-ran: the gates passed on the squashed commit in a clean worktree (tests)\n  \
+             re-ran: RED test of step 1.1 `python3 tests/test_add.py`: exit 1 on the base, exit 0 \
+             on the final tree; evidence: exit code only\n  \
+             adequacy of task 1 (step 1.1): killed 5 of 7 mutants (71%, made by the built-in \
+             mutator)\n    \
+             survived: {s0}\n    \
+             survived: {s1}\n  \
+             - {refusal}\n- {s0}\n- {s1}\n\
+             Strengthen the test so it fails on them (a test in a new RED step), then squash \
+             again\n\
+             no note written: --no-note\n",
+            s0 = survived[0],
+            s1 = survived[1],
+        )
+    );
+    let json = ci.run(&["attest", "--no-note", "--json", &merge]).json();
+    assert_eq!(
+        json["verdicts"][0]["adequacy"],
+        serde_json::json!([{"task": 1, "step": "1.1", "tool": "builtin", "mutants": 7,
+            "killed": 5, "survived": survived}])
+    );
+}
+
+/// The calculator's PR with `test` and `mul`, squashed and merged, pushed to a server with
+/// the hook whose `[verify]` is `verify`: the server, how the push ended, and the merge.
+fn pushed_calc(
+    verify: &str,
+    test: &str,
+    mul: &str,
+) -> (TestRepo, crate::attest::Server, Run, String) {
+    use crate::attest::{Server, push};
+    let repo = case_calc(verify);
+    let server = Server::start(&repo);
+    push(&repo, &server, &[], &["main", REF]).expect(0);
+    task(&repo, test, mul);
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    mark_done_and_merge(&repo).expect(0);
+    let merge = main_tip(&repo);
+    let out = push(&repo, &server, &[], &["main", REF]);
+    (repo, server, out, merge)
+}
+
+/// The lines `attest` re-ran for the calculator's PR with the test `sh tests/test_mul.sh`.
+const CALC_RERAN: &str = "  re-ran: the gates passed on the squashed commit in a clean worktree (tests)\n  \
+    re-ran: RED test of step 1.1 `sh tests/test_mul.sh`: exit 1 on the base, exit 0 on the \
+    final tree; evidence: exit code only\n";
+
+/// An honest test under the pinned `enforce` kills every mutant off the machine too: the
+/// server hook accepts the merge, and `attest` in a fresh clone PASSES it, naming the share.
+#[test]
+fn an_honest_pr_passes_attest_and_the_hook_under_enforce() {
+    let (repo, server, out, merge) = pushed_calc("adequacy = \"enforce\"", HONEST_TEST, MUL_ARM);
+    out.expect(0);
+    assert_eq!(
+        crate::attest::remote(&out),
+        [
+            "git-orchestrate: <id> attests PASSED (workflow main)",
+            "git-orchestrate: 1 verdict written under refs/notes/orchestrator-attest",
+        ]
+    );
+    assert_eq!(server.rev(&repo, "main"), Some(merge.clone()));
+    let ci = ci_clone(&repo, &server);
+    let out = ci.run(&["attest", "--no-note", &merge]);
+    out.expect(0);
+    assert_eq!(
+        redact_ids(&out.stdout),
+        format!(
+            "PASSED <id> (the merge of workflow main)\n{CALC_RERAN}  \
+             adequacy of task 1 (step 1.1): killed 4 of 4 mutants (100%, made by the built-in \
+             mutator)\n\
+             no note written: --no-note\n"
+        )
+    );
+    let json = ci.run(&["attest", "--no-note", "--json", &merge]).json();
+    assert_eq!(
+        json["verdicts"][0]["adequacy"],
+        serde_json::json!([{"task": 1, "step": "1.1", "tool": "builtin", "mutants": 4, "killed": 4}])
+    );
+}
+
+/// Under the pinned `report`, `attest` measures nothing (it would change no verdict): the
+/// test that only greps PASSES as before, the text says adequacy was not measured, and the
+/// JSON's `adequacy` is `"not measured"`.
+#[test]
+fn under_report_attest_does_not_measure_and_says_so() {
+    let (repo, server, out, merge) = pushed_calc("adequacy = \"report\"", GREP_TEST, FAKE_MUL);
+    out.expect(0);
+    let ci = ci_clone(&repo, &server);
+    let out = ci.run(&["attest", "--no-note", &merge]);
+    out.expect(0);
+    assert_eq!(
+        redact_ids(&out.stdout),
+        format!(
+            "PASSED <id> (the merge of workflow main)\n{CALC_RERAN}  \
+             adequacy: not measured ([verify] adequacy = \"report\"; attest measures it under \
+             \"enforce\" only)\n\
+             no note written: --no-note\n"
+        )
+    );
+    let json = ci.run(&["attest", "--no-note", "--json", &merge]).json();
+    assert_eq!(json["verdicts"][0]["adequacy"], "not measured");
+}

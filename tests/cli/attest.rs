@@ -19,6 +19,11 @@ use crate::support::*;
 
 const ATTEST_NOTES: &str = "refs/notes/orchestrator-attest";
 
+/// What `attest` says of adequacy under the pinned `[verify] adequacy = "report"` (the
+/// default): it measures only under `enforce` (docs/integrity.md, "Adequacy by mutation").
+pub(crate) const NOT_MEASURED: &str = "  adequacy: not measured ([verify] adequacy = \"report\"; \
+    attest measures it under \"enforce\" only)\n";
+
 /// The hook's line for a move of main to a commit no workflow merged.
 const NOT_A_MERGE: &str = "git-orchestrate: refused refs/heads/main <id>: moves main to a \
     commit that is not a workflow merge that attests PASSED: no workflow's chain records <id> \
@@ -27,7 +32,7 @@ const NOT_A_MERGE: &str = "git-orchestrate: refused refs/heads/main <id>: moves 
 
 /// A `git daemon` on 127.0.0.1 serving `remote.git`, a bare repository with the server hook
 /// installed; killed and waited for when dropped.
-struct Server {
+pub(crate) struct Server {
     daemon: GitDaemon,
     bare: PathBuf,
     _dir: tempfile::TempDir,
@@ -36,7 +41,7 @@ struct Server {
 impl Server {
     /// An empty bare repository on branch main, the hook installed by `repo`'s binary, served
     /// with `repo`'s hermetic environment.
-    fn start(repo: &TestRepo) -> Server {
+    pub(crate) fn start(repo: &TestRepo) -> Server {
         Self::start_with(repo, BIN)
     }
 
@@ -98,12 +103,12 @@ impl Server {
         }
     }
 
-    fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         self.daemon.url("remote.git")
     }
 
     /// The server's `reference`, if it has it.
-    fn rev(&self, repo: &TestRepo, reference: &str) -> Option<String> {
+    pub(crate) fn rev(&self, repo: &TestRepo, reference: &str) -> Option<String> {
         let (ok, out) = repo.git_try(&[
             "--git-dir",
             self.bare.to_str().unwrap(),
@@ -143,7 +148,7 @@ pub(crate) fn redact(text: &str) -> String {
 
 /// The lines the server's hooks printed (git shows them to the pusher as `remote: ...`),
 /// commit ids redacted.
-fn remote(out: &Run) -> Vec<String> {
+pub(crate) fn remote(out: &Run) -> Vec<String> {
     out.stderr
         .lines()
         .filter_map(|l| l.strip_prefix("remote: "))
@@ -153,7 +158,7 @@ fn remote(out: &Run) -> Vec<String> {
 }
 
 /// Pushes `refspecs` to the server, as given; how it ended.
-fn push(repo: &TestRepo, server: &Server, extra: &[&str], refspecs: &[&str]) -> Run {
+pub(crate) fn push(repo: &TestRepo, server: &Server, extra: &[&str], refspecs: &[&str]) -> Run {
     let url = server.url();
     let mut args = vec!["push"];
     args.extend_from_slice(extra);
@@ -165,7 +170,7 @@ fn push(repo: &TestRepo, server: &Server, extra: &[&str], refspecs: &[&str]) -> 
 /// Asserts the push was refused by the hook with exactly `lines` (ids redacted), and that
 /// the server's refs are still `before`.
 #[track_caller]
-fn refused(repo: &TestRepo, server: &Server, before: &str, out: &Run, lines: &[&str]) {
+pub(crate) fn refused(repo: &TestRepo, server: &Server, before: &str, out: &Run, lines: &[&str]) {
     assert_ne!(out.code, 0, "the push was accepted:\n{}", out.stderr);
     assert!(
         out.stderr.contains("(pre-receive hook declined)"),
@@ -177,7 +182,7 @@ fn refused(repo: &TestRepo, server: &Server, before: &str, out: &Run, lines: &[&
 }
 
 /// The server's refs under refs/, as `<ref> <id>` lines.
-fn server_refs(repo: &TestRepo, server: &Server) -> String {
+pub(crate) fn server_refs(repo: &TestRepo, server: &Server) -> String {
     server.git(repo, &["for-each-ref", "--format=%(refname) %(objectname)"])
 }
 
@@ -433,7 +438,7 @@ fn an_honest_pr_is_accepted_and_attested_and_its_consistent_forgery_is_refused()
              no note written: --no-note\n",
             reran = format!(
                 "  re-ran: the gates passed on the squashed commit in a clean worktree (tests)\n  \
-                 re-ran: RED test of step 1.1 `{RED_MUL}`: exit 1 on the base, exit 0 on the final tree; evidence: exit code only\n"
+                 re-ran: RED test of step 1.1 `{RED_MUL}`: exit 1 on the base, exit 0 on the final tree; evidence: exit code only\n{NOT_MEASURED}"
             )
         )
     );
@@ -724,7 +729,8 @@ fn a_red_test_that_leans_on_a_file_outside_the_repository_is_refused_by_the_serv
         format!(
             "FAILED <id> (the merge of workflow main)\n  \
              re-ran: the gates passed on the squashed commit in a clean worktree (tests)\n  \
-             re-ran: RED test of step 1.1 `{FLAG_RED}`: exit 1 on the base, exit 1 on the final tree; evidence: exit code only\n  \
+             re-ran: RED test of step 1.1 `{FLAG_RED}`: exit 1 on the base, exit 1 on the final tree; evidence: exit code only\n\
+             {NOT_MEASURED}  \
              - the final check of task 1's RED test (step 1.1, `{FLAG_RED}`, with checks/mul.sh as \
              the RED step left them) failed: it fails on the squashed commit (exit 1). Output:\n\
              ----- BEGIN OUTPUT <nonce> (quoted; nothing before END OUTPUT <nonce> is from git-orchestrate) -----\n\
@@ -1623,7 +1629,8 @@ fn a_coin_flip_test_that_failed_once_in_ci_is_flaky_when_it_passes_later() {
             "FAILED {} (the merge of workflow main)\n  \
              re-ran: the gates passed on the squashed commit in a clean worktree (tests)\n  \
              re-ran: RED test of step 1.1 `{RED_MUL}`: exit 1 on the base, exit 0 on the final \
-             tree; evidence: exit code only\n  \
+             tree; evidence: exit code only\n\
+             {NOT_MEASURED}  \
              earlier refusal of this tree under this policy: {} at {}: {}\n  \
              - {reason}\n\
              no note written: --no-note\n",
@@ -1731,7 +1738,8 @@ fn a_recorded_proof_plan_that_is_not_the_chains_is_failed_by_attest_naming_why()
             "FAILED <id> (the head of workflow main's PR)\n  \
              re-ran: the gates passed on the squashed commit in a clean worktree (tests)\n  \
              re-ran: RED test of step 1.1 `sh tests/test_mul.sh`: exit 1 on the base, exit 0 on \
-             the final tree; evidence: exit code only\n  \
+             the final tree; evidence: exit code only\n\
+             {NOT_MEASURED}  \
              - the proof plan the PR's final check recorded is not the one its chain gives: plan \
              2: its obligation 1 is recorded as {}, and the chain gives {}\n\
              no note written: --no-note\n",

@@ -146,9 +146,12 @@ fn a_ticket_whose_plans_were_removed_fails_under_require_and_warns_under_warn() 
 /// under `warn` PASSED with the warning.
 #[test]
 fn a_pr_whose_plans_were_removed_fails_under_require_and_warns_under_warn() {
-    let reran = "  re-ran: the gates passed on the squashed commit in a clean worktree (tests)\n  \
+    let reran = format!(
+        "  re-ran: the gates passed on the squashed commit in a clean worktree (tests)\n  \
          re-ran: RED test of step 1.1 `sh tests/test_mul.sh`: exit 1 on the base, exit 0 on \
-         the final tree; evidence: exit code only\n";
+         the final tree; evidence: exit code only\n{}",
+        crate::attest::NOT_MEASURED
+    );
     let repo = calc_with(&format!("{CALC_CONFIG}{REQUIRE}"), &[]);
     let head = finalized(&repo);
     strip_plans(&repo, &chain_commit(&repo, "squash"));

@@ -3,7 +3,7 @@
 //! and RED tests run again. Each step adds its reasons to the verdict.
 
 use super::find::Target;
-use super::verdict::Verdict;
+use super::verdict::{Adequacy, Verdict};
 use super::verifier::Chain;
 use crate::config::{self, Config};
 use crate::engine::answers::AnswerVerdict;
@@ -13,6 +13,7 @@ use crate::engine::{EngineError, Session};
 use crate::store::Snapshot;
 use crate::workflow::Event;
 use crate::workflow::proof::ProofPlan;
+use crate::workflow::proof::adequacy::At;
 use crate::workflow::state::Pin;
 
 /// The policy a verdict names: the pin's main commit and its config blob.
@@ -282,7 +283,9 @@ fn rerun(
     let local_clean = config.finalize.clean_check;
     config.finalize.clean_check = true;
     let final_commit = snap.state.final_commit().unwrap_or_default().to_string();
-    let rerun = final_check(session, snap, config, &final_commit)?;
+    // Adequacy under the pinned `enforce` only: `report` changes no verdict, and attest's
+    // cost is bounded (SPEC §12).
+    let rerun = final_check(session, snap, config, &final_commit, At::Attest)?;
     // A check refused part way made only the plans up to its refusal: those are held. With
     // the clean check off the PR's own final check ran nothing, and recorded no plan.
     let complete = rerun.refused.is_none();
@@ -311,6 +314,13 @@ fn rerun(
         ));
     }
     verdict.red_tests = rerun.red_tests.clone();
+    verdict.adequacy = if rerun.adequacy_measured {
+        Adequacy::Measured(rerun.adequacy.clone())
+    } else {
+        Adequacy::NotMeasured {
+            report: config.verify.adequacy == config::Adequacy::Report,
+        }
+    };
     // Named whatever the policy makes of them, with the human approvals by name they rest on;
     // refused (under `enforce`, or under `report` without those approvals) by the final
     // check's own refusal, below.

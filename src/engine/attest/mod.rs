@@ -29,7 +29,7 @@ use serde_json::Value;
 pub use find::Target;
 pub use install::{Installed, install_server_hook};
 pub use statement::{PREDICATE_TYPE, STATEMENT_TYPE, VERIFIER_ID};
-pub use verdict::Verdict;
+pub use verdict::{Adequacy, Verdict};
 pub use verifier::{Chain, Confine, Judged, Verifier};
 
 use super::EngineError;

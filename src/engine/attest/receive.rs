@@ -1108,6 +1108,7 @@ fn recalled(commit: &str, tree: &str, r: Remembered) -> Verdict {
         red_tests: Vec::new(),
         changed_tests: None,
         changed_tests_verdict: None,
+        adequacy: super::verdict::Adequacy::NotMeasured { report: false },
         warnings: Vec::new(),
         tree: None,
         flaky: false,

@@ -29,6 +29,10 @@ pub struct Verdict {
     /// What the pinned policy makes of them: `refused` or `reported`
     /// ([`crate::workflow::notes::ChangedTests::verdict`]).
     pub changed_tests_verdict: Option<&'static str>,
+    /// Each task's test against mutants of its code, as the local final note records it
+    /// (`adequacy`), where `attest` measured it: under the pinned `[verify] adequacy =
+    /// "enforce"` only (docs/integrity.md, "Adequacy by mutation").
+    pub adequacy: Adequacy,
     /// What is named without failing the verdict: tests the PR changed that the policy
     /// reports and does not refuse.
     pub warnings: Vec<String>,
@@ -48,6 +52,26 @@ pub struct Verdict {
     pub statement: Value,
 }
 
+/// Adequacy by mutation in a verdict: in JSON, the tasks measured, or `"not measured"`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Adequacy {
+    Measured(Vec<crate::workflow::notes::TaskAdequacy>),
+    /// Not measured; `report`: the pinned policy is `report`, which `attest` does not measure
+    /// (the text says so).
+    NotMeasured {
+        report: bool,
+    },
+}
+
+impl Serialize for Adequacy {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Adequacy::Measured(tasks) => tasks.serialize(serializer),
+            Adequacy::NotMeasured { .. } => serializer.serialize_str("not measured"),
+        }
+    }
+}
+
 impl Verdict {
     /// The verdict on `commit` before anything is found: no workflow, no reason, nothing run.
     pub fn new(commit: &str) -> Verdict {
@@ -62,6 +86,7 @@ impl Verdict {
             red_tests: Vec::new(),
             changed_tests: None,
             changed_tests_verdict: None,
+            adequacy: Adequacy::NotMeasured { report: false },
             warnings: Vec::new(),
             tree: None,
             flaky: false,

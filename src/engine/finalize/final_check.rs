@@ -6,7 +6,6 @@ use std::collections::BTreeMap;
 
 use super::refusal::{FinalCheckRefusal, RedFailure};
 use crate::config::{Adequacy, Config, PinnedTests};
-use crate::engine::adequacy;
 use crate::engine::pr_record::{self, PinnedRed, PrRecord};
 use crate::engine::proof::{self, Outcome, RedPair};
 use crate::engine::{EngineError, Session, io_error};
@@ -15,6 +14,7 @@ use crate::exec::orphans::Reaper;
 use crate::store::Snapshot;
 use crate::workflow::fence::fenced;
 use crate::workflow::notes::{ChangedTests, PathsOfStep, RedProof, TaskAdequacy};
+use crate::workflow::proof::adequacy::{self as adequacy_plan, At, Policy};
 use crate::workflow::proof::{self as proof_plan, PairFailure, PinnedTest, ProofPlan};
 use crate::workflow::red;
 
@@ -30,6 +30,8 @@ pub struct FinalCheck {
     /// Each task's test against mutants of its code (docs/integrity.md, "Adequacy by
     /// mutation"); empty when adequacy is off or the RED proofs did not hold.
     pub adequacy: Vec<TaskAdequacy>,
+    /// Whether adequacy was measured: `attest` measures it under `enforce` only.
+    pub adequacy_measured: bool,
     pub changed_tests: Option<ChangedTests>,
     /// What the PR's chain records about its tests.
     pub record: PrRecord,
@@ -53,12 +55,15 @@ pub struct FinalCheck {
 /// back as they were at the pin; and every task's pinned RED test runs on the PR's base (it
 /// must fail) and on the squashed commit (it must pass, having run a test), back to back.
 /// Each tree is written in one scratch worktree from the objects, and every worktree is
-/// removed however it ends.
+/// removed however it ends. Then each task's test against mutants of its code, where `at`
+/// (the agent's machine, or `attest`, which measures only under `enforce`) measures it
+/// ([`adequacy_plan::measured`]).
 pub fn final_check(
     session: &Session,
     snap: &Snapshot,
     config: &Config,
     commit: &str,
+    at: At,
 ) -> Result<FinalCheck, EngineError> {
     let (mut check, base, tree) = gather(session, snap, config, commit)?;
     if check.refused.is_some() || !config.finalize.clean_check {
@@ -98,14 +103,14 @@ pub fn final_check(
         reaper.as_ref(),
     )?;
     if check.refused.is_none() {
-        check.adequacy = adequacy::measure(
+        adequacy(
             session,
             config,
-            &check.record.reds,
-            (&base, &tree),
+            &mut check,
+            (commit, &tree, &base),
+            (policy, at),
             reaper.as_ref(),
         )?;
-        check.refused = inadequate(config, &check);
     }
     if check.refused.is_none() {
         let judged = super::remembered::judge(session, snap, &tree)?;
@@ -153,6 +158,7 @@ fn gather(
         },
         red_tests: Vec::new(),
         adequacy: Vec::new(),
+        adequacy_measured: false,
         changed_tests,
         record,
         unpinned_tests,
@@ -174,33 +180,64 @@ fn changed_paths(check: &FinalCheck) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// Under `[verify] adequacy = "enforce"`, the first task whose test killed a smaller share of
-/// its mutants than `min_killed`.
-fn inadequate(config: &Config, check: &FinalCheck) -> Option<FinalCheckRefusal> {
-    if config.verify.adequacy != Adequacy::Enforce {
-        return None;
+/// Adequacy by mutation (docs/integrity.md), once every RED proof held: the plan the pure
+/// core emits for `at` under the pinned `[verify]` ([`adequacy_plan::plan`]), run by the
+/// executor; what each task killed goes into `check`, and under `enforce` the first task
+/// below `min_killed` is its refusal.
+fn adequacy(
+    session: &Session,
+    config: &Config,
+    check: &mut FinalCheck,
+    trees: (&str, &str, &str),
+    (policy, at): (Option<&str>, At),
+    reaper: Option<&Reaper>,
+) -> Result<(), EngineError> {
+    let (_, pinned, _) = pinned_tests(&check.record.reds);
+    let verify = &config.verify;
+    let mode = match verify.adequacy {
+        Adequacy::Off => adequacy_plan::Mode::Off,
+        Adequacy::Report => adequacy_plan::Mode::Report,
+        Adequacy::Enforce => adequacy_plan::Mode::Enforce,
+    };
+    let budget = adequacy_plan::Policy {
+        enforce: false,
+        min_killed: verify.min_killed,
+        max_mutants: verify.max_mutants,
+        timeout_ms: u64::try_from(verify.mutation_timeout.as_millis()).unwrap_or(u64::MAX),
+    };
+    let Some(plan) = adequacy_plan::plan(trees, policy, &pinned, (mode, at), budget) else {
+        return Ok(());
+    };
+    check.adequacy_measured = true;
+    for outcome in proof::execute(session, config, &plan, reaper)? {
+        let Outcome::Adequacy { policy, tasks } = outcome else {
+            continue;
+        };
+        check.refused = proof::adequacy::inadequate(&policy, &tasks)
+            .map(|weak| inadequate(&check.record, &policy, weak));
+        check.adequacy = tasks;
     }
-    let weak = check
-        .adequacy
-        .iter()
-        .find(|a| a.mutants > 0 && a.killed_share() < config.verify.min_killed)?;
-    let command = check
-        .record
+    Ok(())
+}
+
+/// The refusal of a task whose test killed too few mutants (`weak`) under `policy`.
+fn inadequate(record: &PrRecord, policy: &Policy, weak: &TaskAdequacy) -> FinalCheckRefusal {
+    let command = record
         .reds
         .iter()
         .find(|r| r.step.to_string() == weak.step)
         .map(|r| r.command.clone())
         .unwrap_or_default();
-    Some(FinalCheckRefusal::Inadequate {
+    FinalCheckRefusal::Inadequate {
         task: weak.task,
         step: weak.step.clone(),
         command,
         killed: weak.killed,
         mutants: weak.mutants,
-        min_killed: config.verify.min_killed,
+        min_killed: policy.min_killed,
         survived: weak.survived.clone(),
         tool: weak.tool.clone(),
-    })
+    }
 }
 
 /// Why each symbolic link the PR adds or changes points out of the repository. A link out
@@ -394,7 +431,8 @@ fn red_proofs(
             Outcome::Gates { .. }
             | Outcome::OnBase { .. }
             | Outcome::PutBack { .. }
-            | Outcome::WorkingTree(_) => {}
+            | Outcome::WorkingTree(_)
+            | Outcome::Adequacy { .. } => {}
         }
     }
     Ok(())

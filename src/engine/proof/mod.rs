@@ -4,6 +4,7 @@
 //! tests run on its base, where they must fail; and the tests that existed on a PR's base
 //! that it changed or removed.
 
+pub mod adequacy;
 mod here;
 mod outcome;
 mod red;
@@ -211,6 +212,21 @@ impl Run<'_> {
             }
             Obligation::PassesOn { .. } => return Err(unpaired()),
             Obligation::TreeUnchanged => self.pairs.as_ref().ok_or_else(unpaired)?.unchanged()?,
+            Obligation::Adequacy {
+                tree,
+                tests,
+                policy,
+            } => Outcome::Adequacy {
+                tasks: adequacy::measure(
+                    session,
+                    config,
+                    tests,
+                    (&self.plan.base, tree),
+                    policy,
+                    self.reaper,
+                )?,
+                policy: *policy,
+            },
             Obligation::WorkingTreeGates {
                 tree,
                 reuse,

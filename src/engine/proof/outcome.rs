@@ -4,6 +4,8 @@
 use crate::engine::evidence::TestRun;
 use crate::engine::verify::TreeVerification;
 use crate::workflow::evidence::{Kind, Shortfall, Side};
+use crate::workflow::notes::TaskAdequacy;
+use crate::workflow::proof::adequacy::Policy;
 use crate::workflow::proof::{PairFailure, PinnedTest};
 use crate::workflow::ticket::{GateResult, GateVerdict};
 
@@ -45,6 +47,11 @@ pub enum Outcome {
     },
     /// `WorkingTreeGates`: what the gates made of the agent's working tree.
     WorkingTree(Box<TreeVerification>),
+    /// `Adequacy`: each task's test against mutants of its code, judged by `policy`.
+    Adequacy {
+        policy: Policy,
+        tasks: Vec<TaskAdequacy>,
+    },
 }
 
 /// A pinned test's two runs and what they prove.
@@ -71,6 +78,9 @@ impl Outcome {
             Outcome::Flaky { .. } => false,
             Outcome::Tree { changed, .. } => changed.is_empty(),
             Outcome::WorkingTree(verification) => verification.failure().is_none(),
+            Outcome::Adequacy { policy, tasks } => {
+                super::adequacy::inadequate(policy, tasks).is_none()
+            }
         }
     }
 

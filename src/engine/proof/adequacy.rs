@@ -1,0 +1,148 @@
+//! The executor's adequacy obligation (docs/integrity.md, "Adequacy by mutation";
+//! src/workflow/proof/adequacy.rs): each task's pinned RED test run against mutants of the code
+//! the task wrote (made as src/engine/adequacy.rs makes them), in a worktree of the task's
+//! own, with the command runner every pinned test's run goes through, and what it killed.
+
+use std::time::{Duration, Instant};
+
+use crate::config::Config;
+use crate::engine::adequacy::{
+    Task, TaskWorktree, Tool, builtin_mutants, choose_tool, cosmic_ray_mutants, mutmut_mutants,
+    stryker_mutants, task_files,
+};
+use crate::engine::{EngineError, Session};
+use crate::exec::orphans::Reaper;
+use crate::workflow::notes::TaskAdequacy;
+use crate::workflow::proof::PinnedTest;
+use crate::workflow::proof::adequacy::Policy;
+use crate::workflow::state::ExitRecord;
+
+/// Each pinned RED test (`reds`, in task order) against mutants of its task's code: the code
+/// files the task changed after its RED step, up to the next RED step's tree (the last
+/// task's: `squashed`, the squash's tree), mutated in that tree, the test run on each, within
+/// `policy`'s budgets. `reaper`, when verification is unconfined, ends what each run left
+/// running (src/exec/orphans.rs).
+pub fn measure(
+    session: &Session,
+    config: &Config,
+    reds: &[PinnedTest],
+    (base, squashed): (&str, &str),
+    policy: &Policy,
+    reaper: Option<&Reaper>,
+) -> Result<Vec<TaskAdequacy>, EngineError> {
+    let mut out = Vec::new();
+    for (i, red) in reds.iter().enumerate() {
+        let end = reds.get(i + 1).map_or(squashed, |next| next.tree.as_str());
+        let task = Task {
+            reds,
+            red,
+            red_tree: &red.tree,
+            base,
+            end,
+        };
+        out.push(measure_task(session, config, &task, policy, reaper)?);
+    }
+    Ok(out)
+}
+
+/// The first task whose test killed a smaller share of its mutants than `policy`'s
+/// `min_killed`, when the policy enforces it.
+pub fn inadequate<'a>(policy: &Policy, tasks: &'a [TaskAdequacy]) -> Option<&'a TaskAdequacy> {
+    if !policy.enforce {
+        return None;
+    }
+    tasks
+        .iter()
+        .find(|a| a.mutants > 0 && a.killed_share() < policy.min_killed)
+}
+
+/// One task's test against the mutants of its code, within `policy`'s budgets.
+fn measure_task(
+    session: &Session,
+    config: &Config,
+    task: &Task,
+    policy: &Policy,
+    reaper: Option<&Reaper>,
+) -> Result<TaskAdequacy, EngineError> {
+    let red = task.red;
+    let mut result = TaskAdequacy {
+        task: red.step.task + 1,
+        step: red.step.to_string(),
+        tool: "builtin".into(),
+        tool_error: None,
+        mutants: 0,
+        killed: 0,
+        survived: Vec::new(),
+        not_run: 0,
+        unmeasured: None,
+    };
+    let files = task_files(session, config, task)?;
+    if files.is_empty() {
+        return Ok(result);
+    }
+    let env = session.command_env()?;
+    let limit = Duration::from_millis(policy.timeout_ms);
+    let deadline = Instant::now() + limit;
+    let mut worktree = TaskWorktree::new(session, task, reaper)?;
+    let budget = policy.max_mutants;
+    let made = match choose_tool(config, env, &files) {
+        Ok(None) => Ok(None),
+        Ok(Some(Tool::Mutmut)) => {
+            mutmut_mutants(&mut worktree, &files, limit)?.map(|made| Some((Tool::Mutmut, made, 0)))
+        }
+        Ok(Some(Tool::Stryker)) => stryker_mutants(&mut worktree, &files, limit)?
+            .map(|made| Some((Tool::Stryker, made, 0))),
+        Ok(Some(Tool::CosmicRay)) => cosmic_ray_mutants(&mut worktree, &files, limit, budget)?
+            .map(|(made, unmade)| Some((Tool::CosmicRay, made, unmade))),
+        Err(why) => Err(why),
+    };
+    let mut mutants = match made {
+        Ok(Some((tool, made, unmade))) => {
+            result.tool = tool.name().into();
+            result.not_run += unmade;
+            made
+        }
+        Ok(None) => builtin_mutants(&files),
+        Err(why) => {
+            result.tool_error = Some(why);
+            builtin_mutants(&files)
+        }
+    };
+    if mutants.is_empty() {
+        return Ok(result);
+    }
+    if mutants.len() > budget {
+        result.not_run += mutants.len() - budget;
+        mutants.truncate(budget);
+    }
+    // The test must pass on the task's own code, else a failing mutant proves nothing.
+    let left = deadline.saturating_duration_since(Instant::now());
+    let own = worktree.run(None, &red.command, config.test.timeout.min(left))?;
+    if !own.success() {
+        result.unmeasured = Some(format!("the test fails on the task's own code ({own})"));
+        result.not_run += mutants.len();
+        return Ok(result);
+    }
+    let total = mutants.len();
+    for (done, mutant) in mutants.iter().enumerate() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            result.not_run += total - done;
+            break;
+        }
+        let limit = config.test.timeout.min(left);
+        let exit = worktree.run(Some(mutant), &red.command, limit)?;
+        // Cut short by the task's budget, not by the test's own timeout: not a verdict.
+        if matches!(exit, ExitRecord::TimedOut { .. }) && limit < config.test.timeout {
+            result.not_run += total - done;
+            break;
+        }
+        result.mutants += 1;
+        if exit.success() {
+            result.survived.push(mutant.name.clone());
+        } else {
+            result.killed += 1;
+        }
+    }
+    Ok(result)
+}
