@@ -215,7 +215,7 @@ fn links_out(
     let mut links = Vec::new();
     for (how, path) in session.git.tree_changes(base, commit)? {
         if how != "removed"
-            && let Some(why) = crate::engine::red::link_out(session, tree, &path)?
+            && let Some(why) = crate::engine::proof::link_out(session, tree, &path)?
         {
             links.push(why);
         }
@@ -394,7 +394,10 @@ fn red_proofs(
             Outcome::Gates { .. }
             | Outcome::OnBase { .. }
             | Outcome::PutBack { .. }
-            | Outcome::WorkingTree(_) => {}
+            | Outcome::WorkingTree(_)
+            | Outcome::Step(_)
+            | Outcome::Pinned(_)
+            | Outcome::Rerun(_) => {}
         }
     }
     Ok(())
