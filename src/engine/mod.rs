@@ -31,7 +31,6 @@ pub mod main_line;
 pub mod notes;
 mod pr_record;
 mod proof;
-mod red;
 pub mod remote;
 mod repin;
 pub mod run;

@@ -5,8 +5,8 @@ use serde::Serialize;
 
 use super::branches::{check_branch_free, free_branch_name};
 use super::finalize::{self, FinalizeCheck};
-use super::proof::{Given, verify_working_tree};
-use super::red::{RedRun, Rerun};
+use super::proof::{Given, Outcome, RedRun, Rerun, execute_with};
+use super::verify::TreeVerification;
 use super::{EngineError, Facts, Session, notes};
 use crate::agent::guard;
 use crate::config::Config;
@@ -17,7 +17,7 @@ use crate::workflow::briefing::{self, Notice};
 use crate::workflow::master_plan;
 use crate::workflow::plan::{Plan, parse_first_plan, parse_submitted_plan};
 use crate::workflow::proof::adequacy::At;
-use crate::workflow::proof::{self as proof_plan, Recheck, Reuse};
+use crate::workflow::proof::{self as proof_plan, StepAsk};
 use crate::workflow::replan::check_replan;
 use crate::workflow::state::{ExitRecord, PreflightRecord};
 use crate::workflow::{
@@ -524,8 +524,9 @@ fn write_and_report(
     })
 }
 
-/// Runs the agent's test command and, after a passing run that was meant to pass, the
-/// preflight gates; records the tree they verified when nothing changed it meanwhile.
+/// Runs the step's plan ([`proof_plan::step`]): the agent's test command, then what a failing
+/// RED run pins, or, after a passing run that was meant to pass, the task's RED test again
+/// and the preflight gates; and reads what each came to.
 fn measure(
     session: &Session,
     state: &State,
@@ -543,55 +544,37 @@ fn measure(
     super::hermetic::require(session)?;
     judge_test_command(session, facts, command)?;
     let config = facts.config();
-    let workdir = session.store.workdir();
-    let index = session.store.index_path();
-    let pass = expectation == Expectation::Pass;
-    // The tree under test, taken before anything runs: what passed is this tree only
-    // if nothing changed it meanwhile. Without gates nothing but the agent's own
-    // command looked at the tree, so no tree is recorded as verified (and no time is
-    // spent taking one): the checkpoint's commit is what the squash is held to.
-    let before = if pass && !config.preflight.is_empty() {
-        Some(session.git.worktree_tree(&index)?)
-    } else {
-        None
-    };
-    let test = super::evidence::run_test(
-        session,
+    let plan = proof_plan::step(StepAsk {
         command,
-        workdir,
-        config.test.timeout,
-        session.command_env()?,
-    )?;
-    let run = test.output.clone();
-    let red = match (expectation, run.exit.success()) {
-        (Expectation::Fail, false) => {
-            Some(super::red::outcome(session, state, facts, command, &test)?)
+        expect: expectation,
+        red_due: state.red_test_due(step, kind),
+        start: state.task_start(),
+        main: &facts.main,
+        gates: !config.preflight.is_empty(),
+    });
+    let given = Given {
+        state: Some(state),
+        ..Given::default()
+    };
+    let mut run = None;
+    let (mut red, mut red_rerun, mut preflight) = (None, None, None);
+    for outcome in execute_with(session, config, &plan, given)? {
+        match outcome {
+            Outcome::Step(step) => run = Some(step.test.output),
+            Outcome::Pinned(pinned) => red = Some(pinned),
+            Outcome::Rerun(rerun) => red_rerun = rerun.map(|r| *r),
+            Outcome::WorkingTree(verification) => {
+                let outcome = preflight_outcome(config, &verification);
+                preflight = Some((verification.run, outcome));
+            }
+            _ => {
+                return Err(EngineError::Internal(
+                    "a step's plan came to what no step runs".into(),
+                ));
+            }
         }
-        _ => None,
-    };
-    // The task's RED test must pass now too (docs/integrity.md): a GREEN step that makes
-    // its own command pass proves nothing about the test that failed at RED.
-    let red_rerun = match state.red_test_due(step, kind) {
-        Some(red) if pass && run.exit.success() => {
-            super::red::rerun(session, config, red, command, &test, before.as_deref())?
-        }
-        _ => None,
-    };
-    let red_passed = red_rerun
-        .as_ref()
-        .is_none_or(|r| r.output.exit.success() && r.not_run.is_none());
-    let preflight = if pass && run.exit.success() && red_passed {
-        Some(gates_after(
-            session,
-            state,
-            config,
-            before.as_deref(),
-            command,
-            &run,
-        )?)
-    } else {
-        None
-    };
+    }
+    let run = run.ok_or_else(|| EngineError::Internal("a step's plan ran no test".into()))?;
     Ok(Measured {
         step,
         expectation,
@@ -602,69 +585,25 @@ fn measure(
     })
 }
 
-/// The gates' run after a passing test that was meant to pass, and what the workflow makes of
-/// it; not run when the test changed the tree taken `before` it.
-fn gates_after(
-    session: &Session,
-    state: &State,
-    config: &Config,
-    before: Option<&str>,
-    command: &str,
-    run: &RunOutput,
-) -> Result<(Option<PreflightRun>, PreflightOutcome), EngineError> {
-    let index = session.store.index_path();
-    // What the gates are asked about must be what the test ran on: a test that changes
-    // the tree, and a gate that changes it back, verify nothing (docs/integrity.md).
-    let changed_by_test = match before {
-        Some(before) => {
-            let after_test = session.git.worktree_tree(&index)?;
-            if after_test == before {
-                Vec::new()
-            } else {
-                session.git.changed_files(before, &after_test)?
-            }
-        }
-        None => Vec::new(),
-    };
-    if changed_by_test.is_empty() {
-        // Every passing run records the tree it verified: the squash is checked against
-        // it (docs/states.md), and a checkpoint of that tree needs no new preflight.
-        let plan = proof_plan::working_tree(before, Reuse::TestRun, Recheck::WorktreeTree);
-        let given = Given {
-            state: Some(state),
-            test_run: Some(crate::gates::Reusable { command, run }),
-            ..Given::default()
-        };
-        let verification = verify_working_tree(session, config, &plan, given)?;
-        let failure = verification.failed.as_ref().map(|g| {
-            (
-                g.name.clone(),
-                exec::tail_lines(&g.output, config.test.output_tail),
-            )
-        });
-        let cache = verification.cache();
-        let outcome = PreflightOutcome {
-            record: PreflightRecord {
-                gates: verification.gates.clone(),
-            },
-            failure,
-            key: cache.as_ref().map(|c| c.key.clone()),
-            verified_tree: cache.map(|c| c.tree),
-            changed: verification.changed_during.clone(),
-            protected: verification.protected.clone(),
-        };
-        Ok((verification.run, outcome))
-    } else {
-        // The gates would verify a tree the test did not run on: they are not run.
-        let outcome = PreflightOutcome {
-            record: PreflightRecord { gates: Vec::new() },
-            failure: None,
-            key: None,
-            verified_tree: None,
-            changed: changed_by_test,
-            protected: Vec::new(),
-        };
-        Ok((None, outcome))
+/// What the workflow makes of the gates' `verification` after a passing test that was meant to
+/// pass: a step records the tree they verified, and what stopped them from verifying it.
+fn preflight_outcome(config: &Config, verification: &TreeVerification) -> PreflightOutcome {
+    let failure = verification.failed.as_ref().map(|g| {
+        (
+            g.name.clone(),
+            exec::tail_lines(&g.output, config.test.output_tail),
+        )
+    });
+    let cache = verification.cache();
+    PreflightOutcome {
+        record: PreflightRecord {
+            gates: verification.gates.clone(),
+        },
+        failure,
+        key: cache.as_ref().map(|c| c.key.clone()),
+        verified_tree: cache.map(|c| c.tree),
+        changed: verification.changed_during.clone(),
+        protected: verification.protected.clone(),
     }
 }
 

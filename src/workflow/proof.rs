@@ -5,9 +5,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::StepId;
-use super::evidence::{Shortfall, Side};
-use super::state::ExitRecord;
+use super::evidence::{Evidence, Shortfall, Side};
+use super::state::{ExitRecord, RedTest};
+use super::{Expectation, StepId};
 
 pub mod adequacy;
 pub mod recorded;
@@ -83,6 +83,34 @@ pub enum Obligation {
         reuse: Reuse,
         recheck: Recheck,
     },
+    /// A submit's test command, run as the agent gave it in its own working tree, where it
+    /// must end as `expect` says; with `take_tree`, the working tree's tree is taken before it
+    /// runs, for the gates after it ([`Obligation::StepGates`]) to be held to.
+    StepTest {
+        command: String,
+        expect: Expectation,
+        take_tree: bool,
+    },
+    /// The test of the failing RED run just before, pinned (docs/integrity.md, "The oracle
+    /// the agent cannot write"): the paths its step changed since the task began at `start`
+    /// (its previous step's checkpoint, or where the branch left main), files as `main` has
+    /// them aside ([`super::red::pinned`]).
+    RedPin { start: String, main: String },
+    /// The task's RED test run again after its GREEN step's test passed, with its pinned
+    /// `paths` as the RED step left them in `tree` ([`super::red::rerun_plan`]; `same_command`:
+    /// the step's command is the RED test's), where it must pass having run the test ids
+    /// it pinned (`tests`, [`passes_on`]).
+    RedRerun {
+        command: String,
+        tree: Option<String>,
+        paths: Vec<String>,
+        tests: Vec<String>,
+        same_command: bool,
+    },
+    /// The gates in the working tree after the step's test passed there, on the tree it ran
+    /// on: not run when the test changed that tree, else as [`Obligation::WorkingTreeGates`]
+    /// with the tree `StepTest` took, [`Reuse::TestRun`] and [`Recheck::WorktreeTree`].
+    StepGates,
     /// Each of `tests` (a task's pinned RED test) kills its share of mutants of the code its
     /// task wrote, from its RED tree to the next task's (the last task's: `tree`, the squash's):
     /// docs/integrity.md, "Adequacy by mutation"; [`adequacy::plan`] emits it.
@@ -144,6 +172,57 @@ pub fn working_tree(tree: Option<&str>, reuse: Reuse, recheck: Recheck) -> Proof
         }],
         Stop::Never,
     )
+}
+
+/// What a submit's test run is asked to prove ([`step`]).
+#[derive(Clone, Copy, Debug)]
+pub struct StepAsk<'a> {
+    /// The agent's test command.
+    pub command: &'a str,
+    pub expect: Expectation,
+    /// The task's RED test, when this step is its GREEN step ([`super::State::red_test_due`]).
+    pub red_due: Option<&'a RedTest>,
+    /// Where the task began ([`super::State::task_start`]).
+    pub start: &'a str,
+    /// The main branch.
+    pub main: &'a str,
+    /// Whether any gate is configured.
+    pub gates: bool,
+}
+
+/// The plan of a submit's test run (docs/integrity.md): its command in the working tree; a
+/// RED run that fails then pins its test; a run meant to pass that passes runs the task's
+/// RED test again when due, then the gates on the tree it ran on (taken before it only when
+/// there are gates to hold to it). The first obligation that does not hold ends it.
+pub fn step(ask: StepAsk<'_>) -> ProofPlan {
+    let pass = ask.expect == Expectation::Pass;
+    // The tree under test is taken before anything runs: what passed is this tree only if
+    // nothing changed it meanwhile. Without gates nothing but the agent's own command looked
+    // at the tree, so no tree is recorded as verified (and no time is spent taking one): the
+    // checkpoint's commit is what the squash is held to.
+    let mut obligations = vec![Obligation::StepTest {
+        command: ask.command.to_string(),
+        expect: ask.expect,
+        take_tree: pass && ask.gates,
+    }];
+    if pass {
+        // The task's RED test must pass now too (docs/integrity.md): a GREEN step that makes
+        // its own command pass proves nothing about the test that failed at RED.
+        obligations.extend(ask.red_due.map(|red| Obligation::RedRerun {
+            command: red.command.clone(),
+            tree: red.tree.clone(),
+            paths: red.paths.clone(),
+            tests: red.tests.clone(),
+            same_command: red.command == ask.command,
+        }));
+        obligations.push(Obligation::StepGates);
+    } else {
+        obligations.push(Obligation::RedPin {
+            start: ask.start.to_string(),
+            main: ask.main.to_string(),
+        });
+    }
+    ProofPlan::new(("", ask.start), None, obligations, Stop::AtFirstFailure)
 }
 
 /// The first gate that failed in a working tree's preflight; the gates after it did not run.
@@ -449,7 +528,21 @@ pub fn judge_pair(
 ) -> Option<PairFailure> {
     if on_base.success() {
         Some(PairFailure::PassesOnBase)
-    } else if !on_tree.success() {
+    } else {
+        judge_passing(on_tree, not_run, shortfall)
+    }
+}
+
+/// The pure judgement of a pinned test's run that must pass on a tree, said once for the
+/// final check's pair ([`judge_pair`]) and a GREEN step's run of its task's RED test
+/// ([`passes_on`]): it passed, having run a test (`not_run`), and what its runner reported
+/// per test bears that out (`shortfall`). `None` when it holds.
+pub fn judge_passing(
+    on_tree: ExitRecord,
+    not_run: Option<&str>,
+    shortfall: Option<&(Shortfall, Side)>,
+) -> Option<PairFailure> {
+    if !on_tree.success() {
         Some(PairFailure::FailsOnTree {
             exit: on_tree.to_string(),
         })
@@ -462,6 +555,38 @@ pub fn judge_pair(
             on_base: *side == Side::Base,
             why: short.to_string(),
         })
+    }
+}
+
+/// A GREEN step's run of its task's RED test (`command`), judged ([`judge_passing`]): it must
+/// pass, run a test ([`super::red::did_not_run`]), and report the ids the RED run `pinned`
+/// passing ([`super::evidence::passes`]).
+pub fn passes_on(
+    command: &str,
+    exit: ExitRecord,
+    output: &[u8],
+    evidence: &Evidence,
+    pinned: &[String],
+) -> Option<PairFailure> {
+    let not_run = exit
+        .success()
+        .then(|| super::red::did_not_run(command, exit, output))
+        .flatten();
+    let shortfall = (exit.success() && not_run.is_none())
+        .then(|| super::evidence::passes(evidence, Some(pinned)).err())
+        .flatten()
+        .map(|short| (short, Side::Final));
+    judge_passing(exit, not_run.as_deref(), shortfall.as_ref())
+}
+
+impl PairFailure {
+    /// Why a run that passed is no pass: it ran no test, or its per-test report says
+    /// otherwise. `None` for a failure by exit.
+    pub fn no_pass(&self) -> Option<&str> {
+        match self {
+            PairFailure::RunsNoTest { why } | PairFailure::Evidence { why, .. } => Some(why),
+            PairFailure::PassesOnBase | PairFailure::FailsOnTree { .. } => None,
+        }
     }
 }
 

@@ -3,7 +3,82 @@
 //! for the wrong reason; a test file that is a link out of the repository is not the
 //! repository's to pin. Pure: the engine gives the output and the tree's entries.
 
-use super::state::ExitRecord;
+use super::evidence::{self, Evidence};
+use super::state::{ExitRecord, RedOutcome, RedPin};
+
+/// A RED step pins at most this many paths: a test is a few files, and every later run of it
+/// puts them back.
+pub const MAX_RED_PATHS: usize = 1000;
+
+/// Whether a failing RED run failed as a test fails: the ids its per-test report says failed
+/// (empty when it reports nothing per test), or why it is no test that failed (it did not
+/// run, [`did_not_run`]; its report names no failed test, docs/integrity.md, "Per-test
+/// evidence": a script that prints `ok` and exits 1 did not fail as a test does).
+pub fn failed_as_a_test(
+    command: &str,
+    exit: ExitRecord,
+    output: &[u8],
+    report: &Evidence,
+) -> Result<Vec<String>, String> {
+    if let Some(why) = did_not_run(command, exit, output) {
+        return Err(format!("the test did not run ({why})"));
+    }
+    match evidence::pinned_on_base(report) {
+        Ok(tests) => Ok(tests.unwrap_or_default()),
+        Err(short) => Err(format!("the test did not fail as a test fails ({short})")),
+    }
+}
+
+/// Why a RED step that changed `count` files since its task began pins no test, if it is too
+/// many ([`MAX_RED_PATHS`]).
+pub fn too_many_paths(count: usize) -> Option<String> {
+    (count > MAX_RED_PATHS).then(|| {
+        format!(
+            "the RED step changed {count} files since the task began, and a RED test is pinned \
+             whole (at most {MAX_RED_PATHS} files): leave what is not the test to the GREEN step"
+        )
+    })
+}
+
+/// A path a failing RED run's step changed since its task began, as the trees have it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Changed {
+    pub path: String,
+    /// Where it is a symbolic link out of the repository ([`link_out_of_repository`]).
+    pub link_out: Option<String>,
+    /// The step created it: it was not there when the task began.
+    pub created: bool,
+    /// It is a test file (`[gates] test_paths`).
+    pub is_test: bool,
+}
+
+/// What a failing RED run that failed as a test pins, in the tree `tree` it left, from the
+/// paths its step `changed` (in order) and the ids that failed (`tests`): its test (test
+/// files and files the step created) and the files it shares with code (those that existed
+/// before it); no test when one of them leads out of the repository.
+pub fn pinned(tree: String, changed: Vec<Changed>, tests: Vec<String>) -> RedOutcome {
+    let mut paths = Vec::new();
+    let mut shared = Vec::new();
+    for c in changed {
+        if let Some(why) = c.link_out {
+            return RedOutcome::NotATest(format!(
+                "its test cannot be pinned: {why}, out of the repository (a test is a file of the \
+                 repository, so that what it checks cannot change outside it)"
+            ));
+        }
+        if c.created || c.is_test {
+            paths.push(c.path);
+        } else {
+            shared.push(c.path);
+        }
+    }
+    RedOutcome::Pinned(RedPin {
+        tree,
+        paths,
+        shared,
+        tests,
+    })
+}
 
 /// Why a failing RED run is not a test that failed: the command could not run, or its test
 /// runner reports that no test ran. `None` when a test ran (as far as the output tells).
@@ -566,6 +641,133 @@ mod tests {
         // A line the base had already is not the step's, and a repeated line counts twice.
         assert_eq!(lines_dropped(red, red, ""), Vec::<String>::new());
         assert_eq!(lines_dropped("", "x\nx\n", "x\n"), vec!["x".to_string()]);
+    }
+
+    #[test]
+    fn a_red_run_fails_as_a_test_when_it_ran_and_its_report_names_a_failed_test() {
+        use crate::workflow::evidence::{Kind, Outcome};
+        let report = |tests: &[(&str, Outcome)]| Evidence {
+            kind: Kind::Libtest,
+            tests: tests.iter().map(|(id, o)| (id.to_string(), *o)).collect(),
+            missing: None,
+            unreported: Vec::new(),
+        };
+        let nothing_failed = report(&[("t::mul", Outcome::Passed)]);
+        let short = evidence::pinned_on_base(&nothing_failed)
+            .err()
+            .map(|s| s.to_string())
+            .unwrap_or_default();
+        /// The command, its exit, its output, its per-test report, and the judgement.
+        type Case<'a> = (&'a str, i32, &'a str, Evidence, Result<Vec<String>, String>);
+        let cases: Vec<Case> = vec![
+            (
+                "sh t.sh",
+                1,
+                "mul: expected 6\n",
+                Evidence::exit_code_only(),
+                Ok(vec![]),
+            ),
+            (
+                "cargo test",
+                101,
+                "test t::mul ... FAILED\n",
+                report(&[("t::mul", Outcome::Failed), ("t::add", Outcome::Passed)]),
+                Ok(vec!["t::mul".to_string()]),
+            ),
+            (
+                "sh t.sh",
+                127,
+                "sh: 1: t.sh: not found\n",
+                Evidence::exit_code_only(),
+                Err("the test did not run (a program it runs was not found (exit 127))".into()),
+            ),
+            // Not running is said before what the report holds.
+            (
+                "sh t.sh",
+                127,
+                "",
+                nothing_failed.clone(),
+                Err("the test did not run (a program it runs was not found (exit 127))".into()),
+            ),
+            (
+                "cargo test",
+                101,
+                "test t::mul ... ok\n",
+                nothing_failed,
+                Err(format!("the test did not fail as a test fails ({short})")),
+            ),
+        ];
+        for (command, code, output, report, expected) in cases {
+            assert_eq!(
+                failed_as_a_test(command, ExitRecord::code(code), output.as_bytes(), &report),
+                expected,
+                "{command} {code} {output}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_red_pins_test_files_and_files_it_created_and_shares_the_rest_unless_one_leads_out() {
+        let changed = |path: &str, link_out: Option<&str>, created: bool, is_test: bool| Changed {
+            path: path.into(),
+            link_out: link_out.map(str::to_string),
+            created,
+            is_test,
+        };
+        let strings = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<String>>();
+        let pin = |paths: &[&str], shared: &[&str]| {
+            RedOutcome::Pinned(RedPin {
+                tree: "tree".into(),
+                paths: strings(paths),
+                shared: strings(shared),
+                tests: strings(&["t::mul"]),
+            })
+        };
+        // (changed paths, outcome)
+        let cases = vec![
+            (vec![], pin(&[], &[])),
+            (
+                vec![
+                    changed("tests/t.rs", None, false, true),
+                    changed("src/new.rs", None, true, false),
+                    changed("src/lib.rs", None, false, false),
+                ],
+                pin(&["tests/t.rs", "src/new.rs"], &["src/lib.rs"]),
+            ),
+            (
+                vec![
+                    changed("tests/t.rs", None, true, true),
+                    changed(
+                        "tests/out.sh",
+                        Some("tests/out.sh is a symbolic link to /tmp/x"),
+                        false,
+                        true,
+                    ),
+                ],
+                RedOutcome::NotATest(
+                    "its test cannot be pinned: tests/out.sh is a symbolic link to /tmp/x, out of \
+                     the repository (a test is a file of the repository, so that what it checks \
+                     cannot change outside it)"
+                        .into(),
+                ),
+            ),
+        ];
+        for (changed, expected) in cases {
+            assert_eq!(
+                pinned("tree".into(), changed.clone(), strings(&["t::mul"])),
+                expected,
+                "{changed:?}"
+            );
+        }
+        assert_eq!(too_many_paths(MAX_RED_PATHS), None);
+        assert_eq!(
+            too_many_paths(MAX_RED_PATHS + 1),
+            Some(format!(
+                "the RED step changed {} files since the task began, and a RED test is pinned \
+                 whole (at most 1000 files): leave what is not the test to the GREEN step",
+                MAX_RED_PATHS + 1
+            ))
+        );
     }
 
     #[test]

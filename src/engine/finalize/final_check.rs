@@ -252,7 +252,7 @@ fn links_out(
     let mut links = Vec::new();
     for (how, path) in session.git.tree_changes(base, commit)? {
         if how != "removed"
-            && let Some(why) = crate::engine::red::link_out(session, tree, &path)?
+            && let Some(why) = crate::engine::proof::link_out(session, tree, &path)?
         {
             links.push(why);
         }
@@ -432,7 +432,10 @@ fn red_proofs(
             | Outcome::OnBase { .. }
             | Outcome::PutBack { .. }
             | Outcome::WorkingTree(_)
-            | Outcome::Adequacy { .. } => {}
+            | Outcome::Adequacy { .. }
+            | Outcome::Step(_)
+            | Outcome::Pinned(_)
+            | Outcome::Rerun(_) => {}
         }
     }
     Ok(())

@@ -8,9 +8,11 @@ pub mod adequacy;
 mod here;
 mod outcome;
 mod red;
+mod step;
 
-pub use self::outcome::{Outcome, RedPair};
+pub use self::outcome::{Outcome, RedPair, RedRun, Rerun};
 pub use self::red::end_orphans;
+pub use self::step::link_out;
 use crate::config::{Config, ConfigError, Origin, PinnedTests};
 use crate::engine::scratch::Scratch;
 use crate::engine::verify::TreeVerification;
@@ -49,9 +51,6 @@ pub struct Given<'a> {
     pub reaper: Option<&'a Reaper>,
     /// The workflow's state: its preflight cache and pin, for a working tree's gates.
     pub state: Option<&'a State>,
-    /// The step's own test run, which a working tree's gate with its command takes
-    /// ([`crate::workflow::proof::Reuse::TestRun`]).
-    pub test_run: Option<gates::Reusable<'a>>,
 }
 
 /// [`execute`], given more than a reaper ([`Given`]).
@@ -75,7 +74,7 @@ pub fn execute_with(
     // A pair's failure waits for its tree's check.
     let mut pending = false;
     while let Some(obligation) = obligations.next() {
-        let outcome = run.one(obligation, &mut obligations)?;
+        let outcome = run.one(obligation, &mut obligations, &outcomes)?;
         let failed = !outcome.held();
         let waits = matches!(outcome, Outcome::Red(_))
             && matches!(obligations.peek(), Some(Obligation::TreeUnchanged));
@@ -149,14 +148,24 @@ struct Run<'a> {
 }
 
 impl Run<'_> {
-    /// Runs `obligation` (a pinned `FailsOn` takes its `PassesOn` from `rest`).
+    /// Runs `obligation` (a pinned `FailsOn` takes its `PassesOn` from `rest`; a step's
+    /// obligations after its `StepTest` take its run from the outcomes `done`).
     fn one<'p>(
         &mut self,
         obligation: &Obligation,
         rest: &mut impl Iterator<Item = &'p Obligation>,
+        done: &[Outcome],
     ) -> Result<Outcome, EngineError> {
         let (session, config, git) = (self.session, self.config, &self.session.git);
         let unpaired = || EngineError::Internal("a proof plan's obligation has no pair".into());
+        let step_run = || {
+            done.iter()
+                .find_map(|o| match o {
+                    Outcome::Step(run) => Some(&**run),
+                    _ => None,
+                })
+                .ok_or_else(|| EngineError::Internal("a step's obligation has no test run".into()))
+        };
         Ok(match obligation {
             Obligation::GatesPass => {
                 let tree = git.tree_of(&self.plan.commit)?;
@@ -235,10 +244,55 @@ impl Run<'_> {
                 session,
                 (self.given.state, config),
                 (tree.as_deref(), *reuse, *recheck),
-                self.given.test_run,
+                None,
+            )?)),
+            Obligation::StepTest {
+                command,
+                expect,
+                take_tree,
+            } => Outcome::Step(Box::new(step::step_test(
+                session, config, command, *expect, *take_tree,
+            )?)),
+            Obligation::RedPin { start, main } => {
+                let run = step_run()?;
+                let command = step_command(self.plan)?;
+                Outcome::Pinned(step::red_pin(session, config, run, (command, start, main))?)
+            }
+            Obligation::RedRerun {
+                command,
+                tree,
+                paths,
+                tests,
+                same_command,
+            } => {
+                let red_test = step::RedTest {
+                    command,
+                    tree: tree.as_deref(),
+                    paths,
+                    tests,
+                    same_command: *same_command,
+                };
+                Outcome::Rerun(step::red_rerun(session, config, &red_test, step_run()?)?)
+            }
+            Obligation::StepGates => Outcome::WorkingTree(Box::new(step::step_gates(
+                session,
+                (self.given.state, config),
+                step_command(self.plan)?,
+                step_run()?,
             )?)),
         })
     }
+}
+
+/// The command of `plan`'s `StepTest`.
+fn step_command(plan: &ProofPlan) -> Result<&str, EngineError> {
+    plan.obligations
+        .iter()
+        .find_map(|o| match o {
+            Obligation::StepTest { command, .. } => Some(command.as_str()),
+            _ => None,
+        })
+        .ok_or_else(|| EngineError::Internal("a step's obligation has no test command".into()))
 }
 
 /// Runs `plan`, the gates in the agent's working tree ([`crate::workflow::proof::working_tree`]),

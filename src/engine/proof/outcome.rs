@@ -3,6 +3,8 @@
 
 use crate::engine::evidence::TestRun;
 use crate::engine::verify::TreeVerification;
+use crate::exec::RunOutput;
+use crate::workflow::Expectation;
 use crate::workflow::evidence::{Kind, Shortfall, Side};
 use crate::workflow::notes::TaskAdequacy;
 use crate::workflow::proof::adequacy::Policy;
@@ -45,13 +47,47 @@ pub enum Outcome {
         by: Option<PinnedTest>,
         changed: Vec<String>,
     },
-    /// `WorkingTreeGates`: what the gates made of the agent's working tree.
+    /// `WorkingTreeGates` and `StepGates`: what the gates made of the agent's working tree.
     WorkingTree(Box<TreeVerification>),
     /// `Adequacy`: each task's test against mutants of its code, judged by `policy`.
     Adequacy {
         policy: Policy,
         tasks: Vec<TaskAdequacy>,
     },
+    /// `StepTest`: the step's own run.
+    Step(Box<StepRun>),
+    /// `RedPin`: what the failing RED run pins as its test.
+    Pinned(RedRun),
+    /// `RedRerun`: the task's RED test run again; `None` when the step's own run is that run
+    /// and it ran a test.
+    Rerun(Option<Box<Rerun>>),
+}
+
+/// A submit's test command as it ran in the working tree.
+#[derive(Clone, Debug)]
+pub struct StepRun {
+    pub expect: Expectation,
+    pub test: TestRun,
+    /// The working tree's tree, taken before it ran (when the plan asked for it).
+    pub before: Option<String>,
+}
+
+/// What a failing RED run is, and the line showing its test could not be read, if any.
+#[derive(Clone, Debug, Default)]
+pub struct RedRun {
+    pub outcome: Option<crate::workflow::state::RedOutcome>,
+    pub syntax_error: Option<String>,
+}
+
+/// The task's RED test, run again at its GREEN step.
+#[derive(Clone, Debug)]
+pub struct Rerun {
+    pub output: RunOutput,
+    pub command: String,
+    /// Pinned paths the GREEN step had changed, put back for the run.
+    pub restored: Vec<String>,
+    /// The run passed without running a test, or its per-test report says otherwise.
+    pub not_run: Option<String>,
 }
 
 /// A pinned test's two runs and what they prove.
@@ -81,6 +117,13 @@ impl Outcome {
             Outcome::Adequacy { policy, tasks } => {
                 super::adequacy::inadequate(policy, tasks).is_none()
             }
+            Outcome::Step(run) => {
+                run.test.output.exit.success() == (run.expect == Expectation::Pass)
+            }
+            Outcome::Pinned(_) => true,
+            Outcome::Rerun(rerun) => rerun
+                .as_ref()
+                .is_none_or(|r| r.output.exit.success() && r.not_run.is_none()),
         }
     }
 

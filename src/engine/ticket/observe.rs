@@ -131,7 +131,7 @@ pub fn observe(
     let mut links_out = Vec::new();
     for (how, path) in &changes {
         if *how != "removed"
-            && let Some(why) = crate::engine::red::link_out(session, &tree, path)?
+            && let Some(why) = crate::engine::proof::link_out(session, &tree, path)?
         {
             links_out.push(why);
         }

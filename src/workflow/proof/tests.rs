@@ -1,5 +1,6 @@
 use super::*;
-use crate::workflow::evidence::Kind;
+use crate::workflow::evidence::{Kind, passes};
+use crate::workflow::state::RedTest;
 
 fn gated(subtask: Option<&str>, from: &str, paths: &[&str]) -> Tests {
     Tests::Gated {
@@ -421,5 +422,202 @@ fn a_working_tree_fails_on_protected_paths_first_then_a_gate_then_files_changed_
     ];
     for (protected, failed, changed, expected) in cases {
         assert_eq!(tree_failure(protected, failed, changed), expected);
+    }
+}
+
+fn red_test(command: &str, tree: Option<&str>) -> RedTest {
+    RedTest {
+        task: 0,
+        command: command.to_string(),
+        tree: tree.map(str::to_string),
+        paths: vec!["tests/t.sh".into()],
+        shared: vec!["src/a.rs".into()],
+        tests: vec!["t::mul".into()],
+    }
+}
+
+fn step_test(expect: Expectation, take_tree: bool) -> Obligation {
+    Obligation::StepTest {
+        command: "./t".into(),
+        expect,
+        take_tree,
+    }
+}
+
+fn rerun(command: &str, tree: Option<&str>, same_command: bool) -> Obligation {
+    Obligation::RedRerun {
+        command: command.into(),
+        tree: tree.map(str::to_string),
+        paths: vec!["tests/t.sh".into()],
+        tests: vec!["t::mul".into()],
+        same_command,
+    }
+}
+
+#[test]
+fn a_steps_plan_runs_its_test_then_pins_a_red_or_reruns_the_red_test_and_the_gates() {
+    let (same, other, unpinned) = (
+        red_test("./t", Some("red")),
+        red_test("./red", Some("red")),
+        red_test("./red", None),
+    );
+    let pin = Obligation::RedPin {
+        start: "start".into(),
+        main: "main".into(),
+    };
+    // (expect, red due, gates configured, obligations)
+    let cases: Vec<(Expectation, Option<&RedTest>, bool, Vec<Obligation>)> = vec![
+        // A RED run pins what it failed on; the tree is read after it, not before.
+        (
+            Expectation::Fail,
+            None,
+            true,
+            vec![step_test(Expectation::Fail, false), pin.clone()],
+        ),
+        // A RED test due is for a run meant to pass only.
+        (
+            Expectation::Fail,
+            Some(&same),
+            false,
+            vec![step_test(Expectation::Fail, false), pin],
+        ),
+        (
+            Expectation::Pass,
+            None,
+            false,
+            vec![step_test(Expectation::Pass, false), Obligation::StepGates],
+        ),
+        // With gates, the tree the test runs on is taken before it, for the gates.
+        (
+            Expectation::Pass,
+            None,
+            true,
+            vec![step_test(Expectation::Pass, true), Obligation::StepGates],
+        ),
+        (
+            Expectation::Pass,
+            Some(&same),
+            true,
+            vec![
+                step_test(Expectation::Pass, true),
+                rerun("./t", Some("red"), true),
+                Obligation::StepGates,
+            ],
+        ),
+        (
+            Expectation::Pass,
+            Some(&other),
+            false,
+            vec![
+                step_test(Expectation::Pass, false),
+                rerun("./red", Some("red"), false),
+                Obligation::StepGates,
+            ],
+        ),
+        (
+            Expectation::Pass,
+            Some(&unpinned),
+            false,
+            vec![
+                step_test(Expectation::Pass, false),
+                rerun("./red", None, false),
+                Obligation::StepGates,
+            ],
+        ),
+    ];
+    for (expect, red_due, gates, obligations) in cases {
+        let plan = step(StepAsk {
+            command: "./t",
+            expect,
+            red_due,
+            start: "start",
+            main: "main",
+            gates,
+        });
+        assert_eq!(
+            plan,
+            ProofPlan {
+                commit: String::new(),
+                base: "start".into(),
+                policy: None,
+                obligations,
+                stop: Stop::AtFirstFailure,
+            },
+            "{expect:?} {red_due:?} {gates}"
+        );
+    }
+}
+
+#[test]
+fn a_run_that_must_pass_passes_having_run_a_test_that_reports_the_pinned_ids_passing() {
+    use crate::workflow::evidence::Outcome as Test;
+    let report = |tests: &[(&str, Test)]| Evidence {
+        kind: Kind::Libtest,
+        tests: tests.iter().map(|(id, o)| (id.to_string(), *o)).collect(),
+        missing: None,
+        unreported: Vec::new(),
+    };
+    let pinned = vec!["t::mul".to_string()];
+    let ran = b"running 1 test\ntest t::mul ... ok\n\ntest result: ok. 1 passed; 0 failed\n";
+    let none = b"running 0 tests\n\ntest result: ok. 0 passed; 0 failed; 1 filtered out\n";
+    let passed = report(&[("t::mul", Test::Passed)]);
+    let ignored = report(&[("t::mul", Test::Skipped)]);
+    let other = report(&[("t::add", Test::Passed)]);
+    let exit_only = Evidence::exit_code_only();
+    let fails = |code: i32| PairFailure::FailsOnTree {
+        exit: ExitRecord::Code(code).to_string(),
+    };
+    let evidence = |e: &Evidence| PairFailure::Evidence {
+        on_base: false,
+        why: passes(e, Some(&pinned))
+            .err()
+            .map(|s| s.to_string())
+            .unwrap_or_default(),
+    };
+    // (exit, output, per-test report, judgement)
+    let cases: Vec<(i32, &[u8], &Evidence, Option<PairFailure>)> = vec![
+        (0, ran, &passed, None),
+        (0, ran, &exit_only, None),
+        // A failure by exit is said whatever the report holds.
+        (101, ran, &ignored, Some(fails(101))),
+        (
+            0,
+            none,
+            &passed,
+            Some(PairFailure::RunsNoTest {
+                why: crate::workflow::red::did_not_run("cargo test", ExitRecord::Code(0), none)
+                    .unwrap_or_default(),
+            }),
+        ),
+        (0, ran, &ignored, Some(evidence(&ignored))),
+        (0, ran, &other, Some(evidence(&other))),
+    ];
+    for (code, output, report, expected) in cases {
+        let judged = passes_on(
+            "cargo test",
+            ExitRecord::Code(code),
+            output,
+            report,
+            &pinned,
+        );
+        assert_eq!(judged, expected, "{code} {report:?}");
+        // What a rerun records as no pass: the judgement's reason, never for an exit.
+        assert_eq!(
+            judged.as_ref().and_then(PairFailure::no_pass),
+            match &expected {
+                Some(PairFailure::RunsNoTest { why } | PairFailure::Evidence { why, .. }) => {
+                    Some(why.as_str())
+                }
+                _ => None,
+            }
+        );
+    }
+    // The pair's tree half is this very judgement.
+    for (code, not_run) in [(0, None), (0, Some("none ran")), (1, Some("none ran"))] {
+        let on_tree = ExitRecord::Code(code);
+        assert_eq!(
+            judge_pair(ExitRecord::Code(1), on_tree, not_run, None),
+            judge_passing(on_tree, not_run, None)
+        );
     }
 }

@@ -161,6 +161,15 @@ impl State {
             .filter(|red| kind == StepType::Green && red.task == step.task)
     }
 
+    /// Where the current task began: its previous step's checkpoint, or where the branch left
+    /// main (`HEAD` before either is known).
+    pub fn task_start(&self) -> &str {
+        self.pr()
+            .and_then(|pr| pr.last_checkpoint.as_deref())
+            .or(self.pr().and_then(|pr| pr.base.as_deref()))
+            .unwrap_or("HEAD")
+    }
+
     pub fn final_commit(&self) -> Option<&str> {
         self.phase.finalized().0
     }

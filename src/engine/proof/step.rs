@@ -1,0 +1,263 @@
+//! A submit's test run in the agent's own working tree, the executor's `StepTest`, `RedPin`,
+//! `RedRerun` and `StepGates` obligations (src/workflow/proof.rs): the step's command, what a
+//! failing RED run pins as its test, the GREEN step's run of its task's RED test with its
+//! pinned files as the RED step left them, and the gates on the tree the test ran on.
+//! `workflow/red.rs` and `workflow/proof.rs` judge; this module gathers and runs.
+
+use std::path::Path;
+
+use super::here::gates_here;
+use super::outcome::{RedRun, Rerun, StepRun};
+use crate::config::Config;
+use crate::engine::evidence::{TestRun, run_test};
+use crate::engine::scratch::Scratch;
+use crate::engine::verify::{GateSource, TreeVerification};
+use crate::engine::{EngineError, Session};
+use crate::gates::Reusable;
+use crate::store::EntryType;
+use crate::workflow::proof::{Recheck, Reuse, passes_on};
+use crate::workflow::red::{self, Changed, RerunPlan};
+use crate::workflow::{Expectation, State};
+
+/// Runs the step's `command` in the working tree, taking the tree first when `take_tree`
+/// asks (what passed is that tree only if nothing changed it meanwhile).
+pub(super) fn step_test(
+    session: &Session,
+    config: &Config,
+    command: &str,
+    expect: Expectation,
+    take_tree: bool,
+) -> Result<StepRun, EngineError> {
+    let before = if take_tree {
+        Some(session.git.worktree_tree(&session.store.index_path())?)
+    } else {
+        None
+    };
+    let test = run_test(
+        session,
+        command,
+        session.store.workdir(),
+        config.test.timeout,
+        session.command_env()?,
+    )?;
+    Ok(StepRun {
+        expect,
+        test,
+        before,
+    })
+}
+
+/// What the failing RED run `step` pins ([`red::failed_as_a_test`], [`red::pinned`]): the
+/// tree it left and the paths its step changed since the task began at `start`, a file as
+/// `main` has it aside (it came from main, merged into the branch since, not from the step).
+pub(super) fn red_pin(
+    session: &Session,
+    config: &Config,
+    step: &StepRun,
+    (command, start, main): (&str, &str, &str),
+) -> Result<RedRun, EngineError> {
+    let run = &step.test.output;
+    let syntax_error = red::syntax_error(&run.output);
+    let not_a_test = |why: String| RedRun {
+        outcome: Some(crate::workflow::state::RedOutcome::NotATest(why)),
+        syntax_error: syntax_error.clone(),
+    };
+    let tests = match red::failed_as_a_test(command, run.exit, &run.output, &step.test.evidence) {
+        Ok(tests) => tests,
+        Err(why) => return Ok(not_a_test(why)),
+    };
+    let store = &session.store;
+    let tree = session.git.worktree_tree(&store.index_path())?;
+    // In-process: a RED that fails as it should is on the write path.
+    let start_tree = store.tree_of(start)?;
+    let main_tree = store.tree_of(main).ok();
+    let mut paths = Vec::new();
+    for path in store.changed_paths(&start_tree, &tree)? {
+        let from_main = match &main_tree {
+            Some(main_tree) => {
+                let here = store.tree_entry(&tree, &path)?;
+                here.is_some() && store.tree_entry(main_tree, &path)? == here
+            }
+            None => false,
+        };
+        if !from_main {
+            paths.push(path);
+        }
+    }
+    if let Some(why) = red::too_many_paths(paths.len()) {
+        return Ok(not_a_test(why));
+    }
+    let mut changed = Vec::new();
+    for path in paths {
+        let link_out = link_out(session, &tree, &path)?;
+        // The first link out is the verdict: nothing after it is read.
+        let out = link_out.is_some();
+        let created = !out && store.tree_entry(&start_tree, &path)?.is_none();
+        let is_test = config.is_test_path(&path);
+        changed.push(Changed {
+            path,
+            link_out,
+            created,
+            is_test,
+        });
+        if out {
+            break;
+        }
+    }
+    Ok(RedRun {
+        outcome: Some(red::pinned(tree, changed, tests)),
+        syntax_error,
+    })
+}
+
+/// Where `path`, a symbolic link in `tree`, leads out of the repository; `None` for a path
+/// that is no link or stays inside.
+pub fn link_out(session: &Session, tree: &str, path: &str) -> Result<Option<String>, EngineError> {
+    let store = &session.store;
+    let is_link = store
+        .tree_entry(tree, path)?
+        .is_some_and(|e| e.kind == EntryType::Link);
+    if !is_link {
+        return Ok(None);
+    }
+    let entry = |p: &str| match store.tree_entry(tree, p) {
+        Ok(Some(e)) if e.kind == EntryType::Link => store
+            .link_target(tree, p)
+            .ok()
+            .flatten()
+            .map(red::Entry::Link),
+        Ok(Some(e)) if e.kind == EntryType::Directory => Some(red::Entry::Directory),
+        Ok(Some(_)) => Some(red::Entry::File),
+        _ => None,
+    };
+    Ok(red::link_out_of_repository(path, &entry))
+}
+
+/// The task's RED test as a `RedRerun` obligation names it.
+pub(super) struct RedTest<'a> {
+    pub command: &'a str,
+    pub tree: Option<&'a str>,
+    pub paths: &'a [String],
+    pub tests: &'a [String],
+    pub same_command: bool,
+}
+
+/// Runs the task's RED test again after its GREEN step's command passed (`step`), with its
+/// pinned paths as the RED step left them ([`red::rerun_plan`]): the step's own run stands
+/// when it is the RED command and the pinned paths are unchanged; in place when only they
+/// are; else in a scratch worktree of the tree the step ran on (or the working tree's, taken
+/// now) with them put back. Judged by [`passes_on`]. `None` when the own run stands and ran a
+/// test.
+pub(super) fn red_rerun(
+    session: &Session,
+    config: &Config,
+    red_test: &RedTest<'_>,
+    step: &StepRun,
+) -> Result<Option<Box<Rerun>>, EngineError> {
+    let workdir = session.store.workdir();
+    let restored = match red_test.tree {
+        Some(tree) => session
+            .store
+            .differing_paths(tree, red_test.paths, workdir)?,
+        None => Vec::new(),
+    };
+    let run = |dir: &Path| {
+        run_test(
+            session,
+            red_test.command,
+            dir,
+            config.test.timeout,
+            session.command_env()?,
+        )
+    };
+    let plan = red::rerun_plan(red_test.same_command, restored.is_empty());
+    let test = match plan {
+        RerunPlan::OwnRunStands => step.test.clone(),
+        RerunPlan::InPlace => run(workdir)?,
+        RerunPlan::Scratch => {
+            let Some(pinned) = red_test.tree else {
+                return Err(EngineError::Internal(
+                    "paths to put back, but no tree they were pinned in".into(),
+                ));
+            };
+            let green = match &step.before {
+                Some(tree) => tree.clone(),
+                None => session.git.worktree_tree(&session.store.index_path())?,
+            };
+            let scratch = Scratch::new(session, "HEAD", &green)?;
+            scratch.put(pinned, red_test.paths)?;
+            run(scratch.path())?
+        }
+    };
+    let TestRun { output, evidence } = test;
+    let failure = passes_on(
+        red_test.command,
+        output.exit,
+        &output.output,
+        &evidence,
+        red_test.tests,
+    );
+    let not_run = failure
+        .as_ref()
+        .and_then(|f| f.no_pass())
+        .map(str::to_string);
+    if plan == RerunPlan::OwnRunStands && not_run.is_none() {
+        return Ok(None);
+    }
+    Ok(Some(Box::new(Rerun {
+        output,
+        command: red_test.command.to_string(),
+        restored,
+        not_run,
+    })))
+}
+
+/// The gates after the step's passing run `step` (of `command`), on the tree it ran on:
+/// what they are asked about must be what the test ran on, and a test that changes the tree,
+/// and a gate that changes it back, verify nothing (docs/integrity.md). Not run when the test
+/// changed the tree taken before it; else [`gates_here`], a gate with the test's command
+/// taking its run.
+pub(super) fn step_gates(
+    session: &Session,
+    (state, config): (Option<&State>, &Config),
+    command: &str,
+    step: &StepRun,
+) -> Result<TreeVerification, EngineError> {
+    let before = step.before.as_deref();
+    let changed_by_test = match before {
+        Some(before) => {
+            let after_test = session.git.worktree_tree(&session.store.index_path())?;
+            if after_test == before {
+                Vec::new()
+            } else {
+                session.git.changed_files(before, &after_test)?
+            }
+        }
+        None => Vec::new(),
+    };
+    if changed_by_test.is_empty() {
+        // Every passing run records the tree it verified: the squash is checked against
+        // it (docs/states.md), and a checkpoint of that tree needs no new preflight.
+        let reusable = Reusable {
+            command,
+            run: &step.test.output,
+        };
+        return gates_here(
+            session,
+            (state, config),
+            (before, Reuse::TestRun, Recheck::WorktreeTree),
+            Some(reusable),
+        );
+    }
+    // The gates would verify a tree the test did not run on: they are not run.
+    Ok(TreeVerification {
+        tree: before.map(str::to_string),
+        key: config.preflight_key(),
+        gates: Vec::new(),
+        source: GateSource::Ran,
+        changed_during: changed_by_test,
+        protected: Vec::new(),
+        failed: None,
+        run: None,
+    })
+}
