@@ -626,18 +626,25 @@ fn changed_files(dir: &Path, files: &Files) -> Vec<String> {
 /// missing is written. What a test left unchanged is neither removed nor written again.
 fn restore_files(dir: &Path, files: &Files) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt as _;
+    // What the walk found as it was, with each kept directory's mode as it left it: those
+    // are not looked at again below. Each entry is read through its directory (`fstatat`),
+    // once: a reset is a stat per file, and the final check resets two worktrees per task
+    // and per repeat (the bench's `attest` mode).
+    let mut kept: std::collections::HashSet<PathBuf> = std::collections::HashSet::new();
+    let mut kept_dirs: std::collections::HashMap<PathBuf, u32> = std::collections::HashMap::new();
+    // A directory a test made unreadable or read-only is opened up to be read and emptied;
+    // a kept one gets its mode back below.
+    open_up(dir)?;
     let mut todo = vec![PathBuf::new()];
     while let Some(rel) = todo.pop() {
-        // A directory a test made unreadable or read-only is opened up to be read and
-        // emptied; a kept one gets its mode back below.
-        open_up(&dir.join(&rel))?;
         for entry in std::fs::read_dir(dir.join(&rel))? {
-            let path = rel.join(entry?.file_name());
+            let entry = entry?;
+            let path = rel.join(entry.file_name());
             if path.as_os_str() == ".git" {
                 continue;
             }
             let full = dir.join(&path);
-            let meta = std::fs::symlink_metadata(&full)?;
+            let meta = entry.metadata()?;
             let keep = if meta.is_dir() {
                 files.dirs.contains_key(&path)
             } else {
@@ -654,8 +661,18 @@ fn restore_files(dir: &Path, files: &Files) -> std::io::Result<()> {
                 }
             };
             match (keep, meta.is_dir()) {
-                (true, true) => todo.push(path),
-                (true, false) => {}
+                (true, true) => {
+                    let mut mode = meta.permissions().mode() & 0o7777;
+                    if mode & 0o700 != 0o700 {
+                        std::fs::set_permissions(&full, std::fs::Permissions::from_mode(0o700))?;
+                        mode = 0o700;
+                    }
+                    kept_dirs.insert(path.clone(), mode);
+                    todo.push(path);
+                }
+                (true, false) => {
+                    kept.insert(path);
+                }
                 (false, _) => remove_any(&full)?,
             }
         }
@@ -663,14 +680,20 @@ fn restore_files(dir: &Path, files: &Files) -> std::io::Result<()> {
     // Parents before children: the map is sorted by path.
     for (path, mode) in &files.dirs {
         let full = dir.join(path);
-        if std::fs::symlink_metadata(&full).is_err() {
-            std::fs::create_dir(&full)?;
+        match kept_dirs.get(path) {
+            Some(now) if now == mode => {}
+            Some(_) => std::fs::set_permissions(&full, std::fs::Permissions::from_mode(*mode))?,
+            None => {
+                if std::fs::symlink_metadata(&full).is_err() {
+                    std::fs::create_dir(&full)?;
+                }
+                set_mode(&full, *mode)?;
+            }
         }
-        set_mode(&full, *mode)?;
     }
     for (path, entry) in &files.entries {
         let full = dir.join(path);
-        if std::fs::symlink_metadata(&full).is_ok() {
+        if kept.contains(path) || std::fs::symlink_metadata(&full).is_ok() {
             continue;
         }
         match entry {

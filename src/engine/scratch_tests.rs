@@ -299,6 +299,39 @@ fn restoring_files_removes_the_new_and_writes_the_missing_with_their_modes() {
 }
 
 #[test]
+fn restoring_puts_back_the_modes_of_kept_directories_and_files() {
+    let temp = tempfile::tempdir().expect("temp");
+    let dir = temp.path();
+    for (d, mode) in [("open", 0o755), ("shut", 0o500)] {
+        std::fs::create_dir(dir.join(d)).expect("mkdir");
+        std::fs::write(dir.join(d).join("f"), "f").expect("write");
+        std::fs::set_permissions(dir.join(d), std::fs::Permissions::from_mode(mode))
+            .expect("chmod");
+    }
+    let files = read_files(dir).expect("read").expect("small");
+    // A test makes one writable by all and opens the other; a file's mode changes.
+    std::fs::set_permissions(dir.join("open"), std::fs::Permissions::from_mode(0o777))
+        .expect("chmod");
+    std::fs::set_permissions(dir.join("shut"), std::fs::Permissions::from_mode(0o700))
+        .expect("chmod");
+    std::fs::set_permissions(dir.join("open/f"), std::fs::Permissions::from_mode(0o600))
+        .expect("chmod");
+    restore_files(dir, &files).expect("restored");
+    let mode = |p: &str| {
+        std::fs::symlink_metadata(dir.join(p))
+            .expect("stat")
+            .permissions()
+            .mode()
+            & 0o7777
+    };
+    assert_eq!((mode("open"), mode("shut")), (0o755, 0o500));
+    assert_eq!(mode("open/f"), mode("shut/f"));
+    assert_eq!(changed_files(dir, &files), Vec::<String>::new());
+    std::fs::set_permissions(dir.join("shut"), std::fs::Permissions::from_mode(0o700))
+        .expect("chmod");
+}
+
+#[test]
 fn restoring_opens_a_directory_a_test_made_unreadable() {
     let temp = tempfile::tempdir().expect("temp");
     let dir = temp.path();
