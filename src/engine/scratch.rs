@@ -47,6 +47,18 @@ struct Made {
     files: Option<Files>,
     /// [`Scratch::settle`] was called: its files are not its tree's alone any more.
     settled: bool,
+    /// What [`Scratch::pin`] changed in `files`, which [`Scratch::unpin`] puts back.
+    pins: Pins,
+}
+
+/// The entries of [`Made::files`] a pin replaced, and those it added: one task's pinned
+/// files are kept by the resets between its runs, and taken out for the next task's.
+#[derive(Default)]
+struct Pins {
+    replaced: Vec<(PathBuf, FileEntry)>,
+    replaced_dirs: Vec<(PathBuf, u32)>,
+    added: Vec<PathBuf>,
+    added_dirs: Vec<PathBuf>,
 }
 
 /// Beyond this many bytes of files a worktree's files are not kept in memory: its reset
@@ -204,6 +216,7 @@ impl<'a> Scratch<'a> {
                 })?,
             files: None,
             settled: false,
+            pins: Pins::default(),
         };
         let scratch = Scratch {
             session,
@@ -350,9 +363,74 @@ impl<'a> Scratch<'a> {
         self.fetch_lfs(&pointers)
     }
 
-    /// Puts `paths` back as this worktree's own tree has them.
-    pub fn restore(&self, paths: &[String]) -> Result<(), EngineError> {
-        self.put(&self.tree.clone(), paths)
+    /// Puts `paths` in as `from` has them (removed where it has none) for the runs until
+    /// [`Scratch::unpin`]: a reset of a settled worktree keeps them as put in, and puts them
+    /// back so when a run changed them, as it does its settled files. One task's RED test
+    /// is put in once for its `[verify] runs` repeats, not written and removed again for
+    /// each (its directories too: the bench's `attest` mode). Unsettled, or with its files
+    /// not kept, they are put in only, and a reset takes them out.
+    pub fn pin(&mut self, from: &str, paths: &[String]) -> Result<(), EngineError> {
+        self.unpin();
+        self.put(from, paths)?;
+        let dir = self.worktree.path().to_path_buf();
+        let Some(files) = self.made.files.as_mut() else {
+            return Ok(());
+        };
+        let pins = &mut self.made.pins;
+        // Only a path within the worktree, as put in (src/store/export.rs `safe_path`).
+        let within = |path: &PathBuf| {
+            path.components().next().is_some()
+                && path
+                    .components()
+                    .all(|c| matches!(c, std::path::Component::Normal(name) if name != ".git"))
+        };
+        for path in paths.iter().map(PathBuf::from).filter(within) {
+            // What the settled files had at the path, or under it, is the pin's now.
+            let under = |p: &PathBuf| p.starts_with(&path);
+            let entries: Vec<PathBuf> =
+                files.entries.keys().filter(|p| under(p)).cloned().collect();
+            for p in entries {
+                if let Some(entry) = files.entries.remove(&p) {
+                    pins.replaced.push((p, entry));
+                }
+            }
+            let dirs: Vec<PathBuf> = files.dirs.keys().filter(|p| under(p)).cloned().collect();
+            for p in dirs {
+                if let Some(mode) = files.dirs.remove(&p) {
+                    pins.replaced_dirs.push((p, mode));
+                }
+            }
+            let mut read = Files::default();
+            read_entries(&dir, &path, &mut read)
+                .map_err(super::io_error("read the pinned files put in"))?;
+            for (p, mode) in read.dirs {
+                if files.dirs.insert(p.clone(), mode).is_none() {
+                    pins.added_dirs.push(p);
+                }
+            }
+            for (p, entry) in read.entries {
+                files.entries.insert(p.clone(), entry);
+                pins.added.push(p);
+            }
+        }
+        Ok(())
+    }
+
+    /// Takes what [`Scratch::pin`] put in out of what a reset keeps: the next reset puts
+    /// those paths back as they were settled.
+    pub fn unpin(&mut self) {
+        let pins = std::mem::take(&mut self.made.pins);
+        let Some(files) = self.made.files.as_mut() else {
+            return;
+        };
+        for p in pins.added {
+            files.entries.remove(&p);
+        }
+        for p in pins.added_dirs {
+            files.dirs.remove(&p);
+        }
+        files.entries.extend(pins.replaced);
+        files.dirs.extend(pins.replaced_dirs);
     }
 
     /// git-lfs's content for the pointer files its filter applies to: git-lfs's own filter is
@@ -454,6 +532,51 @@ fn read_files(dir: &Path) -> std::io::Result<Option<Files>> {
     Ok(Some(files))
 }
 
+/// The entries of the worktree `dir` at its path `path` (a file, a link, or a directory with
+/// all it holds, or nothing) and the directories above it, into `files`, with no [`Stamp`]:
+/// just written, they are compared by their bytes.
+fn read_entries(dir: &Path, path: &Path, files: &mut Files) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt as _;
+    for above in path.ancestors().skip(1) {
+        if above.as_os_str().is_empty() {
+            break;
+        }
+        let meta = std::fs::symlink_metadata(dir.join(above))?;
+        files
+            .dirs
+            .insert(above.to_path_buf(), meta.permissions().mode() & 0o7777);
+    }
+    let mut todo = vec![path.to_path_buf()];
+    while let Some(rel) = todo.pop() {
+        let full = dir.join(&rel);
+        let Ok(meta) = std::fs::symlink_metadata(&full) else {
+            continue;
+        };
+        let mode = meta.permissions().mode() & 0o7777;
+        if meta.is_dir() {
+            files.dirs.insert(rel.clone(), mode);
+            for entry in std::fs::read_dir(&full)? {
+                todo.push(rel.join(entry?.file_name()));
+            }
+        } else if meta.file_type().is_symlink() {
+            files
+                .entries
+                .insert(rel, FileEntry::Link(std::fs::read_link(&full)?));
+        } else {
+            let bytes = std::fs::read(&full)?;
+            files.entries.insert(
+                rel,
+                FileEntry::File {
+                    mode,
+                    bytes,
+                    stamp: None,
+                },
+            );
+        }
+    }
+    Ok(())
+}
+
 /// The files and links of `files` that the worktree `dir` no longer holds as they were:
 /// gone, another kind, other bytes or target, or the executable bit changed (what git
 /// compares of a mode). Each is reached through real directories only: one a test replaced
@@ -503,18 +626,25 @@ fn changed_files(dir: &Path, files: &Files) -> Vec<String> {
 /// missing is written. What a test left unchanged is neither removed nor written again.
 fn restore_files(dir: &Path, files: &Files) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt as _;
+    // What the walk found as it was, with each kept directory's mode as it left it: those
+    // are not looked at again below. Each entry is read through its directory (`fstatat`),
+    // once: a reset is a stat per file, and the final check resets two worktrees per task
+    // and per repeat (the bench's `attest` mode).
+    let mut kept: std::collections::HashSet<PathBuf> = std::collections::HashSet::new();
+    let mut kept_dirs: std::collections::HashMap<PathBuf, u32> = std::collections::HashMap::new();
+    // A directory a test made unreadable or read-only is opened up to be read and emptied;
+    // a kept one gets its mode back below.
+    open_up(dir)?;
     let mut todo = vec![PathBuf::new()];
     while let Some(rel) = todo.pop() {
-        // A directory a test made unreadable or read-only is opened up to be read and
-        // emptied; a kept one gets its mode back below.
-        open_up(&dir.join(&rel))?;
         for entry in std::fs::read_dir(dir.join(&rel))? {
-            let path = rel.join(entry?.file_name());
+            let entry = entry?;
+            let path = rel.join(entry.file_name());
             if path.as_os_str() == ".git" {
                 continue;
             }
             let full = dir.join(&path);
-            let meta = std::fs::symlink_metadata(&full)?;
+            let meta = entry.metadata()?;
             let keep = if meta.is_dir() {
                 files.dirs.contains_key(&path)
             } else {
@@ -531,8 +661,18 @@ fn restore_files(dir: &Path, files: &Files) -> std::io::Result<()> {
                 }
             };
             match (keep, meta.is_dir()) {
-                (true, true) => todo.push(path),
-                (true, false) => {}
+                (true, true) => {
+                    let mut mode = meta.permissions().mode() & 0o7777;
+                    if mode & 0o700 != 0o700 {
+                        std::fs::set_permissions(&full, std::fs::Permissions::from_mode(0o700))?;
+                        mode = 0o700;
+                    }
+                    kept_dirs.insert(path.clone(), mode);
+                    todo.push(path);
+                }
+                (true, false) => {
+                    kept.insert(path);
+                }
                 (false, _) => remove_any(&full)?,
             }
         }
@@ -540,14 +680,20 @@ fn restore_files(dir: &Path, files: &Files) -> std::io::Result<()> {
     // Parents before children: the map is sorted by path.
     for (path, mode) in &files.dirs {
         let full = dir.join(path);
-        if std::fs::symlink_metadata(&full).is_err() {
-            std::fs::create_dir(&full)?;
+        match kept_dirs.get(path) {
+            Some(now) if now == mode => {}
+            Some(_) => std::fs::set_permissions(&full, std::fs::Permissions::from_mode(*mode))?,
+            None => {
+                if std::fs::symlink_metadata(&full).is_err() {
+                    std::fs::create_dir(&full)?;
+                }
+                set_mode(&full, *mode)?;
+            }
         }
-        set_mode(&full, *mode)?;
     }
     for (path, entry) in &files.entries {
         let full = dir.join(path);
-        if std::fs::symlink_metadata(&full).is_ok() {
+        if kept.contains(path) || std::fs::symlink_metadata(&full).is_ok() {
             continue;
         }
         match entry {

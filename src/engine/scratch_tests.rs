@@ -140,32 +140,65 @@ fn a_settled_worktree_resets_to_what_was_settled() {
 }
 
 #[test]
-fn paths_put_in_from_another_tree_are_taken_back_by_restore() {
+fn pinned_paths_are_kept_by_a_reset_until_unpinned() {
     let repo = repo_with_files();
     let (base_commit, base_tree) = head(&repo);
     repo.write("README", "newer\n");
-    repo.write("added.txt", "added\n");
+    repo.write("tests/deep/added.txt", "added\n");
     repo.commit_all("newer");
     let newer = repo.git(&["rev-parse", "HEAD^{tree}"]);
     let session = repo.session("w");
-    let scratch = Scratch::new(&session, &base_commit, &base_tree).expect("made");
-    let paths = vec!["README".to_string(), "added.txt".to_string()];
-    scratch.put(&newer, &paths).expect("put");
+    let mut scratch = Scratch::new(&session, &base_commit, &base_tree).expect("made");
+    scratch.settle();
+    let paths = vec!["README".to_string(), "tests/deep/added.txt".to_string()];
+    scratch.pin(&newer, &paths).expect("pinned");
+    let dir = scratch.path().to_path_buf();
+    let read = |path: &str| std::fs::read_to_string(dir.join(path)).expect("read");
+    assert_eq!(
+        (read("README"), read("tests/deep/added.txt")),
+        ("newer\n".into(), "added\n".into())
+    );
+    // A run rewrites one pinned file, removes the other's directory and leaves a file
+    // beside them: the reset puts the pins back as put in, and removes the leftover.
+    std::fs::write(dir.join("README"), "a run wrote this").expect("write");
+    std::fs::remove_dir_all(dir.join("tests/deep")).expect("remove");
+    std::fs::write(dir.join("tests/left"), "x").expect("write");
+    scratch.reset().expect("reset");
+    assert_eq!(
+        (read("README"), read("tests/deep/added.txt")),
+        ("newer\n".into(), "added\n".into())
+    );
+    assert!(!dir.join("tests/left").exists());
+    // Unpinned, the next reset puts the settled files back: the base's README, and no
+    // directory the pin made.
+    scratch.unpin();
+    scratch.reset().expect("reset");
+    assert_eq!(read("README"), "hello\n");
+    assert!(!dir.join("tests").exists());
+}
+
+#[test]
+fn a_new_pin_takes_the_previous_one_out() {
+    let repo = repo_with_files();
+    let (base_commit, base_tree) = head(&repo);
+    repo.write("t1.sh", "one\n");
+    repo.write("test.sh", "changed\n");
+    repo.commit_all("newer");
+    let newer = repo.git(&["rev-parse", "HEAD^{tree}"]);
+    let session = repo.session("w");
+    let mut scratch = Scratch::new(&session, &base_commit, &base_tree).expect("made");
+    scratch.settle();
+    scratch.pin(&newer, &["t1.sh".to_string()]).expect("pinned");
+    scratch
+        .pin(&newer, &["test.sh".to_string()])
+        .expect("pinned");
+    scratch.reset().expect("reset");
     let dir = scratch.path();
+    assert!(!dir.join("t1.sh").exists());
     assert_eq!(
-        std::fs::read_to_string(dir.join("README")).expect("read"),
-        "newer\n"
+        std::fs::read_to_string(dir.join("test.sh")).expect("read"),
+        "changed\n"
     );
-    assert_eq!(
-        std::fs::read_to_string(dir.join("added.txt")).expect("read"),
-        "added\n"
-    );
-    scratch.restore(&paths).expect("restored");
-    assert_eq!(
-        std::fs::read_to_string(dir.join("README")).expect("read"),
-        "hello\n"
-    );
-    assert!(!dir.join("added.txt").exists());
 }
 
 #[test]
@@ -263,6 +296,39 @@ fn restoring_files_removes_the_new_and_writes_the_missing_with_their_modes() {
     );
     assert!(!dir.join("new").exists());
     assert_eq!(changed_files(dir, &files), Vec::<String>::new());
+}
+
+#[test]
+fn restoring_puts_back_the_modes_of_kept_directories_and_files() {
+    let temp = tempfile::tempdir().expect("temp");
+    let dir = temp.path();
+    for (d, mode) in [("open", 0o755), ("shut", 0o500)] {
+        std::fs::create_dir(dir.join(d)).expect("mkdir");
+        std::fs::write(dir.join(d).join("f"), "f").expect("write");
+        std::fs::set_permissions(dir.join(d), std::fs::Permissions::from_mode(mode))
+            .expect("chmod");
+    }
+    let files = read_files(dir).expect("read").expect("small");
+    // A test makes one writable by all and opens the other; a file's mode changes.
+    std::fs::set_permissions(dir.join("open"), std::fs::Permissions::from_mode(0o777))
+        .expect("chmod");
+    std::fs::set_permissions(dir.join("shut"), std::fs::Permissions::from_mode(0o700))
+        .expect("chmod");
+    std::fs::set_permissions(dir.join("open/f"), std::fs::Permissions::from_mode(0o600))
+        .expect("chmod");
+    restore_files(dir, &files).expect("restored");
+    let mode = |p: &str| {
+        std::fs::symlink_metadata(dir.join(p))
+            .expect("stat")
+            .permissions()
+            .mode()
+            & 0o7777
+    };
+    assert_eq!((mode("open"), mode("shut")), (0o755, 0o500));
+    assert_eq!(mode("open/f"), mode("shut/f"));
+    assert_eq!(changed_files(dir, &files), Vec::<String>::new());
+    std::fs::set_permissions(dir.join("shut"), std::fs::Permissions::from_mode(0o700))
+        .expect("chmod");
 }
 
 #[test]

@@ -9,6 +9,7 @@ use crate::config::Config;
 use crate::engine::evidence::{TestRun, run_test};
 use crate::engine::scratch::Scratch;
 use crate::engine::{EngineError, Session, io_error};
+use crate::exec::CommandEnv;
 use crate::exec::orphans::Reaper;
 use crate::workflow::proof::{PinnedTest, judge_pair};
 use crate::workflow::{evidence, red};
@@ -82,8 +83,14 @@ impl<'a> Pairs<'a> {
     /// times: its pair's outcome, or that it is flaky, or that a repeat changed the tree.
     pub fn run(&mut self, pinned: &PinnedTest) -> Result<Outcome, EngineError> {
         let previous = self.worktrees.take();
-        let fresh = task_worktrees(self.session, &self.trees, &self.reds, previous)?;
-        let (before, squashed) = &*self.worktrees.insert(fresh);
+        let (mut before, squashed) =
+            task_worktrees(self.session, &self.trees, &self.reds, previous)?;
+        // The test's files and shared files as its step left them, on the base, for all its
+        // repeats: each reset between them keeps them as put in.
+        let on_base_paths: Vec<String> =
+            pinned.paths.iter().chain(&pinned.shared).cloned().collect();
+        before.pin(&pinned.tree, &on_base_paths)?;
+        let (before, squashed) = &*self.worktrees.insert((before, squashed));
         self.last = Some(pinned.clone());
         let (on_base, on_tree) = match run_red_repeated(
             self.session,
@@ -170,8 +177,13 @@ fn task_worktrees<'a>(
     reds: &[PinnedTest],
     previous: Option<(Scratch<'a>, Scratch<'a>)>,
 ) -> Result<(Scratch<'a>, Scratch<'a>), EngineError> {
-    let reset =
-        previous.filter(|(before, squashed)| before.reset().is_ok() && squashed.reset().is_ok());
+    let reset = previous
+        .map(|(mut before, squashed)| {
+            // The previous task's pinned files are taken out by this reset.
+            before.unpin();
+            (before, squashed)
+        })
+        .filter(|(before, squashed)| before.reset().is_ok() && squashed.reset().is_ok());
     if let Some(pair) = reset {
         // Reset to what it was settled as: the pins are in, and the baseline taken then is
         // what it is compared with.
@@ -197,7 +209,11 @@ fn run_red_repeated(
     (before, squashed): (&Scratch, &Scratch),
     reaper: Option<&Reaper>,
 ) -> Result<Result<(TestRun, TestRun), Outcome>, EngineError> {
-    let first = run_red(session, config, pinned, (before, squashed), reaper)?;
+    // Made once for the task's repeats: each names every read-only path again.
+    let env = session.command_env()?;
+    let envs = (apart(env, squashed), apart(env, before));
+    let envs = (&envs.0, &envs.1);
+    let first = run_red(session, config, pinned, (before, squashed), reaper, envs)?;
     let mut on_base = vec![first.0.output.exit.success()];
     let mut on_squash = vec![first.1.output.exit.success()];
     for _ in 1..config.verify.runs {
@@ -213,7 +229,7 @@ fn run_red_repeated(
         }
         before.reset()?;
         squashed.reset()?;
-        let (b, s) = run_red(session, config, pinned, (before, squashed), reaper)?;
+        let (b, s) = run_red(session, config, pinned, (before, squashed), reaper, envs)?;
         on_base.push(b.output.exit.success());
         on_squash.push(s.output.exit.success());
     }
@@ -235,26 +251,22 @@ fn run_red_repeated(
     Ok(Ok(first))
 }
 
-/// The RED test's run on the base (its files and shared files put in as its step left
-/// them) and on the squashed commit, in an order drawn at random.
+/// The RED test's run on the base (its files and shared files pinned as its step left them:
+/// [`Pairs::run`]) and on the squashed commit, in an order drawn at random.
 fn run_red(
     session: &Session,
     config: &Config,
     pinned: &PinnedTest,
     (before, squashed): (&Scratch, &Scratch),
     reaper: Option<&Reaper>,
+    (base_env, squashed_env): (&Option<CommandEnv>, &Option<CommandEnv>),
 ) -> Result<(TestRun, TestRun), EngineError> {
     let env = session.command_env()?;
     let timeout = config.test.timeout;
-    // Confined (attest on a server), each run cannot write the other worktree either: the
-    // base's run cannot put the code the squash lacks into it, nor the other way round.
-    let run = |scratch: &Scratch, other: &Scratch, command: &str| -> Result<TestRun, EngineError> {
-        let apart = env.confinement().map(|c| {
-            let apart = c
-                .also_read_only(other.path())
-                .also_read_only(&other.build_dir());
-            env.clone().confined(apart)
-        });
+    let run = |scratch: &Scratch,
+               apart: &Option<CommandEnv>,
+               command: &str|
+     -> Result<TestRun, EngineError> {
         let ran = run_test(
             session,
             command,
@@ -266,15 +278,24 @@ fn run_red(
         end_orphans(reaper, &format!("`{command}`"))?;
         ran
     };
-    let on_base_paths: Vec<String> = pinned.paths.iter().chain(&pinned.shared).cloned().collect();
-    before.put(&pinned.tree, &on_base_paths)?;
     let runs = if coin() {
-        let on_base = run(before, squashed, &pinned.command)?;
-        (on_base, run(squashed, before, &pinned.command)?)
+        let on_base = run(before, base_env, &pinned.command)?;
+        (on_base, run(squashed, squashed_env, &pinned.command)?)
     } else {
-        let on_squash = run(squashed, before, &pinned.command)?;
-        (run(before, squashed, &pinned.command)?, on_squash)
+        let on_squash = run(squashed, squashed_env, &pinned.command)?;
+        (run(before, base_env, &pinned.command)?, on_squash)
     };
-    before.restore(&on_base_paths)?;
     Ok(runs)
+}
+
+/// Confined (attest on a server), a run in one worktree cannot write `other` either: the
+/// base's run cannot put the code the squash lacks into it, nor the other way round. `None`
+/// unconfined.
+fn apart(env: &CommandEnv, other: &Scratch) -> Option<CommandEnv> {
+    env.confinement().map(|c| {
+        let apart = c
+            .also_read_only(other.path())
+            .also_read_only(&other.build_dir());
+        env.clone().confined(apart)
+    })
 }
