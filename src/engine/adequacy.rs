@@ -24,6 +24,10 @@ pub(crate) struct Task<'a> {
     pub red: &'a PinnedTest,
     pub red_tree: &'a str,
     pub base: &'a str,
+    /// Where the code the task wrote is counted from: the PR's base for the first task (its
+    /// RED step may write code too, which no other task's test would be measured on), else
+    /// its RED tree (code an earlier task's RED step wrote is that earlier task's range).
+    pub start: &'a str,
     pub end: &'a str,
 }
 
@@ -51,13 +55,13 @@ pub(crate) fn task_files(
 ) -> Result<Vec<CodeFile>, EngineError> {
     let mut out = Vec::new();
     // In-process: a `git diff` per task would cost the final check a process per task.
-    for path in session.store.changed_paths(task.red_tree, task.end)? {
+    for path in session.store.changed_paths(task.start, task.end)? {
         let pinned = task.reds.iter().any(|r| r.paths.contains(&path));
         if pinned || config.is_test_path(&path) {
             continue;
         }
         let (Some(old), Some(Some(new))) = (
-            text(session, task.red_tree, &path)?,
+            text(session, task.start, &path)?,
             session
                 .store
                 .tree_entry(task.end, &path)?

@@ -541,7 +541,13 @@ fn read_entries(dir: &Path, path: &Path, files: &mut Files) -> std::io::Result<(
         if above.as_os_str().is_empty() {
             break;
         }
-        let meta = std::fs::symlink_metadata(dir.join(above))?;
+        // A pinned path the task removed has no directory above it where none held anything
+        // else: nothing there to keep.
+        let meta = match std::fs::symlink_metadata(dir.join(above)) {
+            Ok(meta) => meta,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(e),
+        };
         files
             .dirs
             .insert(above.to_path_buf(), meta.permissions().mode() & 0o7777);

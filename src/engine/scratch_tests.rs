@@ -479,3 +479,22 @@ fn a_file_swapped_for_a_copy_of_another_is_changed() {
     std::fs::rename(dir.join("b"), dir.join("a")).expect("rename");
     assert_eq!(changed_files(dir, &files), ["a", "b"]);
 }
+
+/// A pinned path that the pinning tree does not hold, in a directory the base does not have
+/// either (a RED step's file a later step removed): pinned as absent, and kept absent.
+#[test]
+fn a_pinned_path_absent_with_its_directory_is_pinned_as_absent() {
+    let repo = repo_with_files();
+    let (base_commit, base_tree) = head(&repo);
+    let session = repo.session("w");
+    let mut scratch = Scratch::new(&session, &base_commit, &base_tree).expect("made");
+    scratch.settle();
+    scratch
+        .pin(&base_tree, &["tests/new/helper.sh".to_string()])
+        .expect("pinned");
+    let dir = scratch.path().to_path_buf();
+    std::fs::create_dir_all(dir.join("tests/new")).expect("mkdir");
+    std::fs::write(dir.join("tests/new/helper.sh"), "left by a run").expect("write");
+    scratch.reset().expect("reset");
+    assert!(!dir.join("tests/new/helper.sh").exists());
+}

@@ -103,6 +103,64 @@ fn an_honest_test_kills_the_mutants_and_is_accepted_in_enforce() {
     );
 }
 
+/// Code a RED step writes is the task's code too: the fake arm written beside the test in the
+/// RED step, with a GREEN step that only adds a comment, is mutated, and the grep-only test
+/// is refused in enforce as when the GREEN step writes it.
+#[test]
+fn code_written_in_the_red_step_is_mutated_and_a_grep_only_test_is_refused() {
+    let repo = case_calc("adequacy = \"enforce\"\nmin_killed = 0.5");
+    repo.write(
+        "tests/test_mul.sh",
+        "grep -q \"mul)\" calc.sh && grep -q \"# done\" calc.sh\n",
+    );
+    repo.write(
+        "calc.sh",
+        &CALC.replace("esac", &format!("{FAKE_MUL}\nesac")),
+    );
+    red(&repo, "sh tests/test_mul.sh");
+    let green_calc = format!(
+        "{}# done\n",
+        CALC.replace("esac", &format!("{FAKE_MUL}\nesac"))
+    );
+    repo.write("calc.sh", &green_calc);
+    green(&repo, "sh tests/test_mul.sh");
+    squash(&repo);
+    let main = main_tip(&repo);
+    let out = repo.run(&["submit-work", "-s", "squashed"]);
+    out.expect(1);
+    assert!(
+        out.stdout.contains(
+            "task 1's RED test (step 1.1, `sh tests/test_mul.sh`) killed 1 of 3 mutants of the \
+             code the task wrote (made by the built-in mutator), below the 50% [verify] min_killed"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(main_tip(&repo), main);
+}
+
+/// Under enforce, a task whose test ran against no mutant (the time budget ran out on the
+/// test's own run) is refused, naming why: a measure that did not happen is no pass.
+#[test]
+fn a_test_measured_against_no_mutant_is_refused_in_enforce() {
+    let repo = case_calc("adequacy = \"enforce\"\nmutation_timeout = \"3s\"");
+    task(&repo, &format!("sleep 2\n{GREP_TEST}"), FAKE_MUL);
+    let main = main_tip(&repo);
+    let out = repo.run(&["submit-work", "-s", "squashed"]);
+    out.expect(1);
+    assert!(
+        out.stdout.contains(
+            "task 1's RED test (step 1.1, `sh tests/test_mul.sh`) was measured against no mutant \
+             of the code the task wrote (none of its 3 mutants ran within [verify] \
+             mutation_timeout): under [verify] adequacy = \"enforce\" a test that was not \
+             measured does not pass"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(main_tip(&repo), main);
+}
+
 /// `max_mutants` caps the mutants run per task: the first in the mutator's order run, the
 /// rest are counted as not run.
 #[test]

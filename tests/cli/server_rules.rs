@@ -294,6 +294,58 @@ fn the_verification_notes_of_main_are_only_added_to() {
     );
     assert_eq!(server.refs(&repo), before);
 
+    // The note kept as a link to its blob (git reads notes from regular files only), and a
+    // second note for the same commit at the fan-out path beside it: refused.
+    let listing = repo.git(&["ls-tree", &format!("{kept}^{{tree}}")]);
+    let entry = listing
+        .lines()
+        .find(|l| l.ends_with(&format!("\t{on_main}")))
+        .expect("the note is a flat entry");
+    let blob = entry.split(['\t', ' ']).nth(2).unwrap().to_string();
+    let hand_made = |tree: &str| {
+        repo.git(&["commit-tree", tree, "-p", &kept, "-m", "notes by hand"])
+            .trim()
+            .to_string()
+    };
+    let linked = repo.git_with_stdin(
+        &["mktree"],
+        listing
+            .replace(entry, &entry.replacen("100644", "120000", 1))
+            .as_bytes(),
+    );
+    repo.git(&["update-ref", notes, &hand_made(linked.trim())]);
+    let out = push(&repo, &server, &[], &[notes]);
+    refused(
+        &repo,
+        &server,
+        &before,
+        &out,
+        &[&format!(
+            "git-orchestrate: refused refs/notes/orchestrator <id>: holds \"{on_main}\" (120000 \
+             blob), which is no note: a note is a regular file named by the object it is on"
+        )
+        .replace(&on_main, "<id>")],
+    );
+    let sub = repo.git_with_stdin(
+        &["mktree"],
+        format!("100644 blob {blob}\t{}\n", &on_main[2..]).as_bytes(),
+    );
+    let doubled = repo.git_with_stdin(
+        &["mktree"],
+        format!("{listing}040000 tree {}\t{}\n", sub.trim(), &on_main[..2]).as_bytes(),
+    );
+    repo.git(&["update-ref", notes, &hand_made(doubled.trim())]);
+    let out = push(&repo, &server, &[], &[notes]);
+    assert_ne!(out.code, 0, "{}", out.stderr);
+    assert!(
+        remote(&out)
+            .iter()
+            .any(|l| l.contains(": holds two notes for <id> (")),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(server.refs(&repo), before);
+
     // Added on top (a line appended, a note on another commit): taken.
     repo.git(&["update-ref", notes, &kept]);
     repo.git(&[

@@ -3,7 +3,7 @@
 //! no history rewritten, and no note of a commit on main removed or any of its lines taken
 //! out (two clones' notes merge by the union of their lines, so lines are only ever added).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::verifier::Judged;
 use crate::engine::EngineError;
@@ -32,31 +32,72 @@ pub fn refusal(
                 .into(),
         ));
     }
+    let after = match notes_by_object(judged, new)? {
+        Ok(notes) => notes,
+        Err(why) => return Ok(Some(why)),
+    };
     let Some((main, _)) = judged.main_rev()? else {
         return Ok(None);
     };
-    for (object, before, after) in judged.git.notes_changed(old, new)? {
-        let Some(before) = before else {
+    // What the server has: read as leniently as it was taken before this guard (two entries
+    // for one object keep the lines of both).
+    let mut before: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (_, _, blob, path) in judged.git.notes_entries(old)? {
+        let object: String = path.chars().filter(|c| *c != '/').collect();
+        before.entry(object).or_default().push(blob);
+    }
+    for (object, blobs) in before {
+        let now = after.get(&object);
+        if blobs.len() == 1 && now == blobs.first() {
             continue;
-        };
+        }
         if !judged.git.is_ancestor(&object, &main).unwrap_or(false) {
             continue;
         }
-        let Some(after) = after else {
+        let Some(now) = now else {
             return Ok(Some(format!(
                 "removes the note on {}, a commit on main: a merged commit's record is kept",
                 crate::short_id(&object)
             )));
         };
-        if let Some(line) = dropped_line(judged, &before, &after)? {
-            return Ok(Some(format!(
-                "takes a line out of the note on {}, a commit on main ({line:?}): a merged \
-                 commit's record keeps every line it had",
-                crate::short_id(&object)
-            )));
+        for blob in &blobs {
+            if let Some(line) = dropped_line(judged, blob, now)? {
+                return Ok(Some(format!(
+                    "takes a line out of the note on {}, a commit on main ({line:?}): a merged \
+                     commit's record keeps every line it had",
+                    crate::short_id(&object)
+                )));
+            }
         }
     }
     Ok(None)
+}
+
+/// The notes of the notes commit `commit`, by annotated object; `Err` names an entry that is
+/// no note (not a regular file, not named by a full object id) or a second note for one
+/// object, which git and every clone's reader refuse.
+fn notes_by_object(
+    judged: &Judged,
+    commit: &str,
+) -> Result<Result<BTreeMap<String, String>, String>, EngineError> {
+    let mut notes = BTreeMap::new();
+    for (mode, kind, blob, path) in judged.git.notes_entries(commit)? {
+        let object: String = path.chars().filter(|c| *c != '/').collect();
+        if mode != "100644" || kind != "blob" || !crate::exec::git::is_full_object_id(&object) {
+            return Ok(Err(format!(
+                "holds {path:?} ({mode} {kind}), which is no note: a note is a regular file named \
+                 by the object it is on"
+            )));
+        }
+        if notes.insert(object, blob).is_some() {
+            return Ok(Err(format!(
+                "holds two notes for {} ({path:?} and another): git and every clone's reader \
+                 refuse such a tree",
+                crate::short_id(&path.replace('/', ""))
+            )));
+        }
+    }
+    Ok(Ok(notes))
 }
 
 /// The first line of the note blob `before` that `after` does not hold; a blob over the cap

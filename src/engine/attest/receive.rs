@@ -748,16 +748,21 @@ fn claim_refusal(m: &ClaimMove) -> Option<String> {
                 old.holder()
             )
         }),
-        // A renewal runs a full term from now: one that ends sooner is a forged lapse,
-        // after which anyone could delete the claim its holder's workflow still works under.
+        // A renewal runs a full term from now (less the clocks' skew), and never ends before
+        // the live claim does unless that is further off: one that ends sooner is a forged
+        // lapse, after which anyone could delete the claim its holder's workflow still works
+        // under. The floor holds against cuts in steps: each push is held to the claim the
+        // server has.
         Some(Some(new))
             if same_holder(new)
                 && m.holder_working
                 && let Some(old) = live
-                && new
-                    .expires
-                    .saturating_add(crate::workflow::claims::SKEW_SECONDS)
-                    < old.expires.min(m.now.saturating_add(m.ttl)) =>
+                && new.expires
+                    < old.expires.min(
+                        m.now
+                            .saturating_add(m.ttl)
+                            .saturating_sub(crate::workflow::claims::SKEW_SECONDS),
+                    ) =>
         {
             Some(format!(
                 "would end the claim {} holds at {}, before its term (until {}): a renewal runs a \
@@ -1333,6 +1338,26 @@ mod tests {
                 ClaimMove {
                     old: Some(Some(claim("a", "alice", now + 3_600))),
                     new: Some(Some(claim("a", "alice", now + 60))),
+                    holder_working: true,
+                    ..base()
+                },
+                true,
+            ),
+            (
+                "cut by the clocks' skew, once, from beyond a full term",
+                ClaimMove {
+                    old: Some(Some(claim("a", "alice", now + 7_100))),
+                    new: Some(Some(claim("a", "alice", now + 6_900))),
+                    holder_working: true,
+                    ..base()
+                },
+                false,
+            ),
+            (
+                "cut again, below the claim the server has",
+                ClaimMove {
+                    old: Some(Some(claim("a", "alice", now + 6_900))),
+                    new: Some(Some(claim("a", "alice", now + 6_899))),
                     holder_working: true,
                     ..base()
                 },

@@ -237,6 +237,14 @@ fn inadequate(record: &PrRecord, policy: &Policy, weak: &TaskAdequacy) -> FinalC
         min_killed: policy.min_killed,
         survived: weak.survived.clone(),
         tool: weak.tool.clone(),
+        unmeasured: (weak.mutants == 0).then(|| {
+            weak.unmeasured.clone().unwrap_or_else(|| {
+                format!(
+                    "none of its {} mutants ran within [verify] mutation_timeout",
+                    weak.not_run
+                )
+            })
+        }),
     }
 }
 

@@ -199,6 +199,9 @@ pub enum FinalCheckRefusal {
         survived: Vec<String>,
         /// What made the mutants: `mutmut`, `cosmic-ray`, `stryker` or `builtin`.
         tool: String,
+        /// Why no mutant was run, when none was (the test failed on the task's own code, or
+        /// the time budget ran out first).
+        unmeasured: Option<String>,
     },
     /// A task's RED proof gave different verdicts on runs of one tree (docs/integrity.md,
     /// "Repeat"): `verdicts` lists each run's pass or fail, in order.
@@ -352,11 +355,26 @@ impl fmt::Display for FinalCheckRefusal {
                 task,
                 step,
                 command,
+                unmeasured: Some(why),
+                ..
+            } => write!(
+                f,
+                "task {task}'s RED test (step {step}, `{command}`) was measured against no mutant \
+                 of the code the task wrote ({}): under [verify] adequacy = \"enforce\" a test \
+                 that was not measured does not pass. Make the test pass on the task's code \
+                 within [verify] mutation_timeout, then squash again",
+                why
+            ),
+            FinalCheckRefusal::Inadequate {
+                task,
+                step,
+                command,
                 killed,
                 mutants,
                 min_killed,
                 survived,
                 tool,
+                unmeasured: None,
             } => write!(
                 f,
                 "task {task}'s RED test (step {step}, `{command}`) killed {killed} of {mutants} \

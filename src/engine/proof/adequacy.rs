@@ -31,6 +31,8 @@ pub fn measure(
     reaper: Option<&Reaper>,
 ) -> Result<Vec<TaskAdequacy>, EngineError> {
     let mut out = Vec::new();
+    // The first task's code is counted from the base's tree.
+    let base_tree = session.store.tree_of(base)?.to_string();
     for (i, red) in reds.iter().enumerate() {
         let end = reds.get(i + 1).map_or(squashed, |next| next.tree.as_str());
         let task = Task {
@@ -38,6 +40,11 @@ pub fn measure(
             red,
             red_tree: &red.tree,
             base,
+            start: if i == 0 {
+                &base_tree
+            } else {
+                red.tree.as_str()
+            },
             end,
         };
         out.push(measure_task(session, config, &task, policy, reaper)?);
@@ -46,14 +53,18 @@ pub fn measure(
 }
 
 /// The first task whose test killed a smaller share of its mutants than `policy`'s
-/// `min_killed`, when the policy enforces it.
+/// `min_killed`, or whose test could not be measured at all though its task wrote code to
+/// mutate (it failed on the task's own code, or no mutant ran within the budget), when the
+/// policy enforces it: a measure that did not happen is no pass (docs/integrity.md).
 pub fn inadequate<'a>(policy: &Policy, tasks: &'a [TaskAdequacy]) -> Option<&'a TaskAdequacy> {
     if !policy.enforce {
         return None;
     }
-    tasks
-        .iter()
-        .find(|a| a.mutants > 0 && a.killed_share() < policy.min_killed)
+    tasks.iter().find(|a| {
+        a.unmeasured.is_some()
+            || (a.mutants == 0 && a.not_run > 0)
+            || (a.mutants > 0 && a.killed_share() < policy.min_killed)
+    })
 }
 
 /// One task's test against the mutants of its code, within `policy`'s budgets.

@@ -58,6 +58,13 @@ fn worktrees_lock(root: &Path) -> Option<std::fs::File> {
 }
 
 fn remove_worktree_in_turn(git: &Git, path: &Path) {
+    // A link where a worktree was (a confined command can write the scratch directory) is
+    // removed itself: `git worktree remove` would follow it to whatever it names.
+    if std::fs::symlink_metadata(path).is_ok_and(|m| !m.is_dir()) {
+        let _ = std::fs::remove_file(path);
+        let _ = git.run(["worktree", "prune"]);
+        return;
+    }
     // A directory a command made read-only or unreadable would keep both removals below from
     // emptying it.
     open_up_all(path);

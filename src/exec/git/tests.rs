@@ -97,3 +97,38 @@ fn a_batch_larger_than_a_pipe_is_answered() {
         std::collections::HashSet::from([head])
     );
 }
+
+/// A link left in the worktrees' directory under a dead process's name (a confined command
+/// can write there) is removed itself, not followed: the worktree it names keeps its files.
+#[test]
+fn a_link_among_the_scratch_worktrees_is_removed_not_followed() {
+    let (dir, head) = crate::test_git::repo_with_a_commit();
+    let sibling = dir.path().join("sibling");
+    git(
+        dir.path(),
+        &[
+            "worktree",
+            "add",
+            "--quiet",
+            sibling.to_str().unwrap(),
+            &head,
+        ],
+    );
+    std::fs::write(sibling.join("work.txt"), "uncommitted").unwrap();
+    let parent = dir.path().join(".git").join("scratch");
+    std::fs::create_dir_all(&parent).unwrap();
+    // No process has this id (above the kernel's pid_max).
+    let planted = parent.join("wt-99999999-x");
+    std::os::unix::fs::symlink(&sibling, &planted).unwrap();
+    let g = Git::new(dir.path());
+    let made = g.temp_worktree(&parent, &head).expect("a worktree");
+    drop(made);
+    assert!(
+        std::fs::symlink_metadata(&planted).is_err(),
+        "the link is gone"
+    );
+    assert_eq!(
+        std::fs::read_to_string(sibling.join("work.txt")).unwrap(),
+        "uncommitted"
+    );
+}

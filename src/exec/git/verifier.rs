@@ -63,44 +63,28 @@ impl Git {
             .collect())
     }
 
-    /// The notes that differ between the notes commits `old` and `new`, by annotated object:
-    /// (object, note blob before, note blob after), `None` where there is none. One
-    /// `diff-tree`, so it costs what changed, not how many notes there are; a note moved to
-    /// another fan-out level with its blob unchanged is no change.
-    #[allow(clippy::type_complexity)]
-    pub fn notes_changed(
+    /// Every entry of a notes commit's tree, every level down, as (mode, kind, object, path)
+    /// quadruples: what a guard of notes holds to (a note is a regular file named by the
+    /// object it is on).
+    pub fn notes_entries(
         &self,
-        old: &str,
-        new: &str,
-    ) -> Result<Vec<(String, Option<String>, Option<String>)>, GitError> {
-        use std::collections::BTreeMap;
-        let out = self.run([
-            "diff-tree",
-            "-r",
-            "--no-renames",
-            "--no-commit-id",
-            old,
-            new,
-        ])?;
-        let mut changed: BTreeMap<String, (Option<String>, Option<String>)> = BTreeMap::new();
-        for line in out.lines() {
-            let Some((meta, path)) = line.split_once('\t') else {
-                continue;
-            };
-            let fields: Vec<&str> = meta.split(' ').collect();
-            let [_, _, before, after, _] = fields[..] else {
-                continue;
-            };
-            let blob = |id: &str| (!id.bytes().all(|b| b == b'0')).then(|| id.to_string());
-            let object: String = path.chars().filter(|c| *c != '/').collect();
-            let entry = changed.entry(object).or_default();
-            entry.0 = entry.0.take().or(blob(before));
-            entry.1 = entry.1.take().or(blob(after));
-        }
-        Ok(changed
-            .into_iter()
-            .filter(|(_, (before, after))| before != after)
-            .map(|(object, (before, after))| (object, before, after))
+        commit: &str,
+    ) -> Result<Vec<(String, String, String, String)>, GitError> {
+        let tree = format!("{commit}^{{tree}}");
+        Ok(self
+            .run(["ls-tree", "-r", "--full-tree", tree.as_str()])?
+            .lines()
+            .filter_map(|l| {
+                let (meta, path) = l.split_once('\t')?;
+                let mut fields = meta.split(' ');
+                let (mode, kind, object) = (fields.next()?, fields.next()?, fields.next()?);
+                Some((
+                    mode.to_string(),
+                    kind.to_string(),
+                    object.to_string(),
+                    path.to_string(),
+                ))
+            })
             .collect())
     }
 
