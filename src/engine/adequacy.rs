@@ -29,6 +29,10 @@ pub(crate) struct Task<'a> {
     /// its RED tree (code an earlier task's RED step wrote is that earlier task's range).
     pub start: &'a str,
     pub end: &'a str,
+    /// The next task's RED test, when there is one: `end` is its RED tree, which holds that
+    /// test, failing; its files are put back as they were at this task's RED tree, so that a
+    /// RED command running the whole suite measures this task's code, not the next test.
+    pub next: Option<&'a PinnedTest>,
 }
 
 /// A code file the task changed: its path, its text at the task's end, and the lines of it
@@ -226,7 +230,17 @@ impl<'a> TaskWorktree<'a> {
 
     fn make(session: &'a Session, task: &Task) -> Result<Scratch<'a>, EngineError> {
         let mut scratch = Scratch::new(session, task.base, task.end)?;
-        scratch.put(task.red_tree, &task.red.paths)?;
+        let mut paths = task.red.paths.clone();
+        if let Some(next) = task.next {
+            paths.extend(
+                next.paths
+                    .iter()
+                    .filter(|p| !paths.contains(p))
+                    .cloned()
+                    .collect::<Vec<_>>(),
+            );
+        }
+        scratch.put(task.red_tree, &paths)?;
         scratch.settle();
         Ok(scratch)
     }

@@ -139,6 +139,82 @@ fn code_written_in_the_red_step_is_mutated_and_a_grep_only_test_is_refused() {
     assert_eq!(main_tip(&repo), main);
 }
 
+/// Two honest tasks whose RED command runs the whole suite: the first task is measured in the
+/// second's RED tree with the second's failing test put back as it was (absent), so its test
+/// passes unmutated there and kills its mutants; enforce accepts the squash.
+#[test]
+fn a_whole_suite_red_command_measures_each_of_two_tasks_in_enforce() {
+    let repo = TestRepo::empty();
+    repo.write("calc.sh", CALC);
+    repo.write("tests/test_add.sh", "[ \"$(sh calc.sh add 2 3)\" = 5 ]\n");
+    repo.write(
+        "run_tests.sh",
+        "for t in tests/test_*.sh; do sh \"$t\" || { echo \"FAILED: $t\"; exit 1; }; done\n",
+    );
+    repo.write("docs/plan.md", "# Plan\n## PR 1: feat: Multiply\n");
+    repo.write(
+        ".orchestrate.toml",
+        &format!("{CALC_CONFIG}\n[verify]\nadequacy = \"enforce\"\n"),
+    );
+    repo.commit_all("calculator");
+    repo.submit_plan(
+        r#"{"masterPlanPath": "docs/plan.md", "prTitle": "feat: Multiply", "summary": "mul",
+  "verificationPlan": "the tests pass",
+  "tasks": [{"taskName": "mul", "status": "TODO", "tdd_steps": [
+    {"type": "RED", "description": "test mul", "status": "TODO"},
+    {"type": "GREEN", "description": "implement mul", "status": "TODO"}]},
+   {"taskName": "sub", "status": "TODO", "tdd_steps": [
+    {"type": "RED", "description": "test sub", "status": "TODO"},
+    {"type": "GREEN", "description": "implement sub", "status": "TODO"}]}]}"#,
+    )
+    .expect(0);
+    repo.run(&["get-task"]).expect(0);
+    let suite = "sh run_tests.sh";
+    repo.write("tests/test_mul.sh", HONEST_TEST);
+    red(&repo, suite);
+    let with_mul = CALC.replace("esac", &format!("{MUL_ARM}\nesac"));
+    repo.write("calc.sh", &with_mul);
+    repo.submit_test(suite, None).expect(0);
+    repo.run(&["checkpoint"]).expect(0);
+    repo.run(&["get-task"]).expect(0);
+    repo.write("tests/test_sub.sh", "[ \"$(sh calc.sh sub 7 3)\" = 4 ]\n");
+    red(&repo, suite);
+    repo.write(
+        "calc.sh",
+        &with_mul.replace("esac", "  sub) echo $(( $2 - $3 ));;\nesac"),
+    );
+    green(&repo, suite);
+    squash(&repo);
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    let adequacy = final_note(&repo)["adequacy"].clone();
+    let measured: Vec<(u64, u64)> = adequacy
+        .as_array()
+        .expect("a list")
+        .iter()
+        .map(|t| {
+            (
+                t["mutants"].as_u64().unwrap(),
+                t["killed"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(measured.len(), 2, "{adequacy}");
+    assert!(
+        measured
+            .iter()
+            .all(|(mutants, killed)| *mutants > 0 && killed == mutants),
+        "{adequacy}"
+    );
+    assert!(
+        adequacy
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|t| t.get("unmeasured").is_none()),
+        "{adequacy}"
+    );
+}
+
 /// Under enforce, a task whose test ran against no mutant (the time budget ran out on the
 /// test's own run) is refused, naming why: a measure that did not happen is no pass.
 #[test]

@@ -346,6 +346,37 @@ fn the_verification_notes_of_main_are_only_added_to() {
     );
     assert_eq!(server.refs(&repo), before);
 
+    // The note moved where git does not read it (a four-digit directory): refused as well.
+    let deep = repo.git_with_stdin(
+        &["mktree"],
+        format!("100644 blob {blob}\t{}\n", &on_main[4..]).as_bytes(),
+    );
+    let moved = repo.git_with_stdin(
+        &["mktree"],
+        format!(
+            "{}\n040000 tree {}\t{}\n",
+            listing
+                .lines()
+                .filter(|l| *l != entry)
+                .collect::<Vec<_>>()
+                .join("\n"),
+            deep.trim(),
+            &on_main[..4]
+        )
+        .as_bytes(),
+    );
+    repo.git(&["update-ref", notes, &hand_made(moved.trim())]);
+    let out = push(&repo, &server, &[], &[notes]);
+    assert_ne!(out.code, 0, "{}", out.stderr);
+    assert!(
+        remote(&out)
+            .iter()
+            .any(|l| l.contains("which is no note: a note is a regular file named by the object")),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(server.refs(&repo), before);
+
     // Added on top (a line appended, a note on another commit): taken.
     repo.git(&["update-ref", notes, &kept]);
     repo.git(&[

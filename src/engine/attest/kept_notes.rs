@@ -83,7 +83,11 @@ fn notes_by_object(
     let mut notes = BTreeMap::new();
     for (mode, kind, blob, path) in judged.git.notes_entries(commit)? {
         let object: String = path.chars().filter(|c| *c != '/').collect();
-        if mode != "100644" || kind != "blob" || !crate::exec::git::is_full_object_id(&object) {
+        if mode != "100644"
+            || kind != "blob"
+            || !crate::exec::git::is_full_object_id(&object)
+            || !fanned_out_as_git_reads(&path)
+        {
             return Ok(Err(format!(
                 "holds {path:?} ({mode} {kind}), which is no note: a note is a regular file named \
                  by the object it is on"
@@ -116,4 +120,35 @@ fn dropped_line(judged: &Judged, before: &str, after: &str) -> Result<Option<Str
         .lines()
         .find(|line| !kept.contains(line))
         .map(|line| line.chars().take(80).collect()))
+}
+
+/// Whether git reads a note at `path`: every directory on the way two hex digits (git's
+/// fan-out), the rest of the id the file's name. A note at `abcd/ef…` is no note to git, so
+/// moving one there would hide it as well as removing it.
+fn fanned_out_as_git_reads(path: &str) -> bool {
+    let mut parts: Vec<&str> = path.split('/').collect();
+    parts.pop();
+    parts
+        .iter()
+        .all(|dir| dir.len() == 2 && dir.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fanned_out_as_git_reads;
+
+    #[test]
+    fn only_two_hex_digit_directories_are_a_fan_out_git_reads() {
+        let id = "1b147cb8c042f1d50c3e702bf329d19beadefad4";
+        for (path, read) in [
+            (id.to_string(), true),
+            (format!("{}/{}", &id[..2], &id[2..]), true),
+            (format!("{}/{}/{}", &id[..2], &id[2..4], &id[4..]), true),
+            (format!("{}/{}", &id[..4], &id[4..]), false),
+            (format!("{}/{}", &id[..1], &id[1..]), false),
+            (format!("zz/{}", &id[2..]), false),
+        ] {
+            assert_eq!(fanned_out_as_git_reads(&path), read, "{path}");
+        }
+    }
 }

@@ -46,6 +46,7 @@ pub fn measure(
                 red.tree.as_str()
             },
             end,
+            next: reds.get(i + 1),
         };
         out.push(measure_task(session, config, &task, policy, reaper)?);
     }
