@@ -16,6 +16,11 @@ const CALC: &str = "case \"$1\" in\n  add) echo $(( $2 + $3 ));;\nesac\n";
 /// A case-style shell calculator on main (`sh calc.sh add 2 3`), with `[verify]` set to
 /// `verify`, and the PR to add `mul` under way.
 fn case_calc(verify: &str) -> TestRepo {
+    case_calc_planned(verify, MUL_PLAN)
+}
+
+/// [`case_calc`] with the PR planned as `plan`.
+fn case_calc_planned(verify: &str, plan: &str) -> TestRepo {
     let repo = TestRepo::empty();
     repo.write("calc.sh", CALC);
     repo.write("tests/test_add.sh", "[ \"$(sh calc.sh add 2 3)\" = 5 ]\n");
@@ -29,7 +34,7 @@ fn case_calc(verify: &str) -> TestRepo {
         &format!("{CALC_CONFIG}\n[verify]\n{verify}\n"),
     );
     repo.commit_all("calculator");
-    repo.submit_plan(MUL_PLAN).expect(0);
+    repo.submit_plan(plan).expect(0);
     repo.run(&["get-task"]).expect(0);
     repo
 }
@@ -144,20 +149,8 @@ fn code_written_in_the_red_step_is_mutated_and_a_grep_only_test_is_refused() {
 /// passes unmutated there and kills its mutants; enforce accepts the squash.
 #[test]
 fn a_whole_suite_red_command_measures_each_of_two_tasks_in_enforce() {
-    let repo = TestRepo::empty();
-    repo.write("calc.sh", CALC);
-    repo.write("tests/test_add.sh", "[ \"$(sh calc.sh add 2 3)\" = 5 ]\n");
-    repo.write(
-        "run_tests.sh",
-        "for t in tests/test_*.sh; do sh \"$t\" || { echo \"FAILED: $t\"; exit 1; }; done\n",
-    );
-    repo.write("docs/plan.md", "# Plan\n## PR 1: feat: Multiply\n");
-    repo.write(
-        ".orchestrate.toml",
-        &format!("{CALC_CONFIG}\n[verify]\nadequacy = \"enforce\"\n"),
-    );
-    repo.commit_all("calculator");
-    repo.submit_plan(
+    let repo = case_calc_planned(
+        "adequacy = \"enforce\"",
         r#"{"masterPlanPath": "docs/plan.md", "prTitle": "feat: Multiply", "summary": "mul",
   "verificationPlan": "the tests pass",
   "tasks": [{"taskName": "mul", "status": "TODO", "tdd_steps": [
@@ -166,9 +159,7 @@ fn a_whole_suite_red_command_measures_each_of_two_tasks_in_enforce() {
    {"taskName": "sub", "status": "TODO", "tdd_steps": [
     {"type": "RED", "description": "test sub", "status": "TODO"},
     {"type": "GREEN", "description": "implement sub", "status": "TODO"}]}]}"#,
-    )
-    .expect(0);
-    repo.run(&["get-task"]).expect(0);
+    );
     let suite = "sh run_tests.sh";
     repo.write("tests/test_mul.sh", HONEST_TEST);
     red(&repo, suite);

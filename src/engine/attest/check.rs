@@ -284,7 +284,7 @@ fn rerun(
     config.finalize.clean_check = true;
     let final_commit = snap.state.final_commit().unwrap_or_default().to_string();
     // Adequacy under the pinned `enforce` only: `report` changes no verdict, and attest's
-    // cost is bounded (SPEC §12).
+    // cost stays the gates' and RED tests' own (docs/integrity.md, "Adequacy by mutation").
     let rerun = final_check(session, snap, config, &final_commit, At::Attest)?;
     // A check refused part way made only the plans up to its refusal: those are held. With
     // the clean check off the PR's own final check ran nothing, and recorded no plan.

@@ -91,16 +91,10 @@ impl Git {
     /// The entries of a notes commit's tree, as (path, kind, object) triples, every level
     /// listed (`ls-tree -r`): a note's path is its object's id, fanned out or not.
     pub fn notes_tree(&self, commit: &str) -> Result<Vec<(String, String, String)>, GitError> {
-        let tree = format!("{commit}^{{tree}}");
         Ok(self
-            .run(["ls-tree", "-r", "--full-tree", tree.as_str()])?
-            .lines()
-            .filter_map(|l| {
-                let (meta, path) = l.split_once('\t')?;
-                let mut fields = meta.split(' ');
-                let (_, kind, object) = (fields.next()?, fields.next()?, fields.next()?);
-                Some((path.to_string(), kind.to_string(), object.to_string()))
-            })
+            .notes_entries(commit)?
+            .into_iter()
+            .map(|(_, kind, object, path)| (path, kind, object))
             .collect())
     }
 

@@ -21,7 +21,8 @@ pub enum At {
     /// note, `enforce` refuses the squash.
     FinalCheck,
     /// `attest` (CI, the server hook): measured under `enforce` only, the one mode whose
-    /// verdict it changes; SPEC §12 bounds attest's cost.
+    /// verdict it changes, so that attest costs no more elsewhere (docs/integrity.md,
+    /// "Adequacy by mutation").
     Attest,
 }
 
