@@ -395,6 +395,98 @@ fn the_verification_notes_of_main_are_only_added_to() {
     );
 }
 
+/// An entry the server's notes already held before the guard existed (written there by hand,
+/// not pushed) does not block the notes pushed on top of it, while a push bringing another is
+/// still refused; and the notes ref spelled in another case (one file with it where the file
+/// system folds case) is refused.
+#[test]
+fn notes_kept_from_before_the_guard_do_not_block_later_notes() {
+    let repo = calc_with(CALC_CONFIG, &[]);
+    let server = Server::start(&repo);
+    merged_on_server(&repo, &server);
+    let notes = "refs/notes/orchestrator";
+    push(&repo, &server, &[], &[notes]).expect(0);
+    let on_main = repo
+        .git(&["notes", "--ref", "orchestrator", "list"])
+        .lines()
+        .filter_map(|l| l.split_once(' ').map(|(_, object)| object.to_string()))
+        .find(|object| {
+            repo.git_try(&["merge-base", "--is-ancestor", object, "main"])
+                .0
+        })
+        .expect("a commit on main carries a note");
+
+    // A stray file in the server's notes tree, put there behind the hook's back.
+    let kept = repo.git(&["rev-parse", notes]).trim().to_string();
+    let with = |name: &str, base: &str| {
+        let blob = repo.git_with_stdin(&["hash-object", "-w", "--stdin"], b"not a note\n");
+        let listing = repo.git(&["ls-tree", &format!("{base}^{{tree}}")]);
+        let tree = repo.git_with_stdin(
+            &["mktree"],
+            format!("{listing}100644 blob {}\t{name}\n", blob.trim()).as_bytes(),
+        );
+        repo.git(&["commit-tree", tree.trim(), "-p", base, "-m", "by hand"])
+            .trim()
+            .to_string()
+    };
+    let stray = with("README", &kept);
+    push(
+        &repo,
+        &server,
+        &[],
+        &[&format!("{stray}:refs/heads/carrier")],
+    )
+    .expect(0);
+    server.git(&repo, &["update-ref", notes, &stray]);
+    server.git(&repo, &["update-ref", "-d", "refs/heads/carrier"]);
+    repo.git(&["update-ref", notes, &stray]);
+
+    repo.git(&[
+        "notes",
+        "--ref",
+        "orchestrator",
+        "append",
+        "-m",
+        "{\"added\":1}",
+        &on_main,
+    ]);
+    push(&repo, &server, &[], &[notes]).expect(0);
+    let now = repo.git(&["rev-parse", notes]).trim().to_string();
+    assert_eq!(server.rev(&repo, notes), Some(now.clone()));
+
+    let before = server.refs(&repo);
+    repo.git(&["update-ref", notes, &with("LICENSE", &now)]);
+    let out = push(&repo, &server, &[], &[notes]);
+    refused(
+        &repo,
+        &server,
+        &before,
+        &out,
+        &[
+            "git-orchestrate: refused refs/notes/orchestrator <id>: holds \"LICENSE\" (100644 \
+           blob), which is no note: a note is a regular file named by the object it is on",
+        ],
+    );
+
+    let out = push(
+        &repo,
+        &server,
+        &[],
+        &[&format!("{now}:refs/notes/ORCHESTRATOR")],
+    );
+    refused(
+        &repo,
+        &server,
+        &before,
+        &out,
+        &[
+            "git-orchestrate: refused refs/notes/ORCHESTRATOR <id>: differs from a ref the \
+           server guards only in case: where the file system folds case it is that ref's own \
+           file; push it under its own name",
+        ],
+    );
+}
+
 /// The CI job `init --ci` writes, on main; a PR whose tree swaps its `attest` call for
 /// `echo '{}'` changes a protected path: its verification does not count.
 #[test]

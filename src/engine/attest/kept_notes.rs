@@ -32,23 +32,24 @@ pub fn refusal(
                 .into(),
         ));
     }
-    let after = match notes_by_object(judged, new)? {
+    // What the server has: read as leniently as it was taken before this guard (two entries
+    // for one object keep the lines of both).
+    let entries = judged.git.notes_entries(old)?;
+    let after = match notes_by_object(judged, new, &entries)? {
         Ok(notes) => notes,
         Err(why) => return Ok(Some(why)),
     };
     let Some((main, _)) = judged.main_rev()? else {
         return Ok(None);
     };
-    // What the server has: read as leniently as it was taken before this guard (two entries
-    // for one object keep the lines of both).
     let mut before: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for (_, _, blob, path) in judged.git.notes_entries(old)? {
+    for (_, _, blob, path) in entries {
         let object: String = path.chars().filter(|c| *c != '/').collect();
         before.entry(object).or_default().push(blob);
     }
     for (object, blobs) in before {
         let now = after.get(&object);
-        if blobs.len() == 1 && now == blobs.first() {
+        if now == Some(&blobs) {
             continue;
         }
         if !judged.git.is_ancestor(&object, &main).unwrap_or(false) {
@@ -75,38 +76,58 @@ pub fn refusal(
 
 /// The notes of the notes commit `commit`, by annotated object; `Err` names an entry that is
 /// no note (not a regular file, not named by a full object id) or a second note for one
-/// object, which git and every clone's reader refuse.
+/// object, which git and every clone's reader refuse. An entry the server already holds as it
+/// is (`kept`, written before this guard) is not this push's doing: it is taken as it was.
 fn notes_by_object(
     judged: &Judged,
     commit: &str,
-) -> Result<Result<BTreeMap<String, String>, String>, EngineError> {
-    let mut notes = BTreeMap::new();
-    for (mode, kind, blob, path) in judged.git.notes_entries(commit)? {
+    kept: &[(String, String, String, String)],
+) -> Result<Result<BTreeMap<String, Vec<String>>, String>, EngineError> {
+    let kept: BTreeSet<&(String, String, String, String)> = kept.iter().collect();
+    // Per object: its blobs, and the path of an entry this push brought, if any.
+    let mut notes: BTreeMap<String, (Vec<String>, Option<String>)> = BTreeMap::new();
+    for entry in judged.git.notes_entries(commit)? {
+        let unchanged = kept.contains(&entry);
+        let (mode, kind, blob, path) = entry;
         let object: String = path.chars().filter(|c| *c != '/').collect();
-        if mode != "100644"
-            || kind != "blob"
-            || !crate::exec::git::is_full_object_id(&object)
-            || !fanned_out_as_git_reads(&path)
+        if !unchanged
+            && (mode != "100644"
+                || kind != "blob"
+                || !crate::exec::git::is_full_object_id(&object)
+                || !fanned_out_as_git_reads(&path))
         {
             return Ok(Err(format!(
                 "holds {path:?} ({mode} {kind}), which is no note: a note is a regular file named \
                  by the object it is on"
             )));
         }
-        if notes.insert(object, blob).is_some() {
+        let (blobs, brought) = notes.entry(object).or_default();
+        blobs.push(blob);
+        if !unchanged {
+            *brought = Some(path);
+        }
+    }
+    let mut out = BTreeMap::new();
+    for (object, (blobs, brought)) in notes {
+        if let (true, Some(path)) = (blobs.len() > 1, brought) {
             return Ok(Err(format!(
                 "holds two notes for {} ({path:?} and another): git and every clone's reader \
                  refuse such a tree",
-                crate::short_id(&path.replace('/', ""))
+                crate::short_id(&object)
             )));
         }
+        out.insert(object, blobs);
     }
-    Ok(Ok(notes))
+    Ok(Ok(out))
 }
 
-/// The first line of the note blob `before` that `after` does not hold; a blob over the cap
-/// counts as holding nothing.
-fn dropped_line(judged: &Judged, before: &str, after: &str) -> Result<Option<String>, EngineError> {
+/// The first line of the note blob `before` that none of the blobs `after` holds; a blob over
+/// the cap counts as holding nothing.
+fn dropped_line(
+    judged: &Judged,
+    before: &str,
+    after: &[String],
+) -> Result<Option<String>, EngineError> {
     let read = |blob: &str| -> Result<String, EngineError> {
         Ok(judged
             .git
@@ -114,8 +135,12 @@ fn dropped_line(judged: &Judged, before: &str, after: &str) -> Result<Option<Str
             .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
             .unwrap_or_default())
     };
-    let (before, after) = (read(before)?, read(after)?);
-    let kept: BTreeSet<&str> = after.lines().collect();
+    let before = read(before)?;
+    let after = after
+        .iter()
+        .map(|b| read(b))
+        .collect::<Result<Vec<_>, _>>()?;
+    let kept: BTreeSet<&str> = after.iter().flat_map(|text| text.lines()).collect();
     Ok(before
         .lines()
         .find(|line| !kept.contains(line))

@@ -103,6 +103,9 @@ enum Guarded<'a> {
     /// `refs/orchestrator/archive`: the finished workflows (docs/refs.md, "The archive").
     Archive,
     Main,
+    /// A name that differs from a guarded one only in case: on a file system that folds case
+    /// (a loose ref is a file) it is that guarded ref's own file.
+    Folded,
     Other,
 }
 
@@ -121,6 +124,19 @@ fn is_verdict_notes(reference: &str) -> bool {
 }
 
 fn guarded<'a>(reference: &'a str, main: &str) -> Guarded<'a> {
+    match exactly_guarded(reference, main) {
+        Guarded::Other => {
+            let (folded, main) = (reference.to_ascii_lowercase(), main.to_ascii_lowercase());
+            match exactly_guarded(&folded, &main) {
+                Guarded::Other => Guarded::Other,
+                _ => Guarded::Folded,
+            }
+        }
+        guarded => guarded,
+    }
+}
+
+fn exactly_guarded<'a>(reference: &'a str, main: &str) -> Guarded<'a> {
     use crate::store::{branch_of_ref, is_bookkeeping_ref, is_local_workflow_ref, is_replace_ref};
     if reference == crate::store::ATTEST_CI_NOTES_REF {
         return Guarded::CiNotes;
@@ -251,6 +267,12 @@ pub fn pre_receive(
                 report.refusals.extend(refusals);
                 report.verdicts.extend(verdicts);
             }
+            Guarded::Folded => report.refusals.push(refuse(
+                u.new.as_ref(),
+                "differs from a ref the server guards only in case: where the file system folds \
+                 case it is that ref's own file; push it under its own name"
+                    .into(),
+            )),
             Guarded::Other => {}
         }
     }
@@ -1220,6 +1242,23 @@ mod tests {
             Guarded::Bookkeeping
         );
         assert_eq!(guarded("refs/replace/abc", "main"), Guarded::Replace);
+        for folded in [
+            "refs/notes/ORCHESTRATOR",
+            "refs/Notes/orchestrator",
+            "refs/Orchestrator/workflows/w",
+            "refs/orchestrator/CLAIMS/pr-1",
+            "refs/orchestrator/Archive",
+            "refs/Orchestrator/remotes/o/workflows/w",
+            "refs/REPLACE/abc",
+            "refs/heads/Main",
+            "REFS/heads/main",
+        ] {
+            assert_eq!(guarded(folded, "main"), Guarded::Folded, "{folded}");
+        }
+        assert_eq!(guarded("refs/heads/TRUNK", "Trunk"), Guarded::Folded);
+        assert_eq!(guarded("refs/heads/Trunk", "Trunk"), Guarded::Main);
+        assert_eq!(guarded("refs/heads/Feature", "main"), Guarded::Other);
+        assert_eq!(guarded("refs/tags/V1", "main"), Guarded::Other);
     }
 
     fn claim(workflow: &str, user: &str, expires: i64) -> crate::store::Claim {
