@@ -665,7 +665,12 @@ impl GitDaemon {
             .expect("start git daemon");
         let mut daemon = GitDaemon { child, port };
         let start = Instant::now();
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        // The port was free when picked, not when the daemon binds it: another test's daemon
+        // may have taken it in between, and would answer the connect in place of this one
+        // (which then fails to bind and exits). Wait until the listener is this child's own.
+        while TcpStream::connect(("127.0.0.1", port)).is_err()
+            || !listens_itself(daemon.child.id(), port)
+        {
             if let Ok(Some(status)) = daemon.child.try_wait() {
                 panic!(
                     "git daemon exited ({status}): {}",
@@ -685,6 +690,27 @@ impl GitDaemon {
     pub fn url(&self, name: &str) -> String {
         format!("git://127.0.0.1:{}/{name}", self.port)
     }
+}
+
+/// Whether process `pid` holds the socket listening on 127.0.0.1:`port` (Linux's /proc).
+fn listens_itself(pid: u32, port: u16) -> bool {
+    let tcp = std::fs::read_to_string("/proc/net/tcp").unwrap_or_default();
+    let local = format!("0100007F:{port:04X}");
+    let Some(inode) = tcp.lines().skip(1).find_map(|line| {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        (fields.get(1) == Some(&local.as_str()) && fields.get(3) == Some(&"0A"))
+            .then(|| fields.get(9).map(|i| format!("socket:[{i}]")))
+            .flatten()
+    }) else {
+        return false;
+    };
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .map(|fds| {
+            fds.flatten().any(|fd| {
+                std::fs::read_link(fd.path()).is_ok_and(|target| target.to_string_lossy() == inode)
+            })
+        })
+        .unwrap_or(false)
 }
 
 impl Drop for GitDaemon {
