@@ -128,18 +128,18 @@ pub(super) fn scenario() -> Vec<Step> {
     .collect()
 }
 
-fn act(actor: Actor, what: &'static str) -> Step {
+pub(super) fn act(actor: Actor, what: &'static str) -> Step {
     Step::Act(actor, what)
 }
 
-fn write(path: &'static str, content: impl Into<String>) -> Step {
+pub(super) fn write(path: &'static str, content: impl Into<String>) -> Step {
     Step::Write {
         path,
         content: content.into(),
     }
 }
 
-fn git(args: &[&'static str]) -> Step {
+pub(super) fn git(args: &[&'static str]) -> Step {
     Step::Git(args.to_vec())
 }
 

@@ -8,7 +8,7 @@
 use std::path::Path;
 
 use super::files::{MASTER_PLAN, RUN_ALL, calc_test};
-use super::scenario::{Actor, Expect, Step};
+use super::scenario::{Actor, Expect, Step, act, git, write};
 
 /// The ticket project's configuration: one gate, the project's tests.
 const CONFIG: &str = "main_branch = \"main\"
@@ -46,21 +46,6 @@ pub(super) fn scenario() -> Vec<Step> {
         .into_iter()
         .flatten()
         .collect()
-}
-
-fn act(actor: Actor, what: &'static str) -> Step {
-    Step::Act(actor, what)
-}
-
-fn write(path: &'static str, content: impl Into<String>) -> Step {
-    Step::Write {
-        path,
-        content: content.into(),
-    }
-}
-
-fn git(args: &[&'static str]) -> Step {
-    Step::Git(args.to_vec())
 }
 
 fn run(actor: Actor, what: &'static str, args: &[&'static str], expect: Expect) -> Step {
