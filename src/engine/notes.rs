@@ -44,10 +44,30 @@ pub fn record_final(
     squashed: &str,
     check: &super::finalize::FinalCheck,
 ) -> Result<(), EngineError> {
+    let main = session.main_branch(Some(&snap.state))?;
+    let base = session.git.merge_base(&main, squashed)?;
+    let note = final_note(session, snap, squashed, &base, check)?;
+    let line = note.to_line();
+    session.with_retries(|| {
+        session.store.add_note_line(squashed, &line)?;
+        Ok(())
+    })
+}
+
+/// The final record of the squashed commit `squashed` of the PR in `snap`, made on `base`,
+/// after the final check `check`: what `record_final` writes, and what `attest` shows beside
+/// its verdict from its own run of the check.
+pub fn final_note(
+    session: &Session,
+    snap: &Snapshot,
+    squashed: &str,
+    base: &str,
+    check: &super::finalize::FinalCheck,
+) -> Result<FinalNote, EngineError> {
     let state = &snap.state;
     let main = session.main_branch(Some(state))?;
     let git = &session.git;
-    let base = git.merge_base(&main, squashed)?;
+    let base = base.to_string();
     let config_changed = git
         .changed_files(&base, squashed)?
         .iter()
@@ -65,7 +85,7 @@ pub fn record_final(
     let checkpoints = folded_checkpoints(session, state, &main, &base)?;
     let pr = session.store.history_back_to(snap.tip, "plan")?;
     let human_answers = human_answers(&pr);
-    let note = FinalNote {
+    Ok(FinalNote {
         v: NOTE_VERSION,
         kind: "final".into(),
         workflow: session.store.workflow().to_string(),
@@ -110,11 +130,6 @@ pub fn record_final(
         main_moved_outside: super::main_line::drift(session, state)?
             .map(|d| d.notice().to_string()),
         tool: tool(),
-    };
-    let line = note.to_line();
-    session.with_retries(|| {
-        session.store.add_note_line(squashed, &line)?;
-        Ok(())
     })
 }
 
@@ -127,7 +142,13 @@ fn folded_checkpoints(
     base: &str,
 ) -> Result<Vec<FoldedCheckpoint>, EngineError> {
     let mut checkpoints = Vec::new();
-    if let Some(last) = state.pr().and_then(|pr| pr.last_checkpoint.as_deref()) {
+    // Off the machine that made them (`attest`), the checkpoints may not be there: none is
+    // listed then.
+    if let Some(last) = state
+        .pr()
+        .and_then(|pr| pr.last_checkpoint.as_deref())
+        .filter(|last| session.store.holds_commit(last))
+    {
         let stops = [state.pr().and_then(|pr| pr.base.as_deref()), Some(base)];
         let mut reader = session.store.notes()?;
         for found in session.store.checkpoints_from(last, &stops, main)? {

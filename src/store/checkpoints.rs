@@ -35,6 +35,12 @@ impl Store {
         self.walk_checkpoints(from, stops, main, usize::MAX)
     }
 
+    /// Whether the repository holds the commit `id`: a PR's checkpoints are never pushed, so
+    /// a clone that did not make them may not have them.
+    pub fn holds_commit(&self, id: &str) -> bool {
+        ObjectId::from_hex(id.as_bytes()).is_ok_and(|id| self.repo.has_object(id))
+    }
+
     fn walk_checkpoints(
         &self,
         from: ObjectId,

@@ -347,6 +347,17 @@ fn rerun(
     if let Some(refused) = &rerun.refused {
         verdict.reasons.push(refused.to_string());
     }
+    // The squashed commit sits on the PR's base, as the local final note's merge base with
+    // main found it before main moved on.
+    if let Some(base) = session.git.parents(&final_commit)?.into_iter().next() {
+        verdict.final_note = Some(crate::engine::notes::final_note(
+            session,
+            snap,
+            &final_commit,
+            &base,
+            &rerun,
+        )?);
+    }
     Ok(())
 }
 

@@ -1141,6 +1141,7 @@ fn recalled(commit: &str, tree: &str, r: Remembered) -> Verdict {
         flaky: false,
         earlier_refusals: Vec::new(),
         answers: Vec::new(),
+        final_note: None,
         statement: if same {
             r.statement
         } else {

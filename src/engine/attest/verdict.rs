@@ -48,6 +48,11 @@ pub struct Verdict {
     /// The human answers in the PR's chain, each judged: signed by whom, or how it was
     /// given without a signature.
     pub answers: Vec<AnswerCheck>,
+    /// The final record of the PR's squashed commit as `attest`'s own run of the final check
+    /// makes it: the local final note's every field, from what this verifier ran and read
+    /// (`adequacy` empty where it measured none; the checkpoints' notes as fetched here).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub final_note: Option<crate::workflow::notes::FinalNote>,
     /// The in-toto Statement (what the note holds).
     pub statement: Value,
 }
@@ -92,6 +97,7 @@ impl Verdict {
             flaky: false,
             earlier_refusals: Vec::new(),
             answers: Vec::new(),
+            final_note: None,
             statement: Value::Null,
         }
     }
