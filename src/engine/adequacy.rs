@@ -1,6 +1,6 @@
 //! The mutants of adequacy by mutation (docs/integrity.md, "Adequacy by mutation"): the code a
 //! task wrote, the mutants of it made by the project's own tool where it fits (mutmut or
-//! cosmic-ray for Python, Stryker for JavaScript and TypeScript) or the built-in line mutator, and the task's worktree they are run
+//! cosmic-ray for Python, Stryker for JavaScript and TypeScript, cargo-mutants for Rust) or the built-in line mutator, and the task's worktree they are run
 //! in, put back as it was after every run. The executor's obligation
 //! (src/engine/proof/adequacy.rs) runs the task's test on each.
 
@@ -15,7 +15,7 @@ use crate::exec::{self, CommandEnv, RunOutput, ShellOptions};
 use crate::workflow::briefing::text::shell_quote;
 use crate::workflow::proof::PinnedTest;
 use crate::workflow::state::ExitRecord;
-use crate::workflow::{cosmic_ray, mutate, mutmut, stryker};
+use crate::workflow::{cargo_mutants, cosmic_ray, mutate, mutmut, stryker};
 
 /// One task's RED step and the trees its mutants are made between.
 pub(crate) struct Task<'a> {
@@ -124,6 +124,7 @@ pub(crate) enum Tool {
     Mutmut,
     CosmicRay,
     Stryker,
+    CargoMutants,
 }
 
 impl Tool {
@@ -133,6 +134,7 @@ impl Tool {
             Tool::Mutmut => "mutmut",
             Tool::CosmicRay => "cosmic-ray",
             Tool::Stryker => "stryker",
+            Tool::CargoMutants => "cargo-mutants",
         }
     }
 
@@ -141,6 +143,7 @@ impl Tool {
         match self {
             Tool::Mutmut | Tool::CosmicRay => (path.ends_with(".py"), "Python"),
             Tool::Stryker => (stryker::is_js(path), "JavaScript and TypeScript"),
+            Tool::CargoMutants => (cargo_mutants::is_rust(path), "Rust"),
         }
     }
 
@@ -154,6 +157,9 @@ impl Tool {
             // `node_modules/.bin/stryker` the PR commits would be its own program choosing
             // its own mutants; an installed `node_modules` is not in the task's worktree).
             Tool::Stryker => &["stryker"],
+            // Run as itself, not as `cargo mutants` (cargo would look in `~/.cargo/bin` too);
+            // it runs `cargo metadata`.
+            Tool::CargoMutants => &["cargo-mutants", "cargo"],
         }
     }
 
@@ -180,13 +186,19 @@ pub(crate) fn choose_tool(
     let asked = match config.verify.mutation_tool {
         MutationTool::Builtin => return Ok(None),
         MutationTool::Auto => {
-            return Ok([Tool::Mutmut, Tool::CosmicRay, Tool::Stryker]
-                .into_iter()
-                .find(|t| not_of(*t).is_empty() && t.missing(env).is_none()));
+            return Ok([
+                Tool::Mutmut,
+                Tool::CosmicRay,
+                Tool::Stryker,
+                Tool::CargoMutants,
+            ]
+            .into_iter()
+            .find(|t| not_of(*t).is_empty() && t.missing(env).is_none()));
         }
         MutationTool::Mutmut => Tool::Mutmut,
         MutationTool::CosmicRay => Tool::CosmicRay,
         MutationTool::Stryker => Tool::Stryker,
+        MutationTool::CargoMutants => Tool::CargoMutants,
     };
     let other = not_of(asked);
     if !other.is_empty() {
@@ -640,6 +652,67 @@ pub(crate) fn stryker_mutants(
         });
     }
     Ok(silent_tool(Tool::Stryker, files, out))
+}
+
+/// cargo-mutants' mutants of `files`, listed without building in the task's worktree by one
+/// `cargo-mutants mutants --list --json` restricted to the changed files
+/// (src/workflow/cargo_mutants.rs): no `.cargo/mutants.toml` of the PR's read, and the files
+/// it reads written with the identifier `mutants` renamed, so no `#[mutants::skip]` of the
+/// PR's makes it skip the lines the task wrote. It only lists: it builds nothing and runs no
+/// test (the task's test runs on each mutant here). Each listed mutant whose span touches a
+/// changed line is applied to the file the task wrote. `Err(why)` when it fails: the caller
+/// falls back to the built-in mutator and says why.
+pub(crate) fn cargo_mutants_mutants(
+    worktree: &mut TaskWorktree,
+    files: &[CodeFile],
+    limit: Duration,
+) -> Result<Result<Vec<Planned>, String>, EngineError> {
+    let paths: Vec<&str> = files.iter().map(|f| f.path.as_str()).collect();
+    let args = match cargo_mutants::list_args(&paths) {
+        Ok(args) => args,
+        Err(why) => return Ok(Err(why)),
+    };
+    let root = worktree.scratch.path().to_path_buf();
+    for f in files {
+        std::fs::write(root.join(&f.path), cargo_mutants::neutral(&f.text))
+            .map_err(io_error("write the task's files for cargo-mutants"))?;
+    }
+    let run = std::iter::once("cargo-mutants".to_string())
+        .chain(args.iter().map(|a| shell_quote(a)))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let listed = stdout_of(worktree, &run, limit);
+    worktree.reset()?;
+    let json = match listed? {
+        Ok(json) => json,
+        Err(why) => return Ok(Err(why)),
+    };
+    let texts: Vec<(&str, &str, &[usize])> = files
+        .iter()
+        .map(|f| (f.path.as_str(), f.text.as_str(), f.lines.as_slice()))
+        .collect();
+    let reported = match cargo_mutants::mutants(&json, &texts) {
+        Ok(found) => found,
+        Err(why) => return Ok(Err(why)),
+    };
+    let mut out = Vec::new();
+    for m in reported {
+        let Some(f) = files.iter().find(|f| f.path == m.path) else {
+            continue;
+        };
+        let Some(text) = m.apply(&f.text) else {
+            return Ok(Err(format!(
+                "cargo-mutants' mutant {} does not fit the file the task wrote",
+                m.name(&f.text)
+            )));
+        };
+        out.push(Planned {
+            path: m.path.clone(),
+            name: m.name(&f.text),
+            text,
+        });
+    }
+    Ok(silent_tool(Tool::CargoMutants, files, out))
 }
 
 /// The comment mutmut skips a line for.
