@@ -654,34 +654,26 @@ pub(crate) fn stryker_mutants(
     Ok(silent_tool(Tool::Stryker, files, out))
 }
 
-/// cargo-mutants' mutants of `files`, listed without building in the task's worktree by one
-/// `cargo-mutants mutants --list --json` restricted to the changed files
+/// cargo-mutants' mutants of `files`, listed without building in the task's worktree
 /// (src/workflow/cargo_mutants.rs): no `.cargo/mutants.toml` of the PR's read, and the files
 /// it reads written with the identifier `mutants` renamed, so no `#[mutants::skip]` of the
 /// PR's makes it skip the lines the task wrote. It only lists: it builds nothing and runs no
 /// test (the task's test runs on each mutant here). Each listed mutant whose span touches a
-/// changed line is applied to the file the task wrote. `Err(why)` when it fails: the caller
-/// falls back to the built-in mutator and says why.
+/// changed line is applied to the file the task wrote. `Err(why)` when it fails, or when it
+/// does not read a changed file (one `include!` brings in, whose lines it never mutates: the
+/// task's code there would go unmeasured beside a well-tested decoy): the caller falls back
+/// to the built-in mutator and says why.
 pub(crate) fn cargo_mutants_mutants(
     worktree: &mut TaskWorktree,
     files: &[CodeFile],
     limit: Duration,
 ) -> Result<Result<Vec<Planned>, String>, EngineError> {
-    let paths: Vec<&str> = files.iter().map(|f| f.path.as_str()).collect();
-    let args = match cargo_mutants::list_args(&paths) {
-        Ok(args) => args,
-        Err(why) => return Ok(Err(why)),
-    };
     let root = worktree.scratch.path().to_path_buf();
     for f in files {
         std::fs::write(root.join(&f.path), cargo_mutants::neutral(&f.text))
             .map_err(io_error("write the task's files for cargo-mutants"))?;
     }
-    let run = std::iter::once("cargo-mutants".to_string())
-        .chain(args.iter().map(|a| shell_quote(a)))
-        .collect::<Vec<_>>()
-        .join(" ");
-    let listed = stdout_of(worktree, &run, limit);
+    let listed = cargo_mutants_listing(worktree, files, limit);
     worktree.reset()?;
     let json = match listed? {
         Ok(json) => json,
@@ -713,6 +705,47 @@ pub(crate) fn cargo_mutants_mutants(
         });
     }
     Ok(silent_tool(Tool::CargoMutants, files, out))
+}
+
+/// cargo-mutants' listing of the mutants of `files`, once its listing of the files it reads
+/// holds every one of them; before the worktree is reset.
+fn cargo_mutants_listing(
+    worktree: &TaskWorktree,
+    files: &[CodeFile],
+    limit: Duration,
+) -> Result<Result<String, String>, EngineError> {
+    let started = Instant::now();
+    let paths: Vec<&str> = files.iter().map(|f| f.path.as_str()).collect();
+    let command = |listing| -> Result<String, String> {
+        let args = cargo_mutants::list_args(listing, &paths)?;
+        Ok(std::iter::once("cargo-mutants".to_string())
+            .chain(args.iter().map(|a| shell_quote(a)))
+            .collect::<Vec<_>>()
+            .join(" "))
+    };
+    let (files_run, mutants_run) = match (
+        command(cargo_mutants::Listing::Files),
+        command(cargo_mutants::Listing::Mutants),
+    ) {
+        (Ok(files_run), Ok(mutants_run)) => (files_run, mutants_run),
+        (Err(why), _) | (_, Err(why)) => return Ok(Err(why)),
+    };
+    let read =
+        stdout_of(worktree, &files_run, limit)?.and_then(|json| cargo_mutants::files_read(&json));
+    let unread = match read {
+        Ok(read) => paths.into_iter().find(|p| !read.iter().any(|r| r == p)),
+        Err(why) => return Ok(Err(why)),
+    };
+    if let Some(unread) = unread {
+        return Ok(Err(format!(
+            "cargo-mutants does not read {unread} (no `mod` of the crate reaches it)"
+        )));
+    }
+    stdout_of(
+        worktree,
+        &mutants_run,
+        limit.saturating_sub(started.elapsed()),
+    )
 }
 
 /// The comment mutmut skips a line for.

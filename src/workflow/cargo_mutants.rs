@@ -18,13 +18,25 @@ pub fn is_rust(path: &str) -> bool {
 const SKIP_CRATE: &str = "mutants";
 const NEUTRAL: &str = "mutant_";
 
+/// What a listing lists: the mutants, or the files cargo-mutants reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Listing {
+    Mutants,
+    Files,
+}
+
 /// The arguments after `cargo-mutants` that list, without building, the mutants of `paths`
-/// (relative to the worktree) as JSON: `mutants` (the subcommand cargo passes its plugins),
-/// every package of the workspace, no `.cargo/mutants.toml` of the PR's read (its
-/// `exclude_globs`, `exclude_re` and `skip_calls` could leave the changed lines unmutated),
-/// and each path as an `--file` glob. `Err(why)`: a path the glob would read as a pattern.
-pub fn list_args(paths: &[&str]) -> Result<Vec<String>, String> {
-    let mut args: Vec<String> = ["mutants", "--list", "--json", "--no-config", "--workspace"]
+/// (relative to the worktree), or which of them it reads, as JSON: `mutants` (the subcommand
+/// cargo passes its plugins), every package of the workspace, no `.cargo/mutants.toml` of the
+/// PR's read (its `exclude_globs`, `exclude_re` and `skip_calls` could leave the changed
+/// lines unmutated), and each path as an `--file` glob. `Err(why)`: a path the glob would
+/// read as a pattern.
+pub fn list_args(listing: Listing, paths: &[&str]) -> Result<Vec<String>, String> {
+    let list = match listing {
+        Listing::Mutants => "--list",
+        Listing::Files => "--list-files",
+    };
+    let mut args: Vec<String> = ["mutants", list, "--json", "--no-config", "--workspace"]
         .map(String::from)
         .to_vec();
     for path in paths {
@@ -69,6 +81,23 @@ fn rename(text: &str, from: &str, to: &str) -> String {
     }
     out.push_str(rest);
     out
+}
+
+/// The paths of cargo-mutants' JSON listing of the files it reads (`--list-files`): those a
+/// `mod` reaches from a target's root (not one `include!` brings in, whose lines it never
+/// mutates). `Err`: the text is not such a listing.
+pub fn files_read(listing: &str) -> Result<Vec<String>, String> {
+    let listing: Value = serde_json::from_str(listing)
+        .map_err(|e| format!("cargo-mutants' listing of files is not JSON: {e}"))?;
+    listing
+        .as_array()
+        .and_then(|files| {
+            files
+                .iter()
+                .map(|f| f["path"].as_str().map(String::from))
+                .collect()
+        })
+        .ok_or_else(|| "cargo-mutants' listing of files is not a list of paths".to_string())
 }
 
 /// One mutant of cargo-mutants' listing: the text `replacement` in place of the span from
@@ -332,7 +361,7 @@ mod tests {
     #[test]
     fn the_listing_is_ours_of_the_changed_files() {
         assert_eq!(
-            list_args(&["src/lib.rs", "src/a b.rs"]).unwrap(),
+            list_args(Listing::Mutants, &["src/lib.rs", "src/a b.rs"]).unwrap(),
             [
                 "mutants",
                 "--list",
@@ -346,9 +375,36 @@ mod tests {
             ]
         );
         assert_eq!(
-            list_args(&["src/[id].rs"]).unwrap_err(),
+            list_args(Listing::Files, &["src/lib.rs"]).unwrap(),
+            [
+                "mutants",
+                "--list-files",
+                "--json",
+                "--no-config",
+                "--workspace",
+                "--file",
+                "src/lib.rs"
+            ]
+        );
+        assert_eq!(
+            list_args(Listing::Mutants, &["src/[id].rs"]).unwrap_err(),
             "cargo-mutants would read `[` in src/[id].rs as a pattern, not a file name"
         );
+    }
+
+    #[test]
+    fn the_files_it_reads_are_its_listings_paths() {
+        // cargo-mutants 27.1.0's `--list-files --json` of a crate whose lib.rs has `mod m;`
+        // and `include!("inc.rs");`: the included file is not read.
+        let listed = "[\n  {\n    \"package\": \"calc\",\n    \"path\": \"src/lib.rs\"\n  },\n  \
+            {\n    \"package\": \"calc\",\n    \"path\": \"src/m.rs\"\n  }\n]";
+        assert_eq!(files_read(listed).unwrap(), ["src/lib.rs", "src/m.rs"]);
+        assert_eq!(files_read("[]").unwrap(), Vec::<String>::new());
+        assert_eq!(
+            files_read("[{\"package\": \"calc\"}]").unwrap_err(),
+            "cargo-mutants' listing of files is not a list of paths"
+        );
+        assert!(files_read("").is_err());
     }
 
     proptest! {
@@ -402,6 +458,7 @@ mod tests {
         #[test]
         fn garbage_is_an_error(s in "\\PC{0,60}") {
             let _ = mutants(&s, &[("a.rs", "x", &[1])]);
+            let _ = files_read(&s);
         }
     }
 }

@@ -20,10 +20,20 @@ const HONEST_TEST: &str = "#[test]\nfn muls() {\n    assert_eq!(calc::mul(2, 3),
 
 const RED: &str = "cargo test --offline --test mul";
 
+/// The task's `mul` in src/lib.rs, with `before` above it (an attribute of the PR's).
+fn with_mul(before: &str) -> String {
+    format!("{LIB}\n{before}pub fn mul(a: i32, b: i32) -> i32 {{\n    a * b\n}}\n")
+}
+
 /// A Rust calculator on main (no dependencies, built offline), `[verify]` set to `verify`
 /// with four mutants a task, and the PR to add `mul` under way: RED with `test` (and
-/// `pr_files` written beside it), GREEN with `mul` (`before` above it), squashed.
-fn rust_task(verify: &str, test: &str, pr_files: &[(&str, &str)], before: &str) -> TestRepo {
+/// `pr_files` written beside it), GREEN with `code` written, squashed.
+fn rust_task(
+    verify: &str,
+    test: &str,
+    pr_files: &[(&str, &str)],
+    code: &[(&str, &str)],
+) -> TestRepo {
     let repo = TestRepo::empty();
     repo.write(
         "Cargo.toml",
@@ -52,10 +62,9 @@ fn rust_task(verify: &str, test: &str, pr_files: &[(&str, &str)], before: &str) 
     }
     repo.write("tests/mul.rs", test);
     red(&repo, RED);
-    repo.write(
-        "src/lib.rs",
-        &format!("{LIB}\n{before}pub fn mul(a: i32, b: i32) -> i32 {{\n    a * b\n}}\n"),
-    );
+    for (path, text) in code {
+        repo.write(path, text);
+    }
     green(&repo, RED);
     squash(&repo);
     repo
@@ -70,7 +79,12 @@ fn submit_with_cargo_mutants(repo: &TestRepo) -> Run {
 
 #[test]
 fn cargo_mutants_names_the_survivors_of_a_test_that_checks_almost_nothing_in_report() {
-    let repo = rust_task("adequacy = \"report\"", WEAK_TEST, &[], "");
+    let repo = rust_task(
+        "adequacy = \"report\"",
+        WEAK_TEST,
+        &[],
+        &[("src/lib.rs", &with_mul(""))],
+    );
     submit_with_cargo_mutants(&repo).expect(0);
     assert_eq!(
         final_note(&repo)["adequacy"],
@@ -93,7 +107,10 @@ fn cargo_mutants_is_not_told_by_the_prs_files_to_skip_its_lines_and_enforce_refu
         "adequacy = \"enforce\"\nmin_killed = 0.5",
         WEAK_TEST,
         &[(".cargo/mutants.toml", config)],
-        "#[cfg_attr(never, mutants::skip)]\n",
+        &[(
+            "src/lib.rs",
+            &with_mul("#[cfg_attr(never, mutants::skip)]\n"),
+        )],
     );
     let main = main_tip(&repo);
     let out = submit_with_cargo_mutants(&repo);
@@ -122,12 +139,43 @@ fn an_honest_rust_test_kills_cargo_mutants_mutants_and_passes_enforce() {
         "adequacy = \"enforce\"\nmin_killed = 0.5",
         HONEST_TEST,
         &[],
-        "#[cfg_attr(never, mutants::skip)]\n",
+        &[(
+            "src/lib.rs",
+            &with_mul("#[cfg_attr(never, mutants::skip)]\n"),
+        )],
     );
     submit_with_cargo_mutants(&repo).expect(0);
     assert_eq!(
         final_note(&repo)["adequacy"],
         serde_json::json!([{"task": 1, "step": "1.1", "tool": "cargo-mutants", "mutants": 4,
             "killed": 4, "not_run": 1}])
+    );
+}
+
+/// Code in a file cargo-mutants does not read (brought in by `include!`, never reached by a
+/// `mod`) is not left unmeasured beside code it does mutate: the built-in mutator measures the
+/// task, and the note says why.
+#[test]
+fn code_cargo_mutants_does_not_read_is_measured_by_the_builtin_mutator() {
+    let lib = format!("{LIB}\npub fn one() -> i32 {{\n    1\n}}\n\ninclude!(\"mul.rs\");\n");
+    let repo = rust_task(
+        "adequacy = \"report\"",
+        WEAK_TEST,
+        &[],
+        &[
+            ("src/lib.rs", &lib),
+            (
+                "src/mul.rs",
+                "pub fn mul(a: i32, b: i32) -> i32 {\n    a * b\n}\n",
+            ),
+        ],
+    );
+    submit_with_cargo_mutants(&repo).expect(0);
+    assert_eq!(
+        final_note(&repo)["adequacy"],
+        serde_json::json!([{"task": 1, "step": "1.1", "tool": "builtin",
+            "tool_error": "cargo-mutants does not read src/mul.rs (no `mod` of the crate reaches it)",
+            "mutants": 4, "killed": 2, "not_run": 1,
+            "survived": ["src/lib.rs:6 `1` → `0`", "src/mul.rs:2 `*` → `/`"]}])
     );
 }
