@@ -179,3 +179,78 @@ fn code_cargo_mutants_does_not_read_is_measured_by_the_builtin_mutator() {
             "survived": ["src/lib.rs:6 `1` → `0`", "src/mul.rs:2 `*` → `/`"]}])
     );
 }
+
+/// Off the machine the mutants are the verifier's own: the agent's machine has no
+/// cargo-mutants, so the local check and the server hook measure with the built-in mutator
+/// (whose `*` → `/` survives and whose removed line does not build: half killed, the pinned
+/// `min_killed`), and the merge lands; `attest` in a CI clone whose PATH has cargo-mutants
+/// runs it (confined where attest confines) and FAILS the merge, naming its survivors.
+#[test]
+fn attest_with_cargo_mutants_on_its_path_fails_what_the_builtin_mutator_let_through() {
+    use crate::attest::{Server, push};
+    // The PATH the tests run with stands for the agent's machine and the server's.
+    assert!(
+        !std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+            .any(|dir| dir.join("cargo-mutants").exists()),
+        "this test needs cargo-mutants off the PATH it is run with"
+    );
+    let repo = rust_task(
+        "adequacy = \"enforce\"\nmin_killed = 0.5",
+        WEAK_TEST,
+        &[],
+        &[("src/lib.rs", &with_mul(""))],
+    );
+    let server = Server::start(&repo);
+    push(&repo, &server, &[], &["main", REF]).expect(0);
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    assert_eq!(
+        final_note(&repo)["adequacy"],
+        serde_json::json!([{"task": 1, "step": "1.1", "tool": "builtin", "mutants": 2,
+            "killed": 1, "survived": ["src/lib.rs:6 `*` → `/`"]}])
+    );
+    crate::oracle::mark_done_and_merge(&repo).expect(0);
+    let merge = main_tip(&repo);
+    push(&repo, &server, &[], &["main", REF]).expect(0);
+    let ci = crate::adequacy::ci_clone(&repo, &server);
+    let bin = crate::managers::tool("cargo-mutants")
+        .expect("the cargo-mutants tests need `cargo` to install cargo-mutants (is it installed?)");
+    let path = std::env::join_paths(
+        [
+            std::path::Path::new(BIN).parent().unwrap().to_path_buf(),
+            bin,
+        ]
+        .into_iter()
+        .chain(std::env::split_paths(
+            &std::env::var_os("PATH").unwrap_or_default(),
+        )),
+    )
+    .unwrap();
+    let out = Run::from(
+        ci.command(BIN, ["attest", "--no-note", "--json", &merge])
+            .env("PATH", path)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap(),
+    );
+    out.expect(1);
+    let verdict = &out.json()["verdicts"][0];
+    assert_eq!(
+        verdict["adequacy"],
+        serde_json::json!([{"task": 1, "step": "1.1", "tool": "cargo-mutants", "mutants": 4,
+            "killed": 0, "not_run": 1, "survived": [
+                "src/lib.rs:6 `a * b` → `-1`", "src/lib.rs:6 `a * b` → `0`",
+                "src/lib.rs:6 `a * b` → `1`", "src/lib.rs:6 `*` → `+`"]}])
+    );
+    assert_eq!(verdict["passed"], false);
+    assert_eq!(
+        verdict["reasons"],
+        serde_json::json!([
+            "task 1's RED test (step 1.1, `cargo test --offline --test mul`) killed 0 of 4 \
+             mutants of the code the task wrote (made by cargo-mutants), below the 50% [verify] \
+             min_killed: it does not check what the code does. Surviving mutants (the test \
+             still passes with each):\n- src/lib.rs:6 `a * b` → `-1`\n- src/lib.rs:6 `a * b` \
+             → `0`\n- src/lib.rs:6 `a * b` → `1`\n- src/lib.rs:6 `*` → `+`\nStrengthen the \
+             test so it fails on them (a test in a new RED step), then squash again"
+        ])
+    );
+}
