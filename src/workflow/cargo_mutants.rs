@@ -100,6 +100,18 @@ pub fn files_read(listing: &str) -> Result<Vec<String>, String> {
         .ok_or_else(|| "cargo-mutants' listing of files is not a list of paths".to_string())
 }
 
+/// The files cargo-mutants' JSON listing of mutants lists a mutant of, in its order, each
+/// once. `Err`: the text is not such a listing.
+pub fn mutated_paths(listing: &str) -> Result<Vec<String>, String> {
+    let mut out: Vec<String> = Vec::new();
+    for m in read_listing(listing)? {
+        if !out.contains(&m.path) {
+            out.push(m.path);
+        }
+    }
+    Ok(out)
+}
+
 /// One mutant of cargo-mutants' listing: the text `replacement` in place of the span from
 /// `start` to `end` (1-based lines and columns, the end one past the span, columns counted in
 /// characters, a `\r` not counted, as cargo-mutants counts them).
@@ -117,6 +129,31 @@ pub struct Mutant {
 /// in `files`' order, in each by place, then replacement. `Err`: the text is not such a
 /// listing.
 pub fn mutants(listing: &str, files: &[(&str, &str, &[usize])]) -> Result<Vec<Mutant>, String> {
+    let read = read_listing(listing)?;
+    let mut out = Vec::new();
+    for (path, _, lines) in files {
+        let mut of_file: Vec<Mutant> = read
+            .iter()
+            .filter(|m| m.path == *path && lines.iter().any(|l| (m.start.0..=m.end.0).contains(l)))
+            .cloned()
+            .collect();
+        of_file.sort_by(|a, b| {
+            (a.start, a.end, &a.replacement, &a.genre).cmp(&(
+                b.start,
+                b.end,
+                &b.replacement,
+                &b.genre,
+            ))
+        });
+        of_file
+            .dedup_by(|a, b| (a.start, a.end, &a.replacement) == (b.start, b.end, &b.replacement));
+        out.extend(of_file);
+    }
+    Ok(out)
+}
+
+/// Every mutant of cargo-mutants' JSON listing, in its order.
+fn read_listing(listing: &str) -> Result<Vec<Mutant>, String> {
     let listing: Value = serde_json::from_str(listing)
         .map_err(|e| format!("cargo-mutants' listing is not JSON: {e}"))?;
     let Some(listed) = listing.as_array() else {
@@ -151,26 +188,7 @@ pub fn mutants(listing: &str, files: &[(&str, &str, &[usize])]) -> Result<Vec<Mu
             end,
         });
     }
-    let mut out = Vec::new();
-    for (path, _, lines) in files {
-        let mut of_file: Vec<Mutant> = read
-            .iter()
-            .filter(|m| m.path == *path && lines.iter().any(|l| (m.start.0..=m.end.0).contains(l)))
-            .cloned()
-            .collect();
-        of_file.sort_by(|a, b| {
-            (a.start, a.end, &a.replacement, &a.genre).cmp(&(
-                b.start,
-                b.end,
-                &b.replacement,
-                &b.genre,
-            ))
-        });
-        of_file
-            .dedup_by(|a, b| (a.start, a.end, &a.replacement) == (b.start, b.end, &b.replacement));
-        out.extend(of_file);
-    }
-    Ok(out)
+    Ok(read)
 }
 
 impl Mutant {
@@ -393,6 +411,19 @@ mod tests {
     }
 
     #[test]
+    fn the_files_mutated_are_those_the_listing_names_once_each() {
+        assert_eq!(
+            mutated_paths(LISTING).unwrap(),
+            ["src/lib.rs", "src/other.rs"]
+        );
+        assert_eq!(mutated_paths("[]").unwrap(), Vec::<String>::new());
+        assert_eq!(
+            mutated_paths("{}").unwrap_err(),
+            "cargo-mutants' listing is not a list of mutants"
+        );
+    }
+
+    #[test]
     fn the_files_it_reads_are_its_listings_paths() {
         // cargo-mutants 27.1.0's `--list-files --json` of a crate whose lib.rs has `mod m;`
         // and `include!("inc.rs");`: the included file is not read.
@@ -459,6 +490,7 @@ mod tests {
         fn garbage_is_an_error(s in "\\PC{0,60}") {
             let _ = mutants(&s, &[("a.rs", "x", &[1])]);
             let _ = files_read(&s);
+            let _ = mutated_paths(&s);
         }
     }
 }
