@@ -595,7 +595,8 @@ pub enum Adequacy {
 pub enum MutationTool {
     /// For a task whose code is Python: mutmut when the commands' PATH has it, else
     /// cosmic-ray when it has that; for one whose code is JavaScript or TypeScript, Stryker
-    /// when the PATH has it; else the built-in mutator.
+    /// when the PATH has it; for one whose code is Rust, cargo-mutants when the PATH has it
+    /// (and cargo); else the built-in mutator.
     #[default]
     Auto,
     /// mutmut for a task whose code is Python; where it cannot be run, the built-in mutator,
@@ -606,6 +607,9 @@ pub enum MutationTool {
     CosmicRay,
     /// Stryker, for JavaScript and TypeScript, as mutmut is asked for.
     Stryker,
+    /// cargo-mutants, for Rust, as mutmut is asked for.
+    #[serde(rename = "cargo-mutants")]
+    CargoMutants,
     /// The built-in line mutator always.
     Builtin,
 }

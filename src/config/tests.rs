@@ -428,3 +428,19 @@ fn human_answers_are_attributed_unless_a_signature_is_required() {
         );
     }
 }
+
+#[test]
+fn each_mutation_tool_is_named_as_the_docs_name_it() {
+    for (name, tool) in [
+        ("auto", MutationTool::Auto),
+        ("mutmut", MutationTool::Mutmut),
+        ("cosmic-ray", MutationTool::CosmicRay),
+        ("stryker", MutationTool::Stryker),
+        ("cargo-mutants", MutationTool::CargoMutants),
+        ("builtin", MutationTool::Builtin),
+    ] {
+        let text = format!("[verify]\nmutation_tool = \"{name}\"\n");
+        assert_eq!(parse(&text).unwrap().verify.mutation_tool, tool, "{name}");
+    }
+    assert!(parse("[verify]\nmutation_tool = \"cargo_mutants\"\n").is_err());
+}

@@ -1,6 +1,6 @@
 //! The mutants of adequacy by mutation (docs/integrity.md, "Adequacy by mutation"): the code a
 //! task wrote, the mutants of it made by the project's own tool where it fits (mutmut or
-//! cosmic-ray for Python, Stryker for JavaScript and TypeScript) or the built-in line mutator, and the task's worktree they are run
+//! cosmic-ray for Python, Stryker for JavaScript and TypeScript, cargo-mutants for Rust) or the built-in line mutator, and the task's worktree they are run
 //! in, put back as it was after every run. The executor's obligation
 //! (src/engine/proof/adequacy.rs) runs the task's test on each.
 
@@ -15,7 +15,7 @@ use crate::exec::{self, CommandEnv, RunOutput, ShellOptions};
 use crate::workflow::briefing::text::shell_quote;
 use crate::workflow::proof::PinnedTest;
 use crate::workflow::state::ExitRecord;
-use crate::workflow::{cosmic_ray, mutate, mutmut, stryker};
+use crate::workflow::{cargo_mutants, cosmic_ray, mutate, mutmut, stryker};
 
 /// One task's RED step and the trees its mutants are made between.
 pub(crate) struct Task<'a> {
@@ -124,6 +124,7 @@ pub(crate) enum Tool {
     Mutmut,
     CosmicRay,
     Stryker,
+    CargoMutants,
 }
 
 impl Tool {
@@ -133,6 +134,7 @@ impl Tool {
             Tool::Mutmut => "mutmut",
             Tool::CosmicRay => "cosmic-ray",
             Tool::Stryker => "stryker",
+            Tool::CargoMutants => "cargo-mutants",
         }
     }
 
@@ -141,6 +143,7 @@ impl Tool {
         match self {
             Tool::Mutmut | Tool::CosmicRay => (path.ends_with(".py"), "Python"),
             Tool::Stryker => (stryker::is_js(path), "JavaScript and TypeScript"),
+            Tool::CargoMutants => (cargo_mutants::is_rust(path), "Rust"),
         }
     }
 
@@ -154,6 +157,9 @@ impl Tool {
             // `node_modules/.bin/stryker` the PR commits would be its own program choosing
             // its own mutants; an installed `node_modules` is not in the task's worktree).
             Tool::Stryker => &["stryker"],
+            // Run as itself, not as `cargo mutants` (cargo would look in `~/.cargo/bin` too);
+            // it runs `cargo metadata`.
+            Tool::CargoMutants => &["cargo-mutants", "cargo"],
         }
     }
 
@@ -180,13 +186,19 @@ pub(crate) fn choose_tool(
     let asked = match config.verify.mutation_tool {
         MutationTool::Builtin => return Ok(None),
         MutationTool::Auto => {
-            return Ok([Tool::Mutmut, Tool::CosmicRay, Tool::Stryker]
-                .into_iter()
-                .find(|t| not_of(*t).is_empty() && t.missing(env).is_none()));
+            return Ok([
+                Tool::Mutmut,
+                Tool::CosmicRay,
+                Tool::Stryker,
+                Tool::CargoMutants,
+            ]
+            .into_iter()
+            .find(|t| not_of(*t).is_empty() && t.missing(env).is_none()));
         }
         MutationTool::Mutmut => Tool::Mutmut,
         MutationTool::CosmicRay => Tool::CosmicRay,
         MutationTool::Stryker => Tool::Stryker,
+        MutationTool::CargoMutants => Tool::CargoMutants,
     };
     let other = not_of(asked);
     if !other.is_empty() {
@@ -640,6 +652,110 @@ pub(crate) fn stryker_mutants(
         });
     }
     Ok(silent_tool(Tool::Stryker, files, out))
+}
+
+/// cargo-mutants' mutants of `files`, listed without building in the task's worktree
+/// (src/workflow/cargo_mutants.rs): no `.cargo/mutants.toml` of the PR's read, and the files
+/// it reads written with the identifier `mutants` renamed, so no `#[mutants::skip]` of the
+/// PR's makes it skip the lines the task wrote. It only lists: it builds nothing and runs no
+/// test (the task's test runs on each mutant here). Each listed mutant whose span touches a
+/// changed line is applied to the file the task wrote. `Err(why)` when it fails, or when it
+/// does not read a changed file (one `include!` brings in, whose lines it never mutates: the
+/// task's code there would go unmeasured beside a well-tested decoy): the caller falls back
+/// to the built-in mutator and says why.
+pub(crate) fn cargo_mutants_mutants(
+    worktree: &mut TaskWorktree,
+    files: &[CodeFile],
+    limit: Duration,
+) -> Result<Result<Vec<Planned>, String>, EngineError> {
+    let root = worktree.scratch.path().to_path_buf();
+    for f in files {
+        std::fs::write(root.join(&f.path), cargo_mutants::neutral(&f.text))
+            .map_err(io_error("write the task's files for cargo-mutants"))?;
+    }
+    let listed = cargo_mutants_listing(worktree, files, limit);
+    worktree.reset()?;
+    let json = match listed? {
+        Ok(json) => json,
+        Err(why) => return Ok(Err(why)),
+    };
+    let texts: Vec<(&str, &str, &[usize])> = files
+        .iter()
+        .map(|f| (f.path.as_str(), f.text.as_str(), f.lines.as_slice()))
+        .collect();
+    let reported = match cargo_mutants::mutants(&json, &texts) {
+        Ok(found) => found,
+        Err(why) => return Ok(Err(why)),
+    };
+    let mut out = Vec::new();
+    for m in reported {
+        let Some(f) = files.iter().find(|f| f.path == m.path) else {
+            continue;
+        };
+        let Some(text) = m.apply(&f.text) else {
+            return Ok(Err(format!(
+                "cargo-mutants' mutant {} does not fit the file the task wrote",
+                m.name(&f.text)
+            )));
+        };
+        out.push(Planned {
+            path: m.path.clone(),
+            name: m.name(&f.text),
+            text,
+        });
+    }
+    Ok(silent_tool(Tool::CargoMutants, files, out))
+}
+
+/// cargo-mutants' listing of the mutants of `files`, before the worktree is reset. A changed
+/// file it listed no mutant of must be among the files it reads (`--list-files`, run only
+/// then: each listing parses the whole crate, ~1 s CPU on a crate of 94,000 lines).
+fn cargo_mutants_listing(
+    worktree: &TaskWorktree,
+    files: &[CodeFile],
+    limit: Duration,
+) -> Result<Result<String, String>, EngineError> {
+    let started = Instant::now();
+    // What one listing printed, or why it failed.
+    let list = |listing, paths: &[&str], limit| -> Result<Result<String, String>, EngineError> {
+        match cargo_mutants::list_args(listing, paths) {
+            Ok(args) => {
+                let run = std::iter::once("cargo-mutants".to_string())
+                    .chain(args.iter().map(|a| shell_quote(a)))
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                stdout_of(worktree, &run, limit)
+            }
+            Err(why) => Ok(Err(why)),
+        }
+    };
+    let paths: Vec<&str> = files.iter().map(|f| f.path.as_str()).collect();
+    let json = match list(cargo_mutants::Listing::Mutants, &paths, limit)? {
+        Ok(json) => json,
+        Err(why) => return Ok(Err(why)),
+    };
+    let unseen: Vec<&str> = match cargo_mutants::mutated_paths(&json) {
+        Ok(mutated) => paths
+            .into_iter()
+            .filter(|p| !mutated.iter().any(|m| m == p))
+            .collect(),
+        Err(why) => return Ok(Err(why)),
+    };
+    if unseen.is_empty() {
+        return Ok(Ok(json));
+    }
+    let left = limit.saturating_sub(started.elapsed());
+    let read = list(cargo_mutants::Listing::Files, &unseen, left)?
+        .and_then(|listed| cargo_mutants::files_read(&listed));
+    Ok(match read {
+        Ok(read) => match unseen.iter().find(|p| !read.iter().any(|r| r == *p)) {
+            Some(unread) => Err(format!(
+                "cargo-mutants does not read {unread} (no `mod` of the crate reaches it)"
+            )),
+            None => Ok(json),
+        },
+        Err(why) => Err(why),
+    })
 }
 
 /// The comment mutmut skips a line for.

@@ -242,7 +242,8 @@ pub struct RedProof {
 pub struct TaskAdequacy {
     pub task: usize,
     pub step: String,
-    /// What made the mutants: `mutmut`, `cosmic-ray` or `stryker` (the project's own tool) or
+    /// What made the mutants: `mutmut`, `cosmic-ray`, `stryker` or `cargo-mutants` (the
+    /// project's own tool) or
     /// `builtin` (the line mutator of src/workflow/mutate.rs). Notes made before there was a
     /// choice: `builtin`.
     #[serde(default = "builtin")]

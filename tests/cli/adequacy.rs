@@ -1093,7 +1093,7 @@ fn fooling_mutmut() -> tempfile::TempDir {
 
 /// What CI does with a merge the server refused: a fresh clone that fetched it and the chains
 /// from the agent's clone, as the job fetches them.
-fn ci_clone(repo: &TestRepo, server: &crate::attest::Server) -> TestRepo {
+pub(crate) fn ci_clone(repo: &TestRepo, server: &crate::attest::Server) -> TestRepo {
     let ci = TestRepo::clone_of(std::path::Path::new(&server.url()));
     ci.git(&[
         "fetch",

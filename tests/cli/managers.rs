@@ -51,6 +51,7 @@ pub fn tool(name: &str) -> Option<PathBuf> {
     static JEST: OnceLock<Option<PathBuf>> = OnceLock::new();
     static COSMIC_RAY: OnceLock<Option<PathBuf>> = OnceLock::new();
     static STRYKER: OnceLock<Option<PathBuf>> = OnceLock::new();
+    static CARGO_MUTANTS: OnceLock<Option<PathBuf>> = OnceLock::new();
     // The cell, the package and its version, the cache directory's name, the program.
     let (cell, package, version, dir, program) = match name {
         "pre-commit" => (&PRE_COMMIT, "pre-commit", "4.3.0", "pre-commit", name),
@@ -82,15 +83,24 @@ pub fn tool(name: &str) -> Option<PathBuf> {
         "cosmic-ray" => (&COSMIC_RAY, "cosmic-ray", "8.7.0", "cosmic-ray", name),
         // The JavaScript one (tests/cli/adequacy_stryker.rs): 9.x, the last for Node 20.
         "stryker" => (&STRYKER, "@stryker-mutator/core", "9.5.1", "stryker", name),
+        // The Rust one (tests/cli/adequacy_cargo_mutants.rs), built from crates.io.
+        "cargo-mutants" => (
+            &CARGO_MUTANTS,
+            "cargo-mutants",
+            "27.1.0",
+            "cargo-mutants",
+            name,
+        ),
         _ => (&HUSKY, "husky", "9.1.7", "husky", name),
     };
     let from_pypi = matches!(
         name,
         "pre-commit" | "pytest" | "pyyaml" | "securesystemslib" | "mutmut" | "cosmic-ray"
     );
+    let from_crates = name == "cargo-mutants";
     cell.get_or_init(|| {
         let prefix = cache_dir().join(format!("{dir}-{version}"));
-        let bin = if from_pypi {
+        let bin = if from_pypi || from_crates {
             prefix.join("bin")
         } else {
             prefix.join("node_modules/.bin")
@@ -100,7 +110,13 @@ pub fn tool(name: &str) -> Option<PathBuf> {
         if complete.exists() && bin.join(program).exists() {
             return Some(bin);
         }
-        let installer = if from_pypi { "python3" } else { "npm" };
+        let installer = if from_pypi {
+            "python3"
+        } else if from_crates {
+            "cargo"
+        } else {
+            "npm"
+        };
         if Command::new(installer).arg("--version").output().is_err() {
             eprintln!(
                 "\n*** SKIPPED: the {name} tests need `{installer}`, which is not installed ***\n"
@@ -118,7 +134,24 @@ pub fn tool(name: &str) -> Option<PathBuf> {
         let _ = std::fs::remove_dir_all(&prefix);
         std::fs::create_dir_all(&prefix).expect("create the install directory");
         eprintln!("installing {package} {version} into {}", prefix.display());
-        if from_pypi {
+        if from_crates {
+            // Its own locked dependencies, built in a directory of cargo's own (not a
+            // `CARGO_TARGET_DIR` the run was given).
+            must(
+                Command::new("cargo")
+                    .args([
+                        "install",
+                        package,
+                        "--version",
+                        version,
+                        "--locked",
+                        "--root",
+                    ])
+                    .arg(&prefix)
+                    .env_remove("CARGO_TARGET_DIR"),
+                &format!("cargo install {package}"),
+            );
+        } else if from_pypi {
             must(
                 Command::new("python3").args(["-m", "venv"]).arg(&prefix),
                 "python3 -m venv",

@@ -197,7 +197,8 @@ pub enum FinalCheckRefusal {
         mutants: usize,
         min_killed: u32,
         survived: Vec<String>,
-        /// What made the mutants: `mutmut`, `cosmic-ray`, `stryker` or `builtin`.
+        /// What made the mutants: `mutmut`, `cosmic-ray`, `stryker`, `cargo-mutants` or
+        /// `builtin`.
         tool: String,
         /// Why no mutant was run, when none was (the test failed on the task's own code, or
         /// the time budget ran out first).

@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 
 use crate::config::Config;
 use crate::engine::adequacy::{
-    Task, TaskWorktree, Tool, builtin_mutants, choose_tool, cosmic_ray_mutants, mutmut_mutants,
-    stryker_mutants, task_files,
+    Task, TaskWorktree, Tool, builtin_mutants, cargo_mutants_mutants, choose_tool,
+    cosmic_ray_mutants, mutmut_mutants, stryker_mutants, task_files,
 };
 use crate::engine::{EngineError, Session};
 use crate::exec::orphans::Reaper;
@@ -104,6 +104,8 @@ fn measure_task(
         }
         Ok(Some(Tool::Stryker)) => stryker_mutants(&mut worktree, &files, limit)?
             .map(|made| Some((Tool::Stryker, made, 0))),
+        Ok(Some(Tool::CargoMutants)) => cargo_mutants_mutants(&mut worktree, &files, limit)?
+            .map(|made| Some((Tool::CargoMutants, made, 0))),
         Ok(Some(Tool::CosmicRay)) => cosmic_ray_mutants(&mut worktree, &files, limit, budget)?
             .map(|(made, unmade)| Some((Tool::CosmicRay, made, unmade))),
         Err(why) => Err(why),
