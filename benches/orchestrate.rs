@@ -522,7 +522,7 @@ impl Fixture {
                         human: None,
                         signed: None,
                         input: Some(input),
-                        pinned_tree: FileChange::Keep,
+                        pinned_trees: FileChange::Keep,
                     },
                 )
                 .expect("write");

@@ -18,6 +18,10 @@ pub struct PinnedRed {
     pub command: String,
     /// The tree the RED run left; `None` for a RED accepted before tests were pinned.
     pub tree: Option<String>,
+    /// The tree the task began at, before its RED step: `None` in a chain that did not record
+    /// it (docs/integrity.md, "Adequacy by mutation").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub start: Option<String>,
     /// The test's files, put back as the RED step left them wherever it runs again.
     pub paths: Vec<String>,
     /// Files that existed before the task and that its RED step changed (a Rust module's
@@ -75,6 +79,7 @@ pub fn pr_record(session: &Session, pr: &[HistoryEntry]) -> Result<PrRecord, Eng
                             step: run.step,
                             command: run.command.clone(),
                             tree: Some(pin.tree),
+                            start: pin.start,
                             paths: pin.paths,
                             shared: pin.shared,
                         }),
@@ -83,6 +88,7 @@ pub fn pr_record(session: &Session, pr: &[HistoryEntry]) -> Result<PrRecord, Eng
                             step: run.step,
                             command: run.command.clone(),
                             tree: None,
+                            start: None,
                             paths: Vec::new(),
                             shared: Vec::new(),
                         }),

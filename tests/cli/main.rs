@@ -2,6 +2,7 @@
 //! so they link once.
 
 mod adequacy;
+mod adequacy_ranges;
 mod adequacy_stryker;
 mod agent_hooks;
 mod agent_setup;
