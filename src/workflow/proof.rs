@@ -11,6 +11,7 @@ use super::{Expectation, StepId};
 
 pub mod adequacy;
 pub mod recorded;
+pub mod step_record;
 
 /// What must be proven about the tree of `commit`, judged by the configuration pinned as
 /// `policy`, against `base`. Recorded in the chain as the final check ran it (its JSON is

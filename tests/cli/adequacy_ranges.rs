@@ -230,10 +230,15 @@ fn drop_red_starts(repo: &TestRepo) -> usize {
         for (old, new) in &map {
             text = text.replace(&format!("parent {old}"), &format!("parent {new}"));
         }
-        while let Some(at) = text.find(",\"start\":\"") {
-            let end = at + ",\"start\":\"".len() + 41;
-            text.replace_range(at..end, "");
-            dropped += 1;
+        // The pin's `start` follows its `"tree":"<id>"`; a step's proof names a `start` too.
+        let mut from = 0;
+        while let Some(found) = text[from..].find(",\"start\":\"") {
+            let at = from + found;
+            if at >= 49 && text[at - 49..].starts_with("\"tree\":\"") {
+                text.replace_range(at..at + ",\"start\":\"".len() + 41, "");
+                dropped += 1;
+            }
+            from = at + 1;
         }
         let new = crate::attest::write_commit(repo, &text);
         map.push((id.to_string(), new));

@@ -48,6 +48,7 @@ mod run;
 mod scale;
 mod server_rules;
 mod signed;
+mod step_proofs;
 mod support;
 mod sync;
 mod team;
