@@ -701,15 +701,22 @@ impl Session {
         // commit a squash leaves behind), are held by no commit the chain reaches: the chain
         // carries them, so that a verifier elsewhere (a clone, CI, the server) can put its test
         // back and count the code each task wrote from where it began.
+        // A step's checkpoint tree likewise: where the next task begins (src/engine/pr_record.rs).
+        let trees: Vec<&String> = match &t.input {
+            Event::TestRan(run) => match &run.red {
+                Some(crate::workflow::state::RedOutcome::Pinned(pin)) => {
+                    std::iter::once(&pin.tree).chain(&pin.start).collect()
+                }
+                _ => Vec::new(),
+            },
+            Event::CheckpointRecorded { tree, .. } if t.step.is_some() => vec![tree],
+            _ => Vec::new(),
+        };
         let mut red_trees = Vec::new();
-        if let Event::TestRan(run) = &t.input
-            && let Some(crate::workflow::state::RedOutcome::Pinned(pin)) = &run.red
-        {
-            for tree in std::iter::once(&pin.tree).chain(&pin.start) {
-                red_trees.push(gix::ObjectId::from_hex(tree.as_bytes()).map_err(|e| {
-                    EngineError::Internal(format!("a pinned tree id did not parse: {e}"))
-                })?);
-            }
+        for tree in trees {
+            red_trees.push(gix::ObjectId::from_hex(tree.as_bytes()).map_err(|e| {
+                EngineError::Internal(format!("a pinned tree id did not parse: {e}"))
+            })?);
         }
         self.store.write_before(
             Some(snapshot),

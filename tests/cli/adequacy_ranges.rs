@@ -92,6 +92,35 @@ fn code_a_later_tasks_red_step_wrote_is_measured_by_that_tasks_test_and_refused(
     assert_eq!(main_tip(&repo), main);
 }
 
+/// The fake arm committed as a checkpoint of the agent's own before task 2's RED step, which
+/// its pin then counts from: task 2 still began where task 1's last step's checkpoint left
+/// off, so the arm is task 2's code, and its grep-only test is refused.
+#[test]
+fn code_checkpointed_between_steps_is_the_next_tasks_code() {
+    let repo = case_calc_planned("adequacy = \"enforce\"\nmin_killed = 0.5", TWO_TASKS);
+    honest_first_task(&repo, "sh tests/test_mul.sh");
+    repo.write("calc.sh", &calc(&[MUL_ARM, FAKE_SUB], ""));
+    repo.run(&["checkpoint"]).expect(0);
+    repo.write(
+        "tests/test_sub.sh",
+        "grep -q \"sub)\" calc.sh && grep -q \"# done\" calc.sh\n",
+    );
+    red(&repo, "sh tests/test_sub.sh");
+    repo.write("calc.sh", &calc(&[MUL_ARM, FAKE_SUB], "# done\n"));
+    green(&repo, "sh tests/test_sub.sh");
+    squash(&repo);
+    let out = repo.run(&["submit-work", "-s", "squashed"]);
+    out.expect(1);
+    assert!(
+        out.stdout.contains(&format!(
+            "{TASK_2_REFUSAL}\n- {}\n- {}\n",
+            TASK_2_SURVIVORS[0], TASK_2_SURVIVORS[1]
+        )),
+        "{}",
+        out.stdout
+    );
+}
+
 /// `submit-work -s squashed` with `FOOL_LOCAL` set to `text`.
 fn submit_fooling(repo: &TestRepo, text: &str) -> Run {
     Run::from(
