@@ -503,6 +503,7 @@ impl Fixture {
                 summary: "bench filler".into(),
                 red: None,
                 syntax_error: None,
+                proof: None,
             }));
             let t = transition(&snapshot.state, None, event).expect("a failing RED run");
             let input = serde_json::to_string(&t.input).expect("an event serializes");
@@ -522,7 +523,7 @@ impl Fixture {
                         human: None,
                         signed: None,
                         input: Some(input),
-                        pinned_tree: FileChange::Keep,
+                        pinned_trees: FileChange::Keep,
                     },
                 )
                 .expect("write");

@@ -24,14 +24,18 @@ pub(crate) struct Task<'a> {
     pub red: &'a PinnedTest,
     pub red_tree: &'a str,
     pub base: &'a str,
-    /// Where the code the task wrote is counted from: the PR's base for the first task (its
-    /// RED step may write code too, which no other task's test would be measured on), else
-    /// its RED tree (code an earlier task's RED step wrote is that earlier task's range).
+    /// Where the code the task wrote is counted from: the PR's base for the first task, else
+    /// the tree the task began at, before its RED step (which may write code too); in a chain
+    /// that does not record it, the task's RED tree (src/engine/proof/adequacy.rs, `range`).
     pub start: &'a str,
+    /// Where it is counted to, and the tree its mutants are run in: where the next task
+    /// began (the last task's: the squash's tree); in a chain that does not record it, the
+    /// next task's RED tree.
     pub end: &'a str,
-    /// The next task's RED test, when there is one: `end` is its RED tree, which holds that
-    /// test, failing; its files are put back as they were at this task's RED tree, so that a
-    /// RED command running the whole suite measures this task's code, not the next test.
+    /// The next task's RED test, when `end` is its RED tree (an older chain's range), which
+    /// holds that test, failing: its files are put back as they were at this task's RED tree,
+    /// so that a RED command running the whole suite measures this task's code, not the next
+    /// test. `None` when `end` is where the next task began, which holds no test of it.
     pub next: Option<&'a PinnedTest>,
 }
 

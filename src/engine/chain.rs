@@ -355,6 +355,12 @@ fn replay(
             "its recorded event is not one git-orchestrate writes: {e}"
         ))
     })?;
+    // A step's recorded proof must be what the rest of its event says ran.
+    if let Event::TestRan(run) = &event
+        && let Some(why) = run.proof_disagrees()
+    {
+        return Err(said(why));
+    }
     let plan = if workflow::needs_full_plan(&event) {
         store
             .plan(before)

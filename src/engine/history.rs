@@ -5,6 +5,7 @@ use serde::Serialize;
 
 use super::{EngineError, Session};
 use crate::store::HistoryEntry;
+use crate::workflow::proof::step_record::StepProof;
 use crate::workflow::{Plan, Status, StepId};
 
 /// What `log` reports.
@@ -23,13 +24,35 @@ pub struct LogReport {
 pub fn log(session: &Session, limit: Option<usize>) -> Result<LogReport, EngineError> {
     // A finished workflow's history is in the archive once it leaves the live refs.
     let tip = super::archive::tip_or_archived(session)?;
-    let page = session.store.history_page_at(tip, limit)?;
+    let mut page = session.store.history_page_at(tip, limit)?;
+    for entry in page.entries.iter_mut().filter(|e| e.event == "test") {
+        entry.proof = step_proof(session, &entry.commit)?;
+    }
     Ok(LogReport {
         workflow: session.store.workflow().to_string(),
         truncated: page.truncated(),
         entries: page.entries,
         total: page.total,
     })
+}
+
+/// The proof a `test` transition's event records (src/workflow/proof/step_record.rs); `None`
+/// when it records none, or its event does not read.
+fn step_proof(session: &Session, commit: &str) -> Result<Option<StepProof>, EngineError> {
+    /// The one field of the event `log` shows; the rest is the transition's own.
+    #[derive(serde::Deserialize)]
+    struct ProofOnly {
+        #[serde(default)]
+        proof: Option<StepProof>,
+    }
+    let id = gix::ObjectId::from_hex(commit.as_bytes())
+        .map_err(|e| EngineError::Internal(format!("a commit id did not parse: {e}")))?;
+    Ok(session
+        .store
+        .commit_record(id)?
+        .event
+        .and_then(|json| serde_json::from_str::<ProofOnly>(&json).ok())
+        .and_then(|p| p.proof))
 }
 
 /// What `plan show` reports.

@@ -18,6 +18,12 @@ pub struct PinnedRed {
     pub command: String,
     /// The tree the RED run left; `None` for a RED accepted before tests were pinned.
     pub tree: Option<String>,
+    /// The tree the task began at, before its RED step: the checkpoint tree of the step before
+    /// it (a checkpoint the agent made on its own between steps does not move it), else the
+    /// tree its RED pin counted from; `None` in a chain whose pins did not record it
+    /// (docs/integrity.md, "Adequacy by mutation").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub start: Option<String>,
     /// The test's files, put back as the RED step left them wherever it runs again.
     pub paths: Vec<String>,
     /// Files that existed before the task and that its RED step changed (a Rust module's
@@ -49,11 +55,16 @@ pub fn pr_record(session: &Session, pr: &[HistoryEntry]) -> Result<PrRecord, Eng
     let store = &session.store;
     let mut record = PrRecord::default();
     let mut failed_red: Option<PinnedRed> = None;
+    // The tree the last step ended on, as its checkpoint recorded it.
+    let mut step_tree: Option<String> = None;
     for entry in pr.iter().rev() {
-        if !matches!(
-            entry.event.as_str(),
-            "test" | "analysis" | "scope-reduction"
-        ) {
+        let step_checkpoint = entry.event == "checkpoint" && entry.step.is_some();
+        if !step_checkpoint
+            && !matches!(
+                entry.event.as_str(),
+                "test" | "analysis" | "scope-reduction"
+            )
+        {
             continue;
         }
         let id = ObjectId::from_hex(entry.commit.as_bytes())
@@ -75,6 +86,7 @@ pub fn pr_record(session: &Session, pr: &[HistoryEntry]) -> Result<PrRecord, Eng
                             step: run.step,
                             command: run.command.clone(),
                             tree: Some(pin.tree),
+                            start: pin.start,
                             paths: pin.paths,
                             shared: pin.shared,
                         }),
@@ -83,6 +95,7 @@ pub fn pr_record(session: &Session, pr: &[HistoryEntry]) -> Result<PrRecord, Eng
                             step: run.step,
                             command: run.command.clone(),
                             tree: None,
+                            start: None,
                             paths: Vec::new(),
                             shared: Vec::new(),
                         }),
@@ -95,8 +108,17 @@ pub fn pr_record(session: &Session, pr: &[HistoryEntry]) -> Result<PrRecord, Eng
                     });
                 }
             }
+            Event::CheckpointRecorded { tree, .. } if step_checkpoint => step_tree = Some(tree),
             Event::AnalysisDecided { decision, .. } => {
-                if let (Decision::Success, Some(red)) = (decision, failed_red.take()) {
+                if let (Decision::Success, Some(mut red)) = (decision, failed_red.take()) {
+                    // Where a chain carries the step's checkpoint tree (one whose pins record
+                    // where their task began), it is where this task began.
+                    if red.start.is_some()
+                        && let Some(tree) = &step_tree
+                        && store.has_object(tree)?
+                    {
+                        red.start = Some(tree.clone());
+                    }
                     if red.tree.is_some() && red.paths.is_empty() && red.shared.is_empty() {
                         record.reds_without_a_test.push(red.step);
                     }

@@ -219,7 +219,7 @@ impl Session {
                 // Marks a history whose every transition records its event, so that `audit`
                 // tells a transition with none from one written before events were.
                 input: Some(chain::CREATED.to_string()),
-                pinned_tree: FileChange::Keep,
+                pinned_trees: FileChange::Keep,
             },
         )?;
         self.store.read_workflow()?.ok_or(EngineError::Conflict)
@@ -697,19 +697,27 @@ impl Session {
             _ => None,
         });
         let merged = t.effects.contains(&Effect::DropPrRecords);
-        // A RED step's pinned tree is held by no commit: the chain carries it, so that a
-        // verifier elsewhere (a clone, CI, the server) can put its test back.
-        let red_tree = match &t.input {
+        // A RED step's pinned tree, and the tree its task began at (a checkpoint's, whose
+        // commit a squash leaves behind), are held by no commit the chain reaches: the chain
+        // carries them, so that a verifier elsewhere (a clone, CI, the server) can put its test
+        // back and count the code each task wrote from where it began.
+        // A step's checkpoint tree likewise: where the next task begins (src/engine/pr_record.rs).
+        let trees: Vec<&String> = match &t.input {
             Event::TestRan(run) => match &run.red {
                 Some(crate::workflow::state::RedOutcome::Pinned(pin)) => {
-                    Some(gix::ObjectId::from_hex(pin.tree.as_bytes()).map_err(|e| {
-                        EngineError::Internal(format!("a pinned tree id did not parse: {e}"))
-                    })?)
+                    std::iter::once(&pin.tree).chain(&pin.start).collect()
                 }
-                _ => None,
+                _ => Vec::new(),
             },
-            _ => None,
+            Event::CheckpointRecorded { tree, .. } if t.step.is_some() => vec![tree],
+            _ => Vec::new(),
         };
+        let mut red_trees = Vec::new();
+        for tree in trees {
+            red_trees.push(gix::ObjectId::from_hex(tree.as_bytes()).map_err(|e| {
+                EngineError::Internal(format!("a pinned tree id did not parse: {e}"))
+            })?);
+        }
         self.store.write_before(
             Some(snapshot),
             &TransitionWrite {
@@ -744,10 +752,10 @@ impl Session {
                     signature: &s.signature,
                 }),
                 input: Some(event_record(&t.input)?),
-                pinned_tree: match (&red_tree, merged) {
-                    (Some(tree), _) => FileChange::Set(tree),
-                    (None, true) => FileChange::Remove,
-                    (None, false) => FileChange::Keep,
+                pinned_trees: match (red_trees.is_empty(), merged) {
+                    (false, _) => FileChange::Set(&red_trees),
+                    (true, true) => FileChange::Remove,
+                    (true, false) => FileChange::Keep,
                 },
             },
             before,

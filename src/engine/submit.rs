@@ -17,6 +17,7 @@ use crate::workflow::briefing::{self, Notice};
 use crate::workflow::master_plan;
 use crate::workflow::plan::{Plan, parse_first_plan, parse_submitted_plan};
 use crate::workflow::proof::adequacy::At;
+use crate::workflow::proof::step_record::StepProof;
 use crate::workflow::proof::{self as proof_plan, StepAsk};
 use crate::workflow::replan::check_replan;
 use crate::workflow::state::{ExitRecord, PreflightRecord};
@@ -132,6 +133,8 @@ struct Measured {
     /// The gates' run (none when the test changed the tree: they were not asked) and what
     /// the workflow makes of it.
     preflight: Option<(Option<PreflightRun>, PreflightOutcome)>,
+    /// The step's plan and what each obligation came to: recorded in the transition.
+    proof: StepProof,
 }
 
 fn attempt(
@@ -342,6 +345,7 @@ fn test_ran(
         summary: summary.to_string(),
         red: red.outcome,
         syntax_error: red.syntax_error,
+        proof: Some(m.proof),
     }));
     let ran = Ran {
         command: command.to_string(),
@@ -558,7 +562,9 @@ fn measure(
     };
     let mut run = None;
     let (mut red, mut red_rerun, mut preflight) = (None, None, None);
-    for outcome in execute_with(session, config, &plan, given)? {
+    let outcomes = execute_with(session, config, &plan, given)?;
+    let held: Vec<bool> = outcomes.iter().map(Outcome::held).collect();
+    for outcome in outcomes {
         match outcome {
             Outcome::Step(step) => run = Some(step.test.output),
             Outcome::Pinned(pinned) => red = Some(pinned),
@@ -582,6 +588,7 @@ fn measure(
         red,
         red_rerun,
         preflight,
+        proof: StepProof::new(plan, &held),
     })
 }
 

@@ -35,6 +35,10 @@ pub struct HistoryEntry {
     pub kind: Option<String>,
     pub subject: String,
     pub body: String,
+    /// A step's proof plan and what each obligation came to, from its `test` event: filled in
+    /// by `log` only (src/engine/history.rs), and absent where none is recorded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub proof: Option<crate::workflow::proof::step_record::StepProof>,
 }
 
 /// The newest transitions, and how many the history holds in all.
@@ -306,5 +310,6 @@ pub(super) fn parse_history_entry(commit: String, time: String, message: &str) -
         kind: trailer("Orchestrator-Kind:"),
         subject,
         body: body.join("\n").trim().to_string(),
+        proof: None,
     }
 }

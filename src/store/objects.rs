@@ -97,6 +97,13 @@ impl Store {
         self.blob(id).map(Ok)
     }
 
+    /// Whether the repository holds object `id` (a tree a chain names may be out of a
+    /// clone's reach when the transition that names it did not carry it).
+    pub fn has_object(&self, id: &str) -> Result<bool, StoreError> {
+        let oid = ObjectId::from_hex(id.as_bytes()).map_err(git_err)?;
+        Ok(self.repo.has_object(oid))
+    }
+
     /// The bytes of blob `id`.
     pub fn blob(&self, id: &str) -> Result<Vec<u8>, StoreError> {
         let id = ObjectId::from_hex(id.as_bytes()).map_err(git_err)?;

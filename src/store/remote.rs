@@ -574,7 +574,7 @@ mod tests {
                         human: None,
                         signed: None,
                         input: None,
-                        pinned_tree: super::super::FileChange::Keep,
+                        pinned_trees: super::super::FileChange::Keep,
                     },
                 )
                 .unwrap();

@@ -240,7 +240,7 @@ mod tests {
                     human: None,
                     signed: None,
                     input: None,
-                    pinned_tree: FileChange::Keep,
+                    pinned_trees: FileChange::Keep,
                 },
             )
             .unwrap();

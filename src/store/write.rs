@@ -59,10 +59,11 @@ pub struct TransitionWrite<'a> {
     /// The event the transition applied, as JSON: the commit's `orchestrator-event` header,
     /// from which `audit` computes the transition again (docs/integrity.md).
     pub input: Option<String>,
-    /// A tree the state names that no commit holds (a RED step's pinned tree), added to the
-    /// `pinned-trees` subtree so that a push or fetch of the chain carries it; `Remove` drops
-    /// the subtree (the merge: the trees stay reachable from the history).
-    pub pinned_tree: FileChange<'a, ObjectId>,
+    /// Trees the chain names that no commit it reaches holds (a RED step's pinned tree and the
+    /// tree its task began at), added to the `pinned-trees` subtree so that a push or fetch of
+    /// the chain carries them; `Remove` drops the subtree (the merge: the trees stay reachable
+    /// from the history).
+    pub pinned_trees: FileChange<'a, [ObjectId]>,
 }
 
 /// The subtree of a workflow commit that keeps the trees its state names reachable: an
@@ -143,10 +144,10 @@ impl Store {
                 }
             }
         }
-        match write.pinned_tree {
+        match write.pinned_trees {
             FileChange::Keep => {}
-            FileChange::Set(tree) => {
-                let pinned = self.pinned_with(entries.get(PINNED_TREES).copied(), *tree)?;
+            FileChange::Set(trees) => {
+                let pinned = self.pinned_with(entries.get(PINNED_TREES).copied(), trees)?;
                 entries.insert(PINNED_TREES.into(), objects.write_object(&pinned)?);
             }
             FileChange::Remove => {
@@ -289,11 +290,11 @@ pub(super) fn blob_tree<'a>(entries: impl Iterator<Item = (&'a str, ObjectId)>) 
 }
 
 impl Store {
-    /// The `pinned-trees` subtree `old` (none yet: empty) with `tree` in it.
+    /// The `pinned-trees` subtree `old` (none yet: empty) with `trees` in it.
     fn pinned_with(
         &self,
         old: Option<ObjectId>,
-        tree: ObjectId,
+        trees: &[ObjectId],
     ) -> Result<gix::objs::Tree, StoreError> {
         let mut entries: Vec<gix::objs::tree::Entry> = match old {
             Some(id) => self
@@ -312,15 +313,17 @@ impl Store {
                 .collect(),
             None => Vec::new(),
         };
-        let name = tree.to_string();
-        if !entries.iter().any(|e| e.filename == name.as_str()) {
-            entries.push(gix::objs::tree::Entry {
-                mode: gix::objs::tree::EntryKind::Tree.into(),
-                filename: name.into(),
-                oid: tree,
-            });
-            entries.sort_by(|a, b| a.filename.cmp(&b.filename));
+        for tree in trees {
+            let name = tree.to_string();
+            if !entries.iter().any(|e| e.filename == name.as_str()) {
+                entries.push(gix::objs::tree::Entry {
+                    mode: gix::objs::tree::EntryKind::Tree.into(),
+                    filename: name.into(),
+                    oid: *tree,
+                });
+            }
         }
+        entries.sort_by(|a, b| a.filename.cmp(&b.filename));
         Ok(gix::objs::Tree { entries })
     }
 }
@@ -403,7 +406,7 @@ mod tests {
             human: None,
             signed: None,
             input: None,
-            pinned_tree: FileChange::Keep,
+            pinned_trees: FileChange::Keep,
         });
         assert_eq!(
             msg,
@@ -456,7 +459,7 @@ mod tests {
             human: None,
             signed: None,
             input: None,
-            pinned_tree: FileChange::Keep,
+            pinned_trees: FileChange::Keep,
         }
     }
 

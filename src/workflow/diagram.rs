@@ -78,6 +78,7 @@ fn run(step: usize, expectation: Expectation, code: i32, preflight: Option<bool>
         summary: String::new(),
         red: None,
         syntax_error: None,
+        proof: None,
     }))
 }
 

@@ -11,6 +11,7 @@ use super::{Expectation, StepId};
 
 pub mod adequacy;
 pub mod recorded;
+pub mod step_record;
 
 /// What must be proven about the tree of `commit`, judged by the configuration pinned as
 /// `policy`, against `base`. Recorded in the chain as the final check ran it (its JSON is
@@ -112,8 +113,10 @@ pub enum Obligation {
     /// with the tree `StepTest` took, [`Reuse::TestRun`] and [`Recheck::WorktreeTree`].
     StepGates,
     /// Each of `tests` (a task's pinned RED test) kills its share of mutants of the code its
-    /// task wrote, from its RED tree to the next task's (the last task's: `tree`, the squash's):
-    /// docs/integrity.md, "Adequacy by mutation"; [`adequacy::plan`] emits it.
+    /// task wrote, from the tree it began at (before its RED step) to the tree the next task
+    /// began at (the last task's: `tree`, the squash's); where the chain does not record where
+    /// a task began, from its RED tree to the next task's: docs/integrity.md, "Adequacy by
+    /// mutation"; [`adequacy::plan`] emits it.
     Adequacy {
         tree: String,
         tests: Vec<PinnedTest>,
@@ -287,6 +290,10 @@ pub struct PinnedTest {
     pub command: String,
     /// The tree the RED run left: the test's files are put in from it.
     pub tree: String,
+    /// The tree its task began at, before the RED step, where the chain records it: the code
+    /// the task wrote is counted from it ([`Obligation::Adequacy`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<String>,
     pub paths: Vec<String>,
     /// Files that existed before the task that its RED step changed: put in on the base only.
     pub shared: Vec<String>,

@@ -53,10 +53,15 @@ pub struct Changed {
 }
 
 /// What a failing RED run that failed as a test pins, in the tree `tree` it left, from the
-/// paths its step `changed` (in order) and the ids that failed (`tests`): its test (test
-/// files and files the step created) and the files it shares with code (those that existed
-/// before it); no test when one of them leads out of the repository.
-pub fn pinned(tree: String, changed: Vec<Changed>, tests: Vec<String>) -> RedOutcome {
+/// paths its step `changed` (in order) since the task began at the tree `start`, and the ids
+/// that failed (`tests`): its test (test files and files the step created) and the files it
+/// shares with code (those that existed before it); no test when one of them leads out of the
+/// repository.
+pub fn pinned(
+    (start, tree): (String, String),
+    changed: Vec<Changed>,
+    tests: Vec<String>,
+) -> RedOutcome {
     let mut paths = Vec::new();
     let mut shared = Vec::new();
     for c in changed {
@@ -74,6 +79,7 @@ pub fn pinned(tree: String, changed: Vec<Changed>, tests: Vec<String>) -> RedOut
     }
     RedOutcome::Pinned(RedPin {
         tree,
+        start: Some(start),
         paths,
         shared,
         tests,
@@ -718,6 +724,7 @@ mod tests {
         let pin = |paths: &[&str], shared: &[&str]| {
             RedOutcome::Pinned(RedPin {
                 tree: "tree".into(),
+                start: Some("start".into()),
                 paths: strings(paths),
                 shared: strings(shared),
                 tests: strings(&["t::mul"]),
@@ -754,7 +761,11 @@ mod tests {
         ];
         for (changed, expected) in cases {
             assert_eq!(
-                pinned("tree".into(), changed.clone(), strings(&["t::mul"])),
+                pinned(
+                    ("start".into(), "tree".into()),
+                    changed.clone(),
+                    strings(&["t::mul"])
+                ),
                 expected,
                 "{changed:?}"
             );

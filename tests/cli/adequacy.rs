@@ -11,7 +11,7 @@ use crate::oracle::{
 };
 use crate::support::*;
 
-const CALC: &str = "case \"$1\" in\n  add) echo $(( $2 + $3 ));;\nesac\n";
+pub(crate) const CALC: &str = "case \"$1\" in\n  add) echo $(( $2 + $3 ));;\nesac\n";
 
 /// A case-style shell calculator on main (`sh calc.sh add 2 3`), with `[verify]` set to
 /// `verify`, and the PR to add `mul` under way.
@@ -20,7 +20,7 @@ fn case_calc(verify: &str) -> TestRepo {
 }
 
 /// [`case_calc`] with the PR planned as `plan`.
-fn case_calc_planned(verify: &str, plan: &str) -> TestRepo {
+pub(crate) fn case_calc_planned(verify: &str, plan: &str) -> TestRepo {
     let repo = TestRepo::empty();
     repo.write("calc.sh", CALC);
     repo.write("tests/test_add.sh", "[ \"$(sh calc.sh add 2 3)\" = 5 ]\n");

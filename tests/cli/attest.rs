@@ -1729,7 +1729,7 @@ fn a_recorded_proof_plan_that_is_not_the_chains_is_failed_by_attest_naming_why()
     let out = repo.run(&["attest", "--no-note", &head]);
     let red = |paths: &str| {
         format!(
-            r#"{{"obligation":"fails_on","base":"<id>","tests":{{"kind":"pinned","step":"1.1","command":"sh tests/test_mul.sh","tree":"<id>","paths":[{paths}],"shared":[]}}}}"#
+            r#"{{"obligation":"fails_on","base":"<id>","tests":{{"kind":"pinned","step":"1.1","command":"sh tests/test_mul.sh","tree":"<id>","start":"<id>","paths":[{paths}],"shared":[]}}}}"#
         )
     };
     assert_eq!(

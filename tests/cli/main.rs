@@ -3,6 +3,7 @@
 
 mod adequacy;
 mod adequacy_cargo_mutants;
+mod adequacy_ranges;
 mod adequacy_stryker;
 mod agent_hooks;
 mod agent_setup;
@@ -48,6 +49,7 @@ mod run;
 mod scale;
 mod server_rules;
 mod signed;
+mod step_proofs;
 mod support;
 mod sync;
 mod team;

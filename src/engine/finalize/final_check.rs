@@ -476,6 +476,7 @@ fn pinned_tests(reds: &[PinnedRed]) -> (Vec<PinnedRed>, Vec<PinnedTest>, String)
                 step: r.step,
                 command: r.command.clone(),
                 tree: r.tree.clone()?,
+                start: r.start.clone(),
                 paths: r.paths.clone(),
                 shared: r.shared.clone(),
             })

@@ -18,10 +18,10 @@ use crate::workflow::proof::adequacy::Policy;
 use crate::workflow::state::ExitRecord;
 
 /// Each pinned RED test (`reds`, in task order) against mutants of its task's code: the code
-/// files the task changed after its RED step, up to the next RED step's tree (the last
-/// task's: `squashed`, the squash's tree), mutated in that tree, the test run on each, within
-/// `policy`'s budgets. `reaper`, when verification is unconfined, ends what each run left
-/// running (src/exec/orphans.rs).
+/// files the task changed from the tree it began at (before its RED step, which may write code
+/// too) to the tree the next task began at (the last task's: `squashed`, the squash's tree),
+/// mutated in that tree, the test run on each, within `policy`'s budgets. `reaper`, when
+/// verification is unconfined, ends what each run left running (src/exec/orphans.rs).
 pub fn measure(
     session: &Session,
     config: &Config,
@@ -34,23 +34,48 @@ pub fn measure(
     // The first task's code is counted from the base's tree.
     let base_tree = session.store.tree_of(base)?.to_string();
     for (i, red) in reds.iter().enumerate() {
-        let end = reds.get(i + 1).map_or(squashed, |next| next.tree.as_str());
+        let (start, end, next) = range(reds, i, &base_tree, squashed);
         let task = Task {
             reds,
             red,
             red_tree: &red.tree,
             base,
-            start: if i == 0 {
-                &base_tree
-            } else {
-                red.tree.as_str()
-            },
+            start,
             end,
-            next: reds.get(i + 1),
+            next,
         };
         out.push(measure_task(session, config, &task, policy, reaper)?);
     }
     Ok(out)
+}
+
+/// The trees task `i`'s code is counted between, and the next task's test when the later
+/// tree holds it. Where the chain records where each task began (the RED pin's `start`):
+/// from there to where the next task began (the last task's: `squashed`), so that code a
+/// RED step writes beside its test is its own task's, measured by its own test, and the
+/// later tree holds no later test. In a chain that does not, from the task's RED tree (the
+/// first task's: the base's) to the next task's RED tree, whose test, failing, is put back
+/// as it was for the run (docs/integrity.md, "Adequacy by mutation").
+fn range<'a>(
+    reds: &'a [PinnedTest],
+    i: usize,
+    base_tree: &'a str,
+    squashed: &'a str,
+) -> (&'a str, &'a str, Option<&'a PinnedTest>) {
+    let red = &reds[i];
+    let next = reds.get(i + 1);
+    let start = match (i, red.start.as_deref()) {
+        (0, _) => base_tree,
+        (_, Some(start)) => start,
+        (_, None) => red.tree.as_str(),
+    };
+    match next {
+        None => (start, squashed, None),
+        Some(next) => match next.start.as_deref() {
+            Some(began) => (start, began, None),
+            None => (start, next.tree.as_str(), Some(next)),
+        },
+    }
 }
 
 /// The first task whose test killed a smaller share of its mutants than `policy`'s

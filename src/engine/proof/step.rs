@@ -105,7 +105,7 @@ pub(super) fn red_pin(
         }
     }
     Ok(RedRun {
-        outcome: Some(red::pinned(tree, changed, tests)),
+        outcome: Some(red::pinned((start_tree.to_string(), tree), changed, tests)),
         syntax_error,
     })
 }

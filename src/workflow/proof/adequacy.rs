@@ -37,7 +37,9 @@ pub fn measured(mode: Mode, at: At) -> bool {
 }
 
 /// The plan that measures every pinned RED test (`reds`) against mutants of its task's code,
-/// between its RED tree and the next task's (the last task's: the squash's `tree`), judged
+/// between the tree it began at and the tree the next task began at (the last task's: the
+/// squash's `tree`; where the chain does not record where a task began, its RED tree and the
+/// next task's: [`super::Obligation::Adequacy`]), judged
 /// by `policy` (the pinned configuration blob) with `[verify]`'s `mode` and budgets; `None`
 /// when nothing is measured at `at` ([`measured`]) or nothing is pinned.
 pub fn plan(
@@ -76,6 +78,7 @@ mod tests {
             step: StepId { task: 0, step: 0 },
             command: "sh tests/test_mul.sh".into(),
             tree: "t1".into(),
+            start: Some("t0".into()),
             paths: vec!["tests/test_mul.sh".into()],
             shared: Vec::new(),
         }

@@ -38,6 +38,7 @@ fn pinned(task: usize, paths: &[&str]) -> PinnedTest {
         step: StepId::new(task, 0),
         command: format!("./test-{task}"),
         tree: format!("red{task}"),
+        start: None,
         paths: paths.iter().map(|p| p.to_string()).collect(),
         shared: Vec::new(),
     }

@@ -132,6 +132,12 @@ pub struct RedTest {
 #[serde(deny_unknown_fields)]
 pub struct RedPin {
     pub tree: String,
+    /// The tree the task began at, before this step (its previous step's checkpoint, or where
+    /// the branch left main): what the RED step wrote is counted from it, and the code a
+    /// task wrote runs from it to the next task's (docs/integrity.md, "Adequacy by
+    /// mutation"). `None` in a pin recorded before it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<String>,
     /// The test: test files and files the step created; put back for every later run.
     pub paths: Vec<String>,
     /// Code files that existed before the step and gained the test's lines.

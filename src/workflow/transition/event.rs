@@ -2,6 +2,8 @@
 //! returns: the new state, the plan's change, the effects to carry out ([`Transition`]).
 
 use crate::workflow::plan::{Plan, StepId, StepType};
+use crate::workflow::proof::Obligation;
+use crate::workflow::proof::step_record::Came;
 use crate::workflow::review::ReviewRecord;
 use crate::workflow::state::RedOutcome;
 use crate::workflow::state::Verdict;
@@ -202,6 +204,90 @@ pub struct TestRun {
     /// A line of a failing RED run's output that shows the test could not be read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub syntax_error: Option<String>,
+    /// The proof plan the step's verdict was computed from and what each of its obligations
+    /// came to (src/workflow/proof/step_record.rs); `None` in events recorded before it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proof: Option<crate::workflow::proof::step_record::StepProof>,
+}
+
+impl TestRun {
+    /// Why the proof this run records disagrees with the rest of its event: its plan is not of
+    /// the command and expectation the event ran, an outcome is missing, or an outcome is not
+    /// what the event's exit, pin or re-run say. `None` when it agrees (or none is recorded).
+    pub fn proof_disagrees(&self) -> Option<String> {
+        let run = self;
+        let proof = run.proof.as_ref()?;
+        let obligations = &proof.plan.obligations;
+        if proof.outcomes.len() != obligations.len() {
+            return Some(format!(
+                "its proof records {} outcomes for {} obligations",
+                proof.outcomes.len(),
+                obligations.len()
+            ));
+        }
+        let ran_as_expected = run.exit.success() == (run.expectation == Expectation::Pass);
+        for (i, (obligation, came)) in obligations.iter().zip(&proof.outcomes).enumerate() {
+            let expected = match obligation {
+                Obligation::StepTest {
+                    command, expect, ..
+                } => {
+                    if command != &run.command || *expect != run.expectation {
+                        return Some(format!(
+                            "its proof's plan runs `{command}` expecting {}, but it ran `{}` \
+                             expecting {}",
+                            expect.as_str(),
+                            run.command,
+                            run.expectation.as_str()
+                        ));
+                    }
+                    Some(ran_as_expected)
+                }
+                Obligation::RedPin { .. } => Some(matches!(
+                    run.red,
+                    Some(RedOutcome::Pinned(_) | RedOutcome::NotATest(_))
+                )),
+                Obligation::RedRerun { .. } => Some(
+                    run.red_rerun
+                        .as_ref()
+                        .is_none_or(|r| r.exit.success() && r.not_run.is_none()),
+                ),
+                // The gates' verdict is the event's preflight, judged by the transition.
+                _ => None,
+            };
+            let not_run = *came == Came::NotRun;
+            // Everything after an obligation that did not hold did not run (the step's plan
+            // stops at the first failure).
+            let stopped = proof.outcomes[..i].iter().any(|c| *c != Came::Held);
+            let agrees = match (stopped, came, expected) {
+                (true, _, _) => not_run,
+                (false, Came::NotRun, _) => false,
+                (false, _, None) => true,
+                (false, Came::Held, Some(held)) => held,
+                (false, Came::Failed, Some(held)) => !held,
+            };
+            if !agrees {
+                return Some(format!(
+                    "its proof says obligation {} ({}) {}, which the event does not bear out",
+                    i + 1,
+                    obligation_name(obligation),
+                    match came {
+                        Came::Held => "held",
+                        Came::Failed => "failed",
+                        Came::NotRun => "did not run",
+                    }
+                ));
+            }
+        }
+        None
+    }
+}
+
+/// The obligation's name, as its JSON says it.
+fn obligation_name(obligation: &Obligation) -> String {
+    serde_json::to_value(obligation)
+        .ok()
+        .and_then(|v| v["obligation"].as_str().map(str::to_string))
+        .unwrap_or_default()
 }
 
 /// A RED test run again at its task's GREEN step: it must pass now.

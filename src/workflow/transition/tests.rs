@@ -256,6 +256,7 @@ fn run(
         summary: "did it".into(),
         red: None,
         syntax_error: None,
+        proof: None,
     }))
 }
 

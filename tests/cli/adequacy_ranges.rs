@@ -1,0 +1,291 @@
+//! Which code each task is measured on (docs/integrity.md, "Adequacy by mutation"): the code a
+//! task wrote runs from the tree it began at (before its RED step, as the chain's RED pin
+//! records it) to the tree the next task began at, so that code a later task's RED step
+//! writes beside its test is that task's, measured by its own test, on the agent's machine
+//! and by `attest` in a fresh clone; a chain that does not record where a task began is
+//! still measured, between RED trees as before.
+
+use pretty_assertions::assert_eq;
+
+use crate::adequacy::{CALC, case_calc_planned, ci_clone, final_note};
+use crate::oracle::{green, main_tip, mark_done_and_merge, red, squash};
+use crate::support::*;
+
+/// Two tasks, each a RED step and a GREEN step: `mul`, then `sub`.
+const TWO_TASKS: &str = r#"{"masterPlanPath": "docs/plan.md", "prTitle": "feat: Multiply", "summary": "mul",
+  "verificationPlan": "the tests pass",
+  "tasks": [{"taskName": "mul", "status": "TODO", "tdd_steps": [
+    {"type": "RED", "description": "test mul", "status": "TODO"},
+    {"type": "GREEN", "description": "implement mul", "status": "TODO"}]},
+   {"taskName": "sub", "status": "TODO", "tdd_steps": [
+    {"type": "RED", "description": "test sub", "status": "TODO"},
+    {"type": "GREEN", "description": "implement sub", "status": "TODO"}]}]}"#;
+
+const MUL_ARM: &str = "  mul) echo $(( $2 * $3 ));;";
+const MUL_TEST: &str = "[ \"$(sh calc.sh mul 4 3)\" = 12 ]\n";
+const SUB_ARM: &str = "  sub) echo $(( $2 - $3 ));;";
+const SUB_TEST: &str = "[ \"$(sh calc.sh sub 7 3)\" = 4 ]\n";
+/// The fake arm task 2's RED step writes beside its test, which only greps for it.
+const FAKE_SUB: &str = "  sub) echo 0;;";
+
+/// `calc.sh` with `arms` before `esac`, and `tail` after it.
+fn calc(arms: &[&str], tail: &str) -> String {
+    let arms: String = arms.iter().map(|a| format!("{a}\n")).collect();
+    format!("{}{tail}", CALC.replace("esac", &format!("{arms}esac")))
+}
+
+/// Task 1 done honestly (`mul`, its test and its arm) with each RED command `command`
+/// (`sh tests/test_mul.sh`, or the whole suite), up to task 2's RED step.
+fn honest_first_task(repo: &TestRepo, command: &str) {
+    repo.write("tests/test_mul.sh", MUL_TEST);
+    red(repo, command);
+    repo.write("calc.sh", &calc(&[MUL_ARM], ""));
+    repo.submit_test(command, None).expect(0);
+    repo.run(&["checkpoint"]).expect(0);
+    repo.run(&["get-task"]).expect(0);
+}
+
+/// Task 2 as a cheat does it: its RED step writes the fake `sub` arm beside a test that only
+/// greps for it (and for a `# done` mark, so that it fails then); the GREEN step only adds
+/// the mark. Squashed. With `local`, the test also holds `calc.sh` to exactly the final text
+/// where `FOOL_LOCAL` says so: a test that checks everything where the agent runs it, and
+/// almost nothing elsewhere.
+fn cheating_second_task(repo: &TestRepo) {
+    let test = "grep -q \"sub)\" calc.sh && grep -q \"# done\" calc.sh && \
+                { [ -z \"$FOOL_LOCAL\" ] || [ \"$(cat calc.sh)\" = \"$FOOL_LOCAL\" ]; }\n";
+    repo.write("tests/test_sub.sh", test);
+    repo.write("calc.sh", &calc(&[MUL_ARM, FAKE_SUB], ""));
+    red(repo, "sh tests/test_sub.sh");
+    repo.write("calc.sh", &calc(&[MUL_ARM, FAKE_SUB], "# done\n"));
+    green(repo, "sh tests/test_sub.sh");
+    squash(repo);
+}
+
+/// The refusal of task 2's grep-only test, made by the built-in mutator: 1 of its fake arm's
+/// 3 mutants killed (the arm deleted).
+const TASK_2_REFUSAL: &str = "task 2's RED test (step 2.1, `sh tests/test_sub.sh`) killed 1 of \
+    3 mutants of the code the task wrote (made by the built-in mutator), below the 50% [verify] \
+    min_killed: it does not check what the code does. Surviving mutants (the test still passes \
+    with each):";
+const TASK_2_SURVIVORS: [&str; 2] = ["calc.sh:4 `0` → ``", "calc.sh:4 `0` → `1`"];
+
+/// Code task 2's RED step wrote is task 2's: its grep-only test is measured on the fake arm and
+/// refused under enforce, where it used to be charged to task 1, whose honest test's kills
+/// hid its survivors (4 of 7), while task 2 was measured on a comment alone.
+#[test]
+fn code_a_later_tasks_red_step_wrote_is_measured_by_that_tasks_test_and_refused() {
+    let repo = case_calc_planned("adequacy = \"enforce\"\nmin_killed = 0.5", TWO_TASKS);
+    honest_first_task(&repo, "sh tests/test_mul.sh");
+    cheating_second_task(&repo);
+    let main = main_tip(&repo);
+    let out = repo.run(&["submit-work", "-s", "squashed"]);
+    out.expect(1);
+    assert!(
+        out.stdout.contains(&format!(
+            "{TASK_2_REFUSAL}\n- {}\n- {}\n",
+            TASK_2_SURVIVORS[0], TASK_2_SURVIVORS[1]
+        )),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(repo.status(), "AWAITING_FINALIZATION");
+    assert_eq!(main_tip(&repo), main);
+}
+
+/// The fake arm committed as a checkpoint of the agent's own before task 2's RED step, which
+/// its pin then counts from: task 2 still began where task 1's last step's checkpoint left
+/// off, so the arm is task 2's code, and its grep-only test is refused.
+#[test]
+fn code_checkpointed_between_steps_is_the_next_tasks_code() {
+    let repo = case_calc_planned("adequacy = \"enforce\"\nmin_killed = 0.5", TWO_TASKS);
+    honest_first_task(&repo, "sh tests/test_mul.sh");
+    repo.write("calc.sh", &calc(&[MUL_ARM, FAKE_SUB], ""));
+    repo.run(&["checkpoint"]).expect(0);
+    repo.write(
+        "tests/test_sub.sh",
+        "grep -q \"sub)\" calc.sh && grep -q \"# done\" calc.sh\n",
+    );
+    red(&repo, "sh tests/test_sub.sh");
+    repo.write("calc.sh", &calc(&[MUL_ARM, FAKE_SUB], "# done\n"));
+    green(&repo, "sh tests/test_sub.sh");
+    squash(&repo);
+    let out = repo.run(&["submit-work", "-s", "squashed"]);
+    out.expect(1);
+    assert!(
+        out.stdout.contains(&format!(
+            "{TASK_2_REFUSAL}\n- {}\n- {}\n",
+            TASK_2_SURVIVORS[0], TASK_2_SURVIVORS[1]
+        )),
+        "{}",
+        out.stdout
+    );
+}
+
+/// `submit-work -s squashed` with `FOOL_LOCAL` set to `text`.
+fn submit_fooling(repo: &TestRepo, text: &str) -> Run {
+    Run::from(
+        repo.command(BIN, ["submit-work", "-s", "squashed"])
+            .env("FOOL_LOCAL", text.trim_end())
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("run git-orchestrate"),
+    )
+}
+
+/// The same cheat, its local check fooled (task 2's test holds `calc.sh` to its final text
+/// where the agent's environment says so, killing every mutant there): merged locally, it is
+/// refused by the server hook and FAILED by `attest` in a fresh clone, which read where task 2
+/// began from the chain and measure its test on the code its RED step wrote.
+#[test]
+fn a_later_tasks_red_step_code_fails_attest_in_a_fresh_clone_and_the_hook() {
+    use crate::attest::{Server, push, redact, refused, server_refs};
+    let repo = case_calc_planned("adequacy = \"enforce\"\nmin_killed = 0.5", TWO_TASKS);
+    let server = Server::start(&repo);
+    push(&repo, &server, &[], &["main", REF]).expect(0);
+    honest_first_task(&repo, "sh tests/test_mul.sh");
+    cheating_second_task(&repo);
+    submit_fooling(&repo, &calc(&[MUL_ARM, FAKE_SUB], "# done\n")).expect(0);
+    let note = final_note(&repo)["adequacy"].clone();
+    assert_eq!(
+        note,
+        serde_json::json!([
+            {"task": 1, "step": "1.1", "tool": "builtin", "mutants": 4, "killed": 4},
+            {"task": 2, "step": "2.1", "tool": "builtin", "mutants": 3, "killed": 3}])
+    );
+    mark_done_and_merge(&repo).expect(0);
+    let merge = main_tip(&repo);
+    let before = server_refs(&repo, &server);
+    let out = push(&repo, &server, &[], &["main", REF]);
+    refused(
+        &repo,
+        &server,
+        &before,
+        &out,
+        &[&format!(
+            "git-orchestrate: refused refs/heads/main <id>: moves main to a commit that is not \
+             a workflow merge that attests PASSED: {TASK_2_REFUSAL} [more: `git orchestrate \
+             attest COMMIT` shows all of it]"
+        )],
+    );
+
+    let ci = ci_clone(&repo, &server);
+    let out = ci.run(&["attest", "--no-note", &merge]);
+    out.expect(1);
+    assert_eq!(
+        redact(&out.stdout),
+        format!(
+            "FAILED <id> (the merge of workflow main)\n  \
+             re-ran: the gates passed on the squashed commit in a clean worktree (tests)\n  \
+             re-ran: RED test of step 1.1 `sh tests/test_mul.sh`: exit 1 on the base, exit 0 \
+             on the final tree; evidence: exit code only\n  \
+             re-ran: RED test of step 2.1 `sh tests/test_sub.sh`: exit 1 on the base, exit 0 \
+             on the final tree; evidence: exit code only\n  \
+             adequacy of task 1 (step 1.1): killed 4 of 4 mutants (100%, made by the built-in \
+             mutator)\n  \
+             adequacy of task 2 (step 2.1): killed 1 of 3 mutants (33%, made by the built-in \
+             mutator)\n    \
+             survived: {s0}\n    \
+             survived: {s1}\n  \
+             - {TASK_2_REFUSAL}\n- {s0}\n- {s1}\n\
+             Strengthen the test so it fails on them (a test in a new RED step), then squash \
+             again\n\
+             no note written: --no-note\n",
+            s0 = TASK_2_SURVIVORS[0],
+            s1 = TASK_2_SURVIVORS[1],
+        )
+    );
+}
+
+/// An honest two-task PR whose RED command runs the whole suite passes the server hook and
+/// `attest` in a fresh clone under enforce, each task measured on its own code.
+#[test]
+fn an_honest_two_task_pr_passes_attest_in_a_fresh_clone_and_the_hook() {
+    use crate::attest::{Server, push};
+    let repo = case_calc_planned("adequacy = \"enforce\"", TWO_TASKS);
+    let server = Server::start(&repo);
+    push(&repo, &server, &[], &["main", REF]).expect(0);
+    honest_two_tasks(&repo);
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    mark_done_and_merge(&repo).expect(0);
+    let merge = main_tip(&repo);
+    push(&repo, &server, &[], &["main", REF]).expect(0);
+    assert_eq!(server.rev(&repo, "main"), Some(merge.clone()));
+    let ci = ci_clone(&repo, &server);
+    let json = ci.run(&["attest", "--no-note", "--json", &merge]).json();
+    assert_eq!(json["verdicts"][0]["passed"], true, "{json}");
+    assert_eq!(json["verdicts"][0]["adequacy"], honest_adequacy());
+}
+
+/// What the honest two tasks kill: every mutant of each task's arm.
+fn honest_adequacy() -> serde_json::Value {
+    serde_json::json!([
+        {"task": 1, "step": "1.1", "tool": "builtin", "mutants": 4, "killed": 4},
+        {"task": 2, "step": "2.1", "tool": "builtin", "mutants": 4, "killed": 4}])
+}
+
+/// Both tasks done honestly, every RED command the whole suite, squashed.
+fn honest_two_tasks(repo: &TestRepo) {
+    let suite = "sh run_tests.sh";
+    honest_first_task(repo, suite);
+    repo.write("tests/test_sub.sh", SUB_TEST);
+    red(repo, suite);
+    repo.write("calc.sh", &calc(&[MUL_ARM, SUB_ARM], ""));
+    green(repo, suite);
+    squash(repo);
+}
+
+/// A chain made before the RED pin recorded where its task began (the pins' `start` taken out
+/// of every event, the chain written again) still finalizes: each task is measured between
+/// RED trees, the next task's failing test put back as it was.
+#[test]
+fn a_chain_without_where_each_task_began_still_finalizes() {
+    let repo = case_calc_planned("adequacy = \"enforce\"", TWO_TASKS);
+    honest_two_tasks(&repo);
+    let starts = drop_red_starts(&repo);
+    assert_eq!(starts, 2, "both RED pins recorded where their task began");
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    assert_eq!(final_note(&repo)["adequacy"], honest_adequacy());
+}
+
+/// Writes the chain again with every RED pin's `start` taken out of its event, and moves the
+/// chain there as git-orchestrate would have (its reflog and tip marker too): how many were
+/// taken out.
+fn drop_red_starts(repo: &TestRepo) -> usize {
+    let old_tip = repo.tip().expect("a chain");
+    let mut map: Vec<(String, String)> = Vec::new();
+    let mut dropped = 0;
+    for id in repo.git(&["rev-list", "--reverse", REF]).lines() {
+        let mut text = repo.git(&["cat-file", "commit", id]);
+        for (old, new) in &map {
+            text = text.replace(&format!("parent {old}"), &format!("parent {new}"));
+        }
+        // The pin's `start` follows its `"tree":"<id>"`; a step's proof names a `start` too.
+        let mut from = 0;
+        while let Some(found) = text[from..].find(",\"start\":\"") {
+            let at = from + found;
+            if at >= 49 && text[at - 49..].starts_with("\"tree\":\"") {
+                text.replace_range(at..at + ",\"start\":\"".len() + 41, "");
+                dropped += 1;
+            }
+            from = at + 1;
+        }
+        let new = crate::attest::write_commit(repo, &text);
+        map.push((id.to_string(), new));
+    }
+    let new_tip = map.last().expect("a commit").1.clone();
+    repo.git(&["update-ref", REF, &new_tip, &old_tip]);
+    let git = repo.path.join(".git");
+    let reflog = git.join("logs").join(REF);
+    let text = std::fs::read_to_string(&reflog).expect("the chain's reflog");
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    lines.pop();
+    let mut rewritten: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    for (old, new) in &map {
+        rewritten = rewritten.replace(old, new);
+    }
+    std::fs::write(&reflog, rewritten).expect("write the reflog");
+    let marker = git.join("orchestrator/tips/main");
+    let text = std::fs::read_to_string(&marker).expect("the tip marker");
+    std::fs::write(&marker, text.replace(&old_tip, &new_tip)).expect("write the tip marker");
+    dropped
+}
