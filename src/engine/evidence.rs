@@ -75,11 +75,33 @@ fn report_dir(session: &Session) -> Result<tempfile::TempDir, EngineError> {
 
 /// The spellings of `dir` a runner may name its test files by (jest names them by absolute
 /// path): the base run and the final tree's run are in different directories, and a test
-/// is pinned by the same id in both.
+/// is pinned by the same id in both. `dir` is resolved once, at its first run, and
+/// remembered: a verification runs each task's tests in the same two worktrees, and
+/// resolving them again at every run was some 1,000 failed `readlink`s of an attest (the
+/// bench's `attest` mode). Only the last few directories are remembered, so a long-lived
+/// process (the MCP server) keeps no more.
 fn roots(dir: &Path) -> Vec<String> {
-    let mut roots = vec![dir.to_string_lossy().into_owned()];
-    if let Ok(real) = dir.canonicalize() {
-        roots.push(real.to_string_lossy().into_owned());
-    }
-    roots
+    use std::sync::{Mutex, PoisonError};
+    /// The worktrees a verification runs in at once, and then some.
+    const KEPT: usize = 8;
+    type Resolved = Vec<(std::path::PathBuf, Option<String>)>;
+    static RESOLVED: Mutex<Resolved> = Mutex::new(Vec::new());
+    let mut resolved = RESOLVED.lock().unwrap_or_else(PoisonError::into_inner);
+    let real = match resolved.iter().find(|(d, _)| d == dir) {
+        Some((_, real)) => real.clone(),
+        None => {
+            let real = dir
+                .canonicalize()
+                .ok()
+                .map(|real| real.to_string_lossy().into_owned());
+            if resolved.len() >= KEPT {
+                resolved.remove(0);
+            }
+            resolved.push((dir.to_path_buf(), real.clone()));
+            real
+        }
+    };
+    std::iter::once(dir.to_string_lossy().into_owned())
+        .chain(real)
+        .collect()
 }

@@ -258,6 +258,42 @@ impl<'a> Scratch<'a> {
     /// bench's `attest` mode). An error (a directory a test made unremovable, say) leaves the
     /// worktree in no known state: the caller makes a new one.
     pub fn reset(&self) -> Result<(), EngineError> {
+        self.reset_seeing(None)
+    }
+
+    /// [`Scratch::reset`], naming what [`Scratch::changed`] would have named just before it:
+    /// one walk of the worktree, where a compare then a reset were two (each RED test's
+    /// repeat and its tree check compare and reset the final tree's worktree: the bench's
+    /// `attest` mode). When the baseline is what it was settled as, the reset's own walk
+    /// finds them: a file of the baseline is unchanged when the walk, through real
+    /// directories only, finds it as it was (its executable bit, not its other mode bits,
+    /// compared, as [`Scratch::changed`] does). Otherwise, a compare then a reset. The
+    /// worktree is reset either way.
+    pub fn reset_changed(&self) -> Result<Vec<String>, EngineError> {
+        let settled = matches!(&*self.baseline.borrow(), Baseline::Settled);
+        let Some(files) = self.made.files.as_ref().filter(|_| settled) else {
+            let changed = self.changed()?;
+            self.reset()?;
+            return Ok(changed);
+        };
+        let mut unchanged = std::collections::HashSet::new();
+        self.reset_seeing(Some(&mut unchanged))?;
+        let mut changed: Vec<String> = files
+            .entries
+            .keys()
+            .filter(|p| !unchanged.contains(*p))
+            .map(|p| p.to_string_lossy().into_owned())
+            .collect();
+        changed.sort_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+        Ok(changed)
+    }
+
+    /// [`Scratch::reset`]; with `unchanged`, the paths of the kept files' walk that held
+    /// as [`Scratch::changed`] compares them are put there.
+    fn reset_seeing(
+        &self,
+        unchanged: Option<&mut std::collections::HashSet<PathBuf>>,
+    ) -> Result<(), EngineError> {
         use std::os::unix::fs::PermissionsExt as _;
         let dir = self.path();
         let io = |what: &str| super::io_error(format!("reset the scratch worktree's {what}"));
@@ -265,7 +301,7 @@ impl<'a> Scratch<'a> {
         let dot_git = dir.join(".git");
         match &self.made.files {
             Some(files) => {
-                restore_files(dir, files).map_err(io("files"))?;
+                restore_files(dir, files, unchanged).map_err(io("files"))?;
                 let kept = std::fs::symlink_metadata(&dot_git).is_ok_and(|m| {
                     m.is_file()
                         && m.permissions().mode() & 0o7777 == self.made.dot_git_mode
@@ -286,7 +322,7 @@ impl<'a> Scratch<'a> {
             std::fs::write(&dot_git, &self.made.dot_git).map_err(io(".git file"))?;
             set_mode(&dot_git, self.made.dot_git_mode).map_err(io(".git file"))?;
         }
-        restore_files(&self.admin, &self.made.admin).map_err(io("git directory"))?;
+        restore_files(&self.admin, &self.made.admin, None).map_err(io("git directory"))?;
         if self.made.files.is_some() {
             return Ok(());
         }
@@ -370,9 +406,22 @@ impl<'a> Scratch<'a> {
     /// each (its directories too: the bench's `attest` mode). Unsettled, or with its files
     /// not kept, they are put in only, and a reset takes them out.
     pub fn pin(&mut self, from: &str, paths: &[String]) -> Result<(), EngineError> {
+        // Directories an earlier pin added and [`Scratch::unpin_keeping`] kept for this one.
+        let mut carried = self.made.pins.added_dirs.clone();
         self.unpin();
         self.put(from, paths)?;
         let dir = self.worktree.path().to_path_buf();
+        // One this pin put nothing into (its path has no file in `from`) is not the tree's: a
+        // fresh worktree would not have it. Deepest first, so that its parent is empty then.
+        carried.sort_by(|a, b| b.cmp(a));
+        for kept in carried {
+            let full = dir.join(&kept);
+            let empty = std::fs::read_dir(&full).is_ok_and(|mut d| d.next().is_none());
+            if empty && std::fs::symlink_metadata(&full).is_ok_and(|m| m.is_dir()) {
+                std::fs::remove_dir(&full)
+                    .map_err(super::io_error("remove a directory no pin needs"))?;
+            }
+        }
         let Some(files) = self.made.files.as_mut() else {
             return Ok(());
         };
@@ -414,6 +463,31 @@ impl<'a> Scratch<'a> {
             }
         }
         Ok(())
+    }
+
+    /// [`Scratch::unpin`], but the directories the pins added on the way to one of `next`
+    /// (the next task's pinned paths) stay among what a reset keeps, emptied of all else
+    /// and given their modes back like every directory it keeps: the next task's pin is put
+    /// into them, where removing and making them again cost the filesystem two inodes a task
+    /// (the bench's `attest` mode). The next [`Scratch::pin`] takes them as its own, and its
+    /// unpin takes them out.
+    pub fn unpin_keeping(&mut self, next: &[String]) {
+        let kept: Vec<PathBuf> = self
+            .made
+            .pins
+            .added_dirs
+            .iter()
+            .filter(|dir| {
+                next.iter()
+                    .any(|p| Path::new(p).starts_with(dir) && Path::new(p) != dir.as_path())
+            })
+            .cloned()
+            .collect();
+        self.made.pins.added_dirs.retain(|dir| !kept.contains(dir));
+        self.unpin();
+        // Still the pins' until the next pin takes them: an unpin with no pin between takes
+        // them out.
+        self.made.pins.added_dirs = kept;
     }
 
     /// Takes what [`Scratch::pin`] put in out of what a reset keeps: the next reset puts
@@ -630,7 +704,14 @@ fn changed_files(dir: &Path, files: &Files) -> Vec<String> {
 /// Makes the worktree `dir` hold `files` exactly (its `.git` file aside): whatever is not one
 /// of them, or differs from it in kind, mode, bytes or target, is removed, then what is
 /// missing is written. What a test left unchanged is neither removed nor written again.
-fn restore_files(dir: &Path, files: &Files) -> std::io::Result<()> {
+/// With `unchanged`, each file or link of `files` the walk finds as [`changed_files`] would
+/// (reached through kept, real directories; its executable bit compared, not its other mode
+/// bits) is put there, before anything is removed or written.
+fn restore_files(
+    dir: &Path,
+    files: &Files,
+    mut unchanged: Option<&mut std::collections::HashSet<PathBuf>>,
+) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt as _;
     // What the walk found as it was, with each kept directory's mode as it left it: those
     // are not looked at again below. Each entry is read through its directory (`fstatat`),
@@ -662,10 +743,25 @@ fn restore_files(dir: &Path, files: &Files) -> std::io::Result<()> {
                         mode: made,
                         bytes,
                         stamp,
-                    }) => holds(&full, &meta, (bytes, *stamp), |now| now == *made),
+                    }) => {
+                        let kept = holds(&full, &meta, (bytes, *stamp), |now| now == *made);
+                        // Another mode, the executable bit alone compared: no change for
+                        // a compare, a rewrite for a reset.
+                        if let Some(seen) = unchanged.as_deref_mut().filter(|_| !kept)
+                            && holds(&full, &meta, (bytes, *stamp), |now| {
+                                (now & 0o100) == (made & 0o100)
+                            })
+                        {
+                            seen.insert(path.clone());
+                        }
+                        kept
+                    }
                     None => false,
                 }
             };
+            if let Some(seen) = unchanged.as_deref_mut().filter(|_| keep && !meta.is_dir()) {
+                seen.insert(path.clone());
+            }
             match (keep, meta.is_dir()) {
                 (true, true) => {
                     let mut mode = meta.permissions().mode() & 0o7777;

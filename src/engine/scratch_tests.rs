@@ -280,7 +280,7 @@ fn restoring_files_removes_the_new_and_writes_the_missing_with_their_modes() {
     std::fs::remove_file(dir.join("link")).expect("remove");
     std::os::unix::fs::symlink("elsewhere", dir.join("link")).expect("link");
     std::fs::write(dir.join("new"), "x").expect("write");
-    restore_files(dir, &files).expect("restored");
+    restore_files(dir, &files, None).expect("restored");
     assert_eq!(
         std::fs::read_to_string(dir.join("d/run.sh")).expect("read"),
         "echo"
@@ -316,7 +316,7 @@ fn restoring_puts_back_the_modes_of_kept_directories_and_files() {
         .expect("chmod");
     std::fs::set_permissions(dir.join("open/f"), std::fs::Permissions::from_mode(0o600))
         .expect("chmod");
-    restore_files(dir, &files).expect("restored");
+    restore_files(dir, &files, None).expect("restored");
     let mode = |p: &str| {
         std::fs::symlink_metadata(dir.join(p))
             .expect("stat")
@@ -341,7 +341,7 @@ fn restoring_opens_a_directory_a_test_made_unreadable() {
     std::fs::write(dir.join("locked/stray"), "x").expect("write");
     std::fs::set_permissions(dir.join("locked"), std::fs::Permissions::from_mode(0o000))
         .expect("chmod");
-    restore_files(dir, &files).expect("restored");
+    restore_files(dir, &files, None).expect("restored");
     assert!(!dir.join("locked/stray").exists());
     let mode = std::fs::metadata(dir.join("locked"))
         .expect("stat")
@@ -452,7 +452,7 @@ fn a_same_size_rewrite_with_its_times_put_back_is_changed_and_reset() {
     let files = read_files(dir).expect("read").expect("small");
     rewrite_keeping_size_and_times(&dir.join("d/code"), "evil");
     assert_eq!(changed_files(dir, &files), ["d/code"]);
-    restore_files(dir, &files).expect("restored");
+    restore_files(dir, &files, None).expect("restored");
     assert_eq!(
         std::fs::read_to_string(dir.join("d/code")).expect("read"),
         "good"
@@ -461,7 +461,7 @@ fn a_same_size_rewrite_with_its_times_put_back_is_changed_and_reset() {
     // Again, now that the file a reset wrote has a stamp other than the one read.
     rewrite_keeping_size_and_times(&dir.join("d/code"), "evil");
     assert_eq!(changed_files(dir, &files), ["d/code"]);
-    restore_files(dir, &files).expect("restored");
+    restore_files(dir, &files, None).expect("restored");
     assert_eq!(
         std::fs::read_to_string(dir.join("d/code")).expect("read"),
         "good"
@@ -497,4 +497,156 @@ fn a_pinned_path_absent_with_its_directory_is_pinned_as_absent() {
     std::fs::write(dir.join("tests/new/helper.sh"), "left by a run").expect("write");
     scratch.reset().expect("reset");
     assert!(!dir.join("tests/new/helper.sh").exists());
+}
+
+#[test]
+fn a_reset_names_what_a_compare_before_it_would_and_resets() {
+    let repo = repo_with_files();
+    repo.write("run.sh", "echo run\n");
+    repo.write("d/inside", "e\n");
+    repo.write("mode.txt", "m\n");
+    repo.commit_all("more files");
+    let session = repo.session("w");
+    let (commit, tree) = head(&repo);
+    let mut scratch = Scratch::new(&session, &commit, &tree).expect("made");
+    scratch.settle();
+    scratch.baseline().expect("taken");
+    let dir = scratch.path().to_path_buf();
+    assert_eq!(
+        scratch.reset_changed().expect("reset"),
+        Vec::<String>::new()
+    );
+    // Rewritten, removed, made executable, a directory swapped for a link to a copy of it, a
+    // mode git does not see (group write), and a new file: what a compare names, the reset
+    // names, and every one of them is put back.
+    std::fs::write(dir.join("README"), "other").expect("write");
+    std::fs::remove_file(dir.join("test.sh")).expect("remove");
+    std::fs::set_permissions(dir.join("run.sh"), std::fs::Permissions::from_mode(0o755))
+        .expect("chmod");
+    let copy = tempfile::tempdir().expect("temp");
+    std::fs::write(copy.path().join("inside"), "e\n").expect("write");
+    std::fs::rename(dir.join("d"), dir.join("d.away")).expect("rename");
+    std::os::unix::fs::symlink(copy.path(), dir.join("d")).expect("link");
+    std::fs::set_permissions(dir.join("mode.txt"), std::fs::Permissions::from_mode(0o664))
+        .expect("chmod");
+    std::fs::write(dir.join("coverage.xml"), "new").expect("write");
+    let compared = scratch.changed().expect("compared");
+    assert_eq!(compared, ["README", "d/inside", "run.sh", "test.sh"]);
+    assert_eq!(scratch.reset_changed().expect("reset"), compared);
+    assert_eq!(scratch.changed().expect("compared"), Vec::<String>::new());
+    assert!(!dir.join("coverage.xml").exists() && !dir.join("d.away").exists());
+    assert!(
+        std::fs::symlink_metadata(dir.join("d"))
+            .expect("stat")
+            .is_dir()
+    );
+    let mode = |p: &str| {
+        std::fs::metadata(dir.join(p))
+            .expect("stat")
+            .permissions()
+            .mode()
+    };
+    assert_eq!(
+        (mode("run.sh") & 0o777, mode("mode.txt") & 0o777),
+        (0o644, 0o644)
+    );
+    assert_eq!(
+        std::fs::read_to_string(copy.path().join("inside")).expect("read"),
+        "e\n",
+        "what the link led to is never touched"
+    );
+}
+
+#[test]
+fn a_reset_with_a_baseline_read_apart_compares_then_resets() {
+    let repo = repo_with_files();
+    let session = repo.session("w");
+    let (commit, tree) = head(&repo);
+    let scratch = Scratch::new(&session, &commit, &tree).expect("made");
+    scratch.baseline().expect("taken");
+    let dir = scratch.path().to_path_buf();
+    std::fs::write(dir.join("README"), "other").expect("write");
+    std::fs::write(dir.join("left"), "x").expect("write");
+    assert_eq!(scratch.reset_changed().expect("reset"), ["README"]);
+    assert!(!dir.join("left").exists());
+    assert_eq!(
+        std::fs::read_to_string(dir.join("README")).expect("read"),
+        "hello\n"
+    );
+}
+
+#[test]
+fn the_next_tasks_pin_keeps_the_directory_it_shares_emptied_of_all_else() {
+    let repo = repo_with_files();
+    let (base_commit, base_tree) = head(&repo);
+    repo.write("tests/deep/t1.sh", "one\n");
+    repo.write("tests/deep/t2.sh", "two\n");
+    repo.commit_all("tests");
+    let newer = repo.git(&["rev-parse", "HEAD^{tree}"]);
+    let session = repo.session("w");
+    let mut scratch = Scratch::new(&session, &base_commit, &base_tree).expect("made");
+    scratch.settle();
+    let dir = scratch.path().to_path_buf();
+    scratch
+        .pin(&newer, &["tests/deep/t1.sh".to_string()])
+        .expect("pinned");
+    // The first task's run leaves files beside its test, an ignored marker, a link out and
+    // a nested directory, and opens its directory to everyone.
+    std::fs::write(dir.join("tests/deep/leftover"), "x").expect("write");
+    std::fs::write(dir.join("tests/.marker"), "x").expect("write");
+    std::os::unix::fs::symlink("/etc", dir.join("tests/deep/out")).expect("link");
+    std::fs::create_dir_all(dir.join("tests/deep/nested/more")).expect("mkdir");
+    std::fs::set_permissions(
+        dir.join("tests/deep"),
+        std::fs::Permissions::from_mode(0o777),
+    )
+    .expect("chmod");
+    let next = vec!["tests/deep/t2.sh".to_string()];
+    scratch.unpin_keeping(&next);
+    scratch.reset().expect("reset");
+    let names = |p: &str| -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir.join(p))
+            .expect("read")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    assert_eq!(names("tests"), ["deep"]);
+    assert_eq!(names("tests/deep"), Vec::<String>::new());
+    scratch.pin(&newer, &next).expect("pinned");
+    assert_eq!(names("tests/deep"), ["t2.sh"]);
+    let mode = std::fs::symlink_metadata(dir.join("tests/deep"))
+        .expect("stat")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o755, "its mode as the first pin made it");
+    // Its pin's own: taken out with it, as a fresh worktree of the base has none.
+    scratch.unpin();
+    scratch.reset().expect("reset");
+    assert!(!dir.join("tests").exists());
+}
+
+#[test]
+fn a_kept_directory_the_next_pin_puts_nothing_into_is_removed() {
+    let repo = repo_with_files();
+    let (base_commit, base_tree) = head(&repo);
+    repo.write("tests/t1.sh", "one\n");
+    repo.commit_all("tests");
+    let newer = repo.git(&["rev-parse", "HEAD^{tree}"]);
+    let session = repo.session("w");
+    let mut scratch = Scratch::new(&session, &base_commit, &base_tree).expect("made");
+    scratch.settle();
+    let dir = scratch.path().to_path_buf();
+    scratch
+        .pin(&newer, &["tests/t1.sh".to_string()])
+        .expect("pinned");
+    // The next task's pinned path has no file: a fresh worktree has no `tests` either.
+    let next = vec!["tests/gone.sh".to_string()];
+    scratch.unpin_keeping(&next);
+    scratch.reset().expect("reset");
+    scratch.pin(&newer, &next).expect("pinned");
+    assert!(!dir.join("tests").exists());
+    scratch.reset().expect("reset");
+    assert!(!dir.join("tests").exists());
 }

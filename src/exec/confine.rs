@@ -238,9 +238,20 @@ impl Confinement {
     }
 
     /// The holder of this confinement's paths, started when there is none yet.
+    ///
+    /// Holders are told apart by the mounts they make ([`plan`]), not by the paths as asked:
+    /// a path inside another writable one, or under `/` when read-only, changes no mount,
+    /// and the verification's commands (its paths and the scratch directory added) then
+    /// share the probe's holder and runner, where each made its own (the bench's `attest`
+    /// mode: a holder and a runner cost some ten processes).
     fn holder(&self) -> Result<Arc<Holder>, String> {
         let mut holders = self.holders.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(holder) = holders.get(&self.layout) {
+        let (writable, read_only) = plan(&self.layout.read_only, &self.layout.writable);
+        let mounts = Layout {
+            read_only,
+            writable,
+        };
+        if let Some(holder) = holders.get(&mounts) {
             return Ok(holder.clone());
         }
         let mut holder = Holder::start(&self.unshare, &self.layout)?;
@@ -252,7 +263,7 @@ impl Confinement {
             holder.runner = RunnerProcess::start(self, holder.pid, program);
         }
         let holder = Arc::new(holder);
-        holders.insert(self.layout.clone(), holder.clone());
+        holders.insert(mounts, holder.clone());
         Ok(holder)
     }
 

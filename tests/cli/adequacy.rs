@@ -379,9 +379,22 @@ fn leftover_is_not_seen_by_the_next(
 /// the base's tree between tasks, so task 2's test passes on the base and is refused.
 #[test]
 fn what_one_tasks_test_leaves_on_the_base_is_not_seen_by_the_next() {
+    base_leftover_is_not_seen_by_the_next(".base_seen");
+}
+
+/// As [`what_one_tasks_test_leaves_on_the_base_is_not_seen_by_the_next`], the marker left in
+/// `tests/`, the directory both tasks' pinned tests are put into on the base: kept between
+/// the tasks for the next pin, it is emptied of all else.
+#[test]
+fn what_one_tasks_test_leaves_beside_its_pin_on_the_base_is_not_seen_by_the_next() {
+    base_leftover_is_not_seen_by_the_next("tests/.base_seen");
+}
+
+/// Task 1's RED test leaves `marker` on the base; task 2's test is `[ ! -e marker ]`.
+fn base_leftover_is_not_seen_by_the_next(marker: &str) {
     let repo = TestRepo::empty();
     repo.write("calc.sh", CALC);
-    repo.write(".gitignore", ".base_seen\n");
+    repo.write(".gitignore", &format!("{marker}\n"));
     repo.write(
         "run_tests.sh",
         "for t in tests/test_*.sh; do sh \"$t\" || { echo \"FAILED: $t\"; exit 1; }; done\n",
@@ -396,7 +409,9 @@ fn what_one_tasks_test_leaves_on_the_base_is_not_seen_by_the_next() {
     repo.run(&["get-task"]).expect(0);
     repo.write(
         "tests/test_mul.sh",
-        "grep -q \"mul)\" calc.sh || touch .base_seen\n[ \"$(sh calc.sh mul 4 3)\" = 12 ]\n",
+        &format!(
+            "grep -q \"mul)\" calc.sh || touch {marker}\n[ \"$(sh calc.sh mul 4 3)\" = 12 ]\n"
+        ),
     );
     red(&repo, "sh tests/test_mul.sh");
     repo.write(
@@ -407,9 +422,9 @@ fn what_one_tasks_test_leaves_on_the_base_is_not_seen_by_the_next() {
     repo.run(&["checkpoint"]).expect(0);
     repo.run(&["get-task"]).expect(0);
     // Task 2: fails here only for the marker task 1's RED run left in the working tree.
-    repo.write("tests/test_z_div.sh", "[ ! -e .base_seen ]\n");
+    repo.write("tests/test_z_div.sh", &format!("[ ! -e {marker} ]\n"));
     red(&repo, "sh tests/test_z_div.sh");
-    std::fs::remove_file(repo.path.join(".base_seen")).unwrap();
+    std::fs::remove_file(repo.path.join(marker)).unwrap();
     let with_div = CALC.replace(
         "esac",
         &format!("{MUL_ARM}\n  div) echo $(( $2 / $3 ));;\nesac"),

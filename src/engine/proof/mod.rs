@@ -157,6 +157,16 @@ impl Run<'_> {
         done: &[Outcome],
     ) -> Result<Outcome, EngineError> {
         let (session, config, git) = (self.session, self.config, &self.session.git);
+        let pinned_pair = matches!(
+            obligation,
+            Obligation::FailsOn {
+                tests: Tests::Pinned(_),
+                ..
+            } | Obligation::TreeUnchanged
+        );
+        if let Some(pairs) = self.pairs.as_ref().filter(|_| !pinned_pair) {
+            pairs.ran_elsewhere();
+        }
         let unpaired = || EngineError::Internal("a proof plan's obligation has no pair".into());
         let step_run = || {
             done.iter()

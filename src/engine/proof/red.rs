@@ -53,6 +53,9 @@ pub struct Pairs<'a> {
     worktrees: Option<(Scratch<'a>, Scratch<'a>)>,
     /// The test whose runs came last: what a changed tree is blamed on.
     last: Option<PinnedTest>,
+    /// The squashed worktree was reset by the tree check of the last pair, and nothing ran
+    /// since ([`Pairs::unchanged`], [`Pairs::ran_elsewhere`]): the next pair's needs no other.
+    squashed_reset: std::cell::Cell<bool>,
 }
 
 impl<'a> Pairs<'a> {
@@ -76,6 +79,7 @@ impl<'a> Pairs<'a> {
             reds,
             worktrees: None,
             last: None,
+            squashed_reset: std::cell::Cell::new(false),
         })
     }
 
@@ -83,12 +87,17 @@ impl<'a> Pairs<'a> {
     /// times: its pair's outcome, or that it is flaky, or that a repeat changed the tree.
     pub fn run(&mut self, pinned: &PinnedTest) -> Result<Outcome, EngineError> {
         let previous = self.worktrees.take();
-        let (mut before, squashed) =
-            task_worktrees(self.session, &self.trees, &self.reds, previous)?;
+        let squashed_reset = self.squashed_reset.replace(false);
         // The test's files and shared files as its step left them, on the base, for all its
         // repeats: each reset between them keeps them as put in.
         let on_base_paths: Vec<String> =
             pinned.paths.iter().chain(&pinned.shared).cloned().collect();
+        let (mut before, squashed) = task_worktrees(
+            self.session,
+            (&self.trees, &self.reds),
+            (previous, squashed_reset),
+            &on_base_paths,
+        )?;
         before.pin(&pinned.tree, &on_base_paths)?;
         let (before, squashed) = &*self.worktrees.insert((before, squashed));
         self.last = Some(pinned.clone());
@@ -131,15 +140,35 @@ impl<'a> Pairs<'a> {
     /// final tree is where every task's test must pass, and a run that wrote into it (either
     /// run: unconfined, the base's can reach it) would hand a later task's test what the
     /// commit lacks. The base's worktree may only make later base runs fail.
+    ///
+    /// The compare is the squashed worktree's reset too, which the next pair's then skips
+    /// (one walk of it, not two), unless something else runs between them.
     pub fn unchanged(&self) -> Result<Outcome, EngineError> {
         let changed = match &self.worktrees {
-            Some((_, squashed)) => squashed.changed()?,
+            Some((_, squashed)) => match squashed.reset_changed() {
+                Ok(changed) => {
+                    self.squashed_reset.set(true);
+                    changed
+                }
+                // A reset that failed (a directory a test made unremovable) is the next
+                // pair's to meet again, which then makes new worktrees: what changed is
+                // compared as it is now.
+                Err(_) => squashed.changed()?,
+            },
             None => Vec::new(),
         };
         Ok(Outcome::Tree {
             by: self.last.clone(),
             changed,
         })
+    }
+}
+
+impl Pairs<'_> {
+    /// Something other than a pair ran (another obligation of the plan): the next pair
+    /// resets the squashed worktree again, whatever the last tree check did.
+    pub fn ran_elsewhere(&self) {
+        self.squashed_reset.set(false);
     }
 }
 
@@ -173,17 +202,20 @@ fn red_worktrees<'a>(
 /// marker file), is seen by the next; a reset costs no git process, a new pair ten.
 fn task_worktrees<'a>(
     session: &'a Session,
-    trees: &Trees,
-    reds: &[PinnedTest],
-    previous: Option<(Scratch<'a>, Scratch<'a>)>,
+    (trees, reds): (&Trees, &[PinnedTest]),
+    (previous, squashed_reset): (Option<(Scratch<'a>, Scratch<'a>)>, bool),
+    next: &[String],
 ) -> Result<(Scratch<'a>, Scratch<'a>), EngineError> {
     let reset = previous
         .map(|(mut before, squashed)| {
-            // The previous task's pinned files are taken out by this reset.
-            before.unpin();
+            // The previous task's pinned files are taken out by this reset; the directories
+            // it added that this task's pin goes into stay, emptied.
+            before.unpin_keeping(next);
             (before, squashed)
         })
-        .filter(|(before, squashed)| before.reset().is_ok() && squashed.reset().is_ok());
+        .filter(|(before, squashed)| {
+            before.reset().is_ok() && (squashed_reset || squashed.reset().is_ok())
+        });
     if let Some(pair) = reset {
         // Reset to what it was settled as: the pins are in, and the baseline taken then is
         // what it is compared with.
@@ -191,12 +223,36 @@ fn task_worktrees<'a>(
     }
     let (mut before, mut squashed) = red_worktrees(session, trees)?;
     before.settle();
+    // Only the paths whose latest pin differs from the squashed commit's: a pin the squash
+    // kept as it was is there already, and writing it again costs the filesystem a removed
+    // and a new inode per test (the bench's `attest` mode). Nothing has run in the new
+    // worktree yet, and each red's paths are compared after the reds before it were put. A
+    // path with a link above it is put, as before: the put refuses to write through it.
     for red in reds {
-        squashed.put(&red.tree, &red.paths)?;
+        let differ = session
+            .store
+            .differing_paths(&red.tree, &red.paths, squashed.path())?;
+        let to_put: Vec<String> = red
+            .paths
+            .iter()
+            .filter(|p| differ.contains(p) || link_above(squashed.path(), p))
+            .cloned()
+            .collect();
+        squashed.put(&red.tree, &to_put)?;
     }
     squashed.settle();
     squashed.baseline()?;
     Ok((before, squashed))
+}
+
+/// Whether a directory on the way to `path` in the worktree `dir` is anything but a real
+/// directory (a link, say): a comparison there would read through it.
+fn link_above(dir: &std::path::Path, path: &str) -> bool {
+    std::path::Path::new(path)
+        .ancestors()
+        .skip(1)
+        .filter(|a| !a.as_os_str().is_empty())
+        .any(|a| !std::fs::symlink_metadata(dir.join(a)).is_ok_and(|m| m.is_dir()))
 }
 
 /// The RED test's two runs, `[verify] runs` times over in the same worktrees, reset between
@@ -220,7 +276,8 @@ fn run_red_repeated(
         // Each repeat starts from the trees as they were made: what a run left (an ignored
         // marker, say) is not seen by the next, whose verdict is then its own. A write into
         // the squashed tree is refused before the reset could hide it.
-        let changed = squashed.changed()?;
+        // One walk of the squashed worktree compares and resets it.
+        let changed = squashed.reset_changed()?;
         if !changed.is_empty() {
             return Ok(Err(Outcome::Tree {
                 by: Some(pinned.clone()),
@@ -228,7 +285,6 @@ fn run_red_repeated(
             }));
         }
         before.reset()?;
-        squashed.reset()?;
         let (b, s) = run_red(session, config, pinned, (before, squashed), reaper, envs)?;
         on_base.push(b.output.exit.success());
         on_squash.push(s.output.exit.success());
