@@ -65,6 +65,10 @@ pub enum ReportAsk {
     /// as `junit_family=xunit1`, whose testcases name their file (`file=`): a test is tied
     /// to its module's file, not to a name that merely begins like it.
     PytestJunit,
+    /// Any other command: the same `PYTEST_ADDOPTS`, which a pytest it runs (through a
+    /// script, `make`, `python -mpytest`) inherits and any other program ignores; its report
+    /// is read when one was written, else what the run prints is.
+    PytestIfRun,
     /// jest or vitest: `--json --outputFile=<path>` (vitest: `--reporter=json`) appended.
     Jest,
     Vitest,
@@ -117,7 +121,7 @@ pub fn request(command: &str) -> Request {
         report,
         go: None,
     };
-    if runs(command, "pytest") || runs(command, "py.test") {
+    if runs(command, "pytest") || runs(command, "py.test") || words(command).contains(&"-mpytest") {
         // A report the command asks for itself overrides ours (the command's options come
         // after PYTEST_ADDOPTS'), and is written where the test can know it: none is read.
         let own = command.contains("--junitxml") || command.contains("--junit-xml");
@@ -145,7 +149,10 @@ pub fn request(command: &str) -> Request {
         Some(ask) if !command.contains("--json") && !command.contains("--reporter") => {
             plain(Some(ask))
         }
-        _ => plain(None),
+        Some(_) => plain(None),
+        // A command with its own report for pytest is read by its output.
+        None if command.contains("--junitxml") || command.contains("--junit-xml") => plain(None),
+        None => plain(Some(ReportAsk::PytestIfRun)),
     }
 }
 
@@ -218,7 +225,7 @@ impl Request {
                 "{} --reporter json --reporter-option output={quoted}",
                 self.command
             ),
-            Some(ReportAsk::PytestJunit) | None => self.command.clone(),
+            Some(ReportAsk::PytestJunit | ReportAsk::PytestIfRun) | None => self.command.clone(),
         }
     }
 
@@ -226,7 +233,7 @@ impl Request {
     /// `PYTEST_ADDOPTS` and `GOFLAGS` never reach a command, see `exec/env.rs`).
     pub fn env(&self, path: &str) -> Vec<(String, String)> {
         match (self.report, self.go) {
-            (Some(ReportAsk::PytestJunit), _) => vec![(
+            (Some(ReportAsk::PytestJunit | ReportAsk::PytestIfRun), _) => vec![(
                 "PYTEST_ADDOPTS".to_string(),
                 format!("--junitxml={} -o junit_family=xunit1", shell_quote(path)),
             )],
@@ -358,9 +365,14 @@ impl Evidence {
 /// asked and wrote none has no evidence), else what the output says, first the runner the
 /// request names; `exit code only` when nothing in it reports per test.
 pub fn read(request: &Request, report: &ReportFile, output: &[u8]) -> Evidence {
-    if let Some(ask) = request.report {
+    let asked = match (request.report, report) {
+        // No pytest ran, or none reported: what the run prints is read.
+        (Some(ReportAsk::PytestIfRun), ReportFile::Absent | ReportFile::NotAsked) => None,
+        (ask, _) => ask,
+    };
+    if let Some(ask) = asked {
         let kind = match ask {
-            ReportAsk::PytestJunit => Kind::Junit,
+            ReportAsk::PytestJunit | ReportAsk::PytestIfRun => Kind::Junit,
             ReportAsk::Jest | ReportAsk::Vitest => Kind::JestJson,
             ReportAsk::Mocha => Kind::MochaJson,
         };
@@ -376,7 +388,7 @@ pub fn read(request: &Request, report: &ReportFile, output: &[u8]) -> Evidence {
             }
         };
         let parsed = match ask {
-            ReportAsk::PytestJunit => junit::parse_with_files(bytes),
+            ReportAsk::PytestJunit | ReportAsk::PytestIfRun => junit::parse_with_files(bytes),
             ReportAsk::Jest | ReportAsk::Vitest => {
                 jsonreport::jest(bytes).map(|(tests, files)| (tests, Some(files)))
             }

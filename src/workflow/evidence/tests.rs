@@ -273,21 +273,74 @@ fn what_a_run_is_asked_for_depends_on_its_runner() {
     );
     assert_eq!(request("cargo test").go, None);
     assert_eq!(request("echo go test-ish").go, None);
-    assert_eq!(request("cargo test").report, None);
-    assert_eq!(request("cargo test").command, "cargo test");
+    // Any other command gets pytest's report request too: a pytest it runs reports.
+    assert_eq!(request("cargo test").report, Some(ReportAsk::PytestIfRun));
+    assert_eq!(request("cargo test").command_with("/tmp/r"), "cargo test");
     let jest = request("npx jest calc");
     assert_eq!(jest.report, Some(ReportAsk::Jest));
     assert_eq!(
         jest.command_with("/tmp/r.json"),
         "npx jest calc --json --outputFile='/tmp/r.json'"
     );
-    assert_eq!(request("npx jest calc | tee log").report, None);
+    assert_eq!(
+        request("npx jest calc | tee log").report,
+        Some(ReportAsk::PytestIfRun)
+    );
     assert_eq!(
         request("npx mocha --reporter tap").report,
         None,
         "a reporter of the command's own is left alone"
     );
-    assert_eq!(request("sh tests/test_mul.sh").report, None);
+    assert_eq!(
+        request("sh tests/test_mul.sh").report,
+        Some(ReportAsk::PytestIfRun)
+    );
+    assert_eq!(request("sh t.sh --junitxml=r.xml").report, None);
+}
+
+/// pytest by any spelling is asked for its report (`python -mpytest` is one word), and a
+/// pytest run by another command (a script, `make`) reports through the `PYTEST_ADDOPTS` it
+/// inherits: its report is read when written, else the run's output is.
+#[test]
+fn pytest_by_any_spelling_or_through_a_script_reports() {
+    for command in [
+        "python -B -mpytest -q tests",
+        "python3 -m pytest",
+        "/venv/bin/pytest tests",
+        "py.test",
+    ] {
+        assert_eq!(
+            request(command).report,
+            Some(ReportAsk::PytestJunit),
+            "{command}"
+        );
+    }
+    let script = request("sh run_tests.sh");
+    assert_eq!(
+        script.env("/tmp/r"),
+        request("pytest").env("/tmp/r"),
+        "the same variable"
+    );
+    let xml = br#"<testsuites><testsuite name="pytest"><testcase classname="tests.test_mul" name="test_mul" file="tests/test_mul.py" /></testsuite></testsuites>"#;
+    let through = read(
+        &script,
+        &ReportFile::Written(xml.to_vec()),
+        b"all tests pass\n",
+    );
+    assert_eq!(through.kind, Kind::Junit);
+    assert_eq!(through.tests["tests.test_mul::test_mul"], Outcome::Passed);
+    // No pytest ran: the output is read, as before.
+    let tap = read(&script, &ReportFile::Absent, b"1..1\nok 1 - muls\n");
+    assert_eq!(tap.kind, Kind::Tap);
+    let silent = read(&script, &ReportFile::Absent, b"all tests pass\n");
+    assert_eq!(silent.kind, Kind::ExitCodeOnly);
+    assert!(silent.missing.is_none());
+    // Asked directly, pytest that wrote none has no evidence.
+    assert!(
+        read(&request("pytest"), &ReportFile::Absent, b"")
+            .missing
+            .is_some()
+    );
 }
 
 #[test]
