@@ -10,7 +10,7 @@ mod libtest;
 mod outcome;
 mod tap;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
@@ -457,6 +457,12 @@ pub enum Shortfall {
     FilesNotReported {
         paths: String,
     },
+    /// The pinned test is reported from other files than the base's run had it in.
+    Moved {
+        id: String,
+        was: String,
+        now: String,
+    },
     /// What the runner announced (a test of a TAP plan, a test binary's result) and never
     /// reported: the run ended first.
     Unreported {
@@ -507,6 +513,11 @@ impl fmt::Display for Shortfall {
                 "no test of the pinned files ({paths}) was reported: nothing was pinned by id \
                  (the run on the base left no per-test report), so the pinned files' tests must \
                  be reported passing"
+            ),
+            Shortfall::Moved { id, was, now } => write!(
+                f,
+                "the pinned test `{id}` is reported from {now}, not from {was}, where it failed \
+                 on the base: it is another test of the same name"
             ),
             Shortfall::Unreported { what } => write!(
                 f,
@@ -719,7 +730,32 @@ pub fn red_proven(
     } else {
         pinned_on_base(on_base.0).map_err(|s| (s, Side::Base))?
     };
-    passes(on_final.0, pinned.as_deref(), files).map_err(|s| (s, Side::Final))
+    let proven = passes(on_final.0, pinned.as_deref(), files).map_err(|s| (s, Side::Final))?;
+    for id in pinned.as_deref().unwrap_or_default() {
+        if let Some(short) = moved(on_base.0, on_final.0, id) {
+            return Err((short, Side::Final));
+        }
+    }
+    Ok(proven)
+}
+
+/// Why the pinned test `id`, reported by that id on the final tree, is not the one that
+/// failed on the base: the files its runner names it in on the two trees have none in
+/// common (libtest names a test without its binary: a `muls` of another test target, built
+/// from another file, would stand for the pinned one). `None` where either run names no file
+/// for it.
+fn moved(base: &Evidence, on_final: &Evidence, id: &str) -> Option<Shortfall> {
+    let was = base.files.as_ref()?.get(id)?;
+    let now = on_final.files.as_ref()?.get(id)?;
+    if was.iter().any(|w| now.contains(w)) {
+        return None;
+    }
+    let list = |files: &BTreeSet<String>| files.iter().cloned().collect::<Vec<_>>().join(", ");
+    Some(Shortfall::Moved {
+        id: id.to_string(),
+        was: list(was),
+        now: list(now),
+    })
 }
 
 /// Which run an evidence shortfall is about.

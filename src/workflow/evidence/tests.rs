@@ -807,3 +807,36 @@ fn a_pinned_unit_stands_for_the_tests_of_its_own_file() {
     );
     assert!(red_proven((&jest_base, fail), (&own, pass), &[]).is_ok());
 }
+
+/// libtest names a test without its binary: a pinned `muls` reported on the final tree from
+/// another file than the one it failed in on the base (a test target pointed at a new file
+/// with an empty `muls`) is not the pinned test. Reported from its own file too, it is.
+#[test]
+fn a_pinned_test_reported_from_another_file_is_another_test() {
+    use Outcome::*;
+    let (fail, pass) = (ExitRecord::Code(101), ExitRecord::Code(0));
+    let base = with_files(Kind::Libtest, &[("muls", Failed, "tests/mul.rs")]);
+    let other = with_files(Kind::Libtest, &[("muls", Passed, "tests/mul_fast.rs")]);
+    assert_eq!(
+        red_proven((&base, fail), (&other, pass), &[]).map_err(|e| e.0.to_string()),
+        Err(
+            "the pinned test `muls` is reported from tests/mul_fast.rs, not from tests/mul.rs, \
+             where it failed on the base: it is another test of the same name"
+                .into()
+        )
+    );
+    let both = Evidence {
+        files: Some(Files::from([(
+            "muls".to_string(),
+            BTreeSet::from(["tests/mul.rs".to_string(), "tests/mul_fast.rs".to_string()]),
+        )])),
+        ..evidence(Kind::Libtest, &[("muls", Passed)])
+    };
+    assert_eq!(
+        red_proven((&base, fail), (&both, pass), &[]),
+        Ok((Kind::Libtest, vec!["muls".to_string()]))
+    );
+    // Old output with no `Running <file>` lines: the id alone.
+    let unnamed = evidence(Kind::Libtest, &[("muls", Passed)]);
+    assert!(red_proven((&base, fail), (&unnamed, pass), &[]).is_ok());
+}
