@@ -554,9 +554,12 @@ pub fn judge_passing(
             exit: on_tree.to_string(),
         })
     } else if let Some(why) = not_run {
-        Some(PairFailure::RunsNoTest {
-            why: why.to_string(),
-        })
+        // What the report says of the pinned test goes with it: the refusal names the test.
+        let why = match shortfall {
+            Some((short, Side::Final)) => format!("{why}; {short}"),
+            _ => why.to_string(),
+        };
+        Some(PairFailure::RunsNoTest { why })
     } else {
         shortfall.map(|(short, side)| PairFailure::Evidence {
             on_base: *side == Side::Base,
@@ -567,20 +570,22 @@ pub fn judge_passing(
 
 /// A GREEN step's run of its task's RED test (`command`), judged ([`judge_passing`]): it must
 /// pass, run a test ([`super::red::did_not_run`]), and report the ids the RED run `pinned`
-/// passing ([`super::evidence::passes`]).
+/// passing, or with none pinned by id the tests of its pinned `files`
+/// ([`super::evidence::passes`]).
 pub fn passes_on(
     command: &str,
     exit: ExitRecord,
     output: &[u8],
     evidence: &Evidence,
-    pinned: &[String],
+    (pinned, files): (&[String], &[String]),
 ) -> Option<PairFailure> {
     let not_run = exit
         .success()
         .then(|| super::red::did_not_run(command, exit, output))
         .flatten();
-    let shortfall = (exit.success() && not_run.is_none())
-        .then(|| super::evidence::passes(evidence, Some(pinned)).err())
+    let shortfall = exit
+        .success()
+        .then(|| super::evidence::passes(evidence, Some(pinned), files).err())
         .flatten()
         .map(|short| (short, Side::Final));
     judge_passing(exit, not_run.as_deref(), shortfall.as_ref())

@@ -655,6 +655,7 @@ mod tests {
         let report = |tests: &[(&str, Outcome)]| Evidence {
             kind: Kind::Libtest,
             tests: tests.iter().map(|(id, o)| (id.to_string(), *o)).collect(),
+            files: None,
             missing: None,
             unreported: Vec::new(),
         };

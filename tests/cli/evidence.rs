@@ -78,7 +78,7 @@ type Cheat = Vec<(&'static str, String)>;
 /// A GREEN step whose files are `files` (on top of the RED step's), refused: its RED test
 /// passes only by exiting 0, and the refusal says why (`why` is how its reason begins).
 #[track_caller]
-fn green_refused(repo: &TestRepo, command: &str, why: &str) {
+fn green_refused(repo: &TestRepo, command: &str, why: &str) -> String {
     let out = repo.submit_test(command, None);
     out.expect(1);
     assert!(
@@ -90,6 +90,7 @@ fn green_refused(repo: &TestRepo, command: &str, why: &str) {
         out.stdout
     );
     assert_eq!(repo.status(), "DEBUGGING");
+    out.stdout
 }
 
 /// Exits 0 before the tests report, at GREEN: a `conftest.py` that calls `sys.exit(0)`, a
@@ -101,7 +102,8 @@ fn green_refused(repo: &TestRepo, command: &str, why: &str) {
 fn a_python_test_that_exits_0_before_reporting_is_refused_at_green() {
     let Some(bin) = pytest() else { return };
     let command = pytest_command(&bin);
-    let no_report = "no per-test evidence: the runner wrote no junit report: the process ended before it reported";
+    let no_report = "no per-test evidence: the runner wrote no junit report: the process ended \
+                     before it reported, so the pinned test `tests.test_mul::test_mul` was not reported";
     let fake = "<testsuites><testsuite name=\"pytest\" tests=\"2\"><testcase classname=\"tests.test_mul\" \
                 name=\"test_mul\" /><testcase classname=\"tests.test_add\" name=\"test_add\" /></testsuite></testsuites>";
     let cases: Vec<(&str, Cheat, &str)> = vec![
@@ -145,7 +147,12 @@ fn a_python_test_that_exits_0_before_reporting_is_refused_at_green() {
             repo.write(path, content);
         }
         eprintln!("cheat: {name}");
-        green_refused(&repo, &command, why);
+        let refusal = green_refused(&repo, &command, why);
+        // Each names the pinned test, skipped or not reported.
+        assert!(
+            refusal.contains(&format!("the pinned test `{PINNED}`")),
+            "{refusal}"
+        );
     }
 }
 
@@ -462,4 +469,152 @@ fn a_rust_test_ended_by_process_exit_is_refused() {
     let proof = &final_note(&repo, &squashed)["red_tests"][0];
     assert_eq!(proof["evidence"], "libtest", "{proof}");
     assert_eq!(proof["tests"], serde_json::json!(["muls"]), "{proof}");
+}
+
+/// A fresh clone of `repo` with its orchestrator refs, and `attest --no-note` of main's tip.
+fn attest_in_clone(repo: &TestRepo) -> Run {
+    let merge = main_tip(repo);
+    let ci = TestRepo::clone_of(&repo.path);
+    ci.git(&[
+        "fetch",
+        "--quiet",
+        repo.path.to_str().unwrap(),
+        "+refs/orchestrator/*:refs/orchestrator/*",
+    ]);
+    ci.run(&["attest", "--no-note", &merge])
+}
+
+/// The TAP test of `mul`, failing on the base by its own `not ok`.
+const TAP_MUL: &str = "echo 1..1\n. ./calc.sh\nif [ \"$(mul 2 3)\" = 6 ]; then echo 'ok 1 - mul 2 3 is 6'; \
+                       else echo 'not ok 1 - mul 2 3 is 6'; exit 1; fi\n";
+
+/// RED pins the TAP test `mul 2 3 is 6`; an honest GREEN; then `mul` taken back and the
+/// sourced `calc.sh` made to silence the test and trap its exit, checkpointed (the gates
+/// judge by exit code, and every test exits 0): the run prints its plan and nothing else.
+fn tap_silenced_after_green(repo: &TestRepo) {
+    repo.write("tests/test_mul.sh", TAP_MUL);
+    red(repo, "sh tests/test_mul.sh");
+    assert_eq!(
+        repo.state()["red_test"]["red_tests"],
+        serde_json::json!(["mul 2 3 is 6"])
+    );
+    repo.write(
+        "calc.sh",
+        &format!("add() {{ echo $(($1 + $2)); }}\n{}", crate::oracle::MUL),
+    );
+    repo.submit_test("sh tests/test_mul.sh", None).expect(0);
+    repo.write(
+        "calc.sh",
+        "add() { echo $(($1 + $2)); }\nexec >/dev/null\ntrap 'exit 0' EXIT\n",
+    );
+    repo.run(&["checkpoint"]).expect(0);
+    repo.run(&["get-task"]).expect(0);
+    assert_eq!(repo.status(), "AWAITING_FINALIZATION");
+}
+
+/// A test pinned by id is no pass on a run that reports nothing per test: the TAP test
+/// silenced after GREEN exits 0 printing only `1..1`. The final check refuses the squash
+/// naming the pinned test, and where the local check was off and it merged, `attest` in a
+/// fresh clone refuses it alike.
+#[test]
+fn a_pinned_test_a_run_does_not_report_is_refused_at_the_end() {
+    let refusal = "on the squashed commit its exit code is not borne out by what the test runner \
+                   reported: the pinned test `mul 2 3 is 6` was not reported: the run reports \
+                   nothing per test, and its exit code is no evidence of a test pinned by id";
+    let repo = crate::oracle::calc();
+    tap_silenced_after_green(&repo);
+    let main = main_tip(&repo);
+    squash(&repo);
+    let out = repo.run(&["submit-work", "-s", "squashed"]);
+    out.expect(1);
+    assert!(out.stdout.contains(refusal), "{}", out.stdout);
+    assert_eq!(main_tip(&repo), main, "main did not move");
+
+    let repo = crate::oracle::calc_with(
+        &format!(
+            "{}\n[finalize]\nclean_check = false\n",
+            crate::oracle::CALC_CONFIG
+        ),
+        &[],
+    );
+    tap_silenced_after_green(&repo);
+    squash(&repo);
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    mark_done_and_merge(&repo).expect(0);
+    let out = attest_in_clone(&repo);
+    out.expect(1);
+    assert!(out.stdout.contains(refusal), "{}", out.stdout);
+}
+
+/// A RED test that ends its process at import on the base (`os._exit(1)` when `calc` has no
+/// `mul`), before pytest reports: nothing is pinned by id.
+const TEST_MUL_EXITS: &str = "import os\nimport calc\nif not hasattr(calc, 'mul'):\n    os._exit(1)\n\n\n\
+                              def test_mul():\n    assert calc.mul(2, 3) == 6\n";
+/// `mul` that skips its test.
+const CALC_SKIPS: &str = "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    import pytest\n    \
+                          pytest.skip('later')\n";
+
+/// RED with [`TEST_MUL_EXITS`], pinning no id; an honest GREEN; then `mul` made to skip,
+/// checkpointed (pytest exits 0 with `test_add` passing).
+fn skipped_after_unreported_red(repo: &TestRepo, command: &str) {
+    repo.write("tests/test_mul.py", TEST_MUL_EXITS);
+    red(repo, command);
+    assert_eq!(
+        repo.state()["red_test"]["red_tests"],
+        serde_json::Value::Null
+    );
+    repo.write("calc.py", CALC_MUL);
+    repo.submit_test(command, None).expect(0);
+    repo.write("calc.py", CALC_SKIPS);
+    repo.run(&["checkpoint"]).expect(0);
+    repo.run(&["get-task"]).expect(0);
+    assert_eq!(repo.status(), "AWAITING_FINALIZATION");
+}
+
+/// When the RED run on the base left no per-test report, the tests of the pinned file must
+/// be reported passing on the final tree: its test skipped is refused at GREEN, by the final
+/// check and by `attest` in a fresh clone, naming it; the honest twin is proven by the
+/// pinned file's test, named in the final note.
+#[test]
+fn with_no_report_on_the_base_the_pinned_files_tests_must_pass() {
+    let Some(bin) = pytest() else { return };
+    let command = pytest_command(&bin);
+    let skipped = format!("the pinned test `{PINNED}` skipped, it did not pass");
+
+    let repo = pycalc(&bin, "");
+    repo.write("tests/test_mul.py", TEST_MUL_EXITS);
+    red(&repo, &command);
+    repo.write("calc.py", CALC_SKIPS);
+    green_refused(&repo, &command, &skipped);
+
+    let repo = pycalc(&bin, "");
+    skipped_after_unreported_red(&repo, &command);
+    let main = main_tip(&repo);
+    squash(&repo);
+    let out = repo.run(&["submit-work", "-s", "squashed"]);
+    out.expect(1);
+    assert!(out.stdout.contains(&skipped), "{}", out.stdout);
+    assert_eq!(main_tip(&repo), main, "main did not move");
+
+    let repo = pycalc(&bin, "\n[finalize]\nclean_check = false\n");
+    skipped_after_unreported_red(&repo, &command);
+    squash(&repo);
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    mark_done_and_merge(&repo).expect(0);
+    let out = attest_in_clone(&repo);
+    out.expect(1);
+    assert!(out.stdout.contains(&skipped), "{}", out.stdout);
+
+    // The honest twin.
+    let repo = pycalc(&bin, "");
+    repo.write("tests/test_mul.py", TEST_MUL_EXITS);
+    red(&repo, &command);
+    repo.write("calc.py", CALC_MUL);
+    crate::oracle::green(&repo, &command);
+    squash(&repo);
+    let squashed = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    let proof = &final_note(&repo, &squashed)["red_tests"][0];
+    assert_eq!(proof["evidence"], "junit", "{proof}");
+    assert_eq!(proof["tests"], serde_json::json!([PINNED]), "{proof}");
 }

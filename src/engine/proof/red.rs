@@ -114,6 +114,7 @@ impl<'a> Pairs<'a> {
         let proven = evidence::red_proven(
             (&on_base.evidence, on_base.output.exit),
             (&on_tree.evidence, on_tree.output.exit),
+            &pinned.paths,
         );
         let not_run = on_tree
             .output

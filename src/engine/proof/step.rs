@@ -195,7 +195,7 @@ pub(super) fn red_rerun(
         output.exit,
         &output.output,
         &evidence,
-        red_test.tests,
+        (red_test.tests, red_test.paths),
     );
     let not_run = failure
         .as_ref()

@@ -4,21 +4,26 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::outcome::Outcome;
+use super::outcome::{Files, Outcome};
 
-/// jest's `--json` report: `testResults[].assertionResults[]`, by `file::full name`.
-pub fn jest(bytes: &[u8]) -> Result<BTreeMap<String, Outcome>, String> {
+/// jest's `--json` report: `testResults[].assertionResults[]`, by `file::full name`, and the
+/// file of each (the report's own: jest names every test's file).
+pub fn jest(bytes: &[u8]) -> Result<(BTreeMap<String, Outcome>, Files), String> {
     let report: Value = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
     let files = report["testResults"]
         .as_array()
         .ok_or("it has no testResults")?;
     let mut tests = BTreeMap::new();
+    let mut of = Files::new();
     for file in files {
         let name = file["name"].as_str().unwrap_or_default();
         let assertions = file["assertionResults"].as_array();
         if assertions.is_none_or(|a| a.is_empty()) && file["status"] == "failed" {
             // A file that failed before any test (it does not load) is one error.
             tests.insert(name.to_string(), Outcome::Error);
+            of.entry(name.to_string())
+                .or_default()
+                .insert(name.to_string());
         }
         for test in assertions.into_iter().flatten() {
             let title = test["fullName"]
@@ -31,10 +36,12 @@ pub fn jest(bytes: &[u8]) -> Result<BTreeMap<String, Outcome>, String> {
                 "todo" => Outcome::Xfail,
                 _ => Outcome::Skipped,
             };
-            tests.insert(format!("{name}::{title}"), outcome);
+            let id = format!("{name}::{title}");
+            of.entry(id.clone()).or_default().insert(name.to_string());
+            tests.insert(id, outcome);
         }
     }
-    Ok(tests)
+    Ok((tests, of))
 }
 
 /// mocha's `json` reporter: `passes`, `failures` and `pending`, by full title.

@@ -4,16 +4,27 @@
 
 use std::collections::BTreeMap;
 
-use super::outcome::Outcome;
+use super::outcome::{Files, Outcome};
 
 /// The tests of a JUnit report by id (`classname::name`, or `name` without a class), and
 /// how each ended. `Err` when it holds no `<testsuite>`.
+#[cfg(test)]
 pub fn parse(bytes: &[u8]) -> Result<BTreeMap<String, Outcome>, String> {
+    parse_with_files(bytes).map(|(tests, _)| tests)
+}
+
+/// [`parse`]'s tests, and the file each is in: pytest's `xunit1` report names it (`file=`,
+/// relative to pytest's rootdir). `None` when a testcase names none (an `xunit2` report):
+/// then the report does not tie its tests to files.
+pub fn parse_with_files(
+    bytes: &[u8],
+) -> Result<(BTreeMap<String, Outcome>, Option<Files>), String> {
     let text = std::str::from_utf8(bytes).map_err(|_| "it is not UTF-8".to_string())?;
     if !text.contains("<testsuite") {
         return Err("it holds no <testsuite>".into());
     }
     let mut tests = BTreeMap::new();
+    let mut files = Some(Files::new());
     let mut rest = text;
     while let Some(at) = find_tag(rest, "testcase") {
         rest = &rest[at..];
@@ -50,10 +61,16 @@ pub fn parse(bytes: &[u8]) -> Result<BTreeMap<String, Outcome>, String> {
         let merged = tests
             .get(&id)
             .map_or(outcome, |o: &Outcome| o.worst(outcome));
+        match (attr(attrs, "file"), files.as_mut()) {
+            (Some(file), Some(files)) => {
+                files.entry(id.clone()).or_default().insert(file);
+            }
+            _ => files = None,
+        }
         tests.insert(id, merged);
         rest = &rest[after..];
     }
-    Ok(tests)
+    Ok((tests, files))
 }
 
 /// Where the element `<name` starts in `text` (followed by a space, `>` or `/`).

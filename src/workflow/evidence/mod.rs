@@ -10,13 +10,13 @@ mod libtest;
 mod outcome;
 mod tap;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
 use super::state::ExitRecord;
-pub use outcome::Outcome;
+pub use outcome::{Files, Outcome};
 
 /// Where a run's per-test results came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -61,8 +61,14 @@ impl fmt::Display for Kind {
 /// The report file a run is asked to write, outside the tree its test can change.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ReportAsk {
-    /// pytest: `--junitxml=<path>`, through `PYTEST_ADDOPTS` (the command is left as given).
+    /// pytest: `--junitxml=<path>`, through `PYTEST_ADDOPTS` (the command is left as given),
+    /// as `junit_family=xunit1`, whose testcases name their file (`file=`): a test is tied
+    /// to its module's file, not to a name that merely begins like it.
     PytestJunit,
+    /// Any other command: the same `PYTEST_ADDOPTS`, which a pytest it runs (through a
+    /// script, `make`, `python -mpytest`) inherits and any other program ignores; its report
+    /// is read when one was written, else what the run prints is.
+    PytestIfRun,
     /// jest or vitest: `--json --outputFile=<path>` (vitest: `--reporter=json`) appended.
     Jest,
     Vitest,
@@ -115,7 +121,7 @@ pub fn request(command: &str) -> Request {
         report,
         go: None,
     };
-    if runs(command, "pytest") || runs(command, "py.test") {
+    if runs(command, "pytest") || runs(command, "py.test") || words(command).contains(&"-mpytest") {
         // A report the command asks for itself overrides ours (the command's options come
         // after PYTEST_ADDOPTS'), and is written where the test can know it: none is read.
         let own = command.contains("--junitxml") || command.contains("--junit-xml");
@@ -143,7 +149,10 @@ pub fn request(command: &str) -> Request {
         Some(ask) if !command.contains("--json") && !command.contains("--reporter") => {
             plain(Some(ask))
         }
-        _ => plain(None),
+        Some(_) => plain(None),
+        // A command with its own report for pytest is read by its output.
+        None if command.contains("--junitxml") || command.contains("--junit-xml") => plain(None),
+        None => plain(Some(ReportAsk::PytestIfRun)),
     }
 }
 
@@ -216,7 +225,7 @@ impl Request {
                 "{} --reporter json --reporter-option output={quoted}",
                 self.command
             ),
-            Some(ReportAsk::PytestJunit) | None => self.command.clone(),
+            Some(ReportAsk::PytestJunit | ReportAsk::PytestIfRun) | None => self.command.clone(),
         }
     }
 
@@ -224,9 +233,9 @@ impl Request {
     /// `PYTEST_ADDOPTS` and `GOFLAGS` never reach a command, see `exec/env.rs`).
     pub fn env(&self, path: &str) -> Vec<(String, String)> {
         match (self.report, self.go) {
-            (Some(ReportAsk::PytestJunit), _) => vec![(
+            (Some(ReportAsk::PytestJunit | ReportAsk::PytestIfRun), _) => vec![(
                 "PYTEST_ADDOPTS".to_string(),
-                format!("--junitxml={}", shell_quote(path)),
+                format!("--junitxml={} -o junit_family=xunit1", shell_quote(path)),
             )],
             (_, Some(go)) => {
                 let flags = match go {
@@ -264,6 +273,9 @@ pub enum ReportFile {
 pub struct Evidence {
     pub kind: Kind,
     pub tests: BTreeMap<String, Outcome>,
+    /// The files its tests are in, where the runner names them (pytest's `xunit1` JUnit
+    /// report, jest's report, cargo's `Running <file>` lines); `None` where it does not.
+    pub files: Option<Files>,
     /// A report was asked for and none came, or it could not be read: why. Such a run has
     /// no evidence: it ended before its runner reported.
     pub missing: Option<String>,
@@ -276,6 +288,7 @@ impl Evidence {
         Evidence {
             kind: Kind::ExitCodeOnly,
             tests: BTreeMap::new(),
+            files: None,
             missing: None,
             unreported: Vec::new(),
         }
@@ -285,6 +298,7 @@ impl Evidence {
         Evidence {
             kind,
             tests,
+            files: None,
             missing: None,
             unreported: Vec::new(),
         }
@@ -294,6 +308,7 @@ impl Evidence {
         Evidence {
             kind,
             tests: BTreeMap::new(),
+            files: None,
             missing: Some(why),
             unreported: Vec::new(),
         }
@@ -322,6 +337,12 @@ impl Evidence {
             .into_iter()
             .map(|(id, outcome)| (strip(id), outcome))
             .collect();
+        self.files = self.files.take().map(|files| {
+            files
+                .into_iter()
+                .map(|(id, files)| (strip(id), files.into_iter().map(strip).collect()))
+                .collect()
+        });
         self.unreported = std::mem::take(&mut self.unreported)
             .into_iter()
             .map(strip)
@@ -344,9 +365,14 @@ impl Evidence {
 /// asked and wrote none has no evidence), else what the output says, first the runner the
 /// request names; `exit code only` when nothing in it reports per test.
 pub fn read(request: &Request, report: &ReportFile, output: &[u8]) -> Evidence {
-    if let Some(ask) = request.report {
+    let asked = match (request.report, report) {
+        // No pytest ran, or none reported: what the run prints is read.
+        (Some(ReportAsk::PytestIfRun), ReportFile::Absent | ReportFile::NotAsked) => None,
+        (ask, _) => ask,
+    };
+    if let Some(ask) = asked {
         let kind = match ask {
-            ReportAsk::PytestJunit => Kind::Junit,
+            ReportAsk::PytestJunit | ReportAsk::PytestIfRun => Kind::Junit,
             ReportAsk::Jest | ReportAsk::Vitest => Kind::JestJson,
             ReportAsk::Mocha => Kind::MochaJson,
         };
@@ -362,12 +388,17 @@ pub fn read(request: &Request, report: &ReportFile, output: &[u8]) -> Evidence {
             }
         };
         let parsed = match ask {
-            ReportAsk::PytestJunit => junit::parse(bytes),
-            ReportAsk::Jest | ReportAsk::Vitest => jsonreport::jest(bytes),
-            ReportAsk::Mocha => jsonreport::mocha(bytes),
+            ReportAsk::PytestJunit | ReportAsk::PytestIfRun => junit::parse_with_files(bytes),
+            ReportAsk::Jest | ReportAsk::Vitest => {
+                jsonreport::jest(bytes).map(|(tests, files)| (tests, Some(files)))
+            }
+            ReportAsk::Mocha => jsonreport::mocha(bytes).map(|tests| (tests, None)),
         };
         return match parsed {
-            Ok(tests) => Evidence::of(kind, tests),
+            Ok((tests, files)) => Evidence {
+                files,
+                ..Evidence::of(kind, tests)
+            },
             Err(why) => Evidence::missing(kind, format!("its {kind} report cannot be read: {why}")),
         };
     }
@@ -387,6 +418,7 @@ pub fn read(request: &Request, report: &ReportFile, output: &[u8]) -> Evidence {
     if let Some((tests, cut)) = libtest::parse(&text) {
         let mut evidence = Evidence::of(Kind::Libtest, tests);
         evidence.unreported = cut;
+        evidence.files = Some(libtest::files(&text));
         return evidence;
     }
     if let Some((tests, unreported)) = tap::parse(&text) {
@@ -400,9 +432,11 @@ pub fn read(request: &Request, report: &ReportFile, output: &[u8]) -> Evidence {
 /// Why a run's evidence does not show what its obligation asks.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Shortfall {
-    /// A report was asked for and none came, or it could not be read.
+    /// A report was asked for and none came, or it could not be read; the pinned test it
+    /// was to show, where one is known.
     NoReport {
         why: String,
+        pinned: Option<String>,
     },
     /// On the base the report names no test that failed: nothing failed as a test fails.
     NothingFailedOnBase {
@@ -412,6 +446,22 @@ pub enum Shortfall {
     Pinned {
         id: String,
         outcome: Option<Outcome>,
+    },
+    /// A test is pinned by id and the run reports nothing per test: its exit code is all
+    /// there is, and that is no evidence of a pinned test.
+    NotReported {
+        id: String,
+    },
+    /// Nothing was pinned by id, and no test of the pinned files (these) was reported, though
+    /// the runner names the file of every test it reports.
+    FilesNotReported {
+        paths: String,
+    },
+    /// The pinned test is reported from other files than the base's run had it in.
+    Moved {
+        id: String,
+        was: String,
+        now: String,
     },
     /// What the runner announced (a test of a TAP plan, a test binary's result) and never
     /// reported: the run ended first.
@@ -431,7 +481,14 @@ pub enum Shortfall {
 impl fmt::Display for Shortfall {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Shortfall::NoReport { why } => write!(f, "no per-test evidence: {why}"),
+            Shortfall::NoReport { why, pinned: None } => write!(f, "no per-test evidence: {why}"),
+            Shortfall::NoReport {
+                why,
+                pinned: Some(id),
+            } => write!(
+                f,
+                "no per-test evidence: {why}, so the pinned test `{id}` was not reported"
+            ),
             Shortfall::NothingFailedOnBase { kind } => write!(
                 f,
                 "its {kind} report names no test that failed on the base: the run failed, but \
@@ -446,6 +503,22 @@ impl fmt::Display for Shortfall {
                 id,
                 outcome: Some(outcome),
             } => write!(f, "the pinned test `{id}` {outcome}, it did not pass"),
+            Shortfall::NotReported { id } => write!(
+                f,
+                "the pinned test `{id}` was not reported: the run reports nothing per test, and \
+                 its exit code is no evidence of a test pinned by id"
+            ),
+            Shortfall::FilesNotReported { paths } => write!(
+                f,
+                "no test of the pinned files ({paths}) was reported: nothing was pinned by id \
+                 (the run on the base left no per-test report), so the pinned files' tests must \
+                 be reported passing"
+            ),
+            Shortfall::Moved { id, was, now } => write!(
+                f,
+                "the pinned test `{id}` is reported from {now}, not from {was}, where it failed \
+                 on the base: it is another test of the same name"
+            ),
             Shortfall::Unreported { what } => write!(
                 f,
                 "{what} was announced and never reported: the run ended before it was"
@@ -461,15 +534,39 @@ impl fmt::Display for Shortfall {
     }
 }
 
+/// True when `file`, as a runner names it (relative to the directory it ran in, to pytest's
+/// rootdir or to a cargo package; or absolute), is the repository's `path`.
+fn same_file(path: &str, file: &str) -> bool {
+    path == file || path.ends_with(&format!("/{file}")) || file.ends_with(&format!("/{path}"))
+}
+
 /// The tests a pinned id stands for in a report: the id itself, or, for a unit that failed
-/// as a whole on the base (a module pytest could not collect), the tests in it.
-fn group<'a>(tests: &'a BTreeMap<String, Outcome>, id: &str) -> Vec<(&'a String, Outcome)> {
-    tests
+/// as a whole on the base (a module pytest could not collect, a go package that did not
+/// build, a jest file that did not load), the tests in it (`<unit>::…`; pytest's
+/// `<module>.<Class>::…`). Where pytest's report names each test's file, a test is in the
+/// module only when its file is the module's: `tests.test_mul.test_fast::…`, of a package
+/// `tests/test_mul/`, is not in the module `tests/test_mul.py`.
+fn group<'a>(evidence: &'a Evidence, id: &str) -> Vec<(&'a String, Outcome)> {
+    let module = format!("{}.py", id.replace('.', "/"));
+    let pytest_files = match (evidence.kind, &evidence.files) {
+        (Kind::Junit, Some(files)) => Some(files),
+        _ => None,
+    };
+    evidence
+        .tests
         .iter()
         .filter(|(t, _)| {
-            t.as_str() == id
-                || t.strip_prefix(id)
-                    .is_some_and(|rest| rest.starts_with("::") || rest.starts_with('.'))
+            if t.as_str() == id {
+                return true;
+            }
+            let Some(rest) = t.strip_prefix(id) else {
+                return false;
+            };
+            let inside =
+                rest.starts_with("::") || (evidence.kind == Kind::Junit && rest.starts_with('.'));
+            inside
+                && pytest_files
+                    .is_none_or(|files| files.get(*t).is_some_and(|f| f.contains(&module)))
         })
         .map(|(t, o)| (t, *o))
         .collect()
@@ -480,8 +577,8 @@ fn group<'a>(tests: &'a BTreeMap<String, Outcome>, id: &str) -> Vec<(&'a String,
 /// is the evidence); `Err` when its report shows no test failing.
 pub fn pinned_on_base(base: &Evidence) -> Result<Option<Vec<String>>, Shortfall> {
     if !base.per_test() {
-        // A run on the base that ended before reporting keeps the exit-code rule there: the
-        // base's tree is main's, and the pinned test's verdict is had on the final tree.
+        // A run on the base that ended before reporting pins nothing by id: its test's
+        // verdict is had on the final tree, by its pinned files ([`passes`]).
         return Ok(None);
     }
     let failed = base.failed();
@@ -492,19 +589,33 @@ pub fn pinned_on_base(base: &Evidence) -> Result<Option<Vec<String>>, Shortfall>
 }
 
 /// What a passing run of the RED test on the final tree shows, given the ids it pinned on
-/// the base (`None`: not known). A report that was asked for and not written is no pass; a
-/// pinned test must be in the report and pass; without pinned ids, a test must pass and
-/// none fail. Runners that report nothing per test pass on the exit code (`Ok` with
-/// [`Kind::ExitCodeOnly`]).
-pub fn passes(evidence: &Evidence, pinned: Option<&[String]>) -> Result<Kind, Shortfall> {
+/// the base (`None` or none: not known) and the files its RED step pinned (`files`). A
+/// report that was asked for and not written is no pass; a pinned test must be in the
+/// report and pass (a run that reports nothing per test reports no pinned test); a test must
+/// pass and none fail. Without pinned ids, the tests of the pinned files must be reported,
+/// one at least, each passed, where the runner ties its tests to files ([`by_files`]).
+/// `Ok` carries the evidence kind and the tests it rests on; [`Kind::ExitCodeOnly`] when
+/// that is the exit code alone.
+pub fn passes(
+    evidence: &Evidence,
+    pinned: Option<&[String]>,
+    files: &[String],
+) -> Result<(Kind, Vec<String>), Shortfall> {
+    let pinned = pinned.unwrap_or_default();
     if let Some(why) = &evidence.missing {
-        return Err(Shortfall::NoReport { why: why.clone() });
+        return Err(Shortfall::NoReport {
+            why: why.clone(),
+            pinned: pinned.first().cloned(),
+        });
     }
     if evidence.kind == Kind::ExitCodeOnly {
-        return Ok(Kind::ExitCodeOnly);
+        return match pinned.first() {
+            Some(id) => Err(Shortfall::NotReported { id: id.clone() }),
+            None => Ok((Kind::ExitCodeOnly, Vec::new())),
+        };
     }
-    for id in pinned.unwrap_or_default() {
-        let tests = group(&evidence.tests, id);
+    for id in pinned {
+        let tests = group(evidence, id);
         if tests.is_empty() {
             return Err(Shortfall::Pinned {
                 id: id.clone(),
@@ -532,24 +643,119 @@ pub fn passes(evidence: &Evidence, pinned: Option<&[String]>) -> Result<Kind, Sh
             kind: evidence.kind,
         });
     }
-    Ok(evidence.kind)
+    if !pinned.is_empty() {
+        return Ok((evidence.kind, pinned.to_vec()));
+    }
+    by_files(evidence, files)
+}
+
+/// With nothing pinned by id (the RED run on the base left no per-test report: pytest ended
+/// at import, cargo could not build the test), the tests of the pinned `files`: where the
+/// runner names each test's file and a pinned file is one its tests live in
+/// ([`holds_tests`]), one at least must be reported, and each passed (not skipped, xfailed
+/// or ignored). Where it cannot be told, the evidence is the exit code, and says so.
+fn by_files(evidence: &Evidence, files: &[String]) -> Result<(Kind, Vec<String>), Shortfall> {
+    let Some(of) = &evidence.files else {
+        return Ok((Kind::ExitCodeOnly, Vec::new()));
+    };
+    let tied: Vec<(&String, Outcome)> = evidence
+        .tests
+        .iter()
+        .filter(|(id, _)| {
+            of.get(*id)
+                .is_some_and(|fs| fs.iter().any(|f| files.iter().any(|p| same_file(p, f))))
+        })
+        .map(|(id, o)| (id, *o))
+        .collect();
+    if tied.is_empty() {
+        let testable: Vec<&str> = files
+            .iter()
+            .filter(|p| holds_tests(evidence.kind, p))
+            .map(String::as_str)
+            .collect();
+        if testable.is_empty() {
+            return Ok((Kind::ExitCodeOnly, Vec::new()));
+        }
+        return Err(Shortfall::FilesNotReported {
+            paths: testable.join(", "),
+        });
+    }
+    if let Some((id, outcome)) = tied.iter().find(|(_, o)| *o != Outcome::Passed) {
+        return Err(Shortfall::Pinned {
+            id: (*id).clone(),
+            outcome: Some(*outcome),
+        });
+    }
+    Ok((
+        evidence.kind,
+        tied.into_iter().map(|(id, _)| id.clone()).collect(),
+    ))
+}
+
+/// True when `path` is where the runner of `kind` finds tests by default: pytest's
+/// `test_*.py` and `*_test.py`; jest's `*.test.*`, `*.spec.*` and `__tests__/`; cargo's
+/// integration tests (`tests/<name>.rs`, `tests/<name>/main.rs`). A pinned file that is none
+/// of them (a helper, a fixture) may hold no test.
+fn holds_tests(kind: Kind, path: &str) -> bool {
+    let parts: Vec<&str> = path.split('/').collect();
+    let name = parts.last().copied().unwrap_or_default();
+    let parent = |n: usize| parts.len().checked_sub(n + 1).and_then(|i| parts.get(i));
+    match kind {
+        Kind::Junit => {
+            name.ends_with(".py") && (name.starts_with("test_") || name.ends_with("_test.py"))
+        }
+        Kind::JestJson => {
+            name.contains(".test.") || name.contains(".spec.") || parts.contains(&"__tests__")
+        }
+        Kind::Libtest => {
+            (name.ends_with(".rs") && parent(1) == Some(&"tests"))
+                || (name == "main.rs" && parent(2) == Some(&"tests"))
+        }
+        _ => false,
+    }
 }
 
 /// The RED obligation by test id: the run on the base failed with a test failing in its
 /// report (those tests are the pinned ones), and the run on the final tree passed with every
-/// pinned test passing in its report. `Ok` carries the evidence kind and the pinned ids.
-/// Exit codes are judged before (a base that passed, a final tree that failed).
+/// pinned test passing in its report (with none pinned by id, the tests of the pinned
+/// `files`: [`passes`]). `Ok` carries the evidence kind and the tests it rests on. Exit
+/// codes are judged before (a base that passed, a final tree that failed).
 pub fn red_proven(
     on_base: (&Evidence, ExitRecord),
     on_final: (&Evidence, ExitRecord),
+    files: &[String],
 ) -> Result<(Kind, Vec<String>), (Shortfall, Side)> {
     let pinned = if on_base.1.success() {
         None
     } else {
         pinned_on_base(on_base.0).map_err(|s| (s, Side::Base))?
     };
-    let kind = passes(on_final.0, pinned.as_deref()).map_err(|s| (s, Side::Final))?;
-    Ok((kind, pinned.unwrap_or_default()))
+    let proven = passes(on_final.0, pinned.as_deref(), files).map_err(|s| (s, Side::Final))?;
+    for id in pinned.as_deref().unwrap_or_default() {
+        if let Some(short) = moved(on_base.0, on_final.0, id) {
+            return Err((short, Side::Final));
+        }
+    }
+    Ok(proven)
+}
+
+/// Why the pinned test `id`, reported by that id on the final tree, is not the one that
+/// failed on the base: the files its runner names it in on the two trees have none in
+/// common (libtest names a test without its binary: a `muls` of another test target, built
+/// from another file, would stand for the pinned one). `None` where either run names no file
+/// for it.
+fn moved(base: &Evidence, on_final: &Evidence, id: &str) -> Option<Shortfall> {
+    let was = base.files.as_ref()?.get(id)?;
+    let now = on_final.files.as_ref()?.get(id)?;
+    if was.iter().any(|w| now.contains(w)) {
+        return None;
+    }
+    let list = |files: &BTreeSet<String>| files.iter().cloned().collect::<Vec<_>>().join(", ");
+    Some(Shortfall::Moved {
+        id: id.to_string(),
+        was: list(was),
+        now: list(now),
+    })
 }
 
 /// Which run an evidence shortfall is about.

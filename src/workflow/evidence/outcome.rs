@@ -1,8 +1,13 @@
-//! How one test ended, as every report reader says it.
+//! How one test ended, and the file it is in, as every report reader says it.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
+
+/// The file (or files: two cargo test binaries with a test of one name) each test is in, by
+/// test id, as its runner names it.
+pub type Files = BTreeMap<String, BTreeSet<String>>;
 
 /// How one test ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]

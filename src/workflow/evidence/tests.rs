@@ -1,4 +1,4 @@
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use pretty_assertions::assert_eq;
 use proptest::prelude::*;
@@ -60,7 +60,7 @@ fn libtest_lines_of_every_binary_are_read() {
         b"running 1 test\n",
     );
     assert_eq!(
-        passes(&evidence, None).map_err(|s| s.to_string()),
+        passes(&evidence, None, &[]).map_err(|s| s.to_string()),
         Err("a test binary's result (running 1 test) was announced and never reported: the run ended before it was".into())
     );
     // `cargo test -q` prints no names: nothing per test.
@@ -156,11 +156,12 @@ fn go_test_events_go_did_not_write_are_refused() {
     );
     assert!(!evidence.per_test());
     assert_eq!(
-        passes(&evidence, Some(&["calc::TestMul".to_string()])),
+        passes(&evidence, Some(&["calc::TestMul".to_string()]), &[]),
         Err(Shortfall::NoReport {
             why: "its gotest-json report cannot be read: an event of package `calc` comes after \
                   go ended that package: go did not write it"
-                .to_string()
+                .to_string(),
+            pinned: Some("calc::TestMul".to_string()),
         })
     );
 }
@@ -182,7 +183,15 @@ fn ids_are_relative_to_the_directory_the_run_was_in() {
 #[test]
 fn jest_and_mocha_reports_are_read() {
     let jest = br#"{"numTotalTests":2,"testResults":[{"name":"/r/calc.test.js","status":"failed","assertionResults":[{"fullName":"calc muls","status":"failed"},{"fullName":"calc adds","status":"passed"},{"fullName":"calc divides","status":"todo"}]},{"name":"/r/broken.test.js","status":"failed","assertionResults":[]}]}"#;
-    let tests = jsonreport::jest(jest).expect("jest");
+    let (tests, files) = jsonreport::jest(jest).expect("jest");
+    assert_eq!(
+        files["/r/calc.test.js::calc muls"],
+        ["/r/calc.test.js".to_string()].into()
+    );
+    assert_eq!(
+        files["/r/broken.test.js"],
+        ["/r/broken.test.js".to_string()].into()
+    );
     assert_eq!(tests["/r/calc.test.js::calc muls"], Outcome::Failed);
     assert_eq!(tests["/r/calc.test.js::calc adds"], Outcome::Passed);
     assert_eq!(tests["/r/calc.test.js::calc divides"], Outcome::Xfail);
@@ -207,7 +216,7 @@ fn what_a_run_is_asked_for_depends_on_its_runner() {
         pytest.env("/tmp/r 1/report.xml"),
         vec![(
             "PYTEST_ADDOPTS".to_string(),
-            "--junitxml='/tmp/r 1/report.xml'".to_string()
+            "--junitxml='/tmp/r 1/report.xml' -o junit_family=xunit1".to_string()
         )]
     );
     assert_eq!(
@@ -264,21 +273,74 @@ fn what_a_run_is_asked_for_depends_on_its_runner() {
     );
     assert_eq!(request("cargo test").go, None);
     assert_eq!(request("echo go test-ish").go, None);
-    assert_eq!(request("cargo test").report, None);
-    assert_eq!(request("cargo test").command, "cargo test");
+    // Any other command gets pytest's report request too: a pytest it runs reports.
+    assert_eq!(request("cargo test").report, Some(ReportAsk::PytestIfRun));
+    assert_eq!(request("cargo test").command_with("/tmp/r"), "cargo test");
     let jest = request("npx jest calc");
     assert_eq!(jest.report, Some(ReportAsk::Jest));
     assert_eq!(
         jest.command_with("/tmp/r.json"),
         "npx jest calc --json --outputFile='/tmp/r.json'"
     );
-    assert_eq!(request("npx jest calc | tee log").report, None);
+    assert_eq!(
+        request("npx jest calc | tee log").report,
+        Some(ReportAsk::PytestIfRun)
+    );
     assert_eq!(
         request("npx mocha --reporter tap").report,
         None,
         "a reporter of the command's own is left alone"
     );
-    assert_eq!(request("sh tests/test_mul.sh").report, None);
+    assert_eq!(
+        request("sh tests/test_mul.sh").report,
+        Some(ReportAsk::PytestIfRun)
+    );
+    assert_eq!(request("sh t.sh --junitxml=r.xml").report, None);
+}
+
+/// pytest by any spelling is asked for its report (`python -mpytest` is one word), and a
+/// pytest run by another command (a script, `make`) reports through the `PYTEST_ADDOPTS` it
+/// inherits: its report is read when written, else the run's output is.
+#[test]
+fn pytest_by_any_spelling_or_through_a_script_reports() {
+    for command in [
+        "python -B -mpytest -q tests",
+        "python3 -m pytest",
+        "/venv/bin/pytest tests",
+        "py.test",
+    ] {
+        assert_eq!(
+            request(command).report,
+            Some(ReportAsk::PytestJunit),
+            "{command}"
+        );
+    }
+    let script = request("sh run_tests.sh");
+    assert_eq!(
+        script.env("/tmp/r"),
+        request("pytest").env("/tmp/r"),
+        "the same variable"
+    );
+    let xml = br#"<testsuites><testsuite name="pytest"><testcase classname="tests.test_mul" name="test_mul" file="tests/test_mul.py" /></testsuite></testsuites>"#;
+    let through = read(
+        &script,
+        &ReportFile::Written(xml.to_vec()),
+        b"all tests pass\n",
+    );
+    assert_eq!(through.kind, Kind::Junit);
+    assert_eq!(through.tests["tests.test_mul::test_mul"], Outcome::Passed);
+    // No pytest ran: the output is read, as before.
+    let tap = read(&script, &ReportFile::Absent, b"1..1\nok 1 - muls\n");
+    assert_eq!(tap.kind, Kind::Tap);
+    let silent = read(&script, &ReportFile::Absent, b"all tests pass\n");
+    assert_eq!(silent.kind, Kind::ExitCodeOnly);
+    assert!(silent.missing.is_none());
+    // Asked directly, pytest that wrote none has no evidence.
+    assert!(
+        read(&request("pytest"), &ReportFile::Absent, b"")
+            .missing
+            .is_some()
+    );
 }
 
 #[test]
@@ -288,7 +350,7 @@ fn a_report_asked_for_and_not_written_is_no_evidence() {
     assert_eq!(none.kind, Kind::Junit);
     assert!(!none.per_test());
     assert!(matches!(
-        passes(&none, None),
+        passes(&none, None, &[]),
         Err(Shortfall::NoReport { .. })
     ));
     let garbage = read(&ask, &ReportFile::Written(b"ok".to_vec()), b"");
@@ -303,7 +365,18 @@ fn a_report_asked_for_and_not_written_is_no_evidence() {
     assert!(printed.tests.is_empty());
     let shell = read(&request("sh t.sh"), &ReportFile::NotAsked, b"all good\n");
     assert_eq!(shell.kind, Kind::ExitCodeOnly);
-    assert_eq!(passes(&shell, None), Ok(Kind::ExitCodeOnly));
+    assert_eq!(
+        passes(&shell, None, &[]),
+        Ok((Kind::ExitCodeOnly, Vec::new()))
+    );
+}
+
+/// [`red_proven`] with no pinned file.
+fn proven(
+    on_base: (&Evidence, ExitRecord),
+    on_final: (&Evidence, ExitRecord),
+) -> Result<(Kind, Vec<String>), (Shortfall, Side)> {
+    red_proven(on_base, on_final, &[])
 }
 
 #[test]
@@ -320,7 +393,7 @@ fn the_red_obligation_is_judged_by_the_pinned_ids() {
         &[("t::test_add", Passed), ("t::test_mul", Passed)],
     );
     assert_eq!(
-        red_proven((&base, fail), (&honest, pass)),
+        proven((&base, fail), (&honest, pass)),
         Ok((Kind::Junit, vec!["t::test_mul".to_string()]))
     );
     for (outcome, named) in [(Skipped, "skipped"), (Xfail, "xfailed"), (Failed, "failed")] {
@@ -328,7 +401,7 @@ fn the_red_obligation_is_judged_by_the_pinned_ids() {
             Kind::Junit,
             &[("t::test_add", Passed), ("t::test_mul", outcome)],
         );
-        let refused = red_proven((&base, fail), (&cheat, pass)).expect_err("refused");
+        let refused = proven((&base, fail), (&cheat, pass)).expect_err("refused");
         assert_eq!(refused.1, Side::Final);
         assert_eq!(
             refused.0.to_string(),
@@ -337,7 +410,7 @@ fn the_red_obligation_is_judged_by_the_pinned_ids() {
     }
     let missing = evidence(Kind::Junit, &[("t::test_add", Passed)]);
     assert_eq!(
-        red_proven((&base, fail), (&missing, pass)).map_err(|e| e.0),
+        proven((&base, fail), (&missing, pass)).map_err(|e| e.0),
         Err(Shortfall::Pinned {
             id: "t::test_mul".into(),
             outcome: None
@@ -346,7 +419,7 @@ fn the_red_obligation_is_judged_by_the_pinned_ids() {
     // Nothing failed on the base, though the run did: a script that prints `ok` whatever.
     let claims = evidence(Kind::Tap, &[("muls", Passed)]);
     assert_eq!(
-        red_proven((&claims, fail), (&claims, pass)),
+        proven((&claims, fail), (&claims, pass)),
         Err((
             Shortfall::NothingFailedOnBase { kind: Kind::Tap },
             Side::Base
@@ -355,43 +428,44 @@ fn the_red_obligation_is_judged_by_the_pinned_ids() {
     // A module that did not import on the base stands for the tests in it.
     let uncollected = evidence(Kind::Junit, &[("t", Error)]);
     assert_eq!(
-        red_proven((&uncollected, fail), (&honest, pass)),
+        proven((&uncollected, fail), (&honest, pass)),
         Ok((Kind::Junit, vec!["t".to_string()]))
     );
     let half = evidence(
         Kind::Junit,
         &[("t::test_add", Passed), ("t::test_mul", Xfail)],
     );
-    assert!(red_proven((&uncollected, fail), (&half, pass)).is_err());
+    assert!(proven((&uncollected, fail), (&half, pass)).is_err());
     assert!(
-        red_proven(
+        proven(
             (&uncollected, fail),
             (&evidence(Kind::Junit, &[("tx::a", Passed)]), pass)
         )
         .is_err(),
         "`t` is not a prefix of `tx`"
     );
-    // A base that reported nothing per test keeps the exit code; the final tree still
-    // must show a pass and no failure.
+    // A base that reported nothing per test pins nothing by id; with no pinned file the
+    // final tree's tests can be tied to, the evidence is the exit code, and says so; the
+    // final tree still must show a pass and no failure.
     let silent = Evidence::exit_code_only();
     assert_eq!(
-        red_proven((&silent, fail), (&honest, pass)),
-        Ok((Kind::Junit, Vec::new()))
+        proven((&silent, fail), (&honest, pass)),
+        Ok((Kind::ExitCodeOnly, Vec::new()))
     );
     let failing = evidence(Kind::Tap, &[("muls", Failed)]);
     assert_eq!(
-        red_proven((&silent, fail), (&failing, pass)).map_err(|e| e.0.to_string()),
+        proven((&silent, fail), (&failing, pass)).map_err(|e| e.0.to_string()),
         Err("its report says the test `muls` failed, though the process exited 0".into())
     );
     assert_eq!(
-        red_proven((&silent, fail), (&silent, pass)),
+        proven((&silent, fail), (&silent, pass)),
         Ok((Kind::ExitCodeOnly, Vec::new()))
     );
     let planned = Evidence {
         unreported: vec!["test 2 of the plan 1..2".into()],
         ..evidence(Kind::Tap, &[("muls", Passed)])
     };
-    assert!(passes(&planned, None).is_err());
+    assert!(passes(&planned, None, &[]).is_err());
 }
 
 fn outcome() -> impl Strategy<Value = Outcome> {
@@ -464,9 +538,305 @@ proptest! {
     fn any_output_is_read_without_panic(text in "\\PC{0,400}") {
         let evidence = read(&request("sh t.sh"), &ReportFile::NotAsked, text.as_bytes());
         if evidence.tests.values().any(|o| matches!(o, Outcome::Failed | Outcome::Error)) {
-            prop_assert!(passes(&evidence, None).is_err());
+            prop_assert!(passes(&evidence, None, &[]).is_err());
         }
         let _ = junit::parse(text.as_bytes());
         let _ = jsonreport::jest(text.as_bytes());
     }
+}
+
+/// `evidence` with the file of each test, as the runner names it.
+fn with_files(kind: Kind, tests: &[(&str, Outcome, &str)]) -> Evidence {
+    Evidence {
+        files: Some(
+            tests
+                .iter()
+                .map(|(id, _, file)| (id.to_string(), BTreeSet::from([file.to_string()])))
+                .collect(),
+        ),
+        ..evidence(
+            kind,
+            &tests.iter().map(|(id, o, _)| (*id, *o)).collect::<Vec<_>>(),
+        )
+    }
+}
+
+/// A run that reports nothing per test reports no pinned test: a TAP test silenced at
+/// GREEN (it prints its plan and nothing else), a cargo test whose target is no longer built.
+#[test]
+fn a_pinned_test_is_not_reported_by_an_exit_code() {
+    let silenced = read(
+        &request("sh tests/test_mul.sh"),
+        &ReportFile::NotAsked,
+        b"1..1\n",
+    );
+    assert_eq!(silenced.kind, Kind::ExitCodeOnly);
+    let never_built = read(
+        &request("cargo test"),
+        &ReportFile::NotAsked,
+        b"   Compiling calc v0.1.0\n    Finished `test` profile\n",
+    );
+    let pinned = ["muls".to_string()];
+    for run in [&silenced, &never_built] {
+        assert_eq!(
+            passes(run, Some(&pinned), &["tests/mul.rs".to_string()]).map_err(|s| s.to_string()),
+            Err(
+                "the pinned test `muls` was not reported: the run reports nothing per test, and \
+                 its exit code is no evidence of a test pinned by id"
+                    .into()
+            )
+        );
+        assert_eq!(passes(run, None, &[]), Ok((Kind::ExitCodeOnly, Vec::new())));
+    }
+    let base = evidence(Kind::Libtest, &[("muls", Outcome::Failed)]);
+    assert_eq!(
+        red_proven(
+            (&base, ExitRecord::Code(101)),
+            (&never_built, ExitRecord::Code(0)),
+            &[]
+        ),
+        Err((Shortfall::NotReported { id: "muls".into() }, Side::Final))
+    );
+    // A report asked for and not written names the pinned test it was to show.
+    let none = read(&request("pytest"), &ReportFile::Absent, b"");
+    assert_eq!(
+        passes(&none, Some(&["t::test_mul".to_string()]), &[]).map_err(|s| s.to_string()),
+        Err(
+            "no per-test evidence: the runner wrote no junit report: the process ended before \
+             it reported, so the pinned test `t::test_mul` was not reported"
+                .into()
+        )
+    );
+}
+
+/// With nothing pinned by id (the base's run left no per-test report: pytest ended at
+/// import, cargo could not build the test), the pinned files' tests must be reported on the
+/// final tree, one at least, each passed; where the runner's tests cannot be tied to the
+/// pinned files, the evidence is the exit code, and says so.
+#[test]
+fn with_nothing_pinned_by_id_the_pinned_files_tests_must_pass() {
+    use Outcome::*;
+    let silent = Evidence::exit_code_only();
+    let (fail, pass) = (ExitRecord::Code(1), ExitRecord::Code(0));
+    let py = ["tests/test_mul.py".to_string()];
+    let rs = [
+        "tests/mul.rs".to_string(),
+        "tests/common/mod.rs".to_string(),
+    ];
+    let judge = |final_: &Evidence, files: &[String]| {
+        red_proven((&silent, fail), (final_, pass), files).map_err(|e| e.0.to_string())
+    };
+    let honest = with_files(
+        Kind::Junit,
+        &[
+            ("tests.test_add::test_add", Passed, "tests/test_add.py"),
+            ("tests.test_mul::test_mul", Passed, "tests/test_mul.py"),
+        ],
+    );
+    assert_eq!(
+        judge(&honest, &py),
+        Ok((Kind::Junit, vec!["tests.test_mul::test_mul".to_string()]))
+    );
+    let skipped = with_files(
+        Kind::Junit,
+        &[
+            ("tests.test_add::test_add", Passed, "tests/test_add.py"),
+            ("tests.test_mul::test_mul", Skipped, "tests/test_mul.py"),
+        ],
+    );
+    assert_eq!(
+        judge(&skipped, &py),
+        Err("the pinned test `tests.test_mul::test_mul` skipped, it did not pass".into())
+    );
+    let only_add = with_files(
+        Kind::Junit,
+        &[("tests.test_add::test_add", Passed, "tests/test_add.py")],
+    );
+    assert_eq!(
+        judge(&only_add, &py),
+        Err(
+            "no test of the pinned files (tests/test_mul.py) was reported: nothing was pinned \
+             by id (the run on the base left no per-test report), so the pinned files' tests \
+             must be reported passing"
+                .into()
+        )
+    );
+    // cargo: the file of each binary's tests is the one its `Running` line names.
+    let out = "     Running unittests src/lib.rs (target/debug/deps/calc-1)\n\nrunning 1 test\ntest tests::adds ... ok\n\ntest result: ok. 1 passed\n\n     Running tests/mul.rs (target/debug/deps/mul-2)\n\nrunning 1 test\ntest muls ... ok\n\ntest result: ok. 1 passed\n\n   Doc-tests calc\n\nrunning 1 test\ntest src/lib.rs - add (line 3) ... ok\n\ntest result: ok. 1 passed\n";
+    let cargo = read(
+        &request("cargo test"),
+        &ReportFile::NotAsked,
+        out.as_bytes(),
+    );
+    assert_eq!(
+        cargo
+            .files
+            .as_ref()
+            .map(|f| f.keys().cloned().collect::<Vec<_>>()),
+        Some(vec!["muls".to_string(), "tests::adds".to_string()])
+    );
+    assert_eq!(
+        judge(&cargo, &rs),
+        Ok((Kind::Libtest, vec!["muls".to_string()]))
+    );
+    let lib_only = out.split("     Running tests/").next().unwrap_or_default();
+    let lib_only = read(
+        &request("cargo test"),
+        &ReportFile::NotAsked,
+        lib_only.as_bytes(),
+    );
+    assert_eq!(
+        judge(&lib_only, &rs),
+        Err(
+            "no test of the pinned files (tests/mul.rs) was reported: nothing was pinned by id \
+             (the run on the base left no per-test report), so the pinned files' tests must be \
+             reported passing"
+                .into()
+        )
+    );
+    // A test added to a file of the crate's own (its unit tests): not told from the lib's.
+    assert_eq!(
+        judge(&lib_only, &["src/mul.rs".to_string()]),
+        Ok((Kind::ExitCodeOnly, Vec::new()))
+    );
+    // Runners whose tests name no file (TAP), or a JUnit report without `file=`.
+    let tap = evidence(Kind::Tap, &[("mul 2 3 is 6", Passed)]);
+    assert_eq!(
+        judge(&tap, &["tests/test_mul.sh".to_string()]),
+        Ok((Kind::ExitCodeOnly, Vec::new()))
+    );
+    assert_eq!(
+        judge(
+            &evidence(Kind::Junit, &[("tests.test_add::test_add", Passed)]),
+            &py
+        ),
+        Ok((Kind::ExitCodeOnly, Vec::new()))
+    );
+    // Still: a test that failed, or none passed, is no pass.
+    let failing = with_files(
+        Kind::Junit,
+        &[
+            ("tests.test_add::test_add", Failed, "tests/test_add.py"),
+            ("tests.test_mul::test_mul", Passed, "tests/test_mul.py"),
+        ],
+    );
+    assert!(judge(&failing, &py).is_err());
+    // jest: the report's file, relative to the run's directory.
+    let jest = with_files(
+        Kind::JestJson,
+        &[("tests/mul.test.js::muls", Passed, "tests/mul.test.js")],
+    );
+    assert_eq!(
+        judge(&jest, &["tests/mul.test.js".to_string()]),
+        Ok((Kind::JestJson, vec!["tests/mul.test.js::muls".to_string()]))
+    );
+    assert!(judge(&jest, &["tests/div.test.js".to_string()]).is_err());
+}
+
+/// A unit pinned on the base (a module pytest could not import, a jest file that did not
+/// load) stands for its own tests only: tied by file where the report names files, not by a
+/// name that begins like it (a package `tests/test_mul/`, a file `mul.test.js.more.test.js`).
+#[test]
+fn a_pinned_unit_stands_for_the_tests_of_its_own_file() {
+    use Outcome::*;
+    let (fail, pass) = (ExitRecord::Code(2), ExitRecord::Code(0));
+    let module = with_files(
+        Kind::Junit,
+        &[("tests.test_mul", Error, "tests/test_mul.py")],
+    );
+    let package = with_files(
+        Kind::Junit,
+        &[
+            ("tests.test_add::test_add", Passed, "tests/test_add.py"),
+            (
+                "tests.test_mul.test_fast::test_x",
+                Passed,
+                "tests/test_mul/test_fast.py",
+            ),
+        ],
+    );
+    assert_eq!(
+        red_proven((&module, fail), (&package, pass), &[]).map_err(|e| e.0),
+        Err(Shortfall::Pinned {
+            id: "tests.test_mul".into(),
+            outcome: None
+        })
+    );
+    let honest = with_files(
+        Kind::Junit,
+        &[
+            ("tests.test_mul::test_mul", Passed, "tests/test_mul.py"),
+            (
+                "tests.test_mul.TestMul::test_big",
+                Passed,
+                "tests/test_mul.py",
+            ),
+        ],
+    );
+    assert_eq!(
+        red_proven((&module, fail), (&honest, pass), &[]),
+        Ok((Kind::Junit, vec!["tests.test_mul".to_string()]))
+    );
+    // pytest's xunit1 report, as asked for: every testcase names its file.
+    let xml = br#"<testsuites><testsuite name="pytest"><testcase classname="tests.test_mul.test_fast" name="test_x" file="tests/test_mul/test_fast.py" line="0" /><testcase classname="" name="tests.test_mul" file="tests/test_mul.py"><error message="collection failure">E</error></testcase></testsuite></testsuites>"#;
+    let read_back = read(&request("pytest"), &ReportFile::Written(xml.to_vec()), b"");
+    assert_eq!(
+        read_back
+            .files
+            .as_ref()
+            .and_then(|f| f.get("tests.test_mul")),
+        Some(&BTreeSet::from(["tests/test_mul.py".to_string()]))
+    );
+    // jest: a file that did not load stands for its own tests, not for another file's.
+    let jest_base = with_files(
+        Kind::JestJson,
+        &[("tests/mul.test.js", Error, "tests/mul.test.js")],
+    );
+    let other_file = with_files(
+        Kind::JestJson,
+        &[(
+            "tests/mul.test.js.more.test.js::muls",
+            Passed,
+            "tests/mul.test.js.more.test.js",
+        )],
+    );
+    assert!(red_proven((&jest_base, fail), (&other_file, pass), &[]).is_err());
+    let own = with_files(
+        Kind::JestJson,
+        &[("tests/mul.test.js::muls", Passed, "tests/mul.test.js")],
+    );
+    assert!(red_proven((&jest_base, fail), (&own, pass), &[]).is_ok());
+}
+
+/// libtest names a test without its binary: a pinned `muls` reported on the final tree from
+/// another file than the one it failed in on the base (a test target pointed at a new file
+/// with an empty `muls`) is not the pinned test. Reported from its own file too, it is.
+#[test]
+fn a_pinned_test_reported_from_another_file_is_another_test() {
+    use Outcome::*;
+    let (fail, pass) = (ExitRecord::Code(101), ExitRecord::Code(0));
+    let base = with_files(Kind::Libtest, &[("muls", Failed, "tests/mul.rs")]);
+    let other = with_files(Kind::Libtest, &[("muls", Passed, "tests/mul_fast.rs")]);
+    assert_eq!(
+        red_proven((&base, fail), (&other, pass), &[]).map_err(|e| e.0.to_string()),
+        Err(
+            "the pinned test `muls` is reported from tests/mul_fast.rs, not from tests/mul.rs, \
+             where it failed on the base: it is another test of the same name"
+                .into()
+        )
+    );
+    let both = Evidence {
+        files: Some(Files::from([(
+            "muls".to_string(),
+            BTreeSet::from(["tests/mul.rs".to_string(), "tests/mul_fast.rs".to_string()]),
+        )])),
+        ..evidence(Kind::Libtest, &[("muls", Passed)])
+    };
+    assert_eq!(
+        red_proven((&base, fail), (&both, pass), &[]),
+        Ok((Kind::Libtest, vec!["muls".to_string()]))
+    );
+    // Old output with no `Running <file>` lines: the id alone.
+    let unnamed = evidence(Kind::Libtest, &[("muls", Passed)]);
+    assert!(red_proven((&base, fail), (&unnamed, pass), &[]).is_ok());
 }

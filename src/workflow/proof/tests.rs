@@ -555,6 +555,7 @@ fn a_run_that_must_pass_passes_having_run_a_test_that_reports_the_pinned_ids_pas
     let report = |tests: &[(&str, Test)]| Evidence {
         kind: Kind::Libtest,
         tests: tests.iter().map(|(id, o)| (id.to_string(), *o)).collect(),
+        files: None,
         missing: None,
         unreported: Vec::new(),
     };
@@ -570,7 +571,7 @@ fn a_run_that_must_pass_passes_having_run_a_test_that_reports_the_pinned_ids_pas
     };
     let evidence = |e: &Evidence| PairFailure::Evidence {
         on_base: false,
-        why: passes(e, Some(&pinned))
+        why: passes(e, Some(&pinned), &[])
             .err()
             .map(|s| s.to_string())
             .unwrap_or_default(),
@@ -578,7 +579,8 @@ fn a_run_that_must_pass_passes_having_run_a_test_that_reports_the_pinned_ids_pas
     // (exit, output, per-test report, judgement)
     let cases: Vec<(i32, &[u8], &Evidence, Option<PairFailure>)> = vec![
         (0, ran, &passed, None),
-        (0, ran, &exit_only, None),
+        // A run that reports nothing per test reports no pinned test.
+        (0, ran, &exit_only, Some(evidence(&exit_only))),
         // A failure by exit is said whatever the report holds.
         (101, ran, &ignored, Some(fails(101))),
         (
@@ -599,7 +601,7 @@ fn a_run_that_must_pass_passes_having_run_a_test_that_reports_the_pinned_ids_pas
             ExitRecord::Code(code),
             output,
             report,
-            &pinned,
+            (&pinned, &[]),
         );
         assert_eq!(judged, expected, "{code} {report:?}");
         // What a rerun records as no pass: the judgement's reason, never for an exit.
