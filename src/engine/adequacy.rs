@@ -68,17 +68,18 @@ pub(crate) fn task_files(
         if pinned || config.is_test_path(&path) {
             continue;
         }
-        let (Some(old), Some(Some(new))) = (
-            text(session, task.start, &path)?,
-            session
-                .store
-                .tree_entry(task.end, &path)?
-                .map(|_| text(session, task.end, &path))
-                .transpose()?,
-        ) else {
-            // Removed by the task, or not text.
+        let Some(Some(new)) = session
+            .store
+            .tree_entry(task.end, &path)?
+            .map(|_| text(session, task.end, &path))
+            .transpose()?
+        else {
+            // Removed by the task, or not text where it ends.
             continue;
         };
+        // Not text where the task began (a byte that is no UTF-8 put in at a task's
+        // boundary): every line of it is the task's, not none.
+        let old = text(session, task.start, &path)?.unwrap_or_default();
         let lines = mutate::changed_lines(&old, &new);
         if !lines.is_empty() {
             out.push(CodeFile {
@@ -691,6 +692,43 @@ pub(crate) fn cargo_mutants_mutants(
         Ok(found) => found,
         Err(why) => return Ok(Err(why)),
     };
+    let mut extra = Vec::new();
+    // The changed lines a mutant of cargo-mutants' spans, by file: the rest (a function it
+    // skips for an attribute, an `unsafe fn`, a `new`, a macro's body, a constant) get the
+    // built-in mutator's, so that its choices leave no changed line unmeasured that the
+    // built-in mutator would measure.
+    let mut spanned: Vec<(&str, Vec<usize>)> = Vec::new();
+    for m in &reported {
+        if let Some(f) = files.iter().find(|f| f.path == m.path) {
+            let lines = f.lines.iter().filter(|l| (m.start.0..=m.end.0).contains(l));
+            match spanned.iter_mut().find(|(p, _)| *p == f.path) {
+                Some((_, seen)) => seen.extend(lines),
+                None => spanned.push((f.path.as_str(), lines.copied().collect())),
+            }
+        }
+    }
+    for f in files {
+        let seen = spanned
+            .iter()
+            .find(|(p, _)| *p == f.path)
+            .map(|(_, l)| l.as_slice())
+            .unwrap_or_default();
+        let left: Vec<usize> = f
+            .lines
+            .iter()
+            .copied()
+            .filter(|l| !seen.contains(l))
+            .collect();
+        extra.extend(
+            mutate::mutants(&f.path, &f.text, &left)
+                .into_iter()
+                .map(|m| Planned {
+                    path: m.path.clone(),
+                    name: m.name(),
+                    text: m.apply(&f.text),
+                }),
+        );
+    }
     let mut out = Vec::new();
     for m in reported {
         let Some(f) = files.iter().find(|f| f.path == m.path) else {
@@ -708,7 +746,10 @@ pub(crate) fn cargo_mutants_mutants(
             text,
         });
     }
-    Ok(silent_tool(Tool::CargoMutants, files, out))
+    Ok(silent_tool(Tool::CargoMutants, files, out).map(|mut made| {
+        made.extend(extra);
+        made
+    }))
 }
 
 /// cargo-mutants' listing of the mutants of `files`, before the worktree is reset. A changed

@@ -26,7 +26,7 @@ fn with_mul(before: &str) -> String {
 }
 
 /// A Rust calculator on main (no dependencies, built offline), `[verify]` set to `verify`
-/// with four mutants a task, and the PR to add `mul` under way: RED with `test` (and
+/// with four mutants a task (unless `verify` says how many), and the PR to add `mul` under way: RED with `test` (and
 /// `pr_files` written beside it), GREEN with `code` written, squashed.
 fn rust_task(
     verify: &str,
@@ -51,7 +51,12 @@ fn rust_task(
         &format!(
             "main_branch = \"main\"\nmaster_plan = \"docs/plan.md\"\n\n[[preflight]]\n\
              name = \"tests\"\ncommand = \"cargo test --offline\"\ntimeout = \"300s\"\n\n\
-             [test]\ntimeout = \"300s\"\noutput_tail = 40\n\n[verify]\nmax_mutants = 4\n{verify}\n"
+             [test]\ntimeout = \"300s\"\noutput_tail = 40\n\n[verify]\n{}{verify}\n",
+            if verify.contains("max_mutants") {
+                ""
+            } else {
+                "max_mutants = 4\n"
+            }
         ),
     );
     repo.commit_all("calculator");
@@ -149,6 +154,35 @@ fn an_honest_rust_test_kills_cargo_mutants_mutants_and_passes_enforce() {
         final_note(&repo)["adequacy"],
         serde_json::json!([{"task": 1, "step": "1.1", "tool": "cargo-mutants", "mutants": 4,
             "killed": 4, "not_run": 1}])
+    );
+}
+
+/// Lines cargo-mutants makes no mutant of in a file it reads (an `unsafe fn`, which it skips
+/// whole) get the built-in mutator's beside its own: the special case hidden there (`a == 1000`
+/// answers 0) survives, and `enforce` at `min_killed = 1.0` refuses what cargo-mutants alone
+/// (every mutant of the one-line `mul` killed) would have let through.
+#[test]
+fn lines_cargo_mutants_skips_get_the_builtin_mutators_mutants() {
+    let lib = format!(
+        "{LIB}\npub fn mul(a: i32, b: i32) -> i32 {{\n    unsafe {{ checked(a, b) }}\n}}\n\n\
+         unsafe fn checked(a: i32, b: i32) -> i32 {{\n    if a == 1000 {{\n        return 0;\n    \
+         }}\n    a * b\n}}\n"
+    );
+    let repo = rust_task(
+        "adequacy = \"enforce\"\nmin_killed = 1.0\nmax_mutants = 12",
+        HONEST_TEST,
+        &[],
+        &[("src/lib.rs", &lib)],
+    );
+    let out = submit_with_cargo_mutants(&repo);
+    out.expect(1);
+    assert!(
+        out.stdout.starts_with(
+            "FAILURE: task 1's RED test (step 1.1, `cargo test --offline --test mul`) killed "
+        ) && out.stdout.contains("(made by cargo-mutants)")
+            && out.stdout.contains("- src/lib.rs:10 `1000` → "),
+        "{}",
+        out.stdout
     );
 }
 

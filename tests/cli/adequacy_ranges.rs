@@ -235,16 +235,33 @@ fn honest_two_tasks(repo: &TestRepo) {
 }
 
 /// A chain made before the RED pin recorded where its task began (the pins' `start` taken out
-/// of every event, the chain written again) still finalizes: each task is measured between
-/// RED trees, the next task's failing test put back as it was.
+/// of every event, the chain written again): under `report` it still finalizes, each task
+/// measured between RED trees, the next task's failing test put back as it was; under
+/// `enforce` it is refused, naming why (taking `start` out would otherwise bring back the
+/// ranges a later RED step's code hides in).
 #[test]
-fn a_chain_without_where_each_task_began_still_finalizes() {
-    let repo = case_calc_planned("adequacy = \"enforce\"", TWO_TASKS);
+fn a_chain_without_where_each_task_began_finalizes_under_report_only() {
+    let repo = case_calc_planned("adequacy = \"report\"", TWO_TASKS);
     honest_two_tasks(&repo);
     let starts = drop_red_starts(&repo);
     assert_eq!(starts, 2, "both RED pins recorded where their task began");
     repo.run(&["submit-work", "-s", "squashed"]).expect(0);
     assert_eq!(final_note(&repo)["adequacy"], honest_adequacy());
+
+    let repo = case_calc_planned("adequacy = \"enforce\"", TWO_TASKS);
+    honest_two_tasks(&repo);
+    assert_eq!(drop_red_starts(&repo), 2);
+    let out = repo.run(&["submit-work", "-s", "squashed"]);
+    assert_ne!(out.code, 0, "{}", out.stdout);
+    assert!(
+        out.stdout.contains(
+            "the chain does not record where the task began or where the next began (a RED \
+             step recorded by an earlier release): under enforce each task is measured on the \
+             code it wrote, from there; do the RED step again"
+        ),
+        "{}",
+        out.stdout
+    );
 }
 
 /// Writes the chain again with every RED pin's `start` taken out of its event, and moves the

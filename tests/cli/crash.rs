@@ -35,10 +35,23 @@ fn scratch_indexes_stay_in_the_git_dir_and_a_killed_commands_copy_is_cleared() {
         &[("TMPDIR", tmp.path())],
     )
     .expect(0);
-    let in_tmp: Vec<_> = std::fs::read_dir(tmp.path()).expect("read").collect();
+    // Nothing but this user's scratch directories (where a test run's report directory is
+    // made, and removed after it) is left in the system's temporary directory.
+    fn files_under(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).expect("read").flatten() {
+            let path = entry.path();
+            if entry.file_type().expect("file type").is_dir() {
+                files_under(&path, out);
+            } else {
+                out.push(path);
+            }
+        }
+    }
+    let mut in_tmp = Vec::new();
+    files_under(tmp.path(), &mut in_tmp);
     assert!(
         in_tmp.is_empty(),
-        "nothing in the system temp dir: {in_tmp:?}"
+        "no file in the system temp dir: {in_tmp:?}"
     );
     assert!(!leftover.exists(), "the killed command's copy is cleared");
     let left: Vec<_> = std::fs::read_dir(&scratch).expect("read").collect();

@@ -480,11 +480,37 @@ fn notes_kept_from_before_the_guard_do_not_block_later_notes() {
         &before,
         &out,
         &[
-            "git-orchestrate: refused refs/notes/ORCHESTRATOR <id>: differs from a ref the \
-           server guards only in case: where the file system folds case it is that ref's own \
-           file; push it under its own name",
+            "git-orchestrate: refused refs/notes/ORCHESTRATOR <id>: differs from the server's \
+           refs/notes/orchestrator only in case: where the file system folds case it is that \
+           ref's own file",
         ],
     );
+
+    // A workflow named as the server's own but in another case would be judged as another
+    // workflow, and be that workflow's file where the file system folds case; a guarded
+    // namespace spelled in another case (no ref of that name yet) is refused as well.
+    let chain = repo.git(&["rev-parse", REF]).trim().to_string();
+    for (spelled, why) in [
+        (
+            "refs/orchestrator/workflows/MAIN",
+            "differs from the server's refs/orchestrator/workflows/main only in case: where \
+             the file system folds case it is that ref's own file",
+        ),
+        (
+            "refs/Orchestrator/workflows/other",
+            "differs from a ref the server guards only in case: where the file system folds \
+             case it is that ref's own file; push it under its own name",
+        ),
+    ] {
+        let out = push(&repo, &server, &[], &[&format!("{chain}:{spelled}")]);
+        refused(
+            &repo,
+            &server,
+            &before,
+            &out,
+            &[&format!("git-orchestrate: refused {spelled} <id>: {why}")],
+        );
+    }
 }
 
 /// The CI job `init --ci` writes, on main; a PR whose tree swaps its `attest` call for

@@ -125,15 +125,32 @@ fn is_verdict_notes(reference: &str) -> bool {
 
 fn guarded<'a>(reference: &'a str, main: &str) -> Guarded<'a> {
     match exactly_guarded(reference, main) {
-        Guarded::Other => {
-            let (folded, main) = (reference.to_ascii_lowercase(), main.to_ascii_lowercase());
-            match exactly_guarded(&folded, &main) {
-                Guarded::Other => Guarded::Other,
-                _ => Guarded::Folded,
-            }
-        }
+        Guarded::Other => match exactly_guarded(&fold(reference), &fold(main)) {
+            Guarded::Other => Guarded::Other,
+            _ => Guarded::Folded,
+        },
         guarded => guarded,
     }
+}
+
+/// `name` as a file system that folds case may store it: upper-cased, then lower-cased, so
+/// that letters beyond ASCII that fold onto ASCII ones (`ſ` onto `s`, `ı` onto `i`, the
+/// Kelvin sign onto `k`) meet them.
+fn fold(name: &str) -> String {
+    name.to_uppercase().to_lowercase()
+}
+
+/// A ref of the server's that the new ref `reference` would share a file with where the file
+/// system folds case (a workflow `MAIN` beside `main`), if there is one: created beside it, it
+/// would be that ref, judged as another.
+fn folded_twin(judged: &Judged, reference: &str) -> Result<Option<String>, EngineError> {
+    let folded = fold(reference);
+    Ok(judged
+        .git
+        .refs_under(&["refs/orchestrator/", "refs/notes/", "refs/heads/"])?
+        .into_iter()
+        .map(|(name, _)| name)
+        .find(|name| name != reference && fold(name) == folded))
 }
 
 fn exactly_guarded<'a>(reference: &'a str, main: &str) -> Guarded<'a> {
@@ -207,6 +224,17 @@ pub fn pre_receive(
             commit: commit.cloned(),
             reason,
         };
+        let created = u.old.is_none() && u.new.is_some();
+        if created && let Some(twin) = folded_twin(&judged, &u.reference)? {
+            report.refusals.push(refuse(
+                u.new.as_ref(),
+                format!(
+                    "differs from the server's {twin} only in case: where the file system folds \
+                     case it is that ref's own file"
+                ),
+            ));
+            continue;
+        }
         match guarded(&u.reference, &main) {
             Guarded::AttestNotes => report.refusals.push(refuse(
                 u.new.as_ref(),
@@ -1255,6 +1283,17 @@ mod tests {
             "REFS/heads/main",
         ] {
             assert_eq!(guarded(folded, "main"), Guarded::Folded, "{folded}");
+        }
+        for beyond_ascii in [
+            "refs/notes/orche\u{17f}trator",
+            "refs/heads/ma\u{131}n",
+            "refs/orchestrator/wor\u{212a}flows/w",
+        ] {
+            assert_eq!(
+                guarded(beyond_ascii, "main"),
+                Guarded::Folded,
+                "{beyond_ascii}"
+            );
         }
         assert_eq!(guarded("refs/heads/TRUNK", "Trunk"), Guarded::Folded);
         assert_eq!(guarded("refs/heads/Trunk", "Trunk"), Guarded::Main);

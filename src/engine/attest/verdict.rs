@@ -50,7 +50,8 @@ pub struct Verdict {
     pub answers: Vec<AnswerCheck>,
     /// The final record of the PR's squashed commit as `attest`'s own run of the final check
     /// makes it: the local final note's every field, from what this verifier ran and read
-    /// (`adequacy` empty where it measured none; the checkpoints' notes as fetched here).
+    /// (`adequacy` empty where it measured none; checkpoints without their notes, which the
+    /// verifier does not read).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub final_note: Option<crate::workflow::notes::FinalNote>,
     /// The in-toto Statement (what the note holds).

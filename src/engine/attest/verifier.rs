@@ -207,11 +207,6 @@ impl Verifier {
         let repo = dir.path().join("repo");
         let git = Git::new(dir.path()).isolated();
         git.init_reading(&repo, &judged.objects)?;
-        // The judged repository's verification notes, as the final record a verdict shows
-        // reads its checkpoints' notes from them (each clone's word, shown as found).
-        if let Some(notes) = judged.git.ref_target(crate::store::NOTES_REF)? {
-            git.at(&repo).set_ref(crate::store::NOTES_REF, &notes)?;
-        }
         let confinement = match confine {
             Confine::None => None,
             Confine::Namespace => {

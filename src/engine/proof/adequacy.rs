@@ -34,6 +34,22 @@ pub fn measure(
     // The first task's code is counted from the base's tree.
     let base_tree = session.store.tree_of(base)?.to_string();
     for (i, red) in reds.iter().enumerate() {
+        // Under `enforce`, a range the chain does not bound (an earlier release's, or one
+        // stripped of `start` to bring back the RED-tree ranges, where a later RED step's
+        // code is charged to the task before it) measures nothing: no pass.
+        let unbounded = |r: &PinnedTest| r.start.is_none();
+        if policy.enforce && ((i > 0 && unbounded(red)) || reds.get(i + 1).is_some_and(unbounded)) {
+            out.push(TaskAdequacy {
+                unmeasured: Some(
+                    "the chain does not record where the task began or where the next began (a \
+                     RED step recorded by an earlier release): under enforce each task is \
+                     measured on the code it wrote, from there; do the RED step again"
+                        .into(),
+                ),
+                ..unmeasured_task(red)
+            });
+            continue;
+        }
         let (start, end, next) = range(reds, i, &base_tree, squashed);
         let task = Task {
             reds,
@@ -93,16 +109,9 @@ pub fn inadequate<'a>(policy: &Policy, tasks: &'a [TaskAdequacy]) -> Option<&'a 
     })
 }
 
-/// One task's test against the mutants of its code, within `policy`'s budgets.
-fn measure_task(
-    session: &Session,
-    config: &Config,
-    task: &Task,
-    policy: &Policy,
-    reaper: Option<&Reaper>,
-) -> Result<TaskAdequacy, EngineError> {
-    let red = task.red;
-    let mut result = TaskAdequacy {
+/// The measure of `red`'s task before anything ran: no mutant, the built-in tool.
+fn unmeasured_task(red: &PinnedTest) -> TaskAdequacy {
+    TaskAdequacy {
         task: red.step.task + 1,
         step: red.step.to_string(),
         tool: "builtin".into(),
@@ -112,7 +121,19 @@ fn measure_task(
         survived: Vec::new(),
         not_run: 0,
         unmeasured: None,
-    };
+    }
+}
+
+/// One task's test against the mutants of its code, within `policy`'s budgets.
+fn measure_task(
+    session: &Session,
+    config: &Config,
+    task: &Task,
+    policy: &Policy,
+    reaper: Option<&Reaper>,
+) -> Result<TaskAdequacy, EngineError> {
+    let mut result = unmeasured_task(task.red);
+    let red = task.red;
     let files = task_files(session, config, task)?;
     if files.is_empty() {
         return Ok(result);
