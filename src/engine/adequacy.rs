@@ -55,27 +55,39 @@ pub(crate) struct Planned {
 }
 
 /// The code files the task changed (not test paths, not pinned files), with their changed
-/// lines.
+/// lines; and those of them that are not text where the task ends, which no mutant reaches.
 pub(crate) fn task_files(
     session: &Session,
     config: &Config,
     task: &Task,
-) -> Result<Vec<CodeFile>, EngineError> {
+) -> Result<(Vec<CodeFile>, Vec<String>), EngineError> {
     let mut out = Vec::new();
+    let mut unreadable = Vec::new();
     // In-process: a `git diff` per task would cost the final check a process per task.
     for path in session.store.changed_paths(task.start, task.end)? {
         let pinned = task.reds.iter().any(|r| r.paths.contains(&path));
         if pinned || config.is_test_path(&path) {
             continue;
         }
-        let Some(Some(new)) = session
+        let new = match session
             .store
             .tree_entry(task.end, &path)?
             .map(|_| text(session, task.end, &path))
             .transpose()?
-        else {
-            // Removed by the task, or not text where it ends.
-            continue;
+        {
+            Some(Some(new)) => new,
+            // Removed by the task.
+            None => continue,
+            // Not text where it ends (or over the cap): no line of it can be mutated. A file
+            // of a kind that is never code is left out; any other is code the task wrote
+            // that nothing measures, which the caller names (one byte that is no UTF-8 in a
+            // script's comment would otherwise hide the script).
+            Some(None) => {
+                if !is_binary_asset(&path) {
+                    unreadable.push(path);
+                }
+                continue;
+            }
         };
         // Not text where the task began (a byte that is no UTF-8 put in at a task's
         // boundary): every line of it is the task's, not none.
@@ -89,7 +101,19 @@ pub(crate) fn task_files(
             });
         }
     }
-    Ok(out)
+    Ok((out, unreadable))
+}
+
+/// Whether `path` names a kind of file that is never code (images, fonts, archives, media,
+/// compiled objects): one that is not text is left out of the code a task wrote.
+fn is_binary_asset(path: &str) -> bool {
+    const ASSETS: &[&str] = &[
+        "png", "jpg", "jpeg", "gif", "ico", "webp", "bmp", "tiff", "pdf", "zip", "gz", "tgz",
+        "bz2", "xz", "zst", "7z", "jar", "class", "so", "dylib", "dll", "exe", "o", "a", "woff",
+        "woff2", "ttf", "otf", "eot", "mp3", "mp4", "wav", "ogg", "webm", "bin", "db", "sqlite",
+    ];
+    path.rsplit_once('.')
+        .is_some_and(|(_, ext)| ASSETS.contains(&ext.to_ascii_lowercase().as_str()))
 }
 
 /// The built-in mutator's mutants of `files`, in its deterministic order.
@@ -693,14 +717,18 @@ pub(crate) fn cargo_mutants_mutants(
         Err(why) => return Ok(Err(why)),
     };
     let mut extra = Vec::new();
-    // The changed lines a mutant of cargo-mutants' spans, by file: the rest (a function it
-    // skips for an attribute, an `unsafe fn`, a `new`, a macro's body, a constant) get the
-    // built-in mutator's, so that its choices leave no changed line unmeasured that the
-    // built-in mutator would measure.
+    // The changed lines one of cargo-mutants' mutants of that line alone changes, by file:
+    // the rest (in a function it skips for an attribute, an `unsafe fn`, a `new`, a macro's
+    // body, a constant; or only in a body its whole-body mutants replace, where a special
+    // case goes untouched) get the built-in mutator's, and first, so that the budget does
+    // not run out on its choices before them.
     let mut spanned: Vec<(&str, Vec<usize>)> = Vec::new();
     for m in &reported {
         if let Some(f) = files.iter().find(|f| f.path == m.path) {
-            let lines = f.lines.iter().filter(|l| (m.start.0..=m.end.0).contains(l));
+            let lines = f
+                .lines
+                .iter()
+                .filter(|l| m.start.0 == m.end.0 && m.start.0 == **l);
             match spanned.iter_mut().find(|(p, _)| *p == f.path) {
                 Some((_, seen)) => seen.extend(lines),
                 None => spanned.push((f.path.as_str(), lines.copied().collect())),
@@ -746,9 +774,9 @@ pub(crate) fn cargo_mutants_mutants(
             text,
         });
     }
-    Ok(silent_tool(Tool::CargoMutants, files, out).map(|mut made| {
-        made.extend(extra);
-        made
+    Ok(silent_tool(Tool::CargoMutants, files, out).map(|made| {
+        extra.extend(made);
+        extra
     }))
 }
 

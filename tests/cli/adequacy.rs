@@ -144,6 +144,35 @@ fn code_written_in_the_red_step_is_mutated_and_a_grep_only_test_is_refused() {
     assert_eq!(main_tip(&repo), main);
 }
 
+/// Code in a file that is not text where the task ends (one byte that is no UTF-8 in a
+/// comment of the script: it still runs) can have no mutant: under enforce the task is
+/// unmeasured and refused, naming the file, not passed on no mutant.
+#[test]
+fn code_in_a_file_that_is_not_text_is_unmeasured_and_refused_in_enforce() {
+    let repo = case_calc("adequacy = \"enforce\"\nmin_killed = 0.5");
+    repo.write("tests/test_mul.sh", "grep -q \"mul)\" calc.sh\n");
+    red(&repo, "sh tests/test_mul.sh");
+    let mut fake = CALC
+        .replace("esac", &format!("{FAKE_MUL}\nesac"))
+        .into_bytes();
+    fake.extend_from_slice(b"# \xff\n");
+    std::fs::write(repo.dir().join("calc.sh"), fake).expect("write calc.sh");
+    green(&repo, "sh tests/test_mul.sh");
+    squash(&repo);
+    let main = main_tip(&repo);
+    let out = repo.run(&["submit-work", "-s", "squashed"]);
+    out.expect(1);
+    assert!(
+        out.stdout.contains(
+            "calc.sh, code the task wrote, is not text where the task ends (a byte that is no \
+             UTF-8, or over the size cap): no mutant of it can be made"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(main_tip(&repo), main);
+}
+
 /// Two honest tasks whose RED command runs the whole suite: the first task is measured in the
 /// second's RED tree with the second's failing test put back as it was (absent), so its test
 /// passes unmutated there and kills its mutants; enforce accepts the squash.

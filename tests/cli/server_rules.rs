@@ -480,9 +480,9 @@ fn notes_kept_from_before_the_guard_do_not_block_later_notes() {
         &before,
         &out,
         &[
-            "git-orchestrate: refused refs/notes/ORCHESTRATOR <id>: differs from the server's \
-           refs/notes/orchestrator only in case: where the file system folds case it is that \
-           ref's own file",
+            "git-orchestrate: refused refs/notes/ORCHESTRATOR <id>: differs only in case from \
+           refs/notes/orchestrator (the server's, or made by this push): where the file system \
+           folds case it is that ref's own file",
         ],
     );
 
@@ -493,8 +493,8 @@ fn notes_kept_from_before_the_guard_do_not_block_later_notes() {
     for (spelled, why) in [
         (
             "refs/orchestrator/workflows/MAIN",
-            "differs from the server's refs/orchestrator/workflows/main only in case: where \
-             the file system folds case it is that ref's own file",
+            "differs only in case from refs/orchestrator/workflows/main (the server's, or made \
+             by this push): where the file system folds case it is that ref's own file",
         ),
         (
             "refs/Orchestrator/workflows/other",
@@ -511,6 +511,40 @@ fn notes_kept_from_before_the_guard_do_not_block_later_notes() {
             &[&format!("git-orchestrate: refused {spelled} <id>: {why}")],
         );
     }
+
+    // Two refs the push makes that fold together: the second is refused. A branch renamed
+    // in its case in one push (the old name deleted) is taken.
+    let tip = repo.git(&["rev-parse", "main"]).trim().to_string();
+    let out = push(
+        &repo,
+        &server,
+        &[],
+        &[
+            &format!("{tip}:refs/heads/Twin"),
+            &format!("{tip}:refs/heads/twin"),
+        ],
+    );
+    assert_ne!(out.code, 0, "{}", out.stderr);
+    assert!(
+        remote(&out).contains(
+            &"git-orchestrate: refused refs/heads/twin <id>: differs only in case from \
+              refs/heads/Twin (the server's, or made by this push): where the file system \
+              folds case it is that ref's own file"
+                .to_string()
+        ),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(server.refs(&repo), before);
+    push(&repo, &server, &[], &[&format!("{tip}:refs/heads/Feature")]).expect(0);
+    push(
+        &repo,
+        &server,
+        &[],
+        &[":refs/heads/Feature", &format!("{tip}:refs/heads/feature")],
+    )
+    .expect(0);
+    assert_eq!(server.rev(&repo, "refs/heads/feature"), Some(tip));
 }
 
 /// The CI job `init --ci` writes, on main; a PR whose tree swaps its `attest` call for

@@ -137,19 +137,42 @@ fn guarded<'a>(reference: &'a str, main: &str) -> Guarded<'a> {
 /// that letters beyond ASCII that fold onto ASCII ones (`ſ` onto `s`, `ı` onto `i`, the
 /// Kelvin sign onto `k`) meet them.
 fn fold(name: &str) -> String {
-    name.to_uppercase().to_lowercase()
+    // HFS+ also ignores these code points in names (git's utf8.c, `next_hfs_char`).
+    let ignored = |c: &char| matches!(*c as u32, 0x200c..=0x200f | 0x202a..=0x202e | 0x206a..=0x206f | 0xfeff);
+    name.chars()
+        .filter(|c| !ignored(c))
+        .collect::<String>()
+        .to_uppercase()
+        .to_lowercase()
 }
 
-/// A ref of the server's that the new ref `reference` would share a file with where the file
-/// system folds case (a workflow `MAIN` beside `main`), if there is one: created beside it, it
-/// would be that ref, judged as another.
-fn folded_twin(judged: &Judged, reference: &str) -> Result<Option<String>, EngineError> {
+/// A ref that the new ref `reference` would share a file with where the file system folds
+/// case (a workflow `MAIN` beside `main`), if there is one: one of the server's that the push
+/// does not delete, or one the push creates before it. Created beside it, it would be that
+/// ref, judged as another.
+fn folded_twin(
+    judged: &Judged,
+    reference: &str,
+    updates: &[Update],
+) -> Result<Option<String>, EngineError> {
     let folded = fold(reference);
+    let deleted = |name: &str| {
+        updates
+            .iter()
+            .any(|u| u.reference == name && u.new.is_none())
+    };
+    let created_before = updates
+        .iter()
+        .take_while(|u| u.reference != reference)
+        .filter(|u| u.old.is_none() && u.new.is_some())
+        .map(|u| u.reference.clone());
     Ok(judged
         .git
         .refs_under(&["refs/orchestrator/", "refs/notes/", "refs/heads/"])?
         .into_iter()
         .map(|(name, _)| name)
+        .filter(|name| !deleted(name))
+        .chain(created_before)
         .find(|name| name != reference && fold(name) == folded))
 }
 
@@ -225,12 +248,12 @@ pub fn pre_receive(
             reason,
         };
         let created = u.old.is_none() && u.new.is_some();
-        if created && let Some(twin) = folded_twin(&judged, &u.reference)? {
+        if created && let Some(twin) = folded_twin(&judged, &u.reference, updates)? {
             report.refusals.push(refuse(
                 u.new.as_ref(),
                 format!(
-                    "differs from the server's {twin} only in case: where the file system folds \
-                     case it is that ref's own file"
+                    "differs only in case from {twin} (the server's, or made by this push): \
+                     where the file system folds case it is that ref's own file"
                 ),
             ));
             continue;
@@ -1288,6 +1311,8 @@ mod tests {
             "refs/notes/orche\u{17f}trator",
             "refs/heads/ma\u{131}n",
             "refs/orchestrator/wor\u{212a}flows/w",
+            "refs/heads/ma\u{200c}in",
+            "refs/notes/orche\u{feff}strator",
         ] {
             assert_eq!(
                 guarded(beyond_ascii, "main"),

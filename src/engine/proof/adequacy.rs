@@ -134,7 +134,14 @@ fn measure_task(
 ) -> Result<TaskAdequacy, EngineError> {
     let mut result = unmeasured_task(task.red);
     let red = task.red;
-    let files = task_files(session, config, task)?;
+    let (files, unreadable) = task_files(session, config, task)?;
+    if let Some(path) = unreadable.first() {
+        result.unmeasured = Some(format!(
+            "{path}, code the task wrote, is not text where the task ends (a byte that is no \
+             UTF-8, or over the size cap): no mutant of it can be made"
+        ));
+        return Ok(result);
+    }
     if files.is_empty() {
         return Ok(result);
     }
