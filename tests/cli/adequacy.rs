@@ -165,7 +165,9 @@ fn code_in_a_file_that_is_not_text_is_unmeasured_and_refused_in_enforce() {
     assert!(
         out.stdout.contains(
             "calc.sh, code the task wrote, is not text where the task ends (a byte that is no \
-             UTF-8, or over the size cap): no mutant of it can be made"
+             UTF-8, or over the size cap): no mutant of it can be made; keep code in UTF-8 \
+             text): under [verify] adequacy = \"enforce\" a test that was not measured does not \
+             pass. Do what the parenthesis says, then squash again"
         ),
         "{}",
         out.stdout
@@ -248,8 +250,9 @@ fn a_test_measured_against_no_mutant_is_refused_in_enforce() {
         out.stdout.contains(
             "task 1's RED test (step 1.1, `sh tests/test_mul.sh`) was measured against no mutant \
              of the code the task wrote (none of its 3 mutants ran within [verify] \
-             mutation_timeout): under [verify] adequacy = \"enforce\" a test that was not \
-             measured does not pass"
+             mutation_timeout; make the test faster or raise it): under [verify] adequacy = \
+             \"enforce\" a test that was not measured does not pass. Do what the parenthesis \
+             says, then squash again"
         ),
         "{}",
         out.stdout

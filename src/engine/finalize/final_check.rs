@@ -240,7 +240,8 @@ fn inadequate(record: &PrRecord, policy: &Policy, weak: &TaskAdequacy) -> FinalC
         unmeasured: (weak.mutants == 0).then(|| {
             weak.unmeasured.clone().unwrap_or_else(|| {
                 format!(
-                    "none of its {} mutants ran within [verify] mutation_timeout",
+                    "none of its {} mutants ran within [verify] mutation_timeout; make the test \
+                     faster or raise it",
                     weak.not_run
                 )
             })

@@ -362,8 +362,8 @@ impl fmt::Display for FinalCheckRefusal {
                 f,
                 "task {task}'s RED test (step {step}, `{command}`) was measured against no mutant \
                  of the code the task wrote ({}): under [verify] adequacy = \"enforce\" a test \
-                 that was not measured does not pass. Make the test pass on the task's code \
-                 within [verify] mutation_timeout, then squash again",
+                 that was not measured does not pass. Do what the parenthesis says, then squash \
+                 again",
                 why
             ),
             FinalCheckRefusal::Inadequate {

@@ -138,7 +138,8 @@ fn measure_task(
     if let Some(path) = unreadable.first() {
         result.unmeasured = Some(format!(
             "{path}, code the task wrote, is not text where the task ends (a byte that is no \
-             UTF-8, or over the size cap): no mutant of it can be made"
+             UTF-8, or over the size cap): no mutant of it can be made; keep code in UTF-8 \
+             text"
         ));
         return Ok(result);
     }
@@ -186,7 +187,10 @@ fn measure_task(
     let left = deadline.saturating_duration_since(Instant::now());
     let own = worktree.run(None, &red.command, config.test.timeout.min(left))?;
     if !own.success() {
-        result.unmeasured = Some(format!("the test fails on the task's own code ({own})"));
+        result.unmeasured = Some(format!(
+            "the test fails on the task's own code ({own}); make it pass there within [verify] \
+             mutation_timeout"
+        ));
         result.not_run += mutants.len();
         return Ok(result);
     }
