@@ -2,8 +2,6 @@
 //! says what happened, in which state, and what to do next: one `Exit`, one `ErrorKind`, one
 //! mapping.
 
-use std::process::ExitCode;
-
 use crate::engine::EngineError;
 use crate::store::StoreError;
 use crate::workflow::plan::Problem;
@@ -47,12 +45,6 @@ impl Exit {
     /// This exit when `failed`, else success.
     pub fn when(self, failed: bool) -> Exit {
         if failed { self } else { Exit::Success }
-    }
-}
-
-impl From<Exit> for ExitCode {
-    fn from(exit: Exit) -> ExitCode {
-        ExitCode::from(exit.code())
     }
 }
 

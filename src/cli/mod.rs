@@ -41,7 +41,6 @@ mod verify;
 mod worktree;
 
 use std::io::Write;
-use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
 
@@ -159,8 +158,8 @@ pub enum Command {
     Man(man::ManArgs),
 }
 
-/// The binary's entry point: parses, runs, maps the outcome to an exit code.
-pub fn main() -> ExitCode {
+/// The binary's entry point (src/main.rs): parses, runs, and gives the exit status.
+pub fn main() -> u8 {
     // The confinement's runner (src/exec/runner.rs), started only by it and hidden from
     // `--help`: before any parsing.
     if let Some(exit) = confined_mode() {
@@ -177,13 +176,13 @@ pub fn main() -> ExitCode {
         _ => Ui::new(cli.json, cli.quiet),
     };
     match run(&cli, &mut ui) {
-        Ok(exit) => exit.into(),
+        Ok(exit) => exit.code(),
         Err(Failure::Output(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => {
-            Exit::Success.into()
+            Exit::Success.code()
         }
         Err(Failure::Output(e)) => {
             let _ = writeln!(std::io::stderr(), "error: could not write output: {e}");
-            Exit::Store.into()
+            Exit::Store.code()
         }
         Err(Failure::Command(err)) => {
             let exit = err.exit();
@@ -193,32 +192,55 @@ pub fn main() -> ExitCode {
                 }
                 _ => {}
             }
-            exit.into()
+            exit.code()
         }
+    }
+}
+
+/// Opens `/dev/null` on each of the standard descriptors 0, 1 and 2 that the process was
+/// started without, as Rust's own start-up does and src/main.rs skips: a file the program
+/// opens later (a ref's lock, a report) would otherwise take that number, and what is
+/// printed would be written into it.
+pub fn keep_standard_descriptors() {
+    use std::os::fd::{AsRawFd as _, IntoRawFd as _};
+    // Each open takes the lowest free number: while that is 0, 1 or 2, it was closed and now
+    // holds `/dev/null`, kept open for the process's life.
+    for _ in 0..3 {
+        let Ok(null) = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open("/dev/null")
+        else {
+            return;
+        };
+        if null.as_raw_fd() > 2 {
+            return;
+        }
+        let _ = null.into_raw_fd();
     }
 }
 
 /// The confinement's runner, when the first argument names it; it refuses, saying why, when
 /// not started by the confinement.
-fn confined_mode() -> Option<ExitCode> {
+fn confined_mode() -> Option<u8> {
     use crate::exec::runner;
     let mode = std::env::args_os().nth(1)?;
     if mode != runner::MODE {
         return None;
     }
     let why = match runner::serve() {
-        Ok(()) => return Some(ExitCode::SUCCESS),
+        Ok(()) => return Some(Exit::Success.code()),
         Err(why) => why,
     };
     let _ = writeln!(std::io::stderr(), "error: {why}");
-    Some(ExitCode::from(2))
+    Some(Exit::Usage.code())
 }
 
-fn usage_error(e: clap::Error) -> ExitCode {
+fn usage_error(e: clap::Error) -> u8 {
     use clap::error::ErrorKind;
     if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
         let _ = e.print();
-        return Exit::Success.into();
+        return Exit::Success.code();
     }
     let message = usage_text(&e);
     // `args_os`: an argument that is not UTF-8 is itself a usage error, not a reason to panic.
@@ -229,7 +251,7 @@ fn usage_error(e: clap::Error) -> ExitCode {
     } else {
         let _ = write!(std::io::stderr(), "{message}");
     }
-    Exit::Usage.into()
+    Exit::Usage.code()
 }
 
 /// clap's usage error as plain text. Run as `git orchestrate`, `--help` makes git look for a

@@ -1,14 +1,14 @@
 //! A test command's run with its per-test evidence (docs/integrity.md, "Per-test evidence"):
 //! the report the runner is asked for goes to a fresh directory of random name outside the
-//! tree, made just before the run, so that a file there was written during it; what the run
-//! reports is read by `workflow/evidence`.
+//! tree, which no one could name before the run, so that a file there was written during it;
+//! what the run reports is read by `workflow/evidence`.
 
 use std::path::Path;
 use std::time::Duration;
 
 use super::{EngineError, Session, io_error};
 use crate::exec::{self, CommandEnv, RunOutput, ShellOptions};
-use crate::workflow::evidence::{self, Evidence, ReportFile};
+use crate::workflow::evidence::{self, Evidence, ReportAsk, ReportFile};
 
 /// A test command's run and what it reports per test.
 #[derive(Clone, Debug)]
@@ -19,8 +19,9 @@ pub struct TestRun {
 
 /// Runs `command` (as the agent gave it) in `dir` asking its runner for a per-test report
 /// where it can ([`evidence::request`]), and reads what the run reports. The report's
-/// directory is a new one of this user's, beside the scratch worktrees and never inside the
-/// repository, removed after the run. A report file that is not a plain file is no report.
+/// directory ([`ReportDir`]) is a new one of this user's, beside the scratch worktrees and
+/// never inside the repository, removed after the run. A report file that is not a plain
+/// file is no report.
 pub fn run_test(
     session: &Session,
     command: &str,
@@ -30,7 +31,10 @@ pub fn run_test(
 ) -> Result<TestRun, EngineError> {
     let request = evidence::request(command);
     let reports = match request.report {
-        Some(_) => Some(report_dir(session)?),
+        Some(ask) => Some(ReportDir::new(
+            env.scratch_dir(session.store.common_dir()),
+            ask,
+        )?),
         None => None,
     };
     let path = reports.as_ref().map(|r| r.path().join("report"));
@@ -62,15 +66,59 @@ pub fn run_test(
     Ok(TestRun { output, evidence })
 }
 
-/// A new directory for a runner's report, beside the scratch worktrees: made just before the
-/// run, so that a file in it was written during the run; removed when dropped.
-fn report_dir(session: &Session) -> Result<tempfile::TempDir, EngineError> {
-    let root = super::hermetic::scratch_root(session);
-    std::fs::create_dir_all(&root).map_err(io_error("make the scratch directory"))?;
-    tempfile::Builder::new()
-        .prefix("report-")
-        .tempdir_in(&root)
-        .map_err(io_error("make a directory for the test report"))
+/// The directory a runner's report goes to, in `root` (the scratch worktrees' directory),
+/// removed when dropped. Its name is random and new, so that a file in it was written during
+/// the run. pytest makes the directories its `--junitxml` path names, so for it the directory
+/// is only named: every test command is asked for a pytest report, and making and removing a
+/// directory for each run that runs no pytest was a twentieth of a `submit-work`'s own
+/// instructions (benches/orchestrate.rs). The other runners write into one made for them.
+enum ReportDir {
+    Made(tempfile::TempDir),
+    Named(NamedDir),
+}
+
+/// A directory only named: removed on drop if the run made it.
+struct NamedDir(std::path::PathBuf);
+
+impl Drop for NamedDir {
+    fn drop(&mut self) {
+        // Not following a link the run may have left in its place (`remove_dir_all` removes
+        // the link itself).
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+impl ReportDir {
+    fn new(root: std::path::PathBuf, ask: ReportAsk) -> Result<ReportDir, EngineError> {
+        std::fs::create_dir_all(&root).map_err(io_error("make the scratch directory"))?;
+        if matches!(ask, ReportAsk::PytestJunit | ReportAsk::PytestIfRun) {
+            return Ok(ReportDir::Named(NamedDir(root.join(random_name()))));
+        }
+        tempfile::Builder::new()
+            .prefix("report-")
+            .tempdir_in(&root)
+            .map(ReportDir::Made)
+            .map_err(io_error("make a directory for the test report"))
+    }
+
+    fn path(&self) -> &Path {
+        match self {
+            ReportDir::Made(dir) => dir.path(),
+            ReportDir::Named(NamedDir(dir)) => dir,
+        }
+    }
+}
+
+/// `report-` and 128 bits no one can foresee: SipHash under this process's random keys
+/// (`RandomState`), which each new state steps on.
+fn random_name() -> String {
+    use std::hash::{BuildHasher as _, RandomState};
+    let state = RandomState::new();
+    format!(
+        "report-{:016x}{:016x}",
+        state.hash_one(std::process::id()),
+        state.hash_one(std::time::SystemTime::now())
+    )
 }
 
 /// The spellings of `dir` a runner may name its test files by (jest names them by absolute

@@ -97,6 +97,9 @@ pub struct CommandEnv {
     path: OsString,
     /// Set for a verifier's commands: each runs confined ([`super::confine`]).
     confinement: Option<super::confine::Confinement>,
+    /// The repository's directories, as given and resolved ([`canonical_all`]): kept for
+    /// [`Self::scratch_dir`], which would resolve them all again.
+    inside: Vec<PathBuf>,
 }
 
 impl CommandEnv {
@@ -122,6 +125,7 @@ impl CommandEnv {
             confinement: None,
             path: std::env::join_paths(entries).unwrap_or_default(),
             git,
+            inside,
         })
     }
 
@@ -138,6 +142,12 @@ impl CommandEnv {
 
     pub fn confinement(&self) -> Option<&super::confine::Confinement> {
         self.confinement.as_ref()
+    }
+
+    /// [`scratch_dir`] of the repository this environment was made for, whose git directory
+    /// is `common_dir`.
+    pub fn scratch_dir(&self, common_dir: &Path) -> PathBuf {
+        scratch_dir_in(&self.inside, common_dir)
     }
 
     /// The PATH the commands we start get.
@@ -405,14 +415,18 @@ fn cache_dir(inside: &[PathBuf]) -> PathBuf {
 /// by a confined command of an earlier verification among others, would lead its worktrees
 /// anywhere), inside the git directory after all.
 pub fn scratch_dir(inside: &[&Path], common_dir: &Path) -> PathBuf {
+    scratch_dir_in(&canonical_all(inside), common_dir)
+}
+
+/// [`scratch_dir`], `inside` resolved already.
+fn scratch_dir_in(inside: &[PathBuf], common_dir: &Path) -> PathBuf {
     use std::hash::{Hash, Hasher};
-    let inside = canonical_all(inside);
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     common_dir
         .canonicalize()
         .unwrap_or_else(|_| common_dir.to_path_buf())
         .hash(&mut hasher);
-    let base = temp_base(&inside);
+    let base = temp_base(inside);
     let scratch = base.join(format!("scratch-{:016x}", hasher.finish()));
     if own_dir(&base) && own_dir(&scratch) {
         scratch

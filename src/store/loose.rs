@@ -1,4 +1,5 @@
-//! Writing one transition's loose objects with one zlib state: the hot path of every write.
+//! Writing one transition's loose objects with one zlib state: the hot path of every write;
+//! and reading the workflow's own objects with one, the hot path of every read.
 //!
 //! gix builds a fresh deflate state (about 380 KB, zeroed) for every object it writes; a
 //! transition writes three to five objects, and the page faults of those allocations were a
@@ -9,9 +10,11 @@
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
+use std::sync::{Arc, Mutex, PoisonError};
+
 use gix::ObjectId;
 use gix::zlib::stream::deflate::{Compress, FlushCompress};
-use gix::zlib::{Compression, Status};
+use gix::zlib::{Compression, Decompress, FlushDecompress, Status};
 
 use super::StoreError;
 
@@ -122,6 +125,107 @@ impl LooseWriter {
     }
 }
 
+/// Reads loose objects with one inflate state for the store's life. gix makes a new one for
+/// every loose object it reads, and zeroing those was 7 % of a `get-task`'s instructions
+/// (docs/architecture.md, "Performance"): the workflow's tip, its tree and its state are
+/// read on every call. What it read is kept ([`Self::KEPT`] objects, [`Self::KEPT_BYTES`] at
+/// most), as gix's object cache would have kept it, for a long-lived server's next call.
+pub(super) struct LooseReader {
+    dir: PathBuf,
+    inflate: Mutex<Option<Decompress>>,
+    kept: Mutex<Vec<(ObjectId, Found)>>,
+}
+
+/// An object's kind and bytes, shared with what [`LooseReader`] keeps.
+pub(super) type Found = (gix::objs::Kind, Arc<[u8]>);
+
+impl LooseReader {
+    const KEPT: usize = 16;
+    const KEPT_BYTES: usize = 256 << 10;
+
+    pub(super) fn new(repo: &gix::Repository) -> LooseReader {
+        LooseReader {
+            dir: repo.objects.store_ref().path().to_path_buf(),
+            inflate: Mutex::new(None),
+            kept: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Object `id`, its kind and bytes, when it is stored loose in this repository; `None`
+    /// when it is not (packed, or in an alternate: gix reads those). An error when its file
+    /// is not an object: not a zlib stream, cut short, or not the size its header says.
+    pub(super) fn read(&self, id: &gix::oid) -> Result<Option<Found>, String> {
+        {
+            let kept = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Some((_, (kind, data))) = kept.iter().find(|(k, _)| k.as_ref() == id) {
+                return Ok(Some((*kind, Arc::clone(data))));
+            }
+        }
+        let path = object_path(&self.dir, id);
+        let compressed = match std::fs::read(&path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+        };
+        let mut out = self.inflate(&compressed)?;
+        let (kind, size, header) = gix::objs::decode::loose_header(&out)
+            .map_err(|e| format!("{} has no object header: {e}", path.display()))?;
+        if size != (out.len() - header) as u64 {
+            return Err(format!(
+                "{} holds {} bytes where its header says {size}",
+                path.display(),
+                out.len() - header
+            ));
+        }
+        out.drain(..header);
+        let data: Arc<[u8]> = Arc::from(out);
+        if data.len() <= Self::KEPT_BYTES {
+            let mut kept = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
+            if kept.len() >= Self::KEPT
+                || kept.iter().map(|(_, (_, d))| d.len()).sum::<usize>() + data.len()
+                    > Self::KEPT_BYTES
+            {
+                kept.remove(0);
+            }
+            kept.push((id.to_owned(), (kind, Arc::clone(&data))));
+        }
+        Ok(Some((kind, data)))
+    }
+
+    /// `compressed`, one zlib stream, inflated whole.
+    fn inflate(&self, compressed: &[u8]) -> Result<Vec<u8>, String> {
+        let mut state = self.inflate.lock().unwrap_or_else(PoisonError::into_inner);
+        let inflate = match &mut *state {
+            Some(inflate) => {
+                inflate.reset();
+                inflate
+            }
+            None => state.insert(Decompress::new()),
+        };
+        let mut out = vec![0; compressed.len().saturating_mul(4).max(64)];
+        let (mut input, mut written) = (compressed, 0);
+        loop {
+            let (before_in, before_out) = (inflate.total_in(), inflate.total_out());
+            let status = inflate
+                .decompress(input, &mut out[written..], FlushDecompress::Finish)
+                .map_err(|e| format!("a loose object is not a zlib stream: {e}"))?;
+            let consumed = (inflate.total_in() - before_in) as usize;
+            let produced = (inflate.total_out() - before_out) as usize;
+            input = &input[consumed..];
+            written += produced;
+            if status == Status::StreamEnd {
+                out.truncate(written);
+                return Ok(out);
+            }
+            if written == out.len() {
+                out.resize(out.len().saturating_mul(2), 0);
+            } else if consumed == 0 && produced == 0 {
+                return Err("a loose object's zlib stream is cut short".into());
+            }
+        }
+    }
+}
+
 fn object_path(dir: &Path, id: &gix::oid) -> PathBuf {
     let hex = id.to_hex().to_string();
     dir.join(&hex[..2]).join(&hex[2..])
@@ -208,5 +312,71 @@ mod tests {
             .output()
             .unwrap();
         assert!(fsck.status.success(), "{fsck:?}");
+    }
+
+    /// What git wrote loose reads back as git has it, a second read from what was kept;
+    /// what is packed is left to gix; a cut or mislabelled file is an error, not an object.
+    #[test]
+    fn the_reader_reads_what_git_wrote_and_refuses_a_damaged_object() {
+        use crate::test_git::git;
+        let (temp, _) = crate::test_git::repo_with_a_commit();
+        let dir = temp.path();
+        let big: Vec<u8> = (0..300_000u32)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+            .collect();
+        std::fs::write(dir.join("big"), &big).unwrap();
+        std::fs::write(dir.join("small"), "small\n").unwrap();
+        let hash = |file: &str| git(dir, &["hash-object", "-w", file]).trim().to_string();
+        let (big_id, small_id) = (hash("big"), hash("small"));
+        let head = git(dir, &["rev-parse", "HEAD"]).trim().to_string();
+        let repo = gix::open(dir).unwrap();
+        let reader = LooseReader::new(&repo);
+        let read = |id: &str| reader.read(&ObjectId::from_hex(id.as_bytes()).unwrap());
+        for (id, data) in [(&big_id, &big[..]), (&small_id, b"small\n")] {
+            let (kind, got) = read(id).unwrap().expect("loose");
+            assert_eq!((kind, &got[..]), (gix::objs::Kind::Blob, data));
+        }
+        let (kind, commit) = read(&head).unwrap().expect("loose");
+        assert_eq!(kind, gix::objs::Kind::Commit);
+        assert_eq!(
+            commit.to_vec(),
+            format!("{}\n", git(dir, &["cat-file", "commit", &head]).trim_end()).into_bytes()
+        );
+        // Kept: read again with its file gone.
+        let small_path = object_path(
+            &reader.dir,
+            &ObjectId::from_hex(small_id.as_bytes()).unwrap(),
+        );
+        let small_file = std::fs::read(&small_path).unwrap();
+        std::fs::remove_file(&small_path).unwrap();
+        assert!(read(&small_id).unwrap().is_some());
+
+        // Packed, not loose: gix's to read.
+        git(dir, &["gc", "--quiet", "--prune=now"]);
+        let fresh = LooseReader::new(&gix::open(dir).unwrap());
+        assert_eq!(
+            fresh.read(&ObjectId::from_hex(big_id.as_bytes()).unwrap()),
+            Ok(None)
+        );
+
+        // Cut short, or its header's size not its own.
+        let big_path = object_path(&fresh.dir, &ObjectId::from_hex(big_id.as_bytes()).unwrap());
+        let damaged = |bytes: &[u8]| {
+            std::fs::create_dir_all(big_path.parent().unwrap()).unwrap();
+            std::fs::write(&big_path, bytes).unwrap();
+            LooseReader::new(&repo).read(&ObjectId::from_hex(big_id.as_bytes()).unwrap())
+        };
+        let mut writer = LooseWriter::new(&repo);
+        writer.deflate(&[b"blob 300000\0", &big]).unwrap();
+        let whole = writer.out.clone();
+        assert!(
+            damaged(&whole[..whole.len() / 2])
+                .unwrap_err()
+                .contains("cut short")
+        );
+        writer.deflate(&[b"blob 7\0", b"small\n"]).unwrap();
+        let liar = writer.out.clone();
+        assert!(damaged(&liar).unwrap_err().contains("header says 7"));
+        assert!(damaged(&small_file[..0]).is_err());
     }
 }

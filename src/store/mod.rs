@@ -92,6 +92,8 @@ pub struct Store {
     selected_by_config: bool,
     /// Where the refs are kept: gix reads the files backend; git's commands the others.
     refs: backend::RefBackend,
+    /// The workflow's own objects, read with one inflate state (`loose.rs`).
+    loose: std::sync::Arc<loose::LooseReader>,
 }
 
 /// Opens the repository containing `dir` with replace refs off: every object read is the
@@ -165,6 +167,7 @@ impl Store {
         let ref_name = FullName::try_from(format!("{WORKFLOWS}{workflow}"))
             .map_err(|_| StoreError::BadWorkflowName(workflow.to_string()))?;
         Ok(Store {
+            loose: std::sync::Arc::new(loose::LooseReader::new(&repo)),
             repo,
             workflow: workflow.to_string(),
             ref_name,
@@ -240,6 +243,7 @@ impl Store {
             ref_name: self.ref_name.clone(),
             selected_by_config: self.selected_by_config,
             refs: self.refs.clone(),
+            loose: std::sync::Arc::clone(&self.loose),
         }
     }
 

@@ -104,6 +104,28 @@ impl Store {
         Ok(self.repo.has_object(oid))
     }
 
+    /// Object `id`, its kind and bytes: read by the store itself when it is loose
+    /// (`loose.rs`), else by gix. The error says why, for the caller to name what it read.
+    pub(super) fn object(&self, id: ObjectId) -> Result<super::loose::Found, String> {
+        if let Some(found) = self.loose.read(&id)? {
+            return Ok(found);
+        }
+        let object = self.repo.find_object(id).map_err(|e| e.to_string())?;
+        Ok((object.kind, std::sync::Arc::from(object.data.as_slice())))
+    }
+
+    /// [`Self::object`], which must be of `kind`.
+    pub(super) fn object_of_kind(
+        &self,
+        id: ObjectId,
+        kind: gix::objs::Kind,
+    ) -> Result<std::sync::Arc<[u8]>, String> {
+        match self.object(id)? {
+            (found, data) if found == kind => Ok(data),
+            (found, _) => Err(format!("{id} is a {found}, not a {kind}")),
+        }
+    }
+
     /// The bytes of blob `id`.
     pub fn blob(&self, id: &str) -> Result<Vec<u8>, StoreError> {
         let id = ObjectId::from_hex(id.as_bytes()).map_err(git_err)?;

@@ -81,21 +81,18 @@ impl Store {
         reference: &str,
     ) -> Result<(i64, Entries), StoreError> {
         let corrupt = |what: &str, message: String| corrupt(reference, tip, what, message);
+        let hash = self.repo.object_hash();
         let commit = self
-            .repo
-            .find_commit(tip)
+            .object_of_kind(tip, gix::objs::Kind::Commit)
+            .map_err(|e| corrupt("the tip commit", e))?;
+        let commit = gix::objs::CommitRef::from_bytes(&commit, hash)
             .map_err(|e| corrupt("the tip commit", e.to_string()))?;
         let time = commit.time().map(|t| t.seconds).unwrap_or_default();
-        let tree_id = commit
-            .tree_id()
-            .map_err(|e| corrupt("the tree", e.to_string()))?;
         let tree = self
-            .repo
-            .find_tree(tree_id)
-            .map_err(|e| corrupt("the tree", e.to_string()))?;
+            .object_of_kind(commit.tree(), gix::objs::Kind::Tree)
+            .map_err(|e| corrupt("the tree", e))?;
         let mut entries = BTreeMap::new();
-        for entry in tree
-            .decode()
+        for entry in gix::objs::TreeRef::from_bytes(&tree, hash)
             .map_err(|e| corrupt("the tree", e.to_string()))?
             .entries
         {
@@ -119,10 +116,9 @@ impl Store {
             entries
                 .get(name)
                 .map(|id| {
-                    self.repo
-                        .find_blob(*id)
-                        .map(|b| b.data.clone())
-                        .map_err(|e| corrupt(name, e.to_string()))
+                    self.object_of_kind(*id, gix::objs::Kind::Blob)
+                        .map(|data| data.to_vec())
+                        .map_err(|e| corrupt(name, e))
                 })
                 .transpose()
         };

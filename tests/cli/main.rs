@@ -24,6 +24,7 @@ mod crash;
 mod debugging;
 mod demo;
 mod dsse;
+mod entry;
 mod errors;
 mod escapes;
 mod evidence;
