@@ -11,14 +11,16 @@ use pretty_assertions::assert_eq;
 use crate::oracle::{MUL_PLAN, main_tip, mark_done_and_merge, red, squash};
 use crate::support::*;
 
-const CALC: &str = "def add(a, b):\n    return a + b\n";
-const CALC_MUL: &str = "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n";
-const TEST_MUL: &str = "import calc\n\n\ndef test_mul():\n    assert calc.mul(2, 3) == 6\n";
+pub(crate) const CALC: &str = "def add(a, b):\n    return a + b\n";
+pub(crate) const CALC_MUL: &str =
+    "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n";
+pub(crate) const TEST_MUL: &str =
+    "import calc\n\n\ndef test_mul():\n    assert calc.mul(2, 3) == 6\n";
 /// The pinned test, as pytest's JUnit report names it.
-const PINNED: &str = "tests.test_mul::test_mul";
+pub(crate) const PINNED: &str = "tests.test_mul::test_mul";
 
 /// The venv's python running pytest on every test, as the RED and GREEN steps run it.
-fn pytest_command(bin: &Path) -> String {
+pub(crate) fn pytest_command(bin: &Path) -> String {
     format!(
         "{} -B -m pytest -q -p no:cacheprovider tests",
         bin.join("python").display()
@@ -27,7 +29,12 @@ fn pytest_command(bin: &Path) -> String {
 
 /// A Python calculator on main (`calc.add` and its test), its gate the same pytest run, and
 /// the master plan's PR: multiply. `extra` is appended to the configuration.
-fn pycalc(bin: &Path, extra: &str) -> TestRepo {
+pub(crate) fn pycalc(bin: &Path, extra: &str) -> TestRepo {
+    pycalc_planned(bin, extra, MUL_PLAN)
+}
+
+/// [`pycalc`], its PR planned as `plan`.
+pub(crate) fn pycalc_planned(bin: &Path, extra: &str, plan: &str) -> TestRepo {
     let repo = TestRepo::empty();
     repo.write("calc.py", CALC);
     repo.write(
@@ -44,17 +51,17 @@ fn pycalc(bin: &Path, extra: &str) -> TestRepo {
         ),
     );
     repo.commit_all("calculator");
-    repo.submit_plan(MUL_PLAN).expect(0);
+    repo.submit_plan(plan).expect(0);
     repo.run(&["get-task"]).expect(0);
     repo
 }
 
-fn pytest() -> Option<PathBuf> {
+pub(crate) fn pytest() -> Option<PathBuf> {
     crate::managers::tool("pytest")
 }
 
 /// The RED step: the test of `mul`, failing by id in pytest's report; its id is recorded.
-fn red_mul(repo: &TestRepo, command: &str) {
+pub(crate) fn red_mul(repo: &TestRepo, command: &str) {
     repo.write("tests/test_mul.py", TEST_MUL);
     red(repo, command);
     assert_eq!(
@@ -64,7 +71,7 @@ fn red_mul(repo: &TestRepo, command: &str) {
 }
 
 /// The final note on the squashed commit.
-fn final_note(repo: &TestRepo, commit: &str) -> serde_json::Value {
+pub(crate) fn final_note(repo: &TestRepo, commit: &str) -> serde_json::Value {
     let text = repo.git(&["notes", "--ref=orchestrator", "show", commit]);
     text.lines()
         .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("a note line is JSON"))
@@ -78,7 +85,7 @@ type Cheat = Vec<(&'static str, String)>;
 /// A GREEN step whose files are `files` (on top of the RED step's), refused: its RED test
 /// passes only by exiting 0, and the refusal says why (`why` is how its reason begins).
 #[track_caller]
-fn green_refused(repo: &TestRepo, command: &str, why: &str) -> String {
+pub(crate) fn green_refused(repo: &TestRepo, command: &str, why: &str) -> String {
     let out = repo.submit_test(command, None);
     out.expect(1);
     assert!(
@@ -395,7 +402,7 @@ fn a_shared_cargo_target_dir_does_not_blur_the_base_and_the_squash() {
 
 /// A Rust calculator whose `mul` adds (main's bug), its test in `tests/`, and the gate
 /// `cargo test`; `None` without cargo.
-fn rust_calc() -> Option<TestRepo> {
+pub(crate) fn rust_calc() -> Option<TestRepo> {
     if std::process::Command::new("cargo")
         .arg("--version")
         .output()
@@ -472,7 +479,7 @@ fn a_rust_test_ended_by_process_exit_is_refused() {
 }
 
 /// A fresh clone of `repo` with its orchestrator refs, and `attest --no-note` of main's tip.
-fn attest_in_clone(repo: &TestRepo) -> Run {
+pub(crate) fn attest_in_clone(repo: &TestRepo) -> Run {
     let merge = main_tip(repo);
     let ci = TestRepo::clone_of(&repo.path);
     ci.git(&[

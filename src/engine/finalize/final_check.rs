@@ -480,6 +480,7 @@ fn pinned_tests(reds: &[PinnedRed]) -> (Vec<PinnedRed>, Vec<PinnedTest>, String)
                 start: r.start.clone(),
                 paths: r.paths.clone(),
                 shared: r.shared.clone(),
+                hooks: r.hooks.clone(),
             })
         })
         .collect();

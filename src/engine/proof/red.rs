@@ -241,9 +241,44 @@ fn task_worktrees<'a>(
             .collect();
         squashed.put(&red.tree, &to_put)?;
     }
+    put_hooks(session, (trees, reds), &squashed)?;
     squashed.settle();
     squashed.baseline()?;
     Ok((before, squashed))
+}
+
+/// The runner's hook files on the pinned tests' way (every red's [`PinnedTest::hooks`]) into
+/// the squashed worktree as RED steps left them (docs/integrity.md, "Per-test evidence"): a
+/// hook is test code, which RED steps write. Each as the latest RED step that changed it
+/// left it (one among its pinned or shared paths), else as the PR's base has it (absent
+/// where it has none): a `conftest.py` a GREEN step, a checkpoint or a later commit added or
+/// changed, which makes pytest report a test passed whose body never ran, is not what the
+/// pinned tests run with; a fixture a later task's RED step added for its own test is. Only
+/// what differs from the squashed commit's is written.
+fn put_hooks(
+    session: &Session,
+    (trees, reds): (&Trees, &[PinnedTest]),
+    squashed: &Scratch,
+) -> Result<(), EngineError> {
+    let mut hooks: Vec<&String> = reds.iter().flat_map(|r| &r.hooks).collect();
+    hooks.sort();
+    hooks.dedup();
+    for hook in hooks {
+        let from = reds
+            .iter()
+            .rev()
+            .find(|r| r.paths.contains(hook) || r.shared.contains(hook))
+            .map_or(trees.base_tree.as_str(), |r| r.tree.as_str());
+        let hook = std::slice::from_ref(hook);
+        if !session
+            .store
+            .differing_paths(from, hook, squashed.path())?
+            .is_empty()
+        {
+            squashed.put(from, hook)?;
+        }
+    }
+    Ok(())
 }
 
 /// Whether a directory on the way to `path` in the worktree `dir` is anything but a real
