@@ -100,24 +100,28 @@ pub(crate) fn green_refused(repo: &TestRepo, command: &str, why: &str) -> String
     out.stdout
 }
 
-/// Exits 0 before the tests report, at GREEN: a `conftest.py` that calls `sys.exit(0)`, a
-/// code module that calls `os._exit(0)` when imported, and a conftest that writes a JUnit
-/// report saying the pinned test passed where a report could be looked for (the tree, the
-/// temporary directory) and leaves: pytest wrote none where it was asked, so there is no
-/// evidence. Every test skipped names the skip.
+/// Exits 0 before the tests report, at GREEN: a code module that calls `os._exit(0)` when
+/// imported, and one that writes a JUnit report saying the pinned test passed where a report
+/// could be looked for (the tree, the temporary directory) and leaves: pytest wrote none
+/// where it was asked, so there is no evidence. A `conftest.py` the GREEN step adds (one
+/// that calls `sys.exit(0)`, one that skips every test) is not what the RED test runs with:
+/// it fails as it did.
 #[test]
 fn a_python_test_that_exits_0_before_reporting_is_refused_at_green() {
     let Some(bin) = pytest() else { return };
     let command = pytest_command(&bin);
     let no_report = "no per-test evidence: the runner wrote no junit report: the process ended \
                      before it reported, so the pinned test `tests.test_mul::test_mul` was not reported";
+    // A `conftest.py` added at GREEN is taken out for the RED test's run (tests/cli/
+    // evidence_hooks.rs): the test fails as it did at RED.
+    const HOOK: &str = "hook";
     let fake = "<testsuites><testsuite name=\"pytest\" tests=\"2\"><testcase classname=\"tests.test_mul\" \
                 name=\"test_mul\" /><testcase classname=\"tests.test_add\" name=\"test_add\" /></testsuite></testsuites>";
     let cases: Vec<(&str, Cheat, &str)> = vec![
         (
             "conftest sys.exit(0)",
             vec![("tests/conftest.py", "import sys\n\nsys.exit(0)\n".into())],
-            no_report,
+            HOOK,
         ),
         (
             "os._exit(0) at import",
@@ -127,7 +131,7 @@ fn a_python_test_that_exits_0_before_reporting_is_refused_at_green() {
         (
             "a fake JUnit report",
             vec![(
-                "tests/conftest.py",
+                "calc.py",
                 format!(
                     "import os, tempfile\n\nFAKE = '''{fake}'''\nfor path in ['report.xml', 'junit.xml', \
                      os.path.join(tempfile.gettempdir(), 'report.xml')]:\n    with open(path, 'w') as f:\n        \
@@ -144,7 +148,7 @@ fn a_python_test_that_exits_0_before_reporting_is_refused_at_green() {
                  item.add_marker(pytest.mark.skip(reason='later'))\n"
                     .into(),
             )],
-            "every test was deselected or skipped, none ran: 2 skipped in ",
+            HOOK,
         ),
     ];
     for (name, files, why) in cases {
@@ -154,6 +158,20 @@ fn a_python_test_that_exits_0_before_reporting_is_refused_at_green() {
             repo.write(path, content);
         }
         eprintln!("cheat: {name}");
+        if why == HOOK {
+            // The `conftest.py` the GREEN step added is not what its RED test runs with.
+            let out = repo.submit_test(&command, None);
+            out.expect(1);
+            assert!(
+                out.stdout.starts_with(&format!(
+                    "FAILURE: `{command}` passed (exit 0), but the task's RED test `{command}` \
+                     (run with tests/conftest.py as the RED step left it) still fails (exit 1)"
+                )),
+                "{}",
+                out.stdout
+            );
+            continue;
+        }
         let refusal = green_refused(&repo, &command, why);
         // Each names the pinned test, skipped or not reported.
         assert!(
@@ -163,9 +181,11 @@ fn a_python_test_that_exits_0_before_reporting_is_refused_at_green() {
     }
 }
 
-/// Marks the pinned test xfail in a `conftest.py`.
-const XFAIL: &str = "import pytest\n\n\ndef pytest_collection_modifyitems(items):\n    for item in items:\n        \
-                     if item.name == 'test_mul':\n            item.add_marker(pytest.mark.xfail(reason='later'))\n";
+/// `mul` that marks its caller, the pinned test, xfail (pytest's imperative `xfail`). A
+/// `conftest.py` that marked it would not be what the pinned test runs with (tests/cli/
+/// evidence_hooks.rs).
+const CALC_XFAILS: &str = "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    import pytest\n    \
+                           pytest.xfail('later')\n";
 
 /// What the final check and `attest` say of the pinned test marked xfail.
 fn xfailed_refusal(command: &str) -> String {
@@ -182,8 +202,7 @@ fn xfailed_after_green(repo: &TestRepo, command: &str) {
     red_mul(repo, command);
     repo.write("calc.py", CALC_MUL);
     repo.submit_test(command, None).expect(0);
-    repo.write("calc.py", CALC);
-    repo.write("tests/conftest.py", XFAIL);
+    repo.write("calc.py", CALC_XFAILS);
     repo.run(&["checkpoint"]).expect(0);
     repo.run(&["get-task"]).expect(0);
     assert_eq!(repo.status(), "AWAITING_FINALIZATION");
@@ -199,7 +218,7 @@ fn the_pinned_test_xfailed_is_refused_by_its_id() {
     let command = pytest_command(&bin);
     let repo = pycalc(&bin, "");
     red_mul(&repo, &command);
-    repo.write("tests/conftest.py", XFAIL);
+    repo.write("calc.py", CALC_XFAILS);
     green_refused(
         &repo,
         &command,
