@@ -103,7 +103,13 @@ fn a_conftest_that_neuters_the_pinned_test_is_refused_at_green_at_the_end_and_by
         out.stdout
     );
 
-    let failed = "tests/test_mul.py::test_mul";
+    // The run on the squashed commit had no `conftest.py`: the pinned test ran, and failed.
+    let refusal = format!(
+        "the final check of task 1's RED test (step 1.1, `{command}`, with tests/test_mul.py as \
+         the RED step left them, and conftest.py as RED steps left it, else as the base has it) \
+         failed: it fails on the squashed commit (exit 1). Output:"
+    );
+    let failed = "FAILED tests/test_mul.py::test_mul";
     let repo = pycalc(&bin, "");
     neutered_after_green(&repo, &command);
     let main = main_tip(&repo);
@@ -111,9 +117,7 @@ fn a_conftest_that_neuters_the_pinned_test_is_refused_at_green_at_the_end_and_by
     let out = repo.run(&["submit-work", "-s", "squashed"]);
     out.expect(1);
     assert!(
-        out.stdout
-            .contains("FAILURE: the final check of task 1's RED test")
-            && out.stdout.contains(failed),
+        out.stdout.starts_with(&format!("FAILURE: {refusal}")) && out.stdout.contains(failed),
         "{}",
         out.stdout
     );
@@ -126,7 +130,11 @@ fn a_conftest_that_neuters_the_pinned_test_is_refused_at_green_at_the_end_and_by
     mark_done_and_merge(&repo).expect(0);
     let out = attest_in_clone(&repo);
     out.expect(1);
-    assert!(out.stdout.contains(failed), "{}", out.stdout);
+    assert!(
+        out.stdout.contains(&format!("  - {refusal}")) && out.stdout.contains(failed),
+        "{}",
+        out.stdout
+    );
 }
 
 /// Two tasks: multiply, then divide.

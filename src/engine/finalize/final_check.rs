@@ -614,6 +614,7 @@ fn red_refusal(
         step: pinned.step.to_string(),
         command: pinned.command.clone(),
         paths: pinned.paths.clone(),
+        hooks: red.hooks.clone(),
         failure,
         output: fenced(&exec::tail_lines(output, config.test.output_tail)),
     }
