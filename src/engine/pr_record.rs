@@ -30,6 +30,10 @@ pub struct PinnedRed {
     /// inline tests): as the RED step left them only on the PR's base, where the test must
     /// fail; the GREEN step goes on to change them.
     pub shared: Vec<String>,
+    /// The runner's hook files on the test's way (pytest's `conftest.py` files): every
+    /// pinned test runs with them as RED steps left them (src/engine/proof/red.rs).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hooks: Vec<String>,
 }
 
 /// A GREEN step whose working tree had changed its task's pinned RED test.
@@ -89,6 +93,7 @@ pub fn pr_record(session: &Session, pr: &[HistoryEntry]) -> Result<PrRecord, Eng
                             start: pin.start,
                             paths: pin.paths,
                             shared: pin.shared,
+                            hooks: pin.hooks,
                         }),
                         // Recorded before RED tests were pinned.
                         None => Some(PinnedRed {
@@ -98,6 +103,7 @@ pub fn pr_record(session: &Session, pr: &[HistoryEntry]) -> Result<PrRecord, Eng
                             start: None,
                             paths: Vec::new(),
                             shared: Vec::new(),
+                            hooks: Vec::new(),
                         }),
                     };
                 }

@@ -131,6 +131,8 @@ fn triggers() -> Vec<(&'static str, StateWire, Option<Plan>, Event)> {
                 red_paths: Vec::new(),
                 red_shared: Vec::new(),
                 red_tests: Vec::new(),
+                red_test_files: Default::default(),
+                red_hooks: Vec::new(),
                 syntax_error: None,
             }))
         })

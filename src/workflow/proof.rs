@@ -3,6 +3,8 @@
 //! "The tests must fail on the base" is said here once, for a ticket's report, a ticket's
 //! `attest` and a PR's final check alike.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use super::evidence::{Evidence, Shortfall, Side};
@@ -100,12 +102,18 @@ pub enum Obligation {
     /// The task's RED test run again after its GREEN step's test passed, with its pinned
     /// `paths` as the RED step left them in `tree` ([`super::red::rerun_plan`]; `same_command`:
     /// the step's command is the RED test's), where it must pass having run the test ids
-    /// it pinned (`tests`, [`passes_on`]).
+    /// it pinned (`tests`, [`passes_on`]), each from a file its RED run reported it from
+    /// (`files`, where recorded); the runner's hook files on the test's way (`hooks`) are put
+    /// back with `paths`, absent where `tree` has none.
     RedRerun {
         command: String,
         tree: Option<String>,
         paths: Vec<String>,
         tests: Vec<String>,
+        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+        files: BTreeMap<String, Vec<String>>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        hooks: Vec<String>,
         same_command: bool,
     },
     /// The gates in the working tree after the step's test passed there, on the tree it ran
@@ -216,6 +224,8 @@ pub fn step(ask: StepAsk<'_>) -> ProofPlan {
             tree: red.tree.clone(),
             paths: red.paths.clone(),
             tests: red.tests.clone(),
+            files: red.test_files.clone(),
+            hooks: red.hooks.clone(),
             same_command: red.command == ask.command,
         }));
         obligations.push(Obligation::StepGates);
@@ -297,6 +307,11 @@ pub struct PinnedTest {
     pub paths: Vec<String>,
     /// Files that existed before the task that its RED step changed: put in on the base only.
     pub shared: Vec<String>,
+    /// The runner's hook files on the test's way (pytest's `conftest.py` files): on the final
+    /// tree, as the latest RED step that changed one left it, else as the base has it (a hook
+    /// is test code, src/engine/proof/red.rs). Empty in a chain that did not record them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hooks: Vec<String>,
 }
 
 /// The test files among `changes` (`(how, path)`, git's `added`/`modified`/`removed`) that a
@@ -571,13 +586,14 @@ pub fn judge_passing(
 /// A GREEN step's run of its task's RED test (`command`), judged ([`judge_passing`]): it must
 /// pass, run a test ([`super::red::did_not_run`]), and report the ids the RED run `pinned`
 /// passing, or with none pinned by id the tests of its pinned `files`
-/// ([`super::evidence::passes`]).
+/// ([`super::evidence::passes`]); each from a file the RED run reported it from, where that
+/// was recorded (`from`, [`super::evidence::from_pinned_files`]).
 pub fn passes_on(
     command: &str,
     exit: ExitRecord,
     output: &[u8],
     evidence: &Evidence,
-    (pinned, files): (&[String], &[String]),
+    (pinned, files, from): (&[String], &[String], &BTreeMap<String, Vec<String>>),
 ) -> Option<PairFailure> {
     let not_run = exit
         .success()
@@ -585,7 +601,11 @@ pub fn passes_on(
         .flatten();
     let shortfall = exit
         .success()
-        .then(|| super::evidence::passes(evidence, Some(pinned), files).err())
+        .then(|| {
+            super::evidence::passes(evidence, Some(pinned), files)
+                .err()
+                .or_else(|| super::evidence::from_pinned_files(evidence, from))
+        })
         .flatten()
         .map(|short| (short, Side::Final));
     judge_passing(exit, not_run.as_deref(), shortfall.as_ref())

@@ -54,13 +54,14 @@ pub struct Changed {
 
 /// What a failing RED run that failed as a test pins, in the tree `tree` it left, from the
 /// paths its step `changed` (in order) since the task began at the tree `start`, and the ids
-/// that failed (`tests`): its test (test files and files the step created) and the files it
-/// shares with code (those that existed before it); no test when one of them leads out of the
-/// repository.
+/// that failed (`tests`) in its report (`base`): its test (test files and files the step
+/// created), the files it shares with code (those that existed before it), the file its
+/// report named for each id ([`evidence::files_of`]) and the runner's hook files on the
+/// test's way ([`hooks`]); no test when one of them leads out of the repository.
 pub fn pinned(
     (start, tree): (String, String),
     changed: Vec<Changed>,
-    tests: Vec<String>,
+    (tests, base): (Vec<String>, &Evidence),
 ) -> RedOutcome {
     let mut paths = Vec::new();
     let mut shared = Vec::new();
@@ -77,13 +78,55 @@ pub fn pinned(
             shared.push(c.path);
         }
     }
+    let test_files = evidence::files_of(base, &tests);
+    let on_the_way: Vec<&str> = paths
+        .iter()
+        .chain(test_files.values().flatten())
+        .map(String::as_str)
+        .collect();
+    let hooks = hooks(base.kind, &on_the_way, &paths);
     RedOutcome::Pinned(RedPin {
         tree,
         start: Some(start),
         paths,
         shared,
         tests,
+        test_files,
+        hooks,
     })
+}
+
+/// The runner's own hook files on the way to a test (docs/integrity.md, "Per-test
+/// evidence"): for a run pytest was asked to report (`kind` junit), the `conftest.py` of
+/// every directory from the repository's root down to each Python file among `files` (the
+/// pinned paths, the files the report named), but those `pinned` already. pytest loads each
+/// before it runs a test below it, and a hook there (`item.runtest = lambda: None`) decides
+/// what the test's run reports: it is part of the test. A file a runner names outside the
+/// repository (absolute, or through `..`) has none of its hooks here.
+pub fn hooks(kind: evidence::Kind, files: &[&str], pinned: &[String]) -> Vec<String> {
+    if kind != evidence::Kind::Junit {
+        return Vec::new();
+    }
+    let mut hooks = std::collections::BTreeSet::new();
+    for file in files {
+        let inside = !file.starts_with('/')
+            && file
+                .split('/')
+                .all(|part| !part.is_empty() && part != ".." && part != ".");
+        if !inside || !file.ends_with(".py") {
+            continue;
+        }
+        let parts: Vec<&str> = file.split('/').collect();
+        for depth in 0..parts.len() {
+            let dir = parts[..depth].join("/");
+            hooks.insert(if dir.is_empty() {
+                "conftest.py".to_string()
+            } else {
+                format!("{dir}/conftest.py")
+            });
+        }
+    }
+    hooks.into_iter().filter(|h| !pinned.contains(h)).collect()
 }
 
 /// Why a failing RED run is not a test that failed: the command could not run, or its test
@@ -729,6 +772,8 @@ mod tests {
                 paths: strings(paths),
                 shared: strings(shared),
                 tests: strings(&["t::mul"]),
+                test_files: Default::default(),
+                hooks: Vec::new(),
             })
         };
         // (changed paths, outcome)
@@ -765,7 +810,7 @@ mod tests {
                 pinned(
                     ("start".into(), "tree".into()),
                     changed.clone(),
-                    strings(&["t::mul"])
+                    (strings(&["t::mul"]), &Evidence::exit_code_only())
                 ),
                 expected,
                 "{changed:?}"
@@ -779,6 +824,88 @@ mod tests {
                  whole (at most 1000 files): leave what is not the test to the GREEN step",
                 MAX_RED_PATHS + 1
             ))
+        );
+    }
+
+    /// A pin records the file its report named for each failing test (a libtest `muls` of
+    /// `tests/calc.rs`, not of another target), and for a run pytest reported, the
+    /// `conftest.py` of every directory from the root down to each test file, present or not.
+    #[test]
+    fn a_red_pins_where_each_test_was_reported_and_the_conftest_files_on_its_way() {
+        use std::collections::BTreeMap;
+        let strings = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<String>>();
+        let changed = |path: &str| Changed {
+            path: path.into(),
+            link_out: None,
+            created: true,
+            is_test: true,
+        };
+        let cargo = "     Running tests/calc.rs (target/debug/deps/calc-1)\n\nrunning 2 tests\n\
+                     test muls ... FAILED\ntest adds ... ok\n\ntest result: FAILED. 1 passed; \
+                     1 failed\n";
+        let libtest = evidence::read(
+            &evidence::request("cargo test"),
+            &evidence::ReportFile::NotAsked,
+            cargo.as_bytes(),
+        );
+        let RedOutcome::Pinned(pin) = pinned(
+            ("start".into(), "tree".into()),
+            vec![changed("tests/calc.rs")],
+            (strings(&["muls"]), &libtest),
+        ) else {
+            panic!("pinned")
+        };
+        assert_eq!(
+            (pin.test_files, pin.hooks),
+            (
+                BTreeMap::from([("muls".to_string(), strings(&["tests/calc.rs"]))]),
+                Vec::new()
+            )
+        );
+        let junit = r#"<testsuites><testsuite><testcase classname="tests.unit.test_mul" name="test_mul" file="tests/unit/test_mul.py"><failure message="x"/></testcase></testsuite></testsuites>"#;
+        let pytest = evidence::read(
+            &evidence::request("pytest -q"),
+            &evidence::ReportFile::Written(junit.as_bytes().to_vec()),
+            b"",
+        );
+        let RedOutcome::Pinned(pin) = pinned(
+            ("start".into(), "tree".into()),
+            vec![
+                changed("tests/unit/test_mul.py"),
+                changed("tests/conftest.py"),
+            ],
+            (strings(&["tests.unit.test_mul::test_mul"]), &pytest),
+        ) else {
+            panic!("pinned")
+        };
+        assert_eq!(
+            (pin.test_files, pin.hooks),
+            (
+                BTreeMap::from([(
+                    "tests.unit.test_mul::test_mul".to_string(),
+                    strings(&["tests/unit/test_mul.py"])
+                )]),
+                // tests/conftest.py is pinned with the test already.
+                strings(&["conftest.py", "tests/unit/conftest.py"])
+            )
+        );
+        // Outside the repository, or not Python, a file has no conftest here.
+        assert_eq!(
+            hooks(
+                evidence::Kind::Junit,
+                &[
+                    "/abs/test_x.py",
+                    "../up/test_y.py",
+                    "tests/t.sh",
+                    "a/./test_z.py"
+                ],
+                &[]
+            ),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            hooks(evidence::Kind::Libtest, &["tests/test_x.py"], &[]),
+            Vec::<String>::new()
         );
     }
 

@@ -11,14 +11,16 @@ use pretty_assertions::assert_eq;
 use crate::oracle::{MUL_PLAN, main_tip, mark_done_and_merge, red, squash};
 use crate::support::*;
 
-const CALC: &str = "def add(a, b):\n    return a + b\n";
-const CALC_MUL: &str = "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n";
-const TEST_MUL: &str = "import calc\n\n\ndef test_mul():\n    assert calc.mul(2, 3) == 6\n";
+pub(crate) const CALC: &str = "def add(a, b):\n    return a + b\n";
+pub(crate) const CALC_MUL: &str =
+    "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n";
+pub(crate) const TEST_MUL: &str =
+    "import calc\n\n\ndef test_mul():\n    assert calc.mul(2, 3) == 6\n";
 /// The pinned test, as pytest's JUnit report names it.
-const PINNED: &str = "tests.test_mul::test_mul";
+pub(crate) const PINNED: &str = "tests.test_mul::test_mul";
 
 /// The venv's python running pytest on every test, as the RED and GREEN steps run it.
-fn pytest_command(bin: &Path) -> String {
+pub(crate) fn pytest_command(bin: &Path) -> String {
     format!(
         "{} -B -m pytest -q -p no:cacheprovider tests",
         bin.join("python").display()
@@ -27,7 +29,12 @@ fn pytest_command(bin: &Path) -> String {
 
 /// A Python calculator on main (`calc.add` and its test), its gate the same pytest run, and
 /// the master plan's PR: multiply. `extra` is appended to the configuration.
-fn pycalc(bin: &Path, extra: &str) -> TestRepo {
+pub(crate) fn pycalc(bin: &Path, extra: &str) -> TestRepo {
+    pycalc_planned(bin, extra, MUL_PLAN)
+}
+
+/// [`pycalc`], its PR planned as `plan`.
+pub(crate) fn pycalc_planned(bin: &Path, extra: &str, plan: &str) -> TestRepo {
     let repo = TestRepo::empty();
     repo.write("calc.py", CALC);
     repo.write(
@@ -44,17 +51,17 @@ fn pycalc(bin: &Path, extra: &str) -> TestRepo {
         ),
     );
     repo.commit_all("calculator");
-    repo.submit_plan(MUL_PLAN).expect(0);
+    repo.submit_plan(plan).expect(0);
     repo.run(&["get-task"]).expect(0);
     repo
 }
 
-fn pytest() -> Option<PathBuf> {
+pub(crate) fn pytest() -> Option<PathBuf> {
     crate::managers::tool("pytest")
 }
 
 /// The RED step: the test of `mul`, failing by id in pytest's report; its id is recorded.
-fn red_mul(repo: &TestRepo, command: &str) {
+pub(crate) fn red_mul(repo: &TestRepo, command: &str) {
     repo.write("tests/test_mul.py", TEST_MUL);
     red(repo, command);
     assert_eq!(
@@ -64,7 +71,7 @@ fn red_mul(repo: &TestRepo, command: &str) {
 }
 
 /// The final note on the squashed commit.
-fn final_note(repo: &TestRepo, commit: &str) -> serde_json::Value {
+pub(crate) fn final_note(repo: &TestRepo, commit: &str) -> serde_json::Value {
     let text = repo.git(&["notes", "--ref=orchestrator", "show", commit]);
     text.lines()
         .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("a note line is JSON"))
@@ -78,7 +85,7 @@ type Cheat = Vec<(&'static str, String)>;
 /// A GREEN step whose files are `files` (on top of the RED step's), refused: its RED test
 /// passes only by exiting 0, and the refusal says why (`why` is how its reason begins).
 #[track_caller]
-fn green_refused(repo: &TestRepo, command: &str, why: &str) -> String {
+pub(crate) fn green_refused(repo: &TestRepo, command: &str, why: &str) -> String {
     let out = repo.submit_test(command, None);
     out.expect(1);
     assert!(
@@ -93,24 +100,28 @@ fn green_refused(repo: &TestRepo, command: &str, why: &str) -> String {
     out.stdout
 }
 
-/// Exits 0 before the tests report, at GREEN: a `conftest.py` that calls `sys.exit(0)`, a
-/// code module that calls `os._exit(0)` when imported, and a conftest that writes a JUnit
-/// report saying the pinned test passed where a report could be looked for (the tree, the
-/// temporary directory) and leaves: pytest wrote none where it was asked, so there is no
-/// evidence. Every test skipped names the skip.
+/// Exits 0 before the tests report, at GREEN: a code module that calls `os._exit(0)` when
+/// imported, and one that writes a JUnit report saying the pinned test passed where a report
+/// could be looked for (the tree, the temporary directory) and leaves: pytest wrote none
+/// where it was asked, so there is no evidence. A `conftest.py` the GREEN step adds (one
+/// that calls `sys.exit(0)`, one that skips every test) is not what the RED test runs with:
+/// it fails as it did.
 #[test]
 fn a_python_test_that_exits_0_before_reporting_is_refused_at_green() {
     let Some(bin) = pytest() else { return };
     let command = pytest_command(&bin);
     let no_report = "no per-test evidence: the runner wrote no junit report: the process ended \
                      before it reported, so the pinned test `tests.test_mul::test_mul` was not reported";
+    // A `conftest.py` added at GREEN is taken out for the RED test's run (tests/cli/
+    // evidence_hooks.rs): the test fails as it did at RED.
+    const HOOK: &str = "hook";
     let fake = "<testsuites><testsuite name=\"pytest\" tests=\"2\"><testcase classname=\"tests.test_mul\" \
                 name=\"test_mul\" /><testcase classname=\"tests.test_add\" name=\"test_add\" /></testsuite></testsuites>";
     let cases: Vec<(&str, Cheat, &str)> = vec![
         (
             "conftest sys.exit(0)",
             vec![("tests/conftest.py", "import sys\n\nsys.exit(0)\n".into())],
-            no_report,
+            HOOK,
         ),
         (
             "os._exit(0) at import",
@@ -120,7 +131,7 @@ fn a_python_test_that_exits_0_before_reporting_is_refused_at_green() {
         (
             "a fake JUnit report",
             vec![(
-                "tests/conftest.py",
+                "calc.py",
                 format!(
                     "import os, tempfile\n\nFAKE = '''{fake}'''\nfor path in ['report.xml', 'junit.xml', \
                      os.path.join(tempfile.gettempdir(), 'report.xml')]:\n    with open(path, 'w') as f:\n        \
@@ -137,7 +148,7 @@ fn a_python_test_that_exits_0_before_reporting_is_refused_at_green() {
                  item.add_marker(pytest.mark.skip(reason='later'))\n"
                     .into(),
             )],
-            "every test was deselected or skipped, none ran: 2 skipped in ",
+            HOOK,
         ),
     ];
     for (name, files, why) in cases {
@@ -147,6 +158,20 @@ fn a_python_test_that_exits_0_before_reporting_is_refused_at_green() {
             repo.write(path, content);
         }
         eprintln!("cheat: {name}");
+        if why == HOOK {
+            // The `conftest.py` the GREEN step added is not what its RED test runs with.
+            let out = repo.submit_test(&command, None);
+            out.expect(1);
+            assert!(
+                out.stdout.starts_with(&format!(
+                    "FAILURE: `{command}` passed (exit 0), but the task's RED test `{command}` \
+                     (run with tests/conftest.py as the RED step left it) still fails (exit 1)"
+                )),
+                "{}",
+                out.stdout
+            );
+            continue;
+        }
         let refusal = green_refused(&repo, &command, why);
         // Each names the pinned test, skipped or not reported.
         assert!(
@@ -156,9 +181,11 @@ fn a_python_test_that_exits_0_before_reporting_is_refused_at_green() {
     }
 }
 
-/// Marks the pinned test xfail in a `conftest.py`.
-const XFAIL: &str = "import pytest\n\n\ndef pytest_collection_modifyitems(items):\n    for item in items:\n        \
-                     if item.name == 'test_mul':\n            item.add_marker(pytest.mark.xfail(reason='later'))\n";
+/// `mul` that marks its caller, the pinned test, xfail (pytest's imperative `xfail`). A
+/// `conftest.py` that marked it would not be what the pinned test runs with (tests/cli/
+/// evidence_hooks.rs).
+const CALC_XFAILS: &str = "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    import pytest\n    \
+                           pytest.xfail('later')\n";
 
 /// What the final check and `attest` say of the pinned test marked xfail.
 fn xfailed_refusal(command: &str) -> String {
@@ -175,8 +202,7 @@ fn xfailed_after_green(repo: &TestRepo, command: &str) {
     red_mul(repo, command);
     repo.write("calc.py", CALC_MUL);
     repo.submit_test(command, None).expect(0);
-    repo.write("calc.py", CALC);
-    repo.write("tests/conftest.py", XFAIL);
+    repo.write("calc.py", CALC_XFAILS);
     repo.run(&["checkpoint"]).expect(0);
     repo.run(&["get-task"]).expect(0);
     assert_eq!(repo.status(), "AWAITING_FINALIZATION");
@@ -192,7 +218,7 @@ fn the_pinned_test_xfailed_is_refused_by_its_id() {
     let command = pytest_command(&bin);
     let repo = pycalc(&bin, "");
     red_mul(&repo, &command);
-    repo.write("tests/conftest.py", XFAIL);
+    repo.write("calc.py", CALC_XFAILS);
     green_refused(
         &repo,
         &command,
@@ -395,7 +421,7 @@ fn a_shared_cargo_target_dir_does_not_blur_the_base_and_the_squash() {
 
 /// A Rust calculator whose `mul` adds (main's bug), its test in `tests/`, and the gate
 /// `cargo test`; `None` without cargo.
-fn rust_calc() -> Option<TestRepo> {
+pub(crate) fn rust_calc() -> Option<TestRepo> {
     if std::process::Command::new("cargo")
         .arg("--version")
         .output()
@@ -472,7 +498,7 @@ fn a_rust_test_ended_by_process_exit_is_refused() {
 }
 
 /// A fresh clone of `repo` with its orchestrator refs, and `attest --no-note` of main's tip.
-fn attest_in_clone(repo: &TestRepo) -> Run {
+pub(crate) fn attest_in_clone(repo: &TestRepo) -> Run {
     let merge = main_tip(repo);
     let ci = TestRepo::clone_of(&repo.path);
     ci.git(&[

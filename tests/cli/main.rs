@@ -29,6 +29,7 @@ mod errors;
 mod escapes;
 mod evidence;
 mod evidence_go_jest;
+mod evidence_hooks;
 mod hooks;
 mod idle;
 mod input;

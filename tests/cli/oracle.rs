@@ -381,8 +381,9 @@ fn an_inline_test_gutted_later_is_named_in_the_final_note() {
     );
 }
 
-/// A GREEN step that skips every test (a `conftest.py` marking them all skipped) passes
-/// without running one: no pass of the RED test.
+/// A GREEN step that skips every test (a `conftest.py` marking them all skipped) is no
+/// pass of the RED test: the `conftest.py` is on the pinned test's way, and its run has it
+/// as the RED step left it (none), so the test runs and fails as it did.
 #[test]
 fn a_green_that_skips_its_red_test_does_not_pass() {
     let Some(bin) = crate::managers::tool("pytest") else {
@@ -406,7 +407,7 @@ fn a_green_that_skips_its_red_test_does_not_pass() {
     out.expect(1);
     assert!(
         out.stdout.starts_with(&format!(
-            "FAILURE: `{command}` passed (exit 0), but the task's RED test `{command}` passes without running a test (every test was deselected or skipped, none ran: 1 skipped in "
+            "FAILURE: `{command}` passed (exit 0), but the task's RED test `{command}` (run with tests/conftest.py as the RED step left it) still fails (exit 1)"
         )),
         "{}",
         out.stdout

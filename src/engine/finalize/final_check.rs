@@ -480,6 +480,7 @@ fn pinned_tests(reds: &[PinnedRed]) -> (Vec<PinnedRed>, Vec<PinnedTest>, String)
                 start: r.start.clone(),
                 paths: r.paths.clone(),
                 shared: r.shared.clone(),
+                hooks: r.hooks.clone(),
             })
         })
         .collect();
@@ -613,6 +614,7 @@ fn red_refusal(
         step: pinned.step.to_string(),
         command: pinned.command.clone(),
         paths: pinned.paths.clone(),
+        hooks: red.hooks.clone(),
         failure,
         output: fenced(&exec::tail_lines(output, config.test.output_tail)),
     }

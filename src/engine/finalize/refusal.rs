@@ -184,6 +184,9 @@ pub enum FinalCheckRefusal {
         step: String,
         command: String,
         paths: Vec<String>,
+        /// The runner's hooks its run on the squashed commit had as RED steps left them, not
+        /// as the commit holds them.
+        hooks: Vec<String>,
         failure: RedFailure,
         output: String,
     },
@@ -340,16 +343,26 @@ impl fmt::Display for FinalCheckRefusal {
                 step,
                 command,
                 paths,
+                hooks,
                 failure,
                 output,
             } => write!(
                 f,
-                "the final check of task {task}'s RED test (step {step}, `{command}`, with {} as the RED step left them) \
+                "the final check of task {task}'s RED test (step {step}, `{command}`, with {} as the RED step left them{}) \
                  failed: {failure}. Output:\n{output}",
                 if paths.is_empty() {
                     "no pinned file".to_string()
                 } else {
                     paths.join(", ")
+                },
+                if hooks.is_empty() {
+                    String::new()
+                } else {
+                    let it = if hooks.len() == 1 { "it" } else { "them" };
+                    format!(
+                        ", and {} as RED steps left {it}, else as the base has {it}",
+                        hooks.join(", "),
+                    )
                 },
             ),
             FinalCheckRefusal::Inadequate {
@@ -457,6 +470,7 @@ mod tests {
                     step: "2.1".into(),
                     command: "pytest t.py".into(),
                     paths: Vec::new(),
+                    hooks: Vec::new(),
                     failure: RedFailure::FailsOnSquash {
                         exit: "exit 1".into(),
                     },
@@ -464,6 +478,22 @@ mod tests {
                 }),
                 "the final check of task 2's RED test (step 2.1, `pytest t.py`, with no pinned file as the RED \
                  step left them) failed: it fails on the squashed commit (exit 1). Output:\nout",
+            ),
+            (
+                Box::new(FinalCheckRefusal::Red {
+                    task: 1,
+                    step: "1.1".into(),
+                    command: "pytest tests".into(),
+                    paths: vec!["tests/test_mul.py".into()],
+                    hooks: vec!["conftest.py".into()],
+                    failure: RedFailure::FailsOnSquash {
+                        exit: "exit 1".into(),
+                    },
+                    output: "out".into(),
+                }),
+                "the final check of task 1's RED test (step 1.1, `pytest tests`, with tests/test_mul.py as the \
+                 RED step left them, and conftest.py as RED steps left it, else as the base has it) failed: it \
+                 fails on the squashed commit (exit 1). Output:\nout",
             ),
         ];
         for (refusal, text) in rows {

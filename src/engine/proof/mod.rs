@@ -273,6 +273,8 @@ impl Run<'_> {
                 tree,
                 paths,
                 tests,
+                files,
+                hooks,
                 same_command,
             } => {
                 let red_test = step::RedTest {
@@ -280,6 +282,8 @@ impl Run<'_> {
                     tree: tree.as_deref(),
                     paths,
                     tests,
+                    files,
+                    hooks,
                     same_command: *same_command,
                 };
                 Outcome::Rerun(step::red_rerun(session, config, &red_test, step_run()?)?)

@@ -101,6 +101,9 @@ pub struct RedPair {
     pub proven: Result<(Kind, Vec<String>), (Shortfall, Side)>,
     /// Why the pair does not prove the test, if it does not.
     pub failure: Option<PairFailure>,
+    /// The runner's hooks on the test's way that the squashed commit holds otherwise than RED
+    /// steps left them, put back so for its run there.
+    pub hooks: Vec<String>,
 }
 
 impl Outcome {

@@ -56,6 +56,9 @@ pub struct Pairs<'a> {
     /// The squashed worktree was reset by the tree check of the last pair, and nothing ran
     /// since ([`Pairs::unchanged`], [`Pairs::ran_elsewhere`]): the next pair's needs no other.
     squashed_reset: std::cell::Cell<bool>,
+    /// The hooks [`put_hooks`] put into the squashed worktree otherwise than its commit has
+    /// them, for a refusal to name.
+    hooks_put: Vec<String>,
 }
 
 impl<'a> Pairs<'a> {
@@ -80,6 +83,7 @@ impl<'a> Pairs<'a> {
             worktrees: None,
             last: None,
             squashed_reset: std::cell::Cell::new(false),
+            hooks_put: Vec::new(),
         })
     }
 
@@ -92,12 +96,15 @@ impl<'a> Pairs<'a> {
         // repeats: each reset between them keeps them as put in.
         let on_base_paths: Vec<String> =
             pinned.paths.iter().chain(&pinned.shared).cloned().collect();
-        let (mut before, squashed) = task_worktrees(
+        let (mut before, squashed, hooks_put) = task_worktrees(
             self.session,
             (&self.trees, &self.reds),
             (previous, squashed_reset),
             &on_base_paths,
         )?;
+        if let Some(hooks_put) = hooks_put {
+            self.hooks_put = hooks_put;
+        }
         before.pin(&pinned.tree, &on_base_paths)?;
         let (before, squashed) = &*self.worktrees.insert((before, squashed));
         self.last = Some(pinned.clone());
@@ -128,7 +135,14 @@ impl<'a> Pairs<'a> {
             not_run.as_deref(),
             proven.as_ref().err(),
         );
+        let hooks = pinned
+            .hooks
+            .iter()
+            .filter(|h| self.hooks_put.contains(h))
+            .cloned()
+            .collect();
         Ok(Outcome::Red(Box::new(RedPair {
+            hooks,
             test: pinned.clone(),
             on_base,
             on_tree,
@@ -198,7 +212,8 @@ fn red_worktrees<'a>(
 
 /// The base's worktree and the squashed commit's for one task's RED test, the squashed one
 /// with every pinned path as its latest pin left it: the previous task's two, reset to how
-/// they were made (docs/integrity.md, "RED proves itself at the end"), else new ones.
+/// they were made (docs/integrity.md, "RED proves itself at the end"), else new ones, with
+/// the hooks [`put_hooks`] put into the new squashed one.
 /// Nothing an earlier task's test left there, tracked, untracked or ignored (an ignored
 /// marker file), is seen by the next; a reset costs no git process, a new pair ten.
 fn task_worktrees<'a>(
@@ -206,7 +221,7 @@ fn task_worktrees<'a>(
     (trees, reds): (&Trees, &[PinnedTest]),
     (previous, squashed_reset): (Option<(Scratch<'a>, Scratch<'a>)>, bool),
     next: &[String],
-) -> Result<(Scratch<'a>, Scratch<'a>), EngineError> {
+) -> Result<(Scratch<'a>, Scratch<'a>, Option<Vec<String>>), EngineError> {
     let reset = previous
         .map(|(mut before, squashed)| {
             // The previous task's pinned files are taken out by this reset; the directories
@@ -217,10 +232,10 @@ fn task_worktrees<'a>(
         .filter(|(before, squashed)| {
             before.reset().is_ok() && (squashed_reset || squashed.reset().is_ok())
         });
-    if let Some(pair) = reset {
+    if let Some((before, squashed)) = reset {
         // Reset to what it was settled as: the pins are in, and the baseline taken then is
         // what it is compared with.
-        return Ok(pair);
+        return Ok((before, squashed, None));
     }
     let (mut before, mut squashed) = red_worktrees(session, trees)?;
     before.settle();
@@ -241,9 +256,46 @@ fn task_worktrees<'a>(
             .collect();
         squashed.put(&red.tree, &to_put)?;
     }
+    let hooks_put = put_hooks(session, (trees, reds), &squashed)?;
     squashed.settle();
     squashed.baseline()?;
-    Ok((before, squashed))
+    Ok((before, squashed, Some(hooks_put)))
+}
+
+/// The runner's hook files on the pinned tests' way (every red's [`PinnedTest::hooks`]) into
+/// the squashed worktree as RED steps left them (docs/integrity.md, "Per-test evidence"): a
+/// hook is test code, which RED steps write. Each as the latest RED step that changed it
+/// left it (one among its pinned or shared paths), else as the PR's base has it (absent
+/// where it has none): a `conftest.py` a GREEN step, a checkpoint or a later commit added or
+/// changed, which makes pytest report a test passed whose body never ran, is not what the
+/// pinned tests run with; a fixture a later task's RED step added for its own test is. Only
+/// what differs from the squashed commit's is written, and named.
+fn put_hooks(
+    session: &Session,
+    (trees, reds): (&Trees, &[PinnedTest]),
+    squashed: &Scratch,
+) -> Result<Vec<String>, EngineError> {
+    let mut put = Vec::new();
+    let mut hooks: Vec<&String> = reds.iter().flat_map(|r| &r.hooks).collect();
+    hooks.sort();
+    hooks.dedup();
+    for hook in hooks {
+        let from = reds
+            .iter()
+            .rev()
+            .find(|r| r.paths.contains(hook) || r.shared.contains(hook))
+            .map_or(trees.base_tree.as_str(), |r| r.tree.as_str());
+        let hook = std::slice::from_ref(hook);
+        if !session
+            .store
+            .differing_paths(from, hook, squashed.path())?
+            .is_empty()
+        {
+            squashed.put(from, hook)?;
+            put.extend_from_slice(hook);
+        }
+    }
+    Ok(put)
 }
 
 /// Whether a directory on the way to `path` in the worktree `dir` is anything but a real

@@ -105,7 +105,11 @@ pub(super) fn red_pin(
         }
     }
     Ok(RedRun {
-        outcome: Some(red::pinned((start_tree.to_string(), tree), changed, tests)),
+        outcome: Some(red::pinned(
+            (start_tree.to_string(), tree),
+            changed,
+            (tests, &step.test.evidence),
+        )),
         syntax_error,
     })
 }
@@ -139,6 +143,10 @@ pub(super) struct RedTest<'a> {
     pub tree: Option<&'a str>,
     pub paths: &'a [String],
     pub tests: &'a [String],
+    /// The file(s) the RED run reported each pinned test from.
+    pub files: &'a std::collections::BTreeMap<String, Vec<String>>,
+    /// The runner's hook files on the test's way, put back with `paths`.
+    pub hooks: &'a [String],
     pub same_command: bool,
 }
 
@@ -155,10 +163,16 @@ pub(super) fn red_rerun(
     step: &StepRun,
 ) -> Result<Option<Box<Rerun>>, EngineError> {
     let workdir = session.store.workdir();
+    // The runner's hooks on the test's way are put back with its files: a `conftest.py` the
+    // GREEN step added or changed decides what the run reports, not what the code does.
+    let put_back: Vec<String> = red_test
+        .paths
+        .iter()
+        .chain(red_test.hooks)
+        .cloned()
+        .collect();
     let restored = match red_test.tree {
-        Some(tree) => session
-            .store
-            .differing_paths(tree, red_test.paths, workdir)?,
+        Some(tree) => session.store.differing_paths(tree, &put_back, workdir)?,
         None => Vec::new(),
     };
     let run = |dir: &Path| {
@@ -185,7 +199,7 @@ pub(super) fn red_rerun(
                 None => session.git.worktree_tree(&session.store.index_path())?,
             };
             let scratch = Scratch::new(session, "HEAD", &green)?;
-            scratch.put(pinned, red_test.paths)?;
+            scratch.put(pinned, &put_back)?;
             run(scratch.path())?
         }
     };
@@ -195,7 +209,7 @@ pub(super) fn red_rerun(
         output.exit,
         &output.output,
         &evidence,
-        (red_test.tests, red_test.paths),
+        (red_test.tests, red_test.paths, red_test.files),
     );
     let not_run = failure
         .as_ref()

@@ -91,6 +91,8 @@ fn a_steps_plan_pins_its_red_test_and_runs_it_again_as_pinned_at_green() {
         paths: pin.paths.clone(),
         shared: Vec::new(),
         tests: Vec::new(),
+        test_files: Default::default(),
+        hooks: Vec::new(),
     };
     let green = execute_with(
         &session,

@@ -370,6 +370,8 @@ fn every_briefing_matches_its_snapshot() {
             paths: Vec::new(),
             shared: Vec::new(),
             tests: Vec::new(),
+            test_files: Default::default(),
+            hooks: Vec::new(),
         });
     });
     assert_snapshot("green_step", &render(&red_failed, 1, Extras::default()));
@@ -411,6 +413,8 @@ fn every_briefing_matches_its_snapshot() {
             red_paths: Vec::new(),
             red_shared: Vec::new(),
             red_tests: Vec::new(),
+            red_test_files: Default::default(),
+            red_hooks: Vec::new(),
             syntax_error: None,
         }));
     });

@@ -463,6 +463,12 @@ pub enum Shortfall {
         was: String,
         now: String,
     },
+    /// The GREEN step's run reports the pinned test from other files than the RED run did.
+    NotFromPinned {
+        id: String,
+        was: String,
+        now: String,
+    },
     /// What the runner announced (a test of a TAP plan, a test binary's result) and never
     /// reported: the run ended first.
     Unreported {
@@ -518,6 +524,12 @@ impl fmt::Display for Shortfall {
                 f,
                 "the pinned test `{id}` is reported from {now}, not from {was}, where it failed \
                  on the base: it is another test of the same name"
+            ),
+            Shortfall::NotFromPinned { id, was, now } => write!(
+                f,
+                "the pinned test `{id}` is reported from {now}, not from {was}, where the RED \
+                 run reported it failing: a test of the same name in another file is another \
+                 test"
             ),
             Shortfall::Unreported { what } => write!(
                 f,
@@ -756,6 +768,49 @@ fn moved(base: &Evidence, on_final: &Evidence, id: &str) -> Option<Shortfall> {
         was: list(was),
         now: list(now),
     })
+}
+
+/// The file (or files) `base`'s report names for each of `ids` (the pinned tests), in the
+/// runner's spelling: where a later run must report it from. An id it names no file for is
+/// left out.
+pub fn files_of(base: &Evidence, ids: &[String]) -> BTreeMap<String, Vec<String>> {
+    let Some(files) = &base.files else {
+        return BTreeMap::new();
+    };
+    ids.iter()
+        .filter_map(|id| {
+            let of = files.get(id).filter(|f| !f.is_empty())?;
+            Some((id.clone(), of.iter().cloned().collect()))
+        })
+        .collect()
+}
+
+/// Why a run that reports the pinned tests passing ([`passes`]) does not report them from
+/// the files the RED run named for them (`recorded`, [`files_of`]): a test of the same id in
+/// another file (libtest names a test without its binary: an empty `#[test] fn muls() {}`
+/// in another test target is reported as `muls`) is another test. Each test standing for a
+/// pinned id must be reported from one of its recorded files; one the run names no file
+/// for is reported from none. `None` when each is.
+pub fn from_pinned_files(
+    evidence: &Evidence,
+    recorded: &BTreeMap<String, Vec<String>>,
+) -> Option<Shortfall> {
+    for (id, was) in recorded {
+        for (test, _) in group(evidence, id) {
+            let now = evidence.files.as_ref().and_then(|files| files.get(test));
+            if now.is_some_and(|now| now.iter().any(|f| was.contains(f))) {
+                continue;
+            }
+            return Some(Shortfall::NotFromPinned {
+                id: test.clone(),
+                was: was.join(", "),
+                now: now.map_or("no file its runner names".to_string(), |now| {
+                    now.iter().cloned().collect::<Vec<_>>().join(", ")
+                }),
+            });
+        }
+    }
+    None
 }
 
 /// Which run an evidence shortfall is about.

@@ -840,3 +840,76 @@ fn a_pinned_test_reported_from_another_file_is_another_test() {
     let unnamed = evidence(Kind::Libtest, &[("muls", Passed)]);
     assert!(red_proven((&base, fail), (&unnamed, pass), &[]).is_ok());
 }
+
+/// The GREEN step's run reports each pinned test from a file its RED run reported it from:
+/// an empty `#[test] fn muls() {}` in another test target is reported as `muls` too, and is
+/// another test; a pytest module that failed whole stands for its tests of its own file.
+#[test]
+fn a_pinned_test_reported_only_from_another_file_is_no_pass() {
+    use Outcome::*;
+    let strings = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<String>>();
+    let cargo = |file: &str| {
+        read(
+            &request("cargo test"),
+            &ReportFile::NotAsked,
+            format!(
+                "     Running {file} (target/debug/deps/x-1)\n\nrunning 1 test\ntest muls ... \
+                 ok\n\ntest result: ok. 1 passed; 0 failed\n"
+            )
+            .as_bytes(),
+        )
+    };
+    let at_red = read(
+        &request("cargo test"),
+        &ReportFile::NotAsked,
+        b"     Running tests/calc.rs (target/debug/deps/calc-1)\n\nrunning 1 test\ntest muls ... \
+          FAILED\n\ntest result: FAILED. 0 passed; 1 failed\n",
+    );
+    let recorded = files_of(&at_red, &strings(&["muls"]));
+    assert_eq!(
+        recorded,
+        BTreeMap::from([("muls".to_string(), strings(&["tests/calc.rs"]))])
+    );
+    assert_eq!(from_pinned_files(&cargo("tests/calc.rs"), &recorded), None);
+    assert_eq!(
+        from_pinned_files(&cargo("tests/other.rs"), &recorded).map(|s| s.to_string()),
+        Some(
+            "the pinned test `muls` is reported from tests/other.rs, not from tests/calc.rs, \
+             where the RED run reported it failing: a test of the same name in another file is \
+             another test"
+                .into()
+        )
+    );
+    // From both targets: the one it was pinned from is among them (its verdict is the worst).
+    let both = with_files(Kind::Libtest, &[("muls", Passed, "tests/calc.rs")]);
+    let mut both = both;
+    if let Some(files) = both.files.as_mut() {
+        files
+            .entry("muls".into())
+            .or_default()
+            .insert("tests/other.rs".into());
+    }
+    assert_eq!(from_pinned_files(&both, &recorded), None);
+    // A run that names no file for it reports it from none.
+    let unnamed = evidence(Kind::Libtest, &[("muls", Passed)]);
+    assert_eq!(
+        from_pinned_files(&unnamed, &recorded),
+        Some(Shortfall::NotFromPinned {
+            id: "muls".into(),
+            was: "tests/calc.rs".into(),
+            now: "no file its runner names".into()
+        })
+    );
+    // Nothing recorded (an older chain, a runner that names no file): nothing to hold to.
+    assert_eq!(from_pinned_files(&unnamed, &BTreeMap::new()), None);
+    // A module that failed whole: its tests from its own file.
+    let module = BTreeMap::from([(
+        "tests.test_mul".to_string(),
+        strings(&["tests/test_mul.py"]),
+    )]);
+    let own = with_files(
+        Kind::Junit,
+        &[("tests.test_mul::test_mul", Passed, "tests/test_mul.py")],
+    );
+    assert_eq!(from_pinned_files(&own, &module), None);
+}

@@ -81,6 +81,7 @@ mod tests {
             start: Some("t0".into()),
             paths: vec!["tests/test_mul.sh".into()],
             shared: Vec::new(),
+            hooks: Vec::new(),
         }
     }
 

@@ -41,6 +41,7 @@ fn pinned(task: usize, paths: &[&str]) -> PinnedTest {
         start: None,
         paths: paths.iter().map(|p| p.to_string()).collect(),
         shared: Vec::new(),
+        hooks: Vec::new(),
     }
 }
 
@@ -434,6 +435,8 @@ fn red_test(command: &str, tree: Option<&str>) -> RedTest {
         paths: vec!["tests/t.sh".into()],
         shared: vec!["src/a.rs".into()],
         tests: vec!["t::mul".into()],
+        test_files: Default::default(),
+        hooks: Vec::new(),
     }
 }
 
@@ -451,6 +454,8 @@ fn rerun(command: &str, tree: Option<&str>, same_command: bool) -> Obligation {
         tree: tree.map(str::to_string),
         paths: vec!["tests/t.sh".into()],
         tests: vec!["t::mul".into()],
+        files: Default::default(),
+        hooks: Vec::new(),
         same_command,
     }
 }
@@ -601,7 +606,7 @@ fn a_run_that_must_pass_passes_having_run_a_test_that_reports_the_pinned_ids_pas
             ExitRecord::Code(code),
             output,
             report,
-            (&pinned, &[]),
+            (&pinned, &[], &Default::default()),
         );
         assert_eq!(judged, expected, "{code} {report:?}");
         // What a rerun records as no pass: the judgement's reason, never for an exit.

@@ -29,6 +29,12 @@ pub struct RedAnalysis {
     /// "Per-test evidence"): the GREEN step must make each pass.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub red_tests: Vec<String>,
+    /// Where the report named each of `red_tests`, and the runner's hook files on the test's
+    /// way ([`super::RedPin`]).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub red_test_files: std::collections::BTreeMap<String, Vec<String>>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub red_hooks: Vec<String>,
     /// A line of the output that shows the test itself could not be read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub syntax_error: Option<String>,
@@ -37,6 +43,9 @@ pub struct RedAnalysis {
 /// What the next submit or get-task must resolve before the workflow moves on, as recorded
 /// in `state.json` and shown by `status`. In memory it lives in the phase it belongs to
 /// ([`TddPending`], [`ReviewStage`]).
+// One pending item per state, never in a collection: boxing the analysis would only add an
+// allocation.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Pending {
@@ -67,6 +76,8 @@ impl Pending {
 }
 
 /// What waits inside the TDD loop before the next step can be submitted.
+// As [`Pending`]: one per state.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum TddPending {
     Analysis(RedAnalysis),

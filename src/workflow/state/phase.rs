@@ -1,6 +1,8 @@
 //! Where a workflow is, with exactly the data valid there: the [`Phase`], a PR's
 //! [`PrStage`], and what the PR carries from its first step to its merge.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use crate::workflow::plan::StepId;
@@ -124,6 +126,19 @@ pub struct RedTest {
     /// reports nothing per test (docs/integrity.md, "Per-test evidence").
     #[serde(rename = "red_tests", default, skip_serializing_if = "Vec::is_empty")]
     pub tests: Vec<String>,
+    /// The file (or files) the RED run's report named for each of `tests`: the GREEN step's
+    /// run must report it passing from one of them. Empty where the runner names no file,
+    /// or the chain did not record it.
+    #[serde(
+        rename = "red_test_files",
+        default,
+        skip_serializing_if = "BTreeMap::is_empty"
+    )]
+    pub test_files: BTreeMap<String, Vec<String>>,
+    /// The runner's hook files on the test's way (pytest's `conftest.py` files, [`RedPin`]'s
+    /// `hooks`): put back as `tree` has them, absent where it has none.
+    #[serde(rename = "red_hooks", default, skip_serializing_if = "Vec::is_empty")]
+    pub hooks: Vec<String>,
 }
 
 /// What a failing RED run pins as its test: the tree it left and the paths its step changed
@@ -146,6 +161,19 @@ pub struct RedPin {
     /// The tests, by id, its per-test report says failed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tests: Vec<String>,
+    /// The file (or files) its report named for each of `tests` (cargo's `Running
+    /// tests/x.rs` line, pytest's `file=`, jest's file): a test of the same id from another
+    /// file is another test. Empty where the runner names none.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub test_files: BTreeMap<String, Vec<String>>,
+    /// The runner's own hook files on the way to the test (pytest's `conftest.py` in each
+    /// directory from the repository's root down to a pinned test file's), whether `tree`
+    /// has them or not: code the runner loads around the test is part of it. The GREEN
+    /// step's run has them as `tree` has them (absent where it has none); the final check's
+    /// and `attest`'s, as the latest RED step that changed one left it, else as the PR's base
+    /// has it (docs/integrity.md, "Per-test evidence").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hooks: Vec<String>,
 }
 
 /// What a failing RED run is: a test that failed, pinned; or no test that failed, and why.

@@ -196,6 +196,11 @@ fn red_needs_analysis(mut tdd: Tdd, run: &TestRun) -> Outcome {
         red_tree: pin.as_ref().map(|p| p.tree.clone()),
         red_shared: pin.as_ref().map(|p| p.shared.clone()).unwrap_or_default(),
         red_tests: pin.as_ref().map(|p| p.tests.clone()).unwrap_or_default(),
+        red_test_files: pin
+            .as_ref()
+            .map(|p| p.test_files.clone())
+            .unwrap_or_default(),
+        red_hooks: pin.as_ref().map(|p| p.hooks.clone()).unwrap_or_default(),
         red_paths: pin.map(|p| p.paths).unwrap_or_default(),
         syntax_error: run.syntax_error.clone(),
     }));
@@ -364,6 +369,8 @@ pub(super) fn analysis_decided(
         red_paths,
         red_shared,
         red_tests,
+        red_test_files,
+        red_hooks,
         ..
     })) = tdd.pending.take()
     else {
@@ -380,6 +387,8 @@ pub(super) fn analysis_decided(
                     paths: red_paths,
                     shared: red_shared,
                     tests: red_tests,
+                    test_files: red_test_files,
+                    hooks: red_hooks,
                 });
                 tdd.succeeded()
             },

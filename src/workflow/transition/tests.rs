@@ -134,6 +134,8 @@ fn a_red_rerun_that_fails_or_ran_nothing_fails_the_green_step() {
             paths: vec!["red.sh".into()],
             shared: Vec::new(),
             tests: Vec::new(),
+            test_files: Default::default(),
+            hooks: Vec::new(),
         })
     });
     let green = |code: i32, not_run: Option<&str>, restored: &[&str]| {
@@ -207,6 +209,8 @@ fn analysis_pending(step: StepId) -> Pending {
         red_paths: Vec::new(),
         red_shared: Vec::new(),
         red_tests: Vec::new(),
+        red_test_files: Default::default(),
+        red_hooks: Vec::new(),
         syntax_error: None,
     })
 }

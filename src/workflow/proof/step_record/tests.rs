@@ -35,6 +35,8 @@ fn red_run(code: i32, outcomes: Vec<Came>) -> TestRun {
                 paths: vec!["tests/test_add.sh".into()],
                 shared: Vec::new(),
                 tests: Vec::new(),
+                test_files: Default::default(),
+                hooks: Vec::new(),
             })
         }),
         syntax_error: None,
@@ -127,6 +129,8 @@ fn a_red_reruns_outcome_is_the_events_rerun() {
         paths: vec!["tests/test_add.sh".into()],
         shared: Vec::new(),
         tests: Vec::new(),
+        test_files: Default::default(),
+        hooks: Vec::new(),
     };
     let plan = step(StepAsk {
         command: "sh run_tests.sh",
