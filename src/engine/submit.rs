@@ -312,7 +312,18 @@ fn test_ran(
     } = asked;
     let config = facts.config();
     let m = match measured.as_ref() {
-        Some(m) if m.step == step && m.expectation == expectation => m.clone(),
+        // The run is recorded with the plan it ran, which must be the one the state it is
+        // recorded after gives (`audit` emits it again from there): a lost race to a move
+        // that changes it (a checkpoint recorded meanwhile moves where the task began) is
+        // a workflow moved on.
+        Some(m)
+            if m.step == step
+                && m.expectation == expectation
+                && m.proof.plan
+                    == step_plan(state, facts, (step, kind), (command, expectation)) =>
+        {
+            m.clone()
+        }
         Some(m) => return Err(moved_on(state, m.step)),
         None => {
             if expectation == Expectation::Fail {
@@ -548,14 +559,7 @@ fn measure(
     super::hermetic::require(session)?;
     judge_test_command(session, facts, command)?;
     let config = facts.config();
-    let plan = proof_plan::step(StepAsk {
-        command,
-        expect: expectation,
-        red_due: state.red_test_due(step, kind),
-        start: state.task_start(),
-        main: &facts.main,
-        gates: !config.preflight.is_empty(),
-    });
+    let plan = step_plan(state, facts, (step, kind), (command, expectation));
     let given = Given {
         state: Some(state),
         ..Given::default()
@@ -590,6 +594,18 @@ fn measure(
         preflight,
         proof: StepProof::new(plan, &held),
     })
+}
+
+/// The plan of a test run of `command` for `step` on `state` ([`StepAsk::on`]): what `audit`
+/// emits again from the chain, under the pinned configuration, to hold the recorded one to.
+fn step_plan(
+    state: &State,
+    facts: &Facts,
+    step: (StepId, StepType),
+    run: (&str, Expectation),
+) -> proof_plan::ProofPlan {
+    let gates = !facts.config().preflight.is_empty();
+    proof_plan::step(StepAsk::on(state, step, run, &facts.main, gates))
 }
 
 /// What the workflow makes of the gates' `verification` after a passing test that was meant to

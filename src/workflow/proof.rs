@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::evidence::{Evidence, Shortfall, Side};
 use super::state::{ExitRecord, RedTest};
-use super::{Expectation, StepId};
+use super::{Expectation, State, StepId, StepType};
 
 pub mod adequacy;
 pub mod recorded;
@@ -199,6 +199,29 @@ pub struct StepAsk<'a> {
     pub main: &'a str,
     /// Whether any gate is configured.
     pub gates: bool,
+}
+
+impl<'a> StepAsk<'a> {
+    /// What a test run of `command` for `step` is asked to prove on `state`, the workflow as
+    /// the run found it, under the main branch `main` and a configuration with `gates` or
+    /// none: said once for `submit-work`, which runs the plan, and `audit`, which emits it
+    /// again from the chain (src/engine/chain.rs) to hold the recorded plan to it.
+    pub fn on(
+        state: &'a State,
+        (step, kind): (StepId, StepType),
+        (command, expect): (&'a str, Expectation),
+        main: &'a str,
+        gates: bool,
+    ) -> StepAsk<'a> {
+        StepAsk {
+            command,
+            expect,
+            red_due: state.red_test_due(step, kind),
+            start: state.task_start(),
+            main,
+            gates,
+        }
+    }
 }
 
 /// The plan of a submit's test run (docs/integrity.md): its command in the working tree; a
@@ -475,8 +498,9 @@ pub fn difference(recorded: &[ProofPlan], emitted: &[ProofPlan]) -> Option<Strin
         .find_map(|(i, (r, e))| plan_difference(r, e).map(|d| format!("plan {}: {d}", i + 1)))
 }
 
-/// [`difference`] of one plan.
-fn plan_difference(recorded: &ProofPlan, emitted: &ProofPlan) -> Option<String> {
+/// [`difference`] of one plan: also how `audit` names a step's recorded plan that is not the
+/// one its chain gives (src/workflow/transition/event.rs, `TestRun::plan_differs`).
+pub fn plan_difference(recorded: &ProofPlan, emitted: &ProofPlan) -> Option<String> {
     let field = |name: &str, r: String, e: String| {
         format!("its {name} is recorded as {r}, and the chain gives {e}")
     };

@@ -547,6 +547,108 @@ fn notes_kept_from_before_the_guard_do_not_block_later_notes() {
     assert_eq!(server.rev(&repo, "refs/heads/feature"), Some(tip));
 }
 
+/// A push that merges a PR moves main and the notes together: the commits it brings onto main
+/// are merged commits once it lands, so taking a line out of the note of one (the squash's
+/// final note, pushed before while it was a PR's commit) in that push is refused; the honest
+/// push of the same merge is taken.
+#[test]
+fn notes_of_commits_a_merge_brings_onto_main_are_kept_in_its_push() {
+    let repo = calc_with(CALC_CONFIG, &[]);
+    let server = Server::start(&repo);
+    let notes = "refs/notes/orchestrator";
+    push(&repo, &server, &[], &["main", REF]).expect(0);
+    let squashed = finalized(&repo);
+    push(&repo, &server, &[], &[notes]).expect(0);
+    let kept = repo.git(&["notes", "--ref", "orchestrator", "show", &squashed]);
+    mark_done_and_merge(&repo).expect(0);
+    let honest = repo.git(&["rev-parse", notes]).trim().to_string();
+    assert!(
+        repo.git_try(&["merge-base", "--is-ancestor", &squashed, "main"])
+            .0,
+        "the merge brings the squash onto main"
+    );
+
+    repo.git(&[
+        "notes",
+        "--ref",
+        "orchestrator",
+        "add",
+        "-f",
+        "-m",
+        "{\"rewritten\":1}",
+        &squashed,
+    ]);
+    let before = server.refs(&repo);
+    let out = push(&repo, &server, &[], &["main", REF, notes]);
+    let first: String = kept
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .chars()
+        .take(80)
+        .collect();
+    refused(
+        &repo,
+        &server,
+        &before,
+        &out,
+        &[
+            "git-orchestrate: <id> attests PASSED (workflow main)",
+            &redact_ids(&format!(
+                "git-orchestrate: refused {notes} <id>: takes a line out of the note on {}, a \
+                 commit on main ({first:?}): a merged commit's record keeps every line it had",
+                &squashed[..12]
+            )),
+        ],
+    );
+
+    repo.git(&["update-ref", notes, &honest]);
+    push(&repo, &server, &[], &["main", REF, notes]).expect(0);
+    assert_eq!(server.rev(&repo, notes), Some(honest));
+}
+
+/// `straße` and `strasse` are two names where the file system folds case (HFS+ and NTFS map
+/// one code point to one, and `ß` has no one-letter upper case): the server takes both, in
+/// one push; a name that differs from them only in case is still refused.
+#[test]
+fn names_that_only_full_case_mapping_joins_are_not_twins() {
+    let repo = TestRepo::new();
+    let server = Server::start(&repo);
+    let tip = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
+    push(&repo, &server, &[], &["main"]).expect(0);
+    push(
+        &repo,
+        &server,
+        &[],
+        &[
+            &format!("{tip}:refs/heads/straße"),
+            &format!("{tip}:refs/heads/strasse"),
+        ],
+    )
+    .expect(0);
+    assert_eq!(server.rev(&repo, "refs/heads/straße"), Some(tip.clone()));
+    assert_eq!(server.rev(&repo, "refs/heads/strasse"), Some(tip.clone()));
+
+    let before = server.refs(&repo);
+    for (spelled, twin) in [
+        ("refs/heads/STRASSE", "refs/heads/strasse"),
+        ("refs/heads/STRA\u{1e9e}E", "refs/heads/straße"),
+    ] {
+        let out = push(&repo, &server, &[], &[&format!("{tip}:{spelled}")]);
+        refused(
+            &repo,
+            &server,
+            &before,
+            &out,
+            &[&format!(
+                "git-orchestrate: refused {spelled} <id>: differs only in case from {twin} (the \
+                 server's, or made by this push): where the file system folds case it is that \
+                 ref's own file"
+            )],
+        );
+    }
+}
+
 /// The CI job `init --ci` writes, on main; a PR whose tree swaps its `attest` call for
 /// `echo '{}'` changes a protected path: its verification does not count.
 #[test]

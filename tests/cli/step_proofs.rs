@@ -90,3 +90,110 @@ fn audit_names_a_recorded_proof_its_event_does_not_bear_out() {
          audit of workflow main: 2 transitions replayed: FORGED\n"
     );
 }
+
+/// The `test` transition at the chain's tip with its recorded proof changed by `edit` (the
+/// rest of its event, its state and message as they were), put in its place as a hand-written
+/// chain would be: what `audit` then prints, and the problems `audit --json` lists.
+fn forge_proof(
+    repo: &TestRepo,
+    edit: impl FnOnce(&mut serde_json::Value),
+) -> (String, serde_json::Value) {
+    use crate::attest::{swap_chain_tip, write_commit};
+    const HEADER: &str = "orchestrator-event ";
+    let tip = repo.tip().unwrap();
+    let text = repo.git(&["cat-file", "commit", &tip]);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with(HEADER))
+        .expect("the commit records its event");
+    let mut event: serde_json::Value =
+        serde_json::from_str(&line[HEADER.len()..]).expect("the event's JSON");
+    assert_eq!(event["event"], "test-ran", "{event}");
+    edit(&mut event["proof"]);
+    let forged = text.replacen(line, &format!("{HEADER}{event}"), 1);
+    assert_ne!(forged, text, "{text}");
+    swap_chain_tip(repo, &tip, &write_commit(repo, &forged));
+    let out = repo.run(&["audit"]);
+    out.expect(1);
+    let json = repo.run(&["audit", "--json"]);
+    json.expect(1);
+    (
+        redact_ids(&out.stdout),
+        serde_json::from_str(&redact_ids(&json.json()["problems"].to_string())).expect("JSON"),
+    )
+}
+
+/// `audit`'s one problem of a forged `test` transition at the tip, as `--json` lists it.
+fn forged(problem: &str) -> serde_json::Value {
+    serde_json::json!([{"workflow": "main", "commit": "<id>", "problem": problem,
+                        "expected": null, "found": null}])
+}
+
+/// A step's recorded plan is held to the one the pure core emits from the state before it
+/// under the pinned configuration, not only to the rest of its own event: a RED step whose
+/// plan was emptied (outcomes to match), a GREEN step whose plan dropped its RED re-run, and
+/// one whose re-run names another test, are each named by `audit`; the honest chains are
+/// clean.
+#[test]
+fn audit_names_a_recorded_plan_the_state_before_it_does_not_give() {
+    let repo = TestRepo::at_first_step();
+    repo.submit_test(RED, Some("FAIL")).expect(3);
+    repo.run(&["audit"]).expect(0);
+    let (text, json) = forge_proof(&repo, |proof| {
+        proof["plan"]["obligations"] = serde_json::json!([]);
+        proof["outcomes"] = serde_json::json!([]);
+    });
+    let why = format!(
+        "its proof's plan is not the one the state before it gives for step 1.1: 0 obligations \
+         are recorded, and the chain gives 2 (the first not recorded: \
+         {{\"obligation\":\"step_test\",\"command\":\"{RED}\",\"expect\":\"FAIL\",\"take_tree\":false}})"
+    );
+    assert_eq!(
+        text,
+        format!(
+            "FORGED: workflow main, commit <id>: {why}\n\
+             audit of workflow main: 2 transitions replayed: FORGED\n"
+        )
+    );
+    assert_eq!(json, forged(&why));
+
+    let green = || {
+        let repo = TestRepo::at_green_step();
+        repo.submit_test(RED, None).expect(0);
+        repo.run(&["audit"]).expect(0);
+        repo
+    };
+    let (text, json) = forge_proof(&green(), |proof| {
+        for list in ["/plan/obligations", "/outcomes"] {
+            let list = proof.pointer_mut(list).and_then(|l| l.as_array_mut());
+            list.expect("a list").remove(1);
+        }
+    });
+    let why = format!(
+        "its proof's plan is not the one the state before it gives for step 1.2: its \
+         obligation 2 is recorded as {{\"obligation\":\"step_gates\"}}, and the chain gives \
+         {{\"obligation\":\"red_rerun\",\"command\":\"{RED}\",\"tree\":\"<id>\",\"paths\":[],\
+         \"tests\":[],\"same_command\":true}}"
+    );
+    assert_eq!(
+        text.lines().next(),
+        Some(format!("FORGED: workflow main, commit <id>: {why}").as_str())
+    );
+    assert_eq!(json, forged(&why));
+
+    let (text, json) = forge_proof(&green(), |proof| {
+        proof["plan"]["obligations"][1]["tests"] = serde_json::json!(["add::other"]);
+    });
+    let why = format!(
+        "its proof's plan is not the one the state before it gives for step 1.2: its \
+         obligation 2 is recorded as {{\"obligation\":\"red_rerun\",\"command\":\"{RED}\",\
+         \"tree\":\"<id>\",\"paths\":[],\"tests\":[\"add::other\"],\"same_command\":true}}, and \
+         the chain gives {{\"obligation\":\"red_rerun\",\"command\":\"{RED}\",\"tree\":\"<id>\",\
+         \"paths\":[],\"tests\":[],\"same_command\":true}}"
+    );
+    assert_eq!(
+        text.lines().next(),
+        Some(format!("FORGED: workflow main, commit <id>: {why}").as_str())
+    );
+    assert_eq!(json, forged(&why));
+}

@@ -1,7 +1,8 @@
 //! The verification notes on a server (docs/refs.md, "refs/notes/orchestrator"): the server
-//! hook takes a push to them only when it keeps what the commits on main carry: no deletion,
-//! no history rewritten, and no note of a commit on main removed or any of its lines taken
-//! out (two clones' notes merge by the union of their lines, so lines are only ever added).
+//! hook takes a push to them only when it keeps what the commits on main carry (main as the
+//! push leaves it): no deletion, no history rewritten, and no note of a commit on main removed
+//! or any of its lines taken out (two clones' notes merge by the union of their lines, so lines
+//! are only ever added).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -9,11 +10,13 @@ use super::verifier::Judged;
 use crate::engine::EngineError;
 
 /// Why the hook refuses the move of `refs/notes/orchestrator` from `old` to `new`; `None`
-/// when it only adds.
+/// when it only adds. The commits on main are those on it once the push lands: the server's
+/// main, and `main_after`, where the same push moves main (a merge brings its PR's commits
+/// onto main with it, and their notes are then a merged commit's record too).
 pub fn refusal(
     judged: &Judged,
-    old: Option<&str>,
-    new: Option<&str>,
+    (old, new): (Option<&str>, Option<&str>),
+    main_after: Option<&str>,
 ) -> Result<Option<String>, EngineError> {
     let Some(new) = new else {
         return Ok(Some(format!(
@@ -39,8 +42,19 @@ pub fn refusal(
         Ok(notes) => notes,
         Err(why) => return Ok(Some(why)),
     };
-    let Some((main, _)) = judged.main_rev()? else {
+    let mains: Vec<String> = judged
+        .main_rev()?
+        .map(|(main, _)| main)
+        .into_iter()
+        .chain(main_after.map(str::to_string))
+        .collect();
+    if mains.is_empty() {
         return Ok(None);
+    }
+    let on_main = |object: &str| {
+        mains
+            .iter()
+            .any(|main| judged.git.is_ancestor(object, main).unwrap_or(false))
     };
     let mut before: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for (_, _, blob, path) in entries {
@@ -52,7 +66,7 @@ pub fn refusal(
         if now == Some(&blobs) {
             continue;
         }
-        if !judged.git.is_ancestor(&object, &main).unwrap_or(false) {
+        if !on_main(&object) {
             continue;
         }
         let Some(now) = now else {

@@ -133,17 +133,31 @@ fn guarded<'a>(reference: &'a str, main: &str) -> Guarded<'a> {
     }
 }
 
-/// `name` as a file system that folds case may store it: upper-cased, then lower-cased, so
-/// that letters beyond ASCII that fold onto ASCII ones (`ſ` onto `s`, `ı` onto `i`, the
-/// Kelvin sign onto `k`) meet them.
+/// `name` as a file system that folds case may store it: each code point upper-cased, then
+/// lower-cased, so that letters beyond ASCII that fold onto ASCII ones (`ſ` onto `s`, `ı` onto
+/// `i`, the Kelvin sign onto `k`) meet them.
 fn fold(name: &str) -> String {
     // HFS+ also ignores these code points in names (git's utf8.c, `next_hfs_char`).
     let ignored = |c: &char| matches!(*c as u32, 0x200c..=0x200f | 0x202a..=0x202e | 0x206a..=0x206f | 0xfeff);
     name.chars()
         .filter(|c| !ignored(c))
-        .collect::<String>()
-        .to_uppercase()
-        .to_lowercase()
+        .map(fold_char)
+        .collect()
+}
+
+/// One code point folded as HFS+ and NTFS fold it: by simple, one-to-one case mapping. A
+/// mapping to several code points (`ß` upper-cased is `SS`) is none of theirs, so `straße`
+/// and `strasse` are two files there, and two refs here; and a code point is folded alone,
+/// never by its neighbours (no final-sigma rule).
+fn fold_char(c: char) -> char {
+    let upper = only(c.to_uppercase()).unwrap_or(c);
+    only(upper.to_lowercase()).unwrap_or(upper)
+}
+
+/// The code point a case mapping gives, when it gives exactly one.
+fn only(mut mapped: impl Iterator<Item = char>) -> Option<char> {
+    let first = mapped.next()?;
+    mapped.next().is_none().then_some(first)
 }
 
 /// A ref that the new ref `reference` would share a file with where the file system folds
@@ -240,6 +254,11 @@ pub fn pre_receive(
         return Ok(report);
     }
     let chains = pushed_then_guarded_chains(&judged, &main, updates)?;
+    // Where the push moves main, the commits it brings onto it are on main once it lands.
+    let main_after = updates
+        .iter()
+        .find(|u| guarded(&u.reference, &main) == Guarded::Main)
+        .and_then(|u| u.new.as_deref());
     let archived_by_push = archived_by(&judged, updates)?;
     for u in updates {
         let refuse = |commit: Option<&String>, reason: String| Refusal {
@@ -271,9 +290,8 @@ pub fn pre_receive(
                 }
             }
             Guarded::Notes => {
-                if let Some(why) =
-                    super::kept_notes::refusal(&judged, u.old.as_deref(), u.new.as_deref())?
-                {
+                let moved = (u.old.as_deref(), u.new.as_deref());
+                if let Some(why) = super::kept_notes::refusal(&judged, moved, main_after)? {
                     report.refusals.push(refuse(u.new.as_ref(), why));
                 }
             }
@@ -1324,6 +1342,34 @@ mod tests {
         assert_eq!(guarded("refs/heads/Trunk", "Trunk"), Guarded::Main);
         assert_eq!(guarded("refs/heads/Feature", "main"), Guarded::Other);
         assert_eq!(guarded("refs/tags/V1", "main"), Guarded::Other);
+    }
+
+    /// Each row: a name, and the name folded. One code point maps to one, as HFS+ and NTFS
+    /// fold case: `ß` has no one-letter upper case and stays itself; letters beyond ASCII
+    /// that fold onto ASCII ones still meet them.
+    #[test]
+    fn fold_maps_each_code_point_to_one() {
+        let table = [
+            ("refs/heads/straße", "refs/heads/straße"),
+            ("refs/heads/STRASSE", "refs/heads/strasse"),
+            ("refs/heads/STRA\u{1e9e}E", "refs/heads/straße"),
+            ("refs/notes/orche\u{17f}trator", "refs/notes/orchestrator"),
+            ("refs/heads/ma\u{131}n", "refs/heads/main"),
+            (
+                "refs/orchestrator/wor\u{212a}flows/w",
+                "refs/orchestrator/workflows/w",
+            ),
+            ("refs/heads/ma\u{200c}in", "refs/heads/main"),
+            ("refs/heads/\u{130}", "refs/heads/\u{130}"),
+            ("refs/heads/\u{149}", "refs/heads/\u{149}"),
+            ("refs/heads/\u{3a3}\u{3a3}", "refs/heads/\u{3c3}\u{3c3}"),
+            ("refs/heads/\u{3c2}", "refs/heads/\u{3c3}"),
+            ("REFS/Heads/Main", "refs/heads/main"),
+        ];
+        for (name, folded) in table {
+            assert_eq!(fold(name), folded, "{name}");
+        }
+        assert_ne!(fold("refs/heads/straße"), fold("refs/heads/strasse"));
     }
 
     fn claim(workflow: &str, user: &str, expires: i64) -> crate::store::Claim {

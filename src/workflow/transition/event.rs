@@ -2,8 +2,8 @@
 //! returns: the new state, the plan's change, the effects to carry out ([`Transition`]).
 
 use crate::workflow::plan::{Plan, StepId, StepType};
-use crate::workflow::proof::Obligation;
 use crate::workflow::proof::step_record::Came;
+use crate::workflow::proof::{Obligation, StepAsk, plan_difference, step};
 use crate::workflow::review::ReviewRecord;
 use crate::workflow::state::RedOutcome;
 use crate::workflow::state::Verdict;
@@ -279,6 +279,41 @@ impl TestRun {
             }
         }
         None
+    }
+
+    /// Where the plan this run's proof records differs from the one the pure core emits for
+    /// it ([`StepAsk::on`]) from `before`, the state the run was made on, under its fixed main
+    /// branch and a pinned configuration with gates or none (`gates`; `None`: nothing was
+    /// pinned, and the configuration in force then was the working tree's, which the chain
+    /// does not hold, so the recorded plan says whether it had gates): the first difference, as
+    /// a sentence. A plan emptied, an obligation dropped, another test or base, is such a
+    /// difference. `None` when they agree, or no proof is recorded, or `before` fixes no main
+    /// branch (nothing then says which the run used).
+    pub fn plan_differs(&self, before: &State, gates: Option<bool>) -> Option<String> {
+        let recorded = &self.proof.as_ref()?.plan;
+        let main = before.main_branch.as_deref()?;
+        let gates = gates.unwrap_or_else(|| {
+            matches!(
+                recorded.obligations.first(),
+                Some(Obligation::StepTest {
+                    take_tree: true,
+                    ..
+                })
+            )
+        });
+        let emitted = step(StepAsk::on(
+            before,
+            (self.step, self.kind),
+            (&self.command, self.expectation),
+            main,
+            gates,
+        ));
+        plan_difference(recorded, &emitted).map(|why| {
+            format!(
+                "its proof's plan is not the one the state before it gives for step {}: {why}",
+                self.step
+            )
+        })
     }
 }
 

@@ -169,3 +169,91 @@ fn a_red_reruns_outcome_is_the_events_rerun() {
         Some("its proof says obligation 2 (red_rerun) held, which the event does not bear out")
     );
 }
+
+/// A step's recorded plan is held to the one emitted again from the state before it: a
+/// plan emptied or made under other gates differs, and says where; where nothing pinned
+/// the configuration, the recorded plan says whether it had gates; a state that fixes no
+/// main branch is not judged.
+#[test]
+fn a_recorded_plan_is_the_one_the_state_before_it_gives() {
+    use crate::workflow::State;
+    use crate::workflow::proof::Obligation;
+    let before = State::new(Some("m0".into()));
+    let step_id = (StepId::new(0, 1), StepType::Green);
+    let emitted = |gates: bool| {
+        step(StepAsk::on(
+            &before,
+            step_id,
+            (COMMAND, Expectation::Pass),
+            "m0",
+            gates,
+        ))
+    };
+    let passed = |plan: crate::workflow::proof::ProofPlan| TestRun {
+        step: step_id.0,
+        kind: step_id.1,
+        expectation: Expectation::Pass,
+        exit: ExitRecord::code(0),
+        red: None,
+        proof: Some(StepProof::new(plan, &[true, true])),
+        ..red_run(1, Vec::new())
+    };
+    let mut emptied = emitted(true);
+    emptied.obligations.clear();
+    let take_tree = |t: bool| {
+        serde_json::to_string(&Obligation::StepTest {
+            command: COMMAND.into(),
+            expect: Expectation::Pass,
+            take_tree: t,
+        })
+        .expect("JSON")
+    };
+    let differs = |why: String| {
+        Some(format!(
+            "its proof's plan is not the one the state before it gives for step 1.2: {why}"
+        ))
+    };
+    // Each row: the plan recorded, the pinned configuration's gates, the state before, and
+    // what is found.
+    let cases = [
+        ("as emitted", emitted(true), Some(true), &before, None),
+        (
+            "as emitted, no gates",
+            emitted(false),
+            Some(false),
+            &before,
+            None,
+        ),
+        (
+            "emptied",
+            emptied,
+            Some(true),
+            &before,
+            differs(format!(
+                "0 obligations are recorded, and the chain gives 2 (the first not recorded: {})",
+                take_tree(true)
+            )),
+        ),
+        (
+            "under other gates",
+            emitted(false),
+            Some(true),
+            &before,
+            differs(format!(
+                "its obligation 1 is recorded as {}, and the chain gives {}",
+                take_tree(false),
+                take_tree(true)
+            )),
+        ),
+        ("nothing pinned, gates", emitted(true), None, &before, None),
+        ("nothing pinned, none", emitted(false), None, &before, None),
+    ];
+    for (case, plan, gates, state, expected) in cases {
+        assert_eq!(passed(plan).plan_differs(state, gates), expected, "{case}");
+    }
+    let unfixed = State::new(None);
+    assert_eq!(
+        passed(emitted(false)).plan_differs(&unfixed, Some(true)),
+        None
+    );
+}
