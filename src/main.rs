@@ -1,10 +1,11 @@
 //! The `git-orchestrate` binary (run as `git orchestrate`): everything lives in the library.
 //! It is its own entry point (`no_main`): Rust's start-up, for the main thread's stack-overflow
 //! guard, asks glibc for the thread's stack (`pthread_getattr_np`), which parses
-//! `/proc/self/maps` with `sscanf`: some 100,000 instructions, a sixth of what `get-task`
-//! itself runs (benches/orchestrate.rs, `GIT_ORCHESTRATE_BENCH=instructions`). What else that
-//! start-up does is done here: SIGPIPE ignored, the standard descriptors kept open, a panic
-//! caught, standard output flushed at exit.
+//! `/proc/self/maps` with `sscanf`: some 100,000 instructions, 6 % of a `get-task`
+//! (benches/orchestrate.rs, `GIT_ORCHESTRATE_BENCH=instructions`). What else that start-up
+//! does is done here: SIGPIPE ignored, the standard descriptors kept open, a panic caught,
+//! standard output flushed at exit. What is not: a stack overflow ends the process with
+//! SIGSEGV, without std's message, and a panic's message names the thread `<unnamed>`.
 #![no_main]
 
 use std::ffi::{c_char, c_int};

@@ -181,7 +181,8 @@ impl LooseReader {
         let data: Arc<[u8]> = Arc::from(out);
         if data.len() <= Self::KEPT_BYTES {
             let mut kept = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
-            if kept.len() >= Self::KEPT
+            // The oldest go first, until the new one fits both bounds.
+            while kept.len() >= Self::KEPT
                 || kept.iter().map(|(_, (_, d))| d.len()).sum::<usize>() + data.len()
                     > Self::KEPT_BYTES
             {
@@ -378,5 +379,27 @@ mod tests {
         let liar = writer.out.clone();
         assert!(damaged(&liar).unwrap_err().contains("header says 7"));
         assert!(damaged(&small_file[..0]).is_err());
+    }
+
+    /// What the reader keeps stays within both its bounds, however the sizes come.
+    #[test]
+    fn what_the_reader_keeps_stays_within_its_bounds() {
+        let (temp, _) = crate::test_git::repo_with_a_commit();
+        let dir = temp.path();
+        let repo = gix::open(dir).unwrap();
+        let mut writer = LooseWriter::new(&repo);
+        let reader = LooseReader::new(&repo);
+        let mut sizes = vec![16 << 10; 15];
+        sizes.extend([200 << 10, 1, 256 << 10, 3]);
+        for (i, size) in sizes.into_iter().enumerate() {
+            let data: Vec<u8> = (0..size).map(|j| (i * 31 + j * 7) as u8).collect();
+            let id = writer.write(gix::objs::Kind::Blob, &data).unwrap();
+            assert_eq!(&reader.read(&id).unwrap().unwrap().1[..], &data[..]);
+            let kept = reader.kept.lock().unwrap();
+            let bytes: usize = kept.iter().map(|(_, (_, d))| d.len()).sum();
+            assert!(kept.len() <= LooseReader::KEPT, "{} kept", kept.len());
+            assert!(bytes <= LooseReader::KEPT_BYTES, "{bytes} bytes kept");
+            assert!(kept.iter().any(|(k, _)| *k == id), "the last read is kept");
+        }
     }
 }
