@@ -135,6 +135,8 @@ struct Measured {
     preflight: Option<(Option<PreflightRun>, PreflightOutcome)>,
     /// The step's plan and what each obligation came to: recorded in the transition.
     proof: StepProof,
+    /// The tree a run meant to pass ran on, when it passed.
+    tested_tree: Option<String>,
 }
 
 fn attempt(
@@ -346,6 +348,7 @@ fn test_ran(
         red: red.outcome,
         syntax_error: red.syntax_error,
         proof: Some(m.proof),
+        tested_tree: m.tested_tree,
     }));
     let ran = Ran {
         command: command.to_string(),
@@ -554,19 +557,23 @@ fn measure(
         red_due: state.red_test_due(step, kind),
         start: state.task_start(),
         main: &facts.main,
-        gates: !config.preflight.is_empty(),
     });
     let given = Given {
         state: Some(state),
         ..Given::default()
     };
-    let mut run = None;
+    let (mut run, mut tested_tree) = (None, None);
     let (mut red, mut red_rerun, mut preflight) = (None, None, None);
     let outcomes = execute_with(session, config, &plan, given)?;
     let held: Vec<bool> = outcomes.iter().map(Outcome::held).collect();
     for outcome in outcomes {
         match outcome {
-            Outcome::Step(step) => run = Some(step.test.output),
+            Outcome::Step(step) => {
+                if expectation == Expectation::Pass && step.test.output.exit.success() {
+                    tested_tree = step.before;
+                }
+                run = Some(step.test.output);
+            }
             Outcome::Pinned(pinned) => red = Some(pinned),
             Outcome::Rerun(rerun) => red_rerun = rerun.map(|r| *r),
             Outcome::WorkingTree(verification) => {
@@ -589,6 +596,7 @@ fn measure(
         red_rerun,
         preflight,
         proof: StepProof::new(plan, &held),
+        tested_tree,
     })
 }
 

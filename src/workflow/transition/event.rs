@@ -208,6 +208,12 @@ pub struct TestRun {
     /// came to (src/workflow/proof/step_record.rs); `None` in events recorded before it was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub proof: Option<crate::workflow::proof::step_record::StepProof>,
+    /// The tree a run meant to pass ran on (taken before it ran), when it passed: what the
+    /// step's test looked at. The task after this step begins there, not at the step's
+    /// checkpoint, so that code written after the test ran is the next task's
+    /// (src/engine/pr_record.rs). `None` in events recorded before it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tested_tree: Option<String>,
 }
 
 impl TestRun {

@@ -15,7 +15,6 @@ fn red_run(code: i32, outcomes: Vec<Came>) -> TestRun {
         red_due: None,
         start: "c0",
         main: "m0",
-        gates: true,
     });
     TestRun {
         step: StepId::new(0, 0),
@@ -39,6 +38,7 @@ fn red_run(code: i32, outcomes: Vec<Came>) -> TestRun {
         }),
         syntax_error: None,
         proof: Some(StepProof { plan, outcomes }),
+        tested_tree: None,
     }
 }
 
@@ -134,7 +134,6 @@ fn a_red_reruns_outcome_is_the_events_rerun() {
         red_due: Some(&red),
         start: "c1",
         main: "m0",
-        gates: true,
     });
     let green = |rerun_code: i32, outcomes: Vec<Came>| TestRun {
         step: StepId::new(0, 1),
