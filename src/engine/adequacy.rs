@@ -132,6 +132,35 @@ pub(crate) fn builtin_mutants(files: &[CodeFile]) -> Vec<Planned> {
         .collect()
 }
 
+/// The built-in mutator's mutants of `files` within `budget` ([`mutate::within_budget`]:
+/// the first of every changed line before the second of any), in its order, and the file of
+/// each mutant past it (one entry each), not run.
+pub(crate) fn builtin_within(files: &[CodeFile], budget: usize) -> (Vec<Planned>, Vec<String>) {
+    let all: Vec<(&CodeFile, mutate::Mutant)> = files
+        .iter()
+        .flat_map(|f| {
+            mutate::mutants(&f.path, &f.text, &f.lines)
+                .into_iter()
+                .map(move |m| (f, m))
+        })
+        .collect();
+    let plain: Vec<mutate::Mutant> = all.iter().map(|(_, m)| m.clone()).collect();
+    let keep = mutate::within_budget(&plain, budget);
+    let (mut run, mut past) = (Vec::new(), Vec::new());
+    for ((f, m), keep) in all.into_iter().zip(keep) {
+        if keep {
+            run.push(Planned {
+                path: m.path.clone(),
+                name: m.name(),
+                text: m.apply(&f.text),
+            });
+        } else {
+            past.push(m.path);
+        }
+    }
+    (run, past)
+}
+
 /// A text file of `tree` within the input cap; `None` when absent, binary or too large.
 fn text(session: &Session, tree: &str, path: &str) -> Result<Option<String>, EngineError> {
     let store = &session.store;

@@ -548,3 +548,35 @@ const MUL_SH_REFUSAL: &str = "FAILURE: task 1's RED test (step 1.1, `sh tests/te
     - mul.sh:1 `$(( $1 * $2 ))` → ``\n\
     - mul.sh:1 line removed\n\
     Strengthen the test so it fails on them (a test in a new RED step), then squash again\n";
+
+/// The built-in mutator's budget is spread over the changed lines, the first mutant of every
+/// line before the second of any: the `mul` arm's four easily killed mutants no longer fill a
+/// budget of four and leave the `neg` arm its test never runs unmeasured (`not_run`, which
+/// passed), so the survivors there refuse the squash.
+#[test]
+fn padding_a_line_with_easily_killed_mutants_does_not_starve_the_next_line() {
+    let repo = case_calc_planned(
+        "adequacy = \"enforce\"\nmin_killed = 0.6\nmax_mutants = 4",
+        crate::oracle::MUL_PLAN,
+    );
+    repo.write("tests/test_mul.sh", MUL_TEST);
+    red(&repo, "sh tests/test_mul.sh");
+    repo.write("calc.sh", &calc(&[MUL_ARM, "  neg) echo $(( -$2 ));;"], ""));
+    green(&repo, "sh tests/test_mul.sh");
+    squash(&repo);
+    let main = main_tip(&repo);
+    let out = repo.run(&["submit-work", "-s", "squashed"]);
+    out.expect(1);
+    assert!(
+        out.stdout.starts_with(
+            "FAILURE: task 1's RED test (step 1.1, `sh tests/test_mul.sh`) killed 2 of 4 \
+             mutants of the code the task wrote (made by the built-in mutator), below the 60% \
+             [verify] min_killed: it does not check what the code does. Surviving mutants (the \
+             test still passes with each):\n- calc.sh:4 `$(( -$2 ))` → `0`\n\
+             - calc.sh:4 `$(( -$2 ))` → ``\n"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(main_tip(&repo), main);
+}

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use crate::config::Config;
 use crate::engine::adequacy::{
-    Task, TaskWorktree, Tool, builtin_mutants, cargo_mutants_mutants, choose_tool,
+    Task, TaskWorktree, Tool, builtin_within, cargo_mutants_mutants, choose_tool,
     cosmic_ray_mutants, mutmut_mutants, stryker_mutants, task_files,
 };
 use crate::engine::{EngineError, Session};
@@ -212,10 +212,11 @@ fn measure_task(
             result.tool = tool.name().into();
             (made, unmade)
         }
-        Ok(None) => (builtin_mutants(&files), Vec::new()),
+        // The built-in mutator spreads the budget over the changed lines itself.
+        Ok(None) => builtin_within(&files, budget),
         Err(why) => {
             result.tool_error = Some(why);
-            (builtin_mutants(&files), Vec::new())
+            builtin_within(&files, budget)
         }
     };
     // Each file's counts, in the order its mutants come: judged on its own.
