@@ -504,6 +504,7 @@ impl Fixture {
                 red: None,
                 syntax_error: None,
                 proof: None,
+                tested_tree: None,
             }));
             let t = transition(&snapshot.state, None, event).expect("a failing RED run");
             let input = serde_json::to_string(&t.input).expect("an event serializes");

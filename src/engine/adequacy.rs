@@ -19,8 +19,6 @@ use crate::workflow::{cargo_mutants, cosmic_ray, mutate, mutmut, stryker};
 
 /// One task's RED step and the trees its mutants are made between.
 pub(crate) struct Task<'a> {
-    /// Every pinned RED test of the PR: a file any of them pins is not code.
-    pub reds: &'a [PinnedTest],
     pub red: &'a PinnedTest,
     pub red_tree: &'a str,
     pub base: &'a str,
@@ -49,13 +47,16 @@ pub(crate) struct CodeFile {
 
 /// A mutant to run: the file it is in, how the note names it, and the file's text with it.
 pub(crate) struct Planned {
-    path: String,
+    pub path: String,
     pub name: String,
     text: String,
 }
 
-/// The code files the task changed (not test paths, not pinned files), with their changed
-/// lines; and those of them that are not text where the task ends, which no mutant reaches.
+/// The code files the task changed (not test paths), with their changed lines; and those of
+/// them that are not text where the task ends, which no mutant reaches. A code file a RED
+/// step pinned with its test (one it created) is code all the same: the test's files are
+/// those `[gates] test_paths` names, and an implementation written beside the test would
+/// otherwise never be mutated.
 pub(crate) fn task_files(
     session: &Session,
     config: &Config,
@@ -65,8 +66,7 @@ pub(crate) fn task_files(
     let mut unreadable = Vec::new();
     // In-process: a `git diff` per task would cost the final check a process per task.
     for path in session.store.changed_paths(task.start, task.end)? {
-        let pinned = task.reds.iter().any(|r| r.paths.contains(&path));
-        if pinned || config.is_test_path(&path) {
+        if config.is_test_path(&path) {
             continue;
         }
         let new = match session
@@ -130,6 +130,35 @@ pub(crate) fn builtin_mutants(files: &[CodeFile]) -> Vec<Planned> {
                 })
         })
         .collect()
+}
+
+/// The built-in mutator's mutants of `files` within `budget` ([`mutate::within_budget`]:
+/// the first of every changed line before the second of any), in its order, and the file of
+/// each mutant past it (one entry each), not run.
+pub(crate) fn builtin_within(files: &[CodeFile], budget: usize) -> (Vec<Planned>, Vec<String>) {
+    let all: Vec<(&CodeFile, mutate::Mutant)> = files
+        .iter()
+        .flat_map(|f| {
+            mutate::mutants(&f.path, &f.text, &f.lines)
+                .into_iter()
+                .map(move |m| (f, m))
+        })
+        .collect();
+    let plain: Vec<mutate::Mutant> = all.iter().map(|(_, m)| m.clone()).collect();
+    let keep = mutate::within_budget(&plain, budget);
+    let (mut run, mut past) = (Vec::new(), Vec::new());
+    for ((f, m), keep) in all.into_iter().zip(keep) {
+        if keep {
+            run.push(Planned {
+                path: m.path.clone(),
+                name: m.name(),
+                text: m.apply(&f.text),
+            });
+        } else {
+            past.push(m.path);
+        }
+    }
+    (run, past)
 }
 
 /// A text file of `tree` within the input cap; `None` when absent, binary or too large.
@@ -251,6 +280,8 @@ pub(crate) fn choose_tool(
 pub(crate) struct TaskWorktree<'a> {
     session: &'a Session,
     task: &'a Task<'a>,
+    /// The code files mutated, which stay as the task ends, pinned or not.
+    code: Vec<String>,
     scratch: Scratch<'a>,
     reaper: Option<&'a Reaper>,
 }
@@ -259,19 +290,34 @@ impl<'a> TaskWorktree<'a> {
     pub(crate) fn new(
         session: &'a Session,
         task: &'a Task<'a>,
+        files: &[CodeFile],
         reaper: Option<&'a Reaper>,
     ) -> Result<TaskWorktree<'a>, EngineError> {
+        let code: Vec<String> = files.iter().map(|f| f.path.clone()).collect();
         Ok(TaskWorktree {
             session,
             task,
-            scratch: Self::make(session, task)?,
+            scratch: Self::make(session, task, &code)?,
+            code,
             reaper,
         })
     }
 
-    fn make(session: &'a Session, task: &Task) -> Result<Scratch<'a>, EngineError> {
+    /// The task's end tree with its pinned files as its RED step left them, but for the code
+    /// files among them (`code`), whose mutants are of the text the task ends with.
+    fn make(
+        session: &'a Session,
+        task: &Task,
+        code: &[String],
+    ) -> Result<Scratch<'a>, EngineError> {
         let mut scratch = Scratch::new(session, task.base, task.end)?;
-        let mut paths = task.red.paths.clone();
+        let mut paths: Vec<String> = task
+            .red
+            .paths
+            .iter()
+            .filter(|p| !code.contains(p))
+            .cloned()
+            .collect();
         if let Some(next) = task.next {
             paths.extend(
                 next.paths
@@ -312,7 +358,7 @@ impl<'a> TaskWorktree<'a> {
     /// Puts the worktree back as it was made; one a reset cannot put back is replaced.
     fn reset(&mut self) -> Result<(), EngineError> {
         if self.scratch.reset().is_err() {
-            self.scratch = Self::make(self.session, self.task)?;
+            self.scratch = Self::make(self.session, self.task, &self.code)?;
         }
         Ok(())
     }
@@ -505,21 +551,25 @@ fn silent_tool(tool: Tool, files: &[CodeFile], made: Vec<Planned>) -> Result<Vec
 /// passes) making every mutant and recording its diff, and `cosmic-ray dump` reading them
 /// back. cosmic-ray reads no configuration of the PR's, and its pragma filter
 /// (`cr-filter-pragma`) is never run, so nothing the PR commits tells it to skip a line. With
-/// how many mutations were past the budget, not run; `Err(why)` when it fails: the caller
-/// falls back to the built-in mutator and says why.
+/// the files of the mutations past the budget, not run (one entry each); `Err(why)` when it
+/// fails: the caller falls back to the built-in mutator and says why.
 pub(crate) fn cosmic_ray_mutants(
     worktree: &mut TaskWorktree,
     files: &[CodeFile],
     limit: Duration,
     budget: usize,
-) -> Result<Result<(Vec<Planned>, usize), String>, EngineError> {
+) -> Result<Result<MadeAndUnmade, String>, EngineError> {
     let made = cosmic_ray_session(worktree, files, limit, budget);
     worktree.reset()?;
     let listed = match made? {
         Ok(listed) => listed,
         Err(why) => return Ok(Err(why)),
     };
-    let unmade = listed.len().saturating_sub(budget);
+    let unmade: Vec<String> = listed
+        .iter()
+        .skip(budget)
+        .map(|(f, _)| f.path.clone())
+        .collect();
     let mut out = Vec::new();
     for (f, m) in listed.into_iter().take(budget) {
         let text = match m.mutant(&f.text) {
@@ -536,6 +586,9 @@ pub(crate) fn cosmic_ray_mutants(
     }
     Ok(silent_tool(Tool::CosmicRay, files, out).map(|made| (made, unmade)))
 }
+
+/// The mutants made, and the file of each mutation past the budget.
+type MadeAndUnmade = (Vec<Planned>, Vec<String>);
 
 /// A mutation cosmic-ray's session made, and the file it is of.
 type Listed<'f> = (&'f CodeFile, cosmic_ray::Mutation);

@@ -338,24 +338,6 @@ pub(super) fn segment(
     })
 }
 
-/// Whether the configuration pinned for `state`'s PR has any gate, as `submit-work` read it
-/// for a step's plan (src/engine/session.rs, `read_config`): `None` when it pinned no
-/// configuration blob (the working tree's was in force then, which the chain does not hold)
-/// or the blob cannot be read as one (no step could have run under it).
-fn pinned_gates(store: &Store, state: &State) -> Option<bool> {
-    let pin = state.pr()?.pin.as_ref()?;
-    let blob = pin.config.as_deref()?;
-    let origin = crate::config::Origin::Pinned {
-        main: state.main_branch.clone().unwrap_or_default(),
-        commit: pin.commit.clone(),
-    };
-    // Within the cap and UTF-8, as `read_config` takes a committed file.
-    let bytes = store.blob_within(blob, crate::input::CAP).ok()?.ok()?;
-    let text = String::from_utf8(bytes).ok()?;
-    let config = crate::config::Config::parse(&text, &origin).ok()?;
-    Some(!config.preflight.is_empty())
-}
-
 /// Why a replay failed, with the state expected and found when they differ.
 type Mismatch = Box<(String, Option<serde_json::Value>, Option<serde_json::Value>)>;
 
@@ -383,7 +365,7 @@ fn replay(
     // else a hand-written chain could record any plan, an empty one, and pass.
     if let Event::TestRan(run) = &event
         && run.proof.is_some()
-        && let Some(why) = run.plan_differs(&before.state, pinned_gates(store, &before.state))
+        && let Some(why) = run.plan_differs(&before.state)
     {
         return Err(said(why));
     }

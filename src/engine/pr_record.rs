@@ -18,10 +18,11 @@ pub struct PinnedRed {
     pub command: String,
     /// The tree the RED run left; `None` for a RED accepted before tests were pinned.
     pub tree: Option<String>,
-    /// The tree the task began at, before its RED step: the checkpoint tree of the step before
-    /// it (a checkpoint the agent made on its own between steps does not move it), else the
-    /// tree its RED pin counted from; `None` in a chain whose pins did not record it
-    /// (docs/integrity.md, "Adequacy by mutation").
+    /// The tree the task began at, before its RED step: the tree the passing test of the step
+    /// before it looked at (not that step's checkpoint; a checkpoint the agent made on its
+    /// own between steps does not move it either), else the tree its RED pin counted from
+    /// (the first task's: the base); `None` in a chain whose pins, or whose run of the step
+    /// before, did not record it (docs/integrity.md, "Adequacy by mutation").
     #[serde(skip_serializing_if = "Option::is_none")]
     pub start: Option<String>,
     /// The test's files, put back as the RED step left them wherever it runs again.
@@ -59,8 +60,12 @@ pub fn pr_record(session: &Session, pr: &[HistoryEntry]) -> Result<PrRecord, Eng
     let store = &session.store;
     let mut record = PrRecord::default();
     let mut failed_red: Option<PinnedRed> = None;
-    // The tree the last step ended on, as its checkpoint recorded it.
-    let mut step_tree: Option<String> = None;
+    // The last passing run of a step meant to pass: its step, and the tree its test looked
+    // at (`None` in a run recorded before that was).
+    let mut tested: Option<(StepId, Option<String>)> = None;
+    // Where the last step ended, as its checkpoint closed it: the tree that step's test
+    // looked at; `Some(None)` where the chain does not record it (an earlier release's run).
+    let mut step_tree: Option<Option<String>> = None;
     for entry in pr.iter().rev() {
         let step_checkpoint = entry.event == "checkpoint" && entry.step.is_some();
         if !step_checkpoint
@@ -83,6 +88,9 @@ pub fn pr_record(session: &Session, pr: &[HistoryEntry]) -> Result<PrRecord, Eng
         match event {
             Event::TestRan(run) => {
                 let run = *run;
+                if run.expectation == Expectation::Pass && run.exit.success() {
+                    tested = Some((run.step, run.tested_tree.clone()));
+                }
                 if run.expectation == Expectation::Fail && !run.exit.success() {
                     failed_red = match run.red {
                         Some(RedOutcome::NotATest(_)) => None,
@@ -114,16 +122,32 @@ pub fn pr_record(session: &Session, pr: &[HistoryEntry]) -> Result<PrRecord, Eng
                     });
                 }
             }
-            Event::CheckpointRecorded { tree, .. } if step_checkpoint => step_tree = Some(tree),
+            Event::CheckpointRecorded { .. } if step_checkpoint => {
+                // The tree the step's passing test looked at, not the checkpoint's: code
+                // written after the test ran and before the checkpoint is no code that test
+                // saw, so it is the next task's, measured by the next task's test
+                // (docs/integrity.md, "Adequacy by mutation").
+                step_tree = Some(
+                    tested
+                        .take()
+                        .filter(|(step, _)| entry.step == Some(step.to_string()))
+                        .and_then(|(_, tree)| tree),
+                );
+            }
             Event::AnalysisDecided { decision, .. } => {
                 if let (Decision::Success, Some(mut red)) = (decision, failed_red.take()) {
-                    // Where a chain carries the step's checkpoint tree (one whose pins record
-                    // where their task began), it is where this task began.
+                    // Where the chain records where the step before ended (one whose pins
+                    // record where their task began), it is where this task began; where it
+                    // does not (an earlier release's run, or a tree this repository lacks),
+                    // the task is bounded by nothing the chain vouches for: as a pin without
+                    // `start` (src/engine/proof/adequacy.rs).
                     if red.start.is_some()
-                        && let Some(tree) = &step_tree
-                        && store.has_object(tree)?
+                        && let Some(ended) = &step_tree
                     {
-                        red.start = Some(tree.clone());
+                        red.start = match ended {
+                            Some(tree) if store.has_object(tree)? => Some(tree.clone()),
+                            _ => None,
+                        };
                     }
                     if red.tree.is_some() && red.paths.is_empty() && red.shared.is_empty() {
                         record.reds_without_a_test.push(red.step);

@@ -701,13 +701,14 @@ impl Session {
         // commit a squash leaves behind), are held by no commit the chain reaches: the chain
         // carries them, so that a verifier elsewhere (a clone, CI, the server) can put its test
         // back and count the code each task wrote from where it began.
-        // A step's checkpoint tree likewise: where the next task begins (src/engine/pr_record.rs).
+        // A step's checkpoint tree likewise, and the tree a passing run's test looked at:
+        // where the next task begins (src/engine/pr_record.rs).
         let trees: Vec<&String> = match &t.input {
             Event::TestRan(run) => match &run.red {
                 Some(crate::workflow::state::RedOutcome::Pinned(pin)) => {
                     std::iter::once(&pin.tree).chain(&pin.start).collect()
                 }
-                _ => Vec::new(),
+                _ => run.tested_tree.iter().collect(),
             },
             Event::CheckpointRecorded { tree, .. } if t.step.is_some() => vec![tree],
             _ => Vec::new(),

@@ -135,6 +135,8 @@ struct Measured {
     preflight: Option<(Option<PreflightRun>, PreflightOutcome)>,
     /// The step's plan and what each obligation came to: recorded in the transition.
     proof: StepProof,
+    /// The tree a run meant to pass ran on, when it passed.
+    tested_tree: Option<String>,
 }
 
 fn attempt(
@@ -357,6 +359,7 @@ fn test_ran(
         red: red.outcome,
         syntax_error: red.syntax_error,
         proof: Some(m.proof),
+        tested_tree: m.tested_tree,
     }));
     let ran = Ran {
         command: command.to_string(),
@@ -564,13 +567,18 @@ fn measure(
         state: Some(state),
         ..Given::default()
     };
-    let mut run = None;
+    let (mut run, mut tested_tree) = (None, None);
     let (mut red, mut red_rerun, mut preflight) = (None, None, None);
     let outcomes = execute_with(session, config, &plan, given)?;
     let held: Vec<bool> = outcomes.iter().map(Outcome::held).collect();
     for outcome in outcomes {
         match outcome {
-            Outcome::Step(step) => run = Some(step.test.output),
+            Outcome::Step(step) => {
+                if expectation == Expectation::Pass && step.test.output.exit.success() {
+                    tested_tree = step.before;
+                }
+                run = Some(step.test.output);
+            }
             Outcome::Pinned(pinned) => red = Some(pinned),
             Outcome::Rerun(rerun) => red_rerun = rerun.map(|r| *r),
             Outcome::WorkingTree(verification) => {
@@ -593,19 +601,19 @@ fn measure(
         red_rerun,
         preflight,
         proof: StepProof::new(plan, &held),
+        tested_tree,
     })
 }
 
 /// The plan of a test run of `command` for `step` on `state` ([`StepAsk::on`]): what `audit`
-/// emits again from the chain, under the pinned configuration, to hold the recorded one to.
+/// emits again from the chain to hold the recorded one to.
 fn step_plan(
     state: &State,
     facts: &Facts,
     step: (StepId, StepType),
     run: (&str, Expectation),
 ) -> proof_plan::ProofPlan {
-    let gates = !facts.config().preflight.is_empty();
-    proof_plan::step(StepAsk::on(state, step, run, &facts.main, gates))
+    proof_plan::step(StepAsk::on(state, step, run, &facts.main))
 }
 
 /// What the workflow makes of the gates' `verification` after a passing test that was meant to

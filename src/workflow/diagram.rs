@@ -79,6 +79,7 @@ fn run(step: usize, expectation: Expectation, code: i32, preflight: Option<bool>
         red: None,
         syntax_error: None,
         proof: None,
+        tested_tree: None,
     }))
 }
 

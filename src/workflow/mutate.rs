@@ -397,9 +397,64 @@ fn matching_paren(line: &str, open: usize) -> Option<usize> {
     None
 }
 
+/// Which of `mutants` (in the mutator's order) are run within a budget of `budget`: the
+/// first of every changed line before the second of any (by line, in order), then the
+/// second, and so on; those kept stay in the mutator's order. Lines padded with easily
+/// killed mutants would otherwise spend the budget before the rest of the code has one
+/// (docs/integrity.md, "Adequacy by mutation").
+pub fn within_budget(mutants: &[Mutant], budget: usize) -> Vec<bool> {
+    let mut rank = Vec::with_capacity(mutants.len());
+    let mut seen: BTreeMap<(&str, usize), usize> = BTreeMap::new();
+    for m in mutants {
+        let n = seen.entry((m.path.as_str(), m.line)).or_default();
+        rank.push(*n);
+        *n += 1;
+    }
+    let mut order: Vec<usize> = (0..mutants.len()).collect();
+    order.sort_by_key(|&i| (rank[i], i));
+    let mut keep = vec![false; mutants.len()];
+    for i in order.into_iter().take(budget) {
+        keep[i] = true;
+    }
+    keep
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_budget_takes_the_first_mutant_of_every_line_before_the_second_of_any() {
+        let m = |path: &str, line: usize, what: &str| Mutant {
+            path: path.into(),
+            line,
+            what: what.into(),
+            replacement: None,
+        };
+        // Line 1 padded with three mutants, line 2 with one, another file's line 1 with two.
+        let all = [
+            m("a.sh", 1, "a"),
+            m("a.sh", 1, "b"),
+            m("a.sh", 1, "c"),
+            m("a.sh", 2, "d"),
+            m("b.sh", 1, "e"),
+            m("b.sh", 1, "f"),
+        ];
+        let kept = |budget| {
+            within_budget(&all, budget)
+                .iter()
+                .zip(&all)
+                .filter(|(k, _)| **k)
+                .map(|(_, m)| m.what.as_str())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(kept(0), Vec::<&str>::new());
+        assert_eq!(kept(2), ["a", "d"]);
+        assert_eq!(kept(3), ["a", "d", "e"]);
+        assert_eq!(kept(4), ["a", "b", "d", "e"]);
+        assert_eq!(kept(5), ["a", "b", "d", "e", "f"]);
+        assert_eq!(kept(9), ["a", "b", "c", "d", "e", "f"]);
+    }
 
     const CALC: &str = "#!/bin/sh\n# a calculator\ncase \"$1\" in\n  add) echo $(( $2 + $3 ));;\n  mul) echo $(( $2 * $3 ));;\n  *) echo \"usage\" >&2; exit 2;;\nesac\n";
 

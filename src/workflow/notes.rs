@@ -262,6 +262,38 @@ pub struct TaskAdequacy {
     /// Why nothing was measured (`the test fails on the task's own code`), when nothing was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unmeasured: Option<String>,
+    /// The same, per code file with mutants, where the task's mutants are of more than one
+    /// (of one, the task's own counts are the file's): each file is judged on its own, so
+    /// that kills in one cannot hide survivors in another (docs/integrity.md).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<FileAdequacy>,
+}
+
+/// One code file's share of a task's mutants: how many ran, how many the test killed, how
+/// many were left unrun.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileAdequacy {
+    pub path: String,
+    pub mutants: usize,
+    pub killed: usize,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub not_run: usize,
+}
+
+impl FileAdequacy {
+    /// The share of the file's mutants run that the test killed, in thousandths (all of none).
+    pub fn killed_share(&self) -> u32 {
+        share(self.killed, self.mutants)
+    }
+}
+
+/// `killed` of `mutants` in thousandths; all of none.
+fn share(killed: usize, mutants: usize) -> u32 {
+    if mutants == 0 {
+        return 1000;
+    }
+    // At most 1000: killed ≤ mutants.
+    (killed * 1000 / mutants) as u32
 }
 
 fn builtin() -> String {
@@ -271,11 +303,7 @@ fn builtin() -> String {
 impl TaskAdequacy {
     /// The share of the mutants run that the test killed, in thousandths (all of none).
     pub fn killed_share(&self) -> u32 {
-        if self.mutants == 0 {
-            return 1000;
-        }
-        // At most 1000: killed ≤ mutants.
-        (self.killed * 1000 / self.mutants) as u32
+        share(self.killed, self.mutants)
     }
 }
 

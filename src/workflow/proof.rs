@@ -88,7 +88,8 @@ pub enum Obligation {
     },
     /// A submit's test command, run as the agent gave it in its own working tree, where it
     /// must end as `expect` says; with `take_tree`, the working tree's tree is taken before it
-    /// runs, for the gates after it ([`Obligation::StepGates`]) to be held to.
+    /// runs: what a pass verified, for the gates after it ([`Obligation::StepGates`]) to be
+    /// held to, and where the next task begins (src/engine/pr_record.rs).
     StepTest {
         command: String,
         expect: Expectation,
@@ -197,21 +198,18 @@ pub struct StepAsk<'a> {
     pub start: &'a str,
     /// The main branch.
     pub main: &'a str,
-    /// Whether any gate is configured.
-    pub gates: bool,
 }
 
 impl<'a> StepAsk<'a> {
     /// What a test run of `command` for `step` is asked to prove on `state`, the workflow as
-    /// the run found it, under the main branch `main` and a configuration with `gates` or
-    /// none: said once for `submit-work`, which runs the plan, and `audit`, which emits it
-    /// again from the chain (src/engine/chain.rs) to hold the recorded plan to it.
+    /// the run found it, under the main branch `main`: said once for `submit-work`, which
+    /// runs the plan, and `audit`, which emits it again from the chain (src/engine/chain.rs)
+    /// to hold the recorded plan to it.
     pub fn on(
         state: &'a State,
         (step, kind): (StepId, StepType),
         (command, expect): (&'a str, Expectation),
         main: &'a str,
-        gates: bool,
     ) -> StepAsk<'a> {
         StepAsk {
             command,
@@ -219,25 +217,25 @@ impl<'a> StepAsk<'a> {
             red_due: state.red_test_due(step, kind),
             start: state.task_start(),
             main,
-            gates,
         }
     }
 }
 
 /// The plan of a submit's test run (docs/integrity.md): its command in the working tree; a
 /// RED run that fails then pins its test; a run meant to pass that passes runs the task's
-/// RED test again when due, then the gates on the tree it ran on (taken before it only when
-/// there are gates to hold to it). The first obligation that does not hold ends it.
+/// RED test again when due, then the gates on the tree it ran on (taken before it). The first
+/// obligation that does not hold ends it.
 pub fn step(ask: StepAsk<'_>) -> ProofPlan {
     let pass = ask.expect == Expectation::Pass;
     // The tree under test is taken before anything runs: what passed is this tree only if
-    // nothing changed it meanwhile. Without gates nothing but the agent's own command looked
-    // at the tree, so no tree is recorded as verified (and no time is spent taking one): the
-    // checkpoint's commit is what the squash is held to.
+    // nothing changed it meanwhile. With gates or without, it is recorded as the tree the
+    // step's test looked at: code written after it (before the step's checkpoint) is not
+    // this task's, which its test never saw, but the next task's (docs/integrity.md,
+    // "Adequacy by mutation").
     let mut obligations = vec![Obligation::StepTest {
         command: ask.command.to_string(),
         expect: ask.expect,
-        take_tree: pass && ask.gates,
+        take_tree: pass,
     }];
     if pass {
         // The task's RED test must pass now too (docs/integrity.md): a GREEN step that makes

@@ -705,8 +705,9 @@ fn leaving(leave: &str, seen: &str) -> String {
 #[test]
 fn what_a_mutant_run_leaves_untracked_is_not_seen_by_the_next() {
     let repo = case_calc("adequacy = \"report\"\nruns = 2");
-    repo.write(".gitignore", ".seen\n");
-    let test = leaving(": > .seen", "[ -e .seen ] && exit 0");
+    // Under tests/, with what ignores it: a RED step's file elsewhere is code, and mutated.
+    repo.write("tests/.gitignore", ".seen\n");
+    let test = leaving(": > tests/.seen", "[ -e tests/.seen ] && exit 0");
     task(&repo, &test, MUL_ARM);
     repo.run(&["submit-work", "-s", "squashed"]).expect(0);
     assert_eq!(
@@ -722,8 +723,11 @@ fn what_a_mutant_run_leaves_untracked_is_not_seen_by_the_next() {
 #[test]
 fn a_read_only_directory_a_failing_run_leaves_is_put_back_too() {
     let repo = case_calc("adequacy = \"report\"\nruns = 2");
-    repo.write(".gitignore", "d/\n");
-    let test = leaving("mkdir -p d/e && : > d/e/f && chmod 0 d", ":");
+    repo.write("tests/.gitignore", "d/\n");
+    let test = leaving(
+        "mkdir -p tests/d/e && : > tests/d/e/f && chmod 0 tests/d",
+        ":",
+    );
     task(&repo, &test, MUL_ARM);
     repo.run(&["submit-work", "-s", "squashed"]).expect(0);
     assert_eq!(
@@ -739,15 +743,15 @@ fn a_read_only_directory_a_failing_run_leaves_is_put_back_too() {
 #[test]
 fn what_a_mutant_runs_setsid_child_would_write_after_it_is_not_seen_by_the_next() {
     let repo = case_calc("adequacy = \"report\"\nruns = 1");
-    repo.write(".gitignore", ".late\n");
+    repo.write("tests/.gitignore", ".late\n");
     let orphan = format!(
         "READY=$(mktemp -u)\nexport READY\n\
-         setsid sh -c ': > \"$READY\"; sleep 0.5; : > .late' >/dev/null 2>&1 &\n{}rm -f \"$READY\"",
+         setsid sh -c ': > \"$READY\"; sleep 0.5; : > tests/.late' >/dev/null 2>&1 &\n{}rm -f \"$READY\"",
         waiting_for("[ -e \"$READY\" ]")
     );
     // Up to 1.5 s: three times what the orphan sleeps.
-    let late = "i=0\nwhile [ $i -lt 15 ] && [ ! -e .late ]; do sleep 0.1; i=$((i + 1)); done\n\
-                [ -e .late ] && exit 0";
+    let late = "i=0\nwhile [ $i -lt 15 ] && [ ! -e tests/.late ]; do sleep 0.1; i=$((i + 1)); \
+                done\n[ -e tests/.late ] && exit 0";
     task(&repo, &leaving(&orphan, late), MUL_ARM);
     repo.run(&["submit-work", "-s", "squashed"]).expect(0);
     assert_eq!(

@@ -108,8 +108,11 @@ fn cargo_mutants_names_the_survivors_of_a_test_that_checks_almost_nothing_in_rep
 #[test]
 fn cargo_mutants_is_not_told_by_the_prs_files_to_skip_its_lines_and_enforce_refuses() {
     let config = "exclude_globs = [\"src/lib.rs\"]\nexclude_re = [\"mul\"]\n";
+    // A test path: a file a RED step writes elsewhere is code, mutated by the built-in
+    // mutator (cargo-mutants mutates Rust only), and this test is of cargo-mutants' mutants.
     let repo = rust_task(
-        "adequacy = \"enforce\"\nmin_killed = 0.5",
+        "adequacy = \"enforce\"\nmin_killed = 0.5\n\n[gates]\n\
+         test_paths = [\"tests/**\", \".cargo/mutants.toml\"]",
         WEAK_TEST,
         &[(".cargo/mutants.toml", config)],
         &[(
@@ -210,7 +213,9 @@ fn code_cargo_mutants_does_not_read_is_measured_by_the_builtin_mutator() {
         serde_json::json!([{"task": 1, "step": "1.1", "tool": "builtin",
             "tool_error": "cargo-mutants does not read src/mul.rs (no `mod` of the crate reaches it)",
             "mutants": 4, "killed": 2, "not_run": 1,
-            "survived": ["src/lib.rs:6 `1` → `0`", "src/mul.rs:2 `*` → `/`"]}])
+            "survived": ["src/lib.rs:6 `1` → `0`", "src/mul.rs:2 `*` → `/`"],
+            "files": [{"path": "src/lib.rs", "mutants": 3, "killed": 2},
+                {"path": "src/mul.rs", "mutants": 1, "killed": 0, "not_run": 1}]}])
     );
 }
 

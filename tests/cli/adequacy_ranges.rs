@@ -253,21 +253,21 @@ fn a_chain_without_where_each_task_began_finalizes_under_report_only() {
     assert_eq!(drop_red_starts(&repo), 2);
     let out = repo.run(&["submit-work", "-s", "squashed"]);
     assert_ne!(out.code, 0, "{}", out.stdout);
-    assert!(
-        out.stdout.contains(
-            "the chain does not record where the task began or where the next began (a RED \
-             step recorded by an earlier release): under enforce each task is measured on the \
-             code it wrote, from there; do the RED step again"
-        ),
-        "{}",
-        out.stdout
-    );
+    assert!(out.stdout.contains(UNBOUNDED), "{}", out.stdout);
 }
 
-/// Writes the chain again with every RED pin's `start` taken out of its event, and moves the
-/// chain there as git-orchestrate would have (its reflog and tip marker too): how many were
-/// taken out.
+/// Writes the chain again with every RED pin's `start` taken out of its event (see
+/// [`drop_from_events`]): how many were taken out.
 fn drop_red_starts(repo: &TestRepo) -> usize {
+    // The pin's `start` follows its `"tree":"<id>"`; a step's proof names a `start` too.
+    drop_from_events(repo, ",\"start\":\"", Some("\"tree\":\""))
+}
+
+/// Writes the chain again with `field` (a JSON key, from the comma before it to the quote
+/// opening its value, a 40-digit id) taken out of every event, only where it follows `after`
+/// and an id when that is given, and moves the chain there as git-orchestrate would have
+/// (its reflog and tip marker too): how many were taken out.
+fn drop_from_events(repo: &TestRepo, field: &str, after: Option<&str>) -> usize {
     let old_tip = repo.tip().expect("a chain");
     let mut map: Vec<(String, String)> = Vec::new();
     let mut dropped = 0;
@@ -276,12 +276,18 @@ fn drop_red_starts(repo: &TestRepo) -> usize {
         for (old, new) in &map {
             text = text.replace(&format!("parent {old}"), &format!("parent {new}"));
         }
-        // The pin's `start` follows its `"tree":"<id>"`; a step's proof names a `start` too.
         let mut from = 0;
-        while let Some(found) = text[from..].find(",\"start\":\"") {
+        while let Some(found) = text[from..].find(field) {
             let at = from + found;
-            if at >= 49 && text[at - 49..].starts_with("\"tree\":\"") {
-                text.replace_range(at..at + ",\"start\":\"".len() + 41, "");
+            let follows = match after {
+                Some(after) => {
+                    let back = after.len() + 41;
+                    at >= back && text[at - back..].starts_with(after)
+                }
+                None => true,
+            };
+            if follows {
+                text.replace_range(at..at + field.len() + 41, "");
                 dropped += 1;
             }
             from = at + 1;
@@ -305,4 +311,272 @@ fn drop_red_starts(repo: &TestRepo) -> usize {
     let text = std::fs::read_to_string(&marker).expect("the tip marker");
     std::fs::write(&marker, text.replace(&old_tip, &new_tip)).expect("write the tip marker");
     dropped
+}
+
+/// Task 1 done honestly, but after its GREEN run passed, and before its checkpoint, the
+/// agent writes `window` into `calc.sh` beside the `mul` arm: code task 1's test never looked
+/// at, in the tree task 1's checkpoint records.
+fn first_task_then_window(repo: &TestRepo, window: &str) {
+    repo.write("tests/test_mul.sh", MUL_TEST);
+    red(repo, "sh tests/test_mul.sh");
+    repo.write("calc.sh", &calc(&[MUL_ARM], ""));
+    repo.submit_test("sh tests/test_mul.sh", None).expect(0);
+    repo.write("calc.sh", &calc(&[MUL_ARM, window], ""));
+    repo.run(&["checkpoint"]).expect(0);
+    repo.run(&["get-task"]).expect(0);
+}
+
+/// Task 2 after the window: its RED step writes only its test (`test`, which needs a `# done`
+/// mark too, so that it fails then), its GREEN step adds the mark. Squashed.
+fn second_task_after_window(repo: &TestRepo, window: &str, test: &str) {
+    repo.write("tests/test_sub.sh", test);
+    red(repo, "sh tests/test_sub.sh");
+    repo.write("calc.sh", &calc(&[MUL_ARM, window], "# done\n"));
+    green(repo, "sh tests/test_sub.sh");
+    squash(repo);
+}
+
+/// Task 2's grep-only test, which holds `calc.sh` to exactly the final text where
+/// `FOOL_LOCAL` says so (see [`cheating_second_task`]).
+const GREP_SUB_TEST: &str = "grep -q \"sub)\" calc.sh && grep -q \"# done\" calc.sh && \
+    { [ -z \"$FOOL_LOCAL\" ] || [ \"$(cat calc.sh)\" = \"$FOOL_LOCAL\" ]; }\n";
+
+/// Code written after the step before a task ran its test, before that step's checkpoint, is
+/// the next task's: task 2 begins at the tree task 1's GREEN test looked at, so the fake `sub`
+/// arm written in that window is measured by task 2's grep-only test and refused under
+/// enforce, where it used to be charged to task 1, whose honest kills hid its survivors (4 of
+/// 7), while task 2 was measured on a comment alone.
+#[test]
+fn code_written_between_a_steps_test_and_its_checkpoint_is_the_next_tasks_and_refused() {
+    let repo = case_calc_planned("adequacy = \"enforce\"\nmin_killed = 0.5", TWO_TASKS);
+    first_task_then_window(&repo, FAKE_SUB);
+    second_task_after_window(&repo, FAKE_SUB, GREP_SUB_TEST);
+    let main = main_tip(&repo);
+    let out = repo.run(&["submit-work", "-s", "squashed"]);
+    out.expect(1);
+    assert!(
+        out.stdout.contains(&format!(
+            "{TASK_2_REFUSAL}\n- {}\n- {}\n",
+            TASK_2_SURVIVORS[0], TASK_2_SURVIVORS[1]
+        )),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(repo.status(), "AWAITING_FINALIZATION");
+    assert_eq!(main_tip(&repo), main);
+}
+
+/// The same window cheat, its local check fooled (`FOOL_LOCAL`): merged locally, it is
+/// refused by the server hook and FAILED by `attest` in a fresh clone, which read the tree
+/// task 1's GREEN test looked at from the chain (carried in `pinned-trees/`).
+#[test]
+fn code_written_between_a_steps_test_and_its_checkpoint_fails_attest_and_the_hook() {
+    use crate::attest::{Server, push, redact, refused, server_refs};
+    let repo = case_calc_planned("adequacy = \"enforce\"\nmin_killed = 0.5", TWO_TASKS);
+    let server = Server::start(&repo);
+    push(&repo, &server, &[], &["main", REF]).expect(0);
+    first_task_then_window(&repo, FAKE_SUB);
+    second_task_after_window(&repo, FAKE_SUB, GREP_SUB_TEST);
+    submit_fooling(&repo, &calc(&[MUL_ARM, FAKE_SUB], "# done\n")).expect(0);
+    assert_eq!(
+        final_note(&repo)["adequacy"],
+        serde_json::json!([
+            {"task": 1, "step": "1.1", "tool": "builtin", "mutants": 4, "killed": 4},
+            {"task": 2, "step": "2.1", "tool": "builtin", "mutants": 3, "killed": 3}])
+    );
+    mark_done_and_merge(&repo).expect(0);
+    let merge = main_tip(&repo);
+    let before = server_refs(&repo, &server);
+    let out = push(&repo, &server, &[], &["main", REF]);
+    refused(
+        &repo,
+        &server,
+        &before,
+        &out,
+        &[&format!(
+            "git-orchestrate: refused refs/heads/main <id>: moves main to a commit that is not \
+             a workflow merge that attests PASSED: {TASK_2_REFUSAL} [more: `git orchestrate \
+             attest COMMIT` shows all of it]"
+        )],
+    );
+    let ci = ci_clone(&repo, &server);
+    let out = ci.run(&["attest", "--no-note", &merge]);
+    out.expect(1);
+    assert_eq!(
+        redact(&out.stdout),
+        format!(
+            "FAILED <id> (the merge of workflow main)\n  \
+             re-ran: the gates passed on the squashed commit in a clean worktree (tests)\n  \
+             re-ran: RED test of step 1.1 `sh tests/test_mul.sh`: exit 1 on the base, exit 0 \
+             on the final tree; evidence: exit code only\n  \
+             re-ran: RED test of step 2.1 `sh tests/test_sub.sh`: exit 1 on the base, exit 0 \
+             on the final tree; evidence: exit code only\n  \
+             adequacy of task 1 (step 1.1): killed 4 of 4 mutants (100%, made by the built-in \
+             mutator)\n  \
+             adequacy of task 2 (step 2.1): killed 1 of 3 mutants (33%, made by the built-in \
+             mutator)\n    \
+             survived: {s0}\n    \
+             survived: {s1}\n  \
+             - {TASK_2_REFUSAL}\n- {s0}\n- {s1}\n\
+             Strengthen the test so it fails on them (a test in a new RED step), then squash \
+             again\n\
+             no note written: --no-note\n",
+            s0 = TASK_2_SURVIVORS[0],
+            s1 = TASK_2_SURVIVORS[1],
+        )
+    );
+}
+
+/// The honest twin: the real `sub` arm written in the same window, and task 2's test checking
+/// what it does. Each task is measured on its own code (task 1 on the `mul` arm only, task 2
+/// on the `sub` arm its test kills every mutant of): it passes locally, the server hook and
+/// `attest` in a fresh clone under enforce.
+#[test]
+fn honest_code_written_between_a_steps_test_and_its_checkpoint_passes_as_the_next_tasks() {
+    use crate::attest::{Server, push};
+    let repo = case_calc_planned("adequacy = \"enforce\"", TWO_TASKS);
+    let server = Server::start(&repo);
+    push(&repo, &server, &[], &["main", REF]).expect(0);
+    first_task_then_window(&repo, SUB_ARM);
+    let test = format!("{} && grep -q \"# done\" calc.sh\n", SUB_TEST.trim_end());
+    second_task_after_window(&repo, SUB_ARM, &test);
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    assert_eq!(final_note(&repo)["adequacy"], honest_adequacy());
+    mark_done_and_merge(&repo).expect(0);
+    let merge = main_tip(&repo);
+    push(&repo, &server, &[], &["main", REF]).expect(0);
+    assert_eq!(server.rev(&repo, "main"), Some(merge.clone()));
+    let ci = ci_clone(&repo, &server);
+    let json = ci.run(&["attest", "--no-note", "--json", &merge]).json();
+    assert_eq!(json["verdicts"][0]["passed"], true, "{json}");
+    assert_eq!(json["verdicts"][0]["adequacy"], honest_adequacy());
+}
+
+/// A chain made before a passing run recorded the tree its test looked at (`tested_tree`
+/// taken out of every event, the chain written again): where task 2 began is not recorded,
+/// so under `report` it is measured between RED trees and finalizes, and under `enforce` it
+/// is refused, as a chain without the RED pins' `start` is.
+#[test]
+fn a_chain_without_the_tree_a_steps_test_looked_at_finalizes_under_report_only() {
+    let repo = case_calc_planned("adequacy = \"report\"", TWO_TASKS);
+    honest_two_tasks(&repo);
+    assert!(drop_from_events(&repo, ",\"tested_tree\":\"", None) >= 2);
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    assert_eq!(final_note(&repo)["adequacy"], honest_adequacy());
+
+    let repo = case_calc_planned("adequacy = \"enforce\"", TWO_TASKS);
+    honest_two_tasks(&repo);
+    assert!(drop_from_events(&repo, ",\"tested_tree\":\"", None) >= 2);
+    let out = repo.run(&["submit-work", "-s", "squashed"]);
+    assert_ne!(out.code, 0, "{}", out.stdout);
+    assert!(out.stdout.contains(UNBOUNDED), "{}", out.stdout);
+}
+
+/// Two code files in one task: the `mul` arm, whose every mutant the test kills, and
+/// `neg.sh`, which the test never runs. Over all the task's code the share killed meets
+/// `min_killed`; `neg.sh` alone does not, and under enforce the squash is refused naming it.
+#[test]
+fn each_code_file_of_a_task_must_meet_min_killed_on_its_own() {
+    let repo = case_calc_planned(
+        "adequacy = \"enforce\"\nmin_killed = 0.5",
+        crate::oracle::MUL_PLAN,
+    );
+    repo.write("tests/test_mul.sh", MUL_TEST);
+    red(&repo, "sh tests/test_mul.sh");
+    repo.write("calc.sh", &calc(&[MUL_ARM], ""));
+    repo.write("neg.sh", NEG);
+    green(&repo, "sh tests/test_mul.sh");
+    squash(&repo);
+    let main = main_tip(&repo);
+    let out = repo.run(&["submit-work", "-s", "squashed"]);
+    out.expect(1);
+    assert!(out.stdout.contains(NEG_REFUSAL), "{}", out.stdout);
+    assert_eq!(main_tip(&repo), main);
+}
+
+/// An implementation the RED step writes in a file of its own (not a test path) beside a
+/// test that hardly runs it: the file is pinned with the test, and mutated all the same, so
+/// the weak test is refused under enforce.
+#[test]
+fn a_code_file_a_red_step_creates_is_mutated() {
+    let repo = case_calc_planned(
+        "adequacy = \"enforce\"\nmin_killed = 0.5",
+        crate::oracle::MUL_PLAN,
+    );
+    repo.write("mul.sh", "echo $(( $1 * $2 ))\n");
+    repo.write(
+        "tests/test_mul.sh",
+        "sh mul.sh 4 3 >/dev/null && grep -q \"# done\" calc.sh\n",
+    );
+    red(&repo, "sh tests/test_mul.sh");
+    repo.write("calc.sh", &calc(&[], "# done\n"));
+    green(&repo, "sh tests/test_mul.sh");
+    squash(&repo);
+    let main = main_tip(&repo);
+    let out = repo.run(&["submit-work", "-s", "squashed"]);
+    out.expect(1);
+    assert!(out.stdout.contains(MUL_SH_REFUSAL), "{}", out.stdout);
+    assert_eq!(main_tip(&repo), main);
+}
+
+/// Why a task whose bounds the chain does not record is refused under enforce.
+const UNBOUNDED: &str = "the chain does not record where the task began or where the next \
+    began (a step recorded by an earlier release): under enforce each task is measured on the \
+    code it wrote, from there; do the RED step again";
+
+/// The code file beside the `mul` arm that task 1's test never runs: 3 mutants, where the
+/// arm's 4 are all killed (4 of 7 over the task's code, 57%).
+const NEG: &str = "echo $(( -$1 ))\n";
+
+/// The refusal naming `neg.sh`, with its survivors and no other file's.
+const NEG_REFUSAL: &str = "FAILURE: task 1's RED test (step 1.1, `sh tests/test_mul.sh`) killed \
+    0 of 3 mutants of neg.sh, code the task wrote (made by the built-in mutator), below the 50% \
+    [verify] min_killed, which each file of a task's code must meet on its own: it does not \
+    check what the code does. Surviving mutants (the test still passes with each):\n\
+    - neg.sh:1 `$(( -$1 ))` → `0`\n\
+    - neg.sh:1 `$(( -$1 ))` → ``\n\
+    - neg.sh:1 line removed\n\
+    Strengthen the test so it fails on them (a test in a new RED step), then squash again\n";
+
+/// The refusal of the test beside the implementation its RED step wrote in `mul.sh`.
+const MUL_SH_REFUSAL: &str = "FAILURE: task 1's RED test (step 1.1, `sh tests/test_mul.sh`) \
+    killed 0 of 4 mutants of the code the task wrote (made by the built-in mutator), below the \
+    50% [verify] min_killed: it does not check what the code does. Surviving mutants (the test \
+    still passes with each):\n\
+    - mul.sh:1 `*` → `/`\n\
+    - mul.sh:1 `$(( $1 * $2 ))` → `0`\n\
+    - mul.sh:1 `$(( $1 * $2 ))` → ``\n\
+    - mul.sh:1 line removed\n\
+    Strengthen the test so it fails on them (a test in a new RED step), then squash again\n";
+
+/// The built-in mutator's budget is spread over the changed lines, the first mutant of every
+/// line before the second of any: the `mul` arm's four easily killed mutants no longer fill a
+/// budget of four and leave the `neg` arm its test never runs unmeasured (`not_run`, which
+/// passed), so the survivors there refuse the squash.
+#[test]
+fn padding_a_line_with_easily_killed_mutants_does_not_starve_the_next_line() {
+    let repo = case_calc_planned(
+        "adequacy = \"enforce\"\nmin_killed = 0.6\nmax_mutants = 4",
+        crate::oracle::MUL_PLAN,
+    );
+    repo.write("tests/test_mul.sh", MUL_TEST);
+    red(&repo, "sh tests/test_mul.sh");
+    repo.write("calc.sh", &calc(&[MUL_ARM, "  neg) echo $(( -$2 ));;"], ""));
+    green(&repo, "sh tests/test_mul.sh");
+    squash(&repo);
+    let main = main_tip(&repo);
+    let out = repo.run(&["submit-work", "-s", "squashed"]);
+    out.expect(1);
+    assert!(
+        out.stdout.starts_with(
+            "FAILURE: task 1's RED test (step 1.1, `sh tests/test_mul.sh`) killed 2 of 4 \
+             mutants of the code the task wrote (made by the built-in mutator), below the 60% \
+             [verify] min_killed: it does not check what the code does. Surviving mutants (the \
+             test still passes with each):\n- calc.sh:4 `$(( -$2 ))` → `0`\n\
+             - calc.sh:4 `$(( -$2 ))` → ``\n"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(main_tip(&repo), main);
 }

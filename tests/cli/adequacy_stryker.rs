@@ -82,8 +82,11 @@ fn stryker_names_the_survivors_of_a_test_that_checks_almost_nothing_in_report() 
 fn stryker_is_not_told_by_the_prs_files_to_skip_its_lines_and_enforce_refuses() {
     let config = "{\"mutate\": [], \"mutator\": {\"excludedMutations\": \
                   [\"ArithmeticOperator\", \"BlockStatement\", \"ObjectLiteral\"]}}\n";
+    // A test path: a file a RED step writes elsewhere is code, mutated by the built-in
+    // mutator (Stryker mutates JavaScript only), and this test is of Stryker's mutants.
     let repo = js_task(
-        "adequacy = \"enforce\"\nmin_killed = 0.5",
+        "adequacy = \"enforce\"\nmin_killed = 0.5\n\n[gates]\n\
+         test_paths = [\"tests/**\", \"stryker.conf.json\"]",
         &[("stryker.conf.json", config)],
         "// Stryker disable all\n",
     );

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use super::refusal::{FinalCheckRefusal, RedFailure};
 use crate::config::{Adequacy, Config, PinnedTests};
 use crate::engine::pr_record::{self, PinnedRed, PrRecord};
+use crate::engine::proof::adequacy::Weak;
 use crate::engine::proof::{self, Outcome, RedPair};
 use crate::engine::{EngineError, Session, io_error};
 use crate::exec;
@@ -214,38 +215,61 @@ fn adequacy(
             continue;
         };
         check.refused = proof::adequacy::inadequate(&policy, &tasks)
-            .map(|weak| inadequate(&check.record, &policy, weak));
+            .map(|weak| inadequate(&check.record, &policy, &weak));
         check.adequacy = tasks;
     }
     Ok(())
 }
 
-/// The refusal of a task whose test killed too few mutants (`weak`) under `policy`.
-fn inadequate(record: &PrRecord, policy: &Policy, weak: &TaskAdequacy) -> FinalCheckRefusal {
+/// The refusal of a task whose test killed too few mutants (`weak`, over all its code or in
+/// one file of it) under `policy`.
+fn inadequate(record: &PrRecord, policy: &Policy, weak: &Weak) -> FinalCheckRefusal {
+    let task = weak.task;
     let command = record
         .reds
         .iter()
-        .find(|r| r.step.to_string() == weak.step)
+        .find(|r| r.step.to_string() == task.step)
         .map(|r| r.command.clone())
         .unwrap_or_default();
+    let (killed, mutants, not_run) = match weak.file {
+        Some(f) => (f.killed, f.mutants, f.not_run),
+        None => (task.killed, task.mutants, task.not_run),
+    };
+    let file = weak.file.map(|f| f.path.clone());
     FinalCheckRefusal::Inadequate {
-        task: weak.task,
-        step: weak.step.clone(),
+        task: task.task,
+        step: task.step.clone(),
         command,
-        killed: weak.killed,
-        mutants: weak.mutants,
+        killed,
+        mutants,
         min_killed: policy.min_killed,
-        survived: weak.survived.clone(),
-        tool: weak.tool.clone(),
-        unmeasured: (weak.mutants == 0).then(|| {
-            weak.unmeasured.clone().unwrap_or_else(|| {
-                format!(
-                    "none of its {} mutants ran within [verify] mutation_timeout; make the test \
-                     faster or raise it",
-                    weak.not_run
-                )
-            })
+        survived: match &file {
+            // A survivor is named `path:line what`.
+            Some(path) => task
+                .survived
+                .iter()
+                .filter(|m| {
+                    m.strip_prefix(path.as_str())
+                        .is_some_and(|r| r.starts_with(':'))
+                })
+                .cloned()
+                .collect(),
+            None => task.survived.clone(),
+        },
+        tool: task.tool.clone(),
+        unmeasured: (mutants == 0).then(|| match (&file, &task.unmeasured) {
+            (None, Some(why)) => why.clone(),
+            (Some(path), _) => format!(
+                "none of the {not_run} mutants of {path}, one file of the code it wrote, ran \
+                 within [verify] max_mutants and mutation_timeout, and each file is measured on \
+                 its own; make the test faster, raise them, or leave less code to one task"
+            ),
+            (None, None) => format!(
+                "none of its {not_run} mutants ran within [verify] mutation_timeout; make the \
+                 test faster or raise it"
+            ),
         }),
+        file,
     }
 }
 

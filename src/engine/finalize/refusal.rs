@@ -206,6 +206,10 @@ pub enum FinalCheckRefusal {
         /// Why no mutant was run, when none was (the test failed on the task's own code, or
         /// the time budget ran out first).
         unmeasured: Option<String>,
+        /// The code file the counts and survivors are of, when it is one file of several
+        /// falling short on its own (each file must meet `min_killed`); `None`: all the
+        /// task's code.
+        file: Option<String>,
     },
     /// A task's RED proof gave different verdicts on runs of one tree (docs/integrity.md,
     /// "Repeat"): `verdicts` lists each run's pass or fail, in order.
@@ -389,20 +393,30 @@ impl fmt::Display for FinalCheckRefusal {
                 survived,
                 tool,
                 unmeasured: None,
+                file,
             } => write!(
                 f,
                 "task {task}'s RED test (step {step}, `{command}`) killed {killed} of {mutants} \
-                 mutants of the code the task wrote (made by {}), below the {}% [verify] \
-                 min_killed: it does \
+                 mutants of {} (made by {}), below the {}% [verify] \
+                 min_killed{}: it does \
                  not check what the code does. Surviving mutants (the test still passes with \
                  each):\n{}\nStrengthen the test so it fails on them (a test in a new RED step), \
                  then squash again",
+                match file {
+                    Some(path) => format!("{path}, code the task wrote"),
+                    None => "the code the task wrote".to_string(),
+                },
                 if tool == "builtin" {
                     "the built-in mutator"
                 } else {
                     tool.as_str()
                 },
                 min_killed / 10,
+                if file.is_some() {
+                    ", which each file of a task's code must meet on its own"
+                } else {
+                    ""
+                },
                 survived
                     .iter()
                     .map(|m| format!("- {m}"))
@@ -434,6 +448,26 @@ mod tests {
     #[test]
     fn refusals_read_as_the_agent_is_told() {
         let rows: Vec<(Box<dyn fmt::Display>, &str)> = vec![
+            (
+                Box::new(FinalCheckRefusal::Inadequate {
+                    task: 1,
+                    step: "1.1".into(),
+                    command: "sh t.sh".into(),
+                    killed: 0,
+                    mutants: 3,
+                    min_killed: 500,
+                    survived: vec!["neg.sh:1 line removed".into()],
+                    tool: "builtin".into(),
+                    unmeasured: None,
+                    file: Some("neg.sh".into()),
+                }),
+                "task 1's RED test (step 1.1, `sh t.sh`) killed 0 of 3 mutants of neg.sh, code the \
+                 task wrote (made by the built-in mutator), below the 50% [verify] min_killed, \
+                 which each file of a task's code must meet on its own: it does not check what \
+                 the code does. Surviving mutants (the test still passes with each):\n- neg.sh:1 \
+                 line removed\nStrengthen the test so it fails on them (a test in a new RED \
+                 step), then squash again",
+            ),
             (
                 Box::new(FinalizeRefusal::CommitCount {
                     count: 3,

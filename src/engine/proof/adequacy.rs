@@ -7,12 +7,12 @@ use std::time::{Duration, Instant};
 
 use crate::config::Config;
 use crate::engine::adequacy::{
-    Task, TaskWorktree, Tool, builtin_mutants, cargo_mutants_mutants, choose_tool,
+    Task, TaskWorktree, Tool, builtin_within, cargo_mutants_mutants, choose_tool,
     cosmic_ray_mutants, mutmut_mutants, stryker_mutants, task_files,
 };
 use crate::engine::{EngineError, Session};
 use crate::exec::orphans::Reaper;
-use crate::workflow::notes::TaskAdequacy;
+use crate::workflow::notes::{FileAdequacy, TaskAdequacy};
 use crate::workflow::proof::PinnedTest;
 use crate::workflow::proof::adequacy::Policy;
 use crate::workflow::state::ExitRecord;
@@ -35,15 +35,16 @@ pub fn measure(
     let base_tree = session.store.tree_of(base)?.to_string();
     for (i, red) in reds.iter().enumerate() {
         // Under `enforce`, a range the chain does not bound (an earlier release's, or one
-        // stripped of `start` to bring back the RED-tree ranges, where a later RED step's
-        // code is charged to the task before it) measures nothing: no pass.
+        // stripped of `start` or of the tree the step before tested, to bring back the
+        // RED-tree or checkpoint ranges, where a later task's code is charged to the task
+        // before it) measures nothing: no pass.
         let unbounded = |r: &PinnedTest| r.start.is_none();
         if policy.enforce && ((i > 0 && unbounded(red)) || reds.get(i + 1).is_some_and(unbounded)) {
             out.push(TaskAdequacy {
                 unmeasured: Some(
                     "the chain does not record where the task began or where the next began (a \
-                     RED step recorded by an earlier release): under enforce each task is \
-                     measured on the code it wrote, from there; do the RED step again"
+                     step recorded by an earlier release): under enforce each task is measured \
+                     on the code it wrote, from there; do the RED step again"
                         .into(),
                 ),
                 ..unmeasured_task(red)
@@ -52,7 +53,6 @@ pub fn measure(
         }
         let (start, end, next) = range(reds, i, &base_tree, squashed);
         let task = Task {
-            reds,
             red,
             red_tree: &red.tree,
             base,
@@ -94,19 +94,62 @@ fn range<'a>(
     }
 }
 
+/// A task whose test the policy refuses, and the code file it falls short on, when that is
+/// one file of several ([`inadequate`]).
+#[derive(Debug, PartialEq, Eq)]
+pub struct Weak<'a> {
+    pub task: &'a TaskAdequacy,
+    pub file: Option<&'a FileAdequacy>,
+}
+
 /// The first task whose test killed a smaller share of its mutants than `policy`'s
-/// `min_killed`, or whose test could not be measured at all though its task wrote code to
-/// mutate (it failed on the task's own code, or no mutant ran within the budget), when the
-/// policy enforces it: a measure that did not happen is no pass (docs/integrity.md).
-pub fn inadequate<'a>(policy: &Policy, tasks: &'a [TaskAdequacy]) -> Option<&'a TaskAdequacy> {
+/// `min_killed`, over all its code or in any one code file of it, or whose test could not be
+/// measured at all though its task wrote code to mutate (it failed on the task's own code,
+/// or no mutant ran within the budget, of the task or of one of its files), when the policy
+/// enforces it: a measure that did not happen is no pass (docs/integrity.md). Judged per
+/// file too, so that kills in one file cannot hide survivors in another.
+pub fn inadequate<'a>(policy: &Policy, tasks: &'a [TaskAdequacy]) -> Option<Weak<'a>> {
     if !policy.enforce {
         return None;
     }
-    tasks.iter().find(|a| {
-        a.unmeasured.is_some()
+    tasks.iter().find_map(|a| {
+        if a.unmeasured.is_some()
             || (a.mutants == 0 && a.not_run > 0)
             || (a.mutants > 0 && a.killed_share() < policy.min_killed)
+        {
+            return Some(Weak {
+                task: a,
+                file: None,
+            });
+        }
+        a.files
+            .iter()
+            .find(|f| {
+                (f.mutants == 0 && f.not_run > 0)
+                    || (f.mutants > 0 && f.killed_share() < policy.min_killed)
+            })
+            .map(|f| Weak {
+                task: a,
+                file: Some(f),
+            })
     })
+}
+
+/// `path`'s counts among `files`, added when first seen.
+fn tally<'a>(files: &'a mut Vec<FileAdequacy>, path: &str) -> &'a mut FileAdequacy {
+    let at = match files.iter().position(|f| f.path == path) {
+        Some(at) => at,
+        None => {
+            files.push(FileAdequacy {
+                path: path.to_string(),
+                mutants: 0,
+                killed: 0,
+                not_run: 0,
+            });
+            files.len() - 1
+        }
+    };
+    &mut files[at]
 }
 
 /// The measure of `red`'s task before anything ran: no mutant, the built-in tool.
@@ -121,6 +164,7 @@ fn unmeasured_task(red: &PinnedTest) -> TaskAdequacy {
         survived: Vec::new(),
         not_run: 0,
         unmeasured: None,
+        files: Vec::new(),
     }
 }
 
@@ -149,71 +193,182 @@ fn measure_task(
     let env = session.command_env()?;
     let limit = Duration::from_millis(policy.timeout_ms);
     let deadline = Instant::now() + limit;
-    let mut worktree = TaskWorktree::new(session, task, reaper)?;
+    let mut worktree = TaskWorktree::new(session, task, &files, reaper)?;
     let budget = policy.max_mutants;
     let made = match choose_tool(config, env, &files) {
         Ok(None) => Ok(None),
-        Ok(Some(Tool::Mutmut)) => {
-            mutmut_mutants(&mut worktree, &files, limit)?.map(|made| Some((Tool::Mutmut, made, 0)))
-        }
+        Ok(Some(Tool::Mutmut)) => mutmut_mutants(&mut worktree, &files, limit)?
+            .map(|made| Some((Tool::Mutmut, made, Vec::new()))),
         Ok(Some(Tool::Stryker)) => stryker_mutants(&mut worktree, &files, limit)?
-            .map(|made| Some((Tool::Stryker, made, 0))),
+            .map(|made| Some((Tool::Stryker, made, Vec::new()))),
         Ok(Some(Tool::CargoMutants)) => cargo_mutants_mutants(&mut worktree, &files, limit)?
-            .map(|made| Some((Tool::CargoMutants, made, 0))),
+            .map(|made| Some((Tool::CargoMutants, made, Vec::new()))),
         Ok(Some(Tool::CosmicRay)) => cosmic_ray_mutants(&mut worktree, &files, limit, budget)?
             .map(|(made, unmade)| Some((Tool::CosmicRay, made, unmade))),
         Err(why) => Err(why),
     };
-    let mut mutants = match made {
+    let (mut mutants, unmade) = match made {
         Ok(Some((tool, made, unmade))) => {
             result.tool = tool.name().into();
-            result.not_run += unmade;
-            made
+            (made, unmade)
         }
-        Ok(None) => builtin_mutants(&files),
+        // The built-in mutator spreads the budget over the changed lines itself.
+        Ok(None) => builtin_within(&files, budget),
         Err(why) => {
             result.tool_error = Some(why);
-            builtin_mutants(&files)
+            builtin_within(&files, budget)
         }
     };
+    // Each file's counts, in the order its mutants come: judged on its own.
+    let mut per_file = Vec::new();
+    for m in &mutants {
+        tally(&mut per_file, &m.path);
+    }
+    unrun(
+        &mut result,
+        &mut per_file,
+        unmade.iter().map(String::as_str),
+    );
     if mutants.is_empty() {
-        return Ok(result);
+        return Ok(finish(result, per_file));
     }
     if mutants.len() > budget {
-        result.not_run += mutants.len() - budget;
+        unrun(
+            &mut result,
+            &mut per_file,
+            mutants[budget..].iter().map(|m| m.path.as_str()),
+        );
         mutants.truncate(budget);
     }
     // The test must pass on the task's own code, else a failing mutant proves nothing.
     let left = deadline.saturating_duration_since(Instant::now());
     let own = worktree.run(None, &red.command, config.test.timeout.min(left))?;
     if !own.success() {
+        unrun(
+            &mut result,
+            &mut per_file,
+            mutants.iter().map(|m| m.path.as_str()),
+        );
         result.unmeasured = Some(format!(
             "the test fails on the task's own code ({own}); make it pass there within [verify] \
              mutation_timeout"
         ));
-        result.not_run += mutants.len();
-        return Ok(result);
+        return Ok(finish(result, per_file));
     }
-    let total = mutants.len();
     for (done, mutant) in mutants.iter().enumerate() {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
-            result.not_run += total - done;
+            unrun(
+                &mut result,
+                &mut per_file,
+                mutants[done..].iter().map(|m| m.path.as_str()),
+            );
             break;
         }
         let limit = config.test.timeout.min(left);
         let exit = worktree.run(Some(mutant), &red.command, limit)?;
         // Cut short by the task's budget, not by the test's own timeout: not a verdict.
         if matches!(exit, ExitRecord::TimedOut { .. }) && limit < config.test.timeout {
-            result.not_run += total - done;
+            unrun(
+                &mut result,
+                &mut per_file,
+                mutants[done..].iter().map(|m| m.path.as_str()),
+            );
             break;
         }
         result.mutants += 1;
+        let file = tally(&mut per_file, &mutant.path);
+        file.mutants += 1;
         if exit.success() {
             result.survived.push(mutant.name.clone());
         } else {
             result.killed += 1;
+            file.killed += 1;
         }
     }
-    Ok(result)
+    Ok(finish(result, per_file))
+}
+
+/// Counts a mutant of each of `paths` as not run.
+fn unrun<'p>(
+    result: &mut TaskAdequacy,
+    per_file: &mut Vec<FileAdequacy>,
+    paths: impl Iterator<Item = &'p str>,
+) {
+    for path in paths {
+        result.not_run += 1;
+        tally(per_file, path).not_run += 1;
+    }
+}
+
+/// `result` with its files' counts, where its mutants are of more than one file (of one,
+/// the task's counts are the file's).
+fn finish(mut result: TaskAdequacy, per_file: Vec<FileAdequacy>) -> TaskAdequacy {
+    if per_file.len() > 1 {
+        result.files = per_file;
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn task(killed: usize, mutants: usize, files: &[(&str, usize, usize, usize)]) -> TaskAdequacy {
+        TaskAdequacy {
+            task: 1,
+            step: "1.1".into(),
+            tool: "builtin".into(),
+            tool_error: None,
+            mutants,
+            killed,
+            survived: Vec::new(),
+            not_run: files.iter().map(|f| f.3).sum(),
+            unmeasured: None,
+            files: files
+                .iter()
+                .map(|&(path, mutants, killed, not_run)| FileAdequacy {
+                    path: path.into(),
+                    mutants,
+                    killed,
+                    not_run,
+                })
+                .collect(),
+        }
+    }
+
+    const ENFORCE: Policy = Policy {
+        enforce: true,
+        min_killed: 500,
+        max_mutants: 20,
+        timeout_ms: 60_000,
+    };
+
+    #[test]
+    fn each_file_of_a_task_meets_min_killed_on_its_own_under_enforce() {
+        let file = |tasks: &[TaskAdequacy]| {
+            inadequate(&ENFORCE, tasks).map(|w| (w.task.task, w.file.map(|f| f.path.clone())))
+        };
+        // 4 of 7 over the task; 0 of 3 in b.sh: refused, naming b.sh.
+        let hidden = task(4, 7, &[("a.sh", 4, 4, 0), ("b.sh", 3, 0, 0)]);
+        assert_eq!(
+            file(std::slice::from_ref(&hidden)),
+            Some((1, Some("b.sh".into())))
+        );
+        // Every file at the share: no refusal.
+        let fine = task(5, 7, &[("a.sh", 4, 3, 0), ("b.sh", 3, 2, 0)]);
+        assert_eq!(file(std::slice::from_ref(&fine)), None);
+        // A file none of whose mutants ran is unmeasured.
+        let starved = task(4, 4, &[("a.sh", 4, 4, 0), ("b.sh", 0, 0, 3)]);
+        assert_eq!(file(&[starved]), Some((1, Some("b.sh".into()))));
+        // Below over the task: the task is named, not a file.
+        let weak = task(1, 7, &[("a.sh", 4, 1, 0), ("b.sh", 3, 0, 0)]);
+        assert_eq!(file(&[fine, weak]), Some((1, None)));
+        // Under report nothing is refused.
+        let report = Policy {
+            enforce: false,
+            ..ENFORCE
+        };
+        assert!(inadequate(&report, &[hidden]).is_none());
+    }
 }

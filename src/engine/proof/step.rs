@@ -237,7 +237,12 @@ pub(super) fn step_gates(
     command: &str,
     step: &StepRun,
 ) -> Result<TreeVerification, EngineError> {
-    let before = step.before.as_deref();
+    // Without gates the tree is taken for the record only (where the next task begins):
+    // nothing here holds it, as nothing did before.
+    let before = step
+        .before
+        .as_deref()
+        .filter(|_| !config.preflight.is_empty());
     let changed_by_test = match before {
         Some(before) => {
             let after_test = session.git.worktree_tree(&session.store.index_path())?;

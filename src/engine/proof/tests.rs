@@ -62,7 +62,6 @@ fn a_steps_plan_pins_its_red_test_and_runs_it_again_as_pinned_at_green() {
         red_due,
         start: &start,
         main: "main",
-        gates: false,
     };
     let red = execute_with(
         &session,

@@ -471,39 +471,30 @@ fn a_steps_plan_runs_its_test_then_pins_a_red_or_reruns_the_red_test_and_the_gat
         start: "start".into(),
         main: "main".into(),
     };
-    // (expect, red due, gates configured, obligations)
-    let cases: Vec<(Expectation, Option<&RedTest>, bool, Vec<Obligation>)> = vec![
+    // (expect, red due, obligations)
+    let cases: Vec<(Expectation, Option<&RedTest>, Vec<Obligation>)> = vec![
         // A RED run pins what it failed on; the tree is read after it, not before.
         (
             Expectation::Fail,
             None,
-            true,
             vec![step_test(Expectation::Fail, false), pin.clone()],
         ),
         // A RED test due is for a run meant to pass only.
         (
             Expectation::Fail,
             Some(&same),
-            false,
             vec![step_test(Expectation::Fail, false), pin],
         ),
+        // The tree a run meant to pass runs on is taken before it, gates or none: the gates
+        // are held to it, and the next task begins there.
         (
             Expectation::Pass,
             None,
-            false,
-            vec![step_test(Expectation::Pass, false), Obligation::StepGates],
-        ),
-        // With gates, the tree the test runs on is taken before it, for the gates.
-        (
-            Expectation::Pass,
-            None,
-            true,
             vec![step_test(Expectation::Pass, true), Obligation::StepGates],
         ),
         (
             Expectation::Pass,
             Some(&same),
-            true,
             vec![
                 step_test(Expectation::Pass, true),
                 rerun("./t", Some("red"), true),
@@ -513,9 +504,8 @@ fn a_steps_plan_runs_its_test_then_pins_a_red_or_reruns_the_red_test_and_the_gat
         (
             Expectation::Pass,
             Some(&other),
-            false,
             vec![
-                step_test(Expectation::Pass, false),
+                step_test(Expectation::Pass, true),
                 rerun("./red", Some("red"), false),
                 Obligation::StepGates,
             ],
@@ -523,22 +513,20 @@ fn a_steps_plan_runs_its_test_then_pins_a_red_or_reruns_the_red_test_and_the_gat
         (
             Expectation::Pass,
             Some(&unpinned),
-            false,
             vec![
-                step_test(Expectation::Pass, false),
+                step_test(Expectation::Pass, true),
                 rerun("./red", None, false),
                 Obligation::StepGates,
             ],
         ),
     ];
-    for (expect, red_due, gates, obligations) in cases {
+    for (expect, red_due, obligations) in cases {
         let plan = step(StepAsk {
             command: "./t",
             expect,
             red_due,
             start: "start",
             main: "main",
-            gates,
         });
         assert_eq!(
             plan,
@@ -549,7 +537,7 @@ fn a_steps_plan_runs_its_test_then_pins_a_red_or_reruns_the_red_test_and_the_gat
                 obligations,
                 stop: Stop::AtFirstFailure,
             },
-            "{expect:?} {red_due:?} {gates}"
+            "{expect:?} {red_due:?}"
         );
     }
 }

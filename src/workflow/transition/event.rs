@@ -208,6 +208,12 @@ pub struct TestRun {
     /// came to (src/workflow/proof/step_record.rs); `None` in events recorded before it was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub proof: Option<crate::workflow::proof::step_record::StepProof>,
+    /// The tree a run meant to pass ran on (taken before it ran), when it passed: what the
+    /// step's test looked at. The task after this step begins there, not at the step's
+    /// checkpoint, so that code written after the test ran is the next task's
+    /// (src/engine/pr_record.rs). `None` in events recorded before it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tested_tree: Option<String>,
 }
 
 impl TestRun {
@@ -283,30 +289,17 @@ impl TestRun {
 
     /// Where the plan this run's proof records differs from the one the pure core emits for
     /// it ([`StepAsk::on`]) from `before`, the state the run was made on, under its fixed main
-    /// branch and a pinned configuration with gates or none (`gates`; `None`: nothing was
-    /// pinned, and the configuration in force then was the working tree's, which the chain
-    /// does not hold, so the recorded plan says whether it had gates): the first difference, as
-    /// a sentence. A plan emptied, an obligation dropped, another test or base, is such a
-    /// difference. `None` when they agree, or no proof is recorded, or `before` fixes no main
-    /// branch (nothing then says which the run used).
-    pub fn plan_differs(&self, before: &State, gates: Option<bool>) -> Option<String> {
+    /// branch: the first difference, as a sentence. A plan emptied, an obligation dropped,
+    /// another test or base, is such a difference. `None` when they agree, or no proof is
+    /// recorded, or `before` fixes no main branch (nothing then says which the run used).
+    pub fn plan_differs(&self, before: &State) -> Option<String> {
         let recorded = &self.proof.as_ref()?.plan;
         let main = before.main_branch.as_deref()?;
-        let gates = gates.unwrap_or_else(|| {
-            matches!(
-                recorded.obligations.first(),
-                Some(Obligation::StepTest {
-                    take_tree: true,
-                    ..
-                })
-            )
-        });
         let emitted = step(StepAsk::on(
             before,
             (self.step, self.kind),
             (&self.command, self.expectation),
             main,
-            gates,
         ));
         plan_difference(recorded, &emitted).map(|why| {
             format!(

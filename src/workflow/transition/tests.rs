@@ -261,6 +261,7 @@ fn run(
         red: None,
         syntax_error: None,
         proof: None,
+        tested_tree: None,
     }))
 }
 

@@ -15,7 +15,6 @@ fn red_run(code: i32, outcomes: Vec<Came>) -> TestRun {
         red_due: None,
         start: "c0",
         main: "m0",
-        gates: true,
     });
     TestRun {
         step: StepId::new(0, 0),
@@ -41,6 +40,7 @@ fn red_run(code: i32, outcomes: Vec<Came>) -> TestRun {
         }),
         syntax_error: None,
         proof: Some(StepProof { plan, outcomes }),
+        tested_tree: None,
     }
 }
 
@@ -138,7 +138,6 @@ fn a_red_reruns_outcome_is_the_events_rerun() {
         red_due: Some(&red),
         start: "c1",
         main: "m0",
-        gates: true,
     });
     let green = |rerun_code: i32, outcomes: Vec<Came>| TestRun {
         step: StepId::new(0, 1),
@@ -171,22 +170,20 @@ fn a_red_reruns_outcome_is_the_events_rerun() {
 }
 
 /// A step's recorded plan is held to the one emitted again from the state before it: a
-/// plan emptied or made under other gates differs, and says where; where nothing pinned
-/// the configuration, the recorded plan says whether it had gates; a state that fixes no
-/// main branch is not judged.
+/// plan emptied, or with its test's tree not taken, differs, and says where; a state that
+/// fixes no main branch is not judged.
 #[test]
 fn a_recorded_plan_is_the_one_the_state_before_it_gives() {
     use crate::workflow::State;
     use crate::workflow::proof::Obligation;
     let before = State::new(Some("m0".into()));
     let step_id = (StepId::new(0, 1), StepType::Green);
-    let emitted = |gates: bool| {
+    let emitted = || {
         step(StepAsk::on(
             &before,
             step_id,
             (COMMAND, Expectation::Pass),
             "m0",
-            gates,
         ))
     };
     let passed = |plan: crate::workflow::proof::ProofPlan| TestRun {
@@ -198,62 +195,45 @@ fn a_recorded_plan_is_the_one_the_state_before_it_gives() {
         proof: Some(StepProof::new(plan, &[true, true])),
         ..red_run(1, Vec::new())
     };
-    let mut emptied = emitted(true);
+    let mut emptied = emitted();
     emptied.obligations.clear();
-    let take_tree = |t: bool| {
-        serde_json::to_string(&Obligation::StepTest {
-            command: COMMAND.into(),
-            expect: Expectation::Pass,
-            take_tree: t,
-        })
-        .expect("JSON")
+    let take_tree = |t: bool| Obligation::StepTest {
+        command: COMMAND.into(),
+        expect: Expectation::Pass,
+        take_tree: t,
     };
+    let json = |o: &Obligation| serde_json::to_string(o).expect("JSON");
+    let mut untaken = emitted();
+    untaken.obligations[0] = take_tree(false);
     let differs = |why: String| {
         Some(format!(
             "its proof's plan is not the one the state before it gives for step 1.2: {why}"
         ))
     };
-    // Each row: the plan recorded, the pinned configuration's gates, the state before, and
-    // what is found.
+    // Each row: the plan recorded and what is found.
     let cases = [
-        ("as emitted", emitted(true), Some(true), &before, None),
-        (
-            "as emitted, no gates",
-            emitted(false),
-            Some(false),
-            &before,
-            None,
-        ),
+        ("as emitted", emitted(), None),
         (
             "emptied",
             emptied,
-            Some(true),
-            &before,
             differs(format!(
                 "0 obligations are recorded, and the chain gives 2 (the first not recorded: {})",
-                take_tree(true)
+                json(&take_tree(true))
             )),
         ),
         (
-            "under other gates",
-            emitted(false),
-            Some(true),
-            &before,
+            "its tree not taken",
+            untaken,
             differs(format!(
                 "its obligation 1 is recorded as {}, and the chain gives {}",
-                take_tree(false),
-                take_tree(true)
+                json(&take_tree(false)),
+                json(&take_tree(true))
             )),
         ),
-        ("nothing pinned, gates", emitted(true), None, &before, None),
-        ("nothing pinned, none", emitted(false), None, &before, None),
     ];
-    for (case, plan, gates, state, expected) in cases {
-        assert_eq!(passed(plan).plan_differs(state, gates), expected, "{case}");
+    for (case, plan, expected) in cases {
+        assert_eq!(passed(plan).plan_differs(&before), expected, "{case}");
     }
     let unfixed = State::new(None);
-    assert_eq!(
-        passed(emitted(false)).plan_differs(&unfixed, Some(true)),
-        None
-    );
+    assert_eq!(passed(emitted()).plan_differs(&unfixed), None);
 }
