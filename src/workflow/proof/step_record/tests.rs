@@ -170,8 +170,9 @@ fn a_red_reruns_outcome_is_the_events_rerun() {
 }
 
 /// A step's recorded plan is held to the one emitted again from the state before it: a
-/// plan emptied, or with its test's tree not taken, differs, and says where; a state that
-/// fixes no main branch is not judged.
+/// plan emptied, or running another command, differs, and says where; one whose passing run
+/// took no tree is an earlier release's (no gates) and agrees; a state that fixes no main
+/// branch is not judged.
 #[test]
 fn a_recorded_plan_is_the_one_the_state_before_it_gives() {
     use crate::workflow::State;
@@ -205,6 +206,13 @@ fn a_recorded_plan_is_the_one_the_state_before_it_gives() {
     let json = |o: &Obligation| serde_json::to_string(o).expect("JSON");
     let mut untaken = emitted();
     untaken.obligations[0] = take_tree(false);
+    let mut other = emitted();
+    other.obligations[0] = Obligation::StepTest {
+        command: "true".into(),
+        expect: Expectation::Pass,
+        take_tree: true,
+    };
+    let other_json = json(&other.obligations[0]);
     let differs = |why: String| {
         Some(format!(
             "its proof's plan is not the one the state before it gives for step 1.2: {why}"
@@ -221,12 +229,12 @@ fn a_recorded_plan_is_the_one_the_state_before_it_gives() {
                 json(&take_tree(true))
             )),
         ),
+        ("its tree not taken, as an earlier release", untaken, None),
         (
-            "its tree not taken",
-            untaken,
+            "another command",
+            other,
             differs(format!(
-                "its obligation 1 is recorded as {}, and the chain gives {}",
-                json(&take_tree(false)),
+                "its obligation 1 is recorded as {other_json}, and the chain gives {}",
                 json(&take_tree(true))
             )),
         ),
