@@ -1,10 +1,10 @@
 //! Per-test evidence held to where the test is (docs/integrity.md, "Per-test evidence"): a
 //! pinned test is the one of the file its RED run reported it from, at the GREEN step too
 //! (an empty `#[test] fn muls() {}` of another cargo target is another test), and the
-//! runner's own hooks on its way (pytest's `conftest.py`) are test code, which RED steps
-//! write: one a later step adds to turn every test's run into a pass is refused at GREEN, by
-//! the final check and by `attest` in a fresh clone; a fixture a later task's RED step adds
-//! for its own test is not.
+//! runner's own hooks (every `conftest.py` pytest loads, on the test's way or beside it) are
+//! test code, which RED steps write: one a later step adds to turn every test's run into a
+//! pass is refused at GREEN, by the final check and by `attest` in a fresh clone; a fixture a
+//! later task's RED step adds for its own test is not.
 
 use pretty_assertions::assert_eq;
 
