@@ -342,6 +342,7 @@ fn test_ran(
         exit: r.output.exit,
         output_tail: exec::tail_lines(&r.output.output, config.test.output_tail),
         restored: r.restored.clone(),
+        taken_out: r.taken_out.clone(),
         not_run: r.not_run.clone(),
     });
     let red = m.red.unwrap_or_default();

@@ -157,6 +157,28 @@ impl Store {
         Ok(())
     }
 
+    /// Every file named `name` anywhere in `tree` (links too; not inside a submodule),
+    /// sorted: read in-process, one tree object per directory.
+    pub fn files_named(&self, tree: &str, name: &str) -> Result<Vec<String>, StoreError> {
+        let mut out = Vec::new();
+        let mut dirs = vec![(self.tree_id(tree)?, String::new())];
+        while let Some((id, prefix)) = dirs.pop() {
+            let tree = self.repo.find_tree(id).map_err(git_err)?;
+            let decoded = tree.decode().map_err(git_err)?;
+            for entry in &decoded.entries {
+                let path = format!("{prefix}{}", entry.filename.to_str_lossy());
+                match entry.mode.kind() {
+                    EntryKind::Tree => dirs.push((entry.oid.to_owned(), format!("{path}/"))),
+                    EntryKind::Commit => {}
+                    _ if entry.filename == name.as_bytes() => out.push(path),
+                    _ => {}
+                }
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
     /// The entry at `path` in `tree`, if there is one.
     pub fn tree_entry(&self, tree: &str, path: &str) -> Result<Option<TreeEntry>, StoreError> {
         let tree = self.repo.find_tree(self.tree_id(tree)?).map_err(git_err)?;

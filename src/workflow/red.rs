@@ -129,6 +129,23 @@ pub fn hooks(kind: evidence::Kind, files: &[&str], pinned: &[String]) -> Vec<Str
     hooks.into_iter().filter(|h| !pinned.contains(h)).collect()
 }
 
+/// pytest's hook file, loaded from every directory it collects.
+pub const CONFTEST: &str = "conftest.py";
+
+/// Whether a pinned test's runs load `conftest.py` files (docs/integrity.md, "Per-test
+/// evidence"): its run was one pytest reported, with a Python file of the repository, which
+/// [`hooks`] gave the root's `conftest.py` at least, as a hook or (the RED step wrote it) a
+/// pinned path. pytest loads every `conftest.py` of the directories it collects, beside the
+/// test's way too, so each is test code for such a test.
+pub fn loads_conftest(paths: &[String], hooks: &[String]) -> bool {
+    !hooks.is_empty() || paths.iter().any(|p| p == CONFTEST)
+}
+
+/// Whether `path` is a `conftest.py`, in any directory.
+pub fn is_conftest(path: &str) -> bool {
+    path.rsplit('/').next() == Some(CONFTEST)
+}
+
 /// Why a failing RED run is not a test that failed: the command could not run, or its test
 /// runner reports that no test ran. `None` when a test ran (as far as the output tells).
 pub fn did_not_run(command: &str, exit: ExitRecord, output: &[u8]) -> Option<String> {
@@ -907,6 +924,22 @@ mod tests {
             hooks(evidence::Kind::Libtest, &["tests/test_x.py"], &[]),
             Vec::<String>::new()
         );
+    }
+
+    /// A pin pytest reported from a Python file of the repository loads `conftest.py` files:
+    /// its hooks name the root's, or its RED step wrote that one itself. Any other does not.
+    #[test]
+    fn a_pytest_pin_loads_every_conftest() {
+        let strings = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<String>>();
+        assert!(loads_conftest(&[], &strings(&["conftest.py"])));
+        assert!(loads_conftest(
+            &strings(&["conftest.py", "tests/conftest.py", "tests/test_x.py"]),
+            &[]
+        ));
+        assert!(!loads_conftest(&strings(&["tests/conftest.py"]), &[]));
+        assert!(!loads_conftest(&strings(&["tests/calc.rs"]), &[]));
+        assert!(is_conftest("conftest.py") && is_conftest("tests/zz/conftest.py"));
+        assert!(!is_conftest("tests/my_conftest.py") && !is_conftest("conftest.py/x"));
     }
 
     #[test]

@@ -165,7 +165,8 @@ fn a_python_test_that_exits_0_before_reporting_is_refused_at_green() {
             assert!(
                 out.stdout.starts_with(&format!(
                     "FAILURE: `{command}` passed (exit 0), but the task's RED test `{command}` \
-                     (run with tests/conftest.py as the RED step left it) still fails (exit 1)"
+                     (run with tests/conftest.py taken out, as the RED step's tree has none) still fails \
+                     (exit 1)"
                 )),
                 "{}",
                 out.stdout

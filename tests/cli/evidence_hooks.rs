@@ -1,10 +1,10 @@
 //! Per-test evidence held to where the test is (docs/integrity.md, "Per-test evidence"): a
 //! pinned test is the one of the file its RED run reported it from, at the GREEN step too
 //! (an empty `#[test] fn muls() {}` of another cargo target is another test), and the
-//! runner's own hooks on its way (pytest's `conftest.py`) are test code, which RED steps
-//! write: one a later step adds to turn every test's run into a pass is refused at GREEN, by
-//! the final check and by `attest` in a fresh clone; a fixture a later task's RED step adds
-//! for its own test is not.
+//! runner's own hooks (every `conftest.py` pytest loads, on the test's way or beside it) are
+//! test code, which RED steps write: one a later step adds to turn every test's run into a
+//! pass is refused at GREEN, by the final check and by `attest` in a fresh clone; a fixture a
+//! later task's RED step adds for its own test is not.
 
 use pretty_assertions::assert_eq;
 
@@ -64,9 +64,9 @@ const NEUTER: &str = "def pytest_collection_modifyitems(items):\n    for item in
                       item.runtest = lambda: None\n";
 
 /// RED pins `test_mul` with the `conftest.py` files on its way (none there yet); an honest
-/// GREEN; then `mul` taken out again and a neutering root `conftest.py` added, checkpointed
-/// (the gates, pytest itself, pass).
-fn neutered_after_green(repo: &TestRepo, command: &str) {
+/// GREEN; then `mul` taken out again and a neutering `conftest.py` added at `hook`,
+/// checkpointed (the gates, pytest itself, pass).
+fn neutered_after_green(repo: &TestRepo, command: &str, hook: &str) {
     red_mul(repo, command);
     assert_eq!(
         repo.state()["red_test"]["red_hooks"],
@@ -75,7 +75,7 @@ fn neutered_after_green(repo: &TestRepo, command: &str) {
     repo.write("calc.py", CALC_MUL);
     repo.submit_test(command, None).expect(0);
     repo.write("calc.py", crate::evidence::CALC);
-    repo.write("conftest.py", NEUTER);
+    repo.write(hook, NEUTER);
     repo.run(&["checkpoint"]).expect(0);
     repo.run(&["get-task"]).expect(0);
     assert_eq!(repo.status(), "AWAITING_FINALIZATION");
@@ -97,7 +97,7 @@ fn a_conftest_that_neuters_the_pinned_test_is_refused_at_green_at_the_end_and_by
     assert!(
         out.stdout.starts_with(&format!(
             "FAILURE: `{command}` passed (exit 0), but the task's RED test `{command}` (run with \
-             conftest.py as the RED step left it) still fails (exit 1)"
+             conftest.py taken out, as the RED step's tree has none) still fails (exit 1)"
         )),
         "{}",
         out.stdout
@@ -111,7 +111,7 @@ fn a_conftest_that_neuters_the_pinned_test_is_refused_at_green_at_the_end_and_by
     );
     let failed = "FAILED tests/test_mul.py::test_mul";
     let repo = pycalc(&bin, "");
-    neutered_after_green(&repo, &command);
+    neutered_after_green(&repo, &command, "conftest.py");
     let main = main_tip(&repo);
     squash(&repo);
     let out = repo.run(&["submit-work", "-s", "squashed"]);
@@ -124,7 +124,7 @@ fn a_conftest_that_neuters_the_pinned_test_is_refused_at_green_at_the_end_and_by
     assert_eq!(main_tip(&repo), main, "main did not move");
 
     let repo = pycalc(&bin, "\n[finalize]\nclean_check = false\n");
-    neutered_after_green(&repo, &command);
+    neutered_after_green(&repo, &command, "conftest.py");
     squash(&repo);
     repo.run(&["submit-work", "-s", "squashed"]).expect(0);
     mark_done_and_merge(&repo).expect(0);
@@ -132,6 +132,116 @@ fn a_conftest_that_neuters_the_pinned_test_is_refused_at_green_at_the_end_and_by
     out.expect(1);
     assert!(
         out.stdout.contains(&format!("  - {refusal}")) && out.stdout.contains(failed),
+        "{}",
+        out.stdout
+    );
+}
+
+/// A `conftest.py` beside the pinned test's way (`tests/zz/`, while the test is
+/// `tests/test_mul.py`) is loaded too when pytest collects `tests`, and neuters it the same:
+/// every `conftest.py` anywhere is test code. Refused at GREEN (the run has it taken out, the
+/// RED tree having none), which says why and what to do, at the final check and by `attest`
+/// in a fresh clone (as RED steps left it: absent).
+#[test]
+fn a_conftest_beside_the_pinned_tests_way_is_refused_at_green_at_the_end_and_by_attest() {
+    let Some(bin) = pytest() else { return };
+    let command = pytest_command(&bin);
+    let hook = "tests/zz/conftest.py";
+
+    let repo = pycalc(&bin, "");
+    red_mul(&repo, &command);
+    repo.write(hook, NEUTER);
+    let out = repo.submit_test(&command, None);
+    out.expect(1);
+    assert_eq!(
+        out.stdout.lines().next().unwrap_or_default(),
+        format!(
+            "FAILURE: `{command}` passed (exit 0), but the task's RED test `{command}` (run with \
+             tests/zz/conftest.py taken out, as the RED step's tree has none) still fails (exit \
+             1): the GREEN step must make it pass. conftest.py is test code, which only a RED \
+             step may write: what the GREEN step changed there is not in the RED test's run. \
+             What the test needs from it (a fixture, say) belongs in the task's RED test file, \
+             written by its RED step; submit-work cannot undo the GREEN step, so a RED step that \
+             lacks it needs a new plan (`request-scope-reduction` once unlocked, or \
+             `submit-work --contradiction`); debugging attempt 1"
+        )
+    );
+    assert_eq!(repo.status(), "DEBUGGING");
+
+    let refusal = format!(
+        "the final check of task 1's RED test (step 1.1, `{command}`, with tests/test_mul.py as \
+         the RED step left them, and {hook} as RED steps left it, else as the base has it) \
+         failed: it fails on the squashed commit (exit 1). Output:"
+    );
+    let failed = "FAILED tests/test_mul.py::test_mul";
+    let repo = pycalc(&bin, "");
+    neutered_after_green(&repo, &command, hook);
+    let main = main_tip(&repo);
+    squash(&repo);
+    let out = repo.run(&["submit-work", "-s", "squashed"]);
+    out.expect(1);
+    assert!(
+        out.stdout.starts_with(&format!("FAILURE: {refusal}")) && out.stdout.contains(failed),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(main_tip(&repo), main, "main did not move");
+
+    let repo = pycalc(&bin, "\n[finalize]\nclean_check = false\n");
+    neutered_after_green(&repo, &command, hook);
+    squash(&repo);
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    mark_done_and_merge(&repo).expect(0);
+    let out = attest_in_clone(&repo);
+    out.expect(1);
+    assert!(
+        out.stdout.contains(&format!("  - {refusal}")) && out.stdout.contains(failed),
+        "{}",
+        out.stdout
+    );
+}
+
+/// An honest GREEN step that puts the fixture its RED test needs into a `conftest.py`: the
+/// RED test's run has the pinned root `conftest.py` put back as the RED step wrote it and the
+/// new `tests/conftest.py` taken out, so the fixture is missing. The refusal names both, says
+/// that conftest.py is test code only a RED step writes, and what to do.
+#[test]
+fn a_fixture_the_green_step_writes_in_a_conftest_is_named_with_what_to_do() {
+    let Some(bin) = pytest() else { return };
+    let command = pytest_command(&bin);
+    let repo = pycalc(&bin, "");
+    repo.write(
+        "tests/test_mul.py",
+        "import calc\n\n\ndef test_mul(pair):\n    assert calc.mul(*pair) == 6\n",
+    );
+    repo.write("conftest.py", "# fixtures come here\n");
+    red(&repo, &command);
+    assert_eq!(
+        repo.state()["red_test"]["red_hooks"],
+        serde_json::json!(["tests/conftest.py"])
+    );
+    repo.write("calc.py", CALC_MUL);
+    let fixture = "import pytest\n\n\n@pytest.fixture\ndef pair():\n    return (2, 3)\n";
+    repo.write("conftest.py", fixture);
+    repo.write("tests/conftest.py", fixture);
+    let out = repo.submit_test(&command, None);
+    out.expect(1);
+    assert_eq!(
+        out.stdout.lines().next().unwrap_or_default(),
+        format!(
+            "FAILURE: `{command}` passed (exit 0), but the task's RED test `{command}` (run with \
+             conftest.py as the RED step left it; tests/conftest.py taken out, as the RED step's \
+             tree has none) still fails (exit 1): the GREEN step must make it pass. conftest.py \
+             is test code, which only a RED step may write: what the GREEN step changed there is \
+             not in the RED test's run. What the test needs from it (a fixture, say) belongs in \
+             the task's RED test file, written by its RED step; submit-work cannot undo the \
+             GREEN step, so a RED step that lacks it needs a new plan \
+             (`request-scope-reduction` once unlocked, or `submit-work --contradiction`); \
+             debugging attempt 1"
+        )
+    );
+    assert!(
+        out.stdout.contains("fixture 'pair' not found"),
         "{}",
         out.stdout
     );

@@ -382,8 +382,8 @@ fn an_inline_test_gutted_later_is_named_in_the_final_note() {
 }
 
 /// A GREEN step that skips every test (a `conftest.py` marking them all skipped) is no
-/// pass of the RED test: the `conftest.py` is on the pinned test's way, and its run has it
-/// as the RED step left it (none), so the test runs and fails as it did.
+/// pass of the RED test: a `conftest.py` is test code, and its run has it taken out (the RED
+/// tree has none), so the test runs and fails as it did.
 #[test]
 fn a_green_that_skips_its_red_test_does_not_pass() {
     let Some(bin) = crate::managers::tool("pytest") else {
@@ -407,7 +407,7 @@ fn a_green_that_skips_its_red_test_does_not_pass() {
     out.expect(1);
     assert!(
         out.stdout.starts_with(&format!(
-            "FAILURE: `{command}` passed (exit 0), but the task's RED test `{command}` (run with tests/conftest.py as the RED step left it) still fails (exit 1)"
+            "FAILURE: `{command}` passed (exit 0), but the task's RED test `{command}` (run with tests/conftest.py taken out, as the RED step's tree has none) still fails (exit 1)"
         )),
         "{}",
         out.stdout

@@ -86,6 +86,8 @@ pub struct Rerun {
     pub command: String,
     /// Pinned paths the GREEN step had changed, put back for the run.
     pub restored: Vec<String>,
+    /// The `conftest.py` files among `restored` the RED tree has none of: taken out.
+    pub taken_out: Vec<String>,
     /// The run passed without running a test, or its per-test report says otherwise.
     pub not_run: Option<String>,
 }

@@ -135,12 +135,12 @@ impl<'a> Pairs<'a> {
             not_run.as_deref(),
             proven.as_ref().err(),
         );
-        let hooks = pinned
-            .hooks
-            .iter()
-            .filter(|h| self.hooks_put.contains(h))
-            .cloned()
-            .collect();
+        // Every `conftest.py` put is one such a test's run loaded.
+        let hooks = if red::loads_conftest(&pinned.paths, &pinned.hooks) {
+            self.hooks_put.clone()
+        } else {
+            Vec::new()
+        };
         Ok(Outcome::Red(Box::new(RedPair {
             hooks,
             test: pinned.clone(),
@@ -262,24 +262,34 @@ fn task_worktrees<'a>(
     Ok((before, squashed, Some(hooks_put)))
 }
 
-/// The runner's hook files on the pinned tests' way (every red's [`PinnedTest::hooks`]) into
-/// the squashed worktree as RED steps left them (docs/integrity.md, "Per-test evidence"): a
-/// hook is test code, which RED steps write. Each as the latest RED step that changed it
-/// left it (one among its pinned or shared paths), else as the PR's base has it (absent
-/// where it has none): a `conftest.py` a GREEN step, a checkpoint or a later commit added or
-/// changed, which makes pytest report a test passed whose body never ran, is not what the
-/// pinned tests run with; a fixture a later task's RED step added for its own test is. Only
-/// what differs from the squashed commit's is written, and named.
+/// The runner's hook files into the squashed worktree as RED steps left them
+/// (docs/integrity.md, "Per-test evidence"): a hook is test code, which RED steps write.
+/// They are every red's [`PinnedTest::hooks`] (those on its test's way) and, when a pinned
+/// test's runs load `conftest.py` files ([`red::loads_conftest`]), every `conftest.py` the
+/// squashed commit or the base has anywhere: pytest loads each of a directory it collects,
+/// beside the test's way too. Each as the latest RED step that changed it left it (one among
+/// its pinned or shared paths), else as the PR's base has it (absent where it has none): a
+/// `conftest.py` a GREEN step, a checkpoint or a later commit added or changed, which makes
+/// pytest report a test passed whose body never ran, is not what the pinned tests run with;
+/// a fixture a later task's RED step added for its own test is. Only what differs from the
+/// squashed commit's is written, and named.
 fn put_hooks(
     session: &Session,
     (trees, reds): (&Trees, &[PinnedTest]),
     squashed: &Scratch,
 ) -> Result<Vec<String>, EngineError> {
     let mut put = Vec::new();
-    let mut hooks: Vec<&String> = reds.iter().flat_map(|r| &r.hooks).collect();
+    let mut hooks: Vec<String> = reds.iter().flat_map(|r| r.hooks.clone()).collect();
+    if reds.iter().any(|r| red::loads_conftest(&r.paths, &r.hooks)) {
+        let store = &session.store;
+        hooks.extend(store.files_named(&trees.squashed, red::CONFTEST)?);
+        hooks.extend(store.files_named(&trees.base_tree, red::CONFTEST)?);
+        // A pinned one is put with its test's paths.
+        hooks.retain(|h| !reds.iter().any(|r| r.paths.contains(h)));
+    }
     hooks.sort();
     hooks.dedup();
-    for hook in hooks {
+    for hook in &hooks {
         let from = reds
             .iter()
             .rev()

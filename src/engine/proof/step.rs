@@ -163,17 +163,45 @@ pub(super) fn red_rerun(
     step: &StepRun,
 ) -> Result<Option<Box<Rerun>>, EngineError> {
     let workdir = session.store.workdir();
-    // The runner's hooks on the test's way are put back with its files: a `conftest.py` the
-    // GREEN step added or changed decides what the run reports, not what the code does.
-    let put_back: Vec<String> = red_test
+    let store = &session.store;
+    // The tree the step ran on, when it is needed: taken with the run, else now.
+    let mut green = step.before.clone();
+    // The runner's hooks are put back with the test's files: a `conftest.py` the GREEN step
+    // added or changed, on the test's way or beside it (pytest loads every one of the
+    // directories it collects), decides what the run reports, not what the code does. Every
+    // one the RED tree or the working tree has (untracked too: the working tree's tree adds
+    // them) is as the RED tree has it, absent where it has none.
+    let mut put_back: Vec<String> = red_test
         .paths
         .iter()
         .chain(red_test.hooks)
         .cloned()
         .collect();
-    let restored = match red_test.tree {
-        Some(tree) => session.store.differing_paths(tree, &put_back, workdir)?,
-        None => Vec::new(),
+    if let Some(pinned) = red_test.tree
+        && red::loads_conftest(red_test.paths, red_test.hooks)
+    {
+        let tree = match &green {
+            Some(tree) => tree.clone(),
+            None => session.git.worktree_tree(&store.index_path())?,
+        };
+        put_back.extend(store.files_named(pinned, red::CONFTEST)?);
+        put_back.extend(store.files_named(&tree, red::CONFTEST)?);
+        put_back.sort();
+        put_back.dedup();
+        green = Some(tree);
+    }
+    let (restored, taken_out) = match red_test.tree {
+        Some(tree) => {
+            let restored = store.differing_paths(tree, &put_back, workdir)?;
+            let mut taken_out = Vec::new();
+            for path in restored.iter().filter(|p| red::is_conftest(p)) {
+                if store.tree_entry(tree, path)?.is_none() {
+                    taken_out.push(path.clone());
+                }
+            }
+            (restored, taken_out)
+        }
+        None => (Vec::new(), Vec::new()),
     };
     let run = |dir: &Path| {
         run_test(
@@ -194,9 +222,9 @@ pub(super) fn red_rerun(
                     "paths to put back, but no tree they were pinned in".into(),
                 ));
             };
-            let green = match &step.before {
-                Some(tree) => tree.clone(),
-                None => session.git.worktree_tree(&session.store.index_path())?,
+            let green = match green {
+                Some(tree) => tree,
+                None => session.git.worktree_tree(&store.index_path())?,
             };
             let scratch = Scratch::new(session, "HEAD", &green)?;
             scratch.put(pinned, &put_back)?;
@@ -222,6 +250,7 @@ pub(super) fn red_rerun(
         output,
         command: red_test.command.to_string(),
         restored,
+        taken_out,
         not_run,
     })))
 }

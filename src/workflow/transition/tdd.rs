@@ -115,23 +115,64 @@ fn pass_not_counted(tdd: Tdd, run: &TestRun, files: &[String], what: &str, why: 
 }
 
 /// A GREEN run passed, and the task's RED test, run again, still fails (or runs nothing).
+/// A `conftest.py` the run had otherwise than the working tree is named apart, taken out
+/// (the RED tree has none) or put back, with what to do: the agent who wrote a fixture
+/// there at GREEN sees why the run lacks it, and that its place is the RED step.
 fn red_still_fails(tdd: Tdd, run: &TestRun, red: &RedRerun) -> Outcome {
-    let put_back = if red.restored.is_empty() {
+    let them = |paths: &[&String]| if paths.len() == 1 { "it" } else { "them" };
+    let join = |paths: &[&String]| {
+        paths
+            .iter()
+            .map(|p| p.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let (conftests, others): (Vec<&String>, Vec<&String>) = red
+        .restored
+        .iter()
+        .partition(|p| crate::workflow::red::is_conftest(p));
+    let (taken_out, put_back_hooks): (Vec<&String>, Vec<&String>) = conftests
+        .into_iter()
+        .partition(|p| red.taken_out.contains(p));
+    let mut with = Vec::new();
+    if !others.is_empty() {
+        with.push(format!(
+            "{} as the RED step left {}",
+            join(&others),
+            them(&others)
+        ));
+    }
+    if !put_back_hooks.is_empty() {
+        with.push(format!(
+            "{} as the RED step left {}",
+            join(&put_back_hooks),
+            them(&put_back_hooks)
+        ));
+    }
+    if !taken_out.is_empty() {
+        with.push(format!(
+            "{} taken out, as the RED step's tree has none",
+            join(&taken_out)
+        ));
+    }
+    let put_back = if with.is_empty() {
         String::new()
     } else {
-        format!(
-            " (run with {} as the RED step left {})",
-            red.restored.join(", "),
-            if red.restored.len() == 1 {
-                "it"
-            } else {
-                "them"
-            }
-        )
+        format!(" (run with {})", with.join("; "))
     };
     let how = match &red.not_run {
         Some(why) => format!("passes without running a test ({why})"),
         None => format!("still fails ({})", red.exit),
+    };
+    let conftest = if taken_out.is_empty() && put_back_hooks.is_empty() {
+        String::new()
+    } else {
+        ". conftest.py is test code, which only a RED step may write: what the GREEN step \
+         changed there is not in the RED test's run. What the test needs from it (a fixture, \
+         say) belongs in the task's RED test file, written by its RED step; submit-work \
+         cannot undo the GREEN step, so a RED step that lacks it needs a new plan \
+         (`request-scope-reduction` once unlocked, or `submit-work --contradiction`)"
+            .to_string()
     };
     failure(
         tdd,
@@ -140,7 +181,7 @@ fn red_still_fails(tdd: Tdd, run: &TestRun, red: &RedRerun) -> Outcome {
         |attempt| {
             format!(
                 "FAILURE: `{}` passed ({}), but the task's RED test `{}`{put_back} {how}: \
-             the GREEN step must make it pass; debugging attempt {attempt}",
+             the GREEN step must make it pass{conftest}; debugging attempt {attempt}",
                 run.command, run.exit, red.command
             )
         },

@@ -151,6 +151,7 @@ fn a_red_reruns_outcome_is_the_events_rerun() {
             exit: ExitRecord::code(rerun_code),
             output_tail: String::new(),
             restored: Vec::new(),
+            taken_out: Vec::new(),
             not_run: None,
         }),
         proof: Some(StepProof {
