@@ -35,6 +35,9 @@ pub(crate) struct Task<'a> {
     /// so that a RED command running the whole suite measures this task's code, not the next
     /// test. `None` when `end` is where the next task began, which holds no test of it.
     pub next: Option<&'a PinnedTest>,
+    /// The squashed tree, and the test files `end` holds that it does not and no RED step
+    /// pinned (src/engine/proof/adequacy.rs, `dropped_tests`): taken out for the runs.
+    pub dropped: (&'a str, &'a [String]),
 }
 
 /// A code file the task changed: its path, its text at the task's end, and the lines of it
@@ -304,7 +307,8 @@ impl<'a> TaskWorktree<'a> {
     }
 
     /// The task's end tree with its pinned files as its RED step left them, but for the code
-    /// files among them (`code`), whose mutants are of the text the task ends with.
+    /// files among them (`code`), whose mutants are of the text the task ends with, and
+    /// without the tests the PR deleted later ([`Task::dropped`]).
     fn make(
         session: &'a Session,
         task: &Task,
@@ -328,6 +332,8 @@ impl<'a> TaskWorktree<'a> {
             );
         }
         scratch.put(task.red_tree, &paths)?;
+        let (squashed, dropped) = task.dropped;
+        scratch.put(squashed, dropped)?;
         scratch.settle();
         Ok(scratch)
     }

@@ -580,3 +580,36 @@ fn padding_a_line_with_easily_killed_mutants_does_not_starve_the_next_line() {
     );
     assert_eq!(main_tip(&repo), main);
 }
+
+/// A test a GREEN step wrote and a later task deleted does not measure the earlier task's
+/// code: the PR ends with nothing that checks the special case whose mutants it killed (all
+/// 8, where it used to run; 5 without it), so under enforce the task is refused.
+#[test]
+fn a_test_a_later_task_deletes_does_not_measure_an_earlier_tasks_code() {
+    let repo = case_calc_planned("adequacy = \"enforce\"\nmin_killed = 0.9", TWO_TASKS);
+    let suite = "sh run_tests.sh";
+    let special = "  mul) [ \"$2\" = 99 ] && { echo 0; exit; }; echo $(( $2 * $3 ));;";
+    repo.write("tests/test_mul.sh", MUL_TEST);
+    red(&repo, suite);
+    repo.write("calc.sh", &calc(&[special], ""));
+    repo.write("tests/test_z.sh", "[ \"$(sh calc.sh mul 99 2)\" = 0 ]\n");
+    repo.submit_test(suite, None).expect(0);
+    repo.run(&["checkpoint"]).expect(0);
+    repo.run(&["get-task"]).expect(0);
+    repo.write("tests/test_sub.sh", SUB_TEST);
+    std::fs::remove_file(repo.dir().join("tests/test_z.sh")).expect("remove the witness");
+    red(&repo, suite);
+    repo.write("calc.sh", &calc(&[special, SUB_ARM], ""));
+    green(&repo, suite);
+    squash(&repo);
+    let main = main_tip(&repo);
+    let out = repo.run(&["submit-work", "-s", "squashed"]);
+    out.expect(1);
+    assert!(
+        out.stdout
+            .contains("task 1's RED test (step 1.1, `sh run_tests.sh`) killed 5 of 8 mutants"),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(main_tip(&repo), main);
+}

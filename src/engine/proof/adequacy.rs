@@ -52,6 +52,12 @@ pub fn measure(
             continue;
         }
         let (start, end, next) = range(reds, i, &base_tree, squashed);
+        let pinned: Vec<&String> = red
+            .paths
+            .iter()
+            .chain(next.map_or(&[][..], |n| &n.paths))
+            .collect();
+        let dropped = dropped_tests(session, config, &pinned, (end, squashed))?;
         let task = Task {
             red,
             red_tree: &red.tree,
@@ -59,6 +65,7 @@ pub fn measure(
             start,
             end,
             next,
+            dropped: (squashed, &dropped),
         };
         out.push(measure_task(session, config, &task, policy, reaper)?);
     }
@@ -100,6 +107,33 @@ fn range<'a>(
 pub struct Weak<'a> {
     pub task: &'a TaskAdequacy,
     pub file: Option<&'a FileAdequacy>,
+}
+
+/// The test files the task's end tree `end` holds that the squashed tree does not, but for
+/// the task's own pinned ones (`pinned`, put in as its RED step left them): a test a GREEN
+/// step wrote and a later task deleted. Its runs against the task's mutants would kill them,
+/// while the PR ends with nothing that checks that code: they run without it
+/// (docs/integrity.md, "Adequacy by mutation"). Read in-process.
+fn dropped_tests(
+    session: &Session,
+    config: &Config,
+    pinned: &[&String],
+    (end, squashed): (&str, &str),
+) -> Result<Vec<String>, EngineError> {
+    if end == squashed {
+        return Ok(Vec::new());
+    }
+    let mut dropped = Vec::new();
+    for path in session.store.changed_paths(end, squashed)? {
+        if config.is_test_path(&path)
+            && !pinned.contains(&&path)
+            && session.store.tree_entry(squashed, &path)?.is_none()
+            && session.store.tree_entry(end, &path)?.is_some()
+        {
+            dropped.push(path);
+        }
+    }
+    Ok(dropped)
 }
 
 /// The first task whose test killed a smaller share of its mutants than `policy`'s

@@ -309,13 +309,12 @@ impl TestRun {
         if let Some(Obligation::StepTest { take_tree, .. }) = earlier.obligations.first_mut() {
             *take_tree = false;
         }
-        if plan_difference(recorded, &earlier).is_none() {
-            return None;
-        }
-        Some(format!(
-            "its proof's plan is not the one the state before it gives for step {}: {why}",
-            self.step
-        ))
+        plan_difference(recorded, &earlier).map(|_| {
+            format!(
+                "its proof's plan is not the one the state before it gives for step {}: {why}",
+                self.step
+            )
+        })
     }
 }
 
