@@ -6,12 +6,16 @@
 //! does is done here: SIGPIPE ignored, the standard descriptors kept open, a panic caught,
 //! standard output flushed at exit. What is not: a stack overflow ends the process with
 //! SIGSEGV, without std's message, and a panic's message names the thread `<unnamed>`.
-#![no_main]
+// Built as a test harness (`cargo test` runs this crate's unit tests, of which it has none),
+// the harness's own `main` is the program's.
+#![cfg_attr(not(test), no_main)]
 
-use std::ffi::{c_char, c_int};
-
+#[cfg(not(test))]
 #[unsafe(no_mangle)]
-extern "C" fn main(_argc: c_int, _argv: *const *const c_char) -> c_int {
+extern "C" fn main(
+    _argc: std::ffi::c_int,
+    _argv: *const *const std::ffi::c_char,
+) -> std::ffi::c_int {
     // A write to a pipe whose reader is gone (a child's stdin, `| head`) must fail with
     // EPIPE, which the commands handle, not end the process; children get the default back
     // (std's `Command` resets it in each).
@@ -24,5 +28,5 @@ extern "C" fn main(_argc: c_int, _argv: *const *const c_char) -> c_int {
     // by the panic hook, as std's start-up would, and exits 101.
     let status = std::panic::catch_unwind(git_orchestrate::cli::main).unwrap_or(101);
     // `exit` flushes standard output first, as returning from a Rust `main` does.
-    std::process::exit(c_int::from(status))
+    std::process::exit(std::ffi::c_int::from(status))
 }
