@@ -15,6 +15,7 @@ mod demo;
 mod doctor;
 mod error;
 mod escalate;
+mod fast;
 mod get_task;
 mod hooks;
 mod init;
@@ -165,9 +166,14 @@ pub fn main() -> u8 {
     if let Some(exit) = confined_mode() {
         return exit;
     }
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
-        Err(e) => return usage_error(e),
+    // The lines an agent's loop repeats are read without clap's command tree (src/cli/fast.rs).
+    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    let cli = match fast::parse(&args, std::env::var_os(crate::WORKFLOW_ENV)) {
+        Some(cli) => cli,
+        None => match Cli::try_parse() {
+            Ok(cli) => cli,
+            Err(e) => return usage_error(e),
+        },
     };
     // `mcp` owns stdout for the protocol, written from another thread: no lock held here, and
     // anything else it has to say goes to stderr.

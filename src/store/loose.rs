@@ -74,8 +74,21 @@ impl LooseWriter {
         self.write(object.kind(), &data)
     }
 
-    /// Deflates `parts`, one stream, into `self.out`.
+    /// Objects up to this size are written in zlib's stored blocks, uncompressed, as git
+    /// writes every loose object under `core.looseCompression = 0`. Making a deflate state
+    /// cost about 900,000 instructions and resetting it 700,000 (zlib-rs zeroes its tables
+    /// each time: callgrind of a `submit-work`, docs/architecture.md), more than half of a
+    /// whole call, to save a few hundred bytes on a state file that `git gc` packs anyway.
+    const STORED_MAX: usize = 256 << 10;
+
+    /// `parts`, one zlib stream, into `self.out`: stored blocks up to [`Self::STORED_MAX`],
+    /// deflated above it.
     fn deflate(&mut self, parts: &[&[u8]]) -> Result<(), StoreError> {
+        let len: usize = parts.iter().map(|p| p.len()).sum();
+        if len <= Self::STORED_MAX {
+            stored(parts, len, &mut self.out);
+            return Ok(());
+        }
         let compress = match &mut self.compress {
             Some(compress) => {
                 compress.reset();
@@ -122,6 +135,77 @@ impl LooseWriter {
         }
         self.out.truncate(written);
         Ok(())
+    }
+}
+
+/// `parts` (`len` bytes in all) as one zlib stream of stored blocks (RFC 1950, RFC 1951
+/// §3.2.4), into `out`: a header that says "deflate, no dictionary", blocks of at most 65,535
+/// bytes each led by its length and the length's complement, and the Adler-32 of the data.
+fn stored(parts: &[&[u8]], len: usize, out: &mut Vec<u8>) {
+    const BLOCK: usize = 65_535;
+    out.clear();
+    out.reserve(len + 2 + 5 * (len / BLOCK + 1) + 4);
+    out.extend_from_slice(&[0x78, 0x01]);
+    let mut adler = Adler32::default();
+    let (mut left, mut in_block) = (len, 0);
+    let block_header = |out: &mut Vec<u8>, left: &mut usize| -> usize {
+        let size = (*left).min(BLOCK);
+        *left -= size;
+        out.push(u8::from(*left == 0));
+        let size16 = size as u16;
+        out.extend_from_slice(&size16.to_le_bytes());
+        out.extend_from_slice(&(!size16).to_le_bytes());
+        size
+    };
+    if len == 0 {
+        block_header(out, &mut left);
+    }
+    for part in parts {
+        let mut rest: &[u8] = part;
+        while !rest.is_empty() {
+            if in_block == 0 {
+                in_block = block_header(out, &mut left);
+            }
+            let (now, later) = rest.split_at(in_block.min(rest.len()));
+            out.extend_from_slice(now);
+            adler.update(now);
+            in_block -= now.len();
+            rest = later;
+        }
+    }
+    out.extend_from_slice(&adler.value().to_be_bytes());
+}
+
+/// The Adler-32 checksum that ends a zlib stream (RFC 1950 §9).
+struct Adler32 {
+    a: u32,
+    b: u32,
+}
+
+impl Default for Adler32 {
+    fn default() -> Self {
+        Adler32 { a: 1, b: 0 }
+    }
+}
+
+impl Adler32 {
+    const MOD: u32 = 65_521;
+    /// The most bytes summed before `b` could overflow a u32 (zlib's NMAX).
+    const RUN: usize = 5_552;
+
+    fn update(&mut self, data: &[u8]) {
+        for run in data.chunks(Self::RUN) {
+            for &byte in run {
+                self.a += u32::from(byte);
+                self.b += self.a;
+            }
+            self.a %= Self::MOD;
+            self.b %= Self::MOD;
+        }
+    }
+
+    fn value(&self) -> u32 {
+        (self.b << 16) | self.a
     }
 }
 
@@ -401,5 +485,70 @@ mod tests {
             assert!(bytes <= LooseReader::KEPT_BYTES, "{bytes} bytes kept");
             assert!(kept.iter().any(|(k, _)| *k == id), "the last read is kept");
         }
+    }
+
+    /// Stored blocks at every boundary read back through git (which checks the stream's
+    /// Adler-32), gix and the reader; above the bound, objects are deflated.
+    #[test]
+    fn objects_in_stored_blocks_read_back_at_every_boundary() {
+        let (temp, _) = crate::test_git::repo_with_a_commit();
+        let dir = temp.path();
+        let repo = gix::open(dir).unwrap();
+        let mut writer = LooseWriter::new(&repo);
+        let header = |n: usize| format!("blob {n}\0").len();
+        let mut sizes = vec![0, 1, 5_552, 5_553, 65_536, 131_070, 131_071];
+        // The whole stream's data (header too) exactly one and two blocks long.
+        sizes.push(65_535 - header(65_535));
+        sizes.push(2 * 65_535 - header(2 * 65_535));
+        let most = LooseWriter::STORED_MAX - header(LooseWriter::STORED_MAX);
+        sizes.extend([most, most + 1]);
+        for size in sizes {
+            let data: Vec<u8> = (0..size).map(|j| (j * 7 + size) as u8 | 0x80).collect();
+            let id = writer.write(gix::objs::Kind::Blob, &data).unwrap();
+            let file = std::fs::read(object_path(&writer.dir, &id)).unwrap();
+            let is_stored = file.len() > data.len();
+            assert_eq!(
+                is_stored,
+                size <= most,
+                "{size}: {} bytes on disk",
+                file.len()
+            );
+            let output = std::process::Command::new("git")
+                .current_dir(dir)
+                .args(["cat-file", "blob", &id.to_string()])
+                .output()
+                .unwrap();
+            assert!(output.status.success(), "{size}: {output:?}");
+            assert!(output.stdout == data, "{size}: git reads other bytes");
+            let fresh = gix::open(dir).unwrap();
+            assert!(fresh.find_object(id).unwrap().data == data, "{size}: gix");
+            let read = LooseReader::new(&repo).read(&id).unwrap().unwrap();
+            assert!(read.1[..] == data[..], "{size}: the reader");
+        }
+        let fsck = std::process::Command::new("git")
+            .current_dir(dir)
+            .args(["fsck", "--strict", "--full"])
+            .output()
+            .unwrap();
+        assert!(fsck.status.success(), "{fsck:?}");
+    }
+
+    #[test]
+    fn adler32_is_zlibs() {
+        let of = |data: &[u8]| {
+            let mut adler = Adler32::default();
+            adler.update(data);
+            adler.value()
+        };
+        assert_eq!(of(b""), 1);
+        assert_eq!(of(b"Wikipedia"), 0x11E6_0398);
+        // Long runs of 0xff: the sums wrap where zlib's do.
+        let ones = vec![0xffu8; 100_000];
+        let mut split = Adler32::default();
+        split.update(&ones[..12_345]);
+        split.update(&ones[12_345..]);
+        assert_eq!(split.value(), of(&ones));
+        // Python's `zlib.adler32(b"\xff" * 100000)`.
+        assert_eq!(of(&ones), 0x149a_302c);
     }
 }

@@ -354,4 +354,88 @@ mod tests {
         let found = store.file_id_at_branch("main", "gates.toml").unwrap();
         assert_eq!(found.and_then(|(_, blob)| blob), Some(pinned));
     }
+
+    /// `file_id_at_branch` reads main's commit and trees itself (`loose.rs`, else gix): what
+    /// it finds is what git finds, loose or packed, for names gix's path lookup would take.
+    #[test]
+    fn a_files_id_on_a_branch_is_the_one_git_names() {
+        use crate::test_git::git;
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        git(d, &["init", "--quiet", "--initial-branch=main"]);
+        std::fs::create_dir_all(d.join("docs/plan")).unwrap();
+        std::fs::write(d.join("docs/plan/Active.md"), "# Plan\n").unwrap();
+        std::fs::write(d.join("top.toml"), "x = 1\n").unwrap();
+        git(d, &["add", "."]);
+        git(d, &["commit", "--quiet", "-m", "one"]);
+        let tip = git(d, &["rev-parse", "main"]);
+        let id = |path: &str| git(d, &["rev-parse", &format!("main:{path}")]);
+        for packed in [false, true] {
+            if packed {
+                git(d, &["gc", "--quiet", "--prune=now"]);
+                assert!(!d.join(".git/objects").join(&tip[..2]).exists(), "packed");
+            }
+            let store = Store::discover(d, "main").unwrap();
+            let found = |path: &str| store.file_id_at_branch("main", path).unwrap();
+            for (path, wanted) in [
+                ("top.toml", Some(id("top.toml"))),
+                ("docs/plan/Active.md", Some(id("docs/plan/Active.md"))),
+                ("docs//plan/Active.md", Some(id("docs/plan/Active.md"))),
+                ("docs/plan", Some(id("docs/plan"))),
+                ("docs/plan/", Some(id("docs/plan"))),
+                ("docs/missing.md", None),
+                ("top.toml/x", None),
+                ("./top.toml", None),
+                ("/top.toml", None),
+                ("", None),
+            ] {
+                assert_eq!(found(path), Some((tip.clone(), wanted)), "{path:?}");
+            }
+            assert_eq!(
+                store.file_id_at_branch("nothing", "top.toml").unwrap(),
+                None
+            );
+        }
+    }
+
+    /// A ref read from its own file (`refs.rs`) is what gix's lookup and peel give: loose,
+    /// packed, through an annotated tag, and symbolic.
+    #[test]
+    fn a_ref_read_from_its_file_is_the_commit_git_names() {
+        use crate::test_git::git;
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        git(d, &["init", "--quiet", "--initial-branch=main"]);
+        git(d, &["commit", "--quiet", "--allow-empty", "-m", "one"]);
+        let tip = git(d, &["rev-parse", "main"]);
+        git(d, &["tag", "-a", "-m", "t", "v1"]);
+        git(d, &["update-ref", "refs/orchestrator/t", "v1"]);
+        git(
+            d,
+            &["symbolic-ref", "refs/orchestrator/s", "refs/heads/main"],
+        );
+        let peeled = |name: &str| {
+            Store::discover(d, "main")
+                .unwrap()
+                .peeled_ref(name)
+                .unwrap()
+                .map(|id| id.to_string())
+        };
+        for name in [
+            "refs/heads/main",
+            "refs/orchestrator/t",
+            "refs/orchestrator/s",
+        ] {
+            assert_eq!(peeled(name), Some(tip.clone()), "{name}");
+        }
+        assert_eq!(peeled("refs/orchestrator/none"), None);
+        // Packed, the loose files gone: gix reads them.
+        git(d, &["pack-refs", "--all"]);
+        git(d, &["gc", "--quiet", "--prune=now"]);
+        assert_eq!(peeled("refs/heads/main"), Some(tip.clone()));
+        // A loose file is the ref whatever packed-refs says, as in git.
+        git(d, &["commit", "--quiet", "--allow-empty", "-m", "two"]);
+        let two = git(d, &["rev-parse", "main"]);
+        assert_eq!(peeled("refs/heads/main"), Some(two.clone()));
+    }
 }

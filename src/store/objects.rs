@@ -129,6 +129,9 @@ impl Store {
     /// The bytes of blob `id`.
     pub fn blob(&self, id: &str) -> Result<Vec<u8>, StoreError> {
         let id = ObjectId::from_hex(id.as_bytes()).map_err(git_err)?;
-        Ok(self.repo.find_blob(id).map_err(git_err)?.data.clone())
+        // Through the store's reader: main's configuration is read so on every call.
+        self.object_of_kind(id, gix::objs::Kind::Blob)
+            .map(|data| data.to_vec())
+            .map_err(StoreError::Git)
     }
 }

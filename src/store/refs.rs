@@ -78,6 +78,7 @@ impl Store {
     /// when it does not exist.
     pub(super) fn peeled_ref(&self, name: &str) -> Result<Option<ObjectId>, StoreError> {
         match self.ref_commands()? {
+            None if let Some(id) = self.loose_commit_ref(name) => Ok(Some(id)),
             None => match self.repo.try_find_reference(name).map_err(git_err)? {
                 Some(mut r) => Ok(Some(r.peel_to_id().map_err(git_err)?.detach())),
                 None => Ok(None),
@@ -90,6 +91,45 @@ impl Store {
                 let out = run(git, &["rev-parse", "--verify", "--end-of-options", &peeled])?;
                 object_id_of(out.trim()).map(Some)
             }
+        }
+    }
+
+    /// Ref `name` read from its own file in the files backend, when that file holds an
+    /// object id and the object is a loose one that is not a tag: what gix's lookup and peel
+    /// would give, without its packed-refs check and a second inflate of the object, which
+    /// the caller reads next (the reader keeps it). Every other case is gix's to read:
+    /// `None`. A loose ref's file is the ref whatever `packed-refs` says, as in git.
+    fn loose_commit_ref(&self, name: &str) -> Option<ObjectId> {
+        use std::io::Read as _;
+        use std::os::unix::fs::OpenOptionsExt as _;
+        // Names under these are the worktree's own, not the common directory's.
+        const PER_WORKTREE: [&str; 3] = ["refs/worktree/", "refs/bisect/", "refs/rewritten/"];
+        if !name.starts_with("refs/")
+            || PER_WORKTREE.iter().any(|p| name.starts_with(p))
+            || gix::refs::FullName::try_from(name).is_err()
+        {
+            return None;
+        }
+        // Not blocked by a FIFO put where a ref's file should be.
+        let mut file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(self.repo.common_dir().join(name))
+            .ok()?;
+        let meta = file.metadata().ok()?;
+        if !meta.is_file() || meta.len() > 128 {
+            return None;
+        }
+        let mut text = Vec::with_capacity(meta.len() as usize);
+        file.read_to_end(&mut text).ok()?;
+        let hex = text.strip_suffix(b"\n")?;
+        if hex.len() != self.repo.object_hash().len_in_hex() {
+            return None;
+        }
+        let id = ObjectId::from_hex(hex).ok()?;
+        match self.loose.read(&id) {
+            Ok(Some((kind, _))) if kind != gix::objs::Kind::Tag => Some(id),
+            _ => None,
         }
     }
 
