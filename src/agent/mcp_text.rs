@@ -71,7 +71,32 @@ const FRAGMENTS: &[(&str, &str)] = &[
 ];
 
 /// `text` with each agent command it names written as the MCP tool call.
+///
+/// A warm server converts the same briefing again and again, twice an answer (its text and
+/// its structured copy), and each conversion searches it for every command and fragment
+/// (callgrind: 350,000 instructions a `get_task`, more than the engine's own work): the last
+/// few conversions are kept, the input compared whole, so what is returned is what
+/// converting would give.
 pub fn for_mcp(text: &str) -> String {
+    use std::sync::{Mutex, PoisonError};
+    const KEPT: usize = 4;
+    static LAST: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
+    {
+        let last = LAST.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((_, out)) = last.iter().find(|(input, _)| input == text) {
+            return out.clone();
+        }
+    }
+    let out = converted(text);
+    let mut last = LAST.lock().unwrap_or_else(PoisonError::into_inner);
+    if last.len() >= KEPT {
+        last.remove(0);
+    }
+    last.push((text.to_string(), out.clone()));
+    out
+}
+
+fn converted(text: &str) -> String {
     let mut out = commands_for_mcp(text);
     if FRAGMENTS.iter().any(|(cli, _)| out.contains(cli)) {
         out = FRAGMENTS
@@ -80,23 +105,35 @@ pub fn for_mcp(text: &str) -> String {
     }
     // A ticket tool named in a refusal: "`subtask-complete` is not allowed in state …",
     // "the assign input was not accepted".
-    for tool in Tool::ALL {
-        for (cli, mcp) in [
-            (
-                format!("`{}` is ", tool.command()),
-                format!("`{}` is ", tool.function_name()),
-            ),
-            (
-                format!("the {} input", tool.command()),
-                format!("the {} input", tool.function_name()),
-            ),
-        ] {
-            if out.contains(&cli) {
-                out = out.replace(&cli, &mcp);
-            }
+    for (cli, mcp) in ticket_tool_names() {
+        if out.contains(cli.as_str()) {
+            out = out.replace(cli.as_str(), mcp);
         }
     }
     out
+}
+
+/// The ticket tools' names as refusals say them, and as the MCP client's agent calls them:
+/// made once, since a warm server converts every answer (docs/architecture.md).
+fn ticket_tool_names() -> &'static [(String, String)] {
+    static NAMES: std::sync::OnceLock<Vec<(String, String)>> = std::sync::OnceLock::new();
+    NAMES.get_or_init(|| {
+        Tool::ALL
+            .iter()
+            .flat_map(|tool| {
+                [
+                    (
+                        format!("`{}` is ", tool.command()),
+                        format!("`{}` is ", tool.function_name()),
+                    ),
+                    (
+                        format!("the {} input", tool.command()),
+                        format!("the {} input", tool.function_name()),
+                    ),
+                ]
+            })
+            .collect()
+    })
 }
 
 fn commands_for_mcp(text: &str) -> String {
@@ -520,5 +557,25 @@ mod tests {
             seen += 1;
         }
         assert!(seen > 20, "{seen} briefings");
+    }
+
+    /// What is kept is what converting gives, whichever texts come and in whatever order.
+    #[test]
+    fn a_kept_conversion_is_the_conversion() {
+        let texts: Vec<String> = (0..9)
+            .map(|i| format!("Step {i}: run `git orchestrate get-task`, then `git orchestrate checkpoint`.\n{}", "x".repeat(i)))
+            .collect();
+        for round in 0..3 {
+            for (i, text) in texts.iter().enumerate() {
+                let text = if round == 1 {
+                    &texts[texts.len() - 1 - i]
+                } else {
+                    text
+                };
+                assert_eq!(for_mcp(text), converted(text));
+                assert_eq!(for_mcp(text), converted(text), "kept");
+                assert_ne!(for_mcp(text), *text, "a command in it is converted");
+            }
+        }
     }
 }
