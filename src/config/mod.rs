@@ -43,7 +43,8 @@ pub const CI_FILES: [&str; 3] = [
 pub const CI_DIRS: [&str; 2] = [".github/workflows", ".gitlab"];
 
 /// The paths protected whatever the configuration says: the config file, the allowed
-/// signers and the CI job's files (everything under [`CI_DIRS`] too: [`always_protected_globs`]).
+/// signers and the CI job's files (and everything under [`CI_DIRS`]:
+/// [`always_protected_globs`]).
 pub fn always_protected() -> impl Iterator<Item = &'static str> {
     [FILE_NAME, ALLOWED_SIGNERS].into_iter().chain(CI_FILES)
 }

@@ -160,8 +160,8 @@ pub fn protected_changes(
 /// The protected paths the working tree changes from the pin, as [`protected_changes`] of
 /// the working tree's tree finds them. When the protected paths are files named one by one
 /// (no `[gates] protected` patterns) and each, and each file under the CI directories, is as
-/// the pin has it, that is shown in-process,
-/// without taking the working tree's tree (three git processes on every RED submit).
+/// the pin has it, that is shown in-process, without taking the working tree's tree (three
+/// git processes on every RED submit).
 pub fn protected_worktree_changes(
     session: &Session,
     state: &State,

@@ -13,9 +13,10 @@ use super::verifier::Judged;
 use crate::engine::EngineError;
 
 /// Why the hook refuses the move of `refs/notes/orchestrator` from `old` to `new`; `None`
-/// when it only adds notes, or changes those of commits not on main. The commits on main are those on it once the push lands: the server's
-/// main, and `main_after`, where the same push moves main (a merge brings its PR's commits
-/// onto main with it, and their notes are then a merged commit's record too).
+/// when it only adds notes, or changes those of commits not on main. The commits on main are
+/// those on it once the push lands: the server's main, and `main_after`, where the same push
+/// moves main (a merge brings its PR's commits onto main with it, and their notes are then a
+/// merged commit's record too).
 pub fn refusal(
     judged: &Judged,
     (old, new): (Option<&str>, Option<&str>),
