@@ -433,6 +433,41 @@ fn the_verification_notes_of_main_are_only_added_to() {
         ))],
     );
 
+    // Two clones' notes merged by git (the union of their lines), one with a line of its
+    // own on that commit: refused as well.
+    repo.git(&["update-ref", notes, &kept]);
+    repo.git(&[
+        "notes",
+        "--ref",
+        "other",
+        "add",
+        "-m",
+        "{\"theirs\":1}",
+        &on_main,
+    ]);
+    repo.git(&[
+        "notes",
+        "--ref",
+        "orchestrator",
+        "merge",
+        "--quiet",
+        "-s",
+        "union",
+        "refs/notes/other",
+    ]);
+    let out = push(&repo, &server, &[], &[notes]);
+    refused(
+        &repo,
+        &server,
+        &before,
+        &out,
+        &[&redact_ids(&format!(
+            "git-orchestrate: refused {notes} <id>: adds a line to the note on {}, a commit on \
+             main (\"{{\\\"theirs\\\":1}}\"): a merged commit's record stays as it was merged",
+            &on_main[..12]
+        ))],
+    );
+
     // What the product writes is still taken: a note on a commit not on main (a PR's
     // checkpoint, noted as it is made) changed, and a first note on a commit of main that had
     // none (notes pushed after the merge).
