@@ -34,10 +34,24 @@ pub const CI_FILES: [&str; 3] = [
     ".gitlab-ci.yml",
 ];
 
+/// The directories CI reads its jobs from, protected as a whole whatever the configuration
+/// says: a file added beside the job `init --ci` writes (`.github/workflows/zz.yml` running
+/// on the same events, with a job named as the required check that only exits 0) would
+/// decide the PR's check as surely as a rewritten job. GitLab reads its pipeline from
+/// `.gitlab-ci.yml` (a file of [`CI_FILES`]) and whatever it includes, which may be any file
+/// under `.gitlab/` by a wildcard.
+pub const CI_DIRS: [&str; 2] = [".github/workflows", ".gitlab"];
+
 /// The paths protected whatever the configuration says: the config file, the allowed
-/// signers and the CI job's files.
+/// signers and the CI job's files (and everything under [`CI_DIRS`]:
+/// [`always_protected_globs`]).
 pub fn always_protected() -> impl Iterator<Item = &'static str> {
     [FILE_NAME, ALLOWED_SIGNERS].into_iter().chain(CI_FILES)
+}
+
+/// [`CI_DIRS`] as globs of everything under them, as `[gates] protected` patterns are.
+pub fn always_protected_globs() -> impl Iterator<Item = String> {
+    CI_DIRS.into_iter().map(|dir| format!("{dir}/**"))
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
@@ -195,12 +209,14 @@ impl Config {
 
     /// The names git is handed as arguments or paths: they must be what they claim, so that
     /// none is read as an option or escapes the repository.
-    /// The pathspecs of the protected paths: those [`always_protected`], `judges` (the files
-    /// the gates and the review command run), and `[gates] protected` (docs/integrity.md).
+    /// The pathspecs of the protected paths: those [`always_protected`] and under
+    /// [`CI_DIRS`], `judges` (the files the gates and the review command run), and `[gates]
+    /// protected` (docs/integrity.md).
     pub fn protected_pathspecs(&self, judges: &[String]) -> Vec<String> {
         always_protected()
             .map(|f| format!(":(literal){f}"))
             .chain(judges.iter().map(|f| format!(":(literal){f}")))
+            .chain(always_protected_globs().map(|p| format!(":(glob){p}")))
             .chain(self.gates.protected.iter().map(|p| format!(":(glob){p}")))
             .collect()
     }

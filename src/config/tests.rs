@@ -378,6 +378,8 @@ fn protected_paths_are_pathspecs_and_bad_ones_are_errors() {
             ":(literal).gitlab/git-orchestrate.yml",
             ":(literal).gitlab-ci.yml",
             ":(literal)tools/review.sh",
+            ":(glob).github/workflows/**",
+            ":(glob).gitlab/**",
             ":(glob)run_tests.sh",
             ":(glob)ci/**"
         ]

@@ -47,7 +47,9 @@ pub fn guard_context_for(
             .map(str::to_string)
             .chain(judges)
             .collect(),
-        protected_globs: config.gates.protected.clone(),
+        protected_globs: crate::config::always_protected_globs()
+            .chain(config.gates.protected.iter().cloned())
+            .collect(),
         role: super::ticket::env_role(),
     })
 }

@@ -159,8 +159,9 @@ pub fn protected_changes(
 
 /// The protected paths the working tree changes from the pin, as [`protected_changes`] of
 /// the working tree's tree finds them. When the protected paths are files named one by one
-/// (no `[gates] protected` patterns) and each is as the pin has it, that is shown in-process,
-/// without taking the working tree's tree (three git processes on every RED submit).
+/// (no `[gates] protected` patterns) and each, and each file under the CI directories, is as
+/// the pin has it, that is shown in-process, without taking the working tree's tree (three
+/// git processes on every RED submit).
 pub fn protected_worktree_changes(
     session: &Session,
     state: &State,
@@ -174,7 +175,11 @@ pub fn protected_worktree_changes(
             .map(str::to_string)
             .chain(judges(config))
             .collect();
-        if session.store.worktree_matches(&pin.commit, &paths)? {
+        if session.store.worktree_matches(&pin.commit, &paths)?
+            && session
+                .store
+                .worktree_dirs_match(&pin.commit, &crate::config::CI_DIRS)?
+        {
             return Ok(Vec::new());
         }
     }

@@ -2,6 +2,7 @@
 //! tree are byte for byte the blobs a commit holds.
 
 use gix::ObjectId;
+use gix::bstr::ByteSlice as _;
 
 use super::{Store, StoreError, git_err};
 
@@ -86,6 +87,88 @@ impl Store {
         Ok(true)
     }
 
+    /// True when each of the directories `dirs` (repository-relative) holds in the working
+    /// tree exactly the files `commit` holds under it, as [`Store::worktree_matches`] compares
+    /// them (absent from both is the same). A file only one side has (an untracked or ignored
+    /// one too), a directory on the way that is a link, or an entry that is neither a file, a
+    /// link nor a directory is "not shown equal": the caller asks git.
+    pub fn worktree_dirs_match(&self, commit: &str, dirs: &[&str]) -> Result<bool, StoreError> {
+        use gix::object::tree::EntryKind;
+        let id = ObjectId::from_hex(commit.as_bytes()).map_err(git_err)?;
+        let tree = self
+            .repo
+            .find_commit(id)
+            .map_err(git_err)?
+            .tree()
+            .map_err(git_err)?;
+        let mut paths = Vec::new();
+        for dir in dirs {
+            let mut in_tree = Vec::new();
+            if let Some(entry) = tree.lookup_entry_by_path(dir).map_err(git_err)? {
+                if entry.mode().kind() != EntryKind::Tree {
+                    return Ok(false);
+                }
+                let mut todo = vec![(entry.object_id(), format!("{dir}/"))];
+                while let Some((id, prefix)) = todo.pop() {
+                    let sub = self.repo.find_tree(id).map_err(git_err)?;
+                    let decoded = sub.decode().map_err(git_err)?;
+                    for entry in &decoded.entries {
+                        let path = format!("{prefix}{}", entry.filename.to_str_lossy());
+                        match entry.mode.kind() {
+                            EntryKind::Tree => {
+                                todo.push((entry.oid.to_owned(), format!("{path}/")))
+                            }
+                            _ => in_tree.push(path),
+                        }
+                    }
+                }
+            }
+            let Some(mut in_worktree) = self.worktree_files_under(dir) else {
+                return Ok(false);
+            };
+            in_tree.sort();
+            in_worktree.sort();
+            if in_tree != in_worktree {
+                return Ok(false);
+            }
+            paths.extend(in_tree);
+        }
+        self.worktree_matches(commit, &paths)
+    }
+
+    /// The files and links under the working tree's directory `dir`, repository-relative;
+    /// `None` when a directory on the way is a link or something under it is neither a file,
+    /// a link nor a directory (a FIFO is not opened), or it cannot be read.
+    fn worktree_files_under(&self, dir: &str) -> Option<Vec<String>> {
+        let mut on_the_way = self.workdir().to_path_buf();
+        for part in dir.split('/') {
+            on_the_way.push(part);
+            match std::fs::symlink_metadata(&on_the_way) {
+                Ok(meta) if meta.file_type().is_symlink() => return None,
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Some(Vec::new()),
+                Err(_) => return None,
+            }
+        }
+        let mut out = Vec::new();
+        let mut todo = vec![(on_the_way, dir.to_string())];
+        while let Some((path, relative)) = todo.pop() {
+            let meta = std::fs::symlink_metadata(&path).ok()?;
+            if meta.is_dir() {
+                for entry in std::fs::read_dir(&path).ok()? {
+                    let entry = entry.ok()?;
+                    let name = entry.file_name().into_string().ok()?;
+                    todo.push((entry.path(), format!("{relative}/{name}")));
+                }
+            } else if meta.is_file() || meta.file_type().is_symlink() {
+                out.push(relative);
+            } else {
+                return None;
+            }
+        }
+        Some(out)
+    }
+
     /// The bytes of blob `id` when it holds at most `cap` of them; `Err(size)` when it holds
     /// more, and nothing was read (its size comes from the object's header).
     pub fn blob_within(&self, id: &str, cap: u64) -> Result<Result<Vec<u8>, u64>, StoreError> {
@@ -133,5 +216,61 @@ impl Store {
         self.object_of_kind(id, gix::objs::Kind::Blob)
             .map(|data| data.to_vec())
             .map_err(StoreError::Git)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_git::git;
+
+    /// A CI directory shown equal in-process only when the working tree holds exactly the
+    /// commit's files under it: a file added, changed, removed or turned into a link, and a
+    /// directory on the way made a link, are each "not shown equal" (git then decides).
+    #[test]
+    fn a_directory_matches_only_with_exactly_the_commits_files() {
+        let repo = tempfile::tempdir().unwrap();
+        let d = repo.path();
+        git(d, &["init", "--quiet", "--initial-branch=main"]);
+        let write = |path: &str, text: &str| {
+            let full = d.join(path);
+            std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+            std::fs::write(full, text).unwrap();
+        };
+        write(".github/workflows/ci.yml", "on: push\n");
+        write(".github/workflows/deep/x.yml", "x\n");
+        write("README", "r\n");
+        git(d, &["add", "--all"]);
+        git(d, &["commit", "--quiet", "-m", "one"]);
+        let commit = git(d, &["rev-parse", "HEAD"]);
+        let store = Store::discover(d, "main").unwrap();
+        let dirs = [".github/workflows", ".gitlab"];
+        let matches = || store.worktree_dirs_match(&commit, &dirs).unwrap();
+        assert!(matches(), "as committed, and `.gitlab` absent from both");
+
+        write(".github/workflows/zz.yml", "on: push\n");
+        assert!(!matches(), "a file added");
+        std::fs::remove_file(d.join(".github/workflows/zz.yml")).unwrap();
+        write(".gitlab/other.yml", "x\n");
+        assert!(
+            !matches(),
+            "a file added under a directory the commit lacks"
+        );
+        std::fs::remove_dir_all(d.join(".gitlab")).unwrap();
+        write(".github/workflows/deep/x.yml", "y\n");
+        assert!(!matches(), "a file changed");
+        write(".github/workflows/deep/x.yml", "x\n");
+        std::fs::remove_file(d.join(".github/workflows/ci.yml")).unwrap();
+        assert!(!matches(), "a file removed");
+        std::os::unix::fs::symlink("../../README", d.join(".github/workflows/ci.yml")).unwrap();
+        assert!(!matches(), "a file made a link");
+        std::fs::remove_file(d.join(".github/workflows/ci.yml")).unwrap();
+        write(".github/workflows/ci.yml", "on: push\n");
+        assert!(matches(), "put back");
+
+        let elsewhere = tempfile::tempdir().unwrap();
+        std::fs::rename(d.join(".github"), elsewhere.path().join("github")).unwrap();
+        std::os::unix::fs::symlink(elsewhere.path().join("github"), d.join(".github")).unwrap();
+        assert!(!matches(), "a directory on the way made a link");
     }
 }

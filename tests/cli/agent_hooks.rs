@@ -125,6 +125,20 @@ fn each_client_gets_the_guards_denial_in_its_own_format() {
                    "tool_input": {"file_path": ".orchestrate.toml", "old_string": "a", "new_string": "b"}}),
             "protected",
         ),
+        // Anything under the directories CI reads its jobs from, not only the job `init
+        // --ci` writes: a workflow added beside it runs on the same events.
+        (
+            "claude",
+            json!({"session_id": "s", "cwd": cwd, "tool_name": "Write",
+                   "tool_input": {"file_path": ".github/workflows/zz.yml", "content": "on: push"}}),
+            "protected",
+        ),
+        (
+            "codex",
+            json!({"session_id": "s", "cwd": cwd, "tool_name": "Bash",
+                   "tool_input": {"command": "rm -rf .gitlab"}}),
+            "protected",
+        ),
         (
             "codex",
             json!({"session_id": "s", "cwd": cwd, "tool_name": "Bash",

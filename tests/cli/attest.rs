@@ -203,7 +203,7 @@ pub(crate) fn write_commit(repo: &TestRepo, text: &str) -> String {
 }
 
 /// `tree` with every blob (at any depth) that mentions `from` rewritten to say `to`.
-fn rewrite_tree(repo: &TestRepo, tree: &str, from: &str, to: &str) -> String {
+pub(crate) fn rewrite_tree(repo: &TestRepo, tree: &str, from: &str, to: &str) -> String {
     let mut spec = String::new();
     for line in repo.git(&["ls-tree", tree]).lines() {
         let (meta, name) = line.split_once('\t').expect("ls-tree line");

@@ -1138,3 +1138,36 @@ fn each_kind_of_protected_change_is_refused_at_red() {
     std::fs::write(&script, &original).unwrap();
     repo.submit_test(RED, Some("FAIL")).expect(3);
 }
+
+/// A file added under a directory CI reads its jobs from (a workflow beside the job `init
+/// --ci` writes) is seen at RED, by the in-process comparison as by git: refused, naming it,
+/// nothing recorded. An empty directory there, and a file beside those directories, are no
+/// protected change.
+#[test]
+fn a_file_added_where_ci_reads_its_jobs_is_refused_at_red() {
+    let repo = TestRepo::at_first_step();
+    let tip = repo.tip();
+    for added in [
+        ".github/workflows/zz.yml",
+        ".github/workflows/deep/x.yml",
+        ".gitlab/other.yml",
+    ] {
+        repo.write(added, "on: pull_request\n");
+        let out = repo.submit_test(RED, Some("FAIL"));
+        assert_eq!(out.code, 4, "{added}: {}{}", out.stdout, out.stderr);
+        assert!(
+            out.stderr.starts_with(&format!(
+                "error: submit-work refused: the working tree changes protected paths ({added}), \
+                 which a human changes on main; nothing ran and nothing was recorded"
+            )),
+            "{added}: {}",
+            out.stderr
+        );
+        assert_eq!(repo.tip(), tip, "{added}: nothing recorded");
+        let top = added.split('/').next().unwrap();
+        std::fs::remove_dir_all(repo.path.join(top)).unwrap();
+    }
+    std::fs::create_dir_all(repo.path.join(".github/workflows")).unwrap();
+    repo.write(".github/CODEOWNERS", "* @maintainers\n");
+    repo.submit_test(RED, Some("FAIL")).expect(3);
+}

@@ -203,9 +203,10 @@ fn a_forged_verdict_under_any_notes_ref_is_refused_and_an_unsigned_failure_is_un
 }
 
 /// The verification notes on the server are only added to: deleting them, pushing another
-/// history over them, removing the note a commit on main carries or taking a line out of it
-/// are refused (a clone would then read an honest merge as unverified); a note added on top
-/// is taken.
+/// history over them, removing the note a commit on main carries, taking a line out of it,
+/// adding one or writing it again otherwise are refused (a clone would then read an honest
+/// merge as unverified, or read a record its merge never had); a note on a commit not on
+/// main, and a first note on a commit of main, are taken.
 #[test]
 fn the_verification_notes_of_main_are_only_added_to() {
     let repo = calc_with(CALC_CONFIG, &[]);
@@ -377,7 +378,9 @@ fn the_verification_notes_of_main_are_only_added_to() {
     );
     assert_eq!(server.refs(&repo), before);
 
-    // Added on top (a line appended, a note on another commit): taken.
+    // A line appended to the note of a commit on main, or its lines written again in another
+    // shape (each twice): refused, naming the commit; a merged commit's record stays as it
+    // was merged.
     repo.git(&["update-ref", notes, &kept]);
     repo.git(&[
         "notes",
@@ -387,6 +390,129 @@ fn the_verification_notes_of_main_are_only_added_to() {
         "-m",
         "{\"added\":1}",
         &on_main,
+    ]);
+    let out = push(&repo, &server, &[], &[notes]);
+    refused(
+        &repo,
+        &server,
+        &before,
+        &out,
+        &[&redact_ids(&format!(
+            "git-orchestrate: refused {notes} <id>: adds a line to the note on {}, a commit on \
+             main (\"{{\\\"added\\\":1}}\"): a merged commit's record stays as it was merged",
+            &on_main[..12]
+        ))],
+    );
+    repo.git(&["update-ref", notes, &kept]);
+    let text = repo.git(&["notes", "--ref", "orchestrator", "show", &on_main]);
+    let doubled = repo.git_with_stdin(
+        &["hash-object", "-w", "--stdin"],
+        format!("{text}{text}").as_bytes(),
+    );
+    repo.git(&[
+        "notes",
+        "--ref",
+        "orchestrator",
+        "add",
+        "-f",
+        "-C",
+        doubled.trim(),
+        &on_main,
+    ]);
+    let out = push(&repo, &server, &[], &[notes]);
+    refused(
+        &repo,
+        &server,
+        &before,
+        &out,
+        &[&redact_ids(&format!(
+            "git-orchestrate: refused {notes} <id>: rewrites the note on {}, a commit on main \
+             (its lines in another order or spelling): a merged commit's record stays as it was \
+             merged",
+            &on_main[..12]
+        ))],
+    );
+
+    // Two clones' notes merged by git (the union of their lines), one with a line of its
+    // own on that commit: refused as well.
+    repo.git(&["update-ref", notes, &kept]);
+    repo.git(&[
+        "notes",
+        "--ref",
+        "other",
+        "add",
+        "-m",
+        "{\"theirs\":1}",
+        &on_main,
+    ]);
+    repo.git(&[
+        "notes",
+        "--ref",
+        "orchestrator",
+        "merge",
+        "--quiet",
+        "-s",
+        "union",
+        "refs/notes/other",
+    ]);
+    let out = push(&repo, &server, &[], &[notes]);
+    refused(
+        &repo,
+        &server,
+        &before,
+        &out,
+        &[&redact_ids(&format!(
+            "git-orchestrate: refused {notes} <id>: adds a line to the note on {}, a commit on \
+             main (\"{{\\\"theirs\\\":1}}\"): a merged commit's record stays as it was merged",
+            &on_main[..12]
+        ))],
+    );
+
+    // What the product writes is still taken: a note on a commit not on main (a PR's
+    // checkpoint, noted as it is made) changed, and a first note on a commit of main that had
+    // none (notes pushed after the merge).
+    repo.git(&["update-ref", notes, &kept]);
+    let first = repo
+        .git(&["rev-list", "--max-parents=0", "main"])
+        .trim()
+        .to_string();
+    assert!(
+        !repo
+            .git(&["notes", "--ref", "orchestrator", "list"])
+            .contains(&first),
+        "main's first commit carries no note"
+    );
+    repo.git(&["checkout", "-q", "-b", "side", &first]);
+    repo.write("side.txt", "side\n");
+    repo.commit_all("side: not on main");
+    let side = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
+    repo.git(&[
+        "notes",
+        "--ref",
+        "orchestrator",
+        "add",
+        "-m",
+        "{\"side\":1}",
+        &side,
+    ]);
+    push(&repo, &server, &[], &["side", notes]).expect(0);
+    repo.git(&[
+        "notes",
+        "--ref",
+        "orchestrator",
+        "append",
+        "-m",
+        "{\"side\":2}",
+        &side,
+    ]);
+    repo.git(&[
+        "notes",
+        "--ref",
+        "orchestrator",
+        "add",
+        "-m",
+        "{\"first\":1}",
+        &first,
     ]);
     push(&repo, &server, &[], &[notes]).expect(0);
     assert_eq!(
@@ -441,14 +567,19 @@ fn notes_kept_from_before_the_guard_do_not_block_later_notes() {
     server.git(&repo, &["update-ref", "-d", "refs/heads/carrier"]);
     repo.git(&["update-ref", notes, &stray]);
 
+    // A note on a commit not on main (as a PR's checkpoint is noted), on top of the stray.
+    let side = repo
+        .git(&["commit-tree", &format!("{on_main}^{{tree}}"), "-m", "side"])
+        .trim()
+        .to_string();
     repo.git(&[
         "notes",
         "--ref",
         "orchestrator",
-        "append",
+        "add",
         "-m",
         "{\"added\":1}",
-        &on_main,
+        &side,
     ]);
     push(&repo, &server, &[], &[notes]).expect(0);
     let now = repo.git(&["rev-parse", notes]).trim().to_string();
@@ -647,6 +778,243 @@ fn names_that_only_full_case_mapping_joins_are_not_twins() {
             )],
         );
     }
+}
+
+/// `café` spelled as `e` + U+0301 (decomposed, as macOS writes names) beside `café` spelled
+/// U+00E9: one name on APFS and HFS+, so the second is refused as the first's twin, pushed
+/// after it or in the same push. `STRA\u{1e9e}E` and `STRASSE` are two names: the capital
+/// sharp s folds to `ß` (simple case folding), and only full case folding takes that to `ss`.
+#[test]
+fn names_that_differ_only_in_unicode_normalization_are_twins() {
+    let repo = TestRepo::new();
+    let server = Server::start(&repo);
+    let tip = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
+    push(&repo, &server, &[], &["main"]).expect(0);
+    let composed = "refs/heads/caf\u{e9}";
+    let decomposed = "refs/heads/cafe\u{301}";
+    push(&repo, &server, &[], &[&format!("{tip}:{composed}")]).expect(0);
+    let before = server.refs(&repo);
+    let twin = |spelled: &str, of: &str| {
+        format!(
+            "git-orchestrate: refused {spelled} <id>: differs only in case from {of} (the \
+             server's, or made by this push): where the file system folds case it is that \
+             ref's own file"
+        )
+    };
+    let out = push(&repo, &server, &[], &[&format!("{tip}:{decomposed}")]);
+    refused(
+        &repo,
+        &server,
+        &before,
+        &out,
+        &[&twin(decomposed, composed)],
+    );
+    let out = push(
+        &repo,
+        &server,
+        &[],
+        &[
+            &format!("{tip}:refs/heads/na\u{ef}ve"),
+            &format!("{tip}:refs/heads/NAI\u{308}VE"),
+        ],
+    );
+    assert_ne!(out.code, 0, "{}", out.stderr);
+    assert!(
+        remote(&out).contains(&twin("refs/heads/NAI\u{308}VE", "refs/heads/na\u{ef}ve")),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(server.refs(&repo), before);
+
+    push(&repo, &server, &[], &[&format!("{tip}:refs/heads/STRASSE")]).expect(0);
+    push(
+        &repo,
+        &server,
+        &[],
+        &[&format!("{tip}:refs/heads/STRA\u{1e9e}E")],
+    )
+    .expect(0);
+    assert_eq!(server.rev(&repo, "refs/heads/STRA\u{1e9e}E"), Some(tip));
+}
+
+/// A file added beside the CI job `init --ci` writes, under the directories CI reads its
+/// jobs from (`.github/workflows/zz.yml`, running on the same events with a job named as
+/// the required check that only exits 0; `.gitlab/other.yml`): the PR changes protected
+/// paths, and its verification does not count.
+#[test]
+fn a_pr_that_adds_a_ci_file_beside_the_job_does_not_verify() {
+    for added in [".github/workflows/zz.yml", ".gitlab/other.yml"] {
+        let repo = TestRepo::new();
+        repo.write(
+            ".github/workflows/git-orchestrate.yml",
+            "jobs:\n  attest:\n    steps:\n      - run: git orchestrate attest \"$SHA\"\n",
+        );
+        repo.commit_all("ci: attest every PR");
+        repo.submit_plan(PLAN).expect(0);
+        repo.run(&["get-task"]).expect(0);
+        repo.submit_test(RED, Some("FAIL")).expect(3);
+        repo.run(&["submit-work", "-s", "ok", "--analysis-decision", "SUCCESS"])
+            .expect(0);
+        repo.write("add.sh", "echo 5\n");
+        repo.write(added, "jobs:\n  attest:\n    steps:\n      - run: exit 0\n");
+        let out = repo.submit_test("sh add.sh", None);
+        out.expect(1);
+        assert_eq!(
+            out.stdout.lines().next().unwrap(),
+            format!(
+                "FAILURE: `sh add.sh` passed (exit 0), but the working tree changes protected \
+                 paths ({added}): a human changes these on main; debugging attempt 1"
+            )
+        );
+    }
+}
+
+/// A PR that adds a workflow beside the CI job: the agent cannot commit it through the
+/// workflow (above), so it forges the PR's last commit to carry it, and rewrites the merge
+/// and the chain to match, as an agent that writes anything in its clone can. `attest`
+/// FAILS the merge and the server's hook refuses it, each naming the protected path.
+#[test]
+fn a_pr_that_adds_a_ci_workflow_is_failed_and_refused() {
+    use crate::attest::{rewrite_tree, swap_chain_tip, write_commit};
+    let repo = calc_with(CALC_CONFIG, &[]);
+    let server = Server::start(&repo);
+    push(&repo, &server, &[], &["main", REF]).expect(0);
+    finalized(&repo);
+    mark_done_and_merge(&repo).expect(0);
+    let merge = main_tip(&repo);
+    let chain = repo.tip().unwrap();
+    let pr_head = repo.git(&["rev-parse", "main^2"]).trim().to_string();
+
+    // The PR's last commit, and the merge, with `.github/workflows/zz.yml` added.
+    let tree = repo.git(&["rev-parse", "main^{tree}"]).trim().to_string();
+    assert_eq!(
+        repo.git(&["rev-parse", &format!("{pr_head}^{{tree}}")])
+            .trim(),
+        tree
+    );
+    let workflow = repo
+        .git_with_stdin(
+            &["hash-object", "-w", "--stdin"],
+            b"on: pull_request\njobs:\n  attest:\n    steps:\n      - run: exit 0\n",
+        )
+        .trim()
+        .to_string();
+    let workflows = repo.git_with_stdin(
+        &["mktree"],
+        format!("100644 blob {workflow}\tzz.yml\n").as_bytes(),
+    );
+    let github = repo.git_with_stdin(
+        &["mktree"],
+        format!("040000 tree {}\tworkflows\n", workflows.trim()).as_bytes(),
+    );
+    let mut spec = repo.git(&["ls-tree", &tree]);
+    spec.push_str(&format!("040000 tree {}\t.github\n", github.trim()));
+    let forged_tree = repo
+        .git_with_stdin(&["mktree"], spec.as_bytes())
+        .trim()
+        .to_string();
+    let retree = |commit: &str| {
+        repo.git(&["cat-file", "commit", commit]).replacen(
+            &format!("tree {tree}\n"),
+            &format!("tree {forged_tree}\n"),
+            1,
+        )
+    };
+    let forged_head = write_commit(&repo, &retree(&pr_head));
+    let forged_merge = write_commit(&repo, &retree(&merge).replace(&pr_head, &forged_head));
+
+    // The chain from the first transition that names the PR's last commit, made again with
+    // both forged commits named instead.
+    let swaps = [(&pr_head, &forged_head), (&merge, &forged_merge)];
+    let transitions: Vec<String> = repo
+        .git(&["rev-list", "--first-parent", "--reverse", REF])
+        .lines()
+        .map(str::to_string)
+        .collect();
+    let names = |commit: &str| {
+        repo.git(&["show", &format!("{commit}:state.json")])
+            .contains(pr_head.as_str())
+            || repo.git(&["cat-file", "commit", commit]).contains(&pr_head)
+    };
+    let first = transitions
+        .iter()
+        .position(|c| names(c))
+        .expect("the chain names the PR's last commit");
+    let mut moved: Option<(String, String)> = None;
+    for commit in &transitions[first..] {
+        let old_tree = repo
+            .git(&["rev-parse", &format!("{commit}^{{tree}}")])
+            .trim()
+            .to_string();
+        let mut new_tree = old_tree.clone();
+        let mut text = repo.git(&["cat-file", "commit", commit]);
+        for (from, to) in swaps {
+            new_tree = rewrite_tree(&repo, &new_tree, from, to);
+            text = text.replace(from.as_str(), to);
+        }
+        text = text.replacen(
+            &format!("tree {old_tree}\n"),
+            &format!("tree {new_tree}\n"),
+            1,
+        );
+        if let Some((old, new)) = &moved {
+            text = text.replacen(&format!("parent {old}\n"), &format!("parent {new}\n"), 1);
+        }
+        moved = Some((commit.clone(), write_commit(&repo, &text)));
+    }
+    let (_, forged_chain) = moved.expect("a transition rewritten");
+    repo.git(&["update-ref", "refs/heads/main", &forged_merge, &merge]);
+    swap_chain_tip(&repo, &chain, &forged_chain);
+
+    let reasons = [
+        "the master-plan commit <id> changes more than the master plan: \
+         .github/workflows/zz.yml, docs/plan.md",
+        "the PR changes protected paths (a human changes these on main): \
+         .github/workflows/zz.yml",
+    ];
+    let out = repo.run(&["attest", "--no-note", "main"]);
+    assert_eq!(
+        redact_ids(&out.stdout),
+        format!(
+            "FAILED <id> (the merge of workflow main)\n  - {}\n  - {}\nno note written: \
+             --no-note\n",
+            reasons[0], reasons[1]
+        )
+    );
+    out.expect(1);
+
+    let before = server.refs(&repo);
+    let out = push(&repo, &server, &["--no-verify"], &["main", REF]);
+    refused(
+        &repo,
+        &server,
+        &before,
+        &out,
+        &[&format!(
+            "git-orchestrate: refused refs/heads/main <id>: moves main to a commit that is not a \
+             workflow merge that attests PASSED: {}",
+            reasons.join("; ")
+        )],
+    );
+}
+
+/// A workflow file a human put on main (as the docs say a protected path is changed) blocks
+/// nothing: the PR made on top of it merges, and the server's hook takes the merge.
+#[test]
+fn a_ci_file_a_human_put_on_main_does_not_block_a_pr() {
+    let repo = calc_with(
+        CALC_CONFIG,
+        &[(
+            ".github/workflows/zz.yml",
+            "jobs:\n  lint:\n    steps:\n      - run: true\n",
+        )],
+    );
+    let server = Server::start(&repo);
+    let merge = merged_on_server(&repo, &server);
+    assert_eq!(
+        repo.git(&["show", &format!("{merge}:.github/workflows/zz.yml")]),
+        "jobs:\n  lint:\n    steps:\n      - run: true\n"
+    );
 }
 
 /// The CI job `init --ci` writes, on main; a PR whose tree swaps its `attest` call for

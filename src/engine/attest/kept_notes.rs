@@ -1,8 +1,11 @@
 //! The verification notes on a server (docs/refs.md, "refs/notes/orchestrator"): the server
 //! hook takes a push to them only when it keeps what the commits on main carry (main as the
-//! push leaves it): no deletion, no history rewritten, and no note of a commit on main removed
-//! or any of its lines taken out (two clones' notes merge by the union of their lines, so lines
-//! are only ever added).
+//! push leaves it) as it is: no deletion, no history rewritten, and the note the server holds
+//! for a commit on main neither removed nor changed (a line taken out, added or reordered).
+//! The product writes a commit's records before it is merged (the checkpoints as they are
+//! made, the squash's final record before the merge), so a push that changes a merged
+//! commit's note is no flow of its own; a first note on a merged commit that had none (notes
+//! pushed after the merge) is still taken.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -10,9 +13,10 @@ use super::verifier::Judged;
 use crate::engine::EngineError;
 
 /// Why the hook refuses the move of `refs/notes/orchestrator` from `old` to `new`; `None`
-/// when it only adds. The commits on main are those on it once the push lands: the server's
-/// main, and `main_after`, where the same push moves main (a merge brings its PR's commits
-/// onto main with it, and their notes are then a merged commit's record too).
+/// when it only adds notes, or changes those of commits not on main. The commits on main are
+/// those on it once the push lands: the server's main, and `main_after`, where the same push
+/// moves main (a merge brings its PR's commits onto main with it, and their notes are then a
+/// merged commit's record too).
 pub fn refusal(
     judged: &Judged,
     (old, new): (Option<&str>, Option<&str>),
@@ -75,15 +79,25 @@ pub fn refusal(
                 crate::short_id(&object)
             )));
         };
-        for blob in &blobs {
-            if let Some(line) = dropped_line(judged, blob, now)? {
-                return Ok(Some(format!(
-                    "takes a line out of the note on {}, a commit on main ({line:?}): a merged \
-                     commit's record keeps every line it had",
-                    crate::short_id(&object)
-                )));
-            }
+        if let Some(line) = missing_line(judged, &blobs, now)? {
+            return Ok(Some(format!(
+                "takes a line out of the note on {}, a commit on main ({line:?}): a merged \
+                 commit's record keeps every line it had",
+                crate::short_id(&object)
+            )));
         }
+        if let Some(line) = missing_line(judged, now, &blobs)? {
+            return Ok(Some(format!(
+                "adds a line to the note on {}, a commit on main ({line:?}): a merged commit's \
+                 record stays as it was merged",
+                crate::short_id(&object)
+            )));
+        }
+        return Ok(Some(format!(
+            "rewrites the note on {}, a commit on main (its lines in another order or \
+             spelling): a merged commit's record stays as it was merged",
+            crate::short_id(&object)
+        )));
     }
     Ok(None)
 }
@@ -135,29 +149,34 @@ fn notes_by_object(
     Ok(Ok(out))
 }
 
-/// The first line of the note blob `before` that none of the blobs `after` holds; a blob over
-/// the cap counts as holding nothing.
-fn dropped_line(
+/// The first line of the note blobs `these` that none of the blobs `others` holds; a blob
+/// over the cap counts as holding nothing.
+fn missing_line(
     judged: &Judged,
-    before: &str,
-    after: &[String],
+    these: &[String],
+    others: &[String],
 ) -> Result<Option<String>, EngineError> {
-    let read = |blob: &str| -> Result<String, EngineError> {
+    let read = |blob: &String| -> Result<String, EngineError> {
         Ok(judged
             .git
             .blob_within(blob, crate::input::CAP)?
             .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
             .unwrap_or_default())
     };
-    let before = read(before)?;
-    let after = after
+    let these = these.iter().map(read).collect::<Result<Vec<_>, _>>()?;
+    let others = others.iter().map(read).collect::<Result<Vec<_>, _>>()?;
+    let kept: BTreeSet<&str> = others.iter().flat_map(|text| text.lines()).collect();
+    let mut missing = these
         .iter()
-        .map(|b| read(b))
-        .collect::<Result<Vec<_>, _>>()?;
-    let kept: BTreeSet<&str> = after.iter().flat_map(|text| text.lines()).collect();
-    Ok(before
-        .lines()
-        .find(|line| !kept.contains(line))
+        .flat_map(|text| text.lines())
+        .filter(|line| !kept.contains(line));
+    // The line to name: one with something in it, where there is one (`git notes append`
+    // puts a blank line before what it adds).
+    let first = missing.next();
+    Ok(first
+        .filter(|line| !line.trim().is_empty())
+        .or_else(|| missing.find(|line| !line.trim().is_empty()))
+        .or(first)
         .map(|line| line.chars().take(80).collect()))
 }
 

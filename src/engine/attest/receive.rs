@@ -133,25 +133,42 @@ fn guarded<'a>(reference: &'a str, main: &str) -> Guarded<'a> {
     }
 }
 
-/// `name` as a file system that folds case may store it: each code point upper-cased, then
-/// lower-cased, so that letters beyond ASCII that fold onto ASCII ones (`ſ` onto `s`, `ı` onto
-/// `i`, the Kelvin sign onto `k`) meet them.
+/// `name` as a file system that folds case and normalization may store it: in canonical
+/// decomposition (APFS and HFS+ take `café` typed as `e` + U+0301 and as U+00E9 for one
+/// name), each code point then folded by Unicode's simple case folding, and decomposed again
+/// (a folded letter may sort among combining marks otherwise): Unicode's canonical caseless
+/// match, one code point onto one.
 fn fold(name: &str) -> String {
+    use unicode_normalization::UnicodeNormalization as _;
     // HFS+ also ignores these code points in names (git's utf8.c, `next_hfs_char`).
     let ignored = |c: &char| matches!(*c as u32, 0x200c..=0x200f | 0x202a..=0x202e | 0x206a..=0x206f | 0xfeff);
     name.chars()
         .filter(|c| !ignored(c))
+        .nfd()
         .map(fold_char)
+        .nfd()
         .collect()
 }
 
-/// One code point folded as HFS+ and NTFS fold it: by simple, one-to-one case mapping. A
-/// mapping to several code points (`ß` upper-cased is `SS`) is none of theirs, so `straße`
-/// and `strasse` are two files there, and two refs here; and a code point is folded alone,
-/// never by its neighbours (no final-sigma rule).
+/// One code point by Unicode's simple case folding (CaseFolding.txt, status C and S): a
+/// folding to several code points (F: `ß` to `ss`, `ﬆ` to `st`) is none of it, so `straße`
+/// and `strasse` are two names, and two refs here; a code point is folded alone, never by its
+/// neighbours (no final-sigma rule). It is the simple upper case, then the simple lower case
+/// of that, but for the code points where those two steps and the table part ways; and one
+/// more join than the table's: the dotless `ı` meets `i`, as NTFS, which upper-cases a name
+/// by simple upper case, takes `ı` for `I` (the table joins them only by a Turkic T row).
 fn fold_char(c: char) -> char {
-    let upper = only(c.to_uppercase()).unwrap_or(c);
-    only(upper.to_lowercase()).unwrap_or(upper)
+    match c {
+        // S foldings that no one-to-one case mapping gives: `ΐ` written with its oxia, and
+        // the ligature of a long s and t onto that of s and t.
+        '\u{1fd3}' => '\u{390}',
+        '\u{1fe3}' => '\u{3b0}',
+        '\u{fb05}' => '\u{fb06}',
+        _ => {
+            let upper = only(c.to_uppercase()).unwrap_or(c);
+            only(upper.to_lowercase()).unwrap_or(upper)
+        }
+    }
 }
 
 /// The code point a case mapping gives, when it gives exactly one.
@@ -161,7 +178,8 @@ fn only(mut mapped: impl Iterator<Item = char>) -> Option<char> {
 }
 
 /// A ref that the new ref `reference` would share a file with where the file system folds
-/// case (a workflow `MAIN` beside `main`), if there is one: one of the server's that the push
+/// case or normalization (a workflow `MAIN` beside `main`, a branch `café` spelled
+/// decomposed beside one spelled composed), if there is one: one of the server's that the push
 /// does not delete, or one the push creates before it. Created beside it, it would be that
 /// ref, judged as another.
 fn folded_twin(
@@ -1344,32 +1362,159 @@ mod tests {
         assert_eq!(guarded("refs/tags/V1", "main"), Guarded::Other);
     }
 
-    /// Each row: a name, and the name folded. One code point maps to one, as HFS+ and NTFS
-    /// fold case: `ß` has no one-letter upper case and stays itself; letters beyond ASCII
-    /// that fold onto ASCII ones still meet them.
+    /// Each row: two names, whether they are twins (one file where the file system folds case
+    /// and normalization), and why, by CaseFolding.txt's status for the code point (C and S
+    /// fold; F and T do not) or by canonical equivalence.
     #[test]
-    fn fold_maps_each_code_point_to_one() {
+    fn fold_takes_canonical_equivalents_then_simple_case_folding() {
         let table = [
-            ("refs/heads/straße", "refs/heads/straße"),
-            ("refs/heads/STRASSE", "refs/heads/strasse"),
-            ("refs/heads/STRA\u{1e9e}E", "refs/heads/straße"),
-            ("refs/notes/orche\u{17f}trator", "refs/notes/orchestrator"),
-            ("refs/heads/ma\u{131}n", "refs/heads/main"),
             (
-                "refs/orchestrator/wor\u{212a}flows/w",
-                "refs/orchestrator/workflows/w",
+                "caf\u{e9}",
+                "cafe\u{301}",
+                true,
+                "U+00E9 is canonically e + U+0301 (APFS, HFS+)",
             ),
-            ("refs/heads/ma\u{200c}in", "refs/heads/main"),
-            ("refs/heads/\u{130}", "refs/heads/\u{130}"),
-            ("refs/heads/\u{149}", "refs/heads/\u{149}"),
-            ("refs/heads/\u{3a3}\u{3a3}", "refs/heads/\u{3c3}\u{3c3}"),
-            ("refs/heads/\u{3c2}", "refs/heads/\u{3c3}"),
-            ("REFS/Heads/Main", "refs/heads/main"),
+            (
+                "CAF\u{c9}",
+                "cafe\u{301}",
+                true,
+                "É decomposes, then E folds (C)",
+            ),
+            ("STRA\u{1e9e}E", "straße", true, "U+1E9E; S; 00DF"),
+            (
+                "STRA\u{1e9e}E",
+                "STRASSE",
+                false,
+                "ẞ folds to ß, and ß to ss only in full (F)",
+            ),
+            (
+                "straße",
+                "strasse",
+                false,
+                "00DF has only a full (F) folding",
+            ),
+            (
+                "\u{212a}ELVIN",
+                "kelvin",
+                true,
+                "212A; C; 006B (the Kelvin sign)",
+            ),
+            (
+                "\u{212b}ngstrom",
+                "ångstrom",
+                true,
+                "U+212B is canonically A + U+030A",
+            ),
+            (
+                "orche\u{17f}trator",
+                "orchestrator",
+                true,
+                "017F; C; 0073 (long s)",
+            ),
+            (
+                "orche\u{fb06}rator",
+                "orchestrator",
+                false,
+                "FB06 has only a full (F) folding",
+            ),
+            ("\u{fb05}", "\u{fb06}", true, "FB05; S; FB06"),
+            (
+                "\u{fb01}x",
+                "fix",
+                false,
+                "FB01 has only a full (F) folding",
+            ),
+            (
+                "ma\u{131}n",
+                "main",
+                true,
+                "0131 upper-cases to I, as NTFS folds it (the table: only Turkic, T)",
+            ),
+            (
+                "\u{130}",
+                "i",
+                false,
+                "0130 has only full (F) and Turkic (T) foldings",
+            ),
+            (
+                "\u{130}",
+                "I\u{307}",
+                true,
+                "U+0130 is canonically I + U+0307",
+            ),
+            (
+                "\u{3c2}a",
+                "\u{3c3}a",
+                true,
+                "03C2; C; 03C3 (final sigma, alone)",
+            ),
+            ("\u{3a3}\u{3a3}", "\u{3c3}\u{3c3}", true, "03A3; C; 03C3"),
+            (
+                "\u{1c5}",
+                "\u{1c6}",
+                true,
+                "01C5; C; 01C6 (a title-case letter)",
+            ),
+            (
+                "\u{390}",
+                "\u{1fd3}",
+                true,
+                "1FD3; S; 0390, and canonically equal",
+            ),
+            ("\u{3b1}\u{345}", "\u{3b1}\u{3b9}", true, "0345; C; 03B9"),
+            (
+                "\u{149}",
+                "\u{2bc}n",
+                false,
+                "0149 has only a full (F) folding",
+            ),
+            (
+                "\u{ab70}",
+                "\u{13a0}",
+                true,
+                "AB70; C; 13A0 (Cherokee folds to upper case)",
+            ),
+            (
+                "ma\u{200c}in",
+                "main",
+                true,
+                "HFS+ ignores U+200C in a name",
+            ),
+            (
+                "REFS/Heads/Main",
+                "refs/heads/main",
+                true,
+                "ASCII letters fold (C)",
+            ),
+            ("refs/heads/main", "refs/heads/mains", false, "another name"),
         ];
-        for (name, folded) in table {
-            assert_eq!(fold(name), folded, "{name}");
+        for (a, b, twins, why) in table {
+            assert_eq!(fold(a) == fold(b), twins, "{a:?} and {b:?}: {why}");
         }
-        assert_ne!(fold("refs/heads/straße"), fold("refs/heads/strasse"));
+    }
+
+    /// One code point onto one, as CaseFolding.txt's C and S rows say (and `ı` onto `i`, as
+    /// NTFS joins them); F and T rows are none of it. (Cherokee, which the table folds onto
+    /// its upper case, meets it here on its lower case: the same twins, above.)
+    #[test]
+    fn fold_char_is_simple_case_folding() {
+        for (c, folded) in [
+            ('A', 'a'),
+            ('\u{1e9e}', 'ß'),
+            ('ß', 'ß'),
+            ('\u{212a}', 'k'),
+            ('\u{17f}', 's'),
+            ('\u{3c2}', '\u{3c3}'),
+            ('\u{1c5}', '\u{1c6}'),
+            ('\u{345}', '\u{3b9}'),
+            ('\u{1fd3}', '\u{390}'),
+            ('\u{fb05}', '\u{fb06}'),
+            ('\u{fb06}', '\u{fb06}'),
+            ('\u{131}', 'i'),
+            ('\u{130}', '\u{130}'),
+        ] {
+            assert_eq!(fold_char(c), folded, "{c:?}");
+        }
     }
 
     fn claim(workflow: &str, user: &str, expires: i64) -> crate::store::Claim {
