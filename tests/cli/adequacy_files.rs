@@ -63,8 +63,8 @@ const RERAN: &str = "  re-ran: the gates passed on the squashed commit in a clea
     final tree; evidence: exit code only\n";
 
 /// The special case in `path` (not code by its name), measured and refused under enforce on
-/// the agent's machine; where the agent fools its local check, FAILED by `attest` in a fresh
-/// clone, naming the file's survivors: `attested` is that output's adequacy and refusal.
+/// the agent's machine; where the agent fools its local check, refused by the server hook
+/// and FAILED by `attest` in a fresh clone, naming the file's survivors: `attested` is that output's adequacy and refusal.
 fn special_case_in_a_file_not_named_as_code(
     path: &str,
     text: &[u8],
@@ -72,7 +72,7 @@ fn special_case_in_a_file_not_named_as_code(
     refusal: &str,
     attested: &str,
 ) {
-    use crate::attest::{Server, push};
+    use crate::attest::{Server, push, refused, server_refs};
     let verify = "adequacy = \"enforce\"\nmin_killed = 0.5";
     let repo = case_calc_planned(verify, MUL_PLAN);
     task(&repo, FOOLABLE_TEST, arm, &[(path, text)]);
@@ -90,6 +90,24 @@ fn special_case_in_a_file_not_named_as_code(
     submit_fooling(&repo).expect(0);
     mark_done_and_merge(&repo).expect(0);
     let merge = main_tip(&repo);
+    let before = server_refs(&repo, &server);
+    let out = push(&repo, &server, &[], &["main", REF]);
+    let first = refusal
+        .split_once("each):")
+        .expect("a refusal names its survivors")
+        .0;
+    refused(
+        &repo,
+        &server,
+        &before,
+        &out,
+        &[&format!(
+            "git-orchestrate: refused refs/heads/main <id>: moves main to a commit that is not \
+             a workflow merge that attests PASSED: {}each): [more: `git orchestrate attest \
+             COMMIT` shows all of it]",
+            first.trim_start_matches("FAILURE: ")
+        )],
+    );
     let ci = ci_clone(&repo, &server);
     let out = ci.run(&["attest", "--no-note", &merge]);
     out.expect(1);
