@@ -200,8 +200,13 @@ fn adequacy_text(adequacy: &Adequacy) -> String {
                     .iter()
                     .map(|m| format!("\n    survived: {m}"))
                     .collect();
+                let unmeasured: String = t
+                    .not_measured
+                    .iter()
+                    .map(|n| format!("\n    not measured: {} ({})", n.path, n.why))
+                    .collect();
                 format!(
-                    "  adequacy of task {} (step {}): {measured}{error}{survived}\n",
+                    "  adequacy of task {} (step {}): {measured}{error}{survived}{unmeasured}\n",
                     t.task, t.step
                 )
             })

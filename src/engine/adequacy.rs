@@ -35,9 +35,10 @@ pub(crate) struct Task<'a> {
     /// so that a RED command running the whole suite measures this task's code, not the next
     /// test. `None` when `end` is where the next task began, which holds no test of it.
     pub next: Option<&'a PinnedTest>,
-    /// The squashed tree, and the test files `end` holds that it does not and no RED step
-    /// pinned (src/engine/proof/adequacy.rs, `dropped_tests`): taken out for the runs.
-    pub dropped: (&'a str, &'a [String]),
+    /// The squashed tree, and the test files `end` holds that it does not hold so and no RED
+    /// step of the task pinned (src/engine/proof/adequacy.rs, `tests_as_squashed`): put in
+    /// as it has them for the runs (taken out where it has none).
+    pub as_squashed: (&'a str, &'a [String]),
 }
 
 /// A code file the task changed: its path, its text at the task's end, and the lines of it
@@ -55,21 +56,90 @@ pub(crate) struct Planned {
     text: String,
 }
 
-/// The code files the task changed (not test paths), with their changed lines; and those of
-/// them that are not text where the task ends, which no mutant reaches. A code file a RED
-/// step pinned with its test (one it created) is code all the same: the test's files are
-/// those `[gates] test_paths` names, and an implementation written beside the test would
-/// otherwise never be mutated.
+/// What a file the task's test may not notice is replaced with, where running it is how it
+/// would be used: it ends a shell that sources or evaluates it (any line of it), and it is
+/// no statement Python or JavaScript can import.
+const NOT_CODE: &str = "exit 97\n";
+
+impl Planned {
+    /// `path` taken from the task's test to see whether it notices: emptied, or, where
+    /// `run` (the file may be run rather than read, [`runs_as_code`]), replaced by a line
+    /// that fails wherever it is run.
+    pub(crate) fn without(path: &str, run: bool) -> Planned {
+        Planned {
+            path: path.to_string(),
+            name: format!("{path} taken out"),
+            text: if run { NOT_CODE } else { "" }.to_string(),
+        }
+    }
+}
+
+/// Whether `path`, a file the task changed that is not code by its kind, is checked as code
+/// that may be run: any such file not named as a test path (a `logo.png` whose line a script
+/// evaluates), and one named as a test path that one of the task's `code` files names (a
+/// `lib/test_mode.sh` a script sources). A test path no code names is emptied instead: it is
+/// what the test runner runs as a test, and a test file that fails when run is no code the
+/// tests depend on.
+pub(crate) fn runs_as_code(config: &Config, code: &[CodeFile], path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    !config.is_test_path(path) || code.iter().any(|c| c.text.contains(name))
+}
+
+impl CodeFile {
+    pub(crate) fn path(&self) -> &str {
+        &self.path
+    }
+}
+
+/// The files a task changed, by how adequacy treats them (docs/integrity.md, "Adequacy by
+/// mutation").
+#[derive(Default)]
+pub(crate) struct TaskFiles {
+    /// Code by its kind (a source file's extension, a `#!` line): mutated.
+    pub code: Vec<CodeFile>,
+    /// Text that is not code by its kind or is named as a test path, but not the task's
+    /// pinned test: code if the task's test notices it taken out ([`Planned::without`]).
+    pub unsure: Vec<CodeFile>,
+    /// Files that are not text where the task ends (or are over the size cap), not code by
+    /// their name, but not the task's pinned test: no mutant of them can be made.
+    pub binary: Vec<String>,
+    /// Code by its name that is not text where the task ends: code the task wrote that no
+    /// mutant reaches (one byte that is no UTF-8 in a script's comment would otherwise hide
+    /// the script).
+    pub unreadable: Vec<String>,
+}
+
+impl TaskFiles {
+    pub(crate) fn is_empty(&self) -> bool {
+        self.code.is_empty()
+            && self.unsure.is_empty()
+            && self.binary.is_empty()
+            && self.unreadable.is_empty()
+    }
+}
+
+/// The files the task changed, with their changed lines: code by its kind (a code file a RED
+/// step pinned with its test, one it created outside `[gates] test_paths`, is code all the
+/// same: an implementation written beside the test would otherwise never be mutated); text
+/// whose name says it is not code, or is a test's, which is code if the test notices it (a
+/// special case kept in `lib/test_mode.sh` or in a `logo.png` that a script sources); and
+/// what is not text. The task's pinned test files, and the runners' own files (a
+/// `conftest.py`, a `pytest.ini`), are none of these.
 pub(crate) fn task_files(
     session: &Session,
     config: &Config,
     task: &Task,
-) -> Result<(Vec<CodeFile>, Vec<String>), EngineError> {
-    let mut out = Vec::new();
-    let mut unreadable = Vec::new();
+) -> Result<TaskFiles, EngineError> {
+    let mut out = TaskFiles::default();
+    let pinned = |path: &String| {
+        task.red.paths.contains(path)
+            || task.red.hooks.contains(path)
+            || task.next.is_some_and(|n| n.paths.contains(path))
+    };
     // In-process: a `git diff` per task would cost the final check a process per task.
     for path in session.store.changed_paths(task.start, task.end)? {
-        if config.is_test_path(&path) {
+        let test = config.is_test_path(&path);
+        if test && (pinned(&path) || is_harness(&path)) {
             continue;
         }
         let new = match session
@@ -81,13 +151,12 @@ pub(crate) fn task_files(
             Some(Some(new)) => new,
             // Removed by the task.
             None => continue,
-            // Not text where it ends (or over the cap): no line of it can be mutated. A file
-            // of a kind that is never code is left out; any other is code the task wrote
-            // that nothing measures, which the caller names (one byte that is no UTF-8 in a
-            // script's comment would otherwise hide the script).
+            // Not text where it ends (or over the cap): no line of it can be mutated.
             Some(None) => {
-                if !is_binary_asset(&path) {
-                    unreadable.push(path);
+                if !test && is_code_kind(&path, "") {
+                    out.unreadable.push(path);
+                } else {
+                    out.binary.push(path);
                 }
                 continue;
             }
@@ -96,27 +165,69 @@ pub(crate) fn task_files(
         // boundary): every line of it is the task's, not none.
         let old = text(session, task.start, &path)?.unwrap_or_default();
         let lines = mutate::changed_lines(&old, &new);
-        if !lines.is_empty() {
-            out.push(CodeFile {
-                path,
-                text: new,
-                lines,
-            });
+        if lines.is_empty() {
+            continue;
+        }
+        let code = !test && is_code_kind(&path, &new);
+        let file = CodeFile {
+            path,
+            text: new,
+            lines,
+        };
+        if code {
+            out.code.push(file);
+        } else {
+            out.unsure.push(file);
         }
     }
-    Ok((out, unreadable))
+    Ok(out)
 }
 
-/// Whether `path` names a kind of file that is never code (images, fonts, archives, media,
-/// compiled objects): one that is not text is left out of the code a task wrote.
-fn is_binary_asset(path: &str) -> bool {
-    const ASSETS: &[&str] = &[
-        "png", "jpg", "jpeg", "gif", "ico", "webp", "bmp", "tiff", "pdf", "zip", "gz", "tgz",
-        "bz2", "xz", "zst", "7z", "jar", "class", "so", "dylib", "dll", "exe", "o", "a", "woff",
-        "woff2", "ttf", "otf", "eot", "mp3", "mp4", "wav", "ogg", "webm", "bin", "db", "sqlite",
+/// Whether `text` at `path` is code by its kind: a `#!` line, or a name a language's
+/// source, a build script or a shell script has. Any other text (a README, data, a file
+/// named as an image) is code only where the task's test notices it.
+fn is_code_kind(path: &str, text: &str) -> bool {
+    const SOURCES: &[&str] = &[
+        "sh", "bash", "zsh", "ksh", "fish", "py", "pyw", "pyx", "js", "mjs", "cjs", "ts", "mts",
+        "cts", "jsx", "tsx", "vue", "svelte", "rs", "go", "c", "h", "cc", "cpp", "cxx", "hpp",
+        "hh", "hxx", "m", "mm", "java", "kt", "kts", "scala", "groovy", "gradle", "rb", "pl", "pm",
+        "php", "lua", "swift", "cs", "fs", "fsx", "vb", "r", "jl", "ex", "exs", "erl", "hrl", "hs",
+        "ml", "mli", "clj", "cljs", "dart", "sql", "ps1", "psm1", "bat", "cmd", "awk", "sed",
+        "tcl", "vim", "el", "lisp", "scm", "rkt", "zig", "nim", "cr", "v", "sv", "vhd", "mk",
+        "cmake", "nix", "elm", "purs", "sol", "wat",
     ];
-    path.rsplit_once('.')
-        .is_some_and(|(_, ext)| ASSETS.contains(&ext.to_ascii_lowercase().as_str()))
+    const NAMES: &[&str] = &[
+        "Makefile",
+        "makefile",
+        "GNUmakefile",
+        "Dockerfile",
+        "Containerfile",
+        "Rakefile",
+        "Justfile",
+        "justfile",
+        "Vagrantfile",
+    ];
+    let name = path.rsplit('/').next().unwrap_or(path);
+    text.starts_with("#!")
+        || NAMES.contains(&name)
+        || name.rsplit_once('.').is_some_and(|(stem, ext)| {
+            !stem.is_empty() && SOURCES.contains(&ext.to_ascii_lowercase().as_str())
+        })
+}
+
+/// Whether `path` is one of the test runners' own files among the default `[gates]
+/// test_paths` (src/config/sections.rs): how tests are found and run, not a test's code nor
+/// the code under test.
+fn is_harness(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    matches!(
+        name,
+        "conftest.py" | "pytest.ini" | "pyproject.toml" | "setup.cfg" | "tox.ini"
+    ) || path == ".cargo/config.toml"
+        || path == ".cargo/config"
+        || ["jest.config.", "vitest.config.", ".mocharc."]
+            .iter()
+            .any(|p| name.starts_with(p))
 }
 
 /// The built-in mutator's mutants of `files`, in its deterministic order.
@@ -283,8 +394,11 @@ pub(crate) fn choose_tool(
 pub(crate) struct TaskWorktree<'a> {
     session: &'a Session,
     task: &'a Task<'a>,
-    /// The code files mutated, which stay as the task ends, pinned or not.
+    /// The files mutated or checked, which stay as the task ends, pinned or not.
     code: Vec<String>,
+    /// Whether the tests the PR changed later hold only the lines of theirs the squash still
+    /// holds ([`TaskWorktree::keep_later_lines`]) rather than the squash's text.
+    kept_lines: bool,
     scratch: Scratch<'a>,
     reaper: Option<&'a Reaper>,
 }
@@ -293,26 +407,32 @@ impl<'a> TaskWorktree<'a> {
     pub(crate) fn new(
         session: &'a Session,
         task: &'a Task<'a>,
-        files: &[CodeFile],
+        files: &TaskFiles,
         reaper: Option<&'a Reaper>,
     ) -> Result<TaskWorktree<'a>, EngineError> {
-        let code: Vec<String> = files.iter().map(|f| f.path.clone()).collect();
+        let code: Vec<String> = (files.code.iter().chain(&files.unsure))
+            .map(|f| f.path.clone())
+            .chain(files.binary.iter().cloned())
+            .collect();
         Ok(TaskWorktree {
             session,
             task,
-            scratch: Self::make(session, task, &code)?,
+            scratch: Self::make(session, task, &code, false)?,
             code,
+            kept_lines: false,
             reaper,
         })
     }
 
     /// The task's end tree with its pinned files as its RED step left them, but for the code
     /// files among them (`code`), whose mutants are of the text the task ends with, and
-    /// without the tests the PR deleted later ([`Task::dropped`]).
+    /// with the tests the PR deleted or changed later as it ends with them
+    /// ([`Task::as_squashed`]).
     fn make(
         session: &'a Session,
         task: &Task,
         code: &[String],
+        kept_lines: bool,
     ) -> Result<Scratch<'a>, EngineError> {
         let mut scratch = Scratch::new(session, task.base, task.end)?;
         let mut paths: Vec<String> = task
@@ -332,8 +452,22 @@ impl<'a> TaskWorktree<'a> {
             );
         }
         scratch.put(task.red_tree, &paths)?;
-        let (squashed, dropped) = task.dropped;
-        scratch.put(squashed, dropped)?;
+        let (squashed, later) = task.as_squashed;
+        scratch.put(squashed, later)?;
+        if kept_lines {
+            for path in later {
+                let (Some(_), Some(end), Some(last)) = (
+                    session.store.tree_entry(squashed, path)?,
+                    text(session, task.end, path)?,
+                    text(session, squashed, path)?,
+                ) else {
+                    // Deleted later, or not text: as the squash has it.
+                    continue;
+                };
+                std::fs::write(scratch.path().join(path), mutate::lines_kept(&end, &last))
+                    .map_err(io_error(format!("write {path} as the squash keeps it")))?;
+            }
+        }
         scratch.settle();
         Ok(scratch)
     }
@@ -364,9 +498,23 @@ impl<'a> TaskWorktree<'a> {
     /// Puts the worktree back as it was made; one a reset cannot put back is replaced.
     fn reset(&mut self) -> Result<(), EngineError> {
         if self.scratch.reset().is_err() {
-            self.scratch = Self::make(self.session, self.task, &self.code)?;
+            self.scratch = Self::make(self.session, self.task, &self.code, self.kept_lines)?;
         }
         Ok(())
+    }
+
+    /// Makes the worktree again with each test the PR changed later (not deleted) holding
+    /// only the lines of it the task's end and the squash both hold, where it held the
+    /// squash's text: a later task's test added to a file this task's command runs fails on
+    /// this task's code, while an assertion a later task took out or rewrote stays out.
+    /// `false` when there is no such test, or it is so already.
+    pub(crate) fn keep_later_lines(&mut self) -> Result<bool, EngineError> {
+        if self.kept_lines || self.task.as_squashed.1.is_empty() {
+            return Ok(false);
+        }
+        self.kept_lines = true;
+        self.scratch = Self::make(self.session, self.task, &self.code, true)?;
+        Ok(true)
     }
 
     /// The task's test `command` (with `mutant` written in first), run as the executor runs

@@ -87,6 +87,24 @@ pub fn changed_lines(old: &str, new: &str) -> Vec<usize> {
     changed
 }
 
+/// The lines of `old` that `new` still holds (as often), in `old`'s order, each ended by a
+/// newline: `old` less what a later change took out or rewrote, without what it added.
+pub fn lines_kept(old: &str, new: &str) -> String {
+    let mut left: BTreeMap<&str, usize> = BTreeMap::new();
+    for line in new.lines() {
+        *left.entry(line).or_default() += 1;
+    }
+    let mut kept = String::new();
+    for line in old.lines() {
+        if let Some(n) = left.get_mut(line).filter(|n| **n > 0) {
+            *n -= 1;
+            kept.push_str(line);
+            kept.push('\n');
+        }
+    }
+    kept
+}
+
 /// Every mutant of `text`'s `lines` (1-based), in a fixed order: by line, then by where in
 /// the line, then by kind; the removed line last on each line. Blank and comment lines have
 /// none.
@@ -545,6 +563,16 @@ mod tests {
     fn changed_lines_are_those_the_old_text_lacks() {
         assert_eq!(changed_lines("a\nb\n", "a\nc\nb\nb\n"), vec![2, 4]);
         assert_eq!(changed_lines("", "x\n"), vec![1]);
+    }
+
+    #[test]
+    fn lines_kept_are_the_old_lines_the_new_text_holds_without_its_additions() {
+        // An assertion rewritten to check nothing: taken out; a test added: not put in.
+        let old = "a\n[ \"$(f 99)\" = 0 ]\nb\nb\n";
+        let new = "a\nf 99 >/dev/null\nb\n[ \"$(g 1)\" = 2 ]\n";
+        assert_eq!(lines_kept(old, new), "a\nb\n");
+        assert_eq!(lines_kept("x\ny", "y\nx\n"), "x\ny\n");
+        assert_eq!(lines_kept("x\n", ""), "");
     }
 
     proptest::proptest! {

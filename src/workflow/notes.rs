@@ -267,6 +267,18 @@ pub struct TaskAdequacy {
     /// that kills in one cannot hide survivors in another (docs/integrity.md).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub files: Vec<FileAdequacy>,
+    /// The files the task changed that were not measured, and why (`the tests do not notice
+    /// it`): text not code by its name, or not text, that the task's test does not fail
+    /// without, so that a reviewer sees what adequacy did not look at.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_measured: Vec<NotMeasured>,
+}
+
+/// A file a task changed that its adequacy did not measure, and why.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NotMeasured {
+    pub path: String,
+    pub why: String,
 }
 
 /// One code file's share of a task's mutants: how many ran, how many the test killed, how

@@ -613,3 +613,120 @@ fn a_test_a_later_task_deletes_does_not_measure_an_earlier_tasks_code() {
     );
     assert_eq!(main_tip(&repo), main);
 }
+
+/// Task 1 with the `mul 99` special case and a GREEN-written witness that kills its mutants
+/// (`tests/test_z.sh`), then task 2, whose RED step rewrites the witness as `witness_after`
+/// (it no longer checks the result), every RED command the whole suite; squashed.
+fn witness_weakened_later(repo: &TestRepo, witness_after: &str) {
+    let suite = "sh run_tests.sh";
+    let special = "  mul) [ \"$2\" = 99 ] && { echo 0; exit; }; echo $(( $2 * $3 ));;";
+    repo.write("tests/test_mul.sh", MUL_TEST);
+    red(repo, suite);
+    repo.write("calc.sh", &calc(&[special], ""));
+    repo.write("tests/test_z.sh", "[ \"$(sh calc.sh mul 99 2)\" = 0 ]\n");
+    repo.submit_test(suite, None).expect(0);
+    repo.run(&["checkpoint"]).expect(0);
+    repo.run(&["get-task"]).expect(0);
+    repo.write("tests/test_sub.sh", SUB_TEST);
+    repo.write("tests/test_z.sh", witness_after);
+    red(repo, suite);
+    repo.write("calc.sh", &calc(&[special, SUB_ARM], ""));
+    green(repo, suite);
+    squash(repo);
+}
+
+/// A test a GREEN step wrote and a later task weakened (its assertion taken out) measures the
+/// earlier task's code as the PR ends with it: the special case's mutants it killed when
+/// strong (all 8) survive the weak one (5 of 8), so under enforce the task is refused.
+#[test]
+fn a_test_a_later_task_weakens_does_not_measure_an_earlier_tasks_code() {
+    let repo = case_calc_planned("adequacy = \"enforce\"\nmin_killed = 0.9", TWO_TASKS);
+    witness_weakened_later(&repo, "sh calc.sh mul 99 2 >/dev/null\n");
+    let main = main_tip(&repo);
+    let out = repo.run(&["submit-work", "-s", "squashed"]);
+    out.expect(1);
+    assert!(
+        out.stdout.starts_with(
+            "FAILURE: task 1's RED test (step 1.1, `sh run_tests.sh`) killed 5 of 8 mutants of \
+             the code the task wrote (made by the built-in mutator), below the 90% [verify] \
+             min_killed: it does not check what the code does. Surviving mutants (the test \
+             still passes with each):\n\
+             - calc.sh:3 `99` → `100`\n\
+             - calc.sh:3 `0` → ``\n\
+             - calc.sh:3 `0` → `1`\n"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(main_tip(&repo), main);
+}
+
+/// The weakened witness measured the same on the agent's machine and by `attest` in a fresh
+/// clone: the special case's three mutants survive in both (passed under a `min_killed` the
+/// 5 of 8 meet), and the note names the witness as a file the task changed that its test
+/// does not notice.
+#[test]
+fn a_weakened_witness_is_measured_alike_by_the_squash_and_attest_in_a_fresh_clone() {
+    use crate::attest::{Server, push};
+    let repo = case_calc_planned("adequacy = \"enforce\"\nmin_killed = 0.5", TWO_TASKS);
+    let server = Server::start(&repo);
+    push(&repo, &server, &[], &["main", REF]).expect(0);
+    // Still run, but it no longer checks what `mul 99 2` prints.
+    witness_weakened_later(&repo, "sh calc.sh mul 99 2 >/dev/null\n");
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    let expected = serde_json::json!([
+        {"task": 1, "step": "1.1", "tool": "builtin", "mutants": 8, "killed": 5,
+         "survived": ["calc.sh:3 `99` → `100`", "calc.sh:3 `0` → ``", "calc.sh:3 `0` → `1`"],
+         "not_measured": [{"path": "tests/test_z.sh", "why": "the tests do not notice it"}]},
+        {"task": 2, "step": "2.1", "tool": "builtin", "mutants": 4, "killed": 4}]);
+    assert_eq!(final_note(&repo)["adequacy"], expected);
+    mark_done_and_merge(&repo).expect(0);
+    let merge = main_tip(&repo);
+    let ci = ci_clone(&repo, &server);
+    let json = ci.run(&["attest", "--no-note", "--json", &merge]).json();
+    assert_eq!(json["verdicts"][0]["passed"], true, "{json}");
+    assert_eq!(json["verdicts"][0]["adequacy"], expected, "{json}");
+}
+
+/// The witness weakened in a file that also gains task 2's own test, which fails on task 1's
+/// code: task 1 is measured with the witness holding only the lines the squash kept (not the
+/// strong assertion, not task 2's test), and refused as when weakened alone.
+#[test]
+fn a_witness_weakened_beside_a_later_test_does_not_measure_an_earlier_tasks_code() {
+    let repo = case_calc_planned("adequacy = \"enforce\"\nmin_killed = 0.9", TWO_TASKS);
+    witness_weakened_later(
+        &repo,
+        &format!("sh calc.sh mul 99 2 >/dev/null\n{SUB_TEST}"),
+    );
+    let main = main_tip(&repo);
+    let out = repo.run(&["submit-work", "-s", "squashed"]);
+    out.expect(1);
+    assert!(
+        out.stdout
+            .contains("task 1's RED test (step 1.1, `sh run_tests.sh`) killed 5 of 8 mutants"),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(main_tip(&repo), main);
+}
+
+/// An honest PR whose task 2 adds its test to a test file task 1's command runs (the suite's
+/// `tests/test_add.sh`, on main before the PR): that file as the squash has it fails on task
+/// 1's code, so task 1 is measured with it holding the lines task 1 ended with that the
+/// squash kept, and passes under enforce, every mutant killed.
+#[test]
+fn a_later_task_adding_its_test_to_a_file_an_earlier_task_runs_passes() {
+    let repo = case_calc_planned("adequacy = \"enforce\"\nmin_killed = 1", TWO_TASKS);
+    let suite = "sh run_tests.sh";
+    honest_first_task(&repo, suite);
+    repo.write(
+        "tests/test_add.sh",
+        &format!("[ \"$(sh calc.sh add 2 3)\" = 5 ]\n{SUB_TEST}"),
+    );
+    red(&repo, suite);
+    repo.write("calc.sh", &calc(&[MUL_ARM, SUB_ARM], ""));
+    green(&repo, suite);
+    squash(&repo);
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    assert_eq!(final_note(&repo)["adequacy"], honest_adequacy());
+}

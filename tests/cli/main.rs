@@ -3,6 +3,7 @@
 
 mod adequacy;
 mod adequacy_cargo_mutants;
+mod adequacy_files;
 mod adequacy_ranges;
 mod adequacy_stryker;
 mod agent_hooks;

@@ -7,12 +7,12 @@ use std::time::{Duration, Instant};
 
 use crate::config::Config;
 use crate::engine::adequacy::{
-    Task, TaskWorktree, Tool, builtin_within, cargo_mutants_mutants, choose_tool,
-    cosmic_ray_mutants, mutmut_mutants, stryker_mutants, task_files,
+    CodeFile, Planned, Task, TaskFiles, TaskWorktree, Tool, builtin_within, cargo_mutants_mutants,
+    choose_tool, cosmic_ray_mutants, mutmut_mutants, runs_as_code, stryker_mutants, task_files,
 };
 use crate::engine::{EngineError, Session};
 use crate::exec::orphans::Reaper;
-use crate::workflow::notes::{FileAdequacy, TaskAdequacy};
+use crate::workflow::notes::{FileAdequacy, NotMeasured, TaskAdequacy};
 use crate::workflow::proof::PinnedTest;
 use crate::workflow::proof::adequacy::Policy;
 use crate::workflow::state::ExitRecord;
@@ -57,7 +57,7 @@ pub fn measure(
             .iter()
             .chain(next.map_or(&[][..], |n| &n.paths))
             .collect();
-        let dropped = dropped_tests(session, config, &pinned, (end, squashed))?;
+        let later = tests_as_squashed(session, config, &pinned, (end, squashed))?;
         let task = Task {
             red,
             red_tree: &red.tree,
@@ -65,7 +65,7 @@ pub fn measure(
             start,
             end,
             next,
-            dropped: (squashed, &dropped),
+            as_squashed: (squashed, &later),
         };
         out.push(measure_task(session, config, &task, policy, reaper)?);
     }
@@ -109,12 +109,13 @@ pub struct Weak<'a> {
     pub file: Option<&'a FileAdequacy>,
 }
 
-/// The test files the task's end tree `end` holds that the squashed tree does not, but for
-/// the task's own pinned ones (`pinned`, put in as its RED step left them): a test a GREEN
-/// step wrote and a later task deleted. Its runs against the task's mutants would kill them,
-/// while the PR ends with nothing that checks that code: they run without it
+/// The test files the task's end tree `end` holds that the squashed tree does not hold as
+/// they are there, but for the task's own pinned ones (`pinned`, put in as its RED step left
+/// them): a test a GREEN step wrote that a later task deleted or weakened (an assertion taken
+/// out). Its runs against the task's mutants would kill them with a check the PR does not
+/// end with: they run with each such file as the squash has it, absent where it has none
 /// (docs/integrity.md, "Adequacy by mutation"). Read in-process.
-fn dropped_tests(
+fn tests_as_squashed(
     session: &Session,
     config: &Config,
     pinned: &[&String],
@@ -123,17 +124,17 @@ fn dropped_tests(
     if end == squashed {
         return Ok(Vec::new());
     }
-    let mut dropped = Vec::new();
+    let mut later = Vec::new();
     for path in session.store.changed_paths(end, squashed)? {
+        // One the squash added is no test the task's runs would see.
         if config.is_test_path(&path)
             && !pinned.contains(&&path)
-            && session.store.tree_entry(squashed, &path)?.is_none()
             && session.store.tree_entry(end, &path)?.is_some()
         {
-            dropped.push(path);
+            later.push(path);
         }
     }
-    Ok(dropped)
+    Ok(later)
 }
 
 /// The first task whose test killed a smaller share of its mutants than `policy`'s
@@ -199,10 +200,16 @@ fn unmeasured_task(red: &PinnedTest) -> TaskAdequacy {
         not_run: 0,
         unmeasured: None,
         files: Vec::new(),
+        not_measured: Vec::new(),
     }
 }
 
-/// One task's test against the mutants of its code, within `policy`'s budgets.
+/// One task's test against the mutants of its code, within `policy`'s budgets. A file the
+/// task changed that is not code by its kind, or not text, is first taken out of one run
+/// ([`Planned::without`], one run against the mutant budget): where the test then fails it
+/// is code the test depends on, mutated by the built-in mutator like any other (not text,
+/// it cannot be, and the task is unmeasured); where it passes, the note names it as not
+/// measured (docs/integrity.md, "Adequacy by mutation").
 fn measure_task(
     session: &Session,
     config: &Config,
@@ -212,13 +219,9 @@ fn measure_task(
 ) -> Result<TaskAdequacy, EngineError> {
     let mut result = unmeasured_task(task.red);
     let red = task.red;
-    let (files, unreadable) = task_files(session, config, task)?;
-    if let Some(path) = unreadable.first() {
-        result.unmeasured = Some(format!(
-            "{path}, code the task wrote, is not text where the task ends (a byte that is no \
-             UTF-8, or over the size cap): no mutant of it can be made; keep code in UTF-8 \
-             text"
-        ));
+    let files = task_files(session, config, task)?;
+    if let Some(path) = files.unreadable.first() {
+        result.unmeasured = Some(not_text(path));
         return Ok(result);
     }
     if files.is_empty() {
@@ -228,33 +231,101 @@ fn measure_task(
     let limit = Duration::from_millis(policy.timeout_ms);
     let deadline = Instant::now() + limit;
     let mut worktree = TaskWorktree::new(session, task, &files, reaper)?;
-    let budget = policy.max_mutants;
-    let made = match choose_tool(config, env, &files) {
-        Ok(None) => Ok(None),
-        Ok(Some(Tool::Mutmut)) => mutmut_mutants(&mut worktree, &files, limit)?
-            .map(|made| Some((Tool::Mutmut, made, Vec::new()))),
-        Ok(Some(Tool::Stryker)) => stryker_mutants(&mut worktree, &files, limit)?
-            .map(|made| Some((Tool::Stryker, made, Vec::new()))),
-        Ok(Some(Tool::CargoMutants)) => cargo_mutants_mutants(&mut worktree, &files, limit)?
-            .map(|made| Some((Tool::CargoMutants, made, Vec::new()))),
-        Ok(Some(Tool::CosmicRay)) => cosmic_ray_mutants(&mut worktree, &files, limit, budget)?
-            .map(|(made, unmade)| Some((Tool::CosmicRay, made, unmade))),
-        Err(why) => Err(why),
+    let mut budget = policy.max_mutants;
+    // Each file's counts, in the order its mutants come: judged on its own.
+    let mut per_file = Vec::new();
+    let TaskFiles {
+        code,
+        unsure,
+        binary,
+        ..
+    } = files;
+    let checks = !unsure.is_empty() || !binary.is_empty();
+    // The test must pass on the task's own code, else a failing run proves nothing.
+    if checks && let Some(why) = fails_on_own_code(&mut worktree, config, red, deadline)? {
+        result.unmeasured = Some(why);
+        return Ok(result);
+    }
+    let mut noticed = Vec::new();
+    let mut candidates: Vec<(String, Option<CodeFile>)> = unsure
+        .into_iter()
+        .map(|f| (f.path().to_string(), Some(f)))
+        .chain(binary.into_iter().map(|path| (path, None)))
+        .collect();
+    candidates.sort_by(|a, b| a.0.cmp(&b.0));
+    let (squashed, later) = task.as_squashed;
+    for (path, text) in candidates {
+        // A test the PR deleted later is out of the runs: nothing to take out.
+        if later.contains(&path) && session.store.tree_entry(squashed, &path)?.is_none() {
+            continue;
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        if budget == 0 || left.is_zero() {
+            unrun(&mut result, &mut per_file, std::iter::once(path.as_str()));
+            continue;
+        }
+        budget -= 1;
+        let limit = config.test.timeout.min(left);
+        let without = Planned::without(&path, runs_as_code(config, &code, &path));
+        let exit = worktree.run(Some(&without), &red.command, limit)?;
+        // Cut short by the task's budget, not by the test's own timeout: not a verdict.
+        if matches!(exit, ExitRecord::TimedOut { .. }) && limit < config.test.timeout {
+            unrun(&mut result, &mut per_file, std::iter::once(path.as_str()));
+            continue;
+        }
+        match (exit.success(), text) {
+            (false, Some(file)) => noticed.push(file),
+            (false, None) => {
+                result.unmeasured = Some(not_text(&path));
+                return Ok(finish(result, per_file));
+            }
+            (true, text) => result.not_measured.push(NotMeasured {
+                path,
+                why: match text {
+                    Some(_) => "the tests do not notice it".into(),
+                    None => "not text, and the tests do not notice it".into(),
+                },
+            }),
+        }
+    }
+    if code.is_empty() && noticed.is_empty() {
+        return Ok(finish(result, per_file));
+    }
+    // A tool mutates the files of its language: what the test noticed is the built-in
+    // mutator's, whatever its name.
+    let made = match code.is_empty() {
+        true => Ok(None),
+        false => match choose_tool(config, env, &code) {
+            Ok(None) => Ok(None),
+            Ok(Some(Tool::Mutmut)) => mutmut_mutants(&mut worktree, &code, limit)?
+                .map(|made| Some((Tool::Mutmut, made, Vec::new()))),
+            Ok(Some(Tool::Stryker)) => stryker_mutants(&mut worktree, &code, limit)?
+                .map(|made| Some((Tool::Stryker, made, Vec::new()))),
+            Ok(Some(Tool::CargoMutants)) => cargo_mutants_mutants(&mut worktree, &code, limit)?
+                .map(|made| Some((Tool::CargoMutants, made, Vec::new()))),
+            Ok(Some(Tool::CosmicRay)) => cosmic_ray_mutants(&mut worktree, &code, limit, budget)?
+                .map(|(made, unmade)| Some((Tool::CosmicRay, made, unmade))),
+            Err(why) => Err(why),
+        },
     };
     let (mut mutants, unmade) = match made {
-        Ok(Some((tool, made, unmade))) => {
+        Ok(Some((tool, mut made, mut unmade))) => {
             result.tool = tool.name().into();
+            let (extra, past) = builtin_within(&noticed, budget);
+            made.extend(extra);
+            unmade.extend(past);
             (made, unmade)
         }
         // The built-in mutator spreads the budget over the changed lines itself.
-        Ok(None) => builtin_within(&files, budget),
-        Err(why) => {
-            result.tool_error = Some(why);
-            builtin_within(&files, budget)
+        made => {
+            if let Err(why) = made {
+                result.tool_error = Some(why);
+            }
+            let mut all = code;
+            all.extend(noticed);
+            builtin_within(&all, budget)
         }
     };
-    // Each file's counts, in the order its mutants come: judged on its own.
-    let mut per_file = Vec::new();
     for m in &mutants {
         tally(&mut per_file, &m.path);
     }
@@ -274,19 +345,13 @@ fn measure_task(
         );
         mutants.truncate(budget);
     }
-    // The test must pass on the task's own code, else a failing mutant proves nothing.
-    let left = deadline.saturating_duration_since(Instant::now());
-    let own = worktree.run(None, &red.command, config.test.timeout.min(left))?;
-    if !own.success() {
+    if !checks && let Some(why) = fails_on_own_code(&mut worktree, config, red, deadline)? {
         unrun(
             &mut result,
             &mut per_file,
             mutants.iter().map(|m| m.path.as_str()),
         );
-        result.unmeasured = Some(format!(
-            "the test fails on the task's own code ({own}); make it pass there within [verify] \
-             mutation_timeout"
-        ));
+        result.unmeasured = Some(why);
         return Ok(finish(result, per_file));
     }
     for (done, mutant) in mutants.iter().enumerate() {
@@ -321,6 +386,40 @@ fn measure_task(
         }
     }
     Ok(finish(result, per_file))
+}
+
+/// Why a run of the task's test on its own code (`None`: it passed) proves nothing: it
+/// failed there, with the tests the PR changed later as the squash has them and again with
+/// them holding only the lines the squash kept ([`TaskWorktree::keep_later_lines`]: a later
+/// task's test, added to a file this task's command runs, fails on this task's code).
+fn fails_on_own_code(
+    worktree: &mut TaskWorktree,
+    config: &Config,
+    red: &PinnedTest,
+    deadline: Instant,
+) -> Result<Option<String>, EngineError> {
+    let mut own;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        own = worktree.run(None, &red.command, config.test.timeout.min(left))?;
+        if own.success() || !worktree.keep_later_lines()? {
+            break;
+        }
+    }
+    Ok((!own.success()).then(|| {
+        format!(
+            "the test fails on the task's own code ({own}); make it pass there within [verify] \
+             mutation_timeout"
+        )
+    }))
+}
+
+/// Why a task is unmeasured whose code at `path` is not text.
+fn not_text(path: &str) -> String {
+    format!(
+        "{path}, code the task wrote, is not text where the task ends (a byte that is no \
+         UTF-8, or over the size cap): no mutant of it can be made; keep code in UTF-8 text"
+    )
 }
 
 /// Counts a mutant of each of `paths` as not run.
@@ -368,6 +467,7 @@ mod tests {
                     not_run,
                 })
                 .collect(),
+            not_measured: Vec::new(),
         }
     }
 
