@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use crate::config::{Config, MutationTool};
 use crate::engine::evidence::{TestRun, run_test};
-use crate::engine::scratch::Scratch;
+use crate::engine::scratch::{Scratch, write_inside};
 use crate::engine::{EngineError, Session, io_error};
 use crate::exec::orphans::Reaper;
 use crate::exec::{self, CommandEnv, RunOutput, ShellOptions};
@@ -142,12 +142,18 @@ pub(crate) fn task_files(
         if test && (pinned(&path) || is_harness(&path)) {
             continue;
         }
-        let new = match session
-            .store
-            .tree_entry(task.end, &path)?
-            .map(|_| text(session, task.end, &path))
-            .transpose()?
-        {
+        let entry = session.store.tree_entry(task.end, &path)?;
+        // A link holds a name, not code, and a mutant written to it would be written where
+        // it points, which may be outside the worktree: what it names is measured itself.
+        if entry.as_ref().is_some_and(|e| {
+            matches!(
+                e.kind,
+                crate::store::EntryType::Link | crate::store::EntryType::Submodule
+            )
+        }) {
+            continue;
+        }
+        let new = match entry.map(|_| text(session, task.end, &path)).transpose()? {
             Some(Some(new)) => new,
             // Removed by the task.
             None => continue,
@@ -464,8 +470,12 @@ impl<'a> TaskWorktree<'a> {
                     // Deleted later, or not text: as the squash has it.
                     continue;
                 };
-                std::fs::write(scratch.path().join(path), mutate::lines_kept(&end, &last))
-                    .map_err(io_error(format!("write {path} as the squash keeps it")))?;
+                write_inside(
+                    scratch.path(),
+                    path,
+                    mutate::lines_kept(&end, &last).as_bytes(),
+                )
+                .map_err(io_error(format!("write {path} as the squash keeps it")))?;
             }
         }
         scratch.settle();
@@ -481,7 +491,7 @@ impl<'a> TaskWorktree<'a> {
         options: ShellOptions,
     ) -> Result<RunOutput, EngineError> {
         if let Some(m) = mutant {
-            std::fs::write(self.scratch.path().join(&m.path), &m.text)
+            write_inside(self.scratch.path(), &m.path, m.text.as_bytes())
                 .map_err(io_error(format!("write a mutant of {}", m.path)))?;
         }
         let env = self.session.command_env()?;
@@ -540,7 +550,7 @@ impl<'a> TaskWorktree<'a> {
         limit: Duration,
     ) -> Result<TestRun, EngineError> {
         if let Some(m) = mutant {
-            std::fs::write(self.scratch.path().join(&m.path), &m.text)
+            write_inside(self.scratch.path(), &m.path, m.text.as_bytes())
                 .map_err(io_error(format!("write a mutant of {}", m.path)))?;
         }
         let env = self.session.command_env()?;
@@ -629,7 +639,7 @@ fn mutmut_report(
 ) -> Result<Result<String, String>, EngineError> {
     let root = worktree.scratch.path().to_path_buf();
     for f in files {
-        std::fs::write(root.join(&f.path), &f.text)
+        write_inside(&root, &f.path, f.text.as_bytes())
             .map_err(io_error("write the task's files for mutmut"))?;
     }
     for own in ["mutmut_config.py", ".mutmut-cache"] {
@@ -906,7 +916,7 @@ pub(crate) fn cargo_mutants_mutants(
 ) -> Result<Result<Vec<Planned>, String>, EngineError> {
     let root = worktree.scratch.path().to_path_buf();
     for f in files {
-        std::fs::write(root.join(&f.path), cargo_mutants::neutral(&f.text))
+        write_inside(&root, &f.path, cargo_mutants::neutral(&f.text).as_bytes())
             .map_err(io_error("write the task's files for cargo-mutants"))?;
     }
     let listed = cargo_mutants_listing(worktree, files, limit);

@@ -893,6 +893,50 @@ fn build_dir(worktree: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
+/// Writes `bytes` into the file `path` (repository-relative) of the worktree at `root`
+/// without following a link: every directory on the way must be a directory, and the file
+/// a regular file with no other name (or absent). A mutant is written while the task's
+/// test has run in the worktree before, and a link there (committed, or left by a run)
+/// would have it written wherever the link points, outside the worktree.
+pub fn write_inside(root: &Path, path: &str, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write as _;
+    use std::os::unix::fs::{MetadataExt as _, OpenOptionsExt as _};
+    let refused = |why: String| std::io::Error::new(std::io::ErrorKind::InvalidInput, why);
+    let parts: Vec<&str> = path.split('/').collect();
+    if path.is_empty() || parts.iter().any(|p| matches!(*p, "" | "." | "..")) {
+        return Err(refused(format!(
+            "{path:?} is not a path inside the worktree"
+        )));
+    }
+    let mut at = root.to_path_buf();
+    for dir in &parts[..parts.len() - 1] {
+        at.push(dir);
+        if !std::fs::symlink_metadata(&at)?.is_dir() {
+            return Err(refused(format!(
+                "{} is not a directory (a link, say): {path} is not written",
+                at.display()
+            )));
+        }
+    }
+    at.push(parts[parts.len() - 1]);
+    match std::fs::symlink_metadata(&at) {
+        Ok(meta) if !meta.is_file() || meta.nlink() > 1 => {
+            return Err(refused(format!(
+                "{path} is not a regular file of the worktree alone (a link, say): not written"
+            )));
+        }
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(&at)?;
+    file.write_all(bytes)
+}
+
 /// The variables a test command run in `dir` gets so that its build is the worktree's own
 /// ([`build_dir`]): `CARGO_TARGET_DIR`, when `dir` is a scratch worktree (`wt-…` in a scratch
 /// root, `scratch-…` or `clean-check`: src/exec/env.rs `scratch_dir`), told by its path alone

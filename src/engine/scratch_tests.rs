@@ -650,3 +650,59 @@ fn a_kept_directory_the_next_pin_puts_nothing_into_is_removed() {
     scratch.reset().expect("reset");
     assert!(!dir.join("tests").exists());
 }
+
+/// A mutant is written into the worktree's own file only: never through a link (to the
+/// file, or to a directory on the way) nor into a file with another name elsewhere.
+#[test]
+fn write_inside_writes_the_worktrees_own_files_and_nothing_a_link_reaches() {
+    let outside = tempfile::tempdir().unwrap();
+    let victim = outside.path().join("victim");
+    std::fs::write(&victim, "precious\n").unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let root = root.path();
+    std::fs::create_dir(root.join("lib")).unwrap();
+    std::fs::write(root.join("lib/calc.sh"), "echo 1\n").unwrap();
+    std::fs::set_permissions(
+        root.join("lib/calc.sh"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(&victim, root.join("lib/link.sh")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), root.join("out")).unwrap();
+    std::fs::hard_link(&victim, root.join("lib/hard.sh")).unwrap();
+
+    write_inside(root, "lib/calc.sh", b"echo 2\n").unwrap();
+    assert_eq!(
+        std::fs::read_to_string(root.join("lib/calc.sh")).unwrap(),
+        "echo 2\n"
+    );
+    let mode = std::fs::metadata(root.join("lib/calc.sh"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o755, "the file's mode is kept");
+    write_inside(root, "lib/new.sh", b"new\n").unwrap();
+    assert_eq!(
+        std::fs::read_to_string(root.join("lib/new.sh")).unwrap(),
+        "new\n"
+    );
+
+    for path in [
+        "lib/link.sh",
+        "out/victim",
+        "lib/hard.sh",
+        "../victim",
+        "/x",
+        "lib//x",
+        "",
+    ] {
+        let err = write_inside(root, path, b"exit 97\n").unwrap_err();
+        assert_eq!(
+            err.kind(),
+            std::io::ErrorKind::InvalidInput,
+            "{path}: {err}"
+        );
+    }
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+    assert!(!outside.path().join("x").exists());
+}
