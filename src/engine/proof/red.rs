@@ -5,6 +5,7 @@
 //! at random, reset between tasks and between the `[verify] runs` repeats.
 
 use super::outcome::{Outcome, RedPair};
+use super::pytest_hooks;
 use crate::config::Config;
 use crate::engine::evidence::{TestRun, run_test};
 use crate::engine::scratch::Scratch;
@@ -12,7 +13,7 @@ use crate::engine::{EngineError, Session, io_error};
 use crate::exec::CommandEnv;
 use crate::exec::orphans::Reaper;
 use crate::workflow::proof::{PinnedTest, judge_pair};
-use crate::workflow::{evidence, red};
+use crate::workflow::{evidence, pytest_files, red};
 
 /// A fair coin, from the standard library's per-process random hash keys: which of the two
 /// RED worktrees is made first, and which runs first, is not for a test to know.
@@ -280,21 +281,50 @@ fn put_hooks(
 ) -> Result<Vec<String>, EngineError> {
     let mut put = Vec::new();
     let mut hooks: Vec<String> = reds.iter().flat_map(|r| r.hooks.clone()).collect();
+    let from = |hook: &str| {
+        reds.iter()
+            .rev()
+            .find(|r| r.paths.iter().chain(&r.shared).any(|p| p == hook))
+            .map_or(trees.base_tree.as_str(), |r| r.tree.as_str())
+    };
     if reds.iter().any(|r| red::loads_conftest(&r.paths, &r.hooks)) {
-        let store = &session.store;
-        hooks.extend(store.files_named(&trees.squashed, red::CONFTEST)?);
-        hooks.extend(store.files_named(&trees.base_tree, red::CONFTEST)?);
+        hooks.extend(pytest_hooks::runner_files(
+            session,
+            &[&trees.squashed, &trees.base_tree],
+        )?);
+        // The plugin modules the pinned test modules and the `conftest.py` files name, as
+        // each is put (its latest RED step's, else the base's).
+        let mut declaring: Vec<String> = reds.iter().flat_map(|r| r.paths.clone()).collect();
+        declaring.extend(hooks.iter().filter(|h| red::is_conftest(h)).cloned());
+        declaring.sort();
+        declaring.dedup();
+        for module in &declaring {
+            match pytest_hooks::plugin_files(session, from(module), std::slice::from_ref(module))? {
+                Ok(plugins) => hooks.extend(plugins),
+                Err(why) => {
+                    return Err(EngineError::BadInput {
+                        message: format!(
+                            "the pinned tests cannot be run with the plugins RED steps pinned: \
+                             {why}, and which modules it names only running it tells"
+                        ),
+                        hint: "write `pytest_plugins` as a string or a list of strings".into(),
+                    });
+                }
+            }
+        }
         // A pinned one is put with its test's paths.
         hooks.retain(|h| !reds.iter().any(|r| r.paths.contains(h)));
     }
     hooks.sort();
     hooks.dedup();
     for hook in &hooks {
-        let from = reds
-            .iter()
-            .rev()
-            .find(|r| r.paths.contains(hook) || r.shared.contains(hook))
-            .map_or(trees.base_tree.as_str(), |r| r.tree.as_str());
+        let from = from(hook);
+        // A shared configuration file is put (whole) only where its pytest section differs.
+        if pytest_files::is_shared_config(hook)
+            && pytest_hooks::same_for_pytest(session, from, hook, squashed.path())?
+        {
+            continue;
+        }
         let hook = std::slice::from_ref(hook);
         if !session
             .store
