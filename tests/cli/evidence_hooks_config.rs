@@ -356,3 +356,34 @@ fn a_pytest_plugins_that_is_no_literal_is_refused_at_red() {
     repo.write("conftest.py", "pytest_plugins = [\"helpers.plugin\"]\n");
     red(&repo, &command);
 }
+
+/// The honest twin that needs the section-only rule: the task's test checks the project's
+/// version in `pyproject.toml`, which main lacks, and the GREEN step writes one with
+/// `[project]` alone. pytest reads nothing of it: the RED test's run has it as the working
+/// tree has it (taken out, the test would fail), and so do the final check and `attest` in a
+/// fresh clone.
+#[test]
+fn a_pyproject_a_green_step_writes_without_a_pytest_section_stays_for_the_pinned_test() {
+    let Some(bin) = pytest() else { return };
+    let command = pytest_command(&bin);
+    let repo = pycalc_with(&bin, "", MUL_PLAN, &[]);
+    repo.write(
+        "tests/test_version.py",
+        "import tomllib\n\n\ndef test_version():\n    with open(\"pyproject.toml\", \"rb\") as f:\n        \
+         assert tomllib.load(f)[\"project\"][\"version\"] == \"1.0\"\n",
+    );
+    red(&repo, &command);
+    assert_eq!(
+        repo.state()["red_test"]["red_tests"],
+        serde_json::json!(["tests.test_version::test_version"])
+    );
+    repo.write(
+        "pyproject.toml",
+        "[project]\nname = \"calc\"\nversion = \"1.0\"\n",
+    );
+    crate::oracle::green(&repo, &command);
+    squash(&repo);
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    mark_done_and_merge(&repo).expect(0);
+    attest_in_clone(&repo).expect(0);
+}

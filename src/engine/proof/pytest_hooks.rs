@@ -16,12 +16,11 @@ const READ_CAP: u64 = 1 << 20;
 /// Every `conftest.py` and pytest configuration file (`pytest.ini`, `pyproject.toml`, …)
 /// anywhere in each of `trees`.
 pub(super) fn runner_files(session: &Session, trees: &[&str]) -> Result<Vec<String>, EngineError> {
+    let mut names = vec![red::CONFTEST];
+    names.extend(pytest_files::CONFIG_FILES);
     let mut out = Vec::new();
     for tree in trees {
-        out.extend(session.store.files_named(tree, red::CONFTEST)?);
-        for name in pytest_files::CONFIG_FILES {
-            out.extend(session.store.files_named(tree, name)?);
-        }
+        out.extend(session.store.files_named_any(tree, &names)?);
     }
     out.sort();
     out.dedup();
