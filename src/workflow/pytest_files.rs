@@ -1,6 +1,7 @@
-//! What pytest reads around a test besides the test (docs/integrity.md, "Per-test
-//! evidence"): its configuration files and the part of each it reads, and the plugin modules
-//! a module names in `pytest_plugins`. Pure: the engine gives the files' bytes.
+//! What a test runner reads around a test besides the test (docs/integrity.md, "Per-test
+//! evidence"): pytest's and jest's configuration files and the part of each they read, the
+//! plugin modules a module names in `pytest_plugins`, and the setup files jest's
+//! configuration names. Pure: the engine gives the files' bytes.
 
 /// The files pytest looks for its configuration in, in each directory from the one it starts
 /// in up to the root (its rootdir/inifile search), in the order it prefers them.
@@ -12,18 +13,38 @@ pub const CONFIG_FILES: &[&str] = &[
     "setup.cfg",
 ];
 
+/// The files jest looks for its configuration in (`package.json` by its `jest` key).
+pub const JEST_CONFIG_FILES: &[&str] = &[
+    "jest.config.js",
+    "jest.config.ts",
+    "jest.config.mjs",
+    "jest.config.cjs",
+    "jest.config.json",
+    "package.json",
+];
+
+fn file_name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
 /// Whether `path` is one of pytest's configuration files ([`CONFIG_FILES`]), in any
 /// directory.
 pub fn is_config(path: &str) -> bool {
-    path.rsplit('/')
-        .next()
-        .is_some_and(|name| CONFIG_FILES.contains(&name))
+    CONFIG_FILES.contains(&file_name(path))
 }
 
-/// Whether `path` is a file other tools read too (`pyproject.toml`, `tox.ini`, `setup.cfg`),
-/// of which pytest reads one section only ([`pytest_part`]).
+/// Whether `path` is one of jest's configuration files ([`JEST_CONFIG_FILES`]).
+pub fn is_jest_config(path: &str) -> bool {
+    JEST_CONFIG_FILES.contains(&file_name(path))
+}
+
+/// Whether `path` is a file other tools read too (`pyproject.toml`, `tox.ini`, `setup.cfg`,
+/// `package.json`), of which the runner reads one section only ([`pytest_part`]).
 pub fn is_shared_config(path: &str) -> bool {
-    is_config(path) && !matches!(path.rsplit('/').next(), Some("pytest.ini" | ".pytest.ini"))
+    matches!(
+        file_name(path),
+        "pyproject.toml" | "tox.ini" | "setup.cfg" | "package.json"
+    )
 }
 
 /// What pytest reads of the configuration file `path` whose bytes are `content` (`None`:
@@ -34,7 +55,7 @@ pub fn is_shared_config(path: &str) -> bool {
 /// read whole. A file that cannot be read so (not UTF-8, not TOML) is its bytes: compared
 /// whole.
 #[derive(Clone, Debug, PartialEq)]
-pub enum PytestPart {
+pub enum RunnerPart {
     /// No file, or a shared one with no pytest section.
     Nothing,
     /// The bytes of a file read whole, or of one that could not be parsed.
@@ -43,33 +64,44 @@ pub enum PytestPart {
     Toml(toml::Value),
     /// An INI file's pytest sections: each one's name and its lines, as written.
     Ini(Vec<(String, Vec<String>)>),
+    /// A `package.json`'s `jest` value.
+    Json(serde_json::Value),
 }
 
-/// See [`PytestPart`].
-pub fn pytest_part(path: &str, content: Option<&[u8]>) -> PytestPart {
+/// See [`RunnerPart`].
+pub fn pytest_part(path: &str, content: Option<&[u8]>) -> RunnerPart {
     let Some(bytes) = content else {
-        return PytestPart::Nothing;
+        return RunnerPart::Nothing;
     };
     if !is_shared_config(path) {
-        return PytestPart::Bytes(bytes.to_vec());
+        return RunnerPart::Bytes(bytes.to_vec());
     }
     let Ok(text) = std::str::from_utf8(bytes) else {
-        return PytestPart::Bytes(bytes.to_vec());
+        return RunnerPart::Bytes(bytes.to_vec());
     };
+    if file_name(path) == "package.json" {
+        return match serde_json::from_str::<serde_json::Value>(text) {
+            Ok(json) => match json.get("jest") {
+                Some(jest) => RunnerPart::Json(jest.clone()),
+                None => RunnerPart::Nothing,
+            },
+            Err(_) => RunnerPart::Bytes(bytes.to_vec()),
+        };
+    }
     if path.ends_with("pyproject.toml") {
         return match text.parse::<toml::Table>() {
             Ok(table) => match table.get("tool").and_then(|t| t.get("pytest")) {
-                Some(pytest) => PytestPart::Toml(pytest.clone()),
-                None => PytestPart::Nothing,
+                Some(pytest) => RunnerPart::Toml(pytest.clone()),
+                None => RunnerPart::Nothing,
             },
-            Err(_) => PytestPart::Bytes(bytes.to_vec()),
+            Err(_) => RunnerPart::Bytes(bytes.to_vec()),
         };
     }
     let sections = ini_sections(text, &["pytest", "tool:pytest"]);
     if sections.is_empty() {
-        PytestPart::Nothing
+        RunnerPart::Nothing
     } else {
-        PytestPart::Ini(sections)
+        RunnerPart::Ini(sections)
     }
 }
 
@@ -323,12 +355,115 @@ pub fn plugin_files(name: &str, declaring: &str) -> Vec<String> {
     out
 }
 
+/// The setup files jest's configuration file `path` (its bytes `content`) names in
+/// `setupFiles` and `setupFilesAfterEnv`: code jest runs around every test, resolved in the
+/// repository (`<rootDir>/x` and `./x` from the file's directory; a package name is no file
+/// of it). A JSON file is parsed (`package.json` by its `jest` key); a JavaScript one is read
+/// for those keys, each an array of strings written out: anything else there (a name, a
+/// call, a template) is `Err` with why, which only running it tells.
+pub fn jest_setup_files(path: &str, content: &[u8]) -> Result<Vec<String>, String> {
+    let dir = match path.rsplit_once('/') {
+        Some((dir, _)) => dir,
+        None => "",
+    };
+    let text = String::from_utf8_lossy(content);
+    let mut named = Vec::new();
+    const KEYS: [&str; 2] = ["setupFiles", "setupFilesAfterEnv"];
+    if path.ends_with(".json") {
+        let Ok(json) = serde_json::from_str::<serde_json::Value>(&text) else {
+            return Ok(Vec::new());
+        };
+        let config = if file_name(path) == "package.json" {
+            match json.get("jest") {
+                Some(jest) => jest.clone(),
+                None => return Ok(Vec::new()),
+            }
+        } else {
+            json
+        };
+        for key in KEYS {
+            match config.get(key) {
+                None => {}
+                Some(serde_json::Value::Array(items)) => {
+                    for item in items {
+                        match item.as_str() {
+                            Some(s) => named.push(s.to_string()),
+                            None => {
+                                return Err(format!("{path} sets `{key}` to no list of strings"));
+                            }
+                        }
+                    }
+                }
+                Some(_) => return Err(format!("{path} sets `{key}` to no list of strings")),
+            }
+        }
+    } else {
+        for key in KEYS {
+            let mut rest: &str = &text;
+            while let Some(at) = rest.find(key) {
+                let after = &rest[at + key.len()..];
+                rest = after;
+                // `setupFiles` is a prefix of `setupFilesAfterEnv`: that one is read apart.
+                if after.starts_with(|c: char| c.is_alphanumeric() || c == '_') {
+                    continue;
+                }
+                let after = after
+                    .trim_start()
+                    .trim_start_matches(['\'', '"'])
+                    .trim_start();
+                let Some(value) = after.strip_prefix(':') else {
+                    continue;
+                };
+                let value = value.trim_start();
+                let Some(end) = value.find(']').filter(|_| value.starts_with('[')) else {
+                    return Err(format!(
+                        "{path} sets `{key}` to something other than a list of strings written out"
+                    ));
+                };
+                match literal_names(&value[..=end]) {
+                    Some(found) => named.extend(found),
+                    None => {
+                        return Err(format!(
+                            "{path} sets `{key}` to something other than a list of strings \
+                             written out"
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for name in named {
+        let relative = if let Some(rest) = name.strip_prefix("<rootDir>/") {
+            rest.to_string()
+        } else if name.starts_with("./") || name.starts_with("../") {
+            name.clone()
+        } else {
+            // A package's module: not a file of the repository.
+            continue;
+        };
+        let mut parts: Vec<&str> = dir.split('/').filter(|p| !p.is_empty()).collect();
+        let mut inside = true;
+        for part in relative.split('/') {
+            match part {
+                "" | "." => {}
+                ".." => inside &= parts.pop().is_some(),
+                part => parts.push(part),
+            }
+        }
+        if inside && !parts.is_empty() {
+            out.push(parts.join("/"));
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    fn part(path: &str, text: &str) -> PytestPart {
+    fn part(path: &str, text: &str) -> RunnerPart {
         pytest_part(path, Some(text.as_bytes()))
     }
 
@@ -362,7 +497,7 @@ mod tests {
         );
         assert_eq!(
             part("pyproject.toml", "[project]\nname = \"x\"\n"),
-            PytestPart::Nothing
+            RunnerPart::Nothing
         );
         assert!(same_for_pytest(
             "pyproject.toml",
@@ -372,7 +507,7 @@ mod tests {
         // Not TOML: its bytes.
         assert_eq!(
             part("pyproject.toml", "[tool.pytest\n"),
-            PytestPart::Bytes(b"[tool.pytest\n".to_vec())
+            RunnerPart::Bytes(b"[tool.pytest\n".to_vec())
         );
         // pytest.ini is read whole.
         assert!(!same_for_pytest(
@@ -413,7 +548,7 @@ mod tests {
         );
         assert_eq!(
             part("setup.cfg", "[metadata]\nx = 1\n"),
-            PytestPart::Nothing
+            RunnerPart::Nothing
         );
         assert!(!same_for_pytest(
             "tox.ini",
@@ -506,6 +641,58 @@ mod tests {
         assert!(plugins("pytest_plugins: list = ['a']\n").is_err());
         assert!(plugins("pytest_plugins = f'{x}'\n").is_err());
         assert!(plugins("pytest_plugins = ['a' 'b']\n").is_err());
+    }
+
+    #[test]
+    fn jest_setup_files_are_read_from_its_configuration() {
+        let package = br#"{"name": "calc", "jest": {"setupFiles": ["./setup.js"], "setupFilesAfterEnv": ["<rootDir>/tests/after.js", "jest-extended"]}}"#;
+        assert_eq!(
+            jest_setup_files("web/package.json", package),
+            Ok(vec![
+                "web/setup.js".to_string(),
+                "web/tests/after.js".to_string()
+            ])
+        );
+        assert_eq!(
+            jest_setup_files("package.json", br#"{"name": "calc"}"#),
+            Ok(vec![])
+        );
+        let js = br#"module.exports = {
+  setupFilesAfterEnv: ['./jest.setup.js'],
+  'setupFiles': ["../x/s.js"],
+};
+"#;
+        assert_eq!(
+            jest_setup_files("app/jest.config.js", js),
+            Ok(vec!["x/s.js".to_string(), "app/jest.setup.js".to_string()])
+        );
+        assert!(
+            jest_setup_files("jest.config.js", b"module.exports = { setupFiles: files };").is_err()
+        );
+        assert!(
+            jest_setup_files(
+                "jest.config.js",
+                b"module.exports = { setupFiles: [path.join(a)] };"
+            )
+            .is_err()
+        );
+        assert!(jest_setup_files("jest.config.json", br#"{"setupFiles": "x"}"#).is_err());
+        // Out of the repository: none.
+        assert_eq!(
+            jest_setup_files("jest.config.json", br#"{"setupFiles": ["../x.js"]}"#),
+            Ok(vec![])
+        );
+        // package.json counts by its `jest` key.
+        assert!(same_for_pytest(
+            "package.json",
+            Some(br#"{"dependencies": {}, "jest": {"verbose": true}}"#),
+            Some(br#"{"dependencies": {"left-pad": "1"}, "jest": {"verbose": true}}"#)
+        ));
+        assert!(!same_for_pytest(
+            "package.json",
+            Some(br#"{"name": "calc"}"#),
+            Some(br#"{"name": "calc", "jest": {"setupFiles": ["./s.js"]}}"#)
+        ));
     }
 
     #[test]

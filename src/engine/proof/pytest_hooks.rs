@@ -13,11 +13,31 @@ use crate::workflow::red;
 /// A configuration file or module larger than this is not parsed: compared whole.
 const READ_CAP: u64 = 1 << 20;
 
-/// Every `conftest.py` and pytest configuration file (`pytest.ini`, `pyproject.toml`, …)
-/// anywhere in each of `trees`.
-pub(super) fn runner_files(session: &Session, trees: &[&str]) -> Result<Vec<String>, EngineError> {
-    let mut names = vec![red::CONFTEST];
-    names.extend(pytest_files::CONFIG_FILES);
+/// The names of the files `runners` read around a test: pytest's `conftest.py` and
+/// configuration files (`pytest.ini`, `pyproject.toml`, …), jest's configuration files
+/// (`jest.config.js`, `package.json`, …).
+pub(super) fn runner_names(runners: red::Runners) -> Vec<&'static str> {
+    let mut names = Vec::new();
+    if runners.pytest {
+        names.push(red::CONFTEST);
+        names.extend(pytest_files::CONFIG_FILES);
+    }
+    if runners.jest {
+        names.extend(pytest_files::JEST_CONFIG_FILES);
+    }
+    names
+}
+
+/// Every file of [`runner_names`] anywhere in each of `trees`.
+pub(super) fn runner_files(
+    session: &Session,
+    trees: &[&str],
+    runners: red::Runners,
+) -> Result<Vec<String>, EngineError> {
+    let names = runner_names(runners);
+    if names.is_empty() {
+        return Ok(Vec::new());
+    }
     let mut out = Vec::new();
     for tree in trees {
         out.extend(session.store.files_named_any(tree, &names)?);
@@ -113,5 +133,28 @@ pub(super) fn plugin_files(
         }
     }
     out.sort();
+    Ok(Ok(out))
+}
+
+/// The setup files jest's configuration files `configs` name, each as `tree_of` it says
+/// the configuration is read from ([`pytest_files::jest_setup_files`]); `Err` with why when
+/// one names them otherwise than written out.
+pub(super) fn jest_setup_files<'a>(
+    session: &Session,
+    tree_of: impl Fn(&str) -> &'a str,
+    configs: &[String],
+) -> Result<Result<Vec<String>, String>, EngineError> {
+    let mut out = Vec::new();
+    for config in configs.iter().filter(|c| pytest_files::is_jest_config(c)) {
+        let Some(bytes) = tree_file(session, tree_of(config), config)? else {
+            continue;
+        };
+        match pytest_files::jest_setup_files(config, &bytes) {
+            Ok(files) => out.extend(files),
+            Err(why) => return Ok(Err(why)),
+        }
+    }
+    out.sort();
+    out.dedup();
     Ok(Ok(out))
 }

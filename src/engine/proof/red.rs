@@ -137,7 +137,7 @@ impl<'a> Pairs<'a> {
             proven.as_ref().err(),
         );
         // Every `conftest.py` put is one such a test's run loaded.
-        let hooks = if red::loads_conftest(&pinned.paths, &pinned.hooks) {
+        let hooks = if red::loads_runner_files(&pinned.paths, &pinned.hooks) {
             self.hooks_put.clone()
         } else {
             Vec::new()
@@ -266,9 +266,12 @@ fn task_worktrees<'a>(
 /// The runner's hook files into the squashed worktree as RED steps left them
 /// (docs/integrity.md, "Per-test evidence"): a hook is test code, which RED steps write.
 /// They are every red's [`PinnedTest::hooks`] (those on its test's way) and, when a pinned
-/// test's runs load `conftest.py` files ([`red::loads_conftest`]), every `conftest.py` the
-/// squashed commit or the base has anywhere: pytest loads each of a directory it collects,
-/// beside the test's way too. Each as the latest RED step that changed it left it (one among
+/// test's runs load the runner's files ([`red::loads_runner_files`]), every `conftest.py`
+/// and configuration file of its runner the squashed commit or the base has anywhere
+/// (pytest loads each `conftest.py` of a directory it collects, beside the test's way too),
+/// the plugin modules `pytest_plugins` names and the setup files jest's configuration
+/// names; a shared configuration file only where its runner's section differs
+/// (src/workflow/pytest_files.rs). Each as the latest RED step that changed it left it (one among
 /// its pinned or shared paths), else as the PR's base has it (absent where it has none): a
 /// `conftest.py` a GREEN step, a checkpoint or a later commit added or changed, which makes
 /// pytest report a test passed whose body never ran, is not what the pinned tests run with;
@@ -287,15 +290,25 @@ fn put_hooks(
             .find(|r| r.paths.iter().chain(&r.shared).any(|p| p == hook))
             .map_or(trees.base_tree.as_str(), |r| r.tree.as_str())
     };
-    if reds.iter().any(|r| red::loads_conftest(&r.paths, &r.hooks)) {
+    let runners = reds
+        .iter()
+        .filter(|r| red::loads_runner_files(&r.paths, &r.hooks))
+        .fold(red::Runners::default(), |all, r| {
+            all | red::runners(&r.paths, &r.hooks)
+        });
+    if runners != red::Runners::default() {
         hooks.extend(pytest_hooks::runner_files(
             session,
             &[&trees.squashed, &trees.base_tree],
+            runners,
         )?);
         // The plugin modules the pinned test modules and the `conftest.py` files name, as
         // each is put (its latest RED step's, else the base's).
         let mut declaring: Vec<String> = reds.iter().flat_map(|r| r.paths.clone()).collect();
         declaring.extend(hooks.iter().filter(|h| red::is_conftest(h)).cloned());
+        if !runners.pytest {
+            declaring.clear();
+        }
         declaring.sort();
         declaring.dedup();
         for module in &declaring {
@@ -310,6 +323,19 @@ fn put_hooks(
                         hint: "write `pytest_plugins` as a string or a list of strings".into(),
                     });
                 }
+            }
+        }
+        // The setup files jest's configuration names, as each configuration is put.
+        match pytest_hooks::jest_setup_files(session, from, &hooks)? {
+            Ok(setup) => hooks.extend(setup),
+            Err(why) => {
+                return Err(EngineError::BadInput {
+                    message: format!(
+                        "the pinned tests cannot be run with the setup files RED steps pinned: \
+                         {why}, which only running it tells"
+                    ),
+                    hint: "write them as a list of strings".into(),
+                });
             }
         }
         // A pinned one is put with its test's paths.

@@ -115,15 +115,30 @@ pub(super) fn red_pin(
     // each put back as RED steps left it: a value only running the module tells cannot be
     // pinned, and is refused here, where the step that can write it out is.
     if let crate::workflow::state::RedOutcome::Pinned(pin) = &outcome
-        && red::loads_conftest(&pin.paths, &pin.hooks)
+        && red::loads_runner_files(&pin.paths, &pin.hooks)
     {
-        let mut declaring = session.store.files_named(&tree, red::CONFTEST)?;
+        let runners = red::runners(&pin.paths, &pin.hooks);
+        let configs = pytest_hooks::runner_files(session, &[&tree], runners)?;
+        let mut declaring: Vec<String> = configs
+            .iter()
+            .filter(|p| red::is_conftest(p))
+            .cloned()
+            .collect();
         declaring.extend(pin.paths.iter().cloned());
+        if !runners.pytest {
+            declaring.clear();
+        }
         if let Err(why) = pytest_hooks::plugin_files(session, &tree, &declaring)? {
             return Ok(not_a_test(format!(
                 "its test cannot be pinned: {why}, and which plugin modules it names (test \
                  code, pinned with the test) only running it tells: write it as a string or a \
                  list of strings"
+            )));
+        }
+        if let Err(why) = pytest_hooks::jest_setup_files(session, |_| &tree, &configs)? {
+            return Ok(not_a_test(format!(
+                "its test cannot be pinned: {why}, and which setup files it names (test code, \
+                 pinned with the test) only running it tells: write them as a list of strings"
             )));
         }
     }
@@ -202,20 +217,28 @@ pub(super) fn red_rerun(
         .collect();
     let mut runner: Vec<String> = Vec::new();
     if let Some(pinned) = red_test.tree
-        && red::loads_conftest(red_test.paths, red_test.hooks)
+        && red::loads_runner_files(red_test.paths, red_test.hooks)
     {
+        let runners = red::runners(red_test.paths, red_test.hooks);
         let tree = match &green {
             Some(tree) => tree.clone(),
             None => session.git.worktree_tree(&store.index_path())?,
         };
-        runner.extend(pytest_hooks::runner_files(session, &[pinned, &tree])?);
-        runner.extend(ignored_runner_files(session)?);
-        let conftests: Vec<String> = runner
+        runner.extend(pytest_hooks::runner_files(
+            session,
+            &[pinned, &tree],
+            runners,
+        )?);
+        runner.extend(ignored_runner_files(session, runners)?);
+        let mut conftests: Vec<String> = runner
             .iter()
             .filter(|p| red::is_conftest(p))
             .chain(red_test.paths.iter())
             .cloned()
             .collect();
+        if !runners.pytest {
+            conftests.clear();
+        }
         match pytest_hooks::plugin_files(session, pinned, &conftests)? {
             Ok(plugins) => runner.extend(plugins),
             Err(why) => {
@@ -230,6 +253,18 @@ pub(super) fn red_rerun(
             }
         }
         runner.extend(red_test.hooks.iter().cloned());
+        match pytest_hooks::jest_setup_files(session, |_| pinned, &runner)? {
+            Ok(setup) => runner.extend(setup),
+            Err(why) => {
+                return Err(EngineError::BadInput {
+                    message: format!(
+                        "the task's RED test cannot be run with the setup files its RED step \
+                         pinned: {why}, which only running it tells"
+                    ),
+                    hint: "write them as a list of strings, in a RED step".into(),
+                });
+            }
+        }
         runner.retain(|p| !red_test.paths.contains(p));
         runner.sort();
         runner.dedup();
@@ -324,9 +359,14 @@ pub(super) fn red_rerun(
 /// ignores, where pytest would collect them (not under a directory it skips by default: a
 /// hidden one, `node_modules`, `build`, `dist`, `venv`, `*.egg`, or a virtual environment):
 /// the GREEN step's run of its RED test must not load one the commit lacks.
-fn ignored_runner_files(session: &Session) -> Result<Vec<String>, EngineError> {
-    let mut names = vec![red::CONFTEST];
-    names.extend(pytest_files::CONFIG_FILES);
+fn ignored_runner_files(
+    session: &Session,
+    runners: red::Runners,
+) -> Result<Vec<String>, EngineError> {
+    let names = pytest_hooks::runner_names(runners);
+    if names.is_empty() {
+        return Ok(Vec::new());
+    }
     let workdir = session.store.workdir();
     let files = session.git.ignored_files_named(&names)?;
     Ok(files

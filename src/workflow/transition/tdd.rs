@@ -194,19 +194,24 @@ fn red_still_fails(tdd: Tdd, run: &TestRun, red: &RedRerun) -> Outcome {
 /// What the runner's files `hooks` are, with their verb: `conftest.py is`, `pytest's
 /// configuration is`, `conftest.py and pytest's configuration are`, …
 fn runner_files_named(hooks: &[&String]) -> String {
-    use crate::workflow::pytest_files::is_config;
+    use crate::workflow::pytest_files::{is_config, is_jest_config};
+    use crate::workflow::red::is_conftest;
     let mut kinds = Vec::new();
-    if hooks.iter().any(|p| crate::workflow::red::is_conftest(p)) {
+    if hooks.iter().any(|p| is_conftest(p)) {
         kinds.push("conftest.py");
     }
     if hooks.iter().any(|p| is_config(p)) {
         kinds.push("pytest's configuration");
     }
-    if hooks
-        .iter()
-        .any(|p| !crate::workflow::red::is_conftest(p) && !is_config(p))
-    {
+    let other = |p: &&&String| !is_conftest(p) && !is_config(p) && !is_jest_config(p);
+    if hooks.iter().filter(other).any(|p| p.ends_with(".py")) {
         kinds.push("a module `pytest_plugins` names");
+    }
+    if hooks.iter().any(|p| is_jest_config(p)) {
+        kinds.push("jest's configuration");
+    }
+    if hooks.iter().filter(other).any(|p| !p.ends_with(".py")) {
+        kinds.push("a setup file jest's configuration names");
     }
     let named = match kinds.as_slice() {
         [one] => format!("{one} is"),
