@@ -401,16 +401,29 @@ pub fn jest_setup_files(path: &str, content: &[u8]) -> Result<Vec<String>, Strin
         for key in KEYS {
             let mut rest: &str = &text;
             while let Some(at) = rest.find(key) {
+                let before = &rest[..at];
+                let line = before[before.rfind('\n').map_or(0, |nl| nl + 1)..].trim_start();
                 let after = &rest[at + key.len()..];
                 rest = after;
-                // `setupFiles` is a prefix of `setupFilesAfterEnv`: that one is read apart.
-                if after.starts_with(|c: char| c.is_alphanumeric() || c == '_') {
+                // `setupFiles` is a prefix of `setupFilesAfterEnv`: that one is read apart;
+                // a line commented out is no setting.
+                if after.starts_with(|c: char| c.is_alphanumeric() || c == '_')
+                    || line.starts_with("//")
+                    || line.starts_with("/*")
+                    || line.starts_with('*')
+                {
                     continue;
                 }
                 let after = after
                     .trim_start()
                     .trim_start_matches(['\'', '"'])
                     .trim_start();
+                // `{ setupFiles }`, the value a variable's: only running it tells.
+                if after.starts_with([',', '}']) {
+                    return Err(format!(
+                        "{path} sets `{key}` to something other than a list of strings written out"
+                    ));
+                }
                 let Some(value) = after.strip_prefix(':') else {
                     continue;
                 };
@@ -677,6 +690,21 @@ mod tests {
             .is_err()
         );
         assert!(jest_setup_files("jest.config.json", br#"{"setupFiles": "x"}"#).is_err());
+        assert!(
+            jest_setup_files(
+                "jest.config.js",
+                b"const setupFiles = f();\nmodule.exports = { setupFiles };"
+            )
+            .is_err()
+        );
+        // A line commented out is no setting.
+        assert_eq!(
+            jest_setup_files(
+                "jest.config.js",
+                b"module.exports = {\n  // setupFiles: see below\n  setupFiles: ['./s.js'],\n};"
+            ),
+            Ok(vec!["s.js".to_string()])
+        );
         // Out of the repository: none.
         assert_eq!(
             jest_setup_files("jest.config.json", br#"{"setupFiles": ["../x.js"]}"#),
