@@ -136,25 +136,17 @@ fn configured_after_green(repo: &TestRepo, command: &str, path: &str, content: &
 }
 
 /// The configuration a GREEN step (then a checkpoint) wrote is no pass of the pinned test
-/// at the end: the final check and `attest` in a fresh clone run it with each configuration
-/// file as RED steps left it, else as the base has it (absent: main has none), and it
-/// fails. (One main has is a test that existed when the PR began, which the PR may change
-/// only with a human's approval when the gates fail with it as it was.)
+/// at the end, whichever of the GREEN step's cheats it is: the final check and `attest` in a
+/// fresh clone run it with each configuration file as RED steps left it, else as the base
+/// has it (absent: main has none), and it fails. (One main has is a test that existed when
+/// the PR began, which the PR may change only with a human's approval when the gates fail
+/// with it as it was.)
 #[test]
 fn pytest_configuration_written_after_red_is_refused_at_the_end_and_by_attest() {
     let Some(bin) = pytest() else { return };
     let command = pytest_command(&bin);
     let failed = "FAILED tests/test_mul.py::test_mul";
-    for (path, content) in [
-        (
-            "pyproject.toml",
-            format!("{PYPROJECT}\n[tool.pytest.ini_options]\naddopts = \"-p evil\"\n"),
-        ),
-        (
-            "setup.cfg",
-            "[metadata]\nname = calc\n\n[tool:pytest]\naddopts = -k \"not mul\"\n".to_string(),
-        ),
-    ] {
+    for (path, content, _) in cheats() {
         let refusal = format!(
             "the final check of task 1's RED test (step 1.1, `{command}`, with tests/test_mul.py \
              as the RED step left them, and {path} as RED steps left it, else as the base has \
