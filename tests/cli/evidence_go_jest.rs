@@ -518,6 +518,36 @@ fn jest_configuration_written_after_red_is_refused_at_the_end_and_by_attest() {
     );
 }
 
+/// The honest twin that needs the `jest`-key-only rule: the task's test checks the
+/// project's version in `package.json`, and the GREEN step writes it there (no `jest` key
+/// changed): the RED test's run has `package.json` as the working tree has it (put back as
+/// the RED step left it, the test would fail), and so do the final check and `attest`.
+#[test]
+fn a_version_a_green_step_writes_to_package_json_stays_for_the_pinned_test() {
+    let command = jest_command();
+    let repo = jscalc(&command);
+    repo.write(
+        "tests/version.test.js",
+        "test('version', () => {\n  expect(require('../package.json').version).toBe('1.0.0');\n});\n",
+    );
+    red(&repo, &command);
+    assert_eq!(
+        repo.state()["red_test"]["red_tests"],
+        serde_json::json!(["tests/version.test.js::version"])
+    );
+    repo.write(
+        "package.json",
+        "{\"name\": \"calc\", \"version\": \"1.0.0\", \"private\": true}\n",
+    );
+    proven_by_id(
+        &repo,
+        &command,
+        1,
+        "jest-json",
+        "tests/version.test.js::version",
+    );
+}
+
 /// The honest twin: a GREEN step that adds a dependency to `package.json` (no `jest` key
 /// changed) is proven by id at GREEN, at the end and by `attest`.
 #[test]
