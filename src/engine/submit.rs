@@ -343,6 +343,7 @@ fn test_ran(
         output_tail: exec::tail_lines(&r.output.output, config.test.output_tail),
         restored: r.restored.clone(),
         taken_out: r.taken_out.clone(),
+        hooks: r.hooks.clone(),
         not_run: r.not_run.clone(),
     });
     let red = m.red.unwrap_or_default();

@@ -160,6 +160,12 @@ impl Store {
     /// Every file named `name` anywhere in `tree` (links too; not inside a submodule),
     /// sorted: read in-process, one tree object per directory.
     pub fn files_named(&self, tree: &str, name: &str) -> Result<Vec<String>, StoreError> {
+        self.files_named_any(tree, &[name])
+    }
+
+    /// Every file named one of `names` anywhere in `tree`, as [`Store::files_named`]: one
+    /// walk for them all.
+    pub fn files_named_any(&self, tree: &str, names: &[&str]) -> Result<Vec<String>, StoreError> {
         let mut out = Vec::new();
         let mut dirs = vec![(self.tree_id(tree)?, String::new())];
         while let Some((id, prefix)) = dirs.pop() {
@@ -170,7 +176,7 @@ impl Store {
                 match entry.mode.kind() {
                     EntryKind::Tree => dirs.push((entry.oid.to_owned(), format!("{path}/"))),
                     EntryKind::Commit => {}
-                    _ if entry.filename == name.as_bytes() => out.push(path),
+                    _ if names.iter().any(|n| entry.filename == n.as_bytes()) => out.push(path),
                     _ => {}
                 }
             }

@@ -26,6 +26,7 @@ pub mod notes;
 pub mod plan;
 pub mod problems;
 pub mod proof;
+pub mod pytest_files;
 pub mod red;
 mod rejection;
 pub mod replan;

@@ -101,28 +101,35 @@ pub fn pinned(
 /// every directory from the repository's root down to each Python file among `files` (the
 /// pinned paths, the files the report named), but those `pinned` already. pytest loads each
 /// before it runs a test below it, and a hook there (`item.runtest = lambda: None`) decides
-/// what the test's run reports: it is part of the test. A file a runner names outside the
-/// repository (absolute, or through `..`) has none of its hooks here.
+/// what the test's run reports: it is part of the test. For a run jest reported, the
+/// `package.json` of each such directory (for any file): where jest reads its configuration.
+/// A file a runner names outside the repository (absolute, or through `..`) has none of its
+/// hooks here.
 pub fn hooks(kind: evidence::Kind, files: &[&str], pinned: &[String]) -> Vec<String> {
-    if kind != evidence::Kind::Junit {
-        return Vec::new();
-    }
+    // jest reads its configuration (a `package.json`'s `jest` key) from the directories it
+    // runs in and above: the `package.json` files on the test's way stand for a pin whose
+    // runs load the runner's files (src/workflow/pytest_files.rs).
+    let (hook, language) = match kind {
+        evidence::Kind::Junit => (CONFTEST, Some(".py")),
+        evidence::Kind::JestJson => (PACKAGE_JSON, None),
+        _ => return Vec::new(),
+    };
     let mut hooks = std::collections::BTreeSet::new();
     for file in files {
         let inside = !file.starts_with('/')
             && file
                 .split('/')
                 .all(|part| !part.is_empty() && part != ".." && part != ".");
-        if !inside || !file.ends_with(".py") {
+        if !inside || language.is_some_and(|ext| !file.ends_with(ext)) {
             continue;
         }
         let parts: Vec<&str> = file.split('/').collect();
         for depth in 0..parts.len() {
             let dir = parts[..depth].join("/");
             hooks.insert(if dir.is_empty() {
-                "conftest.py".to_string()
+                hook.to_string()
             } else {
-                format!("{dir}/conftest.py")
+                format!("{dir}/{hook}")
             });
         }
     }
@@ -132,14 +139,49 @@ pub fn hooks(kind: evidence::Kind, files: &[&str], pinned: &[String]) -> Vec<Str
 /// pytest's hook file, loaded from every directory it collects.
 pub const CONFTEST: &str = "conftest.py";
 
-/// Whether a pinned test's runs load `conftest.py` files (docs/integrity.md, "Per-test
-/// evidence"): its run was one pytest reported, with a Python file of the repository, which
-/// [`hooks`] gave the root's `conftest.py` at least, as a hook or (the RED step wrote it) a
-/// pinned path. pytest loads every `conftest.py` of the directories it collects, beside the
-/// test's way too, so each is test code for such a test.
-pub fn loads_conftest(paths: &[String], hooks: &[String]) -> bool {
-    !hooks.is_empty() || paths.iter().any(|p| p == CONFTEST)
+/// Whether a pinned test's runs load the runner's files (docs/integrity.md, "Per-test
+/// evidence"): its run was one pytest or jest reported, with a file of the repository, which
+/// [`hooks`] gave the root's `conftest.py` (or `package.json`) at least, as a hook or (the
+/// RED step wrote it) a pinned path. pytest loads every `conftest.py` of the directories it
+/// collects, beside the test's way too, and reads its configuration and plugins, as jest
+/// reads its configuration and setup files: each is test code for such a test
+/// (src/workflow/pytest_files.rs).
+pub fn loads_runner_files(paths: &[String], hooks: &[String]) -> bool {
+    !hooks.is_empty() || paths.iter().any(|p| p == CONFTEST || p == PACKAGE_JSON)
 }
+
+/// Which runner's files a pin that [`loads_runner_files`] loads: pytest's (its hooks are
+/// `conftest.py` files, or its RED step wrote the root's), jest's (`package.json` files).
+/// A mixed repository's pytest test is not held to a `jest.config.js` it never reads.
+pub fn runners(paths: &[String], hooks: &[String]) -> Runners {
+    let named = |name: &str| {
+        hooks.iter().any(|h| h.rsplit('/').next() == Some(name)) || paths.iter().any(|p| p == name)
+    };
+    Runners {
+        pytest: named(CONFTEST),
+        jest: named(PACKAGE_JSON),
+    }
+}
+
+/// See [`runners`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Runners {
+    pub pytest: bool,
+    pub jest: bool,
+}
+
+impl std::ops::BitOr for Runners {
+    type Output = Runners;
+    fn bitor(self, other: Runners) -> Runners {
+        Runners {
+            pytest: self.pytest || other.pytest,
+            jest: self.jest || other.jest,
+        }
+    }
+}
+
+/// jest's configuration file whose `jest` key it reads, in the directories it runs in.
+pub const PACKAGE_JSON: &str = "package.json";
 
 /// Whether `path` is a `conftest.py`, in any directory.
 pub fn is_conftest(path: &str) -> bool {
@@ -931,15 +973,52 @@ mod tests {
     #[test]
     fn a_pytest_pin_loads_every_conftest() {
         let strings = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<String>>();
-        assert!(loads_conftest(&[], &strings(&["conftest.py"])));
-        assert!(loads_conftest(
+        assert!(loads_runner_files(&[], &strings(&["conftest.py"])));
+        assert!(loads_runner_files(
             &strings(&["conftest.py", "tests/conftest.py", "tests/test_x.py"]),
             &[]
         ));
-        assert!(!loads_conftest(&strings(&["tests/conftest.py"]), &[]));
-        assert!(!loads_conftest(&strings(&["tests/calc.rs"]), &[]));
+        assert!(!loads_runner_files(&strings(&["tests/conftest.py"]), &[]));
+        assert!(!loads_runner_files(&strings(&["tests/calc.rs"]), &[]));
         assert!(is_conftest("conftest.py") && is_conftest("tests/zz/conftest.py"));
         assert!(!is_conftest("tests/my_conftest.py") && !is_conftest("conftest.py/x"));
+    }
+
+    /// A pin jest reported has the `package.json` of each directory on its way as hooks, for
+    /// any file; it loads jest's files, not pytest's, and a pytest pin the reverse.
+    #[test]
+    fn a_jest_pin_loads_jest_files_and_a_pytest_pin_pytest_files() {
+        let strings = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<String>>();
+        let jest = hooks(
+            evidence::Kind::JestJson,
+            &["web/tests/mul.test.js"],
+            &strings(&["web/tests/mul.test.js"]),
+        );
+        assert_eq!(
+            jest,
+            strings(&["package.json", "web/package.json", "web/tests/package.json"])
+        );
+        assert_eq!(
+            runners(&[], &jest),
+            Runners {
+                pytest: false,
+                jest: true
+            }
+        );
+        assert_eq!(
+            runners(&[], &strings(&["conftest.py"])),
+            Runners {
+                pytest: true,
+                jest: false
+            }
+        );
+        // The RED step wrote the root's `package.json`: no hook, still jest's.
+        assert!(loads_runner_files(&strings(&["package.json"]), &[]));
+        assert!(runners(&strings(&["package.json"]), &[]).jest);
+        assert_eq!(
+            runners(&strings(&["tests/calc.rs"]), &[]),
+            Runners::default()
+        );
     }
 
     #[test]

@@ -35,7 +35,15 @@ pub(crate) fn pycalc(bin: &Path, extra: &str) -> TestRepo {
 
 /// [`pycalc`], its PR planned as `plan`.
 pub(crate) fn pycalc_planned(bin: &Path, extra: &str, plan: &str) -> TestRepo {
+    pycalc_with(bin, extra, plan, &[])
+}
+
+/// [`pycalc_planned`], with `files` on main too.
+pub(crate) fn pycalc_with(bin: &Path, extra: &str, plan: &str, files: &[(&str, &str)]) -> TestRepo {
     let repo = TestRepo::empty();
+    for (path, content) in files {
+        repo.write(path, content);
+    }
     repo.write("calc.py", CALC);
     repo.write(
         "tests/test_add.py",

@@ -339,32 +339,22 @@ fn jest_red(repo: &TestRepo, command: &str) {
     );
 }
 
-/// `process.exit(0)` in a setup file ends jest before it writes its report; a setup file
-/// that makes every `test` a `test.skip` skips the pinned test. Each is refused naming why.
+/// `process.exit(0)` in code the test requires ends jest before it writes its report; code
+/// that makes every `test` a `test.skip` as the test requires it skips the pinned test. Each
+/// is refused naming why. (In a setup file its configuration names, each is refused before:
+/// jest's configuration is test code, [`jest_configuration_a_green_step_writes_is_refused`].)
 #[test]
 fn a_jest_run_that_exits_0_or_skips_is_refused() {
     let command = jest_command();
     let cases: Vec<(&str, Cheat, String)> = vec![
         (
-            "process.exit(0) in a setup file",
-            vec![
-                (
-                    "package.json",
-                    "{\"name\": \"calc\", \"private\": true, \"jest\": {\"setupFiles\": [\"./tests/setup.js\"]}}\n".into(),
-                ),
-                ("tests/setup.js", "process.exit(0);\n".into()),
-            ],
+            "process.exit(0) in the code",
+            vec![("calc.js", format!("{JS_CALC}process.exit(0);\n"))],
             "no per-test evidence: the runner wrote no jest-json report: the process ended before it reported".into(),
         ),
         (
-            "test.skip for every test, in a setup file",
-            vec![
-                (
-                    "package.json",
-                    "{\"name\": \"calc\", \"private\": true, \"jest\": {\"setupFilesAfterEnv\": [\"./tests/setup.js\"]}}\n".into(),
-                ),
-                ("tests/setup.js", "global.test = global.test.skip;\n".into()),
-            ],
+            "test.skip for every test, in the code",
+            vec![("calc.js", format!("{JS_CALC}global.test = global.test.skip;\n"))],
             format!("the pinned test `{JS_PINNED}` skipped, it did not pass"),
         ),
     ];
@@ -377,6 +367,200 @@ fn a_jest_run_that_exits_0_or_skips_is_refused() {
         }
         green_refused(&repo, &command, &why);
     }
+}
+
+/// A setup file that makes every `test` a `test.skip`.
+const JS_SKIP: &str = "global.test = global.test.skip;\n";
+
+/// The refusal's first line when the RED test's run had `with` (the runner's files put
+/// back) and still failed: `what` is what those files are.
+fn jest_refusal(command: &str, with: &str, what: &str) -> String {
+    format!(
+        "FAILURE: `{command}` passed (exit 0), but the task's RED test `{command}` (run with \
+         {with}) still fails (exit 1): the GREEN step must make it pass. {what} test code, \
+         which only a RED step may write: what the GREEN step changed there is not in the RED \
+         test's run. What the test needs from it (a fixture, say) belongs in the task's RED \
+         test file, written by its RED step; submit-work cannot undo the GREEN step, so a RED \
+         step that lacks it needs a new plan (`request-scope-reduction` once unlocked, or \
+         `submit-work --contradiction`); debugging attempt 1"
+    )
+}
+
+/// jest's configuration a GREEN step writes to skip the pinned test through a setup file
+/// (a `jest.config.js`, the `jest` key of `package.json`), and a setup file main's
+/// configuration names that a GREEN step rewrites: the RED test's run has each as the RED
+/// tree has it, fails, and the refusal names it and what to do.
+#[test]
+fn jest_configuration_a_green_step_writes_is_refused() {
+    let command = jest_command();
+    let with_setup = "{\"name\": \"calc\", \"private\": true, \"jest\": {\"setupFilesAfterEnv\": [\"<rootDir>/support/setup.js\"]}}\n";
+    let cases: Vec<(&str, Cheat, String, &str)> = vec![
+        (
+            "jest.config.js",
+            vec![
+                (
+                    "jest.config.js",
+                    "module.exports = {\n  setupFilesAfterEnv: ['./skip.js'],\n};\n".into(),
+                ),
+                ("skip.js", JS_SKIP.into()),
+            ],
+            "jest.config.js taken out, as the RED step's tree has none".into(),
+            "jest's configuration is",
+        ),
+        (
+            "package.json",
+            vec![
+                (
+                    "package.json",
+                    "{\"name\": \"calc\", \"private\": true, \"jest\": {\"setupFilesAfterEnv\": [\"./skip.js\"]}}\n".into(),
+                ),
+                ("skip.js", JS_SKIP.into()),
+            ],
+            "package.json as the RED step left it".into(),
+            "jest's configuration is",
+        ),
+    ];
+    for (name, files, with, what) in cases {
+        eprintln!("cheat: {name}");
+        let repo = jscalc(&command);
+        jest_red(&repo, &command);
+        for (path, content) in &files {
+            repo.write(path, content);
+        }
+        let out = repo.submit_test(&command, None);
+        out.expect(1);
+        assert_eq!(
+            out.stdout.lines().next().unwrap_or_default(),
+            jest_refusal(&command, &with, what),
+            "{name}"
+        );
+        assert_eq!(repo.status(), "DEBUGGING");
+    }
+    // A setup file main's configuration names, rewritten.
+    let repo = project(
+        &[
+            ("package.json", with_setup),
+            ("support/setup.js", "// nothing to set up yet\n"),
+            ("calc.js", JS_CALC),
+            ("tests/add.test.js", JS_TEST_ADD),
+        ],
+        &command,
+        "",
+    );
+    jest_red(&repo, &command);
+    repo.write("support/setup.js", JS_SKIP);
+    let out = repo.submit_test(&command, None);
+    out.expect(1);
+    assert_eq!(
+        out.stdout.lines().next().unwrap_or_default(),
+        jest_refusal(
+            &command,
+            "support/setup.js as the RED step left it",
+            "A setup file jest's configuration names is"
+        )
+    );
+}
+
+/// A `jest.config.js` with a skipping setup file written after the RED step (then
+/// checkpointed: every test is skipped, the gate passes) is not what the pinned test runs
+/// with at the end: the final check and `attest` in a fresh clone refuse it.
+#[test]
+fn jest_configuration_written_after_red_is_refused_at_the_end_and_by_attest() {
+    let command = jest_command();
+    let refusal = format!(
+        "the final check of task 1's RED test (step 1.1, `{command}`, with tests/mul.test.js as \
+         the RED step left them, and jest.config.js as RED steps left it, else as the base has \
+         it) failed: it fails on the squashed commit (exit 1). Output:"
+    );
+    let configured = |extra: &str| {
+        let repo = project(
+            &[
+                ("package.json", PACKAGE_JSON),
+                ("calc.js", JS_CALC),
+                ("tests/add.test.js", JS_TEST_ADD),
+            ],
+            &command,
+            extra,
+        );
+        jest_red(&repo, &command);
+        repo.write("calc.js", JS_CALC_MUL);
+        repo.submit_test(&command, None).expect(0);
+        repo.write("calc.js", JS_CALC);
+        repo.write(
+            "jest.config.js",
+            "module.exports = {\n  setupFilesAfterEnv: ['./skip.js'],\n};\n",
+        );
+        repo.write("skip.js", JS_SKIP);
+        repo.run(&["checkpoint"]).expect(0);
+        repo.run(&["get-task"]).expect(0);
+        assert_eq!(repo.status(), "AWAITING_FINALIZATION");
+        squash(&repo);
+        repo
+    };
+    let repo = configured("");
+    let out = repo.run(&["submit-work", "-s", "squashed"]);
+    out.expect(1);
+    assert!(
+        out.stdout.starts_with(&format!("FAILURE: {refusal}")),
+        "{}",
+        out.stdout
+    );
+
+    let repo = configured("\n[finalize]\nclean_check = false\n");
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    mark_done_and_merge(&repo).expect(0);
+    let out = fresh_clone(&repo).run(&["attest", "--no-note", &main_tip(&repo)]);
+    out.expect(1);
+    assert!(
+        out.stdout.contains(&format!("  - {refusal}")),
+        "{}",
+        out.stdout
+    );
+}
+
+/// The honest twin that needs the `jest`-key-only rule: the task's test checks the
+/// project's version in `package.json`, and the GREEN step writes it there (no `jest` key
+/// changed): the RED test's run has `package.json` as the working tree has it (put back as
+/// the RED step left it, the test would fail), and so do the final check and `attest`.
+#[test]
+fn a_version_a_green_step_writes_to_package_json_stays_for_the_pinned_test() {
+    let command = jest_command();
+    let repo = jscalc(&command);
+    repo.write(
+        "tests/version.test.js",
+        "test('version', () => {\n  expect(require('../package.json').version).toBe('1.0.0');\n});\n",
+    );
+    red(&repo, &command);
+    assert_eq!(
+        repo.state()["red_test"]["red_tests"],
+        serde_json::json!(["tests/version.test.js::version"])
+    );
+    repo.write(
+        "package.json",
+        "{\"name\": \"calc\", \"version\": \"1.0.0\", \"private\": true}\n",
+    );
+    proven_by_id(
+        &repo,
+        &command,
+        1,
+        "jest-json",
+        "tests/version.test.js::version",
+    );
+}
+
+/// The honest twin: a GREEN step that adds a dependency to `package.json` (no `jest` key
+/// changed) is proven by id at GREEN, at the end and by `attest`.
+#[test]
+fn a_dependency_a_green_step_adds_to_package_json_passes() {
+    let command = jest_command();
+    let repo = jscalc(&command);
+    jest_red(&repo, &command);
+    repo.write("calc.js", JS_CALC_MUL);
+    repo.write(
+        "package.json",
+        "{\"name\": \"calc\", \"private\": true, \"dependencies\": {\"left-pad\": \"1.3.0\"}}\n",
+    );
+    proven_by_id(&repo, &command, 1, "jest-json", JS_PINNED);
 }
 
 /// The honest jest PR, proven by id at GREEN, by the final check and by `attest` in a fresh

@@ -31,6 +31,7 @@ mod escapes;
 mod evidence;
 mod evidence_go_jest;
 mod evidence_hooks;
+mod evidence_hooks_config;
 mod hooks;
 mod idle;
 mod input;

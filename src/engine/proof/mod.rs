@@ -7,6 +7,7 @@
 pub mod adequacy;
 mod here;
 mod outcome;
+mod pytest_hooks;
 mod red;
 mod step;
 

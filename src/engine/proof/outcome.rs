@@ -86,8 +86,11 @@ pub struct Rerun {
     pub command: String,
     /// Pinned paths the GREEN step had changed, put back for the run.
     pub restored: Vec<String>,
-    /// The `conftest.py` files among `restored` the RED tree has none of: taken out.
+    /// The runner's files among `restored` the RED tree has none of: taken out.
     pub taken_out: Vec<String>,
+    /// The runner's files among `restored` (`conftest.py` files, pytest's configuration,
+    /// plugin modules `pytest_plugins` names): test code only a RED step writes.
+    pub hooks: Vec<String>,
     /// The run passed without running a test, or its per-test report says otherwise.
     pub not_run: Option<String>,
 }

@@ -5,6 +5,7 @@
 //! at random, reset between tasks and between the `[verify] runs` repeats.
 
 use super::outcome::{Outcome, RedPair};
+use super::pytest_hooks;
 use crate::config::Config;
 use crate::engine::evidence::{TestRun, run_test};
 use crate::engine::scratch::Scratch;
@@ -12,7 +13,7 @@ use crate::engine::{EngineError, Session, io_error};
 use crate::exec::CommandEnv;
 use crate::exec::orphans::Reaper;
 use crate::workflow::proof::{PinnedTest, judge_pair};
-use crate::workflow::{evidence, red};
+use crate::workflow::{evidence, pytest_files, red};
 
 /// A fair coin, from the standard library's per-process random hash keys: which of the two
 /// RED worktrees is made first, and which runs first, is not for a test to know.
@@ -136,7 +137,7 @@ impl<'a> Pairs<'a> {
             proven.as_ref().err(),
         );
         // Every `conftest.py` put is one such a test's run loaded.
-        let hooks = if red::loads_conftest(&pinned.paths, &pinned.hooks) {
+        let hooks = if red::loads_runner_files(&pinned.paths, &pinned.hooks) {
             self.hooks_put.clone()
         } else {
             Vec::new()
@@ -265,9 +266,12 @@ fn task_worktrees<'a>(
 /// The runner's hook files into the squashed worktree as RED steps left them
 /// (docs/integrity.md, "Per-test evidence"): a hook is test code, which RED steps write.
 /// They are every red's [`PinnedTest::hooks`] (those on its test's way) and, when a pinned
-/// test's runs load `conftest.py` files ([`red::loads_conftest`]), every `conftest.py` the
-/// squashed commit or the base has anywhere: pytest loads each of a directory it collects,
-/// beside the test's way too. Each as the latest RED step that changed it left it (one among
+/// test's runs load the runner's files ([`red::loads_runner_files`]), every `conftest.py`
+/// and configuration file of its runner the squashed commit or the base has anywhere
+/// (pytest loads each `conftest.py` of a directory it collects, beside the test's way too),
+/// the plugin modules `pytest_plugins` names and the setup files jest's configuration
+/// names; a shared configuration file only where its runner's section differs
+/// (src/workflow/pytest_files.rs). Each as the latest RED step that changed it left it (one among
 /// its pinned or shared paths), else as the PR's base has it (absent where it has none): a
 /// `conftest.py` a GREEN step, a checkpoint or a later commit added or changed, which makes
 /// pytest report a test passed whose body never ran, is not what the pinned tests run with;
@@ -280,21 +284,73 @@ fn put_hooks(
 ) -> Result<Vec<String>, EngineError> {
     let mut put = Vec::new();
     let mut hooks: Vec<String> = reds.iter().flat_map(|r| r.hooks.clone()).collect();
-    if reds.iter().any(|r| red::loads_conftest(&r.paths, &r.hooks)) {
-        let store = &session.store;
-        hooks.extend(store.files_named(&trees.squashed, red::CONFTEST)?);
-        hooks.extend(store.files_named(&trees.base_tree, red::CONFTEST)?);
+    let from = |hook: &str| {
+        reds.iter()
+            .rev()
+            .find(|r| r.paths.iter().chain(&r.shared).any(|p| p == hook))
+            .map_or(trees.base_tree.as_str(), |r| r.tree.as_str())
+    };
+    let runners = reds
+        .iter()
+        .filter(|r| red::loads_runner_files(&r.paths, &r.hooks))
+        .fold(red::Runners::default(), |all, r| {
+            all | red::runners(&r.paths, &r.hooks)
+        });
+    if runners != red::Runners::default() {
+        hooks.extend(pytest_hooks::runner_files(
+            session,
+            &[&trees.squashed, &trees.base_tree],
+            runners,
+        )?);
+        // The plugin modules the pinned test modules and the `conftest.py` files name, as
+        // each is put (its latest RED step's, else the base's).
+        let mut declaring: Vec<String> = reds.iter().flat_map(|r| r.paths.clone()).collect();
+        declaring.extend(hooks.iter().filter(|h| red::is_conftest(h)).cloned());
+        if !runners.pytest {
+            declaring.clear();
+        }
+        declaring.sort();
+        declaring.dedup();
+        for module in &declaring {
+            match pytest_hooks::plugin_files(session, from(module), std::slice::from_ref(module))? {
+                Ok(plugins) => hooks.extend(plugins),
+                Err(why) => {
+                    return Err(EngineError::BadInput {
+                        message: format!(
+                            "the pinned tests cannot be run with the plugins RED steps pinned: \
+                             {why}, and which modules it names only running it tells"
+                        ),
+                        hint: "write `pytest_plugins` as a string or a list of strings".into(),
+                    });
+                }
+            }
+        }
+        // The setup files jest's configuration names, as each configuration is put.
+        match pytest_hooks::jest_setup_files(session, from, &hooks)? {
+            Ok(setup) => hooks.extend(setup),
+            Err(why) => {
+                return Err(EngineError::BadInput {
+                    message: format!(
+                        "the pinned tests cannot be run with the setup files RED steps pinned: \
+                         {why}, which only running it tells"
+                    ),
+                    hint: "write them as a list of strings".into(),
+                });
+            }
+        }
         // A pinned one is put with its test's paths.
         hooks.retain(|h| !reds.iter().any(|r| r.paths.contains(h)));
     }
     hooks.sort();
     hooks.dedup();
     for hook in &hooks {
-        let from = reds
-            .iter()
-            .rev()
-            .find(|r| r.paths.contains(hook) || r.shared.contains(hook))
-            .map_or(trees.base_tree.as_str(), |r| r.tree.as_str());
+        let from = from(hook);
+        // A shared configuration file is put (whole) only where its pytest section differs.
+        if pytest_files::is_shared_config(hook)
+            && pytest_hooks::same_for_pytest(session, from, hook, squashed.path())?
+        {
+            continue;
+        }
         let hook = std::slice::from_ref(hook);
         if !session
             .store

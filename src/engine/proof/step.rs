@@ -8,6 +8,7 @@ use std::path::Path;
 
 use super::here::gates_here;
 use super::outcome::{RedRun, Rerun, StepRun};
+use super::pytest_hooks;
 use crate::config::Config;
 use crate::engine::evidence::{TestRun, run_test};
 use crate::engine::scratch::Scratch;
@@ -16,6 +17,7 @@ use crate::engine::{EngineError, Session};
 use crate::gates::Reusable;
 use crate::store::EntryType;
 use crate::workflow::proof::{Recheck, Reuse, passes_on};
+use crate::workflow::pytest_files;
 use crate::workflow::red::{self, Changed, RerunPlan};
 use crate::workflow::{Expectation, State};
 
@@ -104,12 +106,44 @@ pub(super) fn red_pin(
             break;
         }
     }
+    let outcome = red::pinned(
+        (start_tree.to_string(), tree.clone()),
+        changed,
+        (tests, &step.test.evidence),
+    );
+    // The plugin modules `pytest_plugins` names are test code for the pinned test's runs,
+    // each put back as RED steps left it: a value only running the module tells cannot be
+    // pinned, and is refused here, where the step that can write it out is.
+    if let crate::workflow::state::RedOutcome::Pinned(pin) = &outcome
+        && red::loads_runner_files(&pin.paths, &pin.hooks)
+    {
+        let runners = red::runners(&pin.paths, &pin.hooks);
+        let configs = pytest_hooks::runner_files(session, &[&tree], runners)?;
+        let mut declaring: Vec<String> = configs
+            .iter()
+            .filter(|p| red::is_conftest(p))
+            .cloned()
+            .collect();
+        declaring.extend(pin.paths.iter().cloned());
+        if !runners.pytest {
+            declaring.clear();
+        }
+        if let Err(why) = pytest_hooks::plugin_files(session, &tree, &declaring)? {
+            return Ok(not_a_test(format!(
+                "its test cannot be pinned: {why}, and which plugin modules it names (test \
+                 code, pinned with the test) only running it tells: write it as a string or a \
+                 list of strings"
+            )));
+        }
+        if let Err(why) = pytest_hooks::jest_setup_files(session, |_| &tree, &configs)? {
+            return Ok(not_a_test(format!(
+                "its test cannot be pinned: {why}, and which setup files it names (test code, \
+                 pinned with the test) only running it tells: write them as a list of strings"
+            )));
+        }
+    }
     Ok(RedRun {
-        outcome: Some(red::pinned(
-            (start_tree.to_string(), tree),
-            changed,
-            (tests, &step.test.evidence),
-        )),
+        outcome: Some(outcome),
         syntax_error,
     })
 }
@@ -168,33 +202,93 @@ pub(super) fn red_rerun(
     let mut green = step.before.clone();
     // The runner's hooks are put back with the test's files: a `conftest.py` the GREEN step
     // added or changed, on the test's way or beside it (pytest loads every one of the
-    // directories it collects), decides what the run reports, not what the code does. Every
-    // one the RED tree or the working tree has (untracked too: the working tree's tree adds
-    // them) is as the RED tree has it, absent where it has none.
+    // directories it collects), decides what the run reports, not what the code does; so
+    // does pytest's configuration (an `addopts = -p plugin`, a `-k`, a `python_files`) and a
+    // plugin module `pytest_plugins` names. Every one the RED tree or the working tree has
+    // (untracked too: the working tree's tree adds them; ignored ones where pytest collects)
+    // is as the RED tree has it, absent where it has none. A shared configuration file
+    // (`pyproject.toml`, `tox.ini`, `setup.cfg`) counts by its pytest section only: one whose
+    // `[project]` alone the GREEN step changed is left as it is.
     let mut put_back: Vec<String> = red_test
         .paths
         .iter()
         .chain(red_test.hooks)
         .cloned()
         .collect();
+    let mut runner: Vec<String> = Vec::new();
     if let Some(pinned) = red_test.tree
-        && red::loads_conftest(red_test.paths, red_test.hooks)
+        && red::loads_runner_files(red_test.paths, red_test.hooks)
     {
+        let runners = red::runners(red_test.paths, red_test.hooks);
         let tree = match &green {
             Some(tree) => tree.clone(),
             None => session.git.worktree_tree(&store.index_path())?,
         };
-        put_back.extend(store.files_named(pinned, red::CONFTEST)?);
-        put_back.extend(store.files_named(&tree, red::CONFTEST)?);
+        runner.extend(pytest_hooks::runner_files(
+            session,
+            &[pinned, &tree],
+            runners,
+        )?);
+        runner.extend(ignored_runner_files(session, runners)?);
+        let mut conftests: Vec<String> = runner
+            .iter()
+            .filter(|p| red::is_conftest(p))
+            .chain(red_test.paths.iter())
+            .cloned()
+            .collect();
+        if !runners.pytest {
+            conftests.clear();
+        }
+        match pytest_hooks::plugin_files(session, pinned, &conftests)? {
+            Ok(plugins) => runner.extend(plugins),
+            Err(why) => {
+                return Err(EngineError::BadInput {
+                    message: format!(
+                        "the task's RED test cannot be run with the plugins its RED step pinned: \
+                         {why}, and which modules it names only running it tells"
+                    ),
+                    hint: "write `pytest_plugins` as a string or a list of strings, in a RED step"
+                        .into(),
+                });
+            }
+        }
+        runner.extend(red_test.hooks.iter().cloned());
+        match pytest_hooks::jest_setup_files(session, |_| pinned, &runner)? {
+            Ok(setup) => runner.extend(setup),
+            Err(why) => {
+                return Err(EngineError::BadInput {
+                    message: format!(
+                        "the task's RED test cannot be run with the setup files its RED step \
+                         pinned: {why}, which only running it tells"
+                    ),
+                    hint: "write them as a list of strings, in a RED step".into(),
+                });
+            }
+        }
+        runner.retain(|p| !red_test.paths.contains(p));
+        runner.sort();
+        runner.dedup();
+        put_back.extend(runner.iter().cloned());
         put_back.sort();
         put_back.dedup();
         green = Some(tree);
     }
     let (restored, taken_out) = match red_test.tree {
         Some(tree) => {
-            let restored = store.differing_paths(tree, &put_back, workdir)?;
+            let mut restored = store.differing_paths(tree, &put_back, workdir)?;
+            let mut same = Vec::new();
+            for path in &restored {
+                if runner.contains(path)
+                    && pytest_files::is_shared_config(path)
+                    && pytest_hooks::same_for_pytest(session, tree, path, workdir)?
+                {
+                    same.push(path.clone());
+                }
+            }
+            restored.retain(|p| !same.contains(p));
+            put_back.retain(|p| !same.contains(p));
             let mut taken_out = Vec::new();
-            for path in restored.iter().filter(|p| red::is_conftest(p)) {
+            for path in restored.iter().filter(|p| runner.contains(p)) {
                 if store.tree_entry(tree, path)?.is_none() {
                     taken_out.push(path.clone());
                 }
@@ -203,6 +297,11 @@ pub(super) fn red_rerun(
         }
         None => (Vec::new(), Vec::new()),
     };
+    let hooks: Vec<String> = restored
+        .iter()
+        .filter(|p| runner.contains(p))
+        .cloned()
+        .collect();
     let run = |dir: &Path| {
         run_test(
             session,
@@ -251,8 +350,44 @@ pub(super) fn red_rerun(
         command: red_test.command.to_string(),
         restored,
         taken_out,
+        hooks,
         not_run,
     })))
+}
+
+/// The `conftest.py` files and pytest configuration files the working tree has but git
+/// ignores, where pytest would collect them (not under a directory it skips by default: a
+/// hidden one, `node_modules`, `build`, `dist`, `venv`, `*.egg`, or a virtual environment):
+/// the GREEN step's run of its RED test must not load one the commit lacks.
+fn ignored_runner_files(
+    session: &Session,
+    runners: red::Runners,
+) -> Result<Vec<String>, EngineError> {
+    let names = pytest_hooks::runner_names(runners);
+    if names.is_empty() {
+        return Ok(Vec::new());
+    }
+    let workdir = session.store.workdir();
+    let files = session.git.ignored_files_named(&names)?;
+    Ok(files
+        .into_iter()
+        .filter(|path| {
+            let parts: Vec<&str> = path.split('/').collect();
+            let dirs = &parts[..parts.len().saturating_sub(1)];
+            !dirs.iter().enumerate().any(|(i, dir)| {
+                dir.starts_with('.')
+                    || dir.ends_with(".egg")
+                    || matches!(
+                        *dir,
+                        "node_modules" | "build" | "dist" | "venv" | "CVS" | "_darcs" | "{arch}"
+                    )
+                    || workdir
+                        .join(parts[..=i].join("/"))
+                        .join("pyvenv.cfg")
+                        .exists()
+            })
+        })
+        .collect())
 }
 
 /// The gates after the step's passing run `step` (of `command`), on the tree it ran on:

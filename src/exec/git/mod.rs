@@ -301,6 +301,25 @@ impl Git {
         ])?))
     }
 
+    /// The untracked files git ignores named one of `names`, in any directory (inside
+    /// ignored directories too): files a run in the working tree loads though no tree of it
+    /// has them.
+    pub fn ignored_files_named(&self, names: &[&str]) -> Result<Vec<String>, GitError> {
+        let mut args: Vec<String> = [
+            "ls-files",
+            "-z",
+            "--others",
+            "--ignored",
+            "--exclude-standard",
+            "--",
+        ]
+        .iter()
+        .map(|a| a.to_string())
+        .collect();
+        args.extend(names.iter().map(|name| format!(":(glob)**/{name}")));
+        Ok(paths(&self.run(args)?))
+    }
+
     /// Files whose working-tree state is not what the index (`GIT_INDEX_FILE`, when git set
     /// it for a hook) holds: tracked files changed since they were staged, and untracked
     /// files that are not ignored, the files left out excepted. One `git status`, both at

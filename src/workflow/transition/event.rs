@@ -337,10 +337,14 @@ pub struct RedRerun {
     /// (in a scratch worktree), and the change is named to the reviewer (docs/integrity.md).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub restored: Vec<String>,
-    /// The `conftest.py` files among `restored` the RED tree has none of: taken out for the
+    /// The runner's files among `restored` the RED tree has none of: taken out for the
     /// run, and named as such.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub taken_out: Vec<String>,
+    /// The runner's files among `restored` (`conftest.py` files, pytest's configuration,
+    /// plugin modules `pytest_plugins` names), named apart with what to do.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hooks: Vec<String>,
     /// The run passed, but its runner says no test ran (all skipped, ignored or filtered
     /// out): that is no pass of the RED test.
     #[serde(default, skip_serializing_if = "Option::is_none")]

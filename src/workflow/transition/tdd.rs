@@ -127,10 +127,12 @@ fn red_still_fails(tdd: Tdd, run: &TestRun, red: &RedRerun) -> Outcome {
             .collect::<Vec<_>>()
             .join(", ")
     };
+    // A chain recorded before `hooks` was names its `conftest.py` files by name only.
     let (conftests, others): (Vec<&String>, Vec<&String>) = red
         .restored
         .iter()
-        .partition(|p| crate::workflow::red::is_conftest(p));
+        .partition(|p| red.hooks.contains(p) || crate::workflow::red::is_conftest(p));
+    let what = runner_files_named(&conftests);
     let (taken_out, put_back_hooks): (Vec<&String>, Vec<&String>) = conftests
         .into_iter()
         .partition(|p| red.taken_out.contains(p));
@@ -167,12 +169,13 @@ fn red_still_fails(tdd: Tdd, run: &TestRun, red: &RedRerun) -> Outcome {
     let conftest = if taken_out.is_empty() && put_back_hooks.is_empty() {
         String::new()
     } else {
-        ". conftest.py is test code, which only a RED step may write: what the GREEN step \
-         changed there is not in the RED test's run. What the test needs from it (a fixture, \
-         say) belongs in the task's RED test file, written by its RED step; submit-work \
-         cannot undo the GREEN step, so a RED step that lacks it needs a new plan \
-         (`request-scope-reduction` once unlocked, or `submit-work --contradiction`)"
-            .to_string()
+        format!(
+            ". {what} test code, which only a RED step may write: what the GREEN step \
+             changed there is not in the RED test's run. What the test needs from it (a \
+             fixture, say) belongs in the task's RED test file, written by its RED step; \
+             submit-work cannot undo the GREEN step, so a RED step that lacks it needs a new \
+             plan (`request-scope-reduction` once unlocked, or `submit-work --contradiction`)"
+        )
     };
     failure(
         tdd,
@@ -186,6 +189,40 @@ fn red_still_fails(tdd: Tdd, run: &TestRun, red: &RedRerun) -> Outcome {
             )
         },
     )
+}
+
+/// What the runner's files `hooks` are, with their verb: `conftest.py is`, `pytest's
+/// configuration is`, `conftest.py and pytest's configuration are`, …
+fn runner_files_named(hooks: &[&String]) -> String {
+    use crate::workflow::pytest_files::{is_config, is_jest_config};
+    use crate::workflow::red::is_conftest;
+    let mut kinds = Vec::new();
+    if hooks.iter().any(|p| is_conftest(p)) {
+        kinds.push("conftest.py");
+    }
+    if hooks.iter().any(|p| is_config(p)) {
+        kinds.push("pytest's configuration");
+    }
+    let other = |p: &&&String| !is_conftest(p) && !is_config(p) && !is_jest_config(p);
+    if hooks.iter().filter(other).any(|p| p.ends_with(".py")) {
+        kinds.push("a module `pytest_plugins` names");
+    }
+    if hooks.iter().any(|p| is_jest_config(p)) {
+        kinds.push("jest's configuration");
+    }
+    if hooks.iter().filter(other).any(|p| !p.ends_with(".py")) {
+        kinds.push("a setup file jest's configuration names");
+    }
+    let named = match kinds.as_slice() {
+        [one] => format!("{one} is"),
+        [init @ .., last] => format!("{} and {last} are", init.join(", ")),
+        [] => "conftest.py is".to_string(),
+    };
+    // A sentence begins with a capital, a file's or pytest's name aside.
+    match named.strip_prefix('a') {
+        Some(rest) if named.starts_with("a ") => format!("A{rest}"),
+        _ => named,
+    }
 }
 
 /// A passing run that was meant to pass, with passing gates: the step is DONE.

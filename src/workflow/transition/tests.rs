@@ -153,6 +153,7 @@ fn a_red_rerun_that_fails_or_ran_nothing_fails_the_green_step() {
             output_tail: "1 skipped".into(),
             restored: restored.iter().map(|p| p.to_string()).collect(),
             taken_out: Vec::new(),
+            hooks: Vec::new(),
             not_run: not_run.map(str::to_string),
         });
         let t = transition(&at_green, Some(&plan()), Event::TestRan(run)).unwrap();

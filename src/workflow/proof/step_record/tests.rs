@@ -152,6 +152,7 @@ fn a_red_reruns_outcome_is_the_events_rerun() {
             output_tail: String::new(),
             restored: Vec::new(),
             taken_out: Vec::new(),
+            hooks: Vec::new(),
             not_run: None,
         }),
         proof: Some(StepProof {

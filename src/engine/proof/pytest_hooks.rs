@@ -1,0 +1,160 @@
+//! The files pytest loads around a pinned test besides its `conftest.py` files, read from
+//! the trees and the disk for src/engine/proof/step.rs (GREEN) and src/engine/proof/red.rs
+//! (the final check): its configuration files, of which a shared one counts by its pytest
+//! section only, and the plugin modules `pytest_plugins` names (src/workflow/pytest_files.rs).
+
+use std::path::Path;
+
+use crate::engine::{EngineError, Session};
+use crate::store::EntryType;
+use crate::workflow::pytest_files;
+use crate::workflow::red;
+
+/// A configuration file or module larger than this is not parsed: compared whole.
+const READ_CAP: u64 = 1 << 20;
+
+/// The names of the files `runners` read around a test: pytest's `conftest.py` and
+/// configuration files (`pytest.ini`, `pyproject.toml`, …), jest's configuration files
+/// (`jest.config.js`, `package.json`, …).
+pub(super) fn runner_names(runners: red::Runners) -> Vec<&'static str> {
+    let mut names = Vec::new();
+    if runners.pytest {
+        names.push(red::CONFTEST);
+        names.extend(pytest_files::CONFIG_FILES);
+    }
+    if runners.jest {
+        names.extend(pytest_files::JEST_CONFIG_FILES);
+    }
+    names
+}
+
+/// Every file of [`runner_names`] anywhere in each of `trees`.
+pub(super) fn runner_files(
+    session: &Session,
+    trees: &[&str],
+    runners: red::Runners,
+) -> Result<Vec<String>, EngineError> {
+    let names = runner_names(runners);
+    if names.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut out = Vec::new();
+    for tree in trees {
+        out.extend(session.store.files_named_any(tree, &names)?);
+    }
+    out.sort();
+    out.dedup();
+    Ok(out)
+}
+
+/// The bytes of the file at `path` in `tree`: `None` where it has none (or a directory, a
+/// link); `Err(())` inside when it is too large to read.
+fn tree_file(session: &Session, tree: &str, path: &str) -> Result<Option<Vec<u8>>, EngineError> {
+    match session.store.tree_entry(tree, path)? {
+        Some(entry) if matches!(entry.kind, EntryType::File | EntryType::Executable) => Ok(session
+            .store
+            .blob_within(&entry.id.to_string(), READ_CAP)?
+            .ok()),
+        _ => Ok(None),
+    }
+}
+
+/// Whether the shared configuration file `path` (`pyproject.toml`, `tox.ini`, `setup.cfg`)
+/// in the directory `dir` is what pytest reads of it in `tree`
+/// ([`pytest_files::same_for_pytest`]): a file that is no plain file on either side, or too
+/// large to parse, is not.
+pub(super) fn same_for_pytest(
+    session: &Session,
+    tree: &str,
+    path: &str,
+    dir: &Path,
+) -> Result<bool, EngineError> {
+    let in_tree = match session.store.tree_entry(tree, path)? {
+        None => None,
+        Some(entry) if matches!(entry.kind, EntryType::File | EntryType::Executable) => {
+            match tree_file(session, tree, path)? {
+                Some(bytes) => Some(bytes),
+                None => return Ok(false),
+            }
+        }
+        Some(_) => return Ok(false),
+    };
+    let full = dir.join(path);
+    let on_disk = match std::fs::symlink_metadata(&full) {
+        Err(_) => None,
+        Ok(meta) if meta.is_file() && meta.len() <= READ_CAP => match std::fs::read(&full) {
+            Ok(bytes) => Some(bytes),
+            Err(_) => return Ok(false),
+        },
+        Ok(_) => return Ok(false),
+    };
+    Ok(pytest_files::same_for_pytest(
+        path,
+        in_tree.as_deref(),
+        on_disk.as_deref(),
+    ))
+}
+
+/// The files of the plugin modules named in `pytest_plugins` by the Python modules
+/// `declaring` (conftest.py files, pinned test modules) as `tree` has them
+/// ([`pytest_files::plugin_files`]), and by those plugins in turn; `Err` with why when one
+/// sets it to something other than a literal.
+pub(super) fn plugin_files(
+    session: &Session,
+    tree: &str,
+    declaring: &[String],
+) -> Result<Result<Vec<String>, String>, EngineError> {
+    let mut out: Vec<String> = Vec::new();
+    let mut queue: Vec<String> = declaring
+        .iter()
+        .filter(|p| p.ends_with(".py"))
+        .cloned()
+        .collect();
+    let mut seen = std::collections::BTreeSet::new();
+    while let Some(module) = queue.pop() {
+        if !seen.insert(module.clone()) {
+            continue;
+        }
+        let Some(bytes) = tree_file(session, tree, &module)? else {
+            continue;
+        };
+        let source = String::from_utf8_lossy(&bytes);
+        let names = match pytest_files::plugins(&source) {
+            Ok(names) => names,
+            Err(why) => return Ok(Err(format!("{module} sets {why}"))),
+        };
+        for name in names {
+            for file in pytest_files::plugin_files(&name, &module) {
+                if !out.contains(&file) {
+                    out.push(file.clone());
+                    queue.push(file);
+                }
+            }
+        }
+    }
+    out.sort();
+    Ok(Ok(out))
+}
+
+/// The setup files jest's configuration files `configs` name, each as `tree_of` it says
+/// the configuration is read from ([`pytest_files::jest_setup_files`]); `Err` with why when
+/// one names them otherwise than written out.
+pub(super) fn jest_setup_files<'a>(
+    session: &Session,
+    tree_of: impl Fn(&str) -> &'a str,
+    configs: &[String],
+) -> Result<Result<Vec<String>, String>, EngineError> {
+    let mut out = Vec::new();
+    for config in configs.iter().filter(|c| pytest_files::is_jest_config(c)) {
+        let Some(bytes) = tree_file(session, tree_of(config), config)? else {
+            continue;
+        };
+        match pytest_files::jest_setup_files(config, &bytes) {
+            Ok(files) => out.extend(files),
+            Err(why) => return Ok(Err(why)),
+        }
+    }
+    out.sort();
+    out.dedup();
+    Ok(Ok(out))
+}

@@ -1,0 +1,744 @@
+//! What a test runner reads around a test besides the test (docs/integrity.md, "Per-test
+//! evidence"): pytest's and jest's configuration files and the part of each they read, the
+//! plugin modules a module names in `pytest_plugins`, and the setup files jest's
+//! configuration names. Pure: the engine gives the files' bytes.
+
+/// The files pytest looks for its configuration in, in each directory from the one it starts
+/// in up to the root (its rootdir/inifile search), in the order it prefers them.
+pub const CONFIG_FILES: &[&str] = &[
+    "pytest.ini",
+    ".pytest.ini",
+    "pyproject.toml",
+    "tox.ini",
+    "setup.cfg",
+];
+
+/// The files jest looks for its configuration in (`package.json` by its `jest` key).
+pub const JEST_CONFIG_FILES: &[&str] = &[
+    "jest.config.js",
+    "jest.config.ts",
+    "jest.config.mjs",
+    "jest.config.cjs",
+    "jest.config.json",
+    "package.json",
+];
+
+fn file_name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+/// Whether `path` is one of pytest's configuration files ([`CONFIG_FILES`]), in any
+/// directory.
+pub fn is_config(path: &str) -> bool {
+    CONFIG_FILES.contains(&file_name(path))
+}
+
+/// Whether `path` is one of jest's configuration files ([`JEST_CONFIG_FILES`]).
+pub fn is_jest_config(path: &str) -> bool {
+    JEST_CONFIG_FILES.contains(&file_name(path))
+}
+
+/// Whether `path` is a file other tools read too (`pyproject.toml`, `tox.ini`, `setup.cfg`,
+/// `package.json`), of which the runner reads one section only ([`pytest_part`]).
+pub fn is_shared_config(path: &str) -> bool {
+    matches!(
+        file_name(path),
+        "pyproject.toml" | "tox.ini" | "setup.cfg" | "package.json"
+    )
+}
+
+/// What pytest reads of the configuration file `path` whose bytes are `content` (`None`:
+/// there is no such file). A shared file's is its pytest section only: `[tool.pytest]` of a
+/// `pyproject.toml` (`ini_options` in it, and the tables pytest 9 reads there too), the
+/// `[pytest]` and `[tool:pytest]` sections of a `tox.ini` or `setup.cfg`, as pytest's INI
+/// reader (iniconfig) splits them; a file without one is as good as none. A `pytest.ini` is
+/// read whole. A file that cannot be read so (not UTF-8, not TOML) is its bytes: compared
+/// whole.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RunnerPart {
+    /// No file, or a shared one with no pytest section.
+    Nothing,
+    /// The bytes of a file read whole, or of one that could not be parsed.
+    Bytes(Vec<u8>),
+    /// A `pyproject.toml`'s `tool.pytest` table.
+    Toml(toml::Value),
+    /// An INI file's pytest sections: each one's name and its lines, as written.
+    Ini(Vec<(String, Vec<String>)>),
+    /// A `package.json`'s `jest` value.
+    Json(serde_json::Value),
+}
+
+/// See [`RunnerPart`].
+pub fn pytest_part(path: &str, content: Option<&[u8]>) -> RunnerPart {
+    let Some(bytes) = content else {
+        return RunnerPart::Nothing;
+    };
+    if !is_shared_config(path) {
+        return RunnerPart::Bytes(bytes.to_vec());
+    }
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return RunnerPart::Bytes(bytes.to_vec());
+    };
+    if file_name(path) == "package.json" {
+        return match serde_json::from_str::<serde_json::Value>(text) {
+            Ok(json) => match json.get("jest") {
+                Some(jest) => RunnerPart::Json(jest.clone()),
+                None => RunnerPart::Nothing,
+            },
+            Err(_) => RunnerPart::Bytes(bytes.to_vec()),
+        };
+    }
+    if path.ends_with("pyproject.toml") {
+        return match text.parse::<toml::Table>() {
+            Ok(table) => match table.get("tool").and_then(|t| t.get("pytest")) {
+                Some(pytest) => RunnerPart::Toml(pytest.clone()),
+                None => RunnerPart::Nothing,
+            },
+            Err(_) => RunnerPart::Bytes(bytes.to_vec()),
+        };
+    }
+    let sections = ini_sections(text, &["pytest", "tool:pytest"]);
+    if sections.is_empty() {
+        RunnerPart::Nothing
+    } else {
+        RunnerPart::Ini(sections)
+    }
+}
+
+/// Whether pytest reads the same of the configuration file `path` in both versions
+/// (`None`: absent): a `pyproject.toml` whose `[project]` alone changed is the same to it.
+pub fn same_for_pytest(path: &str, a: Option<&[u8]>, b: Option<&[u8]>) -> bool {
+    pytest_part(path, a) == pytest_part(path, b)
+}
+
+/// The sections named one of `names` in the INI text `text`, as iniconfig (pytest's INI
+/// reader) splits it: a line is a line by Python's `str.splitlines`; one whose first
+/// non-blank character is `#` or `;` is a comment; a section begins at a line that starts
+/// with `[` and, cut at its first `#` or `;` and stripped at its end, ends with `]`, its
+/// name what is between. Each section's lines are kept as written (stripped at their end),
+/// comments and blank lines too: a change anywhere in a pytest section is one. Lines before
+/// the first section belong to none.
+pub fn ini_sections(text: &str, names: &[&str]) -> Vec<(String, Vec<String>)> {
+    let mut out: Vec<(String, Vec<String>)> = Vec::new();
+    let mut current: Option<usize> = None;
+    for line in python_lines(text) {
+        let stripped = line.trim_start_matches(python_space);
+        let comment = stripped.starts_with('#') || stripped.starts_with(';');
+        if !comment && line.starts_with('[') {
+            let mut head = line;
+            for c in ['#', ';'] {
+                head = head.split(c).next().unwrap_or_default();
+            }
+            let head = head.trim_end_matches(python_space);
+            if head.len() >= 2 && head.ends_with(']') {
+                let name = &head[1..head.len() - 1];
+                current = names.contains(&name).then(|| {
+                    out.push((name.to_string(), Vec::new()));
+                    out.len() - 1
+                });
+                continue;
+            }
+        }
+        if let Some(i) = current {
+            out[i]
+                .1
+                .push(line.trim_end_matches(python_space).to_string());
+        }
+    }
+    out
+}
+
+/// `text` cut into lines where Python's `str.splitlines` cuts it (`\r\n` as one break).
+fn python_lines(text: &str) -> Vec<&str> {
+    let mut lines = Vec::new();
+    let mut start = 0;
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        if is_line_break(c) {
+            lines.push(&text[start..i]);
+            let mut end = i + c.len_utf8();
+            if c == '\r'
+                && let Some(&(j, '\n')) = chars.peek()
+            {
+                chars.next();
+                end = j + 1;
+            }
+            start = end;
+        }
+    }
+    if start < text.len() {
+        lines.push(&text[start..]);
+    }
+    lines
+}
+
+/// The characters Python's `str.splitlines` breaks a line at.
+fn is_line_break(c: char) -> bool {
+    matches!(
+        c,
+        '\n' | '\r'
+            | '\u{0b}'
+            | '\u{0c}'
+            | '\u{1c}'
+            | '\u{1d}'
+            | '\u{1e}'
+            | '\u{85}'
+            | '\u{2028}'
+            | '\u{2029}'
+    )
+}
+
+/// Python's `str.isspace`: Unicode's white space, and the separators `\x1c`–`\x1f`.
+fn python_space(c: char) -> bool {
+    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
+}
+
+/// The modules a Python module (`source`) names in a top-level `pytest_plugins = "a.b"` or
+/// `= ["a", "b"]` (a tuple too), which pytest imports as plugins before it runs the tests
+/// the module's directory holds; empty when it sets none. Any other value (a name, a sum, a
+/// call, `+=`), which only running the module tells, is `Err` with the line: refused rather
+/// than guessed.
+pub fn plugins(source: &str) -> Result<Vec<String>, String> {
+    let mut names = Vec::new();
+    let lines: Vec<&str> = source.lines().collect();
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i];
+        i += 1;
+        let Some(rest) = line.strip_prefix("pytest_plugins") else {
+            continue;
+        };
+        let rest = rest.trim_start();
+        // `pytest_plugins_x = …` is another name; `pytest_plugins == …` compares.
+        let value = match rest.strip_prefix('=') {
+            Some(v) if !v.starts_with('=') => v,
+            _ if rest.starts_with(|c: char| c.is_alphanumeric() || c == '_') || rest.is_empty() => {
+                continue;
+            }
+            _ => {
+                return Err(format!(
+                    "`{}`, which is no plain assignment of a literal",
+                    line.trim()
+                ));
+            }
+        };
+        // The value, with the lines its brackets span.
+        let mut text = value.to_string();
+        while open_brackets(&text) && i < lines.len() {
+            text.push('\n');
+            text.push_str(lines[i]);
+            i += 1;
+        }
+        match literal_names(&text) {
+            Some(found) => names.extend(found),
+            None => {
+                return Err(format!(
+                    "`pytest_plugins ={}`, which is not a string or a list of strings written \
+                     out",
+                    text.lines().next().unwrap_or_default()
+                ));
+            }
+        }
+    }
+    Ok(names)
+}
+
+/// Whether `text` opens more `[`/`(` than it closes (outside strings).
+fn open_brackets(text: &str) -> bool {
+    let mut depth = 0i32;
+    let mut quote: Option<char> = None;
+    for c in text.chars() {
+        match quote {
+            Some(q) if c == q => quote = None,
+            Some(_) => {}
+            None => match c {
+                '"' | '\'' => quote = Some(c),
+                '[' | '(' => depth += 1,
+                ']' | ')' => depth -= 1,
+                '#' => break,
+                _ => {}
+            },
+        }
+    }
+    depth > 0
+}
+
+/// The strings of a literal `"a"`, `'a'`, `["a", 'b']` or `("a",)`, comments and blank space
+/// aside; `None` for anything else (an escape, a prefix, a concatenation, a name).
+fn literal_names(text: &str) -> Option<Vec<String>> {
+    let mut tokens = Vec::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            c if c.is_whitespace() => {}
+            '#' => {
+                for c in chars.by_ref() {
+                    if c == '\n' {
+                        break;
+                    }
+                }
+            }
+            '"' | '\'' => {
+                let mut s = String::new();
+                loop {
+                    match chars.next()? {
+                        '\\' | '\n' => return None,
+                        q if q == c => break,
+                        other => s.push(other),
+                    }
+                }
+                tokens.push(Token::Str(s));
+            }
+            '[' | ']' | '(' | ')' | ',' => tokens.push(Token::Punct(c)),
+            _ => return None,
+        }
+    }
+    let names = match tokens.as_slice() {
+        [Token::Str(s)] => vec![s.clone()],
+        [Token::Punct(open), inner @ .., Token::Punct(close)]
+            if matches!((open, close), ('[', ']') | ('(', ')')) =>
+        {
+            let mut names = Vec::new();
+            let mut want_str = true;
+            for t in inner {
+                match (t, want_str) {
+                    (Token::Str(s), true) => {
+                        names.push(s.clone());
+                        want_str = false;
+                    }
+                    (Token::Punct(','), false) => want_str = true,
+                    _ => return None,
+                }
+            }
+            // `("a")` is a string, not a tuple: the same name.
+            names
+        }
+        _ => return None,
+    };
+    Some(names)
+}
+
+#[derive(Debug)]
+enum Token {
+    Str(String),
+    Punct(char),
+}
+
+/// The files of the repository a plugin module `name` (`a.b`) named in `declaring` (a
+/// module's path) may be: `a/b.py` or `a/b/__init__.py` under each directory from the
+/// repository's root down to `declaring`'s, where pytest's import path finds it (the root
+/// or the first directory up with no `__init__.py`, which pytest puts on `sys.path`). A name
+/// that is no dotted Python name has none.
+pub fn plugin_files(name: &str, declaring: &str) -> Vec<String> {
+    let parts: Vec<&str> = name.split('.').collect();
+    let valid = parts.iter().all(|p| {
+        !p.is_empty()
+            && p.chars().all(|c| c.is_alphanumeric() || c == '_')
+            && !p.starts_with(|c: char| c.is_ascii_digit())
+    });
+    if !valid {
+        return Vec::new();
+    }
+    let module = parts.join("/");
+    let dirs: Vec<&str> = declaring.split('/').collect();
+    let mut out = Vec::new();
+    for depth in 0..dirs.len() {
+        let dir = dirs[..depth].join("/");
+        let prefix = if dir.is_empty() {
+            String::new()
+        } else {
+            format!("{dir}/")
+        };
+        out.push(format!("{prefix}{module}.py"));
+        out.push(format!("{prefix}{module}/__init__.py"));
+    }
+    out
+}
+
+/// The setup files jest's configuration file `path` (its bytes `content`) names in
+/// `setupFiles` and `setupFilesAfterEnv`: code jest runs around every test, resolved in the
+/// repository (`<rootDir>/x` and `./x` from the file's directory; a package name is no file
+/// of it). A JSON file is parsed (`package.json` by its `jest` key); a JavaScript one is read
+/// for those keys, each an array of strings written out: anything else there (a name, a
+/// call, a template) is `Err` with why, which only running it tells.
+pub fn jest_setup_files(path: &str, content: &[u8]) -> Result<Vec<String>, String> {
+    let dir = match path.rsplit_once('/') {
+        Some((dir, _)) => dir,
+        None => "",
+    };
+    let text = String::from_utf8_lossy(content);
+    let mut named = Vec::new();
+    const KEYS: [&str; 2] = ["setupFiles", "setupFilesAfterEnv"];
+    if path.ends_with(".json") {
+        let Ok(json) = serde_json::from_str::<serde_json::Value>(&text) else {
+            return Ok(Vec::new());
+        };
+        let config = if file_name(path) == "package.json" {
+            match json.get("jest") {
+                Some(jest) => jest.clone(),
+                None => return Ok(Vec::new()),
+            }
+        } else {
+            json
+        };
+        for key in KEYS {
+            match config.get(key) {
+                None => {}
+                Some(serde_json::Value::Array(items)) => {
+                    for item in items {
+                        match item.as_str() {
+                            Some(s) => named.push(s.to_string()),
+                            None => {
+                                return Err(format!("{path} sets `{key}` to no list of strings"));
+                            }
+                        }
+                    }
+                }
+                Some(_) => return Err(format!("{path} sets `{key}` to no list of strings")),
+            }
+        }
+    } else {
+        for key in KEYS {
+            let mut rest: &str = &text;
+            while let Some(at) = rest.find(key) {
+                let before = &rest[..at];
+                let line = before[before.rfind('\n').map_or(0, |nl| nl + 1)..].trim_start();
+                let after = &rest[at + key.len()..];
+                rest = after;
+                // `setupFiles` is a prefix of `setupFilesAfterEnv`: that one is read apart;
+                // a line commented out is no setting.
+                if after.starts_with(|c: char| c.is_alphanumeric() || c == '_')
+                    || line.starts_with("//")
+                    || line.starts_with("/*")
+                    || line.starts_with('*')
+                {
+                    continue;
+                }
+                let after = after
+                    .trim_start()
+                    .trim_start_matches(['\'', '"'])
+                    .trim_start();
+                // `{ setupFiles }`, the value a variable's: only running it tells.
+                if after.starts_with([',', '}']) {
+                    return Err(format!(
+                        "{path} sets `{key}` to something other than a list of strings written out"
+                    ));
+                }
+                let Some(value) = after.strip_prefix(':') else {
+                    continue;
+                };
+                let value = value.trim_start();
+                let Some(end) = value.find(']').filter(|_| value.starts_with('[')) else {
+                    return Err(format!(
+                        "{path} sets `{key}` to something other than a list of strings written out"
+                    ));
+                };
+                match literal_names(&value[..=end]) {
+                    Some(found) => named.extend(found),
+                    None => {
+                        return Err(format!(
+                            "{path} sets `{key}` to something other than a list of strings \
+                             written out"
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for name in named {
+        let relative = if let Some(rest) = name.strip_prefix("<rootDir>/") {
+            rest.to_string()
+        } else if name.starts_with("./") || name.starts_with("../") {
+            name.clone()
+        } else {
+            // A package's module: not a file of the repository.
+            continue;
+        };
+        let mut parts: Vec<&str> = dir.split('/').filter(|p| !p.is_empty()).collect();
+        let mut inside = true;
+        for part in relative.split('/') {
+            match part {
+                "" | "." => {}
+                ".." => inside &= parts.pop().is_some(),
+                part => parts.push(part),
+            }
+        }
+        if inside && !parts.is_empty() {
+            out.push(parts.join("/"));
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn part(path: &str, text: &str) -> RunnerPart {
+        pytest_part(path, Some(text.as_bytes()))
+    }
+
+    /// A shared file counts by its pytest section alone: `[project]` changed or a file
+    /// without one added is the same to pytest; `addopts` changed in its section is not.
+    #[test]
+    fn a_shared_file_counts_by_its_pytest_section() {
+        let base = "[project]\nname = \"calc\"\ndependencies = []\n\n[tool.pytest.ini_options]\naddopts = \"-q\"\n";
+        let deps = base.replace("[]", "[\"requests\"]");
+        assert!(same_for_pytest(
+            "pyproject.toml",
+            Some(base.as_bytes()),
+            Some(deps.as_bytes())
+        ));
+        let evil = base.replace("\"-q\"", "\"-q -p evil\"");
+        assert!(!same_for_pytest(
+            "pyproject.toml",
+            Some(base.as_bytes()),
+            Some(evil.as_bytes())
+        ));
+        // Dotted keys at the top are the same table.
+        assert_eq!(
+            part(
+                "pyproject.toml",
+                "tool.pytest.ini_options.addopts = \"-p evil\"\n"
+            ),
+            part(
+                "sub/pyproject.toml",
+                "[tool.pytest.ini_options]\naddopts = \"-p evil\"\n"
+            )
+        );
+        assert_eq!(
+            part("pyproject.toml", "[project]\nname = \"x\"\n"),
+            RunnerPart::Nothing
+        );
+        assert!(same_for_pytest(
+            "pyproject.toml",
+            None,
+            Some(b"[project]\nname = \"x\"\n")
+        ));
+        // Not TOML: its bytes.
+        assert_eq!(
+            part("pyproject.toml", "[tool.pytest\n"),
+            RunnerPart::Bytes(b"[tool.pytest\n".to_vec())
+        );
+        // pytest.ini is read whole.
+        assert!(!same_for_pytest(
+            "pytest.ini",
+            Some(b"[pytest]\n"),
+            Some(b"[pytest]\n\n")
+        ));
+        assert!(!same_for_pytest("tests/.pytest.ini", None, Some(b"")));
+    }
+
+    #[test]
+    fn ini_sections_are_split_as_iniconfig_splits_them() {
+        let text = "[metadata]\nname = calc\n[tool:pytest]  # pytest's\naddopts = -q\n  -p evil\n; note\n[flake8]\nmax = 1\n";
+        assert_eq!(
+            ini_sections(text, &["pytest", "tool:pytest"]),
+            vec![(
+                "tool:pytest".to_string(),
+                vec![
+                    "addopts = -q".to_string(),
+                    "  -p evil".to_string(),
+                    "; note".to_string()
+                ]
+            )]
+        );
+        // An indented `[pytest]` continues a value; a commented one is a comment.
+        assert!(ini_sections("[x]\na = 1\n [pytest]\n#[pytest]\n", &["pytest"]).is_empty());
+        // A form feed breaks the line in Python: the section begins after it.
+        assert_eq!(
+            ini_sections(
+                "[metadata]\nname = x\x0c[pytest]\x1f\naddopts = -p evil\n",
+                &["pytest"]
+            ),
+            vec![("pytest".to_string(), vec!["addopts = -p evil".to_string()])]
+        );
+        assert_eq!(
+            ini_sections("[pytest]\r\na = 1\r\n", &["pytest"]),
+            vec![("pytest".to_string(), vec!["a = 1".to_string()])]
+        );
+        assert_eq!(
+            part("setup.cfg", "[metadata]\nx = 1\n"),
+            RunnerPart::Nothing
+        );
+        assert!(!same_for_pytest(
+            "tox.ini",
+            Some(b"[tox]\n[pytest]\naddopts = -q\n"),
+            Some(b"[tox]\n[pytest]\naddopts = -q -k 'not mul'\n")
+        ));
+    }
+
+    /// A line of a section's body: a key, a continuation, a comment, a blank.
+    fn body_line() -> impl Strategy<Value = String> {
+        prop_oneof![
+            "[a-z]{1,5} = [ -~]{0,10}",
+            "[a-z]{1,5}: [ -~]{0,10}",
+            "  [ -~]{0,10}",
+            "[#;] [ -~]{0,10}",
+            Just(String::new()),
+        ]
+    }
+
+    proptest! {
+        /// A file made of sections: what is read is the body of each pytest section, as
+        /// written, whatever the other sections hold.
+        #[test]
+        fn the_pytest_sections_are_read_whole_and_alone(
+            sections in proptest::collection::vec(
+                (
+                    prop_oneof![
+                        Just("pytest"),
+                        Just("tool:pytest"),
+                        Just("metadata"),
+                        Just("flake8"),
+                    ],
+                    proptest::collection::vec(body_line(), 0..5),
+                ),
+                0..6,
+            ),
+        ) {
+            let mut text = String::new();
+            let mut expected = Vec::new();
+            for (name, body) in &sections {
+                text.push_str(&format!("[{name}]\n"));
+                for line in body {
+                    text.push_str(line);
+                    text.push('\n');
+                }
+                if matches!(*name, "pytest" | "tool:pytest") {
+                    let lines = body.iter().map(|l| l.trim_end().to_string()).collect();
+                    expected.push((name.to_string(), lines));
+                }
+            }
+            prop_assert_eq!(ini_sections(&text, &["pytest", "tool:pytest"]), expected);
+        }
+
+        /// Whatever the agent writes, the reader reads it, and a section of another name
+        /// appended changes nothing pytest reads.
+        #[test]
+        fn another_section_appended_changes_nothing(
+            text in "[\\[\\]#; a-z=:\n\r\u{0c}\u{85}\u{1f}\u{2028}]{0,60}",
+            extra in "[a-z]{1,5} = [ -~]{0,10}",
+        ) {
+            let names = ["pytest", "tool:pytest"];
+            let sections = ini_sections(&text, &names);
+            let other = format!("{text}\n[metadata]\n{extra}\n");
+            prop_assert_eq!(ini_sections(&other, &names), sections);
+            let _ = pytest_part("setup.cfg", Some(text.as_bytes()));
+            let _ = plugins(&text);
+        }
+    }
+
+    #[test]
+    fn pytest_plugins_is_read_when_it_is_a_literal() {
+        assert_eq!(
+            plugins("pytest_plugins = \"a.b\"\n"),
+            Ok(vec!["a.b".to_string()])
+        );
+        assert_eq!(
+            plugins("import x\npytest_plugins = [\n    'a',  # one\n    \"b.c\",\n]\n"),
+            Ok(vec!["a".to_string(), "b.c".to_string()])
+        );
+        assert_eq!(
+            plugins("pytest_plugins = ('a',)\n"),
+            Ok(vec!["a".to_string()])
+        );
+        assert_eq!(plugins("pytest_plugins=[]\n"), Ok(vec![]));
+        assert_eq!(plugins("def f():\n    pytest_plugins = x\n"), Ok(vec![]));
+        assert_eq!(plugins("pytest_plugins_extra = x\n"), Ok(vec![]));
+        assert!(plugins("pytest_plugins = NAMES\n").is_err());
+        assert!(plugins("pytest_plugins = ['a'] + more\n").is_err());
+        assert!(plugins("pytest_plugins += ['a']\n").is_err());
+        assert!(plugins("pytest_plugins: list = ['a']\n").is_err());
+        assert!(plugins("pytest_plugins = f'{x}'\n").is_err());
+        assert!(plugins("pytest_plugins = ['a' 'b']\n").is_err());
+    }
+
+    #[test]
+    fn jest_setup_files_are_read_from_its_configuration() {
+        let package = br#"{"name": "calc", "jest": {"setupFiles": ["./setup.js"], "setupFilesAfterEnv": ["<rootDir>/tests/after.js", "jest-extended"]}}"#;
+        assert_eq!(
+            jest_setup_files("web/package.json", package),
+            Ok(vec![
+                "web/setup.js".to_string(),
+                "web/tests/after.js".to_string()
+            ])
+        );
+        assert_eq!(
+            jest_setup_files("package.json", br#"{"name": "calc"}"#),
+            Ok(vec![])
+        );
+        let js = br#"module.exports = {
+  setupFilesAfterEnv: ['./jest.setup.js'],
+  'setupFiles': ["../x/s.js"],
+};
+"#;
+        assert_eq!(
+            jest_setup_files("app/jest.config.js", js),
+            Ok(vec!["x/s.js".to_string(), "app/jest.setup.js".to_string()])
+        );
+        assert!(
+            jest_setup_files("jest.config.js", b"module.exports = { setupFiles: files };").is_err()
+        );
+        assert!(
+            jest_setup_files(
+                "jest.config.js",
+                b"module.exports = { setupFiles: [path.join(a)] };"
+            )
+            .is_err()
+        );
+        assert!(jest_setup_files("jest.config.json", br#"{"setupFiles": "x"}"#).is_err());
+        assert!(
+            jest_setup_files(
+                "jest.config.js",
+                b"const setupFiles = f();\nmodule.exports = { setupFiles };"
+            )
+            .is_err()
+        );
+        // A line commented out is no setting.
+        assert_eq!(
+            jest_setup_files(
+                "jest.config.js",
+                b"module.exports = {\n  // setupFiles: see below\n  setupFiles: ['./s.js'],\n};"
+            ),
+            Ok(vec!["s.js".to_string()])
+        );
+        // Out of the repository: none.
+        assert_eq!(
+            jest_setup_files("jest.config.json", br#"{"setupFiles": ["../x.js"]}"#),
+            Ok(vec![])
+        );
+        // package.json counts by its `jest` key.
+        assert!(same_for_pytest(
+            "package.json",
+            Some(br#"{"dependencies": {}, "jest": {"verbose": true}}"#),
+            Some(br#"{"dependencies": {"left-pad": "1"}, "jest": {"verbose": true}}"#)
+        ));
+        assert!(!same_for_pytest(
+            "package.json",
+            Some(br#"{"name": "calc"}"#),
+            Some(br#"{"name": "calc", "jest": {"setupFiles": ["./s.js"]}}"#)
+        ));
+    }
+
+    #[test]
+    fn a_plugin_is_looked_for_from_the_root_down_to_its_module() {
+        assert_eq!(
+            plugin_files("a.b", "tests/conftest.py"),
+            vec![
+                "a/b.py",
+                "a/b/__init__.py",
+                "tests/a/b.py",
+                "tests/a/b/__init__.py"
+            ]
+        );
+        assert_eq!(
+            plugin_files("evil", "conftest.py"),
+            vec!["evil.py", "evil/__init__.py"]
+        );
+        assert!(plugin_files("../x", "conftest.py").is_empty());
+        assert!(plugin_files("a..b", "conftest.py").is_empty());
+    }
+}
