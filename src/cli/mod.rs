@@ -4,6 +4,7 @@
 mod agent_hook;
 mod approve;
 mod archive;
+mod args;
 mod attest;
 mod audit;
 mod board;
@@ -43,121 +44,14 @@ mod worktree;
 
 use std::io::Write;
 
-use clap::{CommandFactory, Parser, Subcommand};
+use clap::{CommandFactory, Parser};
 
+pub use args::{Cli, Command};
 pub use error::{CommandError, ErrorKind, Exit, Failure};
 pub use input::MAX_INPUT_BYTES;
 pub use render::Ui;
 
 use crate::engine::Session;
-
-/// Drive an AI coding agent (or a human) through a test-driven workflow, one PR at a time.
-///
-/// The workflow is tool-gated, and all of its state lives in git under refs/orchestrator/*.
-/// Agents loop on `git orchestrate get-task` (what to do now) and `git orchestrate
-/// submit-work` (prove it). Exit codes: 0 success, 1 verification failed, 2 bad input,
-/// 3 needs analysis, 4 not allowed in this state, 5 repository/store problem, 10 halted for a
-/// human.
-#[derive(Debug, Parser)]
-#[command(name = "git-orchestrate", bin_name = "git orchestrate", version)]
-pub struct Cli {
-    /// The workflow to act on (several can live side by side). Default: git config
-    /// `orchestrate.workflow`, else "main".
-    #[arg(long, global = true, env = crate::WORKFLOW_ENV)]
-    pub workflow: Option<String>,
-
-    /// Print a JSON object (with "schema": 1) instead of text; errors too, on stdout.
-    #[arg(long, global = true)]
-    pub json: bool,
-
-    /// Print only what matters: the outcome, no hints or warnings.
-    #[arg(short, long, global = true)]
-    pub quiet: bool,
-
-    #[command(subcommand)]
-    pub command: Command,
-}
-
-// Deferred: only the subcommand given is built in full, which saves a start-up cost that
-// every call pays (the hot path is one call ≈ one `git rev-parse`). So each variant carries
-// the one line `-h` lists (its arguments' doc comment, built only when it runs, has the
-// rest); a test keeps the two first lines the same.
-#[derive(Debug, Subcommand)]
-#[command(defer = true)]
-pub enum Command {
-    /// Set up git-orchestrate in this repository (safe to run again)
-    Init(init::InitArgs),
-    /// Print what to do now: the briefing for the current state
-    GetTask(get_task::GetTaskArgs),
-    /// Submit work for verification: a plan, a test run, an analysis, a finalization step
-    SubmitWork(submit_work::SubmitWorkArgs),
-    /// Stage everything and make the checkpoint commit on the PR branch
-    Checkpoint(checkpoint::CheckpointArgs),
-    /// Give up on a task that keeps failing, and re-plan it as smaller ones
-    RequestScopeReduction(request_scope_reduction::ScopeReductionArgs),
-    /// Hand the problem to a human: store a report, halt, exit 10
-    Escalate(escalate::EscalateArgs),
-    /// For humans: answer a halt, with guidance for the agent
-    Resume(resume::ResumeArgs),
-    /// For humans: approve the PR at the review's human gate, or one tree by name
-    Approve(approve::ApproveArgs),
-    /// For humans: reject the PR at the review's human gate, with a comment
-    Reject(reject::RejectArgs),
-    /// For humans: verify the rest of the PR under main's gates as they are now
-    Repin(repin::RepinArgs),
-    /// Show where the workflow stands; unlike get-task it never changes anything
-    Status(status::StatusArgs),
-    /// Show the workflow's transitions, newest first
-    Log(log::LogArgs),
-    /// Work with the active PR plan (stored as pr.json in the workflow ref)
-    Plan(plan::PlanArgs),
-    /// Check that every checkpoint commit in RANGE carries a passing verification note
-    Verify(verify::VerifyArgs),
-    /// Replay the workflow's history and check that nothing in it was forged
-    Audit(audit::AuditArgs),
-    /// Judge a workflow's merge into main, or a finalized PR's head, off the agent's machine
-    Attest(attest::AttestArgs),
-    /// Bring this clone and a remote level: workflows, notes and PR branches
-    Sync(sync::SyncArgs),
-    /// Show the claims on PRs, or (humans) release or steal one
-    Claim(claim::ClaimArgs),
-    /// Show every workflow here and on the remote, and the PRs nobody has taken
-    Board(board::BoardArgs),
-    /// Move the finished workflows out of the live refs into the archive ref
-    Archive(archive::ArchiveArgs),
-    /// Install, remove or show the git hooks that enforce preflight on checkpoints
-    Hooks(hooks::HooksArgs),
-    #[command(hide = true)]
-    Hook(hooks::HookArgs),
-    /// Check the setup, and say how to fix what is wrong
-    Doctor(doctor::DoctorArgs),
-    /// Run a whole PR in a throwaway repository with a built-in scripted agent
-    Demo(demo::DemoArgs),
-    /// Print the agent tools' schemas, in the function-calling format of a model API
-    Schema(schema::SchemaArgs),
-    /// Agent client hooks: session-start context, the pre-tool-use guard, the stop rule
-    AgentHook(agent_hook::AgentHookArgs),
-    /// Serve the agent tools over MCP on stdin/stdout, for one agent session
-    Mcp(mcp::McpArgs),
-    /// Let an agent work unattended: brief it, let it work, repeat until done or a human is needed
-    Run(run::RunArgs),
-    /// Give each agent a worktree of its own, with a workflow of its own
-    Worktree(worktree::WorktreeArgs),
-    /// Ticket mode: start a ticket (a manager agent and a developer agent), or show it
-    Ticket(ticket::TicketArgs),
-    /// Manager: assign the current subtask to the developer (assign_to_developer)
-    Assign(ticket::AssignArgs),
-    /// Manager: accept, reject or block the subtask the developer reported
-    UpdateSubtask(ticket::UpdateArgs),
-    /// Manager: squash, check and merge the ticket once every subtask is complete
-    CompleteTicket(ticket::CompleteArgs),
-    /// Developer: report the subtask's commit; it is checked by running it
-    SubtaskComplete(ticket::ReportArgs),
-    /// Print a shell completion script for git orchestrate
-    Completions(completions::CompletionsArgs),
-    /// Print the manual page (roff), or install it where `man` finds it
-    Man(man::ManArgs),
-}
 
 /// The binary's entry point (src/main.rs): parses, runs, and gives the exit status.
 pub fn main() -> u8 {

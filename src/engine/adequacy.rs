@@ -14,6 +14,7 @@ use crate::exec::orphans::Reaper;
 use crate::exec::{self, CommandEnv, RunOutput, ShellOptions};
 use crate::workflow::briefing::text::shell_quote;
 use crate::workflow::proof::PinnedTest;
+use crate::workflow::red::is_conftest;
 use crate::workflow::state::ExitRecord;
 use crate::workflow::{cargo_mutants, cosmic_ray, mutate, mutmut, stryker};
 
@@ -139,7 +140,7 @@ pub(crate) fn task_files(
     // In-process: a `git diff` per task would cost the final check a process per task.
     for path in session.store.changed_paths(task.start, task.end)? {
         let test = config.is_test_path(&path);
-        if test && (pinned(&path) || is_harness(&path)) {
+        if test && (pinned(&path) || is_harness(&path, task.red)) {
             continue;
         }
         let entry = session.store.tree_entry(task.end, &path)?;
@@ -222,18 +223,28 @@ fn is_code_kind(path: &str, text: &str) -> bool {
 }
 
 /// Whether `path` is one of the test runners' own files among the default `[gates]
-/// test_paths` (src/config/sections.rs): how tests are found and run, not a test's code nor
-/// the code under test.
-fn is_harness(path: &str) -> bool {
+/// test_paths` (src/config/sections.rs) that the pinned test `red` runs with as RED steps
+/// left them (its `hooks`: pytest's and jest's, src/workflow/red.rs), or cargo's
+/// configuration: how tests are found and run, not the code under test. For any other
+/// runner such a file is not put back, and is judged as every other file is: a shell test
+/// can source a `lib/jest.config.sh`, or run a `conftest.py`.
+fn is_harness(path: &str, red: &PinnedTest) -> bool {
+    const CONFIG_EXTENSIONS: [&str; 10] = [
+        "js", "ts", "mjs", "cjs", "mts", "cts", "json", "jsonc", "yaml", "yml",
+    ];
     let name = path.rsplit('/').next().unwrap_or(path);
-    matches!(
+    let runners = matches!(
         name,
-        "conftest.py" | "pytest.ini" | "pyproject.toml" | "setup.cfg" | "tox.ini"
-    ) || path == ".cargo/config.toml"
-        || path == ".cargo/config"
+        "conftest.py" | "pytest.ini" | ".pytest.ini" | "pyproject.toml" | "setup.cfg" | "tox.ini"
+    ) || name == ".mocharc"
         || ["jest.config.", "vitest.config.", ".mocharc."]
             .iter()
-            .any(|p| name.starts_with(p))
+            .any(|p| {
+                name.strip_prefix(p)
+                    .is_some_and(|ext| CONFIG_EXTENSIONS.contains(&ext))
+            });
+    let pinned_with_hooks = !red.hooks.is_empty() || red.paths.iter().any(|p| is_conftest(p));
+    path == ".cargo/config.toml" || path == ".cargo/config" || (runners && pinned_with_hooks)
 }
 
 /// The built-in mutator's mutants of `files`, in its deterministic order.

@@ -97,11 +97,17 @@ pub fn pytest_part(path: &str, content: Option<&[u8]>) -> RunnerPart {
             Err(_) => RunnerPart::Bytes(bytes.to_vec()),
         };
     }
+    // iniconfig drops a byte-order mark before it reads the first line.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let sections = ini_sections(text, &["pytest", "tool:pytest"]);
-    if sections.is_empty() {
-        RunnerPart::Nothing
-    } else {
+    if !sections.is_empty() {
         RunnerPart::Ini(sections)
+    } else if text.contains("pytest]") {
+        // No section found here, yet a header pytest reads may be in it (a way of writing
+        // one this reader does not take as iniconfig does): the file counts whole.
+        RunnerPart::Bytes(bytes.to_vec())
+    } else {
+        RunnerPart::Nothing
     }
 }
 
@@ -191,6 +197,65 @@ fn is_line_break(c: char) -> bool {
 /// Python's `str.isspace`: Unicode's white space, and the separators `\x1c`–`\x1f`.
 fn python_space(c: char) -> bool {
     c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
+}
+
+/// The files a pytest command line names itself: the configuration file of `-c FILE` /
+/// `--config-file FILE` (pytest reads it instead of searching for one), and the module
+/// files a `-p NAME` plugin may be (loaded before the tests, [`plugin_files`] from the
+/// root), each `=`-joined or attached form too. Words are split at white space, quotes
+/// dropped; paths outside the repository are left out (nothing here can pin them).
+pub fn named_by_command(command: &str) -> Vec<String> {
+    let words: Vec<String> = command
+        .split_whitespace()
+        .map(|w| w.replace(['\'', '"'], ""))
+        .collect();
+    let mut configs = Vec::new();
+    let mut plugins = Vec::new();
+    let mut i = 0;
+    while i < words.len() {
+        let word = words[i].as_str();
+        i += 1;
+        let (slot, value) = if let Some(v) = word.strip_prefix("--config-file=") {
+            (&mut configs, Some(v.to_string()))
+        } else if word == "--config-file" || word == "-c" {
+            (&mut configs, None)
+        } else if word == "-p" {
+            (&mut plugins, None)
+        } else if let Some(v) = word.strip_prefix("-c") {
+            (&mut configs, Some(v.trim_start_matches('=').to_string()))
+        } else if let Some(v) = word.strip_prefix("-p") {
+            (&mut plugins, Some(v.trim_start_matches('=').to_string()))
+        } else {
+            continue;
+        };
+        let value = match value {
+            Some(v) => v,
+            None => match words.get(i) {
+                Some(v) => {
+                    i += 1;
+                    v.clone()
+                }
+                None => continue,
+            },
+        };
+        slot.push(value);
+    }
+    let mut out: Vec<String> = Vec::new();
+    for config in configs {
+        let path = config.trim_start_matches("./");
+        let inside = !path.is_empty()
+            && !path.starts_with('/')
+            && path.split('/').all(|p| !matches!(p, "" | "." | ".."));
+        if inside {
+            out.push(path.to_string());
+        }
+    }
+    for plugin in plugins.iter().filter(|p| !p.starts_with("no:")) {
+        out.extend(plugin_files(plugin, "conftest.py"));
+    }
+    out.sort();
+    out.dedup();
+    out
 }
 
 /// The modules a Python module (`source`) names in a top-level `pytest_plugins = "a.b"` or
@@ -478,6 +543,60 @@ mod tests {
 
     fn part(path: &str, text: &str) -> RunnerPart {
         pytest_part(path, Some(text.as_bytes()))
+    }
+
+    /// iniconfig drops a byte-order mark; a header this reader does not take as a pytest
+    /// section leaves the file counting whole.
+    #[test]
+    fn a_pytest_section_behind_a_byte_order_mark_or_written_oddly_counts() {
+        for path in ["tox.ini", "setup.cfg"] {
+            let header = if path == "tox.ini" {
+                "[pytest]"
+            } else {
+                "[tool:pytest]"
+            };
+            let plain = format!("{header}\naddopts = -p evil\n");
+            let marked = format!("\u{feff}{plain}");
+            assert_eq!(
+                part(path, &marked),
+                part(path, &plain),
+                "{path}: the mark is dropped"
+            );
+            assert_ne!(part(path, &marked), RunnerPart::Nothing, "{path}");
+            // A header this reader does not take as a pytest section: whole.
+            let odd = format!("{header}]\naddopts = -p evil\n");
+            assert_ne!(part(path, &odd), RunnerPart::Nothing, "{path}: {odd:?}");
+        }
+        assert_eq!(
+            part("tox.ini", "[tox]\nenvlist = py3\n"),
+            RunnerPart::Nothing
+        );
+    }
+
+    #[test]
+    fn the_files_a_pytest_command_names_are_its_config_and_plugins() {
+        assert_eq!(
+            named_by_command(
+                "python -m pytest -c ci/ci-pytest.ini --rootdir . -p evil -q tests/test_calc.py"
+            ),
+            ["ci/ci-pytest.ini", "evil.py", "evil/__init__.py"]
+        );
+        assert_eq!(
+            named_by_command("pytest --config-file=./a.ini -pplug"),
+            ["a.ini", "plug.py", "plug/__init__.py"]
+        );
+        assert_eq!(
+            named_by_command("pytest -c'ci.ini' --config-file \"b.ini\""),
+            ["b.ini", "ci.ini"]
+        );
+        assert_eq!(
+            named_by_command("pytest -p no:cacheprovider -c /etc/p.ini -c ../x.ini"),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            named_by_command("sh tests/test_mul.sh"),
+            Vec::<String>::new()
+        );
     }
 
     /// A shared file counts by its pytest section alone: `[project]` changed or a file

@@ -277,3 +277,32 @@ fn files_the_test_does_not_notice_are_named_and_an_honest_helper_is_measured() {
     let json = ci.run(&["attest", "--no-note", "--json", &merge]).json();
     assert_eq!(json["verdicts"][0]["adequacy"], expected);
 }
+
+/// A special case kept in a file named as a test runner's own file (`lib/jest.config.sh`,
+/// `tox.ini`) that `calc.sh` sources, in a PR whose test is a shell script: the runner's
+/// files are put back only for a pytest or jest test, so for this one the file is judged as
+/// any other, noticed, mutated, and its survivors refuse the task (it used to be skipped as
+/// test code, and the squash passed with 1 of 1 killed).
+#[test]
+fn a_special_case_in_a_file_named_as_a_runners_own_is_measured_for_another_runner() {
+    for path in ["lib/jest.config.sh", "tox.ini"] {
+        let verify = "adequacy = \"enforce\"\nmin_killed = 0.5";
+        let repo = case_calc_planned(verify, MUL_PLAN);
+        let arm = format!("  mul) . ./{path}; echo $(( $2 * $3 ));;");
+        task(&repo, FOOLABLE_TEST, &arm, &[(path, TEST_MODE)]);
+        let main = main_tip(&repo);
+        let out = repo.run(&["submit-work", "-s", "squashed"]);
+        out.expect(1);
+        // Mutated as any file of its kind (an INI file by the generic mutator): the special
+        // case's constant survives.
+        let head = "FAILURE: task 1's RED test (step 1.1, `sh tests/test_mul.sh`) killed 1 of ";
+        assert!(out.stdout.starts_with(head), "{path}: {}", out.stdout);
+        for part in [
+            format!("mutants of {path}, code the task wrote"),
+            format!("\n- {path}:1 `99` → `100`\n"),
+        ] {
+            assert!(out.stdout.contains(&part), "{path}: {}", out.stdout);
+        }
+        assert_eq!(main_tip(&repo), main, "{path}");
+    }
+}

@@ -78,6 +78,17 @@ fn cheats() -> Vec<(&'static str, String, String)> {
             format!("[metadata]\nname = calc\n\n[tool:pytest]\n{evil}"),
             out("setup.cfg"),
         ),
+        // iniconfig drops a byte-order mark before the first section.
+        (
+            "tox.ini",
+            format!("\u{feff}[pytest]\n{evil}"),
+            out("tox.ini"),
+        ),
+        (
+            "setup.cfg",
+            format!("\u{feff}[tool:pytest]\n{evil}"),
+            out("setup.cfg"),
+        ),
         (
             "pytest.ini",
             "[pytest]\naddopts = --deselect tests/test_mul.py::test_mul\n".into(),
@@ -278,7 +289,7 @@ fn a_plugin_module_named_in_pytest_plugins_is_test_code() {
         refusal(
             &command,
             "helpers/plugin.py as the RED step left it",
-            "A module `pytest_plugins` names is"
+            "A plugin module pytest loads is"
         )
     );
 
@@ -378,4 +389,45 @@ fn a_pyproject_a_green_step_writes_without_a_pytest_section_stays_for_the_pinned
     repo.run(&["submit-work", "-s", "squashed"]).expect(0);
     mark_done_and_merge(&repo).expect(0);
     attest_in_clone(&repo).expect(0);
+}
+
+/// The configuration file the RED command names with `-c` (pytest reads it instead of
+/// searching for one) and the plugin module a `-p` loads are pinned with the test as hooks:
+/// a GREEN step that rewrites either to neuter the test is refused by the RED test's run,
+/// which has the file as the RED tree has it (the gate, which names neither, would fail
+/// too, but later and for another reason).
+#[test]
+fn the_configuration_and_plugin_the_red_command_names_are_pinned() {
+    let Some(bin) = pytest() else { return };
+    let plain: [(&str, &str); 2] = [("ci/ci-pytest.ini", "[pytest]\n"), ("plug.py", "")];
+    for (named, path, content, what) in [
+        (
+            // `--rootdir .`: else the named file's directory is the root, and the test's id
+            // another.
+            "-c ci/ci-pytest.ini --rootdir .",
+            "ci/ci-pytest.ini",
+            "[pytest]\naddopts = -p evil\n",
+            "pytest's configuration is",
+        ),
+        (
+            "-p plug",
+            "plug.py",
+            EVIL,
+            "A plugin module pytest loads is",
+        ),
+    ] {
+        let command = format!("{} {named}", pytest_command(&bin));
+        let repo = repo_with(&bin, "", &plain);
+        red_mul(&repo, &command);
+        repo.write("evil.py", EVIL);
+        repo.write(path, content);
+        let out = repo.submit_test(&command, None);
+        out.expect(1);
+        assert_eq!(
+            out.stdout.lines().next().unwrap_or_default(),
+            refusal(&command, &format!("{path} as the RED step left it"), what),
+            "{named}"
+        );
+        assert_eq!(repo.status(), "DEBUGGING", "{named}");
+    }
 }

@@ -106,11 +106,23 @@ pub(super) fn red_pin(
             break;
         }
     }
-    let outcome = red::pinned(
+    let mut outcome = red::pinned(
         (start_tree.to_string(), tree.clone()),
         changed,
         (tests, &step.test.evidence),
     );
+    // The configuration file a `-c` names and the plugin a `-p` loads are pytest's own files
+    // around the test as much as a `conftest.py` is: pinned with it as hooks.
+    if let crate::workflow::state::RedOutcome::Pinned(pin) = &mut outcome
+        && step.test.evidence.kind == crate::workflow::evidence::Kind::Junit
+    {
+        for file in crate::workflow::pytest_files::named_by_command(command) {
+            if !pin.paths.contains(&file) && !pin.hooks.contains(&file) {
+                pin.hooks.push(file);
+            }
+        }
+        pin.hooks.sort();
+    }
     // The plugin modules `pytest_plugins` names are test code for the pinned test's runs,
     // each put back as RED steps left it: a value only running the module tells cannot be
     // pinned, and is refused here, where the step that can write it out is.

@@ -200,12 +200,15 @@ fn runner_files_named(hooks: &[&String]) -> String {
     if hooks.iter().any(|p| is_conftest(p)) {
         kinds.push("conftest.py");
     }
-    if hooks.iter().any(|p| is_config(p)) {
+    // A configuration file a `-c` names has any name: read by its kind.
+    let config =
+        |p: &&String| is_config(p) || [".ini", ".cfg", ".toml"].iter().any(|e| p.ends_with(e));
+    if hooks.iter().any(config) {
         kinds.push("pytest's configuration");
     }
-    let other = |p: &&&String| !is_conftest(p) && !is_config(p) && !is_jest_config(p);
+    let other = |p: &&&String| !is_conftest(p) && !config(p) && !is_jest_config(p);
     if hooks.iter().filter(other).any(|p| p.ends_with(".py")) {
-        kinds.push("a module `pytest_plugins` names");
+        kinds.push("a plugin module pytest loads");
     }
     if hooks.iter().any(|p| is_jest_config(p)) {
         kinds.push("jest's configuration");
