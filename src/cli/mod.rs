@@ -62,6 +62,11 @@ pub fn main() -> u8 {
     }
     // The lines an agent's loop repeats are read without clap's command tree (src/cli/fast.rs).
     let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    if let Some(line) = fast::version(&args) {
+        // A closed pipe is no failure of the command (as for every command's output).
+        let _ = std::io::stdout().write_all(line.as_bytes());
+        return Exit::Success.code();
+    }
     let cli = match fast::parse(&args, std::env::var_os(crate::WORKFLOW_ENV)) {
         Some(cli) => cli,
         None => match Cli::try_parse() {
