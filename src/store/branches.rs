@@ -73,36 +73,14 @@ impl Store {
         };
         // Through the store's reader (`loose.rs`): this is on every call's way, for the
         // configuration main holds.
-        let hash = self.repo.object_hash();
         let commit = self
             .object_of_kind(tip, gix::objs::Kind::Commit)
             .map_err(StoreError::Git)?;
-        let mut id = gix::objs::CommitRef::from_bytes(&commit, hash)
+        let tree = gix::objs::CommitRef::from_bytes(&commit, self.repo.object_hash())
             .map_err(git_err)?
             .tree();
-        // Named as gix's `lookup_entry_by_path` names them, which this replaces.
-        let mut parts = std::path::Path::new(path)
-            .components()
-            .map(|c| c.as_os_str().as_encoded_bytes())
-            .peekable();
-        if parts.peek().is_none() {
-            return Ok(Some((tip.to_string(), None)));
-        }
-        while let Some(part) = parts.next() {
-            let tree = self
-                .object_of_kind(id, gix::objs::Kind::Tree)
-                .map_err(StoreError::Git)?;
-            let entries = gix::objs::TreeRef::from_bytes(&tree, hash).map_err(git_err)?;
-            let Some(entry) = entries.entries.iter().find(|e| e.filename == part) else {
-                return Ok(Some((tip.to_string(), None)));
-            };
-            // A name on the way that is not a directory: the path is not in the tree.
-            if parts.peek().is_some() && !entry.mode.is_tree() {
-                return Ok(Some((tip.to_string(), None)));
-            }
-            id = entry.oid.to_owned();
-        }
-        Ok(Some((tip.to_string(), Some(id.to_string()))))
+        let blob = self.entry_at(tree, path)?.map(|e| e.id.to_string());
+        Ok(Some((tip.to_string(), blob)))
     }
 }
 

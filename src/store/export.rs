@@ -187,14 +187,45 @@ impl Store {
 
     /// The entry at `path` in `tree`, if there is one.
     pub fn tree_entry(&self, tree: &str, path: &str) -> Result<Option<TreeEntry>, StoreError> {
-        let tree = self.repo.find_tree(self.tree_id(tree)?).map_err(git_err)?;
-        Ok(tree
-            .lookup_entry_by_path(path)
-            .map_err(git_err)?
-            .map(|entry| TreeEntry {
-                kind: kind_of(entry.mode().kind()),
-                id: entry.object_id(),
-            }))
+        self.entry_at(self.tree_id(tree)?, path)
+    }
+
+    /// [`Self::tree_entry`] of tree `tree` by id, each tree on the way read through the
+    /// store's reader (`loose.rs`, else gix): main's configuration is looked up so on every
+    /// call. `path` is cut as gix's `lookup_entry_by_path` cut it (`a//b` is `a/b`; `./a`,
+    /// `/a` and the empty path name nothing), and a name on the way that is not a
+    /// directory leads nowhere.
+    pub(super) fn entry_at(
+        &self,
+        tree: ObjectId,
+        path: &str,
+    ) -> Result<Option<TreeEntry>, StoreError> {
+        let hash = self.repo.object_hash();
+        let mut parts = Path::new(path)
+            .components()
+            .map(|c| c.as_os_str().as_encoded_bytes())
+            .peekable();
+        let mut id = tree;
+        while let Some(part) = parts.next() {
+            let data = self
+                .object_of_kind(id, gix::objs::Kind::Tree)
+                .map_err(StoreError::Git)?;
+            let tree = gix::objs::TreeRef::from_bytes(&data, hash).map_err(git_err)?;
+            let Some(entry) = tree.entries.iter().find(|e| e.filename == part) else {
+                return Ok(None);
+            };
+            if parts.peek().is_none() {
+                return Ok(Some(TreeEntry {
+                    kind: kind_of(entry.mode.kind()),
+                    id: entry.oid.to_owned(),
+                }));
+            }
+            if !entry.mode.is_tree() {
+                return Ok(None);
+            }
+            id = entry.oid.to_owned();
+        }
+        Ok(None)
     }
 
     /// A symbolic link's target as `tree` stores it at `path`; `None` when `path` is no link.

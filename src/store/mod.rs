@@ -355,8 +355,8 @@ mod tests {
         assert_eq!(found.and_then(|(_, blob)| blob), Some(pinned));
     }
 
-    /// `file_id_at_branch` reads main's commit and trees itself (`loose.rs`, else gix): what
-    /// it finds is what git finds, loose or packed, for names gix's path lookup would take.
+    /// `file_id_at_branch` and `tree_entry` read commits and trees through the store's reader
+    /// (`loose.rs`, else gix): what they find is what git finds, loose or packed, for names gix's path lookup would take.
     #[test]
     fn a_files_id_on_a_branch_is_the_one_git_names() {
         use crate::test_git::git;
@@ -389,7 +389,10 @@ mod tests {
                 ("/top.toml", None),
                 ("", None),
             ] {
-                assert_eq!(found(path), Some((tip.clone(), wanted)), "{path:?}");
+                assert_eq!(found(path), Some((tip.clone(), wanted.clone())), "{path:?}");
+                let tree = git(d, &["rev-parse", "main^{tree}"]);
+                let entry = store.tree_entry(&tree, path).unwrap();
+                assert_eq!(entry.map(|e| e.id.to_string()), wanted, "{path:?}");
             }
             assert_eq!(
                 store.file_id_at_branch("nothing", "top.toml").unwrap(),
