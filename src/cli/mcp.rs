@@ -406,7 +406,12 @@ fn worker(dir: PathBuf, workflow: Option<String>, serving: Serving, inbox: mpsc:
     let mut session: Option<Session> = None;
     for job in inbox {
         if session.is_none() {
-            session = Session::open_selected(&dir, workflow.as_deref()).ok();
+            session = Session::open_selected(&dir, workflow.as_deref())
+                .ok()
+                .map(|mut s| {
+                    s.store.remember_workflows();
+                    s
+                });
         }
         match job {
             Job::Call {

@@ -36,7 +36,7 @@ impl Store {
 
     /// Every workflow archive commit `at` indexes, by name, with its tip.
     pub fn archived_at(&self, at: ObjectId) -> Result<BTreeMap<String, ObjectId>, StoreError> {
-        let commit = self.repo.find_commit(at).map_err(git_err)?;
+        let commit = self.repo()?.find_commit(at).map_err(git_err)?;
         let tree = commit.tree().map_err(git_err)?;
         let decoded = tree.decode().map_err(git_err)?;
         Ok(decoded
@@ -60,7 +60,7 @@ impl Store {
         if names.is_empty() {
             return Ok(out);
         }
-        let commit = self.repo.find_commit(at).map_err(git_err)?;
+        let commit = self.repo()?.find_commit(at).map_err(git_err)?;
         let asked = match self.filter_of(&commit) {
             Some(blob) => match Filter::decode(&blob) {
                 Some(filter) => names
@@ -96,7 +96,7 @@ impl Store {
         let decoded = commit.decode().ok()?;
         let id = decoded.extra_headers().find(archive_filter::HEADER)?;
         let id = ObjectId::from_hex(id.as_bytes()).ok()?;
-        let object = self.repo.find_object(id).ok()?;
+        let object = self.repo().ok()?.find_object(id).ok()?;
         (object.kind == gix::object::Kind::Blob).then(|| object.detach().data)
     }
 
@@ -114,7 +114,7 @@ impl Store {
         let Some(at) = self.archive_tip()? else {
             return Ok(None);
         };
-        let commit = self.repo.find_commit(at).map_err(git_err)?;
+        let commit = self.repo()?.find_commit(at).map_err(git_err)?;
         if let Some(blob) = self.filter_of(&commit)
             && Filter::decode(&blob).is_some_and(|f| !f.may_hold(workflow))
         {
@@ -137,7 +137,7 @@ impl Store {
         let mut out = Vec::new();
         let mut next = self.archive_tip()?;
         while let Some(at) = next {
-            let commit = self.repo.find_commit(at).map_err(git_err)?;
+            let commit = self.repo()?.find_commit(at).map_err(git_err)?;
             if commit.time().map_or(true, |t| t.seconds < not_before) {
                 break;
             }
@@ -162,9 +162,11 @@ impl Store {
     }
 
     fn is_archive_commit(&self, id: ObjectId) -> bool {
-        self.repo.find_commit(id).is_ok_and(|c| {
-            c.message_raw_sloppy()
-                .starts_with(ARCHIVE_SUBJECT.as_bytes())
+        self.repo().is_ok_and(|repo| {
+            repo.find_commit(id).is_ok_and(|c| {
+                c.message_raw_sloppy()
+                    .starts_with(ARCHIVE_SUBJECT.as_bytes())
+            })
         })
     }
 
@@ -211,7 +213,7 @@ impl Store {
         // Written, not assumed: a push packs what the bundles name, and git's built-in empty
         // tree is not an object every packer finds.
         let empty = self
-            .repo
+            .repo()?
             .write_object(gix::objs::Tree::empty())
             .map_err(git_err)?
             .detach();
@@ -223,7 +225,12 @@ impl Store {
                 signature.time = self.newest(chunk)?.unwrap_or(signature.time);
                 let mut commit = commit_object(empty, None, &signature, &message, Vec::new());
                 commit.parents = chunk.iter().copied().collect();
-                level.push(self.repo.write_object(&commit).map_err(git_err)?.detach());
+                level.push(
+                    self.repo()?
+                        .write_object(&commit)
+                        .map_err(git_err)?
+                        .detach(),
+                );
             }
             tips = level;
         }
@@ -235,7 +242,7 @@ impl Store {
         let mut newest: Option<gix::date::Time> = None;
         for id in commits {
             let time = self
-                .repo
+                .repo()?
                 .find_commit(*id)
                 .map_err(git_err)?
                 .committer()
@@ -267,7 +274,7 @@ impl Store {
             .collect();
         let mut headers = Vec::new();
         if let Some(blob) = archive_filter::encode(index.keys().map(String::as_str)) {
-            let blob = self.repo.write_blob(blob).map_err(git_err)?.detach();
+            let blob = self.repo()?.write_blob(blob).map_err(git_err)?.detach();
             entries.push(gix::objs::tree::Entry {
                 mode: gix::objs::tree::EntryKind::Blob.into(),
                 filename: archive_filter::ENTRY.into(),
@@ -278,10 +285,14 @@ impl Store {
         // git's order of tree entries (by name, a gitlink as a file), which `Entry`'s is.
         entries.sort();
         let tree = gix::objs::Tree { entries };
-        let tree = self.repo.write_object(&tree).map_err(git_err)?.detach();
+        let tree = self.repo()?.write_object(&tree).map_err(git_err)?.detach();
         let mut commit = commit_object(tree, None, &self.signature()?, message, headers);
         commit.parents = parents.into();
-        Ok(self.repo.write_object(&commit).map_err(git_err)?.detach())
+        Ok(self
+            .repo()?
+            .write_object(&commit)
+            .map_err(git_err)?
+            .detach())
     }
 
     /// As [`Store::write_archive`] over `old`, with `other` (another archive commit, whose
@@ -379,7 +390,7 @@ impl Store {
             let mut time_buf = gix::date::parse::TimeBuf::default();
             // Any failure (a ref that moved on, a lock held) leaves every ref as it was: the
             // caller then goes one by one, which names each.
-            self.repo
+            self.repo()?
                 .edit_references_as(edits, Some(signature.to_ref(&mut time_buf)))
                 .map_err(|_| WriteError::Conflict)?;
         }
@@ -399,7 +410,8 @@ mod tests {
     /// `n` commits of their own (the empty tree, each its own message), as archived tips.
     fn tips(store: &Store, prefix: &str, n: usize) -> BTreeMap<String, ObjectId> {
         let empty = store
-            .repo
+            .repo()
+            .unwrap()
             .write_object(gix::objs::Tree::empty())
             .unwrap()
             .detach();
@@ -414,7 +426,12 @@ mod tests {
                     &format!("tip {prefix}{i}\n"),
                     Vec::new(),
                 );
-                let id = store.repo.write_object(&commit).unwrap().detach();
+                let id = store
+                    .repo()
+                    .unwrap()
+                    .write_object(&commit)
+                    .unwrap()
+                    .detach();
                 (format!("{prefix}{i:04}"), id)
             })
             .collect()
@@ -564,7 +581,8 @@ mod tests {
         assert_eq!(held, [("f0001".to_string(), batch["f0001"])].into());
 
         let tree = store
-            .repo
+            .repo()
+            .unwrap()
             .find_commit(at)
             .unwrap()
             .tree_id()
@@ -600,9 +618,10 @@ mod tests {
         let batch = tips(&store, "f", 2);
         let honest = store.write_archive(None, &batch).unwrap();
         let filter = archive_filter::encode(["f0000", "f0001", "ghost"].into_iter()).unwrap();
-        let filter = store.repo.write_blob(filter).unwrap().detach();
+        let filter = store.repo().unwrap().write_blob(filter).unwrap().detach();
         let mut commit = store
-            .repo
+            .repo()
+            .unwrap()
             .find_commit(honest)
             .unwrap()
             .decode()
@@ -610,11 +629,16 @@ mod tests {
             .to_owned()
             .unwrap();
         commit.extra_headers = vec![(archive_filter::HEADER.into(), filter.to_string().into())];
-        let at = store.repo.write_object(&commit).unwrap().detach();
+        let at = store
+            .repo()
+            .unwrap()
+            .write_object(&commit)
+            .unwrap()
+            .detach();
         assert!(
             archive_filter::Filter::decode(
                 &store
-                    .filter_of(&store.repo.find_commit(at).unwrap())
+                    .filter_of(&store.repo().unwrap().find_commit(at).unwrap())
                     .unwrap()
             )
             .unwrap()
@@ -651,7 +675,7 @@ mod tests {
                 })
                 .collect(),
         };
-        let tree = store.repo.write_object(&tree).unwrap().detach();
+        let tree = store.repo().unwrap().write_object(&tree).unwrap().detach();
         let mut commit = commit_object(
             tree,
             None,
@@ -660,7 +684,12 @@ mod tests {
             Vec::new(),
         );
         commit.parents = batch.values().copied().collect();
-        let old = store.repo.write_object(&commit).unwrap().detach();
+        let old = store
+            .repo()
+            .unwrap()
+            .write_object(&commit)
+            .unwrap()
+            .detach();
         git(
             dir.path(),
             &["update-ref", "refs/orchestrator/archive", &old.to_string()],
@@ -691,7 +720,7 @@ mod tests {
         let mut all = batch.clone();
         all.extend(more.clone());
         let filter = store
-            .filter_of(&store.repo.find_commit(new).unwrap())
+            .filter_of(&store.repo().unwrap().find_commit(new).unwrap())
             .unwrap();
         assert_eq!(
             filter,
@@ -703,7 +732,7 @@ mod tests {
         let restored = store.write_restore(new, "f0001").unwrap();
         all.remove("f0001");
         let filter = store
-            .filter_of(&store.repo.find_commit(restored).unwrap())
+            .filter_of(&store.repo().unwrap().find_commit(restored).unwrap())
             .unwrap();
         assert_eq!(
             filter,
@@ -715,7 +744,7 @@ mod tests {
             .unwrap();
         all.extend(tips(&store, "h", 1));
         let filter = store
-            .filter_of(&store.repo.find_commit(merged).unwrap())
+            .filter_of(&store.repo().unwrap().find_commit(merged).unwrap())
             .unwrap();
         assert_eq!(
             filter,

@@ -46,9 +46,8 @@ const SERVED: [&str; 1] = ["reftable"];
 
 /// The backend of `repo`'s refs; a format git itself does not know is refused by name
 /// before anything is read, rather than failing later as if HEAD had no commit.
-pub(super) fn ref_backend(repo: &gix::Repository) -> Result<RefBackend, StoreError> {
-    let config = repo.config_snapshot();
-    let Some(format) = config.string("extensions.refStorage") else {
+pub(super) fn ref_backend(repo: &super::layout::Repo) -> Result<RefBackend, StoreError> {
+    let Some(format) = repo.config_string("extensions.refStorage") else {
         return Ok(RefBackend::Files);
     };
     let format = format.to_str_lossy().to_ascii_lowercase();

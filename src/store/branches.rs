@@ -14,7 +14,7 @@ impl Store {
         let Some(id) = self.head_commit_id()? else {
             return Ok(None);
         };
-        let commit = self.repo.find_commit(id).map_err(git_err)?;
+        let commit = self.repo()?.find_commit(id).map_err(git_err)?;
         Ok(Some(FoundCommit {
             commit: id.to_string(),
             tree: commit.tree_id().map_err(git_err)?.to_string(),
@@ -27,7 +27,7 @@ impl Store {
         if let Some(git) = self.ref_commands()? {
             return Ok(!self.listed_refs(git, BRANCHES)?.is_empty());
         }
-        let refs = self.repo.references().map_err(git_err)?;
+        let refs = self.repo()?.references().map_err(git_err)?;
         let mut branches = refs.local_branches().map_err(git_err)?;
         Ok(branches.next().is_some())
     }

@@ -55,6 +55,11 @@ impl Store {
         // leaves this, which `audit` takes as our own move, and nothing else does.
         let intent = workflow.and_then(|w| self.note_intent(w, expected, new));
         let result = match commands {
+            None if let Some(moved) =
+                self.move_plain_ref(name, expected, new, &message, signature) =>
+            {
+                moved
+            }
             Some(git) => {
                 let name = name.as_bstr().to_str_lossy();
                 self.move_ref_by_commands(git, &name, expected, Some(new), &message, signature)
@@ -62,7 +67,7 @@ impl Store {
             None => {
                 let mut time_buf = gix::date::parse::TimeBuf::default();
                 match self
-                    .repo
+                    .repo()?
                     .edit_references_as(Some(edit), Some(signature.to_ref(&mut time_buf)))
                 {
                     Ok(_) => Ok(()),
@@ -90,6 +95,127 @@ impl Store {
             }
         }
         result
+    }
+}
+
+impl Store {
+    /// The move of a loose ref in a plain repository (`layout.rs`) as gix's transaction makes
+    /// it, without opening gix: the ref's lock taken (git's 100 ms of retries), its value
+    /// compared, the new one written to the lock, the reflog line appended, the lock renamed
+    /// over the ref. `None`, before anything is written, for every case gix's transaction
+    /// handles otherwise: a `packed-refs` file, a setting about logs, locks or permissions, a
+    /// ref that is not one id, a message of more than one line, a lock that cannot be made.
+    fn move_plain_ref(
+        &self,
+        name: &FullName,
+        expected: Option<ObjectId>,
+        new: ObjectId,
+        message: &str,
+        signature: &gix::actor::Signature,
+    ) -> Option<Result<(), WriteError>> {
+        use std::io::Write as _;
+        let text = name.as_bstr().to_str().ok()?;
+        let common = self.repo.common_dir();
+        let settings = ["core.filesRefLockTimeout", "core.sharedRepository"];
+        // `git init` writes `true`; either logs a ref told to make its log, as ours are.
+        let logs = self
+            .repo
+            .config_string("core.logAllRefUpdates")
+            .is_none_or(|v| v.eq_ignore_ascii_case(b"true") || v.eq_ignore_ascii_case(b"always"));
+        if !self.repo.is_plain()
+            || !text.starts_with("refs/")
+            || message.contains('\n')
+            || !logs
+            || !super::refs::absent(&common.join("packed-refs"))
+            // gix removes an empty directory where the log should be; left to it.
+            || common.join("logs").join(text).is_dir()
+            || settings
+                .iter()
+                .any(|key| self.repo.config_string(key).is_some())
+        {
+            return None;
+        }
+        let path = common.join(text);
+        let mut lock = match gix::lock::File::acquire_to_update_resource(
+            &path,
+            gix::lock::acquire::Fail::AfterDurationWithBackoff(std::time::Duration::from_millis(
+                100,
+            )),
+            Some(common.to_path_buf()),
+            0,
+        ) {
+            Ok(lock) => lock,
+            // Held past the retries (gix's own words: a retryable failure): a lost race, or
+            // a lock left by a crash.
+            Err(e) if is_lost_race(&e) => {
+                return Some(match self.stale_lock_of(name) {
+                    Some(locked) => Err(WriteError::Store(locked)),
+                    None => Err(WriteError::Conflict),
+                });
+            }
+            Err(_) => return None,
+        };
+        let current = if super::refs::absent(&path) {
+            None
+        } else {
+            // A symbolic ref or a file that is no id: gix says what it is. The lock is
+            // removed as it is dropped.
+            Some(self.loose_ref(text)?)
+        };
+        if current != expected {
+            return Some(Err(WriteError::Conflict));
+        }
+        let wrote = lock.with_mut(|file| writeln!(file, "{new}"));
+        Some(
+            wrote
+                .and_then(|()| self.append_reflog(text, current, new, message, signature))
+                .map_err(|e| {
+                    WriteError::Store(super::StoreError::Git(format!("cannot move {text}: {e}")))
+                })
+                .and_then(|()| {
+                    lock.commit().map(|_| ()).map_err(|e| {
+                        WriteError::Store(super::StoreError::Git(format!(
+                            "cannot move {text}: {}",
+                            e.error
+                        )))
+                    })
+                }),
+        )
+    }
+
+    /// The reflog line gix writes for a move of `name`: old and new ids, the committer, the
+    /// time and the message, in `logs/<name>` (made, with its directories, as gix makes it
+    /// when told to create a log).
+    fn append_reflog(
+        &self,
+        name: &str,
+        old: Option<ObjectId>,
+        new: ObjectId,
+        message: &str,
+        signature: &gix::actor::Signature,
+    ) -> std::io::Result<()> {
+        use std::io::Write as _;
+        let path = self.repo.common_dir().join("logs").join(name);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let mut line = Vec::with_capacity(200);
+        let old = old.unwrap_or_else(|| new.kind().null());
+        write!(line, "{old} {new} ")?;
+        let mut time = gix::date::parse::TimeBuf::default();
+        signature.to_ref(&mut time).trim().write_to(&mut line)?;
+        if message.is_empty() {
+            line.push(b'\n');
+        } else {
+            line.push(b'\t');
+            line.extend_from_slice(message.as_bytes());
+            line.push(b'\n');
+        }
+        std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(&path)?
+            .write_all(&line)
     }
 }
 

@@ -26,11 +26,30 @@ pub struct Checkout {
 impl Store {
     /// Every remote named in the configuration, in-process (`git remote` is a process).
     pub fn remote_names(&self) -> Vec<String> {
-        self.repo
-            .remote_names()
-            .into_iter()
-            .map(|name| name.to_str_lossy().into_owned())
-            .collect()
+        if !self.repo.is_plain() {
+            return match self.repo() {
+                Ok(repo) => repo
+                    .remote_names()
+                    .into_iter()
+                    .map(|name| name.to_str_lossy().into_owned())
+                    .collect(),
+                Err(_) => Vec::new(),
+            };
+        }
+        // A plain repository is the user's own: every section is trusted, as gix trusts it.
+        self.repo.with_config(|config| {
+            let names: std::collections::BTreeSet<String> = config
+                .sections_by_name("remote")
+                .into_iter()
+                .flatten()
+                .filter_map(|s| {
+                    s.header()
+                        .subsection_name()
+                        .map(|n| n.to_str_lossy().into_owned())
+                })
+                .collect();
+            names.into_iter().collect()
+        })
     }
 
     /// The primary worktree (unless the repository is bare) and every linked one whose
@@ -42,11 +61,12 @@ impl Store {
             .unwrap_or_else(|_| self.repo.common_dir().to_path_buf());
         let common = common.as_path();
         let shared = read_config_value(&common.join("config"));
-        let own_config = self
-            .repo
-            .config_snapshot()
-            .boolean("extensions.worktreeConfig")
-            .unwrap_or(false);
+        let boolean = |key: &str| {
+            self.repo
+                .with_config(|config| config.boolean(key).ok().flatten())
+                .unwrap_or(false)
+        };
+        let own_config = boolean("extensions.worktreeConfig");
         let workflow_of = |git_dir: &Path| {
             own_config
                 .then(|| read_config_value(&git_dir.join("config.worktree")))
@@ -58,17 +78,14 @@ impl Store {
         // branch): git lists them all at once.
         let listed = self.listed_worktree_heads();
         let mut out = Vec::new();
-        let bare = self
-            .repo
-            .config_snapshot()
-            .boolean("core.bare")
-            .unwrap_or(false);
+        let bare = boolean("core.bare");
         if !bare && let Some(path) = common.parent() {
             let mut checkout = self.checkout(path.to_path_buf(), common, true, workflow_of(common));
             listed_head(&listed, &mut checkout);
             out.push(checkout);
         }
-        for proxy in self.repo.worktrees().unwrap_or_default() {
+        let linked = self.repo().map(|repo| repo.worktrees().unwrap_or_default());
+        for proxy in linked.unwrap_or_default() {
             let Ok(path) = proxy.base() else { continue };
             if !path.is_dir() {
                 continue;

@@ -38,7 +38,8 @@ impl Store {
     /// Whether the repository holds the commit `id`: a PR's checkpoints are never pushed, so
     /// a clone that did not make them may not have them.
     pub fn holds_commit(&self, id: &str) -> bool {
-        ObjectId::from_hex(id.as_bytes()).is_ok_and(|id| self.repo.has_object(id))
+        ObjectId::from_hex(id.as_bytes())
+            .is_ok_and(|id| self.repo().is_ok_and(|repo| repo.has_object(id)))
     }
 
     fn walk_checkpoints(
@@ -58,7 +59,7 @@ impl Store {
             if found.len() >= most || stops.contains(&Some(hex.as_str())) || Some(id) == main_tip {
                 break;
             }
-            let commit = self.repo.find_commit(id).map_err(git_err)?;
+            let commit = self.repo()?.find_commit(id).map_err(git_err)?;
             let message = commit.message_raw_sloppy().to_str_lossy().into_owned();
             if is_checkpoint_message(&message) {
                 found.push(FoundCheckpoint {

@@ -132,7 +132,7 @@ impl Store {
     /// The claim commit `id` states, with its committer time; `Ok(None)` when `id` is no
     /// claim of ours.
     pub fn read_claim(&self, id: ObjectId) -> Result<Option<(Claim, i64)>, StoreError> {
-        let Ok(object) = self.repo.find_object(id) else {
+        let Ok(object) = self.repo()?.find_object(id) else {
             return Ok(None);
         };
         let Ok(commit) = object.try_into_commit() else {
@@ -149,7 +149,7 @@ impl Store {
 
     /// Stores the commit stating `claim` (no ref moves) and returns its id.
     pub fn write_claim(&self, claim: &Claim) -> Result<ObjectId, WriteError> {
-        let mut objects = loose::LooseWriter::new(&self.repo);
+        let mut objects = loose::LooseWriter::at(self.repo.objects_dir(), self.repo.object_hash());
         let tree = objects.write_object(&gix::objs::Tree::empty())?;
         let commit = commit_object(tree, None, &self.signature()?, &claim.message(), Vec::new());
         let id = objects.write_object(&commit)?;
@@ -223,7 +223,7 @@ impl Store {
         let signature = self.signature()?;
         let mut time_buf = gix::date::parse::TimeBuf::default();
         match self
-            .repo
+            .repo()?
             .edit_references_as(Some(edit), Some(signature.to_ref(&mut time_buf)))
         {
             Ok(_) => Ok(()),
@@ -254,7 +254,7 @@ impl Store {
         // was seen to hold and its fetch missed has moved on there since, a lost race.
         if let Some(id) = id
             && self.ref_commands()?.is_some()
-            && !self.repo.has_object(id)
+            && !self.repo()?.has_object(id)
         {
             return Err(WriteError::Conflict);
         }

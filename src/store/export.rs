@@ -82,16 +82,16 @@ impl Store {
                 };
                 found.ok_or_else(|| StoreError::Git(format!("no commit is named {rev}")))?
             }
-            Err(_) if rev == "HEAD" => self.repo.head_id().map_err(git_err)?.detach(),
+            Err(_) if rev == "HEAD" => self.repo()?.head_id().map_err(git_err)?.detach(),
             Err(_) => self
-                .repo
+                .repo()?
                 .find_reference(super::branch_ref(rev).as_str())
                 .map_err(git_err)?
                 .peel_to_id()
                 .map_err(git_err)?
                 .detach(),
         };
-        let commit = self.repo.find_commit(commit).map_err(git_err)?;
+        let commit = self.repo()?.find_commit(commit).map_err(git_err)?;
         Ok(commit.tree_id().map_err(git_err)?.to_string())
     }
 
@@ -122,7 +122,7 @@ impl Store {
             let Some(id) = id else {
                 return Ok(Default::default());
             };
-            let tree = self.repo.find_tree(id).map_err(git_err)?;
+            let tree = self.repo()?.find_tree(id).map_err(git_err)?;
             let decoded = tree.decode().map_err(git_err)?;
             Ok(decoded
                 .entries
@@ -169,7 +169,7 @@ impl Store {
         let mut out = Vec::new();
         let mut dirs = vec![(self.tree_id(tree)?, String::new())];
         while let Some((id, prefix)) = dirs.pop() {
-            let tree = self.repo.find_tree(id).map_err(git_err)?;
+            let tree = self.repo()?.find_tree(id).map_err(git_err)?;
             let decoded = tree.decode().map_err(git_err)?;
             for entry in &decoded.entries {
                 let path = format!("{prefix}{}", entry.filename.to_str_lossy());
@@ -234,7 +234,9 @@ impl Store {
             Some(TreeEntry {
                 kind: EntryType::Link,
                 id,
-            }) => Ok(Some(self.repo.find_blob(id).map_err(git_err)?.data.clone())),
+            }) => Ok(Some(
+                self.repo()?.find_blob(id).map_err(git_err)?.data.clone(),
+            )),
             _ => Ok(None),
         }
     }
@@ -260,7 +262,7 @@ impl Store {
         links: &mut Vec<(String, Vec<u8>)>,
         pointers: &mut Vec<String>,
     ) -> Result<(), StoreError> {
-        let tree = self.repo.find_tree(id).map_err(git_err)?;
+        let tree = self.repo()?.find_tree(id).map_err(git_err)?;
         let decoded = tree.decode().map_err(git_err)?;
         for entry in &decoded.entries {
             if !safe_name(entry.filename) {
@@ -288,11 +290,11 @@ impl Store {
                     std::fs::create_dir(&full).map_err(|e| io_err("create", &full, e))?;
                 }
                 EntryType::Link => {
-                    let blob = self.repo.find_blob(entry.oid).map_err(git_err)?;
+                    let blob = self.repo()?.find_blob(entry.oid).map_err(git_err)?;
                     links.push((path, blob.data.clone()));
                 }
                 kind @ (EntryType::File | EntryType::Executable) => {
-                    let blob = self.repo.find_blob(entry.oid).map_err(git_err)?;
+                    let blob = self.repo()?.find_blob(entry.oid).map_err(git_err)?;
                     write_file(&full, &blob.data, kind == EntryType::Executable)?;
                     if blob.data.starts_with(LFS_POINTER) {
                         pointers.push(path);
@@ -338,11 +340,11 @@ impl Store {
                     std::fs::create_dir(&full).map_err(|e| io_err("create", &full, e))?;
                 }
                 EntryType::Link => {
-                    let blob = self.repo.find_blob(entry.id).map_err(git_err)?;
+                    let blob = self.repo()?.find_blob(entry.id).map_err(git_err)?;
                     make_link(&full, &blob.data)?;
                 }
                 kind @ (EntryType::File | EntryType::Executable) => {
-                    let blob = self.repo.find_blob(entry.id).map_err(git_err)?;
+                    let blob = self.repo()?.find_blob(entry.id).map_err(git_err)?;
                     write_file(&full, &blob.data, kind == EntryType::Executable)?;
                     if blob.data.starts_with(LFS_POINTER) {
                         pointers.push(path.clone());
@@ -375,7 +377,8 @@ impl Store {
                     EntryType::Link => {
                         meta.file_type().is_symlink()
                             && std::fs::read_link(&full).ok().is_some_and(|target| {
-                                let blob = self.repo.find_blob(entry.id).ok();
+                                let blob =
+                                    self.repo().ok().and_then(|r| r.find_blob(entry.id).ok());
                                 blob.is_some_and(|b| {
                                     b.data.as_slice() == target.as_os_str().as_encoded_bytes()
                                 })

@@ -27,8 +27,7 @@ impl Store {
     pub fn hooks_dir(&self) -> PathBuf {
         let configured = self
             .repo
-            .config_snapshot()
-            .string("core.hooksPath")
+            .config_string("core.hooksPath")
             .map(|p| p.to_str_lossy().into_owned());
         match configured {
             Some(path) if path.starts_with('/') => PathBuf::from(path),

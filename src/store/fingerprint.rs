@@ -30,7 +30,7 @@ impl Store {
             }
             return Ok(hash.finalize().iter().map(|b| format!("{b:02x}")).collect());
         }
-        let platform = self.repo.references().map_err(git_err)?;
+        let platform = self.repo()?.references().map_err(git_err)?;
         for prefix in FINGERPRINTED {
             for reference in platform.prefixed(prefix).map_err(git_err)? {
                 // A loose ref deleted between the listing and its read changes the hash as

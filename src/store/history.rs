@@ -107,7 +107,7 @@ impl Store {
         &self,
         id: ObjectId,
     ) -> Result<(HistoryEntry, Option<ObjectId>), StoreError> {
-        let commit = self.repo.find_commit(id).map_err(git_err)?;
+        let commit = self.repo()?.find_commit(id).map_err(git_err)?;
         let message = commit.message_raw_sloppy().to_str_lossy().into_owned();
         let time = commit.time().map(format_time).unwrap_or_default();
         let parent = commit.parent_ids().next().map(|p| p.detach());
@@ -115,7 +115,7 @@ impl Store {
     }
 
     fn first_parent(&self, id: ObjectId) -> Result<Option<ObjectId>, StoreError> {
-        let commit = self.repo.find_commit(id).map_err(git_err)?;
+        let commit = self.repo()?.find_commit(id).map_err(git_err)?;
         Ok(commit.parent_ids().next().map(|p| p.detach()))
     }
 
@@ -173,7 +173,7 @@ impl Store {
         let mut next = Some(to);
         while let Some(id) = next.filter(|id| Some(*id) != from && count < limit) {
             count += 1;
-            let commit = self.repo.find_commit(id).map_err(git_err)?;
+            let commit = self.repo()?.find_commit(id).map_err(git_err)?;
             next = commit.parent_ids().next().map(|p| p.detach());
         }
         Ok(count)
@@ -190,7 +190,7 @@ impl Store {
         let mut out = Vec::new();
         let mut next = Some(tip);
         while let Some(id) = next {
-            let commit = self.repo.find_commit(id).map_err(git_err)?;
+            let commit = self.repo()?.find_commit(id).map_err(git_err)?;
             let message = commit.message_raw_sloppy().to_str_lossy().into_owned();
             let time = commit.time().map(|t| t.seconds).unwrap_or_default();
             next = commit.parent_ids().next().map(|p| p.detach());
@@ -227,7 +227,7 @@ impl Store {
         let mut out = Vec::with_capacity(total.min(max));
         for transition in all.into_iter().skip(total.saturating_sub(max)) {
             let id = ObjectId::from_hex(transition.commit.as_bytes()).map_err(git_err)?;
-            let commit = self.repo.find_commit(id).map_err(git_err)?;
+            let commit = self.repo()?.find_commit(id).map_err(git_err)?;
             let decoded = commit.decode().map_err(git_err)?;
             let event = decoded
                 .extra_headers()
@@ -247,13 +247,13 @@ impl Store {
 
     /// The parents of commit `id`, first parent first.
     pub fn commit_parents(&self, id: ObjectId) -> Result<Vec<ObjectId>, StoreError> {
-        let commit = self.repo.find_commit(id).map_err(git_err)?;
+        let commit = self.repo()?.find_commit(id).map_err(git_err)?;
         Ok(commit.parent_ids().map(|p| p.detach()).collect())
     }
 
     /// The parents, the recorded event and the message of transition commit `id`.
     pub fn commit_record(&self, id: ObjectId) -> Result<CommitRecord, StoreError> {
-        let commit = self.repo.find_commit(id).map_err(git_err)?;
+        let commit = self.repo()?.find_commit(id).map_err(git_err)?;
         let decoded = commit.decode().map_err(git_err)?;
         let event = decoded
             .extra_headers()

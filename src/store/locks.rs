@@ -69,7 +69,8 @@ impl Store {
         let modified = meta.modified().ok()?;
         let value = match self.ref_commands() {
             Ok(None) => self
-                .repo
+                .repo()
+                .ok()?
                 .try_find_reference(name.as_ref())
                 .ok()
                 .flatten()

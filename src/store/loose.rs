@@ -26,10 +26,19 @@ pub(super) struct LooseWriter {
 }
 
 impl LooseWriter {
+    #[cfg(test)]
     pub(super) fn new(repo: &gix::Repository) -> LooseWriter {
+        LooseWriter::at(
+            repo.objects.store_ref().path().to_path_buf(),
+            repo.object_hash(),
+        )
+    }
+
+    /// The writer of loose objects of `hash` under `dir` (a repository's `objects`).
+    pub(super) fn at(dir: PathBuf, hash: gix::hash::Kind) -> LooseWriter {
         LooseWriter {
-            dir: repo.objects.store_ref().path().to_path_buf(),
-            hash: repo.object_hash(),
+            dir,
+            hash,
             compress: None,
             out: Vec::new(),
         }
@@ -227,12 +236,38 @@ impl LooseReader {
     const KEPT: usize = 16;
     const KEPT_BYTES: usize = 256 << 10;
 
+    #[cfg(test)]
     pub(super) fn new(repo: &gix::Repository) -> LooseReader {
+        LooseReader::at(repo.objects.store_ref().path().to_path_buf())
+    }
+
+    /// The reader of the loose objects under `dir` (a repository's `objects`).
+    pub(super) fn at(dir: PathBuf) -> LooseReader {
         LooseReader {
-            dir: repo.objects.store_ref().path().to_path_buf(),
+            dir,
             inflate: Mutex::new(None),
             kept: Mutex::new(Vec::new()),
         }
+    }
+
+    /// True when object `id` is stored loose here.
+    pub(super) fn holds(&self, id: &gix::oid) -> bool {
+        object_path(&self.dir, id).is_file()
+    }
+
+    /// True when the loose objects are all there is: no pack, no alternate object store.
+    pub(super) fn alone(&self) -> bool {
+        let alternates = self.dir.join("info/alternates");
+        let packs = std::fs::read_dir(self.dir.join("pack"));
+        matches!(std::fs::symlink_metadata(&alternates), Err(e) if e.kind() == std::io::ErrorKind::NotFound)
+            && match packs {
+                Ok(mut entries) => !entries.any(|e| {
+                    e.map_or(true, |e| {
+                        e.file_name().as_encoded_bytes().ends_with(b".pack")
+                    })
+                }),
+                Err(e) => e.kind() == std::io::ErrorKind::NotFound,
+            }
     }
 
     /// Object `id`, its kind and bytes, when it is stored loose in this repository; `None`

@@ -71,7 +71,7 @@ impl Store {
             if line.commits.len() >= limit {
                 break;
             }
-            let Ok(commit) = self.repo.find_commit(id) else {
+            let Ok(commit) = self.repo()?.find_commit(id) else {
                 break;
             };
             let subject = commit
@@ -89,7 +89,7 @@ impl Store {
     /// The commit time of `commit` (seconds since the epoch), when it can be read.
     pub fn commit_time(&self, commit: &str) -> Option<i64> {
         let id = ObjectId::from_hex(commit.as_bytes()).ok()?;
-        let commit = self.repo.find_commit(id).ok()?;
+        let commit = self.repo().ok()?.find_commit(id).ok()?;
         commit.time().ok().map(|t| t.seconds)
     }
 
@@ -123,7 +123,7 @@ impl Store {
                 .iter()
                 .any(|(name, tip)| *name == workflow && *tip == old);
             let on_old = self
-                .repo
+                .repo()?
                 .find_commit(new)
                 .ok()
                 .is_some_and(|c| c.parent_ids().next().map(|p| p.detach()) == Some(old));
@@ -135,7 +135,7 @@ impl Store {
         for (name, tip) in tips {
             let mut next = Some(tip);
             while let Some(id) = next {
-                let commit = self.repo.find_commit(id).map_err(git_err)?;
+                let commit = self.repo()?.find_commit(id).map_err(git_err)?;
                 next = commit.parent_ids().next().map(|p| p.detach());
                 if commit.time().map_or(true, |t| t.seconds < not_before) {
                     break;
@@ -153,7 +153,7 @@ impl Store {
                 let Some(entry) = tree.find_entry(file) else {
                     continue;
                 };
-                let blob = self.repo.find_blob(entry.object_id()).map_err(git_err)?;
+                let blob = self.repo()?.find_blob(entry.object_id()).map_err(git_err)?;
                 #[derive(serde::Deserialize)]
                 struct MainTip {
                     main_tip: Option<String>,

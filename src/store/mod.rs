@@ -18,6 +18,7 @@ mod files;
 mod fingerprint;
 mod flocks;
 mod history;
+mod layout;
 mod locks;
 mod loose;
 mod main_line;
@@ -40,6 +41,7 @@ mod write;
 
 use std::path::{Path, PathBuf};
 
+use gix::ObjectId;
 use gix::bstr::ByteSlice;
 use gix::refs::FullName;
 
@@ -84,7 +86,7 @@ pub use write::{FileChange, SignedAnswer, TransitionWrite};
 const OBJECT_CACHE_BYTES: usize = 1 << 20;
 
 pub struct Store {
-    repo: gix::Repository,
+    repo: layout::Repo,
     workflow: String,
     ref_name: FullName,
     /// The workflow is the one git config selects (`orchestrate.workflow`, a worktree's own
@@ -94,6 +96,9 @@ pub struct Store {
     refs: backend::RefBackend,
     /// The workflow's own objects, read with one inflate state (`loose.rs`).
     loose: std::sync::Arc<loose::LooseReader>,
+    /// The last workflow decoded, by its commit and ref, for a store that lives across
+    /// calls (the MCP server's): a commit never changes, so neither does what it holds.
+    remembered: Option<std::cell::RefCell<Option<(ObjectId, String, Workflow)>>>,
 }
 
 /// Opens the repository containing `dir` with replace refs off: every object read is the
@@ -153,26 +158,32 @@ impl Store {
             .map_err(|e| {
                 StoreError::NotARepository(format!("cannot open the git repository: {e}"))
             })?;
-        Self::addressing(repo, workflow)
+        Self::addressing(Self::opened(repo), workflow)
     }
 
-    /// The store of `repo`, addressing workflow `workflow` (a valid name).
-    fn addressing(mut repo: gix::Repository, workflow: &str) -> Result<Store, StoreError> {
+    /// gix's `repo`, its object cache sized.
+    fn opened(mut repo: gix::Repository) -> layout::Repo {
         // One call reads some objects more than once (main's commit for the configuration,
         // the master plan and the main line; the configuration blob): decoded once, kept
         // while the store lives. Objects never change under their id, so a long-lived server
         // reads nothing stale; the cap bounds what it holds.
         repo.object_cache_size_if_unset(OBJECT_CACHE_BYTES);
+        layout::Repo::opened(repo)
+    }
+
+    /// The store of `repo`, addressing workflow `workflow` (a valid name).
+    fn addressing(repo: layout::Repo, workflow: &str) -> Result<Store, StoreError> {
         let refs = backend::ref_backend(&repo)?;
         let ref_name = FullName::try_from(format!("{WORKFLOWS}{workflow}"))
             .map_err(|_| StoreError::BadWorkflowName(workflow.to_string()))?;
         Ok(Store {
-            loose: std::sync::Arc::new(loose::LooseReader::new(&repo)),
+            loose: std::sync::Arc::new(loose::LooseReader::at(repo.objects_dir())),
             repo,
             workflow: workflow.to_string(),
             ref_name,
             selected_by_config: false,
             refs,
+            remembered: None,
         })
     }
 
@@ -190,15 +201,17 @@ impl Store {
         {
             return Err(StoreError::BadWorkflowName(workflow.to_string()));
         }
-        let repo = open_without_replacements(dir)?;
+        let repo = match layout::plain(dir) {
+            Some(plain) => layout::Repo::plain(dir, plain),
+            None => Self::opened(open_without_replacements(dir)?),
+        };
         if repo.workdir().is_none() {
             return Err(StoreError::Bare);
         }
         let configured = match workflow {
             Some(_) => None,
             None => repo
-                .config_snapshot()
-                .string(WORKFLOW_CONFIG_KEY)
+                .config_string(WORKFLOW_CONFIG_KEY)
                 .map(|w| w.to_str_lossy().into_owned()),
         };
         let selected_by_config = configured.is_some();
@@ -231,20 +244,32 @@ impl Store {
     /// reads many workflows at once (`board`), whose state blobs are deltas of one another in
     /// a packed repository. The one-workflow commands keep gix's default, no cache, and the
     /// memory it saves.
-    pub fn with_pack_cache(&self) -> Store {
+    pub fn with_pack_cache(&self) -> Result<Store, StoreError> {
         const BYTES: usize = 16 << 20;
-        let mut repo = self.repo.clone();
+        let mut repo = self.repo.get()?.clone();
         repo.objects.set_pack_cache(|| {
             Box::new(gix::odb::pack::cache::lru::MemoryCappedHashmap::new(BYTES))
         });
-        Store {
-            repo,
+        Ok(Store {
+            repo: layout::Repo::opened(repo),
             workflow: self.workflow.clone(),
             ref_name: self.ref_name.clone(),
             selected_by_config: self.selected_by_config,
             refs: self.refs.clone(),
             loose: std::sync::Arc::clone(&self.loose),
-        }
+            remembered: None,
+        })
+    }
+
+    /// Keeps the last workflow read, for a store that answers many calls: one whose tip has
+    /// not moved is not decoded again.
+    pub fn remember_workflows(&mut self) {
+        self.remembered = Some(std::cell::RefCell::new(None));
+    }
+
+    /// gix's repository, opened now if the store found a plain one without it.
+    fn repo(&self) -> Result<&gix::Repository, StoreError> {
+        self.repo.get()
     }
 
     /// `refs/orchestrator/workflows/<name>`; see [`workflow_ref`].

@@ -35,10 +35,10 @@ impl NoteReader<'_> {
         let Some(tree) = &mut self.tree else {
             return Ok(None);
         };
-        let Some(blob) = tree.get(&commit, &self.store.repo).map_err(git_err)? else {
+        let Some(blob) = tree.get(&commit, self.store.repo()?).map_err(git_err)? else {
             return Ok(None);
         };
-        let data = self.store.repo.find_blob(blob).map_err(git_err)?;
+        let data = self.store.repo()?.find_blob(blob).map_err(git_err)?;
         Ok(Some(data.data.to_str_lossy().into_owned()))
     }
 }
@@ -58,7 +58,10 @@ impl Store {
                 self.direct_ref(notes_ref)?
             }
             None => {
-                let Some(reference) = self.repo.try_find_reference(notes_ref).map_err(git_err)?
+                let Some(reference) = self
+                    .repo()?
+                    .try_find_reference(notes_ref)
+                    .map_err(git_err)?
                 else {
                     return Ok(None);
                 };
@@ -71,7 +74,7 @@ impl Store {
             )));
         };
         let tree = self
-            .repo
+            .repo()?
             .find_commit(commit)
             .map_err(git_err)?
             .tree_id()
@@ -83,7 +86,7 @@ impl Store {
     /// A reader of the notes as they are now.
     pub fn notes(&self) -> Result<NoteReader<'_>, StoreError> {
         let tree = match self.notes_tip()? {
-            Some((_, tree)) => Some(notes::State::new(tree, &self.repo).map_err(git_err)?),
+            Some((_, tree)) => Some(notes::State::new(tree, self.repo()?).map_err(git_err)?),
             None => None,
         };
         Ok(NoteReader { store: self, tree })
@@ -160,9 +163,9 @@ impl Store {
             let Some((_, root)) = self.notes_tip_of(&notes_ref)? else {
                 continue;
             };
-            let mut tree = notes::State::new(root, &self.repo).map_err(git_err)?;
-            if let Some(blob) = tree.get(&commit, &self.repo).map_err(git_err)? {
-                let data = self.repo.find_blob(blob).map_err(git_err)?;
+            let mut tree = notes::State::new(root, self.repo()?).map_err(git_err)?;
+            if let Some(blob) = tree.get(&commit, self.repo()?).map_err(git_err)? {
+                let data = self.repo()?.find_blob(blob).map_err(git_err)?;
                 notes.push((notes_ref, data.data.to_str_lossy().into_owned()));
             }
         }
@@ -183,10 +186,10 @@ impl Store {
             || ObjectId::empty_tree(self.repo.object_hash()),
             |(_, tree)| tree,
         );
-        let mut tree = notes::State::new(root, &self.repo).map_err(git_err)?;
-        let old = match tree.get(&commit, &self.repo).map_err(git_err)? {
+        let mut tree = notes::State::new(root, self.repo()?).map_err(git_err)?;
+        let old = match tree.get(&commit, self.repo()?).map_err(git_err)? {
             Some(blob) => Some(
-                self.repo
+                self.repo()?
                     .find_blob(blob)
                     .map_err(git_err)?
                     .data
@@ -199,11 +202,11 @@ impl Store {
             return Ok(false);
         };
         let blob = self
-            .repo
+            .repo()?
             .write_blob(text.as_bytes())
             .map_err(git_err)?
             .detach();
-        let edit = tree.replace(commit, blob, &self.repo).map_err(git_err)?;
+        let edit = tree.replace(commit, blob, self.repo()?).map_err(git_err)?;
         let signature = self.signature()?;
         let message = format!("git-orchestrate: note on {commit}");
         let notes_commit = gix::objs::Commit {
@@ -216,7 +219,7 @@ impl Store {
             extra_headers: Vec::new(),
         };
         let id = self
-            .repo
+            .repo()?
             .write_object(&notes_commit)
             .map_err(git_err)?
             .detach();

@@ -18,7 +18,7 @@ impl Store {
         const CAP: u64 = crate::input::CAP;
         let id = ObjectId::from_hex(commit.as_bytes()).map_err(git_err)?;
         let tree = self
-            .repo
+            .repo()?
             .find_commit(id)
             .map_err(git_err)?
             .tree()
@@ -96,7 +96,7 @@ impl Store {
         use gix::object::tree::EntryKind;
         let id = ObjectId::from_hex(commit.as_bytes()).map_err(git_err)?;
         let tree = self
-            .repo
+            .repo()?
             .find_commit(id)
             .map_err(git_err)?
             .tree()
@@ -110,7 +110,7 @@ impl Store {
                 }
                 let mut todo = vec![(entry.object_id(), format!("{dir}/"))];
                 while let Some((id, prefix)) = todo.pop() {
-                    let sub = self.repo.find_tree(id).map_err(git_err)?;
+                    let sub = self.repo()?.find_tree(id).map_err(git_err)?;
                     let decoded = sub.decode().map_err(git_err)?;
                     for entry in &decoded.entries {
                         let path = format!("{prefix}{}", entry.filename.to_str_lossy());
@@ -173,7 +173,7 @@ impl Store {
     /// more, and nothing was read (its size comes from the object's header).
     pub fn blob_within(&self, id: &str, cap: u64) -> Result<Result<Vec<u8>, u64>, StoreError> {
         let oid = ObjectId::from_hex(id.as_bytes()).map_err(git_err)?;
-        let size = self.repo.find_header(oid).map_err(git_err)?.size();
+        let size = self.repo()?.find_header(oid).map_err(git_err)?.size();
         if size > cap {
             return Ok(Err(size));
         }
@@ -184,7 +184,19 @@ impl Store {
     /// clone's reach when the transition that names it did not carry it).
     pub fn has_object(&self, id: &str) -> Result<bool, StoreError> {
         let oid = ObjectId::from_hex(id.as_bytes()).map_err(git_err)?;
-        Ok(self.repo.has_object(oid))
+        self.holds(oid)
+    }
+
+    /// True when the repository holds object `id`: a loose one is looked for by the store
+    /// itself, and where there is no pack and no alternate, that is all there is.
+    pub(super) fn holds(&self, id: ObjectId) -> Result<bool, StoreError> {
+        if self.loose.holds(&id) {
+            return Ok(true);
+        }
+        if self.loose.alone() {
+            return Ok(false);
+        }
+        Ok(self.repo()?.has_object(id))
     }
 
     /// Object `id`, its kind and bytes: read by the store itself when it is loose
@@ -193,7 +205,9 @@ impl Store {
         if let Some(found) = self.loose.read(&id)? {
             return Ok(found);
         }
-        let object = self.repo.find_object(id).map_err(|e| e.to_string())?;
+        let object = (self.repo().map_err(|e| e.to_string())?)
+            .find_object(id)
+            .map_err(|e| e.to_string())?;
         Ok((object.kind, std::sync::Arc::from(object.data.as_slice())))
     }
 
@@ -207,6 +221,12 @@ impl Store {
             (found, data) if found == kind => Ok(data),
             (found, _) => Err(format!("{id} is a {found}, not a {kind}")),
         }
+    }
+
+    /// Blob `id`, read through the store's reader (loose, else gix).
+    pub(super) fn blob_of(&self, id: ObjectId) -> Result<std::sync::Arc<[u8]>, StoreError> {
+        self.object_of_kind(id, gix::objs::Kind::Blob)
+            .map_err(StoreError::Git)
     }
 
     /// The bytes of blob `id`.

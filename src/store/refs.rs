@@ -4,6 +4,7 @@
 //! `update-ref --stdin`), which the engine hands the store (`backend.rs`), since the
 //! store starts no process itself (docs/architecture.md, "Layers").
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use gix::ObjectId;
@@ -60,7 +61,7 @@ impl Store {
     pub(super) fn direct_ref(&self, name: &str) -> Result<Option<ObjectId>, StoreError> {
         match self.ref_commands()? {
             None => Ok(self
-                .repo
+                .repo()?
                 .try_find_reference(name)
                 .map_err(git_err)?
                 .and_then(|r| r.target().try_id().map(ToOwned::to_owned))),
@@ -79,7 +80,8 @@ impl Store {
     pub(super) fn peeled_ref(&self, name: &str) -> Result<Option<ObjectId>, StoreError> {
         match self.ref_commands()? {
             None if let Some(id) = self.loose_commit_ref(name) => Ok(Some(id)),
-            None => match self.repo.try_find_reference(name).map_err(git_err)? {
+            None if self.no_ref(name) => Ok(None),
+            None => match self.repo()?.try_find_reference(name).map_err(git_err)? {
                 Some(mut r) => Ok(Some(r.peel_to_id().map_err(git_err)?.detach())),
                 None => Ok(None),
             },
@@ -100,44 +102,118 @@ impl Store {
     /// the caller reads next (the reader keeps it). Every other case is gix's to read:
     /// `None`. A loose ref's file is the ref whatever `packed-refs` says, as in git.
     fn loose_commit_ref(&self, name: &str) -> Option<ObjectId> {
-        use std::io::Read as _;
-        use std::os::unix::fs::OpenOptionsExt as _;
-        // Names under these are the worktree's own, not the common directory's.
-        const PER_WORKTREE: [&str; 3] = ["refs/worktree/", "refs/bisect/", "refs/rewritten/"];
-        if !name.starts_with("refs/")
-            || PER_WORKTREE.iter().any(|p| name.starts_with(p))
-            || gix::refs::FullName::try_from(name).is_err()
-        {
-            return None;
-        }
-        // Not blocked by a FIFO put where a ref's file should be.
-        let mut file = std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NONBLOCK)
-            .open(self.repo.common_dir().join(name))
-            .ok()?;
-        let meta = file.metadata().ok()?;
-        if !meta.is_file() || meta.len() > 128 {
-            return None;
-        }
-        let mut text = Vec::with_capacity(meta.len() as usize);
-        file.read_to_end(&mut text).ok()?;
-        let hex = text.strip_suffix(b"\n")?;
-        if hex.len() != self.repo.object_hash().len_in_hex() {
-            return None;
-        }
-        let id = ObjectId::from_hex(hex).ok()?;
+        self.loose_commit_id(self.loose_ref(name)?)
+    }
+
+    /// `id` when it is a loose object that is not a tag: its own peel.
+    fn loose_commit_id(&self, id: ObjectId) -> Option<ObjectId> {
         match self.loose.read(&id) {
             Ok(Some((kind, _))) if kind != gix::objs::Kind::Tag => Some(id),
             _ => None,
         }
     }
 
+    /// This worktree's `HEAD` as its own file says: `Ok(branch)` (a full name under
+    /// `refs/heads/`) or `Err(id)` when detached; `None` for anything else, gix's to read.
+    fn plain_head(&self) -> Option<Result<String, ObjectId>> {
+        if !self.repo.refs_are_files() {
+            return None;
+        }
+        let text = read_small(&self.repo.git_dir().join("HEAD"))?;
+        let line = text.strip_suffix(b"\n")?;
+        if let Some(name) = line.strip_prefix(b"ref: ") {
+            let name = std::str::from_utf8(name).ok()?;
+            let valid =
+                name.starts_with("refs/heads/") && gix::refs::FullName::try_from(name).is_ok();
+            return valid.then(|| Ok(name.to_string()));
+        }
+        if line.len() != self.repo.object_hash().len_in_hex() {
+            return None;
+        }
+        ObjectId::from_hex(line).ok().map(Err)
+    }
+
+    /// True when the files backend holds no ref `name`: no file of its own, and no
+    /// `packed-refs` at all.
+    pub(super) fn no_ref(&self, name: &str) -> bool {
+        let common = self.repo.common_dir();
+        self.repo.refs_are_files()
+            && name.starts_with("refs/")
+            && self.repo.git_dir() == common
+            && gix::refs::FullName::try_from(name).is_ok()
+            && absent(&common.join(name))
+            && absent(&common.join("packed-refs"))
+    }
+
+    /// Every ref whose name starts with `prefix`, by the rest of its name, with the id it
+    /// holds, read from the loose files of a files backend that has no `packed-refs`;
+    /// symbolic refs left out, as gix's listing leaves them. `None` for anything else (a
+    /// packed ref, a file that is not one id, a name git would not take, a link): gix's to
+    /// list.
+    pub(super) fn loose_refs_under(&self, prefix: &str) -> Option<BTreeMap<String, ObjectId>> {
+        let common = self.repo.common_dir();
+        let dir = &prefix[..prefix.rfind('/')?];
+        if !self.repo.refs_are_files()
+            || !prefix.starts_with("refs/")
+            || self.repo.git_dir() != common
+            || !absent(&common.join("packed-refs"))
+        {
+            return None;
+        }
+        let mut found = BTreeMap::new();
+        let mut pending = vec![dir.to_string()];
+        while let Some(dir) = pending.pop() {
+            let entries = match std::fs::read_dir(common.join(&dir)) {
+                Ok(entries) => entries,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(_) => return None,
+            };
+            for entry in entries {
+                let entry = entry.ok()?;
+                let name = format!("{dir}/{}", entry.file_name().to_str()?);
+                let kind = entry.file_type().ok()?;
+                if kind.is_dir() {
+                    pending.push(name);
+                    continue;
+                }
+                if !kind.is_file() || gix::refs::FullName::try_from(name.as_str()).is_err() {
+                    return None;
+                }
+                if let Some(rest) = name.strip_prefix(prefix) {
+                    let id = self.loose_ref(&name)?;
+                    found.insert(rest.to_string(), id);
+                }
+            }
+        }
+        Some(found)
+    }
+
+    /// Ref `name`'s id as its own file in the files backend holds it (a loose file is the
+    /// ref whatever `packed-refs` says, as in git); `None` for a symbolic ref, a packed one,
+    /// or any file that is not one id and a newline: gix's to read.
+    pub(super) fn loose_ref(&self, name: &str) -> Option<ObjectId> {
+        // Names under these are the worktree's own, not the common directory's.
+        const PER_WORKTREE: [&str; 3] = ["refs/worktree/", "refs/bisect/", "refs/rewritten/"];
+        if !self.repo.refs_are_files()
+            || !name.starts_with("refs/")
+            || PER_WORKTREE.iter().any(|p| name.starts_with(p))
+            || gix::refs::FullName::try_from(name).is_err()
+        {
+            return None;
+        }
+        let text = read_small(&self.repo.common_dir().join(name))?;
+        let hex = text.strip_suffix(b"\n")?;
+        if hex.len() != self.repo.object_hash().len_in_hex() {
+            return None;
+        }
+        ObjectId::from_hex(hex).ok()
+    }
+
     /// True when ref `name` (a full name) exists, symbolic or not.
     pub(super) fn ref_exists(&self, name: &str) -> Result<bool, StoreError> {
         match self.ref_commands()? {
             None => Ok(self
-                .repo
+                .repo()?
                 .try_find_reference(name)
                 .map_err(git_err)?
                 .is_some()),
@@ -161,7 +237,15 @@ impl Store {
     /// The commit HEAD is at; `None` on an unborn branch.
     pub(super) fn head_commit_id(&self) -> Result<Option<ObjectId>, StoreError> {
         match self.ref_commands()? {
-            None => Ok(self.repo.head_id().ok().map(|id| id.detach())),
+            None if let Some(id) = self.plain_head().and_then(|head| match head {
+                Ok(branch) if self.no_ref(&branch) => Some(None),
+                Ok(branch) => self.loose_commit_ref(&branch).map(Some),
+                Err(id) => self.loose_commit_id(id).map(Some),
+            }) =>
+            {
+                Ok(id)
+            }
+            None => Ok(self.repo()?.head_id().ok().map(|id| id.detach())),
             Some(git) => match git.git(&["rev-parse", "--verify", "--quiet", "HEAD"], b"", &[]) {
                 Ok(out) => object_id_of(out.to_str_lossy().trim()).map(Some),
                 Err(RefCommandFailure {
@@ -175,8 +259,9 @@ impl Store {
     /// The full name of the branch HEAD is on; `None` when detached.
     pub(super) fn head_ref_name(&self) -> Result<Option<String>, StoreError> {
         match self.ref_commands()? {
+            None if let Some(head) = self.plain_head() => Ok(head.ok()),
             None => Ok(self
-                .repo
+                .repo()?
                 .head_name()
                 .map_err(git_err)?
                 .map(|name| name.as_bstr().to_str_lossy().into_owned())),
@@ -381,6 +466,30 @@ fn raw_date(time: gix::date::Time) -> String {
         offset / 3600,
         (offset % 3600) / 60
     )
+}
+
+/// A ref's (or `HEAD`'s) own file, when it is a regular file of at most 128 bytes; opened
+/// without blocking, so a FIFO put where the file should be is no wait.
+fn read_small(path: &std::path::Path) -> Option<Vec<u8>> {
+    use std::io::Read as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .ok()?;
+    let meta = file.metadata().ok()?;
+    if !meta.is_file() || meta.len() > 128 {
+        return None;
+    }
+    let mut text = Vec::with_capacity(meta.len() as usize);
+    file.read_to_end(&mut text).ok()?;
+    Some(text)
+}
+
+/// True when nothing is at `path`, not even a broken link (any other failure is no answer).
+pub(super) fn absent(path: &std::path::Path) -> bool {
+    matches!(std::fs::symlink_metadata(path), Err(e) if e.kind() == std::io::ErrorKind::NotFound)
 }
 
 #[cfg(test)]

@@ -251,7 +251,10 @@ impl Store {
                 })
                 .collect());
         }
-        let platform = self.repo.references().map_err(git_err)?;
+        if let Some(found) = self.loose_refs_under(prefix) {
+            return Ok(found);
+        }
+        let platform = self.repo()?.references().map_err(git_err)?;
         let mut out = BTreeMap::new();
         for reference in platform.prefixed(prefix).map_err(git_err)? {
             let reference = match reference {
@@ -332,7 +335,7 @@ impl Store {
             });
         }
         let parent = |id: ObjectId| -> Result<Option<ObjectId>, StoreError> {
-            let commit = self.repo.find_commit(id).map_err(git_err)?;
+            let commit = self.repo()?.find_commit(id).map_err(git_err)?;
             Ok(commit.parent_ids().next().map(|p| p.detach()))
         };
         // Each side: how far back every commit it passed lies.
@@ -422,21 +425,21 @@ impl Store {
     pub fn merge_notes(&self, local: ObjectId, other: ObjectId) -> Result<ObjectId, StoreError> {
         let tree_of = |commit: ObjectId| -> Result<ObjectId, StoreError> {
             Ok(self
-                .repo
+                .repo()?
                 .find_commit(commit)
                 .map_err(git_err)?
                 .tree_id()
                 .map_err(git_err)?
                 .detach())
         };
-        let mut merged = notes::State::new(tree_of(local)?, &self.repo).map_err(git_err)?;
+        let mut merged = notes::State::new(tree_of(local)?, self.repo()?).map_err(git_err)?;
         for (annotated, theirs) in self.notes_in(tree_of(other)?)? {
-            let ours = merged.get(&annotated, &self.repo).map_err(git_err)?;
+            let ours = merged.get(&annotated, self.repo()?).map_err(git_err)?;
             let blob = match ours {
                 Some(ours) if ours == theirs => continue,
                 Some(ours) => {
                     let text = union_lines(&self.blob_text(ours)?, &self.blob_text(theirs)?);
-                    self.repo
+                    self.repo()?
                         .write_blob(text.as_bytes())
                         .map_err(git_err)?
                         .detach()
@@ -444,10 +447,10 @@ impl Store {
                 None => theirs,
             };
             merged
-                .edit(annotated, Some(blob), &self.repo)
+                .edit(annotated, Some(blob), self.repo()?)
                 .map_err(git_err)?;
         }
-        let tree = merged.write(&self.repo).map_err(git_err)?;
+        let tree = merged.write(self.repo()?).map_err(git_err)?;
         let signature = self.signature()?;
         let commit = gix::objs::Commit {
             tree,
@@ -458,12 +461,16 @@ impl Store {
             message: "git-orchestrate: merge notes (union of lines)".into(),
             extra_headers: Vec::new(),
         };
-        Ok(self.repo.write_object(&commit).map_err(git_err)?.detach())
+        Ok(self
+            .repo()?
+            .write_object(&commit)
+            .map_err(git_err)?
+            .detach())
     }
 
     fn blob_text(&self, id: ObjectId) -> Result<String, StoreError> {
         Ok(self
-            .repo
+            .repo()?
             .find_blob(id)
             .map_err(git_err)?
             .data
@@ -478,7 +485,7 @@ impl Store {
         let mut pending = vec![(tree, String::new())];
         let hex_len = self.repo.object_hash().len_in_hex();
         while let Some((tree, prefix)) = pending.pop() {
-            let tree = self.repo.find_tree(tree).map_err(git_err)?;
+            let tree = self.repo()?.find_tree(tree).map_err(git_err)?;
             for entry in tree.decode().map_err(git_err)?.entries {
                 let path = format!("{prefix}{}", entry.filename.to_str_lossy());
                 if entry.mode.is_tree() {

@@ -101,7 +101,7 @@ impl Store {
         let Some(tip) = self.peeled_ref(&self.run_ref_name())? else {
             return Ok(None);
         };
-        let commit = self.repo.find_commit(tip).map_err(git_err)?;
+        let commit = self.repo()?.find_commit(tip).map_err(git_err)?;
         let subject = commit
             .message_raw_sloppy()
             .to_str_lossy()
@@ -127,13 +127,13 @@ impl Store {
             if out.len() >= limit {
                 break;
             }
-            let commit = self.repo.find_commit(id).map_err(git_err)?;
+            let commit = self.repo()?.find_commit(id).map_err(git_err)?;
             next = commit.parent_ids().next().map(|p| p.detach());
             let tree = commit.tree().map_err(git_err)?;
             let decoded = tree.decode().map_err(git_err)?;
             // A record without a turn (a stuck report) is no turn.
             if let Some(entry) = decoded.entries.iter().find(|e| e.filename == "turn.json") {
-                let blob = self.repo.find_blob(entry.oid).map_err(git_err)?;
+                let blob = self.repo()?.find_blob(entry.oid).map_err(git_err)?;
                 out.push(blob.data.clone());
             }
         }
@@ -155,7 +155,8 @@ impl Store {
         let signature = self.signature()?;
         for _ in 0..20 {
             let parent = self.peeled_ref(&self.run_ref_name())?;
-            let mut objects = loose::LooseWriter::new(&self.repo);
+            let mut objects =
+                loose::LooseWriter::at(self.repo.objects_dir(), self.repo.object_hash());
             let mut entries = Vec::new();
             for (file, bytes) in &names {
                 entries.push((*file, objects.write(gix::objs::Kind::Blob, bytes)?));

@@ -22,8 +22,13 @@ impl Store {
     /// Every value set in a section named `section` (any subsection), in the files git reads
     /// for this repository.
     pub fn settings(&self, section: &str) -> Vec<Setting> {
-        let snapshot = self.repo.config_snapshot();
-        let file = snapshot.plumbing();
+        self.repo.with_config(|file| settings_in(file, section))
+    }
+}
+
+/// [`Store::settings`] of `file`.
+fn settings_in(file: &gix::config::File, section: &str) -> Vec<Setting> {
+    {
         let Some(sections) = file.sections_by_name(section) else {
             return Vec::new();
         };
@@ -55,7 +60,9 @@ impl Store {
         }
         out
     }
+}
 
+impl Store {
     /// The objects `refs/replace/` replaces, by id.
     pub fn replace_refs(&self) -> Result<Vec<String>, StoreError> {
         Ok(self.refs_under(REPLACE)?.into_keys().collect())

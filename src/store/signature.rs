@@ -9,14 +9,14 @@ impl Store {
     /// The committer identity as git resolves it: `GIT_COMMITTER_*`, then `committer.*`, then
     /// `user.*` (and `EMAIL` for the address). `None` when either part is missing.
     pub fn identity(&self) -> Option<(BString, BString)> {
-        let config = self.repo.config_snapshot();
+        let config = |key: &str| self.repo.config_string(key);
         let env = |key: &str| std::env::var_os(key).map(|v| BString::from(v.as_encoded_bytes()));
         let name = env("GIT_COMMITTER_NAME")
-            .or_else(|| config.string("committer.name"))
-            .or_else(|| config.string("user.name"))?;
+            .or_else(|| config("committer.name"))
+            .or_else(|| config("user.name"))?;
         let email = env("GIT_COMMITTER_EMAIL")
-            .or_else(|| config.string("committer.email"))
-            .or_else(|| config.string("user.email"))
+            .or_else(|| config("committer.email"))
+            .or_else(|| config("user.email"))
             .or_else(|| env("EMAIL"))?;
         Some((name, email))
     }

@@ -201,8 +201,11 @@ impl Store {
         if self.ref_commands()?.is_some() {
             return self.direct_ref(&self.ref_name());
         }
+        if let Some(id) = self.loose_ref(self.ref_name.as_bstr().to_str().unwrap_or_default()) {
+            return Ok(Some(id));
+        }
         let reference = self
-            .repo
+            .repo()?
             .try_find_reference(&self.ref_name)
             .map_err(git_err)?;
         Ok(reference.and_then(|r| r.target().try_id().map(ToOwned::to_owned)))
@@ -217,7 +220,7 @@ impl Store {
         let Some(id) = snapshot.entries.get(PLAN_FILE) else {
             return Ok(None);
         };
-        let bytes = self.repo.find_blob(*id).map_err(git_err)?.data.clone();
+        let bytes = self.blob_of(*id)?;
         let plan = plan_as_now(&bytes, &snapshot.done).map_err(|e| StoreError::Corrupt {
             reference: self.ref_name(),
             commit: snapshot.tip.to_string(),
@@ -263,12 +266,7 @@ impl Store {
         snapshot
             .entries
             .get(name)
-            .map(|id| {
-                self.repo
-                    .find_blob(*id)
-                    .map(|b| b.data.clone())
-                    .map_err(git_err)
-            })
+            .map(|id| self.blob_of(*id).map(|data| data.to_vec()))
             .transpose()
     }
 }

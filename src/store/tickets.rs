@@ -30,7 +30,7 @@ impl Store {
             .get(TICKET_FILE)
             .ok_or_else(|| corrupt(TICKET_FILE, "it is missing".into()))?;
         let blob = self
-            .repo
+            .repo()?
             .find_blob(*id)
             .map_err(|e| corrupt(TICKET_FILE, e.to_string()))?;
         let ticket = Ticket::from_json(&blob.data).map_err(|m| corrupt(TICKET_FILE, m))?;
@@ -100,7 +100,7 @@ impl Store {
         answer: Option<(&str, Option<(&str, &str)>)>,
         before: impl FnOnce(ObjectId) -> Result<(), E>,
     ) -> Result<ObjectId, E> {
-        let mut objects = loose::LooseWriter::new(&self.repo);
+        let mut objects = loose::LooseWriter::at(self.repo.objects_dir(), self.repo.object_hash());
         let blob = objects.write(gix::objs::Kind::Blob, &ticket.to_json())?;
         let tree = objects.write_object(&blob_tree(std::iter::once((TICKET_FILE, blob))))?;
         let signature = self.signature()?;

@@ -291,7 +291,7 @@ impl Store {
         else {
             return Ok(None);
         };
-        let exists = self.repo.find_commit(tip).is_ok();
+        let exists = matches!(self.object(tip), Ok((gix::objs::Kind::Commit, _)));
         Ok(Some((tip.to_string(), exists)))
     }
 

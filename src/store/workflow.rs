@@ -67,6 +67,21 @@ impl Store {
     /// points at. The commit and its tree are read once; a record that cannot be read is an
     /// error, never taken for the other kind.
     pub fn workflow_at(&self, tip: ObjectId, reference: &str) -> Result<Workflow, StoreError> {
+        let Some(remembered) = &self.remembered else {
+            return self.decode_workflow(tip, reference);
+        };
+        if let Some((id, name, workflow)) = &*remembered.borrow()
+            && *id == tip
+            && name == reference
+        {
+            return Ok(workflow.clone());
+        }
+        let workflow = self.decode_workflow(tip, reference)?;
+        *remembered.borrow_mut() = Some((tip, reference.to_string(), workflow.clone()));
+        Ok(workflow)
+    }
+
+    fn decode_workflow(&self, tip: ObjectId, reference: &str) -> Result<Workflow, StoreError> {
         let (time, entries) = self.commit_entries(tip, reference)?;
         Ok(match kind_of(entries.keys().map(String::as_str)) {
             WorkflowKind::Tdd => {
@@ -111,7 +126,7 @@ impl Store {
     /// alone, and `audit` names anything else mixed in.
     pub fn tree_names(&self, tip: ObjectId) -> Result<Vec<String>, StoreError> {
         let tree = self
-            .repo
+            .repo()?
             .find_commit(tip)
             .and_then(|c| c.tree())
             .map_err(git_err)?;
@@ -174,7 +189,7 @@ mod tests {
 
     /// Makes a commit whose tree holds `files` (sorted by name) the workflow's tip, by hand.
     fn tip_with(dir: &tempfile::TempDir, store: &Store, files: Files) -> ObjectId {
-        let mut objects = LooseWriter::new(&store.repo);
+        let mut objects = LooseWriter::new(store.repo().unwrap());
         let blobs: Vec<(&str, ObjectId)> = files
             .iter()
             .map(|(name, bytes)| (*name, objects.write(gix::objs::Kind::Blob, bytes).unwrap()))

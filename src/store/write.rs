@@ -112,7 +112,7 @@ impl Store {
         expected: Option<&Snapshot>,
         write: &TransitionWrite,
     ) -> Result<(ObjectId, String, gix::actor::Signature), WriteError> {
-        let mut objects = loose::LooseWriter::new(&self.repo);
+        let mut objects = loose::LooseWriter::at(self.repo.objects_dir(), self.repo.object_hash());
         let mut entries = expected.map(|s| s.entries.clone()).unwrap_or_default();
         let progress = match self.plan_record(expected, write.plan, &mut entries)? {
             PlanRecord::Progress(progress) => progress,
@@ -190,7 +190,7 @@ impl Store {
     ) -> Result<ObjectId, StoreError> {
         let id = gix::objs::compute_hash(self.repo.object_hash(), gix::objs::Kind::Blob, bytes)
             .map_err(git_err)?;
-        if self.repo.has_object(id) {
+        if self.holds(id)? {
             return Ok(id);
         }
         objects.write(gix::objs::Kind::Blob, bytes)
@@ -298,7 +298,7 @@ impl Store {
     ) -> Result<gix::objs::Tree, StoreError> {
         let mut entries: Vec<gix::objs::tree::Entry> = match old {
             Some(id) => self
-                .repo
+                .repo()?
                 .find_tree(id)
                 .map_err(git_err)?
                 .decode()

@@ -44,6 +44,7 @@ mod managers;
 mod mcp;
 mod oracle;
 mod package;
+mod plain_layout;
 mod race;
 mod recorded_plans;
 mod recovery;
