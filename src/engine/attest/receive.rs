@@ -309,7 +309,7 @@ pub fn pre_receive(
             }
             Guarded::Notes => {
                 let moved = (u.old.as_deref(), u.new.as_deref());
-                if let Some(why) = super::kept_notes::refusal(&judged, moved, main_after)? {
+                if let Some(why) = super::kept_notes::refusal(&judged, moved, main_after, human.is_some())? {
                     report.refusals.push(refuse(u.new.as_ref(), why));
                 }
             }
