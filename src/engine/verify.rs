@@ -265,8 +265,15 @@ pub fn protected_worktree_changes(
     let Some(pin) = state.pr().and_then(|pr| pr.pin.as_ref()) else {
         return Ok(Vec::new());
     };
-    // A path a CI file names is no file of the fixed list: the whole check then runs.
-    if config.gates.protected.is_empty() && ci_named(&session.git, &pin.commit)?.is_empty() {
+    // A path a CI file names is no file of the fixed list: the whole check then runs. Where
+    // the pin holds no CI file at all (read in-process), none is named.
+    let pin_tree = session.store.tree_of(&pin.commit)?;
+    let mut ci_files = false;
+    for path in [".github", ".gitlab", ".gitlab-ci.yml"] {
+        ci_files |= session.store.tree_entry(&pin_tree, path)?.is_some();
+    }
+    let named = ci_files && !ci_named(&session.git, &pin.commit)?.is_empty();
+    if config.gates.protected.is_empty() && !named {
         let paths: Vec<String> = crate::config::always_protected()
             .map(str::to_string)
             .chain(judges(config))
