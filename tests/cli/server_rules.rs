@@ -2075,3 +2075,42 @@ fn a_tickets_remembered_failure_is_lifted_only_by_a_signed_approval_on_its_chain
         serde_json::json!({"verdict": "signed", "principal": "alice"})
     );
 }
+
+/// Two landings at once: the second's client saw main before the first's merge landed, so
+/// its move of main starts where main no longer is, and git's compare-and-swap refuses it
+/// whatever the hook says. The hook says it as git does ("… but expected …"), which the
+/// landing reads as a lost race and tries again, rather than judging the push against the
+/// other merge (its notes would read as notes added after it). The hook is run as
+/// receive-pack runs it, with the stale line such a push gives it.
+#[test]
+fn a_push_overtaken_by_another_is_refused_as_a_lost_race() {
+    let repo = calc_with(CALC_CONFIG, &[]);
+    let server = Server::start(&repo);
+    let merge = merged_on_server(&repo, &server);
+    let seen = repo.git(&["rev-parse", "main^1"]).trim().to_string();
+    let mut hook = repo
+        .command(BIN, ["attest", "--pre-receive"])
+        .current_dir(&server.bare)
+        .env("GIT_DIR", &server.bare)
+        .env("GIT_ORCHESTRATE_ALLOW_ROOT", "1")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the hook starts");
+    use std::io::Write as _;
+    hook.stdin
+        .take()
+        .expect("stdin")
+        .write_all(format!("{seen} {merge} refs/heads/main\n").as_bytes())
+        .expect("the hook reads");
+    let out = Run::from(hook.wait_with_output().expect("the hook ends"));
+    assert_ne!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        redact_ids(&out.stdout),
+        "git-orchestrate: refused refs/heads/main <id>: main is at <id> but expected <id>: \
+         another push moved it while this one was under way; fetch and push again\n"
+    );
+    let said = format!("is at {} but expected {}", &merge[..12], &seen[..12]);
+    assert!(out.stdout.contains(&said), "{}", out.stdout);
+}
