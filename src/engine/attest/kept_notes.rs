@@ -15,15 +15,17 @@ use crate::engine::EngineError;
 
 /// Why the hook refuses the move of `refs/notes/orchestrator` from `old` to `new`; `None`
 /// when it only adds notes on commits not on main or brought onto it by this push, or changes
-/// those of commits not on main. The commits on main are those on it once the push lands: the
-/// server's main, and `main_after`, where the same push moves main (a merge brings its PR's
+/// those of commits not on main. The commits on main are those on it once the push lands:
+/// `main_before`, the server's main as the hook found it when it started (read once: another
+/// push may move the ref while this one is judged, and its commits are not this push's
+/// business), and `main_after`, where the same push moves main (a merge brings its PR's
 /// commits onto main with it, and their notes are then a merged commit's record too). A first
-/// note is refused only on a commit the server's main held before the push, unless `human`:
-/// one pushed with the merge that brings its commit is the landing's own.
+/// note is refused only on a commit of `main_before`, unless `human`: one pushed with the
+/// merge that brings its commit is the landing's own.
 pub fn refusal(
     judged: &Judged,
     (old, new): (Option<&str>, Option<&str>),
-    main_after: Option<&str>,
+    (main_before, main_after): (Option<&str>, Option<&str>),
     human: bool,
 ) -> Result<Option<String>, EngineError> {
     let Some(new) = new else {
@@ -52,11 +54,10 @@ pub fn refusal(
         Ok(notes) => notes,
         Err(why) => return Ok(Some(why)),
     };
-    let main_before = judged.main_rev()?.map(|(main, _)| main);
     let mains: Vec<String> = main_before
-        .iter()
-        .cloned()
-        .chain(main_after.map(str::to_string))
+        .into_iter()
+        .chain(main_after)
+        .map(str::to_string)
         .collect();
     if mains.is_empty() {
         return Ok(None);
@@ -71,7 +72,7 @@ pub fn refusal(
         let object: String = path.chars().filter(|c| *c != '/').collect();
         before.entry(object).or_default().push(blob);
     }
-    if !human && let Some(main) = &main_before {
+    if !human && let Some(main) = main_before {
         // A commit on main before this push that had no note: no landing writes its record
         // now, so one pushed for it is someone's word after the fact (a forged pass on a
         // human's commit or an old merge).
