@@ -36,9 +36,13 @@ pub fn github_uses(text: &str) -> Vec<Named> {
             let value = scalar(value);
             if let Some(local) = value.strip_prefix("./")
                 && let Some(path) = normalized(local)
-                && !path.is_empty()
             {
-                named.push(Named::Path(path));
+                if path.is_empty() {
+                    // `uses: ./` is the action at the repository's root: its metadata file.
+                    named.extend(["action.yml", "action.yaml"].map(|f| Named::Path(f.into())));
+                } else {
+                    named.push(Named::Path(path));
+                }
             }
         }
     }
@@ -232,12 +236,15 @@ jobs:
       # - uses: ./commented/out
       - run: echo uses: ./in-a-run-line
       - uses: ./../outside
+      - uses: ./
 ";
         assert_eq!(
             github_uses(text),
             paths(&[
                 ".github/actions/setup",
                 ".github/workflows/reusable.yml",
+                "action.yaml",
+                "action.yml",
                 "in-a-run-line",
                 "tools/act",
                 "tools/other",
