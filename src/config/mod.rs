@@ -5,10 +5,12 @@ use std::fmt;
 
 use serde::Deserialize;
 
+mod ci_named;
 mod initial;
 mod sections;
 mod values;
 
+pub use ci_named::{Named, github_uses, gitlab_includes};
 pub use initial::{FirstGate, TestRunner, detect_test_runner, initial_file, read_small_file};
 use sections::default_master_plan;
 pub use sections::{
@@ -37,10 +39,20 @@ pub const CI_FILES: [&str; 3] = [
 /// The directories CI reads its jobs from, protected as a whole whatever the configuration
 /// says: a file added beside the job `init --ci` writes (`.github/workflows/zz.yml` running
 /// on the same events, with a job named as the required check that only exits 0) would
-/// decide the PR's check as surely as a rewritten job. GitLab reads its pipeline from
+/// decide the PR's check as surely as a rewritten job. `.github/actions` holds the local
+/// actions a workflow runs with `uses: ./.github/actions/…`. GitLab reads its pipeline from
 /// `.gitlab-ci.yml` (a file of [`CI_FILES`]) and whatever it includes, which may be any file
-/// under `.gitlab/` by a wildcard.
-pub const CI_DIRS: [&str; 2] = [".github/workflows", ".gitlab"];
+/// under `.gitlab/` by a wildcard; but for [`CI_TEMPLATES`]. Paths elsewhere that a CI file
+/// names are protected too ([`Config::protected_pathspecs_with`]).
+pub const CI_DIRS: [&str; 3] = [".github/workflows", ".github/actions", ".gitlab"];
+
+/// The files under `.gitlab/` that GitLab reads as issue and merge request templates and CI
+/// never runs (an include is a `.yml` or `.yaml` file): Markdown at the top of these
+/// directories, which a PR may change unless another protected path covers them.
+pub const CI_TEMPLATES: [&str; 2] = [
+    ".gitlab/issue_templates/*.md",
+    ".gitlab/merge_request_templates/*.md",
+];
 
 /// The paths protected whatever the configuration says: the config file, the allowed
 /// signers and the CI job's files (and everything under [`CI_DIRS`]:
@@ -52,6 +64,16 @@ pub fn always_protected() -> impl Iterator<Item = &'static str> {
 /// [`CI_DIRS`] as globs of everything under them, as `[gates] protected` patterns are.
 pub fn always_protected_globs() -> impl Iterator<Item = String> {
     CI_DIRS.into_iter().map(|dir| format!("{dir}/**"))
+}
+
+/// `path` as a glob pathspec matches it and nothing else.
+fn glob_escaped(path: &str) -> String {
+    path.chars()
+        .flat_map(|c| match c {
+            '*' | '?' | '[' | ']' | '\\' => vec!['\\', c],
+            c => vec![c],
+        })
+        .collect()
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
@@ -213,12 +235,55 @@ impl Config {
     /// [`CI_DIRS`], `judges` (the files the gates and the review command run), and `[gates]
     /// protected` (docs/integrity.md).
     pub fn protected_pathspecs(&self, judges: &[String]) -> Vec<String> {
-        always_protected()
+        self.protected_pathspecs_with(judges, &[])
+    }
+
+    /// [`Config::protected_pathspecs`] and the paths a CI file names (`named`: a named
+    /// path as a file and as everything under it, since `uses: ./x` may name either). The
+    /// GitLab templates ([`CI_TEMPLATES`]) are left out of `.gitlab/` only when no other
+    /// pathspec could reach them: a pathspec excludes a path for all the others too, and a
+    /// `[gates] protected` of `**/*.md` or a CI file naming `.gitlab/issue_templates` keeps
+    /// them protected.
+    pub fn protected_pathspecs_with(&self, judges: &[String], named: &[Named]) -> Vec<String> {
+        let named = named.iter().flat_map(|named| match named {
+            Named::Path(path) => vec![
+                format!(":(literal){path}"),
+                format!(":(glob){}/**", glob_escaped(path)),
+            ],
+            Named::Under(dir) if dir.is_empty() => {
+                vec![":(glob)**/*.yml".into(), ":(glob)**/*.yaml".into()]
+            }
+            Named::Under(dir) => vec![format!(":(glob){}/**", glob_escaped(dir))],
+        });
+        let mut specs: Vec<String> = always_protected()
             .map(|f| format!(":(literal){f}"))
             .chain(judges.iter().map(|f| format!(":(literal){f}")))
             .chain(always_protected_globs().map(|p| format!(":(glob){p}")))
+            .chain(named)
             .chain(self.gates.protected.iter().map(|p| format!(":(glob){p}")))
-            .collect()
+            .collect();
+        let gitlab = ":(glob).gitlab/**";
+        let reaches_templates = specs.iter().filter(|spec| *spec != gitlab).any(|spec| {
+            let (literal, pattern) = match spec.strip_prefix(":(literal)") {
+                Some(path) => (true, path),
+                None => (false, spec.strip_prefix(":(glob)").unwrap_or(spec)),
+            };
+            let fixed = if literal {
+                pattern
+            } else {
+                pattern
+                    .find(['*', '?', '[', '\\'])
+                    .map_or(pattern, |at| &pattern[..at])
+            };
+            CI_TEMPLATES.iter().any(|template| {
+                let dir = template.trim_end_matches("*.md");
+                fixed.starts_with(dir) || dir.starts_with(fixed)
+            })
+        });
+        if !reaches_templates {
+            specs.extend(CI_TEMPLATES.iter().map(|t| format!(":(exclude,glob){t}")));
+        }
+        specs
     }
 
     fn validate_names(&self) -> Result<(), String> {

@@ -379,11 +379,50 @@ fn protected_paths_are_pathspecs_and_bad_ones_are_errors() {
             ":(literal).gitlab-ci.yml",
             ":(literal)tools/review.sh",
             ":(glob).github/workflows/**",
+            ":(glob).github/actions/**",
             ":(glob).gitlab/**",
+            ":(glob)run_tests.sh",
+            ":(glob)ci/**",
+            ":(exclude,glob).gitlab/issue_templates/*.md",
+            ":(exclude,glob).gitlab/merge_request_templates/*.md"
+        ]
+    );
+    // A path a CI file names: as a file and as a directory, escaped as a glob; a wildcard's
+    // directory as a whole, the root's as every YAML file. A spec that may reach the
+    // templates keeps them protected (no exclusion).
+    let named = [
+        Named::Path("tools/act[1]".into()),
+        Named::Under("ci/jobs".into()),
+        Named::Under(String::new()),
+    ];
+    let specs = config.protected_pathspecs_with(&[], &named);
+    assert_eq!(
+        specs[8..].to_vec(),
+        vec![
+            ":(literal)tools/act[1]",
+            ":(glob)tools/act\\[1\\]/**",
+            ":(glob)ci/jobs/**",
+            ":(glob)**/*.yml",
+            ":(glob)**/*.yaml",
             ":(glob)run_tests.sh",
             ":(glob)ci/**"
         ]
     );
+    for (reaching, keeps) in [
+        (Named::Path(".gitlab/issue_templates".into()), true),
+        (Named::Path(".gitlab".into()), true),
+        // A wildcard include under `.gitlab/` reads YAML only: `.gitlab/**` as ever.
+        (Named::Under(".gitlab".into()), false),
+        (Named::Path(".gitlab/ci.yml".into()), false),
+        (Named::Path("docs/x.md".into()), false),
+    ] {
+        let specs = config.protected_pathspecs_with(&[], std::slice::from_ref(&reaching));
+        assert_eq!(
+            !specs.iter().any(|s| s.starts_with(":(exclude")),
+            keeps,
+            "{reaching:?}"
+        );
+    }
     for bad in ["\"\"", "\"/etc/passwd\"", "\"../x\"", "\":(top)x\""] {
         let err = Config::parse(
             &format!("[gates]\nprotected = [{bad}]\n"),

@@ -153,8 +153,103 @@ pub fn protected_changes(
     let Some(pin) = state.and_then(State::pr).and_then(|pr| pr.pin.as_ref()) else {
         return Ok(Vec::new());
     };
-    let specs = config.protected_pathspecs(&judges(config));
+    let specs = protected_specs(&session.git, config, &[&pin.commit, tree])?;
     Ok(session.git.changed_files_in(&pin.commit, tree, &specs)?)
+}
+
+/// The pathspecs of the protected paths for a change between the trees (or commits) `revs`:
+/// [`Config::protected_pathspecs_with`] of the judges and of every path a CI file of any of
+/// `revs` names as code the CI runs ([`ci_named`]).
+pub fn protected_specs(
+    git: &crate::exec::git::Git,
+    config: &Config,
+    revs: &[&str],
+) -> Result<Vec<String>, EngineError> {
+    let mut named = Vec::new();
+    for rev in revs {
+        named.extend(ci_named(git, rev)?);
+    }
+    named.sort();
+    named.dedup();
+    Ok(config.protected_pathspecs_with(&judges(config), &named))
+}
+
+/// The paths the CI files of `rev` name as code the CI runs, followed through the files
+/// they name: GitHub's workflows and actions (`uses: ./…`, whose action may use another),
+/// and GitLab's `.gitlab-ci.yml` and every file under `.gitlab/` (where a project may point
+/// its pipeline) with what they include, and what that includes. Both the base's and the
+/// PR's trees are read by the callers: main's names what a PR may not change, and a PR that
+/// added a name would change a protected file to do it.
+pub fn ci_named(
+    git: &crate::exec::git::Git,
+    rev: &str,
+) -> Result<Vec<crate::config::Named>, EngineError> {
+    use crate::config::{Named, github_uses, gitlab_includes};
+    use std::collections::BTreeSet;
+    // A file is read once, and the walk stops after as many rounds as a human would nest.
+    const ROUNDS: usize = 16;
+    const CAP: u64 = 1024 * 1024;
+    let mut github: BTreeSet<String> = [".github/workflows", ".github/actions"]
+        .map(String::from)
+        .into();
+    let mut gitlab: BTreeSet<String> = [".gitlab-ci.yml", ".gitlab"].map(String::from).into();
+    let mut asked: BTreeSet<String> = BTreeSet::new();
+    let mut read: BTreeSet<String> = BTreeSet::new();
+    let mut named: BTreeSet<Named> = BTreeSet::new();
+    let covers = |asked: &BTreeSet<String>, path: &str| {
+        asked.iter().any(|a| {
+            a.is_empty()
+                || path == a
+                || path
+                    .strip_prefix(a.as_str())
+                    .is_some_and(|r| r.starts_with('/'))
+        })
+    };
+    for _ in 0..ROUNDS {
+        let round: Vec<String> = github
+            .union(&gitlab)
+            .filter(|p| !asked.contains(*p))
+            .cloned()
+            .collect();
+        if round.is_empty() {
+            break;
+        }
+        asked.extend(round.iter().cloned());
+        // `ls-tree` takes no empty path: the whole tree is `.`.
+        let listed: Vec<String> = round
+            .iter()
+            .map(|p| {
+                if p.is_empty() {
+                    ".".to_string()
+                } else {
+                    p.clone()
+                }
+            })
+            .collect();
+        for (path, bytes) in git.files_within(rev, &listed, CAP)? {
+            if !(path.ends_with(".yml") || path.ends_with(".yaml")) || !read.insert(path.clone()) {
+                continue;
+            }
+            let text = String::from_utf8_lossy(&bytes);
+            if covers(&github, &path) {
+                for found in github_uses(&text) {
+                    if let Named::Path(p) = &found {
+                        github.insert(p.clone());
+                    }
+                    named.insert(found);
+                }
+            }
+            if covers(&gitlab, &path) {
+                for found in gitlab_includes(&text) {
+                    match &found {
+                        Named::Path(p) | Named::Under(p) => gitlab.insert(p.clone()),
+                    };
+                    named.insert(found);
+                }
+            }
+        }
+    }
+    Ok(named.into_iter().collect())
 }
 
 /// The protected paths the working tree changes from the pin, as [`protected_changes`] of
@@ -170,7 +265,15 @@ pub fn protected_worktree_changes(
     let Some(pin) = state.pr().and_then(|pr| pr.pin.as_ref()) else {
         return Ok(Vec::new());
     };
-    if config.gates.protected.is_empty() {
+    // A path a CI file names is no file of the fixed list: the whole check then runs. Where
+    // the pin holds no CI file at all (read in-process), none is named.
+    let pin_tree = session.store.tree_of(&pin.commit)?;
+    let mut ci_files = false;
+    for path in [".github", ".gitlab", ".gitlab-ci.yml"] {
+        ci_files |= session.store.tree_entry(&pin_tree, path)?.is_some();
+    }
+    let named = ci_files && !ci_named(&session.git, &pin.commit)?.is_empty();
+    if config.gates.protected.is_empty() && !named {
         let paths: Vec<String> = crate::config::always_protected()
             .map(str::to_string)
             .chain(judges(config))

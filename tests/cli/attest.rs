@@ -567,6 +567,37 @@ fn main_moved_by_hand_a_rewound_chain_and_pushed_notes_are_refused_unless_a_list
     assert_eq!(server.rev(&repo, "main"), Some(by_hand.clone()));
     assert_eq!(server.rev(&repo, ATTEST_NOTES), None);
 
+    // A first note on a commit main held before the push (the human's): refused from the
+    // agent, taken from the listed human, who may move main as they like.
+    repo.git(&[
+        "notes",
+        "--ref",
+        "orchestrator",
+        "add",
+        "-m",
+        "{\"by\":\"hand\"}",
+        &by_hand,
+    ]);
+    let notes = "refs/notes/orchestrator";
+    let before = server_refs(&repo, &server);
+    let out = push(&repo, &server, &[], &[notes]);
+    refused(
+        &repo,
+        &server,
+        &before,
+        &out,
+        &[&format!(
+            "git-orchestrate: refused {notes} <id>: adds a first note on <id>, a commit on main \
+             before this push that had none: a commit's record is written before it is merged \
+             and pushed with the merge at the latest"
+        )],
+    );
+    signed_push(&repo, &server, &alice, &[notes]).expect(0);
+    assert_eq!(
+        server.rev(&repo, notes),
+        Some(repo.git(&["rev-parse", notes]).trim().to_string())
+    );
+
     // main rewritten: the commit replaced by another on the same parent, force-pushed.
     let rewritten = repo
         .git(&[

@@ -70,6 +70,9 @@ impl Server {
     }
 }
 
+/// The verification notes.
+const NOTES: &str = "refs/notes/orchestrator";
+
 /// Pushes `refspecs` to the server, as given; how it ended.
 fn push(repo: &TestRepo, server: &Server, extra: &[&str], refspecs: &[&str]) -> Run {
     let url = server.url();
@@ -105,13 +108,14 @@ fn refused(repo: &TestRepo, server: &Server, before: &str, out: &Run, lines: &[&
 }
 
 /// The calculator on a server: main and the chain pushed, then the PR done honestly, merged
-/// and pushed (accepted and attested); the merge.
+/// and pushed (accepted and attested) with its notes in the same push, as the landing pushes
+/// them; the merge.
 fn merged_on_server(repo: &TestRepo, server: &Server) -> String {
     push(repo, server, &[], &["main", REF]).expect(0);
     finalized(repo);
     mark_done_and_merge(repo).expect(0);
     let merge = main_tip(repo);
-    push(repo, server, &[], &["main", REF]).expect(0);
+    push(repo, server, &[], &["main", REF, NOTES]).expect(0);
     assert_eq!(server.rev(repo, "main"), Some(merge.clone()));
     merge
 }
@@ -205,8 +209,9 @@ fn a_forged_verdict_under_any_notes_ref_is_refused_and_an_unsigned_failure_is_un
 /// The verification notes on the server are only added to: deleting them, pushing another
 /// history over them, removing the note a commit on main carries, taking a line out of it,
 /// adding one or writing it again otherwise are refused (a clone would then read an honest
-/// merge as unverified, or read a record its merge never had); a note on a commit not on
-/// main, and a first note on a commit of main, are taken.
+/// merge as unverified, or read a record its merge never had), and so is a first note on a
+/// commit that was on main before the push (a forged record for a human's commit or an old
+/// merge); a note on a commit not on main is taken.
 #[test]
 fn the_verification_notes_of_main_are_only_added_to() {
     let repo = calc_with(CALC_CONFIG, &[]);
@@ -469,8 +474,9 @@ fn the_verification_notes_of_main_are_only_added_to() {
     );
 
     // What the product writes is still taken: a note on a commit not on main (a PR's
-    // checkpoint, noted as it is made) changed, and a first note on a commit of main that had
-    // none (notes pushed after the merge).
+    // checkpoint, noted as it is made) added, then changed. A first note on a commit that was
+    // on main before the push (main's first commit, a human's, which none had) is refused,
+    // naming it: no flow writes a merged commit's record after its merge's push.
     repo.git(&["update-ref", notes, &kept]);
     let first = repo
         .git(&["rev-list", "--max-parents=0", "main"])
@@ -505,6 +511,7 @@ fn the_verification_notes_of_main_are_only_added_to() {
         "{\"side\":2}",
         &side,
     ]);
+    let appended = repo.git(&["rev-parse", notes]).trim().to_string();
     repo.git(&[
         "notes",
         "--ref",
@@ -514,10 +521,77 @@ fn the_verification_notes_of_main_are_only_added_to() {
         "{\"first\":1}",
         &first,
     ]);
+    let before = server.refs(&repo);
+    let out = push(&repo, &server, &[], &[notes]);
+    refused(
+        &repo,
+        &server,
+        &before,
+        &out,
+        &[&format!(
+            "git-orchestrate: refused {notes} <id>: adds a first note on <id>, a commit on main \
+             before this push that had none: a commit's record is written before it is merged \
+             and pushed with the merge at the latest"
+        )],
+    );
+    assert!(
+        out.stderr
+            .contains(&format!("adds a first note on {}, ", &first[..12])),
+        "{}",
+        out.stderr
+    );
+    repo.git(&["update-ref", notes, &appended]);
     push(&repo, &server, &[], &[notes]).expect(0);
+    assert_eq!(server.rev(&repo, notes), Some(appended));
+}
+
+/// A server that holds no notes yet takes none on a commit already on its main: the first
+/// notes push after a merge reached the server without them (a plain `git push` of main) is
+/// refused, naming a commit, while the same notes pushed with main in one push are taken.
+#[test]
+fn the_first_notes_pushed_after_main_are_refused_with_main_they_are_taken() {
+    let repo = calc_with(CALC_CONFIG, &[]);
+    let server = Server::start(&repo);
+    push(&repo, &server, &[], &["main", REF]).expect(0);
+    finalized(&repo);
+    mark_done_and_merge(&repo).expect(0);
+    push(&repo, &server, &[], &["main", REF]).expect(0);
+    let noted = repo
+        .git(&["notes", "--ref", "orchestrator", "list"])
+        .lines()
+        .filter_map(|l| l.split_once(' ').map(|(_, object)| object.to_string()))
+        .filter(|object| {
+            repo.git_try(&["merge-base", "--is-ancestor", object, "main"])
+                .0
+        })
+        .collect::<Vec<_>>();
+    assert!(!noted.is_empty(), "main's commits carry notes here");
+    let before = server.refs(&repo);
+    let out = push(&repo, &server, &[], &[NOTES]);
+    assert_ne!(out.code, 0, "{}", out.stderr);
     assert_eq!(
-        server.rev(&repo, notes),
-        Some(repo.git(&["rev-parse", notes]).trim().to_string())
+        remote(&out),
+        [format!(
+            "git-orchestrate: refused {NOTES} <id>: adds a first note on <id>, a commit on main \
+             before this push that had none: a commit's record is written before it is merged \
+             and pushed with the merge at the latest"
+        )]
+    );
+    assert!(
+        noted.iter().any(|object| out
+            .stderr
+            .contains(&format!("adds a first note on {}, ", &object[..12]))),
+        "names none of {noted:?}: {}",
+        out.stderr
+    );
+    assert_eq!(server.refs(&repo), before);
+
+    // The same notes with main, on a server that has neither yet.
+    let fresh = Server::start(&repo);
+    push(&repo, &fresh, &[], &["main", REF, NOTES]).expect(0);
+    assert_eq!(
+        fresh.rev(&repo, NOTES),
+        Some(repo.git(&["rev-parse", NOTES]).trim().to_string())
     );
 }
 
@@ -875,44 +949,69 @@ fn a_pr_that_adds_a_ci_file_beside_the_job_does_not_verify() {
 /// FAILS the merge and the server's hook refuses it, each naming the protected path.
 #[test]
 fn a_pr_that_adds_a_ci_workflow_is_failed_and_refused() {
-    use crate::attest::{rewrite_tree, swap_chain_tip, write_commit};
     let repo = calc_with(CALC_CONFIG, &[]);
     let server = Server::start(&repo);
-    push(&repo, &server, &[], &["main", REF]).expect(0);
-    finalized(&repo);
-    mark_done_and_merge(&repo).expect(0);
-    let merge = main_tip(&repo);
+    forge_merged_pr(
+        &repo,
+        &server,
+        &[(
+            ".github/workflows/zz.yml",
+            "on: pull_request\njobs:\n  attest:\n    steps:\n      - run: exit 0\n",
+        )],
+    );
+    failed_and_refused(
+        &repo,
+        &server,
+        ".github/workflows/zz.yml, docs/plan.md",
+        ".github/workflows/zz.yml",
+    );
+}
+
+/// The calculator on `server` (main and the chain pushed), its PR done and merged here, then
+/// the PR's last commit forged to carry `files` too (written into its tree), the merge and
+/// the chain made again to match, and main and the chain moved here to them, not pushed: as
+/// an agent that writes anything in its clone can.
+fn forge_merged_pr(repo: &TestRepo, server: &Server, files: &[(&str, &str)]) {
+    use crate::attest::{rewrite_tree, swap_chain_tip, write_commit};
+    push(repo, server, &[], &["main", REF]).expect(0);
+    finalized(repo);
+    mark_done_and_merge(repo).expect(0);
+    let merge = main_tip(repo);
     let chain = repo.tip().unwrap();
     let pr_head = repo.git(&["rev-parse", "main^2"]).trim().to_string();
 
-    // The PR's last commit, and the merge, with `.github/workflows/zz.yml` added.
+    // The PR's last commit, and the merge, with `files` written into their tree.
     let tree = repo.git(&["rev-parse", "main^{tree}"]).trim().to_string();
     assert_eq!(
         repo.git(&["rev-parse", &format!("{pr_head}^{{tree}}")])
             .trim(),
         tree
     );
-    let workflow = repo
-        .git_with_stdin(
-            &["hash-object", "-w", "--stdin"],
-            b"on: pull_request\njobs:\n  attest:\n    steps:\n      - run: exit 0\n",
-        )
-        .trim()
-        .to_string();
-    let workflows = repo.git_with_stdin(
-        &["mktree"],
-        format!("100644 blob {workflow}\tzz.yml\n").as_bytes(),
-    );
-    let github = repo.git_with_stdin(
-        &["mktree"],
-        format!("040000 tree {}\tworkflows\n", workflows.trim()).as_bytes(),
-    );
-    let mut spec = repo.git(&["ls-tree", &tree]);
-    spec.push_str(&format!("040000 tree {}\t.github\n", github.trim()));
-    let forged_tree = repo
-        .git_with_stdin(&["mktree"], spec.as_bytes())
-        .trim()
-        .to_string();
+    let index = tempfile::tempdir().expect("temp dir");
+    let index = index.path().join("index");
+    let git = |args: &[&str]| {
+        let out = repo
+            .command("git", args)
+            .env("GIT_INDEX_FILE", &index)
+            .output()
+            .expect("git runs");
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    git(&["read-tree", &tree]);
+    for (path, text) in files {
+        let blob = repo
+            .git_with_stdin(&["hash-object", "-w", "--stdin"], text.as_bytes())
+            .trim()
+            .to_string();
+        git(&[
+            "update-index",
+            "--add",
+            "--cacheinfo",
+            &format!("100644,{blob},{path}"),
+        ]);
+    }
+    let forged_tree = git(&["write-tree"]);
     let retree = |commit: &str| {
         repo.git(&["cat-file", "commit", commit]).replacen(
             &format!("tree {tree}\n"),
@@ -920,8 +1019,8 @@ fn a_pr_that_adds_a_ci_workflow_is_failed_and_refused() {
             1,
         )
     };
-    let forged_head = write_commit(&repo, &retree(&pr_head));
-    let forged_merge = write_commit(&repo, &retree(&merge).replace(&pr_head, &forged_head));
+    let forged_head = write_commit(repo, &retree(&pr_head));
+    let forged_merge = write_commit(repo, &retree(&merge).replace(&pr_head, &forged_head));
 
     // The chain from the first transition that names the PR's last commit, made again with
     // both forged commits named instead.
@@ -949,7 +1048,7 @@ fn a_pr_that_adds_a_ci_workflow_is_failed_and_refused() {
         let mut new_tree = old_tree.clone();
         let mut text = repo.git(&["cat-file", "commit", commit]);
         for (from, to) in swaps {
-            new_tree = rewrite_tree(&repo, &new_tree, from, to);
+            new_tree = rewrite_tree(repo, &new_tree, from, to);
             text = text.replace(from.as_str(), to);
         }
         text = text.replacen(
@@ -960,17 +1059,21 @@ fn a_pr_that_adds_a_ci_workflow_is_failed_and_refused() {
         if let Some((old, new)) = &moved {
             text = text.replacen(&format!("parent {old}\n"), &format!("parent {new}\n"), 1);
         }
-        moved = Some((commit.clone(), write_commit(&repo, &text)));
+        moved = Some((commit.clone(), write_commit(repo, &text)));
     }
     let (_, forged_chain) = moved.expect("a transition rewritten");
     repo.git(&["update-ref", "refs/heads/main", &forged_merge, &merge]);
-    swap_chain_tip(&repo, &chain, &forged_chain);
+    swap_chain_tip(repo, &chain, &forged_chain);
+}
 
+/// Asserts `attest` FAILS main's forged merge and the server's hook refuses it, each naming
+/// `changed` (the files the forged PR changes besides the plan, as the reasons list them)
+/// as protected paths.
+#[track_caller]
+fn failed_and_refused(repo: &TestRepo, server: &Server, changed: &str, protected: &str) {
     let reasons = [
-        "the master-plan commit <id> changes more than the master plan: \
-         .github/workflows/zz.yml, docs/plan.md",
-        "the PR changes protected paths (a human changes these on main): \
-         .github/workflows/zz.yml",
+        format!("the master-plan commit <id> changes more than the master plan: {changed}"),
+        format!("the PR changes protected paths (a human changes these on main): {protected}"),
     ];
     let out = repo.run(&["attest", "--no-note", "main"]);
     assert_eq!(
@@ -982,12 +1085,11 @@ fn a_pr_that_adds_a_ci_workflow_is_failed_and_refused() {
         )
     );
     out.expect(1);
-
-    let before = server.refs(&repo);
-    let out = push(&repo, &server, &["--no-verify"], &["main", REF]);
+    let before = server.refs(repo);
+    let out = push(repo, server, &["--no-verify"], &["main", REF]);
     refused(
-        &repo,
-        &server,
+        repo,
+        server,
         &before,
         &out,
         &[&format!(
@@ -996,6 +1098,141 @@ fn a_pr_that_adds_a_ci_workflow_is_failed_and_refused() {
             reasons.join("; ")
         )],
     );
+}
+
+/// The code a CI file on main names, wherever it is, is protected as the CI file is: a local
+/// action a workflow runs (`uses: ./tools/act`), one under `.github/actions/`, a file
+/// `.gitlab-ci.yml` includes (in each form: a string, `local:`, a list, a wildcard) and one
+/// that included file includes in turn. A forged PR that changes one is FAILED by `attest`
+/// and refused by the server's hook, naming it; so is a PR that adds an include to
+/// `.gitlab-ci.yml` and the file it names.
+#[test]
+fn code_a_ci_file_names_is_protected_through_the_hook() {
+    let act = "name: act\nruns:\n  using: composite\n  steps:\n    - run: ./tools/act/run.sh\n      shell: sh\n";
+    // Each: the files on main, the files the forged PR writes, what the reasons name.
+    type Files<'a> = Vec<(&'a str, &'a str)>;
+    let cases: [(&str, Files, Files, &str, &str); 6] = [
+        (
+            "a local action a workflow uses",
+            vec![
+                (
+                    ".github/workflows/ci.yml",
+                    "jobs:\n  t:\n    steps:\n      - uses: actions/checkout@v4\n      - uses: ./tools/act\n",
+                ),
+                ("tools/act/action.yml", act),
+                ("tools/act/run.sh", "exit 1\n"),
+            ],
+            vec![("tools/act/run.sh", "exit 0\n")],
+            "docs/plan.md, tools/act/run.sh",
+            "tools/act/run.sh",
+        ),
+        (
+            "an action under .github/actions",
+            vec![(".github/actions/setup/action.yml", act)],
+            vec![(
+                ".github/actions/setup/action.yml",
+                "runs:\n  using: composite\n  steps: []\n",
+            )],
+            ".github/actions/setup/action.yml, docs/plan.md",
+            ".github/actions/setup/action.yml",
+        ),
+        (
+            "a file .gitlab-ci.yml includes, and one that includes",
+            vec![
+                (".gitlab-ci.yml", "include:\n  - local: /ci/jobs.yml\n"),
+                ("ci/jobs.yml", "include: 'ci/deep/test.yml'\n"),
+                ("ci/deep/test.yml", "test:\n  script: [./run_tests.sh]\n"),
+            ],
+            vec![("ci/deep/test.yml", "test:\n  script: [exit 0]\n")],
+            "ci/deep/test.yml, docs/plan.md",
+            "ci/deep/test.yml",
+        ),
+        (
+            "a file a flow list includes",
+            vec![
+                (
+                    ".gitlab-ci.yml",
+                    "include: [ci/a.yml, 'https://example.com/b.yml']\n",
+                ),
+                ("ci/a.yml", "a: 1\n"),
+            ],
+            vec![("ci/a.yml", "a: 2\n")],
+            "ci/a.yml, docs/plan.md",
+            "ci/a.yml",
+        ),
+        (
+            "a file added where a wildcard includes",
+            vec![(".gitlab-ci.yml", "include:\n  local: 'ci/jobs/*.yml'\n")],
+            vec![("ci/jobs/zz.yml", "attest:\n  script: [exit 0]\n")],
+            "ci/jobs/zz.yml, docs/plan.md",
+            "ci/jobs/zz.yml",
+        ),
+        (
+            "an include added with the file it names",
+            vec![(".gitlab-ci.yml", "test:\n  script: [./run_tests.sh]\n")],
+            vec![
+                (
+                    ".gitlab-ci.yml",
+                    "include: ci/new.yml\ntest:\n  script: [./run_tests.sh]\n",
+                ),
+                ("ci/new.yml", "attest:\n  script: [exit 0]\n"),
+            ],
+            ".gitlab-ci.yml, ci/new.yml, docs/plan.md",
+            ".gitlab-ci.yml, ci/new.yml",
+        ),
+    ];
+    for (case, on_main, forged, changed, protected) in cases {
+        eprintln!("case: {case}");
+        let repo = calc_with(CALC_CONFIG, &on_main);
+        let server = Server::start(&repo);
+        forge_merged_pr(&repo, &server, &forged);
+        failed_and_refused(&repo, &server, changed, protected);
+    }
+}
+
+/// GitLab's issue and merge request templates are not CI: a PR that changes one verifies,
+/// while a YAML file beside them under `.gitlab/` is still protected, and a template that
+/// `[gates] protected` reaches stays protected.
+#[test]
+fn a_pr_that_changes_a_gitlab_template_verifies() {
+    for (config, file, refused) in [
+        ("", ".gitlab/issue_templates/bug.md", false),
+        ("", ".gitlab/merge_request_templates/default.md", false),
+        ("", ".gitlab/issue_templates/job.yml", true),
+        ("", ".gitlab/issue_templates/deeper/bug.md", true),
+        (
+            "[gates]\nprotected = [\"**/*.md\"]\n",
+            ".gitlab/issue_templates/bug.md",
+            true,
+        ),
+    ] {
+        let repo = TestRepo::with_config(&format!("{CONFIG}{config}"));
+        repo.write(file, "# Bug\n");
+        repo.commit_all("a template");
+        repo.submit_plan(PLAN).expect(0);
+        repo.run(&["get-task"]).expect(0);
+        repo.submit_test(RED, Some("FAIL")).expect(3);
+        repo.run(&["submit-work", "-s", "ok", "--analysis-decision", "SUCCESS"])
+            .expect(0);
+        repo.write("add.sh", "echo 5\n");
+        repo.write(file, "# Bug\n\nSteps to reproduce.\n");
+        let out = repo.submit_test("sh add.sh", None);
+        let first = out.stdout.lines().next().unwrap_or_default().to_string();
+        if refused {
+            out.expect(1);
+            assert_eq!(
+                first,
+                format!(
+                    "FAILURE: `sh add.sh` passed (exit 0), but the working tree changes protected \
+                     paths ({file}): a human changes these on main; debugging attempt 1"
+                ),
+                "{file} {config}"
+            );
+        } else {
+            out.expect(0);
+            assert!(first.starts_with("SUCCESS"), "{file}: {}", out.stdout);
+        }
+    }
 }
 
 /// A workflow file a human put on main (as the docs say a protected path is changed) blocks
@@ -1837,4 +2074,43 @@ fn a_tickets_remembered_failure_is_lifted_only_by_a_signed_approval_on_its_chain
         answers[0]["verdict"],
         serde_json::json!({"verdict": "signed", "principal": "alice"})
     );
+}
+
+/// Two landings at once: the second's client saw main before the first's merge landed, so
+/// its move of main starts where main no longer is, and git's compare-and-swap refuses it
+/// whatever the hook says. The hook says it as git does ("… but expected …"), which the
+/// landing reads as a lost race and tries again, rather than judging the push against the
+/// other merge (its notes would read as notes added after it). The hook is run as
+/// receive-pack runs it, with the stale line such a push gives it.
+#[test]
+fn a_push_overtaken_by_another_is_refused_as_a_lost_race() {
+    let repo = calc_with(CALC_CONFIG, &[]);
+    let server = Server::start(&repo);
+    let merge = merged_on_server(&repo, &server);
+    let seen = repo.git(&["rev-parse", "main^1"]).trim().to_string();
+    let mut hook = repo
+        .command(BIN, ["attest", "--pre-receive"])
+        .current_dir(&server.bare)
+        .env("GIT_DIR", &server.bare)
+        .env("GIT_ORCHESTRATE_ALLOW_ROOT", "1")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the hook starts");
+    use std::io::Write as _;
+    hook.stdin
+        .take()
+        .expect("stdin")
+        .write_all(format!("{seen} {merge} refs/heads/main\n").as_bytes())
+        .expect("the hook reads");
+    let out = Run::from(hook.wait_with_output().expect("the hook ends"));
+    assert_ne!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        redact_ids(&out.stdout),
+        "git-orchestrate: refused refs/heads/main <id>: main is at <id> but expected <id>: \
+         another push moved it while this one was under way; fetch and push again\n"
+    );
+    let said = format!("is at {} but expected {}", &merge[..12], &seen[..12]);
+    assert!(out.stdout.contains(&said), "{}", out.stdout);
 }

@@ -202,12 +202,16 @@ fn record_reasons(
         verified_tree,
         resolved,
     ));
-    let specs = config.protected_pathspecs(&crate::engine::verify::judges(config));
     let mut protected =
         crate::engine::verify::protected_changes(session, Some(state), config, &facts.final_tree)?;
     // From main before the merge too: a pin is a commit in main's history, and a PR pinned
     // long ago must not take main's protected files back to how they were then.
     if let Some(base) = &facts.base {
+        let specs = crate::engine::verify::protected_specs(
+            &session.git,
+            config,
+            &[base, &facts.merged_tree],
+        )?;
         protected.extend(
             session
                 .git

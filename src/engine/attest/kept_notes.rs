@@ -3,9 +3,10 @@
 //! push leaves it) as it is: no deletion, no history rewritten, and the note the server holds
 //! for a commit on main neither removed nor changed (a line taken out, added or reordered).
 //! The product writes a commit's records before it is merged (the checkpoints as they are
-//! made, the squash's final record before the merge), so a push that changes a merged
-//! commit's note is no flow of its own; a first note on a merged commit that had none (notes
-//! pushed after the merge) is still taken.
+//! made, the squash's final record before the merge) and pushes them before the merge or in
+//! the merge's own atomic push (src/engine/get_task/landing.rs), so a first note on a commit
+//! that was on main before the push is no flow of its own either: only a listed human, who
+//! may move main as they like, adds one.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -13,14 +14,19 @@ use super::verifier::Judged;
 use crate::engine::EngineError;
 
 /// Why the hook refuses the move of `refs/notes/orchestrator` from `old` to `new`; `None`
-/// when it only adds notes, or changes those of commits not on main. The commits on main are
-/// those on it once the push lands: the server's main, and `main_after`, where the same push
-/// moves main (a merge brings its PR's commits onto main with it, and their notes are then a
-/// merged commit's record too).
+/// when it only adds notes on commits not on main or brought onto it by this push, or changes
+/// those of commits not on main. The commits on main are those on it once the push lands:
+/// `main_before`, the server's main as the hook found it when it started (read once: another
+/// push may move the ref while this one is judged, and its commits are not this push's
+/// business), and `main_after`, where the same push moves main (a merge brings its PR's
+/// commits onto main with it, and their notes are then a merged commit's record too). A first
+/// note is refused only on a commit of `main_before`, unless `human`: one pushed with the
+/// merge that brings its commit is the landing's own.
 pub fn refusal(
     judged: &Judged,
     (old, new): (Option<&str>, Option<&str>),
-    main_after: Option<&str>,
+    (main_before, main_after): (Option<&str>, Option<&str>),
+    human: bool,
 ) -> Result<Option<String>, EngineError> {
     let Some(new) = new else {
         return Ok(Some(format!(
@@ -29,28 +35,29 @@ pub fn refusal(
             crate::store::NOTES_REF
         )));
     };
-    let Some(old) = old else {
-        return Ok(None);
-    };
-    if !judged.git.is_ancestor(old, new).unwrap_or(false) {
-        return Ok(Some(
-            "rewrites the verification notes: a push may only add notes on top of them (sync \
-             merges two clones' notes by the union of their lines)"
-                .into(),
-        ));
-    }
     // What the server has: read as leniently as it was taken before this guard (two entries
-    // for one object keep the lines of both).
-    let entries = judged.git.notes_entries(old)?;
+    // for one object keep the lines of both). None yet: every note pushed is a first one.
+    let entries = match old {
+        Some(old) => {
+            if !judged.git.is_ancestor(old, new).unwrap_or(false) {
+                return Ok(Some(
+                    "rewrites the verification notes: a push may only add notes on top of them \
+                     (sync merges two clones' notes by the union of their lines)"
+                        .into(),
+                ));
+            }
+            judged.git.notes_entries(old)?
+        }
+        None => Vec::new(),
+    };
     let after = match notes_by_object(judged, new, &entries)? {
         Ok(notes) => notes,
         Err(why) => return Ok(Some(why)),
     };
-    let mains: Vec<String> = judged
-        .main_rev()?
-        .map(|(main, _)| main)
+    let mains: Vec<String> = main_before
         .into_iter()
-        .chain(main_after.map(str::to_string))
+        .chain(main_after)
+        .map(str::to_string)
         .collect();
     if mains.is_empty() {
         return Ok(None);
@@ -64,6 +71,21 @@ pub fn refusal(
     for (_, _, blob, path) in entries {
         let object: String = path.chars().filter(|c| *c != '/').collect();
         before.entry(object).or_default().push(blob);
+    }
+    if !human && let Some(main) = main_before {
+        // A commit on main before this push that had no note: no landing writes its record
+        // now, so one pushed for it is someone's word after the fact (a forged pass on a
+        // human's commit or an old merge).
+        for object in after.keys().filter(|object| !before.contains_key(*object)) {
+            if judged.git.is_ancestor(object, main).unwrap_or(false) {
+                return Ok(Some(format!(
+                    "adds a first note on {}, a commit on main before this push that had none: \
+                     a commit's record is written before it is merged and pushed with the merge \
+                     at the latest",
+                    crate::short_id(object)
+                )));
+            }
+        }
     }
     for (object, blobs) in before {
         let now = after.get(&object);

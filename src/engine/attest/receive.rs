@@ -278,6 +278,17 @@ pub fn pre_receive(
         .find(|u| guarded(&u.reference, &main) == Guarded::Main)
         .and_then(|u| u.new.as_deref());
     let archived_by_push = archived_by(&judged, updates)?;
+    // Main as the server has it now, read once: a push whose move of main starts elsewhere was
+    // overtaken by another push landing first (two landings at once), and git's
+    // compare-and-swap will refuse it whatever is judged; judged against main as it is, its
+    // notes would read as notes added after that other merge. Said as git says it, so the
+    // client tries again. The notes are judged against this same main, which another push
+    // may move while this one is judged.
+    let main_now = judged
+        .git
+        .rev_parse(&crate::store::branch_ref(&main))
+        .ok()
+        .filter(|id| !id.is_empty());
     for u in updates {
         let refuse = |commit: Option<&String>, reason: String| Refusal {
             reference: u.reference.clone(),
@@ -291,6 +302,18 @@ pub fn pre_receive(
                 format!(
                     "differs only in case from {twin} (the server's, or made by this push): \
                      where the file system folds case it is that ref's own file"
+                ),
+            ));
+            continue;
+        }
+        if guarded(&u.reference, &main) == Guarded::Main && u.old != main_now {
+            report.refusals.push(refuse(
+                u.new.as_ref(),
+                format!(
+                    "main is at {} but expected {}: another push moved it while this one was \
+                     under way; fetch and push again",
+                    main_now.as_deref().map_or("nothing", crate::short_id),
+                    u.old.as_deref().map_or("nothing", crate::short_id),
                 ),
             ));
             continue;
@@ -309,7 +332,7 @@ pub fn pre_receive(
             }
             Guarded::Notes => {
                 let moved = (u.old.as_deref(), u.new.as_deref());
-                if let Some(why) = super::kept_notes::refusal(&judged, moved, main_after)? {
+                if let Some(why) = super::kept_notes::refusal(&judged, moved, (main_now.as_deref(), main_after), human.is_some())? {
                     report.refusals.push(refuse(u.new.as_ref(), why));
                 }
             }

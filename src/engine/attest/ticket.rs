@@ -133,7 +133,7 @@ pub fn check(
             return Ok(policy);
         }
     };
-    let specs = config.protected_pathspecs(&crate::engine::verify::judges(&config));
+    let specs = crate::engine::verify::protected_specs(git, &config, &[&t.pin, squash])?;
     let mut protected = git.changed_files_in(&t.pin, squash, &specs)?;
     if found.merge {
         protected.extend(merge_reasons(

@@ -102,7 +102,8 @@ pub fn squash(
         ));
     }
     let config = ticket_config(session, ticket)?;
-    let specs = config.protected_pathspecs(&crate::engine::verify::judges(&config));
+    let specs =
+        crate::engine::verify::protected_specs(git, &config, &[&ticket.pin, &ticket.verified])?;
     let protected = git.changed_files_in(&ticket.pin, &ticket.verified, &specs)?;
     if !protected.is_empty() {
         return Err(EngineError::TicketGatesFailed {

@@ -116,7 +116,7 @@ pub fn observe(
     };
     // The judges (the config, the scripts the gates run, `[gates] protected`) and the
     // prompt files: what the verdict and the instructions rest on.
-    let mut specs = config.protected_pathspecs(&crate::engine::verify::judges(&config));
+    let mut specs = crate::engine::verify::protected_specs(git, &config, &[&base, commit])?;
     specs.push(format!(
         ":(glob){}/**",
         crate::workflow::ticket::PROMPTS_DIR

@@ -223,6 +223,64 @@ impl Git {
         }
     }
 
+    /// The regular files of `rev`'s tree at or under `paths` (each a file or a directory,
+    /// as `ls-tree` takes them), with the content of each of at most `cap` bytes: one
+    /// `ls-tree` and one `cat-file --batch` for them all. A larger file is left out.
+    pub fn files_within(
+        &self,
+        rev: &str,
+        paths: &[String],
+        cap: u64,
+    ) -> Result<Vec<(String, Vec<u8>)>, GitError> {
+        if paths.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut args = vec!["ls-tree", "-r", "-z", "-l", "--full-tree", rev, "--"];
+        args.extend(paths.iter().map(String::as_str));
+        let listing = self.run(args)?;
+        let mut wanted: Vec<(String, String)> = Vec::new();
+        for entry in listing.split('\0') {
+            let Some((meta, path)) = entry.split_once('\t') else {
+                continue;
+            };
+            let mut fields = meta.split_whitespace();
+            let (Some(mode), Some("blob"), Some(id), Some(size)) =
+                (fields.next(), fields.next(), fields.next(), fields.next())
+            else {
+                continue;
+            };
+            if matches!(mode, "100644" | "100755") && size.parse::<u64>().is_ok_and(|s| s <= cap) {
+                wanted.push((path.to_string(), id.to_string()));
+            }
+        }
+        if wanted.is_empty() {
+            return Ok(Vec::new());
+        }
+        let input: String = wanted.iter().map(|(_, id)| format!("{id}\n")).collect();
+        let (cmd, shown) = self.command(["cat-file", "--batch"]);
+        let out = super::run_with_input(cmd, shown.clone(), input.as_bytes())?;
+        let mut rest = out.as_slice();
+        let mut files = Vec::new();
+        for (path, _) in wanted {
+            // `<id> blob <size>\n<content>\n` for each, in the order asked.
+            let header_end = rest.iter().position(|b| *b == b'\n').unwrap_or(rest.len());
+            let header = String::from_utf8_lossy(&rest[..header_end]).into_owned();
+            let size: Option<usize> = header.rsplit(' ').next().and_then(|s| s.parse().ok());
+            let (Some(size), true) = (size, header.contains(" blob ")) else {
+                return Err(GitError {
+                    command: shown,
+                    status: None,
+                    stderr: format!("unexpected answer {header:?} for {path}"),
+                });
+            };
+            let start = (header_end + 1).min(rest.len());
+            let end = (start + size).min(rest.len());
+            files.push((path, rest[start..end].to_vec()));
+            rest = &rest[(end + 1).min(rest.len())..];
+        }
+        Ok(files)
+    }
+
     /// The gitlink entries (mode 160000) at the top of `rev`'s tree, by name: an archive
     /// commit's index of workflows (docs/refs.md, "The archive").
     pub fn gitlinks(&self, rev: &str) -> Result<Vec<(String, String)>, GitError> {
