@@ -191,3 +191,34 @@ fn a_mutant_that_breaks_a_json_files_syntax_is_not_counted() {
                       {"path": "calc.json", "mutants": 2, "killed": 2}]}])
     );
 }
+
+/// A file padded with easily made mutants (`calc.sh`, first in the order) does not spend the
+/// budget before another file of the task has one: with `max_mutants = 3`, `mul.sh`'s first
+/// mutant runs (killed), where the first of each of `calc.sh`'s lines took all three and
+/// left `mul.sh` `not_run`, which `enforce` refuses.
+#[test]
+fn a_padded_file_does_not_leave_another_file_with_no_mutant_run() {
+    let repo = case_calc_planned("adequacy = \"enforce\"\nmax_mutants = 3", MUL_PLAN);
+    repo.write("tests/test_mul.sh", "[ \"$(sh calc.sh mul 4 3)\" = 12 ]\n");
+    red(&repo, "sh tests/test_mul.sh");
+    repo.write(
+        "calc.sh",
+        &calc(&[
+            "  mul) . ./mul.sh;;",
+            "  one) echo 1;;",
+            "  two) echo 2;;",
+            "  three) echo 3;;",
+        ]),
+    );
+    repo.write("mul.sh", "echo $(( $2 * $3 ))\n");
+    green(&repo, "sh tests/test_mul.sh");
+    squash(&repo);
+    repo.run(&["submit-work", "-s", "squashed"]).expect(0);
+    assert_eq!(
+        final_note(&repo)["adequacy"],
+        serde_json::json!([{"task": 1, "step": "1.1", "tool": "builtin", "mutants": 3,
+            "killed": 2, "survived": ["calc.sh:4 `1` → `0`"], "not_run": 13,
+            "files": [{"path": "calc.sh", "mutants": 2, "killed": 1, "not_run": 10},
+                      {"path": "mul.sh", "mutants": 1, "killed": 1, "not_run": 3}]}])
+    );
+}
