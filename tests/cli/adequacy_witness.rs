@@ -133,20 +133,30 @@ fn a_witness_is_never_mutated_and_each_file_measured_is_named() {
     assert_eq!(json["verdicts"][0]["adequacy"], expected);
 }
 
-/// A RED command that runs the code itself (`sh calc.sh mul 4 3 | grep -q .`), where the
-/// task changed no other file outside the test paths: the file it names is the code, and is
-/// mutated (taken for a witness, the task would have nothing measured, and pass under
-/// enforce).
+/// A RED command that runs the code itself (`sh calc.sh mul 4 3 | grep -q .`): the file it
+/// names is the code the GREEN step wrote, and is mutated, whether or not the task changed
+/// another file outside the test paths (a README): taken for a witness, the code would have
+/// nothing measured, and pass under enforce.
 #[test]
 fn a_red_command_that_runs_the_code_itself_still_measures_it() {
-    let repo = case_calc_planned("adequacy = \"enforce\"\nmin_killed = 0.9", MUL_PLAN);
-    let command = "sh calc.sh mul 4 3 | grep -q .";
-    repo.write("calc.sh", &calc(&["  mul) exit 1;;"]));
-    red(&repo, command);
-    repo.write("calc.sh", &calc(&["  mul) echo 0;;"]));
-    green(&repo, command);
-    squash(&repo);
-    let main = main_tip(&repo);
+    for readme in [false, true] {
+        let repo = case_calc_planned("adequacy = \"enforce\"\nmin_killed = 0.9", MUL_PLAN);
+        let command = "sh calc.sh mul 4 3 | grep -q .";
+        repo.write("calc.sh", &calc(&["  mul) exit 1;;"]));
+        red(&repo, command);
+        repo.write("calc.sh", &calc(&["  mul) echo 0;;"]));
+        if readme {
+            repo.write("README.md", "`sh calc.sh mul 4 3` multiplies.\n");
+        }
+        green(&repo, command);
+        squash(&repo);
+        refused_as_code(&repo, command);
+    }
+}
+
+/// The squash of the grep-only cheat refused, `calc.sh` measured as code.
+fn refused_as_code(repo: &TestRepo, command: &str) {
+    let main = main_tip(repo);
     let out = repo.run(&["submit-work", "-s", "squashed"]);
     out.expect(1);
     assert!(
@@ -159,7 +169,7 @@ fn a_red_command_that_runs_the_code_itself_still_measures_it() {
         "{}",
         out.stdout
     );
-    assert_eq!(main_tip(&repo), main);
+    assert_eq!(main_tip(repo), main);
 }
 
 /// A JSON file the code reads (`calc.json`, not code by its name, which the test notices

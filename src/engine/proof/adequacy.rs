@@ -69,7 +69,7 @@ pub fn measure(
             .iter()
             .chain(next.map_or(&[][..], |n| &n.paths))
             .collect();
-        let witnesses = witnesses(session, config, &run_by_reds, (start, end))?;
+        let witnesses = witnesses(session, config, &run_by_reds, (start, &red.tree, end))?;
         let mut later = tests_as_squashed(session, config, &pinned, (end, squashed))?;
         later.extend(
             witnesses
@@ -125,30 +125,33 @@ fn range<'a>(
 /// Of `run_by_reds`, the files the PR's pinned RED commands run as their program or script
 /// (`sh check_mul.sh`, `./check_mul.sh`, `bash tools/check.sh x`, read as
 /// src/workflow/command_files.rs reads a command), those outside the test paths that the
-/// task's end tree `end` holds as a file: the witness a test command runs is test code
-/// wherever it lives, never mutated (each broken witness would "kill" its own mutant) and,
-/// like every test the task's runs see, as the squash has it (a later task could weaken it
-/// unseen). But where the task changed no file from `start` outside the test paths other
-/// than such a witness, the witness is the code (`sh calc.sh mul 4 3 | grep -q .` runs the
-/// code itself), mutated as code: a command that runs the code it tests would otherwise
-/// leave that code unmeasured (docs/integrity.md, "Adequacy by mutation").
+/// task's end tree `end` holds as a file, as its RED run left it (`red_tree`): the witness
+/// a test command runs is test code wherever it lives, never mutated (each broken witness
+/// would "kill" its own mutant) and, like every test the task's runs see, as the squash has
+/// it (a later task could weaken it unseen). A file the task changed after its RED run is
+/// code the GREEN step wrote (`sh calc.sh mul 4 3 | grep -q .` runs the code itself), and
+/// where the task changed no file from `start` outside the test paths other than such a
+/// witness, the witness is the code too: mutated as code, as a command that runs the code
+/// it tests would otherwise leave that code unmeasured (docs/integrity.md, "Adequacy by
+/// mutation").
 fn witnesses(
     session: &Session,
     config: &Config,
     run_by_reds: &[String],
-    (start, end): (&str, &str),
+    (start, red_tree, end): (&str, &str, &str),
 ) -> Result<Vec<String>, EngineError> {
     let mut out = Vec::new();
     // A test path is judged as every test file is (the task's own pinned as its RED step
     // left it, any other as the squash has it).
     for path in run_by_reds.iter().filter(|p| !config.is_test_path(p)) {
-        let file = session.store.tree_entry(end, path)?.is_some_and(|e| {
+        let at_end = session.store.tree_entry(end, path)?;
+        let file = at_end.is_some_and(|e| {
             matches!(
                 e.kind,
                 crate::store::EntryType::File | crate::store::EntryType::Executable
             )
         });
-        if file {
+        if file && session.store.tree_entry(red_tree, path)? == at_end {
             out.push(path.clone());
         }
     }
